@@ -1,0 +1,120 @@
+/*
+ * memcheck.h - memory accounting and leak checking for C test suites.
+ *
+ * Link with -lmemcheck (pkg-config memcheck) or preload libmemcheck.so.
+ * The library counts every call of the malloc family, tracks live blocks
+ * with their allocation stacks, and reports per region what was allocated,
+ * freed, peaked and left behind.  See memcheck(7) for the overview and the
+ * MEMCHECK_* environment variables.
+ */
+#ifndef MEMCHECK_MEMCHECK_H
+#define MEMCHECK_MEMCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MEMCHECK_VERSION_MAJOR 0
+#define MEMCHECK_VERSION_MINOR 1
+#define MEMCHECK_VERSION_PATCH 0
+#define MEMCHECK_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------------
+ * Results
+ * ---------------------------------------------------------------------- */
+
+/* Blocks and bytes of one leak kind. */
+struct memcheck_count {
+	uint64_t blocks;
+	uint64_t bytes;
+};
+
+/* Everything memcheck measured for one region.  The JSON report written to
+ * MEMCHECK_REPORT is a view of this struct (memcheck-report(5)).  A figure
+ * memcheck could not measure is MEMCHECK_UNKNOWN. */
+#define MEMCHECK_UNKNOWN UINT64_MAX
+
+struct memcheck_result {
+	char name[128];            /* region name, truncated to fit */
+	/* Heap usage, counted as valgrind's "total heap usage" line. */
+	uint64_t allocs;           /* successful allocations */
+	uint64_t frees;            /* frees of blocks memcheck counted */
+	uint64_t reallocs;         /* realloc/reallocarray calls */
+	uint64_t failed_allocs;    /* allocation calls that returned NULL */
+	uint64_t bytes_allocated;  /* bytes requested by successful allocations */
+	uint64_t bytes_freed;      /* bytes of the blocks freed */
+	/* What the region left behind: blocks it allocated, still live. */
+	uint64_t live_blocks;
+	uint64_t live_bytes;
+	uint64_t peak_live_bytes;  /* high-water mark of live bytes */
+	/* Leak kinds (valgrind's definitions).  Until reachability
+	 * classification is done, every block the region left is counted as
+	 * definitely lost. */
+	struct memcheck_count definitely_lost;
+	struct memcheck_count indirectly_lost;
+	struct memcheck_count possibly_lost;
+	struct memcheck_count still_reachable;
+	struct memcheck_count suppressed;
+	/* Heap errors seen while the region was open. */
+	uint64_t double_frees;     /* frees of blocks already freed */
+	uint64_t invalid_frees;    /* frees of pointers memcheck never saw */
+	/* Memory the allocator holds that the program does not. */
+	uint64_t retained_bytes;   /* MEMCHECK_UNKNOWN until measured */
+	/* Resident set size of the process, bytes. */
+	uint64_t rss_begin;
+	uint64_t rss_end;
+	uint64_t peak_rss;         /* high-water mark while the region ran */
+	double seconds;            /* wall time of the region */
+	int pass;                  /* 1 clean and within budget, 0 not */
+	char violations[512];      /* why it failed, "; "-separated, or "" */
+};
+
+/* ------------------------------------------------------------------------
+ * Regions
+ * ---------------------------------------------------------------------- */
+
+/* Start a region named NAME (NULL: "region").  Regions nest: an inner
+ * region's figures are also part of every enclosing region's.  A region
+ * sees the allocations of every thread. */
+void memcheck_begin(const char *name);
+
+/* End the innermost region: fill OUT (if not NULL), write the text report
+ * to stderr and the JSON record to MEMCHECK_REPORT.  Returns 0 when the
+ * region is clean (nothing left behind, no heap errors) and within budget,
+ * 1 when it is not, -1 when no region is open. */
+int memcheck_end(struct memcheck_result *out);
+
+/* Rename the innermost open region (for fixtures that learn the test's
+ * name only at its end).  Returns 0, or -1 when no region is open. */
+int memcheck_rename(const char *name);
+
+/* Depth of region nesting: 0 when no region is open.  The implicit
+ * "process" region of a preloaded program is not counted. */
+int memcheck_depth(void);
+
+/* ------------------------------------------------------------------------
+ * Status
+ * ---------------------------------------------------------------------- */
+
+/* 1 when memcheck's malloc is the one the program calls, 0 when another
+ * object that comes first in symbol lookup serves malloc (memcheck then
+ * sees no allocations: put libmemcheck first in LD_PRELOAD or in the link
+ * line). */
+int memcheck_active(void);
+
+/* Name of the allocator behind memcheck: "glibc", "mimalloc",
+ * "jemalloc", "tcmalloc", or the path of the object that exports malloc. */
+const char *memcheck_allocator(void);
+
+/* Live bytes and the high-water mark as memcheck counts them now, for the
+ * whole process.  Cheap enough to call in a loop. */
+uint64_t memcheck_live_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMCHECK_MEMCHECK_H */

@@ -1,0 +1,708 @@
+/*
+ * account.c - counters, live bytes, peaks and regions.
+ *
+ * Counting must cost almost nothing, so each thread counts into a slot of
+ * its own (no shared atomic on the hot path); a region's figures are the
+ * difference of two sums over all slots.  Live bytes are the exception:
+ * a peak needs a global view.  A thread keeps its live-byte change
+ * pending and adds it to the global figure only when it exceeds BATCH, or
+ * on every call while the process has a single thread; the peak is the
+ * global figure plus the caller's pending change at each call.  So the
+ * peak is exact for single-threaded programs and low by at most BATCH
+ * per other thread otherwise.
+ *
+ * A region is an epoch: every block carries the epoch of the newest
+ * region begun before it was allocated, so a region's leftovers are the
+ * live blocks of its epoch or later.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_SLOTS 1024
+#define BATCH (32 * 1024)
+#define MAX_REGIONS 64
+
+struct slot {
+	struct mc_totals t;
+	int64_t pending;       /* live-byte change not yet in g_live */
+	int in_use;
+} __attribute__((aligned(64)));
+
+static struct slot *slots;             /* MAX_SLOTS, mmap'd */
+static struct slot shared_slot;         /* threads without a slot: atomics */
+static struct mc_totals retired;        /* counts of threads that ended */
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t slot_key;
+static int nslots_used;
+
+static MC_TLS struct slot *my_slot;
+static MC_TLS int my_state; /* 0 no slot yet, 1 has one, 2 ended */
+
+static _Atomic int64_t g_live;
+static _Atomic int64_t g_peak;
+static _Atomic int g_multi;
+static _Atomic uint32_t g_epoch = 1;
+
+struct region {
+	char name[128];
+	uint32_t epoch;
+	bool process;
+	struct mc_totals base;
+	int64_t live_begin;       /* process live bytes at the start */
+	int64_t saved_peak;       /* enclosing regions' live peak so far */
+	uint64_t rss_begin;
+	uint64_t hwm_floor;       /* peak RSS seen before inner regions reset it */
+	bool hwm_reset;
+	double t0;
+};
+
+static struct region regions[MAX_REGIONS];
+static int nregions;      /* open regions, the process region included */
+static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
+static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- per-thread slots ------------------------------------------------ */
+
+static void fold(struct mc_totals *into, const struct mc_totals *t)
+{
+	const uint64_t *src = (const uint64_t *)t;
+	uint64_t *dst = (uint64_t *)into;
+	for (size_t i = 0; i < sizeof *t / sizeof(uint64_t); i++)
+		dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* A thread's destructor: its counts move to retired, its slot is free. */
+static void slot_release(void *arg)
+{
+	struct slot *s = arg;
+	pthread_mutex_lock(&slot_lock);
+	fold(&retired, &s->t);
+	atomic_fetch_add(&g_live, s->pending);
+	memset(s, 0, sizeof *s);
+	pthread_mutex_unlock(&slot_lock);
+	my_slot = &shared_slot;
+	my_state = 2;
+}
+
+static struct slot *slot_acquire(void)
+{
+	if (my_state == 2 || !slots)
+		return my_slot = &shared_slot;
+	struct slot *s = &shared_slot;
+	pthread_mutex_lock(&slot_lock);
+	for (int i = 0; i < MAX_SLOTS; i++) {
+		if (!slots[i].in_use) {
+			s = &slots[i];
+			s->in_use = 1;
+			nslots_used++;
+			break;
+		}
+	}
+	if (nslots_used > 1)
+		atomic_store(&g_multi, 1);
+	pthread_mutex_unlock(&slot_lock);
+	if (s != &shared_slot)
+		pthread_setspecific(slot_key, s);
+	my_state = 1;
+	return my_slot = s;
+}
+
+static inline struct slot *slot(void)
+{
+	struct slot *s = my_slot;
+	return likely(s != NULL) ? s : slot_acquire();
+}
+
+/* Owner-only counters: a relaxed load and store, no lock prefix.  The
+ * shared slot is the exception and pays for an atomic. */
+static inline void bump(struct slot *s, uint64_t *c, uint64_t v)
+{
+	if (unlikely(s == &shared_slot))
+		__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static inline void peak_update(int64_t live)
+{
+	int64_t p = atomic_load_explicit(&g_peak, memory_order_relaxed);
+	while (live > p &&
+	       !atomic_compare_exchange_weak_explicit(&g_peak, &p, live, memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+static inline void live_change(struct slot *s, int64_t d)
+{
+	if (unlikely(s == &shared_slot)) {
+		peak_update(atomic_fetch_add(&g_live, d) + d);
+		return;
+	}
+	int64_t pend = __atomic_load_n(&s->pending, __ATOMIC_RELAXED) + d;
+	if (atomic_load_explicit(&g_multi, memory_order_relaxed) &&
+	    (pend >= BATCH || pend <= -BATCH)) {
+		int64_t live = atomic_fetch_add(&g_live, pend) + pend;
+		__atomic_store_n(&s->pending, 0, __ATOMIC_RELAXED);
+		if (d > 0)
+			peak_update(live);
+		return;
+	}
+	__atomic_store_n(&s->pending, pend, __ATOMIC_RELAXED);
+	if (d > 0)
+		peak_update(atomic_load_explicit(&g_live, memory_order_relaxed) + pend);
+}
+
+void mc_account_flush(void)
+{
+	struct slot *s = slot();
+	if (s == &shared_slot)
+		return;
+	int64_t pend = __atomic_exchange_n(&s->pending, 0, __ATOMIC_RELAXED);
+	atomic_fetch_add(&g_live, pend);
+}
+
+int64_t mc_account_live(void)
+{
+	struct slot *s = slot();
+	return atomic_load(&g_live) + (s == &shared_slot ? 0 : s->pending);
+}
+
+void mc_account_sum(struct mc_totals *t)
+{
+	memset(t, 0, sizeof *t);
+	pthread_mutex_lock(&slot_lock);
+	fold(t, &retired);
+	fold(t, &shared_slot.t);
+	if (slots)
+		for (int i = 0; i < MAX_SLOTS; i++)
+			if (slots[i].in_use)
+				fold(t, &slots[i].t);
+	pthread_mutex_unlock(&slot_lock);
+}
+
+uint32_t mc_current_epoch(void)
+{
+	return atomic_load_explicit(&g_epoch, memory_order_relaxed);
+}
+
+/* ---- the hooks ------------------------------------------------------- */
+
+/* Size the live figures use: the requested size when blocks are tracked,
+ * the allocator's usable size in count-only mode. */
+static inline uint64_t untracked_size(void *p)
+{
+	return mc_real.usable_size ? mc_real.usable_size(p) : 0;
+}
+
+static void report_error(const char *what, void *p, const struct mc_block *b, void *fp)
+{
+	static _Atomic int shown;
+	if (atomic_fetch_add(&shown, 1) >= 20) /* the rest are only counted */
+		return;
+	uint32_t here = mc_stack_capture(fp);
+	if (b)
+		mc_report_heap_error(what, (uintptr_t)p, b->size & ~MC_FREED_BIT,
+				     b->stack, b->aux, here);
+	else
+		mc_report_heap_error(what, (uintptr_t)p, 0, 0, 0, here);
+}
+
+static void record_alloc(struct slot *s, void *p, size_t size, void *fp)
+{
+	bump(s, &s->t.allocs, 1);
+	bump(s, &s->t.bytes_allocated, size);
+	if (!mc_opt.track) {
+		live_change(s, (int64_t)untracked_size(p));
+		return;
+	}
+	struct mc_block old;
+	uint32_t stack = mc_stack_capture(fp);
+	if (mc_blocks_insert((uintptr_t)p, size, stack, mc_current_epoch(), &old) ==
+	    MC_REPLACED_LIVE) {
+		/* The allocator handed out an address memcheck still had as
+		 * live: the program freed it through a call memcheck does not
+		 * wrap (mi_free, sdallocx, ...).  Count that free now. */
+		bump(s, &s->t.frees, 1);
+		bump(s, &s->t.bytes_freed, old.size);
+		live_change(s, -(int64_t)old.size);
+	}
+	live_change(s, (int64_t)size);
+}
+
+void mc_account_alloc(void *p, size_t size, void *fp)
+{
+	record_alloc(slot(), p, size, fp);
+}
+
+void mc_account_failed(void)
+{
+	struct slot *s = slot();
+	bump(s, &s->t.failed, 1);
+}
+
+void mc_account_realloc_call(void)
+{
+	struct slot *s = slot();
+	bump(s, &s->t.reallocs, 1);
+}
+
+/* A free the program made: 1 counted, 0 unknown pointer, -1 double free. */
+static int record_free(struct slot *s, void *p, void *fp, struct mc_block *out)
+{
+	if (!mc_opt.track) {
+		uint64_t n = untracked_size(p);
+		bump(s, &s->t.frees, 1);
+		bump(s, &s->t.bytes_freed, n);
+		live_change(s, -(int64_t)n);
+		return 1;
+	}
+	/* The freeing stack is kept with the freed block: a later double
+	 * free is reported with it. */
+	struct mc_block b;
+	switch (mc_blocks_remove((uintptr_t)p, mc_stack_capture(fp), &b)) {
+	case MC_REMOVED:
+		bump(s, &s->t.frees, 1);
+		bump(s, &s->t.bytes_freed, b.size);
+		live_change(s, -(int64_t)b.size);
+		if (out)
+			*out = b;
+		return 1;
+	case MC_WAS_FREED:
+		bump(s, &s->t.double_frees, 1);
+		report_error("double free", p, &b, fp);
+		return -1;
+	case MC_UNKNOWN:
+	default:
+		bump(s, &s->t.invalid_frees, 1);
+		report_error("free of a pointer memcheck never saw allocated", p, NULL, fp);
+		return 0;
+	}
+}
+
+void mc_account_free(void *p, bool *pass_on, void *fp)
+{
+	*pass_on = record_free(slot(), p, fp, NULL) >= 0;
+}
+
+int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
+{
+	struct slot *s = slot();
+	if (!mc_opt.track) {
+		prev->size = untracked_size(old);
+		return 1;
+	}
+	switch (mc_blocks_remove((uintptr_t)old, mc_stack_capture(fp), prev)) {
+	case MC_REMOVED:
+		return 1;
+	case MC_WAS_FREED:
+		bump(s, &s->t.double_frees, 1);
+		report_error("realloc of a freed block", old, prev, fp);
+		return -1;
+	default:
+		bump(s, &s->t.invalid_frees, 1);
+		report_error("realloc of a pointer memcheck never saw allocated", old, NULL, fp);
+		return 0;
+	}
+}
+
+void mc_account_realloc_end(void *old, void *p, size_t size, int st,
+			    const struct mc_block *prev, void *fp)
+{
+	struct slot *s = slot();
+	if (!p && size > 0) {
+		/* Failed: the old block is untouched, so put it back. */
+		bump(s, &s->t.failed, 1);
+		if (st == 1 && mc_opt.track) {
+			struct mc_block ignored;
+			mc_blocks_insert((uintptr_t)old, prev->size, prev->stack, prev->aux, &ignored);
+		}
+		return;
+	}
+	if (st == 1) {
+		uint64_t n = prev->size;
+		bump(s, &s->t.frees, 1);
+		bump(s, &s->t.bytes_freed, n);
+		live_change(s, -(int64_t)n);
+	}
+	if (p)
+		record_alloc(s, p, size, fp);
+}
+
+/* ---- fork ------------------------------------------------------------ */
+
+static void atfork_prepare(void)
+{
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	pthread_mutex_lock(&slot_lock);
+	mc_stacks_lock();
+	mc_blocks_lock_all();
+}
+
+static void atfork_parent(void)
+{
+	mc_blocks_unlock_all();
+	mc_stacks_unlock();
+	pthread_mutex_unlock(&slot_lock);
+	pthread_mutex_unlock(&region_lock);
+	mc_in_hook--;
+}
+
+static void region_rebase(struct region *r, uint32_t epoch);
+
+/* The child has one thread and the parent's counters and blocks.  Its
+ * figures are its own: every open region starts again here. */
+static void atfork_child(void)
+{
+	mc_blocks_after_fork_child();
+	mc_stacks_after_fork_child();
+	pthread_mutex_init(&slot_lock, NULL);
+	pthread_mutex_init(&region_lock, NULL);
+	if (slots) {
+		for (int i = 0; i < MAX_SLOTS; i++) {
+			struct slot *s = &slots[i];
+			if (!s->in_use || s == my_slot)
+				continue;
+			fold(&retired, &s->t);
+			atomic_fetch_add(&g_live, s->pending);
+			memset(s, 0, sizeof *s);
+		}
+		nslots_used = my_slot && my_slot != &shared_slot ? 1 : 0;
+		atomic_store(&g_multi, 0);
+	}
+	uint32_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
+	for (int i = 0; i < nregions; i++)
+		region_rebase(&regions[i], epoch);
+	mc_in_hook--;
+}
+
+void mc_account_init(void)
+{
+	slots = mc_map(MAX_SLOTS * sizeof *slots);
+	if (!slots)
+		mc_log("cannot map thread counters; counting with atomics");
+	pthread_key_create(&slot_key, slot_release);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* ---- regions --------------------------------------------------------- */
+
+static void region_rebase(struct region *r, uint32_t epoch)
+{
+	mc_account_flush();
+	r->epoch = epoch;
+	mc_account_sum(&r->base);
+	int64_t live = atomic_load(&g_live);
+	r->live_begin = live;
+	r->saved_peak = atomic_exchange(&g_peak, live);
+	/* Resetting the kernel's high-water mark would lose the enclosing
+	 * region's peak so far: keep it with that region. */
+	uint64_t hwm = mc_rss_peak();
+	if (r > regions && r[-1].hwm_floor < hwm)
+		r[-1].hwm_floor = hwm;
+	r->hwm_floor = 0;
+	r->hwm_reset = mc_rss_reset_peak();
+	r->rss_begin = mc_rss_current();
+	r->t0 = mc_now();
+}
+
+static void region_push(const char *name, bool process)
+{
+	if (nregions == MAX_REGIONS) {
+		if (!overflowed++)
+			mc_log("regions nest deeper than %d; inner ones are not reported",
+			       MAX_REGIONS);
+		return;
+	}
+	struct region *r = &regions[nregions];
+	memset(r, 0, sizeof *r);
+	strncpy(r->name, name ? name : "region", sizeof r->name - 1);
+	r->process = process;
+	uint32_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
+	region_rebase(r, epoch);
+	nregions++;
+}
+
+struct leak_acc {
+	struct mc_leak *v;
+	size_t n, cap;          /* open-addressing table of groups */
+	uint64_t blocks, bytes;
+};
+
+static void leak_add(const struct mc_block *b, void *arg)
+{
+	struct leak_acc *a = arg;
+	a->blocks++;
+	a->bytes += b->size;
+	if (!a->v)
+		return;
+	size_t i = (b->stack * 0x9e3779b9u) & (a->cap - 1);
+	while (a->v[i].blocks && a->v[i].stack != b->stack)
+		i = (i + 1) & (a->cap - 1);
+	if (!a->v[i].blocks) {
+		if ((a->n + 1) * 2 > a->cap)
+			return; /* full: counted in the totals, not grouped */
+		a->v[i].stack = b->stack;
+		a->n++;
+	}
+	a->v[i].blocks++;
+	a->v[i].bytes += b->size;
+}
+
+static int leak_cmp(const void *x, const void *y)
+{
+	const struct mc_leak *a = x, *b = y;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->blocks != b->blocks)
+		return a->blocks < b->blocks ? 1 : -1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static void add_violation(struct memcheck_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void add_violation(struct memcheck_result *r, const char *fmt, ...)
+{
+	size_t len = strlen(r->violations);
+	if (len && len + 2 < sizeof r->violations) {
+		strcpy(r->violations + len, "; ");
+		len += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->violations + len, sizeof r->violations - len, fmt, ap);
+	va_end(ap);
+	r->pass = 0;
+}
+
+/* Pop the innermost region, measure it and report it. */
+static int region_pop(struct memcheck_result *out, const char *extra_violation)
+{
+	struct region *r = &regions[--nregions];
+	struct memcheck_result res;
+	memset(&res, 0, sizeof res);
+	mc_account_flush();
+	double t1 = mc_now();
+	struct mc_totals now;
+	mc_account_sum(&now);
+	int64_t live_now = atomic_load(&g_live);
+	int64_t peak = atomic_load(&g_peak);
+	if (peak < live_now)
+		peak = live_now;
+	/* Hand the enclosing region its peak back, raised by ours. */
+	atomic_store(&g_peak, peak > r->saved_peak ? peak : r->saved_peak);
+
+	strncpy(res.name, r->name, sizeof res.name - 1);
+	res.allocs = now.allocs - r->base.allocs;
+	res.frees = now.frees - r->base.frees;
+	res.reallocs = now.reallocs - r->base.reallocs;
+	res.failed_allocs = now.failed - r->base.failed;
+	res.bytes_allocated = now.bytes_allocated - r->base.bytes_allocated;
+	res.bytes_freed = now.bytes_freed - r->base.bytes_freed;
+	res.double_frees = now.double_frees - r->base.double_frees;
+	res.invalid_frees = now.invalid_frees - r->base.invalid_frees;
+	res.pass = 1;
+	/* The region's own peak: how far the process's live bytes rose
+	 * above their level when it began. */
+	res.peak_live_bytes = peak > r->live_begin ? (uint64_t)(peak - r->live_begin) : 0;
+
+	struct leak_acc acc = { 0 };
+	struct mc_leak *groups = NULL;
+	size_t groups_bytes = 0;
+	if (mc_opt.track) {
+		acc.cap = 1024;
+		for (;;) {
+			groups_bytes = acc.cap * sizeof *acc.v;
+			acc.v = mc_map(groups_bytes);
+			acc.n = 0;
+			acc.blocks = acc.bytes = 0;
+			mc_blocks_each_live(r->epoch, leak_add, &acc);
+			if (!acc.v || acc.n * 2 + 2 < acc.cap || acc.cap >= (1u << 24))
+				break;
+			mc_unmap(acc.v, groups_bytes);
+			acc.cap *= 4;
+		}
+		res.live_blocks = acc.blocks;
+		res.live_bytes = acc.bytes;
+		if (acc.v) {
+			size_t n = 0;
+			for (size_t i = 0; i < acc.cap; i++)
+				if (acc.v[i].blocks)
+					acc.v[n++] = acc.v[i];
+			qsort(acc.v, n, sizeof *acc.v, leak_cmp);
+			groups = acc.v;
+			acc.n = n;
+		}
+	} else {
+		/* Count-only: the net change, which cannot tell the region's
+		 * blocks from older ones it freed. */
+		res.live_blocks = res.allocs > res.frees ? res.allocs - res.frees : 0;
+		res.live_bytes = live_now > r->live_begin ? (uint64_t)(live_now - r->live_begin) : 0;
+	}
+	res.definitely_lost.blocks = res.live_blocks;
+	res.definitely_lost.bytes = res.live_bytes;
+
+	res.retained_bytes = MEMCHECK_UNKNOWN;
+	res.rss_begin = r->rss_begin;
+	res.rss_end = mc_rss_current();
+	if (r->hwm_reset) {
+		uint64_t hwm = mc_rss_peak();
+		if (hwm < r->hwm_floor)
+			hwm = r->hwm_floor;
+		if (hwm < res.rss_end)
+			hwm = res.rss_end;
+		res.peak_rss = hwm;
+		if (nregions > 0 && r[-1].hwm_floor < hwm)
+			r[-1].hwm_floor = hwm;
+	} else {
+		res.peak_rss = MEMCHECK_UNKNOWN; /* /proc/self/clear_refs refused */
+	}
+	res.seconds = t1 - r->t0;
+
+	if (res.definitely_lost.blocks)
+		add_violation(&res, "%llu bytes in %llu blocks definitely lost",
+			      (unsigned long long)res.definitely_lost.bytes,
+			      (unsigned long long)res.definitely_lost.blocks);
+	if (res.double_frees)
+		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
+	if (extra_violation)
+		add_violation(&res, "%s", extra_violation);
+
+	struct mc_region_report rr = {
+		.r = &res,
+		.leaks = groups,
+		.nleaks = acc.n < (size_t)mc_opt.max_leaks ? acc.n : (size_t)mc_opt.max_leaks,
+		.nleak_groups = acc.n,
+		.process = r->process,
+	};
+	mc_report_emit(&rr);
+	if (acc.v)
+		mc_unmap(acc.v, groups_bytes);
+	if (out)
+		*out = res;
+	return res.pass ? 0 : 1;
+}
+
+void mc_process_begin(void)
+{
+	bool on = mc_opt.process_region == MC_ON;
+	if (mc_opt.process_region == MC_AUTO) {
+		const char *pre = getenv("LD_PRELOAD");
+		on = pre && strstr(pre, "libmemcheck");
+	}
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	if (on && nregions == 0)
+		region_push("process", true);
+	pthread_mutex_unlock(&region_lock);
+	if (!mc_is_active)
+		mc_log("malloc is served by %s, which comes before libmemcheck in symbol "
+		       "lookup: memcheck sees no allocations. Put libmemcheck first "
+		       "(LD_PRELOAD=\"libmemcheck.so %s\", or -lmemcheck before the "
+		       "allocator on the link line)",
+		       mc_real.object ? mc_real.object : "another object",
+		       mc_real.object ? mc_real.object : "liballocator.so");
+	mc_in_hook--;
+}
+
+void mc_process_end(void)
+{
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	while (nregions > 0) {
+		struct region *top = &regions[nregions - 1];
+		if (top->process)
+			region_pop(NULL, mc_is_active ? NULL :
+				   "memcheck was bypassed: another malloc comes first in symbol lookup");
+		else
+			region_pop(NULL, "region not ended before the process exited");
+	}
+	pthread_mutex_unlock(&region_lock);
+	mc_in_hook--;
+}
+
+/* ---- public API ------------------------------------------------------ */
+
+MC_API void memcheck_begin(const char *name)
+{
+	mc_resolve();
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	region_push(name, false);
+	pthread_mutex_unlock(&region_lock);
+	mc_in_hook--;
+}
+
+MC_API int memcheck_end(struct memcheck_result *out)
+{
+	mc_resolve();
+	int saved = errno;
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	int rc;
+	if (overflowed) {
+		overflowed--;
+		rc = 0;
+		if (out)
+			memset(out, 0, sizeof *out);
+	} else if (nregions == 0 || regions[nregions - 1].process) {
+		mc_log("memcheck_end() without memcheck_begin()");
+		rc = -1;
+	} else {
+		rc = region_pop(out, mc_is_active ? NULL :
+				"memcheck was bypassed: another malloc comes first in symbol lookup");
+	}
+	pthread_mutex_unlock(&region_lock);
+	mc_in_hook--;
+	errno = saved;
+	return rc;
+}
+
+MC_API int memcheck_rename(const char *name)
+{
+	int rc = -1;
+	pthread_mutex_lock(&region_lock);
+	if (nregions > 0 && !regions[nregions - 1].process) {
+		struct region *r = &regions[nregions - 1];
+		memset(r->name, 0, sizeof r->name);
+		strncpy(r->name, name ? name : "region", sizeof r->name - 1);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&region_lock);
+	return rc;
+}
+
+MC_API int memcheck_depth(void)
+{
+	pthread_mutex_lock(&region_lock);
+	int d = nregions - (nregions > 0 && regions[0].process) + overflowed;
+	pthread_mutex_unlock(&region_lock);
+	return d;
+}
+
+MC_API int memcheck_active(void)
+{
+	mc_resolve();
+	return mc_is_active;
+}
+
+MC_API const char *memcheck_allocator(void)
+{
+	mc_resolve();
+	return mc_allocator_name();
+}
+
+MC_API uint64_t memcheck_live_bytes(void)
+{
+	mc_resolve();
+	int64_t v = mc_account_live();
+	return v > 0 ? (uint64_t)v : 0;
+}

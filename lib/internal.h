@@ -1,0 +1,240 @@
+/*
+ * internal.h - what the library's files share.  Nothing here is public.
+ * Grouped by the file that defines it.
+ */
+#ifndef MEMCHECK_INTERNAL_H
+#define MEMCHECK_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memcheck/memcheck.h"
+
+#define MC_API __attribute__((visibility("default")))
+#define MC_TLS __thread __attribute__((tls_model("initial-exec")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define MC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define MC_MAX_DEPTH 64 /* deepest stack memcheck records */
+
+/* ---- options.c ------------------------------------------------------- */
+
+enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL };
+enum mc_unwinder { MC_UNWIND_FP, MC_UNWIND_LIBUNWIND, MC_UNWIND_GLIBC };
+enum mc_tristate { MC_AUTO, MC_ON, MC_OFF };
+
+struct mc_options {
+	const char *report;       /* MEMCHECK_REPORT, absolute, or NULL */
+	int text;                 /* enum mc_text */
+	int track;                /* keep the live-block table */
+	int stack_depth;          /* 0..MC_MAX_DEPTH */
+	int unwinder;             /* enum mc_unwinder */
+	int max_leaks;            /* leak records per region in reports */
+	int process_region;       /* enum mc_tristate */
+	int symbolize;            /* resolve file:line with libdw */
+};
+extern struct mc_options mc_opt;
+
+/* Read every MEMCHECK_* variable; complain about bad values on stderr. */
+void mc_options_init(void);
+
+/* Print the option table as mdoc (for memcheck(7)) to fd. */
+void mc_options_mdoc(int fd);
+
+/* ---- util.c ---------------------------------------------------------- */
+
+/* Memory for memcheck itself: mmap, never malloc. */
+void *mc_map(size_t size);
+void mc_unmap(void *p, size_t size);
+
+/* A growable string in mmap'd memory. */
+struct mc_buf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+void mc_buf_put(struct mc_buf *b, const char *s, size_t n);
+void mc_buf_puts(struct mc_buf *b, const char *s);
+void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void mc_buf_json_str(struct mc_buf *b, const char *s);
+void mc_buf_free(struct mc_buf *b);
+
+/* Write all of s to fd, retrying short writes and EINTR. */
+void mc_write_all(int fd, const char *s, size_t n);
+
+/* One line on stderr, prefixed "memcheck[pid]: ". */
+void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Group a number with commas, as valgrind does: 1,234,567. */
+const char *mc_commas(uint64_t v, char buf[32]);
+
+double mc_now(void);
+const char *mc_program(void);
+
+/* ---- interpose.c ----------------------------------------------------- */
+
+/* The allocator memcheck forwards to.  Functions the allocator lacks are
+ * built from the ones it has, never taken from another allocator. */
+struct mc_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	size_t (*usable_size)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	const char *object;       /* path of the object that exports malloc */
+};
+extern struct mc_real mc_real;
+
+/* Recursion guard: while set, this thread's calls pass straight through
+ * uncounted.  Used around everything memcheck itself does. */
+extern MC_TLS int mc_in_hook;
+static inline void mc_guard_enter(void) { mc_in_hook++; }
+static inline void mc_guard_leave(void) { mc_in_hook--; }
+
+/* Make sure the forwarding table is filled in. */
+void mc_resolve(void);
+
+/* 1 when our malloc is the one symbol lookup finds first. */
+extern int mc_is_active;
+
+/* ---- stacks.c -------------------------------------------------------- */
+
+/* Capture the calling stack, starting at the return address in frame fp
+ * (the frame of the malloc-family function the program called), and
+ * intern it; returns its id, 0 when stacks are off. */
+uint32_t mc_stack_capture(void *fp);
+/* Frames of an interned stack: returns the depth, *frames points into
+ * the depot. */
+int mc_stack_get(uint32_t id, const uintptr_t **frames);
+/* Intern frames directly (tests use this). */
+uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
+void mc_stacks_init(void);
+/* Bytes the depot uses. */
+size_t mc_stacks_bytes(void);
+void mc_stacks_lock(void);
+void mc_stacks_unlock(void);
+void mc_stacks_after_fork_child(void);
+
+/* ---- blocks.c -------------------------------------------------------- */
+
+enum mc_insert { MC_NEW, MC_REUSED_FREED, MC_REPLACED_LIVE };
+enum mc_remove { MC_REMOVED, MC_WAS_FREED, MC_UNKNOWN };
+
+struct mc_block {
+	uintptr_t ptr;
+	uint64_t size;       /* bit 63: freed */
+	uint32_t stack;      /* allocation stack */
+	uint32_t aux;        /* live: region epoch; freed: free stack */
+};
+#define MC_FREED_BIT (1ull << 63)
+
+void mc_blocks_init(void);
+/* Record a new live block.  *old receives what was at that address: a
+ * live block the program freed behind memcheck's back (MC_REPLACED_LIVE). */
+enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
+				uint32_t epoch, struct mc_block *old);
+/* Mark a block freed, keeping it (briefly) to recognise a double free.
+ * *out receives the block as it was. */
+enum mc_remove mc_blocks_remove(uintptr_t ptr, uint32_t free_stack,
+				struct mc_block *out);
+/* Look a live block up without changing it. */
+bool mc_blocks_find(uintptr_t ptr, struct mc_block *out);
+/* Call fn for every live block with epoch >= min_epoch. */
+void mc_blocks_each_live(uint32_t min_epoch,
+			 void (*fn)(const struct mc_block *, void *), void *arg);
+size_t mc_blocks_bytes(void);    /* memory the table uses */
+uint64_t mc_blocks_count(void);  /* live blocks in the table */
+void mc_blocks_lock_all(void);
+void mc_blocks_unlock_all(void);
+void mc_blocks_after_fork_child(void);
+
+/* ---- account.c ------------------------------------------------------- */
+
+/* Monotonic counters; a region's figures are the difference of two sums. */
+struct mc_totals {
+	uint64_t allocs, frees, reallocs, failed;
+	uint64_t bytes_allocated, bytes_freed;
+	uint64_t double_frees, invalid_frees;
+};
+
+/* Hooks called by interpose.c with the guard held.  fp is the frame of
+ * the malloc-family function the program called: stacks start above it. */
+void mc_account_alloc(void *p, size_t size, void *fp);
+void mc_account_free(void *p, bool *pass_on, void *fp);
+void mc_account_failed(void);
+void mc_account_realloc_call(void);
+/* Before the allocator's realloc: 1 the block is live (now marked freed,
+ * *prev holds it), 0 memcheck never saw it, -1 it was freed already (the
+ * call must not reach the allocator). */
+int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp);
+/* After it: p is the result (NULL: failed, or freed for size 0). */
+void mc_account_realloc_end(void *old, void *p, size_t size, int st,
+			    const struct mc_block *prev, void *fp);
+
+void mc_account_init(void);
+void mc_account_sum(struct mc_totals *t);
+uint32_t mc_current_epoch(void);
+/* Live bytes counted for the whole process, and the high-water mark. */
+int64_t mc_account_live(void);
+void mc_account_flush(void);
+
+/* Called once from the library constructor and destructor. */
+void mc_process_begin(void);
+void mc_process_end(void);
+
+/* ---- allocator.c ----------------------------------------------------- */
+
+/* Name the live allocator from the object that serves malloc. */
+const char *mc_allocator_name(void);
+void mc_allocator_detect(void);
+
+/* ---- rss.c ----------------------------------------------------------- */
+
+uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
+uint64_t mc_rss_peak(void);          /* VmHWM, bytes */
+/* Reset the high-water mark to the current RSS; false if not permitted. */
+bool mc_rss_reset_peak(void);
+
+/* ---- symbolize.c ----------------------------------------------------- */
+
+struct mc_frame_info {
+	char function[128];
+	char file[256];
+	int line;
+	char object[256];
+};
+/* Resolve a return address (pc is a return address: the call is pc-1). */
+void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
+void mc_symbolize_end(void);
+
+/* ---- report.c -------------------------------------------------------- */
+
+struct mc_leak {
+	uint32_t stack;
+	uint64_t blocks, bytes;
+};
+struct mc_region_report {
+	const struct memcheck_result *r;
+	const struct mc_leak *leaks;    /* largest first */
+	size_t nleaks;                  /* groups in leaks[] */
+	size_t nleak_groups;            /* groups in all */
+	bool process;                   /* the implicit whole-process region */
+};
+void mc_report_emit(const struct mc_region_report *rr);
+/* A heap error as it happens: double free, free of an unknown pointer. */
+void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
+			  uint32_t alloc_stack, uint32_t free_stack,
+			  uint32_t now_stack);
+
+#endif /* MEMCHECK_INTERNAL_H */

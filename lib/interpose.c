@@ -1,0 +1,477 @@
+/*
+ * interpose.c - the malloc family, forwarded to the next allocator.
+ *
+ * Every function here does three things: pass the call on to the
+ * allocator that comes after memcheck in symbol lookup (glibc, mimalloc,
+ * jemalloc, tcmalloc, ...), tell account.c what happened, and leave errno
+ * and the result exactly as the allocator made them.  Nothing else lives
+ * here.
+ *
+ * Two traps shape the code.  dlsym() itself may call malloc/calloc, so
+ * until the forwarding table is filled a static bootstrap arena serves
+ * the calls.  And memcheck's own work (stack capture, table growth,
+ * reports) may call malloc, so a thread-local guard makes such calls pass
+ * straight through, uncounted.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct mc_real mc_real;
+MC_TLS int mc_in_hook;
+int mc_is_active = 1;
+
+/* NONE -> RESOLVING -> FORWARDING (calls pass through uncounted while the
+ * rest of memcheck starts) -> READY. */
+enum { NONE, RESOLVING, FORWARDING, READY };
+static _Atomic int state;
+static MC_TLS int resolving_here;
+
+/* ---- bootstrap arena ------------------------------------------------- */
+
+/* Serves dlsym's allocations before the real malloc is known.  Each block
+ * has its size in the 16 bytes before it; frees are ignored. */
+static char boot_arena[64 * 1024] __attribute__((aligned(64)));
+static _Atomic size_t boot_used;
+
+static bool is_boot(const void *p)
+{
+	return (const char *)p >= boot_arena &&
+	       (const char *)p < boot_arena + sizeof boot_arena;
+}
+
+static void *boot_alloc(size_t size, size_t align, bool zero)
+{
+	if (align < 16)
+		align = 16;
+	size_t need = size + 16 + align;
+	size_t off = atomic_fetch_add(&boot_used, need);
+	if (off + need > sizeof boot_arena || size > sizeof boot_arena) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	uintptr_t p = ((uintptr_t)boot_arena + off + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	((size_t *)p)[-1] = size;
+	if (zero)
+		memset((void *)p, 0, size); /* the arena is zero already; be explicit */
+	return (void *)p;
+}
+
+static size_t boot_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+/* ---- functions the allocator lacks ----------------------------------- */
+
+/* jemalloc has no pvalloc or reallocarray, tcmalloc no reallocarray.
+ * Taking glibc's instead would hand the program a glibc pointer that the
+ * allocator's free() then crashes on, so these are built from memalign
+ * and realloc of the allocator itself. */
+
+static size_t page_size(void)
+{
+	static size_t pg;
+	if (!pg)
+		pg = (size_t)sysconf(_SC_PAGESIZE);
+	return pg;
+}
+
+static void *synth_valloc(size_t n)
+{
+	return mc_real.memalign(page_size(), n);
+}
+
+static void *synth_pvalloc(size_t n)
+{
+	size_t pg = page_size();
+	if (n > SIZE_MAX - pg) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mc_real.memalign(pg, (n + pg - 1) & ~(pg - 1));
+}
+
+static void *synth_aligned_alloc(size_t align, size_t n)
+{
+	return mc_real.memalign(align, n);
+}
+
+static int synth_posix_memalign(void **out, size_t align, size_t n)
+{
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	int saved = errno;
+	void *p = mc_real.memalign(align, n);
+	errno = saved;
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+static void *synth_reallocarray(void *p, size_t a, size_t b)
+{
+	size_t n;
+	if (__builtin_mul_overflow(a, b, &n)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mc_real.realloc(p, n);
+}
+
+static void *synth_memalign(size_t align, size_t n)
+{
+	void *p = NULL;
+	int rc = mc_real.posix_memalign(&p, align, n);
+	if (rc) {
+		errno = rc;
+		return NULL;
+	}
+	return p;
+}
+
+/* ---- resolution ------------------------------------------------------ */
+
+/* The next definition of name, but only if it lives in the same object as
+ * the next malloc: a function from another allocator would be worse than
+ * none. */
+static void *next_from(const char *name, const void *base)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+	Dl_info info;
+	if (!f || !dladdr(f, &info) || info.dli_fbase != base)
+		return NULL;
+	return f;
+}
+
+/* Our own malloc, whatever the global symbol resolves to. */
+extern __typeof__(malloc) mc_self_malloc
+	__attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
+
+static void resolve_all(void)
+{
+	void *m = dlsym(RTLD_NEXT, "malloc");
+	Dl_info info;
+	const void *base = NULL;
+	if (m && dladdr(m, &info)) {
+		base = info.dli_fbase;
+		mc_real.object = info.dli_fname;
+	}
+	if (!m) {
+		/* Nothing to forward to: there is always a libc, so this means
+		 * the dynamic linker is unusable.  Say so and give up. */
+		static const char msg[] = "memcheck: no malloc after libmemcheck; cannot continue\n";
+		mc_write_all(2, msg, sizeof msg - 1);
+		abort();
+	}
+	struct mc_real r = { 0 };
+	r.malloc = m;
+	r.free = next_from("free", base);
+	r.calloc = next_from("calloc", base);
+	r.realloc = next_from("realloc", base);
+	r.memalign = next_from("memalign", base);
+	r.usable_size = next_from("malloc_usable_size", base);
+	r.posix_memalign = next_from("posix_memalign", base);
+	r.aligned_alloc = next_from("aligned_alloc", base);
+	r.valloc = next_from("valloc", base);
+	r.pvalloc = next_from("pvalloc", base);
+	r.reallocarray = next_from("reallocarray", base);
+	r.object = mc_real.object;
+	if (!r.free || !r.calloc || !r.realloc) {
+		/* An object that exports malloc but not free is not an
+		 * allocator we can forward to; take the whole set from the
+		 * default lookup instead. */
+		r.free = dlsym(RTLD_NEXT, "free");
+		r.calloc = dlsym(RTLD_NEXT, "calloc");
+		r.realloc = dlsym(RTLD_NEXT, "realloc");
+	}
+	if (!r.memalign && r.posix_memalign)
+		r.memalign = synth_memalign;
+	if (!r.memalign)
+		r.memalign = dlsym(RTLD_NEXT, "memalign");
+	if (!r.posix_memalign)
+		r.posix_memalign = synth_posix_memalign;
+	if (!r.aligned_alloc)
+		r.aligned_alloc = synth_aligned_alloc;
+	if (!r.valloc)
+		r.valloc = synth_valloc;
+	if (!r.pvalloc)
+		r.pvalloc = synth_pvalloc;
+	if (!r.reallocarray)
+		r.reallocarray = synth_reallocarray;
+	mc_real = r;
+}
+
+/* Fill the forwarding table, then start the rest of memcheck.  Safe to
+ * call from any thread at any time; only the first call does work. */
+void mc_resolve(void)
+{
+	static atomic_flag lock = ATOMIC_FLAG_INIT;
+	if (atomic_load_explicit(&state, memory_order_acquire) >= FORWARDING)
+		return;
+	int saved = errno;
+	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+		;
+	if (atomic_load(&state) == NONE) {
+		atomic_store(&state, RESOLVING);
+		resolving_here = 1;
+		resolve_all();
+		resolving_here = 0;
+		atomic_store_explicit(&state, FORWARDING, memory_order_release);
+
+		mc_guard_enter();
+		mc_options_init();
+		mc_blocks_init();
+		mc_stacks_init();
+		mc_account_init();
+		mc_allocator_detect();
+		mc_is_active = dlsym(RTLD_DEFAULT, "malloc") == (void *)mc_self_malloc;
+		mc_guard_leave();
+		atomic_store_explicit(&state, READY, memory_order_release);
+	}
+	atomic_flag_clear_explicit(&lock, memory_order_release);
+	errno = saved;
+}
+
+/* Calls that cannot be counted: during start-up, inside memcheck's own
+ * work, or from dlsym before anything is known. */
+static bool uncounted(void)
+{
+	if (likely(atomic_load_explicit(&state, memory_order_acquire) == READY))
+		return mc_in_hook != 0;
+	if (resolving_here)
+		return true;
+	mc_resolve();
+	return atomic_load_explicit(&state, memory_order_acquire) != READY || mc_in_hook;
+}
+
+static bool bootstrapping(void)
+{
+	return atomic_load_explicit(&state, memory_order_acquire) < FORWARDING;
+}
+
+__attribute__((constructor)) static void mc_constructor(void)
+{
+	mc_resolve();
+	mc_process_begin();
+}
+
+__attribute__((destructor)) static void mc_destructor(void)
+{
+	mc_process_end();
+}
+
+/* ---- the malloc family ----------------------------------------------- */
+
+/* A successful allocation of size bytes, recorded with errno kept. */
+static inline void *counted(void *p, size_t size, void *fp)
+{
+	int saved = errno;
+	mc_in_hook++;
+	if (p)
+		mc_account_alloc(p, size, fp);
+	else
+		mc_account_failed();
+	mc_in_hook--;
+	errno = saved;
+	return p;
+}
+
+MC_API void *malloc(size_t n)
+{
+	if (unlikely(uncounted())) {
+		if (bootstrapping())
+			return boot_alloc(n, 16, false);
+		return mc_real.malloc(n);
+	}
+	mc_in_hook++;
+	void *p = mc_real.malloc(n);
+	mc_in_hook--;
+	return counted(p, n, __builtin_frame_address(0));
+}
+
+MC_API void *calloc(size_t nmemb, size_t size)
+{
+	if (unlikely(uncounted())) {
+		if (bootstrapping()) {
+			size_t n;
+			if (__builtin_mul_overflow(nmemb, size, &n)) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			return boot_alloc(n, 16, true);
+		}
+		return mc_real.calloc(nmemb, size);
+	}
+	mc_in_hook++;
+	void *p = mc_real.calloc(nmemb, size);
+	mc_in_hook--;
+	return counted(p, nmemb * size, __builtin_frame_address(0));
+}
+
+MC_API void free(void *p)
+{
+	if (!p || unlikely(is_boot(p)))
+		return;
+	if (unlikely(uncounted())) {
+		mc_real.free(p);
+		return;
+	}
+	int saved = errno;
+	bool pass_on = true;
+	mc_in_hook++;
+	mc_account_free(p, &pass_on, __builtin_frame_address(0));
+	errno = saved;
+	if (pass_on)
+		mc_real.free(p);
+	mc_in_hook--;
+}
+
+/* realloc and reallocarray share this: old block out, new block in.  The
+ * old block is marked freed before the allocator sees it, so another
+ * thread that is handed the same address cannot race our bookkeeping; if
+ * the allocator then fails, the block is put back as it was. */
+static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
+{
+	size_t n;
+	if (__builtin_mul_overflow(a, b, &n)) {
+		mc_in_hook++;
+		mc_account_realloc_call();
+		mc_account_failed();
+		mc_in_hook--;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!old) {
+		mc_in_hook++;
+		mc_account_realloc_call();
+		void *p = array ? mc_real.reallocarray(NULL, a, b) : mc_real.realloc(NULL, n);
+		mc_in_hook--;
+		return counted(p, n, fp);
+	}
+	int saved = errno;
+	mc_in_hook++;
+	mc_account_realloc_call();
+	struct mc_block prev;
+	int st = mc_account_realloc_begin(old, &prev, fp);
+	if (st < 0) {
+		/* A block memcheck saw freed: reported, and kept from the
+		 * allocator, which would corrupt its heap. */
+		mc_in_hook--;
+		errno = ENOMEM;
+		return NULL;
+	}
+	errno = saved;
+	void *p = array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, n);
+	int err = errno;
+	mc_account_realloc_end(old, p, n, st, &prev, fp);
+	mc_in_hook--;
+	errno = err;
+	return p;
+}
+
+MC_API void *realloc(void *old, size_t n)
+{
+	if (unlikely(is_boot(old))) {
+		void *p = malloc(n);
+		if (p) {
+			size_t have = boot_size(old);
+			memcpy(p, old, have < n ? have : n);
+		}
+		return p;
+	}
+	if (unlikely(uncounted())) {
+		if (bootstrapping())
+			return boot_alloc(n, 16, false);
+		return mc_real.realloc(old, n);
+	}
+	return realloc_common(old, n, 1, false, __builtin_frame_address(0));
+}
+
+MC_API void *reallocarray(void *old, size_t a, size_t b)
+{
+	if (unlikely(is_boot(old) || uncounted())) {
+		size_t n;
+		if (__builtin_mul_overflow(a, b, &n)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (is_boot(old) || bootstrapping())
+			return realloc(old, n);
+		return mc_real.reallocarray(old, a, b);
+	}
+	return realloc_common(old, a, b, true, __builtin_frame_address(0));
+}
+
+MC_API int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (unlikely(uncounted())) {
+		if (bootstrapping()) {
+			void *p = boot_alloc(n, align, false);
+			if (!p)
+				return ENOMEM;
+			*out = p;
+			return 0;
+		}
+		return mc_real.posix_memalign(out, align, n);
+	}
+	mc_in_hook++;
+	void *p = NULL;
+	int rc = mc_real.posix_memalign(&p, align, n);
+	mc_in_hook--;
+	if (rc == 0) {
+		counted(p, n, __builtin_frame_address(0));
+		*out = p;
+	} else {
+		int saved = errno;
+		mc_in_hook++;
+		mc_account_failed();
+		mc_in_hook--;
+		errno = saved;
+	}
+	return rc;
+}
+
+/* The aligned family: one shape, four forwarders. */
+#define MC_ALIGNED(name, params, call, size)                              \
+	MC_API void *name params                                          \
+	{                                                                 \
+		if (unlikely(uncounted())) {                              \
+			if (bootstrapping())                              \
+				return boot_alloc(size, page_size(), false); \
+			return mc_real.call;                              \
+		}                                                         \
+		mc_in_hook++;                                             \
+		void *p = mc_real.call;                                   \
+		mc_in_hook--;                                             \
+		return counted(p, size, __builtin_frame_address(0));      \
+	}
+
+MC_ALIGNED(memalign, (size_t align, size_t n), memalign(align, n), n)
+MC_ALIGNED(aligned_alloc, (size_t align, size_t n), aligned_alloc(align, n), n)
+MC_ALIGNED(valloc, (size_t n), valloc(n), n)
+/* valgrind counts pvalloc as the page-rounded size the program may use. */
+MC_ALIGNED(pvalloc, (size_t n), pvalloc(n),
+	   (n + page_size() - 1) & ~(page_size() - 1))
+
+MC_API size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (unlikely(is_boot(p)))
+		return boot_size(p);
+	if (bootstrapping())
+		mc_resolve();
+	if (mc_real.usable_size)
+		return mc_real.usable_size(p);
+	/* An allocator without it: the size memcheck recorded. */
+	struct mc_block b;
+	return mc_blocks_find((uintptr_t)p, &b) ? b.size : 0;
+}

@@ -1,0 +1,158 @@
+/*
+ * options.c - the MEMCHECK_* environment variables, parsed from the one
+ * table in options.def.  Bad values get one line on stderr naming the
+ * variable, the value and what was expected; the default stays in force.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct mc_options mc_opt;
+
+enum kind { STR, BOOL, INT, ENUM };
+
+struct option_def {
+	const char *name;
+	enum kind kind;
+	const char *def;
+	const char *values;
+	const char *doc;
+	size_t offset;
+};
+
+static const struct option_def options[] = {
+#define MC_OPT(NAME, field, kind, def, values, doc) \
+	{ "MEMCHECK_" #NAME, kind, def, values, doc, offsetof(struct mc_options, field) },
+#include "options.def"
+#undef MC_OPT
+};
+
+static char report_path[4096];
+
+/* Index of word in a "|"-separated list, or -1. */
+static int enum_index(const char *values, const char *word)
+{
+	int i = 0;
+	size_t n = strlen(word);
+	for (const char *p = values;; i++) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && strncmp(p, word, n) == 0)
+			return i;
+		if (!bar)
+			return -1;
+		p = bar + 1;
+	}
+}
+
+static int parse_bool(const char *s)
+{
+	static const char *const yes[] = { "1", "yes", "on", "true" };
+	static const char *const no[] = { "0", "no", "off", "false" };
+	for (size_t i = 0; i < MC_ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0)
+			return 1;
+		if (strcasecmp(s, no[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static bool parse_int(const char *s, const char *range, int *out)
+{
+	char *end;
+	long lo = strtol(range, NULL, 10);
+	long hi = strtol(strchr(range, ':') + 1, NULL, 10);
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* Store the value (or, when it is bad, the default) of one option. */
+static void set_option(const struct option_def *o, const char *val, bool is_default)
+{
+	void *field = (char *)&mc_opt + o->offset;
+	int iv;
+	switch (o->kind) {
+	case STR:
+		*(const char **)field = *val ? val : NULL;
+		return;
+	case BOOL:
+		iv = parse_bool(val);
+		if (iv >= 0) {
+			*(int *)field = iv;
+			return;
+		}
+		break;
+	case INT:
+		if (parse_int(val, o->values, &iv)) {
+			*(int *)field = iv;
+			return;
+		}
+		break;
+	case ENUM:
+		iv = enum_index(o->values, val);
+		if (iv >= 0) {
+			*(int *)field = iv;
+			return;
+		}
+		break;
+	}
+	if (is_default)
+		return; /* cannot happen: the table's defaults parse */
+	mc_log("%s=%s: expected %s %s; using %s", o->name, val,
+	       o->kind == INT ? "an integer in" : o->kind == ENUM ? "one of" : "a boolean,",
+	       o->values, o->def);
+	set_option(o, o->def, true);
+}
+
+void mc_options_init(void)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
+		const struct option_def *o = &options[i];
+		const char *v = getenv(o->name);
+		set_option(o, o->def, true);
+		if (v)
+			set_option(o, v, false);
+	}
+	/* Fix a relative report path now: the program may chdir later. */
+	if (mc_opt.report && mc_opt.report[0] != '/') {
+		if (getcwd(report_path, sizeof report_path - 1) &&
+		    strlen(report_path) + strlen(mc_opt.report) + 2 < sizeof report_path) {
+			strcat(report_path, "/");
+			strcat(report_path, mc_opt.report);
+			mc_opt.report = report_path;
+		}
+	}
+	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)
+		mc_opt.stack_depth = MC_MAX_DEPTH;
+}
+
+/* The option list of memcheck(7), as mdoc, from the same table. */
+void mc_options_mdoc(int fd)
+{
+	struct mc_buf b = { 0 };
+	mc_buf_puts(&b, ".Bl -tag -width Ds\n");
+	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
+		const struct option_def *o = &options[i];
+		mc_buf_printf(&b, ".It Ev %s Ns = Ns Ar %s\n", o->name,
+			      o->kind == STR ? o->values :
+			      o->kind == INT ? "N" : o->values);
+		mc_buf_printf(&b, "%s\n", o->doc);
+		if (o->kind == INT)
+			mc_buf_printf(&b, "Range %.*s to %s.\n",
+				      (int)(strchr(o->values, ':') - o->values),
+				      o->values, strchr(o->values, ':') + 1);
+		mc_buf_printf(&b, "Default: %s.\n", *o->def ? o->def : "unset");
+	}
+	mc_buf_puts(&b, ".El\n");
+	mc_write_all(fd, b.s, b.len);
+	mc_buf_free(&b);
+}

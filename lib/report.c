@@ -1,0 +1,261 @@
+/*
+ * report.c - the two views of a region's result: a text report on stderr
+ * in the spirit of valgrind's HEAP SUMMARY, and one JSON object per line
+ * appended to MEMCHECK_REPORT (memcheck-report(5)).  Both are written
+ * from the same struct memcheck_result; stacks are symbolized only here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char *bytes_h(uint64_t v, char buf[32])
+{
+	if (v == MEMCHECK_UNKNOWN)
+		return "unknown";
+	if (v < 10 * 1024)
+		snprintf(buf, 32, "%llu B", (unsigned long long)v);
+	else if (v < 10 * 1024 * 1024)
+		snprintf(buf, 32, "%.1f KiB", (double)v / 1024);
+	else if (v < 10ull * 1024 * 1024 * 1024)
+		snprintf(buf, 32, "%.1f MiB", (double)v / (1024 * 1024));
+	else
+		snprintf(buf, 32, "%.1f GiB", (double)v / (1024.0 * 1024 * 1024));
+	return buf;
+}
+
+/* "   at 0x...: fn (file:line)" lines for a stack, as valgrind writes them. */
+static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
+{
+	const uintptr_t *f;
+	int n = mc_stack_get(id, &f);
+	if (n == 0) {
+		mc_buf_printf(b, "%s   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", prefix);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct mc_frame_info fi;
+		mc_symbolize(f[i], &fi);
+		mc_buf_printf(b, "%s   %s 0x%lx: %s", prefix, i ? "by" : "at",
+			      (unsigned long)f[i], fi.function);
+		if (fi.file[0])
+			mc_buf_printf(b, " (%s:%d)\n", fi.file, fi.line);
+		else
+			mc_buf_printf(b, " (in %s)\n", fi.object[0] ? fi.object : "?");
+	}
+}
+
+static void json_stack(struct mc_buf *b, uint32_t id)
+{
+	const uintptr_t *f;
+	int n = mc_stack_get(id, &f);
+	mc_buf_puts(b, "[");
+	for (int i = 0; i < n; i++) {
+		struct mc_frame_info fi;
+		mc_symbolize(f[i], &fi);
+		mc_buf_printf(b, "%s{\"address\":\"0x%lx\",\"function\":", i ? "," : "",
+			      (unsigned long)f[i]);
+		mc_buf_json_str(b, fi.function);
+		mc_buf_puts(b, ",\"file\":");
+		if (fi.file[0])
+			mc_buf_json_str(b, fi.file);
+		else
+			mc_buf_puts(b, "null");
+		if (fi.line > 0)
+			mc_buf_printf(b, ",\"line\":%d,\"object\":", fi.line);
+		else
+			mc_buf_puts(b, ",\"line\":null,\"object\":");
+		mc_buf_json_str(b, fi.object);
+		mc_buf_puts(b, "}");
+	}
+	mc_buf_puts(b, "]");
+}
+
+static void json_u64(struct mc_buf *b, const char *key, uint64_t v)
+{
+	if (v == MEMCHECK_UNKNOWN)
+		mc_buf_printf(b, ",\"%s\":null", key);
+	else
+		mc_buf_printf(b, ",\"%s\":%llu", key, (unsigned long long)v);
+}
+
+static void json_count(struct mc_buf *b, const char *key, const struct memcheck_count *c)
+{
+	mc_buf_printf(b, ",\"%s\":{\"blocks\":%llu,\"bytes\":%llu}", key,
+		      (unsigned long long)c->blocks, (unsigned long long)c->bytes);
+}
+
+static void emit_json(const struct mc_region_report *rr)
+{
+	const struct memcheck_result *r = rr->r;
+	struct mc_buf b = { 0 };
+	mc_buf_puts(&b, "{\"name\":");
+	mc_buf_json_str(&b, r->name);
+	mc_buf_printf(&b, ",\"pid\":%d,\"program\":", (int)getpid());
+	mc_buf_json_str(&b, mc_program());
+	mc_buf_puts(&b, ",\"allocator\":");
+	mc_buf_json_str(&b, mc_allocator_name());
+	json_u64(&b, "allocs", r->allocs);
+	json_u64(&b, "frees", r->frees);
+	json_u64(&b, "reallocs", r->reallocs);
+	json_u64(&b, "failed_allocs", r->failed_allocs);
+	json_u64(&b, "bytes_allocated", r->bytes_allocated);
+	json_u64(&b, "bytes_freed", r->bytes_freed);
+	json_u64(&b, "live_blocks", r->live_blocks);
+	json_u64(&b, "live_bytes", r->live_bytes);
+	json_u64(&b, "peak_live_bytes", r->peak_live_bytes);
+	json_count(&b, "definitely_lost", &r->definitely_lost);
+	json_count(&b, "indirectly_lost", &r->indirectly_lost);
+	json_count(&b, "possibly_lost", &r->possibly_lost);
+	json_count(&b, "still_reachable", &r->still_reachable);
+	json_count(&b, "suppressed", &r->suppressed);
+	json_u64(&b, "double_frees", r->double_frees);
+	json_u64(&b, "invalid_frees", r->invalid_frees);
+	json_u64(&b, "retained_bytes", r->retained_bytes);
+	json_u64(&b, "rss_begin", r->rss_begin);
+	json_u64(&b, "rss_end", r->rss_end);
+	json_u64(&b, "peak_rss", r->peak_rss);
+	mc_buf_printf(&b, ",\"seconds\":%.6f,\"verdict\":\"%s\",\"violations\":[",
+		      r->seconds, r->pass ? "pass" : "fail");
+	/* violations[] holds "; "-separated messages */
+	const char *v = r->violations;
+	for (int i = 0; *v; i++) {
+		const char *end = strstr(v, "; ");
+		size_t len = end ? (size_t)(end - v) : strlen(v);
+		char one[sizeof r->violations];
+		memcpy(one, v, len);
+		one[len] = 0;
+		if (i)
+			mc_buf_puts(&b, ",");
+		mc_buf_json_str(&b, one);
+		v += len + (end ? 2 : 0);
+	}
+	mc_buf_puts(&b, "],\"leaks\":[");
+	for (size_t i = 0; i < rr->nleaks; i++) {
+		const struct mc_leak *l = &rr->leaks[i];
+		mc_buf_printf(&b, "%s{\"kind\":\"definitely_lost\",\"blocks\":%llu,\"bytes\":%llu,\"stack\":",
+			      i ? "," : "", (unsigned long long)l->blocks,
+			      (unsigned long long)l->bytes);
+		json_stack(&b, l->stack);
+		mc_buf_puts(&b, "}");
+	}
+	mc_buf_puts(&b, "]}\n");
+
+	if (b.oom) {
+		mc_log("out of memory writing the report of region \"%s\"", r->name);
+	} else {
+		int fd = open(mc_opt.report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			mc_log("cannot open MEMCHECK_REPORT=%s: %s; region \"%s\" is not "
+			       "in the report", mc_opt.report, strerror(errno), r->name);
+		} else {
+			/* One write per record: records from processes that
+			 * share the file do not interleave. */
+			mc_write_all(fd, b.s, b.len);
+			close(fd);
+		}
+	}
+	mc_buf_free(&b);
+}
+
+static void emit_text(const struct mc_region_report *rr)
+{
+	const struct memcheck_result *r = rr->r;
+	bool fail = !r->pass;
+	if (mc_opt.text == MC_TEXT_NONE || (mc_opt.text == MC_TEXT_FAIL && !fail))
+		return;
+	char p[32], c1[32], c2[32], c3[32], c4[32], h1[32], h2[32], h3[32];
+	snprintf(p, sizeof p, "==%d==", (int)getpid());
+	struct mc_buf b = { 0 };
+	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
+		mc_buf_printf(&b, "%s memcheck: \"%s\" in %s: %s allocs, %s frees, %s bytes "
+			      "allocated, peak %s bytes live, no leaks (%s)\n", p, r->name,
+			      mc_program(), mc_commas(r->allocs, c1), mc_commas(r->frees, c2),
+			      mc_commas(r->bytes_allocated, c3),
+			      mc_commas(r->peak_live_bytes, c4), mc_allocator_name());
+		mc_write_all(2, b.s, b.len);
+		mc_buf_free(&b);
+		return;
+	}
+	mc_buf_printf(&b, "%s memcheck: region \"%s\" in %s (allocator %s)\n", p, r->name,
+		      mc_program(), mc_allocator_name());
+	mc_buf_printf(&b, "%s   in use at end: %s bytes in %s blocks\n", p,
+		      mc_commas(r->live_bytes, c1), mc_commas(r->live_blocks, c2));
+	mc_buf_printf(&b, "%s   total heap usage: %s allocs, %s frees, %s bytes allocated\n",
+		      p, mc_commas(r->allocs, c1), mc_commas(r->frees, c2),
+		      mc_commas(r->bytes_allocated, c3));
+	mc_buf_printf(&b, "%s   reallocs: %s, failed allocations: %s, peak live: %s bytes\n",
+		      p, mc_commas(r->reallocs, c1), mc_commas(r->failed_allocs, c2),
+		      mc_commas(r->peak_live_bytes, c3));
+	mc_buf_printf(&b, "%s   RSS: %s at start, %s at end, peak %s; %.3f s\n", p,
+		      bytes_h(r->rss_begin, h1), bytes_h(r->rss_end, h2),
+		      bytes_h(r->peak_rss, h3), r->seconds);
+	if (r->double_frees || r->invalid_frees)
+		mc_buf_printf(&b, "%s   heap errors: %s double frees, %s frees of unknown pointers\n",
+			      p, mc_commas(r->double_frees, c1), mc_commas(r->invalid_frees, c2));
+	if (!mc_opt.track)
+		mc_buf_printf(&b, "%s   (MEMCHECK_TRACK=0: live and freed bytes are usable sizes; "
+			      "no leak list)\n", p);
+	for (size_t i = 0; i < rr->nleaks; i++) {
+		const struct mc_leak *l = &rr->leaks[i];
+		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are definitely lost in region "
+			      "\"%s\" [%zu of %zu]\n", p, p, mc_commas(l->bytes, c1),
+			      mc_commas(l->blocks, c2), r->name, i + 1, rr->nleak_groups);
+		text_stack(&b, p, l->stack);
+	}
+	if (rr->nleak_groups > rr->nleaks)
+		mc_buf_printf(&b, "%s\n%s (%zu more leak records not shown; MEMCHECK_MAX_LEAKS=%d)\n",
+			      p, p, rr->nleak_groups - rr->nleaks, mc_opt.max_leaks);
+	if (r->live_blocks) {
+		mc_buf_printf(&b, "%s\n%s LEAK SUMMARY:\n", p, p);
+		mc_buf_printf(&b, "%s    definitely lost: %s bytes in %s blocks\n", p,
+			      mc_commas(r->definitely_lost.bytes, c1),
+			      mc_commas(r->definitely_lost.blocks, c2));
+		mc_buf_printf(&b, "%s    (memcheck does not classify reachability yet: every "
+			      "block a region leaves behind counts as definitely lost)\n", p);
+	}
+	mc_buf_printf(&b, "%s %s%s%s\n", p, fail ? "FAIL: " : "PASS",
+		      fail ? r->violations : "", "");
+	mc_write_all(2, b.s, b.len);
+	mc_buf_free(&b);
+}
+
+void mc_report_emit(const struct mc_region_report *rr)
+{
+	emit_text(rr);
+	if (mc_opt.report)
+		emit_json(rr);
+	mc_symbolize_end();
+}
+
+void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
+			  uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack)
+{
+	char p[32], c1[32];
+	snprintf(p, sizeof p, "==%d==", (int)getpid());
+	struct mc_buf b = { 0 };
+	mc_buf_printf(&b, "%s memcheck: %s: 0x%lx", p, what, (unsigned long)ptr);
+	if (alloc_stack || size)
+		mc_buf_printf(&b, " (%s bytes)", mc_commas(size, c1));
+	mc_buf_puts(&b, "\n");
+	text_stack(&b, p, now_stack);
+	if (free_stack) {
+		mc_buf_printf(&b, "%s  Block was freed at:\n", p);
+		text_stack(&b, p, free_stack);
+	}
+	if (alloc_stack) {
+		mc_buf_printf(&b, "%s  Block was allocated at:\n", p);
+		text_stack(&b, p, alloc_stack);
+	}
+	if (!alloc_stack && !free_stack)
+		mc_buf_printf(&b, "%s  (passed on to the allocator: it may come from an "
+			      "allocator function memcheck does not wrap)\n", p);
+	else
+		mc_buf_printf(&b, "%s  (not passed on to the allocator; the program continues)\n", p);
+	mc_write_all(2, b.s, b.len);
+	mc_buf_free(&b);
+	mc_symbolize_end();
+}

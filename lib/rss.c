@@ -1,0 +1,104 @@
+/*
+ * rss.c - the process's resident set size and its high-water mark, read
+ * from /proc.  Called inside the hooks and at region boundaries, so it uses
+ * only system calls and a stack buffer: no stdio, no malloc.  Each call
+ * opens and closes its file because the program may close every fd (or
+ * dup2 over ours), and it leaves errno as it found it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Read the start of path into buf, NUL-terminated; length or -1. */
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	while (len < cap - 1) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return (ssize_t)len;
+}
+
+/* Parse the decimal number at *p, skipping blanks before it. */
+static uint64_t parse_u64(const char **p)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	*p = s;
+	return v;
+}
+
+uint64_t mc_rss_current(void)
+{
+	int saved = errno;
+	char buf[256];
+	uint64_t rss = 0;
+	if (read_file("/proc/self/statm", buf, sizeof buf) > 0) {
+		const char *p = buf;
+		parse_u64(&p);               /* size */
+		uint64_t pages = parse_u64(&p);
+		long page = sysconf(_SC_PAGESIZE);
+		rss = pages * (uint64_t)(page > 0 ? page : 4096);
+	}
+	errno = saved;
+	return rss;
+}
+
+uint64_t mc_rss_peak(void)
+{
+	int saved = errno;
+	/* VmHWM comes early in status (about 1 kB in); the buffer also holds
+	 * what later kernels may add before it. */
+	char buf[4096];
+	uint64_t peak = 0;
+	static const char key[] = "\nVmHWM:";
+	if (read_file("/proc/self/status", buf, sizeof buf) > 0) {
+		for (const char *p = buf; *p; p++) {
+			size_t i = 0;
+			while (key[i] && p[i] == key[i])
+				i++;
+			if (!key[i]) {
+				p += i;
+				peak = parse_u64(&p) * 1024;    /* kB */
+				break;
+			}
+		}
+	}
+	errno = saved;
+	return peak;
+}
+
+bool mc_rss_reset_peak(void)
+{
+	int saved = errno;
+	bool ok = false;
+	/* "5" resets only the peak RSS; other values would clear the
+	 * referenced/soft-dirty bits that other tools may be relying on. */
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n;
+		do
+			n = write(fd, "5", 1);
+		while (n < 0 && errno == EINTR);
+		ok = n == 1;
+		close(fd);
+	}
+	errno = saved;
+	return ok;
+}

@@ -1,0 +1,187 @@
+/*
+ * symbolize.c - turn a return address into function, file:line and object
+ * for the reports.  libdw is opened with dlopen only when the first report
+ * needs it, so programs that never report do not pay for loading it and
+ * the library has no link-time dependency on elfutils.  Without libdw (or
+ * with MEMCHECK_SYMBOLIZE=0) dladdr gives what the dynamic symbol tables
+ * know: exported function names and objects, no file:line.
+ *
+ * Runs with the recursion guard held, so libdw may allocate freely; this
+ * file itself never calls malloc.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+
+#include "internal.h"
+
+/* Entry points of libdw, typed from its header but never linked. */
+static struct {
+	__typeof__(dwfl_begin) *begin;
+	__typeof__(dwfl_end) *end;
+	__typeof__(dwfl_linux_proc_report) *proc_report;
+	__typeof__(dwfl_report_end) *report_end;
+	__typeof__(dwfl_addrmodule) *addrmodule;
+	__typeof__(dwfl_module_addrname) *addrname;
+	__typeof__(dwfl_module_getsrc) *getsrc;
+	__typeof__(dwfl_lineinfo) *lineinfo;
+	__typeof__(dwfl_module_info) *module_info;
+} dw;
+
+enum { DW_UNTRIED, DW_LOADED, DW_MISSING };
+static int dw_state = DW_UNTRIED;
+
+/* libdwfl keeps a pointer to its callbacks for the session's lifetime. */
+static Dwfl_Callbacks callbacks;
+static char *debuginfo_path;
+static Dwfl *session;
+static pid_t session_pid;
+
+/* libdwfl is not thread-safe and two threads may report at once. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src ? src : "", n);
+	dst[n] = 0;
+}
+
+static bool load_libdw(void)
+{
+	if (dw_state != DW_UNTRIED)
+		return dw_state == DW_LOADED;
+	dw_state = DW_MISSING;
+	/* RTLD_LOCAL: libdw's symbols must not satisfy the program's own
+	 * lookups (it may link a different elfutils). */
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return false;
+	/* A missing symbol means an elfutils too old or odd to trust.  It
+	 * stays loaded: unloading a library with constructors is riskier
+	 * than the memory. */
+#define LOAD(field, name) \
+	if (!(field = (__typeof__(field))dlsym(h, name))) \
+		return false
+	LOAD(dw.begin, "dwfl_begin");
+	LOAD(dw.end, "dwfl_end");
+	LOAD(dw.proc_report, "dwfl_linux_proc_report");
+	LOAD(dw.report_end, "dwfl_report_end");
+	LOAD(dw.addrmodule, "dwfl_addrmodule");
+	LOAD(dw.addrname, "dwfl_module_addrname");
+	LOAD(dw.getsrc, "dwfl_module_getsrc");
+	LOAD(dw.lineinfo, "dwfl_lineinfo");
+	LOAD(dw.module_info, "dwfl_module_info");
+	LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf");
+	LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo");
+#undef LOAD
+	callbacks.debuginfo_path = &debuginfo_path;
+	dw_state = DW_LOADED;
+	return true;
+}
+
+static Dwfl *get_session(void)
+{
+	/* A forked child (check runs each test in one) inherits the parent's
+	 * session, whose module list names the parent's pid. */
+	pid_t pid = getpid();
+	if (session && session_pid != pid) {
+		dw.end(session);
+		session = NULL;
+	}
+	if (session)
+		return session;
+	Dwfl *d = dw.begin(&callbacks);
+	if (!d)
+		return NULL;
+	if (dw.proc_report(d, pid) != 0 || dw.report_end(d, NULL, NULL) != 0) {
+		dw.end(d);
+		return NULL;
+	}
+	session = d;
+	session_pid = pid;
+	return session;
+}
+
+static void resolve_dwfl(uintptr_t addr, struct mc_frame_info *out)
+{
+	Dwfl *d = get_session();
+	if (!d)
+		return;
+	Dwfl_Module *mod = dw.addrmodule(d, addr);
+	if (!mod)
+		return;
+	const char *fn = dw.addrname(mod, addr);
+	if (fn && *fn) {
+		copy(out->function, sizeof out->function, fn);
+		/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
+		 * the program called dlopen. */
+		char *at = strchr(out->function, '@');
+		if (at && at != out->function)
+			*at = 0;
+	}
+	Dwfl_Line *l = dw.getsrc(mod, addr);
+	if (l) {
+		int line = 0;
+		const char *file = dw.lineinfo(l, NULL, &line, NULL, NULL, NULL);
+		if (file && *file) {
+			copy(out->file, sizeof out->file, file);
+			out->line = line;
+		}
+	}
+	const char *mainfile = NULL;
+	const char *name = dw.module_info(mod, NULL, NULL, NULL, NULL, NULL,
+					  &mainfile, NULL);
+	/* mainfile is set once the ELF file was opened (addrname did that);
+	 * the module name is the path from /proc/self/maps otherwise. */
+	if (mainfile && *mainfile)
+		copy(out->object, sizeof out->object, mainfile);
+	else if (name && name[0] == '/')
+		copy(out->object, sizeof out->object, name);
+}
+
+void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
+{
+	/* The call instruction ends just before the return address; pc-1
+	 * lies inside it even when the call is a function's last one. */
+	uintptr_t addr = pc ? pc - 1 : 0;
+
+	out->function[0] = 0;
+	out->file[0] = 0;
+	out->line = 0;
+	out->object[0] = 0;
+
+	pthread_mutex_lock(&lock);
+	if (mc_opt.symbolize && load_libdw())
+		resolve_dwfl(addr, out);
+	pthread_mutex_unlock(&lock);
+
+	/* dladdr fills what libdw could not: a module reported after the
+	 * session began, or a system without libdw. */
+	if (!out->function[0] || !out->object[0]) {
+		Dl_info info;
+		if (addr && dladdr((void *)addr, &info)) {
+			if (!out->function[0] && info.dli_sname && *info.dli_sname)
+				copy(out->function, sizeof out->function, info.dli_sname);
+			if (!out->object[0] && info.dli_fname)
+				copy(out->object, sizeof out->object, info.dli_fname);
+		}
+	}
+	if (!out->function[0])
+		copy(out->function, sizeof out->function, "???");
+}
+
+void mc_symbolize_end(void)
+{
+	pthread_mutex_lock(&lock);
+	if (session) {
+		dw.end(session);
+		session = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+}

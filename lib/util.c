@@ -1,0 +1,179 @@
+/*
+ * util.c - small things every file needs: mmap'd memory, an mmap'd string
+ * buffer, writing to a file descriptor, logging.  Nothing here calls
+ * malloc, so it is safe inside the hooks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+extern char *program_invocation_name;
+
+void *mc_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void mc_unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+static bool buf_reserve(struct mc_buf *b, size_t extra)
+{
+	if (b->oom)
+		return false;
+	if (b->len + extra + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	char *s = mc_map(cap);
+	if (!s) {
+		b->oom = true;
+		return false;
+	}
+	if (b->s) {
+		memcpy(s, b->s, b->len);
+		mc_unmap(b->s, b->cap);
+	}
+	b->s = s;
+	b->cap = cap;
+	return true;
+}
+
+void mc_buf_put(struct mc_buf *b, const char *s, size_t n)
+{
+	if (!buf_reserve(b, n))
+		return;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
+void mc_buf_puts(struct mc_buf *b, const char *s)
+{
+	mc_buf_put(b, s, strlen(s));
+}
+
+void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
+{
+	char small[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof small) {
+		mc_buf_put(b, small, (size_t)n);
+		return;
+	}
+	if (!buf_reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* A JSON string literal, quotes included. */
+void mc_buf_json_str(struct mc_buf *b, const char *s)
+{
+	mc_buf_put(b, "\"", 1);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		char esc[8];
+		switch (*p) {
+		case '"': mc_buf_put(b, "\\\"", 2); break;
+		case '\\': mc_buf_put(b, "\\\\", 2); break;
+		case '\n': mc_buf_put(b, "\\n", 2); break;
+		case '\t': mc_buf_put(b, "\\t", 2); break;
+		case '\r': mc_buf_put(b, "\\r", 2); break;
+		default:
+			if (*p < 0x20) {
+				snprintf(esc, sizeof esc, "\\u%04x", *p);
+				mc_buf_puts(b, esc);
+			} else {
+				mc_buf_put(b, (const char *)p, 1);
+			}
+		}
+	}
+	mc_buf_put(b, "\"", 1);
+}
+
+void mc_buf_free(struct mc_buf *b)
+{
+	mc_unmap(b->s, b->cap);
+	b->s = NULL;
+	b->len = b->cap = 0;
+	b->oom = false;
+}
+
+void mc_write_all(int fd, const char *s, size_t n)
+{
+	int saved = errno;
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	errno = saved;
+}
+
+void mc_log(const char *fmt, ...)
+{
+	char line[1024];
+	int saved = errno;
+	int n = snprintf(line, sizeof line, "memcheck[%d]: ", (int)getpid());
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		m = 0;
+	size_t len = (size_t)n + (size_t)m;
+	if (len > sizeof line - 2)
+		len = sizeof line - 2;
+	line[len++] = '\n';
+	mc_write_all(2, line, len);
+	errno = saved;
+}
+
+const char *mc_commas(uint64_t v, char buf[32])
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+	int out = 0;
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			buf[out++] = ',';
+		buf[out++] = digits[i];
+	}
+	buf[out] = 0;
+	return buf;
+}
+
+double mc_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *mc_program(void)
+{
+	return program_invocation_name ? program_invocation_name : "?";
+}

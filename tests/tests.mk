@@ -1,0 +1,66 @@
+# tests.mk - included by GNUmakefile.
+#
+# Unit tests (tests/unit_<area>.c) test one lib/<area>.c directly with the
+# check framework; they link only the objects they name, never the
+# interposer, so they also run under ASan/UBSan.
+# Whole-program tests (tests/test_*.c) run the programs in tests/prog/
+# under the preloaded library and read its JSON report.
+
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -pthread)
+TEST_CFLAGS := $(BASE) -O1 -g -pthread
+
+# unit test -> the library objects it needs (without the build dir prefix)
+UNIT_util      := util options
+UNIT_blocks    := blocks util
+UNIT_stacks    := stacks util
+UNIT_symbolize := symbolize util
+UNIT_rss       := rss util
+
+UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
+UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
+ASAN_BINS  := $(UNIT_TESTS:%=$(B)/asan/unit_%)
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+# Unit objects are built apart from the library's: without -fvisibility
+# and, for ASan, instrumented.
+$(B)/tests/lib_%.o: lib/%.c | $(B)/tests
+	$(CC) $(TEST_CFLAGS) -fno-builtin -MMD -MP -c $< -o $@
+$(B)/asan/lib_%.o: lib/%.c | $(B)/asan
+	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) -fno-builtin -MMD -MP -c $< -o $@
+
+.SECONDARY:
+.SECONDEXPANSION:
+$(B)/tests/unit_%: tests/unit_%.c $$(addprefix $(B)/tests/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/tests
+	$(CC) $(TEST_CFLAGS) -o $@ $^ $(CHECK_LIBS) -ldl
+$(B)/asan/unit_%: tests/unit_%.c $$(addprefix $(B)/asan/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/asan
+	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) -ldl
+
+# Programs run under memcheck: no builtins (the compiler would delete
+# malloc/free pairs), frame pointers and debug info for exact stacks.
+PROG_SRC  := $(wildcard tests/prog/*.c)
+PROG_BINS := $(PROG_SRC:tests/prog/%.c=$(B)/tests/prog/%)
+PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
+	-fno-builtin -fno-omit-frame-pointer -fno-inline -pthread -Iinclude
+$(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldl
+
+WP_SRC  := $(wildcard tests/test_*.c)
+WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
+$(B)/tests/test_%: tests/test_%.c tests/harness.c tests/harness.h | $(B)/tests
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/harness.c $(CHECK_LIBS)
+
+-include $(wildcard $(B)/tests/*.d $(B)/asan/*.d)
+
+unit-check: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+asan-check: $(ASAN_BINS)
+	@set -e; for t in $(ASAN_BINS); do echo "== $$t (ASan/UBSan)"; \
+		ASAN_OPTIONS=detect_leaks=1 $$t; done
+
+prog-check: all $(PROG_BINS) $(WP_BINS)
+	@set -e; for t in $(WP_BINS); do echo "== $$t"; \
+		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t; done
+
+check: unit-check asan-check prog-check doc-check examples-check

@@ -1,0 +1,120 @@
+/*
+ * unit_rss.c - lib/rss.c on its own: touched memory shows in the current
+ * RSS, the peak follows it, resetting the peak brings it back down once the
+ * memory is returned, and errno survives every call.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "internal.h"
+
+#define MiB (1024 * 1024ull)
+#define SIZE (64 * MiB)
+
+/* Reading one byte of every page through volatile keeps the compiler from
+ * dropping the memset as a dead store. */
+static unsigned long sum_pages(const char *p, size_t size)
+{
+	const volatile char *v = p;
+	unsigned long sum = 0;
+	for (size_t i = 0; i < size; i += 4096)
+		sum += (unsigned char)v[i];
+	return sum;
+}
+
+START_TEST(current_follows_touched_memory)
+{
+	uint64_t before = mc_rss_current();
+	ck_assert_uint_gt(before, 0);
+	char *p = malloc(SIZE);
+	ck_assert_ptr_nonnull(p);
+	/* Not zero: malloc+memset(0) may become calloc, which touches nothing. */
+	memset(p, 0x5a, SIZE);
+	ck_assert_uint_eq(sum_pages(p, SIZE), 0x5aul * (SIZE / 4096));
+	uint64_t after = mc_rss_current();
+	ck_assert_msg(after >= before + 60 * MiB && after <= before + 70 * MiB,
+		      "RSS grew by %.1f MiB", ((double)after - (double)before) / MiB);
+	ck_assert_uint_ge(mc_rss_peak(), after);
+	free(p);
+}
+END_TEST
+
+START_TEST(reset_peak_drops_to_current)
+{
+	char *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	memset(p, 0x5a, SIZE);
+	ck_assert_uint_eq(sum_pages(p, SIZE), 0x5aul * (SIZE / 4096));
+	uint64_t touched = mc_rss_current();
+	ck_assert_uint_ge(mc_rss_peak(), touched);
+	munmap(p, SIZE);
+
+	uint64_t current = mc_rss_current();
+	ck_assert_uint_ge(mc_rss_peak(), current + 60 * MiB);
+	ck_assert(mc_rss_reset_peak());
+	uint64_t peak = mc_rss_peak();
+	current = mc_rss_current();
+	ck_assert_msg(peak + 4 * MiB >= current && peak <= current + 4 * MiB,
+		      "peak %.1f MiB, current %.1f MiB",
+		      (double)peak / MiB, (double)current / MiB);
+}
+END_TEST
+
+START_TEST(errno_is_preserved)
+{
+	errno = 4242;
+	mc_rss_current();
+	ck_assert_int_eq(errno, 4242);
+	mc_rss_peak();
+	ck_assert_int_eq(errno, 4242);
+	mc_rss_reset_peak();
+	ck_assert_int_eq(errno, 4242);
+}
+END_TEST
+
+/* With no fd to spare every open fails (EMFILE): zeros, false, errno
+ * untouched. */
+START_TEST(no_fds_left)
+{
+	struct rlimit old, none = { 0, 0 };
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	none.rlim_max = old.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &none), 0);
+	errno = 4242;
+	uint64_t cur = mc_rss_current();
+	uint64_t peak = mc_rss_peak();
+	bool reset = mc_rss_reset_peak();
+	int e = errno;
+	setrlimit(RLIMIT_NOFILE, &old);
+	ck_assert_uint_eq(cur, 0);
+	ck_assert_uint_eq(peak, 0);
+	ck_assert(!reset);
+	ck_assert_int_eq(e, 4242);
+}
+END_TEST
+
+static Suite *rss_suite(void)
+{
+	Suite *s = suite_create("rss");
+	TCase *tc = tcase_create("rss");
+	tcase_add_test(tc, current_follows_touched_memory);
+	tcase_add_test(tc, reset_peak_drops_to_current);
+	tcase_add_test(tc, errno_is_preserved);
+	tcase_add_test(tc, no_fds_left);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(rss_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

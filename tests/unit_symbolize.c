@@ -1,0 +1,166 @@
+/*
+ * unit_symbolize.c - lib/symbolize.c on its own: the test's own frames
+ * resolve to function, file and line through libdw; libc addresses to
+ * libc; garbage addresses to "???" without crashing; MEMCHECK_SYMBOLIZE=0
+ * falls back to dladdr.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* symbolize.c reads the options; options.c is not linked. */
+struct mc_options mc_opt;
+
+static uintptr_t recorded_pc;
+
+/* noipa: a clone (call_site.constprop.0) would not carry the name the
+ * test looks for. */
+static __attribute__((noinline, noipa)) void record_return_address(void)
+{
+	recorded_pc = (uintptr_t)__builtin_return_address(0);
+}
+
+/* Returns the line of its call; the call is not a tail call because the
+ * return follows it. */
+static __attribute__((noinline, noipa)) int call_site(void)
+{
+	record_return_address(); return __LINE__;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+START_TEST(own_frame_has_file_and_line)
+{
+	struct mc_frame_info fi;
+	mc_opt.symbolize = 1;
+	int line = call_site();
+	mc_symbolize(recorded_pc, &fi);
+	ck_assert_str_eq(fi.function, "call_site");
+	ck_assert_msg(ends_with(fi.file, "unit_symbolize.c"), "file \"%s\"", fi.file);
+	ck_assert_int_eq(fi.line, line);
+	ck_assert_msg(fi.object[0] != 0, "no object");
+	mc_symbolize_end();
+}
+END_TEST
+
+START_TEST(session_survives_end)
+{
+	struct mc_frame_info a, b;
+	mc_opt.symbolize = 1;
+	int line = call_site();
+	mc_symbolize(recorded_pc, &a);
+	mc_symbolize_end();
+	mc_symbolize_end();
+	mc_symbolize(recorded_pc, &b);
+	ck_assert_str_eq(a.function, b.function);
+	ck_assert_str_eq(a.file, b.file);
+	ck_assert_int_eq(b.line, line);
+	mc_symbolize_end();
+}
+END_TEST
+
+START_TEST(libc_function)
+{
+	struct mc_frame_info fi;
+	mc_opt.symbolize = 1;
+	mc_symbolize((uintptr_t)&getpid + 1, &fi);
+	ck_assert_msg(strstr(fi.object, "libc.so"), "object \"%s\"", fi.object);
+	ck_assert_str_ne(fi.function, "???");
+	mc_symbolize_end();
+}
+END_TEST
+
+START_TEST(garbage_pcs)
+{
+	static const uintptr_t pcs[] = { 0, 1, 2, 4096, (uintptr_t)-1,
+					 (uintptr_t)1 << 46 };
+	struct mc_frame_info fi;
+	for (int on = 0; on <= 1; on++) {
+		mc_opt.symbolize = on;
+		for (size_t i = 0; i < MC_ARRAY_SIZE(pcs); i++) {
+			memset(&fi, 'x', sizeof fi);
+			mc_symbolize(pcs[i], &fi);
+			ck_assert_str_eq(fi.function, "???");
+			ck_assert_str_eq(fi.file, "");
+			ck_assert_int_eq(fi.line, 0);
+			ck_assert_msg(memchr(fi.object, 0, sizeof fi.object),
+				      "object not terminated");
+		}
+	}
+	mc_symbolize_end();
+}
+END_TEST
+
+START_TEST(fallback_without_symbolize)
+{
+	struct mc_frame_info fi;
+	mc_opt.symbolize = 0;
+	call_site();
+	mc_symbolize(recorded_pc, &fi);
+	ck_assert_str_eq(fi.file, "");
+	ck_assert_int_eq(fi.line, 0);
+	ck_assert_msg(fi.function[0] != 0, "empty function");
+	/* Exported libc functions are still named by dladdr. */
+	mc_symbolize((uintptr_t)&getpid + 1, &fi);
+	ck_assert_msg(strstr(fi.object, "libc.so"), "object \"%s\"", fi.object);
+	ck_assert_str_ne(fi.function, "???");
+	ck_assert_str_eq(fi.file, "");
+}
+END_TEST
+
+/* A library loaded after the session began: named by dladdr while the
+ * session is stale, by libdw once mc_symbolize_end made it re-read. */
+START_TEST(library_loaded_later)
+{
+	struct mc_frame_info fi;
+	mc_opt.symbolize = 1;
+	call_site();
+	mc_symbolize(recorded_pc, &fi);
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;         /* not installed: nothing to test */
+	void *fn = dlsym(h, "unw_backtrace");
+	ck_assert_ptr_nonnull(fn);
+	mc_symbolize((uintptr_t)fn + 1, &fi);
+	ck_assert_msg(strstr(fi.object, "libunwind"), "stale: object \"%s\"", fi.object);
+	mc_symbolize_end();
+	mc_symbolize((uintptr_t)fn + 1, &fi);
+	ck_assert_msg(strstr(fi.object, "libunwind"), "fresh: object \"%s\"", fi.object);
+	ck_assert_str_ne(fi.function, "???");
+	mc_symbolize_end();
+	dlclose(h);
+}
+END_TEST
+
+static Suite *symbolize_suite(void)
+{
+	Suite *s = suite_create("symbolize");
+	TCase *tc = tcase_create("symbolize");
+	/* The first session reads debug info of every loaded object. */
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, own_frame_has_file_and_line);
+	tcase_add_test(tc, session_survives_end);
+	tcase_add_test(tc, libc_function);
+	tcase_add_test(tc, garbage_pcs);
+	tcase_add_test(tc, fallback_without_symbolize);
+	tcase_add_test(tc, library_loaded_later);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(symbolize_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
