@@ -1,0 +1,2 @@
+# man.mk - included by GNUmakefile: doc-check.
+doc-check:
