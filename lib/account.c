@@ -30,10 +30,23 @@
 #define BATCH (32 * 1024)
 #define MAX_REGIONS 64
 
+/* The thread's most recent frees, to recognise a double free and show
+ * where the block was freed.  valgrind keeps a similar bounded queue of
+ * freed blocks (--freelist-vol); a free older than the ring is reported
+ * as a free of an unknown pointer. */
+#define RING 16384
+struct freed {
+	uintptr_t ptr;
+	uint64_t size;
+	uint32_t alloc_stack, free_stack;
+};
+
 struct slot {
 	struct mc_totals t;
 	int64_t pending;       /* live-byte change not yet in g_live */
 	int in_use;
+	uint32_t ring_pos;
+	struct freed *ring;    /* RING entries, mmap'd with the slot's first use */
 } __attribute__((aligned(64)));
 
 static struct slot *slots;             /* MAX_SLOTS, mmap'd */
@@ -86,7 +99,9 @@ static void slot_release(void *arg)
 	pthread_mutex_lock(&slot_lock);
 	fold(&retired, &s->t);
 	atomic_fetch_add(&g_live, s->pending);
-	memset(s, 0, sizeof *s);
+	memset(&s->t, 0, sizeof s->t);
+	s->pending = 0;
+	s->in_use = 0; /* the ring stays: its frees can still be doubled */
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
 	my_state = 2;
@@ -97,11 +112,14 @@ static struct slot *slot_acquire(void)
 	if (my_state == 2 || !slots)
 		return my_slot = &shared_slot;
 	struct slot *s = &shared_slot;
+	int saved = errno;
 	pthread_mutex_lock(&slot_lock);
 	for (int i = 0; i < MAX_SLOTS; i++) {
 		if (!slots[i].in_use) {
 			s = &slots[i];
 			s->in_use = 1;
+			if (!s->ring)
+				s->ring = mc_map(RING * sizeof *s->ring);
 			nslots_used++;
 			break;
 		}
@@ -111,6 +129,7 @@ static struct slot *slot_acquire(void)
 	pthread_mutex_unlock(&slot_lock);
 	if (s != &shared_slot)
 		pthread_setspecific(slot_key, s);
+	errno = saved;
 	my_state = 1;
 	return my_slot = s;
 }
@@ -195,34 +214,27 @@ uint32_t mc_current_epoch(void)
 
 /* ---- the hooks ------------------------------------------------------- */
 
-/* Size the live figures use: the requested size when blocks are tracked,
- * the allocator's usable size in count-only mode. */
-static inline uint64_t untracked_size(void *p)
-{
-	return mc_real.usable_size ? mc_real.usable_size(p) : 0;
-}
-
-static void report_error(const char *what, void *p, const struct mc_block *b, void *fp)
+static void report_error(const char *what, void *p, const struct freed *f, void *fp)
 {
 	static _Atomic int shown;
 	if (atomic_fetch_add(&shown, 1) >= 20) /* the rest are only counted */
 		return;
+	int saved = errno;
 	uint32_t here = mc_stack_capture(fp);
-	if (b)
-		mc_report_heap_error(what, (uintptr_t)p, b->size & ~MC_FREED_BIT,
-				     b->stack, b->aux, here);
+	if (f)
+		mc_report_heap_error(what, (uintptr_t)p, f->size, f->alloc_stack,
+				     f->free_stack, here);
 	else
 		mc_report_heap_error(what, (uintptr_t)p, 0, 0, 0, here);
+	errno = saved;
 }
 
 static void record_alloc(struct slot *s, void *p, size_t size, void *fp)
 {
 	bump(s, &s->t.allocs, 1);
 	bump(s, &s->t.bytes_allocated, size);
-	if (!mc_opt.track) {
-		live_change(s, (int64_t)untracked_size(p));
-		return;
-	}
+	if (!mc_opt.track)
+		return; /* count-only: no sizes on free, so no live figures */
 	struct mc_block old;
 	uint32_t stack = mc_stack_capture(fp);
 	if (mc_blocks_insert((uintptr_t)p, size, stack, mc_current_epoch(), &old) ==
@@ -254,63 +266,91 @@ void mc_account_realloc_call(void)
 	bump(s, &s->t.reallocs, 1);
 }
 
+static void remember_free(struct slot *s, const struct mc_block *b, void *fp)
+{
+	if (unlikely(!s->ring))
+		return;
+	struct freed *f = &s->ring[s->ring_pos++ & (RING - 1)];
+	f->ptr = b->ptr;
+	f->size = b->size;
+	f->alloc_stack = b->stack;
+	f->free_stack = mc_stack_capture(fp);
+}
+
+static bool find_in_ring(const struct slot *s, uintptr_t p, struct freed *out)
+{
+	if (!s->ring)
+		return false;
+	uint32_t n = s->ring_pos < RING ? s->ring_pos : RING;
+	for (uint32_t k = 1; k <= n; k++) {
+		const struct freed *f = &s->ring[(s->ring_pos - k) & (RING - 1)];
+		if (f->ptr == p) {
+			*out = *f;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Was p freed recently, by this thread or another? */
+static bool recently_freed(struct slot *self, uintptr_t p, struct freed *out)
+{
+	if (self != &shared_slot && find_in_ring(self, p, out))
+		return true;
+	for (int i = 0; slots && i < MAX_SLOTS; i++)
+		if (&slots[i] != self && find_in_ring(&slots[i], p, out))
+			return true;
+	return false;
+}
+
+/* A pointer the table does not have: freed already, or never seen. */
+static int unknown_free(struct slot *s, void *p, void *fp, const char *dbl, const char *unk)
+{
+	struct freed f;
+	if (recently_freed(s, (uintptr_t)p, &f)) {
+		bump(s, &s->t.double_frees, 1);
+		report_error(dbl, p, &f, fp);
+		return -1;
+	}
+	bump(s, &s->t.invalid_frees, 1);
+	report_error(unk, p, NULL, fp);
+	return 0;
+}
+
 /* A free the program made: 1 counted, 0 unknown pointer, -1 double free. */
-static int record_free(struct slot *s, void *p, void *fp, struct mc_block *out)
+static int record_free(struct slot *s, void *p, void *fp)
 {
 	if (!mc_opt.track) {
-		uint64_t n = untracked_size(p);
 		bump(s, &s->t.frees, 1);
-		bump(s, &s->t.bytes_freed, n);
-		live_change(s, -(int64_t)n);
 		return 1;
 	}
-	/* The freeing stack is kept with the freed block: a later double
-	 * free is reported with it. */
 	struct mc_block b;
-	switch (mc_blocks_remove((uintptr_t)p, mc_stack_capture(fp), &b)) {
-	case MC_REMOVED:
-		bump(s, &s->t.frees, 1);
-		bump(s, &s->t.bytes_freed, b.size);
-		live_change(s, -(int64_t)b.size);
-		if (out)
-			*out = b;
-		return 1;
-	case MC_WAS_FREED:
-		bump(s, &s->t.double_frees, 1);
-		report_error("double free", p, &b, fp);
-		return -1;
-	case MC_UNKNOWN:
-	default:
-		bump(s, &s->t.invalid_frees, 1);
-		report_error("free of a pointer memcheck never saw allocated", p, NULL, fp);
-		return 0;
-	}
+	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED))
+		return unknown_free(s, p, fp, "double free",
+				    "free of a pointer memcheck never saw allocated");
+	bump(s, &s->t.frees, 1);
+	bump(s, &s->t.bytes_freed, b.size);
+	live_change(s, -(int64_t)b.size);
+	remember_free(s, &b, fp);
+	return 1;
 }
 
 void mc_account_free(void *p, bool *pass_on, void *fp)
 {
-	*pass_on = record_free(slot(), p, fp, NULL) >= 0;
+	*pass_on = record_free(slot(), p, fp) >= 0;
 }
 
 int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
 {
 	struct slot *s = slot();
 	if (!mc_opt.track) {
-		prev->size = untracked_size(old);
+		prev->size = 0;
 		return 1;
 	}
-	switch (mc_blocks_remove((uintptr_t)old, mc_stack_capture(fp), prev)) {
-	case MC_REMOVED:
+	if (mc_blocks_remove((uintptr_t)old, prev) == MC_REMOVED)
 		return 1;
-	case MC_WAS_FREED:
-		bump(s, &s->t.double_frees, 1);
-		report_error("realloc of a freed block", old, prev, fp);
-		return -1;
-	default:
-		bump(s, &s->t.invalid_frees, 1);
-		report_error("realloc of a pointer memcheck never saw allocated", old, NULL, fp);
-		return 0;
-	}
+	return unknown_free(s, old, fp, "realloc of a freed block",
+			    "realloc of a pointer memcheck never saw allocated");
 }
 
 void mc_account_realloc_end(void *old, void *p, size_t size, int st,
@@ -327,10 +367,12 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 		return;
 	}
 	if (st == 1) {
-		uint64_t n = prev->size;
 		bump(s, &s->t.frees, 1);
-		bump(s, &s->t.bytes_freed, n);
-		live_change(s, -(int64_t)n);
+		if (mc_opt.track) {
+			bump(s, &s->t.bytes_freed, prev->size);
+			live_change(s, -(int64_t)prev->size);
+			remember_free(s, prev, fp);
+		}
 	}
 	if (p)
 		record_alloc(s, p, size, fp);
@@ -373,7 +415,9 @@ static void atfork_child(void)
 				continue;
 			fold(&retired, &s->t);
 			atomic_fetch_add(&g_live, s->pending);
-			memset(s, 0, sizeof *s);
+			memset(&s->t, 0, sizeof s->t);
+			s->pending = 0;
+			s->in_use = 0;
 		}
 		nslots_used = my_slot && my_slot != &shared_slot ? 1 : 0;
 		atomic_store(&g_multi, 0);
@@ -483,6 +527,25 @@ static void add_violation(struct memcheck_result *r, const char *fmt, ...)
 	r->pass = 0;
 }
 
+/* Symbolizing a report maps debug information, tens of MiB for libc:
+ * that is memcheck's doing, not the program's, so the peak RSS the open
+ * regions see must not include it.  Keep the peak so far with the
+ * innermost open region and reset the kernel's mark afterwards. */
+uint64_t mc_account_rss_shield_begin(void)
+{
+	return mc_rss_peak();
+}
+
+void mc_account_rss_shield_end(uint64_t hwm_before)
+{
+	if (nregions > 0 && regions[nregions - 1].hwm_reset) {
+		struct region *r = &regions[nregions - 1];
+		if (r->hwm_floor < hwm_before)
+			r->hwm_floor = hwm_before;
+		mc_rss_reset_peak();
+	}
+}
+
 /* Pop the innermost region, measure it and report it. */
 static int region_pop(struct memcheck_result *out, const char *extra_violation)
 {
@@ -542,13 +605,18 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 			acc.n = n;
 		}
 	} else {
-		/* Count-only: the net change, which cannot tell the region's
-		 * blocks from older ones it freed. */
+		/* Count-only: sizes of freed blocks are unknown, so are live
+		 * bytes and peaks; the block count is the net change, which
+		 * cannot tell the region's blocks from older ones it freed. */
 		res.live_blocks = res.allocs > res.frees ? res.allocs - res.frees : 0;
-		res.live_bytes = live_now > r->live_begin ? (uint64_t)(live_now - r->live_begin) : 0;
+		res.live_bytes = MEMCHECK_UNKNOWN;
+		res.bytes_freed = MEMCHECK_UNKNOWN;
+		res.peak_live_bytes = MEMCHECK_UNKNOWN;
 	}
-	res.definitely_lost.blocks = res.live_blocks;
-	res.definitely_lost.bytes = res.live_bytes;
+	if (mc_opt.track) {
+		res.definitely_lost.blocks = res.live_blocks;
+		res.definitely_lost.bytes = res.live_bytes;
+	}
 
 	res.retained_bytes = MEMCHECK_UNKNOWN;
 	res.rss_begin = r->rss_begin;
@@ -583,7 +651,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		.nleak_groups = acc.n,
 		.process = r->process,
 	};
+	uint64_t hwm = mc_account_rss_shield_begin();
 	mc_report_emit(&rr);
+	mc_account_rss_shield_end(hwm);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
 	if (out)

@@ -1,29 +1,37 @@
 /*
  * blocks.c - the live-block table: pointer -> size, region epoch, stack.
  *
- * An open-addressing hash table in mmap'd memory, split into shards with
- * a lock each so threads rarely meet.  A freed block is not deleted: it is
- * marked freed and keeps its allocation stack plus the stack that freed
- * it, which is what a double-free report needs.  Allocators hand the same
- * addresses out again quickly, so most freed entries are simply reused in
- * place; when a shard fills up and more than half of it is freed entries,
- * it is rebuilt with the live ones only instead of grown.  No entry is
- * ever deleted in between, so linear probing needs no tombstones.
+ * An open-addressing hash table (linear probing, deletion by backward
+ * shift, so no tombstones) in mmap'd memory, split into shards with a
+ * lock each so threads rarely meet.  Shards start tiny and double at 3/4
+ * full: a test with a few thousand live blocks keeps a table that fits
+ * in cache.
+ *
+ * Most tests run one thread, and two locked instructions per malloc/free
+ * pair are a large part of memcheck's cost.  So while a single thread
+ * uses the table it takes no locks: it only marks itself busy with a
+ * plain store.  The first other thread to arrive sets `multi`, issues
+ * membarrier(2) (which makes that store and the busy mark visible both
+ * ways without the owner paying for a fence), waits for the owner to
+ * leave the table, and from then on everyone locks.  Where membarrier is
+ * not available every operation locks from the start.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 #define NSHARDS 256
-#define MIN_CAP 256 /* entries per shard at first use */
+#define MIN_CAP 16 /* entries per shard at first use: keep small tables dense */
 
 struct shard {
 	atomic_int lock;
 	uint32_t cap;          /* power of two, 0 until first use */
-	uint32_t used;         /* live + freed entries */
 	uint32_t live;
 	uint64_t live_bytes;
 	struct mc_block *e;
@@ -31,6 +39,12 @@ struct shard {
 
 static struct shard shards[NSHARDS];
 static atomic_size_t table_bytes;
+
+static _Atomic int multi = 1;          /* 0: one thread, no locks */
+static volatile int owner_busy;        /* the one thread is inside the table */
+static MC_TLS int is_owner;            /* 1: this thread is the one, 2: not */
+static atomic_flag owner_claim = ATOMIC_FLAG_INIT;
+static bool *fork_held;
 
 static inline uint64_t mix(uintptr_t p)
 {
@@ -44,7 +58,7 @@ static inline struct shard *shard_of(uint64_t h)
 	return &shards[h & (NSHARDS - 1)];
 }
 
-static inline void lock(struct shard *s)
+static void spin_lock(struct shard *s)
 {
 	for (int spins = 0;; spins++) {
 		if (!atomic_load_explicit(&s->lock, memory_order_relaxed) &&
@@ -57,8 +71,52 @@ static inline void lock(struct shard *s)
 	}
 }
 
-static inline void unlock(struct shard *s)
+static bool membarrier_ok(void)
 {
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* A second thread has come: from now on, everyone locks. */
+static void go_multi(void)
+{
+	if (atomic_exchange(&multi, 1))
+		return;
+	int saved = errno;
+	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	errno = saved;
+	while (owner_busy)
+		__builtin_ia32_pause();
+}
+
+/* Enter shard s: returns true when a lock was taken. */
+static inline bool lock(struct shard *s)
+{
+	if (likely(!atomic_load_explicit(&multi, memory_order_relaxed))) {
+		if (likely(is_owner == 1)) {
+			owner_busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)))
+				return false;
+			owner_busy = 0;
+		} else if (!is_owner && !atomic_flag_test_and_set(&owner_claim)) {
+			is_owner = 1;
+			return lock(s);
+		} else {
+			is_owner = 2;
+			go_multi();
+		}
+	}
+	spin_lock(s);
+	return true;
+}
+
+static inline void unlock(struct shard *s, bool locked)
+{
+	if (likely(!locked)) {
+		atomic_signal_fence(memory_order_seq_cst);
+		owner_busy = 0;
+		return;
+	}
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
 }
 
@@ -67,8 +125,8 @@ static inline uint32_t slot_of(uint64_t h, uint32_t cap)
 	return (uint32_t)(h >> 8) & (cap - 1);
 }
 
-/* Rebuild a shard into cap entries, keeping live blocks only.  Returns
- * false (table unchanged) when memory runs out. */
+/* Grow a shard to cap entries.  Returns false (table unchanged) when
+ * memory runs out. */
 static bool rebuild(struct shard *s, uint32_t cap)
 {
 	int saved = errno;
@@ -78,7 +136,7 @@ static bool rebuild(struct shard *s, uint32_t cap)
 		return false;
 	for (uint32_t i = 0; i < s->cap; i++) {
 		struct mc_block *b = &s->e[i];
-		if (!b->ptr || (b->size & MC_FREED_BIT))
+		if (!b->ptr)
 			continue;
 		uint32_t j = slot_of(mix(b->ptr), cap);
 		while (e[j].ptr)
@@ -92,29 +150,48 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
 	s->e = e;
 	s->cap = cap;
-	s->used = s->live;
 	return true;
 }
 
-/* Make room for one more entry: at 3/4 full, drop the freed entries if
- * they are most of the shard, else double. */
+/* Make room for one more entry: double at 3/4 full. */
 static bool make_room(struct shard *s)
 {
-	if (s->cap && (uint64_t)(s->used + 1) * 4 <= (uint64_t)s->cap * 3)
+	if (likely(s->cap && (uint64_t)(s->live + 1) * 4 <= (uint64_t)s->cap * 3))
 		return true;
 	if (!s->cap)
 		return rebuild(s, MIN_CAP);
-	if (s->live * 2 < s->used)
-		return rebuild(s, s->cap);
 	if (s->cap >= (1u << 31))
-		return s->used + 1 < s->cap;
-	return rebuild(s, s->cap * 2) || s->used + 1 < s->cap;
+		return s->live + 1 < s->cap;
+	return rebuild(s, s->cap * 2) || s->live + 1 < s->cap;
+}
+
+/* Delete entry i, shifting later entries of its cluster back so every
+ * entry stays reachable from its home slot. */
+static void delete_at(struct shard *s, uint32_t i)
+{
+	uint32_t mask = s->cap - 1;
+	for (uint32_t j = i;;) {
+		j = (j + 1) & mask;
+		struct mc_block *b = &s->e[j];
+		if (!b->ptr)
+			break;
+		uint32_t home = slot_of(mix(b->ptr), s->cap);
+		/* b may move to i only if its home is not in (i, j]. */
+		bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (between)
+			continue;
+		s->e[i] = *b;
+		i = j;
+	}
+	s->e[i].ptr = 0;
 }
 
 void mc_blocks_init(void)
 {
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
+	if (membarrier_ok())
+		atomic_store(&multi, 0);
 }
 
 static void table_full(void)
@@ -131,9 +208,9 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
 	enum mc_insert r = MC_NEW;
-	lock(s);
-	if (!make_room(s)) {
-		unlock(s);
+	bool locked = lock(s);
+	if (unlikely(!make_room(s))) {
+		unlock(s, locked);
 		table_full();
 		return MC_NEW;
 	}
@@ -141,19 +218,13 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 	struct mc_block *b;
 	for (;; i = (i + 1) & (s->cap - 1)) {
 		b = &s->e[i];
-		if (!b->ptr) {
-			s->used++;
+		if (!b->ptr)
 			break;
-		}
-		if (b->ptr == ptr) {
-			if (b->size & MC_FREED_BIT) {
-				r = MC_REUSED_FREED;
-			} else {
-				r = MC_REPLACED_LIVE;
-				*old = *b;
-				s->live--;
-				s->live_bytes -= b->size;
-			}
+		if (unlikely(b->ptr == ptr)) {
+			r = MC_REPLACED_LIVE;
+			*old = *b;
+			s->live--;
+			s->live_bytes -= b->size;
 			break;
 		}
 	}
@@ -163,18 +234,17 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 	b->aux = epoch;
 	s->live++;
 	s->live_bytes += size;
-	unlock(s);
+	unlock(s, locked);
 	return r;
 }
 
-enum mc_remove mc_blocks_remove(uintptr_t ptr, uint32_t free_stack,
-				struct mc_block *out)
+enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
 	enum mc_remove r = MC_UNKNOWN;
-	lock(s);
-	if (s->cap) {
+	bool locked = lock(s);
+	if (likely(s->cap)) {
 		for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
 			struct mc_block *b = &s->e[i];
 			if (!b->ptr)
@@ -182,20 +252,14 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, uint32_t free_stack,
 			if (b->ptr != ptr)
 				continue;
 			*out = *b;
-			if (b->size & MC_FREED_BIT) {
-				out->size &= ~MC_FREED_BIT;
-				r = MC_WAS_FREED;
-			} else {
-				s->live--;
-				s->live_bytes -= b->size;
-				b->size |= MC_FREED_BIT;
-				b->aux = free_stack;
-				r = MC_REMOVED;
-			}
+			s->live--;
+			s->live_bytes -= b->size;
+			delete_at(s, i);
+			r = MC_REMOVED;
 			break;
 		}
 	}
-	unlock(s);
+	unlock(s, locked);
 	return r;
 }
 
@@ -204,20 +268,20 @@ bool mc_blocks_find(uintptr_t ptr, struct mc_block *out)
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
 	bool found = false;
-	lock(s);
+	bool locked = lock(s);
 	if (s->cap) {
 		for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
 			struct mc_block *b = &s->e[i];
 			if (!b->ptr)
 				break;
 			if (b->ptr == ptr) {
-				found = !(b->size & MC_FREED_BIT);
+				found = true;
 				*out = *b;
 				break;
 			}
 		}
 	}
-	unlock(s);
+	unlock(s, locked);
 	return found;
 }
 
@@ -226,13 +290,13 @@ void mc_blocks_each_live(uint32_t min_epoch,
 {
 	for (int k = 0; k < NSHARDS; k++) {
 		struct shard *s = &shards[k];
-		lock(s);
+		bool locked = lock(s);
 		for (uint32_t i = 0; i < s->cap; i++) {
 			const struct mc_block *b = &s->e[i];
-			if (b->ptr && !(b->size & MC_FREED_BIT) && b->aux >= min_epoch)
+			if (b->ptr && b->aux >= min_epoch)
 				fn(b, arg);
 		}
-		unlock(s);
+		unlock(s, locked);
 	}
 }
 
@@ -253,18 +317,26 @@ uint64_t mc_blocks_count(void)
  * a thread which no longer exists there was holding. */
 void mc_blocks_lock_all(void)
 {
+	static bool held[NSHARDS];
 	for (int k = 0; k < NSHARDS; k++)
-		lock(&shards[k]);
+		held[k] = lock(&shards[k]);
+	/* Only the owner can get here without locks, and then it is alone. */
+	fork_held = held;
 }
 
 void mc_blocks_unlock_all(void)
 {
 	for (int k = NSHARDS - 1; k >= 0; k--)
-		unlock(&shards[k]);
+		unlock(&shards[k], fork_held[k]);
 }
 
+/* The child has one thread: the one that forked.  It owns the table. */
 void mc_blocks_after_fork_child(void)
 {
 	for (int k = 0; k < NSHARDS; k++)
 		atomic_store(&shards[k].lock, 0);
+	owner_busy = 0;
+	atomic_flag_clear(&owner_claim);
+	is_owner = 0;
+	atomic_store(&multi, membarrier_ok() ? 0 : 1);
 }

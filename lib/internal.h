@@ -128,26 +128,23 @@ void mc_stacks_after_fork_child(void);
 
 /* ---- blocks.c -------------------------------------------------------- */
 
-enum mc_insert { MC_NEW, MC_REUSED_FREED, MC_REPLACED_LIVE };
-enum mc_remove { MC_REMOVED, MC_WAS_FREED, MC_UNKNOWN };
+enum mc_insert { MC_NEW, MC_REPLACED_LIVE };
+enum mc_remove { MC_REMOVED, MC_UNKNOWN };
 
 struct mc_block {
 	uintptr_t ptr;
-	uint64_t size;       /* bit 63: freed */
+	uint64_t size;
 	uint32_t stack;      /* allocation stack */
-	uint32_t aux;        /* live: region epoch; freed: free stack */
+	uint32_t aux;        /* region epoch when allocated */
 };
-#define MC_FREED_BIT (1ull << 63)
 
 void mc_blocks_init(void);
 /* Record a new live block.  *old receives what was at that address: a
  * live block the program freed behind memcheck's back (MC_REPLACED_LIVE). */
 enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 				uint32_t epoch, struct mc_block *old);
-/* Mark a block freed, keeping it (briefly) to recognise a double free.
- * *out receives the block as it was. */
-enum mc_remove mc_blocks_remove(uintptr_t ptr, uint32_t free_stack,
-				struct mc_block *out);
+/* Delete a live block; *out receives it as it was. */
+enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out);
 /* Look a live block up without changing it. */
 bool mc_blocks_find(uintptr_t ptr, struct mc_block *out);
 /* Call fn for every live block with epoch >= min_epoch. */
@@ -188,6 +185,11 @@ uint32_t mc_current_epoch(void);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
 void mc_account_flush(void);
+
+/* Around report-time work that maps memory (symbolization): keeps it
+ * out of the open regions' peak RSS.  Region lock need not be held. */
+uint64_t mc_account_rss_shield_begin(void);
+void mc_account_rss_shield_end(uint64_t hwm_before);
 
 /* Called once from the library constructor and destructor. */
 void mc_process_begin(void);

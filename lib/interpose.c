@@ -270,17 +270,17 @@ __attribute__((destructor)) static void mc_destructor(void)
 
 /* ---- the malloc family ----------------------------------------------- */
 
-/* A successful allocation of size bytes, recorded with errno kept. */
+/* Record an allocation's outcome.  The accounting paths that can touch
+ * errno (table growth, first use by a thread, error reports) save and
+ * restore it themselves, so the hot path does not pay for it here. */
 static inline void *counted(void *p, size_t size, void *fp)
 {
-	int saved = errno;
 	mc_in_hook++;
-	if (p)
+	if (likely(p != NULL))
 		mc_account_alloc(p, size, fp);
 	else
 		mc_account_failed();
 	mc_in_hook--;
-	errno = saved;
 	return p;
 }
 
@@ -324,12 +324,10 @@ MC_API void free(void *p)
 		mc_real.free(p);
 		return;
 	}
-	int saved = errno;
 	bool pass_on = true;
 	mc_in_hook++;
 	mc_account_free(p, &pass_on, __builtin_frame_address(0));
-	errno = saved;
-	if (pass_on)
+	if (likely(pass_on))
 		mc_real.free(p);
 	mc_in_hook--;
 }

@@ -235,6 +235,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack)
 {
 	char p[32], c1[32];
+	uint64_t hwm = mc_account_rss_shield_begin();
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
 	mc_buf_printf(&b, "%s memcheck: %s: 0x%lx", p, what, (unsigned long)ptr);
@@ -258,4 +259,5 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	mc_write_all(2, b.s, b.len);
 	mc_buf_free(&b);
 	mc_symbolize_end();
+	mc_account_rss_shield_end(hwm);
 }

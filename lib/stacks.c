@@ -14,6 +14,7 @@
  * The depot is insert-only: lookups take no lock, inserts take one.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +41,11 @@ static atomic_size_t nstacks;
 static int (*unw_backtrace_fn)(void **, int);
 
 static MC_TLS uintptr_t stack_lo, stack_hi;
+
+/* A few recent stacks per thread, by hash: a hot allocation site finds
+ * its id here without touching the depot's (cache-cold) buckets. */
+#define CACHE 32
+static MC_TLS struct { uint64_t hash; uint32_t id; } cache[CACHE];
 
 void mc_stacks_init(void)
 {
@@ -95,11 +101,8 @@ static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
 	return 0;
 }
 
-uint32_t mc_stack_intern(const uintptr_t *f, int n)
+static uint32_t intern(uint64_t h, const uintptr_t *f, int n)
 {
-	if (!arena || n <= 0)
-		return 0;
-	uint64_t h = hash_frames(f, n);
 	uint32_t id = lookup(h, f, n);
 	if (id)
 		return id;
@@ -126,9 +129,17 @@ uint32_t mc_stack_intern(const uintptr_t *f, int n)
 	return id;
 }
 
+uint32_t mc_stack_intern(const uintptr_t *f, int n)
+{
+	if (!arena || n <= 0)
+		return 0;
+	return intern(hash_frames(f, n), f, n);
+}
+
 /* This thread's stack bounds, to keep the frame-pointer walk on it. */
 static void learn_stack(void)
 {
+	int saved = errno;
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
@@ -141,6 +152,7 @@ static void learn_stack(void)
 	}
 	if (!stack_hi) /* unknown: allow only the first frame */
 		stack_lo = stack_hi = 1;
+	errno = saved;
 }
 
 static int walk_fp(void *fp0, uintptr_t *out, int max)
@@ -195,7 +207,18 @@ uint32_t mc_stack_capture(void *fp)
 			  : backtrace(raw, max + 8);
 		n = trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
 	}
-	return mc_stack_intern(frames, n);
+	if (unlikely(!arena || n <= 0))
+		return 0;
+	/* A 64-bit hash match is taken as the same stack: a false match
+	 * needs a collision among the few stacks of one thread. */
+	uint64_t h = hash_frames(frames, n);
+	unsigned k = (unsigned)(h >> 7) & (CACHE - 1);
+	if (likely(cache[k].hash == h))
+		return cache[k].id;
+	uint32_t id = intern(h, frames, n);
+	cache[k].hash = h;
+	cache[k].id = id;
+	return id;
 }
 
 int mc_stack_get(uint32_t id, const uintptr_t **frames)
