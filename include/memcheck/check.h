@@ -9,8 +9,11 @@
  * Each test then runs in its own region, named after the test, and fails
  * with check's own message when it leaves memory behind or breaks a
  * budget.  The fixtures are checked fixtures, so they run in the test's
- * process in CK_FORK and CK_NOFORK mode alike: in CK_FORK mode the region
- * starts in the forked child and its figures are the test's own.
+ * process: in CK_FORK mode (check's default) the region starts in the
+ * forked child and its figures are the test's own.  In CK_NOFORK mode
+ * check reopens its message file (a FILE and its 4 KiB buffer) after
+ * the setup fixture and closes it after the teardown, so those two
+ * blocks are reported as the test's until suppressions can name them.
  *
  * Or, inside one test:
  *
