@@ -57,6 +57,7 @@ static pthread_key_t slot_key;
 static int nslots_used;
 
 static MC_TLS struct slot *my_slot;
+MC_TLS struct mc_totals *mc_my_totals;
 static MC_TLS int my_state; /* 0 no slot yet, 1 has one, 2 ended */
 
 static _Atomic int64_t g_live;
@@ -104,6 +105,7 @@ static void slot_release(void *arg)
 	s->in_use = 0; /* the ring stays: its frees can still be doubled */
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
+	mc_my_totals = NULL;
 	my_state = 2;
 }
 
@@ -127,8 +129,10 @@ static struct slot *slot_acquire(void)
 	if (nslots_used > 1)
 		atomic_store(&g_multi, 1);
 	pthread_mutex_unlock(&slot_lock);
-	if (s != &shared_slot)
+	if (s != &shared_slot) {
 		pthread_setspecific(slot_key, s);
+		mc_my_totals = &s->t;
+	}
 	errno = saved;
 	my_state = 1;
 	return my_slot = s;

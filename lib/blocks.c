@@ -125,17 +125,48 @@ static inline uint32_t slot_of(uint64_t h, uint32_t cap)
 	return (uint32_t)(h >> 8) & (cap - 1);
 }
 
+/* Small shard arrays live side by side in one mapping.  Mapped one by
+ * one they would each start a page, land in the same cache sets, and
+ * evict each other: that doubled the cost of every lookup. */
+#define SMALL_CAP 128
+static struct mc_block *small;   /* NSHARDS * SMALL_CAP entries */
+
+static bool is_small(uint32_t cap)
+{
+	return small && cap <= SMALL_CAP;
+}
+
+static struct mc_block *array_for(struct shard *s, uint32_t cap)
+{
+	if (is_small(cap)) {
+		struct mc_block *e = small + (size_t)(s - shards) * SMALL_CAP;
+		/* The new array may be the old one: callers copy first. */
+		return e;
+	}
+	int saved = errno;
+	struct mc_block *e = mc_map((size_t)cap * sizeof *e);
+	errno = saved;
+	return e;
+}
+
 /* Grow a shard to cap entries.  Returns false (table unchanged) when
  * memory runs out. */
 static bool rebuild(struct shard *s, uint32_t cap)
 {
-	int saved = errno;
-	struct mc_block *e = mc_map((size_t)cap * sizeof *e);
-	errno = saved;
+	struct mc_block old_small[SMALL_CAP];
+	struct mc_block *old = s->e;
+	struct mc_block *e = array_for(s, cap);
 	if (!e)
 		return false;
+	if (old && old == e) {
+		/* Growing within the shard's small array: move the entries
+		 * aside, then spread them over the larger table. */
+		memcpy(old_small, old, (size_t)s->cap * sizeof *old);
+		old = old_small;
+	}
+	memset(e, 0, (size_t)cap * sizeof *e);
 	for (uint32_t i = 0; i < s->cap; i++) {
-		struct mc_block *b = &s->e[i];
+		struct mc_block *b = &old[i];
 		if (!b->ptr)
 			continue;
 		uint32_t j = slot_of(mix(b->ptr), cap);
@@ -143,11 +174,12 @@ static bool rebuild(struct shard *s, uint32_t cap)
 			j = (j + 1) & (cap - 1);
 		e[j] = *b;
 	}
-	if (s->e) {
+	if (s->e && !is_small(s->cap)) {
 		mc_unmap(s->e, (size_t)s->cap * sizeof *e);
 		atomic_fetch_sub(&table_bytes, (size_t)s->cap * sizeof *e);
 	}
-	atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
+	if (!is_small(cap))
+		atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
 	s->e = e;
 	s->cap = cap;
 	return true;
@@ -190,6 +222,9 @@ void mc_blocks_init(void)
 {
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
+	small = mc_map((size_t)NSHARDS * SMALL_CAP * sizeof *small);
+	if (small)
+		atomic_fetch_add(&table_bytes, (size_t)NSHARDS * SMALL_CAP * sizeof *small);
 	if (membarrier_ok())
 		atomic_store(&multi, 0);
 }

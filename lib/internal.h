@@ -179,6 +179,10 @@ int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp);
 void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 			    const struct mc_block *prev, void *fp);
 
+/* The calling thread's own counters once it has a slot, else NULL: the
+ * count-only fast path in interpose.c adds to them directly. */
+extern MC_TLS struct mc_totals *mc_my_totals;
+
 void mc_account_init(void);
 void mc_account_sum(struct mc_totals *t);
 uint32_t mc_current_epoch(void);

@@ -240,16 +240,33 @@ void mc_resolve(void)
 	errno = saved;
 }
 
-/* Calls that cannot be counted: during start-up, inside memcheck's own
- * work, or from dlsym before anything is known. */
-static bool uncounted(void)
+static __attribute__((noinline)) bool uncounted_slow(void)
 {
-	if (likely(atomic_load_explicit(&state, memory_order_acquire) == READY))
-		return mc_in_hook != 0;
 	if (resolving_here)
 		return true;
 	mc_resolve();
 	return atomic_load_explicit(&state, memory_order_acquire) != READY || mc_in_hook;
+}
+
+/* Calls that cannot be counted: during start-up, inside memcheck's own
+ * work, or from dlsym before anything is known. */
+static inline bool uncounted(void)
+{
+	if (likely(atomic_load_explicit(&state, memory_order_acquire) == READY))
+		return mc_in_hook != 0;
+	return uncounted_slow();
+}
+
+/* Count-only mode, inlined: the thread's own counters, no calls. */
+static inline bool count_only(struct mc_totals **t)
+{
+	*t = mc_my_totals;
+	return !mc_opt.track && likely(*t != NULL);
+}
+
+static inline void add_relaxed(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
 static bool bootstrapping(void)
@@ -275,6 +292,12 @@ __attribute__((destructor)) static void mc_destructor(void)
  * restore it themselves, so the hot path does not pay for it here. */
 static inline void *counted(void *p, size_t size, void *fp)
 {
+	struct mc_totals *t;
+	if (count_only(&t) && likely(p != NULL)) {
+		add_relaxed(&t->allocs, 1);
+		add_relaxed(&t->bytes_allocated, size);
+		return p;
+	}
 	mc_in_hook++;
 	if (likely(p != NULL))
 		mc_account_alloc(p, size, fp);
@@ -321,6 +344,12 @@ MC_API void free(void *p)
 	if (!p || unlikely(is_boot(p)))
 		return;
 	if (unlikely(uncounted())) {
+		mc_real.free(p);
+		return;
+	}
+	struct mc_totals *t;
+	if (count_only(&t)) {
+		add_relaxed(&t->frees, 1);
 		mc_real.free(p);
 		return;
 	}
