@@ -27,6 +27,12 @@ static const char *bytes_h(uint64_t v, char buf[32])
 	return buf;
 }
 
+/* A count with thousands separators, or "unknown" where not measured. */
+static const char *num(uint64_t v, char buf[32])
+{
+	return v == MEMCHECK_UNKNOWN ? "unknown" : mc_commas(v, buf);
+}
+
 /* "   at 0x...: fn (file:line)" lines for a stack, as valgrind writes them. */
 static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
@@ -173,9 +179,9 @@ static void emit_text(const struct mc_region_report *rr)
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
 		mc_buf_printf(&b, "%s memcheck: \"%s\" in %s: %s allocs, %s frees, %s bytes "
 			      "allocated, peak %s bytes live, no leaks (%s)\n", p, r->name,
-			      mc_program(), mc_commas(r->allocs, c1), mc_commas(r->frees, c2),
-			      mc_commas(r->bytes_allocated, c3),
-			      mc_commas(r->peak_live_bytes, c4), mc_allocator_name());
+			      mc_program(), num(r->allocs, c1), num(r->frees, c2),
+			      num(r->bytes_allocated, c3),
+			      num(r->peak_live_bytes, c4), mc_allocator_name());
 		mc_write_all(2, b.s, b.len);
 		mc_buf_free(&b);
 		return;
@@ -183,37 +189,37 @@ static void emit_text(const struct mc_region_report *rr)
 	mc_buf_printf(&b, "%s memcheck: region \"%s\" in %s (allocator %s)\n", p, r->name,
 		      mc_program(), mc_allocator_name());
 	mc_buf_printf(&b, "%s   in use at end: %s bytes in %s blocks\n", p,
-		      mc_commas(r->live_bytes, c1), mc_commas(r->live_blocks, c2));
+		      num(r->live_bytes, c1), num(r->live_blocks, c2));
 	mc_buf_printf(&b, "%s   total heap usage: %s allocs, %s frees, %s bytes allocated\n",
-		      p, mc_commas(r->allocs, c1), mc_commas(r->frees, c2),
-		      mc_commas(r->bytes_allocated, c3));
+		      p, num(r->allocs, c1), num(r->frees, c2),
+		      num(r->bytes_allocated, c3));
 	mc_buf_printf(&b, "%s   reallocs: %s, failed allocations: %s, peak live: %s bytes\n",
-		      p, mc_commas(r->reallocs, c1), mc_commas(r->failed_allocs, c2),
-		      mc_commas(r->peak_live_bytes, c3));
+		      p, num(r->reallocs, c1), num(r->failed_allocs, c2),
+		      num(r->peak_live_bytes, c3));
 	mc_buf_printf(&b, "%s   RSS: %s at start, %s at end, peak %s; %.3f s\n", p,
 		      bytes_h(r->rss_begin, h1), bytes_h(r->rss_end, h2),
 		      bytes_h(r->peak_rss, h3), r->seconds);
 	if (r->double_frees || r->invalid_frees)
 		mc_buf_printf(&b, "%s   heap errors: %s double frees, %s frees of unknown pointers\n",
-			      p, mc_commas(r->double_frees, c1), mc_commas(r->invalid_frees, c2));
+			      p, num(r->double_frees, c1), num(r->invalid_frees, c2));
 	if (!mc_opt.track)
-		mc_buf_printf(&b, "%s   (MEMCHECK_TRACK=0: live and freed bytes are usable sizes; "
-			      "no leak list)\n", p);
+		mc_buf_printf(&b, "%s   (MEMCHECK_TRACK=0: calls and bytes allocated only; the "
+			      "blocks in use are the net count)\n", p);
 	for (size_t i = 0; i < rr->nleaks; i++) {
 		const struct mc_leak *l = &rr->leaks[i];
 		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are definitely lost in region "
-			      "\"%s\" [%zu of %zu]\n", p, p, mc_commas(l->bytes, c1),
-			      mc_commas(l->blocks, c2), r->name, i + 1, rr->nleak_groups);
+			      "\"%s\" [%zu of %zu]\n", p, p, num(l->bytes, c1),
+			      num(l->blocks, c2), r->name, i + 1, rr->nleak_groups);
 		text_stack(&b, p, l->stack);
 	}
 	if (rr->nleak_groups > rr->nleaks)
 		mc_buf_printf(&b, "%s\n%s (%zu more leak records not shown; MEMCHECK_MAX_LEAKS=%d)\n",
 			      p, p, rr->nleak_groups - rr->nleaks, mc_opt.max_leaks);
-	if (r->live_blocks) {
+	if (r->definitely_lost.blocks) {
 		mc_buf_printf(&b, "%s\n%s LEAK SUMMARY:\n", p, p);
 		mc_buf_printf(&b, "%s    definitely lost: %s bytes in %s blocks\n", p,
-			      mc_commas(r->definitely_lost.bytes, c1),
-			      mc_commas(r->definitely_lost.blocks, c2));
+			      num(r->definitely_lost.bytes, c1),
+			      num(r->definitely_lost.blocks, c2));
 		mc_buf_printf(&b, "%s    (memcheck does not classify reachability yet: every "
 			      "block a region leaves behind counts as definitely lost)\n", p);
 	}
