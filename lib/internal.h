@@ -67,7 +67,7 @@ void mc_buf_free(struct mc_buf *b);
 /* Write all of s to fd, retrying short writes and EINTR. */
 void mc_write_all(int fd, const char *s, size_t n);
 
-/* One line on stderr, prefixed "memcheck[pid]: ". */
+/* One line on stderr, prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Group a number with commas, as valgrind does: 1,234,567. */

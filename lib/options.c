@@ -107,9 +107,13 @@ static void set_option(const struct option_def *o, const char *val, bool is_defa
 	}
 	if (is_default)
 		return; /* cannot happen: the table's defaults parse */
-	mc_log("%s=%s: expected %s %s; using %s", o->name, val,
-	       o->kind == INT ? "an integer in" : o->kind == ENUM ? "one of" : "a boolean,",
-	       o->values, o->def);
+	if (o->kind == INT)
+		mc_log("%s=%s: expected an integer from %.*s to %s; using %s", o->name, val,
+		       (int)(strchr(o->values, ':') - o->values), o->values,
+		       strchr(o->values, ':') + 1, o->def);
+	else
+		mc_log("%s=%s: expected %s %s; using %s", o->name, val,
+		       o->kind == ENUM ? "one of" : "a boolean,", o->values, o->def);
 	set_option(o, o->def, true);
 }
 

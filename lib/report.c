@@ -244,7 +244,8 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	uint64_t hwm = mc_account_rss_shield_begin();
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
-	mc_buf_printf(&b, "%s memcheck: %s: 0x%lx", p, what, (unsigned long)ptr);
+	mc_buf_printf(&b, "%s memcheck: %s in %s: 0x%lx", p, what, mc_program(),
+		      (unsigned long)ptr);
 	if (alloc_stack || size)
 		mc_buf_printf(&b, " (%s bytes)", mc_commas(size, c1));
 	mc_buf_puts(&b, "\n");

@@ -137,7 +137,9 @@ void mc_log(const char *fmt, ...)
 {
 	char line[1024];
 	int saved = errno;
-	int n = snprintf(line, sizeof line, "memcheck[%d]: ", (int)getpid());
+	int n = snprintf(line, sizeof line, "memcheck[%d] %s: ", (int)getpid(), mc_program());
+	if (n < 0 || (size_t)n >= sizeof line / 2)
+		n = snprintf(line, sizeof line, "memcheck[%d]: ", (int)getpid());
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
