@@ -139,6 +139,21 @@ void mc_options_init(void)
 		mc_opt.stack_depth = MC_MAX_DEPTH;
 }
 
+/* A doc string as mdoc text: one sentence per line, as mdoc wants. */
+static void put_sentences(struct mc_buf *b, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		if ((*p == '.' || *p == '?' || *p == '!') && p[1] == ' ' &&
+		    p[2] >= 'A' && p[2] <= 'Z') {
+			mc_buf_put(b, s, (size_t)(p + 1 - s));
+			mc_buf_puts(b, "\n");
+			s = p + 2;
+		}
+	}
+	mc_buf_puts(b, s);
+	mc_buf_puts(b, "\n");
+}
+
 /* The option list of memcheck(7), as mdoc, from the same table. */
 void mc_options_mdoc(int fd)
 {
@@ -149,7 +164,7 @@ void mc_options_mdoc(int fd)
 		mc_buf_printf(&b, ".It Ev %s Ns = Ns Ar %s\n", o->name,
 			      o->kind == STR ? o->values :
 			      o->kind == INT ? "N" : o->values);
-		mc_buf_printf(&b, "%s\n", o->doc);
+		put_sentences(&b, o->doc);
 		if (o->kind == INT)
 			mc_buf_printf(&b, "Range %.*s to %s.\n",
 				      (int)(strchr(o->values, ':') - o->values),

@@ -83,8 +83,10 @@ void memcheck_begin(const char *name);
 
 /* End the innermost region: fill OUT (if not NULL), write the text report
  * to stderr and the JSON record to MEMCHECK_REPORT.  Returns 0 when the
- * region is clean (nothing left behind, no heap errors) and within budget,
- * 1 when it is not, -1 when no region is open. */
+ * region is clean (nothing left behind, no double free) and within
+ * budget, 1 when it is not, -1 when no region is open.  Frees of pointers
+ * memcheck never saw are counted but do not fail a region: they may come
+ * from an allocator function memcheck does not wrap. */
 int memcheck_end(struct memcheck_result *out);
 
 /* Rename the innermost open region (for fixtures that learn the test's
@@ -109,8 +111,8 @@ int memcheck_active(void);
  * "jemalloc", "tcmalloc", or the path of the object that exports malloc. */
 const char *memcheck_allocator(void);
 
-/* Live bytes and the high-water mark as memcheck counts them now, for the
- * whole process.  Cheap enough to call in a loop. */
+/* Live bytes as memcheck counts them now, for the whole process (0 in
+ * count-only mode, MEMCHECK_TRACK=0).  Cheap enough to call in a loop. */
 uint64_t memcheck_live_bytes(void);
 
 #ifdef __cplusplus
