@@ -26,6 +26,13 @@
 
 #include "internal.h"
 
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define RUNNING_UNDER_VALGRIND RUNNING_ON_VALGRIND
+#else
+#define RUNNING_UNDER_VALGRIND 0
+#endif
+
 #define MAX_SLOTS 1024
 #define BATCH (32 * 1024)
 #define MAX_REGIONS 64
@@ -665,6 +672,38 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 	return res.pass ? 0 : 1;
 }
 
+/* Does a malloc call from this process reach memcheck's malloc?  Symbol
+ * lookup says so in most cases; this catches the rest, such as valgrind,
+ * which redirects every object's malloc to its own.  Runs before any
+ * region takes its baseline. */
+static bool calls_reach_us(void)
+{
+	struct mc_totals before, after;
+	mc_account_sum(&before);
+	void *volatile p = malloc(1);
+	free(p);
+	mc_account_sum(&after);
+	return after.allocs != before.allocs;
+}
+
+static void say_bypassed(void)
+{
+	if (RUNNING_UNDER_VALGRIND) {
+		mc_log("running under valgrind, which replaces malloc in every object: "
+		       "memcheck sees no allocations. Run valgrind with "
+		       "--soname-synonyms=somalloc=nouserintercepts (glibc) or "
+		       "somalloc=<pattern naming the allocator's object> to keep memcheck "
+		       "counting");
+		return;
+	}
+	mc_log("malloc is served by %s, which comes before libmemcheck in symbol "
+	       "lookup: memcheck sees no allocations. Put libmemcheck first "
+	       "(LD_PRELOAD=\"libmemcheck.so %s\", or -lmemcheck before the "
+	       "allocator on the link line)",
+	       mc_real.object ? mc_real.object : "another object",
+	       mc_real.object ? mc_real.object : "liballocator.so");
+}
+
 void mc_process_begin(void)
 {
 	bool on = mc_opt.process_region == MC_ON;
@@ -672,18 +711,15 @@ void mc_process_begin(void)
 		const char *pre = getenv("LD_PRELOAD");
 		on = pre && strstr(pre, "libmemcheck");
 	}
+	if (mc_is_active && !calls_reach_us())
+		mc_bypass();
 	mc_in_hook++;
+	if (!mc_is_active)
+		say_bypassed();
 	pthread_mutex_lock(&region_lock);
 	if (on && nregions == 0)
 		region_push("process", true);
 	pthread_mutex_unlock(&region_lock);
-	if (!mc_is_active)
-		mc_log("malloc is served by %s, which comes before libmemcheck in symbol "
-		       "lookup: memcheck sees no allocations. Put libmemcheck first "
-		       "(LD_PRELOAD=\"libmemcheck.so %s\", or -lmemcheck before the "
-		       "allocator on the link line)",
-		       mc_real.object ? mc_real.object : "another object",
-		       mc_real.object ? mc_real.object : "liballocator.so");
 	mc_in_hook--;
 }
 
@@ -695,7 +731,7 @@ void mc_process_end(void)
 		struct region *top = &regions[nregions - 1];
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
-				   "memcheck was bypassed: another malloc comes first in symbol lookup");
+				   "memcheck was bypassed: the program's malloc calls do not reach it");
 		else
 			region_pop(NULL, "region not ended before the process exited");
 	}
@@ -723,16 +759,20 @@ MC_API int memcheck_end(struct memcheck_result *out)
 	pthread_mutex_lock(&region_lock);
 	int rc;
 	if (overflowed) {
+		/* A region past the nesting limit: not measured, not failed. */
 		overflowed--;
 		rc = 0;
-		if (out)
+		if (out) {
 			memset(out, 0, sizeof *out);
+			strcpy(out->name, "(not measured: regions nested too deep)");
+			out->pass = 1;
+		}
 	} else if (nregions == 0 || regions[nregions - 1].process) {
 		mc_log("memcheck_end() without memcheck_begin()");
 		rc = -1;
 	} else {
 		rc = region_pop(out, mc_is_active ? NULL :
-				"memcheck was bypassed: another malloc comes first in symbol lookup");
+				"memcheck was bypassed: the program's malloc calls do not reach it");
 	}
 	pthread_mutex_unlock(&region_lock);
 	mc_in_hook--;

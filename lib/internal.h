@@ -105,8 +105,10 @@ static inline void mc_guard_leave(void) { mc_in_hook--; }
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
 
-/* 1 when our malloc is the one symbol lookup finds first. */
+/* 1 when the program's malloc calls reach memcheck. */
 extern int mc_is_active;
+/* They do not (found out late, e.g. under valgrind): stop counting. */
+void mc_bypass(void);
 
 /* ---- stacks.c -------------------------------------------------------- */
 

@@ -139,12 +139,12 @@ static void *synth_memalign(size_t align, size_t n)
 
 /* ---- resolution ------------------------------------------------------ */
 
-/* The next definition of name, but only if it lives in the same object as
- * the next malloc: a function from another allocator would be worse than
- * none. */
-static void *next_from(const char *name, const void *base)
+/* The definition of name that handle finds, but only if it lives in the
+ * same object as the allocator's malloc: a function from another
+ * allocator would be worse than none. */
+static void *same_object(void *handle, const char *name, const void *base)
 {
-	void *f = dlsym(RTLD_NEXT, name);
+	void *f = dlsym(handle, name);
 	Dl_info info;
 	if (!f || !dladdr(f, &info) || info.dli_fbase != base)
 		return NULL;
@@ -157,7 +157,15 @@ extern __typeof__(malloc) mc_self_malloc
 
 static void resolve_all(void)
 {
-	void *m = dlsym(RTLD_NEXT, "malloc");
+	/* Normally the allocator is the next object after us.  When another
+	 * object's malloc comes first, the program never calls ours for
+	 * malloc, but it may still reach our functions for names its
+	 * allocator lacks (jemalloc has no pvalloc): those must go to that
+	 * allocator too, or the program frees a glibc block with jemalloc. */
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	mc_is_active = !first || first == (void *)mc_self_malloc;
+	void *handle = mc_is_active ? RTLD_NEXT : RTLD_DEFAULT;
+	void *m = mc_is_active ? dlsym(RTLD_NEXT, "malloc") : first;
 	Dl_info info;
 	const void *base = NULL;
 	if (m && dladdr(m, &info)) {
@@ -165,24 +173,25 @@ static void resolve_all(void)
 		mc_real.object = info.dli_fname;
 	}
 	if (!m) {
-		/* Nothing to forward to: there is always a libc, so this means
-		 * the dynamic linker is unusable.  Say so and give up. */
-		static const char msg[] = "memcheck: no malloc after libmemcheck; cannot continue\n";
+		/* Nothing to forward to: a statically linked program, where
+		 * memcheck cannot work. */
+		static const char msg[] = "memcheck: no malloc to forward to (a statically "
+					  "linked program?); memcheck needs the dynamic linker\n";
 		mc_write_all(2, msg, sizeof msg - 1);
 		abort();
 	}
 	struct mc_real r = { 0 };
 	r.malloc = m;
-	r.free = next_from("free", base);
-	r.calloc = next_from("calloc", base);
-	r.realloc = next_from("realloc", base);
-	r.memalign = next_from("memalign", base);
-	r.usable_size = next_from("malloc_usable_size", base);
-	r.posix_memalign = next_from("posix_memalign", base);
-	r.aligned_alloc = next_from("aligned_alloc", base);
-	r.valloc = next_from("valloc", base);
-	r.pvalloc = next_from("pvalloc", base);
-	r.reallocarray = next_from("reallocarray", base);
+	r.free = same_object(handle, "free", base);
+	r.calloc = same_object(handle, "calloc", base);
+	r.realloc = same_object(handle, "realloc", base);
+	r.memalign = same_object(handle, "memalign", base);
+	r.usable_size = same_object(handle, "malloc_usable_size", base);
+	r.posix_memalign = same_object(handle, "posix_memalign", base);
+	r.aligned_alloc = same_object(handle, "aligned_alloc", base);
+	r.valloc = same_object(handle, "valloc", base);
+	r.pvalloc = same_object(handle, "pvalloc", base);
+	r.reallocarray = same_object(handle, "reallocarray", base);
 	r.object = mc_real.object;
 	if (!r.free || !r.calloc || !r.realloc) {
 		/* An object that exports malloc but not free is not an
@@ -232,9 +241,11 @@ void mc_resolve(void)
 		mc_stacks_init();
 		mc_account_init();
 		mc_allocator_detect();
-		mc_is_active = dlsym(RTLD_DEFAULT, "malloc") == (void *)mc_self_malloc;
 		mc_guard_leave();
-		atomic_store_explicit(&state, READY, memory_order_release);
+		/* Bypassed, nothing is counted: counting only the functions
+		 * the allocator lacks would report their blocks as leaks. */
+		if (mc_is_active)
+			atomic_store_explicit(&state, READY, memory_order_release);
 	}
 	atomic_flag_clear_explicit(&lock, memory_order_release);
 	errno = saved;
@@ -272,6 +283,12 @@ static inline void add_relaxed(uint64_t *c, uint64_t v)
 static bool bootstrapping(void)
 {
 	return atomic_load_explicit(&state, memory_order_acquire) < FORWARDING;
+}
+
+void mc_bypass(void)
+{
+	mc_is_active = 0;
+	atomic_store_explicit(&state, FORWARDING, memory_order_release);
 }
 
 __attribute__((constructor)) static void mc_constructor(void)
