@@ -479,7 +479,7 @@ static void region_push(const char *name, bool process)
 	}
 	struct region *r = &regions[nregions];
 	memset(r, 0, sizeof *r);
-	strncpy(r->name, name ? name : "region", sizeof r->name - 1);
+	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
 	uint32_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
 	region_rebase(r, epoch);
@@ -574,7 +574,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 	/* Hand the enclosing region its peak back, raised by ours. */
 	atomic_store(&g_peak, peak > r->saved_peak ? peak : r->saved_peak);
 
-	strncpy(res.name, r->name, sizeof res.name - 1);
+	mc_copy_name(res.name, sizeof res.name, r->name);
 	res.allocs = now.allocs - r->base.allocs;
 	res.frees = now.frees - r->base.frees;
 	res.reallocs = now.reallocs - r->base.reallocs;
@@ -786,8 +786,7 @@ MC_API int memcheck_rename(const char *name)
 	pthread_mutex_lock(&region_lock);
 	if (nregions > 0 && !regions[nregions - 1].process) {
 		struct region *r = &regions[nregions - 1];
-		memset(r->name, 0, sizeof r->name);
-		strncpy(r->name, name ? name : "region", sizeof r->name - 1);
+		mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 		rc = 0;
 	}
 	pthread_mutex_unlock(&region_lock);

@@ -63,6 +63,8 @@ void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mc_buf_json_str(struct mc_buf *b, const char *s);
 void mc_buf_free(struct mc_buf *b);
+/* Copy src into dst[size], NUL-padded, cut at a UTF-8 character boundary. */
+void mc_copy_name(char *dst, size_t size, const char *src);
 
 /* Write all of s to fd, retrying short writes and EINTR. */
 void mc_write_all(int fd, const char *s, size_t n);

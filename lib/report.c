@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -154,9 +155,12 @@ static void emit_json(const struct mc_region_report *rr)
 		mc_log("out of memory writing the report of region \"%s\"", r->name);
 	} else {
 		int fd = open(mc_opt.report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		static _Atomic int said; /* once per process, not per region */
 		if (fd < 0) {
-			mc_log("cannot open MEMCHECK_REPORT=%s: %s; region \"%s\" is not "
-			       "in the report", mc_opt.report, strerror(errno), r->name);
+			if (!atomic_exchange(&said, 1))
+				mc_log("cannot open MEMCHECK_REPORT=%s: %s; this process's "
+				       "regions are not in the report", mc_opt.report,
+				       strerror(errno));
 		} else {
 			/* One write per record: records from processes that
 			 * share the file do not interleave. */

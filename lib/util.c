@@ -85,12 +85,45 @@ void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* A JSON string literal, quotes included. */
+/* Length of the valid UTF-8 sequence at p, or 0 if there is none. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+	uint32_t min, c;
+	if (*p < 0x80)
+		return 1;
+	if ((*p & 0xe0) == 0xc0)
+		n = 2, min = 0x80, c = *p & 0x1f;
+	else if ((*p & 0xf0) == 0xe0)
+		n = 3, min = 0x800, c = *p & 0x0f;
+	else if ((*p & 0xf8) == 0xf0)
+		n = 4, min = 0x10000, c = *p & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A JSON string literal, quotes included.  Names, paths and argv[0] need
+ * not be UTF-8; a byte that is not part of valid UTF-8 is written as the
+ * code point of the same value (\u00XX), so every record stays JSON. */
 void mc_buf_json_str(struct mc_buf *b, const char *s)
 {
 	mc_buf_put(b, "\"", 1);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
 		char esc[8];
+		size_t n = utf8_len(p);
+		if (n > 1) {
+			mc_buf_put(b, (const char *)p, n);
+			p += n;
+			continue;
+		}
 		switch (*p) {
 		case '"': mc_buf_put(b, "\\\"", 2); break;
 		case '\\': mc_buf_put(b, "\\\\", 2); break;
@@ -98,15 +131,29 @@ void mc_buf_json_str(struct mc_buf *b, const char *s)
 		case '\t': mc_buf_put(b, "\\t", 2); break;
 		case '\r': mc_buf_put(b, "\\r", 2); break;
 		default:
-			if (*p < 0x20) {
+			if (*p < 0x20 || n == 0) {
 				snprintf(esc, sizeof esc, "\\u%04x", *p);
 				mc_buf_puts(b, esc);
 			} else {
 				mc_buf_put(b, (const char *)p, 1);
 			}
 		}
+		p++;
 	}
 	mc_buf_put(b, "\"", 1);
+}
+
+/* Copy a name into a fixed array, cut at a character boundary. */
+void mc_copy_name(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= size) {
+		n = size - 1;
+		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	memset(dst + n, 0, size - n);
 }
 
 void mc_buf_free(struct mc_buf *b)

@@ -44,6 +44,12 @@ PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
 $(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldl
+# tests/prog/plain_*.c are not linked to memcheck: they meet it only
+# through LD_PRELOAD, as an unmodified program would (and run under
+# valgrind without it).
+$(B)/tests/prog/plain_%: tests/prog/plain_%.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
 
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
@@ -59,8 +65,11 @@ asan-check: $(ASAN_BINS)
 	@set -e; for t in $(ASAN_BINS); do echo "== $$t (ASan/UBSan)"; \
 		ASAN_OPTIONS=detect_leaks=1 $$t; done
 
+# Every test program runs even when one fails; the failures are named at
+# the end.  Tests marked BUG in their source fail until the library is fixed.
 prog-check: all $(PROG_BINS) $(WP_BINS)
-	@set -e; for t in $(WP_BINS); do echo "== $$t"; \
-		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t; done
+	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
+		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
+	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
 
 check: unit-check asan-check prog-check doc-check examples-check

@@ -1,0 +1,951 @@
+/*
+ * harness.c - see harness.h.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem, vasprintf, strsignal */
+#endif
+#include "harness.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("harness: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(99);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+	return s;
+}
+
+/* ---- paths ----------------------------------------------------------- */
+
+const char *h_build(void)
+{
+	const char *b = getenv("MEMCHECK_BUILD");
+	if (!b || b[0] != '/')
+		die("MEMCHECK_BUILD must be the absolute path of build/ (run `make prog-check`)");
+	return b;
+}
+
+const char *h_lib(void)
+{
+	static char *lib;
+	if (!lib)
+		lib = xprintf("%s/libmemcheck.so", h_build());
+	return lib;
+}
+
+const char *h_prog(const char *name)
+{
+	char *p = xprintf("%s/tests/prog/%s", h_build(), name);
+	if (access(p, X_OK) != 0)
+		die("%s: %s (built by `make prog-check`)", p, strerror(errno));
+	return p;
+}
+
+const char *h_allocator_so(const char *soname)
+{
+	char *p = xprintf("/usr/lib/x86_64-linux-gnu/%s", soname);
+	if (access(p, R_OK) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* One directory per test program, made by the process that runs the
+ * suite; check's forked test processes put their files in it (names
+ * carry their pid), and the suite's process removes it at exit, failed
+ * tests' files included.  H_KEEP=1 keeps it. */
+static char tmpdir[PATH_MAX];
+static pid_t tmpdir_owner;
+static unsigned tmp_seq;
+
+static void remove_tmpdir(void)
+{
+	if (!tmpdir[0] || tmpdir_owner != getpid())
+		return;
+	if (getenv("H_KEEP")) {
+		fprintf(stderr, "harness: files kept in %s\n", tmpdir);
+		return;
+	}
+	DIR *d = opendir(tmpdir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				char path[PATH_MAX * 2];
+				snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+				if (unlink(path) != 0)
+					rmdir(path);
+			}
+		}
+		closedir(d);
+	}
+	rmdir(tmpdir);
+}
+
+static void make_tmpdir(void)
+{
+	if (tmpdir[0])
+		return;
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/memcheck-test-XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(tmpdir))
+		die("mkdtemp %s: %s", tmpdir, strerror(errno));
+	tmpdir_owner = getpid();
+	atexit(remove_tmpdir);
+}
+
+const char *h_tmppath(const char *tag)
+{
+	make_tmpdir();
+	return xprintf("%s/%d-%u-%s", tmpdir, (int)getpid(), ++tmp_seq, tag);
+}
+
+/* ---- running programs ------------------------------------------------ */
+
+char *h_read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *s = xcalloc(1, cap);
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			s = realloc(s, cap);
+			if (!s)
+				die("out of memory");
+		}
+		ssize_t r = read(fd, s + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	s[n] = 0;
+	if (len)
+		*len = n;
+	return s;
+}
+
+static bool drop_var(const char *e)
+{
+	return strncmp(e, "MEMCHECK_", 9) == 0 || strncmp(e, "LD_PRELOAD=", 11) == 0;
+}
+
+int h_run(struct h_run *r, const char *const argv[], const char *const env[],
+	  unsigned flags, const char *so)
+{
+	memset(r, 0, sizeof *r);
+	r->exit_code = -1;
+
+	/* The environment: ours, filtered, then the caller's additions. */
+	size_t n = 0, extra = 0;
+	while (environ[n])
+		n++;
+	while (env && env[extra])
+		extra++;
+	char **envp = xcalloc(n + extra + 2, sizeof *envp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!drop_var(environ[i]))
+			envp[k++] = environ[i];
+	if (flags & H_PRELOAD)
+		envp[k++] = so ? xprintf("LD_PRELOAD=%s %s", h_lib(), so)
+			       : xprintf("LD_PRELOAD=%s", h_lib());
+	else if (flags & H_PRELOAD_AFTER)
+		envp[k++] = xprintf("LD_PRELOAD=%s %s", so, h_lib());
+	for (size_t i = 0; i < extra; i++)
+		envp[k++] = (char *)env[i];
+	envp[k] = NULL;
+
+	const char *outp = h_tmppath("stdout"), *errp = h_tmppath("stderr");
+	int ofd = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (ofd < 0 || efd < 0)
+		die("cannot create %s: %s", outp, strerror(errno));
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(ofd, 1) < 0 || dup2(efd, 2) < 0)
+			_exit(126);
+		execve(argv[0], (char *const *)argv, envp);
+		dprintf(2, "harness: execve %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(ofd);
+	close(efd);
+	free(envp); /* the LD_PRELOAD string is small: left to exit */
+	r->pid = pid;
+	/* Wait, but not forever: a hung program is killed and says so. */
+	int st = 0;
+	const char *t = getenv("H_TIMEOUT");
+	double limit = t && atof(t) > 0 ? atof(t) : 20.0, waited = 0;
+	long nap = 100000; /* ns, doubling to 5 ms */
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+		if (waited > limit && !r->timed_out) {
+			r->timed_out = true;
+			kill(pid, SIGKILL);
+		}
+		struct timespec ts = { 0, nap };
+		nanosleep(&ts, NULL);
+		waited += (double)nap / 1e9;
+		if (nap < 5000000)
+			nap *= 2;
+	}
+	if (WIFEXITED(st)) {
+		r->exit_code = WEXITSTATUS(st);
+	} else if (WIFSIGNALED(st)) {
+		r->signal = WTERMSIG(st);
+	}
+	r->out = h_read_file(outp, &r->out_len);
+	r->err = h_read_file(errp, &r->err_len);
+	if (!r->out || !r->err)
+		die("cannot read back %s / %s", outp, errp);
+	unlink(outp);
+	unlink(errp);
+	return r->exit_code == 127 && strstr(r->err, "harness: execve") ? -1 : 0;
+}
+
+void h_run_free(struct h_run *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+const char *h_status(const struct h_run *r)
+{
+	static char buf[96];
+	if (r->timed_out)
+		snprintf(buf, sizeof buf, "timed out (killed after H_TIMEOUT seconds, default 20)");
+	else if (r->signal)
+		snprintf(buf, sizeof buf, "signal %d (%s)", r->signal, strsignal(r->signal));
+	else
+		snprintf(buf, sizeof buf, "exit %d", r->exit_code);
+	return buf;
+}
+
+int h_count_lines(const char *text, const char *needle)
+{
+	int count = 0;
+	const char *line = text;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *hit = memmem(line, len, needle, strlen(needle));
+		if (hit)
+			count++;
+		line = nl ? nl + 1 : NULL;
+	}
+	return count;
+}
+
+/* A decimal number with optional thousands commas. */
+static bool commas_u64(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	bool any = false;
+	while ((*s >= '0' && *s <= '9') || (*s == ',' && any && s[1] >= '0' && s[1] <= '9')) {
+		if (*s != ',') {
+			v = v * 10 + (uint64_t)(*s - '0');
+			any = true;
+		}
+		s++;
+	}
+	*p = s;
+	*out = v;
+	return any;
+}
+
+bool h_valgrind_heap_usage(const char *text, uint64_t *allocs, uint64_t *frees,
+			   uint64_t *bytes)
+{
+	const char *s = strstr(text, "total heap usage: ");
+	if (!s)
+		return false;
+	s += strlen("total heap usage: ");
+	if (!commas_u64(&s, allocs) || strncmp(s, " allocs, ", 9))
+		return false;
+	s += 9;
+	if (!commas_u64(&s, frees) || strncmp(s, " frees, ", 8))
+		return false;
+	s += 8;
+	if (!commas_u64(&s, bytes) || strncmp(s, " bytes allocated", 16))
+		return false;
+	return true;
+}
+
+/* ---- JSON ------------------------------------------------------------ */
+
+struct parser {
+	const char *start, *s, *end;
+	char *err;
+	size_t errlen;
+	int depth;
+};
+
+static struct h_json *jfail(struct parser *p, const char *what)
+{
+	if (p->err && !p->err[0])
+		snprintf(p->err, p->errlen, "%s at offset %td", what, p->s - p->start);
+	return NULL;
+}
+
+static void skip_ws(struct parser *p)
+{
+	while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r'))
+		p->s++;
+}
+
+static struct h_json *new_value(enum h_jtype t)
+{
+	struct h_json *v = xcalloc(1, sizeof *v);
+	v->type = t;
+	return v;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool parse_hex4(struct parser *p, unsigned *out)
+{
+	if (p->end - p->s < 4)
+		return false;
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(p->s[i]);
+		if (h < 0)
+			return false;
+		v = v * 16 + (unsigned)h;
+	}
+	p->s += 4;
+	*out = v;
+	return true;
+}
+
+static void put_utf8(char *out, size_t *n, unsigned cp)
+{
+	if (cp < 0x80) {
+		out[(*n)++] = (char)cp;
+	} else if (cp < 0x800) {
+		out[(*n)++] = (char)(0xc0 | (cp >> 6));
+		out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		out[(*n)++] = (char)(0xe0 | (cp >> 12));
+		out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+	} else {
+		out[(*n)++] = (char)(0xf0 | (cp >> 18));
+		out[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+	}
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static size_t utf8_len(const char *s, const char *end)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t avail = (size_t)(end - s), len;
+	unsigned cp;
+	if (u[0] < 0x80)
+		return 1;
+	if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+		len = 2;
+		cp = u[0] & 0x1f;
+	} else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+		len = 3;
+		cp = u[0] & 0x0f;
+	} else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+		len = 4;
+		cp = u[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (avail < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (u[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A string; p->s is at the opening quote. */
+static char *parse_string(struct parser *p)
+{
+	p->s++;
+	/* decoded text is never longer than the source */
+	const char *q = p->s;
+	while (q < p->end && *q != '"') {
+		if (*q == '\\')
+			q++;
+		q++;
+	}
+	if (q >= p->end) {
+		jfail(p, "unterminated string");
+		return NULL;
+	}
+	char *out = xcalloc(1, (size_t)(q - p->s) + 1);
+	size_t n = 0;
+	while (*p->s != '"') {
+		unsigned char c = (unsigned char)*p->s;
+		if (c < 0x20) {
+			free(out);
+			jfail(p, "control character in string");
+			return NULL;
+		}
+		if (c >= 0x80) {
+			/* JSON text is UTF-8: one well-formed sequence */
+			size_t len = utf8_len(p->s, p->end);
+			if (!len) {
+				free(out);
+				jfail(p, "invalid UTF-8 in string");
+				return NULL;
+			}
+			memcpy(out + n, p->s, len);
+			n += len;
+			p->s += len;
+			continue;
+		}
+		if (c != '\\') {
+			out[n++] = (char)c;
+			p->s++;
+			continue;
+		}
+		p->s++;
+		char e = *p->s++;
+		unsigned cp;
+		switch (e) {
+		case '"': out[n++] = '"'; break;
+		case '\\': out[n++] = '\\'; break;
+		case '/': out[n++] = '/'; break;
+		case 'b': out[n++] = '\b'; break;
+		case 'f': out[n++] = '\f'; break;
+		case 'n': out[n++] = '\n'; break;
+		case 'r': out[n++] = '\r'; break;
+		case 't': out[n++] = '\t'; break;
+		case 'u':
+			if (!parse_hex4(p, &cp)) {
+				free(out);
+				jfail(p, "bad \\u escape");
+				return NULL;
+			}
+			if (cp >= 0xd800 && cp < 0xdc00) {
+				unsigned lo;
+				if (p->end - p->s < 6 || p->s[0] != '\\' || p->s[1] != 'u') {
+					free(out);
+					jfail(p, "lone surrogate");
+					return NULL;
+				}
+				p->s += 2;
+				if (!parse_hex4(p, &lo) || lo < 0xdc00 || lo > 0xdfff) {
+					free(out);
+					jfail(p, "bad surrogate pair");
+					return NULL;
+				}
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			} else if (cp >= 0xdc00 && cp < 0xe000) {
+				free(out);
+				jfail(p, "lone surrogate");
+				return NULL;
+			}
+			/* \u escapes decode to at most 4 bytes from 6+ */
+			put_utf8(out, &n, cp);
+			break;
+		default:
+			free(out);
+			jfail(p, "bad escape");
+			return NULL;
+		}
+	}
+	p->s++;
+	out[n] = 0;
+	return out;
+}
+
+static struct h_json *parse_number(struct parser *p)
+{
+	const char *start = p->s;
+	const char *s = p->s;
+	bool neg = false, integer = true;
+	if (s < p->end && *s == '-') {
+		neg = true;
+		s++;
+	}
+	if (s >= p->end || *s < '0' || *s > '9')
+		return jfail(p, "bad number");
+	if (*s == '0') {
+		s++;
+		if (s < p->end && *s >= '0' && *s <= '9')
+			return jfail(p, "leading zero in number");
+	} else {
+		while (s < p->end && *s >= '0' && *s <= '9')
+			s++;
+	}
+	if (s < p->end && *s == '.') {
+		integer = false;
+		s++;
+		if (s >= p->end || *s < '0' || *s > '9')
+			return jfail(p, "bad fraction");
+		while (s < p->end && *s >= '0' && *s <= '9')
+			s++;
+	}
+	if (s < p->end && (*s == 'e' || *s == 'E')) {
+		integer = false;
+		s++;
+		if (s < p->end && (*s == '+' || *s == '-'))
+			s++;
+		if (s >= p->end || *s < '0' || *s > '9')
+			return jfail(p, "bad exponent");
+		while (s < p->end && *s >= '0' && *s <= '9')
+			s++;
+	}
+	char buf[64];
+	size_t len = (size_t)(s - start);
+	if (len >= sizeof buf)
+		return jfail(p, "number too long");
+	memcpy(buf, start, len);
+	buf[len] = 0;
+	struct h_json *v = new_value(HJ_NUM);
+	v->num = strtod(buf, NULL);
+	if (integer && !neg) {
+		errno = 0;
+		unsigned long long u = strtoull(buf, NULL, 10);
+		if (errno == 0) {
+			v->is_u64 = true;
+			v->u64 = u;
+		}
+	}
+	p->s = s;
+	return v;
+}
+
+static struct h_json *parse_value(struct parser *p);
+
+static bool push(struct h_json *c, struct h_json *item, char *key)
+{
+	struct h_json **items = realloc(c->items, (c->n + 1) * sizeof *items);
+	if (!items)
+		die("out of memory");
+	c->items = items;
+	if (c->type == HJ_OBJ) {
+		char **keys = realloc(c->keys, (c->n + 1) * sizeof *keys);
+		if (!keys)
+			die("out of memory");
+		c->keys = keys;
+		c->keys[c->n] = key;
+	}
+	c->items[c->n++] = item;
+	return true;
+}
+
+static struct h_json *parse_container(struct parser *p, bool obj)
+{
+	struct h_json *c = new_value(obj ? HJ_OBJ : HJ_ARR);
+	char close = obj ? '}' : ']';
+	p->s++;
+	skip_ws(p);
+	if (p->s < p->end && *p->s == close) {
+		p->s++;
+		return c;
+	}
+	for (;;) {
+		char *key = NULL;
+		skip_ws(p);
+		if (obj) {
+			if (p->s >= p->end || *p->s != '"') {
+				h_json_free(c);
+				return jfail(p, "expected a key");
+			}
+			key = parse_string(p);
+			if (!key) {
+				h_json_free(c);
+				return NULL;
+			}
+			for (size_t i = 0; i < c->n; i++) {
+				if (strcmp(c->keys[i], key) == 0) {
+					free(key);
+					h_json_free(c);
+					return jfail(p, "duplicate key");
+				}
+			}
+			skip_ws(p);
+			if (p->s >= p->end || *p->s != ':') {
+				free(key);
+				h_json_free(c);
+				return jfail(p, "expected ':'");
+			}
+			p->s++;
+		}
+		struct h_json *item = parse_value(p);
+		if (!item) {
+			free(key);
+			h_json_free(c);
+			return NULL;
+		}
+		push(c, item, key);
+		skip_ws(p);
+		if (p->s < p->end && *p->s == ',') {
+			p->s++;
+			continue;
+		}
+		if (p->s < p->end && *p->s == close) {
+			p->s++;
+			return c;
+		}
+		h_json_free(c);
+		return jfail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+}
+
+static bool literal(struct parser *p, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(p->end - p->s) < n || memcmp(p->s, word, n) != 0)
+		return false;
+	p->s += n;
+	return true;
+}
+
+static struct h_json *parse_value(struct parser *p)
+{
+	skip_ws(p);
+	if (p->s >= p->end)
+		return jfail(p, "unexpected end");
+	if (++p->depth > 64)
+		return jfail(p, "nested too deep");
+	struct h_json *v = NULL;
+	char c = *p->s;
+	if (c == '{' || c == '[') {
+		v = parse_container(p, c == '{');
+	} else if (c == '"') {
+		char *s = parse_string(p);
+		if (s) {
+			v = new_value(HJ_STR);
+			v->str = s;
+		}
+	} else if (c == '-' || (c >= '0' && c <= '9')) {
+		v = parse_number(p);
+	} else if (literal(p, "null")) {
+		v = new_value(HJ_NULL);
+	} else if (literal(p, "true")) {
+		v = new_value(HJ_BOOL);
+		v->b = true;
+	} else if (literal(p, "false")) {
+		v = new_value(HJ_BOOL);
+	} else {
+		jfail(p, "unexpected character");
+	}
+	p->depth--;
+	return v;
+}
+
+struct h_json *h_json_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+	struct parser p = { text, text, text + len, err, errlen, 0 };
+	if (err && errlen)
+		err[0] = 0;
+	struct h_json *v = parse_value(&p);
+	if (!v) {
+		if (err && errlen && !err[0])
+			snprintf(err, errlen, "bad JSON");
+		return NULL;
+	}
+	skip_ws(&p);
+	if (p.s != p.end) {
+		h_json_free(v);
+		if (err && errlen)
+			snprintf(err, errlen, "trailing garbage at offset %td", p.s - text);
+		return NULL;
+	}
+	return v;
+}
+
+void h_json_free(struct h_json *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n; i++) {
+		h_json_free(v->items[i]);
+		if (v->keys)
+			free(v->keys[i]);
+	}
+	free(v->items);
+	free(v->keys);
+	free(v->str);
+	free(v);
+}
+
+const struct h_json *h_json_get(const struct h_json *obj, const char *key)
+{
+	if (!obj || obj->type != HJ_OBJ)
+		return NULL;
+	for (size_t i = 0; i < obj->n; i++)
+		if (strcmp(obj->keys[i], key) == 0)
+			return obj->items[i];
+	return NULL;
+}
+
+const struct h_json *h_json_at(const struct h_json *arr, size_t i)
+{
+	if (!arr || arr->type != HJ_ARR || i >= arr->n)
+		return NULL;
+	return arr->items[i];
+}
+
+int h_report_load(const char *path, struct h_report *rep)
+{
+	memset(rep, 0, sizeof *rep);
+	size_t len;
+	char *text = h_read_file(path, &len);
+	if (!text)
+		return 0;
+	if (len && text[len - 1] != '\n') {
+		snprintf(rep->error, sizeof rep->error, "%s: last line has no newline", path);
+		free(text);
+		return -1;
+	}
+	if (strlen(text) != len) {
+		snprintf(rep->error, sizeof rep->error, "%s: NUL byte in report", path);
+		free(text);
+		return -1;
+	}
+	int rc = 0;
+	size_t lineno = 0;
+	for (char *line = text; *line;) {
+		char *nl = strchr(line, '\n');
+		lineno++;
+		char err[160];
+		struct h_json *v = h_json_parse(line, (size_t)(nl - line), err, sizeof err);
+		if (!v || v->type != HJ_OBJ) {
+			snprintf(rep->error, sizeof rep->error, "%s:%zu: %s", path, lineno,
+				 v ? "not a JSON object" : err);
+			h_json_free(v);
+			rc = -1;
+			break;
+		}
+		struct h_json **rec = realloc(rep->rec, (rep->n + 1) * sizeof *rec);
+		if (!rec)
+			die("out of memory");
+		rep->rec = rec;
+		rep->rec[rep->n++] = v;
+		line = nl + 1;
+	}
+	free(text);
+	if (rc)
+		h_report_free(rep);
+	return rc;
+}
+
+void h_report_free(struct h_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++)
+		h_json_free(rep->rec[i]);
+	free(rep->rec);
+	rep->rec = NULL;
+	rep->n = 0;
+}
+
+const struct h_json *h_record(const struct h_report *rep, const char *name, pid_t pid)
+{
+	for (size_t i = 0; i < rep->n; i++) {
+		const char *n = h_str(rep->rec[i], "name");
+		if (n && strcmp(n, name) == 0 && (pid <= 0 || (pid_t)h_u64(rep->rec[i], "pid") == pid))
+			return rep->rec[i];
+	}
+	return NULL;
+}
+
+size_t h_record_count(const struct h_report *rep, const char *name)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < rep->n; i++) {
+		const char *n = h_str(rep->rec[i], "name");
+		if (n && strcmp(n, name) == 0)
+			c++;
+	}
+	return c;
+}
+
+static uint64_t as_u64(const struct h_json *v)
+{
+	if (!v)
+		return H_MISSING;
+	if (v->type == HJ_NULL)
+		return H_NULL;
+	if (v->type != HJ_NUM || !v->is_u64)
+		return H_MISSING;
+	return v->u64;
+}
+
+uint64_t h_u64(const struct h_json *rec, const char *key)
+{
+	return as_u64(h_json_get(rec, key));
+}
+
+uint64_t h_count(const struct h_json *rec, const char *key, const char *sub)
+{
+	return as_u64(h_json_get(h_json_get(rec, key), sub));
+}
+
+const char *h_str(const struct h_json *rec, const char *key)
+{
+	const struct h_json *v = h_json_get(rec, key);
+	return v && v->type == HJ_STR ? v->str : NULL;
+}
+
+size_t h_nviolations(const struct h_json *rec)
+{
+	const struct h_json *v = h_json_get(rec, "violations");
+	return v && v->type == HJ_ARR ? v->n : 0;
+}
+
+bool h_violation_has(const struct h_json *rec, const char *needle)
+{
+	const struct h_json *v = h_json_get(rec, "violations");
+	for (size_t i = 0; v && i < v->n; i++) {
+		const struct h_json *s = h_json_at(v, i);
+		if (s && s->type == HJ_STR && strstr(s->str, needle))
+			return true;
+	}
+	return false;
+}
+
+size_t h_nleaks(const struct h_json *rec)
+{
+	const struct h_json *v = h_json_get(rec, "leaks");
+	return v && v->type == HJ_ARR ? v->n : 0;
+}
+
+uint64_t h_leak_u64(const struct h_json *rec, size_t i, const char *key)
+{
+	return as_u64(h_json_get(h_json_at(h_json_get(rec, "leaks"), i), key));
+}
+
+static const struct h_json *stack_of(const struct h_json *rec, size_t leak)
+{
+	const struct h_json *s = h_json_get(h_json_at(h_json_get(rec, "leaks"), leak), "stack");
+	return s && s->type == HJ_ARR ? s : NULL;
+}
+
+size_t h_leak_depth(const struct h_json *rec, size_t i)
+{
+	const struct h_json *s = stack_of(rec, i);
+	return s ? s->n : 0;
+}
+
+const char *h_frame_str(const struct h_json *rec, size_t leak, size_t frame, const char *key)
+{
+	return h_str(h_json_at(stack_of(rec, leak), frame), key);
+}
+
+long h_frame_line(const struct h_json *rec, size_t leak, size_t frame)
+{
+	uint64_t v = as_u64(h_json_get(h_json_at(stack_of(rec, leak), frame), "line"));
+	return v >= H_MISSING ? -1 : (long)v;
+}
+
+const char *h_fmt(uint64_t v)
+{
+	static char bufs[8][32];
+	static unsigned next;
+	char *b = bufs[next++ % 8];
+	if (v == H_NULL)
+		return "null";
+	if (v == H_MISSING)
+		return "missing";
+	snprintf(b, 32, "%llu", (unsigned long long)v);
+	return b;
+}
+
+const char *h_env(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+	return s;
+}
+
+/* ---- suite ----------------------------------------------------------- */
+
+int h_run_suite(Suite *s)
+{
+	make_tmpdir(); /* here, so that this process removes it */
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed != 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * harness.h - helpers for the whole-program tests (tests/test_*.c).
+ *
+ * Run a program (optionally with libmemcheck.so preloaded), capture its
+ * stdout and stderr, and read the JSON Lines report it wrote.  The JSON
+ * reader is a small strict parser: a report line that is not exactly one
+ * JSON value (trailing garbage, bad escapes, bad numbers) fails the load.
+ *
+ * Every path the tests need comes from MEMCHECK_BUILD (the absolute path
+ * of build/), set by `make prog-check`.
+ */
+#ifndef MEMCHECK_TESTS_HARNESS_H
+#define MEMCHECK_TESTS_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- paths ----------------------------------------------------------- */
+
+/* $MEMCHECK_BUILD; aborts with a message when it is not set. */
+const char *h_build(void);
+/* build/libmemcheck.so */
+const char *h_lib(void);
+/* build/tests/prog/NAME (a fresh string, never freed: tests are short) */
+const char *h_prog(const char *name);
+/* /usr/lib/x86_64-linux-gnu/SONAME when it exists, else NULL. */
+const char *h_allocator_so(const char *soname);
+/* A fresh path (not yet created) in the test program's temporary
+ * directory, which h_run_suite() makes and removes when the program exits,
+ * files of failed tests included (H_KEEP=1 in the environment keeps it). */
+const char *h_tmppath(const char *tag);
+
+/* ---- running programs ------------------------------------------------ */
+
+enum {
+	H_PRELOAD = 1,        /* LD_PRELOAD=libmemcheck.so [so] */
+	H_PRELOAD_AFTER = 2,  /* LD_PRELOAD=so libmemcheck.so (wrong order) */
+};
+
+struct h_run {
+	pid_t pid;            /* of the program started */
+	int exit_code;        /* -1 when killed by a signal */
+	int signal;           /* 0 unless killed by a signal */
+	bool timed_out;       /* killed after $H_TIMEOUT seconds (default 20) */
+	char *out;            /* its stdout, NUL-terminated */
+	char *err;            /* its stderr, NUL-terminated */
+	size_t out_len, err_len;
+};
+
+/* Run argv[0] (an absolute path) with argv, in an environment that is the
+ * caller's minus every MEMCHECK_* variable and LD_PRELOAD, plus env (a
+ * NULL-terminated list of "NAME=value", may be NULL).  flags as above;
+ * so is an extra object for LD_PRELOAD (may be NULL).  Waits for the
+ * program, at most $H_TIMEOUT seconds (default 20; then it is killed and
+ * timed_out set).  Returns 0, or -1 when it could not be started. */
+int h_run(struct h_run *r, const char *const argv[], const char *const env[],
+	  unsigned flags, const char *so);
+void h_run_free(struct h_run *r);
+/* "exit 3" / "signal 11 (Segmentation fault)", for messages. */
+const char *h_status(const struct h_run *r);
+
+/* Number of lines of text that contain needle. */
+int h_count_lines(const char *text, const char *needle);
+/* Whole contents of a file (NUL-terminated), or NULL; *len if not NULL. */
+char *h_read_file(const char *path, size_t *len);
+
+/* valgrind's "total heap usage: N allocs, M frees, B bytes allocated"
+ * (commas allowed).  Returns true when the line was found. */
+bool h_valgrind_heap_usage(const char *text, uint64_t *allocs, uint64_t *frees,
+			   uint64_t *bytes);
+
+/* ---- JSON ------------------------------------------------------------ */
+
+enum h_jtype { HJ_NULL, HJ_BOOL, HJ_NUM, HJ_STR, HJ_ARR, HJ_OBJ };
+
+struct h_json {
+	enum h_jtype type;
+	bool b;
+	double num;
+	bool is_u64;          /* number written as a plain non-negative integer */
+	uint64_t u64;
+	char *str;            /* HJ_STR: decoded text */
+	size_t n;             /* HJ_ARR / HJ_OBJ: elements */
+	struct h_json **items;
+	char **keys;          /* HJ_OBJ */
+};
+
+/* Parse exactly one JSON value from text[0..len) (whitespace around it
+ * allowed, nothing else).  NULL on error, with a message in err. */
+struct h_json *h_json_parse(const char *text, size_t len, char *err, size_t errlen);
+void h_json_free(struct h_json *v);
+/* Member of an object, or NULL. */
+const struct h_json *h_json_get(const struct h_json *obj, const char *key);
+/* Element of an array, or NULL. */
+const struct h_json *h_json_at(const struct h_json *arr, size_t i);
+
+/* A report file: every line one JSON object. */
+struct h_report {
+	size_t n;
+	struct h_json **rec;
+	char error[256];      /* why h_report_load failed */
+};
+/* 0 when every line parses as an object; -1 otherwise (error says which
+ * line and why).  A missing file is an empty report. */
+int h_report_load(const char *path, struct h_report *rep);
+void h_report_free(struct h_report *rep);
+/* First record with that name and (pid > 0) that pid, or NULL. */
+const struct h_json *h_record(const struct h_report *rep, const char *name, pid_t pid);
+/* Records with that name. */
+size_t h_record_count(const struct h_report *rep, const char *name);
+
+/* Getters on one record. */
+#define H_NULL UINT64_MAX          /* the key's value is null */
+#define H_MISSING (UINT64_MAX - 1) /* no such key, or not an integer */
+uint64_t h_u64(const struct h_json *rec, const char *key);
+/* rec[key][sub], sub "blocks" or "bytes" */
+uint64_t h_count(const struct h_json *rec, const char *key, const char *sub);
+/* String member (name, program, allocator, verdict), or NULL. */
+const char *h_str(const struct h_json *rec, const char *key);
+/* violations[]: count, and whether one contains needle. */
+size_t h_nviolations(const struct h_json *rec);
+bool h_violation_has(const struct h_json *rec, const char *needle);
+/* leaks[]: count; leak i's blocks/bytes/kind; its stack depth; frame j's
+ * "function" / "file" (NULL when null or missing) and "line" (-1). */
+size_t h_nleaks(const struct h_json *rec);
+uint64_t h_leak_u64(const struct h_json *rec, size_t i, const char *key);
+size_t h_leak_depth(const struct h_json *rec, size_t i);
+const char *h_frame_str(const struct h_json *rec, size_t leak, size_t frame,
+			const char *key);
+long h_frame_line(const struct h_json *rec, size_t leak, size_t frame);
+
+/* A figure for messages: the number, "null" or "missing" (a few
+ * rotating static buffers). */
+const char *h_fmt(uint64_t v);
+/* "NAME=value" built with printf (never freed). */
+const char *h_env(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- suite ----------------------------------------------------------- */
+
+/* Run a suite in CK_NORMAL mode; returns the process exit status. */
+struct Suite;
+int h_run_suite(struct Suite *s);
+
+/* ---- assertions (for test files, which include <check.h>) ------------ */
+
+/* Run a program: H_RUN(&r, flags, so, env, path, args...). */
+#define H_RUN(r, flags, so, env, ...)                                          \
+	do {                                                                   \
+		const char *h_argv_[] = { __VA_ARGS__, NULL };                 \
+		ck_assert_msg(h_run((r), h_argv_, (env), (flags), (so)) == 0,  \
+			      "cannot start %s", h_argv_[0]);                  \
+	} while (0)
+
+/* Load a report and fail the test when any line is not a JSON object. */
+#define H_LOAD(rep, path)                                                      \
+	ck_assert_msg(h_report_load((path), (rep)) == 0, "bad report: %s",     \
+		      (rep)->error)
+
+/* rec[key] == want, saying which record and figure when not. */
+#define H_EXPECT_U64(rec, key, want)                                           \
+	do {                                                                   \
+		uint64_t h_got_ = h_u64((rec), (key)), h_want_ = (want);       \
+		ck_assert_msg(h_got_ == h_want_,                               \
+			      "record \"%s\" (pid %s): %s = %s, expected %llu", \
+			      h_str((rec), "name"), h_fmt(h_u64((rec), "pid")),  \
+			      (key), h_fmt(h_got_), (unsigned long long)h_want_);  \
+	} while (0)
+
+/* rec[key][sub] == want */
+#define H_EXPECT_COUNT(rec, key, sub, want)                                    \
+	do {                                                                   \
+		uint64_t h_got_ = h_count((rec), (key), (sub)), h_want_ = (want); \
+		ck_assert_msg(h_got_ == h_want_,                               \
+			      "record \"%s\" (pid %s): %s.%s = %s, expected %llu", \
+			      h_str((rec), "name"), h_fmt(h_u64((rec), "pid")),  \
+			      (key), (sub), h_fmt(h_got_),                       \
+			      (unsigned long long)h_want_);                      \
+	} while (0)
+
+/* rec[key] is the string want */
+#define H_EXPECT_STR(rec, key, want)                                           \
+	do {                                                                   \
+		const char *h_got_ = h_str((rec), (key)), *h_want_ = (want);   \
+		ck_assert_msg(h_got_ && strcmp(h_got_, h_want_) == 0,          \
+			      "record \"%s\": %s = \"%s\", expected \"%s\"",     \
+			      h_str((rec), "name"), (key),                       \
+			      h_got_ ? h_got_ : "(missing)", h_want_);           \
+	} while (0)
+
+/* Leak i's stack frame j is function fn. */
+#define H_EXPECT_FRAME(rec, i, j, fn)                                          \
+	do {                                                                   \
+		const char *h_got_ = h_frame_str((rec), (i), (j), "function"); \
+		ck_assert_msg(h_got_ && strcmp(h_got_, (fn)) == 0,             \
+			      "record \"%s\": leaks[%d].stack[%d].function = \"%s\", " \
+			      "expected \"%s\"", h_str((rec), "name"), (int)(i),    \
+			      (int)(j), h_got_ ? h_got_ : "(missing)", (fn));     \
+	} while (0)
+
+#endif /* MEMCHECK_TESTS_HARNESS_H */

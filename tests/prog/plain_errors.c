@@ -1,0 +1,85 @@
+/*
+ * plain_errors.c - heap errors and leaks under LD_PRELOAD (not linked to
+ * memcheck; no stdio unless asked, whose buffers would be allocations of
+ * their own).
+ *
+ * usage: plain_errors double       malloc(24), free it twice, then
+ *                                  print "continued" and exit 0.
+ *        plain_errors unknown      free a block from mi_malloc (found
+ *                                  with dlsym; exit 77 when mimalloc is
+ *                                  not loaded), print "continued", exit 0.
+ *        plain_errors leak [CODE]  leak 100,000 bytes from leak_here(),
+ *                                  called by leak_level2(), called by
+ *                                  leak_level1(); allocate and free 10
+ *                                  bytes; exit CODE (default 0).
+ *        plain_errors stdout       print three lines with printf, leak
+ *                                  a block, exit 0.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void *leak_here(void);
+void *leak_level2(void);
+void *leak_level1(void);
+void *keep;
+
+void *leak_here(void)
+{
+	return malloc(100000);
+}
+
+void *leak_level2(void)
+{
+	return leak_here();
+}
+
+void *leak_level1(void)
+{
+	return leak_level2();
+}
+
+static void say(const char *s)
+{
+	if (write(1, s, strlen(s)) < 0)
+		_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	if (strcmp(mode, "double") == 0) {
+		char *p = malloc(24);
+		free(p);
+		free(p);
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "unknown") == 0) {
+		void *(*mi_malloc)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "mi_malloc");
+		if (!mi_malloc)
+			return 77;
+		void *p = mi_malloc(40);
+		free(p);
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "leak") == 0) {
+		keep = leak_level1();
+		keep = NULL;
+		free(malloc(10));
+		return argc > 2 ? atoi(argv[2]) : 0;
+	}
+	if (strcmp(mode, "stdout") == 0) {
+		printf("line one\n");
+		printf("line %s\n", "two");
+		keep = leak_level1();
+		keep = NULL;
+		printf("line three: %d\n", 3);
+		return 0;
+	}
+	say("usage: plain_errors double|unknown|leak [CODE]|stdout\n");
+	return 125;
+}

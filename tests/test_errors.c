@@ -1,0 +1,195 @@
+/*
+ * test_errors.c - heap errors and bad configuration: a double free is
+ * reported with both stacks and kept from glibc; a free of a pointer
+ * memcheck never saw is reported and passed on; an unusable
+ * MEMCHECK_REPORT or a bad MEMCHECK_* value costs one line on stderr and
+ * changes nothing else (tests/prog/plain_errors, tests/prog/regions).
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+START_TEST(test_double_free_reported_and_program_continues)
+{
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "double");
+	ck_assert_msg(r.exit_code == 0 && strcmp(r.out, "continued\n") == 0,
+		      "double free: %s, stdout \"%s\"; expected exit 0 and \"continued\" "
+		      "(the second free must not reach glibc, which aborts); stderr:\n%s",
+		      h_status(&r), r.out, r.err);
+	ck_assert_msg(h_count_lines(r.err, "double free") >= 1, "no \"double free\" on stderr:\n%s",
+		      r.err);
+	ck_assert_msg(strstr(r.err, "freed at") && strstr(r.err, "allocated at"),
+		      "stderr should show where the block was freed and allocated:\n%s", r.err);
+	ck_assert_msg(h_count_lines(r.err, "main (") >= 3,
+		      "expected the three stacks (now, freed, allocated) to start in main:\n%s",
+		      r.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", r.pid);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	H_EXPECT_U64(rec, "double_frees", 1);
+	H_EXPECT_U64(rec, "allocs", 1);
+	H_EXPECT_U64(rec, "frees", 1);
+	H_EXPECT_STR(rec, "verdict", "fail");
+	ck_assert_msg(h_violation_has(rec, "double free"), "no violation mentioning \"double free\"");
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_free_of_unknown_pointer_reported_and_passed_on)
+{
+	/* mi_malloc is not wrapped: memcheck sees only the free() */
+	const char *mi = h_allocator_so("libmimalloc.so.2");
+	if (!mi) {
+		printf("note: libmimalloc.so.2 not installed; skipping the unknown-pointer free\n");
+		return;
+	}
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, mi, env, h_prog("plain_errors"), "unknown");
+	ck_assert_msg(r.exit_code == 0 && strcmp(r.out, "continued\n") == 0,
+		      "free of mi_malloc's block: %s, stdout \"%s\"; expected exit 0 and "
+		      "\"continued\"; stderr:\n%s", h_status(&r), r.out, r.err);
+	ck_assert_msg(strstr(r.err, "never saw") != NULL,
+		      "stderr should report a free of a pointer memcheck never saw:\n%s", r.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", r.pid);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	H_EXPECT_U64(rec, "invalid_frees", 1);
+	H_EXPECT_U64(rec, "frees", 0);
+	H_EXPECT_U64(rec, "allocs", 0);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+/* A report path inside a directory that does not exist. */
+static const char *missing_report(void)
+{
+	return h_env("MEMCHECK_REPORT=%s/r.jsonl", h_tmppath("no-such-dir"));
+}
+
+START_TEST(test_report_in_missing_directory_one_line)
+{
+	/* plain_errors leak 3: leaks, exits 3 */
+	const char *env[] = { missing_report(), NULL };
+	struct h_run bare, r;
+	H_RUN(&bare, 0, NULL, NULL, h_prog("plain_errors"), "leak", "3");
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak", "3");
+	ck_assert_msg(r.exit_code == 3 && bare.exit_code == 3,
+		      "exit status %s under memcheck (%s bare), expected exit 3 as without it",
+		      h_status(&r), h_status(&bare));
+	ck_assert_msg(strcmp(r.out, bare.out) == 0, "stdout changed: \"%s\" vs \"%s\"", r.out,
+		      bare.out);
+	ck_assert_msg(h_count_lines(r.err, "MEMCHECK_REPORT") == 1,
+		      "expected one line about MEMCHECK_REPORT on stderr, got %d:\n%s",
+		      h_count_lines(r.err, "MEMCHECK_REPORT"), r.err);
+	ck_assert_msg(h_count_lines(r.err, "No such file or directory") == 1,
+		      "the line should say why (No such file or directory):\n%s", r.err);
+	h_run_free(&bare);
+	h_run_free(&r);
+}
+END_TEST
+
+/* The "cannot open MEMCHECK_REPORT" line comes once per process, not
+ * once per region (a suite of N tests would print N copies).  Here:
+ * regions "nested" under preload ends 3 regions (inner, outer, process). */
+START_TEST(test_report_in_missing_directory_one_line_for_many_regions)
+{
+	const char *env[] = { missing_report(), "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("regions"), "nested");
+	ck_assert_msg(r.exit_code == 0, "regions nested: %s, expected exit 0; stderr:\n%s",
+		      h_status(&r), r.err);
+	ck_assert_msg(h_count_lines(r.err, "MEMCHECK_REPORT") == 1,
+		      "expected one line about MEMCHECK_REPORT for the process, got %d "
+		      "(one per region):\n%s", h_count_lines(r.err, "MEMCHECK_REPORT"), r.err);
+	h_run_free(&r);
+}
+END_TEST
+
+static const struct {
+	const char *var, *value;
+	const char *expected[4]; /* words the line must hold: the range or choices */
+} bad_values[] = {
+	{ "MEMCHECK_STACK_DEPTH", "abc", { "0", "64" } },
+	{ "MEMCHECK_STACK_DEPTH", "65", { "0", "64" } },
+	{ "MEMCHECK_STACK_DEPTH", "-1", { "0", "64" } },
+	{ "MEMCHECK_STACK_DEPTH", "12x", { "0", "64" } },
+	{ "MEMCHECK_UNWINDER", "frame", { "fp", "libunwind", "glibc" } },
+	{ "MEMCHECK_TRACK", "maybe", { "0", "1" } },
+};
+
+/* The first line of text that holds needle, as a new string. */
+static char *line_with(const char *text, const char *needle)
+{
+	const char *hit = strstr(text, needle);
+	if (!hit)
+		return NULL;
+	const char *start = hit, *end = strchr(hit, '\n');
+	while (start > text && start[-1] != '\n')
+		start--;
+	return strndup(start, end ? (size_t)(end - start) : strlen(start));
+}
+
+START_TEST(test_bad_option_value_one_line_default_used)
+{
+	const char *var = bad_values[_i].var, *val = bad_values[_i].value;
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), h_env("%s=%s", var, val),
+			      "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
+	ck_assert_msg(r.exit_code == 0, "%s=%s: %s, expected exit 0", var, val, h_status(&r));
+	ck_assert_msg(h_count_lines(r.err, var) == 1 && h_count_lines(r.err, "") == 1,
+		      "%s=%s: expected one line on stderr, naming %s; got:\n%s", var, val,
+		      var, r.err);
+	char *line = line_with(r.err, var);
+	for (int k = 0; k < 4 && bad_values[_i].expected[k]; k++)
+		ck_assert_msg(strstr(strstr(line, var) + strlen(var), bad_values[_i].expected[k]) != NULL,
+			      "%s=%s: the line should say what is expected (%s):\n%s", var, val,
+			      bad_values[_i].expected[k], line);
+	free(line);
+	/* the defaults are in force: tracked, 16 frames, fp unwinder */
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", r.pid);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	ck_assert_msg(h_nleaks(rec) == 1, "%s=%s: %zu leak records, expected 1", var, val,
+		      h_nleaks(rec));
+	H_EXPECT_FRAME(rec, 0, 0, "leak_here");
+	H_EXPECT_FRAME(rec, 0, 1, "leak_level2");
+	H_EXPECT_FRAME(rec, 0, 2, "leak_level1");
+	H_EXPECT_FRAME(rec, 0, 3, "main");
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors");
+	TCase *tc = tcase_create("errors");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_double_free_reported_and_program_continues);
+	tcase_add_test(tc, test_free_of_unknown_pointer_reported_and_passed_on);
+	tcase_add_test(tc, test_report_in_missing_directory_one_line);
+	tcase_add_loop_test(tc, test_bad_option_value_one_line_default_used, 0,
+			    (int)(sizeof bad_values / sizeof bad_values[0]));
+	suite_add_tcase(s, tc);
+	TCase *bugs = tcase_create("bugs");
+	tcase_set_timeout(bugs, 30);
+	tcase_add_test(bugs, test_report_in_missing_directory_one_line_for_many_regions);
+	suite_add_tcase(s, bugs);
+	return h_run_suite(s);
+}

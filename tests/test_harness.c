@@ -1,0 +1,153 @@
+/*
+ * test_harness.c - the harness's own JSON reader and output parsers, so
+ * that a passing whole-program test means what it says.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct h_json *parse(const char *s)
+{
+	char err[160];
+	return h_json_parse(s, strlen(s), err, sizeof err);
+}
+
+static const char *const good[] = {
+	"{}", "[]", " {\"a\":1} ", "{\"a\":[1,2,{\"b\":null}],\"c\":\"x\\\"y\\\\z\\u00e9\\ud83d\\ude00\"}",
+	"0", "-1.5e3", "true", "false", "null", "\"\\/\\b\\f\\n\\r\\t\"", "18446744073709551615",
+	"\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"",
+};
+
+static const char *const bad[] = {
+	"", "{", "{}}", "{} x", "{\"a\":1,}", "[1,]", "{\"a\" 1}", "{a:1}", "01", "1.", "-",
+	"1e", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"a\tb\"", "tru", "nul",
+	"{\"a\":1}{\"b\":2}", "[1 2]", "{\"a\":1,\"a\":2}", "{\"a\":1}\n{}",
+	"\"\xff\"", "\"caf\xc3\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xe2\x82\"",
+};
+
+START_TEST(test_json_accepts_valid)
+{
+	struct h_json *v = parse(good[_i]);
+	ck_assert_msg(v != NULL, "rejected valid JSON: %s", good[_i]);
+	h_json_free(v);
+}
+END_TEST
+
+START_TEST(test_json_rejects_invalid)
+{
+	struct h_json *v = parse(bad[_i]);
+	ck_assert_msg(v == NULL, "accepted invalid JSON: \"%s\"", bad[_i]);
+}
+END_TEST
+
+START_TEST(test_json_getters)
+{
+	struct h_json *v = parse("{\"name\":\"t\",\"pid\":42,\"x\":null,\"f\":1.5,"
+				 "\"definitely_lost\":{\"blocks\":3,\"bytes\":300},"
+				 "\"violations\":[\"a b\",\"c\"],"
+				 "\"leaks\":[{\"blocks\":1,\"bytes\":8,\"stack\":[{\"function\":\"f\","
+				 "\"file\":\"x.c\",\"line\":12},{\"function\":\"g\",\"file\":null,"
+				 "\"line\":null}]}]}");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(h_str(v, "name"), "t");
+	ck_assert_uint_eq(h_u64(v, "pid"), 42);
+	ck_assert_uint_eq(h_u64(v, "x"), H_NULL);
+	ck_assert_uint_eq(h_u64(v, "f"), H_MISSING);
+	ck_assert_uint_eq(h_u64(v, "nope"), H_MISSING);
+	ck_assert_uint_eq(h_count(v, "definitely_lost", "bytes"), 300);
+	ck_assert_uint_eq(h_nviolations(v), 2);
+	ck_assert(h_violation_has(v, "a b"));
+	ck_assert(!h_violation_has(v, "zz"));
+	ck_assert_uint_eq(h_nleaks(v), 1);
+	ck_assert_uint_eq(h_leak_u64(v, 0, "bytes"), 8);
+	ck_assert_uint_eq(h_leak_depth(v, 0), 2);
+	ck_assert_str_eq(h_frame_str(v, 0, 0, "function"), "f");
+	ck_assert_str_eq(h_frame_str(v, 0, 0, "file"), "x.c");
+	ck_assert_int_eq(h_frame_line(v, 0, 0), 12);
+	ck_assert_ptr_null(h_frame_str(v, 0, 1, "file"));
+	ck_assert_int_eq(h_frame_line(v, 0, 1), -1);
+	ck_assert_ptr_null(h_frame_str(v, 0, 2, "function"));
+	h_json_free(v);
+}
+END_TEST
+
+START_TEST(test_report_load_checks_every_line)
+{
+	const char *path = h_tmppath("r.jsonl");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	const char *text = "{\"name\":\"a\",\"pid\":1}\n{\"name\":\"b\",\"pid\":2}\n";
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+	struct h_report rep;
+	ck_assert_msg(h_report_load(path, &rep) == 0, "%s", rep.error);
+	ck_assert_uint_eq(rep.n, 2);
+	ck_assert_ptr_nonnull(h_record(&rep, "b", 2));
+	ck_assert_ptr_null(h_record(&rep, "b", 1));
+	h_report_free(&rep);
+
+	fd = open(path, O_WRONLY | O_APPEND);
+	ck_assert_int_eq(write(fd, "{\"name\":\"c\"} junk\n", 18), 18);
+	close(fd);
+	ck_assert_msg(h_report_load(path, &rep) == -1, "a line with trailing garbage was accepted");
+	ck_assert_msg(strstr(rep.error, ":3:") != NULL, "error should name line 3: %s", rep.error);
+
+	/* a missing file is an empty report */
+	ck_assert_int_eq(h_report_load(h_tmppath("none.jsonl"), &rep), 0);
+	ck_assert_uint_eq(rep.n, 0);
+}
+END_TEST
+
+START_TEST(test_valgrind_heap_usage_with_commas)
+{
+	uint64_t a, f, b;
+	ck_assert(h_valgrind_heap_usage("==1==   total heap usage: 1,234 allocs, 1,000 frees, "
+					"12,345,678 bytes allocated\n", &a, &f, &b));
+	ck_assert_uint_eq(a, 1234);
+	ck_assert_uint_eq(f, 1000);
+	ck_assert_uint_eq(b, 12345678);
+	ck_assert(!h_valgrind_heap_usage("no summary here", &a, &f, &b));
+}
+END_TEST
+
+START_TEST(test_run_captures_status_and_output)
+{
+	struct h_run r;
+	const char *env[] = { "H_TEST_VAR=hello", NULL };
+	H_RUN(&r, 0, NULL, env, "/bin/sh", "-c",
+	      "echo out; echo err >&2; echo \"$H_TEST_VAR${MEMCHECK_BUILD:-unset}\"; exit 7");
+	ck_assert_int_eq(r.exit_code, 7);
+	ck_assert_str_eq(r.out, "out\nhellounset\n");
+	ck_assert_str_eq(r.err, "err\n");
+	h_run_free(&r);
+	H_RUN(&r, 0, NULL, NULL, "/bin/sh", "-c", "kill -9 $$");
+	ck_assert_int_eq(r.signal, 9);
+	ck_assert_int_eq(r.exit_code, -1);
+	h_run_free(&r);
+	setenv("H_TIMEOUT", "0.2", 1);
+	H_RUN(&r, 0, NULL, NULL, "/bin/sleep", "10");
+	unsetenv("H_TIMEOUT");
+	ck_assert(r.timed_out);
+	ck_assert_msg(strstr(h_status(&r), "timed out") != NULL, "%s", h_status(&r));
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("harness");
+	TCase *tc = tcase_create("harness");
+	tcase_add_loop_test(tc, test_json_accepts_valid, 0, (int)(sizeof good / sizeof good[0]));
+	tcase_add_loop_test(tc, test_json_rejects_invalid, 0, (int)(sizeof bad / sizeof bad[0]));
+	tcase_add_test(tc, test_json_getters);
+	tcase_add_test(tc, test_report_load_checks_every_line);
+	tcase_add_test(tc, test_valgrind_heap_usage_with_commas);
+	tcase_add_test(tc, test_run_captures_status_and_output);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}

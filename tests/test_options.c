@@ -1,0 +1,202 @@
+/*
+ * test_options.c - MEMCHECK_TRACK, _STACK_DEPTH, _TEXT, _PROCESS and
+ * _UNWINDER change what they say and nothing else; and memcheck never
+ * writes to stdout (tests/prog/plain_errors, plain_family, regions).
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* Run a program preloaded with a report and one more setting; load the
+ * report; return the process record (NULL when there is none). */
+static const struct h_json *run_with(struct h_run *r, struct h_report *rep, const char *setting,
+				     const char *prog, const char *arg)
+{
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), setting, NULL };
+	H_RUN(r, H_PRELOAD, NULL, env, h_prog(prog), arg);
+	ck_assert_msg(r->exit_code == 0, "%s %s with %s: %s, expected exit 0; stderr:\n%s", prog,
+		      arg ? arg : "", setting, h_status(r), r->err);
+	H_LOAD(rep, report);
+	return h_record(rep, "process", r->pid);
+}
+
+START_TEST(test_track_0_counts_exactly_and_lists_no_leaks)
+{
+	struct h_run r;
+	struct h_report rep;
+	/* the whole family, everything freed */
+	const struct h_json *rec = run_with(&r, &rep, "MEMCHECK_TRACK=0", "plain_family", NULL);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	H_EXPECT_U64(rec, "allocs", 12);
+	H_EXPECT_U64(rec, "frees", 12);
+	H_EXPECT_U64(rec, "reallocs", 6);
+	H_EXPECT_U64(rec, "bytes_allocated", 10632);
+	ck_assert_msg(h_nleaks(rec) == 0, "%zu leak records, expected none", h_nleaks(rec));
+	h_report_free(&rep);
+	h_run_free(&r);
+
+	/* a leak: counted, not listed */
+	rec = run_with(&r, &rep, "MEMCHECK_TRACK=0", "plain_errors", "leak");
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	H_EXPECT_U64(rec, "allocs", 2);
+	H_EXPECT_U64(rec, "frees", 1);
+	H_EXPECT_U64(rec, "bytes_allocated", 100010);
+	ck_assert_msg(h_nleaks(rec) == 0, "%zu leak records, expected an empty leaks list",
+		      h_nleaks(rec));
+	ck_assert_msg(h_json_get(rec, "leaks") && h_json_get(rec, "leaks")->type == HJ_ARR,
+		      "leaks should be a list (empty)");
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_stack_depth_0_leaks_with_empty_stacks)
+{
+	struct h_run r;
+	struct h_report rep;
+	const struct h_json *rec = run_with(&r, &rep, "MEMCHECK_STACK_DEPTH=0", "plain_errors",
+					    "leak");
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	ck_assert_msg(h_nleaks(rec) == 1, "%zu leak records, expected 1", h_nleaks(rec));
+	ck_assert_msg(h_leak_u64(rec, 0, "bytes") == 100000, "leaks[0].bytes = %s, expected 100000",
+		      h_fmt(h_leak_u64(rec, 0, "bytes")));
+	const struct h_json *stack = h_json_get(h_json_at(h_json_get(rec, "leaks"), 0), "stack");
+	ck_assert_msg(stack && stack->type == HJ_ARR && stack->n == 0,
+		      "leaks[0].stack should be an empty list, has %zu frames",
+		      stack ? stack->n : 0);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_text_none_prints_nothing)
+{
+	struct h_run r;
+	struct h_report rep;
+	/* a failing region, which would be reported in full otherwise */
+	const struct h_json *rec = run_with(&r, &rep, "MEMCHECK_TEXT=none", "plain_errors", "leak");
+	ck_assert_msg(r.err_len == 0, "MEMCHECK_TEXT=none: stderr should be empty, got:\n%s", r.err);
+	ck_assert_msg(rec != NULL, "MEMCHECK_TEXT=none must not stop the JSON report");
+	H_EXPECT_STR(rec, "verdict", "fail");
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_process_off_writes_no_process_record)
+{
+	struct h_run r;
+	struct h_report rep;
+	run_with(&r, &rep, "MEMCHECK_PROCESS=off", "plain_errors", "leak");
+	ck_assert_msg(rep.n == 0, "MEMCHECK_PROCESS=off: %zu records, expected none", rep.n);
+	h_report_free(&rep);
+	h_run_free(&r);
+
+	/* explicit regions are still reported */
+	run_with(&r, &rep, "MEMCHECK_PROCESS=off", "regions", "stack");
+	ck_assert_msg(rep.n == 1 && h_record(&rep, "stack", r.pid),
+		      "MEMCHECK_PROCESS=off: expected only the record \"stack\", got %zu records",
+		      rep.n);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_process_on_for_linked_program)
+{
+	/* not preloaded: no process region unless asked for */
+	for (int on = 0; on <= 1; on++) {
+		const char *report = h_tmppath("report.jsonl");
+		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+				      on ? "MEMCHECK_PROCESS=on" : "MEMCHECK_PROCESS=auto", NULL };
+		struct h_run r;
+		struct h_report rep;
+		H_RUN(&r, 0, NULL, env, h_prog("regions"), "depth");
+		ck_assert_msg(r.exit_code == 0, "regions depth: %s; stderr:\n%s", h_status(&r), r.err);
+		H_LOAD(&rep, report);
+		ck_assert_msg((h_record(&rep, "process", r.pid) != NULL) == on,
+			      "MEMCHECK_PROCESS=%s, linked program: expected %s \"process\" record",
+			      on ? "on" : "auto", on ? "a" : "no");
+		ck_assert_msg(h_record(&rep, "d1", r.pid) && h_record(&rep, "d2", r.pid),
+			      "the explicit regions d1, d2 should be reported");
+		h_report_free(&rep);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
+static const char *const unwinders[] = { "fp", "libunwind", "glibc" };
+
+START_TEST(test_unwinder_first_frame_is_leaking_function)
+{
+	const char *setting = h_env("MEMCHECK_UNWINDER=%s", unwinders[_i]);
+	struct h_run r;
+	struct h_report rep;
+	const struct h_json *rec = run_with(&r, &rep, setting, "plain_errors", "leak");
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	ck_assert_msg(strstr(r.err, "MEMCHECK_UNWINDER") == NULL,
+		      "%s: memcheck complained about the unwinder:\n%s", setting, r.err);
+	ck_assert_msg(h_nleaks(rec) == 1, "%s: %zu leak records, expected 1", setting,
+		      h_nleaks(rec));
+	H_EXPECT_FRAME(rec, 0, 0, "leak_here");
+	H_EXPECT_FRAME(rec, 0, 1, "leak_level2");
+	H_EXPECT_FRAME(rec, 0, 2, "leak_level1");
+	H_EXPECT_FRAME(rec, 0, 3, "main");
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_nothing_on_stdout_from_memcheck)
+{
+	/* plain_errors stdout prints three lines and leaks: memcheck has a
+	 * full report to give, all of it on stderr */
+	struct h_run bare, r;
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=full", NULL };
+	H_RUN(&bare, 0, NULL, NULL, h_prog("plain_errors"), "stdout");
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "stdout");
+	ck_assert_msg(bare.exit_code == 0 && r.exit_code == 0, "exit: %s bare, %s under memcheck",
+		      h_status(&bare), h_status(&r));
+	ck_assert_msg(strcmp(bare.out, "line one\nline two\nline three: 3\n") == 0,
+		      "unexpected stdout from plain_errors itself: \"%s\"", bare.out);
+	ck_assert_msg(r.out_len == bare.out_len && strcmp(r.out, bare.out) == 0,
+		      "stdout differs under memcheck:\n--- bare\n%s--- memcheck\n%s", bare.out,
+		      r.out);
+	ck_assert_msg(strstr(r.err, "definitely lost") != NULL,
+		      "memcheck's reports should be on stderr:\n%s", r.err);
+	h_run_free(&bare);
+	h_run_free(&r);
+
+	/* a program that forks and execs a child: the same */
+	H_RUN(&bare, 0, NULL, NULL, h_prog("plain_fork"), "exec");
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fork"), "exec");
+	ck_assert_msg(strncmp(r.out, "child=", 6) == 0 && strchr(r.out, '\n') == r.out + r.out_len - 1,
+		      "plain_fork exec: stdout under memcheck should be one \"child=PID\" line, "
+		      "got:\n%s", r.out);
+	h_run_free(&bare);
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc = tcase_create("options");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_track_0_counts_exactly_and_lists_no_leaks);
+	tcase_add_test(tc, test_stack_depth_0_leaks_with_empty_stacks);
+	tcase_add_test(tc, test_text_none_prints_nothing);
+	tcase_add_test(tc, test_process_off_writes_no_process_record);
+	tcase_add_test(tc, test_process_on_for_linked_program);
+	tcase_add_loop_test(tc, test_unwinder_first_frame_is_leaking_function, 0,
+			    (int)(sizeof unwinders / sizeof unwinders[0]));
+	tcase_add_test(tc, test_nothing_on_stdout_from_memcheck);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}

@@ -1,0 +1,90 @@
+/*
+ * test_threads.c - 4 threads x 100,000 allocations in one region, half
+ * of them freed; two threads exit before the region ends, two are still
+ * alive (tests/prog/threads).  The figures must be exact.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define NTHREADS 4
+#define PER_THREAD 100000
+
+START_TEST(test_four_threads_exact_counts)
+{
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+			      "MEMCHECK_MAX_LEAKS=5", NULL };
+	struct h_run r;
+	H_RUN(&r, 0, NULL, env, h_prog("threads"), "100000");
+	ck_assert_msg(r.exit_code == 0, "threads: %s, expected exit 0; wrong figures:\n%s",
+		      h_status(&r), r.err);
+
+	uint64_t bytes = 0, live = 0, n = PER_THREAD, halves = (n + 1) / 2;
+	for (uint64_t i = 0; i < n; i++) {
+		bytes += i % 64 + 1;
+		if (i % 2)
+			live += i % 64 + 1;
+	}
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "threads", r.pid);
+	ck_assert_msg(rec != NULL, "no record \"threads\"");
+	H_EXPECT_U64(rec, "allocs", NTHREADS * n);
+	H_EXPECT_U64(rec, "frees", NTHREADS * halves);
+	H_EXPECT_U64(rec, "bytes_allocated", NTHREADS * bytes);
+	H_EXPECT_U64(rec, "bytes_freed", NTHREADS * (bytes - live));
+	H_EXPECT_U64(rec, "live_blocks", NTHREADS * (n - halves));
+	H_EXPECT_U64(rec, "live_bytes", NTHREADS * live);
+	H_EXPECT_COUNT(rec, "definitely_lost", "blocks", NTHREADS * (n - halves));
+	H_EXPECT_COUNT(rec, "definitely_lost", "bytes", NTHREADS * live);
+	/* every leaked block comes from one call site in work() */
+	ck_assert_msg(h_nleaks(rec) == 1, "%zu leak records, expected 1 (work's malloc)",
+		      h_nleaks(rec));
+	H_EXPECT_FRAME(rec, 0, 0, "work");
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_four_threads_exact_counts_count_only)
+{
+	/* MEMCHECK_TRACK=0 counts in each thread's own slot, no table */
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+			      "MEMCHECK_TRACK=0", NULL };
+	struct h_run r;
+	H_RUN(&r, 0, NULL, env, h_prog("threads"), "100000", "count-only");
+	ck_assert_msg(r.exit_code == 0, "threads (MEMCHECK_TRACK=0): %s, expected exit 0; "
+		      "wrong figures:\n%s", h_status(&r), r.err);
+	uint64_t bytes = 0, n = PER_THREAD, halves = (n + 1) / 2;
+	for (uint64_t i = 0; i < n; i++)
+		bytes += i % 64 + 1;
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "threads", r.pid);
+	ck_assert_msg(rec != NULL, "no record \"threads\"");
+	H_EXPECT_U64(rec, "allocs", NTHREADS * n);
+	H_EXPECT_U64(rec, "frees", NTHREADS * halves);
+	H_EXPECT_U64(rec, "bytes_allocated", NTHREADS * bytes);
+	H_EXPECT_U64(rec, "live_blocks", NTHREADS * (n - halves));
+	ck_assert_msg(h_nleaks(rec) == 0, "MEMCHECK_TRACK=0: %zu leak records, expected none",
+		      h_nleaks(rec));
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("threads");
+	TCase *tc = tcase_create("threads");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_four_threads_exact_counts);
+	tcase_add_test(tc, test_four_threads_exact_counts_count_only);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
