@@ -66,7 +66,7 @@ asan-check: $(ASAN_BINS)
 		ASAN_OPTIONS=detect_leaks=1 $$t; done
 
 # Every test program runs even when one fails; the failures are named at
-# the end.  Tests marked BUG in their source fail until the library is fixed.
+# the end.
 prog-check: all $(PROG_BINS) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
