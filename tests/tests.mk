@@ -7,7 +7,7 @@
 # under the preloaded library and read its JSON report.
 
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -pthread)
-TEST_CFLAGS := $(BASE) -O1 -g -pthread
+TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 
 # unit test -> the library objects it needs (without the build dir prefix)
 UNIT_util      := util options

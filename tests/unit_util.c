@@ -1,0 +1,110 @@
+/*
+ * unit_util.c - lib/util.c and lib/options.c on their own: JSON string
+ * escaping, name cutting, number formatting, option parsing.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *json(const char *s)
+{
+	static char out[256];
+	struct mc_buf b = { 0 };
+	mc_buf_json_str(&b, s);
+	ck_assert(!b.oom);
+	strncpy(out, b.s, sizeof out - 1);
+	mc_buf_free(&b);
+	return out;
+}
+
+START_TEST(json_strings)
+{
+	ck_assert_str_eq(json("plain"), "\"plain\"");
+	ck_assert_str_eq(json("a\"b\\c\n\t"), "\"a\\\"b\\\\c\\n\\t\"");
+	ck_assert_str_eq(json("\x01"), "\"\\u0001\"");
+	ck_assert_str_eq(json("caf\xc3\xa9"), "\"caf\xc3\xa9\"");      /* valid UTF-8 kept */
+	ck_assert_str_eq(json("caf\xe9"), "\"caf\\u00e9\"");            /* Latin-1 byte escaped */
+	ck_assert_str_eq(json("\xed\xa0\x80"), "\"\\u00ed\\u00a0\\u0080\""); /* surrogate */
+	ck_assert_str_eq(json("\xc0\xaf"), "\"\\u00c0\\u00af\"");       /* overlong */
+	ck_assert_str_eq(json(NULL), "\"\"");
+}
+END_TEST
+
+START_TEST(names_cut_at_characters)
+{
+	char dst[8];
+	mc_copy_name(dst, sizeof dst, "abc");
+	ck_assert_str_eq(dst, "abc");
+	mc_copy_name(dst, sizeof dst, "abcdefghij");
+	ck_assert_str_eq(dst, "abcdefg");
+	/* "abcde" then a 3-byte character: it does not fit, so it goes. */
+	mc_copy_name(dst, sizeof dst, "abcde\xe2\x82\xac");
+	ck_assert_str_eq(dst, "abcde");
+}
+END_TEST
+
+START_TEST(commas)
+{
+	char b[32];
+	ck_assert_str_eq(mc_commas(0, b), "0");
+	ck_assert_str_eq(mc_commas(999, b), "999");
+	ck_assert_str_eq(mc_commas(1000, b), "1,000");
+	ck_assert_str_eq(mc_commas(1234567, b), "1,234,567");
+	ck_assert_str_eq(mc_commas(UINT64_MAX, b), "18,446,744,073,709,551,615");
+}
+END_TEST
+
+START_TEST(options_defaults_and_bad_values)
+{
+	unsetenv("MEMCHECK_STACK_DEPTH");
+	unsetenv("MEMCHECK_TEXT");
+	unsetenv("MEMCHECK_REPORT");
+	mc_options_init();
+	ck_assert_int_eq(mc_opt.stack_depth, 16);
+	ck_assert_int_eq(mc_opt.text, MC_TEXT_SUMMARY);
+	ck_assert_int_eq(mc_opt.track, 1);
+	ck_assert_ptr_null(mc_opt.report);
+
+	setenv("MEMCHECK_STACK_DEPTH", "8", 1);
+	setenv("MEMCHECK_TEXT", "full", 1);
+	setenv("MEMCHECK_TRACK", "off", 1);
+	setenv("MEMCHECK_REPORT", "rel/out.jsonl", 1);
+	mc_options_init();
+	ck_assert_int_eq(mc_opt.stack_depth, 8);
+	ck_assert_int_eq(mc_opt.text, MC_TEXT_FULL);
+	ck_assert_int_eq(mc_opt.track, 0);
+	/* made absolute at start-up: the program may chdir */
+	ck_assert_ptr_nonnull(mc_opt.report);
+	ck_assert_int_eq(mc_opt.report[0], '/');
+	ck_assert_ptr_nonnull(strstr(mc_opt.report, "/rel/out.jsonl"));
+
+	setenv("MEMCHECK_STACK_DEPTH", "65", 1);
+	setenv("MEMCHECK_TEXT", "loud", 1);
+	setenv("MEMCHECK_TRACK", "maybe", 1);
+	mc_options_init();
+	ck_assert_int_eq(mc_opt.stack_depth, 16);
+	ck_assert_int_eq(mc_opt.text, MC_TEXT_SUMMARY);
+	ck_assert_int_eq(mc_opt.track, 1);
+	setenv("MEMCHECK_STACK_DEPTH", "12abc", 1);
+	mc_options_init();
+	ck_assert_int_eq(mc_opt.stack_depth, 16);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, json_strings);
+	tcase_add_test(tc, names_cut_at_characters);
+	tcase_add_test(tc, commas);
+	tcase_add_test(tc, options_defaults_and_bad_values);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed != 0;
+}
