@@ -72,4 +72,5 @@ prog-check: all $(PROG_BINS) $(WP_BINS)
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
 
-check: unit-check asan-check prog-check doc-check examples-check
+# prog-check last: its check summary lines close the output.
+check: doc-check examples-check unit-check asan-check prog-check
