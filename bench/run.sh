@@ -1,0 +1,327 @@
+#!/usr/bin/env bash
+# run.sh - measure what memcheck costs on top of each allocator.
+#
+#   bench/run.sh BUILD_DIR        (make bench runs it)
+#
+# Environment: BENCH_ITERS (steps of the full-length runs), BENCH_RUNS
+# (runs per mode), BENCH_THREADS (threads of the threaded variant, 0: none),
+# VALGRIND=1 (also time valgrind --tool=memcheck).
+#
+# Modes, each against the bare run of the same allocator: an interposer
+# that only forwards (the floor), memcheck counting, tracking without and
+# with stacks (fp; under glibc also 16-deep stacks, libunwind and glibc
+# backtrace(3), the slow ones on fewer steps), LeakSanitizer, valgrind, and
+# a threaded variant.  Then the memory each tracked block costs, and the
+# targets: counting <= 1.10x, tracking with fp stacks <= 2.5x.
+#
+# The machine is shared and noisy, so every mode of every allocator runs
+# once per round, round-robin, BENCH_RUNS rounds, and the table shows
+# medians: a slow spell then costs every mode alike instead of one.
+# Wall time is the whole process (start-up and memcheck's exit report
+# included), taken with bash's $EPOCHREALTIME: no fork for the clock.
+#
+# A measurement, not a test: targets that are missed print MISS, and the
+# script still exits 0.  It exits non-zero only when a run fails or gives
+# a different checksum than the bare run (memcheck changed the program).
+set -u
+export LC_ALL=C # $EPOCHREALTIME and awk with a '.' decimal point
+
+BUILD=${1:-build}
+BUILD=$(cd "$BUILD" && pwd) || exit 2
+ITERS=${BENCH_ITERS:-40000000}
+RUNS=${BENCH_RUNS:-5}
+THREADS=${BENCH_THREADS:-4}
+VALGRIND=${VALGRIND:-0}
+KEEP=1000000            # live blocks of the memory-per-block runs
+DIV_UNW=10              # libunwind runs take 1/DIV_UNW of the steps
+DIV_BT=100              # glibc backtrace(3) runs: 1/DIV_BT
+DIV_VG=50               # valgrind runs: 1/DIV_VG
+
+BIN=$BUILD/bench/malloc_bench
+LSAN_BIN=$BUILD/bench/malloc_bench_lsan
+NULL_LIB=$BUILD/bench/libnull_interpose.so
+LIBDIR=/usr/lib/x86_64-linux-gnu
+
+[ -x "$BIN" ] || { echo "run.sh: $BIN not built" >&2; exit 2; }
+[ -e "$BUILD/libmemcheck.so" ] || { echo "run.sh: $BUILD/libmemcheck.so not built" >&2; exit 2; }
+[ "$RUNS" -ge 1 ] 2>/dev/null || { echo "run.sh: BENCH_RUNS must be >= 1" >&2; exit 2; }
+[ "$ITERS" -ge "$DIV_BT" ] 2>/dev/null || { echo "run.sh: BENCH_ITERS must be >= $DIV_BT" >&2; exit 2; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/memcheck-bench.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+# Measure one library throughout: a copy, so a rebuild in the middle of
+# the run (someone else's make) cannot mix two versions in one table.
+cp "$(readlink -f "$BUILD/libmemcheck.so")" "$TMP/libmemcheck.so" || exit 2
+MC=$TMP/libmemcheck.so
+
+# Nothing from the caller's environment may change what is measured.
+unset LD_PRELOAD LD_LIBRARY_PATH
+for v in $(compgen -e | grep '^MEMCHECK_'); do unset "$v"; done
+export MEMCHECK_TEXT=none MEMCHECK_PROCESS=on
+
+# clock: the time in REPLY, without a fork while bash has $EPOCHREALTIME.
+if [ -n "${EPOCHREALTIME:-}" ]; then
+	clock() { REPLY=$EPOCHREALTIME; }
+else # bash < 5
+	clock() { REPLY=$(date +%s.%N); }
+fi
+
+# ---- what runs ---------------------------------------------------------
+
+ALLOCS=(glibc)
+declare -A ALLOC_LIB=([glibc]="")
+for a in mimalloc:libmimalloc.so.2 jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
+	if [ -e "$LIBDIR/${a#*:}" ]; then
+		ALLOCS+=("${a%%:*}")
+		ALLOC_LIB[${a%%:*}]=$LIBDIR/${a#*:}
+	fi
+done
+
+# A mode: label | preloaded in front of the allocator (0 nothing, 1 memcheck,
+# 2 the forwarding-only interposer) | divisor of ITERS | environment
+# (space-separated VAR=value) | extra arguments | allocators (all|glibc).
+# bareN is the bare run at 1/N of the steps, the reference of modes that
+# run shorter.
+declare -A M_LABEL M_MC M_DIV M_ENV M_ARGS M_WHERE
+MODES=()
+mode() {
+	MODES+=("$1")
+	M_LABEL[$1]=$2 M_MC[$1]=$3 M_DIV[$1]=$4 M_ENV[$1]=$5 M_ARGS[$1]=$6 M_WHERE[$1]=$7
+}
+mode bare  "bare"                              0 1 ""                     "" all
+if [ -e "$NULL_LIB" ]; then
+	mode fwd "forwarding only (null_interpose.c)" 2 1 "" "" all
+fi
+mode count "counting (TRACK=0)"                1 1 "MEMCHECK_TRACK=0"     "" all
+mode track "tracking, no stacks (DEPTH=0)"     1 1 "MEMCHECK_STACK_DEPTH=0" "" all
+mode fp    "tracking + stacks, fp (default)"   1 1 "MEMCHECK_UNWINDER=fp" "" all
+# Test suites allocate 10-20 frames down (runner, test, code under test):
+# the loop run 16 calls deeper, so the fp walk and the stack hash see
+# full-depth (MEMCHECK_STACK_DEPTH=16) stacks.  Costs nothing per step bare.
+mode fpdeep "tracking + stacks, fp, 16-deep stacks" 1 1 "MEMCHECK_UNWINDER=fp" "--depth 16" glibc
+mode bare$DIV_UNW "bare, 1/$DIV_UNW steps"     0 $DIV_UNW "" "" glibc
+mode unw   "tracking + stacks, libunwind"      1 $DIV_UNW "MEMCHECK_UNWINDER=libunwind" "" glibc
+mode bare$DIV_BT "bare, 1/$DIV_BT steps"       0 $DIV_BT "" "" glibc
+mode bt    "tracking + stacks, glibc backtrace" 1 $DIV_BT "MEMCHECK_UNWINDER=glibc" "" glibc
+if [ -x "$LSAN_BIN" ]; then
+	mode lsan "LeakSanitizer (-fsanitize=leak)" 0 1 "" "" glibc
+fi
+if [ "$VALGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
+	echo "VALGRIND=1 but no valgrind installed (make deps): left out"
+elif [ "$VALGRIND" = 1 ]; then
+	[ "$DIV_VG" = "$DIV_UNW" ] || [ "$DIV_VG" = "$DIV_BT" ] ||
+		mode bare$DIV_VG "bare, 1/$DIV_VG steps" 0 $DIV_VG "" "" glibc
+	mode vg "valgrind --tool=memcheck"         0 $DIV_VG "" "" glibc
+fi
+if [ "$THREADS" -gt 1 ] 2>/dev/null; then
+	mode tbare  "$THREADS threads: bare"                0 1 "" "--threads $THREADS" all
+	mode tcount "$THREADS threads: counting (TRACK=0)"  1 1 "MEMCHECK_TRACK=0" "--threads $THREADS" all
+	mode tfp    "$THREADS threads: tracking + stacks, fp" 1 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
+fi
+
+# The reference run of a mode: the bare run with the same steps and threads.
+ref_of() {
+	case $1 in
+	unw) echo bare$DIV_UNW ;;
+	bt) echo bare$DIV_BT ;;
+	vg) echo bare$DIV_VG ;;
+	tbare | tcount | tfp) echo tbare ;;
+	bare*) echo "$1" ;;
+	*) echo bare ;;
+	esac
+}
+
+runs_here() { # mode alloc
+	[ "${M_WHERE[$1]}" = all ] || [ "$2" = glibc ]
+}
+
+# Run one mode under one allocator once: the program's output line goes to
+# $TMP/out, the wall seconds to T.
+run_one() { # mode alloc [iters]
+	local m=$1 a=$2 iters=${3:-$((ITERS / ${M_DIV[$1]}))}
+	local lib=${ALLOC_LIB[$a]} bin=$BIN pre cmd=()
+	case ${M_MC[$m]} in
+	1) pre="$MC${lib:+ $lib}" ;;
+	2) pre="$NULL_LIB${lib:+ $lib}" ;;
+	*) pre=$lib ;;
+	esac
+	[ "$m" = lsan ] && bin=$LSAN_BIN
+	[ "$m" = vg ] && cmd=(valgrind -q --tool=memcheck --error-exitcode=99)
+	local t0 rc
+	clock
+	t0=$REPLY
+	# shellcheck disable=SC2086 # M_ENV and M_ARGS are word lists
+	env ${pre:+LD_PRELOAD="$pre"} ${M_ENV[$m]} "${cmd[@]}" "$bin" "$iters" ${M_ARGS[$m]} \
+		>"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	clock
+	if [ $rc -ne 0 ]; then
+		echo "run.sh: $a/$m failed (exit $rc):" >&2
+		cat "$TMP/err" >&2
+		return 1
+	fi
+	T=$(awk -v a="$t0" -v b="$REPLY" 'BEGIN { printf "%.6f\n", b - a }')
+}
+
+field() { # name: a field of the program's output line
+	local line
+	read -r line <"$TMP/out"
+	[[ " $line " =~ \ $1=([^ ]*)\  ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# ---- is memcheck really there? ----------------------------------------
+# One short untimed run per allocator with a JSON report: with the wrong
+# preload order memcheck would be bypassed and every mode would look free.
+echo "memcheck bench: $(basename "$BIN"), $ITERS steps (ring of 1024 blocks, 16..512 B, 1 step in 16 a realloc), $RUNS interleaved runs per mode"
+NCPU=$(nproc)
+echo "library: $(readlink -f "$BUILD/libmemcheck.so") (md5 $(md5sum <"$MC" | cut -c1-12)), $NCPU CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for a in "${ALLOCS[@]}"; do
+	lib=${ALLOC_LIB[$a]}
+	env LD_PRELOAD="$MC${lib:+ $lib}" MEMCHECK_REPORT="$TMP/check.jsonl" "$BIN" 10000 \
+		>/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
+	line=$(tail -n 1 "$TMP/check.jsonl" 2>/dev/null)
+	allocs='' seen=''
+	[[ $line =~ \"allocs\":([0-9]+) ]] && allocs=${BASH_REMATCH[1]}
+	[[ $line =~ \"allocator\":\"([^\"]*)\" ]] && seen=${BASH_REMATCH[1]}
+	if [ "${allocs:-0}" -lt 10000 ]; then
+		echo "run.sh: memcheck counted ${allocs:-nothing} allocations under $a: not active" >&2
+		exit 1
+	fi
+	echo "  $a: memcheck active, allocator reported as '$seen', $allocs allocations counted in a 10000-step run"
+done
+
+# ---- the timed rounds ---------------------------------------------------
+
+declare -A SUM # alloc/mode -> checksum, to compare with the bare run
+clock
+total_s=$REPLY
+for ((r = 1; r <= RUNS; r++)); do
+	printf '  round %d/%d ...' "$r" "$RUNS"
+	for a in "${ALLOCS[@]}"; do
+		for m in "${MODES[@]}"; do
+			runs_here "$m" "$a" || continue
+			run_one "$m" "$a" || exit 1
+			SUM[$a/$m]=$(field checksum)
+			echo "$a $m $T" >>"$TMP/times"
+		done
+	done
+	clock
+	printf ' %.0f s\n' "$(awk -v a="$total_s" -v b="$REPLY" 'BEGIN { print b - a }')"
+done
+
+# The same steps must give the same checksum with and without memcheck.
+# LeakSanitizer and valgrind run another binary or the same one in another
+# machine, but the generator is the same: they must agree too.
+for a in "${ALLOCS[@]}"; do
+	for m in "${MODES[@]}"; do
+		runs_here "$m" "$a" || continue
+		ref=$(ref_of "$m")
+		if [ "${SUM[$a/$m]}" != "${SUM[$a/$ref]}" ]; then
+			echo "run.sh: $a/$m checksum ${SUM[$a/$m]} differs from $a/$ref ${SUM[$a/$ref]}" >&2
+			exit 1
+		fi
+	done
+done
+
+# ---- memory per tracked block -------------------------------------------
+# KEEP blocks of 16..64 B live at the end; the program reads its own VmHWM.
+# bare vs tracking gives what memcheck costs per block all told (table,
+# depot, counters); counting vs tracking leaves the fixed costs out.
+: >"$TMP/keep"
+for ((r = 1; r <= 3; r++)); do
+	for a in "${ALLOCS[@]}"; do
+		lib=${ALLOC_LIB[$a]}
+		for m in bare count fp; do
+			case $m in
+			bare) pre=$lib; e= ;;
+			count) pre="$MC${lib:+ $lib}"; e=MEMCHECK_TRACK=0 ;;
+			fp) pre="$MC${lib:+ $lib}"; e=MEMCHECK_UNWINDER=fp ;;
+			esac
+			# shellcheck disable=SC2086
+			env ${pre:+LD_PRELOAD="$pre"} $e "$BIN" --keep "$KEEP" >"$TMP/out" 2>"$TMP/err" ||
+				{ cat "$TMP/err" >&2; exit 1; }
+			echo "$a $m $(field vmhwm_kb)" >>"$TMP/keep"
+		done
+	done
+done
+
+# ---- the table ------------------------------------------------------------
+
+# Median (and spread, max-min over median) of one mode's times.
+stats() { # alloc mode -> "median spread%"
+	awk -v a="$1" -v m="$2" '$1 == a && $2 == m { v[n++] = $3 }
+		END {
+			for (i = 1; i < n; i++) # insertion sort: n is small
+				for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+			med = (n % 2) ? v[(n-1)/2] : (v[n/2-1] + v[n/2]) / 2
+			printf "%.6f %.0f\n", med, 100 * (v[n-1] - v[0]) / med
+		}' "$TMP/times"
+}
+
+echo
+printf '%-9s %-38s %9s %8s %9s %7s  %s\n' allocator mode "median s" ratio "+ns/step" spread note
+declare -A RATIO
+for a in "${ALLOCS[@]}"; do
+	for m in "${MODES[@]}"; do
+		runs_here "$m" "$a" || continue
+		case $m in bare?*) continue ;; esac # shown through the modes they serve
+		ref=$(ref_of "$m")
+		div=${M_DIV[$m]}
+		read -r med spread < <(stats "$a" "$m")
+		read -r refmed _ < <(stats "$a" "$ref")
+		steps=$((ITERS / div))
+		note=
+		[ "$div" -gt 1 ] && note="ran 1/$div of the steps; seconds x$div, ratio vs bare at 1/$div"
+		case $m in
+		lsan) note="same source, gcc -fsanitize=leak, no preload" ;;
+		fwd) note="the floor of any interposer: forwards, counts nothing" ;;
+		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
+		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
+		tbare | tcount | tfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
+		esac
+		awk -v a="$a" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v d="$div" \
+			-v n="$steps" -v sp="$spread" -v note="$note" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
+				ns = bare ? "-" : sprintf("%+.1f", (t - r) / n * 1e9)
+				printf "%-9s %-38s %9.3f %7.2fx %9s %6s%%  %s\n", a, l, t * d, t / r, ns, sp, note
+			}'
+		RATIO[$a/$m]=$(awk -v t="$med" -v r="$refmed" 'BEGIN { printf "%.10g", t / r }')
+	done
+done
+
+echo "(the fp 16-deep, libunwind, glibc backtrace, LeakSanitizer and valgrind rows run under glibc"
+echo " only: what they add does not depend on the allocator; +ns/step is the mode's time minus its"
+echo " reference's, per malloc+free step)"
+
+echo
+echo "memory per tracked block: $KEEP blocks of 16..64 B live at the end, peak RSS (VmHWM) median of 3"
+printf '%-9s %12s %12s %12s %16s %16s\n' allocator "bare kB" "counting kB" "tracking kB" "B/block vs bare" "B/block vs count"
+for a in "${ALLOCS[@]}"; do
+	awk -v a="$a" -v k="$KEEP" '$1 == a { v[$2, n[$2]++] = $3 }
+		function med(m,   i, j, t, c, w) {
+			c = n[m]
+			for (i = 0; i < c; i++) w[i] = v[m, i]
+			for (i = 1; i < c; i++)
+				for (j = i; j > 0 && w[j-1] > w[j]; j--) { t = w[j]; w[j] = w[j-1]; w[j-1] = t }
+			return w[int((c-1)/2)]
+		}
+		END {
+			b = med("bare"); c = med("count"); f = med("fp")
+			printf "%-9s %12d %12d %12d %16.1f %16.1f\n", a, b, c, f, (f - b) * 1024 / k, (f - c) * 1024 / k
+		}' "$TMP/keep"
+done
+
+echo
+echo "targets: counting <= 1.10x, tracking with fp stacks <= 2.50x (single thread)"
+for a in "${ALLOCS[@]}"; do
+	awk -v a="$a" -v c="${RATIO[$a/count]}" -v f="${RATIO[$a/fp]}" -v z="${RATIO[$a/fwd]:-}" 'BEGIN {
+		printf "%-9s counting %5.2fx %-4s   fp stacks %5.2fx %-4s", a,
+			c, c <= 1.10 ? "PASS" : "MISS", f, f <= 2.50 ? "PASS" : "MISS"
+		if (z != "")
+			printf "   (forwarding alone %.2fx)", z
+		printf "\n"
+	}'
+done
+clock
+printf 'total %.0f s\n' "$(awk -v a="$total_s" -v b="$REPLY" 'BEGIN { print b - a }')"
+exit 0
