@@ -45,7 +45,10 @@
 struct freed {
 	uintptr_t ptr;
 	uint64_t size;
-	uint32_t alloc_stack, free_stack;
+	uint32_t alloc_stack;
+	uint32_t unused;
+	uintptr_t free_site;   /* the call of free(): a full stack per free
+				* would double the cost of tracking */
 };
 
 struct slot {
@@ -234,7 +237,7 @@ static void report_error(const char *what, void *p, const struct freed *f, void 
 	uint32_t here = mc_stack_capture(fp);
 	if (f)
 		mc_report_heap_error(what, (uintptr_t)p, f->size, f->alloc_stack,
-				     f->free_stack, here);
+				     mc_stack_intern(&f->free_site, 1), here);
 	else
 		mc_report_heap_error(what, (uintptr_t)p, 0, 0, 0, here);
 	errno = saved;
@@ -285,7 +288,7 @@ static void remember_free(struct slot *s, const struct mc_block *b, void *fp)
 	f->ptr = b->ptr;
 	f->size = b->size;
 	f->alloc_stack = b->stack;
-	f->free_stack = mc_stack_capture(fp);
+	f->free_site = ((uintptr_t *)fp)[1];
 }
 
 static bool find_in_ring(const struct slot *s, uintptr_t p, struct freed *out)

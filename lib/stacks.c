@@ -72,14 +72,17 @@ void mc_stacks_init(void)
 	}
 }
 
+/* Multiply each frame by a constant of its own and fold: the multiplies
+ * are independent, so the CPU runs them side by side instead of one
+ * after another as a running hash would. */
 static inline uint64_t hash_frames(const uintptr_t *f, int n)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		h ^= f[i];
-		h *= 0x9e3779b97f4a7c15ull;
-		h ^= h >> 31;
-	}
+	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull };
+	uint64_t h = (uint64_t)n * 0xff51afd7ed558ccdull;
+	for (int i = 0; i < n; i++)
+		h += ((uint64_t)f[i] ^ (uint64_t)i << 56) * k[i & 3];
+	h ^= h >> 29;
 	return h ? h : 1;
 }
 
@@ -191,6 +194,17 @@ static int trim_to(uintptr_t site, void **raw, int got, uintptr_t *out, int max)
 	return n;
 }
 
+/* The exact unwinders start from here: run them out of line so the
+ * common frame-pointer path keeps a small stack frame. */
+static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, int max)
+{
+	void *raw[MC_MAX_DEPTH + 8];
+	int got = mc_opt.unwinder == MC_UNWIND_LIBUNWIND
+		  ? unw_backtrace_fn(raw, max + 8)
+		  : backtrace(raw, max + 8);
+	return trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
+}
+
 uint32_t mc_stack_capture(void *fp)
 {
 	int max = mc_opt.stack_depth;
@@ -198,15 +212,10 @@ uint32_t mc_stack_capture(void *fp)
 		return 0;
 	uintptr_t frames[MC_MAX_DEPTH];
 	int n;
-	if (likely(mc_opt.unwinder == MC_UNWIND_FP)) {
+	if (likely(mc_opt.unwinder == MC_UNWIND_FP))
 		n = walk_fp(fp, frames, max);
-	} else {
-		void *raw[MC_MAX_DEPTH + 8];
-		int got = mc_opt.unwinder == MC_UNWIND_LIBUNWIND
-			  ? unw_backtrace_fn(raw, max + 8)
-			  : backtrace(raw, max + 8);
-		n = trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
-	}
+	else
+		n = capture_slow(fp, frames, max);
 	if (unlikely(!arena || n <= 0))
 		return 0;
 	/* A 64-bit hash match is taken as the same stack: a false match
