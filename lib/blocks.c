@@ -27,17 +27,23 @@
 #include "internal.h"
 
 #define NSHARDS 256
-#define MIN_CAP 16 /* entries per shard at first use: keep small tables dense */
+#define MIN_CAP 64 /* slots per shard at first use: at low load nearly every lookup
+		    * ends at its first probe, and a mispredicted probe loop costs
+		    * more than the memory (64 x 256 x 24 B = 384 KiB) */
 
+/* 16 bytes a shard, so all 256 headers fit in 4 KiB and stay in cache;
+ * the locks, touched only once threads share the table, live apart, a
+ * cache line each. */
 struct shard {
-	atomic_int lock;
+	struct mc_block *e;
 	uint32_t cap;          /* power of two, 0 until first use */
 	uint32_t live;
-	uint64_t live_bytes;
-	struct mc_block *e;
-} __attribute__((aligned(64)));
+};
 
-static struct shard shards[NSHARDS];
+static struct shard shards[NSHARDS] __attribute__((aligned(64)));
+static struct {
+	atomic_int lock;
+} __attribute__((aligned(64))) locks[NSHARDS];
 static atomic_size_t table_bytes;
 
 static _Atomic int multi = 1;          /* 0: one thread, no locks */
@@ -61,8 +67,9 @@ static inline struct shard *shard_of(uint64_t h)
 static void spin_lock(struct shard *s)
 {
 	for (int spins = 0;; spins++) {
-		if (!atomic_load_explicit(&s->lock, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+		atomic_int *l = &locks[s - shards].lock;
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
 			return;
 		if (spins > 64)
 			sched_yield();
@@ -117,7 +124,7 @@ static inline void unlock(struct shard *s, bool locked)
 		owner_busy = 0;
 		return;
 	}
-	atomic_store_explicit(&s->lock, 0, memory_order_release);
+	atomic_store_explicit(&locks[s - shards].lock, 0, memory_order_release);
 }
 
 static inline uint32_t slot_of(uint64_t h, uint32_t cap)
@@ -259,7 +266,6 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 			r = MC_REPLACED_LIVE;
 			*old = *b;
 			s->live--;
-			s->live_bytes -= b->size;
 			break;
 		}
 	}
@@ -268,7 +274,6 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 	b->stack = stack;
 	b->aux = epoch;
 	s->live++;
-	s->live_bytes += size;
 	unlock(s, locked);
 	return r;
 }
@@ -288,7 +293,6 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 				continue;
 			*out = *b;
 			s->live--;
-			s->live_bytes -= b->size;
 			delete_at(s, i);
 			r = MC_REMOVED;
 			break;
@@ -369,7 +373,7 @@ void mc_blocks_unlock_all(void)
 void mc_blocks_after_fork_child(void)
 {
 	for (int k = 0; k < NSHARDS; k++)
-		atomic_store(&shards[k].lock, 0);
+		atomic_store(&locks[k].lock, 0);
 	owner_busy = 0;
 	atomic_flag_clear(&owner_claim);
 	is_owner = 0;
