@@ -67,7 +67,6 @@ static pthread_key_t slot_key;
 static int nslots_used;
 
 static MC_TLS struct slot *my_slot;
-MC_TLS struct mc_totals *mc_my_totals;
 static MC_TLS int my_state; /* 0 no slot yet, 1 has one, 2 ended */
 
 static _Atomic int64_t g_live;

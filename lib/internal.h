@@ -100,7 +100,14 @@ extern struct mc_real mc_real;
 
 /* Recursion guard: while set, this thread's calls pass straight through
  * uncounted.  Used around everything memcheck itself does. */
-extern MC_TLS int mc_in_hook;
+/* What the wrappers read on every call, in one place: one thread-local
+ * address to compute instead of two. */
+struct mc_thread {
+	int in_hook;                 /* the recursion guard */
+	struct mc_totals *totals;    /* account.c: the thread's own counters */
+};
+extern MC_TLS struct mc_thread mc_self;
+#define mc_in_hook (mc_self.in_hook)
 static inline void mc_guard_enter(void) { mc_in_hook++; }
 static inline void mc_guard_leave(void) { mc_in_hook--; }
 
@@ -185,7 +192,7 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 
 /* The calling thread's own counters once it has a slot, else NULL: the
  * count-only fast path in interpose.c adds to them directly. */
-extern MC_TLS struct mc_totals *mc_my_totals;
+#define mc_my_totals (mc_self.totals)
 
 void mc_account_init(void);
 void mc_account_sum(struct mc_totals *t);

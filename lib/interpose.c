@@ -24,7 +24,7 @@
 #include "internal.h"
 
 struct mc_real mc_real;
-MC_TLS int mc_in_hook;
+MC_TLS struct mc_thread mc_self;
 int mc_is_active = 1;
 
 /* NONE -> RESOLVING -> FORWARDING (calls pass through uncounted while the
@@ -367,7 +367,9 @@ MC_API void free(void *p)
 	struct mc_totals *t;
 	if (count_only(&t)) {
 		add_relaxed(&t->frees, 1);
+		mc_in_hook++;
 		mc_real.free(p);
+		mc_in_hook--;
 		return;
 	}
 	bool pass_on = true;
