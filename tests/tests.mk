@@ -73,4 +73,4 @@ prog-check: all $(PROG_BINS) $(WP_BINS)
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
 
 # prog-check last: its check summary lines close the output.
-check: doc-check examples-check unit-check asan-check prog-check
+check: doc-check examples-check install-check unit-check asan-check prog-check
