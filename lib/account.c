@@ -140,7 +140,8 @@ static struct slot *slot_acquire(void)
 	pthread_mutex_unlock(&slot_lock);
 	if (s != &shared_slot) {
 		pthread_setspecific(slot_key, s);
-		mc_my_totals = &s->t;
+		if (!mc_opt.track && mc_is_active)
+			mc_my_totals = &s->t; /* the wrappers' count-only path */
 	}
 	errno = saved;
 	my_state = 1;

@@ -268,11 +268,14 @@ static inline bool uncounted(void)
 	return uncounted_slow();
 }
 
-/* Count-only mode, inlined: the thread's own counters, no calls. */
+/* Count-only mode, inlined: the thread's own counters, no calls.  The
+ * pointer is set only in count-only mode, once memcheck is ready and the
+ * thread has counters, so it alone says this call may take the short
+ * path (the guard still says whether memcheck itself is calling). */
 static inline bool count_only(struct mc_totals **t)
 {
 	*t = mc_my_totals;
-	return !mc_opt.track && likely(*t != NULL);
+	return *t != NULL && likely(!mc_in_hook);
 }
 
 static inline void add_relaxed(uint64_t *c, uint64_t v)
@@ -287,6 +290,7 @@ static bool bootstrapping(void)
 
 void mc_bypass(void)
 {
+	mc_my_totals = NULL;
 	mc_is_active = 0;
 	atomic_store_explicit(&state, FORWARDING, memory_order_release);
 }
@@ -326,6 +330,19 @@ static inline void *counted(void *p, size_t size, void *fp)
 
 MC_API void *malloc(size_t n)
 {
+	struct mc_totals *t;
+	if (count_only(&t)) {
+		mc_in_hook++;
+		void *p = mc_real.malloc(n);
+		mc_in_hook--;
+		if (likely(p != NULL)) {
+			add_relaxed(&t->allocs, 1);
+			add_relaxed(&t->bytes_allocated, n);
+		} else {
+			add_relaxed(&t->failed, 1);
+		}
+		return p;
+	}
 	if (unlikely(uncounted())) {
 		if (bootstrapping())
 			return boot_alloc(n, 16, false);
@@ -358,18 +375,20 @@ MC_API void *calloc(size_t nmemb, size_t size)
 
 MC_API void free(void *p)
 {
-	if (!p || unlikely(is_boot(p)))
-		return;
-	if (unlikely(uncounted())) {
-		mc_real.free(p);
-		return;
-	}
 	struct mc_totals *t;
-	if (count_only(&t)) {
+	if (count_only(&t) && likely(p != NULL)) {
+		if (unlikely(is_boot(p)))
+			return;
 		add_relaxed(&t->frees, 1);
 		mc_in_hook++;
 		mc_real.free(p);
 		mc_in_hook--;
+		return;
+	}
+	if (!p || unlikely(is_boot(p)))
+		return;
+	if (unlikely(uncounted())) {
+		mc_real.free(p);
 		return;
 	}
 	bool pass_on = true;
