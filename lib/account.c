@@ -632,7 +632,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		res.definitely_lost.bytes = res.live_bytes;
 	}
 
-	res.retained_bytes = MEMCHECK_UNKNOWN;
+	/* What the allocator keeps that the program does not: measured after
+	 * the region's RSS is read, since asking may itself allocate. */
+	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
 	res.rss_begin = r->rss_begin;
 	res.rss_end = mc_rss_current();
 	if (r->hwm_reset) {
@@ -648,6 +650,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		res.peak_rss = MEMCHECK_UNKNOWN; /* /proc/self/clear_refs refused */
 	}
 	res.seconds = t1 - r->t0;
+	struct mc_alloc_stats st;
+	if (mc_allocator_stats(&st)) {
+		res.retained_bytes = st.retained;
+		if (mc_opt.release && mc_allocator_release() && mc_allocator_stats(&st))
+			res.retained_after_release = st.retained;
+	}
 
 	if (res.definitely_lost.blocks)
 		add_violation(&res, "%llu bytes in %llu blocks definitely lost",

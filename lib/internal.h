@@ -36,6 +36,9 @@ struct mc_options {
 	int max_leaks;            /* leak records per region in reports */
 	int process_region;       /* enum mc_tristate */
 	int symbolize;            /* resolve file:line with libdw */
+	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
+	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
+	int release;              /* call the allocator's release at region end */
 };
 extern struct mc_options mc_opt;
 
@@ -215,6 +218,75 @@ void mc_process_end(void);
 /* Name the live allocator from the object that serves malloc. */
 const char *mc_allocator_name(void);
 void mc_allocator_detect(void);
+
+/* What the allocator says about itself now, read through dlsym without
+ * linking to it.  A figure it cannot give is MEMCHECK_UNKNOWN. */
+struct mc_alloc_stats {
+	uint64_t allocated;  /* bytes in blocks the program holds, as the
+			      * allocator counts them (usable sizes) */
+	uint64_t held;       /* bytes the allocator holds from the system
+			      * and has not given back (resident or committed) */
+	uint64_t retained;   /* held - allocated: kept for reuse, not used */
+};
+/* Fill *out; false when this allocator has no statistics memcheck can
+ * read (every figure is then MEMCHECK_UNKNOWN).  Call with the guard
+ * held: the allocator's statistics calls may allocate. */
+bool mc_allocator_stats(struct mc_alloc_stats *out);
+/* The allocator's own call to give free memory back to the system
+ * (malloc_trim(0), mi_collect(true), jemalloc's arena purge,
+ * MallocExtension_ReleaseFreeMemory); false when it has none. */
+bool mc_allocator_release(void);
+
+/* ---- budget.c -------------------------------------------------------- */
+
+/* A parsed budget file (memcheck-budget(5)), in mmap'd memory. */
+struct mc_budget;
+
+/* Read and parse path.  NULL on error, with "path:line: message" in err. */
+struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen);
+/* Parse text (len bytes) named name in messages; the same contract. */
+struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name,
+				  char *err, size_t errlen);
+void mc_budget_free(struct mc_budget *b);
+
+/* Check a region's figures against every rule whose section matches the
+ * region name and allocator.  baseline is the same region measured under
+ * the baseline allocator, or NULL.  Each violated rule appends one
+ * message ("memcheck.budget:12: peak_rss 70.1 MiB > 64.0 MiB") to out,
+ * "; "-separated after what out already holds.  Returns the number of
+ * violated rules. */
+int mc_budget_check(const struct mc_budget *b, const char *region, const char *allocator,
+		    const struct memcheck_result *r, const struct memcheck_result *baseline,
+		    char *out, size_t outlen);
+
+/* A numeric figure of a result by its report key: "allocs", "peak_rss",
+ * "definitely_lost.bytes", "definitely_lost.blocks" ("definitely_lost"
+ * alone means bytes).  False for an unknown key; *v is MEMCHECK_UNKNOWN
+ * for a figure that was not measured. */
+bool mc_result_field(const struct memcheck_result *r, const char *key, uint64_t *v);
+/* The keys mc_result_field knows, NULL-terminated (for messages and docs). */
+extern const char *const mc_result_keys[];
+
+/* ---- gate.c ---------------------------------------------------------- */
+
+/* Judge a region's result against MEMCHECK_BUDGET (with MEMCHECK_BASELINE
+ * for relative limits): violations are appended and pass cleared. */
+void mc_gate_region(struct memcheck_result *res);
+
+/* ---- json.c ---------------------------------------------------------- */
+
+/* One record of a JSON Lines report, as read back. */
+struct mc_record {
+	struct memcheck_result r;
+	char program[256];
+	char allocator[128];
+	int pid;
+};
+/* Parse one line of a report.  False on malformed JSON or a record that
+ * is not memcheck's, with a message (column and what was expected) in
+ * err. */
+bool mc_json_record(const char *line, size_t len, struct mc_record *out,
+		    char *err, size_t errlen);
 
 /* ---- rss.c ----------------------------------------------------------- */
 

@@ -31,7 +31,21 @@ static const struct option_def options[] = {
 #undef MC_OPT
 };
 
-static char report_path[4096];
+/* File options made absolute at start-up: the program may chdir later. */
+static char paths[MC_ARRAY_SIZE(options)][4096];
+
+static const char *absolute(size_t i, const char *path)
+{
+	char *buf = paths[i];
+	if (!path || path[0] == '/')
+		return path;
+	if (!getcwd(buf, sizeof paths[i] - 1) ||
+	    strlen(buf) + strlen(path) + 2 > sizeof paths[i])
+		return path;
+	strcat(buf, "/");
+	strcat(buf, path);
+	return buf;
+}
 
 /* Index of word in a "|"-separated list, or -1. */
 static int enum_index(const char *values, const char *word)
@@ -126,14 +140,10 @@ void mc_options_init(void)
 		if (v)
 			set_option(o, v, false);
 	}
-	/* Fix a relative report path now: the program may chdir later. */
-	if (mc_opt.report && mc_opt.report[0] != '/') {
-		if (getcwd(report_path, sizeof report_path - 1) &&
-		    strlen(report_path) + strlen(mc_opt.report) + 2 < sizeof report_path) {
-			strcat(report_path, "/");
-			strcat(report_path, mc_opt.report);
-			mc_opt.report = report_path;
-		}
+	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
+		const char **field = (const char **)((char *)&mc_opt + options[i].offset);
+		if (options[i].kind == STR)
+			*field = absolute(i, *field);
 	}
 	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)
 		mc_opt.stack_depth = MC_MAX_DEPTH;

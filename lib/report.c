@@ -122,6 +122,7 @@ static void emit_json(const struct mc_region_report *rr)
 	json_u64(&b, "double_frees", r->double_frees);
 	json_u64(&b, "invalid_frees", r->invalid_frees);
 	json_u64(&b, "retained_bytes", r->retained_bytes);
+	json_u64(&b, "retained_after_release", r->retained_after_release);
 	json_u64(&b, "rss_begin", r->rss_begin);
 	json_u64(&b, "rss_end", r->rss_end);
 	json_u64(&b, "peak_rss", r->peak_rss);
@@ -203,6 +204,14 @@ static void emit_text(const struct mc_region_report *rr)
 	mc_buf_printf(&b, "%s   RSS: %s at start, %s at end, peak %s; %.3f s\n", p,
 		      bytes_h(r->rss_begin, h1), bytes_h(r->rss_end, h2),
 		      bytes_h(r->peak_rss, h3), r->seconds);
+	if (r->retained_bytes != MEMCHECK_UNKNOWN) {
+		mc_buf_printf(&b, "%s   allocator retains %s not in use", p,
+			      bytes_h(r->retained_bytes, h1));
+		if (r->retained_after_release != MEMCHECK_UNKNOWN)
+			mc_buf_printf(&b, ", %s after its release call",
+				      bytes_h(r->retained_after_release, h2));
+		mc_buf_puts(&b, "\n");
+	}
 	if (r->double_frees || r->invalid_frees)
 		mc_buf_printf(&b, "%s   heap errors: %s double frees, %s frees of unknown pointers\n",
 			      p, num(r->double_frees, c1), num(r->invalid_frees, c2));

@@ -61,8 +61,12 @@ struct memcheck_result {
 	/* Heap errors seen while the region was open. */
 	uint64_t double_frees;     /* frees of blocks already freed */
 	uint64_t invalid_frees;    /* frees of pointers memcheck never saw */
-	/* Memory the allocator holds that the program does not. */
-	uint64_t retained_bytes;   /* MEMCHECK_UNKNOWN until measured */
+	/* Memory the allocator holds that the program does not, at the end
+	 * of the region; and after the allocator's own release call when
+	 * MEMCHECK_RELEASE=1.  MEMCHECK_UNKNOWN where the allocator cannot
+	 * tell. */
+	uint64_t retained_bytes;
+	uint64_t retained_after_release;
 	/* Resident set size of the process, bytes. */
 	uint64_t rss_begin;
 	uint64_t rss_end;
