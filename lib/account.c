@@ -665,6 +665,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
 	if (extra_violation)
 		add_violation(&res, "%s", extra_violation);
+	mc_gate_region(&res);
 
 	struct mc_region_report rr = {
 		.r = &res,

@@ -248,6 +248,12 @@ struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen);
 struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name,
 				  char *err, size_t errlen);
 void mc_budget_free(struct mc_budget *b);
+/* The allocator relative limits compare against: the file's "baseline"
+ * line, or "glibc" (also for b == NULL). */
+const char *mc_budget_baseline(const struct mc_budget *b);
+/* True when some rule has a relative limit (+10%, 1.25x): the baseline
+ * allocator's figures are needed. */
+bool mc_budget_relative(const struct mc_budget *b);
 
 /* Check a region's figures against every rule whose section matches the
  * region name and allocator.  baseline is the same region measured under

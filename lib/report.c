@@ -126,8 +126,11 @@ static void emit_json(const struct mc_region_report *rr)
 	json_u64(&b, "rss_begin", r->rss_begin);
 	json_u64(&b, "rss_end", r->rss_end);
 	json_u64(&b, "peak_rss", r->peak_rss);
-	mc_buf_printf(&b, ",\"seconds\":%.6f,\"verdict\":\"%s\",\"violations\":[",
-		      r->seconds, r->pass ? "pass" : "fail");
+	/* Not %f: the program may have set a locale whose decimal point is
+	 * a comma, which is not JSON. */
+	unsigned long long us = r->seconds > 0 ? (unsigned long long)(r->seconds * 1e6 + 0.5) : 0;
+	mc_buf_printf(&b, ",\"seconds\":%llu.%06llu,\"verdict\":\"%s\",\"violations\":[",
+		      us / 1000000, us % 1000000, r->pass ? "pass" : "fail");
 	/* violations[] holds "; "-separated messages */
 	const char *v = r->violations;
 	for (int i = 0; *v; i++) {

@@ -15,6 +15,8 @@ UNIT_blocks    := blocks util
 UNIT_stacks    := stacks util
 UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
+UNIT_json      := json util
+UNIT_budget    := budget util
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)

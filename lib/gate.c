@@ -1,0 +1,134 @@
+/*
+ * gate.c - what a region is judged against besides its leaks: the budget
+ * file (MEMCHECK_BUDGET) and, for relative limits, the same region in a
+ * report of the baseline allocator's run (MEMCHECK_BASELINE).  Both are
+ * read once per process, on the first region end that needs them, into
+ * mmap'd memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct mc_budget *budget;
+static char budget_error[512];      /* why the budget file is unusable */
+static struct mc_record *baseline;   /* records of the baseline report */
+static size_t nbaseline;
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* Read a JSON Lines report into baseline[].  A malformed line is named
+ * once and skipped: the regions it would have matched then have no
+ * baseline, which their relative limits report. */
+static void load_baseline(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		mc_log("MEMCHECK_BASELINE=%s: %s; relative budget limits have no baseline",
+		       path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size_t len = (size_t)st.st_size;
+	const char *text = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (len && text == MAP_FAILED) {
+		mc_log("MEMCHECK_BASELINE=%s: cannot map it: %s", path, strerror(errno));
+		return;
+	}
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	lines += len && text[len - 1] != '\n';
+	baseline = lines ? mc_map(lines * sizeof *baseline) : NULL;
+	int lineno = 0;
+	bool said = false;
+	for (const char *p = text, *end = text + len; baseline && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char err[256];
+		lineno++;
+		if (n > 0) {
+			if (mc_json_record(p, n, &baseline[nbaseline], err, sizeof err))
+				nbaseline++;
+			else if (!said) {
+				mc_log("%s:%d: %s; that record is not used as a baseline",
+				       path, lineno, err);
+				said = true;
+			}
+		}
+		p += n + 1;
+	}
+	if (len)
+		munmap((void *)text, len);
+}
+
+static void load(void)
+{
+	if (mc_opt.budget) {
+		budget = mc_budget_load(mc_opt.budget, budget_error, sizeof budget_error);
+		if (!budget) {
+			/* One line per error; the first stands for all of them
+			 * in each region's violations. */
+			for (char *line = budget_error, *nl; *line; line = nl + 1) {
+				nl = strchr(line, '\n');
+				if (!nl) {
+					mc_log("MEMCHECK_BUDGET: %s", line);
+					break;
+				}
+				*nl = 0;
+				mc_log("MEMCHECK_BUDGET: %s", line);
+				*nl = '\n';
+			}
+			mc_log("MEMCHECK_BUDGET: every region fails until the file is fixed");
+			char *nl = strchr(budget_error, '\n');
+			if (nl)
+				*nl = 0;
+		}
+	}
+	if (mc_opt.baseline)
+		load_baseline(mc_opt.baseline);
+}
+
+/* The same program's region of that name in the baseline report; the
+ * first, when the name repeats. */
+static const struct memcheck_result *baseline_for(const char *region)
+{
+	const char *prog = basename_of(mc_program());
+	for (size_t i = 0; i < nbaseline; i++)
+		if (strcmp(baseline[i].r.name, region) == 0 &&
+		    strcmp(basename_of(baseline[i].program), prog) == 0)
+			return &baseline[i].r;
+	return NULL;
+}
+
+void mc_gate_region(struct memcheck_result *res)
+{
+	if (!mc_opt.budget && !mc_opt.baseline)
+		return;
+	pthread_once(&once, load);
+	if (mc_opt.budget && !budget) {
+		size_t len = strlen(res->violations);
+		snprintf(res->violations + len, sizeof res->violations - len, "%s%s",
+			 len ? "; " : "", budget_error);
+		res->pass = 0;
+		return;
+	}
+	if (budget && mc_budget_check(budget, res->name, mc_allocator_name(), res,
+				      baseline_for(res->name), res->violations,
+				      sizeof res->violations) > 0)
+		res->pass = 0;
+}

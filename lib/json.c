@@ -1,0 +1,770 @@
+/*
+ * json.c - read one line of a JSON Lines report (memcheck-report(5)) back
+ * into a struct mc_record.
+ *
+ * The library reads its baseline report with this inside a program whose
+ * malloc it is interposing, so nothing here allocates: the line is parsed
+ * in place, strings are decoded straight into the record's fixed arrays
+ * (cut at a character boundary when they do not fit), and numbers are
+ * converted by hand (strtod may allocate and follows the program's locale).
+ *
+ * The parser is strict JSON (RFC 8259): one object, whitespace around it,
+ * nothing else; strings valid UTF-8 with escaped control characters;
+ * numbers as the grammar says.  Keys it does not know are skipped whatever
+ * their type, so a newer report reads with an older memcheck; a known key
+ * with a value of the wrong type is an error, and so is a known key given
+ * twice.  Errors say "column N: expected ..." (N counts bytes from 1).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_DEPTH 64 /* nesting allowed in values that are skipped */
+
+struct parser {
+	const char *start, *p, *end;
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+static bool fail(struct parser *j, const char *at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static bool fail(struct parser *j, const char *at, const char *fmt, ...)
+{
+	if (j->failed)
+		return false;
+	j->failed = true;
+	if (!j->err || !j->errlen)
+		return false;
+	int n = snprintf(j->err, j->errlen, "column %zu: ", (size_t)(at - j->start) + 1);
+	if (n < 0 || (size_t)n >= j->errlen)
+		return false;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(j->err + n, j->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* What is at p, for messages: "'x'", "end of line", "byte 0x01". */
+static const char *what(const struct parser *j, const char *p, char buf[16])
+{
+	if (p >= j->end)
+		return "end of line";
+	unsigned char c = (unsigned char)*p;
+	if (c == '\n' || c == '\r')
+		return "end of line";
+	if (c >= 0x20 && c < 0x7f)
+		snprintf(buf, 16, "'%c'", c);
+	else
+		snprintf(buf, 16, "byte 0x%02x", c);
+	return buf;
+}
+
+static void skip_ws(struct parser *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+/* Expect the character c (after whitespace). */
+static bool expect(struct parser *j, char c, const char *context)
+{
+	char b[16];
+	skip_ws(j);
+	if (j->p < j->end && *j->p == c) {
+		j->p++;
+		return true;
+	}
+	return fail(j, j->p, "expected '%c'%s, got %s", c, context, what(j, j->p, b));
+}
+
+/* ---- strings --------------------------------------------------------- */
+
+/* A destination for decoded text: fixed size, cut at a character. */
+struct sink {
+	char *s;      /* NULL: decode and check, keep nothing */
+	size_t size;  /* of s, NUL included */
+	size_t len;
+	bool cut;     /* something did not fit */
+};
+
+static void put_char(struct sink *o, const char *c, size_t n)
+{
+	if (!o->s || o->cut)
+		return;
+	if (o->len + n + 1 > o->size) {
+		o->cut = true; /* whole characters only: the rest is dropped */
+		return;
+	}
+	memcpy(o->s + o->len, c, n);
+	o->len += n;
+	o->s[o->len] = 0;
+}
+
+static size_t encode_utf8(uint32_t cp, char out[4])
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Length of the valid UTF-8 sequence at p (before end), 0 if none. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	size_t n;
+	uint32_t min, c;
+	if ((*p & 0xe0) == 0xc0)
+		n = 2, min = 0x80, c = *p & 0x1f;
+	else if ((*p & 0xf0) == 0xe0)
+		n = 3, min = 0x800, c = *p & 0x0f;
+	else if ((*p & 0xf8) == 0xf0)
+		n = 4, min = 0x10000, c = *p & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static bool hex4(struct parser *j, uint32_t *out)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++) {
+		char b[16];
+		const char *p = j->p + i;
+		int h;
+		if (p >= j->end)
+			h = -1;
+		else if (*p >= '0' && *p <= '9')
+			h = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			h = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			h = *p - 'A' + 10;
+		else
+			h = -1;
+		if (h < 0)
+			return fail(j, p, "expected a hexadecimal digit in \\u escape, got %s",
+				     what(j, p, b));
+		v = v * 16 + (uint32_t)h;
+	}
+	j->p += 4;
+	*out = v;
+	return true;
+}
+
+/* A string (after whitespace), decoded into o. */
+static bool string(struct parser *j, struct sink *o)
+{
+	if (!expect(j, '"', ""))
+		return false;
+	for (;;) {
+		char b[16];
+		if (j->p >= j->end)
+			return fail(j, j->p, "expected '\"' to close the string, got end of line");
+		const char *at = j->p;
+		unsigned char c = (unsigned char)*j->p;
+		if (c == '"') {
+			j->p++;
+			return true;
+		}
+		if (c < 0x20)
+			return fail(j, at, "expected a character or an escape, got %s "
+				    "(control characters must be escaped)", what(j, at, b));
+		if (c >= 0x80) {
+			size_t n = utf8_seq((const unsigned char *)at, (const unsigned char *)j->end);
+			if (!n)
+				return fail(j, at, "expected UTF-8, got byte 0x%02x", c);
+			put_char(o, at, n);
+			j->p += n;
+			continue;
+		}
+		j->p++;
+		if (c != '\\') {
+			put_char(o, (const char *)&c, 1);
+			continue;
+		}
+		if (j->p >= j->end)
+			return fail(j, j->p, "expected an escape after '\\', got end of line");
+		char e = *j->p++, ch;
+		switch (e) {
+		case '"': ch = '"'; break;
+		case '\\': ch = '\\'; break;
+		case '/': ch = '/'; break;
+		case 'b': ch = '\b'; break;
+		case 'f': ch = '\f'; break;
+		case 'n': ch = '\n'; break;
+		case 'r': ch = '\r'; break;
+		case 't': ch = '\t'; break;
+		case 'u': {
+			uint32_t cp, lo;
+			if (!hex4(j, &cp))
+				return false;
+			if (cp >= 0xdc00 && cp <= 0xdfff)
+				return fail(j, at, "expected a code point, got the lone low "
+					    "surrogate \\u%04x", (unsigned)cp);
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				const char *at2 = j->p;
+				if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
+					return fail(j, at2, "expected \\u and a low surrogate "
+						    "after \\u%04x", (unsigned)cp);
+				j->p += 2;
+				if (!hex4(j, &lo))
+					return false;
+				if (lo < 0xdc00 || lo > 0xdfff)
+					return fail(j, at2, "expected a low surrogate "
+						    "(\\udc00-\\udfff) after \\u%04x, got \\u%04x",
+						    (unsigned)cp, (unsigned)lo);
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			}
+			if (cp == 0)
+				return fail(j, at, "expected a character other than \\u0000 "
+					    "(names and paths cannot hold NUL)");
+			char u[4];
+			put_char(o, u, encode_utf8(cp, u));
+			continue;
+		}
+		default:
+			return fail(j, at, "expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u, "
+				    "got %s after '\\'", what(j, j->p - 1, b));
+		}
+		put_char(o, &ch, 1);
+	}
+}
+
+/* ---- numbers --------------------------------------------------------- */
+
+static bool is_digit(const struct parser *j, const char *p)
+{
+	return p < j->end && *p >= '0' && *p <= '9';
+}
+
+/* Check a JSON number at j->p and return its end; NULL after fail(). */
+static const char *number_end(struct parser *j)
+{
+	char b[16];
+	const char *p = j->p;
+	if (p < j->end && *p == '-')
+		p++;
+	if (!is_digit(j, p))
+		return fail(j, p, "expected a digit, got %s", what(j, p, b)), NULL;
+	if (*p == '0' && is_digit(j, p + 1))
+		return fail(j, p + 1, "expected '.', 'e' or the end of the number after a "
+			    "leading 0, got %s", what(j, p + 1, b)), NULL;
+	while (is_digit(j, p))
+		p++;
+	if (p < j->end && *p == '.') {
+		p++;
+		if (!is_digit(j, p))
+			return fail(j, p, "expected a digit after '.', got %s", what(j, p, b)), NULL;
+		while (is_digit(j, p))
+			p++;
+	}
+	if (p < j->end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < j->end && (*p == '+' || *p == '-'))
+			p++;
+		if (!is_digit(j, p))
+			return fail(j, p, "expected a digit in the exponent, got %s",
+				    what(j, p, b)), NULL;
+		while (is_digit(j, p))
+			p++;
+	}
+	return p;
+}
+
+/* An unsigned integer that fits 64 bits, or null (MEMCHECK_UNKNOWN). */
+static bool u64(struct parser *j, const char *key, uint64_t *out)
+{
+	char b[16];
+	skip_ws(j);
+	const char *at = j->p;
+	if (j->end - at >= 4 && memcmp(at, "null", 4) == 0) {
+		j->p += 4;
+		*out = MEMCHECK_UNKNOWN;
+		return true;
+	}
+	if (!is_digit(j, at) && !(at < j->end && *at == '-'))
+		return fail(j, at, "expected an unsigned integer or null for \"%s\", got %s",
+			    key, what(j, at, b));
+	const char *end = number_end(j);
+	if (!end)
+		return false;
+	uint64_t v = 0;
+	for (const char *p = at; p < end; p++) {
+		if (*p < '0' || *p > '9')
+			return fail(j, at, "expected an unsigned integer or null for \"%s\", "
+				    "got %.*s", key, (int)(end - at), at);
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return fail(j, at, "expected an unsigned integer below 2^64 for \"%s\"", key);
+		v = v * 10 + d;
+	}
+	j->p = end;
+	*out = v;
+	return true;
+}
+
+/* A number as a double, converted by hand: 19 significant digits, then
+ * scaled by a power of ten (within an ulp or two; enough for seconds). */
+static bool real(struct parser *j, const char *key, double *out)
+{
+	char b[16];
+	skip_ws(j);
+	const char *at = j->p;
+	if (j->end - at >= 4 && memcmp(at, "null", 4) == 0) {
+		j->p += 4;
+		*out = NAN;
+		return true;
+	}
+	if (!is_digit(j, at) && !(at < j->end && *at == '-'))
+		return fail(j, at, "expected a number or null for \"%s\", got %s", key,
+			    what(j, at, b));
+	const char *end = number_end(j);
+	if (!end)
+		return false;
+	const char *p = at;
+	bool neg = *p == '-';
+	if (neg)
+		p++;
+	uint64_t mant = 0;
+	int digits = 0;
+	long exp10 = 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (digits < 19) {
+			mant = mant * 10 + (uint64_t)(*p - '0');
+			if (mant)
+				digits++;
+		} else {
+			exp10++;
+		}
+	}
+	if (p < end && *p == '.') {
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
+			if (digits < 19) {
+				mant = mant * 10 + (uint64_t)(*p - '0');
+				if (mant)
+					digits++;
+				exp10--;
+			}
+		}
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		bool eneg = *p == '-';
+		if (*p == '+' || *p == '-')
+			p++;
+		long e = 0;
+		for (; p < end; p++)
+			if (e < 100000)
+				e = e * 10 + (*p - '0');
+		exp10 += eneg ? -e : e;
+	}
+	double v = (double)mant;
+	if (mant) {
+		static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+			1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+			1e19, 1e20, 1e21, 1e22 };
+		long e = exp10 < 0 ? -exp10 : exp10;
+		double scale = 1;
+		while (e > 22 && scale < 1e300) {
+			scale *= 1e22;
+			e -= 22;
+		}
+		if (e <= 22)
+			scale *= pow10[e];
+		else
+			scale = INFINITY;
+		v = exp10 < 0 ? v / scale : v * scale;
+	}
+	if (isinf(v))
+		return fail(j, at, "expected a number within the range of a double for \"%s\"",
+			    key);
+	j->p = end;
+	*out = neg ? -v : v;
+	return true;
+}
+
+/* ---- values skipped -------------------------------------------------- */
+
+static bool skip_value(struct parser *j, int depth)
+{
+	char b[16];
+	skip_ws(j);
+	const char *at = j->p;
+	if (depth > MAX_DEPTH)
+		return fail(j, at, "expected at most %d levels of nesting", MAX_DEPTH);
+	if (at >= j->end)
+		return fail(j, at, "expected a value, got end of line");
+	struct sink none = { 0 };
+	switch (*at) {
+	case '"':
+		return string(j, &none);
+	case '{':
+		j->p++;
+		skip_ws(j);
+		if (j->p < j->end && *j->p == '}') {
+			j->p++;
+			return true;
+		}
+		for (;;) {
+			if (!string(j, &none) || !expect(j, ':', " after the key") ||
+			    !skip_value(j, depth + 1))
+				return false;
+			skip_ws(j);
+			if (j->p < j->end && *j->p == ',') {
+				j->p++;
+				continue;
+			}
+			return expect(j, '}', " or ','");
+		}
+	case '[':
+		j->p++;
+		skip_ws(j);
+		if (j->p < j->end && *j->p == ']') {
+			j->p++;
+			return true;
+		}
+		for (;;) {
+			if (!skip_value(j, depth + 1))
+				return false;
+			skip_ws(j);
+			if (j->p < j->end && *j->p == ',') {
+				j->p++;
+				continue;
+			}
+			return expect(j, ']', " or ','");
+		}
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *word = *at == 't' ? "true" : *at == 'f' ? "false" : "null";
+		size_t n = strlen(word);
+		if ((size_t)(j->end - at) < n || memcmp(at, word, n) != 0)
+			return fail(j, at, "expected %s", word);
+		j->p += n;
+		return true;
+	}
+	default:
+		if (*at == '-' || (*at >= '0' && *at <= '9')) {
+			const char *end = number_end(j);
+			if (!end)
+				return false;
+			j->p = end;
+			return true;
+		}
+		return fail(j, at, "expected a value (string, number, object, array, true, "
+			    "false or null), got %s", what(j, at, b));
+	}
+}
+
+/* ---- the record ------------------------------------------------------ */
+
+enum kind { K_U64, K_COUNT, K_STR, K_PID, K_REAL, K_VERDICT, K_VIOLATIONS, K_SKIP };
+
+#define R(field) offsetof(struct mc_record, r.field)
+#define REC(field) offsetof(struct mc_record, field)
+static const struct key {
+	const char *name;
+	enum kind kind;
+	size_t offset;   /* in struct mc_record */
+	size_t size;     /* K_STR: of the array */
+	bool required;
+} keys[] = {
+	{ "name", K_STR, R(name), sizeof(((struct memcheck_result *)0)->name), true },
+	{ "pid", K_PID, REC(pid), 0, true },
+	{ "program", K_STR, REC(program), sizeof(((struct mc_record *)0)->program), true },
+	{ "allocator", K_STR, REC(allocator), sizeof(((struct mc_record *)0)->allocator), true },
+	{ "allocs", K_U64, R(allocs), 0, false },
+	{ "frees", K_U64, R(frees), 0, false },
+	{ "reallocs", K_U64, R(reallocs), 0, false },
+	{ "failed_allocs", K_U64, R(failed_allocs), 0, false },
+	{ "bytes_allocated", K_U64, R(bytes_allocated), 0, false },
+	{ "bytes_freed", K_U64, R(bytes_freed), 0, false },
+	{ "live_blocks", K_U64, R(live_blocks), 0, false },
+	{ "live_bytes", K_U64, R(live_bytes), 0, false },
+	{ "peak_live_bytes", K_U64, R(peak_live_bytes), 0, false },
+	{ "definitely_lost", K_COUNT, R(definitely_lost), 0, false },
+	{ "indirectly_lost", K_COUNT, R(indirectly_lost), 0, false },
+	{ "possibly_lost", K_COUNT, R(possibly_lost), 0, false },
+	{ "still_reachable", K_COUNT, R(still_reachable), 0, false },
+	{ "suppressed", K_COUNT, R(suppressed), 0, false },
+	{ "double_frees", K_U64, R(double_frees), 0, false },
+	{ "invalid_frees", K_U64, R(invalid_frees), 0, false },
+	{ "retained_bytes", K_U64, R(retained_bytes), 0, false },
+	{ "retained_after_release", K_U64, R(retained_after_release), 0, false },
+	{ "rss_begin", K_U64, R(rss_begin), 0, false },
+	{ "rss_end", K_U64, R(rss_end), 0, false },
+	{ "peak_rss", K_U64, R(peak_rss), 0, false },
+	{ "seconds", K_REAL, R(seconds), 0, false },
+	{ "verdict", K_VERDICT, R(pass), 0, true },
+	{ "violations", K_VIOLATIONS, R(violations), sizeof(((struct memcheck_result *)0)->violations), false },
+	/* leaks[] is for people and for suppression generation; the
+	 * figures the CLI and budgets need are all above */
+	{ "leaks", K_SKIP, 0, 0, false },
+};
+#undef R
+#undef REC
+
+/* {"blocks":N,"bytes":N}, or null for both unknown. */
+static bool count(struct parser *j, const char *key, struct memcheck_count *c)
+{
+	char b[16];
+	c->blocks = c->bytes = MEMCHECK_UNKNOWN;
+	skip_ws(j);
+	const char *at = j->p;
+	if (j->end - at >= 4 && memcmp(at, "null", 4) == 0) {
+		j->p += 4;
+		return true;
+	}
+	if (at >= j->end || *at != '{')
+		return fail(j, at, "expected {\"blocks\":N,\"bytes\":N} for \"%s\", got %s", key,
+			    what(j, at, b));
+	j->p++;
+	skip_ws(j);
+	if (j->p < j->end && *j->p == '}') {
+		j->p++;
+		return true;
+	}
+	bool seen_blocks = false, seen_bytes = false;
+	for (;;) {
+		char sub[16];
+		struct sink s = { sub, sizeof sub, 0, false };
+		sub[0] = 0;
+		skip_ws(j);
+		const char *kat = j->p;
+		if (!string(j, &s) || !expect(j, ':', " after the key"))
+			return false;
+		bool is_blocks = !s.cut && strcmp(sub, "blocks") == 0;
+		bool is_bytes = !s.cut && strcmp(sub, "bytes") == 0;
+		if ((is_blocks && seen_blocks) || (is_bytes && seen_bytes))
+			return fail(j, kat, "expected each key once, got \"%s\" again in \"%s\"",
+				    sub, key);
+		if (is_blocks) {
+			seen_blocks = true;
+			if (!u64(j, "blocks", &c->blocks))
+				return false;
+		} else if (is_bytes) {
+			seen_bytes = true;
+			if (!u64(j, "bytes", &c->bytes))
+				return false;
+		} else if (!skip_value(j, 2)) {
+			return false;
+		}
+		skip_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		return expect(j, '}', " or ','");
+	}
+}
+
+/* ["message", ...] joined with "; ", as struct memcheck_result holds it. */
+static bool violations(struct parser *j, char *dst, size_t size)
+{
+	char b[16];
+	dst[0] = 0;
+	if (!expect(j, '[', " for \"violations\""))
+		return false;
+	skip_ws(j);
+	if (j->p < j->end && *j->p == ']') {
+		j->p++;
+		return true;
+	}
+	size_t len = 0;
+	bool full = false;
+	for (int i = 0;; i++) {
+		skip_ws(j);
+		if (j->p >= j->end || *j->p != '"')
+			return fail(j, j->p, "expected a string in \"violations\", got %s",
+				    what(j, j->p, b));
+		struct sink s = { NULL, 0, 0, false };
+		if (!full && (i == 0 || len + 3 <= size)) {
+			if (i) {
+				memcpy(dst + len, "; ", 3);
+				len += 2;
+			}
+			s.s = dst + len;
+			s.size = size - len;
+			s.s[0] = 0;
+		} else {
+			full = true;
+		}
+		if (!string(j, &s))
+			return false;
+		len += s.len;
+		if (s.cut) {
+			full = true;
+			if (i && s.len == 0) /* nothing of it fit: no dangling "; " */
+				dst[len -= 2] = 0;
+		}
+		skip_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		return expect(j, ']', " or ','");
+	}
+}
+
+static bool member(struct parser *j, const struct key *k, struct mc_record *out)
+{
+	char b[16], word[8];
+	char *base = (char *)out;
+	skip_ws(j);
+	const char *at = j->p;
+	switch (k->kind) {
+	case K_U64:
+		return u64(j, k->name, (uint64_t *)(base + k->offset));
+	case K_COUNT:
+		return count(j, k->name, (struct memcheck_count *)(base + k->offset));
+	case K_STR: {
+		if (at >= j->end || *at != '"')
+			return fail(j, at, "expected a string for \"%s\", got %s", k->name,
+				    what(j, at, b));
+		struct sink s = { base + k->offset, k->size, 0, false };
+		s.s[0] = 0;
+		return string(j, &s);
+	}
+	case K_PID: {
+		uint64_t v;
+		if (!u64(j, k->name, &v))
+			return false;
+		if (v > 0x7fffffff)
+			return fail(j, at, "expected a process id for \"pid\"");
+		out->pid = (int)v;
+		return true;
+	}
+	case K_REAL:
+		return real(j, k->name, (double *)(base + k->offset));
+	case K_VERDICT: {
+		struct sink s = { word, sizeof word, 0, false };
+		if (at >= j->end || *at != '"')
+			return fail(j, at, "expected \"pass\" or \"fail\" for \"verdict\", got %s",
+				    what(j, at, b));
+		word[0] = 0;
+		if (!string(j, &s))
+			return false;
+		if (!s.cut && strcmp(word, "pass") == 0)
+			out->r.pass = 1;
+		else if (!s.cut && strcmp(word, "fail") == 0)
+			out->r.pass = 0;
+		else
+			return fail(j, at, "expected \"pass\" or \"fail\" for \"verdict\"");
+		return true;
+	}
+	case K_VIOLATIONS:
+		return violations(j, base + k->offset, k->size);
+	case K_SKIP:
+		return skip_value(j, 1);
+	}
+	return false;
+}
+
+static void defaults(struct mc_record *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < MC_ARRAY_SIZE(keys); i++) {
+		char *p = (char *)out + keys[i].offset;
+		if (keys[i].kind == K_U64) {
+			*(uint64_t *)p = MEMCHECK_UNKNOWN;
+		} else if (keys[i].kind == K_COUNT) {
+			((struct memcheck_count *)p)->blocks = MEMCHECK_UNKNOWN;
+			((struct memcheck_count *)p)->bytes = MEMCHECK_UNKNOWN;
+		}
+	}
+	out->r.seconds = NAN;
+}
+
+bool mc_json_record(const char *line, size_t len, struct mc_record *out,
+		    char *err, size_t errlen)
+{
+	struct parser j = { line, line, line + len, err, errlen, false };
+	uint64_t seen = 0;
+	char b[16];
+	_Static_assert(MC_ARRAY_SIZE(keys) <= 64, "seen is a 64-bit mask");
+
+	if (err && errlen)
+		err[0] = 0;
+	defaults(out);
+	if (!expect(&j, '{', " (a report line is one JSON object)"))
+		return false;
+	skip_ws(&j);
+	if (j.p < j.end && *j.p == '}') {
+		j.p++;
+	} else {
+		for (;;) {
+			char key[32];
+			struct sink s = { key, sizeof key, 0, false };
+			key[0] = 0;
+			skip_ws(&j);
+			const char *kat = j.p;
+			if (j.p >= j.end || *j.p != '"')
+				return fail(&j, j.p, "expected a key (a string), got %s",
+					    what(&j, j.p, b));
+			if (!string(&j, &s) || !expect(&j, ':', " after the key"))
+				return false;
+			size_t i = 0;
+			while (i < MC_ARRAY_SIZE(keys) && (s.cut || strcmp(key, keys[i].name)))
+				i++;
+			if (i == MC_ARRAY_SIZE(keys)) {
+				if (!skip_value(&j, 1))
+					return false;
+			} else {
+				if (seen & (1ull << i))
+					return fail(&j, kat, "expected each key once, got \"%s\" again",
+						    key);
+				seen |= 1ull << i;
+				if (!member(&j, &keys[i], out))
+					return false;
+			}
+			skip_ws(&j);
+			if (j.p < j.end && *j.p == ',') {
+				j.p++;
+				continue;
+			}
+			if (!expect(&j, '}', " or ','"))
+				return false;
+			break;
+		}
+	}
+	const char *close = j.p - 1;
+	skip_ws(&j);
+	if (j.p < j.end)
+		return fail(&j, j.p, "expected the end of the line after the object, got %s",
+			    what(&j, j.p, b));
+	for (size_t i = 0; i < MC_ARRAY_SIZE(keys); i++)
+		if (keys[i].required && !(seen & (1ull << i)))
+			return fail(&j, close, "expected the key \"%s\" (not a memcheck record?)",
+				    keys[i].name);
+	return true;
+}
