@@ -1,0 +1,147 @@
+/*
+ * cli.h - what the files of the memcheck command share.
+ *
+ * memcheck.c  commands, options, usage; compare and gate
+ * run.c       `memcheck run`: allocators, running the command, its status
+ * records.c   report files read back, records matched across allocators,
+ *             budgets evaluated, medians
+ * views.c     the table and the JUnit XML
+ *
+ * The CLI is an ordinary program: it allocates with malloc and exits on
+ * out-of-memory.  It shares lib/json.c, lib/budget.c and lib/util.c with
+ * the library, compiled apart and without interposition.
+ */
+#ifndef MEMCHECK_TOOLS_CLI_H
+#define MEMCHECK_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+/* Exit statuses (DESIGN.md, memcheck(1)). */
+enum {
+	EXIT_PASS = 0,     /* within budget, no leak verdict failed */
+	EXIT_GATE = 1,     /* a budget or leak gate failed */
+	EXIT_USAGE = 2,    /* bad usage or a bad input file */
+	EXIT_COMMAND = 3,  /* the command under test failed or crashed */
+};
+
+
+/* ---- memcheck.c ------------------------------------------------------ */
+
+/* "memcheck: " and the message on stderr. */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Out of memory and the like: say it and exit 2. */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "memcheck help CMD" text on stdout, or usage on stderr (exit 2). */
+void usage_of(const char *cmd, FILE *f);
+int bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- records.c ------------------------------------------------------- */
+
+/* One record of a report, as read. */
+struct rec {
+	struct mc_record m;
+	char *line;              /* the line as read, without its newline */
+	size_t occ;              /* earlier records of the same program
+				  * basename and region in its repetition */
+	char cli[512];           /* violations the CLI's budget check found */
+	int ncli;
+	bool fail;               /* verdict fail, or ncli > 0 */
+};
+
+struct recs {
+	struct rec *v;
+	size_t n, cap;
+};
+
+/* Why a run ended (run.c fills it in). */
+struct runinfo {
+	bool done;               /* it ran (or was attempted) */
+	double wall;             /* seconds from start to exit */
+	int exit_code;           /* -1 when killed */
+	int sig;                 /* the signal that killed it, or 0 */
+	bool core;
+	bool explained;          /* non-zero exit, but a record failed */
+};
+
+/* One allocator's records: one column of the comparison. */
+struct group {
+	char *label;             /* "glibc", "mimalloc", a path, a file name */
+	char *object;            /* shared object preloaded, NULL for glibc */
+	char *skipped;           /* why it was not run, or NULL */
+	bool baseline;           /* the others are compared with it */
+	bool stored;             /* read from a file, not run now: its
+				  * verdicts are not judged */
+	int nreps;
+	struct recs *reps;       /* records of each repetition */
+	struct runinfo *runs;    /* of each repetition (run only) */
+};
+
+const char *base_name(const char *path);
+/* Read a JSON Lines report into out; every malformed line is said as
+ * "path:line: message".  Returns the number of malformed lines, or -1
+ * (said) when the file cannot be read.  A missing file is empty when
+ * missing_ok. */
+int recs_read(struct recs *out, const char *path, bool missing_ok);
+void recs_push(struct recs *out, const struct rec *r);
+void recs_free(struct recs *rs);
+/* Number the records of each repetition: occ of each record. */
+void recs_number(struct recs *rs);
+/* Records of rs from the same program basename and region as r: the
+ * occ-th one (cycling when rs has fewer), or NULL. */
+const struct rec *recs_match(const struct recs *rs, const struct rec *r);
+
+/* Judge every record of groups[] that is not stored: the CLI's own budget
+ * check (b may be NULL) against the matching record of the baseline
+ * group (the same repetition, or its only one when stored); the baseline
+ * group's own records are checked without a baseline, as the library
+ * checks them.  Returns the number of records that fail. */
+size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b);
+/* The same for repetition rep of group g alone. */
+size_t evaluate_rep(struct group *groups, size_t ng, struct group *g, int rep,
+		    const struct mc_budget *b);
+void group_free(struct group *g);
+
+/* Shorten "<cwd>/file:12: ..." to "file:12: ..." for display. */
+const char *short_path(const char *s);
+
+/* ---- views.c --------------------------------------------------------- */
+
+/* name for a terminal: control characters as C escapes, and " #N" for
+ * the N-th occurrence (occ + 1) when occ > 0.  Free it. */
+char *printable(const char *name, size_t occ);
+/* The comparison table, per region and group. */
+void print_table(FILE *f, struct group *groups, size_t ng, const char *title);
+/* JUnit XML; false (said) when the file cannot be written.  command
+ * (NULL for stored reports) gets a testcase of its own per allocator:
+ * an error when it crashed or failed. */
+bool write_junit(const char *path, struct group *groups, size_t ng, const char *command);
+/* Every record of the groups that are not stored, as read. */
+bool write_report(const char *path, struct group *groups, size_t ng);
+
+/* ---- run.c ----------------------------------------------------------- */
+
+/* Load a budget file given as path; its rules are named by the absolute
+ * path (*abs, when not NULL), as the library names them; errors are said
+ * with path as given.  NULL on error. */
+struct mc_budget *load_budget(const char *path, char **abs);
+/* g becomes the stored baseline group: the records of path whose
+ * allocator is name, or all of them when none is.  False (said) when
+ * path cannot be read or has a malformed line. */
+bool read_baseline_file(struct group *g, const char *path, const char *name);
+/* The baseline allocator's name from --baseline (given, may be NULL) and
+ * the budget file (may be NULL); 0, or 2 (said) when they disagree. */
+int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
+		  const char **out);
+
+int cmd_run(int argc, char **argv);
+
+#endif /* MEMCHECK_TOOLS_CLI_H */

@@ -1,0 +1,448 @@
+/*
+ * memcheck.c - the memcheck command: run a test suite under several
+ * allocators with libmemcheck preloaded (run.c), compare two stored
+ * reports, gate CI on stored reports.  See memcheck(1).
+ *
+ * Output: `run` passes the command's stdout and stderr through untouched
+ * and writes everything of its own (progress, the table, the verdict) to
+ * stderr, so a suite whose stdout is parsed (TAP, diffs) still parses.
+ * `compare` and `gate` have no command: their table and verdicts go to
+ * stdout.  Messages about input files are "FILE:LINE: message".
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- small things ---------------------------------------------------- */
+
+void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fflush(stdout);
+	fputs("memcheck: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("memcheck: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+	return s;
+}
+
+/* ---- usage ----------------------------------------------------------- */
+
+static const struct help {
+	const char *cmd, *text;
+} helps[] = {
+	{ NULL,
+	  "usage: memcheck COMMAND [ARGS...]\n"
+	  "\n"
+	  "Run a test suite under several allocators with memcheck preloaded, compare\n"
+	  "what each costs in memory and time, and gate CI on leaks and budgets.\n"
+	  "\n"
+	  "commands:\n"
+	  "  run [OPTIONS] [--] CMD [ARGS...]  run CMD under each allocator; print the table\n"
+	  "  compare A.jsonl B.jsonl           the same table from two stored reports\n"
+	  "  gate [OPTIONS] REPORT.jsonl...    judge stored reports against a budget\n"
+	  "  help [COMMAND]                    this text, or a command's\n"
+	  "\n"
+	  "exit status: 0 pass; 1 a budget or leak gate failed; 2 bad usage or a bad\n"
+	  "input file; 3 the command under test failed or crashed.  See memcheck(1).\n" },
+	{ "run",
+	  "usage: memcheck run [OPTIONS] [--] CMD [ARGS...]\n"
+	  "\n"
+	  "Run CMD (execvp, no shell) once per allocator, the baseline first, with\n"
+	  "libmemcheck preloaded in front of the allocator.  Every region of every\n"
+	  "process is collected; a table per region and allocator goes to stderr after\n"
+	  "the runs.  CMD's own stdout and stderr pass through untouched.\n"
+	  "\n"
+	  "options:\n"
+	  "  -a, --allocators LIST    comma-separated names: glibc, mimalloc, jemalloc,\n"
+	  "                           tcmalloc (the minimal library), tcmalloc-full, or\n"
+	  "                           paths of shared objects (default: glibc,mimalloc,\n"
+	  "                           jemalloc,tcmalloc); ones not installed are skipped\n"
+	  "  -b, --baseline NAME      the allocator the others are compared with, run\n"
+	  "                           first (default glibc)\n"
+	  "      --budget FILE        budget file (memcheck-budget(5)): each region checks\n"
+	  "                           it as it ends, and memcheck checks it again\n"
+	  "      --baseline-file FILE take the baseline from a stored report (its records\n"
+	  "                           of the baseline allocator) instead of running it\n"
+	  "      --report FILE        write every record collected, as JSON Lines\n"
+	  "      --junit FILE         write JUnit XML: a testsuite per allocator, a\n"
+	  "                           testcase per region\n"
+	  "  -n, --repeat N           run N times per allocator; the table shows medians\n"
+	  "  -k, --keep-going         go on after the command crashes or fails\n"
+	  "  -h, --help               this text\n"
+	  "\n"
+	  "exit status: 3 a run was killed by a signal, or exited non-zero while none\n"
+	  "of its regions failed; else 2 a report could not be read or written; else\n"
+	  "1 a region failed (leak, heap error, budget); else 0.  A run that exits\n"
+	  "non-zero because a region failed (a test failing on memcheck) is 1.\n" },
+	{ "compare",
+	  "usage: memcheck compare A.jsonl B.jsonl\n"
+	  "\n"
+	  "Print the table of `memcheck run` from two stored reports (written by\n"
+	  "MEMCHECK_REPORT or `memcheck run --report`), A as the baseline: each\n"
+	  "region of B beside the same region of A (program basename, region name,\n"
+	  "occurrence).  The table goes to stdout.\n"
+	  "\n"
+	  "exit status: 0, or 2 when a file cannot be read or has a malformed line.\n" },
+	{ "gate",
+	  "usage: memcheck gate [OPTIONS] REPORT.jsonl...\n"
+	  "\n"
+	  "Judge stored records: a record fails when its verdict is fail, or when it\n"
+	  "is over the budget.  Relative limits compare each record with the same\n"
+	  "region of the baseline allocator: records of the baseline allocator in\n"
+	  "REPORT, or in --baseline-file.  Failing records are listed on stdout.\n"
+	  "\n"
+	  "options:\n"
+	  "      --budget FILE        budget file (memcheck-budget(5))\n"
+	  "  -b, --baseline NAME      the baseline allocator (default glibc)\n"
+	  "      --baseline-file FILE take the baseline records from this report\n"
+	  "      --junit FILE         write JUnit XML of the verdicts\n"
+	  "  -h, --help               this text\n"
+	  "\n"
+	  "exit status: 0 every record passes; 1 one fails; 2 bad usage, a bad budget\n"
+	  "file, or a report that cannot be read, has a malformed line or no records.\n" },
+};
+
+void usage_of(const char *cmd, FILE *f)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(helps); i++)
+		if ((!cmd && !helps[i].cmd) || (cmd && helps[i].cmd && strcmp(cmd, helps[i].cmd) == 0)) {
+			fputs(helps[i].text, f);
+			return;
+		}
+}
+
+int bad_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fflush(stdout);
+	fprintf(stderr, "memcheck%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n(see memcheck help%s%s)\n", cmd ? " " : "", cmd ? cmd : "");
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+/* ---- reading stored reports ------------------------------------------ */
+
+/* A new group in groups[]: one repetition, no run. */
+static struct group *group_new(struct group **groups, size_t *ng, const char *label)
+{
+	*groups = xrealloc(*groups, (*ng + 1) * sizeof **groups);
+	struct group *g = &(*groups)[(*ng)++];
+	memset(g, 0, sizeof *g);
+	g->label = xstrdup(label);
+	g->nreps = 1;
+	g->reps = xcalloc(1, sizeof *g->reps);
+	return g;
+}
+
+/* The group labelled label in groups[], added when new. */
+static struct group *group_for(struct group **groups, size_t *ng, const char *label)
+{
+	for (size_t i = 0; i < *ng; i++)
+		if (!(*groups)[i].stored && strcmp((*groups)[i].label, label) == 0)
+			return &(*groups)[i];
+	return group_new(groups, ng, label);
+}
+
+/* Read files[] into one list; false (every bad line said) when any is
+ * malformed or cannot be read. */
+static bool read_all(struct recs *all, char **files, int n)
+{
+	bool ok = true;
+	for (int i = 0; i < n; i++) {
+		size_t before = all->n;
+		int bad = recs_read(all, files[i], false);
+		if (bad != 0)
+			ok = false;
+		else if (all->n == before) {
+			say("%s: no memcheck records", files[i]);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/* ---- gate ------------------------------------------------------------ */
+
+static const struct option gate_options[] = {
+	{ "budget", required_argument, NULL, 'B' },
+	{ "baseline", required_argument, NULL, 'b' },
+	{ "baseline-file", required_argument, NULL, 'F' },
+	{ "junit", required_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int cmd_gate(int argc, char **argv)
+{
+	const char *budget_path = NULL, *given = NULL, *bname, *baseline_file = NULL;
+	const char *junit = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:h", gate_options, NULL)) != -1) {
+		switch (c) {
+		case 'B': budget_path = optarg; break;
+		case 'b': given = optarg; break;
+		case 'F': baseline_file = optarg; break;
+		case 'j': junit = optarg; break;
+		case 'h': usage_of("gate", stdout); return EXIT_PASS;
+		case ':': return bad_usage("gate", "%s needs a value", argv[optind - 1]);
+		default: return bad_usage("gate", "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("gate", "no report to judge");
+
+	int status = EXIT_USAGE;
+	struct mc_budget *budget = NULL;
+	struct group *groups = NULL;
+	size_t ng = 0;
+	struct recs all = { 0 };
+	if (budget_path && !(budget = load_budget(budget_path, NULL)))
+		goto out;
+	if (pick_baseline("gate", given, budget, &bname))
+		goto out;
+	if (baseline_file) {
+		groups = xcalloc(1, sizeof *groups);
+		ng = 1;
+		if (!read_baseline_file(&groups[0], baseline_file, bname))
+			goto out;
+	}
+	if (!read_all(&all, argv + optind, argc - optind))
+		goto out;
+	/* one group per allocator, in the order they appear */
+	for (size_t i = 0; i < all.n; i++) {
+		struct group *g = group_for(&groups, &ng, all.v[i].m.allocator);
+		recs_push(&g->reps[0], &all.v[i]);
+	}
+	free(all.v);
+	all.v = NULL;
+	all.n = 0;
+	for (size_t i = 0; i < ng; i++) {
+		if (!baseline_file && strcmp(groups[i].label, bname) == 0)
+			groups[i].baseline = true;
+		recs_number(&groups[i].reps[0]);
+	}
+
+	size_t failed = evaluate(groups, ng, budget), total = 0;
+	for (size_t i = 0; i < ng; i++) {
+		const struct group *g = &groups[i];
+		if (g->stored)
+			continue;
+		for (size_t k = 0; k < g->reps[0].n; k++) {
+			const struct rec *r = &g->reps[0].v[k];
+			total++;
+			if (!r->fail)
+				continue;
+			char *prog = printable(base_name(r->m.program), 0);
+			char *name = printable(r->m.r.name, 0);
+			printf("FAIL %s \"%s\"", prog, name);
+			if (r->occ)
+				printf(" #%zu", r->occ + 1);
+			printf(" (%s, pid %d):", r->m.allocator, r->m.pid);
+			free(prog);
+			free(name);
+			/* the library's messages, then the CLI's that are new */
+			const char *sep = " ";
+			for (int which = 0; which < 2; which++) {
+				const char *v = which ? r->cli : r->m.r.violations;
+				while (*v) {
+					const char *end = strstr(v, "; ");
+					size_t len = end ? (size_t)(end - v) : strlen(v);
+					char *one = xasprintf("%.*s", (int)len, v);
+					if (!which || !strstr(r->m.r.violations, one)) {
+						printf("%s%s", sep, short_path(one));
+						sep = "; ";
+					}
+					free(one);
+					v += len + (end ? 2 : 0);
+				}
+			}
+			if (!strcmp(sep, " "))
+				printf(" verdict fail");
+			printf("\n");
+		}
+	}
+	printf("memcheck gate: %zu record%s, %zu failed\n", total, total == 1 ? "" : "s", failed);
+	status = failed ? EXIT_GATE : EXIT_PASS;
+	if (junit && !write_junit(junit, groups, ng, NULL))
+		status = EXIT_USAGE;
+out:
+	recs_free(&all);
+	for (size_t i = 0; i < ng; i++)
+		group_free(&groups[i]);
+	free(groups);
+	if (budget)
+		mc_budget_free(budget);
+	return status;
+}
+
+/* ---- compare --------------------------------------------------------- */
+
+static int cmd_compare(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage_of("compare", stdout);
+		return EXIT_PASS;
+	}
+	int first = argc > 1 && !strcmp(argv[1], "--") ? 2 : 1;
+	if (argc - first != 2)
+		return bad_usage("compare", "expected two reports, A (the baseline) and B");
+	for (int i = first; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1])
+			return bad_usage("compare", "unknown option %s", argv[i]);
+
+	struct recs in[2] = { { 0 } };
+	struct group *groups = NULL;
+	size_t ng = 0;
+	int status = EXIT_USAGE;
+	bool ok = true;
+	for (int f = 0; f < 2; f++)
+		ok &= read_all(&in[f], argv + first + f, 1);
+	if (!ok)
+		goto out;
+	/* A group per file and allocator; labelled by the allocator alone
+	 * when no allocator is in both files (glibc.jsonl vs mimalloc.jsonl),
+	 * else by file too (before.jsonl:glibc vs after.jsonl:glibc), and
+	 * by A and B when the files have the same name. */
+	bool shared = false;
+	for (size_t i = 0; i < in[0].n && !shared; i++)
+		for (size_t j = 0; j < in[1].n && !shared; j++)
+			shared = !strcmp(in[0].v[i].m.allocator, in[1].v[j].m.allocator);
+	const char *fname[2] = { base_name(argv[first]), base_name(argv[first + 1]) };
+	if (!strcmp(fname[0], fname[1]))
+		fname[0] = "A", fname[1] = "B";
+	for (int f = 0; f < 2; f++) {
+		size_t from = ng;   /* this file's groups */
+		for (size_t i = 0; i < in[f].n; i++) {
+			char *label = shared ? xasprintf("%s:%s", fname[f], in[f].v[i].m.allocator)
+					     : xstrdup(in[f].v[i].m.allocator);
+			size_t g = from;
+			while (g < ng && strcmp(groups[g].label, label))
+				g++;
+			if (g == ng)
+				group_new(&groups, &ng, label);
+			free(label);
+			recs_push(&groups[g].reps[0], &in[f].v[i]);
+		}
+		free(in[f].v);
+		in[f].v = NULL;
+		in[f].n = 0;
+	}
+	groups[0].baseline = true;
+	for (size_t i = 0; i < ng; i++)
+		recs_number(&groups[i].reps[0]);
+	evaluate(groups, ng, NULL);
+	char *title = xasprintf("memcheck compare: %s (baseline) and %s", argv[first],
+				argv[first + 1]);
+	print_table(stdout, groups, ng, title);
+	free(title);
+	status = EXIT_PASS;
+out:
+	for (int f = 0; f < 2; f++)
+		recs_free(&in[f]);
+	for (size_t i = 0; i < ng; i++)
+		group_free(&groups[i]);
+	free(groups);
+	return status;
+}
+
+/* ---- main ------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage_of(NULL, stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		usage_of(NULL, stdout);
+		return EXIT_PASS;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		printf("memcheck %s\n", MEMCHECK_VERSION);
+		return EXIT_PASS;
+	}
+	if (!strcmp(cmd, "help")) {
+		if (argc == 2) {
+			usage_of(NULL, stdout);
+			return EXIT_PASS;
+		}
+		for (size_t i = 0; i < MC_ARRAY_SIZE(helps); i++)
+			if (helps[i].cmd && !strcmp(helps[i].cmd, argv[2])) {
+				usage_of(argv[2], stdout);
+				return EXIT_PASS;
+			}
+		return bad_usage(NULL, "no command '%s' (commands: run, compare, gate)", argv[2]);
+	}
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "compare"))
+		return cmd_compare(argc - 1, argv + 1);
+	if (!strcmp(cmd, "gate"))
+		return cmd_gate(argc - 1, argv + 1);
+	return bad_usage(NULL, "unknown command '%s' (commands: run, compare, gate)", cmd);
+}

@@ -1,0 +1,675 @@
+/*
+ * run.c - `memcheck run`: the command under each allocator in turn, the
+ * baseline first, with libmemcheck preloaded in front of the allocator;
+ * then the table, the optional report and JUnit files, and one exit
+ * status for all of it.
+ *
+ * Exit status, first match wins:
+ *   3  a run was killed by a signal (a crash beats every other verdict),
+ *      or exited non-zero with no failing region in that run (the
+ *      command failed on its own: its tests, not memcheck's gates);
+ *   2  a report the runs wrote could not be read, or --report/--junit
+ *      could not be written;
+ *   1  a region failed: its record says fail (leak, heap error, or a
+ *      budget as the library judged it), or the CLI's own budget check
+ *      fails it;
+ *   0  otherwise.
+ * A run that exits non-zero while one of its regions fails is taken to
+ * fail because of memcheck (a check suite whose test failed on
+ * memcheck_end): that is 1, not 3, and the other allocators still run.
+ * Without --keep-going, the first run that crashes or fails on its own
+ * stops the rest.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef MC_ALLOCATOR_DIR
+#define MC_ALLOCATOR_DIR "/usr/lib/x86_64-linux-gnu"
+#endif
+#ifndef MC_LIBDIR
+#define MC_LIBDIR "/usr/local/lib"
+#endif
+
+/* Allocators memcheck knows by name: where Debian puts them, and the
+ * package that does. */
+static const struct known {
+	const char *name, *soname, *package;
+} known[] = {
+	{ "glibc", NULL, "libc6" },
+	{ "mimalloc", "libmimalloc.so.2", "libmimalloc2.0" },
+	{ "jemalloc", "libjemalloc.so.2", "libjemalloc2" },
+	{ "tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4" },
+	{ "tcmalloc-full", "libtcmalloc.so.4", "libgoogle-perftools4" },
+};
+
+#define DEFAULT_ALLOCATORS "glibc,mimalloc,jemalloc,tcmalloc"
+
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX];
+	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+		return xstrdup(path);
+	return xasprintf("%s/%s", cwd, path);
+}
+
+/* libmemcheck.so: $MEMCHECK_LIBRARY, next to this program (the build
+ * tree), ../lib/libmemcheck.so.0 from it (an installed copy), LIBDIR. */
+static char *find_library(void)
+{
+	const char *env = getenv("MEMCHECK_LIBRARY");
+	if (env && *env) {
+		if (access(env, R_OK) != 0) {
+			say("MEMCHECK_LIBRARY=%s: %s", env, strerror(errno));
+			return NULL;
+		}
+		return absolute(env);
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			const char *rel[] = { "libmemcheck.so", "../lib/libmemcheck.so.0" };
+			for (size_t i = 0; i < MC_ARRAY_SIZE(rel); i++) {
+				char *p = xasprintf("%s/%s", exe, rel[i]);
+				if (access(p, R_OK) == 0)
+					return p;
+				free(p);
+			}
+		}
+	}
+	char *p = xasprintf("%s/libmemcheck.so.0", MC_LIBDIR);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	say("cannot find libmemcheck.so: not next to this program, not in %s; "
+	    "set MEMCHECK_LIBRARY to its path", MC_LIBDIR);
+	return NULL;
+}
+
+/* Fill in g for an allocator named on the command line: its object, or
+ * why it is skipped.  False for a name memcheck does not know. */
+static bool resolve_allocator(struct group *g, const char *name)
+{
+	const char *dir = getenv("MEMCHECK_ALLOCATOR_DIR");
+	if (!dir || !*dir)
+		dir = MC_ALLOCATOR_DIR;
+	g->label = xstrdup(name);
+	if (strchr(name, '/') || strstr(name, ".so")) {
+		char *path = strchr(name, '/') ? absolute(name) : xasprintf("%s/%s", dir, name);
+		if (access(path, R_OK) != 0)
+			g->skipped = xasprintf("%s: %s", path, strerror(errno));
+		g->object = path;
+		return true;
+	}
+	for (size_t i = 0; i < MC_ARRAY_SIZE(known); i++) {
+		if (strcmp(name, known[i].name) != 0)
+			continue;
+		if (!known[i].soname)
+			return true;
+		g->object = xasprintf("%s/%s", dir, known[i].soname);
+		if (access(g->object, R_OK) != 0)
+			g->skipped = xasprintf("%s is not installed (%s: %s; Debian package %s)",
+					       name, g->object, strerror(errno), known[i].package);
+		return true;
+	}
+	return false;
+}
+
+static void known_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(known) && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", known[i].name);
+}
+
+/* ---- running the command --------------------------------------------- */
+
+static volatile sig_atomic_t got_signal;
+static volatile pid_t child;
+
+/* INT, TERM or HUP: passed on to the command (a terminal's ^C reaches
+ * it anyway; a kill aimed at memcheck alone would not); once it has
+ * ended, memcheck cleans up and dies of the same signal. */
+static void on_signal(int sig)
+{
+	got_signal = sig;
+	if (child > 0)
+		kill(child, sig);
+}
+
+static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction saved[MC_ARRAY_SIZE(caught)];
+
+/* Catch the signals (on), or put back what memcheck was started with
+ * (off; also in the child, so a signal ignored by memcheck's parent stays
+ * ignored by the command). */
+static void catch_signals(bool on)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(caught); i++) {
+		if (!on) {
+			sigaction(caught[i], &saved[i], NULL);
+			continue;
+		}
+		sigaction(caught[i], NULL, &saved[i]);
+		if (saved[i].sa_handler == SIG_IGN)
+			continue;   /* nohup and background jobs: leave it so */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(caught[i], &sa, NULL);
+	}
+}
+
+struct env {
+	const char *preload;     /* LD_PRELOAD */
+	const char *report;      /* MEMCHECK_REPORT */
+	const char *budget;      /* MEMCHECK_BUDGET, or NULL */
+	const char *baseline;    /* MEMCHECK_BASELINE, or NULL */
+};
+
+/* Run argv with env; fill ri.  Returns errno when it could not be
+ * started (the command does not exist...), else 0. */
+static int spawn(char **argv, const struct env *e, struct runinfo *ri)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	double t0 = mc_now();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		catch_signals(false);
+		close(pfd[0]);
+		setenv("LD_PRELOAD", e->preload, 1);
+		setenv("MEMCHECK_REPORT", e->report, 1);
+		if (e->budget)
+			setenv("MEMCHECK_BUDGET", e->budget, 1);
+		else
+			unsetenv("MEMCHECK_BUDGET");
+		if (e->baseline)
+			setenv("MEMCHECK_BASELINE", e->baseline, 1);
+		else
+			unsetenv("MEMCHECK_BASELINE");
+		execvp(argv[0], argv);
+		int err = errno;
+		ssize_t w = write(pfd[1], &err, sizeof err);
+		(void)w;
+		_exit(127);
+	}
+	child = pid;
+	close(pfd[1]);
+	int err = 0;
+	ssize_t r;
+	while ((r = read(pfd[0], &err, sizeof err)) < 0 && errno == EINTR)
+		;
+	close(pfd[0]);
+	if (r != (ssize_t)sizeof err)
+		err = 0;
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	child = 0;
+	ri->done = true;
+	ri->wall = mc_now() - t0;
+	ri->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	ri->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	ri->core = WIFSIGNALED(st) && WCOREDUMP(st);
+	return err;
+}
+
+static void describe(const struct runinfo *ri, char *buf, size_t size)
+{
+	if (ri->sig)
+		snprintf(buf, size, "killed by signal %d (SIG%s)%s", ri->sig,
+			 sigabbrev_np(ri->sig) ? sigabbrev_np(ri->sig) : "?",
+			 ri->core ? ", core dumped" : "");
+	else
+		snprintf(buf, size, "exit status %d", ri->exit_code);
+}
+
+/* ---- the command ------------------------------------------------------ */
+
+struct run_opts {
+	const char *allocators, *baseline, *budget, *baseline_file, *report, *junit;
+	int repeat;
+	bool keep_going;
+};
+
+static void rm_tmpdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char *p = xasprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* err (lines) with every "abs" in it said as "given": the path the user
+ * typed, in messages about the budget file. */
+static void say_path_error(const char *err, const char *abs, const char *given)
+{
+	const char *at;
+	while ((at = strstr(err, abs))) {
+		fprintf(stderr, "%.*s%s", (int)(at - err), err, given);
+		err = at + strlen(abs);
+	}
+	fprintf(stderr, "%s\n", err);
+}
+
+struct mc_budget *load_budget(const char *path, char **abs_out)
+{
+	char err[1024];
+	char *abs = absolute(path);
+	struct mc_budget *b = mc_budget_load(abs, err, sizeof err);
+	if (!b) {
+		say_path_error(err, abs, path);
+		free(abs);
+		return NULL;
+	}
+	if (abs_out)
+		*abs_out = abs;
+	else
+		free(abs);
+	return b;
+}
+
+/* Records of the baseline allocator in a stored report: those whose
+ * allocator is name, or all of them when none is. */
+bool read_baseline_file(struct group *g, const char *path, const char *name)
+{
+	struct recs all = { 0 };
+	int bad = recs_read(&all, path, false);
+	if (bad != 0) {
+		recs_free(&all);
+		return false;
+	}
+	g->label = xstrdup(base_name(path));
+	g->baseline = g->stored = true;
+	g->nreps = 1;
+	g->reps = xcalloc(1, sizeof *g->reps);
+	bool any = false;
+	for (size_t i = 0; i < all.n; i++)
+		any |= strcmp(all.v[i].m.allocator, name) == 0;
+	for (size_t i = 0; i < all.n; i++) {
+		if (!any || strcmp(all.v[i].m.allocator, name) == 0)
+			recs_push(&g->reps[0], &all.v[i]);
+		else
+			free(all.v[i].line);
+	}
+	free(all.v);
+	if (!g->reps[0].n) {
+		say("%s: no memcheck records", path);
+		return false;
+	}
+	recs_number(&g->reps[0]);
+	return true;
+}
+
+/* The baseline allocator: --baseline, else the budget file's "baseline"
+ * line, else glibc.  Both given and different is a usage error: the
+ * library would skip relative limits under one and the CLI compare with
+ * the other.  Returns 0 or the exit status. */
+int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
+		  const char **out)
+{
+	const char *file = b ? mc_budget_baseline(b) : NULL;
+	*out = given ? given : file ? file : "glibc";
+	/* the library reports tcmalloc-full as tcmalloc */
+	const char *as_reported = given && !strcmp(given, "tcmalloc-full") ? "tcmalloc" : given;
+	if (given && file && strcmp(as_reported, file) != 0)
+		return bad_usage(cmd, "--baseline %s, but the budget file's relative limits "
+				 "compare with %s (its \"baseline\" line, or glibc without one)",
+				 given, file);
+	return 0;
+}
+
+static const struct option run_options[] = {
+	{ "allocators", required_argument, NULL, 'a' },
+	{ "baseline", required_argument, NULL, 'b' },
+	{ "budget", required_argument, NULL, 'B' },
+	{ "baseline-file", required_argument, NULL, 'F' },
+	{ "report", required_argument, NULL, 'r' },
+	{ "junit", required_argument, NULL, 'j' },
+	{ "repeat", required_argument, NULL, 'n' },
+	{ "keep-going", no_argument, NULL, 'k' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_run_options(int argc, char **argv, struct run_opts *o)
+{
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:a:b:kn:h", run_options, NULL)) != -1) {
+		char *end;
+		long n;
+		switch (c) {
+		case 'a': o->allocators = optarg; break;
+		case 'b': o->baseline = optarg; break;
+		case 'B': o->budget = optarg; break;
+		case 'F': o->baseline_file = optarg; break;
+		case 'r': o->report = optarg; break;
+		case 'j': o->junit = optarg; break;
+		case 'k': o->keep_going = true; break;
+		case 'n':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 1000)
+				return bad_usage("run", "--repeat %s: expected a number of runs "
+						 "from 1 to 1000", optarg);
+			o->repeat = (int)n;
+			break;
+		case 'h':
+			usage_of("run", stdout);
+			return -1;
+		case ':':
+			return bad_usage("run", "%s needs a value", argv[optind - 1]);
+		default:
+			return bad_usage("run", "unknown option %s", argv[optind - 1]);
+		}
+	}
+	return 0;
+}
+
+/* Add a group for allocator name unless one has that label. */
+static int add_allocator(struct group **groups, size_t *ng, const char *name, bool baseline)
+{
+	for (size_t i = 0; i < *ng; i++)
+		if (!(*groups)[i].stored && strcmp((*groups)[i].label, name) == 0)
+			return 0;
+	*groups = xrealloc(*groups, (*ng + 1) * sizeof **groups);
+	struct group *g = &(*groups)[(*ng)++];
+	memset(g, 0, sizeof *g);
+	g->baseline = baseline;
+	if (!resolve_allocator(g, name)) {
+		char names[128];
+		known_names(names, sizeof names);
+		return bad_usage("run", "unknown allocator '%s': expected one of %s, or the "
+				 "path of a shared object", name, names);
+	}
+	return 0;
+}
+
+/* A line per group under the table: how its runs went. */
+static void print_runs(FILE *f, const struct group *groups, size_t ng)
+{
+	fprintf(f, "\nruns:\n");
+	for (size_t i = 0; i < ng; i++) {
+		const struct group *g = &groups[i];
+		if (g->stored)
+			continue;
+		if (g->skipped) {
+			fprintf(f, "  %-14s %s%s\n", g->label,
+				strncmp(g->skipped, "not run", 7) ? "skipped: " : "", g->skipped);
+			continue;
+		}
+		int done = 0;
+		double walls[1000];
+		for (int r = 0; r < g->nreps; r++)
+			if (g->runs[r].done)
+				walls[done++] = g->runs[r].wall;
+		if (!done) {
+			fprintf(f, "  %-14s not run (stopped after a failure; --keep-going runs it)\n",
+				g->label);
+			continue;
+		}
+		/* median wall time: insertion sort, at most 1000 */
+		for (int a = 1; a < done; a++)
+			for (int b = a; b > 0 && walls[b - 1] > walls[b]; b--) {
+				double t = walls[b];
+				walls[b] = walls[b - 1];
+				walls[b - 1] = t;
+			}
+		double wall = done % 2 ? walls[done / 2] : (walls[done / 2 - 1] + walls[done / 2]) / 2;
+		fprintf(f, "  %-14s %d run%s, wall %.3f s%s", g->label, done, done > 1 ? "s" : "",
+			wall, done > 1 ? " (median)" : "");
+		bool all_ok = true;
+		for (int r = 0; r < g->nreps; r++) {
+			const struct runinfo *ri = &g->runs[r];
+			if (!ri->done || (!ri->sig && !ri->exit_code))
+				continue;
+			char d[96];
+			describe(ri, d, sizeof d);
+			if (g->nreps > 1)
+				fprintf(f, "%s run %d: %s", all_ok ? ";" : ",", r + 1, d);
+			else
+				fprintf(f, "; %s", d);
+			if (ri->explained)
+				fprintf(f, " (a region failed)");
+			all_ok = false;
+		}
+		fprintf(f, "%s\n", all_ok ? "; exit status 0" : "");
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { .allocators = DEFAULT_ALLOCATORS, .repeat = 1 };
+	int rc = parse_run_options(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? EXIT_PASS : rc;
+	char **cmd = argv + optind;
+	if (optind >= argc)
+		return bad_usage("run", "no command to run");
+	const char *bname;
+	struct group *groups = NULL;
+	size_t ng = 0;
+	struct mc_budget *budget = NULL;
+	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
+	int status = EXIT_USAGE;
+
+	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
+		goto out;
+	if (pick_baseline("run", o.baseline, budget, &bname))
+		goto out;
+
+	/* The baseline: a stored report, or the baseline allocator run
+	 * first. */
+	if (o.baseline_file) {
+		groups = xcalloc(1, sizeof *groups);
+		ng = 1;
+		if (!read_baseline_file(&groups[0], o.baseline_file, bname))
+			goto out;
+	} else if (add_allocator(&groups, &ng, bname, true)) {
+		goto out;
+	}
+	char *list = xstrdup(o.allocators);
+	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		name += strspn(name, " ");
+		name[strcspn(name, " ")] = 0;
+		if (!*name)
+			continue;
+		if (add_allocator(&groups, &ng, name, false)) {
+			free(list);
+			goto out;
+		}
+	}
+	free(list);
+	if (!o.baseline_file && groups[0].skipped) {
+		say("the baseline allocator cannot be used: %s", groups[0].skipped);
+		goto out;
+	}
+	if (!(lib = find_library()))
+		goto out;
+
+	const char *t = getenv("TMPDIR");
+	tmp = xasprintf("%s/memcheck-run-XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(tmp)) {
+		say("cannot make a temporary directory %s: %s", tmp, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	if (o.baseline_file) {
+		/* the library gets only the baseline allocator's records */
+		baseline_copy = xasprintf("%s/baseline.jsonl", tmp);
+		struct group bg = groups[0];
+		bg.stored = false;
+		bg.baseline = false; /* written whatever its role */
+		if (!write_report(baseline_copy, &bg, 1))
+			goto out;
+	}
+	for (size_t i = 0; i < ng; i++)
+		if (groups[i].skipped)
+			say("skipping %s", groups[i].skipped);
+
+	const char *user_preload = getenv("LD_PRELOAD");
+	int bad_reports = 0;
+	bool stop = false, any_signal = false, any_failure = false;
+	catch_signals(true);
+	for (size_t gi = 0; gi < ng && !stop; gi++) {
+		struct group *g = &groups[gi];
+		if (g->stored || g->skipped)
+			continue;
+		g->nreps = o.repeat;
+		g->reps = xcalloc((size_t)o.repeat, sizeof *g->reps);
+		g->runs = xcalloc((size_t)o.repeat, sizeof *g->runs);
+		char *preload = xasprintf("%s%s%s%s%s", lib, g->object ? " " : "",
+					  g->object ? g->object : "",
+					  user_preload && *user_preload ? " " : "",
+					  user_preload && *user_preload ? user_preload : "");
+		for (int rep = 0; rep < o.repeat && !stop && !got_signal; rep++) {
+			char *report = xasprintf("%s/a%zu-r%d.jsonl", tmp, gi, rep + 1);
+			char *base_report = NULL;
+			if (baseline_copy)
+				base_report = xstrdup(baseline_copy);
+			else if (!g->baseline && groups[0].runs && rep < groups[0].nreps &&
+				 groups[0].runs[rep].done)
+				base_report = xasprintf("%s/a0-r%d.jsonl", tmp, rep + 1);
+			if (base_report && access(base_report, F_OK) != 0)
+				close(open(base_report, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+			if (o.repeat > 1)
+				say("running under %s (run %d of %d)", g->label, rep + 1, o.repeat);
+			else
+				say("running under %s", g->label);
+			struct env e = { preload, report, budget_abs, base_report };
+			struct runinfo *ri = &g->runs[rep];
+			int err = spawn(cmd, &e, ri);
+			free(base_report);
+			if (err) {
+				say("cannot run %s: %s", cmd[0], strerror(err));
+				free(report);
+				free(preload);
+				catch_signals(false);
+				goto out;
+			}
+			int bad = recs_read(&g->reps[rep], report, true);
+			free(report);
+			if (bad)
+				bad_reports += bad < 0 ? 1 : bad;
+			recs_number(&g->reps[rep]);
+			/* A failing region (the library's verdict or the budget
+			 * checked here) explains a non-zero exit: the suite's
+			 * tests fail on memcheck's gates, and the other
+			 * allocators still run. */
+			if (evaluate_rep(groups, ng, g, rep, budget))
+				ri->explained = ri->exit_code != 0;
+			if (ri->sig || (ri->exit_code && !ri->explained)) {
+				char d[96];
+				describe(ri, d, sizeof d);
+				say("%s under %s: %s", cmd[0], g->label, d);
+				any_signal |= ri->sig != 0;
+				any_failure = true;
+				if (!o.keep_going)
+					stop = true;
+			}
+			if (!ri->sig && !g->reps[rep].n && !bad)
+				say("%s under %s wrote no report: memcheck was not loaded "
+				    "(a static program, or one that clears LD_PRELOAD?)",
+				    cmd[0], g->label);
+		}
+		free(preload);
+	}
+	catch_signals(false);
+	for (size_t gi = 0; gi < ng; gi++)
+		if (!groups[gi].stored && !groups[gi].skipped && !groups[gi].nreps)
+			groups[gi].skipped = xstrdup("not run: stopped after a failure "
+						     "(--keep-going runs it)");
+	if (got_signal) {
+		rm_tmpdir(tmp);
+		say("interrupted");
+		signal(got_signal, SIG_DFL);
+		raise(got_signal);
+		status = 128 + got_signal;
+		goto out;
+	}
+
+	size_t failed = evaluate(groups, ng, budget), total = 0;
+	for (size_t i = 0; i < ng; i++)
+		for (int r = 0; r < groups[i].nreps && !groups[i].stored; r++)
+			total += groups[i].reps[r].n;
+	char *title = xasprintf("memcheck run: %s", cmd[0]);
+	print_table(stderr, groups, ng, title);
+	free(title);
+	print_runs(stderr, groups, ng);
+
+	bool files_ok = true;
+	if (o.report && !write_report(o.report, groups, ng))
+		files_ok = false;
+	if (o.junit && !write_junit(o.junit, groups, ng, cmd[0]))
+		files_ok = false;
+
+	if (any_signal) {
+		status = EXIT_COMMAND;
+		say("exit 3: the command was killed by a signal");
+	} else if (any_failure) {
+		status = EXIT_COMMAND;
+		say("exit 3: the command failed, and no region of that run did");
+	} else if (bad_reports || !files_ok) {
+		status = EXIT_USAGE;
+		say("exit 2: %s", bad_reports ? "a report could not be read" :
+			"a file could not be written");
+	} else if (failed) {
+		status = EXIT_GATE;
+		say("exit 1: %zu of %zu region record%s failed (leak, heap error or budget)",
+		    failed, total, total == 1 ? "" : "s");
+	} else {
+		status = EXIT_PASS;
+		say("exit 0: %zu region record%s, all clean and within budget", total,
+		    total == 1 ? "" : "s");
+	}
+
+out:
+	if (tmp) {
+		rm_tmpdir(tmp);
+		free(tmp);
+	}
+	free(baseline_copy);
+	for (size_t i = 0; i < ng; i++)
+		group_free(&groups[i]);
+	free(groups);
+	if (budget)
+		mc_budget_free(budget);
+	free(budget_abs);
+	free(lib);
+	return status;
+}
