@@ -29,7 +29,7 @@ example: all $(EX)/check_wordcount $(EX)/leaky
 
 # The suite must pass, and the preloaded run must find exactly the leak
 # leaky.c has: the table and its buckets from the empty text (2 blocks).
-examples-check: all $(EX)/check_wordcount $(EX)/leaky
+examples-check: all $(EX)/check_wordcount $(EX)/leaky demo-check
 	$(EX)/check_wordcount
 	rm -f $(EX)/leaky.jsonl
 	LD_PRELOAD=$(CURDIR)/$(B)/libmemcheck.so MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky.jsonl \
@@ -40,3 +40,40 @@ examples-check: all $(EX)/check_wordcount $(EX)/leaky
 		{ echo "examples-check: leak stack does not start in wc_new"; exit 1; }
 	grep -q '"file":"examples/leaky.c","line":16' $(EX)/leaky.jsonl || \
 		{ echo "examples-check: leak stack does not point at leaky.c:16"; exit 1; }
+
+# ---- the allocator-swap demo ------------------------------------------
+$(EX)/check_batches: examples/check_batches.c include/memcheck/check.h \
+		$(B)/libmemcheck.so | $(EX)
+	$(CC) $(EX_CFLAGS) -o $@ examples/check_batches.c \
+		-L$(B) -Wl,-rpath,'$$ORIGIN/..' -lmemcheck $(CHECK_LIBS)
+
+DEMO_RUN = MEMCHECK_PROCESS=off $(B)/memcheck run --budget examples/memcheck.budget \
+	--report $(EX)/demo.jsonl --junit $(EX)/demo.xml -- $(EX)/check_batches
+
+.PHONY: demo demo-check
+# The gate is meant to fail here (mimalloc): exit 1 is the demo working.
+demo: all $(B)/memcheck $(EX)/check_batches
+	@echo "== examples/check_batches under glibc, mimalloc, jemalloc and tcmalloc,"
+	@echo "== gated by examples/memcheck.budget"
+	@$(DEMO_RUN); rc=$$?; echo; \
+	if [ $$rc -eq 1 ]; then \
+		echo "demo: memcheck run exited 1: the budget caught the swap that costs memory."; \
+		echo "demo: records in $(EX)/demo.jsonl, JUnit in $(EX)/demo.xml"; \
+	else \
+		echo "demo: memcheck run exited $$rc; expected 1 (mimalloc over budget)"; exit 1; \
+	fi
+
+# The demo's claim, checked: mimalloc fails the relative limit, the
+# other three allocators pass every test.
+demo-check: all $(B)/memcheck $(EX)/check_batches
+	@$(DEMO_RUN) > $(EX)/demo.out 2>&1; rc=$$?; \
+	if [ $$rc -ne 1 ]; then cat $(EX)/demo.out; echo "demo-check: exit $$rc, expected 1"; exit 1; fi
+	@for a in glibc jemalloc tcmalloc; do \
+		if grep "\"allocator\":\"$$a\"" $(EX)/demo.jsonl | grep -q '"verdict":"fail"'; then \
+			cat $(EX)/demo.out; echo "demo-check: $$a failed a budget"; exit 1; fi; \
+		grep -q "\"allocator\":\"$$a\"" $(EX)/demo.jsonl || \
+			{ echo "demo-check: no record for $$a"; exit 1; }; \
+	done
+	@grep '"allocator":"mimalloc"' $(EX)/demo.jsonl | grep '"name":"keeps_a_sample_of_each_batch"' | \
+		grep -q '"verdict":"fail"' || { cat $(EX)/demo.out; echo "demo-check: mimalloc passed"; exit 1; }
+	@echo "demo-check: mimalloc fails the relative peak_rss limit, glibc, jemalloc and tcmalloc pass"
