@@ -647,7 +647,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		if (nregions > 0 && r[-1].hwm_floor < hwm)
 			r[-1].hwm_floor = hwm;
 	} else {
-		res.peak_rss = MEMCHECK_UNKNOWN; /* /proc/self/clear_refs refused */
+		/* /proc/self/clear_refs refused: the kernel's high-water mark
+		 * then covers the whole process so far, and the report says so
+		 * rather than pass it off as the region's. */
+		uint64_t hwm = mc_rss_peak();
+		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
+		res.peak_rss_whole_process = 1;
 	}
 	res.seconds = t1 - r->t0;
 	struct mc_alloc_stats st;

@@ -126,6 +126,8 @@ static void emit_json(const struct mc_region_report *rr)
 	json_u64(&b, "rss_begin", r->rss_begin);
 	json_u64(&b, "rss_end", r->rss_end);
 	json_u64(&b, "peak_rss", r->peak_rss);
+	mc_buf_printf(&b, ",\"peak_rss_scope\":\"%s\"",
+		      r->peak_rss_whole_process ? "process" : "region");
 	/* Not %f: the program may have set a locale whose decimal point is
 	 * a comma, which is not JSON. */
 	unsigned long long us = r->seconds > 0 ? (unsigned long long)(r->seconds * 1e6 + 0.5) : 0;
@@ -204,9 +206,11 @@ static void emit_text(const struct mc_region_report *rr)
 	mc_buf_printf(&b, "%s   reallocs: %s, failed allocations: %s, peak live: %s bytes\n",
 		      p, num(r->reallocs, c1), num(r->failed_allocs, c2),
 		      num(r->peak_live_bytes, c3));
-	mc_buf_printf(&b, "%s   RSS: %s at start, %s at end, peak %s; %.3f s\n", p,
+	mc_buf_printf(&b, "%s   RSS: %s at start, %s at end, peak %s%s; %.3f s\n", p,
 		      bytes_h(r->rss_begin, h1), bytes_h(r->rss_end, h2),
-		      bytes_h(r->peak_rss, h3), r->seconds);
+		      bytes_h(r->peak_rss, h3),
+		      r->peak_rss_whole_process ? " (the process's: clear_refs refused)" : "",
+		      r->seconds);
 	if (r->retained_bytes != MEMCHECK_UNKNOWN) {
 		mc_buf_printf(&b, "%s   allocator retains %s not in use", p,
 			      bytes_h(r->retained_bytes, h1));

@@ -71,6 +71,9 @@ struct memcheck_result {
 	uint64_t rss_begin;
 	uint64_t rss_end;
 	uint64_t peak_rss;         /* high-water mark while the region ran */
+	int peak_rss_whole_process; /* 1: the kernel's mark could not be reset
+				     * (/proc/self/clear_refs), so peak_rss is
+				     * the whole process's peak so far */
 	double seconds;            /* wall time of the region */
 	int pass;                  /* 1 clean and within budget, 0 not */
 	char violations[512];      /* why it failed, "; "-separated, or "" */
