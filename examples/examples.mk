@@ -31,6 +31,7 @@ example: all $(EX)/check_wordcount $(EX)/leaky
 # leaky.c has: the table and its buckets from the empty text (2 blocks).
 examples-check: all $(EX)/check_wordcount $(EX)/leaky demo-check
 	$(EX)/check_wordcount
+	CK_FORK=no $(EX)/check_wordcount
 	rm -f $(EX)/leaky.jsonl
 	LD_PRELOAD=$(CURDIR)/$(B)/libmemcheck.so MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky.jsonl \
 		MEMCHECK_TEXT=none $(EX)/leaky > $(EX)/leaky.out

@@ -324,6 +324,28 @@ bool mc_blocks_find(uintptr_t ptr, struct mc_block *out)
 	return found;
 }
 
+bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch)
+{
+	uint64_t h = mix(ptr);
+	struct shard *s = shard_of(h);
+	bool found = false;
+	bool locked = lock(s);
+	if (s->cap) {
+		for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
+			struct mc_block *b = &s->e[i];
+			if (!b->ptr)
+				break;
+			if (b->ptr == ptr) {
+				b->aux = epoch;
+				found = true;
+				break;
+			}
+		}
+	}
+	unlock(s, locked);
+	return found;
+}
+
 void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg)
 {

@@ -159,6 +159,8 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 				uint32_t epoch, struct mc_block *old);
 /* Delete a live block; *out receives it as it was. */
 enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out);
+/* Change the epoch of a live block; false when ptr is not one. */
+bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch);
 /* Look a live block up without changing it. */
 bool mc_blocks_find(uintptr_t ptr, struct mc_block *out);
 /* Call fn for every live block with epoch >= min_epoch. */

@@ -100,6 +100,12 @@ int memcheck_end(struct memcheck_result *out);
  * name only at its end).  Returns 0, or -1 when no region is open. */
 int memcheck_rename(const char *name);
 
+/* Let the live block at ptr outlive every region open now: it is not
+ * reported as left behind (a cache a test fills on purpose, a framework's
+ * own bookkeeping).  Returns 0, or -1 when ptr is not the start of a live
+ * block memcheck tracks. */
+int memcheck_ignore(const void *ptr);
+
 /* Depth of region nesting: 0 when no region is open.  The implicit
  * "process" region of a preloaded program is not counted. */
 int memcheck_depth(void);

@@ -1,0 +1,28 @@
+/*
+ * test_ignore.c - memcheck_ignore(): a block let outlive its regions is
+ * not left behind in them, its free still counts, and only live blocks
+ * memcheck tracks can be ignored.
+ */
+#include <check.h>
+
+#include "harness.h"
+
+START_TEST(ignored_block_outlives_regions)
+{
+	const char *env[] = { "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, 0, NULL, env, h_prog("ignore"));
+	ck_assert_msg(r.exit_code == 0, "ignore: %s; wrong figures:\n%s%s", h_status(&r),
+		      r.out, r.err);
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ignore");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, ignored_block_outlives_regions);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
