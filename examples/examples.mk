@@ -39,8 +39,8 @@ examples-check: all $(EX)/check_wordcount $(EX)/leaky demo-check
 		{ echo "examples-check: leaky.c's leak not found as 2 blocks:"; cat $(EX)/leaky.jsonl; exit 1; }
 	grep -q '"function":"wc_new","file":"examples/wordcount.c"' $(EX)/leaky.jsonl || \
 		{ echo "examples-check: leak stack does not start in wc_new"; exit 1; }
-	grep -q '"file":"examples/leaky.c","line":16' $(EX)/leaky.jsonl || \
-		{ echo "examples-check: leak stack does not point at leaky.c:16"; exit 1; }
+	grep -q '"function":"distinct_words","file":"examples/leaky.c","line":16' $(EX)/leaky.jsonl || \
+		{ echo "examples-check: leak stack does not point at distinct_words, leaky.c:16"; exit 1; }
 
 # ---- the allocator-swap demo ------------------------------------------
 $(EX)/check_batches: examples/check_batches.c include/memcheck/check.h \

@@ -313,6 +313,11 @@ struct mc_frame_info {
 };
 /* Resolve a return address (pc is a return address: the call is pc-1). */
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
+/* The same with inlined functions expanded: out[0] is the innermost
+ * (inlined) function at pc, each next one the function it was inlined
+ * into, with the call's file:line.  Returns the frames written (>= 1). */
+#define MC_MAX_INLINE 8
+int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
 void mc_symbolize_end(void);
 
 /* ---- report.c -------------------------------------------------------- */

@@ -44,14 +44,17 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 		return;
 	}
 	for (int i = 0; i < n; i++) {
-		struct mc_frame_info fi;
-		mc_symbolize(f[i], &fi);
-		mc_buf_printf(b, "%s   %s 0x%lx: %s", prefix, i ? "by" : "at",
-			      (unsigned long)f[i], fi.function);
-		if (fi.file[0])
-			mc_buf_printf(b, " (%s:%d)\n", fi.file, fi.line);
-		else
-			mc_buf_printf(b, " (in %s)\n", fi.object[0] ? fi.object : "?");
+		struct mc_frame_info fi[MC_MAX_INLINE];
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++) {
+			mc_buf_printf(b, "%s   %s 0x%lx: %s", prefix, i || j ? "by" : "at",
+				      (unsigned long)f[i], fi[j].function);
+			if (fi[j].file[0])
+				mc_buf_printf(b, " (%s:%d)%s\n", fi[j].file, fi[j].line,
+					      j + 1 < k ? " [inlined]" : "");
+			else
+				mc_buf_printf(b, " (in %s)\n", fi[j].object[0] ? fi[j].object : "?");
+		}
 	}
 }
 
@@ -61,22 +64,26 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 	int n = mc_stack_get(id, &f);
 	mc_buf_puts(b, "[");
 	for (int i = 0; i < n; i++) {
-		struct mc_frame_info fi;
-		mc_symbolize(f[i], &fi);
-		mc_buf_printf(b, "%s{\"address\":\"0x%lx\",\"function\":", i ? "," : "",
-			      (unsigned long)f[i]);
-		mc_buf_json_str(b, fi.function);
-		mc_buf_puts(b, ",\"file\":");
-		if (fi.file[0])
-			mc_buf_json_str(b, fi.file);
-		else
-			mc_buf_puts(b, "null");
-		if (fi.line > 0)
-			mc_buf_printf(b, ",\"line\":%d,\"object\":", fi.line);
-		else
-			mc_buf_puts(b, ",\"line\":null,\"object\":");
-		mc_buf_json_str(b, fi.object);
-		mc_buf_puts(b, "}");
+		struct mc_frame_info fi[MC_MAX_INLINE];
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++) {
+			mc_buf_printf(b, "%s{\"address\":\"0x%lx\",\"function\":",
+				      i || j ? "," : "", (unsigned long)f[i]);
+			mc_buf_json_str(b, fi[j].function);
+			mc_buf_puts(b, ",\"file\":");
+			if (fi[j].file[0])
+				mc_buf_json_str(b, fi[j].file);
+			else
+				mc_buf_puts(b, "null");
+			if (fi[j].line > 0)
+				mc_buf_printf(b, ",\"line\":%d,\"object\":", fi[j].line);
+			else
+				mc_buf_puts(b, ",\"line\":null,\"object\":");
+			mc_buf_json_str(b, fi[j].object);
+			/* Inlined copies share the address of the function
+			 * they were inlined into, which follows them. */
+			mc_buf_printf(b, ",\"inlined\":%s}", j + 1 < k ? "true" : "false");
+		}
 	}
 	mc_buf_puts(b, "]");
 }

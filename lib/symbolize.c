@@ -14,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -29,6 +32,19 @@ static struct {
 	__typeof__(dwfl_module_getsrc) *getsrc;
 	__typeof__(dwfl_lineinfo) *lineinfo;
 	__typeof__(dwfl_module_info) *module_info;
+	/* For inlined frames; optional: without them each address is one
+	 * frame, named after the function it was inlined into. */
+	__typeof__(dwfl_module_addrdie) *addrdie;
+	__typeof__(dwarf_getscopes) *getscopes;
+	__typeof__(dwarf_getscopes_die) *getscopes_die;
+	__typeof__(dwarf_tag) *tag;
+	__typeof__(dwarf_attr_integrate) *attr_integrate;
+	__typeof__(dwarf_attr) *attr;
+	__typeof__(dwarf_formstring) *formstring;
+	__typeof__(dwarf_formudata) *formudata;
+	__typeof__(dwarf_getsrcfiles) *getsrcfiles;
+	__typeof__(dwarf_filesrc) *filesrc;
+	bool inlines;
 } dw;
 
 enum { DW_UNTRIED, DW_LOADED, DW_MISSING };
@@ -78,6 +94,19 @@ static bool load_libdw(void)
 	LOAD(dw.lineinfo, "dwfl_lineinfo");
 	LOAD(dw.module_info, "dwfl_module_info");
 	LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf");
+	dw.addrdie = dlsym(h, "dwfl_module_addrdie");
+	dw.getscopes = dlsym(h, "dwarf_getscopes");
+	dw.getscopes_die = dlsym(h, "dwarf_getscopes_die");
+	dw.tag = dlsym(h, "dwarf_tag");
+	dw.attr_integrate = dlsym(h, "dwarf_attr_integrate");
+	dw.attr = dlsym(h, "dwarf_attr");
+	dw.formstring = dlsym(h, "dwarf_formstring");
+	dw.formudata = dlsym(h, "dwarf_formudata");
+	dw.getsrcfiles = dlsym(h, "dwarf_getsrcfiles");
+	dw.filesrc = dlsym(h, "dwarf_filesrc");
+	dw.inlines = dw.addrdie && dw.getscopes && dw.getscopes_die && dw.tag && dw.attr_integrate &&
+		     dw.attr && dw.formstring && dw.formudata && dw.getsrcfiles &&
+		     dw.filesrc;
 	LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo");
 #undef LOAD
 	callbacks.debuginfo_path = &debuginfo_path;
@@ -108,14 +137,79 @@ static Dwfl *get_session(void)
 	return session;
 }
 
-static void resolve_dwfl(uintptr_t addr, struct mc_frame_info *out)
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	/* An inlined copy names its function through DW_AT_abstract_origin,
+	 * which attr_integrate follows. */
+	if (dw.attr_integrate(die, DW_AT_name, &a))
+		return dw.formstring(&a);
+	return NULL;
+}
+
+/* The functions inlined at addr, innermost first: out[0] is the code the
+ * address is in, out[1] the function that code was inlined into, and so
+ * on up to the function that is really there.  out[0] already holds the
+ * address's own file:line and object; each caller gets the line of the
+ * inlined call.  Returns how many frames out[] now holds (at least 1). */
+static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, struct mc_frame_info *out, int max)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dw.inlines ? dw.addrdie(mod, addr, &bias) : NULL;
+	Dwarf_Die *inner = NULL, *scopes = NULL;
+	int ninner = cu ? dw.getscopes(cu, addr - bias, &inner) : 0;
+	/* getscopes goes from the innermost scope through the inlined
+	 * function's abstract definition; the concrete chain of callers
+	 * comes from the scopes that contain that innermost function. */
+	int first = 0;
+	while (first < ninner && dw.tag(&inner[first]) != DW_TAG_inlined_subroutine &&
+	       dw.tag(&inner[first]) != DW_TAG_subprogram)
+		first++;
+	int nscopes = first < ninner ? dw.getscopes_die(&inner[first], &scopes) : 0;
+	free(inner);
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	const char *call_file = NULL;
+	int call_line = 0, n = 0;
+	for (int i = 0; i < nscopes && n < max; i++) {
+		int tag = dw.tag(&scopes[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		if (n > 0) {
+			/* A caller: same address and object, the inlined
+			 * call's file:line. */
+			out[n] = out[0];
+			copy(out[n].file, sizeof out[n].file, call_file);
+			out[n].line = call_file ? call_line : 0;
+		}
+		const char *name = die_name(&scopes[i]);
+		if (name)
+			copy(out[n].function, sizeof out[n].function, name);
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		Dwarf_Attribute a;
+		Dwarf_Word file = 0, line = 0;
+		call_file = NULL;
+		if (dw.attr(&scopes[i], DW_AT_call_file, &a) && dw.formudata(&a, &file) == 0 &&
+		    dw.attr(&scopes[i], DW_AT_call_line, &a) && dw.formudata(&a, &line) == 0 &&
+		    (files || dw.getsrcfiles(cu, &files, &nfiles) == 0) && file < nfiles) {
+			call_file = dw.filesrc(files, file, NULL, NULL);
+			call_line = (int)line;
+		}
+	}
+	free(scopes);
+	return n ? n : 1;
+}
+
+static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max)
 {
 	Dwfl *d = get_session();
 	if (!d)
-		return;
+		return 1;
 	Dwfl_Module *mod = dw.addrmodule(d, addr);
 	if (!mod)
-		return;
+		return 1;
 	const char *fn = dw.addrname(mod, addr);
 	if (fn && *fn) {
 		copy(out->function, sizeof out->function, fn);
@@ -143,13 +237,15 @@ static void resolve_dwfl(uintptr_t addr, struct mc_frame_info *out)
 		copy(out->object, sizeof out->object, mainfile);
 	else if (name && name[0] == '/')
 		copy(out->object, sizeof out->object, name);
+	return max > 1 ? resolve_inlines(mod, addr, out, max) : 1;
 }
 
-void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
+int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
 	/* The call instruction ends just before the return address; pc-1
 	 * lies inside it even when the call is a function's last one. */
 	uintptr_t addr = pc ? pc - 1 : 0;
+	int n = 1;
 
 	out->function[0] = 0;
 	out->file[0] = 0;
@@ -158,7 +254,7 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
 
 	pthread_mutex_lock(&lock);
 	if (mc_opt.symbolize && load_libdw())
-		resolve_dwfl(addr, out);
+		n = resolve_dwfl(addr, out, max);
 	pthread_mutex_unlock(&lock);
 
 	/* dladdr fills what libdw could not: a module reported after the
@@ -174,6 +270,12 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
 	}
 	if (!out->function[0])
 		copy(out->function, sizeof out->function, "???");
+	return n;
+}
+
+void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
+{
+	mc_symbolize_frames(pc, out, 1);
 }
 
 void mc_symbolize_end(void)

@@ -31,6 +31,20 @@ static __attribute__((noinline, noipa)) int call_site(void)
 	record_return_address(); return __LINE__;
 }
 
+/* Inlined into inlined_caller: the recorded return address lies in
+ * inlined code, which libdw knows as an inlined copy of this function. */
+static inline __attribute__((always_inline)) int inlined_callee(void)
+{
+	record_return_address(); return __LINE__;
+}
+
+static int inlined_call_line;
+
+static __attribute__((noinline, noipa)) int inlined_caller(void)
+{
+	inlined_call_line = __LINE__; return inlined_callee();
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -47,6 +61,27 @@ START_TEST(own_frame_has_file_and_line)
 	ck_assert_msg(ends_with(fi.file, "unit_symbolize.c"), "file \"%s\"", fi.file);
 	ck_assert_int_eq(fi.line, line);
 	ck_assert_msg(fi.object[0] != 0, "no object");
+	mc_symbolize_end();
+}
+END_TEST
+
+/* Inlined functions expand to frames of their own, as valgrind shows
+ * them: the inlined function with its own line, then the function it was
+ * inlined into with the line of the inlined call. */
+START_TEST(inlined_frames)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	mc_opt.symbolize = 1;
+	int line = inlined_caller();
+	int n = mc_symbolize_frames(recorded_pc, fi, MC_MAX_INLINE);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(fi[0].function, "inlined_callee");
+	ck_assert_int_eq(fi[0].line, line);
+	ck_assert_str_eq(fi[1].function, "inlined_caller");
+	ck_assert_int_eq(fi[1].line, inlined_call_line);
+	ck_assert_msg(ends_with(fi[1].file, "unit_symbolize.c"), "file \"%s\"", fi[1].file);
+	/* max 1: one frame, as mc_symbolize gives */
+	ck_assert_int_eq(mc_symbolize_frames(recorded_pc, fi, 1), 1);
 	mc_symbolize_end();
 }
 END_TEST
@@ -152,6 +187,7 @@ static Suite *symbolize_suite(void)
 	tcase_add_test(tc, garbage_pcs);
 	tcase_add_test(tc, fallback_without_symbolize);
 	tcase_add_test(tc, library_loaded_later);
+	tcase_add_test(tc, inlined_frames);
 	suite_add_tcase(s, tc);
 	return s;
 }
