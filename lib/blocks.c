@@ -278,72 +278,57 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 	return r;
 }
 
+/* The slot holding ptr in its shard, or -1.  Call with the shard entered. */
+static inline int64_t find(const struct shard *s, uintptr_t ptr, uint64_t h)
+{
+	if (unlikely(!s->cap))
+		return -1;
+	for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
+		uintptr_t p = s->e[i].ptr;
+		if (!p)
+			return -1;
+		if (p == ptr)
+			return i;
+	}
+}
+
 enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
-	enum mc_remove r = MC_UNKNOWN;
 	bool locked = lock(s);
-	if (likely(s->cap)) {
-		for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
-			struct mc_block *b = &s->e[i];
-			if (!b->ptr)
-				break;
-			if (b->ptr != ptr)
-				continue;
-			*out = *b;
-			s->live--;
-			delete_at(s, i);
-			r = MC_REMOVED;
-			break;
-		}
+	int64_t i = find(s, ptr, h);
+	if (likely(i >= 0)) {
+		*out = s->e[i];
+		s->live--;
+		delete_at(s, (uint32_t)i);
 	}
 	unlock(s, locked);
-	return r;
+	return i >= 0 ? MC_REMOVED : MC_UNKNOWN;
 }
 
 bool mc_blocks_find(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
-	bool found = false;
 	bool locked = lock(s);
-	if (s->cap) {
-		for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
-			struct mc_block *b = &s->e[i];
-			if (!b->ptr)
-				break;
-			if (b->ptr == ptr) {
-				found = true;
-				*out = *b;
-				break;
-			}
-		}
-	}
+	int64_t i = find(s, ptr, h);
+	if (i >= 0)
+		*out = s->e[i];
 	unlock(s, locked);
-	return found;
+	return i >= 0;
 }
 
 bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch)
 {
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
-	bool found = false;
 	bool locked = lock(s);
-	if (s->cap) {
-		for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
-			struct mc_block *b = &s->e[i];
-			if (!b->ptr)
-				break;
-			if (b->ptr == ptr) {
-				b->aux = epoch;
-				found = true;
-				break;
-			}
-		}
-	}
+	int64_t i = find(s, ptr, h);
+	if (i >= 0)
+		s->e[i].aux = epoch;
 	unlock(s, locked);
-	return found;
+	return i >= 0;
 }
 
 void mc_blocks_each_live(uint32_t min_epoch,
