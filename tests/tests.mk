@@ -43,13 +43,13 @@ PROG_SRC  := $(wildcard tests/prog/*.c)
 PROG_BINS := $(PROG_SRC:tests/prog/%.c=$(B)/tests/prog/%)
 PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
 	-fno-builtin -fno-omit-frame-pointer -fno-inline -pthread -Iinclude
-$(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so | $(B)/tests
+$(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldl
 # tests/prog/plain_*.c are not linked to memcheck: they meet it only
 # through LD_PRELOAD, as an unmodified program would (and run under
 # valgrind without it).
-$(B)/tests/prog/plain_%: tests/prog/plain_%.c | $(B)/tests
+$(B)/tests/prog/plain_%: tests/prog/plain_%.c include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
 
