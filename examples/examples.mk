@@ -8,7 +8,7 @@ EX_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
 	-fno-omit-frame-pointer -Iinclude -Iexamples
 EX := $(B)/examples
 
-$(EX)/check_wordcount: examples/check_wordcount.c examples/wordcount.c examples/wordcount.h include/memcheck/check.h \
+$(EX)/check_wordcount: examples/check_wordcount.c examples/wordcount.c examples/wordcount.h include/memcheck/check.h include/memcheck/memcheck.h \
 		$(B)/libmemcheck.so | $(EX)
 	$(CC) $(EX_CFLAGS) -o $@ examples/check_wordcount.c examples/wordcount.c \
 		-L$(B) -Wl,-rpath,'$$ORIGIN/..' -lmemcheck $(CHECK_LIBS)
@@ -43,7 +43,7 @@ examples-check: all $(EX)/check_wordcount $(EX)/leaky demo-check
 		{ echo "examples-check: leak stack does not point at distinct_words, leaky.c:16"; exit 1; }
 
 # ---- the allocator-swap demo ------------------------------------------
-$(EX)/check_batches: examples/check_batches.c include/memcheck/check.h \
+$(EX)/check_batches: examples/check_batches.c include/memcheck/check.h include/memcheck/memcheck.h \
 		$(B)/libmemcheck.so | $(EX)
 	$(CC) $(EX_CFLAGS) -o $@ examples/check_batches.c \
 		-L$(B) -Wl,-rpath,'$$ORIGIN/..' -lmemcheck $(CHECK_LIBS)
