@@ -487,6 +487,7 @@ static void region_push(const char *name, bool process)
 	uint32_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
 	region_rebase(r, epoch);
 	nregions++;
+	mc_fault_region_begin(r->name);
 }
 
 struct leak_acc {
@@ -566,6 +567,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 	struct region *r = &regions[--nregions];
 	struct memcheck_result res;
 	memset(&res, 0, sizeof res);
+	struct mc_fault_info fault;
+	mc_fault_region_end(&fault);
+	res.injected = fault.injected;
 	mc_account_flush();
 	double t1 = mc_now();
 	struct mc_totals now;
@@ -678,6 +682,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		.nleaks = acc.n < (size_t)mc_opt.max_leaks ? acc.n : (size_t)mc_opt.max_leaks,
 		.nleak_groups = acc.n,
 		.process = r->process,
+		.fault = &fault,
 	};
 	uint64_t hwm = mc_account_rss_shield_begin();
 	mc_report_emit(&rr);
@@ -804,6 +809,7 @@ MC_API int memcheck_rename(const char *name)
 	if (nregions > 0 && !regions[nregions - 1].process) {
 		struct region *r = &regions[nregions - 1];
 		mc_copy_name(r->name, sizeof r->name, name ? name : "region");
+		mc_fault_region_rename(r->name);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&region_lock);

@@ -36,9 +36,19 @@ struct mc_options {
 	int max_leaks;            /* leak records per region in reports */
 	int process_region;       /* enum mc_tristate */
 	int symbolize;            /* resolve file:line with libdw */
+	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
+	int fail_nth;             /* failure injection (fault.c) */
+	int fail_persistent;
+	const char *fail_region;
+	const char *fail_site;
+	const char *fail_probability;
+	int fail_seed;
+	int fail_count;
+	const char *fail_log;
+	const char *process_id;
 };
 extern struct mc_options mc_opt;
 
@@ -215,6 +225,35 @@ void mc_account_rss_shield_end(uint64_t hwm_before);
 void mc_process_begin(void);
 void mc_process_end(void);
 
+/* ---- fault.c -------------------------------------------------------- */
+
+/* Set while any failure-injection control or allocation counting is on:
+ * the wrappers test it, and only it, before calling the allocator. */
+extern int mc_fault_on;
+
+/* Called by the wrappers when mc_fault_on is set, before the allocator:
+ * counts the call in the innermost region and decides.  True: the call
+ * must fail (counted as failed, stack recorded, memcheck_fault() called,
+ * errno ENOMEM set).  fp as for the account.c hooks; is_realloc counts
+ * a realloc call too. */
+bool mc_fault_check(void *fp, bool is_realloc);
+
+void mc_fault_init(void);
+/* Region stack, kept in step with account.c's (region lock held). */
+void mc_fault_region_begin(const char *name);
+void mc_fault_region_rename(const char *name);
+/* What failure injection saw in the innermost region; pops it. */
+struct mc_fault_info {
+	bool counted;               /* calls and id are meaningful */
+	char id[64];                /* region_id */
+	uint64_t calls;             /* allocation calls while innermost */
+	uint64_t injected;
+	bool oom_expected;
+	size_t nstacks;
+	struct { uint32_t stack; uint64_t count; } stacks[16];
+};
+void mc_fault_region_end(struct mc_fault_info *out);
+
 /* ---- allocator.c ----------------------------------------------------- */
 
 /* Name the live allocator from the object that serves malloc. */
@@ -332,8 +371,12 @@ struct mc_region_report {
 	size_t nleaks;                  /* groups in leaks[] */
 	size_t nleak_groups;            /* groups in all */
 	bool process;                   /* the implicit whole-process region */
+	const struct mc_fault_info *fault;
 };
 void mc_report_emit(const struct mc_region_report *rr);
+/* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */
+void mc_report_injection(const char *region_id, const char *region, uint64_t index,
+			 uint32_t stack);
 /* A heap error as it happens: double free, free of an unknown pointer. */
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack,

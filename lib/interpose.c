@@ -237,6 +237,7 @@ void mc_resolve(void)
 
 		mc_guard_enter();
 		mc_options_init();
+		mc_fault_init(); /* before account.c: fork handler order */
 		mc_blocks_init();
 		mc_stacks_init();
 		mc_account_init();
@@ -308,6 +309,12 @@ __attribute__((destructor)) static void mc_destructor(void)
 
 /* ---- the malloc family ----------------------------------------------- */
 
+/* Failure injection (fault.c): with it off, one load and one branch
+ * before the allocator is called. */
+#define INJECT(fp, is_realloc) \
+	(unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED)) && \
+	 mc_fault_check((fp), (is_realloc)))
+
 /* Record an allocation's outcome.  The accounting paths that can touch
  * errno (table growth, first use by a thread, error reports) save and
  * restore it themselves, so the hot path does not pay for it here. */
@@ -330,6 +337,8 @@ static inline void *counted(void *p, size_t size, void *fp)
 
 MC_API void *malloc(size_t n)
 {
+	if (INJECT(__builtin_frame_address(0), false))
+		return NULL;
 	struct mc_totals *t;
 	if (count_only(&t)) {
 		mc_in_hook++;
@@ -356,6 +365,8 @@ MC_API void *malloc(size_t n)
 
 MC_API void *calloc(size_t nmemb, size_t size)
 {
+	if (INJECT(__builtin_frame_address(0), false))
+		return NULL;
 	if (unlikely(uncounted())) {
 		if (bootstrapping()) {
 			size_t n;
@@ -457,6 +468,8 @@ MC_API void *realloc(void *old, size_t n)
 			return boot_alloc(n, 16, false);
 		return mc_real.realloc(old, n);
 	}
+	if (n > 0 && INJECT(__builtin_frame_address(0), true))
+		return NULL;
 	return realloc_common(old, n, 1, false, __builtin_frame_address(0));
 }
 
@@ -472,11 +485,22 @@ MC_API void *reallocarray(void *old, size_t a, size_t b)
 			return realloc(old, n);
 		return mc_real.reallocarray(old, a, b);
 	}
+	size_t n;
+	if (!__builtin_mul_overflow(a, b, &n) && n > 0 &&
+	    INJECT(__builtin_frame_address(0), true))
+		return NULL;
 	return realloc_common(old, a, b, true, __builtin_frame_address(0));
 }
 
 MC_API int posix_memalign(void **out, size_t align, size_t n)
 {
+	if (unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED))) {
+		int saved = errno;
+		bool fail = mc_fault_check(__builtin_frame_address(0), false);
+		errno = saved;
+		if (fail)
+			return ENOMEM;
+	}
 	if (unlikely(uncounted())) {
 		if (bootstrapping()) {
 			void *p = boot_alloc(n, align, false);
@@ -508,6 +532,8 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 #define MC_ALIGNED(name, params, call, size)                              \
 	MC_API void *name params                                          \
 	{                                                                 \
+		if (INJECT(__builtin_frame_address(0), false))            \
+			return NULL;                                      \
 		if (unlikely(uncounted())) {                              \
 			if (bootstrapping())                              \
 				return boot_alloc(size, page_size(), false); \

@@ -507,6 +507,7 @@ static const struct key {
 	{ "frees", K_U64, R(frees), 0, false },
 	{ "reallocs", K_U64, R(reallocs), 0, false },
 	{ "failed_allocs", K_U64, R(failed_allocs), 0, false },
+	{ "injected", K_U64, R(injected), 0, false },
 	{ "bytes_allocated", K_U64, R(bytes_allocated), 0, false },
 	{ "bytes_freed", K_U64, R(bytes_freed), 0, false },
 	{ "live_blocks", K_U64, R(live_blocks), 0, false },

@@ -142,7 +142,7 @@ void mc_options_init(void)
 	}
 	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
 		const char **field = (const char **)((char *)&mc_opt + options[i].offset);
-		if (options[i].kind == STR)
+		if (options[i].kind == STR && strcmp(options[i].values, "FILE") == 0)
 			*field = absolute(i, *field);
 	}
 	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)

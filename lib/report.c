@@ -102,6 +102,66 @@ static void json_count(struct mc_buf *b, const char *key, const struct memcheck_
 		      (unsigned long long)c->blocks, (unsigned long long)c->bytes);
 }
 
+/* Failure injection: the region's id and allocation calls (null unless
+ * counting was on), whether the test expects to fail on OOM, and the
+ * stacks of the failures injected. */
+static void json_fault(struct mc_buf *b, const struct mc_fault_info *f)
+{
+	if (f && f->counted) {
+		mc_buf_puts(b, ",\"region_id\":");
+		mc_buf_json_str(b, f->id);
+		mc_buf_printf(b, ",\"alloc_calls\":%llu", (unsigned long long)f->calls);
+	} else {
+		mc_buf_puts(b, ",\"region_id\":null,\"alloc_calls\":null");
+	}
+	mc_buf_printf(b, ",\"oom_expected\":%s,\"injected_stacks\":[",
+		      f && f->oom_expected ? "true" : "false");
+	for (size_t i = 0; f && i < f->nstacks; i++) {
+		mc_buf_printf(b, "%s{\"failures\":%llu,\"stack\":", i ? "," : "",
+			      (unsigned long long)f->stacks[i].count);
+		json_stack(b, f->stacks[i].stack);
+		mc_buf_puts(b, "}");
+	}
+	mc_buf_puts(b, "]");
+}
+
+/* Append one line to path in a single write, so that records from
+ * processes sharing the file do not interleave.  what names the variable
+ * in the one complaint per process. */
+static void append_line(const char *path, const struct mc_buf *b, const char *what)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	static _Atomic int said;
+	if (fd < 0) {
+		if (!atomic_exchange(&said, 1))
+			mc_log("cannot open %s=%s: %s", what, path, strerror(errno));
+		return;
+	}
+	mc_write_all(fd, b->s, b->len);
+	close(fd);
+}
+
+void mc_report_injection(const char *region_id, const char *region, uint64_t index,
+			 uint32_t stack)
+{
+	uint64_t hwm = mc_account_rss_shield_begin();
+	struct mc_buf b = { 0 };
+	mc_buf_puts(&b, "{\"region_id\":");
+	mc_buf_json_str(&b, region_id);
+	mc_buf_puts(&b, ",\"region\":");
+	mc_buf_json_str(&b, region);
+	mc_buf_printf(&b, ",\"index\":%llu,\"pid\":%d,\"program\":",
+		      (unsigned long long)index, (int)getpid());
+	mc_buf_json_str(&b, mc_program());
+	mc_buf_puts(&b, ",\"stack\":");
+	json_stack(&b, stack);
+	mc_buf_puts(&b, "}\n");
+	if (!b.oom)
+		append_line(mc_opt.fail_log, &b, "MEMCHECK_FAIL_LOG");
+	mc_buf_free(&b);
+	mc_account_rss_shield_end(hwm);
+}
+
 static void emit_json(const struct mc_region_report *rr)
 {
 	const struct memcheck_result *r = rr->r;
@@ -116,6 +176,7 @@ static void emit_json(const struct mc_region_report *rr)
 	json_u64(&b, "frees", r->frees);
 	json_u64(&b, "reallocs", r->reallocs);
 	json_u64(&b, "failed_allocs", r->failed_allocs);
+	json_u64(&b, "injected", r->injected);
 	json_u64(&b, "bytes_allocated", r->bytes_allocated);
 	json_u64(&b, "bytes_freed", r->bytes_freed);
 	json_u64(&b, "live_blocks", r->live_blocks);
@@ -162,7 +223,9 @@ static void emit_json(const struct mc_region_report *rr)
 		json_stack(&b, l->stack);
 		mc_buf_puts(&b, "}");
 	}
-	mc_buf_puts(&b, "]}\n");
+	mc_buf_puts(&b, "]");
+	json_fault(&b, rr->fault);
+	mc_buf_puts(&b, "}\n");
 
 	if (b.oom) {
 		mc_log("out of memory writing the report of region \"%s\"", r->name);
@@ -213,6 +276,17 @@ static void emit_text(const struct mc_region_report *rr)
 	mc_buf_printf(&b, "%s   reallocs: %s, failed allocations: %s, peak live: %s bytes\n",
 		      p, num(r->reallocs, c1), num(r->failed_allocs, c2),
 		      num(r->peak_live_bytes, c3));
+	if (r->injected) {
+		const struct mc_fault_info *f = rr->fault;
+		mc_buf_printf(&b, "%s   injected failures: %s%s%s%s\n", p, num(r->injected, c1),
+			      f && f->counted ? " (region id " : "", f && f->counted ? f->id : "",
+			      f && f->counted ? ")" : "");
+		for (size_t i = 0; f && i < f->nstacks; i++) {
+			mc_buf_printf(&b, "%s   %s allocation failures injected at:\n", p,
+				      num(f->stacks[i].count, c1));
+			text_stack(&b, p, f->stacks[i].stack);
+		}
+	}
 	mc_buf_printf(&b, "%s   RSS: %s at start, %s at end, peak %s%s; %.3f s\n", p,
 		      bytes_h(r->rss_begin, h1), bytes_h(r->rss_end, h2),
 		      bytes_h(r->peak_rss, h3),

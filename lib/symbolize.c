@@ -240,6 +240,18 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max)
 	return max > 1 ? resolve_inlines(mod, addr, out, max) : 1;
 }
 
+/* An address in the system's libraries (/usr/lib, /lib): with
+ * MEMCHECK_SYMBOLIZE_SYSTEM=0 their debug information, large where it is
+ * installed (libc's takes ~0.1 s to load), is left alone. */
+static bool in_system_object(uintptr_t addr)
+{
+	Dl_info info;
+	return addr && dladdr((void *)addr, &info) && info.dli_fname &&
+	       (strncmp(info.dli_fname, "/usr/lib/", 9) == 0 ||
+		strncmp(info.dli_fname, "/lib/", 5) == 0 ||
+		strncmp(info.dli_fname, "/lib64/", 7) == 0);
+}
+
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
 	/* The call instruction ends just before the return address; pc-1
@@ -253,7 +265,8 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	out->object[0] = 0;
 
 	pthread_mutex_lock(&lock);
-	if (mc_opt.symbolize && load_libdw())
+	if (mc_opt.symbolize && !(!mc_opt.symbolize_system && in_system_object(addr)) &&
+	    load_libdw())
 		n = resolve_dwfl(addr, out, max);
 	pthread_mutex_unlock(&lock);
 

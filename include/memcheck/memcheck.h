@@ -44,6 +44,7 @@ struct memcheck_result {
 	uint64_t frees;            /* frees of blocks memcheck counted */
 	uint64_t reallocs;         /* realloc/reallocarray calls */
 	uint64_t failed_allocs;    /* allocation calls that returned NULL */
+	uint64_t injected;         /* of those, failures memcheck injected */
 	uint64_t bytes_allocated;  /* bytes requested by successful allocations */
 	uint64_t bytes_freed;      /* bytes of the blocks freed */
 	/* What the region left behind: blocks it allocated, still live. */
@@ -127,6 +128,42 @@ const char *memcheck_allocator(void);
 /* Live bytes as memcheck counts them now, for the whole process (0 in
  * count-only mode, MEMCHECK_TRACK=0).  Cheap enough to call in a loop. */
 uint64_t memcheck_live_bytes(void);
+
+/* ------------------------------------------------------------------------
+ * Failure injection
+ * ---------------------------------------------------------------------- */
+
+/* Make allocation calls fail as a real out-of-memory would: NULL with
+ * errno ENOMEM (posix_memalign returns ENOMEM), counted in failed_allocs
+ * and injected, their stacks in the report.  Every injected failure calls
+ * memcheck_fault().  The same controls exist as MEMCHECK_FAIL_*
+ * variables; `memcheck oom` sweeps a whole program with them.  See
+ * memcheck_fault(3). */
+
+/* Fail the Nth allocation call (1 for the first) of the innermost open
+ * region, counted from its start among the calls made while it is the
+ * innermost region (with no region open: of the process); persistent
+ * non-zero fails every call after it too.  N 0 turns it off.  Returns 0. */
+int memcheck_fail_nth(uint64_t n, int persistent);
+
+/* Fail every allocation whose stack has a frame whose function, source
+ * file or file name matches the shell pattern (fnmatch(3)).  NULL turns
+ * it off.  Returns 0, or -1 when stacks are off (MEMCHECK_STACK_DEPTH=0). */
+int memcheck_fail_site(const char *pattern);
+
+/* Fail each allocation call with probability p (0 to 1), drawn from a
+ * generator seeded with seed and the region: the same seed fails the same
+ * calls.  p 0 turns it off.  Returns 0, or -1 for p outside 0..1. */
+int memcheck_fail_random(double p, uint64_t seed);
+
+/* Say that the innermost region (the running test) may fail when an
+ * allocation fails: `memcheck oom` then counts its failure as handled.
+ * Returns the number of failures injected in this region so far. */
+uint64_t memcheck_expect_oom(void);
+
+/* Called at every injected failure, and does nothing: a place for a
+ * debugger's breakpoint (gdb: break memcheck_fault). */
+void memcheck_fault(void);
 
 #ifdef __cplusplus
 }

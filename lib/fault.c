@@ -1,0 +1,391 @@
+/*
+ * fault.c - allocation-failure injection: fail the Nth allocation of a
+ * region (once, or from there on), allocations from a site, or calls at
+ * random from a seed, so that a test's error paths run and memcheck can
+ * say whether they free what they took.  `memcheck oom` drives it through
+ * MEMCHECK_FAIL_* from outside the program.
+ *
+ * Off, it costs the wrappers one load and one predictable branch
+ * (mc_fault_on).  On, every allocation call comes here first: it is
+ * counted in the innermost open region, so an index means the same call
+ * in every run of a single-threaded program.
+ *
+ * Regions are named across processes by an id, "PROC/N": the N-th region
+ * begun in process PROC (0: no region open).  PROC is "p" for the process
+ * memcheck oom starts, "p.3" for its third fork, "p.3x" for a program
+ * that p.3 then exec'd; a forked child renumbers the regions it inherits
+ * and counts them from zero, as account.c rebases their figures.  So a
+ * check suite's CK_FORK children, one per test, each have regions of
+ * their own.
+ *
+ * Site patterns: symbolizing every allocation would be far too slow, so
+ * the decision is cached per interned stack id (the depot hands out one
+ * id per distinct stack): each stack is symbolized once.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int mc_fault_on;
+
+#define MAX_LEVELS 65   /* level 0: no region; then one per open region */
+
+struct level {
+	char id[64];
+	char name[128];
+	uint64_t calls;
+	uint64_t nth;           /* 0: off */
+	bool persistent;
+	bool targeted;          /* MEMCHECK_FAIL_REGION matches (or unset) */
+	bool oom_expected;
+	uint64_t rng;           /* splitmix64 state */
+	struct mc_fault_info info;
+};
+
+static struct level levels[MAX_LEVELS];
+static int depth;               /* open regions; levels[depth] is innermost */
+static int next_ordinal = 1;
+static char proc_id[48] = "p";
+static char proc_env[80];       /* "MEMCHECK_PROCESS_ID=..." for putenv */
+static unsigned forks;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double probability;      /* 0: off */
+static uint64_t seed;
+static char site[256];          /* "": off */
+
+/* Decisions per stack id: 0 unknown, 1 no, 2 yes. */
+#define SITE_CACHE (1u << 14)
+static struct { uint32_t id; uint8_t yes; } site_cache[SITE_CACHE];
+
+/* ---- the breakpoint -------------------------------------------------- */
+
+MC_API __attribute__((noinline)) void memcheck_fault(void)
+{
+	__asm__ volatile("" ::: "memory"); /* keep the call and the function */
+}
+
+/* ---- helpers --------------------------------------------------------- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void seed_level(struct level *l)
+{
+	uint64_t h = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (const char *p = l->id; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	l->rng = h;
+}
+
+static bool env_targets(const struct level *l)
+{
+	const char *pat = mc_opt.fail_region;
+	return !pat || strcmp(pat, l->id) == 0 || fnmatch(pat, l->name, 0) == 0;
+}
+
+/* A level starts (or starts again in a forked child). */
+static void level_reset(struct level *l, int ordinal)
+{
+	snprintf(l->id, sizeof l->id, "%s/%d", proc_id, ordinal);
+	l->calls = 0;
+	memset(&l->info, 0, sizeof l->info);
+	l->targeted = env_targets(l);
+	if (l->targeted && mc_opt.fail_nth) {
+		l->nth = (uint64_t)mc_opt.fail_nth;
+		l->persistent = mc_opt.fail_persistent;
+	}
+	seed_level(l);
+}
+
+static void level_start(struct level *l, const char *name, int ordinal)
+{
+	memset(l, 0, sizeof *l);
+	mc_copy_name(l->name, sizeof l->name, name);
+	level_reset(l, ordinal);
+}
+
+/* Does any frame of the stack match the site pattern?  Once per stack. */
+static bool site_matches(uint32_t id)
+{
+	if (!id)
+		return false;
+	unsigned k = (id * 0x9e3779b9u) >> 18;
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned s = (k + i) & (SITE_CACHE - 1);
+		if (site_cache[s].id == id)
+			return site_cache[s].yes;
+		if (site_cache[s].id == 0)
+			break;
+	}
+	const uintptr_t *f;
+	int n = mc_stack_get(id, &f);
+	bool yes = false;
+	for (int i = 0; i < n && !yes; i++) {
+		struct mc_frame_info fi;
+		mc_symbolize(f[i], &fi);
+		const char *base = strrchr(fi.file, '/');
+		yes = fnmatch(site, fi.function, 0) == 0 ||
+		      (fi.file[0] && (fnmatch(site, fi.file, 0) == 0 ||
+				      (base && fnmatch(site, base + 1, 0) == 0)));
+	}
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned s = (k + i) & (SITE_CACHE - 1);
+		if (site_cache[s].id == 0) {
+			site_cache[s].id = id;
+			site_cache[s].yes = yes;
+			break;
+		}
+	}
+	return yes;
+}
+
+static void update_on(void)
+{
+	bool any = mc_opt.fail_count || probability > 0 || site[0];
+	for (int i = 0; i <= depth && !any; i++)
+		any = levels[i].nth != 0;
+	if (mc_opt.fail_nth)
+		any = true;
+	/* Once counting has started it stays on: indexes must not skip. */
+	if (any)
+		__atomic_store_n(&mc_fault_on, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the decision ---------------------------------------------------- */
+
+/* Locks: region_lock (account.c) may be held when the fault lock is
+ * taken, never the other way round; stacks are captured outside the fault
+ * lock, since fork takes the depot's lock before ours. */
+bool mc_fault_check(void *fp, bool is_realloc)
+{
+	if (mc_in_hook || !mc_is_active)
+		return false;
+	int saved = errno;
+	mc_in_hook++;
+	uint32_t stack = site[0] ? mc_stack_capture(fp) : 0;
+	pthread_mutex_lock(&lock);
+	struct level *l = &levels[depth];
+	uint64_t idx = ++l->calls;
+	bool fail = false;
+	if (l->nth && (idx == l->nth || (l->persistent && idx > l->nth)))
+		fail = true;
+	if (!fail && probability > 0 && l->targeted)
+		fail = (double)(splitmix(&l->rng) >> 11) * 0x1p-53 < probability;
+	if (!fail && site[0] && l->targeted)
+		fail = site_matches(stack);
+	if (!fail) {
+		pthread_mutex_unlock(&lock);
+		mc_in_hook--;
+		errno = saved;
+		return false;
+	}
+	char id[64], name[128];
+	memcpy(id, l->id, sizeof id);
+	memcpy(name, l->name, sizeof name);
+	pthread_mutex_unlock(&lock);
+	if (!stack)
+		stack = mc_stack_capture(fp);
+	pthread_mutex_lock(&lock);
+	l = &levels[depth];
+	if (strcmp(l->id, id) == 0) {
+		struct mc_fault_info *in = &l->info;
+		in->injected++;
+		size_t i = 0;
+		while (i < in->nstacks && in->stacks[i].stack != stack)
+			i++;
+		if (i == in->nstacks && i < MC_ARRAY_SIZE(in->stacks))
+			in->stacks[in->nstacks++].stack = stack;
+		if (i < in->nstacks)
+			in->stacks[i].count++;
+	}
+	pthread_mutex_unlock(&lock);
+	if (is_realloc)
+		mc_account_realloc_call();
+	mc_account_failed();
+	if (mc_opt.fail_log)
+		mc_report_injection(id, name, idx, stack);
+	mc_in_hook--;
+	memcheck_fault();
+	errno = ENOMEM;
+	return true;
+}
+
+/* ---- regions --------------------------------------------------------- */
+
+void mc_fault_region_begin(const char *name)
+{
+	pthread_mutex_lock(&lock);
+	if (depth + 1 < MAX_LEVELS) {
+		depth++;
+		level_start(&levels[depth], name ? name : "region", next_ordinal++);
+	}
+	update_on();
+	pthread_mutex_unlock(&lock);
+}
+
+void mc_fault_region_rename(const char *name)
+{
+	pthread_mutex_lock(&lock);
+	struct level *l = &levels[depth];
+	mc_copy_name(l->name, sizeof l->name, name ? name : "region");
+	bool was = l->targeted;
+	l->targeted = env_targets(l);
+	if (l->targeted && !was) {
+		l->nth = (uint64_t)mc_opt.fail_nth;
+		l->persistent = mc_opt.fail_persistent;
+	}
+	update_on();
+	pthread_mutex_unlock(&lock);
+}
+
+void mc_fault_region_end(struct mc_fault_info *out)
+{
+	pthread_mutex_lock(&lock);
+	struct level *l = &levels[depth];
+	*out = l->info;
+	out->counted = mc_fault_on;
+	memcpy(out->id, l->id, sizeof out->id);
+	out->calls = l->calls;
+	out->oom_expected = l->oom_expected;
+	if (depth > 0)
+		depth--;
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- processes ------------------------------------------------------- */
+
+static void publish_id(void)
+{
+	snprintf(proc_env, sizeof proc_env, "MEMCHECK_PROCESS_ID=%s", proc_id);
+	putenv(proc_env);
+}
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+	forks++;
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+/* The child's regions are its own from here: new ids, counts from 0. */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	char parent[sizeof proc_id];
+	memcpy(parent, proc_id, sizeof parent);
+	snprintf(proc_id, sizeof proc_id, "%s.%u", parent, forks);
+	forks = 0;
+	for (int i = 0; i <= depth; i++)
+		level_reset(&levels[i], i);
+	next_ordinal = depth + 1;
+	if (mc_fault_on) {
+		mc_in_hook++;
+		publish_id();
+		mc_in_hook--;
+	}
+}
+
+void mc_fault_init(void)
+{
+	if (mc_opt.fail_probability) {
+		char *end;
+		double p = strtod(mc_opt.fail_probability, &end);
+		if (end == mc_opt.fail_probability || *end || !(p >= 0 && p <= 1))
+			mc_log("MEMCHECK_FAIL_PROBABILITY=%s: expected a number from 0 to 1; "
+			       "not failing at random", mc_opt.fail_probability);
+		else
+			probability = p;
+	}
+	seed = (uint64_t)mc_opt.fail_seed;
+	if (mc_opt.fail_site) {
+		if (mc_opt.stack_depth > 0)
+			mc_copy_name(site, sizeof site, mc_opt.fail_site);
+		else
+			mc_log("MEMCHECK_FAIL_SITE needs allocation stacks "
+			       "(MEMCHECK_STACK_DEPTH=0); not failing by site");
+	}
+	if (mc_opt.process_id && strlen(mc_opt.process_id) + 2 < sizeof proc_id)
+		snprintf(proc_id, sizeof proc_id, "%sx", mc_opt.process_id);
+	level_start(&levels[0], "(no region)", 0);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	update_on();
+	if (mc_fault_on)
+		publish_id();
+}
+
+/* ---- public API ------------------------------------------------------ */
+
+MC_API int memcheck_fail_nth(uint64_t n, int persistent)
+{
+	mc_resolve();
+	mc_in_hook++;
+	pthread_mutex_lock(&lock);
+	struct level *l = &levels[depth];
+	l->nth = n;
+	l->persistent = persistent != 0;
+	update_on();
+	pthread_mutex_unlock(&lock);
+	mc_in_hook--;
+	return 0;
+}
+
+MC_API int memcheck_fail_site(const char *pattern)
+{
+	mc_resolve();
+	if (pattern && mc_opt.stack_depth <= 0)
+		return -1;
+	mc_in_hook++;
+	pthread_mutex_lock(&lock);
+	mc_copy_name(site, sizeof site, pattern ? pattern : "");
+	memset(site_cache, 0, sizeof site_cache);
+	for (int i = 0; i <= depth; i++)
+		levels[i].targeted = env_targets(&levels[i]);
+	update_on();
+	pthread_mutex_unlock(&lock);
+	mc_in_hook--;
+	return 0;
+}
+
+MC_API int memcheck_fail_random(double p, uint64_t s)
+{
+	mc_resolve();
+	if (!(p >= 0 && p <= 1))
+		return -1;
+	mc_in_hook++;
+	pthread_mutex_lock(&lock);
+	probability = p;
+	seed = s;
+	for (int i = 0; i <= depth; i++)
+		seed_level(&levels[i]);
+	update_on();
+	pthread_mutex_unlock(&lock);
+	mc_in_hook--;
+	return 0;
+}
+
+MC_API uint64_t memcheck_expect_oom(void)
+{
+	mc_resolve();
+	pthread_mutex_lock(&lock);
+	struct level *l = &levels[depth];
+	l->oom_expected = true;
+	uint64_t n = l->info.injected;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
