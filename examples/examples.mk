@@ -78,3 +78,44 @@ demo-check: all $(B)/memcheck $(EX)/check_batches
 	@grep '"allocator":"mimalloc"' $(EX)/demo.jsonl | grep '"name":"keeps_a_sample_of_each_batch"' | \
 		grep -q '"verdict":"fail"' || { cat $(EX)/demo.out; echo "demo-check: mimalloc passed"; exit 1; }
 	@echo "demo-check: mimalloc fails the relative peak_rss limit, glibc, jemalloc and tcmalloc pass"
+
+# ---- the failure-injection demo ---------------------------------------
+$(EX)/check_kvparse: examples/check_kvparse.c examples/kvparse.c examples/kvparse.h \
+		include/memcheck/check.h $(B)/libmemcheck.so | $(EX)
+	$(CC) $(EX_CFLAGS) -o $@ examples/check_kvparse.c examples/kvparse.c \
+		-L$(B) -Wl,-rpath,'$$ORIGIN/..' -lmemcheck $(CHECK_LIBS)
+
+OOM_RUN = $(B)/memcheck oom --report $(EX)/oom.json -- $(EX)/check_kvparse
+
+.PHONY: oom-demo oom-demo-check
+# memcheck oom is meant to exit 1 here: kvparse.c has two broken error paths.
+oom-demo: all $(B)/memcheck $(EX)/check_kvparse
+	@echo "== examples/check_kvparse passes; now every allocation of each test fails in turn"
+	@$(OOM_RUN); rc=$$?; echo; \
+	if [ $$rc -eq 1 ]; then \
+		echo "oom-demo: memcheck oom exited 1: kvparse.c crashes and leaks when malloc fails."; \
+		echo "oom-demo: the sweep as JSON is $(EX)/oom.json"; \
+	else \
+		echo "oom-demo: memcheck oom exited $$rc; expected 1"; exit 1; \
+	fi
+
+# The demo's claim, checked: the sweep finds the crash and the leak at the
+# lines kvparse.c marks, and nothing else goes wrong.
+oom-demo-check: all $(B)/memcheck $(EX)/check_kvparse
+	@$(EX)/check_kvparse > /dev/null 2>&1 || { echo "oom-demo-check: check_kvparse fails on its own"; exit 1; }
+	@$(OOM_RUN) > $(EX)/oom.out 2>&1; rc=$$?; \
+	if [ $$rc -ne 1 ]; then cat $(EX)/oom.out; echo "oom-demo-check: exit $$rc, expected 1"; exit 1; fi; \
+	crash=$$(grep -n 'OOM-DEMO: unchecked' examples/kvparse.c | cut -d: -f1); \
+	leak=$$(grep -n 'OOM-DEMO: leaks the key' examples/kvparse.c | cut -d: -f1); \
+	grep -q "^examples/kvparse.c:$$crash: crashed in kv_add" $(EX)/oom.out || \
+		{ cat $(EX)/oom.out; echo "oom-demo-check: the crash at kvparse.c:$$crash was not found"; exit 1; }; \
+	grep -q "^examples/kvparse.c:$$leak: leaked in kv_add" $(EX)/oom.out || \
+		{ cat $(EX)/oom.out; echo "oom-demo-check: the leak at kvparse.c:$$leak was not found"; exit 1; }; \
+	grep -q "allocated at examples/kvparse.c:$$((crash + 1))" $(EX)/oom.out || \
+		{ cat $(EX)/oom.out; echo "oom-demo-check: the leaked key's allocation (kvparse.c:$$((crash + 1))) not named"; exit 1; }; \
+	n=$$(grep -c ': \(leaked\|crashed\|test failed\) in ' $(EX)/oom.out); \
+	if [ "$$n" -ne 2 ]; then cat $(EX)/oom.out; echo "oom-demo-check: $$n problems, expected exactly 2"; exit 1; fi
+	@python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]; assert t["leaked"]>0 and t["crashed"]>0, t' $(EX)/oom.json
+	@echo "oom-demo-check: memcheck oom finds kvparse.c's crash and leak at their lines"
+
+examples-check: oom-demo-check

@@ -6,6 +6,7 @@
  * records.c   report files read back, records matched across allocators,
  *             budgets evaluated, medians
  * views.c     the table and the JUnit XML
+ * oom.c       `memcheck oom`: every allocation failed in turn
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
  * out-of-memory.  It shares lib/json.c, lib/budget.c and lib/util.c with
@@ -143,5 +144,11 @@ int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
 		  const char **out);
 
 int cmd_run(int argc, char **argv);
+/* libmemcheck.so to preload (said when not found: NULL).  Free it. */
+char *find_library(void);
+
+/* ---- oom.c ----------------------------------------------------------- */
+
+int cmd_oom(int argc, char **argv);
 
 #endif /* MEMCHECK_TOOLS_CLI_H */

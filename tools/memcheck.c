@@ -99,6 +99,8 @@ static const struct help {
 	  "  run [OPTIONS] [--] CMD [ARGS...]  run CMD under each allocator; print the table\n"
 	  "  compare A.jsonl B.jsonl           the same table from two stored reports\n"
 	  "  gate [OPTIONS] REPORT.jsonl...    judge stored reports against a budget\n"
+	  "  oom [OPTIONS] -- CMD [ARGS...]    fail each allocation of CMD in turn; prove\n"
+	  "                                    its error paths free what they took\n"
 	  "  help [COMMAND]                    this text, or a command's\n"
 	  "\n"
 	  "exit status: 0 pass; 1 a budget or leak gate failed; 2 bad usage or a bad\n"
@@ -133,6 +135,29 @@ static const struct help {
 	  "of its regions failed; else 2 a report could not be read or written; else\n"
 	  "1 a region failed (leak, heap error, budget); else 0.  A run that exits\n"
 	  "non-zero because a region failed (a test failing on memcheck) is 1.\n" },
+	{ "oom",
+	  "usage: memcheck oom [OPTIONS] [--] CMD [ARGS...]\n"
+	  "\n"
+	  "Run CMD once with libmemcheck preloaded to count the allocation calls of\n"
+	  "each region (each test of a check suite, forked or not; the whole process\n"
+	  "when CMD has no regions), then run it again once per allocation, failing\n"
+	  "that one (or, --persistent, that one and every one after it in the region),\n"
+	  "several runs at a time.  Each run is handled (exits as the first run did\n"
+	  "and leaves nothing more behind in the region), leaked, crashed, or test\n"
+	  "failed (exits otherwise; a test that calls memcheck_expect_oom() may).\n"
+	  "The table by the failed call's file:line goes to stdout; CMD's output is\n"
+	  "discarded.\n"
+	  "\n"
+	  "options:\n"
+	  "      --persistent         fail every allocation from the N-th on, not it alone\n"
+	  "      --max N              sweep at most the first N allocations of each region\n"
+	  "  -j, --jobs N             runs at a time (default: the number of CPUs)\n"
+	  "      --timeout S          start no run after S seconds; say what was not reached\n"
+	  "      --report FILE        write the summary and every run as one JSON object\n"
+	  "  -h, --help               this text\n"
+	  "\n"
+	  "exit status: 0 every failure handled; 1 a run leaked, crashed or failed its\n"
+	  "test; 2 bad usage; 3 CMD failed or crashed with no failure injected.\n" },
 	{ "compare",
 	  "usage: memcheck compare A.jsonl B.jsonl\n"
 	  "\n"
@@ -436,7 +461,7 @@ int main(int argc, char **argv)
 				usage_of(argv[2], stdout);
 				return EXIT_PASS;
 			}
-		return bad_usage(NULL, "no command '%s' (commands: run, compare, gate)", argv[2]);
+		return bad_usage(NULL, "no command '%s' (commands: run, compare, gate, oom)", argv[2]);
 	}
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
@@ -444,5 +469,7 @@ int main(int argc, char **argv)
 		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gate"))
 		return cmd_gate(argc - 1, argv + 1);
-	return bad_usage(NULL, "unknown command '%s' (commands: run, compare, gate)", cmd);
+	if (!strcmp(cmd, "oom"))
+		return cmd_oom(argc - 1, argv + 1);
+	return bad_usage(NULL, "unknown command '%s' (commands: run, compare, gate, oom)", cmd);
 }

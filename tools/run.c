@@ -65,7 +65,7 @@ static char *absolute(const char *path)
 
 /* libmemcheck.so: $MEMCHECK_LIBRARY, next to this program (the build
  * tree), ../lib/libmemcheck.so.0 from it (an installed copy), LIBDIR. */
-static char *find_library(void)
+char *find_library(void)
 {
 	const char *env = getenv("MEMCHECK_LIBRARY");
 	if (env && *env) {

@@ -32,6 +32,8 @@ $(B)/memcheck: $(CLI_OBJ)
 all: $(B)/memcheck
 prog-check: $(B)/memcheck
 $(B)/tests/test_cli: $(B)/memcheck $(B)/tests/prog/cli_prog
+# test_oom sweeps tests/prog/plain_oom with `memcheck oom`.
+$(B)/tests/test_oom: $(B)/memcheck $(B)/tests/prog/plain_oom
 
 BINDIR ?= $(PREFIX)/bin
 .PHONY: install-cli

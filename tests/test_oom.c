@@ -1,0 +1,217 @@
+/*
+ * test_oom.c - `memcheck oom` (tools/oom.c): the sweep's classification
+ * of programs built to handle, leak, crash and fail on OOM
+ * (tests/prog/plain_oom.c), forked children swept as runs of their own,
+ * the exit status for each outcome, the JSON report, --max and --timeout
+ * notes, and the speed of a sweep over 1,000 allocations.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+static const char *cli(void)
+{
+	return h_env("%s/memcheck", h_build());
+}
+
+#define OOM(r, ...)                                                            \
+	do {                                                                   \
+		const char *argv_[] = { cli(), "oom", __VA_ARGS__, NULL };     \
+		ck_assert(h_run((r), argv_, NULL, 0, NULL) == 0);              \
+	} while (0)
+
+#define EXPECT_EXIT(r, code)                                                   \
+	ck_assert_msg((r)->exit_code == (code), "%s, expected exit %d\nstdout:\n%s\nstderr:\n%s", \
+		      h_status(r), (code), (r)->out, (r)->err)
+
+#define EXPECT_HAS(text, needle)                                               \
+	ck_assert_msg(strstr((text), (needle)) != NULL, "\"%s\" not in:\n%s", (needle), (text))
+
+START_TEST(handled_everywhere_exits_0)
+{
+	struct h_run r;
+	const char *report = h_tmppath("handle.json");
+	OOM(&r, "--report", report, "--", h_prog("plain_oom"), "handle");
+	EXPECT_EXIT(&r, 0);
+	EXPECT_HAS(r.out, "6 runs");
+	EXPECT_HAS(r.out, "6 handled");
+	EXPECT_HAS(r.out, "runs/s");
+	h_run_free(&r);
+	char *text = h_read_file(report, NULL);
+	ck_assert_ptr_nonnull(text);
+	char err[256];
+	struct h_json *j = h_json_parse(text, strlen(text), err, sizeof err);
+	ck_assert_msg(j != NULL, "report is not JSON: %s", err);
+	ck_assert_uint_eq(h_u64(j, "runs"), 6);
+	ck_assert_uint_eq(h_u64(h_json_get(j, "totals"), "handled"), 6);
+	ck_assert_uint_eq(h_json_get(j, "results")->n, 6);
+	ck_assert_uint_eq(h_json_get(j, "sites")->n, 2);
+	h_json_free(j);
+	free(text);
+}
+END_TEST
+
+START_TEST(leak_on_error_path_exits_1)
+{
+	struct h_run r;
+	const char *report = h_tmppath("leak.json");
+	OOM(&r, "--report", report, "--", h_prog("plain_oom"), "leak");
+	EXPECT_EXIT(&r, 1);
+	/* the failed call (the third malloc) and where the leaked block came from */
+	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:48: leaked in leak, when allocation 3");
+	EXPECT_HAS(r.out, "leaked 10 bytes, allocated at tests/prog/plain_oom.c:40 (leak)");
+	EXPECT_HAS(r.out, "2 handled (0 expected), 1 leaked, 0 crashed");
+	h_run_free(&r);
+	char *text = h_read_file(report, NULL);
+	char err[256];
+	struct h_json *j = h_json_parse(text, strlen(text), err, sizeof err);
+	ck_assert_msg(j != NULL, "report is not JSON: %s", err);
+	const struct h_json *res = h_json_get(j, "results");
+	int leaks = 0;
+	for (size_t i = 0; i < res->n; i++) {
+		const struct h_json *x = h_json_at(res, i);
+		if (strcmp(h_str(x, "outcome"), "leaked"))
+			continue;
+		leaks++;
+		ck_assert_str_eq(h_str(x, "site"), "tests/prog/plain_oom.c:48");
+		ck_assert_uint_eq(h_u64(h_json_get(x, "leak"), "line"), 40);
+		ck_assert_uint_eq(h_u64(x, "index"), 3);
+	}
+	ck_assert_int_eq(leaks, 1);
+	h_json_free(j);
+	free(text);
+}
+END_TEST
+
+START_TEST(crash_exits_1_with_the_failed_call)
+{
+	struct h_run r;
+	OOM(&r, "--", h_prog("plain_oom"), "crash");
+	EXPECT_EXIT(&r, 1);
+	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:64: crashed in crash, when allocation 2");
+	EXPECT_HAS(r.out, "killed by SIGSEGV");
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_failure_exits_1)
+{
+	struct h_run r;
+	OOM(&r, "--", h_prog("plain_oom"), "fail");
+	EXPECT_EXIT(&r, 1);
+	EXPECT_HAS(r.out, "0 handled (0 expected), 0 leaked, 0 crashed, 2 test failed");
+	EXPECT_HAS(r.out, "memcheck_expect_oom()");
+	h_run_free(&r);
+}
+END_TEST
+
+/* Each forked child is a process of its own, with region ids of its own. */
+START_TEST(forked_children_are_runs_of_their_own)
+{
+	struct h_run r;
+	OOM(&r, "--", h_prog("plain_oom"), "fork");
+	EXPECT_EXIT(&r, 1);
+	EXPECT_HAS(r.out, "when allocation 3 of region \"process\" (p.2/1) failed");
+	EXPECT_HAS(r.out, "11 runs");
+	EXPECT_HAS(r.out, "10 handled (0 expected), 1 leaked");
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(usage_exits_2)
+{
+	struct h_run r;
+	OOM(&r, "--max", "0", "--", h_prog("plain_oom"), "handle");
+	EXPECT_EXIT(&r, 2);
+	h_run_free(&r);
+	OOM(&r, "--bogus", "--", h_prog("plain_oom"), "handle");
+	EXPECT_EXIT(&r, 2);
+	h_run_free(&r);
+	const char *argv[] = { cli(), "oom", NULL };
+	ck_assert(h_run(&r, argv, NULL, 0, NULL) == 0);
+	EXPECT_EXIT(&r, 2);
+	EXPECT_HAS(r.err, "no command");
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(command_failing_on_its_own_exits_3)
+{
+	struct h_run r;
+	OOM(&r, "--", h_prog("plain_oom"), "exit3");
+	EXPECT_EXIT(&r, 3);
+	EXPECT_HAS(r.err, "without any failure injected");
+	h_run_free(&r);
+	OOM(&r, "--", "/nonexistent/program");
+	EXPECT_EXIT(&r, 3);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(max_says_what_was_not_reached)
+{
+	struct h_run r;
+	OOM(&r, "--max", "2", "--", h_prog("plain_oom"), "handle");
+	EXPECT_EXIT(&r, 0);
+	EXPECT_HAS(r.out, "2 runs");
+	EXPECT_HAS(r.out, "not reached: region \"process\" (p/1): allocations 3 to 6 of 6 (--max)");
+	h_run_free(&r);
+}
+END_TEST
+
+/* 1,000 allocations in a program that runs ~10 ms bare: well under a
+ * minute on 2 cores (the issue's figure); here it must take < 30 s. */
+START_TEST(a_thousand_allocations_in_well_under_a_minute)
+{
+	struct h_run r;
+	double t0 = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec + ts.tv_nsec / 1e9;
+	OOM(&r, "--jobs", "2", "--", h_prog("plain_oom"), "slow");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double secs = ts.tv_sec + ts.tv_nsec / 1e9 - t0;
+	EXPECT_EXIT(&r, 0);
+	EXPECT_HAS(r.out, "1000 runs");
+	const char *rate = strstr(r.out, "runs/s");
+	ck_assert_ptr_nonnull(rate);
+	fprintf(stderr, "test_oom: 1,000-allocation sweep on 2 jobs: %.1f s (%s", secs,
+		strstr(r.out, "1000 runs in"));
+	ck_assert_msg(secs < 30, "the sweep took %.1f s", secs);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(timeout_says_what_was_not_reached)
+{
+	struct h_run r;
+	OOM(&r, "--timeout", "0.3", "--jobs", "1", "--", h_prog("plain_oom"), "slow");
+	EXPECT_EXIT(&r, 0);
+	EXPECT_HAS(r.out, "not reached: region \"process\" (p/1): allocations ");
+	EXPECT_HAS(r.out, "(--timeout)");
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("oom");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, handled_everywhere_exits_0);
+	tcase_add_test(tc, leak_on_error_path_exits_1);
+	tcase_add_test(tc, crash_exits_1_with_the_failed_call);
+	tcase_add_test(tc, test_failure_exits_1);
+	tcase_add_test(tc, forked_children_are_runs_of_their_own);
+	tcase_add_test(tc, usage_exits_2);
+	tcase_add_test(tc, command_failing_on_its_own_exits_3);
+	tcase_add_test(tc, max_says_what_was_not_reached);
+	tcase_add_test(tc, timeout_says_what_was_not_reached);
+	tcase_add_test(tc, a_thousand_allocations_in_well_under_a_minute);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}

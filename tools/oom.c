@@ -1,0 +1,880 @@
+/*
+ * oom.c - `memcheck oom`: prove a program's error paths.  Run the command
+ * once with every region's allocation calls counted, then again and again
+ * failing allocation 1, 2, ... of each region (MEMCHECK_FAIL_REGION,
+ * MEMCHECK_FAIL_NTH: see fault.c), on every core, and say for each run
+ * whether the program handled the failure, leaked on its error path,
+ * crashed, or failed its test.
+ *
+ * A region is named by its region_id, the same in every run of a
+ * deterministic program: a check suite's CK_FORK children, one per test,
+ * each have their own.  Where a program has explicit regions, those are
+ * swept; the implicit "process" regions only when it has none.
+ *
+ * Classification of one run, first match wins:
+ *   not reached  the targeted call was never made (no failure injected);
+ *   crashed      killed by a signal or timed out, or the process that
+ *                failed the call never finished its region (a CK_FORK
+ *                child killed by a signal: check's runner lives on);
+ *   leaked       the region left more blocks behind than in the baseline
+ *                (whether the command then failed or not);
+ *   test failed  exited unlike the baseline run, unless the region called
+ *                memcheck_expect_oom(): then handled (expected);
+ *   handled      otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum outcome { O_HANDLED, O_EXPECTED, O_LEAKED, O_CRASHED, O_FAILED, O_UNREACHED, O_N };
+static const char *const outcome_name[O_N] = {
+	"handled", "handled (expected)", "leaked", "crashed", "test failed", "not reached",
+};
+static const char *const outcome_key[O_N] = {
+	"handled", "expected", "leaked", "crashed", "test_failed", "not_reached",
+};
+
+/* A frame of a stack as the report writes it. */
+struct frame {
+	char function[128];
+	char file[256];
+	long line;
+	char object[256];
+};
+
+/* A region of the baseline run to sweep. */
+struct target {
+	char id[64];
+	char name[128];
+	uint64_t calls;
+	uint64_t leaked_blocks;   /* in the baseline */
+	uint64_t swept;           /* allocations 1..swept were run */
+};
+
+struct result {
+	int target;
+	uint64_t index;
+	enum outcome o;
+	struct frame site;        /* the failed call */
+	struct frame leak;        /* where the leaked block was allocated */
+	uint64_t leak_bytes;
+	int sig;
+	char *stack;              /* the failed call's stack, as JSON */
+};
+
+struct oom_opts {
+	bool persistent;
+	uint64_t max;
+	int jobs;
+	double timeout;
+	const char *report;
+	char **argv;
+	const char *lib, *tmp;
+};
+
+/* ---- reading what the library wrote ---------------------------------- */
+
+/* The JSON string that starts at p (at its opening quote) into out. */
+static const char *json_string(const char *p, char *out, size_t size)
+{
+	size_t n = 0;
+	if (*p != '"')
+		return NULL;
+	for (p++; *p && *p != '"'; p++) {
+		char c = *p;
+		if (c == '\\' && p[1]) {
+			p++;
+			c = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'u' ? '?' : *p;
+			if (*p == 'u')
+				p += strlen(p) >= 5 ? 4 : 0;
+		}
+		if (n + 1 < size)
+			out[n++] = c;
+	}
+	out[n] = 0;
+	return *p == '"' ? p + 1 : NULL;
+}
+
+/* "key":"value" in the text from p up to end (NULL: the whole string). */
+static bool find_str(const char *p, const char *end, const char *key, char *out, size_t size)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *at = strstr(p, pat);
+	out[0] = 0;
+	if (!at || (end && at >= end))
+		return false;
+	return json_string(at + strlen(pat), out, size) != NULL;
+}
+
+static bool find_u64(const char *p, const char *key, uint64_t *out)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *at = strstr(p, pat);
+	if (!at || at[strlen(pat)] < '0' || at[strlen(pat)] > '9')
+		return false;
+	*out = strtoull(at + strlen(pat), NULL, 10);
+	return true;
+}
+
+/* The end of the JSON value (object or array) that starts at p. */
+static const char *value_end(const char *p)
+{
+	int depth = 0;
+	for (; *p; p++) {
+		if (*p == '"') {
+			for (p++; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (!*p)
+				return p;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (--depth == 0)
+				return p + 1;
+		}
+	}
+	return p;
+}
+
+static bool system_object(const char *obj)
+{
+	return !strncmp(obj, "/usr/lib", 8) || !strncmp(obj, "/lib", 4) ||
+	       strstr(obj, "libmemcheck") != NULL;
+}
+
+/* The frame of a stack (p at its '[') that points into the program:
+ * the first with a source file outside the system's libraries, else the
+ * first with a file, else the first. */
+static void pick_frame(const char *p, struct frame *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!p || *p != '[')
+		return;
+	const char *end = value_end(p);
+	struct frame first_file = { .line = 0 }, first = { .line = 0 };
+	bool have_file = false, have_first = false;
+	for (const char *f = strchr(p, '{'); f && f < end; f = strchr(value_end(f), '{')) {
+		const char *fe = value_end(f);
+		struct frame fr;
+		memset(&fr, 0, sizeof fr);
+		find_str(f, fe, "function", fr.function, sizeof fr.function);
+		find_str(f, fe, "file", fr.file, sizeof fr.file);
+		find_str(f, fe, "object", fr.object, sizeof fr.object);
+		const char *l = strstr(f, "\"line\":");
+		fr.line = l && l < fe ? strtol(l + 7, NULL, 10) : 0;
+		if (!have_first)
+			first = fr, have_first = true;
+		if (fr.file[0] && !have_file)
+			first_file = fr, have_file = true;
+		if (fr.file[0] && !system_object(fr.object)) {
+			*out = fr;
+			return;
+		}
+		if (fe >= end)
+			break;
+	}
+	*out = have_file ? first_file : first;
+}
+
+static void site_of(const struct frame *f, char *buf, size_t size)
+{
+	if (f->file[0])
+		snprintf(buf, size, "%s:%ld", short_path(f->file), f->line);
+	else if (f->function[0])
+		snprintf(buf, size, "%s (%s)", f->function, base_name(f->object));
+	else
+		snprintf(buf, size, "(no stack)");
+}
+
+/* ---- running --------------------------------------------------------- */
+
+struct slot {
+	pid_t pid;
+	int job;                  /* index into the job list, -1 when free */
+	double start;
+	bool timed_out;
+	char *report, *log, *out;
+};
+
+/* Start argv with the injection variables; stdout and stderr to out. */
+static pid_t start(const struct oom_opts *o, const char *report, const char *log,
+		   const char *out, const char *region, uint64_t nth)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid)
+		return pid;
+	setpgid(0, 0);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int in = open("/dev/null", O_RDONLY);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	if (in >= 0) {
+		dup2(in, 0);
+		close(in);
+	}
+	unlink(report);
+	unlink(log);
+	setenv("LD_PRELOAD", o->lib, 1);
+	setenv("MEMCHECK_REPORT", report, 1);
+	setenv("MEMCHECK_FAIL_LOG", log, 1);
+	setenv("MEMCHECK_TEXT", "none", 1);
+	setenv("MEMCHECK_FAIL_COUNT", "1", 1);
+	/* libc's debug information costs ~0.1 s a run to load: the sites
+	 * that matter are in the program */
+	setenv("MEMCHECK_SYMBOLIZE_SYSTEM", "0", 1);
+	unsetenv("MEMCHECK_PROCESS_ID");
+	unsetenv("MEMCHECK_FAIL_SITE");
+	unsetenv("MEMCHECK_FAIL_PROBABILITY");
+	if (region) {
+		char n[32];
+		snprintf(n, sizeof n, "%llu", (unsigned long long)nth);
+		setenv("MEMCHECK_FAIL_REGION", region, 1);
+		setenv("MEMCHECK_FAIL_NTH", n, 1);
+		setenv("MEMCHECK_FAIL_PERSISTENT", o->persistent ? "1" : "0", 1);
+	} else {
+		unsetenv("MEMCHECK_FAIL_REGION");
+		unsetenv("MEMCHECK_FAIL_NTH");
+	}
+	execvp(o->argv[0], o->argv);
+	fprintf(stderr, "memcheck oom: cannot run %s: %s\n", o->argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* "Received signal 11" in check's output for a forked test. */
+static int signal_in_output(const char *path)
+{
+	char *text = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(path, "re");
+	int sig = 0;
+	if (!f)
+		return 0;
+	ssize_t n;
+	while (!sig && (n = getline(&text, &cap, f)) >= 0) {
+		const char *at = strstr(text, "eceived signal ");
+		if (at)
+			sig = atoi(at + 15);
+	}
+	free(text);
+	fclose(f);
+	return sig;
+}
+
+/* ---- the baseline ---------------------------------------------------- */
+
+struct baseline {
+	int exit_code;
+	double wall;
+	struct target *t;
+	size_t nt;
+};
+
+static int run_baseline(const struct oom_opts *o, struct baseline *b)
+{
+	char *report = xasprintf("%s/base.jsonl", o->tmp);
+	char *log = xasprintf("%s/base.log", o->tmp);
+	char *out = xasprintf("%s/base.out", o->tmp);
+	double t0 = mc_now();
+	pid_t pid = start(o, report, log, out, NULL, 0);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	b->wall = mc_now() - t0;
+	int status = EXIT_PASS;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = fopen(out, "re");
+		if (f) {
+			text = xmalloc(65536);
+			len = fread(text, 1, 65535, f);
+			text[len] = 0;
+			fclose(f);
+		}
+		if (text && len)
+			fprintf(stderr, "%s%s", text, text[len - 1] == '\n' ? "" : "\n");
+		free(text);
+		if (WIFSIGNALED(st))
+			say("oom: %s was killed by signal %d (SIG%s) without any failure injected; "
+			    "fix that first", o->argv[0], WTERMSIG(st),
+			    sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+		else
+			say("oom: %s exited with status %d without any failure injected; fix that "
+			    "first (its output is above)", o->argv[0], WEXITSTATUS(st));
+		status = EXIT_COMMAND;
+		goto out;
+	}
+	b->exit_code = WEXITSTATUS(st);
+	struct recs rs = { 0 };
+	if (recs_read(&rs, report, true) < 0) {
+		status = EXIT_USAGE;
+		goto out;
+	}
+	bool explicit_regions = false;
+	for (size_t i = 0; i < rs.n; i++)
+		explicit_regions |= strcmp(rs.v[i].m.r.name, "process") != 0;
+	b->t = xcalloc(rs.n + 1, sizeof *b->t);
+	for (size_t i = 0; i < rs.n; i++) {
+		const struct rec *r = &rs.v[i];
+		struct target t;
+		memset(&t, 0, sizeof t);
+		if (explicit_regions && !strcmp(r->m.r.name, "process"))
+			continue;
+		if (!find_str(r->line, NULL, "region_id", t.id, sizeof t.id) ||
+		    !find_u64(r->line, "alloc_calls", &t.calls) || !t.calls)
+			continue;
+		mc_copy_name(t.name, sizeof t.name, r->m.r.name);
+		t.leaked_blocks = r->m.r.definitely_lost.blocks == MEMCHECK_UNKNOWN
+				  ? 0 : r->m.r.definitely_lost.blocks;
+		b->t[b->nt++] = t;
+	}
+	recs_free(&rs);
+	if (!b->nt) {
+		say("oom: %s made no allocation call memcheck could count (is it a "
+		    "dynamically linked program?)", o->argv[0]);
+		status = EXIT_COMMAND;
+	}
+out:
+	unlink(report);
+	unlink(log);
+	unlink(out);
+	free(report);
+	free(log);
+	free(out);
+	return status;
+}
+
+/* ---- one run's verdict ------------------------------------------------ */
+
+static void classify(const struct oom_opts *o, const struct baseline *b, struct slot *s,
+		     int st, struct result *res)
+{
+	const struct target *t = &b->t[res->target];
+	(void)o;
+	/* the failed call: the first injection in the targeted region */
+	FILE *f = fopen(s->log, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool injected = false;
+	if (f) {
+		char id[64];
+		while (!injected && getline(&line, &cap, f) >= 0) {
+			if (!find_str(line, NULL, "region_id", id, sizeof id) || strcmp(id, t->id))
+				continue;
+			injected = true;
+			const char *stk = strstr(line, "\"stack\":");
+			if (stk) {
+				pick_frame(stk + 8, &res->site);
+				const char *e = value_end(stk + 8);
+				res->stack = xasprintf("%.*s", (int)(e - (stk + 8)), stk + 8);
+			}
+		}
+		fclose(f);
+	}
+	bool signaled = WIFSIGNALED(st) || s->timed_out;
+	if (WIFSIGNALED(st))
+		res->sig = WTERMSIG(st);
+	if (!injected && !signaled) {
+		res->o = O_UNREACHED;
+		goto out;
+	}
+	if (signaled) {
+		res->o = O_CRASHED;
+		goto out;
+	}
+	/* the targeted region's record */
+	struct recs rs = { 0 };
+	const struct rec *r = NULL;
+	recs_read(&rs, s->report, true);
+	for (size_t i = 0; i < rs.n && !r; i++) {
+		char id[64];
+		if (find_str(rs.v[i].line, NULL, "region_id", id, sizeof id) && !strcmp(id, t->id))
+			r = &rs.v[i];
+	}
+	int code = WEXITSTATUS(st);
+	if (!r) {
+		res->o = O_CRASHED;
+		res->sig = signal_in_output(s->out);
+	} else if (r->m.r.definitely_lost.blocks != MEMCHECK_UNKNOWN &&
+		   r->m.r.definitely_lost.blocks > t->leaked_blocks) {
+		res->o = O_LEAKED;
+		res->leak_bytes = r->m.r.definitely_lost.bytes;
+		const char *lk = strstr(r->line, "\"leaks\":[");
+		const char *stk = lk ? strstr(lk, "\"stack\":") : NULL;
+		if (stk)
+			pick_frame(stk + 8, &res->leak);
+	} else if (code != b->exit_code) {
+		res->o = strstr(r->line, "\"oom_expected\":true") ? O_EXPECTED : O_FAILED;
+	} else {
+		res->o = O_HANDLED;
+	}
+	recs_free(&rs);
+out:
+	free(line);
+}
+
+/* ---- the summary ----------------------------------------------------- */
+
+struct site_row {
+	char site[300];
+	char function[128];
+	uint64_t n[O_N];
+	int example[O_N];         /* a result of each outcome, or -1 */
+};
+
+static int row_for(struct site_row **rows, size_t *nrows, const struct result *r)
+{
+	char site[300];
+	site_of(&r->site, site, sizeof site);
+	for (size_t i = 0; i < *nrows; i++)
+		if (!strcmp((*rows)[i].site, site))
+			return (int)i;
+	*rows = xrealloc(*rows, (*nrows + 1) * sizeof **rows);
+	struct site_row *row = &(*rows)[(*nrows)++];
+	memset(row, 0, sizeof *row);
+	snprintf(row->site, sizeof row->site, "%s", site);
+	snprintf(row->function, sizeof row->function, "%s", r->site.function);
+	for (int k = 0; k < O_N; k++)
+		row->example[k] = -1;
+	return (int)(*nrows - 1);
+}
+
+static void json_fputs(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void json_frame(FILE *f, const char *key, const struct frame *fr)
+{
+	fprintf(f, ",\"%s\":{\"function\":", key);
+	json_fputs(f, fr->function);
+	fputs(",\"file\":", f);
+	json_fputs(f, fr->file[0] ? short_path(fr->file) : "");
+	fprintf(f, ",\"line\":%ld}", fr->line);
+}
+
+static const char *sig_name(int sig)
+{
+	return sig && sigabbrev_np(sig) ? sigabbrev_np(sig) : NULL;
+}
+
+static bool write_json(const struct oom_opts *o, const struct baseline *b,
+		       const struct result *res, size_t nres, const struct site_row *rows,
+		       size_t nrows, double secs, const char *stopped)
+{
+	FILE *f = fopen(o->report, "we");
+	if (!f) {
+		say("oom: cannot write %s: %s", o->report, strerror(errno));
+		return false;
+	}
+	fputs("{\"command\":[", f);
+	for (int i = 0; o->argv[i]; i++) {
+		if (i)
+			fputc(',', f);
+		json_fputs(f, o->argv[i]);
+	}
+	fprintf(f, "],\"persistent\":%s,\"runs\":%zu,\"seconds\":%.3f,\"runs_per_second\":%.1f,"
+		"\"jobs\":%d,\"stopped\":", o->persistent ? "true" : "false", nres, secs,
+		secs > 0 ? (double)nres / secs : 0.0, o->jobs);
+	if (stopped)
+		json_fputs(f, stopped);
+	else
+		fputs("null", f);
+	fputs(",\"totals\":{", f);
+	for (int k = 0; k < O_N; k++) {
+		uint64_t n = 0;
+		for (size_t i = 0; i < nres; i++)
+			n += res[i].o == (enum outcome)k;
+		fprintf(f, "%s\"%s\":%llu", k ? "," : "", outcome_key[k], (unsigned long long)n);
+	}
+	fputs("},\"sites\":[", f);
+	for (size_t i = 0; i < nrows; i++) {
+		fputs(i ? ",{\"site\":" : "{\"site\":", f);
+		json_fputs(f, rows[i].site);
+		fputs(",\"function\":", f);
+		json_fputs(f, rows[i].function);
+		for (int k = 0; k < O_N; k++)
+			fprintf(f, ",\"%s\":%llu", outcome_key[k], (unsigned long long)rows[i].n[k]);
+		fputc('}', f);
+	}
+	fputs("],\"regions\":[", f);
+	for (size_t i = 0; i < b->nt; i++) {
+		fputs(i ? ",{\"region_id\":" : "{\"region_id\":", f);
+		json_fputs(f, b->t[i].id);
+		fputs(",\"name\":", f);
+		json_fputs(f, b->t[i].name);
+		fprintf(f, ",\"alloc_calls\":%llu,\"swept\":%llu}", (unsigned long long)b->t[i].calls,
+			(unsigned long long)b->t[i].swept);
+	}
+	fputs("],\"results\":[", f);
+	for (size_t i = 0; i < nres; i++) {
+		const struct result *r = &res[i];
+		fputs(i ? ",{\"region_id\":" : "{\"region_id\":", f);
+		json_fputs(f, b->t[r->target].id);
+		fputs(",\"region\":", f);
+		json_fputs(f, b->t[r->target].name);
+		fprintf(f, ",\"index\":%llu,\"outcome\":\"%s\"", (unsigned long long)r->index,
+			outcome_key[r->o]);
+		char site[300];
+		site_of(&r->site, site, sizeof site);
+		fputs(",\"site\":", f);
+		json_fputs(f, site);
+		json_frame(f, "failed_call", &r->site);
+		if (r->o == O_LEAKED) {
+			json_frame(f, "leak", &r->leak);
+			fprintf(f, ",\"leaked_bytes\":%llu", (unsigned long long)r->leak_bytes);
+		}
+		if (r->o == O_CRASHED) {
+			fputs(",\"signal\":", f);
+			if (sig_name(r->sig))
+				fprintf(f, "\"SIG%s\"", sig_name(r->sig));
+			else
+				fputs("null", f);
+		}
+		fprintf(f, ",\"stack\":%s}", r->stack ? r->stack : "[]");
+	}
+	fputs("]}\n", f);
+	bool ok = !ferror(f);
+	if (fclose(f) != 0 || !ok) {
+		say("oom: cannot write %s", o->report);
+		return false;
+	}
+	return true;
+}
+
+/* ---- the command ----------------------------------------------------- */
+
+static const struct option oom_options[] = {
+	{ "persistent", no_argument, NULL, 'p' },
+	{ "max", required_argument, NULL, 'm' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "report", required_argument, NULL, 'r' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static bool parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v == 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+static volatile sig_atomic_t interrupted;
+static void on_int(int sig)
+{
+	interrupted = sig;
+}
+
+int cmd_oom(int argc, char **argv)
+{
+	struct oom_opts o = { .max = UINT64_MAX, .jobs = 0, .timeout = 0 };
+	int c;
+	uint64_t v;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:j:h", oom_options, NULL)) != -1) {
+		switch (c) {
+		case 'p': o.persistent = true; break;
+		case 'm':
+			if (!parse_count(optarg, &o.max))
+				return bad_usage("oom", "--max %s: expected a positive integer", optarg);
+			break;
+		case 'j':
+			if (!parse_count(optarg, &v) || v > 1024)
+				return bad_usage("oom", "--jobs %s: expected 1 to 1024", optarg);
+			o.jobs = (int)v;
+			break;
+		case 't': {
+			char *end;
+			o.timeout = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.timeout > 0))
+				return bad_usage("oom", "--timeout %s: expected seconds, more than 0",
+						 optarg);
+			break;
+		}
+		case 'r': o.report = optarg; break;
+		case 'h': usage_of("oom", stdout); return EXIT_PASS;
+		case ':': return bad_usage("oom", "%s needs a value", argv[optind - 1]);
+		default: return bad_usage("oom", "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("oom", "no command to run");
+	o.argv = argv + optind;
+	if (!o.jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o.jobs = n > 0 ? (int)n : 1;
+	}
+	char *lib = find_library();
+	if (!lib)
+		return EXIT_USAGE;
+	o.lib = lib;
+	const char *tmpbase = getenv("TMPDIR");
+	char *tmp = xasprintf("%s/memcheck-oom.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
+	if (!mkdtemp(tmp))
+		die("cannot make a temporary directory %s: %s", tmp, strerror(errno));
+	o.tmp = tmp;
+
+	struct baseline b = { 0 };
+	int status = run_baseline(&o, &b);
+	struct result *res = NULL;
+	size_t nres = 0, cap = 0;
+	struct slot *slots = NULL;
+	struct site_row *rows = NULL;
+	size_t nrows = 0;
+	if (status != EXIT_PASS)
+		goto out;
+
+	/* the jobs: every allocation of every target, up to --max */
+	uint64_t total = 0, planned = 0;
+	for (size_t i = 0; i < b.nt; i++) {
+		total += b.t[i].calls;
+		planned += b.t[i].calls < o.max ? b.t[i].calls : o.max;
+	}
+	fprintf(stderr, "memcheck oom: %zu region%s, %llu allocation calls; %llu runs on %d "
+		"job%s (baseline run %.3f s)\n", b.nt, b.nt == 1 ? "" : "s",
+		(unsigned long long)total, (unsigned long long)planned, o.jobs,
+		o.jobs == 1 ? "" : "s", b.wall);
+
+	/* A run may hang on OOM (a retry loop): kill it well after the
+	 * baseline's time. */
+	double run_limit = b.wall * 20 + 10;
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_int;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	slots = xcalloc((size_t)o.jobs, sizeof *slots);
+	for (int i = 0; i < o.jobs; i++) {
+		slots[i].job = -1;
+		slots[i].report = xasprintf("%s/run%d.jsonl", tmp, i);
+		slots[i].log = xasprintf("%s/run%d.log", tmp, i);
+		slots[i].out = xasprintf("%s/run%d.out", tmp, i);
+	}
+	size_t cur_t = 0;
+	uint64_t cur_n = 1;
+	int running = 0;
+	double t0 = mc_now();
+	const char *stopped = NULL;
+	for (;;) {
+		/* start jobs while there are free slots and work */
+		while (!stopped && running < o.jobs && cur_t < b.nt) {
+			if (o.timeout && mc_now() - t0 >= o.timeout) {
+				stopped = "timeout";
+				break;
+			}
+			if (interrupted) {
+				stopped = "interrupted";
+				break;
+			}
+			struct target *t = &b.t[cur_t];
+			uint64_t limit = t->calls < o.max ? t->calls : o.max;
+			if (cur_n > limit) {
+				cur_t++;
+				cur_n = 1;
+				continue;
+			}
+			int k = 0;
+			while (slots[k].job >= 0)
+				k++;
+			if (nres == cap) {
+				cap = cap ? cap * 2 : 256;
+				res = xrealloc(res, cap * sizeof *res);
+			}
+			memset(&res[nres], 0, sizeof res[nres]);
+			res[nres].target = (int)cur_t;
+			res[nres].index = cur_n;
+			slots[k].job = (int)nres++;
+			slots[k].timed_out = false;
+			slots[k].start = mc_now();
+			slots[k].pid = start(&o, slots[k].report, slots[k].log, slots[k].out, t->id,
+					     cur_n);
+			t->swept = cur_n;
+			cur_n++;
+			running++;
+		}
+		if (!running)
+			break;
+		/* wait for a child, or the next deadline */
+		double now = mc_now(), next = now + 1;
+		for (int i = 0; i < o.jobs; i++)
+			if (slots[i].job >= 0 && slots[i].start + run_limit < next)
+				next = slots[i].start + run_limit;
+		if (o.timeout && t0 + o.timeout < next && !stopped)
+			next = t0 + o.timeout;
+		double wait = next - now;
+		if (wait < 0.001)
+			wait = 0.001;
+		struct timespec ts = { (time_t)wait, (long)((wait - (time_t)wait) * 1e9) };
+		sigtimedwait(&chld, NULL, &ts);
+		if (interrupted && !stopped)
+			stopped = "interrupted";
+		now = mc_now();
+		for (int i = 0; i < o.jobs; i++) {
+			struct slot *s = &slots[i];
+			if (s->job < 0)
+				continue;
+			if (!s->timed_out && now - s->start > run_limit) {
+				s->timed_out = true;
+				kill(-s->pid, SIGKILL);
+			}
+			if (interrupted)
+				kill(-s->pid, SIGKILL);
+			int st;
+			pid_t p = waitpid(s->pid, &st, WNOHANG);
+			if (p != s->pid)
+				continue;
+			kill(-s->pid, SIGKILL); /* anything the run left behind */
+			classify(&o, &b, s, st, &res[s->job]);
+			s->job = -1;
+			running--;
+		}
+	}
+	double secs = mc_now() - t0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
+	/* the table, by the site of the failed call */
+	uint64_t count[O_N] = { 0 };
+	for (size_t i = 0; i < nres; i++) {
+		count[res[i].o]++;
+		if (res[i].o == O_UNREACHED)
+			continue; /* no failed call to file it under */
+		int r = row_for(&rows, &nrows, &res[i]);
+		rows[r].n[res[i].o]++;
+		if (rows[r].example[res[i].o] < 0)
+			rows[r].example[res[i].o] = (int)i;
+	}
+	printf("%-40s %-24s %7s %7s %7s %7s %7s\n", "failed call", "function", "runs", "handled",
+	       "leaked", "crashed", "failed");
+	for (size_t i = 0; i < nrows; i++) {
+		const struct site_row *r = &rows[i];
+		uint64_t runs = 0;
+		for (int k = 0; k < O_N; k++)
+			runs += r->n[k];
+		printf("%-40s %-24s %7llu %7llu %7llu %7llu %7llu\n", r->site, r->function,
+		       (unsigned long long)runs,
+		       (unsigned long long)(r->n[O_HANDLED] + r->n[O_EXPECTED]),
+		       (unsigned long long)r->n[O_LEAKED], (unsigned long long)r->n[O_CRASHED],
+		       (unsigned long long)r->n[O_FAILED]);
+	}
+	/* one example of each problem per site */
+	for (size_t i = 0; i < nrows; i++) {
+		const struct site_row *row = &rows[i];
+		for (int k = O_LEAKED; k <= O_FAILED; k++) {
+			if (row->example[k] < 0)
+				continue;
+			const struct result *r = &res[row->example[k]];
+			const struct target *t = &b.t[r->target];
+			char leak[300];
+			printf("\n%s: %s in %s, when allocation %llu of region \"%s\" (%s) failed\n",
+			       row->site, outcome_name[k], row->function[0] ? row->function : "?",
+			       (unsigned long long)r->index, t->name, t->id);
+			if (k == O_LEAKED) {
+				site_of(&r->leak, leak, sizeof leak);
+				printf("  leaked %llu bytes, allocated at %s (%s)\n",
+				       (unsigned long long)r->leak_bytes, leak,
+				       r->leak.function[0] ? r->leak.function : "?");
+			} else if (k == O_CRASHED) {
+				if (sig_name(r->sig))
+					printf("  killed by SIG%s after the call failed\n", sig_name(r->sig));
+				else
+					printf("  the process never finished the region after the call "
+					       "failed (killed, or timed out)\n");
+			} else {
+				printf("  the command exited unlike its baseline run; a test that may fail "
+				       "on OOM says so with memcheck_expect_oom()\n");
+			}
+			printf("  reproduce: MEMCHECK_FAIL_REGION='%s' MEMCHECK_FAIL_NTH=%llu%s, or "
+			       "gdb: break memcheck_fault\n", t->id, (unsigned long long)r->index,
+			       o.persistent ? " MEMCHECK_FAIL_PERSISTENT=1" : "");
+		}
+	}
+	printf("\nmemcheck oom: %zu runs in %.1f s (%.1f runs/s, %d jobs): %llu handled "
+	       "(%llu expected), %llu leaked, %llu crashed, %llu test failed, %llu not reached\n",
+	       nres, secs, secs > 0 ? (double)nres / secs : 0.0, o.jobs,
+	       (unsigned long long)(count[O_HANDLED] + count[O_EXPECTED]),
+	       (unsigned long long)count[O_EXPECTED], (unsigned long long)count[O_LEAKED],
+	       (unsigned long long)count[O_CRASHED], (unsigned long long)count[O_FAILED],
+	       (unsigned long long)count[O_UNREACHED]);
+	for (size_t i = 0; i < b.nt; i++) {
+		const struct target *t = &b.t[i];
+		if (t->swept >= t->calls)
+			continue;
+		printf("not reached: region \"%s\" (%s): allocations %llu to %llu of %llu (%s)\n",
+		       t->name, t->id, (unsigned long long)t->swept + 1,
+		       (unsigned long long)t->calls, (unsigned long long)t->calls,
+		       stopped ? (!strcmp(stopped, "timeout") ? "--timeout" : "interrupted")
+			       : "--max");
+	}
+	status = count[O_LEAKED] || count[O_CRASHED] || count[O_FAILED] ? EXIT_GATE : EXIT_PASS;
+	if (o.report && !write_json(&o, &b, res, nres, rows, nrows, secs, stopped))
+		status = EXIT_USAGE;
+	if (interrupted) {
+		signal(interrupted, SIG_DFL);
+		raise(interrupted);
+	}
+out:
+	for (int i = 0; slots && i < o.jobs; i++) {
+		unlink(slots[i].report);
+		unlink(slots[i].log);
+		unlink(slots[i].out);
+		free(slots[i].report);
+		free(slots[i].log);
+		free(slots[i].out);
+	}
+	free(slots);
+	for (size_t i = 0; i < nres; i++)
+		free(res[i].stack);
+	free(res);
+	free(rows);
+	free(b.t);
+	rmdir(tmp);
+	free(tmp);
+	free(lib);
+	return status;
+}
