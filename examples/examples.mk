@@ -115,7 +115,8 @@ oom-demo-check: all $(B)/memcheck $(EX)/check_kvparse
 		{ cat $(EX)/oom.out; echo "oom-demo-check: the leaked key's allocation (kvparse.c:$$((crash + 1))) not named"; exit 1; }; \
 	n=$$(grep -c ': \(leaked\|crashed\|test failed\) in ' $(EX)/oom.out); \
 	if [ "$$n" -ne 2 ]; then cat $(EX)/oom.out; echo "oom-demo-check: $$n problems, expected exactly 2"; exit 1; fi
-	@python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]; assert t["leaked"]>0 and t["crashed"]>0, t' $(EX)/oom.json
+	@grep -q '"totals":{[^}]*"leaked":[1-9][^}]*"crashed":[1-9]' $(EX)/oom.json || \
+		{ cat $(EX)/oom.json; echo "oom-demo-check: $(EX)/oom.json does not count the leak and the crash"; exit 1; }
 	@echo "oom-demo-check: memcheck oom finds kvparse.c's crash and leak at their lines"
 
 examples-check: oom-demo-check
