@@ -384,8 +384,19 @@ MC_API uint64_t memcheck_expect_oom(void)
 	mc_resolve();
 	pthread_mutex_lock(&lock);
 	struct level *l = &levels[depth];
+	bool first = !l->oom_expected;
 	l->oom_expected = true;
 	uint64_t n = l->info.injected;
+	char id[64], name[128];
+	memcpy(id, l->id, sizeof id);
+	memcpy(name, l->name, sizeof name);
 	pthread_mutex_unlock(&lock);
+	/* Said in the log too: a test that then fails may end its process
+	 * without a report (check's forked tests do, with _exit). */
+	if (first && mc_opt.fail_log && mc_fault_on) {
+		mc_in_hook++;
+		mc_report_expect_oom(id, name);
+		mc_in_hook--;
+	}
 	return n;
 }

@@ -377,6 +377,8 @@ void mc_report_emit(const struct mc_region_report *rr);
 /* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */
 void mc_report_injection(const char *region_id, const char *region, uint64_t index,
 			 uint32_t stack);
+/* memcheck_expect_oom() in a region, to MEMCHECK_FAIL_LOG. */
+void mc_report_expect_oom(const char *region_id, const char *region);
 /* A heap error as it happens: double free, free of an unknown pointer. */
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack,

@@ -162,6 +162,19 @@ void mc_report_injection(const char *region_id, const char *region, uint64_t ind
 	mc_account_rss_shield_end(hwm);
 }
 
+void mc_report_expect_oom(const char *region_id, const char *region)
+{
+	struct mc_buf b = { 0 };
+	mc_buf_puts(&b, "{\"region_id\":");
+	mc_buf_json_str(&b, region_id);
+	mc_buf_puts(&b, ",\"region\":");
+	mc_buf_json_str(&b, region);
+	mc_buf_printf(&b, ",\"oom_expected\":true,\"pid\":%d}\n", (int)getpid());
+	if (!b.oom)
+		append_line(mc_opt.fail_log, &b, "MEMCHECK_FAIL_LOG");
+	mc_buf_free(&b);
+}
+
 static void emit_json(const struct mc_region_report *rr)
 {
 	const struct memcheck_result *r = rr->r;

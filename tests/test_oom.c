@@ -62,8 +62,8 @@ START_TEST(leak_on_error_path_exits_1)
 	OOM(&r, "--report", report, "--", h_prog("plain_oom"), "leak");
 	EXPECT_EXIT(&r, 1);
 	/* the failed call (the third malloc) and where the leaked block came from */
-	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:48: leaked in leak, when allocation 3");
-	EXPECT_HAS(r.out, "leaked 10 bytes, allocated at tests/prog/plain_oom.c:40 (leak)");
+	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:50: leaked in leak, when allocation 3");
+	EXPECT_HAS(r.out, "leaked 10 bytes, allocated at tests/prog/plain_oom.c:42 (leak)");
 	EXPECT_HAS(r.out, "2 handled (0 expected), 1 leaked, 0 crashed");
 	h_run_free(&r);
 	char *text = h_read_file(report, NULL);
@@ -77,8 +77,8 @@ START_TEST(leak_on_error_path_exits_1)
 		if (strcmp(h_str(x, "outcome"), "leaked"))
 			continue;
 		leaks++;
-		ck_assert_str_eq(h_str(x, "site"), "tests/prog/plain_oom.c:48");
-		ck_assert_uint_eq(h_u64(h_json_get(x, "leak"), "line"), 40);
+		ck_assert_str_eq(h_str(x, "site"), "tests/prog/plain_oom.c:50");
+		ck_assert_uint_eq(h_u64(h_json_get(x, "leak"), "line"), 42);
 		ck_assert_uint_eq(h_u64(x, "index"), 3);
 	}
 	ck_assert_int_eq(leaks, 1);
@@ -92,7 +92,7 @@ START_TEST(crash_exits_1_with_the_failed_call)
 	struct h_run r;
 	OOM(&r, "--", h_prog("plain_oom"), "crash");
 	EXPECT_EXIT(&r, 1);
-	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:64: crashed in crash, when allocation 2");
+	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:66: crashed in crash, when allocation 2");
 	EXPECT_HAS(r.out, "killed by SIGSEGV");
 	h_run_free(&r);
 }
@@ -105,6 +105,18 @@ START_TEST(test_failure_exits_1)
 	EXPECT_EXIT(&r, 1);
 	EXPECT_HAS(r.out, "0 handled (0 expected), 0 leaked, 0 crashed, 2 test failed");
 	EXPECT_HAS(r.out, "memcheck_expect_oom()");
+	h_run_free(&r);
+}
+END_TEST
+
+/* A process that ends with _exit leaves no record: a test failure, not
+ * a crash, unless its output says it got a signal. */
+START_TEST(exit_without_report_is_a_test_failure)
+{
+	struct h_run r;
+	OOM(&r, "--", h_prog("plain_oom"), "quit");
+	EXPECT_EXIT(&r, 1);
+	EXPECT_HAS(r.out, "0 leaked, 0 crashed, 1 test failed");
 	h_run_free(&r);
 }
 END_TEST
@@ -206,6 +218,7 @@ int main(void)
 	tcase_add_test(tc, leak_on_error_path_exits_1);
 	tcase_add_test(tc, crash_exits_1_with_the_failed_call);
 	tcase_add_test(tc, test_failure_exits_1);
+	tcase_add_test(tc, exit_without_report_is_a_test_failure);
 	tcase_add_test(tc, forked_children_are_runs_of_their_own);
 	tcase_add_test(tc, usage_exits_2);
 	tcase_add_test(tc, command_failing_on_its_own_exits_3);

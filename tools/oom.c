@@ -14,12 +14,16 @@
  * Classification of one run, first match wins:
  *   not reached  the targeted call was never made (no failure injected);
  *   crashed      killed by a signal or timed out, or the process that
- *                failed the call never finished its region (a CK_FORK
- *                child killed by a signal: check's runner lives on);
+ *                failed the call never finished its region and the
+ *                output says it got a signal (check's runner lives on
+ *                and says "Received signal 11");
  *   leaked       the region left more blocks behind than in the baseline
  *                (whether the command then failed or not);
- *   test failed  exited unlike the baseline run, unless the region called
- *                memcheck_expect_oom(): then handled (expected);
+ *   test failed  exited unlike the baseline run, or the process that
+ *                failed the call ended without finishing its region
+ *                (_exit: check's forked tests end so when they fail);
+ *                unless the region called memcheck_expect_oom(): then
+ *                handled (expected);
  *   handled      otherwise.
  */
 #include <errno.h>
@@ -157,15 +161,16 @@ static bool system_object(const char *obj)
 
 /* The frame of a stack (p at its '[') that points into the program:
  * the first with a source file outside the system's libraries, else the
- * first with a file, else the first. */
+ * first outside them (a static library without debug information, such
+ * as check's), else the first with a file, else the first. */
 static void pick_frame(const char *p, struct frame *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!p || *p != '[')
 		return;
 	const char *end = value_end(p);
-	struct frame first_file = { .line = 0 }, first = { .line = 0 };
-	bool have_file = false, have_first = false;
+	struct frame best[3];
+	bool have[3] = { false, false, false };
 	for (const char *f = strchr(p, '{'); f && f < end; f = strchr(value_end(f), '{')) {
 		const char *fe = value_end(f);
 		struct frame fr;
@@ -175,18 +180,21 @@ static void pick_frame(const char *p, struct frame *out)
 		find_str(f, fe, "object", fr.object, sizeof fr.object);
 		const char *l = strstr(f, "\"line\":");
 		fr.line = l && l < fe ? strtol(l + 7, NULL, 10) : 0;
-		if (!have_first)
-			first = fr, have_first = true;
-		if (fr.file[0] && !have_file)
-			first_file = fr, have_file = true;
 		if (fr.file[0] && !system_object(fr.object)) {
 			*out = fr;
 			return;
 		}
+		int rank = !system_object(fr.object) ? 0 : fr.file[0] ? 1 : 2;
+		if (!have[rank])
+			best[rank] = fr, have[rank] = true;
 		if (fe >= end)
 			break;
 	}
-	*out = have_file ? first_file : first;
+	for (int k = 0; k < 3; k++)
+		if (have[k]) {
+			*out = best[k];
+			return;
+		}
 }
 
 static void site_of(const struct frame *f, char *buf, size_t size)
@@ -378,11 +386,17 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 	FILE *f = fopen(s->log, "re");
 	char *line = NULL;
 	size_t cap = 0;
-	bool injected = false;
+	bool injected = false, expected = false;
 	if (f) {
 		char id[64];
-		while (!injected && getline(&line, &cap, f) >= 0) {
+		while (getline(&line, &cap, f) >= 0) {
 			if (!find_str(line, NULL, "region_id", id, sizeof id) || strcmp(id, t->id))
+				continue;
+			if (strstr(line, "\"oom_expected\":true")) {
+				expected = true;
+				continue;
+			}
+			if (injected)
 				continue;
 			injected = true;
 			const char *stk = strstr(line, "\"stack\":");
@@ -416,8 +430,11 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 	}
 	int code = WEXITSTATUS(st);
 	if (!r) {
-		res->o = O_CRASHED;
+		/* The process that failed the call never ended its region: a
+		 * signal its parent caught (check says "Received signal"), or
+		 * an _exit (check's forked tests end so when they fail). */
 		res->sig = signal_in_output(s->out);
+		res->o = res->sig ? O_CRASHED : expected ? O_EXPECTED : O_FAILED;
 	} else if (r->m.r.definitely_lost.blocks != MEMCHECK_UNKNOWN &&
 		   r->m.r.definitely_lost.blocks > t->leaked_blocks) {
 		res->o = O_LEAKED;
@@ -427,7 +444,8 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 		if (stk)
 			pick_frame(stk + 8, &res->leak);
 	} else if (code != b->exit_code) {
-		res->o = strstr(r->line, "\"oom_expected\":true") ? O_EXPECTED : O_FAILED;
+		res->o = expected || strstr(r->line, "\"oom_expected\":true") ? O_EXPECTED
+										: O_FAILED;
 	} else {
 		res->o = O_HANDLED;
 	}

@@ -10,6 +10,8 @@
  *   fail    a failure makes the program exit 1 (a test failing on OOM)
  *   fork    three children, one process region each; the second leaks
  *   slow    1,000 allocations over about 10 ms, every failure handled
+ *   quit    a failure makes the program _exit(1), with no report (as
+ *           check's forked tests end when they fail)
  *   exit3   exits 3 with no failure injected
  */
 #include <stdio.h>
@@ -121,6 +123,13 @@ int main(int argc, char **argv)
 		return fail();
 	if (!strcmp(mode, "slow"))
 		return slow();
+	if (!strcmp(mode, "quit")) {
+		void *p = malloc(10);
+		if (!p)
+			_exit(1);
+		free(p);
+		return 0;
+	}
 	if (!strcmp(mode, "exit3"))
 		return 3;
 	if (!strcmp(mode, "fork")) {
