@@ -55,6 +55,22 @@ START_TEST(handled_everywhere_exits_0)
 }
 END_TEST
 
+/* --persistent: from the Nth call on, every one fails; leak's third
+ * call still leaks, and only it. */
+START_TEST(persistent_sweep)
+{
+	struct h_run r;
+	OOM(&r, "--persistent", "--", h_prog("plain_oom"), "leak");
+	EXPECT_EXIT(&r, 1);
+	EXPECT_HAS(r.out, "2 handled (0 expected), 1 leaked");
+	EXPECT_HAS(r.out, "MEMCHECK_FAIL_PERSISTENT=1");
+	h_run_free(&r);
+	OOM(&r, "--persistent", "--", h_prog("plain_oom"), "handle");
+	EXPECT_EXIT(&r, 0);
+	h_run_free(&r);
+}
+END_TEST
+
 START_TEST(leak_on_error_path_exits_1)
 {
 	struct h_run r;
@@ -216,6 +232,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, handled_everywhere_exits_0);
 	tcase_add_test(tc, leak_on_error_path_exits_1);
+	tcase_add_test(tc, persistent_sweep);
 	tcase_add_test(tc, crash_exits_1_with_the_failed_call);
 	tcase_add_test(tc, test_failure_exits_1);
 	tcase_add_test(tc, exit_without_report_is_a_test_failure);
