@@ -76,6 +76,8 @@ void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mc_buf_json_str(struct mc_buf *b, const char *s);
 void mc_buf_free(struct mc_buf *b);
+/* Length of the valid UTF-8 sequence at p (ending before end), 0 if none. */
+size_t mc_utf8_len(const unsigned char *p, const unsigned char *end);
 /* Copy src into dst[size], NUL-padded, cut at a UTF-8 character boundary. */
 void mc_copy_name(char *dst, size_t size, const char *src);
 

@@ -129,31 +129,6 @@ static size_t encode_utf8(uint32_t cp, char out[4])
 	return 4;
 }
 
-/* Length of the valid UTF-8 sequence at p (before end), 0 if none. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-	size_t n;
-	uint32_t min, c;
-	if ((*p & 0xe0) == 0xc0)
-		n = 2, min = 0x80, c = *p & 0x1f;
-	else if ((*p & 0xf0) == 0xe0)
-		n = 3, min = 0x800, c = *p & 0x0f;
-	else if ((*p & 0xf8) == 0xf0)
-		n = 4, min = 0x10000, c = *p & 0x07;
-	else
-		return 0;
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return n;
-}
-
 static bool hex4(struct parser *j, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -200,7 +175,7 @@ static bool string(struct parser *j, struct sink *o)
 			return fail(j, at, "expected a character or an escape, got %s "
 				    "(control characters must be escaped)", what(j, at, b));
 		if (c >= 0x80) {
-			size_t n = utf8_seq((const unsigned char *)at, (const unsigned char *)j->end);
+			size_t n = mc_utf8_len((const unsigned char *)at, (const unsigned char *)j->end);
 			if (!n)
 				return fail(j, at, "expected UTF-8, got byte 0x%02x", c);
 			put_char(o, at, n);

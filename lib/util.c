@@ -85,8 +85,10 @@ void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at p, or 0 if there is none. */
-static size_t utf8_len(const unsigned char *p)
+/* Length of the valid UTF-8 sequence at p (which ends before end), or 0
+ * when there is none: overlong forms, surrogates and code points past
+ * U+10FFFF are not valid. */
+size_t mc_utf8_len(const unsigned char *p, const unsigned char *end)
 {
 	size_t n;
 	uint32_t min, c;
@@ -99,6 +101,8 @@ static size_t utf8_len(const unsigned char *p)
 	else if ((*p & 0xf8) == 0xf0)
 		n = 4, min = 0x10000, c = *p & 0x07;
 	else
+		return 0;
+	if ((size_t)(end - p) < n)
 		return 0;
 	for (size_t i = 1; i < n; i++) {
 		if ((p[i] & 0xc0) != 0x80)
@@ -116,9 +120,10 @@ static size_t utf8_len(const unsigned char *p)
 void mc_buf_json_str(struct mc_buf *b, const char *s)
 {
 	mc_buf_put(b, "\"", 1);
+	const unsigned char *end = (const unsigned char *)(s ? s + strlen(s) : "");
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
 		char esc[8];
-		size_t n = utf8_len(p);
+		size_t n = mc_utf8_len(p, end);
 		if (n > 1) {
 			mc_buf_put(b, (const char *)p, n);
 			p += n;
