@@ -494,31 +494,46 @@ struct leak_acc {
 	struct mc_leak *v;
 	size_t n, cap;          /* open-addressing table of groups */
 	uint64_t blocks, bytes;
+	struct memcheck_count kinds[4];  /* by enum mc_kind */
 };
 
-static void leak_add(const struct mc_block *b, void *arg)
+static void leak_add_kind(const struct mc_block *b, int kind, void *arg)
 {
 	struct leak_acc *a = arg;
 	a->blocks++;
 	a->bytes += b->size;
+	a->kinds[kind].blocks++;
+	a->kinds[kind].bytes += b->size;
 	if (!a->v)
 		return;
-	size_t i = (b->stack * 0x9e3779b9u) & (a->cap - 1);
-	while (a->v[i].blocks && a->v[i].stack != b->stack)
+	size_t i = ((b->stack * 4u + (uint32_t)kind) * 0x9e3779b9u) & (a->cap - 1);
+	while (a->v[i].blocks && (a->v[i].stack != b->stack || a->v[i].kind != (uint32_t)kind))
 		i = (i + 1) & (a->cap - 1);
 	if (!a->v[i].blocks) {
 		if ((a->n + 1) * 2 > a->cap)
 			return; /* full: counted in the totals, not grouped */
 		a->v[i].stack = b->stack;
+		a->v[i].kind = (uint32_t)kind;
 		a->n++;
 	}
 	a->v[i].blocks++;
 	a->v[i].bytes += b->size;
 }
 
+/* Without a scan every leftover is definitely lost. */
+static void leak_add(const struct mc_block *b, void *arg)
+{
+	leak_add_kind(b, MC_KIND_DEFINITE, arg);
+}
+
+/* Lost before reachable (valgrind lists still reachable last), then
+ * largest first. */
 static int leak_cmp(const void *x, const void *y)
 {
 	const struct mc_leak *a = x, *b = y;
+	bool ra = a->kind == MC_KIND_REACHABLE, rb = b->kind == MC_KIND_REACHABLE;
+	if (ra != rb)
+		return ra ? 1 : -1;
 	if (a->bytes != b->bytes)
 		return a->bytes < b->bytes ? 1 : -1;
 	if (a->blocks != b->blocks)
@@ -598,6 +613,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 	struct leak_acc acc = { 0 };
 	struct mc_leak *groups = NULL;
 	size_t groups_bytes = 0;
+	struct mc_scan scan;
+	bool scanned = mc_opt.track && mc_opt.scan && mc_scan(&scan);
 	if (mc_opt.track) {
 		acc.cap = 1024;
 		for (;;) {
@@ -605,7 +622,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 			acc.v = mc_map(groups_bytes);
 			acc.n = 0;
 			acc.blocks = acc.bytes = 0;
-			mc_blocks_each_live(r->epoch, leak_add, &acc);
+			memset(acc.kinds, 0, sizeof acc.kinds);
+			if (scanned)
+				mc_scan_each(&scan, r->epoch, leak_add_kind, &acc);
+			else
+				mc_blocks_each_live(r->epoch, leak_add, &acc);
 			if (!acc.v || acc.n * 2 + 2 < acc.cap || acc.cap >= (1u << 24))
 				break;
 			mc_unmap(acc.v, groups_bytes);
@@ -632,9 +653,14 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		res.peak_live_bytes = MEMCHECK_UNKNOWN;
 	}
 	if (mc_opt.track) {
-		res.definitely_lost.blocks = res.live_blocks;
-		res.definitely_lost.bytes = res.live_bytes;
+		res.definitely_lost = acc.kinds[MC_KIND_DEFINITE];
+		res.indirectly_lost = acc.kinds[MC_KIND_INDIRECT];
+		res.possibly_lost = acc.kinds[MC_KIND_POSSIBLE];
+		res.still_reachable = acc.kinds[MC_KIND_REACHABLE];
 	}
+	double scan_seconds = scanned ? scan.seconds : -1;
+	if (scanned)
+		mc_scan_free(&scan);
 
 	/* What the allocator keeps that the program does not: measured after
 	 * the region's RSS is read, since asking may itself allocate. */
@@ -670,6 +696,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		add_violation(&res, "%llu bytes in %llu blocks definitely lost",
 			      (unsigned long long)res.definitely_lost.bytes,
 			      (unsigned long long)res.definitely_lost.blocks);
+	/* valgrind's default --errors-for-leak-kinds=definite,possible */
+	if (res.possibly_lost.blocks)
+		add_violation(&res, "%llu bytes in %llu blocks possibly lost",
+			      (unsigned long long)res.possibly_lost.bytes,
+			      (unsigned long long)res.possibly_lost.blocks);
 	if (res.double_frees)
 		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
 	if (extra_violation)
@@ -683,6 +714,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 		.nleak_groups = acc.n,
 		.process = r->process,
 		.fault = &fault,
+		.scan_seconds = scan_seconds,
 	};
 	uint64_t hwm = mc_account_rss_shield_begin();
 	mc_report_emit(&rr);

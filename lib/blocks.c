@@ -386,3 +386,14 @@ void mc_blocks_after_fork_child(void)
 	is_owner = 0;
 	atomic_store(&multi, membarrier_ok() ? 0 : 1);
 }
+
+/* With every shard held by mc_blocks_lock_all (the scan). */
+void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg)
+{
+	for (int k = 0; k < NSHARDS; k++) {
+		const struct shard *s = &shards[k];
+		for (uint32_t i = 0; i < s->cap; i++)
+			if (s->e[i].ptr)
+				fn(&s->e[i], arg);
+	}
+}

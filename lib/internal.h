@@ -40,6 +40,7 @@ struct mc_options {
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
+	int scan;                 /* classify leftovers by a reachability scan */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
@@ -178,11 +179,32 @@ bool mc_blocks_find(uintptr_t ptr, struct mc_block *out);
 /* Call fn for every live block with epoch >= min_epoch. */
 void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg);
+/* The same for every live block, with the table held by mc_blocks_lock_all. */
+void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg);
 size_t mc_blocks_bytes(void);    /* memory the table uses */
 uint64_t mc_blocks_count(void);  /* live blocks in the table */
 void mc_blocks_lock_all(void);
 void mc_blocks_unlock_all(void);
 void mc_blocks_after_fork_child(void);
+
+/* ---- scan.c --------------------------------------------------------- */
+
+/* Leak kinds, valgrind's: what the scan found for each block. */
+enum mc_kind { MC_KIND_DEFINITE, MC_KIND_INDIRECT, MC_KIND_POSSIBLE, MC_KIND_REACHABLE };
+/* Every live block, classified (mmap'd arrays). */
+struct mc_scan {
+	void *v;                /* the blocks, by address */
+	uint8_t *state;         /* enum mc_kind of each */
+	size_t n, cap;
+	double seconds;         /* the scan's own time */
+};
+/* Scan the roots and the heap; false (nothing to free) when memory for
+ * the scan could not be mapped.  Call with the guard held. */
+bool mc_scan(struct mc_scan *out);
+/* Call fn for each scanned block with epoch >= min_epoch and its kind. */
+void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
+		  void (*fn)(const struct mc_block *, int kind, void *), void *arg);
+void mc_scan_free(struct mc_scan *s);
 
 /* ---- account.c ------------------------------------------------------- */
 
@@ -365,6 +387,7 @@ void mc_symbolize_end(void);
 
 struct mc_leak {
 	uint32_t stack;
+	uint32_t kind;                  /* enum mc_kind */
 	uint64_t blocks, bytes;
 };
 struct mc_region_report {
@@ -374,6 +397,7 @@ struct mc_region_report {
 	size_t nleak_groups;            /* groups in all */
 	bool process;                   /* the implicit whole-process region */
 	const struct mc_fault_info *fault;
+	double scan_seconds;            /* the reachability scan's time, or < 0: none */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 /* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */

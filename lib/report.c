@@ -88,6 +88,11 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 	mc_buf_puts(b, "]");
 }
 
+static const char *const kind_key[] = { "definitely_lost", "indirectly_lost",
+					 "possibly_lost", "still_reachable" };
+static const char *const kind_text[] = { "definitely lost", "indirectly lost",
+					  "possibly lost", "still reachable" };
+
 static void json_u64(struct mc_buf *b, const char *key, uint64_t v)
 {
 	if (v == MEMCHECK_UNKNOWN)
@@ -212,6 +217,12 @@ static void emit_json(const struct mc_region_report *rr)
 	/* Not %f: the program may have set a locale whose decimal point is
 	 * a comma, which is not JSON. */
 	unsigned long long us = r->seconds > 0 ? (unsigned long long)(r->seconds * 1e6 + 0.5) : 0;
+	if (rr->scan_seconds >= 0) {
+		unsigned long long sus = (unsigned long long)(rr->scan_seconds * 1e6 + 0.5);
+		mc_buf_printf(&b, ",\"scan_seconds\":%llu.%06llu", sus / 1000000, sus % 1000000);
+	} else {
+		mc_buf_puts(&b, ",\"scan_seconds\":null");
+	}
 	mc_buf_printf(&b, ",\"seconds\":%llu.%06llu,\"verdict\":\"%s\",\"violations\":[",
 		      us / 1000000, us % 1000000, r->pass ? "pass" : "fail");
 	/* violations[] holds "; "-separated messages */
@@ -230,8 +241,8 @@ static void emit_json(const struct mc_region_report *rr)
 	mc_buf_puts(&b, "],\"leaks\":[");
 	for (size_t i = 0; i < rr->nleaks; i++) {
 		const struct mc_leak *l = &rr->leaks[i];
-		mc_buf_printf(&b, "%s{\"kind\":\"definitely_lost\",\"blocks\":%llu,\"bytes\":%llu,\"stack\":",
-			      i ? "," : "", (unsigned long long)l->blocks,
+		mc_buf_printf(&b, "%s{\"kind\":\"%s\",\"blocks\":%llu,\"bytes\":%llu,\"stack\":",
+			      i ? "," : "", kind_key[l->kind & 3], (unsigned long long)l->blocks,
 			      (unsigned long long)l->bytes);
 		json_stack(&b, l->stack);
 		mc_buf_puts(&b, "}");
@@ -321,21 +332,28 @@ static void emit_text(const struct mc_region_report *rr)
 			      "blocks in use are the net count)\n", p);
 	for (size_t i = 0; i < rr->nleaks; i++) {
 		const struct mc_leak *l = &rr->leaks[i];
-		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are definitely lost in region "
+		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are %s in region "
 			      "\"%s\" [%zu of %zu]\n", p, p, num(l->bytes, c1),
-			      num(l->blocks, c2), r->name, i + 1, rr->nleak_groups);
+			      num(l->blocks, c2), kind_text[l->kind & 3], r->name, i + 1,
+			      rr->nleak_groups);
 		text_stack(&b, p, l->stack);
 	}
 	if (rr->nleak_groups > rr->nleaks)
 		mc_buf_printf(&b, "%s\n%s (%zu more leak records not shown; MEMCHECK_MAX_LEAKS=%d)\n",
 			      p, p, rr->nleak_groups - rr->nleaks, mc_opt.max_leaks);
-	if (r->definitely_lost.blocks) {
+	if (r->live_blocks && mc_opt.track) {
+		const struct memcheck_count *k[] = { &r->definitely_lost, &r->indirectly_lost,
+						     &r->possibly_lost, &r->still_reachable };
 		mc_buf_printf(&b, "%s\n%s LEAK SUMMARY:\n", p, p);
-		mc_buf_printf(&b, "%s    definitely lost: %s bytes in %s blocks\n", p,
-			      num(r->definitely_lost.bytes, c1),
-			      num(r->definitely_lost.blocks, c2));
-		mc_buf_printf(&b, "%s    (memcheck does not classify reachability yet: every "
-			      "block a region leaves behind counts as definitely lost)\n", p);
+		for (int i = 0; i < 4; i++)
+			mc_buf_printf(&b, "%s    %s: %s bytes in %s blocks\n", p, kind_text[i],
+				      num(k[i]->bytes, c1), num(k[i]->blocks, c2));
+		if (rr->scan_seconds >= 0)
+			mc_buf_printf(&b, "%s    (reachability scan: %.3f s)\n", p, rr->scan_seconds);
+		else
+			mc_buf_printf(&b, "%s    (no reachability scan, MEMCHECK_SCAN=0 or no memory "
+				      "for it: every block left behind counts as definitely "
+				      "lost)\n", p);
 	}
 	mc_buf_printf(&b, "%s %s%s%s\n", p, fail ? "FAIL: " : "PASS",
 		      fail ? r->violations : "", "");

@@ -51,9 +51,9 @@ struct memcheck_result {
 	uint64_t live_blocks;
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes;  /* high-water mark of live bytes */
-	/* Leak kinds (valgrind's definitions).  Until reachability
-	 * classification is done, every block the region left is counted as
-	 * definitely lost. */
+	/* Leak kinds (valgrind's definitions), from a reachability scan at
+	 * the region's end; they add up to live_blocks and live_bytes.  With
+	 * MEMCHECK_SCAN=0 every block the region left is definitely lost. */
 	struct memcheck_count definitely_lost;
 	struct memcheck_count indirectly_lost;
 	struct memcheck_count possibly_lost;

@@ -1,0 +1,207 @@
+/*
+ * test_leakkinds.c - memcheck's leak kinds (definitely, indirectly,
+ * possibly lost, still reachable) for the programs tests/prog/plain_leak_*
+ * equal valgrind's LEAK SUMMARY, blocks and bytes per kind.  Each program
+ * runs twice: under valgrind without memcheck, and under memcheck
+ * (preloaded) without valgrind.  The figures are also written down here,
+ * so the test means something where valgrind is not installed, and a
+ * change to a program that valgrind would count differently shows.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+enum { DEF, IND, POS, REA, NKINDS };
+static const char *const keys[NKINDS] = { "definitely_lost", "indirectly_lost",
+					  "possibly_lost", "still_reachable" };
+static const char *const vg_labels[NKINDS] = { "definitely lost: ", "indirectly lost: ",
+					       "possibly lost: ", "still reachable: " };
+
+struct counts {
+	uint64_t blocks[NKINDS], bytes[NKINDS];
+};
+
+struct expect {
+	const char *prog;
+	struct counts want;       /* blocks, then bytes, per kind */
+	const char *verdict;
+};
+
+/* valgrind's LEAK SUMMARY and memcheck's record agree on these (glibc,
+ * x86-64); see each program for why. */
+static const struct expect corpus[] = {
+	{ "plain_leak_direct", { { 11, 0, 0, 0 }, { 4576, 0, 0, 0 } }, "fail" },
+	{ "plain_leak_chain", { { 1, 9, 0, 0 }, { 32, 288, 0, 0 } }, "fail" },
+	{ "plain_leak_tree", { { 1, 30, 0, 15 }, { 32, 960, 0, 480 } }, "fail" },
+	{ "plain_leak_cycle", { { 3, 5, 0, 3 }, { 192, 320, 0, 192 } }, "fail" },
+	{ "plain_leak_global", { { 0, 0, 0, 4 }, { 0, 0, 0, 256 } }, "pass" },
+	{ "plain_leak_interior", { { 1, 1, 2, 0 }, { 96, 64, 96, 0 } }, "fail" },
+	{ "plain_leak_stack", { { 1, 0, 0, 2 }, { 80, 0, 0, 160 } }, "fail" },
+	{ "plain_leak_family", { { 9, 0, 0, 0 }, { 816, 0, 0, 0 } }, "fail" },
+	{ "plain_leak_many", { { 2000, 18000, 0, 20001 }, { 64000, 576000, 0, 1600000 } },
+	  "fail" },
+};
+
+static const char *valgrind_path(void)
+{
+	static const char *const paths[] = { "/usr/bin/valgrind", "/usr/local/bin/valgrind" };
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+/* "1,234" -> 1234; s moves past the number. */
+static bool number(const char **s, uint64_t *v)
+{
+	const char *p = *s;
+	uint64_t n = 0;
+	bool any = false;
+	for (; (*p >= '0' && *p <= '9') || (*p == ',' && any); p++) {
+		if (*p == ',')
+			continue;
+		n = n * 10 + (uint64_t)(*p - '0');
+		any = true;
+	}
+	*s = p;
+	*v = n;
+	return any;
+}
+
+/* valgrind's LEAK SUMMARY, or all zero after "no leaks are possible". */
+static bool valgrind_counts(const char *err, struct counts *c)
+{
+	memset(c, 0, sizeof *c);
+	if (strstr(err, "All heap blocks were freed -- no leaks are possible"))
+		return true;
+	const char *sum = strstr(err, "LEAK SUMMARY:");
+	if (!sum)
+		return false;
+	for (int k = 0; k < NKINDS; k++) {
+		const char *s = strstr(sum, vg_labels[k]);
+		if (!s)
+			return false;
+		s += strlen(vg_labels[k]);
+		if (!number(&s, &c->bytes[k]) || strncmp(s, " bytes in ", 10))
+			return false;
+		s += 10;
+		if (!number(&s, &c->blocks[k]))
+			return false;
+	}
+	return true;
+}
+
+static void expect_counts(const char *who, const char *prog, const struct counts *got,
+			  const struct counts *want)
+{
+	for (int k = 0; k < NKINDS; k++)
+		ck_assert_msg(got->blocks[k] == want->blocks[k] && got->bytes[k] == want->bytes[k],
+			      "%s: %s %s: %llu bytes in %llu blocks, expected %llu bytes in "
+			      "%llu blocks", prog, who, keys[k], (unsigned long long)got->bytes[k],
+			      (unsigned long long)got->blocks[k],
+			      (unsigned long long)want->bytes[k],
+			      (unsigned long long)want->blocks[k]);
+}
+
+/* Run prog under memcheck; its process record's kinds into *c. */
+static void memcheck_counts(const struct expect *e, const char *scan, struct counts *c,
+			    char *verdict, size_t vlen)
+{
+	const char *report = h_tmppath("report.jsonl");
+	unlink(report);
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+			      h_env("MEMCHECK_SCAN=%s", scan), "MEMCHECK_MAX_LEAKS=100000",
+			      NULL };
+	struct h_run m;
+	H_RUN(&m, H_PRELOAD, NULL, env, h_prog(e->prog));
+	ck_assert_msg(m.exit_code == 0, "%s under memcheck: %s; stderr:\n%s", e->prog,
+		      h_status(&m), m.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", m.pid);
+	ck_assert_msg(rec != NULL, "%s: no \"process\" record", e->prog);
+	for (int k = 0; k < NKINDS; k++) {
+		c->blocks[k] = h_count(rec, keys[k], "blocks");
+		c->bytes[k] = h_count(rec, keys[k], "bytes");
+	}
+	snprintf(verdict, vlen, "%s", h_str(rec, "verdict") ? h_str(rec, "verdict") : "?");
+	/* The leak records add up to the kinds' totals. */
+	uint64_t sum[NKINDS] = { 0 };
+	for (size_t i = 0; i < h_nleaks(rec); i++) {
+		const struct h_json *l = h_json_at(h_json_get(rec, "leaks"), i);
+		const char *kind = h_str(l, "kind");
+		for (int k = 0; k < NKINDS; k++)
+			if (kind && !strcmp(kind, keys[k]))
+				sum[k] += h_leak_u64(rec, i, "blocks");
+	}
+	for (int k = 0; k < NKINDS; k++)
+		ck_assert_msg(sum[k] == c->blocks[k], "%s: leak records of kind %s hold %llu "
+			      "blocks, the total says %llu", e->prog, keys[k],
+			      (unsigned long long)sum[k], (unsigned long long)c->blocks[k]);
+	const struct h_json *sv = h_json_get(rec, "scan_seconds");
+	ck_assert_msg(sv != NULL, "%s: no scan_seconds in the record", e->prog);
+	h_report_free(&rep);
+	h_run_free(&m);
+}
+
+START_TEST(test_kinds_match_valgrind)
+{
+	const struct expect *e = &corpus[_i];
+	struct counts mc;
+	char verdict[16];
+	memcheck_counts(e, "1", &mc, verdict, sizeof verdict);
+	expect_counts("memcheck", e->prog, &mc, &e->want);
+	ck_assert_msg(!strcmp(verdict, e->verdict), "%s: verdict %s, expected %s", e->prog,
+		      verdict, e->verdict);
+
+	const char *vg = valgrind_path();
+	if (!vg) {
+		printf("note: valgrind not installed; %s checked against the written figures only\n",
+		       e->prog);
+		return;
+	}
+	struct h_run v;
+	H_RUN(&v, 0, NULL, NULL, vg, "--leak-check=full", "--show-leak-kinds=all", h_prog(e->prog));
+	ck_assert_msg(v.exit_code == 0, "valgrind %s: %s; stderr:\n%s", e->prog, h_status(&v),
+		      v.err);
+	struct counts vc;
+	ck_assert_msg(valgrind_counts(v.err, &vc), "no LEAK SUMMARY in valgrind's output:\n%s",
+		      v.err);
+	expect_counts("valgrind", e->prog, &vc, &e->want);
+	h_run_free(&v);
+}
+END_TEST
+
+/* MEMCHECK_SCAN=0: every block left behind is definitely lost, as before
+ * the scan existed. */
+START_TEST(test_scan_off_counts_everything_definite)
+{
+	const struct expect *e = &corpus[_i];
+	struct counts mc, want = { { 0 }, { 0 } };
+	for (int k = 0; k < NKINDS; k++) {
+		want.blocks[DEF] += e->want.blocks[k];
+		want.bytes[DEF] += e->want.bytes[k];
+	}
+	char verdict[16];
+	memcheck_counts(e, "0", &mc, verdict, sizeof verdict);
+	expect_counts("memcheck (MEMCHECK_SCAN=0)", e->prog, &mc, &want);
+	ck_assert_str_eq(verdict, want.blocks[DEF] ? "fail" : "pass");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("leakkinds");
+	TCase *tc = tcase_create("leakkinds");
+	tcase_set_timeout(tc, 120);
+	int n = (int)(sizeof corpus / sizeof corpus[0]);
+	tcase_add_loop_test(tc, test_kinds_match_valgrind, 0, n);
+	tcase_add_loop_test(tc, test_scan_off_counts_everything_definite, 0, n);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
