@@ -57,6 +57,9 @@ struct slot {
 	int in_use;
 	uint32_t ring_pos;
 	struct freed *ring;    /* RING entries, mmap'd with the slot's first use */
+	uintptr_t stack_lo, stack_hi; /* a thread's stack mapping, its static TLS
+				       * and descriptor included (not the main
+				       * thread's): roots for the scan */
 } __attribute__((aligned(64)));
 
 static struct slot *slots;             /* MAX_SLOTS, mmap'd */
@@ -112,6 +115,7 @@ static void slot_release(void *arg)
 	memset(&s->t, 0, sizeof s->t);
 	s->pending = 0;
 	s->in_use = 0; /* the ring stays: its frees can still be doubled */
+	s->stack_lo = s->stack_hi = 0;
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
 	mc_my_totals = NULL;
@@ -138,6 +142,22 @@ static struct slot *slot_acquire(void)
 	if (nslots_used > 1)
 		atomic_store(&g_multi, 1);
 	pthread_mutex_unlock(&slot_lock);
+	if (s != &shared_slot && getpid() != gettid()) {
+		/* Only for threads other than the main one: glibc reports the
+		 * main thread's stack as the whole rlimit, mostly unmapped. */
+		pthread_attr_t attr;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+			if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+				pthread_mutex_lock(&slot_lock);
+				s->stack_lo = (uintptr_t)addr;
+				s->stack_hi = (uintptr_t)addr + size;
+				pthread_mutex_unlock(&slot_lock);
+			}
+			pthread_attr_destroy(&attr);
+		}
+	}
 	if (s != &shared_slot) {
 		pthread_setspecific(slot_key, s);
 		if (!mc_opt.track && mc_is_active)
@@ -146,6 +166,32 @@ static struct slot *slot_acquire(void)
 	errno = saved;
 	my_state = 1;
 	return my_slot = s;
+}
+
+/* The scan holds the slot lock while it reads other threads' stacks: a
+ * thread that ends waits in slot_release, so its stack stays mapped. */
+void mc_account_threads_lock(void)
+{
+	pthread_mutex_lock(&slot_lock);
+}
+
+void mc_account_threads_unlock(void)
+{
+	pthread_mutex_unlock(&slot_lock);
+}
+
+int mc_account_other_stacks(uintptr_t (*out)[2], int max)
+{
+	int n = 0;
+	for (int i = 0; slots && i < MAX_SLOTS && n < max; i++) {
+		struct slot *s = &slots[i];
+		if (s->in_use && s != my_slot && s->stack_hi) {
+			out[n][0] = s->stack_lo;
+			out[n][1] = s->stack_hi;
+			n++;
+		}
+	}
+	return n;
 }
 
 static inline struct slot *slot(void)

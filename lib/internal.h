@@ -245,6 +245,14 @@ void mc_account_flush(void);
 uint64_t mc_account_rss_shield_begin(void);
 void mc_account_rss_shield_end(uint64_t hwm_before);
 
+/* Other threads' stack mappings (their static TLS inside), for the scan:
+ * threads that have called a malloc-family function, the main thread
+ * excepted.  Call between mc_account_threads_lock and _unlock, which
+ * keep those threads from ending meanwhile. */
+void mc_account_threads_lock(void);
+void mc_account_threads_unlock(void);
+int mc_account_other_stacks(uintptr_t (*out)[2], int max);
+
 /* Called once from the library constructor and destructor. */
 void mc_process_begin(void);
 void mc_process_end(void);

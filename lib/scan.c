@@ -8,11 +8,14 @@
  *     interior pointer).
  *  2. Roots: every aligned word of the writable PT_LOAD segments of every
  *     loaded object but memcheck's own, of the calling thread's static TLS
- *     blocks, of its stack from the current stack pointer to the top, and
- *     of its callee-saved registers (spilled into this frame).  A start
- *     pointer marks a block reachable, an interior pointer possibly
- *     reachable; marked blocks are scanned in turn, and what a possibly
- *     reachable block points to is at best possibly reachable too.
+ *     blocks, of its stack from the current stack pointer to the top, of
+ *     its callee-saved registers (copied by setjmp), and of the whole
+ *     stack mapping of every other thread memcheck knows (account.c
+ *     records it when a thread first allocates; its static TLS lies
+ *     inside).  A start pointer marks a block reachable, an interior
+ *     pointer possibly reachable; marked blocks are scanned in turn, and
+ *     what a possibly reachable block points to is at best possibly
+ *     reachable too.
  *  3. What is left is lost.  In address order, each block still unreached
  *     leads a "clique": everything it reaches that is unreached becomes
  *     indirectly lost (a former leader included), the leader itself stays
@@ -21,7 +24,8 @@
  *
  * Memory for the scan comes from mc_map.  The block table is held locked
  * while block contents are read, so no other thread frees a block under
- * the scan (it waits in memcheck's free).
+ * the scan (it waits in memcheck's free), and so are the threads' slots,
+ * so no thread known to the scan ends and frees its stack meanwhile.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -34,6 +38,7 @@
 #include "internal.h"
 
 #define MAX_ROOTS 512
+#define MAX_THREADS 1024
 
 struct root {
 	uintptr_t lo, hi;
@@ -62,6 +67,7 @@ struct roots {
 	int n;
 	uintptr_t self_base;    /* load address of libmemcheck: skipped */
 	jmp_buf regs;           /* the caller's callee-saved registers */
+	uintptr_t threads[MAX_THREADS][2]; /* other threads' stacks */
 	struct graph g;
 };
 
@@ -240,6 +246,8 @@ static uintptr_t stack_top(void)
 static bool scan_work(struct roots *rs, uintptr_t stack_lo, uintptr_t stack_hi)
 {
 	struct graph *g = &rs->g;
+	mc_account_threads_lock();
+	int nthreads = mc_account_other_stacks(rs->threads, MAX_THREADS);
 	mc_blocks_lock_all();
 	g->cap = mc_blocks_count() + 16;
 	g->v = mc_map(g->cap * sizeof *g->v);
@@ -267,6 +275,12 @@ static bool scan_work(struct roots *rs, uintptr_t stack_lo, uintptr_t stack_hi)
 		if (stack_hi > stack_lo)
 			scan_range(g, stack_lo, stack_hi, true, -1);
 		drain(g, -1);
+		/* Other threads: the whole stack mapping, conservatively (their
+		 * stack pointers are not known), their static TLS inside it. */
+		for (int i = 0; i < nthreads; i++) {
+			scan_range(g, rs->threads[i][0], rs->threads[i][1], true, -1);
+			drain(g, -1);
+		}
 		for (size_t i = 0; i < g->n; i++) {
 			if (g->state[i] != MC_KIND_DEFINITE)
 				continue;
@@ -275,6 +289,7 @@ static bool scan_work(struct roots *rs, uintptr_t stack_lo, uintptr_t stack_hi)
 		}
 	}
 	mc_blocks_unlock_all();
+	mc_account_threads_unlock();
 	if (g->mark)
 		mc_unmap(g->mark, 2 * g->cap * sizeof *g->mark);
 	return ok;

@@ -8,6 +8,7 @@
  * change to a program that valgrind would count differently shows.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,21 +31,30 @@ struct expect {
 	const char *prog;
 	struct counts want;       /* blocks, then bytes, per kind */
 	const char *verdict;
+	bool vg_differs;          /* valgrind counts vg instead: memcheck(7)
+				   * says why */
+	struct counts vg;
 };
 
 /* valgrind's LEAK SUMMARY and memcheck's record agree on these (glibc,
  * x86-64); see each program for why. */
+#define SAME false, { { 0 }, { 0 } } /* valgrind counts the same */
 static const struct expect corpus[] = {
-	{ "plain_leak_direct", { { 11, 0, 0, 0 }, { 4576, 0, 0, 0 } }, "fail" },
-	{ "plain_leak_chain", { { 1, 9, 0, 0 }, { 32, 288, 0, 0 } }, "fail" },
-	{ "plain_leak_tree", { { 1, 30, 0, 15 }, { 32, 960, 0, 480 } }, "fail" },
-	{ "plain_leak_cycle", { { 3, 5, 0, 3 }, { 192, 320, 0, 192 } }, "fail" },
-	{ "plain_leak_global", { { 0, 0, 0, 4 }, { 0, 0, 0, 256 } }, "pass" },
-	{ "plain_leak_interior", { { 1, 1, 2, 0 }, { 96, 64, 96, 0 } }, "fail" },
-	{ "plain_leak_stack", { { 1, 0, 0, 2 }, { 80, 0, 0, 160 } }, "fail" },
-	{ "plain_leak_family", { { 9, 0, 0, 0 }, { 816, 0, 0, 0 } }, "fail" },
+	{ "plain_leak_direct", { { 11, 0, 0, 0 }, { 4576, 0, 0, 0 } }, "fail", SAME },
+	{ "plain_leak_chain", { { 1, 9, 0, 0 }, { 32, 288, 0, 0 } }, "fail", SAME },
+	{ "plain_leak_tree", { { 1, 30, 0, 15 }, { 32, 960, 0, 480 } }, "fail", SAME },
+	{ "plain_leak_cycle", { { 3, 5, 0, 3 }, { 192, 320, 0, 192 } }, "fail", SAME },
+	{ "plain_leak_global", { { 0, 0, 0, 4 }, { 0, 0, 0, 256 } }, "pass", SAME },
+	{ "plain_leak_interior", { { 1, 1, 2, 0 }, { 96, 64, 96, 0 } }, "fail", SAME },
+	{ "plain_leak_stack", { { 1, 0, 0, 2 }, { 80, 0, 0, 160 } }, "fail", SAME },
+	{ "plain_leak_family", { { 9, 0, 0, 0 }, { 816, 0, 0, 0 } }, "fail", SAME },
 	{ "plain_leak_many", { { 2000, 18000, 0, 20001 }, { 64000, 576000, 0, 1600000 } },
-	  "fail" },
+	  "fail", SAME },
+	/* The possibly lost block is the thread's DTV, which glibc allocates
+	 * with one 16-byte slot per module with TLS: libmemcheck is one
+	 * more, so it is 304 bytes under memcheck, 288 under valgrind. */
+	{ "plain_leak_thread", { { 1, 0, 1, 2 }, { 32, 0, 304, 144 } }, "fail",
+	  true, { { 1, 0, 1, 2 }, { 32, 0, 288, 144 } } },
 };
 
 static const char *valgrind_path(void)
@@ -172,7 +182,7 @@ START_TEST(test_kinds_match_valgrind)
 	struct counts vc;
 	ck_assert_msg(valgrind_counts(v.err, &vc), "no LEAK SUMMARY in valgrind's output:\n%s",
 		      v.err);
-	expect_counts("valgrind", e->prog, &vc, &e->want);
+	expect_counts("valgrind", e->prog, &vc, e->vg_differs ? &e->vg : &e->want);
 	h_run_free(&v);
 }
 END_TEST
