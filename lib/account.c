@@ -623,7 +623,8 @@ void mc_account_rss_shield_end(uint64_t hwm_before)
 }
 
 /* Pop the innermost region, measure it and report it. */
-static int region_pop(struct memcheck_result *out, const char *extra_violation)
+static int region_pop(struct memcheck_result *out, const char *extra_violation,
+		      const struct mc_scan_from *from)
 {
 	struct region *r = &regions[--nregions];
 	struct memcheck_result res;
@@ -660,7 +661,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation)
 	struct mc_leak *groups = NULL;
 	size_t groups_bytes = 0;
 	struct mc_scan scan;
-	bool scanned = mc_opt.track && mc_opt.scan && mc_scan(&scan);
+	bool scanned = mc_opt.track && mc_opt.scan && mc_scan(&scan, from);
 	if (mc_opt.track) {
 		acc.cap = 1024;
 		for (;;) {
@@ -825,15 +826,18 @@ void mc_process_begin(void)
 
 void mc_process_end(void)
 {
+	struct mc_scan_from from;
+	MC_SCAN_FROM(&from);
 	mc_in_hook++;
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
-				   "memcheck was bypassed: the program's malloc calls do not reach it");
+				   "memcheck was bypassed: the program's malloc calls do not reach it",
+				   &from);
 		else
-			region_pop(NULL, "region not ended before the process exited");
+			region_pop(NULL, "region not ended before the process exited", &from);
 	}
 	pthread_mutex_unlock(&region_lock);
 	mc_in_hook--;
@@ -853,6 +857,8 @@ MC_API void memcheck_begin(const char *name)
 
 MC_API int memcheck_end(struct memcheck_result *out)
 {
+	struct mc_scan_from from;
+	MC_SCAN_FROM(&from);
 	mc_resolve();
 	int saved = errno;
 	mc_in_hook++;
@@ -872,7 +878,8 @@ MC_API int memcheck_end(struct memcheck_result *out)
 		rc = -1;
 	} else {
 		rc = region_pop(out, mc_is_active ? NULL :
-				"memcheck was bypassed: the program's malloc calls do not reach it");
+				"memcheck was bypassed: the program's malloc calls do not reach it",
+				&from);
 	}
 	pthread_mutex_unlock(&region_lock);
 	mc_in_hook--;

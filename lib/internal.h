@@ -198,9 +198,32 @@ struct mc_scan {
 	size_t n, cap;
 	double seconds;         /* the scan's own time */
 };
+/* Where the program's stack begins, taken where it calls memcheck
+ * (memcheck_end, the library destructor): memcheck's own frames below
+ * it hold stale copies of block addresses from its malloc hooks and must
+ * not be roots.  MC_SCAN_FROM spills the callee-saved registers, which
+ * may hold the program's pointers, into the entry point's frame, which
+ * is scanned. */
+struct mc_scan_from {
+	uintptr_t sp;
+};
+#if defined(__x86_64__)
+#define MC_SCAN_FROM(f)                                                        \
+	do {                                                                   \
+		__builtin_unwind_init();                                       \
+		__asm__ volatile("mov %%rsp, %0" : "=r"((f)->sp) : : "memory"); \
+	} while (0)
+#else
+#define MC_SCAN_FROM(f)                                                        \
+	do {                                                                   \
+		__builtin_unwind_init();                                       \
+		(f)->sp = (uintptr_t)(f);                                      \
+	} while (0)
+#endif
 /* Scan the roots and the heap; false (nothing to free) when memory for
- * the scan could not be mapped.  Call with the guard held. */
-bool mc_scan(struct mc_scan *out);
+ * the scan could not be mapped.  Call with the guard held.  from: where
+ * the program's stack begins, or NULL (the caller's frames). */
+bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
 /* Call fn for each scanned block with epoch >= min_epoch and its kind. */
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 		  void (*fn)(const struct mc_block *, int kind, void *), void *arg);

@@ -299,7 +299,7 @@ static bool scan_work(struct roots *rs, uintptr_t stack_lo, uintptr_t stack_hi)
  * above this function's return address up; the caller's callee-saved
  * registers are copied in through setjmp, before memcheck's own code
  * has touched a block address. */
-__attribute__((noinline)) bool mc_scan(struct mc_scan *out)
+__attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
 {
 	memset(out, 0, sizeof *out);
 	double t0 = mc_now();
@@ -312,6 +312,12 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out)
 	 * pointers: those are what matter here. */
 	setjmp(rs->regs);
 	uintptr_t stack_lo = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
+	if (from) {
+		/* The registers were spilled at the entry point, into the
+		 * frames scanned; memcheck's own frames below are not. */
+		stack_lo = from->sp & ~(uintptr_t)7;
+		memset(&rs->regs, 0, sizeof rs->regs);
+	}
 	/* Roots before the table is locked: dl_iterate_phdr takes the
 	 * dynamic linker's lock, which a thread waiting for the table inside
 	 * dlopen's malloc may hold. */

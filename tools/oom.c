@@ -252,6 +252,11 @@ static pid_t start(const struct oom_opts *o, const char *report, const char *log
 	/* libc's debug information costs ~0.1 s a run to load: the sites
 	 * that matter are in the program */
 	setenv("MEMCHECK_SYMBOLIZE_SYSTEM", "0", 1);
+	/* An error path leaks what it leaves behind, whatever still points
+	 * to it: no reachability scan, whose verdict a stale copy of a
+	 * block's address on the stack can change from run to run; every
+	 * leftover counts as definitely lost. */
+	setenv("MEMCHECK_SCAN", "0", 1);
 	unsetenv("MEMCHECK_PROCESS_ID");
 	unsetenv("MEMCHECK_FAIL_SITE");
 	unsetenv("MEMCHECK_FAIL_PROBABILITY");
