@@ -17,6 +17,7 @@ UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
 UNIT_json      := json util
 UNIT_budget    := budget util
+UNIT_scan      := scan blocks util
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
