@@ -45,6 +45,43 @@ struct root {
 };
 
 
+/* Roots the program registered (memcheck_add_root). */
+#define MAX_USER_ROOTS 64
+static struct root user_roots[MAX_USER_ROOTS];
+static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
+
+MC_API int memcheck_add_root(const void *ptr, size_t size)
+{
+	if (!ptr || !size)
+		return -1;
+	int rc = -1;
+	pthread_mutex_lock(&user_lock);
+	for (int i = 0; i < MAX_USER_ROOTS; i++) {
+		if (!user_roots[i].hi) {
+			user_roots[i] = (struct root){ (uintptr_t)ptr, (uintptr_t)ptr + size };
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&user_lock);
+	return rc;
+}
+
+MC_API int memcheck_remove_root(const void *ptr)
+{
+	int rc = -1;
+	pthread_mutex_lock(&user_lock);
+	for (int i = 0; i < MAX_USER_ROOTS; i++) {
+		if (user_roots[i].hi && user_roots[i].lo == (uintptr_t)ptr) {
+			user_roots[i] = (struct root){ 0, 0 };
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&user_lock);
+	return rc;
+}
+
 /* A block as the scan sees it. */
 struct node {
 	uintptr_t lo;
@@ -327,6 +364,11 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	    lm->l_name && lm->l_name[0])
 		rs->self_base = lm->l_addr; /* linked statically: nothing to skip */
 	dl_iterate_phdr(phdr_roots, rs);
+	pthread_mutex_lock(&user_lock);
+	for (int i = 0; i < MAX_USER_ROOTS; i++)
+		if (user_roots[i].hi)
+			add_root(rs, user_roots[i].lo, user_roots[i].hi);
+	pthread_mutex_unlock(&user_lock);
 	uintptr_t stack_hi = stack_top() & ~(uintptr_t)7;
 	bool ok = scan_work(rs, stack_lo, stack_hi);
 	struct graph g = rs->g;

@@ -113,11 +113,41 @@ START_TEST(kinds_as_valgrind_counts_them)
 }
 END_TEST
 
+/* memcheck_add_root: a block only an anonymous mapping points to is lost
+ * until that mapping is made a root. */
+START_TEST(registered_roots)
+{
+	build();
+	uintptr_t *mine = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(mine != MAP_FAILED);
+	mine[7] = at(L1);
+	scrub();
+	struct mc_scan s;
+	ck_assert_int_eq(memcheck_add_root(mine, 4096), 0);
+	ck_assert(mc_scan(&s, NULL));
+	memset(kinds, -1, sizeof kinds);
+	mc_scan_each(&s, 0, note, NULL);
+	ck_assert_int_eq(kinds[L1], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[L2], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[L3], MC_KIND_POSSIBLE); /* L2 -> L3 is interior */
+	mc_scan_free(&s);
+	ck_assert_int_eq(memcheck_remove_root(mine), 0);
+	ck_assert_int_eq(memcheck_remove_root(mine), -1);
+	ck_assert_int_eq(memcheck_add_root(mine, 0), -1);
+	ck_assert(mc_scan(&s, NULL));
+	mc_scan_each(&s, 0, note, NULL);
+	ck_assert_int_eq(kinds[L1], MC_KIND_DEFINITE);
+	mc_scan_free(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("scan");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, kinds_as_valgrind_counts_them);
+	tcase_add_test(tc, registered_roots);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -107,6 +107,16 @@ int memcheck_rename(const char *name);
  * block memcheck tracks. */
 int memcheck_ignore(const void *ptr);
 
+/* Make the SIZE bytes at PTR a root of the reachability scan: blocks
+ * pointed to from there are reachable.  For memory memcheck does not
+ * scan on its own, such as an anonymous mapping a program keeps its own
+ * pointers in.  Up to 64 roots at a time.  Returns 0, or -1 when the
+ * table of roots is full or size is 0. */
+int memcheck_add_root(const void *ptr, size_t size);
+
+/* Forget the root added at PTR.  Returns 0, or -1 when there is none. */
+int memcheck_remove_root(const void *ptr);
+
 /* Depth of region nesting: 0 when no region is open.  The implicit
  * "process" region of a preloaded program is not counted. */
 int memcheck_depth(void);
