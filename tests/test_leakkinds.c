@@ -271,6 +271,32 @@ START_TEST(test_scan_of_a_million_blocks_under_a_second)
 }
 END_TEST
 
+/* Still reachable blocks do not fail a region on their own, but a budget
+ * can make them (memcheck-budget(5)): plain_leak_global keeps 256 bytes. */
+START_TEST(test_budget_on_still_reachable)
+{
+	const char *budget = h_tmppath("memcheck.budget");
+	FILE *f = fopen(budget, "w");
+	ck_assert(f != NULL);
+	fputs("still_reachable <= 255\n", f);
+	fclose(f);
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+			      h_env("MEMCHECK_BUDGET=%s", budget), NULL };
+	struct h_run m;
+	H_RUN(&m, H_PRELOAD, NULL, env, h_prog("plain_leak_global"));
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", m.pid);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	H_EXPECT_STR(rec, "verdict", "fail");
+	ck_assert_msg(h_violation_has(rec, "still_reachable"),
+		      "the violation should name still_reachable");
+	h_report_free(&rep);
+	h_run_free(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("leakkinds");
@@ -280,6 +306,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_kinds_match_valgrind, 0, n);
 	tcase_add_loop_test(tc, test_scan_off_counts_everything_definite, 0, n);
 	tcase_add_test(tc, test_scan_of_a_million_blocks_under_a_second);
+	tcase_add_test(tc, test_budget_on_still_reachable);
 	tcase_add_loop_test(tc, test_kinds_same_under_every_allocator, 0,
 			    n * (int)(sizeof allocators / sizeof allocators[0]));
 	suite_add_tcase(s, tc);
