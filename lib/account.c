@@ -88,6 +88,8 @@ struct region {
 	uint64_t hwm_floor;       /* peak RSS seen before inner regions reset it */
 	bool hwm_reset;
 	double t0;
+	uintptr_t begin_sp;       /* memcheck_begin's stack pointer, 0: none */
+	pthread_t begin_thread;
 };
 
 static struct region regions[MAX_REGIONS];
@@ -661,6 +663,17 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	struct mc_leak *groups = NULL;
 	size_t groups_bytes = 0;
 	struct mc_scan scan;
+	/* Frames deeper than where the region began are the region's own:
+	 * those still live when it ends are memcheck's and the code's that
+	 * ends it, and the rest hold stale copies of the addresses the
+	 * region's code handled (a check test's frames, below its teardown
+	 * fixture's).  Ended on the thread that began it, the stack is
+	 * scanned from the shallower of the two points. */
+	struct mc_scan_from outer;
+	if (from && r->begin_sp > from->sp && pthread_equal(r->begin_thread, pthread_self())) {
+		outer.sp = r->begin_sp;
+		from = &outer;
+	}
 	bool scanned = mc_opt.track && mc_opt.scan && mc_scan(&scan, from);
 	if (mc_opt.track) {
 		acc.cap = 1024;
@@ -847,10 +860,17 @@ void mc_process_end(void)
 
 MC_API void memcheck_begin(const char *name)
 {
+	struct mc_scan_from from;
+	MC_SCAN_FROM(&from);
 	mc_resolve();
 	mc_in_hook++;
 	pthread_mutex_lock(&region_lock);
+	int n = nregions;
 	region_push(name, false);
+	if (nregions > n) {
+		regions[n].begin_sp = from.sp;
+		regions[n].begin_thread = pthread_self();
+	}
 	pthread_mutex_unlock(&region_lock);
 	mc_in_hook--;
 }

@@ -297,6 +297,21 @@ START_TEST(test_budget_on_still_reachable)
 }
 END_TEST
 
+/* Regions ended by a teardown after the test returned: the test's dead
+ * frames are not roots (tests/prog/leakregion checks its own figures). */
+START_TEST(test_fixture_regions)
+{
+	const char *env[] = { "MEMCHECK_TEXT=none", NULL };
+	for (int i = 0; i < 5; i++) {
+		struct h_run m;
+		H_RUN(&m, 0, NULL, env, h_prog("leakregion"));
+		ck_assert_msg(m.exit_code == 0, "leakregion: %s; wrong figures:\n%s",
+			      h_status(&m), m.err);
+		h_run_free(&m);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("leakkinds");
@@ -307,6 +322,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_scan_off_counts_everything_definite, 0, n);
 	tcase_add_test(tc, test_scan_of_a_million_blocks_under_a_second);
 	tcase_add_test(tc, test_budget_on_still_reachable);
+	tcase_add_test(tc, test_fixture_regions);
 	tcase_add_loop_test(tc, test_kinds_same_under_every_allocator, 0,
 			    n * (int)(sizeof allocators / sizeof allocators[0]));
 	suite_add_tcase(s, tc);
