@@ -665,6 +665,27 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * above their level when it began. */
 	res.peak_live_bytes = peak > r->live_begin ? (uint64_t)(peak - r->live_begin) : 0;
 
+	/* RSS before the scan: its memory is memcheck's, not the region's. */
+	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
+	res.rss_begin = r->rss_begin;
+	res.rss_end = mc_rss_current();
+	if (r->hwm_reset) {
+		uint64_t hwm = mc_rss_peak();
+		if (hwm < r->hwm_floor)
+			hwm = r->hwm_floor;
+		if (hwm < res.rss_end)
+			hwm = res.rss_end;
+		res.peak_rss = hwm;
+		if (nregions > 0 && r[-1].hwm_floor < hwm)
+			r[-1].hwm_floor = hwm;
+	} else {
+		/* /proc/self/clear_refs refused: the kernel's high-water mark
+		 * then covers the whole process so far, and the report says so
+		 * rather than pass it off as the region's. */
+		uint64_t hwm = mc_rss_peak();
+		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
+		res.peak_rss_whole_process = 1;
+	}
 	struct leak_acc acc = { 0 };
 	struct mc_leak *groups = NULL;
 	size_t groups_bytes = 0;
@@ -684,7 +705,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	uint64_t left = 0;
 	if (mc_opt.track && mc_opt.scan)
 		mc_blocks_each_live(r->epoch, count_block, &left);
-	bool scanned = left && mc_scan(&scan, from);
+	bool scanned = false;
+	if (left) {
+		uint64_t hwm = mc_account_rss_shield_begin();
+		scanned = mc_scan(&scan, from);
+		mc_account_rss_shield_end(hwm);
+	}
 	if (mc_opt.track) {
 		acc.cap = 1024;
 		for (;;) {
@@ -734,26 +760,6 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 
 	/* What the allocator keeps that the program does not: measured after
 	 * the region's RSS is read, since asking may itself allocate. */
-	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
-	res.rss_begin = r->rss_begin;
-	res.rss_end = mc_rss_current();
-	if (r->hwm_reset) {
-		uint64_t hwm = mc_rss_peak();
-		if (hwm < r->hwm_floor)
-			hwm = r->hwm_floor;
-		if (hwm < res.rss_end)
-			hwm = res.rss_end;
-		res.peak_rss = hwm;
-		if (nregions > 0 && r[-1].hwm_floor < hwm)
-			r[-1].hwm_floor = hwm;
-	} else {
-		/* /proc/self/clear_refs refused: the kernel's high-water mark
-		 * then covers the whole process so far, and the report says so
-		 * rather than pass it off as the region's. */
-		uint64_t hwm = mc_rss_peak();
-		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
-		res.peak_rss_whole_process = 1;
-	}
 	res.seconds = t1 - r->t0;
 	struct mc_alloc_stats st;
 	if (mc_allocator_stats(&st)) {
