@@ -29,15 +29,17 @@
  */
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-#define MAX_ROOTS 512
+#define MAX_ROOTS 8192 /* segments and TLS blocks of every object, and the program's */
 #define MAX_THREADS 1024
 
 struct root {
@@ -112,8 +114,16 @@ static void add_root(struct roots *rs, uintptr_t lo, uintptr_t hi)
 {
 	lo = (lo + 7) & ~(uintptr_t)7;
 	hi &= ~(uintptr_t)7;
-	if (lo < hi && rs->n < MAX_ROOTS)
+	if (lo >= hi)
+		return;
+	if (rs->n < MAX_ROOTS) {
 		rs->r[rs->n++] = (struct root){ lo, hi };
+		return;
+	}
+	static int said;
+	if (!said++)
+		mc_log("more than %d root ranges: the rest are not scanned, and blocks only "
+		       "they point to count as lost", MAX_ROOTS);
 }
 
 static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
@@ -263,6 +273,49 @@ static void drain(struct graph *g, int64_t clique)
 	}
 }
 
+/* The main thread's stack mapping, from /proc/self/maps ("[stack]"),
+ * read without malloc: for a region ended on another thread.  The whole
+ * mapping, as for other threads: its stack pointer is not known. */
+static bool main_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	size_t cap = 32 << 20; /* touched only as far as the file goes */
+	char *buf = mc_map(cap);
+	if (!buf)
+		return false;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	if (fd >= 0) {
+		ssize_t n;
+		while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+			len += (size_t)n;
+		close(fd);
+	}
+	buf[len] = 0;
+	bool found = false;
+	for (char *line = buf; line && *line;) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = 0;
+		if (strstr(line, "[stack]")) {
+			char *dash;
+			*lo = strtoull(line, &dash, 16);
+			*hi = strtoull(dash + 1, NULL, 16);
+			found = *lo && *hi > *lo;
+			break;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	mc_unmap(buf, cap);
+	return found;
+}
+
+__attribute__((noinline)) static void add_main_stack(struct roots *rs)
+{
+	uintptr_t lo, hi;
+	if (main_stack(&lo, &hi))
+		add_root(rs, lo, hi);
+}
+
 static uintptr_t stack_top(void)
 {
 	pthread_attr_t attr;
@@ -370,6 +423,8 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 			add_root(rs, user_roots[i].lo, user_roots[i].hi);
 	pthread_mutex_unlock(&user_lock);
 	uintptr_t stack_hi = stack_top() & ~(uintptr_t)7;
+	if (getpid() != gettid())
+		add_main_stack(rs);
 	bool ok = scan_work(rs, stack_lo, stack_hi);
 	struct graph g = rs->g;
 	mc_unmap(rs, sizeof *rs);

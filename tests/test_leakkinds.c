@@ -312,6 +312,17 @@ START_TEST(test_fixture_regions)
 }
 END_TEST
 
+/* A region ended on another thread: the main thread's stack is a root. */
+START_TEST(test_main_stack_is_a_root_for_other_threads)
+{
+	const char *env[] = { "MEMCHECK_TEXT=none", NULL };
+	struct h_run m;
+	H_RUN(&m, 0, NULL, env, h_prog("threadroots"));
+	ck_assert_msg(m.exit_code == 0, "threadroots: %s:\n%s", h_status(&m), m.err);
+	h_run_free(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("leakkinds");
@@ -323,6 +334,7 @@ int main(void)
 	tcase_add_test(tc, test_scan_of_a_million_blocks_under_a_second);
 	tcase_add_test(tc, test_budget_on_still_reachable);
 	tcase_add_test(tc, test_fixture_regions);
+	tcase_add_test(tc, test_main_stack_is_a_root_for_other_threads);
 	tcase_add_loop_test(tc, test_kinds_same_under_every_allocator, 0,
 			    n * (int)(sizeof allocators / sizeof allocators[0]));
 	suite_add_tcase(s, tc);
