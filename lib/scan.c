@@ -316,14 +316,17 @@ __attribute__((noinline)) static void add_main_stack(struct roots *rs)
 		add_root(rs, lo, hi);
 }
 
-static uintptr_t stack_top(void)
+/* The top of the calling thread's stack, or 0 when sp is not on it (a
+ * signal handler on an alternate stack): then no stack is scanned. */
+static uintptr_t stack_top(uintptr_t sp)
 {
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
 	uintptr_t top = 0;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0 &&
+		    sp >= (uintptr_t)addr && sp < (uintptr_t)addr + size)
 			top = (uintptr_t)addr + size;
 		pthread_attr_destroy(&attr);
 	}
@@ -422,7 +425,7 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 		if (user_roots[i].hi)
 			add_root(rs, user_roots[i].lo, user_roots[i].hi);
 	pthread_mutex_unlock(&user_lock);
-	uintptr_t stack_hi = stack_top() & ~(uintptr_t)7;
+	uintptr_t stack_hi = stack_top(stack_lo) & ~(uintptr_t)7;
 	if (getpid() != gettid())
 		add_main_stack(rs);
 	bool ok = scan_work(rs, stack_lo, stack_hi);
