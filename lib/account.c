@@ -869,6 +869,7 @@ void mc_process_end(void)
 			region_pop(NULL, "region not ended before the process exited", &from);
 	}
 	pthread_mutex_unlock(&region_lock);
+	mc_stop_counting();
 	mc_in_hook--;
 }
 

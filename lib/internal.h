@@ -134,6 +134,8 @@ void mc_resolve(void);
 extern int mc_is_active;
 /* They do not (found out late, e.g. under valgrind): stop counting. */
 void mc_bypass(void);
+/* The process has been reported for the last time: pass calls through. */
+void mc_stop_counting(void);
 
 /* ---- stacks.c -------------------------------------------------------- */
 
