@@ -149,8 +149,6 @@ int mc_stack_get(uint32_t id, const uintptr_t **frames);
 /* Intern frames directly (tests use this). */
 uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
 void mc_stacks_init(void);
-/* Bytes the depot uses. */
-size_t mc_stacks_bytes(void);
 void mc_stacks_lock(void);
 void mc_stacks_unlock(void);
 void mc_stacks_after_fork_child(void);

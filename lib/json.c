@@ -276,23 +276,37 @@ static const char *number_end(struct parser *j)
 	return p;
 }
 
-/* An unsigned integer that fits 64 bits, or null (MEMCHECK_UNKNOWN). */
-static bool u64(struct parser *j, const char *key, uint64_t *out)
+/* The start of a value that must be a number (of the kind `expected`
+ * names) or null: 0 for null, consumed; 1 for a number, [*at, *end), not
+ * yet consumed; -1 when it is neither. */
+static int number_or_null(struct parser *j, const char *key, const char *expected,
+			  const char **at, const char **end)
 {
 	char b[16];
 	skip_ws(j);
-	const char *at = j->p;
-	if (j->end - at >= 4 && memcmp(at, "null", 4) == 0) {
+	*at = j->p;
+	if (j->end - *at >= 4 && memcmp(*at, "null", 4) == 0) {
 		j->p += 4;
-		*out = MEMCHECK_UNKNOWN;
-		return true;
+		return 0;
 	}
-	if (!is_digit(j, at) && !(at < j->end && *at == '-'))
-		return fail(j, at, "expected an unsigned integer or null for \"%s\", got %s",
-			    key, what(j, at, b));
-	const char *end = number_end(j);
-	if (!end)
-		return false;
+	if (!is_digit(j, *at) && !(*at < j->end && **at == '-')) {
+		fail(j, *at, "expected %s or null for \"%s\", got %s", expected, key,
+		     what(j, *at, b));
+		return -1;
+	}
+	*end = number_end(j);
+	return *end ? 1 : -1;
+}
+
+/* An unsigned integer that fits 64 bits, or null (MEMCHECK_UNKNOWN). */
+static bool u64(struct parser *j, const char *key, uint64_t *out)
+{
+	const char *at, *end;
+	int kind = number_or_null(j, key, "an unsigned integer", &at, &end);
+	if (kind == 0)
+		*out = MEMCHECK_UNKNOWN;
+	if (kind <= 0)
+		return kind == 0;
 	uint64_t v = 0;
 	for (const char *p = at; p < end; p++) {
 		if (*p < '0' || *p > '9')
@@ -312,20 +326,12 @@ static bool u64(struct parser *j, const char *key, uint64_t *out)
  * scaled by a power of ten (within an ulp or two; enough for seconds). */
 static bool real(struct parser *j, const char *key, double *out)
 {
-	char b[16];
-	skip_ws(j);
-	const char *at = j->p;
-	if (j->end - at >= 4 && memcmp(at, "null", 4) == 0) {
-		j->p += 4;
+	const char *at, *end;
+	int kind = number_or_null(j, key, "a number", &at, &end);
+	if (kind == 0)
 		*out = NAN;
-		return true;
-	}
-	if (!is_digit(j, at) && !(at < j->end && *at == '-'))
-		return fail(j, at, "expected a number or null for \"%s\", got %s", key,
-			    what(j, at, b));
-	const char *end = number_end(j);
-	if (!end)
-		return false;
+	if (kind <= 0)
+		return kind == 0;
 	const char *p = at;
 	bool neg = *p == '-';
 	if (neg)

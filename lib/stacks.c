@@ -241,11 +241,6 @@ int mc_stack_get(uint32_t id, const uintptr_t **frames)
 	return (int)e->depth;
 }
 
-size_t mc_stacks_bytes(void)
-{
-	return arena_used + (buckets ? NBUCKETS * sizeof *buckets : 0);
-}
-
 void mc_stacks_lock(void)
 {
 	while (atomic_flag_test_and_set_explicit(&depot_lock, memory_order_acquire))
