@@ -71,11 +71,11 @@ static int nslots_used;
 
 static MC_TLS struct slot *my_slot;
 static MC_TLS int my_state; /* 0 no slot yet, 1 has one, 2 ended */
+static MC_TLS int my_disabled; /* memcheck_disable() depth */
 
 static _Atomic int64_t g_live;
 static _Atomic int64_t g_peak;
 static _Atomic int g_multi;
-static _Atomic uint32_t g_epoch = 1;
 
 struct region {
 	char name[128];
@@ -271,7 +271,7 @@ void mc_account_sum(struct mc_totals *t)
 
 uint32_t mc_current_epoch(void)
 {
-	return atomic_load_explicit(&g_epoch, memory_order_relaxed);
+	return atomic_load_explicit(&mc_epoch, memory_order_relaxed);
 }
 
 /* ---- the hooks ------------------------------------------------------- */
@@ -299,7 +299,9 @@ static void record_alloc(struct slot *s, void *p, size_t size, void *fp)
 		return; /* count-only: no sizes on free, so no live figures */
 	struct mc_block old;
 	uint32_t stack = mc_stack_capture(fp);
-	if (mc_blocks_insert((uintptr_t)p, size, stack, mc_current_epoch(), &old) ==
+	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
+	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+	if (mc_blocks_insert((uintptr_t)p, size, stack, epoch, &old) ==
 	    MC_REPLACED_LIVE) {
 		/* The allocator handed out an address memcheck still had as
 		 * live: the program freed it through a call memcheck does not
@@ -461,6 +463,7 @@ static void atfork_parent(void)
 }
 
 static void region_rebase(struct region *r, uint32_t epoch);
+static uint32_t next_epoch(void);
 
 /* The child has one thread and the parent's counters and blocks.  Its
  * figures are its own: every open region starts again here. */
@@ -484,7 +487,7 @@ static void atfork_child(void)
 		nslots_used = my_slot && my_slot != &shared_slot ? 1 : 0;
 		atomic_store(&g_multi, 0);
 	}
-	uint32_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
+	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
 		region_rebase(&regions[i], epoch);
 	mc_in_hook--;
@@ -500,6 +503,27 @@ void mc_account_init(void)
 }
 
 /* ---- regions --------------------------------------------------------- */
+
+/* A new epoch, above every block's.  Epochs have 16 bits in the block
+ * table; when they run out, number the open regions 1..n again and every
+ * block to match (mc_blocks_renumber).  Call with region_lock held. */
+static uint32_t next_epoch(void)
+{
+	if (atomic_load(&mc_epoch) >= MC_EPOCH_MAX) {
+		uint32_t open[MAX_REGIONS];
+		for (int i = 0; i < nregions; i++)
+			open[i] = regions[i].epoch;
+		mc_blocks_renumber(open, nregions);
+		/* Regions that share an epoch (rebased together after fork)
+		 * keep sharing one. */
+		for (int i = 0, k = 0; i < nregions; i++) {
+			while (k < nregions && open[k] <= open[i])
+				k++;
+			regions[i].epoch = (uint32_t)k;
+		}
+	}
+	return atomic_fetch_add(&mc_epoch, 1) + 1;
+}
 
 static void region_rebase(struct region *r, uint32_t epoch)
 {
@@ -532,7 +556,7 @@ static void region_push(const char *name, bool process)
 	memset(r, 0, sizeof *r);
 	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
-	uint32_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
+	uint32_t epoch = next_epoch();
 	region_rebase(r, epoch);
 	nregions++;
 	mc_fault_region_begin(r->name);
@@ -711,7 +735,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		scanned = mc_scan(&scan, from);
 		mc_account_rss_shield_end(hwm);
 	}
-	if (mc_opt.track) {
+	if (mc_opt.track && !left && mc_opt.scan) {
+		/* Nothing left behind: no groups to collect. */
+	} else if (mc_opt.track) {
 		acc.cap = 1024;
 		for (;;) {
 			groups_bytes = acc.cap * sizeof *acc.v;
@@ -792,9 +818,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.fault = &fault,
 		.scan_seconds = scan_seconds,
 	};
-	uint64_t hwm = mc_account_rss_shield_begin();
+	/* Only leak stacks are symbolized: a clean region's report needs
+	 * no shield (two reads of /proc/self/status saved per region). */
+	uint64_t hwm = rr.nleaks ? mc_account_rss_shield_begin() : 0;
 	mc_report_emit(&rr);
-	mc_account_rss_shield_end(hwm);
+	if (rr.nleaks)
+		mc_account_rss_shield_end(hwm);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
 	if (out)
@@ -949,6 +978,24 @@ MC_API int memcheck_ignore(const void *ptr)
 	bool found = mc_blocks_set_epoch((uintptr_t)ptr, 0);
 	mc_in_hook--;
 	return found ? 0 : -1;
+}
+
+/* Per thread, as LeakSanitizer's __lsan_disable(): another thread's
+ * allocations meanwhile are the region's as usual. */
+MC_API void memcheck_disable(void)
+{
+	my_disabled++;
+}
+
+MC_API int memcheck_enable(void)
+{
+	if (my_disabled == 0) {
+		mc_resolve();
+		mc_log("memcheck_enable() without memcheck_disable()");
+		return -1;
+	}
+	my_disabled--;
+	return 0;
 }
 
 MC_API int memcheck_depth(void)

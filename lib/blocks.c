@@ -15,6 +15,13 @@
  * ways without the owner paying for a fence), waits for the owner to
  * leave the table, and from then on everyone locks.  Where membarrier is
  * not available every operation locks from the start.
+ *
+ * An entry is 16 bytes: the pointer with the block's region epoch in its
+ * top 16 bits, and the size with the stack id in its top 27 bits.  With
+ * the table at 3/8 to 3/4 load that is 21 to 43 bytes per block.  Blocks
+ * that do not fit (a pointer above 2^48, a size of 128 GiB or more) go to
+ * a small side table; epochs are kept below 2^16 by account.c, which
+ * renumbers them (mc_blocks_renumber) when the counter gets there.
  */
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -27,15 +34,45 @@
 #include "internal.h"
 
 #define NSHARDS 256
+#define PTR_BITS 48
+#define SIZE_BITS 37
+#define PTR_MASK ((UINT64_C(1) << PTR_BITS) - 1)
+#define SIZE_MASK ((UINT64_C(1) << SIZE_BITS) - 1)
+#define ODD_MAX 64 /* side table: blocks whose fields do not fit an entry */
 #define MIN_CAP 64 /* slots per shard at first use: at low load nearly every lookup
 		    * ends at its first probe, and a mispredicted probe loop costs
-		    * more than the memory (64 x 256 x 24 B = 384 KiB) */
+		    * more than the memory (64 x 256 x 16 B = 256 KiB) */
+
+struct entry {
+	uint64_t w0;  /* pointer | epoch << PTR_BITS; 0: empty */
+	uint64_t w1;  /* size | stack << SIZE_BITS */
+};
+
+_Atomic uint32_t mc_epoch = 1;
+
+static inline uintptr_t e_ptr(const struct entry *e)
+{
+	return (uintptr_t)(e->w0 & PTR_MASK);
+}
+
+static inline void unpack(const struct entry *e, struct mc_block *b)
+{
+	b->ptr = e_ptr(e);
+	b->aux = (uint32_t)(e->w0 >> PTR_BITS);
+	b->size = e->w1 & SIZE_MASK;
+	b->stack = (uint32_t)(e->w1 >> SIZE_BITS);
+}
+
+static inline bool fits(uintptr_t ptr, uint64_t size, uint32_t stack)
+{
+	return ptr <= PTR_MASK && size <= SIZE_MASK && stack <= MC_STACK_ID_MAX;
+}
 
 /* 16 bytes a shard, so all 256 headers fit in 4 KiB and stay in cache;
  * the locks, touched only once threads share the table, live apart, a
  * cache line each. */
 struct shard {
-	struct mc_block *e;
+	struct entry *e;
 	uint32_t cap;          /* power of two, 0 until first use */
 	uint32_t live;
 };
@@ -136,22 +173,22 @@ static inline uint32_t slot_of(uint64_t h, uint32_t cap)
  * one they would each start a page, land in the same cache sets, and
  * evict each other: that doubled the cost of every lookup. */
 #define SMALL_CAP 128
-static struct mc_block *small;   /* NSHARDS * SMALL_CAP entries */
+static struct entry *small;   /* NSHARDS * SMALL_CAP entries */
 
 static bool is_small(uint32_t cap)
 {
 	return small && cap <= SMALL_CAP;
 }
 
-static struct mc_block *array_for(struct shard *s, uint32_t cap)
+static struct entry *array_for(struct shard *s, uint32_t cap)
 {
 	if (is_small(cap)) {
-		struct mc_block *e = small + (size_t)(s - shards) * SMALL_CAP;
+		struct entry *e = small + (size_t)(s - shards) * SMALL_CAP;
 		/* The new array may be the old one: callers copy first. */
 		return e;
 	}
 	int saved = errno;
-	struct mc_block *e = mc_map((size_t)cap * sizeof *e);
+	struct entry *e = mc_map((size_t)cap * sizeof *e);
 	errno = saved;
 	return e;
 }
@@ -160,9 +197,9 @@ static struct mc_block *array_for(struct shard *s, uint32_t cap)
  * memory runs out. */
 static bool rebuild(struct shard *s, uint32_t cap)
 {
-	struct mc_block old_small[SMALL_CAP];
-	struct mc_block *old = s->e;
-	struct mc_block *e = array_for(s, cap);
+	struct entry old_small[SMALL_CAP];
+	struct entry *old = s->e;
+	struct entry *e = array_for(s, cap);
 	if (!e)
 		return false;
 	if (old && old == e) {
@@ -173,11 +210,11 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	}
 	memset(e, 0, (size_t)cap * sizeof *e);
 	for (uint32_t i = 0; i < s->cap; i++) {
-		struct mc_block *b = &old[i];
-		if (!b->ptr)
+		struct entry *b = &old[i];
+		if (!b->w0)
 			continue;
-		uint32_t j = slot_of(mix(b->ptr), cap);
-		while (e[j].ptr)
+		uint32_t j = slot_of(mix(e_ptr(b)), cap);
+		while (e[j].w0)
 			j = (j + 1) & (cap - 1);
 		e[j] = *b;
 	}
@@ -211,10 +248,10 @@ static void delete_at(struct shard *s, uint32_t i)
 	uint32_t mask = s->cap - 1;
 	for (uint32_t j = i;;) {
 		j = (j + 1) & mask;
-		struct mc_block *b = &s->e[j];
-		if (!b->ptr)
+		struct entry *b = &s->e[j];
+		if (!b->w0)
 			break;
-		uint32_t home = slot_of(mix(b->ptr), s->cap);
+		uint32_t home = slot_of(mix(e_ptr(b)), s->cap);
 		/* b may move to i only if its home is not in (i, j]. */
 		bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
 		if (between)
@@ -222,7 +259,7 @@ static void delete_at(struct shard *s, uint32_t i)
 		s->e[i] = *b;
 		i = j;
 	}
-	s->e[i].ptr = 0;
+	s->e[i].w0 = 0;
 }
 
 void mc_blocks_init(void)
@@ -236,6 +273,48 @@ void mc_blocks_init(void)
 		atomic_store(&multi, 0);
 }
 
+/* ---- the side table -------------------------------------------------
+ * Blocks an entry cannot hold, looked at only while it is not empty. */
+
+static struct mc_block odd[ODD_MAX];
+static _Atomic int n_odd;
+static atomic_flag odd_lock = ATOMIC_FLAG_INIT;
+
+static void odd_enter(void)
+{
+	while (atomic_flag_test_and_set_explicit(&odd_lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void odd_leave(void)
+{
+	atomic_flag_clear_explicit(&odd_lock, memory_order_release);
+}
+
+static int odd_index(uintptr_t ptr)
+{
+	for (int i = 0; i < n_odd; i++)
+		if (odd[i].ptr == ptr)
+			return i;
+	return -1;
+}
+
+/* Take ptr out of the side table into *out; false when it is not there. */
+static bool odd_remove(uintptr_t ptr, struct mc_block *out)
+{
+	if (likely(!atomic_load_explicit(&n_odd, memory_order_relaxed)))
+		return false;
+	odd_enter();
+	int i = odd_index(ptr);
+	if (i >= 0) {
+		*out = odd[i];
+		odd[i] = odd[n_odd - 1];
+		atomic_fetch_sub(&n_odd, 1);
+	}
+	odd_leave();
+	return i >= 0;
+}
+
 static void table_full(void)
 {
 	static atomic_int said;
@@ -244,9 +323,44 @@ static void table_full(void)
 		       "now on are counted but not tracked");
 }
 
+static enum mc_insert odd_insert(const struct mc_block *b, struct mc_block *old)
+{
+	enum mc_insert r = MC_NEW;
+	odd_enter();
+	int i = odd_index(b->ptr);
+	if (i >= 0) {
+		*old = odd[i];
+		r = MC_REPLACED_LIVE;
+	} else if (n_odd < ODD_MAX) {
+		i = n_odd;
+		atomic_fetch_add(&n_odd, 1);
+	}
+	if (i >= 0)
+		odd[i] = *b;
+	odd_leave();
+	if (i < 0)
+		table_full();
+	return r;
+}
+
+/* ---- operations ------------------------------------------------------ */
+
+static bool remove_entry(uintptr_t ptr, struct mc_block *out);
+
 enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 				uint32_t epoch, struct mc_block *old)
 {
+	if (unlikely(!fits(ptr, size, stack))) {
+		uint32_t e = epoch == MC_EPOCH_NOW ? atomic_load(&mc_epoch) : epoch;
+		struct mc_block b = { ptr, size, stack, e };
+		/* The address may be in the table from an earlier block. */
+		if (remove_entry(ptr, old)) {
+			struct mc_block none;
+			odd_insert(&b, &none);
+			return MC_REPLACED_LIVE;
+		}
+		return odd_insert(&b, old);
+	}
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
 	enum mc_insert r = MC_NEW;
@@ -256,25 +370,28 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 		table_full();
 		return MC_NEW;
 	}
+	/* Read under the shard's lock: a renumbering holds them all. */
+	if (epoch == MC_EPOCH_NOW)
+		epoch = atomic_load_explicit(&mc_epoch, memory_order_relaxed);
 	uint32_t i = slot_of(h, s->cap);
-	struct mc_block *b;
+	struct entry *b;
 	for (;; i = (i + 1) & (s->cap - 1)) {
 		b = &s->e[i];
-		if (!b->ptr)
+		if (!b->w0)
 			break;
-		if (unlikely(b->ptr == ptr)) {
+		if (unlikely(e_ptr(b) == ptr)) {
 			r = MC_REPLACED_LIVE;
-			*old = *b;
+			unpack(b, old);
 			s->live--;
 			break;
 		}
 	}
-	b->ptr = ptr;
-	b->size = size;
-	b->stack = stack;
-	b->aux = epoch;
+	b->w0 = ptr | (uint64_t)epoch << PTR_BITS;
+	b->w1 = size | (uint64_t)stack << SIZE_BITS;
 	s->live++;
 	unlock(s, locked);
+	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
+		r = odd_remove(ptr, old) ? MC_REPLACED_LIVE : MC_NEW;
 	return r;
 }
 
@@ -284,51 +401,101 @@ static inline int64_t find(const struct shard *s, uintptr_t ptr, uint64_t h)
 	if (unlikely(!s->cap))
 		return -1;
 	for (uint32_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
-		uintptr_t p = s->e[i].ptr;
-		if (!p)
+		uint64_t w0 = s->e[i].w0;
+		if (!w0)
 			return -1;
-		if (p == ptr)
+		if ((w0 & PTR_MASK) == ptr)
 			return i;
 	}
 }
 
-enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
+static bool remove_entry(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
 	bool locked = lock(s);
 	int64_t i = find(s, ptr, h);
 	if (likely(i >= 0)) {
-		*out = s->e[i];
+		unpack(&s->e[i], out);
 		s->live--;
 		delete_at(s, (uint32_t)i);
 	}
 	unlock(s, locked);
-	return i >= 0 ? MC_REMOVED : MC_UNKNOWN;
+	return i >= 0;
+}
+
+enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
+{
+	if (likely(remove_entry(ptr, out)) || odd_remove(ptr, out))
+		return MC_REMOVED;
+	return MC_UNKNOWN;
+}
+
+/* Look ptr up and, when set_epoch, change its epoch. */
+static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t epoch)
+{
+	uint64_t h = mix(ptr);
+	struct shard *s = shard_of(h);
+	bool locked = lock(s);
+	int64_t i = find(s, ptr, h);
+	if (i >= 0) {
+		struct entry *e = &s->e[i];
+		if (set_epoch)
+			e->w0 = e_ptr(e) | (uint64_t)epoch << PTR_BITS;
+		unpack(e, out);
+	}
+	unlock(s, locked);
+	if (i >= 0 || !atomic_load(&n_odd))
+		return i >= 0;
+	odd_enter();
+	int k = odd_index(ptr);
+	if (k >= 0) {
+		if (set_epoch)
+			odd[k].aux = epoch;
+		*out = odd[k];
+	}
+	odd_leave();
+	return k >= 0;
 }
 
 bool mc_blocks_find(uintptr_t ptr, struct mc_block *out)
 {
-	uint64_t h = mix(ptr);
-	struct shard *s = shard_of(h);
-	bool locked = lock(s);
-	int64_t i = find(s, ptr, h);
-	if (i >= 0)
-		*out = s->e[i];
-	unlock(s, locked);
-	return i >= 0;
+	return lookup(ptr, out, false, 0);
 }
 
 bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch)
 {
-	uint64_t h = mix(ptr);
-	struct shard *s = shard_of(h);
-	bool locked = lock(s);
-	int64_t i = find(s, ptr, h);
-	if (i >= 0)
-		s->e[i].aux = epoch;
-	unlock(s, locked);
-	return i >= 0;
+	struct mc_block b;
+	return lookup(ptr, &b, true, epoch);
+}
+
+/* Call fn for each entry of shard s with epoch >= min_epoch. */
+static void each_in(const struct shard *s, uint32_t min_epoch,
+		    void (*fn)(const struct mc_block *, void *), void *arg)
+{
+	uint64_t min_w0 = (uint64_t)min_epoch << PTR_BITS;
+	for (uint32_t i = 0; i < s->cap; i++) {
+		const struct entry *e = &s->e[i];
+		if (e->w0 && e->w0 >= min_w0) {
+			struct mc_block b;
+			unpack(e, &b);
+			fn(&b, arg);
+		}
+	}
+}
+
+static void each_odd(uint32_t min_epoch, void (*fn)(const struct mc_block *, void *), void *arg)
+{
+	if (!atomic_load(&n_odd))
+		return;
+	struct mc_block copy[ODD_MAX];
+	odd_enter();
+	int n = n_odd;
+	memcpy(copy, odd, (size_t)n * sizeof *odd);
+	odd_leave();
+	for (int i = 0; i < n; i++)
+		if (copy[i].aux >= min_epoch)
+			fn(&copy[i], arg);
 }
 
 void mc_blocks_each_live(uint32_t min_epoch,
@@ -337,13 +504,42 @@ void mc_blocks_each_live(uint32_t min_epoch,
 	for (int k = 0; k < NSHARDS; k++) {
 		struct shard *s = &shards[k];
 		bool locked = lock(s);
-		for (uint32_t i = 0; i < s->cap; i++) {
-			const struct mc_block *b = &s->e[i];
-			if (b->ptr && b->aux >= min_epoch)
-				fn(b, arg);
-		}
+		each_in(s, min_epoch, fn, arg);
 		unlock(s, locked);
 	}
+	each_odd(min_epoch, fn, arg);
+}
+
+/* Epoch e becomes the number of open[] at or below it (open[] ascending),
+ * so every comparison between a block and an open region keeps its
+ * answer; 0 stays 0 as open[] holds no 0. */
+static uint32_t renumbered(uint32_t e, const uint32_t *open, int n)
+{
+	uint32_t k = 0;
+	while ((int)k < n && open[k] <= e)
+		k++;
+	return k;
+}
+
+void mc_blocks_renumber(const uint32_t *open, int n)
+{
+	mc_blocks_lock_all();
+	for (int k = 0; k < NSHARDS; k++) {
+		struct shard *s = &shards[k];
+		for (uint32_t i = 0; i < s->cap; i++) {
+			struct entry *e = &s->e[i];
+			if (e->w0)
+				e->w0 = e_ptr(e) |
+					(uint64_t)renumbered((uint32_t)(e->w0 >> PTR_BITS), open, n)
+						<< PTR_BITS;
+		}
+	}
+	odd_enter();
+	for (int i = 0; i < n_odd; i++)
+		odd[i].aux = renumbered(odd[i].aux, open, n);
+	odd_leave();
+	atomic_store(&mc_epoch, renumbered(atomic_load(&mc_epoch), open, n));
+	mc_blocks_unlock_all();
 }
 
 size_t mc_blocks_bytes(void)
@@ -390,10 +586,7 @@ void mc_blocks_after_fork_child(void)
 /* With every shard held by mc_blocks_lock_all (the scan). */
 void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg)
 {
-	for (int k = 0; k < NSHARDS; k++) {
-		const struct shard *s = &shards[k];
-		for (uint32_t i = 0; i < s->cap; i++)
-			if (s->e[i].ptr)
-				fn(&s->e[i], arg);
-	}
+	for (int k = 0; k < NSHARDS; k++)
+		each_in(&shards[k], 0, fn, arg);
+	each_odd(0, fn, arg);
 }

@@ -165,6 +165,13 @@ struct mc_block {
 	uint32_t aux;        /* region epoch when allocated */
 };
 
+/* The newest region epoch (blocks.c): a block carries the epoch current
+ * when it was allocated.  Kept at or below MC_EPOCH_MAX by renumbering. */
+extern _Atomic uint32_t mc_epoch;
+#define MC_EPOCH_MAX 0xffffu
+#define MC_EPOCH_NOW UINT32_MAX     /* mc_blocks_insert: the current epoch */
+#define MC_STACK_ID_MAX ((1u << 27) - 1)
+
 void mc_blocks_init(void);
 /* Record a new live block.  *old receives what was at that address: a
  * live block the program freed behind memcheck's back (MC_REPLACED_LIVE). */
@@ -176,6 +183,10 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out);
 bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch);
 /* Look a live block up without changing it. */
 bool mc_blocks_find(uintptr_t ptr, struct mc_block *out);
+/* Renumber every block's epoch e to the count of open[] (ascending, no 0)
+ * at or below e, and mc_epoch likewise: comparisons with the open
+ * regions keep their answers.  Takes every lock. */
+void mc_blocks_renumber(const uint32_t *open, int n);
 /* Call fn for every live block with epoch >= min_epoch. */
 void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg);

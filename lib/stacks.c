@@ -30,11 +30,13 @@ struct entry {
 };
 
 #define NBUCKETS (1u << 20)
-#define ARENA_BYTES (1ull << 32) /* reserved, touched as used; ids address it in 8-byte units */
+#define ARENA_BYTES (1ull << 32) /* reserved, touched as used */
+#define UNIT 32 /* ids address the arena in 32-byte units: 27 bits (a block table entry's share) */
 
 static _Atomic uint32_t *buckets;
 static char *arena;
-static size_t arena_used = 8; /* id 0 means "no stack" */
+_Static_assert(ARENA_BYTES / UNIT - 1 <= MC_STACK_ID_MAX, "stack ids must fit a block entry");
+static size_t arena_used = UNIT; /* id 0 means "no stack" */
 static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
 static atomic_size_t nstacks;
 
@@ -88,7 +90,7 @@ static inline uint64_t hash_frames(const uintptr_t *f, int n)
 
 static inline struct entry *entry_of(uint32_t id)
 {
-	return (struct entry *)(arena + (size_t)id * 8);
+	return (struct entry *)(arena + (size_t)id * UNIT);
 }
 
 static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
@@ -114,9 +116,9 @@ static uint32_t intern(uint64_t h, const uintptr_t *f, int n)
 	id = lookup(h, f, n);
 	if (!id) {
 		size_t need = sizeof(struct entry) + (size_t)n * sizeof *f;
-		need = (need + 7) & ~(size_t)7;
+		need = (need + UNIT - 1) & ~(size_t)(UNIT - 1);
 		if (arena_used + need <= ARENA_BYTES) {
-			id = (uint32_t)(arena_used / 8);
+			id = (uint32_t)(arena_used / UNIT);
 			struct entry *e = entry_of(id);
 			e->hash = h;
 			e->depth = (uint32_t)n;

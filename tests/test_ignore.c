@@ -1,7 +1,8 @@
 /*
- * test_ignore.c - memcheck_ignore(): a block let outlive its regions is
- * not left behind in them, its free still counts, and only live blocks
- * memcheck tracks can be ignored.
+ * test_ignore.c - memcheck_ignore() and memcheck_disable()/enable(): a
+ * block let outlive its regions is not left behind in them, its free
+ * still counts, and only live blocks memcheck tracks can be ignored; and
+ * regions past the block table's 16-bit epochs (tests/prog/ignore.c).
  */
 #include <check.h>
 
@@ -26,6 +27,7 @@ int main(void)
 {
 	Suite *s = suite_create("ignore");
 	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60); /* 70,000 regions */
 	tcase_add_test(tc, ignored_block_outlives_regions);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);

@@ -4,6 +4,7 @@
  * a plain array model.
  */
 #include <check.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -89,9 +90,73 @@ START_TEST(model_check)
 	mc_blocks_each_live(2, count, NULL);
 	ck_assert_uint_eq(seen, n_epoch2);
 	ck_assert_uint_eq(sum_sizes, bytes_epoch2);
-	/* 24-byte entries at a load between 3/8 and 3/4, plus the small
-	 * arrays mapped up front. */
-	ck_assert_uint_le(mc_blocks_bytes(), 64 * nlive + 256 * 128 * sizeof(struct mc_block));
+	/* 16-byte entries at a load between 3/8 and 3/4 (under 43 bytes a
+	 * block), plus the small arrays mapped up front. */
+	ck_assert_uint_le(mc_blocks_bytes(), 43 * nlive + 256 * 128 * 16);
+}
+END_TEST
+
+/* Fields an entry cannot hold: a size of 128 GiB or more, a pointer
+ * above 2^48.  They live in the side table and behave as any block. */
+START_TEST(odd_blocks)
+{
+	mc_blocks_init();
+	struct mc_block b, old;
+	uint64_t huge = UINT64_C(1) << 41;
+	uintptr_t high = (uintptr_t)1 << 50;
+	ck_assert_int_eq(mc_blocks_insert(0x2000, huge, 9, 5, &old), MC_NEW);
+	ck_assert_int_eq(mc_blocks_insert(high, 16, 9, 6, &old), MC_NEW);
+	ck_assert_int_eq(mc_blocks_insert(0x3000, 32, MC_STACK_ID_MAX, 6, &old), MC_NEW);
+	ck_assert(mc_blocks_find(0x2000, &b));
+	ck_assert_uint_eq(b.size, huge);
+	ck_assert_uint_eq(b.aux, 5);
+	ck_assert(mc_blocks_find(0x3000, &b));
+	ck_assert_uint_eq(b.stack, MC_STACK_ID_MAX);
+	ck_assert(mc_blocks_set_epoch(high, 0));
+	seen = sum_sizes = 0;
+	mc_blocks_each_live(1, count, NULL);
+	ck_assert_uint_eq(seen, 2);
+	ck_assert_uint_eq(sum_sizes, huge + 32);
+	/* The same address again, now an ordinary block: the odd one is
+	 * handed back as replaced, and the other way round. */
+	ck_assert_int_eq(mc_blocks_insert(0x2000, 8, 1, 7, &old), MC_REPLACED_LIVE);
+	ck_assert_uint_eq(old.size, huge);
+	ck_assert_int_eq(mc_blocks_insert(0x2000, huge + 1, 1, 7, &old), MC_REPLACED_LIVE);
+	ck_assert_uint_eq(old.size, 8);
+	ck_assert_int_eq(mc_blocks_remove(0x2000, &b), MC_REMOVED);
+	ck_assert_uint_eq(b.size, huge + 1);
+	ck_assert_int_eq(mc_blocks_remove(0x2000, &b), MC_UNKNOWN);
+	ck_assert_int_eq(mc_blocks_remove(high, &b), MC_REMOVED);
+	ck_assert_int_eq(mc_blocks_remove(0x3000, &b), MC_REMOVED);
+	ck_assert_uint_eq(mc_blocks_count(), 0);
+}
+END_TEST
+
+/* Renumbering keeps every block on the same side of every open region,
+ * ignored blocks (epoch 0) stay ignored, and the current epoch stays
+ * above them all. */
+START_TEST(renumber)
+{
+	mc_blocks_init();
+	struct mc_block b, old;
+	static const uint32_t epochs[] = { 0, 3, 100, 101, 60000, 65000, 65535 };
+	static const uint32_t want[] = { 0, 0, 1, 1, 2, 3, 3 };
+	for (unsigned i = 0; i < sizeof epochs / sizeof *epochs; i++)
+		mc_blocks_insert(0x10000 + i * 64, 8, 1, epochs[i], &old);
+	mc_blocks_insert((uintptr_t)1 << 50, 8, 1, 60001, &old); /* side table */
+	atomic_store(&mc_epoch, 65535);
+	const uint32_t open[] = { 100, 60000, 65000 };
+	mc_blocks_renumber(open, 3);
+	for (unsigned i = 0; i < sizeof epochs / sizeof *epochs; i++) {
+		ck_assert(mc_blocks_find(0x10000 + i * 64, &b));
+		ck_assert_msg(b.aux == want[i], "epoch %u became %u", epochs[i], b.aux);
+	}
+	ck_assert(mc_blocks_find((uintptr_t)1 << 50, &b));
+	ck_assert_uint_eq(b.aux, 2);
+	ck_assert_uint_eq(atomic_load(&mc_epoch), 3);
+	ck_assert_int_eq(mc_blocks_insert(0x90000, 8, 1, MC_EPOCH_NOW, &old), MC_NEW);
+	ck_assert(mc_blocks_find(0x90000, &b));
+	ck_assert_uint_eq(b.aux, 3);
 }
 END_TEST
 
@@ -102,6 +167,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, insert_find_remove);
 	tcase_add_test(tc, model_check);
+	tcase_add_test(tc, odd_blocks);
+	tcase_add_test(tc, renumber);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -107,6 +107,15 @@ int memcheck_rename(const char *name);
  * block memcheck tracks. */
 int memcheck_ignore(const void *ptr);
 
+/* Blocks the calling thread allocates from memcheck_disable() until the
+ * matching memcheck_enable() are treated as memcheck_ignore() treats a
+ * block: counted, never reported as left behind.  For allocations a test
+ * knowingly keeps (a lazily built table, a cache).  Pairs nest.
+ * memcheck_enable() returns 0, or -1 without a memcheck_disable() to
+ * match. */
+void memcheck_disable(void);
+int memcheck_enable(void);
+
 /* Make the SIZE bytes at PTR a root of the reachability scan: blocks
  * pointed to from there are reachable.  For memory memcheck does not
  * scan on its own, such as an anonymous mapping a program keeps its own
