@@ -241,6 +241,23 @@ static inline void live_change(struct slot *s, int64_t d)
 		peak_update(atomic_load_explicit(&g_live, memory_order_relaxed) + pend);
 }
 
+/* One allocation or free of size bytes: its call counter, its byte
+ * counter and live bytes (d = +size or -size), with the shared-slot test
+ * made once. */
+static inline void tally(struct slot *s, uint64_t *calls, uint64_t *bytes, uint64_t size,
+			 int64_t d)
+{
+	if (unlikely(s == &shared_slot)) {
+		__atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(bytes, size, __ATOMIC_RELAXED);
+		peak_update(atomic_fetch_add(&g_live, d) + d);
+		return;
+	}
+	__atomic_store_n(calls, __atomic_load_n(calls, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(bytes, __atomic_load_n(bytes, __ATOMIC_RELAXED) + size, __ATOMIC_RELAXED);
+	live_change(s, d);
+}
+
 void mc_account_flush(void)
 {
 	struct slot *s = slot();
@@ -293,10 +310,12 @@ static void report_error(const char *what, void *p, const struct freed *f, void 
 
 static void record_alloc(struct slot *s, void *p, size_t size, void *fp)
 {
-	bump(s, &s->t.allocs, 1);
-	bump(s, &s->t.bytes_allocated, size);
-	if (!mc_opt.track)
-		return; /* count-only: no sizes on free, so no live figures */
+	if (!mc_opt.track) {
+		/* count-only: no sizes on free, so no live figures */
+		bump(s, &s->t.allocs, 1);
+		bump(s, &s->t.bytes_allocated, size);
+		return;
+	}
 	struct mc_block old;
 	uint32_t stack = mc_stack_capture(fp);
 	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
@@ -306,11 +325,9 @@ static void record_alloc(struct slot *s, void *p, size_t size, void *fp)
 		/* The allocator handed out an address memcheck still had as
 		 * live: the program freed it through a call memcheck does not
 		 * wrap (mi_free, sdallocx, ...).  Count that free now. */
-		bump(s, &s->t.frees, 1);
-		bump(s, &s->t.bytes_freed, old.size);
-		live_change(s, -(int64_t)old.size);
+		tally(s, &s->t.frees, &s->t.bytes_freed, old.size, -(int64_t)old.size);
 	}
-	live_change(s, (int64_t)size);
+	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, (int64_t)size);
 }
 
 void mc_account_alloc(void *p, size_t size, void *fp)
@@ -392,9 +409,7 @@ static int record_free(struct slot *s, void *p, void *fp)
 	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED))
 		return unknown_free(s, p, fp, "double free",
 				    "free of a pointer memcheck never saw allocated");
-	bump(s, &s->t.frees, 1);
-	bump(s, &s->t.bytes_freed, b.size);
-	live_change(s, -(int64_t)b.size);
+	tally(s, &s->t.frees, &s->t.bytes_freed, b.size, -(int64_t)b.size);
 	remember_free(s, &b, fp);
 	return 1;
 }

@@ -65,7 +65,7 @@ static inline void unpack(const struct entry *e, struct mc_block *b)
 
 static inline bool fits(uintptr_t ptr, uint64_t size, uint32_t stack)
 {
-	return ptr <= PTR_MASK && size <= SIZE_MASK && stack <= MC_STACK_ID_MAX;
+	return ((ptr >> PTR_BITS) | (size >> SIZE_BITS) | (stack >> 27)) == 0;
 }
 
 /* 16 bytes a shard, so all 256 headers fit in 4 KiB and stay in cache;
@@ -74,8 +74,19 @@ static inline bool fits(uintptr_t ptr, uint64_t size, uint32_t stack)
 struct shard {
 	struct entry *e;
 	uint32_t cap;          /* power of two, 0 until first use */
-	uint32_t live;
+	uint32_t room;         /* entries to add before the shard must grow */
 };
+
+/* Entries a shard of cap slots holds before it grows: 3/4 full. */
+static inline uint32_t limit(uint32_t cap)
+{
+	return cap >= (1u << 31) ? cap - 1 : cap / 4 * 3;
+}
+
+static inline uint32_t live_in(const struct shard *s)
+{
+	return limit(s->cap) - s->room;
+}
 
 static struct shard shards[NSHARDS] __attribute__((aligned(64)));
 static struct {
@@ -197,6 +208,7 @@ static struct entry *array_for(struct shard *s, uint32_t cap)
  * memory runs out. */
 static bool rebuild(struct shard *s, uint32_t cap)
 {
+	uint32_t live = live_in(s);
 	struct entry old_small[SMALL_CAP];
 	struct entry *old = s->e;
 	struct entry *e = array_for(s, cap);
@@ -226,19 +238,18 @@ static bool rebuild(struct shard *s, uint32_t cap)
 		atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
 	s->e = e;
 	s->cap = cap;
+	s->room = limit(cap) - live;
 	return true;
 }
 
 /* Make room for one more entry: double at 3/4 full. */
 static bool make_room(struct shard *s)
 {
-	if (likely(s->cap && (uint64_t)(s->live + 1) * 4 <= (uint64_t)s->cap * 3))
+	if (likely(s->room))
 		return true;
 	if (!s->cap)
 		return rebuild(s, MIN_CAP);
-	if (s->cap >= (1u << 31))
-		return s->live + 1 < s->cap;
-	return rebuild(s, s->cap * 2) || s->live + 1 < s->cap;
+	return s->cap < (1u << 31) && rebuild(s, s->cap * 2);
 }
 
 /* Delete entry i, shifting later entries of its cluster back so every
@@ -345,7 +356,7 @@ static enum mc_insert odd_insert(const struct mc_block *b, struct mc_block *old)
 
 /* ---- operations ------------------------------------------------------ */
 
-static bool remove_entry(uintptr_t ptr, struct mc_block *out);
+static inline bool remove_entry(uintptr_t ptr, struct mc_block *out);
 
 enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 				uint32_t epoch, struct mc_block *old)
@@ -382,13 +393,13 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 		if (unlikely(e_ptr(b) == ptr)) {
 			r = MC_REPLACED_LIVE;
 			unpack(b, old);
-			s->live--;
+			s->room++;
 			break;
 		}
 	}
 	b->w0 = ptr | (uint64_t)epoch << PTR_BITS;
 	b->w1 = size | (uint64_t)stack << SIZE_BITS;
-	s->live++;
+	s->room--;
 	unlock(s, locked);
 	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
 		r = odd_remove(ptr, old) ? MC_REPLACED_LIVE : MC_NEW;
@@ -409,7 +420,8 @@ static inline int64_t find(const struct shard *s, uintptr_t ptr, uint64_t h)
 	}
 }
 
-static bool remove_entry(uintptr_t ptr, struct mc_block *out)
+static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
+								 struct mc_block *out)
 {
 	uint64_t h = mix(ptr);
 	struct shard *s = shard_of(h);
@@ -417,7 +429,7 @@ static bool remove_entry(uintptr_t ptr, struct mc_block *out)
 	int64_t i = find(s, ptr, h);
 	if (likely(i >= 0)) {
 		unpack(&s->e[i], out);
-		s->live--;
+		s->room++;
 		delete_at(s, (uint32_t)i);
 	}
 	unlock(s, locked);
@@ -551,7 +563,7 @@ uint64_t mc_blocks_count(void)
 {
 	uint64_t n = 0;
 	for (int k = 0; k < NSHARDS; k++)
-		n += __atomic_load_n(&shards[k].live, __ATOMIC_RELAXED);
+		n += live_in(&shards[k]);
 	return n;
 }
 
