@@ -58,6 +58,7 @@ static inline size_t churn_size(uint64_t r)
 
 struct job {
 	long iters;
+	int fill;       /* write every byte of each new block, as a program would */
 	uint64_t seed;
 	uint64_t sum;
 	int failed;
@@ -96,6 +97,8 @@ static void *churn(void *arg)
 			j->failed = 1;
 			break;
 		}
+		if (j->fill)
+			memset(p, (int)(it & 0xff), n);
 		p[0] = (unsigned char)it;
 		p[n - 1] = (unsigned char)(it >> 8);
 		ring[k] = p;
@@ -172,7 +175,7 @@ static double now(void)
 static void usage(void)
 {
 	static const char msg[] =
-		"usage: malloc_bench [ITERS] [--threads N] [--keep N] [--depth N]\n";
+		"usage: malloc_bench [ITERS] [--threads N] [--keep N] [--depth N] [--fill 0|1]\n";
 	if (write(2, msg, sizeof msg - 1) < 0)
 		_exit(2);
 	exit(2);
@@ -180,7 +183,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	long iters = DEFAULT_ITERS, threads = 1, keep_n = 0, depth = 0;
+	long iters = DEFAULT_ITERS, threads = 1, keep_n = 0, depth = 0, fill = 0;
 	for (int i = 1; i < argc; i++) {
 		char *end;
 		long *dst = &iters;
@@ -192,6 +195,8 @@ int main(int argc, char **argv)
 				dst = &keep_n;
 			else if (!strcmp(argv[i], "--depth"))
 				dst = &depth;
+			else if (!strcmp(argv[i], "--fill"))
+				dst = &fill;
 			else
 				usage();
 			if (i + 1 >= argc)
@@ -202,7 +207,7 @@ int main(int argc, char **argv)
 		if (*end || *dst < 0)
 			usage();
 	}
-	if (threads < 1 || threads > 64 || depth > 1000)
+	if (threads < 1 || threads > 64 || depth > 1000 || fill > 1)
 		usage();
 	g_depth = depth;
 
@@ -218,6 +223,7 @@ int main(int argc, char **argv)
 		pthread_t tid[64];
 		for (long t = 0; t < threads; t++) {
 			jobs[t] = (struct job){ .iters = iters / threads,
+						.fill = (int)fill,
 						.seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1) };
 			if (threads == 1)
 				thread_main(&jobs[t]);
@@ -244,8 +250,8 @@ int main(int argc, char **argv)
 			return 1;
 		return 1;
 	}
-	printf("mode=%s iters=%ld threads=%ld depth=%ld keep=%ld checksum=%llu loop_s=%.4f vmhwm_kb=%ld\n",
-	       keep_n ? "keep" : "churn", keep_n ? 0 : iters, threads, depth, keep_n,
+	printf("mode=%s iters=%ld threads=%ld depth=%ld fill=%ld keep=%ld checksum=%llu loop_s=%.4f vmhwm_kb=%ld\n",
+	       keep_n ? "keep" : "churn", keep_n ? 0 : iters, threads, depth, fill, keep_n,
 	       (unsigned long long)sum, secs, hwm);
 	return 0;
 }

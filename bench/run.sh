@@ -10,9 +10,11 @@
 # Modes, each against the bare run of the same allocator: an interposer
 # that only forwards (the floor), memcheck counting, tracking without and
 # with stacks (fp; under glibc also 16-deep stacks, libunwind and glibc
-# backtrace(3), the slow ones on fewer steps), LeakSanitizer, valgrind, and
-# a threaded variant.  Then the memory each tracked block costs, and the
-# targets: counting <= 1.10x, tracking with fp stacks <= 2.5x.
+# backtrace(3), the slow ones on fewer steps), LeakSanitizer, valgrind, a
+# threaded variant, and the loop again writing each new block in full
+# (fill: a program that uses what it allocates).  Then the memory each
+# tracked block costs, and the targets: counting <= 1.10x, tracking with
+# fp stacks <= 2.5x.
 #
 # The machine is shared and noisy, so every mode of every allocator runs
 # once per round, round-robin, BENCH_RUNS rounds, and the table shows
@@ -107,6 +109,15 @@ mode bt    "tracking + stacks, glibc backtrace" 1 $DIV_BT "MEMCHECK_UNWINDER=gli
 if [ -x "$LSAN_BIN" ]; then
 	mode lsan "LeakSanitizer (-fsanitize=leak)" 0 1 "" "" glibc
 fi
+# The same churn, but each new block is written in full, as a program
+# that allocates memory to use it would: the malloc-bound loop above is
+# the worst case, this one a heavy but less one-sided program.
+mode fbare  "fill: bare"                        0 1 ""                     "--fill 1" glibc
+mode fcount "fill: counting (TRACK=0)"          1 1 "MEMCHECK_TRACK=0"     "--fill 1" glibc
+mode ffp    "fill: tracking + stacks, fp"       1 1 "MEMCHECK_UNWINDER=fp" "--fill 1" glibc
+if [ -x "$LSAN_BIN" ]; then
+	mode flsan "fill: LeakSanitizer"            0 1 "" "--fill 1" glibc
+fi
 if [ "$VALGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
 	echo "VALGRIND=1 but no valgrind installed (make deps): left out"
 elif [ "$VALGRIND" = 1 ]; then
@@ -127,6 +138,7 @@ ref_of() {
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
 	tbare | tcount | tfp) echo tbare ;;
+	fbare | fcount | ffp | flsan) echo fbare ;;
 	bare*) echo "$1" ;;
 	*) echo bare ;;
 	esac
@@ -146,7 +158,7 @@ run_one() { # mode alloc [iters]
 	2) pre="$NULL_LIB${lib:+ $lib}" ;;
 	*) pre=$lib ;;
 	esac
-	[ "$m" = lsan ] && bin=$LSAN_BIN
+	[ "$m" = lsan ] || [ "$m" = flsan ] && bin=$LSAN_BIN
 	[ "$m" = vg ] && cmd=(valgrind -q --tool=memcheck --error-exitcode=99)
 	local t0 rc
 	clock
@@ -266,6 +278,7 @@ for a in "${ALLOCS[@]}"; do
 	for m in "${MODES[@]}"; do
 		runs_here "$m" "$a" || continue
 		case $m in bare?*) continue ;; esac # shown through the modes they serve
+		[ "$m" = fbare ] && echo "(fill: every byte of each new block written; ratios against fill: bare)" 
 		ref=$(ref_of "$m")
 		div=${M_DIV[$m]}
 		read -r med spread < <(stats "$a" "$m")
@@ -322,6 +335,15 @@ for a in "${ALLOCS[@]}"; do
 		printf "\n"
 	}'
 done
+if [ -n "${RATIO[glibc/fcount]:-}" ]; then
+	awk -v c="${RATIO[glibc/fcount]}" -v f="${RATIO[glibc/ffp]}" -v l="${RATIO[glibc/flsan]:-}" 'BEGIN {
+		printf "%-9s counting %5.2fx %-4s   fp stacks %5.2fx %-4s", "fill", c,
+			c <= 1.10 ? "PASS" : "MISS", f, f <= 2.50 ? "PASS" : "MISS"
+		if (l != "")
+			printf "   (LeakSanitizer %.2fx)", l
+		printf "\n"
+	}'
+fi
 clock
 printf 'total %.0f s\n' "$(awk -v a="$total_s" -v b="$REPLY" 'BEGIN { print b - a }')"
 exit 0
