@@ -445,9 +445,9 @@ struct mc_supp_stack {
 	void *arg;
 };
 /* The first leak entry whose kinds include kind (enum mc_kind) and whose
- * frames match a prefix of the stack, either behind a virtual frame 0
- * standing for the allocation function or alone; -1 if none.  self: the
- * path of libmemcheck, which obj: patterns for frame 0 may name. */
+ * frames match a prefix of the stack, alone or behind one or two virtual
+ * frames standing for valgrind's allocation frames; -1 if none.  self:
+ * the path of libmemcheck, which obj: patterns for them may name. */
 long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stack *st,
 		   const char *self);
 /* valgrind's wildcards: '*', '?', '\' escaping the next character. */

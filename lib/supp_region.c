@@ -84,11 +84,13 @@ static void load_defaults(void)
 {
 	char dir[1024 + 64];
 	const char *slash = strrchr(self, '/');
-	if (slash) {
-		static const char *const rel[] = { "/../share/memcheck/suppressions",
-						   "/../suppressions" };
+	/* the library's directory's parent, named in messages and reports */
+	const char *up = slash ? memrchr(self, '/', (size_t)(slash - self)) : NULL;
+	if (slash && up) {
+		static const char *const rel[] = { "/share/memcheck/suppressions",
+						   "/suppressions" };
 		for (size_t i = 0; i < MC_ARRAY_SIZE(rel); i++) {
-			snprintf(dir, sizeof dir, "%.*s%s", (int)(slash - self), self, rel[i]);
+			snprintf(dir, sizeof dir, "%.*s%s", (int)(up - self), self, rel[i]);
 			if (load_dir(dir))
 				return;
 		}
@@ -170,13 +172,17 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			struct mc_supp_report *out)
 {
 	memset(out, 0, sizeof *out);
-	if (!groups || !*n)
-		return;
-	if (!loaded)
+	/* Files the user named are read at the first region's end, so that
+	 * a bad one fails every region; the shipped ones only when there is
+	 * something to match. */
+	bool need = groups && *n;
+	if (!loaded && (need || mc_opt.suppressions))
 		load();
 	if (bad[0])
 		snprintf(out->violation, sizeof out->violation,
 			 "suppression file not read: %s", bad);
+	if (!need)
+		return;
 	size_t ns = mc_supp_count(supps);
 	if (!ns && !mc_opt.gen_suppressions)
 		return;

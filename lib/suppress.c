@@ -482,6 +482,11 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
 		close(fd);
 		return false;
 	}
+	if (st.st_size > 16 * 1024 * 1024) {
+		snprintf(err, errlen, "%s: larger than 16 MiB: not a suppression file?", path);
+		close(fd);
+		return false;
+	}
 	size_t size = (size_t)st.st_size, got = 0;
 	char *buf = mc_map(size + 1);
 	if (!buf) {
@@ -538,8 +543,8 @@ bool mc_supp_glob(const char *pat, const char *s)
 }
 
 /* What valgrind names its frame 0 of a leak: the allocation function.
- * memcheck's stacks start at its caller, so a virtual frame stands for
- * it (memcheck-suppressions(5), "Frame 0"). */
+ * memcheck's stacks start at its caller, so virtual frames stand for it
+ * (memcheck-suppressions(5), FRAME 0). */
 static const char *const alloc_names[] = {
 	"malloc", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
 	"aligned_alloc", "valloc", "pvalloc",
@@ -570,23 +575,20 @@ static const char *base(const char *path)
 	return sl ? sl + 1 : path;
 }
 
-/* Frame i of the stack being matched, the virtual frame 0 (NULL frame,
- * true) first when with_v. */
+/* Frame i of the stack being matched, behind nv virtual frames (NULL
+ * frame, true). */
 struct cursor {
 	const struct mc_supp_stack *st;
-	bool with_v;
+	int nv;
 	const char *self;
 };
 
 static bool frame_at(const struct cursor *c, int i, const struct mc_frame_info **f)
 {
 	*f = NULL;
-	if (c->with_v) {
-		if (i == 0)
-			return true;
-		i--;
-	}
-	*f = c->st->frame(c->st->arg, i);
+	if (i < c->nv)
+		return true;
+	*f = c->st->frame(c->st->arg, i - c->nv);
 	return *f != NULL;
 }
 
@@ -664,9 +666,14 @@ long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stac
 		const struct mc_supp *e = &s->v[k];
 		if (!(e->kinds & (1u << (kind & 3))))
 			continue;
-		struct cursor with = { st, true, self }, without = { st, false, self };
-		if (match_frames(e, &with) || match_frames(e, &without))
-			return (long)k;
+		/* valgrind's stacks have one allocation frame, or two: its
+		 * posix_memalign calls its memalign, and in a program with
+		 * libmemcheck preloaded its malloc is called by memcheck's. */
+		for (int nv = 0; nv <= 2; nv++) {
+			struct cursor c = { st, nv, self };
+			if (match_frames(e, &c))
+				return (long)k;
+		}
 	}
 	return -1;
 }
@@ -689,15 +696,20 @@ static bool below_main(const char *fn)
 	return false;
 }
 
+/* A name as a pattern that matches it: wildcards escaped; characters a
+ * line cannot hold (controls, whitespace at either end, which the
+ * parser strips) become '?', which matches them. */
 static void put_pattern(struct mc_buf *b, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '*' || *s == '?' || *s == '\\')
-			mc_buf_put(b, "\\", 1);
-		if (*s == '\n' || *s == '\r')
-			mc_buf_put(b, "_", 1);
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < ' ' || c == 0x7f || ((i == 0 || i == n - 1) && space((char)c)))
+			mc_buf_put(b, "?", 1);
+		else if (c == '*' || c == '?' || c == '\\')
+			mc_buf_printf(b, "\\%c", c);
 		else
-			mc_buf_put(b, s, 1);
+			mc_buf_put(b, s + i, 1);
 	}
 }
 
@@ -705,6 +717,12 @@ void mc_supp_format(struct mc_buf *b, const char *name, int kind,
 		    const struct mc_supp_stack *st)
 {
 	mc_buf_puts(b, "{\n   ");
+	const char *t = name;
+	while (space(*t))
+		t++;
+	/* a name line must not read as blank, a comment or a brace */
+	if (!*t || *t == '#' || *t == '{' || *t == '}')
+		mc_buf_puts(b, "memcheck-");
 	for (const char *s = name; *s; s++)
 		mc_buf_put(b, (unsigned char)*s < ' ' ? "_" : s, 1);
 	mc_buf_printf(b, "\n   Memcheck:Leak\n   match-leak-kinds: %s\n", kind_words[kind & 3]);
@@ -724,9 +742,10 @@ void mc_supp_format(struct mc_buf *b, const char *name, int kind,
 		if (below_main(f->linkage) || below_main(f->function))
 			break;
 		n++;
-		if (strcmp(f->function, "???") != 0) {
+		const char *fn = f->linkage[0] ? f->linkage : f->function;
+		if (fn[0] && strcmp(f->function, "???") != 0) {
 			mc_buf_puts(b, "   fun:");
-			put_pattern(b, f->linkage[0] ? f->linkage : f->function);
+			put_pattern(b, fn);
 		} else if (f->object[0]) {
 			mc_buf_puts(b, "   obj:");
 			put_pattern(b, f->object);
