@@ -713,35 +713,63 @@ static void put_pattern(struct mc_buf *b, const char *s)
 	}
 }
 
+/* The frames an entry for this stack names: how many (at most max),
+ * and whether one of them is more than an allocation function. */
+static int frames_to_write(const struct mc_supp_stack *st, int max, bool *specific)
+{
+	const struct mc_frame_info *f;
+	int n = 0;
+	*specific = false;
+	for (int i = 0; n < max && (f = st->frame(st->arg, i)); i++) {
+		if (below_main(f->linkage) || below_main(f->function))
+			break;
+		n++;
+		*specific |= !mc_supp_is_alloc_fn(f->linkage) &&
+			     (strcmp(f->function, "???") != 0 || f->object[0]);
+		if (strcmp(f->function, "main") == 0)
+			break;
+	}
+	return n;
+}
+
 void mc_supp_format(struct mc_buf *b, const char *name, int kind,
 		    const struct mc_supp_stack *st)
 {
-	mc_buf_puts(b, "{\n   ");
-	const char *t = name;
-	while (space(*t))
-		t++;
-	/* a name line must not read as blank, a comment or a brace */
-	if (!*t || *t == '#' || *t == '{' || *t == '}')
-		mc_buf_puts(b, "memcheck-");
-	for (const char *s = name; *s; s++)
-		mc_buf_put(b, (unsigned char)*s < ' ' ? "_" : s, 1);
-	mc_buf_printf(b, "\n   Memcheck:Leak\n   match-leak-kinds: %s\n", kind_words[kind & 3]);
-	const struct mc_frame_info *f = st->frame(st->arg, 0);
 	/* valgrind 3.19 keeps --num-callers=12 frames by default; a longer
 	 * entry would never match its shorter stacks.  Frame 0 is the
 	 * allocation function, which memcheck does not record: '...' stands
 	 * for it and for any allocator frames after it (libmemcheck's own
 	 * wrapper, when valgrind runs a program memcheck is preloaded in).
 	 * A stack that starts at operator new is valgrind's as it is. */
-	int max = 12;
-	if (!f || !mc_supp_is_alloc_fn(f->linkage)) {
-		mc_buf_puts(b, "   ...\n");
-		max--;
+	const struct mc_frame_info *f = st->frame(st->arg, 0);
+	bool dots = !f || !mc_supp_is_alloc_fn(f->linkage), specific;
+	int n = frames_to_write(st, dots ? 11 : 12, &specific);
+	const char *t = name;
+	while (space(*t))
+		t++;
+	if (!specific) {
+		/* An entry of nothing but '...' or operator new would
+		 * suppress every leak of its kind: a comment says why there
+		 * is none. */
+		mc_buf_puts(b, "# ");
+		for (const char *s = t; *s; s++)
+			mc_buf_put(b, (unsigned char)*s < ' ' ? "_" : s, 1);
+		mc_buf_printf(b, ": no entry for this %s leak record: its stack has no frame "
+			      "past the allocation function (MEMCHECK_UNWINDER=libunwind, "
+			      "MEMCHECK_STACK_DEPTH)\n", kind_words[kind & 3]);
+		return;
 	}
-	for (int i = 0, n = 0; n < max && (f = st->frame(st->arg, i)); i++) {
-		if (below_main(f->linkage) || below_main(f->function))
-			break;
-		n++;
+	mc_buf_puts(b, "{\n   ");
+	/* a name line must not read as blank, a comment or a brace */
+	if (!*t || *t == '#' || *t == '{' || *t == '}')
+		mc_buf_puts(b, "memcheck-");
+	for (const char *s = name; *s; s++)
+		mc_buf_put(b, (unsigned char)*s < ' ' ? "_" : s, 1);
+	mc_buf_printf(b, "\n   Memcheck:Leak\n   match-leak-kinds: %s\n", kind_words[kind & 3]);
+	if (dots)
+		mc_buf_puts(b, "   ...\n");
+	for (int i = 0; i < n; i++) {
+		f = st->frame(st->arg, i);
 		const char *fn = f->linkage[0] ? f->linkage : f->function;
 		if (fn[0] && strcmp(f->function, "???") != 0) {
 			mc_buf_puts(b, "   fun:");
@@ -753,8 +781,6 @@ void mc_supp_format(struct mc_buf *b, const char *name, int kind,
 			mc_buf_puts(b, "   obj:*");
 		}
 		mc_buf_puts(b, "\n");
-		if (strcmp(f->function, "main") == 0)
-			break;
 	}
 	mc_buf_puts(b, "}\n");
 }

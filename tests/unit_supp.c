@@ -350,6 +350,9 @@ START_TEST(generated_entries_read_back)
 		"operator new/_Znwm@/usr/lib/libstdc++.so.6;make/_ZN2ns4makeEv@/bin/p;main",
 		"???@/lib/libweird.so;helper*?\\@/bin/p;main",
 		"a;b;c;d;e;f;g;h;i;j;k;l;m;n;o;p;q",
+		"operator new/_Znwm@/usr/lib/libstdc++.so.6",
+		"",
+		"???;__libc_start_call_main",
 	};
 	for (size_t i = 0; i < MC_ARRAY_SIZE(stacks); i++) {
 		struct mc_buf b = { 0 };
@@ -361,6 +364,15 @@ START_TEST(generated_entries_read_back)
 		snprintf(text, sizeof text, "%.*s", (int)b.len, b.s);
 		mc_buf_free(&b);
 		struct mc_supps *s = good(text);
+		if (i >= 4) {
+			/* nothing past the allocation function: an entry
+			 * would suppress every leak of the kind */
+			ck_assert_uint_eq(mc_supp_count(s), 0);
+			ck_assert_msg(strncmp(text, "# memcheck-t-1: no entry for this possible "
+					      "leak record", 52) == 0, "%s", text);
+			mc_supp_free(s);
+			continue;
+		}
 		ck_assert_uint_eq(mc_supp_count(s), 1);
 		ck_assert_msg(mc_supp_match(s, MC_KIND_POSSIBLE, &st, NULL) == 0, "%s", text);
 		ck_assert_int_eq(mc_supp_match(s, MC_KIND_DEFINITE, &st, NULL), -1);
