@@ -50,7 +50,7 @@ static bool load_dir(const char *dir)
 		return false;
 	static char names[64][256];
 	int n = 0;
-	char buf[4096];
+	char buf[4096] __attribute__((aligned(8)));
 	long got;
 	while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
 		for (long off = 0; off < got;) {

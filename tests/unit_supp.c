@@ -416,6 +416,14 @@ START_TEST(load_files)
 	mc_supp_name(s, 3, &file, NULL);
 	ck_assert_str_eq(file, path);
 	unlink(path);
+	/* valgrind's own file, every tool and kind in it */
+	static const char vg_default[] = "/usr/libexec/valgrind/default.supp";
+	if (access(vg_default, R_OK) == 0) {
+		size_t before = mc_supp_count(s);
+		ck_assert_msg(mc_supp_load(s, vg_default, err, sizeof err), "%s", err);
+		ck_assert_uint_gt(mc_supp_others(s), 100);
+		ck_assert_uint_gt(mc_supp_count(s), before);
+	}
 	mc_supp_free(s);
 }
 END_TEST
