@@ -1,62 +1,73 @@
-# fuzz.mk - included by GNUmakefile: the hand-written budget parser
-# (lib/budget.c) under libFuzzer, ASan and UBSan.
+# fuzz.mk - included by GNUmakefile: the hand-written parsers under
+# libFuzzer, ASan and UBSan, one target each:
+#   budget  lib/budget.c, budget files (fuzz/fuzz_budget.c, seeds fuzz/corpus)
+#   supp    lib/suppress.c, suppression files (fuzz/fuzz_supp.c, seeds
+#           fuzz/corpus_supp)
 #
-#   make fuzz         build $(B)/fuzz/fuzz_budget with clang's libFuzzer
+#   make fuzz         build $(B)/fuzz/fuzz_<target> with clang's libFuzzer
 #                     (Debian: apt-get install clang libclang-rt-14-dev)
-#   make fuzz-check   run it for FUZZ_SECONDS (20) from fuzz/corpus, new
-#                     inputs kept in $(B)/fuzz/corpus, a crash saved as
-#                     $(B)/fuzz/crash-*; without a libFuzzer to build with,
-#                     say so and replay the corpus instead
-#   make fuzz-replay  the seed corpus through the same target built with
+#   make fuzz-check   run each for FUZZ_SECONDS (20) from its seeds, new
+#                     inputs kept in $(B)/fuzz/corpus-<target>, a crash saved
+#                     as $(B)/fuzz/crash-*; without a libFuzzer to build with,
+#                     say so and replay the seeds instead
+#   make fuzz-replay  the seed corpora through the same targets built with
 #                     $(CC) and ASan/UBSan: no libFuzzer needed, well under
 #                     a second
+#   FUZZ_TARGETS=supp picks one.
 #
-# A crash reproduces with: $(B)/fuzz/fuzz_budget $(B)/fuzz/crash-<hash>
+# A crash reproduces with: $(B)/fuzz/fuzz_<target> $(B)/fuzz/crash-<hash>
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_BIN     := $(B)/fuzz/fuzz_budget
-FUZZ_REPLAY  := $(B)/fuzz/replay_budget
-FUZZ_SRC     := fuzz/fuzz_budget.c lib/budget.c lib/util.c
-FUZZ_DEPS    := $(FUZZ_SRC) lib/internal.h include/memcheck/memcheck.h
+FUZZ_TARGETS ?= budget supp
+FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/util.c
+FUZZ_SEEDS_budget := fuzz/corpus
+FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
+FUZZ_SEEDS_supp   := fuzz/corpus_supp
+FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CORPUS  := $(sort $(wildcard fuzz/corpus/*))
 
 .PHONY: fuzz fuzz-check fuzz-replay
 
 $(B)/fuzz:
 	mkdir -p $@
 
-$(FUZZ_BIN): $(FUZZ_DEPS) | $(B)/fuzz
-	$(FUZZ_CC) $(BASE) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $(FUZZ_SRC)
+# .SECONDEXPANSION is on (tests.mk): each target's own sources.
+$(B)/fuzz/fuzz_%: $$(FUZZ_SRC_$$*) $(FUZZ_HDRS) | $(B)/fuzz
+	$(FUZZ_CC) $(BASE) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*)
 
-$(FUZZ_REPLAY): $(FUZZ_DEPS) | $(B)/fuzz
-	$(CC) $(BASE) -O1 -g -DFUZZ_REPLAY $(FUZZ_SAN) -o $@ $(FUZZ_SRC)
+$(B)/fuzz/replay_%: $$(FUZZ_SRC_$$*) $(FUZZ_HDRS) | $(B)/fuzz
+	$(CC) $(BASE) -O1 -g -DFUZZ_REPLAY $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*)
 
-fuzz: $(FUZZ_BIN)
+fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 
-fuzz-replay: $(FUZZ_REPLAY)
-	@ASAN_OPTIONS=detect_leaks=1 $(FUZZ_REPLAY) $(FUZZ_CORPUS)
+fuzz-replay: $(FUZZ_TARGETS:%=$(B)/fuzz/replay_%)
+	@set -e; $(foreach t,$(FUZZ_TARGETS),ASAN_OPTIONS=detect_leaks=1 \
+		$(B)/fuzz/replay_$(t) $(sort $(wildcard $(FUZZ_SEEDS_$(t))/*));)
 
-# libFuzzer's progress goes to $(B)/fuzz/fuzz.log; its last lines are
+# libFuzzer's progress goes to $(B)/fuzz/<target>.log; its last lines are
 # shown when it finds something.  -max_len covers the 4096-byte line limit.
 fuzz-check: | $(B)/fuzz
-	@if ! $(MAKE) --no-print-directory $(FUZZ_BIN) >$(B)/fuzz/build.log 2>&1; then \
-		echo "fuzz-check: cannot build the libFuzzer target with $(FUZZ_CC)" \
+	@if ! $(MAKE) --no-print-directory fuzz >$(B)/fuzz/build.log 2>&1; then \
+		echo "fuzz-check: cannot build the libFuzzer targets with $(FUZZ_CC)" \
 			"(see $(B)/fuzz/build.log; Debian: apt-get install clang libclang-rt-14-dev);" \
-			"replaying fuzz/corpus instead"; \
+			"replaying the seed corpora instead"; \
 		$(MAKE) --no-print-directory fuzz-replay; \
 		exit $$?; \
 	fi; \
-	mkdir -p $(B)/fuzz/corpus; \
-	echo "fuzz-check: fuzzing lib/budget.c for $(FUZZ_SECONDS) s (log: $(B)/fuzz/fuzz.log)"; \
-	if $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 \
-		-dict=fuzz/budget.dict -artifact_prefix=$(B)/fuzz/ \
-		$(B)/fuzz/corpus fuzz/corpus >$(B)/fuzz/fuzz.log 2>&1; then \
-		grep -E '^#[0-9]+' $(B)/fuzz/fuzz.log | tail -n 1 | sed 's/^/fuzz-check: /'; \
-		grep -E '^Done [0-9]+ runs' $(B)/fuzz/fuzz.log | sed 's/^/fuzz-check: /'; \
-	else \
-		tail -n 40 $(B)/fuzz/fuzz.log; \
-		echo "fuzz-check: the fuzzer found a bug; the input is saved as $(B)/fuzz/crash-*"; \
-		exit 1; \
-	fi
+	for ts in $(foreach t,$(FUZZ_TARGETS),$(t):$(FUZZ_SEEDS_$(t))); do \
+		t=$${ts%%:*}; seeds=$${ts#*:}; \
+		log=$(B)/fuzz/$$t.log; \
+		mkdir -p $(B)/fuzz/corpus-$$t; \
+		echo "fuzz-check: fuzzing $$t for $(FUZZ_SECONDS) s (log: $$log)"; \
+		if $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 \
+			-dict=fuzz/$$t.dict -artifact_prefix=$(B)/fuzz/ \
+			$(B)/fuzz/corpus-$$t $$seeds >$$log 2>&1; then \
+			grep -E '^#[0-9]+' $$log | tail -n 1 | sed "s/^/fuzz-check: $$t: /"; \
+			grep -E '^Done [0-9]+ runs' $$log | sed "s/^/fuzz-check: $$t: /"; \
+		else \
+			tail -n 40 $$log; \
+			echo "fuzz-check: the fuzzer found a bug in $$t; the input is saved as $(B)/fuzz/crash-*"; \
+			exit 1; \
+		fi; \
+	done

@@ -795,6 +795,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		res.possibly_lost = acc.kinds[MC_KIND_POSSIBLE];
 		res.still_reachable = acc.kinds[MC_KIND_REACHABLE];
 	}
+	struct mc_supp_report supp;
+	mc_suppress_region(&res, groups, &acc.n, &supp);
 	double scan_seconds = scanned ? scan.seconds : -1;
 	if (scanned)
 		mc_scan_free(&scan);
@@ -822,6 +824,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
 	if (extra_violation)
 		add_violation(&res, "%s", extra_violation);
+	if (supp.violation[0])
+		add_violation(&res, "%s", supp.violation);
 	mc_gate_region(&res);
 
 	struct mc_region_report rr = {
@@ -832,6 +836,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.process = r->process,
 		.fault = &fault,
 		.scan_seconds = scan_seconds,
+		.supp = &supp,
 	};
 	/* Only leak stacks are symbolized: a clean region's report needs
 	 * no shield (two reads of /proc/self/status saved per region). */
@@ -839,6 +844,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	mc_report_emit(&rr);
 	if (rr.nleaks)
 		mc_account_rss_shield_end(hwm);
+	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
 	if (out)

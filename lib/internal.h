@@ -50,6 +50,9 @@ struct mc_options {
 	int fail_count;
 	const char *fail_log;
 	const char *process_id;
+	const char *suppressions; /* MEMCHECK_SUPPRESSIONS, FILE:FILE..., or NULL */
+	int default_suppressions; /* also the shipped files */
+	const char *gen_suppressions; /* MEMCHECK_GEN_SUPPRESSIONS, or NULL */
 };
 extern struct mc_options mc_opt;
 
@@ -411,7 +414,9 @@ bool mc_rss_reset_peak(void);
 /* ---- symbolize.c ----------------------------------------------------- */
 
 struct mc_frame_info {
-	char function[128];
+	char function[128];        /* as the debug information names it */
+	char linkage[128];         /* the symbol's name (mangled for C++), as
+				    * valgrind's suppressions name it */
 	char file[256];
 	int line;
 	char object[256];
@@ -424,6 +429,70 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
 #define MC_MAX_INLINE 8
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
 void mc_symbolize_end(void);
+
+/* ---- suppress.c ------------------------------------------------------ */
+
+/* valgrind-format suppression files (memcheck-suppressions(5)), parsed
+ * into mmap'd memory.  Only Memcheck:Leak entries are kept; the others
+ * are parsed (errors in them are errors) and counted. */
+#define MC_SUPP_MAX_FRAMES 24   /* valgrind's VG_MAX_SUPP_CALLERS */
+struct mc_supps;
+struct mc_supps *mc_supp_new(void);
+void mc_supp_free(struct mc_supps *s);
+/* Parse text (len bytes) named name and add its entries to s.  False on
+ * error, with "name:line: what was expected" in err; s is then as it
+ * was.  mc_supp_load reads the file at path first. */
+bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,
+		   char *err, size_t errlen);
+bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen);
+size_t mc_supp_count(const struct mc_supps *s);   /* leak entries */
+size_t mc_supp_others(const struct mc_supps *s);  /* other entries */
+/* Entry i's name, and the file and line of its '{'. */
+const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line);
+/* The frames of one stack, inlined calls expanded, innermost first:
+ * frame(arg, i) is frame i, or NULL past the last. */
+struct mc_supp_stack {
+	const struct mc_frame_info *(*frame)(void *arg, int i);
+	void *arg;
+};
+/* The first leak entry whose kinds include kind (enum mc_kind) and whose
+ * frames match a prefix of the stack, alone or behind one or two virtual
+ * frames standing for valgrind's allocation frames; -1 if none.  self:
+ * the path of libmemcheck, which obj: patterns for them may name. */
+long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stack *st,
+		   const char *self);
+/* valgrind's wildcards: '*', '?', '\' escaping the next character. */
+bool mc_supp_glob(const char *pat, const char *s);
+/* malloc, calloc, ..., operator new and new[] (mangled). */
+bool mc_supp_is_alloc_fn(const char *name);
+/* Append the entry valgrind's --gen-suppressions=all would write for a
+ * leak record of kind with this stack, named name. */
+void mc_supp_format(struct mc_buf *b, const char *name, int kind,
+		    const struct mc_supp_stack *st);
+
+struct mc_leak;
+
+/* ---- supp_region.c --------------------------------------------------- */
+
+/* The suppressions one region used. */
+struct mc_supp_used {
+	const char *name, *file;
+	int line;
+	uint64_t records, blocks, bytes;
+};
+struct mc_supp_report {
+	struct mc_supp_used *used;      /* mmap'd */
+	size_t nused, mapped;
+	char violation[256];            /* a file that did not parse, or "" */
+};
+/* At a region's end: load the suppression files the first time a region
+ * has leak records, then move the blocks and bytes of each record a
+ * suppression matches out of its kind into res->suppressed and out of
+ * groups[] (*n shrinks; the order stays); write an entry for each other
+ * record to MEMCHECK_GEN_SUPPRESSIONS.  out says what was used. */
+void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
+			struct mc_supp_report *out);
+void mc_suppress_report_free(struct mc_supp_report *out);
 
 /* ---- report.c -------------------------------------------------------- */
 
@@ -440,6 +509,7 @@ struct mc_region_report {
 	bool process;                   /* the implicit whole-process region */
 	const struct mc_fault_info *fault;
 	double scan_seconds;            /* the reachability scan's time, or < 0: none */
+	const struct mc_supp_report *supp; /* suppressions used, or NULL */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 /* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */

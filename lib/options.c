@@ -37,8 +37,8 @@ static char paths[MC_ARRAY_SIZE(options)][4096];
 static const char *absolute(size_t i, const char *path)
 {
 	char *buf = paths[i];
-	if (!path || path[0] == '/')
-		return path;
+	if (!path || path[0] == '/' || strcmp(path, "-") == 0)
+		return path;    /* "-": standard error, where a file allows it */
 	if (!getcwd(buf, sizeof paths[i] - 1) ||
 	    strlen(buf) + strlen(path) + 2 > sizeof paths[i])
 		return path;

@@ -247,6 +247,17 @@ static void emit_json(const struct mc_region_report *rr)
 		json_stack(&b, l->stack);
 		mc_buf_puts(&b, "}");
 	}
+	mc_buf_puts(&b, "],\"suppressions\":[");
+	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
+		const struct mc_supp_used *u = &rr->supp->used[i];
+		mc_buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+		mc_buf_json_str(&b, u->name);
+		mc_buf_puts(&b, ",\"file\":");
+		mc_buf_json_str(&b, u->file);
+		mc_buf_printf(&b, ",\"line\":%d,\"records\":%llu,\"blocks\":%llu,\"bytes\":%llu}",
+			      u->line, (unsigned long long)u->records,
+			      (unsigned long long)u->blocks, (unsigned long long)u->bytes);
+	}
 	mc_buf_puts(&b, "]");
 	json_fault(&b, rr->fault);
 	mc_buf_puts(&b, "}\n");
@@ -348,12 +359,22 @@ static void emit_text(const struct mc_region_report *rr)
 		for (int i = 0; i < 4; i++)
 			mc_buf_printf(&b, "%s    %s: %s bytes in %s blocks\n", p, kind_text[i],
 				      num(k[i]->bytes, c1), num(k[i]->blocks, c2));
+		mc_buf_printf(&b, "%s    suppressed: %s bytes in %s blocks\n", p,
+			      num(r->suppressed.bytes, c1), num(r->suppressed.blocks, c2));
 		if (rr->scan_seconds >= 0)
 			mc_buf_printf(&b, "%s    (reachability scan: %.3f s)\n", p, rr->scan_seconds);
 		else
 			mc_buf_printf(&b, "%s    (no reachability scan, MEMCHECK_SCAN=0 or no memory "
 				      "for it: every block left behind counts as definitely "
 				      "lost)\n", p);
+	}
+	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
+		const struct mc_supp_used *u = &rr->supp->used[i];
+		if (i == 0)
+			mc_buf_printf(&b, "%s\n", p);
+		mc_buf_printf(&b, "%s used_suppression: %s %s %s:%d suppressed: %s bytes in "
+			      "%s blocks\n", p, num(u->records, c1), u->name, u->file, u->line,
+			      num(u->bytes, c2), num(u->blocks, c3));
 	}
 	mc_buf_printf(&b, "%s %s%s%s\n", p, fail ? "FAIL: " : "PASS",
 		      fail ? r->violations : "", "");

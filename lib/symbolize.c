@@ -137,12 +137,12 @@ static Dwfl *get_session(void)
 	return session;
 }
 
-static const char *die_name(Dwarf_Die *die)
+static const char *die_name(Dwarf_Die *die, int at)
 {
 	Dwarf_Attribute a;
 	/* An inlined copy names its function through DW_AT_abstract_origin,
 	 * which attr_integrate follows. */
-	if (dw.attr_integrate(die, DW_AT_name, &a))
+	if (dw.attr_integrate(die, at, &a))
 		return dw.formstring(&a);
 	return NULL;
 }
@@ -169,6 +169,8 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, struct mc_frame_inf
 	free(inner);
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
+	char sym[sizeof out->linkage];  /* the symbol table's name at addr */
+	copy(sym, sizeof sym, out->linkage);
 	const char *call_file = NULL;
 	int call_line = 0, n = 0;
 	for (int i = 0; i < nscopes && n < max; i++) {
@@ -182,9 +184,12 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, struct mc_frame_inf
 			copy(out[n].file, sizeof out[n].file, call_file);
 			out[n].line = call_file ? call_line : 0;
 		}
-		const char *name = die_name(&scopes[i]);
+		const char *name = die_name(&scopes[i], DW_AT_name);
 		if (name)
 			copy(out[n].function, sizeof out[n].function, name);
+		const char *lk = die_name(&scopes[i], DW_AT_linkage_name);
+		copy(out[n].linkage, sizeof out[n].linkage,
+		     lk ? lk : tag == DW_TAG_subprogram ? sym : "");
 		n++;
 		if (tag == DW_TAG_subprogram)
 			break;
@@ -218,6 +223,7 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max)
 		char *at = strchr(out->function, '@');
 		if (at && at != out->function)
 			*at = 0;
+		copy(out->linkage, sizeof out->linkage, out->function);
 	}
 	Dwfl_Line *l = dw.getsrc(mod, addr);
 	if (l) {
@@ -260,6 +266,7 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	int n = 1;
 
 	out->function[0] = 0;
+	out->linkage[0] = 0;
 	out->file[0] = 0;
 	out->line = 0;
 	out->object[0] = 0;
@@ -283,6 +290,10 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	}
 	if (!out->function[0])
 		copy(out->function, sizeof out->function, "???");
+	/* C code and frames without debug information: one name. */
+	for (int i = 0; i < n; i++)
+		if (!out[i].linkage[0])
+			copy(out[i].linkage, sizeof out[i].linkage, out[i].function);
 	return n;
 }
 

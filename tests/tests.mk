@@ -18,6 +18,7 @@ UNIT_rss       := rss util
 UNIT_json      := json util
 UNIT_budget    := budget util
 UNIT_scan      := scan blocks util
+UNIT_supp      := suppress util
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)

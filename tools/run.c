@@ -181,6 +181,8 @@ struct env {
 	const char *report;      /* MEMCHECK_REPORT */
 	const char *budget;      /* MEMCHECK_BUDGET, or NULL */
 	const char *baseline;    /* MEMCHECK_BASELINE, or NULL */
+	const char *supp;        /* MEMCHECK_SUPPRESSIONS, or NULL: as inherited */
+	const char *gen;         /* MEMCHECK_GEN_SUPPRESSIONS, or NULL: as inherited */
 };
 
 /* Run argv with env; fill ri.  Returns errno when it could not be
@@ -208,6 +210,10 @@ static int spawn(char **argv, const struct env *e, struct runinfo *ri)
 			setenv("MEMCHECK_BASELINE", e->baseline, 1);
 		else
 			unsetenv("MEMCHECK_BASELINE");
+		if (e->supp)
+			setenv("MEMCHECK_SUPPRESSIONS", e->supp, 1);
+		if (e->gen)
+			setenv("MEMCHECK_GEN_SUPPRESSIONS", e->gen, 1);
 		execvp(argv[0], argv);
 		int err = errno;
 		ssize_t w = write(pfd[1], &err, sizeof err);
@@ -252,6 +258,9 @@ struct run_opts {
 	const char *allocators, *baseline, *budget, *baseline_file, *report, *junit;
 	int repeat;
 	bool keep_going;
+	const char *supp[64];    /* --suppressions, as given */
+	int nsupp;
+	const char *gen;         /* --gen-suppressions */
 };
 
 static void rm_tmpdir(const char *dir)
@@ -281,6 +290,39 @@ static void say_path_error(const char *err, const char *abs, const char *given)
 		err = at + strlen(abs);
 	}
 	fprintf(stderr, "%s\n", err);
+}
+
+/* Parse every --suppressions file as the library will, so that a bad one
+ * is said once, here, as "file:line: message" (exit 2), not by every
+ * process the command starts.  Returns MEMCHECK_SUPPRESSIONS for them:
+ * their absolute paths, colon-separated; NULL when one is bad (said). */
+static char *check_suppressions(const char *const *files, int n)
+{
+	char *env = NULL;
+	for (int i = 0; i < n; i++) {
+		char *abs = absolute(files[i]);
+		char err[1024];
+		struct mc_supps *s = mc_supp_new();
+		bool ok = s && mc_supp_load(s, abs, err, sizeof err);
+		mc_supp_free(s);
+		if (!ok) {
+			say_path_error(s ? err : "out of memory", abs, files[i]);
+		} else if (strchr(abs, ':')) {
+			say("--suppressions %s: a path with ':' cannot be passed on in "
+			    "MEMCHECK_SUPPRESSIONS", files[i]);
+			ok = false;
+		}
+		if (!ok) {
+			free(abs);
+			free(env);
+			return NULL;
+		}
+		char *joined = env ? xasprintf("%s:%s", env, abs) : xstrdup(abs);
+		free(env);
+		free(abs);
+		env = joined;
+	}
+	return env;
 }
 
 struct mc_budget *load_budget(const char *path, char **abs_out)
@@ -359,6 +401,8 @@ static const struct option run_options[] = {
 	{ "junit", required_argument, NULL, 'j' },
 	{ "repeat", required_argument, NULL, 'n' },
 	{ "keep-going", no_argument, NULL, 'k' },
+	{ "suppressions", required_argument, NULL, 'S' },
+	{ "gen-suppressions", required_argument, NULL, 'G' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -379,6 +423,13 @@ static int parse_run_options(int argc, char **argv, struct run_opts *o)
 		case 'r': o->report = optarg; break;
 		case 'j': o->junit = optarg; break;
 		case 'k': o->keep_going = true; break;
+		case 'S':
+			if (o->nsupp == (int)MC_ARRAY_SIZE(o->supp))
+				return bad_usage("run", "more than %d --suppressions files",
+						 (int)MC_ARRAY_SIZE(o->supp));
+			o->supp[o->nsupp++] = optarg;
+			break;
+		case 'G': o->gen = optarg; break;
 		case 'n':
 			errno = 0;
 			n = strtol(optarg, &end, 10);
@@ -484,12 +535,24 @@ int cmd_run(int argc, char **argv)
 	size_t ng = 0;
 	struct mc_budget *budget = NULL;
 	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
+	char *supp_env = NULL, *gen_abs = NULL;
 	int status = EXIT_USAGE;
 
 	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
 		goto out;
 	if (pick_baseline("run", o.baseline, budget, &bname))
 		goto out;
+	if (o.nsupp && !(supp_env = check_suppressions(o.supp, o.nsupp)))
+		goto out;
+	if (o.gen) {
+		gen_abs = absolute(o.gen);
+		int fd = open(gen_abs, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			say("--gen-suppressions %s: %s", o.gen, strerror(errno));
+			goto out;
+		}
+		close(fd);
+	}
 
 	/* The baseline: a stored report, or the baseline allocator run
 	 * first. */
@@ -571,7 +634,8 @@ int cmd_run(int argc, char **argv)
 				say("running under %s (run %d of %d)", g->label, rep + 1, o.repeat);
 			else
 				say("running under %s", g->label);
-			struct env e = { preload, report, budget_abs, base_report };
+			struct env e = { preload, report, budget_abs, base_report, supp_env,
+					 gen_abs };
 			struct runinfo *ri = &g->runs[rep];
 			int err = spawn(cmd, &e, ri);
 			free(base_report);
@@ -670,6 +734,8 @@ out:
 	if (budget)
 		mc_budget_free(budget);
 	free(budget_abs);
+	free(supp_env);
+	free(gen_abs);
 	free(lib);
 	return status;
 }

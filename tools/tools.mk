@@ -5,7 +5,7 @@
 # -fvisibility=hidden, no interposition; the CLI is an ordinary program.
 
 CLI_SRC := $(wildcard tools/*.c)
-CLI_LIB := json budget util
+CLI_LIB := json budget util suppress
 CLI_OBJ := $(CLI_SRC:tools/%.c=$(B)/cli/%.o) $(CLI_LIB:%=$(B)/cli/lib_%.o)
 # Where Debian puts the allocators memcheck knows by name, and where an
 # installed libmemcheck.so.0 is when it is not at ../lib from the binary.
@@ -41,3 +41,5 @@ install: install-cli
 install-cli: $(B)/memcheck
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(B)/memcheck $(DESTDIR)$(BINDIR)/
+# test_suppress runs `memcheck run --suppressions` on tests/prog/plain_supp.
+$(B)/tests/test_suppress: $(B)/memcheck $(B)/tests/prog/plain_supp

@@ -52,8 +52,10 @@ struct memcheck_result {
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes;  /* high-water mark of live bytes */
 	/* Leak kinds (valgrind's definitions), from a reachability scan at
-	 * the region's end; they add up to live_blocks and live_bytes.  With
-	 * MEMCHECK_SCAN=0 every block the region left is definitely lost. */
+	 * the region's end, and suppressed: what a suppression file matched
+	 * (memcheck-suppressions(5)), taken out of its kind.  The five add up
+	 * to live_blocks and live_bytes.  With MEMCHECK_SCAN=0 every block
+	 * the region left is definitely lost. */
 	struct memcheck_count definitely_lost;
 	struct memcheck_count indirectly_lost;
 	struct memcheck_count possibly_lost;

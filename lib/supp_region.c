@@ -1,0 +1,250 @@
+/*
+ * supp_region.c - suppressions at a region's end: which files to read,
+ * reading them the first time a region leaves something behind (most
+ * regions leave nothing, and most programs never pay), moving what they
+ * match into "suppressed", and writing entries for what they do not
+ * (MEMCHECK_GEN_SUPPRESSIONS).  The format and the matching are
+ * suppress.c's; this file is the library's side of them.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef MC_SUPPDIR
+#define MC_SUPPDIR "/usr/local/share/memcheck/suppressions"
+#endif
+
+static struct mc_supps *supps;
+static bool loaded;
+static char bad[200];            /* the first file that did not parse */
+static char self[1024];          /* libmemcheck's path, for obj: patterns */
+
+static void load_file(const char *path)
+{
+	char err[512];
+	if (mc_supp_load(supps, path, err, sizeof err))
+		return;
+	mc_log("suppressions not read: %s", err);
+	if (!bad[0])
+		snprintf(bad, sizeof bad, "%s", err);
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Every *.supp in dir, in name order; false when dir cannot be opened.
+ * getdents64 rather than opendir, which would call malloc. */
+static bool load_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	static char names[64][256];
+	int n = 0;
+	char buf[4096] __attribute__((aligned(8)));
+	long got;
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+		for (long off = 0; off < got;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen;
+				 unsigned char type; char name[]; } *d = (void *)(buf + off);
+			off += d->reclen;
+			if (n < 64 && has_suffix(d->name, ".supp") && strlen(d->name) < 256)
+				strcpy(names[n++], d->name);
+		}
+	}
+	close(fd);
+	for (int i = 1; i < n; i++)        /* a handful: insertion sort */
+		for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char t[256];
+			strcpy(t, names[j]);
+			strcpy(names[j], names[j - 1]);
+			strcpy(names[j - 1], t);
+		}
+	for (int i = 0; i < n; i++) {
+		char path[1536];
+		if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path)
+			load_file(path);
+	}
+	return true;
+}
+
+/* The shipped files: beside the libmemcheck that is loaded (an installed
+ * copy's share/memcheck/suppressions, the build tree's suppressions/),
+ * else where make install puts them. */
+static void load_defaults(void)
+{
+	char dir[1024 + 64];
+	const char *slash = strrchr(self, '/');
+	/* the library's directory's parent, named in messages and reports */
+	const char *up = slash ? memrchr(self, '/', (size_t)(slash - self)) : NULL;
+	if (slash && up) {
+		static const char *const rel[] = { "/share/memcheck/suppressions",
+						   "/suppressions" };
+		for (size_t i = 0; i < MC_ARRAY_SIZE(rel); i++) {
+			snprintf(dir, sizeof dir, "%.*s%s", (int)(up - self), self, rel[i]);
+			if (load_dir(dir))
+				return;
+		}
+	}
+	load_dir(MC_SUPPDIR);
+}
+
+static void load(void)
+{
+	loaded = true;
+	Dl_info info;
+	if (dladdr((void *)load, &info) && info.dli_fname)
+		snprintf(self, sizeof self, "%s", info.dli_fname);
+	supps = mc_supp_new();
+	if (!supps) {
+		mc_log("no memory for suppressions: none applied");
+		return;
+	}
+	if (mc_opt.default_suppressions)
+		load_defaults();
+	for (const char *p = mc_opt.suppressions; p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char path[4096];
+		if (len && len < sizeof path) {
+			memcpy(path, p, len);
+			path[len] = 0;
+			load_file(path);
+		}
+		p = colon ? colon + 1 : p + len;
+	}
+}
+
+/* A leak record's stack, symbolized only as far as matching reads it. */
+struct lazy {
+	const uintptr_t *pcs;
+	int npcs, next;
+	struct mc_frame_info *f;
+	int n, cap;
+};
+
+static const struct mc_frame_info *lazy_frame(void *arg, int i)
+{
+	struct lazy *z = arg;
+	while (z->n <= i && z->next < z->npcs && z->n < z->cap) {
+		int room = z->cap - z->n;
+		z->n += mc_symbolize_frames(z->pcs[z->next++], &z->f[z->n],
+					    room < MC_MAX_INLINE ? room : MC_MAX_INLINE);
+	}
+	return i < z->n ? &z->f[i] : NULL;
+}
+
+static void gen(const char *region, const struct mc_leak *l, const struct mc_supp_stack *st)
+{
+	static _Atomic unsigned counter;
+	char name[200];
+	snprintf(name, sizeof name, "memcheck-%s-%u", region, atomic_fetch_add(&counter, 1) + 1);
+	struct mc_buf b = { 0 };
+	mc_supp_format(&b, name, (int)l->kind, st);
+	if (b.oom) {
+		mc_log("out of memory writing a suppression for region \"%s\"", region);
+	} else if (strcmp(mc_opt.gen_suppressions, "-") == 0) {
+		mc_write_all(2, b.s, b.len);
+	} else {
+		int fd = open(mc_opt.gen_suppressions, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+			      0644);
+		static _Atomic int said;
+		if (fd >= 0) {
+			mc_write_all(fd, b.s, b.len);  /* one write: processes share it */
+			close(fd);
+		} else if (!atomic_exchange(&said, 1)) {
+			mc_log("cannot open MEMCHECK_GEN_SUPPRESSIONS=%s", mc_opt.gen_suppressions);
+		}
+	}
+	mc_buf_free(&b);
+}
+
+void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
+			struct mc_supp_report *out)
+{
+	memset(out, 0, sizeof *out);
+	/* Files the user named are read at the first region's end, so that
+	 * a bad one fails every region; the shipped ones only when there is
+	 * something to match. */
+	bool need = groups && *n;
+	if (!loaded && (need || mc_opt.suppressions))
+		load();
+	if (bad[0])
+		snprintf(out->violation, sizeof out->violation,
+			 "suppression file not read: %s", bad);
+	if (!need)
+		return;
+	size_t ns = mc_supp_count(supps);
+	if (!ns && !mc_opt.gen_suppressions)
+		return;
+	size_t fbytes = (size_t)MC_MAX_DEPTH * 2 * sizeof(struct mc_frame_info);
+	size_t cbytes = (ns ? ns : 1) * sizeof(struct mc_supp_used);
+	struct mc_frame_info *frames = mc_map(fbytes);
+	struct mc_supp_used *count = mc_map(cbytes);
+	if (!frames || !count) {
+		mc_log("no memory to match suppressions: none applied");
+		goto done;
+	}
+	struct memcheck_count *kinds[] = { &res->definitely_lost, &res->indirectly_lost,
+					   &res->possibly_lost, &res->still_reachable };
+	uint64_t hwm = mc_account_rss_shield_begin();
+	size_t kept = 0;
+	for (size_t i = 0; i < *n; i++) {
+		struct mc_leak *l = &groups[i];
+		struct lazy z = { .f = frames, .cap = MC_MAX_DEPTH * 2 };
+		z.npcs = mc_stack_get(l->stack, &z.pcs);
+		struct mc_supp_stack st = { lazy_frame, &z };
+		long m = mc_supp_match(supps, (int)l->kind, &st, self);
+		if (m < 0) {
+			if (mc_opt.gen_suppressions)
+				gen(res->name, l, &st);
+			groups[kept++] = *l;
+			continue;
+		}
+		struct memcheck_count *k = kinds[l->kind & 3];
+		k->blocks -= l->blocks;
+		k->bytes -= l->bytes;
+		res->suppressed.blocks += l->blocks;
+		res->suppressed.bytes += l->bytes;
+		count[m].records++;
+		count[m].blocks += l->blocks;
+		count[m].bytes += l->bytes;
+	}
+	mc_account_rss_shield_end(hwm);
+	*n = kept;
+	size_t used = 0;
+	for (size_t i = 0; i < ns; i++)
+		used += count[i].records != 0;
+	if (used && (out->used = mc_map(used * sizeof *out->used))) {
+		out->mapped = used * sizeof *out->used;
+		for (size_t i = 0; i < ns; i++) {
+			if (!count[i].records)
+				continue;
+			struct mc_supp_used *u = &out->used[out->nused++];
+			*u = count[i];
+			u->name = mc_supp_name(supps, i, &u->file, &u->line);
+		}
+	}
+done:
+	if (frames)
+		mc_unmap(frames, fbytes);
+	if (count)
+		mc_unmap(count, cbytes);
+}
+
+void mc_suppress_report_free(struct mc_supp_report *out)
+{
+	if (out->used)
+		mc_unmap(out->used, out->mapped);
+	out->used = NULL;
+	out->nused = 0;
+}

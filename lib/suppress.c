@@ -1,0 +1,786 @@
+/*
+ * suppress.c - valgrind-format suppression files (memcheck-suppressions(5)):
+ * parsing, matching a leak record's stack, and writing an entry for one.
+ *
+ * The format is valgrind 3.19's own, so that one file serves both tools:
+ *
+ *   {
+ *      name
+ *      Memcheck:Leak
+ *      match-leak-kinds: definite,possible
+ *      fun:malloc
+ *      fun:make_*
+ *      ...
+ *      obj:/usr/lib/x86_64-linux-gnu/libfoo.so*
+ *   }
+ *
+ * Entries for other tools and other Memcheck kinds are parsed as
+ * valgrind parses them and kept out of the set: memcheck applies leak
+ * suppressions only.  Everything lives in mmap'd memory (an arena of
+ * chunks), never malloc: the library uses this file inside the malloc
+ * interposer.  The CLI, the unit test and the fuzz target use it too;
+ * nothing here depends on the rest of the library but util.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum { SF_FUN, SF_OBJ, SF_SRC, SF_DOTS };
+
+struct supp_frame {
+	uint8_t kind;
+	int line;                 /* src: line, 0 for any */
+	const char *pat;
+};
+
+struct mc_supp {
+	const char *name, *file;
+	int line;                 /* of its '{' */
+	uint8_t kinds;            /* 1 << enum mc_kind */
+	int nframes;
+	struct supp_frame frames[MC_SUPP_MAX_FRAMES];
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t size, used;
+};
+
+struct mc_supps {
+	struct mc_supp *v;        /* mmap'd, grown by copying */
+	size_t n, cap;
+	size_t other;             /* entries parsed and not applied */
+	struct chunk *chunks;
+};
+
+/* ---- memory ---------------------------------------------------------- */
+
+static void *arena(struct mc_supps *s, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	struct chunk *c = s->chunks;
+	if (!c || c->size - c->used < n) {
+		size_t size = 64 * 1024;
+		while (size - sizeof *c < n)
+			size *= 2;
+		c = mc_map(size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = (sizeof *c + 15) & ~(size_t)15;
+		c->next = s->chunks;
+		s->chunks = c;
+	}
+	void *p = (char *)c + c->used;
+	c->used += n;
+	return p;
+}
+
+static const char *arena_str(struct mc_supps *s, const char *p, size_t n)
+{
+	char *d = arena(s, n + 1);
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = 0;
+	}
+	return d;
+}
+
+struct mc_supps *mc_supp_new(void)
+{
+	return mc_map(sizeof(struct mc_supps));
+}
+
+void mc_supp_free(struct mc_supps *s)
+{
+	if (!s)
+		return;
+	for (struct chunk *c = s->chunks, *next; c; c = next) {
+		next = c->next;
+		mc_unmap(c, c->size);
+	}
+	if (s->v)
+		mc_unmap(s->v, s->cap * sizeof *s->v);
+	mc_unmap(s, sizeof *s);
+}
+
+size_t mc_supp_count(const struct mc_supps *s)
+{
+	return s ? s->n : 0;
+}
+
+size_t mc_supp_others(const struct mc_supps *s)
+{
+	return s ? s->other : 0;
+}
+
+const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line)
+{
+	if (file)
+		*file = s->v[i].file;
+	if (line)
+		*line = s->v[i].line;
+	return s->v[i].name;
+}
+
+static struct mc_supp *push(struct mc_supps *s)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct mc_supp *v = mc_map(cap * sizeof *v);
+		if (!v)
+			return NULL;
+		if (s->v) {
+			memcpy(v, s->v, s->n * sizeof *v);
+			mc_unmap(s->v, s->cap * sizeof *v);
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	struct mc_supp *e = &s->v[s->n];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
+/* ---- parsing --------------------------------------------------------- */
+
+struct reader {
+	const char *p, *end;
+	const char *name;         /* the file, in messages */
+	int lineno;               /* of the line last returned */
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+static void fail(struct reader *r, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fail(struct reader *r, int line, const char *fmt, ...)
+{
+	if (r->failed)
+		return;
+	r->failed = true;
+	if (!r->errlen)
+		return;
+	int n = snprintf(r->err, r->errlen, "%s:%d: ", r->name, line);
+	if (n >= 0 && (size_t)n < r->errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static bool space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* The next line that is neither blank nor a comment, without the
+ * whitespace around it; false at the end of the text. */
+static bool next_line(struct reader *r, const char **line, size_t *len)
+{
+	while (r->p < r->end && !r->failed) {
+		const char *s = r->p, *nl = memchr(s, '\n', (size_t)(r->end - s));
+		const char *e = nl ? nl : r->end;
+		r->p = nl ? nl + 1 : r->end;
+		r->lineno++;
+		if (memchr(s, 0, (size_t)(e - s))) {
+			fail(r, r->lineno, "a NUL byte: expected a text file");
+			return false;
+		}
+		while (s < e && space(*s))
+			s++;
+		while (e > s && space(e[-1]))
+			e--;
+		if (s == e || *s == '#')
+			continue;
+		*line = s;
+		*len = (size_t)(e - s);
+		return true;
+	}
+	return false;
+}
+
+static bool is(const char *line, size_t len, const char *word)
+{
+	return len == strlen(word) && memcmp(line, word, len) == 0;
+}
+
+/* At most 60 bytes of what was found, for messages. */
+#define FOUND(line, len) (int)((len) > 60 ? 60 : (len)), (line)
+
+/* Memcheck's error kinds (valgrind 3.19, mc_errors.c). */
+static const char *const memcheck_kinds[] = {
+	"Value0", "Value1", "Value2", "Value4", "Value8", "Value16", "Value32",
+	"Cond", "Addr1", "Addr2", "Addr4", "Addr8", "Addr16", "Addr32",
+	"Jump", "Param", "Free", "Overlap", "Leak", "User", "FishyValue",
+};
+
+static bool leak_kinds(struct reader *r, const char *s, size_t len, uint8_t *out)
+{
+	static const char *const words[] = { "definite", "indirect", "possible", "reachable" };
+	*out = 0;
+	while (len && space(*s))
+		s++, len--;
+	if (is(s, len, "all")) {
+		*out = 0xf;
+		return true;
+	}
+	if (is(s, len, "none"))
+		return true;
+	const char *end = s + len;
+	for (;;) {
+		const char *comma = memchr(s, ',', (size_t)(end - s));
+		const char *w = s, *we = comma ? comma : end;
+		while (w < we && space(*w))
+			w++;
+		while (we > w && space(we[-1]))
+			we--;
+		size_t k = 0;
+		while (k < MC_ARRAY_SIZE(words) && !is(w, (size_t)(we - w), words[k]))
+			k++;
+		if (k == MC_ARRAY_SIZE(words)) {
+			fail(r, r->lineno, "match-leak-kinds: unknown kind '%.*s': expected a "
+			     "comma-separated list of definite, indirect, possible, reachable, "
+			     "or all, or none", FOUND(w, (size_t)(we - w)));
+			return false;
+		}
+		*out |= (uint8_t)(1u << k);
+		if (!comma)
+			return true;
+		s = comma + 1;
+	}
+}
+
+static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame *f,
+			const char *line, size_t len)
+{
+	f->line = 0;
+	if (is(line, len, "...")) {
+		f->kind = SF_DOTS;
+		f->pat = "";
+		return true;
+	}
+	if (len > 4 && memcmp(line, "fun:", 4) == 0)
+		f->kind = SF_FUN;
+	else if (len > 4 && memcmp(line, "obj:", 4) == 0)
+		f->kind = SF_OBJ;
+	else if (len > 4 && memcmp(line, "src:", 4) == 0)
+		f->kind = SF_SRC;
+	else {
+		fail(r, r->lineno, "expected a frame line (fun:PATTERN, obj:PATTERN, "
+		     "src:FILE[:LINE] or ...) or '}', found '%.*s'", FOUND(line, len));
+		return false;
+	}
+	line += 4;
+	len -= 4;
+	if (f->kind == SF_SRC) {
+		/* src:file.c:123 - a line number after the last colon */
+		const char *colon = memrchr(line, ':', len);
+		if (colon && colon + 1 < line + len) {
+			const char *d = colon + 1;
+			long v = 0;
+			while (d < line + len && *d >= '0' && *d <= '9' && v < 100000000)
+				v = v * 10 + (*d++ - '0');
+			if (d == line + len) {
+				if (v == 0 || colon == line) {
+					fail(r, r->lineno, "src:%.*s: expected src:FILE or "
+					     "src:FILE:LINE with a line number from 1",
+					     FOUND(line, len));
+					return false;
+				}
+				f->line = (int)v;
+				len = (size_t)(colon - line);
+			}
+		}
+	}
+	f->pat = arena_str(s, line, len);
+	if (!f->pat) {
+		fail(r, r->lineno, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/* Skip to the closing '}' of an entry memcheck does not apply. */
+static bool skip_entry(struct reader *r, int open)
+{
+	const char *line;
+	size_t len;
+	while (next_line(r, &line, &len))
+		if (is(line, len, "}"))
+			return true;
+	fail(r, r->lineno, "expected '}' to close the suppression begun at line %d, found "
+	     "the end of the file", open);
+	return false;
+}
+
+/* One entry from '{' to '}'; false on error (said). */
+static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
+{
+	const char *line;
+	size_t len;
+	int open = r->lineno;
+	if (!next_line(r, &line, &len)) {
+		fail(r, r->lineno, "expected the suppression's name after '{' at line %d, "
+		     "found the end of the file", open);
+		return false;
+	}
+	if (is(line, len, "}") || is(line, len, "{")) {
+		fail(r, r->lineno, "expected the suppression's name after '{' at line %d, "
+		     "found '%.*s'", open, FOUND(line, len));
+		return false;
+	}
+	const char *name = line;
+	size_t name_len = len;
+	if (!next_line(r, &line, &len)) {
+		fail(r, r->lineno, "expected 'Tool:Kind' (such as Memcheck:Leak) after the "
+		     "name, found the end of the file");
+		return false;
+	}
+	const char *colon = memchr(line, ':', len);
+	if (!colon || colon == line || colon + 1 == line + len || is(line, len, "}")) {
+		fail(r, r->lineno, "expected 'Tool:Kind' (such as Memcheck:Leak) after the "
+		     "name, found '%.*s'", FOUND(line, len));
+		return false;
+	}
+	bool memcheck = false;
+	for (const char *t = line; t < colon;) {
+		const char *comma = memchr(t, ',', (size_t)(colon - t));
+		const char *te = comma ? comma : colon;
+		if (te == t) {
+			fail(r, r->lineno, "expected tool names separated by commas before "
+			     "':', found '%.*s'", FOUND(line, len));
+			return false;
+		}
+		memcheck |= is(t, (size_t)(te - t), "Memcheck");
+		t = comma ? comma + 1 : colon;
+	}
+	if (!memcheck) {
+		s->other++;
+		return skip_entry(r, open);
+	}
+	const char *kind = colon + 1;
+	size_t klen = (size_t)(line + len - kind);
+	size_t k = 0;
+	while (k < MC_ARRAY_SIZE(memcheck_kinds) && !is(kind, klen, memcheck_kinds[k]))
+		k++;
+	if (k == MC_ARRAY_SIZE(memcheck_kinds)) {
+		fail(r, r->lineno, "unknown Memcheck suppression kind '%.*s': expected Leak, "
+		     "Cond, Value1..Value32, Addr1..Addr32, Param, Free, Jump, Overlap, User "
+		     "or FishyValue", FOUND(kind, klen));
+		return false;
+	}
+	bool leak = is(kind, klen, "Leak");
+	if (is(kind, klen, "Param") || is(kind, klen, "FishyValue")) {
+		/* one line more: the system call's parameter, the function */
+		if (!next_line(r, &line, &len) || is(line, len, "}")) {
+			fail(r, r->lineno, "expected the line Memcheck:%.*s takes (the parameter) "
+			     "before the frames", FOUND(kind, klen));
+			return false;
+		}
+	}
+	struct mc_supp e;
+	memset(&e, 0, sizeof e);
+	e.kinds = 0xf;
+	e.line = open;
+	bool have = next_line(r, &line, &len);
+	if (have && leak && len >= 17 && memcmp(line, "match-leak-kinds:", 17) == 0) {
+		if (!leak_kinds(r, line + 17, len - 17, &e.kinds))
+			return false;
+		have = next_line(r, &line, &len);
+	}
+	for (; have; have = next_line(r, &line, &len)) {
+		if (is(line, len, "}"))
+			break;
+		if (e.nframes == MC_SUPP_MAX_FRAMES) {
+			fail(r, r->lineno, "expected '}' after %d frame lines (valgrind's limit), "
+			     "found '%.*s'", MC_SUPP_MAX_FRAMES, FOUND(line, len));
+			return false;
+		}
+		if (!parse_frame(r, s, &e.frames[e.nframes], line, len))
+			return false;
+		e.nframes++;
+	}
+	if (r->failed)
+		return false;
+	if (!have) {
+		fail(r, r->lineno, "expected '}' to close the suppression begun at line %d, "
+		     "found the end of the file", open);
+		return false;
+	}
+	if (!e.nframes) {
+		fail(r, r->lineno, "expected at least one frame line (fun:, obj:, src: or ...) "
+		     "before '}'");
+		return false;
+	}
+	if (!leak) {
+		s->other++;
+		return true;
+	}
+	e.name = arena_str(s, name, name_len);
+	e.file = file;
+	struct mc_supp *slot = e.name ? push(s) : NULL;
+	if (!slot) {
+		fail(r, r->lineno, "out of memory");
+		return false;
+	}
+	*slot = e;
+	s->n++;
+	return true;
+}
+
+bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,
+		   char *err, size_t errlen)
+{
+	struct reader r = { .p = text, .end = text + len, .name = name, .err = err,
+			    .errlen = errlen };
+	if (errlen)
+		err[0] = 0;
+	/* A file that does not parse adds nothing. */
+	size_t n0 = s->n, other0 = s->other;
+	const char *file = arena_str(s, name, strlen(name));
+	if (!file)
+		fail(&r, 0, "out of memory");
+	const char *line;
+	size_t llen;
+	while (!r.failed && next_line(&r, &line, &llen)) {
+		if (!is(line, llen, "{")) {
+			fail(&r, r.lineno, "expected '{' to begin a suppression, found '%.*s'",
+			     FOUND(line, llen));
+			break;
+		}
+		if (!parse_entry(&r, s, file))
+			break;
+	}
+	if (r.failed) {
+		s->n = n0;
+		s->other = other0;
+		return false;
+	}
+	return true;
+}
+
+bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return false;
+	}
+	if (st.st_size > 16 * 1024 * 1024) {
+		snprintf(err, errlen, "%s: larger than 16 MiB: not a suppression file?", path);
+		close(fd);
+		return false;
+	}
+	size_t size = (size_t)st.st_size, got = 0;
+	char *buf = mc_map(size + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return false;
+	}
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	bool ok = mc_supp_parse(s, buf, got, path, err, errlen);
+	mc_unmap(buf, size + 1);
+	return ok;
+}
+
+/* ---- matching -------------------------------------------------------- */
+
+/* valgrind's VG_(string_match): '*' any run of characters, '?' any one,
+ * '\' takes the next character as it is.  Greedy with one backtracking
+ * point, so it stays linear in practice, quadratic at worst. */
+bool mc_supp_glob(const char *pat, const char *s)
+{
+	const char *star = NULL, *back = NULL;
+	for (;;) {
+		if (*pat == '*') {
+			star = ++pat;
+			back = s;
+			continue;
+		}
+		if (*s) {
+			const char *q = pat;
+			char c = *q;
+			if (c == '\\' && q[1])
+				c = *++q;
+			if (c && (c == *s || (*pat == '?'))) {
+				pat = q + 1;
+				s++;
+				continue;
+			}
+		} else if (!*pat) {
+			return true;
+		}
+		if (!star || !*back)
+			return false;
+		pat = star;
+		s = ++back;
+	}
+}
+
+/* What valgrind names its frame 0 of a leak: the allocation function.
+ * memcheck's stacks start at its caller, so virtual frames stand for it
+ * (memcheck-suppressions(5), FRAME 0). */
+static const char *const alloc_names[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc",
+	/* operator new and new[]: plain, nothrow, aligned, aligned nothrow */
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+	"_Znwj", "_Znaj", "_ZnwjRKSt9nothrow_t", "_ZnajRKSt9nothrow_t",
+};
+/* valgrind's own objects frame 0 lies in */
+static const char *const vg_objects[] = {
+	"/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so",
+	"/usr/lib/x86_64-linux-gnu/valgrind/vgpreload_memcheck-amd64-linux.so",
+	"/usr/local/libexec/valgrind/vgpreload_memcheck-amd64-linux.so",
+};
+
+bool mc_supp_is_alloc_fn(const char *name)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(alloc_names); i++)
+		if (strcmp(name, alloc_names[i]) == 0)
+			return true;
+	return false;
+}
+
+static const char *base(const char *path)
+{
+	const char *sl = strrchr(path, '/');
+	return sl ? sl + 1 : path;
+}
+
+/* Frame i of the stack being matched, behind nv virtual frames (NULL
+ * frame, true). */
+struct cursor {
+	const struct mc_supp_stack *st;
+	int nv;
+	const char *self;
+};
+
+static bool frame_at(const struct cursor *c, int i, const struct mc_frame_info **f)
+{
+	*f = NULL;
+	if (i < c->nv)
+		return true;
+	*f = c->st->frame(c->st->arg, i - c->nv);
+	return *f != NULL;
+}
+
+static bool match_v(const struct supp_frame *p, const char *self)
+{
+	switch (p->kind) {
+	case SF_FUN:
+		for (size_t i = 0; i < MC_ARRAY_SIZE(alloc_names); i++)
+			if (mc_supp_glob(p->pat, alloc_names[i]))
+				return true;
+		return false;
+	case SF_OBJ:
+		if (self && *self && mc_supp_glob(p->pat, self))
+			return true;
+		for (size_t i = 0; i < MC_ARRAY_SIZE(vg_objects); i++)
+			if (mc_supp_glob(p->pat, vg_objects[i]))
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
+		      const char *self)
+{
+	if (!f)
+		return match_v(p, self);
+	switch (p->kind) {
+	case SF_FUN:
+		return mc_supp_glob(p->pat, f->linkage[0] ? f->linkage : f->function) ||
+		       (strcmp(f->linkage, f->function) != 0 && mc_supp_glob(p->pat, f->function));
+	case SF_OBJ:
+		return f->object[0] && mc_supp_glob(p->pat, f->object);
+	case SF_SRC:
+		if (!f->file[0] || (p->line && p->line != f->line))
+			return false;
+		return mc_supp_glob(p->pat, base(f->file)) || mc_supp_glob(p->pat, f->file);
+	default:
+		return false;
+	}
+}
+
+/* The entry's frames against a prefix of the stack, '...' standing for
+ * zero or more frames: the classic wildcard walk, each frame a letter,
+ * with the pattern's end open (the stack may go on). */
+static bool match_frames(const struct mc_supp *e, const struct cursor *c)
+{
+	int p = 0, i = 0, star = -1, star_i = 0;
+	const struct mc_frame_info *f;
+	for (;;) {
+		if (p == e->nframes)
+			return true;
+		if (e->frames[p].kind == SF_DOTS) {
+			star = ++p;
+			star_i = i;
+			continue;
+		}
+		if (frame_at(c, i, &f) && match_one(&e->frames[p], f, c->self)) {
+			p++;
+			i++;
+			continue;
+		}
+		if (star < 0 || !frame_at(c, star_i, &f))
+			return false;
+		p = star;
+		i = ++star_i;
+	}
+}
+
+long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stack *st,
+		   const char *self)
+{
+	for (size_t k = 0; s && k < s->n; k++) {
+		const struct mc_supp *e = &s->v[k];
+		if (!(e->kinds & (1u << (kind & 3))))
+			continue;
+		/* valgrind's stacks have one allocation frame, or two: its
+		 * posix_memalign calls its memalign, and in a program with
+		 * libmemcheck preloaded its malloc is called by memcheck's. */
+		for (int nv = 0; nv <= 2; nv++) {
+			struct cursor c = { st, nv, self };
+			if (match_frames(e, &c))
+				return (long)k;
+		}
+	}
+	return -1;
+}
+
+/* ---- writing an entry ------------------------------------------------ */
+
+static const char *const kind_words[] = { "definite", "indirect", "possible", "reachable" };
+
+/* valgrind's stacks stop at main (--show-below-main=no); these are the
+ * frames below it. */
+static bool below_main(const char *fn)
+{
+	static const char *const names[] = {
+		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+		"_start", "generic_start_main", "(below main)",
+	};
+	for (size_t i = 0; i < MC_ARRAY_SIZE(names); i++)
+		if (strcmp(fn, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A name as a pattern that matches it: wildcards escaped; characters a
+ * line cannot hold (controls, whitespace at either end, which the
+ * parser strips) become '?', which matches them. */
+static void put_pattern(struct mc_buf *b, const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < ' ' || c == 0x7f || ((i == 0 || i == n - 1) && space((char)c)))
+			mc_buf_put(b, "?", 1);
+		else if (c == '*' || c == '?' || c == '\\')
+			mc_buf_printf(b, "\\%c", c);
+		else
+			mc_buf_put(b, s + i, 1);
+	}
+}
+
+/* The frames an entry for this stack names: how many (at most max),
+ * and whether one of them is more than an allocation function. */
+static int frames_to_write(const struct mc_supp_stack *st, int max, bool *specific)
+{
+	const struct mc_frame_info *f;
+	int n = 0;
+	*specific = false;
+	for (int i = 0; n < max && (f = st->frame(st->arg, i)); i++) {
+		if (below_main(f->linkage) || below_main(f->function))
+			break;
+		n++;
+		*specific |= !mc_supp_is_alloc_fn(f->linkage) &&
+			     (strcmp(f->function, "???") != 0 || f->object[0]);
+		if (strcmp(f->function, "main") == 0)
+			break;
+	}
+	return n;
+}
+
+void mc_supp_format(struct mc_buf *b, const char *name, int kind,
+		    const struct mc_supp_stack *st)
+{
+	/* valgrind 3.19 keeps --num-callers=12 frames by default; a longer
+	 * entry would never match its shorter stacks.  Frame 0 is the
+	 * allocation function, which memcheck does not record: '...' stands
+	 * for it and for any allocator frames after it (libmemcheck's own
+	 * wrapper, when valgrind runs a program memcheck is preloaded in).
+	 * A stack that starts at operator new is valgrind's as it is. */
+	const struct mc_frame_info *f = st->frame(st->arg, 0);
+	bool dots = !f || !mc_supp_is_alloc_fn(f->linkage), specific;
+	int n = frames_to_write(st, dots ? 11 : 12, &specific);
+	const char *t = name;
+	while (space(*t))
+		t++;
+	if (!specific) {
+		/* An entry of nothing but '...' or operator new would
+		 * suppress every leak of its kind: a comment says why there
+		 * is none. */
+		mc_buf_puts(b, "# ");
+		for (const char *s = t; *s; s++)
+			mc_buf_put(b, (unsigned char)*s < ' ' ? "_" : s, 1);
+		mc_buf_printf(b, ": no entry for this %s leak record: its stack has no frame "
+			      "past the allocation function (MEMCHECK_UNWINDER=libunwind, "
+			      "MEMCHECK_STACK_DEPTH)\n", kind_words[kind & 3]);
+		return;
+	}
+	mc_buf_puts(b, "{\n   ");
+	/* a name line must not read as blank, a comment or a brace */
+	if (!*t || *t == '#' || *t == '{' || *t == '}')
+		mc_buf_puts(b, "memcheck-");
+	for (const char *s = name; *s; s++)
+		mc_buf_put(b, (unsigned char)*s < ' ' ? "_" : s, 1);
+	mc_buf_printf(b, "\n   Memcheck:Leak\n   match-leak-kinds: %s\n", kind_words[kind & 3]);
+	if (dots)
+		mc_buf_puts(b, "   ...\n");
+	for (int i = 0; i < n; i++) {
+		f = st->frame(st->arg, i);
+		const char *fn = f->linkage[0] ? f->linkage : f->function;
+		if (fn[0] && strcmp(f->function, "???") != 0) {
+			mc_buf_puts(b, "   fun:");
+			put_pattern(b, fn);
+		} else if (f->object[0]) {
+			mc_buf_puts(b, "   obj:");
+			put_pattern(b, f->object);
+		} else {
+			mc_buf_puts(b, "   obj:*");
+		}
+		mc_buf_puts(b, "\n");
+	}
+	mc_buf_puts(b, "}\n");
+}

@@ -1,0 +1,449 @@
+/*
+ * unit_supp.c - lib/suppress.c on its own: files valgrind 3.19 reads are
+ * read (entries for other kinds and tools counted apart), every kind of
+ * bad entry is refused with its exact line and message, valgrind's
+ * wildcards, '...', the leak-kinds filter, the virtual frame 0 that
+ * stands for the allocation function, C++ linkage names, and an entry
+ * written by mc_supp_format read back and matching its own stack.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static char err[1024];
+
+static struct mc_supps *parse(const char *text)
+{
+	struct mc_supps *s = mc_supp_new();
+	ck_assert_ptr_nonnull(s);
+	if (!mc_supp_parse(s, text, strlen(text), "t.supp", err, sizeof err)) {
+		mc_supp_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static struct mc_supps *good(const char *text)
+{
+	struct mc_supps *s = parse(text);
+	ck_assert_msg(s != NULL, "did not parse:\n%s\nerror: %s", text, err);
+	ck_assert_str_eq(err, "");
+	return s;
+}
+
+/* A stack: "fn@object@file:line" per frame, ';'-separated; a function
+ * "C++name/linkage" has a short name and a linkage name. */
+struct stack {
+	struct mc_frame_info f[32];
+	int n;
+};
+
+static const struct mc_frame_info *frame(void *arg, int i)
+{
+	struct stack *st = arg;
+	return i < st->n ? &st->f[i] : NULL;
+}
+
+static struct stack *make(const char *desc)
+{
+	static struct stack st;
+	memset(&st, 0, sizeof st);
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", desc);
+	for (char *save = NULL, *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+		struct mc_frame_info *f = &st.f[st.n++];
+		char *obj = strchr(t, '@'), *file = NULL;
+		if (obj) {
+			*obj++ = 0;
+			file = strchr(obj, '@');
+			if (file) {
+				*file++ = 0;
+				char *colon = strrchr(file, ':');
+				if (colon) {
+					*colon = 0;
+					f->line = atoi(colon + 1);
+				}
+				snprintf(f->file, sizeof f->file, "%s", file);
+			}
+			snprintf(f->object, sizeof f->object, "%s", obj);
+		}
+		char *slash = strchr(t, '/');
+		if (slash)
+			*slash++ = 0;
+		snprintf(f->function, sizeof f->function, "%s", t);
+		snprintf(f->linkage, sizeof f->linkage, "%s", slash ? slash : t);
+	}
+	return &st;
+}
+
+/* Index of the entry that matches stack desc for kind, -1 for none. */
+static long match(const struct mc_supps *s, int kind, const char *desc)
+{
+	struct mc_supp_stack st = { frame, make(desc) };
+	return mc_supp_match(s, kind, &st, "/opt/lib/libmemcheck.so.0");
+}
+
+static const char valgrind_file[] =
+	"# what valgrind's own files hold\n"
+	"\n"
+	"{\n"
+	"   cond in ld.so\n"
+	"   Memcheck:Cond\n"
+	"   obj:*/ld-linux*.so*\n"
+	"}\n"
+	"{\n"
+	"   a param\n"
+	"   Memcheck:Param\n"
+	"   write(buf)\n"
+	"   fun:write\n"
+	"   ...\n"
+	"}\n"
+	"{\n"
+	"   helgrind's\n"
+	"   Helgrind:Race\n"
+	"   anything at all: helgrind's own lines\n"
+	"}\n"
+	"  {  \n"
+	"\t leak, any kind  \r\n"
+	"   Memcheck,Addrcheck:Leak\n"
+	"   # a comment inside\n"
+	"   fun:malloc\n"
+	"   fun:make_*\n"
+	"}\n"
+	"{\n"
+	"   leak, definite\n"
+	"   Memcheck:Leak\n"
+	"   match-leak-kinds: definite,possible\n"
+	"   ...\n"
+	"   fun:grow\n"
+	"   fun:main\n"
+	"}\n";
+
+START_TEST(reads_valgrinds_files)
+{
+	struct mc_supps *s = good(valgrind_file);
+	ck_assert_uint_eq(mc_supp_count(s), 2);
+	ck_assert_uint_eq(mc_supp_others(s), 3);
+	const char *file;
+	int line;
+	ck_assert_str_eq(mc_supp_name(s, 0, &file, &line), "leak, any kind");
+	ck_assert_str_eq(file, "t.supp");
+	ck_assert_int_eq(line, 20);
+	ck_assert_str_eq(mc_supp_name(s, 1, &file, &line), "leak, definite");
+	ck_assert_int_eq(line, 27);
+	/* kinds: the first takes all, the second definite and possible */
+	ck_assert_int_eq(match(s, MC_KIND_REACHABLE, "make_list;main"), 0);
+	ck_assert_int_eq(match(s, MC_KIND_DEFINITE, "grow;main"), 1);
+	ck_assert_int_eq(match(s, MC_KIND_POSSIBLE, "grow;main"), 1);
+	ck_assert_int_eq(match(s, MC_KIND_INDIRECT, "grow;main"), -1);
+	ck_assert_int_eq(match(s, MC_KIND_REACHABLE, "grow;main"), -1);
+	mc_supp_free(s);
+	s = good("");
+	ck_assert_uint_eq(mc_supp_count(s), 0);
+	mc_supp_free(s);
+	s = good("{\n n\n Memcheck:Leak\n match-leak-kinds: none\n fun:*\n}\n");
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(match(s, k, "a;b"), -1);
+	mc_supp_free(s);
+	s = good("{\n n\n Memcheck:Leak\n match-leak-kinds:all\n fun:*\n}\n");
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(match(s, k, "a;b"), 0);
+	mc_supp_free(s);
+}
+END_TEST
+
+static const struct {
+	const char *text, *error;
+} bad[] = {
+	{ "x\n", "t.supp:1: expected '{' to begin a suppression, found 'x'" },
+	{ "# c\n\n{\n", "t.supp:3: expected the suppression's name after '{' at line 3, "
+	  "found the end of the file" },
+	{ "{\n}\n", "t.supp:2: expected the suppression's name after '{' at line 1, found '}'" },
+	{ "{\n n\n", "t.supp:2: expected 'Tool:Kind' (such as Memcheck:Leak) after the name, "
+	  "found the end of the file" },
+	{ "{\n n\n Memcheck\n}\n", "t.supp:3: expected 'Tool:Kind' (such as Memcheck:Leak) "
+	  "after the name, found 'Memcheck'" },
+	{ "{\n n\n Memcheck:\n}\n", "t.supp:3: expected 'Tool:Kind' (such as Memcheck:Leak) "
+	  "after the name, found 'Memcheck:'" },
+	{ "{\n n\n ,Memcheck:Leak\n}\n", "t.supp:3: expected tool names separated by commas "
+	  "before ':', found ',Memcheck:Leak'" },
+	{ "{\n n\n Memcheck:Lek\n fun:f\n}\n", "t.supp:3: unknown Memcheck suppression kind "
+	  "'Lek': expected Leak, Cond, Value1..Value32, Addr1..Addr32, Param, Free, Jump, "
+	  "Overlap, User or FishyValue" },
+	{ "{\n n\n Memcheck:Param\n}\n", "t.supp:4: expected the line Memcheck:Param takes "
+	  "(the parameter) before the frames" },
+	{ "{\n n\n Memcheck:Leak\n match-leak-kinds: definite,lost\n fun:f\n}\n",
+	  "t.supp:4: match-leak-kinds: unknown kind 'lost': expected a comma-separated list "
+	  "of definite, indirect, possible, reachable, or all, or none" },
+	{ "{\n n\n Memcheck:Leak\n match-leak-kinds:\n fun:f\n}\n",
+	  "t.supp:4: match-leak-kinds: unknown kind '': expected a comma-separated list "
+	  "of definite, indirect, possible, reachable, or all, or none" },
+	{ "{\n n\n Memcheck:Cond\n match-leak-kinds: all\n fun:f\n}\n",
+	  "t.supp:4: expected a frame line (fun:PATTERN, obj:PATTERN, src:FILE[:LINE] or "
+	  "...) or '}', found 'match-leak-kinds: all'" },
+	{ "{\n n\n Memcheck:Leak\n fun:\n}\n", "t.supp:4: expected a frame line "
+	  "(fun:PATTERN, obj:PATTERN, src:FILE[:LINE] or ...) or '}', found 'fun:'" },
+	{ "{\n n\n Memcheck:Leak\n fun:f\n", "t.supp:4: expected '}' to close the "
+	  "suppression begun at line 1, found the end of the file" },
+	{ "{\n n\n Helgrind:Race\n fun:f\n", "t.supp:4: expected '}' to close the "
+	  "suppression begun at line 1, found the end of the file" },
+	{ "{\n n\n Memcheck:Leak\n}\n", "t.supp:4: expected at least one frame line "
+	  "(fun:, obj:, src: or ...) before '}'" },
+	{ "{\n n\n Memcheck:Leak\n src:a.c:0\n}\n", "t.supp:4: src:a.c:0: expected "
+	  "src:FILE or src:FILE:LINE with a line number from 1" },
+	{ "{\n n\n Memcheck:Leak\n fun:f\n}\n}\n", "t.supp:6: expected '{' to begin a "
+	  "suppression, found '}'" },
+	{ "{\n n\n Memcheck:Leak\n fun:f\0\n}\n", NULL /* NUL: see below */ },
+};
+
+START_TEST(refuses_bad_entries)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(bad); i++) {
+		if (!bad[i].error)
+			continue;
+		struct mc_supps *s = parse(bad[i].text);
+		ck_assert_msg(s == NULL, "parsed:\n%s", bad[i].text);
+		ck_assert_str_eq(err, bad[i].error);
+	}
+	/* A NUL byte */
+	static const char nul[] = "{\n n\n Memcheck:Leak\n fun:f\0g\n}\n";
+	struct mc_supps *s = mc_supp_new();
+	ck_assert(!mc_supp_parse(s, nul, sizeof nul - 1, "t.supp", err, sizeof err));
+	ck_assert_str_eq(err, "t.supp:4: a NUL byte: expected a text file");
+	/* 24 frames are valgrind's limit; a 25th is refused */
+	char text[2048] = "{\n n\n Memcheck:Leak\n";
+	for (int i = 0; i < 24; i++)
+		strcat(text, " fun:f\n");
+	strcat(text, "}\n");
+	ck_assert(mc_supp_parse(s, text, strlen(text), "t.supp", err, sizeof err));
+	ck_assert_uint_eq(mc_supp_count(s), 1);
+	strcpy(strrchr(text, '}'), " obj:g\n}\n");
+	ck_assert(!mc_supp_parse(s, text, strlen(text), "t.supp", err, sizeof err));
+	ck_assert_str_eq(err, "t.supp:28: expected '}' after 24 frame lines (valgrind's "
+			 "limit), found 'obj:g'");
+	/* a file that fails adds nothing, not even its good entries */
+	static const char half[] = "{\n a\n Memcheck:Leak\n fun:f\n}\n{\n";
+	ck_assert(!mc_supp_parse(s, half, sizeof half - 1, "t.supp", err, sizeof err));
+	ck_assert_uint_eq(mc_supp_count(s), 1);
+	/* a short error buffer still holds a string */
+	char tiny[12];
+	ck_assert(!mc_supp_parse(s, "x", 1, "t.supp", tiny, sizeof tiny));
+	ck_assert_str_eq(tiny, "t.supp:1: e");
+	mc_supp_free(s);
+}
+END_TEST
+
+START_TEST(wildcards)
+{
+	ck_assert(mc_supp_glob("*", ""));
+	ck_assert(mc_supp_glob("make_*", "make_list"));
+	ck_assert(mc_supp_glob("*_list", "make_list"));
+	ck_assert(mc_supp_glob("m?ke*l?st", "make_list"));
+	ck_assert(mc_supp_glob("*a*b*c*", "xxaxxbxxcxx"));
+	ck_assert(!mc_supp_glob("*a*b*c*", "xxaxxcxxbxx"));
+	ck_assert(!mc_supp_glob("make_", "make_list"));
+	ck_assert(!mc_supp_glob("?", ""));
+	ck_assert(mc_supp_glob("a\\*b", "a*b"));
+	ck_assert(!mc_supp_glob("a\\*b", "axb"));
+	ck_assert(mc_supp_glob("a\\?", "a?"));
+	ck_assert(!mc_supp_glob("a\\?", "ab"));
+	ck_assert(mc_supp_glob("*/libc.so*", "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	/* No backtracking blow-up */
+	char s[4096];
+	memset(s, 'a', sizeof s - 1);
+	s[sizeof s - 1] = 0;
+	ck_assert(!mc_supp_glob("*a*a*a*a*a*a*a*a*b", s));
+}
+END_TEST
+
+START_TEST(frames_and_dots)
+{
+	struct mc_supps *s = good(
+		"{\n exact\n Memcheck:Leak\n fun:a\n fun:b\n}\n"
+		"{\n dots in the middle\n Memcheck:Leak\n fun:x\n ...\n fun:z\n}\n"
+		"{\n obj and src\n Memcheck:Leak\n obj:*/libfoo.so*\n src:foo.c:12\n}\n"
+		"{\n src without line\n Memcheck:Leak\n src:bar.c\n fun:main\n}\n"
+		"{\n dots last\n Memcheck:Leak\n fun:q\n ...\n}\n");
+	ck_assert_int_eq(match(s, 0, "a;b"), 0);
+	ck_assert_int_eq(match(s, 0, "a;b;c;main"), 0);   /* a prefix is enough */
+	ck_assert_int_eq(match(s, 0, "a"), -1);           /* a stack too short */
+	ck_assert_int_eq(match(s, 0, "b;a"), -1);
+	ck_assert_int_eq(match(s, 0, "x;z"), 1);          /* ... is zero frames */
+	ck_assert_int_eq(match(s, 0, "x;y;y;z;w"), 1);
+	ck_assert_int_eq(match(s, 0, "x;y;y"), -1);
+	ck_assert_int_eq(match(s, 0, "f@/lib/libfoo.so.1;g@/bin/p@/src/foo.c:12"), 2);
+	ck_assert_int_eq(match(s, 0, "f@/lib/libfoo.so.1;g@/bin/p@/src/foo.c:13"), -1);
+	ck_assert_int_eq(match(s, 0, "g@/bin/p@src/bar.c:99;main"), 3);
+	ck_assert_int_eq(match(s, 0, "q"), 4);
+	mc_supp_free(s);
+}
+END_TEST
+
+/* memcheck's stacks begin at the allocation function's caller, valgrind's
+ * at the allocation function: virtual frames stand for it. */
+START_TEST(virtual_frame_zero)
+{
+	struct mc_supps *s = good(
+		"{\n valgrind's malloc\n Memcheck:Leak\n fun:malloc\n fun:leak\n fun:main\n}\n"
+		"{\n any alloc\n Memcheck:Leak\n fun:*alloc\n fun:grow\n}\n"
+		"{\n in vgpreload\n Memcheck:Leak\n obj:*vgpreload_memcheck*\n fun:pre\n}\n"
+		"{\n in libmemcheck\n Memcheck:Leak\n obj:*/libmemcheck.so*\n fun:self\n}\n"
+		"{\n operator new\n Memcheck:Leak\n fun:_Znwm\n fun:_ZN2ns4makeEv\n}\n"
+		"{\n not an allocation function\n Memcheck:Leak\n fun:strdup\n fun:dup\n}\n"
+		"{\n src never\n Memcheck:Leak\n src:vg_replace_malloc.c\n fun:src0\n}\n");
+	ck_assert_int_eq(match(s, 0, "leak;main"), 0);
+	ck_assert_int_eq(match(s, 0, "malloc;leak;main"), 0); /* a frame for it, too */
+	ck_assert_int_eq(match(s, 0, "main"), -1);
+	ck_assert_int_eq(match(s, 0, "grow"), 1);
+	ck_assert_int_eq(match(s, 0, "pre"), 2);
+	ck_assert_int_eq(match(s, 0, "self"), 3);
+	/* operator new is a real frame of memcheck's stack (libstdc++'s own
+	 * calls malloc), and also what frame 0 stands for */
+	ck_assert_int_eq(match(s, 0, "operator new/_Znwm@/usr/lib/libstdc++.so.6;"
+			 "make/_ZN2ns4makeEv"), 4);
+	ck_assert_int_eq(match(s, 0, "make/_ZN2ns4makeEv"), 4);
+	/* by the short name too */
+	ck_assert_int_eq(match(s, 0, "make/_ZN2ns4makeEv"), 4);
+	ck_assert_int_eq(match(s, 0, "dup"), -1);
+	ck_assert_int_eq(match(s, 0, "strdup;dup"), 5);
+	ck_assert_int_eq(match(s, 0, "src0"), -1);
+	mc_supp_free(s);
+	/* valgrind's posix_memalign calls its memalign; under valgrind with
+	 * memcheck preloaded, valgrind's malloc is called by memcheck's:
+	 * two allocation frames, never three */
+	s = good("{\n two\n Memcheck:Leak\n fun:memalign\n fun:posix_memalign\n fun:site\n}\n"
+		 "{\n preloaded\n Memcheck:Leak\n fun:malloc\n obj:*/libmemcheck.so*\n"
+		 " fun:other\n}\n"
+		 "{\n three\n Memcheck:Leak\n fun:malloc\n fun:malloc\n fun:malloc\n"
+		 " fun:third\n}\n");
+	ck_assert_int_eq(match(s, 0, "site;main"), 0);
+	ck_assert_int_eq(match(s, 0, "other;main"), 1);
+	ck_assert_int_eq(match(s, 0, "third;main"), -1);
+	mc_supp_free(s);
+	s = good("{\n by short name\n Memcheck:Leak\n fun:malloc\n fun:make\n}\n");
+	ck_assert_int_eq(match(s, 0, "make/_ZN2ns4makeEv"), 0);
+	mc_supp_free(s);
+	/* every malloc-family name */
+	static const char *const names[] = { "malloc", "calloc", "realloc", "reallocarray",
+		"memalign", "posix_memalign", "aligned_alloc", "valloc", "pvalloc", "_Znam" };
+	for (size_t i = 0; i < MC_ARRAY_SIZE(names); i++) {
+		char text[256];
+		snprintf(text, sizeof text, "{\n n\n Memcheck:Leak\n fun:%s\n fun:site\n}\n",
+			 names[i]);
+		s = good(text);
+		ck_assert_msg(match(s, 0, "site") == 0, "%s", names[i]);
+		mc_supp_free(s);
+	}
+}
+END_TEST
+
+/* What mc_supp_format writes reads back and matches the stack it was
+ * written for, and not another. */
+START_TEST(generated_entries_read_back)
+{
+	static const char *const stacks[] = {
+		"leak@/bin/p@p.c:6;main@/bin/p@p.c:13;__libc_start_call_main@/lib/libc.so.6",
+		"operator new/_Znwm@/usr/lib/libstdc++.so.6;make/_ZN2ns4makeEv@/bin/p;main",
+		"???@/lib/libweird.so;helper*?\\@/bin/p;main",
+		"a;b;c;d;e;f;g;h;i;j;k;l;m;n;o;p;q",
+		"operator new/_Znwm@/usr/lib/libstdc++.so.6",
+		"",
+		"???;__libc_start_call_main",
+	};
+	for (size_t i = 0; i < MC_ARRAY_SIZE(stacks); i++) {
+		struct mc_buf b = { 0 };
+		struct stack copy = *make(stacks[i]);
+		struct mc_supp_stack st = { frame, &copy };
+		mc_supp_format(&b, "memcheck-t-1", MC_KIND_POSSIBLE, &st);
+		ck_assert(!b.oom);
+		char text[4096];
+		snprintf(text, sizeof text, "%.*s", (int)b.len, b.s);
+		mc_buf_free(&b);
+		struct mc_supps *s = good(text);
+		if (i >= 4) {
+			/* nothing past the allocation function: an entry
+			 * would suppress every leak of the kind */
+			ck_assert_uint_eq(mc_supp_count(s), 0);
+			ck_assert_msg(strncmp(text, "# memcheck-t-1: no entry for this possible "
+					      "leak record", 52) == 0, "%s", text);
+			mc_supp_free(s);
+			continue;
+		}
+		ck_assert_uint_eq(mc_supp_count(s), 1);
+		ck_assert_msg(mc_supp_match(s, MC_KIND_POSSIBLE, &st, NULL) == 0, "%s", text);
+		ck_assert_int_eq(mc_supp_match(s, MC_KIND_DEFINITE, &st, NULL), -1);
+		mc_supp_free(s);
+		if (i == 0) {
+			ck_assert_str_eq(text, "{\n   memcheck-t-1\n   Memcheck:Leak\n"
+					 "   match-leak-kinds: possible\n   ...\n   fun:leak\n"
+					 "   fun:main\n}\n");
+		} else if (i == 1) {
+			ck_assert_str_eq(text, "{\n   memcheck-t-1\n   Memcheck:Leak\n"
+					 "   match-leak-kinds: possible\n   fun:_Znwm\n"
+					 "   fun:_ZN2ns4makeEv\n   fun:main\n}\n");
+		} else if (i == 2) {
+			ck_assert_msg(strstr(text, "   obj:/lib/libweird.so\n   fun:helper\\*\\?\\\\\n"),
+				      "%s", text);
+		} else {
+			/* valgrind keeps 12 frames: '...' and 11 */
+			ck_assert_msg(strstr(text, "   fun:k\n}\n"), "%s", text);
+		}
+	}
+}
+END_TEST
+
+START_TEST(load_files)
+{
+	struct mc_supps *s = mc_supp_new();
+	ck_assert(!mc_supp_load(s, "/nonexistent/x.supp", err, sizeof err));
+	ck_assert_str_eq(err, "/nonexistent/x.supp: No such file or directory");
+	ck_assert(!mc_supp_load(s, "/dev/zero", err, sizeof err));
+	ck_assert_str_eq(err, "/dev/zero: not a regular file");
+	char path[] = "/tmp/unit_supp_XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, valgrind_file, sizeof valgrind_file - 1),
+			 (ssize_t)(sizeof valgrind_file - 1));
+	close(fd);
+	ck_assert_msg(mc_supp_load(s, path, err, sizeof err), "%s", err);
+	ck_assert(mc_supp_load(s, path, err, sizeof err));
+	ck_assert_uint_eq(mc_supp_count(s), 4);
+	const char *file;
+	mc_supp_name(s, 3, &file, NULL);
+	ck_assert_str_eq(file, path);
+	unlink(path);
+	/* valgrind's own file, every tool and kind in it */
+	static const char vg_default[] = "/usr/libexec/valgrind/default.supp";
+	if (access(vg_default, R_OK) == 0) {
+		size_t before = mc_supp_count(s);
+		ck_assert_msg(mc_supp_load(s, vg_default, err, sizeof err), "%s", err);
+		ck_assert_uint_gt(mc_supp_others(s), 100);
+		ck_assert_uint_gt(mc_supp_count(s), before);
+	}
+	mc_supp_free(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("supp");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, reads_valgrinds_files);
+	tcase_add_test(tc, refuses_bad_entries);
+	tcase_add_test(tc, wildcards);
+	tcase_add_test(tc, frames_and_dots);
+	tcase_add_test(tc, virtual_frame_zero);
+	tcase_add_test(tc, generated_entries_read_back);
+	tcase_add_test(tc, load_files);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed != 0;
+}
