@@ -126,19 +126,32 @@ static void check_allocator(const struct h_report *rep, const char *err, const c
 		      h_fmt(h_u64(clean, "allocs")), h_fmt(h_u64(clean, "frees")));
 }
 
+/* `memcheck run --valgrind -a tcmalloc --report REPORT -- prog [arg]`
+ * (glibc alone where tcmalloc is not installed); *tc says which. */
+static void run_valgrind_mode(struct h_run *r, bool *tc, const char *report, const char *prog,
+			      const char *arg)
+{
+	*tc = h_allocator_so("libtcmalloc_minimal.so.4") != NULL;
+	char mc[4096];
+	snprintf(mc, sizeof mc, "%s/memcheck", h_build());
+	H_RUN(r, 0, NULL, NULL, mc, "run", "--valgrind", "-a", *tc ? "tcmalloc" : "glibc",
+	      "--report", report, "--", prog, arg);
+}
+
 START_TEST(test_run_valgrind_glibc_and_tcmalloc)
 {
 	if (!have_valgrind())
 		return;
-	bool tc = h_allocator_so("libtcmalloc_minimal.so.4") != NULL;
+	bool tc;
 	const char *report = h_tmppath("vg.jsonl");
-	char mc[4096];
-	snprintf(mc, sizeof mc, "%s/memcheck", h_build());
 	struct h_run r;
-	H_RUN(&r, 0, NULL, NULL, mc, "run", "--valgrind", "-a", tc ? "tcmalloc" : "glibc",
-	      "--report", report, "--", h_prog("vgmode"));
+	run_valgrind_mode(&r, &tc, report, h_prog("vgmode"), NULL);
 	ck_assert_msg(r.exit_code == 1, "memcheck run --valgrind: %s, expected exit 1 (the "
 		      "leaky region fails); stderr:\n%s", h_status(&r), r.err);
+	/* the text report says whose figures they are */
+	ck_assert_msg(strstr(r.err, "LEAK SUMMARY (valgrind's") &&
+		      strstr(r.err, "no leaks (glibc; valgrind's leak check)"),
+		      "text report does not name valgrind's leak check:\n%s", r.err);
 	struct h_report rep;
 	H_LOAD(&rep, report);
 	check_allocator(&rep, r.err, "glibc");
@@ -172,6 +185,69 @@ START_TEST(test_outside_valgrind_memcheck_classifies)
 }
 END_TEST
 
+/* memcheck's counts under valgrind mode are valgrind's "total heap
+ * usage" of the same program run under valgrind alone: the wrapper sees
+ * every call, with glibc and with tcmalloc. */
+START_TEST(test_counts_equal_valgrind_alone)
+{
+	if (!have_valgrind())
+		return;
+	const char *prog = h_prog("plain_mix");
+	struct h_run v;
+	H_RUN(&v, 0, NULL, NULL, "/usr/bin/env", "valgrind", "--leak-check=no", prog, "3000");
+	uint64_t va, vf, vb;
+	ck_assert_msg(h_valgrind_heap_usage(v.err, &va, &vf, &vb),
+		      "no \"total heap usage\" from valgrind alone:\n%s", v.err);
+	bool tc;
+	const char *report = h_tmppath("mix.jsonl");
+	struct h_run r;
+	run_valgrind_mode(&r, &tc, report, prog, "3000");
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	size_t seen = 0;
+	for (size_t i = 0; i < rep.n; i++) {
+		const struct h_json *rec = rep.rec[i];
+		H_EXPECT_STR(rec, "name", "process");
+		H_EXPECT_STR(rec, "leak_check", "valgrind");
+		ck_assert_msg(va > 1000, "valgrind alone counted %llu allocations",
+			      (unsigned long long)va);
+		H_EXPECT_U64(rec, "allocs", va);
+		H_EXPECT_U64(rec, "frees", vf);
+		H_EXPECT_U64(rec, "bytes_allocated", vb);
+		seen++;
+	}
+	ck_assert_msg(seen == (tc ? 2u : 1u), "%zu records; stderr:\n%s", seen, r.err);
+	h_report_free(&rep);
+	h_run_free(&r);
+	h_run_free(&v);
+}
+END_TEST
+
+/* somalloc=nouserintercepts under tcmalloc: valgrind serves no block.
+ * memcheck says so and keeps its own scan. */
+START_TEST(test_valgrind_blind_keeps_memcheck_scan)
+{
+	const char *tc = h_allocator_so("libtcmalloc_minimal.so.4");
+	if (!have_valgrind() || !tc)
+		return;
+	const char *report = h_tmppath("blind.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, tc, env, "/usr/bin/valgrind",
+	      "--soname-synonyms=somalloc=nouserintercepts", h_prog("vgmode"));
+	ck_assert_msg(strstr(r.err, "does not serve the allocator's blocks"),
+		      "no message about valgrind's blindness:\n%s", r.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *leaky = h_record(&rep, "leaky", 0);
+	ck_assert_msg(leaky != NULL, "no record of \"leaky\"; stderr:\n%s", r.err);
+	H_EXPECT_STR(leaky, "leak_check", "memcheck");
+	H_EXPECT_COUNT(leaky, "indirectly_lost", "blocks", 1);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
 /* Without valgrind in PATH: a clear message, exit 2. */
 START_TEST(test_valgrind_missing)
 {
@@ -193,6 +269,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_valgrind_glibc_and_tcmalloc);
 	tcase_add_test(tc, test_outside_valgrind_memcheck_classifies);
+	tcase_add_test(tc, test_counts_equal_valgrind_alone);
+	tcase_add_test(tc, test_valgrind_blind_keeps_memcheck_scan);
 	tcase_add_test(tc, test_valgrind_missing);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
