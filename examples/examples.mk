@@ -26,6 +26,9 @@ example: all $(EX)/check_wordcount $(EX)/leaky
 	rm -f $(EX)/leaky.jsonl
 	LD_PRELOAD=$(CURDIR)/$(B)/libmemcheck.so MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky.jsonl \
 		$(EX)/leaky
+	@echo
+	@echo "== the same under valgrind: valgrind's leak figures, memcheck's counts"
+	-$(B)/memcheck run --valgrind -- $(EX)/leaky
 
 # The suite must pass, and the preloaded run must find exactly the leak
 # leaky.c has: the table (definitely lost) and its buckets, which only the
@@ -43,6 +46,16 @@ examples-check: all $(EX)/check_wordcount $(EX)/leaky demo-check
 		{ echo "examples-check: leak stack does not start in wc_new"; exit 1; }
 	grep -q '"function":"distinct_words","file":"examples/leaky.c","line":16' $(EX)/leaky.jsonl || \
 		{ echo "examples-check: leak stack does not point at distinct_words, leaky.c:16"; exit 1; }
+# Under valgrind (when installed) the same leak, valgrind's figures:
+# definitely and indirectly lost as one sum.
+	@if command -v valgrind >/dev/null; then \
+		rm -f $(EX)/leaky-vg.jsonl; \
+		$(B)/memcheck run --valgrind --report $(EX)/leaky-vg.jsonl -- $(EX)/leaky \
+			> $(EX)/leaky-vg.out 2>&1; \
+		grep -q '"definitely_lost":{"blocks":2,"bytes":88},"indirectly_lost":null.*"leak_check":"valgrind"' \
+			$(EX)/leaky-vg.jsonl || { cat $(EX)/leaky-vg.out; echo "examples-check: under" \
+			"valgrind, leaky.c's 88 bytes in 2 blocks not found as valgrind's"; exit 1; }; \
+	fi
 
 # ---- the allocator-swap demo ------------------------------------------
 $(EX)/check_batches: examples/check_batches.c include/memcheck/check.h include/memcheck/memcheck.h \

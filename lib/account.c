@@ -542,6 +542,7 @@ static uint32_t next_epoch(void)
 
 static void region_rebase(struct region *r, uint32_t epoch)
 {
+	mc_vg_region_begin((int)(r - regions), r->name);
 	mc_account_flush();
 	r->epoch = epoch;
 	mc_account_sum(&r->base);
@@ -691,6 +692,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	atomic_store(&g_peak, peak > r->saved_peak ? peak : r->saved_peak);
 
 	mc_copy_name(res.name, sizeof res.name, r->name);
+	bool vg = mc_vg_region_end(nregions, &res); /* valgrind's figures rule */
 	res.allocs = now.allocs - r->base.allocs;
 	res.frees = now.frees - r->base.frees;
 	res.reallocs = now.reallocs - r->base.reallocs;
@@ -742,7 +744,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	}
 	/* A region that left nothing behind needs no scan: most tests. */
 	uint64_t left = 0;
-	if (mc_opt.track && mc_opt.scan)
+	if (mc_opt.track && mc_opt.scan && !vg)
 		mc_blocks_each_live(r->epoch, count_block, &left);
 	bool scanned = false;
 	if (left) {
@@ -789,7 +791,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		res.bytes_freed = MEMCHECK_UNKNOWN;
 		res.peak_live_bytes = MEMCHECK_UNKNOWN;
 	}
-	if (mc_opt.track) {
+	if (mc_opt.track && !vg) {
 		res.definitely_lost = acc.kinds[MC_KIND_DEFINITE];
 		res.indirectly_lost = acc.kinds[MC_KIND_INDIRECT];
 		res.possibly_lost = acc.kinds[MC_KIND_POSSIBLE];
@@ -831,12 +833,13 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	struct mc_region_report rr = {
 		.r = &res,
 		.leaks = groups,
-		.nleaks = acc.n < (size_t)mc_opt.max_leaks ? acc.n : (size_t)mc_opt.max_leaks,
-		.nleak_groups = acc.n,
+		.nleaks = vg ? 0 : acc.n < (size_t)mc_opt.max_leaks ? acc.n : (size_t)mc_opt.max_leaks,
+		.nleak_groups = vg ? 0 : acc.n,
 		.process = r->process,
 		.fault = &fault,
 		.scan_seconds = scan_seconds,
 		.supp = &supp,
+		.valgrind = vg,
 	};
 	/* Only leak stacks are symbolized: a clean region's report needs
 	 * no shield (two reads of /proc/self/status saved per region). */

@@ -404,6 +404,17 @@ struct mc_record {
 bool mc_json_record(const char *line, size_t len, struct mc_record *out,
 		    char *err, size_t errlen);
 
+/* ---- vgmode.c ------------------------------------------------------ */
+
+/* Under valgrind with memcheck's wrapper reached, a region's leak figures
+ * are valgrind's: leak checks at its begin and end, the differences of
+ * valgrind's totals.  index is the region's place on the region stack. */
+bool mc_vg_mode(void);
+void mc_vg_region_begin(int index, const char *name);
+/* Fill res's leak kinds and suppressed from valgrind; false (res
+ * untouched) when the region did not begin in valgrind mode. */
+bool mc_vg_region_end(int index, struct memcheck_result *res);
+
 /* ---- rss.c ----------------------------------------------------------- */
 
 uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
@@ -510,6 +521,7 @@ struct mc_region_report {
 	const struct mc_fault_info *fault;
 	double scan_seconds;            /* the reachability scan's time, or < 0: none */
 	const struct mc_supp_report *supp; /* suppressions used, or NULL */
+	bool valgrind;                  /* leak figures from valgrind (vgmode.c) */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 /* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */

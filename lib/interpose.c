@@ -23,6 +23,13 @@
 
 #include "internal.h"
 
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define MC_ON_VALGRIND RUNNING_ON_VALGRIND
+#else
+#define MC_ON_VALGRIND 0
+#endif
+
 struct mc_real mc_real;
 MC_TLS struct mc_thread mc_self;
 int mc_is_active = 1;
@@ -192,6 +199,14 @@ static void resolve_all(void)
 	r.valloc = same_object(handle, "valloc", base);
 	r.pvalloc = same_object(handle, "pvalloc", base);
 	r.reallocarray = same_object(handle, "reallocarray", base);
+	/* valgrind replaces neither in the allocator its somalloc pattern
+	 * names (mimalloc and tcmalloc export them): their blocks would be
+	 * the allocator's, unseen by valgrind, whose free then rejects them.
+	 * Built on memalign and realloc, which it replaces. */
+	if (MC_ON_VALGRIND) {
+		r.pvalloc = NULL;
+		r.reallocarray = NULL;
+	}
 	r.object = mc_real.object;
 	if (!r.free || !r.calloc || !r.realloc) {
 		/* An object that exports malloc but not free is not an

@@ -103,7 +103,10 @@ static void json_u64(struct mc_buf *b, const char *key, uint64_t v)
 
 static void json_count(struct mc_buf *b, const char *key, const struct memcheck_count *c)
 {
-	mc_buf_printf(b, ",\"%s\":{\"blocks\":%llu,\"bytes\":%llu}", key,
+	if (c->blocks == MEMCHECK_UNKNOWN) /* valgrind mode's indirectly_lost */
+		mc_buf_printf(b, ",\"%s\":null", key);
+	else
+		mc_buf_printf(b, ",\"%s\":{\"blocks\":%llu,\"bytes\":%llu}", key,
 		      (unsigned long long)c->blocks, (unsigned long long)c->bytes);
 }
 
@@ -205,6 +208,7 @@ static void emit_json(const struct mc_region_report *rr)
 	json_count(&b, "possibly_lost", &r->possibly_lost);
 	json_count(&b, "still_reachable", &r->still_reachable);
 	json_count(&b, "suppressed", &r->suppressed);
+	mc_buf_printf(&b, ",\"leak_check\":\"%s\"", rr->valgrind ? "valgrind" : "memcheck");
 	json_u64(&b, "double_frees", r->double_frees);
 	json_u64(&b, "invalid_frees", r->invalid_frees);
 	json_u64(&b, "retained_bytes", r->retained_bytes);
@@ -293,10 +297,11 @@ static void emit_text(const struct mc_region_report *rr)
 	struct mc_buf b = { 0 };
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
 		mc_buf_printf(&b, "%s memcheck: \"%s\" in %s: %s allocs, %s frees, %s bytes "
-			      "allocated, peak %s bytes live, no leaks (%s)\n", p, r->name,
+			      "allocated, peak %s bytes live, no leaks (%s%s)\n", p, r->name,
 			      mc_program(), num(r->allocs, c1), num(r->frees, c2),
 			      num(r->bytes_allocated, c3),
-			      num(r->peak_live_bytes, c4), mc_allocator_name());
+			      num(r->peak_live_bytes, c4), mc_allocator_name(),
+			      rr->valgrind ? "; valgrind's leak check" : "");
 		mc_write_all(2, b.s, b.len);
 		mc_buf_free(&b);
 		return;
@@ -352,7 +357,21 @@ static void emit_text(const struct mc_region_report *rr)
 	if (rr->nleak_groups > rr->nleaks)
 		mc_buf_printf(&b, "%s\n%s (%zu more leak records not shown; MEMCHECK_MAX_LEAKS=%d)\n",
 			      p, p, rr->nleak_groups - rr->nleaks, mc_opt.max_leaks);
-	if (r->live_blocks && mc_opt.track) {
+	if (rr->valgrind) {
+		mc_buf_printf(&b, "%s\n%s LEAK SUMMARY (valgrind's: its leak checks at the region's "
+			      "begin and end, the differences; its loss records are in its "
+			      "own output):\n", p, p);
+		mc_buf_printf(&b, "%s    definitely lost (indirectly lost included): %s bytes in "
+			      "%s blocks\n", p, num(r->definitely_lost.bytes, c1),
+			      num(r->definitely_lost.blocks, c2));
+		const struct memcheck_count *k[] = { &r->possibly_lost, &r->still_reachable,
+						     &r->suppressed };
+		static const char *const what[] = { "possibly lost", "still reachable",
+						    "suppressed" };
+		for (int i = 0; i < 3; i++)
+			mc_buf_printf(&b, "%s    %s: %s bytes in %s blocks\n", p, what[i],
+				      num(k[i]->bytes, c1), num(k[i]->blocks, c2));
+	} else if (r->live_blocks && mc_opt.track) {
 		const struct memcheck_count *k[] = { &r->definitely_lost, &r->indirectly_lost,
 						     &r->possibly_lost, &r->still_reachable };
 		mc_buf_printf(&b, "%s\n%s LEAK SUMMARY:\n", p, p);

@@ -146,6 +146,17 @@ int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
 int cmd_run(int argc, char **argv);
 /* libmemcheck.so to preload (said when not found: NULL).  Free it. */
 char *find_library(void);
+/* The first of rel[] (relative to this program's directory) that
+ * access(2) allows with mode, or NULL. */
+char *beside_exe(const char *const rel[], size_t nrel, int mode);
+
+/* vgrun.c: `memcheck run --valgrind`.  The valgrind program in PATH, or
+ * NULL; the argv that runs cmd under it for the allocator named label
+ * (object: its shared object, NULL for glibc), user's options last. */
+char *vg_find(void);
+char **vg_argv(const char *valgrind, const char *label, const char *object,
+	       char *const *user, size_t nuser, char *const *cmd);
+void vg_argv_free(char **v);
 
 /* ---- oom.c ----------------------------------------------------------- */
 

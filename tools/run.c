@@ -63,6 +63,28 @@ static char *absolute(const char *path)
 	return xasprintf("%s/%s", cwd, path);
 }
 
+/* The first of rel[] (paths relative to the directory of this program)
+ * that access(2) allows with mode, or NULL. */
+char *beside_exe(const char *const rel[], size_t nrel, int mode)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (size_t i = 0; i < nrel; i++) {
+		char *p = xasprintf("%s/%s", exe, rel[i]);
+		if (access(p, mode) == 0)
+			return p;
+		free(p);
+	}
+	return NULL;
+}
+
 /* libmemcheck.so: $MEMCHECK_LIBRARY, next to this program (the build
  * tree), ../lib/libmemcheck.so.0 from it (an installed copy), LIBDIR. */
 char *find_library(void)
@@ -75,23 +97,11 @@ char *find_library(void)
 		}
 		return absolute(env);
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			const char *rel[] = { "libmemcheck.so", "../lib/libmemcheck.so.0" };
-			for (size_t i = 0; i < MC_ARRAY_SIZE(rel); i++) {
-				char *p = xasprintf("%s/%s", exe, rel[i]);
-				if (access(p, R_OK) == 0)
-					return p;
-				free(p);
-			}
-		}
-	}
-	char *p = xasprintf("%s/libmemcheck.so.0", MC_LIBDIR);
+	const char *rel[] = { "libmemcheck.so", "../lib/libmemcheck.so.0" };
+	char *p = beside_exe(rel, MC_ARRAY_SIZE(rel), R_OK);
+	if (p)
+		return p;
+	p = xasprintf("%s/libmemcheck.so.0", MC_LIBDIR);
 	if (access(p, R_OK) == 0)
 		return p;
 	free(p);
@@ -261,6 +271,9 @@ struct run_opts {
 	const char *supp[64];    /* --suppressions, as given */
 	int nsupp;
 	const char *gen;         /* --gen-suppressions */
+	bool valgrind, allocators_given;  /* --valgrind; -a was given */
+	char **vg_opts;                   /* --valgrind-option, in order */
+	size_t nvg_opts;
 };
 
 static void rm_tmpdir(const char *dir)
@@ -403,6 +416,8 @@ static const struct option run_options[] = {
 	{ "keep-going", no_argument, NULL, 'k' },
 	{ "suppressions", required_argument, NULL, 'S' },
 	{ "gen-suppressions", required_argument, NULL, 'G' },
+	{ "valgrind", no_argument, NULL, 'V' },
+	{ "valgrind-option", required_argument, NULL, 'O' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -416,7 +431,12 @@ static int parse_run_options(int argc, char **argv, struct run_opts *o)
 		char *end;
 		long n;
 		switch (c) {
-		case 'a': o->allocators = optarg; break;
+		case 'a': o->allocators = optarg; o->allocators_given = true; break;
+		case 'V': o->valgrind = true; break;
+		case 'O':
+			o->vg_opts = xrealloc(o->vg_opts, (o->nvg_opts + 1) * sizeof *o->vg_opts);
+			o->vg_opts[o->nvg_opts++] = optarg;
+			break;
 		case 'b': o->baseline = optarg; break;
 		case 'B': o->budget = optarg; break;
 		case 'F': o->baseline_file = optarg; break;
@@ -538,6 +558,22 @@ int cmd_run(int argc, char **argv)
 	char *supp_env = NULL, *gen_abs = NULL;
 	int status = EXIT_USAGE;
 
+	char *valgrind = NULL;
+	if (o.nvg_opts && !o.valgrind) {
+		status = bad_usage("run", "--valgrind-option needs --valgrind");
+		goto out;
+	}
+	if (o.valgrind) {
+		if (!(valgrind = vg_find())) {
+			say("--valgrind: valgrind is not installed (no valgrind in PATH; "
+			    "Debian package valgrind)");
+			goto out;
+		}
+		/* Under valgrind the allocator's code does not serve the
+		 * program's blocks: one run classifies the leaks. */
+		if (!o.allocators_given)
+			o.allocators = "glibc";
+	}
 	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
 		goto out;
 	if (pick_baseline("run", o.baseline, budget, &bname))
@@ -620,6 +656,8 @@ int cmd_run(int argc, char **argv)
 					  g->object ? g->object : "",
 					  user_preload && *user_preload ? " " : "",
 					  user_preload && *user_preload ? user_preload : "");
+		char **run_argv = valgrind ? vg_argv(valgrind, g->label, g->object, o.vg_opts,
+						     o.nvg_opts, cmd) : cmd;
 		for (int rep = 0; rep < o.repeat && !stop && !got_signal; rep++) {
 			char *report = xasprintf("%s/a%zu-r%d.jsonl", tmp, gi, rep + 1);
 			char *base_report = NULL;
@@ -631,18 +669,21 @@ int cmd_run(int argc, char **argv)
 			if (base_report && access(base_report, F_OK) != 0)
 				close(open(base_report, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
 			if (o.repeat > 1)
-				say("running under %s (run %d of %d)", g->label, rep + 1, o.repeat);
+				say("running under %s%s (run %d of %d)", g->label,
+				    valgrind ? " in valgrind" : "", rep + 1, o.repeat);
 			else
-				say("running under %s", g->label);
+				say("running under %s%s", g->label, valgrind ? " in valgrind" : "");
 			struct env e = { preload, report, budget_abs, base_report, supp_env,
 					 gen_abs };
 			struct runinfo *ri = &g->runs[rep];
-			int err = spawn(cmd, &e, ri);
+			int err = spawn(run_argv, &e, ri);
 			free(base_report);
 			if (err) {
-				say("cannot run %s: %s", cmd[0], strerror(err));
+				say("cannot run %s: %s", run_argv[0], strerror(err));
 				free(report);
 				free(preload);
+				if (valgrind)
+					vg_argv_free(run_argv);
 				catch_signals(false);
 				goto out;
 			}
@@ -672,6 +713,8 @@ int cmd_run(int argc, char **argv)
 				    cmd[0], g->label);
 		}
 		free(preload);
+		if (valgrind)
+			vg_argv_free(run_argv);
 	}
 	catch_signals(false);
 	for (size_t gi = 0; gi < ng; gi++)
@@ -737,5 +780,7 @@ out:
 	free(supp_env);
 	free(gen_abs);
 	free(lib);
+	free(valgrind);
+	free(o.vg_opts);
 	return status;
 }

@@ -11,7 +11,7 @@ CLI_OBJ := $(CLI_SRC:tools/%.c=$(B)/cli/%.o) $(CLI_LIB:%=$(B)/cli/lib_%.o)
 # installed libmemcheck.so.0 is when it is not at ../lib from the binary.
 CLI_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 CLI_DEFS := -DMC_ALLOCATOR_DIR='"/usr/lib$(if $(CLI_MULTIARCH),/$(CLI_MULTIARCH))"' \
-	-DMC_LIBDIR='"$(LIBDIR)"'
+	-DMC_LIBDIR='"$(LIBDIR)"' -DMC_DATADIR='"$(DATADIR)"'
 CLI_FLAGS := $(BASE) -Itools $(CLI_DEFS)
 
 $(B)/cli:

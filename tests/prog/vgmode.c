@@ -1,0 +1,58 @@
+/*
+ * vgmode.c - two regions for valgrind mode (tests/test_vgmode.c): "leaky"
+ * leaves a definitely lost list head (32 bytes) with an indirectly lost
+ * node behind it (32 bytes) and a still reachable block (96 bytes, kept
+ * by a global); "clean" frees all it takes.  No stdio before the regions
+ * end: the figures are the program's alone.  Sizes are multiples of 16
+ * (see plain_leak_common.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <memcheck/memcheck.h>
+
+struct node {
+	struct node *next;
+	char pad[24];
+};
+
+static void *volatile kept;
+
+/* Overwrite the dead stack below the caller, so that no stale copy of a
+ * block's address survives there for valgrind's scan. */
+__attribute__((noinline)) static void scrub(void)
+{
+	volatile char pad[16384];
+	memset((char *)pad, 0, sizeof pad);
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+__attribute__((noinline)) static void leak(void)
+{
+	struct node *volatile head = malloc(sizeof *head);
+	head->next = malloc(sizeof *head);
+	head->next->next = NULL;
+	kept = malloc(96);
+}
+
+__attribute__((noinline)) static void clean(void)
+{
+	for (int i = 1; i <= 10; i++) {
+		char *volatile p = malloc((size_t)i * 16);
+		p = realloc(p, (size_t)i * 32);
+		free(p);
+	}
+}
+
+int main(void)
+{
+	memcheck_begin("leaky");
+	leak();
+	scrub();
+	memcheck_end(NULL);
+	memcheck_begin("clean");
+	clean();
+	scrub();
+	memcheck_end(NULL);
+	return 0;
+}
