@@ -330,6 +330,70 @@ bool h_valgrind_heap_usage(const char *text, uint64_t *allocs, uint64_t *frees,
 	return true;
 }
 
+const char *h_valgrind_path(void)
+{
+	static const char *const paths[] = { "/usr/bin/valgrind", "/usr/local/bin/valgrind" };
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+/* "LABEL: 1,234 bytes in 5 blocks" at s. */
+static bool bytes_in_blocks(const char *s, const char *label, uint64_t *bytes,
+			    uint64_t *blocks)
+{
+	size_t n = strlen(label);
+	if (strncmp(s, label, n))
+		return false;
+	s += n;
+	if (!commas_u64(&s, bytes) || strncmp(s, " bytes in ", 10))
+		return false;
+	s += 10;
+	return commas_u64(&s, blocks);
+}
+
+int h_valgrind_leaks(const char *text, struct h_vg_leaks *out, int max)
+{
+	static const char *const labels[HVG_NKINDS] = {
+		"definitely lost: ", "indirectly lost: ", "possibly lost: ",
+		"still reachable: ", "suppressed: ",
+	};
+	int n = 0, open = -1;            /* open: the summary being read */
+	unsigned seen = 0;               /* its kinds read so far, one bit each */
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		long pid;
+		int off = 0;
+		if (sscanf(line, "==%ld== %n", &pid, &off) == 1 && off > 0) {
+			const char *s = line + off;
+			while (*s == ' ')
+				s++;
+			if (!strncmp(s, "HEAP SUMMARY:", 13)) {
+				if (open >= 0 && seen != (1u << HVG_NKINDS) - 1)
+					return -1;
+				if (n == max)
+					return n;
+				open = n++;
+				memset(&out[open], 0, sizeof out[open]);
+				out[open].pid = (pid_t)pid;
+				seen = 0;
+			} else if (open >= 0 && out[open].pid == (pid_t)pid) {
+				struct h_vg_leaks *v = &out[open];
+				if (!strncmp(s, "All heap blocks were freed", 26))
+					seen = (1u << HVG_NKINDS) - 1;
+				bytes_in_blocks(s, "in use at exit: ", &v->in_use_bytes,
+						&v->in_use_blocks);
+				for (int k = 0; k < HVG_NKINDS; k++)
+					if (bytes_in_blocks(s, labels[k], &v->bytes[k], &v->blocks[k]))
+						seen |= 1u << k;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return open >= 0 && seen != (1u << HVG_NKINDS) - 1 ? -1 : n;
+}
+
 /* ---- JSON ------------------------------------------------------------ */
 
 struct parser {

@@ -71,6 +71,24 @@ char *h_read_file(const char *path, size_t *len);
 bool h_valgrind_heap_usage(const char *text, uint64_t *allocs, uint64_t *frees,
 			   uint64_t *bytes);
 
+/* /usr/bin/valgrind or /usr/local/bin/valgrind; NULL when not installed. */
+const char *h_valgrind_path(void);
+
+/* One process's leak figures in valgrind's output: its HEAP SUMMARY's
+ * "in use at exit" and its LEAK SUMMARY, all zero after "All heap
+ * blocks were freed". */
+enum { HVG_DEF, HVG_IND, HVG_POS, HVG_REA, HVG_SUP, HVG_NKINDS };
+struct h_vg_leaks {
+	pid_t pid;
+	uint64_t in_use_bytes, in_use_blocks;
+	/* definitely, indirectly, possibly lost, still reachable, suppressed */
+	uint64_t bytes[HVG_NKINDS], blocks[HVG_NKINDS];
+};
+/* The summaries of every process in text (forked children have their
+ * own), in the order printed, into out[0..max).  Returns how many were
+ * found, or -1 when a summary lacks a line or a figure. */
+int h_valgrind_leaks(const char *text, struct h_vg_leaks *out, int max);
+
 /* ---- JSON ------------------------------------------------------------ */
 
 enum h_jtype { HJ_NULL, HJ_BOOL, HJ_NUM, HJ_STR, HJ_ARR, HJ_OBJ };

@@ -12,22 +12,10 @@
 
 #include "harness.h"
 
-static const char *valgrind_path(void)
-{
-	static const char *const dirs[] = { "/usr/bin", "/usr/local/bin" };
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-		static char path[64];
-		snprintf(path, sizeof path, "%s/valgrind", dirs[i]);
-		if (access(path, X_OK) == 0)
-			return path;
-	}
-	return NULL;
-}
-
 /* Compare valgrind's and memcheck's counts for plain program NAME ARG. */
 static void compare(const char *name, const char *arg)
 {
-	const char *vg = valgrind_path();
+	const char *vg = h_valgrind_path();
 	if (!vg) {
 		printf("note: valgrind not installed; skipping %s\n", name);
 		return;
