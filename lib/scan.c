@@ -279,7 +279,7 @@ static void drain(struct graph *g, int64_t clique)
 static bool main_stack(uintptr_t *lo, uintptr_t *hi)
 {
 	size_t cap = 32 << 20; /* touched only as far as the file goes */
-	char *buf = mc_map(cap);
+	char *buf = mc_map_io(cap);
 	if (!buf)
 		return false;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -305,7 +305,7 @@ static bool main_stack(uintptr_t *lo, uintptr_t *hi)
 		}
 		line = end ? end + 1 : NULL;
 	}
-	mc_unmap(buf, cap);
+	mc_unmap_io(buf, cap);
 	return found;
 }
 

@@ -488,7 +488,7 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
 		return false;
 	}
 	size_t size = (size_t)st.st_size, got = 0;
-	char *buf = mc_map(size + 1);
+	char *buf = mc_map_io(size + 1);
 	if (!buf) {
 		close(fd);
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -504,7 +504,7 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
 	}
 	close(fd);
 	bool ok = mc_supp_parse(s, buf, got, path, err, errlen);
-	mc_unmap(buf, size + 1);
+	mc_unmap_io(buf, size + 1);
 	return ok;
 }
 

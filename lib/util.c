@@ -57,6 +57,19 @@ void mc_unmap(void *p, size_t size)
 	}
 }
 
+/* Memory a system call reads a file into (text, no pointers): valgrind
+ * checks a read(2) buffer whatever the range, so it must not be hidden. */
+void *mc_map_io(size_t size)
+{
+	return map_plain(size);
+}
+
+void mc_unmap_io(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
 static bool buf_reserve(struct mc_buf *b, size_t extra)
 {
 	if (b->oom)

@@ -10,10 +10,10 @@
  * compared.  With the files, libmemcheck.so is preloaded before the
  * allocator (with --soname-synonyms, so that both count), as in
  * memcheck's valgrind mode: the entries must allow for its wrapper's
- * frames.  It runs with MEMCHECK_TRACK=0: its live-block table, which
- * valgrind scans as memory like any other, would otherwise make every
- * lost block look still reachable, and its conservative scan reads
- * memory valgrind calls uninitialised.  valgrind frees glibc's and
+ * frames, and memcheck.supp its own reads of frames valgrind calls
+ * uninitialised (the frame-pointer unwinder).  memcheck tracks blocks as
+ * usual: its tables are hidden from valgrind's scan (lib/util.c), so they
+ * do not make lost blocks look reachable.  valgrind frees glibc's and
  * libstdc++'s blocks itself at exit unless told not to; most runs tell
  * it not to (--run-libc-freeres=no --run-cxx-freeres=no): that is what
  * memcheck, reporting before the C library cleans up, sees.
@@ -31,7 +31,7 @@
 #define ERROR_EXIT 99 /* --error-exitcode: valgrind found an error */
 
 static const char *const supp_files[] = { "glibc", "libstdcxx", "tcmalloc", "jemalloc",
-					  "mimalloc", "check" };
+					  "mimalloc", "check", "memcheck" };
 #define NSUPP (sizeof supp_files / sizeof supp_files[0])
 
 struct alloc {
@@ -48,7 +48,7 @@ static const struct alloc allocs[] = {
 
 enum {
 	FILES = 1,      /* --suppressions= every file in suppressions/ */
-	GLIBC_ONLY = 2, /* --suppressions= glibc.supp alone */
+	GLIBC_ONLY = 2, /* --suppressions= glibc.supp alone (and memcheck.supp) */
 	MEMCHECK = 4,   /* libmemcheck.so preloaded before the allocator */
 	FREERES = 8,    /* valgrind's default: it frees glibc's and libstdc++'s blocks */
 };
@@ -123,14 +123,15 @@ static bool vg_run(struct vg *v, const struct alloc *a, unsigned how, const char
 		argv[n++] = "--run-cxx-freeres=no";
 	}
 	for (size_t i = 0; i < NSUPP; i++)
-		if ((how & FILES) || ((how & GLIBC_ONLY) && !strcmp(supp_files[i], "glibc")))
+		if ((how & FILES) || ((how & GLIBC_ONLY) && (!strcmp(supp_files[i], "glibc") ||
+							       !strcmp(supp_files[i], "memcheck"))))
 			argv[n++] = h_env("--suppressions=%s", supp_path(supp_files[i]));
 	argv[n++] = h_prog(prog);
 	if (arg)
 		argv[n++] = arg;
 	argv[n] = NULL;
 
-	const char *env[] = { "MEMCHECK_TRACK=0", "MEMCHECK_TEXT=none",
+	const char *env[] = { "MEMCHECK_TEXT=none",
 			      *so && !(how & MEMCHECK) ? h_env("LD_PRELOAD=%s", so) : NULL,
 			      NULL };
 	ck_assert_msg(h_run(&v->run, argv, env, (how & MEMCHECK) ? H_PRELOAD : 0,

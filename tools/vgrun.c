@@ -86,15 +86,15 @@ char **vg_argv(const char *valgrind, const char *label, const char *object,
 	char *pat = pattern(label, object);
 	v[n++] = xasprintf("--soname-synonyms=somalloc=%s", pat);
 	free(pat);
-	/* glibc's and check's always; libstdc++'s where the allocator pulls
-	 * it in (tcmalloc, jemalloc); the allocator's own. */
-	const char *files[4] = { "glibc", "check", NULL, NULL };
+	/* glibc's, check's and memcheck's own always; libstdc++'s where the
+	 * allocator pulls it in (tcmalloc, jemalloc); the allocator's own. */
+	const char *files[5] = { "glibc", "check", "memcheck", NULL, NULL };
 	if (strstr(label, "tcmalloc") || strstr(label, "jemalloc"))
-		files[2] = "libstdcxx";
+		files[3] = "libstdcxx";
 	static const char *const own[] = { "tcmalloc", "jemalloc", "mimalloc" };
 	for (size_t i = 0; i < MC_ARRAY_SIZE(own); i++)
 		if (strstr(label, own[i]))
-			files[3] = own[i];
+			files[4] = own[i];
 	char *dir = supp_dir();
 	for (size_t i = 0; dir && i < MC_ARRAY_SIZE(files); i++) {
 		if (!files[i])
