@@ -504,6 +504,8 @@ struct mc_supp_report {
  * suppression matches out of its kind into res->suppressed and out of
  * groups[] (*n shrinks; the order stays); write an entry for each other
  * record to MEMCHECK_GEN_SUPPRESSIONS.  out says what was used. */
+/* At start-up: note where libmemcheck is, to find the shipped files. */
+void mc_suppress_init(void);
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
 			struct mc_supp_report *out);
 void mc_suppress_report_free(struct mc_supp_report *out);

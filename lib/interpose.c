@@ -324,6 +324,9 @@ void mc_stop_counting(void)
 __attribute__((constructor)) static void mc_constructor(void)
 {
 	mc_resolve();
+	mc_in_hook++;
+	mc_suppress_init();
+	mc_in_hook--;
 	mc_process_begin();
 }
 

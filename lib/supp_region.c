@@ -7,6 +7,8 @@
  * suppress.c's; this file is the library's side of them.
  */
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -98,12 +100,26 @@ static void load_defaults(void)
 	load_dir(MC_SUPPDIR);
 }
 
+/* libmemcheck's own path, made absolute while the working directory is
+ * still the one the dynamic linker opened it from (LD_PRELOAD may name
+ * it relative to that).  At start-up, from the library's constructor. */
+void mc_suppress_init(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)mc_suppress_init, &info) || !info.dli_fname)
+		return;
+	char abs[PATH_MAX];
+	if (info.dli_fname[0] != '/' && realpath(info.dli_fname, abs))
+		snprintf(self, sizeof self, "%s", abs);
+	else
+		snprintf(self, sizeof self, "%s", info.dli_fname);
+}
+
 static void load(void)
 {
 	loaded = true;
-	Dl_info info;
-	if (dladdr((void *)load, &info) && info.dli_fname)
-		snprintf(self, sizeof self, "%s", info.dli_fname);
+	if (!self[0])
+		mc_suppress_init();
 	supps = mc_supp_new();
 	if (!supps) {
 		mc_log("no memory for suppressions: none applied");
