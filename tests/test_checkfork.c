@@ -1,0 +1,76 @@
+/*
+ * test_checkfork.c - an unmodified check suite in CK_FORK mode, preloaded
+ * (tests/prog/plain_check_fork.c): each forked test child's record is that test's
+ * own (its baseline taken at the fork, so nothing of the runner's), and
+ * check's own bookkeeping in the child (its message file's stdio buffer)
+ * is suppressed by the shipped suppressions (glibc.supp's stdio buffers,
+ * check.supp), never a leak of the test.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "harness.h"
+
+START_TEST(each_child_is_its_test)
+{
+	const char *report = h_tmppath("ckfork.jsonl");
+	const char *env[] = { "MEMCHECK_TEXT=none", h_env("MEMCHECK_REPORT=%s", report), NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_check_fork"));
+	ck_assert_msg(r.exit_code == 0, "plain_check_fork: %s\n%s%s", h_status(&r), r.out, r.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	/* The runner and one child per test. */
+	ck_assert_uint_eq(h_record_count(&rep, "process"), 5);
+	const struct h_json *runner = h_record(&rep, "process", r.pid);
+	ck_assert_ptr_nonnull(runner);
+	size_t leaking = 0, keeping = 0;
+	for (size_t i = 0; i < rep.n; i++) {
+		const struct h_json *rec = rep.rec[i];
+		uint64_t lost = h_count(rec, "definitely_lost", "bytes");
+		uint64_t reach = h_count(rec, "still_reachable", "bytes");
+		/* check's message file buffer, allocated in each child when it
+		 * first reports to the runner, and stdout's in the runner. */
+		ck_assert_msg(h_count(rec, "suppressed", "blocks") >= 1,
+			      "record %zu (pid %s): nothing suppressed", i,
+			      h_fmt(h_u64(rec, "pid")));
+		ck_assert_uint_eq(h_count(rec, "indirectly_lost", "bytes"), 0);
+		ck_assert_uint_eq(h_count(rec, "possibly_lost", "bytes"), 0);
+		if (lost) {
+			ck_assert_uint_eq(lost, 77);
+			ck_assert_uint_eq(h_count(rec, "definitely_lost", "blocks"), 1);
+			ck_assert_str_eq(h_str(rec, "verdict"), "fail");
+			ck_assert_str_eq(h_frame_str(rec, 0, 0, "function"), "leaks_77_fn");
+			leaking++;
+		} else {
+			ck_assert_msg(strcmp(h_str(rec, "verdict"), "pass") == 0,
+				      "record %zu fails", i);
+		}
+		if (reach) {
+			/* The test's own block, kept in a global: not check's. */
+			ck_assert_uint_eq(reach, 64);
+			ck_assert_uint_eq(h_count(rec, "still_reachable", "blocks"), 1);
+			keeping++;
+		}
+		if (rec != runner)
+			/* The child's figures start at the fork: a test that
+			 * allocates one block does not inherit the runner's
+			 * hundreds. */
+			ck_assert_uint_lt(h_u64(rec, "allocs"), 1000);
+	}
+	ck_assert_uint_eq(leaking, 1);
+	ck_assert_uint_eq(keeping, 1);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("checkfork");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, each_child_is_its_test);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
