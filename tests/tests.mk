@@ -54,9 +54,10 @@ $(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so include/memcheck/memcheck.
 $(B)/tests/prog/plain_%: tests/prog/plain_%.c include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
-# plain_check*.c: check suites, not linked to memcheck either
-# (tests/test_vgsupp.c, tests/test_checkfork.c).
-$(B)/tests/prog/plain_check%: tests/prog/plain_check%.c | $(B)/tests
+# Check suites, not linked to memcheck either (tests/test_vgsupp.c,
+# tests/test_checkfork.c): a static pattern rule, which wins over plain_%.
+CHECK_PROGS := $(B)/tests/prog/plain_check $(B)/tests/prog/plain_check_fork
+$(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
 
