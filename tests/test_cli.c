@@ -1152,6 +1152,20 @@ START_TEST(clean_under_valgrind)
 	under_valgrind(2, badrep);
 	const char *const usage[] = { "run", "-a", "nope", "--", p, NULL };
 	under_valgrind(2, usage);
+	/* Suppression files: read, passed on, generated; a bad one. */
+	const char *supp = tmpfile_with("vg.supp", "{\n   mine\n   Memcheck:Leak\n"
+					"   fun:no_such_function\n}\n");
+	const char *gen = h_tmppath("vggen.supp");
+	const char *const suppressed[] = { "run", "-a", "glibc", "--suppressions", supp,
+					   "--gen-suppressions", gen, "--", p, "leak", NULL };
+	under_valgrind(1, suppressed);
+	const char *badsupp = tmpfile_with("vgbad.supp", "{\n   x\n   Memcheck:Leak\n");
+	const char *const badsupps[] = { "run", "--suppressions", badsupp, "--", p, NULL };
+	under_valgrind(2, badsupps);
+	/* --valgrind: the CLI's own memory while it runs valgrind (which
+	 * the outer valgrind does not follow). */
+	const char *const vgmode[] = { "run", "--valgrind", "--", p, "leak", NULL };
+	under_valgrind(1, vgmode);
 }
 END_TEST
 
