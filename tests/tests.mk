@@ -82,5 +82,18 @@ prog-check: all $(PROG_BINS) $(WP_BINS)
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
 
+# The library exports the public API and the malloc family it
+# interposes, nothing else (internals are hidden: -fvisibility=hidden).
+EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
+	posix_memalign pvalloc realloc reallocarray valloc
+exports-check: $(B)/libmemcheck.so
+	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
+		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
+	if [ -n "$$extra" ]; then echo "exports-check: libmemcheck.so exports more than its API:" $$extra; exit 1; fi; \
+	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
+		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
+	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
+	echo "exports-check: libmemcheck.so exports memcheck_* and the malloc family only"
+
 # prog-check last: its check summary lines close the output.
-check: doc-check examples-check install-check unit-check asan-check prog-check
+check: doc-check examples-check install-check exports-check unit-check asan-check prog-check
