@@ -160,26 +160,51 @@ static void learn_stack(void)
 	errno = saved;
 }
 
+/* One step up the frame-pointer chain: the next frame's return address,
+ * or 0 where the chain leaves the thread's stack or stops making sense. */
+static inline uintptr_t step_up(uintptr_t **fpp)
+{
+	uintptr_t *fp = *fpp, *next = (uintptr_t *)fp[0];
+	if (next <= fp || (uintptr_t)next < stack_lo || (uintptr_t)next + 16 > stack_hi ||
+	    ((uintptr_t)next & 7) || next[1] < 4096)
+		return 0;
+	*fpp = next;
+	return next[1];
+}
+
+/* The first frame is the malloc-family function's own, built by us with
+ * a frame pointer: its return address is the call site. */
 static int walk_fp(void *fp0, uintptr_t *out, int max)
 {
 	if (unlikely(!stack_hi))
 		learn_stack();
-	uintptr_t *fp = fp0;
+	uintptr_t *fp = fp0, ret;
 	int n = 0;
-	/* The first frame is the malloc-family function's own, built by us
-	 * with a frame pointer: its return address is the call site. */
 	out[n++] = fp[1];
-	while (n < max) {
-		uintptr_t *next = (uintptr_t *)fp[0];
-		if (next <= fp || (uintptr_t)next < stack_lo ||
-		    (uintptr_t)next + 16 > stack_hi || ((uintptr_t)next & 7))
-			break;
-		fp = next;
-		if (fp[1] < 4096)
-			break;
-		out[n++] = fp[1];
-	}
+	while (n < max && (ret = step_up(&fp)))
+		out[n++] = ret;
 	return n;
+}
+
+/* The same walk, hashing the return addresses as it goes instead of
+ * storing them: most calls come from a stack the thread's cache knows,
+ * and then the frames are never needed.  Deterministic in the frames,
+ * which is all the cache asks of it. */
+static inline uint64_t walk_fp_hash(void *fp0, int max, int *count)
+{
+	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull };
+	if (unlikely(!stack_hi))
+		learn_stack();
+	uintptr_t *fp = fp0, ret;
+	uint64_t h = (uint64_t)fp[1] * k[0];
+	int n = 1;
+	for (; n < max && (ret = step_up(&fp)); n++)
+		h += ((uint64_t)ret ^ (uint64_t)n << 56) * k[n & 3];
+	*count = n;
+	h += (uint64_t)n * 0xff51afd7ed558ccdull;
+	h ^= h >> 29;
+	return h ? h : 1;
 }
 
 /* Unwinders that start from here: drop frames up to the call site. */
@@ -212,21 +237,29 @@ uint32_t mc_stack_capture(void *fp)
 	int max = mc_opt.stack_depth;
 	if (max <= 0)
 		return 0;
+	if (unlikely(!arena))
+		return 0;
 	uintptr_t frames[MC_MAX_DEPTH];
 	int n;
-	if (likely(mc_opt.unwinder == MC_UNWIND_FP))
-		n = walk_fp(fp, frames, max);
-	else
+	uint64_t h;
+	bool walked = false;
+	if (likely(mc_opt.unwinder == MC_UNWIND_FP)) {
+		h = walk_fp_hash(fp, max, &n);
+	} else {
 		n = capture_slow(fp, frames, max);
-	if (unlikely(!arena || n <= 0))
-		return 0;
+		if (n <= 0)
+			return 0;
+		h = hash_frames(frames, n);
+		walked = true;
+	}
 	/* A 64-bit hash match is taken as the same stack: a false match
 	 * needs a collision among the few stacks of one thread. */
-	uint64_t h = hash_frames(frames, n);
 	unsigned k = (unsigned)(h >> 7) & (CACHE - 1);
 	if (likely(cache[k].hash == h))
 		return cache[k].id;
-	uint32_t id = intern(h, frames, n);
+	if (!walked)
+		n = walk_fp(fp, frames, max); /* the same frames, stored this time */
+	uint32_t id = intern(hash_frames(frames, n), frames, n);
 	cache[k].hash = h;
 	cache[k].id = id;
 	return id;
