@@ -164,6 +164,73 @@ START_TEST(test_run_valgrind_glibc_and_tcmalloc)
 }
 END_TEST
 
+/* The record of region name (of pid, if > 0) under allocator label. */
+static const struct h_json *record_of(const struct h_report *rep, const char *name, pid_t pid,
+				      const char *label)
+{
+	for (size_t i = 0; i < rep->n; i++) {
+		const char *n = h_str(rep->rec[i], "name"), *a = h_str(rep->rec[i], "allocator");
+		if (n && a && !strcmp(n, name) && !strcmp(a, label) &&
+		    (pid <= 0 || h_u64(rep->rec[i], "pid") == (uint64_t)pid))
+			return rep->rec[i];
+	}
+	ck_abort_msg("%s: no record of region %s", label, name);
+	return NULL;
+}
+
+/* Nested regions: the inner one's leak is its own, the outer one's
+ * includes it (as with memcheck's scan).  Across fork: the child's
+ * region starts again there and sees the child's leak; the parent's does
+ * not. */
+START_TEST(test_nested_and_fork)
+{
+	if (!have_valgrind())
+		return;
+	bool tc;
+	const char *report = h_tmppath("vgnest.jsonl");
+	struct h_run r;
+	run_valgrind_mode(&r, &tc, report, h_prog("vgmode"), "nested");
+	ck_assert_msg(r.exit_code == 1, "nested: %s; stderr:\n%s", h_status(&r), r.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const char *label = tc ? "tcmalloc" : "glibc";
+	const struct h_json *inner = record_of(&rep, "inner", 0, label);
+	const struct h_json *outer = record_of(&rep, "outer", 0, label);
+	H_EXPECT_STR(inner, "leak_check", "valgrind");
+	H_EXPECT_COUNT(inner, "definitely_lost", "blocks", 1);
+	H_EXPECT_COUNT(inner, "definitely_lost", "bytes", 32);
+	H_EXPECT_COUNT(outer, "definitely_lost", "blocks", 2);
+	H_EXPECT_COUNT(outer, "definitely_lost", "bytes", 48);
+	h_report_free(&rep);
+	h_run_free(&r);
+
+	report = h_tmppath("vgfork.jsonl");
+	run_valgrind_mode(&r, &tc, report, h_prog("vgmode"), "fork");
+	ck_assert_msg(r.exit_code == 1, "fork: %s; stderr:\n%s", h_status(&r), r.err);
+	H_LOAD(&rep, report);
+	size_t children = 0, parents = 0;
+	for (size_t i = 0; i < rep.n; i++) {
+		const struct h_json *rec = rep.rec[i];
+		const char *a = h_str(rec, "allocator");
+		if (strcmp(h_str(rec, "name"), "parent") || !a || strcmp(a, label))
+			continue;
+		H_EXPECT_STR(rec, "leak_check", "valgrind");
+		uint64_t lost = h_count(rec, "definitely_lost", "bytes");
+		if (lost == 48) {
+			H_EXPECT_COUNT(rec, "definitely_lost", "blocks", 1);
+			children++;
+		} else {
+			H_EXPECT_COUNT(rec, "definitely_lost", "bytes", 0);
+			parents++;
+		}
+	}
+	ck_assert_msg(children == 1 && parents == 1, "fork: %zu child and %zu parent records",
+		      children, parents);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
 /* The same program without valgrind: memcheck's own scan. */
 START_TEST(test_outside_valgrind_memcheck_classifies)
 {
@@ -268,6 +335,7 @@ int main(void)
 	TCase *tc = tcase_create("vgmode");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_valgrind_glibc_and_tcmalloc);
+	tcase_add_test(tc, test_nested_and_fork);
 	tcase_add_test(tc, test_outside_valgrind_memcheck_classifies);
 	tcase_add_test(tc, test_counts_equal_valgrind_alone);
 	tcase_add_test(tc, test_valgrind_blind_keeps_memcheck_scan);

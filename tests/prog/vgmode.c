@@ -5,9 +5,15 @@
  * by a global); "clean" frees all it takes.  No stdio before the regions
  * end: the figures are the program's alone.  Sizes are multiples of 16
  * (see plain_leak_common.h).
+ *
+ * "vgmode nested": region "outer" loses 16 bytes, then region "inner"
+ * inside it loses 32.  "vgmode fork": region "parent" is open across a
+ * fork; the child loses 48 bytes and ends it, the parent loses nothing.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <memcheck/memcheck.h>
 
@@ -44,8 +50,48 @@ __attribute__((noinline)) static void clean(void)
 	}
 }
 
-int main(void)
+__attribute__((noinline)) static void lose(size_t n)
 {
+	void *volatile p = malloc(n);
+	(void)p;
+}
+
+static int nested(void)
+{
+	memcheck_begin("outer");
+	lose(16);
+	memcheck_begin("inner");
+	lose(32);
+	scrub();
+	memcheck_end(NULL);
+	scrub();
+	memcheck_end(NULL);
+	return 0;
+}
+
+static int forked(void)
+{
+	memcheck_begin("parent");
+	pid_t pid = fork();
+	if (pid == 0) {
+		lose(48);
+		scrub();
+		memcheck_end(NULL);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	scrub();
+	memcheck_end(NULL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "nested"))
+		return nested();
+	if (argc > 1 && !strcmp(argv[1], "fork"))
+		return forked();
 	memcheck_begin("leaky");
 	leak();
 	scrub();
