@@ -279,11 +279,11 @@ uint32_t mc_current_epoch(void);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
 void mc_account_flush(void);
-
-/* Around report-time work that maps memory (symbolization): keeps it
- * out of the open regions' peak RSS.  Region lock need not be held. */
-uint64_t mc_account_rss_shield_begin(void);
-void mc_account_rss_shield_end(uint64_t hwm_before);
+/* The live-byte peak for region.c: _begin restarts it from the live
+ * bytes now (*live) and returns the peak so far; _end returns the peak
+ * since, and makes the greater of it and saved_peak the peak again. */
+int64_t mc_account_peak_begin(int64_t *live);
+int64_t mc_account_peak_end(int64_t saved_peak);
 
 /* Other threads' stack mappings (their static TLS inside), for the scan:
  * threads that have called a malloc-family function, the main thread
@@ -293,9 +293,22 @@ void mc_account_threads_lock(void);
 void mc_account_threads_unlock(void);
 int mc_account_other_stacks(uintptr_t (*out)[2], int max);
 
+/* ---- region.c -------------------------------------------------------- */
+
 /* Called once from the library constructor and destructor. */
 void mc_process_begin(void);
 void mc_process_end(void);
+
+/* Around report-time work that maps memory (symbolization): keeps it
+ * out of the open regions' peak RSS.  Region lock need not be held. */
+uint64_t mc_account_rss_shield_begin(void);
+void mc_account_rss_shield_end(uint64_t hwm_before);
+
+/* account.c's fork handlers: the region lock around fork, and in the
+ * child every open region begun again. */
+void mc_regions_lock(void);
+void mc_regions_unlock(void);
+void mc_regions_after_fork_child(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -311,7 +324,7 @@ extern int mc_fault_on;
 bool mc_fault_check(void *fp, bool is_realloc);
 
 void mc_fault_init(void);
-/* Region stack, kept in step with account.c's (region lock held). */
+/* Region stack, kept in step with region.c's (region lock held). */
 void mc_fault_region_begin(const char *name);
 void mc_fault_region_rename(const char *name);
 /* What failure injection saw in the innermost region; pops it. */
