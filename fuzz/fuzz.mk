@@ -1,6 +1,7 @@
 # fuzz.mk - included by GNUmakefile: the hand-written parsers under
 # libFuzzer, ASan and UBSan, one target each:
-#   budget  lib/budget.c, budget files (fuzz/fuzz_budget.c, seeds fuzz/corpus)
+#   budget  lib/budget.c and budget_check.c, budget files (fuzz/fuzz_budget.c,
+#           seeds fuzz/corpus)
 #   supp    lib/suppress.c, suppression files (fuzz/fuzz_supp.c, seeds
 #           fuzz/corpus_supp)
 #
@@ -20,7 +21,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS ?= budget supp
-FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/util.c
+FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c lib/util.c
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
 FUZZ_SEEDS_supp   := fuzz/corpus_supp

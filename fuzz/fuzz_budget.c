@@ -1,7 +1,7 @@
 /*
- * fuzz_budget.c - lib/budget.c under libFuzzer (make fuzz, make
- * fuzz-check).  The budget parser is written by hand (budget.c says
- * why); this is what keeps it honest.  Each input is parsed as a budget
+ * fuzz_budget.c - lib/budget.c and lib/budget_check.c under libFuzzer
+ * (make fuzz, make fuzz-check).  The budget parser is written by hand
+ * (budget.c says why); this is what keeps it honest.  Each input is parsed as a budget
  * file and, when it parses, checked against results at the edges of
  * every figure, under several region names and allocators, into output
  * buffers of several sizes.  Besides what ASan and UBSan catch, it

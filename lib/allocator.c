@@ -16,7 +16,7 @@
  * never 0: 0 would read as "retains nothing".
  *
  * Everything here is called with memcheck's recursion guard held (region
- * ends in account.c, detection in mc_resolve): the allocators' own
+ * ends in region.c, detection in mc_resolve): the allocators' own
  * statistics calls may allocate (jemalloc's first mallctl builds its
  * control tree), and those blocks are not the program's.
  */
@@ -72,7 +72,7 @@ struct glibc_mallinfo2 {
  * again, changes some field and ends the correction.  (Allocating and
  * freeing the same chunk in between would not; a program that does that
  * has made at most that chunk resident again.) */
-/* (Region ends, which call both, hold account.c's region lock, which
+/* (Region ends, which call both, hold region.c's region lock, which
  * fork waits for: a child never starts with trim_lock held.) */
 static pthread_mutex_t trim_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct glibc_mallinfo2 trim_after;

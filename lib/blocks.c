@@ -20,7 +20,7 @@
  * top 16 bits, and the size with the stack id in its top 27 bits.  With
  * the table at 3/8 to 3/4 load that is 21 to 43 bytes per block.  Blocks
  * that do not fit (a pointer above 2^48, a size of 128 GiB or more) go to
- * a small side table; epochs are kept below 2^16 by account.c, which
+ * a small side table; epochs are kept below 2^16 by region.c, which
  * renumbers them (mc_blocks_renumber) when the counter gets there.
  */
 #include <errno.h>

@@ -1,6 +1,7 @@
 /*
- * budget.c - budget files (memcheck-budget(5)): parse them, and check a
- * region's figures against the rules that apply to it.
+ * budget.c - budget files (memcheck-budget(5)): the report keys a rule
+ * can name, and the parser.  budget_check.c checks a region's figures
+ * against the parsed rules.
  *
  * The parser is written by hand, on purpose.  The format is line-based
  * with four kinds of line (blank/comment, "baseline NAME", "[GLOB @ALLOC]",
@@ -25,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,8 +39,6 @@
 #define MAX_ERRORS 50            /* then stop: it is not a budget file */
 
 /* ---- the report keys that are numbers -------------------------------- */
-
-enum kind { K_COUNT, K_BYTES, K_SECONDS };
 
 /* One table: name, field of struct memcheck_result, kind, and whether
  * the figure is measured from the allocator or the system (it differs
@@ -80,16 +78,9 @@ enum kind { K_COUNT, K_BYTES, K_SECONDS };
 	X("peak_rss", peak_rss, BYTES, 1)                                 \
 	X("seconds", seconds, SECONDS, 1)
 
-struct key {
-	const char *name;
-	size_t off;
-	unsigned char kind;      /* enum kind */
-	unsigned char measured;
-};
-
-static const struct key keys[] = {
+const struct mc_key mc_keys[] = {
 #define KEY(name, field, kind, measured) \
-	{ name, offsetof(struct memcheck_result, field), K_##kind, measured },
+	{ name, offsetof(struct memcheck_result, field), MC_KEY_##kind, measured },
 	MC_KEYS(KEY)
 #undef KEY
 };
@@ -104,83 +95,21 @@ const char *const mc_result_keys[] = {
 /* A seconds key must be the double, every other key a uint64_t. */
 #define KEY(name, field, kind, measured)                                      \
 	_Static_assert(_Generic(((struct memcheck_result *)0)->field,         \
-				double: K_##kind == K_SECONDS,                \
-				uint64_t: K_##kind != K_SECONDS,              \
+				double: MC_KEY_##kind == MC_KEY_SECONDS,      \
+				uint64_t: MC_KEY_##kind != MC_KEY_SECONDS,    \
 				default: 0), name ": kind does not match its field");
 MC_KEYS(KEY)
 #undef KEY
 
-static const struct key *key_find(const char *s, size_t n)
+const struct mc_key *mc_key_find(const char *s, size_t n)
 {
-	for (size_t i = 0; i < MC_ARRAY_SIZE(keys); i++)
-		if (strlen(keys[i].name) == n && memcmp(keys[i].name, s, n) == 0)
-			return &keys[i];
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mc_keys); i++)
+		if (strlen(mc_keys[i].name) == n && memcmp(mc_keys[i].name, s, n) == 0)
+			return &mc_keys[i];
 	return NULL;
 }
 
-static uint64_t key_u64(const struct memcheck_result *r, const struct key *k)
-{
-	uint64_t v;
-	memcpy(&v, (const char *)r + k->off, sizeof v);
-	return v;
-}
-
-static double key_seconds(const struct memcheck_result *r, const struct key *k)
-{
-	double v;
-	memcpy(&v, (const char *)r + k->off, sizeof v);
-	return v;
-}
-
-/* seconds is a double and has no uint64_t value: false for it. */
-bool mc_result_field(const struct memcheck_result *r, const char *key, uint64_t *v)
-{
-	const struct key *k = key ? key_find(key, strlen(key)) : NULL;
-	if (!k || k->kind == K_SECONDS)
-		return false;
-	*v = key_u64(r, k);
-	return true;
-}
-
 /* ---- the parsed budget ----------------------------------------------- */
-
-enum op { OP_LE, OP_LT, OP_EQ };
-enum form { F_ABS, F_PCT, F_RATIO };
-
-struct mc_rule {
-	uint32_t line;
-	uint32_t section;        /* index into sections */
-	uint8_t key;             /* index into keys[] */
-	uint8_t op;              /* enum op */
-	uint8_t form;            /* enum form */
-	uint8_t si;              /* limit written in KB/MB/GB/TB: say so back */
-	uint8_t inexact;         /* the byte limit had a fraction, cut off */
-	uint64_t lim;            /* F_ABS count or bytes */
-	double f;                /* F_ABS seconds; the percentage; the ratio */
-};
-
-/* "[glob... @alloc...]": nglob region globs then nalloc allocator
- * patterns, NUL-terminated one after the other in the pool at str. */
-struct mc_section {
-	uint32_t line;
-	uint32_t nglob, nalloc;
-	uint32_t str;
-};
-
-struct mc_budget {
-	struct mc_buf pool;      /* strings: name, baseline, section patterns */
-	struct mc_buf rules;     /* struct mc_rule[] */
-	struct mc_buf sections;  /* struct mc_section[]; [0] is the implicit [*] */
-	uint32_t nrules, nsections;
-	uint32_t name;           /* pool offset of the file name */
-	uint32_t baseline;       /* pool offset, or 0: "glibc" */
-	uint32_t baseline_line;
-	bool relative;
-};
-
-#define RULES(b) ((const struct mc_rule *)(b)->rules.s)
-#define SECTIONS(b) ((const struct mc_section *)(b)->sections.s)
-#define POOL(b, off) ((b)->pool.s + (off))
 
 static const char *const allocators[] = { "glibc", "mimalloc", "jemalloc", "tcmalloc" };
 
@@ -192,16 +121,6 @@ void mc_budget_free(struct mc_budget *b)
 	mc_buf_free(&b->rules);
 	mc_buf_free(&b->sections);
 	mc_unmap(b, sizeof *b);
-}
-
-const char *mc_budget_baseline(const struct mc_budget *b)
-{
-	return b && b->baseline ? POOL(b, b->baseline) : "glibc";
-}
-
-bool mc_budget_relative(const struct mc_budget *b)
-{
-	return b && b->relative;
 }
 
 /* ---- parsing ----------------------------------------------------------- */
@@ -220,7 +139,7 @@ struct parser {
 	uint32_t stopped;        /* gave up after this line */
 	/* Line of the absolute [0] and relative [1] limit on each figure in
 	 * the current section, 0 for none: a second one is a slip. */
-	uint32_t seen[2][MC_ARRAY_SIZE(keys)];
+	uint32_t seen[2][MC_ARRAY_SIZE(mc_keys)];
 };
 
 /* One message for the current line (0: for the whole file). */
@@ -543,7 +462,7 @@ static int unit_index(const char *const *names, size_t count, const char *u, siz
 	return -1;
 }
 
-static bool bad_unit(struct parser *P, const struct key *k, const char *u, size_t n,
+static bool bad_unit(struct parser *P, const struct mc_key *k, const char *u, size_t n,
 		     const char *const *names, size_t count, const char *expected)
 {
 	struct echo e;
@@ -556,22 +475,22 @@ static bool bad_unit(struct parser *P, const struct key *k, const char *u, size_
 }
 
 /* "KEY OP LIMIT", the key already read. */
-static bool parse_rule(struct parser *P, const struct key *k, const char *p, const char *e)
+static bool parse_rule(struct parser *P, const struct mc_key *k, const char *p, const char *e)
 {
 	struct echo ea, eb;
 	struct mc_rule rule = { .line = P->line, .section = P->section,
-				.key = (uint8_t)(k - keys) };
+				.key = (uint8_t)(k - mc_keys) };
 	/* operator */
 	const char *op = p;
 	while (p < e && (*p == '<' || *p == '>' || *p == '=' || *p == '!'))
 		p++;
 	size_t oplen = (size_t)(p - op);
 	if (oplen == 2 && op[0] == '<' && op[1] == '=')
-		rule.op = OP_LE;
+		rule.op = MC_OP_LE;
 	else if (oplen == 1 && op[0] == '<')
-		rule.op = OP_LT;
+		rule.op = MC_OP_LT;
 	else if (oplen == 2 && op[0] == '=' && op[1] == '=')
-		rule.op = OP_EQ;
+		rule.op = MC_OP_EQ;
 	else if (oplen && (op[0] == '>' || op[0] == '!'))
 		return fail(P, "a budget is an upper limit: expected <=, < or == after %s, got '%s'",
 			    k->name, echo(&ea, op, oplen));
@@ -583,7 +502,7 @@ static bool parse_rule(struct parser *P, const struct key *k, const char *p, con
 	else
 		return fail(P, "expected an operator (<=, < or ==) after %s, got '%s'", k->name,
 			    echo(&ea, p, (size_t)(token_end(p, e) - p)));
-	if (rule.op == OP_EQ && k->measured)
+	if (rule.op == MC_OP_EQ && k->measured)
 		return fail(P, "'==' needs a figure memcheck counts exactly; %s is measured "
 			    "and varies from run to run: use <= or <", k->name);
 
@@ -634,7 +553,7 @@ static bool parse_rule(struct parser *P, const struct key *k, const char *p, con
 		if (sign == '-' && value >= 100)
 			return fail(P, "a relative limit must be above -100%%, got '%s'",
 				    echo(&ea, tok, limlen));
-		rule.form = F_PCT;
+		rule.form = MC_FORM_PCT;
 		rule.f = sign == '-' ? -value : value;
 	} else if (sign == '-') {
 		return fail(P, "a limit cannot be negative: '%s' (a relative one is written "
@@ -645,24 +564,24 @@ static bool parse_rule(struct parser *P, const struct key *k, const char *p, con
 	} else if (ulen == 1 && (*u == 'x' || *u == 'X')) {
 		if (value <= 0)
 			return fail(P, "a ratio must be more than 0, got '%s'", echo(&ea, tok, limlen));
-		rule.form = F_RATIO;
+		rule.form = MC_FORM_RATIO;
 		rule.f = value;
 	} else if (memchr(u, '%', ulen)) {
 		return fail(P, "bad limit '%s': expected a number, then a unit, %% or x",
 			    echo(&ea, tok, limlen));
 	} else {
-		rule.form = F_ABS;
+		rule.form = MC_FORM_ABS;
 	}
 
-	if (rule.form != F_ABS) {
-		if (rule.op == OP_EQ)
+	if (rule.form != MC_FORM_ABS) {
+		if (rule.op == MC_OP_EQ)
 			return fail(P, "'==' takes an absolute limit, not '%s'", echo(&ea, tok, limlen));
 		if (!k->measured)
 			return fail(P, "%s is counted from the program's own calls and is the "
 				    "same under every allocator: give an absolute limit, not '%s'",
 				    k->name, echo(&ea, tok, limlen));
 		P->b->relative = true;
-	} else if (k->kind == K_COUNT) {
+	} else if (k->kind == MC_KEY_COUNT) {
 		if (ulen)
 			return fail(P, "%s is a count: write a plain number, without '%s'",
 				    k->name, echo(&ea, u, ulen));
@@ -672,7 +591,7 @@ static bool parse_rule(struct parser *P, const struct key *k, const char *p, con
 		if (num.ip >= MEMCHECK_UNKNOWN)
 			return fail(P, "limit too large: '%s'", echo(&ea, tok, limlen));
 		rule.lim = num.ip;
-	} else if (k->kind == K_BYTES) {
+	} else if (k->kind == MC_KEY_BYTES) {
 		int i = ulen ? unit_index(byte_unit_names, MC_ARRAY_SIZE(byte_unit_names), u, ulen) : 0;
 		if (i < 0)
 			return bad_unit(P, k, u, ulen, byte_unit_names,
@@ -687,7 +606,7 @@ static bool parse_rule(struct parser *P, const struct key *k, const char *p, con
 		rule.lim = (uint64_t)whole;
 		rule.inexact = part % num.den != 0;
 		rule.si = unit->si;
-		if (rule.op == OP_EQ && rule.inexact)
+		if (rule.op == MC_OP_EQ && rule.inexact)
 			return fail(P, "'== %s' is not a whole number of bytes",
 				    echo(&ea, tok, limlen));
 	} else {
@@ -698,7 +617,7 @@ static bool parse_rule(struct parser *P, const struct key *k, const char *p, con
 					MC_ARRAY_SIZE(second_unit_names), "s, ms or us");
 		rule.f = value * second_mults[i];
 	}
-	if (rule.form == F_ABS && rule.op == OP_LT && rule.lim == 0 && rule.f == 0 &&
+	if (rule.form == MC_FORM_ABS && rule.op == MC_OP_LT && rule.lim == 0 && rule.f == 0 &&
 	    !rule.inexact)
 		return fail(P, "'%s < 0' can never hold: write %s <= 0", k->name, k->name);
 
@@ -706,13 +625,13 @@ static bool parse_rule(struct parser *P, const struct key *k, const char *p, con
 		return true;
 	/* Two limits of the same kind on one figure in one section: a slip.
 	 * An alias ("definitely_lost") is the figure it names. */
-	const struct key *fig = keys;
+	const struct mc_key *fig = mc_keys;
 	while (fig->off != k->off || fig->kind != k->kind)
 		fig++;
-	uint32_t *seen = &P->seen[rule.form != F_ABS][fig - keys];
+	uint32_t *seen = &P->seen[rule.form != MC_FORM_ABS][fig - mc_keys];
 	if (*seen)
 		return fail(P, "%s already has %s limit in this section (line %u)",
-			    k->name, rule.form == F_ABS ? "an absolute" : "a relative",
+			    k->name, rule.form == MC_FORM_ABS ? "an absolute" : "a relative",
 			    (unsigned)*seen);
 	*seen = P->line;
 	mc_buf_put(&P->b->rules, (const char *)&rule, sizeof rule);
@@ -736,11 +655,11 @@ static bool parse_statement(struct parser *P, const char *s, const char *e)
 				    *after == '!');
 	if (n == 8 && memcmp(s, "baseline", 8) == 0 && !has_op)
 		return parse_baseline(P, p, e);
-	const struct key *k = key_find(s, n);
+	const struct mc_key *k = mc_key_find(s, n);
 	if (!k) {
 		/* No time spent on a suggestion that err has no room for. */
 		const char *near = P->dropped || !P->errlen ? NULL :
-			suggest(s, n, mc_result_keys, MC_ARRAY_SIZE(keys),
+			suggest(s, n, mc_result_keys, MC_ARRAY_SIZE(mc_keys),
 				has_op ? NULL : "baseline");
 		if (near)
 			return fail(P, "unknown key '%s' (did you mean %s?)", echo(&ea, s, n), near);
@@ -880,202 +799,3 @@ struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
 	return b;
 }
 
-/* ---- checking ---------------------------------------------------------- */
-
-static bool section_matches(const struct mc_budget *b, const struct mc_section *sec,
-			    const char *region, const char *allocator)
-{
-	const char *s = POOL(b, sec->str);
-	bool hit = false;
-	for (uint32_t i = 0; i < sec->nglob; i++, s += strlen(s) + 1)
-		if (!hit && fnmatch(s, region, 0) == 0)
-			hit = true;
-	if (!hit || sec->nalloc == 0)
-		return hit;
-	for (uint32_t i = 0; i < sec->nalloc; i++, s += strlen(s) + 1)
-		if (allocator && fnmatch(s, allocator, 0) == 0)
-			return true;
-	return false;
-}
-
-/* Bytes for a message: exact below 10 KiB, else with one decimal in the
- * largest unit that keeps the figure at 1 or more ("5.0 MiB", not the
- * text report's "5120.0 KiB": limits are written "5 MiB"); in powers of
- * 1000 when the limit was written so. */
-static void fmt_bytes(uint64_t v, bool si, char buf[48])
-{
-	static const char *const bin[] = { "KiB", "MiB", "GiB", "TiB" };
-	static const char *const dec[] = { "KB", "MB", "GB", "TB" };
-	double k = si ? 1000.0 : 1024.0, d = (double)v;
-	if (d < 10 * k) {
-		snprintf(buf, 48, "%llu B", (unsigned long long)v);
-		return;
-	}
-	int i = 0;
-	for (d /= k; i < 3 && d >= k; i++)
-		d /= k;
-	snprintf(buf, 48, "%.1f %s", d, si ? dec[i] : bin[i]);
-}
-
-static void fmt_value(const struct key *k, bool si, uint64_t v, double f, char buf[48])
-{
-	if (k->kind == K_SECONDS)
-		snprintf(buf, 48, "%.3f s", f);
-	else if (k->kind == K_BYTES)
-		fmt_bytes(v, si, buf);
-	else
-		mc_commas(v, buf);
-}
-
-/* Value and limit, with the exact figures when rounding made them look
- * the same. */
-static void fmt_pair(const struct key *k, bool si, uint64_t v, double fv, uint64_t lim,
-		     double flim, char a[64], char b[64])
-{
-	char c[32];
-	fmt_value(k, si, v, fv, a);
-	fmt_value(k, si, lim, flim, b);
-	if (strcmp(a, b) != 0 || (k->kind == K_SECONDS ? fv == flim : v == lim))
-		return;
-	if (k->kind == K_SECONDS) {
-		snprintf(a, 64, "%.6f s", fv);
-		snprintf(b, 64, "%.6f s", flim);
-	} else {
-		size_t n = strlen(a);
-		snprintf(a + n, (size_t)(64 - n), " (%s B)", mc_commas(v, c));
-		n = strlen(b);
-		snprintf(b + n, (size_t)(64 - n), " (%s B)", mc_commas(lim, c));
-	}
-}
-
-static const char *const op_broken[] = { ">", ">=", "!=" };
-
-static bool holds(int op, long double v, long double lim)
-{
-	return op == OP_LE ? v <= lim : op == OP_LT ? v < lim : v == lim;
-}
-
-static void limit_text(const struct mc_rule *rule, char buf[32])
-{
-	if (rule->form == F_PCT)
-		snprintf(buf, 32, "%+g%%", rule->f);
-	else
-		snprintf(buf, 32, "%gx", rule->f);
-}
-
-/* The figure of k in r, as a long double; false when not measured. */
-static bool figure(const struct key *k, const struct memcheck_result *r, uint64_t *v, double *f)
-{
-	if (k->kind == K_SECONDS) {
-		*f = key_seconds(r, k);
-		*v = 0;
-		return *f >= 0;   /* false for NaN too */
-	}
-	*v = key_u64(r, k);
-	*f = 0;
-	return *v != MEMCHECK_UNKNOWN;
-}
-
-/* One rule against one region: true when it holds, else the message. */
-static bool judge(const struct mc_budget *b, const struct mc_rule *rule, const char *region,
-		  const struct memcheck_result *r, const struct memcheck_result *base,
-		  char *msg, size_t size)
-{
-	const struct key *k = &keys[rule->key];
-	const char *file = POOL(b, b->name);
-	const char *bname = mc_budget_baseline(b);
-	char lt[32], a[64], l[64], bv[64];
-	uint64_t v, bu;
-	double f, bf;
-	if (!figure(k, r, &v, &f)) {
-		snprintf(msg, size, "%s:%u: %s not measured", file, (unsigned)rule->line, k->name);
-		return false;
-	}
-	if (rule->form == F_ABS) {
-		long double lim = k->kind == K_SECONDS ? (long double)rule->f : rule->lim;
-		long double x = k->kind == K_SECONDS ? (long double)f : v;
-		/* "< 0.5 KiB" on whole bytes is "<= 512". */
-		int op = rule->op == OP_LT && rule->inexact ? OP_LE : rule->op;
-		if (holds(op, x, lim))
-			return true;
-		fmt_pair(k, rule->si, v, f, rule->lim, rule->f, a, l);
-		snprintf(msg, size, "%s:%u: %s %s %s %s", file, (unsigned)rule->line, k->name,
-			 a, op_broken[rule->op], l);
-		return false;
-	}
-	limit_text(rule, lt);
-	if (!base) {
-		snprintf(msg, size, "%s:%u: %s %s: no baseline for region '%s' (run the baseline "
-			 "allocator first, or pass MEMCHECK_BASELINE)", file, (unsigned)rule->line,
-			 k->name, lt, region);
-		return false;
-	}
-	if (!figure(k, base, &bu, &bf)) {
-		snprintf(msg, size, "%s:%u: %s %s: not measured under %s for region '%s'",
-			 file, (unsigned)rule->line, k->name, lt, bname, region);
-		return false;
-	}
-	long double factor = rule->form == F_PCT ? 1 + (long double)rule->f / 100 : rule->f;
-	long double bx = k->kind == K_SECONDS ? (long double)bf : bu;
-	long double x = k->kind == K_SECONDS ? (long double)f : v;
-	long double lim = bx * factor;
-	if (holds(rule->op, x, lim))
-		return true;
-	uint64_t ulim = lim >= (long double)UINT64_MAX ? UINT64_MAX - 1 : (uint64_t)lim;
-	fmt_pair(k, false, v, f, ulim, (double)lim, a, l);
-	fmt_value(k, false, bu, bf, bv);
-	snprintf(msg, size, "%s:%u: %s %s %s %s (%s%s %s's %s)", file, (unsigned)rule->line,
-		 k->name, a, op_broken[rule->op], l, lt, rule->form == F_PCT ? " of" : "",
-		 bname, bv);
-	return false;
-}
-
-int mc_budget_check(const struct mc_budget *b, const char *region, const char *allocator,
-		    const struct memcheck_result *r, const struct memcheck_result *baseline,
-		    char *out, size_t outlen)
-{
-	if (!b || !r)
-		return 0;
-	if (!region)
-		region = "";
-	size_t used = out && outlen ? strnlen(out, outlen) : 0;
-	bool full = !out || used >= outlen;
-	/* Under the baseline allocator, relative limits compare a figure
-	 * with itself: they pass. */
-	bool is_baseline = allocator && strcmp(allocator, mc_budget_baseline(b)) == 0;
-	int violations = 0;
-	uint32_t section = UINT32_MAX;
-	bool match = false;
-	for (uint32_t i = 0; i < b->nrules; i++) {
-		const struct mc_rule *rule = &RULES(b)[i];
-		/* A section's rules are together: match it once. */
-		if (rule->section != section) {
-			section = rule->section;
-			match = section_matches(b, &SECTIONS(b)[section], region, allocator);
-		}
-		if (!match)
-			continue;
-		if (rule->form != F_ABS && is_baseline)
-			continue;
-		char msg[1024];
-		if (judge(b, rule, region, r, baseline, msg, sizeof msg))
-			continue;
-		violations++;
-		if (full)
-			continue;
-		/* Whole messages only; "..." when the next does not fit. */
-		const char *sep = used ? "; " : "";
-		size_t need = strlen(sep) + strlen(msg);
-		if (used + need < outlen) {
-			memcpy(out + used, sep, strlen(sep));
-			memcpy(out + used + strlen(sep), msg, strlen(msg) + 1);
-			used += need;
-		} else {
-			full = true;
-			const char *more = used ? "; ..." : "...";
-			if (used + strlen(more) < outlen)
-				memcpy(out + used, more, strlen(more) + 1);
-		}
-	}
-	return violations;
-}

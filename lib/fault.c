@@ -14,7 +14,7 @@
  * begun in process PROC (0: no region open).  PROC is "p" for the process
  * memcheck oom starts, "p.3" for its third fork, "p.3x" for a program
  * that p.3 then exec'd; a forked child renumbers the regions it inherits
- * and counts them from zero, as account.c rebases their figures.  So a
+ * and counts them from zero, as region.c rebases their figures.  So a
  * check suite's CK_FORK children, one per test, each have regions of
  * their own.
  *
@@ -165,7 +165,7 @@ static void update_on(void)
 
 /* ---- the decision ---------------------------------------------------- */
 
-/* Locks: region_lock (account.c) may be held when the fault lock is
+/* Locks: region_lock (region.c) may be held when the fault lock is
  * taken, never the other way round; stacks are captured outside the fault
  * lock, since fork takes the depot's lock before ours. */
 bool mc_fault_check(void *fp, bool is_realloc)

@@ -279,11 +279,11 @@ uint32_t mc_current_epoch(void);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
 void mc_account_flush(void);
-
-/* Around report-time work that maps memory (symbolization): keeps it
- * out of the open regions' peak RSS.  Region lock need not be held. */
-uint64_t mc_account_rss_shield_begin(void);
-void mc_account_rss_shield_end(uint64_t hwm_before);
+/* The live-byte peak for region.c: _begin restarts it from the live
+ * bytes now (*live) and returns the peak so far; _end returns the peak
+ * since, and makes the greater of it and saved_peak the peak again. */
+int64_t mc_account_peak_begin(int64_t *live);
+int64_t mc_account_peak_end(int64_t saved_peak);
 
 /* Other threads' stack mappings (their static TLS inside), for the scan:
  * threads that have called a malloc-family function, the main thread
@@ -293,9 +293,22 @@ void mc_account_threads_lock(void);
 void mc_account_threads_unlock(void);
 int mc_account_other_stacks(uintptr_t (*out)[2], int max);
 
+/* ---- region.c -------------------------------------------------------- */
+
 /* Called once from the library constructor and destructor. */
 void mc_process_begin(void);
 void mc_process_end(void);
+
+/* Around report-time work that maps memory (symbolization): keeps it
+ * out of the open regions' peak RSS.  Region lock need not be held. */
+uint64_t mc_account_rss_shield_begin(void);
+void mc_account_rss_shield_end(uint64_t hwm_before);
+
+/* account.c's fork handlers: the region lock around fork, and in the
+ * child every open region begun again. */
+void mc_regions_lock(void);
+void mc_regions_unlock(void);
+void mc_regions_after_fork_child(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -311,7 +324,7 @@ extern int mc_fault_on;
 bool mc_fault_check(void *fp, bool is_realloc);
 
 void mc_fault_init(void);
-/* Region stack, kept in step with account.c's (region lock held). */
+/* Region stack, kept in step with region.c's (region lock held). */
 void mc_fault_region_begin(const char *name);
 void mc_fault_region_rename(const char *name);
 /* What failure injection saw in the innermost region; pops it. */
@@ -361,6 +374,59 @@ struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen);
 struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name,
 				  char *err, size_t errlen);
 void mc_budget_free(struct mc_budget *b);
+
+/* The keys mc_result_field knows, NULL-terminated (for messages and docs). */
+extern const char *const mc_result_keys[];
+
+/* For budget_check.c: the same keys with where each figure is in a
+ * result, and a parsed budget's layout. */
+enum mc_key_kind { MC_KEY_COUNT, MC_KEY_BYTES, MC_KEY_SECONDS };
+struct mc_key {
+	const char *name;
+	size_t off;              /* in struct memcheck_result */
+	unsigned char kind;      /* enum mc_key_kind */
+	unsigned char measured;  /* by the allocator or the system, not counted */
+};
+extern const struct mc_key mc_keys[];   /* in mc_result_keys' order */
+/* The key named by the n bytes at s, or NULL. */
+const struct mc_key *mc_key_find(const char *s, size_t n);
+
+enum mc_rule_op { MC_OP_LE, MC_OP_LT, MC_OP_EQ };
+enum mc_rule_form { MC_FORM_ABS, MC_FORM_PCT, MC_FORM_RATIO };
+
+struct mc_rule {
+	uint32_t line;
+	uint32_t section;        /* index into sections */
+	uint8_t key;             /* index into mc_keys[] */
+	uint8_t op;              /* enum mc_rule_op */
+	uint8_t form;            /* enum mc_rule_form */
+	uint8_t si;              /* limit written in KB/MB/GB/TB: say so back */
+	uint8_t inexact;         /* the byte limit had a fraction, cut off */
+	uint64_t lim;            /* absolute: count or bytes */
+	double f;                /* absolute: seconds; the percentage; the ratio */
+};
+
+/* "[glob... @alloc...]": nglob region globs then nalloc allocator
+ * patterns, NUL-terminated one after the other in the pool at str. */
+struct mc_section {
+	uint32_t line;
+	uint32_t nglob, nalloc;
+	uint32_t str;
+};
+
+struct mc_budget {
+	struct mc_buf pool;      /* strings: name, baseline, section patterns */
+	struct mc_buf rules;     /* struct mc_rule[] */
+	struct mc_buf sections;  /* struct mc_section[]; [0] is the implicit [*] */
+	uint32_t nrules, nsections;
+	uint32_t name;           /* pool offset of the file name */
+	uint32_t baseline;       /* pool offset, or 0: "glibc" */
+	uint32_t baseline_line;
+	bool relative;
+};
+
+/* ---- budget_check.c -------------------------------------------------- */
+
 /* The allocator relative limits compare against: the file's "baseline"
  * line, or "glibc" (also for b == NULL). */
 const char *mc_budget_baseline(const struct mc_budget *b);
@@ -383,8 +449,6 @@ int mc_budget_check(const struct mc_budget *b, const char *region, const char *a
  * alone means bytes).  False for an unknown key; *v is MEMCHECK_UNKNOWN
  * for a figure that was not measured. */
 bool mc_result_field(const struct memcheck_result *r, const char *key, uint64_t *v);
-/* The keys mc_result_field knows, NULL-terminated (for messages and docs). */
-extern const char *const mc_result_keys[];
 
 /* ---- gate.c ---------------------------------------------------------- */
 

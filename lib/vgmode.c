@@ -36,7 +36,7 @@ struct vg_totals {
 	unsigned long bytes[4], blocks[4]; /* leaked, dubious, reachable, suppressed */
 };
 
-#define VG_MAX_REGIONS 64 /* as deep as account.c's region stack */
+#define VG_MAX_REGIONS 64 /* as deep as region.c's region stack */
 
 static struct {
 	bool on;               /* the region began in valgrind mode */

@@ -16,7 +16,7 @@ UNIT_stacks    := stacks util
 UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
 UNIT_json      := json util
-UNIT_budget    := budget util
+UNIT_budget    := budget budget_check util
 UNIT_scan      := scan blocks util
 UNIT_supp      := suppress util
 

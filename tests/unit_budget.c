@@ -1,7 +1,8 @@
 /*
- * unit_budget.c - lib/budget.c on its own: the key table, every kind of
- * good and bad line of a budget file (each bad one with its exact message
- * and line), and checking results against absolute and relative limits.
+ * unit_budget.c - lib/budget.c and lib/budget_check.c on their own: the
+ * key table, every kind of good and bad line of a budget file (each bad
+ * one with its exact message and line), and checking results against
+ * absolute and relative limits.
  */
 #include <check.h>
 #include <fcntl.h>

@@ -9,8 +9,9 @@
  * oom.c       `memcheck oom`: every allocation failed in turn
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
- * out-of-memory.  It shares lib/json.c, lib/budget.c and lib/util.c with
- * the library, compiled apart and without interposition.
+ * out-of-memory.  It shares lib/json.c, lib/budget.c, lib/budget_check.c,
+ * lib/suppress.c and lib/util.c with the library, compiled apart and
+ * without interposition.
  */
 #ifndef MEMCHECK_TOOLS_CLI_H
 #define MEMCHECK_TOOLS_CLI_H

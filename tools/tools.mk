@@ -1,11 +1,12 @@
 # tools.mk - included by GNUmakefile: the memcheck command, build/memcheck.
 #
 # Built from tools/*.c and the library files it shares (the report reader,
-# the budget parser, util), compiled apart from the library's objects: no
-# -fvisibility=hidden, no interposition; the CLI is an ordinary program.
+# the budget parser and checker, the suppression parser, util), compiled
+# apart from the library's objects: no -fvisibility=hidden, no
+# interposition; the CLI is an ordinary program.
 
 CLI_SRC := $(wildcard tools/*.c)
-CLI_LIB := json budget util suppress
+CLI_LIB := json budget budget_check util suppress
 CLI_OBJ := $(CLI_SRC:tools/%.c=$(B)/cli/%.o) $(CLI_LIB:%=$(B)/cli/lib_%.o)
 # Where Debian puts the allocators memcheck knows by name, and where an
 # installed libmemcheck.so.0 is when it is not at ../lib from the binary.

@@ -1,0 +1,553 @@
+/*
+ * region.c - regions: begin, end, nesting, and what a region reports.
+ *
+ * A region is an epoch: every block carries the epoch of the newest
+ * region begun before it was allocated, so a region's leftovers are the
+ * live blocks of its epoch or later.  Its counts are the difference of
+ * account.c's sums at its end and at its begin; its live-byte peak is
+ * account.c's peak, restarted at its begin and handed back, raised, to
+ * the enclosing region at its end.  At the end the leftovers are grouped
+ * by stack and kind (after a reachability scan when there are any),
+ * checked against the budget and reported.
+ *
+ * Every open region is on one stack, under region_lock; the process
+ * region, when there is one, is at its bottom.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define RUNNING_UNDER_VALGRIND RUNNING_ON_VALGRIND
+#else
+#define RUNNING_UNDER_VALGRIND 0
+#endif
+
+#define MAX_REGIONS 64
+
+struct region {
+	char name[128];
+	uint32_t epoch;
+	bool process;
+	struct mc_totals base;
+	int64_t live_begin;       /* process live bytes at the start */
+	int64_t saved_peak;       /* enclosing regions' live peak so far */
+	uint64_t rss_begin;
+	uint64_t hwm_floor;       /* peak RSS seen before inner regions reset it */
+	bool hwm_reset;
+	double t0;
+	uintptr_t begin_sp;       /* memcheck_begin's stack pointer, 0: none */
+	pthread_t begin_thread;
+};
+
+static struct region regions[MAX_REGIONS];
+static int nregions;      /* open regions, the process region included */
+static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
+static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- begin: epochs and baselines ------------------------------------- */
+
+/* A new epoch, above every block's.  Epochs have 16 bits in the block
+ * table; when they run out, number the open regions 1..n again and every
+ * block to match (mc_blocks_renumber).  Call with region_lock held. */
+static uint32_t next_epoch(void)
+{
+	if (atomic_load(&mc_epoch) >= MC_EPOCH_MAX) {
+		uint32_t open[MAX_REGIONS];
+		for (int i = 0; i < nregions; i++)
+			open[i] = regions[i].epoch;
+		mc_blocks_renumber(open, nregions);
+		/* Regions that share an epoch (rebased together after fork)
+		 * keep sharing one. */
+		for (int i = 0, k = 0; i < nregions; i++) {
+			while (k < nregions && open[k] <= open[i])
+				k++;
+			regions[i].epoch = (uint32_t)k;
+		}
+	}
+	return atomic_fetch_add(&mc_epoch, 1) + 1;
+}
+
+static void region_rebase(struct region *r, uint32_t epoch)
+{
+	mc_vg_region_begin((int)(r - regions), r->name);
+	mc_account_flush();
+	r->epoch = epoch;
+	mc_account_sum(&r->base);
+	r->saved_peak = mc_account_peak_begin(&r->live_begin);
+	/* Resetting the kernel's high-water mark would lose the enclosing
+	 * region's peak so far: keep it with that region. */
+	uint64_t hwm = mc_rss_peak();
+	if (r > regions && r[-1].hwm_floor < hwm)
+		r[-1].hwm_floor = hwm;
+	r->hwm_floor = 0;
+	r->hwm_reset = mc_rss_reset_peak();
+	r->rss_begin = mc_rss_current();
+	r->t0 = mc_now();
+}
+
+static void region_push(const char *name, bool process)
+{
+	if (nregions == MAX_REGIONS) {
+		if (!overflowed++)
+			mc_log("regions nest deeper than %d; inner ones are not reported",
+			       MAX_REGIONS);
+		return;
+	}
+	struct region *r = &regions[nregions];
+	memset(r, 0, sizeof *r);
+	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
+	r->process = process;
+	uint32_t epoch = next_epoch();
+	region_rebase(r, epoch);
+	nregions++;
+	mc_fault_region_begin(r->name);
+}
+
+/* ---- end: leftovers, violations, the report -------------------------- */
+
+struct leak_acc {
+	struct mc_leak *v;
+	size_t n, cap;          /* open-addressing table of groups */
+	uint64_t blocks, bytes;
+	struct memcheck_count kinds[4];  /* by enum mc_kind */
+};
+
+static void leak_add_kind(const struct mc_block *b, int kind, void *arg)
+{
+	struct leak_acc *a = arg;
+	a->blocks++;
+	a->bytes += b->size;
+	a->kinds[kind].blocks++;
+	a->kinds[kind].bytes += b->size;
+	if (!a->v)
+		return;
+	size_t i = ((b->stack * 4u + (uint32_t)kind) * 0x9e3779b9u) & (a->cap - 1);
+	while (a->v[i].blocks && (a->v[i].stack != b->stack || a->v[i].kind != (uint32_t)kind))
+		i = (i + 1) & (a->cap - 1);
+	if (!a->v[i].blocks) {
+		if ((a->n + 1) * 2 > a->cap)
+			return; /* full: counted in the totals, not grouped */
+		a->v[i].stack = b->stack;
+		a->v[i].kind = (uint32_t)kind;
+		a->n++;
+	}
+	a->v[i].blocks++;
+	a->v[i].bytes += b->size;
+}
+
+static void count_block(const struct mc_block *b, void *arg)
+{
+	(void)b;
+	++*(uint64_t *)arg;
+}
+
+/* Without a scan every leftover is definitely lost. */
+static void leak_add(const struct mc_block *b, void *arg)
+{
+	leak_add_kind(b, MC_KIND_DEFINITE, arg);
+}
+
+/* Lost before reachable (valgrind lists still reachable last), then
+ * largest first. */
+static int leak_cmp(const void *x, const void *y)
+{
+	const struct mc_leak *a = x, *b = y;
+	bool ra = a->kind == MC_KIND_REACHABLE, rb = b->kind == MC_KIND_REACHABLE;
+	if (ra != rb)
+		return ra ? 1 : -1;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->blocks != b->blocks)
+		return a->blocks < b->blocks ? 1 : -1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static void add_violation(struct memcheck_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void add_violation(struct memcheck_result *r, const char *fmt, ...)
+{
+	size_t len = strlen(r->violations);
+	if (len && len + 2 < sizeof r->violations) {
+		strcpy(r->violations + len, "; ");
+		len += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->violations + len, sizeof r->violations - len, fmt, ap);
+	va_end(ap);
+	r->pass = 0;
+}
+
+/* Symbolizing a report maps debug information, tens of MiB for libc:
+ * that is memcheck's doing, not the program's, so the peak RSS the open
+ * regions see must not include it.  Keep the peak so far with the
+ * innermost open region and reset the kernel's mark afterwards. */
+uint64_t mc_account_rss_shield_begin(void)
+{
+	return mc_rss_peak();
+}
+
+void mc_account_rss_shield_end(uint64_t hwm_before)
+{
+	if (nregions > 0 && regions[nregions - 1].hwm_reset) {
+		struct region *r = &regions[nregions - 1];
+		if (r->hwm_floor < hwm_before)
+			r->hwm_floor = hwm_before;
+		mc_rss_reset_peak();
+	}
+}
+
+/* Pop the innermost region, measure it and report it. */
+static int region_pop(struct memcheck_result *out, const char *extra_violation,
+		      const struct mc_scan_from *from)
+{
+	struct region *r = &regions[--nregions];
+	struct memcheck_result res;
+	memset(&res, 0, sizeof res);
+	struct mc_fault_info fault;
+	mc_fault_region_end(&fault);
+	res.injected = fault.injected;
+	mc_account_flush();
+	double t1 = mc_now();
+	struct mc_totals now;
+	mc_account_sum(&now);
+	/* Hand the enclosing region its peak back, raised by ours. */
+	int64_t peak = mc_account_peak_end(r->saved_peak);
+
+	mc_copy_name(res.name, sizeof res.name, r->name);
+	bool vg = mc_vg_region_end(nregions, &res); /* valgrind's figures rule */
+	res.allocs = now.allocs - r->base.allocs;
+	res.frees = now.frees - r->base.frees;
+	res.reallocs = now.reallocs - r->base.reallocs;
+	res.failed_allocs = now.failed - r->base.failed;
+	res.bytes_allocated = now.bytes_allocated - r->base.bytes_allocated;
+	res.bytes_freed = now.bytes_freed - r->base.bytes_freed;
+	res.double_frees = now.double_frees - r->base.double_frees;
+	res.invalid_frees = now.invalid_frees - r->base.invalid_frees;
+	res.pass = 1;
+	/* The region's own peak: how far the process's live bytes rose
+	 * above their level when it began. */
+	res.peak_live_bytes = peak > r->live_begin ? (uint64_t)(peak - r->live_begin) : 0;
+
+	/* RSS before the scan: its memory is memcheck's, not the region's. */
+	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
+	res.rss_begin = r->rss_begin;
+	res.rss_end = mc_rss_current();
+	if (r->hwm_reset) {
+		uint64_t hwm = mc_rss_peak();
+		if (hwm < r->hwm_floor)
+			hwm = r->hwm_floor;
+		if (hwm < res.rss_end)
+			hwm = res.rss_end;
+		res.peak_rss = hwm;
+		if (nregions > 0 && r[-1].hwm_floor < hwm)
+			r[-1].hwm_floor = hwm;
+	} else {
+		/* /proc/self/clear_refs refused: the kernel's high-water mark
+		 * then covers the whole process so far, and the report says so
+		 * rather than pass it off as the region's. */
+		uint64_t hwm = mc_rss_peak();
+		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
+		res.peak_rss_whole_process = 1;
+	}
+	struct leak_acc acc = { 0 };
+	struct mc_leak *groups = NULL;
+	size_t groups_bytes = 0;
+	struct mc_scan scan;
+	/* Frames deeper than where the region began are the region's own:
+	 * those still live when it ends are memcheck's and the code's that
+	 * ends it, and the rest hold stale copies of the addresses the
+	 * region's code handled (a check test's frames, below its teardown
+	 * fixture's).  Ended on the thread that began it, the stack is
+	 * scanned from the shallower of the two points. */
+	struct mc_scan_from outer;
+	if (from && r->begin_sp > from->sp && pthread_equal(r->begin_thread, pthread_self())) {
+		outer.sp = r->begin_sp;
+		from = &outer;
+	}
+	/* A region that left nothing behind needs no scan: most tests. */
+	uint64_t left = 0;
+	if (mc_opt.track && mc_opt.scan && !vg)
+		mc_blocks_each_live(r->epoch, count_block, &left);
+	bool scanned = false;
+	if (left) {
+		uint64_t hwm = mc_account_rss_shield_begin();
+		scanned = mc_scan(&scan, from);
+		mc_account_rss_shield_end(hwm);
+	}
+	if (mc_opt.track && !left && mc_opt.scan) {
+		/* Nothing left behind: no groups to collect. */
+	} else if (mc_opt.track) {
+		acc.cap = 1024;
+		for (;;) {
+			groups_bytes = acc.cap * sizeof *acc.v;
+			acc.v = mc_map(groups_bytes);
+			acc.n = 0;
+			acc.blocks = acc.bytes = 0;
+			memset(acc.kinds, 0, sizeof acc.kinds);
+			if (scanned)
+				mc_scan_each(&scan, r->epoch, leak_add_kind, &acc);
+			else
+				mc_blocks_each_live(r->epoch, leak_add, &acc);
+			if (!acc.v || acc.n * 2 + 2 < acc.cap || acc.cap >= (1u << 24))
+				break;
+			mc_unmap(acc.v, groups_bytes);
+			acc.cap *= 4;
+		}
+		res.live_blocks = acc.blocks;
+		res.live_bytes = acc.bytes;
+		if (acc.v) {
+			size_t n = 0;
+			for (size_t i = 0; i < acc.cap; i++)
+				if (acc.v[i].blocks)
+					acc.v[n++] = acc.v[i];
+			qsort(acc.v, n, sizeof *acc.v, leak_cmp);
+			groups = acc.v;
+			acc.n = n;
+		}
+	} else {
+		/* Count-only: sizes of freed blocks are unknown, so are live
+		 * bytes and peaks; the block count is the net change, which
+		 * cannot tell the region's blocks from older ones it freed. */
+		res.live_blocks = res.allocs > res.frees ? res.allocs - res.frees : 0;
+		res.live_bytes = MEMCHECK_UNKNOWN;
+		res.bytes_freed = MEMCHECK_UNKNOWN;
+		res.peak_live_bytes = MEMCHECK_UNKNOWN;
+	}
+	if (mc_opt.track && !vg) {
+		res.definitely_lost = acc.kinds[MC_KIND_DEFINITE];
+		res.indirectly_lost = acc.kinds[MC_KIND_INDIRECT];
+		res.possibly_lost = acc.kinds[MC_KIND_POSSIBLE];
+		res.still_reachable = acc.kinds[MC_KIND_REACHABLE];
+	}
+	struct mc_supp_report supp;
+	mc_suppress_region(&res, groups, &acc.n, &supp);
+	double scan_seconds = scanned ? scan.seconds : -1;
+	if (scanned)
+		mc_scan_free(&scan);
+
+	/* What the allocator keeps that the program does not: measured after
+	 * the region's RSS is read, since asking may itself allocate. */
+	res.seconds = t1 - r->t0;
+	struct mc_alloc_stats st;
+	if (mc_allocator_stats(&st)) {
+		res.retained_bytes = st.retained;
+		if (mc_opt.release && mc_allocator_release() && mc_allocator_stats(&st))
+			res.retained_after_release = st.retained;
+	}
+
+	if (res.definitely_lost.blocks)
+		add_violation(&res, "%llu bytes in %llu blocks definitely lost",
+			      (unsigned long long)res.definitely_lost.bytes,
+			      (unsigned long long)res.definitely_lost.blocks);
+	/* valgrind's default --errors-for-leak-kinds=definite,possible */
+	if (res.possibly_lost.blocks)
+		add_violation(&res, "%llu bytes in %llu blocks possibly lost",
+			      (unsigned long long)res.possibly_lost.bytes,
+			      (unsigned long long)res.possibly_lost.blocks);
+	if (res.double_frees)
+		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
+	if (extra_violation)
+		add_violation(&res, "%s", extra_violation);
+	if (supp.violation[0])
+		add_violation(&res, "%s", supp.violation);
+	mc_gate_region(&res);
+
+	struct mc_region_report rr = {
+		.r = &res,
+		.leaks = groups,
+		.nleaks = vg ? 0 : acc.n < (size_t)mc_opt.max_leaks ? acc.n : (size_t)mc_opt.max_leaks,
+		.nleak_groups = vg ? 0 : acc.n,
+		.process = r->process,
+		.fault = &fault,
+		.scan_seconds = scan_seconds,
+		.supp = &supp,
+		.valgrind = vg,
+	};
+	/* Only leak stacks are symbolized: a clean region's report needs
+	 * no shield (two reads of /proc/self/status saved per region). */
+	uint64_t hwm = rr.nleaks ? mc_account_rss_shield_begin() : 0;
+	mc_report_emit(&rr);
+	if (rr.nleaks)
+		mc_account_rss_shield_end(hwm);
+	mc_suppress_report_free(&supp);
+	if (acc.v)
+		mc_unmap(acc.v, groups_bytes);
+	if (out)
+		*out = res;
+	return res.pass ? 0 : 1;
+}
+
+/* ---- the process region ---------------------------------------------- */
+
+/* Does a malloc call from this process reach memcheck's malloc?  Symbol
+ * lookup says so in most cases; this catches the rest, such as valgrind,
+ * which redirects every object's malloc to its own.  Runs before any
+ * region takes its baseline. */
+static bool calls_reach_us(void)
+{
+	struct mc_totals before, after;
+	mc_account_sum(&before);
+	void *volatile p = malloc(1);
+	free(p);
+	mc_account_sum(&after);
+	return after.allocs != before.allocs;
+}
+
+static void say_bypassed(void)
+{
+	if (RUNNING_UNDER_VALGRIND) {
+		mc_log("running under valgrind, which replaces malloc in every object: "
+		       "memcheck sees no allocations. Run valgrind with "
+		       "--soname-synonyms=somalloc=nouserintercepts (glibc) or "
+		       "somalloc=<pattern naming the allocator's object> to keep memcheck "
+		       "counting");
+		return;
+	}
+	mc_log("malloc is served by %s, which comes before libmemcheck in symbol "
+	       "lookup: memcheck sees no allocations. Put libmemcheck first "
+	       "(LD_PRELOAD=\"libmemcheck.so %s\", or -lmemcheck before the "
+	       "allocator on the link line)",
+	       mc_real.object ? mc_real.object : "another object",
+	       mc_real.object ? mc_real.object : "liballocator.so");
+}
+
+void mc_process_begin(void)
+{
+	bool on = mc_opt.process_region == MC_ON;
+	if (mc_opt.process_region == MC_AUTO) {
+		const char *pre = getenv("LD_PRELOAD");
+		on = pre && strstr(pre, "libmemcheck");
+	}
+	if (mc_is_active && !calls_reach_us())
+		mc_bypass();
+	mc_in_hook++;
+	if (!mc_is_active)
+		say_bypassed();
+	pthread_mutex_lock(&region_lock);
+	if (on && nregions == 0)
+		region_push("process", true);
+	pthread_mutex_unlock(&region_lock);
+	mc_in_hook--;
+}
+
+void mc_process_end(void)
+{
+	struct mc_scan_from from;
+	MC_SCAN_FROM(&from);
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	while (nregions > 0) {
+		struct region *top = &regions[nregions - 1];
+		if (top->process)
+			region_pop(NULL, mc_is_active ? NULL :
+				   "memcheck was bypassed: the program's malloc calls do not reach it",
+				   &from);
+		else
+			region_pop(NULL, "region not ended before the process exited", &from);
+	}
+	pthread_mutex_unlock(&region_lock);
+	mc_stop_counting();
+	mc_in_hook--;
+}
+
+/* ---- fork (account.c's handlers) ------------------------------------- */
+
+void mc_regions_lock(void)
+{
+	pthread_mutex_lock(&region_lock);
+}
+
+void mc_regions_unlock(void)
+{
+	pthread_mutex_unlock(&region_lock);
+}
+
+/* The child has the parent's figures: every open region starts again. */
+void mc_regions_after_fork_child(void)
+{
+	pthread_mutex_init(&region_lock, NULL);
+	uint32_t epoch = next_epoch();
+	for (int i = 0; i < nregions; i++)
+		region_rebase(&regions[i], epoch);
+}
+
+/* ---- public API ------------------------------------------------------ */
+
+MC_API void memcheck_begin(const char *name)
+{
+	struct mc_scan_from from;
+	MC_SCAN_FROM(&from);
+	mc_resolve();
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	int n = nregions;
+	region_push(name, false);
+	if (nregions > n) {
+		regions[n].begin_sp = from.sp;
+		regions[n].begin_thread = pthread_self();
+	}
+	pthread_mutex_unlock(&region_lock);
+	mc_in_hook--;
+}
+
+MC_API int memcheck_end(struct memcheck_result *out)
+{
+	struct mc_scan_from from;
+	MC_SCAN_FROM(&from);
+	mc_resolve();
+	int saved = errno;
+	mc_in_hook++;
+	pthread_mutex_lock(&region_lock);
+	int rc;
+	if (overflowed) {
+		/* A region past the nesting limit: not measured, not failed. */
+		overflowed--;
+		rc = 0;
+		if (out) {
+			memset(out, 0, sizeof *out);
+			strcpy(out->name, "(not measured: regions nested too deep)");
+			out->pass = 1;
+		}
+	} else if (nregions == 0 || regions[nregions - 1].process) {
+		mc_log("memcheck_end() without memcheck_begin()");
+		rc = -1;
+	} else {
+		rc = region_pop(out, mc_is_active ? NULL :
+				"memcheck was bypassed: the program's malloc calls do not reach it",
+				&from);
+	}
+	pthread_mutex_unlock(&region_lock);
+	mc_in_hook--;
+	errno = saved;
+	return rc;
+}
+
+MC_API int memcheck_rename(const char *name)
+{
+	int rc = -1;
+	pthread_mutex_lock(&region_lock);
+	if (nregions > 0 && !regions[nregions - 1].process) {
+		struct region *r = &regions[nregions - 1];
+		mc_copy_name(r->name, sizeof r->name, name ? name : "region");
+		mc_fault_region_rename(r->name);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&region_lock);
+	return rc;
+}
+
+MC_API int memcheck_depth(void)
+{
+	pthread_mutex_lock(&region_lock);
+	int d = nregions - (nregions > 0 && regions[0].process) + overflowed;
+	pthread_mutex_unlock(&region_lock);
+	return d;
+}
