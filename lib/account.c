@@ -273,11 +273,6 @@ int64_t mc_account_peak_end(int64_t saved_peak)
 	return peak;
 }
 
-uint32_t mc_current_epoch(void)
-{
-	return atomic_load_explicit(&mc_epoch, memory_order_relaxed);
-}
-
 /* ---- the hooks ------------------------------------------------------- */
 
 static void report_error(const char *what, void *p, const struct freed *f, void *fp)

@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

@@ -275,7 +275,6 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 
 void mc_account_init(void);
 void mc_account_sum(struct mc_totals *t);
-uint32_t mc_current_epoch(void);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
 void mc_account_flush(void);

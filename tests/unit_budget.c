@@ -14,8 +14,6 @@
 
 #include "internal.h"
 
-/* Declared in budget.c until internal.h has them. */
-
 #define MiB (1024 * 1024ull)
 
 static char err[8192];
