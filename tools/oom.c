@@ -508,11 +508,6 @@ static void json_frame(FILE *f, const char *key, const struct frame *fr)
 	fprintf(f, ",\"line\":%ld}", fr->line);
 }
 
-static const char *sig_name(int sig)
-{
-	return sig && sigabbrev_np(sig) ? sigabbrev_np(sig) : NULL;
-}
-
 static bool write_json(const struct oom_opts *o, const struct baseline *b,
 		       const struct result *res, size_t nres, const struct site_row *rows,
 		       size_t nrows, double secs, const char *stopped)
