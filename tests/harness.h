@@ -5,6 +5,7 @@
  * stdout and stderr, and read the JSON Lines report it wrote.  The JSON
  * reader is a small strict parser: a report line that is not exactly one
  * JSON value (trailing garbage, bad escapes, bad numbers) fails the load.
+ * harness_xml.c reads XML (JUnit files) as strictly.
  *
  * Every path the tests need comes from MEMCHECK_BUILD (the absolute path
  * of build/), set by `make prog-check`.
@@ -154,6 +155,31 @@ long h_frame_line(const struct h_json *rec, size_t leak, size_t frame);
 const char *h_fmt(uint64_t v);
 /* "NAME=value" built with printf (never freed). */
 const char *h_env(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- XML (harness_xml.c) -------------------------------------------- */
+
+/* A strict little XML reader, for the JUnit files memcheck writes: a
+ * document it would refuse a JUnit consumer would too. */
+struct h_xml_attr {
+	char *name, *value;
+};
+
+struct h_xml {
+	char *name;
+	struct h_xml_attr attr[16];
+	int nattr;
+	struct h_xml *kid[512];
+	int nkids;
+	char *text;           /* character data directly inside, decoded */
+};
+
+/* The root element of doc, or NULL with "offset N: why" in err. */
+struct h_xml *h_xml_parse(const char *doc, char *err, size_t errlen);
+void h_xml_free(struct h_xml *e);
+/* The value of attribute name of e, or NULL. */
+const char *h_xml_attr(const struct h_xml *e, const char *name);
+/* The first child of e named name, or NULL. */
+const struct h_xml *h_xml_kid(const struct h_xml *e, const char *name);
 
 /* ---- suite ----------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
- * test_harness.c - the harness's own JSON reader and output parsers, so
- * that a passing whole-program test means what it says.
+ * test_harness.c - the harness's own JSON and XML readers and output
+ * parsers, so that a passing whole-program test means what it says.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -77,6 +77,45 @@ START_TEST(test_json_getters)
 }
 END_TEST
 
+/* The XML reader that checks memcheck's JUnit files: what it must take,
+ * and what it must refuse. */
+START_TEST(test_xml_reads_elements_attributes_and_text)
+{
+	char err[256];
+	struct h_xml *root = h_xml_parse("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+					 "<a x=\"1 &amp; 2\" y='&lt;&#65;&#x42;'>"
+					 "t\xc3\xa9 &quot;<b/><c k=\"v\">in</c></a>\n",
+					 err, sizeof err);
+	ck_assert_msg(root != NULL, "rejected: %s", err);
+	ck_assert_str_eq(root->name, "a");
+	ck_assert_str_eq(h_xml_attr(root, "x"), "1 & 2");
+	ck_assert_str_eq(h_xml_attr(root, "y"), "<AB");
+	ck_assert_ptr_null(h_xml_attr(root, "z"));
+	ck_assert_str_eq(root->text, "t\xc3\xa9 \"");
+	ck_assert_int_eq(root->nkids, 2);
+	ck_assert(h_xml_kid(root, "b") && !h_xml_kid(root, "b")->nkids);
+	ck_assert_str_eq(h_xml_kid(root, "c")->text, "in");
+	ck_assert_str_eq(h_xml_attr(h_xml_kid(root, "c"), "k"), "v");
+	ck_assert_ptr_null(h_xml_kid(root, "d"));
+	h_xml_free(root);
+}
+END_TEST
+
+static const char *const bad_xml[] = {
+	"<a><b></a></b>", "<a x=1/>", "<a x=\"1\" x=\"2\"/>", "<a>&nbsp;</a>",
+	"<a>x < y</a>", "<a/><b/>", "<a>\x01</a>", "<a", "<a>]]></a>",
+	"<a x=\"<\"/>", "<a>&#0;</a>", "<a>\xff</a>", "<a><!-- c --></a>", "",
+};
+
+START_TEST(test_xml_rejects_invalid)
+{
+	char err[256] = "";
+	struct h_xml *e = h_xml_parse(bad_xml[_i], err, sizeof err);
+	ck_assert_msg(e == NULL, "accepted invalid XML: %s", bad_xml[_i]);
+	ck_assert_msg(err[0], "no reason given for %s", bad_xml[_i]);
+}
+END_TEST
+
 START_TEST(test_report_load_checks_every_line)
 {
 	const char *path = h_tmppath("r.jsonl");
@@ -145,6 +184,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_json_accepts_valid, 0, (int)(sizeof good / sizeof good[0]));
 	tcase_add_loop_test(tc, test_json_rejects_invalid, 0, (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_json_getters);
+	tcase_add_test(tc, test_xml_reads_elements_attributes_and_text);
+	tcase_add_loop_test(tc, test_xml_rejects_invalid, 0,
+			    (int)(sizeof bad_xml / sizeof bad_xml[0]));
 	tcase_add_test(tc, test_report_load_checks_every_line);
 	tcase_add_test(tc, test_valgrind_heap_usage_with_commas);
 	tcase_add_test(tc, test_run_captures_status_and_output);

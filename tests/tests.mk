@@ -63,8 +63,9 @@ $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
-$(B)/tests/test_%: tests/test_%.c tests/harness.c tests/harness.h | $(B)/tests
-	$(CC) $(TEST_CFLAGS) -o $@ $< tests/harness.c $(CHECK_LIBS)
+HARNESS_SRC := tests/harness.c tests/harness_xml.c
+$(B)/tests/test_%: tests/test_%.c $(HARNESS_SRC) tests/harness.h | $(B)/tests
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(HARNESS_SRC) $(CHECK_LIBS)
 
 -include $(wildcard $(B)/tests/*.d $(B)/asan/*.d)
 

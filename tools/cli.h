@@ -2,11 +2,12 @@
  * cli.h - what the files of the memcheck command share.
  *
  * memcheck.c  commands, options, usage; compare and gate
- * run.c       `memcheck run`: allocators, running the command, its status
+ * run.c       `memcheck run`: allocators, the runs, their exit status
  * records.c   report files read back, records matched across allocators,
  *             budgets evaluated, medians
  * views.c     the table and the JUnit XML
  * oom.c       `memcheck oom`: every allocation failed in turn
+ * spawn.c     the command under test started, waited for, its end told
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
  * out-of-memory.  It shares lib/json.c, lib/budget.c, lib/budget_check.c,
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "internal.h"
 
@@ -64,13 +66,21 @@ struct recs {
 	size_t n, cap;
 };
 
-/* Why a run ended (run.c fills it in). */
-struct runinfo {
-	bool done;               /* it ran (or was attempted) */
-	double wall;             /* seconds from start to exit */
+/* How the command under test ended (spawn.c fills it in). */
+struct ending {
+	double wall;             /* seconds from start to end */
 	int exit_code;           /* -1 when killed */
 	int sig;                 /* the signal that killed it, or 0 */
 	bool core;
+	bool timed_out;          /* killed by spawn_timeout() */
+	int exec_errno;          /* it could not be started (with
+				  * spawn.exec_error): execvp's errno */
+};
+
+/* Why a run ended (run.c fills it in). */
+struct runinfo {
+	bool done;               /* it ran (or was attempted) */
+	struct ending end;
 	bool explained;          /* non-zero exit, but a record failed */
 };
 
@@ -158,6 +168,58 @@ char *vg_find(void);
 char **vg_argv(const char *valgrind, const char *label, const char *object,
 	       char *const *user, size_t nuser, char *const *cmd);
 void vg_argv_free(char **v);
+
+/* ---- spawn.c --------------------------------------------------------- */
+
+/* One variable of the command's environment: set to value, or unset
+ * when value is NULL.  A variable not listed is inherited. */
+struct env_var {
+	const char *name, *value;
+};
+
+/* How to start the command under test. */
+struct spawn {
+	char *const *argv;       /* run with execvp: no shell */
+	const char *preload;     /* LD_PRELOAD (spawn_preload()) */
+	const char *report;      /* MEMCHECK_REPORT */
+	const struct env_var *env;  /* then these, in order */
+	size_t nenv;
+	const char *output;      /* stdout and stderr to this file, stdin
+				  * from /dev/null; NULL: memcheck's own */
+	bool own_group;          /* a process group of its own, so that
+				  * spawn_kill() reaches what it starts */
+	bool unblock_signals;    /* an empty signal mask, whatever the
+				  * caller blocks (SIGCHLD, to wait for it) */
+	bool exec_error;         /* a pipe tells spawn_wait() why it could
+				  * not be started (ending.exec_errno);
+				  * without it the child just exits 127 */
+};
+
+/* A command started. */
+struct child {
+	pid_t pid;
+	double start;            /* mc_now() before the fork */
+	int errfd;               /* the exec error pipe, or -1 */
+	bool own_group, timed_out;
+};
+
+/* LD_PRELOAD for the command: libmemcheck first, then the allocator's
+ * object (NULL: none), then, when keep_user, the LD_PRELOAD memcheck was
+ * given.  Free it. */
+char *spawn_preload(const char *lib, const char *object, bool keep_user);
+/* Fork and exec sp->argv as sp says (dies when it cannot fork). */
+void spawn_start(const struct spawn *sp, struct child *c);
+/* Reap c: wait until it ends (block), or only look whether it has.
+ * True when it has ended, with *e filled in. */
+bool spawn_wait(struct child *c, bool block, struct ending *e);
+/* Send sig to c (its process group when it has its own). */
+void spawn_kill(const struct child *c, int sig);
+/* Kill c (SIGKILL) for taking too long: its ending says timed_out. */
+void spawn_timeout(struct child *c);
+/* "SEGV" for SIGSEGV; NULL for 0 or a signal without a name. */
+const char *sig_name(int sig);
+/* "killed by signal 11 (SIGSEGV)[, core dumped]" or "exit status N". */
+void describe_end(const struct ending *e, char *buf, size_t size);
 
 /* ---- oom.c ----------------------------------------------------------- */
 

@@ -27,14 +27,12 @@
  *   handled      otherwise.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -210,69 +208,48 @@ static void site_of(const struct frame *f, char *buf, size_t size)
 /* ---- running --------------------------------------------------------- */
 
 struct slot {
-	pid_t pid;
+	struct child c;
 	int job;                  /* index into the job list, -1 when free */
-	double start;
-	bool timed_out;
 	char *report, *log, *out;
 };
 
-/* Start argv with the injection variables; stdout and stderr to out. */
-static pid_t start(const struct oom_opts *o, const char *report, const char *log,
-		   const char *out, const char *region, uint64_t nth)
+/* Start the command with the injection variables, fresh report and log
+ * files, stdout and stderr to out. */
+static void start(const struct oom_opts *o, struct child *c, const char *report,
+		  const char *log, const char *out, const char *region, uint64_t nth)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid)
-		return pid;
-	setpgid(0, 0);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int in = open("/dev/null", O_RDONLY);
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(fd);
-	}
-	if (in >= 0) {
-		dup2(in, 0);
-		close(in);
-	}
 	unlink(report);
 	unlink(log);
-	setenv("LD_PRELOAD", o->lib, 1);
-	setenv("MEMCHECK_REPORT", report, 1);
-	setenv("MEMCHECK_FAIL_LOG", log, 1);
-	setenv("MEMCHECK_TEXT", "none", 1);
-	setenv("MEMCHECK_FAIL_COUNT", "1", 1);
-	/* libc's debug information costs ~0.1 s a run to load: the sites
-	 * that matter are in the program */
-	setenv("MEMCHECK_SYMBOLIZE_SYSTEM", "0", 1);
-	/* An error path leaks what it leaves behind, whatever still points
-	 * to it: no reachability scan, whose verdict a stale copy of a
-	 * block's address on the stack can change from run to run; every
-	 * leftover counts as definitely lost. */
-	setenv("MEMCHECK_SCAN", "0", 1);
-	unsetenv("MEMCHECK_PROCESS_ID");
-	unsetenv("MEMCHECK_FAIL_SITE");
-	unsetenv("MEMCHECK_FAIL_PROBABILITY");
-	if (region) {
-		char n[32];
-		snprintf(n, sizeof n, "%llu", (unsigned long long)nth);
-		setenv("MEMCHECK_FAIL_REGION", region, 1);
-		setenv("MEMCHECK_FAIL_NTH", n, 1);
-		setenv("MEMCHECK_FAIL_PERSISTENT", o->persistent ? "1" : "0", 1);
-	} else {
-		unsetenv("MEMCHECK_FAIL_REGION");
-		unsetenv("MEMCHECK_FAIL_NTH");
-	}
-	execvp(o->argv[0], o->argv);
-	fprintf(stderr, "memcheck oom: cannot run %s: %s\n", o->argv[0], strerror(errno));
-	_exit(127);
+	char n[32];
+	snprintf(n, sizeof n, "%llu", (unsigned long long)nth);
+	const struct env_var env[] = {
+		{ "MEMCHECK_FAIL_LOG", log },
+		{ "MEMCHECK_TEXT", "none" },
+		{ "MEMCHECK_FAIL_COUNT", "1" },
+		/* libc's debug information costs ~0.1 s a run to load: the
+		 * sites that matter are in the program */
+		{ "MEMCHECK_SYMBOLIZE_SYSTEM", "0" },
+		/* An error path leaks what it leaves behind, whatever still
+		 * points to it: no reachability scan, whose verdict a stale
+		 * copy of a block's address on the stack can change from run
+		 * to run; every leftover counts as definitely lost. */
+		{ "MEMCHECK_SCAN", "0" },
+		{ "MEMCHECK_PROCESS_ID", NULL },
+		{ "MEMCHECK_FAIL_SITE", NULL },
+		{ "MEMCHECK_FAIL_PROBABILITY", NULL },
+		/* the baseline injects nothing (and leaves
+		 * MEMCHECK_FAIL_PERSISTENT as it is) */
+		{ "MEMCHECK_FAIL_REGION", region },
+		{ "MEMCHECK_FAIL_NTH", region ? n : NULL },
+		{ "MEMCHECK_FAIL_PERSISTENT", o->persistent ? "1" : "0" },
+	};
+	/* the baseline's exec error is said; a sweep run's is its own
+	 * baseline's (the same command) */
+	struct spawn sp = { .argv = o->argv, .preload = o->lib, .report = report,
+			    .env = env, .nenv = MC_ARRAY_SIZE(env) - (region ? 0 : 1),
+			    .output = out, .own_group = true, .unblock_signals = true,
+			    .exec_error = !region };
+	spawn_start(&sp, c);
 }
 
 /* "Received signal 11" in check's output for a forked test. */
@@ -309,15 +286,16 @@ static int run_baseline(const struct oom_opts *o, struct baseline *b)
 	char *report = xasprintf("%s/base.jsonl", o->tmp);
 	char *log = xasprintf("%s/base.log", o->tmp);
 	char *out = xasprintf("%s/base.out", o->tmp);
-	double t0 = mc_now();
-	pid_t pid = start(o, report, log, out, NULL, 0);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	b->wall = mc_now() - t0;
+	struct child c;
+	struct ending e;
+	start(o, &c, report, log, out, NULL, 0);
+	spawn_wait(&c, true, &e);
+	b->wall = e.wall;
 	int status = EXIT_PASS;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	if (e.exec_errno)
+		fprintf(stderr, "memcheck oom: cannot run %s: %s\n", o->argv[0],
+			strerror(e.exec_errno));
+	if (e.sig || e.exit_code != 0) {
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = fopen(out, "re");
@@ -330,17 +308,17 @@ static int run_baseline(const struct oom_opts *o, struct baseline *b)
 		if (text && len)
 			fprintf(stderr, "%s%s", text, text[len - 1] == '\n' ? "" : "\n");
 		free(text);
-		if (WIFSIGNALED(st))
+		if (e.sig)
 			say("oom: %s was killed by signal %d (SIG%s) without any failure injected; "
-			    "fix that first", o->argv[0], WTERMSIG(st),
-			    sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+			    "fix that first", o->argv[0], e.sig,
+			    sig_name(e.sig) ? sig_name(e.sig) : "?");
 		else
 			say("oom: %s exited with status %d without any failure injected; fix that "
-			    "first (its output is above)", o->argv[0], WEXITSTATUS(st));
+			    "first (its output is above)", o->argv[0], e.exit_code);
 		status = EXIT_COMMAND;
 		goto out;
 	}
-	b->exit_code = WEXITSTATUS(st);
+	b->exit_code = e.exit_code;
 	struct recs rs = { 0 };
 	if (recs_read(&rs, report, true) < 0) {
 		status = EXIT_USAGE;
@@ -383,7 +361,7 @@ out:
 /* ---- one run's verdict ------------------------------------------------ */
 
 static void classify(const struct oom_opts *o, const struct baseline *b, struct slot *s,
-		     int st, struct result *res)
+		     const struct ending *end, struct result *res)
 {
 	const struct target *t = &b->t[res->target];
 	(void)o;
@@ -413,9 +391,8 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 		}
 		fclose(f);
 	}
-	bool signaled = WIFSIGNALED(st) || s->timed_out;
-	if (WIFSIGNALED(st))
-		res->sig = WTERMSIG(st);
+	bool signaled = end->sig || end->timed_out;
+	res->sig = end->sig;
 	if (!injected && !signaled) {
 		res->o = O_UNREACHED;
 		goto out;
@@ -433,7 +410,7 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 		if (find_str(rs.v[i].line, NULL, "region_id", id, sizeof id) && !strcmp(id, t->id))
 			r = &rs.v[i];
 	}
-	int code = WEXITSTATUS(st);
+	int code = end->exit_code;
 	if (!r) {
 		/* The process that failed the call never ended its region: a
 		 * signal its parent caught (check says "Received signal"), or
@@ -506,11 +483,6 @@ static void json_frame(FILE *f, const char *key, const struct frame *fr)
 	fputs(",\"file\":", f);
 	json_fputs(f, fr->file[0] ? short_path(fr->file) : "");
 	fprintf(f, ",\"line\":%ld}", fr->line);
-}
-
-static const char *sig_name(int sig)
-{
-	return sig && sigabbrev_np(sig) ? sigabbrev_np(sig) : NULL;
 }
 
 static bool write_json(const struct oom_opts *o, const struct baseline *b,
@@ -751,10 +723,8 @@ int cmd_oom(int argc, char **argv)
 			res[nres].target = (int)cur_t;
 			res[nres].index = cur_n;
 			slots[k].job = (int)nres++;
-			slots[k].timed_out = false;
-			slots[k].start = mc_now();
-			slots[k].pid = start(&o, slots[k].report, slots[k].log, slots[k].out, t->id,
-					     cur_n);
+			start(&o, &slots[k].c, slots[k].report, slots[k].log, slots[k].out, t->id,
+			      cur_n);
 			t->swept = cur_n;
 			cur_n++;
 			running++;
@@ -764,8 +734,8 @@ int cmd_oom(int argc, char **argv)
 		/* wait for a child, or the next deadline */
 		double now = mc_now(), next = now + 1;
 		for (int i = 0; i < o.jobs; i++)
-			if (slots[i].job >= 0 && slots[i].start + run_limit < next)
-				next = slots[i].start + run_limit;
+			if (slots[i].job >= 0 && slots[i].c.start + run_limit < next)
+				next = slots[i].c.start + run_limit;
 		if (o.timeout && t0 + o.timeout < next && !stopped)
 			next = t0 + o.timeout;
 		double wait = next - now;
@@ -780,18 +750,15 @@ int cmd_oom(int argc, char **argv)
 			struct slot *s = &slots[i];
 			if (s->job < 0)
 				continue;
-			if (!s->timed_out && now - s->start > run_limit) {
-				s->timed_out = true;
-				kill(-s->pid, SIGKILL);
-			}
+			if (!s->c.timed_out && now - s->c.start > run_limit)
+				spawn_timeout(&s->c);
 			if (interrupted)
-				kill(-s->pid, SIGKILL);
-			int st;
-			pid_t p = waitpid(s->pid, &st, WNOHANG);
-			if (p != s->pid)
+				spawn_kill(&s->c, SIGKILL);
+			struct ending e;
+			if (!spawn_wait(&s->c, false, &e))
 				continue;
-			kill(-s->pid, SIGKILL); /* anything the run left behind */
-			classify(&o, &b, s, st, &res[s->job]);
+			spawn_kill(&s->c, SIGKILL); /* anything the run left behind */
+			classify(&o, &b, s, &e, &res[s->job]);
 			s->job = -1;
 			running--;
 		}

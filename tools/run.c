@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -147,7 +146,7 @@ static void known_names(char *buf, size_t size)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", known[i].name);
 }
 
-/* ---- running the command --------------------------------------------- */
+/* ---- signals while the command runs ---------------------------------- */
 
 static volatile sig_atomic_t got_signal;
 static volatile pid_t child;
@@ -166,8 +165,8 @@ static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
 static struct sigaction saved[MC_ARRAY_SIZE(caught)];
 
 /* Catch the signals (on), or put back what memcheck was started with
- * (off; also in the child, so a signal ignored by memcheck's parent stays
- * ignored by the command). */
+ * (off).  One ignored by memcheck's parent stays ignored, by memcheck
+ * and by the command. */
 static void catch_signals(bool on)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(caught); i++) {
@@ -184,82 +183,6 @@ static void catch_signals(bool on)
 		sigemptyset(&sa.sa_mask);
 		sigaction(caught[i], &sa, NULL);
 	}
-}
-
-struct env {
-	const char *preload;     /* LD_PRELOAD */
-	const char *report;      /* MEMCHECK_REPORT */
-	const char *budget;      /* MEMCHECK_BUDGET, or NULL */
-	const char *baseline;    /* MEMCHECK_BASELINE, or NULL */
-	const char *supp;        /* MEMCHECK_SUPPRESSIONS, or NULL: as inherited */
-	const char *gen;         /* MEMCHECK_GEN_SUPPRESSIONS, or NULL: as inherited */
-};
-
-/* Run argv with env; fill ri.  Returns errno when it could not be
- * started (the command does not exist...), else 0. */
-static int spawn(char **argv, const struct env *e, struct runinfo *ri)
-{
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) != 0)
-		die("pipe: %s", strerror(errno));
-	fflush(NULL);
-	double t0 = mc_now();
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		catch_signals(false);
-		close(pfd[0]);
-		setenv("LD_PRELOAD", e->preload, 1);
-		setenv("MEMCHECK_REPORT", e->report, 1);
-		if (e->budget)
-			setenv("MEMCHECK_BUDGET", e->budget, 1);
-		else
-			unsetenv("MEMCHECK_BUDGET");
-		if (e->baseline)
-			setenv("MEMCHECK_BASELINE", e->baseline, 1);
-		else
-			unsetenv("MEMCHECK_BASELINE");
-		if (e->supp)
-			setenv("MEMCHECK_SUPPRESSIONS", e->supp, 1);
-		if (e->gen)
-			setenv("MEMCHECK_GEN_SUPPRESSIONS", e->gen, 1);
-		execvp(argv[0], argv);
-		int err = errno;
-		ssize_t w = write(pfd[1], &err, sizeof err);
-		(void)w;
-		_exit(127);
-	}
-	child = pid;
-	close(pfd[1]);
-	int err = 0;
-	ssize_t r;
-	while ((r = read(pfd[0], &err, sizeof err)) < 0 && errno == EINTR)
-		;
-	close(pfd[0]);
-	if (r != (ssize_t)sizeof err)
-		err = 0;
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	child = 0;
-	ri->done = true;
-	ri->wall = mc_now() - t0;
-	ri->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	ri->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-	ri->core = WIFSIGNALED(st) && WCOREDUMP(st);
-	return err;
-}
-
-static void describe(const struct runinfo *ri, char *buf, size_t size)
-{
-	if (ri->sig)
-		snprintf(buf, size, "killed by signal %d (SIG%s)%s", ri->sig,
-			 sigabbrev_np(ri->sig) ? sigabbrev_np(ri->sig) : "?",
-			 ri->core ? ", core dumped" : "");
-	else
-		snprintf(buf, size, "exit status %d", ri->exit_code);
 }
 
 /* ---- the command ------------------------------------------------------ */
@@ -506,7 +429,7 @@ static void print_runs(FILE *f, const struct group *groups, size_t ng)
 		double walls[1000];
 		for (int r = 0; r < g->nreps; r++)
 			if (g->runs[r].done)
-				walls[done++] = g->runs[r].wall;
+				walls[done++] = g->runs[r].end.wall;
 		if (!done) {
 			fprintf(f, "  %-14s not run (stopped after a failure; --keep-going runs it)\n",
 				g->label);
@@ -525,10 +448,10 @@ static void print_runs(FILE *f, const struct group *groups, size_t ng)
 		bool all_ok = true;
 		for (int r = 0; r < g->nreps; r++) {
 			const struct runinfo *ri = &g->runs[r];
-			if (!ri->done || (!ri->sig && !ri->exit_code))
+			if (!ri->done || (!ri->end.sig && !ri->end.exit_code))
 				continue;
 			char d[96];
-			describe(ri, d, sizeof d);
+			describe_end(&ri->end, d, sizeof d);
 			if (g->nreps > 1)
 				fprintf(f, "%s run %d: %s", all_ok ? ";" : ",", r + 1, d);
 			else
@@ -641,7 +564,6 @@ int cmd_run(int argc, char **argv)
 		if (groups[i].skipped)
 			say("skipping %s", groups[i].skipped);
 
-	const char *user_preload = getenv("LD_PRELOAD");
 	int bad_reports = 0;
 	bool stop = false, any_signal = false, any_failure = false;
 	catch_signals(true);
@@ -652,10 +574,7 @@ int cmd_run(int argc, char **argv)
 		g->nreps = o.repeat;
 		g->reps = xcalloc((size_t)o.repeat, sizeof *g->reps);
 		g->runs = xcalloc((size_t)o.repeat, sizeof *g->runs);
-		char *preload = xasprintf("%s%s%s%s%s", lib, g->object ? " " : "",
-					  g->object ? g->object : "",
-					  user_preload && *user_preload ? " " : "",
-					  user_preload && *user_preload ? user_preload : "");
+		char *preload = spawn_preload(lib, g->object, true);
 		char **run_argv = valgrind ? vg_argv(valgrind, g->label, g->object, o.vg_opts,
 						     o.nvg_opts, cmd) : cmd;
 		for (int rep = 0; rep < o.repeat && !stop && !got_signal; rep++) {
@@ -673,13 +592,29 @@ int cmd_run(int argc, char **argv)
 				    valgrind ? " in valgrind" : "", rep + 1, o.repeat);
 			else
 				say("running under %s%s", g->label, valgrind ? " in valgrind" : "");
-			struct env e = { preload, report, budget_abs, base_report, supp_env,
-					 gen_abs };
+			/* the budget and the baseline's report set or unset;
+			 * the suppression files only when given */
+			struct env_var env[4] = {
+				{ "MEMCHECK_BUDGET", budget_abs },
+				{ "MEMCHECK_BASELINE", base_report },
+			};
+			size_t nenv = 2;
+			if (supp_env)
+				env[nenv++] = (struct env_var){ "MEMCHECK_SUPPRESSIONS", supp_env };
+			if (gen_abs)
+				env[nenv++] = (struct env_var){ "MEMCHECK_GEN_SUPPRESSIONS", gen_abs };
+			struct spawn sp = { .argv = run_argv, .preload = preload, .report = report,
+					    .env = env, .nenv = nenv, .exec_error = true };
 			struct runinfo *ri = &g->runs[rep];
-			int err = spawn(run_argv, &e, ri);
+			struct child c;
+			spawn_start(&sp, &c);
+			child = c.pid;
+			spawn_wait(&c, true, &ri->end);
+			child = 0;
+			ri->done = true;
 			free(base_report);
-			if (err) {
-				say("cannot run %s: %s", run_argv[0], strerror(err));
+			if (ri->end.exec_errno) {
+				say("cannot run %s: %s", run_argv[0], strerror(ri->end.exec_errno));
 				free(report);
 				free(preload);
 				if (valgrind)
@@ -697,17 +632,17 @@ int cmd_run(int argc, char **argv)
 			 * tests fail on memcheck's gates, and the other
 			 * allocators still run. */
 			if (evaluate_rep(groups, ng, g, rep, budget))
-				ri->explained = ri->exit_code != 0;
-			if (ri->sig || (ri->exit_code && !ri->explained)) {
+				ri->explained = ri->end.exit_code != 0;
+			if (ri->end.sig || (ri->end.exit_code && !ri->explained)) {
 				char d[96];
-				describe(ri, d, sizeof d);
+				describe_end(&ri->end, d, sizeof d);
 				say("%s under %s: %s", cmd[0], g->label, d);
-				any_signal |= ri->sig != 0;
+				any_signal |= ri->end.sig != 0;
 				any_failure = true;
 				if (!o.keep_going)
 					stop = true;
 			}
-			if (!ri->sig && !g->reps[rep].n && !bad)
+			if (!ri->end.sig && !g->reps[rep].n && !bad)
 				say("%s under %s wrote no report: memcheck was not loaded "
 				    "(a static program, or one that clears LD_PRELOAD?)",
 				    cmd[0], g->label);

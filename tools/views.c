@@ -408,15 +408,11 @@ static void xml_seconds(FILE *f, double s)
  * memcheck verdict failed, which the region's testcase reports). */
 static char *run_problem(const struct runinfo *ri)
 {
-	if (!ri->done)
+	if (!ri->done || (!ri->end.sig && (!ri->end.exit_code || ri->explained)))
 		return NULL;
-	if (ri->sig)
-		return xasprintf("killed by signal %d (SIG%s)%s", ri->sig,
-				 sigabbrev_np(ri->sig) ? sigabbrev_np(ri->sig) : "?",
-				 ri->core ? ", core dumped" : "");
-	if (ri->exit_code && !ri->explained)
-		return xasprintf("exit status %d", ri->exit_code);
-	return NULL;
+	char d[96];
+	describe_end(&ri->end, d, sizeof d);
+	return xstrdup(d);
 }
 
 struct suite_counts {
@@ -431,7 +427,7 @@ static struct suite_counts suite_counts(const struct group *g, const struct key 
 {
 	struct suite_counts c = { 0 };
 	for (int rep = 0; g->runs && rep < g->nreps; rep++)
-		c.time += g->runs[rep].wall;
+		c.time += g->runs[rep].end.wall;
 	if (g->skipped) {
 		c.tests = c.skipped = 1;
 		return c;
