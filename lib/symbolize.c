@@ -10,6 +10,8 @@
  * file itself never calls malloc.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@ static struct {
 	__typeof__(dwfl_module_getsrc) *getsrc;
 	__typeof__(dwfl_lineinfo) *lineinfo;
 	__typeof__(dwfl_module_info) *module_info;
+	__typeof__(dwfl_build_id_find_debuginfo) *build_id_find_debuginfo;
 	/* For inlined frames; optional: without them each address is one
 	 * frame, named after the function it was inlined into. */
 	__typeof__(dwfl_module_addrdie) *addrdie;
@@ -53,6 +56,9 @@ static int dw_state = DW_UNTRIED;
 /* libdwfl keeps a pointer to its callbacks for the session's lifetime. */
 static Dwfl_Callbacks callbacks;
 static char *debuginfo_path;
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **debuginfo_file_name);
 static Dwfl *session;
 static pid_t session_pid;
 
@@ -107,11 +113,46 @@ static bool load_libdw(void)
 	dw.inlines = dw.addrdie && dw.getscopes && dw.getscopes_die && dw.tag && dw.attr_integrate &&
 		     dw.attr && dw.formstring && dw.formudata && dw.getsrcfiles &&
 		     dw.filesrc;
-	LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo");
+	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
+	callbacks.find_debuginfo = find_debuginfo;
 #undef LOAD
 	callbacks.debuginfo_path = &debuginfo_path;
 	dw_state = DW_LOADED;
 	return true;
+}
+
+/* Where libdwfl looks for a module's separate debug information: the
+ * build-id tree (/usr/lib/debug/.build-id, where Debian's -dbgsym
+ * packages put it), then the module's .gnu_debuglink name beside it, in
+ * .debug/ beside it, and under /usr/lib/debug.  dwfl_standard_find_debuginfo
+ * searches the same places and then asks debuginfod, which makes libdw
+ * load libdebuginfod, libcurl, libssh2 and OpenSSL into the program --
+ * at exit, after the program's own OpenSSL has cleaned up, that crashes
+ * it.  memcheck never fetches debug information over the network. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **debuginfo_file_name)
+{
+	int fd = dw.build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
+					    crc, debuginfo_file_name);
+	if (fd >= 0 || !file_name || !debuglink || !*debuglink || strchr(debuglink, '/'))
+		return fd;
+	const char *slash = strrchr(file_name, '/');
+	int dirlen = slash ? (int)(slash - file_name) : 0;
+	static const char *const fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+	for (size_t i = 0; i < MC_ARRAY_SIZE(fmt); i++) {
+		char path[4096];
+		if (snprintf(path, sizeof path, fmt[i], dirlen, file_name, debuglink) >=
+		    (int)sizeof path || strcmp(path, file_name) == 0)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			*debuginfo_file_name = strdup(path); /* libdwfl frees it */
+			return fd;
+		}
+	}
+	errno = 0; /* not found is not an error to libdwfl */
+	return -1;
 }
 
 static Dwfl *get_session(void)
