@@ -612,6 +612,29 @@ static bool match_v(const struct supp_frame *p, const char *self)
 	}
 }
 
+/* A symbol table names the pieces GCC splits a function into after it:
+ * f.part.0, f.isra.0, f.constprop.0, f.cold, f.localalias.  Each is f to
+ * an entry that names f (debug information names it f). */
+static bool match_clone(const char *pat, const char *name)
+{
+	static const char *const suffix[] = { ".part.", ".isra.", ".constprop.", ".cold",
+					       ".localalias" };
+	const char *dot = strchr(name, '.');
+	if (!dot || dot == name)
+		return false;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(suffix); i++)
+		if (strncmp(dot, suffix[i], strlen(suffix[i])) == 0) {
+			char base_name[sizeof ((struct mc_frame_info *)0)->function];
+			size_t n = (size_t)(dot - name);
+			if (n >= sizeof base_name)
+				return false;
+			memcpy(base_name, name, n);
+			base_name[n] = 0;
+			return mc_supp_glob(pat, base_name);
+		}
+	return false;
+}
+
 static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
 		      const char *self)
 {
@@ -620,7 +643,8 @@ static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
 	switch (p->kind) {
 	case SF_FUN:
 		return mc_supp_glob(p->pat, f->linkage[0] ? f->linkage : f->function) ||
-		       (strcmp(f->linkage, f->function) != 0 && mc_supp_glob(p->pat, f->function));
+		       (strcmp(f->linkage, f->function) != 0 && mc_supp_glob(p->pat, f->function)) ||
+		       match_clone(p->pat, f->function);
 	case SF_OBJ:
 		return f->object[0] && mc_supp_glob(p->pat, f->object);
 	case SF_SRC:

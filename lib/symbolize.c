@@ -248,7 +248,10 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, struct mc_frame_inf
 	return n ? n : 1;
 }
 
-static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max)
+/* full: file, line and inlined frames too; otherwise the symbol table's
+ * name alone, which does not make libdw read the DWARF (tens of ms for
+ * the C library's, where its debug information is installed). */
+static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool full)
 {
 	Dwfl *d = get_session();
 	if (!d)
@@ -264,9 +267,13 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max)
 		char *at = strchr(out->function, '@');
 		if (at && at != out->function)
 			*at = 0;
+		/* GCC's local alias of a global function is that function. */
+		size_t len = strlen(out->function);
+		if (len > 11 && strcmp(out->function + len - 11, ".localalias") == 0)
+			out->function[len - 11] = 0;
 		copy(out->linkage, sizeof out->linkage, out->function);
 	}
-	Dwfl_Line *l = dw.getsrc(mod, addr);
+	Dwfl_Line *l = full ? dw.getsrc(mod, addr) : NULL;
 	if (l) {
 		int line = 0;
 		const char *file = dw.lineinfo(l, NULL, &line, NULL, NULL, NULL);
@@ -284,12 +291,13 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max)
 		copy(out->object, sizeof out->object, mainfile);
 	else if (name && name[0] == '/')
 		copy(out->object, sizeof out->object, name);
-	return max > 1 ? resolve_inlines(mod, addr, out, max) : 1;
+	return full && max > 1 ? resolve_inlines(mod, addr, out, max) : 1;
 }
 
 /* An address in the system's libraries (/usr/lib, /lib): with
- * MEMCHECK_SYMBOLIZE_SYSTEM=0 their debug information, large where it is
- * installed (libc's takes ~0.1 s to load), is left alone. */
+ * MEMCHECK_SYMBOLIZE_SYSTEM=0 their DWARF, large where it is installed
+ * (libc's takes ~40 ms to load), is left alone; their symbol tables'
+ * names, which suppression files match, are still read. */
 static bool in_system_object(uintptr_t addr)
 {
 	Dl_info info;
@@ -313,9 +321,9 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	out->object[0] = 0;
 
 	pthread_mutex_lock(&lock);
-	if (mc_opt.symbolize && !(!mc_opt.symbolize_system && in_system_object(addr)) &&
-	    load_libdw())
-		n = resolve_dwfl(addr, out, max);
+	if (mc_opt.symbolize && load_libdw())
+		n = resolve_dwfl(addr, out, max,
+				 mc_opt.symbolize_system || !in_system_object(addr));
 	pthread_mutex_unlock(&lock);
 
 	/* dladdr fills what libdw could not: a module reported after the

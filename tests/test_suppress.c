@@ -391,6 +391,44 @@ START_TEST(test_default_files)
 }
 END_TEST
 
+/* The shipped files on what glibc keeps (threads' DTVs, dlopen's lists,
+ * locale and alias data): nothing lost, and what stays reachable only
+ * strdup'd copies whose callers the frame-pointer walk cannot see past
+ * glibc.  The same with MEMCHECK_SYMBOLIZE_SYSTEM=0, where glibc's frames
+ * have their symbol tables' names only: the entries still match. */
+START_TEST(test_shipped_files_on_glibc)
+{
+	uint64_t suppressed[2];
+	for (int fast = 0; fast < 2; fast++) {
+		const char *report = h_tmppath(fast ? "glibc-fast.jsonl" : "glibc.jsonl");
+		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+				      fast ? "MEMCHECK_SYMBOLIZE_SYSTEM=0" : NULL, NULL };
+		struct h_run r;
+		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_clean"), "all");
+		ck_assert_msg(r.exit_code == 0, "plain_clean all: %s\n%s", h_status(&r), r.err);
+		struct h_report rep;
+		H_LOAD(&rep, report);
+		const struct h_json *rec = h_record(&rep, "process", r.pid);
+		ck_assert_ptr_nonnull(rec);
+		const char *how = fast ? "SYMBOLIZE_SYSTEM=0" : "default";
+		ck_assert_msg(h_count(rec, "definitely_lost", "bytes") == 0 &&
+			      h_count(rec, "indirectly_lost", "bytes") == 0 &&
+			      h_count(rec, "possibly_lost", "bytes") == 0,
+			      "%s: glibc's memory reported lost", how);
+		ck_assert_msg(h_count(rec, "still_reachable", "bytes") < 512,
+			      "%s: %s bytes still reachable", how,
+			      h_fmt(h_count(rec, "still_reachable", "bytes")));
+		suppressed[fast] = h_count(rec, "suppressed", "bytes");
+		ck_assert_msg(suppressed[fast] > 4096, "%s: only %s bytes suppressed", how,
+			      h_fmt(suppressed[fast]));
+		H_EXPECT_STR(rec, "verdict", "pass");
+		h_report_free(&rep);
+		h_run_free(&r);
+	}
+	ck_assert_uint_eq(suppressed[0], suppressed[1]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("suppress");
@@ -402,6 +440,7 @@ int main(void)
 	tcase_add_test(tc, test_generated_round_trip);
 	tcase_add_test(tc, test_valgrinds_entries);
 	tcase_add_test(tc, test_default_files);
+	tcase_add_test(tc, test_shipped_files_on_glibc);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -280,6 +280,17 @@ START_TEST(frames_and_dots)
 	ck_assert_int_eq(match(s, 0, "g@/bin/p@src/bar.c:99;main"), 3);
 	ck_assert_int_eq(match(s, 0, "q"), 4);
 	mc_supp_free(s);
+	/* Symbol-table names of GCC's pieces of a function are the function:
+	 * f.part.0, f.isra.0, f.constprop.0, f.cold, f.localalias. */
+	s = good("{\n clones\n Memcheck:Leak\n fun:set_binding_values\n fun:main\n}\n");
+	ck_assert_int_eq(match(s, 0, "set_binding_values.part.0;main"), 0);
+	ck_assert_int_eq(match(s, 0, "set_binding_values.isra.0;main"), 0);
+	ck_assert_int_eq(match(s, 0, "set_binding_values.constprop.1;main"), 0);
+	ck_assert_int_eq(match(s, 0, "set_binding_values.cold;main"), 0);
+	ck_assert_int_eq(match(s, 0, "set_binding_values.localalias;main"), 0);
+	ck_assert_int_eq(match(s, 0, "set_binding_values_x;main"), -1);
+	ck_assert_int_eq(match(s, 0, "set_binding_values.other;main"), -1);
+	mc_supp_free(s);
 }
 END_TEST
 
