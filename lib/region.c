@@ -303,6 +303,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		}
 		res.live_blocks = acc.blocks;
 		res.live_bytes = acc.bytes;
+		/* The process's live bytes may never rise above their level
+		 * at the start (the region freed older blocks first), yet
+		 * what the region left was live at once. */
+		if (res.peak_live_bytes < res.live_bytes)
+			res.peak_live_bytes = res.live_bytes;
 		if (acc.v) {
 			size_t n = 0;
 			for (size_t i = 0; i < acc.cap; i++)

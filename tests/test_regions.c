@@ -142,6 +142,17 @@ START_TEST(test_peak_of_outer_region_includes_inner_peak)
 }
 END_TEST
 
+START_TEST(test_peak_never_below_what_is_left)
+{
+	/* frees 10,000 older bytes, then keeps 100 */
+	struct run x;
+	run_case(&x, "peak_after_frees", 0);
+	H_EXPECT_U64(record(&x, "peak_after_frees"), "live_bytes", 100);
+	H_EXPECT_U64(record(&x, "peak_after_frees"), "peak_live_bytes", 100);
+	done(&x);
+}
+END_TEST
+
 START_TEST(test_end_without_begin_returns_minus_one)
 {
 	for (unsigned flags = 0; flags <= H_PRELOAD; flags += H_PRELOAD) {
@@ -303,6 +314,7 @@ int main(void)
 	tcase_add_test(tc, test_block_from_before_region_freed_inside);
 	tcase_add_test(tc, test_peak_live_bytes_exact);
 	tcase_add_test(tc, test_peak_of_outer_region_includes_inner_peak);
+	tcase_add_test(tc, test_peak_never_below_what_is_left);
 	tcase_add_test(tc, test_end_without_begin_returns_minus_one);
 	tcase_add_test(tc, test_rename_innermost_region);
 	tcase_add_test(tc, test_depth_counts_explicit_regions_only);

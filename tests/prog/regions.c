@@ -5,7 +5,7 @@
  * FIGURE = GOT, expected WANT"); the test reads the JSON report for the
  * rest.  Exit status: the number of wrong figures.
  *
- * usage: regions CASE   (nested, before, peak, peak_nested,
+ * usage: regions CASE   (nested, before, peak, peak_nested, peak_after_frees,
  *        end_without_begin, rename, depth, stack, deep, name_escapes,
  *        name_utf8_cut, name_bad_utf8, unended, status)
  */
@@ -116,6 +116,25 @@ static void case_peak_nested(void)
 	memcheck_end(&ro);
 	expect("inner peak_live_bytes", ri.peak_live_bytes, 1 << 20);
 	expect("outer peak_live_bytes", ro.peak_live_bytes, (512 << 10) + (1 << 20));
+}
+
+/* A region that frees older blocks before it allocates: the process's
+ * live bytes never rise above where they were when it began, yet what it
+ * keeps was live at once; its peak is never below what it left. */
+static void case_peak_after_frees(void)
+{
+	struct memcheck_result r;
+	void *old[10];
+	for (int i = 0; i < 10; i++)
+		old[i] = malloc(1000);
+	memcheck_begin("peak_after_frees");
+	for (int i = 0; i < 10; i++)
+		free(old[i]);
+	void *kept = malloc(100);
+	memcheck_end(&r);
+	expect("live_bytes", r.live_bytes, 100);
+	expect("peak_live_bytes", r.peak_live_bytes, 100);
+	free(kept);
 }
 
 static void case_end_without_begin(void)
@@ -244,6 +263,7 @@ static const struct {
 	{ "before", case_before },
 	{ "peak", case_peak },
 	{ "peak_nested", case_peak_nested },
+	{ "peak_after_frees", case_peak_after_frees },
 	{ "end_without_begin", case_end_without_begin },
 	{ "rename", case_rename },
 	{ "depth", case_depth },
