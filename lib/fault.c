@@ -130,7 +130,7 @@ static bool site_matches(uint32_t id)
 			break;
 	}
 	const uintptr_t *f;
-	int n = mc_stack_get(id, &f);
+	int n = mc_stack_get_code(id, &f);
 	bool yes = false;
 	for (int i = 0; i < n && !yes; i++) {
 		struct mc_frame_info fi;

@@ -152,6 +152,10 @@ uint32_t mc_stack_capture(void *fp);
 /* Frames of an interned stack: returns the depth, *frames points into
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);
+/* The same, up to the first frame outside every loaded object's code
+ * (what a frame-pointer walk past code without frame pointers finds):
+ * the frames reports and suppressions use. */
+int mc_stack_get_code(uint32_t id, const uintptr_t **frames);
 /* Intern frames directly (tests use this). */
 uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
 void mc_stacks_init(void);

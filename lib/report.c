@@ -38,7 +38,7 @@ static const char *num(uint64_t v, char buf[32])
 static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
 	const uintptr_t *f;
-	int n = mc_stack_get(id, &f);
+	int n = mc_stack_get_code(id, &f);
 	if (n == 0) {
 		mc_buf_printf(b, "%s   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", prefix);
 		return;
@@ -61,7 +61,7 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 static void json_stack(struct mc_buf *b, uint32_t id)
 {
 	const uintptr_t *f;
-	int n = mc_stack_get(id, &f);
+	int n = mc_stack_get_code(id, &f);
 	mc_buf_puts(b, "[");
 	for (int i = 0; i < n; i++) {
 		struct mc_frame_info fi[MC_MAX_INLINE];

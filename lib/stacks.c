@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -263,6 +264,49 @@ uint32_t mc_stack_capture(void *fp)
 	cache[k].hash = h;
 	cache[k].id = id;
 	return id;
+}
+
+struct code_probe {
+	uintptr_t pc;
+	bool found;
+};
+
+static int probe_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct code_probe *p = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
+		    p->pc < lo + ph->p_memsz) {
+			p->found = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Is pc in the code of a loaded object?  A return address must be. */
+static bool in_code(uintptr_t pc)
+{
+	struct code_probe p = { pc - 1, false };
+	dl_iterate_phdr(probe_object, &p);
+	return p.found;
+}
+
+/* The frames of a stack, up to the first that cannot be a return
+ * address: past code built without frame pointers the walk may follow a
+ * register that held something else (a heap address, a pointer into a
+ * data segment), and what it found there is not a caller.  Frame 0, the
+ * call site, is always right.  Checked here, at report time, rather than
+ * on every allocation. */
+int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
+{
+	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;
+	while (n < depth && in_code((*frames)[n]))
+		n++;
+	return n;
 }
 
 int mc_stack_get(uint32_t id, const uintptr_t **frames)

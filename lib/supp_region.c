@@ -217,7 +217,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
 		struct lazy z = { .f = frames, .cap = MC_MAX_DEPTH * 2 };
-		z.npcs = mc_stack_get(l->stack, &z.pcs);
+		z.npcs = mc_stack_get_code(l->stack, &z.pcs);
 		struct mc_supp_stack st = { lazy_frame, &z };
 		long m = mc_supp_match(supps, (int)l->kind, &st, self);
 		if (m < 0) {

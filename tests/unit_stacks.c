@@ -24,6 +24,15 @@ START_TEST(intern_dedupes)
 	ck_assert_int_eq(mc_stack_get(ia, &f), 3);
 	ck_assert_uint_eq(f[2], 0x3000);
 	ck_assert_int_eq(mc_stack_get(0, &f), 0);
+	/* for reports: frames up to the first that is not in code */
+	uintptr_t code = (uintptr_t)&mc_stack_intern + 16, heap = (uintptr_t)malloc(16);
+	uintptr_t c[4] = { 0x1000, code, heap, code };
+	uint32_t ic = mc_stack_intern(c, 4);
+	ck_assert_int_eq(mc_stack_get(ic, &f), 4);
+	ck_assert_int_eq(mc_stack_get_code(ic, &f), 2);   /* frame 0 always */
+	ck_assert_int_eq(mc_stack_get_code(ia, &f), 1);
+	ck_assert_int_eq(mc_stack_get_code(0, &f), 0);
+	free((void *)heap);
 	ck_assert_uint_eq(mc_stack_intern(a, 0), 0);
 	/* many distinct stacks keep distinct ids */
 	uint32_t prev = 0;
