@@ -37,8 +37,8 @@ $(B)/fuzz:
 $(B)/fuzz/fuzz_%: $$(FUZZ_SRC_$$*) $(FUZZ_HDRS) | $(B)/fuzz
 	$(FUZZ_CC) $(BASE) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*)
 
-$(B)/fuzz/replay_%: $$(FUZZ_SRC_$$*) $(FUZZ_HDRS) | $(B)/fuzz
-	$(CC) $(BASE) -O1 -g -DFUZZ_REPLAY $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*)
+$(B)/fuzz/replay_%: $$(FUZZ_SRC_$$*) fuzz/replay.c $(FUZZ_HDRS) | $(B)/fuzz
+	$(CC) $(BASE) -O1 -g $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*) fuzz/replay.c
 
 fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 

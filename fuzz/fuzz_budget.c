@@ -14,7 +14,7 @@
  *     keeps what was there, and counts the same violations whatever the
  *     buffer's size.
  *
- * Built with -DFUZZ_REPLAY it is a plain program that runs the target
+ * Linked with fuzz/replay.c it is a plain program that runs the target
  * over the files named on its command line (make fuzz-replay: the seed
  * corpus under any compiler, no libFuzzer needed).
  */
@@ -165,28 +165,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)mc_result_field(&results[3], key, &v);
 	return 0;
 }
-
-#ifdef FUZZ_REPLAY
-/* Run the target over each file named: the seed corpus in make check
- * without libFuzzer. */
-int main(int argc, char **argv)
-{
-	static uint8_t buf[1 << 20];
-	for (int i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		if (!f) {
-			perror(argv[i]);
-			return 1;
-		}
-		size_t n = fread(buf, 1, sizeof buf, f);
-		fclose(f);
-		/* An exact-size copy: ASan sees reads past the input. */
-		uint8_t *copy = malloc(n ? n : 1);
-		memcpy(copy, buf, n);
-		LLVMFuzzerTestOneInput(copy, n);
-		free(copy);
-	}
-	printf("fuzz-replay: %d inputs, no failures\n", argc - 1);
-	return 0;
-}
-#endif

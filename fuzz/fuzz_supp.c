@@ -14,7 +14,7 @@
  *     input, parses and matches that stack, in its kind only; for a
  *     stack of allocation frames alone it writes one comment line.
  *
- * Built with -DFUZZ_REPLAY it is a plain program that runs the target
+ * Linked with fuzz/replay.c it is a plain program that runs the target
  * over the files named on its command line (make fuzz-replay).
  */
 #include <stdio.h>
@@ -182,25 +182,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)mc_supp_glob(pat, str);
 	return 0;
 }
-
-#ifdef FUZZ_REPLAY
-int main(int argc, char **argv)
-{
-	static uint8_t buf[1 << 20];
-	for (int i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		if (!f) {
-			perror(argv[i]);
-			return 1;
-		}
-		size_t n = fread(buf, 1, sizeof buf, f);
-		fclose(f);
-		uint8_t *copy = malloc(n ? n : 1);
-		memcpy(copy, buf, n);
-		LLVMFuzzerTestOneInput(copy, n);
-		free(copy);
-	}
-	printf("fuzz-replay: %d inputs, no failures\n", argc - 1);
-	return 0;
-}
-#endif

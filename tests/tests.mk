@@ -97,4 +97,5 @@ exports-check: $(B)/libmemcheck.so
 	echo "exports-check: libmemcheck.so exports memcheck_* and the malloc family only"
 
 # prog-check last: its check summary lines close the output.
-check: doc-check examples-check install-check exports-check unit-check asan-check prog-check
+check: doc-check examples-check install-check exports-check unit-check asan-check fuzz-replay \
+	prog-check
