@@ -19,6 +19,12 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define MC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Everything declared from here on is the library's own: hidden, so a
+ * variable another file defines is reached directly, not through the
+ * global offset table (a load saved on every use, in the malloc path
+ * too).  Exported names say MC_API. */
+#pragma GCC visibility push(hidden)
+
 #define MC_MAX_DEPTH 64 /* deepest stack memcheck records */
 
 /* ---- options.c ------------------------------------------------------- */
@@ -605,5 +611,7 @@ void mc_report_expect_oom(const char *region_id, const char *region);
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack,
 			  uint32_t now_stack);
+
+#pragma GCC visibility pop
 
 #endif /* MEMCHECK_INTERNAL_H */
