@@ -6,10 +6,16 @@
  * notes, and the speed of a sweep over 1,000 allocations.
  */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -225,6 +231,75 @@ START_TEST(timeout_says_what_was_not_reached)
 }
 END_TEST
 
+/* memcheck COMMAND... started apart, sent sig after delay seconds: it must
+ * end, killed by that same signal, within a few seconds (and so must the
+ * runs it started: their process groups are gone). */
+static void killed_by(const char *const argv[], double delay, int sig)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	struct timespec d = { (time_t)delay, (long)((delay - (time_t)delay) * 1e9) };
+	nanosleep(&d, NULL);
+	kill(pid, sig);
+	int st = 0;
+	pid_t got = 0;
+	for (int i = 0; i < 100 && got == 0; i++) {
+		got = waitpid(pid, &st, WNOHANG);
+		if (got == 0) {
+			struct timespec tick = { 0, 50 * 1000 * 1000 };
+			nanosleep(&tick, NULL);
+		}
+	}
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		ck_abort_msg("%s %s: still running 5 s after signal %d", argv[0], argv[1], sig);
+	}
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == sig,
+		      "%s %s: ended with status 0x%x, expected to die of signal %d", argv[0],
+		      argv[1], st, sig);
+}
+
+/* A hangup (a closed terminal, a CI job cancelled) stops a sweep as an
+ * interrupt does, and `run` passes it on. */
+static int count_files(const char *dir)
+{
+	int n = 0;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(hangup_stops_oom_and_run)
+{
+	/* Each run leaves a file a second after it starts: none may appear
+	 * once memcheck is gone (its runs were killed, not orphaned). */
+	const char *dir = h_tmppath("hup");
+	mkdir(dir, 0700);
+	const char *cmd = h_env("sleep 1; touch %s/$$", dir);
+	const char *const oom[] = { cli(), "oom", "--", "/bin/sh", "-c", cmd, NULL };
+	killed_by(oom, 2.5, SIGHUP);
+	int files = count_files(dir);
+	struct timespec later = { 1, 500 * 1000 * 1000 };
+	nanosleep(&later, NULL);
+	ck_assert_msg(count_files(dir) == files, "runs of memcheck oom went on after SIGHUP");
+	const char *const oom_int[] = { cli(), "oom", "--", "/bin/sh", "-c", "sleep 1", NULL };
+	killed_by(oom_int, 2.5, SIGINT);
+	const char *const run[] = { cli(), "run", "-a", "glibc", "--", "/bin/sleep", "5", NULL };
+	killed_by(run, 0.5, SIGHUP);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("oom");
@@ -241,6 +316,7 @@ int main(void)
 	tcase_add_test(tc, command_failing_on_its_own_exits_3);
 	tcase_add_test(tc, max_says_what_was_not_reached);
 	tcase_add_test(tc, timeout_says_what_was_not_reached);
+	tcase_add_test(tc, hangup_stops_oom_and_run);
 	tcase_add_test(tc, a_thousand_allocations_in_well_under_a_minute);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);

@@ -212,6 +212,9 @@ void spawn_start(const struct spawn *sp, struct child *c);
 /* Reap c: wait until it ends (block), or only look whether it has.
  * True when it has ended, with *e filled in. */
 bool spawn_wait(struct child *c, bool block, struct ending *e);
+/* Catch SIGINT, SIGTERM and SIGHUP with handler (on), or put back what
+ * memcheck was started with (off); one that was ignored stays ignored. */
+void spawn_catch_signals(bool on, void (*handler)(int));
 /* Send sig to c (its process group when it has its own). */
 void spawn_kill(const struct child *c, int sig);
 /* Kill c (SIGKILL) for taking too long: its ending says timed_out. */

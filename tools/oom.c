@@ -676,11 +676,7 @@ int cmd_oom(int argc, char **argv)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_int;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	spawn_catch_signals(true, on_int);
 
 	slots = xcalloc((size_t)o.jobs, sizeof *slots);
 	for (int i = 0; i < o.jobs; i++) {
@@ -764,8 +760,7 @@ int cmd_oom(int argc, char **argv)
 		}
 	}
 	double secs = mc_now() - t0;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	spawn_catch_signals(false, on_int);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	/* the table, by the site of the failed call */

@@ -161,30 +161,6 @@ static void on_signal(int sig)
 		kill(child, sig);
 }
 
-static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction saved[MC_ARRAY_SIZE(caught)];
-
-/* Catch the signals (on), or put back what memcheck was started with
- * (off).  One ignored by memcheck's parent stays ignored, by memcheck
- * and by the command. */
-static void catch_signals(bool on)
-{
-	for (size_t i = 0; i < MC_ARRAY_SIZE(caught); i++) {
-		if (!on) {
-			sigaction(caught[i], &saved[i], NULL);
-			continue;
-		}
-		sigaction(caught[i], NULL, &saved[i]);
-		if (saved[i].sa_handler == SIG_IGN)
-			continue;   /* nohup and background jobs: leave it so */
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		sigaction(caught[i], &sa, NULL);
-	}
-}
-
 /* ---- the command ------------------------------------------------------ */
 
 struct run_opts {
@@ -566,7 +542,7 @@ int cmd_run(int argc, char **argv)
 
 	int bad_reports = 0;
 	bool stop = false, any_signal = false, any_failure = false;
-	catch_signals(true);
+	spawn_catch_signals(true, on_signal);
 	for (size_t gi = 0; gi < ng && !stop; gi++) {
 		struct group *g = &groups[gi];
 		if (g->stored || g->skipped)
@@ -619,7 +595,7 @@ int cmd_run(int argc, char **argv)
 				free(preload);
 				if (valgrind)
 					vg_argv_free(run_argv);
-				catch_signals(false);
+				spawn_catch_signals(false, on_signal);
 				goto out;
 			}
 			int bad = recs_read(&g->reps[rep], report, true);
@@ -651,7 +627,7 @@ int cmd_run(int argc, char **argv)
 		if (valgrind)
 			vg_argv_free(run_argv);
 	}
-	catch_signals(false);
+	spawn_catch_signals(false, on_signal);
 	for (size_t gi = 0; gi < ng; gi++)
 		if (!groups[gi].stored && !groups[gi].skipped && !groups[gi].nreps)
 			groups[gi].skipped = xstrdup("not run: stopped after a failure "

@@ -135,6 +135,29 @@ bool spawn_wait(struct child *c, bool block, struct ending *e)
 	return true;
 }
 
+static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction saved[MC_ARRAY_SIZE(caught)];
+
+/* A signal ignored by memcheck's parent (nohup, a background job) stays
+ * ignored, by memcheck and by the command. */
+void spawn_catch_signals(bool on, void (*handler)(int))
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(caught); i++) {
+		if (!on) {
+			sigaction(caught[i], &saved[i], NULL);
+			continue;
+		}
+		sigaction(caught[i], NULL, &saved[i]);
+		if (saved[i].sa_handler == SIG_IGN)
+			continue;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = handler;
+		sigemptyset(&sa.sa_mask);
+		sigaction(caught[i], &sa, NULL);
+	}
+}
+
 void spawn_kill(const struct child *c, int sig)
 {
 	kill(c->own_group ? -c->pid : c->pid, sig);
