@@ -233,37 +233,45 @@ static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, i
 	return trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
 }
 
-uint32_t mc_stack_capture(void *fp)
+/* A stack the thread's cache does not know, or one an exact unwinder
+ * takes: the frames stored, interned, cached under h (0: hash them).
+ * Out of line, so the common path keeps a small frame. */
+static __attribute__((noinline)) uint32_t capture_miss(void *fp, int max, uint64_t h)
 {
-	int max = mc_opt.stack_depth;
-	if (max <= 0)
-		return 0;
-	if (unlikely(!arena))
-		return 0;
 	uintptr_t frames[MC_MAX_DEPTH];
 	int n;
-	uint64_t h;
-	bool walked = false;
-	if (likely(mc_opt.unwinder == MC_UNWIND_FP)) {
-		h = walk_fp_hash(fp, max, &n);
+	if (h) {
+		n = walk_fp(fp, frames, max); /* the same frames, stored this time */
 	} else {
 		n = capture_slow(fp, frames, max);
 		if (n <= 0)
 			return 0;
 		h = hash_frames(frames, n);
-		walked = true;
 	}
+	unsigned k = (unsigned)(h >> 7) & (CACHE - 1);
+	if (cache[k].hash == h)
+		return cache[k].id;
+	uint32_t id = intern(hash_frames(frames, n), frames, n);
+	cache[k].hash = h;
+	cache[k].id = id;
+	return id;
+}
+
+uint32_t mc_stack_capture(void *fp)
+{
+	int max = mc_opt.stack_depth;
+	if (max <= 0 || unlikely(!arena))
+		return 0;
+	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
+		return capture_miss(fp, max, 0);
+	int n;
+	uint64_t h = walk_fp_hash(fp, max, &n);
 	/* A 64-bit hash match is taken as the same stack: a false match
 	 * needs a collision among the few stacks of one thread. */
 	unsigned k = (unsigned)(h >> 7) & (CACHE - 1);
 	if (likely(cache[k].hash == h))
 		return cache[k].id;
-	if (!walked)
-		n = walk_fp(fp, frames, max); /* the same frames, stored this time */
-	uint32_t id = intern(hash_frames(frames, n), frames, n);
-	cache[k].hash = h;
-	cache[k].id = id;
-	return id;
+	return capture_miss(fp, max, h);
 }
 
 struct code_probe {
