@@ -143,23 +143,33 @@ static void go_multi(void)
 		__builtin_ia32_pause();
 }
 
-/* Enter shard s: returns true when a lock was taken. */
+static bool lock_slow(struct shard *s);
+
+/* Enter shard s: returns true when a lock was taken.  The one thread's
+ * path is inline; the rest is out of line, so that the table's hot
+ * functions make no call on that path and save few registers. */
 static inline bool lock(struct shard *s)
 {
-	if (likely(!atomic_load_explicit(&multi, memory_order_relaxed))) {
-		if (likely(is_owner == 1)) {
-			owner_busy = 1;
-			atomic_signal_fence(memory_order_seq_cst);
-			if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)))
-				return false;
-			owner_busy = 0;
-		} else if (!is_owner && !atomic_flag_test_and_set(&owner_claim)) {
+	if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)) &&
+	    likely(is_owner == 1)) {
+		owner_busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)))
+			return false;
+		owner_busy = 0;
+	}
+	return lock_slow(s);
+}
+
+static __attribute__((noinline)) bool lock_slow(struct shard *s)
+{
+	if (!atomic_load_explicit(&multi, memory_order_relaxed) && is_owner != 1) {
+		if (!is_owner && !atomic_flag_test_and_set(&owner_claim)) {
 			is_owner = 1;
 			return lock(s);
-		} else {
-			is_owner = 2;
-			go_multi();
 		}
+		is_owner = 2;
+		go_multi();
 	}
 	spin_lock(s);
 	return true;
@@ -242,14 +252,18 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	return true;
 }
 
-/* Make room for one more entry: double at 3/4 full. */
-static bool make_room(struct shard *s)
+/* The shard is full (or not there yet): double it. */
+static __attribute__((noinline)) bool grow(struct shard *s)
 {
-	if (likely(s->room))
-		return true;
 	if (!s->cap)
 		return rebuild(s, MIN_CAP);
 	return s->cap < (1u << 31) && rebuild(s, s->cap * 2);
+}
+
+/* Make room for one more entry: double at 3/4 full. */
+static inline bool make_room(struct shard *s)
+{
+	return likely(s->room) || grow(s);
 }
 
 /* Delete entry i, shifting later entries of its cluster back so every
