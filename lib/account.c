@@ -212,7 +212,7 @@ static inline void live_change(struct slot *s, int64_t d)
 /* One allocation or free of size bytes: its call counter, its byte
  * counter and live bytes (d = +size or -size), with the shared-slot test
  * made once. */
-static inline void tally(struct slot *s, uint64_t *calls, uint64_t *bytes, uint64_t size,
+static inline __attribute__((always_inline)) void tally(struct slot *s, uint64_t *calls, uint64_t *bytes, uint64_t size,
 			 int64_t d)
 {
 	if (unlikely(s == &shared_slot)) {
@@ -290,7 +290,7 @@ static void report_error(const char *what, void *p, const struct freed *f, void 
 	errno = saved;
 }
 
-static void record_alloc(struct slot *s, void *p, size_t size, void *fp)
+static inline __attribute__((always_inline)) void record_alloc(struct slot *s, void *p, size_t size, void *fp)
 {
 	if (!mc_opt.track) {
 		/* count-only: no sizes on free, so no live figures */
