@@ -268,7 +268,7 @@ static inline bool make_room(struct shard *s)
 
 /* Delete entry i, shifting later entries of its cluster back so every
  * entry stays reachable from its home slot. */
-static void delete_at(struct shard *s, uint32_t i)
+static inline __attribute__((always_inline)) void delete_at(struct shard *s, uint32_t i)
 {
 	uint32_t mask = s->cap - 1;
 	for (uint32_t j = i;;) {
