@@ -148,17 +148,28 @@ static bool lock_slow(struct shard *s);
 /* Enter shard s: returns true when a lock was taken.  The one thread's
  * path is inline; the rest is out of line, so that the table's hot
  * functions make no call on that path and save few registers. */
+static inline bool owner_enter(void)
+{
+	if (unlikely(atomic_load_explicit(&multi, memory_order_relaxed)) ||
+	    unlikely(is_owner != 1))
+		return false;
+	owner_busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)))
+		return true;
+	owner_busy = 0;
+	return false;
+}
+
+static inline void owner_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	owner_busy = 0;
+}
+
 static inline bool lock(struct shard *s)
 {
-	if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)) &&
-	    likely(is_owner == 1)) {
-		owner_busy = 1;
-		atomic_signal_fence(memory_order_seq_cst);
-		if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)))
-			return false;
-		owner_busy = 0;
-	}
-	return lock_slow(s);
+	return owner_enter() ? false : lock_slow(s);
 }
 
 static __attribute__((noinline)) bool lock_slow(struct shard *s)
@@ -178,8 +189,7 @@ static __attribute__((noinline)) bool lock_slow(struct shard *s)
 static inline void unlock(struct shard *s, bool locked)
 {
 	if (likely(!locked)) {
-		atomic_signal_fence(memory_order_seq_cst);
-		owner_busy = 0;
+		owner_leave();
 		return;
 	}
 	atomic_store_explicit(&locks[s - shards].lock, 0, memory_order_release);
@@ -372,8 +382,40 @@ static enum mc_insert odd_insert(const struct mc_block *b, struct mc_block *old)
 
 static inline bool remove_entry(uintptr_t ptr, struct mc_block *out);
 
-enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
-				uint32_t epoch, struct mc_block *old)
+/* Put the block in shard s (entered, with room): a new entry, or the one
+ * of a block at the same address, handed back in *old. */
+static inline __attribute__((always_inline)) enum mc_insert place(struct shard *s, uint64_t h,
+							       uintptr_t ptr, uint64_t size,
+							       uint32_t stack, uint32_t epoch,
+							       struct mc_block *old)
+{
+	/* Read with the shard entered: a renumbering holds them all. */
+	if (epoch == MC_EPOCH_NOW)
+		epoch = atomic_load_explicit(&mc_epoch, memory_order_relaxed);
+	enum mc_insert r = MC_NEW;
+	uint32_t i = slot_of(h, s->cap);
+	struct entry *b;
+	for (;; i = (i + 1) & (s->cap - 1)) {
+		b = &s->e[i];
+		if (!b->w0)
+			break;
+		if (unlikely(e_ptr(b) == ptr)) {
+			r = MC_REPLACED_LIVE;
+			unpack(b, old);
+			s->room++;
+			break;
+		}
+	}
+	b->w0 = ptr | (uint64_t)epoch << PTR_BITS;
+	b->w1 = size | (uint64_t)stack << SIZE_BITS;
+	s->room--;
+	return r;
+}
+
+/* Every case of mc_blocks_insert. */
+static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64_t size,
+							   uint32_t stack, uint32_t epoch,
+							   struct mc_block *old)
 {
 	if (unlikely(!fits(ptr, size, stack))) {
 		uint32_t e = epoch == MC_EPOCH_NOW ? atomic_load(&mc_epoch) : epoch;
@@ -395,29 +437,28 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 		table_full();
 		return MC_NEW;
 	}
-	/* Read under the shard's lock: a renumbering holds them all. */
-	if (epoch == MC_EPOCH_NOW)
-		epoch = atomic_load_explicit(&mc_epoch, memory_order_relaxed);
-	uint32_t i = slot_of(h, s->cap);
-	struct entry *b;
-	for (;; i = (i + 1) & (s->cap - 1)) {
-		b = &s->e[i];
-		if (!b->w0)
-			break;
-		if (unlikely(e_ptr(b) == ptr)) {
-			r = MC_REPLACED_LIVE;
-			unpack(b, old);
-			s->room++;
-			break;
-		}
-	}
-	b->w0 = ptr | (uint64_t)epoch << PTR_BITS;
-	b->w1 = size | (uint64_t)stack << SIZE_BITS;
-	s->room--;
+	r = place(s, h, ptr, size, stack, epoch, old);
 	unlock(s, locked);
 	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
 		r = odd_remove(ptr, old) ? MC_REPLACED_LIVE : MC_NEW;
 	return r;
+}
+
+/* The common case inline and without a call (so without registers to
+ * save on every malloc): the one thread, a block an entry holds, a shard
+ * with room, an empty side table.  Anything else: insert_any. */
+enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
+				uint32_t epoch, struct mc_block *old)
+{
+	uint64_t h = mix(ptr);
+	struct shard *s = shard_of(h);
+	if (likely(fits(ptr, size, stack)) && likely(s->room) &&
+	    likely(!atomic_load_explicit(&n_odd, memory_order_relaxed)) && likely(owner_enter())) {
+		enum mc_insert r = place(s, h, ptr, size, stack, epoch, old);
+		owner_leave();
+		return r;
+	}
+	return insert_any(ptr, size, stack, epoch, old);
 }
 
 /* The slot holding ptr in its shard, or -1.  Call with the shard entered. */
@@ -450,11 +491,30 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 	return i >= 0;
 }
 
-enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
+static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct mc_block *out)
 {
 	if (likely(remove_entry(ptr, out)) || odd_remove(ptr, out))
 		return MC_REMOVED;
 	return MC_UNKNOWN;
+}
+
+/* As mc_blocks_insert: the one thread's hit inline, the rest apart. */
+enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
+{
+	uint64_t h = mix(ptr);
+	struct shard *s = shard_of(h);
+	if (likely(owner_enter())) {
+		int64_t i = find(s, ptr, h);
+		if (likely(i >= 0)) {
+			unpack(&s->e[i], out);
+			s->room++;
+			delete_at(s, (uint32_t)i);
+			owner_leave();
+			return MC_REMOVED;
+		}
+		owner_leave();
+	}
+	return remove_any(ptr, out);
 }
 
 /* Look ptr up and, when set_epoch, change its epoch. */
