@@ -78,15 +78,27 @@ void mc_stacks_init(void)
 /* Multiply each frame by a constant of its own and fold: the multiplies
  * are independent, so the CPU runs them side by side instead of one
  * after another as a running hash would. */
-static inline uint64_t hash_frames(const uintptr_t *f, int n)
+static inline uint64_t hash_term(uintptr_t frame, int i)
 {
 	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
 				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull };
-	uint64_t h = (uint64_t)n * 0xff51afd7ed558ccdull;
-	for (int i = 0; i < n; i++)
-		h += ((uint64_t)f[i] ^ (uint64_t)i << 56) * k[i & 3];
+	return ((uint64_t)frame ^ (uint64_t)i << 56) * k[i & 3];
+}
+
+/* The hash of n frames whose terms add up to sum; never 0. */
+static inline uint64_t hash_finish(uint64_t sum, int n)
+{
+	uint64_t h = sum + (uint64_t)n * 0xff51afd7ed558ccdull;
 	h ^= h >> 29;
 	return h ? h : 1;
+}
+
+static inline uint64_t hash_frames(const uintptr_t *f, int n)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += hash_term(f[i], i);
+	return hash_finish(sum, n);
 }
 
 static inline struct entry *entry_of(uint32_t id)
@@ -189,23 +201,19 @@ static int walk_fp(void *fp0, uintptr_t *out, int max)
 
 /* The same walk, hashing the return addresses as it goes instead of
  * storing them: most calls come from a stack the thread's cache knows,
- * and then the frames are never needed.  Deterministic in the frames,
- * which is all the cache asks of it. */
+ * and then the frames are never needed.  The result is hash_frames() of
+ * the frames walk_fp() would store. */
 static inline uint64_t walk_fp_hash(void *fp0, int max, int *count)
 {
-	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
-				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull };
 	if (unlikely(!stack_hi))
 		learn_stack();
 	uintptr_t *fp = fp0, ret;
-	uint64_t h = (uint64_t)fp[1] * k[0];
+	uint64_t sum = hash_term(fp[1], 0);
 	int n = 1;
 	for (; n < max && (ret = step_up(&fp)); n++)
-		h += ((uint64_t)ret ^ (uint64_t)n << 56) * k[n & 3];
+		sum += hash_term(ret, n);
 	*count = n;
-	h += (uint64_t)n * 0xff51afd7ed558ccdull;
-	h ^= h >> 29;
-	return h ? h : 1;
+	return hash_finish(sum, n);
 }
 
 /* Unwinders that start from here: drop frames up to the call site. */
@@ -251,7 +259,7 @@ static __attribute__((noinline)) uint32_t capture_miss(void *fp, int max, uint64
 	unsigned k = (unsigned)(h >> 7) & (CACHE - 1);
 	if (cache[k].hash == h)
 		return cache[k].id;
-	uint32_t id = intern(hash_frames(frames, n), frames, n);
+	uint32_t id = intern(h, frames, n);
 	cache[k].hash = h;
 	cache[k].id = id;
 	return id;

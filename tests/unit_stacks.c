@@ -70,6 +70,15 @@ START_TEST(fp_walk_starts_at_the_call_site)
 	/* frame 0 is in outer (inner's return address), frame 1 is where
 	 * outer returns to, in this test */
 	ck_assert_uint_eq(f[1], outer_ret);
+	/* The walk's running hash is the depot's hash of the same frames:
+	 * interning them finds the stack the capture interned, and
+	 * captures from one place (the thread's cache) give one id. */
+	ck_assert_uint_eq(mc_stack_intern(f, n), id);
+	uint32_t again[2];
+	for (volatile int i = 0; i < 2; i++) /* volatile: one call site, not unrolled */
+		again[i] = outer(&outer_ret);
+	ck_assert_uint_eq(again[0], again[1]);
+	ck_assert_uint_eq(mc_stack_intern(f, n), id);
 	mc_opt.stack_depth = 1;
 	ck_assert_int_eq(mc_stack_get(inner(), &f), 1);
 	mc_opt.stack_depth = 0;
