@@ -164,20 +164,6 @@ START_TEST(test_run_valgrind_glibc_and_tcmalloc)
 }
 END_TEST
 
-/* The record of region name (of pid, if > 0) under allocator label. */
-static const struct h_json *record_of(const struct h_report *rep, const char *name, pid_t pid,
-				      const char *label)
-{
-	for (size_t i = 0; i < rep->n; i++) {
-		const char *n = h_str(rep->rec[i], "name"), *a = h_str(rep->rec[i], "allocator");
-		if (n && a && !strcmp(n, name) && !strcmp(a, label) &&
-		    (pid <= 0 || h_u64(rep->rec[i], "pid") == (uint64_t)pid))
-			return rep->rec[i];
-	}
-	ck_abort_msg("%s: no record of region %s", label, name);
-	return NULL;
-}
-
 /* Nested regions: the inner one's leak is its own, the outer one's
  * includes it (as with memcheck's scan).  Across fork: the child's
  * region starts again there and sees the child's leak; the parent's does
@@ -194,8 +180,9 @@ START_TEST(test_nested_and_fork)
 	struct h_report rep;
 	H_LOAD(&rep, report);
 	const char *label = tc ? "tcmalloc" : "glibc";
-	const struct h_json *inner = record_of(&rep, "inner", 0, label);
-	const struct h_json *outer = record_of(&rep, "outer", 0, label);
+	const struct h_json *inner = find(&rep, "inner", label);
+	const struct h_json *outer = find(&rep, "outer", label);
+	ck_assert_msg(inner && outer, "%s: no record of region inner or outer", label);
 	H_EXPECT_STR(inner, "leak_check", "valgrind");
 	H_EXPECT_COUNT(inner, "definitely_lost", "blocks", 1);
 	H_EXPECT_COUNT(inner, "definitely_lost", "bytes", 32);
