@@ -326,23 +326,22 @@ done
 
 echo
 echo "targets: counting <= 1.10x, tracking with fp stacks <= 2.50x (single thread)"
-for a in "${ALLOCS[@]}"; do
-	awk -v a="$a" -v c="${RATIO[$a/count]}" -v f="${RATIO[$a/fp]}" -v z="${RATIO[$a/fwd]:-}" 'BEGIN {
-		printf "%-9s counting %5.2fx %-4s   fp stacks %5.2fx %-4s", a,
-			c, c <= 1.10 ? "PASS" : "MISS", f, f <= 2.50 ? "PASS" : "MISS"
-		if (z != "")
-			printf "   (forwarding alone %.2fx)", z
-		printf "\n"
+target_line() { # label counting-ratio fp-ratio [note]
+	awk -v a="$1" -v c="$2" -v f="$3" -v note="${4:-}" 'BEGIN {
+		printf "%-9s counting %5.2fx %-4s   fp stacks %5.2fx %-4s%s\n", a,
+			c, c <= 1.10 ? "PASS" : "MISS", f, f <= 2.50 ? "PASS" : "MISS",
+			note == "" ? "" : "   (" note ")"
 	}'
+}
+for a in "${ALLOCS[@]}"; do
+	z=${RATIO[$a/fwd]:-}
+	target_line "$a" "${RATIO[$a/count]}" "${RATIO[$a/fp]}" \
+		"${z:+forwarding alone $(printf '%.2f' "$z")x}"
 done
 if [ -n "${RATIO[glibc/fcount]:-}" ]; then
-	awk -v c="${RATIO[glibc/fcount]}" -v f="${RATIO[glibc/ffp]}" -v l="${RATIO[glibc/flsan]:-}" 'BEGIN {
-		printf "%-9s counting %5.2fx %-4s   fp stacks %5.2fx %-4s", "fill", c,
-			c <= 1.10 ? "PASS" : "MISS", f, f <= 2.50 ? "PASS" : "MISS"
-		if (l != "")
-			printf "   (LeakSanitizer %.2fx)", l
-		printf "\n"
-	}'
+	l=${RATIO[glibc/flsan]:-}
+	target_line fill "${RATIO[glibc/fcount]}" "${RATIO[glibc/ffp]}" \
+		"${l:+LeakSanitizer $(printf '%.2f' "$l")x}"
 fi
 clock
 printf 'total %.0f s\n' "$(awk -v a="$total_s" -v b="$REPLY" 'BEGIN { print b - a }')"
