@@ -72,7 +72,8 @@ void mc_options_mdoc(int fd);
 
 /* Memory for memcheck itself: mmap, never malloc. */
 void *mc_map(size_t size);
-/* The same for buffers read(2) fills: visible to valgrind (util.c). */
+/* The same for buffers read(2) fills or write(2) empties: visible to
+ * valgrind (util.c). */
 void *mc_map_io(size_t size);
 void mc_unmap_io(void *p, size_t size);
 void mc_unmap(void *p, size_t size);

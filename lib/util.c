@@ -57,8 +57,9 @@ void mc_unmap(void *p, size_t size)
 	}
 }
 
-/* Memory a system call reads a file into (text, no pointers): valgrind
- * checks a read(2) buffer whatever the range, so it must not be hidden. */
+/* Memory a system call reads into or writes from (text, no pointers):
+ * valgrind checks a read(2) or write(2) buffer whatever the range, so it
+ * must not be hidden. */
 void *mc_map_io(size_t size)
 {
 	return map_plain(size);
@@ -79,16 +80,14 @@ static bool buf_reserve(struct mc_buf *b, size_t extra)
 	size_t cap = b->cap ? b->cap : 4096;
 	while (cap < b->len + extra + 1)
 		cap *= 2;
-	/* Text, no pointers, and written with write(2), whose buffer
-	 * valgrind checks whatever the range: not hidden. */
-	char *s = map_plain(cap);
+	char *s = mc_map_io(cap); /* written out with write(2) */
 	if (!s) {
 		b->oom = true;
 		return false;
 	}
 	if (b->s) {
 		memcpy(s, b->s, b->len);
-		munmap(b->s, b->cap);
+		mc_unmap_io(b->s, b->cap);
 	}
 	b->s = s;
 	b->cap = cap;
@@ -208,8 +207,7 @@ void mc_copy_name(char *dst, size_t size, const char *src)
 
 void mc_buf_free(struct mc_buf *b)
 {
-	if (b->s)
-		munmap(b->s, b->cap);
+	mc_unmap_io(b->s, b->cap);
 	b->s = NULL;
 	b->len = b->cap = 0;
 	b->oom = false;
