@@ -317,6 +317,20 @@ void mc_account_alloc(void *p, size_t size, void *fp)
 	record_alloc(slot(), p, size, fp);
 }
 
+void *mc_track_malloc(size_t n)
+{
+	void *fp = mc_call_frame(__builtin_frame_address(0));
+	mc_in_hook++;
+	void *p = mc_real.malloc(n);
+	struct slot *s = slot();
+	if (likely(p != NULL))
+		record_alloc(s, p, n, fp);
+	else
+		bump(s, &s->t.failed, 1);
+	mc_in_hook--;
+	return p;
+}
+
 void mc_account_failed(void)
 {
 	struct slot *s = slot();
@@ -381,16 +395,19 @@ static int unknown_free(struct slot *s, void *p, void *fp, const char *dbl, cons
 }
 
 /* A free the program made: 1 counted, 0 unknown pointer, -1 double free. */
-static int record_free(struct slot *s, void *p, void *fp)
+static inline __attribute__((always_inline)) int record_free(struct slot *s, void *p, void *fp)
 {
 	if (!mc_opt.track) {
 		bump(s, &s->t.frees, 1);
 		return 1;
 	}
 	struct mc_block b;
-	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED))
+	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED)) {
+		if (mc_is_boot(p))
+			return -1; /* dropped, as interpose.c drops it */
 		return unknown_free(s, p, fp, "double free",
 				    "free of a pointer memcheck never saw allocated");
+	}
 	tally(s, &s->t.frees, &s->t.bytes_freed, b.size, -(int64_t)b.size);
 	remember_free(s, &b, fp);
 	return 1;
@@ -399,6 +416,17 @@ static int record_free(struct slot *s, void *p, void *fp)
 void mc_account_free(void *p, bool *pass_on, void *fp)
 {
 	*pass_on = record_free(slot(), p, fp) >= 0;
+}
+
+/* The block leaves the table before the allocator sees it: another
+ * thread handed the same address then cannot race the bookkeeping. */
+void mc_track_free(void *p)
+{
+	void *fp = mc_call_frame(__builtin_frame_address(0));
+	mc_in_hook++;
+	if (likely(record_free(slot(), p, fp) >= 0))
+		mc_real.free(p);
+	mc_in_hook--;
 }
 
 int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)

@@ -143,6 +143,22 @@ static inline void mc_guard_leave(void) { mc_in_hook--; }
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
 
+/* libmemcheck's own code, [lo, lo + len): found at start-up. */
+extern uintptr_t mc_text_lo, mc_text_len;
+
+/* The frame of the program's call into the malloc family, from the frame
+ * of the memcheck function that asks.  Wrappers reach the functions that
+ * record by jumps, so at -O2 that frame is already the call's (its return
+ * address is in the program); a build that makes calls instead (-O0)
+ * leaves wrapper frames below it, skipped here. */
+static inline void *mc_call_frame(void *fp)
+{
+	uintptr_t *f = fp;
+	while (unlikely(f[1] - mc_text_lo < mc_text_len))
+		f = (uintptr_t *)f[0];
+	return f;
+}
+
 /* 1 when the program's malloc calls reach memcheck. */
 extern int mc_is_active;
 /* They do not (found out late, e.g. under valgrind): stop counting. */
@@ -265,6 +281,15 @@ struct mc_totals {
 	uint64_t bytes_allocated, bytes_freed;
 	uint64_t double_frees, invalid_frees;
 };
+
+/* malloc and free while tracking, entered by a jump from the wrappers
+ * (the guard not held): the allocator's call and the bookkeeping in one
+ * frame. */
+void *mc_track_malloc(size_t n);
+void mc_track_free(void *p);
+/* p is one of the blocks served before the allocator was known (frees of
+ * them are dropped). */
+bool mc_is_boot(const void *p);
 
 /* Hooks called by interpose.c with the guard held.  fp is the frame of
  * the malloc-family function the program called: stacks start above it. */

@@ -14,6 +14,7 @@
  * straight through, uncounted.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdatomic.h>
@@ -31,6 +32,7 @@
 #endif
 
 struct mc_real mc_real;
+uintptr_t mc_text_lo, mc_text_len;
 MC_TLS struct mc_thread mc_self;
 int mc_is_active = 1;
 
@@ -47,7 +49,7 @@ static MC_TLS int resolving_here;
 static char boot_arena[64 * 1024] __attribute__((aligned(64)));
 static _Atomic size_t boot_used;
 
-static bool is_boot(const void *p)
+static inline bool is_boot(const void *p)
 {
 	return (const char *)p >= boot_arena &&
 	       (const char *)p < boot_arena + sizeof boot_arena;
@@ -68,6 +70,11 @@ static void *boot_alloc(size_t size, size_t align, bool zero)
 	if (zero)
 		memset((void *)p, 0, size); /* the arena is zero already; be explicit */
 	return (void *)p;
+}
+
+bool mc_is_boot(const void *p)
+{
+	return is_boot(p);
 }
 
 static size_t boot_size(const void *p)
@@ -233,6 +240,32 @@ static void resolve_all(void)
 	mc_real = r;
 }
 
+/* Where libmemcheck's code lies, from its own program headers: the
+ * linker's __ehdr_start is the ELF header, mapped at the start of the
+ * object's first segment. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+static void find_own_code(void)
+{
+	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
+	const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
+	uintptr_t base = 0;
+	bool have_base = false;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (!have_base) {
+			base = (uintptr_t)__ehdr_start - (ph[i].p_vaddr - ph[i].p_offset);
+			have_base = true;
+		}
+		if (ph[i].p_flags & PF_X) {
+			mc_text_lo = base + ph[i].p_vaddr;
+			mc_text_len = ph[i].p_memsz;
+			return;
+		}
+	}
+}
+
 /* Fill the forwarding table, then start the rest of memcheck.  Safe to
  * call from any thread at any time; only the first call does work. */
 void mc_resolve(void)
@@ -247,6 +280,7 @@ void mc_resolve(void)
 		atomic_store(&state, RESOLVING);
 		resolving_here = 1;
 		resolve_all();
+		find_own_code();
 		resolving_here = 0;
 		atomic_store_explicit(&state, FORWARDING, memory_order_release);
 
@@ -287,11 +321,12 @@ static inline bool uncounted(void)
 /* Count-only mode, inlined: the thread's own counters, no calls.  The
  * pointer is set only in count-only mode, once memcheck is ready and the
  * thread has counters, so it alone says this call may take the short
- * path (the guard still says whether memcheck itself is calling). */
-static inline bool count_only(struct mc_totals **t)
+ * path (the guard still says whether memcheck itself is calling).  A
+ * value, never an out-parameter: a local whose address is taken keeps
+ * an unoptimized build from jumping to the slow paths (MC_FRAMELESS). */
+static inline struct mc_totals *count_path(void)
 {
-	*t = mc_my_totals;
-	return *t != NULL && likely(!mc_in_hook);
+	return likely(!mc_in_hook) ? mc_my_totals : NULL;
 }
 
 /* A thread's own counter: only its thread writes it; region ends read it
@@ -354,23 +389,16 @@ __attribute__((destructor)) static void mc_destructor(void)
 	(unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED)) && \
 	 mc_fault_check((fp), (is_realloc)))
 
-/* Record an allocation's outcome.  The accounting paths that can touch
- * errno (table growth, first use by a thread, error reports) save and
- * restore it themselves, so the hot path does not pay for it here. */
-static inline void *counted(void *p, size_t size, void *fp)
+/* Record an allocation's outcome, with the guard held.  The accounting
+ * paths that can touch errno (table growth, first use by a thread, error
+ * reports) save and restore it themselves, so the hot path does not pay
+ * for it here. */
+static inline void *record(void *p, size_t size, void *fp)
 {
-	struct mc_totals *t;
-	if (count_only(&t) && likely(p != NULL)) {
-		add_relaxed(&t->allocs, 1);
-		add_relaxed(&t->bytes_allocated, size);
-		return p;
-	}
-	mc_in_hook++;
 	if (likely(p != NULL))
 		mc_account_alloc(p, size, fp);
 	else
 		mc_account_failed();
-	mc_in_hook--;
 	return p;
 }
 
@@ -390,16 +418,32 @@ static inline void *counted(void *p, size_t size, void *fp)
 
 /* The wrappers with such a path need no frame pointer of their own (the
  * library is built with them for its stack walks): the slow paths keep
- * theirs.  Saves a push, a move and a restore per call under gcc. */
+ * theirs.  Saves a push, a move and a restore per call under gcc.  That
+ * is only right while the wrappers jump, never call, to the functions
+ * that record (see mc_call_frame), so they are always optimized, sibling
+ * calls included, whatever the rest of the build (-O0, -O1). */
 #if defined(__GNUC__) && !defined(__clang__)
-#define MC_FRAMELESS __attribute__((optimize("omit-frame-pointer")))
+#define MC_FRAMELESS \
+	__attribute__((optimize("O2", "omit-frame-pointer", "optimize-sibling-calls")))
 #else
 #define MC_FRAMELESS
 #endif
 
-static inline bool fast_alloc(struct mc_totals **t)
+static inline bool fault_off(void)
 {
-	return count_only(t) && likely(!__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED));
+	return likely(!__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED));
+}
+
+/* count_path() for the calls that allocate, which fault injection may
+ * fail. */
+static inline struct mc_totals *count_alloc_path(void)
+{
+	return fault_off() ? count_path() : NULL;
+}
+
+static inline bool ready(void)
+{
+	return atomic_load_explicit(&state, memory_order_acquire) == READY;
 }
 
 /* An allocation counted in advance failed: take it back. */
@@ -432,21 +476,25 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 		return mc_real.malloc(n);
 	}
 	mc_in_hook++;
-	void *p = mc_real.malloc(n);
+	void *p = record(mc_real.malloc(n), n, __builtin_frame_address(0));
 	mc_in_hook--;
-	return counted(p, n, __builtin_frame_address(0));
+	return p;
 }
 
 MC_API MC_FRAMELESS void *malloc(size_t n)
 {
-	struct mc_totals *t;
-	if (fast_alloc(&t)) {
-		add_relaxed(&t->allocs, 1);
-		add_relaxed(&t->bytes_allocated, n);
-		void *p = mc_real.malloc(n);
-		if (unlikely(p == NULL))
-			return uncount(n);
-		return p;
+	if (likely(!mc_in_hook) && fault_off()) {
+		struct mc_totals *t = mc_my_totals;
+		if (t) {
+			add_relaxed(&t->allocs, 1);
+			add_relaxed(&t->bytes_allocated, n);
+			void *p = mc_real.malloc(n);
+			if (unlikely(p == NULL))
+				return uncount(n);
+			return p;
+		}
+		if (likely(ready()))
+			return mc_track_malloc(n);
 	}
 	return malloc_slow(n);
 }
@@ -467,15 +515,15 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 		return mc_real.calloc(nmemb, size);
 	}
 	mc_in_hook++;
-	void *p = mc_real.calloc(nmemb, size);
+	void *p = record(mc_real.calloc(nmemb, size), nmemb * size, __builtin_frame_address(0));
 	mc_in_hook--;
-	return counted(p, nmemb * size, __builtin_frame_address(0));
+	return p;
 }
 
 MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 {
-	struct mc_totals *t;
-	if (fast_alloc(&t)) {
+	struct mc_totals *t = count_alloc_path();
+	if (t) {
 		/* An overflowing product fails in the allocator, and is
 		 * taken back with the same wrapped size. */
 		size_t n = nmemb * size;
@@ -507,11 +555,20 @@ static __attribute__((noinline)) void free_slow(void *p)
 
 MC_API MC_FRAMELESS void free(void *p)
 {
-	struct mc_totals *t;
-	if (count_only(&t) && likely(p != NULL) && likely(!is_boot(p))) {
-		add_relaxed(&t->frees, 1);
-		mc_real.free(p);
-		return;
+	if (likely(!mc_in_hook)) {
+		struct mc_totals *t = mc_my_totals;
+		if (t) {
+			if (likely(p != NULL) && likely(!is_boot(p))) {
+				add_relaxed(&t->frees, 1);
+				mc_real.free(p);
+				return;
+			}
+		} else if (likely(p != NULL) && likely(ready())) {
+			/* A bootstrap block is not in the table: account.c
+			 * asks mc_is_boot() when the lookup misses. */
+			mc_track_free(p);
+			return;
+		}
 	}
 	free_slow(p);
 }
@@ -535,8 +592,9 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 		mc_in_hook++;
 		mc_account_realloc_call();
 		void *p = array ? mc_real.reallocarray(NULL, a, b) : mc_real.realloc(NULL, n);
+		record(p, n, fp);
 		mc_in_hook--;
-		return counted(p, n, fp);
+		return p;
 	}
 	int saved = errno;
 	mc_in_hook++;
@@ -601,8 +659,8 @@ static inline void *realloc_count(struct mc_totals *t, void *old, size_t n)
 
 MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 {
-	struct mc_totals *t;
-	if (fast_alloc(&t) && likely(!is_boot(old)))
+	struct mc_totals *t = count_alloc_path();
+	if (t && likely(!is_boot(old)))
 		return realloc_count(t, old, n);
 	return realloc_slow(old, n);
 }
@@ -648,17 +706,12 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 	mc_in_hook++;
 	void *p = NULL;
 	int rc = mc_real.posix_memalign(&p, align, n);
+	int saved = errno;
+	record(rc == 0 ? p : NULL, n, __builtin_frame_address(0));
+	errno = saved;
 	mc_in_hook--;
-	if (rc == 0) {
-		counted(p, n, __builtin_frame_address(0));
+	if (rc == 0)
 		*out = p;
-	} else {
-		int saved = errno;
-		mc_in_hook++;
-		mc_account_failed();
-		mc_in_hook--;
-		errno = saved;
-	}
 	return rc;
 }
 
@@ -674,9 +727,9 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 			return mc_real.call;                              \
 		}                                                         \
 		mc_in_hook++;                                             \
-		void *p = mc_real.call;                                   \
+		void *p = record(mc_real.call, size, __builtin_frame_address(0)); \
 		mc_in_hook--;                                             \
-		return counted(p, size, __builtin_frame_address(0));      \
+		return p;                                                 \
 	}
 
 MC_ALIGNED(memalign, (size_t align, size_t n), memalign(align, n), n)
