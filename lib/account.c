@@ -88,7 +88,7 @@ static void slot_release(void *arg)
 	s->stack_lo = s->stack_hi = 0;
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
-	mc_my_totals = NULL;
+	mc_set_totals(NULL);
 	my_state = 2;
 }
 
@@ -131,7 +131,7 @@ static struct slot *slot_acquire(void)
 	if (s != &shared_slot) {
 		pthread_setspecific(slot_key, s);
 		if (!mc_opt.track && mc_is_active)
-			mc_my_totals = &s->t; /* the wrappers' count-only path */
+			mc_set_totals(&s->t); /* the wrappers' count-only path */
 	}
 	errno = saved;
 	my_state = 1;
@@ -317,17 +317,30 @@ void mc_account_alloc(void *p, size_t size, void *fp)
 	record_alloc(slot(), p, size, fp);
 }
 
+/* The wrappers come here with the guard down, and only while tracking,
+ * where the count-only pointer mc_self.fast stays NULL: the guard is one
+ * increment each way. */
+static inline void guard_raise(void)
+{
+	mc_in_hook++;
+}
+
+static inline void guard_lower(void)
+{
+	mc_in_hook--;
+}
+
 void *mc_track_malloc(size_t n)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
-	mc_in_hook++;
+	guard_raise();
 	void *p = mc_real.malloc(n);
 	struct slot *s = slot();
 	if (likely(p != NULL))
 		record_alloc(s, p, n, fp);
 	else
 		bump(s, &s->t.failed, 1);
-	mc_in_hook--;
+	guard_lower();
 	return p;
 }
 
@@ -423,10 +436,10 @@ void mc_account_free(void *p, bool *pass_on, void *fp)
 void mc_track_free(void *p)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
-	mc_in_hook++;
+	guard_raise();
 	if (likely(record_free(slot(), p, fp) >= 0))
 		mc_real.free(p);
-	mc_in_hook--;
+	guard_lower();
 }
 
 int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
@@ -471,7 +484,7 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 
 static void atfork_prepare(void)
 {
-	mc_in_hook++;
+	mc_guard_enter();
 	mc_regions_lock();
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
@@ -484,7 +497,7 @@ static void atfork_parent(void)
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
 	mc_regions_unlock();
-	mc_in_hook--;
+	mc_guard_leave();
 }
 
 
@@ -510,7 +523,7 @@ static void atfork_child(void)
 		atomic_store(&g_multi, 0);
 	}
 	mc_regions_after_fork_child();
-	mc_in_hook--;
+	mc_guard_leave();
 }
 
 void mc_account_init(void)
@@ -531,9 +544,9 @@ MC_API int memcheck_ignore(const void *ptr)
 	mc_resolve();
 	if (!ptr || !mc_opt.track)
 		return -1;
-	mc_in_hook++;
+	mc_guard_enter();
 	bool found = mc_blocks_set_epoch((uintptr_t)ptr, 0);
-	mc_in_hook--;
+	mc_guard_leave();
 	return found ? 0 : -1;
 }
 

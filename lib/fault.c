@@ -173,7 +173,7 @@ bool mc_fault_check(void *fp, bool is_realloc)
 	if (mc_in_hook || !mc_is_active)
 		return false;
 	int saved = errno;
-	mc_in_hook++;
+	mc_guard_enter();
 	uint32_t stack = site[0] ? mc_stack_capture(fp) : 0;
 	pthread_mutex_lock(&lock);
 	struct level *l = &levels[depth];
@@ -187,7 +187,7 @@ bool mc_fault_check(void *fp, bool is_realloc)
 		fail = site_matches(stack);
 	if (!fail) {
 		pthread_mutex_unlock(&lock);
-		mc_in_hook--;
+		mc_guard_leave();
 		errno = saved;
 		return false;
 	}
@@ -216,7 +216,7 @@ bool mc_fault_check(void *fp, bool is_realloc)
 	mc_account_failed();
 	if (mc_opt.fail_log)
 		mc_report_injection(id, name, idx, stack);
-	mc_in_hook--;
+	mc_guard_leave();
 	memcheck_fault();
 	errno = ENOMEM;
 	return true;
@@ -295,9 +295,9 @@ static void atfork_child(void)
 		level_reset(&levels[i], i);
 	next_ordinal = depth + 1;
 	if (mc_fault_on) {
-		mc_in_hook++;
+		mc_guard_enter();
 		publish_id();
-		mc_in_hook--;
+		mc_guard_leave();
 	}
 }
 
@@ -334,14 +334,14 @@ void mc_fault_init(void)
 MC_API int memcheck_fail_nth(uint64_t n, int persistent)
 {
 	mc_resolve();
-	mc_in_hook++;
+	mc_guard_enter();
 	pthread_mutex_lock(&lock);
 	struct level *l = &levels[depth];
 	l->nth = n;
 	l->persistent = persistent != 0;
 	update_on();
 	pthread_mutex_unlock(&lock);
-	mc_in_hook--;
+	mc_guard_leave();
 	return 0;
 }
 
@@ -350,7 +350,7 @@ MC_API int memcheck_fail_site(const char *pattern)
 	mc_resolve();
 	if (pattern && mc_opt.stack_depth <= 0)
 		return -1;
-	mc_in_hook++;
+	mc_guard_enter();
 	pthread_mutex_lock(&lock);
 	mc_copy_name(site, sizeof site, pattern ? pattern : "");
 	memset(site_cache, 0, sizeof site_cache);
@@ -358,7 +358,7 @@ MC_API int memcheck_fail_site(const char *pattern)
 		levels[i].targeted = env_targets(&levels[i]);
 	update_on();
 	pthread_mutex_unlock(&lock);
-	mc_in_hook--;
+	mc_guard_leave();
 	return 0;
 }
 
@@ -367,7 +367,7 @@ MC_API int memcheck_fail_random(double p, uint64_t s)
 	mc_resolve();
 	if (!(p >= 0 && p <= 1))
 		return -1;
-	mc_in_hook++;
+	mc_guard_enter();
 	pthread_mutex_lock(&lock);
 	probability = p;
 	seed = s;
@@ -375,7 +375,7 @@ MC_API int memcheck_fail_random(double p, uint64_t s)
 		seed_level(&levels[i]);
 	update_on();
 	pthread_mutex_unlock(&lock);
-	mc_in_hook--;
+	mc_guard_leave();
 	return 0;
 }
 
@@ -394,9 +394,9 @@ MC_API uint64_t memcheck_expect_oom(void)
 	/* Said in the log too: a test that then fails may end its process
 	 * without a report (check's forked tests do, with _exit). */
 	if (first && mc_opt.fail_log && mc_fault_on) {
-		mc_in_hook++;
+		mc_guard_enter();
 		mc_report_expect_oom(id, name);
-		mc_in_hook--;
+		mc_guard_leave();
 	}
 	return n;
 }

@@ -133,12 +133,28 @@ extern struct mc_real mc_real;
  * address to compute instead of two. */
 struct mc_thread {
 	int in_hook;                 /* the recursion guard */
-	struct mc_totals *totals;    /* account.c: the thread's own counters */
+	struct mc_totals *totals;    /* account.c: the thread's own counters,
+				      * in count-only mode */
+	struct mc_totals *fast;      /* totals while the guard is down, else
+				      * NULL: the count-only path's one test */
 };
 extern MC_TLS struct mc_thread mc_self;
 #define mc_in_hook (mc_self.in_hook)
-static inline void mc_guard_enter(void) { mc_in_hook++; }
-static inline void mc_guard_leave(void) { mc_in_hook--; }
+static inline void mc_guard_enter(void)
+{
+	mc_self.in_hook++;
+	mc_self.fast = NULL;
+}
+static inline void mc_guard_leave(void)
+{
+	if (--mc_self.in_hook == 0)
+		mc_self.fast = mc_self.totals;
+}
+static inline void mc_set_totals(struct mc_totals *t)
+{
+	mc_self.totals = t;
+	mc_self.fast = mc_self.in_hook ? NULL : t;
+}
 
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
@@ -306,7 +322,8 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 			    const struct mc_block *prev, void *fp);
 
 /* The calling thread's own counters once it has a slot, else NULL: the
- * count-only fast path in interpose.c adds to them directly. */
+ * count-only fast path in interpose.c adds to them directly.  Set with
+ * mc_set_totals(). */
 #define mc_my_totals (mc_self.totals)
 
 void mc_account_init(void);

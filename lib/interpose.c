@@ -40,6 +40,10 @@ int mc_is_active = 1;
  * rest of memcheck starts) -> READY. */
 enum { NONE, RESOLVING, FORWARDING, READY };
 static _Atomic int state;
+/* READY with tracking on: the wrappers may jump to mc_track_*.  Count-only
+ * mode without a thread's counters yet goes the slow way, whose guard
+ * functions then open the count-only path (mc_self.fast). */
+static _Atomic int track_ready;
 static MC_TLS int resolving_here;
 
 /* ---- bootstrap arena ------------------------------------------------- */
@@ -294,8 +298,11 @@ void mc_resolve(void)
 		mc_guard_leave();
 		/* Bypassed, nothing is counted: counting only the functions
 		 * the allocator lacks would report their blocks as leaks. */
-		if (mc_is_active)
+		if (mc_is_active) {
 			atomic_store_explicit(&state, READY, memory_order_release);
+			if (mc_opt.track)
+				atomic_store_explicit(&track_ready, 1, memory_order_release);
+		}
 	}
 	atomic_flag_clear_explicit(&lock, memory_order_release);
 	errno = saved;
@@ -320,13 +327,13 @@ static inline bool uncounted(void)
 
 /* Count-only mode, inlined: the thread's own counters, no calls.  The
  * pointer is set only in count-only mode, once memcheck is ready and the
- * thread has counters, so it alone says this call may take the short
- * path (the guard still says whether memcheck itself is calling).  A
+ * thread has counters, and only while the guard is down (mc_guard_enter
+ * clears it), so it alone says this call may take the short path.  A
  * value, never an out-parameter: a local whose address is taken keeps
  * an unoptimized build from jumping to the slow paths (MC_FRAMELESS). */
 static inline struct mc_totals *count_path(void)
 {
-	return likely(!mc_in_hook) ? mc_my_totals : NULL;
+	return mc_self.fast;
 }
 
 /* A thread's own counter: only its thread writes it; region ends read it
@@ -352,8 +359,9 @@ static bool bootstrapping(void)
 
 void mc_bypass(void)
 {
-	mc_my_totals = NULL;
+	mc_set_totals(NULL);
 	mc_is_active = 0;
+	atomic_store_explicit(&track_ready, 0, memory_order_release);
 	atomic_store_explicit(&state, FORWARDING, memory_order_release);
 }
 
@@ -363,16 +371,17 @@ void mc_bypass(void)
  * calls pass straight through, uncounted and unchecked. */
 void mc_stop_counting(void)
 {
-	mc_my_totals = NULL;
+	mc_set_totals(NULL);
+	atomic_store_explicit(&track_ready, 0, memory_order_release);
 	atomic_store_explicit(&state, FORWARDING, memory_order_release);
 }
 
 __attribute__((constructor)) static void mc_constructor(void)
 {
 	mc_resolve();
-	mc_in_hook++;
+	mc_guard_enter();
 	mc_suppress_init();
-	mc_in_hook--;
+	mc_guard_leave();
 	mc_process_begin();
 }
 
@@ -441,9 +450,9 @@ static inline struct mc_totals *count_alloc_path(void)
 	return fault_off() ? count_path() : NULL;
 }
 
-static inline bool ready(void)
+static inline bool tracking(void)
 {
-	return atomic_load_explicit(&state, memory_order_acquire) == READY;
+	return atomic_load_explicit(&track_ready, memory_order_acquire) != 0;
 }
 
 /* An allocation counted in advance failed: take it back. */
@@ -475,16 +484,16 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 			return boot_alloc(n, 16, false);
 		return mc_real.malloc(n);
 	}
-	mc_in_hook++;
+	mc_guard_enter();
 	void *p = record(mc_real.malloc(n), n, __builtin_frame_address(0));
-	mc_in_hook--;
+	mc_guard_leave();
 	return p;
 }
 
 MC_API MC_FRAMELESS void *malloc(size_t n)
 {
-	if (likely(!mc_in_hook) && fault_off()) {
-		struct mc_totals *t = mc_my_totals;
+	if (fault_off()) {
+		struct mc_totals *t = count_path();
 		if (t) {
 			add_relaxed(&t->allocs, 1);
 			add_relaxed(&t->bytes_allocated, n);
@@ -493,7 +502,7 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 				return uncount(n);
 			return p;
 		}
-		if (likely(ready()))
+		if (likely(!mc_in_hook) && likely(tracking()))
 			return mc_track_malloc(n);
 	}
 	return malloc_slow(n);
@@ -514,9 +523,9 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 		}
 		return mc_real.calloc(nmemb, size);
 	}
-	mc_in_hook++;
+	mc_guard_enter();
 	void *p = record(mc_real.calloc(nmemb, size), nmemb * size, __builtin_frame_address(0));
-	mc_in_hook--;
+	mc_guard_leave();
 	return p;
 }
 
@@ -546,29 +555,27 @@ static __attribute__((noinline)) void free_slow(void *p)
 		return;
 	}
 	bool pass_on = true;
-	mc_in_hook++;
+	mc_guard_enter();
 	mc_account_free(p, &pass_on, __builtin_frame_address(0));
 	if (likely(pass_on))
 		mc_real.free(p);
-	mc_in_hook--;
+	mc_guard_leave();
 }
 
 MC_API MC_FRAMELESS void free(void *p)
 {
-	if (likely(!mc_in_hook)) {
-		struct mc_totals *t = mc_my_totals;
-		if (t) {
-			if (likely(p != NULL) && likely(!is_boot(p))) {
-				add_relaxed(&t->frees, 1);
-				mc_real.free(p);
-				return;
-			}
-		} else if (likely(p != NULL) && likely(ready())) {
-			/* A bootstrap block is not in the table: account.c
-			 * asks mc_is_boot() when the lookup misses. */
-			mc_track_free(p);
+	struct mc_totals *t = count_path();
+	if (t) {
+		if (likely(p != NULL) && likely(!is_boot(p))) {
+			add_relaxed(&t->frees, 1);
+			mc_real.free(p);
 			return;
 		}
+	} else if (likely(p != NULL) && likely(!mc_in_hook) && likely(tracking())) {
+		/* A bootstrap block is not in the table: account.c asks
+		 * mc_is_boot() when the lookup misses. */
+		mc_track_free(p);
+		return;
 	}
 	free_slow(p);
 }
@@ -581,30 +588,30 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 {
 	size_t n;
 	if (__builtin_mul_overflow(a, b, &n)) {
-		mc_in_hook++;
+		mc_guard_enter();
 		mc_account_realloc_call();
 		mc_account_failed();
-		mc_in_hook--;
+		mc_guard_leave();
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (!old) {
-		mc_in_hook++;
+		mc_guard_enter();
 		mc_account_realloc_call();
 		void *p = array ? mc_real.reallocarray(NULL, a, b) : mc_real.realloc(NULL, n);
 		record(p, n, fp);
-		mc_in_hook--;
+		mc_guard_leave();
 		return p;
 	}
 	int saved = errno;
-	mc_in_hook++;
+	mc_guard_enter();
 	mc_account_realloc_call();
 	struct mc_block prev;
 	int st = mc_account_realloc_begin(old, &prev, fp);
 	if (st < 0) {
 		/* A block memcheck saw freed: reported, and kept from the
 		 * allocator, which would corrupt its heap. */
-		mc_in_hook--;
+		mc_guard_leave();
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -612,7 +619,7 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	void *p = array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, n);
 	int err = errno;
 	mc_account_realloc_end(old, p, n, st, &prev, fp);
-	mc_in_hook--;
+	mc_guard_leave();
 	errno = err;
 	return p;
 }
@@ -703,13 +710,13 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 		}
 		return mc_real.posix_memalign(out, align, n);
 	}
-	mc_in_hook++;
+	mc_guard_enter();
 	void *p = NULL;
 	int rc = mc_real.posix_memalign(&p, align, n);
 	int saved = errno;
 	record(rc == 0 ? p : NULL, n, __builtin_frame_address(0));
 	errno = saved;
-	mc_in_hook--;
+	mc_guard_leave();
 	if (rc == 0)
 		*out = p;
 	return rc;
@@ -726,9 +733,9 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 				return boot_alloc(size, page_size(), false); \
 			return mc_real.call;                              \
 		}                                                         \
-		mc_in_hook++;                                             \
+		mc_guard_enter();                                             \
 		void *p = record(mc_real.call, size, __builtin_frame_address(0)); \
-		mc_in_hook--;                                             \
+		mc_guard_leave();                                             \
 		return p;                                                 \
 	}
 

@@ -433,21 +433,21 @@ void mc_process_begin(void)
 	}
 	if (mc_is_active && !calls_reach_us())
 		mc_bypass();
-	mc_in_hook++;
+	mc_guard_enter();
 	if (!mc_is_active)
 		say_bypassed();
 	pthread_mutex_lock(&region_lock);
 	if (on && nregions == 0)
 		region_push("process", true);
 	pthread_mutex_unlock(&region_lock);
-	mc_in_hook--;
+	mc_guard_leave();
 }
 
 void mc_process_end(void)
 {
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
-	mc_in_hook++;
+	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
@@ -460,7 +460,7 @@ void mc_process_end(void)
 	}
 	pthread_mutex_unlock(&region_lock);
 	mc_stop_counting();
-	mc_in_hook--;
+	mc_guard_leave();
 }
 
 /* ---- fork (account.c's handlers) ------------------------------------- */
@@ -491,7 +491,7 @@ MC_API void memcheck_begin(const char *name)
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
 	mc_resolve();
-	mc_in_hook++;
+	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
 	int n = nregions;
 	region_push(name, false);
@@ -500,7 +500,7 @@ MC_API void memcheck_begin(const char *name)
 		regions[n].begin_thread = pthread_self();
 	}
 	pthread_mutex_unlock(&region_lock);
-	mc_in_hook--;
+	mc_guard_leave();
 }
 
 MC_API int memcheck_end(struct memcheck_result *out)
@@ -509,7 +509,7 @@ MC_API int memcheck_end(struct memcheck_result *out)
 	MC_SCAN_FROM(&from);
 	mc_resolve();
 	int saved = errno;
-	mc_in_hook++;
+	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
 	int rc;
 	if (overflowed) {
@@ -530,7 +530,7 @@ MC_API int memcheck_end(struct memcheck_result *out)
 				&from);
 	}
 	pthread_mutex_unlock(&region_lock);
-	mc_in_hook--;
+	mc_guard_leave();
 	errno = saved;
 	return rc;
 }
