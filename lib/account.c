@@ -290,9 +290,11 @@ static void report_error(const char *what, void *p, const struct freed *f, void 
 	errno = saved;
 }
 
-static inline __attribute__((always_inline)) void record_alloc(struct slot *s, void *p, size_t size, void *fp)
+/* track: mc_opt.track, or true where the caller knows it is on. */
+static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s, void *p,
+								  size_t size, void *fp, bool track)
 {
-	if (!mc_opt.track) {
+	if (!track) {
 		/* count-only: no sizes on free, so no live figures */
 		bump(s, &s->t.allocs, 1);
 		bump(s, &s->t.bytes_allocated, size);
@@ -310,6 +312,11 @@ static inline __attribute__((always_inline)) void record_alloc(struct slot *s, v
 		tally(s, &s->t.frees, &s->t.bytes_freed, old.size, -(int64_t)old.size);
 	}
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, (int64_t)size);
+}
+
+static inline __attribute__((always_inline)) void record_alloc(struct slot *s, void *p, size_t size, void *fp)
+{
+	record_alloc_as(s, p, size, fp, mc_opt.track);
 }
 
 void mc_account_alloc(void *p, size_t size, void *fp)
@@ -337,7 +344,7 @@ void *mc_track_malloc(size_t n)
 	void *p = mc_real.malloc(n);
 	struct slot *s = slot();
 	if (likely(p != NULL))
-		record_alloc(s, p, n, fp);
+		record_alloc_as(s, p, n, fp, true); /* track_ready: tracking */
 	else
 		bump(s, &s->t.failed, 1);
 	guard_lower();
@@ -408,9 +415,10 @@ static int unknown_free(struct slot *s, void *p, void *fp, const char *dbl, cons
 }
 
 /* A free the program made: 1 counted, 0 unknown pointer, -1 double free. */
-static inline __attribute__((always_inline)) int record_free(struct slot *s, void *p, void *fp)
+static inline __attribute__((always_inline)) int record_free_as(struct slot *s, void *p, void *fp,
+								bool track)
 {
-	if (!mc_opt.track) {
+	if (!track) {
 		bump(s, &s->t.frees, 1);
 		return 1;
 	}
@@ -426,6 +434,11 @@ static inline __attribute__((always_inline)) int record_free(struct slot *s, voi
 	return 1;
 }
 
+static inline __attribute__((always_inline)) int record_free(struct slot *s, void *p, void *fp)
+{
+	return record_free_as(s, p, fp, mc_opt.track);
+}
+
 void mc_account_free(void *p, bool *pass_on, void *fp)
 {
 	*pass_on = record_free(slot(), p, fp) >= 0;
@@ -437,7 +450,7 @@ void mc_track_free(void *p)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
-	if (likely(record_free(slot(), p, fp) >= 0))
+	if (likely(record_free_as(slot(), p, fp, true) >= 0))
 		mc_real.free(p);
 	guard_lower();
 }
