@@ -96,6 +96,15 @@ exports-check: $(B)/libmemcheck.so
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
 	echo "exports-check: libmemcheck.so exports memcheck_* and the malloc family only"
 
+# Allocation stacks start at the program's call because the wrappers
+# jump, never call, to the functions that record (interpose.c,
+# MC_FRAMELESS).  An unoptimized build must keep that: build everything
+# at -O0 in a directory of its own and check the examples' leak stacks.
+o0-check:
+	@$(MAKE) --no-print-directory B=$(B)/o0 OPT=-O0 examples-check >$(B)/o0-check.log 2>&1 || \
+		{ tail -20 $(B)/o0-check.log; echo "o0-check: the -O0 build fails examples-check"; exit 1; }
+	@echo "o0-check: an -O0 build gets the examples' leak stacks right"
+
 # prog-check last: its check summary lines close the output.
-check: doc-check examples-check install-check exports-check unit-check asan-check fuzz-replay \
-	prog-check
+check: doc-check examples-check install-check exports-check o0-check unit-check asan-check \
+	fuzz-replay prog-check
