@@ -362,10 +362,10 @@ static void delete_at(struct shard *s, uint32_t i)
 		struct entry *b = at(e, j);
 		if (!b->w0)
 			break;
+		/* b may move to i only if its home is not in (i, j] (around
+		 * the end): if it is at least as far back from j as i is. */
 		uint32_t home = slot_of(hash(e_ptr(b)), mask);
-		/* b may move to i only if its home is not in (i, j]. */
-		bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (between)
+		if (((j - home) & mask) < ((j - i) & mask))
 			continue;
 		*at(e, i) = *b;
 		i = j;
@@ -507,8 +507,8 @@ static inline enum mc_insert place(struct shard *s, uint32_t i, uint64_t w0, uin
  * renumbering holds them all. */
 static inline uint32_t epoch_of(uint32_t epoch)
 {
-	return epoch == MC_EPOCH_NOW ? atomic_load_explicit(&mc_epoch, memory_order_relaxed)
-				     : epoch;
+	uint32_t now = atomic_load_explicit(&mc_epoch, memory_order_relaxed); /* cmov, no jump */
+	return epoch == MC_EPOCH_NOW ? now : epoch;
 }
 
 /* Every case of mc_blocks_insert. */
@@ -615,9 +615,9 @@ static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct
 	return MC_UNKNOWN;
 }
 
-/* remove's fast path, entered, from the home slot on: ptr not there, or
- * a cluster to shift back. */
-static __attribute__((noinline)) enum mc_remove remove_leave(uintptr_t ptr, struct mc_block *out)
+/* remove's fast path, entered, found ptr's home slot empty or another
+ * block's: probe on, then leave. */
+static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(h);
@@ -631,8 +631,17 @@ static __attribute__((noinline)) enum mc_remove remove_leave(uintptr_t ptr, stru
 	return i >= 0 ? MC_REMOVED : remove_any(ptr, out);
 }
 
-/* As mc_blocks_insert: the one thread's hit in its home slot, with the
- * next slot empty (so nothing to shift back), inline; the rest apart. */
+/* remove's fast path, entered, took the entry at i and found the next
+ * slot taken: shift the cluster back, then leave. */
+static __attribute__((noinline)) enum mc_remove shift_leave(struct shard *s, uint32_t i)
+{
+	delete_at(s, i);
+	owner_leave();
+	return MC_REMOVED;
+}
+
+/* As mc_blocks_insert: the one thread's hit in its home slot inline,
+ * with the next slot empty (nothing to shift back); the rest apart. */
 enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
@@ -644,11 +653,12 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 		struct entry *b = at(e, i);
 		uint64_t p = b->w0 & PTR_MASK;
 		/* p is 0 for an empty slot; no entry has pointer 0 (fits). */
-		if (unlikely(p != ptr) || unlikely(!p) ||
-		    unlikely(at(e, (i + (uint32_t)sizeof *b) & mask)->w0))
-			return remove_leave(ptr, out);
+		if (unlikely(!p) || unlikely(p != ptr))
+			return probe_leave(ptr, out);
 		unpack_ptr(b, ptr, out);
 		s->room++;
+		if (unlikely(at(e, (i + (uint32_t)sizeof *b) & mask)->w0))
+			return shift_leave(s, i);
 		b->w0 = 0;
 		owner_leave();
 		return MC_REMOVED;
