@@ -592,20 +592,29 @@ static inline int64_t find(const struct shard *s, uintptr_t ptr, uint64_t h)
 	}
 }
 
-static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
-								 struct mc_block *out)
+/* Take ptr's entry out of shard s (entered) into *out; false when it
+ * is not there. */
+static inline __attribute__((always_inline)) bool take(struct shard *s, uintptr_t ptr,
+							 uint64_t h, struct mc_block *out)
 {
-	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
-	bool locked = lock(s);
 	int64_t i = find(s, ptr, h);
 	if (likely(i >= 0)) {
 		unpack_ptr(at(s->e, (uint32_t)i), ptr, out);
 		s->room++;
 		delete_at(s, (uint32_t)i);
 	}
-	unlock(s, locked);
 	return i >= 0;
+}
+
+static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
+								 struct mc_block *out)
+{
+	uint64_t h = hash(ptr);
+	struct shard *s = shard_of(h);
+	bool locked = lock(s);
+	bool found = take(s, ptr, h, out);
+	unlock(s, locked);
+	return found;
 }
 
 static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct mc_block *out)
@@ -620,15 +629,9 @@ static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct
 static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
-	int64_t i = find(s, ptr, h);
-	if (i >= 0) {
-		unpack_ptr(at(s->e, (uint32_t)i), ptr, out);
-		s->room++;
-		delete_at(s, (uint32_t)i);
-	}
+	bool found = take(shard_of(h), ptr, h, out);
 	owner_leave();
-	return i >= 0 ? MC_REMOVED : remove_any(ptr, out);
+	return found ? MC_REMOVED : remove_any(ptr, out);
 }
 
 /* remove's fast path, entered, took the entry at i and found the next
