@@ -4,8 +4,11 @@
  * a plain array model.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -160,6 +163,115 @@ START_TEST(renumber)
 }
 END_TEST
 
+/* Pointer 0 cannot have an entry (it would look empty): it goes to the
+ * side table, and a lookup of 0 never takes an empty slot for it. */
+START_TEST(pointer_zero)
+{
+	mc_blocks_init();
+	struct mc_block b, old;
+	ck_assert_int_eq(mc_blocks_remove(0, &b), MC_UNKNOWN);
+	ck_assert(!mc_blocks_find(0, &b));
+	ck_assert_int_eq(mc_blocks_insert(0, 5, 2, 0, &old), MC_NEW);
+	ck_assert(mc_blocks_find(0, &b));
+	ck_assert_uint_eq(b.size, 5);
+	ck_assert_uint_eq(mc_blocks_count(), 0); /* side table only */
+	ck_assert_int_eq(mc_blocks_remove(0, &b), MC_REMOVED);
+	ck_assert_int_eq(mc_blocks_remove(0, &b), MC_UNKNOWN);
+	/* With the side table empty again, the fast path serves inserts. */
+	ck_assert_int_eq(mc_blocks_insert(0x5000, 1, 1, 1, &old), MC_NEW);
+	ck_assert_int_eq(mc_blocks_remove(0x5000, &b), MC_REMOVED);
+}
+END_TEST
+
+/* A second thread arrives while the first uses the table lock-free:
+ * both keep working on their own blocks and on each other's, and no
+ * block is lost or found twice. */
+#define PER_THREAD 4000
+#define ROUNDS 50
+static atomic_int started;
+
+static uintptr_t addr(int t, int i)
+{
+	return 0x40000000 + (uintptr_t)t * 0x1000000 + (uintptr_t)i * 32;
+}
+
+static void *churn(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	struct mc_block b, old;
+	atomic_fetch_add(&started, 1);
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < PER_THREAD; i++)
+			if (mc_blocks_insert(addr(t, i), (uint64_t)i, (uint32_t)t, 1, &old) != MC_NEW)
+				return (void *)1;
+		for (int i = 0; i < PER_THREAD; i++)
+			if (mc_blocks_remove(addr(t, i), &b) != MC_REMOVED || b.size != (uint64_t)i ||
+			    b.stack != (uint32_t)t)
+				return (void *)2;
+	}
+	return NULL;
+}
+
+START_TEST(second_thread)
+{
+	mc_blocks_init();
+	struct mc_block b, old;
+	/* Blocks of the first thread, some freed by the second. */
+	for (int i = 0; i < PER_THREAD; i++)
+		ck_assert_int_eq(mc_blocks_insert(addr(0, i), 8, 3, MC_EPOCH_NOW, &old), MC_NEW);
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, churn, (void *)(intptr_t)2), 0);
+	/* The first thread goes on, lock-free until the second arrives. */
+	void *res = churn((void *)(intptr_t)1);
+	ck_assert_ptr_null(res);
+	ck_assert_int_eq(pthread_join(th, &res), 0);
+	ck_assert_ptr_null(res);
+	ck_assert_int_eq(atomic_load(&started), 2);
+	for (int i = 0; i < PER_THREAD; i++) {
+		ck_assert(mc_blocks_find(addr(0, i), &b));
+		ck_assert_uint_eq(b.stack, 3);
+	}
+	ck_assert_uint_eq(mc_blocks_count(), PER_THREAD);
+	ck_assert_int_eq(pthread_create(&th, NULL, churn, (void *)(intptr_t)3), 0);
+	ck_assert_int_eq(pthread_join(th, &res), 0);
+	ck_assert_ptr_null(res);
+	for (int i = 0; i < PER_THREAD; i++)
+		ck_assert_int_eq(mc_blocks_remove(addr(0, i), &b), MC_REMOVED);
+	ck_assert_uint_eq(mc_blocks_count(), 0);
+}
+END_TEST
+
+/* fork() from a table shared by two threads: the child has one thread,
+ * owns the table again, and sees every block. */
+START_TEST(fork_child_owns)
+{
+	mc_blocks_init();
+	struct mc_block b, old;
+	for (int i = 0; i < 100; i++)
+		mc_blocks_insert(addr(0, i), 8, 3, 1, &old);
+	pthread_t th;
+	void *res;
+	ck_assert_int_eq(pthread_create(&th, NULL, churn, (void *)(intptr_t)2), 0);
+	ck_assert_int_eq(pthread_join(th, &res), 0);
+	mc_blocks_lock_all();
+	pid_t pid = fork();
+	if (pid == 0) {
+		mc_blocks_after_fork_child();
+		int bad = churn((void *)(intptr_t)1) != NULL;
+		for (int i = 0; i < 100; i++)
+			bad |= mc_blocks_remove(addr(0, i), &b) != MC_REMOVED;
+		bad |= mc_blocks_count() != 0;
+		_exit(bad);
+	}
+	mc_blocks_unlock_all();
+	ck_assert_int_gt(pid, 0);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ck_assert_uint_eq(mc_blocks_count(), 100);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("blocks");
@@ -169,6 +281,9 @@ int main(void)
 	tcase_add_test(tc, model_check);
 	tcase_add_test(tc, odd_blocks);
 	tcase_add_test(tc, renumber);
+	tcase_add_test(tc, pointer_zero);
+	tcase_add_test(tc, second_thread);
+	tcase_add_test(tc, fork_child_owns);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
