@@ -177,7 +177,7 @@ static inline void bump(struct slot *s, uint64_t *c, uint64_t v)
 	if (unlikely(s == &shared_slot))
 		__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
 	else
-		__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+		mc_add_own(c, v);
 }
 
 static inline void peak_update(int64_t live)
@@ -221,8 +221,8 @@ static inline __attribute__((always_inline)) void tally(struct slot *s, uint64_t
 		peak_update(atomic_fetch_add(&g_live, d) + d);
 		return;
 	}
-	__atomic_store_n(calls, __atomic_load_n(calls, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(bytes, __atomic_load_n(bytes, __ATOMIC_RELAXED) + size, __ATOMIC_RELAXED);
+	mc_add_own(calls, 1);
+	mc_add_own(bytes, size);
 	live_change(s, d);
 }
 

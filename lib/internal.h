@@ -156,6 +156,22 @@ static inline void mc_set_totals(struct mc_totals *t)
 	mc_self.fast = mc_self.in_hook ? NULL : t;
 }
 
+/* A thread's own counter: only its thread writes it; region ends read it
+ * from others with relaxed loads.  On x86-64 one add to memory does it (a
+ * single instruction cannot be seen half done, and it needs no lock
+ * prefix: nobody else writes); elsewhere a relaxed load and store. */
+static inline void mc_add_own(uint64_t *c, uint64_t v)
+{
+#if defined(__x86_64__)
+	if (__builtin_constant_p(v) && v == 1)
+		__asm__("incq %0" : "+m"(*c));
+	else
+		__asm__("addq %1, %0" : "+m"(*c) : "er"(v));
+#else
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
 

@@ -336,21 +336,6 @@ static inline struct mc_totals *count_path(void)
 	return mc_self.fast;
 }
 
-/* A thread's own counter: only its thread writes it; region ends read it
- * from others with relaxed loads.  On x86-64 one add to memory does it (a
- * single instruction cannot be seen half done, and it needs no lock
- * prefix: nobody else writes); elsewhere a relaxed load and store. */
-static inline void add_relaxed(uint64_t *c, uint64_t v)
-{
-#if defined(__x86_64__)
-	if (__builtin_constant_p(v) && v == 1)
-		__asm__("incq %0" : "+m"(*c));
-	else
-		__asm__("addq %1, %0" : "+m"(*c) : "er"(v));
-#else
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
-#endif
-}
 
 static bool bootstrapping(void)
 {
@@ -460,9 +445,9 @@ static __attribute__((noinline)) void *uncount(size_t size)
 {
 	struct mc_totals *t = mc_my_totals;
 	if (t) {
-		add_relaxed(&t->allocs, (uint64_t)-1);
-		add_relaxed(&t->bytes_allocated, -(uint64_t)size);
-		add_relaxed(&t->failed, 1);
+		mc_add_own(&t->allocs, (uint64_t)-1);
+		mc_add_own(&t->bytes_allocated, -(uint64_t)size);
+		mc_add_own(&t->failed, 1);
 	}
 	return NULL;
 }
@@ -495,8 +480,8 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 	if (fault_off()) {
 		struct mc_totals *t = count_path();
 		if (t) {
-			add_relaxed(&t->allocs, 1);
-			add_relaxed(&t->bytes_allocated, n);
+			mc_add_own(&t->allocs, 1);
+			mc_add_own(&t->bytes_allocated, n);
 			void *p = mc_real.malloc(n);
 			if (unlikely(p == NULL))
 				return uncount(n);
@@ -536,8 +521,8 @@ MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 		/* An overflowing product fails in the allocator, and is
 		 * taken back with the same wrapped size. */
 		size_t n = nmemb * size;
-		add_relaxed(&t->allocs, 1);
-		add_relaxed(&t->bytes_allocated, n);
+		mc_add_own(&t->allocs, 1);
+		mc_add_own(&t->bytes_allocated, n);
 		void *p = mc_real.calloc(nmemb, size);
 		if (unlikely(p == NULL))
 			return uncount(n);
@@ -567,7 +552,7 @@ MC_API MC_FRAMELESS void free(void *p)
 	struct mc_totals *t = count_path();
 	if (t) {
 		if (likely(p != NULL) && likely(!is_boot(p))) {
-			add_relaxed(&t->frees, 1);
+			mc_add_own(&t->frees, 1);
 			mc_real.free(p);
 			return;
 		}
@@ -648,19 +633,19 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
  * old block freed unless the call failed; the new one allocated. */
 static inline void *realloc_count(struct mc_totals *t, void *old, size_t n)
 {
-	add_relaxed(&t->reallocs, 1);
+	mc_add_own(&t->reallocs, 1);
 	void *p = mc_real.realloc(old, n);
 	if (unlikely(p == NULL)) {
 		if (old && n == 0)
-			add_relaxed(&t->frees, 1); /* freed, nothing new */
+			mc_add_own(&t->frees, 1); /* freed, nothing new */
 		else
-			add_relaxed(&t->failed, 1);
+			mc_add_own(&t->failed, 1);
 		return NULL;
 	}
 	if (old)
-		add_relaxed(&t->frees, 1);
-	add_relaxed(&t->allocs, 1);
-	add_relaxed(&t->bytes_allocated, n);
+		mc_add_own(&t->frees, 1);
+	mc_add_own(&t->allocs, 1);
+	mc_add_own(&t->bytes_allocated, n);
 	return p;
 }
 
