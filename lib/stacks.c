@@ -31,6 +31,7 @@ struct entry {
 };
 
 #define NBUCKETS (1u << 20)
+#define BUCKET_SHIFT (64 - 20) /* a hash's bucket: its top bits (see HASH_K) */
 #define ARENA_BYTES (1ull << 32) /* reserved, touched as used */
 #define UNIT 32 /* ids address the arena in 32-byte units: 27 bits (a block table entry's share) */
 
@@ -43,12 +44,39 @@ static atomic_size_t nstacks;
 
 static int (*unw_backtrace_fn)(void **, int);
 
-static MC_TLS uintptr_t stack_lo, stack_hi;
-
-/* A few recent stacks per thread, by hash: a hot allocation site finds
- * its id here without touching the depot's (cache-cold) buckets. */
+/* This thread's stack, learned on its first capture: a frame may start
+ * anywhere in [lo, top], top being the stack's end less 16 bytes (the
+ * saved frame pointer and the return address); until learned, lo is
+ * UINTPTR_MAX and top 0.
+ * With it, a few recent stacks by hash: a hot allocation site finds its
+ * id here without touching the depot's (cache-cold) buckets.  One TLS
+ * block, so a capture reaches all of it from one address. */
 #define CACHE 32
-static MC_TLS struct { uint64_t hash; uint32_t id; } cache[CACHE];
+static MC_TLS struct {
+	struct slot { uint64_t hash; uint32_t id; } cache[CACHE]; /* first: capture_slot adds no offset */
+	uintptr_t lo, top;
+} me = { .lo = UINTPTR_MAX }; /* unlearned: see walk_fp */
+
+/* (The cache's helpers are named capture_*: the entries of
+ * suppressions/memcheck.supp for the walk's reads, which valgrind may
+ * call uninitialised, match *capture*.)
+ *
+ * The cache slot for hash h, by its top 5 bits: the byte offset
+ * straight from h, saving the index's scaling on the common path.  A
+ * stack pushed out of its slot by another that wants it moves to the
+ * other slot of the pair, where a capture looks second: two hot stacks
+ * that share a slot then cost a few instructions more, not a walk that
+ * stores the frames and a depot lookup each time (see capture_cache_find). */
+static inline struct slot *capture_slot(uint64_t h)
+{
+	_Static_assert(sizeof(struct slot) == 16 && CACHE == 32, "capture_slot's shift and mask");
+	return (struct slot *)((char *)me.cache + (h >> 55 & 0x1f0));
+}
+
+static inline struct slot *capture_other_slot(uint64_t h)
+{
+	return (struct slot *)((char *)me.cache + ((h >> 55 & 0x1f0) ^ sizeof(struct slot)));
+}
 
 void mc_stacks_init(void)
 {
@@ -75,30 +103,35 @@ void mc_stacks_init(void)
 	}
 }
 
-/* Multiply each frame by a constant of its own and fold: the multiplies
- * are independent, so the CPU runs them side by side instead of one
- * after another as a running hash would. */
-static inline uint64_t hash_term(uintptr_t frame, int i)
-{
-	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
-				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull };
-	return ((uint64_t)frame ^ (uint64_t)i << 56) * k[i & 3];
-}
+/* A polynomial hash of n frames, the sum of frame[i] * K^(n-i) mod 2^64,
+ * run as h = (h + frame) * K: two instructions a frame on the capture's
+ * hot path, whose multiply chain runs beside the walk's chain of loads,
+ * no shorter.  Two stacks collide only where their frames' differences,
+ * times distinct powers of the odd K, sum to 0 mod 2^64 (or, of two
+ * depths, a longer's extra frames hit one value): for return addresses,
+ * a 2^-64 chance, not a structure.  Every frame's every bit reaches the
+ * top bits, so the cache and the depot index by those; the low bits see
+ * only the frames' low bits.
+ *
+ * A hash of 0 is as likely as any other, and harmless: an empty cache
+ * slot (hash 0, id 0) then answers "no stack", as rare a loss as a
+ * collision's wrong stack. */
+#define HASH_K 0x9e3779b97f4a7c15ull
 
-/* The hash of n frames whose terms add up to sum; never 0. */
-static inline uint64_t hash_finish(uint64_t sum, int n)
+static inline uint64_t hash_step(uint64_t h, uintptr_t frame)
 {
-	uint64_t h = sum + (uint64_t)n * 0xff51afd7ed558ccdull;
-	h ^= h >> 29;
-	return h ? h : 1;
+	/* h += frame, in h's register: left to itself, gcc adds into
+	 * frame's and copies the sum back, an instruction a frame. */
+	__asm__("add %1, %0" : "+r"(h) : "r"(frame) : "cc");
+	return h * HASH_K;
 }
 
 static inline uint64_t hash_frames(const uintptr_t *f, int n)
 {
-	uint64_t sum = 0;
+	uint64_t h = 0;
 	for (int i = 0; i < n; i++)
-		sum += hash_term(f[i], i);
-	return hash_finish(sum, n);
+		h = hash_step(h, f[i]);
+	return h;
 }
 
 static inline struct entry *entry_of(uint32_t id)
@@ -108,7 +141,7 @@ static inline struct entry *entry_of(uint32_t id)
 
 static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
 {
-	uint32_t id = atomic_load_explicit(&buckets[h & (NBUCKETS - 1)], memory_order_acquire);
+	uint32_t id = atomic_load_explicit(&buckets[h >> BUCKET_SHIFT], memory_order_acquire);
 	while (id) {
 		struct entry *e = entry_of(id);
 		if (e->hash == h && e->depth == (uint32_t)n &&
@@ -136,7 +169,7 @@ static uint32_t intern(uint64_t h, const uintptr_t *f, int n)
 			e->hash = h;
 			e->depth = (uint32_t)n;
 			memcpy(e->frames, f, (size_t)n * sizeof *f);
-			_Atomic uint32_t *b = &buckets[h & (NBUCKETS - 1)];
+			_Atomic uint32_t *b = &buckets[h >> BUCKET_SHIFT];
 			atomic_store_explicit(&e->next, atomic_load(b), memory_order_relaxed);
 			atomic_store_explicit(b, id, memory_order_release);
 			arena_used += need;
@@ -162,58 +195,77 @@ static void learn_stack(void)
 	void *addr;
 	size_t size;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			stack_lo = (uintptr_t)addr;
-			stack_hi = (uintptr_t)addr + size;
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size >= 16) {
+			me.lo = (uintptr_t)addr;
+			me.top = (uintptr_t)addr + size - 16;
 		}
 		pthread_attr_destroy(&attr);
 	}
-	if (!stack_hi) /* unknown: allow only the first frame */
-		stack_lo = stack_hi = 1;
+	if (!me.top) /* unknown: allow only the first frame (none lies at 1 or below) */
+		me.lo = me.top = 1;
 	errno = saved;
 }
 
-/* One step up the frame-pointer chain: the next frame's return address,
- * or 0 where the chain leaves the thread's stack or stops making sense. */
-static inline uintptr_t step_up(uintptr_t **fpp)
+/* The frame-pointer walk: the return addresses up the chain from fp,
+ * stored in out unless it is NULL, up to max; returns their
+ * hash_frames() and, with out, their number in *count.  top is me.top.
+ * The first frame is the malloc-family function's own, built by us with
+ * a frame pointer: its return address is the call site.  The walk stops
+ * where the chain leaves the thread's stack or stops making sense: a
+ * next frame not above the current one, past top, unaligned, or holding
+ * a return address below 4096.  Only the first step checks the stack's
+ * low end: each later frame lies above one that passed it.
+ *
+ * *count is -1 where the thread's stack is not learned yet: its lo,
+ * UINTPTR_MAX, fails the first step's check, so the common path does
+ * not test for it.  (A link of UINTPTR_MAX passes that lo, then fails
+ * top 0: one frame, as a learned walk gives it too.)
+ *
+ * The walk is a chain of loads, each frame's address loaded from the
+ * one before: its speed is their latency, so the frame pointers stay as
+ * they are, loaded and used as a base with nothing in between (checking
+ * alignment and the top in one compare on addresses rotated right by 3
+ * saves an instruction a frame, but ran slower). */
+static inline __attribute__((always_inline)) uint64_t
+walk_fp(uintptr_t *fp, uintptr_t top, int max, uintptr_t *out, int *count)
 {
-	uintptr_t *fp = *fpp, *next = (uintptr_t *)fp[0];
-	if (next <= fp || (uintptr_t)next < stack_lo || (uintptr_t)next + 16 > stack_hi ||
-	    ((uintptr_t)next & 7) || next[1] < 4096)
+	uintptr_t ret = fp[1], *next = (uintptr_t *)fp[0], *o = out;
+	uint64_t h = ret * HASH_K; /* hash_step(0, ret) */
+	if (o)
+		*o++ = ret;
+	/* One step from frame cur to the frame nxt it links to, which the
+	 * step checks; then nxt's own link goes to cur, so the loop below,
+	 * unrolled twice, never copies a frame pointer.  It counts frames
+	 * by pairs: left is how many more the depth allows. */
+#define STEP(cur, nxt)                                                         \
+	if (nxt <= cur || (uintptr_t)nxt > top || ((uintptr_t)nxt & 7) ||     \
+	    (ret = nxt[1]) < 4096)                                             \
+		goto done;                                                     \
+	if (o)                                                                 \
+		*o++ = ret;                                                    \
+	h = hash_step(h, ret);                                                 \
+	cur = (uintptr_t *)nxt[0];
+	if ((uintptr_t)next >= me.lo) {
+		unsigned left = (unsigned)max - 1;
+		if (left & 1) {
+			STEP(fp, next)
+			uintptr_t *t = fp;
+			fp = next;
+			next = t;
+		}
+		for (unsigned pairs = left / 2; pairs; pairs--) {
+			STEP(fp, next)
+			STEP(next, fp)
+		}
+	} else if (unlikely(!top)) {
+		*count = -1;
 		return 0;
-	*fpp = next;
-	return next[1];
-}
-
-/* The first frame is the malloc-family function's own, built by us with
- * a frame pointer: its return address is the call site. */
-static int walk_fp(void *fp0, uintptr_t *out, int max)
-{
-	if (unlikely(!stack_hi))
-		learn_stack();
-	uintptr_t *fp = fp0, ret;
-	int n = 0;
-	out[n++] = fp[1];
-	while (n < max && (ret = step_up(&fp)))
-		out[n++] = ret;
-	return n;
-}
-
-/* The same walk, hashing the return addresses as it goes instead of
- * storing them: most calls come from a stack the thread's cache knows,
- * and then the frames are never needed.  The result is hash_frames() of
- * the frames walk_fp() would store. */
-static inline uint64_t walk_fp_hash(void *fp0, int max, int *count)
-{
-	if (unlikely(!stack_hi))
-		learn_stack();
-	uintptr_t *fp = fp0, ret;
-	uint64_t sum = hash_term(fp[1], 0);
-	int n = 1;
-	for (; n < max && (ret = step_up(&fp)); n++)
-		sum += hash_term(ret, n);
+	}
+#undef STEP
+done:;
+	int n = o ? (int)(o - out) : 0;
 	*count = n;
-	return hash_finish(sum, n);
+	return h;
 }
 
 /* Unwinders that start from here: drop frames up to the call site. */
@@ -241,45 +293,93 @@ static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, i
 	return trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
 }
 
-/* A stack the thread's cache does not know, or one an exact unwinder
- * takes: the frames stored, interned, cached under h (0: hash them).
- * Out of line, so the common path keeps a small frame. */
+/* Put h's id in its slot, moving the stack there to the other slot of
+ * the pair (see capture_slot). */
+static void capture_cache_put(uint64_t h, uint32_t id)
+{
+	struct slot *c = capture_slot(h);
+	*capture_other_slot(h) = *c;
+	c->hash = h;
+	c->id = id;
+}
+
+/* The slot that holds h, or NULL.  A hit in the other slot swaps the
+ * pair, so the stack used last is where the common path looks first. */
+static inline const struct slot *capture_cache_find(uint64_t h)
+{
+	struct slot *c = capture_slot(h);
+	if (likely(c->hash == h))
+		return c;
+	struct slot *o = capture_other_slot(h);
+	if (o->hash != h)
+		return NULL;
+	struct slot t = *o;
+	*o = *c;
+	*c = t;
+	return c;
+}
+
+/* A stack the thread's cache does not know: the frames the walk hashed
+ * to h, stored this time.  Out of line, so the common path keeps a
+ * small frame.  The depot is checked here, not on the common path: the
+ * cache is empty until this fills it. */
 static __attribute__((noinline)) uint32_t capture_miss(void *fp, int max, uint64_t h)
 {
 	uintptr_t frames[MC_MAX_DEPTH];
 	int n;
-	if (h) {
-		n = walk_fp(fp, frames, max); /* the same frames, stored this time */
-	} else {
-		n = capture_slow(fp, frames, max);
-		if (n <= 0)
-			return 0;
-		h = hash_frames(frames, n);
-	}
-	unsigned k = (unsigned)(h >> 7) & (CACHE - 1);
-	if (cache[k].hash == h)
-		return cache[k].id;
+	if (!arena)
+		return 0;
+	walk_fp(fp, me.top, max, frames, &n);
+	if (n <= 0) /* the stack not learned: not after the common path's walk */
+		return 0;
 	uint32_t id = intern(h, frames, n);
-	cache[k].hash = h;
-	cache[k].id = id;
+	capture_cache_put(h, id);
 	return id;
 }
 
+/* An exact unwinder's stack. */
+static __attribute__((noinline)) uint32_t capture_exact(void *fp, int max)
+{
+	uintptr_t frames[MC_MAX_DEPTH];
+	if (!arena)
+		return 0;
+	int n = capture_slow(fp, frames, max);
+	if (n <= 0)
+		return 0;
+	uint64_t h = hash_frames(frames, n);
+	const struct slot *c = capture_cache_find(h);
+	uint32_t id = c ? c->id : 0;
+	if (!c) {
+		id = intern(h, frames, n);
+		capture_cache_put(h, id);
+	}
+	return id;
+}
+
+/* A thread's first capture: learn its stack, then capture. */
+static __attribute__((noinline)) uint32_t capture_first(void *fp)
+{
+	learn_stack();
+	return mc_stack_capture(fp);
+}
+
+/* Its slow paths are all tail calls, so the common path saves no
+ * registers. */
 uint32_t mc_stack_capture(void *fp)
 {
 	int max = mc_opt.stack_depth;
-	if (max <= 0 || unlikely(!arena))
+	if (unlikely(max <= 0))
 		return 0;
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
-		return capture_miss(fp, max, 0);
-	int n;
-	uint64_t h = walk_fp_hash(fp, max, &n);
+		return capture_exact(fp, max);
+	int n = 0;
+	uint64_t h = walk_fp(fp, me.top, max, NULL, &n);
+	if (unlikely(n < 0))
+		return capture_first(fp);
 	/* A 64-bit hash match is taken as the same stack: a false match
 	 * needs a collision among the few stacks of one thread. */
-	unsigned k = (unsigned)(h >> 7) & (CACHE - 1);
-	if (likely(cache[k].hash == h))
-		return cache[k].id;
-	return capture_miss(fp, max, h);
+	const struct slot *c = capture_cache_find(h);
+	return likely(c != NULL) ? c->id : capture_miss(fp, max, h);
 }
 
 struct code_probe {
@@ -350,5 +450,6 @@ void mc_stacks_unlock(void)
 void mc_stacks_after_fork_child(void)
 {
 	atomic_flag_clear(&depot_lock);
-	stack_lo = stack_hi = 0; /* the child's only thread: learn again */
+	me.lo = UINTPTR_MAX; /* the child's only thread: learn again */
+	me.top = 0;
 }
