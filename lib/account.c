@@ -468,14 +468,17 @@ int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
 			    "realloc of a pointer memcheck never saw allocated");
 }
 
-void mc_account_realloc_end(void *old, void *p, size_t size, int st,
-			    const struct mc_block *prev, void *fp)
+/* After the allocator's realloc: p is the result (NULL: failed, or freed
+ * for size 0); st what realloc_begin said of the old block. */
+static inline __attribute__((always_inline)) void realloc_done(struct slot *s, void *old, void *p,
+								size_t size, int st,
+								const struct mc_block *prev,
+								void *fp, bool track)
 {
-	struct slot *s = slot();
 	if (!p && size > 0) {
 		/* Failed: the old block is untouched, so put it back. */
 		bump(s, &s->t.failed, 1);
-		if (st == 1 && mc_opt.track) {
+		if (st == 1 && track) {
 			struct mc_block ignored;
 			mc_blocks_insert((uintptr_t)old, prev->size, prev->stack, prev->aux, &ignored);
 		}
@@ -483,14 +486,51 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 	}
 	if (st == 1) {
 		bump(s, &s->t.frees, 1);
-		if (mc_opt.track) {
+		if (track) {
 			bump(s, &s->t.bytes_freed, prev->size);
 			live_change(s, -(int64_t)prev->size);
 			remember_free(s, prev, fp);
 		}
 	}
 	if (p)
-		record_alloc(s, p, size, fp);
+		record_alloc_as(s, p, size, fp, track);
+}
+
+void mc_account_realloc_end(void *old, void *p, size_t size, int st,
+			    const struct mc_block *prev, void *fp)
+{
+	realloc_done(slot(), old, p, size, st, prev, fp, mc_opt.track);
+}
+
+/* realloc while tracking, entered as mc_track_malloc is (old is neither
+ * NULL nor a bootstrap block): as interpose.c's realloc_common, in one
+ * frame.  The old block leaves the table before the allocator sees it. */
+void *mc_track_realloc(void *old, size_t n)
+{
+	void *fp = mc_call_frame(__builtin_frame_address(0));
+	guard_raise();
+	struct slot *s = slot();
+	bump(s, &s->t.reallocs, 1);
+	struct mc_block prev;
+	int st = 1;
+	if (unlikely(mc_blocks_remove((uintptr_t)old, &prev) != MC_REMOVED)) {
+		int saved = errno;
+		st = unknown_free(s, old, fp, "realloc of a freed block",
+				  "realloc of a pointer memcheck never saw allocated");
+		errno = saved;
+		if (st < 0) {
+			/* reported, and kept from the allocator */
+			guard_lower();
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	void *p = mc_real.realloc(old, n);
+	int err = errno;
+	realloc_done(s, old, p, n, st, &prev, fp, true);
+	guard_lower();
+	errno = err;
+	return p;
 }
 
 /* ---- fork ------------------------------------------------------------ */

@@ -319,6 +319,7 @@ struct mc_totals {
  * frame. */
 void *mc_track_malloc(size_t n);
 void mc_track_free(void *p);
+void *mc_track_realloc(void *old, size_t n);
 /* p is one of the blocks served before the allocator was known (frees of
  * them are dropped). */
 bool mc_is_boot(const void *p);

@@ -651,9 +651,16 @@ static inline void *realloc_count(struct mc_totals *t, void *old, size_t n)
 
 MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 {
-	struct mc_totals *t = count_alloc_path();
-	if (t && likely(!is_boot(old)))
-		return realloc_count(t, old, n);
+	if (fault_off()) {
+		struct mc_totals *t = count_path();
+		if (t) {
+			if (likely(!is_boot(old)))
+				return realloc_count(t, old, n);
+		} else if (likely(old != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
+			   likely(!is_boot(old))) {
+			return mc_track_realloc(old, n);
+		}
+	}
 	return realloc_slow(old, n);
 }
 
