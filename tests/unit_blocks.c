@@ -94,8 +94,9 @@ START_TEST(model_check)
 	ck_assert_uint_eq(seen, n_epoch2);
 	ck_assert_uint_eq(sum_sizes, bytes_epoch2);
 	/* 16-byte entries at a load between 3/8 and 3/4 (under 43 bytes a
-	 * block), plus the small arrays mapped up front. */
-	ck_assert_uint_le(mc_blocks_bytes(), 43 * nlive + 256 * 128 * 16);
+	 * block), plus the small arrays mapped up front (256 shards of 256
+	 * slots). */
+	ck_assert_uint_le(mc_blocks_bytes(), 43 * nlive + 256 * 256 * 16);
 }
 END_TEST
 
