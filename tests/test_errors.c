@@ -1,7 +1,7 @@
 /*
  * test_errors.c - heap errors and bad configuration: a double free is
  * reported with both stacks and kept from glibc; a free of a pointer
- * memcheck never saw is reported and passed on; an unusable
+ * memcheck never saw is reported and passed on; realloc likewise; an unusable
  * MEMCHECK_REPORT or a bad MEMCHECK_* value costs one line on stderr and
  * changes nothing else (tests/prog/plain_errors, tests/prog/regions).
  */
@@ -13,16 +13,40 @@
 
 #include "harness.h"
 
-START_TEST(test_double_free_reported_and_program_continues)
+/* plain_errors MODE preloaded, after the allocator lib when not NULL,
+ * with a report: it must exit 0 printing want; returns its "process"
+ * record (r and rep to free). */
+static const struct h_json *run_errors(struct h_run *r, struct h_report *rep, const char *lib,
+				       const char *mode, const char *want, const char *why)
 {
 	const char *report = h_tmppath("report.jsonl");
 	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), NULL };
+	H_RUN(r, H_PRELOAD, lib, env, h_prog("plain_errors"), mode);
+	ck_assert_msg(r->exit_code == 0 && strcmp(r->out, want) == 0,
+		      "plain_errors %s: %s, stdout \"%s\"; expected exit 0 and \"%s\" (%s); "
+		      "stderr:\n%s", mode, h_status(r), r->out, want, why, r->err);
+	H_LOAD(rep, report);
+	const struct h_json *rec = h_record(rep, "process", r->pid);
+	ck_assert_msg(rec != NULL, "plain_errors %s: no \"process\" record", mode);
+	return rec;
+}
+
+/* mimalloc's library, for blocks from mi_malloc (not wrapped), or NULL
+ * with a note when it is not installed. */
+static const char *mimalloc_or_skip(const char *what)
+{
+	const char *mi = h_allocator_so("libmimalloc.so.2");
+	if (!mi)
+		printf("note: libmimalloc.so.2 not installed; skipping the %s\n", what);
+	return mi;
+}
+
+START_TEST(test_double_free_reported_and_program_continues)
+{
 	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "double");
-	ck_assert_msg(r.exit_code == 0 && strcmp(r.out, "continued\n") == 0,
-		      "double free: %s, stdout \"%s\"; expected exit 0 and \"continued\" "
-		      "(the second free must not reach glibc, which aborts); stderr:\n%s",
-		      h_status(&r), r.out, r.err);
+	struct h_report rep;
+	const struct h_json *rec = run_errors(&r, &rep, NULL, "double", "continued\n",
+					      "the second free must not reach glibc, which aborts");
 	ck_assert_msg(h_count_lines(r.err, "double free") >= 1, "no \"double free\" on stderr:\n%s",
 		      r.err);
 	ck_assert_msg(strstr(r.err, "freed at") && strstr(r.err, "allocated at"),
@@ -30,10 +54,6 @@ START_TEST(test_double_free_reported_and_program_continues)
 	ck_assert_msg(h_count_lines(r.err, "main (") >= 3,
 		      "expected the three stacks (now, freed, allocated) to start in main:\n%s",
 		      r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	ck_assert_msg(rec != NULL, "no \"process\" record");
 	H_EXPECT_U64(rec, "double_frees", 1);
 	H_EXPECT_U64(rec, "allocs", 1);
 	H_EXPECT_U64(rec, "frees", 1);
@@ -47,27 +67,64 @@ END_TEST
 START_TEST(test_free_of_unknown_pointer_reported_and_passed_on)
 {
 	/* mi_malloc is not wrapped: memcheck sees only the free() */
-	const char *mi = h_allocator_so("libmimalloc.so.2");
-	if (!mi) {
-		printf("note: libmimalloc.so.2 not installed; skipping the unknown-pointer free\n");
+	const char *mi = mimalloc_or_skip("unknown-pointer free");
+	if (!mi)
 		return;
-	}
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), NULL };
 	struct h_run r;
-	H_RUN(&r, H_PRELOAD, mi, env, h_prog("plain_errors"), "unknown");
-	ck_assert_msg(r.exit_code == 0 && strcmp(r.out, "continued\n") == 0,
-		      "free of mi_malloc's block: %s, stdout \"%s\"; expected exit 0 and "
-		      "\"continued\"; stderr:\n%s", h_status(&r), r.out, r.err);
+	struct h_report rep;
+	const struct h_json *rec = run_errors(&r, &rep, mi, "unknown", "continued\n",
+					      "the free passed on to mimalloc");
 	ck_assert_msg(strstr(r.err, "never saw") != NULL,
 		      "stderr should report a free of a pointer memcheck never saw:\n%s", r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	ck_assert_msg(rec != NULL, "no \"process\" record");
 	H_EXPECT_U64(rec, "invalid_frees", 1);
 	H_EXPECT_U64(rec, "frees", 0);
 	H_EXPECT_U64(rec, "allocs", 0);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_realloc_of_freed_block_reported_and_fails)
+{
+	/* tracking's own realloc path: the block memcheck saw freed is kept
+	 * from the allocator, and realloc fails as it would for no memory */
+	struct h_run r;
+	struct h_report rep;
+	const struct h_json *rec = run_errors(&r, &rep, NULL, "realloc_freed",
+					      "NULL ENOMEM\ncontinued\n",
+					      "realloc NULL with ENOMEM, glibc never sees the block");
+	ck_assert_msg(h_count_lines(r.err, "realloc of a freed block") == 1,
+		      "expected one \"realloc of a freed block\" on stderr:\n%s", r.err);
+	ck_assert_msg(strstr(r.err, "freed at") && strstr(r.err, "allocated at"),
+		      "stderr should show where the block was freed and allocated:\n%s", r.err);
+	H_EXPECT_U64(rec, "double_frees", 1);
+	H_EXPECT_U64(rec, "reallocs", 1);
+	H_EXPECT_U64(rec, "allocs", 1);
+	H_EXPECT_U64(rec, "frees", 1);
+	H_EXPECT_STR(rec, "verdict", "fail");
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_realloc_of_unknown_pointer_reported_and_passed_on)
+{
+	const char *mi = mimalloc_or_skip("unknown-pointer realloc");
+	if (!mi)
+		return;
+	struct h_run r;
+	struct h_report rep;
+	const struct h_json *rec = run_errors(&r, &rep, mi, "realloc_unknown", "continued\n",
+					      "passed on to mimalloc, contents moved");
+	ck_assert_msg(h_count_lines(r.err, "realloc of a pointer memcheck never saw") == 1,
+		      "expected one \"realloc of a pointer memcheck never saw\" on stderr:\n%s",
+		      r.err);
+	/* the new block is memcheck's to track: allocated, then freed */
+	H_EXPECT_U64(rec, "invalid_frees", 1);
+	H_EXPECT_U64(rec, "reallocs", 1);
+	H_EXPECT_U64(rec, "allocs", 1);
+	H_EXPECT_U64(rec, "frees", 1);
+	H_EXPECT_U64(rec, "bytes_allocated", 64);
 	h_report_free(&rep);
 	h_run_free(&r);
 }
@@ -187,6 +244,8 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_double_free_reported_and_program_continues);
 	tcase_add_test(tc, test_free_of_unknown_pointer_reported_and_passed_on);
+	tcase_add_test(tc, test_realloc_of_freed_block_reported_and_fails);
+	tcase_add_test(tc, test_realloc_of_unknown_pointer_reported_and_passed_on);
 	tcase_add_test(tc, test_report_in_missing_directory_one_line);
 	tcase_add_loop_test(tc, test_bad_option_value_one_line_default_used, 0,
 			    (int)(sizeof bad_values / sizeof bad_values[0]));

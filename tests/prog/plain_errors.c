@@ -8,6 +8,14 @@
  *        plain_errors unknown      free a block from mi_malloc (found
  *                                  with dlsym; exit 77 when mimalloc is
  *                                  not loaded), print "continued", exit 0.
+ *        plain_errors realloc_freed  malloc(24), free it, realloc it to
+ *                                  48: print "NULL ENOMEM" when realloc
+ *                                  returned NULL with errno ENOMEM, then
+ *                                  "continued"; exit 0.
+ *        plain_errors realloc_unknown  realloc a block from mi_malloc
+ *                                  (exit 77 without mimalloc) to 64
+ *                                  bytes, check its contents moved, free
+ *                                  it; print "continued", exit 0.
  *        plain_errors leak [CODE]  leak 100,000 bytes from leak_here(),
  *                                  called by leak_level2(), called by
  *                                  leak_level1(); allocate and free 10
@@ -16,6 +24,7 @@
  *                                  a block, exit 0.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +75,29 @@ int main(int argc, char **argv)
 		say("continued\n");
 		return 0;
 	}
+	if (strcmp(mode, "realloc_freed") == 0) {
+		char *p = malloc(24);
+		free(p);
+		errno = 0;
+		void *q = realloc(p, 48);
+		if (!q && errno == ENOMEM)
+			say("NULL ENOMEM\n");
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "realloc_unknown") == 0) {
+		void *(*mi_malloc)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "mi_malloc");
+		if (!mi_malloc)
+			return 77;
+		char *p = mi_malloc(16);
+		memcpy(p, "mimalloc block", 15);
+		char *q = realloc(p, 64);
+		if (!q || strcmp(q, "mimalloc block") != 0)
+			return 1;
+		free(q);
+		say("continued\n");
+		return 0;
+	}
 	if (strcmp(mode, "leak") == 0) {
 		keep = leak_level1();
 		keep = NULL;
@@ -80,6 +112,6 @@ int main(int argc, char **argv)
 		printf("line three: %d\n", 3);
 		return 0;
 	}
-	say("usage: plain_errors double|unknown|leak [CODE]|stdout\n");
+	say("usage: plain_errors double|unknown|realloc_freed|realloc_unknown|leak [CODE]|stdout\n");
 	return 125;
 }
