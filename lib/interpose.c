@@ -169,9 +169,16 @@ static void *same_object(void *handle, const char *name, const void *base)
 	return f;
 }
 
-/* Our own malloc, whatever the global symbol resolves to. */
+/* Our own malloc, whatever the global symbol resolves to.  (gcc's copy
+ * attribute takes malloc's own attributes, which it would otherwise warn
+ * about; clang has no such attribute and no such warning.) */
+#if defined(__clang__)
+#define MC_COPY_ATTRS(f)
+#else
+#define MC_COPY_ATTRS(f) copy(f),
+#endif
 extern __typeof__(malloc) mc_self_malloc
-	__attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
+	__attribute__((MC_COPY_ATTRS(malloc) alias("malloc"), visibility("hidden")));
 
 static void resolve_all(void)
 {
@@ -375,14 +382,6 @@ __attribute__((destructor)) static void mc_destructor(void)
 	mc_process_end();
 }
 
-/* ---- the malloc family ----------------------------------------------- */
-
-/* Failure injection (fault.c): with it off, one load and one branch
- * before the allocator is called. */
-#define INJECT(fp, is_realloc) \
-	(unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED)) && \
-	 mc_fault_check((fp), (is_realloc)))
-
 /* Record an allocation's outcome, with the guard held.  The accounting
  * paths that can touch errno (table growth, first use by a thread, error
  * reports) save and restore it themselves, so the hot path does not pay
@@ -460,9 +459,15 @@ static __attribute__((noinline)) void *uncount(size_t size)
 	(unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED)) && \
 	 mc_fault_check((fp), (is_realloc)))
 
+/* The frame of the program's call: the slow paths are reached by jumps
+ * from the wrappers where the compiler makes them (MC_FRAMELESS); where
+ * it does not (clang at -O0) the wrapper's frame lies below and is
+ * skipped. */
+#define CALL_FRAME() mc_call_frame(__builtin_frame_address(0))
+
 static __attribute__((noinline)) void *malloc_slow(size_t n)
 {
-	if (INJECT(__builtin_frame_address(0), false))
+	if (INJECT(CALL_FRAME(), false))
 		return NULL;
 	if (unlikely(uncounted())) {
 		if (bootstrapping())
@@ -470,7 +475,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 		return mc_real.malloc(n);
 	}
 	mc_guard_enter();
-	void *p = record(mc_real.malloc(n), n, __builtin_frame_address(0));
+	void *p = record(mc_real.malloc(n), n, CALL_FRAME());
 	mc_guard_leave();
 	return p;
 }
@@ -495,7 +500,7 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 
 static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 {
-	if (INJECT(__builtin_frame_address(0), false))
+	if (INJECT(CALL_FRAME(), false))
 		return NULL;
 	if (unlikely(uncounted())) {
 		if (bootstrapping()) {
@@ -509,7 +514,7 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 		return mc_real.calloc(nmemb, size);
 	}
 	mc_guard_enter();
-	void *p = record(mc_real.calloc(nmemb, size), nmemb * size, __builtin_frame_address(0));
+	void *p = record(mc_real.calloc(nmemb, size), nmemb * size, CALL_FRAME());
 	mc_guard_leave();
 	return p;
 }
@@ -541,7 +546,7 @@ static __attribute__((noinline)) void free_slow(void *p)
 	}
 	bool pass_on = true;
 	mc_guard_enter();
-	mc_account_free(p, &pass_on, __builtin_frame_address(0));
+	mc_account_free(p, &pass_on, CALL_FRAME());
 	if (likely(pass_on))
 		mc_real.free(p);
 	mc_guard_leave();
@@ -624,9 +629,9 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
 			return boot_alloc(n, 16, false);
 		return mc_real.realloc(old, n);
 	}
-	if (n > 0 && INJECT(__builtin_frame_address(0), true))
+	if (n > 0 && INJECT(CALL_FRAME(), true))
 		return NULL;
-	return realloc_common(old, n, 1, false, __builtin_frame_address(0));
+	return realloc_common(old, n, 1, false, CALL_FRAME());
 }
 
 /* Count-only realloc, as realloc_common counts it: one realloc call; the
@@ -678,16 +683,16 @@ MC_API void *reallocarray(void *old, size_t a, size_t b)
 	}
 	size_t n;
 	if (!__builtin_mul_overflow(a, b, &n) && n > 0 &&
-	    INJECT(__builtin_frame_address(0), true))
+	    INJECT(CALL_FRAME(), true))
 		return NULL;
-	return realloc_common(old, a, b, true, __builtin_frame_address(0));
+	return realloc_common(old, a, b, true, CALL_FRAME());
 }
 
 MC_API int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED))) {
 		int saved = errno;
-		bool fail = mc_fault_check(__builtin_frame_address(0), false);
+		bool fail = mc_fault_check(CALL_FRAME(), false);
 		errno = saved;
 		if (fail)
 			return ENOMEM;
@@ -706,7 +711,7 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 	void *p = NULL;
 	int rc = mc_real.posix_memalign(&p, align, n);
 	int saved = errno;
-	record(rc == 0 ? p : NULL, n, __builtin_frame_address(0));
+	record(rc == 0 ? p : NULL, n, CALL_FRAME());
 	errno = saved;
 	mc_guard_leave();
 	if (rc == 0)
@@ -718,7 +723,7 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 #define MC_ALIGNED(name, params, call, size)                              \
 	MC_API void *name params                                          \
 	{                                                                 \
-		if (INJECT(__builtin_frame_address(0), false))            \
+		if (INJECT(CALL_FRAME(), false))            \
 			return NULL;                                      \
 		if (unlikely(uncounted())) {                              \
 			if (bootstrapping())                              \
@@ -726,7 +731,7 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 			return mc_real.call;                              \
 		}                                                         \
 		mc_guard_enter();                                             \
-		void *p = record(mc_real.call, size, __builtin_frame_address(0)); \
+		void *p = record(mc_real.call, size, CALL_FRAME()); \
 		mc_guard_leave();                                             \
 		return p;                                                 \
 	}
