@@ -17,6 +17,12 @@ $(EX)/check_wordcount: examples/check_wordcount.c examples/wordcount.c examples/
 $(EX)/leaky: examples/leaky.c examples/wordcount.c examples/wordcount.h | $(EX)
 	$(CC) $(EX_CFLAGS) -o $@ examples/leaky.c examples/wordcount.c
 
+# The same program linked with the static archive instead: memcheck's
+# code then lies inside the program's, and stacks must still start at
+# the program's call.
+$(EX)/leaky-linked: examples/leaky.c examples/wordcount.c examples/wordcount.h $(ARLIB) | $(EX)
+	$(CC) $(EX_CFLAGS) -o $@ examples/leaky.c examples/wordcount.c $(ARLIB) -ldl -pthread
+
 .PHONY: example examples-check
 example: all $(EX)/check_wordcount $(EX)/leaky
 	@echo "== a check suite, every test in its own memcheck region"
@@ -33,7 +39,7 @@ example: all $(EX)/check_wordcount $(EX)/leaky
 # The suite must pass, and the preloaded run must find exactly the leak
 # leaky.c has: the table (definitely lost) and its buckets, which only the
 # table points to (indirectly lost), as valgrind counts them.
-examples-check: all $(EX)/check_wordcount $(EX)/leaky demo-check
+examples-check: all $(EX)/check_wordcount $(EX)/leaky $(EX)/leaky-linked demo-check
 	$(EX)/check_wordcount
 	CK_FORK=no $(EX)/check_wordcount
 	rm -f $(EX)/leaky.jsonl
@@ -46,6 +52,12 @@ examples-check: all $(EX)/check_wordcount $(EX)/leaky demo-check
 		{ echo "examples-check: leak stack does not start in wc_new"; exit 1; }
 	grep -q '"function":"distinct_words","file":"examples/leaky.c","line":16' $(EX)/leaky.jsonl || \
 		{ echo "examples-check: leak stack does not point at distinct_words, leaky.c:16"; exit 1; }
+	rm -f $(EX)/leaky-linked.jsonl
+	MEMCHECK_PROCESS=on MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky-linked.jsonl MEMCHECK_TEXT=none \
+		$(EX)/leaky-linked > $(EX)/leaky-linked.out
+	grep -q '"stack":\[{"address":"[0-9a-fx]*","function":"wc_new","file":"examples/wordcount.c"' \
+		$(EX)/leaky-linked.jsonl || { echo "examples-check: linked with libmemcheck.a, the" \
+		"leak stack does not start in wc_new:"; cat $(EX)/leaky-linked.jsonl; exit 1; }
 # Under valgrind (when installed) the same leak, valgrind's figures:
 # definitely and indirectly lost as one sum.
 	@if command -v valgrind >/dev/null; then \

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -253,7 +254,10 @@ static void resolve_all(void)
 
 /* Where libmemcheck's code lies, from its own program headers: the
  * linker's __ehdr_start is the ELF header, mapped at the start of the
- * object's first segment. */
+ * object's first segment.  Linked from libmemcheck.a, that object is the
+ * program itself, whose code holds the program's frames too: then no
+ * range (the wrappers jump under gcc; a clang -O0 build linked that way
+ * shows a wrapper as its first frame). */
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 
 static void find_own_code(void)
@@ -270,7 +274,10 @@ static void find_own_code(void)
 			have_base = true;
 		}
 		if (ph[i].p_flags & PF_X) {
-			mc_text_lo = base + ph[i].p_vaddr;
+			uintptr_t lo = base + ph[i].p_vaddr;
+			if (getauxval(AT_ENTRY) - lo < ph[i].p_memsz)
+				return; /* the program's own code */
+			mc_text_lo = lo;
 			mc_text_len = ph[i].p_memsz;
 			return;
 		}
