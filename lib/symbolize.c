@@ -48,6 +48,16 @@ static struct {
 	__typeof__(dwarf_getsrcfiles) *getsrcfiles;
 	__typeof__(dwarf_filesrc) *filesrc;
 	bool inlines;
+	/* For modules without .debug_aranges (cu_by_walk); optional: without
+	 * them their frames have no file:line. */
+	__typeof__(dwfl_module_getdwarf) *getdwarf;
+	__typeof__(dwarf_nextcu) *nextcu;
+	__typeof__(dwarf_offdie) *offdie;
+	__typeof__(dwarf_ranges) *ranges;
+	__typeof__(dwarf_getsrc_die) *getsrc_die;
+	__typeof__(dwarf_linesrc) *linesrc;
+	__typeof__(dwarf_lineno) *lineno;
+	bool cu_walk;
 } dw;
 
 enum { DW_UNTRIED, DW_LOADED, DW_MISSING };
@@ -113,6 +123,15 @@ static bool load_libdw(void)
 	dw.inlines = dw.addrdie && dw.getscopes && dw.getscopes_die && dw.tag && dw.attr_integrate &&
 		     dw.attr && dw.formstring && dw.formudata && dw.getsrcfiles &&
 		     dw.filesrc;
+	dw.getdwarf = dlsym(h, "dwfl_module_getdwarf");
+	dw.nextcu = dlsym(h, "dwarf_nextcu");
+	dw.offdie = dlsym(h, "dwarf_offdie");
+	dw.ranges = dlsym(h, "dwarf_ranges");
+	dw.getsrc_die = dlsym(h, "dwarf_getsrc_die");
+	dw.linesrc = dlsym(h, "dwarf_linesrc");
+	dw.lineno = dlsym(h, "dwarf_lineno");
+	dw.cu_walk = dw.getdwarf && dw.nextcu && dw.offdie && dw.ranges && dw.getsrc_die &&
+		     dw.linesrc && dw.lineno;
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;
 #undef LOAD
@@ -155,15 +174,132 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return -1;
 }
 
+/* libdw 0.188 finds the compile unit of an address only through
+ * .debug_aranges, which clang does not write (without -gdwarf-aranges):
+ * dwfl_module_getsrc and dwfl_module_addrdie then find nothing although
+ * the line tables are there.  For such a module the address ranges of
+ * its compile units are read once, the first time its lookup fails, into
+ * a table sorted by start address (mmap'd, through mc_buf).  An address
+ * in no unit at all (code built without -g) costs a search in it. */
+struct cu_range {
+	Dwarf_Addr start, end;
+	Dwarf_Addr maxend;  /* the largest end of this and every earlier range */
+	Dwarf_Off die;      /* the unit's DIE */
+};
+
+struct cu_table {
+	Dwfl_Module *mod;   /* NULL: a free slot */
+	struct mc_buf buf;  /* struct cu_range[n] */
+	size_t n;
+};
+
+/* A few modules at a time: the program and the libraries it leaks from. */
+static struct cu_table cu_tables[16];
+static unsigned cu_tables_next;
+
+static void cu_table_free(struct cu_table *t)
+{
+	mc_buf_free(&t->buf);
+	*t = (struct cu_table){ 0 };
+}
+
+/* Heapsort by start: in place, without malloc (qsort may call it). */
+static void sift(struct cu_range *r, size_t i, size_t n)
+{
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && r[c + 1].start > r[c].start)
+			c++;
+		if (r[i].start >= r[c].start)
+			return;
+		struct cu_range t = r[i];
+		r[i] = r[c];
+		r[c] = t;
+	}
+}
+
+static void cu_table_build(struct cu_table *t, Dwarf *dbg)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dw.nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die die;
+		Dwarf_Addr base, start, end;
+		if (dw.offdie(dbg, off + hsize, &die))
+			for (ptrdiff_t o = 0; (o = dw.ranges(&die, o, &base, &start, &end)) > 0;) {
+				/* Start 0: code the linker discarded. */
+				struct cu_range r = { start, end, end, off + hsize };
+				if (start && start < end)
+					mc_buf_put(&t->buf, (const char *)&r, sizeof r);
+			}
+		off = next;
+	}
+	struct cu_range *r = (struct cu_range *)t->buf.s;
+	size_t n = t->buf.oom ? 0 : t->buf.len / sizeof *r;
+	for (size_t i = n / 2; i-- > 0;)
+		sift(r, i, n);
+	for (size_t i = n; i-- > 1;) {
+		struct cu_range x = r[0];
+		r[0] = r[i];
+		r[i] = x;
+		sift(r, 0, i);
+	}
+	for (size_t i = 1; i < n; i++)
+		if (r[i].maxend < r[i - 1].maxend)
+			r[i].maxend = r[i - 1].maxend;
+	t->n = n;
+}
+
+/* The compile unit DIE of addr in mod, found through mod's table; NULL
+ * when mod has no DWARF or no unit covers addr.  *bias: mod's. */
+static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, Dwarf_Addr *bias)
+{
+	Dwarf *dbg = dw.cu_walk ? dw.getdwarf(mod, bias) : NULL;
+	if (!dbg)
+		return NULL;
+	struct cu_table *t = NULL;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(cu_tables) && !t; i++)
+		if (cu_tables[i].mod == mod)
+			t = &cu_tables[i];
+	if (!t) {
+		t = &cu_tables[cu_tables_next++ % MC_ARRAY_SIZE(cu_tables)];
+		cu_table_free(t);
+		t->mod = mod;
+		cu_table_build(t, dbg);
+	}
+	/* The last range starting at or before a, then back over those that
+	 * may still reach past it (units' ranges rarely overlap). */
+	Dwarf_Addr a = addr - *bias;
+	const struct cu_range *r = (const struct cu_range *)t->buf.s;
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && r[i].maxend > a;)
+		if (r[i].end > a)
+			return dw.offdie(dbg, r[i].die, die);
+	return NULL;
+}
+
+static void end_session(void)
+{
+	if (session)
+		dw.end(session);
+	session = NULL;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(cu_tables); i++)
+		cu_table_free(&cu_tables[i]);
+}
+
 static Dwfl *get_session(void)
 {
 	/* A forked child (check runs each test in one) inherits the parent's
 	 * session, whose module list names the parent's pid. */
 	pid_t pid = getpid();
-	if (session && session_pid != pid) {
-		dw.end(session);
-		session = NULL;
-	}
+	if (session && session_pid != pid)
+		end_session();
 	if (session)
 		return session;
 	Dwfl *d = dw.begin(&callbacks);
@@ -192,11 +328,16 @@ static const char *die_name(Dwarf_Die *die, int at)
  * address is in, out[1] the function that code was inlined into, and so
  * on up to the function that is really there.  out[0] already holds the
  * address's own file:line and object; each caller gets the line of the
- * inlined call.  Returns how many frames out[] now holds (at least 1). */
-static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, struct mc_frame_info *out, int max)
+ * inlined call.  cu is addr's compile unit when the caller found it
+ * (with mod's bias), else NULL.  Returns how many frames out[] now holds
+ * (at least 1). */
+static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwarf_Addr bias,
+			   struct mc_frame_info *out, int max)
 {
-	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dw.inlines ? dw.addrdie(mod, addr, &bias) : NULL;
+	if (!dw.inlines)
+		return 1;
+	if (!cu)
+		cu = dw.addrdie(mod, addr, &bias);
 	Dwarf_Die *inner = NULL, *scopes = NULL;
 	int ninner = cu ? dw.getscopes(cu, addr - bias, &inner) : 0;
 	/* getscopes goes from the innermost scope through the inlined
@@ -274,13 +415,20 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 		copy(out->linkage, sizeof out->linkage, out->function);
 	}
 	Dwfl_Line *l = full ? dw.getsrc(mod, addr) : NULL;
+	Dwarf_Die cubuf, *cu = NULL;
+	Dwarf_Addr bias = 0;
+	const char *file = NULL;
+	int line = 0;
 	if (l) {
-		int line = 0;
-		const char *file = dw.lineinfo(l, NULL, &line, NULL, NULL, NULL);
-		if (file && *file) {
-			copy(out->file, sizeof out->file, file);
-			out->line = line;
-		}
+		file = dw.lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	} else if (full && (cu = cu_by_walk(mod, addr, &cubuf, &bias))) {
+		Dwarf_Line *dl = dw.getsrc_die(cu, addr - bias);
+		if (dl && dw.lineno(dl, &line) == 0)
+			file = dw.linesrc(dl, NULL, NULL);
+	}
+	if (file && *file) {
+		copy(out->file, sizeof out->file, file);
+		out->line = line;
 	}
 	const char *mainfile = NULL;
 	const char *name = dw.module_info(mod, NULL, NULL, NULL, NULL, NULL,
@@ -291,7 +439,7 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 		copy(out->object, sizeof out->object, mainfile);
 	else if (name && name[0] == '/')
 		copy(out->object, sizeof out->object, name);
-	return full && max > 1 ? resolve_inlines(mod, addr, out, max) : 1;
+	return full && max > 1 ? resolve_inlines(mod, addr, cu, bias, out, max) : 1;
 }
 
 /* An address in the system's libraries (/usr/lib, /lib): with
@@ -354,9 +502,6 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
 void mc_symbolize_end(void)
 {
 	pthread_mutex_lock(&lock);
-	if (session) {
-		dw.end(session);
-		session = NULL;
-	}
+	end_session();
 	pthread_mutex_unlock(&lock);
 }
