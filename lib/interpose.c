@@ -350,7 +350,6 @@ static inline struct mc_totals *count_path(void)
 	return mc_self.fast;
 }
 
-
 static bool bootstrapping(void)
 {
 	return atomic_load_explicit(&state, memory_order_acquire) < FORWARDING;
