@@ -3,9 +3,12 @@
  *
  * An open-addressing hash table (linear probing, deletion by backward
  * shift, so no tombstones) in mmap'd memory, split into shards with a
- * lock each so threads rarely meet.  Shards start at 128 slots (MIN_CAP)
- * and double at 3/4 full: a test with a few thousand live blocks keeps a
- * table of half a megabyte, in the second-level cache.
+ * lock each so threads rarely meet.  A block's shard is one of the 32 of
+ * its address region's group (see shard_of): allocators give each thread
+ * memory of its own, so threads on different cores mostly write shards
+ * (locks, counts, entries) of their own.  Shards start at 1024 slots
+ * (MIN_CAP) and double at 3/4 full: a test with a few thousand live
+ * blocks keeps a table of half a megabyte, in the second-level cache.
  *
  * Most tests run one thread, and two locked instructions per malloc/free
  * pair are a large part of memcheck's cost.  So while a single thread
@@ -28,6 +31,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,11 +44,14 @@
 #define PTR_MASK ((UINT64_C(1) << PTR_BITS) - 1)
 #define STACK_MASK ((UINT32_C(1) << STACK_BITS) - 1)
 #define ODD_MAX 64 /* side table: blocks whose fields do not fit an entry */
-#define MIN_CAP 128 /* slots per shard at first use: at low load nearly every
-		     * lookup ends at its first probe, and a mispredicted probe
-		     * costs more than the memory (128 x 256 x 16 B = 512 KiB
-		     * once every shard is in use; 64 slots made bench/malloc_bench's
-		     * tracking ~5% slower, 32 ~7%, 256 no faster) */
+#define NGROUPS 8 /* shard groups, chosen by address region (shard_of) */
+#define MIN_CAP 1024 /* slots per shard at first use: at low load nearly every
+		      * lookup ends at its first probe, and a mispredicted probe
+		      * costs more than the memory.  One thread's blocks fill
+		      * the 32 shards of a group: 32 x 1024 x 16 B = 512 KiB, as
+		      * 128 slots in each of 256 shards did before groups (64
+		      * slots there made bench/malloc_bench's tracking ~5%
+		      * slower, 32 ~7%, 256 no faster) */
 #define MAX_CAP (1u << 24) /* slots per shard (2^32 in all): slot bits stay below shard bits */
 
 struct entry {
@@ -148,7 +155,13 @@ static atomic_flag owner_claim = ATOMIC_FLAG_INIT;
 static bool *fork_held;
 
 /* Multiplicative hashing: bit k of the product depends on bits 0..k of
- * ptr.  The top 8 bits pick the shard, bits 32 and up the slot.  Tried on
+ * ptr.  The top 5 bits pick the shard in its group, bits 24 and up the
+ * slot.  With groups, in a simulation of bench/malloc_bench's churn of
+ * 16..512-byte blocks under the four allocators, inserts found their
+ * home slot taken and removes shifted entries back 0.3-2.1% and 1.5-2.9%
+ * of the time with bits 24 and up, 0.5-3.6% and 1.8-4.5% with bits 32
+ * and up (256 shards without groups, bits 32 and up: 0.2-2.2% and
+ * 0.6-4.0%).  Tried (with the top 8 bits for one of 256 shards) on
  * malloc_bench's churn under glibc, mimalloc, jemalloc and tcmalloc, with
  * small, mixed and large blocks, this spreads blocks better than random
  * (2.4% of inserts find their home slot taken, at most 5.6%, against 6%
@@ -159,16 +172,36 @@ static inline uint64_t hash(uintptr_t p)
 	return (uint64_t)p * 0x9e3779b97f4a7c15ull;
 }
 
-static inline struct shard *shard_of(uint64_t h)
+/* The group: a function of ptr's 2 MiB unit u = ptr >> 21, bits 5..7
+ * of u * 35 = u + 2u + 32u, so u's bits 0-2, 4-6 and 5-7 (address bits
+ * 21-23, 25-27, 26-28) all count.  Allocators give each thread memory
+ * apart: glibc an arena of 64 MiB heaps (units 32 apart: 35 * 32 * k
+ * gives groups 3k mod 8, 8 heaps in 8 groups), mimalloc 32 MiB
+ * segments (neighbours in different groups), jemalloc extents of 2 MiB
+ * and up (8 units in a row in 8 groups but for one).  Under
+ * bench/malloc_bench --threads 2 tracking went from 8.1x to 2.6x the
+ * bare run under glibc, 18.6x to 4.4x under mimalloc (the threads no
+ * longer take each other's shard lines); one thread pays about 5
+ * instructions a lookup more, too few to see in its time.  tcmalloc
+ * hands out every thread's blocks from shared spans: there threads
+ * still meet as before.
+ * The multiplier's bits above 13 only make the compiler use one imul. */
+#define GROUP_MUL (UINT64_C(35) << 6 | UINT64_C(0x5bd1) << 16)
+#define GROUP_BYTES ((NSHARDS / NGROUPS) * sizeof(struct shard))
+_Static_assert(GROUP_BYTES == 1 << 11 && NGROUPS == 8, "GROUP_MUL puts bits 5..7 of u * 35 at 11..13");
+
+static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 {
-	return &shards[h >> 56];
+	uintptr_t group = ((p >> 21) * GROUP_MUL) & ((NGROUPS - 1) * GROUP_BYTES);
+	uintptr_t sub = (uintptr_t)(h >> 59) * sizeof(struct shard);
+	return (struct shard *)((char *)shards + (group | sub));
 }
 
-/* The home slot's byte offset: hash bits 32..55 (MAX_CAP slots at most),
+/* The home slot's byte offset: hash bits 24..47 (MAX_CAP slots at most),
  * apart from the shard's. */
 static inline uint32_t slot_of(uint64_t h, uint32_t mask)
 {
-	return (uint32_t)(h >> 28) & mask;
+	return (uint32_t)(h >> 20) & mask;
 }
 
 static void spin_lock(struct shard *s)
@@ -274,24 +307,23 @@ static inline void unlock(struct shard *s, bool locked)
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
 }
 
-/* Small shard arrays live side by side in one mapping.  Mapped one by
- * one they would each start a page, land in the same cache sets, and
- * evict each other: that doubled the cost of every lookup. */
-#define SMALL_CAP (2 * MIN_CAP) /* the first growth stays here too */
-static struct entry *small;   /* NSHARDS * SMALL_CAP entries */
+/* Every shard's first array lives in one mapping, side by side: with
+ * 128-slot shards, mapped one by one, they each started a page, landed
+ * in the same cache sets, and evicted each other (that doubled the cost
+ * of every lookup).  The pages of a shard that has grown out of its first
+ * array go back to the system (that array is whole pages). */
+static struct entry *small;   /* NSHARDS * MIN_CAP entries */
+_Static_assert(MIN_CAP * sizeof(struct entry) % 4096 == 0, "first arrays are whole pages");
 
 static bool is_small(uint32_t cap)
 {
-	return small && cap <= SMALL_CAP;
+	return small && cap <= MIN_CAP;
 }
 
 static struct entry *array_for(struct shard *s, uint32_t cap)
 {
-	if (is_small(cap)) {
-		struct entry *e = small + (size_t)(s - shards) * SMALL_CAP;
-		/* The new array may be the old one: callers copy first. */
-		return e;
-	}
+	if (is_small(cap))
+		return small + (size_t)(s - shards) * MIN_CAP;
 	int saved = errno;
 	struct entry *e = mc_map((size_t)cap * sizeof *e);
 	errno = saved;
@@ -304,17 +336,10 @@ static bool rebuild(struct shard *s, uint32_t cap)
 {
 	uint32_t live = live_in(s);
 	uint32_t old_cap = s->e == UNUSED ? 0 : cap_of(s);
-	struct entry old_small[SMALL_CAP];
 	struct entry *old = s->e;
 	struct entry *e = array_for(s, cap);
 	if (!e)
 		return false;
-	if (old == e) {
-		/* Growing within the shard's small array: move the entries
-		 * aside, then spread them over the larger table. */
-		memcpy(old_small, old, (size_t)old_cap * sizeof *old);
-		old = old_small;
-	}
 	memset(e, 0, (size_t)cap * sizeof *e);
 	uint32_t mask = (cap - 1) * (uint32_t)sizeof *e;
 	for (uint32_t i = 0; i < old_cap; i++) {
@@ -326,12 +351,16 @@ static bool rebuild(struct shard *s, uint32_t cap)
 			j = (j + (uint32_t)sizeof *e) & mask;
 		*at(e, j) = *b;
 	}
-	if (old_cap && !is_small(old_cap)) {
-		mc_unmap(s->e, (size_t)old_cap * sizeof *e);
+	if (old_cap) {
+		int saved = errno;
+		if (is_small(old_cap))
+			madvise(old, (size_t)old_cap * sizeof *e, MADV_DONTNEED);
+		else
+			mc_unmap(old, (size_t)old_cap * sizeof *e);
+		errno = saved;
 		atomic_fetch_sub(&table_bytes, (size_t)old_cap * sizeof *e);
 	}
-	if (!is_small(cap))
-		atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
+	atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
 	s->e = e;
 	s->mask = mask;
 	s->room = limit(cap) - live;
@@ -379,9 +408,7 @@ void mc_blocks_init(void)
 {
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
-	small = mc_map((size_t)NSHARDS * SMALL_CAP * sizeof *small);
-	if (small)
-		atomic_fetch_add(&table_bytes, (size_t)NSHARDS * SMALL_CAP * sizeof *small);
+	small = mc_map((size_t)NSHARDS * MIN_CAP * sizeof *small);
 	if (membarrier_ok())
 		atomic_store(&multi, 0);
 }
@@ -530,7 +557,7 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 		return odd_insert(&b, old);
 	}
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
+	struct shard *s = shard_of(ptr, h);
 	enum mc_insert r = MC_NEW;
 	bool locked = lock(s);
 	if (unlikely(!make_room(s))) {
@@ -563,7 +590,7 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 				uint32_t epoch, struct mc_block *old)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
+	struct shard *s = shard_of(ptr, h);
 	if (likely(fits(ptr, size, stack)) && likely(s->room) &&
 	    likely(owner_enter(false))) {
 		uint64_t w0 = pack0(ptr, epoch_of(epoch));
@@ -612,7 +639,7 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 								 struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
+	struct shard *s = shard_of(ptr, h);
 	bool locked = lock(s);
 	bool found = take(s, ptr, h, out);
 	unlock(s, locked);
@@ -631,7 +658,7 @@ static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct
 static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
-	bool found = take(shard_of(h), ptr, h, out);
+	bool found = take(shard_of(ptr, h), ptr, h, out);
 	owner_leave();
 	return found ? MC_REMOVED : remove_any(ptr, out);
 }
@@ -650,7 +677,7 @@ static __attribute__((noinline)) enum mc_remove shift_leave(struct shard *s, uin
 enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
+	struct shard *s = shard_of(ptr, h);
 	if (likely(owner_enter(true))) {
 		uint32_t mask = s->mask;
 		uint32_t i = slot_of(h, mask);
@@ -675,7 +702,7 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t epoch)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(h);
+	struct shard *s = shard_of(ptr, h);
 	bool locked = lock(s);
 	int64_t i = find(s, ptr, h);
 	if (i >= 0) {

@@ -242,6 +242,59 @@ START_TEST(second_thread)
 }
 END_TEST
 
+/* Two threads at once, each allocating in its own 64 MiB heap (as glibc
+ * gives each thread an arena, so the blocks land in different shards),
+ * and each freeing the other's blocks while that one frees its own:
+ * every block is found by the thread that frees it. */
+#define CROSS_N 3000
+static pthread_barrier_t cross_bar;
+
+static uintptr_t heap_addr(int t, int i)
+{
+	return 0x7f3a00000000 + (uintptr_t)t * 0x4000000 + 0x8b0 + (uintptr_t)i * 48;
+}
+
+static void *cross(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	struct mc_block b, old;
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < CROSS_N; i++)
+			if (mc_blocks_insert(heap_addr(t, i), (uint64_t)i + 1, (uint32_t)t + 1,
+					     MC_EPOCH_NOW, &old) != MC_NEW)
+				return (void *)1;
+		pthread_barrier_wait(&cross_bar);
+		/* Half of the other thread's blocks, then half of ours. */
+		for (int i = r & 1; i < CROSS_N; i += 2)
+			if (mc_blocks_remove(heap_addr(1 - t, i), &b) != MC_REMOVED ||
+			    b.size != (uint64_t)i + 1 || b.stack != (uint32_t)(1 - t) + 1)
+				return (void *)2;
+		for (int i = 1 - (r & 1); i < CROSS_N; i += 2)
+			if (mc_blocks_remove(heap_addr(t, i), &b) != MC_REMOVED ||
+			    b.size != (uint64_t)i + 1)
+				return (void *)3;
+		pthread_barrier_wait(&cross_bar);
+	}
+	return NULL;
+}
+
+START_TEST(cross_thread_free)
+{
+	mc_blocks_init();
+	pthread_barrier_init(&cross_bar, NULL, 2);
+	pthread_t th;
+	void *res;
+	ck_assert_int_eq(pthread_create(&th, NULL, cross, (void *)(intptr_t)1), 0);
+	/* This thread starts as the table's one thread. */
+	res = cross((void *)(intptr_t)0);
+	ck_assert_ptr_null(res);
+	ck_assert_int_eq(pthread_join(th, &res), 0);
+	ck_assert_ptr_null(res);
+	pthread_barrier_destroy(&cross_bar);
+	ck_assert_uint_eq(mc_blocks_count(), 0);
+}
+END_TEST
+
 /* fork() from a table shared by two threads: the child has one thread,
  * owns the table again, and sees every block. */
 START_TEST(fork_child_owns)
@@ -284,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, renumber);
 	tcase_add_test(tc, pointer_zero);
 	tcase_add_test(tc, second_thread);
+	tcase_add_test(tc, cross_thread_free);
 	tcase_add_test(tc, fork_child_owns);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
