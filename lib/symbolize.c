@@ -448,11 +448,18 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
  * names, which suppression files match, are still read. */
 static bool in_system_object(uintptr_t addr)
 {
-	Dl_info info;
-	return addr && dladdr((void *)addr, &info) && info.dli_fname &&
-	       (strncmp(info.dli_fname, "/usr/lib/", 9) == 0 ||
-		strncmp(info.dli_fname, "/lib/", 5) == 0 ||
-		strncmp(info.dli_fname, "/lib64/", 7) == 0);
+	const char *name = NULL;
+	if (!addr || !mc_object_base((void *)addr, &name) || !name)
+		return false;
+	if (!name[0]) {
+		/* the main program: dladdr names it by argv[0] */
+		Dl_info info;
+		if (!dladdr((void *)addr, &info) || !info.dli_fname)
+			return false;
+		name = info.dli_fname;
+	}
+	return strncmp(name, "/usr/lib/", 9) == 0 || strncmp(name, "/lib/", 5) == 0 ||
+	       strncmp(name, "/lib64/", 7) == 0;
 }
 
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
