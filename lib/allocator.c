@@ -376,8 +376,7 @@ static const struct allocator *find_markers(void *handle)
 static void *lookup(void *handle, const char *sym, const void *base)
 {
 	void *f = dlsym(handle, sym);
-	Dl_info info;
-	if (!f || !dladdr(f, &info) || info.dli_fbase != base)
+	if (!f || mc_object_base(f, NULL) != base)
 		return NULL;
 	return f;
 }
@@ -400,9 +399,7 @@ void mc_allocator_detect(void)
 	else
 		a = find_markers(handle);
 
-	Dl_info info;
-	const void *base = mc_real.malloc && dladdr((void *)mc_real.malloc, &info) ?
-				   info.dli_fbase : NULL;
+	const void *base = mc_real.malloc ? mc_object_base((void *)mc_real.malloc, NULL) : NULL;
 	memset(syms, 0, sizeof syms);
 	for (size_t i = 0; a && base && i < NSYMS && a->calls[i]; i++)
 		syms[i] = lookup(handle, a->calls[i], base);

@@ -106,6 +106,7 @@ const char *mc_commas(uint64_t v, char buf[32]);
 
 double mc_now(void);
 const char *mc_program(void);
+const void *mc_object_base(const void *addr, const char **name);
 
 /* ---- interpose.c ----------------------------------------------------- */
 

@@ -164,8 +164,7 @@ static void *synth_memalign(size_t align, size_t n)
 static void *same_object(void *handle, const char *name, const void *base)
 {
 	void *f = dlsym(handle, name);
-	Dl_info info;
-	if (!f || !dladdr(f, &info) || info.dli_fbase != base)
+	if (!f || mc_object_base(f, NULL) != base)
 		return NULL;
 	return f;
 }

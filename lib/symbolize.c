@@ -35,6 +35,12 @@ static struct {
 	__typeof__(dwfl_lineinfo) *lineinfo;
 	__typeof__(dwfl_module_info) *module_info;
 	__typeof__(dwfl_build_id_find_debuginfo) *build_id_find_debuginfo;
+	/* For sym_table; optional: without them each name is looked up by
+	 * dwfl_module_addrname. */
+	__typeof__(dwfl_module_getsymtab) *getsymtab;
+	__typeof__(dwfl_module_getsymtab_first_global) *first_global;
+	__typeof__(dwfl_module_getsym_info) *getsym_info;
+	bool symtab;
 	/* For inlined frames; optional: without them each address is one
 	 * frame, named after the function it was inlined into. */
 	__typeof__(dwfl_module_addrdie) *addrdie;
@@ -132,6 +138,10 @@ static bool load_libdw(void)
 	dw.lineno = dlsym(h, "dwarf_lineno");
 	dw.cu_walk = dw.getdwarf && dw.nextcu && dw.offdie && dw.ranges && dw.getsrc_die &&
 		     dw.linesrc && dw.lineno;
+	dw.getsymtab = dlsym(h, "dwfl_module_getsymtab");
+	dw.first_global = dlsym(h, "dwfl_module_getsymtab_first_global");
+	dw.getsym_info = dlsym(h, "dwfl_module_getsym_info");
+	dw.symtab = dw.getsymtab && dw.first_global && dw.getsym_info;
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;
 #undef LOAD
@@ -284,6 +294,162 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 	return NULL;
 }
 
+/* dwfl_module_addrname walks the module's whole symbol table through
+ * libelf for every address: ~8,000 symbols for the C library's (its
+ * debug file's .symtab), ~150 us a name, most of the cost of matching
+ * suppressions at a process's exit.  sym_table reads the table once
+ * into a flat array of the symbols that search can choose, in libdw's
+ * order, and sym_lookup makes libdw's choice over it (libdwfl's
+ * __libdwfl_addrsym, step for step: globals first; the closest symbol
+ * below the address whose size covers it, among equals the better
+ * binding, then the smaller size, then the first; a size-0 symbol in
+ * the address's section as the fallback) -- the same name for every
+ * address.  A module whose values are not plain st_value + bias
+ * (function descriptors) is left to dwfl_module_addrname. */
+struct sym_entry {
+	GElf_Addr value;    /* st_value + its file's bias */
+	GElf_Xword size;
+	const char *name;   /* in libelf's copy of the string table */
+	GElf_Word shndx;
+	unsigned char bind; /* binding_value: global 3, weak 2, local 1, other 0 */
+};
+
+struct sym_table {
+	Dwfl_Module *mod;   /* NULL: a free slot */
+	struct sym_entry *v;
+	size_t n, mapped;
+	size_t nlocal;      /* v[0, nlocal): the locals, searched second */
+	bool usable;        /* false: ask dwfl_module_addrname */
+};
+
+static struct sym_table sym_tables[16];
+static unsigned sym_tables_next;
+
+static void sym_table_free(struct sym_table *t)
+{
+	if (t->v)
+		mc_unmap(t->v, t->mapped);
+	*t = (struct sym_table){ 0 };
+}
+
+static unsigned char binding_value(unsigned char info)
+{
+	switch (GELF_ST_BIND(info)) {
+	case STB_GLOBAL: return 3;
+	case STB_WEAK: return 2;
+	case STB_LOCAL: return 1;
+	default: return 0;
+	}
+}
+
+static void sym_table_build(struct sym_table *t)
+{
+	int n = dw.getsymtab(t->mod), first_global = dw.first_global(t->mod);
+	if (n <= 1 || first_global < 0)
+		return;
+	t->mapped = (size_t)n * sizeof *t->v;
+	t->v = mc_map(t->mapped);
+	if (!t->v)
+		return;
+	/* libdw searches the globals first (from 1 when first_global is 0),
+	 * then, finding nothing, the locals. */
+	int gstart = first_global == 0 ? 1 : first_global;
+	for (int pass = 0; pass < 2; pass++) {
+		int from = pass ? gstart : 1, to = pass ? n : gstart;
+		if (!pass && first_global <= 1)
+			continue;
+		for (int i = from; i < to; i++) {
+			GElf_Sym sym;
+			GElf_Addr value;
+			GElf_Word shndx;
+			Elf *elf;
+			Dwarf_Addr bias;
+			const char *name = dw.getsym_info(t->mod, i, &sym, &value, &shndx, &elf,
+							 &bias);
+			if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
+			    GELF_ST_TYPE(sym.st_info) == STT_FILE ||
+			    GELF_ST_TYPE(sym.st_info) == STT_TLS)
+				continue;
+			/* Resolved (function descriptors): libdw's way.
+			 * Absolute symbols keep their st_value. */
+			if (shndx < SHN_LORESERVE && value != sym.st_value + bias)
+				return;
+			t->v[t->n++] = (struct sym_entry){ value, sym.st_size, name, shndx,
+							   binding_value(sym.st_info) };
+		}
+		if (!pass)
+			t->nlocal = t->n;
+	}
+	t->usable = true;
+}
+
+/* One search: libdw's struct search_state, less what only a section
+ * lookup needs. */
+struct sym_search {
+	const struct sym_table *t;
+	GElf_Addr addr;
+	const struct sym_entry *closest, *sizeless;
+	GElf_Addr min_label;
+	bool ask_libdw;       /* a section lookup was needed */
+};
+
+static void sym_search(struct sym_search *s, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct sym_entry *e = &s->t->v[i], *c = s->closest;
+		if (e->value > s->addr)
+			continue;
+		if (e->value + e->size > s->min_label)
+			s->min_label = e->value + e->size;
+		if (e->size && s->addr - e->value >= e->size)
+			continue;
+		if (!c || c->value < e->value || c->bind < e->bind) {
+			if (e->size) {
+				s->closest = e;
+			} else if (!c && e->value >= s->min_label) {
+				/* A size-0 symbol counts in the address's section
+				 * only; absolute ones at the address only. */
+				if (e->shndx < SHN_LORESERVE)
+					s->ask_libdw = true;
+				else if (e->value == s->addr)
+					s->sizeless = e;
+			}
+		} else if (e->size && c->value == e->value &&
+			   ((c->size > e->size && c->bind <= e->bind) ||
+			    (c->size >= e->size && c->bind < e->bind))) {
+			s->closest = e;
+		}
+	}
+}
+
+static const char *sym_name(Dwfl_Module *mod, GElf_Addr addr)
+{
+	if (!dw.symtab)
+		return dw.addrname(mod, addr);
+	struct sym_table *t = NULL;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(sym_tables) && !t; i++)
+		if (sym_tables[i].mod == mod)
+			t = &sym_tables[i];
+	if (!t) {
+		t = &sym_tables[sym_tables_next++ % MC_ARRAY_SIZE(sym_tables)];
+		sym_table_free(t);
+		t->mod = mod;
+		sym_table_build(t);
+	}
+	if (!t->usable)
+		return dw.addrname(mod, addr);
+	struct sym_search s = { .t = t, .addr = addr };
+	sym_search(&s, t->nlocal, t->n);
+	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
+		sym_search(&s, 0, t->nlocal);
+	if (s.ask_libdw)
+		return dw.addrname(mod, addr);
+	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
+		s.closest = s.sizeless;
+	return s.closest ? s.closest->name : NULL;
+}
+
 static void end_session(void)
 {
 	if (session)
@@ -291,6 +457,8 @@ static void end_session(void)
 	session = NULL;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(cu_tables); i++)
 		cu_table_free(&cu_tables[i]);
+	for (size_t i = 0; i < MC_ARRAY_SIZE(sym_tables); i++)
+		sym_table_free(&sym_tables[i]);
 }
 
 static Dwfl *get_session(void)
@@ -400,7 +568,7 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	Dwfl_Module *mod = dw.addrmodule(d, addr);
 	if (!mod)
 		return 1;
-	const char *fn = dw.addrname(mod, addr);
+	const char *fn = sym_name(mod, addr);
 	if (fn && *fn) {
 		copy(out->function, sizeof out->function, fn);
 		/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
@@ -448,11 +616,18 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
  * names, which suppression files match, are still read. */
 static bool in_system_object(uintptr_t addr)
 {
-	Dl_info info;
-	return addr && dladdr((void *)addr, &info) && info.dli_fname &&
-	       (strncmp(info.dli_fname, "/usr/lib/", 9) == 0 ||
-		strncmp(info.dli_fname, "/lib/", 5) == 0 ||
-		strncmp(info.dli_fname, "/lib64/", 7) == 0);
+	const char *name = NULL;
+	if (!addr || !mc_object_base((void *)addr, &name) || !name)
+		return false;
+	if (!name[0]) {
+		/* the main program: dladdr names it by argv[0] */
+		Dl_info info;
+		if (!dladdr((void *)addr, &info) || !info.dli_fname)
+			return false;
+		name = info.dli_fname;
+	}
+	return strncmp(name, "/usr/lib/", 9) == 0 || strncmp(name, "/lib/", 5) == 0 ||
+	       strncmp(name, "/lib64/", 7) == 0;
 }
 
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)

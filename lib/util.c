@@ -3,7 +3,9 @@
  * buffer, writing to a file descriptor, logging.  Nothing here calls
  * malloc, so it is safe inside the hooks.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -274,4 +276,28 @@ double mc_now(void)
 const char *mc_program(void)
 {
 	return program_invocation_name ? program_invocation_name : "?";
+}
+
+/* The load address of the object that contains addr, as dladdr's
+ * dli_fbase, or NULL.  dladdr also looks for the nearest symbol, a walk
+ * of the object's whole dynamic symbol table (~10 us for the C
+ * library's, a dozen times at start-up); glibc's _dl_find_object (2.35)
+ * finds the object alone.  If the link map's name is wanted, *name gets
+ * it ("" for the main program, where dladdr gives argv[0]). */
+const void *mc_object_base(const void *addr, const char **name)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)addr, &fo) == 0 && fo.dlfo_link_map) {
+		if (name)
+			*name = fo.dlfo_link_map->l_name;
+		return fo.dlfo_map_start;
+	}
+#endif
+	Dl_info info;
+	if (!addr || !dladdr(addr, &info))
+		return NULL;
+	if (name)
+		*name = info.dli_fname;
+	return info.dli_fbase;
 }

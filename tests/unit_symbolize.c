@@ -2,10 +2,14 @@
  * unit_symbolize.c - lib/symbolize.c on its own: the test's own frames
  * resolve to function, file and line through libdw; libc addresses to
  * libc; garbage addresses to "???" without crashing; MEMCHECK_SYMBOLIZE=0
- * falls back to dladdr.
+ * falls back to dladdr; the C library's frames get the names libdw's own
+ * dwfl_module_addrname gives, though memcheck searches its copy of the
+ * symbol table.
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -175,6 +179,89 @@ START_TEST(library_loaded_later)
 }
 END_TEST
 
+/* What dwfl_module_addrname says at addr, as memcheck writes names:
+ * without a symbol version, a GCC local alias as its function. */
+static void libdw_name(const char *name, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", name);
+	char *at = strchr(out, '@');
+	if (at && at != out)
+		*at = 0;
+	size_t len = strlen(out);
+	if (len > 11 && strcmp(out + len - 11, ".localalias") == 0)
+		out[len - 11] = 0;
+}
+
+/* Around a sample of the C library's symbols (starts, ends, middles, the
+ * bytes either side), memcheck names the address as libdw's own search
+ * of the symbol table does, through a session of the test's own. */
+START_TEST(names_as_libdw_chooses)
+{
+	unsetenv("DEBUGINFOD_URLS");
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;         /* no libdw: memcheck names by dladdr alone */
+#define SYM(name) __typeof__(name) *p_##name = (__typeof__(name) *)dlsym(h, #name); \
+	ck_assert_ptr_nonnull(p_##name)
+	SYM(dwfl_begin);
+	SYM(dwfl_end);
+	SYM(dwfl_linux_proc_report);
+	SYM(dwfl_report_end);
+	SYM(dwfl_addrmodule);
+	SYM(dwfl_module_info);
+	SYM(dwfl_module_getsymtab);
+	SYM(dwfl_module_getsym_info);
+	SYM(dwfl_module_addrname);
+	SYM(dwfl_linux_proc_find_elf);
+	SYM(dwfl_standard_find_debuginfo);
+#undef SYM
+	static char *debuginfo_path;
+	static Dwfl_Callbacks cb;
+	cb.find_elf = p_dwfl_linux_proc_find_elf;
+	cb.find_debuginfo = p_dwfl_standard_find_debuginfo;
+	cb.debuginfo_path = &debuginfo_path;
+	Dwfl *d = p_dwfl_begin(&cb);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(p_dwfl_linux_proc_report(d, getpid()), 0);
+	ck_assert_int_eq(p_dwfl_report_end(d, NULL, NULL), 0);
+	Dwfl_Module *mod = p_dwfl_addrmodule(d, (Dwarf_Addr)(uintptr_t)&getpid);
+	ck_assert_ptr_nonnull(mod);
+	Dwarf_Addr lo, hi;
+	p_dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	int n = p_dwfl_module_getsymtab(mod);
+	ck_assert_int_gt(n, 1);
+	mc_opt.symbolize = 1;
+	mc_opt.symbolize_system = 0;
+	int compared = 0;
+	for (int i = 1; i < n; i += n / 300 + 1) {
+		GElf_Sym sym;
+		GElf_Addr v;
+		if (!p_dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL))
+			continue;
+		const GElf_Addr probe[] = { v - 1, v, v + 1, v + sym.st_size / 2,
+					    v + sym.st_size - 1, v + sym.st_size,
+					    v + sym.st_size + 1 };
+		for (size_t k = 0; k < MC_ARRAY_SIZE(probe); k++) {
+			GElf_Addr a = probe[k];
+			const char *name = a >= lo && a < hi ? p_dwfl_module_addrname(mod, a) : NULL;
+			if (!name || !*name)
+				continue;  /* memcheck asks dladdr then */
+			char want[sizeof ((struct mc_frame_info *)0)->function];
+			libdw_name(name, want, sizeof want);
+			struct mc_frame_info fi;
+			mc_symbolize((uintptr_t)a + 1, &fi);  /* a return address: a + 1 */
+			ck_assert_msg(strcmp(fi.function, want) == 0,
+				      "libc+0x%lx: memcheck names it %s, libdw %s",
+				      (unsigned long)(a - lo), fi.function, want);
+			compared++;
+		}
+	}
+	ck_assert_int_gt(compared, 300);
+	p_dwfl_end(d);
+	mc_symbolize_end();
+}
+END_TEST
+
 static Suite *symbolize_suite(void)
 {
 	Suite *s = suite_create("symbolize");
@@ -188,6 +275,7 @@ static Suite *symbolize_suite(void)
 	tcase_add_test(tc, fallback_without_symbolize);
 	tcase_add_test(tc, library_loaded_later);
 	tcase_add_test(tc, inlined_frames);
+	tcase_add_test(tc, names_as_libdw_chooses);
 	suite_add_tcase(s, tc);
 	return s;
 }
