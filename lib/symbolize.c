@@ -198,14 +198,10 @@ struct cu_range {
 };
 
 struct cu_table {
-	Dwfl_Module *mod;   /* NULL: a free slot */
+	bool built;
 	struct mc_buf buf;  /* struct cu_range[n] */
 	size_t n;
 };
-
-/* A few modules at a time: the program and the libraries it leaks from. */
-static struct cu_table cu_tables[16];
-static unsigned cu_tables_next;
 
 static void cu_table_free(struct cu_table *t)
 {
@@ -231,6 +227,7 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
+	t->built = true;
 	while (dw.nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die die;
 		Dwarf_Addr base, start, end;
@@ -259,41 +256,6 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 	t->n = n;
 }
 
-/* The compile unit DIE of addr in mod, found through mod's table; NULL
- * when mod has no DWARF or no unit covers addr.  *bias: mod's. */
-static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, Dwarf_Addr *bias)
-{
-	Dwarf *dbg = dw.cu_walk ? dw.getdwarf(mod, bias) : NULL;
-	if (!dbg)
-		return NULL;
-	struct cu_table *t = NULL;
-	for (size_t i = 0; i < MC_ARRAY_SIZE(cu_tables) && !t; i++)
-		if (cu_tables[i].mod == mod)
-			t = &cu_tables[i];
-	if (!t) {
-		t = &cu_tables[cu_tables_next++ % MC_ARRAY_SIZE(cu_tables)];
-		cu_table_free(t);
-		t->mod = mod;
-		cu_table_build(t, dbg);
-	}
-	/* The last range starting at or before a, then back over those that
-	 * may still reach past it (units' ranges rarely overlap). */
-	Dwarf_Addr a = addr - *bias;
-	const struct cu_range *r = (const struct cu_range *)t->buf.s;
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && r[i].maxend > a;)
-		if (r[i].end > a)
-			return dw.offdie(dbg, r[i].die, die);
-	return NULL;
-}
-
 /* dwfl_module_addrname walks the module's whole symbol table through
  * libelf for every address: ~8,000 symbols for the C library's (its
  * debug file's .symtab), ~150 us a name, most of the cost of matching
@@ -315,21 +277,76 @@ struct sym_entry {
 };
 
 struct sym_table {
-	Dwfl_Module *mod;   /* NULL: a free slot */
+	bool built;
 	struct sym_entry *v;
 	size_t n, mapped;
 	size_t nlocal;      /* v[0, nlocal): the locals, searched second */
 	bool usable;        /* false: ask dwfl_module_addrname */
 };
 
-static struct sym_table sym_tables[16];
-static unsigned sym_tables_next;
-
 static void sym_table_free(struct sym_table *t)
 {
 	if (t->v)
 		mc_unmap(t->v, t->mapped);
 	*t = (struct sym_table){ 0 };
+}
+
+/* What is built for a module once, on first need; a few modules at a
+ * time (the program and the libraries it leaks from), the oldest
+ * replaced. */
+struct mod_cache {
+	Dwfl_Module *mod;       /* NULL: a free slot */
+	struct cu_table cu;     /* its compile units, where libdw finds none */
+	struct sym_table sym;   /* its symbols, for names */
+};
+
+static struct mod_cache mod_caches[16];
+static unsigned mod_caches_next;
+
+static void mod_cache_free(struct mod_cache *c)
+{
+	cu_table_free(&c->cu);
+	sym_table_free(&c->sym);
+	c->mod = NULL;
+}
+
+static struct mod_cache *mod_cache(Dwfl_Module *mod)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
+		if (mod_caches[i].mod == mod)
+			return &mod_caches[i];
+	struct mod_cache *c = &mod_caches[mod_caches_next++ % MC_ARRAY_SIZE(mod_caches)];
+	mod_cache_free(c);
+	c->mod = mod;
+	return c;
+}
+
+/* The compile unit DIE of addr in mod, found through mod's table; NULL
+ * when mod has no DWARF or no unit covers addr.  *bias: mod's. */
+static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, Dwarf_Addr *bias)
+{
+	Dwarf *dbg = dw.cu_walk ? dw.getdwarf(mod, bias) : NULL;
+	if (!dbg)
+		return NULL;
+	struct cu_table *t = &mod_cache(mod)->cu;
+	if (!t->built)
+		cu_table_build(t, dbg);
+	/* The last range starting at or before a, then back over those that
+	 * may still reach past it (units' ranges rarely overlap). */
+	Dwarf_Addr a = addr - *bias;
+	const struct cu_range *r = (const struct cu_range *)t->buf.s;
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && r[i].maxend > a;)
+		if (r[i].end > a)
+			return dw.offdie(dbg, r[i].die, die);
+	return NULL;
 }
 
 static unsigned char binding_value(unsigned char info)
@@ -342,9 +359,10 @@ static unsigned char binding_value(unsigned char info)
 	}
 }
 
-static void sym_table_build(struct sym_table *t)
+static void sym_table_build(struct sym_table *t, Dwfl_Module *mod)
 {
-	int n = dw.getsymtab(t->mod), first_global = dw.first_global(t->mod);
+	int n = dw.getsymtab(mod), first_global = dw.first_global(mod);
+	t->built = true;
 	if (n <= 1 || first_global < 0)
 		return;
 	t->mapped = (size_t)n * sizeof *t->v;
@@ -364,7 +382,7 @@ static void sym_table_build(struct sym_table *t)
 			GElf_Word shndx;
 			Elf *elf;
 			Dwarf_Addr bias;
-			const char *name = dw.getsym_info(t->mod, i, &sym, &value, &shndx, &elf,
+			const char *name = dw.getsym_info(mod, i, &sym, &value, &shndx, &elf,
 							 &bias);
 			if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
 			    GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
@@ -427,16 +445,9 @@ static const char *sym_name(Dwfl_Module *mod, GElf_Addr addr)
 {
 	if (!dw.symtab)
 		return dw.addrname(mod, addr);
-	struct sym_table *t = NULL;
-	for (size_t i = 0; i < MC_ARRAY_SIZE(sym_tables) && !t; i++)
-		if (sym_tables[i].mod == mod)
-			t = &sym_tables[i];
-	if (!t) {
-		t = &sym_tables[sym_tables_next++ % MC_ARRAY_SIZE(sym_tables)];
-		sym_table_free(t);
-		t->mod = mod;
-		sym_table_build(t);
-	}
+	struct sym_table *t = &mod_cache(mod)->sym;
+	if (!t->built)
+		sym_table_build(t, mod);
 	if (!t->usable)
 		return dw.addrname(mod, addr);
 	struct sym_search s = { .t = t, .addr = addr };
@@ -455,10 +466,8 @@ static void end_session(void)
 	if (session)
 		dw.end(session);
 	session = NULL;
-	for (size_t i = 0; i < MC_ARRAY_SIZE(cu_tables); i++)
-		cu_table_free(&cu_tables[i]);
-	for (size_t i = 0; i < MC_ARRAY_SIZE(sym_tables); i++)
-		sym_table_free(&sym_tables[i]);
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
+		mod_cache_free(&mod_caches[i]);
 }
 
 static Dwfl *get_session(void)
