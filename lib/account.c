@@ -558,6 +558,7 @@ static void atfork_parent(void)
  * figures are its own: every open region starts again here. */
 static void atfork_child(void)
 {
+	mc_text_after_fork();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);

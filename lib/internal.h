@@ -59,6 +59,7 @@ struct mc_options {
 	const char *suppressions; /* MEMCHECK_SUPPRESSIONS, FILE:FILE..., or NULL */
 	int default_suppressions; /* also the shipped files */
 	const char *gen_suppressions; /* MEMCHECK_GEN_SUPPRESSIONS, or NULL */
+	const char *log;        /* MEMCHECK_LOG, or NULL: standard error */
 };
 extern struct mc_options mc_opt;
 
@@ -98,8 +99,22 @@ void mc_copy_name(char *dst, size_t size, const char *src);
 /* Write all of s to fd, retrying short writes and EINTR. */
 void mc_write_all(int fd, const char *s, size_t n);
 
-/* One line on stderr, prefixed "memcheck[pid] program: ". */
+/* One line of memcheck's text (mc_text_fd), prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Where memcheck's text goes: MEMCHECK_LOG's file, or standard error.
+ * mc_text_open() opens the file (MEMCHECK_LOG's value); mc_text_fd() checks
+ * before each write that the descriptor still names that file (the
+ * program may have closed it and reused the number) and opens it again
+ * if not; mc_text_after_fork() makes a child of a %p pattern open its
+ * own. */
+void mc_text_open(const char *pattern);
+int mc_text_fd(void);
+void mc_text_after_fork(void);
+/* MEMCHECK_LOG's pattern with %p as pid and %% as %, into out[cap].
+ * -1 when the pattern has another % (*bad: its offset) or the result
+ * does not fit (*bad: SIZE_MAX); else the length. */
+int mc_text_path(const char *pattern, long pid, char *out, size_t cap, size_t *bad);
 
 /* Group a number with commas, as valgrind does: 1,234,567. */
 const char *mc_commas(uint64_t v, char buf[32]);

@@ -131,20 +131,29 @@ static void set_option(const struct option_def *o, const char *val, bool is_defa
 	set_option(o, o->def, true);
 }
 
+static void init_one(size_t i)
+{
+	const struct option_def *o = &options[i];
+	const char *v = getenv(o->name);
+	set_option(o, o->def, true);
+	if (v)
+		set_option(o, v, false);
+	const char **field = (const char **)((char *)&mc_opt + o->offset);
+	if (o->kind == STR && strcmp(o->values, "FILE") == 0)
+		*field = absolute(i, *field);
+}
+
 void mc_options_init(void)
 {
-	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
-		const struct option_def *o = &options[i];
-		const char *v = getenv(o->name);
-		set_option(o, o->def, true);
-		if (v)
-			set_option(o, v, false);
-	}
-	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
-		const char **field = (const char **)((char *)&mc_opt + options[i].offset);
-		if (options[i].kind == STR && strcmp(options[i].values, "FILE") == 0)
-			*field = absolute(i, *field);
-	}
+	/* MEMCHECK_LOG first: complaints about the others go where it says. */
+	size_t log = 0;
+	while (options[log].offset != offsetof(struct mc_options, log))
+		log++;
+	init_one(log);
+	mc_text_open(mc_opt.log);
+	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
+		if (i != log)
+			init_one(i);
 	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)
 		mc_opt.stack_depth = MC_MAX_DEPTH;
 }

@@ -302,7 +302,7 @@ static void emit_text(const struct mc_region_report *rr)
 			      num(r->bytes_allocated, c3),
 			      num(r->peak_live_bytes, c4), mc_allocator_name(),
 			      rr->valgrind ? "; valgrind's leak check" : "");
-		mc_write_all(2, b.s, b.len);
+		mc_write_all(mc_text_fd(), b.s, b.len);
 		mc_buf_free(&b);
 		return;
 	}
@@ -397,7 +397,7 @@ static void emit_text(const struct mc_region_report *rr)
 	}
 	mc_buf_printf(&b, "%s %s%s%s\n", p, fail ? "FAIL: " : "PASS",
 		      fail ? r->violations : "", "");
-	mc_write_all(2, b.s, b.len);
+	mc_write_all(mc_text_fd(), b.s, b.len);
 	mc_buf_free(&b);
 }
 
@@ -435,7 +435,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			      "allocator function memcheck does not wrap)\n", p);
 	else
 		mc_buf_printf(&b, "%s  (not passed on to the allocator; the program continues)\n", p);
-	mc_write_all(2, b.s, b.len);
+	mc_write_all(mc_text_fd(), b.s, b.len);
 	mc_buf_free(&b);
 	mc_symbolize_end();
 	mc_account_rss_shield_end(hwm);

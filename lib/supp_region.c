@@ -169,7 +169,7 @@ static void gen(const char *region, const struct mc_leak *l, const struct mc_sup
 	if (b.oom) {
 		mc_log("out of memory writing a suppression for region \"%s\"", region);
 	} else if (strcmp(mc_opt.gen_suppressions, "-") == 0) {
-		mc_write_all(2, b.s, b.len);
+		mc_write_all(mc_text_fd(), b.s, b.len);
 	} else {
 		int fd = open(mc_opt.gen_suppressions, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 			      0644);

@@ -5,10 +5,14 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -231,24 +235,166 @@ void mc_write_all(int fd, const char *s, size_t n)
 	errno = saved;
 }
 
-void mc_log(const char *fmt, ...)
+/* ---- where the text goes -------------------------------------------
+ * MEMCHECK_LOG's file, opened once and checked before each write: the
+ * program may close the descriptor (daemons close every one, some test
+ * runners close what they did not open) and reuse its number for a file
+ * of its own, which memcheck must never write to. */
+
+static const char *text_pattern; /* MEMCHECK_LOG, NULL or "-": standard error */
+static int text_fd = -1;          /* -1: standard error */
+static dev_t text_dev;
+static ino_t text_ino;
+static bool text_failed;          /* said so once; standard error from now on */
+static atomic_flag text_busy = ATOMIC_FLAG_INIT;
+
+static void vlog_to(int fd, const char *fmt, va_list ap)
 {
 	char line[1024];
-	int saved = errno;
 	int n = snprintf(line, sizeof line, "memcheck[%d] %s: ", (int)getpid(), mc_program());
 	if (n < 0 || (size_t)n >= sizeof line / 2)
 		n = snprintf(line, sizeof line, "memcheck[%d]: ", (int)getpid());
-	va_list ap;
-	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-	va_end(ap);
 	if (m < 0)
 		m = 0;
 	size_t len = (size_t)n + (size_t)m;
 	if (len > sizeof line - 2)
 		len = sizeof line - 2;
 	line[len++] = '\n';
-	mc_write_all(2, line, len);
+	mc_write_all(fd, line, len);
+}
+
+__attribute__((format(printf, 1, 2))) static void say_on_stderr(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog_to(2, fmt, ap);
+	va_end(ap);
+}
+
+int mc_text_path(const char *pattern, long pid, char *out, size_t cap, size_t *bad)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p; p++) {
+		char num[24];
+		const char *piece = p;
+		size_t len = 1;
+		if (*p == '%') {
+			if (p[1] == 'p') {
+				len = (size_t)snprintf(num, sizeof num, "%ld", pid);
+				piece = num;
+			} else if (p[1] != '%') {
+				*bad = (size_t)(p - pattern);
+				return -1;
+			}
+			p++;
+		}
+		if (n + len >= cap) {
+			*bad = SIZE_MAX;
+			return -1;
+		}
+		memcpy(out + n, piece, len);
+		n += len;
+	}
+	out[n] = 0;
+	return (int)n;
+}
+
+/* Open MEMCHECK_LOG's file for this process; false, said once on
+ * standard error, when it cannot be. */
+static bool text_reopen(void)
+{
+	char path[4096];
+	size_t bad;
+	int saved = errno;
+	text_fd = -1;
+	if (mc_text_path(text_pattern, (long)getpid(), path, sizeof path, &bad) < 0) {
+		if (bad == SIZE_MAX)
+			say_on_stderr("MEMCHECK_LOG=%s: the file name is too long; writing to "
+				      "standard error", text_pattern);
+		else
+			say_on_stderr("MEMCHECK_LOG=%s: \"%%%c\" at character %zu: expected %%p "
+				      "(the process id) or %%%% (a percent sign); writing to "
+				      "standard error", text_pattern,
+				      text_pattern[bad + 1] ? text_pattern[bad + 1] : ' ', bad + 1);
+		text_failed = true;
+		errno = saved;
+		return false;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		say_on_stderr("cannot open MEMCHECK_LOG=%s: %s; writing to standard error", path,
+			      strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		text_failed = true;
+		errno = saved;
+		return false;
+	}
+	/* Out of the way of the program's own descriptors, where it can go:
+	 * one that counts up from 3 does not meet it. */
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	if (high >= 0) {
+		close(fd);
+		fd = high;
+	}
+	text_fd = fd;
+	text_dev = st.st_dev;
+	text_ino = st.st_ino;
+	errno = saved;
+	return true;
+}
+
+static bool wants_file(void)
+{
+	return text_pattern && strcmp(text_pattern, "-") != 0 && !text_failed;
+}
+
+void mc_text_open(const char *pattern)
+{
+	text_pattern = pattern;
+	if (wants_file() && text_fd < 0)
+		text_reopen();
+}
+
+int mc_text_fd(void)
+{
+	if (!wants_file())
+		return 2;
+	while (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
+		;
+	int saved = errno;
+	struct stat st;
+	/* Gone from the directory (a test cleaned up) counts as gone. */
+	if (text_fd < 0 || fstat(text_fd, &st) != 0 || st.st_dev != text_dev ||
+	    st.st_ino != text_ino || st.st_nlink == 0)
+		text_reopen(); /* never closes the old number: it may be the program's */
+	int fd = text_fd >= 0 ? text_fd : 2;
+	errno = saved;
+	atomic_flag_clear_explicit(&text_busy, memory_order_release);
+	return fd;
+}
+
+void mc_text_after_fork(void)
+{
+	atomic_flag_clear(&text_busy);
+	if (!wants_file() || !strstr(text_pattern, "%p"))
+		return; /* the parent's file, shared: appends do not overwrite */
+	struct stat st;
+	if (text_fd >= 0 && fstat(text_fd, &st) == 0 && st.st_dev == text_dev &&
+	    st.st_ino == text_ino)
+		close(text_fd); /* the child's copy of memcheck's own descriptor */
+	text_reopen();
+}
+
+void mc_log(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vlog_to(mc_text_fd(), fmt, ap);
+	va_end(ap);
 	errno = saved;
 }
 

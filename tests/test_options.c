@@ -1,7 +1,10 @@
 /*
  * test_options.c - MEMCHECK_TRACK, _STACK_DEPTH, _TEXT, _PROCESS and
- * _UNWINDER change what they say and nothing else; and memcheck never
- * writes to stdout (tests/prog/plain_errors, plain_family, regions).
+ * _UNWINDER change what they say and nothing else; MEMCHECK_LOG moves
+ * all of memcheck's text to a file, per process with %p, and never
+ * writes to a descriptor the program has taken over; and memcheck never
+ * writes to stdout (tests/prog/plain_errors, plain_family, regions,
+ * plain_fork, plain_fds).
  */
 #include <check.h>
 #include <stdint.h>
@@ -184,6 +187,131 @@ START_TEST(test_nothing_on_stdout_from_memcheck)
 }
 END_TEST
 
+
+/* The file MEMCHECK_LOG=pattern names for pid. */
+static char *log_of(const char *base, pid_t pid)
+{
+	return h_read_file(h_env("%s.%d", base, (int)pid), NULL);
+}
+
+START_TEST(test_log_takes_all_the_text)
+{
+	const char *base = h_tmppath("log");
+	const char *report = h_tmppath("report.jsonl");
+	/* a leak, a double free and a bad setting: all three kinds of text */
+	const char *env[] = { h_env("MEMCHECK_LOG=%s.%%p", base), h_env("MEMCHECK_REPORT=%s", report),
+			      "MEMCHECK_TRACK=maybe", NULL };
+	const char *modes[] = { "leak", "double" };
+	for (size_t i = 0; i < 2; i++) {
+		struct h_run r;
+		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), modes[i]);
+		ck_assert_msg(r.exit_code == 0, "plain_errors %s: %s; stderr:\n%s", modes[i],
+			      h_status(&r), r.err);
+		ck_assert_msg(r.err_len == 0, "MEMCHECK_LOG set: stderr should be empty, got:\n%s",
+			      r.err);
+		char *log = log_of(base, r.pid);
+		ck_assert_msg(log != NULL, "no file %s.%d", base, (int)r.pid);
+		ck_assert_msg(strstr(log, "MEMCHECK_TRACK=maybe: expected a boolean") != NULL,
+			      "the bad setting's complaint should be in the log:\n%s", log);
+		const char *want = i == 0 ? "definitely lost" : "double free";
+		ck_assert_msg(strstr(log, want) != NULL, "\"%s\" should be in the log:\n%s", want,
+			      log);
+		ck_assert_msg(strstr(log, h_env("==%d== memcheck: ", (int)r.pid)) != NULL,
+			      "the log should have the process's own lines:\n%s", log);
+		free(log);
+		h_run_free(&r);
+	}
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	ck_assert_msg(rep.n == 2, "MEMCHECK_LOG must not change the JSON report: %zu records, "
+		      "expected 2", rep.n);
+	h_report_free(&rep);
+}
+END_TEST
+
+START_TEST(test_log_per_process_with_p)
+{
+	/* plain_fork fork: the parent and its forked child both leak */
+	for (int per_pid = 0; per_pid <= 1; per_pid++) {
+		const char *base = h_tmppath("log");
+		const char *env[] = { per_pid ? h_env("MEMCHECK_LOG=%s.%%p", base)
+					      : h_env("MEMCHECK_LOG=%s", base),
+				      "MEMCHECK_TEXT=full", NULL };
+		struct h_run r;
+		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fork"), "fork");
+		ck_assert_msg(r.exit_code == 0 && r.err_len == 0,
+			      "plain_fork fork: %s, expected exit 0 and nothing on stderr:\n%s",
+			      h_status(&r), r.err);
+		int child = 0;
+		ck_assert_msg(sscanf(r.out, "child=%d", &child) == 1, "stdout: %s", r.out);
+		const char *parent_line = h_env("==%d== memcheck: region", (int)r.pid);
+		const char *child_line = h_env("==%d== memcheck: region", child);
+		if (per_pid) {
+			char *p = log_of(base, r.pid), *c = log_of(base, child);
+			ck_assert_msg(p && c, "%%p: expected %s.%d and %s.%d", base, (int)r.pid,
+				      base, child);
+			ck_assert_msg(strstr(p, parent_line) && !strstr(p, child_line),
+				      "the parent's file should have only the parent's text:\n%s", p);
+			ck_assert_msg(strstr(c, child_line) && !strstr(c, parent_line),
+				      "the child's file should have only the child's text:\n%s", c);
+			free(p);
+			free(c);
+		} else {
+			char *both = h_read_file(base, NULL);
+			ck_assert_msg(both && strstr(both, parent_line) && strstr(both, child_line),
+				      "no %%p: one file with both processes' text, got:\n%s",
+				      both ? both : "(no file)");
+			free(both);
+		}
+		h_run_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_log_bad_pattern_or_path_falls_back_to_stderr)
+{
+	const char *bad[] = { h_env("MEMCHECK_LOG=%s.%%x", h_tmppath("log")),
+			      "MEMCHECK_LOG=/nonexistent-memcheck-dir/log" };
+	const char *said[] = { "\"%x\" at character", "cannot open MEMCHECK_LOG=" };
+	for (size_t i = 0; i < 2; i++) {
+		const char *env[] = { bad[i], NULL };
+		struct h_run r;
+		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
+		ck_assert_msg(r.exit_code == 0, "%s: %s", bad[i], h_status(&r));
+		ck_assert_msg(h_count_lines(r.err, said[i]) == 1,
+			      "%s: expected one line saying \"%s\" on stderr, got:\n%s", bad[i],
+			      said[i], r.err);
+		ck_assert_msg(i == 1 || strstr(r.err, "expected %p (the process id) or %%"),
+			      "%s: the line should say what was expected:\n%s", bad[i], r.err);
+		ck_assert_msg(strstr(r.err, "definitely lost") != NULL,
+			      "%s: the report should then be on stderr:\n%s", bad[i], r.err);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_log_never_writes_to_the_programs_descriptors)
+{
+	/* plain_fds makes every descriptor from 3 up a copy of its own file */
+	const char *log = h_tmppath("log");
+	const char *own = h_tmppath("own");
+	const char *env[] = { h_env("MEMCHECK_LOG=%s", log), NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fds"), own);
+	ck_assert_msg(r.exit_code == 0 && r.err_len == 0, "plain_fds: %s; stderr:\n%s",
+		      h_status(&r), r.err);
+	char *mine = h_read_file(own, NULL), *text = h_read_file(log, NULL);
+	ck_assert_msg(mine && strcmp(mine, "program\n") == 0,
+		      "the program's file should hold only its own line, got:\n%s",
+		      mine ? mine : "(no file)");
+	ck_assert_msg(text && strstr(text, "100 bytes in 1 blocks are definitely lost"),
+		      "the log should have the leak, got:\n%s", text ? text : "(no file)");
+	free(mine);
+	free(text);
+	h_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("options");
@@ -197,6 +325,10 @@ int main(void)
 	tcase_add_loop_test(tc, test_unwinder_first_frame_is_leaking_function, 0,
 			    (int)(sizeof unwinders / sizeof unwinders[0]));
 	tcase_add_test(tc, test_nothing_on_stdout_from_memcheck);
+	tcase_add_test(tc, test_log_takes_all_the_text);
+	tcase_add_test(tc, test_log_per_process_with_p);
+	tcase_add_test(tc, test_log_bad_pattern_or_path_falls_back_to_stderr);
+	tcase_add_test(tc, test_log_never_writes_to_the_programs_descriptors);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

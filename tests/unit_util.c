@@ -3,6 +3,7 @@
  * escaping, name cutting, number formatting, option parsing.
  */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,30 @@ START_TEST(commas)
 }
 END_TEST
 
+START_TEST(log_paths)
+{
+	char out[64];
+	size_t bad = 0;
+	ck_assert_int_eq(mc_text_path("/t/mc.%p.log", 4242, out, sizeof out, &bad), 14);
+	ck_assert_str_eq(out, "/t/mc.4242.log");
+	ck_assert_int_eq(mc_text_path("%p-%p%%", 7, out, sizeof out, &bad), 4);
+	ck_assert_str_eq(out, "7-7%");
+	ck_assert_int_eq(mc_text_path("plain", 7, out, sizeof out, &bad), 5);
+	ck_assert_str_eq(out, "plain");
+	/* another %, or a % at the end: the offset of the % */
+	ck_assert_int_eq(mc_text_path("ab%q", 7, out, sizeof out, &bad), -1);
+	ck_assert_uint_eq(bad, 2);
+	ck_assert_int_eq(mc_text_path("ab%", 7, out, sizeof out, &bad), -1);
+	ck_assert_uint_eq(bad, 2);
+	/* too long, the terminating NUL counted */
+	ck_assert_int_eq(mc_text_path("12345678", 7, out, 8, &bad), -1);
+	ck_assert_uint_eq(bad, SIZE_MAX);
+	ck_assert_int_eq(mc_text_path("1234567", 7, out, 8, &bad), 7);
+	ck_assert_int_eq(mc_text_path("%p", 123456789, out, 9, &bad), -1);
+	ck_assert_uint_eq(bad, SIZE_MAX);
+}
+END_TEST
+
 START_TEST(options_defaults_and_bad_values)
 {
 	unsetenv("MEMCHECK_STACK_DEPTH");
@@ -100,6 +125,7 @@ int main(void)
 	tcase_add_test(tc, json_strings);
 	tcase_add_test(tc, names_cut_at_characters);
 	tcase_add_test(tc, commas);
+	tcase_add_test(tc, log_paths);
 	tcase_add_test(tc, options_defaults_and_bad_values);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
