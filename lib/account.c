@@ -56,6 +56,10 @@ static struct mc_totals retired;        /* counts of threads that ended */
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t slot_key;
 static int nslots_used;
+/* 1 + the highest slot index ever taken: loops over the slots stop
+ * there, so a one-thread process reads one page of them, not 48 (every
+ * process sums them at start-up). */
+static _Atomic int slots_hi;
 
 static MC_TLS struct slot *my_slot;
 static MC_TLS int my_state; /* 0 no slot yet, 1 has one, 2 ended */
@@ -103,6 +107,8 @@ static struct slot *slot_acquire(void)
 		if (!slots[i].in_use) {
 			s = &slots[i];
 			s->in_use = 1;
+			if (i >= atomic_load_explicit(&slots_hi, memory_order_relaxed))
+				atomic_store_explicit(&slots_hi, i + 1, memory_order_relaxed);
 			if (!s->ring)
 				s->ring = mc_map(RING * sizeof *s->ring);
 			nslots_used++;
@@ -153,7 +159,7 @@ void mc_account_threads_unlock(void)
 int mc_account_other_stacks(uintptr_t (*out)[2], int max)
 {
 	int n = 0;
-	for (int i = 0; slots && i < MAX_SLOTS && n < max; i++) {
+	for (int i = 0, hi = slots_hi; slots && i < hi && n < max; i++) {
 		struct slot *s = &slots[i];
 		if (s->in_use && s != my_slot && s->stack_hi) {
 			out[n][0] = s->stack_lo;
@@ -248,7 +254,7 @@ void mc_account_sum(struct mc_totals *t)
 	fold(t, &retired);
 	fold(t, &shared_slot.t);
 	if (slots)
-		for (int i = 0; i < MAX_SLOTS; i++)
+		for (int i = 0, hi = slots_hi; i < hi; i++)
 			if (slots[i].in_use)
 				fold(t, &slots[i].t);
 	pthread_mutex_unlock(&slot_lock);
@@ -394,7 +400,7 @@ static bool recently_freed(struct slot *self, uintptr_t p, struct freed *out)
 {
 	if (self != &shared_slot && find_in_ring(self, p, out))
 		return true;
-	for (int i = 0; slots && i < MAX_SLOTS; i++)
+	for (int i = 0, hi = slots_hi; slots && i < hi; i++)
 		if (&slots[i] != self && find_in_ring(&slots[i], p, out))
 			return true;
 	return false;
@@ -563,7 +569,7 @@ static void atfork_child(void)
 	mc_stacks_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);
 	if (slots) {
-		for (int i = 0; i < MAX_SLOTS; i++) {
+		for (int i = 0, hi = slots_hi; i < hi; i++) {
 			struct slot *s = &slots[i];
 			if (!s->in_use || s == my_slot)
 				continue;

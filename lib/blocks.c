@@ -340,7 +340,10 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	struct entry *e = array_for(s, cap);
 	if (!e)
 		return false;
-	memset(e, 0, (size_t)cap * sizeof *e);
+	/* No memset: e is fresh from mmap, or a first array never used
+	 * before, so it reads as zeros, and its pages are only touched as
+	 * entries land in them (a short process's table stays a few pages,
+	 * not 512 KiB zeroed). */
 	uint32_t mask = (cap - 1) * (uint32_t)sizeof *e;
 	for (uint32_t i = 0; i < old_cap; i++) {
 		struct entry *b = &old[i];

@@ -191,12 +191,15 @@ static void resolve_all(void)
 	mc_is_active = !first || first == (void *)mc_self_malloc;
 	void *handle = mc_is_active ? RTLD_NEXT : RTLD_DEFAULT;
 	void *m = mc_is_active ? dlsym(RTLD_NEXT, "malloc") : first;
+	/* mc_object_base, not dladdr: dladdr also walks the object's whole
+	 * symbol table for the nearest name (the C library's: ~10 us). */
+	const char *object = NULL;
+	const void *base = m ? mc_object_base(m, &object) : NULL;
 	Dl_info info;
-	const void *base = NULL;
-	if (m && dladdr(m, &info)) {
-		base = info.dli_fbase;
-		mc_real.object = info.dli_fname;
-	}
+	if (base && (!object || !object[0]) && dladdr(m, &info))
+		object = info.dli_fname; /* the program itself: its argv[0] */
+	if (base)
+		mc_real.object = object;
 	if (!m) {
 		/* Nothing to forward to: a statically linked program, where
 		 * memcheck cannot work. */
