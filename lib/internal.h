@@ -41,6 +41,7 @@ struct mc_options {
 	int unwinder;             /* enum mc_unwinder */
 	int max_leaks;            /* leak records per region in reports */
 	int process_region;       /* enum mc_tristate */
+	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: every program */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
@@ -121,6 +122,10 @@ const char *mc_commas(uint64_t v, char buf[32]);
 
 double mc_now(void);
 const char *mc_program(void);
+/* Does the executable at path (absolute) match one of MEMCHECK_PROGRAMS's
+ * ':'-separated patterns?  A pattern with a '/' is matched against path,
+ * one without against its last component. */
+bool mc_program_matches(const char *patterns, const char *path);
 const void *mc_object_base(const void *addr, const char **name);
 
 /* ---- interpose.c ----------------------------------------------------- */

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -430,6 +431,17 @@ void mc_process_begin(void)
 	if (mc_opt.process_region == MC_AUTO) {
 		const char *pre = getenv("LD_PRELOAD");
 		on = pre && strstr(pre, "libmemcheck");
+	}
+	if (on && mc_opt.programs) {
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			on = mc_program_matches(mc_opt.programs, exe);
+		} else {
+			mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
+			       "reporting this process as if it matched", strerror(errno));
+		}
 	}
 	if (mc_is_active && !calls_reach_us())
 		mc_bypass();

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -422,6 +423,26 @@ double mc_now(void)
 const char *mc_program(void)
 {
 	return program_invocation_name ? program_invocation_name : "?";
+}
+
+bool mc_program_matches(const char *patterns, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	char pat[1024];
+	for (const char *p = patterns; *p;) {
+		size_t len = strcspn(p, ":");
+		if (len > 0 && len < sizeof pat) {
+			memcpy(pat, p, len);
+			pat[len] = 0;
+			if (fnmatch(pat, memchr(pat, '/', len) ? path : name, 0) == 0)
+				return true;
+		}
+		p += len;
+		if (*p == ':')
+			p++;
+	}
+	return false;
 }
 
 /* The load address of the object that contains addr, as dladdr's

@@ -2,7 +2,8 @@
  * test_options.c - MEMCHECK_TRACK, _STACK_DEPTH, _TEXT, _PROCESS and
  * _UNWINDER change what they say and nothing else; MEMCHECK_LOG moves
  * all of memcheck's text to a file, per process with %p, and never
- * writes to a descriptor the program has taken over; and memcheck never
+ * writes to a descriptor the program has taken over; MEMCHECK_PROGRAMS
+ * picks the programs that get a process region; and memcheck never
  * writes to stdout (tests/prog/plain_errors, plain_family, regions,
  * plain_fork, plain_fds).
  */
@@ -312,6 +313,50 @@ START_TEST(test_log_never_writes_to_the_programs_descriptors)
 }
 END_TEST
 
+START_TEST(test_programs_pick_who_gets_the_process_region)
+{
+	static const struct {
+		const char *patterns;
+		bool reported;
+	} cases[] = {
+		{ "nothing-matches", false },
+		{ "plain_err*", true },
+		{ "*/prog/plain_errors", true },
+		{ "bash:sh:plain_errors", true },
+		{ "prog/plain_errors", false }, /* a '/': the whole path must match */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct h_run r;
+		struct h_report rep;
+		const char *setting = h_env("MEMCHECK_PROGRAMS=%s", cases[i].patterns);
+		const struct h_json *rec = run_with(&r, &rep, setting, "plain_errors", "leak");
+		ck_assert_msg((rec != NULL) == cases[i].reported,
+			      "%s: plain_errors should %sget a process record", setting,
+			      cases[i].reported ? "" : "not ");
+		ck_assert_msg(cases[i].reported || r.err_len == 0,
+			      "%s: a program left out should get no text, got:\n%s", setting, r.err);
+		h_report_free(&rep);
+		h_run_free(&r);
+	}
+	/* plain_fork exec: the parent matches, the /usr/bin/true it starts not */
+	struct h_run r;
+	struct h_report rep;
+	run_with(&r, &rep, "MEMCHECK_PROGRAMS=plain_fork", "plain_fork", "exec");
+	ck_assert_msg(rep.n == 1 && h_record(&rep, "process", r.pid),
+		      "MEMCHECK_PROGRAMS=plain_fork: expected only plain_fork's record, got %zu",
+		      rep.n);
+	h_report_free(&rep);
+	h_run_free(&r);
+	/* regions a program opens itself are reported all the same */
+	run_with(&r, &rep, "MEMCHECK_PROGRAMS=nothing-matches", "regions", "stack");
+	ck_assert_msg(rep.n == 1 && h_record(&rep, "stack", r.pid),
+		      "a program left out: expected its own region \"stack\" alone, got %zu records",
+		      rep.n);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("options");
@@ -329,6 +374,7 @@ int main(void)
 	tcase_add_test(tc, test_log_per_process_with_p);
 	tcase_add_test(tc, test_log_bad_pattern_or_path_falls_back_to_stderr);
 	tcase_add_test(tc, test_log_never_writes_to_the_programs_descriptors);
+	tcase_add_test(tc, test_programs_pick_who_gets_the_process_region);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

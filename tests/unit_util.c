@@ -81,6 +81,21 @@ START_TEST(log_paths)
 }
 END_TEST
 
+START_TEST(program_patterns)
+{
+	const char *exe = "/home/u/proj/build/tests/test-array";
+	ck_assert(mc_program_matches("test-*", exe));
+	ck_assert(mc_program_matches("*/build/tests/*", exe)); /* '*' crosses '/' */
+	ck_assert(mc_program_matches("bash:sh:test-array", exe));
+	ck_assert(mc_program_matches("::test-a?ray:", exe));    /* empty ones skipped */
+	ck_assert(!mc_program_matches("array", exe));             /* the whole name */
+	ck_assert(!mc_program_matches("tests/test-array", exe));  /* a '/': the whole path */
+	ck_assert(!mc_program_matches("", exe));
+	ck_assert(!mc_program_matches("bash:sh", "/usr/bin/dash"));
+	ck_assert(mc_program_matches("/usr/bin/*", "/usr/bin/dash"));
+}
+END_TEST
+
 START_TEST(options_defaults_and_bad_values)
 {
 	unsetenv("MEMCHECK_STACK_DEPTH");
@@ -126,6 +141,7 @@ int main(void)
 	tcase_add_test(tc, names_cut_at_characters);
 	tcase_add_test(tc, commas);
 	tcase_add_test(tc, log_paths);
+	tcase_add_test(tc, program_patterns);
 	tcase_add_test(tc, options_defaults_and_bad_values);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
