@@ -406,6 +406,15 @@ void mc_regions_after_fork_child(void);
  * the wrappers test it, and only it, before calling the allocator. */
 extern int mc_fault_on;
 
+/* ---- limits.c -------------------------------------------------------- */
+
+/* Count-only malloc does not look at the result of a call for fewer
+ * bytes: 0 while an address-space or data limit is set, or the kernel
+ * does not overcommit.  Set by mc_limits_init and by the program's
+ * setrlimit/prlimit calls, which limits.c wraps. */
+extern size_t mc_sure_below;
+void mc_limits_init(void);
+
 /* Called by the wrappers when mc_fault_on is set, before the allocator:
  * counts the call in the innermost region and decides.  True: the call
  * must fail (counted as failed, stack recorded, memcheck_fault() called,

@@ -311,6 +311,8 @@ void mc_resolve(void)
 		mc_stacks_init();
 		mc_account_init();
 		mc_allocator_detect();
+		if (!mc_opt.track)
+			mc_limits_init(); /* for count-only malloc alone */
 		mc_guard_leave();
 		/* Bypassed, nothing is counted: counting only the functions
 		 * the allocator lacks would report their blocks as leaks. */
@@ -495,6 +497,9 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 		if (t) {
 			mc_add_own(&t->allocs, 1);
 			mc_add_own(&t->bytes_allocated, n);
+			/* limits.c: a size that cannot fail here is not checked */
+			if (likely(n < __atomic_load_n(&mc_sure_below, __ATOMIC_RELAXED)))
+				return mc_real.malloc(n);
 			void *p = mc_real.malloc(n);
 			if (unlikely(p == NULL))
 				return uncount(n);

@@ -1,6 +1,8 @@
 /*
  * test_options.c - MEMCHECK_TRACK, _STACK_DEPTH, _TEXT, _PROCESS and
- * _UNWINDER change what they say and nothing else; MEMCHECK_LOG moves
+ * _UNWINDER change what they say and nothing else (count-only mode
+ * counts failures under a program's own address-space limit,
+ * tests/prog/plain_rlimit); MEMCHECK_LOG moves
  * all of memcheck's text to a file, per process with %p, and never
  * writes to a descriptor the program has taken over; MEMCHECK_PROGRAMS
  * picks the programs that get a process region; and memcheck never
@@ -56,6 +58,39 @@ START_TEST(test_track_0_counts_exactly_and_lists_no_leaks)
 		      "leaks should be a list (empty)");
 	h_report_free(&rep);
 	h_run_free(&r);
+}
+END_TEST
+
+/* Count-only malloc does not look at results where nothing can fail
+ * (lib/limits.c): a program that limits its own address space, by each
+ * call the C library has for it or before an exec, still gets every
+ * failure counted, as tracking counts it. */
+START_TEST(test_track_0_counts_failures_under_a_limit)
+{
+	static const char *const modes[] = { "none", "setrlimit", "setrlimit64", "prlimit",
+					     "prlimit64", "exec" };
+	for (int track = 0; track <= 1; track++) {
+		for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+			struct h_run r;
+			struct h_report rep;
+			const char *setting = track ? "MEMCHECK_TRACK=1" : "MEMCHECK_TRACK=0";
+			const struct h_json *rec = run_with(&r, &rep, setting, "plain_rlimit", modes[i]);
+			unsigned long ok = 0, failed = 0;
+			ck_assert_msg(sscanf(r.out, "%lu %lu", &ok, &failed) == 2 && failed > 0 &&
+					      ok > 0,
+				      "plain_rlimit %s: stdout \"%s\"", modes[i], r.out);
+			ck_assert_msg(rec != NULL, "plain_rlimit %s: no process record", modes[i]);
+			ck_assert_msg(h_u64(rec, "allocs") == ok && h_u64(rec, "failed_allocs") == failed &&
+					      h_u64(rec, "frees") == ok &&
+					      h_u64(rec, "bytes_allocated") == ok * 512 * 1024,
+				      "plain_rlimit %s, %s: allocs %s, failed_allocs %s, frees %s; the "
+				      "program saw %lu made and %lu failed", modes[i], setting,
+				      h_fmt(h_u64(rec, "allocs")), h_fmt(h_u64(rec, "failed_allocs")),
+				      h_fmt(h_u64(rec, "frees")), ok, failed);
+			h_report_free(&rep);
+			h_run_free(&r);
+		}
+	}
 }
 END_TEST
 
@@ -363,6 +398,7 @@ int main(void)
 	TCase *tc = tcase_create("options");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_track_0_counts_exactly_and_lists_no_leaks);
+	tcase_add_test(tc, test_track_0_counts_failures_under_a_limit);
 	tcase_add_test(tc, test_stack_depth_0_leaks_with_empty_stacks);
 	tcase_add_test(tc, test_text_none_prints_nothing);
 	tcase_add_test(tc, test_process_off_writes_no_process_record);

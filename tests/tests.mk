@@ -86,7 +86,8 @@ prog-check: all $(PROG_BINS) $(WP_BINS)
 # The library exports the public API and the malloc family it
 # interposes, nothing else (internals are hidden: -fvisibility=hidden).
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
-	posix_memalign pvalloc realloc reallocarray valloc
+	posix_memalign pvalloc realloc reallocarray valloc \
+	setrlimit setrlimit64 prlimit prlimit64
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
@@ -94,7 +95,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_* and the malloc family only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family and the rlimit setters only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,

@@ -1,0 +1,116 @@
+/*
+ * limits.c - can a small allocation fail in this process?
+ *
+ * Count-only malloc counts a call before handing it to the allocator and
+ * takes the count back if the allocator fails.  Looking at the result
+ * means a call where a jump would do, and on a malloc-heavy program that
+ * call is a third of what counting costs (bench/malloc_bench under glibc:
+ * 1.089x the bare run with it, 1.066x without).  Where only a size too
+ * large for the machine can make malloc fail, the wrapper jumps for every
+ * size below mc_sure_below and never sees the result.
+ *
+ * A small allocation fails when the address space or the data segment is
+ * limited (RLIMIT_AS, RLIMIT_DATA: how tests provoke out-of-memory
+ * without memcheck's failure injection) or when the kernel does not
+ * overcommit (vm.overcommit_memory = 2).  So mc_sure_below is 0 (every
+ * result checked) when either holds, or when it cannot be told: the
+ * policy is read at start-up, the limits at start-up and after every
+ * setrlimit or prlimit the program makes through the C library (below).
+ * What is left is counted as made although it failed: an allocator that
+ * runs out of mappings (vm.max_map_count) or is capped by its own options,
+ * and a limit another process sets on this one with prlimit(1).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SURE_SIZE ((size_t)1 << 20) /* far below any machine's memory */
+
+size_t mc_sure_below; /* 0: every count-only malloc looks at its result */
+static bool strict;   /* the kernel does not overcommit, or unknown */
+
+static bool unlimited(int resource)
+{
+	struct rlimit rl;
+	return getrlimit(resource, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY;
+}
+
+/* The limits may have changed. */
+static void update(void)
+{
+	bool sure = !strict && unlimited(RLIMIT_AS) && unlimited(RLIMIT_DATA);
+	__atomic_store_n(&mc_sure_below, sure ? SURE_SIZE : 0, __ATOMIC_RELAXED);
+}
+
+void mc_limits_init(void)
+{
+	int saved = errno;
+	char c = 0;
+	int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+	strict = fd < 0 || read(fd, &c, 1) != 1 || (c != '0' && c != '1');
+	if (fd >= 0)
+		close(fd);
+	update();
+	errno = saved;
+}
+
+/* ---- the program changes its limits --------------------------------- */
+
+static void *next(const char *name, void **cache)
+{
+	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+	if (!f) {
+		mc_guard_enter(); /* dlsym may allocate */
+		f = dlsym(RTLD_NEXT, name);
+		mc_guard_leave();
+		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static int after(int rc, int resource)
+{
+	if (resource == RLIMIT_AS || resource == RLIMIT_DATA) {
+		int saved = errno;
+		update();
+		errno = saved;
+	}
+	return rc;
+}
+
+#define SET(name, type)                                                             \
+	MC_API int name(__rlimit_resource_t resource, const type *rl)              \
+	{                                                                           \
+		static void *real;                                                  \
+		int (*f)(__rlimit_resource_t, const type *) = next(#name, &real);   \
+		if (!f) {                                                           \
+			errno = ENOSYS;                                             \
+			return -1;                                                  \
+		}                                                                   \
+		return after(f(resource, rl), (int)resource);                       \
+	}
+
+#define PRLIMIT(name, type)                                                         \
+	MC_API int name(pid_t pid, __rlimit_resource_t resource, const type *rl,   \
+			type *old)                                                  \
+	{                                                                           \
+		static void *real;                                                  \
+		int (*f)(pid_t, __rlimit_resource_t, const type *, type *) =        \
+			next(#name, &real);                                         \
+		if (!f) {                                                           \
+			errno = ENOSYS;                                             \
+			return -1;                                                  \
+		}                                                                   \
+		int rc = f(pid, resource, rl, old);                                 \
+		return pid == 0 || pid == getpid() ? after(rc, (int)resource) : rc; \
+	}
+
+SET(setrlimit, struct rlimit)
+SET(setrlimit64, struct rlimit64)
+PRLIMIT(prlimit, struct rlimit)
+PRLIMIT(prlimit64, struct rlimit64)

@@ -1,0 +1,128 @@
+/*
+ * plain_rlimit.c - allocations that fail because the program limited its
+ * own address space, as tests of out-of-memory paths do without memcheck
+ * (preloaded only, never linked to it; no stdio).
+ *
+ * usage: plain_rlimit MODE
+ *   setrlimit, setrlimit64, prlimit, prlimit64
+ *             set RLIMIT_AS 256 MiB above the address space in use
+ *             with that call, then malloc 512 KiB at a time until three
+ *             calls have failed
+ *   exec      set it with setrlimit, then exec this program as
+ *             "inherited": memcheck starts under the limit
+ *   inherited the malloc loop alone
+ *   none      no limit: 100 mallocs of 512 KiB, then one of SIZE_MAX / 2,
+ *             which fails
+ * Everything allocated is freed.  Prints "ALLOCATED FAILED\n": the calls
+ * that succeeded and those that failed.  Exit 0, or 1 on a setup error.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define BLOCK (512 * 1024)
+#define MAX 4096
+
+static void *blocks[MAX];
+
+static void put_num(char *buf, size_t *len, unsigned long v)
+{
+	char digits[24];
+	int n = 0;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		buf[(*len)++] = digits[--n];
+}
+
+static int say(unsigned long ok, unsigned long failed)
+{
+	char buf[64];
+	size_t len = 0;
+	put_num(buf, &len, ok);
+	buf[len++] = ' ';
+	put_num(buf, &len, failed);
+	buf[len++] = '\n';
+	return write(1, buf, len) == (ssize_t)len ? 0 : 1;
+}
+
+/* The address space in use, from /proc/self/statm (pages). */
+static unsigned long vm_bytes(void)
+{
+	char buf[128];
+	int fd = open("/proc/self/statm", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strtoul(buf, NULL, 10) * (unsigned long)sysconf(_SC_PAGESIZE);
+}
+
+static int loop(void)
+{
+	unsigned long ok = 0, failed = 0;
+	while (failed < 3 && ok < MAX) {
+		void *p = malloc(BLOCK);
+		if (p)
+			blocks[ok++] = p;
+		else
+			failed++;
+	}
+	for (unsigned long i = 0; i < ok; i++)
+		free(blocks[i]);
+	return say(ok, failed);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return 1;
+	const char *mode = argv[1];
+	if (strcmp(mode, "inherited") == 0)
+		return loop();
+	if (strcmp(mode, "none") == 0) {
+		unsigned long ok = 0;
+		for (; ok < 100; ok++)
+			if (!(blocks[ok] = malloc(BLOCK)))
+				return 1;
+		void *volatile huge = malloc(SIZE_MAX / 2);
+		for (unsigned long i = 0; i < ok; i++)
+			free(blocks[i]);
+		return huge ? 1 : say(ok, 1);
+	}
+	unsigned long vm = vm_bytes();
+	if (!vm)
+		return 1;
+	rlim_t cap = vm + (256UL << 20);
+	int rc;
+	if (strcmp(mode, "setrlimit") == 0 || strcmp(mode, "exec") == 0) {
+		struct rlimit rl = { cap, RLIM_INFINITY };
+		rc = setrlimit(RLIMIT_AS, &rl);
+	} else if (strcmp(mode, "setrlimit64") == 0) {
+		struct rlimit64 rl = { cap, RLIM64_INFINITY };
+		rc = setrlimit64(RLIMIT_AS, &rl);
+	} else if (strcmp(mode, "prlimit") == 0) {
+		struct rlimit rl = { cap, RLIM_INFINITY };
+		rc = prlimit(0, RLIMIT_AS, &rl, NULL);
+	} else if (strcmp(mode, "prlimit64") == 0) {
+		struct rlimit64 rl = { cap, RLIM64_INFINITY };
+		rc = prlimit64(getpid(), RLIMIT_AS, &rl, NULL);
+	} else {
+		return 1;
+	}
+	if (rc != 0)
+		return 1;
+	if (strcmp(mode, "exec") == 0) {
+		char *args[] = { argv[0], "inherited", NULL };
+		execv("/proc/self/exe", args);
+		return 1;
+	}
+	return loop();
+}
