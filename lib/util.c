@@ -313,11 +313,14 @@ static bool text_reopen(void)
 		if (bad == SIZE_MAX)
 			say_on_stderr("MEMCHECK_LOG=%s: the file name is too long; writing to "
 				      "standard error", text_pattern);
+		else if (!text_pattern[bad + 1])
+			say_on_stderr("MEMCHECK_LOG=%s: a %% at the end: expected %%p (the process "
+				      "id) or %%%% (a percent sign); writing to standard error",
+				      text_pattern);
 		else
 			say_on_stderr("MEMCHECK_LOG=%s: \"%%%c\" at character %zu: expected %%p "
 				      "(the process id) or %%%% (a percent sign); writing to "
-				      "standard error", text_pattern,
-				      text_pattern[bad + 1] ? text_pattern[bad + 1] : ' ', bad + 1);
+				      "standard error", text_pattern, text_pattern[bad + 1], bad + 1);
 		text_failed = true;
 		errno = saved;
 		return false;
@@ -367,10 +370,15 @@ int mc_text_fd(void)
 		;
 	int saved = errno;
 	struct stat st;
-	/* Gone from the directory (a test cleaned up) counts as gone. */
-	if (text_fd < 0 || fstat(text_fd, &st) != 0 || st.st_dev != text_dev ||
-	    st.st_ino != text_ino || st.st_nlink == 0)
+	bool ours = text_fd >= 0 && fstat(text_fd, &st) == 0 && st.st_dev == text_dev &&
+		    st.st_ino == text_ino;
+	if (!ours) {
 		text_reopen(); /* never closes the old number: it may be the program's */
+	} else if (st.st_nlink == 0) {
+		/* gone from its directory (a test cleaned up): a new file */
+		close(text_fd);
+		text_reopen();
+	}
 	int fd = text_fd >= 0 ? text_fd : 2;
 	errno = saved;
 	atomic_flag_clear_explicit(&text_busy, memory_order_release);

@@ -348,6 +348,27 @@ START_TEST(test_log_never_writes_to_the_programs_descriptors)
 }
 END_TEST
 
+START_TEST(test_log_deleted_midway_is_written_again)
+{
+	/* the shell's child deletes the log the shell has open (": " keeps
+	 * the shell from exec'ing rm as its last command; bash, not dash,
+	 * which leaves with _exit and so without memcheck's report) */
+	const char *log = h_tmppath("log");
+	const char *env[] = { h_env("MEMCHECK_LOG=%s", log), "MEMCHECK_TEXT=full", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, "/bin/bash", "-c", h_env("rm -f %s; :", log));
+	ck_assert_msg(r.exit_code == 0 && r.err_len == 0, "sh -c 'rm -f LOG': %s; stderr:\n%s",
+		      h_status(&r), r.err);
+	char *text = h_read_file(log, NULL);
+	ck_assert_msg(text && strstr(text, "memcheck: region \"process\" in /bin/bash") &&
+			      strstr(text, "memcheck: region \"process\" in rm"),
+		      "the shell's and rm's reports should be in a new %s, got:\n%s", log,
+		      text ? text : "(no file)");
+	free(text);
+	h_run_free(&r);
+}
+END_TEST
+
 START_TEST(test_programs_pick_who_gets_the_process_region)
 {
 	static const struct {
@@ -410,6 +431,7 @@ int main(void)
 	tcase_add_test(tc, test_log_per_process_with_p);
 	tcase_add_test(tc, test_log_bad_pattern_or_path_falls_back_to_stderr);
 	tcase_add_test(tc, test_log_never_writes_to_the_programs_descriptors);
+	tcase_add_test(tc, test_log_deleted_midway_is_written_again);
 	tcase_add_test(tc, test_programs_pick_who_gets_the_process_region);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
