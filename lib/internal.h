@@ -104,11 +104,11 @@ void mc_write_all(int fd, const char *s, size_t n);
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Where memcheck's text goes: MEMCHECK_LOG's file, or standard error.
- * mc_text_open() opens the file (MEMCHECK_LOG's value); mc_text_fd() checks
- * before each write that the descriptor still names that file (the
- * program may have closed it and reused the number) and opens it again
- * if not; mc_text_after_fork() makes a child of a %p pattern open its
- * own. */
+ * mc_text_open() takes MEMCHECK_LOG's value; mc_text_fd() opens the file
+ * at the first write and checks before each later one that the
+ * descriptor still names that file (the program may have closed it and
+ * reused the number), opening it again if not; mc_text_after_fork()
+ * makes a child of a %p pattern open its own. */
 void mc_text_open(const char *pattern);
 int mc_text_fd(void);
 void mc_text_after_fork(void);
@@ -126,6 +126,10 @@ const char *mc_program(void);
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
  * one without against its last component. */
 bool mc_program_matches(const char *patterns, const char *path);
+/* Is memcheck part of the program, not only preloaded: linked from
+ * libmemcheck.a, or a library some loaded object needs?  Only such a
+ * program can call memcheck's functions. */
+bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
 
 /* ---- interpose.c ----------------------------------------------------- */

@@ -432,21 +432,29 @@ void mc_process_begin(void)
 		const char *pre = getenv("LD_PRELOAD");
 		on = pre && strstr(pre, "libmemcheck");
 	}
+	bool left_out = false;
 	if (on && mc_opt.programs) {
 		char exe[4096];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		if (n > 0) {
 			exe[n] = 0;
 			on = mc_program_matches(mc_opt.programs, exe);
+			left_out = !on;
 		} else {
 			mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
 			       "reporting this process as if it matched", strerror(errno));
 		}
 	}
-	if (mc_is_active && !calls_reach_us())
+	if (mc_is_active && !calls_reach_us()) {
 		mc_bypass();
+		left_out = false; /* say so */
+	} else if (left_out && mc_is_active && !mc_linked_in()) {
+		/* Preloaded only, it cannot open a region of its own: only
+		 * forward, as if memcheck were not there. */
+		mc_bypass();
+	}
 	mc_guard_enter();
-	if (!mc_is_active)
+	if (!mc_is_active && !left_out)
 		say_bypassed();
 	pthread_mutex_lock(&region_lock);
 	if (on && nregions == 0)

@@ -355,11 +355,12 @@ static bool wants_file(void)
 	return text_pattern && strcmp(text_pattern, "-") != 0 && !text_failed;
 }
 
+/* The file is made at the first write, not here: a process with nothing
+ * to say (a program left out by MEMCHECK_PROGRAMS, a clean one with
+ * MEMCHECK_TEXT=fail) leaves no empty file behind. */
 void mc_text_open(const char *pattern)
 {
 	text_pattern = pattern;
-	if (wants_file() && text_fd < 0)
-		text_reopen();
 }
 
 int mc_text_fd(void)
@@ -372,7 +373,9 @@ int mc_text_fd(void)
 	struct stat st;
 	bool ours = text_fd >= 0 && fstat(text_fd, &st) == 0 && st.st_dev == text_dev &&
 		    st.st_ino == text_ino;
-	if (!ours) {
+	if (text_fd < 0) {
+		text_reopen();
+	} else if (!ours) {
 		text_reopen(); /* never closes the old number: it may be the program's */
 	} else if (st.st_nlink == 0) {
 		/* gone from its directory (a test cleaned up): a new file */
@@ -394,7 +397,7 @@ void mc_text_after_fork(void)
 	if (text_fd >= 0 && fstat(text_fd, &st) == 0 && st.st_dev == text_dev &&
 	    st.st_ino == text_ino)
 		close(text_fd); /* the child's copy of memcheck's own descriptor */
-	text_reopen();
+	text_fd = -1; /* its own file, at its first write */
 }
 
 void mc_log(const char *fmt, ...)
@@ -451,6 +454,43 @@ bool mc_program_matches(const char *patterns, const char *path)
 			p++;
 	}
 	return false;
+}
+
+/* Does this loaded object name libmemcheck among the libraries it needs? */
+static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (info->dlpi_name && strstr(info->dlpi_name, "libmemcheck"))
+		return 0; /* memcheck itself */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+			continue;
+		const ElfW(Dyn) *d = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+		uintptr_t strtab = 0;
+		for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+			if (e->d_tag == DT_STRTAB)
+				strtab = e->d_un.d_ptr;
+		if (!strtab)
+			return 0;
+		/* the dynamic linker has made it absolute, but where the
+		 * section is read-only (the vDSO) */
+		if (strtab < info->dlpi_addr)
+			strtab += info->dlpi_addr;
+		for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+			if (e->d_tag == DT_NEEDED &&
+			    strstr((const char *)strtab + e->d_un.d_val, "libmemcheck"))
+				return 1;
+	}
+	return 0;
+}
+
+bool mc_linked_in(void)
+{
+	const char *name = NULL;
+	if (mc_object_base((const void *)mc_linked_in, &name) && name && !name[0])
+		return true; /* in the program itself: libmemcheck.a */
+	return dl_iterate_phdr(needs_memcheck, NULL) != 0;
 }
 
 /* The load address of the object that contains addr, as dladdr's
