@@ -18,7 +18,8 @@
  * setrlimit or prlimit the program makes through the C library (below).
  * What is left is counted as made although it failed: an allocator that
  * runs out of mappings (vm.max_map_count) or is capped by its own options,
- * and a limit another process sets on this one with prlimit(1).
+ * a limit the program sets with a raw syscall(2), and one another process
+ * sets on it with prlimit(1).
  */
 #include <dlfcn.h>
 #include <errno.h>
