@@ -363,6 +363,13 @@ void mc_text_open(const char *pattern)
 	text_pattern = pattern;
 }
 
+/* Does text_fd still name the file memcheck opened?  *st: its status. */
+static bool text_fd_ours(struct stat *st)
+{
+	return text_fd >= 0 && fstat(text_fd, st) == 0 && st->st_dev == text_dev &&
+	       st->st_ino == text_ino;
+}
+
 int mc_text_fd(void)
 {
 	if (!wants_file())
@@ -371,17 +378,14 @@ int mc_text_fd(void)
 		;
 	int saved = errno;
 	struct stat st;
-	bool ours = text_fd >= 0 && fstat(text_fd, &st) == 0 && st.st_dev == text_dev &&
-		    st.st_ino == text_ino;
-	if (text_fd < 0) {
-		text_reopen();
-	} else if (!ours) {
-		text_reopen(); /* never closes the old number: it may be the program's */
-	} else if (st.st_nlink == 0) {
-		/* gone from its directory (a test cleaned up): a new file */
+	bool ours = text_fd_ours(&st);
+	/* Not ours (not opened yet, or the number is the program's now): a
+	 * new descriptor, the old number left alone.  Ours but gone from
+	 * its directory (a test cleaned up): closed, and a new file. */
+	if (ours && st.st_nlink == 0)
 		close(text_fd);
+	if (!ours || st.st_nlink == 0)
 		text_reopen();
-	}
 	int fd = text_fd >= 0 ? text_fd : 2;
 	errno = saved;
 	atomic_flag_clear_explicit(&text_busy, memory_order_release);
@@ -394,8 +398,7 @@ void mc_text_after_fork(void)
 	if (!wants_file() || !strstr(text_pattern, "%p"))
 		return; /* the parent's file, shared: appends do not overwrite */
 	struct stat st;
-	if (text_fd >= 0 && fstat(text_fd, &st) == 0 && st.st_dev == text_dev &&
-	    st.st_ino == text_ino)
+	if (text_fd_ours(&st))
 		close(text_fd); /* the child's copy of memcheck's own descriptor */
 	text_fd = -1; /* its own file, at its first write */
 }
