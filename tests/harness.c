@@ -92,6 +92,14 @@ const char *h_allocator_so(const char *soname)
 	return p;
 }
 
+const char *h_mimalloc_or_skip(const char *what)
+{
+	const char *mi = h_allocator_so("libmimalloc.so.2");
+	if (!mi)
+		printf("note: libmimalloc.so.2 not installed; skipping the %s\n", what);
+	return mi;
+}
+
 /* One directory per test program, made by the process that runs the
  * suite; check's forked test processes put their files in it (names
  * carry their pid), and the suite's process removes it at exit, failed

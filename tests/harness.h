@@ -28,6 +28,10 @@ const char *h_lib(void);
 const char *h_prog(const char *name);
 /* /usr/lib/x86_64-linux-gnu/SONAME when it exists, else NULL. */
 const char *h_allocator_so(const char *soname);
+/* mimalloc's library, for blocks from mi_malloc (which memcheck does not
+ * wrap), or NULL with a note on stdout that the case named what is
+ * skipped because it is not installed. */
+const char *h_mimalloc_or_skip(const char *what);
 /* A fresh path (not yet created) in the test program's temporary
  * directory, which h_run_suite() makes and removes when the program exits,
  * files of failed tests included (H_KEEP=1 in the environment keeps it). */

@@ -31,16 +31,6 @@ static const struct h_json *run_errors(struct h_run *r, struct h_report *rep, co
 	return rec;
 }
 
-/* mimalloc's library, for blocks from mi_malloc (not wrapped), or NULL
- * with a note when it is not installed. */
-static const char *mimalloc_or_skip(const char *what)
-{
-	const char *mi = h_allocator_so("libmimalloc.so.2");
-	if (!mi)
-		printf("note: libmimalloc.so.2 not installed; skipping the %s\n", what);
-	return mi;
-}
-
 START_TEST(test_double_free_reported_and_program_continues)
 {
 	struct h_run r;
@@ -67,7 +57,7 @@ END_TEST
 START_TEST(test_free_of_unknown_pointer_reported_and_passed_on)
 {
 	/* mi_malloc is not wrapped: memcheck sees only the free() */
-	const char *mi = mimalloc_or_skip("unknown-pointer free");
+	const char *mi = h_mimalloc_or_skip("unknown-pointer free");
 	if (!mi)
 		return;
 	struct h_run r;
@@ -109,7 +99,7 @@ END_TEST
 
 START_TEST(test_realloc_of_unknown_pointer_reported_and_passed_on)
 {
-	const char *mi = mimalloc_or_skip("unknown-pointer realloc");
+	const char *mi = h_mimalloc_or_skip("unknown-pointer realloc");
 	if (!mi)
 		return;
 	struct h_run r;

@@ -406,7 +406,7 @@ START_TEST(test_programs_pick_who_gets_the_process_region)
 	/* A program left out and only preloaded is only forwarded to its
 	 * allocator: memcheck does not see mimalloc's own block freed
 	 * (plain_errors unknown), which it reports otherwise. */
-	const char *mi = h_allocator_so("libmimalloc.so.2");
+	const char *mi = h_mimalloc_or_skip("forward-only case");
 	if (mi) {
 		for (int left_out = 0; left_out <= 1; left_out++) {
 			const char *base = h_tmppath("log");
@@ -424,8 +424,6 @@ START_TEST(test_programs_pick_who_gets_the_process_region)
 			free(log);
 			h_run_free(&r);
 		}
-	} else {
-		printf("note: libmimalloc.so.2 not installed; skipping the forward-only case\n");
 	}
 	/* regions a program opens itself are reported all the same */
 	run_with(&r, &rep, "MEMCHECK_PROGRAMS=nothing-matches", "regions", "stack");
