@@ -14,6 +14,13 @@
 
 #define MiB (1024 * 1024ull)
 #define SIZE (64 * MiB)
+/* Under ASan, touching memory also makes its shadow resident: one byte
+ * for every eight (seen on some kernels, not others). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SHADOW (SIZE / 8)
+#else
+#define SHADOW 0
+#endif
 
 /* Reading one byte of every page through volatile keeps the compiler from
  * dropping the memset as a dead store. */
@@ -36,7 +43,7 @@ START_TEST(current_follows_touched_memory)
 	memset(p, 0x5a, SIZE);
 	ck_assert_uint_eq(sum_pages(p, SIZE), 0x5aul * (SIZE / 4096));
 	uint64_t after = mc_rss_current();
-	ck_assert_msg(after >= before + 60 * MiB && after <= before + 70 * MiB,
+	ck_assert_msg(after >= before + 60 * MiB && after <= before + 70 * MiB + SHADOW,
 		      "RSS grew by %.1f MiB", ((double)after - (double)before) / MiB);
 	ck_assert_uint_ge(mc_rss_peak(), after);
 	free(p);
