@@ -541,10 +541,14 @@ void *mc_track_realloc(void *old, size_t n)
 
 /* ---- fork ------------------------------------------------------------ */
 
+/* Every lock taken here is one nothing holds while calling the allocator
+ * (region.c says why); the ones that are so held are only tried. */
 static void atfork_prepare(void)
 {
 	mc_guard_enter();
+	mc_symbolize_prefork();
 	mc_regions_lock();
+	mc_scan_prefork();
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
 	mc_blocks_lock_all();
@@ -555,7 +559,9 @@ static void atfork_parent(void)
 	mc_blocks_unlock_all();
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
+	mc_scan_postfork(false);
 	mc_regions_unlock();
+	mc_symbolize_postfork(false);
 	mc_guard_leave();
 }
 
@@ -565,6 +571,8 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	mc_text_after_fork();
+	mc_symbolize_postfork(true);
+	mc_scan_postfork(true);
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);

@@ -72,8 +72,8 @@ struct glibc_mallinfo2 {
  * again, changes some field and ends the correction.  (Allocating and
  * freeing the same chunk in between would not; a program that does that
  * has made at most that chunk resident again.) */
-/* (Region ends, which call both, hold region.c's region lock, which
- * fork waits for: a child never starts with trim_lock held.) */
+/* Region ends call both, one at a time; a child forked while another
+ * thread was in one starts with trim_lock free (mc_allocator_forget). */
 static pthread_mutex_t trim_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct glibc_mallinfo2 trim_after;
 static uint64_t trim_unseen;             /* 0: no correction */
@@ -451,4 +451,10 @@ bool mc_allocator_release(void)
 	bool ok = live->release(syms);
 	errno = saved;
 	return ok;
+}
+
+void mc_allocator_forget(void)
+{
+	pthread_mutex_init(&trim_lock, NULL);
+	trim_unseen = 0;
 }

@@ -60,9 +60,10 @@ static double probability;      /* 0: off */
 static uint64_t seed;
 static char site[256];          /* "": off */
 
-/* Decisions per stack id: 0 unknown, 1 no, 2 yes. */
+/* Decisions per stack id, for the pattern of generation site_gen. */
 #define SITE_CACHE (1u << 14)
 static struct { uint32_t id; uint8_t yes; } site_cache[SITE_CACHE];
+static unsigned site_gen;
 
 /* ---- the breakpoint -------------------------------------------------- */
 
@@ -116,11 +117,12 @@ static void level_start(struct level *l, const char *name, int ordinal)
 	level_reset(l, ordinal);
 }
 
-/* Does any frame of the stack match the site pattern?  Once per stack. */
-static bool site_matches(uint32_t id)
+/* The cached decision for a stack: 0 no, 1 yes, -1 not known yet.  With
+ * the fault lock held. */
+static int site_cached(uint32_t id)
 {
 	if (!id)
-		return false;
+		return 0;
 	unsigned k = (id * 0x9e3779b9u) >> 18;
 	for (unsigned i = 0; i < 64; i++) {
 		unsigned s = (k + i) & (SITE_CACHE - 1);
@@ -129,6 +131,29 @@ static bool site_matches(uint32_t id)
 		if (site_cache[s].id == 0)
 			break;
 	}
+	return -1;
+}
+
+static void site_remember(uint32_t id, bool yes)
+{
+	unsigned k = (id * 0x9e3779b9u) >> 18;
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned s = (k + i) & (SITE_CACHE - 1);
+		if (site_cache[s].id == id)
+			return;
+		if (site_cache[s].id == 0) {
+			site_cache[s].id = id;
+			site_cache[s].yes = yes;
+			return;
+		}
+	}
+}
+
+/* Does any frame of the stack match pattern?  Symbolizes, so libdw
+ * allocates: never with the fault lock held, which fork waits for
+ * (region.c says why). */
+static bool site_symbolized_match(const char *pattern, uint32_t id)
+{
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	bool yes = false;
@@ -136,17 +161,9 @@ static bool site_matches(uint32_t id)
 		struct mc_frame_info fi;
 		mc_symbolize(f[i], &fi);
 		const char *base = strrchr(fi.file, '/');
-		yes = fnmatch(site, fi.function, 0) == 0 ||
-		      (fi.file[0] && (fnmatch(site, fi.file, 0) == 0 ||
-				      (base && fnmatch(site, base + 1, 0) == 0)));
-	}
-	for (unsigned i = 0; i < 64; i++) {
-		unsigned s = (k + i) & (SITE_CACHE - 1);
-		if (site_cache[s].id == 0) {
-			site_cache[s].id = id;
-			site_cache[s].yes = yes;
-			break;
-		}
+		yes = fnmatch(pattern, fi.function, 0) == 0 ||
+		      (fi.file[0] && (fnmatch(pattern, fi.file, 0) == 0 ||
+				      (base && fnmatch(pattern, base + 1, 0) == 0)));
 	}
 	return yes;
 }
@@ -165,9 +182,10 @@ static void update_on(void)
 
 /* ---- the decision ---------------------------------------------------- */
 
-/* Locks: region_lock (region.c) may be held when the fault lock is
- * taken, never the other way round; stacks are captured outside the fault
- * lock, since fork takes the depot's lock before ours. */
+/* Locks: region.c's stack_lock may be held when the fault lock is taken,
+ * never the other way round; stacks are captured and symbolized outside
+ * the fault lock, since fork takes the depot's lock before ours and the
+ * symbolizer calls the allocator. */
 bool mc_fault_check(void *fp, bool is_realloc)
 {
 	if (mc_in_hook || !mc_is_active)
@@ -183,8 +201,24 @@ bool mc_fault_check(void *fp, bool is_realloc)
 		fail = true;
 	if (!fail && probability > 0 && l->targeted)
 		fail = (double)(splitmix(&l->rng) >> 11) * 0x1p-53 < probability;
-	if (!fail && site[0] && l->targeted)
-		fail = site_matches(stack);
+	if (!fail && site[0] && l->targeted) {
+		int known = site_cached(stack);
+		if (known < 0) {
+			/* Once per stack: decided without the lock, remembered
+			 * unless the pattern changed meanwhile. */
+			char pattern[sizeof site];
+			unsigned gen = site_gen;
+			memcpy(pattern, site, sizeof pattern);
+			pthread_mutex_unlock(&lock);
+			bool yes = site_symbolized_match(pattern, stack);
+			pthread_mutex_lock(&lock);
+			if (site_gen == gen)
+				site_remember(stack, yes);
+			known = yes;
+			l = &levels[depth];
+		}
+		fail = known;
+	}
 	if (!fail) {
 		pthread_mutex_unlock(&lock);
 		mc_guard_leave();
@@ -354,6 +388,7 @@ MC_API int memcheck_fail_site(const char *pattern)
 	pthread_mutex_lock(&lock);
 	mc_copy_name(site, sizeof site, pattern ? pattern : "");
 	memset(site_cache, 0, sizeof site_cache);
+	site_gen++;
 	for (int i = 0; i <= depth; i++)
 		levels[i].targeted = env_targets(&levels[i]);
 	update_on();

@@ -16,7 +16,8 @@
 
 #include "internal.h"
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* Region ends run one at a time (region.c's region_lock): a flag does. */
+static bool loaded;
 static struct mc_budget *budget;
 static char budget_error[512];      /* why the budget file is unusable */
 static struct mc_record *baseline;   /* records of the baseline report */
@@ -115,11 +116,25 @@ static const struct memcheck_result *baseline_for(const char *region)
 	return NULL;
 }
 
+/* A child forked while another thread was reading the files: read them
+ * again if it needs them (what was read so far stays mapped, unused). */
+void mc_gate_forget(void)
+{
+	loaded = false;
+	budget = NULL;
+	budget_error[0] = 0;
+	baseline = NULL;
+	nbaseline = 0;
+}
+
 void mc_gate_region(struct memcheck_result *res)
 {
 	if (!mc_opt.budget && !mc_opt.baseline)
 		return;
-	pthread_once(&once, load);
+	if (!loaded) {
+		loaded = true;
+		load();
+	}
 	if (mc_opt.budget && !budget) {
 		size_t len = strlen(res->violations);
 		snprintf(res->violations + len, sizeof res->violations - len, "%s%s",

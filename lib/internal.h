@@ -329,6 +329,9 @@ bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 		  void (*fn)(const struct mc_block *, int kind, void *), void *arg);
 void mc_scan_free(struct mc_scan *s);
+/* The roots memcheck_add_root registered, held across fork. */
+void mc_scan_prefork(void);
+void mc_scan_postfork(bool child);
 
 /* ---- account.c ------------------------------------------------------- */
 
@@ -398,11 +401,13 @@ void mc_process_end(void);
 uint64_t mc_account_rss_shield_begin(void);
 void mc_account_rss_shield_end(uint64_t hwm_before);
 
-/* account.c's fork handlers: the region lock around fork, and in the
- * child every open region begun again. */
+/* account.c's fork handlers: the region stack held around fork, and in
+ * the child every open region begun again. */
 void mc_regions_lock(void);
 void mc_regions_unlock(void);
 void mc_regions_after_fork_child(void);
+/* What region ends keep, forgotten in a child forked during one. */
+void mc_report_state_forget(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -465,6 +470,8 @@ bool mc_allocator_stats(struct mc_alloc_stats *out);
  * (malloc_trim(0), mi_collect(true), jemalloc's arena purge,
  * MallocExtension_ReleaseFreeMemory); false when it has none. */
 bool mc_allocator_release(void);
+/* In a fork child whose parent was ending a region on another thread. */
+void mc_allocator_forget(void);
 
 /* ---- budget.c -------------------------------------------------------- */
 
@@ -558,6 +565,7 @@ bool mc_result_field(const struct memcheck_result *r, const char *key, uint64_t 
 /* Judge a region's result against MEMCHECK_BUDGET (with MEMCHECK_BASELINE
  * for relative limits): violations are appended and pass cleared. */
 void mc_gate_region(struct memcheck_result *res);
+void mc_gate_forget(void);   /* as mc_allocator_forget */
 
 /* ---- json.c ---------------------------------------------------------- */
 
@@ -610,6 +618,11 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
 #define MC_MAX_INLINE 8
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
 void mc_symbolize_end(void);
+/* Around fork (account.c's handlers): the lock libdw is used under is
+ * only tried (its holder may be waiting for the allocator); a child
+ * whose parent was using libdw on another thread forgets that session. */
+void mc_symbolize_prefork(void);
+void mc_symbolize_postfork(bool child);
 
 /* ---- suppress.c ------------------------------------------------------ */
 
@@ -676,6 +689,7 @@ void mc_suppress_init(void);
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
 			struct mc_supp_report *out);
 void mc_suppress_report_free(struct mc_supp_report *out);
+void mc_suppress_forget(void);   /* as mc_allocator_forget */
 
 /* ---- report.c -------------------------------------------------------- */
 

@@ -10,8 +10,24 @@
  * by stack and kind (after a reachability scan when there are any),
  * checked against the budget and reported.
  *
- * Every open region is on one stack, under region_lock; the process
- * region, when there is one, is at its bottom.
+ * Every open region is on one stack; the process region, when there is
+ * one, is at its bottom.
+ *
+ * Two locks, because of fork.  A region's end calls the allocator:
+ * libdw allocates while symbolizing, the allocator's statistics may
+ * allocate, glibc's pthread_getattr_np reads /proc/self/maps through
+ * stdio.  An allocator's own fork handler (jemalloc's, tcmalloc's) holds
+ * its locks while memcheck's runs, or the other way round, depending on
+ * which registered first; so a lock that memcheck's fork handler waits
+ * for must never be held across a call into the allocator, or fork
+ * deadlocks (one thread ending regions in a loop, another forking: every
+ * time within a few hundred forks).  region_lock serializes begins and
+ * ends, the whole of an end included, and fork only tries it;
+ * stack_lock guards the region stack itself (regions[], nregions,
+ * overflowed), is held only for work that never allocates, and fork
+ * takes it.  A child forked while another thread was ending a region
+ * gets the stack as it was, without that region, and forgets the state
+ * the interrupted end may have left half made (mc_report_state_forget).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -51,12 +67,14 @@ static struct region regions[MAX_REGIONS];
 static int nregions;      /* open regions, the process region included */
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool fork_has_region_lock; /* fork's prepare handler got region_lock */
 
 /* ---- begin: epochs and baselines ------------------------------------- */
 
 /* A new epoch, above every block's.  Epochs have 16 bits in the block
  * table; when they run out, number the open regions 1..n again and every
- * block to match (mc_blocks_renumber).  Call with region_lock held. */
+ * block to match (mc_blocks_renumber).  Call with both locks held. */
 static uint32_t next_epoch(void)
 {
 	if (atomic_load(&mc_epoch) >= MC_EPOCH_MAX) {
@@ -93,22 +111,31 @@ static void region_rebase(struct region *r, uint32_t epoch)
 	r->t0 = mc_now();
 }
 
-static void region_push(const char *name, bool process)
+/* Push a region; with region_lock held.  Returns it, or NULL past the
+ * nesting limit. */
+static struct region *region_push(const char *name, bool process, uintptr_t begin_sp)
 {
+	pthread_mutex_lock(&stack_lock);
 	if (nregions == MAX_REGIONS) {
-		if (!overflowed++)
+		bool first = !overflowed++;
+		pthread_mutex_unlock(&stack_lock);
+		if (first)
 			mc_log("regions nest deeper than %d; inner ones are not reported",
 			       MAX_REGIONS);
-		return;
+		return NULL;
 	}
 	struct region *r = &regions[nregions];
 	memset(r, 0, sizeof *r);
 	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
+	r->begin_sp = begin_sp;
+	r->begin_thread = pthread_self();
 	uint32_t epoch = next_epoch();
 	region_rebase(r, epoch);
 	nregions++;
 	mc_fault_region_begin(r->name);
+	pthread_mutex_unlock(&stack_lock);
+	return r;
 }
 
 /* ---- end: leftovers, violations, the report -------------------------- */
@@ -197,19 +224,26 @@ uint64_t mc_account_rss_shield_begin(void)
 
 void mc_account_rss_shield_end(uint64_t hwm_before)
 {
+	pthread_mutex_lock(&stack_lock);
 	if (nregions > 0 && regions[nregions - 1].hwm_reset) {
 		struct region *r = &regions[nregions - 1];
 		if (r->hwm_floor < hwm_before)
 			r->hwm_floor = hwm_before;
 		mc_rss_reset_peak();
 	}
+	pthread_mutex_unlock(&stack_lock);
 }
 
-/* Pop the innermost region, measure it and report it. */
+/* Pop the innermost region, measure it and report it; with region_lock
+ * held.  The region's figures are taken under stack_lock too (nothing
+ * there allocates); the scan, suppressions and report follow without
+ * it, from a copy of the region. */
 static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		      const struct mc_scan_from *from)
 {
-	struct region *r = &regions[--nregions];
+	pthread_mutex_lock(&stack_lock);
+	struct region popped = regions[--nregions];
+	struct region *r = &popped;
 	struct memcheck_result res;
 	memset(&res, 0, sizeof res);
 	struct mc_fault_info fault;
@@ -248,8 +282,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		if (hwm < res.rss_end)
 			hwm = res.rss_end;
 		res.peak_rss = hwm;
-		if (nregions > 0 && r[-1].hwm_floor < hwm)
-			r[-1].hwm_floor = hwm;
+		if (nregions > 0 && regions[nregions - 1].hwm_floor < hwm)
+			regions[nregions - 1].hwm_floor = hwm;
 	} else {
 		/* /proc/self/clear_refs refused: the kernel's high-water mark
 		 * then covers the whole process so far, and the report says so
@@ -258,6 +292,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
 		res.peak_rss_whole_process = 1;
 	}
+	pthread_mutex_unlock(&stack_lock);
 	struct leak_acc acc = { 0 };
 	struct mc_leak *groups = NULL;
 	size_t groups_bytes = 0;
@@ -458,7 +493,7 @@ void mc_process_begin(void)
 		say_bypassed();
 	pthread_mutex_lock(&region_lock);
 	if (on && nregions == 0)
-		region_push("process", true);
+		region_push("process", true, 0);
 	pthread_mutex_unlock(&region_lock);
 	mc_guard_leave();
 }
@@ -485,20 +520,38 @@ void mc_process_end(void)
 
 /* ---- fork (account.c's handlers) ------------------------------------- */
 
+/* What a region's end builds once and keeps, in a child forked while
+ * another thread was ending one: possibly half made. */
+void mc_report_state_forget(void)
+{
+	mc_suppress_forget();
+	mc_gate_forget();
+	mc_allocator_forget();
+}
+
+/* region_lock only tried (its holder may be waiting for the allocator,
+ * whose own fork handler may already hold its locks); stack_lock waited
+ * for. */
 void mc_regions_lock(void)
 {
-	pthread_mutex_lock(&region_lock);
+	fork_has_region_lock = pthread_mutex_trylock(&region_lock) == 0;
+	pthread_mutex_lock(&stack_lock);
 }
 
 void mc_regions_unlock(void)
 {
-	pthread_mutex_unlock(&region_lock);
+	pthread_mutex_unlock(&stack_lock);
+	if (fork_has_region_lock)
+		pthread_mutex_unlock(&region_lock);
 }
 
 /* The child has the parent's figures: every open region starts again. */
 void mc_regions_after_fork_child(void)
 {
+	pthread_mutex_init(&stack_lock, NULL);
 	pthread_mutex_init(&region_lock, NULL);
+	if (!fork_has_region_lock)
+		mc_report_state_forget();
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
 		region_rebase(&regions[i], epoch);
@@ -513,12 +566,7 @@ MC_API void memcheck_begin(const char *name)
 	mc_resolve();
 	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
-	int n = nregions;
-	region_push(name, false);
-	if (nregions > n) {
-		regions[n].begin_sp = from.sp;
-		regions[n].begin_thread = pthread_self();
-	}
+	region_push(name, false, from.sp);
 	pthread_mutex_unlock(&region_lock);
 	mc_guard_leave();
 }
@@ -532,9 +580,13 @@ MC_API int memcheck_end(struct memcheck_result *out)
 	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
 	int rc;
-	if (overflowed) {
-		/* A region past the nesting limit: not measured, not failed. */
+	pthread_mutex_lock(&stack_lock);
+	bool deep = overflowed > 0;
+	if (deep)
 		overflowed--;
+	pthread_mutex_unlock(&stack_lock);
+	if (deep) {
+		/* A region past the nesting limit: not measured, not failed. */
 		rc = 0;
 		if (out) {
 			memset(out, 0, sizeof *out);
@@ -555,24 +607,31 @@ MC_API int memcheck_end(struct memcheck_result *out)
 	return rc;
 }
 
+/* These two need the stack only, not to wait for a region's end.  The
+ * guard: a signal handler's malloc must not find this thread holding
+ * stack_lock with the hooks open (interpose.c, signals). */
 MC_API int memcheck_rename(const char *name)
 {
 	int rc = -1;
-	pthread_mutex_lock(&region_lock);
+	mc_guard_enter();
+	pthread_mutex_lock(&stack_lock);
 	if (nregions > 0 && !regions[nregions - 1].process) {
 		struct region *r = &regions[nregions - 1];
 		mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 		mc_fault_region_rename(r->name);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&region_lock);
+	pthread_mutex_unlock(&stack_lock);
+	mc_guard_leave();
 	return rc;
 }
 
 MC_API int memcheck_depth(void)
 {
-	pthread_mutex_lock(&region_lock);
+	mc_guard_enter();
+	pthread_mutex_lock(&stack_lock);
 	int d = nregions - (nregions > 0 && regions[0].process) + overflowed;
-	pthread_mutex_unlock(&region_lock);
+	pthread_mutex_unlock(&stack_lock);
+	mc_guard_leave();
 	return d;
 }

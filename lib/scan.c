@@ -84,6 +84,21 @@ MC_API int memcheck_remove_root(const void *ptr)
 	return rc;
 }
 
+/* Held across fork (account.c's handlers): a child must not start with
+ * it held by a thread it does not have.  Nothing allocates under it. */
+void mc_scan_prefork(void)
+{
+	pthread_mutex_lock(&user_lock);
+}
+
+void mc_scan_postfork(bool child)
+{
+	if (child)
+		pthread_mutex_init(&user_lock, NULL);
+	else
+		pthread_mutex_unlock(&user_lock);
+}
+
 /* A block as the scan sees it. */
 struct node {
 	uintptr_t lo;

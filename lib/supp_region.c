@@ -257,6 +257,16 @@ done:
 		mc_unmap(count, cbytes);
 }
 
+/* A child forked while another thread was reading the files or matching
+ * (region.c): read them again when needed; the half-made tables stay
+ * mapped, unused. */
+void mc_suppress_forget(void)
+{
+	supps = NULL;
+	loaded = false;
+	bad[0] = 0;
+}
+
 void mc_suppress_report_free(struct mc_supp_report *out)
 {
 	if (out->used)

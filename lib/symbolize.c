@@ -689,3 +689,28 @@ void mc_symbolize_end(void)
 	end_session();
 	pthread_mutex_unlock(&lock);
 }
+
+static bool fork_has_lock;
+
+void mc_symbolize_prefork(void)
+{
+	fork_has_lock = pthread_mutex_trylock(&lock) == 0;
+}
+
+/* In a child forked while another thread was inside libdw, the session
+ * and the tables built from it may be half changed: forgotten, not
+ * freed (dwfl_end would walk them).  A new session is begun when one is
+ * needed, as it is anyway for a child (get_session). */
+void mc_symbolize_postfork(bool child)
+{
+	if (!child) {
+		if (fork_has_lock)
+			pthread_mutex_unlock(&lock);
+		return;
+	}
+	pthread_mutex_init(&lock, NULL);
+	if (!fork_has_lock) {
+		session = NULL;
+		memset(mod_caches, 0, sizeof mod_caches);
+	}
+}

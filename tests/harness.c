@@ -100,6 +100,24 @@ const char *h_mimalloc_or_skip(const char *what)
 	return mi;
 }
 
+const struct h_allocator h_allocators[H_NALLOCATORS] = {
+	{ NULL, "glibc" },
+	{ "libmimalloc.so.2", "mimalloc" },
+	{ "libjemalloc.so.2", "jemalloc" },
+	{ "libtcmalloc_minimal.so.4", "tcmalloc" },
+};
+
+bool h_allocator_or_skip(int i, const char **so, const char *what)
+{
+	*so = NULL;
+	if (!h_allocators[i].soname)
+		return true;
+	*so = h_allocator_so(h_allocators[i].soname);
+	if (!*so)
+		printf("note: %s not installed; skipping the %s\n", h_allocators[i].soname, what);
+	return *so != NULL;
+}
+
 /* One directory per test program, made by the process that runs the
  * suite; check's forked test processes put their files in it (names
  * carry their pid), and the suite's process removes it at exit, failed

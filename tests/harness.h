@@ -32,6 +32,18 @@ const char *h_allocator_so(const char *soname);
  * wrap), or NULL with a note on stdout that the case named what is
  * skipped because it is not installed. */
 const char *h_mimalloc_or_skip(const char *what);
+/* The four allocators every hardening case runs under, glibc first (its
+ * so is NULL: nothing more to preload); loop with tcase_add_loop_test
+ * over 0..H_NALLOCATORS. */
+#define H_NALLOCATORS 4
+struct h_allocator {
+	const char *soname;   /* NULL for glibc */
+	const char *name;     /* as memcheck names it in a record */
+};
+extern const struct h_allocator h_allocators[H_NALLOCATORS];
+/* Allocator i's path for H_RUN's so (NULL for glibc) in *so; false, with
+ * a note on stdout naming what is skipped, when it is not installed. */
+bool h_allocator_or_skip(int i, const char **so, const char *what);
 /* A fresh path (not yet created) in the test program's temporary
  * directory, which h_run_suite() makes and removes when the program exits,
  * files of failed tests included (H_KEEP=1 in the environment keeps it). */
