@@ -281,7 +281,10 @@ int64_t mc_account_peak_end(int64_t saved_peak)
 
 /* ---- the hooks ------------------------------------------------------- */
 
-static void report_error(const char *what, void *p, const struct freed *f, void *fp)
+/* f: the block's earlier free (a double free); inside: the live block p
+ * points into; neither: a pointer memcheck never saw. */
+static void report_error(const char *what, void *p, const struct freed *f,
+			 const struct mc_block *inside, void *fp)
 {
 	static _Atomic int shown;
 	if (atomic_fetch_add(&shown, 1) >= 20) /* the rest are only counted */
@@ -290,9 +293,12 @@ static void report_error(const char *what, void *p, const struct freed *f, void 
 	uint32_t here = mc_stack_capture(fp);
 	if (f)
 		mc_report_heap_error(what, (uintptr_t)p, f->size, f->alloc_stack,
-				     mc_stack_intern(&f->free_site, 1), here);
+				     mc_stack_intern(&f->free_site, 1), here, 0);
+	else if (inside)
+		mc_report_heap_error(what, (uintptr_t)p, inside->size, inside->stack, 0, here,
+				     inside->ptr);
 	else
-		mc_report_heap_error(what, (uintptr_t)p, 0, 0, 0, here);
+		mc_report_heap_error(what, (uintptr_t)p, 0, 0, 0, here, 0);
 	errno = saved;
 }
 
@@ -406,17 +412,36 @@ static bool recently_freed(struct slot *self, uintptr_t p, struct freed *out)
 	return false;
 }
 
-/* A pointer the table does not have: freed already, or never seen. */
-static int unknown_free(struct slot *s, void *p, void *fp, const char *dbl, const char *unk)
+/* What unknown_free says, for free and for realloc. */
+static const char *const unknown_what[2][3] = {
+	{ "double free", "free of a pointer inside a live block",
+	  "free of a pointer memcheck never saw allocated" },
+	{ "realloc of a freed block", "realloc of a pointer inside a live block",
+	  "realloc of a pointer memcheck never saw allocated" },
+};
+
+/* A pointer the table does not have: freed already (-1: kept from the
+ * allocator), a pointer into a live block (-1 too: the allocator would
+ * take it for a block of its own, and jemalloc and tcmalloc then crash
+ * later), or never seen (0: passed on, it may come from an allocator
+ * function memcheck does not wrap). */
+static int unknown_free(struct slot *s, void *p, void *fp, bool is_realloc)
 {
+	const char *const *what = unknown_what[is_realloc];
 	struct freed f;
 	if (recently_freed(s, (uintptr_t)p, &f)) {
 		bump(s, &s->t.double_frees, 1);
-		report_error(dbl, p, &f, fp);
+		report_error(what[0], p, &f, NULL, fp);
 		return -1;
 	}
 	bump(s, &s->t.invalid_frees, 1);
-	report_error(unk, p, NULL, fp);
+	struct mc_block b;
+	if (mc_blocks_containing((uintptr_t)p, &b)) {
+		bump(s, &s->t.interior_frees, 1);
+		report_error(what[1], p, NULL, &b, fp);
+		return -1;
+	}
+	report_error(what[2], p, NULL, NULL, fp);
 	return 0;
 }
 
@@ -432,8 +457,7 @@ static inline __attribute__((always_inline)) int record_free_as(struct slot *s, 
 	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED)) {
 		if (mc_is_boot(p))
 			return -1; /* dropped, as interpose.c drops it */
-		return unknown_free(s, p, fp, "double free",
-				    "free of a pointer memcheck never saw allocated");
+		return unknown_free(s, p, fp, false);
 	}
 	tally(s, &s->t.frees, &s->t.bytes_freed, b.size, -(int64_t)b.size);
 	remember_free(s, &b, fp);
@@ -470,8 +494,7 @@ int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
 	}
 	if (mc_blocks_remove((uintptr_t)old, prev) == MC_REMOVED)
 		return 1;
-	return unknown_free(s, old, fp, "realloc of a freed block",
-			    "realloc of a pointer memcheck never saw allocated");
+	return unknown_free(s, old, fp, true);
 }
 
 /* After the allocator's realloc: p is the result (NULL: failed, or freed
@@ -521,8 +544,7 @@ void *mc_track_realloc(void *old, size_t n)
 	int st = 1;
 	if (unlikely(mc_blocks_remove((uintptr_t)old, &prev) != MC_REMOVED)) {
 		int saved = errno;
-		st = unknown_free(s, old, fp, "realloc of a freed block",
-				  "realloc of a pointer memcheck never saw allocated");
+		st = unknown_free(s, old, fp, true);
 		errno = saved;
 		if (st < 0) {
 			/* reported, and kept from the allocator */

@@ -739,6 +739,41 @@ bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch)
 	return lookup(ptr, &b, true, epoch);
 }
 
+/* The live block that ptr points inside of, not at its start: a walk of
+ * the whole table (a few ms for a million blocks), for the rare free of
+ * a pointer the table does not have, to tell a pointer into a block,
+ * which the allocator must not see, from one of another allocator's
+ * functions. */
+bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
+{
+	bool found = false;
+	for (int k = 0; k < NSHARDS && !found; k++) {
+		struct shard *s = &shards[k];
+		bool locked = lock(s);
+		for (uint32_t i = 0, cap = cap_of(s); i < cap; i++) {
+			const struct entry *e = &s->e[i];
+			uintptr_t p = e_ptr(e);
+			if (e->w0 && ptr > p && ptr - p < e->w1 >> STACK_BITS) {
+				unpack(e, out);
+				found = true;
+				break;
+			}
+		}
+		unlock(s, locked);
+	}
+	if (found || !atomic_load(&n_odd))
+		return found;
+	odd_enter();
+	for (int i = 0; i < n_odd && !found; i++) {
+		if (ptr > odd[i].ptr && ptr - odd[i].ptr < odd[i].size) {
+			*out = odd[i];
+			found = true;
+		}
+	}
+	odd_leave();
+	return found;
+}
+
 /* Call fn for each entry of shard s with epoch >= min_epoch. */
 static void each_in(const struct shard *s, uint32_t min_epoch,
 		    void (*fn)(const struct mc_block *, void *), void *arg)

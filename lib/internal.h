@@ -273,6 +273,8 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out);
 bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch);
 /* Look a live block up without changing it. */
 bool mc_blocks_find(uintptr_t ptr, struct mc_block *out);
+/* The live block ptr points inside of (not at its start); slow. */
+bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out);
 /* Renumber every block's epoch e to the count of open[] (ascending, no 0)
  * at or below e, and mc_epoch likewise: comparisons with the open
  * regions keep their answers.  Takes every lock. */
@@ -340,6 +342,7 @@ struct mc_totals {
 	uint64_t allocs, frees, reallocs, failed;
 	uint64_t bytes_allocated, bytes_freed;
 	uint64_t double_frees, invalid_frees;
+	uint64_t interior_frees;  /* of invalid_frees: pointers inside live blocks */
 };
 
 /* malloc and free while tracking, entered by a jump from the wrappers
@@ -715,10 +718,12 @@ void mc_report_injection(const char *region_id, const char *region, uint64_t ind
 			 uint32_t stack);
 /* memcheck_expect_oom() in a region, to MEMCHECK_FAIL_LOG. */
 void mc_report_expect_oom(const char *region_id, const char *region);
-/* A heap error as it happens: double free, free of an unknown pointer. */
+/* A heap error as it happens: double free, free of an unknown pointer,
+ * of a pointer inside the live block at block (0: none; size and
+ * alloc_stack are that block's). */
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack,
-			  uint32_t now_stack);
+			  uint32_t now_stack, uintptr_t block);
 
 #pragma GCC visibility pop
 

@@ -395,6 +395,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			      (unsigned long long)res.possibly_lost.blocks);
 	if (res.double_frees)
 		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
+	/* Counted among invalid_frees; a pointer into a live block is a bug
+	 * wherever it comes from. */
+	uint64_t interior = now.interior_frees - r->base.interior_frees;
+	if (interior)
+		add_violation(&res, "%llu frees of pointers inside live blocks",
+			      (unsigned long long)interior);
 	if (extra_violation)
 		add_violation(&res, "%s", extra_violation);
 	if (supp.violation[0])

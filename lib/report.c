@@ -410,15 +410,20 @@ void mc_report_emit(const struct mc_region_report *rr)
 }
 
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
-			  uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack)
+			  uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack,
+			  uintptr_t block)
 {
-	char p[32], c1[32];
+	char p[32], c1[32], c2[32];
 	uint64_t hwm = mc_account_rss_shield_begin();
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
 	mc_buf_printf(&b, "%s memcheck: %s in %s: 0x%lx", p, what, mc_program(),
 		      (unsigned long)ptr);
-	if (alloc_stack || size)
+	if (block)
+		mc_buf_printf(&b, ", %s bytes inside a block of %s bytes at 0x%lx",
+			      mc_commas(ptr - block, c1), mc_commas(size, c2),
+			      (unsigned long)block);
+	else if (alloc_stack || size)
 		mc_buf_printf(&b, " (%s bytes)", mc_commas(size, c1));
 	mc_buf_puts(&b, "\n");
 	text_stack(&b, p, now_stack);
@@ -430,7 +435,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 		mc_buf_printf(&b, "%s  Block was allocated at:\n", p);
 		text_stack(&b, p, alloc_stack);
 	}
-	if (!alloc_stack && !free_stack)
+	if (!alloc_stack && !free_stack && !block)
 		mc_buf_printf(&b, "%s  (passed on to the allocator: it may come from an "
 			      "allocator function memcheck does not wrap)\n", p);
 	else

@@ -1,7 +1,9 @@
 /*
  * test_errors.c - heap errors and bad configuration: a double free is
  * reported with both stacks and kept from glibc; a free of a pointer
- * memcheck never saw is reported and passed on; realloc likewise; an unusable
+ * memcheck never saw is reported and passed on; realloc likewise; a free or
+ * realloc of a pointer inside a live block is reported as such, kept from
+ * every allocator and fails the region; an unusable
  * MEMCHECK_REPORT or a bad MEMCHECK_* value costs one line on stderr and
  * changes nothing else (tests/prog/plain_errors, tests/prog/regions).
  */
@@ -117,6 +119,48 @@ START_TEST(test_realloc_of_unknown_pointer_reported_and_passed_on)
 	H_EXPECT_U64(rec, "bytes_allocated", 64);
 	h_report_free(&rep);
 	h_run_free(&r);
+}
+END_TEST
+
+/* Issue 14, item 4: free(p + 16) of a live block was "never saw
+ * allocated", passed on, and jemalloc and tcmalloc crashed in the exit
+ * report.  Under each allocator: reported with the block, withheld, the
+ * program goes on, and the block's own free is counted. */
+START_TEST(test_free_inside_live_block_withheld)
+{
+	const char *so;
+	if (!h_allocator_or_skip(_i, &so, "interior free case"))
+		return;
+	static const struct {
+		const char *mode, *out, *said;
+		uint64_t reallocs;
+	} c[] = {
+		{ "interior", "continued\n", "free of a pointer inside a live block", 0 },
+		{ "realloc_interior", "NULL ENOMEM\ncontinued\n",
+		  "realloc of a pointer inside a live block", 1 },
+	};
+	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+		struct h_run r;
+		struct h_report rep;
+		const struct h_json *rec = run_errors(&r, &rep, so, c[k].mode, c[k].out,
+						      "the pointer must not reach the allocator");
+		ck_assert_msg(h_count_lines(r.err, c[k].said) == 1 &&
+			      strstr(r.err, "16 bytes inside a block of 40 bytes") &&
+			      strstr(r.err, "allocated at"),
+			      "%s under %s: expected \"%s\", the offset and the block's stack "
+			      "on stderr:\n%s", c[k].mode, h_allocators[_i].name, c[k].said, r.err);
+		H_EXPECT_U64(rec, "invalid_frees", 1);
+		H_EXPECT_U64(rec, "double_frees", 0);
+		H_EXPECT_U64(rec, "allocs", 1);
+		H_EXPECT_U64(rec, "frees", 1);
+		H_EXPECT_U64(rec, "reallocs", c[k].reallocs);
+		H_EXPECT_U64(rec, "live_blocks", 0);
+		H_EXPECT_STR(rec, "verdict", "fail");
+		ck_assert_msg(h_violation_has(rec, "1 frees of pointers inside live blocks"),
+			      "%s: no violation for the pointer inside a block", c[k].mode);
+		h_report_free(&rep);
+		h_run_free(&r);
+	}
 }
 END_TEST
 
@@ -236,6 +280,7 @@ int main(void)
 	tcase_add_test(tc, test_free_of_unknown_pointer_reported_and_passed_on);
 	tcase_add_test(tc, test_realloc_of_freed_block_reported_and_fails);
 	tcase_add_test(tc, test_realloc_of_unknown_pointer_reported_and_passed_on);
+	tcase_add_loop_test(tc, test_free_inside_live_block_withheld, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_report_in_missing_directory_one_line);
 	tcase_add_loop_test(tc, test_bad_option_value_one_line_default_used, 0,
 			    (int)(sizeof bad_values / sizeof bad_values[0]));

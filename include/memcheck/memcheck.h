@@ -63,7 +63,9 @@ struct memcheck_result {
 	struct memcheck_count suppressed;
 	/* Heap errors seen while the region was open. */
 	uint64_t double_frees;     /* frees of blocks already freed */
-	uint64_t invalid_frees;    /* frees of pointers memcheck never saw */
+	uint64_t invalid_frees;    /* frees of pointers memcheck never saw,
+				    * or inside a live block (which fail
+				    * the region) */
 	/* Memory the allocator holds that the program does not, at the end
 	 * of the region; and after the allocator's own release call when
 	 * MEMCHECK_RELEASE=1.  MEMCHECK_UNKNOWN where the allocator cannot
@@ -93,7 +95,8 @@ void memcheck_begin(const char *name);
 
 /* End the innermost region: fill OUT (if not NULL), write the text report
  * to stderr and the JSON record to MEMCHECK_REPORT.  Returns 0 when the
- * region is clean (nothing left behind, no double free) and within
+ * region is clean (nothing left behind, no double free, no free of a
+ * pointer inside a live block) and within
  * budget, 1 when it is not, -1 when no region is open.  Frees of pointers
  * memcheck never saw are counted but do not fail a region: they may come
  * from an allocator function memcheck does not wrap. */

@@ -16,6 +16,16 @@
  *                                  (exit 77 without mimalloc) to 64
  *                                  bytes, check its contents moved, free
  *                                  it; print "continued", exit 0.
+ *        plain_errors interior     malloc(40), free a pointer 16 bytes
+ *                                  into it, print "continued", free the
+ *                                  block, exit 0 (jemalloc and tcmalloc
+ *                                  crash later if the first free reaches
+ *                                  them).
+ *        plain_errors realloc_interior  malloc(40), realloc a pointer 16
+ *                                  bytes into it to 64: print "NULL
+ *                                  ENOMEM" when realloc returned NULL with
+ *                                  errno ENOMEM, "continued", free the
+ *                                  block, exit 0.
  *        plain_errors leak [CODE]  leak 100,000 bytes from leak_here(),
  *                                  called by leak_level2(), called by
  *                                  leak_level1(); allocate and free 10
@@ -98,6 +108,23 @@ int main(int argc, char **argv)
 		say("continued\n");
 		return 0;
 	}
+	if (strcmp(mode, "interior") == 0) {
+		keep = malloc(40);
+		free((char *)keep + 16);
+		say("continued\n");
+		free(keep);
+		return 0;
+	}
+	if (strcmp(mode, "realloc_interior") == 0) {
+		keep = malloc(40);
+		errno = 0;
+		void *q = realloc((char *)keep + 16, 64);
+		if (!q && errno == ENOMEM)
+			say("NULL ENOMEM\n");
+		say("continued\n");
+		free(keep);
+		return 0;
+	}
 	if (strcmp(mode, "leak") == 0) {
 		keep = leak_level1();
 		keep = NULL;
@@ -112,6 +139,7 @@ int main(int argc, char **argv)
 		printf("line three: %d\n", 3);
 		return 0;
 	}
-	say("usage: plain_errors double|unknown|realloc_freed|realloc_unknown|leak [CODE]|stdout\n");
+	say("usage: plain_errors double|unknown|realloc_freed|realloc_unknown|interior|"
+	    "realloc_interior|leak [CODE]|stdout\n");
 	return 125;
 }
