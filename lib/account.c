@@ -302,18 +302,11 @@ static void report_error(const char *what, void *p, const struct freed *f,
 	errno = saved;
 }
 
-/* track: mc_opt.track, or true where the caller knows it is on. */
-static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s, void *p,
-								  size_t size, void *fp, bool track)
+/* A tracked allocation with its stack. */
+static inline __attribute__((always_inline)) void record_alloc_stack(struct slot *s, void *p,
+								     size_t size, uint32_t stack)
 {
-	if (!track) {
-		/* count-only: no sizes on free, so no live figures */
-		bump(s, &s->t.allocs, 1);
-		bump(s, &s->t.bytes_allocated, size);
-		return;
-	}
 	struct mc_block old;
-	uint32_t stack = mc_stack_capture(fp);
 	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
 	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
 	if (mc_blocks_insert((uintptr_t)p, size, stack, epoch, &old) ==
@@ -324,6 +317,19 @@ static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s
 		tally(s, &s->t.frees, &s->t.bytes_freed, old.size, -(int64_t)old.size);
 	}
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, (int64_t)size);
+}
+
+/* track: mc_opt.track, or true where the caller knows it is on. */
+static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s, void *p,
+								  size_t size, void *fp, bool track)
+{
+	if (!track) {
+		/* count-only: no sizes on free, so no live figures */
+		bump(s, &s->t.allocs, 1);
+		bump(s, &s->t.bytes_allocated, size);
+		return;
+	}
+	record_alloc_stack(s, p, size, mc_stack_capture(fp));
 }
 
 static inline __attribute__((always_inline)) void record_alloc(struct slot *s, void *p, size_t size, void *fp)
@@ -346,7 +352,12 @@ static inline void guard_raise(void)
 
 static inline void guard_lower(void)
 {
-	mc_in_hook--;
+	if (--mc_in_hook == 0) {
+		/* as mc_guard_leave: a signal handler's calls to record */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (unlikely(mc_self.sig_pending))
+			mc_signal_drain();
+	}
 }
 
 void *mc_track_malloc(size_t n)
@@ -472,6 +483,37 @@ static inline __attribute__((always_inline)) int record_free(struct slot *s, voi
 void mc_account_free(void *p, bool *pass_on, void *fp)
 {
 	*pass_on = record_free(slot(), p, fp) >= 0;
+}
+
+void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
+{
+	struct slot *s = slot();
+	bool counting = mc_counting();
+	/* A frame whose return address is the handler's call: where stack
+	 * capture, remember_free and the heap error report look. */
+	uintptr_t frame[2] = { 0, site };
+	switch (op) {
+	case MC_DEFER_ALLOC:
+		if (counting && mc_opt.track)
+			record_alloc_stack(s, p, size, mc_opt.stack_depth > 0 ?
+					   mc_stack_intern(&site, 1) : 0);
+		else if (counting)
+			record_alloc_as(s, p, size, frame, false);
+		return;
+	case MC_DEFER_FAILED:
+		if (counting)
+			bump(s, &s->t.failed, 1);
+		return;
+	case MC_DEFER_REALLOC:
+		if (counting)
+			bump(s, &s->t.reallocs, 1);
+		return;
+	default: {
+		bool pass_on = !counting || record_free(s, p, frame) >= 0;
+		if (pass_on && op == MC_DEFER_FREE)
+			mc_real.free(p);
+	}
+	}
 }
 
 /* The block leaves the table before the allocator sees it: another

@@ -158,6 +158,7 @@ extern struct mc_real mc_real;
  * address to compute instead of two. */
 struct mc_thread {
 	int in_hook;                 /* the recursion guard */
+	int sig_pending;             /* signals.c has calls to record */
 	struct mc_totals *totals;    /* account.c: the thread's own counters,
 				      * in count-only mode */
 	struct mc_totals *fast;      /* totals while the guard is down, else
@@ -170,10 +171,18 @@ static inline void mc_guard_enter(void)
 	mc_self.in_hook++;
 	mc_self.fast = NULL;
 }
+void mc_signal_drain(void);
 static inline void mc_guard_leave(void)
 {
-	if (--mc_self.in_hook == 0)
+	if (--mc_self.in_hook == 0) {
 		mc_self.fast = mc_self.totals;
+		/* A signal handler that ran while the guard was up left calls
+		 * to record (signals.c); the fence keeps the test after the
+		 * guard is down. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (unlikely(mc_self.sig_pending))
+			mc_signal_drain();
+	}
 }
 static inline void mc_set_totals(struct mc_totals *t)
 {
@@ -199,6 +208,8 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
+/* Calls are counted: memcheck is ready, not bypassed, not done. */
+bool mc_counting(void);
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
 extern uintptr_t mc_text_lo, mc_text_len;
@@ -222,6 +233,18 @@ extern int mc_is_active;
 void mc_bypass(void);
 /* The process has been reported for the last time: pass calls through. */
 void mc_stop_counting(void);
+
+/* ---- signals.c ------------------------------------------------------- */
+
+/* Handlers the program installs run in a trampoline that notes where the
+ * guard was; a call from one that interrupted memcheck is made at once
+ * and recorded when the guard comes down (mc_signal_drain, called by
+ * mc_guard_leave).  site: the call's return address. */
+void mc_signals_init(void);
+bool mc_signal_nested(void);
+void *mc_signal_alloc(void *p, size_t size, uintptr_t site); /* returns p */
+void mc_signal_free(void *p, uintptr_t site);
+void *mc_signal_realloc(void *old, size_t n, uintptr_t site);
 
 /* ---- stacks.c -------------------------------------------------------- */
 
@@ -355,6 +378,15 @@ void *mc_track_realloc(void *old, size_t n);
  * them are dropped). */
 bool mc_is_boot(const void *p);
 
+/* A call signals.c deferred, recorded with the guard held. */
+enum mc_deferred {
+	MC_DEFER_ALLOC,      /* p of size was allocated */
+	MC_DEFER_FAILED,     /* an allocation failed */
+	MC_DEFER_REALLOC,    /* a realloc call (its blocks come apart) */
+	MC_DEFER_FREE,       /* free p, passed on to the allocator here */
+	MC_DEFER_FORGET,     /* p was freed already (by a realloc) */
+};
+void mc_account_deferred(int op, void *p, size_t size, uintptr_t site);
 /* Hooks called by interpose.c with the guard held.  fp is the frame of
  * the malloc-family function the program called: stacks start above it. */
 void mc_account_alloc(void *p, size_t size, void *fp);

@@ -301,6 +301,7 @@ void mc_resolve(void)
 		resolving_here = 1;
 		resolve_all();
 		find_own_code();
+		mc_signals_init(); /* dlsym here, never in a signal handler */
 		resolving_here = 0;
 		atomic_store_explicit(&state, FORWARDING, memory_order_release);
 
@@ -357,6 +358,11 @@ static inline struct mc_totals *count_path(void)
 static bool bootstrapping(void)
 {
 	return atomic_load_explicit(&state, memory_order_acquire) < FORWARDING;
+}
+
+bool mc_counting(void)
+{
+	return atomic_load_explicit(&state, memory_order_acquire) == READY && mc_is_active;
 }
 
 void mc_bypass(void)
@@ -475,6 +481,12 @@ static __attribute__((noinline)) void *uncount(size_t size)
  * skipped. */
 #define CALL_FRAME() mc_call_frame(__builtin_frame_address(0))
 
+/* Calls that cannot be counted because a signal handler made them while
+ * its thread was inside memcheck (signals.c): made at once, recorded
+ * later; the site is the handler's call. */
+#define IN_HANDLER() unlikely(mc_signal_nested())
+#define HANDLER_SITE() (((uintptr_t *)CALL_FRAME())[1])
+
 static __attribute__((noinline)) void *malloc_slow(size_t n)
 {
 	if (INJECT(CALL_FRAME(), false))
@@ -482,6 +494,8 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 	if (unlikely(uncounted())) {
 		if (bootstrapping())
 			return boot_alloc(n, 16, false);
+		if (IN_HANDLER())
+			return mc_signal_alloc(mc_real.malloc(n), n, HANDLER_SITE());
 		return mc_real.malloc(n);
 	}
 	mc_guard_enter();
@@ -524,6 +538,9 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 			}
 			return boot_alloc(n, 16, true);
 		}
+		if (IN_HANDLER())
+			return mc_signal_alloc(mc_real.calloc(nmemb, size), nmemb * size,
+					       HANDLER_SITE());
 		return mc_real.calloc(nmemb, size);
 	}
 	mc_guard_enter();
@@ -554,7 +571,10 @@ static __attribute__((noinline)) void free_slow(void *p)
 	if (!p || unlikely(is_boot(p)))
 		return;
 	if (unlikely(uncounted())) {
-		mc_real.free(p);
+		if (IN_HANDLER())
+			mc_signal_free(p, HANDLER_SITE());
+		else
+			mc_real.free(p);
 		return;
 	}
 	bool pass_on = true;
@@ -640,6 +660,8 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
 	if (unlikely(uncounted())) {
 		if (bootstrapping())
 			return boot_alloc(n, 16, false);
+		if (IN_HANDLER())
+			return mc_signal_realloc(old, n, HANDLER_SITE());
 		return mc_real.realloc(old, n);
 	}
 	if (n > 0 && INJECT(CALL_FRAME(), true))
@@ -692,6 +714,8 @@ MC_API void *reallocarray(void *old, size_t a, size_t b)
 		}
 		if (is_boot(old) || bootstrapping())
 			return realloc(old, n);
+		if (IN_HANDLER())
+			return mc_signal_realloc(old, n, HANDLER_SITE());
 		return mc_real.reallocarray(old, a, b);
 	}
 	size_t n;
@@ -718,6 +742,12 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 			*out = p;
 			return 0;
 		}
+		if (IN_HANDLER()) {
+			int rc = mc_real.posix_memalign(out, align, n);
+			if (rc == 0)
+				mc_signal_alloc(*out, n, HANDLER_SITE());
+			return rc;
+		}
 		return mc_real.posix_memalign(out, align, n);
 	}
 	mc_guard_enter();
@@ -741,6 +771,9 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 		if (unlikely(uncounted())) {                              \
 			if (bootstrapping())                              \
 				return boot_alloc(size, page_size(), false); \
+			if (IN_HANDLER())                                 \
+				return mc_signal_alloc(mc_real.call, size,  \
+						       HANDLER_SITE());     \
 			return mc_real.call;                              \
 		}                                                         \
 		mc_guard_enter();                                             \

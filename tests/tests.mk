@@ -83,11 +83,12 @@ prog-check: all $(PROG_BINS) $(WP_BINS)
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
 
-# The library exports the public API and the malloc family it
-# interposes, nothing else (internals are hidden: -fvisibility=hidden).
+# The library exports the public API and what it interposes: the malloc
+# family, the rlimit setters (limits.c) and the signal-handler setters
+# (signals.c); nothing else (internals are hidden: -fvisibility=hidden).
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
-	setrlimit setrlimit64 prlimit prlimit64
+	setrlimit setrlimit64 prlimit prlimit64 sigaction signal
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
@@ -95,7 +96,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family and the rlimit setters only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, the rlimit and signal setters only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,

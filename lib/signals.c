@@ -1,0 +1,290 @@
+/*
+ * signals.c - allocations made in signal handlers.
+ *
+ * Calling malloc from a signal handler is undefined behaviour in C, and
+ * programs do it anyway; mimalloc, for one, survives it.  memcheck must
+ * then not make things worse.  Before this file it did: a handler that
+ * ran while its thread was inside memcheck (the recursion guard up, a
+ * table shard perhaps half updated) had its calls passed straight to the
+ * allocator, uncounted, as memcheck's own calls are.  A block freed by
+ * the program, handed out again by the allocator to such a call and then
+ * freed again was reported as a double free and kept from the allocator
+ * (1.5 million of them in one run), blocks the handler freed stayed
+ * "live" in the table, and its allocations were missing from the counts.
+ *
+ * So memcheck wraps the handlers the program installs (sigaction,
+ * signal) in a trampoline that notes, per thread and nesting level, the
+ * guard's depth when the handler began.  A malloc-family call made while
+ * the guard is at exactly that depth comes from a handler that
+ * interrupted memcheck: it cannot touch the table or the counters, which
+ * the interrupted code may be changing.  Its allocator call is made at
+ * once (the handler needs the memory), except a free, which waits: the
+ * address must leave the table before the allocator may hand it out
+ * again.  What was done is queued, and recorded when the interrupted
+ * code lowers the guard (mc_signal_drain).  A deeper guard means
+ * memcheck's own work inside a handler (libdw, say), passed through as
+ * always.
+ *
+ * Traps: the handler may itself be interrupted (pushes reserve their
+ * slot with one atomic add, and the queue keeps room for every nesting
+ * level); the per-thread state is mapped on a thread's first handler
+ * (mmap is async-signal-safe, malloc is not); a handler left with
+ * siglongjmp keeps its level, which only means memcheck passes calls
+ * through at that depth as it did before; realloc in a handler becomes
+ * malloc, copy and a deferred free, since a moved block's old address
+ * would otherwise go back to the allocator before it leaves the table.
+ * Handlers installed with a raw system call, or before memcheck resolves
+ * the real sigaction, are not wrapped: their calls are treated as
+ * before.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_NEST 8     /* nested handlers followed; deeper ones as before */
+#define QUEUE 256      /* deferred calls per thread */
+
+struct deferred {
+	uint8_t op;
+	void *p;
+	size_t size;
+	uintptr_t site;   /* the handler's call */
+};
+
+struct sigstate {
+	int depth;                       /* handlers running on this thread */
+	int hook[MAX_NEST];              /* the guard's depth when each began */
+	_Atomic unsigned tail;           /* pushes, reserved before written */
+	unsigned head;                   /* recorded */
+	uint64_t lost;                   /* calls the full queue could not take */
+	struct deferred q[QUEUE];
+};
+
+static MC_TLS struct sigstate *my_sig;
+static _Atomic uint64_t lost_said;
+
+/* The handlers the program installed, by signal; SA_SIGINFO or not. */
+static _Atomic uintptr_t user_fn[_NSIG];
+static _Atomic unsigned char user_info[_NSIG];
+
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+void mc_signals_init(void)
+{
+	if (!real_sigaction)
+		real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))
+			dlsym(RTLD_NEXT, "sigaction");
+}
+
+static struct sigstate *state(void)
+{
+	struct sigstate *st = my_sig;
+	if (!st)
+		st = my_sig = mc_map(sizeof *st);
+	return st;
+}
+
+static void trampoline(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t fn = atomic_load_explicit(&user_fn[sig], memory_order_acquire);
+	bool info = atomic_load_explicit(&user_info[sig], memory_order_relaxed);
+	struct sigstate *st = state();
+	bool followed = st && st->depth < MAX_NEST;
+	if (followed) {
+		st->hook[st->depth] = mc_in_hook;
+		atomic_signal_fence(memory_order_seq_cst);
+		st->depth++;
+	} else if (st) {
+		st->depth++;
+	}
+	if (fn && info)
+		((void (*)(int, siginfo_t *, void *))fn)(sig, si, uc);
+	else if (fn)
+		((void (*)(int))fn)(sig);
+	if (st)
+		st->depth--;
+}
+
+/* Does this call come from a handler that interrupted memcheck? */
+bool mc_signal_nested(void)
+{
+	struct sigstate *st = my_sig;
+	if (!st || st->depth <= 0 || st->depth > MAX_NEST)
+		return false;
+	int h = st->hook[st->depth - 1];
+	return h > 0 && mc_in_hook == h;
+}
+
+static bool push(uint8_t op, void *p, size_t size, uintptr_t site)
+{
+	struct sigstate *st = my_sig;
+	/* Room for a push from every handler that may interrupt this one
+	 * between the test and the add. */
+	if (atomic_load(&st->tail) - st->head >= QUEUE - MAX_NEST) {
+		st->lost++;
+		return false;
+	}
+	unsigned i = atomic_fetch_add(&st->tail, 1);
+	st->q[i % QUEUE] = (struct deferred){ op, p, size, site };
+	atomic_signal_fence(memory_order_seq_cst);
+	mc_self.sig_pending = 1;
+	return true;
+}
+
+void *mc_signal_alloc(void *p, size_t size, uintptr_t site)
+{
+	int saved = errno;
+	push(p ? MC_DEFER_ALLOC : MC_DEFER_FAILED, p, size, site);
+	errno = saved;
+	return p;
+}
+
+void mc_signal_free(void *p, uintptr_t site)
+{
+	if (p && !push(MC_DEFER_FREE, p, 0, site))
+		mc_real.free(p); /* no room: as before, the table keeps it */
+}
+
+/* Counted as realloc_common counts: the call; the old block freed unless
+ * the call failed; the new one allocated. */
+void *mc_signal_realloc(void *old, size_t n, uintptr_t site)
+{
+	push(MC_DEFER_REALLOC, NULL, 0, site);
+	if (!old)
+		return mc_signal_alloc(mc_real.malloc(n), n, site);
+	size_t have = n && mc_real.usable_size ? mc_real.usable_size(old) : 0;
+	if (!have) {
+		/* realloc(p, 0), or no way to know what to copy: the
+		 * allocator's own realloc, the old block only forgotten. */
+		void *p = mc_real.realloc(old, n);
+		int saved = errno;
+		if (p || n == 0)
+			push(MC_DEFER_FORGET, old, 0, site);
+		if (p || n > 0)
+			mc_signal_alloc(p, n, site);
+		errno = saved;
+		return p;
+	}
+	void *p = mc_real.malloc(n);
+	mc_signal_alloc(p, n, site);
+	if (p) {
+		memcpy(p, old, have < n ? have : n);
+		mc_signal_free(old, site);
+	}
+	return p;
+}
+
+/* The interrupted code has lowered the guard: record what the handlers
+ * did, with the guard up again.  A handler that runs meanwhile queues
+ * behind; one that runs after the last look but before the guard is
+ * down again would leave its calls waiting while the program goes on
+ * (and frees the block it just got, which the table does not have yet):
+ * so the last look is made with the guard down, when a handler no
+ * longer queues. */
+void mc_signal_drain(void)
+{
+	struct sigstate *st = my_sig;
+	do {
+		mc_self.in_hook++;
+		mc_self.fast = NULL;
+		mc_self.sig_pending = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		for (unsigned tail; st->head != (tail = atomic_load(&st->tail));) {
+			while (st->head != tail) {
+				struct deferred d = st->q[st->head % QUEUE];
+				st->head++;
+				mc_account_deferred(d.op, d.p, d.size, d.site);
+			}
+		}
+		uint64_t lost = st->lost;
+		if (lost && atomic_exchange(&lost_said, 1) == 0)
+			mc_log("%llu malloc-family calls from signal handlers could not be "
+			       "recorded (more than %d queued on one thread while memcheck was "
+			       "busy): they are not counted", (unsigned long long)lost,
+			       QUEUE - MAX_NEST);
+		if (--mc_self.in_hook != 0)
+			return; /* drained again by the guard's last leave */
+		mc_self.fast = mc_self.totals;
+		atomic_signal_fence(memory_order_seq_cst);
+	} while (mc_self.sig_pending);
+}
+
+/* ---- the program's handlers ------------------------------------------ */
+
+static bool wrappable(int sig, const struct sigaction *act)
+{
+	return sig > 0 && sig < _NSIG && act &&
+	       ((act->sa_flags & SA_SIGINFO) ? act->sa_sigaction != NULL :
+		act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
+}
+
+/* The kernel's view of an action, as the program installed it. */
+static void unwrap(int sig, struct sigaction *old, uintptr_t fn, bool info)
+{
+	if (!old || old->sa_sigaction != trampoline)
+		return;
+	if (info) {
+		old->sa_sigaction = (void (*)(int, siginfo_t *, void *))fn;
+	} else {
+		old->sa_handler = (void (*)(int))fn;
+		old->sa_flags &= ~SA_SIGINFO;
+	}
+	(void)sig;
+}
+
+MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	mc_signals_init();
+	if (!real_sigaction) {
+		errno = ENOSYS;
+		return -1;
+	}
+	bool in_range = sig > 0 && sig < _NSIG;
+	uintptr_t prev_fn = in_range ? atomic_load(&user_fn[sig]) : 0;
+	bool prev_info = in_range && atomic_load(&user_info[sig]);
+	int rc;
+	if (wrappable(sig, act)) {
+		struct sigaction mine = *act;
+		mine.sa_sigaction = trampoline;
+		mine.sa_flags |= SA_SIGINFO;
+		bool info = (act->sa_flags & SA_SIGINFO) != 0;
+		atomic_store(&user_info[sig], info);
+		atomic_store_explicit(&user_fn[sig],
+				      info ? (uintptr_t)act->sa_sigaction :
+					     (uintptr_t)act->sa_handler,
+				      memory_order_release);
+		rc = real_sigaction(sig, &mine, old);
+		if (rc != 0) {
+			atomic_store(&user_info[sig], prev_info);
+			atomic_store(&user_fn[sig], prev_fn);
+		}
+	} else {
+		rc = real_sigaction(sig, act, old);
+		if (rc == 0 && act && in_range)
+			atomic_store(&user_fn[sig], 0);
+	}
+	if (rc == 0)
+		unwrap(sig, old, prev_fn, prev_info);
+	return rc;
+}
+
+/* glibc's signal(): BSD semantics, the signal blocked in its handler and
+ * interrupted calls restarted.  Its own goes to the C library's
+ * sigaction directly, past this file. */
+MC_API void (*signal(int sig, void (*handler)(int)))(int)
+{
+	struct sigaction act, old;
+	memset(&act, 0, sizeof act);
+	act.sa_handler = handler;
+	sigemptyset(&act.sa_mask);
+	if (sig > 0 && sig < _NSIG)
+		sigaddset(&act.sa_mask, sig);
+	act.sa_flags = SA_RESTART;
+	if (sigaction(sig, &act, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
