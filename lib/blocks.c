@@ -320,10 +320,28 @@ static bool is_small(uint32_t cap)
 	return small && cap <= MIN_CAP;
 }
 
+/* A shard's first array is memcheck's resident memory from its first
+ * use: touched whole then (MADV_POPULATE_WRITE, or a write a page), not
+ * page by page as entries land, so that footprint.c counts it exactly. */
+static struct entry *first_array(struct shard *s)
+{
+	struct entry *e = small + (size_t)(s - shards) * MIN_CAP;
+	size_t bytes = MIN_CAP * sizeof *e;
+	int saved = errno;
+	mc_own_grow((int64_t)bytes);
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(e, bytes, MADV_POPULATE_WRITE) != 0)
+#endif
+		for (size_t off = 0; off < bytes; off += 4096)
+			((volatile char *)e)[off] = 0;
+	errno = saved;
+	return e;
+}
+
 static struct entry *array_for(struct shard *s, uint32_t cap)
 {
 	if (is_small(cap))
-		return small + (size_t)(s - shards) * MIN_CAP;
+		return first_array(s);
 	int saved = errno;
 	struct entry *e = mc_map((size_t)cap * sizeof *e);
 	errno = saved;
@@ -356,9 +374,10 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	}
 	if (old_cap) {
 		int saved = errno;
-		if (is_small(old_cap))
+		if (is_small(old_cap)) {
 			madvise(old, (size_t)old_cap * sizeof *e, MADV_DONTNEED);
-		else
+			mc_own_grow(-(int64_t)((size_t)old_cap * sizeof *e));
+		} else
 			mc_unmap(old, (size_t)old_cap * sizeof *e);
 		errno = saved;
 		atomic_fetch_sub(&table_bytes, (size_t)old_cap * sizeof *e);
@@ -411,7 +430,7 @@ void mc_blocks_init(void)
 {
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
-	small = mc_map((size_t)NSHARDS * MIN_CAP * sizeof *small);
+	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
 	if (membarrier_ok())
 		atomic_store(&multi, 0);
 }
