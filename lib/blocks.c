@@ -320,22 +320,19 @@ static bool is_small(uint32_t cap)
 	return small && cap <= MIN_CAP;
 }
 
-/* A shard's first array is memcheck's resident memory from its first
- * use: touched whole then (MADV_POPULATE_WRITE, or a write a page), not
- * page by page as entries land, so that footprint.c counts it exactly. */
+/* A shard's first array counts as memcheck's resident memory, all 16
+ * KiB of it, from its first use (footprint.c): its pages are touched as
+ * entries land in them, in no order, and a few hundred entries touch
+ * them all.  Touching them at once would cost a short process a system
+ * call and three page faults a shard; counting them at once overstates
+ * memcheck's share, in a process with a handful of blocks a shard, by
+ * at most the pages still untouched. */
 static struct entry *first_array(struct shard *s)
 {
-	struct entry *e = small + (size_t)(s - shards) * MIN_CAP;
-	size_t bytes = MIN_CAP * sizeof *e;
 	int saved = errno;
-	mc_own_grow((int64_t)bytes);
-#ifdef MADV_POPULATE_WRITE
-	if (madvise(e, bytes, MADV_POPULATE_WRITE) != 0)
-#endif
-		for (size_t off = 0; off < bytes; off += 4096)
-			((volatile char *)e)[off] = 0;
+	mc_own_grow(MIN_CAP * sizeof(struct entry));
 	errno = saved;
-	return e;
+	return small + (size_t)(s - shards) * MIN_CAP;
 }
 
 static struct entry *array_for(struct shard *s, uint32_t cap)

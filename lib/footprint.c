@@ -91,10 +91,10 @@ static uint64_t resident(uintptr_t lo, size_t len)
 	return n * PAGE;
 }
 
-/* M now.  fp_lock held.  libmemcheck's own pages are taken as last
- * measured (measure_object): they change only as memcheck's code first
+/* M now.  fp_lock held.  libmemcheck's own pages are taken as measured
+ * at start (measure_object): they grow only as memcheck's code first
  * runs, mostly at start-up and in its first reports, which are windows
- * of its own work. */
+ * of its own work, whose growth is counted in extra. */
 static uint64_t measure(void)
 {
 	int saved = errno;
@@ -197,7 +197,9 @@ void mc_footprint_init(void)
 bool mc_own_before(size_t bytes)
 {
 	pthread_mutex_lock(&fp_lock);
-	if (!started || pending + page_round(bytes) < threshold()) {
+	/* Inside a window of memcheck's own work the mark is not folded,
+	 * and the window's end measures everything again. */
+	if (!started || work_depth || pending + page_round(bytes) < threshold()) {
 		pthread_mutex_unlock(&fp_lock);
 		return false;
 	}
@@ -250,11 +252,11 @@ bool mc_own_lazy_remove(const void *p, size_t len)
  * heap error reported while another thread ends a region) extend it. */
 static uint64_t work_rss, work_m;
 
-void mc_own_work_begin(void)
+void mc_own_work_begin(bool fold_first)
 {
 	pthread_mutex_lock(&fp_lock);
 	if (work_depth++ == 0) {
-		if (started)
+		if (started && fold_first)
 			fold();
 		work_rss = mc_rss_current();
 		work_m = measure() - (uint64_t)extra;
@@ -267,7 +269,6 @@ void mc_own_work_end(void)
 	pthread_mutex_lock(&fp_lock);
 	if (--work_depth == 0) {
 		uint64_t rss = mc_rss_current();
-		measure_object();
 		uint64_t m = measure() - (uint64_t)extra;
 		/* What the RSS grew by that memcheck's own mappings do not
 		 * explain: libraries it loaded, files they mapped, the

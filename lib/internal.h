@@ -164,9 +164,12 @@ void mc_own_after(bool folding, int64_t bytes);
  * was not one. */
 void mc_own_lazy(const void *p, size_t len);
 bool mc_own_lazy_remove(const void *p, size_t len);
-/* Around memcheck's own work at a region's end (scan, symbolization):
- * what the RSS grows by meanwhile is memcheck's. */
-void mc_own_work_begin(void);
+/* Around memcheck's own work (start-up, a region's scan and report,
+ * symbolization): what the RSS grows by meanwhile is memcheck's, and the
+ * high-water mark meanwhile is not the program's.  fold_first: set aside
+ * the program's peak since the last take first (false right after one:
+ * a region's end, which took it; start-up, before any region). */
+void mc_own_work_begin(bool fold_first);
 void mc_own_work_end(void);
 /* The program's RSS now, and its peak RSS since the last take (the
  * whole process's when the kernel's mark cannot be reset: *whole_process

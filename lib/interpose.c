@@ -312,7 +312,7 @@ void mc_resolve(void)
 		 * arenas: megabytes) is the program's, so it comes first.
 		 * The program's call that brought us here needs it anyway. */
 		mc_real.free(mc_real.malloc(1));
-		mc_own_work_begin();
+		mc_own_work_begin(false);
 		mc_options_init();
 		mc_fault_init(); /* before account.c: fork handler order */
 		mc_blocks_init();

@@ -258,12 +258,19 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	uint64_t left = 0;
 	if (mc_opt.track && mc_opt.scan && !vg)
 		mc_blocks_each_live(r->epoch, count_block, &left);
+	/* From here on the work is memcheck's own (footprint.c): the scan,
+	 * the suppression files, symbolizing leak stacks (libdw loaded,
+	 * debug information mapped), and the first report, which touches
+	 * the C library's formatting code.  A later clean region only maps
+	 * buffers, which footprint.c counts without a window. */
+	static bool reported;
+	bool window = left || !reported;
+	reported = true;
+	if (window)
+		mc_own_work_begin(false);
 	bool scanned = false;
-	if (left) {
-		mc_own_work_begin();
+	if (left)
 		scanned = mc_scan(&scan, from);
-		mc_own_work_end();
-	}
 	if (mc_opt.track && !left && mc_opt.scan) {
 		/* Nothing left behind: no groups to collect. */
 	} else if (mc_opt.track) {
@@ -358,21 +365,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.supp = &supp,
 		.valgrind = vg,
 	};
-	/* Leak stacks are symbolized (libdw loaded, debug information
-	 * mapped), and the first report touches the C library's
-	 * formatting code: memcheck's.  Later clean reports only map
-	 * buffers, which footprint.c counts without a window. */
-	static bool reported;
-	bool window = rr.nleaks || !reported;
-	reported = true;
-	if (window)
-		mc_own_work_begin();
 	mc_report_emit(&rr);
-	if (window)
-		mc_own_work_end();
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
+	if (window)
+		mc_own_work_end();
 	if (out)
 		*out = res;
 	return res.pass ? 0 : 1;

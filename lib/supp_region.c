@@ -212,7 +212,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	}
 	struct memcheck_count *kinds[] = { &res->definitely_lost, &res->indirectly_lost,
 					   &res->possibly_lost, &res->still_reachable };
-	mc_own_work_begin();
+	mc_own_work_begin(false);
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
