@@ -115,8 +115,20 @@ size_t mc_utf8_len(const unsigned char *p, const unsigned char *end);
 /* Copy src into dst[size], NUL-padded, cut at a UTF-8 character boundary. */
 void mc_copy_name(char *dst, size_t size, const char *src);
 
-/* Write all of s to fd, retrying short writes and EINTR. */
-void mc_write_all(int fd, const char *s, size_t n);
+/* Write all of s to fd, retrying short writes and EINTR, never raising
+ * SIGPIPE; 0, or the error that stopped it (errno is left alone). */
+int mc_write_all(int fd, const char *s, size_t n);
+/* Open a file memcheck appends to (report, log, suppressions written):
+ * created 0644, never waiting for a FIFO's reader (ENXIO), a symlink
+ * followed only where protected_symlinks would (EPERM); -1 with errno. */
+int mc_open_append(const char *path);
+/* Write one record whole: under an flock on a FIFO or pipe. */
+int mc_write_record(int fd, const char *s, size_t n);
+/* mc_open_append's errors said plainly. */
+const char *mc_open_error(int err);
+/* Append one record (n bytes at s) to path; what names the variable in
+ * the one complaint per process and per *said (a static flag). */
+void mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said);
 
 /* One line of memcheck's text (mc_text_fd), prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -128,8 +140,12 @@ void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * reused the number), opening it again if not; mc_text_after_fork()
  * makes a child of a %p pattern open its own. */
 void mc_text_open(const char *pattern);
-int mc_text_fd(void);
+int mc_text_fd(void);     /* -1: nowhere (standard error was closed, or is
+			   * another file than at start-up) */
 void mc_text_after_fork(void);
+/* A process memcheck only forwards for has no text: its copy of
+ * standard error is closed. */
+void mc_text_release_stderr(void);
 /* MEMCHECK_LOG's pattern with %p as pid and %% as %, into out[cap].
  * -1 when the pattern has another % (*bad: its offset) or the result
  * does not fit (*bad: SIZE_MAX); else the length. */

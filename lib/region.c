@@ -474,8 +474,10 @@ void mc_process_begin(void)
 		left_out = false; /* say so */
 	} else if (left_out && mc_is_active && !mc_linked_in()) {
 		/* Preloaded only, it cannot open a region of its own: only
-		 * forward, as if memcheck were not there. */
+		 * forward, as if memcheck were not there, not even holding a
+		 * copy of standard error. */
 		mc_bypass();
+		mc_text_release_stderr();
 	}
 	mc_guard_enter();
 	if (!mc_is_active && !left_out)

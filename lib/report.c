@@ -133,20 +133,11 @@ static void json_fault(struct mc_buf *b, const struct mc_fault_info *f)
 	mc_buf_puts(b, "]");
 }
 
-/* Append one line to path in a single write, so that records from
- * processes sharing the file do not interleave.  what names the variable
- * in the one complaint per process. */
+/* One line to MEMCHECK_FAIL_LOG. */
 static void append_line(const char *path, const struct mc_buf *b, const char *what)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	static _Atomic int said;
-	if (fd < 0) {
-		if (!atomic_exchange(&said, 1))
-			mc_log("cannot open %s=%s: %s", what, path, strerror(errno));
-		return;
-	}
-	mc_write_all(fd, b->s, b->len);
-	close(fd);
+	mc_append(path, b->s, b->len, what, &said);
 }
 
 void mc_report_injection(const char *region_id, const char *region, uint64_t index,
@@ -269,19 +260,8 @@ static void emit_json(const struct mc_region_report *rr)
 	if (b.oom) {
 		mc_log("out of memory writing the report of region \"%s\"", r->name);
 	} else {
-		int fd = open(mc_opt.report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		static _Atomic int said; /* once per process, not per region */
-		if (fd < 0) {
-			if (!atomic_exchange(&said, 1))
-				mc_log("cannot open MEMCHECK_REPORT=%s: %s; this process's "
-				       "regions are not in the report", mc_opt.report,
-				       strerror(errno));
-		} else {
-			/* One write per record: records from processes that
-			 * share the file do not interleave. */
-			mc_write_all(fd, b.s, b.len);
-			close(fd);
-		}
+		mc_append(mc_opt.report, b.s, b.len, "MEMCHECK_REPORT", &said);
 	}
 	mc_buf_free(&b);
 }

@@ -171,15 +171,8 @@ static void gen(const char *region, const struct mc_leak *l, const struct mc_sup
 	} else if (strcmp(mc_opt.gen_suppressions, "-") == 0) {
 		mc_write_all(mc_text_fd(), b.s, b.len);
 	} else {
-		int fd = open(mc_opt.gen_suppressions, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-			      0644);
 		static _Atomic int said;
-		if (fd >= 0) {
-			mc_write_all(fd, b.s, b.len);  /* one write: processes share it */
-			close(fd);
-		} else if (!atomic_exchange(&said, 1)) {
-			mc_log("cannot open MEMCHECK_GEN_SUPPRESSIONS=%s", mc_opt.gen_suppressions);
-		}
+		mc_append(mc_opt.gen_suppressions, b.s, b.len, "MEMCHECK_GEN_SUPPRESSIONS", &said);
 	}
 	mc_buf_free(&b);
 }

@@ -8,11 +8,15 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,34 +281,204 @@ void mc_buf_free(struct mc_buf *b)
 	b->oom = false;
 }
 
-void mc_write_all(int fd, const char *s, size_t n)
+/* SIGPIPE is blocked around the write: a pipe whose reader has gone
+ * (prog 2>&1 | head -1) would otherwise kill the program at its exit
+ * report, which it survived without memcheck.  The SIGPIPE the failed
+ * write raised is taken back unless one was pending already. */
+int mc_write_all(int fd, const char *s, size_t n)
 {
-	int saved = errno;
+	int saved = errno, err = 0;
+	sigset_t pipe_only, old, pending;
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	while (n > 0) {
 		ssize_t w = write(fd, s, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			err = errno;
 			break;
 		}
 		s += w;
 		n -= (size_t)w;
 	}
+	if (err == EPIPE && !was_pending) {
+		struct timespec now = { 0, 0 };
+		sigtimedwait(&pipe_only, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return err;
+}
+
+/* ---- files memcheck writes to ------------------------------------------
+ * Report, log and suppression files are named by the user, and written
+ * by every process of a test run, children included.  Three traps.  A
+ * FIFO nobody reads makes open(2) wait forever (at the program's exit):
+ * it is opened without blocking, which fails there (ENXIO).  Records of
+ * several processes written to one FIFO or pipe interleave once they are
+ * longer than PIPE_BUF: a record is written under an flock of it.  And a
+ * symlink planted in a shared directory would point memcheck's writes at
+ * a file of the victim's: the last component of the path is followed
+ * only where the kernel's protected_symlinks would follow it (not in a
+ * sticky, world-writable directory such as /tmp, unless the link is the
+ * process's own or the directory owner's), whether or not that is on.
+ * Files are created 0644 before the umask. */
+
+/* May a symlink at path be followed?  The rule of fs.protected_symlinks. */
+static bool symlink_followable(const char *path)
+{
+	struct stat link, dir;
+	if (lstat(path, &link) != 0 || !S_ISLNK(link.st_mode))
+		return true; /* gone or replaced: the open decides */
+	char parent[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(parent, sizeof parent, ".");
+	else if (slash == path)
+		snprintf(parent, sizeof parent, "/");
+	else
+		snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+	if (stat(parent, &dir) != 0)
+		return false;
+	bool shared = (dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH);
+	return !shared || link.st_uid == geteuid() || link.st_uid == dir.st_uid;
+}
+
+int mc_open_append(const char *path)
+{
+	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	int fd = open(path, flags | O_NOFOLLOW, 0644);
+	if (fd < 0 && errno == ELOOP) {
+		if (!symlink_followable(path)) {
+			errno = EPERM;
+			return -1;
+		}
+		fd = open(path, flags, 0644);
+	}
+	if (fd < 0)
+		return -1;
+	/* Writes block as usual once there is a reader. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+int mc_write_record(int fd, const char *s, size_t n)
+{
+	struct stat st;
+	bool fifo = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+	int saved = errno;
+	if (fifo)
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+	int err = mc_write_all(fd, s, n);
+	if (fifo)
+		flock(fd, LOCK_UN);
+	errno = saved;
+	return err;
+}
+
+void mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said)
+{
+	int saved = errno;
+	int fd = mc_open_append(path);
+	int err = fd < 0 ? errno : mc_write_record(fd, s, n);
+	if (fd >= 0)
+		close(fd);
+	if (err && !atomic_exchange(said, 1))
+		mc_log("cannot %s %s=%s: %s; this process's records are not there", fd < 0 ?
+		       "open" : "write to", what, path, mc_open_error(err));
 	errno = saved;
 }
 
+const char *mc_open_error(int err)
+{
+	switch (err) {
+	case ENXIO:
+		return "a FIFO no process has open for reading";
+	case EPERM:
+		return "a symlink in a shared directory that belongs to another user";
+	default:
+		return strerror(err);
+	}
+}
+
 /* ---- where the text goes -------------------------------------------
- * MEMCHECK_LOG's file, opened once and checked before each write: the
- * program may close the descriptor (daemons close every one, some test
- * runners close what they did not open) and reuse its number for a file
- * of its own, which memcheck must never write to. */
+ * MEMCHECK_LOG's file, or memcheck's own copy of the standard error the
+ * process started with, as valgrind keeps one: programs close file
+ * descriptor 2 and reuse the number for a data file (memcheck's report
+ * then went into it), and coreutils close it in an exit handler (the
+ * report was then lost to EBADF).  Both descriptors are held at a high
+ * number and checked before each write: the program may close them too
+ * (daemons close every descriptor, some test runners what they did not
+ * open) and reuse the number for a file of its own, which memcheck must
+ * never write to. */
+
+/* A descriptor memcheck keeps, and the file it names. */
+struct kept {
+	int fd;          /* -1: none */
+	dev_t dev;
+	ino_t ino;
+};
 
 static const char *text_pattern; /* MEMCHECK_LOG, NULL or "-": standard error */
-static int text_fd = -1;          /* -1: standard error */
-static dev_t text_dev;
-static ino_t text_ino;
+static struct kept log_file = { -1, 0, 0 };
 static bool text_failed;          /* said so once; standard error from now on */
 static atomic_flag text_busy = ATOMIC_FLAG_INIT;
+static struct kept err = { -1, 0, 0 }; /* the copy of standard error */
+static bool err_known;            /* fd 2 was open at start: err's dev, ino */
+
+/* Does k still name its file?  *st: its status. */
+static bool kept_ours(const struct kept *k, struct stat *st)
+{
+	return k->fd >= 0 && fstat(k->fd, st) == 0 && st->st_dev == k->dev &&
+	       st->st_ino == k->ino;
+}
+
+/* A copy of fd out of the way of the program's own descriptors: from
+ * 900 up (a program that counts up from 3 does not meet it), or near
+ * the descriptor limit where that is lower.  -1 when there is no room. */
+static int dup_high(int fd)
+{
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	struct rlimit rl;
+	if (high < 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128 &&
+	    rl.rlim_cur < 900)
+		high = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 64);
+	return high;
+}
+
+/* Where standard error's text goes: memcheck's copy while it is still
+ * that file; else descriptor 2 while it still is; else nowhere (-1). */
+static int stderr_fd(void)
+{
+	struct stat st;
+	if (kept_ours(&err, &st))
+		return err.fd;
+	struct kept two = { 2, err.dev, err.ino };
+	return err_known && kept_ours(&two, &st) ? 2 : -1;
+}
+
+/* At start-up, before the program can have touched descriptor 2. */
+static void keep_stderr(void)
+{
+	struct stat st;
+	if (err_known || fstat(2, &st) != 0)
+		return; /* closed from the start: the text has nowhere to go */
+	err_known = true;
+	err.dev = st.st_dev;
+	err.ino = st.st_ino;
+	err.fd = dup_high(2);
+}
+
+void mc_text_release_stderr(void)
+{
+	if (err.fd >= 0)
+		close(err.fd);
+	err.fd = -1;
+}
 
 static void vlog_to(int fd, const char *fmt, va_list ap)
 {
@@ -326,7 +500,7 @@ __attribute__((format(printf, 1, 2))) static void say_on_stderr(const char *fmt,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vlog_to(2, fmt, ap);
+	vlog_to(stderr_fd(), fmt, ap);
 	va_end(ap);
 }
 
@@ -365,7 +539,7 @@ static bool text_reopen(void)
 	char path[4096];
 	size_t bad;
 	int saved = errno;
-	text_fd = -1;
+	log_file.fd = -1;
 	if (mc_text_path(text_pattern, (long)getpid(), path, sizeof path, &bad) < 0) {
 		if (bad == SIZE_MAX)
 			say_on_stderr("MEMCHECK_LOG=%s: the file name is too long; writing to "
@@ -382,27 +556,23 @@ static bool text_reopen(void)
 		errno = saved;
 		return false;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	int fd = mc_open_append(path);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		say_on_stderr("cannot open MEMCHECK_LOG=%s: %s; writing to standard error", path,
-			      strerror(errno));
+			      mc_open_error(errno));
 		if (fd >= 0)
 			close(fd);
 		text_failed = true;
 		errno = saved;
 		return false;
 	}
-	/* Out of the way of the program's own descriptors, where it can go:
-	 * one that counts up from 3 does not meet it. */
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	int high = dup_high(fd);
 	if (high >= 0) {
 		close(fd);
 		fd = high;
 	}
-	text_fd = fd;
-	text_dev = st.st_dev;
-	text_ino = st.st_ino;
+	log_file = (struct kept){ fd, st.st_dev, st.st_ino };
 	errno = saved;
 	return true;
 }
@@ -418,32 +588,32 @@ static bool wants_file(void)
 void mc_text_open(const char *pattern)
 {
 	text_pattern = pattern;
-}
-
-/* Does text_fd still name the file memcheck opened?  *st: its status. */
-static bool text_fd_ours(struct stat *st)
-{
-	return text_fd >= 0 && fstat(text_fd, st) == 0 && st->st_dev == text_dev &&
-	       st->st_ino == text_ino;
+	int saved = errno;
+	keep_stderr();
+	errno = saved;
 }
 
 int mc_text_fd(void)
 {
-	if (!wants_file())
-		return 2;
+	if (!wants_file()) {
+		int saved = errno;
+		int fd = stderr_fd();
+		errno = saved;
+		return fd;
+	}
 	while (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
 		;
 	int saved = errno;
 	struct stat st;
-	bool ours = text_fd_ours(&st);
+	bool ours = kept_ours(&log_file, &st);
 	/* Not ours (not opened yet, or the number is the program's now): a
 	 * new descriptor, the old number left alone.  Ours but gone from
 	 * its directory (a test cleaned up): closed, and a new file. */
 	if (ours && st.st_nlink == 0)
-		close(text_fd);
+		close(log_file.fd);
 	if (!ours || st.st_nlink == 0)
 		text_reopen();
-	int fd = text_fd >= 0 ? text_fd : 2;
+	int fd = log_file.fd >= 0 ? log_file.fd : stderr_fd();
 	errno = saved;
 	atomic_flag_clear_explicit(&text_busy, memory_order_release);
 	return fd;
@@ -455,9 +625,9 @@ void mc_text_after_fork(void)
 	if (!wants_file() || !strstr(text_pattern, "%p"))
 		return; /* the parent's file, shared: appends do not overwrite */
 	struct stat st;
-	if (text_fd_ours(&st))
-		close(text_fd); /* the child's copy of memcheck's own descriptor */
-	text_fd = -1; /* its own file, at its first write */
+	if (kept_ours(&log_file, &st))
+		close(log_file.fd); /* the child's copy of memcheck's own descriptor */
+	log_file.fd = -1; /* its own file, at its first write */
 }
 
 void mc_log(const char *fmt, ...)

@@ -25,14 +25,16 @@
  */
 #include <memcheck/memcheck.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "stack_paths.h"
 
 static atomic_int stop;
 
@@ -66,39 +68,17 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-/* A new stack for (almost) every path: two functions, chosen by the bits
- * of path, called depth deep. */
-static void down(unsigned path, int depth);
-
-static __attribute__((noinline)) void left(unsigned path, int depth)
+static void alloc_free(void)
 {
-	down(path >> 1, depth - 1);
-	__asm__ volatile("" ::: "memory"); /* no tail call: a frame each */
+	free(malloc(16));
 }
 
-static __attribute__((noinline)) void right(unsigned path, int depth)
-{
-	down(path >> 1, depth - 1);
-	__asm__ volatile("" ::: "memory");
-}
-
-static void down(unsigned path, int depth)
-{
-	if (depth == 0) {
-		free(malloc(16));
-		return;
-	}
-	if (path & 1)
-		right(path, depth);
-	else
-		left(path, depth);
-}
-
+/* A new stack for (almost) every round. */
 static void *stacks(void *arg)
 {
 	(void)arg;
 	for (unsigned path = 0; !stop; path++) {
-		down(path, 12);
+		path_down(path, 12, alloc_free);
 		sched_yield();
 	}
 	return NULL;

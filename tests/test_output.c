@@ -1,0 +1,236 @@
+/*
+ * test_output.c - where memcheck's text and records go, and that they
+ * get there whole (issue 14, items 8 and 9): the text goes to the
+ * standard error the process started with, not to a file the program
+ * put at descriptor 2, and is still shown after the program closed it
+ * (coreutils' expr, checked against valgrind); a report file that cannot
+ * take a record says so, a FIFO nobody reads never holds up the
+ * program's exit, records far over PIPE_BUF from many processes arrive
+ * whole through a FIFO, and a pipe whose reader is gone does not kill
+ * the program with SIGPIPE (tests/prog/plain_stderr, plain_bigrecords,
+ * plain_errors).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define EXPR "/usr/bin/expr"
+
+/* Issue 14, item 8: expr closes standard error in an exit handler; the
+ * report was lost to EBADF.  Its leaks are valgrind's: 24 bytes
+ * definitely lost and 16 indirectly, under glibc. */
+START_TEST(test_report_shown_after_program_closed_stderr)
+{
+	const char *so;
+	if (access(EXPR, X_OK) != 0) {
+		printf("note: %s not installed; skipping\n", EXPR);
+		return;
+	}
+	if (!h_allocator_or_skip(_i, &so, "expr case"))
+		return;
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=full", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, so, env, EXPR, "1", "+", "1");
+	ck_assert_msg(r.exit_code == 0 && strcmp(r.out, "2\n") == 0,
+		      "expr 1 + 1 under %s: %s, stdout \"%s\"", h_allocators[_i].name,
+		      h_status(&r), r.out);
+	ck_assert_msg(strstr(r.err, "region \"process\" in") && strstr(r.err, "LEAK SUMMARY"),
+		      "under %s: no report on standard error:\n%s", h_allocators[_i].name, r.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", r.pid);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	const char *vg = h_valgrind_path();
+	if (_i == 0 && vg) {
+		struct h_run v;
+		H_RUN(&v, 0, NULL, NULL, vg, "--leak-check=full", EXPR, "1", "+", "1");
+		struct h_vg_leaks l;
+		ck_assert_msg(h_valgrind_leaks(v.err, &l, 1) == 1,
+			      "no leak summary in valgrind's output:\n%s", v.err);
+		H_EXPECT_COUNT(rec, "definitely_lost", "bytes", l.bytes[HVG_DEF]);
+		H_EXPECT_COUNT(rec, "indirectly_lost", "bytes", l.bytes[HVG_IND]);
+		h_run_free(&v);
+	}
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
+/* Issue 14, item 8: a program that opens a data file at descriptor 2
+ * got memcheck's whole report appended to it. */
+START_TEST(test_report_not_in_file_program_put_at_fd2)
+{
+	const char *so;
+	if (!h_allocator_or_skip(_i, &so, "descriptor-2 case"))
+		return;
+	const char *data = h_tmppath("data");
+	const char *env[] = { "MEMCHECK_TEXT=full", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_stderr"), data);
+	ck_assert_msg(r.exit_code == 0, "plain_stderr under %s: %s", h_allocators[_i].name,
+		      h_status(&r));
+	char *got = h_read_file(data, NULL);
+	ck_assert_msg(got && strcmp(got, "data\n") == 0,
+		      "under %s the program's file holds more than its own line:\n%s",
+		      h_allocators[_i].name, got ? got : "(unreadable)");
+	ck_assert_msg(strstr(r.err, "100 bytes in 1 blocks are definitely lost"),
+		      "under %s the report is not on the original standard error:\n%s",
+		      h_allocators[_i].name, r.err);
+	free(got);
+	h_run_free(&r);
+}
+END_TEST
+
+/* A report target that cannot be written to: one line, the program's
+ * result unchanged, and no wait. */
+static void expect_one_complaint(const char *target, const char *said)
+{
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", target), "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
+	ck_assert_msg(!r.timed_out && r.exit_code == 0, "MEMCHECK_REPORT=%s: %s", target,
+		      h_status(&r));
+	ck_assert_msg(h_count_lines(r.err, "MEMCHECK_REPORT=") == 1 && strstr(r.err, said),
+		      "MEMCHECK_REPORT=%s: expected one line saying \"%s\":\n%s", target, said,
+		      r.err);
+	h_run_free(&r);
+}
+
+START_TEST(test_report_to_dev_full_says_so)
+{
+	expect_one_complaint("/dev/full", "cannot write to MEMCHECK_REPORT=/dev/full: "
+			     "No space left on device");
+}
+END_TEST
+
+/* Issue 14, item 9: the program hung at exit in open(2). */
+START_TEST(test_report_to_fifo_without_reader_does_not_wait)
+{
+	const char *fifo = h_tmppath("fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	expect_one_complaint(fifo, "a FIFO no process has open for reading");
+}
+END_TEST
+
+/* Reads a FIFO until told to stop and it is empty. */
+struct reader {
+	int fd;
+	volatile int stop;
+	char *buf;
+	size_t len, cap;
+};
+
+static void *read_fifo(void *arg)
+{
+	struct reader *rd = arg;
+	for (;;) {
+		struct pollfd p = { rd->fd, POLLIN, 0 };
+		int n = poll(&p, 1, 100);
+		if (n == 0 && rd->stop)
+			break;
+		if (n <= 0)
+			continue;
+		if (rd->len + 65536 > rd->cap) {
+			rd->cap = rd->cap * 2 + 65536;
+			rd->buf = realloc(rd->buf, rd->cap + 1);
+		}
+		ssize_t got = read(rd->fd, rd->buf + rd->len, 65536);
+		if (got > 0)
+			rd->len += (size_t)got;
+	}
+	rd->buf[rd->len] = 0;
+	return NULL;
+}
+
+/* Issue 14, item 9: records over PIPE_BUF from processes that end at
+ * once interleaved in a FIFO (2-4 invalid lines of 30-60).  Nine
+ * processes, each record listing 256 leaks. */
+START_TEST(test_big_records_through_fifo_stay_whole)
+{
+	const char *fifo = h_tmppath("fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	/* Open for reading and writing: a reader at once, and no end of
+	 * file between one writer and the next. */
+	struct reader rd = { open(fifo, O_RDWR), 0, malloc(65537), 0, 65536 };
+	ck_assert_msg(rd.fd >= 0, "open %s: %s", fifo, strerror(errno));
+	pthread_t t;
+	pthread_create(&t, NULL, read_fifo, &rd);
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", fifo), "MEMCHECK_TEXT=none",
+			      "MEMCHECK_MAX_LEAKS=256", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_bigrecords"), "8");
+	rd.stop = 1;
+	pthread_join(t, NULL);
+	close(rd.fd);
+	ck_assert_msg(r.exit_code == 0, "plain_bigrecords: %s; stderr:\n%s", h_status(&r), r.err);
+	const char *path = h_tmppath("records.jsonl");
+	FILE *f = fopen(path, "w");
+	fwrite(rd.buf, 1, rd.len, f);
+	fclose(f);
+	struct h_report rep;
+	H_LOAD(&rep, path);
+	ck_assert_msg(rep.n == 9, "%zu records in %zu bytes, expected 9", rep.n, rd.len);
+	for (size_t i = 0; i < rep.n; i++)
+		ck_assert_msg(h_nleaks(rep.rec[i]) == 256, "record %zu lists %zu leaks, expected 256",
+			      i, h_nleaks(rep.rec[i]));
+	h_report_free(&rep);
+	free(rd.buf);
+	h_run_free(&r);
+}
+END_TEST
+
+/* prog 2>&1 | head -1: memcheck's report at exit met a pipe whose
+ * reader was gone, and SIGPIPE killed a program that had exited 0. */
+START_TEST(test_stderr_pipe_without_reader_no_sigpipe)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		setenv("LD_PRELOAD", h_lib(), 1);
+		setenv("MEMCHECK_TEXT", "full", 1);
+		signal(SIGPIPE, SIG_DFL);
+		execl(h_prog("plain_errors"), "plain_errors", "leak", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	close(p[0]); /* the reader is gone before memcheck writes */
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "plain_errors leak with standard error a pipe nobody reads: status 0x%x%s",
+		      st, WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE ? " (SIGPIPE)" : "");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("output");
+	TCase *tc = tcase_create("output");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_report_shown_after_program_closed_stderr, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_report_not_in_file_program_put_at_fd2, 0, H_NALLOCATORS);
+	tcase_add_test(tc, test_report_to_dev_full_says_so);
+	tcase_add_test(tc, test_report_to_fifo_without_reader_does_not_wait);
+	tcase_add_test(tc, test_big_records_through_fifo_stay_whole);
+	tcase_add_test(tc, test_stderr_pipe_without_reader_no_sigpipe);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
