@@ -351,7 +351,11 @@ int mc_open_append(const char *path)
 {
 	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	int fd = open(path, flags | O_NOFOLLOW, 0644);
-	if (fd < 0 && errno == ELOOP) {
+	struct stat st;
+	/* ELOOP: a symlink; some kernels (gVisor) say EACCES for one owned
+	 * by another user in a sticky directory. */
+	if (fd < 0 && (errno == ELOOP || errno == EACCES) && lstat(path, &st) == 0 &&
+	    S_ISLNK(st.st_mode)) {
 		if (!symlink_followable(path)) {
 			errno = EPERM;
 			return -1;

@@ -7,8 +7,9 @@
  * take a record says so, a FIFO nobody reads never holds up the
  * program's exit, records far over PIPE_BUF from many processes arrive
  * whole through a FIFO, and a pipe whose reader is gone does not kill
- * the program with SIGPIPE (tests/prog/plain_stderr, plain_bigrecords,
- * plain_errors).
+ * the program with SIGPIPE, and a symlink another user planted in a
+ * shared directory is not followed (item 14; tests/prog/plain_stderr,
+ * plain_bigrecords, plain_errors).
  */
 #include <check.h>
 #include <errno.h>
@@ -220,6 +221,51 @@ START_TEST(test_stderr_pipe_without_reader_no_sigpipe)
 }
 END_TEST
 
+/* Issue 14, item 14: a report named in a sticky, world-writable
+ * directory (/tmp) follows a symlink there only if it is the process's
+ * own or the directory owner's, as fs.protected_symlinks would, which
+ * is off on some machines.  Needs root, to plant a link as nobody. */
+START_TEST(test_report_symlink_planted_in_shared_dir_not_followed)
+{
+	if (geteuid() != 0) {
+		printf("note: not root; skipping the planted-symlink case\n");
+		return;
+	}
+	const char *dir = h_tmppath("shared");
+	const char *victim = h_tmppath("victim");
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	FILE *f = fopen(victim, "w");
+	fputs("precious\n", f);
+	fclose(f);
+	const char *planted = h_env("%s/report.jsonl", dir);
+	ck_assert_int_eq(symlink(victim, planted), 0);
+	ck_assert_int_eq(lchown(planted, 65534, 65534), 0);
+	expect_one_complaint(planted, "a symlink in a shared directory that belongs to another "
+			     "user");
+	char *got = h_read_file(victim, NULL);
+	ck_assert_msg(got && strcmp(got, "precious\n") == 0, "the planted link was followed:\n%s",
+		      got ? got : "(unreadable)");
+	free(got);
+	/* The process's own link there is followed. */
+	const char *own = h_env("%s/own.jsonl", dir);
+	const char *target = h_tmppath("target.jsonl");
+	ck_assert_int_eq(symlink(target, own), 0);
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", own), "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
+	struct h_report rep;
+	H_LOAD(&rep, target);
+	ck_assert_msg(r.exit_code == 0 && rep.n == 1 && r.err_len == 0,
+		      "own link: %s, %zu records; stderr:\n%s", h_status(&r), rep.n, r.err);
+	h_report_free(&rep);
+	h_run_free(&r);
+	unlink(planted);
+	unlink(own);
+	rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("output");
@@ -231,6 +277,7 @@ int main(void)
 	tcase_add_test(tc, test_report_to_fifo_without_reader_does_not_wait);
 	tcase_add_test(tc, test_big_records_through_fifo_stay_whole);
 	tcase_add_test(tc, test_stderr_pipe_without_reader_no_sigpipe);
+	tcase_add_test(tc, test_report_symlink_planted_in_shared_dir_not_followed);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }
