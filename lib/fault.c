@@ -33,6 +33,7 @@
 #include "internal.h"
 
 int mc_fault_on;
+MC_TLS int mc_fault_exempt;
 
 #define MAX_LEVELS 65   /* level 0: no region; then one per open region */
 
@@ -188,7 +189,7 @@ static void update_on(void)
  * symbolizer calls the allocator. */
 bool mc_fault_check(void *fp, bool is_realloc)
 {
-	if (mc_in_hook || !mc_is_active)
+	if (mc_in_hook || !mc_is_active || mc_fault_exempt)
 		return false;
 	int saved = errno;
 	mc_guard_enter();

@@ -511,6 +511,9 @@ void mc_report_state_forget(void);
 /* Set while any failure-injection control or allocation counting is on:
  * the wrappers test it, and only it, before calling the allocator. */
 extern int mc_fault_on;
+/* Set around memcheck's own calls through the program's path (the
+ * start-up probe): never failed, never counted. */
+extern MC_TLS int mc_fault_exempt;
 
 /* ---- limits.c -------------------------------------------------------- */
 

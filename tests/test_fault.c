@@ -3,7 +3,9 @@
  * API and from MEMCHECK_FAIL_*, the NULL/errno contract of every
  * allocation function, failed_allocs and injected in the report, the
  * failure log, and memcheck_fault() as a breakpoint.  The program is
- * tests/prog/fault.c, which checks what only it can see.
+ * tests/prog/fault.c, which checks what only it can see; and failure
+ * injection from the environment never fails memcheck's own start-up
+ * probe (tests/prog/plain_errors).
  */
 #include <check.h>
 #include <stdio.h>
@@ -211,6 +213,47 @@ START_TEST(gdb_breaks_there)
 }
 END_TEST
 
+/* Issue 14, item 10: MEMCHECK_FAIL_NTH=1, _PROBABILITY=1 and _SITE='*'
+ * failed the malloc memcheck makes at start-up to see that it is
+ * reached, so it took itself for bypassed and counted nothing.  Under
+ * each allocator and each setting the program's own two allocation
+ * calls are the ones counted and failed. */
+static const char *const fail_first[][2] = {
+	{ "MEMCHECK_FAIL_NTH=1", "1" },        /* the setting, failures expected */
+	{ "MEMCHECK_FAIL_PROBABILITY=1", "2" },
+	{ "MEMCHECK_FAIL_SITE=*", "2" },
+};
+
+START_TEST(start_up_probe_never_failed)
+{
+	const char *so;
+	if (!h_allocator_or_skip(_i, &so, "start-up probe case"))
+		return;
+	for (size_t k = 0; k < sizeof fail_first / sizeof fail_first[0]; k++) {
+		const char *report = h_tmppath("probe.jsonl");
+		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+				      fail_first[k][0], NULL };
+		struct h_run r;
+		H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_errors"), "leak");
+		ck_assert_msg(r.exit_code == 0 && r.err_len == 0,
+			      "%s under %s: %s; stderr:\n%s", fail_first[k][0],
+			      h_allocators[_i].name, h_status(&r), r.err);
+		struct h_report rep;
+		H_LOAD(&rep, report);
+		const struct h_json *rec = h_record(&rep, "process", r.pid);
+		ck_assert_msg(rec != NULL, "%s: no \"process\" record", fail_first[k][0]);
+		/* plain_errors leak: malloc(100000), then malloc(10) freed */
+		H_EXPECT_U64(rec, "alloc_calls", 2);
+		H_EXPECT_U64(rec, "injected", strtoull(fail_first[k][1], NULL, 10));
+		H_EXPECT_U64(rec, "failed_allocs", strtoull(fail_first[k][1], NULL, 10));
+		ck_assert_msg(h_nviolations(rec) == 0, "%s: the region fails (bypassed?)",
+			      fail_first[k][0]);
+		h_report_free(&rep);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fault");
@@ -230,6 +273,7 @@ int main(void)
 	tcase_add_test(tc, text_report);
 	tcase_add_test(tc, breakpoint_symbol_exported);
 	tcase_add_test(tc, gdb_breaks_there);
+	tcase_add_loop_test(tc, start_up_probe_never_failed, 0, H_NALLOCATORS);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }
