@@ -112,6 +112,9 @@ void mc_buf_json_str(struct mc_buf *b, const char *s);
 void mc_buf_free(struct mc_buf *b);
 /* Length of the valid UTF-8 sequence at p (ending before end), 0 if none. */
 size_t mc_utf8_len(const unsigned char *p, const unsigned char *end);
+/* s with everything but printable UTF-8 escaped (\n, \xNN, ...), for
+ * memcheck's text, into out[cap]; returns out. */
+const char *mc_text_escape(const char *s, char *out, size_t cap);
 /* Copy src into dst[size], NUL-padded, cut at a UTF-8 character boundary. */
 void mc_copy_name(char *dst, size_t size, const char *src);
 

@@ -47,13 +47,18 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++) {
+			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
 			mc_buf_printf(b, "%s   %s 0x%lx: %s", prefix, i || j ? "by" : "at",
-				      (unsigned long)f[i], fi[j].function);
+				      (unsigned long)f[i],
+				      mc_text_escape(fi[j].function, fn, sizeof fn));
 			if (fi[j].file[0])
-				mc_buf_printf(b, " (%s:%d)%s\n", fi[j].file, fi[j].line,
-					      j + 1 < k ? " [inlined]" : "");
+				mc_buf_printf(b, " (%s:%d)%s\n",
+					      mc_text_escape(fi[j].file, where, sizeof where),
+					      fi[j].line, j + 1 < k ? " [inlined]" : "");
 			else
-				mc_buf_printf(b, " (in %s)\n", fi[j].object[0] ? fi[j].object : "?");
+				mc_buf_printf(b, " (in %s)\n",
+					      mc_text_escape(fi[j].object[0] ? fi[j].object : "?",
+							     where, sizeof where));
 		}
 	}
 }
@@ -273,21 +278,27 @@ static void emit_text(const struct mc_region_report *rr)
 	if (mc_opt.text == MC_TEXT_NONE || (mc_opt.text == MC_TEXT_FAIL && !fail))
 		return;
 	char p[32], c1[32], c2[32], c3[32], c4[32], h1[32], h2[32], h3[32];
+	/* The program's names, escaped (mc_text_escape): a region name with
+	 * a newline in it must not make a line of its own. */
+	char name[4 * sizeof r->name], prog[1024], alloc[1024];
+	mc_text_escape(r->name, name, sizeof name);
+	mc_text_escape(mc_program(), prog, sizeof prog);
+	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
 		mc_buf_printf(&b, "%s memcheck: \"%s\" in %s: %s allocs, %s frees, %s bytes "
-			      "allocated, peak %s bytes live, no leaks (%s%s)\n", p, r->name,
-			      mc_program(), num(r->allocs, c1), num(r->frees, c2),
+			      "allocated, peak %s bytes live, no leaks (%s%s)\n", p, name,
+			      prog, num(r->allocs, c1), num(r->frees, c2),
 			      num(r->bytes_allocated, c3),
-			      num(r->peak_live_bytes, c4), mc_allocator_name(),
+			      num(r->peak_live_bytes, c4), alloc,
 			      rr->valgrind ? "; valgrind's leak check" : "");
 		mc_write_all(mc_text_fd(), b.s, b.len);
 		mc_buf_free(&b);
 		return;
 	}
-	mc_buf_printf(&b, "%s memcheck: region \"%s\" in %s (allocator %s)\n", p, r->name,
-		      mc_program(), mc_allocator_name());
+	mc_buf_printf(&b, "%s memcheck: region \"%s\" in %s (allocator %s)\n", p, name,
+		      prog, alloc);
 	mc_buf_printf(&b, "%s   in use at end: %s bytes in %s blocks\n", p,
 		      num(r->live_bytes, c1), num(r->live_blocks, c2));
 	mc_buf_printf(&b, "%s   total heap usage: %s allocs, %s frees, %s bytes allocated\n",
@@ -298,8 +309,10 @@ static void emit_text(const struct mc_region_report *rr)
 		      num(r->peak_live_bytes, c3));
 	if (r->injected) {
 		const struct mc_fault_info *f = rr->fault;
+		char id[4 * sizeof f->id];
 		mc_buf_printf(&b, "%s   injected failures: %s%s%s%s\n", p, num(r->injected, c1),
-			      f && f->counted ? " (region id " : "", f && f->counted ? f->id : "",
+			      f && f->counted ? " (region id " : "",
+			      f && f->counted ? mc_text_escape(f->id, id, sizeof id) : "",
 			      f && f->counted ? ")" : "");
 		for (size_t i = 0; f && i < f->nstacks; i++) {
 			mc_buf_printf(&b, "%s   %s allocation failures injected at:\n", p,
@@ -330,7 +343,7 @@ static void emit_text(const struct mc_region_report *rr)
 		const struct mc_leak *l = &rr->leaks[i];
 		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are %s in region "
 			      "\"%s\" [%zu of %zu]\n", p, p, num(l->bytes, c1),
-			      num(l->blocks, c2), kind_text[l->kind & 3], r->name, i + 1,
+			      num(l->blocks, c2), kind_text[l->kind & 3], name, i + 1,
 			      rr->nleak_groups);
 		text_stack(&b, p, l->stack);
 	}
@@ -369,14 +382,18 @@ static void emit_text(const struct mc_region_report *rr)
 	}
 	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
 		const struct mc_supp_used *u = &rr->supp->used[i];
+		char sname[1024], sfile[1024];
 		if (i == 0)
 			mc_buf_printf(&b, "%s\n", p);
 		mc_buf_printf(&b, "%s used_suppression: %s %s %s:%d suppressed: %s bytes in "
-			      "%s blocks\n", p, num(u->records, c1), u->name, u->file, u->line,
+			      "%s blocks\n", p, num(u->records, c1),
+			      mc_text_escape(u->name, sname, sizeof sname),
+			      mc_text_escape(u->file, sfile, sizeof sfile), u->line,
 			      num(u->bytes, c2), num(u->blocks, c3));
 	}
-	mc_buf_printf(&b, "%s %s%s%s\n", p, fail ? "FAIL: " : "PASS",
-		      fail ? r->violations : "", "");
+	char violations[4 * sizeof r->violations];
+	mc_buf_printf(&b, "%s %s%s\n", p, fail ? "FAIL: " : "PASS",
+		      fail ? mc_text_escape(r->violations, violations, sizeof violations) : "");
 	mc_write_all(mc_text_fd(), b.s, b.len);
 	mc_buf_free(&b);
 }
@@ -397,8 +414,9 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	mc_own_work_begin(true);
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
-	mc_buf_printf(&b, "%s memcheck: %s in %s: 0x%lx", p, what, mc_program(),
-		      (unsigned long)ptr);
+	char prog[1024];
+	mc_buf_printf(&b, "%s memcheck: %s in %s: 0x%lx", p, what,
+		      mc_text_escape(mc_program(), prog, sizeof prog), (unsigned long)ptr);
 	if (block)
 		mc_buf_printf(&b, ", %s bytes inside a block of %s bytes at 0x%lx",
 			      mc_commas(ptr - block, c1), mc_commas(size, c2),

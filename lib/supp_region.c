@@ -162,8 +162,10 @@ static const struct mc_frame_info *lazy_frame(void *arg, int i)
 static void gen(const char *region, const struct mc_leak *l, const struct mc_supp_stack *st)
 {
 	static _Atomic unsigned counter;
-	char name[200];
-	snprintf(name, sizeof name, "memcheck-%s-%u", region, atomic_fetch_add(&counter, 1) + 1);
+	char name[200], safe[160];
+	/* One line in the file: a newline in the region name must not end it. */
+	snprintf(name, sizeof name, "memcheck-%s-%u", mc_text_escape(region, safe, sizeof safe),
+		 atomic_fetch_add(&counter, 1) + 1);
 	struct mc_buf b = { 0 };
 	mc_supp_format(&b, name, (int)l->kind, st);
 	if (b.oom) {

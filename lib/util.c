@@ -260,6 +260,49 @@ void mc_buf_json_str(struct mc_buf *b, const char *s)
 	mc_buf_put(b, "\"", 1);
 }
 
+/* Names and values in memcheck's text are the program's (region names,
+ * argv[0], paths, function names from debug information) or the user's
+ * (MEMCHECK_* values echoed in messages): a newline in one forged a line
+ * of the report ("==1234== PASS"), an ANSI escape reached the terminal,
+ * and bytes that are not UTF-8 came out as whatever the terminal made of
+ * them.  So the text escapes as the JSON does: printable UTF-8 as it
+ * is; \n, \t, \r, \\; other control bytes and bytes that are not UTF-8
+ * as \xNN; the C1 controls (U+0080..U+009F, which some terminals take
+ * for escape sequences) as \u00NN.  Cut at cap, between escapes. */
+const char *mc_text_escape(const char *s, char *out, size_t cap)
+{
+	size_t n = 0;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	const unsigned char *end = p + strlen((const char *)p);
+	while (*p) {
+		char esc[8];
+		const char *piece = esc;
+		size_t u = mc_utf8_len(p, end), len;
+		if (u == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+			piece = (const char *)p;
+			len = 1;
+		} else if (u == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+			len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", p[1]);
+		} else if (u > 1) {
+			piece = (const char *)p;
+			len = u;
+		} else {
+			char c = *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' :
+				 *p == '\\' ? '\\' : 0;
+			len = c ? (size_t)snprintf(esc, sizeof esc, "\\%c", c)
+				: (size_t)snprintf(esc, sizeof esc, "\\x%02x", *p);
+		}
+		if (n + len >= cap)
+			break;
+		memcpy(out + n, piece, len);
+		n += len;
+		p += u ? u : 1;
+	}
+	if (cap)
+		out[n] = 0;
+	return out;
+}
+
 /* Copy a name into a fixed array, cut at a character boundary. */
 void mc_copy_name(char *dst, size_t size, const char *src)
 {
@@ -484,18 +527,18 @@ void mc_text_release_stderr(void)
 	err.fd = -1;
 }
 
+/* One line: the values in it escaped (mc_text_escape), so that a
+ * newline in a region name, a path or a variable's value cannot make
+ * another. */
 static void vlog_to(int fd, const char *fmt, va_list ap)
 {
-	char line[1024];
-	int n = snprintf(line, sizeof line, "memcheck[%d] %s: ", (int)getpid(), mc_program());
-	if (n < 0 || (size_t)n >= sizeof line / 2)
-		n = snprintf(line, sizeof line, "memcheck[%d]: ", (int)getpid());
-	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-	if (m < 0)
-		m = 0;
-	size_t len = (size_t)n + (size_t)m;
-	if (len > sizeof line - 2)
-		len = sizeof line - 2;
+	char raw[1024], msg[1536], prog[512], line[2048];
+	if (vsnprintf(raw, sizeof raw, fmt, ap) < 0)
+		raw[0] = 0;
+	mc_text_escape(raw, msg, sizeof msg);
+	mc_text_escape(mc_program(), prog, sizeof prog);
+	int n = snprintf(line, sizeof line - 1, "memcheck[%d] %s: %s", (int)getpid(), prog, msg);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
 	line[len++] = '\n';
 	mc_write_all(fd, line, len);
 }

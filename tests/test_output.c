@@ -8,8 +8,10 @@
  * program's exit, records far over PIPE_BUF from many processes arrive
  * whole through a FIFO, and a pipe whose reader is gone does not kill
  * the program with SIGPIPE, and a symlink another user planted in a
- * shared directory is not followed (item 14; tests/prog/plain_stderr,
- * plain_bigrecords, plain_errors).
+ * shared directory is not followed (item 14).  Names and values in the
+ * text are escaped: none makes a line, an escape sequence or Latin-1
+ * (item 11; tests/prog/plain_stderr, plain_bigrecords, plain_errors,
+ * regions).
  */
 #include <check.h>
 #include <errno.h>
@@ -266,6 +268,68 @@ START_TEST(test_report_symlink_planted_in_shared_dir_not_followed)
 }
 END_TEST
 
+/* Every line of memcheck's text on stderr is one of its own: starts
+ * with ==PID== or memcheck[PID], holds no control byte but its newline
+ * and only UTF-8 without C1 controls. */
+static void expect_clean_text(const char *err, pid_t pid)
+{
+	char a[32], b[32];
+	snprintf(a, sizeof a, "==%d==", (int)pid);
+	snprintf(b, sizeof b, "memcheck[%d]", (int)pid);
+	for (const char *line = err; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		ck_assert_msg(strncmp(line, a, strlen(a)) == 0 || strncmp(line, b, strlen(b)) == 0,
+			      "a line that is not memcheck's: \"%.*s\"", (int)len, line);
+		for (size_t i = 0; i < len; i++) {
+			unsigned char c = (unsigned char)line[i];
+			ck_assert_msg(c >= 0x20 && c != 0x7f, "byte 0x%02x in \"%.*s\"", c, (int)len,
+				      line);
+			ck_assert_msg(!(c == 0xc2 && i + 1 < len && (unsigned char)line[i + 1] < 0xa0),
+				      "a C1 control in \"%.*s\"", (int)len, line);
+			ck_assert_msg(c < 0x80 || (c >= 0xc2 && c <= 0xf4) ||
+				      (c >= 0x80 && c < 0xc0 && i > 0),
+				      "byte 0x%02x is not UTF-8 in \"%.*s\"", c, (int)len, line);
+		}
+		line += len + (nl != NULL);
+	}
+}
+
+/* Issue 14, item 11: a region name with a newline forged a line of the
+ * report ("==1234== PASS"), its escape sequence reached the terminal and
+ * its Latin-1 byte came out raw.  Under each allocator. */
+START_TEST(test_region_name_escaped_in_text)
+{
+	const char *so;
+	if (!h_allocator_or_skip(_i, &so, "escaped-name case"))
+		return;
+	const char *env[] = { "MEMCHECK_TEXT=full", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, so, env, h_prog("regions"), "name_forged");
+	ck_assert_msg(r.exit_code == 0, "regions name_forged: %s", h_status(&r));
+	expect_clean_text(r.err, r.pid);
+	const char *shown = "x\\n==1234== PASS \\x1b[31mred caf\\xe9 \\u009b2J";
+	ck_assert_msg(h_count_lines(r.err, shown) >= 2, "the name is not shown escaped (%s):\n%s",
+		      shown, r.err);
+	h_run_free(&r);
+}
+END_TEST
+
+/* The same for memcheck's own messages, which echo the values they
+ * refuse. */
+START_TEST(test_bad_option_value_escaped_in_message)
+{
+	const char *env[] = { "MEMCHECK_TEXT=none\n==1== PASS \x1b[2J\xff", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "double");
+	ck_assert_msg(r.exit_code == 0, "plain_errors double: %s", h_status(&r));
+	expect_clean_text(r.err, r.pid);
+	ck_assert_msg(strstr(r.err, "MEMCHECK_TEXT=none\\n==1== PASS \\x1b[2J\\xff: expected one of"),
+		      "the value is not shown escaped:\n%s", r.err);
+	h_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("output");
@@ -278,6 +342,8 @@ int main(void)
 	tcase_add_test(tc, test_big_records_through_fifo_stay_whole);
 	tcase_add_test(tc, test_stderr_pipe_without_reader_no_sigpipe);
 	tcase_add_test(tc, test_report_symlink_planted_in_shared_dir_not_followed);
+	tcase_add_loop_test(tc, test_region_name_escaped_in_text, 0, H_NALLOCATORS);
+	tcase_add_test(tc, test_bad_option_value_escaped_in_message);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -1,6 +1,7 @@
 /*
  * unit_util.c - lib/util.c and lib/options.c on their own: JSON string
- * escaping, name cutting, number formatting, option parsing.
+ * escaping, the text's escaping, name cutting, number formatting, option
+ * parsing.
  */
 #include <check.h>
 #include <stdint.h>
@@ -30,6 +31,34 @@ START_TEST(json_strings)
 	ck_assert_str_eq(json("\xed\xa0\x80"), "\"\\u00ed\\u00a0\\u0080\""); /* surrogate */
 	ck_assert_str_eq(json("\xc0\xaf"), "\"\\u00c0\\u00af\"");       /* overlong */
 	ck_assert_str_eq(json(NULL), "\"\"");
+}
+END_TEST
+
+static const char *text(const char *s, size_t cap)
+{
+	static char out[256];
+	return mc_text_escape(s, out, cap < sizeof out ? cap : sizeof out);
+}
+
+/* Issue 14, item 11: nothing in a name can make a line, move the
+ * cursor or come out as another character set. */
+START_TEST(text_escapes)
+{
+	ck_assert_str_eq(text("plain name", 256), "plain name");
+	ck_assert_str_eq(text("x\n==1234== PASS", 256), "x\\n==1234== PASS");
+	ck_assert_str_eq(text("a\tb\rc\\d", 256), "a\\tb\\rc\\\\d");
+	ck_assert_str_eq(text("\x1b[31mred", 256), "\\x1b[31mred");     /* ANSI escape */
+	ck_assert_str_eq(text("del\x7f", 256), "del\\x7f");
+	ck_assert_str_eq(text("caf\xc3\xa9", 256), "caf\xc3\xa9");      /* UTF-8 kept */
+	ck_assert_str_eq(text("caf\xe9", 256), "caf\\xe9");            /* Latin-1 byte */
+	ck_assert_str_eq(text("\xc2\x9b" "2J", 256), "\\u009b2J");     /* C1 CSI */
+	ck_assert_str_eq(text("\xe2\x82\xac", 256), "\xe2\x82\xac");  /* the euro sign */
+	ck_assert_str_eq(text("\xed\xa0\x80", 256), "\\xed\\xa0\\x80"); /* a surrogate */
+	/* cut between escapes, never inside one or a character */
+	ck_assert_str_eq(text("ab\ncd", 5), "ab\\n");
+	ck_assert_str_eq(text("ab\ncd", 4), "ab");
+	ck_assert_str_eq(text("a\xc3\xa9", 3), "a");
+	ck_assert_str_eq(text(NULL, 8), "");
 }
 END_TEST
 
@@ -138,6 +167,7 @@ int main(void)
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, json_strings);
+	tcase_add_test(tc, text_escapes);
 	tcase_add_test(tc, names_cut_at_characters);
 	tcase_add_test(tc, commas);
 	tcase_add_test(tc, log_paths);

@@ -7,7 +7,7 @@
  *
  * usage: regions CASE   (nested, before, peak, peak_nested, peak_after_frees,
  *        end_without_begin, rename, depth, stack, deep, name_escapes,
- *        name_utf8_cut, name_bad_utf8, unended, status)
+ *        name_utf8_cut, name_bad_utf8, name_forged, unended, status)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -234,6 +234,16 @@ static void case_name_bad_utf8(void)
 	memcheck_end(NULL);
 }
 
+/* A name that would forge a line of the text report, colour the
+ * terminal and come out as Latin-1 (test_output.c), leaking a block so
+ * that the full report names it twice. */
+static void case_name_forged(void)
+{
+	memcheck_begin("x\n==1234== PASS \x1b[31mred caf\xe9 \xc2\x9b" "2J");
+	leak_outer();
+	memcheck_end(NULL);
+}
+
 /* A region still open when main returns: reported at exit. */
 static void case_unended(void)
 {
@@ -272,6 +282,7 @@ static const struct {
 	{ "name_escapes", case_name_escapes },
 	{ "name_utf8_cut", case_name_utf8_cut },
 	{ "name_bad_utf8", case_name_bad_utf8 },
+	{ "name_forged", case_name_forged },
 	{ "unended", case_unended },
 	{ "status", case_status },
 };
