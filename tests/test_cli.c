@@ -524,6 +524,25 @@ START_TEST(missing_allocator_skipped)
 }
 END_TEST
 
+/* Issue 14, item 12: an object that does not serve malloc made a column
+ * of glibc's figures under its name, and exit 0.  Not a shared object
+ * (ld.so ignores it), or one with no malloc (zlib). */
+START_TEST(object_that_does_not_serve_malloc_is_an_error)
+{
+	const char *zlib = h_allocator_so("libz.so.1");
+	const char *const objects[] = { "/etc/passwd", zlib };
+	for (size_t i = 0; i < 2 && objects[i]; i++) {
+		struct h_run r;
+		const char *list = h_env("glibc,%s", objects[i]);
+		MC(&r, NULL, "run", "-a", list, "--", prog(), "pass");
+		EXPECT_EXIT(&r, 2, "an object that does not serve malloc");
+		EXPECT_HAS(r.err, "does not serve malloc", "the reason");
+		ck_assert_int_eq(table_rows(r.err, objects[i]), 0);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(table_shows_each_allocator)
 {
 	static const char *const all[][2] = {
@@ -887,6 +906,7 @@ int main(void)
 	tcase_add_test(tc, bad_budget_exits_2);
 	tcase_add_test(tc, bad_report_exits_2);
 	tcase_add_test(tc, missing_allocator_skipped);
+	tcase_add_test(tc, object_that_does_not_serve_malloc_is_an_error);
 	tcase_add_test(tc, table_shows_each_allocator);
 	tcase_add_test(tc, environment_of_the_command);
 	tcase_add_test(tc, output_passes_through);

@@ -84,8 +84,8 @@ START_TEST(leak_on_error_path_exits_1)
 	OOM(&r, "--report", report, "--", h_prog("plain_oom"), "leak");
 	EXPECT_EXIT(&r, 1);
 	/* the failed call (the third malloc) and where the leaked block came from */
-	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:50: leaked in leak, when allocation 3");
-	EXPECT_HAS(r.out, "leaked 10 bytes, allocated at tests/prog/plain_oom.c:42 (leak)");
+	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:52: leaked in leak, when allocation 3");
+	EXPECT_HAS(r.out, "leaked 10 bytes, allocated at tests/prog/plain_oom.c:44 (leak)");
 	EXPECT_HAS(r.out, "2 handled (0 expected), 1 leaked, 0 crashed");
 	h_run_free(&r);
 	char *text = h_read_file(report, NULL);
@@ -99,8 +99,8 @@ START_TEST(leak_on_error_path_exits_1)
 		if (strcmp(h_str(x, "outcome"), "leaked"))
 			continue;
 		leaks++;
-		ck_assert_str_eq(h_str(x, "site"), "tests/prog/plain_oom.c:50");
-		ck_assert_uint_eq(h_u64(h_json_get(x, "leak"), "line"), 42);
+		ck_assert_str_eq(h_str(x, "site"), "tests/prog/plain_oom.c:52");
+		ck_assert_uint_eq(h_u64(h_json_get(x, "leak"), "line"), 44);
 		ck_assert_uint_eq(h_u64(x, "index"), 3);
 	}
 	ck_assert_int_eq(leaks, 1);
@@ -114,7 +114,7 @@ START_TEST(crash_exits_1_with_the_failed_call)
 	struct h_run r;
 	OOM(&r, "--", h_prog("plain_oom"), "crash");
 	EXPECT_EXIT(&r, 1);
-	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:66: crashed in crash, when allocation 2");
+	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:68: crashed in crash, when allocation 2");
 	EXPECT_HAS(r.out, "killed by SIGSEGV");
 	h_run_free(&r);
 }
@@ -125,7 +125,7 @@ START_TEST(test_failure_exits_1)
 	struct h_run r;
 	OOM(&r, "--", h_prog("plain_oom"), "fail");
 	EXPECT_EXIT(&r, 1);
-	EXPECT_HAS(r.out, "0 handled (0 expected), 0 leaked, 0 crashed, 2 test failed");
+	EXPECT_HAS(r.out, "0 handled (0 expected), 0 leaked, 0 crashed, 0 timed out, 2 test failed");
 	EXPECT_HAS(r.out, "memcheck_expect_oom()");
 	h_run_free(&r);
 }
@@ -138,7 +138,7 @@ START_TEST(exit_without_report_is_a_test_failure)
 	struct h_run r;
 	OOM(&r, "--", h_prog("plain_oom"), "quit");
 	EXPECT_EXIT(&r, 1);
-	EXPECT_HAS(r.out, "0 leaked, 0 crashed, 1 test failed");
+	EXPECT_HAS(r.out, "0 leaked, 0 crashed, 0 timed out, 1 test failed");
 	h_run_free(&r);
 }
 END_TEST
@@ -180,8 +180,32 @@ START_TEST(command_failing_on_its_own_exits_3)
 	EXPECT_EXIT(&r, 3);
 	EXPECT_HAS(r.err, "without any failure injected");
 	h_run_free(&r);
+}
+END_TEST
+
+/* One rule with memcheck run (issue 14, item 13): a command that cannot
+ * be started is a usage error, 2, not one of the command's own, 3. */
+START_TEST(command_not_found_exits_2)
+{
+	struct h_run r;
 	OOM(&r, "--", "/nonexistent/program");
-	EXPECT_EXIT(&r, 3);
+	EXPECT_EXIT(&r, 2);
+	EXPECT_HAS(r.err, "cannot run /nonexistent/program: No such file");
+	h_run_free(&r);
+}
+END_TEST
+
+/* Issue 14, item 12: a run memcheck killed for taking too long was
+ * called "crashed".  plain_oom retry loops for ever when its second
+ * allocation fails for good. */
+START_TEST(killed_for_time_is_timed_out)
+{
+	struct h_run r;
+	OOM(&r, "--persistent", "--run-timeout", "1", "--", h_prog("plain_oom"), "retry");
+	EXPECT_EXIT(&r, 1);
+	EXPECT_HAS(r.out, "tests/prog/plain_oom.c:142: timed out in main, when allocation 2");
+	EXPECT_HAS(r.out, "killed (--run-timeout)");
+	EXPECT_HAS(r.out, "0 crashed, 1 timed out, 0 test failed");
 	h_run_free(&r);
 }
 END_TEST
@@ -314,6 +338,8 @@ int main(void)
 	tcase_add_test(tc, forked_children_are_runs_of_their_own);
 	tcase_add_test(tc, usage_exits_2);
 	tcase_add_test(tc, command_failing_on_its_own_exits_3);
+	tcase_add_test(tc, command_not_found_exits_2);
+	tcase_add_test(tc, killed_for_time_is_timed_out);
 	tcase_add_test(tc, max_says_what_was_not_reached);
 	tcase_add_test(tc, timeout_says_what_was_not_reached);
 	tcase_add_test(tc, hangup_stops_oom_and_run);

@@ -155,8 +155,9 @@ static const struct help {
 	  "when CMD has no regions), then run it again once per allocation, failing\n"
 	  "that one (or, --persistent, that one and every one after it in the region),\n"
 	  "several runs at a time.  Each run is handled (exits as the first run did\n"
-	  "and leaves nothing more behind in the region), leaked, crashed, or test\n"
-	  "failed (exits otherwise; a test that calls memcheck_expect_oom() may).\n"
+	  "and leaves nothing more behind in the region), leaked, crashed, timed out\n"
+	  "(killed by memcheck, still running after --run-timeout), or test failed\n"
+	  "(exits otherwise; a test that calls memcheck_expect_oom() may).\n"
 	  "The table by the failed call's file:line goes to stdout; CMD's output is\n"
 	  "discarded.\n"
 	  "\n"
@@ -165,11 +166,14 @@ static const struct help {
 	  "      --max N              sweep at most the first N allocations of each region\n"
 	  "  -j, --jobs N             runs at a time (default: the number of CPUs)\n"
 	  "      --timeout S          start no run after S seconds; say what was not reached\n"
+	  "      --run-timeout S      kill a run still going after S seconds (default: 20\n"
+	  "                           times the first run's time, plus 10 s)\n"
 	  "      --report FILE        write the summary and every run as one JSON object\n"
 	  "  -h, --help               this text\n"
 	  "\n"
-	  "exit status: 0 every failure handled; 1 a run leaked, crashed or failed its\n"
-	  "test; 2 bad usage; 3 CMD failed or crashed with no failure injected.\n" },
+	  "exit status: 0 every failure handled; 1 a run leaked, crashed, timed out or\n"
+	  "failed its test; 2 bad usage, or CMD cannot be started; 3 CMD failed or\n"
+	  "crashed with no failure injected.\n" },
 	{ "compare",
 	  "usage: memcheck compare A.jsonl B.jsonl\n"
 	  "\n"

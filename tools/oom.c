@@ -13,10 +13,12 @@
  *
  * Classification of one run, first match wins:
  *   not reached  the targeted call was never made (no failure injected);
- *   crashed      killed by a signal or timed out, or the process that
- *                failed the call never finished its region and the
- *                output says it got a signal (check's runner lives on
- *                and says "Received signal 11");
+ *   timed out    killed here for running past the time allowed to one
+ *                run (--run-timeout; a retry loop on OOM);
+ *   crashed      killed by a signal, or the process that failed the call
+ *                never finished its region and the output says it got a
+ *                signal (check's runner lives on and says "Received
+ *                signal 11");
  *   leaked       the region left more blocks behind than in the baseline
  *                (whether the command then failed or not);
  *   test failed  exited unlike the baseline run, or the process that
@@ -38,12 +40,14 @@
 
 #include "cli.h"
 
-enum outcome { O_HANDLED, O_EXPECTED, O_LEAKED, O_CRASHED, O_FAILED, O_UNREACHED, O_N };
+enum outcome { O_HANDLED, O_EXPECTED, O_LEAKED, O_CRASHED, O_TIMEDOUT, O_FAILED, O_UNREACHED,
+	       O_N };
 static const char *const outcome_name[O_N] = {
-	"handled", "handled (expected)", "leaked", "crashed", "test failed", "not reached",
+	"handled", "handled (expected)", "leaked", "crashed", "timed out", "test failed",
+	"not reached",
 };
 static const char *const outcome_key[O_N] = {
-	"handled", "expected", "leaked", "crashed", "test_failed", "not_reached",
+	"handled", "expected", "leaked", "crashed", "timed_out", "test_failed", "not_reached",
 };
 
 /* A frame of a stack as the report writes it. */
@@ -79,6 +83,7 @@ struct oom_opts {
 	uint64_t max;
 	int jobs;
 	double timeout;
+	double run_timeout;       /* seconds one run may take; 0: from the baseline */
 	const char *report;
 	char **argv;
 	const char *lib, *tmp;
@@ -292,9 +297,13 @@ static int run_baseline(const struct oom_opts *o, struct baseline *b)
 	spawn_wait(&c, true, &e);
 	b->wall = e.wall;
 	int status = EXIT_PASS;
-	if (e.exec_errno)
-		fprintf(stderr, "memcheck oom: cannot run %s: %s\n", o->argv[0],
-			strerror(e.exec_errno));
+	if (e.exec_errno) {
+		/* As memcheck run has it: a command that cannot be started is
+		 * a usage error, not one of the command's. */
+		say("oom: cannot run %s: %s", o->argv[0], strerror(e.exec_errno));
+		status = EXIT_USAGE;
+		goto out;
+	}
 	if (e.sig || e.exit_code != 0) {
 		char *text = NULL;
 		size_t len = 0;
@@ -398,7 +407,8 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 		goto out;
 	}
 	if (signaled) {
-		res->o = O_CRASHED;
+		/* memcheck's own kill is no crash of the program's */
+		res->o = end->timed_out ? O_TIMEDOUT : O_CRASHED;
 		goto out;
 	}
 	/* the targeted region's record */
@@ -576,6 +586,7 @@ static const struct option oom_options[] = {
 	{ "max", required_argument, NULL, 'm' },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "timeout", required_argument, NULL, 't' },
+	{ "run-timeout", required_argument, NULL, 'T' },
 	{ "report", required_argument, NULL, 'r' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -617,12 +628,14 @@ int cmd_oom(int argc, char **argv)
 				return bad_usage("oom", "--jobs %s: expected 1 to 1024", optarg);
 			o.jobs = (int)v;
 			break;
-		case 't': {
+		case 't':
+		case 'T': {
 			char *end;
-			o.timeout = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.timeout > 0))
-				return bad_usage("oom", "--timeout %s: expected seconds, more than 0",
-						 optarg);
+			double secs = strtod(optarg, &end);
+			if (end == optarg || *end || !(secs > 0))
+				return bad_usage("oom", "%s %s: expected seconds, more than 0",
+						 c == 't' ? "--timeout" : "--run-timeout", optarg);
+			*(c == 't' ? &o.timeout : &o.run_timeout) = secs;
 			break;
 		}
 		case 'r': o.report = optarg; break;
@@ -671,7 +684,7 @@ int cmd_oom(int argc, char **argv)
 
 	/* A run may hang on OOM (a retry loop): kill it well after the
 	 * baseline's time. */
-	double run_limit = b.wall * 20 + 10;
+	double run_limit = o.run_timeout ? o.run_timeout : b.wall * 20 + 10;
 	sigset_t chld, old;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
@@ -774,18 +787,18 @@ int cmd_oom(int argc, char **argv)
 		if (rows[r].example[res[i].o] < 0)
 			rows[r].example[res[i].o] = (int)i;
 	}
-	printf("%-40s %-24s %7s %7s %7s %7s %7s\n", "failed call", "function", "runs", "handled",
-	       "leaked", "crashed", "failed");
+	printf("%-40s %-24s %7s %7s %7s %7s %7s %7s\n", "failed call", "function", "runs",
+	       "handled", "leaked", "crashed", "timeout", "failed");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct site_row *r = &rows[i];
 		uint64_t runs = 0;
 		for (int k = 0; k < O_N; k++)
 			runs += r->n[k];
-		printf("%-40s %-24s %7llu %7llu %7llu %7llu %7llu\n", r->site, r->function,
+		printf("%-40s %-24s %7llu %7llu %7llu %7llu %7llu %7llu\n", r->site, r->function,
 		       (unsigned long long)runs,
 		       (unsigned long long)(r->n[O_HANDLED] + r->n[O_EXPECTED]),
 		       (unsigned long long)r->n[O_LEAKED], (unsigned long long)r->n[O_CRASHED],
-		       (unsigned long long)r->n[O_FAILED]);
+		       (unsigned long long)r->n[O_TIMEDOUT], (unsigned long long)r->n[O_FAILED]);
 	}
 	/* one example of each problem per site */
 	for (size_t i = 0; i < nrows; i++) {
@@ -809,7 +822,10 @@ int cmd_oom(int argc, char **argv)
 					printf("  killed by SIG%s after the call failed\n", sig_name(r->sig));
 				else
 					printf("  the process never finished the region after the call "
-					       "failed (killed, or timed out)\n");
+					       "failed (killed)\n");
+			} else if (k == O_TIMEDOUT) {
+				printf("  still running %.1f s after it started: killed (--run-timeout)\n",
+				       run_limit);
 			} else {
 				printf("  the command exited unlike its baseline run; a test that may fail "
 				       "on OOM says so with memcheck_expect_oom()\n");
@@ -820,12 +836,13 @@ int cmd_oom(int argc, char **argv)
 		}
 	}
 	printf("\nmemcheck oom: %zu runs in %.1f s (%.1f runs/s, %d jobs): %llu handled "
-	       "(%llu expected), %llu leaked, %llu crashed, %llu test failed, %llu not reached\n",
+	       "(%llu expected), %llu leaked, %llu crashed, %llu timed out, %llu test failed, "
+	       "%llu not reached\n",
 	       nres, secs, secs > 0 ? (double)nres / secs : 0.0, o.jobs,
 	       (unsigned long long)(count[O_HANDLED] + count[O_EXPECTED]),
 	       (unsigned long long)count[O_EXPECTED], (unsigned long long)count[O_LEAKED],
-	       (unsigned long long)count[O_CRASHED], (unsigned long long)count[O_FAILED],
-	       (unsigned long long)count[O_UNREACHED]);
+	       (unsigned long long)count[O_CRASHED], (unsigned long long)count[O_TIMEDOUT],
+	       (unsigned long long)count[O_FAILED], (unsigned long long)count[O_UNREACHED]);
 	for (size_t i = 0; i < b.nt; i++) {
 		const struct target *t = &b.t[i];
 		if (t->swept >= t->calls)
@@ -836,7 +853,8 @@ int cmd_oom(int argc, char **argv)
 		       stopped ? (!strcmp(stopped, "timeout") ? "--timeout" : "interrupted")
 			       : "--max");
 	}
-	status = count[O_LEAKED] || count[O_CRASHED] || count[O_FAILED] ? EXIT_GATE : EXIT_PASS;
+	status = count[O_LEAKED] || count[O_CRASHED] || count[O_TIMEDOUT] || count[O_FAILED]
+		 ? EXIT_GATE : EXIT_PASS;
 	if (o.report && !write_json(&o, &b, res, nres, rows, nrows, secs, stopped))
 		status = EXIT_USAGE;
 	if (interrupted) {

@@ -8,8 +8,11 @@
  *   3  a run was killed by a signal (a crash beats every other verdict),
  *      or exited non-zero with no failing region in that run (the
  *      command failed on its own: its tests, not memcheck's gates);
- *   2  a report the runs wrote could not be read, or --report/--junit
- *      could not be written;
+ *   2  an allocator that does not serve malloc (every record of its first
+ *      run says glibc did: a file that is not a shared object, or one that
+ *      exports no malloc), a command that cannot be started, a report the
+ *      runs wrote that could not be read, or --report/--junit that could
+ *      not be written;
  *   1  a region failed: its record says fail (leak, heap error, or a
  *      budget as the library judged it), or the CLI's own budget check
  *      fails it;
@@ -388,6 +391,22 @@ static int add_allocator(struct group **groups, size_t *ng, const char *name, bo
 	return 0;
 }
 
+/* Did the object of group g serve malloc in this run?  memcheck names
+ * the allocator from the object that does (allocator.c): records that
+ * all say glibc mean the object did not (ld.so ignored it, or it
+ * exports no malloc), and a column of glibc's figures under its name
+ * would be a lie.  Unknown without records; not asked under valgrind,
+ * whose own malloc serves the blocks. */
+static bool serves_malloc(const struct group *g, const struct recs *rs)
+{
+	if (!g->object || !rs->n)
+		return true;
+	for (size_t i = 0; i < rs->n; i++)
+		if (strcmp(rs->v[i].m.allocator, "glibc") != 0)
+			return true;
+	return false;
+}
+
 /* A line per group under the table: how its runs went. */
 static void print_runs(FILE *f, const struct group *groups, size_t ng)
 {
@@ -602,6 +621,14 @@ int cmd_run(int argc, char **argv)
 			free(report);
 			if (bad)
 				bad_reports += bad < 0 ? 1 : bad;
+			if (!valgrind && !serves_malloc(g, &g->reps[rep])) {
+				say("-a %s: %s does not serve malloc (every record of the run says "
+				    "glibc did): not an allocator, or not a shared object ld.so "
+				    "could preload", g->label, g->object);
+				free(preload);
+				spawn_catch_signals(false, on_signal);
+				goto out; /* status is still EXIT_USAGE */
+			}
 			recs_number(&g->reps[rep]);
 			/* A failing region (the library's verdict or the budget
 			 * checked here) explains a non-zero exit: the suite's

@@ -13,6 +13,8 @@
  *   quit    a failure makes the program _exit(1), with no report (as
  *           check's forked tests end when they fail)
  *   exit3   exits 3 with no failure injected
+ *   retry   the second allocation is retried until it succeeds: when it
+ *           fails for good (a persistent failure), the program never ends
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +134,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "exit3"))
 		return 3;
+	if (!strcmp(mode, "retry")) {
+		void *a = malloc(10);
+		if (!a)
+			return 0;
+		void *b;
+		while (!(b = malloc(20)))
+			usleep(1000);
+		free(a);
+		free(b);
+		return 0;
+	}
 	if (!strcmp(mode, "fork")) {
 		for (int k = 0; k < 3; k++) {
 			pid_t pid = fork();
