@@ -22,6 +22,7 @@
  * the decision is cached per interned stack id (the depot hands out one
  * id per distinct stack): each stack is symbolized once.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
@@ -341,7 +342,8 @@ void mc_fault_init(void)
 	if (mc_opt.fail_probability) {
 		char *end;
 		double p = strtod(mc_opt.fail_probability, &end);
-		if (end == mc_opt.fail_probability || *end || !(p >= 0 && p <= 1))
+		if (end == mc_opt.fail_probability || *end || !(p >= 0 && p <= 1) ||
+		    isspace((unsigned char)mc_opt.fail_probability[0]))
 			mc_log("MEMCHECK_FAIL_PROBABILITY=%s: expected a number from 0 to 1; "
 			       "not failing at random", mc_opt.fail_probability);
 		else

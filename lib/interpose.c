@@ -102,9 +102,24 @@ static size_t page_size(void)
 	return pg;
 }
 
+/* memalign as the functions built on it must fail: with errno set, as
+ * glibc's own versions, which the program gets without memcheck, set it
+ * (jemalloc's memalign fails a huge request leaving errno alone). */
+static void *memalign_or_enomem(size_t align, size_t n)
+{
+	int saved = errno;
+	errno = 0;
+	void *p = mc_real.memalign(align, n);
+	if (p)
+		errno = saved;
+	else if (!errno)
+		errno = ENOMEM;
+	return p;
+}
+
 static void *synth_valloc(size_t n)
 {
-	return mc_real.memalign(page_size(), n);
+	return memalign_or_enomem(page_size(), n);
 }
 
 static void *synth_pvalloc(size_t n)
@@ -114,12 +129,12 @@ static void *synth_pvalloc(size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return mc_real.memalign(pg, (n + pg - 1) & ~(pg - 1));
+	return memalign_or_enomem(pg, (n + pg - 1) & ~(pg - 1));
 }
 
 static void *synth_aligned_alloc(size_t align, size_t n)
 {
-	return mc_real.memalign(align, n);
+	return memalign_or_enomem(align, n);
 }
 
 static int synth_posix_memalign(void **out, size_t align, size_t n)

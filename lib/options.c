@@ -3,6 +3,7 @@
  * table in options.def.  Bad values get one line on stderr naming the
  * variable, the value and what was expected; the default stays in force.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -76,9 +77,13 @@ static int parse_bool(const char *s)
 	return -1;
 }
 
+/* The whole value is the number: no space before it (strtol skips it)
+ * and none after, one rule (issue 14: " 1" was taken, "1 " refused). */
 static bool parse_int(const char *s, const char *range, int *out)
 {
 	char *end;
+	if (isspace((unsigned char)*s))
+		return false;
 	long lo = strtol(range, NULL, 10);
 	long hi = strtol(strchr(range, ':') + 1, NULL, 10);
 	errno = 0;

@@ -300,6 +300,9 @@ static const struct {
 	{ "MEMCHECK_STACK_DEPTH", "65", { "0", "64" } },
 	{ "MEMCHECK_STACK_DEPTH", "-1", { "0", "64" } },
 	{ "MEMCHECK_STACK_DEPTH", "12x", { "0", "64" } },
+	/* spaces, before or after: one rule (issue 14, item 13) */
+	{ "MEMCHECK_STACK_DEPTH", " 8", { "0", "64" } },
+	{ "MEMCHECK_STACK_DEPTH", "8 ", { "0", "64" } },
 	{ "MEMCHECK_UNWINDER", "frame", { "fp", "libunwind", "glibc" } },
 	{ "MEMCHECK_TRACK", "maybe", { "0", "1" } },
 };

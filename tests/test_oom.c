@@ -165,6 +165,10 @@ START_TEST(usage_exits_2)
 	OOM(&r, "--bogus", "--", h_prog("plain_oom"), "handle");
 	EXPECT_EXIT(&r, 2);
 	h_run_free(&r);
+	/* a space before a number is refused as one after it is */
+	OOM(&r, "--max", " 2", "--", h_prog("plain_oom"), "handle");
+	EXPECT_EXIT(&r, 2);
+	h_run_free(&r);
 	const char *argv[] = { cli(), "oom", NULL };
 	ck_assert(h_run(&r, argv, NULL, 0, NULL) == 0);
 	EXPECT_EXIT(&r, 2);

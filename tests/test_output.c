@@ -330,6 +330,26 @@ START_TEST(test_bad_option_value_escaped_in_message)
 }
 END_TEST
 
+/* Issue 14, item 13: the log was created 0666 before the umask, the
+ * report 0644.  With a umask of 0 both are 0644. */
+START_TEST(test_files_created_0644)
+{
+	const char *log = h_tmppath("log"), *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_LOG=%s", log), h_env("MEMCHECK_REPORT=%s", report),
+			      "MEMCHECK_TEXT=full", NULL };
+	umask(0);
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
+	ck_assert_msg(r.exit_code == 0, "plain_errors leak: %s", h_status(&r));
+	struct stat a, b;
+	ck_assert_msg(stat(log, &a) == 0 && stat(report, &b) == 0, "no log or no report");
+	ck_assert_msg((a.st_mode & 07777) == 0644 && (b.st_mode & 07777) == 0644,
+		      "log mode %o, report mode %o; expected 644", a.st_mode & 07777,
+		      b.st_mode & 07777);
+	h_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("output");
@@ -344,6 +364,7 @@ int main(void)
 	tcase_add_test(tc, test_report_symlink_planted_in_shared_dir_not_followed);
 	tcase_add_loop_test(tc, test_region_name_escaped_in_text, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_bad_option_value_escaped_in_message);
+	tcase_add_test(tc, test_files_created_0644);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

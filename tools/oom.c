@@ -28,6 +28,7 @@
  *                handled (expected);
  *   handled      otherwise.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -597,7 +598,7 @@ static bool parse_count(const char *s, uint64_t *out)
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v == 0)
+	if (errno || end == s || *end || *s == '-' || isspace((unsigned char)*s) || v == 0)
 		return false;
 	*out = v;
 	return true;
@@ -632,7 +633,7 @@ int cmd_oom(int argc, char **argv)
 		case 'T': {
 			char *end;
 			double secs = strtod(optarg, &end);
-			if (end == optarg || *end || !(secs > 0))
+			if (end == optarg || *end || !(secs > 0) || isspace((unsigned char)*optarg))
 				return bad_usage("oom", "%s %s: expected seconds, more than 0",
 						 c == 't' ? "--timeout" : "--run-timeout", optarg);
 			*(c == 't' ? &o.timeout : &o.run_timeout) = secs;

@@ -23,6 +23,7 @@
  * Without --keep-going, the first run that crashes or fails on its own
  * stops the rest.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -355,7 +356,8 @@ static int parse_run_options(int argc, char **argv, struct run_opts *o)
 		case 'n':
 			errno = 0;
 			n = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 1 || n > 1000)
+			if (errno || end == optarg || *end || n < 1 || n > 1000 ||
+			    isspace((unsigned char)*optarg))
 				return bad_usage("run", "--repeat %s: expected a number of runs "
 						 "from 1 to 1000", optarg);
 			o->repeat = (int)n;
