@@ -6,8 +6,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -136,16 +138,38 @@ static void set_option(const struct option_def *o, const char *val, bool is_defa
 	set_option(o, o->def, true);
 }
 
+/* A setuid or setgid program (secure execution, AT_SECURE) runs for a
+ * user it does not trust, who sets its environment: a MEMCHECK_* file
+ * would be read (MEMCHECK_SUPPRESSIONS=/etc/shadow printed its first
+ * line in the parse error) or created (the report, the log, generated
+ * suppressions, anywhere) with the program's privileges, and the other
+ * variables change what it does.  There memcheck reads none of them
+ * (secure_getenv) and says so once, naming them, never echoing their
+ * values. */
 static void init_one(size_t i)
 {
 	const struct option_def *o = &options[i];
-	const char *v = getenv(o->name);
+	const char *v = secure_getenv(o->name);
 	set_option(o, o->def, true);
 	if (v)
 		set_option(o, v, false);
 	const char **field = (const char **)((char *)&mc_opt + o->offset);
 	if (o->kind == STR && strcmp(o->values, "FILE") == 0)
 		*field = absolute(i, *field);
+}
+
+static void say_ignored(void)
+{
+	char names[512];
+	size_t n = 0;
+	names[0] = 0;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
+		if (getenv(options[i].name) && n < sizeof names)
+			n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+					      options[i].name);
+	if (n)
+		mc_log("a setuid or setgid program: %s ignored; memcheck runs with its defaults, "
+		       "and writes its text to standard error only", names);
 }
 
 void mc_options_init(void)
@@ -161,6 +185,8 @@ void mc_options_init(void)
 			init_one(i);
 	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)
 		mc_opt.stack_depth = MC_MAX_DEPTH;
+	if (getauxval(AT_SECURE))
+		say_ignored();
 }
 
 /* A doc string as mdoc text: one sentence per line, as mdoc wants. */

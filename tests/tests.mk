@@ -61,6 +61,14 @@ $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
 
+# A setuid copy of this one runs from a directory of the test's own,
+# where the loader of a setuid program would not look for the shared
+# library ($ORIGIN and LD_LIBRARY_PATH are ignored there): linked with
+# the archive.
+$(B)/tests/prog/suid: tests/prog/suid.c $(ARLIB) include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl -pthread
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c
