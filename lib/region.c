@@ -68,7 +68,10 @@ static int nregions;      /* open regions, the process region included */
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool fork_has_region_lock; /* fork's prepare handler got region_lock */
+/* fork's prepare handler got region_lock: per thread, since two threads
+ * may fork at once (the second would otherwise say the first did not,
+ * and region_lock stayed held in the parent for ever). */
+static MC_TLS bool fork_has_region_lock;
 
 /* ---- begin: epochs and baselines ------------------------------------- */
 

@@ -690,7 +690,7 @@ void mc_symbolize_end(void)
 	pthread_mutex_unlock(&lock);
 }
 
-static bool fork_has_lock;
+static MC_TLS bool fork_has_lock; /* per thread: see region.c's */
 
 void mc_symbolize_prefork(void)
 {
