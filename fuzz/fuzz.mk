@@ -4,6 +4,9 @@
 #           seeds fuzz/corpus)
 #   supp    lib/suppress.c, suppression files (fuzz/fuzz_supp.c, seeds
 #           fuzz/corpus_supp)
+#   report  lib/util.c's escaping of names in the text and the JSON, and
+#           lib/json.c's record reader (fuzz/fuzz_report.c, seeds
+#           fuzz/corpus_report)
 #
 #   make fuzz         build $(B)/fuzz/fuzz_<target> with clang's libFuzzer
 #                     (Debian: apt-get install clang libclang-rt-14-dev)
@@ -20,11 +23,13 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= budget supp
+FUZZ_TARGETS ?= budget supp report
 FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c lib/util.c
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
 FUZZ_SEEDS_supp   := fuzz/corpus_supp
+FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c lib/util.c
+FUZZ_SEEDS_report := fuzz/corpus_report
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

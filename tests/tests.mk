@@ -115,6 +115,16 @@ o0-check:
 		{ tail -20 $(B)/o0-check.log; echo "o0-check: the -O0 build fails examples-check"; exit 1; }
 	@echo "o0-check: an -O0 build gets the examples' leak stacks right"
 
+# The stress test for minutes, not part of make check (which runs its
+# short form, tests/test_stress with the defaults: the mix alone, 1 s a
+# run): every round a seed of its own, each run STRESS_SECONDS long.
+STRESS_SECONDS ?= 10
+STRESS_ROUNDS  ?= 3
+.PHONY: stress
+stress: all $(PROG_BINS) $(B)/tests/test_stress
+	MEMCHECK_BUILD=$(CURDIR)/$(B) STRESS_SECONDS=$(STRESS_SECONDS) \
+		STRESS_ROUNDS=$(STRESS_ROUNDS) $(B)/tests/test_stress
+
 # prog-check last: its check summary lines close the output.
 check: doc-check examples-check install-check exports-check o0-check unit-check asan-check \
 	fuzz-replay prog-check
