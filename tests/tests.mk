@@ -19,6 +19,7 @@ UNIT_json      := json util
 UNIT_budget    := budget budget_check util
 UNIT_scan      := scan blocks util
 UNIT_supp      := suppress util
+UNIT_resident  := resident util
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
