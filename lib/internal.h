@@ -446,6 +446,14 @@ struct mc_fault_info {
 };
 void mc_fault_region_end(struct mc_fault_info *out);
 
+/* ---- checkname.c ----------------------------------------------------- */
+
+/* The name of the check test running in this process (check's
+ * tcase_name(), found in the program even when check is linked
+ * statically), or NULL when there is none.  Guard held: dlsym may
+ * allocate. */
+const char *mc_check_test_name(void);
+
 /* ---- resident.c ------------------------------------------------------ */
 
 /* Bytes of [lo, hi) in memory now (mincore), pages rounded outward. */
