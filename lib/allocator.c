@@ -53,7 +53,7 @@
 
 #include "internal.h"
 
-#define NSYMS 4
+#define NSYMS 6
 
 /* One allocator: how it is recognised, the functions memcheck asks it
  * (resolved into syms[] in that order), and how their answers become
@@ -64,6 +64,7 @@ struct allocator {
 	const char *calls[NSYMS];       /* NULL-terminated when fewer */
 	void (*stats)(void *const *syms, struct mc_alloc_stats *out);
 	bool (*release)(void *const *syms);
+	uint64_t (*timed)(void *const *syms);   /* NULL: never on a timer */
 };
 
 /* ---- memory that is not someone else's ------------------------------ */
@@ -410,6 +411,25 @@ static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	}
 }
 
+/* mimalloc 2.0's options, by their number in its mi_option_t (2.1
+ * renamed and renumbered them: unknown there). */
+enum { MI20_DECOMMIT_DELAY = 15, MI20_ALLOW_DECOMMIT = 22, MI20_SEGMENT_DECOMMIT_DELAY = 23 };
+
+static uint64_t mimalloc_timed(void *const *syms)
+{
+	int (*version)(void) = (int (*)(void))syms[4];
+	long (*option)(int) = (long (*)(int))syms[5];
+	if (!version || !option || version() < 200 || version() >= 210)
+		return MEMCHECK_UNKNOWN;
+	/* Pages and segments it no longer uses are decommitted once the
+	 * delay has passed, looked at as it allocates and frees. */
+	if (!option(MI20_ALLOW_DECOMMIT))
+		return 0;
+	long page = option(MI20_DECOMMIT_DELAY), segment = option(MI20_SEGMENT_DECOMMIT_DELAY);
+	long most = page > segment ? page : segment;
+	return most > 0 ? (uint64_t)most : 0;
+}
+
 static bool mimalloc_release(void *const *syms)
 {
 	void (*collect)(bool) = (void (*)(bool))syms[3];
@@ -453,6 +473,25 @@ static void jemalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * yet purged and metadata, whether touched or not (6.5 MiB at start
 	 * with 0.25 MiB resident): the bound of what is measured. */
 	out->resident = unclaimed_resident(je_size(mallctl, "stats.resident"));
+}
+
+/* Dirty pages decay to muzzy and muzzy pages to purged over these times,
+ * as it allocates and frees (or in a background thread): -1 is never,
+ * 0 at once. */
+static uint64_t jemalloc_timed(void *const *syms)
+{
+	mallctl_fn *mallctl = (mallctl_fn *)syms[0];
+	ssize_t ms[2];
+	const char *names[2] = { "opt.dirty_decay_ms", "opt.muzzy_decay_ms" };
+	uint64_t most = 0;
+	for (int i = 0; i < 2; i++) {
+		size_t len = sizeof ms[i];
+		if (!mallctl || mallctl(names[i], &ms[i], &len, NULL, 0) != 0)
+			return MEMCHECK_UNKNOWN;
+		if (ms[i] > 0 && (uint64_t)ms[i] > most)
+			most = (uint64_t)ms[i];
+	}
+	return most;
 }
 
 static bool jemalloc_release(void *const *syms)
@@ -518,20 +557,24 @@ static bool tcmalloc_release(void *const *syms)
 
 /* glibc is recognised by the path of its object; the others, wherever
  * they were loaded from, by a symbol only they export. */
+/* glibc gives memory back when a free leaves more than its thresholds
+ * free, tcmalloc as the bytes freed add up (its release rate): by
+ * amounts, never on a timer. */
 static const struct allocator glibc = {
 	"glibc", { NULL }, { "mallinfo2", "malloc_trim", NULL },
-	glibc_stats, glibc_release,
+	glibc_stats, glibc_release, NULL,
 };
 static const struct allocator allocators[] = {
 	{ "mimalloc", { "mi_version", NULL },
-	  { "mi_is_in_heap_region", "mi_heap_get_default", "mi_heap_visit_blocks", "mi_collect" },
-	  mimalloc_stats, mimalloc_release },
+	  { "mi_is_in_heap_region", "mi_heap_get_default", "mi_heap_visit_blocks", "mi_collect",
+	    "mi_version", "mi_option_get" },
+	  mimalloc_stats, mimalloc_release, mimalloc_timed },
 	{ "jemalloc", { "mallctl", NULL }, { "mallctl", NULL },
-	  jemalloc_stats, jemalloc_release },
+	  jemalloc_stats, jemalloc_release, jemalloc_timed },
 	{ "tcmalloc", { "tc_version", "MallocExtension_GetNumericProperty", NULL },
 	  { "MallocExtension_GetNumericProperty", "MallocExtension_ReleaseFreeMemory",
 	    "MallocExtension_MarkThreadIdle", NULL },
-	  tcmalloc_stats, tcmalloc_release },
+	  tcmalloc_stats, tcmalloc_release, NULL },
 };
 
 static char name_buf[256];
@@ -630,6 +673,18 @@ bool mc_allocator_stats(struct mc_alloc_stats *out)
 		out->retained = out->resident > out->allocated ? out->resident - out->allocated : 0;
 	errno = saved;
 	return out->allocated != MEMCHECK_UNKNOWN || out->resident != MEMCHECK_UNKNOWN;
+}
+
+uint64_t mc_allocator_timed_purge_ms(void)
+{
+	if (!live)
+		return MEMCHECK_UNKNOWN;
+	if (!live->timed)
+		return 0;
+	int saved = errno;
+	uint64_t ms = live->timed(syms);
+	errno = saved;
+	return ms;
 }
 
 bool mc_allocator_release(void)

@@ -503,6 +503,13 @@ struct mc_alloc_stats {
  * read (every figure is then MEMCHECK_UNKNOWN).  Call with the guard
  * held: the allocator's statistics calls may allocate. */
 bool mc_allocator_stats(struct mc_alloc_stats *out);
+/* How long, at most, the allocator waits before it gives memory the
+ * program freed back to the system on a timer (jemalloc's decay times,
+ * mimalloc's decommit delays): its resident figures then depend on
+ * timing.  0 when it does that by amounts or not at all (glibc,
+ * tcmalloc; jemalloc with decay -1 or 0); MEMCHECK_UNKNOWN when it
+ * cannot be told.  Guard held, as for mc_allocator_stats. */
+uint64_t mc_allocator_timed_purge_ms(void);
 /* The allocator's own call to give free memory back to the system
  * (malloc_trim(0), mi_collect(true), jemalloc's arena purge,
  * MallocExtension_ReleaseFreeMemory); false when it has none. */
@@ -609,6 +616,9 @@ struct mc_record {
 	char program[256];
 	char allocator[128];
 	int pid;
+	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
+	uint64_t run, runs;         /* memcheck run's repetition, of how
+				     * many; MEMCHECK_UNKNOWN when absent */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

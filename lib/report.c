@@ -213,6 +213,7 @@ static void emit_json(const struct mc_region_report *rr)
 	json_u64(&b, "invalid_frees", r->invalid_frees);
 	json_u64(&b, "retained_bytes", r->retained_bytes);
 	json_u64(&b, "retained_after_release", r->retained_after_release);
+	json_u64(&b, "timed_purge_ms", mc_allocator_timed_purge_ms());
 	json_u64(&b, "rss_begin", r->rss_begin);
 	json_u64(&b, "rss_end", r->rss_end);
 	json_u64(&b, "peak_rss", r->peak_rss);
