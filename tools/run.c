@@ -495,9 +495,12 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		/* Under valgrind the allocator's code does not serve the
-		 * program's blocks: one run classifies the leaks. */
+		 * program's blocks: one run classifies the leaks, and no
+		 * allocator's timer shapes what is measured. */
 		if (!o.allocators_given)
 			o.allocators = "glibc";
+		if (!o.repeat)
+			o.repeat = 1;
 	}
 	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
 		goto out;
