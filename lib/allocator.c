@@ -15,13 +15,14 @@
  *     areas, jemalloc's stats.allocated, tcmalloc's
  *     current_allocated_bytes);
  *   - resident: the pages of its memory that are in memory (mincore,
- *     resident.c), its memory found by asking it: glibc's [heap] and
- *     its thread arenas' heaps, mimalloc's segments (mi_is_in_heap_region
- *     for each 64 KiB slice), tcmalloc's spans (its Ranges iterator).
- *     jemalloc has no such question: its memory is the process's
+ *     resident.c), its memory found where it puts it: glibc's program
+ *     break and its thread arenas' heaps, mimalloc's segments (its
+ *     address range, and mi_is_in_heap_region for each 64 KiB slice
+ *     elsewhere).  jemalloc and tcmalloc cannot be asked where (tcmalloc's
+ *     Ranges iterator takes 0.5 ms a call): their memory is the process's
  *     anonymous memory less what is known to be someone else's
- *     (memcheck's, loaded objects', threads' stacks), at most its own
- *     stats.resident.
+ *     (memcheck's, loaded objects', threads' stacks), at most their own
+ *     figure for what they hold.
  * The allocators' own "held" figures are not resident memory: mimalloc
  * counts 32 MiB committed at start with 2 MiB resident, jemalloc's
  * stats.resident counts metadata it has never touched (6.5 MiB with
@@ -47,7 +48,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
-#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 

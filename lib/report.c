@@ -193,6 +193,7 @@ static void emit_json(const struct mc_region_report *rr)
 	mc_buf_json_str(&b, mc_program());
 	mc_buf_puts(&b, ",\"allocator\":");
 	mc_buf_json_str(&b, mc_allocator_name());
+	mc_buf_printf(&b, ",\"implicit\":%s", rr->process ? "true" : "false");
 	json_u64(&b, "allocs", r->allocs);
 	json_u64(&b, "frees", r->frees);
 	json_u64(&b, "reallocs", r->reallocs);

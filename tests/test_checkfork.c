@@ -14,6 +14,14 @@
 
 #include "harness.h"
 
+/* The record's "implicit" key: true for memcheck's own process region. */
+static bool implicit(const struct h_json *rec)
+{
+	const struct h_json *v = rec ? h_json_get(rec, "implicit") : NULL;
+	ck_assert_msg(v && v->type == HJ_BOOL, "no boolean \"implicit\"");
+	return v->b;
+}
+
 START_TEST(each_child_is_its_test)
 {
 	const char *report = h_tmppath("ckfork.jsonl");
@@ -29,9 +37,13 @@ START_TEST(each_child_is_its_test)
 	const struct h_json *runner = h_record(&rep, "process", r.pid);
 	ck_assert_ptr_nonnull(runner);
 	static const char *const tests[] = { "clean", "leaks_77", "keeps_64", "asserts_a_lot" };
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < 4; i++) {
 		ck_assert_msg(h_record_count(&rep, tests[i]) == 1, "no record named \"%s\"",
 			      tests[i]);
+		/* memcheck's own process region, for memcheck oom */
+		ck_assert(implicit(h_record(&rep, tests[i], -1)));
+	}
+	ck_assert(implicit(runner));
 	size_t leaking = 0, keeping = 0;
 	for (size_t i = 0; i < rep.n; i++) {
 		const struct h_json *rec = rep.rec[i];
@@ -90,15 +102,19 @@ START_TEST(linked_suite_folds_process_regions)
 	static const struct {
 		const char *name;
 		uint64_t lost;
+		bool implicit;
 	} want[] = {
-		{ "clean_a", 0 }, { "clean_b", 0 }, { "leaks_41", 41 }, { "fixture_leaks", 0 },
-		{ "fixture_leaks (process)", 33 }, { "process", 0 },
+		{ "clean_a", 0, false }, { "clean_b", 0, false }, { "leaks_41", 41, false },
+		{ "fixture_leaks", 0, false }, { "fixture_leaks (process)", 33, true },
+		{ "process", 0, true },
 	};
 	ck_assert_msg(rep.n == 6, "%zu records, expected 6", rep.n);
 	for (size_t i = 0; i < 6; i++) {
 		const struct h_json *rec = h_record(&rep, want[i].name, -1);
 		ck_assert_msg(rec != NULL, "no record named \"%s\"", want[i].name);
 		ck_assert_uint_eq(h_count(rec, "definitely_lost", "bytes"), want[i].lost);
+		ck_assert_msg(implicit(rec) == want[i].implicit, "\"%s\": implicit %d",
+			      want[i].name, implicit(rec));
 	}
 	/* the runner's own process region is "process", as ever */
 	ck_assert_ptr_nonnull(h_record(&rep, "process", r.pid));
