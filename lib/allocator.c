@@ -49,6 +49,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -223,6 +224,22 @@ static bool glibc_is_heap(const struct glibc_heap_info *h, uintptr_t page)
 	       (h->prev || ((uintptr_t)h->ar_ptr > a && (uintptr_t)h->ar_ptr < a + h->size));
 }
 
+/* The thread heaps found by the last walk of /proc/self/maps, so that a
+ * region end need not walk it again while they are all there is: a
+ * heap's place never changes, and the arenas' system memory is the sum
+ * of their sizes.  (Region ends come one at a time.) */
+#define GLIBC_MAX_HEAPS 64
+static uintptr_t heaps[GLIBC_MAX_HEAPS];
+static int nheaps;       /* -1: more than fit */
+
+static void glibc_add_heap(struct glibc_walk *w, uintptr_t a, uintptr_t hi)
+{
+	const struct glibc_heap_info *h = (const struct glibc_heap_info *)a;
+	uintptr_t end = a + h->mprotect_size < hi ? a + h->mprotect_size : hi;
+	w->resident += mc_resident_bytes(a, end);
+	w->thread_bytes += h->size;
+}
+
 static bool glibc_mapping(const struct mc_mapping *m, void *arg)
 {
 	struct glibc_walk *w = arg;
@@ -232,13 +249,35 @@ static bool glibc_mapping(const struct mc_mapping *m, void *arg)
 	 * other anonymous memory: look at each aligned address in it. */
 	uintptr_t a = (m->lo + GLIBC_HEAP_MAX - 1) & ~(GLIBC_HEAP_MAX - 1);
 	for (; a >= m->lo && a + sizeof(struct glibc_heap_info) <= m->hi; a += GLIBC_HEAP_MAX) {
-		const struct glibc_heap_info *h = (const struct glibc_heap_info *)a;
-		if (!glibc_is_heap(h, w->page))
+		if (!glibc_is_heap((const struct glibc_heap_info *)a, w->page))
 			continue;
-		uintptr_t end = a + h->mprotect_size < m->hi ? a + h->mprotect_size : m->hi;
-		w->resident += mc_resident_bytes(a, end);
-		w->thread_bytes += h->size;
+		glibc_add_heap(w, a, m->hi);
+		if (nheaps >= 0 && nheaps < GLIBC_MAX_HEAPS)
+			heaps[nheaps++] = a;
+		else
+			nheaps = -1;
 	}
+	return true;
+}
+
+/* The heaps of the last walk, when they still hold want bytes: each is
+ * looked at only once mincore says it is still mapped. */
+static bool glibc_cached(struct glibc_walk *w, uint64_t want)
+{
+	if (nheaps <= 0)
+		return false;
+	struct glibc_walk c = *w;
+	for (int i = 0; i < nheaps; i++) {
+		unsigned char v;
+		if (mincore((void *)heaps[i], w->page, &v) != 0 ||
+		    !glibc_is_heap((const struct glibc_heap_info *)heaps[i], w->page))
+			return false;
+		const struct glibc_heap_info *h = (const struct glibc_heap_info *)heaps[i];
+		glibc_add_heap(&c, heaps[i], heaps[i] + h->mprotect_size);
+	}
+	if (c.thread_bytes != want)
+		return false;
+	*w = c;
 	return true;
 }
 
@@ -259,7 +298,8 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * put the break (start_brk, field 47) to where it is now; nothing
 	 * here but glibc moves it.  Reading /proc/self/maps costs tens of
 	 * microseconds: only a process whose arenas hold more than that has
-	 * thread arenas to look for. */
+	 * thread arenas to look for, and only when they are not where the
+	 * last look found them. */
 	static uintptr_t brk_lo;
 	if (!brk_lo)
 		brk_lo = (uintptr_t)stat_field(47);
@@ -270,8 +310,11 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 		w.resident = mc_resident_bytes(brk_lo, brk_hi);
 		heap_bytes = brk_hi - brk_lo;
 	}
-	if (mi.arena > heap_bytes && !mc_maps_each(glibc_mapping, &w))
-		return;
+	if (mi.arena > heap_bytes && !glibc_cached(&w, mi.arena - heap_bytes)) {
+		nheaps = 0;
+		if (!mc_maps_each(glibc_mapping, &w))
+			return;
+	}
 	/* The arenas' memory that is neither the break's nor a thread
 	 * heap's: the main arena goes on in mmap'd memory when the break
 	 * cannot move.  Counted as resident, which it is unless trimmed. */
