@@ -1,8 +1,10 @@
 /*
  * views.c - what the CLI shows of the records: a table per region and
  * allocator, in the spirit of the allocator comparisons people post, and
- * the same rows as JUnit XML for CI.  With repetitions, each figure is the
- * median over them.
+ * the same rows as JUnit XML for CI, and the report file of `run`.  With
+ * repetitions, each figure is the median over them, followed by how far
+ * the farthest run is from it: a noisy allocator must show as noisy, and
+ * a figure that is the same in every run (most counts) shows bare.
  */
 #include <errno.h>
 #include <math.h>
