@@ -30,7 +30,8 @@
  * level); the per-thread state is mapped on a thread's first handler
  * (mmap is async-signal-safe, malloc is not); a handler left with
  * siglongjmp keeps its level, which only means memcheck passes calls
- * through at that depth as it did before; realloc in a handler becomes
+ * through at that depth as it did before; nothing here takes a lock;
+ * realloc in a handler becomes
  * malloc, copy and a deferred free, since a moved block's old address
  * would otherwise go back to the allocator before it leaves the table.
  * Handlers installed with a raw system call, or before memcheck resolves
@@ -80,11 +81,15 @@ void mc_signals_init(void)
 			dlsym(RTLD_NEXT, "sigaction");
 }
 
+/* Mapped in the handler itself, so with nothing that may take a lock:
+ * mc_map's accounting of memcheck's own memory (footprint.c) does, and
+ * the code the handler interrupted may hold it.  A few KiB a thread
+ * that has run a handler, left out of that accounting. */
 static struct sigstate *state(void)
 {
 	struct sigstate *st = my_sig;
 	if (!st)
-		st = my_sig = mc_map(sizeof *st);
+		st = my_sig = mc_map_reserve(sizeof *st);
 	return st;
 }
 

@@ -10,8 +10,8 @@
  *   libdw again), one grows and empties the block table, one adds and
  *   removes scan roots, one asks the region depth; then forks FORKS
  *   times.  Each child allocates, ends a leaking region of its own and
- *   exits with exit() (so the process region is reported too, in the
- *   child); the parent waits for it.  Prints "forks=N" and exits 0 when
+ *   exits with exit() (so that memcheck's exit work runs in the child
+ *   too); the parent waits for it.  Prints "forks=N" and exits 0 when
  *   every child exited 0, 1 otherwise.  A deadlock is a hang: the caller
  *   times it out.
  *
