@@ -229,6 +229,19 @@ void mc_stop_counting(void);
  * (the frame of the malloc-family function the program called), and
  * intern it; returns its id, 0 when stacks are off. */
 uint32_t mc_stack_capture(void *fp);
+/* Intern frames directly (tests use this). */
+uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
+void mc_stacks_init(void);
+/* Every lock of stack capture and the depot, for fork. */
+void mc_stacks_lock(void);
+void mc_stacks_unlock(void);
+void mc_stacks_after_fork_child(void);
+
+/* ---- depot.c --------------------------------------------------------- */
+
+/* The id of the n frames f, whose hash (stacks.c's) is h, stored if new;
+ * 0 when n is 0 or the depot is full. */
+uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
 /* Frames of an interned stack: returns the depth, *frames points into
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);
@@ -236,12 +249,9 @@ int mc_stack_get(uint32_t id, const uintptr_t **frames);
  * (what a frame-pointer walk past code without frame pointers finds):
  * the frames reports and suppressions use. */
 int mc_stack_get_code(uint32_t id, const uintptr_t **frames);
-/* Intern frames directly (tests use this). */
-uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
-void mc_stacks_init(void);
-void mc_stacks_lock(void);
-void mc_stacks_unlock(void);
-void mc_stacks_after_fork_child(void);
+void mc_depot_lock(void);
+void mc_depot_unlock(void);
+void mc_depot_after_fork_child(void);
 
 /* ---- blocks.c -------------------------------------------------------- */
 

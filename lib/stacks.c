@@ -1,7 +1,6 @@
 /*
- * stacks.c - allocation stacks: capture, and a depot that interns each
- * distinct stack to a 32-bit id, so a tracked block costs four bytes of
- * stack and leak reports group blocks by site.
+ * stacks.c - allocation stacks: capture, and the hash the depot
+ * (depot.c) stores them by.
  *
  * Three unwinders (MEMCHECK_UNWINDER):
  *   fp         walks frame pointers from the malloc-family function's
@@ -10,37 +9,15 @@
  *              walk stops, or, rarely, follows a stale frame.
  *   libunwind  unw_backtrace(), loaded with dlopen when chosen. Exact.
  *   glibc      backtrace(3).  Exact, slowest; loads libgcc_s on first use.
- *
- * The depot is insert-only: lookups take no lock, inserts take one.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "internal.h"
-
-struct entry {
-	uint64_t hash;
-	_Atomic uint32_t next;  /* id of the next entry in the bucket, 0 = end */
-	uint32_t depth;
-	uintptr_t frames[];
-};
-
-#define NBUCKETS (1u << 20)
-#define BUCKET_SHIFT (64 - 20) /* a hash's bucket: its top bits (see HASH_K) */
-#define ARENA_BYTES (1ull << 32) /* reserved, touched as used */
-#define UNIT 32 /* ids address the arena in 32-byte units: 27 bits (a block table entry's share) */
-
-static _Atomic uint32_t *buckets;
-static char *arena;
-_Static_assert(ARENA_BYTES / UNIT - 1 <= MC_STACK_ID_MAX, "stack ids must fit a block entry");
-static size_t arena_used = UNIT; /* id 0 means "no stack" */
-static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
-static atomic_size_t nstacks;
 
 static int (*unw_backtrace_fn)(void **, int);
 
@@ -80,13 +57,6 @@ static inline struct slot *capture_other_slot(uint64_t h)
 
 void mc_stacks_init(void)
 {
-	buckets = mc_map(NBUCKETS * sizeof *buckets);
-	arena = mc_map(ARENA_BYTES);
-	if (!buckets || !arena) {
-		mc_log("cannot map the stack depot; allocation stacks are off");
-		mc_opt.stack_depth = 0;
-		return;
-	}
 	if (mc_opt.unwinder == MC_UNWIND_LIBUNWIND) {
 		void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 		unw_backtrace_fn = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
@@ -134,57 +104,9 @@ static inline uint64_t hash_frames(const uintptr_t *f, int n)
 	return h;
 }
 
-static inline struct entry *entry_of(uint32_t id)
-{
-	return (struct entry *)(arena + (size_t)id * UNIT);
-}
-
-static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
-{
-	uint32_t id = atomic_load_explicit(&buckets[h >> BUCKET_SHIFT], memory_order_acquire);
-	while (id) {
-		struct entry *e = entry_of(id);
-		if (e->hash == h && e->depth == (uint32_t)n &&
-		    memcmp(e->frames, f, (size_t)n * sizeof *f) == 0)
-			return id;
-		id = atomic_load_explicit(&e->next, memory_order_acquire);
-	}
-	return 0;
-}
-
-static uint32_t intern(uint64_t h, const uintptr_t *f, int n)
-{
-	uint32_t id = lookup(h, f, n);
-	if (id)
-		return id;
-	while (atomic_flag_test_and_set_explicit(&depot_lock, memory_order_acquire))
-		__builtin_ia32_pause();
-	id = lookup(h, f, n);
-	if (!id) {
-		size_t need = sizeof(struct entry) + (size_t)n * sizeof *f;
-		need = (need + UNIT - 1) & ~(size_t)(UNIT - 1);
-		if (arena_used + need <= ARENA_BYTES) {
-			id = (uint32_t)(arena_used / UNIT);
-			struct entry *e = entry_of(id);
-			e->hash = h;
-			e->depth = (uint32_t)n;
-			memcpy(e->frames, f, (size_t)n * sizeof *f);
-			_Atomic uint32_t *b = &buckets[h >> BUCKET_SHIFT];
-			atomic_store_explicit(&e->next, atomic_load(b), memory_order_relaxed);
-			atomic_store_explicit(b, id, memory_order_release);
-			arena_used += need;
-			atomic_fetch_add(&nstacks, 1);
-		}
-	}
-	atomic_flag_clear_explicit(&depot_lock, memory_order_release);
-	return id;
-}
-
 uint32_t mc_stack_intern(const uintptr_t *f, int n)
 {
-	if (!arena || n <= 0)
-		return 0;
-	return intern(hash_frames(f, n), f, n);
+	return n > 0 ? mc_depot_intern(hash_frames(f, n), f, n) : 0;
 }
 
 /* This thread's stack bounds, to keep the frame-pointer walk on it. */
@@ -327,12 +249,10 @@ static __attribute__((noinline)) uint32_t capture_miss(void *fp, int max, uint64
 {
 	uintptr_t frames[MC_MAX_DEPTH];
 	int n;
-	if (!arena)
-		return 0;
 	walk_fp(fp, me.top, max, frames, &n);
 	if (n <= 0) /* the stack not learned: not after the common path's walk */
 		return 0;
-	uint32_t id = intern(h, frames, n);
+	uint32_t id = mc_depot_intern(h, frames, n);
 	capture_cache_put(h, id);
 	return id;
 }
@@ -341,8 +261,6 @@ static __attribute__((noinline)) uint32_t capture_miss(void *fp, int max, uint64
 static __attribute__((noinline)) uint32_t capture_exact(void *fp, int max)
 {
 	uintptr_t frames[MC_MAX_DEPTH];
-	if (!arena)
-		return 0;
 	int n = capture_slow(fp, frames, max);
 	if (n <= 0)
 		return 0;
@@ -350,7 +268,7 @@ static __attribute__((noinline)) uint32_t capture_exact(void *fp, int max)
 	const struct slot *c = capture_cache_find(h);
 	uint32_t id = c ? c->id : 0;
 	if (!c) {
-		id = intern(h, frames, n);
+		id = mc_depot_intern(h, frames, n);
 		capture_cache_put(h, id);
 	}
 	return id;
@@ -382,74 +300,19 @@ uint32_t mc_stack_capture(void *fp)
 	return likely(c != NULL) ? c->id : capture_miss(fp, max, h);
 }
 
-struct code_probe {
-	uintptr_t pc;
-	bool found;
-};
-
-static int probe_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct code_probe *p = arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
-		    p->pc < lo + ph->p_memsz) {
-			p->found = true;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Is pc in the code of a loaded object?  A return address must be. */
-static bool in_code(uintptr_t pc)
-{
-	struct code_probe p = { pc - 1, false };
-	dl_iterate_phdr(probe_object, &p);
-	return p.found;
-}
-
-/* The frames of a stack, up to the first that cannot be a return
- * address: past code built without frame pointers the walk may follow a
- * register that held something else (a heap address, a pointer into a
- * data segment), and what it found there is not a caller.  Frame 0, the
- * call site, is always right.  Checked here, at report time, rather than
- * on every allocation. */
-int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
-{
-	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;
-	while (n < depth && in_code((*frames)[n]))
-		n++;
-	return n;
-}
-
-int mc_stack_get(uint32_t id, const uintptr_t **frames)
-{
-	if (!id || !arena) {
-		*frames = NULL;
-		return 0;
-	}
-	struct entry *e = entry_of(id);
-	*frames = e->frames;
-	return (int)e->depth;
-}
-
 void mc_stacks_lock(void)
 {
-	while (atomic_flag_test_and_set_explicit(&depot_lock, memory_order_acquire))
-		__builtin_ia32_pause();
+	mc_depot_lock();
 }
 
 void mc_stacks_unlock(void)
 {
-	atomic_flag_clear_explicit(&depot_lock, memory_order_release);
+	mc_depot_unlock();
 }
 
 void mc_stacks_after_fork_child(void)
 {
-	atomic_flag_clear(&depot_lock);
+	mc_depot_after_fork_child();
 	me.lo = UINTPTR_MAX; /* the child's only thread: learn again */
 	me.top = 0;
 }
