@@ -38,21 +38,24 @@ static MC_TLS struct {
  * suppressions/memcheck.supp for the walk's reads, which valgrind may
  * call uninitialised, match *capture*.)
  *
- * The cache slot for hash h, by its top 5 bits: the byte offset
- * straight from h, saving the index's scaling on the common path.  A
- * stack pushed out of its slot by another that wants it moves to the
- * other slot of the pair, where a capture looks second: two hot stacks
- * that share a slot then cost a few instructions more, not a walk that
- * stores the frames and a depot lookup each time (see capture_cache_find). */
+ * The cache is 16 pairs of slots, a pair for each value of a hash's top
+ * 4 bits (the byte offset straight from h, saving the index's scaling
+ * on the common path), the stack used last in the pair's first slot: a
+ * new stack moves the first slot's to the second, and a hit in the
+ * second swaps them (see capture_cache_find).  Two hot stacks of one
+ * pair then cost a few instructions more, not a walk that stores the
+ * frames and a depot lookup each time.  (Each stack once had a slot of
+ * its own and the pair's other as its second: two stacks whose own
+ * slots were a pair pushed each other out on every capture.) */
 static inline struct slot *capture_slot(uint64_t h)
 {
 	_Static_assert(sizeof(struct slot) == 16 && CACHE == 32, "capture_slot's shift and mask");
-	return (struct slot *)((char *)me.cache + (h >> 55 & 0x1f0));
+	return (struct slot *)((char *)me.cache + (h >> 55 & 0x1e0));
 }
 
 static inline struct slot *capture_other_slot(uint64_t h)
 {
-	return (struct slot *)((char *)me.cache + ((h >> 55 & 0x1f0) ^ sizeof(struct slot)));
+	return capture_slot(h) + 1;
 }
 
 void mc_stacks_init(void)
@@ -215,12 +218,13 @@ static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, i
 	return trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
 }
 
-/* Put h's id in its slot, moving the stack there to the other slot of
- * the pair (see capture_slot). */
+/* Put h's id first in its pair, the stack there moving to the second
+ * slot (see capture_slot). */
 static void capture_cache_put(uint64_t h, uint32_t id)
 {
 	struct slot *c = capture_slot(h);
-	*capture_other_slot(h) = *c;
+	if (c->hash != h)
+		*capture_other_slot(h) = *c;
 	c->hash = h;
 	c->id = id;
 }
