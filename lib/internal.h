@@ -132,6 +132,18 @@ bool mc_program_matches(const char *patterns, const char *path);
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
 
+/* ---- foreign.c ------------------------------------------------------- */
+
+/* Blocks a library memcheck calls inside its hooks (libunwind) allocates
+ * there, to be freed outside: mc_foreign_note() records one,
+ * mc_foreign_forget() says whether p was one (and forgets it). */
+extern _Atomic size_t mc_foreign_count;
+void mc_foreign_note(void *p);
+bool mc_foreign_forget(void *p);
+void mc_foreign_lock(void);
+void mc_foreign_unlock(void);
+void mc_foreign_after_fork_child(void);
+
 /* ---- interpose.c ----------------------------------------------------- */
 
 /* The allocator memcheck forwards to.  Functions the allocator lacks are
@@ -162,6 +174,8 @@ struct mc_thread {
 				      * in count-only mode */
 	struct mc_totals *fast;      /* totals while the guard is down, else
 				      * NULL: the count-only path's one test */
+	int foreign;                 /* in a library whose blocks may outlive
+				      * the hook (foreign.c) */
 };
 extern MC_TLS struct mc_thread mc_self;
 #define mc_in_hook (mc_self.in_hook)
@@ -195,6 +209,15 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 #else
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 #endif
+}
+
+/* A block the allocator handed out inside a hook: noted (foreign.c)
+ * while the thread runs a library whose blocks may be freed outside. */
+static inline void *mc_foreign_block(void *p)
+{
+	if (unlikely(mc_self.foreign) && p)
+		mc_foreign_note(p);
+	return p;
 }
 
 /* Make sure the forwarding table is filled in. */
