@@ -276,6 +276,30 @@ void mc_depot_lock(void);
 void mc_depot_unlock(void);
 void mc_depot_after_fork_child(void);
 
+/* ---- cfi.c ----------------------------------------------------------- */
+
+/* How the walk steps from a function to its caller at a return address
+ * (the x86-64 registers the walk follows: rsp, rbp, and the return
+ * address at CFA-8). */
+enum mc_cfi_kind {
+	MC_CFI_UNKNOWN, /* no CFI, or a rule the walk cannot follow */
+	MC_CFI_FP,      /* a frame-pointer frame: CFA = rbp + 16, rbp at CFA-16 */
+	MC_CFI_SP,      /* CFA = rsp + cfa_off */
+	MC_CFI_BP,      /* CFA = rbp + cfa_off */
+	MC_CFI_END,     /* no caller: the return address is undefined */
+};
+struct mc_cfi_rule {
+	int kind;
+	int32_t cfa_off;
+	int32_t rbp_off;   /* the caller's rbp saved at CFA + rbp_off; 0: unchanged */
+};
+/* The rule at return address ret, from its object's .eh_frame. */
+void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out);
+/* The same from the .eh_frame_hdr at hdr, of an object mapped in
+ * [lo, hi) (fuzz/fuzz_cfi.c feeds it bytes). */
+void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
+		    struct mc_cfi_rule *out);
+
 /* ---- blocks.c -------------------------------------------------------- */
 
 enum mc_insert { MC_NEW, MC_REPLACED_LIVE };
