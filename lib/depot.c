@@ -220,11 +220,11 @@ static bool in_code(uintptr_t pc)
 }
 
 /* The frames of a stack, up to the first that cannot be a return
- * address: past code built without frame pointers the walk may follow a
- * register that held something else (a heap address, a pointer into a
- * data segment), and what it found there is not a caller.  Frame 0, the
- * call site, is always right.  Checked here, at report time, rather
- * than on every allocation. */
+ * address: a walk that guessed a frame pointer in code without CFI may
+ * have followed a register that held something else (a heap address, a
+ * pointer into a data segment), and what it found there is not a
+ * caller.  Frame 0, the call site, is always right.  Checked here, at
+ * report time, rather than on every allocation. */
 int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
 {
 	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;

@@ -269,8 +269,8 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);
 /* The same, up to the first frame outside every loaded object's code
- * (what a frame-pointer walk past code without frame pointers finds):
- * the frames reports and suppressions use. */
+ * (what a frame-pointer guess through code without CFI may find): the
+ * frames reports and suppressions use. */
 int mc_stack_get_code(uint32_t id, const uintptr_t **frames);
 void mc_depot_lock(void);
 void mc_depot_unlock(void);
