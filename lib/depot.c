@@ -12,7 +12,11 @@
  * each as large as all before it, so what is mapped follows what is
  * used (at most twice) and an id finds its segment from its top bit.
  * Nothing is mapped before the first stack is stored: a count-only
- * process, or one MEMCHECK_PROGRAMS leaves out, maps none of it.
+ * process, or one MEMCHECK_PROGRAMS leaves out, maps none of it.  Its
+ * pages are memcheck's own resident memory, which footprint.c keeps out
+ * of the program's RSS figures: a segment is reserved (mc_map_reserve)
+ * and counted a 64 KiB chunk ahead of the entries written into it, the
+ * buckets, written anywhere, are mapped resident (mc_map).
  *
  * The hash buckets grow the same way, by fours, when stacks outnumber
  * them twice.  Lookups take no lock (inserts take one), so a table is
@@ -52,9 +56,12 @@ struct buckets {
 	_Atomic uint32_t b[];
 };
 
+#define CHUNK (64 * 1024) /* a segment's pages are counted as resident by this much */
+
 static char *_Atomic segs[NSEGS];
 static _Atomic(struct buckets *) table;
 static uint32_t used = 1;           /* units stored; id 0 means "no stack" */
+static size_t seg_counted;          /* bytes of the last segment counted as resident */
 static size_t nstacks;
 static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
 static bool said_full;
@@ -109,6 +116,7 @@ static void link_entry(struct buckets *t, uint32_t id, struct entry *e)
  * order stored; NULL when it cannot be mapped.  Under the lock. */
 static struct buckets *rehash(unsigned bits)
 {
+	/* mc_map: resident from the start, as its writes scatter */
 	struct buckets *t = mc_map(sizeof *t + ((size_t)1 << bits) * sizeof t->b[0]);
 	if (!t)
 		return NULL;
@@ -125,7 +133,10 @@ static struct buckets *rehash(unsigned bits)
 	return t;
 }
 
-/* Room for units more units: their first id, or 0.  Under the lock. */
+/* Room for units more units: their first id, or 0.  Under the lock.
+ * A segment is reserved whole and its pages become resident as entries
+ * are written, front to back: counted as memcheck's own (footprint.c) a
+ * chunk ahead of the entries. */
 static uint32_t take(uint32_t units)
 {
 	unsigned k = seg_of(used);
@@ -134,14 +145,21 @@ static uint32_t take(uint32_t units)
 			return 0;
 		used = seg_base(k);
 	}
+	size_t size = (size_t)(seg_end(k) - seg_base(k)) * UNIT;
 	if (!atomic_load_explicit(&segs[k], memory_order_relaxed)) {
-		char *s = mc_map((size_t)(seg_end(k) - seg_base(k)) * UNIT);
+		char *s = mc_map_reserve(size);
 		if (!s)
 			return 0;
 		atomic_store_explicit(&segs[k], s, memory_order_release);
+		seg_counted = 0;
 	}
 	uint32_t id = used;
 	used += units;
+	for (size_t need = (size_t)(used - seg_base(k)) * UNIT; seg_counted < need;) {
+		size_t chunk = size - seg_counted < CHUNK ? size - seg_counted : CHUNK;
+		mc_own_grow((int64_t)chunk);
+		seg_counted += chunk;
+	}
 	return id;
 }
 

@@ -72,13 +72,35 @@ void mc_options_mdoc(int fd);
 
 /* ---- util.c ---------------------------------------------------------- */
 
-/* Memory for memcheck itself: mmap, never malloc. */
+/* Memory for memcheck itself: mmap, never malloc.  mc_map's pages are
+ * populated (resident at once, and counted as memcheck's by
+ * footprint.c); mc_map_lazy's are touched as used and measured with
+ * mincore; mc_map_reserve's are the caller's to count (mc_own_grow) as
+ * it touches them. */
 void *mc_map(size_t size);
+void *mc_map_lazy(size_t size);
+void *mc_map_reserve(size_t size);
+/* How footprint.c learns of each mapping (see there).  Unset, nothing
+ * is counted. */
+struct mc_map_hooks {
+	bool (*before)(size_t bytes);
+	void (*after)(bool folding, int64_t bytes);
+	void (*lazy)(const void *p, size_t len);
+	bool (*lazy_remove)(const void *p, size_t len);
+};
+void mc_map_hooks_set(const struct mc_map_hooks *h);
+/* Pages of an mc_map_reserve mapping touched for the first time (or,
+ * negative, given back): counted through the hooks. */
+void mc_own_grow(int64_t bytes);
 /* The same for buffers read(2) fills or write(2) empties: visible to
  * valgrind (util.c). */
 void *mc_map_io(size_t size);
 void mc_unmap_io(void *p, size_t size);
 void mc_unmap(void *p, size_t size);
+/* cb for each mapping mc_map and mc_map_io have made and not unmapped:
+ * memcheck's own memory, never the allocator's.  False when some were
+ * not listed (more at once than the list holds). */
+bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
 /* A growable string in mmap'd memory. */
 struct mc_buf {
@@ -131,6 +153,38 @@ bool mc_program_matches(const char *patterns, const char *path);
  * program can call memcheck's functions. */
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
+
+/* ---- footprint.c ----------------------------------------------------- */
+
+/* memcheck's own resident memory (M), kept out of every RSS figure a
+ * region reports.  A change of M is bracketed: mc_own_before(bytes)
+ * before it (true: the program's peak so far was folded and the lock is
+ * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
+ * and mc_own_grow call them through struct mc_map_hooks. */
+void mc_footprint_init(void);
+bool mc_own_before(size_t bytes);
+void mc_own_after(bool folding, int64_t bytes);
+/* A lazily touched mapping, measured with mincore; _remove: false if p
+ * was not one. */
+void mc_own_lazy(const void *p, size_t len);
+bool mc_own_lazy_remove(const void *p, size_t len);
+/* Around memcheck's own work (start-up, a region's scan and report,
+ * symbolization): what the RSS grows by meanwhile is memcheck's, and the
+ * high-water mark meanwhile is not the program's.  fold_first: set aside
+ * the program's peak since the last take first (false right after one:
+ * a region's end, which took it; start-up, before any region). */
+void mc_own_work_begin(bool fold_first);
+void mc_own_work_end(void);
+/* The program's RSS now, and its peak RSS since the last take (the
+ * whole process's when the kernel's mark cannot be reset: *whole_process
+ * then says so), which restarts it; *rss_now: the RSS now, as
+ * mc_prog_rss.  Both without memcheck's own memory. */
+uint64_t mc_prog_rss(void);
+uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now);
+uint64_t mc_own_bytes(void);
+void mc_footprint_lock(void);
+void mc_footprint_unlock(void);
+void mc_footprint_after_fork_child(void);
 
 /* ---- foreign.c ------------------------------------------------------- */
 
@@ -450,10 +504,6 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max);
 void mc_process_begin(void);
 void mc_process_end(void);
 
-/* Around report-time work that maps memory (symbolization): keeps it
- * out of the open regions' peak RSS.  Region lock need not be held. */
-uint64_t mc_account_rss_shield_begin(void);
-void mc_account_rss_shield_end(uint64_t hwm_before);
 
 /* account.c's fork handlers: the region lock around fork, and in the
  * child every open region begun again. */
@@ -499,25 +549,70 @@ struct mc_fault_info {
 };
 void mc_fault_region_end(struct mc_fault_info *out);
 
+/* ---- checkname.c ----------------------------------------------------- */
+
+/* The name of the check test running in this process (check's
+ * tcase_name(), found in the program even when check is linked
+ * statically), or NULL when there is none.  Guard held: dlsym may
+ * allocate. */
+const char *mc_check_test_name(void);
+
+/* ---- resident.c ------------------------------------------------------ */
+
+/* Bytes of [lo, hi) in memory now (mincore), pages rounded outward. */
+uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi);
+/* One line of /proc/self/maps. */
+struct mc_mapping {
+	uintptr_t lo, hi;
+	bool readable, writable, shared;
+	bool anonymous;             /* no file behind it ([heap] included) */
+	const char *name;           /* the path or [name]; "" for none */
+};
+/* cb for each mapping, in address order, until it returns false; false
+ * when /proc/self/maps cannot be read.  No malloc. */
+bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
+/* Address ranges, in memory the caller gives (v, cap). */
+struct mc_ranges {
+	uintptr_t (*v)[2];
+	int n, cap;
+	bool overflow;              /* some did not fit */
+};
+void mc_ranges_add(struct mc_ranges *r, uintptr_t lo, uintptr_t hi);
+void mc_ranges_sort(struct mc_ranges *r);
+/* cb for each part of [lo, hi) that no range of r (sorted) covers. */
+void mc_gaps_each(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r,
+		  void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* The resident bytes of those parts. */
+uint64_t mc_resident_outside(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r);
+
 /* ---- allocator.c ----------------------------------------------------- */
 
 /* Name the live allocator from the object that serves malloc. */
 const char *mc_allocator_name(void);
 void mc_allocator_detect(void);
 
-/* What the allocator says about itself now, read through dlsym without
- * linking to it.  A figure it cannot give is MEMCHECK_UNKNOWN. */
+/* The allocator's memory now: its own count of the bytes in use, read
+ * through dlsym without linking to it, and how much of the memory it has
+ * mapped is resident, measured page by page.  A figure that cannot be
+ * had is MEMCHECK_UNKNOWN. */
 struct mc_alloc_stats {
 	uint64_t allocated;  /* bytes in blocks the program holds, as the
 			      * allocator counts them (usable sizes) */
-	uint64_t held;       /* bytes the allocator holds from the system
-			      * and has not given back (resident or committed) */
-	uint64_t retained;   /* held - allocated: kept for reuse, not used */
+	uint64_t resident;   /* resident bytes of the memory the allocator
+			      * serves blocks from (memcheck(7)) */
+	uint64_t retained;   /* resident - allocated: kept, not used */
 };
 /* Fill *out; false when this allocator has no statistics memcheck can
  * read (every figure is then MEMCHECK_UNKNOWN).  Call with the guard
  * held: the allocator's statistics calls may allocate. */
 bool mc_allocator_stats(struct mc_alloc_stats *out);
+/* How long, at most, the allocator waits before it gives memory the
+ * program freed back to the system on a timer (jemalloc's decay times,
+ * mimalloc's decommit delays): its resident figures then depend on
+ * timing.  0 when it does that by amounts or not at all (glibc,
+ * tcmalloc; jemalloc with decay -1 or 0); MEMCHECK_UNKNOWN when it
+ * cannot be told.  Guard held, as for mc_allocator_stats. */
+uint64_t mc_allocator_timed_purge_ms(void);
 /* The allocator's own call to give free memory back to the system
  * (malloc_trim(0), mi_collect(true), jemalloc's arena purge,
  * MallocExtension_ReleaseFreeMemory); false when it has none. */
@@ -624,6 +719,9 @@ struct mc_record {
 	char program[256];
 	char allocator[128];
 	int pid;
+	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
+	uint64_t run, runs;         /* memcheck run's repetition, of how
+				     * many; MEMCHECK_UNKNOWN when absent */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

@@ -45,12 +45,17 @@ struct region {
 	double t0;
 	uintptr_t begin_sp;       /* memcheck_begin's stack pointer, 0: none */
 	pthread_t begin_thread;
+	bool fold;                /* a forked child's process region, folded
+				   * into the child's own regions: reported
+				   * only when it fails */
 };
 
 static struct region regions[MAX_REGIONS];
 static int nregions;      /* open regions, the process region included */
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool forked;        /* this process is a fork of one memcheck ran in */
+static unsigned ended_here; /* regions ended in this process since the fork */
 
 /* ---- begin: epochs and baselines ------------------------------------- */
 
@@ -82,14 +87,15 @@ static void region_rebase(struct region *r, uint32_t epoch)
 	r->epoch = epoch;
 	mc_account_sum(&r->base);
 	r->saved_peak = mc_account_peak_begin(&r->live_begin);
-	/* Resetting the kernel's high-water mark would lose the enclosing
-	 * region's peak so far: keep it with that region. */
-	uint64_t hwm = mc_rss_peak();
+	/* Taking the peak restarts it: the enclosing region keeps its peak
+	 * so far.  Both figures leave memcheck's own memory out
+	 * (footprint.c). */
+	bool whole;
+	uint64_t hwm = mc_prog_peak_take(&whole, &r->rss_begin);
 	if (r > regions && r[-1].hwm_floor < hwm)
 		r[-1].hwm_floor = hwm;
 	r->hwm_floor = 0;
-	r->hwm_reset = mc_rss_reset_peak();
-	r->rss_begin = mc_rss_current();
+	r->hwm_reset = !whole;
 	r->t0 = mc_now();
 }
 
@@ -186,25 +192,6 @@ static void add_violation(struct memcheck_result *r, const char *fmt, ...)
 	r->pass = 0;
 }
 
-/* Symbolizing a report maps debug information, tens of MiB for libc:
- * that is memcheck's doing, not the program's, so the peak RSS the open
- * regions see must not include it.  Keep the peak so far with the
- * innermost open region and reset the kernel's mark afterwards. */
-uint64_t mc_account_rss_shield_begin(void)
-{
-	return mc_rss_peak();
-}
-
-void mc_account_rss_shield_end(uint64_t hwm_before)
-{
-	if (nregions > 0 && regions[nregions - 1].hwm_reset) {
-		struct region *r = &regions[nregions - 1];
-		if (r->hwm_floor < hwm_before)
-			r->hwm_floor = hwm_before;
-		mc_rss_reset_peak();
-	}
-}
-
 /* Pop the innermost region, measure it and report it. */
 static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		      const struct mc_scan_from *from)
@@ -240,9 +227,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	/* RSS before the scan: its memory is memcheck's, not the region's. */
 	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
 	res.rss_begin = r->rss_begin;
-	res.rss_end = mc_rss_current();
-	if (r->hwm_reset) {
-		uint64_t hwm = mc_rss_peak();
+	bool whole;
+	uint64_t hwm = mc_prog_peak_take(&whole, &res.rss_end);
+	if (!whole) {
 		if (hwm < r->hwm_floor)
 			hwm = r->hwm_floor;
 		if (hwm < res.rss_end)
@@ -254,7 +241,6 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		/* /proc/self/clear_refs refused: the kernel's high-water mark
 		 * then covers the whole process so far, and the report says so
 		 * rather than pass it off as the region's. */
-		uint64_t hwm = mc_rss_peak();
 		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
 		res.peak_rss_whole_process = 1;
 	}
@@ -277,12 +263,19 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	uint64_t left = 0;
 	if (mc_opt.track && mc_opt.scan && !vg)
 		mc_blocks_each_live(r->epoch, count_block, &left);
+	/* From here on the work is memcheck's own (footprint.c): the scan,
+	 * the suppression files, symbolizing leak stacks (libdw loaded,
+	 * debug information mapped), and the first report, which touches
+	 * the C library's formatting code.  A later clean region only maps
+	 * buffers, which footprint.c counts without a window. */
+	static bool reported;
+	bool window = left || !reported;
+	reported = true;
+	if (window)
+		mc_own_work_begin(false);
 	bool scanned = false;
-	if (left) {
-		uint64_t hwm = mc_account_rss_shield_begin();
+	if (left)
 		scanned = mc_scan(&scan, from);
-		mc_account_rss_shield_end(hwm);
-	}
 	if (mc_opt.track && !left && mc_opt.scan) {
 		/* Nothing left behind: no groups to collect. */
 	} else if (mc_opt.track) {
@@ -377,15 +370,15 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.supp = &supp,
 		.valgrind = vg,
 	};
-	/* Only leak stacks are symbolized: a clean region's report needs
-	 * no shield (two reads of /proc/self/status saved per region). */
-	uint64_t hwm = rr.nleaks ? mc_account_rss_shield_begin() : 0;
-	mc_report_emit(&rr);
-	if (rr.nleaks)
-		mc_account_rss_shield_end(hwm);
+	if (!r->fold || !res.pass)
+		mc_report_emit(&rr);
+	if (!r->process)
+		ended_here++;
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
+	if (window)
+		mc_own_work_end();
 	if (out)
 		*out = res;
 	return res.pass ? 0 : 1;
@@ -463,6 +456,26 @@ void mc_process_begin(void)
 	mc_guard_leave();
 }
 
+/* A forked child's process region: named after the check test that ran
+ * in it, when it is one (the runner's children would all be "process",
+ * told apart only by their order, which changes as tests are added).
+ * A child that ended regions of its own (memcheck_tcase's test region)
+ * has its figures in them: its process region is folded into them, and
+ * reported only when it fails, for what the child did outside them: as
+ * "<test> (process)" in a check test, else "process". */
+static void name_forked(struct region *r)
+{
+	const char *test = mc_check_test_name();
+	char name[sizeof r->name];
+	if (test && ended_here) {
+		snprintf(name, sizeof name, "%s (process)", test);
+		test = name;
+	}
+	if (test)
+		mc_copy_name(r->name, sizeof r->name, test);
+	r->fold = ended_here > 0;
+}
+
 void mc_process_end(void)
 {
 	struct mc_scan_from from;
@@ -471,6 +484,8 @@ void mc_process_end(void)
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
+		if (top->process && forked)
+			name_forked(top);
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
 				   "memcheck was bypassed: the program's malloc calls do not reach it",
@@ -499,6 +514,8 @@ void mc_regions_unlock(void)
 void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
+	forked = true;
+	ended_here = 0;
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
 		region_rebase(&regions[i], epoch);
