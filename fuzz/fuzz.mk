@@ -4,6 +4,8 @@
 #           seeds fuzz/corpus)
 #   supp    lib/suppress.c, suppression files (fuzz/fuzz_supp.c, seeds
 #           fuzz/corpus_supp)
+#   cfi     lib/cfi.c, call-frame information (.eh_frame_hdr and .eh_frame)
+#           and a return address (fuzz/fuzz_cfi.c, seeds fuzz/corpus_cfi)
 #   report  lib/util.c's escaping of names in the text and the JSON, and
 #           lib/json.c's record reader (fuzz/fuzz_report.c, seeds
 #           fuzz/corpus_report)
@@ -23,11 +25,13 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= budget supp report
+FUZZ_TARGETS ?= budget supp cfi report
 FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c lib/util.c
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
 FUZZ_SEEDS_supp   := fuzz/corpus_supp
+FUZZ_SRC_cfi      := fuzz/fuzz_cfi.c lib/cfi.c
+FUZZ_SEEDS_cfi    := fuzz/corpus_cfi
 FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c lib/util.c
 FUZZ_SEEDS_report := fuzz/corpus_report
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
