@@ -132,6 +132,20 @@ bool mc_program_matches(const char *patterns, const char *path);
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
 
+/* ---- elfsym.c -------------------------------------------------------- */
+
+/* Symbol lookup without the dynamic linker's help: it never allocates and
+ * never takes an executable's canonical PLT entry for a definition.
+ * Objects are named by where their mapping starts (mc_object_base). */
+/* name's definition in the object at base, or NULL. */
+void *mc_sym_in(const void *base, const char *name);
+/* The first definition of name in any object (as RTLD_DEFAULT finds it,
+ * less canonical PLT entries), or NULL; *where (when not NULL) gets the
+ * start of the defining object. */
+void *mc_sym_first(const char *name, const void **where);
+/* The same in the objects loaded after libmemcheck (as RTLD_NEXT). */
+void *mc_sym_next(const char *name, const void **where);
+
 /* ---- interpose.c ----------------------------------------------------- */
 
 /* The allocator memcheck forwards to.  Functions the allocator lacks are
@@ -199,6 +213,11 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
+/* region.c's start-up probe: the next malloc call on this thread, if it
+ * reaches memcheck, is answered by memcheck alone; seen says whether it
+ * did.  Call with the guard held. */
+void mc_probe_arm(void);
+bool mc_probe_seen(void);
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
 extern uintptr_t mc_text_lo, mc_text_len;

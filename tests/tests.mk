@@ -19,6 +19,9 @@ UNIT_json      := json util
 UNIT_budget    := budget budget_check util
 UNIT_scan      := scan blocks util
 UNIT_supp      := suppress util
+UNIT_elfsym    := elfsym util
+# extra flags for a unit test's own file and link
+UNIT_FLAGS_elfsym := -no-pie -fno-pie
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
@@ -35,9 +38,9 @@ $(B)/asan/lib_%.o: lib/%.c | $(B)/asan
 .SECONDARY:
 .SECONDEXPANSION:
 $(B)/tests/unit_%: tests/unit_%.c $$(addprefix $(B)/tests/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/tests
-	$(CC) $(TEST_CFLAGS) -o $@ $^ $(CHECK_LIBS) -ldl
+	$(CC) $(TEST_CFLAGS) $(UNIT_FLAGS_$*) -o $@ $^ $(CHECK_LIBS) -ldl
 $(B)/asan/unit_%: tests/unit_%.c $$(addprefix $(B)/asan/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/asan
-	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) -ldl
+	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) $(UNIT_FLAGS_$*) -o $@ $^ $(CHECK_LIBS) -ldl
 
 # Programs run under memcheck: no builtins (the compiler would delete
 # malloc/free pairs), frame pointers and debug info for exact stacks.
@@ -54,6 +57,18 @@ $(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so include/memcheck/memcheck.
 $(B)/tests/prog/plain_%: tests/prog/plain_%.c include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
+# Non-PIE builds that take the allocation functions' addresses
+# (tests/test_nopie.c): canonical PLT entries in the program.
+NOPIE_BINS := $(B)/tests/prog/plain_nopie
+$(B)/tests/prog/plain_nopie: tests/prog/plain_nopie.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -no-pie -fno-pie -o $@ $<
+# The floor test_fidelity compares memcheck with: a preload that only
+# forwards malloc, calloc, realloc and free (bench/null_interpose.c).
+NULL_SO := $(B)/tests/libnull_interpose.so
+$(NULL_SO): bench/null_interpose.c | $(B)/tests
+	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -fno-builtin -o $@ $< -ldl
+
 # Check suites, not linked to memcheck either (tests/test_vgsupp.c,
 # tests/test_checkfork.c): a static pattern rule, which wins over plain_%.
 CHECK_PROGS := $(B)/tests/prog/plain_check $(B)/tests/prog/plain_check_fork
@@ -78,7 +93,7 @@ asan-check: $(ASAN_BINS)
 
 # Every test program runs even when one fails; the failures are named at
 # the end.
-prog-check: all $(PROG_BINS) $(WP_BINS)
+prog-check: all $(PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
