@@ -75,13 +75,20 @@ static uint32_t next_epoch(void)
 	return atomic_fetch_add(&mc_epoch, 1) + 1;
 }
 
-static void region_rebase(struct region *r, uint32_t epoch)
+/* from_start: the region counts from the start of the process (its
+ * baseline is zero, its peak the peak so far), else from now. */
+static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 {
 	mc_vg_region_begin((int)(r - regions), r->name);
 	mc_account_flush();
 	r->epoch = epoch;
-	mc_account_sum(&r->base);
-	r->saved_peak = mc_account_peak_begin(&r->live_begin);
+	if (from_start) {
+		memset(&r->base, 0, sizeof r->base);
+		r->live_begin = r->saved_peak = 0;
+	} else {
+		mc_account_sum(&r->base);
+		r->saved_peak = mc_account_peak_begin(&r->live_begin);
+	}
 	/* Resetting the kernel's high-water mark would lose the enclosing
 	 * region's peak so far: keep it with that region. */
 	uint64_t hwm = mc_rss_peak();
@@ -105,8 +112,13 @@ static void region_push(const char *name, bool process)
 	memset(r, 0, sizeof *r);
 	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
-	uint32_t epoch = next_epoch();
-	region_rebase(r, epoch);
+	/* The process region counts what valgrind counts: everything since
+	 * the process started, what other libraries' constructors allocated
+	 * before memcheck's ran included (libstdc++'s 72,704-byte emergency
+	 * pool).  Those blocks carry epoch 1, the first there is (0 is
+	 * memcheck_ignore's). */
+	uint32_t epoch = process ? 1 : next_epoch();
+	region_rebase(r, epoch, process);
 	nregions++;
 	mc_fault_region_begin(r->name);
 }
@@ -503,7 +515,7 @@ void mc_regions_after_fork_child(void)
 	pthread_mutex_init(&region_lock, NULL);
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
-		region_rebase(&regions[i], epoch);
+		region_rebase(&regions[i], epoch, false);
 }
 
 /* ---- public API ------------------------------------------------------ */
