@@ -180,6 +180,8 @@ extern __typeof__(malloc) mc_self_malloc
  * serve at start-up changes that allocator's layout for the whole run;
  * and dlsym(RTLD_DEFAULT, "malloc") gives a non-PIE program's PLT stub
  * when the program takes malloc's address. */
+static const void *alloc_object; /* where the allocator's malloc lives */
+
 static void resolve_all(void)
 {
 	/* Normally the allocator is the next object after us.  When another
@@ -251,6 +253,7 @@ static void resolve_all(void)
 	if (!r.reallocarray)
 		r.reallocarray = synth_reallocarray;
 	mc_real = r;
+	alloc_object = base;
 }
 
 /* Where libmemcheck's code lies, from its own program headers: the
@@ -305,6 +308,7 @@ void mc_resolve(void)
 
 		mc_guard_enter();
 		mc_options_init();
+		mc_cxx_resolve(mc_is_active ? alloc_object : NULL); /* after the options */
 		mc_fault_init(); /* before account.c: fork handler order */
 		mc_blocks_init();
 		mc_stacks_init();
@@ -340,6 +344,11 @@ static inline bool uncounted(void)
 	if (likely(atomic_load_explicit(&state, memory_order_acquire) == READY))
 		return mc_in_hook != 0;
 	return uncounted_slow();
+}
+
+bool mc_uncounted(void)
+{
+	return uncounted();
 }
 
 /* Count-only mode, inlined: the thread's own counters, no calls.  The
@@ -382,6 +391,7 @@ __attribute__((constructor)) static void mc_constructor(void)
 	mc_resolve();
 	mc_guard_enter();
 	mc_suppress_init();
+	mc_fault_start();
 	mc_guard_leave();
 	mc_process_begin();
 }
@@ -418,18 +428,8 @@ static inline void *record(void *p, size_t size, void *fp)
  * their frame is the one the program's call made, and stack capture
  * starts from it exactly as it would from the wrapper's. */
 
-/* The wrappers with such a path need no frame pointer of their own (the
- * library is built with them for its stack walks): the slow paths keep
- * theirs.  Saves a push, a move and a restore per call under gcc.  That
- * is only right while the wrappers jump, never call, to the functions
- * that record (see mc_call_frame), so they are always optimized, sibling
- * calls included, whatever the rest of the build (-O0, -O1). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define MC_FRAMELESS \
-	__attribute__((optimize("O2", "omit-frame-pointer", "optimize-sibling-calls")))
-#else
-#define MC_FRAMELESS
-#endif
+/* The wrappers with such a path need no frame pointer of their own
+ * (MC_FRAMELESS, internal.h): the slow paths keep theirs. */
 
 static inline bool fault_off(void)
 {
@@ -468,11 +468,7 @@ static __attribute__((noinline)) void *uncount(size_t size)
 	(unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED)) && \
 	 mc_fault_check((fp), (is_realloc)))
 
-/* The frame of the program's call: the slow paths are reached by jumps
- * from the wrappers where the compiler makes them (MC_FRAMELESS); where
- * it does not (clang at -O0) the wrapper's frame lies below and is
- * skipped. */
-#define CALL_FRAME() mc_call_frame(__builtin_frame_address(0))
+#define CALL_FRAME() MC_CALL_FRAME()
 
 /* region.c's start-up probe: does a malloc call from this process reach
  * memcheck's malloc?  Symbol lookup says so in most cases, not under

@@ -4,7 +4,8 @@
  * peak under a preload that only forwards malloc, calloc, realloc and
  * free (bench/null_interpose.c), within max(3%, 1.5 MiB), under each
  * allocator, for allocation patterns whose peak depends on what the
- * allocator does with freed memory (tests/prog/plain_shapes.c).
+ * allocator does with freed memory (tests/prog/plain_shapes.c and the same
+ * three phases in C++, tests/prog/cxx_new.cc).
  *
  * Why a forwarding preload and not the bare program: an interposer is
  * what memcheck is, and the bare and forwarded peaks agree anyway.  What
@@ -38,6 +39,7 @@ static const struct {
 	{ "plain_shapes", "phases" },
 	{ "plain_shapes", "window" },
 	{ "plain_shapes", "growth" },
+	{ "cxx_new", "phases" },
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 

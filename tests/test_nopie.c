@@ -5,7 +5,8 @@
  * once took that stub for malloc's definition and forwarded malloc to
  * itself, forever (Debian's /usr/bin/python3 hung at start).  Under each
  * allocator, with a timeout: tests/prog/plain_nopie (every malloc-family
- * function through a pointer) and python3 -c pass.
+ * function through a pointer), tests/prog/cxx_new built -no-pie (operator
+ * new through a pointer), and python3 -c pass.
  */
 #include <check.h>
 #include <stdint.h>
@@ -65,6 +66,24 @@ START_TEST(test_functions_called_through_their_addresses)
 }
 END_TEST
 
+/* operator new through its address: the same counts as the PIE build. */
+START_TEST(test_operator_new_through_its_address)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	struct counts pie = run(_i, so, h_prog("cxx_new"), "leak");
+	struct counts nopie = run(_i, so, h_prog("cxx_new_nopie"), "leak");
+	ck_assert_msg(pie.allocs == nopie.allocs && pie.frees == nopie.frees &&
+			      pie.bytes == nopie.bytes,
+		      "cxx_new leak under %s: -no-pie %llu allocs, %llu frees, %llu bytes; "
+		      "PIE %llu, %llu, %llu", h_allocator_name(_i), (unsigned long long)nopie.allocs,
+		      (unsigned long long)nopie.frees, (unsigned long long)nopie.bytes,
+		      (unsigned long long)pie.allocs, (unsigned long long)pie.frees,
+		      (unsigned long long)pie.bytes);
+}
+END_TEST
+
 /* Debian's python3 is such a program. */
 START_TEST(test_python_starts)
 {
@@ -100,6 +119,7 @@ int main(void)
 	TCase *tc = tcase_create("nopie");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_functions_called_through_their_addresses, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_operator_new_through_its_address, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_python_starts, 0, H_NALLOCATORS);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);

@@ -57,12 +57,24 @@ $(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so include/memcheck/memcheck.
 $(B)/tests/prog/plain_%: tests/prog/plain_%.c include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
+# C++ programs (tests/test_cxx.c), not linked to memcheck: without
+# allocation elision, so every new and delete is a call.
+CXX ?= g++
+PROG_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer \
+	-fno-inline -fno-allocation-dce
+CXX_PROG_BINS := $(patsubst tests/prog/%.cc,$(B)/tests/prog/%,$(wildcard tests/prog/*.cc))
+$(B)/tests/prog/%: tests/prog/%.cc | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(PROG_CXXFLAGS) -o $@ $<
 # Non-PIE builds that take the allocation functions' addresses
 # (tests/test_nopie.c): canonical PLT entries in the program.
-NOPIE_BINS := $(B)/tests/prog/plain_nopie
+NOPIE_BINS := $(B)/tests/prog/plain_nopie $(B)/tests/prog/cxx_new_nopie
 $(B)/tests/prog/plain_nopie: tests/prog/plain_nopie.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -no-pie -fno-pie -o $@ $<
+$(B)/tests/prog/cxx_new_nopie: tests/prog/cxx_new.cc | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(PROG_CXXFLAGS) -no-pie -fno-pie -o $@ $<
 # The floor test_fidelity compares memcheck with: a preload that only
 # forwards malloc, calloc, realloc and free (bench/null_interpose.c).
 NULL_SO := $(B)/tests/libnull_interpose.so
@@ -93,16 +105,24 @@ asan-check: $(ASAN_BINS)
 
 # Every test program runs even when one fails; the failures are named at
 # the end.
-prog-check: all $(PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(WP_BINS)
+prog-check: all $(PROG_BINS) $(CXX_PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
 
 # The library exports the public API and the malloc family it
-# interposes, nothing else (internals are hidden: -fvisibility=hidden).
+# interposes, C++'s operator new and delete included, nothing else
+# (internals are hidden: -fvisibility=hidden).
+CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
+	_ZnwmSt11align_val_t _ZnamSt11align_val_t \
+	_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
+	_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t \
+	_ZdlPvSt11align_val_t _ZdaPvSt11align_val_t _ZdlPvmSt11align_val_t \
+	_ZdaPvmSt11align_val_t _ZdlPvSt11align_val_tRKSt9nothrow_t \
+	_ZdaPvSt11align_val_tRKSt9nothrow_t
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
-	setrlimit setrlimit64 prlimit prlimit64
+	setrlimit setrlimit64 prlimit prlimit64 $(CXX_NEW)
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
@@ -110,7 +130,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family and the rlimit setters only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete and the rlimit setters only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
