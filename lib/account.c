@@ -30,6 +30,7 @@
  * freed blocks (--freelist-vol); a free older than the ring is reported
  * as a free of an unknown pointer. */
 #define RING 16384
+#define RING_CHUNK 2048 /* entries counted as resident at a time: 64 KiB */
 struct freed {
 	uintptr_t ptr;
 	uint64_t size;
@@ -110,7 +111,7 @@ static struct slot *slot_acquire(void)
 			if (i >= atomic_load_explicit(&slots_hi, memory_order_relaxed))
 				atomic_store_explicit(&slots_hi, i + 1, memory_order_relaxed);
 			if (!s->ring)
-				s->ring = mc_map(RING * sizeof *s->ring);
+				s->ring = mc_map_reserve(RING * sizeof *s->ring);
 			nslots_used++;
 			break;
 		}
@@ -386,6 +387,10 @@ static void remember_free(struct slot *s, const struct mc_block *b, void *fp)
 {
 	if (unlikely(!s->ring))
 		return;
+	/* The ring's pages become memcheck's resident memory as its first
+	 * lap reaches them (footprint.c). */
+	if (unlikely(s->ring_pos % RING_CHUNK == 0) && s->ring_pos < RING)
+		mc_own_grow(RING_CHUNK * sizeof *s->ring);
 	struct freed *f = &s->ring[s->ring_pos++ & (RING - 1)];
 	f->ptr = b->ptr;
 	f->size = b->size;
@@ -561,10 +566,12 @@ static void atfork_prepare(void)
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
 	mc_blocks_lock_all();
+	mc_footprint_lock(); /* taken by mc_map inside all of the above */
 }
 
 static void atfork_parent(void)
 {
+	mc_footprint_unlock();
 	mc_blocks_unlock_all();
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
@@ -578,6 +585,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	mc_text_after_fork();
+	mc_footprint_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);

@@ -41,16 +41,73 @@ extern char *program_invocation_name;
  * table's 4 GiB reservation word by word otherwise: 5 s a check); the
  * range's address errors are disabled, so memcheck's own accesses are
  * not reported. */
-static void *map_plain(size_t size)
+static void *map_plain(size_t size, int flags)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Who counts memcheck's own memory (footprint.c, in the library; nobody
+ * in the command-line tool and the unit tests, which share this file). */
+static const struct mc_map_hooks *hooks;
+
+void mc_map_hooks_set(const struct mc_map_hooks *h)
+{
+	hooks = h;
+}
+
+/* Populated when made (MAP_POPULATE): resident from the start, so the
+ * counter knows memcheck's share of the RSS without asking the kernel,
+ * and the change is bracketed there. */
+static void *map_counted(size_t size)
+{
+	bool folding = hooks && hooks->before(size);
+	void *p = map_plain(size, MAP_POPULATE);
+	if (hooks)
+		hooks->after(folding, p ? (int64_t)size : 0);
+	return p;
+}
+
+static void unmap_counted(void *p, size_t size)
+{
+	if (!hooks || hooks->lazy_remove(p, size)) {
+		munmap(p, size);
+		return;
+	}
+	bool folding = hooks->before(size);
+	munmap(p, size);
+	hooks->after(folding, -(int64_t)size);
+}
+
+void mc_own_grow(int64_t bytes)
+{
+	if (hooks)
+		hooks->after(hooks->before((size_t)(bytes < 0 ? -bytes : bytes)), bytes);
 }
 
 void *mc_map(size_t size)
 {
-	void *p = map_plain(size);
+	void *p = map_counted(size);
+	if (p)
+		VG_HIDE(p, size);
+	return p;
+}
+
+void *mc_map_lazy(size_t size)
+{
+	void *p = map_plain(size, 0);
+	if (p) {
+		VG_HIDE(p, size);
+		if (hooks)
+			hooks->lazy(p, size);
+	}
+	return p;
+}
+
+void *mc_map_reserve(size_t size)
+{
+	void *p = map_plain(size, 0);
 	if (p)
 		VG_HIDE(p, size);
 	return p;
@@ -60,7 +117,7 @@ void mc_unmap(void *p, size_t size)
 {
 	if (p) {
 		VG_UNHIDE(p, size);
-		munmap(p, size);
+		unmap_counted(p, size);
 	}
 }
 
@@ -69,13 +126,13 @@ void mc_unmap(void *p, size_t size)
  * must not be hidden. */
 void *mc_map_io(size_t size)
 {
-	return map_plain(size);
+	return map_counted(size);
 }
 
 void mc_unmap_io(void *p, size_t size)
 {
 	if (p)
-		munmap(p, size);
+		unmap_counted(p, size);
 }
 
 static bool buf_reserve(struct mc_buf *b, size_t extra)
