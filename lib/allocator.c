@@ -12,10 +12,9 @@
  * an allocator loaded from any path works, and a program that loads a
  * second allocator (a plugin linking jemalloc) does not get that one's
  * figures.  The lookups read the object's symbol table (elfsym.c): dlopen
- * of the object and a dlsym that fails both allocate, and a block the
- * allocator serves memcheck at start-up changes its layout for the whole
- * run (mimalloc then peaked 26 MB lower than bare on a three-phase
- * program).  A figure an allocator cannot give (an old glibc without
+ * of the object and a dlsym that fails both allocate, and dlopen's block
+ * changed mimalloc's layout for the whole run (a three-phase program
+ * peaked 26 MB lower than bare).  A figure an allocator cannot give (an old glibc without
  * mallinfo2, a jemalloc built without statistics) is MEMCHECK_UNKNOWN,
  * never 0: 0 would read as "retains nothing".
  *

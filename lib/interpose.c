@@ -9,10 +9,9 @@
  *
  * Three traps shape the code.  Finding the allocator must not use it:
  * memcheck reads the objects' symbol tables itself (elfsym.c), since
- * dlsym and dlopen allocate, and a block the allocator serves memcheck
- * at start-up changes its layout for the whole run (mimalloc 2.0.9 then
- * peaked 26 MB lower on a three-phase program); the one malloc call
- * memcheck makes at start-up, region.c's probe, is answered here.  A
+ * dlsym and dlopen allocate, and dlopen's block changed the allocator's
+ * layout for the whole run (mimalloc 2.0.9 then peaked 26 MB lower on a
+ * three-phase program); region.c's start-up probe is answered here.  A
  * call that comes in before the forwarding table is filled is served
  * from a static bootstrap arena.  And memcheck's own work (stack
  * capture, table growth, reports) may call malloc, so a thread-local
@@ -176,10 +175,9 @@ extern __typeof__(malloc) mc_self_malloc
 	__attribute__((MC_COPY_ATTRS(malloc) alias("malloc"), visibility("hidden")));
 
 /* Everything is looked up with elfsym.c, never dlsym: a failed dlsym
- * allocates its error message, and a block memcheck has the allocator
- * serve at start-up changes that allocator's layout for the whole run;
- * and dlsym(RTLD_DEFAULT, "malloc") gives a non-PIE program's PLT stub
- * when the program takes malloc's address. */
+ * allocates its error message, which the allocator would serve; and
+ * dlsym(RTLD_DEFAULT, "malloc") gives a non-PIE program's PLT stub when
+ * the program takes malloc's address. */
 static const void *alloc_object; /* where the allocator's malloc lives */
 
 static void resolve_all(void)
@@ -483,9 +481,7 @@ static __attribute__((noinline)) void *uncount(size_t size)
  * memcheck's malloc?  Symbol lookup says so in most cases, not under
  * valgrind, which redirects every object's malloc to its own.  The probe
  * call is answered here, from the bootstrap arena: the allocator never
- * sees it (a block it served and took back at start-up changed
- * mimalloc's layout for the whole run), failure injection never fails
- * it, and it is not counted.  The caller holds the guard, which keeps the
+ * sees it, failure injection never fails it, and it is not counted.  The caller holds the guard, which keeps the
  * call off the count-only and tracking paths. */
 static MC_TLS bool probe_armed, probe_seen;
 
