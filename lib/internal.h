@@ -181,6 +181,9 @@ uint64_t mc_own_bytes(void);
 void mc_footprint_lock(void);
 void mc_footprint_unlock(void);
 void mc_footprint_after_fork_child(void);
+/* At exit: the kernel's high-water mark is no longer reset, so the
+ * process's max RSS as its parent reads it stays its own. */
+void mc_footprint_final(void);
 
 /* ---- elfsym.c -------------------------------------------------------- */
 

@@ -467,6 +467,7 @@ void mc_process_end(void)
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
 	mc_guard_enter();
+	mc_footprint_final();
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
