@@ -19,6 +19,7 @@ UNIT_json      := json util
 UNIT_budget    := budget budget_check util
 UNIT_scan      := scan blocks util
 UNIT_supp      := suppress util
+UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
@@ -87,6 +88,13 @@ CHECK_PROGS := $(B)/tests/prog/plain_check $(B)/tests/prog/plain_check_fork
 $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
+
+# A check suite linked with memcheck (memcheck_tcase): check's libraries
+# too.
+$(B)/tests/prog/check_tcase: tests/prog/check_tcase.c $(B)/libmemcheck.so include/memcheck/check.h \
+		include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(CHECK_LIBS)
 
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
