@@ -61,6 +61,21 @@ $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
 
+# The leak corpus (tests/test_corpus.c): programs of the shapes real
+# code has, built as real code is (-O2, no frame pointers asked for),
+# not linked to memcheck, and the libraries some of them dlopen.
+CORPUS_SRC  := $(wildcard tests/prog/corpus/*.c)
+CORPUS_BINS := $(CORPUS_SRC:tests/prog/corpus/%.c=$(B)/tests/prog/corpus/%)
+CORPUS_LIBS := $(patsubst tests/prog/corpus/lib/%.c,$(B)/tests/prog/corpus/libcorpus_%.so,\
+	$(wildcard tests/prog/corpus/lib/*.c))
+CORPUS_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -fno-builtin -pthread
+$(CORPUS_BINS): $(B)/tests/prog/corpus/%: tests/prog/corpus/%.c tests/prog/corpus/corpus.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog/corpus
+	$(CC) $(CORPUS_CFLAGS) -o $@ $< -ldl
+$(CORPUS_LIBS): $(B)/tests/prog/corpus/libcorpus_%.so: tests/prog/corpus/lib/%.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog/corpus
+	$(CC) $(CORPUS_CFLAGS) -fPIC -shared -o $@ $<
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c
@@ -78,7 +93,7 @@ asan-check: $(ASAN_BINS)
 
 # Every test program runs even when one fails; the failures are named at
 # the end.
-prog-check: all $(PROG_BINS) $(WP_BINS)
+prog-check: all $(PROG_BINS) $(CORPUS_BINS) $(CORPUS_LIBS) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
