@@ -349,9 +349,10 @@ void *mc_track_malloc(size_t n)
 	guard_raise();
 	void *p = mc_real.malloc(n);
 	struct slot *s = slot();
-	if (likely(p != NULL))
+	if (likely(p != NULL)) {
 		record_alloc_as(s, p, n, fp, true); /* track_ready: tracking */
-	else
+		mc_scrub(p, 0, n);
+	} else
 		bump(s, &s->t.failed, 1);
 	guard_lower();
 	return p;
@@ -534,6 +535,8 @@ void *mc_track_realloc(void *old, size_t n)
 	void *p = mc_real.realloc(old, n);
 	int err = errno;
 	realloc_done(s, old, p, n, st, &prev, fp, true);
+	if (st == 1)
+		mc_scrub(p, prev.size, n);
 	guard_lower();
 	errno = err;
 	return p;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "memcheck/memcheck.h"
@@ -48,6 +49,7 @@ struct mc_options {
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
+	int scrub;                /* clear new blocks' first 4 KiB (interpose.c) */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
@@ -199,6 +201,18 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
+
+/* MEMCHECK_SCRUB: the bytes [from, n) of a new block p, within its first
+ * MC_SCRUB_MAX, cleared as calloc would (from: what realloc kept). */
+#define MC_SCRUB_MAX 4096
+static inline void mc_scrub(void *p, size_t from, size_t n)
+{
+	if (unlikely(mc_opt.scrub) && p && from < MC_SCRUB_MAX) {
+		size_t to = n < MC_SCRUB_MAX ? n : MC_SCRUB_MAX;
+		if (to > from)
+			memset((char *)p + from, 0, to - from);
+	}
+}
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
 extern uintptr_t mc_text_lo, mc_text_len;

@@ -306,6 +306,10 @@ void mc_resolve(void)
 
 		mc_guard_enter();
 		mc_options_init();
+		/* Clearing blocks serves the scan alone, and would hide the
+		 * program's reads of uninitialised bytes from valgrind. */
+		if (!mc_opt.track || !mc_opt.scan || MC_ON_VALGRIND)
+			mc_opt.scrub = 0;
 		mc_fault_init(); /* before account.c: fork handler order */
 		mc_blocks_init();
 		mc_stacks_init();
@@ -486,6 +490,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 	}
 	mc_guard_enter();
 	void *p = record(mc_real.malloc(n), n, CALL_FRAME());
+	mc_scrub(p, 0, n);
 	mc_guard_leave();
 	return p;
 }
@@ -603,6 +608,7 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 		mc_account_realloc_call();
 		void *p = array ? mc_real.reallocarray(NULL, a, b) : mc_real.realloc(NULL, n);
 		record(p, n, fp);
+		mc_scrub(p, 0, n);
 		mc_guard_leave();
 		return p;
 	}
@@ -622,6 +628,8 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	void *p = array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, n);
 	int err = errno;
 	mc_account_realloc_end(old, p, n, st, &prev, fp);
+	if (st == 1 && mc_opt.track)
+		mc_scrub(p, prev.size, n);
 	mc_guard_leave();
 	errno = err;
 	return p;
@@ -725,6 +733,8 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 	int rc = mc_real.posix_memalign(&p, align, n);
 	int saved = errno;
 	record(rc == 0 ? p : NULL, n, CALL_FRAME());
+	if (rc == 0)
+		mc_scrub(p, 0, n);
 	errno = saved;
 	mc_guard_leave();
 	if (rc == 0)
@@ -745,6 +755,7 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 		}                                                         \
 		mc_guard_enter();                                             \
 		void *p = record(mc_real.call, size, CALL_FRAME()); \
+		mc_scrub(p, 0, size);                                         \
 		mc_guard_leave();                                             \
 		return p;                                                 \
 	}
