@@ -81,6 +81,14 @@ void *mc_map(size_t size);
 void *mc_map_io(size_t size);
 void mc_unmap_io(void *p, size_t size);
 void mc_unmap(void *p, size_t size);
+/* Room for one more element of elem bytes in the mmap'd array *v with
+ * used elements of *cap: doubles it (first elements the first time);
+ * false when memory runs out, the array as it was. */
+bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
+/* memcheck's own mappings: the system call, never the program's mmap,
+ * which memcheck wraps (mappings.c). */
+void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int mc_sys_munmap(void *addr, size_t len);
 
 /* A growable string in mmap'd memory. */
 struct mc_buf {
@@ -321,18 +329,22 @@ struct mc_scan {
  * is scanned. */
 struct mc_scan_from {
 	uintptr_t sp;
+	bool at_exit;   /* the process is exiting: the stack is scanned from
+			 * the frame that called exit() (roots.c) */
 };
 #if defined(__x86_64__)
 #define MC_SCAN_FROM(f)                                                        \
 	do {                                                                   \
 		__builtin_unwind_init();                                       \
 		__asm__ volatile("mov %%rsp, %0" : "=r"((f)->sp) : : "memory"); \
+		(f)->at_exit = false;                                          \
 	} while (0)
 #else
 #define MC_SCAN_FROM(f)                                                        \
 	do {                                                                   \
 		__builtin_unwind_init();                                       \
 		(f)->sp = (uintptr_t)(f);                                      \
+		(f)->at_exit = false;                                          \
 	} while (0)
 #endif
 /* Scan the roots and the heap; false (nothing to free) when memory for
@@ -343,6 +355,119 @@ bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 		  void (*fn)(const struct mc_block *, int kind, void *), void *arg);
 void mc_scan_free(struct mc_scan *s);
+/* Each range registered with memcheck_add_root to fn. */
+void mc_user_roots(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+
+/* ---- roots.c --------------------------------------------------------- */
+
+/* The roots of one scan, in mmap'd memory. */
+enum mc_root_kind {
+	MC_ROOT_PLAIN,
+	MC_ROOT_GLIBC,  /* the C library's data, where its allocator keeps
+			 * pointers to chunk headers (scan.c) */
+};
+struct mc_root {
+	uintptr_t lo, hi;
+	int kind;       /* enum mc_root_kind */
+};
+struct mc_roots;
+/* At start-up, on the main thread: its thread pointer. */
+void mc_roots_init(void);
+/* The roots that need locks (the loaded objects', the registered ones, a
+ * copy of the program's mappings): before the block table is locked.
+ * NULL when memory for them cannot be mapped. */
+struct mc_roots *mc_roots_begin(void);
+void mc_roots_add(struct mc_roots *r, uintptr_t lo, uintptr_t hi);
+/* With the block table locked: stop every other thread and add the
+ * roots of every thread and of the program's mappings.  is_block(p)
+ * says whether p starts a live block. */
+void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
+		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
+size_t mc_roots_count(const struct mc_roots *r);
+const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
+/* Let the other threads go on; free r. */
+void mc_roots_end(struct mc_roots *r);
+
+static inline uintptr_t mc_thread_pointer(void)
+{
+#if defined(__x86_64__)
+	uintptr_t tp;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+#else
+	return (uintptr_t)__builtin_thread_pointer();
+#endif
+}
+
+/* ---- threads.c ------------------------------------------------------- */
+
+#if defined(__x86_64__)
+#define MC_NREGS 16     /* ucontext's general registers, r8 .. rsp */
+#define MC_REG_SP 15
+#else
+#define MC_NREGS 1
+#define MC_REG_SP 0
+#endif
+struct mc_other_thread {
+	pid_t tid;
+	bool answered;          /* stopped in memcheck's handler: all known */
+	bool skip;              /* not waited for any longer */
+	uintptr_t sp;           /* its stack pointer, or 0: not known */
+	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
+	uintptr_t regs[MC_NREGS];
+};
+struct mc_threads {
+	struct mc_other_thread *v;   /* mmap'd */
+	size_t n, cap;
+	uint32_t gen;
+};
+/* Every thread but the caller, stopped where a signal can stop it;
+ * false when they cannot be listed. */
+bool mc_threads_stop(struct mc_threads *t);
+void mc_threads_resume(struct mc_threads *t);
+
+/* ---- maps.c ---------------------------------------------------------- */
+
+enum mc_map_kind { MC_MAP_ANON, MC_MAP_FILE, MC_MAP_STACK, MC_MAP_SPECIAL, MC_MAP_DEVICE };
+struct mc_mapping {
+	uintptr_t lo, hi;
+	int prot;               /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	bool shared;
+	uint8_t kind;           /* enum mc_map_kind */
+};
+/* /proc/self/maps, by address (mmap'd). */
+struct mc_maps {
+	struct mc_mapping *v;
+	size_t n, cap;
+};
+bool mc_maps_read(struct mc_maps *out);
+void mc_maps_free(struct mc_maps *m);
+const struct mc_mapping *mc_maps_find(const struct mc_maps *m, uintptr_t addr);
+
+/* ---- mappings.c ------------------------------------------------------ */
+
+/* The mappings the program made itself (mmap, mremap, shmat), which
+ * memcheck wraps: roots of the scan. */
+struct mc_range {
+	uintptr_t lo, hi;
+	uintptr_t object;       /* load address of the object whose code
+				 * made the mapping */
+};
+struct mc_ranges {
+	struct mc_range *v;     /* mmap'd, by address */
+	size_t n, cap;
+};
+/* The program's mappings (the allocator's object's left out, now that
+ * it is known), copied. */
+bool mc_mappings_copy(struct mc_ranges *out);
+void mc_ranges_free(struct mc_ranges *r);
+/* The readable, writable, resident parts of r's ranges that m shows,
+ * device mappings left out, to fn (maps.c). */
+void mc_maps_roots(const struct mc_maps *m, const struct mc_ranges *r,
+		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* The C library's mmap family, looked up by lookup (interpose.c). */
+void mc_mappings_resolve(void *(*lookup)(const char *));
+void mc_mappings_init(void);
 
 /* ---- account.c ------------------------------------------------------- */
 
@@ -393,13 +518,6 @@ void mc_account_flush(void);
 int64_t mc_account_peak_begin(int64_t *live);
 int64_t mc_account_peak_end(int64_t saved_peak);
 
-/* Other threads' stack mappings (their static TLS inside), for the scan:
- * threads that have called a malloc-family function, the main thread
- * excepted.  Call between mc_account_threads_lock and _unlock, which
- * keep those threads from ending meanwhile. */
-void mc_account_threads_lock(void);
-void mc_account_threads_unlock(void);
-int mc_account_other_stacks(uintptr_t (*out)[2], int max);
 
 /* ---- region.c -------------------------------------------------------- */
 
@@ -461,6 +579,9 @@ void mc_fault_region_end(struct mc_fault_info *out);
 /* Name the live allocator from the object that serves malloc. */
 const char *mc_allocator_name(void);
 void mc_allocator_detect(void);
+/* The load address of the C library when its malloc is the allocator,
+ * else NULL (roots.c: its arena's pointers to chunk headers). */
+const void *mc_allocator_glibc_base(void);
 
 /* What the allocator says about itself now, read through dlsym without
  * linking to it.  A figure it cannot give is MEMCHECK_UNKNOWN. */

@@ -286,6 +286,12 @@ static void find_own_code(void)
 	}
 }
 
+/* The C library's mmap family (mappings.c): the next definition. */
+static void *next_symbol(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
 /* Fill the forwarding table, then start the rest of memcheck.  Safe to
  * call from any thread at any time; only the first call does work. */
 void mc_resolve(void)
@@ -300,6 +306,7 @@ void mc_resolve(void)
 		atomic_store(&state, RESOLVING);
 		resolving_here = 1;
 		resolve_all();
+		mc_mappings_resolve(next_symbol);
 		find_own_code();
 		resolving_here = 0;
 		atomic_store_explicit(&state, FORWARDING, memory_order_release);
@@ -314,6 +321,7 @@ void mc_resolve(void)
 		mc_blocks_init();
 		mc_stacks_init();
 		mc_account_init();
+		mc_mappings_init();
 		mc_allocator_detect();
 		if (!mc_opt.track)
 			mc_limits_init(); /* for count-only malloc alone */
@@ -387,6 +395,7 @@ __attribute__((constructor)) static void mc_constructor(void)
 	mc_resolve();
 	mc_guard_enter();
 	mc_suppress_init();
+	mc_roots_init();
 	mc_guard_leave();
 	mc_process_begin();
 }

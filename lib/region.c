@@ -467,6 +467,7 @@ void mc_process_end(void)
 {
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
+	from.at_exit = true;
 	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,24 @@
 
 extern char *program_invocation_name;
 
+/* memcheck's own mappings: the system call, never the program's mmap,
+ * which memcheck wraps (mappings.c) under a lock mc_map's callers may
+ * hold. */
+void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return MAP_FAILED;
+	}
+	return (void *)r;
+}
+
+int mc_sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
 /* Under valgrind, memcheck's own memory (the live-block table above all,
  * which holds every block's address) must not be a root of valgrind's
  * leak check, or every block is "still reachable".  valgrind's scan
@@ -43,8 +62,8 @@ extern char *program_invocation_name;
  * not reported. */
 static void *map_plain(size_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mc_sys_mmap(NULL, size, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -60,8 +79,28 @@ void mc_unmap(void *p, size_t size)
 {
 	if (p) {
 		VG_UNHIDE(p, size);
-		munmap(p, size);
+		mc_sys_munmap(p, size);
 	}
+}
+
+/* Make room for one more element of size elem in the mmap'd array *v
+ * (used elements, *cap allotted): double it, or first elements at
+ * first.  False when memory runs out (the array is as it was). */
+bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first)
+{
+	if (used < *cap)
+		return true;
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *n = mc_map(ncap * elem);
+	if (!n)
+		return false;
+	if (*v) {
+		memcpy(n, *v, used * elem);
+		mc_unmap(*v, *cap * elem);
+	}
+	*v = n;
+	*cap = ncap;
+	return true;
 }
 
 /* Memory a system call reads into or writes from (text, no pointers):
@@ -75,7 +114,7 @@ void *mc_map_io(size_t size)
 void mc_unmap_io(void *p, size_t size)
 {
 	if (p)
-		munmap(p, size);
+		mc_sys_munmap(p, size);
 }
 
 static bool buf_reserve(struct mc_buf *b, size_t extra)

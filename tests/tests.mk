@@ -17,7 +17,7 @@ UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
 UNIT_json      := json util
 UNIT_budget    := budget budget_check util
-UNIT_scan      := scan blocks util
+UNIT_scan      := scan roots threads maps blocks util
 UNIT_supp      := suppress util
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
@@ -102,7 +102,8 @@ prog-check: all $(PROG_BINS) $(CORPUS_BINS) $(CORPUS_LIBS) $(WP_BINS)
 # interposes, nothing else (internals are hidden: -fvisibility=hidden).
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
-	setrlimit setrlimit64 prlimit prlimit64
+	setrlimit setrlimit64 prlimit prlimit64 \
+	mmap mmap64 munmap mremap shmat shmdt
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
@@ -110,7 +111,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family and the rlimit setters only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, the rlimit setters and the mmap family only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
