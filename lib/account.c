@@ -31,6 +31,7 @@
  * freed blocks (--freelist-vol); a free older than the ring is reported
  * as a free of an unknown pointer. */
 #define RING 16384
+#define RING_CHUNK 2048 /* entries counted as resident at a time: 64 KiB */
 struct freed {
 	uintptr_t ptr;
 	uint64_t size;
@@ -151,7 +152,7 @@ static struct slot *slot_acquire(void)
 		if (free_at >= hi)
 			atomic_store_explicit(&slots_hi, free_at + 1, memory_order_relaxed);
 		if (!s->ring)
-			s->ring = mc_map(RING * sizeof *s->ring);
+			s->ring = mc_map_reserve(RING * sizeof *s->ring);
 		nslots_used++;
 	}
 	if (nslots_used > 1)
@@ -399,6 +400,10 @@ static void remember_free(struct slot *s, const struct mc_block *b, void *fp)
 	 * allocated, at once */
 	uint32_t pos = unlikely(s == &shared_slot) ? __atomic_fetch_add(&s->ring_pos, 1, __ATOMIC_RELAXED)
 						  : s->ring_pos++;
+	/* The ring's pages become memcheck's resident memory as its first
+	 * lap reaches them (footprint.c). */
+	if (unlikely(pos % RING_CHUNK == 0) && pos < RING)
+		mc_own_grow(RING_CHUNK * sizeof *s->ring);
 	struct freed *f = &s->ring[pos & (RING - 1)];
 	f->ptr = b->ptr;
 	f->size = b->size;
@@ -579,10 +584,12 @@ static void atfork_prepare(void)
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
 	mc_blocks_lock_all();
+	mc_footprint_lock(); /* taken by mc_map inside all of the above */
 }
 
 static void atfork_parent(void)
 {
+	mc_footprint_unlock();
 	mc_blocks_unlock_all();
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
@@ -596,6 +603,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	mc_text_after_fork();
+	mc_footprint_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);
@@ -623,7 +631,7 @@ static void atfork_child(void)
 void mc_account_init(void)
 {
 	slots = mc_map(MAX_SLOTS * sizeof *slots);
-	shared_slot.ring = mc_map(RING * sizeof *shared_slot.ring);
+	shared_slot.ring = mc_map_reserve(RING * sizeof *shared_slot.ring);
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");
 	pthread_key_create(&slot_key, slot_release);

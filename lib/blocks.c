@@ -320,10 +320,25 @@ static bool is_small(uint32_t cap)
 	return small && cap <= MIN_CAP;
 }
 
+/* A shard's first array counts as memcheck's resident memory, all 16
+ * KiB of it, from its first use (footprint.c): its pages are touched as
+ * entries land in them, in no order, and a few hundred entries touch
+ * them all.  Touching them at once would cost a short process a system
+ * call and three page faults a shard; counting them at once overstates
+ * memcheck's share, in a process with a handful of blocks a shard, by
+ * at most the pages still untouched. */
+static struct entry *first_array(struct shard *s)
+{
+	int saved = errno;
+	mc_own_grow(MIN_CAP * sizeof(struct entry));
+	errno = saved;
+	return small + (size_t)(s - shards) * MIN_CAP;
+}
+
 static struct entry *array_for(struct shard *s, uint32_t cap)
 {
 	if (is_small(cap))
-		return small + (size_t)(s - shards) * MIN_CAP;
+		return first_array(s);
 	int saved = errno;
 	struct entry *e = mc_map((size_t)cap * sizeof *e);
 	errno = saved;
@@ -356,9 +371,10 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	}
 	if (old_cap) {
 		int saved = errno;
-		if (is_small(old_cap))
+		if (is_small(old_cap)) {
 			madvise(old, (size_t)old_cap * sizeof *e, MADV_DONTNEED);
-		else
+			mc_own_grow(-(int64_t)((size_t)old_cap * sizeof *e));
+		} else
 			mc_unmap(old, (size_t)old_cap * sizeof *e);
 		errno = saved;
 		atomic_fetch_sub(&table_bytes, (size_t)old_cap * sizeof *e);
@@ -411,7 +427,7 @@ void mc_blocks_init(void)
 {
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
-	small = mc_map((size_t)NSHARDS * MIN_CAP * sizeof *small);
+	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
 	if (membarrier_ok())
 		atomic_store(&multi, 0);
 }

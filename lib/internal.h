@@ -74,8 +74,26 @@ void mc_options_mdoc(int fd);
 
 /* ---- util.c ---------------------------------------------------------- */
 
-/* Memory for memcheck itself: mmap, never malloc. */
+/* Memory for memcheck itself: mmap, never malloc.  mc_map's pages are
+ * populated (resident at once, and counted as memcheck's by
+ * footprint.c); mc_map_lazy's are touched as used and measured with
+ * mincore; mc_map_reserve's are the caller's to count (mc_own_grow) as
+ * it touches them. */
 void *mc_map(size_t size);
+void *mc_map_lazy(size_t size);
+void *mc_map_reserve(size_t size);
+/* How footprint.c learns of each mapping (see there).  Unset, nothing
+ * is counted. */
+struct mc_map_hooks {
+	bool (*before)(size_t bytes);
+	void (*after)(bool folding, int64_t bytes);
+	void (*lazy)(const void *p, size_t len);
+	bool (*lazy_remove)(const void *p, size_t len);
+};
+void mc_map_hooks_set(const struct mc_map_hooks *h);
+/* Pages of an mc_map_reserve mapping touched for the first time (or,
+ * negative, given back): counted through the hooks. */
+void mc_own_grow(int64_t bytes);
 /* The same for buffers read(2) fills or write(2) empties: visible to
  * valgrind (util.c). */
 void *mc_map_io(size_t size);
@@ -141,6 +159,38 @@ bool mc_program_matches(const char *patterns, const char *path);
  * program can call memcheck's functions. */
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
+
+/* ---- footprint.c ----------------------------------------------------- */
+
+/* memcheck's own resident memory (M), kept out of every RSS figure a
+ * region reports.  A change of M is bracketed: mc_own_before(bytes)
+ * before it (true: the program's peak so far was folded and the lock is
+ * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
+ * and mc_own_grow call them through struct mc_map_hooks. */
+void mc_footprint_init(void);
+bool mc_own_before(size_t bytes);
+void mc_own_after(bool folding, int64_t bytes);
+/* A lazily touched mapping, measured with mincore; _remove: false if p
+ * was not one. */
+void mc_own_lazy(const void *p, size_t len);
+bool mc_own_lazy_remove(const void *p, size_t len);
+/* Around memcheck's own work (start-up, a region's scan and report,
+ * symbolization): what the RSS grows by meanwhile is memcheck's, and the
+ * high-water mark meanwhile is not the program's.  fold_first: set aside
+ * the program's peak since the last take first (false right after one:
+ * a region's end, which took it; start-up, before any region). */
+void mc_own_work_begin(bool fold_first);
+void mc_own_work_end(void);
+/* The program's RSS now, and its peak RSS since the last take (the
+ * whole process's when the kernel's mark cannot be reset: *whole_process
+ * then says so), which restarts it; *rss_now: the RSS now, as
+ * mc_prog_rss.  Both without memcheck's own memory. */
+uint64_t mc_prog_rss(void);
+uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now);
+uint64_t mc_own_bytes(void);
+void mc_footprint_lock(void);
+void mc_footprint_unlock(void);
+void mc_footprint_after_fork_child(void);
 
 /* ---- interpose.c ----------------------------------------------------- */
 
@@ -525,10 +575,6 @@ int64_t mc_account_peak_end(int64_t saved_peak);
 void mc_process_begin(void);
 void mc_process_end(void);
 
-/* Around report-time work that maps memory (symbolization): keeps it
- * out of the open regions' peak RSS.  Region lock need not be held. */
-uint64_t mc_account_rss_shield_begin(void);
-void mc_account_rss_shield_end(uint64_t hwm_before);
 
 /* account.c's fork handlers: the region lock around fork, and in the
  * child every open region begun again. */

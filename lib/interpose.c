@@ -312,6 +312,14 @@ void mc_resolve(void)
 		atomic_store_explicit(&state, FORWARDING, memory_order_release);
 
 		mc_guard_enter();
+		mc_footprint_init(); /* first: counts every mapping after it */
+		/* What start-up makes resident (the C library's code and
+		 * data that memcheck alone uses, too) is memcheck's; the
+		 * allocator's own start (tcmalloc's page heap, jemalloc's
+		 * arenas: megabytes) is the program's, so it comes first.
+		 * The program's call that brought us here needs it anyway. */
+		mc_real.free(mc_real.malloc(1));
+		mc_own_work_begin(false);
 		mc_options_init();
 		/* Clearing blocks serves the scan alone, and would hide the
 		 * program's reads of uninitialised bytes from valgrind. */
@@ -325,6 +333,7 @@ void mc_resolve(void)
 		mc_allocator_detect();
 		if (!mc_opt.track)
 			mc_limits_init(); /* for count-only malloc alone */
+		mc_own_work_end();
 		mc_guard_leave();
 		/* Bypassed, nothing is counted: counting only the functions
 		 * the allocator lacks would report their blocks as leaks. */

@@ -54,7 +54,7 @@ static bool parse_line(char *line, struct mc_mapping *m)
 bool mc_maps_read(struct mc_maps *out)
 {
 	memset(out, 0, sizeof *out);
-	size_t bufcap = 1 << 20;
+	size_t bufcap = 64 << 10; /* grown for a process with many mappings */
 	char *buf = mc_map_io(bufcap);
 	if (!buf)
 		return false;
@@ -126,7 +126,7 @@ const struct mc_mapping *mc_maps_find(const struct mc_maps *m, uintptr_t addr)
 }
 
 /* The resident pages of [lo, hi), in runs, to fn. */
-#define CHUNK (1 << 16) /* pages per mincore call: vec's size */
+#define CHUNK 4096 /* pages per mincore call (16 MiB): vec's size */
 static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
 			  void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
 {

@@ -82,14 +82,15 @@ static void region_rebase(struct region *r, uint32_t epoch)
 	r->epoch = epoch;
 	mc_account_sum(&r->base);
 	r->saved_peak = mc_account_peak_begin(&r->live_begin);
-	/* Resetting the kernel's high-water mark would lose the enclosing
-	 * region's peak so far: keep it with that region. */
-	uint64_t hwm = mc_rss_peak();
+	/* Taking the peak restarts it: the enclosing region keeps its peak
+	 * so far.  Both figures leave memcheck's own memory out
+	 * (footprint.c). */
+	bool whole;
+	uint64_t hwm = mc_prog_peak_take(&whole, &r->rss_begin);
 	if (r > regions && r[-1].hwm_floor < hwm)
 		r[-1].hwm_floor = hwm;
 	r->hwm_floor = 0;
-	r->hwm_reset = mc_rss_reset_peak();
-	r->rss_begin = mc_rss_current();
+	r->hwm_reset = !whole;
 	r->t0 = mc_now();
 }
 
@@ -186,25 +187,6 @@ static void add_violation(struct memcheck_result *r, const char *fmt, ...)
 	r->pass = 0;
 }
 
-/* Symbolizing a report maps debug information, tens of MiB for libc:
- * that is memcheck's doing, not the program's, so the peak RSS the open
- * regions see must not include it.  Keep the peak so far with the
- * innermost open region and reset the kernel's mark afterwards. */
-uint64_t mc_account_rss_shield_begin(void)
-{
-	return mc_rss_peak();
-}
-
-void mc_account_rss_shield_end(uint64_t hwm_before)
-{
-	if (nregions > 0 && regions[nregions - 1].hwm_reset) {
-		struct region *r = &regions[nregions - 1];
-		if (r->hwm_floor < hwm_before)
-			r->hwm_floor = hwm_before;
-		mc_rss_reset_peak();
-	}
-}
-
 /* Pop the innermost region, measure it and report it. */
 static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		      const struct mc_scan_from *from)
@@ -240,9 +222,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	/* RSS before the scan: its memory is memcheck's, not the region's. */
 	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
 	res.rss_begin = r->rss_begin;
-	res.rss_end = mc_rss_current();
-	if (r->hwm_reset) {
-		uint64_t hwm = mc_rss_peak();
+	bool whole;
+	uint64_t hwm = mc_prog_peak_take(&whole, &res.rss_end);
+	if (!whole) {
 		if (hwm < r->hwm_floor)
 			hwm = r->hwm_floor;
 		if (hwm < res.rss_end)
@@ -254,7 +236,6 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		/* /proc/self/clear_refs refused: the kernel's high-water mark
 		 * then covers the whole process so far, and the report says so
 		 * rather than pass it off as the region's. */
-		uint64_t hwm = mc_rss_peak();
 		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
 		res.peak_rss_whole_process = 1;
 	}
@@ -277,12 +258,19 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	uint64_t left = 0;
 	if (mc_opt.track && mc_opt.scan && !vg)
 		mc_blocks_each_live(r->epoch, count_block, &left);
+	/* From here on the work is memcheck's own (footprint.c): the scan,
+	 * the suppression files, symbolizing leak stacks (libdw loaded,
+	 * debug information mapped), and the first report, which touches
+	 * the C library's formatting code.  A later clean region only maps
+	 * buffers, which footprint.c counts without a window. */
+	static bool reported;
+	bool window = left || !reported;
+	reported = true;
+	if (window)
+		mc_own_work_begin(false);
 	bool scanned = false;
-	if (left) {
-		uint64_t hwm = mc_account_rss_shield_begin();
+	if (left)
 		scanned = mc_scan(&scan, from);
-		mc_account_rss_shield_end(hwm);
-	}
 	if (mc_opt.track && !left && mc_opt.scan) {
 		/* Nothing left behind: no groups to collect. */
 	} else if (mc_opt.track) {
@@ -377,15 +365,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.supp = &supp,
 		.valgrind = vg,
 	};
-	/* Only leak stacks are symbolized: a clean region's report needs
-	 * no shield (two reads of /proc/self/status saved per region). */
-	uint64_t hwm = rr.nleaks ? mc_account_rss_shield_begin() : 0;
 	mc_report_emit(&rr);
-	if (rr.nleaks)
-		mc_account_rss_shield_end(hwm);
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
+	if (window)
+		mc_own_work_end();
 	if (out)
 		*out = res;
 	return res.pass ? 0 : 1;

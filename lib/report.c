@@ -152,7 +152,7 @@ static void append_line(const char *path, const struct mc_buf *b, const char *wh
 void mc_report_injection(const char *region_id, const char *region, uint64_t index,
 			 uint32_t stack)
 {
-	uint64_t hwm = mc_account_rss_shield_begin();
+	mc_own_work_begin(true);
 	struct mc_buf b = { 0 };
 	mc_buf_puts(&b, "{\"region_id\":");
 	mc_buf_json_str(&b, region_id);
@@ -167,7 +167,7 @@ void mc_report_injection(const char *region_id, const char *region, uint64_t ind
 	if (!b.oom)
 		append_line(mc_opt.fail_log, &b, "MEMCHECK_FAIL_LOG");
 	mc_buf_free(&b);
-	mc_account_rss_shield_end(hwm);
+	mc_own_work_end();
 }
 
 void mc_report_expect_oom(const char *region_id, const char *region)
@@ -413,7 +413,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack)
 {
 	char p[32], c1[32];
-	uint64_t hwm = mc_account_rss_shield_begin();
+	mc_own_work_begin(true);
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
 	mc_buf_printf(&b, "%s memcheck: %s in %s: 0x%lx", p, what, mc_program(),
@@ -438,5 +438,5 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	mc_write_all(mc_text_fd(), b.s, b.len);
 	mc_buf_free(&b);
 	mc_symbolize_end();
-	mc_account_rss_shield_end(hwm);
+	mc_own_work_end();
 }

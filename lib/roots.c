@@ -160,7 +160,7 @@ static void add_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
 	hi &= ~(uintptr_t)7;
 	if (lo >= hi)
 		return;
-	if (!mc_grow((void **)&r->v, &r->cap, r->n, sizeof *r->v, 4096)) {
+	if (!mc_grow((void **)&r->v, &r->cap, r->n, sizeof *r->v, 256)) {
 		if (!r->full)
 			mc_log("no memory for more root ranges: the rest are not scanned, "
 			       "and blocks only they point to count as lost");

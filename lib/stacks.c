@@ -39,6 +39,10 @@ static _Atomic uint32_t *buckets;
 static char *arena;
 _Static_assert(ARENA_BYTES / UNIT - 1 <= MC_STACK_ID_MAX, "stack ids must fit a block entry");
 static size_t arena_used = UNIT; /* id 0 means "no stack" */
+static size_t arena_counted;      /* bytes of it counted as resident */
+/* The index's pages that hold an entry: one bit a page. */
+static uint64_t bucket_pages[NBUCKETS * sizeof(uint32_t) / 4096 / 64];
+#define ARENA_CHUNK (64 * 1024)
 static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
 static atomic_size_t nstacks;
 
@@ -80,8 +84,8 @@ static inline struct slot *capture_other_slot(uint64_t h)
 
 void mc_stacks_init(void)
 {
-	buckets = mc_map(NBUCKETS * sizeof *buckets);
-	arena = mc_map(ARENA_BYTES);
+	buckets = mc_map_reserve(NBUCKETS * sizeof *buckets);
+	arena = mc_map_reserve(ARENA_BYTES);
 	if (!buckets || !arena) {
 		mc_log("cannot map the stack depot; allocation stacks are off");
 		mc_opt.stack_depth = 0;
@@ -164,12 +168,25 @@ static uint32_t intern(uint64_t h, const uintptr_t *f, int n)
 		size_t need = sizeof(struct entry) + (size_t)n * sizeof *f;
 		need = (need + UNIT - 1) & ~(size_t)(UNIT - 1);
 		if (arena_used + need <= ARENA_BYTES) {
+			/* The arena's pages are memcheck's resident memory
+			 * from the first entry in them (footprint.c). */
+			while (arena_counted < arena_used + need) {
+				mc_own_grow(ARENA_CHUNK);
+				arena_counted += ARENA_CHUNK;
+			}
 			id = (uint32_t)(arena_used / UNIT);
 			struct entry *e = entry_of(id);
 			e->hash = h;
 			e->depth = (uint32_t)n;
 			memcpy(e->frames, f, (size_t)n * sizeof *f);
 			_Atomic uint32_t *b = &buckets[h >> BUCKET_SHIFT];
+			/* A page of the index is memcheck's resident memory
+			 * from its first entry (footprint.c). */
+			size_t page = (size_t)(h >> BUCKET_SHIFT) / (4096 / sizeof *b);
+			if (!(bucket_pages[page / 64] & (UINT64_C(1) << page % 64))) {
+				bucket_pages[page / 64] |= UINT64_C(1) << page % 64;
+				mc_own_grow(4096);
+			}
 			atomic_store_explicit(&e->next, atomic_load(b), memory_order_relaxed);
 			atomic_store_explicit(b, id, memory_order_release);
 			arena_used += need;

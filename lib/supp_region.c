@@ -212,7 +212,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	}
 	struct memcheck_count *kinds[] = { &res->definitely_lost, &res->indirectly_lost,
 					   &res->possibly_lost, &res->still_reachable };
-	uint64_t hwm = mc_account_rss_shield_begin();
+	mc_own_work_begin(false);
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
@@ -235,7 +235,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		count[m].blocks += l->blocks;
 		count[m].bytes += l->bytes;
 	}
-	mc_account_rss_shield_end(hwm);
+	mc_own_work_end();
 	*n = kept;
 	size_t used = 0;
 	for (size_t i = 0; i < ns; i++)

@@ -112,7 +112,7 @@ static bool list_threads(struct mc_threads *t, pid_t self)
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	size_t bufsize = 64 << 10;
+	size_t bufsize = 16 << 10;
 	char *buf = mc_map_io(bufsize);
 	bool ok = buf != NULL;
 	for (;;) {
@@ -253,7 +253,7 @@ bool mc_threads_stop(struct mc_threads *t)
 	if (!t->n)
 		return true;
 	if (!area)
-		area = mc_map(sizeof *area);
+		area = mc_map_lazy(sizeof *area); /* touched as records are used */
 	stop_sig = area ? pick_signal() : 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);

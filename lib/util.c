@@ -60,16 +60,73 @@ int mc_sys_munmap(void *addr, size_t len)
  * table's 4 GiB reservation word by word otherwise: 5 s a check); the
  * range's address errors are disabled, so memcheck's own accesses are
  * not reported. */
-static void *map_plain(size_t size)
+static void *map_plain(size_t size, int flags)
 {
 	void *p = mc_sys_mmap(NULL, size, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Who counts memcheck's own memory (footprint.c, in the library; nobody
+ * in the command-line tool and the unit tests, which share this file). */
+static const struct mc_map_hooks *hooks;
+
+void mc_map_hooks_set(const struct mc_map_hooks *h)
+{
+	hooks = h;
+}
+
+/* Populated when made (MAP_POPULATE): resident from the start, so the
+ * counter knows memcheck's share of the RSS without asking the kernel,
+ * and the change is bracketed there. */
+static void *map_counted(size_t size)
+{
+	bool folding = hooks && hooks->before(size);
+	void *p = map_plain(size, MAP_POPULATE);
+	if (hooks)
+		hooks->after(folding, p ? (int64_t)size : 0);
+	return p;
+}
+
+static void unmap_counted(void *p, size_t size)
+{
+	if (!hooks || hooks->lazy_remove(p, size)) {
+		mc_sys_munmap(p, size);
+		return;
+	}
+	bool folding = hooks->before(size);
+	mc_sys_munmap(p, size);
+	hooks->after(folding, -(int64_t)size);
+}
+
+void mc_own_grow(int64_t bytes)
+{
+	if (hooks)
+		hooks->after(hooks->before((size_t)(bytes < 0 ? -bytes : bytes)), bytes);
 }
 
 void *mc_map(size_t size)
 {
-	void *p = map_plain(size);
+	void *p = map_counted(size);
+	if (p)
+		VG_HIDE(p, size);
+	return p;
+}
+
+void *mc_map_lazy(size_t size)
+{
+	void *p = map_plain(size, 0);
+	if (p) {
+		VG_HIDE(p, size);
+		if (hooks)
+			hooks->lazy(p, size);
+	}
+	return p;
+}
+
+void *mc_map_reserve(size_t size)
+{
+	void *p = map_plain(size, 0);
 	if (p)
 		VG_HIDE(p, size);
 	return p;
@@ -79,7 +136,7 @@ void mc_unmap(void *p, size_t size)
 {
 	if (p) {
 		VG_UNHIDE(p, size);
-		mc_sys_munmap(p, size);
+		unmap_counted(p, size);
 	}
 }
 
@@ -108,13 +165,13 @@ bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first)
  * must not be hidden. */
 void *mc_map_io(size_t size)
 {
-	return map_plain(size);
+	return map_counted(size);
 }
 
 void mc_unmap_io(void *p, size_t size)
 {
 	if (p)
-		mc_sys_munmap(p, size);
+		unmap_counted(p, size);
 }
 
 static bool buf_reserve(struct mc_buf *b, size_t extra)

@@ -1,0 +1,339 @@
+/*
+ * footprint.c - memcheck's own resident memory, and the program's RSS
+ * figures with it taken out.
+ *
+ * memcheck never mallocs for itself, but the pages it maps are resident
+ * like any other: with 1 M live blocks the block table alone is ~30 MB,
+ * and the kernel's RSS and high-water mark (VmHWM) count it with the
+ * program's.  So every RSS figure a region reports is the process's
+ * minus M, memcheck's own resident bytes, which this file keeps:
+ *
+ *   known    mappings made with mc_map (populated when made, so resident
+ *            from the start) and the extents other files report as
+ *            touched (mc_own_grow: the stack depot, the free rings);
+ *   lazy     mappings whose pages are touched in no order (the block
+ *            table's first arrays, the stack index, libmemcheck's own
+ *            writable and code pages): mincore(2) says how much of them
+ *            is resident, each time M is measured;
+ *   extra    what report-time work leaves resident that no mapping of
+ *            memcheck's accounts for (libdw loaded with dlopen, debug
+ *            information it maps): the RSS it added, measured around it.
+ *
+ * The peak is the hard part: VmHWM is the maximum of program + M over
+ * time.  Between two moments where M changes, M is constant, so VmHWM
+ * minus M is the program's own peak over that interval.  Each change of
+ * M that matters is therefore bracketed: before it, the interval's peak
+ * is folded into an accumulator (read VmHWM, subtract M); after it, the
+ * kernel's mark is reset (/proc/self/clear_refs) and M measured again.
+ * Changes too small to matter are summed in pending and folded with the
+ * next that does: the figures are off by at most that sum (threshold()),
+ * plus what lazily touched pages added since M was last measured.
+ *
+ * Inside memcheck's own work (the scan, symbolization: mc_own_work_*)
+ * the mark is not folded at all: the interval is memcheck's.
+ *
+ * A program that reads its own VmHWM or ru_maxrss sees the mark as the
+ * last reset left it: regions have reset it since the first version.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PAGE 4096u
+#define MAX_LAZY 32
+
+struct range {
+	uintptr_t lo, len;
+};
+
+static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct range lazy[MAX_LAZY];
+static int nlazy;
+static struct range object[8];  /* libmemcheck's own segments */
+static int nobject;
+static uint64_t object_bytes; /* their resident bytes when last measured */
+static int64_t known;         /* resident by construction */
+static int64_t extra;         /* left by memcheck's own work */
+static uint64_t pending;      /* |changes| not yet folded */
+static uint64_t m_start;      /* M when the kernel's mark was last reset */
+static uint64_t acc;          /* the program's peak since the last take */
+static bool resettable = true;
+static bool started;
+
+static size_t page_round(size_t n)
+{
+	return (n + PAGE - 1) & ~(size_t)(PAGE - 1);
+}
+
+/* Resident pages of [lo, lo + len), by mincore in pieces of 4096 pages
+ * (the vector lives on the stack). */
+static uint64_t resident(uintptr_t lo, size_t len)
+{
+	unsigned char vec[4096];
+	uint64_t n = 0;
+	lo &= ~(uintptr_t)(PAGE - 1);
+	len = page_round(len);
+	while (len) {
+		size_t pages = len / PAGE < sizeof vec ? len / PAGE : sizeof vec;
+		if (mincore((void *)lo, pages * PAGE, vec) == 0)
+			for (size_t i = 0; i < pages; i++)
+				n += vec[i] & 1;
+		lo += pages * PAGE;
+		len -= pages * PAGE;
+	}
+	return n * PAGE;
+}
+
+/* M now.  fp_lock held.  libmemcheck's own pages are taken as measured
+ * at start (measure_object): they grow only as memcheck's code first
+ * runs, mostly at start-up and in its first reports, which are windows
+ * of its own work, whose growth is counted in extra. */
+static uint64_t measure(void)
+{
+	int saved = errno;
+	int64_t m = known + extra + (int64_t)object_bytes;
+	for (int i = 0; i < nlazy; i++)
+		m += (int64_t)resident(lazy[i].lo, lazy[i].len);
+	errno = saved;
+	return m > 0 ? (uint64_t)m : 0;
+}
+
+static void measure_object(void)
+{
+	int saved = errno;
+	object_bytes = 0;
+	for (int i = 0; i < nobject; i++)
+		object_bytes += resident(object[i].lo, object[i].len);
+	errno = saved;
+}
+
+/* Pending changes fold at this size: 256 KiB, or 1/32 of M when the
+ * table is large (whose doublings would otherwise fold at every step). */
+static uint64_t threshold(void)
+{
+	uint64_t t = m_start / 32;
+	return t > 256 * 1024 ? t : 256 * 1024;
+}
+
+/* The program's peak over the interval since the last reset joins acc.
+ * fp_lock held. */
+static int work_depth;
+
+static void fold(void)
+{
+	if (work_depth)
+		return; /* the mark since the window opened is memcheck's */
+	uint64_t hwm = mc_rss_peak();
+	if (hwm > m_start && hwm - m_start > acc)
+		acc = hwm - m_start;
+}
+
+/* A new interval: the kernel's mark restarts from the RSS now, M is
+ * measured.  fp_lock held. */
+static void restart(void)
+{
+	if (resettable && !mc_rss_reset_peak())
+		resettable = false; /* the mark then covers the whole process */
+	m_start = measure();
+	pending = 0;
+}
+
+/* Register the writable and code segments of libmemcheck itself (or of
+ * the program, when memcheck is linked in from libmemcheck.a: then its
+ * pages are the program's, and nothing is added). */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+static void add_own_object(void)
+{
+	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
+	const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
+	if (mc_text_len == 0)
+		return; /* linked into the program (see interpose.c find_own_code) */
+	uintptr_t base = 0;
+	bool have_base = false;
+	for (int i = 0; i < eh->e_phnum && nobject < (int)MC_ARRAY_SIZE(object); i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (!have_base) {
+			base = (uintptr_t)__ehdr_start - (ph[i].p_vaddr - ph[i].p_offset);
+			have_base = true;
+		}
+		uintptr_t lo = (base + ph[i].p_vaddr) & ~(uintptr_t)(PAGE - 1);
+		uintptr_t hi = page_round(base + ph[i].p_vaddr + ph[i].p_memsz);
+		object[nobject++] = (struct range){ lo, hi - lo };
+	}
+	measure_object();
+}
+
+static const struct mc_map_hooks hooks = {
+	.before = mc_own_before,
+	.after = mc_own_after,
+	.lazy = mc_own_lazy,
+	.lazy_remove = mc_own_lazy_remove,
+};
+
+/* First of memcheck's start-up: every mapping after it is counted. */
+void mc_footprint_init(void)
+{
+	pthread_mutex_lock(&fp_lock);
+	if (!started) {
+		started = true;
+		add_own_object();
+		m_start = measure();
+		mc_map_hooks_set(&hooks);
+	}
+	pthread_mutex_unlock(&fp_lock);
+}
+
+/* ---- changes of M ----------------------------------------------------- */
+
+bool mc_own_before(size_t bytes)
+{
+	pthread_mutex_lock(&fp_lock);
+	/* Inside a window of memcheck's own work the mark is not folded,
+	 * and the window's end measures everything again. */
+	if (!started || work_depth || pending + page_round(bytes) < threshold()) {
+		pthread_mutex_unlock(&fp_lock);
+		return false;
+	}
+	fold();
+	return true; /* fp_lock stays held until mc_own_after */
+}
+
+void mc_own_after(bool folding, int64_t bytes)
+{
+	if (!folding)
+		pthread_mutex_lock(&fp_lock);
+	known += bytes;
+	if (folding) {
+		restart();
+	} else {
+		pending += (uint64_t)(bytes < 0 ? -bytes : bytes);
+	}
+	pthread_mutex_unlock(&fp_lock);
+}
+
+void mc_own_lazy(const void *p, size_t len)
+{
+	pthread_mutex_lock(&fp_lock);
+	if (nlazy < MAX_LAZY)
+		lazy[nlazy++] = (struct range){ (uintptr_t)p, len };
+	else
+		known += (int64_t)page_round(len); /* counted whole: a bound */
+	pthread_mutex_unlock(&fp_lock);
+}
+
+bool mc_own_lazy_remove(const void *p, size_t len)
+{
+	bool found = false;
+	pthread_mutex_lock(&fp_lock);
+	for (int i = 0; i < nlazy; i++) {
+		if (lazy[i].lo == (uintptr_t)p) {
+			lazy[i] = lazy[--nlazy];
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fp_lock);
+	(void)len;
+	return found;
+}
+
+/* ---- memcheck's own work ---------------------------------------------- */
+
+/* One window for all threads' work: nested or overlapping calls (a
+ * heap error reported while another thread ends a region) extend it. */
+static uint64_t work_rss, work_m;
+
+void mc_own_work_begin(bool fold_first)
+{
+	pthread_mutex_lock(&fp_lock);
+	if (work_depth++ == 0) {
+		if (started && fold_first)
+			fold();
+		work_rss = mc_rss_current();
+		work_m = measure() - (uint64_t)extra;
+	}
+	pthread_mutex_unlock(&fp_lock);
+}
+
+void mc_own_work_end(void)
+{
+	pthread_mutex_lock(&fp_lock);
+	if (--work_depth == 0) {
+		uint64_t rss = mc_rss_current();
+		uint64_t m = measure() - (uint64_t)extra;
+		/* What the RSS grew by that memcheck's own mappings do not
+		 * explain: libraries it loaded, files they mapped, the
+		 * allocator's pages for what they allocated.  (Another thread
+		 * of the program allocating meanwhile would be counted here
+		 * too: see memcheck(7).) */
+		extra += ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
+		if (extra < 0)
+			extra = 0;
+		if (started)
+			restart();
+	}
+	pthread_mutex_unlock(&fp_lock);
+}
+
+/* ---- the program's figures -------------------------------------------- */
+
+uint64_t mc_prog_rss(void)
+{
+	pthread_mutex_lock(&fp_lock);
+	uint64_t rss = mc_rss_current();
+	uint64_t m = measure();
+	pthread_mutex_unlock(&fp_lock);
+	return rss > m ? rss - m : 0;
+}
+
+uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now)
+{
+	pthread_mutex_lock(&fp_lock);
+	fold();
+	uint64_t peak = acc;
+	restart();
+	/* The new interval starts at the program's RSS now: a take that
+	 * follows at once gives that, not 0. */
+	uint64_t rss = mc_rss_current();
+	acc = rss > m_start ? rss - m_start : 0;
+	if (whole_process)
+		*whole_process = !resettable;
+	if (rss_now)
+		*rss_now = acc;
+	pthread_mutex_unlock(&fp_lock);
+	return peak;
+}
+
+uint64_t mc_own_bytes(void)
+{
+	pthread_mutex_lock(&fp_lock);
+	uint64_t m = measure();
+	pthread_mutex_unlock(&fp_lock);
+	return m;
+}
+
+/* ---- fork -------------------------------------------------------------- */
+
+void mc_footprint_lock(void)
+{
+	pthread_mutex_lock(&fp_lock);
+}
+
+void mc_footprint_unlock(void)
+{
+	pthread_mutex_unlock(&fp_lock);
+}
+
+void mc_footprint_after_fork_child(void)
+{
+	pthread_mutex_init(&fp_lock, NULL);
+}
