@@ -160,6 +160,12 @@ static void note_map(void *p, size_t len, const void *caller)
 		return;
 	bool mine = programs_call(caller);
 	uintptr_t object = mine ? (uintptr_t)mc_object_base(caller, NULL) : 0;
+	/* Once the allocator is known, its mappings are not kept at all. */
+	static uintptr_t alloc;
+	if (!alloc && mc_real.malloc)
+		alloc = (uintptr_t)mc_object_base((const void *)mc_real.malloc, NULL);
+	if (alloc && object == alloc)
+		mine = false;
 	int saved = errno;
 	take();
 	if (mine)
