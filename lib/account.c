@@ -48,6 +48,9 @@ struct slot {
 	uint32_t ring_pos;
 	struct freed *ring;    /* RING entries, mmap'd with the slot's first use */
 	pid_t tid;             /* its thread, while in use */
+	uintptr_t stack_lo, stack_hi; /* a thread's stack mapping (not the main
+				       * thread's): memory allocator.c knows is
+				       * not the allocator's; never read */
 } __attribute__((aligned(64)));
 
 static struct slot *slots;             /* MAX_SLOTS, mmap'd */
@@ -88,6 +91,7 @@ static void retire(struct slot *s)
 	s->pending = 0;
 	s->in_use = 0; /* the ring stays: its frees can still be doubled */
 	s->tid = 0;
+	s->stack_lo = s->stack_hi = 0;
 	nslots_used--;
 }
 
@@ -158,6 +162,22 @@ static struct slot *slot_acquire(void)
 	if (nslots_used > 1)
 		atomic_store(&g_multi, 1);
 	pthread_mutex_unlock(&slot_lock);
+	if (s != &shared_slot && getpid() != tid) {
+		/* Only for threads other than the main one: glibc reports the
+		 * main thread's stack as the whole rlimit, mostly unmapped. */
+		pthread_attr_t attr;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+			if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+				pthread_mutex_lock(&slot_lock);
+				s->stack_lo = (uintptr_t)addr;
+				s->stack_hi = (uintptr_t)addr + size;
+				pthread_mutex_unlock(&slot_lock);
+			}
+			pthread_attr_destroy(&attr);
+		}
+	}
 	if (s != &shared_slot) {
 		pthread_setspecific(slot_key, s);
 		if (!mc_opt.track && mc_is_active)
@@ -166,6 +186,34 @@ static struct slot *slot_acquire(void)
 	errno = saved;
 	my_state = 1;
 	return my_slot = s;
+}
+
+/* allocator.c leaves other threads' stacks out of the memory it
+ * attributes to the allocator.  The scan does not use these: a slot's
+ * stack may be unmapped by the time it is read (roots.c finds every
+ * thread's stack itself, with the thread stopped). */
+void mc_account_threads_lock(void)
+{
+	pthread_mutex_lock(&slot_lock);
+}
+
+void mc_account_threads_unlock(void)
+{
+	pthread_mutex_unlock(&slot_lock);
+}
+
+int mc_account_other_stacks(uintptr_t (*out)[2], int max)
+{
+	int n = 0;
+	for (int i = 0, hi = slots_hi; slots && i < hi && n < max; i++) {
+		struct slot *s = &slots[i];
+		if (s->in_use && s != my_slot && s->stack_hi) {
+			out[n][0] = s->stack_lo;
+			out[n][1] = s->stack_hi;
+			n++;
+		}
+	}
+	return n;
 }
 
 static inline struct slot *slot(void)

@@ -107,6 +107,10 @@ bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
  * which memcheck wraps (mappings.c). */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int mc_sys_munmap(void *addr, size_t len);
+/* cb for each mapping mc_map and mc_map_io have made and not unmapped:
+ * memcheck's own memory, never the allocator's.  False when some were
+ * not listed (more at once than the list holds). */
+bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
 /* A growable string in mmap'd memory. */
 struct mc_buf {
@@ -478,42 +482,42 @@ void mc_threads_resume(struct mc_threads *t);
 
 /* ---- maps.c ---------------------------------------------------------- */
 
-enum mc_map_kind { MC_MAP_ANON, MC_MAP_FILE, MC_MAP_STACK, MC_MAP_SPECIAL, MC_MAP_DEVICE };
-struct mc_mapping {
+enum mc_vma_kind { MC_VMA_ANON, MC_VMA_FILE, MC_VMA_STACK, MC_VMA_SPECIAL, MC_VMA_DEVICE };
+struct mc_vma {
 	uintptr_t lo, hi;
 	int prot;               /* PROT_READ | PROT_WRITE | PROT_EXEC */
 	bool shared;
-	uint8_t kind;           /* enum mc_map_kind */
+	uint8_t kind;           /* enum mc_vma_kind */
 };
 /* /proc/self/maps, by address (mmap'd). */
-struct mc_maps {
-	struct mc_mapping *v;
+struct mc_vmas {
+	struct mc_vma *v;
 	size_t n, cap;
 };
-bool mc_maps_read(struct mc_maps *out);
-void mc_maps_free(struct mc_maps *m);
-const struct mc_mapping *mc_maps_find(const struct mc_maps *m, uintptr_t addr);
+bool mc_vmas_read(struct mc_vmas *out);
+void mc_vmas_free(struct mc_vmas *m);
+const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr);
 
 /* ---- mappings.c ------------------------------------------------------ */
 
 /* The mappings the program made itself (mmap, mremap, shmat), which
  * memcheck wraps: roots of the scan. */
-struct mc_range {
+struct mc_prog_map {
 	uintptr_t lo, hi;
 	uintptr_t object;       /* load address of the object whose code
 				 * made the mapping */
 };
-struct mc_ranges {
-	struct mc_range *v;     /* mmap'd, by address */
+struct mc_prog_maps {
+	struct mc_prog_map *v;     /* mmap'd, by address */
 	size_t n, cap;
 };
 /* The program's mappings (the allocator's object's left out, now that
  * it is known), copied. */
-bool mc_mappings_copy(struct mc_ranges *out);
-void mc_ranges_free(struct mc_ranges *r);
+bool mc_mappings_copy(struct mc_prog_maps *out);
+void mc_prog_maps_free(struct mc_prog_maps *r);
 /* The readable, writable, resident parts of r's ranges that m shows,
  * device mappings left out, to fn (maps.c). */
-void mc_maps_roots(const struct mc_maps *m, const struct mc_ranges *r,
+void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* The C library's mmap family, looked up by lookup (interpose.c). */
 void mc_mappings_resolve(void *(*lookup)(const char *));
@@ -568,6 +572,15 @@ void mc_account_flush(void);
 int64_t mc_account_peak_begin(int64_t *live);
 int64_t mc_account_peak_end(int64_t saved_peak);
 
+/* Other threads' stack mappings (their static TLS inside): threads that
+ * have allocated, the main thread excepted.  Ranges allocator.c knows
+ * are not the allocator's memory; stale once a thread has ended (a slot
+ * lives until its thread's key destructor or its reaping), so never to
+ * be read.  Between mc_account_threads_lock and _unlock. */
+void mc_account_threads_lock(void);
+void mc_account_threads_unlock(void);
+int mc_account_other_stacks(uintptr_t (*out)[2], int max);
+
 
 /* ---- region.c -------------------------------------------------------- */
 
@@ -620,6 +633,42 @@ struct mc_fault_info {
 };
 void mc_fault_region_end(struct mc_fault_info *out);
 
+/* ---- checkname.c ----------------------------------------------------- */
+
+/* The name of the check test running in this process (check's
+ * tcase_name(), found in the program even when check is linked
+ * statically), or NULL when there is none.  Guard held: dlsym may
+ * allocate. */
+const char *mc_check_test_name(void);
+
+/* ---- resident.c ------------------------------------------------------ */
+
+/* Bytes of [lo, hi) in memory now (mincore), pages rounded outward. */
+uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi);
+/* One line of /proc/self/maps. */
+struct mc_mapping {
+	uintptr_t lo, hi;
+	bool readable, writable, shared;
+	bool anonymous;             /* no file behind it ([heap] included) */
+	const char *name;           /* the path or [name]; "" for none */
+};
+/* cb for each mapping, in address order, until it returns false; false
+ * when /proc/self/maps cannot be read.  No malloc. */
+bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
+/* Address ranges, in memory the caller gives (v, cap). */
+struct mc_ranges {
+	uintptr_t (*v)[2];
+	int n, cap;
+	bool overflow;              /* some did not fit */
+};
+void mc_ranges_add(struct mc_ranges *r, uintptr_t lo, uintptr_t hi);
+void mc_ranges_sort(struct mc_ranges *r);
+/* cb for each part of [lo, hi) that no range of r (sorted) covers. */
+void mc_gaps_each(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r,
+		  void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* The resident bytes of those parts. */
+uint64_t mc_resident_outside(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r);
+
 /* ---- allocator.c ----------------------------------------------------- */
 
 /* Name the live allocator from the object that serves malloc. */
@@ -629,19 +678,28 @@ void mc_allocator_detect(void);
  * else NULL (roots.c: its arena's pointers to chunk headers). */
 const void *mc_allocator_glibc_base(void);
 
-/* What the allocator says about itself now, read through dlsym without
- * linking to it.  A figure it cannot give is MEMCHECK_UNKNOWN. */
+/* The allocator's memory now: its own count of the bytes in use, read
+ * through dlsym without linking to it, and how much of the memory it has
+ * mapped is resident, measured page by page.  A figure that cannot be
+ * had is MEMCHECK_UNKNOWN. */
 struct mc_alloc_stats {
 	uint64_t allocated;  /* bytes in blocks the program holds, as the
 			      * allocator counts them (usable sizes) */
-	uint64_t held;       /* bytes the allocator holds from the system
-			      * and has not given back (resident or committed) */
-	uint64_t retained;   /* held - allocated: kept for reuse, not used */
+	uint64_t resident;   /* resident bytes of the memory the allocator
+			      * serves blocks from (memcheck(7)) */
+	uint64_t retained;   /* resident - allocated: kept, not used */
 };
 /* Fill *out; false when this allocator has no statistics memcheck can
  * read (every figure is then MEMCHECK_UNKNOWN).  Call with the guard
  * held: the allocator's statistics calls may allocate. */
 bool mc_allocator_stats(struct mc_alloc_stats *out);
+/* How long, at most, the allocator waits before it gives memory the
+ * program freed back to the system on a timer (jemalloc's decay times,
+ * mimalloc's decommit delays): its resident figures then depend on
+ * timing.  0 when it does that by amounts or not at all (glibc,
+ * tcmalloc; jemalloc with decay -1 or 0); MEMCHECK_UNKNOWN when it
+ * cannot be told.  Guard held, as for mc_allocator_stats. */
+uint64_t mc_allocator_timed_purge_ms(void);
 /* The allocator's own call to give free memory back to the system
  * (malloc_trim(0), mi_collect(true), jemalloc's arena purge,
  * MallocExtension_ReleaseFreeMemory); false when it has none. */
@@ -748,6 +806,9 @@ struct mc_record {
 	char program[256];
 	char allocator[128];
 	int pid;
+	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
+	uint64_t run, runs;         /* memcheck run's repetition, of how
+				     * many; MEMCHECK_UNKNOWN when absent */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

@@ -58,7 +58,7 @@ void mc_mappings_resolve(void *(*lookup)(const char *))
 
 /* ---- the program's ranges -------------------------------------------- */
 
-static struct mc_range *ranges;   /* sorted, disjoint */
+static struct mc_prog_map *ranges;   /* sorted, disjoint */
 static size_t nranges, cap;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 
@@ -86,17 +86,17 @@ static bool room(void)
 static void cut(uintptr_t lo, uintptr_t hi)
 {
 	size_t out = 0, nranges_before = nranges;
-	struct mc_range tail = { 0, 0, 0 };
+	struct mc_prog_map tail = { 0, 0, 0 };
 	for (size_t i = 0; i < nranges; i++) {
-		struct mc_range r = ranges[i];
+		struct mc_prog_map r = ranges[i];
 		if (r.hi <= lo || r.lo >= hi) {
 			ranges[out++] = r;
 			continue;
 		}
 		if (r.lo < lo)
-			ranges[out++] = (struct mc_range){ r.lo, lo, r.object };
+			ranges[out++] = (struct mc_prog_map){ r.lo, lo, r.object };
 		if (r.hi > hi)
-			tail = (struct mc_range){ hi, r.hi, r.object }; /* at most one, the last */
+			tail = (struct mc_prog_map){ hi, r.hi, r.object }; /* at most one, the last */
 	}
 	nranges = out;
 	if (tail.hi && (out < nranges_before || room())) {
@@ -124,7 +124,7 @@ static void add(uintptr_t lo, uintptr_t hi, uintptr_t object)
 		ranges[i] = ranges[i - 1];
 		i--;
 	}
-	ranges[i] = (struct mc_range){ lo, hi, object };
+	ranges[i] = (struct mc_prog_map){ lo, hi, object };
 	nranges++;
 }
 
@@ -296,13 +296,13 @@ void mc_mappings_init(void)
 
 /* A copy of the table, taken before the scan stops other threads (one
  * of them may hold the lock). */
-bool mc_mappings_copy(struct mc_ranges *out)
+bool mc_mappings_copy(struct mc_prog_maps *out)
 {
 	memset(out, 0, sizeof *out);
 	uintptr_t alloc = mc_real.malloc ? (uintptr_t)mc_object_base((void *)mc_real.malloc, NULL) : 0;
 	take();
 	size_t n = 0, ncap = nranges;
-	struct mc_range *v = ncap ? mc_map(ncap * sizeof *v) : NULL;
+	struct mc_prog_map *v = ncap ? mc_map(ncap * sizeof *v) : NULL;
 	for (size_t i = 0; v && i < nranges; i++)
 		if (!alloc || ranges[i].object != alloc)
 			v[n++] = ranges[i];
@@ -315,7 +315,7 @@ bool mc_mappings_copy(struct mc_ranges *out)
 	return true;
 }
 
-void mc_ranges_free(struct mc_ranges *r)
+void mc_prog_maps_free(struct mc_prog_maps *r)
 {
 	if (r->v)
 		mc_unmap(r->v, r->cap * sizeof *r->v);

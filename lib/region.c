@@ -45,12 +45,17 @@ struct region {
 	double t0;
 	uintptr_t begin_sp;       /* memcheck_begin's stack pointer, 0: none */
 	pthread_t begin_thread;
+	bool fold;                /* a forked child's process region, folded
+				   * into the child's own regions: reported
+				   * only when it fails */
 };
 
 static struct region regions[MAX_REGIONS];
 static int nregions;      /* open regions, the process region included */
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool forked;        /* this process is a fork of one memcheck ran in */
+static unsigned ended_here; /* regions ended in this process since the fork */
 
 /* ---- begin: epochs and baselines ------------------------------------- */
 
@@ -365,7 +370,10 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.supp = &supp,
 		.valgrind = vg,
 	};
-	mc_report_emit(&rr);
+	if (!r->fold || !res.pass)
+		mc_report_emit(&rr);
+	if (!r->process)
+		ended_here++;
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
@@ -448,6 +456,26 @@ void mc_process_begin(void)
 	mc_guard_leave();
 }
 
+/* A forked child's process region: named after the check test that ran
+ * in it, when it is one (the runner's children would all be "process",
+ * told apart only by their order, which changes as tests are added).
+ * A child that ended regions of its own (memcheck_tcase's test region)
+ * has its figures in them: its process region is folded into them, and
+ * reported only when it fails, for what the child did outside them: as
+ * "<test> (process)" in a check test, else "process". */
+static void name_forked(struct region *r)
+{
+	const char *test = mc_check_test_name();
+	char name[sizeof r->name];
+	if (test && ended_here) {
+		snprintf(name, sizeof name, "%s (process)", test);
+		test = name;
+	}
+	if (test)
+		mc_copy_name(r->name, sizeof r->name, test);
+	r->fold = ended_here > 0;
+}
+
 void mc_process_end(void)
 {
 	struct mc_scan_from from;
@@ -457,6 +485,8 @@ void mc_process_end(void)
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
+		if (top->process && forked)
+			name_forked(top);
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
 				   "memcheck was bypassed: the program's malloc calls do not reach it",
@@ -485,6 +515,8 @@ void mc_regions_unlock(void)
 void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
+	forked = true;
+	ended_here = 0;
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
 		region_rebase(&regions[i], epoch);

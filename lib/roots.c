@@ -56,8 +56,8 @@ struct mc_roots {
 	size_t n, cap;
 	bool full;
 	uintptr_t self_base;          /* libmemcheck's load address: skipped */
-	struct mc_ranges prog;        /* the program's mappings, copied */
-	struct mc_maps maps;
+	struct mc_prog_maps prog;        /* the program's mappings, copied */
+	struct mc_vmas maps;
 	struct mc_threads threads;
 	uintptr_t *regs;              /* stopped threads' registers: a root */
 	size_t regs_bytes;
@@ -179,10 +179,10 @@ static void add_cb(uintptr_t lo, uintptr_t hi, void *arg)
 static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
 {
 	while (lo < hi) {
-		const struct mc_mapping *m = mc_maps_find(&r->maps, lo);
+		const struct mc_vma *m = mc_vmas_find(&r->maps, lo);
 		if (!m) {
 			/* not mapped: on to the next mapping, if any in range */
-			const struct mc_mapping *next = NULL;
+			const struct mc_vma *next = NULL;
 			for (size_t i = 0; i < r->maps.n; i++)
 				if (r->maps.v[i].lo > lo) {
 					next = &r->maps.v[i];
@@ -194,7 +194,7 @@ static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
 			continue;
 		}
 		uintptr_t end = m->hi < hi ? m->hi : hi;
-		if ((m->prot & PROT_READ) && m->kind != MC_MAP_DEVICE)
+		if ((m->prot & PROT_READ) && m->kind != MC_VMA_DEVICE)
 			mc_roots_add(r, lo, end);
 		lo = end;
 	}
@@ -261,7 +261,7 @@ struct mc_roots *mc_roots_begin(void)
  * memory, in a larger mapping). */
 static uintptr_t stack_top(const struct mc_roots *r, uintptr_t sp, uintptr_t tp)
 {
-	const struct mc_mapping *m = mc_maps_find(&r->maps, sp);
+	const struct mc_vma *m = mc_vmas_find(&r->maps, sp);
 	if (!m)
 		return 0;
 	uintptr_t top = m->hi;
@@ -286,13 +286,13 @@ static void thread_data(struct mc_roots *r, uintptr_t tp, uintptr_t slo, uintptr
 	uintptr_t lo = tp + libc.pthread_size - libc.static_size, hi = tp + libc.pthread_size;
 	if (!inside(lo, hi, slo, shi))
 		add_mapped(r, lo, hi);
-	const struct mc_mapping *m = mc_maps_find(&r->maps, tp + libc.dtv_off);
+	const struct mc_vma *m = mc_vmas_find(&r->maps, tp + libc.dtv_off);
 	if (!m || !(m->prot & PROT_READ))
 		return;
 	uintptr_t dtv = *(const uintptr_t *)(tp + libc.dtv_off);
 	/* dtv[-1] holds the number of entries: the array starts there, as
 	 * the C library allocates it; entries are {value, to_free}. */
-	m = mc_maps_find(&r->maps, dtv - 16);
+	m = mc_vmas_find(&r->maps, dtv - 16);
 	if (!dtv || !m || !(m->prot & PROT_READ) || dtv - 16 + 8 > m->hi)
 		return;
 	uintptr_t len = *(const uintptr_t *)(dtv - 16);
@@ -327,11 +327,11 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
 {
 	mc_threads_stop(&r->threads);
-	if (!mc_maps_read(&r->maps)) {
+	if (!mc_vmas_read(&r->maps)) {
 		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
 		return;
 	}
-	mc_maps_roots(&r->maps, &r->prog, add_cb, r);
+	mc_vmas_roots(&r->maps, &r->prog, add_cb, r);
 
 	pid_t pid = getpid();
 	uintptr_t self_tp = mc_thread_pointer();
@@ -363,7 +363,7 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		} else if (is_main) {
 			/* where its stack pointer is not known: the whole stack */
 			for (size_t i = 0; i < r->maps.n; i++)
-				if (r->maps.v[i].kind == MC_MAP_STACK)
+				if (r->maps.v[i].kind == MC_VMA_STACK)
 					add_mapped(r, lo = r->maps.v[i].lo, hi = r->maps.v[i].hi);
 		}
 		thread_data(r, tp, lo, hi, is_block, arg);
@@ -382,8 +382,8 @@ void mc_roots_end(struct mc_roots *r)
 	if (!r)
 		return;
 	mc_threads_resume(&r->threads);
-	mc_maps_free(&r->maps);
-	mc_ranges_free(&r->prog);
+	mc_vmas_free(&r->maps);
+	mc_prog_maps_free(&r->prog);
 	if (r->regs)
 		mc_unmap(r->regs, r->regs_bytes);
 	if (r->v)

@@ -17,8 +17,9 @@ UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
 UNIT_json      := json util
 UNIT_budget    := budget budget_check util
-UNIT_scan      := scan roots threads maps blocks util
+UNIT_scan      := scan roots threads maps resident blocks util
 UNIT_supp      := suppress util
+UNIT_resident  := resident util
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
@@ -75,6 +76,12 @@ $(CORPUS_BINS): $(B)/tests/prog/corpus/%: tests/prog/corpus/%.c tests/prog/corpu
 $(CORPUS_LIBS): $(B)/tests/prog/corpus/libcorpus_%.so: tests/prog/corpus/lib/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog/corpus
 	$(CC) $(CORPUS_CFLAGS) -fPIC -shared -o $@ $<
+# A check suite linked with memcheck (memcheck_tcase): check's libraries
+# too.
+$(B)/tests/prog/check_tcase: tests/prog/check_tcase.c $(B)/libmemcheck.so include/memcheck/check.h \
+		include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(CHECK_LIBS)
 
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)

@@ -15,13 +15,13 @@ struct mc_options mc_opt;
 /* mappings.c and allocator.c are not linked: the program has made no
  * mapping of its own (the test heap below is not one), and glibc's
  * malloc does not serve these blocks. */
-bool mc_mappings_copy(struct mc_ranges *out)
+bool mc_mappings_copy(struct mc_prog_maps *out)
 {
 	memset(out, 0, sizeof *out);
 	return true;
 }
 
-void mc_ranges_free(struct mc_ranges *r)
+void mc_prog_maps_free(struct mc_prog_maps *r)
 {
 	(void)r;
 }
