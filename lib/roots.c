@@ -56,6 +56,8 @@ struct mc_roots {
 	size_t n, cap;
 	bool full;
 	uintptr_t self_base;          /* libmemcheck's load address: skipped */
+	uintptr_t self_tls_off;       /* libmemcheck's static TLS block, below */
+	uintptr_t self_tls_size;      /* each thread pointer: skipped too */
 	struct mc_prog_maps prog;        /* the program's mappings, copied */
 	struct mc_vmas maps;
 	struct mc_threads threads;
@@ -200,6 +202,21 @@ static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
 	}
 }
 
+/* The same, for memory of the thread whose pointer is tp (its stack, its
+ * static TLS): memcheck's own TLS block left out. */
+static void add_thread_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi, uintptr_t tp)
+{
+	uintptr_t cut_lo = tp - r->self_tls_off, cut_hi = cut_lo + r->self_tls_size;
+	if (!tp || !r->self_tls_size || cut_hi <= lo || cut_lo >= hi) {
+		add_mapped(r, lo, hi);
+		return;
+	}
+	if (lo < cut_lo)
+		add_mapped(r, lo, cut_lo);
+	if (cut_hi < hi)
+		add_mapped(r, cut_hi, hi);
+}
+
 size_t mc_roots_count(const struct mc_roots *r)
 {
 	return r->n;
@@ -216,8 +233,20 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct mc_roots *r = arg;
-	if (r->self_base && info->dlpi_addr == r->self_base)
+	if (r->self_base && info->dlpi_addr == r->self_base) {
+		/* memcheck's own thread-local data (the unwinder's copies of
+		 * stack words, its caches) is no root either: its block lies
+		 * at the same distance below every thread's pointer */
+		for (int i = 0; i < info->dlpi_phnum; i++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+			uintptr_t at = (uintptr_t)info->dlpi_tls_data;
+			if (ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
+				r->self_tls_off = mc_thread_pointer() - at;
+				r->self_tls_size = ph->p_memsz;
+			}
+		}
 		return 0;
+	}
 	int kind = info->dlpi_addr && (const void *)info->dlpi_addr == mc_allocator_glibc_base()
 			   ? MC_ROOT_GLIBC : MC_ROOT_PLAIN;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -285,7 +314,7 @@ static void thread_data(struct mc_roots *r, uintptr_t tp, uintptr_t slo, uintptr
 		return;
 	uintptr_t lo = tp + libc.pthread_size - libc.static_size, hi = tp + libc.pthread_size;
 	if (!inside(lo, hi, slo, shi))
-		add_mapped(r, lo, hi);
+		add_thread_mapped(r, lo, hi, tp);
 	const struct mc_vma *m = mc_vmas_find(&r->maps, tp + libc.dtv_off);
 	if (!m || !(m->prot & PROT_READ))
 		return;
@@ -305,7 +334,7 @@ static void thread_data(struct mc_roots *r, uintptr_t tp, uintptr_t slo, uintptr
  * exit (see the head of the file), or from `from` when there is none
  * (memcheck_end, a destructor run by dlclose). */
 __attribute__((no_sanitize_address))
-static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top)
+static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top, uintptr_t tp)
 {
 	if (libc.exit_lo) {
 		for (uintptr_t s = from; s + 8 <= top; s += 8) {
@@ -316,11 +345,11 @@ static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top)
 			if (caller > top || !mc_object_base((const void *)*(const uintptr_t *)(caller - 8), NULL))
 				continue; /* no return address into code there */
 			mc_roots_add(r, s - SAVED_REGS * 8 < from ? from : s - SAVED_REGS * 8, s);
-			mc_roots_add(r, caller, top);
+			add_thread_mapped(r, caller, top, tp);
 			return;
 		}
 	}
-	mc_roots_add(r, from, top);
+	add_thread_mapped(r, from, top, tp);
 }
 
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
@@ -340,9 +369,9 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	uintptr_t top = stack_top(r, sp, self_main ? 0 : self_tp);
 	if (top) {
 		if (from->at_exit)
-			exiting_stack(r, sp, top);
+			exiting_stack(r, sp, top, self_main ? 0 : self_tp);
 		else
-			mc_roots_add(r, sp, top);
+			add_thread_mapped(r, sp, top, self_main ? 0 : self_tp);
 	}
 	thread_data(r, self_tp, sp, top, is_block, arg);
 
@@ -359,7 +388,7 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 			lo = (o->sp & ~(uintptr_t)7) - RED_ZONE;
 			hi = stack_top(r, o->sp, is_main ? 0 : tp);
 			if (hi)
-				add_mapped(r, lo, hi);
+				add_thread_mapped(r, lo, hi, is_main ? 0 : tp);
 		} else if (is_main) {
 			/* where its stack pointer is not known: the whole stack */
 			for (size_t i = 0; i < r->maps.n; i++)
