@@ -3,7 +3,8 @@
  * of them freed; two threads exit before the region ends, two are still
  * alive (tests/prog/threads).  The figures must be exact.  And thousands
  * of short detached threads that never allocate, under every allocator
- * (tests/prog/plain_idle_threads).
+ * (tests/prog/plain_idle_threads); rounds of threads under every
+ * unwinder and allocator (tests/prog/plain_thread_rounds).
  */
 #include <check.h>
 #include <stdint.h>
