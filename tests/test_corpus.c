@@ -28,7 +28,8 @@
  * Suppressed blocks are not compared: the DTV of each thread, which
  * both tools suppress, is 16 bytes larger under memcheck (its own TLS),
  * and the other allocators bring suppressed blocks of their own.
- * Nothing is cached between runs: valgrind runs each time.
+ * Nothing is cached between runs: valgrind runs each time (twice where
+ * memcheck differs from its first run: valgrind's figures vary too).
  */
 #include <check.h>
 #include <stdint.h>
@@ -202,11 +203,14 @@ static bool agrees(const struct figures *m, const struct figures *v, unsigned ar
 	return false;
 }
 
-static void compare(const struct prog *p, const struct procs *v, const struct procs *m,
-		    const char *who, unsigned artefacts)
+/* memcheck's figures m against valgrind's v: NULL when they agree, else
+ * what differs (a fresh string). */
+static const char *mismatch(const struct prog *p, const struct procs *v, const struct procs *m,
+			    const char *who, unsigned artefacts)
 {
-	ck_assert_msg(m->n == v->n, "%s under %s: %d process records, valgrind %d processes",
-		      p->name, who, m->n, v->n);
+	if (m->n != v->n)
+		return h_env("%s under %s: %d process records, valgrind %d processes", p->name,
+			     who, m->n, v->n);
 	for (int i = 0; i < v->n; i++) {
 		const char *why = "";
 		if (agrees(&m->f[i], &v->f[i], artefacts, i > 0, &why))
@@ -214,9 +218,31 @@ static void compare(const struct prog *p, const struct procs *v, const struct pr
 		char mb[256], vb[256];
 		describe(mb, sizeof mb, &m->f[i]);
 		describe(vb, sizeof vb, &v->f[i]);
-		ck_abort_msg("%s under %s, process %d: %s differs\n  memcheck: %s\n  valgrind: %s",
+		return h_env("%s under %s, process %d: %s differs\n  memcheck: %s\n  valgrind: %s",
 			     p->name, who, i, why, mb, vb);
 	}
+	return NULL;
+}
+
+/* valgrind's own figures are not always the same from run to run (one
+ * of the dozen runs of tree_exit_handler made the day this was written
+ * found 11 of its lost blocks still reachable): a difference is checked
+ * against a second run of valgrind, and memcheck must agree with one of
+ * the two. */
+static void compare(const struct prog *p, const char *prog, struct procs *v, bool *rerun,
+		    const struct procs *m, const char *who, unsigned artefacts)
+{
+	const char *first = mismatch(p, v, m, who, artefacts);
+	if (!first)
+		return;
+	struct procs again;
+	valgrind_figures(prog, &again);
+	const char *second = mismatch(p, &again, m, who, artefacts);
+	ck_assert_msg(!second, "%s\n(and against a second run of valgrind: %s)", first, second);
+	if (!*rerun)
+		printf("note: %s: valgrind's figures differ between two runs\n", p->name);
+	*v = again;
+	*rerun = true;
 }
 
 START_TEST(test_corpus_as_valgrind)
@@ -228,6 +254,7 @@ START_TEST(test_corpus_as_valgrind)
 	}
 	const char *prog = h_prog(h_env("corpus/%s", p->name));
 	struct procs v;
+	bool rerun = false;
 	valgrind_figures(prog, &v);
 	for (size_t a = 0; a < NALLOCS; a++) {
 		const char *so = allocators[a] ? h_allocator_so(allocators[a]) : NULL;
@@ -238,10 +265,10 @@ START_TEST(test_corpus_as_valgrind)
 		const char *who = allocators[a] ? allocators[a] : "glibc";
 		struct procs m;
 		memcheck_figures(prog, so, "0", &m);
-		compare(p, &v, &m, who, p->artefacts);
+		compare(p, prog, &v, &rerun, &m, who, p->artefacts);
 		if (p->artefacts & STALE) {
 			memcheck_figures(prog, so, "1", &m);
-			compare(p, &v, &m, h_env("%s, MEMCHECK_SCRUB=1", who),
+			compare(p, prog, &v, &rerun, &m, h_env("%s, MEMCHECK_SCRUB=1", who),
 				p->artefacts & ~STALE);
 		}
 	}
