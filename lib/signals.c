@@ -241,7 +241,8 @@ static void unwrap(int sig, struct sigaction *old, uintptr_t fn, bool info)
 	(void)sig;
 }
 
-MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* The program's sigaction, its handler wrapped. */
+static int install(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	mc_signals_init();
 	if (!real_sigaction) {
@@ -277,6 +278,25 @@ MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return rc;
 }
 
+/* memcheck's own calls (threads.c stops threads with a signal of its
+ * own for the scan) reach this exported function too: they set and
+ * restore the kernel's action as it is, unwrapped.  (Linked from
+ * libmemcheck.a memcheck has no code range of its own, and its handler
+ * is then wrapped as well, to no harm: it makes no malloc call.) */
+MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
+	if (caller - mc_text_lo < mc_text_len) {
+		mc_signals_init();
+		if (!real_sigaction) {
+			errno = ENOSYS;
+			return -1;
+		}
+		return real_sigaction(sig, act, old);
+	}
+	return install(sig, act, old);
+}
+
 /* glibc's signal(): BSD semantics, the signal blocked in its handler and
  * interrupted calls restarted.  Its own goes to the C library's
  * sigaction directly, past this file. */
@@ -289,7 +309,7 @@ MC_API void (*signal(int sig, void (*handler)(int)))(int)
 	if (sig > 0 && sig < _NSIG)
 		sigaddset(&act.sa_mask, sig);
 	act.sa_flags = SA_RESTART;
-	if (sigaction(sig, &act, &old) != 0)
+	if (install(sig, &act, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }
