@@ -348,7 +348,7 @@ void *mc_track_malloc(size_t n)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
-	void *p = mc_real.malloc(n);
+	void *p = MC_REAL(mc_real.malloc(n));
 	struct slot *s = slot();
 	if (likely(p != NULL))
 		record_alloc_as(s, p, n, fp, true); /* track_ready: tracking */
@@ -435,8 +435,6 @@ static inline __attribute__((always_inline)) int record_free_as(struct slot *s, 
 	}
 	struct mc_block b;
 	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED)) {
-		if (mc_is_boot(p))
-			return -1; /* dropped, as interpose.c drops it */
 		return unknown_free(s, p, fp, "double free",
 				    "free of a pointer memcheck never saw allocated");
 	}
@@ -536,7 +534,7 @@ void *mc_track_realloc(void *old, size_t n)
 			return NULL;
 		}
 	}
-	void *p = mc_real.realloc(old, n);
+	void *p = MC_REAL(mc_real.realloc(old, n));
 	int err = errno;
 	realloc_done(s, old, p, n, st, &prev, fp, true);
 	guard_lower();
@@ -553,12 +551,14 @@ static void atfork_prepare(void)
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
 	mc_blocks_lock_all();
+	mc_ownheap_lock();
 	mc_footprint_lock(); /* taken by mc_map inside all of the above */
 }
 
 static void atfork_parent(void)
 {
 	mc_footprint_unlock();
+	mc_ownheap_unlock();
 	mc_blocks_unlock_all();
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
@@ -573,6 +573,7 @@ static void atfork_child(void)
 {
 	mc_text_after_fork();
 	mc_footprint_after_fork_child();
+	mc_ownheap_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);

@@ -92,6 +92,8 @@ void mc_map_hooks_set(const struct mc_map_hooks *h);
 /* Pages of an mc_map_reserve mapping touched for the first time (or,
  * negative, given back): counted through the hooks. */
 void mc_own_grow(int64_t bytes);
+/* Is anyone counting (footprint.c started)? */
+bool mc_own_hooked(void);
 /* The same for buffers read(2) fills or write(2) empties: visible to
  * valgrind (util.c). */
 void *mc_map_io(size_t size);
@@ -182,6 +184,27 @@ void mc_footprint_lock(void);
 void mc_footprint_unlock(void);
 void mc_footprint_after_fork_child(void);
 
+/* ---- ownheap.c ------------------------------------------------------- */
+
+/* The heap for the malloc calls memcheck's own work makes (guard held,
+ * or before the allocator is known): never the program's allocator.
+ * Its range, [mc_ownheap_lo, + mc_ownheap_len), is reserved at the first
+ * call; a pointer inside it is one of its blocks. */
+extern uintptr_t mc_ownheap_lo, mc_ownheap_len;
+static inline bool mc_ownheap_has(const void *p)
+{
+	return (uintptr_t)p - mc_ownheap_lo < mc_ownheap_len;
+}
+/* NULL with errno ENOMEM: no such block; NULL with errno 0: this heap
+ * cannot serve (no range, or full): use the allocator. */
+void *mc_ownheap_alloc(size_t align, size_t n, bool zero);
+void mc_ownheap_free(void *p);
+void *mc_ownheap_realloc(void *p, size_t n);
+size_t mc_ownheap_size(const void *p);
+void mc_ownheap_lock(void);
+void mc_ownheap_unlock(void);
+void mc_ownheap_after_fork_child(void);
+
 /* ---- interpose.c ----------------------------------------------------- */
 
 /* The allocator memcheck forwards to.  Functions the allocator lacks are
@@ -212,7 +235,20 @@ struct mc_thread {
 				      * in count-only mode */
 	struct mc_totals *fast;      /* totals while the guard is down, else
 				      * NULL: the count-only path's one test */
+	int in_real;                 /* inside a call to the allocator made
+				      * with the guard held: a malloc it makes
+				      * through the public names (glibc's
+				      * reallocarray calls realloc) is the
+				      * program's, not memcheck's (ownheap.c) */
 };
+/* A call to the allocator made with the guard held. */
+#define MC_REAL(call)                                                          \
+	({                                                                     \
+		mc_self.in_real++;                                             \
+		__typeof__(call) mc_real_r_ = (call);                          \
+		mc_self.in_real--;                                             \
+		mc_real_r_;                                                    \
+	})
 extern MC_TLS struct mc_thread mc_self;
 #define mc_in_hook (mc_self.in_hook)
 static inline void mc_guard_enter(void)
@@ -395,9 +431,6 @@ struct mc_totals {
 void *mc_track_malloc(size_t n);
 void mc_track_free(void *p);
 void *mc_track_realloc(void *old, size_t n);
-/* p is one of the blocks served before the allocator was known (frees of
- * them are dropped). */
-bool mc_is_boot(const void *p);
 
 /* Hooks called by interpose.c with the guard held.  fp is the frame of
  * the malloc-family function the program called: stacks start above it. */
