@@ -296,11 +296,11 @@ void mc_resolve(void)
 		mc_guard_enter();
 		mc_footprint_init(); /* first: counts every mapping after it */
 		/* What start-up makes resident (the C library's code and
-		 * data that memcheck alone uses, too) is memcheck's; the
-		 * allocator's own start (tcmalloc's page heap, jemalloc's
-		 * arenas: megabytes) is the program's, so it comes first.
-		 * The program's call that brought us here needs it anyway. */
-		mc_real.free(mc_real.malloc(1));
+		 * data that memcheck alone uses, too) is memcheck's.  Nothing
+		 * in it may call the allocator: a block it served memcheck
+		 * would change its layout for the whole run (mimalloc), and
+		 * its own start (tcmalloc's page heap: megabytes) would count
+		 * as memcheck's here. */
 		mc_own_work_begin(false);
 		mc_options_init();
 		mc_fault_init(); /* before account.c: fork handler order */
