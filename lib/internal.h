@@ -99,6 +99,10 @@ bool mc_own_hooked(void);
 void *mc_map_io(size_t size);
 void mc_unmap_io(void *p, size_t size);
 void mc_unmap(void *p, size_t size);
+/* cb for each mapping mc_map and mc_map_io have made and not unmapped:
+ * memcheck's own memory, never the allocator's.  False when some were
+ * not listed (more at once than the list holds). */
+bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
 /* A growable string in mmap'd memory. */
 struct mc_buf {
@@ -183,6 +187,23 @@ uint64_t mc_own_bytes(void);
 void mc_footprint_lock(void);
 void mc_footprint_unlock(void);
 void mc_footprint_after_fork_child(void);
+/* At exit: the kernel's high-water mark is no longer reset, so the
+ * process's max RSS as its parent reads it stays its own. */
+void mc_footprint_final(void);
+
+/* ---- elfsym.c -------------------------------------------------------- */
+
+/* Symbol lookup without the dynamic linker's help: it never allocates and
+ * never takes an executable's canonical PLT entry for a definition.
+ * Objects are named by where their mapping starts (mc_object_base). */
+/* name's definition in the object at base, or NULL. */
+void *mc_sym_in(const void *base, const char *name);
+/* The first definition of name in any object (as RTLD_DEFAULT finds it,
+ * less canonical PLT entries), or NULL; *where (when not NULL) gets the
+ * start of the defining object. */
+void *mc_sym_first(const char *name, const void **where);
+/* The same in the objects loaded after libmemcheck (as RTLD_NEXT). */
+void *mc_sym_next(const char *name, const void **where);
 
 /* ---- ownheap.c ------------------------------------------------------- */
 
@@ -240,6 +261,10 @@ struct mc_thread {
 				      * through the public names (glibc's
 				      * reallocarray calls realloc) is the
 				      * program's, not memcheck's (ownheap.c) */
+	uintptr_t *cxx_frame;        /* cxxnew.c, tracking: the frame of the
+				      * program's call to an operator new or
+				      * delete being forwarded, or NULL */
+	uintptr_t cxx_ret;           /* its return address when it was set */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -285,6 +310,14 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
+/* True when a call made now must pass straight through, uncounted:
+ * during start-up, inside memcheck's own work (the guard), bypassed. */
+bool mc_uncounted(void);
+/* region.c's start-up probe: the next malloc call on this thread, if it
+ * reaches memcheck, is answered by memcheck alone; seen says whether it
+ * did.  Call with the guard held. */
+void mc_probe_arm(void);
+bool mc_probe_seen(void);
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
 extern uintptr_t mc_text_lo, mc_text_len;
@@ -302,6 +335,24 @@ static inline void *mc_call_frame(void *fp)
 	return f;
 }
 
+/* The frame of the program's call, in a function the wrapper reached by a
+ * jump (MC_FRAMELESS); where the compiler called instead (clang at -O0)
+ * the wrapper's frame lies below and is skipped. */
+#define MC_CALL_FRAME() mc_call_frame(__builtin_frame_address(0))
+
+/* Wrappers with a short path of their own need no frame pointer (the
+ * library is built with them for its stack walks): the slow paths keep
+ * theirs.  Saves a push, a move and a restore per call under gcc.  That
+ * is only right while the wrappers jump, never call, to the functions
+ * that record (see mc_call_frame), so they are always optimized, sibling
+ * calls included, whatever the rest of the build (-O0, -O1). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MC_FRAMELESS \
+	__attribute__((optimize("O2", "omit-frame-pointer", "optimize-sibling-calls")))
+#else
+#define MC_FRAMELESS
+#endif
+
 /* 1 when the program's malloc calls reach memcheck. */
 extern int mc_is_active;
 /* They do not (found out late, e.g. under valgrind): stop counting. */
@@ -309,25 +360,71 @@ void mc_bypass(void);
 /* The process has been reported for the last time: pass calls through. */
 void mc_stop_counting(void);
 
+/* ---- cxxnew.c -------------------------------------------------------- */
+
+/* Find the next definition of each operator new and delete; allocator:
+ * the object whose own ones memcheck counts (NULL: forward only). */
+void mc_cxx_resolve(const void *allocator);
+
 /* ---- stacks.c -------------------------------------------------------- */
+
+/* The frame a stack starts from, for a call that an operator new or
+ * delete memcheck forwarded makes (libstdc++'s calls malloc): the
+ * program's call to operator new, when one is in flight on this thread
+ * (mc_self.cxx_frame), else f.  mc_stack_capture asks it. */
+void *mc_cxx_call_frame(uintptr_t *f);
 
 /* Capture the calling stack, starting at the return address in frame fp
  * (the frame of the malloc-family function the program called), and
  * intern it; returns its id, 0 when stacks are off. */
 uint32_t mc_stack_capture(void *fp);
+/* Intern frames directly (tests use this). */
+uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
+void mc_stacks_init(void);
+/* Every lock of stack capture and the depot, for fork. */
+void mc_stacks_lock(void);
+void mc_stacks_unlock(void);
+void mc_stacks_after_fork_child(void);
+
+/* ---- depot.c --------------------------------------------------------- */
+
+/* The id of the n frames f, whose hash (stacks.c's) is h, stored if new;
+ * 0 when n is 0 or the depot is full. */
+uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
 /* Frames of an interned stack: returns the depth, *frames points into
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);
 /* The same, up to the first frame outside every loaded object's code
- * (what a frame-pointer walk past code without frame pointers finds):
- * the frames reports and suppressions use. */
+ * (what a frame-pointer guess through code without CFI may find): the
+ * frames reports and suppressions use. */
 int mc_stack_get_code(uint32_t id, const uintptr_t **frames);
-/* Intern frames directly (tests use this). */
-uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
-void mc_stacks_init(void);
-void mc_stacks_lock(void);
-void mc_stacks_unlock(void);
-void mc_stacks_after_fork_child(void);
+void mc_depot_lock(void);
+void mc_depot_unlock(void);
+void mc_depot_after_fork_child(void);
+
+/* ---- cfi.c ----------------------------------------------------------- */
+
+/* How the walk steps from a function to its caller at a return address
+ * (the x86-64 registers the walk follows: rsp, rbp, and the return
+ * address at CFA-8). */
+enum mc_cfi_kind {
+	MC_CFI_UNKNOWN, /* no CFI, or a rule the walk cannot follow */
+	MC_CFI_FP,      /* a frame-pointer frame: CFA = rbp + 16, rbp at CFA-16 */
+	MC_CFI_SP,      /* CFA = rsp + cfa_off */
+	MC_CFI_BP,      /* CFA = rbp + cfa_off */
+	MC_CFI_END,     /* no caller: the return address is undefined */
+};
+struct mc_cfi_rule {
+	int kind;
+	int32_t cfa_off;
+	int32_t rbp_off;   /* the caller's rbp saved at CFA + rbp_off; 0: unchanged */
+};
+/* The rule at return address ret, from its object's .eh_frame. */
+void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out);
+/* The same from the .eh_frame_hdr at hdr, of an object mapped in
+ * [lo, hi) (fuzz/fuzz_cfi.c feeds it bytes). */
+void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
+		    struct mc_cfi_rule *out);
 
 /* ---- blocks.c -------------------------------------------------------- */
 
@@ -437,6 +534,8 @@ void *mc_track_realloc(void *old, size_t n);
 void mc_account_alloc(void *p, size_t size, void *fp);
 void mc_account_free(void *p, bool *pass_on, void *fp);
 void mc_account_failed(void);
+/* This thread's allocations and failed allocations counted so far. */
+uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);
 /* Before the allocator's realloc: 1 the block is live (now marked freed,
  * *prev holds it), 0 memcheck never saw it, -1 it was freed already (the
@@ -506,6 +605,8 @@ void mc_limits_init(void);
 bool mc_fault_check(void *fp, bool is_realloc);
 
 void mc_fault_init(void);
+/* From memcheck's constructor on, failures may be injected. */
+void mc_fault_start(void);
 /* Region stack, kept in step with region.c's (region lock held). */
 void mc_fault_region_begin(const char *name);
 void mc_fault_region_rename(const char *name);
@@ -521,25 +622,70 @@ struct mc_fault_info {
 };
 void mc_fault_region_end(struct mc_fault_info *out);
 
+/* ---- checkname.c ----------------------------------------------------- */
+
+/* The name of the check test running in this process (check's
+ * tcase_name(), found in the program even when check is linked
+ * statically), or NULL when there is none.  Guard held: dlsym may
+ * allocate. */
+const char *mc_check_test_name(void);
+
+/* ---- resident.c ------------------------------------------------------ */
+
+/* Bytes of [lo, hi) in memory now (mincore), pages rounded outward. */
+uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi);
+/* One line of /proc/self/maps. */
+struct mc_mapping {
+	uintptr_t lo, hi;
+	bool readable, writable, shared;
+	bool anonymous;             /* no file behind it ([heap] included) */
+	const char *name;           /* the path or [name]; "" for none */
+};
+/* cb for each mapping, in address order, until it returns false; false
+ * when /proc/self/maps cannot be read.  No malloc. */
+bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
+/* Address ranges, in memory the caller gives (v, cap). */
+struct mc_ranges {
+	uintptr_t (*v)[2];
+	int n, cap;
+	bool overflow;              /* some did not fit */
+};
+void mc_ranges_add(struct mc_ranges *r, uintptr_t lo, uintptr_t hi);
+void mc_ranges_sort(struct mc_ranges *r);
+/* cb for each part of [lo, hi) that no range of r (sorted) covers. */
+void mc_gaps_each(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r,
+		  void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* The resident bytes of those parts. */
+uint64_t mc_resident_outside(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r);
+
 /* ---- allocator.c ----------------------------------------------------- */
 
 /* Name the live allocator from the object that serves malloc. */
 const char *mc_allocator_name(void);
 void mc_allocator_detect(void);
 
-/* What the allocator says about itself now, read through dlsym without
- * linking to it.  A figure it cannot give is MEMCHECK_UNKNOWN. */
+/* The allocator's memory now: its own count of the bytes in use, read
+ * through dlsym without linking to it, and how much of the memory it has
+ * mapped is resident, measured page by page.  A figure that cannot be
+ * had is MEMCHECK_UNKNOWN. */
 struct mc_alloc_stats {
 	uint64_t allocated;  /* bytes in blocks the program holds, as the
 			      * allocator counts them (usable sizes) */
-	uint64_t held;       /* bytes the allocator holds from the system
-			      * and has not given back (resident or committed) */
-	uint64_t retained;   /* held - allocated: kept for reuse, not used */
+	uint64_t resident;   /* resident bytes of the memory the allocator
+			      * serves blocks from (memcheck(7)) */
+	uint64_t retained;   /* resident - allocated: kept, not used */
 };
 /* Fill *out; false when this allocator has no statistics memcheck can
  * read (every figure is then MEMCHECK_UNKNOWN).  Call with the guard
  * held: the allocator's statistics calls may allocate. */
 bool mc_allocator_stats(struct mc_alloc_stats *out);
+/* How long, at most, the allocator waits before it gives memory the
+ * program freed back to the system on a timer (jemalloc's decay times,
+ * mimalloc's decommit delays): its resident figures then depend on
+ * timing.  0 when it does that by amounts or not at all (glibc,
+ * tcmalloc; jemalloc with decay -1 or 0); MEMCHECK_UNKNOWN when it
+ * cannot be told.  Guard held, as for mc_allocator_stats. */
+uint64_t mc_allocator_timed_purge_ms(void);
 /* The allocator's own call to give free memory back to the system
  * (malloc_trim(0), mi_collect(true), jemalloc's arena purge,
  * MallocExtension_ReleaseFreeMemory); false when it has none. */
@@ -646,6 +792,9 @@ struct mc_record {
 	char program[256];
 	char allocator[128];
 	int pid;
+	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
+	uint64_t run, runs;         /* memcheck run's repetition, of how
+				     * many; MEMCHECK_UNKNOWN when absent */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

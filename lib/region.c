@@ -45,12 +45,17 @@ struct region {
 	double t0;
 	uintptr_t begin_sp;       /* memcheck_begin's stack pointer, 0: none */
 	pthread_t begin_thread;
+	bool fold;                /* a forked child's process region, folded
+				   * into the child's own regions: reported
+				   * only when it fails */
 };
 
 static struct region regions[MAX_REGIONS];
 static int nregions;      /* open regions, the process region included */
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool forked;        /* this process is a fork of one memcheck ran in */
+static unsigned ended_here; /* regions ended in this process since the fork */
 
 /* ---- begin: epochs and baselines ------------------------------------- */
 
@@ -75,13 +80,20 @@ static uint32_t next_epoch(void)
 	return atomic_fetch_add(&mc_epoch, 1) + 1;
 }
 
-static void region_rebase(struct region *r, uint32_t epoch)
+/* from_start: the region counts from the start of the process (its
+ * baseline is zero, its peak the peak so far), else from now. */
+static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 {
 	mc_vg_region_begin((int)(r - regions), r->name);
 	mc_account_flush();
 	r->epoch = epoch;
-	mc_account_sum(&r->base);
-	r->saved_peak = mc_account_peak_begin(&r->live_begin);
+	if (from_start) {
+		memset(&r->base, 0, sizeof r->base);
+		r->live_begin = r->saved_peak = 0;
+	} else {
+		mc_account_sum(&r->base);
+		r->saved_peak = mc_account_peak_begin(&r->live_begin);
+	}
 	/* Taking the peak restarts it: the enclosing region keeps its peak
 	 * so far.  Both figures leave memcheck's own memory out
 	 * (footprint.c). */
@@ -106,8 +118,13 @@ static void region_push(const char *name, bool process)
 	memset(r, 0, sizeof *r);
 	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
-	uint32_t epoch = next_epoch();
-	region_rebase(r, epoch);
+	/* The process region counts what valgrind counts: everything since
+	 * the process started, what other libraries' constructors allocated
+	 * before memcheck's ran included (libstdc++'s 72,704-byte emergency
+	 * pool).  Those blocks carry epoch 1, the first there is (0 is
+	 * memcheck_ignore's). */
+	uint32_t epoch = process ? 1 : next_epoch();
+	region_rebase(r, epoch, process);
 	nregions++;
 	mc_fault_region_begin(r->name);
 }
@@ -365,7 +382,10 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.supp = &supp,
 		.valgrind = vg,
 	};
-	mc_report_emit(&rr);
+	if (!r->fold || !res.pass)
+		mc_report_emit(&rr);
+	if (!r->process)
+		ended_here++;
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
@@ -380,16 +400,18 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 
 /* Does a malloc call from this process reach memcheck's malloc?  Symbol
  * lookup says so in most cases; this catches the rest, such as valgrind,
- * which redirects every object's malloc to its own.  Runs before any
- * region takes its baseline. */
+ * which redirects every object's malloc to its own.  memcheck's malloc
+ * answers the probe itself (interpose.c): the allocator never sees it. */
 static bool calls_reach_us(void)
 {
-	struct mc_totals before, after;
-	mc_account_sum(&before);
+	mc_guard_enter();
+	mc_probe_arm();
 	void *volatile p = malloc(1);
-	free(p);
-	mc_account_sum(&after);
-	return after.allocs != before.allocs;
+	bool seen = mc_probe_seen();
+	if (!seen)
+		free(p); /* whoever served it takes it back */
+	mc_guard_leave();
+	return seen;
 }
 
 static void say_bypassed(void)
@@ -448,14 +470,37 @@ void mc_process_begin(void)
 	mc_guard_leave();
 }
 
+/* A forked child's process region: named after the check test that ran
+ * in it, when it is one (the runner's children would all be "process",
+ * told apart only by their order, which changes as tests are added).
+ * A child that ended regions of its own (memcheck_tcase's test region)
+ * has its figures in them: its process region is folded into them, and
+ * reported only when it fails, for what the child did outside them: as
+ * "<test> (process)" in a check test, else "process". */
+static void name_forked(struct region *r)
+{
+	const char *test = mc_check_test_name();
+	char name[sizeof r->name];
+	if (test && ended_here) {
+		snprintf(name, sizeof name, "%s (process)", test);
+		test = name;
+	}
+	if (test)
+		mc_copy_name(r->name, sizeof r->name, test);
+	r->fold = ended_here > 0;
+}
+
 void mc_process_end(void)
 {
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
 	mc_guard_enter();
+	mc_footprint_final();
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
+		if (top->process && forked)
+			name_forked(top);
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
 				   "memcheck was bypassed: the program's malloc calls do not reach it",
@@ -484,9 +529,11 @@ void mc_regions_unlock(void)
 void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
+	forked = true;
+	ended_here = 0;
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
-		region_rebase(&regions[i], epoch);
+		region_rebase(&regions[i], epoch, false);
 }
 
 /* ---- public API ------------------------------------------------------ */

@@ -34,6 +34,14 @@ static const char *num(uint64_t v, char buf[32])
 	return v == MEMCHECK_UNKNOWN ? "unknown" : mc_commas(v, buf);
 }
 
+/* Reports show a stack up to main, as valgrind does
+ * (--show-below-main=no): what lies below, the C library's start-up, is
+ * every stack's.  fi: a frame's functions, innermost first, k of them. */
+static bool is_main(const struct mc_frame_info *fi, int k)
+{
+	return strcmp(fi[k - 1].function, "main") == 0;
+}
+
 /* "   at 0x...: fn (file:line)" lines for a stack, as valgrind writes them. */
 static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
@@ -55,6 +63,8 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 			else
 				mc_buf_printf(b, " (in %s)\n", fi[j].object[0] ? fi[j].object : "?");
 		}
+		if (is_main(fi, k))
+			break;
 	}
 }
 
@@ -84,6 +94,8 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 			 * they were inlined into, which follows them. */
 			mc_buf_printf(b, ",\"inlined\":%s}", j + 1 < k ? "true" : "false");
 		}
+		if (is_main(fi, k))
+			break;
 	}
 	mc_buf_puts(b, "]");
 }
@@ -193,6 +205,7 @@ static void emit_json(const struct mc_region_report *rr)
 	mc_buf_json_str(&b, mc_program());
 	mc_buf_puts(&b, ",\"allocator\":");
 	mc_buf_json_str(&b, mc_allocator_name());
+	mc_buf_printf(&b, ",\"implicit\":%s", rr->process ? "true" : "false");
 	json_u64(&b, "allocs", r->allocs);
 	json_u64(&b, "frees", r->frees);
 	json_u64(&b, "reallocs", r->reallocs);
@@ -213,6 +226,7 @@ static void emit_json(const struct mc_region_report *rr)
 	json_u64(&b, "invalid_frees", r->invalid_frees);
 	json_u64(&b, "retained_bytes", r->retained_bytes);
 	json_u64(&b, "retained_after_release", r->retained_after_release);
+	json_u64(&b, "timed_purge_ms", mc_allocator_timed_purge_ms());
 	json_u64(&b, "rss_begin", r->rss_begin);
 	json_u64(&b, "rss_end", r->rss_end);
 	json_u64(&b, "peak_rss", r->peak_rss);
