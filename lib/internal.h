@@ -209,12 +209,15 @@ void *mc_sym_next(const char *name, const void **where);
 
 /* The heap for the malloc calls memcheck's own work makes (guard held,
  * or before the allocator is known): never the program's allocator.
- * Its range, [mc_ownheap_lo, + mc_ownheap_len), is reserved at the first
- * call; a pointer inside it is one of its blocks. */
+ * Its memory is a static arena, then a range [mc_ownheap_lo, +
+ * mc_ownheap_len) reserved once that is used up; a pointer inside
+ * either is one of its blocks. */
+extern char mc_ownheap_static[256 * 1024];
 extern uintptr_t mc_ownheap_lo, mc_ownheap_len;
 static inline bool mc_ownheap_has(const void *p)
 {
-	return (uintptr_t)p - mc_ownheap_lo < mc_ownheap_len;
+	return (uintptr_t)p - (uintptr_t)mc_ownheap_static < sizeof mc_ownheap_static ||
+	       (uintptr_t)p - mc_ownheap_lo < mc_ownheap_len;
 }
 /* NULL with errno ENOMEM: no such block; NULL with errno 0: this heap
  * cannot serve (no range, or full): use the allocator. */

@@ -12,23 +12,26 @@
  * held and freed without it (libunwind's caches) looked like a free of
  * an unknown pointer.
  *
- * So those calls are served here, from one range of address space
- * reserved at the first call: any free, realloc or malloc_usable_size
- * of a pointer inside the range comes back here, guard or not, and a
- * pointer outside it is never ours.  The range is the test interpose.c
- * makes on every free; it replaces the static bootstrap arena dlsym's
- * calls used to get.
+ * So those calls are served here, and any free, realloc or
+ * malloc_usable_size of one of its blocks comes back here, guard or not;
+ * a pointer outside its memory is never ours.  Its memory is 256 KiB of
+ * libmemcheck's own .bss (start-up and most processes need no more: no
+ * address space is reserved for them, which a program that lowers
+ * RLIMIT_AS would lose), then, once that is used up (libdw symbolizing
+ * a large program), a range of address space reserved then: 256 MiB,
+ * or an eighth of RLIMIT_AS at most.  The two range tests are the ones
+ * interpose.c makes on every free (mc_ownheap_has).
  *
  * A small allocator is enough: memcheck's callers allocate little and
  * rarely.  Power-of-two size classes from 16 bytes, each with a free
  * list; new blocks come from a bump pointer; one spin lock.  A block
  * carries its class and the offset to its start (for aligned blocks) in
- * the 16 bytes before it.  The pages the bump pointer has passed are
+ * the 16 bytes before it.  The pages the bump pointers have passed are
  * memcheck's resident memory, counted as such (footprint.c) 64 KiB at a
  * time.
  *
- * When the range is full (or cannot be reserved) the calls go to the
- * program's allocator again, as before: ownheap_alloc returns NULL with
+ * When both are full (or the range cannot be reserved) the calls go to
+ * the program's allocator again: mc_ownheap_alloc returns NULL with
  * errno 0 so that the caller can tell.
  */
 #include <errno.h>
@@ -43,6 +46,7 @@
 #define HDR 16
 #define CHUNK (64 * 1024)           /* counted as resident at a time */
 #define RESERVE (256ull << 20)      /* at most; less under a low RLIMIT_AS */
+#define STATIC (256 * 1024)
 
 struct hdr {
 	uint32_t cls;                   /* size class */
@@ -51,8 +55,11 @@ struct hdr {
 };
 _Static_assert(sizeof(struct hdr) == HDR, "header size");
 
+char mc_ownheap_static[STATIC] __attribute__((aligned(4096)));
 uintptr_t mc_ownheap_lo, mc_ownheap_len;
-static uintptr_t bump, counted;
+static uintptr_t bump = (uintptr_t)mc_ownheap_static;
+static uintptr_t limit = (uintptr_t)mc_ownheap_static + STATIC;
+static uintptr_t counted = (uintptr_t)mc_ownheap_static;
 static void *free_list[NCLASSES];
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 static bool failed;                 /* reservation refused: never again */
@@ -68,14 +75,12 @@ static void give(void)
 	atomic_flag_clear_explicit(&lock, memory_order_release);
 }
 
-/* Reserve the range: 256 MiB of address space, backed as touched; an
- * eighth of RLIMIT_AS at most, so that a program with a low limit keeps
- * its address space.  Lock held. */
+/* The static arena is used up: reserve the range, 256 MiB of address
+ * space backed as touched, an eighth of RLIMIT_AS at most, so that a
+ * program with a low limit keeps its address space.  Lock held. */
 static bool reserve(void)
 {
-	if (mc_ownheap_len)
-		return true;
-	if (failed)
+	if (mc_ownheap_len || failed)
 		return false;
 	size_t len = RESERVE;
 	struct rlimit rl;
@@ -83,13 +88,14 @@ static bool reserve(void)
 	    rl.rlim_cur / 8 < len)
 		len = (size_t)(rl.rlim_cur / 8) & ~(size_t)(CHUNK - 1);
 	/* mc_map_reserve: under valgrind the range is also hidden from its
-	 * leak check, which would otherwise read all 256 MiB at each. */
+	 * leak check, which would otherwise read all of it at each. */
 	void *p = len ? mc_map_reserve(len) : NULL;
 	if (!p) {
 		failed = true;
 		return false;
 	}
 	bump = counted = (uintptr_t)p;
+	limit = (uintptr_t)p + len;
 	__atomic_store_n(&mc_ownheap_len, len, __ATOMIC_RELAXED);
 	__atomic_store_n(&mc_ownheap_lo, (uintptr_t)p, __ATOMIC_RELEASE);
 	return true;
@@ -128,21 +134,16 @@ void *mc_ownheap_alloc(size_t align, size_t n, bool zero)
 	int c = class_of(need);
 	size_t csize = (size_t)1 << (c + MIN_SHIFT);
 	take();
-	if (!reserve()) {
-		give();
-		errno = 0; /* not a failure: no heap of our own */
-		return NULL;
-	}
 	char *blk = free_list[c];
 	if (blk) {
 		free_list[c] = *(void **)blk;
-	} else if (bump + csize <= mc_ownheap_lo + mc_ownheap_len) {
+	} else if (bump + csize <= limit || (reserve() && bump + csize <= limit)) {
 		blk = (char *)bump;
 		bump += csize;
 		count_touched();
 	} else {
 		give();
-		errno = 0;
+		errno = 0; /* not a failure: no room of our own */
 		return NULL;
 	}
 	give();
