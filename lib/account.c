@@ -428,7 +428,7 @@ void *mc_track_malloc(size_t n)
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
 	uint32_t stack = mc_stack_capture(fp);
-	void *p = mc_real.malloc(n);
+	void *p = MC_REAL(mc_real.malloc(n));
 	struct slot *s = slot();
 	if (likely(p != NULL)) {
 		record_tracked(s, p, n, stack); /* track_ready: tracking */
@@ -526,8 +526,6 @@ static int unknown_free(struct slot *s, void *p, void *fp, bool is_realloc)
 {
 	const char *const *what = unknown_what[is_realloc];
 	struct freed f;
-	if (mc_foreign_forget(p))
-		return 0; /* a library's block, made inside a hook (foreign.c) */
 	if (recently_freed(s, (uintptr_t)p, &f)) {
 		bump(s, &s->t.double_frees, 1);
 		report_error(what[0], p, &f, NULL, fp);
@@ -553,11 +551,8 @@ static inline __attribute__((always_inline)) int record_free_as(struct slot *s, 
 		return 1;
 	}
 	struct mc_block b;
-	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED)) {
-		if (mc_is_boot(p))
-			return -1; /* dropped, as interpose.c drops it */
+	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED))
 		return unknown_free(s, p, fp, false);
-	}
 	tally(s, &s->t.frees, &s->t.bytes_freed, b.size, -(int64_t)b.size);
 	remember_free(s, &b, fp);
 	/* The freed address, left in this frame, would be a stale root for
@@ -687,7 +682,7 @@ void *mc_track_realloc(void *old, size_t n)
 			return NULL;
 		}
 	}
-	void *p = mc_real.realloc(old, n);
+	void *p = MC_REAL(mc_real.realloc(old, n));
 	int err = errno;
 	realloc_done(s, old, p, n, st, &prev, fp, true);
 	if (st == 1)
@@ -709,16 +704,16 @@ static void atfork_prepare(void)
 	mc_scan_prefork();
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
-	mc_foreign_lock();
 	mc_blocks_lock_all();
+	mc_ownheap_lock();
 	mc_footprint_lock(); /* taken by mc_map inside all of the above */
 }
 
 static void atfork_parent(void)
 {
 	mc_footprint_unlock();
+	mc_ownheap_unlock();
 	mc_blocks_unlock_all();
-	mc_foreign_unlock();
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
 	mc_scan_postfork(false);
@@ -736,9 +731,9 @@ static void atfork_child(void)
 	mc_symbolize_postfork(true);
 	mc_scan_postfork(true);
 	mc_footprint_after_fork_child();
+	mc_ownheap_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
-	mc_foreign_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);
 	if (slots) {
 		for (int i = 0, hi = slots_hi; i < hi; i++) {

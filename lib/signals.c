@@ -22,8 +22,8 @@
  * address must leave the table before the allocator may hand it out
  * again.  What was done is queued, and recorded when the interrupted
  * code lowers the guard (mc_signal_drain).  A deeper guard means
- * memcheck's own work inside a handler (libdw, say), passed through as
- * always.
+ * memcheck's own work inside a handler (libdw, say), served by its own
+ * heap as always (ownheap.c).
  *
  * Traps: the handler may itself be interrupted (pushes reserve their
  * slot with one atomic add, and the queue keeps room for every nesting
