@@ -75,6 +75,16 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
 	return syscall(SYS_futex, addr, op, val, NULL, NULL, 0);
 }
 
+/* go only grows, one step a scan: the scan g is over once go has
+ * reached it, or passed it.  A handler woken at the end of one scan may
+ * not get a processor before the next scan has ended too (that scan
+ * takes it as it is, its signal blocked in this handler): waiting for go
+ * to equal g again would wait for ever. */
+static bool released_by(uint32_t go, uint32_t g)
+{
+	return (int32_t)(go - g) >= 0;
+}
+
 static void on_stop(int sig, siginfo_t *si, void *ucv)
 {
 	(void)sig;
@@ -83,7 +93,7 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	int saved = errno;
 	struct area *a = area;
 	uint32_t g = atomic_load(&a->gen);
-	if (atomic_load(&a->go) != g) {
+	if (!released_by(atomic_load(&a->go), g)) {
 		int i = atomic_fetch_add(&a->next, 1);
 		if (i < MAX_STOP) {
 			struct rec *r = &a->r[i];
@@ -100,7 +110,7 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 			r->tp = mc_thread_pointer();
 			atomic_store_explicit(&r->gen, g, memory_order_release);
 		}
-		for (uint32_t go; (go = atomic_load(&a->go)) != g;)
+		for (uint32_t go; !released_by(go = atomic_load(&a->go), g);)
 			futex(&a->go, FUTEX_WAIT_PRIVATE, go);
 	}
 	errno = saved;
