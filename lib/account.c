@@ -699,6 +699,7 @@ void *mc_track_realloc(void *old, size_t n)
 static void atfork_prepare(void)
 {
 	mc_guard_enter();
+	mc_walks_prefork(); /* first: a walk's callback takes mc_map's lock */
 	mc_symbolize_prefork();
 	mc_regions_lock();
 	mc_scan_prefork();
@@ -719,6 +720,7 @@ static void atfork_parent(void)
 	mc_scan_postfork(false);
 	mc_regions_unlock();
 	mc_symbolize_postfork(false);
+	mc_walks_postfork(false);
 	mc_guard_leave();
 }
 
@@ -727,6 +729,7 @@ static void atfork_parent(void)
  * figures are its own: every open region starts again here. */
 static void atfork_child(void)
 {
+	mc_walks_postfork(true);
 	mc_text_after_fork();
 	mc_symbolize_postfork(true);
 	mc_scan_postfork(true);

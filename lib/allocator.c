@@ -103,7 +103,7 @@ static bool others(struct mc_ranges *r, bool own_only)
 	*r = (struct mc_ranges){ others_v, 0, MAX_OTHERS, false };
 	bool complete = mc_own_each(add_own, r);
 	if (!own_only) {
-		dl_iterate_phdr(add_object, r);
+		mc_walk_objects(add_object, r);
 		static uintptr_t stacks[1024][2];
 		mc_account_threads_lock();
 		int n = mc_account_other_stacks(stacks, 1024);

@@ -97,7 +97,7 @@ static tcase_name_fn *from_symtab(void)
 	if (!name_at || !runner)
 		return NULL;
 	uintptr_t bias = 0;
-	dl_iterate_phdr(first_object, &bias);
+	mc_walk_objects(first_object, &bias);
 	return (tcase_name_fn *)(bias + name_at);
 }
 

@@ -233,7 +233,7 @@ static int probe_object(struct dl_phdr_info *info, size_t size, void *arg)
 static bool in_code(uintptr_t pc)
 {
 	struct code_probe p = { pc - 1, false };
-	dl_iterate_phdr(probe_object, &p);
+	mc_walk_objects(probe_object, &p);
 	return p.found;
 }
 

@@ -246,7 +246,7 @@ static void *lookup(const void *anchor, bool only, const char *name, const void 
 		.anchor = anchor,
 		.only = only,
 	};
-	dl_iterate_phdr(visit, &l);
+	mc_walk_objects(visit, &l);
 	if (where)
 		*where = l.found ? l.where : NULL;
 	return l.found;

@@ -184,6 +184,12 @@ bool mc_program_matches(const char *patterns, const char *path);
  * program can call memcheck's functions. */
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
+/* dl_iterate_phdr, for memcheck's own walks: never under way while the
+ * process forks (mc_walks_prefork and _postfork, in the fork handlers). */
+struct dl_phdr_info;
+int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+void mc_walks_prefork(void);
+void mc_walks_postfork(bool child);
 
 /* ---- footprint.c ----------------------------------------------------- */
 

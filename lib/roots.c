@@ -276,7 +276,7 @@ struct mc_roots *mc_roots_begin(void)
 	if (dladdr1((void *)&mc_roots_begin, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
 	    lm->l_name && lm->l_name[0])
 		r->self_base = lm->l_addr; /* linked statically: nothing to skip */
-	dl_iterate_phdr(phdr_roots, r);
+	mc_walk_objects(phdr_roots, r);
 	mc_user_roots(add_cb, r);
 	mc_mappings_copy(&r->prog);
 	return r;

@@ -864,7 +864,52 @@ bool mc_linked_in(void)
 	const char *name = NULL;
 	if (mc_object_base((const void *)mc_linked_in, &name) && name && !name[0])
 		return true; /* in the program itself: libmemcheck.a */
-	return dl_iterate_phdr(needs_memcheck, NULL) != 0;
+	return mc_walk_objects(needs_memcheck, NULL) != 0;
+}
+
+/* dl_iterate_phdr holds the dynamic linker's lock while it calls fn, and
+ * fork does not wait for that lock: a child forked meanwhile inherits it
+ * held by a thread it does not have, and hangs in its first walk (the
+ * scan at its region's end: tests/prog/forklocks' children hung so, the
+ * lock's owner the parent's thread that was ending a region).  So
+ * memcheck's walks hold walk_lock for reading and fork takes it for
+ * writing, first of memcheck's locks (account.c): no walk of memcheck's
+ * is under way when a child is made.  Readers go first (glibc's
+ * default), so a walk never waits for a fork that only waits: one made
+ * from inside the program's own walk (a malloc in its callback, with
+ * MEMCHECK_FAIL_SITE) cannot deadlock with a walk of memcheck's that
+ * waits for the program's, and a fork that finds walks going on for a
+ * second goes on as it did before. */
+static pthread_rwlock_t walk_lock = PTHREAD_RWLOCK_INITIALIZER;
+static MC_TLS bool fork_has_walk_lock; /* per thread: see region.c's */
+
+int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	/* fails (EDEADLK) only in the fork handlers, which hold it */
+	bool locked = pthread_rwlock_rdlock(&walk_lock) == 0;
+	int rc = dl_iterate_phdr(fn, arg);
+	if (locked)
+		pthread_rwlock_unlock(&walk_lock);
+	return rc;
+}
+
+void mc_walks_prefork(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	fork_has_walk_lock = pthread_rwlock_timedwrlock(&walk_lock, &until) == 0;
+}
+
+void mc_walks_postfork(bool child)
+{
+	if (!fork_has_walk_lock)
+		return;
+	fork_has_walk_lock = false;
+	if (child)
+		pthread_rwlock_init(&walk_lock, NULL);
+	else
+		pthread_rwlock_unlock(&walk_lock);
 }
 
 /* The load address of the object that contains addr, as dladdr's
