@@ -696,7 +696,6 @@ void mc_account_init(void);
 void mc_account_sum(struct mc_totals *t);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
-void mc_account_flush(void);
 /* The live-byte peak for region.c: _begin restarts it from the live
  * bytes now (*live) and returns the peak so far; _end returns the peak
  * since, and makes the greater of it and saved_peak the peak again. */
