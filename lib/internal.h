@@ -41,7 +41,8 @@ struct mc_options {
 	int unwinder;             /* enum mc_unwinder */
 	int max_leaks;            /* leak records per region in reports */
 	int process_region;       /* enum mc_tristate */
-	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: every program */
+	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: programs.c's rule */
+	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
@@ -149,6 +150,26 @@ bool mc_program_matches(const char *patterns, const char *path);
  * program can call memcheck's functions. */
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
+
+/* ---- programs.c ------------------------------------------------------ */
+
+/* Does the program whose executable is exe (absolute, symbolic links
+ * resolved) get the process region: MEMCHECK_PROGRAMS's patterns, or
+ * by default every program not installed on the system and not an
+ * interpreter running a script? */
+bool mc_program_under_test(const char *exe);
+/* Does exe lie in the system's program directories (the default's
+ * first half)? */
+bool mc_program_installed(const char *exe);
+
+/* ---- exitstatus.c ---------------------------------------------------- */
+
+/* Change the exit status at exit when a region failed (region.c calls
+ * these: _watch from the constructor, unless the process is only
+ * forwarded; _region_ended at every region's end). */
+void mc_exit_watch(void);
+void mc_exit_region_ended(bool pass);
+void mc_exit_after_fork_child(void);
 
 /* ---- footprint.c ----------------------------------------------------- */
 

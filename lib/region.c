@@ -371,6 +371,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		mc_unmap(acc.v, groups_bytes);
 	if (window)
 		mc_own_work_end();
+	mc_exit_region_ended(res.pass);
 	if (out)
 		*out = res;
 	return res.pass ? 0 : 1;
@@ -418,18 +419,20 @@ void mc_process_begin(void)
 		on = pre && strstr(pre, "libmemcheck");
 	}
 	bool left_out = false;
-	if (on && mc_opt.programs) {
+	if (on) {
 		char exe[4096];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		if (n > 0) {
 			exe[n] = 0;
-			on = mc_program_matches(mc_opt.programs, exe);
+			on = mc_program_under_test(exe);
 			left_out = !on;
 		} else {
 			mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
-			       "reporting this process as if it matched", strerror(errno));
+			       "reporting this process as a program under test",
+			       strerror(errno));
 		}
 	}
+	bool forward_only = false;
 	if (mc_is_active && !calls_reach_us()) {
 		mc_bypass();
 		left_out = false; /* say so */
@@ -437,7 +440,10 @@ void mc_process_begin(void)
 		/* Preloaded only, it cannot open a region of its own: only
 		 * forward, as if memcheck were not there. */
 		mc_bypass();
+		forward_only = true;
 	}
+	if (!forward_only)
+		mc_exit_watch();
 	mc_guard_enter();
 	if (!mc_is_active && !left_out)
 		say_bypassed();
@@ -484,6 +490,7 @@ void mc_regions_unlock(void)
 void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
+	mc_exit_after_fork_child();
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
 		region_rebase(&regions[i], epoch);

@@ -61,6 +61,14 @@ $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
 
+# exitregion again, linked with the static archive: memcheck's
+# constructor then runs after the program's start-up registered its exit
+# handlers (tests/test_exitcode.c).
+PROG_BINS += $(B)/tests/prog/exitregion_static
+$(B)/tests/prog/exitregion_static: tests/prog/exitregion.c $(ARLIB) include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c

@@ -99,6 +99,15 @@ void memcheck_begin(const char *name);
  * from an allocator function memcheck does not wrap. */
 int memcheck_end(struct memcheck_result *out);
 
+/* A region that fails also fails the process: when it would exit with
+ * status 0, it exits with MEMCHECK_EXITCODE (23) instead.  A caller that
+ * deals with the failure of the region it just ended itself (a test that
+ * expects it, a test framework that reports it) says so here, and that
+ * failure no longer changes the exit status.  Returns 0, or -1 when the
+ * region ended last passed or was handled already. */
+int memcheck_handled(void);
+
+
 /* Rename the innermost open region (for fixtures that learn the test's
  * name only at its end).  Returns 0, or -1 when no region is open. */
 int memcheck_rename(const char *name);
