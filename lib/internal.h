@@ -763,6 +763,9 @@ struct mc_region_report {
 	bool valgrind;                  /* leak figures from valgrind (vgmode.c) */
 };
 void mc_report_emit(const struct mc_region_report *rr);
+/* At each region's end: the first record of leaks[0..n) that fails a
+ * region (none for a region that passed), for memcheck_leak_site(). */
+void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n);
 /* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */
 void mc_report_injection(const char *region_id, const char *region, uint64_t index,
 			 uint32_t stack);

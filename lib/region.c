@@ -353,6 +353,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	if (supp.violation[0])
 		add_violation(&res, "%s", supp.violation);
 	mc_gate_region(&res);
+	mc_report_last_leak(res.pass || vg, groups, acc.n);
 
 	struct mc_region_report rr = {
 		.r = &res,

@@ -61,6 +61,12 @@ $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
 
+# Suites of test frameworks, linked with memcheck and the framework
+# (tests/test_frameworks.c).
+$(B)/tests/prog/fw_check: tests/prog/fw_check.c include/memcheck/check.h $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(CHECK_LIBS)
+
 # exitregion again, linked with the static archive: memcheck's
 # constructor then runs after the program's start-up registered its exit
 # handlers (tests/test_exitcode.c).

@@ -107,6 +107,15 @@ int memcheck_end(struct memcheck_result *out);
  * region ended last passed or was handled already. */
 int memcheck_handled(void);
 
+/* Where the leak that failed the region ended last was allocated (its
+ * largest definitely or possibly lost record): the first frame of its
+ * stack with a source file outside the system's libraries, the program's
+ * own code, for a test framework to put its failure at.  Sets *file,
+ * *line and *function (each may be NULL; the strings stay valid until
+ * the next call) and returns 0, or returns -1 when that region failed
+ * for no such leak, passed, or the frame has no file (no debug
+ * information, MEMCHECK_SYMBOLIZE=0). */
+int memcheck_leak_site(const char **file, int *line, const char **function);
 
 /* Rename the innermost open region (for fixtures that learn the test's
  * name only at its end).  Returns 0, or -1 when no region is open. */

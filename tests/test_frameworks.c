@@ -1,0 +1,134 @@
+/*
+ * test_frameworks.c - the glue for test frameworks, in the frameworks'
+ * own output: a test that leaks fails in check's console and XML
+ * output, at the line that allocated the block (tests/prog/fw_check.c),
+ * forked or not, under every allocator.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const char *const allocators[] = {
+	NULL, "libmimalloc.so.2", "libjemalloc.so.2", "libtcmalloc_minimal.so.4",
+};
+#define NALLOC (sizeof allocators / sizeof allocators[0])
+
+/* The line of tests/prog/NAME that has the comment "SITE what". */
+static int site_line(const char *name, const char *what)
+{
+	char *src = h_read_file(h_env("%s/../tests/prog/%s", h_build(), name), NULL);
+	ck_assert_msg(src != NULL, "cannot read tests/prog/%s", name);
+	const char *mark = strstr(src, h_env("SITE %s */", what));
+	ck_assert_msg(mark != NULL, "no SITE %s in tests/prog/%s", what, name);
+	int line = 1;
+	for (const char *p = src; p < mark; p++)
+		line += *p == '\n';
+	free(src);
+	return line;
+}
+
+/* text has a line that contains every one of the NULL-terminated needles. */
+static bool line_with(const char *text, const char *const needles[])
+{
+	for (const char *l = text; l && *l;) {
+		const char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+		bool all = true;
+		for (size_t i = 0; needles[i] && all; i++) {
+			const char *hit = memmem(l, len, needles[i], strlen(needles[i]));
+			all = hit != NULL;
+		}
+		if (all)
+			return true;
+		l = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+#define EXPECT_LINE(text, ...)                                                   \
+	do {                                                                     \
+		const char *const need_[] = { __VA_ARGS__, NULL };               \
+		ck_assert_msg(line_with((text), need_), "no line with %s ... in:\n%s", \
+			      need_[0], (text));                                 \
+	} while (0)
+
+/* check: CK_FORK and CK_NOFORK, each allocator; the XML log too. */
+START_TEST(check_suite_fails_at_the_leak)
+{
+	int copy = site_line("fw_check.c", "copy_of");
+	int dup = site_line("fw_check.c", "strdup");
+	const char *site = h_env("fw_check.c:%d:", copy);
+	const char *forks[] = { "CK_FORK=yes", "CK_FORK=no" };
+	for (size_t a = 0; a < NALLOC; a++) {
+		const char *so = allocators[a] ? h_allocator_so(allocators[a]) : NULL;
+		if (allocators[a] && !so)
+			continue;
+		for (size_t f = 0; f < 2; f++) {
+			const char *xml = h_tmppath("check.xml");
+			const char *report = h_tmppath("check.jsonl");
+			const char *env[] = { forks[f], "MEMCHECK_TEXT=none", "CK_RUN_CASE=core",
+					      h_env("CK_XML_LOG_FILE_NAME=%s", xml),
+					      h_env("MEMCHECK_REPORT=%s", report), NULL };
+			struct h_run r;
+			/* libmemcheck first when another allocator is preloaded */
+			H_RUN(&r, so ? H_PRELOAD : 0, so, env, h_prog("fw_check"));
+			ck_assert_msg(r.exit_code == 1, "fw_check (%s, %s): %s, expected 1",
+				      forks[f], so ? so : "glibc", h_status(&r));
+			EXPECT_LINE(r.out, "Checks: 3, Failures: 2, Errors: 0");
+			EXPECT_LINE(r.out, site, ":core:leaks:0: memcheck: region \"leaks\": "
+				    "6 bytes in 1 blocks definitely lost (allocated in copy_of)");
+			EXPECT_LINE(r.out, ":F:core:leaks_and_fails:0: the test's own failure");
+			char *x = h_read_file(xml, NULL);
+			ck_assert_msg(x && h_count_lines(x, "<test result=\"failure\">") == 2 &&
+				      strstr(x, h_env("<fn>fw_check.c:%d</fn>", copy)) &&
+				      strstr(x, "memcheck: region &quot;leaks&quot;: 6 bytes"),
+				      "check's XML log: expected 2 failures, one at "
+				      "fw_check.c:%d:\n%s", copy, x ? x : "(no file)");
+			free(x);
+			/* CK_NOFORK: the test that failed its own assertion still
+			 * gets its teardown; its leak is lost, not reachable */
+			struct h_report rep;
+			H_LOAD(&rep, report);
+			const struct h_json *lf = h_record(&rep, "leaks_and_fails", 0);
+			if (f == 1) {
+				ck_assert_msg(lf != NULL, "no record for leaks_and_fails (CK_NOFORK)");
+				H_EXPECT_COUNT(lf, "definitely_lost", "bytes", 16);
+				H_EXPECT_COUNT(lf, "still_reachable", "blocks", 0);
+			}
+			h_report_free(&rep);
+			h_run_free(&r);
+		}
+	}
+	/* A block strdup() allocates: frame pointers stop in the C library,
+	 * and the message says how to get the line; libunwind walks past it
+	 * to the test's own line.  No scan: a stale copy of the address, in
+	 * some stack layouts, would make the block reachable. */
+	const char *fp[] = { "MEMCHECK_TEXT=none", "CK_RUN_CASE=libc", "MEMCHECK_SCAN=0", NULL };
+	struct h_run r;
+	H_RUN(&r, 0, NULL, fp, h_prog("fw_check"));
+	EXPECT_LINE(r.out, ":libc:strdup_leaks:0: memcheck: region \"strdup_leaks\": 7 bytes "
+		    "in 1 blocks definitely lost (no frame of the program's in the leak's "
+		    "stack: MEMCHECK_UNWINDER=libunwind");
+	h_run_free(&r);
+	const char *lu[] = { "MEMCHECK_TEXT=none", "CK_RUN_CASE=libc", "MEMCHECK_SCAN=0",
+			     "MEMCHECK_UNWINDER=libunwind", NULL };
+	H_RUN(&r, 0, NULL, lu, h_prog("fw_check"));
+	EXPECT_LINE(r.out, h_env("fw_check.c:%d:", dup), ":libc:strdup_leaks:0: memcheck: "
+		    "region \"strdup_leaks\": 7 bytes in 1 blocks definitely lost (allocated "
+		    "in strdup_leaks_fn)");
+	h_run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("frameworks");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, check_suite_fails_at_the_leak);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
