@@ -348,10 +348,12 @@ static void emit_text(const struct mc_region_report *rr)
 			      "blocks in use are the net count)\n", p);
 	for (size_t i = 0; i < rr->nleaks; i++) {
 		const struct mc_leak *l = &rr->leaks[i];
-		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are %s in region "
-			      "\"%s\" [%zu of %zu]\n", p, p, num(l->bytes, c1),
-			      num(l->blocks, c2), kind_text[l->kind & 3], r->name, i + 1,
-			      rr->nleak_groups);
+		/* valgrind's words ("in loss record N of M"): tools that read
+		 * valgrind's output, such as CTest, count these lines. */
+		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are %s in loss record %zu "
+			      "of %zu in region \"%s\"\n", p, p, num(l->bytes, c1),
+			      num(l->blocks, c2), kind_text[l->kind & 3], i + 1,
+			      rr->nleak_groups, r->name);
 		text_stack(&b, p, l->stack);
 	}
 	if (rr->nleak_groups > rr->nleaks)
@@ -465,8 +467,11 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	mc_own_work_begin(true);
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
-	mc_buf_printf(&b, "%s memcheck: %s in %s: 0x%lx", p, what, mc_program(),
-		      (unsigned long)ptr);
+	/* A block memcheck knows of, freed again: valgrind's heading,
+	 * which tools that read valgrind's output (CTest) count. */
+	mc_buf_printf(&b, "%s memcheck: %s%s in %s: 0x%lx", p,
+		      free_stack ? "Invalid free() / delete / delete[] / realloc(): " : "",
+		      what, mc_program(), (unsigned long)ptr);
 	if (alloc_stack || size)
 		mc_buf_printf(&b, " (%s bytes)", mc_commas(size, c1));
 	mc_buf_puts(&b, "\n");

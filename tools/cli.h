@@ -8,6 +8,7 @@
  * views.c     the table and the JUnit XML
  * oom.c       `memcheck oom`: every allocation failed in turn
  * spawn.c     the command under test started, waited for, its end told
+ * vgcompat.c  valgrind's command line, for drivers that know valgrind
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
  * out-of-memory.  It shares lib/json.c, lib/budget.c, lib/budget_check.c,
@@ -223,6 +224,12 @@ void spawn_timeout(struct child *c);
 const char *sig_name(int sig);
 /* "killed by signal 11 (SIGSEGV)[, core dumped]" or "exit status N". */
 void describe_end(const struct ending *e, char *buf, size_t size);
+
+/* ---- vgcompat.c ------------------------------------------------------ */
+
+/* `memcheck [VALGRIND OPTIONS] PROGRAM [ARGS]`: argv[1] is the first
+ * option.  Execs PROGRAM; returns only on error. */
+int cmd_vgcompat(int argc, char **argv);
 
 /* ---- oom.c ----------------------------------------------------------- */
 
