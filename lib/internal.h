@@ -651,6 +651,8 @@ void mc_vg_region_begin(int index, const char *name);
 /* Fill res's leak kinds and suppressed from valgrind; false (res
  * untouched) when the region did not begin in valgrind mode. */
 bool mc_vg_region_end(int index, struct memcheck_result *res);
+/* Forget region index's baseline: the region was discarded. */
+void mc_vg_region_drop(int index);
 
 /* ---- rss.c ----------------------------------------------------------- */
 

@@ -548,6 +548,79 @@ MC_API int memcheck_end(struct memcheck_result *out)
 	return rc;
 }
 
+/* The live blocks of a discarded region, to let them outlive every
+ * region (epoch 0) once the table's locks are no longer held. */
+struct block_list {
+	uintptr_t *v;
+	size_t n, cap;
+};
+
+static void list_block(const struct mc_block *b, void *arg)
+{
+	struct block_list *l = arg;
+	if (l->n < l->cap)
+		l->v[l->n++] = b->ptr;
+	else
+		l->n++;
+}
+
+static void ignore_left_since(uint32_t epoch)
+{
+	struct block_list l = { 0 };
+	mc_blocks_each_live(epoch, list_block, &l);
+	while (l.n) {
+		size_t bytes = l.n * 2 * sizeof *l.v;
+		l.v = mc_map(bytes);
+		if (!l.v)
+			return;
+		l.cap = l.n * 2;
+		l.n = 0;
+		mc_blocks_each_live(epoch, list_block, &l);
+		if (l.n <= l.cap) {
+			for (size_t i = 0; i < l.n; i++)
+				mc_blocks_set_epoch(l.v[i], 0);
+			l.n = 0;
+		}
+		mc_unmap(l.v, bytes);
+	}
+}
+
+/* A region a test framework gives up on: its test left it open when it
+ * failed an assertion of its own or skipped itself, and what it left
+ * behind is the framework's story, not a leak to report, in this region
+ * or an enclosing one.  Popped unmeasured and unreported; its blocks are
+ * let outlive every region; the enclosing region keeps its peaks. */
+MC_API int memcheck_discard(void)
+{
+	mc_resolve();
+	mc_guard_enter();
+	pthread_mutex_lock(&region_lock);
+	int rc = -1;
+	if (overflowed) {
+		overflowed--;
+		rc = 0;
+	} else if (nregions > 0 && !regions[nregions - 1].process) {
+		struct region *r = &regions[--nregions];
+		struct mc_fault_info fault;
+		mc_fault_region_end(&fault);
+		mc_vg_region_drop(nregions);
+		if (mc_opt.track)
+			ignore_left_since(r->epoch);
+		mc_account_flush();
+		mc_account_peak_end(r->saved_peak);
+		bool whole;
+		uint64_t end, hwm = mc_prog_peak_take(&whole, &end);
+		if (hwm < r->hwm_floor)
+			hwm = r->hwm_floor;
+		if (!whole && nregions > 0 && r[-1].hwm_floor < hwm)
+			r[-1].hwm_floor = hwm;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&region_lock);
+	mc_guard_leave();
+	return rc;
+}
+
 MC_API int memcheck_rename(const char *name)
 {
 	int rc = -1;

@@ -1,8 +1,10 @@
 /*
  * test_frameworks.c - the glue for test frameworks, in the frameworks'
- * own output: a test that leaks fails in check's console and XML
- * output, at the line that allocated the block (tests/prog/fw_check.c),
- * forked or not, under every allocator.
+ * own output: a test that leaks fails in the console and XML output of
+ * check (forked or not), cmocka and Criterion, at the line that
+ * allocated the block, under every allocator; a test that fails its own
+ * assertion shows that failure, a skipped test stays skipped, a clean
+ * one whose fixtures allocate and free passes (tests/prog/fw_*.c).
  */
 #include <check.h>
 #include <stdio.h>
@@ -55,6 +57,24 @@ static bool line_with(const char *text, const char *const needles[])
 			      need_[0], (text));                                 \
 	} while (0)
 
+/* The allocators installed, one after the other, from *a on: false
+ * when there is none left.  *so: the object to preload, NULL for glibc. */
+static bool each_allocator(size_t *a, const char **so)
+{
+	for (; *a < NALLOC; ++*a) {
+		*so = allocators[*a] ? h_allocator_so(allocators[*a]) : NULL;
+		if (!allocators[*a] || *so)
+			return true;
+	}
+	return false;
+}
+
+/* The preload that puts another allocator behind the linked library. */
+static unsigned preload_for(const char *so)
+{
+	return so ? H_PRELOAD : 0;
+}
+
 /* check: CK_FORK and CK_NOFORK, each allocator; the XML log too. */
 START_TEST(check_suite_fails_at_the_leak)
 {
@@ -62,10 +82,8 @@ START_TEST(check_suite_fails_at_the_leak)
 	int dup = site_line("fw_check.c", "strdup");
 	const char *site = h_env("fw_check.c:%d:", copy);
 	const char *forks[] = { "CK_FORK=yes", "CK_FORK=no" };
-	for (size_t a = 0; a < NALLOC; a++) {
-		const char *so = allocators[a] ? h_allocator_so(allocators[a]) : NULL;
-		if (allocators[a] && !so)
-			continue;
+	const char *so;
+	for (size_t a = 0; each_allocator(&a, &so); a++) {
 		for (size_t f = 0; f < 2; f++) {
 			const char *xml = h_tmppath("check.xml");
 			const char *report = h_tmppath("check.jsonl");
@@ -74,7 +92,7 @@ START_TEST(check_suite_fails_at_the_leak)
 					      h_env("MEMCHECK_REPORT=%s", report), NULL };
 			struct h_run r;
 			/* libmemcheck first when another allocator is preloaded */
-			H_RUN(&r, so ? H_PRELOAD : 0, so, env, h_prog("fw_check"));
+			H_RUN(&r, preload_for(so), so, env, h_prog("fw_check"));
 			ck_assert_msg(r.exit_code == 1, "fw_check (%s, %s): %s, expected 1",
 				      forks[f], so ? so : "glibc", h_status(&r));
 			EXPECT_LINE(r.out, "Checks: 3, Failures: 2, Errors: 0");
@@ -123,12 +141,94 @@ START_TEST(check_suite_fails_at_the_leak)
 }
 END_TEST
 
+START_TEST(cmocka_group_fails_at_the_leak)
+{
+	int copy = site_line("fw_cmocka.c", "copy_of");
+	const char *site = h_env("fw_cmocka.c:%d: error: Failure!", copy);
+	const char *so;
+	for (size_t a = 0; each_allocator(&a, &so); a++) {
+		const char *xml = h_tmppath("cmocka.xml");
+		const char *env[] = { "MEMCHECK_TEXT=none", NULL };
+		struct h_run r;
+		H_RUN(&r, preload_for(so), so, env, h_prog("fw_cmocka"));
+		/* cmocka's status: the number of failed tests */
+		ck_assert_msg(r.exit_code == 2, "fw_cmocka (%s): %s, expected 2; stdout:\n%s\n"
+			      "stderr:\n%s", so ? so : "glibc", h_status(&r), r.out, r.err);
+		EXPECT_LINE(r.err, "[  ERROR   ] --- memcheck: region \"leaks\": 30 bytes in 1 "
+			    "blocks definitely lost (allocated in copy_of)");
+		EXPECT_LINE(r.err, "[   LINE   ] --- ", site);
+		EXPECT_LINE(r.out, "[  FAILED  ] leaks");
+		EXPECT_LINE(r.out, "[  FAILED  ] leaks_and_fails");
+		EXPECT_LINE(r.out, "[  SKIPPED ] leaks_and_skips");
+		EXPECT_LINE(r.err, "[  PASSED  ] 2 test(s).");
+		h_run_free(&r);
+		const char *xenv[] = { "MEMCHECK_TEXT=none", "CMOCKA_MESSAGE_OUTPUT=xml",
+				       h_env("CMOCKA_XML_FILE=%s", xml), NULL };
+		H_RUN(&r, preload_for(so), so, xenv, h_prog("fw_cmocka"));
+		char *x = h_read_file(xml, NULL);
+		ck_assert_msg(x && strstr(x, "failures=\"2\" errors=\"0\" skipped=\"1\"") &&
+			      strstr(x, "memcheck: region \"leaks\": 30 bytes in 1 blocks "
+				     "definitely lost (allocated in copy_of)") && strstr(x, site),
+			      "cmocka's XML (%s):\n%s", so ? so : "glibc", x ? x : "(no file)");
+		free(x);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(criterion_suite_fails_at_the_leak)
+{
+	int copy = site_line("fw_criterion.c", "copy_of");
+	const char *site = h_env("fw_criterion.c:%d: Assertion Failed", copy);
+	const char *so;
+	for (size_t a = 0; each_allocator(&a, &so); a++) {
+		const char *xml = h_tmppath("criterion.xml"), *json = h_tmppath("criterion.json");
+		const char *env[] = { "MEMCHECK_TEXT=none", NULL };
+		struct h_run r;
+		H_RUN(&r, preload_for(so), so, env, h_prog("fw_criterion"), h_env("--xml=%s", xml),
+		      h_env("--json=%s", json));
+		ck_assert_msg(r.exit_code == 1, "fw_criterion (%s): %s, expected 1; stderr:\n%s",
+			      so ? so : "glibc", h_status(&r), r.err);
+		/* leaks, leaks_and_fails and the leaking parameter fail;
+		 * clean, with_fixture and the clean parameter pass; the
+		 * skipped test is not counted */
+		EXPECT_LINE(r.err, "Tested: 6 | Passing: 3 | Failing: 3 | Crashing: 0");
+		EXPECT_LINE(r.err, site);
+		EXPECT_LINE(r.err, "memcheck: region 'leaks': 6 bytes in 1 blocks definitely "
+			    "lost (allocated in copy_of)");
+		EXPECT_LINE(r.err, "memcheck: region 'param': 6 bytes in 1 blocks definitely "
+			    "lost (allocated in copy_of)");
+		EXPECT_LINE(r.err, "[FAIL] fw::leaks_and_fails");
+		char *x = h_read_file(xml, NULL);
+		ck_assert_msg(x && strstr(x, "<testcase name=\"leaks_and_skips\" assertions=\"0\" "
+					  "status=\"SKIPPED\"") &&
+			      strstr(x, h_env("fw_criterion.c:%d: memcheck: region 'leaks'", copy)) &&
+			      strstr(x, "<testcase name=\"with_fixture\" assertions=\"0\" "
+					"status=\"PASSED\""),
+			      "Criterion's XML (%s):\n%s", so ? so : "glibc", x ? x : "(no file)");
+		free(x);
+		/* Criterion writes messages into its JSON unescaped: the
+		 * leak's message must not break it */
+		size_t len;
+		char *j = h_read_file(json, &len), err[256];
+		struct h_json *doc = j ? h_json_parse(j, len, err, sizeof err) : NULL;
+		ck_assert_msg(doc != NULL, "Criterion's JSON report (%s) does not parse: %s",
+			      so ? so : "glibc", j ? err : "no file");
+		h_json_free(doc);
+		free(j);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("frameworks");
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, check_suite_fails_at_the_leak);
+	tcase_add_test(tc, cmocka_group_fails_at_the_leak);
+	tcase_add_test(tc, criterion_suite_fails_at_the_leak);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -63,9 +63,12 @@ $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 
 # Suites of test frameworks, linked with memcheck and the framework
 # (tests/test_frameworks.c).
-$(B)/tests/prog/fw_check: tests/prog/fw_check.c include/memcheck/check.h $(B)/libmemcheck.so | $(B)/tests
+FW_LIBS_check := $(CHECK_LIBS)
+FW_LIBS_cmocka := -lcmocka
+FW_LIBS_criterion := -lcriterion
+$(B)/tests/prog/fw_%: tests/prog/fw_%.c include/memcheck/%.h $(B)/libmemcheck.so | $(B)/tests
 	@mkdir -p $(B)/tests/prog
-	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(CHECK_LIBS)
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(FW_LIBS_$*)
 
 # exitregion again, linked with the static archive: memcheck's
 # constructor then runs after the program's start-up registered its exit

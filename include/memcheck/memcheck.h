@@ -117,6 +117,13 @@ int memcheck_handled(void);
  * information, MEMCHECK_SYMBOLIZE=0). */
 int memcheck_leak_site(const char **file, int *line, const char **function);
 
+/* End the innermost region without measuring or reporting it: for a test
+ * framework whose test left its region open when it failed an assertion
+ * of its own or skipped itself.  What the region left behind is let
+ * outlive every region, as memcheck_ignore() does: no enclosing region
+ * reports it either.  Returns 0, or -1 when no region is open. */
+int memcheck_discard(void);
+
 /* Rename the innermost open region (for fixtures that learn the test's
  * name only at its end).  Returns 0, or -1 when no region is open. */
 int memcheck_rename(const char *name);
