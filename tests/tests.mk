@@ -123,6 +123,16 @@ o0-check:
 		{ tail -20 $(B)/o0-check.log; echo "o0-check: the -O0 build fails examples-check"; exit 1; }
 	@echo "o0-check: an -O0 build gets the examples' leak stacks right"
 
+# Test drivers and frameworks against an installed copy: CMake and CTest,
+# meson, automake with libtool, cmocka and Criterion (tests/drivers/).
+# The prefix is not a system directory, as a user's own would be.
+DRIVERS := $(B)/drivers
+.PHONY: drivers-check
+drivers-check: all
+	@rm -rf $(DRIVERS)/prefix
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(DRIVERS)/prefix >/dev/null
+	@sh tests/drivers/check.sh $(CURDIR)/$(DRIVERS)/prefix $(CURDIR)/$(DRIVERS)/work
+
 # prog-check last: its check summary lines close the output.
-check: doc-check examples-check install-check exports-check o0-check unit-check asan-check \
-	fuzz-replay prog-check
+check: doc-check examples-check install-check drivers-check exports-check o0-check \
+	unit-check asan-check fuzz-replay prog-check
