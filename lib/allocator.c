@@ -1,19 +1,43 @@
 /*
- * allocator.c - which allocator memcheck forwards to, what it says about
- * the memory it holds, and its call to give free memory back.
+ * allocator.c - which allocator memcheck forwards to, what it holds that
+ * the program does not use, and its call to give free memory back.
  *
  * The object that serves malloc is known (interpose.c asks dladdr); what
  * it is called is told by symbols only that allocator exports.  Reports
  * name it so that figures from different allocators are not compared
  * unknowingly.
  *
+ * Retained memory is memory the allocator holds resident and the program
+ * does not use: the resident bytes of the memory it serves blocks from,
+ * less the bytes it counts as in use.  Both halves come from the
+ * allocator itself, read without changing what it does:
+ *   - in use: its own statistics (glibc's mallinfo2, mimalloc's heap
+ *     areas, jemalloc's stats.allocated, tcmalloc's
+ *     current_allocated_bytes);
+ *   - resident: the pages of its memory that are in memory (mincore,
+ *     resident.c), its memory found where it puts it: glibc's program
+ *     break and its thread arenas' heaps, mimalloc's segments (its
+ *     address range, and mi_is_in_heap_region for each 64 KiB slice
+ *     elsewhere).  jemalloc and tcmalloc cannot be asked where (tcmalloc's
+ *     Ranges iterator takes 0.5 ms a call): their memory is the process's
+ *     anonymous memory less what is known to be someone else's
+ *     (memcheck's, loaded objects', threads' stacks), at most their own
+ *     figure for what they hold.
+ * The allocators' own "held" figures are not resident memory: mimalloc
+ * counts 32 MiB committed at start with 2 MiB resident, jemalloc's
+ * stats.resident counts metadata it has never touched (6.5 MiB with
+ * 0.25 MiB resident), tcmalloc counts spans it has not touched.
+ * Blocks the program allocated and never wrote are in use but not
+ * resident: they make retained lower, never higher, than the truth.
+ *
  * Statistics and release calls are looked up with dlsym in that object
  * alone, once, when the allocator is detected: memcheck never links to an
  * allocator, an allocator loaded from any path works, and a program that
  * loads a second allocator (a plugin linking jemalloc) does not get that
  * one's figures.  A figure an allocator cannot give (an old glibc without
- * mallinfo2, a jemalloc built without statistics) is MEMCHECK_UNKNOWN,
- * never 0: 0 would read as "retains nothing".
+ * mallinfo2, a jemalloc built without statistics, mimalloc's blocks in
+ * use with several threads) is MEMCHECK_UNKNOWN, never 0: 0 would read as
+ * "retains nothing".
  *
  * Everything here is called with memcheck's recursion guard held (region
  * ends in region.c, detection in mc_resolve): the allocators' own
@@ -23,13 +47,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <link.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define NSYMS 4
+#define NSYMS 6
 
 /* One allocator: how it is recognised, the functions memcheck asks it
  * (resolved into syms[] in that order), and how their answers become
@@ -37,10 +62,120 @@
 struct allocator {
 	const char *name;
 	const char *markers[3];         /* NULL-terminated; none: by path */
-	const char *calls[NSYMS];       /* NULL-terminated */
+	const char *calls[NSYMS];       /* NULL-terminated when fewer */
 	void (*stats)(void *const *syms, struct mc_alloc_stats *out);
 	bool (*release)(void *const *syms);
+	uint64_t (*timed)(void *const *syms);   /* NULL: never on a timer */
 };
+
+/* ---- memory that is not someone else's ------------------------------ */
+
+/* Known owners other than the allocator: memcheck's own mappings, the
+ * loaded objects' segments (their .bss is anonymous memory), the stacks
+ * of the threads memcheck has seen ([stack], the main thread's, is named,
+ * not anonymous).  Static, not on the stack: region ends, the only
+ * callers, come one at a time (region.c's lock). */
+#define MAX_OTHERS 8192
+static uintptr_t others_v[MAX_OTHERS][2];
+
+static void add_own(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	mc_ranges_add(arg, lo, hi);
+}
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD)
+			mc_ranges_add(arg, info->dlpi_addr + ph->p_vaddr,
+				      info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+	}
+	return 0;
+}
+
+/* The known others, sorted; false when they did not all fit. */
+static bool others(struct mc_ranges *r, bool own_only)
+{
+	*r = (struct mc_ranges){ others_v, 0, MAX_OTHERS, false };
+	bool complete = mc_own_each(add_own, r);
+	if (!own_only) {
+		dl_iterate_phdr(add_object, r);
+		static uintptr_t stacks[1024][2];
+		mc_account_threads_lock();
+		int n = mc_account_other_stacks(stacks, 1024);
+		mc_account_threads_unlock();
+		for (int i = 0; i < n; i++)
+			mc_ranges_add(r, stacks[i][0], stacks[i][1]);
+	}
+	mc_ranges_sort(r);
+	return complete && !r->overflow;
+}
+
+static bool is_anonymous(const struct mc_mapping *m)
+{
+	return m->anonymous && m->readable && m->writable && !m->shared;
+}
+
+struct unclaimed {
+	const struct mc_ranges *others;
+	uint64_t resident;
+};
+
+static bool add_unclaimed(const struct mc_mapping *m, void *arg)
+{
+	struct unclaimed *u = arg;
+	if (is_anonymous(m))
+		u->resident += mc_resident_outside(m->lo, m->hi, u->others);
+	return true;
+}
+
+/* For an allocator that cannot say where its memory is (jemalloc,
+ * tcmalloc): the resident bytes of the process's anonymous memory that
+ * no known other owns, at most bound, the allocator's own figure for
+ * what it holds.  What is still counted that is not the allocator's
+ * (memory the program maps itself, a thread that never allocated) is
+ * what the bound limits; when the others do not all fit, the bound is
+ * the answer. */
+static uint64_t unclaimed_resident(uint64_t bound)
+{
+	struct mc_ranges r;
+	struct unclaimed u = { &r, 0 };
+	if (!others(&r, false) || !mc_maps_each(add_unclaimed, &u))
+		return bound;
+	return bound != MEMCHECK_UNKNOWN && bound < u.resident ? bound : u.resident;
+}
+
+/* Field n (from 1) of /proc/self/stat, a number; 0 when unreadable.
+ * System calls and a stack buffer only. */
+static uint64_t stat_field(int n)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t len;
+	do
+		len = read(fd, buf, sizeof buf - 1);
+	while (len < 0 && errno == EINTR);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	/* The command name (field 2) may hold spaces and parentheses: count
+	 * fields from the last ')'. */
+	const char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (int field = 2; field < n && *p; p++)
+		if (*p == ' ')
+			field++;
+	uint64_t v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
+}
 
 /* ---- glibc ----------------------------------------------------------- */
 
@@ -59,24 +194,92 @@ struct glibc_mallinfo2 {
 	size_t keepcost;
 };
 
-/* What malloc_trim gave back that mallinfo2 cannot see.  malloc_trim
- * cuts the top of the main heap (mallinfo2 sees that: arena shrinks) and
- * madvises MADV_DONTNEED the whole pages inside every free chunk (it does
- * not: those chunks still count in arena and fordblks).  With a live
- * block at the top of the heap -- a stdio buffer will do -- nothing is
- * cut, the resident size falls by 100 MB and mallinfo2 does not move.
- * So glibc_release measures the resident size around the trim, and the
- * part of the drop that mallinfo2 does not show is taken off held for as
- * long as the heap is exactly as the trim left it (every mallinfo2 field
- * equal): the next allocation from the arena, which may touch those pages
- * again, changes some field and ends the correction.  (Allocating and
- * freeing the same chunk in between would not; a program that does that
- * has made at most that chunk resident again.) */
-/* (Region ends, which call both, hold region.c's region lock, which
- * fork waits for: a child never starts with trim_lock held.) */
-static pthread_mutex_t trim_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct glibc_mallinfo2 trim_after;
-static uint64_t trim_unseen;             /* 0: no correction */
+/* glibc's thread arenas live in heaps of HEAP_MAX_SIZE bytes (64 MiB on
+ * 64-bit), each aligned to its size and opening with a heap_info; the
+ * part made read-write so far is the heap's, the rest is reserved.  The
+ * first fields of heap_info have been these since glibc 2.10. */
+#define GLIBC_HEAP_MAX ((uintptr_t)64 << 20)
+struct glibc_heap_info {
+	void *ar_ptr;             /* its arena */
+	struct glibc_heap_info *prev;
+	size_t size;              /* bytes in use by the heap */
+	size_t mprotect_size;     /* bytes made read-write so far */
+};
+
+struct glibc_walk {
+	uint64_t resident;        /* of the break's memory and the heaps */
+	uint64_t thread_bytes;    /* the thread heaps' sizes */
+	uintptr_t page;
+};
+
+/* Whether the words at a look like a thread heap's heap_info: sizes in
+ * pages within the reservation, the arena in this heap (an arena's first
+ * heap holds it) or a previous heap to say which. */
+static bool glibc_is_heap(const struct glibc_heap_info *h, uintptr_t page)
+{
+	uintptr_t a = (uintptr_t)h;
+	return h->size >= page && h->size <= h->mprotect_size &&
+	       h->mprotect_size <= GLIBC_HEAP_MAX && h->size % page == 0 && h->ar_ptr &&
+	       ((uintptr_t)h->prev % GLIBC_HEAP_MAX) == 0 &&
+	       (h->prev || ((uintptr_t)h->ar_ptr > a && (uintptr_t)h->ar_ptr < a + h->size));
+}
+
+/* The thread heaps found by the last walk of /proc/self/maps, so that a
+ * region end need not walk it again while they are all there is: a
+ * heap's place never changes, and the arenas' system memory is the sum
+ * of their sizes.  (Region ends come one at a time.) */
+#define GLIBC_MAX_HEAPS 64
+static uintptr_t heaps[GLIBC_MAX_HEAPS];
+static int nheaps;       /* -1: more than fit */
+
+static void glibc_add_heap(struct glibc_walk *w, uintptr_t a, uintptr_t hi)
+{
+	const struct glibc_heap_info *h = (const struct glibc_heap_info *)a;
+	uintptr_t end = a + h->mprotect_size < hi ? a + h->mprotect_size : hi;
+	w->resident += mc_resident_bytes(a, end);
+	w->thread_bytes += h->size;
+}
+
+static bool glibc_mapping(const struct mc_mapping *m, void *arg)
+{
+	struct glibc_walk *w = arg;
+	if (!is_anonymous(m) || strcmp(m->name, "[heap]") == 0)
+		return true;
+	/* A mapping of the kernel's may hold several heaps, merged with
+	 * other anonymous memory: look at each aligned address in it. */
+	uintptr_t a = (m->lo + GLIBC_HEAP_MAX - 1) & ~(GLIBC_HEAP_MAX - 1);
+	for (; a >= m->lo && a + sizeof(struct glibc_heap_info) <= m->hi; a += GLIBC_HEAP_MAX) {
+		if (!glibc_is_heap((const struct glibc_heap_info *)a, w->page))
+			continue;
+		glibc_add_heap(w, a, m->hi);
+		if (nheaps >= 0 && nheaps < GLIBC_MAX_HEAPS)
+			heaps[nheaps++] = a;
+		else
+			nheaps = -1;
+	}
+	return true;
+}
+
+/* The heaps of the last walk, when they still hold want bytes: each is
+ * looked at only once mincore says it is still mapped. */
+static bool glibc_cached(struct glibc_walk *w, uint64_t want)
+{
+	if (nheaps <= 0)
+		return false;
+	struct glibc_walk c = *w;
+	for (int i = 0; i < nheaps; i++) {
+		unsigned char v;
+		if (mincore((void *)heaps[i], w->page, &v) != 0 ||
+		    !glibc_is_heap((const struct glibc_heap_info *)heaps[i], w->page))
+			return false;
+		const struct glibc_heap_info *h = (const struct glibc_heap_info *)heaps[i];
+		glibc_add_heap(&c, heaps[i], heaps[i] + h->mprotect_size);
+	}
+	if (c.thread_bytes != want)
+		return false;
+	*w = c;
+	return true;
+}
 
 static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 {
@@ -85,47 +288,49 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 		return;
 	/* mallinfo2 walks every arena's bins under its lock (a cost that
 	 * grows with free chunks) and allocates nothing.  Chunk sizes:
-	 * headers count as allocated. */
+	 * headers count as in use, and so do chunks in the threads'
+	 * tcaches, as glibc counts them.  Chunks glibc mmaps on their own
+	 * (hblkhd) are in use as long as they exist, and in no arena: left
+	 * out of both sides. */
 	struct glibc_mallinfo2 mi = mallinfo2();
-	out->allocated = (uint64_t)mi.uordblks + mi.hblkhd;
-	/* held - allocated is then fordblks: free chunks, fastbins and the
-	 * top chunks of all arenas.  Chunks in the threads' tcaches count as
-	 * allocated, as glibc counts them. */
-	out->held = (uint64_t)mi.arena + mi.hblkhd;
-	pthread_mutex_lock(&trim_lock);
-	if (trim_unseen && memcmp(&mi, &trim_after, sizeof mi) == 0)
-		out->held -= trim_unseen;
-	else
-		trim_unseen = 0;
-	pthread_mutex_unlock(&trim_lock);
+	out->allocated = mi.uordblks;
+	/* The main arena: the program break's memory, from where the kernel
+	 * put the break (start_brk, field 47) to where it is now; nothing
+	 * here but glibc moves it.  Reading /proc/self/maps costs tens of
+	 * microseconds: only a process whose arenas hold more than that has
+	 * thread arenas to look for, and only when they are not where the
+	 * last look found them. */
+	static uintptr_t brk_lo;
+	if (!brk_lo)
+		brk_lo = (uintptr_t)stat_field(47);
+	uintptr_t brk_hi = (uintptr_t)sbrk(0);
+	struct glibc_walk w = { .page = (uintptr_t)sysconf(_SC_PAGESIZE) };
+	uint64_t heap_bytes = 0;
+	if (brk_lo && brk_hi > brk_lo) {
+		w.resident = mc_resident_bytes(brk_lo, brk_hi);
+		heap_bytes = brk_hi - brk_lo;
+	}
+	if (mi.arena > heap_bytes && !glibc_cached(&w, mi.arena - heap_bytes)) {
+		nheaps = 0;
+		if (!mc_maps_each(glibc_mapping, &w))
+			return;
+	}
+	/* The arenas' memory that is neither the break's nor a thread
+	 * heap's: the main arena goes on in mmap'd memory when the break
+	 * cannot move.  Counted as resident, which it is unless trimmed. */
+	uint64_t found = heap_bytes + w.thread_bytes;
+	out->resident = w.resident + (mi.arena > found ? mi.arena - found : 0);
 }
 
 static bool glibc_release(void *const *syms)
 {
-	struct glibc_mallinfo2 (*mallinfo2)(void) = (struct glibc_mallinfo2 (*)(void))syms[0];
 	int (*malloc_trim)(size_t) = (int (*)(size_t))syms[1];
 	if (!malloc_trim)
 		return false;
-	if (!mallinfo2) {
-		malloc_trim(0);
-		return true;
-	}
-	pthread_mutex_lock(&trim_lock);
-	struct glibc_mallinfo2 before = mallinfo2();
-	uint64_t rss_before = mc_rss_current();
+	/* malloc_trim cuts the top of each heap and madvises away the whole
+	 * pages inside free chunks: mallinfo2 sees only the first, the
+	 * resident pages both. */
 	malloc_trim(0);
-	uint64_t rss_after = mc_rss_current();
-	struct glibc_mallinfo2 after = mallinfo2();
-	uint64_t gone = rss_before > rss_after ? rss_before - rss_after : 0;
-	uint64_t held_before = (uint64_t)before.arena + before.hblkhd;
-	uint64_t held_after = (uint64_t)after.arena + after.hblkhd;
-	uint64_t seen = held_before > held_after ? held_before - held_after : 0;
-	/* Other threads may change the resident size meanwhile; the
-	 * correction never exceeds the free bytes glibc counts. */
-	uint64_t unseen = gone > seen ? gone - seen : 0;
-	trim_unseen = unseen < after.fordblks ? unseen : after.fordblks;
-	trim_after = after;
-	pthread_mutex_unlock(&trim_lock);
 	return true;
 }
 
@@ -153,59 +358,84 @@ static bool mi_count_area(const void *heap, const mi_heap_area_t *area, void *bl
 	return true;
 }
 
-/* Threads of the process now, from /proc/self/stat (field 20); 0 when
- * unreadable.  System calls and a stack buffer only. */
-static long threads_now(void)
+/* mimalloc 2.x serves every block from segments: 32 MiB aligned to
+ * their size (a huge block's may be larger), made of 64 KiB slices.  It
+ * asks the kernel for them at addresses of its own choosing, from 2 TiB
+ * up to 30 TiB (and a little beyond, for the last one), where nothing
+ * else maps memory unasked.  A segment it no longer uses goes into its
+ * segment cache, still mapped and resident until a delay (500 ms by
+ * default) has passed: that is memory it retains, and no call of its
+ * says where.  So: every anonymous page in that range is mimalloc's.
+ * A segment the kernel placed elsewhere (the address was taken) is
+ * found by mi_is_in_heap_region, which reads mimalloc's map of the
+ * segments in use, a slice at a time.  The map covers the first 20 TiB
+ * of address space; above that one bit stands for everything, and the
+ * function answers yes for any address once a segment lies up there.
+ * A yes for an address on memcheck's stack says its answers are no good
+ * for addresses outside the range. */
+#define MI_HINT_LO ((uintptr_t)2 << 40)
+#define MI_HINT_HI (((uintptr_t)30 << 40) + ((uintptr_t)1 << 30))
+#define MI_SLICE ((uintptr_t)64 << 10)
+
+struct mi_walk {
+	bool (*is_in)(const void *);     /* NULL: its map is no good */
+	const struct mc_ranges *own;     /* memcheck's: not probed */
+	uint64_t resident;
+};
+
+/* The slices of [lo, hi) in segments mimalloc's map knows, measured a
+ * run at a time. */
+static void mi_probe(uintptr_t lo, uintptr_t hi, void *arg)
 {
-	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n;
-	do
-		n = read(fd, buf, sizeof buf - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* The command name (field 2) may hold spaces and parentheses: count
-	 * fields from the last ')'. */
-	const char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	for (int field = 2; field < 20 && *p; p++)
-		if (*p == ' ')
-			field++;
-	long v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (*p++ - '0');
-	return v;
+	struct mi_walk *w = arg;
+	uintptr_t a = lo & ~(MI_SLICE - 1), run = 0;
+	for (; a < hi; a += MI_SLICE) {
+		uintptr_t at = a < lo ? lo : a;
+		bool in = w->is_in((const void *)at);
+		if (in && !run)
+			run = at;
+		if (!in && run) {
+			w->resident += mc_resident_bytes(run, at);
+			run = 0;
+		}
+	}
+	if (run)
+		w->resident += mc_resident_bytes(run, hi);
+}
+
+static bool mi_mapping(const struct mc_mapping *m, void *arg)
+{
+	struct mi_walk *w = arg;
+	if (!is_anonymous(m))
+		return true;
+	uintptr_t in_lo = m->lo > MI_HINT_LO ? m->lo : MI_HINT_LO;
+	uintptr_t in_hi = m->hi < MI_HINT_HI ? m->hi : MI_HINT_HI;
+	if (in_lo < in_hi)
+		w->resident += mc_resident_bytes(in_lo, in_hi);
+	/* Elsewhere, a call per slice: not through memcheck's own
+	 * tables, which are large and never mimalloc's. */
+	if (w->is_in && m->lo < MI_HINT_LO)
+		mc_gaps_each(m->lo, m->hi < MI_HINT_LO ? m->hi : MI_HINT_LO, w->own, mi_probe, w);
+	if (w->is_in && m->hi > MI_HINT_HI)
+		mc_gaps_each(m->lo > MI_HINT_HI ? m->lo : MI_HINT_HI, m->hi, w->own, mi_probe, w);
+	return true;
 }
 
 static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 {
-	void (*process_info)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
-			     size_t *, size_t *) =
-		(void (*)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
-			  size_t *))syms[0];
+	bool (*is_in)(const void *) = (bool (*)(const void *))syms[0];
 	void *(*heap_get_default)(void) = (void *(*)(void))syms[1];
 	bool (*heap_visit)(const void *, bool, mi_block_visit_fun *, void *) =
 		(bool (*)(const void *, bool, mi_block_visit_fun *, void *))syms[2];
 
-	/* held: the bytes mimalloc has committed, its own count, kept in its
-	 * process-wide statistics even in release builds (on Linux
-	 * mi_process_info's current_rss is that same figure, not the
-	 * process's).  Committed is not resident: mimalloc 2.0.9 commits a
-	 * 32 MiB segment up front, so a program that has allocated nothing
-	 * shows 32 MiB held with 2 MiB resident.  Once touched it stays
-	 * resident: mi_collect(true) brings held and RSS both back to about
-	 * 32 MiB. */
-	if (process_info) {
-		size_t commit = 0;
-		process_info(NULL, NULL, NULL, NULL, NULL, &commit, NULL, NULL);
-		out->held = commit;
-	}
+	/* resident: the resident pages of its segments, cached ones
+	 * included. */
+	int on_our_stack = 0;
+	struct mc_ranges own;
+	others(&own, true);     /* (one left out is probed, no more) */
+	struct mi_walk w = { is_in && !is_in(&on_our_stack) ? is_in : NULL, &own, 0 };
+	if (mc_maps_each(mi_mapping, &w))
+		out->resident = w.resident;
 
 	/* allocated: mimalloc 2.0.9 keeps no total of bytes in use (its
 	 * malloc statistics exist only in builds with MI_STAT > 1, and
@@ -217,11 +447,30 @@ static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * missed and retained overstated: unknown instead.  A thread that
 	 * ended with blocks still live left its pages abandoned, outside any
 	 * heap until another thread reclaims them; those are missed too. */
-	if (heap_get_default && heap_visit && threads_now() == 1) {
+	if (heap_get_default && heap_visit && stat_field(20) == 1 /* threads */) {
 		uint64_t used = 0;
 		if (heap_visit(heap_get_default(), false, mi_count_area, &used))
 			out->allocated = used;
 	}
+}
+
+/* mimalloc 2.0's options, by their number in its mi_option_t (2.1
+ * renamed and renumbered them: unknown there). */
+enum { MI20_DECOMMIT_DELAY = 15, MI20_ALLOW_DECOMMIT = 22, MI20_SEGMENT_DECOMMIT_DELAY = 23 };
+
+static uint64_t mimalloc_timed(void *const *syms)
+{
+	int (*version)(void) = (int (*)(void))syms[4];
+	long (*option)(int) = (long (*)(int))syms[5];
+	if (!version || !option || version() < 200 || version() >= 210)
+		return MEMCHECK_UNKNOWN;
+	/* Pages and segments it no longer uses are decommitted once the
+	 * delay has passed, looked at as it allocates and frees. */
+	if (!option(MI20_ALLOW_DECOMMIT))
+		return 0;
+	long page = option(MI20_DECOMMIT_DELAY), segment = option(MI20_SEGMENT_DECOMMIT_DELAY);
+	long most = page > segment ? page : segment;
+	return most > 0 ? (uint64_t)most : 0;
 }
 
 static bool mimalloc_release(void *const *syms)
@@ -263,10 +512,29 @@ static void jemalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	if (allocated != MEMCHECK_UNKNOWN && cached != MEMCHECK_UNKNOWN && cached <= allocated)
 		allocated -= cached;
 	out->allocated = allocated;
-	/* Resident: pages backing active blocks, metadata and dirty pages
-	 * not yet purged (stats.active would leave out the dirty pages,
-	 * which are exactly what jemalloc retains). */
-	out->held = je_size(mallctl, "stats.resident");
+	/* stats.resident counts pages of active extents, dirty pages not
+	 * yet purged and metadata, whether touched or not (6.5 MiB at start
+	 * with 0.25 MiB resident): the bound of what is measured. */
+	out->resident = unclaimed_resident(je_size(mallctl, "stats.resident"));
+}
+
+/* Dirty pages decay to muzzy and muzzy pages to purged over these times,
+ * as it allocates and frees (or in a background thread): -1 is never,
+ * 0 at once. */
+static uint64_t jemalloc_timed(void *const *syms)
+{
+	mallctl_fn *mallctl = (mallctl_fn *)syms[0];
+	ssize_t ms[2];
+	const char *names[2] = { "opt.dirty_decay_ms", "opt.muzzy_decay_ms" };
+	uint64_t most = 0;
+	for (int i = 0; i < 2; i++) {
+		size_t len = sizeof ms[i];
+		if (!mallctl || mallctl(names[i], &ms[i], &len, NULL, 0) != 0)
+			return MEMCHECK_UNKNOWN;
+		if (ms[i] > 0 && (uint64_t)ms[i] > most)
+			most = (uint64_t)ms[i];
+	}
+	return most;
 }
 
 static bool jemalloc_release(void *const *syms)
@@ -299,12 +567,16 @@ static void tcmalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	/* current_allocated_bytes already leaves out what the thread,
 	 * transfer and central caches keep. */
 	out->allocated = tc_size(get, "generic.current_allocated_bytes");
-	/* heap_size counts pages tcmalloc has given back (unmapped, i.e.
-	 * MADV_DONTNEED) too: those are not held. */
+	/* The pages of its spans in use and free, less those it has given
+	 * back (heap_size counts them too): the bound of what is measured,
+	 * since a span carved from fresh system memory is not resident
+	 * until used.  (Its Ranges iterator would name the spans, at 0.5 ms
+	 * a region end.) */
 	uint64_t heap = tc_size(get, "generic.heap_size");
 	uint64_t unmapped = tc_size(get, "tcmalloc.pageheap_unmapped_bytes");
-	if (heap != MEMCHECK_UNKNOWN && unmapped != MEMCHECK_UNKNOWN && unmapped <= heap)
-		out->held = heap - unmapped;
+	uint64_t bound = heap != MEMCHECK_UNKNOWN && unmapped != MEMCHECK_UNKNOWN &&
+			 unmapped <= heap ? heap - unmapped : MEMCHECK_UNKNOWN;
+	out->resident = unclaimed_resident(bound);
 }
 
 static bool tcmalloc_release(void *const *syms)
@@ -328,20 +600,24 @@ static bool tcmalloc_release(void *const *syms)
 
 /* glibc is recognised by the path of its object; the others, wherever
  * they were loaded from, by a symbol only they export. */
+/* glibc gives memory back when a free leaves more than its thresholds
+ * free, tcmalloc as the bytes freed add up (its release rate): by
+ * amounts, never on a timer. */
 static const struct allocator glibc = {
 	"glibc", { NULL }, { "mallinfo2", "malloc_trim", NULL },
-	glibc_stats, glibc_release,
+	glibc_stats, glibc_release, NULL,
 };
 static const struct allocator allocators[] = {
 	{ "mimalloc", { "mi_version", NULL },
-	  { "mi_process_info", "mi_heap_get_default", "mi_heap_visit_blocks", "mi_collect" },
-	  mimalloc_stats, mimalloc_release },
+	  { "mi_is_in_heap_region", "mi_heap_get_default", "mi_heap_visit_blocks", "mi_collect",
+	    "mi_version", "mi_option_get" },
+	  mimalloc_stats, mimalloc_release, mimalloc_timed },
 	{ "jemalloc", { "mallctl", NULL }, { "mallctl", NULL },
-	  jemalloc_stats, jemalloc_release },
+	  jemalloc_stats, jemalloc_release, jemalloc_timed },
 	{ "tcmalloc", { "tc_version", "MallocExtension_GetNumericProperty", NULL },
 	  { "MallocExtension_GetNumericProperty", "MallocExtension_ReleaseFreeMemory",
 	    "MallocExtension_MarkThreadIdle", NULL },
-	  tcmalloc_stats, tcmalloc_release },
+	  tcmalloc_stats, tcmalloc_release, NULL },
 };
 
 static char name_buf[256];
@@ -429,18 +705,29 @@ const char *mc_allocator_name(void)
 
 bool mc_allocator_stats(struct mc_alloc_stats *out)
 {
-	out->allocated = out->held = out->retained = MEMCHECK_UNKNOWN;
+	out->allocated = out->resident = out->retained = MEMCHECK_UNKNOWN;
 	if (!live)
 		return false;
 	int saved = errno;
 	live->stats(syms, out);
-	if (out->allocated != MEMCHECK_UNKNOWN && out->held != MEMCHECK_UNKNOWN)
-		/* Caches counted as allocated by one figure and not held by
-		 * the other (never seen, but the two are read apart) must
-		 * not wrap around. */
-		out->retained = out->held > out->allocated ? out->held - out->allocated : 0;
+	if (out->allocated != MEMCHECK_UNKNOWN && out->resident != MEMCHECK_UNKNOWN)
+		/* Blocks in use that were never written are not resident:
+		 * with enough of them, in use exceeds resident. */
+		out->retained = out->resident > out->allocated ? out->resident - out->allocated : 0;
 	errno = saved;
-	return out->allocated != MEMCHECK_UNKNOWN || out->held != MEMCHECK_UNKNOWN;
+	return out->allocated != MEMCHECK_UNKNOWN || out->resident != MEMCHECK_UNKNOWN;
+}
+
+uint64_t mc_allocator_timed_purge_ms(void)
+{
+	if (!live)
+		return MEMCHECK_UNKNOWN;
+	if (!live->timed)
+		return 0;
+	int saved = errno;
+	uint64_t ms = live->timed(syms);
+	errno = saved;
+	return ms;
 }
 
 bool mc_allocator_release(void)

@@ -81,5 +81,8 @@ MC_API int memcheck_handled(void)
 	if (!atomic_exchange(&last_failed, false))
 		return -1;
 	atomic_fetch_sub(&failed, 1);
+	mc_guard_enter();
+	mc_regions_forget_failed();
+	mc_guard_leave();
 	return 0;
 }

@@ -98,6 +98,10 @@ void mc_own_grow(int64_t bytes);
 void *mc_map_io(size_t size);
 void mc_unmap_io(void *p, size_t size);
 void mc_unmap(void *p, size_t size);
+/* cb for each mapping mc_map and mc_map_io have made and not unmapped:
+ * memcheck's own memory, never the allocator's.  False when some were
+ * not listed (more at once than the list holds). */
+bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
 /* A growable string in mmap'd memory. */
 struct mc_buf {
@@ -470,6 +474,9 @@ void mc_process_end(void);
 void mc_regions_lock(void);
 void mc_regions_unlock(void);
 void mc_regions_after_fork_child(void);
+/* memcheck_handled(): the blocks the region that failed last left
+ * behind are let outlive every region (epoch 0). */
+void mc_regions_forget_failed(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -509,25 +516,70 @@ struct mc_fault_info {
 };
 void mc_fault_region_end(struct mc_fault_info *out);
 
+/* ---- checkname.c ----------------------------------------------------- */
+
+/* The name of the check test running in this process (check's
+ * tcase_name(), found in the program even when check is linked
+ * statically), or NULL when there is none.  Guard held: dlsym may
+ * allocate. */
+const char *mc_check_test_name(void);
+
+/* ---- resident.c ------------------------------------------------------ */
+
+/* Bytes of [lo, hi) in memory now (mincore), pages rounded outward. */
+uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi);
+/* One line of /proc/self/maps. */
+struct mc_mapping {
+	uintptr_t lo, hi;
+	bool readable, writable, shared;
+	bool anonymous;             /* no file behind it ([heap] included) */
+	const char *name;           /* the path or [name]; "" for none */
+};
+/* cb for each mapping, in address order, until it returns false; false
+ * when /proc/self/maps cannot be read.  No malloc. */
+bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
+/* Address ranges, in memory the caller gives (v, cap). */
+struct mc_ranges {
+	uintptr_t (*v)[2];
+	int n, cap;
+	bool overflow;              /* some did not fit */
+};
+void mc_ranges_add(struct mc_ranges *r, uintptr_t lo, uintptr_t hi);
+void mc_ranges_sort(struct mc_ranges *r);
+/* cb for each part of [lo, hi) that no range of r (sorted) covers. */
+void mc_gaps_each(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r,
+		  void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* The resident bytes of those parts. */
+uint64_t mc_resident_outside(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r);
+
 /* ---- allocator.c ----------------------------------------------------- */
 
 /* Name the live allocator from the object that serves malloc. */
 const char *mc_allocator_name(void);
 void mc_allocator_detect(void);
 
-/* What the allocator says about itself now, read through dlsym without
- * linking to it.  A figure it cannot give is MEMCHECK_UNKNOWN. */
+/* The allocator's memory now: its own count of the bytes in use, read
+ * through dlsym without linking to it, and how much of the memory it has
+ * mapped is resident, measured page by page.  A figure that cannot be
+ * had is MEMCHECK_UNKNOWN. */
 struct mc_alloc_stats {
 	uint64_t allocated;  /* bytes in blocks the program holds, as the
 			      * allocator counts them (usable sizes) */
-	uint64_t held;       /* bytes the allocator holds from the system
-			      * and has not given back (resident or committed) */
-	uint64_t retained;   /* held - allocated: kept for reuse, not used */
+	uint64_t resident;   /* resident bytes of the memory the allocator
+			      * serves blocks from (memcheck(7)) */
+	uint64_t retained;   /* resident - allocated: kept, not used */
 };
 /* Fill *out; false when this allocator has no statistics memcheck can
  * read (every figure is then MEMCHECK_UNKNOWN).  Call with the guard
  * held: the allocator's statistics calls may allocate. */
 bool mc_allocator_stats(struct mc_alloc_stats *out);
+/* How long, at most, the allocator waits before it gives memory the
+ * program freed back to the system on a timer (jemalloc's decay times,
+ * mimalloc's decommit delays): its resident figures then depend on
+ * timing.  0 when it does that by amounts or not at all (glibc,
+ * tcmalloc; jemalloc with decay -1 or 0); MEMCHECK_UNKNOWN when it
+ * cannot be told.  Guard held, as for mc_allocator_stats. */
+uint64_t mc_allocator_timed_purge_ms(void);
 /* The allocator's own call to give free memory back to the system
  * (malloc_trim(0), mi_collect(true), jemalloc's arena purge,
  * MallocExtension_ReleaseFreeMemory); false when it has none. */
@@ -634,6 +686,9 @@ struct mc_record {
 	char program[256];
 	char allocator[128];
 	int pid;
+	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
+	uint64_t run, runs;         /* memcheck run's repetition, of how
+				     * many; MEMCHECK_UNKNOWN when absent */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

@@ -503,11 +503,15 @@ static const struct key {
 	{ "invalid_frees", K_U64, R(invalid_frees), 0, false },
 	{ "retained_bytes", K_U64, R(retained_bytes), 0, false },
 	{ "retained_after_release", K_U64, R(retained_after_release), 0, false },
+	{ "timed_purge_ms", K_U64, REC(timed_purge_ms), 0, false },
 	{ "rss_begin", K_U64, R(rss_begin), 0, false },
 	{ "rss_end", K_U64, R(rss_end), 0, false },
 	{ "peak_rss", K_U64, R(peak_rss), 0, false },
 	{ "seconds", K_REAL, R(seconds), 0, false },
 	{ "verdict", K_VERDICT, R(pass), 0, true },
+	/* added by memcheck run --report */
+	{ "run", K_U64, REC(run), 0, false },
+	{ "runs", K_U64, REC(runs), 0, false },
 	{ "violations", K_VIOLATIONS, R(violations), sizeof(((struct memcheck_result *)0)->violations), false },
 	/* leaks[] is for people and for suppression generation; the
 	 * figures the CLI and budgets need are all above */

@@ -45,21 +45,39 @@ struct region {
 	double t0;
 	uintptr_t begin_sp;       /* memcheck_begin's stack pointer, 0: none */
 	pthread_t begin_thread;
+	bool fold;                /* the process region of a process that
+				   * ended regions of its own (a forked check
+				   * test, a linked suite's runner or
+				   * worker), folded into them: reported
+				   * only when it fails */
 };
 
 static struct region regions[MAX_REGIONS];
 static int nregions;      /* open regions, the process region included */
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool forked;        /* this process is a fork of one memcheck ran in */
+static unsigned ended_here; /* regions ended in this process since the fork */
+static char last_ended[128]; /* the name of the last of them */
 
 /* ---- begin: epochs and baselines ------------------------------------- */
 
 /* A new epoch, above every block's.  Epochs have 16 bits in the block
  * table; when they run out, number the open regions 1..n again and every
  * block to match (mc_blocks_renumber).  Call with region_lock held. */
+static unsigned renumbered;  /* times next_epoch renumbered every epoch */
+/* The epochs of the region that failed last, [from, to): its blocks,
+ * and none allocated after its end (a new epoch began there).  Valid
+ * while no renumbering came between. */
+static struct {
+	uint32_t from, to;
+	unsigned renumbered;
+} last_failed;
+
 static uint32_t next_epoch(void)
 {
 	if (atomic_load(&mc_epoch) >= MC_EPOCH_MAX) {
+		renumbered++;
 		uint32_t open[MAX_REGIONS];
 		for (int i = 0; i < nregions; i++)
 			open[i] = regions[i].epoch;
@@ -366,13 +384,27 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.supp = &supp,
 		.valgrind = vg,
 	};
-	mc_report_emit(&rr);
+	if (!r->fold || !res.pass)
+		mc_report_emit(&rr);
+	if (!r->process) {
+		ended_here++;
+		mc_copy_name(last_ended, sizeof last_ended, r->name);
+	}
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
 	if (window)
 		mc_own_work_end();
 	mc_exit_region_ended(res.pass);
+	/* What a failing region left behind from here on carries a later
+	 * epoch than its blocks, for memcheck_handled(). */
+	if (!res.pass && !r->process) {
+		last_failed.from = r->epoch;
+		last_failed.to = next_epoch();
+		last_failed.renumbered = renumbered;
+	} else {
+		last_failed.to = 0;
+	}
 	if (out)
 		*out = res;
 	return res.pass ? 0 : 1;
@@ -455,6 +487,48 @@ void mc_process_begin(void)
 	mc_guard_leave();
 }
 
+/* A forked child's process region: named after the check test that ran
+ * in it, when it is one (the runner's children would all be "process",
+ * told apart only by their order, which changes as tests are added).
+ * A child that ended regions of its own (memcheck_tcase's test region)
+ * has its figures in them: its process region is folded into them, and
+ * reported only when it fails, for what the child did outside them: as
+ * "<test> (process)" in a check test, else "process". */
+static void name_forked(struct region *r)
+{
+	const char *test = mc_check_test_name();
+	char name[sizeof r->name];
+	if (test && ended_here) {
+		snprintf(name, sizeof name, "%s (process)", test);
+		test = name;
+	}
+	if (test)
+		mc_copy_name(r->name, sizeof r->name, test);
+	r->fold = ended_here > 0;
+}
+
+/* Was this process started by one that runs the same executable: a test
+ * runner's worker, started again from the runner's file (Criterion's)? */
+static bool parent_runs_this_program(void)
+{
+	char self[4096], parent[4096], link[64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)getppid());
+	ssize_t m = readlink(link, parent, sizeof parent - 1);
+	return n > 0 && n == m && memcmp(self, parent, (size_t)n) == 0;
+}
+
+/* A worker that ended regions of its own (a linked suite's tests, each in
+ * a worker): its process region is folded into them, as a forked check
+ * test's, and named after the last of them. */
+static void fold_worker(struct region *r)
+{
+	char name[sizeof r->name];
+	snprintf(name, sizeof name, "%.100s (process)", last_ended);
+	mc_copy_name(r->name, sizeof r->name, name);
+	r->fold = true;
+}
+
 void mc_process_end(void)
 {
 	struct mc_scan_from from;
@@ -463,6 +537,10 @@ void mc_process_end(void)
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
+		if (top->process && forked)
+			name_forked(top);
+		else if (top->process && ended_here && parent_runs_this_program())
+			fold_worker(top);
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
 				   "memcheck was bypassed: the program's malloc calls do not reach it",
@@ -492,6 +570,8 @@ void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
 	mc_exit_after_fork_child();
+	forked = true;
+	ended_here = 0;
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
 		region_rebase(&regions[i], epoch);
@@ -548,26 +628,29 @@ MC_API int memcheck_end(struct memcheck_result *out)
 	return rc;
 }
 
-/* The live blocks of a discarded region, to let them outlive every
+/* The live blocks of epochs [from, to), to let them outlive every
  * region (epoch 0) once the table's locks are no longer held. */
 struct block_list {
 	uintptr_t *v;
 	size_t n, cap;
+	uint32_t to;
 };
 
 static void list_block(const struct mc_block *b, void *arg)
 {
 	struct block_list *l = arg;
+	if (b->aux >= l->to)
+		return;
 	if (l->n < l->cap)
 		l->v[l->n++] = b->ptr;
 	else
 		l->n++;
 }
 
-static void ignore_left_since(uint32_t epoch)
+static void ignore_epochs(uint32_t from, uint32_t to)
 {
-	struct block_list l = { 0 };
-	mc_blocks_each_live(epoch, list_block, &l);
+	struct block_list l = { .to = to };
+	mc_blocks_each_live(from, list_block, &l);
 	while (l.n) {
 		size_t bytes = l.n * 2 * sizeof *l.v;
 		l.v = mc_map(bytes);
@@ -575,7 +658,7 @@ static void ignore_left_since(uint32_t epoch)
 			return;
 		l.cap = l.n * 2;
 		l.n = 0;
-		mc_blocks_each_live(epoch, list_block, &l);
+		mc_blocks_each_live(from, list_block, &l);
 		if (l.n <= l.cap) {
 			for (size_t i = 0; i < l.n; i++)
 				mc_blocks_set_epoch(l.v[i], 0);
@@ -583,6 +666,19 @@ static void ignore_left_since(uint32_t epoch)
 		}
 		mc_unmap(l.v, bytes);
 	}
+}
+
+/* memcheck_handled(): the failure was reported as the test's by its
+ * framework; the blocks the region left are accounted for, and no
+ * enclosing region reports them again (a preloaded process region
+ * around a linked suite's tests). */
+void mc_regions_forget_failed(void)
+{
+	pthread_mutex_lock(&region_lock);
+	if (last_failed.to && last_failed.renumbered == renumbered && mc_opt.track)
+		ignore_epochs(last_failed.from, last_failed.to);
+	last_failed.to = 0;
+	pthread_mutex_unlock(&region_lock);
 }
 
 /* A region a test framework gives up on: its test left it open when it
@@ -605,7 +701,9 @@ MC_API int memcheck_discard(void)
 		mc_fault_region_end(&fault);
 		mc_vg_region_drop(nregions);
 		if (mc_opt.track)
-			ignore_left_since(r->epoch);
+			ignore_epochs(r->epoch, UINT32_MAX);
+		ended_here++;
+		mc_copy_name(last_ended, sizeof last_ended, r->name);
 		mc_account_flush();
 		mc_account_peak_end(r->saved_peak);
 		bool whole;

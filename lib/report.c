@@ -193,6 +193,7 @@ static void emit_json(const struct mc_region_report *rr)
 	mc_buf_json_str(&b, mc_program());
 	mc_buf_puts(&b, ",\"allocator\":");
 	mc_buf_json_str(&b, mc_allocator_name());
+	mc_buf_printf(&b, ",\"implicit\":%s", rr->process ? "true" : "false");
 	json_u64(&b, "allocs", r->allocs);
 	json_u64(&b, "frees", r->frees);
 	json_u64(&b, "reallocs", r->reallocs);
@@ -213,6 +214,7 @@ static void emit_json(const struct mc_region_report *rr)
 	json_u64(&b, "invalid_frees", r->invalid_frees);
 	json_u64(&b, "retained_bytes", r->retained_bytes);
 	json_u64(&b, "retained_after_release", r->retained_after_release);
+	json_u64(&b, "timed_purge_ms", mc_allocator_timed_purge_ms());
 	json_u64(&b, "rss_begin", r->rss_begin);
 	json_u64(&b, "rss_end", r->rss_end);
 	json_u64(&b, "peak_rss", r->peak_rss);

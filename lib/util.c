@@ -35,6 +35,55 @@
 
 extern char *program_invocation_name;
 
+/* Every mapping memcheck makes for itself, so that a figure of the
+ * program's memory can leave them out (allocator.c).  A fixed array of
+ * slots claimed with atomics: map_plain runs inside the hooks, in any
+ * thread, and a lock held across fork would stay held in the child.
+ * lo == 0 is a free slot; a slot is claimed by setting lo, then hi, and
+ * freed by clearing hi, then lo, before the munmap, so that an address a
+ * later mmap reuses is registered again.  A reader may see a slot being
+ * filled with hi still 0: an empty range. */
+#define OWN_SLOTS 4096
+
+static _Atomic uintptr_t own_lo[OWN_SLOTS], own_hi[OWN_SLOTS];
+static atomic_bool own_overflow;
+
+static void own_mapped(const void *p, size_t size)
+{
+	uintptr_t lo = (uintptr_t)p;
+	for (int i = 0; i < OWN_SLOTS; i++) {
+		uintptr_t zero = 0;
+		if (atomic_load_explicit(&own_lo[i], memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&own_lo[i], &zero, lo)) {
+			atomic_store(&own_hi[i], lo + size);
+			return;
+		}
+	}
+	atomic_store(&own_overflow, true);
+}
+
+static void own_unmapped(const void *p)
+{
+	uintptr_t lo = (uintptr_t)p;
+	for (int i = 0; i < OWN_SLOTS; i++) {
+		if (atomic_load_explicit(&own_lo[i], memory_order_relaxed) == lo) {
+			atomic_store(&own_hi[i], 0);
+			atomic_store(&own_lo[i], 0);
+			return;
+		}
+	}
+}
+
+bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+	for (int i = 0; i < OWN_SLOTS; i++) {
+		uintptr_t lo = atomic_load(&own_lo[i]), hi = atomic_load(&own_hi[i]);
+		if (lo && hi > lo)
+			cb(lo, hi, arg);
+	}
+	return !atomic_load(&own_overflow);
+}
+
 /* Under valgrind, memcheck's own memory (the live-block table above all,
  * which holds every block's address) must not be a root of valgrind's
  * leak check, or every block is "still reachable".  valgrind's scan
@@ -46,7 +95,10 @@ static void *map_plain(size_t size, int flags)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	own_mapped(p, size);
+	return p;
 }
 
 /* Who counts memcheck's own memory (footprint.c, in the library; nobody
@@ -72,6 +124,7 @@ static void *map_counted(size_t size)
 
 static void unmap_counted(void *p, size_t size)
 {
+	own_unmapped(p);
 	if (!hooks || hooks->lazy_remove(p, size)) {
 		munmap(p, size);
 		return;

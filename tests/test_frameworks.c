@@ -221,6 +221,66 @@ START_TEST(criterion_suite_fails_at_the_leak)
 }
 END_TEST
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The space-separated words of s, sorted, as one string (never freed). */
+static const char *sorted_words(const char *s)
+{
+	char *copy = strdup(s), *w[64], *save = NULL;
+	size_t n = 0;
+	for (char *t = strtok_r(copy, " ", &save); t && n < 64; t = strtok_r(NULL, " ", &save))
+		w[n++] = t;
+	qsort(w, n, sizeof *w, cmp_str);
+	char *out = calloc(1, strlen(s) + 2);
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + strlen(out), "%s%s", i ? " " : "", w[i]);
+	free(copy);
+	return out;
+}
+
+/* Preloaded as well (memcheck run -q, a driver's wrapper, over a linked
+ * suite): the tests' records alone, a failure reported once.  The
+ * framework's leak failures are handled: the process regions around them
+ * do not report the same blocks again, and Criterion's workers, started
+ * from the runner's file, fold theirs into their test's. */
+START_TEST(suites_under_memcheck_run)
+{
+	static const struct {
+		const char *prog;
+		int status;
+		const char *records;    /* name:verdict, in order */
+	} cases[] = {
+		{ "fw_cmocka", 2, "clean:pass leaks:fail clean:pass process:pass" },
+		{ "fw_criterion", 1, "clean:pass leaks:fail param:pass with_fixture:pass "
+				     "param:fail process:pass" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *report = h_tmppath("run.jsonl");
+		struct h_run r;
+		H_RUN(&r, H_EXITCODE, NULL, NULL, h_env("%s/memcheck", h_build()), "run", "-q",
+		      "--report", report, "--", h_prog(cases[i].prog));
+		ck_assert_msg(r.exit_code == cases[i].status, "memcheck run -q %s: %s, expected "
+			      "%d; stderr:\n%s", cases[i].prog, h_status(&r), cases[i].status, r.err);
+		struct h_report rep;
+		H_LOAD(&rep, report);
+		char got[512] = "";
+		for (size_t k = 0; k < rep.n; k++)
+			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s:%s",
+				 k ? " " : "", h_str(rep.rec[k], "name"),
+				 h_str(rep.rec[k], "verdict"));
+		/* Criterion runs its tests in parallel workers: in any order */
+		ck_assert_msg(!strcmp(sorted_words(got), sorted_words(cases[i].records)),
+			      "memcheck run -q %s: records \"%s\", expected \"%s\"",
+			      cases[i].prog, got, cases[i].records);
+		h_report_free(&rep);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("frameworks");
@@ -229,6 +289,7 @@ int main(void)
 	tcase_add_test(tc, check_suite_fails_at_the_leak);
 	tcase_add_test(tc, cmocka_group_fails_at_the_leak);
 	tcase_add_test(tc, criterion_suite_fails_at_the_leak);
+	tcase_add_test(tc, suites_under_memcheck_run);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

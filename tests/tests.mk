@@ -19,6 +19,7 @@ UNIT_json      := json util
 UNIT_budget    := budget budget_check util
 UNIT_scan      := scan blocks util
 UNIT_supp      := suppress util
+UNIT_resident  := resident util
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
@@ -60,6 +61,13 @@ CHECK_PROGS := $(B)/tests/prog/plain_check $(B)/tests/prog/plain_check_fork
 $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
+
+# A check suite linked with memcheck (memcheck_tcase): check's libraries
+# too.
+$(B)/tests/prog/check_tcase: tests/prog/check_tcase.c $(B)/libmemcheck.so include/memcheck/check.h \
+		include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(CHECK_LIBS)
 
 # Suites of test frameworks, linked with memcheck and the framework
 # (tests/test_frameworks.c).

@@ -96,6 +96,9 @@ struct group {
 	int nreps;
 	struct recs *reps;       /* records of each repetition */
 	struct runinfo *runs;    /* of each repetition (run only) */
+	uint64_t timed_ms;       /* > 0: its records said it gives memory
+				  * back on a timer, and -n auto ran it
+				  * more than once */
 };
 
 const char *base_name(const char *path);
@@ -112,15 +115,41 @@ void recs_number(struct recs *rs);
  * occ-th one (cycling when rs has fewer), or NULL. */
 const struct rec *recs_match(const struct recs *rs, const struct rec *r);
 
-/* Judge every record of groups[] that is not stored: the CLI's own budget
- * check (b may be NULL) against the matching record of the baseline
- * group (the same repetition, or its only one when stored); the baseline
- * group's own records are checked without a baseline, as the library
- * checks them.  Returns the number of records that fail. */
-size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b);
-/* The same for repetition rep of group g alone. */
-size_t evaluate_rep(struct group *groups, size_t ng, struct group *g, int rep,
-		    const struct mc_budget *b);
+/* The same region: program basename, name and occurrence. */
+bool same_key(const struct rec *a, const struct rec *b);
+/* Every record of g of the same region as like, over its repetitions,
+ * in *out (free it); their number. */
+size_t recs_of(const struct group *g, const struct rec *like, const struct rec ***out);
+
+/* A figure over several records: the measured values (unknown ones left
+ * out); u* for integers, exact. */
+struct spread {
+	size_t n;
+	double min, median, max;
+	uint64_t umin, umedian, umax;
+};
+/* The figure at offset off of struct memcheck_result (a double when
+ * seconds) over v[]; false when no record has it. */
+bool spread_of(const struct rec *const *v, size_t n, size_t off, bool seconds,
+	       struct spread *out);
+/* r with each measured figure (mc_keys[].measured) set to its median
+ * over v[]. */
+void with_medians(const struct rec *const *v, size_t n, struct memcheck_result *r);
+
+/* Judge every record of groups[] that is not stored: its own verdict,
+ * less the violations of the budget at budget_abs (the library's, from
+ * MEMCHECK_BUDGET), and the CLI's check of budget b (may be NULL)
+ * against the matching record of the baseline group, counted figures as
+ * they are and measured figures on their medians over the runs.  The
+ * baseline group's own records are checked without a baseline, as the
+ * library checks them.  Returns the number of records that fail. */
+size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b,
+		const char *budget_abs);
+/* Add a record read from a report to g: to the repetition its "run" key
+ * names (memcheck run --report), else to the first. */
+void group_add(struct group *g, const struct rec *r);
+/* recs_number for each repetition of g. */
+void group_number(struct group *g);
 void group_free(struct group *g);
 
 /* Shorten "<cwd>/file:12: ..." to "file:12: ..." for display. */
@@ -133,12 +162,17 @@ const char *short_path(const char *s);
 char *printable(const char *name, size_t occ);
 /* The comparison table, per region and group. */
 void print_table(FILE *f, struct group *groups, size_t ng, const char *title);
+/* For a group of several runs, a line: how far its peak RSS and retained
+ * bytes varied between them, at the region where they varied most. */
+void print_spread(FILE *f, const struct group *g);
 /* JUnit XML; false (said) when the file cannot be written.  command
  * (NULL for stored reports) gets a testcase of its own per allocator:
  * an error when it crashed or failed. */
 bool write_junit(const char *path, struct group *groups, size_t ng, const char *command);
-/* Every record of the groups that are not stored, as read. */
-bool write_report(const char *path, struct group *groups, size_t ng);
+/* Every record of the groups that are not stored, as read; with runs,
+ * each with the keys "run", "runs" and "spread" added
+ * (memcheck-report(5)). */
+bool write_report(const char *path, struct group *groups, size_t ng, bool runs);
 
 /* ---- run.c ----------------------------------------------------------- */
 

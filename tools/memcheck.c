@@ -131,10 +131,15 @@ static const struct help {
 	  "                           it as it ends, and memcheck checks it again\n"
 	  "      --baseline-file FILE take the baseline from a stored report (its records\n"
 	  "                           of the baseline allocator) instead of running it\n"
-	  "      --report FILE        write every record collected, as JSON Lines\n"
+	  "      --report FILE        write every record collected, as JSON Lines, with\n"
+	  "                           its run and the spread over the runs added\n"
 	  "      --junit FILE         write JUnit XML: a testsuite per allocator, a\n"
 	  "                           testcase per region\n"
-	  "  -n, --repeat N           run N times per allocator; the table shows medians\n"
+	  "  -n, --repeat N|auto      run N times per allocator; auto (the default): once,\n"
+	  "                           three times if it gives memory back on a timer;\n"
+	  "                           the table shows medians and their spread; leaks\n"
+	  "                           fail in any run, measured figures (peak RSS,\n"
+	  "                           retained, time) are gated on their median\n"
 	  "  -k, --keep-going         go on after the command crashes or fails\n"
 	  "      --suppressions FILE  valgrind-format suppression file\n"
 	  "                           (memcheck-suppressions(5)), read besides the\n"
@@ -192,7 +197,9 @@ static const struct help {
 	  "Judge stored records: a record fails when its verdict is fail, or when it\n"
 	  "is over the budget.  Relative limits compare each record with the same\n"
 	  "region of the baseline allocator: records of the baseline allocator in\n"
-	  "REPORT, or in --baseline-file.  Failing records are listed on stdout.\n"
+	  "REPORT, or in --baseline-file.  Records of several runs (memcheck run\n"
+	  "--report) are judged as run judges them: measured figures on their median.\n"
+	  "Failing records are listed on stdout.\n"
 	  "\n"
 	  "options:\n"
 	  "      --budget FILE        budget file (memcheck-budget(5))\n"
@@ -282,6 +289,7 @@ static int cmd_gate(int argc, char **argv)
 {
 	const char *budget_path = NULL, *given = NULL, *bname, *baseline_file = NULL;
 	const char *junit = NULL;
+	char *budget_abs = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -304,7 +312,7 @@ static int cmd_gate(int argc, char **argv)
 	struct group *groups = NULL;
 	size_t ng = 0;
 	struct recs all = { 0 };
-	if (budget_path && !(budget = load_budget(budget_path, NULL)))
+	if (budget_path && !(budget = load_budget(budget_path, &budget_abs)))
 		goto out;
 	if (pick_baseline("gate", given, budget, &bname))
 		goto out;
@@ -317,26 +325,25 @@ static int cmd_gate(int argc, char **argv)
 	if (!read_all(&all, argv + optind, argc - optind))
 		goto out;
 	/* one group per allocator, in the order they appear */
-	for (size_t i = 0; i < all.n; i++) {
-		struct group *g = group_for(&groups, &ng, all.v[i].m.allocator);
-		recs_push(&g->reps[0], &all.v[i]);
-	}
+	for (size_t i = 0; i < all.n; i++)
+		group_add(group_for(&groups, &ng, all.v[i].m.allocator), &all.v[i]);
 	free(all.v);
 	all.v = NULL;
 	all.n = 0;
 	for (size_t i = 0; i < ng; i++) {
 		if (!baseline_file && strcmp(groups[i].label, bname) == 0)
 			groups[i].baseline = true;
-		recs_number(&groups[i].reps[0]);
+		group_number(&groups[i]);
 	}
 
-	size_t failed = evaluate(groups, ng, budget), total = 0;
+	size_t failed = evaluate(groups, ng, budget, budget_abs), total = 0;
 	for (size_t i = 0; i < ng; i++) {
 		const struct group *g = &groups[i];
 		if (g->stored)
 			continue;
-		for (size_t k = 0; k < g->reps[0].n; k++) {
-			const struct rec *r = &g->reps[0].v[k];
+		for (int rep = 0; rep < g->nreps; rep++)
+		for (size_t k = 0; k < g->reps[rep].n; k++) {
+			const struct rec *r = &g->reps[rep].v[k];
 			total++;
 			if (!r->fail)
 				continue;
@@ -380,6 +387,7 @@ out:
 	free(groups);
 	if (budget)
 		mc_budget_free(budget);
+	free(budget_abs);
 	return status;
 }
 
@@ -429,7 +437,7 @@ static int cmd_compare(int argc, char **argv)
 			if (g == ng)
 				group_new(&groups, &ng, label);
 			free(label);
-			recs_push(&groups[g].reps[0], &in[f].v[i]);
+			group_add(&groups[g], &in[f].v[i]);
 		}
 		free(in[f].v);
 		in[f].v = NULL;
@@ -437,8 +445,8 @@ static int cmd_compare(int argc, char **argv)
 	}
 	groups[0].baseline = true;
 	for (size_t i = 0; i < ng; i++)
-		recs_number(&groups[i].reps[0]);
-	evaluate(groups, ng, NULL);
+		group_number(&groups[i]);
+	evaluate(groups, ng, NULL, NULL);
 	char *title = xasprintf("memcheck compare: %s (baseline) and %s", argv[first],
 				argv[first + 1]);
 	print_table(stdout, groups, ng, title);

@@ -275,6 +275,15 @@ static int signal_in_output(const char *path)
 	return sig;
 }
 
+/* A process region memcheck opened itself: "process", or a forked check
+ * test's, named after the test (older reports: by its name). */
+static bool implicit(const struct rec *r)
+{
+	if (strstr(r->line, "\"implicit\":"))
+		return strstr(r->line, "\"implicit\":true") != NULL;
+	return strcmp(r->m.r.name, "process") == 0;
+}
+
 /* ---- the baseline ---------------------------------------------------- */
 
 struct baseline {
@@ -329,13 +338,13 @@ static int run_baseline(const struct oom_opts *o, struct baseline *b)
 	}
 	bool explicit_regions = false;
 	for (size_t i = 0; i < rs.n; i++)
-		explicit_regions |= strcmp(rs.v[i].m.r.name, "process") != 0;
+		explicit_regions |= !implicit(&rs.v[i]);
 	b->t = xcalloc(rs.n + 1, sizeof *b->t);
 	for (size_t i = 0; i < rs.n; i++) {
 		const struct rec *r = &rs.v[i];
 		struct target t;
 		memset(&t, 0, sizeof t);
-		if (explicit_regions && !strcmp(r->m.r.name, "process"))
+		if (explicit_regions && implicit(r))
 			continue;
 		if (!find_str(r->line, NULL, "region_id", t.id, sizeof t.id) ||
 		    !find_u64(r->line, "alloc_calls", &t.calls) || !t.calls)

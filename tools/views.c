@@ -1,8 +1,10 @@
 /*
  * views.c - what the CLI shows of the records: a table per region and
  * allocator, in the spirit of the allocator comparisons people post, and
- * the same rows as JUnit XML for CI.  With repetitions, each figure is the
- * median over them.
+ * the same rows as JUnit XML for CI, and the report file of `run`.  With
+ * repetitions, each figure is the median over them, followed by how far
+ * the farthest run is from it: a noisy allocator must show as noisy, and
+ * a figure that is the same in every run (most counts) shows bare.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,94 +17,62 @@
 
 /* A region's identity across allocators (records.c). */
 struct key {
-	const struct rec *first;   /* its program and name */
+	const struct rec *first;   /* its program, name and occurrence */
 	size_t occ;
 };
 
+/* Each figure of the table over the runs: its median is shown, its
+ * spread after it. */
 struct cell {
 	size_t n, nfail;           /* records, failing records */
 	const struct rec **recs;
-	double seconds;
-	uint64_t peak_rss, allocs, frees, peak_live, leaked, reachable, retained;
+	struct spread time, rss, allocs, frees, live, lost, reach, retained;
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Median of the measured values (unknown ones left out). */
-static uint64_t median_u64(const struct cell *c, size_t offset)
-{
-	uint64_t *v = xcalloc(c->n, sizeof *v);
-	size_t n = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		uint64_t x = *(const uint64_t *)((const char *)&c->recs[i]->m.r + offset);
-		if (x != MEMCHECK_UNKNOWN)
-			v[n++] = x;
-	}
-	uint64_t m = MEMCHECK_UNKNOWN;
-	if (n) {
-		qsort(v, n, sizeof *v, cmp_u64);
-		m = n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2 +
-			(v[n / 2 - 1] % 2 + v[n / 2] % 2) / 2;
-	}
-	free(v);
-	return m;
-}
-
-static double median_seconds(const struct cell *c)
-{
-	double *v = xcalloc(c->n, sizeof *v);
-	size_t n = 0;
-	for (size_t i = 0; i < c->n; i++)
-		if (!isnan(c->recs[i]->m.r.seconds))
-			v[n++] = c->recs[i]->m.r.seconds;
-	double m = NAN;
-	if (n) {
-		qsort(v, n, sizeof *v, cmp_double);
-		m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	}
-	free(v);
-	return m;
-}
 
 #define OFF(f) offsetof(struct memcheck_result, f)
 
 static bool key_is(const struct rec *r, const struct key *k)
 {
-	return r->occ == k->occ && strcmp(r->m.r.name, k->first->m.r.name) == 0 &&
-	       strcmp(base_name(r->m.program), base_name(k->first->m.program)) == 0;
+	return same_key(r, k->first);
+}
+
+/* Lost: definitely and indirectly together, which does not depend on
+ * how a cycle nothing points to is split (its lowest block definitely
+ * lost, the others indirectly: where the allocator put them decides).
+ * In valgrind mode definitely_lost holds both already. */
+static void lost_of(const struct cell *c, struct spread *out)
+{
+	struct rec *tmp = xcalloc(c->n ? c->n : 1, sizeof *tmp);
+	const struct rec **v = xcalloc(c->n ? c->n : 1, sizeof *v);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct memcheck_result *r = &c->recs[i]->m.r;
+		uint64_t d = r->definitely_lost.bytes, ind = r->indirectly_lost.bytes;
+		tmp[i].m.r.definitely_lost.bytes =
+			d == MEMCHECK_UNKNOWN ? MEMCHECK_UNKNOWN : d + (ind == MEMCHECK_UNKNOWN ? 0 : ind);
+		v[i] = &tmp[i];
+	}
+	spread_of(v, c->n, OFF(definitely_lost.bytes), false, out);
+	free(v);
+	free(tmp);
 }
 
 /* The records of region k under group g, over every repetition. */
 static void cell_fill(struct cell *c, const struct group *g, const struct key *k)
 {
 	memset(c, 0, sizeof *c);
-	for (int rep = 0; rep < g->nreps; rep++)
-		for (size_t i = 0; i < g->reps[rep].n; i++)
-			if (key_is(&g->reps[rep].v[i], k)) {
-				c->recs = xrealloc(c->recs, (c->n + 1) * sizeof *c->recs);
-				c->recs[c->n++] = &g->reps[rep].v[i];
-				c->nfail += g->reps[rep].v[i].fail;
-			}
+	c->n = recs_of(g, k->first, &c->recs);
+	for (size_t i = 0; i < c->n; i++)
+		c->nfail += c->recs[i]->fail;
 	if (!c->n)
 		return;
-	c->seconds = median_seconds(c);
-	c->peak_rss = median_u64(c, OFF(peak_rss));
-	c->allocs = median_u64(c, OFF(allocs));
-	c->frees = median_u64(c, OFF(frees));
-	c->peak_live = median_u64(c, OFF(peak_live_bytes));
-	c->leaked = median_u64(c, OFF(definitely_lost.bytes));
-	c->reachable = median_u64(c, OFF(still_reachable.bytes));
-	c->retained = median_u64(c, OFF(retained_bytes));
+	spread_of(c->recs, c->n, OFF(seconds), true, &c->time);
+	spread_of(c->recs, c->n, OFF(peak_rss), false, &c->rss);
+	spread_of(c->recs, c->n, OFF(allocs), false, &c->allocs);
+	spread_of(c->recs, c->n, OFF(frees), false, &c->frees);
+	spread_of(c->recs, c->n, OFF(peak_live_bytes), false, &c->live);
+	lost_of(c, &c->lost);
+	spread_of(c->recs, c->n, OFF(still_reachable.bytes), false, &c->reach);
+	spread_of(c->recs, c->n, OFF(retained_bytes), false, &c->retained);
 }
 
 /* Every region, in the order it first appears (the baseline's first). */
@@ -203,6 +173,45 @@ static char *fmt_seconds(double s)
 	return xasprintf("%.2f s", s);
 }
 
+/* How far the farthest run is from the median, in percent of it; -1
+ * when every run gave the same figure (or there was one). */
+static double spread_pct(const struct spread *s)
+{
+	if (s->n < 2 || s->min == s->max)
+		return -1;
+	if (s->median == 0)
+		return INFINITY;
+	double hi = s->max - s->median, lo = s->median - s->min;
+	double pct = (hi > lo ? hi : lo) * 100.0 / s->median;
+	return pct < 0.05 ? -1 : pct;   /* ±0.0%: the same, as shown */
+}
+
+enum fig_kind { FIG_BYTES, FIG_COUNT, FIG_SECONDS };
+
+/* A figure's median, and when its runs differ, how far apart:
+ * "80.2 MiB ±18%", or "0 B (to 64 B)" around a median of 0. */
+static char *fmt_fig(const struct spread *s, enum fig_kind kind)
+{
+	if (!s->n)
+		return xstrdup("-");
+	char *m = kind == FIG_SECONDS ? fmt_seconds(s->median) :
+		  kind == FIG_BYTES ? fmt_bytes(s->umedian) : fmt_count(s->umedian);
+	double pct = spread_pct(s);
+	if (pct < 0)
+		return m;
+	char *out;
+	if (isinf(pct)) {
+		char *hi = kind == FIG_SECONDS ? fmt_seconds(s->max) :
+			   kind == FIG_BYTES ? fmt_bytes(s->umax) : fmt_count(s->umax);
+		out = xasprintf("%s (to %s)", m, hi);
+		free(hi);
+	} else {
+		out = xasprintf(pct < 10 ? "%s ±%.1f%%" : "%s ±%.0f%%", m, pct);
+	}
+	free(m);
+	return out;
+}
+
 static char *fmt_change(uint64_t v, uint64_t base)
 {
 	if (v == MEMCHECK_UNKNOWN || base == MEMCHECK_UNKNOWN || base == 0)
@@ -235,11 +244,11 @@ char *printable(const char *s, size_t occ)
 /* ---- the table ------------------------------------------------------- */
 
 enum { C_PROG, C_REGION, C_ALLOC, C_TIME, C_RSS, C_VS, C_ALLOCS, C_FREES, C_LIVE,
-       C_LEAKED, C_REACH, C_RETAINED, C_VERDICT, NCOLS };
+       C_LOST, C_REACH, C_RETAINED, C_VERDICT, NCOLS };
 
 static const bool right_aligned[NCOLS] = {
 	[C_TIME] = true, [C_RSS] = true, [C_VS] = true, [C_ALLOCS] = true,
-	[C_FREES] = true, [C_LIVE] = true, [C_LEAKED] = true, [C_REACH] = true,
+	[C_FREES] = true, [C_LIVE] = true, [C_LOST] = true, [C_REACH] = true,
 	[C_RETAINED] = true,
 };
 
@@ -288,7 +297,11 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 	size_t nkeys;
 	struct key *keys = keys_of(groups, ng, &nkeys);
 	if (title)
-		fprintf(f, "\n%s%s\n", title, reps > 1 ? " (figures: medians over the runs)" : "");
+		fprintf(f, "\n%s\n", title);
+	if (reps > 1)
+		fprintf(f, "(several runs: each figure is the median of an allocator's runs, and "
+			"±N%% how far the farthest run is from it; leaks fail in any run, "
+			"measured figures are gated on the median)\n");
 	if (!nkeys) {
 		fprintf(f, "(no records)\n");
 		free(keys);
@@ -297,7 +310,7 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 
 	char *vs = xasprintf("vs %s", base ? base->label : "base");
 	char *head[NCOLS] = { "program", "region", "allocator", "time", "peak RSS", vs,
-			      "allocs", "frees", "peak live", "leaked", "reachable",
+			      "allocs", "frees", "peak live", "lost (d+i)", "reachable",
 			      "retained", "verdict" };
 	struct row *rows = NULL;
 	size_t nrows = 0;
@@ -328,16 +341,16 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 					first = false;
 				}
 				r->cell[C_ALLOC] = xstrdup(g->label);
-				r->cell[C_TIME] = fmt_seconds(c.seconds);
-				r->cell[C_RSS] = fmt_bytes(c.peak_rss);
-				r->cell[C_VS] = g == base || !bc.n ? xstrdup("-") :
-						fmt_change(c.peak_rss, bc.peak_rss);
-				r->cell[C_ALLOCS] = fmt_count(c.allocs);
-				r->cell[C_FREES] = fmt_count(c.frees);
-				r->cell[C_LIVE] = fmt_bytes(c.peak_live);
-				r->cell[C_LEAKED] = fmt_bytes(c.leaked);
-				r->cell[C_REACH] = fmt_bytes(c.reachable);
-				r->cell[C_RETAINED] = fmt_bytes(c.retained);
+				r->cell[C_TIME] = fmt_fig(&c.time, FIG_SECONDS);
+				r->cell[C_RSS] = fmt_fig(&c.rss, FIG_BYTES);
+				r->cell[C_VS] = g == base || !bc.n || !c.rss.n || !bc.rss.n ? xstrdup("-") :
+						fmt_change(c.rss.umedian, bc.rss.umedian);
+				r->cell[C_ALLOCS] = fmt_fig(&c.allocs, FIG_COUNT);
+				r->cell[C_FREES] = fmt_fig(&c.frees, FIG_COUNT);
+				r->cell[C_LIVE] = fmt_fig(&c.live, FIG_BYTES);
+				r->cell[C_LOST] = fmt_fig(&c.lost, FIG_BYTES);
+				r->cell[C_REACH] = fmt_fig(&c.reach, FIG_BYTES);
+				r->cell[C_RETAINED] = fmt_fig(&c.retained, FIG_BYTES);
 				if (!c.nfail)
 					r->cell[C_VERDICT] = xstrdup("pass");
 				else if (c.n == 1)
@@ -373,6 +386,59 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 	free(rows);
 	free(keys);
 	free(vs);
+}
+
+/* For a group of several runs, how far its measured figures varied:
+ * for each, the region whose farthest run is farthest from its median. */
+void print_spread(FILE *f, const struct group *g)
+{
+	static const struct {
+		const char *label;
+		size_t off;
+	} figs[] = {
+		{ "peak RSS", offsetof(struct memcheck_result, peak_rss) },
+		{ "retained", offsetof(struct memcheck_result, retained_bytes) },
+	};
+	fprintf(f, "  %-14s varied between runs by up to:", "");
+	for (size_t i = 0; i < MC_ARRAY_SIZE(figs); i++) {
+		double worst = 0;
+		const struct rec *where = NULL;
+		struct spread at = { 0 };
+		for (int rep = 0; rep < g->nreps; rep++)
+			for (size_t k = 0; k < g->reps[rep].n; k++) {
+				const struct rec **cell;
+				size_t n = recs_of(g, &g->reps[rep].v[k], &cell);
+				struct spread sp;
+				if (spread_of(cell, n, figs[i].off, false, &sp) && sp.umedian) {
+					double pct = spread_pct(&sp);
+					if (pct > worst) {
+						worst = pct;
+						where = &g->reps[rep].v[k];
+						at = sp;
+					}
+				}
+				free(cell);
+			}
+		if (!where) {
+			fprintf(f, "%s %s 0%%", i ? "," : "", figs[i].label);
+			continue;
+		}
+		char *name = printable(where->m.r.name, where->occ);
+		char *lo = fmt_bytes(at.umin), *hi = fmt_bytes(at.umax);
+		if (!strcmp(lo, hi)) {
+			/* closer than the table's one decimal shows */
+			free(lo);
+			free(hi);
+			lo = xasprintf("%llu", (unsigned long long)at.umin);
+			hi = xasprintf("%llu bytes", (unsigned long long)at.umax);
+		}
+		fprintf(f, "%s %s ±%.1f%% (%s: %s to %s)", i ? "," : "", figs[i].label, worst, name,
+			lo, hi);
+		free(name);
+		free(lo);
+		free(hi);
+	}
+	fprintf(f, "; gated on the medians\n");
 }
 
 /* ---- JUnit XML ------------------------------------------------------- */
@@ -495,7 +561,7 @@ static void junit_region(FILE *f, const struct key *k, const struct cell *c)
 	if (k->occ)
 		fprintf(f, " #%zu", k->occ + 1);
 	fprintf(f, "\" time=\"");
-	xml_seconds(f, c->seconds);
+	xml_seconds(f, c->time.n ? c->time.median : NAN);
 	if (!c->nfail) {
 		fprintf(f, "\"/>\n");
 		return;
@@ -584,7 +650,40 @@ bool write_junit(const char *path, struct group *groups, size_t ng, const char *
 	return ok;
 }
 
-bool write_report(const char *path, struct group *groups, size_t ng)
+/* ,"run":K,"runs":N,"spread":{...} for record x of repetition rep of g:
+ * each figure that differs between g's runs of the region, as
+ * {"min":N,"median":N,"max":N}. */
+static void report_keys(FILE *f, const struct group *g, int rep, const struct rec *x)
+{
+	int runs = 0;
+	for (int r = 0; r < g->nreps; r++)
+		runs += g->reps[r].n > 0 || (g->runs && g->runs[r].done);
+	fprintf(f, ",\"run\":%d,\"runs\":%d,\"spread\":{", rep + 1, runs);
+	const struct rec **cell;
+	size_t n = recs_of(g, x, &cell);
+	const char *sep = "";
+	for (size_t i = 0; mc_result_keys[i]; i++) {
+		const struct mc_key *k = &mc_keys[i];
+		if (strchr(k->name, '.'))
+			continue;   /* definitely_lost.bytes: definitely_lost */
+		bool seconds = k->kind == MC_KEY_SECONDS;
+		struct spread sp;
+		if (n < 2 || !spread_of(cell, n, k->off, seconds, &sp) || sp.min == sp.max)
+			continue;
+		if (seconds)
+			fprintf(f, "%s\"%s\":{\"min\":%.6f,\"median\":%.6f,\"max\":%.6f}", sep,
+				k->name, sp.min, sp.median, sp.max);
+		else
+			fprintf(f, "%s\"%s\":{\"min\":%llu,\"median\":%llu,\"max\":%llu}", sep,
+				k->name, (unsigned long long)sp.umin, (unsigned long long)sp.umedian,
+				(unsigned long long)sp.umax);
+		sep = ",";
+	}
+	free(cell);
+	fprintf(f, "}");
+}
+
+bool write_report(const char *path, struct group *groups, size_t ng, bool runs)
 {
 	FILE *f = fopen(path, "we");
 	if (!f) {
@@ -598,8 +697,18 @@ bool write_report(const char *path, struct group *groups, size_t ng)
 			if (g->stored || g->baseline != (pass == 0))
 				continue;
 			for (int rep = 0; rep < g->nreps; rep++)
-				for (size_t i = 0; i < g->reps[rep].n; i++)
-					fprintf(f, "%s\n", g->reps[rep].v[i].line);
+				for (size_t i = 0; i < g->reps[rep].n; i++) {
+					const struct rec *x = &g->reps[rep].v[i];
+					size_t len = strlen(x->line);
+					/* the library's line, its closing brace last */
+					if (!runs || !len || x->line[len - 1] != '}') {
+						fprintf(f, "%s\n", x->line);
+						continue;
+					}
+					fprintf(f, "%.*s", (int)(len - 1), x->line);
+					report_keys(f, g, rep, x);
+					fprintf(f, "}\n");
+				}
 		}
 	bool ok = !ferror(f);
 	if (fclose(f) != 0)

@@ -44,6 +44,8 @@ static inline void memcheck_ck_end_at(const char *file, int line)
 		return;
 	if (rc < 0)
 		_ck_assert_failed(file, line, "memcheck_end()", "memcheck: no region open");
+	/* check reports the failure, and the program's status is check's */
+	memcheck_handled();
 	const char *at, *fn;
 	int at_line;
 	if (memcheck_leak_site(&at, &at_line, &fn) == 0)

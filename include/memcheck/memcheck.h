@@ -102,9 +102,11 @@ int memcheck_end(struct memcheck_result *out);
 /* A region that fails also fails the process: when it would exit with
  * status 0, it exits with MEMCHECK_EXITCODE (23) instead.  A caller that
  * deals with the failure of the region it just ended itself (a test that
- * expects it, a test framework that reports it) says so here, and that
- * failure no longer changes the exit status.  Returns 0, or -1 when the
- * region ended last passed or was handled already. */
+ * expects it, a test framework that reports it) says so here: that
+ * failure no longer changes the exit status, and what the region left
+ * behind is let outlive every region, as memcheck_ignore() does, so that
+ * an enclosing region does not report it again.  Returns 0, or -1 when
+ * the region ended last passed or was handled already. */
 int memcheck_handled(void);
 
 /* Where the leak that failed the region ended last was allocated (its

@@ -6,12 +6,18 @@
  * dlsym, as any program could, and prints what memcheck_end returned;
  * without it, it only runs the workload.
  *
- * usage: plain_retained [threads]
+ * usage: plain_retained [threads|none|worker]
  *   A block allocated before the region and freed after it sits above
  *   the workload's memory, as the program's older blocks would: glibc
  *   then cannot cut the freed space off the top of its heap, and whether
  *   it retains anything does not depend on the order of the frees.
  *   threads: a second thread is alive (idle) when the region ends.
+ *   none: no workload at all, before the region or in it (the block
+ *   table is written all the same): the same process less the memory
+ *   the workload leaves with the allocator.
+ *   worker: no workload before the region; in it, the workload runs on a
+ *   second thread, joined before the region ends (glibc serves it from
+ *   a thread arena of its own).
  * Prints one line: "retained=N after_release=N live=N lost=N allocs=N"
  * (N a number or "unknown"), or "memcheck=absent".  No stdio: its buffers
  * would be allocations of their own.
@@ -80,17 +86,30 @@ static void *idle(void *arg)
 	return NULL;
 }
 
+static void *work(void *arg)
+{
+	if (allocate() < 0)
+		*(int *)arg = -1;
+	release();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	bool threads = argc > 1 && strcmp(argv[1], "threads") == 0;
+	bool none = argc > 1 && strcmp(argv[1], "none") == 0;
+	bool worker = argc > 1 && strcmp(argv[1], "worker") == 0;
 	void (*begin)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "memcheck_begin");
 	int (*end)(struct memcheck_result *) =
 		(int (*)(struct memcheck_result *))dlsym(RTLD_DEFAULT, "memcheck_end");
 
-	if (allocate() < 0)
+	if (none || worker)
+		memset(blocks, 0, sizeof blocks);
+	else if (allocate() < 0)
 		return 2;
 	void *pin = malloc(64);
-	release();
+	if (!none && !worker)
+		release();
 	pthread_t t;
 	if (threads) {
 		pthread_mutex_lock(&hold);
@@ -105,9 +124,15 @@ int main(int argc, char **argv)
 	} else {
 		struct memcheck_result r;
 		begin("retained");
-		if (allocate() < 0)
-			return 2;
-		release();
+		if (worker) {
+			int rc = 0;
+			if (pthread_create(&t, NULL, work, &rc) != 0 || pthread_join(t, NULL) != 0 || rc)
+				return 2;
+		} else if (!none) {
+			if (allocate() < 0)
+				return 2;
+			release();
+		}
 		if (end(&r) < 0)
 			return 1;
 		char line[256], a[32], b[32], c[32], d[32], e[32];

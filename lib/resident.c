@@ -1,0 +1,236 @@
+/*
+ * resident.c - which pages of the process are in memory, and whose they
+ * are: the resident bytes of an address range (mincore), the process's
+ * mappings as /proc/self/maps lists them.  allocator.c measures with
+ * these the memory an allocator holds resident (and util.c keeps the list
+ * of memcheck's own mappings, which are not the allocator's).
+ *
+ * Traps that shaped it:
+ * - It runs at region ends, with the guard held, and util.c's mc_map
+ *   calls it from inside the hooks: no malloc, no stdio, no locks that a
+ *   fork could leave held.  /proc/self/maps is read in pieces into a
+ *   buffer on the stack; a line that straddles two reads is kept whole.
+ * - mincore's answer per page is what the resident set size counts: a
+ *   page swapped out is in neither, a page given back with MADV_FREE and
+ *   not yet reclaimed is in both.  A range that another thread unmaps
+ *   while it is being measured makes mincore fail: that part then counts
+ *   page by page, and what is gone counts as not resident.
+ * - The kernel merges adjacent anonymous mappings with the same
+ *   protection into one line of /proc/self/maps, so a line says nothing
+ *   about who made the memory: whose it is must be told another way
+ *   (the allocator's own answer for an address, or what is known to be
+ *   someone else's).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static uintptr_t page_size(void)
+{
+	static uintptr_t page;
+	if (!page) {
+		long p = sysconf(_SC_PAGESIZE);
+		page = p > 0 ? (uintptr_t)p : 4096;
+	}
+	return page;
+}
+
+/* ---- resident bytes of a range --------------------------------------- */
+
+#define VEC 4096 /* pages per mincore call: 16 MiB of 4 KiB pages */
+
+uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t page = page_size();
+	lo &= ~(page - 1);
+	hi = (hi + page - 1) & ~(page - 1);
+	uint64_t pages = 0;
+	unsigned char vec[VEC];
+	int saved = errno;
+	while (lo < hi) {
+		uintptr_t n = (hi - lo) / page;
+		if (n > VEC)
+			n = VEC;
+		if (mincore((void *)lo, n * page, vec) == 0) {
+			for (uintptr_t i = 0; i < n; i++)
+				pages += vec[i] & 1;
+		} else {
+			/* Part of it unmapped meanwhile: what is still
+			 * there, page by page. */
+			for (uintptr_t i = 0; i < n; i++)
+				if (mincore((void *)(lo + i * page), page, vec) == 0)
+					pages += vec[0] & 1;
+		}
+		lo += n * page;
+	}
+	errno = saved;
+	return pages * page;
+}
+
+/* ---- /proc/self/maps -------------------------------------------------- */
+
+static uintptr_t hex(const char **p)
+{
+	uintptr_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uintptr_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+static const char *skip_field(const char *p)
+{
+	while (*p && *p != ' ')
+		p++;
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* One line, "lo-hi perms offset dev inode   name", NUL-terminated. */
+static bool parse_line(const char *s, struct mc_mapping *m)
+{
+	const char *p = s;
+	m->lo = hex(&p);
+	if (*p++ != '-')
+		return false;
+	m->hi = hex(&p);
+	if (*p++ != ' ' || strlen(p) < 4)
+		return false;
+	m->readable = p[0] == 'r';
+	m->writable = p[1] == 'w';
+	m->shared = p[3] == 's';
+	p = skip_field(p);              /* perms */
+	p = skip_field(p);              /* offset */
+	p = skip_field(p);              /* dev */
+	bool inode = *p && *p != '0';
+	p = skip_field(p);              /* inode */
+	m->name = p;
+	/* Anonymous: no file behind it.  [heap] is; [stack], [vdso] and
+	 * the like are named for what they are. */
+	m->anonymous = !inode && (!*p || strcmp(p, "[heap]") == 0);
+	return m->hi > m->lo;
+}
+
+bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg)
+{
+	int saved = errno;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errno = saved;
+		return false;
+	}
+	char buf[16384];         /* fewer reads: each costs a system call */
+	size_t len = 0;
+	bool skipping = false, go = true;   /* a line longer than buf */
+	while (go) {
+		ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = 0;
+		char *line = buf, *nl;
+		while (go && (nl = memchr(line, '\n', len - (size_t)(line - buf)))) {
+			*nl = 0;
+			struct mc_mapping m;
+			if (!skipping && parse_line(line, &m))
+				go = cb(&m, arg);
+			skipping = false;
+			line = nl + 1;
+		}
+		len -= (size_t)(line - buf);
+		memmove(buf, line, len);
+		if (len == sizeof buf - 1) {
+			/* No newline in a whole buffer: a path longer than
+			 * any this reads; its line is left out. */
+			len = 0;
+			skipping = true;
+		}
+	}
+	close(fd);
+	errno = saved;
+	return true;
+}
+
+/* ---- ranges to leave out ----------------------------------------------- */
+
+void mc_ranges_add(struct mc_ranges *r, uintptr_t lo, uintptr_t hi)
+{
+	if (hi <= lo)
+		return;
+	if (r->n == r->cap) {
+		r->overflow = true;
+		return;
+	}
+	r->v[r->n][0] = lo;
+	r->v[r->n][1] = hi;
+	r->n++;
+}
+
+/* Shell sort by start: qsort may call malloc for its buffer. */
+void mc_ranges_sort(struct mc_ranges *r)
+{
+	for (int gap = r->n / 2; gap > 0; gap /= 2)
+		for (int i = gap; i < r->n; i++) {
+			uintptr_t lo = r->v[i][0], hi = r->v[i][1];
+			int j = i;
+			for (; j >= gap && r->v[j - gap][0] > lo; j -= gap) {
+				r->v[j][0] = r->v[j - gap][0];
+				r->v[j][1] = r->v[j - gap][1];
+			}
+			r->v[j][0] = lo;
+			r->v[j][1] = hi;
+		}
+}
+
+void mc_gaps_each(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r,
+		  void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+	/* The first range that may reach into [lo, hi): ranges may nest or
+	 * overlap, so the scan starts at the first that starts at or after
+	 * no range before it could. */
+	int a = 0, b = r->n;
+	while (a < b) {
+		int mid = (a + b) / 2;
+		if (r->v[mid][0] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	uintptr_t at = lo;
+	/* Ranges that start before lo may still cover it. */
+	for (int i = 0; i < a; i++)
+		if (r->v[i][1] > at)
+			at = r->v[i][1];
+	for (int i = a; i < r->n && at < hi && r->v[i][0] < hi; i++) {
+		if (r->v[i][0] > at)
+			cb(at, r->v[i][0], arg);
+		if (r->v[i][1] > at)
+			at = r->v[i][1];
+	}
+	if (at < hi)
+		cb(at, hi, arg);
+}
+
+static void add_resident(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	*(uint64_t *)arg += mc_resident_bytes(lo, hi);
+}
+
+uint64_t mc_resident_outside(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r)
+{
+	uint64_t n = 0;
+	mc_gaps_each(lo, hi, r, add_resident, &n);
+	return n;
+}

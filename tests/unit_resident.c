@@ -1,0 +1,179 @@
+/*
+ * unit_resident.c - lib/resident.c on its own, and the list of memcheck's
+ * own mappings in lib/util.c: mincore counts the pages written and no
+ * others, /proc/self/maps is read line by line whatever its length, the
+ * parts of a range outside a set of others are found, and a mapping
+ * memcheck makes is listed until it is unmapped.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PAGES 64
+
+static size_t page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+START_TEST(counts_written_pages_only)
+{
+	char *p = mmap(NULL, PAGES * page(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	uintptr_t lo = (uintptr_t)p, hi = lo + PAGES * page();
+	ck_assert_uint_eq(mc_resident_bytes(lo, hi), 0);
+	for (int i = 0; i < PAGES; i += 4)
+		p[(size_t)i * page()] = 1;
+	ck_assert_uint_eq(mc_resident_bytes(lo, hi), PAGES / 4 * page());
+	/* Rounded out to whole pages: a byte of a written page is the page. */
+	ck_assert_uint_eq(mc_resident_bytes(lo + 1, lo + 2), page());
+	/* Pages given back are no longer resident. */
+	ck_assert_int_eq(madvise(p, PAGES / 2 * page(), MADV_DONTNEED), 0);
+	ck_assert_uint_eq(mc_resident_bytes(lo, hi), PAGES / 8 * page());
+	/* A range reaching past the mapping counts what is mapped. */
+	munmap(p + PAGES / 2 * page(), PAGES / 2 * page());
+	ck_assert_uint_eq(mc_resident_bytes(lo, hi), 0);
+	munmap(p, PAGES / 2 * page());
+}
+END_TEST
+
+struct find {
+	uintptr_t addr;
+	struct mc_mapping found;
+	char name[64];
+	int lines;
+	bool stack;
+};
+
+static bool find_cb(const struct mc_mapping *m, void *arg)
+{
+	struct find *f = arg;
+	f->lines++;
+	f->stack |= strcmp(m->name, "[stack]") == 0 && !m->anonymous;
+	if (f->addr >= m->lo && f->addr < m->hi) {
+		f->found = *m;
+		snprintf(f->name, sizeof f->name, "%s", m->name);
+	}
+	return true;
+}
+
+START_TEST(reads_every_mapping)
+{
+	/* Many mappings, so that /proc/self/maps is longer than one read:
+	 * each with other protection than its neighbours, so that the
+	 * kernel does not merge them. */
+	enum { N = 600 };
+	char *p = mmap(NULL, N * page(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	for (int i = 0; i < N; i += 2)
+		ck_assert_int_eq(mprotect(p + (size_t)i * page(), page(), PROT_READ | PROT_WRITE), 0);
+	struct find f = { .addr = (uintptr_t)p + (N - 2) * page() };
+	ck_assert(mc_maps_each(find_cb, &f));
+	ck_assert_int_ge(f.lines, N);
+	ck_assert(f.stack);
+	ck_assert_uint_eq(f.found.lo, f.addr);
+	ck_assert_uint_eq(f.found.hi, f.addr + page());
+	ck_assert(f.found.anonymous && f.found.readable && f.found.writable && !f.found.shared);
+	ck_assert_str_eq(f.name, "");
+	/* A file's mapping: this program's code. */
+	f = (struct find){ .addr = (uintptr_t)counts_written_pages_only };
+	ck_assert(mc_maps_each(find_cb, &f));
+	ck_assert(!f.found.anonymous && !f.found.writable);
+	ck_assert_ptr_nonnull(strstr(f.name, "unit_resident"));
+	munmap(p, N * page());
+}
+END_TEST
+
+static void add_gap(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	struct mc_ranges *out = arg;
+	mc_ranges_add(out, lo, hi);
+}
+
+START_TEST(finds_the_gaps)
+{
+	uintptr_t v[8][2], g[8][2];
+	struct mc_ranges r = { v, 0, 8, false }, gaps = { g, 0, 8, false };
+	mc_ranges_add(&r, 500, 600);
+	mc_ranges_add(&r, 100, 200);
+	mc_ranges_add(&r, 150, 180);    /* inside another */
+	mc_ranges_add(&r, 50, 120);     /* overlapping it */
+	mc_ranges_sort(&r);
+	ck_assert_uint_eq(r.v[0][0], 50);
+	ck_assert_uint_eq(r.v[3][0], 500);
+	mc_gaps_each(0, 1000, &r, add_gap, &gaps);
+	ck_assert_int_eq(gaps.n, 3);
+	ck_assert_uint_eq(g[0][0], 0);
+	ck_assert_uint_eq(g[0][1], 50);
+	ck_assert_uint_eq(g[1][0], 200);
+	ck_assert_uint_eq(g[1][1], 500);
+	ck_assert_uint_eq(g[2][0], 600);
+	ck_assert_uint_eq(g[2][1], 1000);
+	/* A range that starts inside one. */
+	gaps.n = 0;
+	mc_gaps_each(160, 550, &r, add_gap, &gaps);
+	ck_assert_int_eq(gaps.n, 1);
+	ck_assert_uint_eq(g[0][0], 200);
+	ck_assert_uint_eq(g[0][1], 500);
+	/* Wholly covered. */
+	gaps.n = 0;
+	mc_gaps_each(510, 590, &r, add_gap, &gaps);
+	ck_assert_int_eq(gaps.n, 0);
+	/* Full: said, not overrun. */
+	for (int i = 0; i < 10; i++)
+		mc_ranges_add(&gaps, 1, 2);
+	ck_assert(gaps.overflow);
+	ck_assert_int_eq(gaps.n, 8);
+}
+END_TEST
+
+struct own {
+	uintptr_t addr;
+	bool listed;
+};
+
+static void own_cb(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	struct own *o = arg;
+	o->listed |= o->addr >= lo && o->addr < hi;
+}
+
+START_TEST(lists_its_own_mappings)
+{
+	void *a = mc_map(1 << 20), *b = mc_map_io(4096);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	struct own o = { (uintptr_t)a + 4096, false };
+	ck_assert(mc_own_each(own_cb, &o));
+	ck_assert(o.listed);
+	o = (struct own){ (uintptr_t)b, false };
+	mc_own_each(own_cb, &o);
+	ck_assert(o.listed);
+	mc_unmap(a, 1 << 20);
+	mc_unmap_io(b, 4096);
+	o = (struct own){ (uintptr_t)a + 4096, false };
+	mc_own_each(own_cb, &o);
+	ck_assert(!o.listed);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("resident");
+	TCase *tc = tcase_create("resident");
+	tcase_add_test(tc, counts_written_pages_only);
+	tcase_add_test(tc, reads_every_mapping);
+	tcase_add_test(tc, finds_the_gaps);
+	tcase_add_test(tc, lists_its_own_mappings);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
