@@ -695,6 +695,22 @@ struct mc_record {
  * err. */
 bool mc_json_record(const char *line, size_t len, struct mc_record *out,
 		    char *err, size_t errlen);
+/* The first leak record of a kind that fails a region (definitely or
+ * possibly lost): its kind ("" when there is none), size, the top
+ * frames of its stack, one "function (file:line)" a line, and the first
+ * frame in a program's own code as "file:line" ("" when none has one),
+ * for a CI reporter to link (the CLI's JUnit). */
+#define MC_JSON_FRAMES 6
+struct mc_json_leak {
+	char kind[24];
+	uint64_t blocks, bytes;
+	char site[192];
+	char stack[MC_JSON_FRAMES * 160];
+	int nframes;
+};
+/* mc_json_record that also fills *leak (may be NULL). */
+bool mc_json_record_leak(const char *line, size_t len, struct mc_record *out,
+			 struct mc_json_leak *leak, char *err, size_t errlen);
 
 /* ---- vgmode.c ------------------------------------------------------ */
 

@@ -60,6 +60,7 @@ struct rec {
 	char cli[512];           /* violations the CLI's budget check found */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
+	struct mc_json_leak leak; /* its first failing leak record's stack */
 };
 
 struct recs {

@@ -26,7 +26,7 @@ static int exit_in_dtor;
 
 __attribute__((noinline)) static void leak(size_t n)
 {
-	char *p = malloc(n);
+	char *p = malloc(n); /* SITE leak */
 	memset(p, 1, n);
 	sink = p;
 	sink = NULL;
