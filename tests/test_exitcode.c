@@ -113,6 +113,22 @@ START_TEST(forked_child_fails_alone)
 }
 END_TEST
 
+/* An unmodified check suite, preloaded: its forked test that leaks exits
+ * 23, which fails that test in check's own output, and only it. */
+START_TEST(check_test_that_leaks_fails)
+{
+	const char *env[] = { "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD | H_EXITCODE, NULL, env, h_prog("plain_check_fork"));
+	ck_assert_msg(r.exit_code == 1, "plain_check_fork: %s; stdout:\n%s", h_status(&r), r.out);
+	ck_assert_msg(strstr(r.out, "75%: Checks: 4, Failures: 0, Errors: 1") &&
+		      strstr(r.out, ":E:core:leaks_77:0: (after this point) Early exit with "
+				    "return value 23"),
+		      "plain_check_fork: check's output:\n%s", r.out);
+	h_run_free(&r);
+}
+END_TEST
+
 /* A program memcheck leaves out keeps its status: /bin/sh runs a
  * leaking program under test and exits with its own status, 0. */
 START_TEST(programs_left_out_keep_their_status)
@@ -164,6 +180,7 @@ int main(void)
 	tcase_add_test(tc, exitcode_is_configurable);
 	tcase_add_test(tc, exit_from_a_destructor);
 	tcase_add_test(tc, forked_child_fails_alone);
+	tcase_add_test(tc, check_test_that_leaks_fails);
 	tcase_add_test(tc, programs_left_out_keep_their_status);
 	tcase_add_test(tc, explicit_regions);
 	suite_add_tcase(s, tc);
