@@ -170,7 +170,7 @@ static const struct help {
 	  "and leaves nothing more behind in the region), leaked, crashed, or test\n"
 	  "failed (exits otherwise; a test that calls memcheck_expect_oom() may).\n"
 	  "The table by the failed call's file:line goes to stdout; CMD's output is\n"
-	  "discarded.\n"
+	  "discarded.  On a terminal, a progress line on stderr while it runs.\n"
 	  "\n"
 	  "options:\n"
 	  "      --persistent         fail every allocation from the N-th on, not it alone\n"
