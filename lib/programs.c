@@ -12,6 +12,11 @@
  *   (/usr, /bin, /lib..., bin directories under /opt, /nix/store); a
  *   project's test programs lie in its build tree.  /usr/src and
  *   /usr/local/src are build trees (Docker images build there).
+ * - A program installed elsewhere lies in the bin directory of a prefix
+ *   laid out as one: lib, include and share beside bin (pyenv's and
+ *   conda's pythons, Homebrew's, nvm's node, a CI tool cache).  A build
+ *   tree has no include and share beside the directory its programs
+ *   are in.  (libcork's ctest runs a pyenv python that leaks at exit.)
  * - An interpreter running a script (the kernel ran a file that begins
  *   with #!, AT_EXECFN) is not a compiled test program wherever it lies:
  *   a virtualenv's python, a libtool wrapper script's shell.
@@ -43,6 +48,34 @@ static bool in_bin_dir(const char *path)
 	return false;
 }
 
+/* Is exe in a bin, sbin or libexec directory whose parent has lib,
+ * include and share too: an installed prefix? */
+static bool in_prefix_layout(const char *exe)
+{
+	const char *slash = strrchr(exe, '/');
+	if (!slash || slash == exe)
+		return false;
+	const char *dir = slash;
+	while (dir > exe && dir[-1] != '/')
+		dir--;
+	size_t dlen = (size_t)(slash - dir);
+	if (!((dlen == 3 && !memcmp(dir, "bin", 3)) || (dlen == 4 && !memcmp(dir, "sbin", 4)) ||
+	      (dlen == 7 && !memcmp(dir, "libexec", 7))))
+		return false;
+	char path[4096];
+	size_t plen = (size_t)(dir - exe);
+	static const char *const beside[] = { "lib", "include", "share" };
+	for (size_t i = 0; i < MC_ARRAY_SIZE(beside); i++) {
+		if (plen + strlen(beside[i]) + 1 > sizeof path)
+			return false;
+		memcpy(path, exe, plen);
+		strcpy(path + plen, beside[i]);
+		if (access(path, F_OK) != 0)
+			return false;
+	}
+	return true;
+}
+
 bool mc_program_installed(const char *exe)
 {
 	static const char *const system[] = {
@@ -54,7 +87,7 @@ bool mc_program_installed(const char *exe)
 	for (size_t i = 0; i < MC_ARRAY_SIZE(system); i++)
 		if (under(exe, system[i]))
 			return true;
-	return under(exe, "/opt") && in_bin_dir(exe);
+	return (under(exe, "/opt") && in_bin_dir(exe)) || in_prefix_layout(exe);
 }
 
 /* Did the kernel start this process to run a script: is the file named
