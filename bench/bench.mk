@@ -6,6 +6,7 @@
 # fail the build.  About 3.5 minutes with the defaults (4 with VALGRIND=1).
 #
 #   make bench BENCH_ITERS=40000000 BENCH_RUNS=5 BENCH_THREADS=4 VALGRIND=1
+#   make bench BENCH_OTHER=/work/main/build/libmemcheck.so   (before/after)
 
 # 40M steps: a bare glibc run takes ~0.6 s here, long enough that start-up
 # and exit are noise, short enough for 5 interleaved rounds of every mode.
@@ -13,6 +14,7 @@ BENCH_ITERS   ?= 40000000
 BENCH_RUNS    ?= 5
 BENCH_THREADS ?= 4
 VALGRIND      ?= 0
+BENCH_OTHER   ?=
 
 # -fno-builtin: compilers know malloc/free and delete pairs whose block
 # never escapes, which would leave nothing to measure.  Frame pointers:
@@ -45,5 +47,5 @@ $(B)/bench/malloc_bench_lsan: bench/malloc_bench.c | $(B)/bench
 
 bench: all $(BENCH_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
-		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) \
+		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \
 		bash bench/run.sh $(B)

@@ -2,7 +2,7 @@
  * malloc_bench.c - a malloc-heavy, stdio-light program to measure what
  * memcheck costs on top of an allocator.
  *
- *   malloc_bench [ITERS] [--threads N] [--keep N] [--depth N]
+ *   malloc_bench [ITERS] [--threads N] [--keep N] [--depth N] [--libc 1]
  *
  * Churn (the default): a ring of RING live blocks; each step frees a
  * pseudo-random slot and puts a new block of a pseudo-random size in
@@ -15,6 +15,11 @@
  * --depth N runs the loop N calls further down the stack, so allocation
  * stacks are as deep as in a real suite (test runner, test, code under
  * test) while each step costs the same as without.
+ *
+ * --libc 1 takes each new block from the C library's strndup instead of
+ * malloc: an allocation made inside a function built without frame
+ * pointers, whose stack memcheck's unwinder follows by its call-frame
+ * information (as blocks from strdup, fopen or getline are).
  *
  * Keep (--keep N): allocate N blocks of 16..64 bytes and keep them all
  * live at the end, to measure the memory each tracked block costs.
@@ -59,10 +64,14 @@ static inline size_t churn_size(uint64_t r)
 struct job {
 	long iters;
 	int fill;       /* write every byte of each new block, as a program would */
+	int libc;       /* new blocks from strndup */
 	uint64_t seed;
 	uint64_t sum;
 	int failed;
 };
+
+/* 511 'x's: strndup(text, n - 1) is a block of n bytes. */
+static char text[512];
 
 static void *churn(void *arg)
 {
@@ -91,7 +100,7 @@ static void *churn(void *arg)
 			p = realloc(p, n);
 		} else {
 			free(p);
-			p = malloc(n);
+			p = j->libc ? (unsigned char *)strndup(text, n - 1) : malloc(n);
 		}
 		if (!p) {
 			j->failed = 1;
@@ -175,7 +184,8 @@ static double now(void)
 static void usage(void)
 {
 	static const char msg[] =
-		"usage: malloc_bench [ITERS] [--threads N] [--keep N] [--depth N] [--fill 0|1]\n";
+		"usage: malloc_bench [ITERS] [--threads N] [--keep N] [--depth N] [--fill 0|1] "
+		"[--libc 0|1]\n";
 	if (write(2, msg, sizeof msg - 1) < 0)
 		_exit(2);
 	exit(2);
@@ -183,7 +193,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	long iters = DEFAULT_ITERS, threads = 1, keep_n = 0, depth = 0, fill = 0;
+	long iters = DEFAULT_ITERS, threads = 1, keep_n = 0, depth = 0, fill = 0, libc = 0;
 	for (int i = 1; i < argc; i++) {
 		char *end;
 		long *dst = &iters;
@@ -197,6 +207,8 @@ int main(int argc, char **argv)
 				dst = &depth;
 			else if (!strcmp(argv[i], "--fill"))
 				dst = &fill;
+			else if (!strcmp(argv[i], "--libc"))
+				dst = &libc;
 			else
 				usage();
 			if (i + 1 >= argc)
@@ -207,9 +219,10 @@ int main(int argc, char **argv)
 		if (*end || *dst < 0)
 			usage();
 	}
-	if (threads < 1 || threads > 64 || depth > 1000 || fill > 1)
+	if (threads < 1 || threads > 64 || depth > 1000 || fill > 1 || libc > 1)
 		usage();
 	g_depth = depth;
+	memset(text, 'x', sizeof text - 1);
 
 	uint64_t sum = 0;
 	int failed = 0;
@@ -224,6 +237,7 @@ int main(int argc, char **argv)
 		for (long t = 0; t < threads; t++) {
 			jobs[t] = (struct job){ .iters = iters / threads,
 						.fill = (int)fill,
+						.libc = (int)libc,
 						.seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1) };
 			if (threads == 1)
 				thread_main(&jobs[t]);
@@ -250,8 +264,9 @@ int main(int argc, char **argv)
 			return 1;
 		return 1;
 	}
-	printf("mode=%s iters=%ld threads=%ld depth=%ld fill=%ld keep=%ld checksum=%llu loop_s=%.4f vmhwm_kb=%ld\n",
-	       keep_n ? "keep" : "churn", keep_n ? 0 : iters, threads, depth, fill, keep_n,
+	printf("mode=%s iters=%ld threads=%ld depth=%ld fill=%ld libc=%ld keep=%ld checksum=%llu "
+	       "loop_s=%.4f vmhwm_kb=%ld\n",
+	       keep_n ? "keep" : "churn", keep_n ? 0 : iters, threads, depth, fill, libc, keep_n,
 	       (unsigned long long)sum, secs, hwm);
 	return 0;
 }

@@ -5,14 +5,18 @@
 #
 # Environment: BENCH_ITERS (steps of the full-length runs), BENCH_RUNS
 # (runs per mode), BENCH_THREADS (threads of the threaded variant, 0: none),
-# VALGRIND=1 (also time valgrind --tool=memcheck).
+# VALGRIND=1 (also time valgrind --tool=memcheck), BENCH_OTHER=FILE (another
+# libmemcheck.so, main's say: its stack modes timed in the same rounds, for
+# a before and after side by side).
 #
 # Modes, each against the bare run of the same allocator: an interposer
 # that only forwards (the floor), memcheck counting, tracking without and
 # with stacks (fp; under glibc also 16-deep stacks, libunwind and glibc
 # backtrace(3), the slow ones on fewer steps), LeakSanitizer, valgrind, a
-# threaded variant, and the loop again writing each new block in full
-# (fill: a program that uses what it allocates).  Then the memory each
+# threaded variant, the loop again writing each new block in full
+# (fill: a program that uses what it allocates), and again taking each new
+# block from the C library's strndup (libc: stacks through code without
+# frame pointers, unwound by its call-frame information).  Then the memory each
 # tracked block costs, and the targets: counting <= 1.10x, tracking with
 # fp stacks <= 2.5x.
 #
@@ -34,6 +38,7 @@ ITERS=${BENCH_ITERS:-40000000}
 RUNS=${BENCH_RUNS:-5}
 THREADS=${BENCH_THREADS:-4}
 VALGRIND=${VALGRIND:-0}
+OTHER=${BENCH_OTHER:-}
 KEEP=1000000            # live blocks of the memory-per-block runs
 DIV_UNW=10              # libunwind runs take 1/DIV_UNW of the steps
 DIV_BT=100              # glibc backtrace(3) runs: 1/DIV_BT
@@ -56,6 +61,11 @@ trap 'rm -rf "$TMP"' EXIT
 # the run (someone else's make) cannot mix two versions in one table.
 cp "$(readlink -f "$BUILD/libmemcheck.so")" "$TMP/libmemcheck.so" || exit 2
 MC=$TMP/libmemcheck.so
+# The other library keeps its name (MEMCHECK_PROCESS=on is set below anyway).
+if [ -n "$OTHER" ]; then
+	mkdir "$TMP/other" && cp "$(readlink -f "$OTHER")" "$TMP/other/libmemcheck.so" || exit 2
+	OTHER_MC=$TMP/other/libmemcheck.so
+fi
 
 # Nothing from the caller's environment may change what is measured.
 unset LD_PRELOAD LD_LIBRARY_PATH
@@ -102,6 +112,20 @@ mode fp    "tracking + stacks, fp (default)"   1 1 "MEMCHECK_UNWINDER=fp" "" all
 # the loop run 16 calls deeper, so the fp walk and the stack hash see
 # full-depth (MEMCHECK_STACK_DEPTH=16) stacks.  Costs nothing per step bare.
 mode fpdeep "tracking + stacks, fp, 16-deep stacks" 1 1 "MEMCHECK_UNWINDER=fp" "--depth 16" glibc
+# The same churn with each new block from strndup, inside the C library,
+# which has no frame pointers: the fp unwinder's stacks go on through it
+# by its call-frame information (lib/cfi.c), the slow path of a capture.
+mode lbare  "libc: bare"                       0 1 ""                     "--libc 1" glibc
+mode ltrack "libc: tracking, no stacks (DEPTH=0)" 1 1 "MEMCHECK_STACK_DEPTH=0" "--libc 1" glibc
+mode lfp    "libc: tracking + stacks, fp"      1 1 "MEMCHECK_UNWINDER=fp" "--libc 1" glibc
+mode barel$DIV_UNW "libc: bare, 1/$DIV_UNW steps" 0 $DIV_UNW "" "--libc 1" glibc
+mode lunw   "libc: tracking + stacks, libunwind" 1 $DIV_UNW "MEMCHECK_UNWINDER=libunwind" "--libc 1" glibc
+# BENCH_OTHER's library on the stack modes (3: preload it instead).
+if [ -n "$OTHER" ]; then
+	mode ofp     "other: tracking + stacks, fp"     3 1 "MEMCHECK_UNWINDER=fp" "" glibc
+	mode ofpdeep "other: fp, 16-deep stacks"        3 1 "MEMCHECK_UNWINDER=fp" "--depth 16" glibc
+	mode olfp    "other: libc: tracking + stacks, fp" 3 1 "MEMCHECK_UNWINDER=fp" "--libc 1" glibc
+fi
 mode bare$DIV_UNW "bare, 1/$DIV_UNW steps"     0 $DIV_UNW "" "" glibc
 mode unw   "tracking + stacks, libunwind"      1 $DIV_UNW "MEMCHECK_UNWINDER=libunwind" "" glibc
 mode bare$DIV_BT "bare, 1/$DIV_BT steps"       0 $DIV_BT "" "" glibc
@@ -135,10 +159,12 @@ fi
 ref_of() {
 	case $1 in
 	unw) echo bare$DIV_UNW ;;
+	lunw) echo barel$DIV_UNW ;;
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
 	tbare | tcount | tfp) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
+	lbare | ltrack | lfp | olfp) echo lbare ;;
 	bare*) echo "$1" ;;
 	*) echo bare ;;
 	esac
@@ -156,6 +182,7 @@ run_one() { # mode alloc [iters]
 	case ${M_MC[$m]} in
 	1) pre="$MC${lib:+ $lib}" ;;
 	2) pre="$NULL_LIB${lib:+ $lib}" ;;
+	3) pre="$OTHER_MC${lib:+ $lib}" ;;
 	*) pre=$lib ;;
 	esac
 	[ "$m" = lsan ] || [ "$m" = flsan ] && bin=$LSAN_BIN
@@ -188,6 +215,7 @@ field() { # name: a field of the program's output line
 echo "memcheck bench: $(basename "$BIN"), $ITERS steps (ring of 1024 blocks, 16..512 B, 1 step in 16 a realloc), $RUNS interleaved runs per mode"
 NCPU=$(nproc)
 echo "library: $(readlink -f "$BUILD/libmemcheck.so") (md5 $(md5sum <"$MC" | cut -c1-12)), $NCPU CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -n "$OTHER" ] && echo "other library (BENCH_OTHER): $(readlink -f "$OTHER") (md5 $(md5sum <"$OTHER_MC" | cut -c1-12))"
 for a in "${ALLOCS[@]}"; do
 	lib=${ALLOC_LIB[$a]}
 	env LD_PRELOAD="$MC${lib:+ $lib}" MEMCHECK_REPORT="$TMP/check.jsonl" "$BIN" 10000 \
@@ -279,6 +307,7 @@ for a in "${ALLOCS[@]}"; do
 		runs_here "$m" "$a" || continue
 		case $m in bare?*) continue ;; esac # shown through the modes they serve
 		[ "$m" = fbare ] && echo "(fill: every byte of each new block written; ratios against fill: bare)" 
+		[ "$m" = lbare ] && echo "(libc: each new block from strndup, in the C library, built without frame pointers; ratios against libc: bare)" 
 		ref=$(ref_of "$m")
 		div=${M_DIV[$m]}
 		read -r med spread < <(stats "$a" "$m")
@@ -290,6 +319,7 @@ for a in "${ALLOCS[@]}"; do
 		lsan) note="same source, gcc -fsanitize=leak, no preload" ;;
 		fwd) note="the floor of any interposer: forwards, counts nothing" ;;
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
+		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
 		tbare | tcount | tfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
 		esac

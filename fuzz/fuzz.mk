@@ -4,6 +4,8 @@
 #           seeds fuzz/corpus)
 #   supp    lib/suppress.c, suppression files (fuzz/fuzz_supp.c, seeds
 #           fuzz/corpus_supp)
+#   cfi     lib/cfi.c, call-frame information (.eh_frame_hdr and .eh_frame)
+#           and a return address (fuzz/fuzz_cfi.c, seeds fuzz/corpus_cfi)
 #
 #   make fuzz         build $(B)/fuzz/fuzz_<target> with clang's libFuzzer
 #                     (Debian: apt-get install clang libclang-rt-14-dev)
@@ -20,11 +22,13 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= budget supp
+FUZZ_TARGETS ?= budget supp cfi
 FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c lib/util.c
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
 FUZZ_SEEDS_supp   := fuzz/corpus_supp
+FUZZ_SRC_cfi      := fuzz/fuzz_cfi.c lib/cfi.c
+FUZZ_SEEDS_cfi    := fuzz/corpus_cfi
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

@@ -415,6 +415,8 @@ static bool recently_freed(struct slot *self, uintptr_t p, struct freed *out)
 static int unknown_free(struct slot *s, void *p, void *fp, const char *dbl, const char *unk)
 {
 	struct freed f;
+	if (mc_foreign_forget(p))
+		return 0; /* a library's block, made inside a hook (foreign.c) */
 	if (recently_freed(s, (uintptr_t)p, &f)) {
 		bump(s, &s->t.double_frees, 1);
 		report_error(dbl, p, &f, fp);
@@ -552,6 +554,7 @@ static void atfork_prepare(void)
 	mc_regions_lock();
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
+	mc_foreign_lock();
 	mc_blocks_lock_all();
 	mc_footprint_lock(); /* taken by mc_map inside all of the above */
 }
@@ -560,6 +563,7 @@ static void atfork_parent(void)
 {
 	mc_footprint_unlock();
 	mc_blocks_unlock_all();
+	mc_foreign_unlock();
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
 	mc_regions_unlock();
@@ -575,6 +579,7 @@ static void atfork_child(void)
 	mc_footprint_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
+	mc_foreign_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);
 	if (slots) {
 		for (int i = 0, hi = slots_hi; i < hi; i++) {

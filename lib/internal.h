@@ -207,6 +207,18 @@ void mc_footprint_lock(void);
 void mc_footprint_unlock(void);
 void mc_footprint_after_fork_child(void);
 
+/* ---- foreign.c ------------------------------------------------------- */
+
+/* Blocks a library memcheck calls inside its hooks (libunwind) allocates
+ * there, to be freed outside: mc_foreign_note() records one,
+ * mc_foreign_forget() says whether p was one (and forgets it). */
+extern _Atomic size_t mc_foreign_count;
+void mc_foreign_note(void *p);
+bool mc_foreign_forget(void *p);
+void mc_foreign_lock(void);
+void mc_foreign_unlock(void);
+void mc_foreign_after_fork_child(void);
+
 /* ---- interpose.c ----------------------------------------------------- */
 
 /* The allocator memcheck forwards to.  Functions the allocator lacks are
@@ -237,6 +249,8 @@ struct mc_thread {
 				      * in count-only mode */
 	struct mc_totals *fast;      /* totals while the guard is down, else
 				      * NULL: the count-only path's one test */
+	int foreign;                 /* in a library whose blocks may outlive
+				      * the hook (foreign.c) */
 };
 extern MC_TLS struct mc_thread mc_self;
 #define mc_in_hook (mc_self.in_hook)
@@ -272,6 +286,15 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 #endif
 }
 
+/* A block the allocator handed out inside a hook: noted (foreign.c)
+ * while the thread runs a library whose blocks may be freed outside. */
+static inline void *mc_foreign_block(void *p)
+{
+	if (unlikely(mc_self.foreign) && p)
+		mc_foreign_note(p);
+	return p;
+}
+
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
 
@@ -304,19 +327,53 @@ void mc_stop_counting(void);
  * (the frame of the malloc-family function the program called), and
  * intern it; returns its id, 0 when stacks are off. */
 uint32_t mc_stack_capture(void *fp);
+/* Intern frames directly (tests use this). */
+uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
+void mc_stacks_init(void);
+/* Every lock of stack capture and the depot, for fork. */
+void mc_stacks_lock(void);
+void mc_stacks_unlock(void);
+void mc_stacks_after_fork_child(void);
+
+/* ---- depot.c --------------------------------------------------------- */
+
+/* The id of the n frames f, whose hash (stacks.c's) is h, stored if new;
+ * 0 when n is 0 or the depot is full. */
+uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
 /* Frames of an interned stack: returns the depth, *frames points into
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);
 /* The same, up to the first frame outside every loaded object's code
- * (what a frame-pointer walk past code without frame pointers finds):
- * the frames reports and suppressions use. */
+ * (what a frame-pointer guess through code without CFI may find): the
+ * frames reports and suppressions use. */
 int mc_stack_get_code(uint32_t id, const uintptr_t **frames);
-/* Intern frames directly (tests use this). */
-uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
-void mc_stacks_init(void);
-void mc_stacks_lock(void);
-void mc_stacks_unlock(void);
-void mc_stacks_after_fork_child(void);
+void mc_depot_lock(void);
+void mc_depot_unlock(void);
+void mc_depot_after_fork_child(void);
+
+/* ---- cfi.c ----------------------------------------------------------- */
+
+/* How the walk steps from a function to its caller at a return address
+ * (the x86-64 registers the walk follows: rsp, rbp, and the return
+ * address at CFA-8). */
+enum mc_cfi_kind {
+	MC_CFI_UNKNOWN, /* no CFI, or a rule the walk cannot follow */
+	MC_CFI_FP,      /* a frame-pointer frame: CFA = rbp + 16, rbp at CFA-16 */
+	MC_CFI_SP,      /* CFA = rsp + cfa_off */
+	MC_CFI_BP,      /* CFA = rbp + cfa_off */
+	MC_CFI_END,     /* no caller: the return address is undefined */
+};
+struct mc_cfi_rule {
+	int kind;
+	int32_t cfa_off;
+	int32_t rbp_off;   /* the caller's rbp saved at CFA + rbp_off; 0: unchanged */
+};
+/* The rule at return address ret, from its object's .eh_frame. */
+void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out);
+/* The same from the .eh_frame_hdr at hdr, of an object mapped in
+ * [lo, hi) (fuzz/fuzz_cfi.c feeds it bytes). */
+void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
+		    struct mc_cfi_rule *out);
 
 /* ---- blocks.c -------------------------------------------------------- */
 

@@ -491,7 +491,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 	if (unlikely(uncounted())) {
 		if (bootstrapping())
 			return boot_alloc(n, 16, false);
-		return mc_real.malloc(n);
+		return mc_foreign_block(mc_real.malloc(n));
 	}
 	mc_guard_enter();
 	void *p = record(mc_real.malloc(n), n, CALL_FRAME());
@@ -533,7 +533,7 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 			}
 			return boot_alloc(n, 16, true);
 		}
-		return mc_real.calloc(nmemb, size);
+		return mc_foreign_block(mc_real.calloc(nmemb, size));
 	}
 	mc_guard_enter();
 	void *p = record(mc_real.calloc(nmemb, size), nmemb * size, CALL_FRAME());
@@ -563,6 +563,7 @@ static __attribute__((noinline)) void free_slow(void *p)
 	if (!p || unlikely(is_boot(p)))
 		return;
 	if (unlikely(uncounted())) {
+		mc_foreign_forget(p);
 		mc_real.free(p);
 		return;
 	}
@@ -636,6 +637,19 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	return p;
 }
 
+/* realloc inside a hook: a block noted in foreign.c stays noted as it
+ * moves, and one made for a library that keeps its blocks is noted. */
+static void *realloc_inside(void *old, size_t a, size_t b, bool array)
+{
+	bool noted = old && mc_foreign_forget(old);
+	void *p = array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, a * b);
+	if (noted && !p && a && b)
+		mc_foreign_note(old); /* failed: the old block is still there */
+	else if (p && (noted || mc_self.foreign))
+		mc_foreign_note(p);
+	return p;
+}
+
 static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
 {
 	if (unlikely(is_boot(old))) {
@@ -649,7 +663,7 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
 	if (unlikely(uncounted())) {
 		if (bootstrapping())
 			return boot_alloc(n, 16, false);
-		return mc_real.realloc(old, n);
+		return realloc_inside(old, n, 1, false);
 	}
 	if (n > 0 && INJECT(CALL_FRAME(), true))
 		return NULL;
@@ -701,7 +715,7 @@ MC_API void *reallocarray(void *old, size_t a, size_t b)
 		}
 		if (is_boot(old) || bootstrapping())
 			return realloc(old, n);
-		return mc_real.reallocarray(old, a, b);
+		return realloc_inside(old, a, b, true);
 	}
 	size_t n;
 	if (!__builtin_mul_overflow(a, b, &n) && n > 0 &&
@@ -727,7 +741,10 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 			*out = p;
 			return 0;
 		}
-		return mc_real.posix_memalign(out, align, n);
+		int rc = mc_real.posix_memalign(out, align, n);
+		if (rc == 0)
+			mc_foreign_block(*out);
+		return rc;
 	}
 	mc_guard_enter();
 	void *p = NULL;
@@ -750,7 +767,7 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 		if (unlikely(uncounted())) {                              \
 			if (bootstrapping())                              \
 				return boot_alloc(size, page_size(), false); \
-			return mc_real.call;                              \
+			return mc_foreign_block(mc_real.call);            \
 		}                                                         \
 		mc_guard_enter();                                             \
 		void *p = record(mc_real.call, size, CALL_FRAME()); \

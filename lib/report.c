@@ -34,6 +34,14 @@ static const char *num(uint64_t v, char buf[32])
 	return v == MEMCHECK_UNKNOWN ? "unknown" : mc_commas(v, buf);
 }
 
+/* Reports show a stack up to main, as valgrind does
+ * (--show-below-main=no): what lies below, the C library's start-up, is
+ * every stack's.  fi: a frame's functions, innermost first, k of them. */
+static bool is_main(const struct mc_frame_info *fi, int k)
+{
+	return strcmp(fi[k - 1].function, "main") == 0;
+}
+
 /* "   at 0x...: fn (file:line)" lines for a stack, as valgrind writes them. */
 static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
@@ -55,6 +63,8 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 			else
 				mc_buf_printf(b, " (in %s)\n", fi[j].object[0] ? fi[j].object : "?");
 		}
+		if (is_main(fi, k))
+			break;
 	}
 }
 
@@ -84,6 +94,8 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 			 * they were inlined into, which follows them. */
 			mc_buf_printf(b, ",\"inlined\":%s}", j + 1 < k ? "true" : "false");
 		}
+		if (is_main(fi, k))
+			break;
 	}
 	mc_buf_puts(b, "]");
 }

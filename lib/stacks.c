@@ -1,50 +1,58 @@
 /*
- * stacks.c - allocation stacks: capture, and a depot that interns each
- * distinct stack to a 32-bit id, so a tracked block costs four bytes of
- * stack and leak reports group blocks by site.
+ * stacks.c - allocation stacks: capture, and the hash the depot
+ * (depot.c) stores them by.
  *
  * Three unwinders (MEMCHECK_UNWINDER):
  *   fp         walks frame pointers from the malloc-family function's
- *              own frame.  ~10 ns.  The first frame (the call site) is
- *              always right; past code built without frame pointers the
- *              walk stops, or, rarely, follows a stale frame.
- *   libunwind  unw_backtrace(), loaded with dlopen when chosen. Exact.
- *   glibc      backtrace(3).  Exact, slowest; loads libgcc_s on first use.
+ *              own frame, and through functions built without them
+ *              (Debian's libraries: strdup, setlocale, fopen ...) by
+ *              their DWARF call-frame information (cfi.c), so that every
+ *              stack reaches the program's frames.  ~10 ns where the
+ *              program has frame pointers.
+ *   libunwind  unw_backtrace(), loaded with dlopen when chosen.
+ *   glibc      backtrace(3); slowest; loads libgcc_s on first use.
  *
- * The depot is insert-only: lookups take no lock, inserts take one.
+ * The fp unwinder's stacks are those of the exact walk (below): frame
+ * pointers where a function keeps one, its CFI where it does not, as a
+ * debugger steps.  Asking each frame which it is costs a table lookup a
+ * frame, so the common path does not: it walks frame pointers alone
+ * (walk_fp, the speed of its chain of loads), and the thread's cache of
+ * stacks, keyed by that walk's hash, knows from the stack's first
+ * capture whether the exact walk adds anything to it (capture_more).
+ * For a program with frame pointers it adds, at most, the CFI steps
+ * from main's caller or start_thread to the thread's entry, which the
+ * thread keeps (last_run) and checks in a few compares; anything else
+ * (strdup, a qsort comparison) takes the exact walk each time.
+ *
+ * The traps:
+ *  - Two walks must give one stack one hash, or one call path gets two
+ *    ids.  walk_fp and the exact walk agree frame for frame up to the
+ *    first function without a frame pointer: for one with, the frame
+ *    pointer step is the CFI step.
+ *  - walk_fp's frames past a function without a frame pointer are not
+ *    a stack at all (two call sites of strdup in one function walk to
+ *    one chain), so its hash alone never names such a stack: the cache
+ *    sends it to the exact walk, whose hash does.
+ *  - rbp 0 is not the end of the stack where a function without a frame
+ *    pointer keeps something else there (pthread_create does, calling
+ *    _dl_allocate_tls): only the CFI's undefined return address (_start,
+ *    clone) or a step that leaves the stack ends the exact walk.
+ *  - Reads stay on the thread's stack: every step checks the address it
+ *    reads against the frame below and the stack's top.
+ *  - Code without CFI is walked by its frame pointer, as everything was
+ *    before: reports cut such a stack at the first frame outside any
+ *    object's code (depot.c).  The rules of code unloaded with dlclose
+ *    stay in the table; code loaded at the same address later is walked
+ *    by them.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "internal.h"
-
-struct entry {
-	uint64_t hash;
-	_Atomic uint32_t next;  /* id of the next entry in the bucket, 0 = end */
-	uint32_t depth;
-	uintptr_t frames[];
-};
-
-#define NBUCKETS (1u << 20)
-#define BUCKET_SHIFT (64 - 20) /* a hash's bucket: its top bits (see HASH_K) */
-#define ARENA_BYTES (1ull << 32) /* reserved, touched as used */
-#define UNIT 32 /* ids address the arena in 32-byte units: 27 bits (a block table entry's share) */
-
-static _Atomic uint32_t *buckets;
-static char *arena;
-_Static_assert(ARENA_BYTES / UNIT - 1 <= MC_STACK_ID_MAX, "stack ids must fit a block entry");
-static size_t arena_used = UNIT; /* id 0 means "no stack" */
-static size_t arena_counted;      /* bytes of it counted as resident */
-/* The index's pages that hold an entry: one bit a page. */
-static uint64_t bucket_pages[NBUCKETS * sizeof(uint32_t) / 4096 / 64];
-#define ARENA_CHUNK (64 * 1024)
-static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
-static atomic_size_t nstacks;
 
 static int (*unw_backtrace_fn)(void **, int);
 
@@ -57,7 +65,7 @@ static int (*unw_backtrace_fn)(void **, int);
  * block, so a capture reaches all of it from one address. */
 #define CACHE 32
 static MC_TLS struct {
-	struct slot { uint64_t hash; uint32_t id; } cache[CACHE]; /* first: capture_slot adds no offset */
+	struct slot { uint64_t hash; uint32_t id, gen; } cache[CACHE]; /* first: capture_slot adds no offset */
 	uintptr_t lo, top;
 } me = { .lo = UINTPTR_MAX }; /* unlearned: see walk_fp */
 
@@ -65,32 +73,28 @@ static MC_TLS struct {
  * suppressions/memcheck.supp for the walk's reads, which valgrind may
  * call uninitialised, match *capture*.)
  *
- * The cache slot for hash h, by its top 5 bits: the byte offset
- * straight from h, saving the index's scaling on the common path.  A
- * stack pushed out of its slot by another that wants it moves to the
- * other slot of the pair, where a capture looks second: two hot stacks
- * that share a slot then cost a few instructions more, not a walk that
- * stores the frames and a depot lookup each time (see capture_cache_find). */
+ * The cache is 16 pairs of slots, a pair for each value of a hash's top
+ * 4 bits (the byte offset straight from h, saving the index's scaling
+ * on the common path), the stack used last in the pair's first slot: a
+ * new stack moves the first slot's to the second, and a hit in the
+ * second swaps them (see capture_cache_find).  Two hot stacks of one
+ * pair then cost a few instructions more, not a walk that stores the
+ * frames and a depot lookup each time.  (Each stack once had a slot of
+ * its own and the pair's other as its second: two stacks whose own
+ * slots were a pair pushed each other out on every capture.) */
 static inline struct slot *capture_slot(uint64_t h)
 {
 	_Static_assert(sizeof(struct slot) == 16 && CACHE == 32, "capture_slot's shift and mask");
-	return (struct slot *)((char *)me.cache + (h >> 55 & 0x1f0));
+	return (struct slot *)((char *)me.cache + (h >> 55 & 0x1e0));
 }
 
 static inline struct slot *capture_other_slot(uint64_t h)
 {
-	return (struct slot *)((char *)me.cache + ((h >> 55 & 0x1f0) ^ sizeof(struct slot)));
+	return capture_slot(h) + 1;
 }
 
 void mc_stacks_init(void)
 {
-	buckets = mc_map_reserve(NBUCKETS * sizeof *buckets);
-	arena = mc_map_reserve(ARENA_BYTES);
-	if (!buckets || !arena) {
-		mc_log("cannot map the stack depot; allocation stacks are off");
-		mc_opt.stack_depth = 0;
-		return;
-	}
 	if (mc_opt.unwinder == MC_UNWIND_LIBUNWIND) {
 		void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 		unw_backtrace_fn = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
@@ -138,73 +142,395 @@ static inline uint64_t hash_frames(const uintptr_t *f, int n)
 	return h;
 }
 
-static inline struct entry *entry_of(uint32_t id)
-{
-	return (struct entry *)(arena + (size_t)id * UNIT);
-}
-
-static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
-{
-	uint32_t id = atomic_load_explicit(&buckets[h >> BUCKET_SHIFT], memory_order_acquire);
-	while (id) {
-		struct entry *e = entry_of(id);
-		if (e->hash == h && e->depth == (uint32_t)n &&
-		    memcmp(e->frames, f, (size_t)n * sizeof *f) == 0)
-			return id;
-		id = atomic_load_explicit(&e->next, memory_order_acquire);
-	}
-	return 0;
-}
-
-static uint32_t intern(uint64_t h, const uintptr_t *f, int n)
-{
-	uint32_t id = lookup(h, f, n);
-	if (id)
-		return id;
-	while (atomic_flag_test_and_set_explicit(&depot_lock, memory_order_acquire))
-		__builtin_ia32_pause();
-	id = lookup(h, f, n);
-	if (!id) {
-		size_t need = sizeof(struct entry) + (size_t)n * sizeof *f;
-		need = (need + UNIT - 1) & ~(size_t)(UNIT - 1);
-		if (arena_used + need <= ARENA_BYTES) {
-			/* The arena's pages are memcheck's resident memory
-			 * from the first entry in them (footprint.c). */
-			while (arena_counted < arena_used + need) {
-				mc_own_grow(ARENA_CHUNK);
-				arena_counted += ARENA_CHUNK;
-			}
-			id = (uint32_t)(arena_used / UNIT);
-			struct entry *e = entry_of(id);
-			e->hash = h;
-			e->depth = (uint32_t)n;
-			memcpy(e->frames, f, (size_t)n * sizeof *f);
-			_Atomic uint32_t *b = &buckets[h >> BUCKET_SHIFT];
-			/* A page of the index is memcheck's resident memory
-			 * from its first entry (footprint.c). */
-			size_t page = (size_t)(h >> BUCKET_SHIFT) / (4096 / sizeof *b);
-			if (!(bucket_pages[page / 64] & (UINT64_C(1) << page % 64))) {
-				bucket_pages[page / 64] |= UINT64_C(1) << page % 64;
-				mc_own_grow(4096);
-			}
-			atomic_store_explicit(&e->next, atomic_load(b), memory_order_relaxed);
-			atomic_store_explicit(b, id, memory_order_release);
-			arena_used += need;
-			atomic_fetch_add(&nstacks, 1);
-		}
-	}
-	atomic_flag_clear_explicit(&depot_lock, memory_order_release);
-	return id;
-}
-
 uint32_t mc_stack_intern(const uintptr_t *f, int n)
 {
-	if (!arena || n <= 0)
-		return 0;
-	return intern(hash_frames(f, n), f, n);
+	return n > 0 ? mc_depot_intern(hash_frames(f, n), f, n) : 0;
 }
 
-/* This thread's stack bounds, to keep the frame-pointer walk on it. */
+/* ---- the rule table ---------------------------------------------------
+ * How the walk steps from each return address to its caller depends on
+ * the code there only, so cfi.c reads it once an address and this table
+ * keeps it: open addressing by the address's hash, PROBE slots at most.
+ * A slot's key is 0 (empty), the return address itself (a frame-pointer
+ * frame, or code without CFI, which the walk takes for one), or the
+ * address with RULE_CFI and the rule's kind set, its offsets in val.
+ * Writers hold rules_lock and clear a key before changing its val;
+ * readers of a val read the key again after it.  Slot 0 of each table
+ * is its header: its val is the table's shift (64 - log2 of its slots),
+ * so a reader finds it with the slots it goes with.  The table is
+ * mapped at the first lookup, 1024 slots (16 KiB), and grows by fours
+ * when a quarter full; old tables stay mapped for readers still in
+ * them (together a third of the newest). */
+struct rule_slot {
+	_Atomic uint64_t key, val;
+};
+#define RULE_CFI (1ull << 63)
+#define RULE_KIND_SHIFT 59 /* 3 bits of enum mc_cfi_kind */
+#define RULE_PC_MASK ((1ull << RULE_KIND_SHIFT) - 1)
+#define RULES_MIN_BITS 10
+#define RULES_MAX_BITS 16
+#define PROBE 8
+
+static _Atomic(struct rule_slot *) rules;
+static unsigned rules_used;           /* under rules_lock */
+static bool rules_failed;             /* could not be mapped: rules not kept */
+static atomic_flag rules_lock = ATOMIC_FLAG_INIT;
+
+static inline unsigned rule_shift(const struct rule_slot *rt)
+{
+	return (unsigned)atomic_load_explicit(&rt[0].val, memory_order_relaxed);
+}
+
+/* The k-th slot to look at for pc. */
+static inline size_t rule_probe(unsigned shift, uintptr_t pc, size_t k)
+{
+	size_t i = (size_t)((pc * HASH_K) >> shift), mask = ((size_t)1 << (64 - shift)) - 1;
+	return (i + k) & mask;
+}
+
+static void rules_take(void)
+{
+	while (atomic_flag_test_and_set_explicit(&rules_lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void rules_give(void)
+{
+	atomic_flag_clear_explicit(&rules_lock, memory_order_release);
+}
+
+static void slot_write(struct rule_slot *s, uint64_t key, uint64_t val)
+{
+	atomic_store_explicit(&s->key, 0, memory_order_release);
+	atomic_store_explicit(&s->val, val, memory_order_release);
+	atomic_store_explicit(&s->key, key, memory_order_release);
+}
+
+/* Put key/val in table rt, in the first free slot of its probe, or over
+ * the last when all PROBE are taken (never over the header).  Under
+ * rules_lock. */
+static void rule_put(struct rule_slot *rt, uint64_t key, uint64_t val)
+{
+	unsigned shift = rule_shift(rt);
+	size_t j = 0;
+	for (size_t k = 0; k < PROBE && (!j || atomic_load_explicit(&rt[j].key,
+								     memory_order_relaxed)); k++)
+		j = rule_probe(shift, key & RULE_PC_MASK, k);
+	slot_write(&rt[j ? j : 1], key, val);
+}
+
+/* A table of 2^bits slots with rt's entries (rt may be NULL); NULL when
+ * it cannot be mapped.  Under rules_lock. */
+static struct rule_slot *rules_grow(struct rule_slot *rt, unsigned bits)
+{
+	struct rule_slot *t = mc_map(sizeof *t << bits);
+	if (!t)
+		return NULL;
+	atomic_store_explicit(&t[0].key, 1, memory_order_relaxed); /* no pc, not empty */
+	atomic_store_explicit(&t[0].val, 64 - bits, memory_order_relaxed);
+	if (rt) {
+		size_t n = (size_t)1 << (64 - rule_shift(rt));
+		for (size_t j = 1; j < n; j++) {
+			uint64_t k = atomic_load_explicit(&rt[j].key, memory_order_relaxed);
+			if (k)
+				rule_put(t, k, atomic_load_explicit(&rt[j].val, memory_order_relaxed));
+		}
+	}
+	return t;
+}
+
+/* The rule at return address pc, as a slot's key and val, read from the
+ * CFI and stored. */
+static __attribute__((noinline)) uint64_t capture_rule_fill(uintptr_t pc, uint64_t *val)
+{
+	struct mc_cfi_rule r;
+	mc_cfi_rule(pc, &r);
+	uint64_t key = pc;
+	*val = 0;
+	if (r.kind != MC_CFI_FP && r.kind != MC_CFI_UNKNOWN) {
+		key = pc | RULE_CFI | (uint64_t)r.kind << RULE_KIND_SHIFT;
+		*val = (uint64_t)(uint32_t)r.cfa_off | (uint64_t)(uint32_t)r.rbp_off << 32;
+	}
+	if (pc > RULE_PC_MASK || pc < 4096)
+		return key; /* not a user-space address: never stored */
+	rules_take();
+	struct rule_slot *rt = atomic_load_explicit(&rules, memory_order_relaxed);
+	if (!rt && !rules_failed) {
+		rt = rules_grow(NULL, RULES_MIN_BITS);
+		rules_failed = !rt;
+		atomic_store_explicit(&rules, rt, memory_order_release);
+	}
+	if (rt) {
+		unsigned bits = 64 - rule_shift(rt);
+		bool there = false; /* another thread's, meanwhile */
+		for (size_t k = 0; k < PROBE && !there; k++)
+			there = atomic_load_explicit(&rt[rule_probe(64 - bits, pc, k)].key,
+						     memory_order_relaxed) == key;
+		if (!there && ++rules_used > (1u << bits) / 4 && bits < RULES_MAX_BITS) {
+			struct rule_slot *t = rules_grow(rt, bits + 2);
+			if (t)
+				atomic_store_explicit(&rules, rt = t, memory_order_release);
+		}
+		if (!there)
+			rule_put(rt, key, *val);
+	}
+	rules_give();
+	return key;
+}
+
+/* The rule at return address pc: from the table, else the CFI.  (A key
+ * whose address bits are pc's but is not pc has RULE_CFI set.) */
+static inline uint64_t capture_rule(uintptr_t pc, uint64_t *val)
+{
+	const struct rule_slot *rt = atomic_load_explicit(&rules, memory_order_acquire);
+	if (unlikely(!rt))
+		return capture_rule_fill(pc, val);
+	unsigned shift = rule_shift(rt);
+	size_t mask = ((size_t)1 << (64 - shift)) - 1, i = (size_t)((pc * HASH_K) >> shift);
+	for (int k = 0; k < PROBE; k++, i = (i + 1) & mask) {
+		uint64_t key = atomic_load_explicit(&rt[i].key, memory_order_acquire);
+		if (likely(key == pc))
+			return key;
+		if ((key & RULE_PC_MASK) == pc) {
+			*val = atomic_load_explicit(&rt[i].val, memory_order_acquire);
+			if (likely(atomic_load_explicit(&rt[i].key, memory_order_acquire) == key))
+				return key;
+		}
+		if (!key)
+			break;
+	}
+	return capture_rule_fill(pc, val);
+}
+
+/* ---- the walk ----------------------------------------------------------
+ * A frame of the walk: ret, its return address; sp, the stack pointer
+ * of ret's function at the call (the CFA of the frame below); bp, its
+ * rbp.  The first frame is the malloc-family function's own, built by
+ * us with a frame pointer: its return address is the call site, its CFA
+ * fp + 16.  The walks below store the return addresses in out unless it
+ * is NULL, up to max, and return their hash_frames() and, with out,
+ * their number in *count.  top is me.top. */
+
+/* Where a walk leaves code with frame pointers for good, it goes on to
+ * the thread's entry: main's caller and the C library's start-up, or
+ * start_thread and clone, CFI steps that every capture of the thread
+ * repeats.  So each thread keeps the last such run (its first frame, rbp
+ * there, and the words of stack each step read, with what they held): a
+ * walk that reaches the same frame with the same rbp, and finds the same
+ * words there, would take the same steps, and takes their frames from
+ * here.  The check makes it exact, whatever the run: the steps read
+ * nothing else.  gen names the run kept, for the cache's entries that
+ * rely on it (0 and UINT32_MAX are never one). */
+#define RUN_FRAMES 4
+#define RUN_WORDS (2 * RUN_FRAMES + 1) /* a step reads 2 at most, the last
+					* (which fails) 1: all a kept run read */
+struct run {
+	uintptr_t ret, sp, bp;
+	unsigned nframes, nwords;
+	uint32_t gen;
+	uintptr_t frames[RUN_FRAMES];
+	const uintptr_t *at[RUN_WORDS];
+	uintptr_t word[RUN_WORDS];
+};
+static MC_TLS struct run last_run;
+
+/* One step, from ret's function to its caller, by the rule key/val:
+ * false where the walk ends.  Each step checks what it will read: a
+ * frame pointer, above the frame below (sp - 16) and no higher than
+ * top, aligned (walk_fp's checks); a CFA above sp, no higher than top +
+ * 16, aligned; and the return address found there, 4096 or more.  A CFI
+ * step notes the words it read in *run while run is not NULL. */
+static inline __attribute__((always_inline)) bool
+step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top,
+     struct run *run)
+{
+	uintptr_t f = *bp, r, cfa, nbp;
+	if (!(key & RULE_CFI)) {
+		if (f <= *sp - 16 || f > top || (f & 7) || (r = ((uintptr_t *)f)[1]) < 4096)
+			return false;
+		cfa = f + 16;
+		nbp = ((uintptr_t *)f)[0];
+	} else {
+		int kind = (int)(key >> RULE_KIND_SHIFT & 7);
+		int32_t rbp_off = (int32_t)(val >> 32);
+		if (kind == MC_CFI_END)
+			return false;
+		cfa = (kind == MC_CFI_SP ? *sp : f) + (uintptr_t)(intptr_t)(int32_t)(uint32_t)val;
+		if (cfa <= *sp || cfa > top + 16 || (cfa & 7))
+			return false;
+		const uintptr_t *at = (const uintptr_t *)cfa - 1;
+		r = *at;
+		if (run && run->nwords < RUN_WORDS) {
+			run->at[run->nwords] = at;
+			run->word[run->nwords++] = r;
+		}
+		if (r < 4096)
+			return false;
+		nbp = f;
+		if (rbp_off) {
+			at = (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rbp_off);
+			if ((uintptr_t)at < *sp)
+				return false;
+			nbp = *at;
+			if (run && run->nwords < RUN_WORDS) {
+				run->at[run->nwords] = at;
+				run->word[run->nwords++] = nbp;
+			}
+		}
+	}
+	*ret = r;
+	*sp = cfa;
+	*bp = nbp;
+	return true;
+}
+
+/* Would the walk from (ret, sp, bp) take the thread's last run? */
+static inline bool run_matches(const struct run *r, uintptr_t ret, uintptr_t sp, uintptr_t bp)
+{
+	if (r->ret != ret || r->sp != sp || r->bp != bp || !r->gen)
+		return false;
+	for (unsigned i = 0; i < r->nwords; i++)
+		if (*r->at[i] != r->word[i])
+			return false;
+	return true;
+}
+
+/* CFI steps from the frame ret, stored as frames[*m - 1] and hashed into
+ * *h, whose rule key/val is known not to be a frame pointer's; the frame
+ * below it had one.  Each step's return address is stored (while the
+ * depth allows) and hashed, until the walk ends (0) or reaches a
+ * function that keeps its frame pointer (1: its return address in *ret,
+ * not stored, its sp and rbp in *sp and *bp).  A run of steps that ends
+ * the walk is kept in last_run, or taken from it; one the depth cuts is
+ * still walked to its end, unstored, so that the run kept is whole.
+ * *gen: last_run's gen where all the steps were that run, else 0. */
+static __attribute__((noinline)) int
+capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, int max,
+		  uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen)
+{
+	*gen = 0;
+	if (run_matches(&last_run, *ret, *sp, *bp)) {
+		for (unsigned i = 0; i < last_run.nframes && *m < max; i++) {
+			frames[(*m)++] = last_run.frames[i];
+			*h = hash_step(*h, last_run.frames[i]);
+		}
+		*gen = last_run.gen;
+		return 0;
+	}
+	struct run run;
+	run.ret = *ret; /* (no more: the struct is large) */
+	run.sp = *sp;
+	run.bp = *bp;
+	run.nframes = run.nwords = 0;
+	bool in_run = true;
+	for (;;) {
+		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
+			if (in_run) { /* the run ends the walk: keep it */
+				run.gen = last_run.gen + 1 == UINT32_MAX ? 1 : last_run.gen + 1;
+				last_run = run;
+				*gen = run.gen;
+			}
+			return 0;
+		}
+		if (in_run) {
+			if (run.nframes == RUN_FRAMES || run.nwords == RUN_WORDS)
+				in_run = false; /* too long to keep */
+			else
+				run.frames[run.nframes++] = *ret;
+		}
+		key = capture_rule(*ret, &val);
+		if (!(key & RULE_CFI))
+			return *m < max;
+		if (*m < max) {
+			frames[(*m)++] = *ret;
+			*h = hash_step(*h, *ret);
+		} else if (!in_run) {
+			return 0;
+		}
+	}
+}
+
+/* walk_fp_on: frame-pointer steps from the frame whose return address is
+ * already stored (*o is where the next goes) and hashed into h: cur + 16
+ * is its sp (the frame record below it), next its rbp; left more frames
+ * at most.  A step checks the frame it goes to: above the current one,
+ * no higher than top, aligned, holding a return address of 4096 or
+ * more.  Where it stops before the depth, *end_sp and *end_bp are the
+ * last frame's sp and rbp (its return address lies at end_sp - 8), for
+ * the CFI steps to go on from.
+ *
+ * The walk is a chain of loads, each frame's address loaded from the
+ * one before: its speed is their latency, so the frame pointers stay as
+ * they are, loaded and used as a base with nothing in between (checking
+ * alignment and the top in one compare on addresses rotated right by 3
+ * saves an instruction a frame, but ran slower). */
+static inline __attribute__((always_inline)) uint64_t
+walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t top,
+	   uintptr_t **op, uintptr_t *end_sp, uintptr_t *end_bp)
+{
+	uintptr_t ret, *o = *op, *fp = cur;
+	/* One step from frame cur (the frame record that holds the last
+	 * return address stored) to the frame nxt it links to, which the
+	 * step checks; then nxt's own link goes to cur, so the loop below,
+	 * unrolled twice, never copies a frame pointer.  It counts frames
+	 * by pairs. */
+#define STEP(cur, nxt)                                                         \
+	if (nxt <= cur || (uintptr_t)nxt > top || ((uintptr_t)nxt & 7) ||     \
+	    (ret = nxt[1]) < 4096) {                                           \
+		*end_sp = (uintptr_t)cur + 16;                                 \
+		*end_bp = (uintptr_t)nxt;                                      \
+		goto done;                                                     \
+	}                                                                      \
+	if (o)                                                                 \
+		*o++ = ret;                                                    \
+	h = hash_step(h, ret);                                                 \
+	cur = (uintptr_t *)nxt[0];
+	if (left & 1) {
+		STEP(fp, next)
+		uintptr_t *t = fp;
+		fp = next;
+		next = t;
+	}
+	for (unsigned pairs = left / 2; pairs; pairs--) {
+		STEP(fp, next)
+		STEP(next, fp)
+	}
+#undef STEP
+done:
+	*op = o;
+	return h;
+}
+
+/* walk_fp: the frame-pointer walk from the malloc-family function's
+ * frame fp.  Only its first step checks the stack's low end: each later
+ * frame lies above one that passed it.
+ *
+ * *count is -1 where the thread's stack is not learned yet: its lo,
+ * UINTPTR_MAX, fails the first step's check, so the common path does
+ * not test for it.  (A link of UINTPTR_MAX passes that lo, then fails
+ * top 0: one frame, as a learned walk gives it too.) */
+static inline __attribute__((always_inline)) uint64_t
+walk_fp(uintptr_t *fp, uintptr_t top, int max, uintptr_t *out, int *count, uintptr_t *end_sp,
+	uintptr_t *end_bp)
+{
+	uintptr_t ret = fp[1], *next = (uintptr_t *)fp[0], *o = out;
+	uint64_t h = ret * HASH_K; /* hash_step(0, ret) */
+	if (o)
+		*o++ = ret;
+	if ((uintptr_t)next >= me.lo) {
+		h = walk_fp_on(fp, next, h, (unsigned)max - 1, top, &o, end_sp, end_bp);
+	} else if (unlikely(!top)) {
+		*count = -1;
+		return 0;
+	} else {
+		*end_sp = (uintptr_t)fp + 16;
+		*end_bp = (uintptr_t)next;
+	}
+	*count = o ? (int)(o - out) : 0;
+	return h;
+}
+
+/* This thread's stack bounds, to keep the walk on it. */
 static void learn_stack(void)
 {
 	int saved = errno;
@@ -221,68 +547,6 @@ static void learn_stack(void)
 	if (!me.top) /* unknown: allow only the first frame (none lies at 1 or below) */
 		me.lo = me.top = 1;
 	errno = saved;
-}
-
-/* The frame-pointer walk: the return addresses up the chain from fp,
- * stored in out unless it is NULL, up to max; returns their
- * hash_frames() and, with out, their number in *count.  top is me.top.
- * The first frame is the malloc-family function's own, built by us with
- * a frame pointer: its return address is the call site.  The walk stops
- * where the chain leaves the thread's stack or stops making sense: a
- * next frame not above the current one, past top, unaligned, or holding
- * a return address below 4096.  Only the first step checks the stack's
- * low end: each later frame lies above one that passed it.
- *
- * *count is -1 where the thread's stack is not learned yet: its lo,
- * UINTPTR_MAX, fails the first step's check, so the common path does
- * not test for it.  (A link of UINTPTR_MAX passes that lo, then fails
- * top 0: one frame, as a learned walk gives it too.)
- *
- * The walk is a chain of loads, each frame's address loaded from the
- * one before: its speed is their latency, so the frame pointers stay as
- * they are, loaded and used as a base with nothing in between (checking
- * alignment and the top in one compare on addresses rotated right by 3
- * saves an instruction a frame, but ran slower). */
-static inline __attribute__((always_inline)) uint64_t
-walk_fp(uintptr_t *fp, uintptr_t top, int max, uintptr_t *out, int *count)
-{
-	uintptr_t ret = fp[1], *next = (uintptr_t *)fp[0], *o = out;
-	uint64_t h = ret * HASH_K; /* hash_step(0, ret) */
-	if (o)
-		*o++ = ret;
-	/* One step from frame cur to the frame nxt it links to, which the
-	 * step checks; then nxt's own link goes to cur, so the loop below,
-	 * unrolled twice, never copies a frame pointer.  It counts frames
-	 * by pairs: left is how many more the depth allows. */
-#define STEP(cur, nxt)                                                         \
-	if (nxt <= cur || (uintptr_t)nxt > top || ((uintptr_t)nxt & 7) ||     \
-	    (ret = nxt[1]) < 4096)                                             \
-		goto done;                                                     \
-	if (o)                                                                 \
-		*o++ = ret;                                                    \
-	h = hash_step(h, ret);                                                 \
-	cur = (uintptr_t *)nxt[0];
-	if ((uintptr_t)next >= me.lo) {
-		unsigned left = (unsigned)max - 1;
-		if (left & 1) {
-			STEP(fp, next)
-			uintptr_t *t = fp;
-			fp = next;
-			next = t;
-		}
-		for (unsigned pairs = left / 2; pairs; pairs--) {
-			STEP(fp, next)
-			STEP(next, fp)
-		}
-	} else if (unlikely(!top)) {
-		*count = -1;
-		return 0;
-	}
-#undef STEP
-done:;
-	int n = o ? (int)(o - out) : 0;
-	*count = n;
-	return h;
 }
 
 /* Unwinders that start from here: drop frames up to the call site. */
@@ -304,20 +568,42 @@ static int trim_to(uintptr_t site, void **raw, int got, uintptr_t *out, int max)
 static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, int max)
 {
 	void *raw[MC_MAX_DEPTH + 8];
+	mc_self.foreign++; /* their blocks may be freed outside the hook */
 	int got = mc_opt.unwinder == MC_UNWIND_LIBUNWIND
 		  ? unw_backtrace_fn(raw, max + 8)
 		  : backtrace(raw, max + 8);
+	mc_self.foreign--;
 	return trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
 }
 
-/* Put h's id in its slot, moving the stack there to the other slot of
- * the pair (see capture_slot). */
-static void capture_cache_put(uint64_t h, uint32_t id)
+/* What the exact walk adds to a stack walk_fp found, kept with its id in
+ * the thread's cache (a slot's gen):
+ *   GEN_FP     nothing: every frame's function keeps a frame pointer (but
+ *              the last one's where walk_fp reached the depth): the id is
+ *              the stack's.
+ *   a run's    the thread's last run, from walk_fp's last frame, where
+ *   gen        walk_fp stopped: the id is the stack's with the run,
+ *              while the run kept is that one and still matches.
+ *   GEN_EXACT  anything else (a function without a frame pointer
+ *              before the last frame, or one whose callers have frame
+ *              pointers again): each capture walks exactly again, and
+ *              looks its stack up by that walk's hash, under GEN_FP.
+ * The common stacks are of the first two kinds: a program's own frames,
+ * then main's caller or start_thread, where walk_fp stops (rbp holds
+ * argc there, or 0). */
+#define GEN_FP 0
+#define GEN_EXACT UINT32_MAX
+
+/* Put h's id first in its pair, the stack there moving to the second
+ * slot (see capture_slot), or h's entry there changed. */
+static void capture_cache_put(uint64_t h, uint32_t id, uint32_t gen)
 {
 	struct slot *c = capture_slot(h);
-	*capture_other_slot(h) = *c;
+	if (c->hash != h)
+		*capture_other_slot(h) = *c;
 	c->hash = h;
 	c->id = id;
+	c->gen = gen;
 }
 
 /* The slot that holds h, or NULL.  A hit in the other slot swaps the
@@ -336,30 +622,95 @@ static inline const struct slot *capture_cache_find(uint64_t h)
 	return c;
 }
 
-/* A stack the thread's cache does not know: the frames the walk hashed
- * to h, stored this time.  Out of line, so the common path keeps a
- * small frame.  The depot is checked here, not on the common path: the
- * cache is empty until this fills it. */
-static __attribute__((noinline)) uint32_t capture_miss(void *fp, int max, uint64_t h)
+/* A stack the thread's cache does not have as GEN_FP, or whose run no
+ * longer holds: the exact walk, a segment at a time.  A segment is
+ * walk_fp's from a frame whose function keeps its frame pointer, stored
+ * and hashed on from the frames before it; the cache, keyed by that
+ * hash, says what the exact walk does with it: nothing (GEN_FP: the id
+ * is the stack's), the thread's run from where walk_fp stopped (a run's
+ * gen), or anything else (GEN_EXACT): then the rule table finds the
+ * segment's first function without a frame pointer, CFI steps go on from
+ * there, and where they reach a function with one, the next segment
+ * begins.  So a block from strdup costs a rule lookup and a CFI step
+ * more than one from the program's own code, and a repeated call path
+ * reads no call-frame information.  h: the first segment's hash (the
+ * common path's), c: its cache slot or NULL.  The depot is asked here,
+ * not on the common path: the cache is empty until this fills it. */
+static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64_t h,
+							const struct slot *c)
 {
-	uintptr_t frames[MC_MAX_DEPTH];
-	int n;
-	if (!arena)
-		return 0;
-	walk_fp(fp, me.top, max, frames, &n);
-	if (n <= 0) /* the stack not learned: not after the common path's walk */
-		return 0;
-	uint32_t id = intern(h, frames, n);
-	capture_cache_put(h, id);
-	return id;
+	uintptr_t frames[MC_MAX_DEPTH], top = me.top, ret = 0, sp = 0, bp = 0;
+	uint64_t hs = 0; /* the hash of frames[0..s) */
+	int s = 0;       /* the segment's first frame */
+	for (;;) {
+		uintptr_t end_sp = 0, end_bp = 0, *o = frames + s;
+		int m;
+		if (s == 0) {
+			h = walk_fp(fp, top, max, frames, &m, &end_sp, &end_bp);
+			if (m <= 0) /* the stack not learned: not after the common path's walk */
+				return 0;
+		} else {
+			*o++ = ret;
+			h = walk_fp_on((uintptr_t *)(sp - 16), (uintptr_t *)bp, hash_step(hs, ret),
+				       (unsigned)(max - s - 1), top, &o, &end_sp, &end_bp);
+			m = (int)(o - frames);
+			c = capture_cache_find(h);
+			if (c && c->gen == GEN_FP)
+				return c->id;
+		}
+		if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && end_sp &&
+		    run_matches(&last_run, frames[m - 1], end_sp, end_bp))
+			return c->id;
+		/* the segment's first function without a frame pointer */
+		int j = s;
+		uint64_t key = 0, val = 0;
+		while (j < m && !((key = capture_rule(frames[j], &val)) & RULE_CFI))
+			j++;
+		if (j == m || (j == m - 1 && m == max)) {
+			uint32_t id = mc_depot_intern(h, frames, m);
+			capture_cache_put(h, id, GEN_FP);
+			return id;
+		}
+		/* its frame: where walk_fp stopped, or found again by its steps */
+		bool stopped_there = j == m - 1;
+		uint64_t hj = hs;
+		if (stopped_there) {
+			sp = end_sp;
+			bp = end_bp;
+			hj = h;
+		} else {
+			uintptr_t *cur = s ? (uintptr_t *)(sp - 16) : fp;
+			uintptr_t *nxt = s ? (uintptr_t *)bp : (uintptr_t *)((uintptr_t *)fp)[0];
+			for (int k = s; k < j; k++) {
+				cur = nxt;
+				nxt = (uintptr_t *)cur[0];
+			}
+			sp = (uintptr_t)cur + 16;
+			bp = (uintptr_t)nxt;
+			for (int k = s; k <= j; k++)
+				hj = hash_step(hj, frames[k]);
+		}
+		ret = frames[j];
+		m = j + 1;
+		uint32_t gen;
+		int more = capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val,
+					     &gen);
+		if (!more) {
+			uint32_t id = mc_depot_intern(hj, frames, m);
+			capture_cache_put(h, id, stopped_there && gen ? gen : GEN_EXACT);
+			return id;
+		}
+		if (!c || c->gen != GEN_EXACT)
+			capture_cache_put(h, 0, GEN_EXACT);
+		s = m;
+		hs = hj;
+	}
 }
 
 /* An exact unwinder's stack. */
 static __attribute__((noinline)) uint32_t capture_exact(void *fp, int max)
 {
 	uintptr_t frames[MC_MAX_DEPTH];
-	if (!arena)
-		return 0;
 	int n = capture_slow(fp, frames, max);
 	if (n <= 0)
 		return 0;
@@ -367,8 +718,8 @@ static __attribute__((noinline)) uint32_t capture_exact(void *fp, int max)
 	const struct slot *c = capture_cache_find(h);
 	uint32_t id = c ? c->id : 0;
 	if (!c) {
-		id = intern(h, frames, n);
-		capture_cache_put(h, id);
+		id = mc_depot_intern(h, frames, n);
+		capture_cache_put(h, id, GEN_FP);
 	}
 	return id;
 }
@@ -390,83 +741,40 @@ uint32_t mc_stack_capture(void *fp)
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
 		return capture_exact(fp, max);
 	int n = 0;
-	uint64_t h = walk_fp(fp, me.top, max, NULL, &n);
+	uintptr_t end_sp = 0, end_bp = 0;
+	uint64_t h = walk_fp(fp, me.top, max, NULL, &n, &end_sp, &end_bp);
 	if (unlikely(n < 0))
 		return capture_first(fp);
 	/* A 64-bit hash match is taken as the same stack: a false match
 	 * needs a collision among the few stacks of one thread. */
 	const struct slot *c = capture_cache_find(h);
-	return likely(c != NULL) ? c->id : capture_miss(fp, max, h);
-}
-
-struct code_probe {
-	uintptr_t pc;
-	bool found;
-};
-
-static int probe_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct code_probe *p = arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
-		    p->pc < lo + ph->p_memsz) {
-			p->found = true;
-			return 1;
-		}
+	if (likely(c != NULL)) {
+		if (likely(c->gen == GEN_FP))
+			return c->id;
+		/* end_sp is 0 where walk_fp reached the depth: not a run's stack */
+		if (c->gen == last_run.gen && end_sp &&
+		    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
+			return c->id;
 	}
-	return 0;
-}
-
-/* Is pc in the code of a loaded object?  A return address must be. */
-static bool in_code(uintptr_t pc)
-{
-	struct code_probe p = { pc - 1, false };
-	dl_iterate_phdr(probe_object, &p);
-	return p.found;
-}
-
-/* The frames of a stack, up to the first that cannot be a return
- * address: past code built without frame pointers the walk may follow a
- * register that held something else (a heap address, a pointer into a
- * data segment), and what it found there is not a caller.  Frame 0, the
- * call site, is always right.  Checked here, at report time, rather than
- * on every allocation. */
-int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
-{
-	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;
-	while (n < depth && in_code((*frames)[n]))
-		n++;
-	return n;
-}
-
-int mc_stack_get(uint32_t id, const uintptr_t **frames)
-{
-	if (!id || !arena) {
-		*frames = NULL;
-		return 0;
-	}
-	struct entry *e = entry_of(id);
-	*frames = e->frames;
-	return (int)e->depth;
+	return capture_more(fp, max, h, c);
 }
 
 void mc_stacks_lock(void)
 {
-	while (atomic_flag_test_and_set_explicit(&depot_lock, memory_order_acquire))
-		__builtin_ia32_pause();
+	rules_take();
+	mc_depot_lock();
 }
 
 void mc_stacks_unlock(void)
 {
-	atomic_flag_clear_explicit(&depot_lock, memory_order_release);
+	mc_depot_unlock();
+	rules_give();
 }
 
 void mc_stacks_after_fork_child(void)
 {
-	atomic_flag_clear(&depot_lock);
+	atomic_flag_clear(&rules_lock);
+	mc_depot_after_fork_child();
 	me.lo = UINTPTR_MAX; /* the child's only thread: learn again */
 	me.top = 0;
 }

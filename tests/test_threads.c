@@ -81,12 +81,62 @@ START_TEST(test_four_threads_exact_counts_count_only)
 }
 END_TEST
 
+/* Rounds of threads under each unwinder and allocator: the C library
+ * frees, outside memcheck's hooks, blocks that the unwinder's library
+ * made inside them (libunwind's thread-local data, when a new thread
+ * reuses a dead one's stack).  Those are neither double frees nor frees
+ * of unknown pointers, and the program's own counts stay exact. */
+static const char *const unwinders[] = { "fp", "libunwind", "glibc" };
+static const char *const allocators[] = { NULL, "libmimalloc.so.2", "libjemalloc.so.2",
+					  "libtcmalloc_minimal.so.4" };
+#define NALLOC (sizeof allocators / sizeof allocators[0])
+
+START_TEST(test_unwinders_invent_no_frees_in_threads)
+{
+	const char *unw = unwinders[(size_t)_i / NALLOC], *a = allocators[(size_t)_i % NALLOC];
+	const char *so = a ? h_allocator_so(a) : NULL;
+	if (a && !so) {
+		printf("note: %s not installed; skipping it\n", a);
+		return;
+	}
+	enum { ROUNDS = 10, PER = 500 };
+	const char *report = h_tmppath("report.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=fail",
+			      h_env("MEMCHECK_UNWINDER=%s", unw), NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_thread_rounds"), h_env("%d", ROUNDS),
+	      h_env("%d", PER));
+	ck_assert_msg(r.exit_code == 0, "%s, %s: %s; stderr:\n%s", unw, a ? a : "glibc",
+		      h_status(&r), r.err);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", r.pid);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	H_EXPECT_U64(rec, "double_frees", 0);
+	H_EXPECT_U64(rec, "invalid_frees", 0);
+	H_EXPECT_STR(rec, "verdict", "pass");
+	/* the program's own calls, and a few of the C library's (a
+	 * thread's DTV): never the unwinder's */
+	uint64_t own = (uint64_t)ROUNDS * NTHREADS * PER;
+	ck_assert_msg(h_u64(rec, "frees") >= own && h_u64(rec, "allocs") - own < 64,
+		      "%s, %s: %s allocs, %s frees; the program made %llu of each", unw,
+		      a ? a : "glibc", h_fmt(h_u64(rec, "allocs")), h_fmt(h_u64(rec, "frees")),
+		      (unsigned long long)own);
+	ck_assert_msg(!strstr(r.err, "double free") && !strstr(r.err, "never saw"),
+		      "%s, %s: heap errors reported:\n%s", unw, a ? a : "glibc", r.err);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("threads");
 	TCase *tc = tcase_create("threads");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_four_threads_exact_counts);
+	tcase_add_loop_test(tc, test_unwinders_invent_no_frees_in_threads, 0,
+			    (int)(NALLOC * sizeof unwinders / sizeof unwinders[0]));
 	tcase_add_test(tc, test_four_threads_exact_counts_count_only);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);

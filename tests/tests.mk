@@ -12,7 +12,7 @@ TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 # unit test -> the library objects it needs (without the build dir prefix)
 UNIT_util      := util options
 UNIT_blocks    := blocks util
-UNIT_stacks    := stacks util
+UNIT_stacks    := stacks depot cfi util
 UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
 UNIT_json      := json util programs options

@@ -1,14 +1,17 @@
 /*
- * unit_stacks.c - lib/stacks.c on its own: interning and the
- * frame-pointer walk.
+ * unit_stacks.c - lib/stacks.c, depot.c and cfi.c on their own:
+ * interning, the frame-pointer walk, and the walk through functions
+ * built without frame pointers by their call-frame information.
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
 struct mc_options mc_opt;
+MC_TLS struct mc_thread mc_self;
 
 START_TEST(intern_dedupes)
 {
@@ -192,6 +195,175 @@ START_TEST(fp_cache_conflicts)
 }
 END_TEST
 
+/* ---- functions without frame pointers --------------------------------
+ * nofp_* are built without a frame pointer (whatever the file's flags),
+ * and call f with rbp holding what they say: a frame-pointer walk from f
+ * loses their callers, or follows rbp into nothing.  The capture must
+ * find, as a debugger would, f's return address into nofp_*, then
+ * nofp_*'s into caller(), then caller()'s into the test. */
+static uintptr_t ret_into_nofp, ret_into_caller, ret_into_test;
+static uint32_t captured;
+
+static __attribute__((noinline)) void capture_here(void)
+{
+	ret_into_nofp = (uintptr_t)__builtin_return_address(0);
+	captured = mc_stack_capture(__builtin_frame_address(0));
+	__asm__ volatile("" ::: "memory");
+}
+
+/* rbp as garbage, saved and restored (CFI: rbp at CFA-16) */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void nofp_garbage(void (*f)(void))
+{
+	__asm__ volatile("mov $0x1234, %%rbp" ::: "rbp");
+	f();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* rbp 0, saved and restored: not the outermost frame's mark here */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void nofp_zero(void (*f)(void))
+{
+	__asm__ volatile("xor %%ebp, %%ebp" ::: "rbp");
+	f();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* rbp untouched: still the caller's frame, so a frame-pointer walk
+ * would skip the caller's own return address without noticing */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void nofp_same(void (*f)(void))
+{
+	f();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* a large frame: CFA = rsp + 4 KiB and more */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void nofp_big(void (*f)(void))
+{
+	volatile char pad[4096];
+	pad[0] = 1;
+	__asm__ volatile("mov $0x1234, %%rbp" ::: "rbp");
+	f();
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+static __attribute__((noinline)) void caller(void (*nofp)(void (*)(void)))
+{
+	ret_into_test = (uintptr_t)__builtin_return_address(0);
+	nofp(capture_here);
+	ret_into_caller = 0;
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The return address in caller() after its call of nofp: the one after
+ * the call instruction, found as the capture's frame 1 must be. */
+static bool in_caller(uintptr_t pc)
+{
+	return pc > (uintptr_t)caller && pc < (uintptr_t)caller + 256;
+}
+
+START_TEST(cfi_walk_through_functions_without_frame_pointers)
+{
+	static void (*const nofp[])(void (*)(void)) = { nofp_garbage, nofp_zero, nofp_same,
+							 nofp_big };
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	for (size_t k = 0; k < sizeof nofp / sizeof nofp[0]; k++) {
+		uint32_t first = 0;
+		for (int round = 0; round < 3; round++) { /* a miss, then the cache */
+			caller(nofp[k]);
+			const uintptr_t *f;
+			int n = mc_stack_get(captured, &f);
+			ck_assert_msg(n >= 4, "nofp %zu: %d frames", k, n);
+			ck_assert_uint_eq(f[0], ret_into_nofp);
+			ck_assert_msg(in_caller(f[1]), "nofp %zu: frame 1 %#lx is not in caller()",
+				      k, (unsigned long)f[1]);
+			ck_assert_uint_eq(f[2], ret_into_test);
+			ck_assert_uint_eq(mc_stack_intern(f, n), captured);
+			if (round == 0)
+				first = captured;
+			ck_assert_uint_eq(captured, first);
+		}
+	}
+	/* the rules cfi.c reads for them */
+	struct mc_cfi_rule r;
+	caller(nofp_garbage);
+	mc_cfi_rule(ret_into_nofp, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_SP);
+	ck_assert_int_eq(r.cfa_off, 16);
+	ck_assert_int_eq(r.rbp_off, -16);
+	caller(nofp_same);
+	mc_cfi_rule(ret_into_nofp, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_SP);
+	ck_assert_int_eq(r.rbp_off, 0);
+	caller(nofp_big);
+	mc_cfi_rule(ret_into_nofp, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_SP);
+	ck_assert_int_gt(r.cfa_off, 4096);
+	mc_cfi_rule(ret_into_test, &r); /* this file keeps frame pointers */
+	ck_assert_int_eq(r.kind, MC_CFI_FP);
+	/* no CFI there: not code, or code no object covers */
+	static int data;
+	int *heap = malloc(sizeof *heap);
+	mc_cfi_rule((uintptr_t)&data + 1, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN);
+	mc_cfi_rule((uintptr_t)heap + 1, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN);
+	mc_cfi_rule(0x10001, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN);
+	free(heap);
+}
+END_TEST
+
+/* The walk ends where the CFI says the return address is undefined:
+ * _start, the program's entry (and clone, a thread's). */
+extern char _start[];
+
+START_TEST(cfi_walk_ends_at_the_entry)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 64;
+	mc_stacks_init();
+	for (int round = 0; round < 2; round++) {
+		caller(nofp_garbage);
+		const uintptr_t *f;
+		int n = mc_stack_get(captured, &f);
+		ck_assert_int_lt(n, 64);
+		ck_assert_msg(f[n - 1] > (uintptr_t)_start && f[n - 1] < (uintptr_t)_start + 64,
+			      "the last frame %#lx is not in _start (%p)", (unsigned long)f[n - 1],
+			      (void *)_start);
+		struct mc_cfi_rule r;
+		mc_cfi_rule(f[n - 1], &r);
+		ck_assert_int_eq(r.kind, MC_CFI_END);
+	}
+}
+END_TEST
+
+static void *thread_capture(void *arg)
+{
+	(void)arg;
+	caller(nofp_same);
+	return NULL;
+}
+
+/* In a thread, the same, and the entry is clone's. */
+START_TEST(cfi_walk_in_a_thread)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 64;
+	mc_stacks_init();
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, thread_capture, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	const uintptr_t *f;
+	int n = mc_stack_get(captured, &f);
+	ck_assert_int_ge(n, 5);
+	ck_assert_msg(in_caller(f[1]), "frame 1 %#lx is not in caller()", (unsigned long)f[1]);
+	struct mc_cfi_rule r;
+	mc_cfi_rule(f[n - 1], &r);
+	ck_assert_int_eq(r.kind, MC_CFI_END);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("stacks");
@@ -200,6 +372,9 @@ int main(void)
 	tcase_add_test(tc, fp_walk_starts_at_the_call_site);
 	tcase_add_test(tc, fp_walk_depth_and_stops);
 	tcase_add_test(tc, fp_cache_conflicts);
+	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
+	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
+	tcase_add_test(tc, cfi_walk_in_a_thread);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

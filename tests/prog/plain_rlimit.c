@@ -10,6 +10,9 @@
  *             calls have failed
  *   exec      set it with setrlimit, then exec this program as
  *             "inherited": memcheck starts under the limit
+ *   1g        set it to 1 GiB, whatever is in use, with setrlimit, as a
+ *             test of out-of-memory paths would: what memcheck maps for
+ *             itself then takes from the program's allocations
  *   inherited the malloc loop alone
  *   none      no limit: 100 mallocs of 512 KiB, then one of SIZE_MAX / 2,
  *             which fails
@@ -102,7 +105,10 @@ int main(int argc, char **argv)
 		return 1;
 	rlim_t cap = vm + (256UL << 20);
 	int rc;
-	if (strcmp(mode, "setrlimit") == 0 || strcmp(mode, "exec") == 0) {
+	if (strcmp(mode, "1g") == 0) {
+		struct rlimit rl = { 1UL << 30, RLIM_INFINITY };
+		rc = setrlimit(RLIMIT_AS, &rl);
+	} else if (strcmp(mode, "setrlimit") == 0 || strcmp(mode, "exec") == 0) {
 		struct rlimit rl = { cap, RLIM_INFINITY };
 		rc = setrlimit(RLIMIT_AS, &rl);
 	} else if (strcmp(mode, "setrlimit64") == 0) {

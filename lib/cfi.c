@@ -1,0 +1,506 @@
+/*
+ * cfi.c - how to step from a function to its caller at a return address,
+ * read from the DWARF call-frame information (.eh_frame) that x86-64
+ * objects carry for exceptions and debuggers, frame pointers or not.
+ *
+ * stacks.c walks frame pointers; code built without them (Debian's
+ * libraries: strdup, setlocale, fopen, getline ...) keeps whatever it
+ * likes in rbp, and a walk through it loses the program's frames.  For
+ * a return address in such code mc_cfi_rule() gives the rule its CFI
+ * states at the call: the caller's stack pointer (the canonical frame
+ * address, CFA) as rsp or rbp plus an offset, the return address at
+ * CFA-8, and where the function saved its caller's rbp, if it has.
+ * stacks.c keeps the answer per return address, so this runs once for
+ * each.
+ *
+ * Traps that shaped it:
+ *  - It runs inside malloc: no malloc, and no lock the program may hold.
+ *    dl_iterate_phdr takes the loader's lock; glibc's _dl_find_object
+ *    (2.35) takes none and hands over the object's .eh_frame_hdr, whose
+ *    sorted table finds the function's FDE by binary search.
+ *  - A return address is the instruction after the call, and a call to
+ *    a function that does not return can be its function's last
+ *    instruction: the call's row is the one that holds ret - 1.
+ *  - DW_CFA_remember_state saves the CFA rule too (gcc's epilogues in
+ *    mid-function rely on it, as libgcc's unwinder does).
+ *  - Only rules the walk can apply from rsp and rbp alone are given: a
+ *    CFA from an expression or another register (the PLT, stack
+ *    realignment), a signal frame or a register rule other than
+ *    "saved at CFA+n" give MC_CFI_UNKNOWN, and stacks.c then follows the
+ *    frame pointer, as it did for everything before there was CFI.
+ *  - Every read is checked against the object's mapping, whose bounds
+ *    _dl_find_object gives: a table that points outside it gives no
+ *    rule.  (Inside, only the holes between an object's segments are
+ *    not readable, and no linker's table points there.)  fuzz/fuzz_cfi.c
+ *    feeds the parser arbitrary bytes under ASan and UBSan.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include <dwarf.h>
+
+#include "internal.h"
+
+#if defined(__x86_64__) && defined(__GLIBC__) &&                               \
+	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#define HAVE_CFI 1
+#endif
+
+#ifdef HAVE_CFI
+
+enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+
+/* A reader over [p, end): a read past end sets bad and yields 0. */
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t get(struct cur *c, size_t n)
+{
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	uint64_t v = 0;
+	memcpy(&v, c->p, n); /* little-endian */
+	c->p += n;
+	return v;
+}
+
+static uint64_t uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b = (uint8_t)get(c, 1);
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80) || c->bad)
+			return v;
+	}
+	c->bad = true;
+	return 0;
+}
+
+static int64_t sleb(struct cur *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+	do {
+		b = (uint8_t)get(c, 1);
+		if (c->bad || shift >= 64) {
+			c->bad = true;
+			return 0;
+		}
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+/* A pointer in encoding enc (DW_EH_PE_*); datarel is the base of
+ * DW_EH_PE_datarel (the .eh_frame_hdr's start), 0 where it is not
+ * allowed.  Indirect pointers are only skipped, never followed. */
+static uintptr_t read_ptr(struct cur *c, uint8_t enc, uintptr_t datarel)
+{
+	uintptr_t at = (uintptr_t)c->p, v;
+	if (enc == DW_EH_PE_omit)
+		return 0;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: v = (uintptr_t)get(c, 8); break;
+	case DW_EH_PE_uleb128: v = (uintptr_t)uleb(c); break;
+	case DW_EH_PE_udata2: v = (uintptr_t)get(c, 2); break;
+	case DW_EH_PE_udata4: v = (uintptr_t)get(c, 4); break;
+	case DW_EH_PE_udata8: v = (uintptr_t)get(c, 8); break;
+	case DW_EH_PE_sleb128: v = (uintptr_t)sleb(c); break;
+	case DW_EH_PE_sdata2: v = (uintptr_t)(int64_t)(int16_t)get(c, 2); break;
+	case DW_EH_PE_sdata4: v = (uintptr_t)(int64_t)(int32_t)get(c, 4); break;
+	case DW_EH_PE_sdata8: v = (uintptr_t)get(c, 8); break;
+	default: c->bad = true; return 0;
+	}
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr: break;
+	case DW_EH_PE_pcrel: v += at; break;
+	case DW_EH_PE_datarel:
+		if (!datarel)
+			c->bad = true;
+		v += datarel;
+		break;
+	default: c->bad = true; /* textrel, funcrel, aligned: not on x86-64 */
+	}
+	return v;
+}
+
+/* What a CIE says about the FDEs that use it. */
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra;
+	uint8_t fde_enc;
+	bool z, signal;
+	struct cur insns; /* its initial instructions */
+};
+
+/* The entry at p: its contents, after the length, in *body.  A zero
+ * length ends the section. */
+static bool entry(const uint8_t *p, const uint8_t *end, struct cur *body)
+{
+	struct cur c = { p, end, false };
+	uint64_t len = get(&c, 4);
+	if (len == 0xffffffff)
+		len = get(&c, 8);
+	if (c.bad || len == 0 || len > (uint64_t)(end - c.p))
+		return false;
+	*body = (struct cur){ c.p, c.p + len, false };
+	return true;
+}
+
+static bool parse_cie(const uint8_t *p, const uint8_t *end, struct cie *ci)
+{
+	struct cur c;
+	if (!entry(p, end, &c) || get(&c, 4) != 0) /* CIE id 0 in .eh_frame */
+		return false;
+	uint8_t version = (uint8_t)get(&c, 1);
+	const char *aug = (const char *)c.p;
+	size_t alen = strnlen(aug, (size_t)(c.end - c.p));
+	if (alen == (size_t)(c.end - c.p) || (version != 1 && version != 3))
+		return false;
+	c.p += alen + 1;
+	memset(ci, 0, sizeof *ci);
+	ci->fde_enc = DW_EH_PE_absptr;
+	ci->code_align = uleb(&c);
+	ci->data_align = sleb(&c);
+	ci->ra = version == 1 ? get(&c, 1) : uleb(&c);
+	if (aug[0] == 'z') {
+		ci->z = true;
+		uint64_t n = uleb(&c);
+		if (c.bad || n > (uint64_t)(c.end - c.p))
+			return false;
+		struct cur a = { c.p, c.p + n, false };
+		c.p += n;
+		for (const char *s = aug + 1; *s; s++) {
+			if (*s == 'R')
+				ci->fde_enc = (uint8_t)get(&a, 1);
+			else if (*s == 'P')
+				read_ptr(&a, (uint8_t)get(&a, 1) & 0x7f, 1); /* skipped */
+			else if (*s == 'L')
+				get(&a, 1);
+			else if (*s == 'S')
+				ci->signal = true;
+			else
+				break; /* the rest of the data is known by its length */
+		}
+		if (a.bad)
+			return false;
+	} else if (aug[0]) {
+		return false; /* "eh" and other pre-'z' augmentations */
+	}
+	ci->insns = c;
+	return !c.bad;
+}
+
+/* A factored offset: v times the CIE's alignment, wrapping as a
+ * corrupt table may ask (the rules then fail their range checks). */
+static int64_t scaled(uint64_t v, int64_t align)
+{
+	return (int64_t)(v * (uint64_t)align);
+}
+
+/* The rules of a row: the CFA's, rbp's and the return address's. */
+enum { R_SAME, R_UNDEF, R_OFFSET, R_OTHER };
+struct reg {
+	uint8_t how;
+	int64_t off;
+};
+struct row {
+	uint8_t cfa_reg;
+	bool cfa_expr;
+	int64_t cfa_off;
+	struct reg bp, ra;
+};
+
+#define STATE_DEPTH 8
+
+/* Run the instructions in c from location loc until the row that holds
+ * target; initial is the row the CIE's instructions made (for
+ * DW_CFA_restore), NULL while running those.  False on anything not
+ * understood. */
+static bool run(struct cur c, const struct cie *ci, uintptr_t loc, uintptr_t target,
+		struct row *r, const struct row *initial)
+{
+	struct row saved[STATE_DEPTH];
+	int depth = 0;
+	while (c.p < c.end && !c.bad) {
+		uint8_t op = (uint8_t)get(&c, 1);
+		uint64_t reg = op & 0x3f, delta = 0;
+		struct reg rule = { R_OTHER, 0 };
+		bool set = false;
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			delta = reg;
+			goto advance;
+		case DW_CFA_offset:
+			rule = (struct reg){ R_OFFSET, scaled(uleb(&c), ci->data_align) };
+			set = true;
+			break;
+		case DW_CFA_restore:
+			rule = initial ? (reg == REG_RBP ? initial->bp : initial->ra)
+				       : (struct reg){ R_SAME, 0 };
+			set = true;
+			break;
+		default:
+			switch (op) {
+			case DW_CFA_nop:
+				break;
+			case DW_CFA_set_loc:
+				loc = read_ptr(&c, ci->fde_enc, 0);
+				if (loc > target)
+					return !c.bad;
+				break;
+			case DW_CFA_advance_loc1: delta = get(&c, 1); goto advance;
+			case DW_CFA_advance_loc2: delta = get(&c, 2); goto advance;
+			case DW_CFA_advance_loc4: delta = get(&c, 4); goto advance;
+			case DW_CFA_offset_extended:
+				reg = uleb(&c);
+				rule = (struct reg){ R_OFFSET, scaled(uleb(&c), ci->data_align) };
+				set = true;
+				break;
+			case DW_CFA_offset_extended_sf:
+				reg = uleb(&c);
+				rule = (struct reg){ R_OFFSET, scaled((uint64_t)sleb(&c), ci->data_align) };
+				set = true;
+				break;
+			case DW_CFA_GNU_negative_offset_extended:
+				reg = uleb(&c);
+				rule = (struct reg){ R_OFFSET, scaled(0 - uleb(&c), ci->data_align) };
+				set = true;
+				break;
+			case DW_CFA_restore_extended:
+				reg = uleb(&c);
+				rule = initial ? (reg == REG_RBP ? initial->bp : initial->ra)
+					       : (struct reg){ R_SAME, 0 };
+				set = true;
+				break;
+			case DW_CFA_undefined:
+				reg = uleb(&c);
+				rule = (struct reg){ R_UNDEF, 0 };
+				set = true;
+				break;
+			case DW_CFA_same_value:
+				reg = uleb(&c);
+				rule = (struct reg){ R_SAME, 0 };
+				set = true;
+				break;
+			case DW_CFA_register:
+				reg = uleb(&c);
+				uleb(&c);
+				set = true;
+				break;
+			case DW_CFA_val_offset:
+				reg = uleb(&c);
+				uleb(&c);
+				set = true;
+				break;
+			case DW_CFA_val_offset_sf:
+				reg = uleb(&c);
+				sleb(&c);
+				set = true;
+				break;
+			case DW_CFA_expression:
+			case DW_CFA_val_expression: {
+				reg = uleb(&c);
+				uint64_t n = uleb(&c);
+				if (n > (uint64_t)(c.end - c.p))
+					return false;
+				c.p += n;
+				set = true;
+				break;
+			}
+			case DW_CFA_remember_state:
+				if (depth == STATE_DEPTH)
+					return false;
+				saved[depth++] = *r;
+				break;
+			case DW_CFA_restore_state:
+				if (depth == 0)
+					return false;
+				*r = saved[--depth];
+				break;
+			case DW_CFA_def_cfa:
+				r->cfa_reg = (uint8_t)uleb(&c);
+				r->cfa_off = (int64_t)uleb(&c);
+				r->cfa_expr = false;
+				break;
+			case DW_CFA_def_cfa_sf:
+				r->cfa_reg = (uint8_t)uleb(&c);
+				r->cfa_off = scaled((uint64_t)sleb(&c), ci->data_align);
+				r->cfa_expr = false;
+				break;
+			case DW_CFA_def_cfa_register:
+				r->cfa_reg = (uint8_t)uleb(&c);
+				r->cfa_expr = false;
+				break;
+			case DW_CFA_def_cfa_offset:
+				r->cfa_off = (int64_t)uleb(&c);
+				break;
+			case DW_CFA_def_cfa_offset_sf:
+				r->cfa_off = scaled((uint64_t)sleb(&c), ci->data_align);
+				break;
+			case DW_CFA_def_cfa_expression: {
+				uint64_t n = uleb(&c);
+				if (n > (uint64_t)(c.end - c.p))
+					return false;
+				c.p += n;
+				r->cfa_expr = true;
+				break;
+			}
+			case DW_CFA_GNU_args_size:
+				uleb(&c);
+				break;
+			default:
+				return false;
+			}
+		}
+		if (set) {
+			if (reg == REG_RBP)
+				r->bp = rule;
+			else if (reg == ci->ra)
+				r->ra = rule;
+		}
+		continue;
+advance:
+		loc += delta * ci->code_align;
+		if (loc > target)
+			return !c.bad;
+	}
+	return !c.bad;
+}
+
+/* The FDE that covers pc in the object whose .eh_frame_hdr is hdr,
+ * mapped in [lo, hi), or NULL. */
+static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, uintptr_t hi)
+{
+	const uint8_t *end = (const uint8_t *)hi;
+	if ((uintptr_t)hdr < lo || (uintptr_t)hdr >= hi || hi - (uintptr_t)hdr < 4 || hdr[0] != 1)
+		return NULL;
+	struct cur c = { hdr + 4, end, false };
+	read_ptr(&c, hdr[1], (uintptr_t)hdr); /* eh_frame_ptr */
+	uint64_t n = read_ptr(&c, hdr[2], (uintptr_t)hdr);
+	/* The table: (initial location, FDE address) pairs of 4-byte
+	 * offsets from hdr, sorted; every linker writes it so. */
+	if (c.bad || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || n == 0 ||
+	    n > (uint64_t)(end - c.p) / 8)
+		return NULL;
+	const uint8_t *table = c.p;
+	size_t a = 0, b = (size_t)n; /* the last entry at or below pc, in [a, b) */
+	while (b - a > 1) {
+		size_t m = a + (b - a) / 2;
+		int32_t at;
+		memcpy(&at, table + 8 * m, 4);
+		if ((uintptr_t)hdr + (uintptr_t)(intptr_t)at <= pc)
+			a = m;
+		else
+			b = m;
+	}
+	int32_t start, fde;
+	memcpy(&start, table + 8 * a, 4);
+	memcpy(&fde, table + 8 * a + 4, 4);
+	if ((uintptr_t)hdr + (uintptr_t)(intptr_t)start > pc)
+		return NULL;
+	uintptr_t f = (uintptr_t)hdr + (uintptr_t)(intptr_t)fde;
+	return f >= lo && f < hi ? (const uint8_t *)f : NULL;
+}
+
+/* The row of the FDE at fde for pc, into *r; false if not known. */
+static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
+		   struct row *r, bool *signal)
+{
+	const uint8_t *end = (const uint8_t *)hi;
+	struct cur c;
+	if (!entry(fde, end, &c))
+		return false;
+	const uint8_t *idp = c.p;
+	uint32_t id = (uint32_t)get(&c, 4);
+	uintptr_t cie_at = (uintptr_t)idp - id;
+	struct cie ci;
+	if (c.bad || id == 0 || cie_at < lo || cie_at >= hi ||
+	    !parse_cie((const uint8_t *)cie_at, end, &ci))
+		return false;
+	uintptr_t begin = read_ptr(&c, ci.fde_enc, 0);
+	uintptr_t range = read_ptr(&c, ci.fde_enc & 0x0f, 0);
+	if (c.bad || pc < begin || pc - begin >= range)
+		return false;
+	if (ci.z) {
+		uint64_t n = uleb(&c);
+		if (c.bad || n > (uint64_t)(c.end - c.p))
+			return false;
+		c.p += n;
+	}
+	*r = (struct row){ .cfa_reg = REG_RSP, .cfa_off = 8 };
+	if (!run(ci.insns, &ci, begin, pc, r, NULL))
+		return false;
+	struct row initial = *r;
+	*signal = ci.signal;
+	return run(c, &ci, begin, pc, r, &initial);
+}
+
+void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
+{
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)(ret - 1), &fo) != 0 || !fo.dlfo_eh_frame) {
+		*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
+		return;
+	}
+	mc_cfi_rule_in(ret, fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start,
+		       (uintptr_t)fo.dlfo_map_end, out);
+}
+
+void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
+		    struct mc_cfi_rule *out)
+{
+	*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
+	uintptr_t pc = ret - 1;
+	const uint8_t *fde = find_fde(pc, hdr, lo, hi);
+	struct row r;
+	bool signal = false;
+	if (!fde || !row_at(pc, fde, lo, hi, &r, &signal) || signal)
+		return;
+	if (r.ra.how == R_UNDEF) {
+		out->kind = MC_CFI_END; /* _start, clone: the outermost frame */
+		return;
+	}
+	if (r.ra.how != R_OFFSET || r.ra.off != -8 || r.cfa_expr ||
+	    (r.cfa_reg != REG_RSP && r.cfa_reg != REG_RBP) || r.cfa_off < 8 ||
+	    r.cfa_off > INT32_MAX || (r.bp.how != R_SAME && r.bp.how != R_OFFSET) ||
+	    (r.bp.how == R_OFFSET && (r.bp.off >= -8 || r.bp.off < INT32_MIN)))
+		return;
+	if (r.cfa_reg == REG_RBP && r.cfa_off == 16 && r.bp.how == R_OFFSET && r.bp.off == -16) {
+		out->kind = MC_CFI_FP;
+		return;
+	}
+	out->kind = r.cfa_reg == REG_RSP ? MC_CFI_SP : MC_CFI_BP;
+	out->cfa_off = (int32_t)r.cfa_off;
+	out->rbp_off = r.bp.how == R_OFFSET ? (int32_t)r.bp.off : 0;
+}
+
+#else /* no _dl_find_object, or not x86-64: frame pointers only */
+
+void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
+{
+	(void)ret;
+	*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
+}
+
+void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
+		    struct mc_cfi_rule *out)
+{
+	(void)hdr;
+	(void)lo;
+	(void)hi;
+	mc_cfi_rule(ret, out);
+}
+
+#endif

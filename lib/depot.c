@@ -1,0 +1,268 @@
+/*
+ * depot.c - the stack depot: each distinct allocation stack stored once
+ * and named by a 32-bit id, so a tracked block costs four bytes of stack
+ * and leak reports group blocks by site (compiler-rt's stackdepot).
+ *
+ * An id is the stack's place in an arena of 32-byte units: 27 bits, a
+ * block table entry's share, so at most 4 GiB of stacks.  The arena is
+ * not one reservation of that size: every process that loads memcheck
+ * would pay 4 GiB of address space for it, and a program that lowers
+ * RLIMIT_AS (how tests provoke out-of-memory) would have none left.  It
+ * is a list of segments mapped when the one before fills, 64 KiB, then
+ * each as large as all before it, so what is mapped follows what is
+ * used (at most twice) and an id finds its segment from its top bit.
+ * Nothing is mapped before the first stack is stored: a count-only
+ * process, or one MEMCHECK_PROGRAMS leaves out, maps none of it.  Its
+ * pages are memcheck's own resident memory, which footprint.c keeps out
+ * of the program's RSS figures: a segment is reserved (mc_map_reserve)
+ * and counted a 64 KiB chunk ahead of the entries written into it, the
+ * buckets, written anywhere, are mapped resident (mc_map).
+ *
+ * The hash buckets grow the same way, by fours, when stacks outnumber
+ * them twice.  Lookups take no lock (inserts take one), so a table is
+ * never unmapped (a lookup may still be reading it; the old ones sum to
+ * a third of the newest), and a rehash moves entries into the new
+ * chains in the order they were stored: every link then points to an
+ * older entry, in the old chains and the new, so a lookup that races a
+ * rehash ends (it may miss, and the insert's second lookup, under the
+ * lock, finds the stack).
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct entry {
+	uint64_t hash;
+	_Atomic uint32_t next;  /* id of the next (older) entry in the bucket, 0 = end */
+	uint32_t depth;         /* 0: the rest of the segment is unused */
+	uintptr_t frames[];
+};
+
+#define UNIT 32                   /* ids count 32-byte units */
+#define SEG0_BITS 11              /* segment 0: units [0, 2^11), 64 KiB */
+#define NSEGS (28 - SEG0_BITS)    /* segment k >= 1: [2^(10+k), 2^(11+k)) */
+_Static_assert((1ull << (SEG0_BITS + NSEGS - 1)) - 1 == MC_STACK_ID_MAX,
+	       "the last segment ends at the largest id a block entry holds");
+_Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= UNIT << SEG0_BITS,
+	       "an entry fits the smallest segment");
+
+#define BUCKETS_MIN_BITS 12
+#define BUCKETS_MAX_BITS 20
+struct buckets {
+	unsigned bits;
+	_Atomic uint32_t b[];
+};
+
+#define CHUNK (64 * 1024) /* a segment's pages are counted as resident by this much */
+
+static char *_Atomic segs[NSEGS];
+static _Atomic(struct buckets *) table;
+static uint32_t used = 1;           /* units stored; id 0 means "no stack" */
+static size_t seg_counted;          /* bytes of the last segment counted as resident */
+static size_t nstacks;
+static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
+static bool said_full;
+
+static unsigned seg_of(uint32_t id)
+{
+	return id < 1u << SEG0_BITS ? 0 : (unsigned)(31 - __builtin_clz(id)) - (SEG0_BITS - 1);
+}
+
+static uint32_t seg_base(unsigned k)
+{
+	return k ? 1u << (SEG0_BITS - 1 + k) : 0;
+}
+
+static uint32_t seg_end(unsigned k)
+{
+	return 1u << (SEG0_BITS + k);
+}
+
+static struct entry *entry_of(uint32_t id)
+{
+	unsigned k = seg_of(id);
+	char *s = atomic_load_explicit(&segs[k], memory_order_acquire);
+	return (struct entry *)(s + (size_t)(id - seg_base(k)) * UNIT);
+}
+
+static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
+{
+	struct buckets *t = atomic_load_explicit(&table, memory_order_acquire);
+	if (!t)
+		return 0;
+	uint32_t id = atomic_load_explicit(&t->b[h >> (64 - t->bits)], memory_order_acquire);
+	while (id) {
+		struct entry *e = entry_of(id);
+		if (e->hash == h && e->depth == (uint32_t)n &&
+		    memcmp(e->frames, f, (size_t)n * sizeof *f) == 0)
+			return id;
+		id = atomic_load_explicit(&e->next, memory_order_acquire);
+	}
+	return 0;
+}
+
+static void link_entry(struct buckets *t, uint32_t id, struct entry *e)
+{
+	_Atomic uint32_t *b = &t->b[e->hash >> (64 - t->bits)];
+	atomic_store_explicit(&e->next, atomic_load_explicit(b, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(b, id, memory_order_release);
+}
+
+/* A table of 2^bits buckets with every stored entry linked in, in the
+ * order stored; NULL when it cannot be mapped.  Under the lock. */
+static struct buckets *rehash(unsigned bits)
+{
+	/* mc_map: resident from the start, as its writes scatter */
+	struct buckets *t = mc_map(sizeof *t + ((size_t)1 << bits) * sizeof t->b[0]);
+	if (!t)
+		return NULL;
+	t->bits = bits;
+	for (uint32_t id = 1; id < used;) {
+		struct entry *e = entry_of(id);
+		if (!e->depth) { /* the end of a segment, skipped */
+			id = seg_end(seg_of(id));
+			continue;
+		}
+		link_entry(t, id, e);
+		id += (uint32_t)((sizeof *e + e->depth * sizeof e->frames[0] + UNIT - 1) / UNIT);
+	}
+	return t;
+}
+
+/* Room for units more units: their first id, or 0.  Under the lock.
+ * A segment is reserved whole and its pages become resident as entries
+ * are written, front to back: counted as memcheck's own (footprint.c) a
+ * chunk ahead of the entries. */
+static uint32_t take(uint32_t units)
+{
+	unsigned k = seg_of(used);
+	if (used + units > seg_end(k)) { /* the rest stays zero: depth 0 */
+		if (++k == NSEGS)
+			return 0;
+		used = seg_base(k);
+	}
+	size_t size = (size_t)(seg_end(k) - seg_base(k)) * UNIT;
+	if (!atomic_load_explicit(&segs[k], memory_order_relaxed)) {
+		char *s = mc_map_reserve(size);
+		if (!s)
+			return 0;
+		atomic_store_explicit(&segs[k], s, memory_order_release);
+		seg_counted = 0;
+	}
+	uint32_t id = used;
+	used += units;
+	for (size_t need = (size_t)(used - seg_base(k)) * UNIT; seg_counted < need;) {
+		size_t chunk = size - seg_counted < CHUNK ? size - seg_counted : CHUNK;
+		mc_own_grow((int64_t)chunk);
+		seg_counted += chunk;
+	}
+	return id;
+}
+
+uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
+{
+	uint32_t id = lookup(h, f, n);
+	if (id || n <= 0)
+		return id;
+	mc_depot_lock();
+	id = lookup(h, f, n);
+	struct buckets *t = atomic_load_explicit(&table, memory_order_relaxed);
+	if (!id && (!t || (nstacks >= (size_t)2 << t->bits && t->bits < BUCKETS_MAX_BITS))) {
+		struct buckets *bigger = rehash(t ? t->bits + 2 : BUCKETS_MIN_BITS);
+		if (bigger)
+			atomic_store_explicit(&table, t = bigger, memory_order_release);
+	}
+	if (!id && t) {
+		size_t bytes = sizeof(struct entry) + (size_t)n * sizeof *f;
+		id = take((uint32_t)((bytes + UNIT - 1) / UNIT));
+		if (id) {
+			struct entry *e = entry_of(id);
+			e->hash = h;
+			e->depth = (uint32_t)n;
+			memcpy(e->frames, f, (size_t)n * sizeof *f);
+			link_entry(t, id, e);
+			nstacks++;
+		}
+	}
+	bool say = !id && !said_full;
+	said_full |= say;
+	mc_depot_unlock();
+	if (say)
+		mc_log("the stack depot is full or cannot be mapped: stacks stored from now "
+		       "on are empty");
+	return id;
+}
+
+int mc_stack_get(uint32_t id, const uintptr_t **frames)
+{
+	if (!id || id >= seg_end(NSEGS - 1)) {
+		*frames = NULL;
+		return 0;
+	}
+	struct entry *e = entry_of(id);
+	*frames = e->frames;
+	return (int)e->depth;
+}
+
+struct code_probe {
+	uintptr_t pc;
+	bool found;
+};
+
+static int probe_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct code_probe *p = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
+		    p->pc < lo + ph->p_memsz) {
+			p->found = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Is pc in the code of a loaded object?  A return address must be. */
+static bool in_code(uintptr_t pc)
+{
+	struct code_probe p = { pc - 1, false };
+	dl_iterate_phdr(probe_object, &p);
+	return p.found;
+}
+
+/* The frames of a stack, up to the first that cannot be a return
+ * address: a walk that guessed a frame pointer in code without CFI may
+ * have followed a register that held something else (a heap address, a
+ * pointer into a data segment), and what it found there is not a
+ * caller.  Frame 0, the call site, is always right.  Checked here, at
+ * report time, rather than on every allocation. */
+int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
+{
+	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;
+	while (n < depth && in_code((*frames)[n]))
+		n++;
+	return n;
+}
+
+void mc_depot_lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&depot_lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+void mc_depot_unlock(void)
+{
+	atomic_flag_clear_explicit(&depot_lock, memory_order_release);
+}
+
+void mc_depot_after_fork_child(void)
+{
+	atomic_flag_clear(&depot_lock);
+}

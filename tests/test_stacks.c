@@ -1,0 +1,341 @@
+/*
+ * test_stacks.c - allocation stacks taken with the default unwinder go
+ * through the C library's functions built without frame pointers
+ * (strdup, setlocale, fopen, a qsort comparison ...) to the program's
+ * own frames, as valgrind's do, under every allocator.
+ *
+ * Each program runs under valgrind (memcheck's suppression files given
+ * to it, glibc's blocks kept: --run-libc-freeres=no) and under memcheck,
+ * preloaded in front of each allocator.  The leak records that neither
+ * tool suppresses must be the same: kind, blocks, bytes, and the
+ * program's frames (function and line, the program's source file only:
+ * the two tools name the C library's own frames and its inlined
+ * functions differently).  Where valgrind is not installed, memcheck's
+ * records are checked against what the programs say of themselves.
+ */
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define MAX_RECORDS 64
+#define MAX_FRAMES 32
+
+/* One leak record, reduced to what both tools must agree on. */
+struct record {
+	char kind[24];                  /* as memcheck's report names it */
+	uint64_t blocks, bytes;
+	int nframes;                    /* the program's frames */
+	char fn[MAX_FRAMES][64];
+	long line[MAX_FRAMES];
+};
+
+static const char *base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static uint64_t number(const char *s)
+{
+	uint64_t v = 0;
+	for (; *s == ',' || (*s >= '0' && *s <= '9'); s++)
+		if (*s != ',')
+			v = v * 10 + (uint64_t)(*s - '0');
+	return v;
+}
+
+/* valgrind's loss records in text, the frames in file src only. */
+static int valgrind_records(const char *text, const char *src, struct record *out)
+{
+	static const char *const kinds[][2] = {
+		{ "are definitely lost", "definitely_lost" },
+		{ "are indirectly lost", "indirectly_lost" },
+		{ "are possibly lost", "possibly_lost" },
+		{ "are still reachable", "still_reachable" },
+	};
+	int n = 0;
+	struct record *r = NULL;
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[1024];
+		snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+		line = nl ? nl + 1 : NULL;
+		const char *s = strstr(buf, "== ");
+		if (!s)
+			continue;
+		s += 3;
+		while (*s == ' ')
+			s++;
+		if (strstr(s, " in loss record ")) {
+			r = NULL;
+			for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+				if (!strstr(s, kinds[k][0]) || n == MAX_RECORDS)
+					continue;
+				r = &out[n++];
+				memset(r, 0, sizeof *r);
+				snprintf(r->kind, sizeof r->kind, "%s", kinds[k][1]);
+				r->bytes = number(s);
+				const char *in = strstr(s, " bytes in ");
+				ck_assert_msg(in && !strchr(s, '('), "a loss record not understood: %s", s);
+				r->blocks = number(in + 10);
+			}
+			continue;
+		}
+		if (!r || (strncmp(s, "at 0x", 5) && strncmp(s, "by 0x", 5)))
+			continue;
+		const char *fn = strstr(s, ": "), *paren = strrchr(s, '(');
+		if (!fn || !paren || paren < fn)
+			continue;
+		char file[256];
+		long ln;
+		if (sscanf(paren, "(%255[^:)]:%ld)", file, &ln) != 2 || strcmp(base(file), src) != 0)
+			continue;
+		if (r->nframes < MAX_FRAMES) {
+			snprintf(r->fn[r->nframes], sizeof r->fn[0], "%.*s",
+				 (int)(paren - 1 - (fn + 2)), fn + 2);
+			r->line[r->nframes++] = ln;
+		}
+	}
+	return n;
+}
+
+/* memcheck's leak records in rec, the frames in file src only. */
+static int memcheck_records(const struct h_json *rec, const char *src, struct record *out)
+{
+	int n = 0;
+	for (size_t i = 0; i < h_nleaks(rec) && n < MAX_RECORDS; i++) {
+		struct record *r = &out[n++];
+		memset(r, 0, sizeof *r);
+		const struct h_json *l = h_json_at(h_json_get(rec, "leaks"), i);
+		snprintf(r->kind, sizeof r->kind, "%s", h_str(l, "kind") ? h_str(l, "kind") : "?");
+		r->blocks = h_leak_u64(rec, i, "blocks");
+		r->bytes = h_leak_u64(rec, i, "bytes");
+		for (size_t j = 0; j < h_leak_depth(rec, i) && r->nframes < MAX_FRAMES; j++) {
+			const char *file = h_frame_str(rec, i, j, "file");
+			if (!file || strcmp(base(file), src) != 0)
+				continue;
+			snprintf(r->fn[r->nframes], sizeof r->fn[0], "%s",
+				 h_frame_str(rec, i, j, "function"));
+			r->line[r->nframes++] = h_frame_line(rec, i, j);
+		}
+	}
+	return n;
+}
+
+static const char *describe(const struct record *r)
+{
+	static char buf[2048];
+	int len = snprintf(buf, sizeof buf, "%llu bytes in %llu blocks %s at",
+			   (unsigned long long)r->bytes, (unsigned long long)r->blocks, r->kind);
+	for (int j = 0; j < r->nframes && len < (int)sizeof buf - 80; j++)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, " %s:%ld", r->fn[j], r->line[j]);
+	if (!r->nframes)
+		snprintf(buf + len, sizeof buf - (size_t)len, " no frame of the program");
+	return buf;
+}
+
+static bool same(const struct record *a, const struct record *b)
+{
+	if (strcmp(a->kind, b->kind) || a->blocks != b->blocks || a->bytes != b->bytes ||
+	    a->nframes != b->nframes)
+		return false;
+	for (int j = 0; j < a->nframes; j++)
+		if (strcmp(a->fn[j], b->fn[j]) || a->line[j] != b->line[j])
+			return false;
+	return true;
+}
+
+static const char *const allocators[] = { NULL, "libmimalloc.so.2", "libjemalloc.so.2",
+					  "libtcmalloc_minimal.so.4" };
+#define NALLOC (sizeof allocators / sizeof allocators[0])
+
+/* Allocator a's name, or NULL (said on stdout) when it is not installed. */
+static const char *allocator_name(size_t a)
+{
+	if (allocators[a] && !h_allocator_so(allocators[a])) {
+		printf("note: %s not installed; skipping it\n", allocators[a]);
+		return NULL;
+	}
+	return allocators[a] ? allocators[a] : "glibc";
+}
+
+/* Run prog under memcheck in front of allocator a (its defaults, the
+ * shipped suppressions read); its process record's unsuppressed leak
+ * records into out.  *rep holds the report for the caller. */
+static int run_memcheck(const char *prog, size_t a, struct h_report *rep,
+			const struct h_json **rec, struct record *out)
+{
+	const char *so = allocators[a] ? h_allocator_so(allocators[a]) : NULL;
+	const char *report = h_tmppath("report.jsonl");
+	unlink(report);
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+			      "MEMCHECK_MAX_LEAKS=1000", "LC_ALL=C.UTF-8", NULL };
+	struct h_run m;
+	H_RUN(&m, H_PRELOAD, so, env, h_prog(prog));
+	ck_assert_msg(m.exit_code == 0, "%s under memcheck (%s): %s; stderr:\n%s", prog,
+		      allocators[a] ? allocators[a] : "glibc", h_status(&m), m.err);
+	H_LOAD(rep, report);
+	*rec = h_record(rep, "process", m.pid);
+	ck_assert_msg(*rec != NULL, "%s: no \"process\" record", prog);
+	h_run_free(&m);
+	char src[128];
+	snprintf(src, sizeof src, "%s.c", prog);
+	return memcheck_records(*rec, src, out);
+}
+
+/* valgrind's records for prog, or -1 where valgrind is not installed. */
+static int run_valgrind(const char *prog, struct record *out)
+{
+	const char *vg = h_valgrind_path();
+	if (!vg) {
+		printf("note: valgrind not installed; %s checked against itself only\n", prog);
+		return -1;
+	}
+	const char *supp = h_env("--suppressions=%s/../suppressions/glibc.supp", h_build());
+	const char *env[] = { "LC_ALL=C.UTF-8", NULL };
+	struct h_run v;
+	H_RUN(&v, 0, NULL, env, vg, "--leak-check=full", "--show-leak-kinds=all",
+	      "--run-libc-freeres=no", supp, h_prog(prog));
+	ck_assert_msg(v.exit_code == 0, "valgrind %s: %s; stderr:\n%s", prog, h_status(&v), v.err);
+	char src[128];
+	snprintf(src, sizeof src, "%s.c", prog);
+	int n = valgrind_records(v.err, src, out);
+	h_run_free(&v);
+	return n;
+}
+
+/* Every record of one run is a record of the other. */
+static void expect_same_records(const char *prog, const char *alloc, const struct record *m,
+				int nm, const struct record *v, int nv)
+{
+	for (int i = 0; i < nm; i++) {
+		bool found = false;
+		for (int k = 0; k < nv && !found; k++)
+			found = same(&m[i], &v[k]);
+		ck_assert_msg(found, "%s under %s: memcheck's record \"%s\" is not the "
+			      "reference's (%d records; the first: %s)", prog, alloc,
+			      describe(&m[i]), nv, nv ? describe(&v[0]) : "none");
+	}
+	ck_assert_msg(nm == nv, "%s under %s: memcheck has %d leak records, the reference %d",
+		      prog, alloc, nm, nv);
+}
+
+/* The reference for memcheck's records of prog under allocator a:
+ * valgrind's, for glibc (where valgrind is installed); memcheck's own
+ * under glibc, for the others (so valgrind runs once a program). */
+static int reference(const char *prog, size_t a, struct record *out)
+{
+	if (a == 0)
+		return run_valgrind(prog, out);
+	struct h_report rep;
+	const struct h_json *rec;
+	int n = run_memcheck(prog, 0, &rep, &rec, out);
+	h_report_free(&rep);
+	return n;
+}
+
+/* The line of a program's source that holds marker, or -1. */
+static long marked_line(const char *prog, const char *marker)
+{
+	const char *path = h_env("%s/../tests/prog/%s.c", h_build(), prog);
+	char *text = h_read_file(path, NULL);
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	long line = 1, found = -1;
+	for (const char *s = text; *s && found < 0; s++) {
+		if (!strncmp(s, marker, strlen(marker)))
+			found = line;
+		line += *s == '\n';
+	}
+	free(text);
+	return found;
+}
+
+/* jansson's test_dump in small: the program's 8 strings are its only
+ * leak record, at keep_names; setlocale's copies are suppressed. */
+START_TEST(test_own_strings_apart_from_the_locale)
+{
+	const char *prog = "plain_keep_strings", *alloc = allocator_name((size_t)_i);
+	if (!alloc)
+		return;
+	long keep = marked_line(prog, "/* KEEP_LINE */");
+	ck_assert_int_gt(keep, 0);
+	struct record m[MAX_RECORDS], v[MAX_RECORDS];
+	struct h_report rep;
+	const struct h_json *rec;
+	int nm = run_memcheck(prog, (size_t)_i, &rep, &rec, m);
+	ck_assert_msg(nm == 1, "%s under %s: %d leak records, expected the program's one", prog,
+		      alloc, nm);
+	ck_assert_str_eq(m[0].kind, "still_reachable");
+	ck_assert_uint_eq(m[0].blocks, 8);
+	ck_assert_uint_eq(m[0].bytes, 46); /* "alpha" ... "theta", NULs included */
+	ck_assert_msg(m[0].nframes == 2 && !strcmp(m[0].fn[0], "keep_names") &&
+		      m[0].line[0] == keep && !strcmp(m[0].fn[1], "main"),
+		      "%s under %s: the strings' record is %s, expected keep_names:%ld main", prog,
+		      alloc, describe(&m[0]), keep);
+	const char *f0 = h_frame_str(rec, 0, 0, "function");
+	ck_assert_msg(f0 && strstr(f0, "strdup"), "frame 0 is %s, not strdup", f0 ? f0 : "null");
+	/* the locale's strdup'd names, suppressed by the entry that names
+	 * setlocale, which only a stack through __strdup can match */
+	bool names = false;
+	const struct h_json *used = h_json_get(rec, "suppressions");
+	for (size_t i = 0; used && i < used->n; i++)
+		names |= !strcmp(h_str(h_json_at(used, i), "name"), "glibc-2.36-setlocale-names") &&
+			 h_u64(h_json_at(used, i), "blocks") > 0;
+	ck_assert_msg(names, "%s under %s: glibc-2.36-setlocale-names suppressed nothing", prog,
+		      alloc);
+	h_report_free(&rep);
+	int nv = reference(prog, (size_t)_i, v);
+	if (nv >= 0)
+		expect_same_records(prog, alloc, m, nm, v, nv);
+}
+END_TEST
+
+/* Blocks from strdup, strndup, asprintf, getline, fopen, opendir,
+ * realpath, a qsort comparison and a thread, each with the stack
+ * valgrind gives it. */
+START_TEST(test_stacks_through_the_c_library_match_valgrind)
+{
+	const char *prog = "plain_libc_stacks", *alloc = allocator_name((size_t)_i);
+	if (!alloc)
+		return;
+	struct record m[MAX_RECORDS], v[MAX_RECORDS];
+	struct h_report rep;
+	const struct h_json *rec;
+	int nm = run_memcheck(prog, (size_t)_i, &rep, &rec, m);
+	/* what the program says of itself: 10 records (the qsort
+	 * comparisons make 3 blocks from 2 stacks; getline's stdio buffer
+	 * and the thread's DTV are glibc's, suppressed), each reaching main
+	 * or the thread's function */
+	ck_assert_msg(nm == 10, "%s under %s: %d leak records, expected 10", prog, alloc, nm);
+	for (int i = 0; i < nm; i++) {
+		ck_assert_msg(m[i].nframes >= 1, "%s under %s: record %s", prog, alloc,
+			      describe(&m[i]));
+		ck_assert_msg(!strcmp(m[i].fn[m[i].nframes - 1], "main") ||
+			      !strcmp(m[i].fn[m[i].nframes - 1], "in_thread"),
+			      "%s under %s: record %s does not reach main", prog, alloc,
+			      describe(&m[i]));
+	}
+	h_report_free(&rep);
+	int nv = reference(prog, (size_t)_i, v);
+	if (nv >= 0)
+		expect_same_records(prog, alloc, m, nm, v, nv);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stacks");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_own_strings_apart_from_the_locale, 0, (int)NALLOC);
+	tcase_add_loop_test(tc, test_stacks_through_the_c_library_match_valgrind, 0, (int)NALLOC);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
