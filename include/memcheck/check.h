@@ -55,8 +55,8 @@ static inline void memcheck_ck_end_at(const char *file, int line)
 	_ck_assert_failed(file, line, "memcheck_end()", "memcheck: region \"%s\": %s%s",
 			  r.name, r.violations,
 			  r.definitely_lost.blocks || r.possibly_lost.blocks ?
-			  " (no frame of the program's in the leak's stack: "
-			  "MEMCHECK_UNWINDER=libunwind walks past the C library)" : "");
+			  " (no frame with a source line in the program's code in the leak's "
+			  "stack: a deeper MEMCHECK_STACK_DEPTH, or -g)" : "");
 }
 
 #define ck_assert_memcheck_end() memcheck_ck_end_at(__FILE__, __LINE__)

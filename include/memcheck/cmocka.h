@@ -104,8 +104,8 @@ static inline void mcglue_cm_test(void **state)
 	}
 	cm_print_error("memcheck: region \"%s\": %s%s\n", r.name, r.violations,
 		       r.definitely_lost.blocks || r.possibly_lost.blocks ?
-		       " (no frame of the program's in the leak's stack: "
-		       "MEMCHECK_UNWINDER=libunwind walks past the C library)" : "");
+		       " (no frame with a source line in the program's code in the leak's "
+		       "stack: a deeper MEMCHECK_STACK_DEPTH, or -g)" : "");
 	_fail(__FILE__, __LINE__);
 }
 

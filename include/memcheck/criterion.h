@@ -101,8 +101,8 @@ static void mcglue_cr_wrapper(void *param)
 	else
 		snprintf(msg, sizeof msg, "memcheck: region '%s': %s%s", r.name, r.violations,
 			 r.definitely_lost.blocks || r.possibly_lost.blocks ?
-			 " (no frame of the program's in the leak's stack: "
-			 "MEMCHECK_UNWINDER=libunwind walks past the C library)" : "");
+			 " (no frame with a source line in the program's code in the leak's "
+			 "stack: a deeper MEMCHECK_STACK_DEPTH, or -g)" : "");
 	struct criterion_assert_stats stats = {
 		.message = msg, .passed = 0, .line = (unsigned)line, .file = file,
 	};
