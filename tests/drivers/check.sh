@@ -69,6 +69,22 @@ expect "$C/Testing/Temporary/MemoryChecker.2.log" \
 	"ctest -T memcheck: the leak in its log, memcheck's"
 expect "$C/Testing/Temporary/MemoryChecker.2.log" 'at .*: parse_name \(.*name\.c:[0-9]+\)' \
 	"ctest -T memcheck: the leak's stack in the project's library"
+# No glue at all: a project without include(CTest), memcheck given to
+# ctest on its command line
+C2=$WORK/cmake-plain
+rm -rf "$C2"
+if ! run "$WORK/cmake-plain.log" cmake -S "$HERE/cmake" -B "$C2" -DCMAKE_PREFIX_PATH="$PREFIX" \
+	-DNO_CHECKER=ON || ! run "$WORK/cmake-plain-build.log" cmake --build "$C2" --target t_leak t_clean; then
+	cat "$WORK/cmake-plain.log" "$WORK/cmake-plain-build.log" 2>/dev/null | tail -30
+	echo "drivers-check: the CMake project without CTest does not build"; exit 1
+fi
+(cd "$C2" && ctest -T memcheck -L checker --overwrite MemoryCheckCommand="$PREFIX/bin/memcheck" \
+	--overwrite MemoryCheckType=Valgrind) >"$WORK/ctest-overwrite.log" 2>&1
+L=$WORK/ctest-overwrite.log
+expect "$L" 'MemCheck #[0-9]+: clean \.+ +Passed' "ctest --overwrite: clean passes"
+expect "$L" 'MemCheck #[0-9]+: leak \.+\*+Failed' "ctest --overwrite: the leak fails"
+expect "$L" 'MemCheck #[0-9]+: skip \.+\*+Skipped' "ctest --overwrite: skip is skipped"
+expect "$L" '^Memory Leak - 1$' "ctest --overwrite: dynamic analysis counts the leak"
 (cd "$C" && ctest -L plain) >"$WORK/ctest-plain.log" 2>&1
 L=$WORK/ctest-plain.log
 for how in preload run; do
