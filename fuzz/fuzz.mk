@@ -32,7 +32,7 @@ FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
 FUZZ_SEEDS_supp   := fuzz/corpus_supp
 FUZZ_SRC_cfi      := fuzz/fuzz_cfi.c lib/cfi.c
 FUZZ_SEEDS_cfi    := fuzz/corpus_cfi
-FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c lib/util.c
+FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c lib/util.c lib/programs.c lib/options.c
 FUZZ_SEEDS_report := fuzz/corpus_report
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

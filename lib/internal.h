@@ -42,14 +42,15 @@ struct mc_options {
 	int unwinder;             /* enum mc_unwinder */
 	int max_leaks;            /* leak records per region in reports */
 	int process_region;       /* enum mc_tristate */
-	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: every program */
+	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: programs.c's rule */
+	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
-	int scrub;                /* clear new blocks' first 4 KiB (interpose.c) */
+	int scrub;                /* bytes of new blocks cleaned of addresses (interpose.c) */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
@@ -190,6 +191,26 @@ struct dl_phdr_info;
 int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
 void mc_walks_prefork(void);
 void mc_walks_postfork(bool child);
+
+/* ---- programs.c ------------------------------------------------------ */
+
+/* Does the program whose executable is exe (absolute, symbolic links
+ * resolved) get the process region: MEMCHECK_PROGRAMS's patterns, or
+ * by default every program not installed on the system and not an
+ * interpreter running a script? */
+bool mc_program_under_test(const char *exe);
+/* Does exe lie in the system's program directories (the default's
+ * first half)? */
+bool mc_program_installed(const char *exe);
+
+/* ---- exitstatus.c ---------------------------------------------------- */
+
+/* Change the exit status at exit when a region failed (region.c calls
+ * these: _watch from the constructor, unless the process is only
+ * forwarded; _region_ended at every region's end). */
+void mc_exit_watch(void);
+void mc_exit_region_ended(bool pass);
+void mc_exit_after_fork_child(void);
 
 /* ---- footprint.c ----------------------------------------------------- */
 
@@ -368,16 +389,14 @@ bool mc_uncounted(void);
 void mc_probe_arm(void);
 bool mc_probe_seen(void);
 
-/* MEMCHECK_SCRUB: the bytes [from, n) of a new block p, within its first
- * MC_SCRUB_MAX, cleared as calloc would (from: what realloc kept). */
-#define MC_SCRUB_MAX 4096
+/* MEMCHECK_SCRUB: in the bytes [from, n) of a new block p, within its
+ * first mc_opt.scrub (from: what realloc kept), each aligned word that
+ * holds an address is cleared (interpose.c). */
+void mc_scrub_words(void *p, size_t from, size_t n);
 static inline void mc_scrub(void *p, size_t from, size_t n)
 {
-	if (unlikely(mc_opt.scrub) && p && from < MC_SCRUB_MAX) {
-		size_t to = n < MC_SCRUB_MAX ? n : MC_SCRUB_MAX;
-		if (to > from)
-			memset((char *)p + from, 0, to - from);
-	}
+	if (unlikely(from < (size_t)mc_opt.scrub) && p)
+		mc_scrub_words(p, from, n);
 }
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
@@ -759,7 +778,6 @@ void mc_account_init(void);
 void mc_account_sum(struct mc_totals *t);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
-void mc_account_flush(void);
 /* The live-byte peak for region.c: _begin restarts it from the live
  * bytes now (*live) and returns the peak so far; _end returns the peak
  * since, and makes the greater of it and saved_peak the peak again. */
@@ -790,6 +808,9 @@ void mc_regions_unlock(void);
 void mc_regions_after_fork_child(void);
 /* What region ends keep, forgotten in a child forked during one. */
 void mc_report_state_forget(void);
+/* memcheck_handled(): the blocks the region that failed last left
+ * behind are let outlive every region (epoch 0). */
+void mc_regions_forget_failed(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -1016,6 +1037,22 @@ struct mc_record {
  * err. */
 bool mc_json_record(const char *line, size_t len, struct mc_record *out,
 		    char *err, size_t errlen);
+/* The first leak record of a kind that fails a region (definitely or
+ * possibly lost): its kind ("" when there is none), size, the top
+ * frames of its stack, one "function (file:line)" a line, and the first
+ * frame in a program's own code as "file:line" ("" when none has one),
+ * for a CI reporter to link (the CLI's JUnit). */
+#define MC_JSON_FRAMES 6
+struct mc_json_leak {
+	char kind[24];
+	uint64_t blocks, bytes;
+	char site[192];
+	char stack[MC_JSON_FRAMES * 160];
+	int nframes;
+};
+/* mc_json_record that also fills *leak (may be NULL). */
+bool mc_json_record_leak(const char *line, size_t len, struct mc_record *out,
+			 struct mc_json_leak *leak, char *err, size_t errlen);
 
 /* ---- vgmode.c ------------------------------------------------------ */
 
@@ -1027,6 +1064,8 @@ void mc_vg_region_begin(int index, const char *name);
 /* Fill res's leak kinds and suppressed from valgrind; false (res
  * untouched) when the region did not begin in valgrind mode. */
 bool mc_vg_region_end(int index, struct memcheck_result *res);
+/* Forget region index's baseline: the region was discarded. */
+void mc_vg_region_drop(int index);
 
 /* ---- rss.c ----------------------------------------------------------- */
 
@@ -1145,6 +1184,9 @@ struct mc_region_report {
 	bool valgrind;                  /* leak figures from valgrind (vgmode.c) */
 };
 void mc_report_emit(const struct mc_region_report *rr);
+/* At each region's end: the first record of leaks[0..n) that fails a
+ * region (none for a region that passed), for memcheck_leak_site(). */
+void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n);
 /* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */
 void mc_report_injection(const char *region_id, const char *region, uint64_t index,
 			 uint32_t stack);

@@ -15,7 +15,7 @@ UNIT_blocks    := blocks util
 UNIT_stacks    := stacks depot cfi util
 UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
-UNIT_json      := json util
+UNIT_json      := json util programs options
 UNIT_budget    := budget budget_check util
 UNIT_scan      := scan roots threads maps resident blocks util
 UNIT_supp      := suppress util
@@ -123,6 +123,23 @@ $(B)/tests/prog/check_tcase: tests/prog/check_tcase.c $(B)/libmemcheck.so includ
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(CHECK_LIBS)
 
+# Suites of test frameworks, linked with memcheck and the framework
+# (tests/test_frameworks.c).
+FW_LIBS_check := $(CHECK_LIBS)
+FW_LIBS_cmocka := -lcmocka
+FW_LIBS_criterion := -lcriterion
+$(B)/tests/prog/fw_%: tests/prog/fw_%.c include/memcheck/%.h $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(FW_LIBS_$*)
+
+# exitregion again, linked with the static archive: memcheck's
+# constructor then runs after the program's start-up registered its exit
+# handlers (tests/test_exitcode.c).
+PROG_BINS += $(B)/tests/prog/exitregion_static
+$(B)/tests/prog/exitregion_static: tests/prog/exitregion.c $(ARLIB) include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c
@@ -139,17 +156,23 @@ asan-check: $(ASAN_BINS)
 		ASAN_OPTIONS=detect_leaks=1 $$t; done
 
 # Every test program runs even when one fails; the failures are named at
-# the end.
+# the end, each with check's lines for its failed checks (a CI log may
+# keep only its last lines).  Each program's output is also kept in
+# build/tests/NAME.log.
 prog-check: all $(PROG_BINS) $(CXX_PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(CORPUS_BINS) \
 	$(CORPUS_LIBS) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
-		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
-	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
+		{ MEMCHECK_BUILD=$(CURDIR)/$(B) $$t; echo $$? >$$t.rc; } 2>&1 | tee $$t.log; \
+		[ "$$(cat $$t.rc)" = 0 ] || fail="$$fail $${t##*/}"; rm -f $$t.rc; done; \
+	if [ -n "$$fail" ]; then for f in $$fail; do echo "== failed: $$f"; \
+		grep -E ':[FE]:|^harness:' $(B)/tests/$$f.log | cut -c1-2000 | head -20; done; \
+		echo "prog-check: failed:$$fail"; exit 1; fi
 
 # The library exports the public API and what it interposes: the malloc
 # family, C++'s operator new and delete, the rlimit setters (limits.c),
-# the signal-handler setters (signals.c) and the mmap family
-# (mappings.c); nothing else (internals are hidden: -fvisibility=hidden).
+# the signal-handler setters (signals.c), the mmap family (mappings.c)
+# and __libc_start_main (start.c); nothing else (internals are hidden:
+# -fvisibility=hidden).
 CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 	_ZnwmSt11align_val_t _ZnamSt11align_val_t \
 	_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
@@ -160,7 +183,7 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 sigaction signal $(CXX_NEW) \
-	mmap mmap64 munmap mremap shmat shmdt
+	mmap mmap64 munmap mremap shmat shmdt __libc_start_main
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
@@ -168,7 +191,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit and signal setters and the mmap family only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit and signal setters, the mmap family and __libc_start_main only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
@@ -194,6 +217,16 @@ stress: all $(PROG_BINS) $(B)/tests/test_stress
 	MEMCHECK_BUILD=$(CURDIR)/$(B) STRESS_SECONDS=$(STRESS_SECONDS) \
 		STRESS_ROUNDS=$(STRESS_ROUNDS) $(B)/tests/test_stress
 
+# Test drivers and frameworks against an installed copy: CMake and CTest,
+# meson, automake with libtool, cmocka and Criterion (tests/drivers/).
+# The prefix is not a system directory, as a user's own would be.
+DRIVERS := $(B)/drivers
+.PHONY: drivers-check
+drivers-check: all
+	@rm -rf $(DRIVERS)/prefix
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(DRIVERS)/prefix >/dev/null
+	@sh tests/drivers/check.sh $(CURDIR)/$(DRIVERS)/prefix $(CURDIR)/$(DRIVERS)/work
+
 # prog-check last: its check summary lines close the output.
-check: doc-check examples-check install-check exports-check o0-check unit-check asan-check \
-	fuzz-replay prog-check
+check: doc-check examples-check install-check drivers-check exports-check o0-check \
+	unit-check asan-check fuzz-replay prog-check

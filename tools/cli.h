@@ -8,6 +8,7 @@
  * views.c     the table and the JUnit XML
  * oom.c       `memcheck oom`: every allocation failed in turn
  * spawn.c     the command under test started, waited for, its end told
+ * vgcompat.c  valgrind's command line, for drivers that know valgrind
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
  * out-of-memory.  It shares lib/json.c, lib/budget.c, lib/budget_check.c,
@@ -59,6 +60,7 @@ struct rec {
 	char cli[512];           /* violations the CLI's budget check found */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
+	struct mc_json_leak leak; /* its first failing leak record's stack */
 };
 
 struct recs {
@@ -257,6 +259,12 @@ void spawn_timeout(struct child *c);
 const char *sig_name(int sig);
 /* "killed by signal 11 (SIGSEGV)[, core dumped]" or "exit status N". */
 void describe_end(const struct ending *e, char *buf, size_t size);
+
+/* ---- vgcompat.c ------------------------------------------------------ */
+
+/* `memcheck [VALGRIND OPTIONS] PROGRAM [ARGS]`: argv[1] is the first
+ * option.  Execs PROGRAM; returns only on error. */
+int cmd_vgcompat(int argc, char **argv);
 
 /* ---- oom.c ----------------------------------------------------------- */
 
