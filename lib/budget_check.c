@@ -253,3 +253,10 @@ int mc_budget_check(const struct mc_budget *b, const char *region, const char *a
 	}
 	return violations;
 }
+
+/* Messages are "FILE:LINE: KEY ..." (judge): one of them names a peak. */
+bool mc_violations_name_peak(const char *violations)
+{
+	return violations && (strstr(violations, ": peak_rss ") ||
+			      strstr(violations, ": peak_live_bytes "));
+}

@@ -6,7 +6,8 @@
  * live blocks of its epoch or later.  Its counts are the difference of
  * account.c's sums at its end and at its begin; its live-byte peak is
  * account.c's peak, restarted at its begin and handed back, raised, to
- * the enclosing region at its end.  At the end the leftovers are grouped
+ * the enclosing region at its end, and so is its peak snapshot (the
+ * sites at the peak, snapshot.c).  At the end the leftovers are grouped
  * by stack and kind (after a reachability scan when there are any),
  * checked against the budget and reported.
  *
@@ -48,6 +49,7 @@ struct region {
 	bool fold;                /* a forked child's process region, folded
 				   * into the child's own regions: reported
 				   * only when it fails */
+	struct mc_peak peak;      /* the sites at its peak (snapshot.c) */
 };
 
 static struct region regions[MAX_REGIONS];
@@ -87,6 +89,7 @@ static void region_rebase(struct region *r, uint32_t epoch)
 	r->epoch = epoch;
 	mc_account_sum(&r->base);
 	r->saved_peak = mc_account_peak_begin(&r->live_begin);
+	mc_peak_begin(&r->peak);
 	/* Taking the peak restarts it: the enclosing region keeps its peak
 	 * so far.  Both figures leave memcheck's own memory out
 	 * (footprint.c). */
@@ -97,6 +100,8 @@ static void region_rebase(struct region *r, uint32_t epoch)
 	r->hwm_floor = 0;
 	r->hwm_reset = !whole;
 	r->t0 = mc_now();
+	mc_timeline_begin((int)(r - regions), (uint64_t)r->live_begin, r->rss_begin, r->t0);
+	mc_account_countdown();
 }
 
 static void region_push(const char *name, bool process)
@@ -107,8 +112,10 @@ static void region_push(const char *name, bool process)
 			       MAX_REGIONS);
 		return;
 	}
+	if (nregions > 0)
+		mc_peak_cover(&regions[nregions - 1].peak);
 	struct region *r = &regions[nregions];
-	memset(r, 0, sizeof *r);
+	memset(r, 0, offsetof(struct region, peak)); /* mc_peak_begin sets its own */
 	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
 	uint32_t epoch = next_epoch();
@@ -204,10 +211,16 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	res.injected = fault.injected;
 	mc_account_flush();
 	double t1 = mc_now();
+	/* The snapshot first: while the region's peak is still the one new
+	 * peaks raise, another thread's cannot make it older. */
+	bool snapped = mc_peak_end(&r->peak);
 	struct mc_totals now;
 	mc_account_sum(&now);
-	/* Hand the enclosing region its peak back, raised by ours. */
+	/* Hand the enclosing region its peak back, raised by ours, and the
+	 * snapshot with it. */
 	int64_t peak = mc_account_peak_end(r->saved_peak);
+	if (nregions > 0)
+		mc_peak_uncover(&r[-1].peak, peak > r->saved_peak);
 
 	mc_copy_name(res.name, sizeof res.name, r->name);
 	bool vg = mc_vg_region_end(nregions, &res); /* valgrind's figures rule */
@@ -341,6 +354,10 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		if (mc_opt.release && mc_allocator_release() && mc_allocator_stats(&st))
 			res.retained_after_release = st.retained;
 	}
+	struct mc_timeline tl;
+	int64_t live_end = mc_account_live();
+	bool timed = mc_timeline_end(nregions, live_end > 0 ? (uint64_t)live_end : 0, res.rss_end,
+				     res.retained_bytes, &tl);
 
 	if (res.definitely_lost.blocks)
 		add_violation(&res, "%llu bytes in %llu blocks definitely lost",
@@ -369,6 +386,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.scan_seconds = scan_seconds,
 		.supp = &supp,
 		.valgrind = vg,
+		.peak = snapped ? &r->peak : NULL,
+		.timeline = timed ? &tl : NULL,
 	};
 	if (!r->fold || !res.pass)
 		mc_report_emit(&rr);
@@ -514,6 +533,7 @@ void mc_regions_unlock(void)
 void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
+	mc_timeline_after_fork_child();
 	forked = true;
 	ended_here = 0;
 	uint32_t epoch = next_epoch();
