@@ -853,6 +853,12 @@ int mc_budget_check(const struct mc_budget *b, const char *region, const char *a
  * for a figure that was not measured. */
 bool mc_result_field(const struct memcheck_result *r, const char *key, uint64_t *v);
 
+/* The lowest limit the budget sets on key (a count or bytes key) for
+ * region under allocator, relative ones computed from baseline (may be
+ * NULL: they are left out); false when no rule applies. */
+bool mc_budget_limit(const struct mc_budget *b, const char *region, const char *allocator,
+		     const char *key, const struct memcheck_result *baseline, uint64_t *lim);
+
 /* Whether one of the "; "-separated budget messages in violations is
  * about a peak (peak_rss, peak_live_bytes): the report then shows where
  * the memory was at the peak. */
