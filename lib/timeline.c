@@ -14,6 +14,9 @@
  * mark.  Regions nest: an outer region keeps its own interval (longer:
  * its life is longer), so one event may sample several regions.
  *
+ * Count-only (MEMCHECK_TRACK=0) has no live bytes and no countdown: a
+ * region then has its begin and end samples, live bytes null.
+ *
  * Bounded memory whatever the run length: a region keeps at most N
  * samples (MEMCHECK_TIMELINE=N); when they are all taken, every two
  * neighbours after the first merge into the one with more live bytes,
@@ -147,7 +150,8 @@ void mc_timeline_begin(int depth, uint64_t live, uint64_t rss, double t0)
 	l->moved0 = moved;
 	l->next_at = moved + l->step;
 	l->t0 = t0;
-	struct mc_sample s = { t0, moved, live, rss, MEMCHECK_UNKNOWN };
+	struct mc_sample s = { t0, moved, mc_opt.track ? live : MEMCHECK_UNKNOWN, rss,
+			       MEMCHECK_UNKNOWN };
 	add(l, &s);
 	nlines = depth + 1;
 	publish_step();
@@ -164,7 +168,8 @@ bool mc_timeline_end(int depth, uint64_t live, uint64_t rss, uint64_t retained_e
 	struct line *l = &lines[depth];
 	bool ok = l->v && depth < nlines;
 	if (ok) {
-		struct mc_sample s = { mc_now(), moved, live, rss, retained_end };
+		struct mc_sample s = { mc_now(), moved, mc_opt.track ? live : MEMCHECK_UNKNOWN, rss,
+				       retained_end };
 		add(l, &s);
 		out->samples = l->v;
 		out->n = l->n;

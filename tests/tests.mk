@@ -116,4 +116,4 @@ o0-check:
 
 # prog-check last: its check summary lines close the output.
 check: doc-check examples-check install-check exports-check o0-check unit-check asan-check \
-	fuzz-replay prog-check
+	fuzz-replay prog-check html-check
