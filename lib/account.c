@@ -389,6 +389,19 @@ void mc_account_failed(void)
 	bump(s, &s->t.failed, 1);
 }
 
+/* Every allocation and failed allocation this thread has counted so far,
+ * in any path: cxxnew.c tells by it whether a call it forwarded was
+ * counted below it.  A thread without a slot of its own (past 1024
+ * threads, or in its exit) shares the counters: another thread's count
+ * meanwhile then makes that call look counted already, and it is missed.
+ * Call with the guard held. */
+uint64_t mc_account_thread_events(void)
+{
+	struct slot *s = slot();
+	return __atomic_load_n(&s->t.allocs, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&s->t.failed, __ATOMIC_RELAXED);
+}
+
 void mc_account_realloc_call(void)
 {
 	struct slot *s = slot();

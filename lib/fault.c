@@ -151,8 +151,16 @@ static bool site_matches(uint32_t id)
 	return yes;
 }
 
+/* Set by memcheck's constructor.  Calls before it are other libraries'
+ * start-up (libstdc++'s emergency pool, tcmalloc's own operator new[]):
+ * counted, but never failed, since the code that makes them cannot take
+ * a failure; the program's allocation 1 is its own first. */
+static bool started;
+
 static void update_on(void)
 {
+	if (!started)
+		return;
 	bool any = mc_opt.fail_count || probability > 0 || site[0];
 	for (int i = 0; i <= depth && !any; i++)
 		any = levels[i].nth != 0;
@@ -324,7 +332,14 @@ void mc_fault_init(void)
 		snprintf(proc_id, sizeof proc_id, "%sx", mc_opt.process_id);
 	level_start(&levels[0], "(no region)", 0);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+void mc_fault_start(void)
+{
+	pthread_mutex_lock(&lock);
+	started = true;
 	update_on();
+	pthread_mutex_unlock(&lock);
 	if (mc_fault_on)
 		publish_id();
 }

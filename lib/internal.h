@@ -188,6 +188,23 @@ uint64_t mc_own_bytes(void);
 void mc_footprint_lock(void);
 void mc_footprint_unlock(void);
 void mc_footprint_after_fork_child(void);
+/* At exit: the kernel's high-water mark is no longer reset, so the
+ * process's max RSS as its parent reads it stays its own. */
+void mc_footprint_final(void);
+
+/* ---- elfsym.c -------------------------------------------------------- */
+
+/* Symbol lookup without the dynamic linker's help: it never allocates and
+ * never takes an executable's canonical PLT entry for a definition.
+ * Objects are named by where their mapping starts (mc_object_base). */
+/* name's definition in the object at base, or NULL. */
+void *mc_sym_in(const void *base, const char *name);
+/* The first definition of name in any object (as RTLD_DEFAULT finds it,
+ * less canonical PLT entries), or NULL; *where (when not NULL) gets the
+ * start of the defining object. */
+void *mc_sym_first(const char *name, const void **where);
+/* The same in the objects loaded after libmemcheck (as RTLD_NEXT). */
+void *mc_sym_next(const char *name, const void **where);
 
 /* ---- foreign.c ------------------------------------------------------- */
 
@@ -231,6 +248,10 @@ struct mc_thread {
 				      * in count-only mode */
 	struct mc_totals *fast;      /* totals while the guard is down, else
 				      * NULL: the count-only path's one test */
+	uintptr_t *cxx_frame;        /* cxxnew.c, tracking: the frame of the
+				      * program's call to an operator new or
+				      * delete being forwarded, or NULL */
+	uintptr_t cxx_ret;           /* its return address when it was set */
 	int foreign;                 /* in a library whose blocks may outlive
 				      * the hook (foreign.c) */
 };
@@ -279,6 +300,14 @@ static inline void *mc_foreign_block(void *p)
 
 /* Make sure the forwarding table is filled in. */
 void mc_resolve(void);
+/* True when a call made now must pass straight through, uncounted:
+ * during start-up, inside memcheck's own work (the guard), bypassed. */
+bool mc_uncounted(void);
+/* region.c's start-up probe: the next malloc call on this thread, if it
+ * reaches memcheck, is answered by memcheck alone; seen says whether it
+ * did.  Call with the guard held. */
+void mc_probe_arm(void);
+bool mc_probe_seen(void);
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
 extern uintptr_t mc_text_lo, mc_text_len;
@@ -296,6 +325,24 @@ static inline void *mc_call_frame(void *fp)
 	return f;
 }
 
+/* The frame of the program's call, in a function the wrapper reached by a
+ * jump (MC_FRAMELESS); where the compiler called instead (clang at -O0)
+ * the wrapper's frame lies below and is skipped. */
+#define MC_CALL_FRAME() mc_call_frame(__builtin_frame_address(0))
+
+/* Wrappers with a short path of their own need no frame pointer (the
+ * library is built with them for its stack walks): the slow paths keep
+ * theirs.  Saves a push, a move and a restore per call under gcc.  That
+ * is only right while the wrappers jump, never call, to the functions
+ * that record (see mc_call_frame), so they are always optimized, sibling
+ * calls included, whatever the rest of the build (-O0, -O1). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MC_FRAMELESS \
+	__attribute__((optimize("O2", "omit-frame-pointer", "optimize-sibling-calls")))
+#else
+#define MC_FRAMELESS
+#endif
+
 /* 1 when the program's malloc calls reach memcheck. */
 extern int mc_is_active;
 /* They do not (found out late, e.g. under valgrind): stop counting. */
@@ -303,7 +350,19 @@ void mc_bypass(void);
 /* The process has been reported for the last time: pass calls through. */
 void mc_stop_counting(void);
 
+/* ---- cxxnew.c -------------------------------------------------------- */
+
+/* Find the next definition of each operator new and delete; allocator:
+ * the object whose own ones memcheck counts (NULL: forward only). */
+void mc_cxx_resolve(const void *allocator);
+
 /* ---- stacks.c -------------------------------------------------------- */
+
+/* The frame a stack starts from, for a call that an operator new or
+ * delete memcheck forwarded makes (libstdc++'s calls malloc): the
+ * program's call to operator new, when one is in flight on this thread
+ * (mc_self.cxx_frame), else f.  mc_stack_capture asks it. */
+void *mc_cxx_call_frame(uintptr_t *f);
 
 /* Capture the calling stack, starting at the return address in frame fp
  * (the frame of the malloc-family function the program called), and
@@ -465,7 +524,7 @@ struct mc_peak {
  * the inner region's peak is above the outer's so far); it ends
  * (end: the snapshot is taken, *p then holds it; taken is false when
  * there is none, nothing having risen above the level at its begin). */
-void mc_peak_begin(struct mc_peak *p);
+void mc_peak_begin(struct mc_peak *p, bool from_start);
 void mc_peak_cover(struct mc_peak *outer);
 void mc_peak_uncover(struct mc_peak *outer, bool raised);
 bool mc_peak_end(struct mc_peak *p);
@@ -488,8 +547,9 @@ struct mc_timeline {
 	uint64_t step;                     /* bytes moved between samples, last */
 };
 /* A region at depth (0: the outermost) begins and ends (region lock
- * held); end fills *out, false when there is no timeline. */
-void mc_timeline_begin(int depth, uint64_t live, uint64_t rss, double t0);
+ * held); end fills *out, false when there is no timeline.  from_start:
+ * the region counts from the process's start (bytes moved from 0). */
+void mc_timeline_begin(int depth, bool from_start, uint64_t live, uint64_t rss, double t0);
 bool mc_timeline_end(int depth, uint64_t live, uint64_t rss, uint64_t retained,
 		     struct mc_timeline *out);
 /* A thread's countdown ran out (account.c): sample the regions that are
@@ -611,6 +671,8 @@ bool mc_is_boot(const void *p);
 void mc_account_alloc(void *p, size_t size, void *fp);
 void mc_account_free(void *p, bool *pass_on, void *fp);
 void mc_account_failed(void);
+/* This thread's allocations and failed allocations counted so far. */
+uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);
 /* Before the allocator's realloc: 1 the block is live (now marked freed,
  * *prev holds it), 0 memcheck never saw it, -1 it was freed already (the
@@ -682,6 +744,8 @@ void mc_limits_init(void);
 bool mc_fault_check(void *fp, bool is_realloc);
 
 void mc_fault_init(void);
+/* From memcheck's constructor on, failures may be injected. */
+void mc_fault_start(void);
 /* Region stack, kept in step with region.c's (region lock held). */
 void mc_fault_region_begin(const char *name);
 void mc_fault_region_rename(const char *name);

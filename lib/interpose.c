@@ -7,11 +7,15 @@
  * and the result exactly as the allocator made them.  Nothing else lives
  * here.
  *
- * Two traps shape the code.  dlsym() itself may call malloc/calloc, so
- * until the forwarding table is filled a static bootstrap arena serves
- * the calls.  And memcheck's own work (stack capture, table growth,
- * reports) may call malloc, so a thread-local guard makes such calls pass
- * straight through, uncounted.
+ * Three traps shape the code.  Finding the allocator must not use it:
+ * memcheck reads the objects' symbol tables itself (elfsym.c), since
+ * dlsym and dlopen allocate, and dlopen's block changed the allocator's
+ * layout for the whole run (mimalloc 2.0.9 then peaked 26 MB lower on a
+ * three-phase program); region.c's start-up probe is answered here.  A
+ * call that comes in before the forwarding table is filled is served
+ * from a static bootstrap arena.  And memcheck's own work (stack
+ * capture, table growth, reports) may call malloc, so a thread-local
+ * guard makes such calls pass straight through, uncounted.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -49,8 +53,9 @@ static MC_TLS int resolving_here;
 
 /* ---- bootstrap arena ------------------------------------------------- */
 
-/* Serves dlsym's allocations before the real malloc is known.  Each block
- * has its size in the 16 bytes before it; frees are ignored. */
+/* Serves calls made before the real malloc is known, and the start-up
+ * probe.  Each block has its size in the 16 bytes before it; frees are
+ * ignored. */
 static char boot_arena[64 * 1024] __attribute__((aligned(64)));
 static _Atomic size_t boot_used;
 
@@ -158,17 +163,6 @@ static void *synth_memalign(size_t align, size_t n)
 
 /* ---- resolution ------------------------------------------------------ */
 
-/* The definition of name that handle finds, but only if it lives in the
- * same object as the allocator's malloc: a function from another
- * allocator would be worse than none. */
-static void *same_object(void *handle, const char *name, const void *base)
-{
-	void *f = dlsym(handle, name);
-	if (!f || mc_object_base(f, NULL) != base)
-		return NULL;
-	return f;
-}
-
 /* Our own malloc, whatever the global symbol resolves to.  (gcc's copy
  * attribute takes malloc's own attributes, which it would otherwise warn
  * about; clang has no such attribute and no such warning.) */
@@ -180,6 +174,12 @@ static void *same_object(void *handle, const char *name, const void *base)
 extern __typeof__(malloc) mc_self_malloc
 	__attribute__((MC_COPY_ATTRS(malloc) alias("malloc"), visibility("hidden")));
 
+/* Everything is looked up with elfsym.c, never dlsym: a failed dlsym
+ * allocates its error message, which the allocator would serve; and
+ * dlsym(RTLD_DEFAULT, "malloc") gives a non-PIE program's PLT stub when
+ * the program takes malloc's address. */
+static const void *alloc_object; /* where the allocator's malloc lives */
+
 static void resolve_all(void)
 {
 	/* Normally the allocator is the next object after us.  When another
@@ -187,19 +187,18 @@ static void resolve_all(void)
 	 * malloc, but it may still reach our functions for names its
 	 * allocator lacks (jemalloc has no pvalloc): those must go to that
 	 * allocator too, or the program frees a glibc block with jemalloc. */
-	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	const void *base = NULL;
+	void *first = mc_sym_first("malloc", &base);
 	mc_is_active = !first || first == (void *)mc_self_malloc;
-	void *handle = mc_is_active ? RTLD_NEXT : RTLD_DEFAULT;
-	void *m = mc_is_active ? dlsym(RTLD_NEXT, "malloc") : first;
+	void *m = mc_is_active ? mc_sym_next("malloc", &base) : first;
 	/* mc_object_base, not dladdr: dladdr also walks the object's whole
 	 * symbol table for the nearest name (the C library's: ~10 us). */
 	const char *object = NULL;
-	const void *base = m ? mc_object_base(m, &object) : NULL;
+	if (m)
+		mc_object_base(m, &object);
 	Dl_info info;
-	if (base && (!object || !object[0]) && dladdr(m, &info))
+	if (m && (!object || !object[0]) && dladdr(m, &info))
 		object = info.dli_fname; /* the program itself: its argv[0] */
-	if (base)
-		mc_real.object = object;
 	if (!m) {
 		/* Nothing to forward to: a statically linked program, where
 		 * memcheck cannot work. */
@@ -210,16 +209,17 @@ static void resolve_all(void)
 	}
 	struct mc_real r = { 0 };
 	r.malloc = m;
-	r.free = same_object(handle, "free", base);
-	r.calloc = same_object(handle, "calloc", base);
-	r.realloc = same_object(handle, "realloc", base);
-	r.memalign = same_object(handle, "memalign", base);
-	r.usable_size = same_object(handle, "malloc_usable_size", base);
-	r.posix_memalign = same_object(handle, "posix_memalign", base);
-	r.aligned_alloc = same_object(handle, "aligned_alloc", base);
-	r.valloc = same_object(handle, "valloc", base);
-	r.pvalloc = same_object(handle, "pvalloc", base);
-	r.reallocarray = same_object(handle, "reallocarray", base);
+	r.object = object;
+	r.free = mc_sym_in(base, "free");
+	r.calloc = mc_sym_in(base, "calloc");
+	r.realloc = mc_sym_in(base, "realloc");
+	r.memalign = mc_sym_in(base, "memalign");
+	r.usable_size = mc_sym_in(base, "malloc_usable_size");
+	r.posix_memalign = mc_sym_in(base, "posix_memalign");
+	r.aligned_alloc = mc_sym_in(base, "aligned_alloc");
+	r.valloc = mc_sym_in(base, "valloc");
+	r.pvalloc = mc_sym_in(base, "pvalloc");
+	r.reallocarray = mc_sym_in(base, "reallocarray");
 	/* valgrind replaces neither in the allocator its somalloc pattern
 	 * names (mimalloc and tcmalloc export them): their blocks would be
 	 * the allocator's, unseen by valgrind, whose free then rejects them.
@@ -228,19 +228,18 @@ static void resolve_all(void)
 		r.pvalloc = NULL;
 		r.reallocarray = NULL;
 	}
-	r.object = mc_real.object;
 	if (!r.free || !r.calloc || !r.realloc) {
 		/* An object that exports malloc but not free is not an
 		 * allocator we can forward to; take the whole set from the
-		 * default lookup instead. */
-		r.free = dlsym(RTLD_NEXT, "free");
-		r.calloc = dlsym(RTLD_NEXT, "calloc");
-		r.realloc = dlsym(RTLD_NEXT, "realloc");
+		 * next objects instead. */
+		r.free = mc_sym_next("free", NULL);
+		r.calloc = mc_sym_next("calloc", NULL);
+		r.realloc = mc_sym_next("realloc", NULL);
 	}
 	if (!r.memalign && r.posix_memalign)
 		r.memalign = synth_memalign;
 	if (!r.memalign)
-		r.memalign = dlsym(RTLD_NEXT, "memalign");
+		r.memalign = mc_sym_next("memalign", NULL);
 	if (!r.posix_memalign)
 		r.posix_memalign = synth_posix_memalign;
 	if (!r.aligned_alloc)
@@ -252,14 +251,15 @@ static void resolve_all(void)
 	if (!r.reallocarray)
 		r.reallocarray = synth_reallocarray;
 	mc_real = r;
+	alloc_object = base;
 }
 
 /* Where libmemcheck's code lies, from its own program headers: the
- * linker's __ehdr_start is the ELF header, mapped at the start of the
- * object's first segment.  Linked from libmemcheck.a, that object is the
- * program itself, whose code holds the program's frames too: then no
- * range (the wrappers jump under gcc; a clang -O0 build linked that way
- * shows a wrapper as its first frame). */
+ * linker's __ehdr_start is its ELF header, mapped at the start of its
+ * first segment.  Linked from libmemcheck.a, that object is the program
+ * itself, whose code holds the program's frames too: then no range (the
+ * wrappers jump under gcc; a clang -O0 build linked that way shows a
+ * wrapper as its first frame). */
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 
 static void find_own_code(void)
@@ -307,13 +307,14 @@ void mc_resolve(void)
 		mc_guard_enter();
 		mc_footprint_init(); /* first: counts every mapping after it */
 		/* What start-up makes resident (the C library's code and
-		 * data that memcheck alone uses, too) is memcheck's; the
-		 * allocator's own start (tcmalloc's page heap, jemalloc's
-		 * arenas: megabytes) is the program's, so it comes first.
-		 * The program's call that brought us here needs it anyway. */
-		mc_real.free(mc_real.malloc(1));
+		 * data that memcheck alone uses, too) is memcheck's.  Nothing
+		 * in it may call the allocator: a block it served memcheck
+		 * would change its layout for the whole run (mimalloc), and
+		 * its own start (tcmalloc's page heap: megabytes) would count
+		 * as memcheck's here. */
 		mc_own_work_begin(false);
 		mc_options_init();
+		mc_cxx_resolve(mc_is_active ? alloc_object : NULL); /* after the options */
 		mc_fault_init(); /* before account.c: fork handler order */
 		mc_blocks_init();
 		mc_stacks_init();
@@ -345,12 +346,17 @@ static __attribute__((noinline)) bool uncounted_slow(void)
 }
 
 /* Calls that cannot be counted: during start-up, inside memcheck's own
- * work, or from dlsym before anything is known. */
+ * work, or before anything is known. */
 static inline bool uncounted(void)
 {
 	if (likely(atomic_load_explicit(&state, memory_order_acquire) == READY))
 		return mc_in_hook != 0;
 	return uncounted_slow();
+}
+
+bool mc_uncounted(void)
+{
+	return uncounted();
 }
 
 /* Count-only mode, inlined: the thread's own counters, no calls.  The
@@ -393,6 +399,7 @@ __attribute__((constructor)) static void mc_constructor(void)
 	mc_resolve();
 	mc_guard_enter();
 	mc_suppress_init();
+	mc_fault_start();
 	mc_guard_leave();
 	mc_process_begin();
 }
@@ -429,18 +436,8 @@ static inline void *record(void *p, size_t size, void *fp)
  * their frame is the one the program's call made, and stack capture
  * starts from it exactly as it would from the wrapper's. */
 
-/* The wrappers with such a path need no frame pointer of their own (the
- * library is built with them for its stack walks): the slow paths keep
- * theirs.  Saves a push, a move and a restore per call under gcc.  That
- * is only right while the wrappers jump, never call, to the functions
- * that record (see mc_call_frame), so they are always optimized, sibling
- * calls included, whatever the rest of the build (-O0, -O1). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define MC_FRAMELESS \
-	__attribute__((optimize("O2", "omit-frame-pointer", "optimize-sibling-calls")))
-#else
-#define MC_FRAMELESS
-#endif
+/* The wrappers with such a path need no frame pointer of their own
+ * (MC_FRAMELESS, internal.h): the slow paths keep theirs. */
 
 static inline bool fault_off(void)
 {
@@ -479,14 +476,35 @@ static __attribute__((noinline)) void *uncount(size_t size)
 	(unlikely(__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED)) && \
 	 mc_fault_check((fp), (is_realloc)))
 
-/* The frame of the program's call: the slow paths are reached by jumps
- * from the wrappers where the compiler makes them (MC_FRAMELESS); where
- * it does not (clang at -O0) the wrapper's frame lies below and is
- * skipped. */
-#define CALL_FRAME() mc_call_frame(__builtin_frame_address(0))
+#define CALL_FRAME() MC_CALL_FRAME()
+
+/* region.c's start-up probe: does a malloc call from this process reach
+ * memcheck's malloc?  Symbol lookup says so in most cases, not under
+ * valgrind, which redirects every object's malloc to its own.  The probe
+ * call is answered here, from the bootstrap arena: the allocator never
+ * sees it, failure injection never fails it, and it is not counted.  The caller holds the guard, which keeps the
+ * call off the count-only and tracking paths. */
+static MC_TLS bool probe_armed, probe_seen;
+
+void mc_probe_arm(void)
+{
+	probe_armed = true;
+	probe_seen = false;
+}
+
+bool mc_probe_seen(void)
+{
+	probe_armed = false;
+	return probe_seen;
+}
 
 static __attribute__((noinline)) void *malloc_slow(size_t n)
 {
+	if (unlikely(probe_armed)) {
+		probe_armed = false;
+		probe_seen = true;
+		return boot_alloc(n, 16, false);
+	}
 	if (INJECT(CALL_FRAME(), false))
 		return NULL;
 	if (unlikely(uncounted())) {

@@ -21,7 +21,6 @@
  * a limit the program sets with a raw syscall(2), and one another process
  * sets on it with prlimit(1).
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -66,9 +65,7 @@ static void *next(const char *name, void **cache)
 {
 	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 	if (!f) {
-		mc_guard_enter(); /* dlsym may allocate */
-		f = dlsym(RTLD_NEXT, name);
-		mc_guard_leave();
+		f = mc_sym_next(name, NULL); /* allocates nothing (elfsym.c) */
 		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
 	}
 	return f;

@@ -82,14 +82,21 @@ static uint32_t next_epoch(void)
 	return atomic_fetch_add(&mc_epoch, 1) + 1;
 }
 
-static void region_rebase(struct region *r, uint32_t epoch)
+/* from_start: the region counts from the start of the process (its
+ * baseline is zero, its peak the peak so far), else from now. */
+static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 {
 	mc_vg_region_begin((int)(r - regions), r->name);
 	mc_account_flush();
 	r->epoch = epoch;
-	mc_account_sum(&r->base);
-	r->saved_peak = mc_account_peak_begin(&r->live_begin);
-	mc_peak_begin(&r->peak);
+	if (from_start) {
+		memset(&r->base, 0, sizeof r->base);
+		r->live_begin = r->saved_peak = 0;
+	} else {
+		mc_account_sum(&r->base);
+		r->saved_peak = mc_account_peak_begin(&r->live_begin);
+	}
+	mc_peak_begin(&r->peak, from_start);
 	/* Taking the peak restarts it: the enclosing region keeps its peak
 	 * so far.  Both figures leave memcheck's own memory out
 	 * (footprint.c). */
@@ -100,7 +107,9 @@ static void region_rebase(struct region *r, uint32_t epoch)
 	r->hwm_floor = 0;
 	r->hwm_reset = !whole;
 	r->t0 = mc_now();
-	mc_timeline_begin((int)(r - regions), (uint64_t)r->live_begin, r->rss_begin, r->t0);
+	int64_t live = mc_account_live();
+	mc_timeline_begin((int)(r - regions), from_start, live > 0 ? (uint64_t)live : 0,
+			  r->rss_begin, r->t0);
 	mc_account_countdown();
 }
 
@@ -118,8 +127,13 @@ static void region_push(const char *name, bool process)
 	memset(r, 0, offsetof(struct region, peak)); /* mc_peak_begin sets its own */
 	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
-	uint32_t epoch = next_epoch();
-	region_rebase(r, epoch);
+	/* The process region counts what valgrind counts: everything since
+	 * the process started, what other libraries' constructors allocated
+	 * before memcheck's ran included (libstdc++'s 72,704-byte emergency
+	 * pool).  Those blocks carry epoch 1, the first there is (0 is
+	 * memcheck_ignore's). */
+	uint32_t epoch = process ? 1 : next_epoch();
+	region_rebase(r, epoch, process);
 	nregions++;
 	mc_fault_region_begin(r->name);
 }
@@ -407,16 +421,18 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 
 /* Does a malloc call from this process reach memcheck's malloc?  Symbol
  * lookup says so in most cases; this catches the rest, such as valgrind,
- * which redirects every object's malloc to its own.  Runs before any
- * region takes its baseline. */
+ * which redirects every object's malloc to its own.  memcheck's malloc
+ * answers the probe itself (interpose.c): the allocator never sees it. */
 static bool calls_reach_us(void)
 {
-	struct mc_totals before, after;
-	mc_account_sum(&before);
+	mc_guard_enter();
+	mc_probe_arm();
 	void *volatile p = malloc(1);
-	free(p);
-	mc_account_sum(&after);
-	return after.allocs != before.allocs;
+	bool seen = mc_probe_seen();
+	if (!seen)
+		free(p); /* whoever served it takes it back */
+	mc_guard_leave();
+	return seen;
 }
 
 static void say_bypassed(void)
@@ -500,6 +516,7 @@ void mc_process_end(void)
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
 	mc_guard_enter();
+	mc_footprint_final();
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
@@ -538,7 +555,7 @@ void mc_regions_after_fork_child(void)
 	ended_here = 0;
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++)
-		region_rebase(&regions[i], epoch);
+		region_rebase(&regions[i], epoch, false);
 }
 
 /* ---- public API ------------------------------------------------------ */

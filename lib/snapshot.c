@@ -121,9 +121,11 @@ static void settle(struct mc_peak *p)
 		p->state = PEAK_NEWEST;
 }
 
-void mc_peak_begin(struct mc_peak *p)
+/* A region that counts from the process's start has had its peak so far
+ * already: the newest generation, when there has been one. */
+void mc_peak_begin(struct mc_peak *p, bool from_start)
 {
-	p->state = PEAK_NONE;
+	p->state = from_start && gen_now() != 1 ? PEAK_NEWEST : PEAK_NONE;
 	p->n = 0;
 	p->mark = gen_now();
 }

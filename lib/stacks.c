@@ -733,11 +733,27 @@ static __attribute__((noinline)) uint32_t capture_first(void *fp)
 
 /* Its slow paths are all tail calls, so the common path saves no
  * registers. */
+/* A call nested in an operator new or delete that cxxnew.c forwards lies
+ * deeper on the stack than its frame, and that frame still holds its
+ * return address.  An exception thrown through operator new leaves the
+ * frame set: the first capture found outside it (or with that frame
+ * overwritten) clears it. */
+void *mc_cxx_call_frame(uintptr_t *f)
+{
+	uintptr_t *h = mc_self.cxx_frame;
+	if ((uintptr_t)h > (uintptr_t)f && h[1] == mc_self.cxx_ret)
+		return h;
+	mc_self.cxx_frame = NULL;
+	return f;
+}
+
 uint32_t mc_stack_capture(void *fp)
 {
 	int max = mc_opt.stack_depth;
 	if (unlikely(max <= 0))
 		return 0;
+	if (unlikely(mc_self.cxx_frame != NULL))
+		fp = mc_cxx_call_frame(fp);
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
 		return capture_exact(fp, max);
 	int n = 0;

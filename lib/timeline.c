@@ -129,7 +129,7 @@ static uint64_t retained(void)
 	return ok ? st.retained : MEMCHECK_UNKNOWN;
 }
 
-void mc_timeline_begin(int depth, uint64_t live, uint64_t rss, double t0)
+void mc_timeline_begin(int depth, bool from_start, uint64_t live, uint64_t rss, double t0)
 {
 	if (mc_opt.timeline <= 0 || depth < 0 || depth >= MAX_DEPTH)
 		return;
@@ -147,7 +147,7 @@ void mc_timeline_begin(int depth, uint64_t live, uint64_t rss, double t0)
 	}
 	l->n = 0;
 	l->step = FIRST_STEP;
-	l->moved0 = moved;
+	l->moved0 = from_start ? 0 : moved;
 	l->next_at = moved + l->step;
 	l->t0 = t0;
 	struct mc_sample s = { t0, moved, mc_opt.track ? live : MEMCHECK_UNKNOWN, rss,

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +91,26 @@ const char *h_allocator_so(const char *soname)
 		return NULL;
 	}
 	return p;
+}
+
+static const char *const allocators[H_NALLOCATORS] = {
+	NULL, "libmimalloc.so.2", "libjemalloc.so.2", "libtcmalloc_minimal.so.4",
+};
+
+bool h_allocator(int i, const char **so)
+{
+	*so = NULL;
+	if (!allocators[i])
+		return true;
+	*so = h_allocator_so(allocators[i]);
+	if (!*so)
+		printf("note: %s not installed; skipping it\n", allocators[i]);
+	return *so != NULL;
+}
+
+const char *h_allocator_name(int i)
+{
+	return allocators[i] ? allocators[i] : "glibc";
 }
 
 const char *h_mimalloc_or_skip(const char *what)
@@ -238,12 +259,14 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	const char *t = getenv("H_TIMEOUT");
 	double limit = t && atof(t) > 0 ? atof(t) : 20.0, waited = 0;
 	long nap = 100000; /* ns, doubling to 5 ms */
+	struct rusage ru;
+	memset(&ru, 0, sizeof ru);
 	for (;;) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
+		pid_t w = wait4(pid, &st, WNOHANG, &ru);
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR)
-			die("waitpid: %s", strerror(errno));
+			die("wait4: %s", strerror(errno));
 		if (waited > limit && !r->timed_out) {
 			r->timed_out = true;
 			kill(pid, SIGKILL);
@@ -254,6 +277,7 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 		if (nap < 5000000)
 			nap *= 2;
 	}
+	r->maxrss_kib = ru.ru_maxrss;
 	if (WIFEXITED(st)) {
 		r->exit_code = WEXITSTATUS(st);
 	} else if (WIFSIGNALED(st)) {

@@ -28,6 +28,14 @@ const char *h_lib(void);
 const char *h_prog(const char *name);
 /* /usr/lib/x86_64-linux-gnu/SONAME when it exists, else NULL. */
 const char *h_allocator_so(const char *soname);
+/* The allocators tests loop over: 0 is the C library's, then mimalloc,
+ * jemalloc and tcmalloc (minimal). */
+#define H_NALLOCATORS 4
+/* Allocator i's library in *so (NULL for the C library's); false, with a
+ * note on stdout that it is skipped, when it is not installed. */
+bool h_allocator(int i, const char **so);
+/* "glibc", or allocator i's soname. */
+const char *h_allocator_name(int i);
 /* mimalloc's library, for blocks from mi_malloc (which memcheck does not
  * wrap), or NULL with a note on stdout that the case named what is
  * skipped because it is not installed. */
@@ -49,6 +57,7 @@ struct h_run {
 	int exit_code;        /* -1 when killed by a signal */
 	int signal;           /* 0 unless killed by a signal */
 	bool timed_out;       /* killed after $H_TIMEOUT seconds (default 20) */
+	long maxrss_kib;      /* its peak resident set: getrusage of the child */
 	char *out;            /* its stdout, NUL-terminated */
 	char *err;            /* its stderr, NUL-terminated */
 	size_t out_len, err_len;

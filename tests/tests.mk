@@ -20,6 +20,9 @@ UNIT_budget    := budget budget_check util
 UNIT_scan      := scan blocks util
 UNIT_supp      := suppress util
 UNIT_resident  := resident util
+UNIT_elfsym    := elfsym util
+# extra flags for a unit test's own file and link
+UNIT_FLAGS_elfsym := -no-pie -fno-pie
 
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
@@ -36,9 +39,9 @@ $(B)/asan/lib_%.o: lib/%.c | $(B)/asan
 .SECONDARY:
 .SECONDEXPANSION:
 $(B)/tests/unit_%: tests/unit_%.c $$(addprefix $(B)/tests/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/tests
-	$(CC) $(TEST_CFLAGS) -o $@ $^ $(CHECK_LIBS) -ldl
+	$(CC) $(TEST_CFLAGS) $(UNIT_FLAGS_$*) -o $@ $^ $(CHECK_LIBS) -ldl
 $(B)/asan/unit_%: tests/unit_%.c $$(addprefix $(B)/asan/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/asan
-	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) -ldl
+	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) $(UNIT_FLAGS_$*) -o $@ $^ $(CHECK_LIBS) -ldl
 
 # Programs run under memcheck: no builtins (the compiler would delete
 # malloc/free pairs), frame pointers and debug info for exact stacks.
@@ -55,6 +58,30 @@ $(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so include/memcheck/memcheck.
 $(B)/tests/prog/plain_%: tests/prog/plain_%.c include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
+# C++ programs (tests/test_cxx.c), not linked to memcheck: without
+# allocation elision, so every new and delete is a call.
+CXX ?= g++
+PROG_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer \
+	-fno-inline -fno-allocation-dce
+CXX_PROG_BINS := $(patsubst tests/prog/%.cc,$(B)/tests/prog/%,$(wildcard tests/prog/*.cc))
+$(B)/tests/prog/%: tests/prog/%.cc | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(PROG_CXXFLAGS) -o $@ $<
+# Non-PIE builds that take the allocation functions' addresses
+# (tests/test_nopie.c): canonical PLT entries in the program.
+NOPIE_BINS := $(B)/tests/prog/plain_nopie $(B)/tests/prog/cxx_new_nopie
+$(B)/tests/prog/plain_nopie: tests/prog/plain_nopie.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -no-pie -fno-pie -o $@ $<
+$(B)/tests/prog/cxx_new_nopie: tests/prog/cxx_new.cc | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(PROG_CXXFLAGS) -no-pie -fno-pie -o $@ $<
+# The floor test_fidelity compares memcheck with: a preload that only
+# forwards malloc, calloc, realloc and free (bench/null_interpose.c).
+NULL_SO := $(B)/tests/libnull_interpose.so
+$(NULL_SO): bench/null_interpose.c | $(B)/tests
+	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -fno-builtin -o $@ $< -ldl
+
 # Check suites, not linked to memcheck either (tests/test_vgsupp.c,
 # tests/test_checkfork.c): a static pattern rule, which wins over plain_%.
 CHECK_PROGS := $(B)/tests/prog/plain_check $(B)/tests/prog/plain_check_fork
@@ -86,16 +113,24 @@ asan-check: $(ASAN_BINS)
 
 # Every test program runs even when one fails; the failures are named at
 # the end.
-prog-check: all $(PROG_BINS) $(WP_BINS)
+prog-check: all $(PROG_BINS) $(CXX_PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
 
 # The library exports the public API and the malloc family it
-# interposes, nothing else (internals are hidden: -fvisibility=hidden).
+# interposes, C++'s operator new and delete included, nothing else
+# (internals are hidden: -fvisibility=hidden).
+CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
+	_ZnwmSt11align_val_t _ZnamSt11align_val_t \
+	_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
+	_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t \
+	_ZdlPvSt11align_val_t _ZdaPvSt11align_val_t _ZdlPvmSt11align_val_t \
+	_ZdaPvmSt11align_val_t _ZdlPvSt11align_val_tRKSt9nothrow_t \
+	_ZdaPvSt11align_val_tRKSt9nothrow_t
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
-	setrlimit setrlimit64 prlimit prlimit64
+	setrlimit setrlimit64 prlimit prlimit64 $(CXX_NEW)
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
@@ -103,14 +138,19 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family and the rlimit setters only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete and the rlimit setters only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
 # MC_FRAMELESS).  An unoptimized build must keep that: build everything
 # at -O0 in a directory of its own and check the examples' leak stacks.
+# Its library, in build/o0, finds no suppressions/ beside its parent
+# directory: it is told where the shipped files are (SUPPDIR), as an
+# installed copy is, for the allocators' start-up blocks the process
+# region counts (tcmalloc's 8 bytes lost on purpose).
 o0-check:
-	@$(MAKE) --no-print-directory B=$(B)/o0 OPT=-O0 examples-check >$(B)/o0-check.log 2>&1 || \
+	@$(MAKE) --no-print-directory B=$(B)/o0 OPT=-O0 SUPPDIR=$(CURDIR)/suppressions \
+		examples-check >$(B)/o0-check.log 2>&1 || \
 		{ tail -20 $(B)/o0-check.log; echo "o0-check: the -O0 build fails examples-check"; exit 1; }
 	@echo "o0-check: an -O0 build gets the examples' leak stacks right"
 

@@ -1,0 +1,272 @@
+/*
+ * elfsym.c - the dynamic linker's symbol lookup, done by hand: which
+ * loaded object defines a name, read from each object's own dynamic
+ * symbol table and hash table.
+ *
+ * memcheck must find the allocator's functions without touching the
+ * allocator, and dlsym cannot promise that.  A lookup that fails calls
+ * malloc for dlerror's message (jemalloc has no pvalloc, tcmalloc no
+ * reallocarray), and dlopen(RTLD_NOLOAD), to get an object's own handle,
+ * has the dynamic linker allocate 56 bytes: that one block, served at
+ * start-up and freed by dlclose, changed mimalloc 2.0.9's layout for the
+ * rest of the run (it purged a segment early: a three-phase program
+ * peaked at 73 MB instead of the bare run's 99.4 MB).  Reading the tables
+ * allocates nothing.
+ *
+ * The second trap is the executable's canonical PLT entry.  A non-PIE
+ * program that takes malloc's address lists malloc in its own dynamic
+ * symbol table, undefined but with the address of its PLT stub, and
+ * dlsym(RTLD_DEFAULT) returns that stub: calling it jumps back into
+ * memcheck, forever (Debian's /usr/bin/python3).  An undefined symbol is
+ * never a definition here, whatever its value.
+ *
+ * Objects are visited in load order (dl_iterate_phdr), which at start-up
+ * is the order of the global lookup scope: the program, the preloaded
+ * objects, then their dependencies breadth first.  "After" an object
+ * means later in that order, as RTLD_NEXT does.  Objects loaded later
+ * with RTLD_LOCAL are visited too, at the end: a C++ plugin's libstdc++
+ * is found even though dlsym(RTLD_NEXT) would not see it.
+ */
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct lookup {
+	const char *name;
+	uint32_t gnu_hash, sysv_hash;
+	const void *anchor;     /* map start of the object looked in or after */
+	bool only;              /* in the anchor alone, not after it */
+	bool past;              /* the anchor has been visited */
+	void *found;
+	const void *where;
+};
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = h * 33 + *p;
+	return h;
+}
+
+static uint32_t sysv_hash(const char *s)
+{
+	uint32_t h = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		h = (h << 4) + *p;
+		uint32_t g = h & 0xf0000000u;
+		if (g)
+			h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+/* The start of an object's lowest mapping, as _dl_find_object and dladdr
+ * give it (mc_object_base): a non-PIE program's is not its load bias. */
+static const void *map_start(const struct dl_phdr_info *info)
+{
+	uintptr_t lo = UINTPTR_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lo)
+			lo = info->dlpi_phdr[i].p_vaddr;
+	if (lo == UINTPTR_MAX)
+		return NULL;
+	uintptr_t pg = (uintptr_t)getauxval(AT_PAGESZ);
+	if (!pg)
+		pg = 4096;
+	return (const void *)(info->dlpi_addr + (lo & ~(pg - 1)));
+}
+
+struct tables {
+	const ElfW(Sym) *sym;
+	const char *str;
+	size_t strsz;
+	const uint32_t *gnu, *sysv;
+	const ElfW(Half) *versym;
+	uintptr_t bias;
+};
+
+/* The dynamic linker rewrites most objects' DT_* addresses in place with
+ * the load bias added; an object whose dynamic section is read-only (the
+ * vDSO) keeps them as link-time addresses, which lie below the bias. */
+static const void *dyn_ptr(uintptr_t v, uintptr_t bias)
+{
+	return (const void *)(v < bias ? v + bias : v);
+}
+
+static bool read_tables(const struct dl_phdr_info *info, struct tables *t)
+{
+	memset(t, 0, sizeof *t);
+	t->bias = info->dlpi_addr;
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn)
+		return false; /* a static program: nothing dynamic to find */
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			t->sym = dyn_ptr(dyn->d_un.d_ptr, t->bias);
+			break;
+		case DT_STRTAB:
+			t->str = dyn_ptr(dyn->d_un.d_ptr, t->bias);
+			break;
+		case DT_STRSZ:
+			t->strsz = dyn->d_un.d_val;
+			break;
+		case DT_GNU_HASH:
+			t->gnu = dyn_ptr(dyn->d_un.d_ptr, t->bias);
+			break;
+		case DT_HASH:
+			t->sysv = dyn_ptr(dyn->d_un.d_ptr, t->bias);
+			break;
+		case DT_VERSYM:
+			t->versym = dyn_ptr(dyn->d_un.d_ptr, t->bias);
+			break;
+		}
+	}
+	return t->sym && t->str && (t->gnu || t->sysv);
+}
+
+/* Is symbol i a definition of name that dlsym would return?  Defined
+ * (a canonical PLT entry is undefined, whatever its value), global or
+ * weak, code or data, and not a hidden (non-default) version. */
+static bool defines(const struct tables *t, uint32_t i, const char *name)
+{
+	const ElfW(Sym) *s = &t->sym[i];
+	if (s->st_shndx == SHN_UNDEF || s->st_value == 0)
+		return false;
+	if (t->strsz && s->st_name >= t->strsz)
+		return false;
+	/* ST_BIND and ST_TYPE are the same in ELF32 and ELF64 */
+	unsigned bind = ELF64_ST_BIND(s->st_info), type = ELF64_ST_TYPE(s->st_info);
+	if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)
+		return false;
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
+	    type != STT_NOTYPE && type != STT_COMMON)
+		return false;
+	if (t->versym && (t->versym[i] & 0x8000))
+		return false;
+	return strcmp(t->str + s->st_name, name) == 0;
+}
+
+static const ElfW(Sym) *find_gnu(const struct tables *t, const struct lookup *l)
+{
+	const uint32_t *h = t->gnu;
+	uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2], shift = h[3];
+	if (!nbuckets || !bloom_size)
+		return NULL;
+	const ElfW(Addr) *bloom = (const void *)&h[4];
+	const uint32_t *buckets = (const void *)&bloom[bloom_size];
+	const uint32_t *chain = &buckets[nbuckets];
+	const unsigned bits = sizeof(ElfW(Addr)) * 8;
+	uint32_t hash = l->gnu_hash;
+	ElfW(Addr) word = bloom[(hash / bits) % bloom_size];
+	ElfW(Addr) mask = ((ElfW(Addr))1 << (hash % bits)) |
+			  ((ElfW(Addr))1 << ((hash >> shift) % bits));
+	if ((word & mask) != mask)
+		return NULL;
+	uint32_t i = buckets[hash % nbuckets];
+	if (i < symoffset)
+		return NULL;
+	for (;; i++) {
+		uint32_t h2 = chain[i - symoffset];
+		if ((hash | 1) == (h2 | 1) && defines(t, i, l->name))
+			return &t->sym[i];
+		if (h2 & 1)
+			return NULL;
+	}
+}
+
+static const ElfW(Sym) *find_sysv(const struct tables *t, const struct lookup *l)
+{
+	const uint32_t *h = t->sysv;
+	uint32_t nbucket = h[0], nchain = h[1];
+	if (!nbucket)
+		return NULL;
+	const uint32_t *bucket = &h[2], *chain = &bucket[nbucket];
+	for (uint32_t i = bucket[l->sysv_hash % nbucket], n = 0; i && i < nchain && n < nchain;
+	     i = chain[i], n++)
+		if (defines(t, i, l->name))
+			return &t->sym[i];
+	return NULL;
+}
+
+static void *address(const struct tables *t, const ElfW(Sym) *s)
+{
+	void *a = (void *)(t->bias + s->st_value);
+	if (ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC) {
+		/* What the dynamic linker calls: the resolver, given the
+		 * hardware capabilities (x86-64's ignores them). */
+		void *(*resolver)(unsigned long) = (void *(*)(unsigned long))a;
+		a = resolver(getauxval(AT_HWCAP));
+	}
+	return a;
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct lookup *l = arg;
+	const void *start = map_start(info);
+	if (l->anchor && !l->past) {
+		if (start == l->anchor) {
+			l->past = true;
+			if (!l->only)
+				return 0; /* after it, not in it */
+		} else {
+			return 0;
+		}
+	} else if (l->only) {
+		return 1; /* the anchor was looked in: done */
+	}
+	struct tables t;
+	if (!read_tables(info, &t))
+		return 0;
+	const ElfW(Sym) *s = t.gnu ? find_gnu(&t, l) : find_sysv(&t, l);
+	if (!s)
+		return 0;
+	l->found = address(&t, s);
+	l->where = start;
+	return 1;
+}
+
+static void *lookup(const void *anchor, bool only, const char *name, const void **where)
+{
+	struct lookup l = {
+		.name = name,
+		.gnu_hash = gnu_hash(name),
+		.sysv_hash = sysv_hash(name),
+		.anchor = anchor,
+		.only = only,
+	};
+	dl_iterate_phdr(visit, &l);
+	if (where)
+		*where = l.found ? l.where : NULL;
+	return l.found;
+}
+
+void *mc_sym_in(const void *base, const char *name)
+{
+	return base ? lookup(base, true, name, NULL) : NULL;
+}
+
+void *mc_sym_first(const char *name, const void **where)
+{
+	return lookup(NULL, false, name, where);
+}
+
+/* libmemcheck's own mapping starts with its ELF header (the linker's
+ * __ehdr_start); linked from libmemcheck.a, that is the program's. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+void *mc_sym_next(const char *name, const void **where)
+{
+	return lookup(__ehdr_start, false, name, where);
+}
