@@ -11,13 +11,13 @@ TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 
 # unit test -> the library objects it needs (without the build dir prefix)
 UNIT_util      := util options
-UNIT_blocks    := blocks util
+UNIT_blocks    := blocks snapshot depot util
 UNIT_stacks    := stacks depot cfi util
 UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
 UNIT_json      := json util
 UNIT_budget    := budget budget_check util
-UNIT_scan      := scan blocks util
+UNIT_scan      := scan blocks snapshot depot util
 UNIT_supp      := suppress util
 UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
