@@ -58,7 +58,10 @@ static int nlines;                 /* open regions with a line */
 static _Atomic int64_t step_now;   /* the innermost region's step: threads'
 				    * countdowns start from it */
 static pthread_mutex_t tl_lock = PTHREAD_MUTEX_INITIALIZER;
-static double retained_at, retained_cost; /* the last read of retained bytes */
+/* The last read of retained bytes, when and how long it took; one
+ * thread reads at a time (reading), the others skip it. */
+static double retained_at, retained_cost;
+static atomic_flag reading = ATOMIC_FLAG_INIT;
 
 /* With no region open, threads still count down (from FIRST_STEP), so
  * that a thread made before a region begins samples it too. */
@@ -118,15 +121,20 @@ static void publish_step(void)
  * MEMCHECK_UNKNOWN. */
 static uint64_t retained(void)
 {
-	double t = mc_now();
-	if (t - retained_at < 20 * retained_cost)
+	if (atomic_flag_test_and_set_explicit(&reading, memory_order_acquire))
 		return MEMCHECK_UNKNOWN;
-	struct mc_alloc_stats st;
-	bool ok = mc_allocator_stats(&st);
-	double done = mc_now();
-	retained_at = done;
-	retained_cost = done - t;
-	return ok ? st.retained : MEMCHECK_UNKNOWN;
+	double t = mc_now();
+	uint64_t v = MEMCHECK_UNKNOWN;
+	if (t - retained_at >= 20 * retained_cost) {
+		struct mc_alloc_stats st;
+		if (mc_allocator_stats(&st))
+			v = st.retained;
+		double done = mc_now();
+		retained_at = done;
+		retained_cost = done - t;
+	}
+	atomic_flag_clear_explicit(&reading, memory_order_release);
+	return v;
 }
 
 void mc_timeline_begin(int depth, bool from_start, uint64_t live, uint64_t rss, double t0)
@@ -210,4 +218,5 @@ int64_t mc_timeline_sample(void)
 void mc_timeline_after_fork_child(void)
 {
 	pthread_mutex_init(&tl_lock, NULL);
+	atomic_flag_clear(&reading);
 }

@@ -360,7 +360,7 @@ static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct
 				fputs("</td>", f);
 			}
 			if (nfail) {
-				fprintf(f, "<td>FAIL%s", n > 1 ? "" : "");
+				fputs("<td>FAIL", f);
 				if (n > 1)
 					fprintf(f, " %zu/%zu", nfail, n);
 				violations(f, failed->m.r.violations, failed->cli);
