@@ -2,7 +2,7 @@
  * malloc_bench.c - a malloc-heavy, stdio-light program to measure what
  * memcheck costs on top of an allocator.
  *
- *   malloc_bench [ITERS] [--threads N] [--keep N] [--depth N] [--libc 1]
+ *   malloc_bench [ITERS] [--threads N] [--keep N [--leave 1]] [--depth N] [--libc 1]
  *
  * Churn (the default): a ring of RING live blocks; each step frees a
  * pseudo-random slot and puts a new block of a pseudo-random size in
@@ -22,7 +22,9 @@
  * information (as blocks from strdup, fopen or getline are).
  *
  * Keep (--keep N): allocate N blocks of 16..64 bytes and keep them all
- * live at the end, to measure the memory each tracked block costs.
+ * live at the end, to measure the memory each tracked block costs.  They
+ * are freed before the program exits, unless --leave 1: then a global
+ * still points to them, and memcheck's exit scan reads them all.
  *
  * Both end with one line on stdout: what ran, a checksum, the loop's own
  * seconds and the process's peak RSS (VmHWM, kB) read from
@@ -132,6 +134,7 @@ static __attribute__((noinline)) void *nest(long depth, struct job *j)
 }
 
 static long g_depth;
+static unsigned char **volatile left; /* --leave: the kept blocks, for the exit scan */
 
 static void *thread_main(void *arg)
 {
@@ -184,7 +187,7 @@ static double now(void)
 static void usage(void)
 {
 	static const char msg[] =
-		"usage: malloc_bench [ITERS] [--threads N] [--keep N] [--depth N] [--fill 0|1] "
+		"usage: malloc_bench [ITERS] [--threads N] [--keep N [--leave 1]] [--depth N] [--fill 0|1] "
 		"[--libc 0|1]\n";
 	if (write(2, msg, sizeof msg - 1) < 0)
 		_exit(2);
@@ -193,7 +196,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	long iters = DEFAULT_ITERS, threads = 1, keep_n = 0, depth = 0, fill = 0, libc = 0;
+	long iters = DEFAULT_ITERS, threads = 1, keep_n = 0, depth = 0, fill = 0, libc = 0,
+	     leave = 0;
 	for (int i = 1; i < argc; i++) {
 		char *end;
 		long *dst = &iters;
@@ -207,6 +211,8 @@ int main(int argc, char **argv)
 				dst = &depth;
 			else if (!strcmp(argv[i], "--fill"))
 				dst = &fill;
+			else if (!strcmp(argv[i], "--leave"))
+				dst = &leave;
 			else if (!strcmp(argv[i], "--libc"))
 				dst = &libc;
 			else
@@ -219,7 +225,7 @@ int main(int argc, char **argv)
 		if (*end || *dst < 0)
 			usage();
 	}
-	if (threads < 1 || threads > 64 || depth > 1000 || fill > 1 || libc > 1)
+	if (threads < 1 || threads > 64 || depth > 1000 || fill > 1 || libc > 1 || leave > 1)
 		usage();
 	g_depth = depth;
 	memset(text, 'x', sizeof text - 1);
@@ -253,7 +259,8 @@ int main(int argc, char **argv)
 	}
 	double secs = now() - t0;
 	long hwm = vm_hwm_kb();
-	if (kept) { /* measured: now leave nothing behind */
+	left = leave ? kept : NULL;
+	if (kept && !leave) { /* measured: now leave nothing behind */
 		for (long i = 0; i < keep_n; i++)
 			free(kept[i]);
 		free(kept);

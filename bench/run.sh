@@ -292,6 +292,22 @@ for ((r = 1; r <= 3; r++)); do
 	done
 done
 
+# ---- memcheck's exit scan ---------------------------------------------------
+# The same KEEP blocks left live at exit (--leave 1), a global pointing to
+# them: the scan memcheck runs when the process ends reads every one.
+# scan_seconds from the process record, median of 3.
+: >"$TMP/scan"
+for ((r = 1; r <= 3; r++)); do
+	for a in "${ALLOCS[@]}"; do
+		lib=${ALLOC_LIB[$a]}
+		rm -f "$TMP/scan.jsonl"
+		env LD_PRELOAD="$MC${lib:+ $lib}" MEMCHECK_REPORT="$TMP/scan.jsonl" \
+			"$BIN" --keep "$KEEP" --leave 1 >"$TMP/out" 2>"$TMP/err" ||
+			{ cat "$TMP/err" >&2; exit 1; }
+		sed -n 's/.*"scan_seconds":\([0-9.]*\).*/'"$a"' \1/p' "$TMP/scan.jsonl" >>"$TMP/scan"
+	done
+done
+
 # ---- the table ------------------------------------------------------------
 
 # Median (and spread, max-min over median) of one mode's times.
@@ -360,6 +376,17 @@ for a in "${ALLOCS[@]}"; do
 			b = med("bare"); c = med("count"); f = med("fp")
 			printf "%-9s %12d %12d %12d %16.1f %16.1f\n", a, b, c, f, (f - b) * 1024 / k, (f - c) * 1024 / k
 		}' "$TMP/keep"
+done
+
+echo
+echo "exit scan of $KEEP live blocks (--keep $KEEP --leave 1): scan_seconds, median of 3"
+for a in "${ALLOCS[@]}"; do
+	awk -v a="$a" '$1 == a { v[n++] = $2 }
+		END {
+			for (i = 1; i < n; i++) # insertion sort: n is 3
+				for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+			if (n) printf "%-9s %8.3f s\n", a, v[int((n-1)/2)]
+		}' "$TMP/scan"
 done
 
 echo

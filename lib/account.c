@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -46,9 +47,10 @@ struct slot {
 	int in_use;
 	uint32_t ring_pos;
 	struct freed *ring;    /* RING entries, mmap'd with the slot's first use */
-	uintptr_t stack_lo, stack_hi; /* a thread's stack mapping, its static TLS
-				       * and descriptor included (not the main
-				       * thread's): roots for the scan */
+	pid_t tid;             /* its thread, while in use */
+	uintptr_t stack_lo, stack_hi; /* a thread's stack mapping (not the main
+				       * thread's): memory allocator.c knows is
+				       * not the allocator's; never read */
 	int64_t sample_left;   /* bytes to move before the next timeline
 				* sample (timeline.c); huge when there is none */
 } __attribute__((aligned(64)));
@@ -82,21 +84,52 @@ static void fold(struct mc_totals *into, const struct mc_totals *t)
 		dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-/* A thread's destructor: its counts move to retired, its slot is free. */
-static void slot_release(void *arg)
+/* A slot's counts move to retired and it is free again.  Lock held. */
+static void retire(struct slot *s)
 {
-	struct slot *s = arg;
-	pthread_mutex_lock(&slot_lock);
 	fold(&retired, &s->t);
 	atomic_fetch_add(&g_live, s->pending);
 	memset(&s->t, 0, sizeof s->t);
 	s->pending = 0;
 	s->in_use = 0; /* the ring stays: its frees can still be doubled */
+	s->tid = 0;
 	s->stack_lo = s->stack_hi = 0;
+	nslots_used--;
+}
+
+/* A thread's destructor: its slot is free.  The value may not be this
+ * thread's: the C library does not clear a key's value in a cached
+ * thread stack it reuses, so a thread that took its slot after its own
+ * destructors ran (see reap) hands that slot, reaped and perhaps another
+ * thread's by now, to the next thread on the same stack. */
+static void slot_release(void *arg)
+{
+	struct slot *s = arg;
+	pthread_mutex_lock(&slot_lock);
+	if (s->in_use && s->tid == gettid())
+		retire(s);
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
 	mc_set_totals(NULL);
 	my_state = 2;
+}
+
+/* A slot whose thread has gone without its destructor running: the C
+ * library frees a dead thread's DTV and dynamic TLS after the thread's
+ * key destructors ran, in the thread itself or in the one that reuses
+ * its stack, and a thread that never allocated before takes a slot then
+ * that no destructor releases.  Reaped when a thread looks for a slot:
+ * one in-use slot checked each time, every one when none is free.  A
+ * thread id is not reused before the kernel has gone round pid_max.
+ * Lock held. */
+static bool reap(struct slot *s)
+{
+	if (!s->in_use || !s->tid || s == my_slot)
+		return false;
+	if (syscall(SYS_tgkill, getpid(), s->tid, 0) == 0 || errno != ESRCH)
+		return false; /* errno: slot_acquire restores it */
+	retire(s);
+	return true;
 }
 
 static struct slot *slot_acquire(void)
@@ -105,24 +138,34 @@ static struct slot *slot_acquire(void)
 		return my_slot = &shared_slot;
 	struct slot *s = &shared_slot;
 	int saved = errno;
+	pid_t tid = gettid();
 	pthread_mutex_lock(&slot_lock);
-	for (int i = 0; i < MAX_SLOTS; i++) {
-		if (!slots[i].in_use) {
-			s = &slots[i];
-			s->in_use = 1;
-			if (i >= atomic_load_explicit(&slots_hi, memory_order_relaxed))
-				atomic_store_explicit(&slots_hi, i + 1, memory_order_relaxed);
-			if (!s->ring)
-				s->ring = mc_map_reserve(RING * sizeof *s->ring);
-			s->sample_left = mc_timeline_step();
-			nslots_used++;
-			break;
-		}
+	static int next_check;
+	int hi = atomic_load_explicit(&slots_hi, memory_order_relaxed);
+	if (hi)
+		reap(&slots[next_check++ % hi]);
+	int free_at = -1;
+	for (int i = 0; i < MAX_SLOTS && free_at < 0; i++)
+		if (!slots[i].in_use)
+			free_at = i;
+	for (int i = 0; i < hi && free_at < 0; i++)
+		if (reap(&slots[i]))
+			free_at = i;
+	if (free_at >= 0) {
+		s = &slots[free_at];
+		s->in_use = 1;
+		s->tid = tid;
+		if (free_at >= hi)
+			atomic_store_explicit(&slots_hi, free_at + 1, memory_order_relaxed);
+		if (!s->ring)
+			s->ring = mc_map_reserve(RING * sizeof *s->ring);
+		s->sample_left = mc_timeline_step();
+		nslots_used++;
 	}
 	if (nslots_used > 1)
 		atomic_store(&g_multi, 1);
 	pthread_mutex_unlock(&slot_lock);
-	if (s != &shared_slot && getpid() != gettid()) {
+	if (s != &shared_slot && getpid() != tid) {
 		/* Only for threads other than the main one: glibc reports the
 		 * main thread's stack as the whole rlimit, mostly unmapped. */
 		pthread_attr_t attr;
@@ -148,8 +191,10 @@ static struct slot *slot_acquire(void)
 	return my_slot = s;
 }
 
-/* The scan holds the slot lock while it reads other threads' stacks: a
- * thread that ends waits in slot_release, so its stack stays mapped. */
+/* allocator.c leaves other threads' stacks out of the memory it
+ * attributes to the allocator.  The scan does not use these: a slot's
+ * stack may be unmapped by the time it is read (roots.c finds every
+ * thread's stack itself, with the thread stopped). */
 void mc_account_threads_lock(void)
 {
 	pthread_mutex_lock(&slot_lock);
@@ -178,6 +223,18 @@ static inline struct slot *slot(void)
 {
 	struct slot *s = my_slot;
 	return likely(s != NULL) ? s : slot_acquire();
+}
+
+/* The counters a free goes to.  A thread takes a slot of its own when it
+ * first allocates; one that has only freed counts in the shared slot.
+ * So the C library's frees in a thread that is ending, after its key
+ * destructors have run (its DTV and dynamic TLS blocks, the DTVs of
+ * cached stacks it trims), take no slot that nothing would release; a
+ * thread that only ever frees pays for atomic counts. */
+static inline struct slot *free_slot(void)
+{
+	struct slot *s = my_slot;
+	return likely(s != NULL) ? s : &shared_slot;
 }
 
 /* Owner-only counters: a relaxed load and store, no lock prefix.  The
@@ -322,18 +379,11 @@ static void report_error(const char *what, void *p, const struct freed *f, void 
 	errno = saved;
 }
 
-/* track: mc_opt.track, or true where the caller knows it is on. */
-static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s, void *p,
-								  size_t size, void *fp, bool track)
+/* A new block with its allocation stack, while tracking. */
+static inline __attribute__((always_inline)) void record_tracked(struct slot *s, void *p,
+								 size_t size, uint32_t stack)
 {
-	if (!track) {
-		/* count-only: no sizes on free, so no live figures */
-		bump(s, &s->t.allocs, 1);
-		bump(s, &s->t.bytes_allocated, size);
-		return;
-	}
 	struct mc_block old;
-	uint32_t stack = mc_stack_capture(fp);
 	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
 	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
 	if (mc_blocks_insert((uintptr_t)p, size, stack, epoch, &old) ==
@@ -344,6 +394,19 @@ static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s
 		tally(s, &s->t.frees, &s->t.bytes_freed, old.size, -(int64_t)old.size);
 	}
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, (int64_t)size);
+}
+
+/* track: mc_opt.track, or true where the caller knows it is on. */
+static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s, void *p,
+								  size_t size, void *fp, bool track)
+{
+	if (!track) {
+		/* count-only: no sizes on free, so no live figures */
+		bump(s, &s->t.allocs, 1);
+		bump(s, &s->t.bytes_allocated, size);
+		return;
+	}
+	record_tracked(s, p, size, mc_stack_capture(fp));
 }
 
 static inline __attribute__((always_inline)) void record_alloc(struct slot *s, void *p, size_t size, void *fp)
@@ -369,15 +432,22 @@ static inline void guard_lower(void)
 	mc_in_hook--;
 }
 
+/* The stack is taken before the allocator's call: the block's address
+ * is then not held across a call of memcheck's, whose frame would keep
+ * a copy of it, below the program's stack, where a frame the program
+ * reserves later without writing it (one that calls exit) makes it a
+ * root of the scan. */
 void *mc_track_malloc(size_t n)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
+	uint32_t stack = mc_stack_capture(fp);
 	void *p = mc_real.malloc(n);
 	struct slot *s = slot();
-	if (likely(p != NULL))
-		record_alloc_as(s, p, n, fp, true); /* track_ready: tracking */
-	else
+	if (likely(p != NULL)) {
+		record_tracked(s, p, n, stack); /* track_ready: tracking */
+		mc_scrub(p, 0, n);
+	} else
 		bump(s, &s->t.failed, 1);
 	guard_lower();
 	return p;
@@ -412,11 +482,15 @@ static void remember_free(struct slot *s, const struct mc_block *b, void *fp)
 {
 	if (unlikely(!s->ring))
 		return;
+	/* The shared slot's ring: the frees of threads that never
+	 * allocated, at once */
+	uint32_t pos = unlikely(s == &shared_slot) ? __atomic_fetch_add(&s->ring_pos, 1, __ATOMIC_RELAXED)
+						  : s->ring_pos++;
 	/* The ring's pages become memcheck's resident memory as its first
 	 * lap reaches them (footprint.c). */
-	if (unlikely(s->ring_pos % RING_CHUNK == 0) && s->ring_pos < RING)
+	if (unlikely(pos % RING_CHUNK == 0) && pos < RING)
 		mc_own_grow(RING_CHUNK * sizeof *s->ring);
-	struct freed *f = &s->ring[s->ring_pos++ & (RING - 1)];
+	struct freed *f = &s->ring[pos & (RING - 1)];
 	f->ptr = b->ptr;
 	f->size = b->size;
 	f->alloc_stack = b->stack;
@@ -441,12 +515,12 @@ static bool find_in_ring(const struct slot *s, uintptr_t p, struct freed *out)
 /* Was p freed recently, by this thread or another? */
 static bool recently_freed(struct slot *self, uintptr_t p, struct freed *out)
 {
-	if (self != &shared_slot && find_in_ring(self, p, out))
+	if (find_in_ring(self, p, out))
 		return true;
 	for (int i = 0, hi = slots_hi; slots && i < hi; i++)
 		if (&slots[i] != self && find_in_ring(&slots[i], p, out))
 			return true;
-	return false;
+	return self != &shared_slot && find_in_ring(&shared_slot, p, out);
 }
 
 /* A pointer the table does not have: freed already, or never seen. */
@@ -482,6 +556,9 @@ static inline __attribute__((always_inline)) int record_free_as(struct slot *s, 
 	}
 	tally(s, &s->t.frees, &s->t.bytes_freed, b.size, -(int64_t)b.size);
 	remember_free(s, &b, fp);
+	/* The freed address, left in this frame, would be a stale root for
+	 * the next block the allocator hands out there. */
+	*(volatile uintptr_t *)&b.ptr = 0;
 	return 1;
 }
 
@@ -492,7 +569,7 @@ static inline __attribute__((always_inline)) int record_free(struct slot *s, voi
 
 void mc_account_free(void *p, bool *pass_on, void *fp)
 {
-	*pass_on = record_free(slot(), p, fp) >= 0;
+	*pass_on = record_free(free_slot(), p, fp) >= 0;
 }
 
 /* The block leaves the table before the allocator sees it: another
@@ -501,7 +578,7 @@ void mc_track_free(void *p)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
-	if (likely(record_free_as(slot(), p, fp, true) >= 0))
+	if (likely(record_free_as(free_slot(), p, fp, true) >= 0))
 		mc_real.free(p);
 	guard_lower();
 }
@@ -579,6 +656,8 @@ void *mc_track_realloc(void *old, size_t n)
 	void *p = mc_real.realloc(old, n);
 	int err = errno;
 	realloc_done(s, old, p, n, st, &prev, fp, true);
+	if (st == 1)
+		mc_scrub(p, prev.size, n);
 	guard_lower();
 	errno = err;
 	return p;
@@ -629,8 +708,11 @@ static void atfork_child(void)
 			memset(&s->t, 0, sizeof s->t);
 			s->pending = 0;
 			s->in_use = 0;
+			s->tid = 0;
 		}
 		nslots_used = my_slot && my_slot != &shared_slot ? 1 : 0;
+		if (nslots_used)
+			my_slot->tid = gettid(); /* the child's own id */
 		atomic_store(&g_multi, 0);
 	}
 	mc_regions_after_fork_child();
@@ -640,6 +722,7 @@ static void atfork_child(void)
 void mc_account_init(void)
 {
 	slots = mc_map(MAX_SLOTS * sizeof *slots);
+	shared_slot.ring = mc_map_reserve(RING * sizeof *shared_slot.ring);
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");
 	pthread_key_create(&slot_key, slot_release);

@@ -626,6 +626,7 @@ static char name_buf[256];
 static const char *name = "unknown";
 static const struct allocator *live;     /* NULL: one memcheck cannot ask */
 static void *syms[NSYMS];                /* live->calls, resolved */
+static const void *glibc_base;           /* the C library's, when it serves malloc */
 
 static bool is_glibc(const char *path)
 {
@@ -663,6 +664,7 @@ void mc_allocator_detect(void)
 	for (size_t i = 0; a && i < NSYMS && a->calls[i]; i++)
 		syms[i] = mc_sym_in(base, a->calls[i]);
 	live = a;
+	glibc_base = a == &glibc ? base : NULL;
 
 	if (a) {
 		name = a->name;
@@ -681,6 +683,11 @@ void mc_allocator_detect(void)
 const char *mc_allocator_name(void)
 {
 	return name;
+}
+
+const void *mc_allocator_glibc_base(void)
+{
+	return glibc_base;
 }
 
 bool mc_allocator_stats(struct mc_alloc_stats *out)

@@ -210,10 +210,12 @@ static __attribute__((noreturn)) void throw_bad_alloc(void)
 static void record(void *p, size_t n, void *fp)
 {
 	mc_guard_enter();
-	if (p)
+	if (p) {
 		mc_account_alloc(p, n, fp);
-	else
+		mc_scrub(p, 0, n);
+	} else {
 		mc_account_failed();
+	}
 	mc_guard_leave();
 }
 
@@ -272,9 +274,10 @@ static void *new_as_libstdcxx(enum fn f, size_t n, size_t al, void *fp)
 		if (!mc_fault_check(fp, false) && sz) {
 			mc_guard_enter();
 			p = al ? mc_real.aligned_alloc(al, sz) : mc_real.malloc(sz);
-			if (p)
+			if (p) {
 				mc_account_alloc(p, n, fp);
-			else
+				mc_scrub(p, 0, n);
+			} else
 				mc_account_failed();
 			mc_guard_leave();
 		}

@@ -43,7 +43,7 @@ static void load_baseline(const char *path)
 		return;
 	}
 	size_t len = (size_t)st.st_size;
-	const char *text = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	const char *text = len ? mc_sys_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 	close(fd);
 	if (len && text == MAP_FAILED) {
 		mc_log("MEMCHECK_BASELINE=%s: cannot map it: %s", path, strerror(errno));
@@ -73,7 +73,7 @@ static void load_baseline(const char *path)
 		p += n + 1;
 	}
 	if (len)
-		munmap((void *)text, len);
+		mc_sys_munmap((void *)text, len);
 }
 
 static void load(void)

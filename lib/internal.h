@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "memcheck/memcheck.h"
@@ -51,6 +52,7 @@ struct mc_options {
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
+	int scrub;                /* clear new blocks' first 4 KiB (interpose.c) */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
@@ -100,6 +102,14 @@ void mc_own_grow(int64_t bytes);
 void *mc_map_io(size_t size);
 void mc_unmap_io(void *p, size_t size);
 void mc_unmap(void *p, size_t size);
+/* Room for one more element of elem bytes in the mmap'd array *v with
+ * used elements of *cap: doubles it (first elements the first time);
+ * false when memory runs out, the array as it was. */
+bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
+/* memcheck's own mappings: the system call, never the program's mmap,
+ * which memcheck wraps (mappings.c). */
+void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int mc_sys_munmap(void *addr, size_t len);
 /* cb for each mapping mc_map and mc_map_io have made and not unmapped:
  * memcheck's own memory, never the allocator's.  False when some were
  * not listed (more at once than the list holds). */
@@ -308,6 +318,18 @@ bool mc_uncounted(void);
  * did.  Call with the guard held. */
 void mc_probe_arm(void);
 bool mc_probe_seen(void);
+
+/* MEMCHECK_SCRUB: the bytes [from, n) of a new block p, within its first
+ * MC_SCRUB_MAX, cleared as calloc would (from: what realloc kept). */
+#define MC_SCRUB_MAX 4096
+static inline void mc_scrub(void *p, size_t from, size_t n)
+{
+	if (unlikely(mc_opt.scrub) && p && from < MC_SCRUB_MAX) {
+		size_t to = n < MC_SCRUB_MAX ? n : MC_SCRUB_MAX;
+		if (to > from)
+			memset((char *)p + from, 0, to - from);
+	}
+}
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
 extern uintptr_t mc_text_lo, mc_text_len;
@@ -624,18 +646,22 @@ struct mc_scan {
  * is scanned. */
 struct mc_scan_from {
 	uintptr_t sp;
+	bool at_exit;   /* the process is exiting: the stack is scanned from
+			 * the frame that called exit() (roots.c) */
 };
 #if defined(__x86_64__)
 #define MC_SCAN_FROM(f)                                                        \
 	do {                                                                   \
 		__builtin_unwind_init();                                       \
 		__asm__ volatile("mov %%rsp, %0" : "=r"((f)->sp) : : "memory"); \
+		(f)->at_exit = false;                                          \
 	} while (0)
 #else
 #define MC_SCAN_FROM(f)                                                        \
 	do {                                                                   \
 		__builtin_unwind_init();                                       \
 		(f)->sp = (uintptr_t)(f);                                      \
+		(f)->at_exit = false;                                          \
 	} while (0)
 #endif
 /* Scan the roots and the heap; false (nothing to free) when memory for
@@ -646,6 +672,119 @@ bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 		  void (*fn)(const struct mc_block *, int kind, void *), void *arg);
 void mc_scan_free(struct mc_scan *s);
+/* Each range registered with memcheck_add_root to fn. */
+void mc_user_roots(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+
+/* ---- roots.c --------------------------------------------------------- */
+
+/* The roots of one scan, in mmap'd memory. */
+enum mc_root_kind {
+	MC_ROOT_PLAIN,
+	MC_ROOT_GLIBC,  /* the C library's data, where its allocator keeps
+			 * pointers to chunk headers (scan.c) */
+};
+struct mc_root {
+	uintptr_t lo, hi;
+	int kind;       /* enum mc_root_kind */
+};
+struct mc_roots;
+/* At start-up, on the main thread: its thread pointer. */
+void mc_roots_init(void);
+/* The roots that need locks (the loaded objects', the registered ones, a
+ * copy of the program's mappings): before the block table is locked.
+ * NULL when memory for them cannot be mapped. */
+struct mc_roots *mc_roots_begin(void);
+void mc_roots_add(struct mc_roots *r, uintptr_t lo, uintptr_t hi);
+/* With the block table locked: stop every other thread and add the
+ * roots of every thread and of the program's mappings.  is_block(p)
+ * says whether p starts a live block. */
+void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
+		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
+size_t mc_roots_count(const struct mc_roots *r);
+const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
+/* Let the other threads go on; free r. */
+void mc_roots_end(struct mc_roots *r);
+
+static inline uintptr_t mc_thread_pointer(void)
+{
+#if defined(__x86_64__)
+	uintptr_t tp;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+#else
+	return (uintptr_t)__builtin_thread_pointer();
+#endif
+}
+
+/* ---- threads.c ------------------------------------------------------- */
+
+#if defined(__x86_64__)
+#define MC_NREGS 16     /* ucontext's general registers, r8 .. rsp */
+#define MC_REG_SP 15
+#else
+#define MC_NREGS 1
+#define MC_REG_SP 0
+#endif
+struct mc_other_thread {
+	pid_t tid;
+	bool answered;          /* stopped in memcheck's handler: all known */
+	bool skip;              /* not waited for any longer */
+	uintptr_t sp;           /* its stack pointer, or 0: not known */
+	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
+	uintptr_t regs[MC_NREGS];
+};
+struct mc_threads {
+	struct mc_other_thread *v;   /* mmap'd */
+	size_t n, cap;
+	uint32_t gen;
+};
+/* Every thread but the caller, stopped where a signal can stop it;
+ * false when they cannot be listed. */
+bool mc_threads_stop(struct mc_threads *t);
+void mc_threads_resume(struct mc_threads *t);
+
+/* ---- maps.c ---------------------------------------------------------- */
+
+enum mc_vma_kind { MC_VMA_ANON, MC_VMA_FILE, MC_VMA_STACK, MC_VMA_SPECIAL, MC_VMA_DEVICE };
+struct mc_vma {
+	uintptr_t lo, hi;
+	int prot;               /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	bool shared;
+	uint8_t kind;           /* enum mc_vma_kind */
+};
+/* /proc/self/maps, by address (mmap'd). */
+struct mc_vmas {
+	struct mc_vma *v;
+	size_t n, cap;
+};
+bool mc_vmas_read(struct mc_vmas *out);
+void mc_vmas_free(struct mc_vmas *m);
+const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr);
+
+/* ---- mappings.c ------------------------------------------------------ */
+
+/* The mappings the program made itself (mmap, mremap, shmat), which
+ * memcheck wraps: roots of the scan. */
+struct mc_prog_map {
+	uintptr_t lo, hi;
+	uintptr_t object;       /* load address of the object whose code
+				 * made the mapping */
+};
+struct mc_prog_maps {
+	struct mc_prog_map *v;     /* mmap'd, by address */
+	size_t n, cap;
+};
+/* The program's mappings (the allocator's object's left out, now that
+ * it is known), copied. */
+bool mc_mappings_copy(struct mc_prog_maps *out);
+void mc_prog_maps_free(struct mc_prog_maps *r);
+/* The readable, writable, resident parts of r's ranges that m shows,
+ * device mappings left out, to fn (maps.c). */
+void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
+		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* The C library's mmap family, looked up by lookup (interpose.c). */
+void mc_mappings_resolve(void *(*lookup)(const char *));
+void mc_mappings_init(void);
 
 /* ---- account.c ------------------------------------------------------- */
 
@@ -700,13 +839,15 @@ void mc_account_countdown(void);
 int64_t mc_account_peak_begin(int64_t *live);
 int64_t mc_account_peak_end(int64_t saved_peak);
 
-/* Other threads' stack mappings (their static TLS inside), for the scan:
- * threads that have called a malloc-family function, the main thread
- * excepted.  Call between mc_account_threads_lock and _unlock, which
- * keep those threads from ending meanwhile. */
+/* Other threads' stack mappings (their static TLS inside): threads that
+ * have allocated, the main thread excepted.  Ranges allocator.c knows
+ * are not the allocator's memory; stale once a thread has ended (a slot
+ * lives until its thread's key destructor or its reaping), so never to
+ * be read.  Between mc_account_threads_lock and _unlock. */
 void mc_account_threads_lock(void);
 void mc_account_threads_unlock(void);
 int mc_account_other_stacks(uintptr_t (*out)[2], int max);
+
 
 /* ---- region.c -------------------------------------------------------- */
 
@@ -802,6 +943,9 @@ uint64_t mc_resident_outside(uintptr_t lo, uintptr_t hi, const struct mc_ranges 
 /* Name the live allocator from the object that serves malloc. */
 const char *mc_allocator_name(void);
 void mc_allocator_detect(void);
+/* The load address of the C library when its malloc is the allocator,
+ * else NULL (roots.c: its arena's pointers to chunk headers). */
+const void *mc_allocator_glibc_base(void);
 
 /* The allocator's memory now: its own count of the bytes in use, read
  * through dlsym without linking to it, and how much of the memory it has

@@ -286,6 +286,12 @@ static void find_own_code(void)
 	}
 }
 
+/* The C library's mmap family (mappings.c): the next definition. */
+static void *next_symbol(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
 /* Fill the forwarding table, then start the rest of memcheck.  Safe to
  * call from any thread at any time; only the first call does work. */
 void mc_resolve(void)
@@ -300,6 +306,7 @@ void mc_resolve(void)
 		atomic_store(&state, RESOLVING);
 		resolving_here = 1;
 		resolve_all();
+		mc_mappings_resolve(next_symbol);
 		find_own_code();
 		resolving_here = 0;
 		atomic_store_explicit(&state, FORWARDING, memory_order_release);
@@ -314,12 +321,17 @@ void mc_resolve(void)
 		 * as memcheck's here. */
 		mc_own_work_begin(false);
 		mc_options_init();
+		/* Clearing blocks serves the scan alone, and would hide the
+		 * program's reads of uninitialised bytes from valgrind. */
+		if (!mc_opt.track || !mc_opt.scan || MC_ON_VALGRIND)
+			mc_opt.scrub = 0;
 		mc_cxx_resolve(mc_is_active ? alloc_object : NULL); /* after the options */
 		mc_fault_init(); /* before account.c: fork handler order */
 		mc_blocks_init();
 		mc_stacks_init();
 		mc_snapshot_init();
 		mc_account_init();
+		mc_mappings_init();
 		mc_allocator_detect();
 		if (!mc_opt.track)
 			mc_limits_init(); /* for count-only malloc alone */
@@ -399,6 +411,7 @@ __attribute__((constructor)) static void mc_constructor(void)
 	mc_resolve();
 	mc_guard_enter();
 	mc_suppress_init();
+	mc_roots_init();
 	mc_fault_start();
 	mc_guard_leave();
 	mc_process_begin();
@@ -514,6 +527,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 	}
 	mc_guard_enter();
 	void *p = record(mc_real.malloc(n), n, CALL_FRAME());
+	mc_scrub(p, 0, n);
 	mc_guard_leave();
 	return p;
 }
@@ -632,6 +646,7 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 		mc_account_realloc_call();
 		void *p = array ? mc_real.reallocarray(NULL, a, b) : mc_real.realloc(NULL, n);
 		record(p, n, fp);
+		mc_scrub(p, 0, n);
 		mc_guard_leave();
 		return p;
 	}
@@ -651,6 +666,8 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	void *p = array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, n);
 	int err = errno;
 	mc_account_realloc_end(old, p, n, st, &prev, fp);
+	if (st == 1 && mc_opt.track)
+		mc_scrub(p, prev.size, n);
 	mc_guard_leave();
 	errno = err;
 	return p;
@@ -770,6 +787,8 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 	int rc = mc_real.posix_memalign(&p, align, n);
 	int saved = errno;
 	record(rc == 0 ? p : NULL, n, CALL_FRAME());
+	if (rc == 0)
+		mc_scrub(p, 0, n);
 	errno = saved;
 	mc_guard_leave();
 	if (rc == 0)
@@ -790,6 +809,7 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 		}                                                         \
 		mc_guard_enter();                                             \
 		void *p = record(mc_real.call, size, CALL_FRAME()); \
+		mc_scrub(p, 0, size);                                         \
 		mc_guard_leave();                                             \
 		return p;                                                 \
 	}

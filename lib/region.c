@@ -515,6 +515,7 @@ void mc_process_end(void)
 {
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
+	from.at_exit = true;
 	mc_guard_enter();
 	mc_footprint_final();
 	pthread_mutex_lock(&region_lock);

@@ -6,13 +6,9 @@
  *     word can be looked up by binary search: it "points to" a block when
  *     it equals the block's start (a start pointer) or falls inside it (an
  *     interior pointer).
- *  2. Roots: every aligned word of the writable PT_LOAD segments of every
- *     loaded object but memcheck's own, of the calling thread's static TLS
- *     blocks, of its stack from the current stack pointer to the top, of
- *     its callee-saved registers (copied by setjmp), and of the whole
- *     stack mapping of every other thread memcheck knows (account.c
- *     records it when a thread first allocates; its static TLS lies
- *     inside).  A start pointer marks a block reachable, an interior
+ *  2. Roots (roots.c): the loaded objects' data, the program's own
+ *     mappings, every thread's stack, registers and thread-local
+ *     storage.  A start pointer marks a block reachable, an interior
  *     pointer possibly reachable; marked blocks are scanned in turn, and
  *     what a possibly reachable block points to is at best possibly
  *     reachable too.
@@ -24,32 +20,20 @@
  *
  * Memory for the scan comes from mc_map.  The block table is held locked
  * while block contents are read, so no other thread frees a block under
- * the scan (it waits in memcheck's free), and so are the threads' slots,
- * so no thread known to the scan ends and frees its stack meanwhile.
+ * the scan (it waits in memcheck's free), and the other threads are
+ * stopped meanwhile (threads.c), so none changes what is read.
  */
-#include <dlfcn.h>
-#include <elf.h>
-#include <fcntl.h>
-#include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
-
-#define MAX_ROOTS 8192 /* segments and TLS blocks of every object, and the program's */
-#define MAX_THREADS 1024
-
-struct root {
-	uintptr_t lo, hi;
-};
 
 
 /* Roots the program registered (memcheck_add_root). */
 #define MAX_USER_ROOTS 64
-static struct root user_roots[MAX_USER_ROOTS];
+static struct mc_root user_roots[MAX_USER_ROOTS];
 static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
 
 MC_API int memcheck_add_root(const void *ptr, size_t size)
@@ -60,7 +44,7 @@ MC_API int memcheck_add_root(const void *ptr, size_t size)
 	pthread_mutex_lock(&user_lock);
 	for (int i = 0; i < MAX_USER_ROOTS; i++) {
 		if (!user_roots[i].hi) {
-			user_roots[i] = (struct root){ (uintptr_t)ptr, (uintptr_t)ptr + size };
+			user_roots[i] = (struct mc_root){ (uintptr_t)ptr, (uintptr_t)ptr + size, MC_ROOT_PLAIN };
 			rc = 0;
 			break;
 		}
@@ -75,13 +59,23 @@ MC_API int memcheck_remove_root(const void *ptr)
 	pthread_mutex_lock(&user_lock);
 	for (int i = 0; i < MAX_USER_ROOTS; i++) {
 		if (user_roots[i].hi && user_roots[i].lo == (uintptr_t)ptr) {
-			user_roots[i] = (struct root){ 0, 0 };
+			user_roots[i] = (struct mc_root){ 0, 0, MC_ROOT_PLAIN };
 			rc = 0;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&user_lock);
 	return rc;
+}
+
+/* Each registered root to fn (roots.c). */
+void mc_user_roots(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+	pthread_mutex_lock(&user_lock);
+	for (int i = 0; i < MAX_USER_ROOTS; i++)
+		if (user_roots[i].hi)
+			fn(user_roots[i].lo, user_roots[i].hi, arg);
+	pthread_mutex_unlock(&user_lock);
 }
 
 /* A block as the scan sees it. */
@@ -98,53 +92,6 @@ struct graph {
 	size_t n, cap, nmark;
 	uintptr_t min, max;     /* lowest start, highest end */
 };
-
-/* The scan's own state lives in mmap'd memory, not on the stack it
- * scans: a block address in one of its locals would be a false root. */
-struct roots {
-	struct root r[MAX_ROOTS];
-	int n;
-	uintptr_t self_base;    /* load address of libmemcheck: skipped */
-	jmp_buf regs;           /* the caller's callee-saved registers */
-	uintptr_t threads[MAX_THREADS][2]; /* other threads' stacks */
-	struct graph g;
-};
-
-static void add_root(struct roots *rs, uintptr_t lo, uintptr_t hi)
-{
-	lo = (lo + 7) & ~(uintptr_t)7;
-	hi &= ~(uintptr_t)7;
-	if (lo >= hi)
-		return;
-	if (rs->n < MAX_ROOTS) {
-		rs->r[rs->n++] = (struct root){ lo, hi };
-		return;
-	}
-	static int said;
-	if (!said++)
-		mc_log("more than %d root ranges: the rest are not scanned, and blocks only "
-		       "they point to count as lost", MAX_ROOTS);
-}
-
-static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct roots *rs = arg;
-	bool self = info->dlpi_addr == rs->self_base && rs->self_base;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (self)
-			break;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
-			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-			add_root(rs, lo, lo + ph->p_memsz);
-		} else if (ph->p_type == PT_TLS && info->dlpi_tls_data) {
-			uintptr_t lo = (uintptr_t)info->dlpi_tls_data;
-			add_root(rs, lo, lo + ph->p_memsz);
-		}
-	}
-	return 0;
-}
 
 static void collect(const struct mc_block *b, void *arg)
 {
@@ -263,6 +210,34 @@ static void scan_range(struct graph *g, uintptr_t lo, uintptr_t hi, bool definit
 	}
 }
 
+/* glibc's chunk of a block: its size word just before it, with the
+ * mmapped bit (2) and two others in the low bits.  The next chunk's
+ * header starts 16 bytes before the next block, so it lies inside this
+ * block's last 8 usable bytes when the block's size is 1 to 8 more than
+ * a multiple of 16; the arena's pointers to a free chunk (the top chunk
+ * above all) then look like interior pointers into the block before. */
+static bool glibc_next_chunk(const struct node *b, uintptr_t w)
+{
+	uint64_t size = *(const uint64_t *)(b->lo - 8);
+	return !(size & 2) && w == b->lo - 16 + (size & ~(uint64_t)7);
+}
+
+/* The C library's data under its own allocator: its arena's pointers
+ * to chunk headers are not the program's pointers into blocks. */
+__attribute__((no_sanitize_address))
+static void scan_glibc_root(struct graph *g, uintptr_t lo, uintptr_t hi)
+{
+	for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)p < hi; p++) {
+		uintptr_t w = *p;
+		if (w < g->min || w >= g->max)
+			continue;
+		int64_t i = lookup(g, w);
+		if (i >= 0 && w != g->v[i].lo && glibc_next_chunk(&g->v[i], w))
+			continue;
+		consider(g, w, true, -1);
+	}
+}
+
 static void drain(struct graph *g, int64_t clique)
 {
 	while (g->nmark) {
@@ -273,74 +248,19 @@ static void drain(struct graph *g, int64_t clique)
 	}
 }
 
-/* The main thread's stack mapping, from /proc/self/maps ("[stack]"),
- * read without malloc: for a region ended on another thread.  The whole
- * mapping, as for other threads: its stack pointer is not known. */
-static bool main_stack(uintptr_t *lo, uintptr_t *hi)
+/* A start of a live block: a DTV from malloc is not a root (roots.c). */
+static bool is_block_start(uintptr_t p, void *arg)
 {
-	size_t cap = 32 << 20; /* touched only as far as the file goes */
-	char *buf = mc_map_io(cap);
-	if (!buf)
-		return false;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	if (fd >= 0) {
-		ssize_t n;
-		while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
-			len += (size_t)n;
-		close(fd);
-	}
-	buf[len] = 0;
-	bool found = false;
-	for (char *line = buf; line && *line;) {
-		char *end = strchr(line, '\n');
-		if (end)
-			*end = 0;
-		if (strstr(line, "[stack]")) {
-			char *dash;
-			*lo = strtoull(line, &dash, 16);
-			*hi = strtoull(dash + 1, NULL, 16);
-			found = *lo && *hi > *lo;
-			break;
-		}
-		line = end ? end + 1 : NULL;
-	}
-	mc_unmap_io(buf, cap);
-	return found;
-}
-
-__attribute__((noinline)) static void add_main_stack(struct roots *rs)
-{
-	uintptr_t lo, hi;
-	if (main_stack(&lo, &hi))
-		add_root(rs, lo, hi);
-}
-
-/* The top of the calling thread's stack, or 0 when sp is not on it (a
- * signal handler on an alternate stack): then no stack is scanned. */
-static uintptr_t stack_top(uintptr_t sp)
-{
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-	uintptr_t top = 0;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0 &&
-		    sp >= (uintptr_t)addr && sp < (uintptr_t)addr + size)
-			top = (uintptr_t)addr + size;
-		pthread_attr_destroy(&attr);
-	}
-	return top;
+	const struct graph *g = arg;
+	int64_t i = lookup(g, p);
+	return i >= 0 && g->v[i].lo == p;
 }
 
 /* The mark stack holds each node at most twice while roots are traced
  * (its state only rises: unreached, possible, reachable) and once more
  * while cliques are: 2n + 1 entries, n + 16 allotted per n. */
-static bool scan_work(struct roots *rs, uintptr_t stack_lo, uintptr_t stack_hi)
+static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan_from *from)
 {
-	struct graph *g = &rs->g;
-	mc_account_threads_lock();
-	int nthreads = mc_account_other_stacks(rs->threads, MAX_THREADS);
 	mc_blocks_lock_all();
 	g->cap = mc_blocks_count() + 16;
 	g->v = mc_map(g->cap * sizeof *g->v);
@@ -358,20 +278,15 @@ static bool scan_work(struct roots *rs, uintptr_t stack_lo, uintptr_t stack_hi)
 			if (end > g->max)
 				g->max = end;
 		}
+		/* Other threads are held still from here on. */
+		mc_roots_stop(rs, from, is_block_start, g);
 		/* state 0 is MC_KIND_DEFINITE: unreached */
-		for (int i = 0; i < rs->n; i++) {
-			scan_range(g, rs->r[i].lo, rs->r[i].hi, true, -1);
-			drain(g, -1);
-		}
-		scan_range(g, (uintptr_t)&rs->regs, (uintptr_t)&rs->regs + sizeof rs->regs, true, -1);
-		drain(g, -1);
-		if (stack_hi > stack_lo)
-			scan_range(g, stack_lo, stack_hi, true, -1);
-		drain(g, -1);
-		/* Other threads: the whole stack mapping, conservatively (their
-		 * stack pointers are not known), their static TLS inside it. */
-		for (int i = 0; i < nthreads; i++) {
-			scan_range(g, rs->threads[i][0], rs->threads[i][1], true, -1);
+		for (size_t i = 0; i < mc_roots_count(rs); i++) {
+			const struct mc_root *r = mc_roots_at(rs, i);
+			if (r->kind == MC_ROOT_GLIBC)
+				scan_glibc_root(g, r->lo, r->hi);
+			else
+				scan_range(g, r->lo, r->hi, true, -1);
 			drain(g, -1);
 		}
 		for (size_t i = 0; i < g->n; i++) {
@@ -381,56 +296,45 @@ static bool scan_work(struct roots *rs, uintptr_t stack_lo, uintptr_t stack_hi)
 			drain(g, (int64_t)i);
 		}
 	}
+	mc_roots_end(rs);
 	mc_blocks_unlock_all();
-	mc_account_threads_unlock();
 	if (g->mark)
 		mc_unmap(g->mark, 2 * g->cap * sizeof *g->mark);
 	return ok;
 }
 
-/* Not inlined: the stack scanned is the callers' frames, from the word
- * above this function's return address up; the caller's callee-saved
- * registers are copied in through setjmp, before memcheck's own code
- * has touched a block address. */
+/* Not inlined: without `from`, the stack scanned is the callers' frames,
+ * from the word above this function's return address up, and the
+ * caller's callee-saved registers are copied in through setjmp, before
+ * memcheck's own code has touched a block address. */
 __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
 {
 	memset(out, 0, sizeof *out);
 	double t0 = mc_now();
-	struct roots *rs = mc_map(sizeof *rs);
-	if (!rs)
-		return false;
-	__builtin_unwind_init();
-	/* glibc mangles the saved stack and frame pointers in a jmp_buf,
-	 * not the callee-saved registers that may hold the program's
-	 * pointers: those are what matter here. */
-	setjmp(rs->regs);
-	uintptr_t stack_lo = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
-	if (from) {
-		/* The registers were spilled at the entry point, into the
-		 * frames scanned; memcheck's own frames below are not. */
-		stack_lo = from->sp & ~(uintptr_t)7;
-		memset(&rs->regs, 0, sizeof rs->regs);
-	}
-	/* Roots before the table is locked: dl_iterate_phdr takes the
+	/* Roots that need locks first (roots.c): dl_iterate_phdr takes the
 	 * dynamic linker's lock, which a thread waiting for the table inside
 	 * dlopen's malloc may hold. */
-	Dl_info di;
-	struct link_map *lm = NULL;
-	if (dladdr1((void *)&mc_scan, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
-	    lm->l_name && lm->l_name[0])
-		rs->self_base = lm->l_addr; /* linked statically: nothing to skip */
-	dl_iterate_phdr(phdr_roots, rs);
-	pthread_mutex_lock(&user_lock);
-	for (int i = 0; i < MAX_USER_ROOTS; i++)
-		if (user_roots[i].hi)
-			add_root(rs, user_roots[i].lo, user_roots[i].hi);
-	pthread_mutex_unlock(&user_lock);
-	uintptr_t stack_hi = stack_top(stack_lo) & ~(uintptr_t)7;
-	if (getpid() != gettid())
-		add_main_stack(rs);
-	bool ok = scan_work(rs, stack_lo, stack_hi);
-	struct graph g = rs->g;
-	mc_unmap(rs, sizeof *rs);
+	struct mc_roots *rs = mc_roots_begin();
+	if (!rs)
+		return false;
+	struct mc_scan_from here;
+	static jmp_buf regs; /* the scans are serialised (region.c's lock) */
+	if (!from) {
+		__builtin_unwind_init();
+		/* glibc mangles the saved stack and frame pointers in a
+		 * jmp_buf, not the callee-saved registers that may hold the
+		 * program's pointers: those are what matter here. */
+		setjmp(regs);
+		mc_roots_add(rs, (uintptr_t)&regs, (uintptr_t)&regs + sizeof regs);
+		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
+		here.at_exit = false;
+		from = &here;
+	}
+	struct graph g;
+	memset(&g, 0, sizeof g);
+	bool ok = scan_work(&g, rs, from);
+	if (from == &here)
+		memset(&regs, 0, sizeof regs);
 	if (!ok) {
 		if (g.v)
 			mc_unmap(g.v, g.cap * sizeof *g.v);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,24 @@
 #endif
 
 extern char *program_invocation_name;
+
+/* memcheck's own mappings: the system call, never the program's mmap,
+ * which memcheck wraps (mappings.c) under a lock mc_map's callers may
+ * hold. */
+void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return MAP_FAILED;
+	}
+	return (void *)r;
+}
+
+int mc_sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
 
 /* Every mapping memcheck makes for itself, so that a figure of the
  * program's memory can leave them out (allocator.c).  A fixed array of
@@ -92,8 +111,8 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
  * not reported. */
 static void *map_plain(size_t size, int flags)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
+	void *p = mc_sys_mmap(NULL, size, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	own_mapped(p, size);
@@ -125,11 +144,11 @@ static void unmap_counted(void *p, size_t size)
 {
 	own_unmapped(p);
 	if (!hooks || hooks->lazy_remove(p, size)) {
-		munmap(p, size);
+		mc_sys_munmap(p, size);
 		return;
 	}
 	bool folding = hooks->before(size);
-	munmap(p, size);
+	mc_sys_munmap(p, size);
 	hooks->after(folding, -(int64_t)size);
 }
 
@@ -172,6 +191,26 @@ void mc_unmap(void *p, size_t size)
 		VG_UNHIDE(p, size);
 		unmap_counted(p, size);
 	}
+}
+
+/* Make room for one more element of size elem in the mmap'd array *v
+ * (used elements, *cap allotted): double it, or first elements at
+ * first.  False when memory runs out (the array is as it was). */
+bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first)
+{
+	if (used < *cap)
+		return true;
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *n = mc_map(ncap * elem);
+	if (!n)
+		return false;
+	if (*v) {
+		memcpy(n, *v, used * elem);
+		mc_unmap(*v, *cap * elem);
+	}
+	*v = n;
+	*cap = ncap;
+	return true;
 }
 
 /* Memory a system call reads into or writes from (text, no pointers):

@@ -17,7 +17,7 @@ UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
 UNIT_json      := json util
 UNIT_budget    := budget budget_check util
-UNIT_scan      := scan blocks snapshot depot util
+UNIT_scan      := scan roots threads maps resident blocks snapshot depot util
 UNIT_supp      := suppress util
 UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
@@ -89,6 +89,20 @@ $(CHECK_PROGS): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(CHECK_LIBS)
 
+# The leak corpus (tests/test_corpus.c): programs of the shapes real
+# code has, built as real code is (-O2, no frame pointers asked for),
+# not linked to memcheck, and the libraries some of them dlopen.
+CORPUS_SRC  := $(wildcard tests/prog/corpus/*.c)
+CORPUS_BINS := $(CORPUS_SRC:tests/prog/corpus/%.c=$(B)/tests/prog/corpus/%)
+CORPUS_LIBS := $(patsubst tests/prog/corpus/lib/%.c,$(B)/tests/prog/corpus/libcorpus_%.so,\
+	$(wildcard tests/prog/corpus/lib/*.c))
+CORPUS_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -fno-builtin -pthread
+$(CORPUS_BINS): $(B)/tests/prog/corpus/%: tests/prog/corpus/%.c tests/prog/corpus/corpus.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog/corpus
+	$(CC) $(CORPUS_CFLAGS) -o $@ $< -ldl
+$(CORPUS_LIBS): $(B)/tests/prog/corpus/libcorpus_%.so: tests/prog/corpus/lib/%.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog/corpus
+	$(CC) $(CORPUS_CFLAGS) -fPIC -shared -o $@ $<
 # A check suite linked with memcheck (memcheck_tcase): check's libraries
 # too.
 $(B)/tests/prog/check_tcase: tests/prog/check_tcase.c $(B)/libmemcheck.so include/memcheck/check.h \
@@ -113,7 +127,8 @@ asan-check: $(ASAN_BINS)
 
 # Every test program runs even when one fails; the failures are named at
 # the end.
-prog-check: all $(PROG_BINS) $(CXX_PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(WP_BINS)
+prog-check: all $(PROG_BINS) $(CXX_PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(CORPUS_BINS) \
+	$(CORPUS_LIBS) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
 		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
 	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
@@ -130,7 +145,8 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 	_ZdaPvSt11align_val_tRKSt9nothrow_t
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
-	setrlimit setrlimit64 prlimit prlimit64 $(CXX_NEW)
+	setrlimit setrlimit64 prlimit prlimit64 $(CXX_NEW) \
+	mmap mmap64 munmap mremap shmat shmdt
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
@@ -138,7 +154,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete and the rlimit setters only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit setters and the mmap family only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,

@@ -1,0 +1,323 @@
+/*
+ * mappings.c - the program's own memory mappings, roots of the scan.
+ *
+ * valgrind's leak check takes every readable and writable mapping of the
+ * program for a root: a custom arena from mmap, shared memory, the
+ * dynamic linker's own memory.  Under valgrind there is no allocator's
+ * memory to leave out, since valgrind replaces the allocator; here the
+ * allocator's arenas, free lists and caches hold stale addresses of freed
+ * and reused blocks, and memcheck's tables hold every block's address,
+ * so neither may be a root.  Which anonymous mapping is whose cannot be
+ * read from /proc/self/maps, and not every allocator maps through a
+ * function memcheck could wrap (glibc's malloc calls the C library's
+ * internal mmap, tcmalloc makes the system call itself).  So the roots
+ * are the mappings the program itself makes: memcheck wraps mmap,
+ * mmap64, mremap, munmap, shmat and shmdt, and records each mapping
+ * whose caller is neither the allocator's object nor memcheck (nor code
+ * memcheck runs, such as libdw).  The scan intersects those ranges with
+ * what /proc/self/maps shows readable and writable then (maps.c), so
+ * mprotect and a munmap by a system call need no wrapping.
+ *
+ * Traps: the wrappers forward to the C library's own functions, resolved
+ * with the malloc family (mmap is what an allocator calls while it
+ * starts: nothing may be looked up then); before that they make the
+ * system call.  The table is memcheck's own memory, grown by the system
+ * call (mc_map's callers may hold this lock), under a lock the fork
+ * handlers take.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* ---- the real functions ---------------------------------------------- */
+
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+static void *(*real_shmat)(int, const void *, int);
+static int (*real_shmdt)(const void *);
+
+void mc_mappings_resolve(void *(*lookup)(const char *))
+{
+	real_mmap = lookup("mmap");
+	real_munmap = lookup("munmap");
+	real_mremap = lookup("mremap");
+	real_shmat = lookup("shmat");
+	real_shmdt = lookup("shmdt");
+}
+
+/* ---- the program's ranges -------------------------------------------- */
+
+static struct mc_prog_map *ranges;   /* sorted, disjoint */
+static size_t nranges, cap;
+static atomic_flag lock = ATOMIC_FLAG_INIT;
+
+static void take(void)
+{
+	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+		sched_yield();
+}
+
+static void give(void)
+{
+	atomic_flag_clear_explicit(&lock, memory_order_release);
+}
+
+/* Room for two more entries (an add after a cut that split a range),
+ * or false.  Lock held. */
+static bool room(void)
+{
+	/* not a root if this fails: lost blocks may be reported */
+	return mc_grow((void **)&ranges, &cap, nranges + 1, sizeof *ranges, 256);
+}
+
+/* Remove [lo, hi) from the table: whole ranges, or the parts of those
+ * it overlaps.  Lock held. */
+static void cut(uintptr_t lo, uintptr_t hi)
+{
+	size_t out = 0, nranges_before = nranges;
+	struct mc_prog_map tail = { 0, 0, 0 };
+	for (size_t i = 0; i < nranges; i++) {
+		struct mc_prog_map r = ranges[i];
+		if (r.hi <= lo || r.lo >= hi) {
+			ranges[out++] = r;
+			continue;
+		}
+		if (r.lo < lo)
+			ranges[out++] = (struct mc_prog_map){ r.lo, lo, r.object };
+		if (r.hi > hi)
+			tail = (struct mc_prog_map){ hi, r.hi, r.object }; /* at most one, the last */
+	}
+	nranges = out;
+	if (tail.hi && (out < nranges_before || room())) {
+		/* Cutting one range in two takes one more entry, unless a
+		 * whole range went. */
+		size_t i = nranges;
+		while (i > 0 && ranges[i - 1].lo > tail.lo) {
+			ranges[i] = ranges[i - 1];
+			i--;
+		}
+		ranges[i] = tail;
+		nranges++;
+	}
+}
+
+/* Add [lo, hi), made by code of the object at base object, replacing
+ * what it overlaps.  Lock held. */
+static void add(uintptr_t lo, uintptr_t hi, uintptr_t object)
+{
+	if (!room())
+		return;
+	cut(lo, hi);
+	size_t i = nranges;
+	while (i > 0 && ranges[i - 1].lo > lo) {
+		ranges[i] = ranges[i - 1];
+		i--;
+	}
+	ranges[i] = (struct mc_prog_map){ lo, hi, object };
+	nranges++;
+}
+
+static bool in_table(uintptr_t lo, uintptr_t hi, uintptr_t *object)
+{
+	for (size_t i = 0; i < nranges; i++) {
+		if (ranges[i].lo < hi && ranges[i].hi > lo) {
+			*object = ranges[i].object;
+			return true;
+		}
+	}
+	return false;
+}
+
+static size_t page_round(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+/* Is this call the program's?  Not while memcheck itself works (libdw's
+ * mappings), not from memcheck's code.  Whether the caller is the
+ * allocator is decided at scan time, from the object recorded with the
+ * range: an allocator that comes first maps memory before memcheck knows
+ * which object serves malloc. */
+static bool programs_call(const void *caller)
+{
+	return !mc_in_hook && (uintptr_t)caller - mc_text_lo >= mc_text_len;
+}
+
+static void note_map(void *p, size_t len, const void *caller)
+{
+	if (p == MAP_FAILED || !len)
+		return;
+	bool mine = programs_call(caller);
+	uintptr_t object = mine ? (uintptr_t)mc_object_base(caller, NULL) : 0;
+	/* Once the allocator is known, its mappings are not kept at all. */
+	static uintptr_t alloc;
+	if (!alloc && mc_real.malloc)
+		alloc = (uintptr_t)mc_object_base((const void *)mc_real.malloc, NULL);
+	if (alloc && object == alloc)
+		mine = false;
+	int saved = errno;
+	take();
+	if (mine)
+		add((uintptr_t)p, (uintptr_t)p + page_round(len), object);
+	else
+		cut((uintptr_t)p, (uintptr_t)p + page_round(len)); /* MAP_FIXED over ours */
+	give();
+	errno = saved;
+}
+
+/* ---- the wrappers ---------------------------------------------------- */
+
+/* Before memcheck has looked the C library's functions up, the system
+ * call, with the C library's check of the offset.  Never a look-up from
+ * here: an allocator that comes first maps memory while it starts, and a
+ * look-up would call its malloc again. */
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (off & 4095) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	return mc_sys_mmap(addr, len, prot, flags, fd, off);
+}
+
+MC_API void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p = real_mmap ? real_mmap(addr, len, prot, flags, fd, off)
+			    : sys_mmap(addr, len, prot, flags, fd, off);
+	note_map(p, len, __builtin_return_address(0));
+	return p;
+}
+
+MC_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+MC_API int munmap(void *addr, size_t len)
+{
+	int rc = real_munmap ? real_munmap(addr, len) : mc_sys_munmap(addr, len);
+	if (rc == 0 && len) {
+		int saved = errno;
+		take();
+		cut((uintptr_t)addr, (uintptr_t)addr + page_round(len));
+		give();
+		errno = saved;
+	}
+	return rc;
+}
+
+/* A moved or resized mapping stays the program's if it was; growing
+ * one of the allocator's (mremap is how glibc's realloc grows a large
+ * block) does not make it the program's. */
+MC_API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
+{
+	void *to = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		to = va_arg(ap, void *);
+		va_end(ap);
+	}
+	void *p = real_mremap ? real_mremap(old, oldlen, newlen, flags, to)
+			      : (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, to);
+	if (p != MAP_FAILED) {
+		int saved = errno;
+		take();
+		uintptr_t object = 0;
+		bool ours = in_table((uintptr_t)old, (uintptr_t)old + page_round(oldlen ? oldlen : 1),
+				     &object);
+		if (!(flags & MREMAP_DONTUNMAP))
+			cut((uintptr_t)old, (uintptr_t)old + page_round(oldlen));
+		if (ours)
+			add((uintptr_t)p, (uintptr_t)p + page_round(newlen), object);
+		else
+			cut((uintptr_t)p, (uintptr_t)p + page_round(newlen));
+		give();
+		errno = saved;
+	}
+	return p;
+}
+
+MC_API void *shmat(int id, const void *addr, int flags)
+{
+	void *p = real_shmat ? real_shmat(id, addr, flags)
+			     : (void *)syscall(SYS_shmat, id, addr, flags);
+	if (p != (void *)-1) {
+		int saved = errno;
+		struct shmid_ds ds;
+		if (shmctl(id, IPC_STAT, &ds) == 0)
+			note_map(p, ds.shm_segsz, __builtin_return_address(0));
+		errno = saved;
+	}
+	return p;
+}
+
+/* shmdt takes no length: the range that starts at addr goes. */
+MC_API int shmdt(const void *addr)
+{
+	int rc = real_shmdt ? real_shmdt(addr) : (int)syscall(SYS_shmdt, addr);
+	if (rc == 0) {
+		take();
+		for (size_t i = 0; i < nranges; i++) {
+			if (ranges[i].lo == (uintptr_t)addr) {
+				cut(ranges[i].lo, ranges[i].hi);
+				break;
+			}
+		}
+		give();
+	}
+	return rc;
+}
+
+/* fork: the child must not inherit the lock taken. */
+static void atfork_prepare(void)
+{
+	take();
+}
+
+static void atfork_release(void)
+{
+	give();
+}
+
+void mc_mappings_init(void)
+{
+	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
+/* A copy of the table, taken before the scan stops other threads (one
+ * of them may hold the lock). */
+bool mc_mappings_copy(struct mc_prog_maps *out)
+{
+	memset(out, 0, sizeof *out);
+	uintptr_t alloc = mc_real.malloc ? (uintptr_t)mc_object_base((void *)mc_real.malloc, NULL) : 0;
+	take();
+	size_t n = 0, ncap = nranges;
+	struct mc_prog_map *v = ncap ? mc_map(ncap * sizeof *v) : NULL;
+	for (size_t i = 0; v && i < nranges; i++)
+		if (!alloc || ranges[i].object != alloc)
+			v[n++] = ranges[i];
+	give();
+	if (ncap && !v)
+		return false;
+	out->v = v;
+	out->n = n;
+	out->cap = ncap;
+	return true;
+}
+
+void mc_prog_maps_free(struct mc_prog_maps *r)
+{
+	if (r->v)
+		mc_unmap(r->v, r->cap * sizeof *r->v);
+	memset(r, 0, sizeof *r);
+}

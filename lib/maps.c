@@ -1,0 +1,117 @@
+/*
+ * maps.c - the process's mappings as the scan needs them: an array by
+ * address, from resident.c's reader of /proc/self/maps (no malloc), to
+ * find the end of each thread's stack and which of the program's own
+ * mappings are readable and writable now; and which pages of a range
+ * are resident (mincore), so that the scan never walks a sparse
+ * reservation page by page nor reads a hole of a shared mapping, which
+ * would allocate it.  A device mapping is never read (valgrind skips
+ * them too): reading one may have effects.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+static enum mc_vma_kind kind_of(const char *name)
+{
+	if (!strcmp(name, "[stack]"))
+		return MC_VMA_STACK;
+	if (*name == '[')
+		return MC_VMA_SPECIAL; /* [heap], [vvar], [vdso], [anon:...] */
+	if (!strncmp(name, "/dev/", 5) && strncmp(name, "/dev/zero", 9) &&
+	    strncmp(name, "/dev/shm/", 9))
+		return MC_VMA_DEVICE;
+	return *name ? MC_VMA_FILE : MC_VMA_ANON;
+}
+
+static bool add_vma(const struct mc_mapping *m, void *arg)
+{
+	struct mc_vmas *t = arg;
+	if (!mc_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v, 256))
+		return false;
+	t->v[t->n++] = (struct mc_vma){
+		.lo = m->lo, .hi = m->hi, .shared = m->shared, .kind = (uint8_t)kind_of(m->name),
+		.prot = (m->readable ? PROT_READ : 0) | (m->writable ? PROT_WRITE : 0),
+	};
+	return true;
+}
+
+bool mc_vmas_read(struct mc_vmas *out)
+{
+	memset(out, 0, sizeof *out);
+	return mc_maps_each(add_vma, out) && out->v;
+}
+
+void mc_vmas_free(struct mc_vmas *m)
+{
+	if (m->v)
+		mc_unmap(m->v, m->cap * sizeof *m->v);
+	memset(m, 0, sizeof *m);
+}
+
+const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->v[mid].hi <= addr)
+			lo = mid + 1;
+		else if (m->v[mid].lo > addr)
+			hi = mid;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+/* The resident pages of [lo, hi), in runs, to fn. */
+#define CHUNK 4096 /* pages per mincore call (16 MiB): vec's size */
+static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
+			  void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	const size_t chunk = CHUNK;
+	for (uintptr_t at = lo; at < hi;) {
+		size_t pages = (hi - at) / 4096;
+		if (pages > chunk)
+			pages = chunk;
+		if (mincore((void *)at, pages * 4096, vec) != 0) {
+			fn(at, at + pages * 4096, arg); /* cannot tell: read it */
+			at += pages * 4096;
+			continue;
+		}
+		for (size_t i = 0; i < pages;) {
+			if (!(vec[i] & 1)) {
+				i++;
+				continue;
+			}
+			size_t j = i;
+			while (j < pages && (vec[j] & 1))
+				j++;
+			fn(at + i * 4096, at + j * 4096, arg);
+			i = j;
+		}
+		at += pages * 4096;
+	}
+}
+
+void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
+		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+	unsigned char *vec = r->n ? mc_map_io(CHUNK) : NULL; /* the kernel writes it */
+	for (size_t i = 0; vec && i < r->n; i++) {
+		for (const struct mc_vma *mp = m->v; mp < m->v + m->n && mp->lo < r->v[i].hi;
+		     mp++) {
+			if (mp->hi <= r->v[i].lo)
+				continue;
+			if ((mp->prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) ||
+			    mp->kind == MC_VMA_DEVICE)
+				continue;
+			uintptr_t lo = mp->lo > r->v[i].lo ? mp->lo : r->v[i].lo;
+			uintptr_t hi = mp->hi < r->v[i].hi ? mp->hi : r->v[i].hi;
+			resident_runs(lo, hi, vec, fn, arg);
+		}
+	}
+	if (vec)
+		mc_unmap_io(vec, CHUNK);
+}

@@ -1,0 +1,421 @@
+/*
+ * roots.c - the roots of the scan: wherever valgrind's leak check would
+ * find a pointer of the program's.
+ *
+ *  - The writable segments of every loaded object but memcheck's, to the
+ *    end of their last page (the dynamic linker keeps memory of its own
+ *    after its data), and memory the program registered
+ *    (memcheck_add_root).
+ *  - The program's own mappings (mappings.c): arenas, shared memory.
+ *  - Every thread of the process, other threads held still while the scan
+ *    runs (threads.c), also those memcheck never saw allocate: its stack
+ *    from its stack pointer up (the 128-byte red zone below it included,
+ *    which valgrind takes as addressable too), its general registers,
+ *    and its thread descriptor with the static TLS blocks below it (which
+ *    hold pthread_setspecific's values and __thread variables).  Its DTV,
+ *    the array that leads to the dynamic TLS blocks of dlopen'd
+ *    libraries, is a root where the C library did not allocate it with
+ *    malloc: the main thread's, in the dynamic linker's own memory.  A
+ *    DTV from malloc is a block like any other, reached as valgrind
+ *    reaches it.
+ *  - The thread that ends the process: not its stack from memcheck's
+ *    destructor up, but from the frame that called exit.  Below that
+ *    frame lie frames that returned before exit began (a local struct
+ *    that held the only pointer to a leaked list, memcheck's own malloc
+ *    hooks, which saved the program's registers) and the exit handlers'
+ *    frames, which the C library's exit code covers without writing
+ *    them: valgrind skips those words as undefined, memcheck cannot tell
+ *    them from live ones.  The frame is found by its return address into
+ *    exit(); exit's own frame (its prologue, decoded) holds nothing of
+ *    the program's, and the six words below the return address are the
+ *    program's callee-saved registers as exit's callee saved them.
+ *
+ * Threads are listed and stopped after the block table is locked and
+ * before the scan reads memory; anything that takes a lock another thread
+ * may hold (dl_iterate_phdr, dlsym, the mapping table) is done first.
+ * Every range that comes from a thread (stacks, descriptors, DTVs) is
+ * cut to what /proc/self/maps shows readable then, with the threads
+ * stopped: the scan never reads memory that may be unmapped.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define RED_ZONE 128   /* x86-64 SysV: below the stack pointer, usable */
+#define SAVED_REGS 6   /* rbx, rbp, r12-r15: what a callee may save */
+
+struct mc_roots {
+	struct mc_root *v;
+	size_t n, cap;
+	bool full;
+	uintptr_t self_base;          /* libmemcheck's load address: skipped */
+	uintptr_t self_tls_off;       /* libmemcheck's static TLS block, below */
+	uintptr_t self_tls_size;      /* each thread pointer: skipped too */
+	struct mc_prog_maps prog;        /* the program's mappings, copied */
+	struct mc_vmas maps;
+	struct mc_threads threads;
+	uintptr_t *regs;              /* stopped threads' registers: a root */
+	size_t regs_bytes;
+};
+
+/* ---- what the C library says about threads, found once --------------- */
+
+static struct {
+	bool done;
+	size_t static_size;        /* static TLS blocks and descriptor */
+	size_t pthread_size;       /* the descriptor, at the thread pointer */
+	size_t dtv_off;            /* the DTV pointer in the descriptor */
+	uintptr_t exit_lo, exit_hi; /* exit(), and its frame below the return */
+	size_t exit_frame;         /* address, from its prologue */
+	uintptr_t main_tp;         /* the main thread's thread pointer */
+} libc;
+
+/* The frame exit() keeps below its caller's return address: its pushes
+ * and stack adjustment, decoded from its first instructions (endbr64,
+ * push, push rbp + mov rsp,rbp, sub imm8/imm32).  Anything else ends the
+ * prologue. */
+static size_t prologue_frame(const unsigned char *c)
+{
+	size_t frame = 0;
+	if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		c += 4;
+	for (int i = 0; i < 16; i++) {
+		if (c[0] >= 0x50 && c[0] <= 0x57) {
+			frame += 8;
+			c += 1;
+		} else if (c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57) {
+			frame += 8;
+			c += 2;
+		} else if (c[0] == 0x48 && c[1] == 0x89 && c[2] == 0xe5) {
+			c += 3; /* mov %rsp, %rbp */
+		} else if (c[0] == 0x48 && c[1] == 0x83 && c[2] == 0xec) {
+			frame += c[3];
+			c += 4;
+		} else if (c[0] == 0x48 && c[1] == 0x81 && c[2] == 0xec) {
+			uint32_t imm;
+			memcpy(&imm, c + 3, sizeof imm);
+			frame += imm;
+			c += 7;
+		} else {
+			break;
+		}
+	}
+	return frame;
+}
+
+/* Before the first scan's locks (dlsym takes the dynamic linker's). */
+static void libc_facts(void)
+{
+	if (libc.done)
+		return;
+	libc.done = true;
+	void (*static_info)(size_t *, size_t *) =
+		(void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+	const uint32_t *psize = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
+	const uint32_t *dtvp = dlsym(RTLD_DEFAULT, "_thread_db_pthread_dtvp");
+	if (static_info && psize && dtvp) {
+		size_t align = 0;
+		static_info(&libc.static_size, &align);
+		libc.pthread_size = *psize;
+		libc.dtv_off = dtvp[2]; /* nptl_db's {bits, count, offset} */
+		if (libc.static_size < libc.pthread_size || libc.dtv_off >= libc.pthread_size)
+			libc.static_size = libc.pthread_size = 0;
+	}
+#if defined(__x86_64__)
+	void *e = dlsym(RTLD_NEXT, "exit");
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	if (e && dladdr1(e, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+		libc.exit_lo = (uintptr_t)e;
+		libc.exit_hi = libc.exit_lo + sym->st_size;
+		libc.exit_frame = prologue_frame(e);
+	}
+#endif
+}
+
+/* At start-up, on the main thread (the constructor). */
+void mc_roots_init(void)
+{
+	if (getpid() == (pid_t)syscall(SYS_gettid))
+		libc.main_tp = mc_thread_pointer();
+}
+
+/* ---- the root list --------------------------------------------------- */
+
+static void add_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind);
+
+void mc_roots_add(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
+{
+	add_kind(r, lo, hi, MC_ROOT_PLAIN);
+}
+
+static void add_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
+{
+	lo = (lo + 7) & ~(uintptr_t)7;
+	hi &= ~(uintptr_t)7;
+	if (lo >= hi)
+		return;
+	if (!mc_grow((void **)&r->v, &r->cap, r->n, sizeof *r->v, 256)) {
+		if (!r->full)
+			mc_log("no memory for more root ranges: the rest are not scanned, "
+			       "and blocks only they point to count as lost");
+		r->full = true;
+		return;
+	}
+	r->v[r->n++] = (struct mc_root){ lo, hi, kind };
+}
+
+static void add_cb(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	mc_roots_add(arg, lo, hi);
+}
+
+/* [lo, hi), cut to the readable parts /proc/self/maps showed. */
+static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
+{
+	while (lo < hi) {
+		const struct mc_vma *m = mc_vmas_find(&r->maps, lo);
+		if (!m) {
+			/* not mapped: on to the next mapping, if any in range */
+			const struct mc_vma *next = NULL;
+			for (size_t i = 0; i < r->maps.n; i++)
+				if (r->maps.v[i].lo > lo) {
+					next = &r->maps.v[i];
+					break;
+				}
+			if (!next || next->lo >= hi)
+				return;
+			lo = next->lo;
+			continue;
+		}
+		uintptr_t end = m->hi < hi ? m->hi : hi;
+		if ((m->prot & PROT_READ) && m->kind != MC_VMA_DEVICE)
+			mc_roots_add(r, lo, end);
+		lo = end;
+	}
+}
+
+/* The same, for memory of the thread whose pointer is tp (its stack, its
+ * static TLS): memcheck's own TLS block left out. */
+static void add_thread_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi, uintptr_t tp)
+{
+	uintptr_t cut_lo = tp - r->self_tls_off, cut_hi = cut_lo + r->self_tls_size;
+	if (!tp || !r->self_tls_size || cut_hi <= lo || cut_lo >= hi) {
+		add_mapped(r, lo, hi);
+		return;
+	}
+	if (lo < cut_lo)
+		add_mapped(r, lo, cut_lo);
+	if (cut_hi < hi)
+		add_mapped(r, cut_hi, hi);
+}
+
+size_t mc_roots_count(const struct mc_roots *r)
+{
+	return r->n;
+}
+
+const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i)
+{
+	return &r->v[i];
+}
+
+/* ---- before the locks ------------------------------------------------ */
+
+static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct mc_roots *r = arg;
+	if (r->self_base && info->dlpi_addr == r->self_base) {
+		/* memcheck's own thread-local data (the unwinder's copies of
+		 * stack words, its caches) is no root either: its block lies
+		 * at the same distance below every thread's pointer */
+		for (int i = 0; i < info->dlpi_phnum; i++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+			uintptr_t at = (uintptr_t)info->dlpi_tls_data;
+			if (ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
+				r->self_tls_off = mc_thread_pointer() - at;
+				r->self_tls_size = ph->p_memsz;
+			}
+		}
+		return 0;
+	}
+	int kind = info->dlpi_addr && (const void *)info->dlpi_addr == mc_allocator_glibc_base()
+			   ? MC_ROOT_GLIBC : MC_ROOT_PLAIN;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+			uintptr_t hi = (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095;
+			add_kind(r, lo, hi, kind);
+		} else if (ph->p_type == PT_TLS && info->dlpi_tls_data && !libc.static_size) {
+			/* no word from the C library on where static TLS is:
+			 * this thread's blocks, as dl_iterate_phdr gives them */
+			uintptr_t lo = (uintptr_t)info->dlpi_tls_data;
+			mc_roots_add(r, lo, lo + ph->p_memsz);
+		}
+	}
+	return 0;
+}
+
+struct mc_roots *mc_roots_begin(void)
+{
+	struct mc_roots *r = mc_map(sizeof *r);
+	if (!r)
+		return NULL;
+	libc_facts();
+	Dl_info di;
+	struct link_map *lm = NULL;
+	if (dladdr1((void *)&mc_roots_begin, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+	    lm->l_name && lm->l_name[0])
+		r->self_base = lm->l_addr; /* linked statically: nothing to skip */
+	dl_iterate_phdr(phdr_roots, r);
+	mc_user_roots(add_cb, r);
+	mc_mappings_copy(&r->prog);
+	return r;
+}
+
+/* ---- threads --------------------------------------------------------- */
+
+/* The top of the stack sp is on: the end of its mapping, or, for a
+ * thread the C library made, the end of its descriptor, which lies at
+ * the top of its stack block (the stack may be the program's own
+ * memory, in a larger mapping). */
+static uintptr_t stack_top(const struct mc_roots *r, uintptr_t sp, uintptr_t tp)
+{
+	const struct mc_vma *m = mc_vmas_find(&r->maps, sp);
+	if (!m)
+		return 0;
+	uintptr_t top = m->hi;
+	if (tp > sp && tp < m->hi && libc.pthread_size && tp + libc.pthread_size <= m->hi)
+		top = tp + libc.pthread_size;
+	return top;
+}
+
+/* Is [lo, hi) already a root (a thread's descriptor inside its stack)? */
+static bool inside(uintptr_t lo, uintptr_t hi, uintptr_t slo, uintptr_t shi)
+{
+	return lo >= slo && hi <= shi;
+}
+
+/* A thread's descriptor and static TLS, and its DTV unless malloc made
+ * it.  The stack range given is skipped where it covers them. */
+static void thread_data(struct mc_roots *r, uintptr_t tp, uintptr_t slo, uintptr_t shi,
+			bool (*is_block)(uintptr_t, void *), void *arg)
+{
+	if (!tp || !libc.pthread_size)
+		return;
+	uintptr_t lo = tp + libc.pthread_size - libc.static_size, hi = tp + libc.pthread_size;
+	if (!inside(lo, hi, slo, shi))
+		add_thread_mapped(r, lo, hi, tp);
+	const struct mc_vma *m = mc_vmas_find(&r->maps, tp + libc.dtv_off);
+	if (!m || !(m->prot & PROT_READ))
+		return;
+	uintptr_t dtv = *(const uintptr_t *)(tp + libc.dtv_off);
+	/* dtv[-1] holds the number of entries: the array starts there, as
+	 * the C library allocates it; entries are {value, to_free}. */
+	m = mc_vmas_find(&r->maps, dtv - 16);
+	if (!dtv || !m || !(m->prot & PROT_READ) || dtv - 16 + 8 > m->hi)
+		return;
+	uintptr_t len = *(const uintptr_t *)(dtv - 16);
+	if (len > (1u << 20) || is_block(dtv - 16, arg))
+		return;
+	add_mapped(r, dtv - 16, dtv + 16 * (len + 1));
+}
+
+/* The thread that ends the process: its stack from the frame that called
+ * exit (see the head of the file), or from `from` when there is none
+ * (memcheck_end, a destructor run by dlclose). */
+__attribute__((no_sanitize_address))
+static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top, uintptr_t tp)
+{
+	if (libc.exit_lo) {
+		for (uintptr_t s = from; s + 8 <= top; s += 8) {
+			uintptr_t w = *(const uintptr_t *)s;
+			if (w <= libc.exit_lo || w > libc.exit_hi)
+				continue;
+			uintptr_t caller = s + libc.exit_frame + 16;
+			if (caller > top || !mc_object_base((const void *)*(const uintptr_t *)(caller - 8), NULL))
+				continue; /* no return address into code there */
+			mc_roots_add(r, s - SAVED_REGS * 8 < from ? from : s - SAVED_REGS * 8, s);
+			add_thread_mapped(r, caller, top, tp);
+			return;
+		}
+	}
+	add_thread_mapped(r, from, top, tp);
+}
+
+void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
+		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
+{
+	mc_threads_stop(&r->threads);
+	if (!mc_vmas_read(&r->maps)) {
+		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
+		return;
+	}
+	mc_vmas_roots(&r->maps, &r->prog, add_cb, r);
+
+	pid_t pid = getpid();
+	uintptr_t self_tp = mc_thread_pointer();
+	bool self_main = pid == (pid_t)syscall(SYS_gettid);
+	uintptr_t sp = from->sp & ~(uintptr_t)7;
+	uintptr_t top = stack_top(r, sp, self_main ? 0 : self_tp);
+	if (top) {
+		if (from->at_exit)
+			exiting_stack(r, sp, top, self_main ? 0 : self_tp);
+		else
+			add_thread_mapped(r, sp, top, self_main ? 0 : self_tp);
+	}
+	thread_data(r, self_tp, sp, top, is_block, arg);
+
+	struct mc_threads *t = &r->threads;
+	r->regs_bytes = t->n * sizeof t->v[0].regs;
+	r->regs = t->n ? mc_map(r->regs_bytes) : NULL;
+	size_t nregs = 0;
+	for (size_t k = 0; k < t->n; k++) {
+		const struct mc_other_thread *o = &t->v[k];
+		bool is_main = o->tid == pid;
+		uintptr_t tp = o->answered ? o->tp : is_main ? libc.main_tp : 0;
+		uintptr_t lo = 0, hi = 0;
+		if (o->sp) {
+			lo = (o->sp & ~(uintptr_t)7) - RED_ZONE;
+			hi = stack_top(r, o->sp, is_main ? 0 : tp);
+			if (hi)
+				add_thread_mapped(r, lo, hi, is_main ? 0 : tp);
+		} else if (is_main) {
+			/* where its stack pointer is not known: the whole stack */
+			for (size_t i = 0; i < r->maps.n; i++)
+				if (r->maps.v[i].kind == MC_VMA_STACK)
+					add_mapped(r, lo = r->maps.v[i].lo, hi = r->maps.v[i].hi);
+		}
+		thread_data(r, tp, lo, hi, is_block, arg);
+		if (o->answered && r->regs) {
+			for (int i = 0; i < MC_NREGS; i++)
+				if (i != MC_REG_SP)
+					r->regs[nregs++] = o->regs[i];
+		}
+	}
+	if (nregs)
+		mc_roots_add(r, (uintptr_t)r->regs, (uintptr_t)(r->regs + nregs));
+}
+
+void mc_roots_end(struct mc_roots *r)
+{
+	if (!r)
+		return;
+	mc_threads_resume(&r->threads);
+	mc_vmas_free(&r->maps);
+	mc_prog_maps_free(&r->prog);
+	if (r->regs)
+		mc_unmap(r->regs, r->regs_bytes);
+	if (r->v)
+		mc_unmap(r->v, r->cap * sizeof *r->v);
+	mc_unmap(r, sizeof *r);
+}

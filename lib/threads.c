@@ -1,0 +1,323 @@
+/*
+ * threads.c - every other thread of the process, held still while the
+ * scan reads memory: where its stack pointer is, what its registers
+ * hold, where its thread descriptor is.
+ *
+ * valgrind's leak check scans each thread's stack from its stack
+ * pointer up and each thread's registers.  memcheck lists the threads
+ * in /proc/self/task (so also those that never called a malloc-family
+ * function, which memcheck has never seen) and sends each a real-time
+ * signal; the handler copies the interrupted registers into a record
+ * and waits on a futex until the scan is over.  Traps that shaped it:
+ *
+ *  - The handler runs wherever its thread was: inside the allocator,
+ *    the C library, the dynamic linker, holding their locks.  It takes
+ *    no lock, calls nothing that allocates, and writes only its record;
+ *    the scan, for its part, does nothing while threads are stopped
+ *    that needs a lock another thread may hold (dl_iterate_phdr, the
+ *    program-mapping table: read before).
+ *  - A thread may block the signal, or not get a processor in time.
+ *    After a short wait, a thread whose /proc/self/task/TID/status shows
+ *    the signal blocked is taken as it is: the stack pointer the kernel
+ *    shows for a thread blocked in a system call (.../syscall), no
+ *    registers.  A runnable thread is waited for longer.  A handler
+ *    that runs late finds the scan over and returns at once.
+ *  - The program may use the signal.  One whose action is SIG_DFL is
+ *    taken, from SIGRTMAX down, and its action is put back after; a
+ *    signal still pending then (the thread blocks it) is discarded by
+ *    setting SIG_IGN first, or its default action would kill the
+ *    process when the thread unblocks it.
+ *  - SA_RESTART: an interrupted read, write, wait or lock goes on as if
+ *    nothing happened.  Calls that a handler interrupts whatever its
+ *    flags (pause, sleep, nanosleep, poll, select, epoll_wait, sem_wait,
+ *    sigtimedwait) return early with EINTR, as for any signal:
+ *    memcheck(7) says so.
+ *  - The record area is mapped once and never unmapped: a late handler
+ *    may still be writing to it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_STOP 4096 /* threads stopped at once; the rest are taken as they are */
+
+struct rec {
+	_Atomic uint32_t gen;  /* the scan it was written for */
+	pid_t tid;
+	uintptr_t sp, tp;
+	uintptr_t regs[MC_NREGS];
+};
+
+struct area {
+	_Atomic uint32_t gen;  /* the scan under way, or the last one */
+	_Atomic uint32_t go;   /* == gen: the scan is over, handlers return */
+	_Atomic int next;      /* records handed out for this scan */
+	struct rec r[MAX_STOP];
+};
+
+static struct area *area;
+static int stop_sig;
+static struct sigaction saved_action;
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, addr, op, val, NULL, NULL, 0);
+}
+
+static void on_stop(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	if (si->si_code != SI_TKILL || si->si_pid != getpid())
+		return; /* not memcheck's */
+	int saved = errno;
+	struct area *a = area;
+	uint32_t g = atomic_load(&a->gen);
+	if (atomic_load(&a->go) != g) {
+		int i = atomic_fetch_add(&a->next, 1);
+		if (i < MAX_STOP) {
+			struct rec *r = &a->r[i];
+			const ucontext_t *uc = ucv;
+			r->tid = (pid_t)syscall(SYS_gettid);
+#if defined(__x86_64__)
+			for (int k = 0; k < MC_NREGS; k++)
+				r->regs[k] = (uintptr_t)uc->uc_mcontext.gregs[k];
+			r->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#else
+			(void)uc;
+			r->sp = (uintptr_t)__builtin_frame_address(0);
+#endif
+			r->tp = mc_thread_pointer();
+			atomic_store_explicit(&r->gen, g, memory_order_release);
+		}
+		for (uint32_t go; (go = atomic_load(&a->go)) != g;)
+			futex(&a->go, FUTEX_WAIT_PRIVATE, go);
+	}
+	errno = saved;
+}
+
+/* The other threads' ids, from /proc/self/task, into t->v. */
+static bool list_threads(struct mc_threads *t, pid_t self)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size_t bufsize = 16 << 10;
+	char *buf = mc_map_io(bufsize);
+	bool ok = buf != NULL;
+	for (;;) {
+		long n = ok ? syscall(SYS_getdents64, fd, buf, bufsize) : 0;
+		if (n <= 0) {
+			ok = ok && n == 0;
+			break;
+		}
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			pid_t tid = (pid_t)atol(d->d_name);
+			if (tid <= 0 || tid == self)
+				continue;
+			if (!mc_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v, 64)) {
+				ok = false;
+				break;
+			}
+			t->v[t->n++] = (struct mc_other_thread){ .tid = tid };
+		}
+	}
+	if (buf)
+		mc_unmap_io(buf, bufsize);
+	close(fd);
+	return ok;
+}
+
+/* Read /proc/self/task/TID/NAME into buf (NUL-terminated); length or -1. */
+static ssize_t read_task_file(pid_t tid, const char *name, char *buf, size_t size)
+{
+	char path[64] = "/proc/self/task/";
+	char *p = path + strlen(path);
+	char digits[16];
+	int nd = 0;
+	do
+		digits[nd++] = (char)('0' + tid % 10);
+	while (tid /= 10);
+	while (nd)
+		*p++ = digits[--nd];
+	*p++ = '/';
+	strcpy(p, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* Does the thread block sig (SigBlk in its status)? */
+static bool blocks_signal(pid_t tid, int sig)
+{
+	char buf[2048];
+	if (read_task_file(tid, "status", buf, sizeof buf) < 0)
+		return false;
+	const char *s = strstr(buf, "SigBlk:");
+	if (!s)
+		return false;
+	unsigned long long mask = strtoull(s + 7, NULL, 16);
+	return (mask >> (sig - 1)) & 1;
+}
+
+/* A thread that did not answer: the stack pointer the kernel shows when
+ * it is blocked ("NR args... sp pc", or "-1 sp pc"), else 0. */
+static uintptr_t blocked_sp(pid_t tid)
+{
+	char buf[256];
+	if (read_task_file(tid, "syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
+		return 0;
+	char *f[10];
+	int n = 0;
+	for (char *s = buf; *s && n < 10;) {
+		while (*s == ' ' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		f[n++] = s;
+		while (*s && *s != ' ' && *s != '\n')
+			s++;
+	}
+	if (n != 9 && n != 3)
+		return 0;
+	return (uintptr_t)strtoull(f[n - 2], NULL, 16);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int pick_signal(void)
+{
+	for (int s = SIGRTMAX; s > SIGRTMIN + 2; s--) {
+		struct sigaction old;
+		if (sigaction(s, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL)
+			return s;
+	}
+	return 0;
+}
+
+/* Match the records written for this scan to the threads listed. */
+static size_t collect(struct mc_threads *t, uint32_t g)
+{
+	size_t answered = 0;
+	int n = atomic_load(&area->next);
+	for (int i = 0; i < n && i < MAX_STOP; i++) {
+		struct rec *r = &area->r[i];
+		if (atomic_load_explicit(&r->gen, memory_order_acquire) != g)
+			continue;
+		for (size_t k = 0; k < t->n; k++) {
+			struct mc_other_thread *o = &t->v[k];
+			if (o->tid != r->tid || o->answered)
+				continue;
+			o->answered = true;
+			o->sp = r->sp;
+			o->tp = r->tp;
+			memcpy(o->regs, r->regs, sizeof o->regs);
+			break;
+		}
+	}
+	for (size_t k = 0; k < t->n; k++)
+		answered += t->v[k].answered || t->v[k].skip;
+	return answered;
+}
+
+bool mc_threads_stop(struct mc_threads *t)
+{
+	memset(t, 0, sizeof *t);
+	pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
+	if (!list_threads(t, self))
+		return false;
+	if (!t->n)
+		return true;
+	if (!area)
+		area = mc_map_lazy(sizeof *area); /* touched as records are used */
+	stop_sig = area ? pick_signal() : 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_stop;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (!stop_sig || sigaction(stop_sig, &sa, &saved_action) != 0) {
+		stop_sig = 0;
+		for (size_t k = 0; k < t->n; k++)
+			t->v[k].sp = blocked_sp(t->v[k].tid);
+		return true;
+	}
+	uint32_t g = atomic_load(&area->gen) + 1;
+	atomic_store(&area->next, 0);
+	atomic_store(&area->go, g - 1);
+	atomic_store(&area->gen, g);
+	t->gen = g;
+	for (size_t k = 0; k < t->n; k++)
+		if (syscall(SYS_tgkill, pid, t->v[k].tid, stop_sig) != 0)
+			t->v[k].skip = true;
+	/* Wait: 2 ms for everyone; then give up on threads that block the
+	 * signal, and on those that have gone; a second at most in all for
+	 * threads waiting for a processor. */
+	double t0 = now();
+	bool looked = false;
+	while (collect(t, g) < t->n) {
+		double dt = now() - t0;
+		if (dt > 1.0)
+			break;
+		if (dt > 0.002 && !looked) {
+			looked = true;
+			for (size_t k = 0; k < t->n; k++) {
+				struct mc_other_thread *o = &t->v[k];
+				if (!o->answered && !o->skip &&
+				    (blocks_signal(o->tid, stop_sig) ||
+				     syscall(SYS_tgkill, pid, o->tid, 0) != 0))
+					o->skip = true; /* taken as it is */
+			}
+		}
+		struct timespec ts = { 0, 50000 };
+		nanosleep(&ts, NULL);
+	}
+	for (size_t k = 0; k < t->n; k++) {
+		struct mc_other_thread *o = &t->v[k];
+		o->skip = false;
+		if (!o->answered)
+			o->sp = blocked_sp(o->tid);
+	}
+	return true;
+}
+
+void mc_threads_resume(struct mc_threads *t)
+{
+	if (stop_sig) {
+		atomic_store(&area->go, t->gen);
+		futex(&area->go, FUTEX_WAKE_PRIVATE, INT32_MAX);
+		struct sigaction ign;
+		memset(&ign, 0, sizeof ign);
+		ign.sa_handler = SIG_IGN;
+		sigaction(stop_sig, &ign, NULL); /* discards what is still pending */
+		sigaction(stop_sig, &saved_action, NULL);
+		stop_sig = 0;
+	}
+	if (t->v)
+		mc_unmap(t->v, t->cap * sizeof *t->v);
+	memset(t, 0, sizeof *t);
+}
