@@ -442,7 +442,7 @@ void *mc_track_malloc(size_t n)
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
 	uint32_t stack = mc_stack_capture(fp);
-	void *p = mc_real.malloc(n);
+	void *p = MC_REAL(mc_real.malloc(n));
 	struct slot *s = slot();
 	if (likely(p != NULL)) {
 		record_tracked(s, p, n, stack); /* track_ready: tracking */
@@ -527,8 +527,6 @@ static bool recently_freed(struct slot *self, uintptr_t p, struct freed *out)
 static int unknown_free(struct slot *s, void *p, void *fp, const char *dbl, const char *unk)
 {
 	struct freed f;
-	if (mc_foreign_forget(p))
-		return 0; /* a library's block, made inside a hook (foreign.c) */
 	if (recently_freed(s, (uintptr_t)p, &f)) {
 		bump(s, &s->t.double_frees, 1);
 		report_error(dbl, p, &f, fp);
@@ -549,8 +547,6 @@ static inline __attribute__((always_inline)) int record_free_as(struct slot *s, 
 	}
 	struct mc_block b;
 	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED)) {
-		if (mc_is_boot(p))
-			return -1; /* dropped, as interpose.c drops it */
 		return unknown_free(s, p, fp, "double free",
 				    "free of a pointer memcheck never saw allocated");
 	}
@@ -653,7 +649,7 @@ void *mc_track_realloc(void *old, size_t n)
 			return NULL;
 		}
 	}
-	void *p = mc_real.realloc(old, n);
+	void *p = MC_REAL(mc_real.realloc(old, n));
 	int err = errno;
 	realloc_done(s, old, p, n, st, &prev, fp, true);
 	if (st == 1)
@@ -671,16 +667,16 @@ static void atfork_prepare(void)
 	mc_regions_lock();
 	pthread_mutex_lock(&slot_lock);
 	mc_stacks_lock();
-	mc_foreign_lock();
 	mc_blocks_lock_all();
+	mc_ownheap_lock();
 	mc_footprint_lock(); /* taken by mc_map inside all of the above */
 }
 
 static void atfork_parent(void)
 {
 	mc_footprint_unlock();
+	mc_ownheap_unlock();
 	mc_blocks_unlock_all();
-	mc_foreign_unlock();
 	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
 	mc_regions_unlock();
@@ -694,9 +690,9 @@ static void atfork_child(void)
 {
 	mc_text_after_fork();
 	mc_footprint_after_fork_child();
+	mc_ownheap_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
-	mc_foreign_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);
 	if (slots) {
 		for (int i = 0, hi = slots_hi; i < hi; i++) {

@@ -353,6 +353,10 @@ static void call_delete(void *fn, enum fn f, void *p, size_t n, size_t al)
 static __attribute__((noinline)) void delete_slow(enum fn f, void *p, size_t n, size_t al)
 {
 	void *fn = next_of(f);
+	if (unlikely(mc_ownheap_has(p))) {
+		mc_ownheap_free(p); /* never the allocator's (ownheap.c) */
+		return;
+	}
 	if (!p || mc_uncounted()) {
 		call_delete(fn, f, p, n, al);
 		return;
@@ -364,8 +368,6 @@ static __attribute__((noinline)) void delete_slow(enum fn f, void *p, size_t n, 
 		frame_leave(mine);
 		return;
 	}
-	if (unlikely(mc_is_boot(p)))
-		return;
 	bool pass_on = true;
 	mc_guard_enter();
 	mc_account_free(p, &pass_on, fp);

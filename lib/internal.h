@@ -97,6 +97,8 @@ void mc_map_hooks_set(const struct mc_map_hooks *h);
 /* Pages of an mc_map_reserve mapping touched for the first time (or,
  * negative, given back): counted through the hooks. */
 void mc_own_grow(int64_t bytes);
+/* Is anyone counting (footprint.c started)? */
+bool mc_own_hooked(void);
 /* The same for buffers read(2) fills or write(2) empties: visible to
  * valgrind (util.c). */
 void *mc_map_io(size_t size);
@@ -216,17 +218,29 @@ void *mc_sym_first(const char *name, const void **where);
 /* The same in the objects loaded after libmemcheck (as RTLD_NEXT). */
 void *mc_sym_next(const char *name, const void **where);
 
-/* ---- foreign.c ------------------------------------------------------- */
+/* ---- ownheap.c ------------------------------------------------------- */
 
-/* Blocks a library memcheck calls inside its hooks (libunwind) allocates
- * there, to be freed outside: mc_foreign_note() records one,
- * mc_foreign_forget() says whether p was one (and forgets it). */
-extern _Atomic size_t mc_foreign_count;
-void mc_foreign_note(void *p);
-bool mc_foreign_forget(void *p);
-void mc_foreign_lock(void);
-void mc_foreign_unlock(void);
-void mc_foreign_after_fork_child(void);
+/* The heap for the malloc calls memcheck's own work makes (guard held,
+ * or before the allocator is known): never the program's allocator.
+ * Its memory is a static arena, then a range [mc_ownheap_lo, +
+ * mc_ownheap_len) reserved once that is used up; a pointer inside
+ * either is one of its blocks. */
+extern char mc_ownheap_static[256 * 1024];
+extern uintptr_t mc_ownheap_lo, mc_ownheap_len;
+static inline bool mc_ownheap_has(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mc_ownheap_static < sizeof mc_ownheap_static ||
+	       (uintptr_t)p - mc_ownheap_lo < mc_ownheap_len;
+}
+/* NULL with errno ENOMEM: no such block; NULL with errno 0: this heap
+ * cannot serve (no range, or full): use the allocator. */
+void *mc_ownheap_alloc(size_t align, size_t n, bool zero);
+void mc_ownheap_free(void *p);
+void *mc_ownheap_realloc(void *p, size_t n);
+size_t mc_ownheap_size(const void *p);
+void mc_ownheap_lock(void);
+void mc_ownheap_unlock(void);
+void mc_ownheap_after_fork_child(void);
 
 /* ---- interpose.c ----------------------------------------------------- */
 
@@ -258,13 +272,24 @@ struct mc_thread {
 				      * in count-only mode */
 	struct mc_totals *fast;      /* totals while the guard is down, else
 				      * NULL: the count-only path's one test */
+	int in_real;                 /* inside a call to the allocator made
+				      * with the guard held: a malloc it makes
+				      * through the public names (glibc's
+				      * reallocarray calls realloc) is the
+				      * program's, not memcheck's (ownheap.c) */
 	uintptr_t *cxx_frame;        /* cxxnew.c, tracking: the frame of the
 				      * program's call to an operator new or
 				      * delete being forwarded, or NULL */
 	uintptr_t cxx_ret;           /* its return address when it was set */
-	int foreign;                 /* in a library whose blocks may outlive
-				      * the hook (foreign.c) */
 };
+/* A call to the allocator made with the guard held. */
+#define MC_REAL(call)                                                          \
+	({                                                                     \
+		mc_self.in_real++;                                             \
+		__typeof__(call) mc_real_r_ = (call);                          \
+		mc_self.in_real--;                                             \
+		mc_real_r_;                                                    \
+	})
 extern MC_TLS struct mc_thread mc_self;
 #define mc_in_hook (mc_self.in_hook)
 static inline void mc_guard_enter(void)
@@ -297,15 +322,6 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 #else
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 #endif
-}
-
-/* A block the allocator handed out inside a hook: noted (foreign.c)
- * while the thread runs a library whose blocks may be freed outside. */
-static inline void *mc_foreign_block(void *p)
-{
-	if (unlikely(mc_self.foreign) && p)
-		mc_foreign_note(p);
-	return p;
 }
 
 /* Make sure the forwarding table is filled in. */
@@ -801,9 +817,6 @@ struct mc_totals {
 void *mc_track_malloc(size_t n);
 void mc_track_free(void *p);
 void *mc_track_realloc(void *old, size_t n);
-/* p is one of the blocks served before the allocator was known (frees of
- * them are dropped). */
-bool mc_is_boot(const void *p);
 
 /* Hooks called by interpose.c with the guard held.  fp is the frame of
  * the malloc-family function the program called: stacks start above it. */

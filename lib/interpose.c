@@ -12,10 +12,10 @@
  * dlsym and dlopen allocate, and dlopen's block changed the allocator's
  * layout for the whole run (mimalloc 2.0.9 then peaked 26 MB lower on a
  * three-phase program); region.c's start-up probe is answered here.  A
- * call that comes in before the forwarding table is filled is served
- * from a static bootstrap arena.  And memcheck's own work (stack
- * capture, table growth, reports) may call malloc, so a thread-local
- * guard makes such calls pass straight through, uncounted.
+ * call that comes in before the forwarding table is filled, and every
+ * call memcheck's own work makes (stack capture, symbolization:
+ * thread-local guard held), is served by ownheap.c, uncounted: never by
+ * the program's allocator.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -51,45 +51,35 @@ static _Atomic int state;
 static _Atomic int track_ready;
 static MC_TLS int resolving_here;
 
-/* ---- bootstrap arena ------------------------------------------------- */
+/* ---- memcheck's own calls ------------------------------------------- */
 
-/* Serves calls made before the real malloc is known, and the start-up
- * probe.  Each block has its size in the 16 bytes before it; frees are
- * ignored. */
-static char boot_arena[64 * 1024] __attribute__((aligned(64)));
-static _Atomic size_t boot_used;
-
-static inline bool is_boot(const void *p)
+/* Calls memcheck's own work makes (the guard held) and dlsym's before
+ * the allocator is known are served by ownheap.c, never the program's
+ * allocator; any block in its range goes back there, whoever frees it. */
+static inline bool is_own(const void *p)
 {
-	return (const char *)p >= boot_arena &&
-	       (const char *)p < boot_arena + sizeof boot_arena;
+	return mc_ownheap_has(p);
 }
 
-static void *boot_alloc(size_t size, size_t align, bool zero)
+static bool bootstrapping(void);
+
+/* An uncounted call that is memcheck's own (ownheap.c), not the
+ * program's while memcheck only forwards (the allocator then), nor the
+ * allocator's own through the public names inside a call memcheck
+ * forwarded to it (MC_REAL). */
+static inline bool own_call(void)
 {
-	if (align < 16)
-		align = 16;
-	size_t need = size + 16 + align;
-	size_t off = atomic_fetch_add(&boot_used, need);
-	if (off + need > sizeof boot_arena || size > sizeof boot_arena) {
+	return (mc_in_hook && !mc_self.in_real) || resolving_here || bootstrapping();
+}
+
+/* *served: false when the caller must ask the allocator instead. */
+static void *own_alloc(size_t align, size_t n, bool zero, bool *served)
+{
+	void *p = mc_ownheap_alloc(align, n, zero);
+	*served = p || errno || bootstrapping(); /* errno 0: no room here */
+	if (!p && bootstrapping() && !errno)
 		errno = ENOMEM;
-		return NULL;
-	}
-	uintptr_t p = ((uintptr_t)boot_arena + off + 16 + align - 1) & ~(uintptr_t)(align - 1);
-	((size_t *)p)[-1] = size;
-	if (zero)
-		memset((void *)p, 0, size); /* the arena is zero already; be explicit */
-	return (void *)p;
-}
-
-bool mc_is_boot(const void *p)
-{
-	return is_boot(p);
-}
-
-static size_t boot_size(const void *p)
-{
-	return ((const size_t *)p)[-1];
+	return p;
 }
 
 /* ---- functions the allocator lacks ----------------------------------- */
@@ -494,8 +484,8 @@ static __attribute__((noinline)) void *uncount(size_t size)
 /* region.c's start-up probe: does a malloc call from this process reach
  * memcheck's malloc?  Symbol lookup says so in most cases, not under
  * valgrind, which redirects every object's malloc to its own.  The probe
- * call is answered here, from the bootstrap arena: the allocator never
- * sees it, failure injection never fails it, and it is not counted.  The caller holds the guard, which keeps the
+ * call is answered here, from ownheap.c: the allocator never sees it,
+ * failure injection never fails it, and it is not counted.  The caller holds the guard, which keeps the
  * call off the count-only and tracking paths. */
 static MC_TLS bool probe_armed, probe_seen;
 
@@ -516,17 +506,17 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 	if (unlikely(probe_armed)) {
 		probe_armed = false;
 		probe_seen = true;
-		return boot_alloc(n, 16, false);
+		return mc_ownheap_alloc(16, n, false);
 	}
 	if (INJECT(CALL_FRAME(), false))
 		return NULL;
 	if (unlikely(uncounted())) {
-		if (bootstrapping())
-			return boot_alloc(n, 16, false);
-		return mc_foreign_block(mc_real.malloc(n));
+		bool served = false;
+		void *p = own_call() ? own_alloc(16, n, false, &served) : NULL;
+		return served ? p : mc_real.malloc(n);
 	}
 	mc_guard_enter();
-	void *p = record(mc_real.malloc(n), n, CALL_FRAME());
+	void *p = record(MC_REAL(mc_real.malloc(n)), n, CALL_FRAME());
 	mc_scrub(p, 0, n);
 	mc_guard_leave();
 	return p;
@@ -558,18 +548,21 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 	if (INJECT(CALL_FRAME(), false))
 		return NULL;
 	if (unlikely(uncounted())) {
-		if (bootstrapping()) {
+		if (own_call()) {
 			size_t n;
 			if (__builtin_mul_overflow(nmemb, size, &n)) {
 				errno = ENOMEM;
 				return NULL;
 			}
-			return boot_alloc(n, 16, true);
+			bool served;
+			void *p = own_alloc(16, n, true, &served);
+			if (served)
+				return p;
 		}
-		return mc_foreign_block(mc_real.calloc(nmemb, size));
+		return mc_real.calloc(nmemb, size);
 	}
 	mc_guard_enter();
-	void *p = record(mc_real.calloc(nmemb, size), nmemb * size, CALL_FRAME());
+	void *p = record(MC_REAL(mc_real.calloc(nmemb, size)), nmemb * size, CALL_FRAME());
 	mc_guard_leave();
 	return p;
 }
@@ -593,10 +586,13 @@ MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 
 static __attribute__((noinline)) void free_slow(void *p)
 {
-	if (!p || unlikely(is_boot(p)))
+	if (!p)
 		return;
+	if (unlikely(is_own(p))) {
+		mc_ownheap_free(p);
+		return;
+	}
 	if (unlikely(uncounted())) {
-		mc_foreign_forget(p);
 		mc_real.free(p);
 		return;
 	}
@@ -612,14 +608,13 @@ MC_API MC_FRAMELESS void free(void *p)
 {
 	struct mc_totals *t = count_path();
 	if (t) {
-		if (likely(p != NULL) && likely(!is_boot(p))) {
+		if (likely(p != NULL) && likely(!is_own(p))) {
 			mc_add_own(&t->frees, 1);
 			mc_real.free(p);
 			return;
 		}
-	} else if (likely(p != NULL) && likely(!mc_in_hook) && likely(tracking())) {
-		/* A bootstrap block is not in the table: account.c asks
-		 * mc_is_boot() when the lookup misses. */
+	} else if (likely(p != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
+		   likely(!is_own(p))) {
 		mc_track_free(p);
 		return;
 	}
@@ -644,7 +639,7 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	if (!old) {
 		mc_guard_enter();
 		mc_account_realloc_call();
-		void *p = array ? mc_real.reallocarray(NULL, a, b) : mc_real.realloc(NULL, n);
+		void *p = MC_REAL(array ? mc_real.reallocarray(NULL, a, b) : mc_real.realloc(NULL, n));
 		record(p, n, fp);
 		mc_scrub(p, 0, n);
 		mc_guard_leave();
@@ -663,7 +658,7 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 		return NULL;
 	}
 	errno = saved;
-	void *p = array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, n);
+	void *p = MC_REAL(array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, n));
 	int err = errno;
 	mc_account_realloc_end(old, p, n, st, &prev, fp);
 	if (st == 1 && mc_opt.track)
@@ -673,33 +668,30 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	return p;
 }
 
-/* realloc inside a hook: a block noted in foreign.c stays noted as it
- * moves, and one made for a library that keeps its blocks is noted. */
-static void *realloc_inside(void *old, size_t a, size_t b, bool array)
-{
-	bool noted = old && mc_foreign_forget(old);
-	void *p = array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, a * b);
-	if (noted && !p && a && b)
-		mc_foreign_note(old); /* failed: the old block is still there */
-	else if (p && (noted || mc_self.foreign))
-		mc_foreign_note(p);
-	return p;
-}
-
 static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
 {
-	if (unlikely(is_boot(old))) {
-		void *p = malloc(n);
-		if (p) {
-			size_t have = boot_size(old);
-			memcpy(p, old, have < n ? have : n);
+	if (unlikely(is_own(old))) {
+		if (own_call())
+			return mc_ownheap_realloc(old, n);
+		/* The program reallocates a block memcheck's work made (a
+		 * library's cache): from now on it is the program's. */
+		void *p = n ? malloc(n) : NULL;
+		if (p || !n) {
+			size_t have = mc_ownheap_size(old);
+			if (p)
+				memcpy(p, old, have < n ? have : n);
+			mc_ownheap_free(old);
 		}
 		return p;
 	}
 	if (unlikely(uncounted())) {
-		if (bootstrapping())
-			return boot_alloc(n, 16, false);
-		return realloc_inside(old, n, 1, false);
+		if (own_call() && !old) {
+			bool served;
+			void *p = own_alloc(16, n, false, &served);
+			if (served)
+				return p;
+		}
+		return mc_real.realloc(old, n);
 	}
 	if (n > 0 && INJECT(CALL_FRAME(), true))
 		return NULL;
@@ -731,10 +723,10 @@ MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 	if (fault_off()) {
 		struct mc_totals *t = count_path();
 		if (t) {
-			if (likely(!is_boot(old)))
+			if (likely(!is_own(old)))
 				return realloc_count(t, old, n);
 		} else if (likely(old != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
-			   likely(!is_boot(old))) {
+			   likely(!is_own(old))) {
 			return mc_track_realloc(old, n);
 		}
 	}
@@ -743,15 +735,15 @@ MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 
 MC_API void *reallocarray(void *old, size_t a, size_t b)
 {
-	if (unlikely(is_boot(old) || uncounted())) {
+	if (unlikely(is_own(old) || uncounted())) {
 		size_t n;
 		if (__builtin_mul_overflow(a, b, &n)) {
 			errno = ENOMEM;
 			return NULL;
 		}
-		if (is_boot(old) || bootstrapping())
+		if (is_own(old) || own_call())
 			return realloc(old, n);
-		return realloc_inside(old, a, b, true);
+		return mc_real.reallocarray(old, a, b);
 	}
 	size_t n;
 	if (!__builtin_mul_overflow(a, b, &n) && n > 0 &&
@@ -770,21 +762,25 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 			return ENOMEM;
 	}
 	if (unlikely(uncounted())) {
-		if (bootstrapping()) {
-			void *p = boot_alloc(n, align, false);
-			if (!p)
-				return ENOMEM;
-			*out = p;
-			return 0;
+		if (own_call()) {
+			if (align < sizeof(void *) || (align & (align - 1)))
+				return EINVAL;
+			int saved = errno;
+			bool served;
+			void *p = own_alloc(align, n, false, &served);
+			errno = saved;
+			if (served) {
+				if (!p)
+					return ENOMEM;
+				*out = p;
+				return 0;
+			}
 		}
-		int rc = mc_real.posix_memalign(out, align, n);
-		if (rc == 0)
-			mc_foreign_block(*out);
-		return rc;
+		return mc_real.posix_memalign(out, align, n);
 	}
 	mc_guard_enter();
 	void *p = NULL;
-	int rc = mc_real.posix_memalign(&p, align, n);
+	int rc = MC_REAL(mc_real.posix_memalign(&p, align, n));
 	int saved = errno;
 	record(rc == 0 ? p : NULL, n, CALL_FRAME());
 	if (rc == 0)
@@ -803,12 +799,13 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 		if (INJECT(CALL_FRAME(), false))            \
 			return NULL;                                      \
 		if (unlikely(uncounted())) {                              \
-			if (bootstrapping())                              \
-				return boot_alloc(size, page_size(), false); \
-			return mc_foreign_block(mc_real.call);            \
+			bool served = false;                              \
+			void *p = own_call() ? own_alloc(page_size(), size, false, \
+							   &served) : NULL; \
+			return served ? p : mc_real.call;                 \
 		}                                                         \
 		mc_guard_enter();                                             \
-		void *p = record(mc_real.call, size, CALL_FRAME()); \
+		void *p = record(MC_REAL(mc_real.call), size, CALL_FRAME()); \
 		mc_scrub(p, 0, size);                                         \
 		mc_guard_leave();                                             \
 		return p;                                                 \
@@ -827,8 +824,8 @@ MC_API size_t malloc_usable_size(void *p)
 {
 	if (!p)
 		return 0;
-	if (unlikely(is_boot(p)))
-		return boot_size(p);
+	if (unlikely(is_own(p)))
+		return mc_ownheap_size(p);
 	if (bootstrapping())
 		mc_resolve();
 	if (mc_real.usable_size)

@@ -568,11 +568,12 @@ static int trim_to(uintptr_t site, void **raw, int got, uintptr_t *out, int max)
 static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, int max)
 {
 	void *raw[MC_MAX_DEPTH + 8];
-	mc_self.foreign++; /* their blocks may be freed outside the hook */
+	/* Their blocks (libunwind's thread data, allocated at a thread's
+	 * first unwind and freed by the C library outside the hooks) come
+	 * from ownheap.c and go back there. */
 	int got = mc_opt.unwinder == MC_UNWIND_LIBUNWIND
 		  ? unw_backtrace_fn(raw, max + 8)
 		  : backtrace(raw, max + 8);
-	mc_self.foreign--;
 	return trim_to(((uintptr_t *)fp)[1], raw, got, frames, max);
 }
 

@@ -152,6 +152,11 @@ static void unmap_counted(void *p, size_t size)
 	hooks->after(folding, -(int64_t)size);
 }
 
+bool mc_own_hooked(void)
+{
+	return hooks != NULL;
+}
+
 void mc_own_grow(int64_t bytes)
 {
 	if (hooks)

@@ -82,6 +82,11 @@ NULL_SO := $(B)/tests/libnull_interpose.so
 $(NULL_SO): bench/null_interpose.c | $(B)/tests
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -fno-builtin -o $@ $< -ldl
 
+# plain_phases again, linked, with a region per phase (test_ownmem).
+PROG_BINS += $(B)/tests/prog/phases_regions
+$(B)/tests/prog/phases_regions: tests/prog/plain_phases.c $(B)/libmemcheck.so include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -DWITH_REGIONS -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldl
 # Check suites, not linked to memcheck either (tests/test_vgsupp.c,
 # tests/test_checkfork.c): a static pattern rule, which wins over plain_%.
 CHECK_PROGS := $(B)/tests/prog/plain_check $(B)/tests/prog/plain_check_fork

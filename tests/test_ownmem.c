@@ -1,0 +1,198 @@
+/*
+ * test_ownmem.c - the memory figures memcheck reports are the program's
+ * own, memcheck's memory left out: tests/prog/plain_phases run bare
+ * measures each phase
+ * and itself (VmHWM, reset before each phase); run under memcheck, the
+ * peak_rss of the process and of each region must equal those within
+ * max(3%, 1.5 MiB), under every allocator, in every mode a user meets:
+ * preloaded with tracking (the default), count-only, through `memcheck
+ * run`, and linked with a region per phase, in a forked child too.
+ *
+ * memcheck's own tables (30 B and more per live block: tens of MiB here)
+ * are resident memory too; footprint.c keeps them out.  jemalloc and
+ * mimalloc run with their purge timers off, so a bare peak is the same
+ * run after run and a difference is memcheck's.  (test_fidelity.c
+ * checks the other half: that memcheck leaves the allocator's behaviour,
+ * and so the process's own peak, as it is.)
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define MiB (1024.0 * 1024.0)
+#define NO_PURGE_TIMER "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1", \
+	"MIMALLOC_DECOMMIT_DELAY=100000", "MIMALLOC_PURGE_DELAY=100000"
+#define NALLOCS H_NALLOCATORS
+/* As memcheck names them in its records. */
+static const char *const alloc_names[NALLOCS] = { "glibc", "mimalloc", "jemalloc",
+						  "tcmalloc" };
+
+enum mode {
+	TRACK,      /* LD_PRELOAD, defaults */
+	COUNT,      /* LD_PRELOAD, MEMCHECK_TRACK=0 */
+	RUN,        /* memcheck run -a ALLOCATOR */
+	REGIONS,    /* phases_regions: a region per phase */
+};
+static const char *const mode_names[] = { "preloaded", "count-only", "memcheck run",
+					  "linked regions" };
+
+/* The cases: a program's workload, measured bare once, then under each
+ * of its modes. */
+#define MAX_MODES 4
+static const struct {
+	const char *workload;
+	enum mode modes[MAX_MODES];
+	int nmodes;
+} cases[] = {
+	{ "three", { TRACK, COUNT, RUN, REGIONS }, 4 },
+	{ "stacks", { TRACK, REGIONS }, 2 },
+	{ "threads", { TRACK, REGIONS }, 2 },
+	{ "leak", { TRACK, REGIONS }, 2 },
+	{ "fork", { REGIONS }, 1 },
+};
+#define NCASES (int)(sizeof cases / sizeof cases[0])
+
+#define MAX_PHASES 8
+struct phases {
+	int n;
+	char name[MAX_PHASES][32];
+	uint64_t peak[MAX_PHASES];
+};
+
+/* "NAME peak=N" lines of a bare run: the phases, then "process". */
+static void parse_phases(const char *out, struct phases *p)
+{
+	p->n = 0;
+	for (const char *s = out; s && *s && p->n < MAX_PHASES;) {
+		const char *eol = strchr(s, '\n');
+		const char *eq = strstr(s, " peak=");
+		if (eq && (!eol || eq < eol) && eq - s < 32) {
+			memcpy(p->name[p->n], s, (size_t)(eq - s));
+			p->name[p->n][eq - s] = 0;
+			p->peak[p->n++] = strtoull(eq + 6, NULL, 10);
+		}
+		s = eol ? eol + 1 : NULL;
+	}
+}
+
+static bool within(uint64_t got, uint64_t want)
+{
+	double tol = want * 0.03 > 1.5 * MiB ? want * 0.03 : 1.5 * MiB;
+	double d = (double)got - (double)want;
+	return d <= tol && d >= -tol;
+}
+
+/* The bare figures of a workload under allocator a: the program run
+ * without memcheck, best of two (a loaded machine's page-in can only
+ * add to a peak that is otherwise the same each run). */
+static void bare(const char *so, int a, const char *workload, struct phases *out)
+{
+	const char *env[] = { NO_PURGE_TIMER, so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
+	for (int k = 0; k < 2; k++) {
+		struct h_run r;
+		H_RUN(&r, 0, NULL, env, h_prog("plain_phases"), workload);
+		ck_assert_msg(r.exit_code == 0, "plain_phases %s bare under %s: %s", workload,
+			      alloc_names[a], h_status(&r));
+		struct phases p;
+		parse_phases(r.out, &p);
+		ck_assert_msg(p.n >= 2, "plain_phases %s printed no phases:\n%s", workload, r.out);
+		if (k == 0)
+			*out = p;
+		for (int i = 0; i < p.n && i < out->n; i++)
+			if (p.peak[i] < out->peak[i])
+				out->peak[i] = p.peak[i];
+		h_run_free(&r);
+	}
+}
+
+/* Run the case under memcheck; its records in rep. */
+static void measured(const char *so, int a, int c, enum mode mode, struct h_report *rep)
+{
+	const char *report = h_tmppath("report.jsonl");
+	const char *workload = cases[c].workload;
+	struct h_run r;
+	switch (mode) {
+	case TRACK:
+	case COUNT: {
+		const char *env[] = { NO_PURGE_TIMER, h_env("MEMCHECK_REPORT=%s", report),
+				      "MEMCHECK_TEXT=none",
+				      mode == COUNT ? "MEMCHECK_TRACK=0" : NULL, NULL };
+		H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_phases"), workload);
+		break;
+	}
+	case RUN: {
+		const char *env[] = { NO_PURGE_TIMER, "MEMCHECK_TEXT=none", NULL };
+		H_RUN(&r, 0, NULL, env, h_env("%s/memcheck", h_build()), "run", "-a",
+		      alloc_names[a], "-n", "1", "--report", report, "--",
+		      h_prog("plain_phases"), workload);
+		break;
+	}
+	case REGIONS: {
+		const char *env[] = { NO_PURGE_TIMER, h_env("MEMCHECK_REPORT=%s", report),
+				      "MEMCHECK_TEXT=none", NULL };
+		H_RUN(&r, H_PRELOAD, so, env, h_prog("phases_regions"), workload);
+		break;
+	}
+	}
+	/* The leak case's region fails (its leak), and so may memcheck run. */
+	ck_assert_msg(!r.timed_out && r.signal == 0 &&
+		      (r.exit_code == 0 || !strcmp(workload, "leak")),
+		      "%s %s under %s: %s; stderr:\n%s", workload, mode_names[mode],
+		      alloc_names[a], h_status(&r), r.err);
+	H_LOAD(rep, report);
+	h_run_free(&r);
+}
+
+START_TEST(test_peak_is_the_programs)
+{
+	int c = _i / NALLOCS, a = _i % NALLOCS;
+	const char *so;
+	if (!h_allocator(a, &so))
+		return;
+	struct phases want;
+	bare(so, a, cases[c].workload, &want);
+	for (int m = 0; m < cases[c].nmodes; m++) {
+		enum mode mode = cases[c].modes[m];
+		const char *label = mode_names[mode];
+		struct h_report rep;
+		measured(so, a, c, mode, &rep);
+		bool regions = mode == REGIONS;
+		/* Linked: each phase's region; preloaded: the process. */
+		for (int i = 0; i < want.n; i++) {
+			bool process = !strcmp(want.name[i], "process");
+			if (regions == process)
+				continue;
+			const struct h_json *rec = NULL;
+			for (size_t k = 0; k < rep.n && !rec; k++) /* memcheck run: glibc's first */
+				if (!strcmp(h_str(rep.rec[k], "name"), want.name[i]) &&
+				    !strcmp(h_str(rep.rec[k], "allocator"), alloc_names[a]))
+					rec = rep.rec[k];
+			ck_assert_msg(rec, "%s %s under %s: no record of \"%s\"", cases[c].workload,
+				      label, alloc_names[a], want.name[i]);
+			uint64_t got = h_u64(rec, "peak_rss");
+			printf("note: %s %s under %s, \"%s\": peak %.1f MiB, bare %.1f MiB\n",
+			       cases[c].workload, label, alloc_names[a], want.name[i], got / MiB,
+			       want.peak[i] / MiB);
+			ck_assert_msg(within(got, want.peak[i]),
+				      "%s %s under %s, \"%s\": peak_rss %.1f MiB, the program's own "
+				      "is %.1f MiB bare", cases[c].workload, label, alloc_names[a],
+				      want.name[i], got / MiB, want.peak[i] / MiB);
+		}
+		h_report_free(&rep);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ownmem");
+	TCase *tc = tcase_create("ownmem");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_peak_is_the_programs, 0, NCASES * NALLOCS);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
