@@ -4,12 +4,15 @@
  * Counting must cost almost nothing, so each thread counts into a slot of
  * its own (no shared atomic on the hot path); a region's figures are the
  * difference of two sums over all slots.  Live bytes are the exception:
- * a peak needs a global view.  A thread keeps its live-byte change
- * pending and adds it to the global figure only when it exceeds BATCH, or
- * on every call while the process has a single thread; the peak is the
- * global figure plus the caller's pending change at each call.  So the
- * peak is exact for single-threaded programs and low by at most BATCH
- * per other thread otherwise.
+ * a peak needs a global view, so every change of live bytes is one
+ * atomic add to a single figure, and each increase compares its result
+ * with the peak.  The order of those adds is the order of the process's
+ * allocations and frees, and the peak is exact with any number of
+ * threads.  (Per-thread batches flushed every 32 KiB were cheaper, and
+ * low by up to the other threads' batches: by all the main thread's
+ * live bytes while it waited in pthread_join for threads that
+ * allocated.)  Only tracking measures live bytes; there an atomic add
+ * is a small part of an allocation's cost (make bench).
  *
  * Regions (region.c) read these figures at their begin and end.
  */
@@ -24,7 +27,6 @@
 #include "internal.h"
 
 #define MAX_SLOTS 1024
-#define BATCH (32 * 1024)
 
 /* The thread's most recent frees, to recognise a double free and show
  * where the block was freed.  valgrind keeps a similar bounded queue of
@@ -43,7 +45,6 @@ struct freed {
 
 struct slot {
 	struct mc_totals t;
-	int64_t pending;       /* live-byte change not yet in g_live */
 	int in_use;
 	uint32_t ring_pos;
 	struct freed *ring;    /* RING entries, mmap'd with the slot's first use */
@@ -72,7 +73,6 @@ static MC_TLS int my_disabled; /* memcheck_disable() depth */
 
 static _Atomic int64_t g_live;
 static _Atomic int64_t g_peak;
-static _Atomic int g_multi;
 
 /* ---- per-thread slots ------------------------------------------------ */
 
@@ -88,9 +88,7 @@ static void fold(struct mc_totals *into, const struct mc_totals *t)
 static void retire(struct slot *s)
 {
 	fold(&retired, &s->t);
-	atomic_fetch_add(&g_live, s->pending);
 	memset(&s->t, 0, sizeof s->t);
-	s->pending = 0;
 	s->in_use = 0; /* the ring stays: its frees can still be doubled */
 	s->tid = 0;
 	s->stack_lo = s->stack_hi = 0;
@@ -162,8 +160,6 @@ static struct slot *slot_acquire(void)
 		s->sample_left = mc_timeline_step();
 		nslots_used++;
 	}
-	if (nslots_used > 1)
-		atomic_store(&g_multi, 1);
 	pthread_mutex_unlock(&slot_lock);
 	if (s != &shared_slot && getpid() != tid) {
 		/* Only for threads other than the main one: glibc reports the
@@ -261,24 +257,11 @@ static inline void peak_update(int64_t live)
 	}
 }
 
-static inline void live_change(struct slot *s, int64_t d)
+static inline void live_change(int64_t d)
 {
-	if (unlikely(s == &shared_slot)) {
-		peak_update(atomic_fetch_add(&g_live, d) + d);
-		return;
-	}
-	int64_t pend = __atomic_load_n(&s->pending, __ATOMIC_RELAXED) + d;
-	if (atomic_load_explicit(&g_multi, memory_order_relaxed) &&
-	    (pend >= BATCH || pend <= -BATCH)) {
-		int64_t live = atomic_fetch_add(&g_live, pend) + pend;
-		__atomic_store_n(&s->pending, 0, __ATOMIC_RELAXED);
-		if (d > 0)
-			peak_update(live);
-		return;
-	}
-	__atomic_store_n(&s->pending, pend, __ATOMIC_RELAXED);
+	int64_t live = atomic_fetch_add_explicit(&g_live, d, memory_order_relaxed) + d;
 	if (d > 0)
-		peak_update(atomic_load_explicit(&g_live, memory_order_relaxed) + pend);
+		peak_update(live);
 }
 
 static __attribute__((noinline, cold)) void sample_due(struct slot *s)
@@ -295,12 +278,12 @@ static inline __attribute__((always_inline)) void tally(struct slot *s, uint64_t
 	if (unlikely(s == &shared_slot)) {
 		__atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(bytes, size, __ATOMIC_RELAXED);
-		peak_update(atomic_fetch_add(&g_live, d) + d);
-		return;
+		live_change(d);
+		return; /* threads share it: no timeline countdown */
 	}
 	mc_add_own(calls, 1);
 	mc_add_own(bytes, size);
-	live_change(s, d);
+	live_change(d);
 	/* The timeline's countdown: one subtraction while it is off. */
 	s->sample_left -= (int64_t)size;
 	if (unlikely(s->sample_left < 0))
@@ -315,19 +298,9 @@ void mc_account_countdown(void)
 		s->sample_left = mc_timeline_step();
 }
 
-void mc_account_flush(void)
-{
-	struct slot *s = slot();
-	if (s == &shared_slot)
-		return;
-	int64_t pend = __atomic_exchange_n(&s->pending, 0, __ATOMIC_RELAXED);
-	atomic_fetch_add(&g_live, pend);
-}
-
 int64_t mc_account_live(void)
 {
-	struct slot *s = slot();
-	return atomic_load(&g_live) + (s == &shared_slot ? 0 : s->pending);
+	return atomic_load(&g_live);
 }
 
 void mc_account_sum(struct mc_totals *t)
@@ -612,7 +585,7 @@ static inline __attribute__((always_inline)) void realloc_done(struct slot *s, v
 		bump(s, &s->t.frees, 1);
 		if (track) {
 			bump(s, &s->t.bytes_freed, prev->size);
-			live_change(s, -(int64_t)prev->size);
+			live_change(-(int64_t)prev->size);
 			remember_free(s, prev, fp);
 		}
 	}
@@ -700,16 +673,13 @@ static void atfork_child(void)
 			if (!s->in_use || s == my_slot)
 				continue;
 			fold(&retired, &s->t);
-			atomic_fetch_add(&g_live, s->pending);
 			memset(&s->t, 0, sizeof s->t);
-			s->pending = 0;
 			s->in_use = 0;
 			s->tid = 0;
 		}
 		nslots_used = my_slot && my_slot != &shared_slot ? 1 : 0;
 		if (nslots_used)
 			my_slot->tid = gettid(); /* the child's own id */
-		atomic_store(&g_multi, 0);
 	}
 	mc_regions_after_fork_child();
 	mc_guard_leave();

@@ -52,7 +52,7 @@ struct mc_options {
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
-	int scrub;                /* clear new blocks' first 4 KiB (interpose.c) */
+	int scrub;                /* bytes of new blocks cleaned of addresses (interpose.c) */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
@@ -335,16 +335,14 @@ bool mc_uncounted(void);
 void mc_probe_arm(void);
 bool mc_probe_seen(void);
 
-/* MEMCHECK_SCRUB: the bytes [from, n) of a new block p, within its first
- * MC_SCRUB_MAX, cleared as calloc would (from: what realloc kept). */
-#define MC_SCRUB_MAX 4096
+/* MEMCHECK_SCRUB: in the bytes [from, n) of a new block p, within its
+ * first mc_opt.scrub (from: what realloc kept), each aligned word that
+ * holds an address is cleared (interpose.c). */
+void mc_scrub_words(void *p, size_t from, size_t n);
 static inline void mc_scrub(void *p, size_t from, size_t n)
 {
-	if (unlikely(mc_opt.scrub) && p && from < MC_SCRUB_MAX) {
-		size_t to = n < MC_SCRUB_MAX ? n : MC_SCRUB_MAX;
-		if (to > from)
-			memset((char *)p + from, 0, to - from);
-	}
+	if (unlikely(from < (size_t)mc_opt.scrub) && p)
+		mc_scrub_words(p, from, n);
 }
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
@@ -843,7 +841,6 @@ void mc_account_init(void);
 void mc_account_sum(struct mc_totals *t);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
-void mc_account_flush(void);
 /* Restart this thread's timeline countdown (a region began). */
 void mc_account_countdown(void);
 /* The live-byte peak for region.c: _begin restarts it from the live

@@ -356,6 +356,31 @@ static inline bool uncounted(void)
 	return uncounted_slow();
 }
 
+/* MEMCHECK_SCRUB.  The scan reads a block's aligned words and takes
+ * those that hold an address; valgrind skips the bytes a program never
+ * wrote.  Clearing only the words that hold an address leaves everything
+ * else as the allocator handed it out: a zero word is read, never
+ * written, so a page of the block nobody touched stays the kernel's zero
+ * page and the program's resident memory is what it was. */
+#define MC_IS_ADDR(w) ((w) - 4096 < ((uintptr_t)1 << 48) - 4096)
+void mc_scrub_words(void *p, size_t from, size_t n)
+{
+	size_t max = (size_t)mc_opt.scrub;
+	size_t to = (n < max ? n : max) & ~(size_t)7;
+	uintptr_t *w = (uintptr_t *)((char *)p + ((from + 7) & ~(size_t)7));
+	uintptr_t *end = (uintptr_t *)((char *)p + to);
+	/* Four words tested at a time without a branch: most hold no address. */
+	for (; w + 4 <= end; w += 4)
+		if (unlikely(MC_IS_ADDR(w[0]) | MC_IS_ADDR(w[1]) | MC_IS_ADDR(w[2]) |
+			     MC_IS_ADDR(w[3])))
+			for (int i = 0; i < 4; i++)
+				if (MC_IS_ADDR(w[i]))
+					w[i] = 0;
+	for (; w < end; w++)
+		if (MC_IS_ADDR(*w))
+			*w = 0;
+}
+
 bool mc_uncounted(void)
 {
 	return uncounted();

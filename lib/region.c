@@ -87,7 +87,6 @@ static uint32_t next_epoch(void)
 static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 {
 	mc_vg_region_begin((int)(r - regions), r->name);
-	mc_account_flush();
 	r->epoch = epoch;
 	if (from_start) {
 		memset(&r->base, 0, sizeof r->base);
@@ -223,7 +222,6 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	struct mc_fault_info fault;
 	mc_fault_region_end(&fault);
 	res.injected = fault.injected;
-	mc_account_flush();
 	double t1 = mc_now();
 	/* The snapshot first: while the region's peak is still the one new
 	 * peaks raise, another thread's cannot make it older. */

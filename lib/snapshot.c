@@ -26,8 +26,10 @@
  * inner's, the newest generation again (mc_peak_uncover).
  *
  * With several threads the counters are added atomically, but a save and
- * a bump can race a concurrent change: the snapshot is then as precise
- * as the peak itself, which account.c already batches per thread.
+ * a bump can race a concurrent change, and a block enters its site (in
+ * the block table) a moment before it enters the live bytes (account.c):
+ * the peak is exact, its snapshot may mix in what another thread did at
+ * that moment.
  */
 #include <string.h>
 

@@ -95,10 +95,10 @@ static void memcheck_counts_so(const struct expect *e, const char *scan, const c
 	/* valgrind runs without suppressions: so does memcheck (the shipped
 	 * glibc.supp would take the thread's DTV out of its kind). */
 	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-			      h_env("MEMCHECK_SCAN=%s", scan), h_env("MEMCHECK_SCRUB=%s", scrub),
-			      "MEMCHECK_MAX_LEAKS=100000",
+			      h_env("MEMCHECK_SCAN=%s", scan), "MEMCHECK_MAX_LEAKS=100000",
 			      supp ? "MEMCHECK_DEFAULT_SUPPRESSIONS=1"
-				   : "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
+				   : "MEMCHECK_DEFAULT_SUPPRESSIONS=0",
+			      scrub ? h_env("MEMCHECK_SCRUB=%s", scrub) : NULL, NULL };
 	struct h_run m;
 	H_RUN(&m, H_PRELOAD, so, env, h_prog(e->prog));
 	ck_assert_msg(m.exit_code == 0, "%s under memcheck: %s; stderr:\n%s", e->prog,
@@ -193,9 +193,9 @@ END_TEST
  * free-list links, a freed block's pointers, memcheck's own start-up
  * calls into the C library): a lost block that such a word points to is
  * indirectly lost where valgrind, which skips the word as undefined,
- * says definitely.  So by default the lost blocks and bytes are compared
- * as one sum, and with MEMCHECK_SCRUB=1, which clears new blocks, kind
- * by kind. */
+ * says definitely.  memcheck clears such words from new blocks by
+ * default (MEMCHECK_SCRUB): with it, the kinds are compared kind by
+ * kind; with MEMCHECK_SCRUB=0, the lost blocks and bytes as one sum. */
 static const char *const allocators[] = { "libmimalloc.so.2", "libjemalloc.so.2",
 					  "libtcmalloc_minimal.so.4" };
 
@@ -218,15 +218,16 @@ START_TEST(test_kinds_same_under_every_allocator)
 		return;
 	struct counts mc, lost, want_lost = e->want;
 	char verdict[16];
-	memcheck_counts_so(e, "1", "1", so, true, &mc, verdict, sizeof verdict);
-	expect_counts(h_env("%s, MEMCHECK_SCRUB=1", allocators[(size_t)_i / n]), e->prog, &mc,
+	memcheck_counts_so(e, "1", NULL, so, true, &mc, verdict, sizeof verdict);
+	expect_counts(h_env("%s, MEMCHECK_SCRUB's default", allocators[(size_t)_i / n]), e->prog, &mc,
 		      &e->want);
 	ck_assert_msg(!strcmp(verdict, e->verdict), "%s under %s: verdict %s, expected %s",
 		      e->prog, allocators[(size_t)_i / n], verdict, e->verdict);
 	memcheck_counts_so(e, "1", "0", so, true, &lost, verdict, sizeof verdict);
 	lost_as_one(&lost);
 	lost_as_one(&want_lost);
-	expect_counts(h_env("%s (definitely + indirectly lost)", allocators[(size_t)_i / n]),
+	expect_counts(h_env("%s, MEMCHECK_SCRUB=0 (definitely + indirectly lost)",
+			    allocators[(size_t)_i / n]),
 		      e->prog, &lost, &want_lost);
 }
 END_TEST

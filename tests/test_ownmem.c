@@ -14,12 +14,24 @@
  * run after run and a difference is memcheck's.  (test_fidelity.c
  * checks the other half: that memcheck leaves the allocator's behaviour,
  * and so the process's own peak, as it is.)
+ *
+ * Where transparent huge pages are "always" (Debian's kernels), a heap
+ * region's resident size depends on where ASLR put it against 2 MiB
+ * boundaries: bare runs of the same program differ by a huge page or
+ * two (tcmalloc's brk heap: 27.3 to 30.4 MiB), more than the tolerance.
+ * The test's processes run with huge pages off (PR_SET_THP_DISABLE,
+ * inherited across fork and exec), so what it measures is memcheck's
+ * memory, not that lottery; memcheck's own mappings never take huge
+ * pages anyway (util.c).  The bare figure is still the range of three
+ * runs, and a measured run outside it is run once more before the test
+ * believes it.
  */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "harness.h"
 
@@ -79,20 +91,25 @@ static void parse_phases(const char *out, struct phases *p)
 	}
 }
 
-static bool within(uint64_t got, uint64_t want)
+/* The bare figures of a workload: each phase's lowest and highest peak
+ * over BARE_RUNS runs. */
+#define BARE_RUNS 3
+struct bare {
+	struct phases lo;
+	uint64_t hi[MAX_PHASES];
+};
+
+static bool within(uint64_t got, const struct bare *b, int i)
 {
-	double tol = want * 0.03 > 1.5 * MiB ? want * 0.03 : 1.5 * MiB;
-	double d = (double)got - (double)want;
-	return d <= tol && d >= -tol;
+	double lo = b->lo.peak[i], hi = b->hi[i];
+	double tol = hi * 0.03 > 1.5 * MiB ? hi * 0.03 : 1.5 * MiB;
+	return got >= lo - tol && got <= hi + tol;
 }
 
-/* The bare figures of a workload under allocator a: the program run
- * without memcheck, best of two (a loaded machine's page-in can only
- * add to a peak that is otherwise the same each run). */
-static void bare(const char *so, int a, const char *workload, struct phases *out)
+static void bare(const char *so, int a, const char *workload, struct bare *out)
 {
 	const char *env[] = { NO_PURGE_TIMER, so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < BARE_RUNS; k++) {
 		struct h_run r;
 		H_RUN(&r, 0, NULL, env, h_prog("plain_phases"), workload);
 		ck_assert_msg(r.exit_code == 0, "plain_phases %s bare under %s: %s", workload,
@@ -100,11 +117,16 @@ static void bare(const char *so, int a, const char *workload, struct phases *out
 		struct phases p;
 		parse_phases(r.out, &p);
 		ck_assert_msg(p.n >= 2, "plain_phases %s printed no phases:\n%s", workload, r.out);
-		if (k == 0)
-			*out = p;
-		for (int i = 0; i < p.n && i < out->n; i++)
-			if (p.peak[i] < out->peak[i])
-				out->peak[i] = p.peak[i];
+		if (k == 0) {
+			out->lo = p;
+			memcpy(out->hi, p.peak, sizeof out->hi);
+		}
+		for (int i = 0; i < p.n && i < out->lo.n; i++) {
+			if (p.peak[i] < out->lo.peak[i])
+				out->lo.peak[i] = p.peak[i];
+			if (p.peak[i] > out->hi[i])
+				out->hi[i] = p.peak[i];
+		}
 		h_run_free(&r);
 	}
 }
@@ -147,48 +169,73 @@ static void measured(const char *so, int a, int c, enum mode mode, struct h_repo
 	h_run_free(&r);
 }
 
+/* The first phase of want whose record in rep is outside the bare
+ * range, or -1; each phase's figure noted when last is set. */
+static int check_peaks(int c, int a, enum mode mode, const struct bare *want,
+		       const struct h_report *rep, bool last, uint64_t *got_out)
+{
+	bool regions = mode == REGIONS;
+	for (int i = 0; i < want->lo.n; i++) {
+		/* Linked: each phase's region; preloaded: the process. */
+		bool process = !strcmp(want->lo.name[i], "process");
+		if (regions == process)
+			continue;
+		const struct h_json *rec = NULL;
+		for (size_t k = 0; k < rep->n && !rec; k++) /* memcheck run: glibc's first */
+			if (!strcmp(h_str(rep->rec[k], "name"), want->lo.name[i]) &&
+			    !strcmp(h_str(rep->rec[k], "allocator"), alloc_names[a]))
+				rec = rep->rec[k];
+		ck_assert_msg(rec, "%s %s under %s: no record of \"%s\"", cases[c].workload,
+			      mode_names[mode], alloc_names[a], want->lo.name[i]);
+		uint64_t got = h_u64(rec, "peak_rss");
+		if (last)
+			printf("note: %s %s under %s, \"%s\": peak %.1f MiB, bare %.1f-%.1f MiB\n",
+			       cases[c].workload, mode_names[mode], alloc_names[a],
+			       want->lo.name[i], got / MiB, want->lo.peak[i] / MiB,
+			       want->hi[i] / MiB);
+		if (!within(got, want, i)) {
+			*got_out = got;
+			return i;
+		}
+	}
+	return -1;
+}
+
 START_TEST(test_peak_is_the_programs)
 {
 	int c = _i / NALLOCS, a = _i % NALLOCS;
 	const char *so;
 	if (!h_allocator(a, &so))
 		return;
-	struct phases want;
+	struct bare want;
 	bare(so, a, cases[c].workload, &want);
 	for (int m = 0; m < cases[c].nmodes; m++) {
 		enum mode mode = cases[c].modes[m];
-		const char *label = mode_names[mode];
-		struct h_report rep;
-		measured(so, a, c, mode, &rep);
-		bool regions = mode == REGIONS;
-		/* Linked: each phase's region; preloaded: the process. */
-		for (int i = 0; i < want.n; i++) {
-			bool process = !strcmp(want.name[i], "process");
-			if (regions == process)
-				continue;
-			const struct h_json *rec = NULL;
-			for (size_t k = 0; k < rep.n && !rec; k++) /* memcheck run: glibc's first */
-				if (!strcmp(h_str(rep.rec[k], "name"), want.name[i]) &&
-				    !strcmp(h_str(rep.rec[k], "allocator"), alloc_names[a]))
-					rec = rep.rec[k];
-			ck_assert_msg(rec, "%s %s under %s: no record of \"%s\"", cases[c].workload,
-				      label, alloc_names[a], want.name[i]);
-			uint64_t got = h_u64(rec, "peak_rss");
-			printf("note: %s %s under %s, \"%s\": peak %.1f MiB, bare %.1f MiB\n",
-			       cases[c].workload, label, alloc_names[a], want.name[i], got / MiB,
-			       want.peak[i] / MiB);
-			ck_assert_msg(within(got, want.peak[i]),
-				      "%s %s under %s, \"%s\": peak_rss %.1f MiB, the program's own "
-				      "is %.1f MiB bare", cases[c].workload, label, alloc_names[a],
-				      want.name[i], got / MiB, want.peak[i] / MiB);
+		int bad = -1;
+		uint64_t got = 0;
+		for (int attempt = 0; attempt < 2; attempt++) {
+			struct h_report rep;
+			measured(so, a, c, mode, &rep);
+			bad = check_peaks(c, a, mode, &want, &rep, true, &got);
+			h_report_free(&rep);
+			if (bad < 0)
+				break;
+			printf("note: %s %s under %s, \"%s\": outside the bare range, run again\n",
+			       cases[c].workload, mode_names[mode], alloc_names[a],
+			       want.lo.name[bad]);
 		}
-		h_report_free(&rep);
+		ck_assert_msg(bad < 0,
+			      "%s %s under %s, \"%s\": peak_rss %.1f MiB twice, the program's own "
+			      "is %.1f-%.1f MiB bare", cases[c].workload, mode_names[mode],
+			      alloc_names[a], want.lo.name[bad], got / MiB,
+			      want.lo.peak[bad] / MiB, want.hi[bad] / MiB);
 	}
 }
 END_TEST
 
 int main(void)
 {
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	Suite *s = suite_create("ownmem");
 	TCase *tc = tcase_create("ownmem");
 	tcase_set_timeout(tc, 120);

@@ -4,11 +4,14 @@
  * alive (tests/prog/threads).  The figures must be exact.  And thousands
  * of short detached threads that never allocate, under every allocator
  * (tests/prog/plain_idle_threads); rounds of threads under every
- * unwinder and allocator (tests/prog/plain_thread_rounds).
+ * unwinder and allocator (tests/prog/plain_thread_rounds).  The peak of
+ * live bytes of threads that allocate while the main thread, holding
+ * most of the memory, waits for them (tests/prog/plain_peak_threads).
  */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -94,6 +97,43 @@ END_TEST
  * under each allocator: each must exit 0 with the one leak reported. */
 static const char *const thread_allocators[] = { NULL, "libmimalloc.so.2", "libjemalloc.so.2",
 						 "libtcmalloc_minimal.so.4" };
+
+/* Exact to the program's own figure, plus what lives beside it: the C
+ * library's blocks for threads (a few hundred bytes), and where the
+ * allocator brings the C++ runtime (jemalloc, tcmalloc) its emergency
+ * exception pool, 72,704 bytes allocated at start-up. */
+START_TEST(test_peak_with_a_waiting_main_thread)
+{
+	const char *name = thread_allocators[_i];
+	const char *so = name ? h_allocator_so(name) : NULL;
+	if (name && !so) {
+		printf("note: %s not installed; skipping it\n", name);
+		return;
+	}
+	const char *report = h_tmppath("peak.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_peak_threads"));
+	ck_assert_msg(r.exit_code == 0, "plain_peak_threads under %s: %s; stderr:\n%s",
+		      name ? name : "glibc", h_status(&r), r.err);
+	const char *at = strstr(r.out, "peak_at_least=");
+	ck_assert_msg(at, "plain_peak_threads printed no peak: %s", r.out);
+	uint64_t want = strtoull(at + 14, NULL, 10);
+	struct h_report rep;
+	H_LOAD(&rep, report);
+	const struct h_json *rec = h_record(&rep, "process", r.pid);
+	ck_assert_msg(rec != NULL, "no \"process\" record");
+	uint64_t got = h_u64(rec, "peak_live_bytes");
+	printf("note: plain_peak_threads under %s: peak_live_bytes %llu, the program's %llu\n",
+	       name ? name : "glibc", (unsigned long long)got, (unsigned long long)want);
+	ck_assert_msg(got >= want && got <= want + 128 * 1024,
+		      "plain_peak_threads under %s: peak_live_bytes %llu, the program holds %llu at "
+		      "once (and the C and C++ runtimes at most 128 KiB more)",
+		      name ? name : "glibc", (unsigned long long)got, (unsigned long long)want);
+	h_report_free(&rep);
+	h_run_free(&r);
+}
+END_TEST
 
 START_TEST(test_idle_detached_threads)
 {
@@ -182,6 +222,7 @@ int main(void)
 			    (int)(NALLOC * sizeof unwinders / sizeof unwinders[0]));
 	tcase_add_test(tc, test_four_threads_exact_counts_count_only);
 	tcase_add_loop_test(tc, test_idle_detached_threads, 0, 4);
+	tcase_add_loop_test(tc, test_peak_with_a_waiting_main_thread, 0, 4);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

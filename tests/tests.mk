@@ -131,12 +131,17 @@ asan-check: $(ASAN_BINS)
 		ASAN_OPTIONS=detect_leaks=1 $$t; done
 
 # Every test program runs even when one fails; the failures are named at
-# the end.
+# the end, each with check's lines for its failed checks (a CI log may
+# keep only its last lines).  Each program's output is also kept in
+# build/tests/NAME.log.
 prog-check: all $(PROG_BINS) $(CXX_PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(CORPUS_BINS) \
 	$(CORPUS_LIBS) $(WP_BINS)
 	@fail=; for t in $(WP_BINS); do echo "== $$t"; \
-		MEMCHECK_BUILD=$(CURDIR)/$(B) $$t || fail="$$fail $${t##*/}"; done; \
-	if [ -n "$$fail" ]; then echo "prog-check: failed:$$fail"; exit 1; fi
+		{ MEMCHECK_BUILD=$(CURDIR)/$(B) $$t; echo $$? >$$t.rc; } 2>&1 | tee $$t.log; \
+		[ "$$(cat $$t.rc)" = 0 ] || fail="$$fail $${t##*/}"; rm -f $$t.rc; done; \
+	if [ -n "$$fail" ]; then for f in $$fail; do echo "== failed: $$f"; \
+		grep -E ':[FE]:|^harness:' $(B)/tests/$$f.log | cut -c1-2000 | head -20; done; \
+		echo "prog-check: failed:$$fail"; exit 1; fi
 
 # The library exports the public API and the malloc family it
 # interposes, C++'s operator new and delete included, nothing else
@@ -151,7 +156,7 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 $(CXX_NEW) \
-	mmap mmap64 munmap mremap shmat shmdt
+	mmap mmap64 munmap mremap shmat shmdt __libc_start_main
 exports-check: $(B)/libmemcheck.so
 	@extra=$$(nm -D --defined-only $(B)/libmemcheck.so | awk '{ print $$3 }' | \
 		grep -v '^memcheck_' | grep -vxF -e '$(subst $(eval) ,' -e ',$(strip $(EXPORTS)))'); \
