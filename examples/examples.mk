@@ -30,8 +30,11 @@ example: all $(EX)/check_wordcount $(EX)/leaky
 	@echo
 	@echo "== an unmodified program, preloaded; the JSON report is $(EX)/leaky.jsonl"
 	rm -f $(EX)/leaky.jsonl
-	LD_PRELOAD=$(CURDIR)/$(B)/libmemcheck.so MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky.jsonl \
-		$(EX)/leaky
+	@echo 'LD_PRELOAD=$(CURDIR)/$(B)/libmemcheck.so MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky.jsonl $(EX)/leaky'
+	@LD_PRELOAD=$(CURDIR)/$(B)/libmemcheck.so MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky.jsonl \
+		$(EX)/leaky; rc=$$?; [ $$rc = 23 ] && \
+		echo "(exit status 23: the leak fails the process, as MEMCHECK_EXITCODE says)"; \
+		[ $$rc = 23 ]
 	@echo
 	@echo "== the same under valgrind: valgrind's leak figures, memcheck's counts"
 	-$(B)/memcheck run --valgrind -- $(EX)/leaky
@@ -43,8 +46,10 @@ examples-check: all $(EX)/check_wordcount $(EX)/leaky $(EX)/leaky-linked demo-ch
 	$(EX)/check_wordcount
 	CK_FORK=no $(EX)/check_wordcount
 	rm -f $(EX)/leaky.jsonl
+# The leak fails the process: exit status 23 where leaky.c returns 0.
 	LD_PRELOAD=$(CURDIR)/$(B)/libmemcheck.so MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky.jsonl \
-		MEMCHECK_TEXT=none $(EX)/leaky > $(EX)/leaky.out
+		MEMCHECK_TEXT=none $(EX)/leaky > $(EX)/leaky.out; rc=$$?; [ $$rc = 23 ] || \
+		{ echo "examples-check: leaky exited $$rc, expected 23 (MEMCHECK_EXITCODE)"; exit 1; }
 	grep -q '"definitely_lost":{"blocks":1,"bytes":24},"indirectly_lost":{"blocks":1,"bytes":64}' \
 		$(EX)/leaky.jsonl || { echo "examples-check: leaky.c's leak not found as 1 definite" \
 		"and 1 indirect block:"; cat $(EX)/leaky.jsonl; exit 1; }
@@ -54,7 +59,8 @@ examples-check: all $(EX)/check_wordcount $(EX)/leaky $(EX)/leaky-linked demo-ch
 		{ echo "examples-check: leak stack does not point at distinct_words, leaky.c:16"; exit 1; }
 	rm -f $(EX)/leaky-linked.jsonl
 	MEMCHECK_PROCESS=on MEMCHECK_REPORT=$(CURDIR)/$(EX)/leaky-linked.jsonl MEMCHECK_TEXT=none \
-		$(EX)/leaky-linked > $(EX)/leaky-linked.out
+		$(EX)/leaky-linked > $(EX)/leaky-linked.out; [ $$? = 23 ] || \
+		{ echo "examples-check: leaky-linked did not exit 23"; exit 1; }
 	grep -q '"stack":\[{"address":"[0-9a-fx]*","function":"wc_new","file":"examples/wordcount.c"' \
 		$(EX)/leaky-linked.jsonl || { echo "examples-check: linked with libmemcheck.a, the" \
 		"leak stack does not start in wc_new:"; cat $(EX)/leaky-linked.jsonl; exit 1; }

@@ -45,7 +45,8 @@ struct mc_options {
 	int peak_sites;           /* sites kept in a peak snapshot (snapshot.c) */
 	int timeline;             /* samples kept per region (timeline.c) */
 	int process_region;       /* enum mc_tristate */
-	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: every program */
+	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: programs.c's rule */
+	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
@@ -168,6 +169,26 @@ bool mc_program_matches(const char *patterns, const char *path);
  * program can call memcheck's functions. */
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
+
+/* ---- programs.c ------------------------------------------------------ */
+
+/* Does the program whose executable is exe (absolute, symbolic links
+ * resolved) get the process region: MEMCHECK_PROGRAMS's patterns, or
+ * by default every program not installed on the system and not an
+ * interpreter running a script? */
+bool mc_program_under_test(const char *exe);
+/* Does exe lie in the system's program directories (the default's
+ * first half)? */
+bool mc_program_installed(const char *exe);
+
+/* ---- exitstatus.c ---------------------------------------------------- */
+
+/* Change the exit status at exit when a region failed (region.c calls
+ * these: _watch from the constructor, unless the process is only
+ * forwarded; _region_ended at every region's end). */
+void mc_exit_watch(void);
+void mc_exit_region_ended(bool pass);
+void mc_exit_after_fork_child(void);
 
 /* ---- footprint.c ----------------------------------------------------- */
 
@@ -871,6 +892,9 @@ void mc_process_end(void);
 void mc_regions_lock(void);
 void mc_regions_unlock(void);
 void mc_regions_after_fork_child(void);
+/* memcheck_handled(): the blocks the region that failed last left
+ * behind are let outlive every region (epoch 0). */
+void mc_regions_forget_failed(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -1105,6 +1129,22 @@ struct mc_record {
  * err. */
 bool mc_json_record(const char *line, size_t len, struct mc_record *out,
 		    char *err, size_t errlen);
+/* The first leak record of a kind that fails a region (definitely or
+ * possibly lost): its kind ("" when there is none), size, the top
+ * frames of its stack, one "function (file:line)" a line, and the first
+ * frame in a program's own code as "file:line" ("" when none has one),
+ * for a CI reporter to link (the CLI's JUnit). */
+#define MC_JSON_FRAMES 6
+struct mc_json_leak {
+	char kind[24];
+	uint64_t blocks, bytes;
+	char site[192];
+	char stack[MC_JSON_FRAMES * 160];
+	int nframes;
+};
+/* mc_json_record that also fills *leak (may be NULL). */
+bool mc_json_record_leak(const char *line, size_t len, struct mc_record *out,
+			 struct mc_json_leak *leak, char *err, size_t errlen);
 
 /* A value inside a report line, as a span [p, end) of it: the CLI reads
  * the nested keys (leaks, peak_snapshot, timeline) this way, nothing
@@ -1137,6 +1177,8 @@ void mc_vg_region_begin(int index, const char *name);
 /* Fill res's leak kinds and suppressed from valgrind; false (res
  * untouched) when the region did not begin in valgrind mode. */
 bool mc_vg_region_end(int index, struct memcheck_result *res);
+/* Forget region index's baseline: the region was discarded. */
+void mc_vg_region_drop(int index);
 
 /* ---- rss.c ----------------------------------------------------------- */
 
@@ -1251,6 +1293,9 @@ struct mc_region_report {
 	const struct mc_timeline *timeline; /* its samples, or NULL */
 };
 void mc_report_emit(const struct mc_region_report *rr);
+/* At each region's end: the first record of leaks[0..n) that fails a
+ * region (none for a region that passed), for memcheck_leak_site(). */
+void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n);
 /* One injected failure, as it happens, to MEMCHECK_FAIL_LOG. */
 void mc_report_injection(const char *region_id, const char *region, uint64_t index,
 			 uint32_t stack);

@@ -28,6 +28,7 @@ struct parser {
 	char *err;
 	size_t errlen;
 	bool failed;
+	struct mc_json_leak *leak; /* where leaks[] goes, or NULL: skipped */
 };
 
 static bool fail(struct parser *j, const char *at, const char *fmt, ...)
@@ -469,7 +470,7 @@ static bool skip_value(struct parser *j, int depth)
 
 /* ---- the record ------------------------------------------------------ */
 
-enum kind { K_U64, K_COUNT, K_STR, K_PID, K_REAL, K_VERDICT, K_VIOLATIONS, K_SKIP };
+enum kind { K_U64, K_COUNT, K_STR, K_PID, K_REAL, K_VERDICT, K_VIOLATIONS, K_LEAKS };
 
 #define R(field) offsetof(struct mc_record, r.field)
 #define REC(field) offsetof(struct mc_record, field)
@@ -513,9 +514,9 @@ static const struct key {
 	{ "run", K_U64, REC(run), 0, false },
 	{ "runs", K_U64, REC(runs), 0, false },
 	{ "violations", K_VIOLATIONS, R(violations), sizeof(((struct memcheck_result *)0)->violations), false },
-	/* leaks[] is for people and for suppression generation; the
-	 * figures the CLI and budgets need are all above */
-	{ "leaks", K_SKIP, 0, 0, false },
+	/* leaks[]: the first failing record's stack, when asked
+	 * (mc_json_record_leak); the figures budgets need are above */
+	{ "leaks", K_LEAKS, 0, 0, false },
 };
 #undef R
 #undef REC
@@ -622,6 +623,170 @@ static bool violations(struct parser *j, char *dst, size_t size)
 	}
 }
 
+/* ---- leaks[], when asked -------------------------------------------- */
+
+/* Each member of an object: fn(j, key, arg), the key "" when it is longer
+ * than any fn knows. */
+static bool object(struct parser *j, const char *context,
+		   bool (*fn)(struct parser *, const char *, void *), void *arg)
+{
+	if (!expect(j, '{', context))
+		return false;
+	skip_ws(j);
+	if (j->p < j->end && *j->p == '}') {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		char key[16];
+		struct sink k = { key, sizeof key, 0, false };
+		key[0] = 0;
+		skip_ws(j);
+		if (!string(j, &k) || !expect(j, ':', " after the key"))
+			return false;
+		skip_ws(j);
+		if (!fn(j, k.cut ? "" : key, arg))
+			return false;
+		skip_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		return expect(j, '}', " or ','");
+	}
+}
+
+/* Each element of an array: fn(j, arg). */
+static bool array(struct parser *j, const char *context, bool (*fn)(struct parser *, void *),
+		  void *arg)
+{
+	if (!expect(j, '[', context))
+		return false;
+	skip_ws(j);
+	if (j->p < j->end && *j->p == ']') {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		if (!fn(j, arg))
+			return false;
+		skip_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		return expect(j, ']', " or ','");
+	}
+}
+
+/* A string into dst[size], or null (dst left ""). */
+static bool string_or_null(struct parser *j, const char *key, char *dst, size_t size)
+{
+	if (j->end - j->p >= 4 && memcmp(j->p, "null", 4) == 0) {
+		j->p += 4;
+		return true;
+	}
+	if (j->p >= j->end || *j->p != '"')
+		return fail(j, j->p, "expected a string or null for \"%s\"", key);
+	struct sink v = { dst, size, 0, false };
+	return string(j, &v);
+}
+
+/* One leak record being read, and whether its frames are kept. */
+struct leak_read {
+	struct mc_json_leak one;
+	bool keep;
+	char fn[96], file[160], object[160];
+	uint64_t line;
+};
+
+static bool frame_member(struct parser *j, const char *key, void *arg)
+{
+	struct leak_read *l = arg;
+	if (!strcmp(key, "function"))
+		return string_or_null(j, key, l->fn, sizeof l->fn);
+	if (!strcmp(key, "file"))
+		return string_or_null(j, key, l->file, sizeof l->file);
+	if (!strcmp(key, "object"))
+		return string_or_null(j, key, l->object, sizeof l->object);
+	if (!strcmp(key, "line"))
+		return u64(j, key, &l->line);
+	return skip_value(j, 4);
+}
+
+/* One frame of a leak's stack: "function (file:line)", or "function (in
+ * object)" without a file, appended to the stack as a line; the first
+ * frame with a file in a program's own code (not an installed library)
+ * is the site. */
+static bool leak_frame(struct parser *j, void *arg)
+{
+	struct leak_read *l = arg;
+	l->fn[0] = l->file[0] = l->object[0] = 0;
+	l->line = MEMCHECK_UNKNOWN;
+	if (!object(j, " for a frame of \"stack\"", frame_member, l))
+		return false;
+	struct mc_json_leak *o = &l->one;
+	bool at_line = l->file[0] && l->line != MEMCHECK_UNKNOWN;
+	size_t len = strlen(o->stack);
+	if (l->keep && o->nframes < MC_JSON_FRAMES && len + 1 < sizeof o->stack) {
+		if (at_line)
+			snprintf(o->stack + len, sizeof o->stack - len, "%s%s (%s:%llu)",
+				 len ? "\n" : "", l->fn[0] ? l->fn : "???", l->file,
+				 (unsigned long long)l->line);
+		else
+			snprintf(o->stack + len, sizeof o->stack - len, "%s%s (in %s)",
+				 len ? "\n" : "", l->fn[0] ? l->fn : "???",
+				 l->object[0] ? l->object : "?");
+		o->nframes++;
+	}
+	if (l->keep && !o->site[0] && at_line && !mc_program_installed(l->object))
+		snprintf(o->site, sizeof o->site, "%s:%llu", l->file, (unsigned long long)l->line);
+	return true;
+}
+
+static bool leak_member(struct parser *j, const char *key, void *arg)
+{
+	struct leak_read *l = arg;
+	if (!strcmp(key, "kind")) {
+		if (j->p >= j->end || *j->p != '"')
+			return fail(j, j->p, "expected a string for \"kind\"");
+		struct sink v = { l->one.kind, sizeof l->one.kind, 0, false };
+		return string(j, &v);
+	}
+	if (!strcmp(key, "blocks"))
+		return u64(j, key, &l->one.blocks);
+	if (!strcmp(key, "bytes"))
+		return u64(j, key, &l->one.bytes);
+	if (!strcmp(key, "stack"))
+		return array(j, " for \"stack\"", leak_frame, l);
+	return skip_value(j, 3);
+}
+
+/* One leak record: kept in *j->leak when it is the first of a kind that
+ * fails a region (definitely or possibly lost). */
+static bool leak_record(struct parser *j, void *arg)
+{
+	(void)arg;
+	struct leak_read l;
+	memset(&l, 0, sizeof l);
+	l.keep = !j->leak->kind[0];
+	if (!object(j, " for a leak record", leak_member, &l))
+		return false;
+	if (l.keep && (!strcmp(l.one.kind, "definitely_lost") ||
+		       !strcmp(l.one.kind, "possibly_lost")))
+		*j->leak = l.one;
+	return true;
+}
+
+/* leaks[]: checked and passed over, or its first failing record kept. */
+static bool leaks(struct parser *j)
+{
+	if (!j->leak)
+		return skip_value(j, 1);
+	memset(j->leak, 0, sizeof *j->leak);
+	return array(j, " for \"leaks\"", leak_record, NULL);
+}
+
 static bool member(struct parser *j, const struct key *k, struct mc_record *out)
 {
 	char b[16], word[8];
@@ -670,8 +835,8 @@ static bool member(struct parser *j, const struct key *k, struct mc_record *out)
 	}
 	case K_VIOLATIONS:
 		return violations(j, base + k->offset, k->size);
-	case K_SKIP:
-		return skip_value(j, 1);
+	case K_LEAKS:
+		return leaks(j);
 	}
 	return false;
 }
@@ -694,7 +859,15 @@ static void defaults(struct mc_record *out)
 bool mc_json_record(const char *line, size_t len, struct mc_record *out,
 		    char *err, size_t errlen)
 {
-	struct parser j = { line, line, line + len, err, errlen, false };
+	return mc_json_record_leak(line, len, out, NULL, err, errlen);
+}
+
+bool mc_json_record_leak(const char *line, size_t len, struct mc_record *out,
+			 struct mc_json_leak *leak, char *err, size_t errlen)
+{
+	struct parser j = { line, line, line + len, err, errlen, false, leak };
+	if (leak)
+		memset(leak, 0, sizeof *leak);
 	uint64_t seen = 0;
 	char b[16];
 	_Static_assert(MC_ARRAY_SIZE(keys) <= 64, "seen is a 64-bit mask");
@@ -763,13 +936,13 @@ bool mc_json_record(const char *line, size_t len, struct mc_record *out,
 
 static struct parser span_parser(struct mc_jv v)
 {
-	struct parser j = { v.p, v.p, v.end, NULL, 0, false };
+	struct parser j = { .start = v.p, .p = v.p, .end = v.end };
 	return j;
 }
 
 bool mc_jv_line(const char *line, size_t len, struct mc_jv *out)
 {
-	struct parser j = { line, line, line + len, NULL, 0, false };
+	struct parser j = { .start = line, .p = line, .end = line + len };
 	skip_ws(&j);
 	const char *at = j.p;
 	if (!skip_value(&j, 0))

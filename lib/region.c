@@ -46,8 +46,10 @@ struct region {
 	double t0;
 	uintptr_t begin_sp;       /* memcheck_begin's stack pointer, 0: none */
 	pthread_t begin_thread;
-	bool fold;                /* a forked child's process region, folded
-				   * into the child's own regions: reported
+	bool fold;                /* the process region of a process that
+				   * ended regions of its own (a forked check
+				   * test, a linked suite's runner or
+				   * worker), folded into them: reported
 				   * only when it fails */
 	struct mc_peak peak;      /* the sites at its peak (snapshot.c) */
 };
@@ -58,15 +60,26 @@ static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool forked;        /* this process is a fork of one memcheck ran in */
 static unsigned ended_here; /* regions ended in this process since the fork */
+static char last_ended[128]; /* the name of the last of them */
 
 /* ---- begin: epochs and baselines ------------------------------------- */
 
 /* A new epoch, above every block's.  Epochs have 16 bits in the block
  * table; when they run out, number the open regions 1..n again and every
  * block to match (mc_blocks_renumber).  Call with region_lock held. */
+static unsigned renumbered;  /* times next_epoch renumbered every epoch */
+/* The epochs of the region that failed last, [from, to): its blocks,
+ * and none allocated after its end (a new epoch began there).  Valid
+ * while no renumbering came between. */
+static struct {
+	uint32_t from, to;
+	unsigned renumbered;
+} last_failed;
+
 static uint32_t next_epoch(void)
 {
 	if (atomic_load(&mc_epoch) >= MC_EPOCH_MAX) {
+		renumbered++;
 		uint32_t open[MAX_REGIONS];
 		for (int i = 0; i < nregions; i++)
 			open[i] = regions[i].epoch;
@@ -387,6 +400,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	if (supp.violation[0])
 		add_violation(&res, "%s", supp.violation);
 	mc_gate_region(&res);
+	mc_report_last_leak(res.pass || vg, groups, acc.n);
 
 	struct mc_region_report rr = {
 		.r = &res,
@@ -403,13 +417,25 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	};
 	if (!r->fold || !res.pass)
 		mc_report_emit(&rr);
-	if (!r->process)
+	if (!r->process) {
 		ended_here++;
+		mc_copy_name(last_ended, sizeof last_ended, r->name);
+	}
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
 	if (window)
 		mc_own_work_end();
+	mc_exit_region_ended(res.pass);
+	/* What a failing region left behind from here on carries a later
+	 * epoch than its blocks, for memcheck_handled(). */
+	if (!res.pass && !r->process) {
+		last_failed.from = r->epoch;
+		last_failed.to = next_epoch();
+		last_failed.renumbered = renumbered;
+	} else {
+		last_failed.to = 0;
+	}
 	if (out)
 		*out = res;
 	return res.pass ? 0 : 1;
@@ -459,18 +485,20 @@ void mc_process_begin(void)
 		on = pre && strstr(pre, "libmemcheck");
 	}
 	bool left_out = false;
-	if (on && mc_opt.programs) {
+	if (on) {
 		char exe[4096];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		if (n > 0) {
 			exe[n] = 0;
-			on = mc_program_matches(mc_opt.programs, exe);
+			on = mc_program_under_test(exe);
 			left_out = !on;
 		} else {
 			mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
-			       "reporting this process as if it matched", strerror(errno));
+			       "reporting this process as a program under test",
+			       strerror(errno));
 		}
 	}
+	bool forward_only = false;
 	if (mc_is_active && !calls_reach_us()) {
 		mc_bypass();
 		left_out = false; /* say so */
@@ -478,7 +506,10 @@ void mc_process_begin(void)
 		/* Preloaded only, it cannot open a region of its own: only
 		 * forward, as if memcheck were not there. */
 		mc_bypass();
+		forward_only = true;
 	}
+	if (!forward_only)
+		mc_exit_watch();
 	mc_guard_enter();
 	if (!mc_is_active && !left_out)
 		say_bypassed();
@@ -509,6 +540,28 @@ static void name_forked(struct region *r)
 	r->fold = ended_here > 0;
 }
 
+/* Was this process started by one that runs the same executable: a test
+ * runner's worker, started again from the runner's file (Criterion's)? */
+static bool parent_runs_this_program(void)
+{
+	char self[4096], parent[4096], link[64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)getppid());
+	ssize_t m = readlink(link, parent, sizeof parent - 1);
+	return n > 0 && n == m && memcmp(self, parent, (size_t)n) == 0;
+}
+
+/* A worker that ended regions of its own (a linked suite's tests, each in
+ * a worker): its process region is folded into them, as a forked check
+ * test's, and named after the last of them. */
+static void fold_worker(struct region *r)
+{
+	char name[sizeof r->name];
+	snprintf(name, sizeof name, "%.100s (process)", last_ended);
+	mc_copy_name(r->name, sizeof r->name, name);
+	r->fold = true;
+}
+
 void mc_process_end(void)
 {
 	struct mc_scan_from from;
@@ -521,6 +574,8 @@ void mc_process_end(void)
 		struct region *top = &regions[nregions - 1];
 		if (top->process && forked)
 			name_forked(top);
+		else if (top->process && ended_here && parent_runs_this_program())
+			fold_worker(top);
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
 				   "memcheck was bypassed: the program's malloc calls do not reach it",
@@ -550,6 +605,7 @@ void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
 	mc_timeline_after_fork_child();
+	mc_exit_after_fork_child();
 	forked = true;
 	ended_here = 0;
 	uint32_t epoch = next_epoch();
@@ -605,6 +661,103 @@ MC_API int memcheck_end(struct memcheck_result *out)
 	pthread_mutex_unlock(&region_lock);
 	mc_guard_leave();
 	errno = saved;
+	return rc;
+}
+
+/* The live blocks of epochs [from, to), to let them outlive every
+ * region (epoch 0) once the table's locks are no longer held. */
+struct block_list {
+	uintptr_t *v;
+	size_t n, cap;
+	uint32_t to;
+};
+
+static void list_block(const struct mc_block *b, void *arg)
+{
+	struct block_list *l = arg;
+	if (b->aux >= l->to)
+		return;
+	if (l->n < l->cap)
+		l->v[l->n++] = b->ptr;
+	else
+		l->n++;
+}
+
+static void ignore_epochs(uint32_t from, uint32_t to)
+{
+	struct block_list l = { .to = to };
+	mc_blocks_each_live(from, list_block, &l);
+	while (l.n) {
+		size_t bytes = l.n * 2 * sizeof *l.v;
+		l.v = mc_map(bytes);
+		if (!l.v)
+			return;
+		l.cap = l.n * 2;
+		l.n = 0;
+		mc_blocks_each_live(from, list_block, &l);
+		if (l.n <= l.cap) {
+			for (size_t i = 0; i < l.n; i++)
+				mc_blocks_set_epoch(l.v[i], 0);
+			l.n = 0;
+		}
+		mc_unmap(l.v, bytes);
+	}
+}
+
+/* memcheck_handled(): the failure was reported as the test's by its
+ * framework; the blocks the region left are accounted for, and no
+ * enclosing region reports them again (a preloaded process region
+ * around a linked suite's tests). */
+void mc_regions_forget_failed(void)
+{
+	pthread_mutex_lock(&region_lock);
+	if (last_failed.to && last_failed.renumbered == renumbered && mc_opt.track)
+		ignore_epochs(last_failed.from, last_failed.to);
+	last_failed.to = 0;
+	pthread_mutex_unlock(&region_lock);
+}
+
+/* A region a test framework gives up on: its test left it open when it
+ * failed an assertion of its own or skipped itself, and what it left
+ * behind is the framework's story, not a leak to report, in this region
+ * or an enclosing one.  Popped unmeasured and unreported; its blocks are
+ * let outlive every region; the enclosing region keeps its peaks. */
+MC_API int memcheck_discard(void)
+{
+	mc_resolve();
+	mc_guard_enter();
+	pthread_mutex_lock(&region_lock);
+	int rc = -1;
+	if (overflowed) {
+		overflowed--;
+		rc = 0;
+	} else if (nregions > 0 && !regions[nregions - 1].process) {
+		struct region *r = &regions[--nregions];
+		struct mc_fault_info fault;
+		mc_fault_region_end(&fault);
+		mc_vg_region_drop(nregions);
+		if (mc_opt.track)
+			ignore_epochs(r->epoch, UINT32_MAX);
+		ended_here++;
+		mc_copy_name(last_ended, sizeof last_ended, r->name);
+		/* The enclosing region takes its peak back raised by ours, and
+		 * with it the snapshot (snapshot.c); our timeline line closes,
+		 * so that samples go to the enclosing region's again. */
+		int64_t peak = mc_account_peak_end(r->saved_peak);
+		if (nregions > 0)
+			mc_peak_uncover(&r[-1].peak, peak > r->saved_peak);
+		struct mc_timeline unused;
+		mc_timeline_end(nregions, 0, MEMCHECK_UNKNOWN, MEMCHECK_UNKNOWN, &unused);
+		bool whole;
+		uint64_t end, hwm = mc_prog_peak_take(&whole, &end);
+		if (hwm < r->hwm_floor)
+			hwm = r->hwm_floor;
+		if (!whole && nregions > 0 && r[-1].hwm_floor < hwm)
+			r[-1].hwm_floor = hwm;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&region_lock);
+	mc_guard_leave();
 	return rc;
 }
 

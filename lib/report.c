@@ -473,10 +473,12 @@ static void emit_text(const struct mc_region_report *rr)
 			      "blocks in use are the net count)\n", p);
 	for (size_t i = 0; i < rr->nleaks; i++) {
 		const struct mc_leak *l = &rr->leaks[i];
-		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are %s in region "
-			      "\"%s\" [%zu of %zu]\n", p, p, num(l->bytes, c1),
-			      num(l->blocks, c2), kind_text[l->kind & 3], r->name, i + 1,
-			      rr->nleak_groups);
+		/* valgrind's words ("in loss record N of M"): tools that read
+		 * valgrind's output, such as CTest, count these lines. */
+		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are %s in loss record %zu "
+			      "of %zu in region \"%s\"\n", p, p, num(l->bytes, c1),
+			      num(l->blocks, c2), kind_text[l->kind & 3], i + 1,
+			      rr->nleak_groups, r->name);
 		text_stack(&b, p, l->stack);
 	}
 	if (rr->nleak_groups > rr->nleaks)
@@ -526,6 +528,55 @@ static void emit_text(const struct mc_region_report *rr)
 	mc_buf_free(&b);
 }
 
+/* memcheck_leak_site(): the stack of the last region's failing leak,
+ * symbolized only when asked (a test framework's failure). */
+static _Atomic uint32_t last_leak;
+
+void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n)
+{
+	uint32_t stack = 0;
+	for (size_t i = 0; i < n && !pass && !stack; i++)
+		if (leaks[i].kind == MC_KIND_DEFINITE || leaks[i].kind == MC_KIND_POSSIBLE)
+			stack = leaks[i].stack;
+	atomic_store(&last_leak, stack);
+}
+
+/* The first frame with a source file outside the system's libraries (the
+ * program's code, not strdup's or the C++ runtime's), else the first with
+ * a source file. */
+MC_API int memcheck_leak_site(const char **file, int *line, const char **function)
+{
+	static struct mc_frame_info site;
+	uint32_t stack = atomic_load(&last_leak);
+	if (!stack)
+		return -1;
+	mc_guard_enter();
+	const uintptr_t *f;
+	int nf = mc_stack_get_code(stack, &f);
+	bool found = false;
+	for (int pass = 0; pass < 2 && !found; pass++)
+		for (int i = 0; i < nf && !found; i++) {
+			struct mc_frame_info fi[MC_MAX_INLINE];
+			int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+			for (int j = 0; j < k && !found; j++)
+				if (fi[j].file[0] && (pass || !mc_program_installed(fi[j].object))) {
+					site = fi[j];
+					found = true;
+				}
+		}
+	mc_symbolize_end();
+	mc_guard_leave();
+	if (!found)
+		return -1;
+	if (file)
+		*file = site.file;
+	if (line)
+		*line = site.line;
+	if (function)
+		*function = site.function;
+	return 0;
+}
+
 void mc_report_emit(const struct mc_region_report *rr)
 {
 	emit_text(rr);
@@ -541,8 +592,11 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	mc_own_work_begin(true);
 	snprintf(p, sizeof p, "==%d==", (int)getpid());
 	struct mc_buf b = { 0 };
-	mc_buf_printf(&b, "%s memcheck: %s in %s: 0x%lx", p, what, mc_program(),
-		      (unsigned long)ptr);
+	/* A block memcheck knows of, freed again: valgrind's heading,
+	 * which tools that read valgrind's output (CTest) count. */
+	mc_buf_printf(&b, "%s memcheck: %s%s in %s: 0x%lx", p,
+		      free_stack ? "Invalid free() / delete / delete[] / realloc(): " : "",
+		      what, mc_program(), (unsigned long)ptr);
 	if (alloc_stack || size)
 		mc_buf_printf(&b, " (%s bytes)", mc_commas(size, c1));
 	mc_buf_puts(&b, "\n");

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -594,9 +595,18 @@ double mc_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* argv[0], unless it does not name the file the program was started
+ * from (AT_EXECFN): a worker that re-executes its program under another
+ * name (Criterion's "boxfort-worker") is named by its file. */
 const char *mc_program(void)
 {
-	return program_invocation_name ? program_invocation_name : "?";
+	const char *argv0 = program_invocation_name;
+	const char *file = (const char *)getauxval(AT_EXECFN);
+	if (!argv0 || !*argv0)
+		return file ? file : "?";
+	if (file && strcmp(basename(argv0), basename(file)) != 0) /* GNU basename */
+		return file;
+	return argv0;
 }
 
 bool mc_program_matches(const char *patterns, const char *path)

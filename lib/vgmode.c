@@ -127,6 +127,12 @@ void mc_vg_region_begin(int index, const char *name)
 #endif
 }
 
+void mc_vg_region_drop(int index)
+{
+	if (index >= 0 && index < VG_MAX_REGIONS)
+		vg_regions[index].on = false;
+}
+
 bool mc_vg_region_end(int index, struct memcheck_result *res)
 {
 	if (index < 0 || index >= VG_MAX_REGIONS || !vg_regions[index].on)

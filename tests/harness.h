@@ -50,6 +50,7 @@ const char *h_tmppath(const char *tag);
 enum {
 	H_PRELOAD = 1,        /* LD_PRELOAD=libmemcheck.so [so] */
 	H_PRELOAD_AFTER = 2,  /* LD_PRELOAD=so libmemcheck.so (wrong order) */
+	H_EXITCODE = 4,       /* no MEMCHECK_EXITCODE=0: memcheck's default */
 };
 
 struct h_run {
@@ -65,7 +66,9 @@ struct h_run {
 
 /* Run argv[0] (an absolute path) with argv, in an environment that is the
  * caller's minus every MEMCHECK_* variable and LD_PRELOAD, plus env (a
- * NULL-terminated list of "NAME=value", may be NULL).  flags as above;
+ * NULL-terminated list of "NAME=value", may be NULL), plus
+ * MEMCHECK_EXITCODE=0 unless env sets it or flags has H_EXITCODE: the
+ * tests of other things see the program's own exit status.  flags as above;
  * so is an extra object for LD_PRELOAD (may be NULL).  Waits for the
  * program, at most $H_TIMEOUT seconds (default 20; then it is killed and
  * timed_out set).  Returns 0, or -1 when it could not be started. */

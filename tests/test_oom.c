@@ -220,6 +220,27 @@ START_TEST(a_thousand_allocations_in_well_under_a_minute)
 }
 END_TEST
 
+/* On a terminal (script(1) gives the sweep one) a progress line is
+ * rewritten on stderr while the sweep runs, and erased at its end; into
+ * a pipe, none. */
+START_TEST(progress_on_a_terminal)
+{
+	struct h_run r;
+	const char *cmd = h_env("%s oom --max 40 -- %s slow", cli(), h_prog("plain_oom"));
+	H_RUN(&r, 0, NULL, NULL, "/usr/bin/script", "-qfec", cmd, "/dev/null");
+	EXPECT_EXIT(&r, 0);
+	EXPECT_HAS(r.out, "\rmemcheck oom: ");
+	EXPECT_HAS(r.out, " of 40 runs, ");
+	EXPECT_HAS(r.out, "\r\033[K");
+	EXPECT_HAS(r.out, "memcheck oom: 40 runs in ");
+	h_run_free(&r);
+	OOM(&r, "--max", "40", "--", h_prog("plain_oom"), "slow");
+	EXPECT_EXIT(&r, 0);
+	ck_assert_msg(!strstr(r.err, " of 40 runs, "), "progress into a pipe:\n%s", r.err);
+	h_run_free(&r);
+}
+END_TEST
+
 START_TEST(timeout_says_what_was_not_reached)
 {
 	struct h_run r;
@@ -286,6 +307,9 @@ START_TEST(hangup_stops_oom_and_run)
 	 * once memcheck is gone (its runs were killed, not orphaned). */
 	const char *dir = h_tmppath("hup");
 	mkdir(dir, 0700);
+	/* sh, sleep and touch are installed on the system, which memcheck
+	 * leaves out by default: measured, they make the sweep long. */
+	setenv("MEMCHECK_PROGRAMS", "*", 1);
 	const char *cmd = h_env("sleep 1; touch %s/$$", dir);
 	const char *const oom[] = { cli(), "oom", "--", "/bin/sh", "-c", cmd, NULL };
 	killed_by(oom, 2.5, SIGHUP);
@@ -297,6 +321,7 @@ START_TEST(hangup_stops_oom_and_run)
 	killed_by(oom_int, 2.5, SIGINT);
 	const char *const run[] = { cli(), "run", "-a", "glibc", "--", "/bin/sleep", "5", NULL };
 	killed_by(run, 0.5, SIGHUP);
+	unsetenv("MEMCHECK_PROGRAMS");
 }
 END_TEST
 
@@ -316,6 +341,7 @@ int main(void)
 	tcase_add_test(tc, command_failing_on_its_own_exits_3);
 	tcase_add_test(tc, max_says_what_was_not_reached);
 	tcase_add_test(tc, timeout_says_what_was_not_reached);
+	tcase_add_test(tc, progress_on_a_terminal);
 	tcase_add_test(tc, hangup_stops_oom_and_run);
 	tcase_add_test(tc, a_thousand_allocations_in_well_under_a_minute);
 	suite_add_tcase(s, tc);

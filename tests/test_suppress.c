@@ -171,8 +171,11 @@ START_TEST(test_bad_file_fails_every_region)
 	 * program ends a clean region first. */
 	const char *report = h_tmppath("clean.jsonl");
 	unlink(report);
+	/* MEMCHECK_PROGRAMS: /bin/true is installed on the system, which
+	 * memcheck leaves out by default. */
 	const char *env2[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-			       h_env("MEMCHECK_SUPPRESSIONS=%s", bad), NULL };
+			       h_env("MEMCHECK_SUPPRESSIONS=%s", bad), "MEMCHECK_PROGRAMS=*",
+			       NULL };
 	H_RUN(&m, H_PRELOAD, NULL, env2, "/bin/true");
 	H_LOAD(&rep, report);
 	rec = h_record(&rep, "process", m.pid);

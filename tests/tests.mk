@@ -15,7 +15,7 @@ UNIT_blocks    := blocks snapshot depot util
 UNIT_stacks    := stacks depot cfi util
 UNIT_symbolize := symbolize util
 UNIT_rss       := rss util
-UNIT_json      := json util
+UNIT_json      := json util programs options
 UNIT_budget    := budget budget_check util
 UNIT_scan      := scan roots threads maps resident blocks snapshot depot util
 UNIT_supp      := suppress util
@@ -115,6 +115,23 @@ $(B)/tests/prog/check_tcase: tests/prog/check_tcase.c $(B)/libmemcheck.so includ
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(CHECK_LIBS)
 
+# Suites of test frameworks, linked with memcheck and the framework
+# (tests/test_frameworks.c).
+FW_LIBS_check := $(CHECK_LIBS)
+FW_LIBS_cmocka := -lcmocka
+FW_LIBS_criterion := -lcriterion
+$(B)/tests/prog/fw_%: tests/prog/fw_%.c include/memcheck/%.h $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(FW_LIBS_$*)
+
+# exitregion again, linked with the static archive: memcheck's
+# constructor then runs after the program's start-up registered its exit
+# handlers (tests/test_exitcode.c).
+PROG_BINS += $(B)/tests/prog/exitregion_static
+$(B)/tests/prog/exitregion_static: tests/prog/exitregion.c $(ARLIB) include/memcheck/memcheck.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c
@@ -180,6 +197,16 @@ o0-check:
 		{ tail -20 $(B)/o0-check.log; echo "o0-check: the -O0 build fails examples-check"; exit 1; }
 	@echo "o0-check: an -O0 build gets the examples' leak stacks right"
 
+# Test drivers and frameworks against an installed copy: CMake and CTest,
+# meson, automake with libtool, cmocka and Criterion (tests/drivers/).
+# The prefix is not a system directory, as a user's own would be.
+DRIVERS := $(B)/drivers
+.PHONY: drivers-check
+drivers-check: all
+	@rm -rf $(DRIVERS)/prefix
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(DRIVERS)/prefix >/dev/null
+	@sh tests/drivers/check.sh $(CURDIR)/$(DRIVERS)/prefix $(CURDIR)/$(DRIVERS)/work
+
 # prog-check last: its check summary lines close the output.
-check: doc-check examples-check install-check exports-check o0-check unit-check asan-check \
-	fuzz-replay prog-check html-check
+check: doc-check examples-check install-check drivers-check exports-check o0-check \
+	unit-check asan-check fuzz-replay prog-check html-check

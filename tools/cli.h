@@ -14,6 +14,7 @@
  *             timeline
  * html.c      the HTML report: tables, inline SVG charts
  * export.c    folded stacks (flame graphs) and massif's out-file format
+ * vgcompat.c  valgrind's command line, for drivers that know valgrind
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
  * out-of-memory.  It shares lib/json.c, lib/budget.c, lib/budget_check.c,
@@ -65,6 +66,7 @@ struct rec {
 	char cli[512];           /* violations the CLI's budget check found */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
+	struct mc_json_leak leak; /* its first failing leak record's stack */
 };
 
 struct recs {
@@ -357,6 +359,12 @@ void describe_end(const struct ending *e, char *buf, size_t size);
 /* ---- report.c -------------------------------------------------------- */
 
 int cmd_report(int argc, char **argv);
+
+/* ---- vgcompat.c ------------------------------------------------------ */
+
+/* `memcheck [VALGRIND OPTIONS] PROGRAM [ARGS]`: argv[1] is the first
+ * option.  Execs PROGRAM; returns only on error. */
+int cmd_vgcompat(int argc, char **argv);
 
 /* ---- oom.c ----------------------------------------------------------- */
 

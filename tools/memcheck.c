@@ -92,6 +92,8 @@ static const struct help {
 } helps[] = {
 	{ NULL,
 	  "usage: memcheck COMMAND [ARGS...]\n"
+	  "       memcheck [VALGRIND OPTIONS] PROGRAM [ARGS...]\n"
+	  "       memcheck --version\n"
 	  "\n"
 	  "Run a test suite under several allocators with memcheck preloaded, compare\n"
 	  "what each costs in memory and time, and gate CI on leaks and budgets.\n"
@@ -105,6 +107,11 @@ static const struct help {
 	  "  oom [OPTIONS] -- CMD [ARGS...]    fail each allocation of CMD in turn; prove\n"
 	  "                                    its error paths free what they took\n"
 	  "  help [COMMAND]                    this text, or a command's\n"
+	  "\n"
+	  "With valgrind's options first (--log-file=F, -q, --suppressions=F,\n"
+	  "--error-exitcode=N, ...), memcheck runs PROGRAM with libmemcheck preloaded\n"
+	  "as valgrind would run it: what CTest's MEMORYCHECK_TYPE=Valgrind does.\n"
+	  "--version prints memcheck's version.\n"
 	  "\n"
 	  "exit status: 0 pass; 1 a budget or leak gate failed; 2 bad usage or a bad\n"
 	  "input file; 3 the command under test failed or crashed.  See memcheck(1).\n" },
@@ -169,7 +176,7 @@ static const struct help {
 	  "and leaves nothing more behind in the region), leaked, crashed, or test\n"
 	  "failed (exits otherwise; a test that calls memcheck_expect_oom() may).\n"
 	  "The table by the failed call's file:line goes to stdout; CMD's output is\n"
-	  "discarded.\n"
+	  "discarded.  On a terminal, a progress line on stderr while it runs.\n"
 	  "\n"
 	  "options:\n"
 	  "      --persistent         fail every allocation from the N-th on, not it alone\n"
@@ -462,6 +469,8 @@ int main(int argc, char **argv)
 		printf("memcheck %s\n", MEMCHECK_VERSION);
 		return EXIT_PASS;
 	}
+	if (cmd[0] == '-')
+		return cmd_vgcompat(argc, argv);
 	if (!strcmp(cmd, "help")) {
 		if (argc == 2) {
 			usage_of(NULL, stdout);

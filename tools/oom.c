@@ -25,6 +25,11 @@
  *                unless the region called memcheck_expect_oom(): then
  *                handled (expected);
  *   handled      otherwise.
+ *
+ * Output: the table and verdicts on stdout once the sweep is over; on a
+ * terminal, a progress line on stderr meanwhile, rewritten in place at
+ * most twice a second (a long sweep would otherwise say nothing between
+ * its first line and its last).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -237,6 +242,9 @@ static void start(const struct oom_opts *o, struct child *c, const char *report,
 		/* The sweep draws no pictures: no sites at the peak, whose
 		 * stacks each run would symbolize at its end (a few ms). */
 		{ "MEMCHECK_PEAK_SITES", "0" },
+		/* A run is judged by its records and by how it would end
+		 * without memcheck: a leak must not change its status. */
+		{ "MEMCHECK_EXITCODE", "0" },
 		{ "MEMCHECK_PROCESS_ID", NULL },
 		{ "MEMCHECK_FAIL_SITE", NULL },
 		{ "MEMCHECK_FAIL_PROBABILITY", NULL },
@@ -610,6 +618,21 @@ static void on_int(int sig)
 	interrupted = sig;
 }
 
+/* The progress line on a terminal: runs done of those planned, their
+ * rate, the problems so far; erased at the end (last). */
+static void progress(size_t done, uint64_t planned, double secs, const uint64_t *seen,
+		     bool last)
+{
+	if (last) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	fprintf(stderr, "\rmemcheck oom: %zu of %llu runs, %.1f s (%.1f runs/s): %llu leaked, "
+		"%llu crashed, %llu test failed\033[K", done, (unsigned long long)planned, secs,
+		secs > 0 ? (double)done / secs : 0.0, (unsigned long long)seen[O_LEAKED],
+		(unsigned long long)seen[O_CRASHED], (unsigned long long)seen[O_FAILED]);
+}
+
 int cmd_oom(int argc, char **argv)
 {
 	struct oom_opts o = { .max = UINT64_MAX, .jobs = 0, .timeout = 0 };
@@ -700,7 +723,9 @@ int cmd_oom(int argc, char **argv)
 	size_t cur_t = 0;
 	uint64_t cur_n = 1;
 	int running = 0;
-	double t0 = mc_now();
+	double t0 = mc_now(), shown = 0;
+	bool tty = isatty(2);
+	uint64_t seen[O_N] = { 0 };
 	const char *stopped = NULL;
 	for (;;) {
 		/* start jobs while there are free slots and work */
@@ -767,8 +792,13 @@ int cmd_oom(int argc, char **argv)
 				continue;
 			spawn_kill(&s->c, SIGKILL); /* anything the run left behind */
 			classify(&o, &b, s, &e, &res[s->job]);
+			seen[res[s->job].o]++;
 			s->job = -1;
 			running--;
+		}
+		if (tty && (mc_now() - shown >= 0.5 || !running)) {
+			shown = mc_now();
+			progress(nres - (size_t)running, planned, shown - t0, seen, !running);
 		}
 	}
 	double secs = mc_now() - t0;

@@ -86,7 +86,7 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 			bad++;
 			continue;
 		}
-		if (!mc_json_record(line, len, &r.m, err, sizeof err)) {
+		if (!mc_json_record_leak(line, len, &r.m, &r.leak, err, sizeof err)) {
 			fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
 			bad++;
 			continue;

@@ -5,8 +5,10 @@
  * status for all of it.
  *
  * Exit status, first match wins:
- *   3  a run was killed by a signal (a crash beats every other verdict),
- *      or exited non-zero with no failing region in that run (the
+ *   3  a run was killed by a signal (a crash beats every other verdict);
+ *  99  a run exited 99, a test driver's hard error: passed on;
+ *  77  a run exited 77, a test that skipped itself: passed on;
+ *   3  a run exited non-zero with no failing region in that run (the
  *      command failed on its own: its tests, not memcheck's gates);
  *   2  a report the runs wrote could not be read, or --report/--junit
  *      could not be written;
@@ -18,7 +20,13 @@
  * fail because of memcheck (a check suite whose test failed on
  * memcheck_end): that is 1, not 3, and the other allocators still run.
  * Without --keep-going, the first run that crashes or fails on its own
- * stops the rest.
+ * stops the rest, and so does one that skips or errs (77, 99).
+ *
+ * --quiet is the mode for a test driver's wrapper (meson's exe_wrapper,
+ * automake's LOG_COMPILER): glibc alone, nothing said unless a region
+ * fails, the library's text only for failing regions, and the exit
+ * status the command's own (a signal raised again), or 1 when it exited
+ * 0 while a region failed, 2 when a report could not be read.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +36,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,6 +180,7 @@ struct run_opts {
 	int nsupp;
 	const char *gen;         /* --gen-suppressions */
 	bool valgrind, allocators_given;  /* --valgrind; -a was given */
+	bool quiet;                       /* --quiet: a test driver's wrapper */
 	char **vg_opts;                   /* --valgrind-option, in order */
 	size_t nvg_opts;
 	const char *html;                 /* --html */
@@ -321,6 +331,7 @@ static const struct option run_options[] = {
 	{ "valgrind-option", required_argument, NULL, 'O' },
 	{ "html", required_argument, NULL, 'H' },
 	{ "timeline", optional_argument, NULL, 'T' },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -330,7 +341,7 @@ static int parse_run_options(int argc, char **argv, struct run_opts *o)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:a:b:kn:h", run_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:a:b:kn:qh", run_options, NULL)) != -1) {
 		char *end;
 		long n;
 		switch (c) {
@@ -346,6 +357,7 @@ static int parse_run_options(int argc, char **argv, struct run_opts *o)
 		case 'r': o->report = optarg; break;
 		case 'j': o->junit = optarg; break;
 		case 'k': o->keep_going = true; break;
+		case 'q': o->quiet = true; break;
 		case 'S':
 			if (o->nsupp == (int)MC_ARRAY_SIZE(o->supp))
 				return bad_usage("run", "more than %d --suppressions files",
@@ -462,6 +474,32 @@ static void print_runs(FILE *f, const struct group *groups, size_t ng)
 	}
 }
 
+/* --quiet's exit status: the command's own (its signal raised again,
+ * without a core of memcheck's), else 2 for a report that could not be
+ * read, 1 for a failing region, 0.  Said only when not 0. */
+static int quiet_status(int own, int sig, size_t failed, size_t total, bool bad)
+{
+	if (sig) {
+		struct rlimit none = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &none);
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
+	}
+	if (own)
+		return own;
+	if (bad) {
+		say("exit 2: a report could not be read or written");
+		return EXIT_USAGE;
+	}
+	if (failed) {
+		say("exit 1: %zu of %zu region record%s failed (leak, heap error or budget)",
+		    failed, total, total == 1 ? "" : "s");
+		return EXIT_GATE;
+	}
+	return EXIT_PASS;
+}
+
 /* Runs of an allocator that gives memory back on a timer, without -n:
  * the median of three is one run's figure in the middle. */
 #define AUTO_RUNS 3
@@ -515,6 +553,8 @@ int cmd_run(int argc, char **argv)
 		if (!o.repeat)
 			o.repeat = 1;
 	}
+	if (o.quiet && !o.allocators_given)
+		o.allocators = "glibc";
 	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
 		goto out;
 	if (pick_baseline("run", o.baseline, budget, &bname))
@@ -582,7 +622,7 @@ int cmd_run(int argc, char **argv)
 		if (groups[i].skipped)
 			say("skipping %s", groups[i].skipped);
 
-	int bad_reports = 0;
+	int bad_reports = 0, passed_on = 0, own_status = 0, own_signal = 0;
 	bool stop = false, any_signal = false, any_failure = false;
 	spawn_catch_signals(true, on_signal);
 	for (size_t gi = 0; gi < ng && !stop; gi++) {
@@ -608,20 +648,26 @@ int cmd_run(int argc, char **argv)
 				base_report = xasprintf("%s/a0-r%d.jsonl", tmp, brep + 1);
 			if (base_report && access(base_report, F_OK) != 0)
 				close(open(base_report, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-			if (g->nreps > 1)
+			if (o.quiet)
+				;
+			else if (g->nreps > 1)
 				say("running under %s%s (run %d of %d)", g->label,
 				    valgrind ? " in valgrind" : "", rep + 1, g->nreps);
 			else
 				say("running under %s%s", g->label, valgrind ? " in valgrind" : "");
 			/* the budget and the baseline's report set or unset;
 			 * the suppression files only when given */
-			struct env_var env[5] = {
+			struct env_var env[6] = { /* 2 + each optional one below */
 				{ "MEMCHECK_BUDGET", budget_abs },
 				{ "MEMCHECK_BASELINE", base_report },
 			};
 			size_t nenv = 2;
 			if (o.timeline)
 				env[nenv++] = (struct env_var){ "MEMCHECK_TIMELINE", o.timeline };
+			/* a wrapper's output is the test's log: failures only,
+			 * unless the user asks for more */
+			if (o.quiet && !getenv("MEMCHECK_TEXT"))
+				env[nenv++] = (struct env_var){ "MEMCHECK_TEXT", "fail" };
 			if (supp_env)
 				env[nenv++] = (struct env_var){ "MEMCHECK_SUPPRESSIONS", supp_env };
 			if (gen_abs)
@@ -656,7 +702,8 @@ int cmd_run(int argc, char **argv)
 			for (size_t k = 0; k < g->reps[rep].n; k++)
 				if (!g->reps[rep].v[k].m.r.pass)
 					ri->explained = ri->end.exit_code != 0;
-			if (!o.repeat && rep == 0 && timed_ms(&g->reps[0], &g->timed_ms)) {
+			/* a wrapper runs the test once, as its driver expects */
+			if (!o.repeat && !o.quiet && rep == 0 && timed_ms(&g->reps[0], &g->timed_ms)) {
 				g->nreps = AUTO_RUNS;
 				g->reps = xrealloc(g->reps, AUTO_RUNS * sizeof *g->reps);
 				g->runs = xrealloc(g->runs, AUTO_RUNS * sizeof *g->runs);
@@ -668,19 +715,33 @@ int cmd_run(int argc, char **argv)
 				    "measured figures on the median (see memcheck(1), NOISY ALLOCATORS)",
 				    g->label, (unsigned long long)g->timed_ms, AUTO_RUNS);
 			}
-			if (ri->end.sig || (ri->end.exit_code && !ri->explained)) {
+			if (!own_status && !own_signal) {
+				own_status = ri->end.exit_code > 0 ? ri->end.exit_code : 0;
+				own_signal = ri->end.sig;
+			}
+			/* a test driver's skip and hard error: passed on, and the
+			 * other allocators would say the same */
+			if (!ri->end.sig && (ri->end.exit_code == 77 || ri->end.exit_code == 99)) {
+				if (ri->end.exit_code > passed_on)
+					passed_on = ri->end.exit_code;
+				if (!o.keep_going)
+					stop = true;
+			} else if (ri->end.sig || (ri->end.exit_code && !ri->explained)) {
 				char d[96];
 				describe_end(&ri->end, d, sizeof d);
-				say("%s under %s: %s", cmd[0], g->label, d);
+				if (!o.quiet)
+					say("%s under %s: %s", cmd[0], g->label, d);
 				any_signal |= ri->end.sig != 0;
 				any_failure = true;
 				if (!o.keep_going)
 					stop = true;
 			}
-			if (!ri->end.sig && !g->reps[rep].n && !bad)
-				say("%s under %s wrote no report: memcheck was not loaded "
-				    "(a static program, or one that clears LD_PRELOAD?)",
-				    cmd[0], g->label);
+			if (!ri->end.sig && !g->reps[rep].n && !bad && !o.quiet)
+				say("%s under %s wrote no report: no program under test ran "
+				    "(programs installed on the system and interpreters of "
+				    "scripts are left out: MEMCHECK_PROGRAMS), or memcheck was "
+				    "not loaded (a static program, or one that clears "
+				    "LD_PRELOAD?)", cmd[0], g->label);
 		}
 		free(preload);
 		if (valgrind)
@@ -704,10 +765,12 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < ng; i++)
 		for (int r = 0; r < groups[i].nreps && !groups[i].stored; r++)
 			total += groups[i].reps[r].n;
-	char *title = xasprintf("memcheck run: %s", cmd[0]);
-	print_table(stderr, groups, ng, title);
-	free(title);
-	print_runs(stderr, groups, ng);
+	if (!o.quiet) {
+		char *title = xasprintf("memcheck run: %s", cmd[0]);
+		print_table(stderr, groups, ng, title);
+		free(title);
+		print_runs(stderr, groups, ng);
+	}
 
 	bool files_ok = true;
 	if (o.report && !write_report(o.report, groups, ng, true))
@@ -721,9 +784,16 @@ int cmd_run(int argc, char **argv)
 		free(what);
 	}
 
-	if (any_signal) {
+	if (o.quiet) {
+		status = quiet_status(own_status, own_signal, failed, total,
+				      bad_reports || !files_ok);
+	} else if (any_signal) {
 		status = EXIT_COMMAND;
 		say("exit 3: the command was killed by a signal");
+	} else if (passed_on) {
+		status = passed_on;
+		say("exit %d: the command exited %d (%s), passed on", passed_on, passed_on,
+		    passed_on == 77 ? "a test that skipped itself" : "a hard error");
 	} else if (any_failure) {
 		status = EXIT_COMMAND;
 		say("exit 3: the command failed, and no region of that run did");

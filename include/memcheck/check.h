@@ -33,15 +33,33 @@
 #include "memcheck/memcheck.h"
 
 /* End the innermost region and fail the running test, with check's
- * message saying why, when the region is not clean or within budget. */
-#define ck_assert_memcheck_end()                                             \
-	do {                                                                 \
-		struct memcheck_result mc_r_;                                \
-		int mc_rc_ = memcheck_end(&mc_r_);                           \
-		ck_assert_msg(mc_rc_ == 0, "memcheck: region \"%s\": %s",    \
-			      mc_rc_ < 0 ? "?" : mc_r_.name,                 \
-			      mc_rc_ < 0 ? "no region open" : mc_r_.violations); \
-	} while (0)
+ * message saying why, when the region is not clean or within budget.
+ * The failure is put at the leak's allocation site (the first frame of
+ * its stack in the program's code) when there is one, else at file:line. */
+static inline void memcheck_ck_end_at(const char *file, int line)
+{
+	struct memcheck_result r;
+	int rc = memcheck_end(&r);
+	if (rc == 0)
+		return;
+	if (rc < 0)
+		_ck_assert_failed(file, line, "memcheck_end()", "memcheck: no region open");
+	/* check reports the failure, and the program's status is check's */
+	memcheck_handled();
+	const char *at, *fn;
+	int at_line;
+	if (memcheck_leak_site(&at, &at_line, &fn) == 0)
+		_ck_assert_failed(at, at_line, "memcheck_end()",
+				  "memcheck: region \"%s\": %s (allocated in %s)", r.name,
+				  r.violations, fn);
+	_ck_assert_failed(file, line, "memcheck_end()", "memcheck: region \"%s\": %s%s",
+			  r.name, r.violations,
+			  r.definitely_lost.blocks || r.possibly_lost.blocks ?
+			  " (no frame with a source line in the program's code in the leak's "
+			  "stack: a deeper MEMCHECK_STACK_DEPTH, or -g)" : "");
+}
+
+#define ck_assert_memcheck_end() memcheck_ck_end_at(__FILE__, __LINE__)
 
 /* Checked-fixture setup: opens the test's region.  The test's name is
  * not known yet here (tcase_name() still answers for the previous one);

@@ -99,6 +99,33 @@ void memcheck_begin(const char *name);
  * from an allocator function memcheck does not wrap. */
 int memcheck_end(struct memcheck_result *out);
 
+/* A region that fails also fails the process: when it would exit with
+ * status 0, it exits with MEMCHECK_EXITCODE (23) instead.  A caller that
+ * deals with the failure of the region it just ended itself (a test that
+ * expects it, a test framework that reports it) says so here: that
+ * failure no longer changes the exit status, and what the region left
+ * behind is let outlive every region, as memcheck_ignore() does, so that
+ * an enclosing region does not report it again.  Returns 0, or -1 when
+ * the region ended last passed or was handled already. */
+int memcheck_handled(void);
+
+/* Where the leak that failed the region ended last was allocated (its
+ * largest definitely or possibly lost record): the first frame of its
+ * stack with a source file outside the system's libraries, the program's
+ * own code, for a test framework to put its failure at.  Sets *file,
+ * *line and *function (each may be NULL; the strings stay valid until
+ * the next call) and returns 0, or returns -1 when that region failed
+ * for no such leak, passed, or the frame has no file (no debug
+ * information, MEMCHECK_SYMBOLIZE=0). */
+int memcheck_leak_site(const char **file, int *line, const char **function);
+
+/* End the innermost region without measuring or reporting it: for a test
+ * framework whose test left its region open when it failed an assertion
+ * of its own or skipped itself.  What the region left behind is let
+ * outlive every region, as memcheck_ignore() does: no enclosing region
+ * reports it either.  Returns 0, or -1 when no region is open. */
+int memcheck_discard(void);
+
 /* Rename the innermost open region (for fixtures that learn the test's
  * name only at its end).  Returns 0, or -1 when no region is open. */
 int memcheck_rename(const char *name);

@@ -1,0 +1,88 @@
+/*
+ * exitstatus.c - a failing region fails the process.  When a region
+ * failed (a leak, a heap error, a budget) and the program would exit
+ * with status 0, it exits with MEMCHECK_EXITCODE instead (23 by default,
+ * as under LeakSanitizer), so that a test driver that looks only at exit
+ * statuses (ctest, meson, automake, check's forked tests) counts the
+ * test as failed.  Any other status is the program's to keep: 77 (a
+ * skipped test) and 99 (a hard error) mean something to those drivers.
+ *
+ * Traps that shaped it:
+ * - Only exit() knows the status.  The process region ends in the
+ *   library's destructor, which the dynamic linker's _dl_fini runs from
+ *   an exit handler that gets no status.  An on_exit(3) handler gets it;
+ *   registered from memcheck's constructor, which runs before the
+ *   program's entry point registers _dl_fini, it runs after _dl_fini:
+ *   the process region has been reported by then.
+ * - A destructor of the program's that calls exit() makes glibc run the
+ *   remaining handlers with the new status and never go back to
+ *   _dl_fini: memcheck's destructor never runs.  The handler then finds
+ *   the process region still open and ends it itself (whatever
+ *   MEMCHECK_EXITCODE says: the handler is there for the report too).
+ *   It does the same when it runs first (libmemcheck.a linked into the
+ *   program, whose constructor runs after _dl_fini is registered; a
+ *   dlopen'd copy).
+ * - The status is changed by calling exit() again from the handler,
+ *   which glibc allows (it runs the handlers left, flushes stdio, then
+ *   _exits with the last status): the program's buffered output is
+ *   written as it would have been.
+ * - _exit, _Exit, quick_exit, a fatal signal and execve run no handler:
+ *   the status stays the program's (check's forked test that fails an
+ *   assertion leaves with _exit(1), a failure either way).
+ * - A forked child counts only the regions that fail in it.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+static _Atomic unsigned failed;      /* regions failed, not handled */
+static _Atomic bool last_failed;     /* the region ended last failed */
+static bool watching;
+
+/* After the last exit handler registered after it: decide. */
+static void at_exit(int status, void *arg)
+{
+	(void)arg;
+	/* Reported already by the destructor, or now. */
+	mc_process_end();
+	unsigned n = atomic_load(&failed);
+	if ((status & 0xff) != 0 || n == 0 || mc_opt.exitcode == 0)
+		return;
+	if (mc_opt.text != MC_TEXT_NONE)
+		mc_log("exit status %d instead of 0: %u region%s failed "
+		       "(MEMCHECK_EXITCODE=0 keeps the program's own)",
+		       mc_opt.exitcode, n, n == 1 ? "" : "s");
+	exit(mc_opt.exitcode);
+}
+
+void mc_exit_watch(void)
+{
+	if (watching)
+		return;
+	watching = on_exit(at_exit, NULL) == 0;
+}
+
+void mc_exit_region_ended(bool pass)
+{
+	if (!pass)
+		atomic_fetch_add(&failed, 1);
+	atomic_store(&last_failed, !pass);
+}
+
+void mc_exit_after_fork_child(void)
+{
+	atomic_store(&failed, 0);
+	atomic_store(&last_failed, false);
+}
+
+MC_API int memcheck_handled(void)
+{
+	if (!atomic_exchange(&last_failed, false))
+		return -1;
+	atomic_fetch_sub(&failed, 1);
+	mc_guard_enter();
+	mc_regions_forget_failed();
+	mc_guard_leave();
+	return 0;
+}

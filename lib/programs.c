@@ -1,0 +1,114 @@
+/*
+ * programs.c - which programs get the process region.  A test driver run
+ * under the preload (ctest, make check, meson, a libtool wrapper script)
+ * starts shells, interpreters and tools (sed, grep, expr, python) beside
+ * the programs under test; their exit-time leftovers are theirs, not the
+ * project's, and with MEMCHECK_EXITCODE they would fail the test that
+ * ran them.  The default measures the programs under test only.
+ *
+ * How the default tells them apart, from what a process knows of itself
+ * at start-up (no configuration, a few microseconds):
+ * - A program installed on the system lies in the system's directories
+ *   (/usr, /bin, /lib..., bin directories under /opt, /nix/store); a
+ *   project's test programs lie in its build tree.  /usr/src and
+ *   /usr/local/src are build trees (Docker images build there).
+ * - A program installed elsewhere lies in the bin directory of a prefix
+ *   laid out as one: lib, include and share beside bin (pyenv's and
+ *   conda's pythons, Homebrew's, nvm's node, a CI tool cache).  A build
+ *   tree has no include and share beside the directory its programs
+ *   are in.  (libcork's ctest runs a pyenv python that leaks at exit.)
+ * - An interpreter running a script (the kernel ran a file that begins
+ *   with #!, AT_EXECFN) is not a compiled test program wherever it lies:
+ *   a virtualenv's python, a libtool wrapper script's shell.
+ * MEMCHECK_PROGRAMS replaces the rule with patterns ('*': every program).
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Does path begin with directory dir ("/usr" matches "/usr/x", not
+ * "/usrx")? */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* Is some directory of path (below its first component) named one of
+ * the bin directories? */
+static bool in_bin_dir(const char *path)
+{
+	static const char *const bins[] = { "/bin/", "/sbin/", "/libexec/" };
+	for (size_t i = 0; i < MC_ARRAY_SIZE(bins); i++)
+		if (strstr(path, bins[i]))
+			return true;
+	return false;
+}
+
+/* Is exe in a bin, sbin or libexec directory whose parent has lib,
+ * include and share too: an installed prefix? */
+static bool in_prefix_layout(const char *exe)
+{
+	const char *slash = strrchr(exe, '/');
+	if (!slash || slash == exe)
+		return false;
+	const char *dir = slash;
+	while (dir > exe && dir[-1] != '/')
+		dir--;
+	size_t dlen = (size_t)(slash - dir);
+	if (!((dlen == 3 && !memcmp(dir, "bin", 3)) || (dlen == 4 && !memcmp(dir, "sbin", 4)) ||
+	      (dlen == 7 && !memcmp(dir, "libexec", 7))))
+		return false;
+	char path[4096];
+	size_t plen = (size_t)(dir - exe);
+	static const char *const beside[] = { "lib", "include", "share" };
+	for (size_t i = 0; i < MC_ARRAY_SIZE(beside); i++) {
+		if (plen + strlen(beside[i]) + 1 > sizeof path)
+			return false;
+		memcpy(path, exe, plen);
+		strcpy(path + plen, beside[i]);
+		if (access(path, F_OK) != 0)
+			return false;
+	}
+	return true;
+}
+
+bool mc_program_installed(const char *exe)
+{
+	static const char *const system[] = {
+		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+		"/snap", "/nix/store", "/gnu/store",
+	};
+	if (under(exe, "/usr/src") || under(exe, "/usr/local/src"))
+		return false;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(system); i++)
+		if (under(exe, system[i]))
+			return true;
+	return (under(exe, "/opt") && in_bin_dir(exe)) || in_prefix_layout(exe);
+}
+
+/* Did the kernel start this process to run a script: is the file named
+ * to execve (AT_EXECFN) not the executable, and does it begin with #!? */
+static bool runs_script(const char *exe)
+{
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	if (!fn || strcmp(fn, exe) == 0)
+		return false;
+	int fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	char head[2];
+	bool script = read(fd, head, 2) == 2 && head[0] == '#' && head[1] == '!';
+	close(fd);
+	return script;
+}
+
+bool mc_program_under_test(const char *exe)
+{
+	if (mc_opt.programs)
+		return mc_program_matches(mc_opt.programs, exe);
+	return !mc_program_installed(exe) && !runs_script(exe);
+}

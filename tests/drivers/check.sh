@@ -1,0 +1,183 @@
+#!/bin/sh
+# check.sh - the test drivers of tests/drivers/, each against an installed
+# memcheck, as a user's project meets it: a CMake project (find_package,
+# ctest -T memcheck, plain add_test, cmocka and Criterion suites), a meson
+# project (pkg-config, add_test_setup, meson test --wrapper) and an
+# automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT).
+# Each has a clean test, a leaking one and one that skips itself, and this
+# script asserts what the driver itself reports: the leak a failed test,
+# clean passed, skip skipped (and, for TAP, the subtests kept).
+#
+# usage: check.sh PREFIX WORK
+#   PREFIX  where `make install PREFIX=...` put memcheck (not a system
+#           directory: the projects find it through pkg-config's path and
+#           CMAKE_PREFIX_PATH, as a user with a non-system prefix does)
+#   WORK    a directory for the projects' build trees; kept between runs:
+#           the automake project's autoreconf and configure, its slowest
+#           steps, run again only when its files change
+set -u
+PREFIX=$1
+WORK=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+PATH=$PREFIX/bin:$PATH
+PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+export PATH PKG_CONFIG_PATH
+# the tests' own environment: no memcheck settings from the caller's
+for v in $(env | sed -n 's/^\(MEMCHECK_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+unset LD_PRELOAD
+failed=
+
+for tool in cmake ctest meson ninja autoreconf libtoolize; do
+	command -v $tool >/dev/null || {
+		echo "drivers-check: $tool not found (make deps installs it)"; exit 1; }
+done
+mkdir -p "$WORK"
+
+# expect FILE ERE WHAT: FILE has a line that matches ERE.
+expect() {
+	if ! grep -Eq -- "$2" "$1"; then
+		echo "drivers-check: $3: no line matching /$2/ in $1:"
+		tail -40 "$1" | sed 's/^/    /'
+		failed="$failed $3"
+	fi
+}
+
+# run LOG COMMAND...: run it, its output in LOG; say when it cannot.
+run() {
+	log=$1
+	shift
+	"$@" >"$log" 2>&1
+}
+
+# ---- CMake and CTest -------------------------------------------------
+C=$WORK/cmake
+rm -rf "$C"
+if ! run "$WORK/cmake.log" cmake -S "$HERE/cmake" -B "$C" -DCMAKE_PREFIX_PATH="$PREFIX" \
+	-DCMAKE_C_FLAGS=-g || ! run "$WORK/cmake-build.log" cmake --build "$C"; then
+	cat "$WORK/cmake.log" "$WORK/cmake-build.log" 2>/dev/null | tail -30
+	echo "drivers-check: the CMake project does not build"; exit 1
+fi
+(cd "$C" && ctest -T memcheck -L checker) >"$WORK/ctest-memcheck.log" 2>&1
+L=$WORK/ctest-memcheck.log
+expect "$L" 'MemCheck #[0-9]+: clean \.+ +Passed' "ctest -T memcheck: clean passes"
+expect "$L" 'MemCheck #[0-9]+: leak \.+\*+Failed' "ctest -T memcheck: the leak fails"
+expect "$L" 'MemCheck #[0-9]+: skip \.+\*+Skipped' "ctest -T memcheck: skip is skipped"
+expect "$L" 'MemCheck: #[0-9]+: leak \.+ +Defects: 1$' "ctest -T memcheck: one defect, the leak's"
+expect "$L" '^Memory Leak - 1$' "ctest -T memcheck: dynamic analysis counts the leak"
+expect "$C/Testing/Temporary/MemoryChecker.2.log" \
+	'definitely lost in loss record 1 of 1 in region "process"' \
+	"ctest -T memcheck: the leak in its log, memcheck's"
+expect "$C/Testing/Temporary/MemoryChecker.2.log" 'at .*: parse_name \(.*name\.c:[0-9]+\)' \
+	"ctest -T memcheck: the leak's stack in the project's library"
+# No glue at all: a project without include(CTest), memcheck given to
+# ctest on its command line
+C2=$WORK/cmake-plain
+rm -rf "$C2"
+if ! run "$WORK/cmake-plain.log" cmake -S "$HERE/cmake" -B "$C2" -DCMAKE_PREFIX_PATH="$PREFIX" \
+	-DNO_CHECKER=ON || ! run "$WORK/cmake-plain-build.log" cmake --build "$C2" --target t_leak t_clean; then
+	cat "$WORK/cmake-plain.log" "$WORK/cmake-plain-build.log" 2>/dev/null | tail -30
+	echo "drivers-check: the CMake project without CTest does not build"; exit 1
+fi
+(cd "$C2" && ctest -T memcheck -L checker --overwrite MemoryCheckCommand="$PREFIX/bin/memcheck" \
+	--overwrite MemoryCheckType=Valgrind) >"$WORK/ctest-overwrite.log" 2>&1
+L=$WORK/ctest-overwrite.log
+expect "$L" 'MemCheck #[0-9]+: clean \.+ +Passed' "ctest --overwrite: clean passes"
+expect "$L" 'MemCheck #[0-9]+: leak \.+\*+Failed' "ctest --overwrite: the leak fails"
+expect "$L" 'MemCheck #[0-9]+: skip \.+\*+Skipped' "ctest --overwrite: skip is skipped"
+expect "$L" '^Memory Leak - 1$' "ctest --overwrite: dynamic analysis counts the leak"
+(cd "$C" && ctest -L plain) >"$WORK/ctest-plain.log" 2>&1
+L=$WORK/ctest-plain.log
+for how in preload run; do
+	expect "$L" "Test +#[0-9]+: ${how}_clean \\.+ +Passed" "ctest, $how: clean passes"
+	expect "$L" "Test +#[0-9]+: ${how}_leak \\.+\\*+Failed" "ctest, $how: the leak fails"
+	expect "$L" "Test +#[0-9]+: ${how}_skip \\.+\\*+Skipped" "ctest, $how: skip is skipped"
+done
+(cd "$C" && ctest -L framework) >"$WORK/ctest-framework.log" 2>&1
+L=$WORK/ctest-framework.log
+expect "$L" 'Test +#[0-9]+: cmocka \.+\*+Failed' "cmocka: the suite fails"
+expect "$L" 'Test +#[0-9]+: criterion \.+\*+Failed' "Criterion: the suite fails"
+X=$C/cmocka.xml
+expect "$X" 'tests="3" failures="1" errors="0" skipped="1"' "cmocka's XML: 1 failure, 1 skip"
+expect "$X" 'memcheck: region "leaks": 29 bytes in 1 blocks definitely lost \(allocated in parse_name\)' \
+	"cmocka's XML: the leak"
+expect "$X" 'name\.c:[0-9]+: error: Failure!' "cmocka's XML: the leak's line"
+X=$C/criterion.xml
+expect "$X" '<testcase name="leaks" [^>]*status="FAILED"' "Criterion's XML: the leak fails"
+expect "$X" 'name\.c:[0-9]+: memcheck: region .leaks.: 6 bytes in 1 blocks definitely lost' \
+	"Criterion's XML: the leak at its line"
+expect "$X" '<testcase name="skipped" [^>]*status="SKIPPED"' "Criterion's XML: skip is skipped"
+expect "$X" '<testcase name="clean" [^>]*status="PASSED"' "Criterion's XML: clean passes"
+
+# ---- meson ----------------------------------------------------------
+M=$WORK/meson
+rm -rf "$M"
+if ! run "$WORK/meson.log" meson setup "$M" "$HERE/meson" ||
+	! run "$WORK/meson-build.log" ninja -C "$M"; then
+	cat "$WORK/meson.log" "$WORK/meson-build.log" 2>/dev/null | tail -30
+	echo "drivers-check: the meson project does not build"; exit 1
+fi
+# meson's JSON log, one test a line: "name" ... "result"
+meson_expect() {
+	for t in clean:OK leak:FAIL skip:SKIP tap-clean:OK tap-leak:ERROR; do
+		expect "$1" "\"name\": \"${t%%:*}\".*\"result\": \"${t#*:}\"" "meson $2: ${t%%:*} ${t#*:}"
+	done
+}
+for setup in memcheck preload; do
+	(cd "$M" && meson test --no-rebuild --setup $setup) >"$WORK/meson-$setup.log" 2>&1
+	meson_expect "$M/meson-logs/testlog-$setup.json" "--setup $setup"
+done
+# meson names the log after the wrapper's program: testlog-memcheck again
+(cd "$M" && meson test --no-rebuild --wrapper "memcheck run -q --") >"$WORK/meson-wrapper.log" 2>&1
+meson_expect "$M/meson-logs/testlog-memcheck.json" "--wrapper"
+# the TAP stream as the test wrote it: memcheck writes nothing to stdout
+expect "$M/meson-logs/testlog-memcheck.json" \
+	'"name": "tap-leak", "stdout": "1\.\.2\\nok 1 - first\\nok 2 - second\\n"' \
+	"meson --wrapper: the leaking TAP test's output is its own"
+
+# ---- automake and libtool -------------------------------------------
+A=$WORK/automake
+mkdir -p "$A"
+same=yes
+for f in "$HERE"/automake/* "$HERE"/src/*.c; do
+	cmp -s "$f" "$A/$(basename "$f")" || same=no
+done
+[ -x "$A/configure" ] || same=no
+if [ $same = no ]; then
+	rm -rf "$A" && mkdir -p "$A" && cp -p "$HERE"/automake/* "$HERE"/src/*.c "$A"/
+	if ! (cd "$A" && run "$WORK/autoreconf.log" autoreconf -fi &&
+	      run "$WORK/configure.log" ./configure); then
+		cat "$WORK/autoreconf.log" "$WORK/configure.log" 2>/dev/null | tail -30
+		echo "drivers-check: the automake project does not configure"; exit 1
+	fi
+fi
+# trs_expect TEST RESULT...: automake's result file for TEST says them
+# (TEST without the extension TEST_EXTENSIONS names).
+trs_expect() {
+	t=$1
+	shift
+	for res; do
+		expect "$A/${t%.tap}.trs" "^:test-result: $res" "automake $how: $t $res"
+	done
+}
+for how in LOG_COMPILER AM_TESTS_ENVIRONMENT; do
+	if [ $how = LOG_COMPILER ]; then
+		(cd "$A" && make check) >"$WORK/automake-$how.log" 2>&1
+	else
+		(cd "$A" && make check LOG_COMPILER= TAP_LOG_COMPILER= \
+			AM_TESTS_ENVIRONMENT='LD_PRELOAD=$(MEMCHECK_PRELOAD); export LD_PRELOAD;') \
+			>"$WORK/automake-$how.log" 2>&1
+	fi
+	trs_expect t_clean PASS
+	trs_expect t_leak FAIL
+	trs_expect skip.sh SKIP
+	trs_expect tap-clean.tap PASS
+	trs_expect tap-leak.tap PASS ERROR
+	expect "$A/t_leak.log" 'definitely lost in loss record 1 of 1' "automake $how: the leak in its log"
+done
+
+if [ -n "$failed" ]; then
+	echo "drivers-check: failed:$failed"
+	exit 1
+fi
+echo "drivers-check: ctest -T memcheck, ctest, cmocka, Criterion, meson and automake+libtool" \
+	"report the leak as a failed test, the clean test as passed, the skip as skipped"

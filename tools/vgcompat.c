@@ -1,0 +1,219 @@
+/*
+ * vgcompat.c - valgrind's command line: `memcheck --log-file=F -q
+ * --leak-check=yes PROGRAM ARGS` runs PROGRAM with libmemcheck preloaded,
+ * as `valgrind` with the same options would run it under valgrind.  Test
+ * drivers that know how to run a memory checker know valgrind's: CTest's
+ * MEMORYCHECK_TYPE=Valgrind puts --log-file=... and its default options
+ * in front of each test and reads the log for valgrind's words, which the
+ * library's text uses ("definitely lost in loss record 1 of 1").
+ *
+ * Traps that shaped it:
+ * - The program is exec'd, not run as a child: its pid, exit status
+ *   (MEMCHECK_EXITCODE included) and signals are its own, as under
+ *   valgrind.
+ * - CTest warns for every test whose log file does not exist, and
+ *   valgrind creates it (empty with -q) at start: the file the program's
+ *   own process will write is created here, emptied as valgrind does.
+ *   The library creates a file only when it has something to say.
+ * - valgrind's options that tune its own instrumentation
+ *   (--track-origins, --malloc-fill, ...) mean nothing here and are
+ *   accepted; options memcheck cannot honour (--xml=yes, another --tool)
+ *   are refused, so that a setup does not silently check less than it
+ *   says.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* valgrind options accepted and ignored: they tune valgrind's own
+ * instrumentation, or choose what it prints beside what memcheck
+ * prints anyway. */
+static const char *const ignored[] = {
+	"--show-reachable", "--show-leak-kinds", "--errors-for-leak-kinds",
+	"--show-possibly-lost", "--leak-resolution", "--trace-children",
+	"--child-silent-after-fork", "--track-origins", "--track-fds",
+	"--time-stamp", "--read-var-info", "--read-inline-info", "--demangle",
+	"--smc-check", "--max-stackframe", "--main-stacksize", "--malloc-fill",
+	"--free-fill", "--keep-stacktraces", "--freelist-vol", "--freelist-big-blocks",
+	"--undef-value-errors", "--partial-loads-ok", "--expensive-definedness-checks",
+	"--show-mismatched-frees", "--workaround-gcc296-bugs", "--alignment",
+	"--redzone-size", "--error-limit", "--show-below-main", "--fullpath-after",
+	"--run-libc-freeres", "--run-cxx-freeres", "--soname-synonyms",
+	"--fair-sched", "--num-transtab-sectors", "--vex-iropt-register-updates",
+	"--xml",
+};
+
+/* "--name=value": value, or NULL when a is not that option. */
+static const char *value_of(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(a, name, n) == 0 && a[n] == '=' ? a + n + 1 : NULL;
+}
+
+static bool is_ignored(const char *a)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(ignored); i++) {
+		size_t n = strlen(ignored[i]);
+		if (strncmp(a, ignored[i], n) == 0 && (a[n] == '=' || !a[n]))
+			return true;
+	}
+	return false;
+}
+
+/* valgrind's --log-file: %q{VAR} is VAR's value now; %p and %% are the
+ * library's (MEMCHECK_LOG); relative to the directory memcheck starts
+ * in.  NULL (said) for another %. */
+static char *log_pattern(const char *v)
+{
+	char cwd[PATH_MAX];
+	size_t cap = strlen(v) + PATH_MAX + 2, len = 0;
+	char *out = xmalloc(cap);
+	if (v[0] != '/' && getcwd(cwd, sizeof cwd))
+		len = (size_t)snprintf(out, cap, "%s/", cwd);
+	for (const char *p = v; *p; p++) {
+		const char *add = NULL;
+		size_t n = 1;
+		char one[3] = { *p, 0, 0 };
+		if (*p == '%' && (p[1] == 'p' || p[1] == '%')) {
+			one[1] = *++p;
+			n = 2;
+			add = one;
+		} else if (*p == '%' && p[1] == 'q' && p[2] == '{' && strchr(p, '}')) {
+			char *name = xasprintf("%.*s", (int)(strchr(p, '}') - p - 3), p + 3);
+			add = getenv(name);
+			free(name);
+			add = add ? add : "";
+			n = strlen(add);
+			p = strchr(p, '}');
+		} else if (*p == '%') {
+			say("--log-file=%s: %%%c is not supported (%%p, %%q{VAR} and %%%% are)", v,
+			    p[1] ? p[1] : ' ');
+			free(out);
+			return NULL;
+		} else {
+			add = one;
+		}
+		if (len + n + 1 > cap)
+			out = xrealloc(out, cap = 2 * (len + n + 1));
+		memcpy(out + len, add, n);
+		len += n;
+	}
+	out[len] = 0;
+	return out;
+}
+
+/* The file the exec'd program's own process writes: created and
+ * emptied now, as valgrind does. */
+static void create_log(const char *pattern)
+{
+	char path[PATH_MAX];
+	size_t bad;
+	if (mc_text_path(pattern, (long)getpid(), path, sizeof path, &bad) < 0)
+		return;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	else
+		say("--log-file: %s: %s", path, strerror(errno));
+}
+
+int cmd_vgcompat(int argc, char **argv)
+{
+	const char *text = NULL, *track = NULL;
+	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
+	bool gen = false;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i], *v;
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			text = "fail";
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			text = "full";
+		} else if ((v = value_of(a, "--tool"))) {
+			if (strcmp(v, "memcheck") != 0)
+				return bad_usage(NULL, "%s: only valgrind's memcheck tool has a "
+						 "counterpart here", a);
+		} else if ((v = value_of(a, "--log-file"))) {
+			free(log);
+			if (!(log = log_pattern(v)))
+				return EXIT_USAGE;
+		} else if ((v = value_of(a, "--log-fd"))) {
+			if (strcmp(v, "2") != 0)
+				return bad_usage(NULL, "%s: memcheck writes to standard error or "
+						 "to --log-file", a);
+		} else if ((v = value_of(a, "--leak-check"))) {
+			if (!strcmp(v, "no"))
+				track = "0";
+			else if (strcmp(v, "summary") && strcmp(v, "yes") && strcmp(v, "full"))
+				return bad_usage(NULL, "%s: expected no, summary, yes or full", a);
+		} else if ((v = value_of(a, "--num-callers"))) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || end == v || n < 1 || n > 500)
+				return bad_usage(NULL, "%s: expected 1 to 500", a);
+			snprintf(depth, sizeof depth, "%ld", n > 64 ? 64 : n);
+		} else if ((v = value_of(a, "--error-exitcode"))) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || end == v || n < 0 || n > 255)
+				return bad_usage(NULL, "%s: expected 0 to 255", a);
+			snprintf(code, sizeof code, "%ld", n);
+		} else if ((v = value_of(a, "--suppressions"))) {
+			char *abs = realpath(v, NULL);
+			if (!abs) {
+				say("--suppressions=%s: %s", v, strerror(errno));
+				return EXIT_USAGE;
+			}
+			char *joined = supp ? xasprintf("%s:%s", supp, abs) : xstrdup(abs);
+			free(abs);
+			free(supp);
+			supp = joined;
+		} else if ((v = value_of(a, "--gen-suppressions"))) {
+			gen = strcmp(v, "no") != 0;
+		} else if (!strncmp(a, "--xml", 5) && (v = value_of(a, "--xml")) &&
+			   strcmp(v, "no") != 0) {
+			return bad_usage(NULL, "%s: memcheck writes no valgrind XML (its JSON "
+					 "report: MEMCHECK_REPORT)", a);
+		} else if (!is_ignored(a)) {
+			return bad_usage(NULL, "unknown option %s (valgrind's command line: "
+					 "memcheck [VALGRIND OPTIONS] PROGRAM [ARGS])", a);
+		}
+	}
+	if (i >= argc)
+		return bad_usage(NULL, "no program to run after the options");
+	char *lib = find_library();
+	if (!lib)
+		return EXIT_USAGE;
+	char *preload = spawn_preload(lib, NULL, true);
+	setenv("LD_PRELOAD", preload, 1);
+	if (text)
+		setenv("MEMCHECK_TEXT", text, 1);
+	if (track)
+		setenv("MEMCHECK_TRACK", track, 1);
+	if (depth[0])
+		setenv("MEMCHECK_STACK_DEPTH", depth, 1);
+	if (code[0])
+		setenv("MEMCHECK_EXITCODE", code, 1);
+	if (supp)
+		setenv("MEMCHECK_SUPPRESSIONS", supp, 1);
+	if (log) {
+		setenv("MEMCHECK_LOG", log, 1);
+		create_log(log);
+	}
+	/* valgrind writes the entries into its log; one file without %p
+	 * can take them too */
+	if (gen)
+		setenv("MEMCHECK_GEN_SUPPRESSIONS", log && !strchr(log, '%') ? log : "-", 1);
+	execvp(argv[i], argv + i);
+	say("cannot run %s: %s", argv[i], strerror(errno));
+	return 127;
+}
