@@ -514,7 +514,7 @@ static inline struct mc_site *mc_site_of(uint32_t id)
 	if (unlikely(!id))
 		return &mc_site_none;
 	unsigned k = mc_depot_seg_of(id);
-	char *s = __atomic_load_n(&mc_depot_segs[k], __ATOMIC_RELAXED);
+	char *s = atomic_load_explicit(&mc_depot_segs[k], memory_order_relaxed);
 	return (struct mc_site *)(s + (size_t)(id - mc_depot_seg_base(k)) * MC_DEPOT_UNIT);
 }
 /* fn for every stored stack and its site (the depot locked: fn must not
