@@ -718,7 +718,6 @@ MC_API int memcheck_discard(void)
 			ignore_epochs(r->epoch, UINT32_MAX);
 		ended_here++;
 		mc_copy_name(last_ended, sizeof last_ended, r->name);
-		mc_account_flush();
 		mc_account_peak_end(r->saved_peak);
 		bool whole;
 		uint64_t end, hwm = mc_prog_peak_take(&whole, &end);
