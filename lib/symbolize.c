@@ -6,6 +6,9 @@
  * with MEMCHECK_SYMBOLIZE=0) dladdr gives what the dynamic symbol tables
  * know: exported function names and objects, no file:line.
  *
+ * Names come from symtab.c's copy of each module's symbol table, the
+ * names libdw would give, found without libdw's walk of the table.
+ *
  * Runs with the recursion guard held, so libdw may allocate freely; this
  * file itself never calls malloc.
  */
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "symtab.h"
 
 /* Entry points of libdw, typed from its header but never linked. */
 static struct {
@@ -35,12 +39,6 @@ static struct {
 	__typeof__(dwfl_lineinfo) *lineinfo;
 	__typeof__(dwfl_module_info) *module_info;
 	__typeof__(dwfl_build_id_find_debuginfo) *build_id_find_debuginfo;
-	/* For sym_table; optional: without them each name is looked up by
-	 * dwfl_module_addrname. */
-	__typeof__(dwfl_module_getsymtab) *getsymtab;
-	__typeof__(dwfl_module_getsymtab_first_global) *first_global;
-	__typeof__(dwfl_module_getsym_info) *getsym_info;
-	bool symtab;
 	/* For inlined frames; optional: without them each address is one
 	 * frame, named after the function it was inlined into. */
 	__typeof__(dwfl_module_addrdie) *addrdie;
@@ -138,10 +136,7 @@ static bool load_libdw(void)
 	dw.lineno = dlsym(h, "dwarf_lineno");
 	dw.cu_walk = dw.getdwarf && dw.nextcu && dw.offdie && dw.ranges && dw.getsrc_die &&
 		     dw.linesrc && dw.lineno;
-	dw.getsymtab = dlsym(h, "dwfl_module_getsymtab");
-	dw.first_global = dlsym(h, "dwfl_module_getsymtab_first_global");
-	dw.getsym_info = dlsym(h, "dwfl_module_getsym_info");
-	dw.symtab = dw.getsymtab && dw.first_global && dw.getsym_info;
+	mc_symtab_bind(h);
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;
 #undef LOAD
@@ -184,102 +179,6 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return -1;
 }
 
-/* Address ranges sorted by start, each with the largest end up to it,
- * so that those covering an address are found by a binary search and a
- * short walk back (ranges rarely overlap): compile units and symbols. */
-struct range {
-	Dwarf_Addr start, end;
-	Dwarf_Addr maxend;  /* the largest end of this and every earlier range */
-	uint64_t what;      /* a unit's DIE offset; a symbol's index */
-};
-
-/* Heapsort by start: in place, without malloc (qsort may call it). */
-static void sift(struct range *r, size_t i, size_t n)
-{
-	for (size_t c; (c = 2 * i + 1) < n; i = c) {
-		if (c + 1 < n && r[c + 1].start > r[c].start)
-			c++;
-		if (r[i].start >= r[c].start)
-			return;
-		struct range t = r[i];
-		r[i] = r[c];
-		r[c] = t;
-	}
-}
-
-/* By start, and each range's maxend.  An LSD radix sort of start less
- * the lowest start, 11 bits a pass, as many passes as the spread needs
- * (two for the C library's 2 MiB): a heapsort of its 8,000 symbols took
- * ~3 M instructions, more than all the names a process's exit looks up.
- * The heapsort remains for when there is no memory for the copy. */
-static void ranges_sort(struct range *r, size_t n)
-{
-	Dwarf_Addr lo = n ? r[0].start : 0, spread = 0;
-	for (size_t i = 1; i < n; i++)
-		lo = r[i].start < lo ? r[i].start : lo;
-	for (size_t i = 0; i < n; i++)
-		spread |= r[i].start - lo;
-	struct range *tmp = n > 1 ? mc_map(n * sizeof *r) : NULL;
-	if (tmp) {
-		struct range *from = r, *to = tmp;
-		for (int shift = 0; shift < 64 && spread >> shift; shift += 11) {
-			uint32_t at[2048] = { 0 };
-			for (size_t i = 0; i < n; i++)
-				at[(from[i].start - lo) >> shift & 2047]++;
-			for (uint32_t d = 0, sum = 0; d < 2048; d++) {
-				uint32_t c = at[d];
-				at[d] = sum;
-				sum += c;
-			}
-			for (size_t i = 0; i < n; i++)
-				to[at[(from[i].start - lo) >> shift & 2047]++] = from[i];
-			struct range *x = from;
-			from = to;
-			to = x;
-		}
-		if (from != r)
-			memcpy(r, from, n * sizeof *r);
-		mc_unmap(tmp, n * sizeof *r);
-	} else {
-		for (size_t i = n / 2; i-- > 0;)
-			sift(r, i, n);
-		for (size_t i = n; i-- > 1;) {
-			struct range x = r[0];
-			r[0] = r[i];
-			r[i] = x;
-			sift(r, 0, i);
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		r[i].maxend = i && r[i - 1].maxend > r[i].end ? r[i - 1].maxend : r[i].end;
-}
-
-/* The ranges that cover a, the latest start first, into out[0, max).
- * Returns how many; max + 1 when there are more than max or the walk
- * back takes more than `steps` ranges (the caller then asks otherwise). */
-static size_t ranges_covering(const struct range *r, size_t n, Dwarf_Addr a,
-			      const struct range **out, size_t max, size_t steps)
-{
-	size_t lo = 0, hi = n, k = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && r[i].maxend > a;) {
-		if (!steps--)
-			return max + 1;
-		if (r[i].end > a) {
-			if (k == max)
-				return max + 1;
-			out[k++] = &r[i];
-		}
-	}
-	return k;
-}
-
 /* libdw 0.188 finds the compile unit of an address only through
  * .debug_aranges, which clang does not write (without -gdwarf-aranges):
  * dwfl_module_getsrc and dwfl_module_addrdie then find nothing although
@@ -289,7 +188,7 @@ static size_t ranges_covering(const struct range *r, size_t n, Dwarf_Addr a,
  * in no unit at all (code built without -g) costs a search in it. */
 struct cu_table {
 	bool built;
-	struct mc_buf buf;  /* struct range[n] */
+	struct mc_buf buf;  /* struct mc_span[n] */
 	size_t n;
 };
 
@@ -310,65 +209,14 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 		if (dw.offdie(dbg, off + hsize, &die))
 			for (ptrdiff_t o = 0; (o = dw.ranges(&die, o, &base, &start, &end)) > 0;) {
 				/* Start 0: code the linker discarded. */
-				struct range r = { start, end, end, off + hsize };
+				struct mc_span r = { start, end, end, off + hsize };
 				if (start && start < end)
 					mc_buf_put(&t->buf, (const char *)&r, sizeof r);
 			}
 		off = next;
 	}
-	t->n = t->buf.oom ? 0 : t->buf.len / sizeof(struct range);
-	ranges_sort((struct range *)t->buf.s, t->n);
-}
-
-/* dwfl_module_addrname walks the module's whole symbol table through
- * libelf for every address: ~8,000 symbols for the C library's (its
- * debug file's .symtab), ~150 us a name, most of the cost of matching
- * suppressions at a process's exit.  sym_table reads the table once
- * into a flat array of the symbols that search can choose, in libdw's
- * order, and sym_lookup makes libdw's choice over it (libdwfl's
- * __libdwfl_addrsym, step for step: globals first; the closest symbol
- * below the address whose size covers it, among equals the better
- * binding, then the smaller size, then the first; a size-0 symbol in
- * the address's section as the fallback) -- the same name for every
- * address.  A module whose values are not plain st_value + bias
- * (function descriptors) is left to dwfl_module_addrname. */
-struct sym_entry {
-	GElf_Addr value;    /* st_value + its file's bias */
-	GElf_Xword size;
-	const char *name;   /* in libelf's copy of the string table */
-	GElf_Word shndx;
-	unsigned char bind; /* binding_value: global 3, weak 2, local 1, other 0 */
-};
-
-/* One pass of the search (globals or locals): its symbols with a size
- * as ranges (what: the index in v); its lowest size-0 symbol in a
- * section, and the span of its size-0 absolute ones (symbol versions,
- * at 0), which count only at their own address. */
-struct sym_pass {
-	struct range *r;
-	size_t n;
-	GElf_Addr min_sizeless;
-	GElf_Addr abs_lo, abs_hi;
-};
-
-struct sym_table {
-	bool built;
-	struct sym_entry *v;
-	size_t n, mapped;
-	size_t nlocal;      /* v[0, nlocal): the locals, searched second */
-	bool usable;        /* false: ask dwfl_module_addrname */
-	struct sym_pass pass[2]; /* [0] the globals, [1] the locals */
-	struct range *spans;     /* both passes' r, in one mapping */
-	size_t spans_mapped;
-};
-
-static void sym_table_free(struct sym_table *t)
-{
-	if (t->v)
-		mc_unmap(t->v, t->mapped);
-	if (t->spans)
-		mc_unmap(t->spans, t->spans_mapped);
-	*t = (struct sym_table){ 0 };
+	t->n = t->buf.oom ? 0 : t->buf.len / sizeof(struct mc_span);
+	mc_spans_sort((struct mc_span *)t->buf.s, t->n);
 }
 
 /* What is built for a module once, on first need; a few modules at a
@@ -377,7 +225,7 @@ static void sym_table_free(struct sym_table *t)
 struct mod_cache {
 	Dwfl_Module *mod;       /* NULL: a free slot */
 	struct cu_table cu;     /* its compile units, where libdw finds none */
-	struct sym_table sym;   /* its symbols, for names */
+	struct mc_symtab sym;   /* its symbols, for names */
 };
 
 static struct mod_cache mod_caches[16];
@@ -386,7 +234,7 @@ static unsigned mod_caches_next;
 static void mod_cache_free(struct mod_cache *c)
 {
 	cu_table_free(&c->cu);
-	sym_table_free(&c->sym);
+	mc_symtab_free(&c->sym);
 	c->mod = NULL;
 }
 
@@ -411,204 +259,11 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 	struct cu_table *t = &mod_cache(mod)->cu;
 	if (!t->built)
 		cu_table_build(t, dbg);
-	/* The last range starting at or before a, then back over those that
-	 * may still reach past it (units' ranges rarely overlap). */
-	const struct range *r;
-	if (ranges_covering((const struct range *)t->buf.s, t->n, addr - *bias, &r, 1, SIZE_MAX))
+	/* Where units overlap, the one that starts last. */
+	const struct mc_span *r;
+	if (mc_spans_covering((const struct mc_span *)t->buf.s, t->n, addr - *bias, &r, 1, SIZE_MAX))
 		return dw.offdie(dbg, r->what, die);
 	return NULL;
-}
-
-static unsigned char binding_value(unsigned char info)
-{
-	switch (GELF_ST_BIND(info)) {
-	case STB_GLOBAL: return 3;
-	case STB_WEAK: return 2;
-	case STB_LOCAL: return 1;
-	default: return 0;
-	}
-}
-
-/* Each pass's symbols with a size, sorted (the search in sym_fast);
- * without the memory, every name takes the walk of the whole table. */
-static void sym_passes_build(struct sym_table *t)
-{
-	t->spans_mapped = t->n * sizeof *t->spans;
-	t->spans = t->n ? mc_map(t->spans_mapped) : NULL;
-	if (!t->spans)
-		return;
-	size_t k = 0;
-	for (int p = 0; p < 2; p++) {
-		struct sym_pass *ps = &t->pass[p];
-		size_t from = p ? 0 : t->nlocal, to = p ? t->nlocal : t->n;
-		ps->r = t->spans + k;
-		ps->min_sizeless = ps->abs_lo = (GElf_Addr)-1;
-		ps->abs_hi = 0;
-		for (size_t i = from; i < to; i++) {
-			const struct sym_entry *e = &t->v[i];
-			if (!e->size && e->shndx >= SHN_LORESERVE) {
-				ps->abs_lo = e->value < ps->abs_lo ? e->value : ps->abs_lo;
-				ps->abs_hi = e->value > ps->abs_hi ? e->value : ps->abs_hi;
-				continue;
-			}
-			/* A size that wraps the address space: libdw's test
-			 * (addr - value < size) is no range; walk that pass. */
-			if (!e->size || e->value + e->size < e->value) {
-				if (e->value < ps->min_sizeless)
-					ps->min_sizeless = e->size ? 0 : e->value;
-				continue;
-			}
-			t->spans[k++] = (struct range){ e->value, e->value + e->size, 0, i };
-		}
-		ps->n = (size_t)(t->spans + k - ps->r);
-		ranges_sort(ps->r, ps->n);
-	}
-}
-
-static void sym_table_build(struct sym_table *t, Dwfl_Module *mod)
-{
-	int n = dw.getsymtab(mod), first_global = dw.first_global(mod);
-	t->built = true;
-	if (n <= 1 || first_global < 0)
-		return;
-	t->mapped = (size_t)n * sizeof *t->v;
-	t->v = mc_map(t->mapped);
-	if (!t->v)
-		return;
-	/* libdw searches the globals first (from 1 when first_global is 0),
-	 * then, finding nothing, the locals. */
-	int gstart = first_global == 0 ? 1 : first_global;
-	for (int pass = 0; pass < 2; pass++) {
-		int from = pass ? gstart : 1, to = pass ? n : gstart;
-		if (!pass && first_global <= 1)
-			continue;
-		for (int i = from; i < to; i++) {
-			GElf_Sym sym;
-			GElf_Addr value;
-			GElf_Word shndx;
-			Elf *elf;
-			Dwarf_Addr bias;
-			const char *name = dw.getsym_info(mod, i, &sym, &value, &shndx, &elf,
-							 &bias);
-			if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
-			    GELF_ST_TYPE(sym.st_info) == STT_FILE ||
-			    GELF_ST_TYPE(sym.st_info) == STT_TLS)
-				continue;
-			/* Resolved (function descriptors): libdw's way.
-			 * Absolute symbols keep their st_value. */
-			if (shndx < SHN_LORESERVE && value != sym.st_value + bias)
-				return;
-			t->v[t->n++] = (struct sym_entry){ value, sym.st_size, name, shndx,
-							   binding_value(sym.st_info) };
-		}
-		if (!pass)
-			t->nlocal = t->n;
-	}
-	t->usable = true;
-	sym_passes_build(t);
-}
-
-/* One search: libdw's struct search_state, less what only a section
- * lookup needs. */
-struct sym_search {
-	const struct sym_table *t;
-	GElf_Addr addr;
-	const struct sym_entry *closest, *sizeless;
-	GElf_Addr min_label;
-	bool ask_libdw;       /* a section lookup was needed */
-};
-
-/* One symbol of the search, in the table's order. */
-static void sym_visit(struct sym_search *s, const struct sym_entry *e)
-{
-	const struct sym_entry *c = s->closest;
-	if (e->value > s->addr)
-		return;
-	if (e->value + e->size > s->min_label)
-		s->min_label = e->value + e->size;
-	if (e->size && s->addr - e->value >= e->size)
-		return;
-	if (!c || c->value < e->value || c->bind < e->bind) {
-		if (e->size) {
-			s->closest = e;
-		} else if (!c && e->value >= s->min_label) {
-			/* A size-0 symbol counts in the address's section
-			 * only; absolute ones at the address only. */
-			if (e->shndx < SHN_LORESERVE)
-				s->ask_libdw = true;
-			else if (e->value == s->addr)
-				s->sizeless = e;
-		}
-	} else if (e->size && c->value == e->value &&
-		   ((c->size > e->size && c->bind <= e->bind) ||
-		    (c->size >= e->size && c->bind < e->bind))) {
-		s->closest = e;
-	}
-}
-
-static void sym_search(struct sym_search *s, size_t from, size_t to)
-{
-	for (size_t i = from; i < to; i++)
-		sym_visit(s, &s->t->v[i]);
-}
-
-/* sym_search's answer without the walk, where it depends only on the
- * symbols with a size that cover addr: a symbol that does not cover it
- * moves only min_label, which matters only to size-0 symbols, and a
- * size-0 one is chosen (or sends the search to libdw, whose answer is
- * then the same) only when no sized one covers addr.  So where sized
- * ones cover addr in a pass, they decide, visited in the table's order;
- * where none does and the pass has no size-0 symbol at or below addr,
- * the pass finds nothing and the locals are searched next, as libdw
- * does.  false: a size-0 symbol may be chosen, or the covering ones are
- * too many to find cheaply; the walk decides. */
-static bool sym_fast(struct sym_search *s)
-{
-	const struct sym_table *t = s->t;
-	for (int p = 0; p < 2; p++) {
-		const struct sym_pass *ps = &t->pass[p];
-		const struct range *c[8];
-		size_t k = ranges_covering(ps->r, ps->n, s->addr, c, MC_ARRAY_SIZE(c), 64);
-		if (k > MC_ARRAY_SIZE(c))
-			return false;
-		for (size_t i = 1; i < k; i++)  /* back into the table's order */
-			for (size_t j = i; j > 0 && c[j - 1]->what > c[j]->what; j--) {
-				const struct range *x = c[j];
-				c[j] = c[j - 1];
-				c[j - 1] = x;
-			}
-		for (size_t i = 0; i < k; i++)
-			sym_visit(s, &t->v[c[i]->what]);
-		if (k)
-			return true;
-		if (ps->min_sizeless <= s->addr ||
-		    (ps->abs_lo <= s->addr && s->addr <= ps->abs_hi))
-			return false;
-	}
-	return true;
-}
-
-static const char *sym_name(Dwfl_Module *mod, GElf_Addr addr)
-{
-	if (!dw.symtab)
-		return dw.addrname(mod, addr);
-	struct sym_table *t = &mod_cache(mod)->sym;
-	if (!t->built)
-		sym_table_build(t, mod);
-	if (!t->usable)
-		return dw.addrname(mod, addr);
-	struct sym_search s = { .t = t, .addr = addr };
-	if (t->spans && sym_fast(&s))
-		return s.closest ? s.closest->name : NULL;
-	sym_search(&s, t->nlocal, t->n);
-	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
-		sym_search(&s, 0, t->nlocal);
-	if (s.ask_libdw)
-		return dw.addrname(mod, addr);
-	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
-		s.closest = s.sizeless;
-	return s.closest ? s.closest->name : NULL;
 }
 
 static void end_session(void)
@@ -727,7 +382,7 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	Dwfl_Module *mod = dw.addrmodule(d, addr);
 	if (!mod)
 		return 1;
-	const char *fn = sym_name(mod, addr);
+	const char *fn = mc_symtab_name(&mod_cache(mod)->sym, mod, addr);
 	if (fn && *fn) {
 		copy(out->function, sizeof out->function, fn);
 		/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
