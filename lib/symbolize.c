@@ -186,9 +186,15 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
  * its compile units are read once, the first time its lookup fails, into
  * a table sorted by start address (mmap'd, through mc_buf).  An address
  * in no unit at all (code built without -g) costs a search in it. */
+struct cu_range {
+	Dwarf_Addr start, end;
+	Dwarf_Addr maxend;  /* the largest end of this and every earlier range */
+	Dwarf_Off die;      /* the unit's DIE */
+};
+
 struct cu_table {
 	bool built;
-	struct mc_buf buf;  /* struct mc_span[n] */
+	struct mc_buf buf;  /* struct cu_range[n] */
 	size_t n;
 };
 
@@ -196,6 +202,20 @@ static void cu_table_free(struct cu_table *t)
 {
 	mc_buf_free(&t->buf);
 	*t = (struct cu_table){ 0 };
+}
+
+/* Heapsort by start: in place, without malloc (qsort may call it). */
+static void sift(struct cu_range *r, size_t i, size_t n)
+{
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && r[c + 1].start > r[c].start)
+			c++;
+		if (r[i].start >= r[c].start)
+			return;
+		struct cu_range t = r[i];
+		r[i] = r[c];
+		r[c] = t;
+	}
 }
 
 static void cu_table_build(struct cu_table *t, Dwarf *dbg)
@@ -209,14 +229,26 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 		if (dw.offdie(dbg, off + hsize, &die))
 			for (ptrdiff_t o = 0; (o = dw.ranges(&die, o, &base, &start, &end)) > 0;) {
 				/* Start 0: code the linker discarded. */
-				struct mc_span r = { start, end, end, off + hsize };
+				struct cu_range r = { start, end, end, off + hsize };
 				if (start && start < end)
 					mc_buf_put(&t->buf, (const char *)&r, sizeof r);
 			}
 		off = next;
 	}
-	t->n = t->buf.oom ? 0 : t->buf.len / sizeof(struct mc_span);
-	mc_spans_sort((struct mc_span *)t->buf.s, t->n);
+	struct cu_range *r = (struct cu_range *)t->buf.s;
+	size_t n = t->buf.oom ? 0 : t->buf.len / sizeof *r;
+	for (size_t i = n / 2; i-- > 0;)
+		sift(r, i, n);
+	for (size_t i = n; i-- > 1;) {
+		struct cu_range x = r[0];
+		r[0] = r[i];
+		r[i] = x;
+		sift(r, 0, i);
+	}
+	for (size_t i = 1; i < n; i++)
+		if (r[i].maxend < r[i - 1].maxend)
+			r[i].maxend = r[i - 1].maxend;
+	t->n = n;
 }
 
 /* What is built for a module once, on first need; a few modules at a
@@ -259,10 +291,21 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 	struct cu_table *t = &mod_cache(mod)->cu;
 	if (!t->built)
 		cu_table_build(t, dbg);
-	/* Where units overlap, the one that starts last. */
-	const struct mc_span *r;
-	if (mc_spans_covering((const struct mc_span *)t->buf.s, t->n, addr - *bias, &r, 1, SIZE_MAX))
-		return dw.offdie(dbg, r->what, die);
+	/* The last range starting at or before a, then back over those that
+	 * may still reach past it (units' ranges rarely overlap). */
+	Dwarf_Addr a = addr - *bias;
+	const struct cu_range *r = (const struct cu_range *)t->buf.s;
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && r[i].maxend > a;)
+		if (r[i].end > a)
+			return dw.offdie(dbg, r[i].die, die);
 	return NULL;
 }
 

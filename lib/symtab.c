@@ -3,13 +3,16 @@
  * the names suppressions match and reports print.  libdw's own search
  * (dwfl_module_addrname) walks the whole table through libelf for every
  * address: ~150 us a name in the C library's 8,000 symbols, most of a
- * short process's exit.  Here the table is read once per module, straight
- * from the ELF section where libdw's copy allows (getsym_info costs ~350
- * instructions a symbol), and each name is a binary search among the
- * symbols with a size; the walk remains where a size-0 symbol could be
- * libdw's answer.  Every name is the one libdw gives (unit_symbolize
- * compares them).  Memory from mc_map, never malloc: this runs inside
- * the hooks' guard but must not grow the program's heap.
+ * short process's exit.  Here the table is read straight from the ELF
+ * section libdw reads it from (getsym_info costs ~350 instructions a
+ * symbol), its symbols with a size are sorted by address once per
+ * module, 16 bytes each, and each name is a binary search among them;
+ * the walk over a copy of the whole table in libdw's order (40 bytes a
+ * symbol) remains where a size-0 symbol could be libdw's answer, or the
+ * table cannot be read raw.  Every name is the one libdw gives
+ * (unit_symbolize compares them).  Memory comes from mc_map, never
+ * malloc, and every page of it is a page fault a short process pays:
+ * the structures are as small as the search allows.
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -49,103 +52,6 @@ void mc_symtab_bind(void *libdw)
 	st.raw = st.nextscn && st.getscn && st.getdata && st.getshdr && st.getehdr;
 }
 
-/* Heapsort by start: in place, without malloc (qsort may call it). */
-static void sift(struct mc_span *r, size_t i, size_t n)
-{
-	for (size_t c; (c = 2 * i + 1) < n; i = c) {
-		if (c + 1 < n && r[c + 1].start > r[c].start)
-			c++;
-		if (r[i].start >= r[c].start)
-			return;
-		struct mc_span t = r[i];
-		r[i] = r[c];
-		r[c] = t;
-	}
-}
-
-/* By start, and each range's maxend.  An LSD radix sort of start less
- * the lowest start, 11 bits a pass, as many passes as the spread needs
- * (two for the C library's 2 MiB): a heapsort of its 8,000 symbols took
- * ~3 M instructions, more than all the names a process's exit looks up.
- * The heapsort remains for when there is no memory for the copy. */
-void mc_spans_sort(struct mc_span *r, size_t n)
-{
-	Dwarf_Addr lo = n ? r[0].start : 0, spread = 0;
-	for (size_t i = 1; i < n; i++)
-		lo = r[i].start < lo ? r[i].start : lo;
-	for (size_t i = 0; i < n; i++)
-		spread |= r[i].start - lo;
-	struct mc_span *tmp = n > 1 ? mc_map(n * sizeof *r) : NULL;
-	if (tmp) {
-		struct mc_span *from = r, *to = tmp;
-		for (int shift = 0; shift < 64 && spread >> shift; shift += 11) {
-			uint32_t at[2048] = { 0 };
-			for (size_t i = 0; i < n; i++)
-				at[(from[i].start - lo) >> shift & 2047]++;
-			for (uint32_t d = 0, sum = 0; d < 2048; d++) {
-				uint32_t c = at[d];
-				at[d] = sum;
-				sum += c;
-			}
-			for (size_t i = 0; i < n; i++)
-				to[at[(from[i].start - lo) >> shift & 2047]++] = from[i];
-			struct mc_span *x = from;
-			from = to;
-			to = x;
-		}
-		if (from != r)
-			memcpy(r, from, n * sizeof *r);
-		mc_unmap(tmp, n * sizeof *r);
-	} else {
-		for (size_t i = n / 2; i-- > 0;)
-			sift(r, i, n);
-		for (size_t i = n; i-- > 1;) {
-			struct mc_span x = r[0];
-			r[0] = r[i];
-			r[i] = x;
-			sift(r, 0, i);
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		r[i].maxend = i && r[i - 1].maxend > r[i].end ? r[i - 1].maxend : r[i].end;
-}
-
-/* The ranges that cover a, the latest start first, into out[0, max).
- * Returns how many; max + 1 when there are more than max or the walk
- * back takes more than `steps` ranges (the caller then asks otherwise). */
-size_t mc_spans_covering(const struct mc_span *r, size_t n, Dwarf_Addr a,
-			  const struct mc_span **out, size_t max, size_t steps)
-{
-	size_t lo = 0, hi = n, k = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && r[i].maxend > a;) {
-		if (!steps--)
-			return max + 1;
-		if (r[i].end > a) {
-			if (k == max)
-				return max + 1;
-			out[k++] = &r[i];
-		}
-	}
-	return k;
-}
-
-
-void mc_symtab_free(struct mc_symtab *t)
-{
-	if (t->v)
-		mc_unmap(t->v, t->mapped);
-	if (t->spans)
-		mc_unmap(t->spans, t->spans_mapped);
-	*t = (struct mc_symtab){ 0 };
-}
-
 
 static unsigned char binding_value(unsigned char info)
 {
@@ -157,42 +63,6 @@ static unsigned char binding_value(unsigned char info)
 	}
 }
 
-/* Each pass's symbols with a size, sorted (the search in sym_fast);
- * without the memory, every name takes the walk of the whole table. */
-static void sym_passes_build(struct mc_symtab *t)
-{
-	t->spans_mapped = t->n * sizeof *t->spans;
-	t->spans = t->n ? mc_map(t->spans_mapped) : NULL;
-	if (!t->spans)
-		return;
-	size_t k = 0;
-	for (int p = 0; p < 2; p++) {
-		struct sym_pass *ps = &t->pass[p];
-		size_t from = p ? 0 : t->nlocal, to = p ? t->nlocal : t->n;
-		ps->r = t->spans + k;
-		ps->min_sizeless = ps->abs_lo = (GElf_Addr)-1;
-		ps->abs_hi = 0;
-		for (size_t i = from; i < to; i++) {
-			const struct sym_entry *e = &t->v[i];
-			if (!e->size && e->shndx >= SHN_LORESERVE) {
-				ps->abs_lo = e->value < ps->abs_lo ? e->value : ps->abs_lo;
-				ps->abs_hi = e->value > ps->abs_hi ? e->value : ps->abs_hi;
-				continue;
-			}
-			/* A size that wraps the address space: libdw's test
-			 * (addr - value < size) is no range; walk that pass. */
-			if (!e->size || e->value + e->size < e->value) {
-				if (e->value < ps->min_sizeless)
-					ps->min_sizeless = e->size ? 0 : e->value;
-				continue;
-			}
-			t->spans[k++] = (struct mc_span){ e->value, e->value + e->size, 0, i };
-		}
-		ps->n = (size_t)(t->spans + k - ps->r);
-		mc_spans_sort(ps->r, ps->n);
-	}
-}
-
 /* The table libdw reads a module's symbols from, as raw ELF64 entries:
  * getsym_info costs ~350 instructions a symbol (the C library's 8,000:
  * 2.8 M, a quarter of a short process's exit), a read of the entry a
@@ -201,13 +71,6 @@ static void sym_passes_build(struct mc_symtab *t)
  * auxiliary table is merged in) and whose symbols 1, n/2 and n-1 have
  * libdw's very name pointers and values.  NULL where any of that fails:
  * then getsym_info reads each symbol. */
-struct raw_syms {
-	const Elf64_Sym *sym;
-	const char *str;
-	size_t strsize;
-	Dwarf_Addr bias;
-};
-
 static bool raw_entry(const struct raw_syms *r, int i, GElf_Sym *sym, GElf_Addr *value,
 		      GElf_Word *shndx, const char **name)
 {
@@ -263,53 +126,178 @@ static bool raw_symtab(Dwfl_Module *mod, int n, int first_global, struct raw_sym
 	return false;
 }
 
-static void sym_table_build(struct mc_symtab *t, Dwfl_Module *mod)
+enum { SYM_SKIP, SYM_OK, SYM_ODD };
+
+/* Symbol i of t's module as the search sees it: SYM_SKIP for one it
+ * never chooses, SYM_ODD for one whose value is not st_value + bias
+ * (function descriptors: the module is then left to libdw). */
+static int sym_get(const struct mc_symtab *t, int i, struct sym_entry *e)
 {
-	int n = st.getsymtab(mod), first_global = st.first_global(mod);
-	t->built = true;
-	if (n <= 1 || first_global < 0)
-		return;
-	t->mapped = (size_t)n * sizeof *t->v;
+	GElf_Sym sym;
+	GElf_Addr value;
+	GElf_Word shndx;
+	Elf *elf;
+	Dwarf_Addr bias;
+	const char *name;
+	if (!t->raw_ok || !raw_entry(&t->raw, i, &sym, &value, &shndx, &name))
+		name = st.getsym_info(t->mod, i, &sym, &value, &shndx, &elf, &bias);
+	else
+		bias = t->raw.bias;
+	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
+	    GELF_ST_TYPE(sym.st_info) == STT_SECTION || GELF_ST_TYPE(sym.st_info) == STT_FILE ||
+	    GELF_ST_TYPE(sym.st_info) == STT_TLS)
+		return SYM_SKIP;
+	/* Resolved (function descriptors): libdw's way.  Absolute symbols
+	 * keep their st_value. */
+	if (shndx < SHN_LORESERVE && value != sym.st_value + bias)
+		return SYM_ODD;
+	*e = (struct sym_entry){ value, sym.st_size, name, shndx, binding_value(sym.st_info) };
+	return SYM_OK;
+}
+
+/* The table indexes of a pass: libdw searches the globals first (from 1
+ * when first_global is 0), then, finding nothing, the locals. */
+static void pass_bounds(const struct mc_symtab *t, int p, int *from, int *to)
+{
+	int gstart = t->first_global == 0 ? 1 : t->first_global;
+	*from = p ? 1 : gstart;
+	*to = p ? (t->first_global <= 1 ? 1 : gstart) : t->nsyms;
+}
+
+/* The copy of the whole table the walk reads; false: no memory, or a
+ * symbol the walk cannot take (the module is then left to libdw). */
+static bool walk_build(struct mc_symtab *t)
+{
+	t->walked = true;
+	t->mapped = (size_t)t->nsyms * sizeof *t->v;
 	t->v = mc_map(t->mapped);
 	if (!t->v)
-		return;
-	/* libdw searches the globals first (from 1 when first_global is 0),
-	 * then, finding nothing, the locals. */
-	int gstart = first_global == 0 ? 1 : first_global;
-	struct raw_syms raw;
-	bool use_raw = raw_symtab(mod, n, first_global, &raw);
-	for (int pass = 0; pass < 2; pass++) {
-		int from = pass ? gstart : 1, to = pass ? n : gstart;
-		if (!pass && first_global <= 1)
-			continue;
+		return false;
+	for (int p = 1; p >= 0; p--) {  /* locals first, as the table has them */
+		int from, to;
+		pass_bounds(t, p, &from, &to);
 		for (int i = from; i < to; i++) {
-			GElf_Sym sym;
-			GElf_Addr value;
-			GElf_Word shndx;
-			Elf *elf;
-			Dwarf_Addr bias;
-			const char *name;
-			if (!use_raw || !raw_entry(&raw, i, &sym, &value, &shndx, &name))
-				name = st.getsym_info(mod, i, &sym, &value, &shndx, &elf, &bias);
-			else
-				bias = raw.bias;
-			if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
-			    GELF_ST_TYPE(sym.st_info) == STT_FILE ||
-			    GELF_ST_TYPE(sym.st_info) == STT_TLS)
-				continue;
-			/* Resolved (function descriptors): libdw's way.
-			 * Absolute symbols keep their st_value. */
-			if (shndx < SHN_LORESERVE && value != sym.st_value + bias)
-				return;
-			t->v[t->n++] = (struct sym_entry){ value, sym.st_size, name, shndx,
-							   binding_value(sym.st_info) };
+			int got = sym_get(t, i, &t->v[t->n]);
+			if (got == SYM_ODD)
+				return false;
+			t->n += got == SYM_OK;
 		}
-		if (!pass)
+		if (p)
 			t->nlocal = t->n;
 	}
-	t->usable = true;
-	sym_passes_build(t);
+	return true;
+}
+
+/* A symbol with a size: its value less the table's lowest, and its index
+ * in the table, in one sort key; the largest end of it and every symbol
+ * before it in address order (before the sort, its own end). */
+struct span {
+	uint64_t key;
+	GElf_Addr maxend;
+};
+
+static unsigned bit_width(uint64_t x)
+{
+	return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* By key: an LSD radix sort, 12 bits a pass, as many passes as the keys
+ * have bits (three for the C library's); tmp holds n more.  (A heapsort of the C library's 8,000
+ * symbols took ~3 M instructions, more than all the names a process's
+ * exit looks up.)  Then each maxend. */
+static void spans_sort(struct span *s, struct span *tmp, size_t n, unsigned bits)
+{
+	struct span *from = s, *to = tmp;
+	for (unsigned shift = 0; shift < bits; shift += 12) {
+		uint32_t at[4096] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			at[from[i].key >> shift & 4095]++;
+		for (uint32_t d = 0, sum = 0; d < 4096; d++) {
+			uint32_t c = at[d];
+			at[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[at[from[i].key >> shift & 4095]++] = from[i];
+		struct span *x = from;
+		from = to;
+		to = x;
+	}
+	if (from != s)
+		memcpy(s, from, n * sizeof *s);
+	for (size_t i = 1; i < n; i++)
+		if (s[i].maxend < s[i - 1].maxend)
+			s[i].maxend = s[i - 1].maxend;
+}
+
+/* Each pass's symbols with a size, sorted, from the raw table, in one
+ * read of it.  A key is the value less the module's bias (no sized
+ * symbol in a section lies below it), so it is known as the symbol is
+ * read.  false: no memory, keys too wide, or a symbol the search cannot
+ * take; the walk then serves every name. */
+static bool spans_build(struct mc_symtab *t)
+{
+	t->idx_bits = (int)bit_width((uint64_t)t->nsyms);
+	t->lo = t->raw.bias;
+	t->spans_mapped = (size_t)t->nsyms * sizeof *t->spans;
+	t->spans = mc_map(t->spans_mapped);
+	if (!t->spans)
+		return false;
+	struct span *s = t->spans;
+	uint64_t wide = 0;  /* every key's value bits, or'ed */
+	for (int p = 0; p < 2; p++) {
+		struct sym_pass *ps = &t->pass[p];
+		ps->min_sizeless = ps->abs_lo = (GElf_Addr)-1;
+		ps->abs_hi = 0;
+		ps->s = s;
+		int from, to;
+		pass_bounds(t, p, &from, &to);
+		for (int i = from; i < to; i++) {
+			struct sym_entry e;
+			int got = sym_get(t, i, &e);
+			if (got == SYM_ODD)
+				return false;
+			if (got == SYM_SKIP)
+				continue;
+			if (!e.size && e.shndx >= SHN_LORESERVE) {
+				ps->abs_lo = e.value < ps->abs_lo ? e.value : ps->abs_lo;
+				ps->abs_hi = e.value > ps->abs_hi ? e.value : ps->abs_hi;
+			} else if (!e.size || e.value + e.size < e.value || e.value < t->lo) {
+				/* A size that wraps the address space (libdw's
+				 * test, addr - value < size, is no range), or a
+				 * sized absolute symbol below the bias: the walk
+				 * decides in that pass. */
+				if (e.value < ps->min_sizeless)
+					ps->min_sizeless = e.size ? 0 : e.value;
+			} else {
+				wide |= e.value - t->lo;
+				*s++ = (struct span){ (e.value - t->lo) << t->idx_bits | (uint64_t)i,
+						      e.value + e.size };
+			}
+		}
+		ps->n = (size_t)(s - ps->s);
+	}
+	unsigned bits = bit_width(wide) + (unsigned)t->idx_bits;
+	size_t count = (size_t)(s - t->spans);
+	struct span *tmp = bits <= 64 && count ? mc_map(count * sizeof *tmp) : NULL;
+	if (!tmp)
+		return !count;
+	for (int p = 0; p < 2; p++)
+		spans_sort(t->pass[p].s, tmp, t->pass[p].n, bits);
+	mc_unmap(tmp, count * sizeof *tmp);
+	return true;
+}
+
+static void table_build(struct mc_symtab *t, Dwfl_Module *mod)
+{
+	t->built = true;
+	t->mod = mod;
+	t->nsyms = st.getsymtab(mod);
+	t->first_global = st.first_global(mod);
+	if (t->nsyms <= 1 || t->first_global < 0)
+		return;
+	t->raw_ok = raw_symtab(mod, t->nsyms, t->first_global, &t->raw);
+	t->usable = (t->raw_ok && spans_build(t)) || walk_build(t);
 }
 
 /* One search: libdw's struct search_state, less what only a section
@@ -356,7 +344,7 @@ static void sym_search(struct sym_search *s, size_t from, size_t to)
 		sym_visit(s, &s->t->v[i]);
 }
 
-/* sym_search's answer without the walk, where it depends only on the
+/* The walk's answer without the walk, where it depends only on the
  * symbols with a size that cover addr: a symbol that does not cover it
  * moves only min_label, which matters only to size-0 symbols, and a
  * size-0 one is chosen (or sends the search to libdw, whose answer is
@@ -366,29 +354,50 @@ static void sym_search(struct sym_search *s, size_t from, size_t to)
  * the pass finds nothing and the locals are searched next, as libdw
  * does.  false: a size-0 symbol may be chosen, or the covering ones are
  * too many to find cheaply; the walk decides. */
-static bool sym_fast(struct sym_search *s)
+static bool sym_fast(const struct mc_symtab *t, GElf_Addr addr, const char **name)
 {
-	const struct mc_symtab *t = s->t;
+	uint64_t mask = ((uint64_t)1 << t->idx_bits) - 1;
 	for (int p = 0; p < 2; p++) {
 		const struct sym_pass *ps = &t->pass[p];
-		const struct mc_span *c[8];
-		size_t k = mc_spans_covering(ps->r, ps->n, s->addr, c, MC_ARRAY_SIZE(c), 64);
-		if (k > MC_ARRAY_SIZE(c))
-			return false;
-		for (size_t i = 1; i < k; i++)  /* back into the table's order */
-			for (size_t j = i; j > 0 && c[j - 1]->what > c[j]->what; j--) {
-				const struct mc_span *x = c[j];
-				c[j] = c[j - 1];
-				c[j - 1] = x;
+		size_t lo = 0, hi = addr < t->lo ? 0 : ps->n;
+		while (lo < hi) {  /* the first span starting above addr */
+			size_t mid = lo + (hi - lo) / 2;
+			if (ps->s[mid].key >> t->idx_bits <= addr - t->lo)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct sym_entry e[8];
+		uint64_t idx[8];
+		size_t k = 0, steps = 0;
+		for (size_t i = lo; i-- > 0 && ps->s[i].maxend > addr;) {
+			struct sym_entry x;
+			if (++steps > 64 || sym_get(t, (int)(ps->s[i].key & mask), &x) != SYM_OK)
+				return false;
+			if (x.value + x.size <= addr)
+				continue;
+			if (k == MC_ARRAY_SIZE(e))
+				return false;
+			/* into the table's order as they come */
+			size_t j = k++;
+			for (; j > 0 && idx[j - 1] > (ps->s[i].key & mask); j--) {
+				idx[j] = idx[j - 1];
+				e[j] = e[j - 1];
 			}
-		for (size_t i = 0; i < k; i++)
-			sym_visit(s, &t->v[c[i]->what]);
-		if (k)
+			idx[j] = ps->s[i].key & mask;
+			e[j] = x;
+		}
+		if (k) {
+			struct sym_search s = { .t = t, .addr = addr };
+			for (size_t i = 0; i < k; i++)
+				sym_visit(&s, &e[i]);
+			*name = s.closest->name;
 			return true;
-		if (ps->min_sizeless <= s->addr ||
-		    (ps->abs_lo <= s->addr && s->addr <= ps->abs_hi))
+		}
+		if (ps->min_sizeless <= addr || (ps->abs_lo <= addr && addr <= ps->abs_hi))
 			return false;
 	}
+	*name = NULL;
 	return true;
 }
 
@@ -397,12 +406,17 @@ const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr
 	if (!st.symtab)
 		return st.addrname(mod, addr);
 	if (!t->built)
-		sym_table_build(t, mod);
+		table_build(t, mod);
+	const char *name;
 	if (!t->usable)
 		return st.addrname(mod, addr);
+	if (t->spans && sym_fast(t, addr, &name))
+		return name;
+	if (!t->walked && !walk_build(t))
+		t->usable = false;
+	if (!t->usable || !t->v)
+		return st.addrname(mod, addr);
 	struct sym_search s = { .t = t, .addr = addr };
-	if (t->spans && sym_fast(&s))
-		return s.closest ? s.closest->name : NULL;
 	sym_search(&s, t->nlocal, t->n);
 	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
 		sym_search(&s, 0, t->nlocal);
@@ -411,4 +425,13 @@ const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr
 	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
 		s.closest = s.sizeless;
 	return s.closest ? s.closest->name : NULL;
+}
+
+void mc_symtab_free(struct mc_symtab *t)
+{
+	if (t->v)
+		mc_unmap(t->v, t->mapped);
+	if (t->spans)
+		mc_unmap(t->spans, t->spans_mapped);
+	*t = (struct mc_symtab){ 0 };
 }
