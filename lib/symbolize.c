@@ -309,6 +309,102 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 	return NULL;
 }
 
+/* What mc_symbolize_frames gave each (pc, max) in this session, so
+ * that a frame is resolved once however many leak records hold it and
+ * whether suppression matching or the report asks: a return address in
+ * a parser's recursion is in most of its records, and each resolution of
+ * its inlined functions walks its compile unit's DIEs (parson's tests:
+ * 6,300 resolutions of a few hundred addresses, 6.3 G instructions).
+ * An open-addressed table of (pc, max) -> the frames, packed in an arena:
+ * each frame's line, then function, linkage, file and object, each
+ * ending in a NUL.  Cleared with the session (each report's end). */
+struct pc_entry {
+	uintptr_t pc;        /* 0: a free slot */
+	uint32_t off;        /* in pc_arena */
+	uint16_t max, n;
+};
+static struct pc_entry *pc_tab;
+static size_t pc_cap, pc_used;
+static struct mc_buf pc_arena;
+
+static void pc_cache_clear(void)
+{
+	if (pc_tab)
+		mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
+	pc_tab = NULL;
+	pc_cap = pc_used = 0;
+	mc_buf_free(&pc_arena);
+	pc_arena = (struct mc_buf){ 0 };
+}
+
+static struct pc_entry *pc_slot(struct pc_entry *tab, size_t cap, uintptr_t pc, int max)
+{
+	size_t i = (size_t)((pc ^ (uintptr_t)max) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+	while (tab[i].pc && (tab[i].pc != pc || tab[i].max != max))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static const char *unpack(const char *p, char *dst, size_t cap)
+{
+	copy(dst, cap, p);
+	return p + strlen(p) + 1;
+}
+
+/* The cached frames of (pc, max) into out; 0 when there are none. */
+static int pc_cache_get(uintptr_t pc, int max, struct mc_frame_info *out)
+{
+	if (!pc_tab || !pc)
+		return 0;
+	const struct pc_entry *e = pc_slot(pc_tab, pc_cap, pc, max);
+	if (!e->pc)
+		return 0;
+	const char *p = pc_arena.s + e->off;
+	for (int i = 0; i < e->n; i++) {
+		memcpy(&out[i].line, p, sizeof out[i].line);
+		p += sizeof out[i].line;
+		p = unpack(p, out[i].function, sizeof out[i].function);
+		p = unpack(p, out[i].linkage, sizeof out[i].linkage);
+		p = unpack(p, out[i].file, sizeof out[i].file);
+		p = unpack(p, out[i].object, sizeof out[i].object);
+	}
+	return e->n;
+}
+
+static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, int n)
+{
+	if (!pc || pc_arena.len > UINT32_MAX / 2 || max > UINT16_MAX)
+		return;
+	if (2 * (pc_used + 1) > pc_cap) {  /* at most half full */
+		size_t cap = pc_cap ? 2 * pc_cap : 1024;
+		struct pc_entry *tab = mc_map(cap * sizeof *tab);
+		if (!tab)
+			return;
+		for (size_t i = 0; i < pc_cap; i++)
+			if (pc_tab[i].pc)
+				*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];
+		if (pc_tab)
+			mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
+		pc_tab = tab;
+		pc_cap = cap;
+	}
+	size_t off = pc_arena.len;
+	for (int i = 0; i < n; i++) {
+		mc_buf_put(&pc_arena, (const char *)&f[i].line, sizeof f[i].line);
+		mc_buf_put(&pc_arena, f[i].function, strlen(f[i].function) + 1);
+		mc_buf_put(&pc_arena, f[i].linkage, strlen(f[i].linkage) + 1);
+		mc_buf_put(&pc_arena, f[i].file, strlen(f[i].file) + 1);
+		mc_buf_put(&pc_arena, f[i].object, strlen(f[i].object) + 1);
+	}
+	if (pc_arena.oom) {
+		pc_cache_clear();
+		return;
+	}
+	*pc_slot(pc_tab, pc_cap, pc, max) = (struct pc_entry){ pc, (uint32_t)off, (uint16_t)max,
+								 (uint16_t)n };
+	pc_used++;
+}
+
 static void end_session(void)
 {
 	if (session)
@@ -316,6 +412,7 @@ static void end_session(void)
 	session = NULL;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
 		mod_cache_free(&mod_caches[i]);
+	pc_cache_clear();
 }
 
 static Dwfl *get_session(void)
@@ -487,7 +584,7 @@ static bool in_system_object(uintptr_t addr)
 	       strncmp(name, "/lib64/", 7) == 0;
 }
 
-int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
+static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
 	/* The call instruction ends just before the return address; pc-1
 	 * lies inside it even when the call is a function's last one. */
@@ -523,6 +620,20 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	for (int i = 0; i < n; i++)
 		if (!out[i].linkage[0])
 			copy(out[i].linkage, sizeof out[i].linkage, out[i].function);
+	return n;
+}
+
+int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
+{
+	pthread_mutex_lock(&lock);
+	int n = pc_cache_get(pc, max, out);
+	pthread_mutex_unlock(&lock);
+	if (n)
+		return n;
+	n = symbolize_frames(pc, out, max);
+	pthread_mutex_lock(&lock);
+	pc_cache_put(pc, max, out, n);
+	pthread_mutex_unlock(&lock);
 	return n;
 }
 
