@@ -11,7 +11,8 @@
 #
 # Modes, each against the bare run of the same allocator: an interposer
 # that only forwards (the floor), memcheck counting, tracking without and
-# with stacks (fp; under glibc also 16-deep stacks, libunwind and glibc
+# with stacks (and with stacks but without the peak snapshot's per-site
+# counts, or with a timeline; fp; under glibc also 16-deep stacks, libunwind and glibc
 # backtrace(3), the slow ones on fewer steps), LeakSanitizer, valgrind, a
 # threaded variant, the loop again writing each new block in full
 # (fill: a program that uses what it allocates), and again taking each new
@@ -108,6 +109,10 @@ fi
 mode count "counting (TRACK=0)"                1 1 "MEMCHECK_TRACK=0"     "" all
 mode track "tracking, no stacks (DEPTH=0)"     1 1 "MEMCHECK_STACK_DEPTH=0" "" all
 mode fp    "tracking + stacks, fp (default)"   1 1 "MEMCHECK_UNWINDER=fp" "" all
+# The default keeps each stack's live bytes and blocks for the peak
+# snapshot (snapshot.c): the same without, and with a timeline besides.
+mode nosite "the same, no peak sites (PEAK_SITES=0)" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_PEAK_SITES=0" "" all
+mode tline "the same, timeline (TIMELINE=512)"  1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_TIMELINE=512" "" glibc
 # Test suites allocate 10-20 frames down (runner, test, code under test):
 # the loop run 16 calls deeper, so the fp walk and the stack hash see
 # full-depth (MEMCHECK_STACK_DEPTH=16) stacks.  Costs nothing per step bare.
@@ -153,6 +158,7 @@ if [ "$THREADS" -gt 1 ] 2>/dev/null; then
 	mode tbare  "$THREADS threads: bare"                0 1 "" "--threads $THREADS" all
 	mode tcount "$THREADS threads: counting (TRACK=0)"  1 1 "MEMCHECK_TRACK=0" "--threads $THREADS" all
 	mode tfp    "$THREADS threads: tracking + stacks, fp" 1 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
+	mode tnosite "$THREADS threads: the same, no peak sites" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_PEAK_SITES=0" "--threads $THREADS" all
 fi
 
 # The reference run of a mode: the bare run with the same steps and threads.
@@ -162,7 +168,7 @@ ref_of() {
 	lunw) echo barel$DIV_UNW ;;
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
-	tbare | tcount | tfp) echo tbare ;;
+	tbare | tcount | tfp | tnosite) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
 	bare*) echo "$1" ;;
@@ -337,7 +343,9 @@ for a in "${ALLOCS[@]}"; do
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
 		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
-		tbare | tcount | tfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
+		nosite) note="the per-site counts of the peak snapshot off" ;;
+		tline) note="sampling live bytes, RSS, retained bytes" ;;
+		tbare | tcount | tfp | tnosite) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
 		esac
 		awk -v a="$a" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v d="$div" \
 			-v n="$steps" -v sp="$spread" -v note="$note" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {

@@ -52,6 +52,8 @@ struct slot {
 	uintptr_t stack_lo, stack_hi; /* a thread's stack mapping (not the main
 				       * thread's): memory allocator.c knows is
 				       * not the allocator's; never read */
+	int64_t sample_left;   /* bytes to move before the next timeline
+				* sample (timeline.c); huge when there is none */
 } __attribute__((aligned(64)));
 
 static struct slot *slots;             /* MAX_SLOTS, mmap'd */
@@ -155,6 +157,7 @@ static struct slot *slot_acquire(void)
 			atomic_store_explicit(&slots_hi, free_at + 1, memory_order_relaxed);
 		if (!s->ring)
 			s->ring = mc_map_reserve(RING * sizeof *s->ring);
+		s->sample_left = mc_timeline_step();
 		nslots_used++;
 	}
 	pthread_mutex_unlock(&slot_lock);
@@ -240,13 +243,18 @@ static inline void bump(struct slot *s, uint64_t *c, uint64_t v)
 		mc_add_own(c, v);
 }
 
+/* A new peak is also a new snapshot of the sites (snapshot.c). */
 static inline void peak_update(int64_t live)
 {
 	int64_t p = atomic_load_explicit(&g_peak, memory_order_relaxed);
-	while (live > p &&
-	       !atomic_compare_exchange_weak_explicit(&g_peak, &p, live, memory_order_relaxed,
-						      memory_order_relaxed))
-		;
+	while (live > p) {
+		if (atomic_compare_exchange_weak_explicit(&g_peak, &p, live, memory_order_relaxed,
+							  memory_order_relaxed)) {
+			if (mc_sites_on)
+				mc_snap_bump();
+			return;
+		}
+	}
 }
 
 static inline void live_change(int64_t d)
@@ -254,6 +262,11 @@ static inline void live_change(int64_t d)
 	int64_t live = atomic_fetch_add_explicit(&g_live, d, memory_order_relaxed) + d;
 	if (d > 0)
 		peak_update(live);
+}
+
+static __attribute__((noinline, cold)) void sample_due(struct slot *s)
+{
+	s->sample_left = mc_timeline_sample();
 }
 
 /* One allocation or free of size bytes: its call counter, its byte
@@ -265,11 +278,24 @@ static inline __attribute__((always_inline)) void tally(struct slot *s, uint64_t
 	if (unlikely(s == &shared_slot)) {
 		__atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(bytes, size, __ATOMIC_RELAXED);
-	} else {
-		mc_add_own(calls, 1);
-		mc_add_own(bytes, size);
+		live_change(d);
+		return; /* threads share it: no timeline countdown */
 	}
+	mc_add_own(calls, 1);
+	mc_add_own(bytes, size);
 	live_change(d);
+	/* The timeline's countdown: one subtraction while it is off. */
+	s->sample_left -= (int64_t)size;
+	if (unlikely(s->sample_left < 0))
+		sample_due(s);
+}
+
+/* A region began: this thread's timeline countdown starts from its step. */
+void mc_account_countdown(void)
+{
+	struct slot *s = slot();
+	if (s != &shared_slot)
+		s->sample_left = mc_timeline_step();
 }
 
 int64_t mc_account_live(void)

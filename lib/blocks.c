@@ -25,6 +25,11 @@
  * that do not fit (a pointer above 2^48 or 0, a size of 128 GiB or more)
  * go to a small side table; epochs are kept below 2^16 by region.c, which
  * renumbers them (mc_blocks_renumber) when the counter gets there.
+ *
+ * Each block that enters or leaves also changes its stack's site counts
+ * (mc_site_change, for snapshot.c) inside the same critical section: the
+ * one thread's path then adds without a lock, exactly as it changes the
+ * table, and only a shared table pays for atomic adds.
  */
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -474,6 +479,7 @@ static bool odd_remove(uintptr_t ptr, struct mc_block *out)
 	int i = odd_index(ptr);
 	if (i >= 0) {
 		*out = odd[i];
+		mc_site_change(out->stack, -(int64_t)out->size, -1, true);
 		odd[i] = odd[n_odd - 1];
 		atomic_fetch_sub(&n_odd, 1);
 		note_odd();
@@ -497,14 +503,17 @@ static enum mc_insert odd_insert(const struct mc_block *b, struct mc_block *old)
 	int i = odd_index(b->ptr);
 	if (i >= 0) {
 		*old = odd[i];
+		mc_site_change(old->stack, -(int64_t)old->size, -1, true);
 		r = MC_REPLACED_LIVE;
 	} else if (n_odd < ODD_MAX) {
 		i = n_odd;
 		atomic_fetch_add(&n_odd, 1);
 		note_odd();
 	}
-	if (i >= 0)
+	if (i >= 0) {
 		odd[i] = *b;
+		mc_site_change(b->stack, (int64_t)b->size, 1, true);
+	}
 	odd_leave();
 	if (i < 0)
 		table_full();
@@ -529,7 +538,7 @@ static inline uint64_t pack1(uint64_t size, uint32_t stack)
  * byte offset i: a new entry, or the one of a block at the same address,
  * handed back in *old. */
 static inline enum mc_insert place(struct shard *s, uint32_t i, uint64_t w0, uint64_t w1,
-				   struct mc_block *old)
+				   struct mc_block *old, bool shared)
 {
 	uintptr_t ptr = (uintptr_t)(w0 & PTR_MASK);
 	enum mc_insert r = MC_NEW;
@@ -541,6 +550,7 @@ static inline enum mc_insert place(struct shard *s, uint32_t i, uint64_t w0, uin
 		if (unlikely(e_ptr(b) == ptr)) {
 			r = MC_REPLACED_LIVE;
 			unpack_ptr(b, ptr, old);
+			mc_site_change(old->stack, -(int64_t)old->size, -1, shared);
 			s->room++;
 			break;
 		}
@@ -548,6 +558,7 @@ static inline enum mc_insert place(struct shard *s, uint32_t i, uint64_t w0, uin
 	b->w0 = w0;
 	b->w1 = w1;
 	s->room--;
+	mc_site_change((uint32_t)w1 & STACK_MASK, (int64_t)(w1 >> STACK_BITS), 1, shared);
 	return r;
 }
 
@@ -584,7 +595,8 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 		table_full();
 		return MC_NEW;
 	}
-	r = place(s, slot_of(h, s->mask), pack0(ptr, epoch_of(epoch)), pack1(size, stack), old);
+	r = place(s, slot_of(h, s->mask), pack0(ptr, epoch_of(epoch)), pack1(size, stack), old,
+		  locked);
 	unlock(s, locked);
 	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
 		r = odd_remove(ptr, old) ? MC_REPLACED_LIVE : MC_NEW;
@@ -596,7 +608,7 @@ static __attribute__((noinline)) enum mc_insert place_leave(struct shard *s, uin
 							    uint64_t w0, uint64_t w1,
 							    struct mc_block *old)
 {
-	enum mc_insert r = place(s, i, w0, w1, old);
+	enum mc_insert r = place(s, i, w0, w1, old, false);
 	owner_leave();
 	return r;
 }
@@ -621,6 +633,7 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 		b->w0 = w0;
 		b->w1 = w1;
 		s->room--;
+		mc_site_change(stack, (int64_t)size, 1, false);
 		owner_leave();
 		return MC_NEW;
 	}
@@ -643,11 +656,13 @@ static inline int64_t find(const struct shard *s, uintptr_t ptr, uint64_t h)
 /* Take ptr's entry out of shard s (entered) into *out; false when it
  * is not there. */
 static inline __attribute__((always_inline)) bool take(struct shard *s, uintptr_t ptr,
-							 uint64_t h, struct mc_block *out)
+							 uint64_t h, struct mc_block *out,
+							 bool shared)
 {
 	int64_t i = find(s, ptr, h);
 	if (likely(i >= 0)) {
 		unpack_ptr(at(s->e, (uint32_t)i), ptr, out);
+		mc_site_change(out->stack, -(int64_t)out->size, -1, shared);
 		s->room++;
 		delete_at(s, (uint32_t)i);
 	}
@@ -660,7 +675,7 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
 	bool locked = lock(s);
-	bool found = take(s, ptr, h, out);
+	bool found = take(s, ptr, h, out, locked);
 	unlock(s, locked);
 	return found;
 }
@@ -677,7 +692,7 @@ static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct
 static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
-	bool found = take(shard_of(ptr, h), ptr, h, out);
+	bool found = take(shard_of(ptr, h), ptr, h, out, false);
 	owner_leave();
 	return found ? MC_REMOVED : remove_any(ptr, out);
 }
@@ -707,6 +722,7 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 		if (unlikely(!p) || unlikely(p != ptr))
 			return probe_leave(ptr, out);
 		unpack_ptr(b, ptr, out);
+		mc_site_change(out->stack, -(int64_t)out->size, -1, false);
 		s->room++;
 		if (unlikely(at(e, (i + (uint32_t)sizeof *b) & mask)->w0))
 			return shift_leave(s, i);

@@ -253,3 +253,41 @@ int mc_budget_check(const struct mc_budget *b, const char *region, const char *a
 	}
 	return violations;
 }
+
+/* Messages are "FILE:LINE: KEY ..." (judge): one of them names a peak. */
+bool mc_violations_name_peak(const char *violations)
+{
+	return violations && (strstr(violations, ": peak_rss ") ||
+			      strstr(violations, ": peak_live_bytes "));
+}
+
+bool mc_budget_limit(const struct mc_budget *b, const char *region, const char *allocator,
+		     const char *key, const struct memcheck_result *baseline, uint64_t *lim)
+{
+	const struct mc_key *k = b && key ? mc_key_find(key, strlen(key)) : NULL;
+	if (!k || k->kind == MC_KEY_SECONDS)
+		return false;
+	bool is_baseline = allocator && strcmp(allocator, mc_budget_baseline(b)) == 0;
+	bool found = false;
+	for (uint32_t i = 0; i < b->nrules; i++) {
+		const struct mc_rule *rule = &RULES(b)[i];
+		if (&mc_keys[rule->key] != k ||
+		    !section_matches(b, &SECTIONS(b)[rule->section], region ? region : "", allocator))
+			continue;
+		uint64_t l;
+		if (rule->form == MC_FORM_ABS) {
+			l = rule->lim;
+		} else {
+			uint64_t bu;
+			if (is_baseline || !baseline || (bu = key_u64(baseline, k)) == MEMCHECK_UNKNOWN)
+				continue;
+			long double f = rule->form == MC_FORM_PCT ? 1 + (long double)rule->f / 100 : rule->f;
+			long double x = bu * f;
+			l = x >= (long double)UINT64_MAX ? UINT64_MAX - 1 : (uint64_t)x;
+		}
+		if (!found || l < *lim)
+			*lim = l;
+		found = true;
+	}
+	return found;
+}

@@ -18,6 +18,13 @@
  * and counted a 64 KiB chunk ahead of the entries written into it, the
  * buckets, written anywhere, are mapped resident (mc_map).
  *
+ * Each entry also keeps the live figures of its stack's blocks (struct
+ * mc_site, snapshot.c): the block table's hot paths reach them from a
+ * block's stack id in a few instructions (mc_site_of, inline in
+ * internal.h, hence segs[] is mc_depot_segs), and a snapshot walks the
+ * entries (mc_depot_each).  The 32 bytes they add to each entry's head
+ * make a 16-frame stack six units instead of five.
+ *
  * The hash buckets grow the same way, by fours, when stacks outnumber
  * them twice.  Lookups take no lock (inserts take one), so a table is
  * never unmapped (a lookup may still be reading it; the old ones sum to
@@ -35,15 +42,16 @@
 #include "internal.h"
 
 struct entry {
+	struct mc_site site;    /* first: mc_site_of adds no offset */
 	uint64_t hash;
 	_Atomic uint32_t next;  /* id of the next (older) entry in the bucket, 0 = end */
 	uint32_t depth;         /* 0: the rest of the segment is unused */
 	uintptr_t frames[];
 };
 
-#define UNIT 32                   /* ids count 32-byte units */
-#define SEG0_BITS 11              /* segment 0: units [0, 2^11), 64 KiB */
-#define NSEGS (28 - SEG0_BITS)    /* segment k >= 1: [2^(10+k), 2^(11+k)) */
+#define UNIT MC_DEPOT_UNIT        /* ids count 32-byte units */
+#define SEG0_BITS MC_DEPOT_SEG0_BITS /* segment 0: units [0, 2^11), 64 KiB */
+#define NSEGS MC_DEPOT_NSEGS      /* segment k >= 1: [2^(10+k), 2^(11+k)) */
 _Static_assert((1ull << (SEG0_BITS + NSEGS - 1)) - 1 == MC_STACK_ID_MAX,
 	       "the last segment ends at the largest id a block entry holds");
 _Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= UNIT << SEG0_BITS,
@@ -58,7 +66,9 @@ struct buckets {
 
 #define CHUNK (64 * 1024) /* a segment's pages are counted as resident by this much */
 
-static char *_Atomic segs[NSEGS];
+char *_Atomic mc_depot_segs[NSEGS];
+#define segs mc_depot_segs
+struct mc_site mc_site_none;
 static _Atomic(struct buckets *) table;
 static uint32_t used = 1;           /* units stored; id 0 means "no stack" */
 static size_t seg_counted;          /* bytes of the last segment counted as resident */
@@ -66,15 +76,8 @@ static size_t nstacks;
 static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
 static bool said_full;
 
-static unsigned seg_of(uint32_t id)
-{
-	return id < 1u << SEG0_BITS ? 0 : (unsigned)(31 - __builtin_clz(id)) - (SEG0_BITS - 1);
-}
-
-static uint32_t seg_base(unsigned k)
-{
-	return k ? 1u << (SEG0_BITS - 1 + k) : 0;
-}
+#define seg_of mc_depot_seg_of
+#define seg_base mc_depot_seg_base
 
 static uint32_t seg_end(unsigned k)
 {
@@ -195,6 +198,24 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
 		mc_log("the stack depot is full or cannot be mapped: stacks stored from now "
 		       "on are empty");
 	return id;
+}
+
+/* Every stored stack, in the order stored (as rehash walks them), under
+ * the lock: an entry being written is not met half done.  fn must not
+ * store stacks. */
+void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), void *arg)
+{
+	mc_depot_lock();
+	for (uint32_t id = 1; id < used;) {
+		struct entry *e = entry_of(id);
+		if (!e->depth) { /* the end of a segment */
+			id = seg_end(seg_of(id));
+			continue;
+		}
+		fn(id, &e->site, arg);
+		id += (uint32_t)((sizeof *e + e->depth * sizeof e->frames[0] + UNIT - 1) / UNIT);
+	}
+	mc_depot_unlock();
 }
 
 int mc_stack_get(uint32_t id, const uintptr_t **frames)

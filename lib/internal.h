@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
@@ -41,6 +42,8 @@ struct mc_options {
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
 	int unwinder;             /* enum mc_unwinder */
 	int max_leaks;            /* leak records per region in reports */
+	int peak_sites;           /* sites kept in a peak snapshot (snapshot.c) */
+	int timeline;             /* samples kept per region (timeline.c) */
 	int process_region;       /* enum mc_tristate */
 	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: programs.c's rule */
 	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
@@ -432,6 +435,44 @@ void mc_stacks_after_fork_child(void);
 
 /* ---- depot.c --------------------------------------------------------- */
 
+/* The live figures of one stack's blocks, kept with the stack in the
+ * depot and changed by the block table (blocks.c) as blocks come and go;
+ * gen and the saved_ pair keep the figures as they were at the newest
+ * snapshot (snapshot.c). */
+struct mc_site {
+	int64_t bytes, saved_bytes;
+	uint32_t blocks, saved_blocks;  /* mod 2^32: the table holds fewer */
+	uint32_t gen;                   /* mc_snap_gen when saved_ was taken */
+	uint32_t unused;
+};
+#define MC_DEPOT_UNIT 32
+#define MC_DEPOT_SEG0_BITS 11
+#define MC_DEPOT_NSEGS (28 - MC_DEPOT_SEG0_BITS)
+extern char *_Atomic mc_depot_segs[MC_DEPOT_NSEGS];
+extern struct mc_site mc_site_none;     /* blocks without a stack (id 0) */
+static inline unsigned mc_depot_seg_of(uint32_t id)
+{
+	return id < 1u << MC_DEPOT_SEG0_BITS ? 0 :
+	       (unsigned)(31 - __builtin_clz(id)) - (MC_DEPOT_SEG0_BITS - 1);
+}
+static inline uint32_t mc_depot_seg_base(unsigned k)
+{
+	return k ? 1u << (MC_DEPOT_SEG0_BITS - 1 + k) : 0;
+}
+/* The site of stack id (an entry begins with it): inline, for the
+ * block table's hot paths. */
+static inline struct mc_site *mc_site_of(uint32_t id)
+{
+	if (unlikely(!id))
+		return &mc_site_none;
+	unsigned k = mc_depot_seg_of(id);
+	char *s = __atomic_load_n(&mc_depot_segs[k], __ATOMIC_RELAXED);
+	return (struct mc_site *)(s + (size_t)(id - mc_depot_seg_base(k)) * MC_DEPOT_UNIT);
+}
+/* fn for every stored stack and its site (the depot locked: fn must not
+ * store stacks). */
+void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), void *arg);
+
 /* The id of the n frames f, whose hash (stacks.c's) is h, stored if new;
  * 0 when n is 0 or the depot is full. */
 uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
@@ -469,6 +510,112 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out);
  * [lo, hi) (fuzz/fuzz_cfi.c feeds it bytes). */
 void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 		    struct mc_cfi_rule *out);
+
+/* ---- snapshot.c ------------------------------------------------------ */
+
+/* The newest snapshot's generation: bumped at each new peak of live
+ * bytes (account.c's peak_update), so that a site changed afterwards
+ * first saves its figures as they were then (mc_site_change). */
+extern _Atomic uint32_t mc_snap_gen;
+/* Sites are counted: tracking, and MEMCHECK_PEAK_SITES > 0. */
+extern int mc_sites_on;
+void mc_snapshot_init(void);
+
+/* A block of bytes (negative: leaving) came or went at stack's site.
+ * shared: other threads may change the site at the same time (the
+ * block table is locked, not owned by one thread), so the add is
+ * atomic; the save is not, and may then mix a concurrent change into
+ * the snapshot. */
+static inline void mc_site_change(uint32_t stack, int64_t bytes, int32_t blocks, bool shared)
+{
+	if (!mc_sites_on)
+		return;
+	struct mc_site *s = mc_site_of(stack);
+	uint32_t g = atomic_load_explicit(&mc_snap_gen, memory_order_relaxed);
+	if (__atomic_load_n(&s->gen, __ATOMIC_RELAXED) != g) {
+		__atomic_store_n(&s->saved_bytes, __atomic_load_n(&s->bytes, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&s->saved_blocks, __atomic_load_n(&s->blocks, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&s->gen, g, __ATOMIC_RELAXED);
+	}
+	if (shared) {
+		__atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->blocks, (uint32_t)blocks, __ATOMIC_RELAXED);
+	} else {
+		s->bytes += bytes;
+		s->blocks += (uint32_t)blocks;
+	}
+}
+
+/* A new peak: the sites as they are now are the newest snapshot.  Not
+ * a locked add: two threads that reach new peaks at once may make one
+ * generation of them (the later peak's snapshot then has some of its
+ * sites as at the earlier one), which costs precision, not counts. */
+static inline void mc_snap_bump(void)
+{
+	uint32_t g = atomic_load_explicit(&mc_snap_gen, memory_order_relaxed);
+	atomic_store_explicit(&mc_snap_gen, g + 1, memory_order_relaxed);
+}
+
+/* A region's snapshot at its peak of live bytes: the largest sites
+ * (MEMCHECK_PEAK_SITES), the rest summed.  Every live block of the
+ * process counts, the region's own and older ones: it is the heap as it
+ * was at that moment. */
+#define MC_PEAK_SITES_MAX 100
+struct mc_peak_site {
+	uint32_t stack;
+	uint64_t bytes, blocks;
+};
+struct mc_peak {
+	uint8_t state;           /* snapshot.c's */
+	uint32_t mark;           /* mc_snap_gen when the region last became
+				  * the innermost */
+	uint64_t bytes, blocks;  /* every site's, at the snapshot */
+	uint64_t other_sites, other_bytes, other_blocks; /* beyond top[] */
+	uint32_t n;
+	struct mc_peak_site top[MC_PEAK_SITES_MAX];  /* largest first */
+};
+/* Region life (region.c, region lock held): a region begins (innermost);
+ * another begins inside it (cover), ends inside it (uncover: raised when
+ * the inner region's peak is above the outer's so far); it ends
+ * (end: the snapshot is taken, *p then holds it; taken is false when
+ * there is none, nothing having risen above the level at its begin). */
+void mc_peak_begin(struct mc_peak *p, bool from_start);
+void mc_peak_cover(struct mc_peak *outer);
+void mc_peak_uncover(struct mc_peak *outer, bool raised);
+bool mc_peak_end(struct mc_peak *p);
+
+/* ---- timeline.c ------------------------------------------------------ */
+
+/* One sample of a region's memory; sizes in bytes, MEMCHECK_UNKNOWN
+ * where not measured. */
+struct mc_sample {
+	double seconds;      /* since the region began */
+	uint64_t moved;      /* bytes allocated and freed since it began */
+	uint64_t live;       /* the process's live bytes */
+	uint64_t rss;        /* the program's resident set (footprint.c) */
+	uint64_t retained;   /* the allocator's retained bytes, read rarely */
+};
+struct mc_timeline {
+	const struct mc_sample *samples;   /* valid until the next region at
+					    * the same depth begins */
+	uint32_t n;
+	uint64_t step;                     /* bytes moved between samples, last */
+};
+/* A region at depth (0: the outermost) begins and ends (region lock
+ * held); end fills *out, false when there is no timeline.  from_start:
+ * the region counts from the process's start (bytes moved from 0). */
+void mc_timeline_begin(int depth, bool from_start, uint64_t live, uint64_t rss, double t0);
+bool mc_timeline_end(int depth, uint64_t live, uint64_t rss, uint64_t retained,
+		     struct mc_timeline *out);
+/* A thread's countdown ran out (account.c): sample the regions that are
+ * due; returns the next countdown. */
+int64_t mc_timeline_sample(void);
+/* A new thread's first countdown: the innermost region's step, or
+ * INT64_MAX when there is no timeline. */
+int64_t mc_timeline_step(void);
+void mc_timeline_after_fork_child(void);
 
 /* ---- blocks.c -------------------------------------------------------- */
 
@@ -715,6 +862,8 @@ void mc_account_init(void);
 void mc_account_sum(struct mc_totals *t);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
+/* Restart this thread's timeline countdown (a region began). */
+void mc_account_countdown(void);
 /* The live-byte peak for region.c: _begin restarts it from the live
  * bytes now (*live) and returns the peak so far; _end returns the peak
  * since, and makes the greater of it and saved_peak the peak again. */
@@ -946,6 +1095,17 @@ int mc_budget_check(const struct mc_budget *b, const char *region, const char *a
  * for a figure that was not measured. */
 bool mc_result_field(const struct memcheck_result *r, const char *key, uint64_t *v);
 
+/* The lowest limit the budget sets on key (a count or bytes key) for
+ * region under allocator, relative ones computed from baseline (may be
+ * NULL: they are left out); false when no rule applies. */
+bool mc_budget_limit(const struct mc_budget *b, const char *region, const char *allocator,
+		     const char *key, const struct memcheck_result *baseline, uint64_t *lim);
+
+/* Whether one of the "; "-separated budget messages in violations is
+ * about a peak (peak_rss, peak_live_bytes): the report then shows where
+ * the memory was at the peak. */
+bool mc_violations_name_peak(const char *violations);
+
 /* ---- gate.c ---------------------------------------------------------- */
 
 /* Judge a region's result against MEMCHECK_BUDGET (with MEMCHECK_BASELINE
@@ -985,6 +1145,27 @@ struct mc_json_leak {
 /* mc_json_record that also fills *leak (may be NULL). */
 bool mc_json_record_leak(const char *line, size_t len, struct mc_record *out,
 			 struct mc_json_leak *leak, char *err, size_t errlen);
+
+/* A value inside a report line, as a span [p, end) of it: the CLI reads
+ * the nested keys (leaks, peak_snapshot, timeline) this way, nothing
+ * allocated.  open: for an iterator, '[' or '{' once started, else 0. */
+struct mc_jv {
+	const char *p, *end;
+	char open;
+};
+/* The line's one value (a record: an object).  False when malformed. */
+bool mc_jv_line(const char *line, size_t len, struct mc_jv *out);
+/* The member key of an object. */
+bool mc_jv_get(struct mc_jv obj, const char *key, struct mc_jv *out);
+/* Elements of an array, members of an object (*key: their key), in
+ * order: *it starts as the array or object (open 0) and moves on. */
+bool mc_jv_next(struct mc_jv *it, struct mc_jv *key, struct mc_jv *val);
+bool mc_jv_null(struct mc_jv v);
+bool mc_jv_bool(struct mc_jv v);
+bool mc_jv_u64(struct mc_jv v, uint64_t *out);     /* null: MEMCHECK_UNKNOWN */
+bool mc_jv_real(struct mc_jv v, double *out);      /* null: NaN */
+/* A string, decoded into dst[size], cut at a character when too long. */
+bool mc_jv_str(struct mc_jv v, char *dst, size_t size);
 
 /* ---- vgmode.c ------------------------------------------------------ */
 
@@ -1108,6 +1289,8 @@ struct mc_region_report {
 	double scan_seconds;            /* the reachability scan's time, or < 0: none */
 	const struct mc_supp_report *supp; /* suppressions used, or NULL */
 	bool valgrind;                  /* leak figures from valgrind (vgmode.c) */
+	const struct mc_peak *peak;     /* the sites at its peak, or NULL */
+	const struct mc_timeline *timeline; /* its samples, or NULL */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 /* At each region's end: the first record of leaks[0..n) that fails a

@@ -319,6 +319,7 @@ void mc_resolve(void)
 		mc_fault_init(); /* before account.c: fork handler order */
 		mc_blocks_init();
 		mc_stacks_init();
+		mc_snapshot_init();
 		mc_account_init();
 		mc_mappings_init();
 		mc_allocator_detect();

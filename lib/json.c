@@ -927,3 +927,109 @@ bool mc_json_record_leak(const char *line, size_t len, struct mc_record *out,
 				    keys[i].name);
 	return true;
 }
+
+/* ---- values by path: spans of a record's line ------------------------
+ * The CLI's pictures (tools/html.c, tools/export.c) need the arrays
+ * mc_json_record skips: leaks, peak_snapshot, timeline.  These read
+ * them from the line in place, as spans, with the same parser: nothing
+ * is allocated, and a value is decoded only when asked for. */
+
+static struct parser span_parser(struct mc_jv v)
+{
+	struct parser j = { .start = v.p, .p = v.p, .end = v.end };
+	return j;
+}
+
+bool mc_jv_line(const char *line, size_t len, struct mc_jv *out)
+{
+	struct parser j = { .start = line, .p = line, .end = line + len };
+	skip_ws(&j);
+	const char *at = j.p;
+	if (!skip_value(&j, 0))
+		return false;
+	*out = (struct mc_jv){ at, j.p, 0 };
+	return true;
+}
+
+bool mc_jv_next(struct mc_jv *it, struct mc_jv *key, struct mc_jv *val)
+{
+	struct parser j = span_parser(*it);
+	skip_ws(&j);
+	if (j.p >= j.end)
+		return false;
+	if (!it->open) {                 /* the first call: at the bracket */
+		if (*j.p != '[' && *j.p != '{')
+			return false;
+		it->open = *j.p++;
+	} else if (*j.p == ',') {        /* later ones: after a value */
+		j.p++;
+	}
+	skip_ws(&j);
+	if (j.p >= j.end || *j.p == ']' || *j.p == '}')
+		return false;
+	if (it->open == '{') {
+		const char *kat = j.p;
+		struct sink none = { 0 };
+		if (!string(&j, &none))
+			return false;
+		if (key)
+			*key = (struct mc_jv){ kat, j.p, 0 };
+		if (!expect(&j, ':', ""))
+			return false;
+	}
+	skip_ws(&j);
+	const char *vat = j.p;
+	if (!skip_value(&j, 1))
+		return false;
+	*val = (struct mc_jv){ vat, j.p, 0 };
+	it->p = j.p;
+	return true;
+}
+
+bool mc_jv_get(struct mc_jv obj, const char *key, struct mc_jv *out)
+{
+	struct mc_jv it = obj, k, v;
+	it.open = 0;
+	if (obj.p >= obj.end || *obj.p != '{')
+		return false;
+	while (mc_jv_next(&it, &k, &v)) {
+		char name[64];
+		if (mc_jv_str(k, name, sizeof name) && strcmp(name, key) == 0) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool mc_jv_null(struct mc_jv v)
+{
+	return v.end - v.p == 4 && memcmp(v.p, "null", 4) == 0;
+}
+
+bool mc_jv_u64(struct mc_jv v, uint64_t *out)
+{
+	struct parser j = span_parser(v);
+	return u64(&j, "value", out);
+}
+
+bool mc_jv_real(struct mc_jv v, double *out)
+{
+	struct parser j = span_parser(v);
+	return real(&j, "value", out);
+}
+
+bool mc_jv_str(struct mc_jv v, char *dst, size_t size)
+{
+	struct parser j = span_parser(v);
+	struct sink s = { dst, size, 0, false };
+	if (!size || v.p >= v.end || *v.p != '"')
+		return false;
+	dst[0] = 0;
+	return string(&j, &s);
+}
+
+bool mc_jv_bool(struct mc_jv v)
+{
+	return v.end - v.p == 4 && memcmp(v.p, "true", 4) == 0;
+}

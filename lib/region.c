@@ -6,7 +6,8 @@
  * live blocks of its epoch or later.  Its counts are the difference of
  * account.c's sums at its end and at its begin; its live-byte peak is
  * account.c's peak, restarted at its begin and handed back, raised, to
- * the enclosing region at its end.  At the end the leftovers are grouped
+ * the enclosing region at its end, and so is its peak snapshot (the
+ * sites at the peak, snapshot.c).  At the end the leftovers are grouped
  * by stack and kind (after a reachability scan when there are any),
  * checked against the budget and reported.
  *
@@ -50,6 +51,7 @@ struct region {
 				   * test, a linked suite's runner or
 				   * worker), folded into them: reported
 				   * only when it fails */
+	struct mc_peak peak;      /* the sites at its peak (snapshot.c) */
 };
 
 static struct region regions[MAX_REGIONS];
@@ -106,6 +108,7 @@ static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 		mc_account_sum(&r->base);
 		r->saved_peak = mc_account_peak_begin(&r->live_begin);
 	}
+	mc_peak_begin(&r->peak, from_start);
 	/* Taking the peak restarts it: the enclosing region keeps its peak
 	 * so far.  Both figures leave memcheck's own memory out
 	 * (footprint.c). */
@@ -116,6 +119,10 @@ static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 	r->hwm_floor = 0;
 	r->hwm_reset = !whole;
 	r->t0 = mc_now();
+	int64_t live = mc_account_live();
+	mc_timeline_begin((int)(r - regions), from_start, live > 0 ? (uint64_t)live : 0,
+			  r->rss_begin, r->t0);
+	mc_account_countdown();
 }
 
 static void region_push(const char *name, bool process)
@@ -126,8 +133,10 @@ static void region_push(const char *name, bool process)
 			       MAX_REGIONS);
 		return;
 	}
+	if (nregions > 0)
+		mc_peak_cover(&regions[nregions - 1].peak);
 	struct region *r = &regions[nregions];
-	memset(r, 0, sizeof *r);
+	memset(r, 0, offsetof(struct region, peak)); /* mc_peak_begin sets its own */
 	mc_copy_name(r->name, sizeof r->name, name ? name : "region");
 	r->process = process;
 	/* The process region counts what valgrind counts: everything since
@@ -227,10 +236,16 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	mc_fault_region_end(&fault);
 	res.injected = fault.injected;
 	double t1 = mc_now();
+	/* The snapshot first: while the region's peak is still the one new
+	 * peaks raise, another thread's cannot make it older. */
+	bool snapped = mc_peak_end(&r->peak);
 	struct mc_totals now;
 	mc_account_sum(&now);
-	/* Hand the enclosing region its peak back, raised by ours. */
+	/* Hand the enclosing region its peak back, raised by ours, and the
+	 * snapshot with it. */
 	int64_t peak = mc_account_peak_end(r->saved_peak);
+	if (nregions > 0)
+		mc_peak_uncover(&r[-1].peak, peak > r->saved_peak);
 
 	mc_copy_name(res.name, sizeof res.name, r->name);
 	bool vg = mc_vg_region_end(nregions, &res); /* valgrind's figures rule */
@@ -364,6 +379,10 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		if (mc_opt.release && mc_allocator_release() && mc_allocator_stats(&st))
 			res.retained_after_release = st.retained;
 	}
+	struct mc_timeline tl;
+	int64_t live_end = mc_account_live();
+	bool timed = mc_timeline_end(nregions, live_end > 0 ? (uint64_t)live_end : 0, res.rss_end,
+				     res.retained_bytes, &tl);
 
 	if (res.definitely_lost.blocks)
 		add_violation(&res, "%llu bytes in %llu blocks definitely lost",
@@ -393,6 +412,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.scan_seconds = scan_seconds,
 		.supp = &supp,
 		.valgrind = vg,
+		.peak = snapped ? &r->peak : NULL,
+		.timeline = timed ? &tl : NULL,
 	};
 	if (!r->fold || !res.pass)
 		mc_report_emit(&rr);
@@ -583,6 +604,7 @@ void mc_regions_unlock(void)
 void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&region_lock, NULL);
+	mc_timeline_after_fork_child();
 	mc_exit_after_fork_child();
 	forked = true;
 	ended_here = 0;
@@ -718,7 +740,14 @@ MC_API int memcheck_discard(void)
 			ignore_epochs(r->epoch, UINT32_MAX);
 		ended_here++;
 		mc_copy_name(last_ended, sizeof last_ended, r->name);
-		mc_account_peak_end(r->saved_peak);
+		/* The enclosing region takes its peak back raised by ours, and
+		 * with it the snapshot (snapshot.c); our timeline line closes,
+		 * so that samples go to the enclosing region's again. */
+		int64_t peak = mc_account_peak_end(r->saved_peak);
+		if (nregions > 0)
+			mc_peak_uncover(&r[-1].peak, peak > r->saved_peak);
+		struct mc_timeline unused;
+		mc_timeline_end(nregions, 0, MEMCHECK_UNKNOWN, MEMCHECK_UNKNOWN, &unused);
 		bool whole;
 		uint64_t end, hwm = mc_prog_peak_take(&whole, &end);
 		if (hwm < r->hwm_floor)

@@ -100,6 +100,113 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 	mc_buf_puts(b, "]");
 }
 
+/* The frame a site is named by: the first of its stack outside the
+ * allocation functions.  Today that is the call of malloc itself (frame
+ * 0); issue 18's allocation-function list (valgrind's --alloc-fn) is to
+ * skip a program's own wrappers (xmalloc, g_malloc) here. */
+static int site_frame(const uintptr_t *f, int n)
+{
+	(void)f;
+	(void)n;
+	return 0;
+}
+
+/* "file.c:42 (fn)" for the site of stack id, or "(no stack recorded)". */
+static void site_name(struct mc_buf *b, uint32_t id)
+{
+	const uintptr_t *f;
+	int n = mc_stack_get_code(id, &f);
+	if (!n) {
+		mc_buf_puts(b, "(no stack recorded)");
+		return;
+	}
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	mc_symbolize_frames(f[site_frame(f, n)], fi, MC_MAX_INLINE);
+	if (fi[0].file[0])
+		mc_buf_printf(b, "%s:%d (%s)", fi[0].file, fi[0].line, fi[0].function);
+	else
+		mc_buf_printf(b, "%s (in %s)", fi[0].function, fi[0].object[0] ? fi[0].object : "?");
+}
+
+/* Where the memory was at the peak, site by site, file:line first. */
+static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk)
+{
+	char c1[32], c2[32];
+	mc_buf_printf(b, "%s   at the peak of live bytes, %s bytes in %s blocks were live "
+		      "(the whole process's):\n", p, mc_commas(pk->bytes, c1),
+		      mc_commas(pk->blocks, c2));
+	for (uint32_t i = 0; i < pk->n; i++) {
+		const struct mc_peak_site *s = &pk->top[i];
+		mc_buf_printf(b, "%s     ", p);
+		site_name(b, s->stack);
+		mc_buf_printf(b, ": %s bytes in %s blocks (%.1f%%)\n", mc_commas(s->bytes, c1),
+			      mc_commas(s->blocks, c2),
+			      pk->bytes ? 100.0 * (double)s->bytes / (double)pk->bytes : 0.0);
+	}
+	if (pk->other_sites)
+		mc_buf_printf(b, "%s     %llu other sites: %s bytes in %s blocks\n", p,
+			      (unsigned long long)pk->other_sites, mc_commas(pk->other_bytes, c1),
+			      mc_commas(pk->other_blocks, c2));
+}
+
+static void json_peak(struct mc_buf *b, const struct mc_peak *pk)
+{
+	if (!pk) {
+		mc_buf_puts(b, ",\"peak_snapshot\":null");
+		return;
+	}
+	mc_buf_printf(b, ",\"peak_snapshot\":{\"live_bytes\":%llu,\"live_blocks\":%llu,\"sites\":[",
+		      (unsigned long long)pk->bytes, (unsigned long long)pk->blocks);
+	for (uint32_t i = 0; i < pk->n; i++) {
+		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stack\":", i ? "," : "",
+			      (unsigned long long)pk->top[i].bytes,
+			      (unsigned long long)pk->top[i].blocks);
+		json_stack(b, pk->top[i].stack);
+		mc_buf_puts(b, "}");
+	}
+	mc_buf_printf(b, "],\"other\":{\"sites\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
+		      (unsigned long long)pk->other_sites, (unsigned long long)pk->other_bytes,
+		      (unsigned long long)pk->other_blocks);
+}
+
+/* Seconds as JSON without printf's %f, which follows the program's
+ * locale (a decimal comma is not JSON). */
+static void json_seconds(struct mc_buf *b, double s)
+{
+	unsigned long long us = s > 0 ? (unsigned long long)(s * 1e6 + 0.5) : 0;
+	mc_buf_printf(b, "%llu.%06llu", us / 1000000, us % 1000000);
+}
+
+static void json_sample_u64(struct mc_buf *b, uint64_t v)
+{
+	if (v == MEMCHECK_UNKNOWN)
+		mc_buf_puts(b, ",null");
+	else
+		mc_buf_printf(b, ",%llu", (unsigned long long)v);
+}
+
+static void json_timeline(struct mc_buf *b, const struct mc_timeline *tl)
+{
+	if (!tl) {
+		mc_buf_puts(b, ",\"timeline\":null");
+		return;
+	}
+	mc_buf_printf(b, ",\"timeline\":{\"step\":%llu,\"columns\":[\"seconds\",\"moved\","
+		      "\"live_bytes\",\"rss\",\"retained_bytes\"],\"samples\":[",
+		      (unsigned long long)tl->step);
+	for (uint32_t i = 0; i < tl->n; i++) {
+		const struct mc_sample *s = &tl->samples[i];
+		mc_buf_puts(b, i ? ",[" : "[");
+		json_seconds(b, s->seconds);
+		json_sample_u64(b, s->moved);
+		json_sample_u64(b, s->live);
+		json_sample_u64(b, s->rss);
+		json_sample_u64(b, s->retained);
+		mc_buf_puts(b, "]");
+	}
+	mc_buf_puts(b, "]}");
+}
+
 static const char *const kind_key[] = { "definitely_lost", "indirectly_lost",
 					 "possibly_lost", "still_reachable" };
 static const char *const kind_text[] = { "definitely lost", "indirectly lost",
@@ -234,15 +341,15 @@ static void emit_json(const struct mc_region_report *rr)
 		      r->peak_rss_whole_process ? "process" : "region");
 	/* Not %f: the program may have set a locale whose decimal point is
 	 * a comma, which is not JSON. */
-	unsigned long long us = r->seconds > 0 ? (unsigned long long)(r->seconds * 1e6 + 0.5) : 0;
 	if (rr->scan_seconds >= 0) {
-		unsigned long long sus = (unsigned long long)(rr->scan_seconds * 1e6 + 0.5);
-		mc_buf_printf(&b, ",\"scan_seconds\":%llu.%06llu", sus / 1000000, sus % 1000000);
+		mc_buf_puts(&b, ",\"scan_seconds\":");
+		json_seconds(&b, rr->scan_seconds);
 	} else {
 		mc_buf_puts(&b, ",\"scan_seconds\":null");
 	}
-	mc_buf_printf(&b, ",\"seconds\":%llu.%06llu,\"verdict\":\"%s\",\"violations\":[",
-		      us / 1000000, us % 1000000, r->pass ? "pass" : "fail");
+	mc_buf_puts(&b, ",\"seconds\":");
+	json_seconds(&b, r->seconds);
+	mc_buf_printf(&b, ",\"verdict\":\"%s\",\"violations\":[", r->pass ? "pass" : "fail");
 	/* violations[] holds "; "-separated messages */
 	const char *v = r->violations;
 	for (int i = 0; *v; i++) {
@@ -278,6 +385,8 @@ static void emit_json(const struct mc_region_report *rr)
 	}
 	mc_buf_puts(&b, "]");
 	json_fault(&b, rr->fault);
+	json_peak(&b, rr->peak);
+	json_timeline(&b, rr->timeline);
 	mc_buf_puts(&b, "}\n");
 
 	if (b.oom) {
@@ -354,6 +463,8 @@ static void emit_text(const struct mc_region_report *rr)
 				      bytes_h(r->retained_after_release, h2));
 		mc_buf_puts(&b, "\n");
 	}
+	if (rr->peak && (mc_opt.text == MC_TEXT_FULL || mc_violations_name_peak(r->violations)))
+		text_peak(&b, p, rr->peak);
 	if (r->double_frees || r->invalid_frees)
 		mc_buf_printf(&b, "%s   heap errors: %s double frees, %s frees of unknown pointers\n",
 			      p, num(r->double_frees, c1), num(r->invalid_frees, c2));

@@ -11,13 +11,13 @@ TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 
 # unit test -> the library objects it needs (without the build dir prefix)
 UNIT_util      := util options
-UNIT_blocks    := blocks util
+UNIT_blocks    := blocks snapshot depot util
 UNIT_stacks    := stacks depot cfi util
 UNIT_symbolize := symbolize symtab util
 UNIT_rss       := rss util
 UNIT_json      := json util programs options
 UNIT_budget    := budget budget_check util
-UNIT_scan      := scan roots threads maps resident blocks util
+UNIT_scan      := scan roots threads maps resident blocks snapshot depot util
 UNIT_supp      := suppress util
 UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
@@ -209,4 +209,4 @@ drivers-check: all
 
 # prog-check last: its check summary lines close the output.
 check: doc-check examples-check install-check drivers-check exports-check o0-check \
-	unit-check asan-check fuzz-replay prog-check
+	unit-check asan-check fuzz-replay prog-check html-check

@@ -619,6 +619,62 @@ START_TEST(no_allocation)
 }
 END_TEST
 
+
+/* The span readers (mc_jv_*) the CLI reads nested keys with: objects,
+ * arrays, strings with escapes, numbers, null, and the end of each. */
+START_TEST(spans)
+{
+	static const char line[] =
+		"{\"name\":\"a\\u00e9\\n\",\"peak_snapshot\":{\"live_bytes\":70000,\"sites\":["
+		"{\"bytes\":40000,\"stack\":[{\"function\":\"keep_a\",\"file\":null}]},"
+		"{\"bytes\":30000,\"stack\":[]}]},"
+		"\"timeline\":{\"samples\":[[0.5,1,null],[1.25e1,2,3]]},\"empty\":{},\"e2\":[]}";
+	struct mc_jv top, v, it, k, e, x;
+	char s[32];
+	uint64_t u;
+	double d;
+	ck_assert(mc_jv_line(line, strlen(line), &top));
+	ck_assert(mc_jv_get(top, "name", &v) && mc_jv_str(v, s, sizeof s));
+	ck_assert_str_eq(s, "a\xc3\xa9\n");
+	ck_assert(!mc_jv_get(top, "nothing", &v));
+	ck_assert(mc_jv_get(top, "peak_snapshot", &v) && mc_jv_get(v, "live_bytes", &x) &&
+		  mc_jv_u64(x, &u) && u == 70000);
+	ck_assert(mc_jv_get(v, "sites", &it));
+	uint64_t want[] = { 40000, 30000 };
+	int n = 0;
+	while (mc_jv_next(&it, NULL, &e)) {
+		ck_assert(n < 2 && mc_jv_get(e, "bytes", &x) && mc_jv_u64(x, &u) && u == want[n]);
+		n++;
+	}
+	ck_assert_int_eq(n, 2);
+	ck_assert(mc_jv_get(top, "timeline", &v) && mc_jv_get(v, "samples", &it));
+	ck_assert(mc_jv_next(&it, NULL, &e));
+	struct mc_jv col = e;
+	ck_assert(mc_jv_next(&col, NULL, &x) && mc_jv_real(x, &d) && d == 0.5);
+	ck_assert(mc_jv_next(&col, NULL, &x) && mc_jv_u64(x, &u) && u == 1);
+	ck_assert(mc_jv_next(&col, NULL, &x) && mc_jv_null(x) && mc_jv_u64(x, &u) &&
+		  u == MEMCHECK_UNKNOWN);
+	ck_assert(!mc_jv_next(&col, NULL, &x));
+	ck_assert(mc_jv_next(&it, NULL, &e));
+	col = e;
+	ck_assert(mc_jv_next(&col, NULL, &x) && mc_jv_real(x, &d) && d == 12.5);
+	ck_assert(!mc_jv_next(&it, NULL, &e));
+	/* members with their keys, empty containers */
+	it = top;
+	n = 0;
+	while (mc_jv_next(&it, &k, &v))
+		n++;
+	ck_assert_int_eq(n, 5);
+	ck_assert(mc_jv_get(top, "empty", &it) && !mc_jv_next(&it, &k, &v));
+	ck_assert(mc_jv_get(top, "e2", &it) && !mc_jv_next(&it, NULL, &v));
+	/* not a container, cut strings, bad spans */
+	ck_assert(mc_jv_get(top, "name", &it) && !mc_jv_next(&it, NULL, &v));
+	ck_assert(mc_jv_get(top, "name", &v) && mc_jv_str(v, s, 3));
+	ck_assert_str_eq(s, "a");
+	ck_assert(!mc_jv_line("{\"a\":", 5, &top));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("json");
@@ -640,6 +696,7 @@ int main(void)
 	tcase_add_test(tc, one_byte_mutations);
 	tcase_add_test(tc, error_buffer);
 	tcase_add_test(tc, no_allocation);
+	tcase_add_test(tc, spans);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -8,6 +8,12 @@
  * views.c     the table and the JUnit XML
  * oom.c       `memcheck oom`: every allocation failed in turn
  * spawn.c     the command under test started, waited for, its end told
+ * report.c    `memcheck report`: stored reports as HTML, folded stacks,
+ *             massif's out-file
+ * detail.c    a record's nested parts read back: leaks, peak snapshot,
+ *             timeline
+ * html.c      the HTML report: tables, inline SVG charts
+ * export.c    folded stacks (flame graphs) and massif's out-file format
  * vgcompat.c  valgrind's command line, for drivers that know valgrind
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
@@ -149,6 +155,13 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b,
 /* Add a record read from a report to g: to the repetition its "run" key
  * names (memcheck run --report), else to the first. */
 void group_add(struct group *g, const struct rec *r);
+/* A new group labelled label in groups[]: one repetition, no run;
+ * group_for: the one so labelled, added when new. */
+struct group *group_new(struct group **groups, size_t *ng, const char *label);
+struct group *group_for(struct group **groups, size_t *ng, const char *label);
+/* Read files[] into one list; false (every bad line said) when any is
+ * malformed, cannot be read or holds no record. */
+bool read_all(struct recs *all, char **files, int n);
 /* recs_number for each repetition of g. */
 void group_number(struct group *g);
 void group_free(struct group *g);
@@ -158,9 +171,25 @@ const char *short_path(const char *s);
 
 /* ---- views.c --------------------------------------------------------- */
 
+/* A region's identity across allocators: its first record (program,
+ * name) and occurrence. */
+struct key {
+	const struct rec *first;
+	size_t occ;
+};
+/* Every region of the groups, in the order it first appears (the
+ * baseline's first); free it. */
+struct key *keys_of(struct group *groups, size_t ng, size_t *nkeys);
+
 /* name for a terminal: control characters as C escapes, and " #N" for
  * the N-th occurrence (occ + 1) when occ > 0.  Free it. */
 char *printable(const char *name, size_t occ);
+/* A file to write whole, or NULL (said); closed by close_written,
+ * false (said) when writing it failed. */
+FILE *open_written(const char *path);
+bool close_written(FILE *f, const char *path);
+/* Markup-escaped text for XML and HTML (control characters as '?'). */
+void xml_text(FILE *f, const char *s);
 /* The comparison table, per region and group. */
 void print_table(FILE *f, struct group *groups, size_t ng, const char *title);
 /* For a group of several runs, a line: how far its peak RSS and retained
@@ -174,6 +203,73 @@ bool write_junit(const char *path, struct group *groups, size_t ng, const char *
  * each with the keys "run", "runs" and "spread" added
  * (memcheck-report(5)). */
 bool write_report(const char *path, struct group *groups, size_t ng, bool runs);
+
+/* ---- detail.c -------------------------------------------------------- */
+
+struct dframe {
+	char *function, *file, *object, *address;  /* file NULL when unknown */
+	long line;                                 /* 0 when unknown */
+	bool inlined;
+};
+struct stack {
+	struct dframe *f;         /* innermost first: f[0] called malloc */
+	size_t n;
+};
+struct site {
+	uint64_t bytes, blocks;
+	struct stack st;
+};
+struct peak {
+	bool have;
+	uint64_t bytes, blocks;   /* every live block's, at the peak */
+	struct site *sites;       /* the largest, largest first */
+	size_t n;
+	uint64_t other_sites, other_bytes, other_blocks;
+};
+struct sample {
+	double seconds;
+	uint64_t moved, live, rss, retained;  /* MEMCHECK_UNKNOWN: not measured */
+};
+struct timeline {
+	bool have;
+	uint64_t step;
+	struct sample *v;
+	size_t n;
+};
+struct leak {
+	char kind[32];
+	uint64_t bytes, blocks;
+	struct stack st;
+};
+struct detail {
+	struct peak peak;
+	struct timeline tl;
+	struct leak *leaks;
+	size_t nleaks;
+};
+/* Read r's nested parts; missing ones are empty. */
+void detail_read(const struct rec *r, struct detail *d);
+void detail_free(struct detail *d);
+/* The frame that names a site (the hook for allocation wrappers), NULL
+ * for an empty stack; "file:line (function)" of it, to free. */
+const struct dframe *site_frame(const struct stack *st);
+char *site_label(const struct stack *st);
+
+/* ---- export.c -------------------------------------------------------- */
+
+/* r's peak snapshot as folded stacks, root frame "REGION (ALLOCATOR)". */
+void export_folded(FILE *f, const struct rec *r, const struct detail *d);
+/* r's timeline and peak snapshot as massif's out-file. */
+void export_massif(FILE *f, const struct rec *r, const struct detail *d);
+
+/* ---- html.c ---------------------------------------------------------- */
+
+/* The HTML report of groups (evaluated): one self-contained page.
+ * sources: what it was made from, for its head; b: the budget (may be
+ * NULL), for the limits drawn in the charts.  False (said) when the
+ * file cannot be written. */
+bool write_html(const char *path, struct group *groups, size_t ng, const char *sources,
+		const struct mc_budget *b);
 
 /* ---- run.c ----------------------------------------------------------- */
 
@@ -259,6 +355,10 @@ void spawn_timeout(struct child *c);
 const char *sig_name(int sig);
 /* "killed by signal 11 (SIGSEGV)[, core dumped]" or "exit status N". */
 void describe_end(const struct ending *e, char *buf, size_t size);
+
+/* ---- report.c -------------------------------------------------------- */
+
+int cmd_report(int argc, char **argv);
 
 /* ---- vgcompat.c ------------------------------------------------------ */
 

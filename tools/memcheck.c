@@ -1,7 +1,8 @@
 /*
  * memcheck.c - the memcheck command: run a test suite under several
  * allocators with libmemcheck preloaded (run.c), compare two stored
- * reports, gate CI on stored reports.  See memcheck(1).
+ * reports, gate CI on stored reports, draw them (report.c).  See
+ * memcheck(1).
  *
  * Output: `run` passes the command's stdout and stderr through untouched
  * and writes everything of its own (progress, the table, the verdict) to
@@ -101,6 +102,8 @@ static const struct help {
 	  "  run [OPTIONS] [--] CMD [ARGS...]  run CMD under each allocator; print the table\n"
 	  "  compare A.jsonl B.jsonl           the same table from two stored reports\n"
 	  "  gate [OPTIONS] REPORT.jsonl...    judge stored reports against a budget\n"
+	  "  report [OPTIONS] REPORT.jsonl...  stored reports as an HTML page, folded\n"
+	  "                                    stacks or massif's out-file\n"
 	  "  oom [OPTIONS] -- CMD [ARGS...]    fail each allocation of CMD in turn; prove\n"
 	  "                                    its error paths free what they took\n"
 	  "  help [COMMAND]                    this text, or a command's\n"
@@ -153,6 +156,14 @@ static const struct help {
 	  "                           still counts; it classifies leaks, it does not\n"
 	  "                           compare allocators\n"
 	  "      --valgrind-option OPT  pass OPT to valgrind (repeatable)\n"
+	  "      --html FILE          write the HTML report (memcheck report --html)\n"
+	  "      --timeline[=N]       sample each region's memory as it runs, up to N\n"
+	  "                           samples (default 512): MEMCHECK_TIMELINE\n"
+	  "  -q, --quiet              a test driver's wrapper (meson's exe_wrapper,\n"
+	  "                           automake's LOG_COMPILER): glibc alone unless -a\n"
+	  "                           names others, nothing said unless a region fails,\n"
+	  "                           and the command's own exit status (1 if it exited\n"
+	  "                           0 while a region failed)\n"
 	  "  -h, --help               this text\n"
 	  "\n"
 	  "exit status: 3 a run was killed by a signal, or exited non-zero while none\n"
@@ -182,6 +193,32 @@ static const struct help {
 	  "\n"
 	  "exit status: 0 every failure handled; 1 a run leaked, crashed or failed its\n"
 	  "test; 2 bad usage; 3 CMD failed or crashed with no failure injected.\n" },
+	{ "report",
+	  "usage: memcheck report [OPTIONS] REPORT.jsonl...\n"
+	  "\n"
+	  "Write stored reports (MEMCHECK_REPORT, memcheck run --report) as pictures:\n"
+	  "an HTML page of every region under every allocator (verdicts, bars of peak\n"
+	  "RSS, peak live and retained bytes against the budget, timelines, the sites\n"
+	  "at the peak, leaks with their stacks), one file with no network access;\n"
+	  "the peak snapshots as folded stacks (flamegraph.pl, inferno, speedscope);\n"
+	  "one record's timeline and peak snapshot as massif's out-file (ms_print,\n"
+	  "massif-visualizer).\n"
+	  "\n"
+	  "options:\n"
+	  "      --html FILE          the HTML report\n"
+	  "      --folded FILE        the chosen records' peak snapshots, folded\n"
+	  "      --massif FILE        the chosen record as massif's out-file (one record:\n"
+	  "                           the candidates are listed when it is not one)\n"
+	  "      --region GLOB        choose records by region name (exports)\n"
+	  "      --allocator GLOB     choose records by allocator (exports)\n"
+	  "      --run N              of a report of several runs, the N-th run's\n"
+	  "                           records (exports; default 1)\n"
+	  "      --budget FILE        judge the records by it, draw its limits\n"
+	  "  -b, --baseline NAME      the baseline allocator (default glibc)\n"
+	  "  -h, --help               this text\n"
+	  "\n"
+	  "exit status: 0 written; 2 bad usage, a bad budget file or report, a file that\n"
+	  "cannot be written, or a --massif choice that is not one record.\n" },
 	{ "compare",
 	  "usage: memcheck compare A.jsonl B.jsonl\n"
 	  "\n"
@@ -231,47 +268,6 @@ int bad_usage(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, "\n(see memcheck help%s%s)\n", cmd ? " " : "", cmd ? cmd : "");
 	va_end(ap);
 	return EXIT_USAGE;
-}
-
-/* ---- reading stored reports ------------------------------------------ */
-
-/* A new group in groups[]: one repetition, no run. */
-static struct group *group_new(struct group **groups, size_t *ng, const char *label)
-{
-	*groups = xrealloc(*groups, (*ng + 1) * sizeof **groups);
-	struct group *g = &(*groups)[(*ng)++];
-	memset(g, 0, sizeof *g);
-	g->label = xstrdup(label);
-	g->nreps = 1;
-	g->reps = xcalloc(1, sizeof *g->reps);
-	return g;
-}
-
-/* The group labelled label in groups[], added when new. */
-static struct group *group_for(struct group **groups, size_t *ng, const char *label)
-{
-	for (size_t i = 0; i < *ng; i++)
-		if (!(*groups)[i].stored && strcmp((*groups)[i].label, label) == 0)
-			return &(*groups)[i];
-	return group_new(groups, ng, label);
-}
-
-/* Read files[] into one list; false (every bad line said) when any is
- * malformed or cannot be read. */
-static bool read_all(struct recs *all, char **files, int n)
-{
-	bool ok = true;
-	for (int i = 0; i < n; i++) {
-		size_t before = all->n;
-		int bad = recs_read(all, files[i], false);
-		if (bad != 0)
-			ok = false;
-		else if (all->n == before) {
-			say("%s: no memcheck records", files[i]);
-			ok = false;
-		}
-	}
-	return ok;
 }
 
 /* ---- gate ------------------------------------------------------------ */
@@ -490,7 +486,7 @@ int main(int argc, char **argv)
 				usage_of(argv[2], stdout);
 				return EXIT_PASS;
 			}
-		return bad_usage(NULL, "no command '%s' (commands: run, compare, gate, oom)", argv[2]);
+		return bad_usage(NULL, "no command '%s' (commands: run, compare, gate, oom, report)", argv[2]);
 	}
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
@@ -500,5 +496,7 @@ int main(int argc, char **argv)
 		return cmd_gate(argc - 1, argv + 1);
 	if (!strcmp(cmd, "oom"))
 		return cmd_oom(argc - 1, argv + 1);
-	return bad_usage(NULL, "unknown command '%s' (commands: run, compare, gate, oom)", cmd);
+	if (!strcmp(cmd, "report"))
+		return cmd_report(argc - 1, argv + 1);
+	return bad_usage(NULL, "unknown command '%s' (commands: run, compare, gate, oom, report)", cmd);
 }

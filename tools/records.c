@@ -315,6 +315,45 @@ void group_add(struct group *g, const struct rec *r)
 	recs_push(&g->reps[rep], r);
 }
 
+/* A new group in groups[]: one repetition, no run. */
+struct group *group_new(struct group **groups, size_t *ng, const char *label)
+{
+	*groups = xrealloc(*groups, (*ng + 1) * sizeof **groups);
+	struct group *g = &(*groups)[(*ng)++];
+	memset(g, 0, sizeof *g);
+	g->label = xstrdup(label);
+	g->nreps = 1;
+	g->reps = xcalloc(1, sizeof *g->reps);
+	return g;
+}
+
+/* The group labelled label in groups[], added when new. */
+struct group *group_for(struct group **groups, size_t *ng, const char *label)
+{
+	for (size_t i = 0; i < *ng; i++)
+		if (!(*groups)[i].stored && strcmp((*groups)[i].label, label) == 0)
+			return &(*groups)[i];
+	return group_new(groups, ng, label);
+}
+
+/* Read files[] into one list; false (every bad line said) when any is
+ * malformed or cannot be read. */
+bool read_all(struct recs *all, char **files, int n)
+{
+	bool ok = true;
+	for (int i = 0; i < n; i++) {
+		size_t before = all->n;
+		int bad = recs_read(all, files[i], false);
+		if (bad != 0)
+			ok = false;
+		else if (all->n == before) {
+			say("%s: no memcheck records", files[i]);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
 void group_number(struct group *g)
 {
 	for (int rep = 0; rep < g->nreps; rep++)

@@ -183,6 +183,8 @@ struct run_opts {
 	bool quiet;                       /* --quiet: a test driver's wrapper */
 	char **vg_opts;                   /* --valgrind-option, in order */
 	size_t nvg_opts;
+	const char *html;                 /* --html */
+	const char *timeline;             /* --timeline's N, or NULL */
 };
 
 static void rm_tmpdir(const char *dir)
@@ -327,6 +329,8 @@ static const struct option run_options[] = {
 	{ "gen-suppressions", required_argument, NULL, 'G' },
 	{ "valgrind", no_argument, NULL, 'V' },
 	{ "valgrind-option", required_argument, NULL, 'O' },
+	{ "html", required_argument, NULL, 'H' },
+	{ "timeline", optional_argument, NULL, 'T' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -361,6 +365,15 @@ static int parse_run_options(int argc, char **argv, struct run_opts *o)
 			o->supp[o->nsupp++] = optarg;
 			break;
 		case 'G': o->gen = optarg; break;
+		case 'H': o->html = optarg; break;
+		case 'T':
+			errno = 0;
+			n = optarg ? strtol(optarg, &end, 10) : 512;
+			if (optarg && (errno || end == optarg || *end || n < 1 || n > 100000))
+				return bad_usage("run", "--timeline=%s: expected a number of samples "
+						 "from 1 to 100000", optarg);
+			o->timeline = optarg ? optarg : "512";
+			break;
 		case 'n':
 			if (strcmp(optarg, "auto") == 0) {
 				o->repeat = 0;
@@ -644,11 +657,13 @@ int cmd_run(int argc, char **argv)
 				say("running under %s%s", g->label, valgrind ? " in valgrind" : "");
 			/* the budget and the baseline's report set or unset;
 			 * the suppression files only when given */
-			struct env_var env[5] = {
+			struct env_var env[6] = { /* 2 + each optional one below */
 				{ "MEMCHECK_BUDGET", budget_abs },
 				{ "MEMCHECK_BASELINE", base_report },
 			};
 			size_t nenv = 2;
+			if (o.timeline)
+				env[nenv++] = (struct env_var){ "MEMCHECK_TIMELINE", o.timeline };
 			/* a wrapper's output is the test's log: failures only,
 			 * unless the user asks for more */
 			if (o.quiet && !getenv("MEMCHECK_TEXT"))
@@ -762,6 +777,12 @@ int cmd_run(int argc, char **argv)
 		files_ok = false;
 	if (o.junit && !write_junit(o.junit, groups, ng, cmd[0]))
 		files_ok = false;
+	if (o.html) {
+		char *what = xasprintf("memcheck run: %s", cmd[0]);
+		if (!write_html(o.html, groups, ng, what, budget))
+			files_ok = false;
+		free(what);
+	}
 
 	if (o.quiet) {
 		status = quiet_status(own_status, own_signal, failed, total,

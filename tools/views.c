@@ -15,11 +15,6 @@
 
 /* ---- one region under one allocator, over its repetitions ------------- */
 
-/* A region's identity across allocators (records.c). */
-struct key {
-	const struct rec *first;   /* its program, name and occurrence */
-	size_t occ;
-};
 
 /* Each figure of the table over the runs: its median is shown, its
  * spread after it. */
@@ -76,7 +71,7 @@ static void cell_fill(struct cell *c, const struct group *g, const struct key *k
 }
 
 /* Every region, in the order it first appears (the baseline's first). */
-static struct key *keys_of(struct group *groups, size_t ng, size_t *nkeys)
+struct key *keys_of(struct group *groups, size_t ng, size_t *nkeys)
 {
 	struct key *keys = NULL;
 	size_t n = 0;
@@ -256,7 +251,40 @@ struct row {
 	char *cell[NCOLS];
 	char **msgs;
 	size_t nmsgs;
+	const struct rec *failed;  /* a failing record of the cell, for its sites */
 };
+
+/* Under a peak budget's violation: where the memory was at the peak of
+ * live bytes, the largest sites first, file:line first. */
+#define TABLE_SITES 3
+static void print_peak_sites(FILE *f, const struct rec *r)
+{
+	struct detail d;
+	detail_read(r, &d);
+	if (d.peak.have) {
+		char *total = fmt_bytes(d.peak.bytes), *blocks = fmt_count(d.peak.blocks);
+		fprintf(f, "      at the peak of live bytes, %s in %s blocks (the whole process's):\n",
+			total, blocks);
+		free(total);
+		free(blocks);
+		for (size_t i = 0; i < d.peak.n && i < TABLE_SITES; i++) {
+			const struct site *s = &d.peak.sites[i];
+			char *where = site_label(&s->st), *pw = printable(where, 0);
+			char *b = fmt_bytes(s->bytes), *n = fmt_count(s->blocks);
+			fprintf(f, "        %s: %s in %s blocks (%.1f%%)\n", pw, b, n,
+				d.peak.bytes ? 100.0 * (double)s->bytes / (double)d.peak.bytes : 0.0);
+			free(where);
+			free(pw);
+			free(b);
+			free(n);
+		}
+		size_t more = d.peak.n > TABLE_SITES ? d.peak.n - TABLE_SITES : 0;
+		if (more || d.peak.other_sites)
+			fprintf(f, "        (%llu more sites; memcheck report --html shows them)\n",
+				(unsigned long long)(more + d.peak.other_sites));
+	}
+	detail_free(&d);
+}
 
 /* Columns a string takes: its characters (UTF-8), not its bytes. */
 static size_t columns(const char *s)
@@ -359,6 +387,9 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 					r->cell[C_VERDICT] = xasprintf("FAIL %zu/%zu", c.nfail, c.n);
 				if (c.nfail)
 					r->msgs = messages(&c, &r->nmsgs);
+				for (size_t i = 0; i < c.n && !r->failed; i++)
+					if (c.recs[i]->fail)
+						r->failed = c.recs[i];
 				free(c.recs);
 			}
 		free(bc.recs);
@@ -375,8 +406,14 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 	for (size_t i = 0; i < nrows; i++) {
 		print_row(f, rows[i].cell, width);
 		/* repetitions can each say it with other figures: a few do */
-		for (size_t m = 0; m < rows[i].nmsgs && m < 5; m++)
+		bool sites = false;
+		for (size_t m = 0; m < rows[i].nmsgs && m < 5; m++) {
 			fprintf(f, "    %s\n", short_path(rows[i].msgs[m]));
+			if (!sites && rows[i].failed && mc_violations_name_peak(rows[i].msgs[m])) {
+				print_peak_sites(f, rows[i].failed);
+				sites = true;
+			}
+		}
 		if (rows[i].nmsgs > 5)
 			fprintf(f, "    (%zu more; all of them in --junit)\n", rows[i].nmsgs - 5);
 		for (int c = 0; c < NCOLS; c++)
@@ -441,12 +478,33 @@ void print_spread(FILE *f, const struct group *g)
 	fprintf(f, "; gated on the medians\n");
 }
 
+/* A file to write whole, or NULL (said). */
+FILE *open_written(const char *path)
+{
+	FILE *f = fopen(path, "we");
+	if (!f)
+		say("cannot write %s: %s", path, strerror(errno));
+	return f;
+}
+
+/* Close a file written whole; false (said) when writing it failed. */
+bool close_written(FILE *f, const char *path)
+{
+	bool ok = !ferror(f);
+	if (fclose(f) != 0)
+		ok = false;
+	if (!ok)
+		say("cannot write %s: %s", path, strerror(errno));
+	return ok;
+}
+
 /* ---- JUnit XML ------------------------------------------------------- */
 
-/* Text for an attribute or element: markup escaped, and characters XML
- * 1.0 does not allow (control characters) as '?'.  The records' strings
- * are valid UTF-8 (lib/json.c checks), so the rest goes as it is. */
-static void xml_text(FILE *f, const char *s)
+/* Text for an attribute or element, of XML or HTML: markup escaped, and
+ * characters XML 1.0 does not allow (control characters) as '?'.  The
+ * records' strings are valid UTF-8 (lib/json.c checks), so the rest goes
+ * as it is. */
+void xml_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -619,11 +677,9 @@ static void junit_region(FILE *f, const struct key *k, const struct cell *c)
 
 bool write_junit(const char *path, struct group *groups, size_t ng, const char *command)
 {
-	FILE *f = fopen(path, "we");
-	if (!f) {
-		say("cannot write %s: %s", path, strerror(errno));
+	FILE *f = open_written(path);
+	if (!f)
 		return false;
-	}
 	size_t nkeys;
 	struct key *keys = keys_of(groups, ng, &nkeys);
 	struct suite_counts all = { 0 };
@@ -673,12 +729,7 @@ bool write_junit(const char *path, struct group *groups, size_t ng, const char *
 	}
 	fprintf(f, "</testsuites>\n");
 	free(keys);
-	bool ok = !ferror(f);
-	if (fclose(f) != 0)
-		ok = false;
-	if (!ok)
-		say("cannot write %s: %s", path, strerror(errno));
-	return ok;
+	return close_written(f, path);
 }
 
 /* ,"run":K,"runs":N,"spread":{...} for record x of repetition rep of g:
@@ -716,11 +767,9 @@ static void report_keys(FILE *f, const struct group *g, int rep, const struct re
 
 bool write_report(const char *path, struct group *groups, size_t ng, bool runs)
 {
-	FILE *f = fopen(path, "we");
-	if (!f) {
-		say("cannot write %s: %s", path, strerror(errno));
+	FILE *f = open_written(path);
+	if (!f)
 		return false;
-	}
 	/* the baseline's records first, as a later compare or gate wants */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t gi = 0; gi < ng; gi++) {
@@ -741,10 +790,5 @@ bool write_report(const char *path, struct group *groups, size_t ng, bool runs)
 					fprintf(f, "}\n");
 				}
 		}
-	bool ok = !ferror(f);
-	if (fclose(f) != 0)
-		ok = false;
-	if (!ok)
-		say("cannot write %s: %s", path, strerror(errno));
-	return ok;
+	return close_written(f, path);
 }
