@@ -1,12 +1,16 @@
 # bench.mk - included by GNUmakefile: `make bench`.
 #
 # Measures what memcheck costs on a malloc-heavy program under each
-# allocator that is installed, against the bare run, and prints a table.
+# allocator that is installed, against the bare run, and prints a table;
+# then what a whole suite of short test processes costs (bench/suite.sh,
+# also alone: make bench-suite), written as Markdown to build/bench/suite.md.
 # A measurement, not a test: a missed target prints MISS but does not
-# fail the build.  About 3.5 minutes with the defaults (4 with VALGRIND=1).
+# fail the build.  About 3.5 minutes with the defaults (4 with VALGRIND=1),
+# and 1-2 more for the suite.
 #
 #   make bench BENCH_ITERS=40000000 BENCH_RUNS=5 BENCH_THREADS=4 VALGRIND=1
 #   make bench BENCH_OTHER=/work/main/build/libmemcheck.so   (before/after)
+#   make bench-suite SUITE_PROCS=300 DATE_PROCS=200 BENCH_RUNS=5
 
 # 40M steps: a bare glibc run takes ~0.6 s here, long enough that start-up
 # and exit are noise, short enough for 5 interleaved rounds of every mode.
@@ -15,6 +19,8 @@ BENCH_RUNS    ?= 5
 BENCH_THREADS ?= 4
 VALGRIND      ?= 0
 BENCH_OTHER   ?=
+SUITE_PROCS   ?= 300
+DATE_PROCS    ?= 200
 
 # -fno-builtin: compilers know malloc/free and delete pairs whose block
 # never escapes, which would leave nothing to measure.  Frame pointers:
@@ -26,6 +32,7 @@ BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fno-builtin \
 
 BENCH_BINS := $(B)/bench/malloc_bench $(B)/bench/malloc_bench_lsan \
 	$(B)/bench/libnull_interpose.so
+SUITE_BINS := $(B)/bench/suite_test $(B)/bench/suite_test_lsan
 
 $(B)/bench:
 	mkdir -p $@
@@ -45,7 +52,25 @@ $(B)/bench/malloc_bench_lsan: bench/malloc_bench.c | $(B)/bench
 	$(CC) $(BENCH_CFLAGS) -fsanitize=leak -o $@ $< || \
 		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
 
-bench: all $(BENCH_BINS)
+# A test process as suites build them (-g -O1, frame pointers), run
+# hundreds of times by suite.sh; and the same under LeakSanitizer, left
+# out where the compiler has no -fsanitize=leak.
+SUITE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer
+
+$(B)/bench/suite_test: bench/suite_test.c | $(B)/bench
+	$(CC) $(SUITE_CFLAGS) -o $@ $<
+
+$(B)/bench/suite_test_lsan: bench/suite_test.c | $(B)/bench
+	$(CC) $(SUITE_CFLAGS) -fsanitize=leak -o $@ $< || \
+		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
+
+.PHONY: bench-suite
+bench: all $(BENCH_BINS) $(SUITE_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \
 		bash bench/run.sh $(B)
+	$(MAKE) --no-print-directory bench-suite
+
+bench-suite: all $(SUITE_BINS)
+	SUITE_PROCS=$(SUITE_PROCS) DATE_PROCS=$(DATE_PROCS) BENCH_RUNS=$(BENCH_RUNS) \
+		BENCH_OTHER=$(BENCH_OTHER) bash bench/suite.sh $(B)

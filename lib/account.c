@@ -756,7 +756,10 @@ static void atfork_child(void)
 
 void mc_account_init(void)
 {
-	slots = mc_map(MAX_SLOTS * sizeof *slots);
+	/* Lazy: a process touches the slots of its threads, most one;
+	 * populated, the 128 KiB were 32 page faults in every process
+	 * memcheck starts in, measured or left out. */
+	slots = mc_map_lazy(MAX_SLOTS * sizeof *slots);
 	shared_slot.ring = mc_map_reserve(RING * sizeof *shared_slot.ring);
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");

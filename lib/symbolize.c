@@ -6,6 +6,9 @@
  * with MEMCHECK_SYMBOLIZE=0) dladdr gives what the dynamic symbol tables
  * know: exported function names and objects, no file:line.
  *
+ * Names come from symtab.c's copy of each module's symbol table, the
+ * names libdw would give, found without libdw's walk of the table.
+ *
  * Runs with the recursion guard held, so libdw may allocate freely; this
  * file itself never calls malloc.
  */
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "symtab.h"
 
 /* Entry points of libdw, typed from its header but never linked. */
 static struct {
@@ -35,12 +39,6 @@ static struct {
 	__typeof__(dwfl_lineinfo) *lineinfo;
 	__typeof__(dwfl_module_info) *module_info;
 	__typeof__(dwfl_build_id_find_debuginfo) *build_id_find_debuginfo;
-	/* For sym_table; optional: without them each name is looked up by
-	 * dwfl_module_addrname. */
-	__typeof__(dwfl_module_getsymtab) *getsymtab;
-	__typeof__(dwfl_module_getsymtab_first_global) *first_global;
-	__typeof__(dwfl_module_getsym_info) *getsym_info;
-	bool symtab;
 	/* For inlined frames; optional: without them each address is one
 	 * frame, named after the function it was inlined into. */
 	__typeof__(dwfl_module_addrdie) *addrdie;
@@ -138,10 +136,7 @@ static bool load_libdw(void)
 	dw.lineno = dlsym(h, "dwarf_lineno");
 	dw.cu_walk = dw.getdwarf && dw.nextcu && dw.offdie && dw.ranges && dw.getsrc_die &&
 		     dw.linesrc && dw.lineno;
-	dw.getsymtab = dlsym(h, "dwfl_module_getsymtab");
-	dw.first_global = dlsym(h, "dwfl_module_getsymtab_first_global");
-	dw.getsym_info = dlsym(h, "dwfl_module_getsym_info");
-	dw.symtab = dw.getsymtab && dw.first_global && dw.getsym_info;
+	mc_symtab_bind(h);
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;
 #undef LOAD
@@ -256,48 +251,13 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 	t->n = n;
 }
 
-/* dwfl_module_addrname walks the module's whole symbol table through
- * libelf for every address: ~8,000 symbols for the C library's (its
- * debug file's .symtab), ~150 us a name, most of the cost of matching
- * suppressions at a process's exit.  sym_table reads the table once
- * into a flat array of the symbols that search can choose, in libdw's
- * order, and sym_lookup makes libdw's choice over it (libdwfl's
- * __libdwfl_addrsym, step for step: globals first; the closest symbol
- * below the address whose size covers it, among equals the better
- * binding, then the smaller size, then the first; a size-0 symbol in
- * the address's section as the fallback) -- the same name for every
- * address.  A module whose values are not plain st_value + bias
- * (function descriptors) is left to dwfl_module_addrname. */
-struct sym_entry {
-	GElf_Addr value;    /* st_value + its file's bias */
-	GElf_Xword size;
-	const char *name;   /* in libelf's copy of the string table */
-	GElf_Word shndx;
-	unsigned char bind; /* binding_value: global 3, weak 2, local 1, other 0 */
-};
-
-struct sym_table {
-	bool built;
-	struct sym_entry *v;
-	size_t n, mapped;
-	size_t nlocal;      /* v[0, nlocal): the locals, searched second */
-	bool usable;        /* false: ask dwfl_module_addrname */
-};
-
-static void sym_table_free(struct sym_table *t)
-{
-	if (t->v)
-		mc_unmap(t->v, t->mapped);
-	*t = (struct sym_table){ 0 };
-}
-
 /* What is built for a module once, on first need; a few modules at a
  * time (the program and the libraries it leaks from), the oldest
  * replaced. */
 struct mod_cache {
 	Dwfl_Module *mod;       /* NULL: a free slot */
 	struct cu_table cu;     /* its compile units, where libdw finds none */
-	struct sym_table sym;   /* its symbols, for names */
+	struct mc_symtab sym;   /* its symbols, for names */
 };
 
 static struct mod_cache mod_caches[16];
@@ -306,7 +266,7 @@ static unsigned mod_caches_next;
 static void mod_cache_free(struct mod_cache *c)
 {
 	cu_table_free(&c->cu);
-	sym_table_free(&c->sym);
+	mc_symtab_free(&c->sym);
 	c->mod = NULL;
 }
 
@@ -349,116 +309,100 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 	return NULL;
 }
 
-static unsigned char binding_value(unsigned char info)
-{
-	switch (GELF_ST_BIND(info)) {
-	case STB_GLOBAL: return 3;
-	case STB_WEAK: return 2;
-	case STB_LOCAL: return 1;
-	default: return 0;
-	}
-}
-
-static void sym_table_build(struct sym_table *t, Dwfl_Module *mod)
-{
-	int n = dw.getsymtab(mod), first_global = dw.first_global(mod);
-	t->built = true;
-	if (n <= 1 || first_global < 0)
-		return;
-	t->mapped = (size_t)n * sizeof *t->v;
-	t->v = mc_map(t->mapped);
-	if (!t->v)
-		return;
-	/* libdw searches the globals first (from 1 when first_global is 0),
-	 * then, finding nothing, the locals. */
-	int gstart = first_global == 0 ? 1 : first_global;
-	for (int pass = 0; pass < 2; pass++) {
-		int from = pass ? gstart : 1, to = pass ? n : gstart;
-		if (!pass && first_global <= 1)
-			continue;
-		for (int i = from; i < to; i++) {
-			GElf_Sym sym;
-			GElf_Addr value;
-			GElf_Word shndx;
-			Elf *elf;
-			Dwarf_Addr bias;
-			const char *name = dw.getsym_info(mod, i, &sym, &value, &shndx, &elf,
-							 &bias);
-			if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
-			    GELF_ST_TYPE(sym.st_info) == STT_FILE ||
-			    GELF_ST_TYPE(sym.st_info) == STT_TLS)
-				continue;
-			/* Resolved (function descriptors): libdw's way.
-			 * Absolute symbols keep their st_value. */
-			if (shndx < SHN_LORESERVE && value != sym.st_value + bias)
-				return;
-			t->v[t->n++] = (struct sym_entry){ value, sym.st_size, name, shndx,
-							   binding_value(sym.st_info) };
-		}
-		if (!pass)
-			t->nlocal = t->n;
-	}
-	t->usable = true;
-}
-
-/* One search: libdw's struct search_state, less what only a section
- * lookup needs. */
-struct sym_search {
-	const struct sym_table *t;
-	GElf_Addr addr;
-	const struct sym_entry *closest, *sizeless;
-	GElf_Addr min_label;
-	bool ask_libdw;       /* a section lookup was needed */
+/* What mc_symbolize_frames gave each (pc, max) in this session, so
+ * that a frame is resolved once however many leak records hold it and
+ * whether suppression matching or the report asks: a return address in
+ * a parser's recursion is in most of its records, and each resolution of
+ * its inlined functions walks its compile unit's DIEs (parson's tests:
+ * 6,300 resolutions of a few hundred addresses, 6.3 G instructions).
+ * An open-addressed table of (pc, max) -> the frames, packed in an arena:
+ * each frame's line, then function, linkage, file and object, each
+ * ending in a NUL.  Cleared with the session (each report's end). */
+struct pc_entry {
+	uintptr_t pc;        /* 0: a free slot */
+	uint32_t off;        /* in pc_arena */
+	uint16_t max, n;
 };
+static struct pc_entry *pc_tab;
+static size_t pc_cap, pc_used;
+static struct mc_buf pc_arena;
 
-static void sym_search(struct sym_search *s, size_t from, size_t to)
+static void pc_cache_clear(void)
 {
-	for (size_t i = from; i < to; i++) {
-		const struct sym_entry *e = &s->t->v[i], *c = s->closest;
-		if (e->value > s->addr)
-			continue;
-		if (e->value + e->size > s->min_label)
-			s->min_label = e->value + e->size;
-		if (e->size && s->addr - e->value >= e->size)
-			continue;
-		if (!c || c->value < e->value || c->bind < e->bind) {
-			if (e->size) {
-				s->closest = e;
-			} else if (!c && e->value >= s->min_label) {
-				/* A size-0 symbol counts in the address's section
-				 * only; absolute ones at the address only. */
-				if (e->shndx < SHN_LORESERVE)
-					s->ask_libdw = true;
-				else if (e->value == s->addr)
-					s->sizeless = e;
-			}
-		} else if (e->size && c->value == e->value &&
-			   ((c->size > e->size && c->bind <= e->bind) ||
-			    (c->size >= e->size && c->bind < e->bind))) {
-			s->closest = e;
-		}
-	}
+	if (pc_tab)
+		mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
+	pc_tab = NULL;
+	pc_cap = pc_used = 0;
+	mc_buf_free(&pc_arena);
+	pc_arena = (struct mc_buf){ 0 };
 }
 
-static const char *sym_name(Dwfl_Module *mod, GElf_Addr addr)
+static struct pc_entry *pc_slot(struct pc_entry *tab, size_t cap, uintptr_t pc, int max)
 {
-	if (!dw.symtab)
-		return dw.addrname(mod, addr);
-	struct sym_table *t = &mod_cache(mod)->sym;
-	if (!t->built)
-		sym_table_build(t, mod);
-	if (!t->usable)
-		return dw.addrname(mod, addr);
-	struct sym_search s = { .t = t, .addr = addr };
-	sym_search(&s, t->nlocal, t->n);
-	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
-		sym_search(&s, 0, t->nlocal);
-	if (s.ask_libdw)
-		return dw.addrname(mod, addr);
-	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
-		s.closest = s.sizeless;
-	return s.closest ? s.closest->name : NULL;
+	size_t i = (size_t)((pc ^ (uintptr_t)max) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+	while (tab[i].pc && (tab[i].pc != pc || tab[i].max != max))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static const char *unpack(const char *p, char *dst, size_t cap)
+{
+	copy(dst, cap, p);
+	return p + strlen(p) + 1;
+}
+
+/* The cached frames of (pc, max) into out; 0 when there are none. */
+static int pc_cache_get(uintptr_t pc, int max, struct mc_frame_info *out)
+{
+	if (!pc_tab || !pc)
+		return 0;
+	const struct pc_entry *e = pc_slot(pc_tab, pc_cap, pc, max);
+	if (!e->pc)
+		return 0;
+	const char *p = pc_arena.s + e->off;
+	for (int i = 0; i < e->n; i++) {
+		memcpy(&out[i].line, p, sizeof out[i].line);
+		p += sizeof out[i].line;
+		p = unpack(p, out[i].function, sizeof out[i].function);
+		p = unpack(p, out[i].linkage, sizeof out[i].linkage);
+		p = unpack(p, out[i].file, sizeof out[i].file);
+		p = unpack(p, out[i].object, sizeof out[i].object);
+	}
+	return e->n;
+}
+
+static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, int n)
+{
+	if (!pc || pc_arena.len > UINT32_MAX / 2 || max > UINT16_MAX)
+		return;
+	if (2 * (pc_used + 1) > pc_cap) {  /* at most half full */
+		size_t cap = pc_cap ? 2 * pc_cap : 1024;
+		struct pc_entry *tab = mc_map(cap * sizeof *tab);
+		if (!tab)
+			return;
+		for (size_t i = 0; i < pc_cap; i++)
+			if (pc_tab[i].pc)
+				*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];
+		if (pc_tab)
+			mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
+		pc_tab = tab;
+		pc_cap = cap;
+	}
+	size_t off = pc_arena.len;
+	for (int i = 0; i < n; i++) {
+		mc_buf_put(&pc_arena, (const char *)&f[i].line, sizeof f[i].line);
+		mc_buf_put(&pc_arena, f[i].function, strlen(f[i].function) + 1);
+		mc_buf_put(&pc_arena, f[i].linkage, strlen(f[i].linkage) + 1);
+		mc_buf_put(&pc_arena, f[i].file, strlen(f[i].file) + 1);
+		mc_buf_put(&pc_arena, f[i].object, strlen(f[i].object) + 1);
+	}
+	if (pc_arena.oom) {
+		pc_cache_clear();
+		return;
+	}
+	*pc_slot(pc_tab, pc_cap, pc, max) = (struct pc_entry){ pc, (uint32_t)off, (uint16_t)max,
+								 (uint16_t)n };
+	pc_used++;
 }
 
 static void end_session(void)
@@ -468,6 +412,7 @@ static void end_session(void)
 	session = NULL;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
 		mod_cache_free(&mod_caches[i]);
+	pc_cache_clear();
 }
 
 static Dwfl *get_session(void)
@@ -577,7 +522,7 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	Dwfl_Module *mod = dw.addrmodule(d, addr);
 	if (!mod)
 		return 1;
-	const char *fn = sym_name(mod, addr);
+	const char *fn = mc_symtab_name(&mod_cache(mod)->sym, mod, addr);
 	if (fn && *fn) {
 		copy(out->function, sizeof out->function, fn);
 		/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
@@ -639,7 +584,7 @@ static bool in_system_object(uintptr_t addr)
 	       strncmp(name, "/lib64/", 7) == 0;
 }
 
-int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
+static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
 	/* The call instruction ends just before the return address; pc-1
 	 * lies inside it even when the call is a function's last one. */
@@ -678,6 +623,20 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	return n;
 }
 
+int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
+{
+	pthread_mutex_lock(&lock);
+	int n = pc_cache_get(pc, max, out);
+	pthread_mutex_unlock(&lock);
+	if (n)
+		return n;
+	n = symbolize_frames(pc, out, max);
+	pthread_mutex_lock(&lock);
+	pc_cache_put(pc, max, out, n);
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
 {
 	mc_symbolize_frames(pc, out, 1);
@@ -712,5 +671,10 @@ void mc_symbolize_postfork(bool child)
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
+		/* The frame cache too: another thread may have been
+		 * growing or unmapping it. */
+		pc_tab = NULL;
+		pc_cap = pc_used = 0;
+		pc_arena = (struct mc_buf){ 0 };
 	}
 }

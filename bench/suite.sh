@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# suite.sh - what a whole test suite pays: hundreds of short processes run
+# one after another, as a test driver runs them, bare and under memcheck.
+#
+#   bench/suite.sh BUILD_DIR        (make bench and make bench-suite run it)
+#
+# Environment: SUITE_PROCS (processes of the suite, default 300),
+# DATE_PROCS (runs of /bin/date, default 200), BENCH_RUNS (rounds, default
+# 5), BENCH_OTHER=FILE (another libmemcheck.so, main's say, timed in the
+# same rounds: a before and after side by side).
+#
+# Workloads:
+#   suite  build/bench/suite_test 0..N-1: each a test process that builds
+#          and frees a small tree of strings and uses stdio; every 4th
+#          sets the locale, every 3rd keeps strings in globals, every 5th
+#          leaks a block (bench/suite_test.c).
+#   date   /bin/date N times: a short program that leaves blocks behind
+#          (and leaks one of its own), measured (MEMCHECK_PROGRAMS='*'),
+#          and as memcheck leaves it by default, an installed tool run by
+#          a test driver (forwarding only).
+# Modes: bare; memcheck preloaded with its defaults (text on stderr, which
+# goes to /dev/null); counting only (MEMCHECK_TRACK=0); BENCH_OTHER's
+# library with its defaults; LeakSanitizer (the same source built with
+# -fsanitize=leak, when the compiler has it).
+#
+# The machine is shared and noisy: every mode runs once per round, round-
+# robin, and the table shows medians; ratios are against the bare run of
+# the same round's workload.  The processes' standard output must be the
+# same in every mode (memcheck must not change what a test prints); their
+# exit status is left alone (a leaking test fails under memcheck and
+# LeakSanitizer, as it should).  The table is also written as Markdown to
+# BUILD_DIR/bench/suite.md.
+set -u
+export LC_ALL=C # awk with a '.' decimal point; the tests get C.UTF-8
+
+BUILD=${1:-build}
+BUILD=$(cd "$BUILD" && pwd) || exit 2
+PROCS=${SUITE_PROCS:-300}
+DATES=${DATE_PROCS:-200}
+RUNS=${BENCH_RUNS:-5}
+OTHER=${BENCH_OTHER:-}
+BIN=$BUILD/bench/suite_test
+LSAN_BIN=$BUILD/bench/suite_test_lsan
+DATE=/bin/date
+MD=$BUILD/bench/suite.md
+
+[ -x "$BIN" ] || { echo "suite.sh: $BIN not built" >&2; exit 2; }
+[ -e "$BUILD/libmemcheck.so" ] || { echo "suite.sh: $BUILD/libmemcheck.so not built" >&2; exit 2; }
+[ "$RUNS" -ge 1 ] 2>/dev/null || { echo "suite.sh: BENCH_RUNS must be >= 1" >&2; exit 2; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/memcheck-suite.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+# One library throughout, copied: a rebuild during the run cannot mix two.
+# Each copy in a lib/ with the tree's suppressions/ beside it, where the
+# library looks for the shipped files (its directory's parent), as it
+# finds them in the build tree or an installed prefix.
+install_copy() { # library directory -> the copy's path in REPLY
+	mkdir -p "$2/lib" && cp "$(readlink -f "$1")" "$2/lib/libmemcheck.so" &&
+		ln -s "$(cd "$BUILD/.." && pwd)/suppressions" "$2/suppressions" || exit 2
+	REPLY=$2/lib/libmemcheck.so
+}
+install_copy "$BUILD/libmemcheck.so" "$TMP/this"
+MC=$REPLY
+if [ -n "$OTHER" ]; then
+	install_copy "$OTHER" "$TMP/other"
+	OTHER_MC=$REPLY
+fi
+
+unset LD_PRELOAD LD_LIBRARY_PATH
+for v in $(compgen -e | grep '^MEMCHECK_'); do unset "$v"; done
+
+if [ -n "${EPOCHREALTIME:-}" ]; then
+	clock() { REPLY=$EPOCHREALTIME; }
+else
+	clock() { REPLY=$(date +%s.%N); }
+fi
+
+# A mode: workload | label | preload | environment for each process.
+declare -A M_WORK M_LABEL M_PRE M_ENV
+MODES=()
+mode() {
+	MODES+=("$1")
+	M_WORK[$1]=$2 M_LABEL[$1]=$3 M_PRE[$1]=$4 M_ENV[$1]=$5
+}
+mode s_bare  suite "bare" "" ""
+mode s_mc    suite "memcheck, defaults" "$MC" ""
+mode s_count suite "memcheck, counting only (TRACK=0)" "$MC" "MEMCHECK_TRACK=0"
+[ -n "$OTHER" ] && mode s_other suite "BENCH_OTHER's memcheck, defaults" "$OTHER_MC" ""
+[ -x "$LSAN_BIN" ] && mode s_lsan suite "LeakSanitizer (-fsanitize=leak)" "" ""
+if [ -x "$DATE" ]; then
+	mode d_bare date "bare" "" ""
+	mode d_mc   date "memcheck, measured (PROGRAMS='*')" "$MC" "MEMCHECK_PROGRAMS=*"
+	[ -n "$OTHER" ] && mode d_other date "BENCH_OTHER's memcheck, measured" "$OTHER_MC" \
+		"MEMCHECK_PROGRAMS=*"
+	mode d_left date "memcheck, left out (default for /bin)" "$MC" ""
+fi
+
+# Run one mode's whole workload once: its stdout to $TMP/out.MODE, the
+# wall seconds to T.  The loop is the driver: a subshell with the mode's
+# environment exported (no env(1) in between) starts each process.
+run_mode() { # mode
+	local m=$1 bin=$BIN n=$PROCS t0
+	[ "$m" = s_lsan ] && bin=$LSAN_BIN
+	[ "${M_WORK[$m]}" = date ] && bin=$DATE n=$DATES
+	clock
+	t0=$REPLY
+	(
+		export LC_ALL=C.UTF-8
+		set -f # MEMCHECK_PROGRAMS=* is a value, not a glob
+		# shellcheck disable=SC2086 # M_ENV is a word list
+		[ -z "${M_ENV[$m]}" ] || export ${M_ENV[$m]}
+		[ -z "${M_PRE[$m]}" ] || export LD_PRELOAD="${M_PRE[$m]}"
+		for ((i = 0; i < n; i++)); do
+			# date's output follows the clock: it prints a fixed date.
+			if [ "$bin" = "$DATE" ]; then
+				"$bin" -u -d @0
+			else
+				"$bin" "$i"
+			fi
+		done
+	) >"$TMP/out.$m" 2>/dev/null
+	clock
+	T=$(awk -v a="$t0" -v b="$REPLY" 'BEGIN { printf "%.6f\n", b - a }')
+}
+
+echo "memcheck suite bench: $PROCS suite_test processes, $DATES runs of $DATE, $RUNS rounds"
+echo "library: $(readlink -f "$BUILD/libmemcheck.so") (md5 $(md5sum <"$MC" | cut -c1-12)), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -n "$OTHER" ] && echo "other library (BENCH_OTHER): $(readlink -f "$OTHER") (md5 $(md5sum <"$OTHER_MC" | cut -c1-12))"
+
+# Is memcheck there?  One suite_test with a report: a process record.
+env LD_PRELOAD="$MC" MEMCHECK_REPORT="$TMP/check.jsonl" MEMCHECK_TEXT=none "$BIN" 5 >/dev/null
+grep -q '"name":"process"' "$TMP/check.jsonl" 2>/dev/null ||
+	{ echo "suite.sh: memcheck wrote no process record for suite_test" >&2; exit 1; }
+
+: >"$TMP/times"
+for ((r = 1; r <= RUNS; r++)); do
+	printf '  round %d/%d ...' "$r" "$RUNS"
+	for m in "${MODES[@]}"; do
+		run_mode "$m"
+		echo "$m $T" >>"$TMP/times"
+	done
+	echo
+done
+
+# Every mode printed what bare printed.
+for m in "${MODES[@]}"; do
+	ref=s_bare
+	[ "${M_WORK[$m]}" = date ] && ref=d_bare
+	cmp -s "$TMP/out.$m" "$TMP/out.$ref" ||
+		{ echo "suite.sh: $m printed other output than $ref" >&2; diff "$TMP/out.$ref" "$TMP/out.$m" | head >&2; exit 1; }
+done
+
+stats() { # mode -> "median spread%"
+	awk -v m="$1" '$1 == m { v[n++] = $2 }
+		END {
+			for (i = 1; i < n; i++)
+				for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+			med = (n % 2) ? v[(n-1)/2] : (v[n/2-1] + v[n/2]) / 2
+			printf "%.6f %.0f\n", med, 100 * (v[n-1] - v[0]) / med
+		}' "$TMP/times"
+}
+
+{
+	echo "| workload | processes | mode | median s | ratio | ms per process over bare | spread |"
+	echo "|---|---|---|---|---|---|---|"
+	for m in "${MODES[@]}"; do
+		ref=s_bare n=$PROCS
+		[ "${M_WORK[$m]}" = date ] && ref=d_bare n=$DATES
+		read -r med spread < <(stats "$m")
+		read -r refmed _ < <(stats "$ref")
+		awk -v w="${M_WORK[$m]}" -v n="$n" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" \
+			-v sp="$spread" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
+			printf "| %s | %d | %s | %.3f | %.2fx | %s | %s%% |\n", w, n, l, t, t / r,
+				bare ? "-" : sprintf("%+.2f", (t - r) / n * 1000), sp
+		}'
+	done
+	echo
+	echo "Medians of $RUNS rounds, every mode once a round; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+} >"$MD"
+echo
+cat "$MD"
+echo "(written to $MD)"
+exit 0

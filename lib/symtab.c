@@ -1,0 +1,437 @@
+/*
+ * symtab.c - a module's symbol table searched as libdw searches it, for
+ * the names suppressions match and reports print.  libdw's own search
+ * (dwfl_module_addrname) walks the whole table through libelf for every
+ * address: ~150 us a name in the C library's 8,000 symbols, most of a
+ * short process's exit.  Here the table is read straight from the ELF
+ * section libdw reads it from (getsym_info costs ~350 instructions a
+ * symbol), its symbols with a size are sorted by address once per
+ * module, 16 bytes each, and each name is a binary search among them;
+ * the walk over a copy of the whole table in libdw's order (40 bytes a
+ * symbol) remains where a size-0 symbol could be libdw's answer, or the
+ * table cannot be read raw.  Every name is the one libdw gives
+ * (unit_symbolize compares them).  Memory comes from mc_map, never
+ * malloc, and every page of it is a page fault a short process pays:
+ * the structures are as small as the search allows.
+ */
+#include <dlfcn.h>
+#include <string.h>
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "internal.h"
+#include "symtab.h"
+
+static struct {
+	__typeof__(dwfl_module_addrname) *addrname;
+	__typeof__(dwfl_module_getsymtab) *getsymtab;
+	__typeof__(dwfl_module_getsymtab_first_global) *first_global;
+	__typeof__(dwfl_module_getsym_info) *getsym_info;
+	bool symtab;    /* false: every name from dwfl_module_addrname */
+	__typeof__(elf_nextscn) *nextscn;
+	__typeof__(elf_getscn) *getscn;
+	__typeof__(elf_getdata) *getdata;
+	__typeof__(gelf_getshdr) *getshdr;
+	__typeof__(gelf_getehdr) *getehdr;
+	bool raw;       /* false: each symbol through getsym_info */
+} st;
+
+void mc_symtab_bind(void *libdw)
+{
+	st.addrname = dlsym(libdw, "dwfl_module_addrname");
+	st.getsymtab = dlsym(libdw, "dwfl_module_getsymtab");
+	st.first_global = dlsym(libdw, "dwfl_module_getsymtab_first_global");
+	st.getsym_info = dlsym(libdw, "dwfl_module_getsym_info");
+	st.symtab = st.getsymtab && st.first_global && st.getsym_info;
+	st.nextscn = dlsym(libdw, "elf_nextscn");
+	st.getscn = dlsym(libdw, "elf_getscn");
+	st.getdata = dlsym(libdw, "elf_getdata");
+	st.getshdr = dlsym(libdw, "gelf_getshdr");
+	st.getehdr = dlsym(libdw, "gelf_getehdr");
+	st.raw = st.nextscn && st.getscn && st.getdata && st.getshdr && st.getehdr;
+}
+
+
+static unsigned char binding_value(unsigned char info)
+{
+	switch (GELF_ST_BIND(info)) {
+	case STB_GLOBAL: return 3;
+	case STB_WEAK: return 2;
+	case STB_LOCAL: return 1;
+	default: return 0;
+	}
+}
+
+/* The table libdw reads a module's symbols from, as raw ELF64 entries:
+ * getsym_info costs ~350 instructions a symbol (the C library's 8,000:
+ * 2.8 M, a quarter of a short process's exit), a read of the entry a
+ * few.  The Elf is the one getsym_info names for symbol 1; its table is
+ * the one whose entry count and first global are libdw's (so no
+ * auxiliary table is merged in) and whose symbols 1, n/2 and n-1 have
+ * libdw's very name pointers and values.  NULL where any of that fails:
+ * then getsym_info reads each symbol. */
+static bool raw_entry(const struct raw_syms *r, int i, GElf_Sym *sym, GElf_Addr *value,
+		      GElf_Word *shndx, const char **name)
+{
+	const Elf64_Sym *e = &r->sym[i];
+	if (e->st_shndx == SHN_XINDEX || e->st_name >= r->strsize)
+		return false;
+	*sym = (GElf_Sym){ e->st_name, e->st_info, e->st_other, e->st_shndx, e->st_value,
+			   e->st_size };
+	*shndx = e->st_shndx;
+	*value = e->st_shndx != SHN_UNDEF && e->st_shndx < SHN_LORESERVE ?
+		 e->st_value + r->bias : e->st_value;
+	*name = r->str + e->st_name;
+	return true;
+}
+
+static bool raw_symtab(Dwfl_Module *mod, int n, int first_global, struct raw_syms *r)
+{
+	GElf_Sym sym;
+	GElf_Addr value;
+	GElf_Word shndx;
+	Elf *elf = NULL;
+	GElf_Ehdr eh;
+	if (!st.raw || !st.getsym_info(mod, 1, &sym, &value, &shndx, &elf, &r->bias) || !elf ||
+	    !st.getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type == ET_REL)
+		return false;
+	for (Elf_Scn *scn = NULL; (scn = st.nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!st.getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_size / sizeof(Elf64_Sym) != (size_t)n ||
+		    sh.sh_info != (GElf_Word)first_global)
+			continue;
+		Elf_Data *d = st.getdata(scn, NULL);
+		Elf_Scn *sscn = st.getscn(elf, sh.sh_link);
+		Elf_Data *sd = sscn ? st.getdata(sscn, NULL) : NULL;
+		if (!d || !sd || d->d_size < sh.sh_size || !d->d_buf || !sd->d_buf)
+			continue;
+		r->sym = d->d_buf;
+		r->str = sd->d_buf;
+		r->strsize = sd->d_size;
+		bool same = true;
+		const int probe[] = { 1, n / 2, n - 1 };
+		for (size_t k = 0; k < MC_ARRAY_SIZE(probe) && same; k++) {
+			GElf_Sym a, b;
+			GElf_Addr va, vb;
+			GElf_Word xa, xb;
+			const char *na, *nb = st.getsym_info(mod, probe[k], &b, &vb, &xb, &elf, NULL);
+			same = raw_entry(r, probe[k], &a, &va, &xa, &na) && na == nb && va == vb &&
+			       xa == xb && a.st_size == b.st_size && a.st_info == b.st_info;
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+enum { SYM_SKIP, SYM_OK, SYM_ODD };
+
+/* Symbol i of t's module as the search sees it: SYM_SKIP for one it
+ * never chooses, SYM_ODD for one whose value is not st_value + bias
+ * (function descriptors: the module is then left to libdw). */
+static int sym_get(const struct mc_symtab *t, int i, struct sym_entry *e)
+{
+	GElf_Sym sym;
+	GElf_Addr value;
+	GElf_Word shndx;
+	Elf *elf;
+	Dwarf_Addr bias;
+	const char *name;
+	if (!t->raw_ok || !raw_entry(&t->raw, i, &sym, &value, &shndx, &name))
+		name = st.getsym_info(t->mod, i, &sym, &value, &shndx, &elf, &bias);
+	else
+		bias = t->raw.bias;
+	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
+	    GELF_ST_TYPE(sym.st_info) == STT_SECTION || GELF_ST_TYPE(sym.st_info) == STT_FILE ||
+	    GELF_ST_TYPE(sym.st_info) == STT_TLS)
+		return SYM_SKIP;
+	/* Resolved (function descriptors): libdw's way.  Absolute symbols
+	 * keep their st_value. */
+	if (shndx < SHN_LORESERVE && value != sym.st_value + bias)
+		return SYM_ODD;
+	*e = (struct sym_entry){ value, sym.st_size, name, shndx, binding_value(sym.st_info) };
+	return SYM_OK;
+}
+
+/* The table indexes of a pass: libdw searches the globals first (from 1
+ * when first_global is 0), then, finding nothing, the locals. */
+static void pass_bounds(const struct mc_symtab *t, int p, int *from, int *to)
+{
+	int gstart = t->first_global == 0 ? 1 : t->first_global;
+	*from = p ? 1 : gstart;
+	*to = p ? (t->first_global <= 1 ? 1 : gstart) : t->nsyms;
+}
+
+/* The copy of the whole table the walk reads; false: no memory, or a
+ * symbol the walk cannot take (the module is then left to libdw). */
+static bool walk_build(struct mc_symtab *t)
+{
+	t->walked = true;
+	t->mapped = (size_t)t->nsyms * sizeof *t->v;
+	t->v = mc_map(t->mapped);
+	if (!t->v)
+		return false;
+	for (int p = 1; p >= 0; p--) {  /* locals first, as the table has them */
+		int from, to;
+		pass_bounds(t, p, &from, &to);
+		for (int i = from; i < to; i++) {
+			int got = sym_get(t, i, &t->v[t->n]);
+			if (got == SYM_ODD)
+				return false;
+			t->n += got == SYM_OK;
+		}
+		if (p)
+			t->nlocal = t->n;
+	}
+	return true;
+}
+
+/* A symbol with a size: its value less the table's lowest, and its index
+ * in the table, in one sort key; the largest end of it and every symbol
+ * before it in address order (before the sort, its own end). */
+struct span {
+	uint64_t key;
+	GElf_Addr maxend;
+};
+
+static unsigned bit_width(uint64_t x)
+{
+	return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* By key: an LSD radix sort, 12 bits a pass, as many passes as the keys
+ * have bits (three for the C library's); tmp holds n more.  (A heapsort of the C library's 8,000
+ * symbols took ~3 M instructions, more than all the names a process's
+ * exit looks up.)  Then each maxend. */
+static void spans_sort(struct span *s, struct span *tmp, size_t n, unsigned bits)
+{
+	struct span *from = s, *to = tmp;
+	for (unsigned shift = 0; shift < bits; shift += 12) {
+		uint32_t at[4096] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			at[from[i].key >> shift & 4095]++;
+		for (uint32_t d = 0, sum = 0; d < 4096; d++) {
+			uint32_t c = at[d];
+			at[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[at[from[i].key >> shift & 4095]++] = from[i];
+		struct span *x = from;
+		from = to;
+		to = x;
+	}
+	if (from != s)
+		memcpy(s, from, n * sizeof *s);
+	for (size_t i = 1; i < n; i++)
+		if (s[i].maxend < s[i - 1].maxend)
+			s[i].maxend = s[i - 1].maxend;
+}
+
+/* Each pass's symbols with a size, sorted, from the raw table, in one
+ * read of it.  A key is the value less the module's bias (no sized
+ * symbol in a section lies below it), so it is known as the symbol is
+ * read.  false: no memory, keys too wide, or a symbol the search cannot
+ * take; the walk then serves every name. */
+static bool spans_build(struct mc_symtab *t)
+{
+	t->idx_bits = (int)bit_width((uint64_t)t->nsyms);
+	t->lo = t->raw.bias;
+	t->spans_mapped = (size_t)t->nsyms * sizeof *t->spans;
+	t->spans = mc_map(t->spans_mapped);
+	if (!t->spans)
+		return false;
+	struct span *s = t->spans;
+	uint64_t wide = 0;  /* every key's value bits, or'ed */
+	for (int p = 0; p < 2; p++) {
+		struct sym_pass *ps = &t->pass[p];
+		ps->min_sizeless = ps->abs_lo = (GElf_Addr)-1;
+		ps->abs_hi = 0;
+		ps->s = s;
+		int from, to;
+		pass_bounds(t, p, &from, &to);
+		for (int i = from; i < to; i++) {
+			struct sym_entry e;
+			int got = sym_get(t, i, &e);
+			if (got == SYM_ODD)
+				return false;
+			if (got == SYM_SKIP)
+				continue;
+			if (!e.size && e.shndx >= SHN_LORESERVE) {
+				ps->abs_lo = e.value < ps->abs_lo ? e.value : ps->abs_lo;
+				ps->abs_hi = e.value > ps->abs_hi ? e.value : ps->abs_hi;
+			} else if (!e.size || e.value + e.size < e.value || e.value < t->lo) {
+				/* A size that wraps the address space (libdw's
+				 * test, addr - value < size, is no range), or a
+				 * sized absolute symbol below the bias: the walk
+				 * decides in that pass. */
+				if (e.value < ps->min_sizeless)
+					ps->min_sizeless = e.size ? 0 : e.value;
+			} else {
+				wide |= e.value - t->lo;
+				*s++ = (struct span){ (e.value - t->lo) << t->idx_bits | (uint64_t)i,
+						      e.value + e.size };
+			}
+		}
+		ps->n = (size_t)(s - ps->s);
+	}
+	unsigned bits = bit_width(wide) + (unsigned)t->idx_bits;
+	size_t count = (size_t)(s - t->spans);
+	struct span *tmp = bits <= 64 && count ? mc_map(count * sizeof *tmp) : NULL;
+	if (!tmp)
+		return !count;
+	for (int p = 0; p < 2; p++)
+		spans_sort(t->pass[p].s, tmp, t->pass[p].n, bits);
+	mc_unmap(tmp, count * sizeof *tmp);
+	return true;
+}
+
+static void table_build(struct mc_symtab *t, Dwfl_Module *mod)
+{
+	t->built = true;
+	t->mod = mod;
+	t->nsyms = st.getsymtab(mod);
+	t->first_global = st.first_global(mod);
+	if (t->nsyms <= 1 || t->first_global < 0)
+		return;
+	t->raw_ok = raw_symtab(mod, t->nsyms, t->first_global, &t->raw);
+	t->usable = (t->raw_ok && spans_build(t)) || walk_build(t);
+}
+
+/* One search: libdw's struct search_state, less what only a section
+ * lookup needs. */
+struct sym_search {
+	const struct mc_symtab *t;
+	GElf_Addr addr;
+	const struct sym_entry *closest, *sizeless;
+	GElf_Addr min_label;
+	bool ask_libdw;       /* a section lookup was needed */
+};
+
+/* One symbol of the search, in the table's order. */
+static void sym_visit(struct sym_search *s, const struct sym_entry *e)
+{
+	const struct sym_entry *c = s->closest;
+	if (e->value > s->addr)
+		return;
+	if (e->value + e->size > s->min_label)
+		s->min_label = e->value + e->size;
+	if (e->size && s->addr - e->value >= e->size)
+		return;
+	if (!c || c->value < e->value || c->bind < e->bind) {
+		if (e->size) {
+			s->closest = e;
+		} else if (!c && e->value >= s->min_label) {
+			/* A size-0 symbol counts in the address's section
+			 * only; absolute ones at the address only. */
+			if (e->shndx < SHN_LORESERVE)
+				s->ask_libdw = true;
+			else if (e->value == s->addr)
+				s->sizeless = e;
+		}
+	} else if (e->size && c->value == e->value &&
+		   ((c->size > e->size && c->bind <= e->bind) ||
+		    (c->size >= e->size && c->bind < e->bind))) {
+		s->closest = e;
+	}
+}
+
+static void sym_search(struct sym_search *s, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		sym_visit(s, &s->t->v[i]);
+}
+
+/* The walk's answer without the walk, where it depends only on the
+ * symbols with a size that cover addr: a symbol that does not cover it
+ * moves only min_label, which matters only to size-0 symbols, and a
+ * size-0 one is chosen (or sends the search to libdw, whose answer is
+ * then the same) only when no sized one covers addr.  So where sized
+ * ones cover addr in a pass, they decide, visited in the table's order;
+ * where none does and the pass has no size-0 symbol at or below addr,
+ * the pass finds nothing and the locals are searched next, as libdw
+ * does.  false: a size-0 symbol may be chosen, or the covering ones are
+ * too many to find cheaply; the walk decides. */
+static bool sym_fast(const struct mc_symtab *t, GElf_Addr addr, const char **name)
+{
+	uint64_t mask = ((uint64_t)1 << t->idx_bits) - 1;
+	for (int p = 0; p < 2; p++) {
+		const struct sym_pass *ps = &t->pass[p];
+		size_t lo = 0, hi = addr < t->lo ? 0 : ps->n;
+		while (lo < hi) {  /* the first span starting above addr */
+			size_t mid = lo + (hi - lo) / 2;
+			if (ps->s[mid].key >> t->idx_bits <= addr - t->lo)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct sym_entry e[8];
+		uint64_t idx[8];
+		size_t k = 0, steps = 0;
+		for (size_t i = lo; i-- > 0 && ps->s[i].maxend > addr;) {
+			struct sym_entry x;
+			if (++steps > 64 || sym_get(t, (int)(ps->s[i].key & mask), &x) != SYM_OK)
+				return false;
+			if (x.value + x.size <= addr)
+				continue;
+			if (k == MC_ARRAY_SIZE(e))
+				return false;
+			/* into the table's order as they come */
+			size_t j = k++;
+			for (; j > 0 && idx[j - 1] > (ps->s[i].key & mask); j--) {
+				idx[j] = idx[j - 1];
+				e[j] = e[j - 1];
+			}
+			idx[j] = ps->s[i].key & mask;
+			e[j] = x;
+		}
+		if (k) {
+			struct sym_search s = { .t = t, .addr = addr };
+			for (size_t i = 0; i < k; i++)
+				sym_visit(&s, &e[i]);
+			*name = s.closest->name;
+			return true;
+		}
+		if (ps->min_sizeless <= addr || (ps->abs_lo <= addr && addr <= ps->abs_hi))
+			return false;
+	}
+	*name = NULL;
+	return true;
+}
+
+const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr)
+{
+	if (!st.symtab)
+		return st.addrname(mod, addr);
+	if (!t->built)
+		table_build(t, mod);
+	const char *name;
+	if (!t->usable)
+		return st.addrname(mod, addr);
+	if (t->spans && sym_fast(t, addr, &name))
+		return name;
+	if (!t->walked && !walk_build(t))
+		t->usable = false;
+	if (!t->usable || !t->v)
+		return st.addrname(mod, addr);
+	struct sym_search s = { .t = t, .addr = addr };
+	sym_search(&s, t->nlocal, t->n);
+	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
+		sym_search(&s, 0, t->nlocal);
+	if (s.ask_libdw)
+		return st.addrname(mod, addr);
+	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
+		s.closest = s.sizeless;
+	return s.closest ? s.closest->name : NULL;
+}
+
+void mc_symtab_free(struct mc_symtab *t)
+{
+	if (t->v)
+		mc_unmap(t->v, t->mapped);
+	if (t->spans)
+		mc_unmap(t->spans, t->spans_mapped);
+	*t = (struct mc_symtab){ 0 };
+}
