@@ -124,8 +124,10 @@ static void *map_plain(size_t size, int flags)
 	 * the first touch of a 2 MiB-aligned stretch of a large mapping
 	 * makes all of it resident: 2 MiB more memcheck memory than the
 	 * pages footprint.c counts as used, in the program's figures.  Small
-	 * pages keep what memcheck touches what is resident. */
-	syscall(SYS_madvise, p, size, MADV_NOHUGEPAGE);
+	 * pages keep what memcheck touches what is resident.  (A mapping
+	 * under 2 MiB holds no aligned huge page: no system call for it.) */
+	if (size >= (size_t)2 << 20)
+		syscall(SYS_madvise, p, size, MADV_NOHUGEPAGE);
 	own_mapped(p, size);
 	return p;
 }
