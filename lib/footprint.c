@@ -73,25 +73,6 @@ static size_t page_round(size_t n)
 	return (n + PAGE - 1) & ~(size_t)(PAGE - 1);
 }
 
-/* Resident pages of [lo, lo + len), by mincore in pieces of 4096 pages
- * (the vector lives on the stack). */
-static uint64_t resident(uintptr_t lo, size_t len)
-{
-	unsigned char vec[4096];
-	uint64_t n = 0;
-	lo &= ~(uintptr_t)(PAGE - 1);
-	len = page_round(len);
-	while (len) {
-		size_t pages = len / PAGE < sizeof vec ? len / PAGE : sizeof vec;
-		if (mincore((void *)lo, pages * PAGE, vec) == 0)
-			for (size_t i = 0; i < pages; i++)
-				n += vec[i] & 1;
-		lo += pages * PAGE;
-		len -= pages * PAGE;
-	}
-	return n * PAGE;
-}
-
 /* M now.  fp_lock held.  libmemcheck's own pages are taken as measured
  * at start (measure_object): they grow only as memcheck's code first
  * runs, mostly at start-up and in its first reports, which are windows
@@ -101,7 +82,7 @@ static uint64_t measure(void)
 	int saved = errno;
 	int64_t m = known + extra + (int64_t)object_bytes;
 	for (int i = 0; i < nlazy; i++)
-		m += (int64_t)resident(lazy[i].lo, lazy[i].len);
+		m += (int64_t)mc_resident_bytes(lazy[i].lo, lazy[i].lo + lazy[i].len);
 	errno = saved;
 	return m > 0 ? (uint64_t)m : 0;
 }
@@ -111,7 +92,7 @@ static void measure_object(void)
 	int saved = errno;
 	object_bytes = 0;
 	for (int i = 0; i < nobject; i++)
-		object_bytes += resident(object[i].lo, object[i].len);
+		object_bytes += mc_resident_bytes(object[i].lo, object[i].lo + object[i].len);
 	errno = saved;
 }
 
