@@ -17,23 +17,24 @@
  * valgrind sees it.  The program cannot tell: dead stack holds nothing
  * it may read.
  *
- * Traps.  The clearing runs below the stack pointer: it makes no call
- * (its system calls are inline) and leaves its own frame a margin.
- * Signals are blocked meanwhile, since a handler's frame would be
- * written there.  Only pages already resident are cleared (mincore), so
- * resident memory stays the program's.  valgrind reports writes below
- * the stack pointer: under it, and wherever memcheck does not scan,
- * nothing is done.  x86-64 only (the inline system calls); elsewhere the
- * call passes straight through.  The wrapper makes no frame of its own
+ * Traps.  The clearing runs below the stack pointer, from a margin
+ * below its own frame that the small frames of the system calls it
+ * makes between pages (mincore, sigprocmask) stay within.  Signals are
+ * blocked meanwhile, since a handler's frame would be written there.
+ * Only pages already resident are cleared (mincore), so resident memory
+ * stays the program's.  valgrind reports writes below the stack
+ * pointer: under it, and wherever memcheck does not scan, nothing is
+ * done.  The wrapper makes no frame of its own
  * (MC_FRAMELESS, a tail call): _start leaves the frame pointer 0, and the
  * C library's start code keeps it so, which is where every allocation
  * stack's walk ends; a frame here would lead the walk on through the C
  * library's start code by its call-frame information, at every
  * allocation (twice the instructions of tracking on malloc_bench).
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -48,35 +49,24 @@
 typedef int (*start_fn)(int (*)(int, char **, char **), int, char **, void (*)(void),
 			void (*)(void), void (*)(void), void *);
 
-#if defined(__x86_64__)
 #define PAGE 4096
-#define MARGIN 512             /* below the stack pointer, left alone */
+#define MARGIN 512             /* below the clearing's frame, left alone */
 #define MAX_DEPTH (8u << 20)   /* the default stack limit */
 
-static inline long sys4(long n, long a, long b, long c, long d)
-{
-	register long r10 __asm__("r10") = d;
-	long r;
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "0"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return r;
-}
-
-static inline bool resident(uintptr_t page)
+static bool resident(uintptr_t page)
 {
 	unsigned char v = 0;
-	return sys4(SYS_mincore, (long)page, PAGE, (long)&v, 0) == 0 && (v & 1);
+	return mincore((void *)page, PAGE, &v) == 0 && (v & 1);
 }
 
 __attribute__((noinline)) static void clear_dead_stack(void)
 {
-	uintptr_t sp;
-	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	uint64_t all = ~(uint64_t)0, old;
-	if (sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, sizeof all) != 0)
+	sigset_t all, old;
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_SETMASK, &all, &old) != 0)
 		return;
+	/* The lower of the two sets: old is read after the clearing. */
+	uintptr_t sp = (uintptr_t)&old < (uintptr_t)&all ? (uintptr_t)&old : (uintptr_t)&all;
 	uintptr_t hi = sp - MARGIN, lo = hi & ~(uintptr_t)(PAGE - 1);
 	uintptr_t floor = sp > MAX_DEPTH ? sp - MAX_DEPTH : 0;
 	while (lo >= floor && lo > 0 && resident(lo)) {
@@ -85,13 +75,8 @@ __attribute__((noinline)) static void clear_dead_stack(void)
 		hi = lo;
 		lo -= PAGE;
 	}
-	sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof old);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
-#else
-static void clear_dead_stack(void)
-{
-}
-#endif
 
 MC_API int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 			     void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
