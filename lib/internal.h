@@ -483,7 +483,7 @@ void mc_cxx_resolve(const void *allocator);
  * and recorded when the guard comes down (signals.c's drain, which
  * mc_signals_init hands to mc_guard_leave's hook).  site: the call's
  * return address. */
-void mc_signals_init(void);
+bool mc_signals_init(void);
 bool mc_signal_nested(void);
 void *mc_signal_alloc(void *p, size_t size, uintptr_t site); /* returns p */
 void mc_signal_free(void *p, uintptr_t site);

@@ -74,13 +74,15 @@ static _Atomic unsigned char user_info[_NSIG];
 
 static void drain(void);
 
-/* At start-up (life.c): the C library's sigaction looked up (dlsym here,
- * never in a signal handler), and the guard's last leave told to record
- * what handlers queued. */
-void mc_signals_init(void)
+/* At start-up (life.c), and before a handler is first wrapped (the
+ * program may install one before memcheck starts): the guard's last
+ * leave told to record what handlers queued, and the C library's
+ * sigaction looked up (dlsym here, never in a signal handler); false
+ * when there is none. */
+bool mc_signals_init(void)
 {
-	mc_sys_sigaction_resolve();
 	mc_guard_drain_set(drain);
+	return mc_sys_sigaction_resolve();
 }
 
 /* Mapped in the handler itself, so with nothing that may take a lock:
@@ -246,7 +248,7 @@ static void unwrap(int sig, struct sigaction *old, uintptr_t fn, bool info)
 /* The program's sigaction, its handler wrapped. */
 static int install(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!mc_sys_sigaction_resolve()) {
+	if (!mc_signals_init()) {
 		errno = ENOSYS;
 		return -1;
 	}
