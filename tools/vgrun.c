@@ -9,6 +9,10 @@
  * runs in front of it and valgrind still serves, and tracks, every
  * block.  For glibc the pattern is nouserintercepts (libc alone).  The
  * shipped suppressions for the live allocator go with it.
+ *
+ * Part of `run`, apart from it so that run.c reads as the runs: it sits
+ * in the shared setup layer (tools/layers.txt) beside setup.c, whose
+ * beside_exe finds the suppression files.
  */
 #include <errno.h>
 #include <stdlib.h>
