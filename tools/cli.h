@@ -15,8 +15,8 @@
  * output    views.c     the table, the JUnit XML, the report file
  *           html.c      the HTML report: tables, inline SVG charts
  *           export.c    folded stacks (flame graphs) and massif's out-file
- * setup     setup.c     the library to preload, budget and baseline
- *                       files
+ * setup     setup.c     known allocators (lib/allocators.def), the library
+ *                       to preload, budget and baseline files
  *           vgrun.c     valgrind's command line for `run --valgrind`
  * commands  run.c       `memcheck run`: allocators, the runs, their exit
  *                       status
@@ -365,6 +365,25 @@ bool write_html(const char *path, struct group *groups, size_t ng, const char *s
 		const struct mc_budget *b);
 
 /* ---- setup.c --------------------------------------------------------- */
+
+/* lib/allocators.def read for its flags (MC_ALLOC_*) alone. */
+#define MC_ALLOCATOR(...)
+#include "allocators.def"
+#undef MC_ALLOCATOR
+
+/* An allocator memcheck knows by name: one line of lib/allocators.def,
+ * which says what each field is. */
+struct allocator_info {
+	const char *name, *soname, *package, *family, *vgpattern;
+	unsigned flags;          /* MC_ALLOC_DEFAULT, MC_ALLOC_CXX */
+};
+extern const struct allocator_info allocators[];
+extern const size_t nallocators;
+/* The one named name (`run -a`), or NULL. */
+const struct allocator_info *allocator_named(const char *name);
+/* The names of those with every one of flags (0: all), joined by sep,
+ * in buf (cut at size). */
+void allocator_names(char *buf, size_t size, const char *sep, unsigned flags);
 
 /* path against the working directory, to free. */
 char *absolute(const char *path);

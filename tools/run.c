@@ -48,20 +48,6 @@
 #define MC_ALLOCATOR_DIR "/usr/lib/x86_64-linux-gnu"
 #endif
 
-/* Allocators memcheck knows by name: where Debian puts them, and the
- * package that does. */
-static const struct known {
-	const char *name, *soname, *package;
-} known[] = {
-	{ "glibc", NULL, "libc6" },
-	{ "mimalloc", "libmimalloc.so.2", "libmimalloc2.0" },
-	{ "jemalloc", "libjemalloc.so.2", "libjemalloc2" },
-	{ "tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4" },
-	{ "tcmalloc-full", "libtcmalloc.so.4", "libgoogle-perftools4" },
-};
-
-#define DEFAULT_ALLOCATORS "glibc,mimalloc,jemalloc,tcmalloc"
-
 /* Fill in g for an allocator named on the command line: its object, or
  * why it is skipped.  False for a name memcheck does not know. */
 static bool resolve_allocator(struct group *g, const char *name)
@@ -77,26 +63,16 @@ static bool resolve_allocator(struct group *g, const char *name)
 		g->object = path;
 		return true;
 	}
-	for (size_t i = 0; i < MC_ARRAY_SIZE(known); i++) {
-		if (strcmp(name, known[i].name) != 0)
-			continue;
-		if (!known[i].soname)
-			return true;
-		g->object = xasprintf("%s/%s", dir, known[i].soname);
-		if (access(g->object, R_OK) != 0)
-			g->skipped = xasprintf("%s is not installed (%s: %s; Debian package %s)",
-					       name, g->object, strerror(errno), known[i].package);
+	const struct allocator_info *a = allocator_named(name);
+	if (!a)
+		return false;
+	if (!a->soname)
 		return true;
-	}
-	return false;
-}
-
-static void known_names(char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < MC_ARRAY_SIZE(known) && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", known[i].name);
+	g->object = xasprintf("%s/%s", dir, a->soname);
+	if (access(g->object, R_OK) != 0)
+		g->skipped = xasprintf("%s is not installed (%s: %s; Debian package %s)",
+				       name, g->object, strerror(errno), a->package);
+	return true;
 }
 
 /* ---- signals while the command runs ---------------------------------- */
@@ -265,7 +241,7 @@ static int add_allocator(struct group **groups, size_t *ng, const char *name, bo
 	g->baseline = baseline;
 	if (!resolve_allocator(g, name)) {
 		char names[128];
-		known_names(names, sizeof names);
+		allocator_names(names, sizeof names, ", ", 0);
 		return bad_usage("run", "unknown allocator '%s': expected one of %s, or the "
 				 "path of a shared object", name, names);
 	}
@@ -390,7 +366,9 @@ static bool timed_ms(const struct recs *rs, uint64_t *ms)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .allocators = DEFAULT_ALLOCATORS, .repeat = 0 /* auto */ };
+	char defaults[128];
+	allocator_names(defaults, sizeof defaults, ",", MC_ALLOC_DEFAULT);
+	struct run_opts o = { .allocators = defaults, .repeat = 0 /* auto */ };
 	int rc = parse_options("run", argc, argv, "+:a:b:kn:qh", run_options, run_option, &o,
 			       "no command to run");
 	if (rc)

@@ -1,7 +1,8 @@
 /*
  * setup.c - what the commands share before anything runs or is read:
- * the library to preload and files beside this program, the budget
- * file, the baseline allocator and a stored baseline report.
+ * the allocators memcheck knows by name (lib/allocators.def), the
+ * library to preload and files beside this program, the budget file,
+ * the baseline allocator and a stored baseline report.
  *
  * Below the commands (run.c, oom.c, gate.c, report.c, vgcompat.c) and
  * vgrun.c, above records.c: see tools/layers.txt.  These pieces lived in
@@ -23,6 +24,32 @@
 #ifndef MC_LIBDIR
 #define MC_LIBDIR "/usr/local/lib"
 #endif
+
+const struct allocator_info allocators[] = {
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags) \
+	{ name, soname, package, family, vgpattern, flags },
+#include "allocators.def"
+#undef MC_ALLOCATOR
+};
+const size_t nallocators = MC_ARRAY_SIZE(allocators);
+
+const struct allocator_info *allocator_named(const char *name)
+{
+	for (size_t i = 0; i < nallocators; i++)
+		if (strcmp(name, allocators[i].name) == 0)
+			return &allocators[i];
+	return NULL;
+}
+
+void allocator_names(char *buf, size_t size, const char *sep, unsigned flags)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < nallocators && len < size; i++)
+		if ((allocators[i].flags & flags) == flags)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? sep : "",
+						allocators[i].name);
+}
 
 char *absolute(const char *path)
 {
@@ -149,8 +176,10 @@ int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
 {
 	const char *file = b ? mc_budget_baseline(b) : NULL;
 	*out = given ? given : file ? file : "glibc";
-	/* the library reports tcmalloc-full as tcmalloc */
-	const char *as_reported = given && !strcmp(given, "tcmalloc-full") ? "tcmalloc" : given;
+	/* the library reports an allocator by its family (tcmalloc-full as
+	 * tcmalloc) */
+	const struct allocator_info *a = given ? allocator_named(given) : NULL;
+	const char *as_reported = a ? a->family : given;
 	if (given && file && strcmp(as_reported, file) != 0)
 		return bad_usage(cmd, "--baseline %s, but the budget file's relative limits "
 				 "compare with %s (its \"baseline\" line, or glibc without one)",
