@@ -213,6 +213,7 @@ struct dframe {
 	char *function, *file, *object, *address;  /* file NULL when unknown */
 	long line;                                 /* 0 when unknown */
 	bool inlined;
+	bool alloc_fn;                             /* an allocation function's */
 };
 struct stack {
 	struct dframe *f;         /* innermost first: f[0] called malloc */
@@ -395,6 +396,9 @@ void say_path_error(const char *err, const char *abs, const char *given);
 char *beside_exe(const char *const rel[], size_t nrel, int mode);
 /* libmemcheck.so to preload (said when not found: NULL).  Free it. */
 char *find_library(void);
+/* --alloc-fn PATTERN (run, oom, valgrind's command line): added to
+ * MEMCHECK_ALLOC_FN in the environment every run inherits. */
+void add_alloc_fn(const char *pattern);
 /* Load a budget file given as path; its rules are named by the absolute
  * path (*abs, when not NULL), as the library names them; errors are said
  * with path as given.  NULL on error. */

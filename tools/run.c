@@ -173,6 +173,7 @@ static const struct option run_options[] = {
 	{ "html", required_argument, NULL, 'H' },
 	{ "timeline", optional_argument, NULL, 'T' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "alloc-fn", required_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -204,6 +205,7 @@ static int run_option(void *opts, int c, char *arg)
 		break;
 	case 'G': o->gen = arg; break;
 	case 'H': o->html = arg; break;
+	case 'A': add_alloc_fn(arg); break;
 	case 'T':
 		errno = 0;
 		n = arg ? strtol(arg, &end, 10) : 512;

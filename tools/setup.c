@@ -81,6 +81,14 @@ char *beside_exe(const char *const rel[], size_t nrel, int mode)
 	return NULL;
 }
 
+void add_alloc_fn(const char *pattern)
+{
+	const char *had = getenv("MEMCHECK_ALLOC_FN");
+	char *all = had && *had ? xasprintf("%s,%s", had, pattern) : xstrdup(pattern);
+	setenv("MEMCHECK_ALLOC_FN", all, 1);
+	free(all);
+}
+
 /* libmemcheck.so: $MEMCHECK_LIBRARY, next to this program (the build
  * tree), ../lib/libmemcheck.so.0 from it (an installed copy), LIBDIR. */
 char *find_library(void)
