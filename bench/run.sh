@@ -68,14 +68,21 @@ export MEMCHECK_TEXT=none MEMCHECK_PROCESS=on MEMCHECK_EXITCODE=0
 
 # ---- what runs ---------------------------------------------------------
 
-ALLOCS=(glibc)
-declare -A ALLOC_LIB=([glibc]="")
-for a in mimalloc:libmimalloc.so.2 jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
-	if [ -e "$LIBDIR/${a#*:}" ]; then
-		ALLOCS+=("${a%%:*}")
-		ALLOC_LIB[${a%%:*}]=$LIBDIR/${a#*:}
+# The allocators memcheck runs by default, from lib/allocators.def (one
+# MC_ALLOCATOR line each, MC_ALLOC_DEFAULT): "name:soname", glibc's soname
+# empty (nothing preloaded); those not installed are left out.
+ALLOCS=()
+declare -A ALLOC_LIB
+while IFS=: read -r a so; do
+	if [ -z "$so" ] || [ -e "$LIBDIR/$so" ]; then
+		ALLOCS+=("$a")
+		ALLOC_LIB[$a]=${so:+$LIBDIR/$so}
 	fi
-done
+done < <(awk '/^MC_ALLOCATOR\(/ && /MC_ALLOC_DEFAULT/ {
+		sub(/^MC_ALLOCATOR\(/, ""); split($0, f, ",")
+		for (i = 1; i <= 2; i++) gsub(/^[ "]+|[ "]+$/, "", f[i])
+		print f[1] ":" (f[2] == "NULL" ? "" : f[2]) }' "$(dirname "$0")/../lib/allocators.def")
+[ -n "${ALLOC_LIB[glibc]+set}" ] || { echo "run.sh: lib/allocators.def has no default allocator glibc" >&2; exit 2; }
 
 # A mode: label | preloaded in front of the allocator (0 nothing, 1 memcheck,
 # 2 the forwarding-only interposer) | divisor of ITERS | environment

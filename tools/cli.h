@@ -1,25 +1,39 @@
 /*
- * cli.h - what the files of the memcheck command share.
+ * cli.h - what the files of the memcheck command share, grouped by the
+ * file that defines each, from the bottom of the command's layers up
+ * (tools/layers.txt; a file calls only its own layer's files and those
+ * below, `make tools-layers-check`):
  *
- * memcheck.c  commands, options, usage; compare and gate
- * run.c       `memcheck run`: allocators, the runs, their exit status
- * records.c   report files read back, records matched across allocators,
- *             budgets evaluated, medians
- * views.c     the table and the JUnit XML
- * oom.c       `memcheck oom`: every allocation failed in turn
- * spawn.c     the command under test started, waited for, its end told
- * report.c    `memcheck report`: stored reports as HTML, folded stacks,
- *             massif's out-file
- * detail.c    a record's nested parts read back: leaks, peak snapshot,
- *             timeline
- * html.c      the HTML report: tables, inline SVG charts
- * export.c    folded stacks (flame graphs) and massif's out-file format
- * vgcompat.c  valgrind's command line, for drivers that know valgrind
+ * helpers   helpers.c   say, die, allocation that cannot fail, paths
+ *           usage.c     help texts, usage errors, the option loop
+ * data      records.c   report files read back, records matched across
+ *                       allocators, budgets evaluated, medians
+ *           detail.c    a record's nested parts read back: leaks, peak
+ *                       snapshot, timeline
+ *           spawn.c     the command under test started, waited for, its
+ *                       end told
+ * output    views.c     the table, the JUnit XML, the report file
+ *           html.c      the HTML report: tables, inline SVG charts
+ *           export.c    folded stacks (flame graphs) and massif's out-file
+ * setup     setup.c     known allocators (lib/allocators.def), the library
+ *                       to preload, budget and baseline files
+ *           vgrun.c     valgrind's command line for `run --valgrind`
+ * commands  run.c       `memcheck run`: allocators, the runs, their exit
+ *                       status
+ *           compare.c   `memcheck compare`: two stored reports side by side
+ *           gate.c      `memcheck gate`: stored reports judged
+ *           oom.c       `memcheck oom`: every allocation failed in turn
+ *           report.c    `memcheck report`: stored reports as HTML, folded
+ *                       stacks, massif's out-file
+ *           vgcompat.c  valgrind's command line, for drivers that know
+ *                       valgrind
+ * main      memcheck.c  main: the command argv names
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
  * out-of-memory.  It shares lib/json.c, lib/budget.c, lib/budget_check.c,
- * lib/suppress.c and lib/util.c with the library, compiled apart and
- * without interposition.
+ * lib/suppress.c, lib/util.c, lib/programs.c and lib/options.c with the
+ * library, compiled apart and without interposition (tools/tools.mk):
+ * the bottom layer, which calls nothing here.
  */
 #ifndef MEMCHECK_TOOLS_CLI_H
 #define MEMCHECK_TOOLS_CLI_H
@@ -40,7 +54,7 @@ enum {
 };
 
 
-/* ---- memcheck.c ------------------------------------------------------ */
+/* ---- helpers.c ------------------------------------------------------- */
 
 /* "memcheck: " and the message on stderr. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -51,9 +65,29 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "memcheck help CMD" text on stdout, or usage on stderr (exit 2). */
-void usage_of(const char *cmd, FILE *f);
+const char *base_name(const char *path);
+/* Shorten "<cwd>/file:12: ..." to "file:12: ..." for display. */
+const char *short_path(const char *s);
+
+/* ---- usage.c --------------------------------------------------------- */
+
+struct option;
+
+/* The help text of cmd (NULL: memcheck's own) to f; false when there is
+ * no command cmd. */
+bool usage_of(const char *cmd, FILE *f);
+/* "memcheck CMD: message" and where to read more, on stderr: EXIT_USAGE. */
 int bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Command cmd's options in argv (getopt_long: shorts starts with ':',
+ * after a '+' for a command that runs one, and has 'h'), each but
+ * -h/--help handed to fn(o, its letter, its value), which returns 0 or
+ * an exit status (said).  Returns 0 with optind at the first operand;
+ * -1 after -h/--help (cmd's help on stdout); else the exit status: fn's,
+ * or EXIT_USAGE for a missing value, an unknown option, or no operand
+ * when none (the message) is not NULL. */
+int parse_options(const char *cmd, int argc, char **argv, const char *shorts,
+		  const struct option *longs, int (*fn)(void *o, int c, char *arg), void *o,
+		  const char *none);
 
 /* ---- records.c ------------------------------------------------------- */
 
@@ -108,7 +142,6 @@ struct group {
 				  * more than once */
 };
 
-const char *base_name(const char *path);
 /* Read a JSON Lines report into out; every malformed line is said as
  * "path:line: message".  Returns the number of malformed lines, or -1
  * (said) when the file cannot be read.  A missing file is empty when
@@ -162,47 +195,17 @@ struct group *group_for(struct group **groups, size_t *ng, const char *label);
 /* Read files[] into one list; false (every bad line said) when any is
  * malformed, cannot be read or holds no record. */
 bool read_all(struct recs *all, char **files, int n);
+/* all's records (taken: all is left empty) added to groups[], one group
+ * per allocator in the order they first appear, numbered; the one
+ * labelled baseline is the baseline unless groups[0] already is (a
+ * stored baseline, --baseline-file). */
+void group_by_allocator(struct recs *all, struct group **groups, size_t *ng,
+			const char *baseline);
 /* recs_number for each repetition of g. */
 void group_number(struct group *g);
 void group_free(struct group *g);
-
-/* Shorten "<cwd>/file:12: ..." to "file:12: ..." for display. */
-const char *short_path(const char *s);
-
-/* ---- views.c --------------------------------------------------------- */
-
-/* A region's identity across allocators: its first record (program,
- * name) and occurrence. */
-struct key {
-	const struct rec *first;
-	size_t occ;
-};
-/* Every region of the groups, in the order it first appears (the
- * baseline's first); free it. */
-struct key *keys_of(struct group *groups, size_t ng, size_t *nkeys);
-
-/* name for a terminal: control characters as C escapes, and " #N" for
- * the N-th occurrence (occ + 1) when occ > 0.  Free it. */
-char *printable(const char *name, size_t occ);
-/* A file to write whole, or NULL (said); closed by close_written,
- * false (said) when writing it failed. */
-FILE *open_written(const char *path);
-bool close_written(FILE *f, const char *path);
-/* Markup-escaped text for XML and HTML (control characters as '?'). */
-void xml_text(FILE *f, const char *s);
-/* The comparison table, per region and group. */
-void print_table(FILE *f, struct group *groups, size_t ng, const char *title);
-/* For a group of several runs, a line: how far its peak RSS and retained
- * bytes varied between them, at the region where they varied most. */
-void print_spread(FILE *f, const struct group *g);
-/* JUnit XML; false (said) when the file cannot be written.  command
- * (NULL for stored reports) gets a testcase of its own per allocator:
- * an error when it crashed or failed. */
-bool write_junit(const char *path, struct group *groups, size_t ng, const char *command);
-/* Every record of the groups that are not stored, as read; with runs,
- * each with the keys "run", "runs" and "spread" added
- * (memcheck-report(5)). */
-bool write_report(const char *path, struct group *groups, size_t ng, bool runs);
+/* group_free for each, and the array. */
+void groups_free(struct group *groups, size_t ng);
 
 /* ---- detail.c -------------------------------------------------------- */
 
@@ -255,55 +258,6 @@ void detail_free(struct detail *d);
  * for an empty stack; "file:line (function)" of it, to free. */
 const struct dframe *site_frame(const struct stack *st);
 char *site_label(const struct stack *st);
-
-/* ---- export.c -------------------------------------------------------- */
-
-/* r's peak snapshot as folded stacks, root frame "REGION (ALLOCATOR)". */
-void export_folded(FILE *f, const struct rec *r, const struct detail *d);
-/* r's timeline and peak snapshot as massif's out-file. */
-void export_massif(FILE *f, const struct rec *r, const struct detail *d);
-
-/* ---- html.c ---------------------------------------------------------- */
-
-/* The HTML report of groups (evaluated): one self-contained page.
- * sources: what it was made from, for its head; b: the budget (may be
- * NULL), for the limits drawn in the charts.  False (said) when the
- * file cannot be written. */
-bool write_html(const char *path, struct group *groups, size_t ng, const char *sources,
-		const struct mc_budget *b);
-
-/* ---- run.c ----------------------------------------------------------- */
-
-/* Load a budget file given as path; its rules are named by the absolute
- * path (*abs, when not NULL), as the library names them; errors are said
- * with path as given.  NULL on error. */
-struct mc_budget *load_budget(const char *path, char **abs);
-/* g becomes the stored baseline group: the records of path whose
- * allocator is name, or all of them when none is.  False (said) when
- * path cannot be read or has a malformed line. */
-bool read_baseline_file(struct group *g, const char *path, const char *name);
-/* The baseline allocator's name from --baseline (given, may be NULL) and
- * the budget file (may be NULL); 0, or 2 (said) when they disagree. */
-int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
-		  const char **out);
-
-int cmd_run(int argc, char **argv);
-/* libmemcheck.so to preload (said when not found: NULL).  Free it. */
-char *find_library(void);
-/* --alloc-fn PATTERN (run, oom, valgrind's command line): added to
- * MEMCHECK_ALLOC_FN in the environment every run inherits. */
-void add_alloc_fn(const char *pattern);
-/* The first of rel[] (relative to this program's directory) that
- * access(2) allows with mode, or NULL. */
-char *beside_exe(const char *const rel[], size_t nrel, int mode);
-
-/* vgrun.c: `memcheck run --valgrind`.  The valgrind program in PATH, or
- * NULL; the argv that runs cmd under it for the allocator named label
- * (object: its shared object, NULL for glibc), user's options last. */
-char *vg_find(void);
-char **vg_argv(const char *valgrind, const char *label, const char *object,
-	       char *const *user, size_t nuser, char *const *cmd);
-void vg_argv_free(char **v);
 
 /* ---- spawn.c --------------------------------------------------------- */
 
@@ -360,8 +314,121 @@ const char *sig_name(int sig);
 /* "killed by signal 11 (SIGSEGV)[, core dumped]" or "exit status N". */
 void describe_end(const struct ending *e, char *buf, size_t size);
 
-/* ---- report.c -------------------------------------------------------- */
+/* ---- views.c --------------------------------------------------------- */
 
+/* A region's identity across allocators: its first record (program,
+ * name) and occurrence. */
+struct key {
+	const struct rec *first;
+	size_t occ;
+};
+/* Every region of the groups, in the order it first appears (the
+ * baseline's first); free it. */
+struct key *keys_of(struct group *groups, size_t ng, size_t *nkeys);
+
+/* name for a terminal: control characters as C escapes, and " #N" for
+ * the N-th occurrence (occ + 1) when occ > 0.  Free it. */
+char *printable(const char *name, size_t occ);
+/* A file to write whole, or NULL (said); closed by close_written,
+ * false (said) when writing it failed. */
+FILE *open_written(const char *path);
+bool close_written(FILE *f, const char *path);
+/* Markup-escaped text for XML and HTML (control characters as '?'). */
+void xml_text(FILE *f, const char *s);
+/* The comparison table, per region and group. */
+void print_table(FILE *f, struct group *groups, size_t ng, const char *title);
+/* For a group of several runs, a line: how far its peak RSS and retained
+ * bytes varied between them, at the region where they varied most. */
+void print_spread(FILE *f, const struct group *g);
+/* JUnit XML; false (said) when the file cannot be written.  command
+ * (NULL for stored reports) gets a testcase of its own per allocator:
+ * an error when it crashed or failed. */
+bool write_junit(const char *path, struct group *groups, size_t ng, const char *command);
+/* Every record of the groups that are not stored, as read; with runs,
+ * each with the keys "run", "runs" and "spread" added
+ * (memcheck-report(5)). */
+bool write_report(const char *path, struct group *groups, size_t ng, bool runs);
+
+/* ---- export.c -------------------------------------------------------- */
+
+/* r's peak snapshot as folded stacks, root frame "REGION (ALLOCATOR)". */
+void export_folded(FILE *f, const struct rec *r, const struct detail *d);
+/* r's timeline and peak snapshot as massif's out-file. */
+void export_massif(FILE *f, const struct rec *r, const struct detail *d);
+
+/* ---- html.c ---------------------------------------------------------- */
+
+/* The HTML report of groups (evaluated): one self-contained page.
+ * sources: what it was made from, for its head; b: the budget (may be
+ * NULL), for the limits drawn in the charts.  False (said) when the
+ * file cannot be written. */
+bool write_html(const char *path, struct group *groups, size_t ng, const char *sources,
+		const struct mc_budget *b);
+
+/* ---- setup.c --------------------------------------------------------- */
+
+/* lib/allocators.def read for its flags (MC_ALLOC_*) alone. */
+#define MC_ALLOCATOR(...)
+#include "allocators.def"
+#undef MC_ALLOCATOR
+
+/* An allocator memcheck knows by name: one line of lib/allocators.def,
+ * which says what each field is. */
+struct allocator_info {
+	const char *name, *soname, *package, *family, *vgpattern;
+	unsigned flags;          /* MC_ALLOC_DEFAULT, MC_ALLOC_CXX */
+};
+extern const struct allocator_info allocators[];
+extern const size_t nallocators;
+/* The one named name (`run -a`), or NULL. */
+const struct allocator_info *allocator_named(const char *name);
+/* The names of those with every one of flags (0: all), joined by sep,
+ * in buf (cut at size). */
+void allocator_names(char *buf, size_t size, const char *sep, unsigned flags);
+
+/* path against the working directory, to free. */
+char *absolute(const char *path);
+/* err (lines) on stderr with every "abs" in it said as "given": the path
+ * the user typed, in messages about a file the library was given. */
+void say_path_error(const char *err, const char *abs, const char *given);
+/* The first of rel[] (relative to this program's directory) that
+ * access(2) allows with mode, or NULL. */
+char *beside_exe(const char *const rel[], size_t nrel, int mode);
+/* libmemcheck.so to preload (said when not found: NULL).  Free it. */
+char *find_library(void);
+/* --alloc-fn PATTERN (run, oom, valgrind's command line): added to
+ * MEMCHECK_ALLOC_FN in the environment every run inherits. */
+void add_alloc_fn(const char *pattern);
+/* Load a budget file given as path; its rules are named by the absolute
+ * path (*abs, when not NULL), as the library names them; errors are said
+ * with path as given.  NULL on error. */
+struct mc_budget *load_budget(const char *path, char **abs);
+/* g becomes the stored baseline group: the records of path whose
+ * allocator is name, or all of them when none is.  False (said) when
+ * path cannot be read or has a malformed line. */
+bool read_baseline_file(struct group *g, const char *path, const char *name);
+/* The baseline allocator's name from --baseline (given, may be NULL) and
+ * the budget file (may be NULL); 0, or 2 (said) when they disagree. */
+int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
+		  const char **out);
+
+/* ---- vgrun.c --------------------------------------------------------- */
+
+/* `memcheck run --valgrind`.  The valgrind program in PATH, or NULL; the
+ * argv that runs cmd under it for the allocator named label (object: its
+ * shared object, NULL for glibc), user's options last. */
+char *vg_find(void);
+char **vg_argv(const char *valgrind, const char *label, const char *object,
+	       char *const *user, size_t nuser, char *const *cmd);
+void vg_argv_free(char **v);
+
+/* ---- the commands: run.c, compare.c, gate.c, oom.c, report.c --------- */
+
+/* Each takes its own argv: argv[0] is the command's name. */
+int cmd_run(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
+int cmd_oom(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* ---- vgcompat.c ------------------------------------------------------ */
@@ -369,9 +436,5 @@ int cmd_report(int argc, char **argv);
 /* `memcheck [VALGRIND OPTIONS] PROGRAM [ARGS]`: argv[1] is the first
  * option.  Execs PROGRAM; returns only on error. */
 int cmd_vgcompat(int argc, char **argv);
-
-/* ---- oom.c ----------------------------------------------------------- */
-
-int cmd_oom(int argc, char **argv);
 
 #endif /* MEMCHECK_TOOLS_CLI_H */

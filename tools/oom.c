@@ -847,44 +847,44 @@ static void progress(size_t done, uint64_t planned, double secs, const uint64_t 
 		(unsigned long long)seen[O_CRASHED], (unsigned long long)seen[O_FAILED]);
 }
 
+static int oom_option(void *opts, int c, char *arg)
+{
+	struct oom_opts *o = opts;
+	uint64_t v;
+	switch (c) {
+	case 'p': o->persistent = true; break;
+	case 'm':
+		if (!parse_count(arg, &o->max))
+			return bad_usage("oom", "--max %s: expected a positive integer", arg);
+		break;
+	case 'j':
+		if (!parse_count(arg, &v) || v > 1024)
+			return bad_usage("oom", "--jobs %s: expected 1 to 1024", arg);
+		o->jobs = (int)v;
+		break;
+	case 't':
+	case 'T': {
+		char *end;
+		double secs = strtod(arg, &end);
+		if (end == arg || *end || !(secs > 0) || isspace((unsigned char)*arg))
+			return bad_usage("oom", "%s %s: expected seconds, more than 0",
+					 c == 't' ? "--timeout" : "--run-timeout", arg);
+		*(c == 't' ? &o->timeout : &o->run_timeout) = secs;
+		break;
+	}
+	case 'r': o->report = arg; break;
+	case 'A': add_alloc_fn(arg); break;
+	}
+	return 0;
+}
+
 int cmd_oom(int argc, char **argv)
 {
 	struct oom_opts o = { .max = UINT64_MAX, .jobs = 0, .timeout = 0 };
-	int c;
-	uint64_t v;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:j:h", oom_options, NULL)) != -1) {
-		switch (c) {
-		case 'p': o.persistent = true; break;
-		case 'm':
-			if (!parse_count(optarg, &o.max))
-				return bad_usage("oom", "--max %s: expected a positive integer", optarg);
-			break;
-		case 'j':
-			if (!parse_count(optarg, &v) || v > 1024)
-				return bad_usage("oom", "--jobs %s: expected 1 to 1024", optarg);
-			o.jobs = (int)v;
-			break;
-		case 't':
-		case 'T': {
-			char *end;
-			double secs = strtod(optarg, &end);
-			if (end == optarg || *end || !(secs > 0) || isspace((unsigned char)*optarg))
-				return bad_usage("oom", "%s %s: expected seconds, more than 0",
-						 c == 't' ? "--timeout" : "--run-timeout", optarg);
-			*(c == 't' ? &o.timeout : &o.run_timeout) = secs;
-			break;
-		}
-		case 'r': o.report = optarg; break;
-		case 'A': add_alloc_fn(optarg); break;
-		case 'h': usage_of("oom", stdout); return EXIT_PASS;
-		case ':': return bad_usage("oom", "%s needs a value", argv[optind - 1]);
-		default: return bad_usage("oom", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return bad_usage("oom", "no command to run");
+	int rc = parse_options("oom", argc, argv, "+:j:h", oom_options, oom_option, &o,
+			       "no command to run");
+	if (rc)
+		return rc < 0 ? EXIT_PASS : rc;
 	o.argv = argv + optind;
 	if (!o.jobs) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -20,15 +20,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
-
-const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
 
 void recs_push(struct recs *out, const struct rec *r)
 {
@@ -336,6 +329,22 @@ struct group *group_for(struct group **groups, size_t *ng, const char *label)
 	return group_new(groups, ng, label);
 }
 
+void group_by_allocator(struct recs *all, struct group **groups, size_t *ng,
+			const char *baseline)
+{
+	bool stored = *ng && (*groups)[0].baseline;
+	for (size_t i = 0; i < all->n; i++)
+		group_add(group_for(groups, ng, all->v[i].m.allocator), &all->v[i]);
+	free(all->v);
+	all->v = NULL;
+	all->n = all->cap = 0;
+	for (size_t i = 0; i < *ng; i++) {
+		if (!stored && strcmp((*groups)[i].label, baseline) == 0)
+			(*groups)[i].baseline = true;
+		group_number(&(*groups)[i]);
+	}
+}
+
 /* Read files[] into one list; false (every bad line said) when any is
  * malformed or cannot be read. */
 bool read_all(struct recs *all, char **files, int n)
@@ -372,18 +381,9 @@ void group_free(struct group *g)
 	memset(g, 0, sizeof *g);
 }
 
-const char *short_path(const char *s)
+void groups_free(struct group *groups, size_t ng)
 {
-	static char cwd[4096];
-	static size_t n;
-	if (!n && getcwd(cwd, sizeof cwd - 1)) {
-		n = strlen(cwd);
-		if (n > 1)
-			cwd[n++] = '/';
-		else
-			n = 0; /* "/": nothing worth cutting */
-	}
-	if (n && strncmp(s, cwd, n) == 0 && s[n])
-		return s + n;
-	return s;
+	for (size_t i = 0; i < ng; i++)
+		group_free(&groups[i]);
+	free(groups);
 }

@@ -103,34 +103,34 @@ static bool write_massif(const char *path, const struct rec *const *v, size_t n)
 	return close_written(f, path);
 }
 
+static int report_option(void *opts, int c, char *arg)
+{
+	struct report_opts *o = opts;
+	char *end;
+	switch (c) {
+	case 'H': o->html = arg; break;
+	case 'F': o->folded = arg; break;
+	case 'M': o->massif = arg; break;
+	case 'B': o->budget = arg; break;
+	case 'b': o->baseline = arg; break;
+	case 'R': o->region = arg; break;
+	case 'A': o->allocator = arg; break;
+	case 'N':
+		o->run = (int)strtol(arg, &end, 10);
+		if (end == arg || *end || o->run < 1 || o->run > 1000)
+			return bad_usage("report", "--run %s: expected a run from 1 to 1000", arg);
+		break;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .run = 1 };
-	int c;
-	char *end;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:h", report_options, NULL)) != -1) {
-		switch (c) {
-		case 'H': o.html = optarg; break;
-		case 'F': o.folded = optarg; break;
-		case 'M': o.massif = optarg; break;
-		case 'B': o.budget = optarg; break;
-		case 'b': o.baseline = optarg; break;
-		case 'R': o.region = optarg; break;
-		case 'A': o.allocator = optarg; break;
-		case 'N':
-			o.run = (int)strtol(optarg, &end, 10);
-			if (end == optarg || *end || o.run < 1 || o.run > 1000)
-				return bad_usage("report", "--run %s: expected a run from 1 to 1000", optarg);
-			break;
-		case 'h': usage_of("report", stdout); return EXIT_PASS;
-		case ':': return bad_usage("report", "%s needs a value", argv[optind - 1]);
-		default: return bad_usage("report", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return bad_usage("report", "no report to read");
+	int rc = parse_options("report", argc, argv, ":b:h", report_options, report_option, &o,
+			       "no report to read");
+	if (rc)
+		return rc < 0 ? EXIT_PASS : rc;
 	if (!o.html && !o.folded && !o.massif)
 		return bad_usage("report", "nothing to write: give --html, --folded or --massif");
 
@@ -148,15 +148,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (!read_all(&all, argv + optind, argc - optind))
 		goto out;
-	for (size_t i = 0; i < all.n; i++)
-		group_add(group_for(&groups, &ng, all.v[i].m.allocator), &all.v[i]);
-	free(all.v);
-	all.v = NULL;
-	all.n = 0;
-	for (size_t i = 0; i < ng; i++) {
-		groups[i].baseline = strcmp(groups[i].label, bname) == 0;
-		group_number(&groups[i]);
-	}
+	group_by_allocator(&all, &groups, &ng, bname);
 	evaluate(groups, ng, budget, budget_abs);
 
 	bool ok = true;
@@ -184,9 +176,7 @@ out:
 	free(chosen_v);
 	free(sources);
 	recs_free(&all);
-	for (size_t i = 0; i < ng; i++)
-		group_free(&groups[i]);
-	free(groups);
+	groups_free(groups, ng);
 	if (budget)
 		mc_budget_free(budget);
 	free(budget_abs);

@@ -36,12 +36,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -49,86 +47,6 @@
 #ifndef MC_ALLOCATOR_DIR
 #define MC_ALLOCATOR_DIR "/usr/lib/x86_64-linux-gnu"
 #endif
-#ifndef MC_LIBDIR
-#define MC_LIBDIR "/usr/local/lib"
-#endif
-
-/* Allocators memcheck knows by name: where Debian puts them, and the
- * package that does. */
-static const struct known {
-	const char *name, *soname, *package;
-} known[] = {
-	{ "glibc", NULL, "libc6" },
-	{ "mimalloc", "libmimalloc.so.2", "libmimalloc2.0" },
-	{ "jemalloc", "libjemalloc.so.2", "libjemalloc2" },
-	{ "tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4" },
-	{ "tcmalloc-full", "libtcmalloc.so.4", "libgoogle-perftools4" },
-};
-
-#define DEFAULT_ALLOCATORS "glibc,mimalloc,jemalloc,tcmalloc"
-
-static char *absolute(const char *path)
-{
-	char cwd[PATH_MAX];
-	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
-		return xstrdup(path);
-	return xasprintf("%s/%s", cwd, path);
-}
-
-/* The first of rel[] (paths relative to the directory of this program)
- * that access(2) allows with mode, or NULL. */
-char *beside_exe(const char *const rel[], size_t nrel, int mode)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	for (size_t i = 0; i < nrel; i++) {
-		char *p = xasprintf("%s/%s", exe, rel[i]);
-		if (access(p, mode) == 0)
-			return p;
-		free(p);
-	}
-	return NULL;
-}
-
-void add_alloc_fn(const char *pattern)
-{
-	const char *had = getenv("MEMCHECK_ALLOC_FN");
-	char *all = had && *had ? xasprintf("%s,%s", had, pattern) : xstrdup(pattern);
-	setenv("MEMCHECK_ALLOC_FN", all, 1);
-	free(all);
-}
-
-/* libmemcheck.so: $MEMCHECK_LIBRARY, next to this program (the build
- * tree), ../lib/libmemcheck.so.0 from it (an installed copy), LIBDIR. */
-char *find_library(void)
-{
-	const char *env = getenv("MEMCHECK_LIBRARY");
-	if (env && *env) {
-		if (access(env, R_OK) != 0) {
-			say("MEMCHECK_LIBRARY=%s: %s", env, strerror(errno));
-			return NULL;
-		}
-		return absolute(env);
-	}
-	const char *rel[] = { "libmemcheck.so", "../lib/libmemcheck.so.0" };
-	char *p = beside_exe(rel, MC_ARRAY_SIZE(rel), R_OK);
-	if (p)
-		return p;
-	p = xasprintf("%s/libmemcheck.so.0", MC_LIBDIR);
-	if (access(p, R_OK) == 0)
-		return p;
-	free(p);
-	say("cannot find libmemcheck.so: not next to this program, not in %s; "
-	    "set MEMCHECK_LIBRARY to its path", MC_LIBDIR);
-	return NULL;
-}
 
 /* Fill in g for an allocator named on the command line: its object, or
  * why it is skipped.  False for a name memcheck does not know. */
@@ -145,26 +63,16 @@ static bool resolve_allocator(struct group *g, const char *name)
 		g->object = path;
 		return true;
 	}
-	for (size_t i = 0; i < MC_ARRAY_SIZE(known); i++) {
-		if (strcmp(name, known[i].name) != 0)
-			continue;
-		if (!known[i].soname)
-			return true;
-		g->object = xasprintf("%s/%s", dir, known[i].soname);
-		if (access(g->object, R_OK) != 0)
-			g->skipped = xasprintf("%s is not installed (%s: %s; Debian package %s)",
-					       name, g->object, strerror(errno), known[i].package);
+	const struct allocator_info *a = allocator_named(name);
+	if (!a)
+		return false;
+	if (!a->soname)
 		return true;
-	}
-	return false;
-}
-
-static void known_names(char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < MC_ARRAY_SIZE(known) && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", known[i].name);
+	g->object = xasprintf("%s/%s", dir, a->soname);
+	if (access(g->object, R_OK) != 0)
+		g->skipped = xasprintf("%s is not installed (%s: %s; Debian package %s)",
+				       name, g->object, strerror(errno), a->package);
+	return true;
 }
 
 /* ---- signals while the command runs ---------------------------------- */
@@ -216,18 +124,6 @@ static void rm_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
-/* err (lines) with every "abs" in it said as "given": the path the user
- * typed, in messages about the budget file. */
-static void say_path_error(const char *err, const char *abs, const char *given)
-{
-	const char *at;
-	while ((at = strstr(err, abs))) {
-		fprintf(stderr, "%.*s%s", (int)(at - err), err, given);
-		err = at + strlen(abs);
-	}
-	fprintf(stderr, "%s\n", err);
-}
-
 /* Parse every --suppressions file as the library will, so that a bad one
  * is said once, here, as "file:line: message" (exit 2), not by every
  * process the command starts.  Returns MEMCHECK_SUPPRESSIONS for them:
@@ -261,73 +157,6 @@ static char *check_suppressions(const char *const *files, int n)
 	return env;
 }
 
-struct mc_budget *load_budget(const char *path, char **abs_out)
-{
-	char err[1024];
-	char *abs = absolute(path);
-	struct mc_budget *b = mc_budget_load(abs, err, sizeof err);
-	if (!b) {
-		say_path_error(err, abs, path);
-		free(abs);
-		return NULL;
-	}
-	if (abs_out)
-		*abs_out = abs;
-	else
-		free(abs);
-	return b;
-}
-
-/* Records of the baseline allocator in a stored report: those whose
- * allocator is name, or all of them when none is. */
-bool read_baseline_file(struct group *g, const char *path, const char *name)
-{
-	struct recs all = { 0 };
-	int bad = recs_read(&all, path, false);
-	if (bad != 0) {
-		recs_free(&all);
-		return false;
-	}
-	g->label = xstrdup(base_name(path));
-	g->baseline = g->stored = true;
-	g->nreps = 1;
-	g->reps = xcalloc(1, sizeof *g->reps);
-	bool any = false;
-	for (size_t i = 0; i < all.n; i++)
-		any |= strcmp(all.v[i].m.allocator, name) == 0;
-	for (size_t i = 0; i < all.n; i++) {
-		if (!any || strcmp(all.v[i].m.allocator, name) == 0)
-			group_add(g, &all.v[i]);
-		else
-			free(all.v[i].line);
-	}
-	free(all.v);
-	if (!g->reps[0].n) {
-		say("%s: no memcheck records", path);
-		return false;
-	}
-	group_number(g);
-	return true;
-}
-
-/* The baseline allocator: --baseline, else the budget file's "baseline"
- * line, else glibc.  Both given and different is a usage error: the
- * library would skip relative limits under one and the CLI compare with
- * the other.  Returns 0 or the exit status. */
-int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
-		  const char **out)
-{
-	const char *file = b ? mc_budget_baseline(b) : NULL;
-	*out = given ? given : file ? file : "glibc";
-	/* the library reports tcmalloc-full as tcmalloc */
-	const char *as_reported = given && !strcmp(given, "tcmalloc-full") ? "tcmalloc" : given;
-	if (given && file && strcmp(as_reported, file) != 0)
-		return bad_usage(cmd, "--baseline %s, but the budget file's relative limits "
-				 "compare with %s (its \"baseline\" line, or glibc without one)",
-				 given, file);
-	return 0;
-}
-
 static const struct option run_options[] = {
 	{ "allocators", required_argument, NULL, 'a' },
 	{ "baseline", required_argument, NULL, 'b' },
@@ -349,66 +178,55 @@ static const struct option run_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_run_options(int argc, char **argv, struct run_opts *o)
+static int run_option(void *opts, int c, char *arg)
 {
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:a:b:kn:qh", run_options, NULL)) != -1) {
-		char *end;
-		long n;
-		switch (c) {
-		case 'a': o->allocators = optarg; o->allocators_given = true; break;
-		case 'V': o->valgrind = true; break;
-		case 'O':
-			o->vg_opts = xrealloc(o->vg_opts, (o->nvg_opts + 1) * sizeof *o->vg_opts);
-			o->vg_opts[o->nvg_opts++] = optarg;
+	struct run_opts *o = opts;
+	char *end;
+	long n;
+	switch (c) {
+	case 'a': o->allocators = arg; o->allocators_given = true; break;
+	case 'V': o->valgrind = true; break;
+	case 'O':
+		o->vg_opts = xrealloc(o->vg_opts, (o->nvg_opts + 1) * sizeof *o->vg_opts);
+		o->vg_opts[o->nvg_opts++] = arg;
+		break;
+	case 'b': o->baseline = arg; break;
+	case 'B': o->budget = arg; break;
+	case 'F': o->baseline_file = arg; break;
+	case 'r': o->report = arg; break;
+	case 'j': o->junit = arg; break;
+	case 'k': o->keep_going = true; break;
+	case 'q': o->quiet = true; break;
+	case 'S':
+		if (o->nsupp == (int)MC_ARRAY_SIZE(o->supp))
+			return bad_usage("run", "more than %d --suppressions files",
+					 (int)MC_ARRAY_SIZE(o->supp));
+		o->supp[o->nsupp++] = arg;
+		break;
+	case 'G': o->gen = arg; break;
+	case 'H': o->html = arg; break;
+	case 'A': add_alloc_fn(arg); break;
+	case 'T':
+		errno = 0;
+		n = arg ? strtol(arg, &end, 10) : 512;
+		if (arg && (errno || end == arg || *end || n < 1 || n > 100000))
+			return bad_usage("run", "--timeline=%s: expected a number of samples "
+					 "from 1 to 100000", arg);
+		o->timeline = arg ? arg : "512";
+		break;
+	case 'n':
+		if (strcmp(arg, "auto") == 0) {
+			o->repeat = 0;
 			break;
-		case 'b': o->baseline = optarg; break;
-		case 'B': o->budget = optarg; break;
-		case 'F': o->baseline_file = optarg; break;
-		case 'r': o->report = optarg; break;
-		case 'j': o->junit = optarg; break;
-		case 'k': o->keep_going = true; break;
-		case 'q': o->quiet = true; break;
-		case 'S':
-			if (o->nsupp == (int)MC_ARRAY_SIZE(o->supp))
-				return bad_usage("run", "more than %d --suppressions files",
-						 (int)MC_ARRAY_SIZE(o->supp));
-			o->supp[o->nsupp++] = optarg;
-			break;
-		case 'G': o->gen = optarg; break;
-		case 'H': o->html = optarg; break;
-		case 'A': add_alloc_fn(optarg); break;
-		case 'T':
-			errno = 0;
-			n = optarg ? strtol(optarg, &end, 10) : 512;
-			if (optarg && (errno || end == optarg || *end || n < 1 || n > 100000))
-				return bad_usage("run", "--timeline=%s: expected a number of samples "
-						 "from 1 to 100000", optarg);
-			o->timeline = optarg ? optarg : "512";
-			break;
-		case 'n':
-			if (strcmp(optarg, "auto") == 0) {
-				o->repeat = 0;
-				break;
-			}
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 1 || n > 1000 ||
-			    isspace((unsigned char)*optarg))
-				return bad_usage("run", "--repeat %s: expected a number of runs "
-						 "from 1 to 1000, or auto", optarg);
-			o->repeat = (int)n;
-			break;
-		case 'h':
-			usage_of("run", stdout);
-			return -1;
-		case ':':
-			return bad_usage("run", "%s needs a value", argv[optind - 1]);
-		default:
-			return bad_usage("run", "unknown option %s", argv[optind - 1]);
 		}
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || n < 1 || n > 1000 ||
+		    isspace((unsigned char)*arg))
+			return bad_usage("run", "--repeat %s: expected a number of runs "
+					 "from 1 to 1000, or auto", arg);
+		o->repeat = (int)n;
+		break;
 	}
 	return 0;
 }
@@ -425,7 +243,7 @@ static int add_allocator(struct group **groups, size_t *ng, const char *name, bo
 	g->baseline = baseline;
 	if (!resolve_allocator(g, name)) {
 		char names[128];
-		known_names(names, sizeof names);
+		allocator_names(names, sizeof names, ", ", 0);
 		return bad_usage("run", "unknown allocator '%s': expected one of %s, or the "
 				 "path of a shared object", name, names);
 	}
@@ -555,13 +373,14 @@ static bool timed_ms(const struct recs *rs, uint64_t *ms)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .allocators = DEFAULT_ALLOCATORS, .repeat = 0 /* auto */ };
-	int rc = parse_run_options(argc, argv, &o);
+	char defaults[128];
+	allocator_names(defaults, sizeof defaults, ",", MC_ALLOC_DEFAULT);
+	struct run_opts o = { .allocators = defaults, .repeat = 0 /* auto */ };
+	int rc = parse_options("run", argc, argv, "+:a:b:kn:qh", run_options, run_option, &o,
+			       "no command to run");
 	if (rc)
 		return rc < 0 ? EXIT_PASS : rc;
 	char **cmd = argv + optind;
-	if (optind >= argc)
-		return bad_usage("run", "no command to run");
 	const char *bname;
 	struct group *groups = NULL;
 	size_t ng = 0;

@@ -28,6 +28,23 @@ $(B)/memcheck: $(CLI_OBJ)
 
 -include $(wildcard $(B)/cli/*.d)
 
+# The command's files call down the layers of tools/layers.txt (tools/layers.sh
+# says how it is checked).  The check is run a second time on the same
+# symbols with an upward call (helpers.c -> cmd_run) and a circle
+# (records.c <-> detail.c) added: it must fail on both, or it checks
+# nothing.
+.PHONY: tools-layers-check
+check: tools-layers-check
+tools-layers-check: $(CLI_OBJ) tools/layers.txt tools/layers.sh
+	@nm -A $(CLI_OBJ) | sh tools/layers.sh tools/layers.txt
+	@{ nm -A $(CLI_OBJ); echo '$(B)/cli/helpers.o: U cmd_run'; \
+		echo '$(B)/cli/records.o: U detail_read'; echo '$(B)/cli/detail.o: U recs_read'; } | \
+		sh tools/layers.sh tools/layers.txt >$(B)/cli/layers-selftest.out || true; \
+	grep -q 'upward call: tools/helpers.c .*cmd_run' $(B)/cli/layers-selftest.out && \
+	grep -q 'circle of files: .*detail_read' $(B)/cli/layers-selftest.out || \
+		{ cat $(B)/cli/layers-selftest.out; \
+		  echo "tools-layers-check: an added upward call or circle went unnoticed"; exit 1; }
+
 # `make` builds the command too; the whole-program tests run it, and
 # test_cli runs it on tests/prog/cli_prog.
 all: $(B)/memcheck

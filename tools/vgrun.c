@@ -8,7 +8,13 @@
  * PATTERN names: the allocator's object, so that memcheck's wrapper still
  * runs in front of it and valgrind still serves, and tracks, every
  * block.  For glibc the pattern is nouserintercepts (libc alone).  The
- * shipped suppressions for the live allocator go with it.
+ * shipped suppressions for the live allocator go with it.  Patterns,
+ * suppression files and which allocators pull in libstdc++ come from
+ * lib/allocators.def.
+ *
+ * Part of `run`, apart from it so that run.c reads as the runs: it sits
+ * in the shared setup layer (tools/layers.txt) beside setup.c, whose
+ * beside_exe finds the suppression files.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,16 +46,26 @@ char *vg_find(void)
 	return found;
 }
 
+/* The allocator of lib/allocators.def that label names: the first
+ * whose family is in it ("tcmalloc-full", a path to libjemalloc.so.2),
+ * or NULL (another object, or glibc). */
+static const struct allocator_info *family_of(const char *label)
+{
+	for (size_t i = 0; i < nallocators; i++)
+		if (allocators[i].soname && strstr(label, allocators[i].family))
+			return &allocators[i];
+	return NULL;
+}
+
 /* The somalloc pattern: the allocator's object, or nouserintercepts for
  * glibc.  A path names the object by its file name up to ".so". */
 static char *pattern(const char *label, const char *object)
 {
 	if (!object)
-		return xstrdup("nouserintercepts");
-	static const char *const known[] = { "tcmalloc", "jemalloc", "mimalloc" };
-	for (size_t i = 0; i < MC_ARRAY_SIZE(known); i++)
-		if (strstr(label, known[i]))
-			return xasprintf("*%s*", known[i]);
+		return xstrdup(allocator_named("glibc")->vgpattern);
+	const struct allocator_info *a = family_of(label);
+	if (a)
+		return xstrdup(a->vgpattern);
 	const char *base = strrchr(object, '/');
 	base = base ? base + 1 : object;
 	size_t n = strcspn(base, ".");
@@ -87,14 +103,13 @@ char **vg_argv(const char *valgrind, const char *label, const char *object,
 	v[n++] = xasprintf("--soname-synonyms=somalloc=%s", pat);
 	free(pat);
 	/* glibc's, check's and memcheck's own always; libstdc++'s where the
-	 * allocator pulls it in (tcmalloc, jemalloc); the allocator's own. */
+	 * allocator pulls it in (MC_ALLOC_CXX); the allocator's own. */
 	const char *files[5] = { "glibc", "check", "memcheck", NULL, NULL };
-	if (strstr(label, "tcmalloc") || strstr(label, "jemalloc"))
+	const struct allocator_info *a = family_of(label);
+	if (a && (a->flags & MC_ALLOC_CXX))
 		files[3] = "libstdcxx";
-	static const char *const own[] = { "tcmalloc", "jemalloc", "mimalloc" };
-	for (size_t i = 0; i < MC_ARRAY_SIZE(own); i++)
-		if (strstr(label, own[i]))
-			files[4] = own[i];
+	if (a)
+		files[4] = a->family;
 	char *dir = supp_dir();
 	for (size_t i = 0; dir && i < MC_ARRAY_SIZE(files); i++) {
 		if (!files[i])
