@@ -5,7 +5,8 @@
 #
 # Environment: BENCH_ITERS (steps of the full-length runs), BENCH_RUNS
 # (runs per mode), BENCH_THREADS (threads of the threaded variant, 0: none),
-# VALGRIND=1 (also time valgrind --tool=memcheck), BENCH_OTHER=FILE (another
+# VALGRIND=1 (also time valgrind --tool=memcheck), BENCH_MODES (a regex:
+# only those modes, and the bare runs), BENCH_OTHER=FILE (another
 # libmemcheck.so, main's say: its stack modes timed in the same rounds, for
 # a before and after side by side).
 #
@@ -30,6 +31,9 @@
 # A measurement, not a test: targets that are missed print MISS, and the
 # script still exits 0.  It exits non-zero only when a run fails or gives
 # a different checksum than the bare run (memcheck changed the program).
+# The tree rows (tree_bench.c, a parser) weigh deep stacks from many call
+# paths; their targets: tracking with stacks <= 1.4x and below
+# LeakSanitizer.
 set -u
 export LC_ALL=C # $EPOCHREALTIME and awk with a '.' decimal point
 
@@ -44,9 +48,12 @@ KEEP=1000000            # live blocks of the memory-per-block runs
 DIV_UNW=10              # libunwind runs take 1/DIV_UNW of the steps
 DIV_BT=100              # glibc backtrace(3) runs: 1/DIV_BT
 DIV_VG=50               # valgrind runs: 1/DIV_VG
+DIV_TREE=8              # tree_bench runs: 1/DIV_TREE (5 M blocks, ~0.4 s bare)
 
 BIN=$BUILD/bench/malloc_bench
 LSAN_BIN=$BUILD/bench/malloc_bench_lsan
+TREE_BIN=$BUILD/bench/tree_bench
+TREE_LSAN_BIN=$BUILD/bench/tree_bench_lsan
 NULL_LIB=$BUILD/bench/libnull_interpose.so
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
@@ -71,7 +78,9 @@ fi
 # Nothing from the caller's environment may change what is measured.
 unset LD_PRELOAD LD_LIBRARY_PATH
 for v in $(compgen -e | grep '^MEMCHECK_'); do unset "$v"; done
-export MEMCHECK_TEXT=none MEMCHECK_PROCESS=on
+# EXITCODE=0: a leak verdict (tcmalloc's own 8 bytes, which the copy below,
+# without the shipped suppressions beside it, reports) is not a failed run.
+export MEMCHECK_TEXT=none MEMCHECK_PROCESS=on MEMCHECK_EXITCODE=0
 
 # clock: the time in REPLY, without a fork while bash has $EPOCHREALTIME.
 if [ -n "${EPOCHREALTIME:-}" ]; then
@@ -138,6 +147,19 @@ mode bt    "tracking + stacks, glibc backtrace" 1 $DIV_BT "MEMCHECK_UNWINDER=gli
 if [ -x "$LSAN_BIN" ]; then
 	mode lsan "LeakSanitizer (-fsanitize=leak)" 0 1 "" "" glibc
 fi
+# A parser (tree_bench.c): recursive descent, trees of small nodes and
+# strings built and freed, allocations 4..44 frames down from 90,000
+# call paths, where the loop above has one: every capture is a full
+# 16-frame walk, and its stack has left the thread's cache since last
+# seen.  1/DIV_TREE of the steps (a step: a block allocated and freed).
+if [ -x "$TREE_BIN" ]; then
+	mode pbare  "tree: bare"                       0 $DIV_TREE "" "" glibc
+	mode ptrack "tree: tracking, no stacks (DEPTH=0)" 1 $DIV_TREE "MEMCHECK_STACK_DEPTH=0" "" glibc
+	mode pfp    "tree: tracking + stacks (defaults)" 1 $DIV_TREE "" "" glibc
+	mode pnosite "tree: the same, no peak sites"   1 $DIV_TREE "MEMCHECK_PEAK_SITES=0" "" glibc
+	[ -n "$OTHER" ] && mode ofptree "other: tree: tracking + stacks" 3 $DIV_TREE "" "" glibc
+	[ -x "$TREE_LSAN_BIN" ] && mode plsan "tree: LeakSanitizer" 0 $DIV_TREE "" "" glibc
+fi
 # The same churn, but each new block is written in full, as a program
 # that allocates memory to use it would: the malloc-bound loop above is
 # the worst case, this one a heavy but less one-sided program.
@@ -161,6 +183,16 @@ if [ "$THREADS" -gt 1 ] 2>/dev/null; then
 	mode tnosite "$THREADS threads: the same, no peak sites" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_PEAK_SITES=0" "--threads $THREADS" all
 fi
 
+# BENCH_MODES=REGEX: only the modes whose names match it (and their bare
+# runs), for a focused before/after: BENCH_MODES='p.*' the tree rows.
+if [ -n "${BENCH_MODES:-}" ]; then
+	kept=()
+	for m in "${MODES[@]}"; do
+		[[ $m =~ ^($BENCH_MODES)$ || $m =~ ^bare ]] && kept+=("$m")
+	done
+	MODES=("${kept[@]}")
+fi
+
 # The reference run of a mode: the bare run with the same steps and threads.
 ref_of() {
 	case $1 in
@@ -170,6 +202,7 @@ ref_of() {
 	vg) echo bare$DIV_VG ;;
 	tbare | tcount | tfp | tnosite) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
+	pbare | ptrack | pfp | pnosite | ofptree | plsan) echo pbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
 	bare*) echo "$1" ;;
 	*) echo bare ;;
@@ -192,6 +225,8 @@ run_one() { # mode alloc [iters]
 	*) pre=$lib ;;
 	esac
 	[ "$m" = lsan ] || [ "$m" = flsan ] && bin=$LSAN_BIN
+	case $m in p* | ofptree) bin=$TREE_BIN ;; esac
+	[ "$m" = plsan ] && bin=$TREE_LSAN_BIN
 	[ "$m" = vg ] && cmd=(valgrind -q --tool=memcheck --error-exitcode=99)
 	local t0 rc
 	clock
@@ -342,6 +377,8 @@ for a in "${ALLOCS[@]}"; do
 		fwd) note="the floor of any interposer: forwards, counts nothing" ;;
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
 		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
+		ofptree) note="BENCH_OTHER's library; tree_bench.c, seconds x$div" ;;
+		pbare | ptrack | pfp | pnosite | plsan) note="tree_bench.c: $steps blocks, seconds x$div" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
 		nosite) note="the per-site counts of the peak snapshot off" ;;
 		tline) note="sampling live bytes, RSS, retained bytes" ;;
@@ -399,6 +436,7 @@ target_line() { # label counting-ratio fp-ratio [note]
 	}'
 }
 for a in "${ALLOCS[@]}"; do
+	[ -n "${RATIO[$a/count]:-}" ] && [ -n "${RATIO[$a/fp]:-}" ] || continue # BENCH_MODES left them out
 	z=${RATIO[$a/fwd]:-}
 	target_line "$a" "${RATIO[$a/count]}" "${RATIO[$a/fp]}" \
 		"${z:+forwarding alone $(printf '%.2f' "$z")x}"
