@@ -525,9 +525,9 @@ void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), voi
  * 0 when n is 0 or the depot is full. */
 uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
 /* Stacks stacks.c's capture can name from its frame-pointer walk: the
- * stored stack id, of hash h, with its walked mark (stacks.c's
- * capture_known), indexed by mc_depot_set_walked; mc_depot_known gives
- * the id of hash h and its mark in *walked, 0 if not indexed. */
+ * stored stack id with its walked mark (stacks.c's capture_known),
+ * indexed by key (a hash) by mc_depot_set_walked; mc_depot_known gives
+ * the id of key h and its mark in *walked, 0 if not indexed. */
 void mc_depot_set_walked(uint32_t id, uint64_t h, int walked);
 uint32_t mc_depot_known(uint64_t h, int *walked);
 /* Frames of an interned stack: returns the depth, *frames points into
