@@ -165,14 +165,16 @@ if [ "$THREADS" -gt 1 ] 2>/dev/null; then
 	mode tcount "$THREADS threads: counting (TRACK=0)"  1 1 "MEMCHECK_TRACK=0" "--threads $THREADS" all
 	mode tfp    "$THREADS threads: tracking + stacks, fp" 1 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 	mode tnosite "$THREADS threads: the same, no peak sites" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_PEAK_SITES=0" "--threads $THREADS" all
+	[ -n "$OTHER" ] && mode otfp "other: $THREADS threads: tracking + stacks" 3 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 fi
 
-# BENCH_MODES=REGEX: only the modes whose names match it (and their bare
-# runs), for a focused before/after: BENCH_MODES='p.*' the tree rows.
+# BENCH_MODES=REGEX: only the modes whose names match it (and the bare
+# runs, bare, tbare, pbare...), for a focused before/after: BENCH_MODES='p.*'
+# the tree rows.
 if [ -n "${BENCH_MODES:-}" ]; then
 	kept=()
 	for m in "${MODES[@]}"; do
-		[[ $m =~ ^($BENCH_MODES)$ || $m =~ ^bare ]] && kept+=("$m")
+		[[ $m =~ ^($BENCH_MODES)$ || $m =~ bare ]] && kept+=("$m") # the references too
 	done
 	MODES=("${kept[@]}")
 fi
@@ -184,7 +186,7 @@ ref_of() {
 	lunw) echo barel$DIV_UNW ;;
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
-	tbare | tcount | tfp | tnosite) echo tbare ;;
+	tbare | tcount | tfp | tnosite | otfp) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
 	pbare | ptrack | pfp | pnosite | ofptree | plsan) echo pbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
@@ -345,7 +347,7 @@ group_of() {
 	case $1 in
 	fbare | fcount | ffp | flsan) echo "malloc loop, every byte written" ;;
 	lbare | ltrack | lfp | barel* | lunw | olfp) echo "malloc loop, blocks from strndup (libc)" ;;
-	tbare | tcount | tfp | tnosite) echo "malloc loop, $THREADS threads" ;;
+	tbare | tcount | tfp | tnosite | otfp) echo "malloc loop, $THREADS threads" ;;
 	pbare | ptrack | pfp | pnosite | ofptree | plsan) echo "parser, deep stacks (tree_bench.c)" ;;
 	*) echo "malloc loop" ;;
 	esac
@@ -356,7 +358,7 @@ kind_of() {
 	fp | ffp | lfp | tfp | pfp) echo mc ;;
 	lsan | flsan | plsan) echo lsan ;;
 	vg) echo vg ;;
-	fwd | ofp | ofpdeep | olfp | ofptree) echo other ;;
+	fwd | ofp | ofpdeep | olfp | ofptree | otfp) echo other ;;
 	*) echo mcmode ;;
 	esac
 }
@@ -395,7 +397,7 @@ for a in "${ALLOCS[@]}"; do
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
 		nosite) note="the per-site counts of the peak snapshot off" ;;
 		tline) note="sampling live bytes, RSS, retained bytes" ;;
-		tbare | tcount | tfp | tnosite) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
+		tbare | tcount | tfp | tnosite | otfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
 		esac
 		awk -v a="$a" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v d="$div" \
 			-v n="$steps" -v sp="$spread" -v note="$note" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
