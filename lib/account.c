@@ -74,6 +74,15 @@ static MC_TLS int my_disabled; /* memcheck_disable() depth */
 static _Atomic int64_t g_live;
 static _Atomic int64_t g_peak;
 
+/* The timeline's countdown (timeline.c): the innermost region's step,
+ * which timeline.c sets, and its sampler, called when a thread's
+ * countdown runs out.  A hook (life.c sets it): the sample sums every
+ * thread's counters here, so timeline.c calls this file, not the other
+ * way round. */
+static _Atomic int64_t step_now;
+static void (*sampler)(void);
+static int64_t timeline_step(void);
+
 /* ---- per-thread slots ------------------------------------------------ */
 
 static void fold(struct mc_totals *into, const struct mc_totals *t)
@@ -158,7 +167,7 @@ static struct slot *slot_acquire(void)
 			atomic_store_explicit(&slots_hi, free_at + 1, memory_order_relaxed);
 		if (!s->ring)
 			s->ring = mc_map_reserve(RING * sizeof *s->ring);
-		s->sample_left = mc_timeline_step();
+		s->sample_left = timeline_step();
 		nslots_used++;
 	}
 	pthread_mutex_unlock(&slot_lock);
@@ -266,9 +275,33 @@ static inline void live_change(int64_t d)
 		peak_update(live);
 }
 
+/* A thread's first countdown: the innermost region's step; with no
+ * region open, threads still count down (from the first step), so that
+ * a thread made before a region begins samples it too; INT64_MAX when
+ * there is no timeline. */
+static int64_t timeline_step(void)
+{
+	if (mc_opt.timeline <= 0)
+		return INT64_MAX;
+	int64_t s = atomic_load_explicit(&step_now, memory_order_relaxed);
+	return s > 0 ? s : MC_TIMELINE_FIRST_STEP;
+}
+
+void mc_account_step_set(int64_t step)
+{
+	atomic_store_explicit(&step_now, step, memory_order_relaxed);
+}
+
+void mc_account_sampler_set(void (*fn)(void))
+{
+	sampler = fn;
+}
+
 static __attribute__((noinline, cold)) void sample_due(struct slot *s)
 {
-	s->sample_left = mc_timeline_sample();
+	if (sampler)
+		sampler();
+	s->sample_left = timeline_step();
 }
 
 /* One allocation or free of size bytes: its call counter, its byte
@@ -297,7 +330,7 @@ void mc_account_countdown(void)
 {
 	struct slot *s = slot();
 	if (s != &shared_slot)
-		s->sample_left = mc_timeline_step();
+		s->sample_left = timeline_step();
 }
 
 int64_t mc_account_live(void)
@@ -338,6 +371,32 @@ int64_t mc_account_peak_end(int64_t saved_peak)
 }
 
 /* ---- the hooks ------------------------------------------------------- */
+
+/* MEMCHECK_SCRUB.  The scan reads a block's aligned words and takes
+ * those that hold an address; valgrind skips the bytes a program never
+ * wrote.  Clearing only the words that hold an address leaves everything
+ * else as the allocator handed it out: a zero word is read, never
+ * written, so a page of the block nobody touched stays the kernel's zero
+ * page and the program's resident memory is what it was. */
+#define MC_IS_ADDR(w) ((w) - 4096 < ((uintptr_t)1 << 48) - 4096)
+void mc_scrub_words(void *p, size_t from, size_t n)
+{
+	size_t max = (size_t)mc_opt.scrub;
+	size_t to = (n < max ? n : max) & ~(size_t)7;
+	uintptr_t *w = (uintptr_t *)((char *)p + ((from + 7) & ~(size_t)7));
+	uintptr_t *end = (uintptr_t *)((char *)p + to);
+	/* Four words tested at a time without a branch: most hold no address. */
+	for (; w + 4 <= end; w += 4)
+		if (unlikely(MC_IS_ADDR(w[0]) | MC_IS_ADDR(w[1]) | MC_IS_ADDR(w[2]) |
+			     MC_IS_ADDR(w[3])))
+			for (int i = 0; i < 4; i++)
+				if (MC_IS_ADDR(w[i]))
+					w[i] = 0;
+	for (; w < end; w++)
+		if (MC_IS_ADDR(*w))
+			*w = 0;
+}
+
 
 /* f: the block's earlier free (a double free); inside: the live block p
  * points into; neither: a pointer memcheck never saw. */
@@ -414,7 +473,7 @@ static inline void guard_lower(void)
 		/* as mc_guard_leave: a signal handler's calls to record */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (unlikely(mc_self.sig_pending))
-			mc_signal_drain();
+			mc_guard_drain();
 	}
 }
 
@@ -694,49 +753,22 @@ void *mc_track_realloc(void *old, size_t n)
 
 /* ---- fork ------------------------------------------------------------ */
 
-/* Every lock taken here is one nothing holds while calling the allocator
- * (region.c says why); the ones that are so held are only tried. */
-static void atfork_prepare(void)
+/* life.c's fork handlers take the slot lock in their order (nothing
+ * holds it while calling the allocator). */
+void mc_account_prefork(void)
 {
-	mc_guard_enter();
-	mc_walks_prefork(); /* first: a walk's callback takes mc_map's lock */
-	mc_symbolize_prefork();
-	mc_regions_lock();
-	mc_scan_prefork();
 	pthread_mutex_lock(&slot_lock);
-	mc_stacks_lock();
-	mc_blocks_lock_all();
-	mc_ownheap_lock();
-	mc_footprint_lock(); /* taken by mc_map inside all of the above */
 }
 
-static void atfork_parent(void)
+void mc_account_postfork_parent(void)
 {
-	mc_footprint_unlock();
-	mc_ownheap_unlock();
-	mc_blocks_unlock_all();
-	mc_stacks_unlock();
 	pthread_mutex_unlock(&slot_lock);
-	mc_scan_postfork(false);
-	mc_regions_unlock();
-	mc_symbolize_postfork(false);
-	mc_walks_postfork(false);
-	mc_guard_leave();
 }
 
-
-/* The child has one thread and the parent's counters and blocks.  Its
- * figures are its own: every open region starts again here. */
-static void atfork_child(void)
+/* The child has one thread and the parent's counters and blocks: the
+ * other threads' slots are retired, their counts kept. */
+void mc_account_postfork_child(void)
 {
-	mc_walks_postfork(true);
-	mc_text_after_fork();
-	mc_symbolize_postfork(true);
-	mc_scan_postfork(true);
-	mc_footprint_after_fork_child();
-	mc_ownheap_after_fork_child();
-	mc_blocks_after_fork_child();
-	mc_stacks_after_fork_child();
 	pthread_mutex_init(&slot_lock, NULL);
 	if (slots) {
 		for (int i = 0, hi = slots_hi; i < hi; i++) {
@@ -752,8 +784,6 @@ static void atfork_child(void)
 		if (nslots_used)
 			my_slot->tid = gettid(); /* the child's own id */
 	}
-	mc_regions_after_fork_child();
-	mc_guard_leave();
 }
 
 void mc_account_init(void)
@@ -766,7 +796,6 @@ void mc_account_init(void)
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");
 	pthread_key_create(&slot_key, slot_release);
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 /* ---- public API ------------------------------------------------------ */
@@ -806,12 +835,6 @@ MC_API int memcheck_active(void)
 {
 	mc_resolve();
 	return mc_is_active;
-}
-
-MC_API const char *memcheck_allocator(void)
-{
-	mc_resolve();
-	return mc_allocator_name();
 }
 
 MC_API uint64_t memcheck_live_bytes(void)

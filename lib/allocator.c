@@ -685,6 +685,12 @@ const char *mc_allocator_name(void)
 	return name;
 }
 
+MC_API const char *memcheck_allocator(void)
+{
+	mc_resolve();
+	return mc_allocator_name();
+}
+
 const void *mc_allocator_glibc_base(void)
 {
 	return glibc_base;

@@ -10,7 +10,9 @@
  * - Debian ships check as a static library only: tcase_name() is then in
  *   the program's own symbol table (.symtab), not its dynamic one, and
  *   dlsym cannot find it.  The executable's file is read for it, without
- *   malloc (an mmap of the file), once per process that asks.
+ *   malloc (an mmap of the file, by the system call: memcheck's own,
+ *   not the program's mmap that mappings.c wraps), once per process
+ *   that asks.
  * - A program may have a function of that name that is not check's: it
  *   counts as check's only beside srunner_run_all, from the same place.
  * - The runner itself may have run tests too (CK_NOFORK): only a forked
@@ -55,7 +57,7 @@ static tcase_name_fn *from_symtab(void)
 	struct stat st;
 	void *map = MAP_FAILED;
 	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(ElfW(Ehdr)))
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		map = mc_sys_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
 		return NULL;
@@ -93,7 +95,7 @@ static tcase_name_fn *from_symtab(void)
 			}
 		}
 	}
-	munmap(map, size);
+	mc_sys_munmap(map, size);
 	if (!name_at || !runner)
 		return NULL;
 	uintptr_t bias = 0;

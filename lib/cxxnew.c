@@ -122,7 +122,7 @@ static uintptr_t find(enum fn f)
 	return (uintptr_t)p | (own || runtime || slow_all ? 1 : 0);
 }
 
-/* Called by interpose.c's resolution, with the allocator's object when
+/* Called by life.c's start-up, with the allocator's object when
  * memcheck counts (NULL when bypassed: everything is only forwarded). */
 void mc_cxx_resolve(const void *allocator)
 {

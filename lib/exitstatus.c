@@ -38,14 +38,11 @@
 
 static _Atomic unsigned failed;      /* regions failed, not handled */
 static _Atomic bool last_failed;     /* the region ended last failed */
-static bool watching;
 
-/* After the last exit handler registered after it: decide. */
-static void at_exit(int status, void *arg)
+/* At exit, after the process region has ended (life.c's on_exit
+ * handler): the program's status, changed when a region failed. */
+void mc_exit_decide(int status)
 {
-	(void)arg;
-	/* Reported already by the destructor, or now. */
-	mc_process_end();
 	unsigned n = atomic_load(&failed);
 	if ((status & 0xff) != 0 || n == 0 || mc_opt.exitcode == 0)
 		return;
@@ -54,13 +51,6 @@ static void at_exit(int status, void *arg)
 		       "(MEMCHECK_EXITCODE=0 keeps the program's own)",
 		       mc_opt.exitcode, n, n == 1 ? "" : "s");
 	exit(mc_opt.exitcode);
-}
-
-void mc_exit_watch(void)
-{
-	if (watching)
-		return;
-	watching = on_exit(at_exit, NULL) == 0;
 }
 
 void mc_exit_region_ended(bool pass)
@@ -76,13 +66,12 @@ void mc_exit_after_fork_child(void)
 	atomic_store(&last_failed, false);
 }
 
-MC_API int memcheck_handled(void)
+/* memcheck_handled() (region.c): the region that ended last failed, and
+ * no longer counts. */
+bool mc_exit_handled(void)
 {
 	if (!atomic_exchange(&last_failed, false))
-		return -1;
+		return false;
 	atomic_fetch_sub(&failed, 1);
-	mc_guard_enter();
-	mc_regions_forget_failed();
-	mc_guard_leave();
-	return 0;
+	return true;
 }

@@ -315,19 +315,20 @@ static void publish_id(void)
 	putenv(proc_env);
 }
 
-static void atfork_prepare(void)
+/* Around fork (life.c's handlers, in their order). */
+void mc_fault_prefork(void)
 {
 	pthread_mutex_lock(&lock);
 	forks++;
 }
 
-static void atfork_parent(void)
+void mc_fault_postfork_parent(void)
 {
 	pthread_mutex_unlock(&lock);
 }
 
 /* The child's regions are its own from here: new ids, counts from 0. */
-static void atfork_child(void)
+void mc_fault_postfork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	char parent[sizeof proc_id];
@@ -367,7 +368,6 @@ void mc_fault_init(void)
 	if (mc_opt.process_id && strlen(mc_opt.process_id) + 2 < sizeof proc_id)
 		snprintf(proc_id, sizeof proc_id, "%sx", mc_opt.process_id);
 	level_start(&levels[0], "(no region)", 0);
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 void mc_fault_start(void)

@@ -53,7 +53,7 @@ struct mc_options {
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
-	int scrub;                /* bytes of new blocks cleaned of addresses (interpose.c) */
+	int scrub;                /* bytes of new blocks cleaned of addresses (account.c) */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
@@ -115,6 +115,12 @@ bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
  * which memcheck wraps (mappings.c). */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int mc_sys_munmap(void *addr, size_t len);
+/* The C library's sigaction (the next definition after memcheck's own,
+ * signals.c), looked up with dlsym the first time: at start-up, or with
+ * the guard held.  -1 with ENOSYS when there is none. */
+struct sigaction;
+int mc_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+bool mc_sys_sigaction_resolve(void);
 /* cb for each mapping mc_map and mc_map_io have made and not unmapped:
  * memcheck's own memory, never the allocator's.  False when some were
  * not listed (more at once than the list holds). */
@@ -210,11 +216,13 @@ bool mc_program_installed(const char *exe);
 
 /* ---- exitstatus.c ---------------------------------------------------- */
 
-/* Change the exit status at exit when a region failed (region.c calls
- * these: _watch from the constructor, unless the process is only
- * forwarded; _region_ended at every region's end). */
-void mc_exit_watch(void);
+/* Change the exit status at exit when a region failed: _region_ended at
+ * every region's end (region.c), _decide from life.c's on_exit handler
+ * (may call exit()), _handled for memcheck_handled() (false: the last
+ * region did not fail). */
 void mc_exit_region_ended(bool pass);
+void mc_exit_decide(int status);
+bool mc_exit_handled(void);
 void mc_exit_after_fork_child(void);
 
 /* ---- footprint.c ----------------------------------------------------- */
@@ -290,7 +298,7 @@ void mc_ownheap_lock(void);
 void mc_ownheap_unlock(void);
 void mc_ownheap_after_fork_child(void);
 
-/* ---- interpose.c ----------------------------------------------------- */
+/* ---- forward.c ------------------------------------------------------ */
 
 /* The allocator memcheck forwards to.  Functions the allocator lacks are
  * built from the ones it has, never taken from another allocator. */
@@ -307,8 +315,16 @@ struct mc_real {
 	void *(*pvalloc)(size_t);
 	void *(*reallocarray)(void *, size_t, size_t);
 	const char *object;       /* path of the object that exports malloc */
+	const void *base;         /* where that object starts (mc_object_base) */
 };
 extern struct mc_real mc_real;
+/* Fill mc_real and find libmemcheck's own code (mc_text_lo): life.c, at
+ * start-up.  self_malloc: memcheck's own malloc (interpose.c's). */
+void mc_forward_resolve(const void *self_malloc);
+/* A block memcheck's own work got from malloc with the guard held
+ * (libdw's), freed where it came from: ownheap.c or the allocator. */
+void mc_forward_free(void *p);
+size_t mc_page_size(void);
 
 /* Recursion guard: while set, this thread's calls pass straight through
  * uncounted.  Used around everything memcheck itself does. */
@@ -346,7 +362,10 @@ static inline void mc_guard_enter(void)
 	mc_self.in_hook++;
 	mc_self.fast = NULL;
 }
-void mc_signal_drain(void);
+/* The guard came down with calls a signal handler made meanwhile: the
+ * hook signals.c sets (mc_guard_drain_set) records them. */
+void mc_guard_drain(void);
+void mc_guard_drain_set(void (*fn)(void));
 static inline void mc_guard_leave(void)
 {
 	if (--mc_self.in_hook == 0) {
@@ -356,7 +375,7 @@ static inline void mc_guard_leave(void)
 		 * guard is down. */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (unlikely(mc_self.sig_pending))
-			mc_signal_drain();
+			mc_guard_drain();
 	}
 }
 static inline void mc_set_totals(struct mc_totals *t)
@@ -381,28 +400,22 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 #endif
 }
 
-/* Make sure the forwarding table is filled in. */
-void mc_resolve(void);
+/* How far start-up has come (life.c moves it on; the wrappers test it):
+ * NONE -> RESOLVING -> FORWARDING (calls pass through uncounted while
+ * the rest of memcheck starts) -> READY; back to FORWARDING when
+ * bypassed or after the last report. */
+enum { MC_NONE, MC_RESOLVING, MC_FORWARDING, MC_READY };
+extern _Atomic int mc_state;
+/* READY with tracking on: the wrappers may jump to mc_track_*.  Count-only
+ * mode without a thread's counters yet goes the slow way, whose guard
+ * functions then open the count-only path (mc_self.fast). */
+extern _Atomic int mc_track_ready;
+/* This thread is filling the forwarding table (its calls are memcheck's). */
+extern MC_TLS int mc_resolving_here;
+/* 1 when the program's malloc calls reach memcheck. */
+extern int mc_is_active;
 /* Calls are counted: memcheck is ready, not bypassed, not done. */
 bool mc_counting(void);
-/* True when a call made now must pass straight through, uncounted:
- * during start-up, inside memcheck's own work (the guard), bypassed. */
-bool mc_uncounted(void);
-/* region.c's start-up probe: the next malloc call on this thread, if it
- * reaches memcheck, is answered by memcheck alone; seen says whether it
- * did.  Call with the guard held. */
-void mc_probe_arm(void);
-bool mc_probe_seen(void);
-
-/* MEMCHECK_SCRUB: in the bytes [from, n) of a new block p, within its
- * first mc_opt.scrub (from: what realloc kept), each aligned word that
- * holds an address is cleared (interpose.c). */
-void mc_scrub_words(void *p, size_t from, size_t n);
-static inline void mc_scrub(void *p, size_t from, size_t n)
-{
-	if (unlikely(from < (size_t)mc_opt.scrub) && p)
-		mc_scrub_words(p, from, n);
-}
 
 /* libmemcheck's own code, [lo, lo + len): found at start-up. */
 extern uintptr_t mc_text_lo, mc_text_len;
@@ -438,12 +451,26 @@ static inline void *mc_call_frame(void *fp)
 #define MC_FRAMELESS
 #endif
 
-/* 1 when the program's malloc calls reach memcheck. */
-extern int mc_is_active;
-/* They do not (found out late, e.g. under valgrind): stop counting. */
-void mc_bypass(void);
-/* The process has been reported for the last time: pass calls through. */
-void mc_stop_counting(void);
+/* ---- life.c ---------------------------------------------------------- */
+
+/* Make sure start-up has run: the forwarding table filled, every module
+ * started.  Safe to call from any thread at any time; only the first
+ * call does work.  The one call up the layers every entry point makes:
+ * memcheck may be called before its constructor runs. */
+void mc_resolve(void);
+
+/* ---- interpose.c ----------------------------------------------------- */
+
+/* memcheck's own malloc, whatever the global symbol resolves to. */
+extern __typeof__(void *(size_t)) mc_self_malloc;
+/* True when a call made now must pass straight through, uncounted:
+ * during start-up, inside memcheck's own work (the guard), bypassed. */
+bool mc_uncounted(void);
+/* life.c's start-up probe: the next malloc call on this thread, if it
+ * reaches memcheck, is answered by memcheck alone; seen says whether it
+ * did.  Call with the guard held. */
+void mc_probe_arm(void);
+bool mc_probe_seen(void);
 
 /* ---- cxxnew.c -------------------------------------------------------- */
 
@@ -455,9 +482,10 @@ void mc_cxx_resolve(const void *allocator);
 
 /* Handlers the program installs run in a trampoline that notes where the
  * guard was; a call from one that interrupted memcheck is made at once
- * and recorded when the guard comes down (mc_signal_drain, called by
- * mc_guard_leave).  site: the call's return address. */
-void mc_signals_init(void);
+ * and recorded when the guard comes down (signals.c's drain, which
+ * mc_signals_init hands to mc_guard_leave's hook).  site: the call's
+ * return address. */
+bool mc_signals_init(void);
 bool mc_signal_nested(void);
 void *mc_signal_alloc(void *p, size_t size, uintptr_t site); /* returns p */
 void mc_signal_free(void *p, uintptr_t site);
@@ -683,12 +711,11 @@ struct mc_timeline {
 void mc_timeline_begin(int depth, bool from_start, uint64_t live, uint64_t rss, double t0);
 bool mc_timeline_end(int depth, uint64_t live, uint64_t rss, uint64_t retained,
 		     struct mc_timeline *out);
-/* A thread's countdown ran out (account.c): sample the regions that are
- * due; returns the next countdown. */
-int64_t mc_timeline_sample(void);
-/* A new thread's first countdown: the innermost region's step, or
- * INT64_MAX when there is no timeline. */
-int64_t mc_timeline_step(void);
+/* Bytes moved between a region's first samples. */
+#define MC_TIMELINE_FIRST_STEP 4096
+/* A thread's countdown ran out (account.c, through the hook life.c
+ * sets): sample the regions that are due. */
+void mc_timeline_sample(void);
 void mc_timeline_after_fork_child(void);
 
 /* ---- blocks.c -------------------------------------------------------- */
@@ -783,11 +810,6 @@ bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 		  void (*fn)(const struct mc_block *, int kind, void *), void *arg);
 void mc_scan_free(struct mc_scan *s);
-/* The roots memcheck_add_root registered, held across fork. */
-void mc_scan_prefork(void);
-void mc_scan_postfork(bool child);
-/* Each range registered with memcheck_add_root to fn. */
-void mc_user_roots(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
 /* ---- roots.c --------------------------------------------------------- */
 
@@ -804,6 +826,9 @@ struct mc_root {
 struct mc_roots;
 /* At start-up, on the main thread: its thread pointer. */
 void mc_roots_init(void);
+/* The roots memcheck_add_root registered, held across fork. */
+void mc_roots_prefork(void);
+void mc_roots_postfork(bool child);
 /* The roots that need locks (the loaded objects', the registered ones, a
  * copy of the program's mappings): before the block table is locked.
  * NULL when memory for them cannot be mapped. */
@@ -896,11 +921,23 @@ void mc_prog_maps_free(struct mc_prog_maps *r);
  * device mappings left out, to fn (maps.c). */
 void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
-/* The C library's mmap family, looked up by lookup (interpose.c). */
+/* The C library's mmap family, looked up by lookup (life.c's). */
 void mc_mappings_resolve(void *(*lookup)(const char *));
-void mc_mappings_init(void);
+/* Around fork (life.c's handlers): the table's lock. */
+void mc_mappings_prefork(void);
+void mc_mappings_postfork(void);
 
 /* ---- account.c ------------------------------------------------------- */
+
+/* MEMCHECK_SCRUB: in the bytes [from, n) of a new block p, within its
+ * first mc_opt.scrub (from: what realloc kept), each aligned word that
+ * holds an address is cleared. */
+void mc_scrub_words(void *p, size_t from, size_t n);
+static inline void mc_scrub(void *p, size_t from, size_t n)
+{
+	if (unlikely(from < (size_t)mc_opt.scrub) && p)
+		mc_scrub_words(p, from, n);
+}
 
 /* Monotonic counters; a region's figures are the difference of two sums. */
 struct mc_totals {
@@ -948,6 +985,16 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 #define mc_my_totals (mc_self.totals)
 
 void mc_account_init(void);
+/* Around fork (life.c's handlers): the slot lock; in the child the
+ * other threads' slots retired. */
+void mc_account_prefork(void);
+void mc_account_postfork_parent(void);
+void mc_account_postfork_child(void);
+/* The timeline's countdown: the innermost region's step (timeline.c
+ * sets it: 0, none open) and what runs when a thread's runs out (life.c
+ * hands it mc_timeline_sample). */
+void mc_account_step_set(int64_t step);
+void mc_account_sampler_set(void (*fn)(void));
 void mc_account_sum(struct mc_totals *t);
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
@@ -971,21 +1018,19 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max);
 
 /* ---- region.c -------------------------------------------------------- */
 
-/* Called once from the library constructor and destructor. */
-void mc_process_begin(void);
-void mc_process_end(void);
+/* The process region: begun at start-up, and every open region ended at
+ * exit (life.c; from: where the program's stack begins). */
+void mc_regions_begin_process(void);
+struct mc_scan_from;
+void mc_regions_end_all(const struct mc_scan_from *from);
 
-
-/* account.c's fork handlers: the region stack held around fork, and in
+/* life.c's fork handlers: the region stack held around fork, and in
  * the child every open region begun again. */
 void mc_regions_lock(void);
 void mc_regions_unlock(void);
 void mc_regions_after_fork_child(void);
 /* What region ends keep, forgotten in a child forked during one. */
 void mc_report_state_forget(void);
-/* memcheck_handled(): the blocks the region that failed last left
- * behind are let outlive every region (epoch 0). */
-void mc_regions_forget_failed(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -1010,6 +1055,11 @@ void mc_limits_init(void);
 bool mc_fault_check(void *fp, bool is_realloc);
 
 void mc_fault_init(void);
+/* Around fork (life.c's handlers): the fault lock; the child's regions
+ * get ids of their own. */
+void mc_fault_prefork(void);
+void mc_fault_postfork_parent(void);
+void mc_fault_postfork_child(void);
 /* From memcheck's constructor on, failures may be injected. */
 void mc_fault_start(void);
 /* Region stack, kept in step with region.c's (region lock held). */
@@ -1299,7 +1349,7 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
 #define MC_MAX_INLINE 8
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
 void mc_symbolize_end(void);
-/* Around fork (account.c's handlers): the lock libdw is used under is
+/* Around fork (life.c's handlers): the lock libdw is used under is
  * only tried (its holder may be waiting for the allocator); a child
  * whose parent was using libdw on another thread forgets that session. */
 void mc_symbolize_prefork(void);

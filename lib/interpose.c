@@ -7,49 +7,23 @@
  * and the result exactly as the allocator made them.  Nothing else lives
  * here.
  *
- * Three traps shape the code.  Finding the allocator must not use it:
- * memcheck reads the objects' symbol tables itself (elfsym.c), since
- * dlsym and dlopen allocate, and dlopen's block changed the allocator's
- * layout for the whole run (mimalloc 2.0.9 then peaked 26 MB lower on a
- * three-phase program); region.c's start-up probe is answered here.  A
- * call that comes in before the forwarding table is filled, and every
- * call memcheck's own work makes (stack capture, symbolization:
- * thread-local guard held), is served by ownheap.c, uncounted: never by
- * the program's allocator.
+ * The allocator is found, and start-up run, elsewhere: the forwarding
+ * table mc_real by forward.c, start-up by life.c (mc_resolve), which the
+ * first call here starts when it comes before the constructor.  Two
+ * traps shape the code.  life.c's start-up probe (does a malloc call
+ * reach memcheck?) is answered here, never by the allocator.  A call
+ * that comes in before the forwarding table is filled, and every call
+ * memcheck's own work makes (stack capture, symbolization: thread-local
+ * guard held), is served by ownheap.c, uncounted: never by the
+ * program's allocator.
  */
-#include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <unistd.h>
 
 #include "internal.h"
-
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define MC_ON_VALGRIND RUNNING_ON_VALGRIND
-#else
-#define MC_ON_VALGRIND 0
-#endif
-
-struct mc_real mc_real;
-uintptr_t mc_text_lo, mc_text_len;
-MC_TLS struct mc_thread mc_self;
-int mc_is_active = 1;
-
-/* NONE -> RESOLVING -> FORWARDING (calls pass through uncounted while the
- * rest of memcheck starts) -> READY. */
-enum { NONE, RESOLVING, FORWARDING, READY };
-static _Atomic int state;
-/* READY with tracking on: the wrappers may jump to mc_track_*.  Count-only
- * mode without a thread's counters yet goes the slow way, whose guard
- * functions then open the count-only path (mc_self.fast). */
-static _Atomic int track_ready;
-static MC_TLS int resolving_here;
 
 /* ---- memcheck's own calls ------------------------------------------- */
 
@@ -69,7 +43,7 @@ static bool bootstrapping(void);
  * forwarded to it (MC_REAL). */
 static inline bool own_call(void)
 {
-	return (mc_in_hook && !mc_self.in_real) || resolving_here || bootstrapping();
+	return (mc_in_hook && !mc_self.in_real) || mc_resolving_here || bootstrapping();
 }
 
 /* *served: false when the caller must ask the allocator instead. */
@@ -82,92 +56,6 @@ static void *own_alloc(size_t align, size_t n, bool zero, bool *served)
 	return p;
 }
 
-/* ---- functions the allocator lacks ----------------------------------- */
-
-/* jemalloc has no pvalloc or reallocarray, tcmalloc no reallocarray.
- * Taking glibc's instead would hand the program a glibc pointer that the
- * allocator's free() then crashes on, so these are built from memalign
- * and realloc of the allocator itself. */
-
-static size_t page_size(void)
-{
-	static size_t pg;
-	if (!pg)
-		pg = (size_t)sysconf(_SC_PAGESIZE);
-	return pg;
-}
-
-/* memalign as the functions built on it must fail: with errno set, as
- * glibc's own versions, which the program gets without memcheck, set it
- * (jemalloc's memalign fails a huge request leaving errno alone). */
-static void *memalign_or_enomem(size_t align, size_t n)
-{
-	int saved = errno;
-	errno = 0;
-	void *p = mc_real.memalign(align, n);
-	if (p)
-		errno = saved;
-	else if (!errno)
-		errno = ENOMEM;
-	return p;
-}
-
-static void *synth_valloc(size_t n)
-{
-	return memalign_or_enomem(page_size(), n);
-}
-
-static void *synth_pvalloc(size_t n)
-{
-	size_t pg = page_size();
-	if (n > SIZE_MAX - pg) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return memalign_or_enomem(pg, (n + pg - 1) & ~(pg - 1));
-}
-
-static void *synth_aligned_alloc(size_t align, size_t n)
-{
-	return memalign_or_enomem(align, n);
-}
-
-static int synth_posix_memalign(void **out, size_t align, size_t n)
-{
-	if (align < sizeof(void *) || (align & (align - 1)))
-		return EINVAL;
-	int saved = errno;
-	void *p = mc_real.memalign(align, n);
-	errno = saved;
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	return 0;
-}
-
-static void *synth_reallocarray(void *p, size_t a, size_t b)
-{
-	size_t n;
-	if (__builtin_mul_overflow(a, b, &n)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return mc_real.realloc(p, n);
-}
-
-static void *synth_memalign(size_t align, size_t n)
-{
-	void *p = NULL;
-	int rc = mc_real.posix_memalign(&p, align, n);
-	if (rc) {
-		errno = rc;
-		return NULL;
-	}
-	return p;
-}
-
-/* ---- resolution ------------------------------------------------------ */
-
 /* Our own malloc, whatever the global symbol resolves to.  (gcc's copy
  * attribute takes malloc's own attributes, which it would otherwise warn
  * about; clang has no such attribute and no such warning.) */
@@ -176,225 +64,24 @@ static void *synth_memalign(size_t align, size_t n)
 #else
 #define MC_COPY_ATTRS(f) copy(f),
 #endif
-extern __typeof__(malloc) mc_self_malloc
+__typeof__(malloc) mc_self_malloc
 	__attribute__((MC_COPY_ATTRS(malloc) alias("malloc"), visibility("hidden")));
-
-/* Everything is looked up with elfsym.c, never dlsym: a failed dlsym
- * allocates its error message, which the allocator would serve; and
- * dlsym(RTLD_DEFAULT, "malloc") gives a non-PIE program's PLT stub when
- * the program takes malloc's address. */
-static const void *alloc_object; /* where the allocator's malloc lives */
-
-static void resolve_all(void)
-{
-	/* Normally the allocator is the next object after us.  When another
-	 * object's malloc comes first, the program never calls ours for
-	 * malloc, but it may still reach our functions for names its
-	 * allocator lacks (jemalloc has no pvalloc): those must go to that
-	 * allocator too, or the program frees a glibc block with jemalloc. */
-	const void *base = NULL;
-	void *first = mc_sym_first("malloc", &base);
-	mc_is_active = !first || first == (void *)mc_self_malloc;
-	void *m = mc_is_active ? mc_sym_next("malloc", &base) : first;
-	/* mc_object_base, not dladdr: dladdr also walks the object's whole
-	 * symbol table for the nearest name (the C library's: ~10 us). */
-	const char *object = NULL;
-	if (m)
-		mc_object_base(m, &object);
-	Dl_info info;
-	if (m && (!object || !object[0]) && dladdr(m, &info))
-		object = info.dli_fname; /* the program itself: its argv[0] */
-	if (!m) {
-		/* Nothing to forward to: a statically linked program, where
-		 * memcheck cannot work. */
-		static const char msg[] = "memcheck: no malloc to forward to (a statically "
-					  "linked program?); memcheck needs the dynamic linker\n";
-		mc_write_all(2, msg, sizeof msg - 1);
-		abort();
-	}
-	struct mc_real r = { 0 };
-	r.malloc = m;
-	r.object = object;
-	r.free = mc_sym_in(base, "free");
-	r.calloc = mc_sym_in(base, "calloc");
-	r.realloc = mc_sym_in(base, "realloc");
-	r.memalign = mc_sym_in(base, "memalign");
-	r.usable_size = mc_sym_in(base, "malloc_usable_size");
-	r.posix_memalign = mc_sym_in(base, "posix_memalign");
-	r.aligned_alloc = mc_sym_in(base, "aligned_alloc");
-	r.valloc = mc_sym_in(base, "valloc");
-	r.pvalloc = mc_sym_in(base, "pvalloc");
-	r.reallocarray = mc_sym_in(base, "reallocarray");
-	/* valgrind replaces neither in the allocator its somalloc pattern
-	 * names (mimalloc and tcmalloc export them): their blocks would be
-	 * the allocator's, unseen by valgrind, whose free then rejects them.
-	 * Built on memalign and realloc, which it replaces. */
-	if (MC_ON_VALGRIND) {
-		r.pvalloc = NULL;
-		r.reallocarray = NULL;
-	}
-	if (!r.free || !r.calloc || !r.realloc) {
-		/* An object that exports malloc but not free is not an
-		 * allocator we can forward to; take the whole set from the
-		 * next objects instead. */
-		r.free = mc_sym_next("free", NULL);
-		r.calloc = mc_sym_next("calloc", NULL);
-		r.realloc = mc_sym_next("realloc", NULL);
-	}
-	if (!r.memalign && r.posix_memalign)
-		r.memalign = synth_memalign;
-	if (!r.memalign)
-		r.memalign = mc_sym_next("memalign", NULL);
-	if (!r.posix_memalign)
-		r.posix_memalign = synth_posix_memalign;
-	if (!r.aligned_alloc)
-		r.aligned_alloc = synth_aligned_alloc;
-	if (!r.valloc)
-		r.valloc = synth_valloc;
-	if (!r.pvalloc)
-		r.pvalloc = synth_pvalloc;
-	if (!r.reallocarray)
-		r.reallocarray = synth_reallocarray;
-	mc_real = r;
-	alloc_object = base;
-}
-
-/* Where libmemcheck's code lies, from its own program headers: the
- * linker's __ehdr_start is its ELF header, mapped at the start of its
- * first segment.  Linked from libmemcheck.a, that object is the program
- * itself, whose code holds the program's frames too: then no range (the
- * wrappers jump under gcc; a clang -O0 build linked that way shows a
- * wrapper as its first frame). */
-extern const char __ehdr_start[] __attribute__((visibility("hidden")));
-
-static void find_own_code(void)
-{
-	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
-	const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
-	uintptr_t base = 0;
-	bool have_base = false;
-	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD)
-			continue;
-		if (!have_base) {
-			base = (uintptr_t)__ehdr_start - (ph[i].p_vaddr - ph[i].p_offset);
-			have_base = true;
-		}
-		if (ph[i].p_flags & PF_X) {
-			uintptr_t lo = base + ph[i].p_vaddr;
-			if (getauxval(AT_ENTRY) - lo < ph[i].p_memsz)
-				return; /* the program's own code */
-			mc_text_lo = lo;
-			mc_text_len = ph[i].p_memsz;
-			return;
-		}
-	}
-}
-
-/* The C library's mmap family (mappings.c): the next definition. */
-static void *next_symbol(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
-
-/* Fill the forwarding table, then start the rest of memcheck.  Safe to
- * call from any thread at any time; only the first call does work. */
-void mc_resolve(void)
-{
-	static atomic_flag lock = ATOMIC_FLAG_INIT;
-	if (atomic_load_explicit(&state, memory_order_acquire) >= FORWARDING)
-		return;
-	int saved = errno;
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-		;
-	if (atomic_load(&state) == NONE) {
-		atomic_store(&state, RESOLVING);
-		resolving_here = 1;
-		resolve_all();
-		mc_mappings_resolve(next_symbol);
-		find_own_code();
-		mc_signals_init(); /* dlsym here, never in a signal handler */
-		resolving_here = 0;
-		atomic_store_explicit(&state, FORWARDING, memory_order_release);
-
-		mc_guard_enter();
-		mc_footprint_init(); /* first: counts every mapping after it */
-		/* What start-up makes resident (the C library's code and
-		 * data that memcheck alone uses, too) is memcheck's.  Nothing
-		 * in it may call the allocator: a block it served memcheck
-		 * would change its layout for the whole run (mimalloc), and
-		 * its own start (tcmalloc's page heap: megabytes) would count
-		 * as memcheck's here. */
-		mc_own_work_begin(false);
-		mc_options_init();
-		/* Clearing blocks serves the scan alone, and would hide the
-		 * program's reads of uninitialised bytes from valgrind. */
-		if (!mc_opt.track || !mc_opt.scan || MC_ON_VALGRIND)
-			mc_opt.scrub = 0;
-		mc_cxx_resolve(mc_is_active ? alloc_object : NULL); /* after the options */
-		mc_fault_init(); /* before account.c: fork handler order */
-		mc_blocks_init();
-		mc_stacks_init();
-		mc_snapshot_init();
-		mc_account_init();
-		mc_mappings_init();
-		mc_allocator_detect();
-		if (!mc_opt.track)
-			mc_limits_init(); /* for count-only malloc alone */
-		mc_own_work_end();
-		mc_guard_leave();
-		/* Bypassed, nothing is counted: counting only the functions
-		 * the allocator lacks would report their blocks as leaks. */
-		if (mc_is_active) {
-			atomic_store_explicit(&state, READY, memory_order_release);
-			if (mc_opt.track)
-				atomic_store_explicit(&track_ready, 1, memory_order_release);
-		}
-	}
-	atomic_flag_clear_explicit(&lock, memory_order_release);
-	errno = saved;
-}
 
 static __attribute__((noinline)) bool uncounted_slow(void)
 {
-	if (resolving_here)
+	if (mc_resolving_here)
 		return true;
 	mc_resolve();
-	return atomic_load_explicit(&state, memory_order_acquire) != READY || mc_in_hook;
+	return atomic_load_explicit(&mc_state, memory_order_acquire) != MC_READY || mc_in_hook;
 }
 
 /* Calls that cannot be counted: during start-up, inside memcheck's own
  * work, or before anything is known. */
 static inline bool uncounted(void)
 {
-	if (likely(atomic_load_explicit(&state, memory_order_acquire) == READY))
+	if (likely(atomic_load_explicit(&mc_state, memory_order_acquire) == MC_READY))
 		return mc_in_hook != 0;
 	return uncounted_slow();
-}
-
-/* MEMCHECK_SCRUB.  The scan reads a block's aligned words and takes
- * those that hold an address; valgrind skips the bytes a program never
- * wrote.  Clearing only the words that hold an address leaves everything
- * else as the allocator handed it out: a zero word is read, never
- * written, so a page of the block nobody touched stays the kernel's zero
- * page and the program's resident memory is what it was. */
-#define MC_IS_ADDR(w) ((w) - 4096 < ((uintptr_t)1 << 48) - 4096)
-void mc_scrub_words(void *p, size_t from, size_t n)
-{
-	size_t max = (size_t)mc_opt.scrub;
-	size_t to = (n < max ? n : max) & ~(size_t)7;
-	uintptr_t *w = (uintptr_t *)((char *)p + ((from + 7) & ~(size_t)7));
-	uintptr_t *end = (uintptr_t *)((char *)p + to);
-	/* Four words tested at a time without a branch: most hold no address. */
-	for (; w + 4 <= end; w += 4)
-		if (unlikely(MC_IS_ADDR(w[0]) | MC_IS_ADDR(w[1]) | MC_IS_ADDR(w[2]) |
-			     MC_IS_ADDR(w[3])))
-			for (int i = 0; i < 4; i++)
-				if (MC_IS_ADDR(w[i]))
-					w[i] = 0;
-	for (; w < end; w++)
-		if (MC_IS_ADDR(*w))
-			*w = 0;
 }
 
 bool mc_uncounted(void)
@@ -415,47 +102,7 @@ static inline struct mc_totals *count_path(void)
 
 static bool bootstrapping(void)
 {
-	return atomic_load_explicit(&state, memory_order_acquire) < FORWARDING;
-}
-
-bool mc_counting(void)
-{
-	return atomic_load_explicit(&state, memory_order_acquire) == READY && mc_is_active;
-}
-
-void mc_bypass(void)
-{
-	mc_set_totals(NULL);
-	mc_is_active = 0;
-	atomic_store_explicit(&track_ready, 0, memory_order_release);
-	atomic_store_explicit(&state, FORWARDING, memory_order_release);
-}
-
-/* After the last report: what happens now (the C library's and other
- * libraries' exit handlers freeing what they allocated, some of it under
- * memcheck's own guard while it reported) can no longer be reported, so
- * calls pass straight through, uncounted and unchecked. */
-void mc_stop_counting(void)
-{
-	mc_set_totals(NULL);
-	atomic_store_explicit(&track_ready, 0, memory_order_release);
-	atomic_store_explicit(&state, FORWARDING, memory_order_release);
-}
-
-__attribute__((constructor)) static void mc_constructor(void)
-{
-	mc_resolve();
-	mc_guard_enter();
-	mc_suppress_init();
-	mc_roots_init();
-	mc_fault_start();
-	mc_guard_leave();
-	mc_process_begin();
-}
-
-__attribute__((destructor)) static void mc_destructor(void)
-{
-	mc_process_end();
+	return atomic_load_explicit(&mc_state, memory_order_acquire) < MC_FORWARDING;
 }
 
 /* Record an allocation's outcome, with the guard held.  The accounting
@@ -502,7 +149,7 @@ static inline struct mc_totals *count_alloc_path(void)
 
 static inline bool tracking(void)
 {
-	return atomic_load_explicit(&track_ready, memory_order_acquire) != 0;
+	return atomic_load_explicit(&mc_track_ready, memory_order_acquire) != 0;
 }
 
 /* An allocation counted in advance failed: take it back. */
@@ -527,7 +174,7 @@ static __attribute__((noinline)) void *uncount(size_t size)
 
 #define CALL_FRAME() MC_CALL_FRAME()
 
-/* region.c's start-up probe: does a malloc call from this process reach
+/* life.c's start-up probe: does a malloc call from this process reach
  * memcheck's malloc?  Symbol lookup says so in most cases, not under
  * valgrind, which redirects every object's malloc to its own.  The probe
  * call is answered here, from ownheap.c: the allocator never sees it,
@@ -883,7 +530,7 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 				return mc_signal_alloc(p, size, HANDLER_SITE()); \
 			}                                                 \
 			bool served = false;                              \
-			void *p = own_call() ? own_alloc(page_size(), size, false, \
+			void *p = own_call() ? own_alloc(mc_page_size(), size, false, \
 							   &served) : NULL; \
 			return served ? p : mc_real.call;                 \
 		}                                                         \
@@ -901,7 +548,7 @@ MC_ALIGNED(valloc, (size_t n), valloc(n), n)
  * and may use.  (valgrind 3.19 aborts on pvalloc, so there is no count
  * of its to match.) */
 MC_ALIGNED(pvalloc, (size_t n), pvalloc(n),
-	   (n + page_size() - 1) & ~(page_size() - 1))
+	   (n + mc_page_size() - 1) & ~(mc_page_size() - 1))
 
 MC_API size_t malloc_usable_size(void *p)
 {

@@ -278,20 +278,15 @@ MC_API int shmdt(const void *addr)
 	return rc;
 }
 
-/* fork: the child must not inherit the lock taken. */
-static void atfork_prepare(void)
+/* fork (life.c's handlers): the child must not inherit the lock taken. */
+void mc_mappings_prefork(void)
 {
 	take();
 }
 
-static void atfork_release(void)
+void mc_mappings_postfork(void)
 {
 	give();
-}
-
-void mc_mappings_init(void)
-{
-	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
 }
 
 /* A copy of the table, taken before the scan stops other threads (one

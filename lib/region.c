@@ -40,13 +40,6 @@
 
 #include "internal.h"
 
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define RUNNING_UNDER_VALGRIND RUNNING_ON_VALGRIND
-#else
-#define RUNNING_UNDER_VALGRIND 0
-#endif
-
 #define MAX_REGIONS 64
 
 struct region {
@@ -488,83 +481,13 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 
 /* ---- the process region ---------------------------------------------- */
 
-/* Does a malloc call from this process reach memcheck's malloc?  Symbol
- * lookup says so in most cases; this catches the rest, such as valgrind,
- * which redirects every object's malloc to its own.  memcheck's malloc
- * answers the probe itself (interpose.c): the allocator never sees it. */
-static bool calls_reach_us(void)
+/* Opened at start-up (life.c decides whether this process has one). */
+void mc_regions_begin_process(void)
 {
-	mc_guard_enter();
-	mc_probe_arm();
-	void *volatile p = malloc(1);
-	bool seen = mc_probe_seen();
-	if (!seen)
-		free(p); /* whoever served it takes it back */
-	mc_guard_leave();
-	return seen;
-}
-
-static void say_bypassed(void)
-{
-	if (RUNNING_UNDER_VALGRIND) {
-		mc_log("running under valgrind, which replaces malloc in every object: "
-		       "memcheck sees no allocations. Run valgrind with "
-		       "--soname-synonyms=somalloc=nouserintercepts (glibc) or "
-		       "somalloc=<pattern naming the allocator's object> to keep memcheck "
-		       "counting");
-		return;
-	}
-	mc_log("malloc is served by %s, which comes before libmemcheck in symbol "
-	       "lookup: memcheck sees no allocations. Put libmemcheck first "
-	       "(LD_PRELOAD=\"libmemcheck.so %s\", or -lmemcheck before the "
-	       "allocator on the link line)",
-	       mc_real.object ? mc_real.object : "another object",
-	       mc_real.object ? mc_real.object : "liballocator.so");
-}
-
-void mc_process_begin(void)
-{
-	bool on = mc_opt.process_region == MC_ON;
-	if (mc_opt.process_region == MC_AUTO) {
-		const char *pre = getenv("LD_PRELOAD");
-		on = pre && strstr(pre, "libmemcheck");
-	}
-	bool left_out = false;
-	if (on) {
-		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n > 0) {
-			exe[n] = 0;
-			on = mc_program_under_test(exe);
-			left_out = !on;
-		} else {
-			mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
-			       "reporting this process as a program under test",
-			       strerror(errno));
-		}
-	}
-	bool forward_only = false;
-	if (mc_is_active && !calls_reach_us()) {
-		mc_bypass();
-		left_out = false; /* say so */
-	} else if (left_out && mc_is_active && !mc_linked_in()) {
-		/* Preloaded only, it cannot open a region of its own: only
-		 * forward, as if memcheck were not there, not even holding a
-		 * copy of standard error. */
-		mc_bypass();
-		mc_text_release_stderr();
-		forward_only = true;
-	}
-	if (!forward_only)
-		mc_exit_watch();
-	mc_guard_enter();
-	if (!mc_is_active && !left_out)
-		say_bypassed();
 	pthread_mutex_lock(&region_lock);
-	if (on && nregions == 0)
+	if (nregions == 0)
 		region_push("process", true, 0);
 	pthread_mutex_unlock(&region_lock);
-	mc_guard_leave();
 }
 
 /* A forked child's process region: named after the check test that ran
@@ -613,13 +536,11 @@ static void fold_worker(struct region *r)
 	pthread_mutex_unlock(&stack_lock);
 }
 
-void mc_process_end(void)
+/* At exit (life.c: the destructor, or the on_exit handler when the
+ * destructor did not run): every region still open ends, the process
+ * region last.  Guard held. */
+void mc_regions_end_all(const struct mc_scan_from *from)
 {
-	struct mc_scan_from from;
-	MC_SCAN_FROM(&from);
-	from.at_exit = true;
-	mc_guard_enter();
-	mc_footprint_final();
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
@@ -630,16 +551,14 @@ void mc_process_end(void)
 		if (top->process)
 			region_pop(NULL, mc_is_active ? NULL :
 				   "memcheck was bypassed: the program's malloc calls do not reach it",
-				   &from);
+				   from);
 		else
-			region_pop(NULL, "region not ended before the process exited", &from);
+			region_pop(NULL, "region not ended before the process exited", from);
 	}
 	pthread_mutex_unlock(&region_lock);
-	mc_stop_counting();
-	mc_guard_leave();
 }
 
-/* ---- fork (account.c's handlers) ------------------------------------- */
+/* ---- fork (life.c's handlers) ---------------------------------------- */
 
 /* What a region's end builds once and keeps, in a child forked while
  * another thread was ending one: possibly half made. */
@@ -772,17 +691,22 @@ static void ignore_epochs(uint32_t from, uint32_t to)
 	}
 }
 
-/* memcheck_handled(): the failure was reported as the test's by its
- * framework; the blocks the region left are accounted for, and no
- * enclosing region reports them again (a preloaded process region
- * around a linked suite's tests). */
-void mc_regions_forget_failed(void)
+/* The failure was reported as the test's by its framework: the exit
+ * status no longer counts it (exitstatus.c); the blocks the region left
+ * are accounted for, and no enclosing region reports them again (a
+ * preloaded process region around a linked suite's tests). */
+MC_API int memcheck_handled(void)
 {
+	if (!mc_exit_handled())
+		return -1;
+	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
 	if (last_failed.to && last_failed.renumbered == renumbered && mc_opt.track)
 		ignore_epochs(last_failed.from, last_failed.to);
 	last_failed.to = 0;
 	pthread_mutex_unlock(&region_lock);
+	mc_guard_leave();
+	return 0;
 }
 
 /* A region a test framework gives up on: its test left it open when it

@@ -31,68 +31,6 @@
 #include "internal.h"
 
 
-/* Roots the program registered (memcheck_add_root). */
-#define MAX_USER_ROOTS 64
-static struct mc_root user_roots[MAX_USER_ROOTS];
-static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
-
-MC_API int memcheck_add_root(const void *ptr, size_t size)
-{
-	if (!ptr || !size)
-		return -1;
-	int rc = -1;
-	pthread_mutex_lock(&user_lock);
-	for (int i = 0; i < MAX_USER_ROOTS; i++) {
-		if (!user_roots[i].hi) {
-			user_roots[i] = (struct mc_root){ (uintptr_t)ptr, (uintptr_t)ptr + size, MC_ROOT_PLAIN };
-			rc = 0;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&user_lock);
-	return rc;
-}
-
-MC_API int memcheck_remove_root(const void *ptr)
-{
-	int rc = -1;
-	pthread_mutex_lock(&user_lock);
-	for (int i = 0; i < MAX_USER_ROOTS; i++) {
-		if (user_roots[i].hi && user_roots[i].lo == (uintptr_t)ptr) {
-			user_roots[i] = (struct mc_root){ 0, 0, MC_ROOT_PLAIN };
-			rc = 0;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&user_lock);
-	return rc;
-}
-
-/* Held across fork (account.c's handlers): a child must not start with
- * it held by a thread it does not have.  Nothing allocates under it. */
-void mc_scan_prefork(void)
-{
-	pthread_mutex_lock(&user_lock);
-}
-
-void mc_scan_postfork(bool child)
-{
-	if (child)
-		pthread_mutex_init(&user_lock, NULL);
-	else
-		pthread_mutex_unlock(&user_lock);
-}
-
-/* Each registered root to fn (roots.c). */
-void mc_user_roots(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
-{
-	pthread_mutex_lock(&user_lock);
-	for (int i = 0; i < MAX_USER_ROOTS; i++)
-		if (user_roots[i].hi)
-			fn(user_roots[i].lo, user_roots[i].hi, arg);
-	pthread_mutex_unlock(&user_lock);
-}
-
 /* A block as the scan sees it. */
 struct node {
 	uintptr_t lo;

@@ -21,7 +21,7 @@
  * once (the handler needs the memory), except a free, which waits: the
  * address must leave the table before the allocator may hand it out
  * again.  What was done is queued, and recorded when the interrupted
- * code lowers the guard (mc_signal_drain).  A deeper guard means
+ * code lowers the guard (drain, mc_guard_leave's hook).  A deeper guard means
  * memcheck's own work inside a handler (libdw, say), served by its own
  * heap as always (ownheap.c).
  *
@@ -72,13 +72,17 @@ static _Atomic uint64_t lost_said;
 static _Atomic uintptr_t user_fn[_NSIG];
 static _Atomic unsigned char user_info[_NSIG];
 
-static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static void drain(void);
 
-void mc_signals_init(void)
+/* At start-up (life.c), and before a handler is first wrapped (the
+ * program may install one before memcheck starts): the guard's last
+ * leave told to record what handlers queued, and the C library's
+ * sigaction looked up (dlsym here, never in a signal handler); false
+ * when there is none. */
+bool mc_signals_init(void)
 {
-	if (!real_sigaction)
-		real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))
-			dlsym(RTLD_NEXT, "sigaction");
+	mc_guard_drain_set(drain);
+	return mc_sys_sigaction_resolve();
 }
 
 /* Mapped in the handler itself, so with nothing that may take a lock:
@@ -190,7 +194,7 @@ void *mc_signal_realloc(void *old, size_t n, uintptr_t site)
  * (and frees the block it just got, which the table does not have yet):
  * so the last look is made with the guard down, when a handler no
  * longer queues. */
-void mc_signal_drain(void)
+static void drain(void)
 {
 	struct sigstate *st = my_sig;
 	do {
@@ -244,8 +248,7 @@ static void unwrap(int sig, struct sigaction *old, uintptr_t fn, bool info)
 /* The program's sigaction, its handler wrapped. */
 static int install(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	mc_signals_init();
-	if (!real_sigaction) {
+	if (!mc_signals_init()) {
 		errno = ENOSYS;
 		return -1;
 	}
@@ -263,13 +266,13 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 				      info ? (uintptr_t)act->sa_sigaction :
 					     (uintptr_t)act->sa_handler,
 				      memory_order_release);
-		rc = real_sigaction(sig, &mine, old);
+		rc = mc_sys_sigaction(sig, &mine, old);
 		if (rc != 0) {
 			atomic_store(&user_info[sig], prev_info);
 			atomic_store(&user_fn[sig], prev_fn);
 		}
 	} else {
-		rc = real_sigaction(sig, act, old);
+		rc = mc_sys_sigaction(sig, act, old);
 		if (rc == 0 && act && in_range)
 			atomic_store(&user_fn[sig], 0);
 	}
@@ -287,12 +290,7 @@ MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 {
 	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
 	if (caller - mc_text_lo < mc_text_len) {
-		mc_signals_init();
-		if (!real_sigaction) {
-			errno = ENOSYS;
-			return -1;
-		}
-		return real_sigaction(sig, act, old);
+		return mc_sys_sigaction(sig, act, old);
 	}
 	return install(sig, act, old);
 }

@@ -470,7 +470,9 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 	       dw.tag(&inner[first]) != DW_TAG_subprogram)
 		first++;
 	int nscopes = first < ninner ? dw.getscopes_die(&inner[first], &scopes) : 0;
-	free(inner);
+	/* libdw's arrays, malloc'd with the guard held: freed where they
+	 * came from (forward.c), not through the public free. */
+	mc_forward_free(inner);
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
 	char sym[sizeof out->linkage];  /* the symbol table's name at addr */
@@ -507,7 +509,7 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 			call_line = (int)line;
 		}
 	}
-	free(scopes);
+	mc_forward_free(scopes);
 	return n ? n : 1;
 }
 

@@ -222,7 +222,7 @@ static int pick_signal(void)
 {
 	for (int s = SIGRTMAX; s > SIGRTMIN + 2; s--) {
 		struct sigaction old;
-		if (sigaction(s, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		if (mc_sys_sigaction(s, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
 		    old.sa_handler == SIG_DFL)
 			return s;
 	}
@@ -270,7 +270,7 @@ bool mc_threads_stop(struct mc_threads *t)
 	sa.sa_sigaction = on_stop;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	if (!stop_sig || sigaction(stop_sig, &sa, &saved_action) != 0) {
+	if (!stop_sig || mc_sys_sigaction(stop_sig, &sa, &saved_action) != 0) {
 		stop_sig = 0;
 		for (size_t k = 0; k < t->n; k++)
 			t->v[k].sp = blocked_sp(t->v[k].tid);
@@ -323,8 +323,8 @@ void mc_threads_resume(struct mc_threads *t)
 		struct sigaction ign;
 		memset(&ign, 0, sizeof ign);
 		ign.sa_handler = SIG_IGN;
-		sigaction(stop_sig, &ign, NULL); /* discards what is still pending */
-		sigaction(stop_sig, &saved_action, NULL);
+		mc_sys_sigaction(stop_sig, &ign, NULL); /* discards what is still pending */
+		mc_sys_sigaction(stop_sig, &saved_action, NULL);
 		stop_sig = 0;
 	}
 	if (t->v)

@@ -9,7 +9,9 @@
  * allocators has its samples at the same points of the program.  The
  * malloc path must not read a clock or a global sum for that, so each
  * thread counts down its own volume (account.c's tally) and calls
- * mc_timeline_sample when it runs out; only then is the process's volume
+ * mc_timeline_sample when it runs out (through the hook life.c sets:
+ * this file calls account.c's sums, not the other way round); only
+ * then is the process's volume
  * summed, and a region takes a sample when that has passed its next
  * mark.  Regions nest: an outer region keeps its own interval (longer:
  * its life is longer), so one event may sample several regions.
@@ -41,7 +43,6 @@
 
 #include "internal.h"
 
-#define FIRST_STEP 4096   /* bytes moved between a region's first samples */
 #define MAX_DEPTH 64      /* as region.c's MAX_REGIONS */
 
 struct line {
@@ -55,23 +56,11 @@ struct line {
 
 static struct line lines[MAX_DEPTH];
 static int nlines;                 /* open regions with a line */
-static _Atomic int64_t step_now;   /* the innermost region's step: threads'
-				    * countdowns start from it */
 static pthread_mutex_t tl_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The last read of retained bytes, when and how long it took; one
  * thread reads at a time (reading), the others skip it. */
 static double retained_at, retained_cost;
 static atomic_flag reading = ATOMIC_FLAG_INIT;
-
-/* With no region open, threads still count down (from FIRST_STEP), so
- * that a thread made before a region begins samples it too. */
-int64_t mc_timeline_step(void)
-{
-	if (mc_opt.timeline <= 0)
-		return INT64_MAX;
-	int64_t s = atomic_load_explicit(&step_now, memory_order_relaxed);
-	return s > 0 ? s : FIRST_STEP;
-}
 
 static uint64_t moved_now(void)
 {
@@ -111,10 +100,11 @@ static void add(struct line *l, const struct mc_sample *s)
 	l->v[l->n++] = x;
 }
 
+/* The innermost region's step: threads' countdowns (account.c) start
+ * from it. */
 static void publish_step(void)
 {
-	atomic_store_explicit(&step_now, nlines ? (int64_t)lines[nlines - 1].step : 0,
-			      memory_order_relaxed);
+	mc_account_step_set(nlines ? (int64_t)lines[nlines - 1].step : 0);
 }
 
 /* Retained bytes now, when reading them is due (see the head), else
@@ -154,7 +144,7 @@ void mc_timeline_begin(int depth, bool from_start, uint64_t live, uint64_t rss, 
 		l->cap = cap;
 	}
 	l->n = 0;
-	l->step = FIRST_STEP;
+	l->step = MC_TIMELINE_FIRST_STEP;
 	l->moved0 = from_start ? 0 : moved;
 	l->next_at = moved + l->step;
 	l->t0 = t0;
@@ -189,14 +179,14 @@ bool mc_timeline_end(int depth, uint64_t live, uint64_t rss, uint64_t retained_e
 	return ok;
 }
 
-int64_t mc_timeline_sample(void)
+void mc_timeline_sample(void)
 {
 	uint64_t moved = moved_now();
 	pthread_mutex_lock(&tl_lock);
 	bool due = nlines > 0 && moved >= lines[nlines - 1].next_at;
 	pthread_mutex_unlock(&tl_lock);
 	if (!due)
-		return mc_timeline_step();
+		return;
 	int64_t live = mc_account_live();
 	struct mc_sample s = { mc_now(), moved, live > 0 ? (uint64_t)live : 0, mc_prog_rss(),
 			       retained() };
@@ -212,7 +202,6 @@ int64_t mc_timeline_sample(void)
 	}
 	publish_step();
 	pthread_mutex_unlock(&tl_lock);
-	return mc_timeline_step();
 }
 
 void mc_timeline_after_fork_child(void)

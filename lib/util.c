@@ -58,6 +58,34 @@ int mc_sys_munmap(void *addr, size_t len)
 	return (int)syscall(SYS_munmap, addr, len);
 }
 
+/* The C library's sigaction, never the program's (memcheck wraps it:
+ * signals.c), for memcheck's own handlers (threads.c) and the wrapped
+ * ones.  dlsym allocates: resolved at start-up (life.c), where that
+ * block is memcheck's, never in a signal handler. */
+static int (*_Atomic next_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+bool mc_sys_sigaction_resolve(void)
+{
+	if (!atomic_load_explicit(&next_sigaction, memory_order_acquire))
+		atomic_store_explicit(&next_sigaction,
+				      (int (*)(int, const struct sigaction *, struct sigaction *))
+					      dlsym(RTLD_NEXT, "sigaction"),
+				      memory_order_release);
+	return atomic_load_explicit(&next_sigaction, memory_order_acquire) != NULL;
+}
+
+int mc_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	mc_sys_sigaction_resolve();
+	int (*fn)(int, const struct sigaction *, struct sigaction *) =
+		atomic_load_explicit(&next_sigaction, memory_order_acquire);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(sig, act, old);
+}
+
 /* Every mapping memcheck makes for itself, so that a figure of the
  * program's memory can leave them out (allocator.c).  A fixed array of
  * slots claimed with atomics: map_plain runs inside the hooks, in any

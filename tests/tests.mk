@@ -155,6 +155,13 @@ asan-check: $(ASAN_BINS)
 	@set -e; for t in $(ASAN_BINS); do echo "== $$t (ASan/UBSan)"; \
 		ASAN_OPTIONS=detect_leaks=1 $$t; done
 
+# plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
+# code after a wrapper's call, which memcheck reads, is the compiler's.
+$(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
+PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
+
 # Every test program runs even when one fails; the failures are named at
 # the end, each with check's lines for its failed checks (a CI log may
 # keep only its last lines).  Each program's output is also kept in
@@ -230,9 +237,3 @@ drivers-check: all
 # prog-check last: its check summary lines close the output.
 check: doc-check examples-check install-check drivers-check exports-check o0-check \
 	unit-check asan-check fuzz-replay prog-check html-check
-# plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
-# code after a wrapper's call, which memcheck reads, is the compiler's.
-$(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
-	@mkdir -p $(B)/tests/prog
-	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
-PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2

@@ -11,7 +11,7 @@
 #include "internal.h"
 
 struct mc_options mc_opt;
-MC_TLS struct mc_thread mc_self; /* interpose.c's, not linked here */
+MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here */
 
 START_TEST(intern_dedupes)
 {

@@ -18,6 +18,11 @@
 
 /* symbolize.c reads the options; options.c is not linked. */
 struct mc_options mc_opt;
+/* forward.c is not linked either: libdw's blocks are the C library's here. */
+void mc_forward_free(void *p)
+{
+	free(p);
+}
 
 static uintptr_t recorded_pc;
 

@@ -1,0 +1,318 @@
+/*
+ * life.c - the process's life: start-up, fork and exit, in one place.
+ *
+ * The top of the library's layers: it calls every module's init, fork
+ * and exit functions, in the order below, and nothing calls it but the
+ * one function every entry point may need first, mc_resolve.  The other
+ * files hold no process-life orchestration: each exposes small init,
+ * prefork and postfork functions and knows nothing of the others'.
+ *
+ * Traps that shaped it:
+ * - Start-up cannot wait for the constructor.  The dynamic linker, or
+ *   another library's constructor (libstdc++'s emergency pool), may call
+ *   malloc first, and that call is counted: the first call into
+ *   memcheck, whoever makes it, runs mc_resolve.  Until the forwarding
+ *   table is filled calls are served by ownheap.c; until every module
+ *   has started they are forwarded uncounted (mc_state, forward.c).
+ * - Nothing in start-up may call the allocator: a block it served
+ *   memcheck would change its layout for the whole run (mimalloc), and
+ *   its own start (tcmalloc's page heap: megabytes) would count as
+ *   memcheck's.  What start-up makes resident is memcheck's own
+ *   (mc_own_work_begin).
+ * - Does a malloc call reach memcheck at all?  Symbol lookup says so in
+ *   most cases; valgrind redirects every object's malloc to its own.
+ *   The constructor asks with one malloc that interpose.c answers itself
+ *   (mc_probe_arm): the allocator never sees it.
+ * - Fork: one pthread_atfork registration, made where the first of the
+ *   three it replaces was (fault.c's, then account.c's, then
+ *   mappings.c's; nothing registers in between), so the handlers run in
+ *   the same order as before.  A lock fork waits for may never be held
+ *   across a call into the allocator, whose own fork handler may hold
+ *   its locks by then; the ones that are so held are only tried (libdw's,
+ *   region_lock).  A new lock a hook may hold goes into fork_prepare in
+ *   its place, or a forked child deadlocks.
+ * - Exit: the process region ends in the destructor, which _dl_fini runs
+ *   from an exit handler that gets no status; an on_exit handler
+ *   registered here, before the program's entry registers _dl_fini,
+ *   runs after it, gets the status, ends the process region itself when
+ *   the destructor did not run (a destructor of the program's called
+ *   exit), and lets exitstatus.c change the status.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define MC_ON_VALGRIND RUNNING_ON_VALGRIND
+#else
+#define MC_ON_VALGRIND 0
+#endif
+
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+/* ---- start-up -------------------------------------------------------- */
+
+/* The C library's mmap family (mappings.c): the next definition. */
+static void *next_symbol(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+/* Fill the forwarding table, then start the rest of memcheck.  Safe to
+ * call from any thread at any time; only the first call does work. */
+void mc_resolve(void)
+{
+	static atomic_flag lock = ATOMIC_FLAG_INIT;
+	if (atomic_load_explicit(&mc_state, memory_order_acquire) >= MC_FORWARDING)
+		return;
+	int saved = errno;
+	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+		;
+	if (atomic_load(&mc_state) == MC_NONE) {
+		atomic_store(&mc_state, MC_RESOLVING);
+		mc_resolving_here = 1;
+		mc_forward_resolve((const void *)mc_self_malloc);
+		mc_mappings_resolve(next_symbol);
+		mc_signals_init(); /* dlsym here, never in a signal handler */
+		mc_resolving_here = 0;
+		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
+
+		mc_guard_enter();
+		mc_footprint_init(); /* first: counts every mapping after it */
+		mc_own_work_begin(false);
+		mc_options_init();
+		/* Clearing blocks serves the scan alone, and would hide the
+		 * program's reads of uninitialised bytes from valgrind. */
+		if (!mc_opt.track || !mc_opt.scan || MC_ON_VALGRIND)
+			mc_opt.scrub = 0;
+		mc_cxx_resolve(mc_is_active ? mc_real.base : NULL); /* after the options */
+		mc_fault_init();
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		mc_blocks_init();
+		mc_stacks_init();
+		mc_snapshot_init();
+		mc_account_sampler_set(mc_timeline_sample);
+		mc_account_init();
+		mc_allocator_detect();
+		if (!mc_opt.track)
+			mc_limits_init(); /* for count-only malloc alone */
+		mc_own_work_end();
+		mc_guard_leave();
+		/* Bypassed, nothing is counted: counting only the functions
+		 * the allocator lacks would report their blocks as leaks. */
+		if (mc_is_active) {
+			atomic_store_explicit(&mc_state, MC_READY, memory_order_release);
+			if (mc_opt.track)
+				atomic_store_explicit(&mc_track_ready, 1, memory_order_release);
+		}
+	}
+	atomic_flag_clear_explicit(&lock, memory_order_release);
+	errno = saved;
+}
+
+/* The program's malloc calls do not reach memcheck (found out late, e.g.
+ * under valgrind), or it is not measured: stop counting. */
+static void bypass(void)
+{
+	mc_set_totals(NULL);
+	mc_is_active = 0;
+	atomic_store_explicit(&mc_track_ready, 0, memory_order_release);
+	atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
+}
+
+/* Does a malloc call from this process reach memcheck's malloc?
+ * memcheck's malloc answers the probe itself (interpose.c). */
+static bool calls_reach_us(void)
+{
+	mc_guard_enter();
+	mc_probe_arm();
+	void *volatile p = malloc(1);
+	bool seen = mc_probe_seen();
+	if (!seen)
+		free(p); /* whoever served it takes it back */
+	mc_guard_leave();
+	return seen;
+}
+
+static void say_bypassed(void)
+{
+	if (MC_ON_VALGRIND) {
+		mc_log("running under valgrind, which replaces malloc in every object: "
+		       "memcheck sees no allocations. Run valgrind with "
+		       "--soname-synonyms=somalloc=nouserintercepts (glibc) or "
+		       "somalloc=<pattern naming the allocator's object> to keep memcheck "
+		       "counting");
+		return;
+	}
+	mc_log("malloc is served by %s, which comes before libmemcheck in symbol "
+	       "lookup: memcheck sees no allocations. Put libmemcheck first "
+	       "(LD_PRELOAD=\"libmemcheck.so %s\", or -lmemcheck before the "
+	       "allocator on the link line)",
+	       mc_real.object ? mc_real.object : "another object",
+	       mc_real.object ? mc_real.object : "liballocator.so");
+}
+
+static void at_exit(int status, void *arg);
+
+/* The process region, when this process gets one: MEMCHECK_PROCESS, and
+ * MEMCHECK_PROGRAMS's rule (programs.c).  A program left out that is
+ * only preloaded only forwards, as if memcheck were not there, not even
+ * holding a copy of standard error; one linked with memcheck keeps
+ * counting for its own regions. */
+static void process_begin(void)
+{
+	bool on = mc_opt.process_region == MC_ON;
+	if (mc_opt.process_region == MC_AUTO) {
+		const char *pre = getenv("LD_PRELOAD");
+		on = pre && strstr(pre, "libmemcheck");
+	}
+	bool left_out = false;
+	if (on) {
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			on = mc_program_under_test(exe);
+			left_out = !on;
+		} else {
+			mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
+			       "reporting this process as a program under test",
+			       strerror(errno));
+		}
+	}
+	bool forward_only = false;
+	if (mc_is_active && !calls_reach_us()) {
+		bypass();
+		left_out = false; /* say so */
+	} else if (left_out && mc_is_active && !mc_linked_in()) {
+		bypass();
+		mc_text_release_stderr();
+		forward_only = true;
+	}
+	static bool watching;
+	if (!forward_only && !watching)
+		watching = on_exit(at_exit, NULL) == 0;
+	mc_guard_enter();
+	if (!mc_is_active && !left_out)
+		say_bypassed();
+	if (on)
+		mc_regions_begin_process();
+	mc_guard_leave();
+}
+
+__attribute__((constructor)) static void mc_constructor(void)
+{
+	mc_resolve();
+	mc_guard_enter();
+	mc_suppress_init();
+	mc_roots_init();
+	mc_fault_start();
+	mc_guard_leave();
+	process_begin();
+}
+
+/* ---- exit ------------------------------------------------------------ */
+
+/* Every open region ends, the process region last; then calls pass
+ * straight through, uncounted and unchecked: what happens after the last
+ * report (the C library's and other libraries' exit handlers freeing
+ * what they allocated, some of it under memcheck's own guard while it
+ * reported) can no longer be reported.  The program's stack is scanned
+ * from this frame up (roots.c looks for exit's frame above it). */
+static __attribute__((noinline)) void process_end(void)
+{
+	struct mc_scan_from from;
+	MC_SCAN_FROM(&from);
+	from.at_exit = true;
+	mc_guard_enter();
+	mc_footprint_final();
+	mc_regions_end_all(&from);
+	mc_set_totals(NULL);
+	atomic_store_explicit(&mc_track_ready, 0, memory_order_release);
+	atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
+	mc_guard_leave();
+}
+
+__attribute__((destructor)) static void mc_destructor(void)
+{
+	process_end();
+}
+
+/* After the last exit handler registered after it: the process region
+ * is reported by the destructor already, or now; then the status. */
+static void at_exit(int status, void *arg)
+{
+	(void)arg;
+	process_end();
+	mc_exit_decide(status);
+}
+
+/* ---- fork ------------------------------------------------------------ */
+
+/* Every lock taken here is one nothing holds while calling the allocator
+ * (region.c says why); the ones that are so held are only tried.  The
+ * order: the mappings table; util.c's walk lock (first of the rest: a
+ * walk's callback takes mc_map's lock); libdw's (tried); region_lock
+ * (tried) and the region stack; the registered roots; the thread slots;
+ * the stack depot; every shard of the block table; ownheap.c's and
+ * footprint.c's (taken by mc_map inside all of the above); the fault
+ * lock last. */
+static void fork_prepare(void)
+{
+	mc_mappings_prefork();
+	mc_guard_enter();
+	mc_walks_prefork();
+	mc_symbolize_prefork();
+	mc_regions_lock();
+	mc_roots_prefork();
+	mc_account_prefork();
+	mc_stacks_lock();
+	mc_blocks_lock_all();
+	mc_ownheap_lock();
+	mc_footprint_lock();
+	mc_fault_prefork();
+}
+
+static void fork_parent(void)
+{
+	mc_fault_postfork_parent();
+	mc_footprint_unlock();
+	mc_ownheap_unlock();
+	mc_blocks_unlock_all();
+	mc_stacks_unlock();
+	mc_account_postfork_parent();
+	mc_roots_postfork(false);
+	mc_regions_unlock();
+	mc_symbolize_postfork(false);
+	mc_walks_postfork(false);
+	mc_guard_leave();
+	mc_mappings_postfork();
+}
+
+/* The child has one thread and the parent's counters and blocks.  Its
+ * figures are its own: every open region starts again here. */
+static void fork_child(void)
+{
+	mc_fault_postfork_child();
+	mc_walks_postfork(true);
+	mc_text_after_fork();
+	mc_symbolize_postfork(true);
+	mc_roots_postfork(true);
+	mc_footprint_after_fork_child();
+	mc_ownheap_after_fork_child();
+	mc_blocks_after_fork_child();
+	mc_stacks_after_fork_child();
+	mc_account_postfork_child();
+	mc_regions_after_fork_child();
+	mc_guard_leave();
+	mc_mappings_postfork();
+}
