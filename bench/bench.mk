@@ -33,14 +33,23 @@ BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fno-builtin \
 	-fno-omit-frame-pointer -pthread
 
 BENCH_BINS := $(B)/bench/malloc_bench $(B)/bench/malloc_bench_lsan \
-	$(B)/bench/libnull_interpose.so
+	$(B)/bench/libnull_interpose.so $(B)/bench/tree_bench $(B)/bench/tree_bench_lsan
 SUITE_BINS := $(B)/bench/suite_test $(B)/bench/suite_test_lsan
 
 $(B)/bench:
 	mkdir -p $@
 
-$(B)/bench/malloc_bench: bench/malloc_bench.c | $(B)/bench
+$(B)/bench/malloc_bench: bench/malloc_bench.c bench/bench.h | $(B)/bench
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+# The parser-shaped program, built as suites build (frame pointers,
+# -O2), and under LeakSanitizer where the compiler has it.
+$(B)/bench/tree_bench: bench/tree_bench.c bench/bench.h | $(B)/bench
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(B)/bench/tree_bench_lsan: bench/tree_bench.c bench/bench.h | $(B)/bench
+	$(CC) $(BENCH_CFLAGS) -fsanitize=leak -o $@ $< || \
+		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
 
 # A preload that only forwards malloc/free/calloc/realloc: the floor under
 # memcheck's count mode, timed beside it.
@@ -50,7 +59,7 @@ $(B)/bench/libnull_interpose.so: bench/null_interpose.c | $(B)/bench
 
 # The same program under LeakSanitizer, for comparison.  Optional: gcc
 # ships liblsan, other compilers may not, and then run.sh leaves it out.
-$(B)/bench/malloc_bench_lsan: bench/malloc_bench.c | $(B)/bench
+$(B)/bench/malloc_bench_lsan: bench/malloc_bench.c bench/bench.h | $(B)/bench
 	$(CC) $(BENCH_CFLAGS) -fsanitize=leak -o $@ $< || \
 		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
 

@@ -44,19 +44,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define RING 1024
 #define DEFAULT_ITERS 40000000L /* ~0.6 s bare under glibc here */
-
-/* xorshift64*: fast, fixed-seed, good enough to scatter slots and sizes. */
-static inline uint64_t next_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
 
 static inline size_t churn_size(uint64_t r)
 {
@@ -158,30 +149,6 @@ static unsigned char **keep(long n, uint64_t *sum)
 	}
 	/* Left live on purpose: the caller reads the peak RSS first. */
 	return v;
-}
-
-/* VmHWM in kB from /proc/self/status, without stdio (it would malloc). */
-static long vm_hwm_kb(void)
-{
-	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t len = 0, n;
-	while (len < (ssize_t)sizeof buf - 1 &&
-	       (n = read(fd, buf + len, sizeof buf - 1 - (size_t)len)) > 0)
-		len += n;
-	close(fd);
-	buf[len > 0 ? len : 0] = 0;
-	const char *p = strstr(buf, "VmHWM:");
-	return p ? strtol(p + 6, NULL, 10) : -1;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void usage(void)

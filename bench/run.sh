@@ -5,7 +5,8 @@
 #
 # Environment: BENCH_ITERS (steps of the full-length runs), BENCH_RUNS
 # (runs per mode), BENCH_THREADS (threads of the threaded variant, 0: none),
-# VALGRIND=1 (also time valgrind --tool=memcheck), BENCH_OTHER=FILE (another
+# VALGRIND=1 (also time valgrind --tool=memcheck), BENCH_MODES (a regex:
+# only those modes, and the bare runs), BENCH_OTHER=FILE (another
 # libmemcheck.so, main's say: its stack modes timed in the same rounds, for
 # a before and after side by side).
 #
@@ -31,6 +32,9 @@
 # A measurement, not a test: missed targets show as MISS in chart.sh's
 # table, and the script still exits 0.  It exits non-zero only when a run fails or gives
 # a different checksum than the bare run (memcheck changed the program).
+# The tree rows (tree_bench.c, a parser) weigh deep stacks from many call
+# paths; their targets: tracking with stacks <= 1.4x and below
+# LeakSanitizer.
 set -u
 export LC_ALL=C # $EPOCHREALTIME and awk with a '.' decimal point
 
@@ -45,9 +49,12 @@ KEEP=1000000            # live blocks of the memory-per-block runs
 DIV_UNW=10              # libunwind runs take 1/DIV_UNW of the steps
 DIV_BT=100              # glibc backtrace(3) runs: 1/DIV_BT
 DIV_VG=50               # valgrind runs: 1/DIV_VG
+DIV_TREE=8              # tree_bench runs: 1/DIV_TREE (5 M blocks, ~0.4 s bare)
 
 BIN=$BUILD/bench/malloc_bench
 LSAN_BIN=$BUILD/bench/malloc_bench_lsan
+TREE_BIN=$BUILD/bench/tree_bench
+TREE_LSAN_BIN=$BUILD/bench/tree_bench_lsan
 NULL_LIB=$BUILD/bench/libnull_interpose.so
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
@@ -131,6 +138,19 @@ mode bt    "tracking + stacks, glibc backtrace" 1 $DIV_BT "MEMCHECK_UNWINDER=gli
 if [ -x "$LSAN_BIN" ]; then
 	mode lsan "LeakSanitizer (-fsanitize=leak)" 0 1 "" "" glibc
 fi
+# A parser (tree_bench.c): recursive descent, trees of small nodes and
+# strings built and freed, allocations 4..44 frames down from 90,000
+# call paths, where the loop above has one: every capture is a full
+# 16-frame walk, and its stack has left the thread's cache since last
+# seen.  1/DIV_TREE of the steps (a step: a block allocated and freed).
+if [ -x "$TREE_BIN" ]; then
+	mode pbare  "tree: bare"                       0 $DIV_TREE "" "" glibc
+	mode ptrack "tree: tracking, no stacks (DEPTH=0)" 1 $DIV_TREE "MEMCHECK_STACK_DEPTH=0" "" glibc
+	mode pfp    "tree: tracking + stacks (defaults)" 1 $DIV_TREE "" "" glibc
+	mode pnosite "tree: the same, no peak sites"   1 $DIV_TREE "MEMCHECK_PEAK_SITES=0" "" glibc
+	[ -n "$OTHER" ] && mode ofptree "other: tree: tracking + stacks" 3 $DIV_TREE "" "" glibc
+	[ -x "$TREE_LSAN_BIN" ] && mode plsan "tree: LeakSanitizer" 0 $DIV_TREE "" "" glibc
+fi
 # The same churn, but each new block is written in full, as a program
 # that allocates memory to use it would: the malloc-bound loop above is
 # the worst case, this one a heavy but less one-sided program.
@@ -152,6 +172,18 @@ if [ "$THREADS" -gt 1 ] 2>/dev/null; then
 	mode tcount "$THREADS threads: counting (TRACK=0)"  1 1 "MEMCHECK_TRACK=0" "--threads $THREADS" all
 	mode tfp    "$THREADS threads: tracking + stacks, fp" 1 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 	mode tnosite "$THREADS threads: the same, no peak sites" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_PEAK_SITES=0" "--threads $THREADS" all
+	[ -n "$OTHER" ] && mode otfp "other: $THREADS threads: tracking + stacks" 3 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
+fi
+
+# BENCH_MODES=REGEX: only the modes whose names match it (and the bare
+# runs, bare, tbare, pbare...), for a focused before/after: BENCH_MODES='p.*'
+# the tree rows.
+if [ -n "${BENCH_MODES:-}" ]; then
+	kept=()
+	for m in "${MODES[@]}"; do
+		[[ $m =~ ^($BENCH_MODES)$ || $m =~ bare ]] && kept+=("$m") # the references too
+	done
+	MODES=("${kept[@]}")
 fi
 
 # The reference run of a mode: the bare run with the same steps and threads.
@@ -161,8 +193,9 @@ ref_of() {
 	lunw) echo barel$DIV_UNW ;;
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
-	tbare | tcount | tfp | tnosite) echo tbare ;;
+	tbare | tcount | tfp | tnosite | otfp) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
+	pbare | ptrack | pfp | pnosite | ofptree | plsan) echo pbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
 	bare*) echo "$1" ;;
 	*) echo bare ;;
@@ -185,6 +218,8 @@ run_one() { # mode alloc [iters]
 	*) pre=$lib ;;
 	esac
 	[ "$m" = lsan ] || [ "$m" = flsan ] && bin=$LSAN_BIN
+	case $m in p* | ofptree) bin=$TREE_BIN ;; esac
+	[ "$m" = plsan ] && bin=$TREE_LSAN_BIN
 	[ "$m" = vg ] && cmd=(valgrind -q --tool=memcheck --error-exitcode=99)
 	local t0 rc
 	clock
@@ -319,17 +354,18 @@ group_of() {
 	case $1 in
 	fbare | fcount | ffp | flsan) echo "malloc loop, every byte written" ;;
 	lbare | ltrack | lfp | barel* | lunw | olfp) echo "malloc loop, blocks from strndup (libc)" ;;
-	tbare | tcount | tfp | tnosite) echo "malloc loop, $THREADS threads" ;;
+	tbare | tcount | tfp | tnosite | otfp) echo "malloc loop, $THREADS threads" ;;
+	pbare | ptrack | pfp | pnosite | ofptree | plsan) echo "parser, deep stacks (tree_bench.c)" ;;
 	*) echo "malloc loop" ;;
 	esac
 }
 kind_of() {
 	case $1 in
-	bare* | fbare | lbare | tbare) echo bare ;;
-	fp | ffp | lfp | tfp) echo mc ;;
-	lsan | flsan) echo lsan ;;
+	bare* | fbare | lbare | tbare | pbare) echo bare ;;
+	fp | ffp | lfp | tfp | pfp) echo mc ;;
+	lsan | flsan | plsan) echo lsan ;;
 	vg) echo vg ;;
-	fwd | ofp | ofpdeep | olfp) echo other ;;
+	fwd | ofp | ofpdeep | olfp | ofptree | otfp) echo other ;;
 	*) echo mcmode ;;
 	esac
 }
@@ -363,10 +399,12 @@ for a in "${ALLOCS[@]}"; do
 		fwd) note="the floor of any interposer: forwards, counts nothing" ;;
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
 		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
+		ofptree) note="BENCH_OTHER's library; tree_bench.c, seconds x$div" ;;
+		pbare | ptrack | pfp | pnosite | plsan) note="tree_bench.c: $steps blocks, seconds x$div" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
 		nosite) note="the per-site counts of the peak snapshot off" ;;
 		tline) note="sampling live bytes, RSS, retained bytes" ;;
-		tbare | tcount | tfp | tnosite) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
+		tbare | tcount | tfp | tnosite | otfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
 		esac
 		awk -v a="$a" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v d="$div" \
 			-v n="$steps" -v sp="$spread" -v note="$note" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
@@ -425,6 +463,11 @@ for a in "${ALLOCS[@]}"; do
 		[ -n "${NS[$a/count]:-}" ] && printf 'metric\tcount.ns\t%s\t%s\n' "$a" "${NS[$a/count]}"
 		[ -n "${RATIO[$a/tfp]:-}" ] && awk -v t="${RATIO[$a/tfp]}" -v o="${RATIO[$a/fp]}" -v a="$a" \
 			'BEGIN { printf "metric\tthreads.rel\t%s\t%.3f\n", a, t / o }'
+		# the tree rows (glibc only)
+		[ -n "${RATIO[$a/pfp]:-}" ] && printf 'metric\ttree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/pfp]}"
+		[ -n "${RATIO[$a/pfp]:-}" ] && [ -n "${RATIO[$a/plsan]:-}" ] &&
+			awk -v t="${RATIO[$a/pfp]}" -v l="${RATIO[$a/plsan]}" -v a="$a" \
+				'BEGIN { printf "metric\ttree.lsan\t%s\t%.3f\n", a, t / l }'
 	} >>"$TSV"
 done
 clock

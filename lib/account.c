@@ -118,6 +118,7 @@ static void slot_release(void *arg)
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
 	mc_set_totals(NULL);
+	mc_sites_thread(-1);
 	my_state = 2;
 }
 
@@ -187,6 +188,7 @@ static struct slot *slot_acquire(void)
 		}
 	}
 	if (s != &shared_slot) {
+		mc_sites_thread((int)(s - slots)); /* its shard of the peak sites */
 		pthread_setspecific(slot_key, s);
 		if (!mc_opt.track && mc_is_active)
 			mc_set_totals(&s->t); /* the wrappers' count-only path */

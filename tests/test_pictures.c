@@ -167,6 +167,28 @@ START_TEST(peak_sites_threads)
 }
 END_TEST
 
+/* Frees of blocks another thread allocated, then a higher peak: the
+ * threads' shares of work()'s site (in their shards) and main's (in the
+ * depot's) must cancel out in the snapshot, which then holds main's 8 MB
+ * and again()'s 13 MB, and no work(). */
+START_TEST(peak_sites_threads_handoff)
+{
+	for (int i = 0; i < NALLOCS; i++) {
+		struct h_report rep;
+		if (!run_under(i, NULL, &rep, "plain_peak_threads", "handoff"))
+			continue;
+		const struct h_json *rec = h_record(&rep, "process", 0);
+		ck_assert_msg(rec, "%s: no process record", allocs[i].name);
+		expect_site(rec, 0, "main", 8000000, 1000, allocs[i].name);
+		expect_site(rec, 0, "again", 13000000, 1300, allocs[i].name);
+		ck_assert_msg(!site_of(rec, 0, "work"), "%s: site work at the second peak, "
+			      "where none of its blocks is live", allocs[i].name);
+		expect_sums(rec, allocs[i].name);
+		h_report_free(&rep);
+	}
+}
+END_TEST
+
 /* massif's own peak: its heap tree's allocation points, "n1: 40000
  * 0x...: keep_a (plain_peak.c:24)", against memcheck's sites. */
 START_TEST(peak_sites_as_massif)
@@ -445,6 +467,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, peak_sites_exact);
 	tcase_add_test(tc, peak_sites_threads);
+	tcase_add_test(tc, peak_sites_threads_handoff);
 	tcase_add_test(tc, peak_sites_as_massif);
 	tcase_add_test(tc, peak_sites_nested);
 	tcase_add_test(tc, timeline_bounded);

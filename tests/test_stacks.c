@@ -12,6 +12,8 @@
  * the two tools name the C library's own frames and its inlined
  * functions differently).  Where valgrind is not installed, memcheck's
  * records are checked against what the programs say of themselves.
+ * plain_deep_stacks: stacks as deep as memcheck keeps, from more call
+ * paths than a thread's cache holds, found again round after round.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -201,8 +203,10 @@ static int run_valgrind(const char *prog, struct record *out)
 	const char *supp = h_env("--suppressions=%s/../suppressions/glibc.supp", h_build());
 	const char *env[] = { "LC_ALL=C.UTF-8", NULL };
 	struct h_run v;
+	/* --num-callers: valgrind's malloc and memcheck's 16 frames (its
+	 * default depth), so that stacks deeper than valgrind's 12 compare */
 	H_RUN(&v, 0, NULL, env, vg, "--leak-check=full", "--show-leak-kinds=all",
-	      "--run-libc-freeres=no", supp, h_prog(prog));
+	      "--run-libc-freeres=no", "--num-callers=17", supp, h_prog(prog));
 	ck_assert_msg(v.exit_code == 0, "valgrind %s: %s; stderr:\n%s", prog, h_status(&v), v.err);
 	char src[128];
 	snprintf(src, sizeof src, "%s.c", prog);
@@ -329,6 +333,48 @@ START_TEST(test_stacks_through_the_c_library_match_valgrind)
 }
 END_TEST
 
+/* 40 call paths through a recursion, 30 and 4 levels deep, each taken
+ * three times in turn: three blocks a record, each record with its
+ * path's 16 frames (cut) or its frames down to main, as valgrind has
+ * them.  A stack found again by its frame-pointer walk alone (stacks.c's
+ * capture_known, once the thread's cache has lost it) must be the one
+ * the first, exact, walk stored: a record of 1 or 2 blocks would say it
+ * was not. */
+START_TEST(test_deep_recursion_stacks)
+{
+	const char *prog = "plain_deep_stacks", *alloc = allocator_name((size_t)_i);
+	if (!alloc)
+		return;
+	long leaf = marked_line(prog, "/* LEAF_LINE */");
+	ck_assert_int_gt(leaf, 0);
+	struct record m[MAX_RECORDS], v[MAX_RECORDS];
+	struct h_report rep;
+	const struct h_json *rec;
+	int nm = run_memcheck(prog, (size_t)_i, &rep, &rec, m);
+	ck_assert_msg(nm == 40, "%s under %s: %d leak records, expected 40", prog, alloc, nm);
+	int deep = 0;
+	for (int i = 0; i < nm; i++) {
+		ck_assert_msg(!strcmp(m[i].kind, "still_reachable") && m[i].blocks == 3 &&
+			      m[i].bytes == 120 && m[i].nframes >= 1 &&
+			      !strcmp(m[i].fn[0], "leaf") && m[i].line[0] == leaf,
+			      "%s under %s: record %s, expected 3 blocks of 40 bytes from leaf:%ld",
+			      prog, alloc, describe(&m[i]), leaf);
+		if (m[i].nframes == 16)
+			deep++;
+		else
+			ck_assert_msg(m[i].nframes < 16 &&
+				      !strcmp(m[i].fn[m[i].nframes - 1], "main"),
+				      "%s under %s: record %s: not 16 frames, nor down to main",
+				      prog, alloc, describe(&m[i]));
+	}
+	ck_assert_int_eq(deep, 24);
+	h_report_free(&rep);
+	int nv = reference(prog, (size_t)_i, v);
+	if (nv >= 0)
+		expect_same_records(prog, alloc, m, nm, v, nv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("stacks");
@@ -336,6 +382,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_own_strings_apart_from_the_locale, 0, (int)NALLOC);
 	tcase_add_loop_test(tc, test_stacks_through_the_c_library_match_valgrind, 0, (int)NALLOC);
+	tcase_add_loop_test(tc, test_deep_recursion_stacks, 0, (int)NALLOC);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }
