@@ -28,29 +28,33 @@ const char *h_lib(void);
 const char *h_prog(const char *name);
 /* /usr/lib/x86_64-linux-gnu/SONAME when it exists, else NULL. */
 const char *h_allocator_so(const char *soname);
-/* The allocators tests loop over: 0 is the C library's, then mimalloc,
- * jemalloc and tcmalloc (minimal). */
-#define H_NALLOCATORS 4
-/* Allocator i's library in *so (NULL for the C library's); false, with a
- * note on stdout that it is skipped, when it is not installed. */
-bool h_allocator(int i, const char **so);
-/* "glibc", or allocator i's soname. */
-const char *h_allocator_name(int i);
-/* mimalloc's library, for blocks from mi_malloc (which memcheck does not
- * wrap), or NULL with a note on stdout that the case named what is
- * skipped because it is not installed. */
-const char *h_mimalloc_or_skip(const char *what);
-/* The four allocators every hardening case runs under, glibc first (its
- * so is NULL: nothing more to preload); loop with tcase_add_loop_test
- * over 0..H_NALLOCATORS. */
-#define H_NALLOCATORS 4
+
+/* The one list of allocators the tests run under: H_NALLOCATORS of them,
+ * the C library's first (nothing more to preload), then mimalloc,
+ * jemalloc and tcmalloc (minimal); loops go over 0..H_NALLOCATORS.  The
+ * full tcmalloc (libtcmalloc.so.4) follows, for the tests that run it
+ * too (0..H_NALLOCATORS_ALL). */
+enum {
+	H_GLIBC, H_MIMALLOC, H_JEMALLOC, H_TCMALLOC,
+	H_NALLOCATORS,
+	H_TCMALLOC_FULL = H_NALLOCATORS,
+	H_NALLOCATORS_ALL
+};
 struct h_allocator {
 	const char *soname;   /* NULL for glibc */
 	const char *name;     /* as memcheck names it in a record */
 };
-extern const struct h_allocator h_allocators[H_NALLOCATORS];
-/* Allocator i's path for H_RUN's so (NULL for glibc) in *so; false, with
- * a note on stdout naming what is skipped, when it is not installed. */
+extern const struct h_allocator h_allocators[H_NALLOCATORS_ALL];
+/* Allocator i's library in *so (NULL for the C library's; so may be
+ * NULL); false, with "note: SONAME not installed; skipping it" on
+ * stdout, when it is not installed.  Every test that loops over the
+ * allocators starts with it. */
+bool h_allocator(int i, const char **so);
+/* Until every test uses the list above: "glibc" or allocator i's
+ * soname; mimalloc's path or NULL with a note; h_allocator with a note
+ * naming what is skipped. */
+const char *h_allocator_name(int i);
+const char *h_mimalloc_or_skip(const char *what);
 bool h_allocator_or_skip(int i, const char **so, const char *what);
 /* A fresh path (not yet created) in the test program's temporary
  * directory, which h_run_suite() makes and removes when the program exits,
@@ -184,6 +188,86 @@ const char *h_fmt(uint64_t v);
 /* "NAME=value" built with printf (never freed). */
 const char *h_env(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- one run, its records (the call every whole-program test makes) -- */
+
+/* What to run: designated initializers, e.g.
+ *   H_EXEC(&x, .prog = "plain_family", .args = H_LIST("full"),
+ *          .alloc = _i, .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_TRACK=0"));
+ * The program gets MEMCHECK_REPORT (a fresh file, loaded afterwards) and
+ * MEMCHECK_TEXT=none unless env sets them (env comes first: getenv takes
+ * the first). */
+struct h_spec {
+	const char *prog;             /* in build/tests/prog/, or a path with a '/' */
+	const char *const *args;      /* NULL-terminated (H_LIST), may be NULL */
+	const char *const *env;       /* NULL-terminated "NAME=value"s, may be NULL */
+	unsigned flags;               /* H_PRELOAD, H_PRELOAD_AFTER, H_EXITCODE */
+	int alloc;                    /* index in h_allocators: its library is so */
+	const char *so;               /* a library of one's own instead (alloc unused) */
+	const char *text;             /* MEMCHECK_TEXT when env has none ("none") */
+	bool no_report;               /* no MEMCHECK_REPORT: nothing loaded */
+};
+#define H_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+struct h_res {
+	struct h_run r;               /* status, stdout, stderr, pid */
+	struct h_report rep;          /* its MEMCHECK_REPORT, every line parsed */
+	const char *report;           /* that file's path (NULL with no_report) */
+	char label[512];              /* "PROG ARGS under ALLOCATOR with ENV", for messages */
+};
+
+/* Run spec and load its report; fails the test (check) when the program
+ * cannot start or a report line is not a JSON object.  The allocator
+ * must be installed (the caller asked h_allocator). */
+void h_exec(struct h_res *x, const struct h_spec *spec);
+#define H_EXEC(x, ...) h_exec((x), &(const struct h_spec){ __VA_ARGS__ })
+void h_res_free(struct h_res *x);
+/* The record name of x's own process (not a child's); fails the test
+ * when there is none. */
+const struct h_json *h_rec(const struct h_res *x, const char *name);
+/* x exited with status want: fails the test, with its stderr, when not. */
+void h_expect_exit(const struct h_res *x, int want);
+
+/* ---- tests by table -------------------------------------------------- */
+
+/* One figure a row expects of a record: key is a top-level key or
+ * "key.sub" (definitely_lost.bytes); str, when set, a string's value. */
+struct h_want {
+	const char *key;
+	uint64_t u64;
+	const char *str;
+	const char *rec;              /* the record; the row's own when NULL */
+};
+
+#define H_ANY (-1000)             /* exit: not checked */
+#define H_NO_RECORDS (-1)         /* records: the report must be empty */
+/* Allocator sets for h_case.allocators (0: all H_NALLOCATORS). */
+#define H_ONLY(i) (1u << (i))
+#define H_ALL_BUT_GLIBC (((1u << H_NALLOCATORS) - 1) & ~1u)
+#define H_ALL_FIVE ((1u << H_NALLOCATORS_ALL) - 1)
+
+/* A row: a program run under each allocator of the row's set, and what
+ * every one of those runs must show. */
+struct h_case {
+	const char *name;             /* for messages */
+	struct h_spec run;            /* alloc is set by the loop */
+	unsigned allocators;          /* H_ONLY(..) | ...; 0: every one of the four */
+	int exit;                     /* the exit status (0 unless set; H_ANY) */
+	const char *record;           /* the record want[] reads ("process") */
+	int records;                  /* how many records (0: not checked; H_NO_RECORDS) */
+	const char *const *out;       /* stdout contains each of these (H_LIST) */
+	const char *const *err;       /* stderr contains each of these */
+	const char *const *no_err;    /* stderr contains none of these */
+	struct h_want want[16];       /* until a NULL key */
+	/* what a row cannot say: called last, the run and its record */
+	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);
+	const void *data;             /* for check */
+};
+
+/* Register cases[0..n) x their allocators as one loop test of tc. */
+struct TCase;
+void h_add_cases(struct TCase *tc, const struct h_case *cases, size_t n);
+#define H_ADD_CASES(tc, cases) h_add_cases((tc), (cases), sizeof(cases) / sizeof((cases)[0]))
+
 /* ---- XML (harness_xml.c) -------------------------------------------- */
 
 /* A strict little XML reader, for the JUnit files memcheck writes: a
@@ -211,7 +295,11 @@ const struct h_xml *h_xml_kid(const struct h_xml *e, const char *name);
 
 /* ---- suite ----------------------------------------------------------- */
 
-/* Run a suite in CK_NORMAL mode; returns the process exit status. */
+/* The test program's suite, of one test case named name whose tests
+ * may take timeout seconds each; add tests to the TCase returned. */
+struct TCase *h_tcase(const char *name, double timeout);
+/* Run s (NULL: the one h_tcase made) in CK_NORMAL mode; returns the
+ * process exit status. */
 struct Suite;
 int h_run_suite(struct Suite *s);
 
