@@ -257,7 +257,7 @@ struct h_case {
 	const char *const *out;       /* stdout contains each of these (H_LIST) */
 	const char *const *err;       /* stderr contains each of these */
 	const char *const *no_err;    /* stderr contains none of these */
-	struct h_want want[16];       /* until a NULL key */
+	struct h_want want[24];       /* until a NULL key */
 	/* what a row cannot say: called last, the run and its record */
 	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);
 	const void *data;             /* for check */
