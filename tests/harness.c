@@ -342,6 +342,7 @@ static size_t list_len(const char *const *l)
 void h_exec(struct h_res *x, const struct h_spec *sp)
 {
 	memset(x, 0, sizeof *x);
+	x->alloc = sp->alloc;
 	const char *soname = h_allocators[sp->alloc].soname, *so = sp->so;
 	if (!so && soname)
 		ck_assert_msg((so = h_allocator_so(soname)) != NULL,
@@ -470,6 +471,8 @@ START_TEST(h_case_test)
 		ck_assert_msg(x.rep.n == (c->records == H_NO_RECORDS ? 0 : (size_t)c->records),
 			      "%s: %zu records, expected %d; stderr:\n%s", x.label, x.rep.n,
 			      c->records == H_NO_RECORDS ? 0 : c->records, x.r.err);
+	ck_assert_msg(!c->stdout_is || strcmp(x.r.out, c->stdout_is) == 0,
+		      "%s: stdout \"%s\", expected \"%s\"", x.label, x.r.out, c->stdout_is);
 	expect_text(&x, "stdout", x.r.out, c->out, true);
 	expect_text(&x, "stderr", x.r.err, c->err, true);
 	expect_text(&x, "stderr", x.r.err, c->no_err, false);

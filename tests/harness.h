@@ -212,6 +212,7 @@ struct h_res {
 	struct h_run r;               /* status, stdout, stderr, pid */
 	struct h_report rep;          /* its MEMCHECK_REPORT, every line parsed */
 	const char *report;           /* that file's path (NULL with no_report) */
+	int alloc;                    /* the spec's allocator */
 	char label[512];              /* "PROG ARGS under ALLOCATOR with ENV", for messages */
 };
 
@@ -254,6 +255,7 @@ struct h_case {
 	int exit;                     /* the exit status (0 unless set; H_ANY) */
 	const char *record;           /* the record want[] reads ("process") */
 	int records;                  /* how many records (0: not checked; H_NO_RECORDS) */
+	const char *stdout_is;        /* stdout is exactly this */
 	const char *const *out;       /* stdout contains each of these (H_LIST) */
 	const char *const *err;       /* stderr contains each of these */
 	const char *const *no_err;    /* stderr contains none of these */
