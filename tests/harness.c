@@ -369,7 +369,7 @@ void h_exec(struct h_res *x, const struct h_spec *sp)
 		n += (size_t)snprintf(x->label + n, cap - n, " %s", argv[i]);
 	if (n < cap && sp->flags & (H_PRELOAD | H_PRELOAD_AFTER))
 		n += (size_t)snprintf(x->label + n, cap - n, " under %s%s",
-				      sp->so ? sp->so : h_allocators[sp->alloc].name,
+				      sp->so ? sp->so : soname ? soname : "glibc",
 				      sp->flags & H_PRELOAD_AFTER ? " (preloaded first)" : "");
 	for (size_t i = 0; i < list_len(sp->env) && n < cap; i++)
 		n += (size_t)snprintf(x->label + n, cap - n, "%s%s", i ? " " : " with ",

@@ -265,6 +265,13 @@ struct h_case {
 	const void *data;             /* for check */
 };
 
+/* A row's callback, as START_TEST declares a test: the run x, the row's
+ * record rec (NULL when it names none and wants nothing), the row c. */
+#define H_CHECK(name)                                                          \
+	static void name(struct h_res *x __attribute__((unused)),               \
+			 const struct h_json *rec __attribute__((unused)),      \
+			 const struct h_case *c __attribute__((unused)))
+
 /* Register cases[0..n) x their allocators as one loop test of tc. */
 struct TCase;
 void h_add_cases(struct TCase *tc, const struct h_case *cases, size_t n);

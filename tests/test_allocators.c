@@ -96,9 +96,8 @@ END_TEST
 
 /* The wrong order (allocator first; glibc has none) is detected, and
  * explained. */
-static void bypassed(struct h_res *x, const struct h_json *rec, const struct h_case *c)
+H_CHECK(bypassed)
 {
-	(void)c;
 	ck_assert_msg(h_violation_has(rec, "bypassed"), "%s: no violation mentioning \"bypassed\"",
 		      x->label);
 }
@@ -107,9 +106,8 @@ static void bypassed(struct h_res *x, const struct h_json *rec, const struct h_c
  * object after libmemcheck (libc.so.6) as the one that serves malloc and
  * suggested LD_PRELOAD="libmemcheck.so .../libc.so.6", and the record's
  * "allocator" said "glibc".  Both must name the allocator that is first. */
-static void allocator_named(struct h_res *x, const struct h_json *rec, const struct h_case *c)
+H_CHECK(allocator_named)
 {
-	(void)c;
 	const char *soname = h_allocators[x->alloc].soname;
 	ck_assert_msg(strstr(x->r.err, soname) != NULL && strstr(x->r.err, "libc.so") == NULL,
 		      "%s: stderr should name %s (and not libc.so.6) as the object that serves "

@@ -13,9 +13,8 @@
 /* What every run of plain_exit must show besides its status: the
  * buffered "out" flushed first, each record failed when the status was
  * changed to 23, and that change said on stderr exactly then. */
-static void plain_exit_said(struct h_res *x, const struct h_json *rec, const struct h_case *c)
+H_CHECK(plain_exit_said)
 {
-	(void)rec;
 	ck_assert_msg(strncmp(x->r.out, "out", 3) == 0, "%s: stdout \"%s\", expected it to begin "
 		      "with the buffered \"out\"", x->label, x->r.out);
 	for (size_t i = 0; i < x->rep.n; i++)

@@ -34,18 +34,15 @@
 	{ "bytes_allocated", bytes }
 
 /* realloc_fail: the old block is the one leak. */
-static void one_leak(struct h_res *x, const struct h_json *rec, const struct h_case *c)
+H_CHECK(one_leak)
 {
 	ck_assert_msg(h_nleaks(rec) == 1, "%s: %zu leak records, expected 1 (the old block)",
 		      x->label, h_nleaks(rec));
-	(void)c;
 }
 
 /* pvalloc: 2 requests rounded up to whole pages, 3 pages in all. */
-static void three_pages(struct h_res *x, const struct h_json *rec, const struct h_case *c)
+H_CHECK(three_pages)
 {
-	(void)x;
-	(void)c;
 	H_EXPECT_U64(rec, "bytes_allocated", 3 * (uint64_t)sysconf(_SC_PAGESIZE));
 }
 

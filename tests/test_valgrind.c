@@ -14,7 +14,7 @@
 
 /* The row's program under valgrind: its "total heap usage" must be
  * what memcheck counted in the row's run. */
-static void same_as_valgrind(struct h_res *x, const struct h_json *rec, const struct h_case *c)
+H_CHECK(same_as_valgrind)
 {
 	const char *vg = h_valgrind_path();
 	if (!vg) {
