@@ -233,11 +233,18 @@ void h_expect_exit(const struct h_res *x, int want);
 /* One figure a row expects of a record: key is a top-level key or
  * "key.sub" (definitely_lost.bytes); str, when set, a string's value. */
 struct h_want {
-	const char *key;
+	const char *key;              /* .str = h_its_allocator: the run's allocator's name */
 	uint64_t u64;
 	const char *str;
 	const char *rec;              /* the record; the row's own when NULL */
 };
+
+extern const char h_its_allocator[];
+#define H_ITS_ALLOCATOR { "allocator", .str = h_its_allocator }
+
+/* The figures want[] (until a NULL key) of rec, x's record; fails the
+ * test naming x and the first wrong one. */
+void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struct h_want *want);
 
 #define H_ANY (-1000)             /* exit: not checked */
 #define H_NO_RECORDS (-1)         /* records: the report must be empty */
