@@ -116,25 +116,6 @@ const char *h_allocator_name(int i)
 	return h_allocators[i].soname ? h_allocators[i].soname : "glibc";
 }
 
-const char *h_mimalloc_or_skip(const char *what)
-{
-	const char *mi = h_allocator_so("libmimalloc.so.2");
-	if (!mi)
-		printf("note: libmimalloc.so.2 not installed; skipping the %s\n", what);
-	return mi;
-}
-
-bool h_allocator_or_skip(int i, const char **so, const char *what)
-{
-	*so = NULL;
-	if (!h_allocators[i].soname)
-		return true;
-	*so = h_allocator_so(h_allocators[i].soname);
-	if (!*so)
-		printf("note: %s not installed; skipping the %s\n", h_allocators[i].soname, what);
-	return *so != NULL;
-}
-
 /* One directory per test program, made by the process that runs the
  * suite; check's forked test processes put their files in it (names
  * carry their pid), and the suite's process removes it at exit, failed
@@ -369,7 +350,7 @@ void h_exec(struct h_res *x, const struct h_spec *sp)
 		n += (size_t)snprintf(x->label + n, cap - n, " %s", argv[i]);
 	if (n < cap && sp->flags & (H_PRELOAD | H_PRELOAD_AFTER))
 		n += (size_t)snprintf(x->label + n, cap - n, " under %s%s",
-				      sp->so ? sp->so : soname ? soname : "glibc",
+				      sp->so ? sp->so : h_allocator_name(sp->alloc),
 				      sp->flags & H_PRELOAD_AFTER ? " (preloaded first)" : "");
 	for (size_t i = 0; i < list_len(sp->env) && n < cap; i++)
 		n += (size_t)snprintf(x->label + n, cap - n, "%s%s", i ? " " : " with ",
@@ -485,6 +466,11 @@ START_TEST(h_case_test)
 	expect_text(&x, "stdout", x.r.out, c->out, true);
 	expect_text(&x, "stderr", x.r.err, c->err, true);
 	expect_text(&x, "stderr", x.r.err, c->no_err, false);
+	for (size_t i = 0; i < sizeof c->err_lines / sizeof c->err_lines[0] && c->err_lines[i].text; i++) {
+		int n = h_count_lines(x.r.err, c->err_lines[i].text);
+		ck_assert_msg(n == c->err_lines[i].n, "%s: %d lines of stderr with \"%s\", expected "
+			      "%d:\n%s", x.label, n, c->err_lines[i].text, c->err_lines[i].n, x.r.err);
+	}
 	/* The row's record: asked for by name, or read by its wants. */
 	bool own = c->record != NULL;
 	for (const struct h_want *w = c->want; w->key; w++)

@@ -50,12 +50,8 @@ extern const struct h_allocator h_allocators[H_NALLOCATORS_ALL];
  * stdout, when it is not installed.  Every test that loops over the
  * allocators starts with it. */
 bool h_allocator(int i, const char **so);
-/* Until every test uses the list above: "glibc" or allocator i's
- * soname; mimalloc's path or NULL with a note; h_allocator with a note
- * naming what is skipped. */
+/* Allocator i for messages: its soname, or "glibc". */
 const char *h_allocator_name(int i);
-const char *h_mimalloc_or_skip(const char *what);
-bool h_allocator_or_skip(int i, const char **so, const char *what);
 /* A fresh path (not yet created) in the test program's temporary
  * directory, which h_run_suite() makes and removes when the program exits,
  * files of failed tests included (H_KEEP=1 in the environment keeps it). */
@@ -266,6 +262,10 @@ struct h_case {
 	const char *const *out;       /* stdout contains each of these (H_LIST) */
 	const char *const *err;       /* stderr contains each of these */
 	const char *const *no_err;    /* stderr contains none of these */
+	struct {
+		const char *text;
+		int n;
+	} err_lines[4];               /* stderr has n lines that contain text */
 	struct h_want want[24];       /* until a NULL key */
 	/* what a row cannot say: called last, the run and its record */
 	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);

@@ -30,15 +30,15 @@ static struct counts run(int i, const char *so, const char *path, const char *ar
 	struct h_run r;
 	H_RUN(&r, H_PRELOAD, so, env, path, arg);
 	ck_assert_msg(!r.timed_out, "%s %s under %s: still running after %s s (a hang)", path,
-		      arg ? arg : "", h_allocator_name(i), getenv("H_TIMEOUT"));
+		      arg ? arg : "", h_allocators[i].name, getenv("H_TIMEOUT"));
 	ck_assert_msg(r.exit_code == 0, "%s %s under %s: %s; stderr:\n%s", path, arg ? arg : "",
-		      h_allocator_name(i), h_status(&r), r.err);
+		      h_allocators[i].name, h_status(&r), r.err);
 	struct h_report rep;
 	H_LOAD(&rep, report);
 	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	ck_assert_msg(rec != NULL, "%s under %s: no process record", path, h_allocator_name(i));
+	ck_assert_msg(rec != NULL, "%s under %s: no process record", path, h_allocators[i].name);
 	ck_assert_msg(h_nviolations(rec) == 0 || !h_violation_has(rec, "bypassed"),
-		      "%s under %s: memcheck was bypassed", path, h_allocator_name(i));
+		      "%s under %s: memcheck was bypassed", path, h_allocators[i].name);
 	struct counts c = { h_u64(rec, "allocs"), h_u64(rec, "frees"), h_u64(rec, "reallocs"),
 			    h_u64(rec, "bytes_allocated") };
 	h_report_free(&rep);
@@ -58,7 +58,7 @@ START_TEST(test_functions_called_through_their_addresses)
 	ck_assert_msg(c.allocs - e.allocs == 11 && c.frees - e.frees == 11 &&
 			      c.reallocs - e.reallocs == 4 && c.bytes - e.bytes == 5574,
 		      "plain_nopie under %s: %llu allocs, %llu frees, %llu reallocs, %llu bytes; "
-		      "expected 11, 11, 4, 5,574", h_allocator_name(_i),
+		      "expected 11, 11, 4, 5,574", h_allocators[_i].name,
 		      (unsigned long long)(c.allocs - e.allocs),
 		      (unsigned long long)(c.frees - e.frees),
 		      (unsigned long long)(c.reallocs - e.reallocs),
@@ -77,7 +77,7 @@ START_TEST(test_operator_new_through_its_address)
 	ck_assert_msg(pie.allocs == nopie.allocs && pie.frees == nopie.frees &&
 			      pie.bytes == nopie.bytes,
 		      "cxx_new leak under %s: -no-pie %llu allocs, %llu frees, %llu bytes; "
-		      "PIE %llu, %llu, %llu", h_allocator_name(_i), (unsigned long long)nopie.allocs,
+		      "PIE %llu, %llu, %llu", h_allocators[_i].name, (unsigned long long)nopie.allocs,
 		      (unsigned long long)nopie.frees, (unsigned long long)nopie.bytes,
 		      (unsigned long long)pie.allocs, (unsigned long long)pie.frees,
 		      (unsigned long long)pie.bytes);
@@ -103,13 +103,13 @@ START_TEST(test_python_starts)
 	struct h_run r;
 	H_RUN(&r, H_PRELOAD, so, env, py, "-c", "pass");
 	ck_assert_msg(!r.timed_out && r.exit_code == 0, "python3 -c pass under %s: %s%s; "
-		      "stderr:\n%s", h_allocator_name(_i), h_status(&r), r.timed_out ? " (a hang)" : "",
+		      "stderr:\n%s", h_allocators[_i].name, h_status(&r), r.timed_out ? " (a hang)" : "",
 		      r.err);
 	struct h_report rep;
 	H_LOAD(&rep, report);
 	const struct h_json *rec = h_record(&rep, "process", r.pid);
 	ck_assert_msg(rec && h_u64(rec, "allocs") > 100, "python3 under %s: %s allocations "
-		      "counted", h_allocator_name(_i), rec ? h_fmt(h_u64(rec, "allocs")) : "no record, no");
+		      "counted", h_allocators[_i].name, rec ? h_fmt(h_u64(rec, "allocs")) : "no record, no");
 	h_report_free(&rep);
 	h_run_free(&r);
 }

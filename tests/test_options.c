@@ -98,8 +98,6 @@ END_TEST
  * allocations under memcheck as without it, in every mode and under
  * every allocator: memcheck maps what it uses as it goes (its stack
  * depot once reserved 4 GiB at start, and the program got none). */
-static const char *const rlimit_allocators[] = { NULL, "libmimalloc.so.2", "libjemalloc.so.2",
-						 "libtcmalloc_minimal.so.4" };
 static const char *const rlimit_settings[] = { "MEMCHECK_TRACK=1", "MEMCHECK_TRACK=0",
 					       "MEMCHECK_PROGRAMS=no-such-program" };
 
@@ -118,12 +116,9 @@ static unsigned long allocations_under_1g(const char *so, const char *setting)
 
 START_TEST(test_a_1g_address_space_limit_leaves_the_program_its_memory)
 {
-	const char *a = rlimit_allocators[_i];
-	const char *so = a ? h_allocator_so(a) : NULL;
-	if (a && !so) {
-		printf("note: %s not installed; skipping it\n", a);
+	const char *so, *a = h_allocator_name(_i);
+	if (!h_allocator(_i, &so))
 		return;
-	}
 	/* without memcheck, the allocator's own way with the limit */
 	const char *env[] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
 	struct h_run b;
@@ -131,14 +126,14 @@ START_TEST(test_a_1g_address_space_limit_leaves_the_program_its_memory)
 	unsigned long bare = 0, failed = 0;
 	ck_assert_msg(b.exit_code == 0 && sscanf(b.out, "%lu %lu", &bare, &failed) == 2 &&
 			      bare > 1000,
-		      "plain_rlimit 1g under %s alone: %s, stdout \"%s\"", a ? a : "glibc",
+		      "plain_rlimit 1g under %s alone: %s, stdout \"%s\"", a,
 		      h_status(&b), b.out);
 	h_run_free(&b);
 	for (size_t k = 0; k < sizeof rlimit_settings / sizeof rlimit_settings[0]; k++) {
 		unsigned long ok = allocations_under_1g(so, rlimit_settings[k]);
 		ck_assert_msg(ok * 100 >= bare * 97,
 			      "plain_rlimit 1g under %s with %s: %lu allocations of 512 KiB, %lu "
-			      "without memcheck", a ? a : "glibc", rlimit_settings[k], ok, bare);
+			      "without memcheck", a, rlimit_settings[k], ok, bare);
 	}
 }
 END_TEST
@@ -458,8 +453,8 @@ START_TEST(test_programs_pick_who_gets_the_process_region)
 	/* A program left out and only preloaded is only forwarded to its
 	 * allocator: memcheck does not see mimalloc's own block freed
 	 * (plain_errors unknown), which it reports otherwise. */
-	const char *mi = h_mimalloc_or_skip("forward-only case");
-	if (mi) {
+	const char *mi;
+	if (h_allocator(H_MIMALLOC, &mi)) {
 		for (int left_out = 0; left_out <= 1; left_out++) {
 			const char *base = h_tmppath("log");
 			const char *env[] = { left_out ? "MEMCHECK_PROGRAMS=nothing-matches"
@@ -495,7 +490,7 @@ int main(void)
 	tcase_add_test(tc, test_track_0_counts_exactly_and_lists_no_leaks);
 	tcase_add_test(tc, test_track_0_counts_failures_under_a_limit);
 	tcase_add_loop_test(tc, test_a_1g_address_space_limit_leaves_the_program_its_memory, 0,
-			    (int)(sizeof rlimit_allocators / sizeof rlimit_allocators[0]));
+			    H_NALLOCATORS);
 	tcase_add_test(tc, test_stack_depth_0_leaks_with_empty_stacks);
 	tcase_add_test(tc, test_text_none_prints_nothing);
 	tcase_add_test(tc, test_process_off_writes_no_process_record);
