@@ -1227,25 +1227,7 @@ const char *h_env(const char *fmt, ...)
 
 /* ---- suite ----------------------------------------------------------- */
 
-static Suite *the_suite;
-
-TCase *h_tcase(const char *name, double timeout)
+void h_suite_begin(void)
 {
-	the_suite = suite_create(name);
-	TCase *tc = tcase_create(name);
-	tcase_set_timeout(tc, timeout);
-	suite_add_tcase(the_suite, tc);
-	return tc;
-}
-
-int h_run_suite(Suite *s)
-{
-	if (!s)
-		s = the_suite;
 	make_tmpdir(); /* here, so that this process removes it */
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
 }

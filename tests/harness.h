@@ -311,13 +311,9 @@ const struct h_xml *h_xml_kid(const struct h_xml *e, const char *name);
 
 /* ---- suite ----------------------------------------------------------- */
 
-/* The test program's suite, of one test case named name whose tests
- * may take timeout seconds each; add tests to the TCase returned. */
-struct TCase *h_tcase(const char *name, double timeout);
-/* Run s (NULL: the one h_tcase made) in CK_NORMAL mode; returns the
- * process exit status. */
-struct Suite;
-int h_run_suite(struct Suite *s);
+/* h_tcase and h_run_suite: suite.h.  The suite's process makes the
+ * temporary directory (h_suite_begin) and removes it at exit. */
+#include "suite.h"
 
 /* ---- assertions (for test files, which include <check.h>) ------------ */
 
