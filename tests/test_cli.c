@@ -903,9 +903,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("cli");
-	TCase *tc = tcase_create("cli");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("cli", 30);
 	tcase_add_test(tc, help_and_version);
 	tcase_add_test(tc, pass_exits_0);
 	tcase_add_test(tc, leak_exits_1);
@@ -926,10 +924,7 @@ int main(void)
 	tcase_add_test(tc, report_then_gate_agree);
 	tcase_add_test(tc, relative_budget);
 	tcase_add_test(tc, junit_structure);
-	suite_add_tcase(s, tc);
-	TCase *vg = tcase_create("valgrind");
-	tcase_set_timeout(vg, 120);
+	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
-	suite_add_tcase(s, vg);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -283,10 +283,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("corpus");
-	TCase *tc = tcase_create("corpus");
-	tcase_set_timeout(tc, 300);
+	TCase *tc = h_tcase("corpus", 300);
 	tcase_add_loop_test(tc, test_corpus_as_valgrind, 0, (int)NPROGS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

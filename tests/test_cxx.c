@@ -221,13 +221,10 @@ END_TEST
 int main(void)
 {
 	setenv("H_TIMEOUT", "60", 0); /* valgrind */
-	Suite *s = suite_create("cxx");
-	TCase *tc = tcase_create("cxx");
-	tcase_set_timeout(tc, 240);
+	TCase *tc = h_tcase("cxx", 240);
 	tcase_add_loop_test(tc, test_leak_counted_as_valgrind_counts_it, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_count_only_counts_the_same, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_failures_behave_as_without_memcheck, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_injected_failure_runs_the_new_handler, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -256,9 +256,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fault");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("fault", 30);
 	tcase_add_test(tc, transient);
 	tcase_add_test(tc, persistent);
 	tcase_add_test(tc, every_function);
@@ -274,6 +272,5 @@ int main(void)
 	tcase_add_test(tc, breakpoint_symbol_exported);
 	tcase_add_test(tc, gdb_breaks_there);
 	tcase_add_loop_test(tc, start_up_probe_never_failed, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -108,11 +108,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fidelity");
-	TCase *tc = tcase_create("fidelity");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("fidelity", 60);
 	tcase_add_loop_test(tc, test_peak_rss_as_with_a_forwarding_preload, 0,
 			    (int)(NALLOCS * NSHAPES * NMODES));
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

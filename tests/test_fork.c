@@ -219,17 +219,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fork");
-	TCase *tc = tcase_create("fork");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("fork", 30);
 	tcase_add_test(tc, test_child_region_has_only_child_figures);
 	tcase_add_test(tc, test_preloaded_fork_both_report_process);
 	tcase_add_test(tc, test_exec_child_writes_its_own_record);
 	tcase_add_test(tc, test_fork_while_threads_allocate);
-	suite_add_tcase(s, tc);
-	TCase *locks = tcase_create("locks");
-	tcase_set_timeout(locks, 90);
+	TCase *locks = h_tcase("locks", 90);
 	tcase_add_loop_test(locks, test_fork_against_every_lock, 0, H_NALLOCATORS);
-	suite_add_tcase(s, locks);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -280,13 +280,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("frameworks");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("frameworks", 120);
 	tcase_add_test(tc, check_suite_fails_at_the_leak);
 	tcase_add_test(tc, cmocka_group_fails_at_the_leak);
 	tcase_add_test(tc, criterion_suite_fails_at_the_leak);
 	tcase_add_test(tc, suites_under_memcheck_run);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

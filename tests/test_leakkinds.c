@@ -315,9 +315,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("leakkinds");
-	TCase *tc = tcase_create("leakkinds");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("leakkinds", 120);
 	int n = (int)(sizeof corpus / sizeof corpus[0]);
 	tcase_add_loop_test(tc, test_kinds_match_valgrind, 0, n);
 	tcase_add_loop_test(tc, test_scan_off_counts_everything_definite, 0, n);
@@ -327,6 +325,5 @@ int main(void)
 	tcase_add_test(tc, test_main_stack_is_a_root_for_other_threads);
 	tcase_add_loop_test(tc, test_kinds_same_under_every_allocator, 0,
 			    n * (H_NALLOCATORS - H_MIMALLOC));
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -118,12 +118,9 @@ END_TEST
 int main(void)
 {
 	setenv("H_TIMEOUT", "20", 0);
-	Suite *s = suite_create("nopie");
-	TCase *tc = tcase_create("nopie");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("nopie", 120);
 	tcase_add_loop_test(tc, test_functions_called_through_their_addresses, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_operator_new_through_its_address, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_python_starts, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -484,9 +484,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("options");
-	TCase *tc = tcase_create("options");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("options", 30);
 	tcase_add_test(tc, test_track_0_counts_exactly_and_lists_no_leaks);
 	tcase_add_test(tc, test_track_0_counts_failures_under_a_limit);
 	tcase_add_loop_test(tc, test_a_1g_address_space_limit_leaves_the_program_its_memory, 0,
@@ -504,6 +502,5 @@ int main(void)
 	tcase_add_test(tc, test_log_never_writes_to_the_programs_descriptors);
 	tcase_add_test(tc, test_log_deleted_midway_is_written_again);
 	tcase_add_test(tc, test_programs_pick_who_gets_the_process_region);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -356,9 +356,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("output");
-	TCase *tc = tcase_create("output");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("output", 60);
 	tcase_add_loop_test(tc, test_report_shown_after_program_closed_stderr, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_report_not_in_file_program_put_at_fd2, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_report_to_dev_full_says_so);
@@ -369,6 +367,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_region_name_escaped_in_text, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_bad_option_value_escaped_in_message);
 	tcase_add_test(tc, test_files_created_0644);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

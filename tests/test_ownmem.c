@@ -232,10 +232,7 @@ END_TEST
 int main(void)
 {
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-	Suite *s = suite_create("ownmem");
-	TCase *tc = tcase_create("ownmem");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("ownmem", 120);
 	tcase_add_loop_test(tc, test_peak_is_the_programs, 0, NCASES * H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

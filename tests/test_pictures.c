@@ -427,9 +427,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pictures");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("pictures", 120);
 	tcase_add_test(tc, peak_sites_exact);
 	tcase_add_test(tc, peak_sites_threads);
 	tcase_add_test(tc, peak_sites_as_massif);
@@ -439,6 +437,5 @@ int main(void)
 	tcase_add_test(tc, folded_stacks);
 	tcase_add_test(tc, html_escapes_and_stands_alone);
 	tcase_add_test(tc, failing_peak_budget_names_sites);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

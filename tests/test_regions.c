@@ -307,9 +307,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("regions");
-	TCase *tc = tcase_create("regions");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("regions", 30);
 	tcase_add_test(tc, test_inner_leak_in_both_outer_leak_in_outer_only);
 	tcase_add_test(tc, test_block_from_before_region_freed_inside);
 	tcase_add_test(tc, test_peak_live_bytes_exact);
@@ -323,11 +321,8 @@ int main(void)
 	tcase_add_test(tc, test_status_functions);
 	tcase_add_test(tc, test_regions_nested_deeper_than_64);
 	tcase_add_test(tc, test_region_name_escaped_in_json);
-	suite_add_tcase(s, tc);
-	TCase *bugs = tcase_create("bugs");
-	tcase_set_timeout(bugs, 30);
+	TCase *bugs = h_tcase("bugs", 30);
 	tcase_add_test(bugs, test_long_utf8_region_name_cut_at_character);
 	tcase_add_test(bugs, test_non_utf8_region_name_still_valid_json);
-	suite_add_tcase(s, bugs);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -305,14 +305,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("runs");
-	TCase *tc = tcase_create("runs");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("runs", 120);
 	tcase_add_test(tc, spread_in_table_and_report);
 	tcase_add_test(tc, gate_on_the_median);
 	tcase_add_test(tc, auto_runs_timed_allocators_three_times);
 	tcase_add_test(tc, timed_purge_of_each_allocator);
 	tcase_add_test(tc, lost_column_adds_indirect);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -324,11 +324,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("stacks");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("stacks", 120);
 	tcase_add_loop_test(tc, test_own_strings_apart_from_the_locale, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_stacks_through_the_c_library_match_valgrind, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -172,14 +172,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("stress");
-	TCase *tc = tcase_create("stress");
+	TCase *tc = h_tcase("stress", 0);
 	/* check's own limit: the runs' H_TIMEOUT times the programs run,
 	 * rounds of them */
 	tcase_set_timeout(tc, (double)rounds() * (seconds() * 40 + 300));
 	tcase_add_loop_test(tc, random_mix_counts_match_the_program, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, hardening_programs_again, 0, H_NALLOCATORS);
 	tcase_add_test(tc, signal_timer_under_mimalloc);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

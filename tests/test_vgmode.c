@@ -332,15 +332,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("vgmode");
-	TCase *tc = tcase_create("vgmode");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("vgmode", 60);
 	tcase_add_test(tc, test_run_valgrind_glibc_and_tcmalloc);
 	tcase_add_test(tc, test_nested_and_fork);
 	tcase_add_test(tc, test_outside_valgrind_memcheck_classifies);
 	tcase_add_test(tc, test_counts_equal_valgrind_alone);
 	tcase_add_test(tc, test_valgrind_blind_keeps_memcheck_scan);
 	tcase_add_test(tc, test_valgrind_missing);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

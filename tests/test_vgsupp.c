@@ -285,13 +285,10 @@ int main(void)
 	/* A run with libmemcheck takes about 6 s: valgrind's leak search
 	 * reads the 4 GiB memcheck reserves for its stack depot. */
 	setenv("H_TIMEOUT", "90", 0);
-	Suite *s = suite_create("vgsupp");
-	TCase *tc = tcase_create("vgsupp");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("vgsupp", 120);
 	tcase_add_loop_test(tc, test_allocator_clean_with_files, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_tcmalloc_needs_its_file_under_defaults);
 	tcase_add_test(tc, test_check_children);
 	tcase_add_test(tc, test_program_leaks_stay_reported);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -194,13 +194,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("wrapper");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("wrapper", 120);
 	tcase_add_test(tc, valgrind_command_line);
 	tcase_add_test(tc, valgrind_options_map_to_memcheck);
 	tcase_add_test(tc, run_quiet_is_a_wrapper);
 	tcase_add_test(tc, run_passes_skip_and_hard_error_on);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }
