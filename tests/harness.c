@@ -380,8 +380,8 @@ const struct h_json *h_rec(const struct h_res *x, const char *name)
 
 void h_expect_exit(const struct h_res *x, int want)
 {
-	ck_assert_msg(x->r.exit_code == want, "%s: %s, expected exit %d; stderr:\n%s", x->label,
-		      h_status(&x->r), want, x->r.err);
+	ck_assert_msg(x->r.exit_code == want, "%s: %s, expected exit %d; stdout:\n%s\nstderr:\n%s",
+		      x->label, h_status(&x->r), want, x->r.out, x->r.err);
 }
 
 /* ---- tests by table -------------------------------------------------- */

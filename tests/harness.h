@@ -228,7 +228,7 @@ void h_res_free(struct h_res *x);
 /* The record name of x's own process (not a child's); fails the test
  * when there is none. */
 const struct h_json *h_rec(const struct h_res *x, const char *name);
-/* x exited with status want: fails the test, with its stderr, when not. */
+/* x exited with status want: fails the test, with its output, when not. */
 void h_expect_exit(const struct h_res *x, int want);
 
 /* ---- tests by table -------------------------------------------------- */
