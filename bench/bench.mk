@@ -3,7 +3,9 @@
 # Measures what memcheck costs on a malloc-heavy program under each
 # allocator that is installed, against the bare run, and prints a table;
 # then what a whole suite of short test processes costs (bench/suite.sh,
-# also alone: make bench-suite), written as Markdown to build/bench/suite.md.
+# also alone: make bench-suite), written as Markdown to build/bench/suite.md;
+# then bench/chart.sh: one table of every row against issue 15's targets
+# (bench/targets) and one chart, build/bench/bench.md and bench.svg.
 # A measurement, not a test: a missed target prints MISS but does not
 # fail the build.  About 3.5 minutes with the defaults (4 with VALGRIND=1),
 # and 1-2 more for the suite.
@@ -64,13 +66,19 @@ $(B)/bench/suite_test_lsan: bench/suite_test.c | $(B)/bench
 	$(CC) $(SUITE_CFLAGS) -fsanitize=leak -o $@ $< || \
 		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
 
-.PHONY: bench-suite
+.PHONY: bench-suite bench-chart
 bench: all $(BENCH_BINS) $(SUITE_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \
 		bash bench/run.sh $(B)
 	$(MAKE) --no-print-directory bench-suite
 
+# One table of every row and issue 15's targets, and one chart:
+# build/bench/bench.md and bench.svg (doc/bench.svg is a copy of one run's).
+bench-chart:
+	bash bench/chart.sh $(B)
+
 bench-suite: all $(SUITE_BINS)
 	SUITE_PROCS=$(SUITE_PROCS) DATE_PROCS=$(DATE_PROCS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_OTHER=$(BENCH_OTHER) bash bench/suite.sh $(B)
+	bash bench/chart.sh $(B)

@@ -29,7 +29,8 @@
 # same in every mode (memcheck must not change what a test prints); their
 # exit status is left alone (a leaking test fails under memcheck and
 # LeakSanitizer, as it should).  The table is also written as Markdown to
-# BUILD_DIR/bench/suite.md.
+# BUILD_DIR/bench/suite.md, and its rows and figures to suite.tsv for
+# bench/chart.sh.
 set -u
 export LC_ALL=C # awk with a '.' decimal point; the tests get C.UTF-8
 
@@ -51,30 +52,8 @@ MD=$BUILD/bench/suite.md
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/memcheck-suite.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
 
-# One library throughout, copied: a rebuild during the run cannot mix two.
-# Each copy in a lib/ with the tree's suppressions/ beside it, where the
-# library looks for the shipped files (its directory's parent), as it
-# finds them in the build tree or an installed prefix.
-install_copy() { # library directory -> the copy's path in REPLY
-	mkdir -p "$2/lib" && cp "$(readlink -f "$1")" "$2/lib/libmemcheck.so" &&
-		ln -s "$(cd "$BUILD/.." && pwd)/suppressions" "$2/suppressions" || exit 2
-	REPLY=$2/lib/libmemcheck.so
-}
-install_copy "$BUILD/libmemcheck.so" "$TMP/this"
-MC=$REPLY
-if [ -n "$OTHER" ]; then
-	install_copy "$OTHER" "$TMP/other"
-	OTHER_MC=$REPLY
-fi
-
-unset LD_PRELOAD LD_LIBRARY_PATH
-for v in $(compgen -e | grep '^MEMCHECK_'); do unset "$v"; done
-
-if [ -n "${EPOCHREALTIME:-}" ]; then
-	clock() { REPLY=$EPOCHREALTIME; }
-else
-	clock() { REPLY=$(date +%s.%N); }
-fi
+# The library copied, the environment cleaned, clock(): bench/common.sh.
+. "$(dirname "$0")/common.sh"
 
 # A mode: workload | label | preload | environment for each process.
 declare -A M_WORK M_LABEL M_PRE M_ENV
@@ -181,4 +160,45 @@ stats() { # mode -> "median spread%"
 echo
 cat "$MD"
 echo "(written to $MD)"
+
+# For bench/chart.sh: every row, and issue 15's figures (bench/targets):
+# the suite's ratio under memcheck's defaults, that ratio over
+# LeakSanitizer's, and what memcheck adds to one run of /bin/date.
+TSV=$BUILD/bench/suite.tsv
+{
+	printf 'info\tmake bench-suite %s: %s processes, %s runs of %s, medians of %s rounds, %s CPUs, load %s, library md5 %s\n' \
+		"$(date -u +%Y-%m-%d)" "$PROCS" "$DATES" "$DATE" "$RUNS" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(md5sum <"$MC" | cut -c1-12)"
+	printf 'lib\t%s\n' "$(md5sum <"$MC" | cut -c1-12)"
+	for m in "${MODES[@]}"; do
+		ref=s_bare n=$PROCS group="a suite of $PROCS short test processes"
+		[ "${M_WORK[$m]}" = date ] && ref=d_bare n=$DATES group="$DATE, $DATES times"
+		case $m in
+		*_bare) kind=bare ;;
+		s_mc | d_mc) kind=mc ;;
+		s_lsan) kind=lsan ;;
+		*_other) kind=other ;;
+		*) kind=mcmode ;;
+		esac
+		read -r med _ < <(stats "$m")
+		read -r refmed _ < <(stats "$ref")
+		awk -v g="$group" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v n="$n" -v k="$kind" 'BEGIN {
+			printf "row\t%s\t-\t%s\t%.3f\t%.4f\t%s\t%s\n", g, l, t, t / r,
+				k == "bare" ? "-" : sprintf("%+.2f ms a process", (t - r) / n * 1000), k
+		}'
+	done
+	ratio() { # mode reference -> median ratio
+		local a b
+		read -r a _ < <(stats "$1")
+		read -r b _ < <(stats "$2")
+		awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }'
+	}
+	printf 'metric\tsuite.ratio\tglibc\t%s\n' "$(ratio s_mc s_bare)"
+	[ -x "$LSAN_BIN" ] && awk -v m="$(ratio s_mc s_bare)" -v l="$(ratio s_lsan s_bare)" \
+		'BEGIN { printf "metric\tsuite.lsan\tglibc\t%.4f\n", m / l }'
+	if [ -x "$DATE" ]; then
+		read -r a _ < <(stats d_mc)
+		read -r b _ < <(stats d_bare)
+		awk -v a="$a" -v b="$b" -v n="$DATES" 'BEGIN { printf "metric\tdate.ms\tglibc\t%.3f\n", (a - b) / n * 1000 }'
+	fi
+} >"$TSV"
 exit 0

@@ -7,9 +7,9 @@
 #include "harness.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -124,6 +124,19 @@ static char tmpdir[PATH_MAX];
 static pid_t tmpdir_owner;
 static unsigned tmp_seq;
 
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* Everything under it, trees that tests build (a fake prefix with lib/
+ * and suppressions/) included: depth first, symbolic links not followed. */
 static void remove_tmpdir(void)
 {
 	if (!tmpdir[0] || tmpdir_owner != getpid())
@@ -132,20 +145,7 @@ static void remove_tmpdir(void)
 		fprintf(stderr, "harness: files kept in %s\n", tmpdir);
 		return;
 	}
-	DIR *d = opendir(tmpdir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-				char path[PATH_MAX * 2];
-				snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-				if (unlink(path) != 0)
-					rmdir(path);
-			}
-		}
-		closedir(d);
-	}
-	rmdir(tmpdir);
+	nftw(tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void make_tmpdir(void)

@@ -900,10 +900,6 @@ int cmd_oom(int argc, char **argv)
 		 ? EXIT_GATE : EXIT_PASS;
 	if (o.report && !write_json(&o, &b, res, nres, rows, nrows, secs, stopped))
 		status = EXIT_USAGE;
-	if (interrupted) {
-		signal(interrupted, SIG_DFL);
-		raise(interrupted);
-	}
 out:
 	for (int i = 0; slots && i < o.jobs; i++) {
 		unlink(slots[i].report);
@@ -922,5 +918,11 @@ out:
 	rmdir(tmp);
 	free(tmp);
 	free(lib);
+	/* Interrupted: die of the signal as the sweep's caller expects, once
+	 * the runs' files and directory are gone. */
+	if (interrupted) {
+		signal(interrupted, SIG_DFL);
+		raise(interrupted);
+	}
 	return status;
 }

@@ -495,18 +495,23 @@ static void print_runs(FILE *f, const struct group *groups, size_t ng)
 	}
 }
 
-/* --quiet's exit status: the command's own (its signal raised again,
- * without a core of memcheck's), else 2 for a report that could not be
+/* Die of sig, as the command did, without a core of memcheck's: called
+ * last, once the reports' directory is gone. */
+static void raise_again(int sig)
+{
+	struct rlimit none = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &none);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* --quiet's exit status: the command's own (128 + its signal, which
+ * cmd_run raises again at the end), else 2 for a report that could not be
  * read, 1 for a failing region, 0.  Said only when not 0. */
 static int quiet_status(int own, int sig, size_t failed, size_t total, bool bad)
 {
-	if (sig) {
-		struct rlimit none = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &none);
-		signal(sig, SIG_DFL);
-		raise(sig);
+	if (sig)
 		return 128 + sig;
-	}
 	if (own)
 		return own;
 	if (bad) {
@@ -554,6 +559,7 @@ int cmd_run(int argc, char **argv)
 	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
 	char *supp_env = NULL, *gen_abs = NULL;
 	int status = EXIT_USAGE;
+	int reraise = 0; /* a signal to die of, once the directory is gone */
 
 	char *valgrind = NULL;
 	if (o.nvg_opts && !o.valgrind) {
@@ -782,10 +788,8 @@ int cmd_run(int argc, char **argv)
 			groups[gi].skipped = xstrdup("not run: stopped after a failure "
 						     "(--keep-going runs it)");
 	if (got_signal) {
-		rm_tmpdir(tmp);
 		say("interrupted");
-		signal(got_signal, SIG_DFL);
-		raise(got_signal);
+		reraise = got_signal;
 		status = 128 + got_signal;
 		goto out;
 	}
@@ -816,6 +820,7 @@ int cmd_run(int argc, char **argv)
 	if (o.quiet) {
 		status = quiet_status(own_status, own_signal, failed, total,
 				      bad_reports || !files_ok);
+		reraise = own_signal;
 	} else if (any_signal) {
 		status = EXIT_COMMAND;
 		say("exit 3: the command was killed by a signal");
@@ -857,5 +862,7 @@ out:
 	free(lib);
 	free(valgrind);
 	free(o.vg_opts);
+	if (reraise)
+		raise_again(reraise);
 	return status;
 }

@@ -1,0 +1,33 @@
+# common.sh - sourced by bench/run.sh and bench/suite.sh: what both need
+# before they time anything.  Expects BUILD (absolute), OTHER (may be
+# empty) and TMP (a fresh directory, removed by the caller's trap); sets
+# MC (and OTHER_MC), clock().
+
+# One library throughout, copied: a rebuild during the run (someone else's
+# make) cannot mix two versions in one table.  Each copy in a lib/ with the
+# tree's suppressions/ beside it, where the library looks for the shipped
+# files (its directory's parent), as it finds them in the build tree or an
+# installed prefix: without them tcmalloc's own 8-byte block reads as a
+# leak, and memcheck's exit status (23) stops the run.
+install_copy() { # library directory -> the copy's path in REPLY
+	mkdir -p "$2/lib" && cp "$(readlink -f "$1")" "$2/lib/libmemcheck.so" &&
+		ln -s "$(cd "$BUILD/.." && pwd)/suppressions" "$2/suppressions" || exit 2
+	REPLY=$2/lib/libmemcheck.so
+}
+install_copy "$BUILD/libmemcheck.so" "$TMP/this"
+MC=$REPLY
+if [ -n "$OTHER" ]; then
+	install_copy "$OTHER" "$TMP/other"
+	OTHER_MC=$REPLY
+fi
+
+# Nothing from the caller's environment may change what is measured.
+unset LD_PRELOAD LD_LIBRARY_PATH
+for v in $(compgen -e | grep '^MEMCHECK_'); do unset "$v"; done
+
+# clock: the time in REPLY, without a fork while bash has $EPOCHREALTIME.
+if [ -n "${EPOCHREALTIME:-}" ]; then
+	clock() { REPLY=$EPOCHREALTIME; }
+else # bash < 5
+	clock() { REPLY=$(date +%s.%N); }
+fi
