@@ -236,9 +236,9 @@ void h_expect_exit(const struct h_res *x, int want);
 /* One figure a row expects of a record: key is a top-level key or
  * "key.sub" (definitely_lost.bytes); str, when set, a string's value. */
 struct h_want {
-	const char *key;              /* .str = h_its_allocator: the run's allocator's name */
+	const char *key;
 	uint64_t u64;
-	const char *str;
+	const char *str;              /* h_its_allocator: the run's allocator's name */
 	const char *rec;              /* the record; the row's own when NULL */
 };
 
@@ -249,11 +249,9 @@ extern const char h_its_allocator[];
  * test naming x and the first wrong one. */
 void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struct h_want *want);
 
-#define H_ANY (-1000)             /* exit: not checked */
 #define H_NO_RECORDS (-1)         /* records: the report must be empty */
 /* Allocator sets for h_case.allocators (0: all H_NALLOCATORS). */
 #define H_ONLY(i) (1u << (i))
-#define H_ALL_BUT_GLIBC (((1u << H_NALLOCATORS) - 1) & ~1u)
 #define H_ALL_FIVE ((1u << H_NALLOCATORS_ALL) - 1)
 
 /* A row: a program run under each allocator of the row's set, and what
@@ -262,7 +260,7 @@ struct h_case {
 	const char *name;             /* for messages */
 	struct h_spec run;            /* alloc is set by the loop */
 	unsigned allocators;          /* H_ONLY(..) | ...; 0: every one of the four */
-	int exit;                     /* the exit status (0 unless set; H_ANY) */
+	int exit;                     /* the exit status (0 unless set) */
 	const char *record;           /* the record want[] reads ("process") */
 	int records;                  /* how many records (0: not checked; H_NO_RECORDS) */
 	const char *stdout_is;        /* stdout is exactly this */
@@ -276,7 +274,6 @@ struct h_case {
 	struct h_want want[24];       /* until a NULL key */
 	/* what a row cannot say: called last, the run and its record */
 	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);
-	const void *data;             /* for check */
 };
 
 /* A row's callback, as START_TEST declares a test: the run x, the row's
