@@ -67,6 +67,8 @@ struct mc_options {
 	int default_suppressions; /* also the shipped files */
 	const char *gen_suppressions; /* MEMCHECK_GEN_SUPPRESSIONS, or NULL */
 	const char *log;        /* MEMCHECK_LOG, or NULL: standard error */
+	const char *alloc_fn;   /* MEMCHECK_ALLOC_FN patterns, or NULL (allocfn.c) */
+	int alloc_fn_auto;      /* thin wrappers found by their code */
 };
 extern struct mc_options mc_opt;
 
@@ -1278,6 +1280,22 @@ void mc_symbolize_end(void);
  * whose parent was using libdw on another thread forgets that session. */
 void mc_symbolize_prefork(void);
 void mc_symbolize_postfork(bool child);
+
+/* ---- allocfn.c ------------------------------------------------------- */
+
+/* Allocation functions (MEMCHECK_ALLOC_FN, and thin wrappers found by
+ * their code): the frames at the start of a stack that a site is named
+ * past.  Judged at report time, never per malloc. */
+/* Does frame fi's function match a MEMCHECK_ALLOC_FN pattern? */
+bool mc_allocfn_named(const struct mc_frame_info *fi);
+/* Does the code at return address pc hand the block it got back to its
+ * caller and do nothing else (MEMCHECK_ALLOC_FN_AUTO)? */
+bool mc_allocfn_thin(uintptr_t pc);
+/* Either: fi is one of the functions at pc (inlined ones first). */
+bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi);
+/* How many frames at the start of f[0..n), inlined ones expanded as
+ * mc_symbolize_frames expands them, are allocation functions. */
+int mc_allocfn_lead(const uintptr_t *f, int n);
 
 /* ---- suppress.c ------------------------------------------------------ */
 

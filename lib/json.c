@@ -698,6 +698,7 @@ struct leak_read {
 	bool keep;
 	char fn[96], file[160], object[160];
 	uint64_t line;
+	bool alloc_fn;            /* the frame's "alloc_fn" */
 };
 
 static bool frame_member(struct parser *j, const char *key, void *arg)
@@ -711,17 +712,22 @@ static bool frame_member(struct parser *j, const char *key, void *arg)
 		return string_or_null(j, key, l->object, sizeof l->object);
 	if (!strcmp(key, "line"))
 		return u64(j, key, &l->line);
+	if (!strcmp(key, "alloc_fn")) {
+		skip_ws(j);
+		l->alloc_fn = j->end - j->p >= 4 && !memcmp(j->p, "true", 4);
+	}
 	return skip_value(j, 4);
 }
 
 /* One frame of a leak's stack: "function (file:line)", or "function (in
  * object)" without a file, appended to the stack as a line; the first
  * frame with a file in a program's own code (not an installed library)
- * is the site. */
+ * past the allocation functions (marked alloc_fn) is the site. */
 static bool leak_frame(struct parser *j, void *arg)
 {
 	struct leak_read *l = arg;
 	l->fn[0] = l->file[0] = l->object[0] = 0;
+	l->alloc_fn = false;
 	l->line = MEMCHECK_UNKNOWN;
 	if (!object(j, " for a frame of \"stack\"", frame_member, l))
 		return false;
@@ -739,7 +745,8 @@ static bool leak_frame(struct parser *j, void *arg)
 				 l->object[0] ? l->object : "?");
 		o->nframes++;
 	}
-	if (l->keep && !o->site[0] && at_line && !mc_program_installed(l->object))
+	if (l->keep && !o->site[0] && at_line && !l->alloc_fn &&
+	    !mc_program_installed(l->object))
 		snprintf(o->site, sizeof o->site, "%s:%llu", l->file, (unsigned long long)l->line);
 	return true;
 }

@@ -51,22 +51,24 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 		mc_buf_printf(b, "%s   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", prefix);
 		return;
 	}
+	int lead = mc_allocfn_lead(f, n), at = 0;
 	for (int i = 0; i < n; i++) {
 		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++) {
+		for (int j = 0; j < k; j++, at++) {
 			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
+			const char *mark = at < lead ? " [allocation function]" : "";
 			mc_buf_printf(b, "%s   %s 0x%lx: %s", prefix, i || j ? "by" : "at",
 				      (unsigned long)f[i],
 				      mc_text_escape(fi[j].function, fn, sizeof fn));
 			if (fi[j].file[0])
-				mc_buf_printf(b, " (%s:%d)%s\n",
+				mc_buf_printf(b, " (%s:%d)%s%s\n",
 					      mc_text_escape(fi[j].file, where, sizeof where),
-					      fi[j].line, j + 1 < k ? " [inlined]" : "");
+					      fi[j].line, j + 1 < k ? " [inlined]" : "", mark);
 			else
-				mc_buf_printf(b, " (in %s)\n",
+				mc_buf_printf(b, " (in %s)%s\n",
 					      mc_text_escape(fi[j].object[0] ? fi[j].object : "?",
-							     where, sizeof where));
+							     where, sizeof where), mark);
 		}
 		if (is_main(fi, k))
 			break;
@@ -77,11 +79,12 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 {
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
+	int lead = mc_allocfn_lead(f, n), at = 0;
 	mc_buf_puts(b, "[");
 	for (int i = 0; i < n; i++) {
 		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++) {
+		for (int j = 0; j < k; j++, at++) {
 			mc_buf_printf(b, "%s{\"address\":\"0x%lx\",\"function\":",
 				      i || j ? "," : "", (unsigned long)f[i]);
 			mc_buf_json_str(b, fi[j].function);
@@ -97,7 +100,8 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 			mc_buf_json_str(b, fi[j].object);
 			/* Inlined copies share the address of the function
 			 * they were inlined into, which follows them. */
-			mc_buf_printf(b, ",\"inlined\":%s}", j + 1 < k ? "true" : "false");
+			mc_buf_printf(b, ",\"inlined\":%s%s}", j + 1 < k ? "true" : "false",
+				      at < lead ? ",\"alloc_fn\":true" : "");
 		}
 		if (is_main(fi, k))
 			break;
@@ -105,32 +109,38 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 	mc_buf_puts(b, "]");
 }
 
-/* The frame a site is named by: the first of its stack outside the
- * allocation functions.  Today that is the call of malloc itself (frame
- * 0); issue 18's allocation-function list (valgrind's --alloc-fn) is to
- * skip a program's own wrappers (xmalloc, g_malloc) here. */
-static int site_frame(const uintptr_t *f, int n)
+/* The frame a site is named by: the first of its stack past the
+ * allocation functions (allocfn.c), inlined frames counted one by one;
+ * the last when every frame is one.  Returns false without a stack. */
+static bool site_frame(uint32_t id, struct mc_frame_info *out)
 {
-	(void)f;
-	(void)n;
-	return 0;
+	const uintptr_t *f;
+	int n = mc_stack_get_code(id, &f);
+	if (!n)
+		return false;
+	int lead = mc_allocfn_lead(f, n), at = 0;
+	for (int i = 0; i < n; i++) {
+		struct mc_frame_info fi[MC_MAX_INLINE];
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++, at++)
+			if (at >= lead || (i == n - 1 && j == k - 1)) {
+				*out = fi[j];
+				return true;
+			}
+	}
+	return false;
 }
 
 /* "file.c:42 (fn)" for the site of stack id, or "(no stack recorded)". */
 static void site_name(struct mc_buf *b, uint32_t id)
 {
-	const uintptr_t *f;
-	int n = mc_stack_get_code(id, &f);
-	if (!n) {
+	struct mc_frame_info fi;
+	if (!site_frame(id, &fi))
 		mc_buf_puts(b, "(no stack recorded)");
-		return;
-	}
-	struct mc_frame_info fi[MC_MAX_INLINE];
-	mc_symbolize_frames(f[site_frame(f, n)], fi, MC_MAX_INLINE);
-	if (fi[0].file[0])
-		mc_buf_printf(b, "%s:%d (%s)", fi[0].file, fi[0].line, fi[0].function);
+	else if (fi.file[0])
+		mc_buf_printf(b, "%s:%d (%s)", fi.file, fi.line, fi.function);
 	else
-		mc_buf_printf(b, "%s (in %s)", fi[0].function, fi[0].object[0] ? fi[0].object : "?");
+		mc_buf_printf(b, "%s (in %s)", fi.function, fi.object[0] ? fi.object : "?");
 }
 
 /* Where the memory was at the peak, site by site, file:line first. */
@@ -538,9 +548,9 @@ void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n)
 	atomic_store(&last_leak, stack);
 }
 
-/* The first frame with a source file outside the system's libraries (the
- * program's code, not strdup's or the C++ runtime's), else the first with
- * a source file. */
+/* Past the allocation functions (allocfn.c): the first frame with a
+ * source file outside the system's libraries (the program's code, not
+ * strdup's or the C++ runtime's), else the first with a source file. */
 MC_API int memcheck_leak_site(const char **file, int *line, const char **function)
 {
 	static struct mc_frame_info site;
@@ -550,13 +560,15 @@ MC_API int memcheck_leak_site(const char **file, int *line, const char **functio
 	mc_guard_enter();
 	const uintptr_t *f;
 	int nf = mc_stack_get_code(stack, &f);
+	int lead = mc_allocfn_lead(f, nf);
 	bool found = false;
 	for (int pass = 0; pass < 2 && !found; pass++)
-		for (int i = 0; i < nf && !found; i++) {
+		for (int i = 0, at = 0; i < nf && !found; i++) {
 			struct mc_frame_info fi[MC_MAX_INLINE];
 			int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-			for (int j = 0; j < k && !found; j++)
-				if (fi[j].file[0] && (pass || !mc_program_installed(fi[j].object))) {
+			for (int j = 0; j < k && !found; j++, at++)
+				if (fi[j].file[0] && (at >= lead || pass) &&
+				    (pass || !mc_program_installed(fi[j].object))) {
 					site = fi[j];
 					found = true;
 				}

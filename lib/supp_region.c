@@ -159,8 +159,27 @@ static const struct mc_frame_info *lazy_frame(void *arg, int i)
 	return i < z->n ? &z->f[i] : NULL;
 }
 
-static void gen(const char *region, const struct mc_leak *l, const struct mc_supp_stack *st)
+/* The stack an entry is written from: past the allocation functions
+ * (allocfn.c), which the entry's leading '...' stands for with malloc,
+ * so that it names the real site and still matches the full stack. */
+struct past {
+	const struct mc_supp_stack *st;
+	int skip;
+};
+
+static const struct mc_frame_info *past_frame(void *arg, int i)
 {
+	const struct past *p = arg;
+	return p->st->frame(p->st->arg, i + p->skip);
+}
+
+static void gen(const char *region, const struct mc_leak *l, const struct mc_supp_stack *full)
+{
+	const uintptr_t *pcs;
+	int npcs = mc_stack_get_code(l->stack, &pcs);
+	struct past skip = { full, mc_allocfn_lead(pcs, npcs) };
+	struct mc_supp_stack past = { past_frame, &skip };
+	const struct mc_supp_stack *st = skip.skip ? &past : full;
 	static _Atomic unsigned counter;
 	char name[200], safe[160];
 	/* One line in the file: a newline in the region name must not end it. */

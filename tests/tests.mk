@@ -233,3 +233,9 @@ drivers-check: all
 # prog-check last: its check summary lines close the output.
 check: doc-check examples-check install-check drivers-check exports-check o0-check \
 	unit-check asan-check fuzz-replay prog-check html-check
+# plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
+# code after a wrapper's call, which memcheck reads, is the compiler's.
+$(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
+PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2

@@ -210,6 +210,7 @@ struct dframe {
 	char *function, *file, *object, *address;  /* file NULL when unknown */
 	long line;                                 /* 0 when unknown */
 	bool inlined;
+	bool alloc_fn;                             /* an allocation function's */
 };
 struct stack {
 	struct dframe *f;         /* innermost first: f[0] called malloc */
@@ -289,6 +290,9 @@ int pick_baseline(const char *cmd, const char *given, const struct mc_budget *b,
 int cmd_run(int argc, char **argv);
 /* libmemcheck.so to preload (said when not found: NULL).  Free it. */
 char *find_library(void);
+/* --alloc-fn PATTERN (run, oom, valgrind's command line): added to
+ * MEMCHECK_ALLOC_FN in the environment every run inherits. */
+void add_alloc_fn(const char *pattern);
 /* The first of rel[] (relative to this program's directory) that
  * access(2) allows with mode, or NULL. */
 char *beside_exe(const char *const rel[], size_t nrel, int mode);

@@ -48,6 +48,7 @@ static void read_stack(struct mc_jv arr, struct stack *st)
 		f.object = mc_jv_get(fv, "object", &v) ? jv_strdup(v) : xstrdup("");
 		f.address = mc_jv_get(fv, "address", &v) ? jv_strdup(v) : xstrdup("");
 		f.inlined = mc_jv_get(fv, "inlined", &v) && mc_jv_bool(v);
+		f.alloc_fn = mc_jv_get(fv, "alloc_fn", &v) && mc_jv_bool(v);
 		st->f = xrealloc(st->f, (st->n + 1) * sizeof *st->f);
 		st->f[st->n++] = f;
 	}
@@ -152,13 +153,15 @@ void detail_free(struct detail *d)
 	memset(d, 0, sizeof *d);
 }
 
-/* The frame a site is named by: the first outside the allocation
- * functions.  Today the stack's first frame, the call of malloc; issue
- * 18's allocation-function list (valgrind's --alloc-fn) is to skip a
- * program's own wrappers here, as lib/report.c's site_frame does. */
+/* The frame a site is named by: the first past the allocation functions
+ * the library marked (alloc_fn: MEMCHECK_ALLOC_FN, thin wrappers), as
+ * lib/report.c's site_frame names it; the last when all are. */
 const struct dframe *site_frame(const struct stack *st)
 {
-	return st->n ? &st->f[0] : NULL;
+	size_t i = 0;
+	while (i + 1 < st->n && st->f[i].alloc_fn)
+		i++;
+	return st->n ? &st->f[i] : NULL;
 }
 
 char *site_label(const struct stack *st)

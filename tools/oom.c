@@ -69,8 +69,11 @@ struct target {
 	char id[64];
 	char name[128];
 	uint64_t calls;
-	uint64_t leaked_blocks;   /* in the baseline */
+	uint64_t lost_blocks;     /* in the baseline: definitely and indirectly lost */
+	uint64_t left_blocks;     /* in the baseline: every block left, not suppressed */
 	uint64_t swept;           /* allocations 1..swept were run */
+	uint64_t reached;         /* runs that failed a call of it */
+	uint64_t failed;          /* of those, test failed */
 };
 
 struct result {
@@ -80,6 +83,8 @@ struct result {
 	struct frame site;        /* the failed call */
 	struct frame leak;        /* where the leaked block was allocated */
 	uint64_t leak_bytes;
+	uint64_t leak_blocks;     /* lost, or left beyond the baseline's */
+	bool leak_lost;           /* lost; else only left behind (reachable) */
 	int sig;
 	char *stack;              /* the failed call's stack, as JSON */
 };
@@ -168,10 +173,12 @@ static bool system_object(const char *obj)
 	       strstr(obj, "libmemcheck") != NULL;
 }
 
-/* The frame of a stack (p at its '[') that points into the program:
- * the first with a source file outside the system's libraries, else the
- * first outside them (a static library without debug information, such
- * as check's), else the first with a file, else the first. */
+/* The frame of a stack (p at its '[') that points into the program, past
+ * the allocation functions the library marked (alloc_fn: its
+ * MEMCHECK_ALLOC_FN, --alloc-fn, and thin wrappers): the first with a
+ * source file outside the system's libraries, else the first outside
+ * them (a static library without debug information, such as check's),
+ * else the first with a file, else the first. */
 static void pick_frame(const char *p, struct frame *out)
 {
 	memset(out, 0, sizeof *out);
@@ -180,8 +187,14 @@ static void pick_frame(const char *p, struct frame *out)
 	const char *end = value_end(p);
 	struct frame best[3];
 	bool have[3] = { false, false, false };
+	bool lead = true;
 	for (const char *f = strchr(p, '{'); f && f < end; f = strchr(value_end(f), '{')) {
 		const char *fe = value_end(f);
+		const char *afn = strstr(f, "\"alloc_fn\":true");
+		const char *next = fe < end ? strchr(fe, '{') : NULL;
+		if (lead && afn && afn < fe && next && next < end)
+			continue;
+		lead = false;
 		struct frame fr;
 		memset(&fr, 0, sizeof fr);
 		find_str(f, fe, "function", fr.function, sizeof fr.function);
@@ -240,11 +253,10 @@ static void start(const struct oom_opts *o, struct child *c, const char *report,
 		/* libc's debug information costs ~0.1 s a run to load: the
 		 * sites that matter are in the program */
 		{ "MEMCHECK_SYMBOLIZE_SYSTEM", "0" },
-		/* An error path leaks what it leaves behind, whatever still
-		 * points to it: no reachability scan, whose verdict a stale
-		 * copy of a block's address on the stack can change from run
-		 * to run; every leftover counts as definitely lost. */
-		{ "MEMCHECK_SCAN", "0" },
+		/* "leaked" is what valgrind would call lost, or more left
+		 * behind than the baseline left: a test that exits at its
+		 * first error leaves its live objects reachable, by design. */
+		{ "MEMCHECK_SCAN", "1" },
 		/* The sweep draws no pictures: no sites at the peak, whose
 		 * stacks each run would symbolize at its end (a few ms). */
 		{ "MEMCHECK_PEAK_SITES", "0" },
@@ -299,6 +311,24 @@ static bool implicit(const struct rec *r)
 }
 
 /* ---- the baseline ---------------------------------------------------- */
+
+static uint64_t known(uint64_t v)
+{
+	return v == MEMCHECK_UNKNOWN ? 0 : v;
+}
+
+/* Blocks valgrind would call lost: definitely and indirectly. */
+static uint64_t lost_blocks(const struct memcheck_result *r)
+{
+	return known(r->definitely_lost.blocks) + known(r->indirectly_lost.blocks);
+}
+
+/* Every block the region left behind that no suppression matched. */
+static uint64_t left_blocks(const struct memcheck_result *r)
+{
+	return lost_blocks(r) + known(r->possibly_lost.blocks) +
+	       known(r->still_reachable.blocks);
+}
 
 struct baseline {
 	int exit_code;
@@ -368,8 +398,8 @@ static int run_baseline(const struct oom_opts *o, struct baseline *b)
 		    !find_u64(r->line, "alloc_calls", &t.calls) || !t.calls)
 			continue;
 		mc_copy_name(t.name, sizeof t.name, r->m.r.name);
-		t.leaked_blocks = r->m.r.definitely_lost.blocks == MEMCHECK_UNKNOWN
-				  ? 0 : r->m.r.definitely_lost.blocks;
+		t.lost_blocks = lost_blocks(&r->m.r);
+		t.left_blocks = left_blocks(&r->m.r);
 		b->t[b->nt++] = t;
 	}
 	recs_free(&rs);
@@ -389,6 +419,28 @@ out:
 }
 
 /* ---- one run's verdict ------------------------------------------------ */
+
+/* The allocation site of the record's first leak of the kinds asked for
+ * (lost: definitely or indirectly; otherwise any), into out. */
+static void leak_record(const char *line, bool lost, struct frame *out)
+{
+	const char *lk = strstr(line, "\"leaks\":[");
+	if (!lk)
+		return;
+	const char *end = value_end(lk + 8);
+	for (const char *k = strstr(lk, "{\"kind\":"); k && k < end;
+	     k = strstr(value_end(k), "{\"kind\":")) {
+		const char *ke = value_end(k);
+		char kind[32];
+		find_str(k, ke, "kind", kind, sizeof kind);
+		if (lost && strcmp(kind, "definitely_lost") && strcmp(kind, "indirectly_lost"))
+			continue;
+		const char *stk = strstr(k, "\"stack\":");
+		if (stk && stk < ke)
+			pick_frame(stk + 8, out);
+		return;
+	}
+}
 
 static void classify(const struct oom_opts *o, const struct baseline *b, struct slot *s,
 		     const struct ending *end, struct result *res)
@@ -442,23 +494,29 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 			r = &rs.v[i];
 	}
 	int code = end->exit_code;
+	bool exp = expected || (r && strstr(r->line, "\"oom_expected\":true"));
 	if (!r) {
 		/* The process that failed the call never ended its region: a
 		 * signal its parent caught (check says "Received signal"), or
 		 * an _exit (check's forked tests end so when they fail). */
 		res->sig = signal_in_output(s->out);
 		res->o = res->sig ? O_CRASHED : expected ? O_EXPECTED : O_FAILED;
-	} else if (r->m.r.definitely_lost.blocks != MEMCHECK_UNKNOWN &&
-		   r->m.r.definitely_lost.blocks > t->leaked_blocks) {
+	} else if (lost_blocks(&r->m.r) > t->lost_blocks ||
+		   (code == b->exit_code && left_blocks(&r->m.r) > t->left_blocks)) {
+		/* Lost blocks are a leak however the test ended.  Reachable
+		 * ones only where the test passed as its baseline did: one
+		 * that gave up on the failure (exit(1) from inside a test)
+		 * leaves its live objects behind by design. */
 		res->o = O_LEAKED;
-		res->leak_bytes = r->m.r.definitely_lost.bytes;
-		const char *lk = strstr(r->line, "\"leaks\":[");
-		const char *stk = lk ? strstr(lk, "\"stack\":") : NULL;
-		if (stk)
-			pick_frame(stk + 8, &res->leak);
+		res->leak_lost = lost_blocks(&r->m.r) > t->lost_blocks;
+		res->leak_blocks = res->leak_lost ? lost_blocks(&r->m.r) - t->lost_blocks
+						  : left_blocks(&r->m.r) - t->left_blocks;
+		res->leak_bytes = res->leak_lost ? known(r->m.r.definitely_lost.bytes) +
+						   known(r->m.r.indirectly_lost.bytes)
+						 : known(r->m.r.live_bytes);
+		leak_record(r->line, res->leak_lost, &res->leak);
 	} else if (code != b->exit_code) {
-		res->o = expected || strstr(r->line, "\"oom_expected\":true") ? O_EXPECTED
-										: O_FAILED;
+		res->o = exp ? O_EXPECTED : O_FAILED;
 	} else {
 		res->o = O_HANDLED;
 	}
@@ -600,6 +658,149 @@ static bool write_json(const struct oom_opts *o, const struct baseline *b,
 	return true;
 }
 
+/* ---- the summary on stdout ------------------------------------------- */
+
+/* A test failure with nothing lost is the test giving up on an error it
+ * did not expect (exit(1), an assertion), as most tests do wherever a
+ * call fails: the test cannot handle OOM there, which is its design, not
+ * an error path to fix.  Such failures are one line per region in the
+ * summary, not a detail each, so that the real bugs (leaks, crashes,
+ * hangs) come first. */
+static bool cannot_handle(const struct target *t)
+{
+	return t->failed != 0;
+}
+
+/* Real bugs first (leaked, crashed, timed out), by their count, then
+ * the rest in the order met. */
+static uint64_t rank(const struct site_row *r)
+{
+	return r->n[O_LEAKED] + r->n[O_CRASHED] + r->n[O_TIMEDOUT];
+}
+
+static const struct site_row *sort_rows;
+static int by_rank(const void *a, const void *b)
+{
+	uint64_t x = rank(&sort_rows[*(const size_t *)a]), y = rank(&sort_rows[*(const size_t *)b]);
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Rows after the problems' shown on the first screen at most. */
+#define QUIET_ROWS 20
+
+static void print_row(const struct site_row *r)
+{
+	uint64_t runs = 0;
+	for (int k = 0; k < O_N; k++)
+		runs += r->n[k];
+	printf("%-40s %-24s %7llu %7llu %7llu %7llu %7llu %7llu\n", r->site, r->function,
+	       (unsigned long long)runs, (unsigned long long)(r->n[O_HANDLED] + r->n[O_EXPECTED]),
+	       (unsigned long long)r->n[O_LEAKED], (unsigned long long)r->n[O_CRASHED],
+	       (unsigned long long)r->n[O_TIMEDOUT], (unsigned long long)r->n[O_FAILED]);
+}
+
+static void print_reproduce(const struct oom_opts *o, const struct target *t,
+			    const struct result *r)
+{
+	printf("  reproduce: MEMCHECK_FAIL_REGION='%s' MEMCHECK_FAIL_NTH=%llu%s, or "
+	       "gdb: break memcheck_fault\n", t->id, (unsigned long long)r->index,
+	       o->persistent ? " MEMCHECK_FAIL_PERSISTENT=1" : "");
+}
+
+/* One run of outcome k at row's site, in words. */
+static void print_example(const struct oom_opts *o, const struct baseline *b,
+			  const struct site_row *row, const struct result *r, int k,
+			  double run_limit)
+{
+	const struct target *t = &b->t[r->target];
+	char leak[300];
+	printf("\n%s: %s in %s, when allocation %llu of region \"%s\" (%s) failed\n", row->site,
+	       outcome_name[k], row->function[0] ? row->function : "?",
+	       (unsigned long long)r->index, t->name, t->id);
+	if (k == O_LEAKED) {
+		site_of(&r->leak, leak, sizeof leak);
+		printf("  leaked %llu bytes, allocated at %s (%s): ", (unsigned long long)r->leak_bytes,
+		       leak, r->leak.function[0] ? r->leak.function : "?");
+		if (r->leak_lost)
+			printf("%llu block%s lost\n", (unsigned long long)r->leak_blocks,
+			       r->leak_blocks == 1 ? "" : "s");
+		else
+			printf("%llu block%s more than the baseline run left, still reachable\n",
+			       (unsigned long long)r->leak_blocks, r->leak_blocks == 1 ? "" : "s");
+	} else if (k == O_CRASHED) {
+		if (sig_name(r->sig))
+			printf("  killed by SIG%s after the call failed\n", sig_name(r->sig));
+		else
+			printf("  the process never finished the region after the call failed "
+			       "(killed)\n");
+	} else if (k == O_TIMEDOUT) {
+		printf("  still running %.1f s after it started: killed (--run-timeout)\n",
+		       run_limit);
+	}
+	print_reproduce(o, t, r);
+}
+
+/* The table, real bugs first; an example of each problem per site; the
+ * regions whose test cannot handle OOM, one line each. */
+static void print_sweep(const struct oom_opts *o, const struct baseline *b,
+			const struct result *res, const struct site_row *rows, size_t nrows,
+			double run_limit)
+{
+	size_t *order = xcalloc(nrows + 1, sizeof *order);
+	for (size_t i = 0; i < nrows; i++)
+		order[i] = i;
+	sort_rows = rows;
+	qsort(order, nrows, sizeof *order, by_rank);
+	printf("%-40s %-24s %7s %7s %7s %7s %7s %7s\n", "failed call", "function", "runs",
+	       "handled", "leaked", "crashed", "timeout", "failed");
+	size_t shown = 0, quiet = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct site_row *r = &rows[order[i]];
+		if (rank(r) || shown < QUIET_ROWS) {
+			print_row(r);
+			shown += rank(r) == 0;
+		} else {
+			quiet++;
+		}
+	}
+	if (quiet)
+		printf("... %zu more sites with no leak, crash or hang (--report lists every "
+		       "site)\n", quiet);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct site_row *row = &rows[order[i]];
+		for (int k = O_LEAKED; k <= O_TIMEDOUT; k++) {
+			if (row->example[k] < 0)
+				continue;
+			print_example(o, b, row, &res[row->example[k]], k, run_limit);
+		}
+	}
+	bool said = false;
+	for (size_t i = 0; i < b->nt; i++) {
+		const struct target *t = &b->t[i];
+		if (!cannot_handle(t))
+			continue;
+		size_t first = 0;
+		while (res[first].target != (int)i || res[first].o != O_FAILED)
+			first++;
+		if (!said)
+			printf("\nthe test cannot handle OOM: it failed, nothing lost (it gives up "
+			       "at an error it did not expect; failed column):\n");
+		said = true;
+		printf("  region \"%s\" (%s): at %llu of the %llu calls failed in it; a test "
+		       "that may fail on OOM says so with memcheck_expect_oom()\n",
+		       t->name, t->id, (unsigned long long)t->failed,
+		       (unsigned long long)t->reached);
+		char site[300];
+		site_of(&res[first].site, site, sizeof site);
+		printf("  first at allocation %llu, %s (%s)\n", (unsigned long long)res[first].index,
+		       site, res[first].site.function[0] ? res[first].site.function : "?");
+		print_reproduce(o, t, &res[first]);
+	}
+	free(order);
+}
+
 /* ---- the command ----------------------------------------------------- */
 
 static const struct option oom_options[] = {
@@ -609,6 +810,7 @@ static const struct option oom_options[] = {
 	{ "timeout", required_argument, NULL, 't' },
 	{ "run-timeout", required_argument, NULL, 'T' },
 	{ "report", required_argument, NULL, 'r' },
+	{ "alloc-fn", required_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -675,6 +877,7 @@ int cmd_oom(int argc, char **argv)
 			break;
 		}
 		case 'r': o.report = optarg; break;
+		case 'A': add_alloc_fn(optarg); break;
 		case 'h': usage_of("oom", stdout); return EXIT_PASS;
 		case ':': return bad_usage("oom", "%s needs a value", argv[optind - 1]);
 		default: return bad_usage("oom", "unknown option %s", argv[optind - 1]);
@@ -690,7 +893,10 @@ int cmd_oom(int argc, char **argv)
 	char *lib = find_library();
 	if (!lib)
 		return EXIT_USAGE;
-	o.lib = lib;
+	/* An allocator the user preloads (LD_PRELOAD=libmimalloc.so.2
+	 * memcheck oom ...) comes after libmemcheck, as memcheck run puts it. */
+	char *preload = spawn_preload(lib, NULL, true);
+	o.lib = preload;
 	const char *tmpbase = getenv("TMPDIR");
 	char *tmp = xasprintf("%s/memcheck-oom.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
 	if (!mkdtemp(tmp))
@@ -825,59 +1031,15 @@ int cmd_oom(int argc, char **argv)
 		count[res[i].o]++;
 		if (res[i].o == O_UNREACHED)
 			continue; /* no failed call to file it under */
+		struct target *t = &b.t[res[i].target];
+		t->reached++;
+		t->failed += res[i].o == O_FAILED;
 		int r = row_for(&rows, &nrows, &res[i]);
 		rows[r].n[res[i].o]++;
 		if (rows[r].example[res[i].o] < 0)
 			rows[r].example[res[i].o] = (int)i;
 	}
-	printf("%-40s %-24s %7s %7s %7s %7s %7s %7s\n", "failed call", "function", "runs",
-	       "handled", "leaked", "crashed", "timeout", "failed");
-	for (size_t i = 0; i < nrows; i++) {
-		const struct site_row *r = &rows[i];
-		uint64_t runs = 0;
-		for (int k = 0; k < O_N; k++)
-			runs += r->n[k];
-		printf("%-40s %-24s %7llu %7llu %7llu %7llu %7llu %7llu\n", r->site, r->function,
-		       (unsigned long long)runs,
-		       (unsigned long long)(r->n[O_HANDLED] + r->n[O_EXPECTED]),
-		       (unsigned long long)r->n[O_LEAKED], (unsigned long long)r->n[O_CRASHED],
-		       (unsigned long long)r->n[O_TIMEDOUT], (unsigned long long)r->n[O_FAILED]);
-	}
-	/* one example of each problem per site */
-	for (size_t i = 0; i < nrows; i++) {
-		const struct site_row *row = &rows[i];
-		for (int k = O_LEAKED; k <= O_FAILED; k++) {
-			if (row->example[k] < 0)
-				continue;
-			const struct result *r = &res[row->example[k]];
-			const struct target *t = &b.t[r->target];
-			char leak[300];
-			printf("\n%s: %s in %s, when allocation %llu of region \"%s\" (%s) failed\n",
-			       row->site, outcome_name[k], row->function[0] ? row->function : "?",
-			       (unsigned long long)r->index, t->name, t->id);
-			if (k == O_LEAKED) {
-				site_of(&r->leak, leak, sizeof leak);
-				printf("  leaked %llu bytes, allocated at %s (%s)\n",
-				       (unsigned long long)r->leak_bytes, leak,
-				       r->leak.function[0] ? r->leak.function : "?");
-			} else if (k == O_CRASHED) {
-				if (sig_name(r->sig))
-					printf("  killed by SIG%s after the call failed\n", sig_name(r->sig));
-				else
-					printf("  the process never finished the region after the call "
-					       "failed (killed)\n");
-			} else if (k == O_TIMEDOUT) {
-				printf("  still running %.1f s after it started: killed (--run-timeout)\n",
-				       run_limit);
-			} else {
-				printf("  the command exited unlike its baseline run; a test that may fail "
-				       "on OOM says so with memcheck_expect_oom()\n");
-			}
-			printf("  reproduce: MEMCHECK_FAIL_REGION='%s' MEMCHECK_FAIL_NTH=%llu%s, or "
-			       "gdb: break memcheck_fault\n", t->id, (unsigned long long)r->index,
-			       o.persistent ? " MEMCHECK_FAIL_PERSISTENT=1" : "");
-		}
-	}
+	print_sweep(&o, &b, res, rows, nrows, run_limit);
 	printf("\nmemcheck oom: %zu runs in %.1f s (%.1f runs/s, %d jobs): %llu handled "
 	       "(%llu expected), %llu leaked, %llu crashed, %llu timed out, %llu test failed, "
 	       "%llu not reached\n",
@@ -918,6 +1080,7 @@ out:
 	rmdir(tmp);
 	free(tmp);
 	free(lib);
+	free(preload);
 	/* Interrupted: die of the signal as the sweep's caller expects, once
 	 * the runs' files and directory are gone. */
 	if (interrupted) {

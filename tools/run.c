@@ -97,6 +97,14 @@ char *beside_exe(const char *const rel[], size_t nrel, int mode)
 	return NULL;
 }
 
+void add_alloc_fn(const char *pattern)
+{
+	const char *had = getenv("MEMCHECK_ALLOC_FN");
+	char *all = had && *had ? xasprintf("%s,%s", had, pattern) : xstrdup(pattern);
+	setenv("MEMCHECK_ALLOC_FN", all, 1);
+	free(all);
+}
+
 /* libmemcheck.so: $MEMCHECK_LIBRARY, next to this program (the build
  * tree), ../lib/libmemcheck.so.0 from it (an installed copy), LIBDIR. */
 char *find_library(void)
@@ -336,6 +344,7 @@ static const struct option run_options[] = {
 	{ "html", required_argument, NULL, 'H' },
 	{ "timeline", optional_argument, NULL, 'T' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "alloc-fn", required_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -370,6 +379,7 @@ static int parse_run_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'G': o->gen = optarg; break;
 		case 'H': o->html = optarg; break;
+		case 'A': add_alloc_fn(optarg); break;
 		case 'T':
 			errno = 0;
 			n = optarg ? strtol(optarg, &end, 10) : 512;

@@ -177,6 +177,8 @@ int cmd_vgcompat(int argc, char **argv)
 			free(abs);
 			free(supp);
 			supp = joined;
+		} else if ((v = value_of(a, "--alloc-fn"))) {
+			add_alloc_fn(v);
 		} else if ((v = value_of(a, "--gen-suppressions"))) {
 			gen = strcmp(v, "no") != 0;
 		} else if (!strncmp(a, "--xml", 5) && (v = value_of(a, "--xml")) &&

@@ -1,0 +1,523 @@
+/*
+ * allocfn.c - allocation functions: the frames a site is named past.
+ * Most C libraries allocate through a wrapper of their own (xmalloc,
+ * jsonp_malloc, yaml_malloc, g_malloc); a stack's first frame is then the
+ * wrapper's call of malloc, the same for every block, and a report that
+ * names one site per stack (a leak's "allocated at", the OOM sweep's
+ * failed call, a peak site, a generated suppression) would name the
+ * wrapper every time.  A frame is an allocation function when
+ *
+ * - its function's name matches a pattern of MEMCHECK_ALLOC_FN (shell
+ *   patterns, comma-separated, as valgrind's --alloc-fn names them), or
+ * - MEMCHECK_ALLOC_FN_AUTO is on (the default) and the code at its return
+ *   address hands the block it got straight back to its own caller: a
+ *   thin wrapper.
+ *
+ * Only the frames at the start of a stack count (a wrapper, a wrapper of
+ * it, ...); the site is the first frame past them.  Full stacks keep
+ * every frame: the reports mark these (alloc_fn in JSON).
+ *
+ * Traps that shaped it:
+ * - Names are not evidence.  A function called *_alloc or *_new may fill
+ *   the block, link it into a list or keep it in a global; naming it
+ *   past would hide the bug in it.  And a wrapper's shape in the source
+ *   does not survive the compiler: at -O2 a thin wrapper tail-calls
+ *   malloc and leaves no frame at all, so only frames that are there
+ *   are judged, and only by their machine code.
+ * - The evidence is the code after the call, decoded from the return
+ *   address (x86-64; elsewhere only the patterns apply): along the path
+ *   where the result is not NULL, nothing but moves of the result between
+ *   registers and the function's own stack slots, stack adjustment, a
+ *   NULL test (the NULL path, which aborts, logs or returns NULL, is not
+ *   followed: no block is named there), jumps, no-ops and the return, with
+ *   the result in rax.  Any other instruction (a store through the
+ *   pointer, a store to a global, a call, arithmetic on the result) says
+ *   the function does more than hand the block on: not a wrapper.  This
+ *   judges each call site by itself: yaml_realloc's two calls (realloc,
+ *   or malloc for a NULL pointer) both return the block; a constructor
+ *   whose call of malloc is followed by stores into the block is never
+ *   folded, however small.  Undecodable bytes mean "no".
+ * - Not on the hot path: judged when a report names a site, once per
+ *   return address (a lock-free table of verdicts), never per malloc.
+ * - The bytes read are the executable segment's of the object the return
+ *   address lies in, never past it.
+ */
+#include <fnmatch.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- MEMCHECK_ALLOC_FN ----------------------------------------------- */
+
+bool mc_allocfn_named(const struct mc_frame_info *fi)
+{
+	const char *p = mc_opt.alloc_fn;
+	while (p && *p) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		size_t len = strcspn(p, ", ");
+		char pat[256];
+		if (len && len < sizeof pat) {
+			memcpy(pat, p, len);
+			pat[len] = 0;
+			if (fnmatch(pat, fi->function, 0) == 0 ||
+			    (fi->linkage[0] && fnmatch(pat, fi->linkage, 0) == 0))
+				return true;
+		}
+		p += len;
+	}
+	return false;
+}
+
+/* ---- thin wrappers (x86-64) ------------------------------------------ */
+
+#if defined(__x86_64__)
+
+enum { RAX = 0, RSP = 4, RBP = 5 };
+#define MAX_SLOTS 8
+#define MAX_STEPS 64   /* instructions along one path */
+#define MAX_FORKS 8    /* conditional branches explored both ways */
+
+/* What the decoded code knows at one point of one path. */
+struct state {
+	uint16_t regs;           /* bit r: register r holds the block */
+	int64_t rsp;             /* rsp minus its value at the return address */
+	bool rsp_known, rbp_known;
+	bool null_test;          /* ZF is set exactly when the block is NULL */
+	int nslots;
+	struct { uint8_t base; int64_t off; bool block; } slot[MAX_SLOTS];
+	int steps, forks;
+};
+
+struct code {
+	uintptr_t lo, hi;        /* the executable segment */
+};
+
+struct modrm {
+	int mod, reg, rm;        /* reg and rm with REX's bits */
+	bool mem;
+	int base, index;         /* -1: none */
+	bool rip;
+	int64_t disp;
+	int len;                 /* the ModRM byte, SIB and displacement */
+};
+
+static void parse_modrm(const uint8_t *p, int rex, struct modrm *m)
+{
+	uint8_t b = p[0];
+	int rm = b & 7, len = 1;
+	m->mod = b >> 6;
+	m->reg = ((b >> 3) & 7) | (rex & 4 ? 8 : 0);
+	m->mem = m->mod != 3;
+	m->base = m->index = -1;
+	m->rip = false;
+	m->disp = 0;
+	m->rm = rm | (rex & 1 ? 8 : 0);
+	if (!m->mem) {
+		m->len = 1;
+		return;
+	}
+	bool disp32 = m->mod == 2;
+	if (rm == 4) {
+		uint8_t sib = p[len++];
+		int idx = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
+		m->index = idx == 4 ? -1 : idx;
+		if ((sib & 7) == 5 && m->mod == 0)
+			disp32 = true;
+		else
+			m->base = (sib & 7) | (rex & 1 ? 8 : 0);
+	} else if (rm == 5 && m->mod == 0) {
+		m->rip = true;
+		disp32 = true;
+	} else {
+		m->base = m->rm;
+	}
+	if (m->mod == 1) {
+		m->disp = (int8_t)p[len];
+		len += 1;
+	} else if (disp32) {
+		int32_t d;
+		memcpy(&d, p + len, 4);
+		m->disp = d;
+		len += 4;
+	}
+	m->len = len;
+}
+
+/* The slot of the function's own stack that m addresses, as (base,
+ * offset); false for any other memory. */
+static bool stack_slot(const struct state *s, const struct modrm *m, uint8_t *base,
+		       int64_t *off)
+{
+	if (m->rip || m->index >= 0)
+		return false;
+	if (m->base == RSP && s->rsp_known) {
+		*base = RSP;
+		*off = s->rsp + m->disp;
+		return true;
+	}
+	if (m->base == RBP && s->rbp_known) {
+		*base = RBP;
+		*off = m->disp;
+		return true;
+	}
+	return false;
+}
+
+static int slot_find(const struct state *s, uint8_t base, int64_t off)
+{
+	for (int i = 0; i < s->nslots; i++)
+		if (s->slot[i].base == base && s->slot[i].off == off)
+			return i;
+	return -1;
+}
+
+static bool slot_holds(const struct state *s, uint8_t base, int64_t off)
+{
+	int i = slot_find(s, base, off);
+	return i >= 0 && s->slot[i].block;
+}
+
+/* false when the slots are full: the code is too much to follow */
+static bool slot_set(struct state *s, uint8_t base, int64_t off, bool block)
+{
+	int i = slot_find(s, base, off);
+	if (i < 0) {
+		if (!block)
+			return true;
+		if (s->nslots == MAX_SLOTS)
+			return false;
+		i = s->nslots++;
+		s->slot[i].base = base;
+		s->slot[i].off = off;
+	}
+	s->slot[i].block = block;
+	return true;
+}
+
+static void drop_slots(struct state *s, uint8_t base)
+{
+	for (int i = 0; i < s->nslots; i++)
+		if (s->slot[i].base == base)
+			s->slot[i].block = false;
+}
+
+/* Register r now holds something else (or the block, when block). */
+static bool set_reg(struct state *s, int r, bool block)
+{
+	if (r == RSP)
+		return false;    /* the stack moved in a way not followed */
+	if (r == RBP) {
+		s->rbp_known = false;
+		drop_slots(s, RBP);
+	}
+	s->regs = (uint16_t)(block ? s->regs | 1u << r : s->regs & ~(1u << r));
+	return true;
+}
+
+static bool reg_holds(const struct state *s, int r)
+{
+	return (s->regs >> r & 1) != 0;
+}
+
+static bool path_returns_block(const struct code *c, uintptr_t at, struct state s);
+
+/* A conditional jump: where the flags are a NULL test of the block, the
+ * path where it is not NULL only; otherwise both ways. */
+static bool branch(const struct code *c, struct state *s, uintptr_t next, uintptr_t target,
+		   int cond)
+{
+	if (s->null_test && (cond == 4 || cond == 5))
+		return path_returns_block(c, cond == 4 ? next : target, *s);
+	if (++s->forks > MAX_FORKS)
+		return false;
+	return path_returns_block(c, next, *s) && path_returns_block(c, target, *s);
+}
+
+/* Does the code from at, along every path the block (rax at `at`) is not
+ * NULL on, return it unchanged in rax, with nothing else done? */
+static bool path_returns_block(const struct code *c, uintptr_t at, struct state s)
+{
+	while (s.steps++ < MAX_STEPS) {
+		if (at < c->lo || at + 16 > c->hi)
+			return false;
+		const uint8_t *p = (const uint8_t *)at;
+		int n = 0, rex = 0;
+		bool p66 = false, pf3 = false;
+		for (;; n++) {
+			if (p[n] == 0x66)
+				p66 = true;
+			else if (p[n] == 0xf3)
+				pf3 = true;
+			else if (p[n] != 0x2e) /* cs: in the long no-ops */
+				break;
+			if (n > 4)
+				return false;
+		}
+		if ((p[n] & 0xf0) == 0x40)
+			rex = p[n++];
+		bool w = rex & 8;
+		uint8_t op = p[n++];
+		struct modrm m;
+		uint8_t base;
+		int64_t off;
+		if ((p66 || pf3) && !(op == 0x90 || op == 0x0f || (pf3 && op == 0xc3)))
+			return false;
+		switch (op) {
+		case 0xc3:                                   /* ret, rep ret */
+		case 0xc2:                                   /* ret imm16 */
+			return reg_holds(&s, RAX);
+		case 0x90:                                   /* nop */
+			at += (uintptr_t)n;
+			continue;
+		case 0xc9:                                   /* leave */
+			s.rsp_known = false;
+			drop_slots(&s, RSP);
+			if (!set_reg(&s, RBP, false))
+				return false;
+			at += (uintptr_t)n;
+			continue;
+		case 0x50: case 0x51: case 0x52: case 0x53:  /* push r */
+		case 0x54: case 0x55: case 0x56: case 0x57: {
+			int r = (op & 7) | (rex & 1 ? 8 : 0);
+			if (!s.rsp_known)
+				return false;
+			s.rsp -= 8;
+			if (!slot_set(&s, RSP, s.rsp, reg_holds(&s, r)))
+				return false;
+			at += (uintptr_t)n;
+			continue;
+		}
+		case 0x58: case 0x59: case 0x5a: case 0x5b:  /* pop r */
+		case 0x5c: case 0x5d: case 0x5e: case 0x5f: {
+			int r = (op & 7) | (rex & 1 ? 8 : 0);
+			bool block = s.rsp_known && slot_holds(&s, RSP, s.rsp);
+			if (!set_reg(&s, r, block))
+				return false;
+			s.rsp += 8;
+			at += (uintptr_t)n;
+			continue;
+		}
+		case 0xb8: case 0xb9: case 0xba: case 0xbb:  /* mov r, imm */
+		case 0xbc: case 0xbd: case 0xbe: case 0xbf:
+			if (!set_reg(&s, (op & 7) | (rex & 1 ? 8 : 0), false))
+				return false;
+			at += (uintptr_t)n + (w ? 8 : 4);
+			continue;
+		case 0xeb:                                   /* jmp rel8 */
+			at += (uintptr_t)n + 1 + (uintptr_t)(int64_t)(int8_t)p[n];
+			continue;
+		case 0xe9: {                                 /* jmp rel32 */
+			int32_t d;
+			memcpy(&d, p + n, 4);
+			at += (uintptr_t)n + 4 + (uintptr_t)(int64_t)d;
+			continue;
+		}
+		case 0x70: case 0x71: case 0x72: case 0x73:  /* jcc rel8 */
+		case 0x74: case 0x75: case 0x76: case 0x77:
+		case 0x78: case 0x79: case 0x7a: case 0x7b:
+		case 0x7c: case 0x7d: case 0x7e: case 0x7f: {
+			uintptr_t next = at + (uintptr_t)n + 1;
+			return branch(c, &s, next, next + (uintptr_t)(int64_t)(int8_t)p[n], op & 15);
+		}
+		case 0x0f:
+			if (p[n] >= 0x80 && p[n] <= 0x8f) {  /* jcc rel32 */
+				int32_t d;
+				memcpy(&d, p + n + 1, 4);
+				uintptr_t next = at + (uintptr_t)n + 5;
+				return branch(c, &s, next, next + (uintptr_t)(int64_t)d, p[n] & 15);
+			}
+			if (p[n] == 0x1f) {                  /* nop r/m */
+				parse_modrm(p + n + 1, rex, &m);
+				at += (uintptr_t)n + 1 + (uintptr_t)m.len;
+				continue;
+			}
+			if (pf3 && p[n] == 0x1e && p[n + 1] == 0xfa) { /* endbr64 */
+				at += (uintptr_t)n + 2;
+				continue;
+			}
+			return false;
+		case 0x89:                                   /* mov r/m, r */
+			parse_modrm(p + n, rex, &m);
+			if (!m.mem) {
+				if (!set_reg(&s, m.rm, w && reg_holds(&s, m.reg)))
+					return false;
+			} else if (!stack_slot(&s, &m, &base, &off) ||
+				   !slot_set(&s, base, off, w && reg_holds(&s, m.reg))) {
+				return false;    /* a store outside its own frame */
+			}
+			at += (uintptr_t)n + (uintptr_t)m.len;
+			continue;
+		case 0x8b:                                   /* mov r, r/m */
+			parse_modrm(p + n, rex, &m);
+			if (!m.mem)
+				w = w && reg_holds(&s, m.rm);
+			else
+				w = w && stack_slot(&s, &m, &base, &off) && slot_holds(&s, base, off);
+			if (!set_reg(&s, m.reg, w))
+				return false;
+			at += (uintptr_t)n + (uintptr_t)m.len;
+			continue;
+		case 0x8d:                                   /* lea */
+			parse_modrm(p + n, rex, &m);
+			if (!m.mem)
+				return false;
+			if (m.reg == RSP) {
+				/* the frame-pointer epilogue: rsp from rbp */
+				s.rsp_known = false;
+				drop_slots(&s, RSP);
+			} else if (!set_reg(&s, m.reg, false)) {
+				return false;
+			}
+			at += (uintptr_t)n + (uintptr_t)m.len;
+			continue;
+		case 0x85:                                   /* test r/m, r */
+			parse_modrm(p + n, rex, &m);
+			s.null_test = w && !m.mem && m.reg == m.rm && reg_holds(&s, m.reg);
+			at += (uintptr_t)n + (uintptr_t)m.len;
+			continue;
+		case 0x31:                                   /* xor r/m, r */
+		case 0x33:                                   /* xor r, r/m */
+			parse_modrm(p + n, rex, &m);
+			if (m.mem || !set_reg(&s, op == 0x31 ? m.rm : m.reg, false))
+				return false;
+			s.null_test = false;
+			at += (uintptr_t)n + (uintptr_t)m.len;
+			continue;
+		case 0x83:                                   /* op r/m, imm8 */
+		case 0x81: {                                 /* op r/m, imm32 */
+			parse_modrm(p + n, rex, &m);
+			int64_t imm;
+			if (op == 0x83) {
+				imm = (int8_t)p[n + m.len];
+			} else {
+				int32_t i32;
+				memcpy(&i32, p + n + m.len, 4);
+				imm = i32;
+			}
+			int ext = m.reg & 7;
+			bool on_block = m.mem ? stack_slot(&s, &m, &base, &off) &&
+						slot_holds(&s, base, off)
+					      : reg_holds(&s, m.rm);
+			if (ext == 7) {                      /* cmp */
+				s.null_test = w && imm == 0 && on_block;
+			} else if (!m.mem && m.rm == RSP && w && (ext == 0 || ext == 5)) {
+				s.rsp += ext == 0 ? imm : -imm;  /* add, sub rsp */
+				s.null_test = false;
+			} else if (!m.mem) {
+				if (!set_reg(&s, m.rm, false))
+					return false;
+				s.null_test = false;
+			} else {
+				return false;    /* arithmetic on memory */
+			}
+			at += (uintptr_t)n + (uintptr_t)m.len + (op == 0x83 ? 1 : 4);
+			continue;
+		}
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+struct segment_probe {
+	uintptr_t pc;
+	struct code c;
+};
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct segment_probe *p = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
+		    p->pc < lo + ph->p_memsz) {
+			p->c.lo = lo;
+			p->c.hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static bool judge(uintptr_t pc)
+{
+	struct segment_probe p = { .pc = pc };
+	if (!mc_walk_objects(find_segment, &p))
+		return false;
+	struct state s;
+	memset(&s, 0, sizeof s);
+	s.regs = 1u << RAX;
+	s.rsp_known = s.rbp_known = true;
+	return path_returns_block(&p.c, pc, s);
+}
+
+#else
+
+static bool judge(uintptr_t pc)
+{
+	(void)pc;
+	return false;
+}
+
+#endif
+
+/* Verdicts by return address: (pc << 2) | 1 (no) or 2 (yes), in a table
+ * mapped at first need; a full table only means judging again. */
+#define VERDICTS 8192
+static _Atomic(_Atomic uint64_t *) verdicts;
+
+bool mc_allocfn_thin(uintptr_t pc)
+{
+	if (!mc_opt.alloc_fn_auto || !pc)
+		return false;
+	_Atomic uint64_t *t = atomic_load(&verdicts);
+	if (!t) {
+		_Atomic uint64_t *fresh = mc_map_lazy(VERDICTS * sizeof *t);
+		if (fresh && !atomic_compare_exchange_strong(&verdicts, &t, fresh))
+			mc_unmap((void *)fresh, VERDICTS * sizeof *t);
+		else
+			t = fresh;
+	}
+	uint64_t key = (uint64_t)pc << 2;
+	size_t h = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 51) & (VERDICTS - 1);
+	for (size_t i = 0; t && i < 16; i++) {
+		uint64_t v = atomic_load_explicit(&t[(h + i) & (VERDICTS - 1)],
+						  memory_order_relaxed);
+		if (v >> 2 == (uint64_t)pc)
+			return (v & 3) == 2;
+		if (v)
+			continue;
+		bool yes = judge(pc);
+		uint64_t none = 0;
+		atomic_compare_exchange_strong(&t[(h + i) & (VERDICTS - 1)], &none,
+					       key | (yes ? 2 : 1));
+		return yes;
+	}
+	return judge(pc);
+}
+
+bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi)
+{
+	return mc_allocfn_named(fi) || mc_allocfn_thin(pc);
+}
+
+int mc_allocfn_lead(const uintptr_t *f, int n)
+{
+	int lead = 0;
+	for (int i = 0; i < n; i++) {
+		struct mc_frame_info fi[MC_MAX_INLINE];
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++) {
+			if (!mc_allocfn_is(f[i], &fi[j]))
+				return lead;
+			lead++;
+		}
+	}
+	return lead;
+}
