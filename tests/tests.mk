@@ -143,6 +143,14 @@ $(B)/tests/prog/exitregion_static: tests/prog/exitregion.c $(ARLIB) include/memc
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl
 
+# plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
+# code after a wrapper's call, which memcheck reads, is the compiler's.
+$(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
+# (before prog-check's rule: its prerequisites are expanded where it stands)
+PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c tests/suite.c
@@ -233,9 +241,3 @@ drivers-check: all
 # prog-check last: its check summary lines close the output.
 check: doc-check examples-check install-check drivers-check exports-check o0-check \
 	unit-check asan-check fuzz-replay prog-check html-check
-# plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
-# code after a wrapper's call, which memcheck reads, is the compiler's.
-$(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
-	@mkdir -p $(B)/tests/prog
-	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
-PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
