@@ -93,50 +93,27 @@ const char *h_allocator_so(const char *soname)
 	return p;
 }
 
-static const char *const allocators[H_NALLOCATORS] = {
-	NULL, "libmimalloc.so.2", "libjemalloc.so.2", "libtcmalloc_minimal.so.4",
+const struct h_allocator h_allocators[H_NALLOCATORS_ALL] = {
+	[H_GLIBC] = { NULL, "glibc" },
+	[H_MIMALLOC] = { "libmimalloc.so.2", "mimalloc" },
+	[H_JEMALLOC] = { "libjemalloc.so.2", "jemalloc" },
+	[H_TCMALLOC] = { "libtcmalloc_minimal.so.4", "tcmalloc" },
+	[H_TCMALLOC_FULL] = { "libtcmalloc.so.4", "tcmalloc" },
 };
 
 bool h_allocator(int i, const char **so)
 {
-	*so = NULL;
-	if (!allocators[i])
-		return true;
-	*so = h_allocator_so(allocators[i]);
-	if (!*so)
-		printf("note: %s not installed; skipping it\n", allocators[i]);
-	return *so != NULL;
+	const char *path = NULL;
+	if (h_allocators[i].soname && !(path = h_allocator_so(h_allocators[i].soname)))
+		printf("note: %s not installed; skipping it\n", h_allocators[i].soname);
+	if (so)
+		*so = path;
+	return !h_allocators[i].soname || path;
 }
 
 const char *h_allocator_name(int i)
 {
-	return allocators[i] ? allocators[i] : "glibc";
-}
-
-const char *h_mimalloc_or_skip(const char *what)
-{
-	const char *mi = h_allocator_so("libmimalloc.so.2");
-	if (!mi)
-		printf("note: libmimalloc.so.2 not installed; skipping the %s\n", what);
-	return mi;
-}
-
-const struct h_allocator h_allocators[H_NALLOCATORS] = {
-	{ NULL, "glibc" },
-	{ "libmimalloc.so.2", "mimalloc" },
-	{ "libjemalloc.so.2", "jemalloc" },
-	{ "libtcmalloc_minimal.so.4", "tcmalloc" },
-};
-
-bool h_allocator_or_skip(int i, const char **so, const char *what)
-{
-	*so = NULL;
-	if (!h_allocators[i].soname)
-		return true;
-	*so = h_allocator_so(h_allocators[i].soname);
-	if (!*so)
-		printf("note: %s not installed; skipping the %s\n", h_allocators[i].soname, what);
-	return *so != NULL;
+	return h_allocators[i].soname ? h_allocators[i].soname : "glibc";
 }
 
 /* One directory per test program, made by the process that runs the
@@ -331,6 +308,197 @@ const char *h_status(const struct h_run *r)
 	else
 		snprintf(buf, sizeof buf, "exit %d", r->exit_code);
 	return buf;
+}
+
+/* ---- one run, its records ------------------------------------------ */
+
+static size_t list_len(const char *const *l)
+{
+	size_t n = 0;
+	while (l && l[n])
+		n++;
+	return n;
+}
+
+void h_exec(struct h_res *x, const struct h_spec *sp)
+{
+	memset(x, 0, sizeof *x);
+	x->alloc = sp->alloc;
+	const char *soname = h_allocators[sp->alloc].soname, *so = sp->so;
+	if (!so && soname)
+		ck_assert_msg((so = h_allocator_so(soname)) != NULL,
+			      "%s is not installed: the test should have asked h_allocator", soname);
+	size_t na = list_len(sp->args), ne = list_len(sp->env);
+	const char **argv = xcalloc(na + 2, sizeof *argv);
+	const char **env = xcalloc(ne + 3, sizeof *env);
+	argv[0] = strchr(sp->prog, '/') ? sp->prog : h_prog(sp->prog);
+	memcpy(argv + 1, sp->args, na * sizeof *argv);
+	/* The spec's variables first: getenv takes the first, so they win
+	 * over the defaults after them. */
+	memcpy(env, sp->env, ne * sizeof *env);
+	if (!sp->no_report) {
+		x->report = h_tmppath("report.jsonl");
+		env[ne++] = h_env("MEMCHECK_REPORT=%s", x->report);
+	}
+	if (!sp->text || sp->text[0])
+		env[ne++] = h_env("MEMCHECK_TEXT=%s", sp->text ? sp->text : "none");
+
+	size_t n = 0, cap = sizeof x->label;
+	const char *base = strrchr(argv[0], '/');
+	n += (size_t)snprintf(x->label, cap, "%s", base ? base + 1 : argv[0]);
+	for (size_t i = 1; i <= na && n < cap; i++)
+		n += (size_t)snprintf(x->label + n, cap - n, " %s", argv[i]);
+	if (n < cap && sp->flags & (H_PRELOAD | H_PRELOAD_AFTER))
+		n += (size_t)snprintf(x->label + n, cap - n, " under %s%s",
+				      sp->so ? sp->so : h_allocator_name(sp->alloc),
+				      sp->flags & H_PRELOAD_AFTER ? " (preloaded first)" : "");
+	for (size_t i = 0; i < list_len(sp->env) && n < cap; i++)
+		n += (size_t)snprintf(x->label + n, cap - n, "%s%s", i ? " " : " with ",
+				      sp->env[i]);
+
+	ck_assert_msg(h_run(&x->r, argv, env, sp->flags, so) == 0, "cannot start %s", argv[0]);
+	free(argv);
+	free(env);
+	if (x->report)
+		ck_assert_msg(h_report_load(x->report, &x->rep) == 0, "%s: bad report: %s",
+			      x->label, x->rep.error);
+}
+
+void h_res_free(struct h_res *x)
+{
+	h_report_free(&x->rep);
+	h_run_free(&x->r);
+}
+
+const struct h_json *h_rec(const struct h_res *x, const char *name)
+{
+	const struct h_json *rec = h_record(&x->rep, name, x->r.pid);
+	ck_assert_msg(rec != NULL, "%s: no record \"%s\" of pid %d among its %zu; stderr:\n%s",
+		      x->label, name, (int)x->r.pid, x->rep.n, x->r.err);
+	return rec;
+}
+
+void h_expect_exit(const struct h_res *x, int want)
+{
+	ck_assert_msg(x->r.exit_code == want, "%s: %s, expected exit %d; stdout:\n%s\nstderr:\n%s",
+		      x->label, h_status(&x->r), want, x->r.out, x->r.err);
+}
+
+/* ---- tests by table -------------------------------------------------- */
+
+/* Every row of every table, once per allocator it runs under: one loop
+ * test's _i indexes it.  Filled by the suite's process before check
+ * forks a process per test, which inherits it. */
+static struct entry {
+	const struct h_case *c;
+	int alloc;
+} *entries;
+static size_t nentries;
+
+const char h_its_allocator[] = "the run's allocator";
+
+static void expect_want(const struct h_res *x, const struct h_json *rec, const struct h_want *w)
+{
+	if (w->rec)
+		rec = h_rec(x, w->rec);
+	const char *name = h_str(rec, "name");
+	if (w->str) {
+		const char *got = h_str(rec, w->key);
+		const char *want = w->str == h_its_allocator ? h_allocators[x->alloc].name : w->str;
+		ck_assert_msg(got && strcmp(got, want) == 0,
+			      "%s: record \"%s\": %s = \"%s\", expected \"%s\"", x->label, name,
+			      w->key, got ? got : "(missing)", want);
+		return;
+	}
+	const char *dot = strchr(w->key, '.');
+	uint64_t got;
+	if (dot) {
+		char key[64];
+		snprintf(key, sizeof key, "%.*s", (int)(dot - w->key), w->key);
+		got = h_count(rec, key, dot + 1);
+	} else {
+		got = h_u64(rec, w->key);
+	}
+	ck_assert_msg(got == w->u64, "%s: record \"%s\": %s = %s, expected %s", x->label, name,
+		      w->key, h_fmt(got), h_fmt(w->u64));
+}
+
+void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struct h_want *want)
+{
+	for (const struct h_want *w = want; w->key; w++)
+		expect_want(x, rec, w);
+}
+
+static void expect_text(const struct h_res *x, const char *what, const char *text,
+			const char *const *needles, bool present)
+{
+	for (size_t i = 0; needles && needles[i]; i++)
+		ck_assert_msg((strstr(text, needles[i]) != NULL) == present,
+			      "%s: %s %s \"%s\":\n%s", x->label, what,
+			      present ? "does not contain" : "contains", needles[i], text);
+}
+
+START_TEST(h_case_test)
+{
+	const struct h_case *c = entries[_i].c;
+	if (!h_allocator(entries[_i].alloc, NULL))
+		return;
+	struct h_spec spec = c->run;
+	spec.alloc = entries[_i].alloc;
+	struct h_res x;
+	h_exec(&x, &spec);
+	if (c->name) {
+		char label[sizeof x.label];
+		memcpy(label, x.label, sizeof label);
+		size_t n = strlen(c->name);
+		if (n + 3 < sizeof x.label)
+			snprintf(x.label, sizeof x.label, "%s (%.*s)", c->name,
+				 (int)(sizeof x.label - n - 4), label);
+	}
+	h_expect_exit(&x, c->exit);
+	if (c->records)
+		ck_assert_msg(x.rep.n == (c->records == H_NO_RECORDS ? 0 : (size_t)c->records),
+			      "%s: %zu records, expected %d; stderr:\n%s", x.label, x.rep.n,
+			      c->records == H_NO_RECORDS ? 0 : c->records, x.r.err);
+	ck_assert_msg(!c->stdout_is || strcmp(x.r.out, c->stdout_is) == 0,
+		      "%s: stdout \"%s\", expected \"%s\"", x.label, x.r.out, c->stdout_is);
+	expect_text(&x, "stdout", x.r.out, c->out, true);
+	expect_text(&x, "stderr", x.r.err, c->err, true);
+	expect_text(&x, "stderr", x.r.err, c->no_err, false);
+	for (size_t i = 0; i < sizeof c->err_lines / sizeof c->err_lines[0] && c->err_lines[i].text; i++) {
+		int n = h_count_lines(x.r.err, c->err_lines[i].text);
+		ck_assert_msg(n == c->err_lines[i].n, "%s: %d lines of stderr with \"%s\", expected "
+			      "%d:\n%s", x.label, n, c->err_lines[i].text, c->err_lines[i].n, x.r.err);
+	}
+	/* The row's record: asked for by name, or read by its wants. */
+	bool own = c->record != NULL;
+	for (const struct h_want *w = c->want; w->key; w++)
+		own |= !w->rec;
+	const struct h_json *rec = own ? h_rec(&x, c->record ? c->record : "process") : NULL;
+	h_expect_wants(&x, rec, c->want);
+	if (c->check)
+		c->check(&x, rec, c);
+	h_res_free(&x);
+}
+END_TEST
+
+void h_add_cases(TCase *tc, const struct h_case *cases, size_t n)
+{
+	size_t first = nentries;
+	for (size_t i = 0; i < n; i++) {
+		unsigned set = cases[i].allocators ? cases[i].allocators
+						   : (1u << H_NALLOCATORS) - 1;
+		for (int a = 0; a < H_NALLOCATORS_ALL; a++) {
+			if (!(set & 1u << a))
+				continue;
+			struct entry *e = realloc(entries, (nentries + 1) * sizeof *e);
+			if (!e)
+				die("out of memory");
+			entries = e;
+			entries[nentries++] = (struct entry){ &cases[i], a };
+		}
+	}
+	tcase_add_loop_test(tc, h_case_test, (int)first, (int)nentries);
 }
 
 int h_count_lines(const char *text, const char *needle)
@@ -1058,12 +1226,7 @@ const char *h_env(const char *fmt, ...)
 
 /* ---- suite ----------------------------------------------------------- */
 
-int h_run_suite(Suite *s)
+void h_suite_begin(void)
 {
 	make_tmpdir(); /* here, so that this process removes it */
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
 }

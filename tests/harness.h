@@ -1,11 +1,18 @@
 /*
  * harness.h - helpers for the whole-program tests (tests/test_*.c).
  *
- * Run a program (optionally with libmemcheck.so preloaded), capture its
- * stdout and stderr, and read the JSON Lines report it wrote.  The JSON
- * reader is a small strict parser: a report line that is not exactly one
- * JSON value (trailing garbage, bad escapes, bad numbers) fails the load.
- * harness_xml.c reads XML (JUnit files) as strictly.
+ * A test runs a program (libmemcheck.so preloaded, or linked) under one
+ * of the allocators of the one list, h_allocators[], and reads the JSON
+ * Lines report it wrote: H_EXEC does both and labels the run for
+ * messages.  A test file is mostly a table of struct h_case rows (what to
+ * run, under which allocators, what must show), which H_ADD_CASES turns
+ * into one check a row and allocator.  A row's figures are checked after
+ * its exit status, so that a crash is reported as a crash, not as a
+ * missing record.
+ *
+ * The JSON reader is a small strict parser: a report line that is not
+ * exactly one JSON value (trailing garbage, bad escapes, bad numbers)
+ * fails the load.  harness_xml.c reads XML (JUnit files) as strictly.
  *
  * Every path the tests need comes from MEMCHECK_BUILD (the absolute path
  * of build/), set by `make prog-check`.
@@ -28,30 +35,30 @@ const char *h_lib(void);
 const char *h_prog(const char *name);
 /* /usr/lib/x86_64-linux-gnu/SONAME when it exists, else NULL. */
 const char *h_allocator_so(const char *soname);
-/* The allocators tests loop over: 0 is the C library's, then mimalloc,
- * jemalloc and tcmalloc (minimal). */
-#define H_NALLOCATORS 4
-/* Allocator i's library in *so (NULL for the C library's); false, with a
- * note on stdout that it is skipped, when it is not installed. */
-bool h_allocator(int i, const char **so);
-/* "glibc", or allocator i's soname. */
-const char *h_allocator_name(int i);
-/* mimalloc's library, for blocks from mi_malloc (which memcheck does not
- * wrap), or NULL with a note on stdout that the case named what is
- * skipped because it is not installed. */
-const char *h_mimalloc_or_skip(const char *what);
-/* The four allocators every hardening case runs under, glibc first (its
- * so is NULL: nothing more to preload); loop with tcase_add_loop_test
- * over 0..H_NALLOCATORS. */
-#define H_NALLOCATORS 4
+
+/* The one list of allocators the tests run under: H_NALLOCATORS of them,
+ * the C library's first (nothing more to preload), then mimalloc,
+ * jemalloc and tcmalloc (minimal); loops go over 0..H_NALLOCATORS.  The
+ * full tcmalloc (libtcmalloc.so.4) follows, for the tests that run it
+ * too (0..H_NALLOCATORS_ALL). */
+enum {
+	H_GLIBC, H_MIMALLOC, H_JEMALLOC, H_TCMALLOC,
+	H_NALLOCATORS,
+	H_TCMALLOC_FULL = H_NALLOCATORS,
+	H_NALLOCATORS_ALL
+};
 struct h_allocator {
 	const char *soname;   /* NULL for glibc */
 	const char *name;     /* as memcheck names it in a record */
 };
-extern const struct h_allocator h_allocators[H_NALLOCATORS];
-/* Allocator i's path for H_RUN's so (NULL for glibc) in *so; false, with
- * a note on stdout naming what is skipped, when it is not installed. */
-bool h_allocator_or_skip(int i, const char **so, const char *what);
+extern const struct h_allocator h_allocators[H_NALLOCATORS_ALL];
+/* Allocator i's library in *so (NULL for the C library's; so may be
+ * NULL); false, with "note: SONAME not installed; skipping it" on
+ * stdout, when it is not installed.  Every test that loops over the
+ * allocators starts with it. */
+bool h_allocator(int i, const char **so);
+/* Allocator i for messages: its soname, or "glibc". */
+const char *h_allocator_name(int i);
 /* A fresh path (not yet created) in the test program's temporary
  * directory, which h_run_suite() makes and removes when the program exits,
  * files of failed tests included (H_KEEP=1 in the environment keeps it). */
@@ -184,6 +191,103 @@ const char *h_fmt(uint64_t v);
 /* "NAME=value" built with printf (never freed). */
 const char *h_env(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- one run, its records (the call every whole-program test makes) -- */
+
+/* What to run: designated initializers, e.g.
+ *   H_EXEC(&x, .prog = "plain_family", .args = H_LIST("full"),
+ *          .alloc = _i, .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_TRACK=0"));
+ * The program gets MEMCHECK_REPORT (a fresh file, loaded afterwards) and
+ * MEMCHECK_TEXT=none unless env sets them (env comes first: getenv takes
+ * the first). */
+struct h_spec {
+	const char *prog;             /* in build/tests/prog/, or a path with a '/' */
+	const char *const *args;      /* NULL-terminated (H_LIST), may be NULL */
+	const char *const *env;       /* NULL-terminated "NAME=value"s, may be NULL */
+	unsigned flags;               /* H_PRELOAD, H_PRELOAD_AFTER, H_EXITCODE */
+	int alloc;                    /* index in h_allocators: its library is so */
+	const char *so;               /* a library of one's own instead (alloc unused) */
+	const char *text;             /* MEMCHECK_TEXT when env has none ("none") */
+	bool no_report;               /* no MEMCHECK_REPORT: nothing loaded */
+};
+#define H_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+struct h_res {
+	struct h_run r;               /* status, stdout, stderr, pid */
+	struct h_report rep;          /* its MEMCHECK_REPORT, every line parsed */
+	const char *report;           /* that file's path (NULL with no_report) */
+	int alloc;                    /* the spec's allocator */
+	char label[512];              /* "PROG ARGS under ALLOCATOR with ENV", for messages */
+};
+
+/* Run spec and load its report; fails the test (check) when the program
+ * cannot start or a report line is not a JSON object.  The allocator
+ * must be installed (the caller asked h_allocator). */
+void h_exec(struct h_res *x, const struct h_spec *spec);
+#define H_EXEC(x, ...) h_exec((x), &(const struct h_spec){ __VA_ARGS__ })
+void h_res_free(struct h_res *x);
+/* The record name of x's own process (not a child's); fails the test
+ * when there is none. */
+const struct h_json *h_rec(const struct h_res *x, const char *name);
+/* x exited with status want: fails the test, with its output, when not. */
+void h_expect_exit(const struct h_res *x, int want);
+
+/* ---- tests by table -------------------------------------------------- */
+
+/* One figure a row expects of a record: key is a top-level key or
+ * "key.sub" (definitely_lost.bytes); str, when set, a string's value. */
+struct h_want {
+	const char *key;
+	uint64_t u64;
+	const char *str;              /* h_its_allocator: the run's allocator's name */
+	const char *rec;              /* the record; the row's own when NULL */
+};
+
+extern const char h_its_allocator[];
+#define H_ITS_ALLOCATOR { "allocator", .str = h_its_allocator }
+
+/* The figures want[] (until a NULL key) of rec, x's record; fails the
+ * test naming x and the first wrong one. */
+void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struct h_want *want);
+
+#define H_NO_RECORDS (-1)         /* records: the report must be empty */
+/* Allocator sets for h_case.allocators (0: all H_NALLOCATORS). */
+#define H_ONLY(i) (1u << (i))
+#define H_ALL_FIVE ((1u << H_NALLOCATORS_ALL) - 1)
+
+/* A row: a program run under each allocator of the row's set, and what
+ * every one of those runs must show. */
+struct h_case {
+	const char *name;             /* for messages */
+	struct h_spec run;            /* alloc is set by the loop */
+	unsigned allocators;          /* H_ONLY(..) | ...; 0: every one of the four */
+	int exit;                     /* the exit status (0 unless set) */
+	const char *record;           /* the record want[] reads ("process") */
+	int records;                  /* how many records (0: not checked; H_NO_RECORDS) */
+	const char *stdout_is;        /* stdout is exactly this */
+	const char *const *out;       /* stdout contains each of these (H_LIST) */
+	const char *const *err;       /* stderr contains each of these */
+	const char *const *no_err;    /* stderr contains none of these */
+	struct {
+		const char *text;
+		int n;
+	} err_lines[4];               /* stderr has n lines that contain text */
+	struct h_want want[24];       /* until a NULL key */
+	/* what a row cannot say: called last, the run and its record */
+	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);
+};
+
+/* A row's callback, as START_TEST declares a test: the run x, the row's
+ * record rec (NULL when it names none and wants nothing), the row c. */
+#define H_CHECK(name)                                                          \
+	static void name(struct h_res *x __attribute__((unused)),               \
+			 const struct h_json *rec __attribute__((unused)),      \
+			 const struct h_case *c __attribute__((unused)))
+
+/* Register cases[0..n) x their allocators as one loop test of tc. */
+struct TCase;
+void h_add_cases(struct TCase *tc, const struct h_case *cases, size_t n);
+#define H_ADD_CASES(tc, cases) h_add_cases((tc), (cases), sizeof(cases) / sizeof((cases)[0]))
+
 /* ---- XML (harness_xml.c) -------------------------------------------- */
 
 /* A strict little XML reader, for the JUnit files memcheck writes: a
@@ -211,9 +315,9 @@ const struct h_xml *h_xml_kid(const struct h_xml *e, const char *name);
 
 /* ---- suite ----------------------------------------------------------- */
 
-/* Run a suite in CK_NORMAL mode; returns the process exit status. */
-struct Suite;
-int h_run_suite(struct Suite *s);
+/* h_tcase and h_run_suite: suite.h.  The suite's process makes the
+ * temporary directory (h_suite_begin) and removes it at exit. */
+#include "suite.h"
 
 /* ---- assertions (for test files, which include <check.h>) ------------ */
 

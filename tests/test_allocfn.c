@@ -257,14 +257,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("allocfn");
-	TCase *tc = tcase_create("allocfn");
-	tcase_set_timeout(tc, 300);
+	TCase *tc = h_tcase("allocfn", 300);
 	tcase_add_loop_test(tc, sites_are_past_thin_wrappers, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, auto_off_and_named_patterns, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, text_marks_the_wrappers, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, generated_suppressions_start_past_wrappers, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, oom_rows_are_the_callers, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -22,74 +22,27 @@
 
 #define MiB (1024ull * 1024)
 
-static const struct {
-	const char *so;         /* NULL: glibc, nothing extra preloaded */
-	const char *name;       /* expected "allocator" */
-} allocs[] = {
-	{ NULL, "glibc" },
-	{ "libmimalloc.so.2", "mimalloc" },
-	{ "libjemalloc.so.2", "jemalloc" },
-	{ "libtcmalloc_minimal.so.4", "tcmalloc" },
-	{ "libtcmalloc.so.4", "tcmalloc" },
-};
-#define NALLOCS (int)(sizeof allocs / sizeof allocs[0])
-
 #define NBLOCKS 200000          /* plain_retained's workload */
 
-struct run {
-	struct h_run r;
-	struct h_report rep;
-	const struct h_json *rec;   /* the "retained" region */
-	char label[128];
-};
-
-/* Run plain_retained MODE (NULL: none) under so (NULL: glibc) with env
- * extra ("NAME=value" or NULL). */
-static void run_with(struct run *x, const char *so, const char *label, const char *mode,
-		     const char *extra)
+/* Run plain_retained MODE (NULL: none) under allocator a, or the
+ * library so when not NULL, with env extra ("NAME=value" or NULL); rec is
+ * its "retained" region. */
+static const struct h_json *run_with(struct h_res *x, int a, const char *so, const char *mode,
+				     const char *extra)
 {
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=fail", extra,
-			      NULL };
-	snprintf(x->label, sizeof x->label, "plain_retained%s%s under %s%s%s", mode ? " " : "",
-		 mode ? mode : "", label, extra ? " with " : "", extra ? extra : "");
-	if (mode)
-		H_RUN(&x->r, H_PRELOAD, so, env, h_prog("plain_retained"), mode);
-	else
-		H_RUN(&x->r, H_PRELOAD, so, env, h_prog("plain_retained"));
-	ck_assert_msg(x->r.exit_code == 0, "%s: %s, expected exit 0; stderr:\n%s", x->label,
-		      h_status(&x->r), x->r.err);
-	H_LOAD(&x->rep, report);
-	x->rec = h_record(&x->rep, "retained", x->r.pid);
-	ck_assert_msg(x->rec != NULL, "%s: no \"retained\" record", x->label);
-}
-
-/* The same for allocs[i]; false (with a note) when it is not installed. */
-static bool run_case(struct run *x, int i, const char *mode, const char *extra)
-{
-	const char *so = NULL;
-	if (allocs[i].so && !(so = h_allocator_so(allocs[i].so))) {
-		printf("note: %s not installed; skipping it\n", allocs[i].so);
-		return false;
-	}
-	run_with(x, so, allocs[i].so ? allocs[i].so : "glibc", mode, extra);
-	H_EXPECT_STR(x->rec, "allocator", allocs[i].name);
-	return true;
-}
-
-static void done(struct run *x)
-{
-	h_report_free(&x->rep);
-	h_run_free(&x->r);
+	H_EXEC(x, .prog = "plain_retained", .args = mode ? H_LIST(mode) : NULL, .alloc = a,
+	       .so = so, .flags = H_PRELOAD, .env = extra ? H_LIST(extra) : NULL, .text = "fail");
+	h_expect_exit(x, 0);
+	return h_rec(x, "retained");
 }
 
 /* The program's own line agrees with the report: memcheck_end() filled
  * the struct with what it wrote. */
-static void expect_line_matches(struct run *x)
+static void expect_line_matches(const struct h_res *x, const struct h_json *rec)
 {
 	char want[256];
 	char a[32], b[32];
-	uint64_t ret = h_u64(x->rec, "retained_bytes"), rel = h_u64(x->rec, "retained_after_release");
+	uint64_t ret = h_u64(rec, "retained_bytes"), rel = h_u64(rec, "retained_after_release");
 	snprintf(a, sizeof a, "%llu", (unsigned long long)ret);
 	snprintf(b, sizeof b, "%llu", (unsigned long long)rel);
 	snprintf(want, sizeof want, "retained=%s after_release=%s ", ret == H_NULL ? "unknown" : a,
@@ -99,18 +52,17 @@ static void expect_line_matches(struct run *x)
 }
 
 /* Everything was freed: nothing live, nothing lost. */
-static void expect_clean(struct run *x)
+#define CLEAN { .key = "allocs", .u64 = NBLOCKS }, { .key = "frees", .u64 = NBLOCKS }, \
+	{ .key = "live_bytes", .u64 = 0 }, { .key = "definitely_lost.bytes", .u64 = 0 }
+static void expect_clean(const struct h_res *x, const struct h_json *rec)
 {
-	H_EXPECT_U64(x->rec, "allocs", NBLOCKS);
-	H_EXPECT_U64(x->rec, "frees", NBLOCKS);
-	H_EXPECT_U64(x->rec, "live_bytes", 0);
-	H_EXPECT_COUNT(x->rec, "definitely_lost", "bytes", 0);
+	h_expect_wants(x, rec, (const struct h_want[]){ CLEAN, { .key = NULL } });
 }
 
 /* Retained is a real figure, and a large one. */
-static uint64_t expect_retained(struct run *x)
+static uint64_t expect_retained(const struct h_res *x, const struct h_json *rec)
 {
-	uint64_t ret = h_u64(x->rec, "retained_bytes");
+	uint64_t ret = h_u64(rec, "retained_bytes");
 	ck_assert_msg(ret != H_NULL && ret != H_MISSING,
 		      "%s: retained_bytes = %s, expected a figure", x->label, h_fmt(ret));
 	/* Measured: glibc 106 MiB, mimalloc 115, jemalloc 75-86 (it
@@ -121,64 +73,61 @@ static uint64_t expect_retained(struct run *x)
 	return ret;
 }
 
-START_TEST(test_retained_after_everything_freed)
+H_CHECK(not_released)
 {
-	struct run x;
-	if (!run_case(&x, _i, NULL, NULL))
-		return;
-	expect_clean(&x);
-	expect_retained(&x);
-	/* No release asked for: not measured. */
-	H_EXPECT_U64(x.rec, "retained_after_release", H_NULL);
-	expect_line_matches(&x);
-	done(&x);
+	expect_retained(x, rec);
+	expect_line_matches(x, rec);
 }
-END_TEST
 
-START_TEST(test_release_gives_memory_back)
+H_CHECK(released)
 {
-	struct run x;
-	if (!run_case(&x, _i, NULL, "MEMCHECK_RELEASE=1"))
-		return;
-	expect_clean(&x);
-	uint64_t ret = expect_retained(&x);
-	uint64_t rel = h_u64(x.rec, "retained_after_release");
+	uint64_t ret = expect_retained(x, rec);
+	uint64_t rel = h_u64(rec, "retained_after_release");
 	ck_assert_msg(rel != H_NULL && rel != H_MISSING,
-		      "%s: retained_after_release = %s, expected a figure", x.label, h_fmt(rel));
+		      "%s: retained_after_release = %s, expected a figure", x->label, h_fmt(rel));
 	/* Measured: glibc 0.1 MiB, mimalloc 32 (mi_collect leaves one
 	 * segment resident), jemalloc 2.2, tcmalloc 22. */
 	ck_assert_msg(rel < ret / 2,
 		      "%s: retained_after_release = %s, retained_bytes = %s: the release call "
-		      "should give back at least half", x.label, h_fmt(rel), h_fmt(ret));
-	expect_line_matches(&x);
-	done(&x);
+		      "should give back at least half", x->label, h_fmt(rel), h_fmt(ret));
+	expect_line_matches(x, rec);
 }
-END_TEST
 
-START_TEST(test_unknown_is_null_not_zero)
+/* A second thread alive at the region's end: mimalloc can count the
+ * blocks in use of the calling thread's heap only, so the figures that
+ * need them are unknown there (null), never 0.  The other allocators
+ * count the whole process. */
+H_CHECK(null_under_mimalloc)
 {
-	/* A second thread alive at the region's end: mimalloc can count
-	 * the blocks in use of the calling thread's heap only, so the
-	 * figures that need them are unknown there (null), never 0.  The
-	 * other allocators count the whole process. */
-	struct run x;
-	if (!run_case(&x, _i, "threads", "MEMCHECK_RELEASE=1"))
-		return;
-	expect_clean(&x);
-	if (strcmp(allocs[_i].name, "mimalloc") == 0) {
-		H_EXPECT_U64(x.rec, "retained_bytes", H_NULL);
-		H_EXPECT_U64(x.rec, "retained_after_release", H_NULL);
+	if (x->alloc == H_MIMALLOC) {
+		H_EXPECT_U64(rec, "retained_bytes", H_NULL);
+		H_EXPECT_U64(rec, "retained_after_release", H_NULL);
 	} else {
-		expect_retained(&x);
-		ck_assert_msg(h_u64(x.rec, "retained_after_release") < h_u64(x.rec, "retained_bytes"),
-			      "%s: retained_after_release = %s, retained_bytes = %s", x.label,
-			      h_fmt(h_u64(x.rec, "retained_after_release")),
-			      h_fmt(h_u64(x.rec, "retained_bytes")));
+		expect_retained(x, rec);
+		ck_assert_msg(h_u64(rec, "retained_after_release") < h_u64(rec, "retained_bytes"),
+			      "%s: retained_after_release = %s, retained_bytes = %s", x->label,
+			      h_fmt(h_u64(rec, "retained_after_release")),
+			      h_fmt(h_u64(rec, "retained_bytes")));
 	}
-	expect_line_matches(&x);
-	done(&x);
+	expect_line_matches(x, rec);
 }
-END_TEST
+
+/* plain_retained [MODE] under each allocator (the full tcmalloc too),
+ * with env's variables: its "retained" region, everything freed. */
+#define RETAINED(...)                                                          \
+	.allocators = H_ALL_FIVE, .record = "retained",                         \
+	.run = { .prog = "plain_retained", .flags = H_PRELOAD, .text = "fail", __VA_ARGS__ }
+
+static const struct h_case cases[] = {
+	/* No release asked for: not measured. */
+	{ "retained after everything was freed", RETAINED(.args = NULL), .check = not_released,
+	  .want = { H_ITS_ALLOCATOR, CLEAN, { "retained_after_release", H_NULL } } },
+	{ "the release call gives memory back", RETAINED(.env = H_LIST("MEMCHECK_RELEASE=1")),
+	  .check = released, .want = { H_ITS_ALLOCATOR, CLEAN } },
+	{ "unknown is null, not 0",
+	  RETAINED(.args = H_LIST("threads"), .env = H_LIST("MEMCHECK_RELEASE=1")),
+	  .check = null_under_mimalloc, .want = { H_ITS_ALLOCATOR, CLEAN } },
+};
 
 /* Retained memory is resident: against the same program with no
  * workload at all, the workload raises retained_bytes as much as the
@@ -190,19 +139,22 @@ END_TEST
 START_TEST(test_retained_is_resident)
 {
 	static const char *const modes[] = { NULL, "worker" };
-	struct run z;
-	if (!run_case(&z, _i, "none", "MEMCHECK_TRACK=0"))
+	if (!h_allocator(_i, NULL))
 		return;
-	uint64_t rz = h_u64(z.rec, "retained_bytes"), ez = h_u64(z.rec, "rss_end");
+	struct h_res z;
+	const struct h_json *zrec = run_with(&z, _i, NULL, "none", "MEMCHECK_TRACK=0");
+	H_EXPECT_STR(zrec, "allocator", h_allocators[_i].name);
+	uint64_t rz = h_u64(zrec, "retained_bytes"), ez = h_u64(zrec, "rss_end");
 	/* Measured: 0-0.2 MiB under each (it was 0.1, 32, 2.6 and 0.9 MiB
 	 * when retained was the allocators' own "held" less in use). */
 	ck_assert_msg(rz != H_NULL && rz <= 1 * MiB && rz <= ez,
 		      "%s: retained_bytes = %s, rss_end = %s: a process that allocated next to "
 		      "nothing retains more than 1 MiB", z.label, h_fmt(rz), h_fmt(ez));
 	for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
-		struct run w;
-		run_case(&w, _i, modes[m], "MEMCHECK_TRACK=0");
-		uint64_t rw = h_u64(w.rec, "retained_bytes"), ew = h_u64(w.rec, "rss_end");
+		struct h_res w;
+		const struct h_json *wrec = run_with(&w, _i, NULL, modes[m], "MEMCHECK_TRACK=0");
+		H_EXPECT_STR(wrec, "allocator", h_allocators[_i].name);
+		uint64_t rw = h_u64(wrec, "retained_bytes"), ew = h_u64(wrec, "rss_end");
 		ck_assert_msg(rw != H_NULL, "%s: retained_bytes = null", w.label);
 		double dr = (double)rw - (double)rz, ds = (double)ew - (double)ez;
 		double tol = ds / 20 > 2.0 * MiB ? ds / 20 : 2.0 * MiB;
@@ -212,9 +164,9 @@ START_TEST(test_retained_is_resident)
 			      "the resident set by %.1f MiB (%s -> %s), expected the same within "
 			      "%.1f MiB", w.label, dr / MiB, h_fmt(rz), h_fmt(rw), ds / MiB,
 			      h_fmt(ez), h_fmt(ew), tol / MiB);
-		done(&w);
+		h_res_free(&w);
 	}
-	done(&z);
+	h_res_free(&z);
 }
 END_TEST
 
@@ -238,35 +190,28 @@ START_TEST(test_allocator_from_a_path_of_its_own)
 	/* _i: 1.. (glibc is always libc.so.6).  The allocator under a
 	 * name that says nothing (a private build, a vendored copy): known
 	 * by the symbols it exports, its statistics read from it. */
-	const char *so = h_allocator_so(allocs[_i].so);
-	if (!so) {
-		printf("note: %s not installed; skipping it\n", allocs[_i].so);
+	const char *so;
+	if (!h_allocator(_i, &so))
 		return;
-	}
 	const char *copy = h_tmppath("liballoc.so");
 	ck_assert_msg(copy_file(so, copy) == 0, "cannot copy %s to %s", so, copy);
-	struct run x;
-	run_with(&x, copy, copy, NULL, "MEMCHECK_RELEASE=1");
-	H_EXPECT_STR(x.rec, "allocator", allocs[_i].name);
-	expect_clean(&x);
-	uint64_t ret = expect_retained(&x);
-	uint64_t rel = h_u64(x.rec, "retained_after_release");
+	struct h_res x;
+	const struct h_json *rec = run_with(&x, _i, copy, NULL, "MEMCHECK_RELEASE=1");
+	H_EXPECT_STR(rec, "allocator", h_allocators[_i].name);
+	expect_clean(&x, rec);
+	uint64_t ret = expect_retained(&x, rec);
+	uint64_t rel = h_u64(rec, "retained_after_release");
 	ck_assert_msg(rel != H_NULL && rel < ret, "%s: retained_after_release = %s, retained_bytes = %s",
 		      x.label, h_fmt(rel), h_fmt(ret));
-	done(&x);
+	h_res_free(&x);
 }
 END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("allocstats");
-	TCase *tc = tcase_create("allocstats");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_retained_after_everything_freed, 0, NALLOCS);
-	tcase_add_loop_test(tc, test_release_gives_memory_back, 0, NALLOCS);
-	tcase_add_loop_test(tc, test_unknown_is_null_not_zero, 0, NALLOCS);
-	tcase_add_loop_test(tc, test_allocator_from_a_path_of_its_own, 1, NALLOCS);
-	tcase_add_loop_test(tc, test_retained_is_resident, 0, NALLOCS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	TCase *tc = h_tcase("allocstats", 60);
+	H_ADD_CASES(tc, cases);
+	tcase_add_loop_test(tc, test_allocator_from_a_path_of_its_own, 1, H_NALLOCATORS_ALL);
+	tcase_add_loop_test(tc, test_retained_is_resident, 0, H_NALLOCATORS_ALL);
+	return h_run_suite(NULL);
 }

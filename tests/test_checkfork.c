@@ -125,11 +125,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("checkfork");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("checkfork", 30);
 	tcase_add_test(tc, each_child_is_its_test);
 	tcase_add_test(tc, linked_suite_folds_process_regions);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -75,16 +75,12 @@ static const char *tmpfile_with(const char *tag, const char *text)
  * its soname in *soname. */
 static const char *other_allocator_so(const char **soname)
 {
-	static const char *const names[][2] = {
-		{ "jemalloc", "libjemalloc.so.2" },
-		{ "mimalloc", "libmimalloc.so.2" },
-		{ "tcmalloc", "libtcmalloc_minimal.so.4" },
-	};
-	for (size_t i = 0; i < 3; i++)
-		if (h_allocator_so(names[i][1])) {
+	static const int others[] = { H_JEMALLOC, H_MIMALLOC, H_TCMALLOC };
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+		if (h_allocator_so(h_allocators[others[i]].soname)) {
 			if (soname)
-				*soname = names[i][1];
-			return names[i][0];
+				*soname = h_allocators[others[i]].soname;
+			return h_allocators[others[i]].name;
 		}
 	printf("note: no allocator besides glibc installed; parts of test_cli skipped\n");
 	return NULL;
@@ -547,10 +543,6 @@ END_TEST
 
 START_TEST(table_shows_each_allocator)
 {
-	static const char *const all[][2] = {
-		{ "glibc", NULL }, { "mimalloc", "libmimalloc.so.2" },
-		{ "jemalloc", "libjemalloc.so.2" }, { "tcmalloc", "libtcmalloc_minimal.so.4" },
-	};
 	struct h_run r;
 	const char *rep = h_tmppath("all.jsonl");
 	MC(&r, NULL, "run", "--report", rep, "--", prog(), "pass");  /* the default: all four */
@@ -558,21 +550,22 @@ START_TEST(table_shows_each_allocator)
 	EXPECT_HAS(r.err, "vs glibc", "table header");
 	struct h_report hr;
 	H_LOAD(&hr, rep);
-	for (int i = 0; i < 4; i++) {
-		bool installed = !all[i][1] || h_allocator_so(all[i][1]);
-		int rows = table_rows(r.err, all[i][0]);
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *name = h_allocators[i].name, *soname = h_allocators[i].soname;
+		bool installed = !soname || h_allocator_so(soname);
+		int rows = table_rows(r.err, name);
 		ck_assert_msg(rows == (installed ? 2 : 0), "%s: %d table rows, expected %d:\n%s",
-			      all[i][0], rows, installed ? 2 : 0, r.err);
+			      name, rows, installed ? 2 : 0, r.err);
 		/* run once, or three times when its records say it gives
 		 * memory back on a timer (-n auto) */
 		bool timed = false;
 		for (size_t k = 0; k < hr.n; k++)
-			if (!strcmp(h_str(hr.rec[k], "allocator"), all[i][0])) {
+			if (!strcmp(h_str(hr.rec[k], "allocator"), name)) {
 				uint64_t ms = h_u64(hr.rec[k], "timed_purge_ms");
 				timed |= ms > 0 && ms != H_NULL && ms != H_MISSING;
 			}
 		char runs[64];
-		snprintf(runs, sizeof runs, "  %-14s %s", all[i][0],
+		snprintf(runs, sizeof runs, "  %-14s %s", name,
 			 !installed ? "skipped" : timed ? "3 runs" : "1 run,");
 		EXPECT_HAS(r.err, runs, "runs summary");
 	}
@@ -910,9 +903,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("cli");
-	TCase *tc = tcase_create("cli");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("cli", 30);
 	tcase_add_test(tc, help_and_version);
 	tcase_add_test(tc, pass_exits_0);
 	tcase_add_test(tc, leak_exits_1);
@@ -933,10 +924,7 @@ int main(void)
 	tcase_add_test(tc, report_then_gate_agree);
 	tcase_add_test(tc, relative_budget);
 	tcase_add_test(tc, junit_structure);
-	suite_add_tcase(s, tc);
-	TCase *vg = tcase_create("valgrind");
-	tcase_set_timeout(vg, 120);
+	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
-	suite_add_tcase(s, vg);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -91,10 +91,6 @@ static const struct prog corpus[] = {
 };
 #define NPROGS (sizeof corpus / sizeof corpus[0])
 
-static const char *const allocators[] = { NULL, "libmimalloc.so.2", "libjemalloc.so.2",
-					  "libtcmalloc_minimal.so.4" };
-#define NALLOCS (sizeof allocators / sizeof allocators[0])
-
 enum { DEF, IND, POS, REA, NKINDS };
 static const char *const keys[NKINDS] = { "definitely_lost", "indirectly_lost",
 					  "possibly_lost", "still_reachable" };
@@ -263,13 +259,11 @@ START_TEST(test_corpus_as_valgrind)
 	struct procs v;
 	bool rerun = false;
 	valgrind_figures(prog, &v);
-	for (size_t a = 0; a < NALLOCS; a++) {
-		const char *so = allocators[a] ? h_allocator_so(allocators[a]) : NULL;
-		if (allocators[a] && !so) {
-			printf("note: %s not installed; skipping it\n", allocators[a]);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *so;
+		if (!h_allocator(a, &so))
 			continue;
-		}
-		const char *who = allocators[a] ? allocators[a] : "glibc";
+		const char *who = h_allocators[a].name;
 		struct procs m;
 		memcheck_figures(prog, so, NULL, &m);
 		compare(p, prog, &v, &rerun, &m, who, p->artefacts & ~STALE);
@@ -289,10 +283,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("corpus");
-	TCase *tc = tcase_create("corpus");
-	tcase_set_timeout(tc, 300);
+	TCase *tc = h_tcase("corpus", 300);
 	tcase_add_loop_test(tc, test_corpus_as_valgrind, 0, (int)NPROGS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

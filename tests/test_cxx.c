@@ -18,10 +18,7 @@
  * from libtcmalloc_minimal.so.4. */
 static const char *somalloc(int i)
 {
-	if (i == 0)
-		return NULL;
-	const char *name = h_allocator_name(i) + 3; /* after "lib" */
-	return h_env("*%.*s*", (int)strcspn(name, "_."), name);
+	return i == H_GLIBC ? NULL : h_env("*%s*", h_allocators[i].name);
 }
 
 struct figures {
@@ -97,7 +94,7 @@ static bool valgrind_run(int i, const char *so, const char *mode, struct figures
 	struct h_run v;
 	ck_assert_msg(h_run(&v, argv, env, 0, NULL) == 0, "cannot start valgrind");
 	ck_assert_msg(v.exit_code == 0, "valgrind cxx_new %s under %s: %s; stderr:\n%s", mode,
-		      h_allocator_name(i), h_status(&v), v.err);
+		      h_allocators[i].name, h_status(&v), v.err);
 	ck_assert_msg(h_valgrind_heap_usage(v.err, &f->allocs, &f->frees, &f->bytes),
 		      "no heap usage in valgrind's output:\n%s", v.err);
 	struct h_vg_leaks l;
@@ -112,7 +109,7 @@ static bool valgrind_run(int i, const char *so, const char *mode, struct figures
 
 static void expect_eq(int i, const char *what, uint64_t got, uint64_t want)
 {
-	ck_assert_msg(got == want, "under %s: %s %llu, expected %llu", h_allocator_name(i), what,
+	ck_assert_msg(got == want, "under %s: %s %llu, expected %llu", h_allocators[i].name, what,
 		      (unsigned long long)got, (unsigned long long)want);
 }
 
@@ -135,7 +132,7 @@ START_TEST(test_leak_counted_as_valgrind_counts_it)
 	expect_eq(_i, "still reachable bytes", m.reachable[1], 32);
 	expect_eq(_i, "program's own allocations", m.allocs - e.allocs, 22);
 	ck_assert_msg(e.bytes >= 72704 && e.allocs >= 1, "under %s: %llu bytes in %llu "
-		      "allocations before main, expected libstdc++'s pool counted", h_allocator_name(_i),
+		      "allocations before main, expected libstdc++'s pool counted", h_allocators[_i].name,
 		      (unsigned long long)e.bytes, (unsigned long long)e.allocs);
 	struct figures ve, vm;
 	if (!valgrind_run(_i, so, "empty", &ve) || !valgrind_run(_i, so, "leak", &vm)) {
@@ -188,12 +185,12 @@ START_TEST(test_failures_behave_as_without_memcheck)
 	ck_assert_msg(r.exit_code == bare.exit_code && r.signal == bare.signal &&
 			      strcmp(r.err, bare.err) == 0,
 		      "cxx_new fail under %s: %s, stderr \"%s\"; without memcheck %s, stderr \"%s\"",
-		      h_allocator_name(_i), h_status(&r), r.err, h_status(&bare), bare.err);
+		      h_allocators[_i].name, h_status(&r), r.err, h_status(&bare), bare.err);
 	if (bare.exit_code == 0) {
 		ck_assert_msg(f.allocs - e.allocs >= 1000 && f.frees - e.frees >= 1000 &&
 				      f.failed >= 1,
 			      "cxx_new fail under %s: %llu allocs, %llu frees, %llu failed; "
-			      "expected the 1,000 pairs and the failures counted", h_allocator_name(_i),
+			      "expected the 1,000 pairs and the failures counted", h_allocators[_i].name,
 			      (unsigned long long)(f.allocs - e.allocs),
 			      (unsigned long long)(f.frees - e.frees), (unsigned long long)f.failed);
 	}
@@ -213,7 +210,7 @@ START_TEST(test_injected_failure_runs_the_new_handler)
 	struct h_run r;
 	struct figures e = memcheck_run("cxx_new", "empty", so, NULL, NULL);
 	struct figures f = memcheck_run("cxx_new", "inject", so, "MEMCHECK_FAIL_NTH=1", &r);
-	ck_assert_msg(r.exit_code == 0, "cxx_new inject under %s: %s; stderr:\n%s", h_allocator_name(_i),
+	ck_assert_msg(r.exit_code == 0, "cxx_new inject under %s: %s; stderr:\n%s", h_allocators[_i].name,
 		      h_status(&r), r.err);
 	expect_eq(_i, "failed allocations", f.failed, 1);
 	expect_eq(_i, "allocs", f.allocs - e.allocs, 10);
@@ -224,13 +221,10 @@ END_TEST
 int main(void)
 {
 	setenv("H_TIMEOUT", "60", 0); /* valgrind */
-	Suite *s = suite_create("cxx");
-	TCase *tc = tcase_create("cxx");
-	tcase_set_timeout(tc, 240);
+	TCase *tc = h_tcase("cxx", 240);
 	tcase_add_loop_test(tc, test_leak_counted_as_valgrind_counts_it, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_count_only_counts_the_same, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_failures_behave_as_without_memcheck, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_injected_failure_runs_the_new_handler, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -250,15 +250,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("debuginfo");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("debuginfo", 30);
 	tcase_add_test(tc, debuglink_beside_the_program);
 	tcase_add_test(tc, debuglink_in_dot_debug);
 	tcase_add_test(tc, no_debuginfo_no_debuginfod);
 	tcase_add_test(tc, no_aranges_gcc);
 	tcase_add_test(tc, no_aranges_clang);
 	tcase_add_test(tc, debuglink_no_aranges);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

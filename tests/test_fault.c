@@ -16,40 +16,20 @@
 #include "harness.h"
 
 static const char *const quiet[] = { "MEMCHECK_TEXT=none", NULL };
-/* Count-only mode takes its own short path through the wrappers, which
- * must still give way to fault injection. */
-static const char *const quiet_counting[] = { "MEMCHECK_TEXT=none", "MEMCHECK_TRACK=0", NULL };
 
-static void run_case_env(const char *kase, const char *const *env)
-{
-	struct h_run r;
-	H_RUN(&r, 0, NULL, env, h_prog("fault"), kase);
-	ck_assert_msg(r.exit_code == 0, "fault %s (%s): %s; wrong figures:\n%s%s", kase,
-		      env[1] ? env[1] : "tracking", h_status(&r), r.out, r.err);
-	h_run_free(&r);
-}
+/* A case of tests/prog/fault, which checks its figures itself and names
+ * the wrong ones; count-only mode takes its own short path through the
+ * wrappers, which must still give way to fault injection. */
+#define FAULT(kase, ...)                                                       \
+	{ kase, .allocators = H_ONLY(H_GLIBC),                                  \
+	  .run = { .prog = "fault", .args = H_LIST(kase), .no_report = true, __VA_ARGS__ } }
+#define COUNTING .env = H_LIST("MEMCHECK_TRACK=0")
 
-static void run_case(const char *kase)
-{
-	run_case_env(kase, quiet);
-}
-
-START_TEST(transient) { run_case("transient"); }
-END_TEST
-START_TEST(persistent) { run_case("persistent"); }
-END_TEST
-START_TEST(every_function) { run_case("family"); }
-END_TEST
-START_TEST(by_function) { run_case("site"); }
-END_TEST
-START_TEST(by_file) { run_case("site_file"); }
-END_TEST
-START_TEST(expect_oom) { run_case("expect"); }
-END_TEST
-START_TEST(every_function_counting) { run_case_env("family", quiet_counting); }
-END_TEST
-START_TEST(transient_counting) { run_case_env("transient", quiet_counting); }
-END_TEST
+static const struct h_case cases[] = {
+	FAULT("transient"), FAULT("persistent"), FAULT("family"), FAULT("site"),
+	FAULT("site_file"), FAULT("expect"), FAULT("family", COUNTING),
+	FAULT("transient", COUNTING),
+};
 
 /* "REGION pattern: 0101..." from the program's stdout. */
 static char *pattern_of(const char *out, const char *region)
@@ -227,7 +207,7 @@ static const char *const fail_first[][2] = {
 START_TEST(start_up_probe_never_failed)
 {
 	const char *so;
-	if (!h_allocator_or_skip(_i, &so, "start-up probe case"))
+	if (!h_allocator(_i, &so))
 		return;
 	for (size_t k = 0; k < sizeof fail_first / sizeof fail_first[0]; k++) {
 		const char *report = h_tmppath("probe.jsonl");
@@ -256,17 +236,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fault");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, transient);
-	tcase_add_test(tc, persistent);
-	tcase_add_test(tc, every_function);
-	tcase_add_test(tc, by_function);
-	tcase_add_test(tc, by_file);
-	tcase_add_test(tc, expect_oom);
-	tcase_add_test(tc, every_function_counting);
-	tcase_add_test(tc, transient_counting);
+	TCase *tc = h_tcase("fault", 30);
+	H_ADD_CASES(tc, cases);
 	tcase_add_test(tc, random_same_seed_same_failures);
 	tcase_add_test(tc, from_the_environment);
 	tcase_add_test(tc, failure_log);
@@ -274,6 +245,5 @@ int main(void)
 	tcase_add_test(tc, breakpoint_symbol_exported);
 	tcase_add_test(tc, gdb_breaks_there);
 	tcase_add_loop_test(tc, start_up_probe_never_failed, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -96,23 +96,20 @@ START_TEST(test_peak_rss_as_with_a_forwarding_preload)
 		tol = fwd * 3 / 100 > 1536 ? fwd * 3 / 100 : 1536;
 	}
 	printf("test_fidelity: %s %s, %s, %s: forwarding %ld KiB, memcheck %ld KiB\n",
-	       shapes[s].prog, shapes[s].arg, h_allocator_name((int)a), modes[m].name, fwd,
+	       shapes[s].prog, shapes[s].arg, h_allocators[a].name, modes[m].name, fwd,
 	       mc);
 	ck_assert_msg(labs(mc - fwd) <= tol,
 		      "%s %s under %s, memcheck %s: peak RSS %ld KiB, %ld KiB with a preload "
 		      "that only forwards (tolerance %ld KiB): memcheck changed what the "
 		      "allocator does", shapes[s].prog, shapes[s].arg,
-		      h_allocator_name((int)a), modes[m].name, mc, fwd, tol);
+		      h_allocators[a].name, modes[m].name, mc, fwd, tol);
 }
 END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fidelity");
-	TCase *tc = tcase_create("fidelity");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("fidelity", 60);
 	tcase_add_loop_test(tc, test_peak_rss_as_with_a_forwarding_preload, 0,
 			    (int)(NALLOCS * NSHAPES * NMODES));
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

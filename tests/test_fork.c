@@ -29,123 +29,96 @@ static bool leaks_mention(const struct h_json *rec, const char *fn)
 	return false;
 }
 
+/* Record name of process pid, which must be there. */
+static const struct h_json *rec_of(const struct h_res *x, const char *name, pid_t pid,
+				   const char *whose)
+{
+	const struct h_json *rec = h_record(&x->rep, name, pid);
+	ck_assert_msg(rec != NULL, "%s: no record \"%s\" with the %s's pid %d", x->label, name,
+		      whose, (int)pid);
+	return rec;
+}
+
+#define FIGURES(allocs, frees, bytes, live_blocks, live_bytes)                 \
+	(const struct h_want[]){ { .key = "allocs", .u64 = allocs },             \
+				 { .key = "frees", .u64 = frees },               \
+				 { .key = "bytes_allocated", .u64 = bytes },     \
+				 { .key = "live_blocks", .u64 = live_blocks },   \
+				 { .key = "live_bytes", .u64 = live_bytes },     \
+				 { .key = NULL } }
+
 START_TEST(test_child_region_has_only_child_figures)
 {
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, 0, NULL, env, h_prog("fork"));
-	ck_assert_msg(r.exit_code == 0, "fork: %s, expected exit 0; stderr:\n%s", h_status(&r), r.err);
-	pid_t child = pid_after(r.out, "child="), parent = pid_after(r.out, "parent=");
-	ck_assert_msg(parent == r.pid, "parent=%d on stdout, but the program's pid is %d",
-		      (int)parent, (int)r.pid);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	ck_assert_msg(rep.n == 3, "%zu records, expected 3 (child and parent from the child, "
-		      "parent from the parent)", rep.n);
+	struct h_res x;
+	H_EXEC(&x, .prog = "fork");
+	h_expect_exit(&x, 0);
+	pid_t child = pid_after(x.r.out, "child="), parent = pid_after(x.r.out, "parent=");
+	ck_assert_msg(parent == x.r.pid, "parent=%d on stdout, but the program's pid is %d",
+		      (int)parent, (int)x.r.pid);
+	ck_assert_msg(x.rep.n == 3, "%zu records, expected 3 (child and parent from the child, "
+		      "parent from the parent)", x.rep.n);
 
 	/* the child's own region: 222 leaked + 333 freed */
-	const struct h_json *c = h_record(&rep, "child", child);
-	ck_assert_msg(c != NULL, "no record \"child\" with the child's pid %d", (int)child);
-	H_EXPECT_U64(c, "allocs", 2);
-	H_EXPECT_U64(c, "frees", 1);
-	H_EXPECT_U64(c, "bytes_allocated", 555);
-	H_EXPECT_U64(c, "live_blocks", 1);
-	H_EXPECT_U64(c, "live_bytes", 222);
+	const struct h_json *c = rec_of(&x, "child", child, "child");
+	h_expect_wants(&x, c, FIGURES(2, 1, 555, 1, 222));
 	ck_assert_msg(h_nleaks(c) == 1, "child: %zu leak records, expected 1", h_nleaks(c));
 	H_EXPECT_FRAME(c, 0, 0, "leak_in_child");
 
 	/* the inherited region, ended in the child: the child's figures,
 	 * not the parent's 111 bytes from before the fork */
-	const struct h_json *pc = h_record(&rep, "parent", child);
-	ck_assert_msg(pc != NULL, "no record \"parent\" with the child's pid %d", (int)child);
-	H_EXPECT_U64(pc, "allocs", 2);
-	H_EXPECT_U64(pc, "frees", 1);
-	H_EXPECT_U64(pc, "bytes_allocated", 555);
-	H_EXPECT_U64(pc, "live_blocks", 1);
-	H_EXPECT_U64(pc, "live_bytes", 222);
+	const struct h_json *pc = rec_of(&x, "parent", child, "child");
+	h_expect_wants(&x, pc, FIGURES(2, 1, 555, 1, 222));
 	ck_assert_msg(!leaks_mention(pc, "leak_in_parent"),
 		      "the child's \"parent\" record lists the parent's leak");
 
 	/* the parent's region: 111 leaked + 4444 freed, nothing of the child */
-	const struct h_json *p = h_record(&rep, "parent", parent);
-	ck_assert_msg(p != NULL, "no record \"parent\" with the parent's pid %d", (int)parent);
-	H_EXPECT_U64(p, "allocs", 2);
-	H_EXPECT_U64(p, "frees", 1);
-	H_EXPECT_U64(p, "bytes_allocated", 4555);
-	H_EXPECT_U64(p, "live_blocks", 1);
-	H_EXPECT_U64(p, "live_bytes", 111);
+	const struct h_json *p = rec_of(&x, "parent", parent, "parent");
+	h_expect_wants(&x, p, FIGURES(2, 1, 4555, 1, 111));
 	ck_assert_msg(h_nleaks(p) == 1, "parent: %zu leak records, expected 1", h_nleaks(p));
 	H_EXPECT_FRAME(p, 0, 0, "leak_in_parent");
-	h_report_free(&rep);
-	h_run_free(&r);
+	h_res_free(&x);
 }
 END_TEST
 
 START_TEST(test_preloaded_fork_both_report_process)
 {
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fork"), "fork");
-	ck_assert_msg(r.exit_code == 0, "plain_fork fork: %s, expected exit 0; stderr:\n%s",
-		      h_status(&r), r.err);
-	pid_t child = pid_after(r.out, "child=");
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	ck_assert_msg(h_record_count(&rep, "process") == 2,
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_fork", .args = H_LIST("fork"), .flags = H_PRELOAD);
+	h_expect_exit(&x, 0);
+	pid_t child = pid_after(x.r.out, "child=");
+	ck_assert_msg(h_record_count(&x.rep, "process") == 2,
 		      "%zu \"process\" records, expected 2 (parent and child)",
-		      h_record_count(&rep, "process"));
-	const struct h_json *c = h_record(&rep, "process", child);
-	const struct h_json *p = h_record(&rep, "process", r.pid);
-	ck_assert_msg(c != NULL, "no \"process\" record with the child's pid %d", (int)child);
-	ck_assert_msg(p != NULL, "no \"process\" record with the parent's pid %d", (int)r.pid);
+		      h_record_count(&x.rep, "process"));
 	/* child: 20 leaked, 30 freed; the parent's 10 bytes are not its leak */
-	H_EXPECT_U64(c, "allocs", 2);
-	H_EXPECT_U64(c, "frees", 1);
-	H_EXPECT_U64(c, "bytes_allocated", 50);
-	H_EXPECT_U64(c, "live_blocks", 1);
-	H_EXPECT_U64(c, "live_bytes", 20);
+	h_expect_wants(&x, rec_of(&x, "process", child, "child"), FIGURES(2, 1, 50, 1, 20));
 	/* parent: 10 leaked, 40 freed; nothing of the child's */
-	H_EXPECT_U64(p, "allocs", 2);
-	H_EXPECT_U64(p, "frees", 1);
-	H_EXPECT_U64(p, "bytes_allocated", 50);
+	const struct h_json *p = h_rec(&x, "process");
+	h_expect_wants(&x, p, FIGURES(2, 1, 50, 1, 10));
 	H_EXPECT_U64(p, "bytes_freed", 40);
-	H_EXPECT_U64(p, "live_blocks", 1);
-	H_EXPECT_U64(p, "live_bytes", 10);
-	for (size_t i = 0; i < rep.n; i++) {
-		const char *prog = h_str(rep.rec[i], "program");
+	for (size_t i = 0; i < x.rep.n; i++) {
+		const char *prog = h_str(x.rep.rec[i], "program");
 		ck_assert_msg(prog && strstr(prog, "plain_fork"),
 			      "record %zu: program = \"%s\", expected .../plain_fork", i,
 			      prog ? prog : "(missing)");
 	}
-	h_report_free(&rep);
-	h_run_free(&r);
+	h_res_free(&x);
 }
 END_TEST
 
 START_TEST(test_exec_child_writes_its_own_record)
 {
-	const char *report = h_tmppath("report.jsonl");
 	/* MEMCHECK_PROGRAMS: /usr/bin/true is installed on the system, which
 	 * memcheck leaves out by default. */
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-			      "MEMCHECK_PROGRAMS=*", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fork"), "exec");
-	ck_assert_msg(r.exit_code == 0, "plain_fork exec: %s, expected exit 0; stderr:\n%s",
-		      h_status(&r), r.err);
-	pid_t child = pid_after(r.out, "child=");
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *c = h_record(&rep, "process", child);
-	ck_assert_msg(c != NULL, "no \"process\" record from /usr/bin/true (pid %d)", (int)child);
-	H_EXPECT_STR(c, "program", "/usr/bin/true");
-	ck_assert_msg(h_record(&rep, "process", r.pid) != NULL,
-		      "no \"process\" record from the parent (pid %d)", (int)r.pid);
-	ck_assert_msg(rep.n == 2, "%zu records, expected 2 (parent, /usr/bin/true)", rep.n);
-	h_report_free(&rep);
-	h_run_free(&r);
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_fork", .args = H_LIST("exec"), .flags = H_PRELOAD,
+	       .env = H_LIST("MEMCHECK_PROGRAMS=*"));
+	h_expect_exit(&x, 0);
+	pid_t child = pid_after(x.r.out, "child=");
+	H_EXPECT_STR(rec_of(&x, "process", child, "child (/usr/bin/true)"), "program",
+		     "/usr/bin/true");
+	h_rec(&x, "process");
+	ck_assert_msg(x.rep.n == 2, "%zu records, expected 2 (parent, /usr/bin/true)", x.rep.n);
+	h_res_free(&x);
 }
 END_TEST
 
@@ -153,27 +126,17 @@ START_TEST(test_fork_while_threads_allocate)
 {
 	/* locks held by other threads at fork must not hang the child, and
 	 * each child's region is its own */
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, 0, NULL, env, h_prog("fork"), "threads");
-	ck_assert_msg(r.exit_code == 0, "fork threads: %s, expected exit 0; stderr:\n%s",
-		      h_status(&r), r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	ck_assert_msg(h_record_count(&rep, "child") == 10, "%zu \"child\" records, expected 10",
-		      h_record_count(&rep, "child"));
-	for (size_t i = 0; i < rep.n; i++) {
-		const struct h_json *c = rep.rec[i];
-		ck_assert_msg(h_u64(c, "pid") != (uint64_t)r.pid, "a record from the parent");
-		H_EXPECT_U64(c, "allocs", 2);
-		H_EXPECT_U64(c, "frees", 1);
-		H_EXPECT_U64(c, "bytes_allocated", 30);
-		H_EXPECT_U64(c, "live_blocks", 1);
-		H_EXPECT_U64(c, "live_bytes", 20);
+	struct h_res x;
+	H_EXEC(&x, .prog = "fork", .args = H_LIST("threads"));
+	h_expect_exit(&x, 0);
+	ck_assert_msg(h_record_count(&x.rep, "child") == 10, "%zu \"child\" records, expected 10",
+		      h_record_count(&x.rep, "child"));
+	for (size_t i = 0; i < x.rep.n; i++) {
+		const struct h_json *c = x.rep.rec[i];
+		ck_assert_msg(h_u64(c, "pid") != (uint64_t)x.r.pid, "a record from the parent");
+		h_expect_wants(&x, c, FIGURES(2, 1, 30, 1, 20));
 	}
-	h_report_free(&rep);
-	h_run_free(&r);
+	h_res_free(&x);
 }
 END_TEST
 
@@ -184,52 +147,40 @@ END_TEST
  * time before).  Each child reports its own region correctly. */
 START_TEST(test_fork_against_every_lock)
 {
-	const char *so;
-	if (!h_allocator_or_skip(_i, &so, "fork-against-every-lock case"))
+	if (!h_allocator(_i, NULL))
 		return;
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=fail",
-			      h_env("MEMCHECK_LOG=%s.%%p.log", report),
-			      "MEMCHECK_FAIL_SITE=no_such_function", NULL };
 	setenv("H_TIMEOUT", "60", 0);
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, h_prog("forklocks"), "12");
-	ck_assert_msg(!r.timed_out && r.exit_code == 0 && strstr(r.out, "forks=12"),
-		      "forklocks 12 under %s: %s, stdout \"%s\"; stderr:\n%s",
-		      h_allocators[_i].name, h_status(&r), r.out, r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	ck_assert_msg(h_record_count(&rep, "child") == 12,
-		      "under %s: %zu \"child\" records, expected 12", h_allocators[_i].name,
-		      h_record_count(&rep, "child"));
-	for (size_t i = 0; i < rep.n; i++) {
-		const struct h_json *c = rep.rec[i];
+	struct h_res x;
+	const char *log = h_tmppath("log");
+	H_EXEC(&x, .prog = "forklocks", .args = H_LIST("12"), .alloc = _i, .flags = H_PRELOAD,
+	       .text = "fail",
+	       .env = H_LIST(h_env("MEMCHECK_LOG=%s.%%p.log", log), "MEMCHECK_FAIL_SITE=no_such_function"));
+	ck_assert_msg(!x.r.timed_out && x.r.exit_code == 0 && strstr(x.r.out, "forks=12"),
+		      "%s: %s, stdout \"%s\"; stderr:\n%s", x.label, h_status(&x.r), x.r.out, x.r.err);
+	ck_assert_msg(h_record_count(&x.rep, "child") == 12, "%s: %zu \"child\" records, expected 12",
+		      x.label, h_record_count(&x.rep, "child"));
+	for (size_t i = 0; i < x.rep.n; i++) {
+		const struct h_json *c = x.rep.rec[i];
 		const char *name = h_str(c, "name");
 		if (!name || strcmp(name, "child") != 0)
 			continue;
-		ck_assert_msg(h_u64(c, "pid") != (uint64_t)r.pid, "a \"child\" record from the parent");
+		ck_assert_msg(h_u64(c, "pid") != (uint64_t)x.r.pid, "a \"child\" record from the parent");
 		H_EXPECT_U64(c, "allocs", 1);
 		H_EXPECT_U64(c, "bytes_allocated", 24);
 		H_EXPECT_U64(c, "live_blocks", 1);
 	}
-	h_report_free(&rep);
-	h_run_free(&r);
+	h_res_free(&x);
 }
 END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fork");
-	TCase *tc = tcase_create("fork");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("fork", 30);
 	tcase_add_test(tc, test_child_region_has_only_child_figures);
 	tcase_add_test(tc, test_preloaded_fork_both_report_process);
 	tcase_add_test(tc, test_exec_child_writes_its_own_record);
 	tcase_add_test(tc, test_fork_while_threads_allocate);
-	suite_add_tcase(s, tc);
-	TCase *locks = tcase_create("locks");
-	tcase_set_timeout(locks, 90);
+	TCase *locks = h_tcase("locks", 90);
 	tcase_add_loop_test(locks, test_fork_against_every_lock, 0, H_NALLOCATORS);
-	suite_add_tcase(s, locks);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -13,11 +13,6 @@
 
 #include "harness.h"
 
-static const char *const allocators[] = {
-	NULL, "libmimalloc.so.2", "libjemalloc.so.2", "libtcmalloc_minimal.so.4",
-};
-#define NALLOC (sizeof allocators / sizeof allocators[0])
-
 /* The line of tests/prog/NAME that has the comment "SITE what". */
 static int site_line(const char *name, const char *what)
 {
@@ -61,9 +56,10 @@ static bool line_with(const char *text, const char *const needles[])
  * when there is none left.  *so: the object to preload, NULL for glibc. */
 static bool each_allocator(size_t *a, const char **so)
 {
-	for (; *a < NALLOC; ++*a) {
-		*so = allocators[*a] ? h_allocator_so(allocators[*a]) : NULL;
-		if (!allocators[*a] || *so)
+	for (; *a < H_NALLOCATORS; ++*a) {
+		const char *soname = h_allocators[*a].soname;
+		*so = NULL;
+		if (!soname || (*so = h_allocator_so(soname)))
 			return true;
 	}
 	return false;
@@ -284,13 +280,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("frameworks");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("frameworks", 120);
 	tcase_add_test(tc, check_suite_fails_at_the_leak);
 	tcase_add_test(tc, cmocka_group_fails_at_the_leak);
 	tcase_add_test(tc, criterion_suite_fails_at_the_leak);
 	tcase_add_test(tc, suites_under_memcheck_run);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -177,10 +178,82 @@ START_TEST(test_run_captures_status_and_output)
 }
 END_TEST
 
+/* h_exec: the program's status, output, report and record, and a label
+ * that names the run. */
+START_TEST(test_exec_runs_and_reads_the_report)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_exit", .args = H_LIST("clean"), .flags = H_PRELOAD,
+	       .env = H_LIST("MEMCHECK_TEXT=fail"));
+	h_expect_exit(&x, 0);
+	ck_assert_str_eq(x.label, "plain_exit clean under glibc with MEMCHECK_TEXT=fail");
+	ck_assert_str_eq(x.r.out, "out");
+	ck_assert_uint_eq(x.rep.n, 1);
+	H_EXPECT_STR(h_rec(&x, "process"), "verdict", "pass");
+	h_res_free(&x);
+}
+END_TEST
+
+/* A row fails when the run is not what it expects, each field on its
+ * own: the rows run in a suite of their own, in a process of their own,
+ * and every wrong row, and only those, must fail. */
+static const struct h_case wrong_rows[] = {
+	{ "status", .run = { .prog = "plain_exit", .args = H_LIST("clean"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .exit = 3 },
+	{ "record count", .run = { .prog = "plain_exit", .args = H_LIST("clean"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .records = 2 },
+	{ "no records", .run = { .prog = "plain_exit", .args = H_LIST("clean"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .records = H_NO_RECORDS },
+	{ "stdout", .run = { .prog = "plain_exit", .args = H_LIST("clean"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .out = H_LIST("out", "not printed") },
+	{ "stderr", .run = { .prog = "plain_exit", .args = H_LIST("clean"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .err = H_LIST("not printed") },
+	{ "no stderr", .run = { .prog = "plain_exit", .args = H_LIST("leak"), .flags = H_PRELOAD,
+				.text = "fail" },
+	  .allocators = H_ONLY(H_GLIBC), .no_err = H_LIST("definitely lost") },
+	{ "record", .run = { .prog = "plain_exit", .args = H_LIST("clean"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .record = "no such region" },
+	{ "figure", .run = { .prog = "plain_exit", .args = H_LIST("leak"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .want = { { "definitely_lost.bytes", 41 } } },
+	{ "string", .run = { .prog = "plain_exit", .args = H_LIST("leak"), .flags = H_PRELOAD },
+	  .allocators = H_ONLY(H_GLIBC), .want = { { "verdict", .str = "pass" } } },
+};
+static const struct h_case right_rows[] = {
+	{ "all right", .run = { .prog = "plain_exit", .args = H_LIST("leak"), .flags = H_PRELOAD,
+				.text = "fail" },
+	  .allocators = H_ONLY(H_GLIBC), .exit = 0, .records = 1, .out = H_LIST("out"),
+	  .err = H_LIST("definitely lost"), .no_err = H_LIST("double free"),
+	  .want = { { "definitely_lost.bytes", 40 }, { "verdict", .str = "fail" },
+		    { "allocator", .str = "glibc", .rec = "process" } } },
+};
+
+START_TEST(test_table_rows_fail_when_they_should)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		Suite *s = suite_create("rows");
+		TCase *tc = tcase_create("rows");
+		H_ADD_CASES(tc, wrong_rows);
+		H_ADD_CASES(tc, right_rows);
+		suite_add_tcase(s, tc);
+		SRunner *sr = srunner_create(s);
+		srunner_run_all(sr, CK_SILENT);
+		int n = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
+		_exit(n == (int)(sizeof wrong_rows / sizeof wrong_rows[0]) + 1 ? failed : 99);
+	}
+	int st;
+	ck_assert(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+	ck_assert_msg(WEXITSTATUS(st) == (int)(sizeof wrong_rows / sizeof wrong_rows[0]),
+		      "%d of the rows failed (99: not all ran), expected the %zu wrong ones",
+		      WEXITSTATUS(st), sizeof wrong_rows / sizeof wrong_rows[0]);
+}
+END_TEST
+
 int main(void)
 {
-	Suite *s = suite_create("harness");
-	TCase *tc = tcase_create("harness");
+	TCase *tc = h_tcase("harness", 30);
 	tcase_add_loop_test(tc, test_json_accepts_valid, 0, (int)(sizeof good / sizeof good[0]));
 	tcase_add_loop_test(tc, test_json_rejects_invalid, 0, (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_json_getters);
@@ -190,6 +263,7 @@ int main(void)
 	tcase_add_test(tc, test_report_load_checks_every_line);
 	tcase_add_test(tc, test_valgrind_heap_usage_with_commas);
 	tcase_add_test(tc, test_run_captures_status_and_output);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	tcase_add_test(tc, test_exec_runs_and_reads_the_report);
+	tcase_add_test(tc, test_table_rows_fail_when_they_should);
+	return h_run_suite(NULL);
 }

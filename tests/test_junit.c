@@ -105,10 +105,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("junit");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("junit", 60);
 	tcase_add_test(tc, run_junit_validates);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

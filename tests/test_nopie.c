@@ -23,26 +23,19 @@ struct counts {
 
 /* path [arg] under memcheck and so: it must finish, exit 0 and be
  * counted (not bypassed). */
-static struct counts run(int i, const char *so, const char *path, const char *arg)
+static struct counts run(int i, const char *prog, const char *arg)
 {
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, path, arg);
-	ck_assert_msg(!r.timed_out, "%s %s under %s: still running after %s s (a hang)", path,
-		      arg ? arg : "", h_allocator_name(i), getenv("H_TIMEOUT"));
-	ck_assert_msg(r.exit_code == 0, "%s %s under %s: %s; stderr:\n%s", path, arg ? arg : "",
-		      h_allocator_name(i), h_status(&r), r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	ck_assert_msg(rec != NULL, "%s under %s: no process record", path, h_allocator_name(i));
+	struct h_res x;
+	H_EXEC(&x, .prog = prog, .args = H_LIST(arg), .alloc = i, .flags = H_PRELOAD);
+	ck_assert_msg(!x.r.timed_out, "%s: still running after %s s (a hang)", x.label,
+		      getenv("H_TIMEOUT"));
+	h_expect_exit(&x, 0);
+	const struct h_json *rec = h_rec(&x, "process");
 	ck_assert_msg(h_nviolations(rec) == 0 || !h_violation_has(rec, "bypassed"),
-		      "%s under %s: memcheck was bypassed", path, h_allocator_name(i));
+		      "%s: memcheck was bypassed", x.label);
 	struct counts c = { h_u64(rec, "allocs"), h_u64(rec, "frees"), h_u64(rec, "reallocs"),
 			    h_u64(rec, "bytes_allocated") };
-	h_report_free(&rep);
-	h_run_free(&r);
+	h_res_free(&x);
 	return c;
 }
 
@@ -50,15 +43,13 @@ static struct counts run(int i, const char *so, const char *path, const char *ar
  * "calls" adds to "empty" (the allocator's own start-up). */
 START_TEST(test_functions_called_through_their_addresses)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
+	if (!h_allocator(_i, NULL))
 		return;
-	const char *prog = h_prog("plain_nopie");
-	struct counts e = run(_i, so, prog, "empty"), c = run(_i, so, prog, "calls");
+	struct counts e = run(_i, "plain_nopie", "empty"), c = run(_i, "plain_nopie", "calls");
 	ck_assert_msg(c.allocs - e.allocs == 11 && c.frees - e.frees == 11 &&
 			      c.reallocs - e.reallocs == 4 && c.bytes - e.bytes == 5574,
 		      "plain_nopie under %s: %llu allocs, %llu frees, %llu reallocs, %llu bytes; "
-		      "expected 11, 11, 4, 5,574", h_allocator_name(_i),
+		      "expected 11, 11, 4, 5,574", h_allocators[_i].name,
 		      (unsigned long long)(c.allocs - e.allocs),
 		      (unsigned long long)(c.frees - e.frees),
 		      (unsigned long long)(c.reallocs - e.reallocs),
@@ -69,15 +60,13 @@ END_TEST
 /* operator new through its address: the same counts as the PIE build. */
 START_TEST(test_operator_new_through_its_address)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
+	if (!h_allocator(_i, NULL))
 		return;
-	struct counts pie = run(_i, so, h_prog("cxx_new"), "leak");
-	struct counts nopie = run(_i, so, h_prog("cxx_new_nopie"), "leak");
+	struct counts pie = run(_i, "cxx_new", "leak"), nopie = run(_i, "cxx_new_nopie", "leak");
 	ck_assert_msg(pie.allocs == nopie.allocs && pie.frees == nopie.frees &&
 			      pie.bytes == nopie.bytes,
 		      "cxx_new leak under %s: -no-pie %llu allocs, %llu frees, %llu bytes; "
-		      "PIE %llu, %llu, %llu", h_allocator_name(_i), (unsigned long long)nopie.allocs,
+		      "PIE %llu, %llu, %llu", h_allocators[_i].name, (unsigned long long)nopie.allocs,
 		      (unsigned long long)nopie.frees, (unsigned long long)nopie.bytes,
 		      (unsigned long long)pie.allocs, (unsigned long long)pie.frees,
 		      (unsigned long long)pie.bytes);
@@ -87,43 +76,33 @@ END_TEST
 /* Debian's python3 is such a program. */
 START_TEST(test_python_starts)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
+	if (!h_allocator(_i, NULL))
 		return;
 	const char *py = "/usr/bin/python3";
 	if (access(py, X_OK) != 0) {
 		printf("note: %s not installed; skipping it\n", py);
 		return;
 	}
-	const char *report = h_tmppath("report.jsonl");
 	/* MEMCHECK_PROGRAMS: python3 is installed on the system, which
 	 * memcheck leaves out by default. */
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-			      "MEMCHECK_PROGRAMS=*", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, py, "-c", "pass");
-	ck_assert_msg(!r.timed_out && r.exit_code == 0, "python3 -c pass under %s: %s%s; "
-		      "stderr:\n%s", h_allocator_name(_i), h_status(&r), r.timed_out ? " (a hang)" : "",
-		      r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	ck_assert_msg(rec && h_u64(rec, "allocs") > 100, "python3 under %s: %s allocations "
-		      "counted", h_allocator_name(_i), rec ? h_fmt(h_u64(rec, "allocs")) : "no record, no");
-	h_report_free(&rep);
-	h_run_free(&r);
+	struct h_res x;
+	H_EXEC(&x, .prog = py, .args = H_LIST("-c", "pass"), .alloc = _i, .flags = H_PRELOAD,
+	       .env = H_LIST("MEMCHECK_PROGRAMS=*"));
+	ck_assert_msg(!x.r.timed_out && x.r.exit_code == 0, "%s: %s%s; stderr:\n%s", x.label,
+		      h_status(&x.r), x.r.timed_out ? " (a hang)" : "", x.r.err);
+	const struct h_json *rec = h_record(&x.rep, "process", x.r.pid);
+	ck_assert_msg(rec && h_u64(rec, "allocs") > 100, "%s: %s allocations counted", x.label,
+		      rec ? h_fmt(h_u64(rec, "allocs")) : "no record, no");
+	h_res_free(&x);
 }
 END_TEST
 
 int main(void)
 {
 	setenv("H_TIMEOUT", "20", 0);
-	Suite *s = suite_create("nopie");
-	TCase *tc = tcase_create("nopie");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("nopie", 120);
 	tcase_add_loop_test(tc, test_functions_called_through_their_addresses, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_operator_new_through_its_address, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_python_starts, 0, H_NALLOCATORS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -355,9 +355,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("oom");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("oom", 60);
 	tcase_add_test(tc, handled_everywhere_exits_0);
 	tcase_add_test(tc, leak_on_error_path_exits_1);
 	tcase_add_test(tc, persistent_sweep);
@@ -374,6 +372,5 @@ int main(void)
 	tcase_add_test(tc, progress_on_a_terminal);
 	tcase_add_test(tc, hangup_stops_oom_and_run);
 	tcase_add_test(tc, a_thousand_allocations_in_well_under_a_minute);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

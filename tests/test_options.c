@@ -17,89 +17,48 @@
 
 #include "harness.h"
 
-/* Run a program preloaded with a report and one more setting; load the
- * report; return the process record (NULL when there is none). */
-static const struct h_json *run_with(struct h_run *r, struct h_report *rep, const char *setting,
-				     const char *prog, const char *arg)
-{
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), setting, NULL };
-	H_RUN(r, H_PRELOAD, NULL, env, h_prog(prog), arg);
-	ck_assert_msg(r->exit_code == 0, "%s %s with %s: %s, expected exit 0; stderr:\n%s", prog,
-		      arg ? arg : "", setting, h_status(r), r->err);
-	H_LOAD(rep, report);
-	return h_record(rep, "process", r->pid);
-}
+/* A program preloaded with one setting, memcheck's text at its default. */
+#define WITH(setting, program, ...)                                            \
+	.allocators = H_ONLY(H_GLIBC),                                          \
+	.run = { .prog = program, .args = H_LIST(__VA_ARGS__), .flags = H_PRELOAD, \
+		 .env = H_LIST(setting), .text = "" }
 
-START_TEST(test_track_0_counts_exactly_and_lists_no_leaks)
+/* MEMCHECK_TRACK=0: counted, never listed; the leaks list is there,
+ * empty. */
+H_CHECK(no_leaks_listed)
 {
-	struct h_run r;
-	struct h_report rep;
-	/* the whole family, everything freed */
-	const struct h_json *rec = run_with(&r, &rep, "MEMCHECK_TRACK=0", "plain_family", NULL);
-	ck_assert_msg(rec != NULL, "no \"process\" record");
-	H_EXPECT_U64(rec, "allocs", 12);
-	H_EXPECT_U64(rec, "frees", 12);
-	H_EXPECT_U64(rec, "reallocs", 6);
-	H_EXPECT_U64(rec, "bytes_allocated", 10632);
-	ck_assert_msg(h_nleaks(rec) == 0, "%zu leak records, expected none", h_nleaks(rec));
-	h_report_free(&rep);
-	h_run_free(&r);
-
-	/* a leak: counted, not listed */
-	rec = run_with(&r, &rep, "MEMCHECK_TRACK=0", "plain_errors", "leak");
-	ck_assert_msg(rec != NULL, "no \"process\" record");
-	H_EXPECT_U64(rec, "allocs", 2);
-	H_EXPECT_U64(rec, "frees", 1);
-	H_EXPECT_U64(rec, "bytes_allocated", 100010);
-	ck_assert_msg(h_nleaks(rec) == 0, "%zu leak records, expected an empty leaks list",
+	ck_assert_msg(h_nleaks(rec) == 0, "%s: %zu leak records, expected none", x->label,
 		      h_nleaks(rec));
 	ck_assert_msg(h_json_get(rec, "leaks") && h_json_get(rec, "leaks")->type == HJ_ARR,
-		      "leaks should be a list (empty)");
-	h_report_free(&rep);
-	h_run_free(&r);
+		      "%s: leaks should be a list (empty)", x->label);
 }
-END_TEST
 
 /* Count-only malloc does not look at results where nothing can fail
  * (lib/limits.c): a program that limits its own address space, by each
  * call the C library has for it or before an exec, still gets every
  * failure counted, as tracking counts it. */
-START_TEST(test_track_0_counts_failures_under_a_limit)
+H_CHECK(failures_counted)
 {
-	static const char *const modes[] = { "none", "setrlimit", "setrlimit64", "prlimit",
-					     "prlimit64", "exec" };
-	for (int track = 0; track <= 1; track++) {
-		for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-			struct h_run r;
-			struct h_report rep;
-			const char *setting = track ? "MEMCHECK_TRACK=1" : "MEMCHECK_TRACK=0";
-			const struct h_json *rec = run_with(&r, &rep, setting, "plain_rlimit", modes[i]);
-			unsigned long ok = 0, failed = 0;
-			ck_assert_msg(sscanf(r.out, "%lu %lu", &ok, &failed) == 2 && failed > 0 &&
-					      ok > 0,
-				      "plain_rlimit %s: stdout \"%s\"", modes[i], r.out);
-			ck_assert_msg(rec != NULL, "plain_rlimit %s: no process record", modes[i]);
-			ck_assert_msg(h_u64(rec, "allocs") == ok && h_u64(rec, "failed_allocs") == failed &&
-					      h_u64(rec, "frees") == ok &&
-					      h_u64(rec, "bytes_allocated") == ok * 512 * 1024,
-				      "plain_rlimit %s, %s: allocs %s, failed_allocs %s, frees %s; the "
-				      "program saw %lu made and %lu failed", modes[i], setting,
-				      h_fmt(h_u64(rec, "allocs")), h_fmt(h_u64(rec, "failed_allocs")),
-				      h_fmt(h_u64(rec, "frees")), ok, failed);
-			h_report_free(&rep);
-			h_run_free(&r);
-		}
-	}
+	unsigned long ok = 0, failed = 0;
+	ck_assert_msg(sscanf(x->r.out, "%lu %lu", &ok, &failed) == 2 && failed > 0 && ok > 0,
+		      "%s: stdout \"%s\"", x->label, x->r.out);
+	ck_assert_msg(h_u64(rec, "allocs") == ok && h_u64(rec, "failed_allocs") == failed &&
+			      h_u64(rec, "frees") == ok &&
+			      h_u64(rec, "bytes_allocated") == ok * 512 * 1024,
+		      "%s: allocs %s, failed_allocs %s, frees %s; the program saw %lu made and %lu "
+		      "failed", x->label, h_fmt(h_u64(rec, "allocs")),
+		      h_fmt(h_u64(rec, "failed_allocs")), h_fmt(h_u64(rec, "frees")), ok, failed);
 }
-END_TEST
+#define UNDER_A_LIMIT(mode)                                                    \
+	{ "failures under a limit", WITH("MEMCHECK_TRACK=0", "plain_rlimit", mode), \
+	  .record = "process", .check = failures_counted },                     \
+	{ "failures under a limit", WITH("MEMCHECK_TRACK=1", "plain_rlimit", mode), \
+	  .record = "process", .check = failures_counted }
 
 /* A program that limits its address space to 1 GiB gets as many
  * allocations under memcheck as without it, in every mode and under
  * every allocator: memcheck maps what it uses as it goes (its stack
  * depot once reserved 4 GiB at start, and the program got none). */
-static const char *const rlimit_allocators[] = { NULL, "libmimalloc.so.2", "libjemalloc.so.2",
-						 "libtcmalloc_minimal.so.4" };
 static const char *const rlimit_settings[] = { "MEMCHECK_TRACK=1", "MEMCHECK_TRACK=0",
 					       "MEMCHECK_PROGRAMS=no-such-program" };
 
@@ -118,12 +77,9 @@ static unsigned long allocations_under_1g(const char *so, const char *setting)
 
 START_TEST(test_a_1g_address_space_limit_leaves_the_program_its_memory)
 {
-	const char *a = rlimit_allocators[_i];
-	const char *so = a ? h_allocator_so(a) : NULL;
-	if (a && !so) {
-		printf("note: %s not installed; skipping it\n", a);
+	const char *so, *a = h_allocator_name(_i);
+	if (!h_allocator(_i, &so))
 		return;
-	}
 	/* without memcheck, the allocator's own way with the limit */
 	const char *env[] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
 	struct h_run b;
@@ -131,114 +87,115 @@ START_TEST(test_a_1g_address_space_limit_leaves_the_program_its_memory)
 	unsigned long bare = 0, failed = 0;
 	ck_assert_msg(b.exit_code == 0 && sscanf(b.out, "%lu %lu", &bare, &failed) == 2 &&
 			      bare > 1000,
-		      "plain_rlimit 1g under %s alone: %s, stdout \"%s\"", a ? a : "glibc",
+		      "plain_rlimit 1g under %s alone: %s, stdout \"%s\"", a,
 		      h_status(&b), b.out);
 	h_run_free(&b);
 	for (size_t k = 0; k < sizeof rlimit_settings / sizeof rlimit_settings[0]; k++) {
 		unsigned long ok = allocations_under_1g(so, rlimit_settings[k]);
 		ck_assert_msg(ok * 100 >= bare * 97,
 			      "plain_rlimit 1g under %s with %s: %lu allocations of 512 KiB, %lu "
-			      "without memcheck", a ? a : "glibc", rlimit_settings[k], ok, bare);
+			      "without memcheck", a, rlimit_settings[k], ok, bare);
 	}
 }
 END_TEST
 
-START_TEST(test_stack_depth_0_leaks_with_empty_stacks)
+H_CHECK(empty_stack)
 {
-	struct h_run r;
-	struct h_report rep;
-	const struct h_json *rec = run_with(&r, &rep, "MEMCHECK_STACK_DEPTH=0", "plain_errors",
-					    "leak");
-	ck_assert_msg(rec != NULL, "no \"process\" record");
-	ck_assert_msg(h_nleaks(rec) == 1, "%zu leak records, expected 1", h_nleaks(rec));
+	ck_assert_msg(h_nleaks(rec) == 1, "%s: %zu leak records, expected 1", x->label,
+		      h_nleaks(rec));
 	ck_assert_msg(h_leak_u64(rec, 0, "bytes") == 100000, "leaks[0].bytes = %s, expected 100000",
 		      h_fmt(h_leak_u64(rec, 0, "bytes")));
 	const struct h_json *stack = h_json_get(h_json_at(h_json_get(rec, "leaks"), 0), "stack");
 	ck_assert_msg(stack && stack->type == HJ_ARR && stack->n == 0,
 		      "leaks[0].stack should be an empty list, has %zu frames",
 		      stack ? stack->n : 0);
-	h_report_free(&rep);
-	h_run_free(&r);
 }
-END_TEST
 
-START_TEST(test_text_none_prints_nothing)
+/* a failing region, which would be reported in full otherwise; the JSON
+ * report goes on */
+H_CHECK(nothing_on_stderr)
 {
-	struct h_run r;
-	struct h_report rep;
-	/* a failing region, which would be reported in full otherwise */
-	const struct h_json *rec = run_with(&r, &rep, "MEMCHECK_TEXT=none", "plain_errors", "leak");
-	ck_assert_msg(r.err_len == 0, "MEMCHECK_TEXT=none: stderr should be empty, got:\n%s", r.err);
-	ck_assert_msg(rec != NULL, "MEMCHECK_TEXT=none must not stop the JSON report");
-	H_EXPECT_STR(rec, "verdict", "fail");
-	h_report_free(&rep);
-	h_run_free(&r);
+	ck_assert_msg(x->r.err_len == 0, "MEMCHECK_TEXT=none: stderr should be empty, got:\n%s",
+		      x->r.err);
 }
-END_TEST
 
-START_TEST(test_process_off_writes_no_process_record)
+/* not preloaded: no process region unless asked for; the explicit
+ * regions d1, d2 reported either way */
+H_CHECK(process_as_asked)
 {
-	struct h_run r;
-	struct h_report rep;
-	run_with(&r, &rep, "MEMCHECK_PROCESS=off", "plain_errors", "leak");
-	ck_assert_msg(rep.n == 0, "MEMCHECK_PROCESS=off: %zu records, expected none", rep.n);
-	h_report_free(&rep);
-	h_run_free(&r);
-
-	/* explicit regions are still reported */
-	run_with(&r, &rep, "MEMCHECK_PROCESS=off", "regions", "stack");
-	ck_assert_msg(rep.n == 1 && h_record(&rep, "stack", r.pid),
-		      "MEMCHECK_PROCESS=off: expected only the record \"stack\", got %zu records",
-		      rep.n);
-	h_report_free(&rep);
-	h_run_free(&r);
+	bool on = strcmp(c->run.env[0], "MEMCHECK_PROCESS=on") == 0;
+	ck_assert_msg((h_record(&x->rep, "process", x->r.pid) != NULL) == on,
+		      "%s: expected %s \"process\" record", x->label, on ? "a" : "no");
+	h_rec(x, "d1");
+	h_rec(x, "d2");
 }
-END_TEST
 
-START_TEST(test_process_on_for_linked_program)
+/* Each unwinder, without a complaint: the first frame is the leaking
+ * function, then its callers up to main. */
+H_CHECK(frames_to_main)
 {
-	/* not preloaded: no process region unless asked for */
-	for (int on = 0; on <= 1; on++) {
-		const char *report = h_tmppath("report.jsonl");
-		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-				      on ? "MEMCHECK_PROCESS=on" : "MEMCHECK_PROCESS=auto", NULL };
-		struct h_run r;
-		struct h_report rep;
-		H_RUN(&r, 0, NULL, env, h_prog("regions"), "depth");
-		ck_assert_msg(r.exit_code == 0, "regions depth: %s; stderr:\n%s", h_status(&r), r.err);
-		H_LOAD(&rep, report);
-		ck_assert_msg((h_record(&rep, "process", r.pid) != NULL) == on,
-			      "MEMCHECK_PROCESS=%s, linked program: expected %s \"process\" record",
-			      on ? "on" : "auto", on ? "a" : "no");
-		ck_assert_msg(h_record(&rep, "d1", r.pid) && h_record(&rep, "d2", r.pid),
-			      "the explicit regions d1, d2 should be reported");
-		h_report_free(&rep);
-		h_run_free(&r);
-	}
-}
-END_TEST
-
-static const char *const unwinders[] = { "fp", "libunwind", "glibc" };
-
-START_TEST(test_unwinder_first_frame_is_leaking_function)
-{
-	const char *setting = h_env("MEMCHECK_UNWINDER=%s", unwinders[_i]);
-	struct h_run r;
-	struct h_report rep;
-	const struct h_json *rec = run_with(&r, &rep, setting, "plain_errors", "leak");
-	ck_assert_msg(rec != NULL, "no \"process\" record");
-	ck_assert_msg(strstr(r.err, "MEMCHECK_UNWINDER") == NULL,
-		      "%s: memcheck complained about the unwinder:\n%s", setting, r.err);
-	ck_assert_msg(h_nleaks(rec) == 1, "%s: %zu leak records, expected 1", setting,
+	ck_assert_msg(h_nleaks(rec) == 1, "%s: %zu leak records, expected 1", x->label,
 		      h_nleaks(rec));
 	H_EXPECT_FRAME(rec, 0, 0, "leak_here");
 	H_EXPECT_FRAME(rec, 0, 1, "leak_level2");
 	H_EXPECT_FRAME(rec, 0, 2, "leak_level1");
 	H_EXPECT_FRAME(rec, 0, 3, "main");
-	h_report_free(&rep);
-	h_run_free(&r);
 }
-END_TEST
+#define UNWINDER(name)                                                         \
+	{ "unwinder " name, WITH("MEMCHECK_UNWINDER=" name, "plain_errors", "leak"), \
+	  .no_err = H_LIST("MEMCHECK_UNWINDER"), .record = "process", .check = frames_to_main }
+
+H_CHECK(silent)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: a program left out should get no text, got:\n%s",
+		      x->label, x->r.err);
+}
+#define PICKED(patterns)                                                       \
+	{ "programs picked", WITH("MEMCHECK_PROGRAMS=" patterns, "plain_errors", "leak"), \
+	  .record = "process" }
+#define LEFT_OUT(patterns)                                                     \
+	{ "programs left out", WITH("MEMCHECK_PROGRAMS=" patterns, "plain_errors", "leak"), \
+	  .records = H_NO_RECORDS, .check = silent }
+
+static const struct h_case cases[] = {
+	/* the whole family, everything freed */
+	{ "count-only", WITH("MEMCHECK_TRACK=0", "plain_family", NULL), .check = no_leaks_listed,
+	  .record = "process", .want = { { "allocs", 12 }, { "frees", 12 }, { "reallocs", 6 },
+		    { "bytes_allocated", 10632 } } },
+	/* a leak: counted, not listed */
+	{ "count-only", WITH("MEMCHECK_TRACK=0", "plain_errors", "leak"), .check = no_leaks_listed,
+	  .record = "process", .want = { { "allocs", 2 }, { "frees", 1 }, { "bytes_allocated", 100010 } } },
+	UNDER_A_LIMIT("none"), UNDER_A_LIMIT("setrlimit"), UNDER_A_LIMIT("setrlimit64"),
+	UNDER_A_LIMIT("prlimit"), UNDER_A_LIMIT("prlimit64"), UNDER_A_LIMIT("exec"),
+	{ "stack depth 0", WITH("MEMCHECK_STACK_DEPTH=0", "plain_errors", "leak"),
+	  .record = "process", .check = empty_stack },
+	{ "text none", WITH("MEMCHECK_TEXT=none", "plain_errors", "leak"),
+	  .check = nothing_on_stderr, .want = { { "verdict", .str = "fail" } } },
+	{ "no process region", WITH("MEMCHECK_PROCESS=off", "plain_errors", "leak"),
+	  .records = H_NO_RECORDS },
+	/* explicit regions are still reported */
+	{ "no process region", WITH("MEMCHECK_PROCESS=off", "regions", "stack"),
+	  .record = "stack", .records = 1 },
+	{ "process region for a linked program", .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "regions", .args = H_LIST("depth"), .env = H_LIST("MEMCHECK_PROCESS=on") },
+	  .check = process_as_asked },
+	{ "process region for a linked program", .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "regions", .args = H_LIST("depth"),
+		   .env = H_LIST("MEMCHECK_PROCESS=auto") },
+	  .check = process_as_asked },
+	UNWINDER("fp"), UNWINDER("libunwind"), UNWINDER("glibc"),
+	/* MEMCHECK_PROGRAMS picks who gets the process region: a pattern
+	 * with a '/' must match the whole path; a program left out gets no
+	 * text */
+	PICKED("plain_err*"), PICKED("*/prog/plain_errors"), PICKED("bash:sh:plain_errors"),
+	LEFT_OUT("nothing-matches"), LEFT_OUT("prog/plain_errors"),
+	/* plain_fork exec: the parent matches, the /usr/bin/true it starts not */
+	{ "programs picked", WITH("MEMCHECK_PROGRAMS=plain_fork", "plain_fork", "exec"),
+	  .records = 1, .record = "process" },
+	/* regions a program opens itself are reported all the same */
+	{ "programs picked", WITH("MEMCHECK_PROGRAMS=nothing-matches", "regions", "stack"),
+	  .records = 1, .record = "stack" },
+};
 
 START_TEST(test_nothing_on_stdout_from_memcheck)
 {
@@ -421,94 +378,47 @@ START_TEST(test_log_deleted_midway_is_written_again)
 }
 END_TEST
 
-START_TEST(test_programs_pick_who_gets_the_process_region)
+/* A program left out and only preloaded is only forwarded to its
+ * allocator: memcheck does not see mimalloc's own block freed
+ * (plain_errors unknown), which it reports otherwise. */
+START_TEST(test_programs_left_out_are_only_forwarded)
 {
-	static const struct {
-		const char *patterns;
-		bool reported;
-	} cases[] = {
-		{ "nothing-matches", false },
-		{ "plain_err*", true },
-		{ "*/prog/plain_errors", true },
-		{ "bash:sh:plain_errors", true },
-		{ "prog/plain_errors", false }, /* a '/': the whole path must match */
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct h_run r;
-		struct h_report rep;
-		const char *setting = h_env("MEMCHECK_PROGRAMS=%s", cases[i].patterns);
-		const struct h_json *rec = run_with(&r, &rep, setting, "plain_errors", "leak");
-		ck_assert_msg((rec != NULL) == cases[i].reported,
-			      "%s: plain_errors should %sget a process record", setting,
-			      cases[i].reported ? "" : "not ");
-		ck_assert_msg(cases[i].reported || r.err_len == 0,
-			      "%s: a program left out should get no text, got:\n%s", setting, r.err);
-		h_report_free(&rep);
-		h_run_free(&r);
+	if (!h_allocator(H_MIMALLOC, NULL))
+		return;
+	for (int left_out = 0; left_out <= 1; left_out++) {
+		const char *base = h_tmppath("log");
+		const char *env[] = { left_out ? "MEMCHECK_PROGRAMS=nothing-matches"
+					       : "MEMCHECK_PROGRAMS=plain_errors",
+				      h_env("MEMCHECK_LOG=%s.%%p", base), NULL };
+		struct h_res x;
+		H_EXEC(&x, .prog = "plain_errors", .args = H_LIST("unknown"), .alloc = H_MIMALLOC,
+		       .flags = H_PRELOAD, .env = env, .no_report = true, .text = "");
+		h_expect_exit(&x, 0);
+		ck_assert_msg(strcmp(x.r.out, "continued\n") == 0, "%s: stdout \"%s\"", x.label,
+			      x.r.out);
+		ck_assert_msg(x.r.err_len == 0, "stderr should be empty: %s", x.r.err);
+		char *log = log_of(base, x.r.pid);
+		ck_assert_msg(left_out ? log == NULL : log && strstr(log, "never saw allocated"),
+			      "%s: %s", env[0], left_out ? "no log file expected (nothing "
+			      "to say)" : "the unknown free should be reported");
+		free(log);
+		h_res_free(&x);
 	}
-	/* plain_fork exec: the parent matches, the /usr/bin/true it starts not */
-	struct h_run r;
-	struct h_report rep;
-	run_with(&r, &rep, "MEMCHECK_PROGRAMS=plain_fork", "plain_fork", "exec");
-	ck_assert_msg(rep.n == 1 && h_record(&rep, "process", r.pid),
-		      "MEMCHECK_PROGRAMS=plain_fork: expected only plain_fork's record, got %zu",
-		      rep.n);
-	h_report_free(&rep);
-	h_run_free(&r);
-	/* A program left out and only preloaded is only forwarded to its
-	 * allocator: memcheck does not see mimalloc's own block freed
-	 * (plain_errors unknown), which it reports otherwise. */
-	const char *mi = h_mimalloc_or_skip("forward-only case");
-	if (mi) {
-		for (int left_out = 0; left_out <= 1; left_out++) {
-			const char *base = h_tmppath("log");
-			const char *env[] = { left_out ? "MEMCHECK_PROGRAMS=nothing-matches"
-						       : "MEMCHECK_PROGRAMS=plain_errors",
-					      h_env("MEMCHECK_LOG=%s.%%p", base), NULL };
-			H_RUN(&r, H_PRELOAD, mi, env, h_prog("plain_errors"), "unknown");
-			ck_assert_msg(r.exit_code == 0 && strcmp(r.out, "continued\n") == 0,
-				      "plain_errors unknown: %s, stdout \"%s\"", h_status(&r), r.out);
-			ck_assert_msg(r.err_len == 0, "stderr should be empty: %s", r.err);
-			char *log = log_of(base, r.pid);
-			ck_assert_msg(left_out ? log == NULL : log && strstr(log, "never saw allocated"),
-				      "%s: %s", env[0], left_out ? "no log file expected (nothing "
-				      "to say)" : "the unknown free should be reported");
-			free(log);
-			h_run_free(&r);
-		}
-	}
-	/* regions a program opens itself are reported all the same */
-	run_with(&r, &rep, "MEMCHECK_PROGRAMS=nothing-matches", "regions", "stack");
-	ck_assert_msg(rep.n == 1 && h_record(&rep, "stack", r.pid),
-		      "a program left out: expected its own region \"stack\" alone, got %zu records",
-		      rep.n);
-	h_report_free(&rep);
-	h_run_free(&r);
 }
 END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("options");
-	TCase *tc = tcase_create("options");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_track_0_counts_exactly_and_lists_no_leaks);
-	tcase_add_test(tc, test_track_0_counts_failures_under_a_limit);
+	TCase *tc = h_tcase("options", 30);
+	H_ADD_CASES(tc, cases);
 	tcase_add_loop_test(tc, test_a_1g_address_space_limit_leaves_the_program_its_memory, 0,
-			    (int)(sizeof rlimit_allocators / sizeof rlimit_allocators[0]));
-	tcase_add_test(tc, test_stack_depth_0_leaks_with_empty_stacks);
-	tcase_add_test(tc, test_text_none_prints_nothing);
-	tcase_add_test(tc, test_process_off_writes_no_process_record);
-	tcase_add_test(tc, test_process_on_for_linked_program);
-	tcase_add_loop_test(tc, test_unwinder_first_frame_is_leaking_function, 0,
-			    (int)(sizeof unwinders / sizeof unwinders[0]));
+			    H_NALLOCATORS);
 	tcase_add_test(tc, test_nothing_on_stdout_from_memcheck);
 	tcase_add_test(tc, test_log_takes_all_the_text);
 	tcase_add_test(tc, test_log_per_process_with_p);
 	tcase_add_test(tc, test_log_bad_pattern_or_path_falls_back_to_stderr);
 	tcase_add_test(tc, test_log_never_writes_to_the_programs_descriptors);
 	tcase_add_test(tc, test_log_deleted_midway_is_written_again);
-	tcase_add_test(tc, test_programs_pick_who_gets_the_process_region);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	tcase_add_test(tc, test_programs_left_out_are_only_forwarded);
+	return h_run_suite(NULL);
 }

@@ -34,69 +34,41 @@
 /* Issue 14, item 8: expr closes standard error in an exit handler; the
  * report was lost to EBADF.  Its leaks are valgrind's: 24 bytes
  * definitely lost and 16 indirectly, under glibc. */
-START_TEST(test_report_shown_after_program_closed_stderr)
+H_CHECK(leaks_as_valgrind_has_them)
 {
-	const char *so;
-	if (access(EXPR, X_OK) != 0) {
-		printf("note: %s not installed; skipping\n", EXPR);
-		return;
-	}
-	if (!h_allocator_or_skip(_i, &so, "expr case"))
-		return;
-	const char *report = h_tmppath("report.jsonl");
-	/* An installed program is measured only when named; its own exit
-	 * status, not the one a leaking region gives. */
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=full",
-			      "MEMCHECK_PROGRAMS=*", "MEMCHECK_EXITCODE=0", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, EXPR, "1", "+", "1");
-	ck_assert_msg(r.exit_code == 0 && strcmp(r.out, "2\n") == 0,
-		      "expr 1 + 1 under %s: %s, stdout \"%s\"", h_allocators[_i].name,
-		      h_status(&r), r.out);
-	ck_assert_msg(strstr(r.err, "region \"process\" in") && strstr(r.err, "LEAK SUMMARY"),
-		      "under %s: no report on standard error:\n%s", h_allocators[_i].name, r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	ck_assert_msg(rec != NULL, "no \"process\" record");
 	const char *vg = h_valgrind_path();
-	if (_i == 0 && vg) {
-		struct h_run v;
-		H_RUN(&v, 0, NULL, NULL, vg, "--leak-check=full", EXPR, "1", "+", "1");
-		struct h_vg_leaks l;
-		ck_assert_msg(h_valgrind_leaks(v.err, &l, 1) == 1,
-			      "no leak summary in valgrind's output:\n%s", v.err);
-		H_EXPECT_COUNT(rec, "definitely_lost", "bytes", l.bytes[HVG_DEF]);
-		H_EXPECT_COUNT(rec, "indirectly_lost", "bytes", l.bytes[HVG_IND]);
-		h_run_free(&v);
-	}
-	h_report_free(&rep);
-	h_run_free(&r);
+	if (x->alloc != H_GLIBC || !vg)
+		return;
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full", EXPR, "1", "+", "1"),
+	       .no_report = true, .text = "");
+	struct h_vg_leaks l;
+	ck_assert_msg(h_valgrind_leaks(v.r.err, &l, 1) == 1,
+		      "no leak summary in valgrind's output:\n%s", v.r.err);
+	H_EXPECT_COUNT(rec, "definitely_lost", "bytes", l.bytes[HVG_DEF]);
+	H_EXPECT_COUNT(rec, "indirectly_lost", "bytes", l.bytes[HVG_IND]);
+	h_res_free(&v);
 }
-END_TEST
 
 /* Issue 14, item 8: a program that opens a data file at descriptor 2
  * got memcheck's whole report appended to it. */
 START_TEST(test_report_not_in_file_program_put_at_fd2)
 {
-	const char *so;
-	if (!h_allocator_or_skip(_i, &so, "descriptor-2 case"))
+	if (!h_allocator(_i, NULL))
 		return;
 	const char *data = h_tmppath("data");
-	const char *env[] = { "MEMCHECK_TEXT=full", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_stderr"), data);
-	ck_assert_msg(r.exit_code == 0, "plain_stderr under %s: %s", h_allocators[_i].name,
-		      h_status(&r));
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_stderr", .args = H_LIST(data), .alloc = _i, .flags = H_PRELOAD,
+	       .text = "full", .no_report = true);
+	h_expect_exit(&x, 0);
 	char *got = h_read_file(data, NULL);
 	ck_assert_msg(got && strcmp(got, "data\n") == 0,
-		      "under %s the program's file holds more than its own line:\n%s",
-		      h_allocators[_i].name, got ? got : "(unreadable)");
-	ck_assert_msg(strstr(r.err, "100 bytes in 1 blocks are definitely lost"),
-		      "under %s the report is not on the original standard error:\n%s",
-		      h_allocators[_i].name, r.err);
+		      "%s: the program's file holds more than its own line:\n%s", x.label,
+		      got ? got : "(unreadable)");
+	ck_assert_msg(strstr(x.r.err, "100 bytes in 1 blocks are definitely lost"),
+		      "%s: the report is not on the original standard error:\n%s", x.label, x.r.err);
 	free(got);
-	h_run_free(&r);
+	h_res_free(&x);
 }
 END_TEST
 
@@ -302,22 +274,30 @@ static void expect_clean_text(const char *err, pid_t pid)
 /* Issue 14, item 11: a region name with a newline forged a line of the
  * report ("==1234== PASS"), its escape sequence reached the terminal and
  * its Latin-1 byte came out raw.  Under each allocator. */
-START_TEST(test_region_name_escaped_in_text)
+H_CHECK(shown_escaped)
 {
-	const char *so;
-	if (!h_allocator_or_skip(_i, &so, "escaped-name case"))
-		return;
-	const char *env[] = { "MEMCHECK_TEXT=full", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, h_prog("regions"), "name_forged");
-	ck_assert_msg(r.exit_code == 0, "regions name_forged: %s", h_status(&r));
-	expect_clean_text(r.err, r.pid);
+	expect_clean_text(x->r.err, x->r.pid);
 	const char *shown = "x\\n==1234== PASS \\x1b[31mred caf\\xe9 \\u009b2J";
-	ck_assert_msg(h_count_lines(r.err, shown) >= 2, "the name is not shown escaped (%s):\n%s",
-		      shown, r.err);
-	h_run_free(&r);
+	ck_assert_msg(h_count_lines(x->r.err, shown) >= 2, "%s: the name is not shown escaped "
+		      "(%s):\n%s", x->label, shown, x->r.err);
 }
-END_TEST
+
+static const struct h_case cases[] = {
+	/* An installed program is measured only when named; its own exit
+	 * status, not the one a leaking region gives. */
+	{ "the report shown after the program closed stderr",
+	  .run = { .prog = EXPR, .args = H_LIST("1", "+", "1"), .flags = H_PRELOAD, .text = "full",
+		   .env = H_LIST("MEMCHECK_PROGRAMS=*", "MEMCHECK_EXITCODE=0") },
+	  .stdout_is = "2\n", .err = H_LIST("region \"process\" in", "LEAK SUMMARY"),
+	  .record = "process", .check = leaks_as_valgrind_has_them },
+	/* Issue 14, item 11: a region name with a newline forged a line of
+	 * the report ("==1234== PASS"), its escape sequence reached the
+	 * terminal and its Latin-1 byte came out raw.  Under each allocator. */
+	{ "the region name escaped in the text",
+	  .run = { .prog = "regions", .args = H_LIST("name_forged"), .flags = H_PRELOAD,
+		   .text = "full", .no_report = true },
+	  .check = shown_escaped },
+};
 
 /* The same for memcheck's own messages, which echo the values they
  * refuse. */
@@ -356,19 +336,15 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("output");
-	TCase *tc = tcase_create("output");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_report_shown_after_program_closed_stderr, 0, H_NALLOCATORS);
+	TCase *tc = h_tcase("output", 60);
+	H_ADD_CASES(tc, cases);
 	tcase_add_loop_test(tc, test_report_not_in_file_program_put_at_fd2, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_report_to_dev_full_says_so);
 	tcase_add_test(tc, test_report_to_fifo_without_reader_does_not_wait);
 	tcase_add_test(tc, test_big_records_through_fifo_stay_whole);
 	tcase_add_test(tc, test_stderr_pipe_without_reader_no_sigpipe);
 	tcase_add_test(tc, test_report_symlink_planted_in_shared_dir_not_followed);
-	tcase_add_loop_test(tc, test_region_name_escaped_in_text, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_bad_option_value_escaped_in_message);
 	tcase_add_test(tc, test_files_created_0644);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -38,10 +38,6 @@
 #define MiB (1024.0 * 1024.0)
 #define NO_PURGE_TIMER "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1", \
 	"MIMALLOC_DECOMMIT_DELAY=100000", "MIMALLOC_PURGE_DELAY=100000"
-#define NALLOCS H_NALLOCATORS
-/* As memcheck names them in its records. */
-static const char *const alloc_names[NALLOCS] = { "glibc", "mimalloc", "jemalloc",
-						  "tcmalloc" };
 
 enum mode {
 	TRACK,      /* LD_PRELOAD, defaults */
@@ -113,7 +109,7 @@ static void bare(const char *so, int a, const char *workload, struct bare *out)
 		struct h_run r;
 		H_RUN(&r, 0, NULL, env, h_prog("plain_phases"), workload);
 		ck_assert_msg(r.exit_code == 0, "plain_phases %s bare under %s: %s", workload,
-			      alloc_names[a], h_status(&r));
+			      h_allocators[a].name, h_status(&r));
 		struct phases p;
 		parse_phases(r.out, &p);
 		ck_assert_msg(p.n >= 2, "plain_phases %s printed no phases:\n%s", workload, r.out);
@@ -149,7 +145,7 @@ static void measured(const char *so, int a, int c, enum mode mode, struct h_repo
 	case RUN: {
 		const char *env[] = { NO_PURGE_TIMER, "MEMCHECK_TEXT=none", NULL };
 		H_RUN(&r, 0, NULL, env, h_env("%s/memcheck", h_build()), "run", "-a",
-		      alloc_names[a], "-n", "1", "--report", report, "--",
+		      h_allocators[a].name, "-n", "1", "--report", report, "--",
 		      h_prog("plain_phases"), workload);
 		break;
 	}
@@ -164,7 +160,7 @@ static void measured(const char *so, int a, int c, enum mode mode, struct h_repo
 	ck_assert_msg(!r.timed_out && r.signal == 0 &&
 		      (r.exit_code == 0 || !strcmp(workload, "leak")),
 		      "%s %s under %s: %s; stderr:\n%s", workload, mode_names[mode],
-		      alloc_names[a], h_status(&r), r.err);
+		      h_allocators[a].name, h_status(&r), r.err);
 	H_LOAD(rep, report);
 	h_run_free(&r);
 }
@@ -183,14 +179,14 @@ static int check_peaks(int c, int a, enum mode mode, const struct bare *want,
 		const struct h_json *rec = NULL;
 		for (size_t k = 0; k < rep->n && !rec; k++) /* memcheck run: glibc's first */
 			if (!strcmp(h_str(rep->rec[k], "name"), want->lo.name[i]) &&
-			    !strcmp(h_str(rep->rec[k], "allocator"), alloc_names[a]))
+			    !strcmp(h_str(rep->rec[k], "allocator"), h_allocators[a].name))
 				rec = rep->rec[k];
 		ck_assert_msg(rec, "%s %s under %s: no record of \"%s\"", cases[c].workload,
-			      mode_names[mode], alloc_names[a], want->lo.name[i]);
+			      mode_names[mode], h_allocators[a].name, want->lo.name[i]);
 		uint64_t got = h_u64(rec, "peak_rss");
 		if (last)
 			printf("note: %s %s under %s, \"%s\": peak %.1f MiB, bare %.1f-%.1f MiB\n",
-			       cases[c].workload, mode_names[mode], alloc_names[a],
+			       cases[c].workload, mode_names[mode], h_allocators[a].name,
 			       want->lo.name[i], got / MiB, want->lo.peak[i] / MiB,
 			       want->hi[i] / MiB);
 		if (!within(got, want, i)) {
@@ -203,7 +199,7 @@ static int check_peaks(int c, int a, enum mode mode, const struct bare *want,
 
 START_TEST(test_peak_is_the_programs)
 {
-	int c = _i / NALLOCS, a = _i % NALLOCS;
+	int c = _i / H_NALLOCATORS, a = _i % H_NALLOCATORS;
 	const char *so;
 	if (!h_allocator(a, &so))
 		return;
@@ -221,13 +217,13 @@ START_TEST(test_peak_is_the_programs)
 			if (bad < 0)
 				break;
 			printf("note: %s %s under %s, \"%s\": outside the bare range, run again\n",
-			       cases[c].workload, mode_names[mode], alloc_names[a],
+			       cases[c].workload, mode_names[mode], h_allocators[a].name,
 			       want.lo.name[bad]);
 		}
 		ck_assert_msg(bad < 0,
 			      "%s %s under %s, \"%s\": peak_rss %.1f MiB twice, the program's own "
 			      "is %.1f-%.1f MiB bare", cases[c].workload, mode_names[mode],
-			      alloc_names[a], want.lo.name[bad], got / MiB,
+			      h_allocators[a].name, want.lo.name[bad], got / MiB,
 			      want.lo.peak[bad] / MiB, want.hi[bad] / MiB);
 	}
 }
@@ -236,10 +232,7 @@ END_TEST
 int main(void)
 {
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-	Suite *s = suite_create("ownmem");
-	TCase *tc = tcase_create("ownmem");
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_peak_is_the_programs, 0, NCASES * NALLOCS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	TCase *tc = h_tcase("ownmem", 120);
+	tcase_add_loop_test(tc, test_peak_is_the_programs, 0, NCASES * H_NALLOCATORS);
+	return h_run_suite(NULL);
 }

@@ -22,27 +22,14 @@
 
 #include "harness.h"
 
-static const struct {
-	const char *so;   /* NULL: glibc */
-	const char *name;
-} allocs[] = {
-	{ NULL, "glibc" },
-	{ "libmimalloc.so.2", "mimalloc" },
-	{ "libjemalloc.so.2", "jemalloc" },
-	{ "libtcmalloc_minimal.so.4", "tcmalloc" },
-};
-#define NALLOCS (int)(sizeof allocs / sizeof allocs[0])
-
 /* Run program (plain: preloaded) with args under allocator i, its report
  * loaded into *rep; false (a note) when the allocator is not installed. */
 static bool run_under(int i, const char *const env_extra[], struct h_report *rep,
 		      const char *prog, const char *arg)
 {
-	const char *so = NULL;
-	if (allocs[i].so && !(so = h_allocator_so(allocs[i].so))) {
-		printf("note: %s not installed; skipping it\n", allocs[i].so);
+	const char *so;
+	if (!h_allocator(i, &so))
 		return false;
-	}
 	const char *report = h_tmppath("pictures.jsonl");
 	const char *env[8] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none" };
 	for (int k = 0; env_extra && env_extra[k]; k++)
@@ -50,7 +37,7 @@ static bool run_under(int i, const char *const env_extra[], struct h_report *rep
 	struct h_run r;
 	H_RUN(&r, H_PRELOAD, so, env, h_prog(prog), arg);
 	ck_assert_msg(r.exit_code == 0, "%s %s under %s: %s; stderr:\n%s", prog, arg ? arg : "",
-		      allocs[i].name, h_status(&r), r.err);
+		      h_allocators[i].name, h_status(&r), r.err);
 	h_run_free(&r);
 	H_LOAD(rep, report);
 	return true;
@@ -109,17 +96,17 @@ static void expect_sums(const struct h_json *rec, const char *under)
 
 START_TEST(peak_sites_exact)
 {
-	for (int i = 0; i < NALLOCS; i++) {
+	for (int i = 0; i < H_NALLOCATORS; i++) {
 		struct h_report rep;
 		if (!run_under(i, NULL, &rep, "plain_peak", "200"))
 			continue;
 		const struct h_json *rec = h_record(&rep, "process", 0);
-		ck_assert_msg(rec, "%s: no process record", allocs[i].name);
-		expect_site(rec, 0, "keep_a", 40000, 40, allocs[i].name);
-		expect_site(rec, 0, "burst_b", 30000, 10, allocs[i].name);
+		ck_assert_msg(rec, "%s: no process record", h_allocators[i].name);
+		expect_site(rec, 0, "keep_a", 40000, 40, h_allocators[i].name);
+		expect_site(rec, 0, "burst_b", 30000, 10, h_allocators[i].name);
 		ck_assert_msg(!site_of(rec, 0, "grow_c") && !site_of(rec, 0, "churn"),
-			      "%s: grow_c or churn at the peak, which they never reach", allocs[i].name);
-		expect_sums(rec, allocs[i].name);
+			      "%s: grow_c or churn at the peak, which they never reach", h_allocators[i].name);
+		expect_sums(rec, h_allocators[i].name);
 		/* The process region counts from the process's start: its
 		 * peak is the snapshot's, the program's 70,000 bytes and what
 		 * was live before main (libstdc++'s pool under jemalloc and
@@ -134,7 +121,7 @@ START_TEST(peak_sites_exact)
 		ck_assert_msg(total == 70000 + before + h_u64(h_json_get(h_json_get(rec,
 				"peak_snapshot"), "other"), "bytes"),
 			      "%s: snapshot total %s is not 70,000 and the other sites' %llu",
-			      allocs[i].name, h_fmt(total), (unsigned long long)before);
+			      h_allocators[i].name, h_fmt(total), (unsigned long long)before);
 		h_report_free(&rep);
 	}
 }
@@ -148,20 +135,20 @@ END_TEST
  * short, never above. */
 START_TEST(peak_sites_threads)
 {
-	for (int i = 0; i < NALLOCS; i++) {
+	for (int i = 0; i < H_NALLOCATORS; i++) {
 		struct h_report rep;
 		if (!run_under(i, NULL, &rep, "plain_peak_threads", NULL))
 			continue;
 		const struct h_json *rec = h_record(&rep, "process", 0);
-		ck_assert_msg(rec, "%s: no process record", allocs[i].name);
-		expect_site(rec, 0, "main", 8000000, 1000, allocs[i].name);
+		ck_assert_msg(rec, "%s: no process record", h_allocators[i].name);
+		expect_site(rec, 0, "main", 8000000, 1000, h_allocators[i].name);
 		const struct h_json *w = site_of(rec, 0, "work");
-		ck_assert_msg(w, "%s: no site work at the joint peak", allocs[i].name);
+		ck_assert_msg(w, "%s: no site work at the joint peak", h_allocators[i].name);
 		uint64_t bytes = h_u64(w, "bytes");
 		ck_assert_msg(bytes <= 4000000 && bytes >= 4000000 - 3 * 10000,
 			      "%s: site work has %s bytes at the peak, expected 4,000,000",
-			      allocs[i].name, h_fmt(bytes));
-		expect_sums(rec, allocs[i].name);
+			      h_allocators[i].name, h_fmt(bytes));
+		expect_sums(rec, h_allocators[i].name);
 		h_report_free(&rep);
 	}
 }
@@ -173,17 +160,17 @@ END_TEST
  * and again()'s 13 MB, and no work(). */
 START_TEST(peak_sites_threads_handoff)
 {
-	for (int i = 0; i < NALLOCS; i++) {
+	for (int i = 0; i < H_NALLOCATORS; i++) {
 		struct h_report rep;
 		if (!run_under(i, NULL, &rep, "plain_peak_threads", "handoff"))
 			continue;
 		const struct h_json *rec = h_record(&rep, "process", 0);
-		ck_assert_msg(rec, "%s: no process record", allocs[i].name);
-		expect_site(rec, 0, "main", 8000000, 1000, allocs[i].name);
-		expect_site(rec, 0, "again", 13000000, 1300, allocs[i].name);
+		ck_assert_msg(rec, "%s: no process record", h_allocators[i].name);
+		expect_site(rec, 0, "main", 8000000, 1000, h_allocators[i].name);
+		expect_site(rec, 0, "again", 13000000, 1300, h_allocators[i].name);
 		ck_assert_msg(!site_of(rec, 0, "work"), "%s: site work at the second peak, "
-			      "where none of its blocks is live", allocs[i].name);
-		expect_sums(rec, allocs[i].name);
+			      "where none of its blocks is live", h_allocators[i].name);
+		expect_sums(rec, h_allocators[i].name);
 		h_report_free(&rep);
 	}
 }
@@ -247,26 +234,26 @@ START_TEST(peak_sites_nested)
 		{ "below", "site_x", 100000 }, { "below.inner", "site_y", 20000 },
 		{ "above", "site_z", 200000 }, { "above.inner", "site_z", 200000 },
 	};
-	for (int i = 0; i < NALLOCS; i++) {
-		const char *so = NULL;
-		if (allocs[i].so && !(so = h_allocator_so(allocs[i].so)))
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
 			continue;
 		const char *report = h_tmppath("nested.jsonl");
 		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
 				      NULL };
 		struct h_run r;
 		H_RUN(&r, H_PRELOAD, so, env, h_prog("pictures"), "nested");
-		ck_assert_msg(r.exit_code == 0, "pictures nested under %s: %s\n%s", allocs[i].name,
+		ck_assert_msg(r.exit_code == 0, "pictures nested under %s: %s\n%s", h_allocators[i].name,
 			      h_status(&r), r.err);
 		h_run_free(&r);
 		struct h_report rep;
 		H_LOAD(&rep, report);
 		for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
 			const struct h_json *rec = h_record(&rep, want[k].region, 0);
-			ck_assert_msg(rec, "%s: no record %s", allocs[i].name, want[k].region);
+			ck_assert_msg(rec, "%s: no record %s", h_allocators[i].name, want[k].region);
 			expect_site(rec, 1, want[k].fn, want[k].bytes, want[k].bytes / 1000,
-				    allocs[i].name);
-			expect_sums(rec, allocs[i].name);
+				    h_allocators[i].name);
+			expect_sums(rec, h_allocators[i].name);
 		}
 		h_report_free(&rep);
 	}
@@ -277,7 +264,7 @@ END_TEST
  * under every allocator and in count-only mode. */
 START_TEST(timeline_bounded)
 {
-	for (int i = 0; i < NALLOCS; i++) {
+	for (int i = 0; i < H_NALLOCATORS; i++) {
 		for (int track = 1; track >= 0; track--) {
 			const char *extra[] = { "MEMCHECK_TIMELINE=32",
 						track ? "MEMCHECK_TRACK=1" : "MEMCHECK_TRACK=0", NULL };
@@ -287,10 +274,10 @@ START_TEST(timeline_bounded)
 			const struct h_json *rec = h_record(&rep, "process", 0);
 			const struct h_json *tl = h_json_get(rec, "timeline");
 			const struct h_json *v = h_json_get(tl, "samples");
-			ck_assert_msg(v && v->type == HJ_ARR, "%s: no timeline", allocs[i].name);
+			ck_assert_msg(v && v->type == HJ_ARR, "%s: no timeline", h_allocators[i].name);
 			size_t n = v->n;
 			ck_assert_msg(track ? n >= 3 && n <= 32 : n == 2,
-				      "%s (track %d): %zu samples, expected %s", allocs[i].name, track,
+				      "%s (track %d): %zu samples, expected %s", h_allocators[i].name, track,
 				      n, track ? "3 to 32" : "2 (begin and end)");
 			uint64_t peak_abs = track ? h_u64(h_json_get(rec, "peak_snapshot"),
 							  "live_bytes") : 0;
@@ -302,30 +289,30 @@ START_TEST(timeline_bounded)
 				uint64_t moved = h_json_at(s, 1)->u64, live = h_json_at(s, 2)->u64;
 				const struct h_json *lv = h_json_at(s, 2);
 				ck_assert_msg(t >= t_prev && moved >= m_prev,
-					      "%s: sample %zu goes back in time", allocs[i].name, k);
+					      "%s: sample %zu goes back in time", h_allocators[i].name, k);
 				/* the process region counts from the process's
 				 * start: its first sample has what was moved
 				 * before memcheck's start */
 				ck_assert_msg(k || t == 0,
 					      "%s: the first sample is not the region's begin",
-					      allocs[i].name);
+					      h_allocators[i].name);
 				if (track)
 					ck_assert_msg(live <= peak_abs, "%s: sample %zu has %llu live "
-						      "bytes, above the peak's %llu", allocs[i].name,
+						      "bytes, above the peak's %llu", h_allocators[i].name,
 						      k, (unsigned long long)live,
 						      (unsigned long long)peak_abs);
 				else
 					ck_assert_msg(lv->type == HJ_NULL, "%s: count-only sample %zu "
-						      "has live bytes", allocs[i].name, k);
+						      "has live bytes", h_allocators[i].name, k);
 				ck_assert_msg(h_json_at(s, 3)->u64 > 0, "%s: sample %zu without RSS",
-					      allocs[i].name, k);
+					      h_allocators[i].name, k);
 				t_prev = t;
 				m_prev = moved;
 			}
 			if (track)
 				ck_assert_msg(m_prev >= 20000ull * 64 * 256 * 2,
 					      "%s: the last sample has %llu bytes moved",
-					      allocs[i].name, (unsigned long long)m_prev);
+					      h_allocators[i].name, (unsigned long long)m_prev);
 			h_report_free(&rep);
 		}
 	}
@@ -462,9 +449,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pictures");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("pictures", 120);
 	tcase_add_test(tc, peak_sites_exact);
 	tcase_add_test(tc, peak_sites_threads);
 	tcase_add_test(tc, peak_sites_threads_handoff);
@@ -475,6 +460,5 @@ int main(void)
 	tcase_add_test(tc, folded_stacks);
 	tcase_add_test(tc, html_escapes_and_stands_alone);
 	tcase_add_test(tc, failing_peak_budget_names_sites);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

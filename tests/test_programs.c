@@ -114,12 +114,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("programs");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("programs", 60);
 	tcase_add_test(tc, build_tree_measured_prefix_left_out);
 	tcase_add_test(tc, interpreter_of_a_script_left_out);
 	tcase_add_test(tc, system_programs_left_out);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -11,46 +11,6 @@
 
 #include "harness.h"
 
-struct run {
-	struct h_run r;
-	struct h_report rep;
-};
-
-/* Run one case of tests/prog/regions, linked to memcheck, or also with
- * it preloaded (then the process region is open too). */
-static const char *run_only(struct run *x, const char *kase, unsigned flags)
-{
-	const char *report = h_tmppath("report.jsonl");
-	/* MEMCHECK_SCAN=0: every block left behind counts as definitely lost,
-	 * which is what these cases check (the programs still hold them, so
-	 * the scan would call them still reachable); test_leakkinds tests the
-	 * kinds. */
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=fail",
-			      "MEMCHECK_SCAN=0", NULL };
-	H_RUN(&x->r, flags, NULL, env, h_prog("regions"), kase);
-	ck_assert_msg(x->r.exit_code == 0, "regions %s%s: %s, expected exit 0; stderr:\n%s",
-		      kase, flags ? " (preloaded)" : "", h_status(&x->r), x->r.err);
-	return report;
-}
-
-static void run_case(struct run *x, const char *kase, unsigned flags)
-{
-	H_LOAD(&x->rep, run_only(x, kase, flags));
-}
-
-static void done(struct run *x)
-{
-	h_report_free(&x->rep);
-	h_run_free(&x->r);
-}
-
-static const struct h_json *record(struct run *x, const char *name)
-{
-	const struct h_json *rec = h_record(&x->rep, name, x->r.pid);
-	ck_assert_msg(rec != NULL, "no record named \"%s\" from pid %d", name, (int)x->r.pid);
-	return rec;
-}
-
 /* Does any frame of any leak of rec name fn? */
 static bool leaks_mention(const struct h_json *rec, const char *fn)
 {
@@ -63,150 +23,63 @@ static bool leaks_mention(const struct h_json *rec, const char *fn)
 	return false;
 }
 
-START_TEST(test_inner_leak_in_both_outer_leak_in_outer_only)
+/* Leak i of rec is n bytes. */
+static void expect_leak_bytes(const struct h_res *x, const struct h_json *rec, size_t i,
+			      uint64_t n)
 {
-	struct run x;
-	run_case(&x, "nested", 0);
-	ck_assert_msg(x.rep.n == 2, "%zu records, expected 2 (inner, outer)", x.rep.n);
-	const struct h_json *in = record(&x, "inner"), *out = record(&x, "outer");
-	ck_assert_msg(in == x.rep.rec[0], "the inner region should be reported first");
+	ck_assert_msg(h_leak_u64(rec, i, "bytes") == n, "%s: %s: leaks[%zu].bytes = %s, "
+		      "expected %llu", x->label, h_str(rec, "name"), i,
+		      h_fmt(h_leak_u64(rec, i, "bytes")), (unsigned long long)n);
+}
 
-	H_EXPECT_U64(in, "allocs", 2);
-	H_EXPECT_U64(in, "frees", 1);
-	H_EXPECT_U64(in, "live_blocks", 1);
-	H_EXPECT_U64(in, "live_bytes", 200);
-	H_EXPECT_COUNT(in, "definitely_lost", "blocks", 1);
-	H_EXPECT_COUNT(in, "definitely_lost", "bytes", 200);
+/* Each region's own leaks, the largest first. */
+H_CHECK(nested_leaks)
+{
+	const struct h_json *in = h_rec(x, "inner"), *out = h_rec(x, "outer");
+	ck_assert_msg(in == x->rep.rec[0], "%s: the inner region should be reported first",
+		      x->label);
 	ck_assert_msg(h_nleaks(in) == 1, "inner: %zu leak records, expected 1", h_nleaks(in));
 	H_EXPECT_FRAME(in, 0, 0, "leak_inner");
 	ck_assert_msg(!leaks_mention(in, "leak_outer"),
 		      "inner: the outer region's leak (leak_outer) must not be listed");
-	H_EXPECT_STR(in, "verdict", "fail");
-
-	H_EXPECT_U64(out, "allocs", 3);
-	H_EXPECT_U64(out, "frees", 1);
-	H_EXPECT_U64(out, "bytes_allocated", 305);
-	H_EXPECT_U64(out, "live_blocks", 2);
-	H_EXPECT_U64(out, "live_bytes", 300);
-	H_EXPECT_COUNT(out, "definitely_lost", "blocks", 2);
-	H_EXPECT_COUNT(out, "definitely_lost", "bytes", 300);
 	ck_assert_msg(h_nleaks(out) == 2, "outer: %zu leak records, expected 2", h_nleaks(out));
-	/* largest first */
 	H_EXPECT_FRAME(out, 0, 0, "leak_inner");
-	ck_assert_msg(h_leak_u64(out, 0, "bytes") == 200, "outer: leaks[0].bytes = %s, expected 200",
-		      h_fmt(h_leak_u64(out, 0, "bytes")));
+	expect_leak_bytes(x, out, 0, 200);
 	H_EXPECT_FRAME(out, 1, 0, "leak_outer");
-	ck_assert_msg(h_leak_u64(out, 1, "bytes") == 100, "outer: leaks[1].bytes = %s, expected 100",
-		      h_fmt(h_leak_u64(out, 1, "bytes")));
-	done(&x);
+	expect_leak_bytes(x, out, 1, 100);
 }
-END_TEST
 
-START_TEST(test_block_from_before_region_freed_inside)
+H_CHECK(no_leaks)
 {
-	struct run x;
-	run_case(&x, "before", 0);
-	const struct h_json *rec = record(&x, "before");
-	H_EXPECT_U64(rec, "allocs", 1);
-	H_EXPECT_U64(rec, "frees", 2);
-	H_EXPECT_U64(rec, "bytes_allocated", 10);
-	H_EXPECT_U64(rec, "bytes_freed", 1010);
-	H_EXPECT_U64(rec, "live_blocks", 0);
-	H_EXPECT_U64(rec, "live_bytes", 0);
-	H_EXPECT_COUNT(rec, "definitely_lost", "blocks", 0);
-	H_EXPECT_U64(rec, "invalid_frees", 0);
-	ck_assert_msg(h_nleaks(rec) == 0, "%zu leak records, expected none", h_nleaks(rec));
-	H_EXPECT_STR(rec, "verdict", "pass");
-	done(&x);
+	ck_assert_msg(h_nleaks(rec) == 0, "%s: %zu leak records, expected none", x->label,
+		      h_nleaks(rec));
 }
-END_TEST
 
-START_TEST(test_peak_live_bytes_exact)
+/* the only explicit region is reported once */
+H_CHECK(once)
 {
-	/* 1 MiB, freed, then 256 KiB: the peak is 1 MiB exactly */
-	struct run x;
-	run_case(&x, "peak", 0);
-	H_EXPECT_U64(record(&x, "peak"), "peak_live_bytes", 1 << 20);
-	done(&x);
+	ck_assert_msg(h_record_count(&x->rep, "once") == 1, "%s: expected one record \"once\"",
+		      x->label);
 }
-END_TEST
 
-START_TEST(test_peak_of_outer_region_includes_inner_peak)
+/* reported under the new names only */
+H_CHECK(renamed)
 {
-	/* outer holds 512 KiB while inner peaks at 1 MiB */
-	struct run x;
-	run_case(&x, "peak_nested", 0);
-	H_EXPECT_U64(record(&x, "peak_inner"), "peak_live_bytes", 1 << 20);
-	H_EXPECT_U64(record(&x, "peak_outer"), "peak_live_bytes", (1 << 20) + (512 << 10));
-	done(&x);
+	h_rec(x, "inner_second");
+	h_rec(x, "second");
+	ck_assert_msg(!h_record(&x->rep, "first", 0) && !h_record(&x->rep, "inner_first", 0),
+		      "%s: a region was reported under its old name", x->label);
 }
-END_TEST
 
-START_TEST(test_peak_never_below_what_is_left)
+/* the leak's stack: the function, file and line of the malloc call
+ * (the program prints the line), then its caller */
+H_CHECK(stack_named)
 {
-	/* frees 10,000 older bytes, then keeps 100 */
-	struct run x;
-	run_case(&x, "peak_after_frees", 0);
-	H_EXPECT_U64(record(&x, "peak_after_frees"), "live_bytes", 100);
-	H_EXPECT_U64(record(&x, "peak_after_frees"), "peak_live_bytes", 100);
-	done(&x);
-}
-END_TEST
-
-START_TEST(test_end_without_begin_returns_minus_one)
-{
-	for (unsigned flags = 0; flags <= H_PRELOAD; flags += H_PRELOAD) {
-		struct run x;
-		run_case(&x, "end_without_begin", flags);
-		ck_assert_msg(h_count_lines(x.r.err, "memcheck_end() without memcheck_begin()") == 3,
-			      "expected 3 lines \"memcheck_end() without memcheck_begin()\" on "
-			      "stderr%s, got:\n%s", flags ? " (preloaded)" : "", x.r.err);
-		/* the only explicit region is reported once */
-		ck_assert_msg(h_record_count(&x.rep, "once") == 1, "expected one record \"once\"");
-		if (flags) /* the process region was left alone and reported */
-			ck_assert_msg(h_record(&x.rep, "process", x.r.pid) != NULL,
-				      "preloaded: no \"process\" record");
-		done(&x);
-	}
-}
-END_TEST
-
-START_TEST(test_rename_innermost_region)
-{
-	for (unsigned flags = 0; flags <= H_PRELOAD; flags += H_PRELOAD) {
-		struct run x;
-		run_case(&x, "rename", flags);
-		record(&x, "inner_second");
-		record(&x, "second");
-		ck_assert_msg(!h_record(&x.rep, "first", 0) && !h_record(&x.rep, "inner_first", 0),
-			      "a region was reported under its old name");
-		if (flags) /* memcheck_rename() with no region open left "process" alone */
-			record(&x, "process");
-		done(&x);
-	}
-}
-END_TEST
-
-START_TEST(test_depth_counts_explicit_regions_only)
-{
-	for (unsigned flags = 0; flags <= H_PRELOAD; flags += H_PRELOAD) {
-		struct run x;
-		run_case(&x, "depth", flags);
-		done(&x);
-	}
-}
-END_TEST
-
-START_TEST(test_leak_stack_names_function_file_and_line)
-{
-	struct run x;
-	run_case(&x, "stack", 0);
 	int line = 0;
-	ck_assert_msg(sscanf(x.r.out, "line=%d", &line) == 1, "no line=N on stdout: \"%s\"", x.r.out);
-	const struct h_json *rec = record(&x, "stack");
+	ck_assert_msg(sscanf(x->r.out, "line=%d", &line) == 1, "no line=N on stdout: \"%s\"",
+		      x->r.out);
 	ck_assert_msg(h_nleaks(rec) == 1, "%zu leak records, expected 1", h_nleaks(rec));
-	ck_assert_msg(h_leak_u64(rec, 0, "bytes") == 77, "leaks[0].bytes = %s, expected 77",
-		      h_fmt(h_leak_u64(rec, 0, "bytes")));
+	expect_leak_bytes(x, rec, 0, 77);
 	H_EXPECT_FRAME(rec, 0, 0, "leaky_function");
 	const char *file = h_frame_str(rec, 0, 0, "file");
 	size_t n = file ? strlen(file) : 0;
@@ -217,117 +90,118 @@ START_TEST(test_leak_stack_names_function_file_and_line)
 		      "leaks[0].stack[0].line = %ld, expected %d (the malloc call)",
 		      h_frame_line(rec, 0, 0), line);
 	H_EXPECT_FRAME(rec, 0, 1, "case_stack");
-	done(&x);
 }
-END_TEST
 
-START_TEST(test_region_left_open_reported_at_exit)
+H_CHECK(not_ended)
 {
-	struct run x;
-	run_case(&x, "unended", 0);
-	const struct h_json *rec = record(&x, "unended");
-	H_EXPECT_U64(rec, "allocs", 1);
-	H_EXPECT_U64(rec, "frees", 1);
-	H_EXPECT_STR(rec, "verdict", "fail");
 	ck_assert_msg(h_violation_has(rec, "not ended"),
-		      "expected a violation saying the region was not ended");
-	done(&x);
+		      "%s: expected a violation saying the region was not ended", x->label);
 }
-END_TEST
 
-START_TEST(test_status_functions)
+/* the 64 outermost are reported; the program's figures say the ends
+ * all answered and the depth stayed right */
+H_CHECK(outermost_64)
 {
-	/* the program checks memcheck_live_bytes/active/allocator itself */
-	for (unsigned flags = 0; flags <= H_PRELOAD; flags += H_PRELOAD) {
-		struct run x;
-		run_case(&x, "status", flags);
-		done(&x);
-	}
+	h_rec(x, "deep0");
+	h_rec(x, "deep63");
+	ck_assert_msg(!h_record(&x->rep, "deep64", 0), "region deep64 should not be reported");
 }
-END_TEST
 
-START_TEST(test_regions_nested_deeper_than_64)
+H_CHECK(escaped)
 {
-	/* the 64 outermost are reported; the program's figures say the
-	 * ends all answered and the depth stayed right */
-	struct run x;
-	run_case(&x, "deep", 0);
-	ck_assert_msg(x.rep.n == 64, "%zu records, expected 64 (the outermost)", x.rep.n);
-	record(&x, "deep0");
-	record(&x, "deep63");
-	ck_assert_msg(!h_record(&x.rep, "deep64", 0), "region deep64 should not be reported");
-	ck_assert_msg(h_count_lines(x.r.err, "deeper than 64") == 1,
-		      "expected one line saying regions nest deeper than 64:\n%s", x.r.err);
-	done(&x);
+	H_EXPECT_STR(x->rep.rec[0], "name", "q\" b\\ n\n t\t c\x01 \xc3\xa9 end");
 }
-END_TEST
-
-START_TEST(test_region_name_escaped_in_json)
-{
-	struct run x;
-	run_case(&x, "name_escapes", 0);
-	ck_assert_msg(x.rep.n == 1, "%zu records, expected 1", x.rep.n);
-	H_EXPECT_STR(x.rep.rec[0], "name", "q\" b\\ n\n t\t c\x01 \xc3\xa9 end");
-	done(&x);
-}
-END_TEST
 
 /* A region name longer than 127 bytes is cut at a UTF-8 character
- * boundary: a lone lead byte would make the record invalid JSON. */
-START_TEST(test_long_utf8_region_name_cut_at_character)
+ * boundary: a lone lead byte would make the record invalid JSON (the
+ * report loads). */
+H_CHECK(cut_at_character)
 {
-	struct run x;
-	const char *report = run_only(&x, "name_utf8_cut", 0);
-	ck_assert_msg(h_report_load(report, &x.rep) == 0,
-		      "a 130-byte UTF-8 region name made the report invalid: %s", x.rep.error);
-	ck_assert_msg(x.rep.n == 1, "%zu records, expected 1", x.rep.n);
-	const char *name = h_str(x.rep.rec[0], "name");
+	const char *name = h_str(x->rep.rec[0], "name");
 	ck_assert_msg(name && strncmp(name, "aaaaaaaaaa", 10) == 0 && strlen(name) <= 127,
 		      "name = \"%s\", expected the first 126 or 127 bytes", name ? name : "");
-	done(&x);
 }
-END_TEST
 
 /* Bytes that are not UTF-8 (a Latin-1 region name, program path or
  * source path) are escaped (\u00e9 for the byte 0xe9), so the record
- * stays valid JSON. */
-START_TEST(test_non_utf8_region_name_still_valid_json)
+ * stays valid JSON (the report loads). */
+H_CHECK(latin1_escaped)
 {
-	struct run x;
-	const char *report = run_only(&x, "name_bad_utf8", 0);
-	ck_assert_msg(h_report_load(report, &x.rep) == 0,
-		      "a Latin-1 region name made the report invalid: %s", x.rep.error);
-	ck_assert_msg(x.rep.n == 1, "%zu records, expected 1", x.rep.n);
-	const char *name = h_str(x.rep.rec[0], "name");
+	const char *name = h_str(x->rep.rec[0], "name");
 	ck_assert_msg(name && strncmp(name, "caf", 3) == 0, "name = \"%s\", expected caf...",
 		      name ? name : "");
-	done(&x);
 }
-END_TEST
+
+/* One case of tests/prog/regions, linked to memcheck, or also with it
+ * preloaded (PRELOADED: then the process region is open too).
+ * MEMCHECK_SCAN=0: every block left behind counts as definitely lost,
+ * which is what these cases check (the programs still hold them, so the
+ * scan would call them still reachable); test_leakkinds tests the kinds. */
+#define REGIONS(kase, ...)                                                     \
+	.name = kase, .allocators = H_ONLY(H_GLIBC),                            \
+	.run = { .prog = "regions", .args = H_LIST(kase), .text = "fail",       \
+		 .env = H_LIST("MEMCHECK_SCAN=0"), __VA_ARGS__ }
+#define PRELOADED .flags = H_PRELOAD
+
+static const struct h_case cases[] = {
+	/* the inner region's leak in both, the outer's in the outer only */
+	{ REGIONS("nested"), .records = 2, .check = nested_leaks,
+	  .want = {
+#define IN(...) { __VA_ARGS__, .rec = "inner" }
+#define OUT(...) { __VA_ARGS__, .rec = "outer" }
+		  IN("allocs", 2), IN("frees", 1), IN("live_blocks", 1), IN("live_bytes", 200),
+		  IN("definitely_lost.blocks", 1), IN("definitely_lost.bytes", 200),
+		  IN("verdict", .str = "fail"),
+		  OUT("allocs", 3), OUT("frees", 1), OUT("bytes_allocated", 305),
+		  OUT("live_blocks", 2), OUT("live_bytes", 300),
+		  OUT("definitely_lost.blocks", 2), OUT("definitely_lost.bytes", 300) } },
+#undef IN
+#undef OUT
+	/* a block from before the region, freed inside it */
+	{ REGIONS("before"), .record = "before", .check = no_leaks,
+	  .want = { { "allocs", 1 }, { "frees", 2 }, { "bytes_allocated", 10 },
+		    { "bytes_freed", 1010 }, { "live_blocks", 0 }, { "live_bytes", 0 },
+		    { "definitely_lost.blocks", 0 }, { "invalid_frees", 0 },
+		    { "verdict", .str = "pass" } } },
+	/* 1 MiB, freed, then 256 KiB: the peak is 1 MiB exactly */
+	{ REGIONS("peak"), .record = "peak", .want = { { "peak_live_bytes", 1 << 20 } } },
+	/* outer holds 512 KiB while inner peaks at 1 MiB */
+	{ REGIONS("peak_nested"),
+	  .want = { { "peak_live_bytes", 1 << 20, .rec = "peak_inner" },
+		    { "peak_live_bytes", (1 << 20) + (512 << 10), .rec = "peak_outer" } } },
+	/* frees 10,000 older bytes, then keeps 100: the peak never below */
+	{ REGIONS("peak_after_frees"), .record = "peak_after_frees",
+	  .want = { { "live_bytes", 100 }, { "peak_live_bytes", 100 } } },
+	/* memcheck_end() without memcheck_begin() returns -1 */
+	{ REGIONS("end_without_begin"), .check = once,
+	  .err_lines = { { "memcheck_end() without memcheck_begin()", 3 } } },
+	/* preloaded: the process region was left alone and reported */
+	{ REGIONS("end_without_begin", PRELOADED), .check = once, .record = "process",
+	  .err_lines = { { "memcheck_end() without memcheck_begin()", 3 } } },
+	/* memcheck_rename() names the innermost region */
+	{ REGIONS("rename"), .check = renamed },
+	/* with no region open it left "process" alone */
+	{ REGIONS("rename", PRELOADED), .check = renamed, .record = "process" },
+	/* the depth counts explicit regions only (the program checks it) */
+	{ REGIONS("depth") },
+	{ REGIONS("depth", PRELOADED) },
+	{ REGIONS("stack"), .record = "stack", .check = stack_named },
+	/* a region left open is reported at exit */
+	{ REGIONS("unended"), .record = "unended", .check = not_ended,
+	  .want = { { "allocs", 1 }, { "frees", 1 }, { "verdict", .str = "fail" } } },
+	/* the program checks memcheck_live_bytes/active/allocator itself */
+	{ REGIONS("status") },
+	{ REGIONS("status", PRELOADED) },
+	{ REGIONS("deep"), .records = 64, .check = outermost_64,
+	  .err_lines = { { "deeper than 64", 1 } } },
+	{ REGIONS("name_escapes"), .records = 1, .check = escaped },
+	{ REGIONS("name_utf8_cut"), .records = 1, .check = cut_at_character },
+	{ REGIONS("name_bad_utf8"), .records = 1, .check = latin1_escaped },
+};
 
 int main(void)
 {
-	Suite *s = suite_create("regions");
-	TCase *tc = tcase_create("regions");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_inner_leak_in_both_outer_leak_in_outer_only);
-	tcase_add_test(tc, test_block_from_before_region_freed_inside);
-	tcase_add_test(tc, test_peak_live_bytes_exact);
-	tcase_add_test(tc, test_peak_of_outer_region_includes_inner_peak);
-	tcase_add_test(tc, test_peak_never_below_what_is_left);
-	tcase_add_test(tc, test_end_without_begin_returns_minus_one);
-	tcase_add_test(tc, test_rename_innermost_region);
-	tcase_add_test(tc, test_depth_counts_explicit_regions_only);
-	tcase_add_test(tc, test_leak_stack_names_function_file_and_line);
-	tcase_add_test(tc, test_region_left_open_reported_at_exit);
-	tcase_add_test(tc, test_status_functions);
-	tcase_add_test(tc, test_regions_nested_deeper_than_64);
-	tcase_add_test(tc, test_region_name_escaped_in_json);
-	suite_add_tcase(s, tc);
-	TCase *bugs = tcase_create("bugs");
-	tcase_set_timeout(bugs, 30);
-	tcase_add_test(bugs, test_long_utf8_region_name_cut_at_character);
-	tcase_add_test(bugs, test_non_utf8_region_name_still_valid_json);
-	suite_add_tcase(s, bugs);
-	return h_run_suite(s);
+	TCase *tc = h_tcase("regions", 30);
+	H_ADD_CASES(tc, cases);
+	return h_run_suite(NULL);
 }

@@ -19,61 +19,21 @@
 #define MiB (1024.0 * 1024.0)
 #define TOUCHED (100 * MiB)
 
-static const struct {
-	const char *so;         /* NULL: glibc, nothing extra preloaded */
-	const char *name;
-	/* Gives a freed 100 MiB block back to the system at once: glibc
-	 * (mmapped chunk), mimalloc (its own segment), jemalloc (huge
-	 * arena, decay 0).  tcmalloc keeps it in its page heap. */
-	bool returns_big;
-} allocs[] = {
-	{ NULL, "glibc", true },
-	{ "libmimalloc.so.2", "mimalloc", true },
-	{ "libjemalloc.so.2", "jemalloc", true },
-	{ "libtcmalloc_minimal.so.4", "tcmalloc", false },
-	{ "libtcmalloc.so.4", "tcmalloc", false },
-};
-#define NALLOCS (int)(sizeof allocs / sizeof allocs[0])
+/* Gives a freed 100 MiB block back to the system at once: glibc
+ * (mmapped chunk), mimalloc (its own segment), jemalloc (huge arena,
+ * decay 0).  tcmalloc keeps it in its page heap. */
+static bool returns_big(int a)
+{
+	return a != H_TCMALLOC && a != H_TCMALLOC_FULL;
+}
 
 struct rss {
 	uint64_t begin, end, peak;
 };
 
-struct run {
-	struct h_run r;
-	struct h_report rep;
-	char label[128];        /* "rss_touch CASE under ALLOCATOR" */
-};
-
-/* Run rss_touch CASE under allocator i; false (with a note) when that
- * allocator is not installed. */
-static bool run_case(struct run *x, int i, const char *kase)
-{
-	const char *so = NULL;
-	if (allocs[i].so && !(so = h_allocator_so(allocs[i].so))) {
-		printf("note: %s not installed; skipping it\n", allocs[i].so);
-		return false;
-	}
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=fail", NULL };
-	H_RUN(&x->r, H_PRELOAD, so, env, h_prog("rss_touch"), kase);
-	snprintf(x->label, sizeof x->label, "rss_touch %s under %s", kase,
-		 allocs[i].so ? allocs[i].so : "glibc");
-	ck_assert_msg(x->r.exit_code == 0, "%s: %s, expected exit 0; stderr:\n%s", x->label,
-		      h_status(&x->r), x->r.err);
-	H_LOAD(&x->rep, report);
-	return true;
-}
-
-static void done(struct run *x)
-{
-	h_report_free(&x->rep);
-	h_run_free(&x->r);
-}
-
 /* The figures of region name: from the program's line "NAME rss_begin=N
  * rss_end=N peak_rss=N", checked against its JSON record. */
-static struct rss figures(struct run *x, const char *name)
+static struct rss figures(struct h_res *x, const char *name)
 {
 	struct rss f;
 	char prefix[160];
@@ -90,8 +50,7 @@ static struct rss figures(struct run *x, const char *name)
 	f.end = e;
 	f.peak = p;
 
-	const struct h_json *rec = h_record(&x->rep, name, x->r.pid);
-	ck_assert_msg(rec != NULL, "%s: no record \"%s\" in the report", x->label, name);
+	const struct h_json *rec = h_rec(x, name);
 	H_EXPECT_U64(rec, "rss_begin", f.begin);
 	H_EXPECT_U64(rec, "rss_end", f.end);
 	H_EXPECT_U64(rec, "peak_rss", f.peak);
@@ -105,7 +64,7 @@ static double rise(struct rss f)
 }
 
 /* peak_rss - rss_begin within 5% of the 100 MiB written */
-static void expect_touched(struct run *x, const char *name, struct rss f)
+static void expect_touched(struct h_res *x, const char *name, struct rss f)
 {
 	double d = (double)f.peak - (double)f.begin;
 	ck_assert_msg(d >= TOUCHED * 0.95 && d <= TOUCHED * 1.05,
@@ -114,92 +73,78 @@ static void expect_touched(struct run *x, const char *name, struct rss f)
 		      f.begin / MiB, f.peak / MiB);
 }
 
-START_TEST(test_peak_rises_by_what_was_touched)
+H_CHECK(peak_rises_by_what_was_touched)
 {
-	struct run x;
-	if (!run_case(&x, _i, "big"))
-		return;
-	expect_touched(&x, "big", figures(&x, "big"));
-	done(&x);
+	expect_touched(x, "big", figures(x, "big"));
 }
-END_TEST
 
-START_TEST(test_peak_rises_by_small_blocks_touched)
+H_CHECK(peak_rises_by_small_blocks_touched)
 {
 	/* 25,600 blocks of 4 KiB: the allocator's headers and memcheck's
 	 * own block table are resident too (measured: glibc and mimalloc
 	 * +3.5 MiB, of which memcheck's table about 3; jemalloc +6.7), so
 	 * only the 100 MiB is a floor here. */
-	struct run x;
-	if (!run_case(&x, _i, "small"))
-		return;
-	struct rss f = figures(&x, "small");
+	struct rss f = figures(x, "small");
 	double d = (double)f.peak - (double)f.begin;
 	ck_assert_msg(d >= TOUCHED * 0.99 && d <= TOUCHED * 1.10,
 		      "%s: peak_rss - rss_begin = %.2f MiB, expected 100 MiB, at most 10%% more",
-		      x.label, rise(f));
-	done(&x);
+		      x->label, rise(f));
 }
-END_TEST
 
-START_TEST(test_outer_peak_includes_inner_peak)
+H_CHECK(outer_peak_includes_inner_peak)
 {
-	struct run x;
-	if (!run_case(&x, _i, "nested"))
-		return;
-	struct rss in = figures(&x, "inner"), out = figures(&x, "outer");
-	expect_touched(&x, "inner", in);
+	struct rss in = figures(x, "inner"), out = figures(x, "outer");
+	expect_touched(x, "inner", in);
 	ck_assert_msg(out.peak >= in.peak,
-		      "%s: outer peak_rss %.1f MiB below the inner region's %.1f MiB", x.label,
+		      "%s: outer peak_rss %.1f MiB below the inner region's %.1f MiB", x->label,
 		      out.peak / MiB, in.peak / MiB);
-	expect_touched(&x, "outer", out);
-	done(&x);
+	expect_touched(x, "outer", out);
 }
-END_TEST
 
-START_TEST(test_inner_peak_excludes_what_ran_before)
+H_CHECK(inner_peak_excludes_what_ran_before)
 {
 	/* The outer region wrote 100 MiB before the inner region began:
 	 * the outer one keeps that peak, the inner one starts afresh. */
-	struct run x;
-	if (!run_case(&x, _i, "nested_before"))
-		return;
-	struct rss in = figures(&x, "inner"), out = figures(&x, "outer");
-	expect_touched(&x, "outer", out);
+	struct rss in = figures(x, "inner"), out = figures(x, "outer");
+	expect_touched(x, "outer", out);
 	ck_assert_msg(rise(in) < 5,
 		      "%s: inner peak_rss - rss_begin = %.2f MiB: it inherited the outer region's "
-		      "earlier peak (expected under 5 MiB)", x.label, rise(in));
-	done(&x);
+		      "earlier peak (expected under 5 MiB)", x->label, rise(in));
 }
-END_TEST
 
-START_TEST(test_rss_end_below_peak_after_big_free)
+H_CHECK(rss_end_below_peak_after_big_free)
 {
-	struct run x;
-	if (!run_case(&x, _i, "big"))
-		return;
-	struct rss f = figures(&x, "big");
-	ck_assert_msg(f.end <= f.peak, "%s: rss_end %.1f MiB above peak_rss %.1f MiB", x.label,
+	struct rss f = figures(x, "big");
+	ck_assert_msg(f.end <= f.peak, "%s: rss_end %.1f MiB above peak_rss %.1f MiB", x->label,
 		      f.end / MiB, f.peak / MiB);
-	if (allocs[_i].returns_big)
+	if (returns_big(x->alloc))
 		ck_assert_msg(f.end + 90 * MiB < f.peak,
 			      "%s: rss_end %.1f MiB, peak_rss %.1f MiB: the freed 100 MiB block "
-			      "should be off the resident set at the region's end", x.label,
+			      "should be off the resident set at the region's end", x->label,
 			      f.end / MiB, f.peak / MiB);
-	done(&x);
 }
-END_TEST
+
+/* rss_touch CASE under each allocator, preloaded after libmemcheck.so */
+#define RSS_TOUCH(kase)                                                        \
+	.allocators = H_ALL_FIVE,                                              \
+	.run = { .prog = "rss_touch", .args = H_LIST(kase), .flags = H_PRELOAD, .text = "fail" }
+
+static const struct h_case cases[] = {
+	{ "the peak rises by what was touched", RSS_TOUCH("big"),
+	  .check = peak_rises_by_what_was_touched },
+	{ "the peak rises by small blocks touched", RSS_TOUCH("small"),
+	  .check = peak_rises_by_small_blocks_touched },
+	{ "the outer peak includes the inner peak", RSS_TOUCH("nested"),
+	  .check = outer_peak_includes_inner_peak },
+	{ "the inner peak excludes what ran before", RSS_TOUCH("nested_before"),
+	  .check = inner_peak_excludes_what_ran_before },
+	{ "rss_end below the peak after a big free", RSS_TOUCH("big"),
+	  .check = rss_end_below_peak_after_big_free },
+};
 
 int main(void)
 {
-	Suite *s = suite_create("rss");
-	TCase *tc = tcase_create("rss");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_peak_rises_by_what_was_touched, 0, NALLOCS);
-	tcase_add_loop_test(tc, test_peak_rises_by_small_blocks_touched, 0, NALLOCS);
-	tcase_add_loop_test(tc, test_outer_peak_includes_inner_peak, 0, NALLOCS);
-	tcase_add_loop_test(tc, test_inner_peak_excludes_what_ran_before, 0, NALLOCS);
-	tcase_add_loop_test(tc, test_rss_end_below_peak_after_big_free, 0, NALLOCS);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	TCase *tc = h_tcase("rss", 60);
+	H_ADD_CASES(tc, cases);
+	return h_run_suite(NULL);
 }

@@ -194,11 +194,8 @@ END_TEST
  * decay turned off makes it one of those. */
 START_TEST(auto_runs_timed_allocators_three_times)
 {
-	const char *je = h_allocator_so("libjemalloc.so.2");
-	if (!je) {
-		printf("note: jemalloc not installed; auto runs not tested\n");
+	if (!h_allocator(H_JEMALLOC, NULL))
 		return;
-	}
 	const char *rep = h_tmppath("auto.jsonl");
 	struct h_run r;
 	const char *env[] = { "MEMCHECK_TEXT=none", "MALLOC_CONF=", NULL };
@@ -246,21 +243,22 @@ END_TEST
 START_TEST(timed_purge_of_each_allocator)
 {
 	static const struct {
-		const char *so, *env;
+		int alloc;
+		const char *env;
 		uint64_t ms;
 	} cases[] = {
-		{ NULL, NULL, 0 },
-		{ "libtcmalloc_minimal.so.4", NULL, 0 },
-		{ "libjemalloc.so.2", "MALLOC_CONF=", 10000 },
-		{ "libjemalloc.so.2", "MALLOC_CONF=dirty_decay_ms:2000,muzzy_decay_ms:3000", 3000 },
-		{ "libjemalloc.so.2", "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0", 0 },
-		{ "libmimalloc.so.2", NULL, 500 },     /* its segment cache's delay */
-		{ "libmimalloc.so.2", "MIMALLOC_SEGMENT_DECOMMIT_DELAY=0", 25 },
-		{ "libmimalloc.so.2", "MIMALLOC_ALLOW_DECOMMIT=0", 0 },
+		{ H_GLIBC, NULL, 0 },
+		{ H_TCMALLOC, NULL, 0 },
+		{ H_JEMALLOC, "MALLOC_CONF=", 10000 },
+		{ H_JEMALLOC, "MALLOC_CONF=dirty_decay_ms:2000,muzzy_decay_ms:3000", 3000 },
+		{ H_JEMALLOC, "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0", 0 },
+		{ H_MIMALLOC, NULL, 500 },     /* its segment cache's delay */
+		{ H_MIMALLOC, "MIMALLOC_SEGMENT_DECOMMIT_DELAY=0", 25 },
+		{ H_MIMALLOC, "MIMALLOC_ALLOW_DECOMMIT=0", 0 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		const char *so = NULL;
-		if (cases[i].so && !(so = h_allocator_so(cases[i].so)))
+		const char *so;
+		if (!h_allocator(cases[i].alloc, &so))
 			continue;
 		const char *report = h_tmppath("timed.jsonl");
 		unlink(report);
@@ -307,14 +305,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("runs");
-	TCase *tc = tcase_create("runs");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("runs", 120);
 	tcase_add_test(tc, spread_in_table_and_report);
 	tcase_add_test(tc, gate_on_the_median);
 	tcase_add_test(tc, auto_runs_timed_allocators_three_times);
 	tcase_add_test(tc, timed_purge_of_each_allocator);
 	tcase_add_test(tc, lost_column_adds_indirect);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

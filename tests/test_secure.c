@@ -133,11 +133,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("secure");
-	TCase *tc = tcase_create("secure");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("secure", 30);
 	tcase_add_loop_test(tc, test_privileged_program_ignores_memcheck_variables, 0,
 			    (int)(sizeof kinds / sizeof kinds[0]));
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

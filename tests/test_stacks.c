@@ -154,18 +154,10 @@ static bool same(const struct record *a, const struct record *b)
 	return true;
 }
 
-static const char *const allocators[] = { NULL, "libmimalloc.so.2", "libjemalloc.so.2",
-					  "libtcmalloc_minimal.so.4" };
-#define NALLOC (sizeof allocators / sizeof allocators[0])
-
 /* Allocator a's name, or NULL (said on stdout) when it is not installed. */
-static const char *allocator_name(size_t a)
+static const char *allocator_name(int a)
 {
-	if (allocators[a] && !h_allocator_so(allocators[a])) {
-		printf("note: %s not installed; skipping it\n", allocators[a]);
-		return NULL;
-	}
-	return allocators[a] ? allocators[a] : "glibc";
+	return h_allocator(a, NULL) ? h_allocator_name(a) : NULL;
 }
 
 /* Run prog under memcheck in front of allocator a (its defaults, the
@@ -174,7 +166,8 @@ static const char *allocator_name(size_t a)
 static int run_memcheck(const char *prog, size_t a, struct h_report *rep,
 			const struct h_json **rec, struct record *out)
 {
-	const char *so = allocators[a] ? h_allocator_so(allocators[a]) : NULL;
+	const char *so;
+	h_allocator(a, &so);
 	const char *report = h_tmppath("report.jsonl");
 	unlink(report);
 	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
@@ -182,7 +175,7 @@ static int run_memcheck(const char *prog, size_t a, struct h_report *rep,
 	struct h_run m;
 	H_RUN(&m, H_PRELOAD, so, env, h_prog(prog));
 	ck_assert_msg(m.exit_code == 0, "%s under memcheck (%s): %s; stderr:\n%s", prog,
-		      allocators[a] ? allocators[a] : "glibc", h_status(&m), m.err);
+		      h_allocators[a].name, h_status(&m), m.err);
 	H_LOAD(rep, report);
 	*rec = h_record(rep, "process", m.pid);
 	ck_assert_msg(*rec != NULL, "%s: no \"process\" record", prog);
@@ -265,7 +258,7 @@ static long marked_line(const char *prog, const char *marker)
  * leak record, at keep_names; setlocale's copies are suppressed. */
 START_TEST(test_own_strings_apart_from_the_locale)
 {
-	const char *prog = "plain_keep_strings", *alloc = allocator_name((size_t)_i);
+	const char *prog = "plain_keep_strings", *alloc = allocator_name(_i);
 	if (!alloc)
 		return;
 	long keep = marked_line(prog, "/* KEEP_LINE */");
@@ -306,7 +299,7 @@ END_TEST
  * valgrind gives it. */
 START_TEST(test_stacks_through_the_c_library_match_valgrind)
 {
-	const char *prog = "plain_libc_stacks", *alloc = allocator_name((size_t)_i);
+	const char *prog = "plain_libc_stacks", *alloc = allocator_name(_i);
 	if (!alloc)
 		return;
 	struct record m[MAX_RECORDS], v[MAX_RECORDS];
@@ -342,7 +335,7 @@ END_TEST
  * was not. */
 START_TEST(test_deep_recursion_stacks)
 {
-	const char *prog = "plain_deep_stacks", *alloc = allocator_name((size_t)_i);
+	const char *prog = "plain_deep_stacks", *alloc = allocator_name(_i);
 	if (!alloc)
 		return;
 	long leaf = marked_line(prog, "/* LEAF_LINE */");
@@ -377,12 +370,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("stacks");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_own_strings_apart_from_the_locale, 0, (int)NALLOC);
-	tcase_add_loop_test(tc, test_stacks_through_the_c_library_match_valgrind, 0, (int)NALLOC);
-	tcase_add_loop_test(tc, test_deep_recursion_stacks, 0, (int)NALLOC);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	TCase *tc = h_tcase("stacks", 120);
+	tcase_add_loop_test(tc, test_own_strings_apart_from_the_locale, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_stacks_through_the_c_library_match_valgrind, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_deep_recursion_stacks, 0, H_NALLOCATORS);
+	return h_run_suite(NULL);
 }

@@ -64,7 +64,7 @@ static void expect_records_clean(const char *report, const char *what)
 START_TEST(random_mix_counts_match_the_program)
 {
 	const char *so;
-	if (!h_allocator_or_skip(_i, &so, "stress mix"))
+	if (!h_allocator(_i, &so))
 		return;
 	allow_time();
 	for (int round = 0; round < rounds(); round++) {
@@ -90,7 +90,7 @@ START_TEST(hardening_programs_again)
 	const char *so;
 	if (!long_form())
 		return;
-	if (!h_allocator_or_skip(_i, &so, "stress programs"))
+	if (!h_allocator(_i, &so))
 		return;
 	allow_time();
 	for (int round = 0; round < rounds(); round++) {
@@ -139,8 +139,8 @@ START_TEST(signal_timer_under_mimalloc)
 {
 	if (!long_form())
 		return;
-	const char *mi = h_mimalloc_or_skip("stress signal timer");
-	if (!mi)
+	const char *mi;
+	if (!h_allocator(H_MIMALLOC, &mi))
 		return;
 	allow_time();
 	for (int round = 0; round < rounds(); round++) {
@@ -172,14 +172,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("stress");
-	TCase *tc = tcase_create("stress");
+	TCase *tc = h_tcase("stress", 0);
 	/* check's own limit: the runs' H_TIMEOUT times the programs run,
 	 * rounds of them */
 	tcase_set_timeout(tc, (double)rounds() * (seconds() * 40 + 300));
 	tcase_add_loop_test(tc, random_mix_counts_match_the_program, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, hardening_programs_again, 0, H_NALLOCATORS);
 	tcase_add_test(tc, signal_timer_under_mimalloc);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

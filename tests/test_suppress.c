@@ -436,9 +436,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("suppress");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("suppress", 120);
 	tcase_add_test(tc, test_env_suppresses_and_counts);
 	tcase_add_test(tc, test_bad_file_fails_every_region);
 	tcase_add_test(tc, test_cli);
@@ -446,6 +444,5 @@ int main(void)
 	tcase_add_test(tc, test_valgrinds_entries);
 	tcase_add_test(tc, test_default_files);
 	tcase_add_test(tc, test_shipped_files_on_glibc);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -131,7 +131,7 @@ static void check_allocator(const struct h_report *rep, const char *err, const c
 static void run_valgrind_mode(struct h_run *r, bool *tc, const char *report, const char *prog,
 			      const char *arg)
 {
-	*tc = h_allocator_so("libtcmalloc_minimal.so.4") != NULL;
+	*tc = h_allocator_so(h_allocators[H_TCMALLOC].soname) != NULL;
 	char mc[4096];
 	snprintf(mc, sizeof mc, "%s/memcheck", h_build());
 	H_RUN(r, 0, NULL, NULL, mc, "run", "--valgrind", "-a", *tc ? "tcmalloc" : "glibc",
@@ -295,7 +295,7 @@ END_TEST
  * memcheck says so and keeps its own scan. */
 START_TEST(test_valgrind_blind_keeps_memcheck_scan)
 {
-	const char *tc = h_allocator_so("libtcmalloc_minimal.so.4");
+	const char *tc = h_allocator_so(h_allocators[H_TCMALLOC].soname);
 	if (!have_valgrind() || !tc)
 		return;
 	const char *report = h_tmppath("blind.jsonl");
@@ -332,15 +332,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("vgmode");
-	TCase *tc = tcase_create("vgmode");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("vgmode", 60);
 	tcase_add_test(tc, test_run_valgrind_glibc_and_tcmalloc);
 	tcase_add_test(tc, test_nested_and_fork);
 	tcase_add_test(tc, test_outside_valgrind_memcheck_classifies);
 	tcase_add_test(tc, test_counts_equal_valgrind_alone);
 	tcase_add_test(tc, test_valgrind_blind_keeps_memcheck_scan);
 	tcase_add_test(tc, test_valgrind_missing);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

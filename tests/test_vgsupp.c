@@ -35,16 +35,18 @@ static const char *const supp_files[] = { "glibc", "libstdcxx", "tcmalloc", "jem
 #define NSUPP (sizeof supp_files / sizeof supp_files[0])
 
 struct alloc {
-	const char *name, *soname, *synonym;
+	int index;            /* in h_allocators */
+	const char *name, *synonym;
 	bool loses_at_start;  /* its start-up code loses a block (tcmalloc) */
 };
-static const struct alloc allocs[] = {
-	{ "glibc", NULL, "nouserintercepts", false },
-	{ "mimalloc", "libmimalloc.so.2", "*mimalloc*", false },
-	{ "jemalloc", "libjemalloc.so.2", "*jemalloc*", false },
-	{ "tcmalloc", "libtcmalloc_minimal.so.4", "*tcmalloc*", true },
-};
-#define NALLOCS (int)(sizeof allocs / sizeof allocs[0])
+/* Allocator i of h_allocators, as valgrind is told of it. */
+static struct alloc alloc_of(int i)
+{
+	struct alloc a = { i, h_allocators[i].name,
+			   i == H_GLIBC ? "nouserintercepts" : h_env("*%s*", h_allocators[i].name),
+			   i == H_TCMALLOC };
+	return a;
+}
 
 enum {
 	FILES = 1,      /* --suppressions= every file in suppressions/ */
@@ -83,12 +85,10 @@ static const char *supp_path(const char *name)
  * glibc's is "" (nothing to preload). */
 static const char *alloc_so(const struct alloc *a)
 {
-	if (!a->soname)
-		return "";
-	const char *so = h_allocator_so(a->soname);
-	if (!so)
-		printf("note: %s not installed; skipping it\n", a->soname);
-	return so;
+	const char *so;
+	if (!h_allocator(a->index, &so))
+		return NULL;
+	return so ? so : "";
 }
 
 /* Run valgrind on tests/prog/PROG [ARG] under allocator a, the HOW flags
@@ -180,7 +180,8 @@ static void expect_clean(const struct vg *v, const char *what)
  * entries allow for), nothing is left. */
 START_TEST(test_allocator_clean_with_files)
 {
-	const struct alloc *a = &allocs[_i];
+	struct alloc al = alloc_of(_i);
+	const struct alloc *a = &al;
 	struct vg bare, supp;
 	if (!vg_run(&bare, a, 0, "plain_clean", "all"))
 		return;
@@ -211,7 +212,8 @@ END_TEST
  * them. */
 START_TEST(test_tcmalloc_needs_its_file_under_defaults)
 {
-	const struct alloc *a = &allocs[NALLOCS - 1];
+	struct alloc al = alloc_of(H_TCMALLOC);
+	const struct alloc *a = &al;
 	struct vg bare, supp;
 	if (!vg_run(&bare, a, FREERES, "plain_clean", "plain"))
 		return;
@@ -232,7 +234,8 @@ END_TEST
  * glibc.supp alone, suppressed with check.supp. */
 START_TEST(test_check_children)
 {
-	const struct alloc *a = &allocs[0];
+	struct alloc al = alloc_of(H_GLIBC);
+	const struct alloc *a = &al;
 	struct vg bare, supp;
 	if (!vg_run(&bare, a, GLIBC_ONLY, "plain_check", NULL))
 		return;
@@ -260,7 +263,8 @@ END_TEST
  * 48 bytes in a global and loses a 5-byte strdup, both still reported. */
 START_TEST(test_program_leaks_stay_reported)
 {
-	const struct alloc *a = &allocs[0];
+	struct alloc al = alloc_of(H_GLIBC);
+	const struct alloc *a = &al;
 	struct vg v;
 	if (!vg_run(&v, a, FILES, "plain_check", "leak"))
 		return;
@@ -281,13 +285,10 @@ int main(void)
 	/* A run with libmemcheck takes about 6 s: valgrind's leak search
 	 * reads the 4 GiB memcheck reserves for its stack depot. */
 	setenv("H_TIMEOUT", "90", 0);
-	Suite *s = suite_create("vgsupp");
-	TCase *tc = tcase_create("vgsupp");
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_allocator_clean_with_files, 0, NALLOCS);
+	TCase *tc = h_tcase("vgsupp", 120);
+	tcase_add_loop_test(tc, test_allocator_clean_with_files, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_tcmalloc_needs_its_file_under_defaults);
 	tcase_add_test(tc, test_check_children);
 	tcase_add_test(tc, test_program_leaks_stay_reported);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

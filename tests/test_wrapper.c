@@ -15,14 +15,6 @@
 
 #include "harness.h"
 
-static const struct {
-	const char *so, *name;   /* name: as records and the text say it */
-} allocators[] = {
-	{ NULL, "glibc" }, { "libmimalloc.so.2", "mimalloc" }, { "libjemalloc.so.2", "jemalloc" },
-	{ "libtcmalloc_minimal.so.4", "tcmalloc" },
-};
-#define NALLOC (sizeof allocators / sizeof allocators[0])
-
 static const char *cli(void)
 {
 	return h_env("%s/memcheck", h_build());
@@ -47,11 +39,11 @@ static const char *const *env_for(const char *so, const char *extra)
  * the library's. */
 START_TEST(valgrind_command_line)
 {
-	for (size_t a = 0; a < NALLOC; a++) {
-		const char *so = allocators[a].so ? h_allocator_so(allocators[a].so) : NULL;
-		if (allocators[a].so && !so)
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *so;
+		if (!h_allocator(a, &so))
 			continue;
-		const char *name = allocators[a].name;
+		const char *name = h_allocators[a].name;
 		const char *log = h_tmppath("MemoryChecker.1.log");
 		struct h_run r;
 		H_RUN(&r, H_EXITCODE, NULL, env_for(so, NULL), cli(), h_env("--log-file=%s", log),
@@ -144,11 +136,11 @@ START_TEST(run_quiet_is_a_wrapper)
 		{ "clean", NULL, 0 }, { "leak", NULL, 23 }, { "leak-status", "77", 77 },
 		{ "leak-status", "99", 99 }, { "leak-status", "3", 3 },
 	};
-	for (size_t a = 0; a < NALLOC; a++) {
-		const char *so = allocators[a].so ? h_allocator_so(allocators[a].so) : NULL;
-		if (allocators[a].so && !so)
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *so;
+		if (!h_allocator(a, &so))
 			continue;
-		const char *name = allocators[a].name;
+		const char *name = h_allocators[a].name;
 		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 			struct h_run r;
 			if (cases[i].arg)
@@ -202,13 +194,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("wrapper");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	TCase *tc = h_tcase("wrapper", 120);
 	tcase_add_test(tc, valgrind_command_line);
 	tcase_add_test(tc, valgrind_options_map_to_memcheck);
 	tcase_add_test(tc, run_quiet_is_a_wrapper);
 	tcase_add_test(tc, run_passes_skip_and_hard_error_on);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_run_suite(NULL);
 }

@@ -24,6 +24,9 @@ UNIT_elfsym    := elfsym util
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
 
+# h_tcase and h_run_suite, every test program's main (tests/suite.h)
+SUITE_SRC := tests/suite.c tests/suite.h
+
 UNIT_TESTS := $(patsubst tests/unit_%.c,%,$(wildcard tests/unit_*.c))
 UNIT_BINS  := $(UNIT_TESTS:%=$(B)/tests/unit_%)
 ASAN_BINS  := $(UNIT_TESTS:%=$(B)/asan/unit_%)
@@ -38,10 +41,10 @@ $(B)/asan/lib_%.o: lib/%.c | $(B)/asan
 
 .SECONDARY:
 .SECONDEXPANSION:
-$(B)/tests/unit_%: tests/unit_%.c $$(addprefix $(B)/tests/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/tests
-	$(CC) $(TEST_CFLAGS) $(UNIT_FLAGS_$*) -o $@ $^ $(CHECK_LIBS) -ldl
-$(B)/asan/unit_%: tests/unit_%.c $$(addprefix $(B)/asan/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/asan
-	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) $(UNIT_FLAGS_$*) -o $@ $^ $(CHECK_LIBS) -ldl
+$(B)/tests/unit_%: tests/unit_%.c $(SUITE_SRC) $$(addprefix $(B)/tests/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/tests
+	$(CC) $(TEST_CFLAGS) $(UNIT_FLAGS_$*) -o $@ $(filter-out %.h,$^) $(CHECK_LIBS) -ldl
+$(B)/asan/unit_%: tests/unit_%.c $(SUITE_SRC) $$(addprefix $(B)/asan/lib_,$$(addsuffix .o,$$(UNIT_$$*))) | $(B)/asan
+	$(CC) $(TEST_CFLAGS) $(ASAN_FLAGS) $(UNIT_FLAGS_$*) -o $@ $(filter-out %.h,$^) $(CHECK_LIBS) -ldl
 
 # Programs run under memcheck: no builtins (the compiler would delete
 # malloc/free pairs), frame pointers and debug info for exact stacks.
@@ -140,10 +143,18 @@ $(B)/tests/prog/exitregion_static: tests/prog/exitregion.c $(ARLIB) include/memc
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl
 
+# plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
+# code after a wrapper's call, which memcheck reads, is the compiler's.
+$(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
+# (before prog-check's rule: its prerequisites are expanded where it stands)
+PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
-HARNESS_SRC := tests/harness.c tests/harness_xml.c
-$(B)/tests/test_%: tests/test_%.c $(HARNESS_SRC) tests/harness.h | $(B)/tests
+HARNESS_SRC := tests/harness.c tests/harness_xml.c tests/suite.c
+$(B)/tests/test_%: tests/test_%.c $(HARNESS_SRC) tests/harness.h tests/suite.h | $(B)/tests
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(HARNESS_SRC) $(CHECK_LIBS)
 
 -include $(wildcard $(B)/tests/*.d $(B)/asan/*.d)
@@ -154,13 +165,6 @@ unit-check: $(UNIT_BINS)
 asan-check: $(ASAN_BINS)
 	@set -e; for t in $(ASAN_BINS); do echo "== $$t (ASan/UBSan)"; \
 		ASAN_OPTIONS=detect_leaks=1 $$t; done
-
-# plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
-# code after a wrapper's call, which memcheck reads, is the compiler's.
-$(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
-	@mkdir -p $(B)/tests/prog
-	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
-PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
 
 # Every test program runs even when one fails; the failures are named at
 # the end, each with check's lines for its failed checks (a CI log may

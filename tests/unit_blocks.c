@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "suite.h"
 
 struct mc_options mc_opt;
 
@@ -328,9 +329,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("blocks");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("blocks", 60);
 	tcase_add_test(tc, insert_find_remove);
 	tcase_add_test(tc, model_check);
 	tcase_add_test(tc, odd_blocks);
@@ -339,10 +338,5 @@ int main(void)
 	tcase_add_test(tc, second_thread);
 	tcase_add_test(tc, cross_thread_free);
 	tcase_add_test(tc, fork_child_owns);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

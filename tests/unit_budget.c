@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "suite.h"
 
 #define MiB (1024 * 1024ull)
 
@@ -743,9 +744,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("budget");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("budget", 30);
 	tcase_add_test(tc, keys_cover_the_result);
 	tcase_add_test(tc, keys_are_documented);
 	tcase_add_test(tc, every_kind_of_good_line);
@@ -759,10 +758,5 @@ int main(void)
 	tcase_add_test(tc, unknown_figures_never_pass);
 	tcase_add_test(tc, messages_append_and_fit);
 	tcase_add_test(tc, load_files);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

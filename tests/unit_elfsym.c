@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "suite.h"
 
 /* Taken in code: the linker makes the address the PLT stub's and lists
  * malloc in this program's dynamic symbol table with it. */
@@ -91,17 +92,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("elfsym");
-	TCase *tc = tcase_create("elfsym");
+	TCase *tc = h_tcase("elfsym", 0);
 	tcase_add_test(tc, first_definition_as_dlsym);
 	tcase_add_test(tc, next_as_rtld_next);
 	tcase_add_test(tc, canonical_plt_entry_is_no_definition);
 	tcase_add_test(tc, in_one_object);
 	tcase_add_test(tc, unknown_names);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

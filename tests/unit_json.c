@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "suite.h"
 
 /* ---- allocation counter ----------------------------------------------
  * Every malloc-family call of this process, counted while `counting` is
@@ -677,9 +678,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("json");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("json", 60);
 	tcase_add_test(tc, leak_record);
 	tcase_add_test(tc, budget_record);
 	tcase_add_test(tc, escaped_name);
@@ -697,10 +696,5 @@ int main(void)
 	tcase_add_test(tc, error_buffer);
 	tcase_add_test(tc, no_allocation);
 	tcase_add_test(tc, spans);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

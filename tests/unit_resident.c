@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "suite.h"
 
 #define PAGES 64
 
@@ -164,16 +165,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("resident");
-	TCase *tc = tcase_create("resident");
+	TCase *tc = h_tcase("resident", 0);
 	tcase_add_test(tc, counts_written_pages_only);
 	tcase_add_test(tc, reads_every_mapping);
 	tcase_add_test(tc, finds_the_gaps);
 	tcase_add_test(tc, lists_its_own_mappings);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(NULL);
 }

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "internal.h"
+#include "suite.h"
 
 #define MiB (1024 * 1024ull)
 #define SIZE (64 * MiB)
@@ -105,23 +106,12 @@ START_TEST(no_fds_left)
 }
 END_TEST
 
-static Suite *rss_suite(void)
+int main(void)
 {
-	Suite *s = suite_create("rss");
-	TCase *tc = tcase_create("rss");
+	TCase *tc = h_tcase("rss", 0);
 	tcase_add_test(tc, current_follows_touched_memory);
 	tcase_add_test(tc, reset_peak_drops_to_current);
 	tcase_add_test(tc, errno_is_preserved);
 	tcase_add_test(tc, no_fds_left);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(rss_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(NULL);
 }

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "suite.h"
 
 struct mc_options mc_opt;
 
@@ -153,14 +154,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *su = suite_create("scan");
-	TCase *tc = tcase_create("core");
+	TCase *tc = h_tcase("scan", 0);
 	tcase_add_test(tc, kinds_as_valgrind_counts_them);
 	tcase_add_test(tc, registered_roots);
-	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

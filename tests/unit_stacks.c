@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "suite.h"
 
 struct mc_options mc_opt;
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here */
@@ -366,8 +367,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("stacks");
-	TCase *tc = tcase_create("core");
+	TCase *tc = h_tcase("stacks", 0);
 	tcase_add_test(tc, intern_dedupes);
 	tcase_add_test(tc, fp_walk_starts_at_the_call_site);
 	tcase_add_test(tc, fp_walk_depth_and_stops);
@@ -375,10 +375,5 @@ int main(void)
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "suite.h"
 
 static char err[1024];
 
@@ -441,9 +442,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("supp");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 30);
+	TCase *tc = h_tcase("supp", 30);
 	tcase_add_test(tc, reads_valgrinds_files);
 	tcase_add_test(tc, refuses_bad_entries);
 	tcase_add_test(tc, wildcards);
@@ -451,10 +450,5 @@ int main(void)
 	tcase_add_test(tc, virtual_frame_zero);
 	tcase_add_test(tc, generated_entries_read_back);
 	tcase_add_test(tc, load_files);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "suite.h"
 
 /* symbolize.c reads the options; options.c is not linked. */
 struct mc_options mc_opt;
@@ -303,12 +304,10 @@ START_TEST(names_as_libdw_chooses)
 }
 END_TEST
 
-static Suite *symbolize_suite(void)
+int main(void)
 {
-	Suite *s = suite_create("symbolize");
-	TCase *tc = tcase_create("symbolize");
 	/* The first session reads debug info of every loaded object. */
-	tcase_set_timeout(tc, 60);
+	TCase *tc = h_tcase("symbolize", 60);
 	tcase_add_test(tc, own_frame_has_file_and_line);
 	tcase_add_test(tc, session_survives_end);
 	tcase_add_test(tc, libc_function);
@@ -318,15 +317,5 @@ static Suite *symbolize_suite(void)
 	tcase_add_test(tc, inlined_frames);
 	tcase_add_test(tc, repeated_frames);
 	tcase_add_test(tc, names_as_libdw_chooses);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(symbolize_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "suite.h"
 
 static const char *json(const char *s)
 {
@@ -164,8 +165,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("util");
-	TCase *tc = tcase_create("core");
+	TCase *tc = h_tcase("util", 0);
 	tcase_add_test(tc, json_strings);
 	tcase_add_test(tc, text_escapes);
 	tcase_add_test(tc, names_cut_at_characters);
@@ -173,10 +173,5 @@ int main(void)
 	tcase_add_test(tc, log_paths);
 	tcase_add_test(tc, program_patterns);
 	tcase_add_test(tc, options_defaults_and_bad_values);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0;
+	return h_run_suite(NULL);
 }

@@ -1,0 +1,30 @@
+/*
+ * suite.h - the one shape of a test program's main, for the unit tests
+ * (tests/unit_*.c) and the whole-program tests (through harness.h):
+ *
+ *   TCase *tc = h_tcase("name", 30);
+ *   tcase_add_test(tc, ...);
+ *   return h_run_suite(NULL);
+ *
+ * suite.c has no other dependency than check, so that a unit test, which
+ * links only the library objects it tests, can link it too.
+ */
+#ifndef MEMCHECK_TESTS_SUITE_H
+#define MEMCHECK_TESTS_SUITE_H
+
+struct TCase;
+struct Suite;
+
+/* A test case of the test program's suite named name, whose tests may
+ * take timeout seconds each (check's default when 0); add tests to the
+ * TCase returned.  The first call names the suite too. */
+struct TCase *h_tcase(const char *name, double timeout);
+/* Run s (NULL: the one h_tcase made) in CK_NORMAL mode; returns the
+ * process exit status. */
+int h_run_suite(struct Suite *s);
+/* Called by h_run_suite before the tests run when a program defines it
+ * (harness.c: the temporary directory, made by the process that will
+ * remove it). */
+void h_suite_begin(void) __attribute__((weak));
+
+#endif /* MEMCHECK_TESTS_SUITE_H */
