@@ -43,7 +43,6 @@
  *   address lies in, never past it.
  */
 #include <fnmatch.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -423,38 +422,16 @@ static bool path_returns_block(const struct code *c, uintptr_t at, struct state 
 	return false;
 }
 
-struct segment_probe {
-	uintptr_t pc;
-	struct code c;
-};
-
-static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct segment_probe *p = arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
-		    p->pc < lo + ph->p_memsz) {
-			p->c.lo = lo;
-			p->c.hi = lo + ph->p_memsz;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static bool judge(uintptr_t pc)
 {
-	struct segment_probe p = { .pc = pc };
-	if (!mc_walk_objects(find_segment, &p))
+	struct code c;
+	if (!mc_code_segment(pc, &c.lo, &c.hi))
 		return false;
 	struct state s;
 	memset(&s, 0, sizeof s);
 	s.regs = 1u << RAX;
 	s.rsp_known = s.rbp_known = true;
-	return path_returns_block(&p.c, pc, s);
+	return path_returns_block(&c, pc, s);
 }
 
 #else

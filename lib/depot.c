@@ -35,7 +35,6 @@
  * lock, finds the stack).
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -317,33 +316,11 @@ int mc_stack_get(uint32_t id, const uintptr_t **frames)
 	return (int)e->depth;
 }
 
-struct code_probe {
-	uintptr_t pc;
-	bool found;
-};
-
-static int probe_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct code_probe *p = arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
-		    p->pc < lo + ph->p_memsz) {
-			p->found = true;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* Is pc in the code of a loaded object?  A return address must be. */
 static bool in_code(uintptr_t pc)
 {
-	struct code_probe p = { pc - 1, false };
-	mc_walk_objects(probe_object, &p);
-	return p.found;
+	uintptr_t lo, hi;
+	return mc_code_segment(pc - 1, &lo, &hi);
 }
 
 /* The frames of a stack, up to the first that cannot be a return

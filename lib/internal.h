@@ -200,6 +200,9 @@ const void *mc_object_base(const void *addr, const char **name);
  * process forks (mc_walks_prefork and _postfork, in the fork handlers). */
 struct dl_phdr_info;
 int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* The executable PT_LOAD segment of a loaded object that holds pc, in
+ * [*lo, *hi); false when pc is in no object's code. */
+bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
 void mc_walks_prefork(void);
 void mc_walks_postfork(bool child);
 

@@ -939,6 +939,37 @@ int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
 	return rc;
 }
 
+struct code_probe {
+	uintptr_t pc, lo, hi;
+};
+
+static int probe_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct code_probe *p = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && p->pc >= lo &&
+		    p->pc < lo + ph->p_memsz) {
+			p->lo = lo;
+			p->hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+	struct code_probe p = { .pc = pc };
+	if (!mc_walk_objects(probe_code, &p))
+		return false;
+	*lo = p.lo;
+	*hi = p.hi;
+	return true;
+}
+
 void mc_walks_prefork(void)
 {
 	struct timespec until;
