@@ -12,6 +12,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,29 @@ static bool drop_var(const char *e)
 	return strncmp(e, "MEMCHECK_", 9) == 0 || strncmp(e, "LD_PRELOAD=", 11) == 0;
 }
 
+/* Everything the terminal master has to read now, appended to *buf
+ * (kept NUL-terminated). */
+static void drain_tty(int master, char **buf, size_t *len, size_t *cap)
+{
+	for (;;) {
+		if (*cap - *len < 4097) {
+			*cap = *cap ? 2 * *cap : 8192;
+			*buf = realloc(*buf, *cap);
+			if (!*buf)
+				die("out of memory");
+		}
+		ssize_t got = read(master, *buf + *len, 4096);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		*len += (size_t)got;
+		(*buf)[*len] = 0;
+	}
+	if (*buf)
+		(*buf)[*len] = 0;
+}
+
 int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	  unsigned flags, const char *so)
 {
@@ -236,6 +260,19 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	int efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (ofd < 0 || efd < 0)
 		die("cannot create %s: %s", outp, strerror(errno));
+	/* H_TERMINAL: the master side, read while the program runs (a
+	 * pty holds only a few KiB); the child opens the other side after
+	 * setsid(), which makes it its controlling terminal. */
+	int master = -1;
+	const char *slave = NULL;
+	if (flags & H_TERMINAL) {
+		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (master < 0 || grantpt(master) || unlockpt(master) || !(slave = ptsname(master)))
+			die("cannot make a terminal: %s", strerror(errno));
+		fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+	}
+	char *tty_out = NULL;
+	size_t tty_len = 0, tty_cap = 0;
 
 	fflush(NULL);
 	pid_t pid = fork();
@@ -245,6 +282,13 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(ofd, 1) < 0 || dup2(efd, 2) < 0)
 			_exit(126);
+		if (master >= 0) {
+			int t = -1;
+			if (setsid() < 0 || (t = open(slave, O_RDWR)) < 0 || dup2(t, 1) < 0 ||
+			    dup2(t, 2) < 0)
+				_exit(126);
+			close(t);
+		}
 		execve(argv[0], (char *const *)argv, envp);
 		dprintf(2, "harness: execve %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -270,8 +314,14 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 			r->timed_out = true;
 			kill(pid, SIGKILL);
 		}
-		struct timespec ts = { 0, nap };
-		nanosleep(&ts, NULL);
+		if (master >= 0) {
+			struct pollfd pf = { master, POLLIN, 0 };
+			poll(&pf, 1, (int)(nap / 1000000) + 1);
+			drain_tty(master, &tty_out, &tty_len, &tty_cap);
+		} else {
+			struct timespec ts = { 0, nap };
+			nanosleep(&ts, NULL);
+		}
 		waited += (double)nap / 1e9;
 		if (nap < 5000000)
 			nap *= 2;
@@ -286,6 +336,15 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	r->err = h_read_file(errp, &r->err_len);
 	if (!r->out || !r->err)
 		die("cannot read back %s / %s", outp, errp);
+	if (master >= 0) {
+		/* what is still in the pty: read until it is empty (EAGAIN,
+		 * or EIO once every holder of the other side is gone) */
+		drain_tty(master, &tty_out, &tty_len, &tty_cap);
+		close(master);
+		free(r->out);
+		r->out = tty_out ? tty_out : xcalloc(1, 1);
+		r->out_len = tty_len;
+	}
 	unlink(outp);
 	unlink(errp);
 	return r->exit_code == 127 && strstr(r->err, "harness: execve") ? -1 : 0;

@@ -70,6 +70,9 @@ enum {
 	H_PRELOAD = 1,        /* LD_PRELOAD=libmemcheck.so [so] */
 	H_PRELOAD_AFTER = 2,  /* LD_PRELOAD=so libmemcheck.so (wrong order) */
 	H_EXITCODE = 4,       /* no MEMCHECK_EXITCODE=0: memcheck's default */
+	H_TERMINAL = 8,       /* stdout and stderr are one new terminal (a
+				 pty, its controlling one): out holds what
+				 it showed, "\n" as "\r\n"; err is empty */
 };
 
 struct h_run {

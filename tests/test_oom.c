@@ -254,8 +254,8 @@ END_TEST
 START_TEST(progress_on_a_terminal)
 {
 	struct h_run r;
-	const char *cmd = h_env("%s oom --max 40 -- %s slow", cli(), h_prog("plain_oom"));
-	H_RUN(&r, 0, NULL, NULL, "/usr/bin/script", "-qfec", cmd, "/dev/null");
+	H_RUN(&r, H_TERMINAL, NULL, NULL, cli(), "oom", "--max", "40", "--", h_prog("plain_oom"),
+	      "slow");
 	EXPECT_EXIT(&r, 0);
 	EXPECT_HAS(r.out, "\rmemcheck oom: ");
 	EXPECT_HAS(r.out, " of 40 runs, ");
