@@ -5,6 +5,7 @@
 #ifndef MEMCHECK_INTERNAL_H
 #define MEMCHECK_INTERNAL_H
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -401,6 +402,21 @@ static inline void mc_add_own(uint64_t *c, uint64_t v)
 #else
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 #endif
+}
+
+/* A spin lock for short critical sections that never call out: pause,
+ * then yield (two cores and four threads: the holder may be off the CPU). */
+static inline void mc_spin_lock(atomic_int *l)
+{
+	for (int spins = 0;; spins++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		if (spins > 64)
+			sched_yield();
+		else
+			__builtin_ia32_pause();
+	}
 }
 
 /* How far start-up has come (life.c moves it on; the wrappers test it):
