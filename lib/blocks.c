@@ -211,16 +211,7 @@ static inline uint32_t slot_of(uint64_t h, uint32_t mask)
 
 static void spin_lock(struct shard *s)
 {
-	for (int spins = 0;; spins++) {
-		atomic_int *l = &s->lock;
-		if (!atomic_load_explicit(l, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
-			return;
-		if (spins > 64)
-			sched_yield();
-		else
-			__builtin_ia32_pause();
-	}
+	mc_spin_lock(&s->lock);
 }
 
 static bool membarrier_ok(void)
