@@ -106,6 +106,32 @@ static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
 	return 0;
 }
 
+/* The units of an entry of n frames. */
+static uint32_t units_of(size_t n)
+{
+	return (uint32_t)((sizeof(struct entry) + n * sizeof(uintptr_t) + UNIT - 1) / UNIT);
+}
+
+/* The first entry stored at id or after it, or used if none: under the
+ * lock.  A segment's end that take() left unused is skipped: zero (depth
+ * 0), or too short for an entry's head, whose depth would be read past
+ * the segment's mapping (a unit left at the end of a segment did that). */
+static uint32_t stored_from(uint32_t id)
+{
+	while (id < used) {
+		unsigned k = seg_of(id);
+		if (seg_end(k) - id >= units_of(0) && entry_of(id)->depth)
+			return id;
+		id = seg_end(k);
+	}
+	return used;
+}
+
+static uint32_t stored_after(uint32_t id)
+{
+	return stored_from(id + units_of(entry_of(id)->depth));
+}
+
 static void link_entry(struct buckets *t, uint32_t id, struct entry *e)
 {
 	_Atomic uint32_t *b = &t->b[e->hash >> (64 - t->bits)];
@@ -123,15 +149,8 @@ static struct buckets *rehash(unsigned bits)
 	if (!t)
 		return NULL;
 	t->bits = bits;
-	for (uint32_t id = 1; id < used;) {
-		struct entry *e = entry_of(id);
-		if (!e->depth) { /* the end of a segment, skipped */
-			id = seg_end(seg_of(id));
-			continue;
-		}
-		link_entry(t, id, e);
-		id += (uint32_t)((sizeof *e + e->depth * sizeof e->frames[0] + UNIT - 1) / UNIT);
-	}
+	for (uint32_t id = stored_from(1); id < used; id = stored_after(id))
+		link_entry(t, id, entry_of(id));
 	return t;
 }
 
@@ -179,8 +198,7 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
 			atomic_store_explicit(&table, t = bigger, memory_order_release);
 	}
 	if (!id && t) {
-		size_t bytes = sizeof(struct entry) + (size_t)n * sizeof *f;
-		id = take((uint32_t)((bytes + UNIT - 1) / UNIT));
+		id = take(units_of((size_t)n));
 		if (id) {
 			struct entry *e = entry_of(id);
 			e->hash = h;
@@ -293,15 +311,8 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked)
 void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), void *arg)
 {
 	mc_depot_lock();
-	for (uint32_t id = 1; id < used;) {
-		struct entry *e = entry_of(id);
-		if (!e->depth) { /* the end of a segment */
-			id = seg_end(seg_of(id));
-			continue;
-		}
-		fn(id, &e->site, arg);
-		id += (uint32_t)((sizeof *e + e->depth * sizeof e->frames[0] + UNIT - 1) / UNIT);
-	}
+	for (uint32_t id = stored_from(1); id < used; id = stored_after(id))
+		fn(id, &entry_of(id)->site, arg);
 	mc_depot_unlock();
 }
 

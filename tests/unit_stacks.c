@@ -7,6 +7,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "suite.h"
@@ -46,6 +50,58 @@ START_TEST(intern_dedupes)
 		uint32_t id = mc_stack_intern(one, 2);
 		ck_assert_uint_gt(id, prev);
 		prev = id;
+	}
+}
+END_TEST
+
+/* A segment's unused end may be one unit, shorter than an entry's head:
+ * walking the entries (mc_depot_each, a rehash) must skip it, not read
+ * a depth past the segment's end.  Segment 0 filled with stacks of one
+ * depth, for every depth (the gap is one unit for some of them), each in
+ * a child, with segment 0 moved before a page nothing may read (where it
+ * lies, the next mapping is most often readable, and then the old walk
+ * read a depth of 0 there, or any other number). */
+static void count_site(uint32_t id, struct mc_site *site, void *arg)
+{
+	(void)id;
+	(void)site;
+	++*(int *)arg;
+}
+
+START_TEST(depot_walk_skips_segment_ends)
+{
+	for (int depth = 1; depth <= MC_MAX_DEPTH; depth++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			uintptr_t f[MC_MAX_DEPTH] = { 0 };
+			int n = 0;
+			for (uintptr_t i = 1;; i++) {
+				f[0] = i;
+				uint32_t id = mc_stack_intern(f, depth);
+				if (!id)
+					_exit(2);
+				n++;
+				if (i == 1) { /* segment 0 moved before a page nothing reads */
+					size_t size = MC_DEPOT_UNIT << MC_DEPOT_SEG0_BITS;
+					char *to = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE,
+							MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+					if (to == MAP_FAILED || mprotect(to + size, 4096, PROT_NONE))
+						_exit(3);
+					memcpy(to, mc_depot_segs[0], size); /* ids, not addresses */
+					mc_depot_segs[0] = to;
+				}
+				if (id >= 1u << MC_DEPOT_SEG0_BITS)
+					break; /* the first in segment 1 */
+			}
+			int seen = 0;
+			mc_depot_each(count_site, &seen);
+			_exit(seen == n ? 0 : 1);
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "depth %d: status %#x", depth, status);
 	}
 }
 END_TEST
@@ -369,6 +425,7 @@ int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
 	tcase_add_test(tc, intern_dedupes);
+	tcase_add_test(tc, depot_walk_skips_segment_ends);
 	tcase_add_test(tc, fp_walk_starts_at_the_call_site);
 	tcase_add_test(tc, fp_walk_depth_and_stops);
 	tcase_add_test(tc, fp_cache_conflicts);
