@@ -252,6 +252,58 @@ START_TEST(fp_cache_conflicts)
 }
 END_TEST
 
+/* Stacks more than the thread's cache holds, captured in orders that
+ * change from round to round, so that each stack is followed by others
+ * each time (the depot's then: the stack looked up after this one last
+ * time, two of them kept): every capture still gives its own stack's
+ * frames and id.  In four threads at once too, each in its own order,
+ * all writing the same stacks' thens. */
+enum { THEN_N = 300 };
+static uint32_t then_ids[THEN_N];
+
+static void *then_rounds(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	uintptr_t buf[4 * 4]; /* on this thread's stack: the walk stays on it */
+	chain(buf, 4);
+	for (int round = 0; round < 12; round++) {
+		/* in order, backwards, by strides, and at random */
+		unsigned stride = round < 2 ? 1 : (unsigned)(2 * round + 1);
+		for (unsigned k = 0; k < THEN_N; k++) {
+			unsigned i = round == 1 ? THEN_N - 1 - k
+				     : round >= 8 ? (unsigned)rand_r(&seed) % THEN_N
+				     : k * stride % THEN_N;
+			buf[5] = 0x20000 + (uintptr_t)i;
+			buf[9] = 0x30000 + (uintptr_t)(i % 7); /* stacks alike but one frame */
+			uint32_t id = mc_stack_capture(buf);
+			const uintptr_t *f;
+			if (mc_stack_get(id, &f) != 4 || f[1] != 0x20000 + (uintptr_t)i ||
+			    f[2] != 0x30000 + (uintptr_t)(i % 7) ||
+			    (then_ids[i] && id != then_ids[i]))
+				return (void *)1;
+			then_ids[i] = id;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(fp_then_follows_any_order)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	ck_assert_ptr_null(then_rounds((void *)1));
+	pthread_t t[4];
+	for (uintptr_t k = 0; k < 4; k++)
+		ck_assert_int_eq(pthread_create(&t[k], NULL, then_rounds, (void *)(k + 2)), 0);
+	for (int k = 0; k < 4; k++) {
+		void *r;
+		ck_assert_int_eq(pthread_join(t[k], &r), 0);
+		ck_assert_ptr_null(r);
+	}
+}
+END_TEST
+
 /* ---- functions without frame pointers --------------------------------
  * nofp_* are built without a frame pointer (whatever the file's flags),
  * and call f with rbp holding what they say: a frame-pointer walk from f
@@ -429,6 +481,7 @@ int main(void)
 	tcase_add_test(tc, fp_walk_starts_at_the_call_site);
 	tcase_add_test(tc, fp_walk_depth_and_stops);
 	tcase_add_test(tc, fp_cache_conflicts);
+	tcase_add_test(tc, fp_then_follows_any_order);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
