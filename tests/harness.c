@@ -504,8 +504,12 @@ START_TEST(h_case_test)
 		return;
 	struct h_spec spec = c->run;
 	spec.alloc = entries[_i].alloc;
+	if (c->setup && !c->setup(&spec, c))
+		return;
 	struct h_res x;
 	h_exec(&x, &spec);
+	if (c->teardown)
+		c->teardown(&x, c);
 	if (c->name) {
 		char label[sizeof x.label];
 		memcpy(label, x.label, sizeof label);

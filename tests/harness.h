@@ -277,6 +277,14 @@ struct h_case {
 	struct h_want want[24];       /* until a NULL key */
 	/* what a row cannot say: called last, the run and its record */
 	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);
+	/* what the row's run needs made first (a copy of a program where it
+	 * is to lie, a file it reads): called before the run, in the test's
+	 * own process, with the row's spec to change (prog, env); false
+	 * skips the row, which said why on stdout */
+	bool (*setup)(struct h_spec *run, const struct h_case *c);
+	/* called right after the run, before anything is checked: what
+	 * must not outlive a failed check (a setuid copy) goes here */
+	void (*teardown)(struct h_res *x, const struct h_case *c);
 };
 
 /* A row's callback, as START_TEST declares a test: the run x, the row's
@@ -284,6 +292,14 @@ struct h_case {
 #define H_CHECK(name)                                                          \
 	static void name(struct h_res *x __attribute__((unused)),               \
 			 const struct h_json *rec __attribute__((unused)),      \
+			 const struct h_case *c __attribute__((unused)))
+
+/* A row's setup and teardown, declared the same way. */
+#define H_SETUP(name)                                                          \
+	static bool name(struct h_spec *run __attribute__((unused)),            \
+			 const struct h_case *c __attribute__((unused)))
+#define H_TEARDOWN(name)                                                       \
+	static void name(struct h_res *x __attribute__((unused)),               \
 			 const struct h_case *c __attribute__((unused)))
 
 /* Register cases[0..n) x their allocators as one loop test of tc. */
