@@ -518,7 +518,8 @@ START_TEST(h_case_test)
 			snprintf(x.label, sizeof x.label, "%s (%.*s)", c->name,
 				 (int)(sizeof x.label - n - 4), label);
 	}
-	h_expect_exit(&x, c->exit);
+	if (c->exit != H_EXIT_ANY)
+		h_expect_exit(&x, c->exit);
 	if (c->records)
 		ck_assert_msg(x.rep.n == (c->records == H_NO_RECORDS ? 0 : (size_t)c->records),
 			      "%s: %zu records, expected %d; stderr:\n%s", x.label, x.rep.n,

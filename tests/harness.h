@@ -253,6 +253,7 @@ extern const char h_its_allocator[];
 void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struct h_want *want);
 
 #define H_NO_RECORDS (-1)         /* records: the report must be empty */
+#define H_EXIT_ANY (-2)           /* exit: whatever it is, even a signal */
 /* Allocator sets for h_case.allocators (0: all H_NALLOCATORS). */
 #define H_ONLY(i) (1u << (i))
 #define H_ALL_FIVE ((1u << H_NALLOCATORS_ALL) - 1)
@@ -263,7 +264,8 @@ struct h_case {
 	const char *name;             /* for messages */
 	struct h_spec run;            /* alloc is set by the loop */
 	unsigned allocators;          /* H_ONLY(..) | ...; 0: every one of the four */
-	int exit;                     /* the exit status (0 unless set) */
+	int exit;                     /* the exit status (0 unless set;
+					 H_EXIT_ANY: the callback's to judge) */
 	const char *record;           /* the record want[] reads ("process") */
 	int records;                  /* how many records (0: not checked; H_NO_RECORDS) */
 	const char *stdout_is;        /* stdout is exactly this */
