@@ -73,6 +73,9 @@ enum {
 	H_TERMINAL = 8,       /* stdout and stderr are one new terminal (a
 				 pty, its controlling one): out holds what
 				 it showed, "\n" as "\r\n"; err is empty */
+	H_LINKED = 16,        /* the program is linked with memcheck:
+				 LD_PRELOAD=libmemcheck.so so only when there
+				 is an allocator so to put behind it */
 };
 
 struct h_run {
@@ -201,12 +204,21 @@ const char *h_env(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  *          .alloc = _i, .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_TRACK=0"));
  * The program gets MEMCHECK_REPORT (a fresh file, loaded afterwards) and
  * MEMCHECK_TEXT=none unless env sets them (env comes first: getenv takes
- * the first). */
+ * the first).
+ *
+ * With cli, the memcheck command is what runs:
+ *   H_EXEC(&x, .cli = H_LIST("run", "-a", "glibc"), .prog = "cli_prog",
+ *          .args = H_LIST("pass"));
+ * is build/memcheck run -a glibc --report FILE -- .../cli_prog pass: `run`
+ * gets --report (its records loaded as the program's would be; no
+ * MEMCHECK_REPORT), the other commands only their options (no "--" when
+ * prog is NULL, no records). */
 struct h_spec {
 	const char *prog;             /* in build/tests/prog/, or a path with a '/' */
 	const char *const *args;      /* NULL-terminated (H_LIST), may be NULL */
 	const char *const *env;       /* NULL-terminated "NAME=value"s, may be NULL */
-	unsigned flags;               /* H_PRELOAD, H_PRELOAD_AFTER, H_EXITCODE */
+	const char *const *cli;       /* memcheck's command and options, or NULL */
+	unsigned flags;               /* H_PRELOAD, H_PRELOAD_AFTER, H_EXITCODE, H_LINKED */
 	int alloc;                    /* index in h_allocators: its library is so */
 	const char *so;               /* a library of one's own instead (alloc unused) */
 	const char *text;             /* MEMCHECK_TEXT when env has none ("none") */
