@@ -399,7 +399,7 @@ void h_exec(struct h_res *x, const struct h_spec *sp)
 	if (!so && soname)
 		ck_assert_msg((so = h_allocator_so(soname)) != NULL,
 			      "%s is not installed: the test should have asked h_allocator", soname);
-	bool run_cmd = sp->cli && sp->cli[0] && !strcmp(sp->cli[0], "run");
+	bool run_cmd = sp->cli && sp->cli[0] && !strcmp(sp->cli[0], "run") && sp->prog;
 	if (!sp->no_report && (!sp->cli || run_cmd))
 		x->report = h_tmppath("report.jsonl");
 	size_t na = list_len(sp->args), ne = list_len(sp->env), nc = list_len(sp->cli);
@@ -492,6 +492,28 @@ static struct entry {
 static size_t nentries;
 
 const char h_its_allocator[] = "the run's allocator";
+const char h_file[] = "the row's file";
+
+/* l with every H_FILE word made path (a fresh list, never freed). */
+static const char *const *with_file(const char *const *l, const char *path)
+{
+	if (!l)
+		return NULL;
+	size_t n = list_len(l);
+	const char **out = xcalloc(n + 1, sizeof *out);
+	for (size_t i = 0; i < n; i++)
+		out[i] = l[i] == h_file ? path : l[i];
+	return out;
+}
+
+/* The row's file: its text written to a fresh path. */
+static const char *make_file(const char *text)
+{
+	const char *path = h_tmppath("file");
+	FILE *f = fopen(path, "w");
+	ck_assert_msg(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+	return path;
+}
 
 static void expect_want(const struct h_res *x, const struct h_json *rec, const struct h_want *w)
 {
@@ -541,10 +563,16 @@ START_TEST(h_case_test)
 		return;
 	struct h_spec spec = c->run;
 	spec.alloc = entries[_i].alloc;
+	const char *file = c->file ? make_file(c->file) : NULL;
+	if (file) {
+		spec.cli = with_file(spec.cli, file);
+		spec.args = with_file(spec.args, file);
+	}
 	if (c->setup && !c->setup(&spec, c))
 		return;
 	struct h_res x;
 	h_exec(&x, &spec);
+	x.file = file;
 	if (c->teardown)
 		c->teardown(&x, c);
 	if (c->name) {

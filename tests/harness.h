@@ -210,9 +210,9 @@ const char *h_env(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  *   H_EXEC(&x, .cli = H_LIST("run", "-a", "glibc"), .prog = "cli_prog",
  *          .args = H_LIST("pass"));
  * is build/memcheck run -a glibc --report FILE -- .../cli_prog pass: `run`
- * gets --report (its records loaded as the program's would be; no
- * MEMCHECK_REPORT), the other commands only their options (no "--" when
- * prog is NULL, no records). */
+ * with a prog gets --report (its records loaded as the program's would
+ * be; no MEMCHECK_REPORT); without prog, the cli words are the whole
+ * command line (no "--" added, no records), as for the other commands. */
 struct h_spec {
 	const char *prog;             /* in build/tests/prog/, or a path with a '/' */
 	const char *const *args;      /* NULL-terminated (H_LIST), may be NULL */
@@ -231,6 +231,7 @@ struct h_res {
 	struct h_report rep;          /* its MEMCHECK_REPORT, every line parsed */
 	const char *report;           /* that file's path (NULL with no_report) */
 	int alloc;                    /* the spec's allocator */
+	const char *file;             /* a row's file (h_case.file), or NULL */
 	char label[512];              /* "PROG ARGS under ALLOCATOR with ENV", for messages */
 };
 
@@ -258,6 +259,8 @@ struct h_want {
 };
 
 extern const char h_its_allocator[];
+extern const char h_file[];
+#define H_FILE h_file
 #define H_ITS_ALLOCATOR { "allocator", .str = h_its_allocator }
 
 /* The figures want[] (until a NULL key) of rec, x's record; fails the
@@ -269,6 +272,9 @@ void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struc
 /* Allocator sets for h_case.allocators (0: all H_NALLOCATORS). */
 #define H_ONLY(i) (1u << (i))
 #define H_ALL_FIVE ((1u << H_NALLOCATORS_ALL) - 1)
+/* Once: the memcheck command's rows, whose command line names the
+ * allocators (run.cli's -a), and rows about no allocator. */
+#define H_ONCE H_ONLY(H_GLIBC)
 
 /* A row: a program run under each allocator of the row's set, and what
  * every one of those runs must show. */
@@ -291,6 +297,9 @@ struct h_case {
 	struct h_want want[24];       /* until a NULL key */
 	/* what a row cannot say: called last, the run and its record */
 	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);
+	/* a file of this text, made before the run: H_FILE, a word of
+	 * run.cli or run.args, stands for its path (x->file) */
+	const char *file;
 	/* what the row's run needs made first (a copy of a program where it
 	 * is to lie, a file it reads): called before the run, in the test's
 	 * own process, with the row's spec to change (prog, env); false
