@@ -95,12 +95,19 @@ const char *h_allocator_so(const char *soname)
 }
 
 const struct h_allocator h_allocators[H_NALLOCATORS_ALL] = {
-	[H_GLIBC] = { NULL, "glibc" },
-	[H_MIMALLOC] = { "libmimalloc.so.2", "mimalloc" },
-	[H_JEMALLOC] = { "libjemalloc.so.2", "jemalloc" },
-	[H_TCMALLOC] = { "libtcmalloc_minimal.so.4", "tcmalloc" },
-	[H_TCMALLOC_FULL] = { "libtcmalloc.so.4", "tcmalloc" },
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	[H_##id] = { soname, family },
+#include "allocators.def"
+#undef MC_ALLOCATOR
 };
+
+/* The default ones come first in lib/allocators.def: a loop over
+ * 0..H_NALLOCATORS is a loop over them. */
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	_Static_assert((((flags) & MC_ALLOC_DEFAULT) != 0) == ((int)H_##id < (int)H_NALLOCATORS), \
+		       "lib/allocators.def: " name ": the default allocators first");
+#include "allocators.def"
+#undef MC_ALLOCATOR
 
 bool h_allocator(int i, const char **so)
 {

@@ -36,20 +36,29 @@ const char *h_prog(const char *name);
 /* /usr/lib/x86_64-linux-gnu/SONAME when it exists, else NULL. */
 const char *h_allocator_so(const char *soname);
 
-/* The one list of allocators the tests run under: H_NALLOCATORS of them,
- * the C library's first (nothing more to preload), then mimalloc,
- * jemalloc and tcmalloc (minimal); loops go over 0..H_NALLOCATORS.  The
- * full tcmalloc (libtcmalloc.so.4) follows, for the tests that run it
- * too (0..H_NALLOCATORS_ALL). */
+/* The one list of allocators the tests run under: lib/allocators.def's,
+ * in its order, each at the index H_<id> of its id (H_GLIBC,
+ * H_MIMALLOC, H_JEMALLOC, H_TCMALLOC, H_TCMALLOC_FULL).  The first
+ * H_NALLOCATORS are those memcheck runs by default (MC_ALLOC_DEFAULT: the
+ * C library's first, nothing more to preload, then mimalloc, jemalloc and
+ * tcmalloc's minimal library); loops go over 0..H_NALLOCATORS.  The
+ * others (the full tcmalloc) follow, for the tests that run them too
+ * (0..H_NALLOCATORS_ALL). */
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) H_##id,
 enum {
-	H_GLIBC, H_MIMALLOC, H_JEMALLOC, H_TCMALLOC,
-	H_NALLOCATORS,
-	H_TCMALLOC_FULL = H_NALLOCATORS,
+#include "allocators.def"
 	H_NALLOCATORS_ALL
 };
+#undef MC_ALLOCATOR
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	+((flags) & MC_ALLOC_DEFAULT ? 1 : 0)
+enum { H_NALLOCATORS = 0
+#include "allocators.def"
+};
+#undef MC_ALLOCATOR
 struct h_allocator {
 	const char *soname;   /* NULL for glibc */
-	const char *name;     /* as memcheck names it in a record */
+	const char *name;     /* as memcheck names it in a record (its family) */
 };
 extern const struct h_allocator h_allocators[H_NALLOCATORS_ALL];
 /* Allocator i's library in *so (NULL for the C library's; so may be
@@ -271,7 +280,7 @@ void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struc
 #define H_EXIT_ANY (-2)           /* exit: whatever it is, even a signal */
 /* Allocator sets for h_case.allocators (0: all H_NALLOCATORS). */
 #define H_ONLY(i) (1u << (i))
-#define H_ALL_FIVE ((1u << H_NALLOCATORS_ALL) - 1)
+#define H_EVERY_ONE ((1u << H_NALLOCATORS_ALL) - 1)  /* the full tcmalloc too */
 /* Once: the memcheck command's rows, whose command line names the
  * allocators (run.cli's -a), and rows about no allocator. */
 #define H_ONCE H_ONLY(H_GLIBC)
