@@ -2,13 +2,14 @@
  * harness.h - helpers for the whole-program tests (tests/test_*.c).
  *
  * A test runs a program (libmemcheck.so preloaded, or linked) under one
- * of the allocators of the one list, h_allocators[], and reads the JSON
- * Lines report it wrote: H_EXEC does both and labels the run for
- * messages.  A test file is mostly a table of struct h_case rows (what to
- * run, under which allocators, what must show), which H_ADD_CASES turns
- * into one check a row and allocator.  A row's figures are checked after
- * its exit status, so that a crash is reported as a crash, not as a
- * missing record.
+ * of the allocators of the one list, h_allocators[] (lib/allocators.def's),
+ * or the memcheck command on it, and reads the JSON Lines report it
+ * wrote: H_EXEC does both and labels the run for messages.  A test file
+ * is mostly a table of struct h_case rows (what to run, under which
+ * allocators, what it needs made first, what must show), which
+ * H_ADD_CASES turns into one check a row and allocator.  A row's figures
+ * are checked after its exit status, so that a crash is reported as a
+ * crash, not as a missing record.
  *
  * The JSON reader is a small strict parser: a report line that is not
  * exactly one JSON value (trailing garbage, bad escapes, bad numbers)
