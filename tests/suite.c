@@ -15,7 +15,7 @@ static Suite *the_suite;
  * tests' own limits are set for): raised for a loaded machine, it
  * stretches them alike, or check would kill a test whose runs the
  * harness still waits for. */
-static double stretched(double timeout)
+double h_stretch(double timeout)
 {
 	const char *t = getenv("H_TIMEOUT");
 	double run = t ? atof(t) : 0;
@@ -28,7 +28,7 @@ TCase *h_tcase(const char *name, double timeout)
 		the_suite = suite_create(name);
 	TCase *tc = tcase_create(name);
 	if (timeout > 0)
-		tcase_set_timeout(tc, stretched(timeout));
+		tcase_set_timeout(tc, h_stretch(timeout));
 	suite_add_tcase(the_suite, tc);
 	return tc;
 }

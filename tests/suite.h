@@ -21,6 +21,9 @@ struct Suite;
  * its default 20); add tests to the TCase returned.  The first call names
  * the suite too. */
 struct TCase *h_tcase(const char *name, double timeout);
+/* A test's own time limit of secs, stretched alike (by H_TIMEOUT/20 when
+ * that is over 1): for limits a test measures itself. */
+double h_stretch(double secs);
 /* Run s (NULL: the one h_tcase made) in CK_NORMAL mode; returns the
  * process exit status. */
 int h_run_suite(struct Suite *s);
