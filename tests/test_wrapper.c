@@ -28,17 +28,6 @@
 /* The log the row's setup named: a path, or with %p a pattern. */
 static const char *log_path;
 
-/* LD_PRELOAD=the row's allocator's object, as a user would have it
- * (memcheck puts itself in front). */
-H_SETUP(allocator_preloaded)
-{
-	static const char *env[2];
-	const char *so = h_allocators[run->alloc].soname;
-	env[0] = so ? h_env("LD_PRELOAD=%s", h_allocator_so(so)) : NULL;
-	run->env = env;
-	return true;
-}
-
 /* valgrind's command line as a driver writes it, without the "--" a row
  * puts before its program: [--suppressions=SUPP] [--log-file=LOG], the
  * row's words, the program and its arguments, all in run->cli (a fresh
@@ -75,7 +64,7 @@ H_SETUP(vg)
 
 H_SETUP(log_under_allocator)
 {
-	allocator_preloaded(run, c);
+	h_setup_allocator_preloaded(run, c);
 	return vg_line(run, NULL, h_tmppath("MemoryChecker.1.log"));
 }
 
@@ -146,7 +135,7 @@ H_CHECK(killed_by_sigsegv)
 /* memcheck run -q -- plain_exit CASE under each allocator: stdout passed
  * through, the status as it is */
 #define QUIET(...) MC("run", "-q"), .no_report = true, EXIT(__VA_ARGS__),                  \
-	.setup = allocator_preloaded, .stdout_is = "out"
+	.setup = h_setup_allocator_preloaded, .stdout_is = "out"
 #define LEAK_SAID .err = H_LIST("definitely lost in loss record")
 
 static const struct h_case cases[] = {
