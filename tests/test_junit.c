@@ -20,13 +20,14 @@
 static void expect_valid(const char *path, const char *what)
 {
 	const char *xsd = h_env("%s/../tests/data/junit-10.xsd", h_build());
-	struct h_run v;
-	H_RUN(&v, 0, NULL, NULL, "/usr/bin/xmllint", "--noout", "--schema", xsd, path);
+	struct h_res v;
+	H_EXEC(&v, .prog = "/usr/bin/xmllint", .args = H_LIST("--noout", "--schema", xsd, path),
+	       .no_report = true, .text = "");
 	char *doc = h_read_file(path, NULL);
-	ck_assert_msg(v.exit_code == 0, "%s: %s does not validate against junit-10.xsd (%s):\n%s\n%s",
-		      what, path, h_status(&v), v.err, doc ? doc : "(no file)");
+	ck_assert_msg(v.r.exit_code == 0, "%s: %s does not validate against junit-10.xsd (%s):\n%s\n%s",
+		      what, path, h_status(&v.r), v.r.err, doc ? doc : "(no file)");
 	free(doc);
-	h_run_free(&v);
+	h_res_free(&v);
 }
 
 /* The line of tests/prog/plain_exit.c marked SITE leak. */
