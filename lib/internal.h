@@ -577,8 +577,8 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
  * stored stack id with its walked mark (stacks.c's capture_known),
  * indexed by key (a hash) by mc_depot_set_walked; mc_depot_known gives
  * the id of key h and its mark in *walked, 0 if not indexed. */
-void mc_depot_set_walked(uint32_t id, uint64_t h, int walked);
-uint32_t mc_depot_known(uint64_t h, int *walked);
+void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after);
+uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked);
 /* Frames of an interned stack: returns the depth, *frames points into
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);
