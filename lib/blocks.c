@@ -394,10 +394,11 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	struct entry *e = array_for(s, cap);
 	if (!e)
 		return false;
-	/* No memset: e is fresh from mmap, or a first array never used
-	 * before, so it reads as zeros, and its pages are only touched as
-	 * entries land in them (a short process's table stays a few pages,
-	 * not 512 KiB zeroed). */
+	/* No memset: e is a first array never used before (its pages
+	 * touched only as entries land in them: a short process's table
+	 * stays a few pages, not 512 KiB zeroed), or a grown one fresh
+	 * from mc_map, zero and already resident (MAP_POPULATE: counted
+	 * as memcheck's own when made, lib/util.c). */
 	uint32_t end = cap * (uint32_t)sizeof *e;
 	for (uint32_t i = 0; i < old_cap; i++) {
 		struct entry *b = &old[i];
