@@ -28,7 +28,18 @@
  *
  * Prints "peak=N base=B rounds=R": N the highest reading, B the reading
  * minus the holds (the same in every round, or the program says so and
- * exits 1).  memcheck_live_bytes is found with dlsym: the program is
+ * exits 1).
+ *
+ *   plain_peak_exact solo
+ *
+ * The first thread's peak once a second one has come: main, the only
+ * thread, allocates and frees 4 MiB (a peak with room below it), starts
+ * a second thread that allocates a small hold and waits with it, then
+ * allocates more than 4 MiB itself and reads the live bytes, both holds
+ * in: the new peak, exactly.  memcheck lets the first thread alone
+ * count without a lock (lib/account.c, solo); a first thread that went
+ * on so once the second had come would miss what the second had not
+ * told yet, and read low.  Prints "peak=N base=0 rounds=1".  memcheck_live_bytes is found with dlsym: the program is
  * not linked with memcheck.
  */
 #include <dlfcn.h>
@@ -106,13 +117,66 @@ static void *work(void *arg)
 	return arg;
 }
 
+#define SOLO_BIG (4 << 20)
+#define SOLO_HOLD 64
+static void *second_hold[SOLO_HOLD];
+static pthread_barrier_t pair_hold, pair_read;
+
+static void *second(void *arg)
+{
+	for (int i = 0; i < SOLO_HOLD; i++) {
+		second_hold[i] = malloc(1000 + (size_t)i * 8);
+		if (!second_hold[i])
+			return NULL;
+		memset(second_hold[i], 3, 1);
+	}
+	pthread_barrier_wait(&pair_hold);
+	pthread_barrier_wait(&pair_read);
+	for (int i = 0; i < SOLO_HOLD; i++)
+		free(second_hold[i]);
+	return arg;
+}
+
+static int solo(void)
+{
+	char *big = malloc(SOLO_BIG);
+	if (!big)
+		return 1;
+	memset(big, 1, 1);
+	free(big);
+	pthread_barrier_init(&pair_hold, NULL, 2);
+	pthread_barrier_init(&pair_read, NULL, 2);
+	pthread_t th;
+	if (pthread_create(&th, NULL, second, NULL) != 0)
+		return 1;
+	pthread_barrier_wait(&pair_hold);
+	/* past the 4 MiB peak, in steps, while the second thread holds */
+	enum { N = 66 };
+	void *mine[N];
+	for (int i = 0; i < N; i++) {
+		mine[i] = malloc(SOLO_BIG / 64);
+		if (!mine[i])
+			return 1;
+		memset(mine[i], 2, 1);
+	}
+	uint64_t reading = live_bytes();
+	pthread_barrier_wait(&pair_read);
+	pthread_join(th, NULL);
+	for (int i = 0; i < N; i++)
+		free(mine[i]);
+	printf("peak=%llu base=0 rounds=1\n", (unsigned long long)reading);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	live_bytes = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "memcheck_live_bytes");
+	if (argc > 1 && !strcmp(argv[1], "solo"))
+		return live_bytes ? solo() : 2;
 	if (argc > 1)
 		rounds = atoi(argv[1]);
 	if (rounds < 1 || rounds > 64)
 		return 2;
-	live_bytes = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "memcheck_live_bytes");
 	if (!live_bytes) {
 		fprintf(stderr, "plain_peak_exact: memcheck is not loaded\n");
 		return 2;
