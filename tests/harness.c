@@ -618,6 +618,16 @@ START_TEST(h_case_test)
 }
 END_TEST
 
+bool h_setup_allocator_preloaded(struct h_spec *run, const struct h_case *c)
+{
+	(void)c;
+	const char *so = h_allocators[run->alloc].soname;
+	const char **env = xcalloc(2, sizeof *env);
+	env[0] = so ? h_env("LD_PRELOAD=%s", h_allocator_so(so)) : NULL;
+	run->env = env;
+	return true;
+}
+
 void h_add_cases(TCase *tc, const struct h_case *cases, size_t n)
 {
 	size_t first = nentries;

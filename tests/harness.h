@@ -335,6 +335,11 @@ struct h_case {
 	static void name(struct h_res *x __attribute__((unused)),               \
 			 const struct h_case *c __attribute__((unused)))
 
+/* A row's setup for the memcheck command under each allocator: the row's
+ * allocator's object in LD_PRELOAD (run->env, which must have been
+ * NULL), as a user would have it; memcheck puts itself in front. */
+bool h_setup_allocator_preloaded(struct h_spec *run, const struct h_case *c);
+
 /* Register cases[0..n) x their allocators as one loop test of tc. */
 struct TCase;
 void h_add_cases(struct TCase *tc, const struct h_case *cases, size_t n);

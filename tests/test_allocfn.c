@@ -7,6 +7,10 @@
  * Programs: tests/prog/plain_allocfn.c at -O0, -O1 and -O2
  * (plain_allocfn_o0, plain_allocfn, plain_allocfn_o2), preloaded under
  * each allocator.
+ *
+ * A run judged alone is a row, its sites and marks checked by its
+ * callback.  The generated suppressions are a test of steps: the files
+ * one run writes are read by the next run and by valgrind.
  */
 #include <check.h>
 #include <stdio.h>
@@ -14,8 +18,6 @@
 #include <string.h>
 
 #include "harness.h"
-
-static const char *const builds[] = { "plain_allocfn_o0", "plain_allocfn", "plain_allocfn_o2" };
 
 /* The site of leak i of rec: its first frame not marked alloc_fn. */
 static const char *site_of(const struct h_json *rec, size_t i)
@@ -45,22 +47,10 @@ static int frame_mark(const struct h_json *rec, size_t i, const char *fn)
 	return -1;
 }
 
-/* Run build leak under allocator so with env; the sites of its leak
- * records, space-separated and sorted by the program's order. */
-static void leak_sites(const char *build, const char *so, const char *const *extra,
-		       char *sites, size_t cap, struct h_report *rep)
+/* The sites of rec's leak records, space-separated, sorted by the
+ * program's order. */
+static void leak_sites(const struct h_json *rec, char *sites, size_t cap)
 {
-	const char *report = h_tmppath("allocfn.jsonl");
-	const char *env[8] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none" };
-	for (int i = 0; extra && extra[i]; i++)
-		env[2 + i] = extra[i];
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, h_prog(build), "leak");
-	ck_assert_msg(r.exit_code == 0, "%s: %s\n%s", build, h_status(&r), r.err);
-	h_run_free(&r);
-	H_LOAD(rep, report);
-	const struct h_json *rec = h_record(rep, "process", 0);
-	ck_assert_ptr_nonnull(rec);
 	static const char *const order[] = { "use_wrap", "use_wrap2", "use_checked", "use_either",
 					     "counted", "filled", "wrap", "wrap2", "checked",
 					     "either", "use_counted" };
@@ -75,100 +65,143 @@ static void leak_sites(const char *build, const char *so, const char *const *ext
 	}
 }
 
-/* Every build, every allocator: the thin wrappers (wrap, wrap2 over it,
- * checked, either) are passed over; counted and filled, which do more
- * than hand the block on, name themselves.  At -O0 and -O1 the wrappers
- * are in the stacks, marked; at -O2 wrap, wrap2 and either tail-call and
- * leave no frame, and the sites are the same. */
-START_TEST(sites_are_past_thin_wrappers)
+static void expect_sites(const struct h_res *x, const struct h_json *rec, const char *want)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	for (size_t b = 0; b < sizeof builds / sizeof *builds; b++) {
-		char sites[512];
-		struct h_report rep;
-		leak_sites(builds[b], so, NULL, sites, sizeof sites, &rep);
-		ck_assert_msg(!strcmp(sites, "use_wrap use_wrap2 use_checked use_either counted "
-				      "counted filled"),
-			      "%s under %s: sites %s", builds[b], h_allocator_name(_i), sites);
-		const struct h_json *rec = h_record(&rep, "process", 0);
-		for (size_t i = 0; i < h_nleaks(rec); i++) {
-			ck_assert_int_ne(frame_mark(rec, i, "counted"), 1);
-			ck_assert_int_ne(frame_mark(rec, i, "filled"), 1);
-			ck_assert_int_ne(frame_mark(rec, i, "main"), 1);
-			if (b < 2) { /* the wrappers' frames are there, marked */
-				ck_assert_int_ne(frame_mark(rec, i, "wrap"), 0);
-				ck_assert_int_ne(frame_mark(rec, i, "checked"), 0);
-				if (!strcmp(site_of(rec, i), "use_wrap2"))
-					ck_assert_int_eq(frame_mark(rec, i, "wrap2"), 1);
-			}
-		}
-		h_report_free(&rep);
+	char sites[512];
+	leak_sites(rec, sites, sizeof sites);
+	ck_assert_msg(!strcmp(sites, want), "%s: sites %s, expected %s", x->label, sites, want);
+}
+
+/* The thin wrappers (wrap, wrap2 over it, checked, either) are passed
+ * over; counted and filled, which do more than hand the block on, name
+ * themselves.  At -O2 wrap, wrap2 and either tail-call and leave no
+ * frame, and the sites are the same. */
+H_CHECK(past_thin_wrappers)
+{
+	expect_sites(x, rec, "use_wrap use_wrap2 use_checked use_either counted counted filled");
+	for (size_t i = 0; i < h_nleaks(rec); i++) {
+		ck_assert_int_ne(frame_mark(rec, i, "counted"), 1);
+		ck_assert_int_ne(frame_mark(rec, i, "filled"), 1);
+		ck_assert_int_ne(frame_mark(rec, i, "main"), 1);
 	}
 }
-END_TEST
 
-/* MEMCHECK_ALLOC_FN_AUTO=0: only named functions count; named, a
- * function that is not thin (counted) is passed over too. */
-START_TEST(auto_off_and_named_patterns)
+/* At -O0 and -O1 the wrappers are in the stacks, marked. */
+H_CHECK(past_thin_wrappers_marked)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	char sites[512];
-	struct h_report rep;
-	const char *off[] = { "MEMCHECK_ALLOC_FN_AUTO=0", NULL };
-	leak_sites("plain_allocfn", so, off, sites, sizeof sites, &rep);
-	ck_assert_msg(!strcmp(sites, "counted counted filled wrap wrap checked either"),
-		      "auto off: sites %s", sites);
-	h_report_free(&rep);
-	const char *named[] = { "MEMCHECK_ALLOC_FN_AUTO=0", "MEMCHECK_ALLOC_FN=wrap*, checked,either,count?d",
-				NULL };
-	leak_sites("plain_allocfn", so, named, sites, sizeof sites, &rep);
-	ck_assert_msg(!strcmp(sites, "use_wrap use_wrap2 use_checked use_either filled use_counted "
-				     "use_counted"),
-		      "named: sites %s", sites);
-	h_report_free(&rep);
+	past_thin_wrappers(x, rec, c);
+	for (size_t i = 0; i < h_nleaks(rec); i++) {
+		ck_assert_int_ne(frame_mark(rec, i, "wrap"), 0);
+		ck_assert_int_ne(frame_mark(rec, i, "checked"), 0);
+		if (!strcmp(site_of(rec, i), "use_wrap2"))
+			ck_assert_int_eq(frame_mark(rec, i, "wrap2"), 1);
+	}
 }
-END_TEST
 
-/* The text report keeps the wrappers and marks them. */
-START_TEST(text_marks_the_wrappers)
+/* MEMCHECK_ALLOC_FN_AUTO=0: only named functions count */
+H_CHECK(sites_of_named_only)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	const char *env[] = { "MEMCHECK_TEXT=full", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_allocfn"), "leak");
-	ck_assert_msg(strstr(r.err, "wrap2 (") && strstr(r.err, "[allocation function]"),
-		      "%s", r.err);
-	char *line = strstr(r.err, ": counted (");
+	expect_sites(x, rec, "counted counted filled wrap wrap checked either");
+}
+
+/* named, a function that is not thin (counted) is passed over too */
+H_CHECK(past_named)
+{
+	expect_sites(x, rec, "use_wrap use_wrap2 use_checked use_either filled use_counted "
+			     "use_counted");
+}
+
+/* The text report keeps the wrappers and marks them; not counted. */
+H_CHECK(counted_not_marked)
+{
+	char *line = strstr(x->r.err, ": counted (");
 	ck_assert_ptr_nonnull(line);
 	char *eol = strchr(line, '\n');
 	ck_assert_msg(!eol || !memmem(line, (size_t)(eol - line), "[allocation function]", 21),
-		      "counted is marked:\n%s", r.err);
-	h_run_free(&r);
+		      "%s: counted is marked:\n%s", x->label, x->r.err);
 }
-END_TEST
+
+/* memcheck oom files each failed call under the caller of the wrappers;
+ * the one error path that loses a block (use_counted's) is the one
+ * leaked run, at counted, which is no wrapper.  --alloc-fn names it. */
+static void expect_oom_sites(const struct h_res *x, bool named)
+{
+	char *text = h_read_file(x->file, NULL);
+	ck_assert_ptr_nonnull(text);
+	char err[256];
+	struct h_json *j = h_json_parse(text, strlen(text), err, sizeof err);
+	ck_assert_msg(j != NULL, "%s: %s", x->label, err);
+	const struct h_json *sites = h_json_get(j, "sites");
+	char seen[512] = "";
+	for (size_t i = 0; i < sites->n; i++)
+		snprintf(seen + strlen(seen), sizeof seen - strlen(seen), " %s",
+			 h_str(h_json_at(sites, i), "function"));
+	ck_assert_msg(!strcmp(seen, named ? " use_wrap use_wrap2 use_checked use_either "
+						"use_counted use_counted filled"
+					  : " use_wrap use_wrap2 use_checked use_either "
+					    "counted filled"),
+		      "%s: sites:%s", x->label, seen);
+	const struct h_json *res = h_json_get(j, "results");
+	for (size_t i = 0; i < res->n; i++) {
+		const struct h_json *r = h_json_at(res, i);
+		if (strcmp(h_str(r, "outcome"), "leaked"))
+			continue;
+		ck_assert_str_eq(h_str(h_json_get(r, "failed_call"), "function"),
+				 named ? "use_counted" : "counted");
+		ck_assert_str_eq(h_str(h_json_get(r, "leak"), "function"),
+				 named ? "use_counted" : "counted");
+	}
+	h_json_free(j);
+	free(text);
+}
+
+H_CHECK(oom_callers)
+{
+	expect_oom_sites(x, false);
+}
+H_CHECK(oom_named)
+{
+	expect_oom_sites(x, true);
+}
+
+/* BUILD leak, preloaded, its records */
+#define LEAK(build, ...) .run = { .prog = build, .args = H_LIST("leak"), .flags = H_PRELOAD, \
+				  ##__VA_ARGS__ }
+/* memcheck oom --report FILE OPTION -- plain_allocfn oom, the allocator
+ * in LD_PRELOAD, MEMCHECK_TEXT unset */
+#define OOM(option) .run = { .cli = H_LIST("oom", "--report", H_FILE, option), .text = "", \
+			     .prog = "plain_allocfn", .args = H_LIST("oom") },         \
+	.file = "", .setup = h_setup_allocator_preloaded, .exit = 1,                  \
+	.out = H_LIST("6 handled (0 expected), 1 leaked")
+
+static const struct h_case cases[] = {
+	{ "-O0", LEAK("plain_allocfn_o0"), .record = "process", .check = past_thin_wrappers_marked },
+	{ "-O1", LEAK("plain_allocfn"), .record = "process", .check = past_thin_wrappers_marked },
+	{ "-O2", LEAK("plain_allocfn_o2"), .record = "process", .check = past_thin_wrappers },
+	{ "auto off", LEAK("plain_allocfn", .env = H_LIST("MEMCHECK_ALLOC_FN_AUTO=0")),
+	  .record = "process", .check = sites_of_named_only },
+	{ "named", LEAK("plain_allocfn", .env = H_LIST("MEMCHECK_ALLOC_FN_AUTO=0",
+						       "MEMCHECK_ALLOC_FN=wrap*, checked,either,count?d")),
+	  .record = "process", .check = past_named },
+	{ "text", LEAK("plain_allocfn", .env = H_LIST("MEMCHECK_TEXT=full"), .no_report = true),
+	  .err = H_LIST("wrap2 (", "[allocation function]"),
+	  .check = counted_not_marked },
+	{ "oom", OOM("--jobs=2"), .check = oom_callers },
+	{ "oom --alloc-fn", OOM("--alloc-fn=counted"), .check = oom_named },
+};
 
 /* Generated suppressions name the real site ('...' stands for malloc
  * and the wrappers), and suppress every record under memcheck and
  * under valgrind, whose stacks still hold the wrappers. */
 START_TEST(generated_suppressions_start_past_wrappers)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
+	if (!h_allocator(_i, NULL))
 		return;
 	const char *gen = h_tmppath("allocfn.supp");
-	remove(gen);
-	const char *report = h_tmppath("allocfn-supp.jsonl");
-	const char *env[] = { h_env("MEMCHECK_GEN_SUPPRESSIONS=%s", gen),
-			      h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_allocfn"), "leak");
-	h_run_free(&r);
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_allocfn", .args = H_LIST("leak"), .alloc = _i, .flags = H_PRELOAD,
+	       .env = H_LIST(h_env("MEMCHECK_GEN_SUPPRESSIONS=%s", gen)), .no_report = true);
+	h_res_free(&x);
 	char *text = h_read_file(gen, NULL);
 	ck_assert_ptr_nonnull(text);
 	static const char *const gone[] = { "   fun:wrap\n", "   fun:wrap2\n", "   fun:checked\n",
@@ -182,86 +215,29 @@ START_TEST(generated_suppressions_start_past_wrappers)
 	for (size_t k = 0; k < 5; k++)
 		ck_assert_msg(strstr(text, there[k]), "%s not in:\n%s", there[k], text);
 	free(text);
-	remove(report);
-	const char *use[] = { h_env("MEMCHECK_SUPPRESSIONS=%s", gen),
-			      h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	H_RUN(&r, H_PRELOAD, so, use, h_prog("plain_allocfn"), "leak");
-	h_run_free(&r);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", 0);
+	H_EXEC(&x, .prog = "plain_allocfn", .args = H_LIST("leak"), .alloc = _i, .flags = H_PRELOAD,
+	       .env = H_LIST(h_env("MEMCHECK_SUPPRESSIONS=%s", gen)));
+	const struct h_json *rec = h_rec(&x, "process");
 	H_EXPECT_COUNT(rec, "definitely_lost", "blocks", 0);
 	ck_assert_uint_ge(h_count(rec, "suppressed", "blocks"), 7);
-	h_report_free(&rep);
+	h_res_free(&x);
 	const char *vg = h_valgrind_path();
 	if (_i != 0 || !vg)
 		return; /* valgrind replaces the allocator: once is enough */
-	const char *vgargv[] = { vg, "--leak-check=full", h_env("--suppressions=%s", gen),
-				 h_prog("plain_allocfn"), "leak", NULL };
-	ck_assert(h_run(&r, vgargv, NULL, 0, NULL) == 0);
+	H_EXEC(&x, .prog = vg, .args = H_LIST("--leak-check=full", h_env("--suppressions=%s", gen),
+					      h_prog("plain_allocfn"), "leak"),
+	       .text = "", .no_report = true);
 	struct h_vg_leaks l[2];
-	ck_assert_msg(h_valgrind_leaks(r.err, l, 2) == 1, "%s", r.err);
-	ck_assert_msg(l[0].blocks[HVG_DEF] == 0 && l[0].blocks[HVG_SUP] >= 7, "%s", r.err);
-	h_run_free(&r);
-}
-END_TEST
-
-/* memcheck oom files each failed call under the caller of the wrappers;
- * the one error path that loses a block (use_counted's) is the one
- * leaked run, at counted, which is no wrapper.  --alloc-fn names it. */
-START_TEST(oom_rows_are_the_callers)
-{
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	for (int named = 0; named < 2; named++) {
-		const char *report = h_tmppath("allocfn-oom.json");
-		const char *argv[] = { h_env("%s/memcheck", h_build()), "oom", "--report", report,
-				       named ? "--alloc-fn=counted" : "--jobs=2", "--",
-				       h_prog("plain_allocfn"), "oom", NULL };
-		const char *env[] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-		struct h_run r;
-		ck_assert(h_run(&r, argv, so ? env : NULL, 0, NULL) == 0);
-		ck_assert_msg(r.exit_code == 1, "%s\n%s%s", h_status(&r), r.out, r.err);
-		ck_assert_msg(strstr(r.out, "6 handled (0 expected), 1 leaked"), "%s", r.out);
-		h_run_free(&r);
-		char *text = h_read_file(report, NULL);
-		char err[256];
-		struct h_json *j = h_json_parse(text, strlen(text), err, sizeof err);
-		ck_assert_msg(j != NULL, "%s", err);
-		const struct h_json *sites = h_json_get(j, "sites");
-		char seen[512] = "";
-		for (size_t i = 0; i < sites->n; i++)
-			snprintf(seen + strlen(seen), sizeof seen - strlen(seen), " %s",
-				 h_str(h_json_at(sites, i), "function"));
-		ck_assert_msg(!strcmp(seen, named ? " use_wrap use_wrap2 use_checked use_either "
-							"use_counted use_counted filled"
-						  : " use_wrap use_wrap2 use_checked use_either "
-						    "counted filled"),
-			      "sites:%s", seen);
-		const struct h_json *res = h_json_get(j, "results");
-		for (size_t i = 0; i < res->n; i++) {
-			const struct h_json *x = h_json_at(res, i);
-			if (strcmp(h_str(x, "outcome"), "leaked"))
-				continue;
-			ck_assert_str_eq(h_str(h_json_get(x, "failed_call"), "function"),
-					 named ? "use_counted" : "counted");
-			ck_assert_str_eq(h_str(h_json_get(x, "leak"), "function"),
-					 named ? "use_counted" : "counted");
-		}
-		h_json_free(j);
-		free(text);
-	}
+	ck_assert_msg(h_valgrind_leaks(x.r.err, l, 2) == 1, "%s", x.r.err);
+	ck_assert_msg(l[0].blocks[HVG_DEF] == 0 && l[0].blocks[HVG_SUP] >= 7, "%s", x.r.err);
+	h_res_free(&x);
 }
 END_TEST
 
 int main(void)
 {
 	TCase *tc = h_tcase("allocfn", 300);
-	tcase_add_loop_test(tc, sites_are_past_thin_wrappers, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, auto_off_and_named_patterns, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, text_marks_the_wrappers, 0, H_NALLOCATORS);
+	H_ADD_CASES(tc, cases);
 	tcase_add_loop_test(tc, generated_suppressions_start_past_wrappers, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, oom_rows_are_the_callers, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

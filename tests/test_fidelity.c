@@ -23,9 +23,13 @@
  * preload): a pair outside the tolerance is measured again, up to three
  * times each, and the lowest peaks compared.
  *
- * The modes are a table: memcheck's own memory is in the process's RSS
- * when it tracks blocks (its table), so tracking joins the table once
- * that memory is kept out of the figures.
+ * A row is a shape in a mode, run under memcheck under each allocator;
+ * its callback runs the forwarding preload and, for a pair outside the
+ * tolerance, both again.  Count-only is the one mode: memcheck's own
+ * memory is in the process's RSS when it tracks blocks (its table), so
+ * tracking joins the table once that memory is kept out of the figures.
+ * No report is written (.no_report), as before the rows: nothing but the
+ * program's own allocations differs between the two preloads.
  */
 #include <check.h>
 #include <stdio.h>
@@ -34,82 +38,66 @@
 
 #include "harness.h"
 
-#define NALLOCS (size_t)H_NALLOCATORS
-
-static const struct {
-	const char *prog, *arg;
-} shapes[] = {
-	{ "plain_shapes", "phases" },
-	{ "plain_shapes", "window" },
-	{ "plain_shapes", "growth" },
-	{ "cxx_new", "phases" },
-};
-#define NSHAPES (sizeof shapes / sizeof shapes[0])
-
-static const struct {
-	const char *name;
-	const char *env;    /* one MEMCHECK_* setting, or NULL */
-} modes[] = {
-	{ "count-only", "MEMCHECK_TRACK=0" },
-};
-#define NMODES (sizeof modes / sizeof modes[0])
-
 #define NO_PURGE_TIMER "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1", \
 	"MIMALLOC_DECOMMIT_DELAY=100000", "MIMALLOC_PURGE_DELAY=100000"
 
-/* Peak RSS in KiB of prog arg with LD_PRELOAD as given (memcheck before
- * so when mc_env is not NULL, else the forwarding preload). */
-static long peak(const char *prog, const char *arg, const char *so, const char *mc_env)
+/* Peak RSS in KiB of spec's run, which must exit 0. */
+static long peak(const struct h_spec *spec)
 {
-	struct h_run r;
-	if (mc_env) {
-		const char *env[] = { NO_PURGE_TIMER, "MEMCHECK_TEXT=none", mc_env, NULL };
-		H_RUN(&r, H_PRELOAD, so, env, h_prog(prog), arg);
-	} else {
-		const char *null_so = h_env("%s/tests/libnull_interpose.so", h_build());
-		const char *env[] = { NO_PURGE_TIMER,
-				      so ? h_env("LD_PRELOAD=%s %s", null_so, so)
-					 : h_env("LD_PRELOAD=%s", null_so),
-				      NULL };
-		H_RUN(&r, 0, NULL, env, h_prog(prog), arg);
-	}
-	ck_assert_msg(r.exit_code == 0, "%s %s under %s%s: %s; stderr:\n%s", prog, arg,
-		      so ? so : "glibc", mc_env ? " and memcheck" : "", h_status(&r), r.err);
-	long kib = r.maxrss_kib;
-	h_run_free(&r);
+	struct h_res x;
+	h_exec(&x, spec);
+	h_expect_exit(&x, 0);
+	long kib = x.r.maxrss_kib;
+	h_res_free(&x);
 	return kib;
 }
 
-START_TEST(test_peak_rss_as_with_a_forwarding_preload)
+/* The row's peak under memcheck against the same program's under the
+ * forwarding preload (LD_PRELOAD=libnull_interpose.so [allocator]). */
+H_CHECK(peak_as_with_a_forwarding_preload)
 {
-	size_t i = (size_t)_i;
-	size_t a = i % NALLOCS, s = i / NALLOCS % NSHAPES, m = i / NALLOCS / NSHAPES;
-	const char *so;
-	if (!h_allocator((int)a, &so))
-		return;
-	long fwd = 0, mc = 0, tol = 0;
+	const char *soname = h_allocators[x->alloc].soname;
+	const char *so = soname ? h_allocator_so(soname) : NULL;
+	const char *null_so = h_env("%s/tests/libnull_interpose.so", h_build());
+	struct h_spec fwd_run = { .prog = c->run.prog, .args = c->run.args, .alloc = x->alloc,
+				  .no_report = true, .text = "",
+				  .env = H_LIST(NO_PURGE_TIMER,
+						so ? h_env("LD_PRELOAD=%s %s", null_so, so)
+						   : h_env("LD_PRELOAD=%s", null_so)) };
+	struct h_spec mc_run = c->run;
+	mc_run.alloc = x->alloc;
+	long fwd = 0, mc = x->r.maxrss_kib, tol = 0;
 	for (int k = 0; k < 3 && (k == 0 || labs(mc - fwd) > tol); k++) {
-		long f = peak(shapes[s].prog, shapes[s].arg, so, NULL);
-		long c = peak(shapes[s].prog, shapes[s].arg, so, modes[m].env);
+		long f = peak(&fwd_run);
+		long m = k == 0 ? mc : peak(&mc_run);
 		fwd = k == 0 || f < fwd ? f : fwd;
-		mc = k == 0 || c < mc ? c : mc;
+		mc = m < mc ? m : mc;
 		tol = fwd * 3 / 100 > 1536 ? fwd * 3 / 100 : 1536;
 	}
-	printf("test_fidelity: %s %s, %s, %s: forwarding %ld KiB, memcheck %ld KiB\n",
-	       shapes[s].prog, shapes[s].arg, h_allocators[a].name, modes[m].name, fwd,
-	       mc);
+	printf("test_fidelity: %s, %s: forwarding %ld KiB, memcheck %ld KiB\n", c->name,
+	       h_allocators[x->alloc].name, fwd, mc);
 	ck_assert_msg(labs(mc - fwd) <= tol,
-		      "%s %s under %s, memcheck %s: peak RSS %ld KiB, %ld KiB with a preload "
-		      "that only forwards (tolerance %ld KiB): memcheck changed what the "
-		      "allocator does", shapes[s].prog, shapes[s].arg,
-		      h_allocators[a].name, modes[m].name, mc, fwd, tol);
+		      "%s: peak RSS %ld KiB, %ld KiB with a preload that only forwards "
+		      "(tolerance %ld KiB): memcheck changed what the allocator does",
+		      x->label, mc, fwd, tol);
 }
-END_TEST
+
+/* PROG ARG under memcheck, count-only */
+#define COUNT_ONLY(prog_, arg)                                                      \
+	.run = { .prog = prog_, .args = H_LIST(arg), .flags = H_PRELOAD, .no_report = true, \
+		 .env = H_LIST(NO_PURGE_TIMER, "MEMCHECK_TRACK=0") },                          \
+	.check = peak_as_with_a_forwarding_preload
+
+static const struct h_case cases[] = {
+	{ "phases, count-only", COUNT_ONLY("plain_shapes", "phases") },
+	{ "window, count-only", COUNT_ONLY("plain_shapes", "window") },
+	{ "growth, count-only", COUNT_ONLY("plain_shapes", "growth") },
+	{ "C++ phases, count-only", COUNT_ONLY("cxx_new", "phases") },
+};
 
 int main(void)
 {
 	TCase *tc = h_tcase("fidelity", 60);
-	tcase_add_loop_test(tc, test_peak_rss_as_with_a_forwarding_preload, 0,
-			    (int)(NALLOCS * NSHAPES * NMODES));
+	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
 }

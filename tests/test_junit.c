@@ -4,6 +4,10 @@
  * (tests/data/junit-10.xsd, with xmllint), and a leak's failure carries
  * the leak's file:line first in its message, for CI reporters to link,
  * and the top frames of its stack in its text.
+ *
+ * A run whose JUnit file is checked alone is a row (its --junit file the
+ * row's H_FILE).  The leak's run and the gate that reads its report are
+ * one test of two H_EXEC steps: the gate reads what the run wrote.
  */
 #include <check.h>
 #include <stdio.h>
@@ -12,22 +16,18 @@
 
 #include "harness.h"
 
-static const char *cli(void)
-{
-	return h_env("%s/memcheck", h_build());
-}
-
 /* xmllint --schema junit-10.xsd accepts path. */
 static void expect_valid(const char *path, const char *what)
 {
 	const char *xsd = h_env("%s/../tests/data/junit-10.xsd", h_build());
-	struct h_run v;
-	H_RUN(&v, 0, NULL, NULL, "/usr/bin/xmllint", "--noout", "--schema", xsd, path);
+	struct h_res v;
+	H_EXEC(&v, .prog = "/usr/bin/xmllint", .args = H_LIST("--noout", "--schema", xsd, path),
+	       .no_report = true, .text = "");
 	char *doc = h_read_file(path, NULL);
-	ck_assert_msg(v.exit_code == 0, "%s: %s does not validate against junit-10.xsd (%s):\n%s\n%s",
-		      what, path, h_status(&v), v.err, doc ? doc : "(no file)");
+	ck_assert_msg(v.r.exit_code == 0, "%s: %s does not validate against junit-10.xsd (%s):\n%s\n%s",
+		      what, path, h_status(&v.r), v.r.err, doc ? doc : "(no file)");
 	free(doc);
-	h_run_free(&v);
+	h_res_free(&v);
 }
 
 /* The line of tests/prog/plain_exit.c marked SITE leak. */
@@ -71,41 +71,48 @@ static void expect_leak_failure(const char *path, const char *what)
 	free(doc);
 }
 
-START_TEST(run_junit_validates)
+/* a leak under two allocators, one allocator skipped, repeats; then
+ * gate: the same from the stored report */
+START_TEST(run_and_gate_on_a_leak)
 {
-	const char *j = h_tmppath("run.xml"), *rep = h_tmppath("run.jsonl");
-	struct h_run r;
-	/* a leak under two allocators, one allocator skipped, repeats */
-	H_RUN(&r, 0, NULL, NULL, cli(), "run", "-a", "glibc,jemalloc,/nonexistent/libx.so",
-	      "-n", "2", "--junit", j, "--report", rep, "--", h_prog("plain_exit"), "leak");
-	ck_assert_msg(r.exit_code == 1, "run: %s; stderr:\n%s", h_status(&r), r.err);
-	h_run_free(&r);
+	const char *j = h_tmppath("run.xml");
+	struct h_res x, g;
+	H_EXEC(&x, .cli = H_LIST("run", "-a", "glibc,jemalloc,/nonexistent/libx.so", "-n", "2",
+				 "--junit", j),
+	       .prog = "plain_exit", .args = H_LIST("leak"), .text = "");
+	h_expect_exit(&x, 1);
 	expect_valid(j, "run with a leak, a skip and repeats");
 	expect_leak_failure(j, "run");
-	/* gate: the same from the stored report */
-	H_RUN(&r, 0, NULL, NULL, cli(), "gate", "--junit", j, rep);
-	ck_assert_msg(r.exit_code == 1, "gate: %s; stderr:\n%s", h_status(&r), r.err);
-	h_run_free(&r);
+	H_EXEC(&g, .cli = H_LIST("gate", "--junit", j, x.report), .text = "");
+	h_expect_exit(&g, 1);
 	expect_valid(j, "gate");
 	expect_leak_failure(j, "gate");
-	/* a crash: the command's <error> */
-	H_RUN(&r, 0, NULL, NULL, cli(), "run", "-a", "glibc", "--junit", j, "--", "/bin/sh", "-c",
-	      "kill -SEGV $$");
-	ck_assert_msg(r.exit_code == 3, "run, a crash: %s", h_status(&r));
-	h_run_free(&r);
-	expect_valid(j, "run with a crash");
-	/* and a clean run */
-	H_RUN(&r, 0, NULL, NULL, cli(), "run", "-a", "glibc", "--junit", j, "--", h_prog("plain_exit"),
-	      "clean");
-	ck_assert_msg(r.exit_code == 0, "run, clean: %s; stderr:\n%s", h_status(&r), r.err);
-	h_run_free(&r);
-	expect_valid(j, "a clean run");
+	h_res_free(&g);
+	h_res_free(&x);
 }
 END_TEST
+
+H_CHECK(junit_valid)
+{
+	expect_valid(x->file, c->name);
+}
+
+/* memcheck run -a glibc --junit FILE -- PROG ARGS, MEMCHECK_TEXT unset */
+#define RUN .allocators = H_ONCE, .file = "", .check = junit_valid,                  \
+	.run = { .cli = H_LIST("run", "-a", "glibc", "--junit", H_FILE), .no_report = true, \
+		 .text = ""
+
+static const struct h_case cases[] = {
+	/* a crash: the command's <error> */
+	{ "run with a crash", RUN, .prog = "/bin/sh", .args = H_LIST("-c", "kill -SEGV $$") },
+	  .exit = 3 },
+	{ "a clean run", RUN, .prog = "plain_exit", .args = H_LIST("clean") } },
+};
 
 int main(void)
 {
 	TCase *tc = h_tcase("junit", 60);
-	tcase_add_test(tc, run_junit_validates);
+	H_ADD_CASES(tc, cases);
+	tcase_add_test(tc, run_and_gate_on_a_leak);
 	return h_run_suite(NULL);
 }

@@ -8,6 +8,13 @@
  * picks the programs that get a process region; and memcheck never
  * writes to stdout (tests/prog/plain_errors, plain_family, regions,
  * plain_fork, plain_fds).
+ *
+ * A run judged alone is a row.  The rows about MEMCHECK_LOG name their
+ * log in the row's words as "%s" (a format: "%s.%%p" for one file per
+ * process), made a fresh path by their setup, which keeps it for the
+ * callback (setup, run and check share the row's process).  The 1 GiB
+ * limit compares memcheck's runs with the bare program's: a test of
+ * steps.
  */
 #include <check.h>
 #include <stdint.h>
@@ -62,16 +69,17 @@ H_CHECK(failures_counted)
 static const char *const rlimit_settings[] = { "MEMCHECK_TRACK=1", "MEMCHECK_TRACK=0",
 					       "MEMCHECK_PROGRAMS=no-such-program" };
 
-static unsigned long allocations_under_1g(const char *so, const char *setting)
+static unsigned long allocations_under_1g(int alloc, const char *const *env, unsigned flags,
+					  const char *what)
 {
-	const char *env[] = { "MEMCHECK_TEXT=none", setting, NULL };
-	struct h_run r;
-	H_RUN(&r, setting ? H_PRELOAD : 0, so, env, h_prog("plain_rlimit"), "1g");
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_rlimit", .args = H_LIST("1g"), .alloc = alloc, .flags = flags,
+	       .env = env, .no_report = true, .text = flags ? "none" : "");
 	unsigned long ok = 0, failed = 0;
-	ck_assert_msg(r.exit_code == 0 && sscanf(r.out, "%lu %lu", &ok, &failed) == 2,
-		      "plain_rlimit 1g with %s: %s, stdout \"%s\"; stderr:\n%s",
-		      setting ? setting : "no memcheck", h_status(&r), r.out, r.err);
-	h_run_free(&r);
+	ck_assert_msg(x.r.exit_code == 0 && sscanf(x.r.out, "%lu %lu", &ok, &failed) == 2,
+		      "plain_rlimit 1g %s: %s, stdout \"%s\"; stderr:\n%s", what, h_status(&x.r),
+		      x.r.out, x.r.err);
+	h_res_free(&x);
 	return ok;
 }
 
@@ -81,17 +89,12 @@ START_TEST(test_a_1g_address_space_limit_leaves_the_program_its_memory)
 	if (!h_allocator(_i, &so))
 		return;
 	/* without memcheck, the allocator's own way with the limit */
-	const char *env[] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-	struct h_run b;
-	H_RUN(&b, 0, NULL, env, h_prog("plain_rlimit"), "1g");
-	unsigned long bare = 0, failed = 0;
-	ck_assert_msg(b.exit_code == 0 && sscanf(b.out, "%lu %lu", &bare, &failed) == 2 &&
-			      bare > 1000,
-		      "plain_rlimit 1g under %s alone: %s, stdout \"%s\"", a,
-		      h_status(&b), b.out);
-	h_run_free(&b);
+	const char *const *env = H_LIST(so ? h_env("LD_PRELOAD=%s", so) : NULL);
+	unsigned long bare = allocations_under_1g(_i, env, 0, h_env("under %s alone", a));
+	ck_assert_msg(bare > 1000, "plain_rlimit 1g under %s alone: %lu allocations", a, bare);
 	for (size_t k = 0; k < sizeof rlimit_settings / sizeof rlimit_settings[0]; k++) {
-		unsigned long ok = allocations_under_1g(so, rlimit_settings[k]);
+		unsigned long ok = allocations_under_1g(_i, H_LIST(rlimit_settings[k]), H_PRELOAD,
+							 h_env("with %s", rlimit_settings[k]));
 		ck_assert_msg(ok * 100 >= bare * 97,
 			      "plain_rlimit 1g under %s with %s: %lu allocations of 512 KiB, %lu "
 			      "without memcheck", a, rlimit_settings[k], ok, bare);
@@ -157,6 +160,163 @@ H_CHECK(silent)
 	{ "programs left out", WITH("MEMCHECK_PROGRAMS=" patterns, "plain_errors", "leak"), \
 	  .records = H_NO_RECORDS, .check = silent }
 
+/* plain_fork exec: stdout is the one "child=PID" line */
+H_CHECK(one_child_line)
+{
+	ck_assert_msg(strncmp(x->r.out, "child=", 6) == 0 &&
+			      strchr(x->r.out, '\n') == x->r.out + x->r.out_len - 1,
+		      "%s: stdout should be one \"child=PID\" line, got:\n%s", x->label, x->r.out);
+}
+
+/* The log's path the row's setup made ("%s" in the row's words). */
+static const char *log_base;
+
+/* Every word of l with "%s" in it formatted with path (a fresh list,
+ * never freed). */
+static const char *const *formatted(const char *const *l, const char *path)
+{
+	size_t n = 0;
+	while (l && l[n])
+		n++;
+	const char **out = calloc(n + 1, sizeof *out);
+	ck_assert_ptr_nonnull(out);
+	for (size_t i = 0; i < n; i++)
+		out[i] = strstr(l[i], "%s") ? h_env(l[i], path) : l[i];
+	return out;
+}
+
+H_SETUP(fresh_log)
+{
+	log_base = h_tmppath("log");
+	run->env = formatted(run->env, log_base);
+	run->args = formatted(run->args, log_base);
+	return true;
+}
+
+/* The file MEMCHECK_LOG=pattern names for pid. */
+static char *log_of(const char *base, pid_t pid)
+{
+	return h_read_file(h_env("%s.%d", base, (int)pid), NULL);
+}
+
+/* A leak or a double free, and a bad setting: all three kinds of text
+ * in the log, none on stderr. */
+static void expect_all_in_log(const struct h_res *x, const char *want)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: stderr should be empty, got:\n%s", x->label,
+		      x->r.err);
+	char *log = log_of(log_base, x->r.pid);
+	ck_assert_msg(log != NULL, "no file %s.%d", log_base, (int)x->r.pid);
+	ck_assert_msg(strstr(log, "MEMCHECK_TRACK=maybe: expected a boolean") != NULL,
+		      "the bad setting's complaint should be in the log:\n%s", log);
+	ck_assert_msg(strstr(log, want) != NULL, "\"%s\" should be in the log:\n%s", want, log);
+	ck_assert_msg(strstr(log, h_env("==%d== memcheck: ", (int)x->r.pid)) != NULL,
+		      "the log should have the process's own lines:\n%s", log);
+	free(log);
+}
+H_CHECK(leak_in_log)
+{
+	expect_all_in_log(x, "definitely lost");
+}
+H_CHECK(double_free_in_log)
+{
+	expect_all_in_log(x, "double free");
+}
+
+/* plain_fork fork: the parent and its forked child both leak; their
+ * text in one file, or with %p in one each. */
+static void expect_fork_logs(const struct h_res *x, bool per_pid)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: expected nothing on stderr:\n%s", x->label,
+		      x->r.err);
+	int child = 0;
+	ck_assert_msg(sscanf(x->r.out, "child=%d", &child) == 1, "stdout: %s", x->r.out);
+	const char *parent_line = h_env("==%d== memcheck: region", (int)x->r.pid);
+	const char *child_line = h_env("==%d== memcheck: region", child);
+	if (per_pid) {
+		char *p = log_of(log_base, x->r.pid), *c = log_of(log_base, child);
+		ck_assert_msg(p && c, "%%p: expected %s.%d and %s.%d", log_base, (int)x->r.pid,
+			      log_base, child);
+		ck_assert_msg(strstr(p, parent_line) && !strstr(p, child_line),
+			      "the parent's file should have only the parent's text:\n%s", p);
+		ck_assert_msg(strstr(c, child_line) && !strstr(c, parent_line),
+			      "the child's file should have only the child's text:\n%s", c);
+		free(p);
+		free(c);
+	} else {
+		char *both = h_read_file(log_base, NULL);
+		ck_assert_msg(both && strstr(both, parent_line) && strstr(both, child_line),
+			      "no %%p: one file with both processes' text, got:\n%s",
+			      both ? both : "(no file)");
+		free(both);
+	}
+}
+H_CHECK(one_log_for_both)
+{
+	expect_fork_logs(x, false);
+}
+H_CHECK(a_log_each)
+{
+	expect_fork_logs(x, true);
+}
+
+/* plain_fds makes every descriptor from 3 up a copy of its own file */
+H_CHECK(own_file_untouched)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: stderr:\n%s", x->label, x->r.err);
+	char *mine = h_read_file(h_env("%s.own", log_base), NULL);
+	char *text = h_read_file(log_base, NULL);
+	ck_assert_msg(mine && strcmp(mine, "program\n") == 0,
+		      "the program's file should hold only its own line, got:\n%s",
+		      mine ? mine : "(no file)");
+	ck_assert_msg(text && strstr(text, "100 bytes in 1 blocks are definitely lost"),
+		      "the log should have the leak, got:\n%s", text ? text : "(no file)");
+	free(mine);
+	free(text);
+}
+
+H_CHECK(written_again)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: stderr:\n%s", x->label, x->r.err);
+	char *text = h_read_file(log_base, NULL);
+	ck_assert_msg(text && strstr(text, "memcheck: region \"process\" in /bin/bash") &&
+			      strstr(text, "memcheck: region \"process\" in rm"),
+		      "the shell's and rm's reports should be in a new %s, got:\n%s", log_base,
+		      text ? text : "(no file)");
+	free(text);
+}
+
+/* A program left out and only preloaded is only forwarded to its
+ * allocator: memcheck does not see mimalloc's own block freed
+ * (plain_errors unknown), which it reports otherwise. */
+static void expect_unknown_free(const struct h_res *x, bool reported)
+{
+	ck_assert_msg(x->r.err_len == 0, "stderr should be empty: %s", x->r.err);
+	char *log = log_of(log_base, x->r.pid);
+	ck_assert_msg(reported ? log && strstr(log, "never saw allocated") : log == NULL,
+		      "%s: %s", x->label, reported ? "the unknown free should be reported"
+						   : "no log file expected (nothing to say)");
+	free(log);
+}
+H_CHECK(unknown_free_reported)
+{
+	expect_unknown_free(x, true);
+}
+H_CHECK(only_forwarded)
+{
+	expect_unknown_free(x, false);
+}
+
+/* PROGRAM ARGS preloaded, its text to MEMCHECK_LOG, settings as given
+ * ("%s": the log's path), text at its default; no report, or with
+ * REPORTED, one */
+#define LOGGED_(report, program, args_, ...)                                   \
+	.allocators = H_ONLY(H_GLIBC),                                          \
+	.run = { .prog = program, .args = args_, .flags = H_PRELOAD, .text = "", \
+		 .no_report = !(report), .env = H_LIST(__VA_ARGS__) }, .setup = fresh_log
+#define LOGGED(...) LOGGED_(false, __VA_ARGS__)
+#define REPORTED(...) LOGGED_(true, __VA_ARGS__)
+
 static const struct h_case cases[] = {
 	/* the whole family, everything freed */
 	{ "count-only", WITH("MEMCHECK_TRACK=0", "plain_family", NULL), .check = no_leaks_listed,
@@ -195,217 +355,62 @@ static const struct h_case cases[] = {
 	/* regions a program opens itself are reported all the same */
 	{ "programs picked", WITH("MEMCHECK_PROGRAMS=nothing-matches", "regions", "stack"),
 	  .records = 1, .record = "stack" },
-};
-
-START_TEST(test_nothing_on_stdout_from_memcheck)
-{
-	/* plain_errors stdout prints three lines and leaks: memcheck has a
-	 * full report to give, all of it on stderr */
-	struct h_run bare, r;
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=full", NULL };
-	H_RUN(&bare, 0, NULL, NULL, h_prog("plain_errors"), "stdout");
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "stdout");
-	ck_assert_msg(bare.exit_code == 0 && r.exit_code == 0, "exit: %s bare, %s under memcheck",
-		      h_status(&bare), h_status(&r));
-	ck_assert_msg(strcmp(bare.out, "line one\nline two\nline three: 3\n") == 0,
-		      "unexpected stdout from plain_errors itself: \"%s\"", bare.out);
-	ck_assert_msg(r.out_len == bare.out_len && strcmp(r.out, bare.out) == 0,
-		      "stdout differs under memcheck:\n--- bare\n%s--- memcheck\n%s", bare.out,
-		      r.out);
-	ck_assert_msg(strstr(r.err, "definitely lost") != NULL,
-		      "memcheck's reports should be on stderr:\n%s", r.err);
-	h_run_free(&bare);
-	h_run_free(&r);
-
+	/* memcheck never writes to stdout: plain_errors stdout prints three
+	 * lines and leaks, memcheck has a full report to give, all of it on
+	 * stderr; the same stdout bare */
+	{ "stdout, bare", .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "plain_errors", .args = H_LIST("stdout"), .no_report = true,
+		   .text = "" },
+	  .stdout_is = "line one\nline two\nline three: 3\n" },
+	{ "stdout", WITH("MEMCHECK_TEXT=full", "plain_errors", "stdout"),
+	  .stdout_is = "line one\nline two\nline three: 3\n", .err = H_LIST("definitely lost") },
 	/* a program that forks and execs a child: the same */
-	H_RUN(&bare, 0, NULL, NULL, h_prog("plain_fork"), "exec");
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fork"), "exec");
-	ck_assert_msg(strncmp(r.out, "child=", 6) == 0 && strchr(r.out, '\n') == r.out + r.out_len - 1,
-		      "plain_fork exec: stdout under memcheck should be one \"child=PID\" line, "
-		      "got:\n%s", r.out);
-	h_run_free(&bare);
-	h_run_free(&r);
-}
-END_TEST
-
-
-/* The file MEMCHECK_LOG=pattern names for pid. */
-static char *log_of(const char *base, pid_t pid)
-{
-	return h_read_file(h_env("%s.%d", base, (int)pid), NULL);
-}
-
-START_TEST(test_log_takes_all_the_text)
-{
-	const char *base = h_tmppath("log");
-	const char *report = h_tmppath("report.jsonl");
-	/* a leak, a double free and a bad setting: all three kinds of text */
-	const char *env[] = { h_env("MEMCHECK_LOG=%s.%%p", base), h_env("MEMCHECK_REPORT=%s", report),
-			      "MEMCHECK_TRACK=maybe", NULL };
-	const char *modes[] = { "leak", "double" };
-	for (size_t i = 0; i < 2; i++) {
-		struct h_run r;
-		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), modes[i]);
-		ck_assert_msg(r.exit_code == 0, "plain_errors %s: %s; stderr:\n%s", modes[i],
-			      h_status(&r), r.err);
-		ck_assert_msg(r.err_len == 0, "MEMCHECK_LOG set: stderr should be empty, got:\n%s",
-			      r.err);
-		char *log = log_of(base, r.pid);
-		ck_assert_msg(log != NULL, "no file %s.%d", base, (int)r.pid);
-		ck_assert_msg(strstr(log, "MEMCHECK_TRACK=maybe: expected a boolean") != NULL,
-			      "the bad setting's complaint should be in the log:\n%s", log);
-		const char *want = i == 0 ? "definitely lost" : "double free";
-		ck_assert_msg(strstr(log, want) != NULL, "\"%s\" should be in the log:\n%s", want,
-			      log);
-		ck_assert_msg(strstr(log, h_env("==%d== memcheck: ", (int)r.pid)) != NULL,
-			      "the log should have the process's own lines:\n%s", log);
-		free(log);
-		h_run_free(&r);
-	}
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	ck_assert_msg(rep.n == 2, "MEMCHECK_LOG must not change the JSON report: %zu records, "
-		      "expected 2", rep.n);
-	h_report_free(&rep);
-}
-END_TEST
-
-START_TEST(test_log_per_process_with_p)
-{
-	/* plain_fork fork: the parent and its forked child both leak */
-	for (int per_pid = 0; per_pid <= 1; per_pid++) {
-		const char *base = h_tmppath("log");
-		const char *env[] = { per_pid ? h_env("MEMCHECK_LOG=%s.%%p", base)
-					      : h_env("MEMCHECK_LOG=%s", base),
-				      "MEMCHECK_TEXT=full", NULL };
-		struct h_run r;
-		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fork"), "fork");
-		ck_assert_msg(r.exit_code == 0 && r.err_len == 0,
-			      "plain_fork fork: %s, expected exit 0 and nothing on stderr:\n%s",
-			      h_status(&r), r.err);
-		int child = 0;
-		ck_assert_msg(sscanf(r.out, "child=%d", &child) == 1, "stdout: %s", r.out);
-		const char *parent_line = h_env("==%d== memcheck: region", (int)r.pid);
-		const char *child_line = h_env("==%d== memcheck: region", child);
-		if (per_pid) {
-			char *p = log_of(base, r.pid), *c = log_of(base, child);
-			ck_assert_msg(p && c, "%%p: expected %s.%d and %s.%d", base, (int)r.pid,
-				      base, child);
-			ck_assert_msg(strstr(p, parent_line) && !strstr(p, child_line),
-				      "the parent's file should have only the parent's text:\n%s", p);
-			ck_assert_msg(strstr(c, child_line) && !strstr(c, parent_line),
-				      "the child's file should have only the child's text:\n%s", c);
-			free(p);
-			free(c);
-		} else {
-			char *both = h_read_file(base, NULL);
-			ck_assert_msg(both && strstr(both, parent_line) && strstr(both, child_line),
-				      "no %%p: one file with both processes' text, got:\n%s",
-				      both ? both : "(no file)");
-			free(both);
-		}
-		h_run_free(&r);
-	}
-}
-END_TEST
-
-START_TEST(test_log_bad_pattern_or_path_falls_back_to_stderr)
-{
-	const char *bad[] = { h_env("MEMCHECK_LOG=%s.%%x", h_tmppath("log")),
-			      "MEMCHECK_LOG=/nonexistent-memcheck-dir/log" };
-	const char *said[] = { "\"%x\" at character", "cannot open MEMCHECK_LOG=" };
-	for (size_t i = 0; i < 2; i++) {
-		const char *env[] = { bad[i], NULL };
-		struct h_run r;
-		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
-		ck_assert_msg(r.exit_code == 0, "%s: %s", bad[i], h_status(&r));
-		ck_assert_msg(h_count_lines(r.err, said[i]) == 1,
-			      "%s: expected one line saying \"%s\" on stderr, got:\n%s", bad[i],
-			      said[i], r.err);
-		ck_assert_msg(i == 1 || strstr(r.err, "expected %p (the process id) or %%"),
-			      "%s: the line should say what was expected:\n%s", bad[i], r.err);
-		ck_assert_msg(strstr(r.err, "definitely lost") != NULL,
-			      "%s: the report should then be on stderr:\n%s", bad[i], r.err);
-		h_run_free(&r);
-	}
-}
-END_TEST
-
-START_TEST(test_log_never_writes_to_the_programs_descriptors)
-{
-	/* plain_fds makes every descriptor from 3 up a copy of its own file */
-	const char *log = h_tmppath("log");
-	const char *own = h_tmppath("own");
-	const char *env[] = { h_env("MEMCHECK_LOG=%s", log), NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_fds"), own);
-	ck_assert_msg(r.exit_code == 0 && r.err_len == 0, "plain_fds: %s; stderr:\n%s",
-		      h_status(&r), r.err);
-	char *mine = h_read_file(own, NULL), *text = h_read_file(log, NULL);
-	ck_assert_msg(mine && strcmp(mine, "program\n") == 0,
-		      "the program's file should hold only its own line, got:\n%s",
-		      mine ? mine : "(no file)");
-	ck_assert_msg(text && strstr(text, "100 bytes in 1 blocks are definitely lost"),
-		      "the log should have the leak, got:\n%s", text ? text : "(no file)");
-	free(mine);
-	free(text);
-	h_run_free(&r);
-}
-END_TEST
-
-START_TEST(test_log_deleted_midway_is_written_again)
-{
+	{ "stdout of fork and exec", WITH("MEMCHECK_TEXT=full", "plain_fork", "exec"),
+	  .check = one_child_line },
+	/* MEMCHECK_LOG takes all the text; the JSON report is the same */
+	{ "MEMCHECK_LOG, a leak", REPORTED("plain_errors", H_LIST("leak"), "MEMCHECK_LOG=%s.%%p",
+					   "MEMCHECK_TRACK=maybe"),
+	  .records = 1, .check = leak_in_log },
+	{ "MEMCHECK_LOG, a double free", REPORTED("plain_errors", H_LIST("double"),
+						  "MEMCHECK_LOG=%s.%%p", "MEMCHECK_TRACK=maybe"),
+	  .records = 1, .check = double_free_in_log },
+	{ "MEMCHECK_LOG without %p", LOGGED("plain_fork", H_LIST("fork"), "MEMCHECK_LOG=%s",
+					    "MEMCHECK_TEXT=full"),
+	  .check = one_log_for_both },
+	{ "MEMCHECK_LOG with %p", LOGGED("plain_fork", H_LIST("fork"), "MEMCHECK_LOG=%s.%%p",
+					 "MEMCHECK_TEXT=full"),
+	  .check = a_log_each },
+	/* a bad pattern or path: the report on stderr, after one line
+	 * saying why */
+	{ "MEMCHECK_LOG=LOG.%x", LOGGED("plain_errors", H_LIST("leak"), "MEMCHECK_LOG=%s.%%x"),
+	  .err_lines = { { "\"%x\" at character", 1 } },
+	  .err = H_LIST("expected %p (the process id) or %%", "definitely lost") },
+	{ "MEMCHECK_LOG in no directory", LOGGED("plain_errors", H_LIST("leak"),
+						 "MEMCHECK_LOG=/nonexistent-memcheck-dir/log"),
+	  .err_lines = { { "cannot open MEMCHECK_LOG=", 1 } }, .err = H_LIST("definitely lost") },
+	/* the log never goes to a descriptor the program has taken over */
+	{ "MEMCHECK_LOG and the program's descriptors",
+	  LOGGED("plain_fds", H_LIST("%s.own"), "MEMCHECK_LOG=%s"), .check = own_file_untouched },
 	/* the shell's child deletes the log the shell has open (": " keeps
 	 * the shell from exec'ing rm as its last command; bash, not dash,
-	 * which leaves with _exit and so without memcheck's report) */
-	const char *log = h_tmppath("log");
-	/* MEMCHECK_PROGRAMS: bash and rm are installed on the system, which
-	 * memcheck leaves out by default. */
-	const char *env[] = { h_env("MEMCHECK_LOG=%s", log), "MEMCHECK_TEXT=full",
-			      "MEMCHECK_PROGRAMS=*", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, "/bin/bash", "-c", h_env("rm -f %s; :", log));
-	ck_assert_msg(r.exit_code == 0 && r.err_len == 0, "sh -c 'rm -f LOG': %s; stderr:\n%s",
-		      h_status(&r), r.err);
-	char *text = h_read_file(log, NULL);
-	ck_assert_msg(text && strstr(text, "memcheck: region \"process\" in /bin/bash") &&
-			      strstr(text, "memcheck: region \"process\" in rm"),
-		      "the shell's and rm's reports should be in a new %s, got:\n%s", log,
-		      text ? text : "(no file)");
-	free(text);
-	h_run_free(&r);
-}
-END_TEST
-
-/* A program left out and only preloaded is only forwarded to its
- * allocator: memcheck does not see mimalloc's own block freed
- * (plain_errors unknown), which it reports otherwise. */
-START_TEST(test_programs_left_out_are_only_forwarded)
-{
-	if (!h_allocator(H_MIMALLOC, NULL))
-		return;
-	for (int left_out = 0; left_out <= 1; left_out++) {
-		const char *base = h_tmppath("log");
-		const char *env[] = { left_out ? "MEMCHECK_PROGRAMS=nothing-matches"
-					       : "MEMCHECK_PROGRAMS=plain_errors",
-				      h_env("MEMCHECK_LOG=%s.%%p", base), NULL };
-		struct h_res x;
-		H_EXEC(&x, .prog = "plain_errors", .args = H_LIST("unknown"), .alloc = H_MIMALLOC,
-		       .flags = H_PRELOAD, .env = env, .no_report = true, .text = "");
-		h_expect_exit(&x, 0);
-		ck_assert_msg(strcmp(x.r.out, "continued\n") == 0, "%s: stdout \"%s\"", x.label,
-			      x.r.out);
-		ck_assert_msg(x.r.err_len == 0, "stderr should be empty: %s", x.r.err);
-		char *log = log_of(base, x.r.pid);
-		ck_assert_msg(left_out ? log == NULL : log && strstr(log, "never saw allocated"),
-			      "%s: %s", env[0], left_out ? "no log file expected (nothing "
-			      "to say)" : "the unknown free should be reported");
-		free(log);
-		h_res_free(&x);
-	}
-}
-END_TEST
+	 * which leaves with _exit and so without memcheck's report);
+	 * MEMCHECK_PROGRAMS: bash and rm are installed on the system, which
+	 * memcheck leaves out by default */
+	{ "MEMCHECK_LOG deleted midway",
+	  LOGGED("/bin/bash", H_LIST("-c", "rm -f %s; :"), "MEMCHECK_LOG=%s", "MEMCHECK_TEXT=full",
+		 "MEMCHECK_PROGRAMS=*"),
+	  .check = written_again },
+	{ "a program picked, an unknown free", .allocators = H_ONLY(H_MIMALLOC),
+	  .run = { .prog = "plain_errors", .args = H_LIST("unknown"), .flags = H_PRELOAD,
+		   .no_report = true, .text = "",
+		   .env = H_LIST("MEMCHECK_PROGRAMS=plain_errors", "MEMCHECK_LOG=%s.%%p") },
+	  .setup = fresh_log, .stdout_is = "continued\n", .check = unknown_free_reported },
+	{ "a program left out, only forwarded", .allocators = H_ONLY(H_MIMALLOC),
+	  .run = { .prog = "plain_errors", .args = H_LIST("unknown"), .flags = H_PRELOAD,
+		   .no_report = true, .text = "",
+		   .env = H_LIST("MEMCHECK_PROGRAMS=nothing-matches", "MEMCHECK_LOG=%s.%%p") },
+	  .setup = fresh_log, .stdout_is = "continued\n", .check = only_forwarded },
+};
 
 int main(void)
 {
@@ -413,12 +418,5 @@ int main(void)
 	H_ADD_CASES(tc, cases);
 	tcase_add_loop_test(tc, test_a_1g_address_space_limit_leaves_the_program_its_memory, 0,
 			    H_NALLOCATORS);
-	tcase_add_test(tc, test_nothing_on_stdout_from_memcheck);
-	tcase_add_test(tc, test_log_takes_all_the_text);
-	tcase_add_test(tc, test_log_per_process_with_p);
-	tcase_add_test(tc, test_log_bad_pattern_or_path_falls_back_to_stderr);
-	tcase_add_test(tc, test_log_never_writes_to_the_programs_descriptors);
-	tcase_add_test(tc, test_log_deleted_midway_is_written_again);
-	tcase_add_test(tc, test_programs_left_out_are_only_forwarded);
 	return h_run_suite(NULL);
 }

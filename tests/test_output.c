@@ -12,6 +12,12 @@
  * text are escaped: none makes a line, an escape sequence or Latin-1
  * (item 11; tests/prog/plain_stderr, plain_bigrecords, plain_errors,
  * regions).
+ *
+ * A run judged alone is a row; a setup makes what it needs first (a
+ * FIFO, a planted symlink, a umask) and keeps the paths for the
+ * callback.  Two stay tests: the FIFO read by a thread of the test while
+ * the run writes to it (H_EXEC), and the pipe whose reader is gone
+ * before the program starts, which h_run cannot give.
  */
 #include <check.h>
 #include <errno.h>
@@ -52,56 +58,28 @@ H_CHECK(leaks_as_valgrind_has_them)
 
 /* Issue 14, item 8: a program that opens a data file at descriptor 2
  * got memcheck's whole report appended to it. */
-START_TEST(test_report_not_in_file_program_put_at_fd2)
+H_CHECK(data_file_its_own)
 {
-	if (!h_allocator(_i, NULL))
-		return;
-	const char *data = h_tmppath("data");
-	struct h_res x;
-	H_EXEC(&x, .prog = "plain_stderr", .args = H_LIST(data), .alloc = _i, .flags = H_PRELOAD,
-	       .text = "full", .no_report = true);
-	h_expect_exit(&x, 0);
-	char *got = h_read_file(data, NULL);
+	char *got = h_read_file(x->file, NULL);
 	ck_assert_msg(got && strcmp(got, "data\n") == 0,
-		      "%s: the program's file holds more than its own line:\n%s", x.label,
+		      "%s: the program's file holds more than its own line:\n%s", x->label,
 		      got ? got : "(unreadable)");
-	ck_assert_msg(strstr(x.r.err, "100 bytes in 1 blocks are definitely lost"),
-		      "%s: the report is not on the original standard error:\n%s", x.label, x.r.err);
 	free(got);
-	h_res_free(&x);
-}
-END_TEST
-
-/* A report target that cannot be written to: one line, the program's
- * result unchanged, and no wait. */
-static void expect_one_complaint(const char *target, const char *said)
-{
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", target), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
-	ck_assert_msg(!r.timed_out && r.exit_code == 0, "MEMCHECK_REPORT=%s: %s", target,
-		      h_status(&r));
-	ck_assert_msg(h_count_lines(r.err, "MEMCHECK_REPORT=") == 1 && strstr(r.err, said),
-		      "MEMCHECK_REPORT=%s: expected one line saying \"%s\":\n%s", target, said,
-		      r.err);
-	h_run_free(&r);
 }
 
-START_TEST(test_report_to_dev_full_says_so)
-{
-	expect_one_complaint("/dev/full", "cannot write to MEMCHECK_REPORT=/dev/full: "
-			     "No space left on device");
-}
-END_TEST
+/* The paths the row's setup made, for its callback. */
+static const char *made[3];
 
 /* Issue 14, item 9: the program hung at exit in open(2). */
-START_TEST(test_report_to_fifo_without_reader_does_not_wait)
+H_SETUP(report_to_fifo)
 {
-	const char *fifo = h_tmppath("fifo");
-	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-	expect_one_complaint(fifo, "a FIFO no process has open for reading");
+	static const char *env[2];
+	made[0] = h_tmppath("fifo");
+	ck_assert_int_eq(mkfifo(made[0], 0600), 0);
+	env[0] = h_env("MEMCHECK_REPORT=%s", made[0]);
+	run->env = env;
+	return true;
 }
-END_TEST
 
 /* Reads a FIFO until told to stop and it is empty. */
 struct reader {
@@ -146,14 +124,14 @@ START_TEST(test_big_records_through_fifo_stay_whole)
 	ck_assert_msg(rd.fd >= 0, "open %s: %s", fifo, strerror(errno));
 	pthread_t t;
 	pthread_create(&t, NULL, read_fifo, &rd);
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", fifo), "MEMCHECK_TEXT=none",
-			      "MEMCHECK_MAX_LEAKS=256", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_bigrecords"), "8");
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_bigrecords", .args = H_LIST("8"), .flags = H_PRELOAD,
+	       .no_report = true,
+	       .env = H_LIST(h_env("MEMCHECK_REPORT=%s", fifo), "MEMCHECK_MAX_LEAKS=256"));
 	rd.stop = 1;
 	pthread_join(t, NULL);
 	close(rd.fd);
-	ck_assert_msg(r.exit_code == 0, "plain_bigrecords: %s; stderr:\n%s", h_status(&r), r.err);
+	h_expect_exit(&x, 0);
 	const char *path = h_tmppath("records.jsonl");
 	FILE *f = fopen(path, "w");
 	fwrite(rd.buf, 1, rd.len, f);
@@ -166,12 +144,13 @@ START_TEST(test_big_records_through_fifo_stay_whole)
 			      i, h_nleaks(rep.rec[i]));
 	h_report_free(&rep);
 	free(rd.buf);
-	h_run_free(&r);
+	h_res_free(&x);
 }
 END_TEST
 
 /* prog 2>&1 | head -1: memcheck's report at exit met a pipe whose
- * reader was gone, and SIGPIPE killed a program that had exited 0. */
+ * reader was gone, and SIGPIPE killed a program that had exited 0.  Not
+ * a row: the program's stderr is a pipe closed before it runs. */
 START_TEST(test_stderr_pipe_without_reader_no_sigpipe)
 {
 	int p[2];
@@ -202,47 +181,65 @@ END_TEST
 /* Issue 14, item 14: a report named in a sticky, world-writable
  * directory (/tmp) follows a symlink there only if it is the process's
  * own or the directory owner's, as fs.protected_symlinks would, which
- * is off on some machines.  Needs root, to plant a link as nobody. */
-START_TEST(test_report_symlink_planted_in_shared_dir_not_followed)
+ * is off on some machines.  Needs root, to plant a link as nobody:
+ * made[0] the shared directory, made[1] the link, made[2] its target. */
+static bool shared_dir_with_link(struct h_spec *run, bool planted)
 {
+	static const char *env[2];
 	if (geteuid() != 0) {
 		printf("note: not root; skipping the planted-symlink case\n");
-		return;
+		return false;
 	}
-	const char *dir = h_tmppath("shared");
-	const char *victim = h_tmppath("victim");
-	ck_assert_int_eq(mkdir(dir, 0777), 0);
-	ck_assert_int_eq(chmod(dir, 01777), 0);
-	FILE *f = fopen(victim, "w");
-	fputs("precious\n", f);
-	fclose(f);
-	const char *planted = h_env("%s/report.jsonl", dir);
-	ck_assert_int_eq(symlink(victim, planted), 0);
-	ck_assert_int_eq(lchown(planted, 65534, 65534), 0);
-	expect_one_complaint(planted, "a symlink in a shared directory that belongs to another "
-			     "user");
-	char *got = h_read_file(victim, NULL);
+	made[0] = h_tmppath("shared");
+	ck_assert_int_eq(mkdir(made[0], 0777), 0);
+	ck_assert_int_eq(chmod(made[0], 01777), 0);
+	made[1] = h_env("%s/%s.jsonl", made[0], planted ? "report" : "own");
+	made[2] = h_tmppath(planted ? "victim" : "target.jsonl");
+	if (planted) {
+		FILE *f = fopen(made[2], "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("precious\n", f);
+		fclose(f);
+	}
+	ck_assert_int_eq(symlink(made[2], made[1]), 0);
+	if (planted)
+		ck_assert_int_eq(lchown(made[1], 65534, 65534), 0);
+	env[0] = h_env("MEMCHECK_REPORT=%s", made[1]);
+	run->env = env;
+	return true;
+}
+H_SETUP(planted_link)
+{
+	return shared_dir_with_link(run, true);
+}
+H_SETUP(own_link)
+{
+	return shared_dir_with_link(run, false);
+}
+
+H_TEARDOWN(link_removed)
+{
+	unlink(made[1]);
+	rmdir(made[0]);
+}
+
+H_CHECK(victim_untouched)
+{
+	char *got = h_read_file(made[2], NULL);
 	ck_assert_msg(got && strcmp(got, "precious\n") == 0, "the planted link was followed:\n%s",
 		      got ? got : "(unreadable)");
 	free(got);
-	/* The process's own link there is followed. */
-	const char *own = h_env("%s/own.jsonl", dir);
-	const char *target = h_tmppath("target.jsonl");
-	ck_assert_int_eq(symlink(target, own), 0);
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", own), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
-	struct h_report rep;
-	H_LOAD(&rep, target);
-	ck_assert_msg(r.exit_code == 0 && rep.n == 1 && r.err_len == 0,
-		      "own link: %s, %zu records; stderr:\n%s", h_status(&r), rep.n, r.err);
-	h_report_free(&rep);
-	h_run_free(&r);
-	unlink(planted);
-	unlink(own);
-	rmdir(dir);
 }
-END_TEST
+
+/* The process's own link there is followed. */
+H_CHECK(report_through_own_link)
+{
+	struct h_report rep;
+	H_LOAD(&rep, made[2]);
+	ck_assert_msg(rep.n == 1 && x->r.err_len == 0, "own link: %zu records; stderr:\n%s",
+		      rep.n, x->r.err);
+	h_report_free(&rep);
+}
 
 /* Every line of memcheck's text on stderr is one of its own: starts
  * with ==PID== or memcheck[PID], holds no control byte but its newline
@@ -282,6 +279,48 @@ H_CHECK(shown_escaped)
 		      "(%s):\n%s", x->label, shown, x->r.err);
 }
 
+/* The same for memcheck's own messages, which echo the values they
+ * refuse. */
+H_CHECK(value_shown_escaped)
+{
+	expect_clean_text(x->r.err, x->r.pid);
+	ck_assert_msg(strstr(x->r.err, "MEMCHECK_TEXT=none\\n==1== PASS \\x1b[2J\\xff: expected one of"),
+		      "%s: the value is not shown escaped:\n%s", x->label, x->r.err);
+}
+
+/* Issue 14, item 13: the log was created 0666 before the umask, the
+ * report 0644.  With a umask of 0 both are 0644: made[0] the log,
+ * made[1] the report. */
+H_SETUP(log_and_report_under_umask_0)
+{
+	static const char *env[3];
+	made[0] = h_tmppath("log");
+	made[1] = h_tmppath("report.jsonl");
+	env[0] = h_env("MEMCHECK_LOG=%s", made[0]);
+	env[1] = h_env("MEMCHECK_REPORT=%s", made[1]);
+	run->env = env;
+	umask(0);
+	return true;
+}
+
+H_CHECK(both_0644)
+{
+	struct stat a, b;
+	ck_assert_msg(stat(made[0], &a) == 0 && stat(made[1], &b) == 0, "no log or no report");
+	ck_assert_msg((a.st_mode & 07777) == 0644 && (b.st_mode & 07777) == 0644,
+		      "log mode %o, report mode %o; expected 644", a.st_mode & 07777,
+		      b.st_mode & 07777);
+}
+
+/* plain_errors leak preloaded, its report sent where given (no report
+ * of the harness's) */
+#define LEAK_TO(...) .allocators = H_ONLY(H_GLIBC),                             \
+	.run = { .prog = "plain_errors", .args = H_LIST("leak"), .flags = H_PRELOAD, \
+		 .no_report = true, ##__VA_ARGS__ }
+/* A report target that cannot be written to: one line, the program's
+ * result unchanged, and no wait. */
+#define ONE_COMPLAINT(said) .err_lines = { { "MEMCHECK_REPORT=", 1 } }, .err = H_LIST(said)
+
 static const struct h_case cases[] = {
 	/* An installed program is measured only when named; its own exit
 	 * status, not the one a leaking region gives. */
@@ -297,54 +336,35 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "regions", .args = H_LIST("name_forged"), .flags = H_PRELOAD,
 		   .text = "full", .no_report = true },
 	  .check = shown_escaped },
+	{ "a data file at descriptor 2",
+	  .run = { .prog = "plain_stderr", .args = H_LIST(H_FILE), .flags = H_PRELOAD,
+		   .text = "full", .no_report = true },
+	  .file = "", .err = H_LIST("100 bytes in 1 blocks are definitely lost"),
+	  .check = data_file_its_own },
+	{ "a report to /dev/full", LEAK_TO(.env = H_LIST("MEMCHECK_REPORT=/dev/full")),
+	  ONE_COMPLAINT("cannot write to MEMCHECK_REPORT=/dev/full: No space left on device") },
+	{ "a report to a FIFO nobody reads", LEAK_TO(), .setup = report_to_fifo,
+	  ONE_COMPLAINT("a FIFO no process has open for reading") },
+	{ "a report through a symlink planted in a shared directory", LEAK_TO(),
+	  .setup = planted_link, .teardown = link_removed,
+	  ONE_COMPLAINT("a symlink in a shared directory that belongs to another user"),
+	  .check = victim_untouched },
+	{ "a report through its own symlink in a shared directory", LEAK_TO(),
+	  .setup = own_link, .teardown = link_removed, .check = report_through_own_link },
+	{ "a bad value escaped in the message", .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "plain_errors", .args = H_LIST("double"), .flags = H_PRELOAD,
+		   .no_report = true, .text = "",
+		   .env = H_LIST("MEMCHECK_TEXT=none\n==1== PASS \x1b[2J\xff") },
+	  .check = value_shown_escaped },
+	{ "files created 0644", LEAK_TO(.text = "full"), .setup = log_and_report_under_umask_0,
+	  .check = both_0644 },
 };
-
-/* The same for memcheck's own messages, which echo the values they
- * refuse. */
-START_TEST(test_bad_option_value_escaped_in_message)
-{
-	const char *env[] = { "MEMCHECK_TEXT=none\n==1== PASS \x1b[2J\xff", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "double");
-	ck_assert_msg(r.exit_code == 0, "plain_errors double: %s", h_status(&r));
-	expect_clean_text(r.err, r.pid);
-	ck_assert_msg(strstr(r.err, "MEMCHECK_TEXT=none\\n==1== PASS \\x1b[2J\\xff: expected one of"),
-		      "the value is not shown escaped:\n%s", r.err);
-	h_run_free(&r);
-}
-END_TEST
-
-/* Issue 14, item 13: the log was created 0666 before the umask, the
- * report 0644.  With a umask of 0 both are 0644. */
-START_TEST(test_files_created_0644)
-{
-	const char *log = h_tmppath("log"), *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_LOG=%s", log), h_env("MEMCHECK_REPORT=%s", report),
-			      "MEMCHECK_TEXT=full", NULL };
-	umask(0);
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_errors"), "leak");
-	ck_assert_msg(r.exit_code == 0, "plain_errors leak: %s", h_status(&r));
-	struct stat a, b;
-	ck_assert_msg(stat(log, &a) == 0 && stat(report, &b) == 0, "no log or no report");
-	ck_assert_msg((a.st_mode & 07777) == 0644 && (b.st_mode & 07777) == 0644,
-		      "log mode %o, report mode %o; expected 644", a.st_mode & 07777,
-		      b.st_mode & 07777);
-	h_run_free(&r);
-}
-END_TEST
 
 int main(void)
 {
 	TCase *tc = h_tcase("output", 60);
 	H_ADD_CASES(tc, cases);
-	tcase_add_loop_test(tc, test_report_not_in_file_program_put_at_fd2, 0, H_NALLOCATORS);
-	tcase_add_test(tc, test_report_to_dev_full_says_so);
-	tcase_add_test(tc, test_report_to_fifo_without_reader_does_not_wait);
 	tcase_add_test(tc, test_big_records_through_fifo_stay_whole);
 	tcase_add_test(tc, test_stderr_pipe_without_reader_no_sigpipe);
-	tcase_add_test(tc, test_report_symlink_planted_in_shared_dir_not_followed);
-	tcase_add_test(tc, test_bad_option_value_escaped_in_message);
-	tcase_add_test(tc, test_files_created_0644);
 	return h_run_suite(NULL);
 }

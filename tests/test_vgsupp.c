@@ -17,6 +17,12 @@
  * libstdc++'s blocks itself at exit unless told not to; most runs tell
  * it not to (--run-libc-freeres=no --run-cxx-freeres=no): that is what
  * memcheck, reporting before the C library cleans up, sees.
+ *
+ * A row is one valgrind run: its setup makes valgrind's command line for
+ * the row's program (the files, the preloads: one setup per way of
+ * running), its callback judges valgrind's summaries of every process.
+ * The runs without the files are rows of their own: they show what the
+ * files are for, and none reads another's output.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -57,12 +63,6 @@ enum {
 
 #define MAXPROC 8
 
-struct vg {
-	struct h_run run;
-	int n;                         /* processes summarised */
-	struct h_vg_leaks p[MAXPROC];  /* in the order printed: children first */
-};
-
 /* The end of valgrind's output, for messages: check fails a test whose
  * message is longer than 4 KiB. */
 static const char *tail(const char *text)
@@ -81,43 +81,33 @@ static const char *supp_path(const char *name)
 	return p;
 }
 
-/* The allocator's object, or NULL (and a note) when it is not installed;
- * glibc's is "" (nothing to preload). */
-static const char *alloc_so(const struct alloc *a)
+/* The row's run made valgrind on its program and arguments under the
+ * row's allocator, the HOW flags above (a fresh list, never freed).
+ * Skips the row when valgrind is not installed. */
+static bool vg_line(struct h_spec *run, unsigned how)
 {
-	const char *so;
-	if (!h_allocator(a->index, &so))
-		return NULL;
-	return so ? so : "";
-}
-
-/* Run valgrind on tests/prog/PROG [ARG] under allocator a, the HOW flags
- * above; every process's summary into v.  Skips (returns false) when
- * valgrind or the allocator is not installed. */
-static bool vg_run(struct vg *v, const struct alloc *a, unsigned how, const char *prog,
-		   const char *arg)
-{
-	const char *vgpath = h_valgrind_path(), *so = alloc_so(a);
+	const char *vgpath = h_valgrind_path();
 	/* Our own check selections must not reach plain_check. */
 	unsetenv("CK_RUN_SUITE");
 	unsetenv("CK_RUN_CASE");
 	unsetenv("CK_INCLUDE_TAGS");
 	unsetenv("CK_EXCLUDE_TAGS");
 	if (!vgpath) {
-		printf("note: valgrind not installed; skipping %s\n", prog);
+		printf("note: valgrind not installed; skipping %s\n", run->prog);
 		return false;
 	}
-	if (!so)
-		return false;
-	const char *argv[32];
+	struct alloc a = alloc_of(run->alloc);
+	const char *soname = h_allocators[run->alloc].soname;
+	const char *so = soname ? h_allocator_so(soname) : NULL;
+	const char **argv = calloc(32, sizeof *argv);
+	ck_assert_ptr_nonnull(argv);
 	int n = 0;
-	argv[n++] = vgpath;
 	argv[n++] = "--leak-check=full";
 	argv[n++] = "--show-leak-kinds=all";
 	argv[n++] = "--errors-for-leak-kinds=all";
 	argv[n++] = h_env("--error-exitcode=%d", ERROR_EXIT);
 	argv[n++] = "--child-silent-after-fork=no";
-	argv[n++] = h_env("--soname-synonyms=somalloc=%s", a->synonym);
+	argv[n++] = h_env("--soname-synonyms=somalloc=%s", a.synonym);
 	if (!(how & FREERES)) {
 		argv[n++] = "--run-libc-freeres=no";
 		argv[n++] = "--run-cxx-freeres=no";
@@ -126,23 +116,59 @@ static bool vg_run(struct vg *v, const struct alloc *a, unsigned how, const char
 		if ((how & FILES) || ((how & GLIBC_ONLY) && (!strcmp(supp_files[i], "glibc") ||
 							       !strcmp(supp_files[i], "memcheck"))))
 			argv[n++] = h_env("--suppressions=%s", supp_path(supp_files[i]));
-	argv[n++] = h_prog(prog);
-	if (arg)
-		argv[n++] = arg;
+	argv[n++] = h_prog(run->prog);
+	for (size_t i = 0; run->args && run->args[i]; i++)
+		argv[n++] = run->args[i];
 	argv[n] = NULL;
-
-	const char *env[] = { "MEMCHECK_TEXT=none",
-			      *so && !(how & MEMCHECK) ? h_env("LD_PRELOAD=%s", so) : NULL,
-			      NULL };
-	ck_assert_msg(h_run(&v->run, argv, env, (how & MEMCHECK) ? H_PRELOAD : 0,
-			    *so ? so : NULL) == 0, "cannot start %s", vgpath);
-	ck_assert_msg(!v->run.timed_out && v->run.signal == 0,
-		      "valgrind %s under %s: %s; stderr ends:\n%s", prog, a->name,
-		      h_status(&v->run), tail(v->run.err));
-	v->n = h_valgrind_leaks(v->run.err, v->p, MAXPROC);
-	ck_assert_msg(v->n > 0, "valgrind %s under %s: no complete HEAP/LEAK SUMMARY; "
-		      "stderr ends:\n%s", prog, a->name, tail(v->run.err));
+	run->prog = vgpath;
+	run->args = argv;
+	run->no_report = true;
+	/* libmemcheck.so before the allocator, or the allocator alone */
+	if (how & MEMCHECK) {
+		run->flags = H_PRELOAD;
+	} else {
+		static const char *env[2];
+		env[0] = so ? h_env("LD_PRELOAD=%s", so) : NULL;
+		run->env = env;
+	}
 	return true;
+}
+
+H_SETUP(bare)
+{
+	return vg_line(run, 0);
+}
+H_SETUP(files_and_memcheck)
+{
+	return vg_line(run, MEMCHECK | FILES);
+}
+H_SETUP(defaults)
+{
+	return vg_line(run, FREERES);
+}
+H_SETUP(defaults_and_files)
+{
+	return vg_line(run, FREERES | FILES);
+}
+H_SETUP(glibc_supp_alone)
+{
+	return vg_line(run, GLIBC_ONLY);
+}
+H_SETUP(files)
+{
+	return vg_line(run, FILES);
+}
+
+/* Every process's summary of x's valgrind run into p[0..MAXPROC), in
+ * the order printed (children first); how many. */
+static int summaries(const struct h_res *x, struct h_vg_leaks *p)
+{
+	ck_assert_msg(!x->r.timed_out && x->r.signal == 0, "%s: %s; stderr ends:\n%s",
+		      x->label, h_status(&x->r), tail(x->r.err));
+	int n = h_valgrind_leaks(x->r.err, p, MAXPROC);
+	ck_assert_msg(n > 0, "%s: no complete HEAP/LEAK SUMMARY; stderr ends:\n%s", x->label,
+		      tail(x->r.err));
+	return n;
 }
 
 static const char *figures(const struct h_vg_leaks *p)
@@ -156,129 +182,123 @@ static const char *figures(const struct h_vg_leaks *p)
 }
 
 /* Every process clean: nothing lost or reachable but what the files
- * suppress, and valgrind's exit code not raised. */
-static void expect_clean(const struct vg *v, const char *what)
+ * suppress, and valgrind's exit code not raised; nprocs processes. */
+static void expect_clean(const struct h_res *x, int nprocs)
 {
-	for (int i = 0; i < v->n; i++) {
-		const struct h_vg_leaks *p = &v->p[i];
-		ck_assert_msg(p->bytes[HVG_DEF] + p->bytes[HVG_IND] + p->bytes[HVG_POS] +
-				      p->bytes[HVG_REA] == 0 &&
-			      p->bytes[HVG_SUP] == p->in_use_bytes &&
-			      p->blocks[HVG_SUP] == p->in_use_blocks,
-			      "%s, process %d: %s; valgrind's output ends:\n%s", what,
-			      (int)p->pid, figures(p), tail(v->run.err));
-	}
-	ck_assert_msg(v->run.exit_code == 0, "%s: valgrind exited %s, expected 0; output "
-		      "ends:\n%s", what, h_status(&v->run), tail(v->run.err));
+	struct h_vg_leaks p[MAXPROC];
+	int n = summaries(x, p);
+	ck_assert_msg(n == nprocs, "%s: %d summaries, expected %d; output ends:\n%s", x->label,
+		      n, nprocs, tail(x->r.err));
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(p[i].bytes[HVG_DEF] + p[i].bytes[HVG_IND] + p[i].bytes[HVG_POS] +
+				      p[i].bytes[HVG_REA] == 0 &&
+			      p[i].bytes[HVG_SUP] == p[i].in_use_bytes &&
+			      p[i].blocks[HVG_SUP] == p[i].in_use_blocks,
+			      "%s, process %d: %s; valgrind's output ends:\n%s", x->label,
+			      (int)p[i].pid, figures(&p[i]), tail(x->r.err));
+	ck_assert_msg(x->r.exit_code == 0, "%s: valgrind exited %s, expected 0; output "
+		      "ends:\n%s", x->label, h_status(&x->r), tail(x->r.err));
 }
 
-/* plain_clean all (threads, dlopen, locales) frees everything.  Without
- * the files (and without libmemcheck), valgrind shows glibc's blocks:
- * the joined threads' DTVs and _dl_find_object's table possibly lost,
- * the locale data still reachable; under tcmalloc its start-up loss too.
- * With the files and libmemcheck preloaded (whose wrapper frames the
- * entries allow for), nothing is left. */
-START_TEST(test_allocator_clean_with_files)
+H_CHECK(one_process_clean)
 {
-	struct alloc al = alloc_of(_i);
-	const struct alloc *a = &al;
-	struct vg bare, supp;
-	if (!vg_run(&bare, a, 0, "plain_clean", "all"))
-		return;
-	const struct h_vg_leaks *b = &bare.p[0];
-	printf("note: plain_clean all under %s, without the files: %s\n", a->name, figures(b));
-	ck_assert_msg(bare.n == 1 && b->bytes[HVG_POS] > 0 && b->bytes[HVG_REA] > 0 &&
-		      bare.run.exit_code == ERROR_EXIT,
-		      "plain_clean all under %s without the files: expected glibc's blocks "
-		      "possibly lost and still reachable, and exit %d; %s, %s", a->name,
-		      ERROR_EXIT, figures(b), h_status(&bare.run));
-	if (a->loses_at_start)
-		ck_assert_msg(b->bytes[HVG_DEF] > 0, "plain_clean all under %s without the "
-			      "files: expected the allocator's start-up loss; %s", a->name,
-			      figures(b));
-	h_run_free(&bare.run);
-
-	ck_assert(vg_run(&supp, a, MEMCHECK | FILES, "plain_clean", "all"));
-	printf("note: plain_clean all under %s and libmemcheck, with the files: %s\n", a->name,
-	       figures(&supp.p[0]));
-	ck_assert_int_eq(supp.n, 1);
-	expect_clean(&supp, h_env("plain_clean all under %s with the files", a->name));
-	h_run_free(&supp.run);
+	expect_clean(x, 1);
 }
-END_TEST
+H_CHECK(four_processes_clean)
+{
+	expect_clean(x, 4);
+}
+
+/* Without the files (and without libmemcheck), valgrind shows glibc's
+ * blocks: the joined threads' DTVs and _dl_find_object's table possibly
+ * lost, the locale data still reachable; under tcmalloc its start-up
+ * loss too. */
+H_CHECK(glibc_blocks_shown)
+{
+	struct h_vg_leaks p[MAXPROC];
+	int n = summaries(x, p);
+	printf("note: %s under %s: %s\n", c->name, h_allocators[x->alloc].name, figures(&p[0]));
+	ck_assert_msg(n == 1 && p[0].bytes[HVG_POS] > 0 && p[0].bytes[HVG_REA] > 0 &&
+		      x->r.exit_code == ERROR_EXIT,
+		      "%s: expected glibc's blocks possibly lost and still reachable, and exit "
+		      "%d; %s, %s", x->label, ERROR_EXIT, figures(&p[0]), h_status(&x->r));
+	if (alloc_of(x->alloc).loses_at_start)
+		ck_assert_msg(p[0].bytes[HVG_DEF] > 0, "%s: expected the allocator's start-up "
+			      "loss; %s", x->label, figures(&p[0]));
+}
 
 /* Under valgrind's defaults, which free glibc's and libstdc++'s blocks
- * themselves, tcmalloc's start-up blocks remain; tcmalloc.supp hides
- * them. */
-START_TEST(test_tcmalloc_needs_its_file_under_defaults)
+ * themselves, tcmalloc's start-up blocks remain. */
+H_CHECK(tcmalloc_start_up_blocks_shown)
 {
-	struct alloc al = alloc_of(H_TCMALLOC);
-	const struct alloc *a = &al;
-	struct vg bare, supp;
-	if (!vg_run(&bare, a, FREERES, "plain_clean", "plain"))
-		return;
-	printf("note: plain_clean under tcmalloc, valgrind's defaults, without the files: %s\n",
-	       figures(&bare.p[0]));
-	ck_assert_msg(bare.p[0].bytes[HVG_DEF] > 0 && bare.p[0].bytes[HVG_REA] > 0 &&
-		      bare.run.exit_code == ERROR_EXIT,
-		      "expected tcmalloc's start-up blocks lost and reachable, and exit %d: "
-		      "%s, %s", ERROR_EXIT, figures(&bare.p[0]), h_status(&bare.run));
-	h_run_free(&bare.run);
-	ck_assert(vg_run(&supp, a, FREERES | FILES, "plain_clean", "plain"));
-	expect_clean(&supp, "plain_clean under tcmalloc, valgrind's defaults, with the files");
-	h_run_free(&supp.run);
+	struct h_vg_leaks p[MAXPROC];
+	summaries(x, p);
+	printf("note: %s under %s: %s\n", c->name, h_allocators[x->alloc].name, figures(&p[0]));
+	ck_assert_msg(p[0].bytes[HVG_DEF] > 0 && p[0].bytes[HVG_REA] > 0 &&
+		      x->r.exit_code == ERROR_EXIT,
+		      "%s: expected tcmalloc's start-up blocks lost and reachable, and exit %d: "
+		      "%s, %s", x->label, ERROR_EXIT, figures(&p[0]), h_status(&x->r));
 }
-END_TEST
 
-/* check's bookkeeping in each forked test process: still reachable with
- * glibc.supp alone, suppressed with check.supp. */
-START_TEST(test_check_children)
+/* check's bookkeeping in each forked test process, still reachable
+ * with glibc.supp alone: three tests, three children, then the runner. */
+H_CHECK(check_blocks_shown)
 {
-	struct alloc al = alloc_of(H_GLIBC);
-	const struct alloc *a = &al;
-	struct vg bare, supp;
-	if (!vg_run(&bare, a, GLIBC_ONLY, "plain_check", NULL))
-		return;
-	/* Three tests: three children, then the runner. */
-	ck_assert_msg(bare.n == 4, "plain_check: %d summaries, expected 4; output ends:\n%s",
-		      bare.n, tail(bare.run.err));
+	struct h_vg_leaks p[MAXPROC];
+	int n = summaries(x, p);
+	ck_assert_msg(n == 4, "%s: %d summaries, expected 4; output ends:\n%s", x->label, n,
+		      tail(x->r.err));
 	for (int i = 0; i < 3; i++) {
 		printf("note: plain_check child %d, glibc.supp alone: %s\n", i + 1,
-		       figures(&bare.p[i]));
-		ck_assert_msg(bare.p[i].bytes[HVG_REA] > 0, "plain_check child %d without "
-			      "check.supp: expected check's blocks still reachable; %s", i + 1,
-			      figures(&bare.p[i]));
+		       figures(&p[i]));
+		ck_assert_msg(p[i].bytes[HVG_REA] > 0, "%s, child %d: expected check's blocks "
+			      "still reachable; %s", x->label, i + 1, figures(&p[i]));
 	}
 	/* The children exit ERROR_EXIT, which check calls a failed test. */
-	ck_assert_int_ne(bare.run.exit_code, 0);
-	h_run_free(&bare.run);
-	ck_assert(vg_run(&supp, a, FILES, "plain_check", NULL));
-	ck_assert_int_eq(supp.n, 4);
-	expect_clean(&supp, "plain_check with the files");
-	h_run_free(&supp.run);
+	ck_assert_int_ne(x->r.exit_code, 0);
 }
-END_TEST
 
-/* The files hide none of the program's own leaks: the first test keeps
- * 48 bytes in a global and loses a 5-byte strdup, both still reported. */
-START_TEST(test_program_leaks_stay_reported)
+/* The first test keeps 48 bytes in a global and loses a 5-byte strdup,
+ * both still reported. */
+H_CHECK(own_leaks_reported)
 {
-	struct alloc al = alloc_of(H_GLIBC);
-	const struct alloc *a = &al;
-	struct vg v;
-	if (!vg_run(&v, a, FILES, "plain_check", "leak"))
-		return;
-	ck_assert_int_eq(v.n, 4);
-	const struct h_vg_leaks *p = &v.p[0];
-	ck_assert_msg(p->bytes[HVG_DEF] == 5 && p->blocks[HVG_DEF] == 1 &&
-		      p->bytes[HVG_REA] == 48 && p->blocks[HVG_REA] == 1 &&
-		      p->bytes[HVG_IND] + p->bytes[HVG_POS] == 0,
-		      "plain_check leak, first child: %s; expected 5 bytes definitely lost "
-		      "and 48 still reachable, 1 block each", figures(p));
-	ck_assert_int_ne(v.run.exit_code, 0);
-	h_run_free(&v.run);
+	struct h_vg_leaks p[MAXPROC];
+	ck_assert_int_eq(summaries(x, p), 4);
+	ck_assert_msg(p[0].bytes[HVG_DEF] == 5 && p[0].blocks[HVG_DEF] == 1 &&
+		      p[0].bytes[HVG_REA] == 48 && p[0].blocks[HVG_REA] == 1 &&
+		      p[0].bytes[HVG_IND] + p[0].bytes[HVG_POS] == 0,
+		      "%s, first child: %s; expected 5 bytes definitely lost and 48 still "
+		      "reachable, 1 block each", x->label, figures(&p[0]));
+	ck_assert_int_ne(x->r.exit_code, 0);
 }
-END_TEST
+
+#define VG(prog_, ...) .run = { .prog = prog_, .args = H_LIST(__VA_ARGS__) }, .exit = H_EXIT_ANY
+
+static const struct h_case cases[] = {
+	/* plain_clean all (threads, dlopen, locales) frees everything: with
+	 * the files and libmemcheck preloaded (whose wrapper frames the
+	 * entries allow for), nothing is left */
+	{ "plain_clean all without the files", VG("plain_clean", "all"), .setup = bare,
+	  .check = glibc_blocks_shown },
+	{ "plain_clean all with the files and libmemcheck", VG("plain_clean", "all"),
+	  .setup = files_and_memcheck, .check = one_process_clean },
+	/* tcmalloc.supp hides tcmalloc's start-up blocks under valgrind's
+	 * defaults */
+	{ "plain_clean, valgrind's defaults, without the files", VG("plain_clean", "plain"),
+	  .allocators = H_ONLY(H_TCMALLOC), .setup = defaults,
+	  .check = tcmalloc_start_up_blocks_shown },
+	{ "plain_clean, valgrind's defaults, with the files", VG("plain_clean", "plain"),
+	  .allocators = H_ONLY(H_TCMALLOC), .setup = defaults_and_files,
+	  .check = one_process_clean },
+	/* check's children: suppressed with check.supp */
+	{ "plain_check, glibc.supp alone", VG("plain_check", NULL), .allocators = H_ONLY(H_GLIBC),
+	  .setup = glibc_supp_alone, .check = check_blocks_shown },
+	{ "plain_check with the files", VG("plain_check", NULL), .allocators = H_ONLY(H_GLIBC),
+	  .setup = files, .check = four_processes_clean },
+	/* the files hide none of the program's own leaks */
+	{ "plain_check leak with the files", VG("plain_check", "leak"),
+	  .allocators = H_ONLY(H_GLIBC), .setup = files, .check = own_leaks_reported },
+};
 
 int main(void)
 {
@@ -286,9 +306,6 @@ int main(void)
 	 * reads the 4 GiB memcheck reserves for its stack depot. */
 	setenv("H_TIMEOUT", "90", 0);
 	TCase *tc = h_tcase("vgsupp", 120);
-	tcase_add_loop_test(tc, test_allocator_clean_with_files, 0, H_NALLOCATORS);
-	tcase_add_test(tc, test_tcmalloc_needs_its_file_under_defaults);
-	tcase_add_test(tc, test_check_children);
-	tcase_add_test(tc, test_program_leaks_stay_reported);
+	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
 }

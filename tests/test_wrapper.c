@@ -5,6 +5,15 @@
  * exe_wrapper, automake's LOG_COMPILER).  The statuses a driver reads
  * (0, 77 skip, 99 hard error, a leak's failure, a signal) come through as
  * the driver must see them, under every allocator.
+ *
+ * Each command line is a row, run once or under every allocator (the
+ * allocator's object in LD_PRELOAD as a user would have it: memcheck puts
+ * itself in front), MEMCHECK_TEXT unset and memcheck's own exit status
+ * (H_EXITCODE) as a driver sees them.  valgrind's command lines are
+ * made whole by the rows' setups: no "--" before the program (a row's
+ * cli puts one there), and --log-file=PATH is one word with the path in
+ * it, which H_FILE cannot stand for; the setup keeps the log's path for
+ * the row's callback (setup, run and check share the row's process).
  */
 #include <check.h>
 #include <signal.h>
@@ -12,192 +21,176 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
-static const char *cli(void)
-{
-	return h_env("%s/memcheck", h_build());
-}
+/* The log the row's setup named: a path, or with %p a pattern. */
+static const char *log_path;
 
-/* env with the allocator's object in LD_PRELOAD, as a user would have
- * it: memcheck puts itself in front. */
-static const char *const *env_for(const char *so, const char *extra)
+/* valgrind's command line as a driver writes it, without the "--" a row
+ * puts before its program: [--suppressions=SUPP] [--log-file=LOG], the
+ * row's words, the program and its arguments, all in run->cli (a fresh
+ * list, never freed). */
+static bool vg_line(struct h_spec *run, const char *supp, const char *log)
 {
-	static const char *env[4];
+	size_t nc = 0, na = 0;
+	while (run->cli[nc])
+		nc++;
+	while (run->args[na])
+		na++;
+	const char **w = calloc(nc + na + 4, sizeof *w);
+	ck_assert_ptr_nonnull(w);
 	size_t n = 0;
-	if (so)
-		env[n++] = h_env("LD_PRELOAD=%s", so);
-	if (extra)
-		env[n++] = extra;
-	env[n] = NULL;
-	return env;
+	if (supp)
+		w[n++] = h_env("--suppressions=%s", supp);
+	if (log)
+		w[n++] = h_env("--log-file=%s", log);
+	memcpy(w + n, run->cli, nc * sizeof *w);
+	n += nc;
+	w[n++] = h_prog(run->prog);
+	memcpy(w + n, run->args, na * sizeof *w);
+	run->cli = w;
+	run->prog = NULL;
+	run->args = NULL;
+	log_path = log;
+	return true;
 }
 
-/* valgrind's options as CTest passes them: --log-file first, then its
- * defaults.  The log has valgrind's words for the leak; the status is
- * the library's. */
-START_TEST(valgrind_command_line)
+H_SETUP(vg)
 {
-	for (int a = 0; a < H_NALLOCATORS; a++) {
-		const char *so;
-		if (!h_allocator(a, &so))
-			continue;
-		const char *name = h_allocators[a].name;
-		const char *log = h_tmppath("MemoryChecker.1.log");
-		struct h_run r;
-		H_RUN(&r, H_EXITCODE, NULL, env_for(so, NULL), cli(), h_env("--log-file=%s", log),
-		      "-q", "--tool=memcheck", "--leak-check=yes", "--show-reachable=yes",
-		      "--num-callers=50", h_prog("plain_exit"), "leak");
-		ck_assert_msg(r.exit_code == 23, "%s: leak: %s, expected 23; stderr:\n%s", name,
-			      h_status(&r), r.err);
-		char *text = h_read_file(log, NULL);
-		ck_assert_msg(text && strstr(text, "40 bytes in 1 blocks are definitely lost in "
-					     "loss record 1 of 1 in region \"process\""),
-			      "%s: the log has no valgrind-worded leak record:\n%s", name,
-			      text ? text : "(no file)");
-		ck_assert_msg(strstr(text, h_env("(allocator %s)", name)),
-			      "%s: the program did not run under that allocator:\n%s", name, text);
-		free(text);
-		h_run_free(&r);
-
-		/* clean: exit 0, and the log exists though empty (CTest warns
-		 * about every log file that is missing) */
-		unlink(log);
-		H_RUN(&r, H_EXITCODE, NULL, env_for(so, NULL), cli(), h_env("--log-file=%s", log),
-		      "-q", h_prog("plain_exit"), "clean");
-		ck_assert_msg(r.exit_code == 0, "%s: clean: %s", name, h_status(&r));
-		struct stat st;
-		ck_assert_msg(stat(log, &st) == 0 && st.st_size == 0,
-			      "%s: clean: expected an empty %s", name, log);
-		h_run_free(&r);
-	}
+	return vg_line(run, NULL, NULL);
 }
-END_TEST
 
-START_TEST(valgrind_options_map_to_memcheck)
+H_SETUP(log_under_allocator)
 {
-	const char *log = h_tmppath("vg.%p.log");
-	struct h_run r;
-	/* --error-exitcode, a status of the program's own kept */
-	H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), "--error-exitcode=5", "-q",
-	      h_prog("plain_exit"), "leak");
-	ck_assert_msg(r.exit_code == 5, "--error-exitcode=5: %s", h_status(&r));
-	h_run_free(&r);
-	H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), "-q", h_prog("plain_exit"), "leak-status", "77");
-	ck_assert_msg(r.exit_code == 77, "exit 77: %s", h_status(&r));
-	h_run_free(&r);
-	/* a suppression file, as valgrind reads it, makes the leak fine */
+	h_setup_allocator_preloaded(run, c);
+	return vg_line(run, NULL, h_tmppath("MemoryChecker.1.log"));
+}
+
+H_SETUP(log_by_pid)
+{
+	return vg_line(run, NULL, h_tmppath("vg.%p.log"));
+}
+
+/* A suppression file, as valgrind reads it, for plain_exit's leak. */
+H_SETUP(leak_suppressed)
+{
 	const char *supp = h_tmppath("leak.supp");
 	FILE *f = fopen(supp, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs("{\n   plain_exit's leak\n   Memcheck:Leak\n   fun:malloc\n   fun:leak\n}\n", f);
 	fclose(f);
-	H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), h_env("--suppressions=%s", supp),
-	      h_env("--log-file=%s", log), h_prog("plain_exit"), "leak");
-	ck_assert_msg(r.exit_code == 0, "--suppressions: %s", h_status(&r));
-	h_run_free(&r);
-	/* %p is the program's pid: the exec'd program keeps memcheck's */
-	H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), h_env("--log-file=%s", log), "-q",
-	      h_prog("plain_exit"), "leak");
-	const char *own = h_env("%.*s%d.log", (int)(strstr(log, "%p") - log), log, (int)r.pid);
+	return vg_line(run, supp, h_tmppath("vg.%p.log"));
+}
+
+/* The log has valgrind's words for the leak, and the allocator's name. */
+H_CHECK(leak_in_log)
+{
+	char *text = h_read_file(log_path, NULL);
+	ck_assert_msg(text && strstr(text, "40 bytes in 1 blocks are definitely lost in "
+				     "loss record 1 of 1 in region \"process\""),
+		      "%s: the log has no valgrind-worded leak record:\n%s", x->label,
+		      text ? text : "(no file)");
+	ck_assert_msg(strstr(text, h_env("(allocator %s)", h_allocators[x->alloc].name)),
+		      "%s: the program did not run under that allocator:\n%s", x->label, text);
+	free(text);
+}
+
+/* The log exists though empty (CTest warns about every log file that
+ * is missing). */
+H_CHECK(empty_log)
+{
+	struct stat st;
+	ck_assert_msg(stat(log_path, &st) == 0 && st.st_size == 0, "%s: expected an empty %s",
+		      x->label, log_path);
+}
+
+/* %p is the program's pid: the exec'd program keeps memcheck's. */
+H_CHECK(log_of_its_pid)
+{
+	const char *own = h_env("%.*s%d.log", (int)(strstr(log_path, "%p") - log_path), log_path,
+				(int)x->r.pid);
 	char *text = h_read_file(own, NULL);
 	ck_assert_msg(text && strstr(text, "definitely lost in loss record"),
-		      "no log %s with the leak", own);
+		      "%s: no log %s with the leak", x->label, own);
 	free(text);
-	h_run_free(&r);
+}
+
+H_CHECK(nothing_on_stderr)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: stderr:\n%s", x->label, x->r.err);
+}
+
+H_CHECK(killed_by_sigsegv)
+{
+	ck_assert_msg(x->r.signal == SIGSEGV, "%s: %s", x->label, h_status(&x->r));
+}
+
+/* memcheck WORDS -- plain_exit CASE, MEMCHECK_TEXT unset, memcheck's own
+ * exit status */
+#define MC(...) .run = { .cli = H_LIST(__VA_ARGS__), .text = "", .flags = H_EXITCODE
+#define EXIT(...) .prog = "plain_exit", .args = H_LIST(__VA_ARGS__) }
+#define ONCE .allocators = H_ONCE
+/* memcheck run -q -- plain_exit CASE under each allocator: stdout passed
+ * through, the status as it is */
+#define QUIET(...) MC("run", "-q"), .no_report = true, EXIT(__VA_ARGS__),                  \
+	.setup = h_setup_allocator_preloaded, .stdout_is = "out"
+#define LEAK_SAID .err = H_LIST("definitely lost in loss record")
+
+static const struct h_case cases[] = {
+	/* valgrind's options as CTest passes them: --log-file first, then
+	 * its defaults; the log has valgrind's words for the leak, the
+	 * status is the library's */
+	{ "valgrind's command line, a leak",
+	  MC("-q", "--tool=memcheck", "--leak-check=yes", "--show-reachable=yes", "--num-callers=50"),
+	  EXIT("leak"), .setup = log_under_allocator, .exit = 23, .check = leak_in_log },
+	{ "valgrind's command line, clean", MC("-q"), EXIT("clean"), .setup = log_under_allocator,
+	  .check = empty_log },
+	/* --error-exitcode; a status of the program's own kept */
+	{ "--error-exitcode=5", ONCE, MC("--error-exitcode=5", "-q"), EXIT("leak"), .setup = vg,
+	  .exit = 5 },
+	{ "exit 77 kept", ONCE, MC("-q"), EXIT("leak-status", "77"), .setup = vg, .exit = 77 },
+	/* a suppression file, as valgrind reads it, makes the leak fine */
+	{ "--suppressions", ONCE, MC(NULL), EXIT("leak"), .setup = leak_suppressed },
+	{ "--log-file with %p", ONCE, MC("-q"), EXIT("leak"), .setup = log_by_pid, .exit = 23,
+	  .check = log_of_its_pid },
 	/* what memcheck cannot honour is refused, not ignored */
-	const char *refused[][2] = { { "--tool=helgrind", "only valgrind's memcheck" },
-				     { "--xml=yes", "no valgrind XML" },
-				     { "--frobnicate", "unknown option --frobnicate" } };
-	for (size_t i = 0; i < 3; i++) {
-		H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), refused[i][0], h_prog("plain_exit"),
-		      "clean");
-		ck_assert_msg(r.exit_code == 2 && strstr(r.err, refused[i][1]),
-			      "%s: %s, stderr:\n%s", refused[i][0], h_status(&r), r.err);
-		h_run_free(&r);
-	}
+	{ "--tool=helgrind", ONCE, MC("--tool=helgrind"), EXIT("clean"), .setup = vg, .exit = 2,
+	  .err = H_LIST("only valgrind's memcheck") },
+	{ "--xml=yes", ONCE, MC("--xml=yes"), EXIT("clean"), .setup = vg, .exit = 2,
+	  .err = H_LIST("no valgrind XML") },
+	{ "--frobnicate", ONCE, MC("--frobnicate"), EXIT("clean"), .setup = vg, .exit = 2,
+	  .err = H_LIST("unknown option --frobnicate") },
 	/* options that tune valgrind's own instrumentation are accepted */
-	H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), "--track-origins=yes", "--trace-children=yes",
-	      "--malloc-fill=0xAA", h_prog("plain_exit"), "clean");
-	ck_assert_msg(r.exit_code == 0, "ignored options: %s; stderr:\n%s", h_status(&r), r.err);
-	h_run_free(&r);
-}
-END_TEST
+	{ "valgrind's tuning options", ONCE,
+	  MC("--track-origins=yes", "--trace-children=yes", "--malloc-fill=0xAA"), EXIT("clean"),
+	  .setup = vg },
 
-/* memcheck run --quiet: one allocator, nothing said when all is well,
- * the command's status as it is. */
-START_TEST(run_quiet_is_a_wrapper)
-{
-	static const struct {
-		const char *what, *arg;
-		int want;
-	} cases[] = {
-		{ "clean", NULL, 0 }, { "leak", NULL, 23 }, { "leak-status", "77", 77 },
-		{ "leak-status", "99", 99 }, { "leak-status", "3", 3 },
-	};
-	for (int a = 0; a < H_NALLOCATORS; a++) {
-		const char *so;
-		if (!h_allocator(a, &so))
-			continue;
-		const char *name = h_allocators[a].name;
-		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-			struct h_run r;
-			if (cases[i].arg)
-				H_RUN(&r, H_EXITCODE, NULL, env_for(so, NULL), cli(), "run", "-q",
-				      "--", h_prog("plain_exit"), cases[i].what, cases[i].arg);
-			else
-				H_RUN(&r, H_EXITCODE, NULL, env_for(so, NULL), cli(), "run", "-q",
-				      "--", h_prog("plain_exit"), cases[i].what);
-			ck_assert_msg(r.exit_code == cases[i].want, "%s: run -q plain_exit %s: %s, "
-				      "expected %d; stderr:\n%s", name, cases[i].what, h_status(&r),
-				      cases[i].want, r.err);
-			ck_assert_msg(!strcmp(r.out, "out"), "%s: stdout \"%s\"", name, r.out);
-			bool clean = !strcmp(cases[i].what, "clean");
-			ck_assert_msg(clean ? r.err_len == 0 :
-					      strstr(r.err, "definitely lost in loss record") != NULL,
-				      "%s: run -q plain_exit %s: stderr:\n%s", name, cases[i].what,
-				      r.err);
-			h_run_free(&r);
-		}
-	}
+	/* memcheck run --quiet: one allocator, nothing said when all is
+	 * well, the command's status as it is */
+	{ "run -q, clean", QUIET("clean"), .check = nothing_on_stderr },
+	{ "run -q, a leak", QUIET("leak"), .exit = 23, LEAK_SAID },
+	{ "run -q, exit 77", QUIET("leak-status", "77"), .exit = 77, LEAK_SAID },
+	{ "run -q, exit 99", QUIET("leak-status", "99"), .exit = 99, LEAK_SAID },
+	{ "run -q, exit 3", QUIET("leak-status", "3"), .exit = 3, LEAK_SAID },
 	/* a leak with MEMCHECK_EXITCODE=0: the command exits 0, run says 1 */
-	struct h_run r;
-	H_RUN(&r, 0, NULL, NULL, cli(), "run", "-q", "--", h_prog("plain_exit"), "leak");
-	ck_assert_msg(r.exit_code == 1 && strstr(r.err, "exit 1: 1 of 1 region record failed"),
-		      "run -q, MEMCHECK_EXITCODE=0: %s; stderr:\n%s", h_status(&r), r.err);
-	h_run_free(&r);
+	{ "run -q, MEMCHECK_EXITCODE=0", ONCE,
+	  .run = { .cli = H_LIST("run", "-q"), .text = "", .no_report = true, EXIT("leak"),
+	  .exit = 1, .err = H_LIST("exit 1: 1 of 1 region record failed") },
 	/* killed by a signal: the same signal, so the driver says so */
-	H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), "run", "-q", "--", "/bin/sh", "-c",
-	      "kill -SEGV $$");
-	ck_assert_msg(r.signal == SIGSEGV, "run -q, a crash: %s", h_status(&r));
-	h_run_free(&r);
-}
-END_TEST
-
-/* Without --quiet, 77 and 99 come through too; the table is still there. */
-START_TEST(run_passes_skip_and_hard_error_on)
-{
-	int codes[] = { 77, 99 };
-	for (size_t i = 0; i < 2; i++) {
-		struct h_run r;
-		H_RUN(&r, H_EXITCODE, NULL, NULL, cli(), "run", "-a", "glibc,jemalloc", "--",
-		      h_prog("plain_exit"), "leak-status", h_env("%d", codes[i]));
-		ck_assert_msg(r.exit_code == codes[i], "run, exit %d: %s; stderr:\n%s", codes[i],
-			      h_status(&r), r.err);
-		ck_assert_msg(strstr(r.err, h_env("exit %d: the command exited %d", codes[i],
-						  codes[i])), "stderr:\n%s", r.err);
-		h_run_free(&r);
-	}
-}
-END_TEST
+	{ "run -q, a crash", ONCE, MC("run", "-q"), .no_report = true, .prog = "/bin/sh",
+	  .args = H_LIST("-c", "kill -SEGV $$") }, .exit = H_EXIT_ANY, .check = killed_by_sigsegv },
+	/* without --quiet, 77 and 99 come through too; the table is still there */
+	{ "run, exit 77", ONCE, MC("run", "-a", "glibc,jemalloc"), .no_report = true,
+	  EXIT("leak-status", "77"), .exit = 77, .err = H_LIST("exit 77: the command exited 77") },
+	{ "run, exit 99", ONCE, MC("run", "-a", "glibc,jemalloc"), .no_report = true,
+	  EXIT("leak-status", "99"), .exit = 99, .err = H_LIST("exit 99: the command exited 99") },
+};
 
 int main(void)
 {
 	TCase *tc = h_tcase("wrapper", 120);
-	tcase_add_test(tc, valgrind_command_line);
-	tcase_add_test(tc, valgrind_options_map_to_memcheck);
-	tcase_add_test(tc, run_quiet_is_a_wrapper);
-	tcase_add_test(tc, run_passes_skip_and_hard_error_on);
+	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
 }
