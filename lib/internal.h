@@ -72,8 +72,11 @@ struct mc_options {
 };
 extern struct mc_options mc_opt;
 
-/* Read every MEMCHECK_* variable; complain about bad values on stderr. */
+/* Read every MEMCHECK_* variable, writing nothing and opening nothing. */
 void mc_options_init(void);
+/* Open memcheck's text (MEMCHECK_LOG) and complain there about the bad
+ * values mc_options_init found. */
+void mc_options_say(void);
 
 /* Print the option table as mdoc (for memcheck(7)) to fd. */
 void mc_options_mdoc(int fd);
@@ -216,6 +219,12 @@ bool mc_program_under_test(const char *exe);
 /* Does exe lie in the system's program directories (the default's
  * first half)? */
 bool mc_program_installed(const char *exe);
+/* Does this process get the process region (MEMCHECK_PROCESS: on, or
+ * auto and preloaded), and is its program one under test?  NO_EXE: it
+ * does, the executable could not be read (errno says why).  Needs the
+ * options and the environment only. */
+enum { MC_PROCESS_NONE, MC_PROCESS_MEASURED, MC_PROCESS_LEFT_OUT, MC_PROCESS_NO_EXE };
+int mc_process_verdict(void);
 
 /* ---- exitstatus.c ---------------------------------------------------- */
 
