@@ -9,6 +9,15 @@
  * Names come from symtab.c's copy of each module's symbol table, the
  * names libdw would give, found without libdw's walk of the table.
  *
+ * Suppression matching asks first for the quick frame
+ * (mc_symbolize_quick: the symbol table's name, no file:line, no
+ * inlined frames, no DWARF read) and whether the debug information
+ * could name something containing a string (mc_symbolize_may_name: a
+ * search of the module's own .debug_str, .debug_line_str and
+ * .debug_info bytes, which hold every name libdw can give, unless the
+ * names may lie in another file); the full frames are read for what it
+ * cannot decide, and for what is printed.
+ *
  * Runs with the recursion guard held, so libdw may allocate freely; this
  * file itself never calls malloc.
  */
@@ -62,6 +71,15 @@ static struct {
 	__typeof__(dwarf_linesrc) *linesrc;
 	__typeof__(dwarf_lineno) *lineno;
 	bool cu_walk;
+	/* For mc_symbolize_may_name; optional: without them every name
+	 * may be there. */
+	__typeof__(dwfl_module_getelf) *getelf;
+	__typeof__(elf_getshdrstrndx) *getshdrstrndx;
+	__typeof__(elf_strptr) *strptr;
+	__typeof__(elf_nextscn) *nextscn;
+	__typeof__(gelf_getshdr) *getshdr;
+	__typeof__(elf_getdata) *getdata;
+	bool strings;
 } dw;
 
 enum { DW_UNTRIED, DW_LOADED, DW_MISSING };
@@ -136,6 +154,14 @@ static bool load_libdw(void)
 	dw.lineno = dlsym(h, "dwarf_lineno");
 	dw.cu_walk = dw.getdwarf && dw.nextcu && dw.offdie && dw.ranges && dw.getsrc_die &&
 		     dw.linesrc && dw.lineno;
+	dw.getelf = dlsym(h, "dwfl_module_getelf");
+	dw.getshdrstrndx = dlsym(h, "elf_getshdrstrndx");
+	dw.strptr = dlsym(h, "elf_strptr");
+	dw.nextscn = dlsym(h, "elf_nextscn");
+	dw.getshdr = dlsym(h, "gelf_getshdr");
+	dw.getdata = dlsym(h, "elf_getdata");
+	dw.strings = dw.getelf && dw.getshdrstrndx && dw.strptr && dw.nextscn && dw.getshdr &&
+		     dw.getdata;
 	mc_symtab_bind(h);
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;
@@ -251,6 +277,24 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 	t->n = n;
 }
 
+/* The string data of a module's debug information, for
+ * mc_symbolize_may_name: every name libdw can read from it (DW_AT_name,
+ * DW_AT_linkage_name) lies in .debug_str, .debug_line_str or, inline,
+ * in .debug_info, all in the module's own file.  Where names may come
+ * from elsewhere (a separate debug file, dwz's shared file, split DWARF,
+ * compressed sections) it is not usable and every name may be there.
+ * What it answered is kept, a few lookups a module. */
+#define DSTR_MEMO 32
+#define DSTR_MEMO_LEN 64
+struct dstr {
+	bool built, usable;
+	bool none;              /* no debug information at all, here or elsewhere */
+	const char *p[3];       /* .debug_info, .debug_str, .debug_line_str */
+	size_t n[3];
+	int nmemo;
+	struct { char s[DSTR_MEMO_LEN]; uint8_t len; bool found; } memo[DSTR_MEMO];
+};
+
 /* What is built for a module once, on first need; a few modules at a
  * time (the program and the libraries it leaks from), the oldest
  * replaced. */
@@ -258,6 +302,7 @@ struct mod_cache {
 	Dwfl_Module *mod;       /* NULL: a free slot */
 	struct cu_table cu;     /* its compile units, where libdw finds none */
 	struct mc_symtab sym;   /* its symbols, for names */
+	struct dstr str;        /* its debug information's strings */
 };
 
 static struct mod_cache mod_caches[16];
@@ -267,6 +312,7 @@ static void mod_cache_free(struct mod_cache *c)
 {
 	cu_table_free(&c->cu);
 	mc_symtab_free(&c->sym);
+	c->str = (struct dstr){ 0 };
 	c->mod = NULL;
 }
 
@@ -307,6 +353,102 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 		if (r[i].end > a)
 			return dw.offdie(dbg, r[i].die, die);
 	return NULL;
+}
+
+/* The sections a module's debug names are read from, checked once.
+ * Not usable: no .debug_info of its own (libdw then looks for a
+ * separate file), compressed sections (their bytes are not the
+ * strings), dwz's shared file (.gnu_debugaltlink), a supplementary file
+ * (.debug_sup), split DWARF (.debug_addr; DWARF 5 skeleton units):
+ * names may then lie elsewhere. */
+static void dstr_build(struct dstr *d, Dwfl_Module *mod)
+{
+	d->built = true;
+	Dwarf_Addr bias;
+	Elf *elf = dw.strings ? dw.getelf(mod, &bias) : NULL;
+	size_t shstrndx;
+	if (!elf || dw.getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	static const char *const want[] = { ".debug_info", ".debug_str", ".debug_line_str" };
+	bool elsewhere = false, info = false;
+	for (Elf_Scn *scn = NULL; (scn = dw.nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name = dw.getshdr(scn, &sh) ? dw.strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (!name)
+			return;
+		/* (A stripped Debian binary keeps .gnu_debugaltlink: it
+		 * counts only beside debug information.) */
+		elsewhere |= strncmp(name, ".zdebug", 7) == 0 ||
+			     strcmp(name, ".gnu_debugaltlink") == 0 ||
+			     strcmp(name, ".debug_sup") == 0 || strcmp(name, ".debug_addr") == 0 ||
+			     (strncmp(name, ".debug_", 7) == 0 && (sh.sh_flags & SHF_COMPRESSED));
+		for (size_t k = 0; k < MC_ARRAY_SIZE(want); k++) {
+			if (strcmp(name, want[k]) != 0)
+				continue;
+			info |= k == 0;
+			Elf_Data *data = sh.sh_type == SHT_NOBITS ? NULL : dw.getdata(scn, NULL);
+			if (data && data->d_buf && data->d_size >= sh.sh_size) {
+				d->p[k] = data->d_buf;
+				d->n[k] = data->d_size;
+			}
+		}
+	}
+	if (!info) {
+		/* libdw looks for a separate file: is there one? */
+		Dwarf_Addr b;
+		d->none = dw.getdwarf && !dw.getdwarf(mod, &b);
+		return;
+	}
+	if (elsewhere || !d->p[0])
+		return;
+	/* DWARF 5 unit headers: a skeleton or split unit's names are in a
+	 * .dwo file. */
+	const unsigned char *u = (const unsigned char *)d->p[0];
+	for (size_t off = 0, n = d->n[0]; off + 11 < n;) {
+		uint32_t len32;
+		uint64_t len;
+		uint16_t version;
+		memcpy(&len32, u + off, 4);
+		size_t head = 4;
+		len = len32;
+		if (len32 == 0xffffffffu) {
+			memcpy(&len, u + off + 4, 8);
+			head = 12;
+		} else if (len32 >= 0xfffffff0u) {
+			return;
+		}
+		if (off + head + 3 > n || len > n - off - head)
+			return;
+		memcpy(&version, u + off + head, 2);
+		if (version >= 5 && (u[off + head + 2] == DW_UT_skeleton ||
+				     u[off + head + 2] == DW_UT_split_compile ||
+				     u[off + head + 2] == DW_UT_split_type))
+			return;
+		off += head + (size_t)len;
+	}
+	d->usable = true;
+}
+
+static bool dstr_has(struct dstr *d, Dwfl_Module *mod, const char *s, size_t len)
+{
+	if (!d->built)
+		dstr_build(d, mod);
+	if (d->none)
+		return false;
+	if (!d->usable)
+		return true;
+	for (int i = 0; i < d->nmemo; i++)
+		if (d->memo[i].len == len && memcmp(d->memo[i].s, s, len) == 0)
+			return d->memo[i].found;
+	bool found = false;
+	for (size_t k = 0; k < MC_ARRAY_SIZE(d->p) && !found; k++)
+		found = d->p[k] && memmem(d->p[k], d->n[k], s, len);
+	if (d->nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
+		memcpy(d->memo[d->nmemo].s, s, len);
+		d->memo[d->nmemo].len = (uint8_t)len;
+		d->memo[d->nmemo++].found = found;
+	}
+	return found;
 }
 
 /* What mc_symbolize_frames gave each (pc, max) in this session, so
@@ -586,7 +728,10 @@ static bool in_system_object(uintptr_t addr)
 	       strncmp(name, "/lib64/", 7) == 0;
 }
 
-static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
+/* quick: the symbol table's name alone wherever (mc_symbolize_quick);
+ * *deep: whether the full resolution reads debug information at pc. */
+static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bool quick,
+			    bool *deep)
 {
 	/* The call instruction ends just before the return address; pc-1
 	 * lies inside it even when the call is a function's last one. */
@@ -599,11 +744,15 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	out->line = 0;
 	out->object[0] = 0;
 
+	bool full = false;
 	pthread_mutex_lock(&lock);
-	if (mc_opt.symbolize && load_libdw())
-		n = resolve_dwfl(addr, out, max,
-				 mc_opt.symbolize_system || !in_system_object(addr));
+	if (mc_opt.symbolize && load_libdw()) {
+		full = mc_opt.symbolize_system || !in_system_object(addr);
+		n = resolve_dwfl(addr, out, max, full && !quick);
+	}
 	pthread_mutex_unlock(&lock);
+	if (deep)
+		*deep = full;
 
 	/* dladdr fills what libdw could not: a module reported after the
 	 * session began, or a system without libdw. */
@@ -632,11 +781,58 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	pthread_mutex_unlock(&lock);
 	if (n)
 		return n;
-	n = symbolize_frames(pc, out, max);
+	n = symbolize_frames(pc, out, max, false, NULL);
 	pthread_mutex_lock(&lock);
 	pc_cache_put(pc, max, out, n);
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+/* Cached beside the full frames under two keys mc_symbolize_frames
+ * never uses (its max is at most MC_MAX_INLINE): the quick frame of a
+ * pc whose full resolution reads no debug information, and of one
+ * whose does. */
+enum { QUICK_SHALLOW = 0, QUICK_DEEP = UINT16_MAX };
+
+void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
+{
+	pthread_mutex_lock(&lock);
+	int n = pc_cache_get(pc, QUICK_SHALLOW, out);
+	*deep = !n && pc_cache_get(pc, QUICK_DEEP, out);
+	pthread_mutex_unlock(&lock);
+	if (n || *deep)
+		return;
+	symbolize_frames(pc, out, 1, true, deep);
+	pthread_mutex_lock(&lock);
+	if (*deep) {
+		/* An object without debug information anywhere: the full
+		 * resolution is this frame. */
+		Dwfl *d = get_session();
+		Dwfl_Module *mod = d ? dw.addrmodule(d, pc - 1) : NULL;
+		if (mod) {
+			struct dstr *str = &mod_cache(mod)->str;
+			if (!str->built)
+				dstr_build(str, mod);
+			*deep = !str->none;
+		}
+	}
+	pc_cache_put(pc, *deep ? QUICK_DEEP : QUICK_SHALLOW, out, 1);
+	pthread_mutex_unlock(&lock);
+}
+
+bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
+{
+	uintptr_t addr = pc ? pc - 1 : 0;
+	bool may = true;
+	pthread_mutex_lock(&lock);
+	if (mc_opt.symbolize && load_libdw()) {
+		Dwfl *d = get_session();
+		Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
+		if (mod)
+			may = dstr_has(&mod_cache(mod)->str, mod, s, len);
+	}
+	pthread_mutex_unlock(&lock);
+	return may;
 }
 
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
