@@ -1422,7 +1422,9 @@ const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, 
  * the last; deep when frame() reads debug information there, which may
  * expand it into inlined frames, name it otherwise and give it a
  * file:line.  may_name(arg, i, s, len): could that debug information
- * name something containing those bytes?  With them an entry is
+ * name something containing those bytes?  (s lies in the suppression
+ * set: one pointer a pattern, which the caller may key answers on.)
+ * With them an entry is
  * matched on the quick view, and on frame() only where the quick view
  * cannot tell what frame() would answer. */
 struct mc_supp_stack {

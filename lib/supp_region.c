@@ -140,6 +140,8 @@ static void load(void)
 	}
 }
 
+struct memo;
+
 /* A leak record's stack, symbolized only as far as matching reads it:
  * the frames (debug information read, inlined calls expanded) and the
  * quick view (symbol tables' names, one frame a return address), each
@@ -152,6 +154,8 @@ struct lazy {
 	struct mc_frame_info *q;  /* [npcs], quick frames */
 	bool *deep;               /* [npcs] */
 	int nq;                   /* q[0, nq) resolved */
+	struct memo *memo;        /* the region's, for may_name */
+	size_t *nmemo;
 };
 
 static const struct mc_frame_info *lazy_frame(void *arg, int i)
@@ -178,10 +182,31 @@ static const struct mc_frame_info *quick_frame(void *arg, int i, bool *deep)
 	return &z->q[i];
 }
 
+/* may_name's answers for this region's records, by (return address,
+ * pattern): a return address is in many records, and each entry asks
+ * again.  Open addressing, at most half full; past that, asked anew. */
+#define MEMO_CAP 1024
+struct memo {
+	uintptr_t pc;             /* 0: free */
+	const char *s;
+	bool found;
+};
+
 static bool may_name(void *arg, int i, const char *s, size_t len)
 {
-	const struct lazy *z = arg;
-	return mc_symbolize_may_name(z->pcs[i], s, len);
+	struct lazy *z = arg;
+	uintptr_t pc = z->pcs[i];
+	size_t h = (size_t)(((pc ^ (uintptr_t)s) * 0x9e3779b97f4a7c15ull) >> 54) & (MEMO_CAP - 1);
+	struct memo *m = z->memo;
+	for (; m && m[h].pc; h = (h + 1) & (MEMO_CAP - 1))
+		if (m[h].pc == pc && m[h].s == s)
+			return m[h].found;
+	bool found = mc_symbolize_may_name(pc, s, len);
+	if (m && pc && 2 * (*z->nmemo + 1) <= MEMO_CAP) {
+		m[h] = (struct memo){ pc, s, found };
+		++*z->nmemo;
+	}
+	return found;
 }
 
 /* Is the quick view sure to see every frame: can the frames, each deep
@@ -257,6 +282,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		return;
 	size_t fbytes = (size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) +
 			(size_t)MC_MAX_DEPTH * sizeof(bool);
+	size_t mbytes = MEMO_CAP * sizeof(struct memo), nmemo = 0;
+	struct memo *memo = mc_map_lazy(mbytes);
 	size_t cbytes = (ns ? ns : 1) * sizeof(struct mc_supp_used);
 	struct mc_frame_info *frames = mc_map_lazy(fbytes); /* touched as resolved */
 	struct mc_supp_used *count = mc_map(cbytes);
@@ -272,7 +299,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		struct mc_leak *l = &groups[i];
 		struct lazy z = { .f = frames, .cap = MC_MAX_DEPTH * 2,
 				  .q = frames + MC_MAX_DEPTH * 2,
-				  .deep = (bool *)(frames + MC_MAX_DEPTH * 3) };
+				  .deep = (bool *)(frames + MC_MAX_DEPTH * 3),
+				  .memo = memo, .nmemo = &nmemo };
 		z.npcs = mc_stack_get_code(l->stack, &z.pcs);
 		struct mc_supp_stack st = { lazy_frame, &z, NULL, NULL };
 		if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
@@ -313,6 +341,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		}
 	}
 done:
+	if (memo)
+		mc_unmap(memo, mbytes);
 	if (frames)
 		mc_unmap(frames, fbytes);
 	if (count)

@@ -48,7 +48,11 @@ struct supp_frame {
 	uint8_t kind;
 	int line;                 /* src: line, 0 for any */
 	const char *pat;
+	const char *lit;          /* fun: its longest plain run (literal_run), or NULL */
+	size_t litlen;
 };
+
+static size_t literal_run(const char *pat, char *buf, size_t cap);
 
 struct mc_supp {
 	const char *name, *file;
@@ -313,7 +317,15 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 		}
 	}
 	f->pat = arena_str(s, line, len);
-	if (!f->pat) {
+	f->lit = NULL;
+	f->litlen = 0;
+	char lit[128];
+	size_t n = f->pat && f->kind == SF_FUN ? literal_run(f->pat, lit, sizeof lit) : 0;
+	if (n) {
+		f->lit = arena_str(s, lit, n);
+		f->litlen = n;
+	}
+	if (!f->pat || (n && !f->lit)) {
 		fail(r, r->lineno, "out of memory");
 		return false;
 	}
@@ -733,14 +745,11 @@ static bool deep_may_match(const struct supp_frame *p, const struct mc_supp_stac
 {
 	if (match_one(p, f, self))
 		return true;
-	char lit[128];
-	size_t n;
 	switch (p->kind) {
 	case SF_OBJ:
 		return false;   /* the object is f's for all k */
 	case SF_FUN:
-		n = literal_run(p->pat, lit, sizeof lit);
-		return !n || !st->may_name || st->may_name(st->arg, i, lit, n);
+		return !p->lit || !st->may_name || st->may_name(st->arg, i, p->lit, p->litlen);
 	default:
 		return true;    /* src: the file:line is not known */
 	}

@@ -284,16 +284,36 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
  * from elsewhere (a separate debug file, dwz's shared file, split DWARF,
  * compressed sections) it is not usable and every name may be there.
  * What it answered is kept, a few lookups a module. */
-#define DSTR_MEMO 32
-#define DSTR_MEMO_LEN 64
 struct dstr {
 	bool built, usable;
 	bool none;              /* no debug information at all, here or elsewhere */
-	const char *p[3];       /* .debug_info, .debug_str, .debug_line_str */
-	size_t n[3];
-	int nmemo;
-	struct { char s[DSTR_MEMO_LEN]; uint8_t len; bool found; } memo[DSTR_MEMO];
+	const char *p[5];       /* .debug_info, .debug_str, .debug_line_str, */
+	size_t n[5];            /* .debug_aranges, .debug_abbrev */
+	Dwarf_Addr bias;
 };
+
+/* What dstr_has answered, for all modules: apart from mod_caches, whose
+ * slots each lookup walks (every page of them is a page fault a short
+ * process pays). */
+#define DSTR_MEMO 64
+#define DSTR_MEMO_LEN 48
+static struct {
+	const struct dstr *d;
+	size_t cu;      /* the unit searched, SIZE_MAX: all */
+	uint8_t len;
+	bool found;
+	char s[DSTR_MEMO_LEN];
+} dstr_memo[DSTR_MEMO];
+static int dstr_nmemo;
+/* The units addresses were found in, by range, a few: the addresses of
+ * one stack lie in a few functions. */
+#define UNIT_MEMO 16
+static struct unit_memo {
+	const struct dstr *d;
+	uint64_t lo, hi;
+	size_t off, n;  /* off SIZE_MAX: all of .debug_info */
+} unit_memo[UNIT_MEMO];
+static unsigned unit_next;
 
 /* What is built for a module once, on first need; a few modules at a
  * time (the program and the libraries it leaks from), the oldest
@@ -312,6 +332,12 @@ static void mod_cache_free(struct mod_cache *c)
 {
 	cu_table_free(&c->cu);
 	mc_symtab_free(&c->sym);
+	for (int i = 0; i < dstr_nmemo; i++)
+		if (dstr_memo[i].d == &c->str)
+			dstr_memo[i].d = NULL;
+	for (int i = 0; i < UNIT_MEMO; i++)
+		if (unit_memo[i].d == &c->str)
+			unit_memo[i].d = NULL;
 	c->str = (struct dstr){ 0 };
 	c->mod = NULL;
 }
@@ -369,7 +395,9 @@ static void dstr_build(struct dstr *d, Dwfl_Module *mod)
 	size_t shstrndx;
 	if (!elf || dw.getshdrstrndx(elf, &shstrndx) != 0)
 		return;
-	static const char *const want[] = { ".debug_info", ".debug_str", ".debug_line_str" };
+	static const char *const want[] = { ".debug_info", ".debug_str", ".debug_line_str",
+					    ".debug_aranges", ".debug_abbrev" };
+	d->bias = bias;
 	bool elsewhere = false, info = false;
 	for (Elf_Scn *scn = NULL; (scn = dw.nextscn(elf, scn));) {
 		GElf_Shdr sh;
@@ -429,7 +457,148 @@ static void dstr_build(struct dstr *d, Dwfl_Module *mod)
 	d->usable = true;
 }
 
-static bool dstr_has(struct dstr *d, Dwfl_Module *mod, const char *s, size_t len)
+/* A little-endian reader over one section, failing past its end. */
+struct rd {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static uint64_t rd_u(struct rd *r, int n)
+{
+	uint64_t v = 0;
+	if (r->end - r->p < n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	for (int shift = 0; r->p < r->end && shift < 64; shift += 7) {
+		unsigned char b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return 0;
+}
+
+/* An initial length: the size of the offsets that follow into *wide. */
+static uint64_t rd_length(struct rd *r, bool *wide)
+{
+	uint64_t len = rd_u(r, 4);
+	*wide = len == 0xffffffffu;
+	if (*wide)
+		len = rd_u(r, 8);
+	else if (len >= 0xfffffff0u)
+		r->bad = true;
+	return len;
+}
+
+/* Does the abbreviation table at off name a form through which a unit's
+ * entries can take attributes from outside the unit (another unit, a
+ * type unit, another file) or whose form is given only in the entry? */
+static bool abbrev_reaches_out(const struct dstr *d, uint64_t off)
+{
+	if (off >= d->n[4])
+		return true;
+	struct rd r = { (const unsigned char *)d->p[4] + off,
+			(const unsigned char *)d->p[4] + d->n[4], false };
+	while (rd_uleb(&r) && !r.bad) {    /* code; 0 ends the table */
+		rd_uleb(&r);                /* tag */
+		rd_u(&r, 1);                /* children */
+		for (;;) {
+			uint64_t at = rd_uleb(&r), form = rd_uleb(&r);
+			if (r.bad)
+				return true;
+			if (!at && !form)
+				break;
+			if (form == DW_FORM_ref_addr || form == DW_FORM_ref_sig8 ||
+			    form == DW_FORM_indirect || form == DW_FORM_ref_sup4 ||
+			    form == DW_FORM_ref_sup8 || form == DW_FORM_strp_sup ||
+			    form == DW_FORM_GNU_ref_alt || form == DW_FORM_GNU_strp_alt)
+				return true;
+			if (form == DW_FORM_implicit_const)
+				rd_uleb(&r);        /* its value (signed: same length) */
+		}
+	}
+	return r.bad;
+}
+
+/* The bytes of the unit whose ranges hold addr (.debug_aranges), when
+ * every name of its entries lies in them or in the string sections:
+ * false to search all of .debug_info.  [*lo, *hi): the range found,
+ * which gives every address in it the same answer (empty: none). */
+static bool unit_of(const struct dstr *d, uint64_t addr, size_t *off, size_t *len, uint64_t *lo,
+		    uint64_t *hi)
+{
+	*lo = *hi = 0;
+	struct rd r = { (const unsigned char *)d->p[3], (const unsigned char *)d->p[3] + d->n[3],
+			!d->p[3] };
+	uint64_t cu = UINT64_MAX;
+	while (!r.bad && r.p < r.end && cu == UINT64_MAX) {
+		const unsigned char *set = r.p;
+		bool wide;
+		uint64_t setlen = rd_length(&r, &wide);
+		const unsigned char *next = r.p + setlen;
+		if (r.bad || setlen > (uint64_t)(r.end - r.p))
+			return false;
+		uint64_t version = rd_u(&r, 2), info = rd_u(&r, wide ? 8 : 4);
+		uint64_t asize = rd_u(&r, 1), ssize = rd_u(&r, 1);
+		if (r.bad || version != 2 || asize != 8 || ssize != 0)
+			return false;
+		r.p = set + ((size_t)(r.p - set) + 15) / 16 * 16;
+		while (r.p + 16 <= next) {
+			uint64_t a = rd_u(&r, 8), n = rd_u(&r, 8);
+			if (!a && !n)
+				break;
+			if (addr - a < n) {
+				cu = info;
+				*lo = a;
+				*hi = a + n;
+			}
+		}
+		r.p = next;
+	}
+	if (cu == UINT64_MAX || cu >= d->n[0])
+		return false;
+	struct rd u = { (const unsigned char *)d->p[0] + cu,
+			(const unsigned char *)d->p[0] + d->n[0], false };
+	bool wide;
+	uint64_t ulen = rd_length(&u, &wide);
+	const unsigned char *body = u.p;
+	uint64_t version = rd_u(&u, 2), abbrev;
+	if (version == 5) {
+		uint64_t type = rd_u(&u, 1);
+		rd_u(&u, 1);                /* address size */
+		abbrev = rd_u(&u, wide ? 8 : 4);
+		if (type != DW_UT_compile && type != DW_UT_partial)
+			return false;
+	} else if (version >= 2 && version <= 4) {
+		abbrev = rd_u(&u, wide ? 8 : 4);
+	} else {
+		return false;
+	}
+	if (u.bad || ulen > (uint64_t)(u.end - body) || abbrev_reaches_out(d, abbrev))
+		return false;
+	*off = (size_t)cu;
+	*len = (size_t)(body - ((const unsigned char *)d->p[0] + cu)) + (size_t)ulen;
+	return true;
+}
+
+/* Could a name the debug information gives at addr (the module's own
+ * address, less its bias) contain the len bytes at s?  The string
+ * sections are searched, and of .debug_info the unit that holds addr
+ * (the inlined functions there and the entries they name all lie in
+ * it, when no form reaches out of it) or else all of it. */
+static bool dstr_has(struct dstr *d, Dwfl_Module *mod, uint64_t addr, const char *s, size_t len)
 {
 	if (!d->built)
 		dstr_build(d, mod);
@@ -437,16 +606,37 @@ static bool dstr_has(struct dstr *d, Dwfl_Module *mod, const char *s, size_t len
 		return false;
 	if (!d->usable)
 		return true;
-	for (int i = 0; i < d->nmemo; i++)
-		if (d->memo[i].len == len && memcmp(d->memo[i].s, s, len) == 0)
-			return d->memo[i].found;
-	bool found = false;
-	for (size_t k = 0; k < MC_ARRAY_SIZE(d->p) && !found; k++)
-		found = d->p[k] && memmem(d->p[k], d->n[k], s, len);
-	if (d->nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
-		memcpy(d->memo[d->nmemo].s, s, len);
-		d->memo[d->nmemo].len = (uint8_t)len;
-		d->memo[d->nmemo++].found = found;
+	size_t off = 0, n = d->n[0];
+	addr -= d->bias;
+	int u = 0;
+	while (u < UNIT_MEMO && !(unit_memo[u].d == d && addr - unit_memo[u].lo <
+				  unit_memo[u].hi - unit_memo[u].lo))
+		u++;
+	if (u < UNIT_MEMO) {
+		off = unit_memo[u].off;
+		n = unit_memo[u].n;
+	} else {
+		uint64_t lo, hi;
+		if (!unit_of(d, addr, &off, &n, &lo, &hi)) {
+			off = SIZE_MAX;
+			n = d->n[0];
+		}
+		if (lo < hi)
+			unit_memo[unit_next++ % UNIT_MEMO] = (struct unit_memo){ d, lo, hi, off, n };
+	}
+	for (int i = 0; i < dstr_nmemo; i++)
+		if (dstr_memo[i].d == d && dstr_memo[i].cu == off && dstr_memo[i].len == len &&
+		    memcmp(dstr_memo[i].s, s, len) == 0)
+			return dstr_memo[i].found;
+	bool found = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
+		     (d->p[2] && memmem(d->p[2], d->n[2], s, len)) ||
+		     memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
+	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
+		dstr_memo[dstr_nmemo].d = d;
+		dstr_memo[dstr_nmemo].cu = off;
+		dstr_memo[dstr_nmemo].len = (uint8_t)len;
+		dstr_memo[dstr_nmemo].found = found;
+		memcpy(dstr_memo[dstr_nmemo++].s, s, len);
 	}
 	return found;
 }
@@ -554,6 +744,8 @@ static void end_session(void)
 	session = NULL;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
 		mod_cache_free(&mod_caches[i]);
+	dstr_nmemo = 0;
+	memset(unit_memo, 0, sizeof unit_memo);
 	pc_cache_clear();
 }
 
@@ -829,7 +1021,7 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 		Dwfl *d = get_session();
 		Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
 		if (mod)
-			may = dstr_has(&mod_cache(mod)->str, mod, s, len);
+			may = dstr_has(&mod_cache(mod)->str, mod, addr, s, len);
 	}
 	pthread_mutex_unlock(&lock);
 	return may;
@@ -869,6 +1061,8 @@ void mc_symbolize_postfork(bool child)
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
+		dstr_nmemo = 0;
+		memset(unit_memo, 0, sizeof unit_memo);
 		/* The frame cache too: another thread may have been
 		 * growing or unmapping it. */
 		pc_tab = NULL;
