@@ -737,11 +737,17 @@ static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, i
 	pc_used++;
 }
 
+/* Has this process seen that the session is its own?  (Cleared with
+ * the session and in a forked child: getpid is a system call, and
+ * suppression matching asks for the session thousands of times.) */
+static bool session_checked;
+
 static void end_session(void)
 {
 	if (session)
 		dw.end(session);
 	session = NULL;
+	session_checked = false;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
 		mod_cache_free(&mod_caches[i]);
 	dstr_nmemo = 0;
@@ -751,11 +757,14 @@ static void end_session(void)
 
 static Dwfl *get_session(void)
 {
+	if (session && session_checked)
+		return session;
 	/* A forked child (check runs each test in one) inherits the parent's
 	 * session, whose module list names the parent's pid. */
 	pid_t pid = getpid();
 	if (session && session_pid != pid)
 		end_session();
+	session_checked = true;
 	if (session)
 		return session;
 	Dwfl *d = dw.begin(&callbacks);
@@ -1058,6 +1067,7 @@ void mc_symbolize_postfork(bool child)
 		return;
 	}
 	pthread_mutex_init(&lock, NULL);
+	session_checked = false;
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
