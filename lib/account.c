@@ -3,20 +3,54 @@
  *
  * Counting must cost almost nothing, so each thread counts into a slot of
  * its own (no shared atomic on the hot path); a region's figures are the
- * difference of two sums over all slots.  Live bytes are the exception:
- * a peak needs a global view, so every change of live bytes is one
- * atomic add to a single figure, and each increase compares its result
- * with the peak.  The order of those adds is the order of the process's
- * allocations and frees, and the peak is exact with any number of
- * threads.  (Per-thread batches flushed every 32 KiB were cheaper, and
- * low by up to the other threads' batches: by all the main thread's
- * live bytes while it waited in pthread_join for threads that
- * allocated.)  Only tracking measures live bytes; there an atomic add
- * is a small part of an allocation's cost (make bench).
+ * difference of two sums over all slots.
+ *
+ * Live bytes and their peak, exactly, without a shared line per call.
+ * One atomic add a change to one global figure (the former scheme) put
+ * every thread's malloc on one cache line: with four threads on two
+ * cores that add was ~80% of mc_track_free's own time (perf annotate).
+ * Per-thread batches flushed every 32 KiB, before that, were cheap but
+ * low by up to the other threads' batches.  Now each thread holds a
+ * grant: bytes it may add to the live figure without telling anyone,
+ * handed out under live_lock from the slack below the peak, so that
+ *     flushed + (every thread's grant) <= peak
+ * while every thread's unflushed change stays at or below its grant.
+ * The live bytes, flushed plus every thread's unflushed change, then
+ * cannot pass the peak while the threads keep to their grants.  A
+ * thread's slot keeps `room`, its grant minus its unflushed change: an
+ * allocation takes from it, a free gives to it, one locked subtraction
+ * on the thread's own line (alone, as cheap as the one global add was).
+ * A change that leaves room below 0 takes the lock: it flushes the
+ * thread's change, and when flushed plus the grants still out could
+ * pass the peak, it freezes every other thread (its room swapped for
+ * FROZEN and its change flushed, so that its next call, free or malloc,
+ * waits for the lock) and compares the exact sum with the peak.  Frozen
+ * threads change nothing, so that sum is the live bytes at one moment:
+ * the peak is exact with any number of threads (test_threads: the
+ * programs plain_peak_threads and plain_peak_exact, which reads the
+ * live bytes while its racing threads hold their peak).  Then the
+ * thread takes a new grant, a share of the slack left.  A program that
+ * stays near its peak pays the lock more often; one far below it
+ * almost never.
+ *
+ * One thread alone pays no lock at all.  A heap that only grows (a short
+ * test that builds its data and exits) makes every allocation a new
+ * peak, so the grants above give it none, and it took live_lock each
+ * time (callgrind malloc_bench --keep 200000: 196.4 M -> 215.8 M
+ * instructions).  So the first thread to take a slot is `solo`: its
+ * changes go straight to g_flushed, the peak compared inline, inside a
+ * busy mark and no lock, as blocks.c's one thread.  Everyone else who
+ * would touch the figures (a second slot, a thread without one, a
+ * region's begin or end or a reading of the live bytes on another
+ * thread) first ends solo for good (solo_end): the state goes to
+ * SOLO_ENDED, membarrier(2) makes that and the busy mark visible both
+ * ways, and it waits for the solo thread to leave its section.  From
+ * then on the grants.  Without membarrier there is no solo.
  *
  * Regions (region.c) read these figures at their begin and end.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -27,6 +61,10 @@
 #include "internal.h"
 
 #define MAX_SLOTS 1024
+/* A slot's room when frozen: its changes go through live_lock.  Any room
+ * below FROZEN / 2 is frozen (its thread may have added to it since). */
+#define FROZEN (INT64_MIN / 2)
+#define IS_FROZEN(r) ((r) < FROZEN / 2)
 
 /* The thread's most recent frees, to recognise a double free and show
  * where the block was freed.  valgrind keeps a similar bounded queue of
@@ -54,10 +92,20 @@ struct slot {
 				       * not the allocator's; never read */
 	int64_t sample_left;   /* bytes to move before the next timeline
 				* sample (timeline.c); huge when there is none */
+	/* Live bytes (see the head): room = grant - the change not yet
+	 * flushed, or FROZEN.  Its thread subtracts its changes from room
+	 * (atomically); others only swap it for FROZEN, with live_lock held,
+	 * which also guards grant. */
+	_Atomic int64_t room;
+	int64_t grant;
+	bool solo;             /* this slot may be solo (see the head): its
+				* thread's only, cleared once solo ends */
 } __attribute__((aligned(64)));
 
 static struct slot *slots;             /* MAX_SLOTS, mmap'd */
-static struct slot shared_slot;         /* threads without a slot: atomics */
+static struct slot shared_slot = {      /* threads without a slot: atomics */
+	.room = FROZEN,                 /* and live_slow for every change */
+};
 static struct mc_totals retired;        /* counts of threads that ended */
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t slot_key;
@@ -71,17 +119,33 @@ static MC_TLS struct slot *my_slot;
 static MC_TLS int my_state; /* 0 no slot yet, 1 has one, 2 ended */
 static MC_TLS int my_disabled; /* memcheck_disable() depth */
 
-static _Atomic int64_t g_live;
-static _Atomic int64_t g_peak;
+/* Live bytes: flushed (every change not in a thread's room), the grants
+ * out, the peak; all under live_lock. */
+static atomic_int live_lock;
+static int64_t g_flushed;
+static int64_t g_granted;
+static int64_t g_peak;
 
 /* The timeline's countdown (timeline.c): the innermost region's step,
  * which timeline.c sets, and its sampler, called when a thread's
  * countdown runs out.  A hook (life.c sets it): the sample sums every
  * thread's counters here, so timeline.c calls this file, not the other
  * way round. */
+/* solo (see the head): 0 before the first slot, then that slot, then
+ * SOLO_ENDED for good (but in a fork child, which may start again). */
+#define SOLO_ENDED ((uintptr_t)1)
+static _Atomic uintptr_t solo;
+static volatile int solo_busy;  /* the solo thread is inside its section */
+static _Atomic int solo_done;   /* solo_end has seen it leave */
+static bool solo_ok;            /* membarrier works */
+
 static _Atomic int64_t step_now;
 static void (*sampler)(void);
 static int64_t timeline_step(void);
+
+static void live_lock_take(void);
+static void live_lock_drop(void);
+static void flush_slot(struct slot *x);
 
 /* ---- per-thread slots ------------------------------------------------ */
 
@@ -96,6 +160,9 @@ static void fold(struct mc_totals *into, const struct mc_totals *t)
 /* A slot's counts move to retired and it is free again.  Lock held. */
 static void retire(struct slot *s)
 {
+	live_lock_take();
+	flush_slot(s);
+	live_lock_drop();
 	fold(&retired, &s->t);
 	memset(&s->t, 0, sizeof s->t);
 	s->in_use = 0; /* the ring stays: its frees can still be doubled */
@@ -140,10 +207,46 @@ static bool reap(struct slot *s)
 	return true;
 }
 
+/* No more solo: after this no thread changes the figures without
+ * live_lock.  Called holding no lock (the solo thread may be in its
+ * section: it takes none there). */
+static __attribute__((noinline)) void solo_end(void)
+{
+	if (atomic_load_explicit(&solo_done, memory_order_acquire))
+		return;
+	uintptr_t was = atomic_exchange(&solo, SOLO_ENDED);
+	if (was == SOLO_ENDED) { /* another thread is ending it */
+		while (!atomic_load_explicit(&solo_done, memory_order_acquire))
+			__builtin_ia32_pause();
+		return;
+	}
+	if (was) {
+		int saved = errno;
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+		errno = saved;
+		while (solo_busy)
+			__builtin_ia32_pause();
+	}
+	atomic_store_explicit(&solo_done, 1, memory_order_release);
+}
+
+/* A reader or writer of the figures other than the solo thread ends
+ * solo.  The caller takes its slot first: the process region's begin,
+ * before main's first allocation, then makes main solo, not the end. */
+static struct slot *slot(void);
+static void solo_not_me(void)
+{
+	struct slot *me = slot();
+	if (atomic_load_explicit(&solo, memory_order_relaxed) != (uintptr_t)me)
+		solo_end();
+}
+
 static struct slot *slot_acquire(void)
 {
-	if (my_state == 2 || !slots)
+	if (my_state == 2 || !slots) {
+		solo_end();
 		return my_slot = &shared_slot;
+	}
 	struct slot *s = &shared_slot;
 	int saved = errno;
 	pid_t tid = gettid();
@@ -193,6 +296,14 @@ static struct slot *slot_acquire(void)
 		if (!mc_opt.track && mc_is_active)
 			mc_set_totals(&s->t); /* the wrappers' count-only path */
 	}
+	/* The first slot is solo; any later one, or the shared slot, ends
+	 * it before its thread can change a figure. */
+	uintptr_t none = 0;
+	if (s == &shared_slot || !solo_ok ||
+	    !atomic_compare_exchange_strong(&solo, &none, (uintptr_t)s))
+		solo_end();
+	else
+		s->solo = true;
 	errno = saved;
 	my_state = 1;
 	return my_slot = s;
@@ -254,25 +365,137 @@ static inline void bump(struct slot *s, uint64_t *c, uint64_t v)
 		mc_add_own(c, v);
 }
 
-/* A new peak is also a new snapshot of the sites (snapshot.c). */
-static inline void peak_update(int64_t live)
+/* ---- live bytes (see the head) ---------------------------------------- */
+
+static void live_lock_take(void)
 {
-	int64_t p = atomic_load_explicit(&g_peak, memory_order_relaxed);
-	while (live > p) {
-		if (atomic_compare_exchange_weak_explicit(&g_peak, &p, live, memory_order_relaxed,
-							  memory_order_relaxed)) {
-			if (mc_sites_on)
-				mc_snap_bump();
-			return;
-		}
+	mc_spin_lock(&live_lock);
+}
+
+static void live_lock_drop(void)
+{
+	atomic_store_explicit(&live_lock, 0, memory_order_release);
+}
+
+/* Slot x's unflushed change goes to g_flushed, its grant back; x is left
+ * FROZEN.  live_lock held. */
+static void flush_slot(struct slot *x)
+{
+	int64_t r = atomic_exchange_explicit(&x->room, FROZEN, memory_order_relaxed);
+	if (!IS_FROZEN(r))
+		g_flushed += x->grant - r;
+	g_granted -= x->grant;
+	x->grant = 0;
+}
+
+/* Every slot but self frozen, their changes flushed: g_flushed is then
+ * the live bytes (self's change apart), and stays so while the lock is
+ * held.  A frozen slot is only read: its thread's line stays put. */
+static void freeze_all(struct slot *self)
+{
+	int hi = slots ? atomic_load_explicit(&slots_hi, memory_order_relaxed) : 0;
+	for (int i = 0; i < hi; i++) {
+		struct slot *x = &slots[i];
+		if (x != self && !IS_FROZEN(atomic_load_explicit(&x->room, memory_order_relaxed)))
+			flush_slot(x);
 	}
 }
 
-static inline void live_change(int64_t d)
+/* Raise the peak to g_flushed if above it: a new peak is also a new
+ * snapshot of the sites (snapshot.c).  Every slot frozen, lock held. */
+static void peak_raise(void)
 {
-	int64_t live = atomic_fetch_add_explicit(&g_live, d, memory_order_relaxed) + d;
-	if (d > 0)
-		peak_update(live);
+	if (g_flushed > g_peak) {
+		g_peak = g_flushed;
+		if (mc_sites_on)
+			mc_snap_bump();
+	}
+}
+
+/* A grant for s (lock held, s flushed): a share of the slack, halved per
+ * thread so that the ones that come next find some left.  0 when there
+ * is none: s's next allocation takes the lock again, its frees do not. */
+static void regrant(struct slot *s)
+{
+	int64_t slack = g_peak - g_flushed - g_granted;
+	int n = __atomic_load_n(&nslots_used, __ATOMIC_RELAXED);
+	n = n > 0 ? n : 1;
+	int64_t g = slack > 0 ? slack / (2 * n) : 0;
+	s->grant = g;
+	g_granted += g;
+	atomic_store_explicit(&s->room, g, memory_order_relaxed);
+}
+
+/* A change that s's room could not take: old is the room before the
+ * thread subtracted d from it (FROZEN for the shared slot, which has
+ * none).  If the slot was not frozen then, d is in its room, overdrawn,
+ * and flushing the slot counts it; if it was, d is counted here.  Then
+ * the peak, and a new grant. */
+static __attribute__((noinline)) void live_slow(struct slot *s, int64_t d, int64_t old)
+{
+	bool own = s != &shared_slot;
+	if (!own)
+		solo_end();
+	live_lock_take();
+	if (own) {
+		/* As flush_slot, without the locked swap: only this thread and
+		 * holders of the lock write its room. */
+		int64_t r = atomic_load_explicit(&s->room, memory_order_relaxed);
+		if (!IS_FROZEN(r))
+			g_flushed += s->grant - r;
+		g_granted -= s->grant;
+	}
+	if (IS_FROZEN(old))
+		g_flushed += d;
+	if (d > 0 && g_flushed + g_granted > g_peak) {
+		/* the peak may rise: make g_flushed exact */
+		freeze_all(own ? s : NULL);
+		peak_raise();
+	}
+	if (own)
+		regrant(s);
+	live_lock_drop();
+}
+
+/* d bytes came (d > 0) or went: from s's room, one atomic subtraction on
+ * the thread's own line.  A room that goes below 0 (an allocation beyond
+ * the grant, or any change while frozen) takes the lock.  An overdrawn
+ * room reads as an allocation under way: a thread that freezes the slot
+ * meanwhile counts it, at its own moment, which lies within the call. */
+static __attribute__((noinline)) void solo_peak(void)
+{
+	g_peak = g_flushed;
+	if (mc_sites_on)
+		mc_snap_bump();
+}
+
+/* The solo thread's change: straight to the figures, no lock.  Why one
+ * load of solo after the busy mark suffices: as blocks.c's owner_enter
+ * (solo_end's membarrier orders the two against the ender's). */
+static inline __attribute__((always_inline)) bool solo_change(struct slot *s, int64_t d)
+{
+	solo_busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	bool mine = likely(atomic_load_explicit(&solo, memory_order_relaxed) == (uintptr_t)s);
+	if (mine) {
+		g_flushed += d;
+		if (unlikely(g_flushed > g_peak))
+			solo_peak();
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	solo_busy = 0;
+	if (!mine)
+		s->solo = false;
+	return mine;
+}
+
+static inline __attribute__((always_inline)) void live_change(struct slot *s, int64_t d)
+{
+	if (s->solo && solo_change(s, d))
+		return;
+	int64_t old = atomic_fetch_sub_explicit(&s->room, d, memory_order_relaxed);
+	if (unlikely(old - d < 0))
+		live_slow(s, d, old);
 }
 
 /* A thread's first countdown: the innermost region's step; with no
@@ -313,12 +536,12 @@ static inline __attribute__((always_inline)) void tally(struct slot *s, uint64_t
 	if (unlikely(s == &shared_slot)) {
 		__atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(bytes, size, __ATOMIC_RELAXED);
-		live_change(d);
+		live_slow(s, d, FROZEN);
 		return; /* threads share it: no timeline countdown */
 	}
 	mc_add_own(calls, 1);
 	mc_add_own(bytes, size);
-	live_change(d);
+	live_change(s, d);
 	/* The timeline's countdown: one subtraction while it is off. */
 	s->sample_left -= (int64_t)size;
 	if (unlikely(s->sample_left < 0))
@@ -333,9 +556,23 @@ void mc_account_countdown(void)
 		s->sample_left = timeline_step();
 }
 
+/* The live bytes now: flushed plus every thread's unflushed change.
+ * Exact when no other thread allocates meanwhile; with some, a sum over
+ * their slots read one after another (region.c's figures at a begin or
+ * an end, the timeline's samples), as any reading of a moving figure. */
 int64_t mc_account_live(void)
 {
-	return atomic_load(&g_live);
+	solo_not_me();
+	live_lock_take();
+	int64_t live = g_flushed;
+	for (int i = 0, hi = slots ? slots_hi : 0; i < hi; i++) {
+		struct slot *x = &slots[i];
+		int64_t r = atomic_load_explicit(&x->room, memory_order_relaxed);
+		if (!IS_FROZEN(r))
+			live += x->grant - r;
+	}
+	live_lock_drop();
+	return live;
 }
 
 void mc_account_sum(struct mc_totals *t)
@@ -351,22 +588,30 @@ void mc_account_sum(struct mc_totals *t)
 	pthread_mutex_unlock(&slot_lock);
 }
 
-/* A region's begin: the peak starts again from the live bytes now. */
+/* A region's begin: the peak starts again from the live bytes now, read
+ * exactly (every thread frozen: their grants came from the old peak). */
 int64_t mc_account_peak_begin(int64_t *live)
 {
-	*live = atomic_load(&g_live);
-	return atomic_exchange(&g_peak, *live);
+	solo_not_me();
+	live_lock_take();
+	freeze_all(NULL);
+	*live = g_flushed;
+	int64_t old = g_peak;
+	g_peak = g_flushed;
+	live_lock_drop();
+	return old;
 }
 
 /* A region's end: its peak, and the enclosing region's peak back, raised
- * by it. */
+ * by it.  The live bytes never pass g_peak unseen (the head), so it is
+ * the peak; raising it keeps the grants out within it. */
 int64_t mc_account_peak_end(int64_t saved_peak)
 {
-	int64_t live_now = atomic_load(&g_live);
-	int64_t peak = atomic_load(&g_peak);
-	if (peak < live_now)
-		peak = live_now;
-	atomic_store(&g_peak, peak > saved_peak ? peak : saved_peak);
+	solo_not_me();
+	live_lock_take();
+	int64_t peak = g_peak;
+	g_peak = peak > saved_peak ? peak : saved_peak;
+	live_lock_drop();
 	return peak;
 }
 
@@ -705,7 +950,10 @@ static inline __attribute__((always_inline)) void realloc_done(struct slot *s, v
 		bump(s, &s->t.frees, 1);
 		if (track) {
 			bump(s, &s->t.bytes_freed, prev->size);
-			live_change(-(int64_t)prev->size);
+			if (s == &shared_slot)
+				live_slow(s, -(int64_t)prev->size, FROZEN);
+			else
+				live_change(s, -(int64_t)prev->size);
 			remember_free(s, prev, fp);
 		}
 	}
@@ -753,15 +1001,17 @@ void *mc_track_realloc(void *old, size_t n)
 
 /* ---- fork ------------------------------------------------------------ */
 
-/* life.c's fork handlers take the slot lock in their order (nothing
- * holds it while calling the allocator). */
+/* life.c's fork handlers take the slot lock, then live_lock, in their
+ * order (nothing holds either while calling the allocator). */
 void mc_account_prefork(void)
 {
 	pthread_mutex_lock(&slot_lock);
+	live_lock_take();
 }
 
 void mc_account_postfork_parent(void)
 {
+	live_lock_drop();
 	pthread_mutex_unlock(&slot_lock);
 }
 
@@ -770,11 +1020,13 @@ void mc_account_postfork_parent(void)
 void mc_account_postfork_child(void)
 {
 	pthread_mutex_init(&slot_lock, NULL);
+	atomic_store(&live_lock, 0);
 	if (slots) {
 		for (int i = 0, hi = slots_hi; i < hi; i++) {
 			struct slot *s = &slots[i];
 			if (!s->in_use || s == my_slot)
 				continue;
+			flush_slot(s); /* its blocks are the child's too */
 			fold(&retired, &s->t);
 			memset(&s->t, 0, sizeof s->t);
 			s->in_use = 0;
@@ -783,6 +1035,13 @@ void mc_account_postfork_child(void)
 		nslots_used = my_slot && my_slot != &shared_slot ? 1 : 0;
 		if (nslots_used)
 			my_slot->tid = gettid(); /* the child's own id */
+	}
+	/* Solo stays the forking thread's if it was; otherwise it is over
+	 * (the child's one thread is the only one to wait for: nobody). */
+	solo_busy = 0;
+	if (atomic_load(&solo) != (uintptr_t)my_slot || !my_slot) {
+		atomic_store(&solo, SOLO_ENDED);
+		atomic_store(&solo_done, 1);
 	}
 }
 
@@ -796,6 +1055,7 @@ void mc_account_init(void)
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");
 	pthread_key_create(&slot_key, slot_release);
+	solo_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 /* ---- public API ------------------------------------------------------ */

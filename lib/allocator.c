@@ -600,8 +600,11 @@ static bool tcmalloc_release(void *const *syms)
 
 /* ---- the table ------------------------------------------------------- */
 
-/* glibc is recognised by the path of its object; the others, wherever
- * they were loaded from, by a symbol only they export. */
+/* What memcheck knows of each family of lib/allocators.def, by the id of
+ * its lines there: how it is recognised and what it is asked.  glibc is
+ * recognised by the path of its object (below, not in the table); the
+ * others, wherever they were loaded from, by a symbol only they export.
+ * An object of a family already here adds nothing (FAMILY_<id> empty). */
 /* glibc gives memory back when a free leaves more than its thresholds
  * free, tcmalloc as the bytes freed add up (its release rate): by
  * amounts, never on a timer. */
@@ -609,17 +612,28 @@ static const struct allocator glibc = {
 	"glibc", { NULL }, { "mallinfo2", "malloc_trim", NULL },
 	glibc_stats, glibc_release, NULL,
 };
-static const struct allocator allocators[] = {
-	{ "mimalloc", { "mi_version", NULL },
-	  { "mi_is_in_heap_region", "mi_heap_get_default", "mi_heap_visit_blocks", "mi_collect",
-	    "mi_version", "mi_option_get" },
+#define FAMILY_GLIBC
+#define FAMILY_MIMALLOC                                                        \
+	{ "mimalloc", { "mi_version", NULL },                                  \
+	  { "mi_is_in_heap_region", "mi_heap_get_default", "mi_heap_visit_blocks", "mi_collect", \
+	    "mi_version", "mi_option_get" },                                   \
 	  mimalloc_stats, mimalloc_release, mimalloc_timed },
-	{ "jemalloc", { "mallctl", NULL }, { "mallctl", NULL },
+#define FAMILY_JEMALLOC                                                        \
+	{ "jemalloc", { "mallctl", NULL }, { "mallctl", NULL },                 \
 	  jemalloc_stats, jemalloc_release, jemalloc_timed },
-	{ "tcmalloc", { "tc_version", "MallocExtension_GetNumericProperty", NULL },
-	  { "MallocExtension_GetNumericProperty", "MallocExtension_ReleaseFreeMemory",
-	    "MallocExtension_MarkThreadIdle", NULL },
+#define FAMILY_TCMALLOC                                                        \
+	{ "tcmalloc", { "tc_version", "MallocExtension_GetNumericProperty", NULL }, \
+	  { "MallocExtension_GetNumericProperty", "MallocExtension_ReleaseFreeMemory", \
+	    "MallocExtension_MarkThreadIdle", NULL },                          \
 	  tcmalloc_stats, tcmalloc_release, NULL },
+#define FAMILY_TCMALLOC_FULL
+
+/* The list itself is lib/allocators.def's: a line whose id has no
+ * FAMILY_<id> above does not build. */
+static const struct allocator allocators[] = {
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) FAMILY_##id
+#include "allocators.def"
+#undef MC_ALLOCATOR
 };
 
 static char name_buf[256];

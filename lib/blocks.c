@@ -7,8 +7,19 @@
  * its address region's group (see shard_of): allocators give each thread
  * memory of its own, so threads on different cores mostly write shards
  * (locks, counts, entries) of their own.  Shards start at 1024 slots
- * (MIN_CAP) and double at 3/4 full: a test with a few thousand live
- * blocks keeps a table of half a megabyte, in the second-level cache.
+ * (MIN_CAP): a test with a few thousand live blocks keeps a table of
+ * half a megabyte, in the second-level cache.  They grow by 1.2x at 5/6
+ * full, so the table is 69-83% full: 19-23 bytes a block.  Doubling at
+ * 3/4 full left it 37-75% full, and a million blocks sat at half load
+ * (bench/run.sh: 29.8-32.2 bytes a block; now 22.2-22.4).  Capacities
+ * are then not powers of two: the home slot comes from the hash by a
+ * multiply-shift (Lemire's range reduction) and probes wrap round the
+ * end by a compare, not a mask.  The price is in growth: 6 times the
+ * final array written and paged in over a shard's life, against 2
+ * (callgrind malloc_bench --keep 200000: 213.9 M -> 230.5 M
+ * instructions; 0.3 s more system time for a million blocks, in page
+ * faults and munmap); the one thread's steady path pays ~3 instructions
+ * a lookup for the multiply (145.5 M -> 148.2 M on malloc_bench 200000).
  *
  * Most tests run one thread, and two locked instructions per malloc/free
  * pair are a large part of memcheck's cost.  So while a single thread
@@ -20,8 +31,7 @@
  * not available every operation locks from the start.
  *
  * An entry is 16 bytes: the pointer with the block's region epoch in its
- * top 16 bits, and the size with the stack id in its low 27 bits.  With
- * the table at 3/8 to 3/4 load that is 21 to 43 bytes per block.  Blocks
+ * top 16 bits, and the size with the stack id in its low 27 bits.  Blocks
  * that do not fit (a pointer above 2^48 or 0, a size of 128 GiB or more)
  * go to a small side table; epochs are kept below 2^16 by region.c, which
  * renumbers them (mc_blocks_renumber) when the counter gets there.
@@ -57,7 +67,25 @@
 		      * 128 slots in each of 256 shards did before groups (64
 		      * slots there made bench/malloc_bench's tracking ~5%
 		      * slower, 32 ~7%, 256 no faster) */
-#define MAX_CAP (1u << 24) /* slots per shard (2^32 in all): slot bits stay below shard bits */
+#define MAX_CAP (1u << 24) /* slots per shard (2^32 in all) */
+/* Full at LOAD_NUM / LOAD_DEN, then GROW_NUM / GROW_DEN times the slots:
+ * bench/run.sh's million blocks cost (bytes a block, glibc, mimalloc,
+ * jemalloc, tcmalloc) 30.1 28.0-30.2 at 3/4 and 2x, 22.7-24.1 at 4/5 and
+ * 1.25x, 22.2-22.4 at 5/6 and 1.2x, 20.0-21.7 at 7/8 and 1.25x; the last
+ * two cost the same to grow (callgrind malloc_bench --keep 200000: 230.4
+ * M, 230.5 M instructions; 4/5 and 1.25x 224.3 M) and 7/8 makes probes
+ * for a new block long (32 slots on average at full load). */
+#define LOAD_NUM 5
+#define LOAD_DEN 6
+#define GROW_NUM 6
+#define GROW_DEN 5
+#define PAGE_SLOTS (4096 / 16) /* arrays are whole pages */
+/* The 32 hash bits the home slot comes from: bits 8..39, of which a
+ * 1024-slot shard uses 30..39.  Bits 24..55 (the window of the former
+ * masks' first 1024 slots, 24..33, with the mask) made malloc_bench's
+ * churn 148.5 M instructions, 8..39 148.2 M, 0..31 149.2 M, 27..58
+ * 150.4 M, 32..63 (the shard's bits too) 265.8 M. */
+#define SLOT_SHIFT 8
 
 struct entry {
 	uint64_t w0;  /* pointer | epoch << PTR_BITS; 0: empty */
@@ -99,13 +127,13 @@ static inline bool fits(uintptr_t ptr, uint64_t size, uint32_t stack)
  * an operation moves one header line between cores, not a header line
  * shared by four shards and a lock line besides (four threads on two
  * cores: 3.73x -> 3.46x the bare run; one thread the same).  All 256
- * fit in 16 KiB.  Slots are addressed by byte offset, masked with
- * mask, so that a probe needs no scaling.  A shard not used yet points
+ * fit in 16 KiB.  Slots are addressed by byte offset, below end, so
+ * that a probe needs no scaling.  A shard not used yet points
  * at `unused`, one empty slot that is never written (its room is 0), so
  * lookups need no test for a missing array. */
 struct shard {
 	struct entry *e;
-	uint32_t mask;         /* (slots - 1) * sizeof(struct entry) */
+	uint32_t end;          /* slots * sizeof(struct entry) */
 	uint32_t room;         /* entries to add before the shard must grow */
 	atomic_int lock;       /* taken once threads share the table */
 } __attribute__((aligned(64)));
@@ -115,7 +143,7 @@ static const struct entry unused_entry;
 
 static inline uint32_t cap_of(const struct shard *s)
 {
-	return s->mask / (uint32_t)sizeof(struct entry) + 1;
+	return s->end / (uint32_t)sizeof(struct entry);
 }
 
 static inline struct entry *at(struct entry *e, uint32_t off)
@@ -123,10 +151,10 @@ static inline struct entry *at(struct entry *e, uint32_t off)
 	return (struct entry *)((char *)e + off);
 }
 
-/* Entries a shard of cap slots holds before it grows: 3/4 full. */
+/* Entries a shard of cap slots holds before it grows: LOAD_MAX full. */
 static inline uint32_t limit(uint32_t cap)
 {
-	return cap >= MAX_CAP ? cap - 1 : cap / 4 * 3;
+	return cap >= MAX_CAP ? cap - 1 : (uint32_t)((uint64_t)cap * LOAD_NUM / LOAD_DEN);
 }
 
 static inline uint32_t live_in(const struct shard *s)
@@ -135,7 +163,7 @@ static inline uint32_t live_in(const struct shard *s)
 }
 
 static struct shard shards[NSHARDS] __attribute__((aligned(64))) = {
-	[0 ... NSHARDS - 1] = { UNUSED, 0, 0, 0 }
+	[0 ... NSHARDS - 1] = { UNUSED, sizeof(struct entry), 0, 0 }
 };
 static atomic_size_t table_bytes;
 
@@ -160,8 +188,9 @@ static atomic_flag owner_claim = ATOMIC_FLAG_INIT;
 static bool *fork_held;
 
 /* Multiplicative hashing: bit k of the product depends on bits 0..k of
- * ptr.  The top 5 bits pick the shard in its group, bits 24 and up the
- * slot.  With groups, in a simulation of bench/malloc_bench's churn of
+ * ptr.  The top 5 bits pick the shard in its group, bits 8..39 the
+ * slot (slot_of; bits 24 and up with the power-of-two shards that the
+ * figures below were measured on).  With groups, in a simulation of bench/malloc_bench's churn of
  * 16..512-byte blocks under the four allocators, inserts found their
  * home slot taken and removes shifted entries back 0.3-2.1% and 1.5-2.9%
  * of the time with bits 24 and up, 0.5-3.6% and 1.8-4.5% with bits 32
@@ -202,25 +231,30 @@ static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 	return (struct shard *)((char *)shards + (group | sub));
 }
 
-/* The home slot's byte offset: hash bits 24..47 (MAX_CAP slots at most),
- * apart from the shard's. */
-static inline uint32_t slot_of(uint64_t h, uint32_t mask)
+/* The home slot's byte offset: hash bits 8..39 scaled to the slots
+ * (Lemire's multiply-shift), apart from the shard's (59..63).  The
+ * product's low 4 bits are the fraction of a slot: masked off. */
+static inline uint32_t slot_of(uint64_t h, uint32_t end)
 {
-	return (uint32_t)(h >> 20) & mask;
+	return (uint32_t)(((h >> SLOT_SHIFT & 0xffffffffu) * end) >> 32) & ~(uint32_t)(sizeof(struct entry) - 1);
+}
+
+/* The slot after byte offset i, round the end. */
+static inline uint32_t next(uint32_t i, uint32_t end)
+{
+	i += (uint32_t)sizeof(struct entry);
+	return i == end ? 0 : i;
+}
+
+/* How far back byte offset a lies from b, round the end. */
+static inline uint32_t back(uint32_t b, uint32_t a, uint32_t end)
+{
+	return b >= a ? b - a : b + end - a;
 }
 
 static void spin_lock(struct shard *s)
 {
-	for (int spins = 0;; spins++) {
-		atomic_int *l = &s->lock;
-		if (!atomic_load_explicit(l, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
-			return;
-		if (spins > 64)
-			sched_yield();
-		else
-			__builtin_ia32_pause();
-	}
+	mc_spin_lock(&s->lock);
 }
 
 static bool membarrier_ok(void)
@@ -360,18 +394,19 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	struct entry *e = array_for(s, cap);
 	if (!e)
 		return false;
-	/* No memset: e is fresh from mmap, or a first array never used
-	 * before, so it reads as zeros, and its pages are only touched as
-	 * entries land in them (a short process's table stays a few pages,
-	 * not 512 KiB zeroed). */
-	uint32_t mask = (cap - 1) * (uint32_t)sizeof *e;
+	/* No memset: e is a first array never used before (its pages
+	 * touched only as entries land in them: a short process's table
+	 * stays a few pages, not 512 KiB zeroed), or a grown one fresh
+	 * from mc_map, zero and already resident (MAP_POPULATE: counted
+	 * as memcheck's own when made, lib/util.c). */
+	uint32_t end = cap * (uint32_t)sizeof *e;
 	for (uint32_t i = 0; i < old_cap; i++) {
 		struct entry *b = &old[i];
 		if (!b->w0)
 			continue;
-		uint32_t j = slot_of(hash(e_ptr(b)), mask);
+		uint32_t j = slot_of(hash(e_ptr(b)), end);
 		while (at(e, j)->w0)
-			j = (j + (uint32_t)sizeof *e) & mask;
+			j = next(j, end);
 		*at(e, j) = *b;
 	}
 	if (old_cap) {
@@ -386,18 +421,23 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	}
 	atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
 	s->e = e;
-	s->mask = mask;
+	s->end = end;
 	s->room = limit(cap) - live;
 	return true;
 }
 
-/* The shard is full (or not there yet): double it. */
+/* The shard is full (or not there yet): GROW_NUM / GROW_DEN times the
+ * slots, in whole pages. */
 static __attribute__((noinline)) bool grow(struct shard *s)
 {
 	if (s->e == UNUSED)
 		return rebuild(s, MIN_CAP);
 	uint32_t cap = cap_of(s);
-	return cap < MAX_CAP && rebuild(s, cap * 2);
+	if (cap >= MAX_CAP)
+		return false;
+	uint64_t want = (uint64_t)cap * GROW_NUM / GROW_DEN + PAGE_SLOTS - 1;
+	want -= want % PAGE_SLOTS;
+	return rebuild(s, want < MAX_CAP ? (uint32_t)want : MAX_CAP);
 }
 
 /* Make room for one more entry: double at 3/4 full. */
@@ -410,17 +450,17 @@ static inline bool make_room(struct shard *s)
  * cluster back so every entry stays reachable from its home slot. */
 static void delete_at(struct shard *s, uint32_t i)
 {
-	uint32_t mask = s->mask;
+	uint32_t end = s->end;
 	struct entry *e = s->e;
 	for (uint32_t j = i;;) {
-		j = (j + (uint32_t)sizeof *e) & mask;
+		j = next(j, end);
 		struct entry *b = at(e, j);
 		if (!b->w0)
 			break;
 		/* b may move to i only if its home is not in (i, j] (around
 		 * the end): if it is at least as far back from j as i is. */
-		uint32_t home = slot_of(hash(e_ptr(b)), mask);
-		if (((j - home) & mask) < ((j - i) & mask))
+		uint32_t home = slot_of(hash(e_ptr(b)), end);
+		if (back(j, home, end) < back(j, i, end))
 			continue;
 		*at(e, i) = *b;
 		i = j;
@@ -543,7 +583,7 @@ static inline enum mc_insert place(struct shard *s, uint32_t i, uint64_t w0, uin
 	uintptr_t ptr = (uintptr_t)(w0 & PTR_MASK);
 	enum mc_insert r = MC_NEW;
 	struct entry *b;
-	for (;; i = (i + (uint32_t)sizeof *b) & s->mask) {
+	for (;; i = next(i, s->end)) {
 		b = at(s->e, i);
 		if (!b->w0)
 			break;
@@ -595,7 +635,7 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 		table_full();
 		return MC_NEW;
 	}
-	r = place(s, slot_of(h, s->mask), pack0(ptr, epoch_of(epoch)), pack1(size, stack), old,
+	r = place(s, slot_of(h, s->end), pack0(ptr, epoch_of(epoch)), pack1(size, stack), old,
 		  locked);
 	unlock(s, locked);
 	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
@@ -626,7 +666,7 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 	    likely(owner_enter(false))) {
 		uint64_t w0 = pack0(ptr, epoch_of(epoch));
 		uint64_t w1 = pack1(size, stack);
-		uint32_t i = slot_of(h, s->mask);
+		uint32_t i = slot_of(h, s->end);
 		struct entry *b = at(s->e, i);
 		if (unlikely(b->w0))
 			return place_leave(s, i, w0, w1, old);
@@ -644,7 +684,7 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
  * shard entered. */
 static inline int64_t find(const struct shard *s, uintptr_t ptr, uint64_t h)
 {
-	for (uint32_t i = slot_of(h, s->mask);; i = (i + (uint32_t)sizeof(struct entry)) & s->mask) {
+	for (uint32_t i = slot_of(h, s->end);; i = next(i, s->end)) {
 		uint64_t w0 = at(s->e, i)->w0;
 		if (!w0)
 			return -1;
@@ -713,8 +753,8 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
 	if (likely(owner_enter(true))) {
-		uint32_t mask = s->mask;
-		uint32_t i = slot_of(h, mask);
+		uint32_t end = s->end;
+		uint32_t i = slot_of(h, end);
 		struct entry *e = s->e;
 		struct entry *b = at(e, i);
 		uint64_t p = b->w0 & PTR_MASK;
@@ -724,7 +764,7 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 		unpack_ptr(b, ptr, out);
 		mc_site_change(out->stack, -(int64_t)out->size, -1, false);
 		s->room++;
-		if (unlikely(at(e, (i + (uint32_t)sizeof *b) & mask)->w0))
+		if (unlikely(at(e, next(i, end))->w0))
 			return shift_leave(s, i);
 		b->w0 = 0;
 		owner_leave();

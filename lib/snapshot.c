@@ -34,7 +34,9 @@
  * thread slot's (account.c), kept when its thread ends: its blocks, and
  * the frees other threads make of them, go on counting there.
  *
- * With several threads the counters are added atomically, but a save and
+ * With several threads the depot's own sites (the first thread's, and
+ * those of threads past the shards) are added atomically, a shard's
+ * without a lock prefix (it is one thread's); a save and
  * a bump can race a concurrent change, and a block enters its site (in
  * the block table) a moment before it enters the live bytes (account.c):
  * the peak is exact, its snapshot may mix in what another thread did at
@@ -49,21 +51,24 @@ _Atomic uint32_t mc_snap_gen = 1;
 int mc_sites_on;
 MC_TLS struct mc_site *mc_my_sites;
 
-/* Shards for slots 1.. (slot i's is shard (i - 1) % SHARDS; slot 0
- * counts in the depot's sites), mapped at their first thread's start:
+/* Shards for slots 1..SHARDS (slot i's is shard i - 1; slot 0 and the
+ * slots past SHARDS count in the depot's sites, with atomic adds once
+ * threads share the table), mapped at their first thread's start:
  * lazily, so a thread's shard costs the pages of the sites it uses
- * (footprint.c measures them with mincore; it lists 32 such mappings). */
+ * (footprint.c measures them with mincore; it lists 32 such mappings).
+ * A slot is one thread's at a time, so a shard is too: its counters
+ * are changed without a lock prefix (mc_site_change). */
 #define SHARDS 15
 static struct mc_site *_Atomic shards[SHARDS];
 _Static_assert(sizeof(struct mc_site) == MC_DEPOT_UNIT, "a site per stack id unit");
 
 void mc_sites_thread(int slot)
 {
-	if (!mc_sites_on || slot <= 0) {
+	if (!mc_sites_on || slot <= 0 || slot > SHARDS) {
 		mc_my_sites = NULL;
 		return;
 	}
-	struct mc_site *_Atomic *sh = &shards[(slot - 1) % SHARDS];
+	struct mc_site *_Atomic *sh = &shards[slot - 1];
 	struct mc_site *base = atomic_load_explicit(sh, memory_order_acquire);
 	if (!base) { /* published by a swap, not under a lock a fork could leave held */
 		struct mc_site *mine = mc_map_lazy((size_t)MC_SHARD_IDS * sizeof *base);

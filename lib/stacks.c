@@ -32,7 +32,11 @@
  * stack there from walk_fp's hash with one lookup, instead of a second
  * walk storing the frames, a rule lookup a frame and the depot's compare
  * (callgrind, tree_bench.c 1 M blocks: 1,531 M -> 1,303 M instructions
- * with that walk, 1,172 M without; bare 364 M).
+ * with that walk, 1,172 M without; bare 364 M).  That lookup, a cache
+ * miss in megabytes, is mostly not made either: the depot keeps with
+ * each stack the stacks the thread looked up after it last time
+ * (me.prev, depot.c's then), and a program that repeats itself finds
+ * its next stack there, in a line it has just touched.
  *
  * The traps:
  *  - Two walks must give one stack one hash, or one call path gets two
@@ -77,6 +81,7 @@ static int (*unw_backtrace_fn)(void **, int);
 static MC_TLS struct {
 	struct slot { uint64_t hash; uint32_t id, gen; } cache[CACHE]; /* first: capture_slot adds no offset */
 	uintptr_t lo, top;
+	uint32_t prev; /* the stack capture_known found or indexed last: depot.c's then */
 } me = { .lo = UINTPTR_MAX }; /* unlearned: see walk_fp */
 
 /* (The cache's helpers are named capture_*: the entries of
@@ -662,9 +667,10 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
 		want = WALKED_RUN;
 		gen = last_run.gen;
 	}
-	uint32_t id = mc_depot_known(key, &walked);
+	uint32_t id = mc_depot_known(key, me.prev, &walked);
 	if (!id || walked != want)
 		return 0;
+	me.prev = id;
 	capture_cache_put(h, id, gen);
 	return id;
 }
@@ -720,8 +726,10 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		if (j == m || (j == m - 1 && m == max)) {
 			uint32_t id = mc_depot_intern(h, frames, m);
 			capture_cache_put(h, id, GEN_FP);
-			if (s == 0)
-				mc_depot_set_walked(id, h, WALKED_FP);
+			if (s == 0) {
+				mc_depot_set_walked(id, h, WALKED_FP, me.prev);
+				me.prev = id;
+			}
 			return id;
 		}
 		/* its frame: where walk_fp stopped, or found again by its steps */
@@ -751,8 +759,10 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		if (!more) {
 			uint32_t id = mc_depot_intern(hj, frames, m);
 			capture_cache_put(h, id, stopped_there && gen ? gen : GEN_EXACT);
-			if (s == 0 && stopped_there && gen) /* last_run is that run */
-				mc_depot_set_walked(id, h ^ last_run.key, WALKED_RUN);
+			if (s == 0 && stopped_there && gen) { /* last_run is that run */
+				mc_depot_set_walked(id, h ^ last_run.key, WALKED_RUN, me.prev);
+				me.prev = id;
+			}
 			return id;
 		}
 		if (!c || c->gen != GEN_EXACT)

@@ -95,12 +95,19 @@ const char *h_allocator_so(const char *soname)
 }
 
 const struct h_allocator h_allocators[H_NALLOCATORS_ALL] = {
-	[H_GLIBC] = { NULL, "glibc" },
-	[H_MIMALLOC] = { "libmimalloc.so.2", "mimalloc" },
-	[H_JEMALLOC] = { "libjemalloc.so.2", "jemalloc" },
-	[H_TCMALLOC] = { "libtcmalloc_minimal.so.4", "tcmalloc" },
-	[H_TCMALLOC_FULL] = { "libtcmalloc.so.4", "tcmalloc" },
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	[H_##id] = { soname, family },
+#include "allocators.def"
+#undef MC_ALLOCATOR
 };
+
+/* The default ones come first in lib/allocators.def: a loop over
+ * 0..H_NALLOCATORS is a loop over them. */
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	_Static_assert((((flags) & MC_ALLOC_DEFAULT) != 0) == ((int)H_##id < (int)H_NALLOCATORS), \
+		       "lib/allocators.def: " name ": the default allocators first");
+#include "allocators.def"
+#undef MC_ALLOCATOR
 
 bool h_allocator(int i, const char **so)
 {
@@ -242,7 +249,7 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	for (size_t i = 0; i < n; i++)
 		if (!drop_var(environ[i]))
 			envp[k++] = environ[i];
-	if (flags & H_PRELOAD)
+	if (flags & H_PRELOAD || (flags & H_LINKED && so))
 		envp[k++] = so ? xprintf("LD_PRELOAD=%s %s", h_lib(), so)
 			       : xprintf("LD_PRELOAD=%s", h_lib());
 	else if (flags & H_PRELOAD_AFTER)
@@ -379,6 +386,18 @@ static size_t list_len(const char *const *l)
 	return n;
 }
 
+/* build/memcheck, which `make all` builds. */
+static const char *memcheck_cmd(void)
+{
+	static char *path;
+	if (!path) {
+		path = xprintf("%s/memcheck", h_build());
+		if (access(path, X_OK) != 0)
+			die("%s: %s (built by `make all`)", path, strerror(errno));
+	}
+	return path;
+}
+
 void h_exec(struct h_res *x, const struct h_spec *sp)
 {
 	memset(x, 0, sizeof *x);
@@ -387,33 +406,58 @@ void h_exec(struct h_res *x, const struct h_spec *sp)
 	if (!so && soname)
 		ck_assert_msg((so = h_allocator_so(soname)) != NULL,
 			      "%s is not installed: the test should have asked h_allocator", soname);
-	size_t na = list_len(sp->args), ne = list_len(sp->env);
-	const char **argv = xcalloc(na + 2, sizeof *argv);
+	bool run_cmd = sp->cli && sp->cli[0] && !strcmp(sp->cli[0], "run") && sp->prog;
+	if (!sp->no_report && (!sp->cli || run_cmd))
+		x->report = h_tmppath("report.jsonl");
+	size_t na = list_len(sp->args), ne = list_len(sp->env), nc = list_len(sp->cli);
+	const char **argv = xcalloc(nc + na + 6, sizeof *argv);
 	const char **env = xcalloc(ne + 3, sizeof *env);
-	argv[0] = strchr(sp->prog, '/') ? sp->prog : h_prog(sp->prog);
-	memcpy(argv + 1, sp->args, na * sizeof *argv);
+	size_t n = 0, report_at = SIZE_MAX;
+	if (sp->cli) {
+		argv[n++] = memcheck_cmd();
+		memcpy(argv + n, sp->cli, nc * sizeof *argv);
+		n += nc;
+		if (x->report) {
+			report_at = n;
+			argv[n++] = "--report";
+			argv[n++] = x->report;
+		}
+		if (sp->prog)
+			argv[n++] = "--";
+	}
+	size_t prog_at = n;
+	if (sp->prog) {
+		argv[n++] = strchr(sp->prog, '/') ? sp->prog : h_prog(sp->prog);
+		memcpy(argv + n, sp->args, na * sizeof *argv);
+		n += na;
+	}
 	/* The spec's variables first: getenv takes the first, so they win
 	 * over the defaults after them. */
 	memcpy(env, sp->env, ne * sizeof *env);
-	if (!sp->no_report) {
-		x->report = h_tmppath("report.jsonl");
+	if (x->report && !sp->cli)
 		env[ne++] = h_env("MEMCHECK_REPORT=%s", x->report);
-	}
 	if (!sp->text || sp->text[0])
 		env[ne++] = h_env("MEMCHECK_TEXT=%s", sp->text ? sp->text : "none");
 
-	size_t n = 0, cap = sizeof x->label;
-	const char *base = strrchr(argv[0], '/');
-	n += (size_t)snprintf(x->label, cap, "%s", base ? base + 1 : argv[0]);
-	for (size_t i = 1; i <= na && n < cap; i++)
-		n += (size_t)snprintf(x->label + n, cap - n, " %s", argv[i]);
-	if (n < cap && sp->flags & (H_PRELOAD | H_PRELOAD_AFTER))
-		n += (size_t)snprintf(x->label + n, cap - n, " under %s%s",
-				      sp->so ? sp->so : h_allocator_name(sp->alloc),
-				      sp->flags & H_PRELOAD_AFTER ? " (preloaded first)" : "");
-	for (size_t i = 0; i < list_len(sp->env) && n < cap; i++)
-		n += (size_t)snprintf(x->label + n, cap - n, "%s%s", i ? " " : " with ",
-				      sp->env[i]);
+	/* The label: the words run, less the --report the harness added,
+	 * commands by their base names; the allocator; the spec's variables. */
+	size_t len = 0, cap = sizeof x->label;
+	for (size_t i = 0; i < n && len < cap; i++) {
+		const char *w = argv[i], *base = strrchr(w, '/');
+		if (report_at != SIZE_MAX && (i == report_at || i == report_at + 1))
+			continue;
+		if ((i == 0 || i == prog_at) && base)
+			w = base + 1;
+		len += (size_t)snprintf(x->label + len, cap - len, "%s%s", len ? " " : "", w);
+	}
+	bool preloaded = sp->flags & (H_PRELOAD | H_PRELOAD_AFTER) || (sp->flags & H_LINKED && so);
+	if (len < cap && preloaded)
+		len += (size_t)snprintf(x->label + len, cap - len, " under %s%s",
+					sp->so ? sp->so : h_allocator_name(sp->alloc),
+					sp->flags & H_PRELOAD_AFTER ? " (preloaded first)" : "");
+	for (size_t i = 0; i < list_len(sp->env) && len < cap; i++)
+		len += (size_t)snprintf(x->label + len, cap - len, "%s%s", i ? " " : " with ",
+					sp->env[i]);
 
 	ck_assert_msg(h_run(&x->r, argv, env, sp->flags, so) == 0, "cannot start %s", argv[0]);
 	free(argv);
@@ -455,6 +499,28 @@ static struct entry {
 static size_t nentries;
 
 const char h_its_allocator[] = "the run's allocator";
+const char h_file[] = "the row's file";
+
+/* l with every H_FILE word made path (a fresh list, never freed). */
+static const char *const *with_file(const char *const *l, const char *path)
+{
+	if (!l)
+		return NULL;
+	size_t n = list_len(l);
+	const char **out = xcalloc(n + 1, sizeof *out);
+	for (size_t i = 0; i < n; i++)
+		out[i] = l[i] == h_file ? path : l[i];
+	return out;
+}
+
+/* The row's file: its text written to a fresh path. */
+static const char *make_file(const char *text)
+{
+	const char *path = h_tmppath("file");
+	FILE *f = fopen(path, "w");
+	ck_assert_msg(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+	return path;
+}
 
 static void expect_want(const struct h_res *x, const struct h_json *rec, const struct h_want *w)
 {
@@ -504,8 +570,18 @@ START_TEST(h_case_test)
 		return;
 	struct h_spec spec = c->run;
 	spec.alloc = entries[_i].alloc;
+	const char *file = c->file ? make_file(c->file) : NULL;
+	if (file) {
+		spec.cli = with_file(spec.cli, file);
+		spec.args = with_file(spec.args, file);
+	}
+	if (c->setup && !c->setup(&spec, c))
+		return;
 	struct h_res x;
 	h_exec(&x, &spec);
+	x.file = file;
+	if (c->teardown)
+		c->teardown(&x, c);
 	if (c->name) {
 		char label[sizeof x.label];
 		memcpy(label, x.label, sizeof label);
@@ -514,7 +590,8 @@ START_TEST(h_case_test)
 			snprintf(x.label, sizeof x.label, "%s (%.*s)", c->name,
 				 (int)(sizeof x.label - n - 4), label);
 	}
-	h_expect_exit(&x, c->exit);
+	if (c->exit != H_EXIT_ANY)
+		h_expect_exit(&x, c->exit);
 	if (c->records)
 		ck_assert_msg(x.rep.n == (c->records == H_NO_RECORDS ? 0 : (size_t)c->records),
 			      "%s: %zu records, expected %d; stderr:\n%s", x.label, x.rep.n,

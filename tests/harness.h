@@ -2,13 +2,14 @@
  * harness.h - helpers for the whole-program tests (tests/test_*.c).
  *
  * A test runs a program (libmemcheck.so preloaded, or linked) under one
- * of the allocators of the one list, h_allocators[], and reads the JSON
- * Lines report it wrote: H_EXEC does both and labels the run for
- * messages.  A test file is mostly a table of struct h_case rows (what to
- * run, under which allocators, what must show), which H_ADD_CASES turns
- * into one check a row and allocator.  A row's figures are checked after
- * its exit status, so that a crash is reported as a crash, not as a
- * missing record.
+ * of the allocators of the one list, h_allocators[] (lib/allocators.def's),
+ * or the memcheck command on it, and reads the JSON Lines report it
+ * wrote: H_EXEC does both and labels the run for messages.  A test file
+ * is mostly a table of struct h_case rows (what to run, under which
+ * allocators, what it needs made first, what must show), which
+ * H_ADD_CASES turns into one check a row and allocator.  A row's figures
+ * are checked after its exit status, so that a crash is reported as a
+ * crash, not as a missing record.
  *
  * The JSON reader is a small strict parser: a report line that is not
  * exactly one JSON value (trailing garbage, bad escapes, bad numbers)
@@ -36,20 +37,29 @@ const char *h_prog(const char *name);
 /* /usr/lib/x86_64-linux-gnu/SONAME when it exists, else NULL. */
 const char *h_allocator_so(const char *soname);
 
-/* The one list of allocators the tests run under: H_NALLOCATORS of them,
- * the C library's first (nothing more to preload), then mimalloc,
- * jemalloc and tcmalloc (minimal); loops go over 0..H_NALLOCATORS.  The
- * full tcmalloc (libtcmalloc.so.4) follows, for the tests that run it
- * too (0..H_NALLOCATORS_ALL). */
+/* The one list of allocators the tests run under: lib/allocators.def's,
+ * in its order, each at the index H_<id> of its id (H_GLIBC,
+ * H_MIMALLOC, H_JEMALLOC, H_TCMALLOC, H_TCMALLOC_FULL).  The first
+ * H_NALLOCATORS are those memcheck runs by default (MC_ALLOC_DEFAULT: the
+ * C library's first, nothing more to preload, then mimalloc, jemalloc and
+ * tcmalloc's minimal library); loops go over 0..H_NALLOCATORS.  The
+ * others (the full tcmalloc) follow, for the tests that run them too
+ * (0..H_NALLOCATORS_ALL). */
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) H_##id,
 enum {
-	H_GLIBC, H_MIMALLOC, H_JEMALLOC, H_TCMALLOC,
-	H_NALLOCATORS,
-	H_TCMALLOC_FULL = H_NALLOCATORS,
+#include "allocators.def"
 	H_NALLOCATORS_ALL
 };
+#undef MC_ALLOCATOR
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	+((flags) & MC_ALLOC_DEFAULT ? 1 : 0)
+enum { H_NALLOCATORS = 0
+#include "allocators.def"
+};
+#undef MC_ALLOCATOR
 struct h_allocator {
 	const char *soname;   /* NULL for glibc */
-	const char *name;     /* as memcheck names it in a record */
+	const char *name;     /* as memcheck names it in a record (its family) */
 };
 extern const struct h_allocator h_allocators[H_NALLOCATORS_ALL];
 /* Allocator i's library in *so (NULL for the C library's; so may be
@@ -73,6 +83,9 @@ enum {
 	H_TERMINAL = 8,       /* stdout and stderr are one new terminal (a
 				 pty, its controlling one): out holds what
 				 it showed, "\n" as "\r\n"; err is empty */
+	H_LINKED = 16,        /* the program is linked with memcheck:
+				 LD_PRELOAD=libmemcheck.so so only when there
+				 is an allocator so to put behind it */
 };
 
 struct h_run {
@@ -201,12 +214,21 @@ const char *h_env(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  *          .alloc = _i, .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_TRACK=0"));
  * The program gets MEMCHECK_REPORT (a fresh file, loaded afterwards) and
  * MEMCHECK_TEXT=none unless env sets them (env comes first: getenv takes
- * the first). */
+ * the first).
+ *
+ * With cli, the memcheck command is what runs:
+ *   H_EXEC(&x, .cli = H_LIST("run", "-a", "glibc"), .prog = "cli_prog",
+ *          .args = H_LIST("pass"));
+ * is build/memcheck run -a glibc --report FILE -- .../cli_prog pass: `run`
+ * with a prog gets --report (its records loaded as the program's would
+ * be; no MEMCHECK_REPORT); without prog, the cli words are the whole
+ * command line (no "--" added, no records), as for the other commands. */
 struct h_spec {
 	const char *prog;             /* in build/tests/prog/, or a path with a '/' */
 	const char *const *args;      /* NULL-terminated (H_LIST), may be NULL */
 	const char *const *env;       /* NULL-terminated "NAME=value"s, may be NULL */
-	unsigned flags;               /* H_PRELOAD, H_PRELOAD_AFTER, H_EXITCODE */
+	const char *const *cli;       /* memcheck's command and options, or NULL */
+	unsigned flags;               /* H_PRELOAD, H_PRELOAD_AFTER, H_EXITCODE, H_LINKED */
 	int alloc;                    /* index in h_allocators: its library is so */
 	const char *so;               /* a library of one's own instead (alloc unused) */
 	const char *text;             /* MEMCHECK_TEXT when env has none ("none") */
@@ -219,6 +241,7 @@ struct h_res {
 	struct h_report rep;          /* its MEMCHECK_REPORT, every line parsed */
 	const char *report;           /* that file's path (NULL with no_report) */
 	int alloc;                    /* the spec's allocator */
+	const char *file;             /* a row's file (h_case.file), or NULL */
 	char label[512];              /* "PROG ARGS under ALLOCATOR with ENV", for messages */
 };
 
@@ -246,6 +269,8 @@ struct h_want {
 };
 
 extern const char h_its_allocator[];
+extern const char h_file[];
+#define H_FILE h_file
 #define H_ITS_ALLOCATOR { "allocator", .str = h_its_allocator }
 
 /* The figures want[] (until a NULL key) of rec, x's record; fails the
@@ -253,9 +278,13 @@ extern const char h_its_allocator[];
 void h_expect_wants(const struct h_res *x, const struct h_json *rec, const struct h_want *want);
 
 #define H_NO_RECORDS (-1)         /* records: the report must be empty */
+#define H_EXIT_ANY (-2)           /* exit: whatever it is, even a signal */
 /* Allocator sets for h_case.allocators (0: all H_NALLOCATORS). */
 #define H_ONLY(i) (1u << (i))
-#define H_ALL_FIVE ((1u << H_NALLOCATORS_ALL) - 1)
+#define H_EVERY_ONE ((1u << H_NALLOCATORS_ALL) - 1)  /* the full tcmalloc too */
+/* Once: the memcheck command's rows, whose command line names the
+ * allocators (run.cli's -a), and rows about no allocator. */
+#define H_ONCE H_ONLY(H_GLIBC)
 
 /* A row: a program run under each allocator of the row's set, and what
  * every one of those runs must show. */
@@ -263,7 +292,8 @@ struct h_case {
 	const char *name;             /* for messages */
 	struct h_spec run;            /* alloc is set by the loop */
 	unsigned allocators;          /* H_ONLY(..) | ...; 0: every one of the four */
-	int exit;                     /* the exit status (0 unless set) */
+	int exit;                     /* the exit status (0 unless set;
+					 H_EXIT_ANY: the callback's to judge) */
 	const char *record;           /* the record want[] reads ("process") */
 	int records;                  /* how many records (0: not checked; H_NO_RECORDS) */
 	const char *stdout_is;        /* stdout is exactly this */
@@ -277,6 +307,17 @@ struct h_case {
 	struct h_want want[24];       /* until a NULL key */
 	/* what a row cannot say: called last, the run and its record */
 	void (*check)(struct h_res *x, const struct h_json *rec, const struct h_case *c);
+	/* a file of this text, made before the run: H_FILE, a word of
+	 * run.cli or run.args, stands for its path (x->file) */
+	const char *file;
+	/* what the row's run needs made first (a copy of a program where it
+	 * is to lie, a file it reads): called before the run, in the test's
+	 * own process, with the row's spec to change (prog, env); false
+	 * skips the row, which said why on stdout */
+	bool (*setup)(struct h_spec *run, const struct h_case *c);
+	/* called right after the run, before anything is checked: what
+	 * must not outlive a failed check (a setuid copy) goes here */
+	void (*teardown)(struct h_res *x, const struct h_case *c);
 };
 
 /* A row's callback, as START_TEST declares a test: the run x, the row's
@@ -284,6 +325,14 @@ struct h_case {
 #define H_CHECK(name)                                                          \
 	static void name(struct h_res *x __attribute__((unused)),               \
 			 const struct h_json *rec __attribute__((unused)),      \
+			 const struct h_case *c __attribute__((unused)))
+
+/* A row's setup and teardown, declared the same way. */
+#define H_SETUP(name)                                                          \
+	static bool name(struct h_spec *run __attribute__((unused)),            \
+			 const struct h_case *c __attribute__((unused)))
+#define H_TEARDOWN(name)                                                       \
+	static void name(struct h_res *x __attribute__((unused)),               \
 			 const struct h_case *c __attribute__((unused)))
 
 /* Register cases[0..n) x their allocators as one loop test of tc. */

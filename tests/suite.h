@@ -16,9 +16,14 @@ struct TCase;
 struct Suite;
 
 /* A test case of the test program's suite named name, whose tests may
- * take timeout seconds each (check's default when 0); add tests to the
- * TCase returned.  The first call names the suite too. */
+ * take timeout seconds each (check's default when 0; stretched by
+ * H_TIMEOUT/20 when H_TIMEOUT, the harness's limit for one run, is over
+ * its default 20); add tests to the TCase returned.  The first call names
+ * the suite too. */
 struct TCase *h_tcase(const char *name, double timeout);
+/* A test's own time limit of secs, stretched alike (by H_TIMEOUT/20 when
+ * that is over 1): for limits a test measures itself. */
+double h_stretch(double secs);
 /* Run s (NULL: the one h_tcase made) in CK_NORMAL mode; returns the
  * process exit status. */
 int h_run_suite(struct Suite *s);

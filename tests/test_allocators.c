@@ -116,12 +116,12 @@ H_CHECK(allocator_named)
 }
 
 #define WRONG_ORDER(mode)                                                      \
-	.allocators = H_ALL_FIVE & ~H_ONLY(H_GLIBC),                            \
+	.allocators = H_EVERY_ONE & ~H_ONLY(H_GLIBC),                            \
 	.run = { .prog = "plain_family", .args = H_LIST(mode), .flags = H_PRELOAD_AFTER }
 
 static const struct h_case cases[] = {
 	/* the second free would crash or abort any of them */
-	{ "double free kept from the allocator", .allocators = H_ALL_FIVE,
+	{ "double free kept from the allocator", .allocators = H_EVERY_ONE,
 	  .run = { .prog = "plain_errors", .args = H_LIST("double"), .flags = H_PRELOAD },
 	  .stdout_is = "continued\n", .want = { { "double_frees", 1 } } },
 	{ "wrong preload order detected", WRONG_ORDER("basic"), .check = bypassed,

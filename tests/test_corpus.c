@@ -35,6 +35,11 @@
  * and the other allocators bring suppressed blocks of their own.
  * Nothing is cached between runs: valgrind runs each time (twice where
  * memcheck differs from its first run: valgrind's figures vary too).
+ *
+ * The corpus is a table of its own, not h_case rows: a program's one
+ * valgrind run is compared with its runs under all four allocators (a
+ * row per allocator would run valgrind four times as often), and a
+ * difference sends it back to valgrind.  The runs are H_EXEC's.
  */
 #include <check.h>
 #include <stdint.h>
@@ -123,47 +128,41 @@ static const char *supp_file(const char *name)
 /* valgrind's summaries, the started process first. */
 static void valgrind_figures(const char *prog, struct procs *out)
 {
-	struct h_run v;
-	H_RUN(&v, 0, NULL, NULL, h_valgrind_path(), "--leak-check=full", "--show-leak-kinds=all",
-	      h_env("--suppressions=%s", supp_file("glibc")), prog);
-	ck_assert_msg(v.exit_code == 0, "valgrind %s: %s; stderr:\n%s", prog, h_status(&v), v.err);
+	struct h_res v;
+	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "",
+	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all",
+			      h_env("--suppressions=%s", supp_file("glibc")), prog));
+	h_expect_exit(&v, 0);
 	struct h_vg_leaks l[MAXPROC];
-	int n = h_valgrind_leaks(v.err, l, MAXPROC);
-	ck_assert_msg(n >= 1, "no leak summary in valgrind's output for %s:\n%s", prog, v.err);
+	int n = h_valgrind_leaks(v.r.err, l, MAXPROC);
+	ck_assert_msg(n >= 1, "no leak summary in valgrind's output for %s:\n%s", prog, v.r.err);
 	memset(out, 0, sizeof *out);
 	out->n = n;
 	for (int i = 0, k = 1; i < n; i++) {
-		int at = l[i].pid == v.pid ? 0 : k++;
+		int at = l[i].pid == v.r.pid ? 0 : k++;
 		ck_assert(at < MAXPROC);
 		for (int j = 0; j < NKINDS; j++) {
 			out->f[at].bytes[j] = l[i].bytes[HVG_DEF + j];
 			out->f[at].blocks[j] = l[i].blocks[HVG_DEF + j];
 		}
 	}
-	h_run_free(&v);
+	h_res_free(&v);
 }
 
-/* memcheck's process records, the started process first. */
-/* scrub: MEMCHECK_SCRUB, or NULL for its default. */
-static void memcheck_figures(const char *prog, const char *so, const char *scrub,
-			     struct procs *out)
+/* memcheck's process records under allocator a, the started process
+ * first.  scrub: MEMCHECK_SCRUB, or NULL for its default. */
+static void memcheck_figures(const char *prog, int a, const char *scrub, struct procs *out)
 {
-	const char *report = h_tmppath("corpus.jsonl");
-	unlink(report);
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-			      scrub ? h_env("MEMCHECK_SCRUB=%s", scrub) : NULL, NULL };
-	struct h_run m;
-	H_RUN(&m, H_PRELOAD, so, env, prog);
-	ck_assert_msg(m.exit_code == 0, "%s under memcheck (%s): %s; stderr:\n%s", prog,
-		      so ? so : "glibc", h_status(&m), m.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
+	struct h_res m;
+	H_EXEC(&m, .prog = prog, .alloc = a, .flags = H_PRELOAD,
+	       .env = scrub ? H_LIST(h_env("MEMCHECK_SCRUB=%s", scrub)) : NULL);
+	h_expect_exit(&m, 0);
 	memset(out, 0, sizeof *out);
-	for (size_t i = 0, k = 1; i < rep.n; i++) {
-		const struct h_json *rec = rep.rec[i];
+	for (size_t i = 0, k = 1; i < m.rep.n; i++) {
+		const struct h_json *rec = m.rep.rec[i];
 		if (strcmp(h_str(rec, "name"), "process"))
 			continue;
-		size_t at = h_u64(rec, "pid") == (uint64_t)m.pid ? 0 : k++;
+		size_t at = h_u64(rec, "pid") == (uint64_t)m.r.pid ? 0 : k++;
 		ck_assert(at < MAXPROC);
 		for (int j = 0; j < NKINDS; j++) {
 			out->f[at].bytes[j] = h_count(rec, keys[j], "bytes");
@@ -171,8 +170,7 @@ static void memcheck_figures(const char *prog, const char *so, const char *scrub
 		}
 		out->n++;
 	}
-	h_report_free(&rep);
-	h_run_free(&m);
+	h_res_free(&m);
 }
 
 static bool same(const struct figures *a, const struct figures *b, int k)
@@ -260,20 +258,19 @@ START_TEST(test_corpus_as_valgrind)
 	bool rerun = false;
 	valgrind_figures(prog, &v);
 	for (int a = 0; a < H_NALLOCATORS; a++) {
-		const char *so;
-		if (!h_allocator(a, &so))
+		if (!h_allocator(a, NULL))
 			continue;
 		const char *who = h_allocators[a].name;
 		struct procs m;
-		memcheck_figures(prog, so, NULL, &m);
+		memcheck_figures(prog, a, NULL, &m);
 		compare(p, prog, &v, &rerun, &m, who, p->artefacts & ~STALE);
 		if (p->artefacts & STALE) { /* the cleaning is what makes it right */
-			memcheck_figures(prog, so, "0", &m);
+			memcheck_figures(prog, a, "0", &m);
 			compare(p, prog, &v, &rerun, &m, h_env("%s, MEMCHECK_SCRUB=0", who),
 				p->artefacts);
 		}
 		if (p->artefacts & DEEP) {
-			memcheck_figures(prog, so, "4096", &m);
+			memcheck_figures(prog, a, "4096", &m);
 			compare(p, prog, &v, &rerun, &m, h_env("%s, MEMCHECK_SCRUB=4096", who),
 				p->artefacts & ~DEEP);
 		}

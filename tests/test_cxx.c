@@ -5,6 +5,11 @@
  * program is tests/prog/cxx_new.cc; its figures are compared with
  * valgrind's under the same allocator, and with the program run without
  * memcheck for what C++ promises on failure.
+ *
+ * Four rows under every allocator: the program's mode, what its record
+ * must show, and a callback for the runs it is compared with (the
+ * program's "empty" mode for what the runtime allocates before main,
+ * valgrind, the run without memcheck).
  */
 #include <check.h>
 #include <stdint.h>
@@ -26,28 +31,11 @@ struct figures {
 	uint64_t lost[2], reachable[2];  /* definitely lost, still reachable: blocks, bytes */
 };
 
-/* cxx_new MODE under memcheck (preloaded before so); the process record.
- * extra: one more "NAME=value", or NULL. */
-static struct figures memcheck_run(const char *prog, const char *mode, const char *so,
-				   const char *extra, struct h_run *out)
+/* A process record's figures; a leak of one block is checked where it
+ * starts: at the program's call to operator new, under every
+ * allocator. */
+static struct figures figures_of(const struct h_json *rec, const char *mode)
 {
-	const char *report = h_tmppath("report.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", extra,
-			      NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, so, env, h_prog(prog), mode);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	/* a program killed by a signal leaves no record: out's caller says
-	 * whether that is right */
-	ck_assert_msg(rec != NULL || (out && r.signal), "%s %s under %s: no process record (%s); "
-		      "stderr:\n%s", prog, mode, so ? so : "glibc", h_status(&r), r.err);
-	if (!rec) {
-		h_report_free(&rep);
-		*out = r;
-		return (struct figures){ 0 };
-	}
 	struct figures f = {
 		h_u64(rec, "allocs"), h_u64(rec, "frees"), h_u64(rec, "bytes_allocated"),
 		h_u64(rec, "failed_allocs"),
@@ -55,55 +43,59 @@ static struct figures memcheck_run(const char *prog, const char *mode, const cha
 		{ h_count(rec, "still_reachable", "blocks"), h_count(rec, "still_reachable", "bytes") },
 	};
 	if (!strcmp(mode, "leak") && f.lost[0] == 1) {
-		/* the stack starts at the program's call to operator new,
-		 * under every allocator */
 		for (size_t i = 0; i < h_nleaks(rec); i++) {
 			const struct h_json *l = h_json_at(h_json_get(rec, "leaks"), i);
 			if (strcmp(h_str(l, "kind"), "definitely_lost") == 0)
 				H_EXPECT_FRAME(rec, i, 0, "leak");
 		}
 	}
-	h_report_free(&rep);
-	if (out)
-		*out = r;
-	else
-		h_run_free(&r);
+	return f;
+}
+
+/* cxx_new MODE under memcheck and allocator a, with env (may be NULL);
+ * its process record's figures. */
+static struct figures memcheck_run(int a, const char *mode, const char *const *env)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = "cxx_new", .args = H_LIST(mode), .alloc = a, .flags = H_PRELOAD,
+	       .env = env);
+	struct figures f = figures_of(h_rec(&x, "process"), mode);
+	h_res_free(&x);
 	return f;
 }
 
 /* The same under valgrind (without memcheck), with the shipped files for
  * the allocators' own blocks; false when valgrind is not installed. */
-static bool valgrind_run(int i, const char *so, const char *mode, struct figures *f)
+static bool valgrind_run(int i, const char *mode, struct figures *f)
 {
 	const char *vg = h_valgrind_path();
 	if (!vg)
 		return false;
 	const char *dir = h_env("%s/../suppressions", h_build());
-	const char *argv[8];
+	const char *so = h_allocators[i].soname ? h_allocator_so(h_allocators[i].soname) : NULL;
+	const char *args[7];
 	int n = 0;
-	argv[n++] = vg;
-	argv[n++] = "--leak-check=full";
-	argv[n++] = h_env("--suppressions=%s/libstdcxx.supp", dir);
-	argv[n++] = h_env("--suppressions=%s/tcmalloc.supp", dir);
+	args[n++] = "--leak-check=full";
+	args[n++] = h_env("--suppressions=%s/libstdcxx.supp", dir);
+	args[n++] = h_env("--suppressions=%s/tcmalloc.supp", dir);
 	if (somalloc(i))
-		argv[n++] = h_env("--soname-synonyms=somalloc=%s", somalloc(i));
-	argv[n++] = h_prog("cxx_new");
-	argv[n++] = mode;
-	argv[n] = NULL;
-	const char *env[] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-	struct h_run v;
-	ck_assert_msg(h_run(&v, argv, env, 0, NULL) == 0, "cannot start valgrind");
-	ck_assert_msg(v.exit_code == 0, "valgrind cxx_new %s under %s: %s; stderr:\n%s", mode,
-		      h_allocators[i].name, h_status(&v), v.err);
-	ck_assert_msg(h_valgrind_heap_usage(v.err, &f->allocs, &f->frees, &f->bytes),
-		      "no heap usage in valgrind's output:\n%s", v.err);
+		args[n++] = h_env("--soname-synonyms=somalloc=%s", somalloc(i));
+	args[n++] = h_prog("cxx_new");
+	args[n++] = mode;
+	args[n] = NULL;
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
+	       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL);
+	h_expect_exit(&v, 0);
+	ck_assert_msg(h_valgrind_heap_usage(v.r.err, &f->allocs, &f->frees, &f->bytes),
+		      "no heap usage in valgrind's output:\n%s", v.r.err);
 	struct h_vg_leaks l;
-	ck_assert_msg(h_valgrind_leaks(v.err, &l, 1) == 1, "no leak summary:\n%s", v.err);
+	ck_assert_msg(h_valgrind_leaks(v.r.err, &l, 1) == 1, "no leak summary:\n%s", v.r.err);
 	f->lost[0] = l.blocks[HVG_DEF];
 	f->lost[1] = l.bytes[HVG_DEF];
 	f->reachable[0] = l.blocks[HVG_REA];
 	f->reachable[1] = l.bytes[HVG_REA];
-	h_run_free(&v);
+	h_res_free(&v);
 	return true;
 }
 
@@ -113,58 +105,46 @@ static void expect_eq(int i, const char *what, uint64_t got, uint64_t want)
 		      (unsigned long long)got, (unsigned long long)want);
 }
 
-/* A program that leaks one new'ed object: one 32-byte block definitely
- * lost and one still reachable under every allocator, and the counts
- * valgrind gives under the same allocator.  Both tools also count what
- * the C++ runtime and the allocator allocate before main (libstdc++'s
- * 72,704-byte emergency pool): under glibc that is all there is, and it
- * is counted as valgrind counts it; the program's own calls are what
- * "leak" adds to "empty". */
-START_TEST(test_leak_counted_as_valgrind_counts_it)
+/* A program that leaks one new'ed object (the row's figures), and the
+ * counts valgrind gives under the same allocator.  Both tools also count
+ * what the C++ runtime and the allocator allocate before main
+ * (libstdc++'s 72,704-byte emergency pool): under glibc that is all there
+ * is, and it is counted as valgrind counts it; the program's own calls
+ * are what "leak" adds to "empty". */
+H_CHECK(leak_counted_as_valgrind_counts_it)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	struct figures e = memcheck_run("cxx_new", "empty", so, NULL, NULL);
-	struct figures m = memcheck_run("cxx_new", "leak", so, NULL, NULL);
-	expect_eq(_i, "definitely lost blocks", m.lost[0], 1);
-	expect_eq(_i, "definitely lost bytes", m.lost[1], 32);
-	expect_eq(_i, "still reachable bytes", m.reachable[1], 32);
-	expect_eq(_i, "program's own allocations", m.allocs - e.allocs, 22);
+	int a = x->alloc;
+	struct figures m = figures_of(rec, "leak"), e = memcheck_run(a, "empty", NULL);
+	expect_eq(a, "program's own allocations", m.allocs - e.allocs, 22);
 	ck_assert_msg(e.bytes >= 72704 && e.allocs >= 1, "under %s: %llu bytes in %llu "
-		      "allocations before main, expected libstdc++'s pool counted", h_allocators[_i].name,
+		      "allocations before main, expected libstdc++'s pool counted", h_allocators[a].name,
 		      (unsigned long long)e.bytes, (unsigned long long)e.allocs);
 	struct figures ve, vm;
-	if (!valgrind_run(_i, so, "empty", &ve) || !valgrind_run(_i, so, "leak", &vm)) {
+	if (!valgrind_run(a, "empty", &ve) || !valgrind_run(a, "leak", &vm)) {
 		printf("note: valgrind not installed; cxx_new checked against its own figures\n");
 		return;
 	}
-	expect_eq(_i, "allocs (the program's own)", m.allocs - e.allocs, vm.allocs - ve.allocs);
-	expect_eq(_i, "frees (the program's own)", m.frees - e.frees, vm.frees - ve.frees);
-	expect_eq(_i, "bytes allocated (the program's own)", m.bytes - e.bytes, vm.bytes - ve.bytes);
-	expect_eq(_i, "definitely lost bytes, valgrind's", m.lost[1], vm.lost[1]);
-	expect_eq(_i, "still reachable bytes, valgrind's", m.reachable[1], vm.reachable[1]);
-	if (!so) {
+	expect_eq(a, "allocs (the program's own)", m.allocs - e.allocs, vm.allocs - ve.allocs);
+	expect_eq(a, "frees (the program's own)", m.frees - e.frees, vm.frees - ve.frees);
+	expect_eq(a, "bytes allocated (the program's own)", m.bytes - e.bytes, vm.bytes - ve.bytes);
+	expect_eq(a, "definitely lost bytes, valgrind's", m.lost[1], vm.lost[1]);
+	expect_eq(a, "still reachable bytes, valgrind's", m.reachable[1], vm.reachable[1]);
+	if (a == H_GLIBC) {
 		/* glibc: nothing but the pool before main, in both */
-		expect_eq(_i, "allocs before main, valgrind's", e.allocs, ve.allocs);
-		expect_eq(_i, "bytes before main, valgrind's", e.bytes, ve.bytes);
+		expect_eq(a, "allocs before main, valgrind's", e.allocs, ve.allocs);
+		expect_eq(a, "bytes before main, valgrind's", e.bytes, ve.bytes);
 	}
 }
-END_TEST
 
-/* Counting only, the same calls and bytes. */
-START_TEST(test_count_only_counts_the_same)
+/* Counting only (the row), the same calls and bytes as tracking. */
+H_CHECK(count_only_counts_the_same)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	struct figures t = memcheck_run("cxx_new", "leak", so, NULL, NULL);
-	struct figures c = memcheck_run("cxx_new", "leak", so, "MEMCHECK_TRACK=0", NULL);
-	expect_eq(_i, "allocs, count-only", c.allocs, t.allocs);
-	expect_eq(_i, "frees, count-only", c.frees, t.frees);
-	expect_eq(_i, "bytes allocated, count-only", c.bytes, t.bytes);
+	int a = x->alloc;
+	struct figures c_ = figures_of(rec, "leak"), t = memcheck_run(a, "leak", NULL);
+	expect_eq(a, "allocs, count-only", c_.allocs, t.allocs);
+	expect_eq(a, "frees, count-only", c_.frees, t.frees);
+	expect_eq(a, "bytes allocated, count-only", c_.bytes, t.bytes);
 }
-END_TEST
 
 /* What C++ promises on failure (std::bad_alloc, nothrow's NULL, the
  * new_handler) is what the allocator does without memcheck: the same exit
@@ -172,59 +152,66 @@ END_TEST
  * others throw).  Where the program goes on, the 1,000 new/delete pairs
  * after the failures are all counted: nothing memcheck keeps per thread
  * is left behind by an exception thrown through it. */
-START_TEST(test_failures_behave_as_without_memcheck)
+H_CHECK(failures_behave_as_without_memcheck)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	struct h_run bare, r;
-	const char *env[] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-	H_RUN(&bare, 0, NULL, env, h_prog("cxx_new"), "fail");
-	struct figures e = memcheck_run("cxx_new", "empty", so, NULL, NULL);
-	struct figures f = memcheck_run("cxx_new", "fail", so, NULL, &r);
-	ck_assert_msg(r.exit_code == bare.exit_code && r.signal == bare.signal &&
-			      strcmp(r.err, bare.err) == 0,
-		      "cxx_new fail under %s: %s, stderr \"%s\"; without memcheck %s, stderr \"%s\"",
-		      h_allocators[_i].name, h_status(&r), r.err, h_status(&bare), bare.err);
-	if (bare.exit_code == 0) {
+	int a = x->alloc;
+	const char *so = h_allocators[a].soname ? h_allocator_so(h_allocators[a].soname) : NULL;
+	struct h_res bare;
+	H_EXEC(&bare, .prog = "cxx_new", .args = H_LIST("fail"), .no_report = true, .text = "",
+	       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL);
+	ck_assert_msg(x->r.exit_code == bare.r.exit_code && x->r.signal == bare.r.signal &&
+			      strcmp(x->r.err, bare.r.err) == 0,
+		      "%s: %s, stderr \"%s\"; without memcheck %s, stderr \"%s\"", x->label,
+		      h_status(&x->r), x->r.err, h_status(&bare.r), bare.r.err);
+	/* a program killed by a signal leaves no record; one that exits
+	 * does */
+	const struct h_json *r = h_record(&x->rep, "process", x->r.pid);
+	ck_assert_msg(r != NULL || x->r.signal, "%s: no process record (%s); stderr:\n%s",
+		      x->label, h_status(&x->r), x->r.err);
+	if (bare.r.exit_code == 0) {
+		struct figures e = memcheck_run(a, "empty", NULL), f = figures_of(r, "fail");
 		ck_assert_msg(f.allocs - e.allocs >= 1000 && f.frees - e.frees >= 1000 &&
 				      f.failed >= 1,
-			      "cxx_new fail under %s: %llu allocs, %llu frees, %llu failed; "
-			      "expected the 1,000 pairs and the failures counted", h_allocators[_i].name,
+			      "%s: %llu allocs, %llu frees, %llu failed; expected the 1,000 pairs "
+			      "and the failures counted", x->label,
 			      (unsigned long long)(f.allocs - e.allocs),
 			      (unsigned long long)(f.frees - e.frees), (unsigned long long)f.failed);
 	}
-	h_run_free(&bare);
-	h_run_free(&r);
+	h_res_free(&bare);
 }
-END_TEST
 
-/* MEMCHECK_FAIL_NTH=1 fails the program's first operator new as the C++
- * runtime fails it under glibc: the new_handler runs once, the retry
- * succeeds; counted as one failed allocation and the 10 made. */
-START_TEST(test_injected_failure_runs_the_new_handler)
+/* The row's 1 failed allocation, and the 10 made. */
+H_CHECK(ten_allocations_besides)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
-		return;
-	struct h_run r;
-	struct figures e = memcheck_run("cxx_new", "empty", so, NULL, NULL);
-	struct figures f = memcheck_run("cxx_new", "inject", so, "MEMCHECK_FAIL_NTH=1", &r);
-	ck_assert_msg(r.exit_code == 0, "cxx_new inject under %s: %s; stderr:\n%s", h_allocators[_i].name,
-		      h_status(&r), r.err);
-	expect_eq(_i, "failed allocations", f.failed, 1);
-	expect_eq(_i, "allocs", f.allocs - e.allocs, 10);
-	h_run_free(&r);
+	struct figures e = memcheck_run(x->alloc, "empty", NULL);
+	expect_eq(x->alloc, "allocs", h_u64(rec, "allocs") - e.allocs, 10);
 }
-END_TEST
+
+#define CXX_NEW(mode, ...) .run = { .prog = "cxx_new", .args = H_LIST(mode), .flags = H_PRELOAD, __VA_ARGS__ }
+static const struct h_case cases[] = {
+	/* one 32-byte block definitely lost and one still reachable under
+	 * every allocator */
+	{ "leak counted as valgrind counts it", CXX_NEW("leak"), .record = "process",
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 32 },
+		    { "still_reachable.bytes", 32 } },
+	  .check = leak_counted_as_valgrind_counts_it },
+	{ "count-only counts the same", CXX_NEW("leak", .env = H_LIST("MEMCHECK_TRACK=0")),
+	  .record = "process", .check = count_only_counts_the_same },
+	{ "failures behave as without memcheck", CXX_NEW("fail"), .exit = H_EXIT_ANY,
+	  .check = failures_behave_as_without_memcheck },
+	/* MEMCHECK_FAIL_NTH=1 fails the program's first operator new as
+	 * the C++ runtime fails it under glibc: the new_handler runs once,
+	 * the retry succeeds; counted as one failed allocation and the 10
+	 * made. */
+	{ "injected failure runs the new handler",
+	  CXX_NEW("inject", .env = H_LIST("MEMCHECK_FAIL_NTH=1")),
+	  .want = { { "failed_allocs", 1 } }, .check = ten_allocations_besides },
+};
 
 int main(void)
 {
 	setenv("H_TIMEOUT", "60", 0); /* valgrind */
 	TCase *tc = h_tcase("cxx", 240);
-	tcase_add_loop_test(tc, test_leak_counted_as_valgrind_counts_it, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, test_count_only_counts_the_same, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, test_failures_behave_as_without_memcheck, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, test_injected_failure_runs_the_new_handler, 0, H_NALLOCATORS);
+	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
 }

@@ -6,6 +6,11 @@
  * into the program at exit, which crashed programs that use OpenSSL.
  * And programs without .debug_aranges (clang's default), where libdw
  * 0.188 finds no compile unit for an address unless memcheck walks them.
+ *
+ * Where the debug information lies is a row each, whose setup makes the
+ * stripped copy; the .debug_aranges cases compare two programs' stacks
+ * (two runs), tests of their own.  Symbols are the allocator's business
+ * nowhere here: glibc's alone.
  */
 #include <check.h>
 #include <stdio.h>
@@ -16,12 +21,13 @@
 
 #include "harness.h"
 
-static void run_tool(const char *const argv[])
+/* A tool (cp, objcopy, strip, a compiler) that must succeed. */
+static void run_tool(const char *prog, const char *const *args)
 {
-	struct h_run r;
-	ck_assert_msg(h_run(&r, argv, NULL, 0, NULL) == 0 && r.exit_code == 0,
-		      "%s failed: %s", argv[0], r.err ? r.err : "");
-	h_run_free(&r);
+	struct h_res x;
+	H_EXEC(&x, .prog = prog, .args = args, .no_report = true, .text = "");
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
 }
 
 /* A stripped copy of plain_leak_direct in dir, its debug information in
@@ -33,45 +39,24 @@ static const char *stripped_copy(const char *dir, bool in_debug_subdir)
 	const char *debugdir = in_debug_subdir ? h_env("%s/.debug", dir) : dir;
 	mkdir(debugdir, 0700);
 	const char *debug = h_env("%s/leak.debug", debugdir);
-	const char *cp[] = { "/bin/cp", h_prog("plain_leak_direct"), prog, NULL };
-	run_tool(cp);
-	const char *keep[] = { "/usr/bin/objcopy", "--only-keep-debug", prog,
-			       h_env("%s/leak.debug", dir), NULL };
-	run_tool(keep);
-	const char *strip[] = { "/usr/bin/strip", prog, NULL };
-	run_tool(strip);
-	const char *link[] = { "/usr/bin/objcopy", h_env("--add-gnu-debuglink=%s/leak.debug", dir),
-			       prog, NULL };
-	run_tool(link);
+	run_tool("/bin/cp", H_LIST(h_prog("plain_leak_direct"), prog));
+	run_tool("/usr/bin/objcopy", H_LIST("--only-keep-debug", prog, h_env("%s/leak.debug", dir)));
+	run_tool("/usr/bin/strip", H_LIST(prog));
+	run_tool("/usr/bin/objcopy", H_LIST(h_env("--add-gnu-debuglink=%s/leak.debug", dir), prog));
 	if (in_debug_subdir)
 		ck_assert(rename(h_env("%s/leak.debug", dir), debug) == 0);
 	return prog;
 }
 
-/* Run prog preloaded, with the dynamic linker saying what it loads; the
- * first leak's first frame must have the source file and line. */
-static void expect_symbolized(const char *prog, const char *tag)
+/* The first leak's first frame has the source file and line. */
+H_CHECK(symbolized)
 {
-	const char *report = h_tmppath(tag);
-	const char *env[] = { "MEMCHECK_TEXT=full", "LD_DEBUG=files",
-			      h_env("MEMCHECK_REPORT=%s", report), NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, prog);
-	ck_assert_msg(r.exit_code == 0, "%s: %s\n%s", tag, h_status(&r), r.err);
-	ck_assert_msg(!strstr(r.err, "libdebuginfod"),
-		      "%s: libdebuginfod was loaded into the program", tag);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", r.pid);
-	ck_assert_ptr_nonnull(rec);
 	ck_assert_uint_ge(h_nleaks(rec), 1);
 	const char *file = h_frame_str(rec, 0, 0, "file");
 	ck_assert_msg(file && strstr(file, "plain_leak_direct.c"),
-		      "%s: first frame's file is %s", tag, file ? file : "null");
+		      "%s: first frame's file is %s", x->label, file ? file : "null");
 	ck_assert_int_gt(h_frame_line(rec, 0, 0), 0);
 	ck_assert_str_eq(h_frame_str(rec, 0, 0, "function"), "leak");
-	h_report_free(&rep);
-	h_run_free(&r);
 }
 
 /* Leak 0's frame j of rec, or NULL. */
@@ -82,20 +67,14 @@ static const struct h_json *frame(const struct h_json *rec, size_t j)
 }
 
 /* The first leak's stack (3 frames or more) of prog run preloaded (the process
- * record's; the caller frees rep). */
-static const struct h_json *leak_stack(const char *prog, const char *tag, struct h_report *rep)
+ * record's; the caller frees x). */
+static const struct h_json *leak_stack(const char *prog, struct h_res *x)
 {
-	const char *report = h_tmppath(tag);
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, prog);
-	ck_assert_msg(r.exit_code == 0, "%s: %s\n%s", tag, h_status(&r), r.err);
-	H_LOAD(rep, report);
-	const struct h_json *rec = h_record(rep, "process", r.pid);
-	ck_assert_ptr_nonnull(rec);
+	H_EXEC(x, .prog = prog, .flags = H_PRELOAD, .text = "");
+	h_expect_exit(x, 0);
+	const struct h_json *rec = h_rec(x, "process");
 	ck_assert_uint_ge(h_nleaks(rec), 1);
 	ck_assert_uint_ge(h_leak_depth(rec, 0), 3);
-	h_run_free(&r);
 	return rec;
 }
 
@@ -151,12 +130,12 @@ static const char *expect_inlined_leak(const struct h_json *rec, const char *tag
 
 static bool has_aranges(const char *prog)
 {
-	const char *argv[] = { "/usr/bin/readelf", "-S", "-W", prog, NULL };
-	struct h_run r;
-	ck_assert_msg(h_run(&r, argv, NULL, 0, NULL) == 0 && r.exit_code == 0,
-		      "readelf failed: %s", r.err ? r.err : "");
-	bool has = strstr(r.out, ".debug_aranges") != NULL;
-	h_run_free(&r);
+	struct h_res x;
+	H_EXEC(&x, .prog = "/usr/bin/readelf", .args = H_LIST("-S", "-W", prog),
+	       .no_report = true, .text = "");
+	h_expect_exit(&x, 0);
+	bool has = strstr(x.r.out, ".debug_aranges") != NULL;
+	h_res_free(&x);
 	return has;
 }
 
@@ -166,20 +145,18 @@ START_TEST(no_aranges_gcc)
 {
 	const char *orig = h_prog("plain_leak_inlined");
 	ck_assert_msg(has_aranges(orig), "gcc wrote no .debug_aranges: nothing to compare");
-	struct h_report rep, rep2;
-	const struct h_json *want = leak_stack(orig, "orig.jsonl", &rep);
+	struct h_res x, x2;
+	const struct h_json *want = leak_stack(orig, &x);
 	expect_inlined_leak(want, "gcc");
 
 	const char *prog = h_tmppath("noaranges");
-	const char *cp[] = { "/usr/bin/objcopy", "--remove-section=.debug_aranges", orig, prog,
-			     NULL };
-	run_tool(cp);
+	run_tool("/usr/bin/objcopy", H_LIST("--remove-section=.debug_aranges", orig, prog));
 	ck_assert(!has_aranges(prog));
-	const struct h_json *got = leak_stack(prog, "noaranges.jsonl", &rep2);
+	const struct h_json *got = leak_stack(prog, &x2);
 	for (size_t j = 0; j < 3; j++)
 		expect_same_frame(got, want, j, "gcc without .debug_aranges");
-	h_report_free(&rep2);
-	h_report_free(&rep);
+	h_res_free(&x2);
+	h_res_free(&x);
 }
 END_TEST
 
@@ -192,70 +169,75 @@ START_TEST(no_aranges_clang)
 		fprintf(stderr, "no_aranges_clang: %s not installed, skipped\n", clang);
 		return;
 	}
-	struct h_report rep, rep2;
-	const struct h_json *want = leak_stack(h_prog("plain_leak_inlined"), "gcc.jsonl", &rep);
+	struct h_res x, x2;
+	const struct h_json *want = leak_stack(h_prog("plain_leak_inlined"), &x);
 	const char *src = expect_inlined_leak(want, "gcc");
 	const char *prog = h_tmppath("clang");
-	const char *cc[] = { clang, "-O1", "-g", "-fno-builtin", "-fno-omit-frame-pointer", "-o",
-			     prog, src, NULL };
-	run_tool(cc);
+	run_tool(clang, H_LIST("-O1", "-g", "-fno-builtin", "-fno-omit-frame-pointer", "-o", prog,
+			       src));
 	ck_assert_msg(!has_aranges(prog), "clang wrote .debug_aranges: nothing to test");
-	const struct h_json *got = leak_stack(prog, "clang.jsonl", &rep2);
+	const struct h_json *got = leak_stack(prog, &x2);
 	expect_inlined_leak(got, "clang");
-	h_report_free(&rep2);
-	h_report_free(&rep);
+	h_res_free(&x2);
+	h_res_free(&x);
 }
 END_TEST
 
-START_TEST(debuglink_beside_the_program)
+H_SETUP(debuglink_beside)
 {
-	expect_symbolized(stripped_copy(h_tmppath("beside"), false), "beside.jsonl");
+	run->prog = stripped_copy(h_tmppath("beside"), false);
+	return true;
 }
-END_TEST
 
-START_TEST(debuglink_in_dot_debug)
+H_SETUP(debuglink_in_dot_debug)
 {
-	expect_symbolized(stripped_copy(h_tmppath("subdir"), true), "subdir.jsonl");
+	run->prog = stripped_copy(h_tmppath("subdir"), true);
+	return true;
 }
-END_TEST
 
 /* Separate debug information without .debug_aranges. */
-START_TEST(debuglink_no_aranges)
+H_SETUP(debuglink_no_aranges)
 {
 	const char *dir = h_tmppath("debugnoaranges");
-	const char *prog = stripped_copy(dir, false);
-	const char *rm[] = { "/usr/bin/objcopy", "--remove-section=.debug_aranges",
-			     h_env("%s/leak.debug", dir), NULL };
-	run_tool(rm);
-	expect_symbolized(prog, "debugnoaranges.jsonl");
+	run->prog = stripped_copy(dir, false);
+	run_tool("/usr/bin/objcopy", H_LIST("--remove-section=.debug_aranges",
+					    h_env("%s/leak.debug", dir)));
+	return true;
 }
-END_TEST
 
-/* No debug information anywhere: frames without names, and still no
- * network client loaded. */
-START_TEST(no_debuginfo_no_debuginfod)
+/* No debug information anywhere. */
+H_SETUP(no_debuginfo)
 {
 	const char *dir = h_tmppath("none");
-	const char *prog = stripped_copy(dir, false);
-	unlink(h_env("%s/leak.debug", dir));
-	const char *env[] = { "MEMCHECK_TEXT=full", "LD_DEBUG=files", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, prog);
-	ck_assert_msg(r.exit_code == 0, "%s\n%s", h_status(&r), r.err);
-	ck_assert_msg(strstr(r.err, "definitely lost"), "no leak reported:\n%s", r.err);
-	ck_assert_msg(!strstr(r.err, "libdebuginfod"), "libdebuginfod was loaded");
-	h_run_free(&r);
+	run->prog = stripped_copy(dir, false);
+	ck_assert_int_eq(unlink(h_env("%s/leak.debug", dir)), 0);
+	return true;
 }
-END_TEST
+
+/* Preloaded, with the dynamic linker saying what it loads: never
+ * libdebuginfod. */
+#define STRIPPED(setup_fn)                                                     \
+	.allocators = H_ONLY(H_GLIBC), .setup = setup_fn,                       \
+	.run = { .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_TEXT=full", "LD_DEBUG=files") }, \
+	.no_err = H_LIST("libdebuginfod")
+
+static const struct h_case cases[] = {
+	{ "debuglink beside the program", STRIPPED(debuglink_beside), .record = "process",
+	  .check = symbolized },
+	{ "debuglink in .debug", STRIPPED(debuglink_in_dot_debug), .record = "process",
+	  .check = symbolized },
+	{ "debuglink, no .debug_aranges", STRIPPED(debuglink_no_aranges), .record = "process",
+	  .check = symbolized },
+	/* frames without names, and still no network client loaded */
+	{ "no debug information, no debuginfod", STRIPPED(no_debuginfo),
+	  .err = H_LIST("definitely lost") },
+};
 
 int main(void)
 {
 	TCase *tc = h_tcase("debuginfo", 30);
-	tcase_add_test(tc, debuglink_beside_the_program);
-	tcase_add_test(tc, debuglink_in_dot_debug);
-	tcase_add_test(tc, no_debuginfo_no_debuginfod);
+	H_ADD_CASES(tc, cases);
 	tcase_add_test(tc, no_aranges_gcc);
 	tcase_add_test(tc, no_aranges_clang);
-	tcase_add_test(tc, debuglink_no_aranges);
 	return h_run_suite(NULL);
 }

@@ -25,6 +25,10 @@
  * pages anyway (util.c).  The bare figure is still the range of three
  * runs, and a measured run outside it is run once more before the test
  * believes it.
+ *
+ * The cases are a table of their own (a workload and its modes), not
+ * h_case rows: each is measured against a range of bare runs and run
+ * again once when outside it.  Every run is H_EXEC's.
  */
 #include <check.h>
 #include <stdint.h>
@@ -102,17 +106,17 @@ static bool within(uint64_t got, const struct bare *b, int i)
 	return got >= lo - tol && got <= hi + tol;
 }
 
-static void bare(const char *so, int a, const char *workload, struct bare *out)
+static void bare(const char *so, const char *workload, struct bare *out)
 {
-	const char *env[] = { NO_PURGE_TIMER, so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
 	for (int k = 0; k < BARE_RUNS; k++) {
-		struct h_run r;
-		H_RUN(&r, 0, NULL, env, h_prog("plain_phases"), workload);
-		ck_assert_msg(r.exit_code == 0, "plain_phases %s bare under %s: %s", workload,
-			      h_allocators[a].name, h_status(&r));
+		struct h_res x;
+		H_EXEC(&x, .prog = "plain_phases", .args = H_LIST(workload), .no_report = true,
+		       .env = so ? H_LIST(NO_PURGE_TIMER, h_env("LD_PRELOAD=%s", so))
+				 : H_LIST(NO_PURGE_TIMER));
+		h_expect_exit(&x, 0);
 		struct phases p;
-		parse_phases(r.out, &p);
-		ck_assert_msg(p.n >= 2, "plain_phases %s printed no phases:\n%s", workload, r.out);
+		parse_phases(x.r.out, &p);
+		ck_assert_msg(p.n >= 2, "plain_phases %s printed no phases:\n%s", workload, x.r.out);
 		if (k == 0) {
 			out->lo = p;
 			memcpy(out->hi, p.peak, sizeof out->hi);
@@ -123,46 +127,37 @@ static void bare(const char *so, int a, const char *workload, struct bare *out)
 			if (p.peak[i] > out->hi[i])
 				out->hi[i] = p.peak[i];
 		}
-		h_run_free(&r);
+		h_res_free(&x);
 	}
 }
 
-/* Run the case under memcheck; its records in rep. */
-static void measured(const char *so, int a, int c, enum mode mode, struct h_report *rep)
+/* Run the case under memcheck with allocator a; its records in x->rep. */
+static void measured(int a, int c, enum mode mode, struct h_res *x)
 {
-	const char *report = h_tmppath("report.jsonl");
 	const char *workload = cases[c].workload;
-	struct h_run r;
 	switch (mode) {
 	case TRACK:
-	case COUNT: {
-		const char *env[] = { NO_PURGE_TIMER, h_env("MEMCHECK_REPORT=%s", report),
-				      "MEMCHECK_TEXT=none",
-				      mode == COUNT ? "MEMCHECK_TRACK=0" : NULL, NULL };
-		H_RUN(&r, H_PRELOAD, so, env, h_prog("plain_phases"), workload);
+		H_EXEC(x, .prog = "plain_phases", .args = H_LIST(workload), .alloc = a,
+		       .flags = H_PRELOAD, .env = H_LIST(NO_PURGE_TIMER));
 		break;
-	}
-	case RUN: {
-		const char *env[] = { NO_PURGE_TIMER, "MEMCHECK_TEXT=none", NULL };
-		H_RUN(&r, 0, NULL, env, h_env("%s/memcheck", h_build()), "run", "-a",
-		      h_allocators[a].name, "-n", "1", "--report", report, "--",
-		      h_prog("plain_phases"), workload);
+	case COUNT:
+		H_EXEC(x, .prog = "plain_phases", .args = H_LIST(workload), .alloc = a,
+		       .flags = H_PRELOAD, .env = H_LIST(NO_PURGE_TIMER, "MEMCHECK_TRACK=0"));
 		break;
-	}
-	case REGIONS: {
-		const char *env[] = { NO_PURGE_TIMER, h_env("MEMCHECK_REPORT=%s", report),
-				      "MEMCHECK_TEXT=none", NULL };
-		H_RUN(&r, H_PRELOAD, so, env, h_prog("phases_regions"), workload);
+	case RUN:
+		H_EXEC(x, .cli = H_LIST("run", "-a", h_allocators[a].name, "-n", "1"),
+		       .prog = "plain_phases", .args = H_LIST(workload), .env = H_LIST(NO_PURGE_TIMER));
 		break;
-	}
+	case REGIONS:
+		H_EXEC(x, .prog = "phases_regions", .args = H_LIST(workload), .alloc = a,
+		       .flags = H_PRELOAD, .env = H_LIST(NO_PURGE_TIMER));
+		break;
 	}
 	/* The leak case's region fails (its leak), and so may memcheck run. */
-	ck_assert_msg(!r.timed_out && r.signal == 0 &&
-		      (r.exit_code == 0 || !strcmp(workload, "leak")),
-		      "%s %s under %s: %s; stderr:\n%s", workload, mode_names[mode],
-		      h_allocators[a].name, h_status(&r), r.err);
-	H_LOAD(rep, report);
-	h_run_free(&r);
+	ck_assert_msg(!x->r.timed_out && x->r.signal == 0 &&
+		      (x->r.exit_code == 0 || !strcmp(workload, "leak")),
+		      "%s (%s): %s; stderr:\n%s", x->label, mode_names[mode], h_status(&x->r),
+		      x->r.err);
 }
 
 /* The first phase of want whose record in rep is outside the bare
@@ -204,16 +199,16 @@ START_TEST(test_peak_is_the_programs)
 	if (!h_allocator(a, &so))
 		return;
 	struct bare want;
-	bare(so, a, cases[c].workload, &want);
+	bare(so, cases[c].workload, &want);
 	for (int m = 0; m < cases[c].nmodes; m++) {
 		enum mode mode = cases[c].modes[m];
 		int bad = -1;
 		uint64_t got = 0;
 		for (int attempt = 0; attempt < 2; attempt++) {
-			struct h_report rep;
-			measured(so, a, c, mode, &rep);
-			bad = check_peaks(c, a, mode, &want, &rep, true, &got);
-			h_report_free(&rep);
+			struct h_res x;
+			measured(a, c, mode, &x);
+			bad = check_peaks(c, a, mode, &want, &x.rep, true, &got);
+			h_res_free(&x);
 			if (bad < 0)
 				break;
 			printf("note: %s %s under %s, \"%s\": outside the bare range, run again\n",

@@ -9,6 +9,9 @@
  *
  * A real setuid (then setgid) root copy of tests/prog/suid, run as
  * nobody with setpriv(1).  Needs root to make it; skipped otherwise.
+ * Two rows: a row's setup makes the files, its teardown removes them
+ * before anything is checked, and the row says what stdout and stderr
+ * must and must not hold.
  */
 #include <check.h>
 #include <dirent.h>
@@ -23,14 +26,6 @@
 
 #define SETPRIV "/usr/bin/setpriv"
 #define NOBODY 65534
-
-static const struct {
-	mode_t mode;
-	const char *what, *stdout_says;
-} kinds[] = {
-	{ 04755, "setuid", "euid=0 uid=65534 secure=1\n" },
-	{ 02755, "setgid", "euid=65534 uid=65534 secure=1\n" },
-};
 
 /* Copy from to to, byte for byte. */
 static void copy_file(const char *from, const char *to)
@@ -60,81 +55,121 @@ static int entries(const char *dir, bool remove)
 	return n;
 }
 
-START_TEST(test_privileged_program_ignores_memcheck_variables)
+/* The row's files: a directory nobody may enter, holding root's secret,
+ * a directory only root may write to, and the program.  Static: a row
+ * runs in a process of its own, its setup, teardown and check in turn. */
+static struct {
+	char dir[64];
+	const char *secret, *priv, *prog;
+	int created;              /* files memcheck made in priv */
+	const char *args[6], *env[11];  /* the run's */
+} files;
+
+static bool privileged_copy(struct h_spec *run, mode_t mode)
 {
 	if (geteuid() != 0 || access(SETPRIV, X_OK) != 0) {
-		printf("note: not root, or no %s; skipping the %s case\n", SETPRIV, kinds[_i].what);
-		return;
+		printf("note: not root, or no %s; skipping the %s case\n", SETPRIV,
+		       mode == 04755 ? "setuid" : "setgid");
+		return false;
 	}
-	/* A directory nobody may enter, holding root's secret, a
-	 * directory only root may write to, and the program. */
-	char dir[] = "/tmp/memcheck-secure-XXXXXX";
-	ck_assert(mkdtemp(dir) != NULL);
-	ck_assert_int_eq(chmod(dir, 0755), 0);
-	const char *secret = h_env("%s/secret", dir), *priv = h_env("%s/private", dir);
-	const char *prog = h_env("%s/suid", dir);
-	FILE *f = fopen(secret, "w");
+	snprintf(files.dir, sizeof files.dir, "/tmp/memcheck-secure-XXXXXX");
+	ck_assert(mkdtemp(files.dir) != NULL);
+	ck_assert_int_eq(chmod(files.dir, 0755), 0);
+	files.secret = h_env("%s/secret", files.dir);
+	files.priv = h_env("%s/private", files.dir);
+	files.prog = h_env("%s/suid", files.dir);
+	FILE *f = fopen(files.secret, "w");
 	fputs("root-only line\n", f);
 	fclose(f);
-	ck_assert_int_eq(chmod(secret, 0640), 0);
-	ck_assert_int_eq(mkdir(priv, 0770), 0);
-	copy_file(h_prog("suid"), prog);
-	ck_assert_int_eq(chmod(prog, kinds[_i].mode), 0);
+	ck_assert_int_eq(chmod(files.secret, 0640), 0);
+	ck_assert_int_eq(mkdir(files.priv, 0770), 0);
+	copy_file(h_prog("suid"), files.prog);
+	ck_assert_int_eq(chmod(files.prog, mode), 0);
 
-	const char *env[] = {
-		h_env("MEMCHECK_SUPPRESSIONS=%s", secret),
-		h_env("MEMCHECK_BUDGET=%s", secret),
-		h_env("MEMCHECK_BASELINE=%s", secret),
-		h_env("MEMCHECK_REPORT=%s/report.jsonl", priv),
-		h_env("MEMCHECK_LOG=%s/log", priv),
-		h_env("MEMCHECK_GEN_SUPPRESSIONS=%s/gen.supp", priv),
-		h_env("MEMCHECK_FAIL_LOG=%s/fail.log", priv),
+	const char *const args[] = { "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+				     files.prog, NULL };
+	const char *const env[] = {
+		h_env("MEMCHECK_SUPPRESSIONS=%s", files.secret),
+		h_env("MEMCHECK_BUDGET=%s", files.secret),
+		h_env("MEMCHECK_BASELINE=%s", files.secret),
+		h_env("MEMCHECK_REPORT=%s/report.jsonl", files.priv),
+		h_env("MEMCHECK_LOG=%s/log", files.priv),
+		h_env("MEMCHECK_GEN_SUPPRESSIONS=%s/gen.supp", files.priv),
+		h_env("MEMCHECK_FAIL_LOG=%s/fail.log", files.priv),
 		"MEMCHECK_TEXT=full\nINJECTED-LINE",
 		"MEMCHECK_STACK_DEPTH=0",
 		"MEMCHECK_EXITCODE=0",
 		NULL,
 	};
-	const char *argv[] = { SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-			       prog, NULL };
-	struct h_run r;
-	int started = h_run(&r, argv, env, 0, NULL);
-	int created = entries(priv, true);
-	/* Cleaned up before anything is checked: a failure leaves nothing
-	 * setuid behind. */
-	unlink(prog);
-	unlink(secret);
-	rmdir(priv);
-	rmdir(dir);
-	ck_assert(started == 0);
-	/* 23: the default MEMCHECK_EXITCODE for the region that leaks
-	 * (MEMCHECK_EXITCODE=0 was ignored too). */
-	ck_assert_msg(r.exit_code == 23 && strcmp(r.out, kinds[_i].stdout_says) == 0,
-		      "%s copy as nobody: %s, stdout \"%s\"; stderr:\n%s", kinds[_i].what,
-		      h_status(&r), r.out, r.err);
-	ck_assert_msg(!strstr(r.err, "root-only"), "the secret is on stderr:\n%s", r.err);
-	ck_assert_msg(!strstr(r.err, "INJECTED"), "a value was echoed:\n%s", r.err);
-	ck_assert_msg(created == 0, "memcheck created %d file(s) in the private directory",
-		      created);
-	ck_assert_msg(h_count_lines(r.err, "a setuid or setgid program: ") == 1 &&
-		      strstr(r.err, "MEMCHECK_SUPPRESSIONS") && strstr(r.err, "MEMCHECK_REPORT"),
-		      "expected one line naming the ignored variables:\n%s", r.err);
-	/* The defaults rule: the region's report on standard error, with
-	 * its stack (MEMCHECK_STACK_DEPTH=0 was ignored too).  Symbolized
-	 * only where the process may read its own /proc files: a setgid
-	 * process of another user's is not dumpable, and they are root's. */
-	ck_assert_msg(strstr(r.err, "24 bytes in 1 blocks are definitely lost in loss record 1 "
-				    "of 1 in region \"suid\"") &&
-		      strstr(r.err, "   at 0x") &&
-		      (kinds[_i].mode != 04755 || strstr(r.err, "main (tests/prog/suid.c")),
-		      "no report with its stack on stderr:\n%s", r.err);
-	h_run_free(&r);
+	_Static_assert(sizeof args == sizeof files.args && sizeof env == sizeof files.env,
+		       "files.args, files.env");
+	memcpy(files.args, args, sizeof args);
+	memcpy(files.env, env, sizeof env);
+	run->args = files.args;
+	run->env = files.env;
+	return true;
 }
-END_TEST
+
+H_SETUP(setuid_copy)
+{
+	return privileged_copy(run, 04755);
+}
+
+H_SETUP(setgid_copy)
+{
+	return privileged_copy(run, 02755);
+}
+
+/* Cleaned up before anything is checked: a failure leaves nothing
+ * setuid behind. */
+H_TEARDOWN(remove_files)
+{
+	files.created = entries(files.priv, true);
+	unlink(files.prog);
+	unlink(files.secret);
+	rmdir(files.priv);
+	rmdir(files.dir);
+}
+
+H_CHECK(nothing_created)
+{
+	ck_assert_msg(files.created == 0, "memcheck created %d file(s) in the private directory",
+		      files.created);
+}
+
+/* Run as nobody with setpriv(1), every MEMCHECK_* pointing at root's
+ * files, none set by the harness (no report, no text). */
+#define AS_NOBODY                                                              \
+	.allocators = H_ONLY(H_GLIBC),                                         \
+	.run = { .prog = SETPRIV, .no_report = true, .text = "" },             \
+	.teardown = remove_files, .check = nothing_created,                    \
+	/* 23: the default MEMCHECK_EXITCODE for the region that leaks         \
+	 * (MEMCHECK_EXITCODE=0 was ignored too) */                            \
+	.exit = 23,                                                            \
+	/* neither the secret nor a value the user chose is echoed */          \
+	.no_err = H_LIST("root-only", "INJECTED"),                             \
+	/* one line naming the ignored variables */                            \
+	.err_lines = { { "a setuid or setgid program: ", 1 } }
+/* The defaults rule: the region's report on standard error, with its
+ * stack (MEMCHECK_STACK_DEPTH=0 was ignored too). */
+#define REPORTED "MEMCHECK_SUPPRESSIONS", "MEMCHECK_REPORT",                   \
+	"24 bytes in 1 blocks are definitely lost in loss record 1 of 1 in region \"suid\"", \
+	"   at 0x"
+
+static const struct h_case cases[] = {
+	/* Symbolized only where the process may read its own /proc files:
+	 * a setgid process of another user's is not dumpable, and they are
+	 * root's. */
+	{ "setuid copy as nobody", AS_NOBODY, .setup = setuid_copy,
+	  .stdout_is = "euid=0 uid=65534 secure=1\n",
+	  .err = H_LIST(REPORTED, "main (tests/prog/suid.c") },
+	{ "setgid copy as nobody", AS_NOBODY, .setup = setgid_copy,
+	  .stdout_is = "euid=65534 uid=65534 secure=1\n", .err = H_LIST(REPORTED) },
+};
 
 int main(void)
 {
 	TCase *tc = h_tcase("secure", 30);
-	tcase_add_loop_test(tc, test_privileged_program_ignores_memcheck_variables, 0,
-			    (int)(sizeof kinds / sizeof kinds[0]));
+	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
 }

@@ -14,6 +14,9 @@
  * records are checked against what the programs say of themselves.
  * plain_deep_stacks: stacks as deep as memcheck keeps, from more call
  * paths than a thread's cache holds, found again round after round.
+ *
+ * A row a program, under each allocator: its callback checks what the
+ * program says of itself, then the records against the reference.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -154,36 +157,18 @@ static bool same(const struct record *a, const struct record *b)
 	return true;
 }
 
-/* Allocator a's name, or NULL (said on stdout) when it is not installed. */
-static const char *allocator_name(int a)
+/* memcheck's records in rec of prog's own source file. */
+static int records_of(const char *prog, const struct h_json *rec, struct record *out)
 {
-	return h_allocator(a, NULL) ? h_allocator_name(a) : NULL;
+	return memcheck_records(rec, h_env("%s.c", prog), out);
 }
 
-/* Run prog under memcheck in front of allocator a (its defaults, the
- * shipped suppressions read); its process record's unsuppressed leak
- * records into out.  *rep holds the report for the caller. */
-static int run_memcheck(const char *prog, size_t a, struct h_report *rep,
-			const struct h_json **rec, struct record *out)
-{
-	const char *so;
-	h_allocator(a, &so);
-	const char *report = h_tmppath("report.jsonl");
-	unlink(report);
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-			      "MEMCHECK_MAX_LEAKS=1000", "LC_ALL=C.UTF-8", NULL };
-	struct h_run m;
-	H_RUN(&m, H_PRELOAD, so, env, h_prog(prog));
-	ck_assert_msg(m.exit_code == 0, "%s under memcheck (%s): %s; stderr:\n%s", prog,
-		      h_allocators[a].name, h_status(&m), m.err);
-	H_LOAD(rep, report);
-	*rec = h_record(rep, "process", m.pid);
-	ck_assert_msg(*rec != NULL, "%s: no \"process\" record", prog);
-	h_run_free(&m);
-	char src[128];
-	snprintf(src, sizeof src, "%s.c", prog);
-	return memcheck_records(*rec, src, out);
-}
+/* prog under memcheck in front of allocator a (its defaults, the shipped
+ * suppressions read): the rows' run. */
+#define UNDER_MEMCHECK(program)                                                \
+	.record = "process",                                                   \
+	.run = { .prog = program, .flags = H_PRELOAD,                          \
+		 .env = H_LIST("MEMCHECK_MAX_LEAKS=1000", "LC_ALL=C.UTF-8") }
 
 /* valgrind's records for prog, or -1 where valgrind is not installed. */
 static int run_valgrind(const char *prog, struct record *out)
@@ -194,17 +179,15 @@ static int run_valgrind(const char *prog, struct record *out)
 		return -1;
 	}
 	const char *supp = h_env("--suppressions=%s/../suppressions/glibc.supp", h_build());
-	const char *env[] = { "LC_ALL=C.UTF-8", NULL };
-	struct h_run v;
+	struct h_res v;
 	/* --num-callers: valgrind's malloc and memcheck's 16 frames (its
 	 * default depth), so that stacks deeper than valgrind's 12 compare */
-	H_RUN(&v, 0, NULL, env, vg, "--leak-check=full", "--show-leak-kinds=all",
-	      "--run-libc-freeres=no", "--num-callers=17", supp, h_prog(prog));
-	ck_assert_msg(v.exit_code == 0, "valgrind %s: %s; stderr:\n%s", prog, h_status(&v), v.err);
-	char src[128];
-	snprintf(src, sizeof src, "%s.c", prog);
-	int n = valgrind_records(v.err, src, out);
-	h_run_free(&v);
+	H_EXEC(&v, .prog = vg, .no_report = true, .text = "", .env = H_LIST("LC_ALL=C.UTF-8"),
+	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all", "--run-libc-freeres=no",
+			      "--num-callers=17", supp, h_prog(prog)));
+	h_expect_exit(&v, 0);
+	int n = valgrind_records(v.r.err, h_env("%s.c", prog), out);
+	h_res_free(&v);
 	return n;
 }
 
@@ -224,18 +207,28 @@ static void expect_same_records(const char *prog, const char *alloc, const struc
 		      prog, alloc, nm, nv);
 }
 
-/* The reference for memcheck's records of prog under allocator a:
- * valgrind's, for glibc (where valgrind is installed); memcheck's own
- * under glibc, for the others (so valgrind runs once a program). */
-static int reference(const char *prog, size_t a, struct record *out)
+/* The reference for the row's records m[0..nm): valgrind's, for glibc
+ * (where valgrind is installed); memcheck's own under glibc, for the
+ * others (so valgrind runs once a program). */
+static void expect_as_the_reference(const struct h_res *x, const struct h_case *c,
+				    const struct record *m, int nm)
 {
-	if (a == 0)
-		return run_valgrind(prog, out);
-	struct h_report rep;
-	const struct h_json *rec;
-	int n = run_memcheck(prog, 0, &rep, &rec, out);
-	h_report_free(&rep);
-	return n;
+	const char *prog = c->run.prog, *alloc = h_allocator_name(x->alloc);
+	struct record v[MAX_RECORDS];
+	int nv;
+	if (x->alloc == H_GLIBC) {
+		nv = run_valgrind(prog, v);
+	} else {
+		struct h_res g;
+		struct h_spec spec = c->run;
+		spec.alloc = H_GLIBC;
+		h_exec(&g, &spec);
+		h_expect_exit(&g, 0);
+		nv = records_of(prog, h_rec(&g, "process"), v);
+		h_res_free(&g);
+	}
+	if (nv >= 0)
+		expect_same_records(prog, alloc, m, nm, v, nv);
 }
 
 /* The line of a program's source that holds marker, or -1. */
@@ -256,17 +249,13 @@ static long marked_line(const char *prog, const char *marker)
 
 /* jansson's test_dump in small: the program's 8 strings are its only
  * leak record, at keep_names; setlocale's copies are suppressed. */
-START_TEST(test_own_strings_apart_from_the_locale)
+H_CHECK(own_strings_apart_from_the_locale)
 {
-	const char *prog = "plain_keep_strings", *alloc = allocator_name(_i);
-	if (!alloc)
-		return;
+	const char *prog = c->run.prog, *alloc = h_allocator_name(x->alloc);
 	long keep = marked_line(prog, "/* KEEP_LINE */");
 	ck_assert_int_gt(keep, 0);
-	struct record m[MAX_RECORDS], v[MAX_RECORDS];
-	struct h_report rep;
-	const struct h_json *rec;
-	int nm = run_memcheck(prog, (size_t)_i, &rep, &rec, m);
+	struct record m[MAX_RECORDS];
+	int nm = records_of(prog, rec, m);
 	ck_assert_msg(nm == 1, "%s under %s: %d leak records, expected the program's one", prog,
 		      alloc, nm);
 	ck_assert_str_eq(m[0].kind, "still_reachable");
@@ -287,25 +276,17 @@ START_TEST(test_own_strings_apart_from_the_locale)
 			 h_u64(h_json_at(used, i), "blocks") > 0;
 	ck_assert_msg(names, "%s under %s: glibc-2.36-setlocale-names suppressed nothing", prog,
 		      alloc);
-	h_report_free(&rep);
-	int nv = reference(prog, (size_t)_i, v);
-	if (nv >= 0)
-		expect_same_records(prog, alloc, m, nm, v, nv);
+	expect_as_the_reference(x, c, m, nm);
 }
-END_TEST
 
 /* Blocks from strdup, strndup, asprintf, getline, fopen, opendir,
  * realpath, a qsort comparison and a thread, each with the stack
  * valgrind gives it. */
-START_TEST(test_stacks_through_the_c_library_match_valgrind)
+H_CHECK(stacks_through_the_c_library)
 {
-	const char *prog = "plain_libc_stacks", *alloc = allocator_name(_i);
-	if (!alloc)
-		return;
-	struct record m[MAX_RECORDS], v[MAX_RECORDS];
-	struct h_report rep;
-	const struct h_json *rec;
-	int nm = run_memcheck(prog, (size_t)_i, &rep, &rec, m);
+	const char *prog = c->run.prog, *alloc = h_allocator_name(x->alloc);
+	struct record m[MAX_RECORDS];
+	int nm = records_of(prog, rec, m);
 	/* what the program says of itself: 10 records (the qsort
 	 * comparisons make 3 blocks from 2 stacks; getline's stdio buffer
 	 * and the thread's DTV are glibc's, suppressed), each reaching main
@@ -319,12 +300,8 @@ START_TEST(test_stacks_through_the_c_library_match_valgrind)
 			      "%s under %s: record %s does not reach main", prog, alloc,
 			      describe(&m[i]));
 	}
-	h_report_free(&rep);
-	int nv = reference(prog, (size_t)_i, v);
-	if (nv >= 0)
-		expect_same_records(prog, alloc, m, nm, v, nv);
+	expect_as_the_reference(x, c, m, nm);
 }
-END_TEST
 
 /* 40 call paths through a recursion, 30 and 4 levels deep, each taken
  * three times in turn: three blocks a record, each record with its
@@ -333,17 +310,13 @@ END_TEST
  * capture_known, once the thread's cache has lost it) must be the one
  * the first, exact, walk stored: a record of 1 or 2 blocks would say it
  * was not. */
-START_TEST(test_deep_recursion_stacks)
+H_CHECK(deep_recursion_stacks)
 {
-	const char *prog = "plain_deep_stacks", *alloc = allocator_name(_i);
-	if (!alloc)
-		return;
+	const char *prog = c->run.prog, *alloc = h_allocator_name(x->alloc);
 	long leaf = marked_line(prog, "/* LEAF_LINE */");
 	ck_assert_int_gt(leaf, 0);
-	struct record m[MAX_RECORDS], v[MAX_RECORDS];
-	struct h_report rep;
-	const struct h_json *rec;
-	int nm = run_memcheck(prog, (size_t)_i, &rep, &rec, m);
+	struct record m[MAX_RECORDS];
+	int nm = records_of(prog, rec, m);
 	ck_assert_msg(nm == 40, "%s under %s: %d leak records, expected 40", prog, alloc, nm);
 	int deep = 0;
 	for (int i = 0; i < nm; i++) {
@@ -361,18 +334,20 @@ START_TEST(test_deep_recursion_stacks)
 				      prog, alloc, describe(&m[i]));
 	}
 	ck_assert_int_eq(deep, 24);
-	h_report_free(&rep);
-	int nv = reference(prog, (size_t)_i, v);
-	if (nv >= 0)
-		expect_same_records(prog, alloc, m, nm, v, nv);
+	expect_as_the_reference(x, c, m, nm);
 }
-END_TEST
+
+static const struct h_case cases[] = {
+	{ "own strings apart from the locale", UNDER_MEMCHECK("plain_keep_strings"),
+	  .check = own_strings_apart_from_the_locale },
+	{ "stacks through the C library", UNDER_MEMCHECK("plain_libc_stacks"),
+	  .check = stacks_through_the_c_library },
+	{ "deep recursion", UNDER_MEMCHECK("plain_deep_stacks"), .check = deep_recursion_stacks },
+};
 
 int main(void)
 {
 	TCase *tc = h_tcase("stacks", 120);
-	tcase_add_loop_test(tc, test_own_strings_apart_from_the_locale, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, test_stacks_through_the_c_library_match_valgrind, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, test_deep_recursion_stacks, 0, H_NALLOCATORS);
+	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
 }

@@ -11,6 +11,10 @@
  * STRESS_ROUNDS (default 1) the number of rounds, each with a seed of
  * its own.  make check runs the default, the mix alone (the other
  * programs have their tests there); make stress runs minutes of it.
+ *
+ * Not a table: how many runs there are and how long each is are the
+ * environment's (rounds of seeds), not the file's.  The runs are
+ * H_EXEC's, the allocators the one list's.
  */
 #include <check.h>
 #include <stdint.h>
@@ -46,39 +50,32 @@ static void allow_time(void)
 	setenv("H_TIMEOUT", t, 1);
 }
 
-/* Every record of the report is whole, and none saw a heap error. */
-static void expect_records_clean(const char *report, const char *what)
+/* Every record of x's report is whole, and none saw a heap error. */
+static void expect_records_clean(const struct h_res *x)
 {
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	ck_assert_msg(rep.n > 0, "%s: no records", what);
-	for (size_t i = 0; i < rep.n; i++) {
-		ck_assert_msg(h_u64(rep.rec[i], "double_frees") == 0 &&
-			      h_u64(rep.rec[i], "invalid_frees") == 0,
-			      "%s: record \"%s\" of pid %s has heap errors", what,
-			      h_str(rep.rec[i], "name"), h_fmt(h_u64(rep.rec[i], "pid")));
+	ck_assert_msg(x->rep.n > 0, "%s: no records", x->label);
+	for (size_t i = 0; i < x->rep.n; i++) {
+		const struct h_json *r = x->rep.rec[i];
+		ck_assert_msg(h_u64(r, "double_frees") == 0 && h_u64(r, "invalid_frees") == 0,
+			      "%s: record \"%s\" of pid %s has heap errors", x->label,
+			      h_str(r, "name"), h_fmt(h_u64(r, "pid")));
 	}
-	h_report_free(&rep);
 }
 
 START_TEST(random_mix_counts_match_the_program)
 {
-	const char *so;
-	if (!h_allocator(_i, &so))
+	if (!h_allocator(_i, NULL))
 		return;
 	allow_time();
 	for (int round = 0; round < rounds(); round++) {
-		const char *report = h_tmppath("mix.jsonl");
-		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-				      NULL };
-		struct h_run r;
-		H_RUN(&r, H_PRELOAD, so, env, h_prog("stress"), h_env("%g", seconds()), "6",
-		      h_env("%d", round + 1));
-		ck_assert_msg(!r.timed_out && r.exit_code == 0 && strstr(r.out, "mix: ok"),
-			      "stress under %s, seed %d: %s; stdout \"%s\"; stderr:\n%s",
-			      h_allocators[_i].name, round + 1, h_status(&r), r.out, r.err);
-		expect_records_clean(report, "stress");
-		h_run_free(&r);
+		struct h_res x;
+		H_EXEC(&x, .prog = "stress", .alloc = _i, .flags = H_PRELOAD,
+		       .args = H_LIST(h_env("%g", seconds()), "6", h_env("%d", round + 1)));
+		h_expect_exit(&x, 0);
+		ck_assert_msg(strstr(x.r.out, "mix: ok"), "%s, seed %d: stdout \"%s\"; stderr:\n%s",
+			      x.label, round + 1, x.r.out, x.r.err);
+		expect_records_clean(&x);
+		h_res_free(&x);
 	}
 }
 END_TEST
@@ -87,48 +84,34 @@ END_TEST
  * hardening cases' programs, under each allocator. */
 START_TEST(hardening_programs_again)
 {
-	const char *so;
-	if (!long_form())
-		return;
-	if (!h_allocator(_i, &so))
+	if (!long_form() || !h_allocator(_i, NULL))
 		return;
 	allow_time();
 	for (int round = 0; round < rounds(); round++) {
-		const char *report = h_tmppath("again.jsonl");
-		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-				      "MEMCHECK_FAIL_SITE=no_such_function", NULL };
 		const char *forks = h_env("%d", (int)(seconds() * 2) + 12);
-		struct h_run r;
-		H_RUN(&r, H_PRELOAD, so, env, h_prog("forklocks"), forks);
-		ck_assert_msg(!r.timed_out && r.exit_code == 0,
-			      "forklocks %s under %s: %s; stderr:\n%s", forks,
-			      h_allocators[_i].name, h_status(&r), r.err);
-		h_run_free(&r);
+		struct h_res x;
+		H_EXEC(&x, .prog = "forklocks", .args = H_LIST(forks), .alloc = _i, .flags = H_PRELOAD,
+		       .env = H_LIST("MEMCHECK_FAIL_SITE=no_such_function"));
+		h_expect_exit(&x, 0);
+		h_res_free(&x);
 
-		const char *text[] = { "MEMCHECK_TEXT=summary", NULL };
-		H_RUN(&r, H_PRELOAD, so, text, h_prog("signals"));
-		ck_assert_msg(r.exit_code == 0 && !strstr(r.err, "double free"),
-			      "signals under %s: %s; stderr:\n%s", h_allocators[_i].name,
-			      h_status(&r), r.err);
-		h_run_free(&r);
+		H_EXEC(&x, .prog = "signals", .alloc = _i, .flags = H_PRELOAD, .no_report = true,
+		       .text = "summary");
+		h_expect_exit(&x, 0);
+		ck_assert_msg(!strstr(x.r.err, "double free"), "%s: stderr:\n%s", x.label, x.r.err);
+		h_res_free(&x);
 
-		const char *big = h_tmppath("big.jsonl");
-		const char *benv[] = { h_env("MEMCHECK_REPORT=%s", big), "MEMCHECK_TEXT=none",
-				       "MEMCHECK_MAX_LEAKS=256", NULL };
-		H_RUN(&r, H_PRELOAD, so, benv, h_prog("plain_bigrecords"), "8");
-		ck_assert_msg(r.exit_code == 0, "plain_bigrecords under %s: %s",
-			      h_allocators[_i].name, h_status(&r));
-		struct h_report rep;
-		H_LOAD(&rep, big);
-		ck_assert_msg(rep.n == 9, "plain_bigrecords: %zu records, expected 9", rep.n);
-		h_report_free(&rep);
-		h_run_free(&r);
+		H_EXEC(&x, .prog = "plain_bigrecords", .args = H_LIST("8"), .alloc = _i,
+		       .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_MAX_LEAKS=256"));
+		h_expect_exit(&x, 0);
+		ck_assert_msg(x.rep.n == 9, "%s: %zu records, expected 9", x.label, x.rep.n);
+		h_res_free(&x);
 
-		H_RUN(&r, H_PRELOAD, so, text, h_prog("plain_errors"), "interior");
-		ck_assert_msg(r.exit_code == 0 && strstr(r.out, "continued"),
-			      "plain_errors interior under %s: %s", h_allocators[_i].name,
-			      h_status(&r));
-		h_run_free(&r);
+		H_EXEC(&x, .prog = "plain_errors", .args = H_LIST("interior"), .alloc = _i,
+		       .flags = H_PRELOAD, .no_report = true, .text = "summary");
+		h_expect_exit(&x, 0);
+		ck_assert_msg(strstr(x.r.out, "continued"), "%s: stdout \"%s\"", x.label, x.r.out);
+		h_res_free(&x);
 	}
 }
 END_TEST
@@ -137,35 +120,25 @@ END_TEST
  * survives a handler's malloc in the middle of its own. */
 START_TEST(signal_timer_under_mimalloc)
 {
-	if (!long_form())
-		return;
-	const char *mi;
-	if (!h_allocator(H_MIMALLOC, &mi))
+	if (!long_form() || !h_allocator(H_MIMALLOC, NULL))
 		return;
 	allow_time();
 	for (int round = 0; round < rounds(); round++) {
-		const char *report = h_tmppath("timer.jsonl");
-		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-				      NULL };
-		struct h_run r;
-		H_RUN(&r, H_PRELOAD, mi, env, h_prog("plain_sigtimer"), h_env("%g", seconds()));
-		ck_assert_msg(!r.timed_out && r.exit_code == 0, "plain_sigtimer: %s; stderr:\n%s",
-			      h_status(&r), r.err);
-		const char *d = strstr(r.err, "dups=");
+		struct h_res x;
+		H_EXEC(&x, .prog = "plain_sigtimer", .args = H_LIST(h_env("%g", seconds())),
+		       .alloc = H_MIMALLOC, .flags = H_PRELOAD);
+		h_expect_exit(&x, 0);
+		const char *d = strstr(x.r.err, "dups=");
 		uint64_t dups = d ? strtoull(d + 5, NULL, 10) : UINT64_MAX;
-		struct h_report rep;
-		H_LOAD(&rep, report);
-		const struct h_json *rec = h_record(&rep, "process", r.pid);
-		ck_assert_msg(rec != NULL, "no \"process\" record");
-		const char *a = strstr(r.err, "allocs=");
+		const struct h_json *rec = h_rec(&x, "process");
+		const char *a = strstr(x.r.err, "allocs=");
 		ck_assert_msg(a && h_u64(rec, "allocs") == strtoull(a + 7, NULL, 10),
-			      "allocs %s, the program said %s", h_fmt(h_u64(rec, "allocs")), r.err);
+			      "allocs %s, the program said %s", h_fmt(h_u64(rec, "allocs")), x.r.err);
 		ck_assert_msg(h_u64(rec, "double_frees") <= dups && h_u64(rec, "invalid_frees") == 0,
 			      "%s double frees, %s invalid frees; mimalloc handed a live block out "
 			      "again %llu times", h_fmt(h_u64(rec, "double_frees")),
 			      h_fmt(h_u64(rec, "invalid_frees")), (unsigned long long)dups);
-		h_report_free(&rep);
-		h_run_free(&r);
+		h_res_free(&x);
 	}
 }
 END_TEST

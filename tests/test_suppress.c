@@ -7,6 +7,12 @@
  * of the files, exit 2), generated entries read back by memcheck and by
  * valgrind, valgrind's own generated entries read by memcheck, and the
  * shipped files found beside the library and turned off.
+ *
+ * A run is a row (its files made by its setup: the paths are the
+ * build's and the test's); what reads a file an earlier run wrote
+ * (generated entries, valgrind's) is a test, its runs H_EXEC's.  What a
+ * suppression file matches does not depend on the allocator: glibc's
+ * alone.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -43,27 +49,14 @@ static const char *valgrind_path(void)
 	return NULL;
 }
 
-/* Run plain_supp (arg "lost" or NULL) under memcheck with env (NULL-
- * terminated, at most 6); return its process record, in *rep. */
-static const struct h_json *run_prog(struct h_report *rep, struct h_run *m, const char *arg,
-				     const char *const *env, const char *so_path)
+/* plain_supp [arg] preloaded with env (MEMCHECK_TEXT=full); its process
+ * record (x freed by the caller). */
+static const struct h_json *run_prog(struct h_res *x, const char *arg, const char *const *env)
 {
-	const char *report = h_tmppath("report.jsonl");
-	unlink(report);
-	const char *full[12] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=full" };
-	size_t n = 2;
-	if (so_path)
-		full[n++] = h_env("LD_PRELOAD=%s", so_path);
-	for (size_t i = 0; env && env[i] && n < 11; i++)
-		full[n++] = env[i];
-	full[n] = NULL;
-	const char *argv[] = { h_prog("plain_supp"), arg, NULL };
-	ck_assert(h_run(m, argv, full, so_path ? 0 : H_PRELOAD, NULL) == 0);
-	ck_assert_msg(m->exit_code == 0 && !m->signal, "plain_supp: %s\n%s", h_status(m), m->err);
-	H_LOAD(rep, report);
-	const struct h_json *rec = h_record(rep, "process", m->pid);
-	ck_assert_msg(rec != NULL, "no process record; stderr:\n%s", m->err);
-	return rec;
+	H_EXEC(x, .prog = "plain_supp", .args = arg ? H_LIST(arg) : NULL, .flags = H_PRELOAD,
+	       .env = env, .text = "full");
+	h_expect_exit(x, 0);
+	return h_rec(x, "process");
 }
 
 static const struct h_json *supp_used(const struct h_json *rec, size_t i)
@@ -71,21 +64,77 @@ static const struct h_json *supp_used(const struct h_json *rec, size_t i)
 	return h_json_at(h_json_get(rec, "suppressions"), i);
 }
 
-START_TEST(test_env_suppresses_and_counts)
+static const char *write_tmp(const char *tag, const char *text)
 {
-	const char *env[] = { h_env("MEMCHECK_SUPPRESSIONS=%s", supp_file()),
-			      "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	struct h_report rep;
-	struct h_run m;
-	const struct h_json *rec = run_prog(&rep, &m, "lost", env, NULL);
-	H_EXPECT_COUNT(rec, "suppressed", "blocks", 4);
-	H_EXPECT_COUNT(rec, "suppressed", "bytes", 48 + 128 + 2 * 64);
-	H_EXPECT_COUNT(rec, "definitely_lost", "blocks", 1);
-	H_EXPECT_COUNT(rec, "definitely_lost", "bytes", 32);
-	H_EXPECT_COUNT(rec, "still_reachable", "blocks", 3);
-	H_EXPECT_COUNT(rec, "still_reachable", "bytes", 80 + 192 + 256);
-	H_EXPECT_U64(rec, "live_bytes", REACHABLE_BYTES + 2 * 64 + 32);
-	H_EXPECT_STR(rec, "verdict", "fail");   /* lose_other's block */
+	const char *p = h_tmppath(tag);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+/* Entries in a suppression file: its '{' lines. */
+static int entries(const char *path)
+{
+	char *t = h_read_file(path, NULL);
+	ck_assert_msg(t != NULL, "cannot read %s", path);
+	int n = 0;
+	for (char *p = t; (p = strstr(p, "\n{\n")) || (p == t && *t == '{'); p++)
+		n++;
+	if (*t == '{')
+		n++;
+	free(t);
+	return n;
+}
+
+/* ---- one run each: rows ------------------------------------------------ */
+
+/* The row's files, for its callback. */
+static struct {
+	const char *bad, *dir;
+	const char *env[4], *words[9];
+} files;
+
+static const char bad_text[] = "{\n   n\n   Memcheck:Leek\n   fun:f\n}\n";
+
+/* env: the row's, then NAME=value. */
+static void env_adding(struct h_spec *run, const char *var)
+{
+	size_t n = 0;
+	while (run->env && run->env[n] && n < 2) {
+		files.env[n] = run->env[n];
+		n++;
+	}
+	files.env[n++] = var;
+	files.env[n] = NULL;
+	run->env = files.env;
+}
+
+H_SETUP(the_file)
+{
+	env_adding(run, h_env("MEMCHECK_SUPPRESSIONS=%s", supp_file()));
+	return true;
+}
+
+H_SETUP(the_file_and_a_bad_one)
+{
+	files.bad = write_tmp("bad.supp", bad_text);
+	env_adding(run, h_env("MEMCHECK_SUPPRESSIONS=%s:%s", supp_file(), files.bad));
+	return true;
+}
+
+H_SETUP(a_bad_one)
+{
+	files.bad = write_tmp("bad.supp", bad_text);
+	env_adding(run, h_env("MEMCHECK_SUPPRESSIONS=%s", files.bad));
+	return true;
+}
+
+/* The figures moved, the use counts in the file's order, the text
+ * report in valgrind's words. */
+H_CHECK(suppressed_and_counted)
+{
 	ck_assert(h_violation_has(rec, "32 bytes in 1 blocks definitely lost"));
 	/* suppressed records are not listed among the leaks */
 	ck_assert_uint_eq(h_nleaks(rec), 4);
@@ -94,7 +143,6 @@ START_TEST(test_env_suppresses_and_counts)
 		ck_assert_msg(f0 && strcmp(f0, "keep_malloc") && strcmp(f0, "keep_calloc"),
 			      "leak %zu at %s", i, f0 ? f0 : "?");
 	}
-	/* the use counts, in the file's order */
 	static const struct {
 		const char *name;
 		uint64_t line, records, blocks, bytes;
@@ -113,133 +161,185 @@ START_TEST(test_env_suppresses_and_counts)
 		ck_assert_uint_eq(h_u64(u, "blocks"), want[i].blocks);
 		ck_assert_uint_eq(h_u64(u, "bytes"), want[i].bytes);
 	}
-	/* the text report, valgrind's words */
-	ck_assert_msg(strstr(m.err, "suppressed: 304 bytes in 4 blocks"), "%s", m.err);
-	char line[4200];
-	snprintf(line, sizeof line, "used_suppression: 2 lost-from-main %s:22 suppressed: "
-		 "128 bytes in 2 blocks", supp_file());
-	ck_assert_msg(strstr(m.err, line), "no '%s' in:\n%s", line, m.err);
-	h_report_free(&rep);
-	h_run_free(&m);
+	const char *line = h_env("used_suppression: 2 lost-from-main %s:22 suppressed: "
+				 "128 bytes in 2 blocks", supp_file());
+	ck_assert_msg(strstr(x->r.err, line), "no '%s' in:\n%s", line, x->r.err);
+}
 
-	/* without the file: nothing suppressed, no suppressions listed */
-	const char *none[] = { "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	rec = run_prog(&rep, &m, "lost", none, NULL);
-	H_EXPECT_COUNT(rec, "suppressed", "blocks", 0);
-	H_EXPECT_COUNT(rec, "definitely_lost", "bytes", 2 * 64 + 32);
+H_CHECK(no_suppressions_listed)
+{
 	ck_assert_uint_eq(h_json_get(rec, "suppressions")->n, 0);
-	h_report_free(&rep);
-	h_run_free(&m);
-}
-END_TEST
-
-static const char *write_tmp(const char *tag, const char *text)
-{
-	const char *p = h_tmppath(tag);
-	FILE *f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	return p;
 }
 
-static const char bad_text[] = "{\n   n\n   Memcheck:Leek\n   fun:f\n}\n";
-
-START_TEST(test_bad_file_fails_every_region)
+/* One violation and one line of stderr naming the bad file's line. */
+H_CHECK(bad_file_said_once)
 {
-	const char *bad = write_tmp("bad.supp", bad_text);
-	const char *env[] = { h_env("MEMCHECK_SUPPRESSIONS=%s:%s", supp_file(), bad),
-			      "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	struct h_report rep;
-	struct h_run m;
-	const struct h_json *rec = run_prog(&rep, &m, NULL, env, NULL);
-	H_EXPECT_STR(rec, "verdict", "fail");
-	char msg[4200];
-	snprintf(msg, sizeof msg, "%s:3: unknown Memcheck suppression kind 'Leek'", bad);
+	const char *msg = h_env("%s:3: unknown Memcheck suppression kind 'Leek'", files.bad);
 	ck_assert_msg(h_violation_has(rec, msg), "no violation naming %s", msg);
-	char said[4300];
-	snprintf(said, sizeof said, "suppressions not read: %s", msg);
-	ck_assert_msg(h_count_lines(m.err, "suppressions not read") == 1 &&
-		      h_count_lines(m.err, said) == 1, "expected one line with '%s':\n%s", said,
-		      m.err);
-	/* the good file still applies */
-	H_EXPECT_COUNT(rec, "suppressed", "blocks", 2);
-	h_report_free(&rep);
-	h_run_free(&m);
-
-	/* A region that leaves nothing fails too: the library's own test
-	 * program ends a clean region first. */
-	const char *report = h_tmppath("clean.jsonl");
-	unlink(report);
-	/* MEMCHECK_PROGRAMS: /bin/true is installed on the system, which
-	 * memcheck leaves out by default. */
-	const char *env2[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-			       h_env("MEMCHECK_SUPPRESSIONS=%s", bad), "MEMCHECK_PROGRAMS=*",
-			       NULL };
-	H_RUN(&m, H_PRELOAD, NULL, env2, "/bin/true");
-	H_LOAD(&rep, report);
-	rec = h_record(&rep, "process", m.pid);
-	ck_assert_ptr_nonnull(rec);
-	H_EXPECT_STR(rec, "verdict", "fail");
-	ck_assert(h_violation_has(rec, bad));
-	h_report_free(&rep);
-	h_run_free(&m);
-}
-END_TEST
-
-static const char *cli(void)
-{
-	static char path[4096];
-	snprintf(path, sizeof path, "%s/memcheck", h_build());
-	return path;
+	const char *said = h_env("suppressions not read: %s", msg);
+	ck_assert_msg(h_count_lines(x->r.err, "suppressions not read") == 1 &&
+		      h_count_lines(x->r.err, said) == 1, "expected one line with '%s':\n%s", said,
+		      x->r.err);
 }
 
-/* Entries in a suppression file: its '{' lines. */
-static int entries(const char *path)
+H_CHECK(violation_names_the_bad_file)
 {
-	char *t = h_read_file(path, NULL);
-	ck_assert_msg(t != NULL, "cannot read %s", path);
-	int n = 0;
-	for (char *p = t; (p = strstr(p, "\n{\n")) || (p == t && *t == '{'); p++)
-		n++;
-	if (*t == '{')
-		n++;
-	free(t);
-	return n;
+	ck_assert(h_violation_has(rec, files.bad));
 }
 
-START_TEST(test_cli)
+/* memcheck run checks the files first: the bad one is exit 2, the
+ * command not run. */
+H_SETUP(cli_with_a_bad_file)
 {
-	const char *bad = write_tmp("bad.supp", bad_text);
-	struct h_run r;
-	H_RUN(&r, 0, NULL, NULL, cli(), "run", "-a", "glibc", "--suppressions", supp_file(),
-	      "--suppressions", bad, "--", h_prog("plain_supp"));
-	ck_assert_msg(r.exit_code == 2, "memcheck run with a bad file: %s", h_status(&r));
-	char msg[4200];
-	snprintf(msg, sizeof msg, "%s:3: unknown Memcheck suppression kind 'Leek'", bad);
-	ck_assert_msg(strstr(r.err, msg), "no '%s' in:\n%s", msg, r.err);
-	ck_assert_msg(!strstr(r.err, "running under"), "ran the command:\n%s", r.err);
-	h_run_free(&r);
+	files.bad = write_tmp("bad.supp", bad_text);
+	const char *const words[] = { "run", "-a", "glibc", "--suppressions", supp_file(),
+				      "--suppressions", files.bad, NULL };
+	memcpy(files.words, words, sizeof words);
+	run->cli = files.words;
+	return true;
+}
 
-	/* Good files reach the child; --gen-suppressions writes the rest. */
-	const char *report = h_tmppath("cli.jsonl"), *gen = h_tmppath("cli-gen.supp");
-	const char *env[] = { "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	H_RUN(&r, 0, NULL, env, cli(), "run", "-a", "glibc", "--suppressions", supp_file(),
-	      "--gen-suppressions", gen, "--report", report, "--", h_prog("plain_supp"), "lost");
-	ck_assert_msg(r.exit_code == 1, "memcheck run: %s\n%s", h_status(&r), r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *rec = h_record(&rep, "process", 0);
+H_CHECK(cli_names_the_bad_line)
+{
+	const char *msg = h_env("%s:3: unknown Memcheck suppression kind 'Leek'", files.bad);
+	ck_assert_msg(strstr(x->r.err, msg), "no '%s' in:\n%s", msg, x->r.err);
+}
+
+/* The shipped files: every *.supp in ../suppressions from the library,
+ * unless MEMCHECK_DEFAULT_SUPPRESSIONS=0.  A copy of the library in a
+ * directory of its own, so that what the project ships does not count;
+ * a README there is not a .supp and not read. */
+H_SETUP(library_with_files_of_its_own)
+{
+	const char *root = h_tmppath("tree"), *lib = h_env("%s/lib", root);
+	files.dir = h_env("%s/suppressions", root);
+	ck_assert_int_eq(mkdir(root, 0755), 0);
+	ck_assert_int_eq(mkdir(lib, 0755), 0);
+	ck_assert_int_eq(mkdir(files.dir, 0755), 0);
+	struct h_res cp;
+	H_EXEC(&cp, .prog = "/bin/cp", .args = H_LIST(h_lib(), h_env("%s/libmemcheck.so.0", lib)),
+	       .no_report = true, .text = "");
+	h_expect_exit(&cp, 0);
+	h_res_free(&cp);
+	FILE *f = fopen(h_env("%s/a.supp", files.dir), "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\n   shipped\n   Memcheck:Leak\n   fun:malloc\n   fun:keep_malloc\n}\n", f);
+	fclose(f);
+	f = fopen(h_env("%s/README", files.dir), "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not a suppression file\n", f);
+	fclose(f);
+	env_adding(run, h_env("LD_PRELOAD=%s/libmemcheck.so.0", lib));
+	return true;
+}
+
+H_CHECK(suppressed_by_the_shipped_file)
+{
+	ck_assert_str_eq(h_str(supp_used(rec, 0), "file"), h_env("%s/a.supp", files.dir));
+}
+
+/* The shipped files on what glibc keeps (threads' DTVs, dlopen's lists,
+ * locale and alias data): nothing lost, and what stays reachable only
+ * strdup'd copies whose callers the frame-pointer walk cannot see past
+ * glibc.  The same with MEMCHECK_SYMBOLIZE_SYSTEM=1 (the row), where
+ * glibc's frames get file, line and inlined frames too, as with the
+ * default 0 (here), where they have their symbol tables' names only. */
+static uint64_t glibc_kept(const struct h_json *r, const char *how)
+{
+	ck_assert_msg(h_count(r, "definitely_lost", "bytes") == 0 &&
+		      h_count(r, "indirectly_lost", "bytes") == 0 &&
+		      h_count(r, "possibly_lost", "bytes") == 0,
+		      "%s: glibc's memory reported lost", how);
+	ck_assert_msg(h_count(r, "still_reachable", "bytes") < 512, "%s: %s bytes still reachable",
+		      how, h_fmt(h_count(r, "still_reachable", "bytes")));
+	uint64_t suppressed = h_count(r, "suppressed", "bytes");
+	ck_assert_msg(suppressed > 4096, "%s: only %s bytes suppressed", how, h_fmt(suppressed));
+	H_EXPECT_STR(r, "verdict", "pass");
+	return suppressed;
+}
+
+H_CHECK(same_with_system_names_only)
+{
+	uint64_t full = glibc_kept(rec, "SYMBOLIZE_SYSTEM=1");
+	struct h_res fast;
+	H_EXEC(&fast, .prog = "plain_clean", .args = H_LIST("all"), .flags = H_PRELOAD,
+	       .env = H_LIST("MEMCHECK_SYMBOLIZE_SYSTEM=0"));
+	h_expect_exit(&fast, 0);
+	ck_assert_uint_eq(glibc_kept(h_rec(&fast, "process"), "SYMBOLIZE_SYSTEM=0"), full);
+	h_res_free(&fast);
+}
+
+/* plain_supp preloaded (flags H_PRELOAD; 0: by its own LD_PRELOAD) */
+#define PLAIN_SUPP(arg, preload, ...)                                          \
+	.allocators = H_ONCE, .record = "process",                             \
+	.run = { .prog = "plain_supp", .args = arg, .flags = preload, .text = "full", __VA_ARGS__ }
+
+static const struct h_case cases[] = {
+	{ "MEMCHECK_SUPPRESSIONS", PLAIN_SUPP(H_LIST("lost"), H_PRELOAD,
+					      .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
+	  .setup = the_file, .check = suppressed_and_counted,
+	  .want = { { "suppressed.blocks", 4 }, { "suppressed.bytes", 48 + 128 + 2 * 64 },
+		    { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 32 },
+		    { "still_reachable.blocks", 3 }, { "still_reachable.bytes", 80 + 192 + 256 },
+		    { "live_bytes", REACHABLE_BYTES + 2 * 64 + 32 },
+		    { "verdict", .str = "fail" } },   /* lose_other's block */
+	  .err = H_LIST("suppressed: 304 bytes in 4 blocks") },
+	/* without the file: nothing suppressed, no suppressions listed */
+	{ "without the file", PLAIN_SUPP(H_LIST("lost"), H_PRELOAD,
+					 .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
+	  .want = { { "suppressed.blocks", 0 }, { "definitely_lost.bytes", 2 * 64 + 32 } },
+	  .check = no_suppressions_listed },
+	/* a bad file fails every region; the good one still applies */
+	{ "a bad file beside a good one", PLAIN_SUPP(NULL, H_PRELOAD,
+						     .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
+	  .setup = the_file_and_a_bad_one, .check = bad_file_said_once,
+	  .want = { { "verdict", .str = "fail" }, { "suppressed.blocks", 2 } } },
+	/* A region that leaves nothing fails too.  MEMCHECK_PROGRAMS:
+	 * /bin/true is installed on the system, which memcheck leaves out
+	 * by default. */
+	{ "a bad file, a clean region", .allocators = H_ONCE, .record = "process",
+	  .run = { .prog = "/bin/true", .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_PROGRAMS=*") },
+	  .setup = a_bad_one, .exit = H_EXIT_ANY, .want = { { "verdict", .str = "fail" } },
+	  .check = violation_names_the_bad_file },
+	{ "memcheck run with a bad file", .allocators = H_ONCE, .setup = cli_with_a_bad_file,
+	  .run = { .prog = "plain_supp", .text = "" }, .exit = 2,
+	  .no_err = H_LIST("running under"), .check = cli_names_the_bad_line },
+	{ "the shipped files", PLAIN_SUPP(NULL, 0), .setup = library_with_files_of_its_own,
+	  .want = { { "suppressed.bytes", 48 }, { "verdict", .str = "pass" } },
+	  .check = suppressed_by_the_shipped_file },
+	{ "the shipped files turned off",
+	  PLAIN_SUPP(NULL, 0, .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
+	  .setup = library_with_files_of_its_own, .want = { { "suppressed.bytes", 0 } } },
+	{ "the shipped files on glibc's own", .allocators = H_ONCE, .record = "process",
+	  .run = { .prog = "plain_clean", .args = H_LIST("all"), .flags = H_PRELOAD,
+		   .env = H_LIST("MEMCHECK_SYMBOLIZE_SYSTEM=1") },
+	  .check = same_with_system_names_only },
+};
+
+/* ---- several runs each: tests --------------------------------------- */
+
+/* Good files reach the command's runs; --gen-suppressions writes the
+ * rest, which suppress it all next time. */
+START_TEST(cli_passes_files_on_and_generates)
+{
+	const char *gen = h_tmppath("cli-gen.supp");
+	struct h_res x;
+	H_EXEC(&x, .cli = H_LIST("run", "-a", "glibc", "--suppressions", supp_file(),
+				 "--gen-suppressions", gen),
+	       .prog = "plain_supp", .args = H_LIST("lost"), .text = "",
+	       .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0"));
+	h_expect_exit(&x, 1);
+	const struct h_json *rec = h_record(&x.rep, "process", 0);
 	ck_assert_ptr_nonnull(rec);
 	H_EXPECT_COUNT(rec, "suppressed", "bytes", 304);
-	h_report_free(&rep);
-	h_run_free(&r);
+	h_res_free(&x);
 	ck_assert_int_eq(entries(gen), 4);  /* 3 reachable, lose_other's */
-	H_RUN(&r, 0, NULL, env, cli(), "run", "-a", "glibc", "--suppressions", supp_file(),
-	      "--suppressions", gen, "--", h_prog("plain_supp"), "lost");
-	ck_assert_msg(r.exit_code == 0, "memcheck run with the generated file: %s\n%s",
-		      h_status(&r), r.err);
-	h_run_free(&r);
+	H_EXEC(&x, .cli = H_LIST("run", "-a", "glibc", "--suppressions", supp_file(),
+				 "--suppressions", gen),
+	       .prog = "plain_supp", .args = H_LIST("lost"), .text = "", .no_report = true,
+	       .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0"));
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
 }
 END_TEST
 
@@ -263,26 +363,20 @@ START_TEST(test_generated_round_trip)
 {
 	/* memcheck reads back what it wrote: everything suppressed */
 	const char *gen = h_tmppath("gen.supp");
-	unlink(gen);
-	const char *env[] = { h_env("MEMCHECK_GEN_SUPPRESSIONS=%s", gen),
-			      "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	struct h_report rep;
-	struct h_run m;
-	const struct h_json *rec = run_prog(&rep, &m, "lost", env, NULL);
+	struct h_res m;
+	const struct h_json *rec = run_prog(&m, "lost", H_LIST(h_env("MEMCHECK_GEN_SUPPRESSIONS=%s", gen),
+								"MEMCHECK_DEFAULT_SUPPRESSIONS=0"));
 	uint64_t live = h_u64(rec, "live_bytes"), blocks = h_u64(rec, "live_blocks");
 	ck_assert_uint_eq(live, REACHABLE_BYTES + 2 * 64 + 32);
 	ck_assert_int_eq(entries(gen), 8);     /* one per leak record */
-	h_report_free(&rep);
-	h_run_free(&m);
-	const char *env2[] = { h_env("MEMCHECK_SUPPRESSIONS=%s", gen),
-			       "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	rec = run_prog(&rep, &m, "lost", env2, NULL);
+	h_res_free(&m);
+	rec = run_prog(&m, "lost", H_LIST(h_env("MEMCHECK_SUPPRESSIONS=%s", gen),
+					  "MEMCHECK_DEFAULT_SUPPRESSIONS=0"));
 	H_EXPECT_COUNT(rec, "suppressed", "bytes", live);
 	H_EXPECT_COUNT(rec, "suppressed", "blocks", blocks);
 	H_EXPECT_STR(rec, "verdict", "pass");
 	ck_assert_uint_eq(h_nleaks(rec), 0);
-	h_report_free(&rep);
-	h_run_free(&m);
+	h_res_free(&m);
 
 	const char *vg = valgrind_path();
 	if (!vg) {
@@ -292,20 +386,20 @@ START_TEST(test_generated_round_trip)
 	/* valgrind reads the same entries and suppresses the same bytes,
 	 * every kind (memcheck's own tables are hidden from valgrind's
 	 * scan: lib/vgmode.c). */
-	const char *venv[] = { h_env("LD_PRELOAD=%s", h_lib()), "MEMCHECK_TEXT=none",
-			       "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	struct h_run v;
-	H_RUN(&v, 0, NULL, venv, vg, "--leak-check=full", "--show-leak-kinds=all",
-	      "--soname-synonyms=somalloc=nouserintercepts", h_env("--suppressions=%s", gen),
-	      h_prog("plain_supp"), "lost");
-	ck_assert_msg(v.exit_code == 0, "valgrind: %s\n%s", h_status(&v), v.err);
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .no_report = true,
+	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all",
+			      "--soname-synonyms=somalloc=nouserintercepts",
+			      h_env("--suppressions=%s", gen), h_prog("plain_supp"), "lost"),
+	       .env = H_LIST(h_env("LD_PRELOAD=%s", h_lib()), "MEMCHECK_DEFAULT_SUPPRESSIONS=0"));
+	h_expect_exit(&v, 0);
 	uint64_t vb = 0, vn = 0;
-	ck_assert_msg(vg_suppressed(v.err, &vb, &vn), "no suppressed line:\n%s", v.err);
+	ck_assert_msg(vg_suppressed(v.r.err, &vb, &vn), "no suppressed line:\n%s", v.r.err);
 	ck_assert_msg(vb == live && vn == blocks,
 		      "valgrind suppressed %llu bytes in %llu blocks, memcheck %llu in %llu:\n%s",
 		      (unsigned long long)vb, (unsigned long long)vn, (unsigned long long)live,
-		      (unsigned long long)blocks, v.err);
-	h_run_free(&v);
+		      (unsigned long long)blocks, v.r.err);
+	h_res_free(&v);
 }
 END_TEST
 
@@ -318,16 +412,17 @@ START_TEST(test_valgrinds_entries)
 		printf("note: valgrind not installed; its own entries not tried\n");
 		return;
 	}
-	struct h_run v;
-	H_RUN(&v, 0, NULL, NULL, vg, "--leak-check=full", "--show-leak-kinds=all",
-	      "--gen-suppressions=all", h_prog("plain_supp"), "lost");
-	ck_assert_msg(v.exit_code == 0, "valgrind: %s\n%s", h_status(&v), v.err);
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .no_report = true, .text = "",
+	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all",
+			      "--gen-suppressions=all", h_prog("plain_supp"), "lost"));
+	h_expect_exit(&v, 0);
 	/* its entries: the lines that are not valgrind's "==pid==" ones */
 	const char *path = h_tmppath("vg.supp");
 	FILE *f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	int n = 0;
-	for (char *line = v.err, *nl; *line; line = nl + 1) {
+	for (char *line = v.r.err, *nl; *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		if (!nl)
 			break;
@@ -338,111 +433,22 @@ START_TEST(test_valgrinds_entries)
 	}
 	fclose(f);
 	ck_assert_int_eq(n, 8);
-	h_run_free(&v);
-	const char *env[] = { h_env("MEMCHECK_SUPPRESSIONS=%s", path),
-			      "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	struct h_report rep;
-	struct h_run m;
-	const struct h_json *rec = run_prog(&rep, &m, "lost", env, NULL);
+	h_res_free(&v);
+	struct h_res m;
+	const struct h_json *rec = run_prog(&m, "lost", H_LIST(h_env("MEMCHECK_SUPPRESSIONS=%s", path),
+								"MEMCHECK_DEFAULT_SUPPRESSIONS=0"));
 	H_EXPECT_COUNT(rec, "suppressed", "bytes", REACHABLE_BYTES + 2 * 64 + 32);
 	H_EXPECT_STR(rec, "verdict", "pass");
-	h_report_free(&rep);
-	h_run_free(&m);
-}
-END_TEST
-
-/* The shipped files: every *.supp in ../suppressions from the library,
- * unless MEMCHECK_DEFAULT_SUPPRESSIONS=0.  A copy of the library in a
- * directory of its own, so that what the project ships does not count. */
-START_TEST(test_default_files)
-{
-	const char *root = h_tmppath("tree");
-	char lib[4096], dir[4096], cmd[8400];
-	snprintf(lib, sizeof lib, "%s/lib", root);
-	snprintf(dir, sizeof dir, "%s/suppressions", root);
-	ck_assert_int_eq(mkdir(root, 0755), 0);
-	ck_assert_int_eq(mkdir(lib, 0755), 0);
-	ck_assert_int_eq(mkdir(dir, 0755), 0);
-	snprintf(cmd, sizeof cmd, "cp '%s' '%s/libmemcheck.so.0'", h_lib(), lib);
-	ck_assert_int_eq(system(cmd), 0);
-	char p[4200];
-	snprintf(p, sizeof p, "%s/a.supp", dir);
-	FILE *f = fopen(p, "w");
-	fputs("{\n   shipped\n   Memcheck:Leak\n   fun:malloc\n   fun:keep_malloc\n}\n", f);
-	fclose(f);
-	snprintf(p, sizeof p, "%s/README", dir);  /* not a .supp: not read */
-	f = fopen(p, "w");
-	fputs("not a suppression file\n", f);
-	fclose(f);
-	char so[4200];
-	snprintf(so, sizeof so, "%s/libmemcheck.so.0", lib);
-	struct h_report rep;
-	struct h_run m;
-	const struct h_json *rec = run_prog(&rep, &m, NULL, NULL, so);
-	H_EXPECT_COUNT(rec, "suppressed", "bytes", 48);
-	H_EXPECT_STR(rec, "verdict", "pass");
-	char where[4300];
-	snprintf(where, sizeof where, "%s/a.supp", dir);
-	ck_assert_str_eq(h_str(supp_used(rec, 0), "file"), where);
-	h_report_free(&rep);
-	h_run_free(&m);
-	const char *off[] = { "MEMCHECK_DEFAULT_SUPPRESSIONS=0", NULL };
-	rec = run_prog(&rep, &m, NULL, off, so);
-	H_EXPECT_COUNT(rec, "suppressed", "bytes", 0);
-	h_report_free(&rep);
-	h_run_free(&m);
-}
-END_TEST
-
-/* The shipped files on what glibc keeps (threads' DTVs, dlopen's lists,
- * locale and alias data): nothing lost, and what stays reachable only
- * strdup'd copies whose callers the frame-pointer walk cannot see past
- * glibc.  The same with MEMCHECK_SYMBOLIZE_SYSTEM=1, where glibc's frames
- * get file, line and inlined frames too, as with the default 0, where
- * they have their symbol tables' names only. */
-START_TEST(test_shipped_files_on_glibc)
-{
-	uint64_t suppressed[2];
-	for (int fast = 0; fast < 2; fast++) {
-		const char *report = h_tmppath(fast ? "glibc-fast.jsonl" : "glibc.jsonl");
-		const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
-				      fast ? "MEMCHECK_SYMBOLIZE_SYSTEM=0" : "MEMCHECK_SYMBOLIZE_SYSTEM=1",
-				      NULL };
-		struct h_run r;
-		H_RUN(&r, H_PRELOAD, NULL, env, h_prog("plain_clean"), "all");
-		ck_assert_msg(r.exit_code == 0, "plain_clean all: %s\n%s", h_status(&r), r.err);
-		struct h_report rep;
-		H_LOAD(&rep, report);
-		const struct h_json *rec = h_record(&rep, "process", r.pid);
-		ck_assert_ptr_nonnull(rec);
-		const char *how = fast ? "SYMBOLIZE_SYSTEM=0" : "SYMBOLIZE_SYSTEM=1";
-		ck_assert_msg(h_count(rec, "definitely_lost", "bytes") == 0 &&
-			      h_count(rec, "indirectly_lost", "bytes") == 0 &&
-			      h_count(rec, "possibly_lost", "bytes") == 0,
-			      "%s: glibc's memory reported lost", how);
-		ck_assert_msg(h_count(rec, "still_reachable", "bytes") < 512,
-			      "%s: %s bytes still reachable", how,
-			      h_fmt(h_count(rec, "still_reachable", "bytes")));
-		suppressed[fast] = h_count(rec, "suppressed", "bytes");
-		ck_assert_msg(suppressed[fast] > 4096, "%s: only %s bytes suppressed", how,
-			      h_fmt(suppressed[fast]));
-		H_EXPECT_STR(rec, "verdict", "pass");
-		h_report_free(&rep);
-		h_run_free(&r);
-	}
-	ck_assert_uint_eq(suppressed[0], suppressed[1]);
+	h_res_free(&m);
 }
 END_TEST
 
 int main(void)
 {
 	TCase *tc = h_tcase("suppress", 120);
-	tcase_add_test(tc, test_env_suppresses_and_counts);
-	tcase_add_test(tc, test_bad_file_fails_every_region);
-	tcase_add_test(tc, test_cli);
+	H_ADD_CASES(tc, cases);
+	tcase_add_test(tc, cli_passes_files_on_and_generates);
 	tcase_add_test(tc, test_generated_round_trip);
 	tcase_add_test(tc, test_valgrinds_entries);
-	tcase_add_test(tc, test_default_files);
-	tcase_add_test(tc, test_shipped_files_on_glibc);
 	return h_run_suite(NULL);
 }

@@ -7,6 +7,8 @@
  * unwinder and allocator (tests/prog/plain_thread_rounds).  The peak of
  * live bytes of threads that allocate while the main thread, holding
  * most of the memory, waits for them (tests/prog/plain_peak_threads).
+ * The peak threads reach while they race, exactly as the program reads
+ * it (tests/prog/plain_peak_exact).
  */
 #include <check.h>
 #include <stdint.h>
@@ -73,6 +75,37 @@ H_CHECK(peak_as_the_program_says)
 		      (unsigned long long)want);
 }
 
+/* plain_peak_exact: four threads churn, then hold their blocks at once,
+ * round after round; the program reads memcheck_live_bytes while they
+ * all hold, and prints the highest reading.  That is the process's
+ * peak, exactly: a per-thread scheme that misses a thread's unflushed
+ * bytes reads low, one that sees frees late reads high.  (The reading
+ * minus the holds is the same in every round, or the program exits 1:
+ * live bytes neither lost nor counted twice.) */
+H_CHECK(peak_exactly_the_programs)
+{
+	const char *at = strstr(x->r.out, "peak=");
+	ck_assert_msg(at, "%s printed no peak: %s", x->label, x->r.out);
+	uint64_t want = strtoull(at + 5, NULL, 10);
+	uint64_t got = h_u64(rec, "peak_live_bytes");
+	ck_assert_msg(got == want, "%s: peak_live_bytes %llu, live bytes at the joint hold %llu "
+		      "(%+lld)", x->label, (unsigned long long)got, (unsigned long long)want,
+		      (long long)(got - want));
+}
+#define PEAK_EXACT(depth)                                                      \
+	{ "exact peak of racing threads, stack depth " depth,                  \
+	  .check = peak_exactly_the_programs, .record = "process",             \
+	  .run = { .prog = "plain_peak_exact", .flags = H_PRELOAD,             \
+		   .env = H_LIST("MEMCHECK_STACK_DEPTH=" depth) } }
+/* plain_peak_exact solo: the first thread, which counts without a lock
+ * while it is alone, crosses its peak after a second thread came and
+ * holds bytes it has not told (lib/account.c, solo). */
+#define PEAK_SOLO(depth)                                                       \
+	{ "exact peak of the first thread once a second came, stack depth " depth, \
+	  .check = peak_exactly_the_programs, .record = "process",             \
+	  .run = { .prog = "plain_peak_exact", .args = H_LIST("solo"),         \
+		   .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_STACK_DEPTH=" depth) } }
+
 /* Rounds of threads under each unwinder and allocator: the C library
  * frees, outside memcheck's hooks, blocks that the unwinder's library
  * made inside them (libunwind's thread-local data, when a new thread
@@ -124,6 +157,7 @@ static const struct h_case cases[] = {
 	IDLE_THREADS, IDLE_THREADS, IDLE_THREADS,
 	{ "peak with a waiting main thread", .check = peak_as_the_program_says,
 	  .record = "process", .run = { .prog = "plain_peak_threads", .flags = H_PRELOAD } },
+	PEAK_EXACT("0"), PEAK_EXACT("16"), PEAK_SOLO("0"), PEAK_SOLO("16"),
 };
 
 int main(void)

@@ -5,6 +5,11 @@
  * leak figures are the changes valgrind's own leak check printed for the
  * region in the same run; memcheck still counts the region's calls.
  * Outside valgrind the records say "memcheck".  Skipped without valgrind.
+ *
+ * A row a run: `memcheck run --valgrind` on one of vgmode's cases (the
+ * row's setup picks tcmalloc when installed, glibc alone otherwise), or
+ * the program on its own; each record's figures against valgrind's own
+ * summary are the callbacks'.
  */
 #include <check.h>
 #include <stdint.h>
@@ -126,118 +131,79 @@ static void check_allocator(const struct h_report *rep, const char *err, const c
 		      h_fmt(h_u64(clean, "allocs")), h_fmt(h_u64(clean, "frees")));
 }
 
-/* `memcheck run --valgrind -a tcmalloc --report REPORT -- prog [arg]`
- * (glibc alone where tcmalloc is not installed); *tc says which. */
-static void run_valgrind_mode(struct h_run *r, bool *tc, const char *report, const char *prog,
-			      const char *arg)
+/* memcheck run --valgrind -a tcmalloc (glibc alone where tcmalloc is not
+ * installed; the callbacks ask which); skipped without valgrind. */
+static bool with_tcmalloc(void)
 {
-	*tc = h_allocator_so(h_allocators[H_TCMALLOC].soname) != NULL;
-	char mc[4096];
-	snprintf(mc, sizeof mc, "%s/memcheck", h_build());
-	H_RUN(r, 0, NULL, NULL, mc, "run", "--valgrind", "-a", *tc ? "tcmalloc" : "glibc",
-	      "--report", report, "--", prog, arg);
+	return h_allocator_so(h_allocators[H_TCMALLOC].soname) != NULL;
 }
 
-START_TEST(test_run_valgrind_glibc_and_tcmalloc)
+H_SETUP(valgrind_mode)
 {
 	if (!have_valgrind())
-		return;
-	bool tc;
-	const char *report = h_tmppath("vg.jsonl");
-	struct h_run r;
-	run_valgrind_mode(&r, &tc, report, h_prog("vgmode"), NULL);
-	ck_assert_msg(r.exit_code == 1, "memcheck run --valgrind: %s, expected exit 1 (the "
-		      "leaky region fails); stderr:\n%s", h_status(&r), r.err);
-	/* the text report says whose figures they are */
-	ck_assert_msg(strstr(r.err, "LEAK SUMMARY (valgrind's") &&
-		      strstr(r.err, "no leaks (glibc; valgrind's leak check)"),
-		      "text report does not name valgrind's leak check:\n%s", r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	check_allocator(&rep, r.err, "glibc");
-	if (tc)
-		check_allocator(&rep, r.err, "tcmalloc");
+		return false;
+	static const char *words[5] = { "run", "--valgrind", "-a" };
+	words[3] = with_tcmalloc() ? "tcmalloc" : "glibc";
+	run->cli = words;
+	return true;
+}
+
+H_CHECK(each_region_as_valgrind_saw_it)
+{
+	check_allocator(&x->rep, x->r.err, "glibc");
+	if (with_tcmalloc())
+		check_allocator(&x->rep, x->r.err, "tcmalloc");
 	else
 		printf("note: tcmalloc not installed; glibc only\n");
-	h_report_free(&rep);
-	h_run_free(&r);
 }
-END_TEST
 
 /* Nested regions: the inner one's leak is its own, the outer one's
- * includes it (as with memcheck's scan).  Across fork: the child's
- * region starts again there and sees the child's leak; the parent's does
- * not. */
-START_TEST(test_nested_and_fork)
+ * includes it (as with memcheck's scan). */
+H_CHECK(inner_leak_in_outer)
 {
-	if (!have_valgrind())
-		return;
-	bool tc;
-	const char *report = h_tmppath("vgnest.jsonl");
-	struct h_run r;
-	run_valgrind_mode(&r, &tc, report, h_prog("vgmode"), "nested");
-	ck_assert_msg(r.exit_code == 1, "nested: %s; stderr:\n%s", h_status(&r), r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const char *label = tc ? "tcmalloc" : "glibc";
-	const struct h_json *inner = find(&rep, "inner", label);
-	const struct h_json *outer = find(&rep, "outer", label);
+	const char *label = with_tcmalloc() ? "tcmalloc" : "glibc";
+	const struct h_json *inner = find(&x->rep, "inner", label);
+	const struct h_json *outer = find(&x->rep, "outer", label);
 	ck_assert_msg(inner && outer, "%s: no record of region inner or outer", label);
 	H_EXPECT_STR(inner, "leak_check", "valgrind");
 	H_EXPECT_COUNT(inner, "definitely_lost", "blocks", 1);
 	H_EXPECT_COUNT(inner, "definitely_lost", "bytes", 32);
 	H_EXPECT_COUNT(outer, "definitely_lost", "blocks", 2);
 	H_EXPECT_COUNT(outer, "definitely_lost", "bytes", 48);
-	h_report_free(&rep);
-	h_run_free(&r);
+}
 
-	report = h_tmppath("vgfork.jsonl");
-	run_valgrind_mode(&r, &tc, report, h_prog("vgmode"), "fork");
-	ck_assert_msg(r.exit_code == 1, "fork: %s; stderr:\n%s", h_status(&r), r.err);
-	H_LOAD(&rep, report);
+/* Across fork: the child's region starts again there and sees the
+ * child's leak; the parent's does not. */
+H_CHECK(child_leak_in_child_alone)
+{
+	const char *label = with_tcmalloc() ? "tcmalloc" : "glibc";
 	size_t children = 0, parents = 0;
-	for (size_t i = 0; i < rep.n; i++) {
-		const struct h_json *rec = rep.rec[i];
-		const char *a = h_str(rec, "allocator");
-		if (strcmp(h_str(rec, "name"), "parent") || !a || strcmp(a, label))
+	for (size_t i = 0; i < x->rep.n; i++) {
+		const struct h_json *r = x->rep.rec[i];
+		const char *a = h_str(r, "allocator");
+		if (strcmp(h_str(r, "name"), "parent") || !a || strcmp(a, label))
 			continue;
-		H_EXPECT_STR(rec, "leak_check", "valgrind");
-		uint64_t lost = h_count(rec, "definitely_lost", "bytes");
+		H_EXPECT_STR(r, "leak_check", "valgrind");
+		uint64_t lost = h_count(r, "definitely_lost", "bytes");
 		if (lost == 48) {
-			H_EXPECT_COUNT(rec, "definitely_lost", "blocks", 1);
+			H_EXPECT_COUNT(r, "definitely_lost", "blocks", 1);
 			children++;
 		} else {
-			H_EXPECT_COUNT(rec, "definitely_lost", "bytes", 0);
+			H_EXPECT_COUNT(r, "definitely_lost", "bytes", 0);
 			parents++;
 		}
 	}
 	ck_assert_msg(children == 1 && parents == 1, "fork: %zu child and %zu parent records",
 		      children, parents);
-	h_report_free(&rep);
-	h_run_free(&r);
 }
-END_TEST
 
 /* The same program without valgrind: memcheck's own scan. */
-START_TEST(test_outside_valgrind_memcheck_classifies)
+H_CHECK(memcheck_classifies)
 {
-	const char *report = h_tmppath("mc.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, NULL, env, h_prog("vgmode"));
-	ck_assert_msg(r.exit_code == 0, "vgmode: %s; stderr:\n%s", h_status(&r), r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	ck_assert_msg(rep.n >= 2, "expected the regions' records, got %zu", rep.n);
-	for (size_t i = 0; i < rep.n; i++)
-		H_EXPECT_STR(rep.rec[i], "leak_check", "memcheck");
-	const struct h_json *leaky = h_record(&rep, "leaky", 0);
-	ck_assert(leaky != NULL);
-	H_EXPECT_COUNT(leaky, "indirectly_lost", "blocks", 1);
-	h_report_free(&rep);
-	h_run_free(&r);
+	ck_assert_msg(x->rep.n >= 2, "expected the regions' records, got %zu", x->rep.n);
+	for (size_t i = 0; i < x->rep.n; i++)
+		H_EXPECT_STR(x->rep.rec[i], "leak_check", "memcheck");
 }
-END_TEST
 
 /* memcheck's counts under valgrind mode are valgrind's "total heap
  * usage" of the same program run under valgrind alone: the wrapper sees
@@ -245,99 +211,94 @@ END_TEST
  * counts what tcmalloc and the libstdc++ it loads allocate before main:
  * a program that does nothing (tests/prog/plain_empty.c) measures that
  * under each allocator, and it is taken off. */
-START_TEST(test_counts_equal_valgrind_alone)
+H_CHECK(counts_equal_valgrind_alone)
 {
-	if (!have_valgrind())
-		return;
-	const char *prog = h_prog("plain_mix");
-	struct h_run v;
-	H_RUN(&v, 0, NULL, NULL, "/usr/bin/env", "valgrind", "--leak-check=no", prog, "3000");
+	struct h_res v, b;
+	H_EXEC(&v, .prog = "/usr/bin/env", .no_report = true, .text = "",
+	       .args = H_LIST("valgrind", "--leak-check=no", h_prog("plain_mix"), "3000"));
 	uint64_t va, vf, vb;
-	ck_assert_msg(h_valgrind_heap_usage(v.err, &va, &vf, &vb),
-		      "no \"total heap usage\" from valgrind alone:\n%s", v.err);
-	bool tc;
-	const char *base_report = h_tmppath("empty.jsonl");
-	struct h_run b;
-	run_valgrind_mode(&b, &tc, base_report, h_prog("plain_empty"), NULL);
-	struct h_report base;
-	H_LOAD(&base, base_report);
-	const char *report = h_tmppath("mix.jsonl");
-	struct h_run r;
-	run_valgrind_mode(&r, &tc, report, prog, "3000");
-	struct h_report rep;
-	H_LOAD(&rep, report);
+	ck_assert_msg(h_valgrind_heap_usage(v.r.err, &va, &vf, &vb),
+		      "no \"total heap usage\" from valgrind alone:\n%s", v.r.err);
+	ck_assert_msg(va > 1000, "valgrind alone counted %llu allocations", (unsigned long long)va);
+	struct h_spec empty_spec = c->run;
+	empty_spec.prog = "plain_empty";
+	empty_spec.args = NULL;
+	valgrind_mode(&empty_spec, c);
+	h_exec(&b, &empty_spec);
 	size_t seen = 0;
-	for (size_t i = 0; i < rep.n; i++) {
-		const struct h_json *rec = rep.rec[i], *empty = NULL;
-		H_EXPECT_STR(rec, "name", "process");
-		H_EXPECT_STR(rec, "leak_check", "valgrind");
-		for (size_t j = 0; j < base.n && !empty; j++)
-			if (!strcmp(h_str(base.rec[j], "allocator"), h_str(rec, "allocator")))
-				empty = base.rec[j];
-		ck_assert_msg(empty != NULL, "plain_empty: no %s record", h_str(rec, "allocator"));
-		ck_assert_msg(va > 1000, "valgrind alone counted %llu allocations",
-			      (unsigned long long)va);
-		H_EXPECT_U64(rec, "allocs", h_u64(empty, "allocs") + va);
-		H_EXPECT_U64(rec, "frees", h_u64(empty, "frees") + vf);
-		H_EXPECT_U64(rec, "bytes_allocated", h_u64(empty, "bytes_allocated") + vb);
+	for (size_t i = 0; i < x->rep.n; i++) {
+		const struct h_json *r = x->rep.rec[i], *empty = NULL;
+		H_EXPECT_STR(r, "name", "process");
+		H_EXPECT_STR(r, "leak_check", "valgrind");
+		for (size_t j = 0; j < b.rep.n && !empty; j++)
+			if (!strcmp(h_str(b.rep.rec[j], "allocator"), h_str(r, "allocator")))
+				empty = b.rep.rec[j];
+		ck_assert_msg(empty != NULL, "plain_empty: no %s record", h_str(r, "allocator"));
+		H_EXPECT_U64(r, "allocs", h_u64(empty, "allocs") + va);
+		H_EXPECT_U64(r, "frees", h_u64(empty, "frees") + vf);
+		H_EXPECT_U64(r, "bytes_allocated", h_u64(empty, "bytes_allocated") + vb);
 		seen++;
 	}
-	ck_assert_msg(seen == (tc ? 2u : 1u), "%zu records; stderr:\n%s", seen, r.err);
-	h_report_free(&base);
-	h_report_free(&rep);
-	h_run_free(&b);
-	h_run_free(&r);
-	h_run_free(&v);
+	ck_assert_msg(seen == (with_tcmalloc() ? 2u : 1u), "%zu records; stderr:\n%s", seen,
+		      x->r.err);
+	h_res_free(&b);
+	h_res_free(&v);
 }
-END_TEST
 
 /* somalloc=nouserintercepts under tcmalloc: valgrind serves no block.
  * memcheck says so and keeps its own scan. */
-START_TEST(test_valgrind_blind_keeps_memcheck_scan)
+H_SETUP(valgrind_blind)
 {
-	const char *tc = h_allocator_so(h_allocators[H_TCMALLOC].soname);
-	if (!have_valgrind() || !tc)
-		return;
-	const char *report = h_tmppath("blind.jsonl");
-	const char *env[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none", NULL };
-	struct h_run r;
-	H_RUN(&r, H_PRELOAD, tc, env, "/usr/bin/valgrind",
-	      "--soname-synonyms=somalloc=nouserintercepts", h_prog("vgmode"));
-	ck_assert_msg(strstr(r.err, "does not serve the allocator's blocks"),
-		      "no message about valgrind's blindness:\n%s", r.err);
-	struct h_report rep;
-	H_LOAD(&rep, report);
-	const struct h_json *leaky = h_record(&rep, "leaky", 0);
-	ck_assert_msg(leaky != NULL, "no record of \"leaky\"; stderr:\n%s", r.err);
-	H_EXPECT_STR(leaky, "leak_check", "memcheck");
-	H_EXPECT_COUNT(leaky, "indirectly_lost", "blocks", 1);
-	h_report_free(&rep);
-	h_run_free(&r);
+	static const char *args[3];
+	if (!have_valgrind())
+		return false;
+	args[0] = "--soname-synonyms=somalloc=nouserintercepts";
+	args[1] = h_prog("vgmode");
+	run->args = args;
+	return true;
 }
-END_TEST
 
 /* Without valgrind in PATH: a clear message, exit 2. */
-START_TEST(test_valgrind_missing)
+H_SETUP(no_valgrind_in_path)
 {
-	char mc[4096];
-	snprintf(mc, sizeof mc, "%s/memcheck", h_build());
-	struct h_run r;
-	H_RUN(&r, 0, NULL, NULL, "/usr/bin/env", "PATH=/nonexistent", mc, "run", "--valgrind",
-	      "--", h_prog("vgmode"));
-	ck_assert_msg(r.exit_code == 2, "%s, expected exit 2", h_status(&r));
-	ck_assert_msg(strstr(r.err, "valgrind is not installed"), "no message:\n%s", r.err);
-	h_run_free(&r);
+	static const char *args[7];
+	memcpy(args, (const char *const[]){ "PATH=/nonexistent", h_env("%s/memcheck", h_build()),
+					     "run", "--valgrind", "--", h_prog("vgmode"), NULL },
+	       sizeof args);
+	run->args = args;
+	return true;
 }
-END_TEST
+
+static const struct h_case cases[] = {
+	/* the leaky region fails; the text report says whose figures
+	 * they are */
+	{ "memcheck run --valgrind", .allocators = H_ONCE, .setup = valgrind_mode,
+	  .run = { .prog = "vgmode", .text = "" }, .exit = 1, .check = each_region_as_valgrind_saw_it,
+	  .err = H_LIST("LEAK SUMMARY (valgrind's", "no leaks (glibc; valgrind's leak check)") },
+	{ "nested regions", .allocators = H_ONCE, .setup = valgrind_mode,
+	  .run = { .prog = "vgmode", .args = H_LIST("nested"), .text = "" }, .exit = 1,
+	  .check = inner_leak_in_outer },
+	{ "fork", .allocators = H_ONCE, .setup = valgrind_mode,
+	  .run = { .prog = "vgmode", .args = H_LIST("fork"), .text = "" }, .exit = 1,
+	  .check = child_leak_in_child_alone },
+	{ "outside valgrind", .allocators = H_ONCE, .run = { .prog = "vgmode", .flags = H_PRELOAD },
+	  .want = { { "indirectly_lost.blocks", 1, .rec = "leaky" } }, .check = memcheck_classifies },
+	{ "counts equal valgrind alone's", .allocators = H_ONCE, .setup = valgrind_mode,
+	  .run = { .prog = "plain_mix", .args = H_LIST("3000"), .text = "" }, .exit = H_EXIT_ANY,
+	  .check = counts_equal_valgrind_alone },
+	{ "valgrind blind to tcmalloc", .allocators = H_ONLY(H_TCMALLOC), .setup = valgrind_blind,
+	  .run = { .prog = "/usr/bin/valgrind", .flags = H_PRELOAD }, .exit = H_EXIT_ANY,
+	  .err = H_LIST("does not serve the allocator's blocks"),
+	  .want = { { "leak_check", .str = "memcheck", .rec = "leaky" },
+		    { "indirectly_lost.blocks", 1, .rec = "leaky" } } },
+	{ "valgrind not installed", .allocators = H_ONCE, .setup = no_valgrind_in_path,
+	  .run = { .prog = "/usr/bin/env", .no_report = true, .text = "" }, .exit = 2,
+	  .err = H_LIST("valgrind is not installed") },
+};
 
 int main(void)
 {
 	TCase *tc = h_tcase("vgmode", 60);
-	tcase_add_test(tc, test_run_valgrind_glibc_and_tcmalloc);
-	tcase_add_test(tc, test_nested_and_fork);
-	tcase_add_test(tc, test_outside_valgrind_memcheck_classifies);
-	tcase_add_test(tc, test_counts_equal_valgrind_alone);
-	tcase_add_test(tc, test_valgrind_blind_keeps_memcheck_scan);
-	tcase_add_test(tc, test_valgrind_missing);
+	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
 }

@@ -154,7 +154,7 @@ PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c tests/suite.c
-$(B)/tests/test_%: tests/test_%.c $(HARNESS_SRC) tests/harness.h tests/suite.h | $(B)/tests
+$(B)/tests/test_%: tests/test_%.c $(HARNESS_SRC) tests/harness.h tests/suite.h lib/allocators.def | $(B)/tests
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(HARNESS_SRC) $(CHECK_LIBS)
 
 -include $(wildcard $(B)/tests/*.d $(B)/asan/*.d)

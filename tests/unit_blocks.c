@@ -1,7 +1,8 @@
 /*
  * unit_blocks.c - the live-block table (lib/blocks.c) on its own: exact
- * membership through growth and backward-shift deletion, checked against
- * a plain array model.
+ * membership through growth (capacities that are not powers of two) and
+ * backward-shift deletion round the end of a shard, checked against a
+ * plain array model, alone and with a second thread.
  */
 #include <check.h>
 #include <pthread.h>
@@ -94,10 +95,69 @@ START_TEST(model_check)
 	mc_blocks_each_live(2, count, NULL);
 	ck_assert_uint_eq(seen, n_epoch2);
 	ck_assert_uint_eq(sum_sizes, bytes_epoch2);
-	/* 16-byte entries at a load between 3/8 and 3/4 (under 43 bytes a
-	 * block), plus the small arrays mapped up front (256 shards of 256
-	 * slots). */
-	ck_assert_uint_le(mc_blocks_bytes(), 43 * nlive + 256 * 256 * 16);
+	/* Every shard still in its first array (16 KiB, counted from its
+	 * first use). */
+	ck_assert_uint_le(mc_blocks_bytes(), 256 * 1024 * 16);
+}
+END_TEST
+
+/* Growth through many capacities (1.2x at a time, none of them a power
+ * of two past the first): at each size every block is found, the count
+ * is exact, and once every shard has left its first array the table
+ * costs at most 24 bytes a block (5/6 full, grown to 1.2x: 69% full at
+ * least, 23 bytes).  Then blocks are freed and allocated again at that
+ * load, where clusters run round the end of a shard and deletes shift
+ * entries back across it, and all go, in another order. */
+#define GROW_N 500000
+static uintptr_t grow_ptr(int i)
+{
+	/* 2 GB of address space: every group of shards has its share. */
+	return 0x100000000 + (uintptr_t)i * 4096 + (uintptr_t)(i % 7) * 16;
+}
+
+START_TEST(growth)
+{
+	mc_blocks_init();
+	struct mc_block b, old;
+	int checked = 0;
+	for (int n = 1; n <= GROW_N; n++) {
+		ck_assert_int_eq(mc_blocks_insert(grow_ptr(n - 1), (uint64_t)n, 5, 1, &old), MC_NEW);
+		if (n % 50000 && n != 1 && n != 1000 && n != 250000)
+			continue;
+		ck_assert_uint_eq(mc_blocks_count(), (uint64_t)n);
+		for (int i = 0; i < n; i += 1 + n / 4096)
+			ck_assert_msg(mc_blocks_find(grow_ptr(i), &b) && b.size == (uint64_t)i + 1,
+				      "block %d of %d", i, n);
+		if (n >= 400000) {
+			ck_assert_msg(mc_blocks_bytes() <= (size_t)n * 24, "%zu bytes for %d blocks",
+				      mc_blocks_bytes(), n);
+			checked++;
+		}
+	}
+	ck_assert_int_gt(checked, 0);
+	/* Churn at that load: a block out and back in, a free and then a
+	 * malloc handing the address out again. */
+	uint32_t x = 88172645u;
+	for (int step = 0; step < 400000; step++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		int i = (int)(x % GROW_N);
+		ck_assert_int_eq(mc_blocks_remove(grow_ptr(i), &b), MC_REMOVED);
+		ck_assert_uint_eq(b.size, (uint64_t)i + 1);
+		ck_assert(!mc_blocks_find(grow_ptr(i), &b));
+		ck_assert_int_eq(mc_blocks_insert(grow_ptr(i), (uint64_t)i + 1, 5, 1, &old), MC_NEW);
+	}
+	/* Down again: every other block, then the rest. */
+	for (int i = 0; i < GROW_N; i += 2)
+		ck_assert_int_eq(mc_blocks_remove(grow_ptr(i), &b), MC_REMOVED);
+	ck_assert_uint_eq(mc_blocks_count(), GROW_N / 2);
+	for (int i = 1; i < GROW_N; i += 2)
+		ck_assert_msg(mc_blocks_remove(grow_ptr(i), &b) == MC_REMOVED && b.size == (uint64_t)i + 1,
+			      "block %d", i);
+	ck_assert_uint_eq(mc_blocks_count(), 0);
+	for (int i = 0; i < GROW_N; i += 97)
+		ck_assert(!mc_blocks_find(grow_ptr(i), &b));
 }
 END_TEST
 
@@ -296,6 +356,55 @@ START_TEST(cross_thread_free)
 }
 END_TEST
 
+/* Shards growing while another thread uses others and frees blocks of
+ * the growing ones: one thread adds blocks in a heap of its own, through
+ * several growths of its shards, while the other churns its own heap
+ * and frees every fourth of the first thread's blocks as they come. */
+#define GROW2_N 120000
+static _Atomic int grown;
+
+static void *grower(void *arg)
+{
+	(void)arg;
+	struct mc_block old;
+	for (int i = 0; i < GROW2_N; i++) {
+		if (mc_blocks_insert(heap_addr(0, i), (uint64_t)i + 1, 9, MC_EPOCH_NOW, &old) != MC_NEW)
+			return (void *)1;
+		atomic_store_explicit(&grown, i + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+START_TEST(grow_while_shared)
+{
+	mc_blocks_init();
+	struct mc_block b, old;
+	pthread_t th;
+	void *res;
+	ck_assert_int_eq(pthread_create(&th, NULL, grower, NULL), 0);
+	int freed_to = 0;
+	for (int r = 0; freed_to < GROW2_N; r++) {
+		for (int i = 0; i < CROSS_N; i++)
+			ck_assert_int_eq(mc_blocks_insert(heap_addr(1, i), 1, 1, MC_EPOCH_NOW, &old),
+					 MC_NEW);
+		for (int i = 0; i < CROSS_N; i++)
+			ck_assert_int_eq(mc_blocks_remove(heap_addr(1, i), &b), MC_REMOVED);
+		int upto = atomic_load_explicit(&grown, memory_order_acquire);
+		for (; freed_to < upto; freed_to++) {
+			if (freed_to % 4)
+				continue;
+			ck_assert_int_eq(mc_blocks_remove(heap_addr(0, freed_to), &b), MC_REMOVED);
+			ck_assert_uint_eq(b.size, (uint64_t)freed_to + 1);
+		}
+	}
+	ck_assert_int_eq(pthread_join(th, &res), 0);
+	ck_assert_ptr_null(res);
+	ck_assert_uint_eq(mc_blocks_count(), GROW2_N - GROW2_N / 4);
+	for (int i = 0; i < GROW2_N; i++)
+		ck_assert_msg(mc_blocks_find(heap_addr(0, i), &b) == (i % 4 != 0), "block %d", i);
+}
+END_TEST
+
 /* fork() from a table shared by two threads: the child has one thread,
  * owns the table again, and sees every block. */
 START_TEST(fork_child_owns)
@@ -332,11 +441,13 @@ int main(void)
 	TCase *tc = h_tcase("blocks", 60);
 	tcase_add_test(tc, insert_find_remove);
 	tcase_add_test(tc, model_check);
+	tcase_add_test(tc, growth);
 	tcase_add_test(tc, odd_blocks);
 	tcase_add_test(tc, renumber);
 	tcase_add_test(tc, pointer_zero);
 	tcase_add_test(tc, second_thread);
 	tcase_add_test(tc, cross_thread_free);
+	tcase_add_test(tc, grow_while_shared);
 	tcase_add_test(tc, fork_child_owns);
 	return h_run_suite(NULL);
 }

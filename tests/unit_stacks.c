@@ -7,6 +7,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "suite.h"
@@ -46,6 +50,58 @@ START_TEST(intern_dedupes)
 		uint32_t id = mc_stack_intern(one, 2);
 		ck_assert_uint_gt(id, prev);
 		prev = id;
+	}
+}
+END_TEST
+
+/* A segment's unused end may be one unit, shorter than an entry's head:
+ * walking the entries (mc_depot_each, a rehash) must skip it, not read
+ * a depth past the segment's end.  Segment 0 filled with stacks of one
+ * depth, for every depth (the gap is one unit for some of them), each in
+ * a child, with segment 0 moved before a page nothing may read (where it
+ * lies, the next mapping is most often readable, and then the old walk
+ * read a depth of 0 there, or any other number). */
+static void count_site(uint32_t id, struct mc_site *site, void *arg)
+{
+	(void)id;
+	(void)site;
+	++*(int *)arg;
+}
+
+START_TEST(depot_walk_skips_segment_ends)
+{
+	for (int depth = 1; depth <= MC_MAX_DEPTH; depth++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			uintptr_t f[MC_MAX_DEPTH] = { 0 };
+			int n = 0;
+			for (uintptr_t i = 1;; i++) {
+				f[0] = i;
+				uint32_t id = mc_stack_intern(f, depth);
+				if (!id)
+					_exit(2);
+				n++;
+				if (i == 1) { /* segment 0 moved before a page nothing reads */
+					size_t size = MC_DEPOT_UNIT << MC_DEPOT_SEG0_BITS;
+					char *to = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE,
+							MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+					if (to == MAP_FAILED || mprotect(to + size, 4096, PROT_NONE))
+						_exit(3);
+					memcpy(to, mc_depot_segs[0], size); /* ids, not addresses */
+					mc_depot_segs[0] = to;
+				}
+				if (id >= 1u << MC_DEPOT_SEG0_BITS)
+					break; /* the first in segment 1 */
+			}
+			int seen = 0;
+			mc_depot_each(count_site, &seen);
+			_exit(seen == n ? 0 : 1);
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "depth %d: status %#x", depth, status);
 	}
 }
 END_TEST
@@ -192,6 +248,58 @@ START_TEST(fp_cache_conflicts)
 				ck_assert_uint_eq(mc_stack_capture(buf), ids[i - 1]);
 			}
 		}
+	}
+}
+END_TEST
+
+/* Stacks more than the thread's cache holds, captured in orders that
+ * change from round to round, so that each stack is followed by others
+ * each time (the depot's then: the stack looked up after this one last
+ * time, two of them kept): every capture still gives its own stack's
+ * frames and id.  In four threads at once too, each in its own order,
+ * all writing the same stacks' thens. */
+enum { THEN_N = 300 };
+static uint32_t then_ids[THEN_N];
+
+static void *then_rounds(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	uintptr_t buf[4 * 4]; /* on this thread's stack: the walk stays on it */
+	chain(buf, 4);
+	for (int round = 0; round < 12; round++) {
+		/* in order, backwards, by strides, and at random */
+		unsigned stride = round < 2 ? 1 : (unsigned)(2 * round + 1);
+		for (unsigned k = 0; k < THEN_N; k++) {
+			unsigned i = round == 1 ? THEN_N - 1 - k
+				     : round >= 8 ? (unsigned)rand_r(&seed) % THEN_N
+				     : k * stride % THEN_N;
+			buf[5] = 0x20000 + (uintptr_t)i;
+			buf[9] = 0x30000 + (uintptr_t)(i % 7); /* stacks alike but one frame */
+			uint32_t id = mc_stack_capture(buf);
+			const uintptr_t *f;
+			if (mc_stack_get(id, &f) != 4 || f[1] != 0x20000 + (uintptr_t)i ||
+			    f[2] != 0x30000 + (uintptr_t)(i % 7) ||
+			    (then_ids[i] && id != then_ids[i]))
+				return (void *)1;
+			then_ids[i] = id;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(fp_then_follows_any_order)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	ck_assert_ptr_null(then_rounds((void *)1));
+	pthread_t t[4];
+	for (uintptr_t k = 0; k < 4; k++)
+		ck_assert_int_eq(pthread_create(&t[k], NULL, then_rounds, (void *)(k + 2)), 0);
+	for (int k = 0; k < 4; k++) {
+		void *r;
+		ck_assert_int_eq(pthread_join(t[k], &r), 0);
+		ck_assert_ptr_null(r);
 	}
 }
 END_TEST
@@ -369,9 +477,11 @@ int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
 	tcase_add_test(tc, intern_dedupes);
+	tcase_add_test(tc, depot_walk_skips_segment_ends);
 	tcase_add_test(tc, fp_walk_starts_at_the_call_site);
 	tcase_add_test(tc, fp_walk_depth_and_stops);
 	tcase_add_test(tc, fp_cache_conflicts);
+	tcase_add_test(tc, fp_then_follows_any_order);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);

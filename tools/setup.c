@@ -26,7 +26,7 @@
 #endif
 
 const struct allocator_info allocators[] = {
-#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags) \
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
 	{ name, soname, package, family, vgpattern, flags },
 #include "allocators.def"
 #undef MC_ALLOCATOR

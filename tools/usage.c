@@ -21,6 +21,11 @@
 
 #include "cli.h"
 
+/* Where run's -a goes in its text: its lines are made from
+ * lib/allocators.def (allocators_option), so that the names and the
+ * default list are the ones the command takes. */
+#define ALLOCATORS_OPTION "@allocators@\n"
+
 static const struct help {
 	const char *cmd, *text;
 } helps[] = {
@@ -58,10 +63,7 @@ static const struct help {
 	  "the runs.  CMD's own stdout and stderr pass through untouched.\n"
 	  "\n"
 	  "options:\n"
-	  "  -a, --allocators LIST    comma-separated names: glibc, mimalloc, jemalloc,\n"
-	  "                           tcmalloc (the minimal library), tcmalloc-full, or\n"
-	  "                           paths of shared objects (default: glibc,mimalloc,\n"
-	  "                           jemalloc,tcmalloc); ones not installed are skipped\n"
+	  ALLOCATORS_OPTION
 	  "  -b, --baseline NAME      the allocator the others are compared with, run\n"
 	  "                           first (default glibc)\n"
 	  "      --budget FILE        budget file (memcheck-budget(5)): each region checks\n"
@@ -197,11 +199,82 @@ static const struct help {
 	  "file, or a report that cannot be read, has a malformed line or no records.\n" },
 };
 
+/* The texts' columns: options' descriptions start at DESC, no line goes
+ * past WIDTH. */
+enum { DESC = 27, WIDTH = 79 };
+
+/* The allocators of lib/allocators.def as `run -a` names them.  Read
+ * here, not from setup.c's allocators[] (a layer above). */
+static const struct {
+	const char *name, *note;
+	unsigned flags;
+} names[] = {
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	{ name, note, flags },
+#include "allocators.def"
+#undef MC_ALLOCATOR
+};
+
+/* first, then text wrapped as the options' descriptions are: at spaces,
+ * and after a comma inside a word (a list of names). */
+static void put_wrapped(FILE *f, const char *first, const char *text)
+{
+	fputs(first, f);
+	size_t col = strlen(first);
+	bool space = false;
+	for (const char *s = text; *s;) {
+		size_t n = strcspn(s, " ,");
+		if (s[n] == ',')
+			n++;
+		if (col + space + n > WIDTH && col > DESC) {
+			fprintf(f, "\n%*s", DESC, "");
+			col = DESC;
+			space = false;
+		}
+		if (space) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(s, 1, n, f);
+		col += n;
+		s += n;
+		space = *s == ' ';
+		s += space;
+	}
+	fputc('\n', f);
+}
+
+/* run's -a: every name (with its note), then the default list. */
+static void allocators_option(FILE *f)
+{
+	char text[1024];
+	size_t len = (size_t)snprintf(text, sizeof text, "comma-separated names:");
+	for (size_t i = 0; i < MC_ARRAY_SIZE(names) && len < sizeof text; i++)
+		len += (size_t)snprintf(text + len, sizeof text - len, " %s%s%s%s,", names[i].name,
+					names[i].note ? " (" : "", names[i].note ? names[i].note : "",
+					names[i].note ? ")" : "");
+	len += (size_t)snprintf(text + len, len < sizeof text ? sizeof text - len : 0,
+				" or paths of shared objects (default: ");
+	for (size_t i = 0, n = 0; i < MC_ARRAY_SIZE(names) && len < sizeof text; i++)
+		if (names[i].flags & MC_ALLOC_DEFAULT)
+			len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", n++ ? "," : "",
+						names[i].name);
+	if (len < sizeof text)
+		snprintf(text + len, sizeof text - len, "); ones not installed are skipped");
+	put_wrapped(f, "  -a, --allocators LIST    ", text);
+}
+
 bool usage_of(const char *cmd, FILE *f)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(helps); i++)
 		if ((!cmd && !helps[i].cmd) || (cmd && helps[i].cmd && strcmp(cmd, helps[i].cmd) == 0)) {
-			fputs(helps[i].text, f);
+			const char *text = helps[i].text, *at = strstr(text, ALLOCATORS_OPTION);
+			if (at) {
+				fwrite(text, 1, (size_t)(at - text), f);
+				allocators_option(f);
+				text = at + strlen(ALLOCATORS_OPTION);
+			}
+			fputs(text, f);
 			return true;
 		}
 	return false;
