@@ -90,7 +90,7 @@ static void from_input(struct stack *st, const char *text, size_t size)
 
 static void roundtrip(struct stack *st, int kind)
 {
-	struct mc_supp_stack ss = { frame, st };
+	struct mc_supp_stack ss = { .frame = frame, .arg = st };
 	struct mc_buf b = { 0 };
 	mc_supp_format(&b, st->n ? st->f[0].function : "", kind, &ss);
 	if (b.oom)
@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		add(&st, "operator new", "_Znwm", "/usr/lib/libstdc++.so.6", "", 0);
 		add(&st, "make", "_ZN2ns4makeEv", "/bin/prog", "make.cc", 12);
 		add(&st, "main", "main", "/bin/prog", "/src/main.c", 3);
-		struct mc_supp_stack ss = { frame, &st };
+		struct mc_supp_stack ss = { .frame = frame, .arg = &st };
 		for (int k = 0; k < 4; k++) {
 			long m = mc_supp_match(s, k, &ss, "/usr/lib/libmemcheck.so.0");
 			if (m < -1 || m >= (long)mc_supp_count(s))

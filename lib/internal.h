@@ -73,8 +73,11 @@ struct mc_options {
 };
 extern struct mc_options mc_opt;
 
-/* Read every MEMCHECK_* variable; complain about bad values on stderr. */
+/* Read every MEMCHECK_* variable, writing nothing and opening nothing. */
 void mc_options_init(void);
+/* Open memcheck's text (MEMCHECK_LOG) and complain there about the bad
+ * values mc_options_init found. */
+void mc_options_say(void);
 
 /* Print the option table as mdoc (for memcheck(7)) to fd. */
 void mc_options_mdoc(int fd);
@@ -217,6 +220,12 @@ bool mc_program_under_test(const char *exe);
 /* Does exe lie in the system's program directories (the default's
  * first half)? */
 bool mc_program_installed(const char *exe);
+/* Does this process get the process region (MEMCHECK_PROCESS: on, or
+ * auto and preloaded), and is its program one under test?  NO_EXE: it
+ * does, the executable could not be read (errno says why).  Needs the
+ * options and the environment only. */
+enum { MC_PROCESS_NONE, MC_PROCESS_MEASURED, MC_PROCESS_LEFT_OUT, MC_PROCESS_NO_EXE };
+int mc_process_verdict(void);
 
 /* ---- exitstatus.c ---------------------------------------------------- */
 
@@ -1371,6 +1380,18 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
  * into, with the call's file:line.  Returns the frames written (>= 1). */
 #define MC_MAX_INLINE 8
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
+/* The frame pc's symbol table names, one, with no file:line and no
+ * inlined frames: what mc_symbolize_frames gives where it reads no debug
+ * information (the system's libraries), without reading any.  *deep:
+ * mc_symbolize_frames reads the debug information at pc (it may give
+ * other names, inlined frames, a file:line). */
+void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep);
+/* Could the debug information mc_symbolize_frames reads at pc name a
+ * function (inlined or not) whose name contains the len bytes at s?
+ * false only when its string data (the object's own .debug_str,
+ * .debug_line_str and .debug_info, uncompressed, no other file) holds
+ * no such bytes. */
+bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len);
 void mc_symbolize_end(void);
 /* Around fork (life.c's handlers): the lock libdw is used under is
  * only tried (its holder may be waiting for the allocator); a child
@@ -1414,10 +1435,23 @@ size_t mc_supp_others(const struct mc_supps *s);  /* other entries */
 /* Entry i's name, and the file and line of its '{'. */
 const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line);
 /* The frames of one stack, inlined calls expanded, innermost first:
- * frame(arg, i) is frame i, or NULL past the last. */
+ * frame(arg, i) is frame i, or NULL past the last.
+ *
+ * Optionally a quicker view of the same stack, one frame a return
+ * address as its symbol table names it: quick(arg, i, &deep), NULL past
+ * the last; deep when frame() reads debug information there, which may
+ * expand it into inlined frames, name it otherwise and give it a
+ * file:line.  may_name(arg, i, s, len): could that debug information
+ * name something containing those bytes?  (s lies in the suppression
+ * set: one pointer a pattern, which the caller may key answers on.)
+ * With them an entry is
+ * matched on the quick view, and on frame() only where the quick view
+ * cannot tell what frame() would answer. */
 struct mc_supp_stack {
 	const struct mc_frame_info *(*frame)(void *arg, int i);
 	void *arg;
+	const struct mc_frame_info *(*quick)(void *arg, int i, bool *deep);
+	bool (*may_name)(void *arg, int i, const char *s, size_t len);
 };
 /* The first leak entry whose kinds include kind (enum mc_kind) and whose
  * frames match a prefix of the stack, alone or behind one or two virtual

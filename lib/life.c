@@ -23,6 +23,13 @@
  *   most cases; valgrind redirects every object's malloc to its own.
  *   The constructor asks with one malloc that interpose.c answers itself
  *   (mc_probe_arm): the allocator never sees it.
+ * - A program the programs rule leaves out (a test driver's shells and
+ *   tools) should cost no more than loading the library: the rule is
+ *   applied in mc_resolve, from the options and the executable's path,
+ *   before any table, descriptor or handler exists, and such a process
+ *   only forwards from then on.  The environment is not there yet when
+ *   the dynamic linker's own malloc comes first; then everything starts
+ *   and the constructor leaves the program out as it always did.
  * - Fork: one pthread_atfork registration, made where the first of the
  *   three it replaces was (fault.c's, then account.c's, then
  *   mappings.c's; nothing registers in between), so the handlers run in
@@ -67,6 +74,66 @@ static void *next_symbol(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
+/* Every module's start, in order, once the forwarding table is there. */
+static void start_all(void)
+{
+	mc_guard_enter();
+	mc_footprint_init(); /* first: counts every mapping after it */
+	mc_own_work_begin(false);
+	mc_options_say();
+	/* Clearing blocks serves the scan alone, and would hide the
+	 * program's reads of uninitialised bytes from valgrind. */
+	if (!mc_opt.track || !mc_opt.scan || MC_ON_VALGRIND)
+		mc_opt.scrub = 0;
+	mc_cxx_resolve(mc_is_active ? mc_real.base : NULL); /* after the options */
+	mc_fault_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	mc_blocks_init();
+	mc_stacks_init();
+	mc_snapshot_init();
+	mc_account_sampler_set(mc_timeline_sample);
+	mc_account_init();
+	mc_allocator_detect();
+	if (!mc_opt.track)
+		mc_limits_init(); /* for count-only malloc alone */
+	mc_own_work_end();
+	mc_guard_leave();
+	/* Bypassed, nothing is counted: counting only the functions
+	 * the allocator lacks would report their blocks as leaks. */
+	if (mc_is_active) {
+		atomic_store_explicit(&mc_state, MC_READY, memory_order_release);
+		if (mc_opt.track)
+			atomic_store_explicit(&mc_track_ready, 1, memory_order_release);
+	}
+}
+
+/* Whether this process gets the process region (programs.c), decided
+ * once; -1 until then. */
+static int verdict = -1;
+static int verdict_errno; /* why the executable could not be read */
+/* A program left out that is only preloaded: memcheck forwards, as if
+ * it were not there, and sets up nothing. */
+static bool forward_only;
+
+/* Decided at start-up where the environment can be read yet: a program
+ * the rule leaves out, and not linked with memcheck, then only forwards
+ * from its first call on.  None of memcheck's tables is made, no
+ * descriptor kept, no handler registered: a test driver's shells and
+ * tools pay only for loading the library.  (The dynamic linker may call
+ * malloc before the C library has set environ; the constructor decides
+ * then, as it always did.) */
+static bool leave_out_early(void)
+{
+	if (!environ)
+		return false;
+	verdict = mc_process_verdict();
+	verdict_errno = errno;
+	/* Forwarding only, without the start-up probe: whoever serves the
+	 * calls, nothing is counted and nothing said (process_begin). */
+	forward_only = verdict == MC_PROCESS_LEFT_OUT && !mc_linked_in();
+	return forward_only;
+}
+
 /* Fill the forwarding table, then start the rest of memcheck.  Safe to
  * call from any thread at any time; only the first call does work. */
 void mc_resolve(void)
@@ -84,36 +151,12 @@ void mc_resolve(void)
 		mc_mappings_resolve(next_symbol);
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
+		mc_options_init(); /* nothing opened or written yet */
+		if (leave_out_early())
+			mc_is_active = 0; /* C++'s new and delete found when called */
 		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
-
-		mc_guard_enter();
-		mc_footprint_init(); /* first: counts every mapping after it */
-		mc_own_work_begin(false);
-		mc_options_init();
-		/* Clearing blocks serves the scan alone, and would hide the
-		 * program's reads of uninitialised bytes from valgrind. */
-		if (!mc_opt.track || !mc_opt.scan || MC_ON_VALGRIND)
-			mc_opt.scrub = 0;
-		mc_cxx_resolve(mc_is_active ? mc_real.base : NULL); /* after the options */
-		mc_fault_init();
-		pthread_atfork(fork_prepare, fork_parent, fork_child);
-		mc_blocks_init();
-		mc_stacks_init();
-		mc_snapshot_init();
-		mc_account_sampler_set(mc_timeline_sample);
-		mc_account_init();
-		mc_allocator_detect();
-		if (!mc_opt.track)
-			mc_limits_init(); /* for count-only malloc alone */
-		mc_own_work_end();
-		mc_guard_leave();
-		/* Bypassed, nothing is counted: counting only the functions
-		 * the allocator lacks would report their blocks as leaks. */
-		if (mc_is_active) {
-			atomic_store_explicit(&mc_state, MC_READY, memory_order_release);
-			if (mc_opt.track)
-				atomic_store_explicit(&mc_track_ready, 1, memory_order_release);
-		}
+		if (!forward_only)
+			start_all();
 	}
 	atomic_flag_clear_explicit(&lock, memory_order_release);
 	errno = saved;
@@ -166,40 +209,32 @@ static void at_exit(int status, void *arg);
 /* The process region, when this process gets one: MEMCHECK_PROCESS, and
  * MEMCHECK_PROGRAMS's rule (programs.c).  A program left out that is
  * only preloaded only forwards, as if memcheck were not there, not even
- * holding a copy of standard error; one linked with memcheck keeps
+ * holding a copy of standard error (mc_resolve decides so before
+ * anything is set up, where it can); one linked with memcheck keeps
  * counting for its own regions. */
 static void process_begin(void)
 {
-	bool on = mc_opt.process_region == MC_ON;
-	if (mc_opt.process_region == MC_AUTO) {
-		const char *pre = getenv("LD_PRELOAD");
-		on = pre && strstr(pre, "libmemcheck");
+	if (verdict < 0) {
+		verdict = mc_process_verdict();
+		verdict_errno = errno;
 	}
-	bool left_out = false;
-	if (on) {
-		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n > 0) {
-			exe[n] = 0;
-			on = mc_program_under_test(exe);
-			left_out = !on;
-		} else {
-			mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
-			       "reporting this process as a program under test",
-			       strerror(errno));
-		}
-	}
-	bool forward_only = false;
+	bool on = verdict == MC_PROCESS_MEASURED || verdict == MC_PROCESS_NO_EXE;
+	bool left_out = verdict == MC_PROCESS_LEFT_OUT;
+	if (verdict == MC_PROCESS_NO_EXE)
+		mc_log("MEMCHECK_PROGRAMS: cannot read /proc/self/exe (%s); "
+		       "reporting this process as a program under test",
+		       strerror(verdict_errno));
+	bool only_forward = false;
 	if (mc_is_active && !calls_reach_us()) {
 		bypass();
 		left_out = false; /* say so */
 	} else if (left_out && mc_is_active && !mc_linked_in()) {
 		bypass();
 		mc_text_release_stderr();
-		forward_only = true;
+		only_forward = true;
 	}
 	static bool watching;
-	if (!forward_only && !watching)
+	if (!only_forward && !watching)
 		watching = on_exit(at_exit, NULL) == 0;
 	mc_guard_enter();
 	if (!mc_is_active && !left_out)
@@ -212,6 +247,8 @@ static void process_begin(void)
 __attribute__((constructor)) static void mc_constructor(void)
 {
 	mc_resolve();
+	if (forward_only)
+		return;
 	mc_guard_enter();
 	mc_suppress_init();
 	mc_roots_init();

@@ -2,6 +2,13 @@
  * options.c - the MEMCHECK_* environment variables, parsed from the one
  * table in options.def.  Bad values get one line on stderr naming the
  * variable, the value and what was expected; the default stays in force.
+ *
+ * Parsing and saying are two steps: start-up parses first, with nothing
+ * open and nothing written, because the options decide whether this
+ * process is measured at all (MEMCHECK_PROGRAMS, MEMCHECK_PROCESS); a
+ * program left out only forwards and says nothing (life.c).  Only a
+ * process that goes on opens its text (MEMCHECK_LOG) and hears about its
+ * bad values (mc_options_say).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -36,6 +43,8 @@ static const struct option_def options[] = {
 
 /* File options made absolute at start-up: the program may chdir later. */
 static char paths[MC_ARRAY_SIZE(options)][4096];
+/* The options whose value did not parse, said by mc_options_say. */
+static bool bad_value[MC_ARRAY_SIZE(options)];
 
 static const char *absolute(size_t i, const char *path)
 {
@@ -96,38 +105,36 @@ static bool parse_int(const char *s, const char *range, int *out)
 	return true;
 }
 
-/* Store the value (or, when it is bad, the default) of one option. */
-static void set_option(const struct option_def *o, const char *val, bool is_default)
+/* Store the value of one option; false when it does not parse (the
+ * field is left as it was). */
+static bool set_option(const struct option_def *o, const char *val)
 {
 	void *field = (char *)&mc_opt + o->offset;
-	int iv;
+	int iv = -1;
 	switch (o->kind) {
 	case STR:
 		*(const char **)field = *val ? val : NULL;
-		return;
+		return true;
 	case BOOL:
 		iv = parse_bool(val);
-		if (iv >= 0) {
-			*(int *)field = iv;
-			return;
-		}
 		break;
 	case INT:
-		if (parse_int(val, o->values, &iv)) {
-			*(int *)field = iv;
-			return;
-		}
+		if (!parse_int(val, o->values, &iv))
+			return false;
 		break;
 	case ENUM:
 		iv = enum_index(o->values, val);
-		if (iv >= 0) {
-			*(int *)field = iv;
-			return;
-		}
 		break;
 	}
-	if (is_default)
-		return; /* cannot happen: the table's defaults parse */
+	if (iv < 0)
+		return false;
+	*(int *)field = iv;
+	return true;
+}
+
+/* One line for a value that did not parse: the default stays. */
+static void say_bad(const struct option_def *o, const char *val)
+{
 	if (o->kind == INT)
 		mc_log("%s=%s: expected an integer from %.*s to %s; using %s", o->name, val,
 		       (int)(strchr(o->values, ':') - o->values), o->values,
@@ -135,7 +142,6 @@ static void set_option(const struct option_def *o, const char *val, bool is_defa
 	else
 		mc_log("%s=%s: expected %s %s; using %s", o->name, val,
 		       o->kind == ENUM ? "one of" : "a boolean,", o->values, o->def);
-	set_option(o, o->def, true);
 }
 
 /* A setuid or setgid program (secure execution, AT_SECURE) runs for a
@@ -150,9 +156,8 @@ static void init_one(size_t i)
 {
 	const struct option_def *o = &options[i];
 	const char *v = secure_getenv(o->name);
-	set_option(o, o->def, true);
-	if (v)
-		set_option(o, v, false);
+	set_option(o, o->def); /* the table's defaults parse */
+	bad_value[i] = v && !set_option(o, v);
 	const char **field = (const char **)((char *)&mc_opt + o->offset);
 	if (o->kind == STR && strcmp(o->values, "FILE") == 0)
 		*field = absolute(i, *field);
@@ -174,17 +179,19 @@ static void say_ignored(void)
 
 void mc_options_init(void)
 {
-	/* MEMCHECK_LOG first: complaints about the others go where it says. */
-	size_t log = 0;
-	while (options[log].offset != offsetof(struct mc_options, log))
-		log++;
-	init_one(log);
-	mc_text_open(mc_opt.log);
 	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
-		if (i != log)
-			init_one(i);
+		init_one(i);
 	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)
 		mc_opt.stack_depth = MC_MAX_DEPTH;
+}
+
+void mc_options_say(void)
+{
+	/* MEMCHECK_LOG first: complaints about the others go where it says. */
+	mc_text_open(mc_opt.log);
+	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
+		if (bad_value[i])
+			say_bad(&options[i], secure_getenv(options[i].name));
 	if (getauxval(AT_SECURE))
 		say_ignored();
 }

@@ -21,8 +21,14 @@
  *   with #!, AT_EXECFN) is not a compiled test program wherever it lies:
  *   a virtualenv's python, a libtool wrapper script's shell.
  * MEMCHECK_PROGRAMS replaces the rule with patterns ('*': every program).
+ *
+ * The verdict (mc_process_verdict) is reached at start-up before any of
+ * memcheck's tables exist, from the options and the executable's path
+ * alone: a program left out then sets nothing up at all (life.c), and
+ * a test driver's shells and tools pay only for loading the library.
  */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
@@ -111,4 +117,21 @@ bool mc_program_under_test(const char *exe)
 	if (mc_opt.programs)
 		return mc_program_matches(mc_opt.programs, exe);
 	return !mc_program_installed(exe) && !runs_script(exe);
+}
+
+int mc_process_verdict(void)
+{
+	bool on = mc_opt.process_region == MC_ON;
+	if (mc_opt.process_region == MC_AUTO) {
+		const char *pre = getenv("LD_PRELOAD");
+		on = pre && strstr(pre, "libmemcheck");
+	}
+	if (!on)
+		return MC_PROCESS_NONE;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return MC_PROCESS_NO_EXE;
+	exe[n] = 0;
+	return mc_program_under_test(exe) ? MC_PROCESS_MEASURED : MC_PROCESS_LEFT_OUT;
 }

@@ -140,12 +140,22 @@ static void load(void)
 	}
 }
 
-/* A leak record's stack, symbolized only as far as matching reads it. */
+struct memo;
+
+/* A leak record's stack, symbolized only as far as matching reads it:
+ * the frames (debug information read, inlined calls expanded) and the
+ * quick view (symbol tables' names, one frame a return address), each
+ * frame resolved once however many entries look at it. */
 struct lazy {
 	const uintptr_t *pcs;
 	int npcs, next;
 	struct mc_frame_info *f;
 	int n, cap;
+	struct mc_frame_info *q;  /* [npcs], quick frames */
+	bool *deep;               /* [npcs] */
+	int nq;                   /* q[0, nq) resolved */
+	struct memo *memo;        /* the region's, for may_name */
+	size_t *nmemo;
 };
 
 static const struct mc_frame_info *lazy_frame(void *arg, int i)
@@ -157,6 +167,60 @@ static const struct mc_frame_info *lazy_frame(void *arg, int i)
 					    room < MC_MAX_INLINE ? room : MC_MAX_INLINE);
 	}
 	return i < z->n ? &z->f[i] : NULL;
+}
+
+static const struct mc_frame_info *quick_frame(void *arg, int i, bool *deep)
+{
+	struct lazy *z = arg;
+	if (i >= z->npcs)
+		return NULL;
+	while (z->nq <= i) {
+		mc_symbolize_quick(z->pcs[z->nq], &z->q[z->nq], &z->deep[z->nq]);
+		z->nq++;
+	}
+	*deep = z->deep[i];
+	return &z->q[i];
+}
+
+/* may_name's answers for this region's records, by (return address,
+ * pattern): a return address is in many records, and each entry asks
+ * again.  Open addressing, at most half full; past that, asked anew. */
+#define MEMO_CAP 1024
+struct memo {
+	uintptr_t pc;             /* 0: free */
+	const char *s;
+	bool found;
+};
+
+static bool may_name(void *arg, int i, const char *s, size_t len)
+{
+	struct lazy *z = arg;
+	uintptr_t pc = z->pcs[i];
+	size_t h = (size_t)(((pc ^ (uintptr_t)s) * 0x9e3779b97f4a7c15ull) >> 54) & (MEMO_CAP - 1);
+	struct memo *m = z->memo;
+	for (; m && m[h].pc; h = (h + 1) & (MEMO_CAP - 1))
+		if (m[h].pc == pc && m[h].s == s)
+			return m[h].found;
+	bool found = mc_symbolize_may_name(pc, s, len);
+	if (m && pc && 2 * (*z->nmemo + 1) <= MEMO_CAP) {
+		m[h] = (struct memo){ pc, s, found };
+		++*z->nmemo;
+	}
+	return found;
+}
+
+/* Is the quick view sure to see every frame: can the frames, each deep
+ * one expanded into at most MC_MAX_INLINE, not run past the cap where
+ * lazy_frame stops? */
+static bool quick_covers(struct lazy *z)
+{
+	int deep = 0;
+	bool d;
+	if (z->npcs * MC_MAX_INLINE <= z->cap)
+		return true;
+	for (int i = 0; i < z->npcs; i++)
+		deep += quick_frame(z, i, &d) && d;
+	return z->npcs + deep * (MC_MAX_INLINE - 1) <= z->cap;
 }
 
 /* The stack an entry is written from: past the allocation functions
@@ -178,7 +242,7 @@ static void gen(const char *region, const struct mc_leak *l, const struct mc_sup
 	const uintptr_t *pcs;
 	int npcs = mc_stack_get_code(l->stack, &pcs);
 	struct past skip = { full, mc_allocfn_lead(pcs, npcs) };
-	struct mc_supp_stack past = { past_frame, &skip };
+	struct mc_supp_stack past = { .frame = past_frame, .arg = &skip };
 	const struct mc_supp_stack *st = skip.skip ? &past : full;
 	static _Atomic unsigned counter;
 	char name[200], safe[160];
@@ -216,9 +280,12 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	size_t ns = mc_supp_count(supps);
 	if (!ns && !mc_opt.gen_suppressions)
 		return;
-	size_t fbytes = (size_t)MC_MAX_DEPTH * 2 * sizeof(struct mc_frame_info);
+	size_t fbytes = (size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) +
+			(size_t)MC_MAX_DEPTH * sizeof(bool);
+	size_t mbytes = MEMO_CAP * sizeof(struct memo), nmemo = 0;
+	struct memo *memo = mc_map_lazy(mbytes);
 	size_t cbytes = (ns ? ns : 1) * sizeof(struct mc_supp_used);
-	struct mc_frame_info *frames = mc_map(fbytes);
+	struct mc_frame_info *frames = mc_map_lazy(fbytes); /* touched as resolved */
 	struct mc_supp_used *count = mc_map(cbytes);
 	if (!frames || !count) {
 		mc_log("no memory to match suppressions: none applied");
@@ -230,10 +297,19 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
-		struct lazy z = { .f = frames, .cap = MC_MAX_DEPTH * 2 };
+		struct lazy z = { .f = frames, .cap = MC_MAX_DEPTH * 2,
+				  .q = frames + MC_MAX_DEPTH * 2,
+				  .deep = (bool *)(frames + MC_MAX_DEPTH * 3),
+				  .memo = memo, .nmemo = &nmemo };
 		z.npcs = mc_stack_get_code(l->stack, &z.pcs);
-		struct mc_supp_stack st = { lazy_frame, &z };
+		struct mc_supp_stack st = { lazy_frame, &z, NULL, NULL };
+		if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
+			st.quick = quick_frame;
+			st.may_name = may_name;
+		}
 		long m = mc_supp_match(supps, (int)l->kind, &st, self);
+		/* gen() writes from the frames alone */
+		st.quick = NULL;
 		if (m < 0) {
 			if (mc_opt.gen_suppressions)
 				gen(res->name, l, &st);
@@ -265,6 +341,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		}
 	}
 done:
+	if (memo)
+		mc_unmap(memo, mbytes);
 	if (frames)
 		mc_unmap(frames, fbytes);
 	if (count)

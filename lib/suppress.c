@@ -16,7 +16,19 @@
  *
  * Entries for other tools and other Memcheck kinds are parsed as
  * valgrind parses them and kept out of the set: memcheck applies leak
- * suppressions only.  Everything lives in mmap'd memory (an arena of
+ * suppressions only.
+ *
+ * Matching reads frames with their debug information (inlined calls
+ * expanded, as valgrind names them), which for a test program built
+ * with -g cost most of a short process's exit: almost every entry ends
+ * in '... fun:NAME', whose rejection reads the whole stack, the
+ * program's frames too.  So where the library gives a quick view (one
+ * frame a return address, symbol-table names), an entry is matched on
+ * it first, as two automata at once (match_quick): one that proves a
+ * match, one that proves there is none, reading a frame with debug
+ * information as the k >= 1 frames it may become, named only by
+ * strings that information holds.  Only what neither proves goes to
+ * the frames; tests/unit_supp.c checks the answers are the frames'.  Everything lives in mmap'd memory (an arena of
  * chunks), never malloc: the library uses this file inside the malloc
  * interposer.  The CLI, the unit test and the fuzz target use it too;
  * nothing here depends on the rest of the library but util.c.
@@ -36,7 +48,11 @@ struct supp_frame {
 	uint8_t kind;
 	int line;                 /* src: line, 0 for any */
 	const char *pat;
+	const char *lit;          /* fun: its longest plain run (literal_run), or NULL */
+	size_t litlen;
 };
+
+static size_t literal_run(const char *pat, char *buf, size_t cap);
 
 struct mc_supp {
 	const char *name, *file;
@@ -301,7 +317,15 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 		}
 	}
 	f->pat = arena_str(s, line, len);
-	if (!f->pat) {
+	f->lit = NULL;
+	f->litlen = 0;
+	char lit[128];
+	size_t n = f->pat && f->kind == SF_FUN ? literal_run(f->pat, lit, sizeof lit) : 0;
+	if (n) {
+		f->lit = arena_str(s, lit, n);
+		f->litlen = n;
+	}
+	if (!f->pat || (n && !f->lit)) {
 		fail(r, r->lineno, "out of memory");
 		return false;
 	}
@@ -656,6 +680,31 @@ static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
 	}
 }
 
+/* The longest run of plain characters in a pattern, unescaped, into buf
+ * (cap bytes at most): every name the pattern matches contains it.
+ * Returns its length, 0 when the pattern has none. */
+static size_t literal_run(const char *pat, char *buf, size_t cap)
+{
+	size_t best = 0, n = 0;
+	char cur[128];
+	for (const char *q = pat;; q++) {
+		if (*q == '\\' && q[1]) {
+			q++;    /* the next character as it is */
+		} else if (!*q || *q == '*' || *q == '?' || *q == '\\') {
+			if (n > best && n <= cap) {
+				memcpy(buf, cur, n);
+				best = n;
+			}
+			n = 0;
+			if (!*q)
+				return best;
+			continue;
+		}
+		if (n < sizeof cur)  /* a longer run: its start is in every name too */
+			cur[n++] = *q;
+	}
+}
+
 /* The entry's frames against a prefix of the stack, '...' standing for
  * zero or more frames: the classic wildcard walk, each frame a letter,
  * with the pattern's end open (the stack may go on). */
@@ -683,6 +732,120 @@ static bool match_frames(const struct mc_supp *e, const struct cursor *c)
 	}
 }
 
+/* ---- matching on the quick view -------------------------------------- */
+
+/* A quick frame that is deep stands for the k >= 1 frames its debug
+ * information makes of it (inlined ones first), all in its object,
+ * named by that information or, the outermost, by the symbol table as
+ * the quick frame is.  Every name the debug information gives is in its
+ * string data: a pattern whose longest plain run is not there matches
+ * none of them (may_name).  Could p match one of the k? */
+static bool deep_may_match(const struct supp_frame *p, const struct mc_supp_stack *st, int i,
+			   const struct mc_frame_info *f, const char *self)
+{
+	if (match_one(p, f, self))
+		return true;
+	switch (p->kind) {
+	case SF_OBJ:
+		return false;   /* the object is f's for all k */
+	case SF_FUN:
+		return !p->lit || !st->may_name || st->may_name(st->arg, i, p->lit, p->litlen);
+	default:
+		return true;    /* src: the file:line is not known */
+	}
+}
+
+/* The states '...' lets the automaton reach without taking a frame. */
+static uint32_t dots_closure(const struct mc_supp *e, uint32_t states)
+{
+	for (int p = 0; p < e->nframes; p++)
+		if ((states >> p & 1) && e->frames[p].kind == SF_DOTS)
+			states |= 1u << (p + 1);
+	return states;
+}
+
+/* The states after one frame that patterns allow (bit p: pattern frame
+ * p takes it; '...' takes any). */
+static uint32_t step(const struct mc_supp *e, uint32_t states, uint32_t allow)
+{
+	uint32_t next = 0;
+	for (int p = 0; p < e->nframes; p++)
+		if (states >> p & 1)
+			next |= e->frames[p].kind == SF_DOTS ? 1u << p :
+				allow >> p & 1 ? 1u << (p + 1) : 0;
+	return dots_closure(e, next);
+}
+
+enum { NO, YES, UNSURE };
+
+/* Into *allow, for each pattern frame of states not in *tried: does it
+ * take frame f (i), exactly or, deep, maybe? */
+static void ask(const struct mc_supp *e, uint32_t states, uint32_t *tried, uint32_t *allow,
+		const struct mc_supp_stack *st, int i, const struct mc_frame_info *f, bool deep,
+		const char *self)
+{
+	for (int p = 0; p < e->nframes; p++) {
+		if (!(states >> p & 1) || (*tried >> p & 1) || e->frames[p].kind == SF_DOTS)
+			continue;
+		*tried |= 1u << p;
+		if (deep ? deep_may_match(&e->frames[p], st, i, f, self) :
+		    match_one(&e->frames[p], f, self))
+			*allow |= 1u << p;
+	}
+}
+
+/* The entry against the quick view, as an automaton over its frames
+ * (state p: the first p pattern frames matched; the pattern's end open),
+ * the virtual frames before the stack 0, 1 or 2 of them, run twice at
+ * once.  sure: a deep frame is taken by '...' alone, so a match found
+ * so is one on the frames too, the '...' taking all k.  may: a deep
+ * frame is read as k >= 1 frames any pattern deep_may_match allows
+ * takes, so the frames match no way may does not.  YES, NO, or UNSURE
+ * (ask the frames). */
+static int match_quick(const struct mc_supp *e, const struct mc_supp_stack *st, const char *self)
+{
+	const uint32_t done = 1u << e->nframes; /* nframes <= 24 */
+	uint32_t v = 0, vt = 0;  /* the patterns a virtual frame takes */
+	uint32_t s0 = dots_closure(e, 1);
+	ask(e, s0, &vt, &v, st, -1, NULL, false, self);
+	uint32_t s1 = step(e, s0, v);
+	ask(e, s1, &vt, &v, st, -1, NULL, false, self);
+	uint32_t s2 = step(e, s1, v);
+	uint32_t sure = s0 | s1 | s2, may = sure;
+	bool may_done = false;
+	for (int i = 0;; i++) {
+		if (sure & done)
+			return YES;
+		may_done |= (may & done) != 0;
+		if (!sure && (may_done || !may))
+			return may_done ? UNSURE : NO;
+		bool deep;
+		const struct mc_frame_info *f = st->quick(st->arg, i, &deep);
+		if (!f)
+			return may_done ? UNSURE : NO;
+		/* Which patterns take this frame (allow), each asked once, for
+		 * the states that need it. */
+		uint32_t allow = 0, tried = 0;
+		if (!deep) {
+			ask(e, sure | (may_done ? 0 : may), &tried, &allow, st, i, f, false, self);
+			sure = step(e, sure, allow);
+			may = step(e, may, allow);
+			continue;
+		}
+		sure = step(e, sure, 0);  /* '...' alone */
+		if (may_done)
+			continue;
+		uint32_t from = may, next = 0;
+		while (from) {            /* k = 1, 2, ... copies */
+			ask(e, from, &tried, &allow, st, i, f, true, self);
+			uint32_t got = step(e, from, allow);
+			from = got & ~next;
+			next |= got;
+		}
+		may = next;
+	}
+}
+
 long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stack *st,
 		   const char *self)
 {
@@ -693,7 +856,10 @@ long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stac
 		/* valgrind's stacks have one allocation frame, or two: its
 		 * posix_memalign calls its memalign, and in a program with
 		 * libmemcheck preloaded its malloc is called by memcheck's. */
-		for (int nv = 0; nv <= 2; nv++) {
+		int quick = st->quick ? match_quick(e, st, self) : UNSURE;
+		if (quick == YES)
+			return (long)k;
+		for (int nv = 0; nv <= 2 && quick == UNSURE; nv++) {
 			struct cursor c = { st, nv, self };
 			if (match_frames(e, &c))
 				return (long)k;

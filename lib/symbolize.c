@@ -9,6 +9,15 @@
  * Names come from symtab.c's copy of each module's symbol table, the
  * names libdw would give, found without libdw's walk of the table.
  *
+ * Suppression matching asks first for the quick frame
+ * (mc_symbolize_quick: the symbol table's name, no file:line, no
+ * inlined frames, no DWARF read) and whether the debug information
+ * could name something containing a string (mc_symbolize_may_name: a
+ * search of the module's own .debug_str, .debug_line_str and
+ * .debug_info bytes, which hold every name libdw can give, unless the
+ * names may lie in another file); the full frames are read for what it
+ * cannot decide, and for what is printed.
+ *
  * Runs with the recursion guard held, so libdw may allocate freely; this
  * file itself never calls malloc.
  */
@@ -62,6 +71,15 @@ static struct {
 	__typeof__(dwarf_linesrc) *linesrc;
 	__typeof__(dwarf_lineno) *lineno;
 	bool cu_walk;
+	/* For mc_symbolize_may_name; optional: without them every name
+	 * may be there. */
+	__typeof__(dwfl_module_getelf) *getelf;
+	__typeof__(elf_getshdrstrndx) *getshdrstrndx;
+	__typeof__(elf_strptr) *strptr;
+	__typeof__(elf_nextscn) *nextscn;
+	__typeof__(gelf_getshdr) *getshdr;
+	__typeof__(elf_getdata) *getdata;
+	bool strings;
 } dw;
 
 enum { DW_UNTRIED, DW_LOADED, DW_MISSING };
@@ -136,6 +154,14 @@ static bool load_libdw(void)
 	dw.lineno = dlsym(h, "dwarf_lineno");
 	dw.cu_walk = dw.getdwarf && dw.nextcu && dw.offdie && dw.ranges && dw.getsrc_die &&
 		     dw.linesrc && dw.lineno;
+	dw.getelf = dlsym(h, "dwfl_module_getelf");
+	dw.getshdrstrndx = dlsym(h, "elf_getshdrstrndx");
+	dw.strptr = dlsym(h, "elf_strptr");
+	dw.nextscn = dlsym(h, "elf_nextscn");
+	dw.getshdr = dlsym(h, "gelf_getshdr");
+	dw.getdata = dlsym(h, "elf_getdata");
+	dw.strings = dw.getelf && dw.getshdrstrndx && dw.strptr && dw.nextscn && dw.getshdr &&
+		     dw.getdata;
 	mc_symtab_bind(h);
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;
@@ -251,6 +277,44 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 	t->n = n;
 }
 
+/* The string data of a module's debug information, for
+ * mc_symbolize_may_name: every name libdw can read from it (DW_AT_name,
+ * DW_AT_linkage_name) lies in .debug_str, .debug_line_str or, inline,
+ * in .debug_info, all in the module's own file.  Where names may come
+ * from elsewhere (a separate debug file, dwz's shared file, split DWARF,
+ * compressed sections) it is not usable and every name may be there.
+ * What it answered is kept, a few lookups a module. */
+struct dstr {
+	bool built, usable;
+	bool none;              /* no debug information at all, here or elsewhere */
+	const char *p[5];       /* .debug_info, .debug_str, .debug_line_str, */
+	size_t n[5];            /* .debug_aranges, .debug_abbrev */
+	Dwarf_Addr bias;
+};
+
+/* What dstr_has answered, for all modules: apart from mod_caches, whose
+ * slots each lookup walks (every page of them is a page fault a short
+ * process pays). */
+#define DSTR_MEMO 64
+#define DSTR_MEMO_LEN 48
+static struct {
+	const struct dstr *d;
+	size_t cu;      /* the unit searched, SIZE_MAX: all */
+	uint8_t len;
+	bool found;
+	char s[DSTR_MEMO_LEN];
+} dstr_memo[DSTR_MEMO];
+static int dstr_nmemo;
+/* The units addresses were found in, by range, a few: the addresses of
+ * one stack lie in a few functions. */
+#define UNIT_MEMO 16
+static struct unit_memo {
+	const struct dstr *d;
+	uint64_t lo, hi;
+	size_t off, n;  /* off SIZE_MAX: all of .debug_info */
+} unit_memo[UNIT_MEMO];
+static unsigned unit_next;
+
 /* What is built for a module once, on first need; a few modules at a
  * time (the program and the libraries it leaks from), the oldest
  * replaced. */
@@ -258,6 +322,7 @@ struct mod_cache {
 	Dwfl_Module *mod;       /* NULL: a free slot */
 	struct cu_table cu;     /* its compile units, where libdw finds none */
 	struct mc_symtab sym;   /* its symbols, for names */
+	struct dstr str;        /* its debug information's strings */
 };
 
 static struct mod_cache mod_caches[16];
@@ -267,6 +332,13 @@ static void mod_cache_free(struct mod_cache *c)
 {
 	cu_table_free(&c->cu);
 	mc_symtab_free(&c->sym);
+	for (int i = 0; i < dstr_nmemo; i++)
+		if (dstr_memo[i].d == &c->str)
+			dstr_memo[i].d = NULL;
+	for (int i = 0; i < UNIT_MEMO; i++)
+		if (unit_memo[i].d == &c->str)
+			unit_memo[i].d = NULL;
+	c->str = (struct dstr){ 0 };
 	c->mod = NULL;
 }
 
@@ -307,6 +379,266 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 		if (r[i].end > a)
 			return dw.offdie(dbg, r[i].die, die);
 	return NULL;
+}
+
+/* The sections a module's debug names are read from, checked once.
+ * Not usable: no .debug_info of its own (libdw then looks for a
+ * separate file), compressed sections (their bytes are not the
+ * strings), dwz's shared file (.gnu_debugaltlink), a supplementary file
+ * (.debug_sup), split DWARF (.debug_addr; DWARF 5 skeleton units):
+ * names may then lie elsewhere. */
+static void dstr_build(struct dstr *d, Dwfl_Module *mod)
+{
+	d->built = true;
+	Dwarf_Addr bias;
+	Elf *elf = dw.strings ? dw.getelf(mod, &bias) : NULL;
+	size_t shstrndx;
+	if (!elf || dw.getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	static const char *const want[] = { ".debug_info", ".debug_str", ".debug_line_str",
+					    ".debug_aranges", ".debug_abbrev" };
+	d->bias = bias;
+	bool elsewhere = false, info = false;
+	for (Elf_Scn *scn = NULL; (scn = dw.nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name = dw.getshdr(scn, &sh) ? dw.strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (!name)
+			return;
+		/* (A stripped Debian binary keeps .gnu_debugaltlink: it
+		 * counts only beside debug information.) */
+		elsewhere |= strncmp(name, ".zdebug", 7) == 0 ||
+			     strcmp(name, ".gnu_debugaltlink") == 0 ||
+			     strcmp(name, ".debug_sup") == 0 || strcmp(name, ".debug_addr") == 0 ||
+			     (strncmp(name, ".debug_", 7) == 0 && (sh.sh_flags & SHF_COMPRESSED));
+		for (size_t k = 0; k < MC_ARRAY_SIZE(want); k++) {
+			if (strcmp(name, want[k]) != 0)
+				continue;
+			info |= k == 0;
+			Elf_Data *data = sh.sh_type == SHT_NOBITS ? NULL : dw.getdata(scn, NULL);
+			if (data && data->d_buf && data->d_size >= sh.sh_size) {
+				d->p[k] = data->d_buf;
+				d->n[k] = data->d_size;
+			}
+		}
+	}
+	if (!info) {
+		/* libdw looks for a separate file: is there one? */
+		Dwarf_Addr b;
+		d->none = dw.getdwarf && !dw.getdwarf(mod, &b);
+		return;
+	}
+	if (elsewhere || !d->p[0])
+		return;
+	/* DWARF 5 unit headers: a skeleton or split unit's names are in a
+	 * .dwo file. */
+	const unsigned char *u = (const unsigned char *)d->p[0];
+	for (size_t off = 0, n = d->n[0]; off + 11 < n;) {
+		uint32_t len32;
+		uint64_t len;
+		uint16_t version;
+		memcpy(&len32, u + off, 4);
+		size_t head = 4;
+		len = len32;
+		if (len32 == 0xffffffffu) {
+			memcpy(&len, u + off + 4, 8);
+			head = 12;
+		} else if (len32 >= 0xfffffff0u) {
+			return;
+		}
+		if (off + head + 3 > n || len > n - off - head)
+			return;
+		memcpy(&version, u + off + head, 2);
+		if (version >= 5 && (u[off + head + 2] == DW_UT_skeleton ||
+				     u[off + head + 2] == DW_UT_split_compile ||
+				     u[off + head + 2] == DW_UT_split_type))
+			return;
+		off += head + (size_t)len;
+	}
+	d->usable = true;
+}
+
+/* A little-endian reader over one section, failing past its end. */
+struct rd {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static uint64_t rd_u(struct rd *r, int n)
+{
+	uint64_t v = 0;
+	if (r->end - r->p < n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	for (int shift = 0; r->p < r->end && shift < 64; shift += 7) {
+		unsigned char b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return 0;
+}
+
+/* An initial length: the size of the offsets that follow into *wide. */
+static uint64_t rd_length(struct rd *r, bool *wide)
+{
+	uint64_t len = rd_u(r, 4);
+	*wide = len == 0xffffffffu;
+	if (*wide)
+		len = rd_u(r, 8);
+	else if (len >= 0xfffffff0u)
+		r->bad = true;
+	return len;
+}
+
+/* Does the abbreviation table at off name a form through which a unit's
+ * entries can take attributes from outside the unit (another unit, a
+ * type unit, another file) or whose form is given only in the entry? */
+static bool abbrev_reaches_out(const struct dstr *d, uint64_t off)
+{
+	if (off >= d->n[4])
+		return true;
+	struct rd r = { (const unsigned char *)d->p[4] + off,
+			(const unsigned char *)d->p[4] + d->n[4], false };
+	while (rd_uleb(&r) && !r.bad) {    /* code; 0 ends the table */
+		rd_uleb(&r);                /* tag */
+		rd_u(&r, 1);                /* children */
+		for (;;) {
+			uint64_t at = rd_uleb(&r), form = rd_uleb(&r);
+			if (r.bad)
+				return true;
+			if (!at && !form)
+				break;
+			if (form == DW_FORM_ref_addr || form == DW_FORM_ref_sig8 ||
+			    form == DW_FORM_indirect || form == DW_FORM_ref_sup4 ||
+			    form == DW_FORM_ref_sup8 || form == DW_FORM_strp_sup ||
+			    form == DW_FORM_GNU_ref_alt || form == DW_FORM_GNU_strp_alt)
+				return true;
+			if (form == DW_FORM_implicit_const)
+				rd_uleb(&r);        /* its value (signed: same length) */
+		}
+	}
+	return r.bad;
+}
+
+/* The bytes of the unit whose ranges hold addr (.debug_aranges), when
+ * every name of its entries lies in them or in the string sections:
+ * false to search all of .debug_info.  [*lo, *hi): the range found,
+ * which gives every address in it the same answer (empty: none). */
+static bool unit_of(const struct dstr *d, uint64_t addr, size_t *off, size_t *len, uint64_t *lo,
+		    uint64_t *hi)
+{
+	*lo = *hi = 0;
+	struct rd r = { (const unsigned char *)d->p[3], (const unsigned char *)d->p[3] + d->n[3],
+			!d->p[3] };
+	uint64_t cu = UINT64_MAX;
+	while (!r.bad && r.p < r.end && cu == UINT64_MAX) {
+		const unsigned char *set = r.p;
+		bool wide;
+		uint64_t setlen = rd_length(&r, &wide);
+		const unsigned char *next = r.p + setlen;
+		if (r.bad || setlen > (uint64_t)(r.end - r.p))
+			return false;
+		uint64_t version = rd_u(&r, 2), info = rd_u(&r, wide ? 8 : 4);
+		uint64_t asize = rd_u(&r, 1), ssize = rd_u(&r, 1);
+		if (r.bad || version != 2 || asize != 8 || ssize != 0)
+			return false;
+		r.p = set + ((size_t)(r.p - set) + 15) / 16 * 16;
+		while (r.p + 16 <= next) {
+			uint64_t a = rd_u(&r, 8), n = rd_u(&r, 8);
+			if (!a && !n)
+				break;
+			if (addr - a < n) {
+				cu = info;
+				*lo = a;
+				*hi = a + n;
+			}
+		}
+		r.p = next;
+	}
+	if (cu == UINT64_MAX || cu >= d->n[0])
+		return false;
+	struct rd u = { (const unsigned char *)d->p[0] + cu,
+			(const unsigned char *)d->p[0] + d->n[0], false };
+	bool wide;
+	uint64_t ulen = rd_length(&u, &wide);
+	const unsigned char *body = u.p;
+	uint64_t version = rd_u(&u, 2), abbrev;
+	if (version == 5) {
+		uint64_t type = rd_u(&u, 1);
+		rd_u(&u, 1);                /* address size */
+		abbrev = rd_u(&u, wide ? 8 : 4);
+		if (type != DW_UT_compile && type != DW_UT_partial)
+			return false;
+	} else if (version >= 2 && version <= 4) {
+		abbrev = rd_u(&u, wide ? 8 : 4);
+	} else {
+		return false;
+	}
+	if (u.bad || ulen > (uint64_t)(u.end - body) || abbrev_reaches_out(d, abbrev))
+		return false;
+	*off = (size_t)cu;
+	*len = (size_t)(body - ((const unsigned char *)d->p[0] + cu)) + (size_t)ulen;
+	return true;
+}
+
+/* Could a name the debug information gives at addr (the module's own
+ * address, less its bias) contain the len bytes at s?  The string
+ * sections are searched, and of .debug_info the unit that holds addr
+ * (the inlined functions there and the entries they name all lie in
+ * it, when no form reaches out of it) or else all of it. */
+static bool dstr_has(struct dstr *d, Dwfl_Module *mod, uint64_t addr, const char *s, size_t len)
+{
+	if (!d->built)
+		dstr_build(d, mod);
+	if (d->none)
+		return false;
+	if (!d->usable)
+		return true;
+	size_t off = 0, n = d->n[0];
+	addr -= d->bias;
+	int u = 0;
+	while (u < UNIT_MEMO && !(unit_memo[u].d == d && addr - unit_memo[u].lo <
+				  unit_memo[u].hi - unit_memo[u].lo))
+		u++;
+	if (u < UNIT_MEMO) {
+		off = unit_memo[u].off;
+		n = unit_memo[u].n;
+	} else {
+		uint64_t lo, hi;
+		if (!unit_of(d, addr, &off, &n, &lo, &hi)) {
+			off = SIZE_MAX;
+			n = d->n[0];
+		}
+		if (lo < hi)
+			unit_memo[unit_next++ % UNIT_MEMO] = (struct unit_memo){ d, lo, hi, off, n };
+	}
+	for (int i = 0; i < dstr_nmemo; i++)
+		if (dstr_memo[i].d == d && dstr_memo[i].cu == off && dstr_memo[i].len == len &&
+		    memcmp(dstr_memo[i].s, s, len) == 0)
+			return dstr_memo[i].found;
+	bool found = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
+		     (d->p[2] && memmem(d->p[2], d->n[2], s, len)) ||
+		     memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
+	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
+		dstr_memo[dstr_nmemo].d = d;
+		dstr_memo[dstr_nmemo].cu = off;
+		dstr_memo[dstr_nmemo].len = (uint8_t)len;
+		dstr_memo[dstr_nmemo].found = found;
+		memcpy(dstr_memo[dstr_nmemo++].s, s, len);
+	}
+	return found;
 }
 
 /* What mc_symbolize_frames gave each (pc, max) in this session, so
@@ -405,23 +737,34 @@ static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, i
 	pc_used++;
 }
 
+/* Has this process seen that the session is its own?  (Cleared with
+ * the session and in a forked child: getpid is a system call, and
+ * suppression matching asks for the session thousands of times.) */
+static bool session_checked;
+
 static void end_session(void)
 {
 	if (session)
 		dw.end(session);
 	session = NULL;
+	session_checked = false;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
 		mod_cache_free(&mod_caches[i]);
+	dstr_nmemo = 0;
+	memset(unit_memo, 0, sizeof unit_memo);
 	pc_cache_clear();
 }
 
 static Dwfl *get_session(void)
 {
+	if (session && session_checked)
+		return session;
 	/* A forked child (check runs each test in one) inherits the parent's
 	 * session, whose module list names the parent's pid. */
 	pid_t pid = getpid();
 	if (session && session_pid != pid)
 		end_session();
+	session_checked = true;
 	if (session)
 		return session;
 	Dwfl *d = dw.begin(&callbacks);
@@ -586,7 +929,10 @@ static bool in_system_object(uintptr_t addr)
 	       strncmp(name, "/lib64/", 7) == 0;
 }
 
-static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
+/* quick: the symbol table's name alone wherever (mc_symbolize_quick);
+ * *deep: whether the full resolution reads debug information at pc. */
+static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bool quick,
+			    bool *deep)
 {
 	/* The call instruction ends just before the return address; pc-1
 	 * lies inside it even when the call is a function's last one. */
@@ -599,11 +945,15 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	out->line = 0;
 	out->object[0] = 0;
 
+	bool full = false;
 	pthread_mutex_lock(&lock);
-	if (mc_opt.symbolize && load_libdw())
-		n = resolve_dwfl(addr, out, max,
-				 mc_opt.symbolize_system || !in_system_object(addr));
+	if (mc_opt.symbolize && load_libdw()) {
+		full = mc_opt.symbolize_system || !in_system_object(addr);
+		n = resolve_dwfl(addr, out, max, full && !quick);
+	}
 	pthread_mutex_unlock(&lock);
+	if (deep)
+		*deep = full;
 
 	/* dladdr fills what libdw could not: a module reported after the
 	 * session began, or a system without libdw. */
@@ -632,11 +982,58 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	pthread_mutex_unlock(&lock);
 	if (n)
 		return n;
-	n = symbolize_frames(pc, out, max);
+	n = symbolize_frames(pc, out, max, false, NULL);
 	pthread_mutex_lock(&lock);
 	pc_cache_put(pc, max, out, n);
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+/* Cached beside the full frames under two keys mc_symbolize_frames
+ * never uses (its max is at most MC_MAX_INLINE): the quick frame of a
+ * pc whose full resolution reads no debug information, and of one
+ * whose does. */
+enum { QUICK_SHALLOW = 0, QUICK_DEEP = UINT16_MAX };
+
+void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
+{
+	pthread_mutex_lock(&lock);
+	int n = pc_cache_get(pc, QUICK_SHALLOW, out);
+	*deep = !n && pc_cache_get(pc, QUICK_DEEP, out);
+	pthread_mutex_unlock(&lock);
+	if (n || *deep)
+		return;
+	symbolize_frames(pc, out, 1, true, deep);
+	pthread_mutex_lock(&lock);
+	if (*deep) {
+		/* An object without debug information anywhere: the full
+		 * resolution is this frame. */
+		Dwfl *d = get_session();
+		Dwfl_Module *mod = d ? dw.addrmodule(d, pc - 1) : NULL;
+		if (mod) {
+			struct dstr *str = &mod_cache(mod)->str;
+			if (!str->built)
+				dstr_build(str, mod);
+			*deep = !str->none;
+		}
+	}
+	pc_cache_put(pc, *deep ? QUICK_DEEP : QUICK_SHALLOW, out, 1);
+	pthread_mutex_unlock(&lock);
+}
+
+bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
+{
+	uintptr_t addr = pc ? pc - 1 : 0;
+	bool may = true;
+	pthread_mutex_lock(&lock);
+	if (mc_opt.symbolize && load_libdw()) {
+		Dwfl *d = get_session();
+		Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
+		if (mod)
+			may = dstr_has(&mod_cache(mod)->str, mod, addr, s, len);
+	}
+	pthread_mutex_unlock(&lock);
+	return may;
 }
 
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
@@ -670,9 +1067,12 @@ void mc_symbolize_postfork(bool child)
 		return;
 	}
 	pthread_mutex_init(&lock, NULL);
+	session_checked = false;
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
+		dstr_nmemo = 0;
+		memset(unit_memo, 0, sizeof unit_memo);
 		/* The frame cache too: another thread may have been
 		 * growing or unmapping it. */
 		pc_tab = NULL;

@@ -155,6 +155,27 @@ static int sym_get(const struct mc_symtab *t, int i, struct sym_entry *e)
 	return SYM_OK;
 }
 
+/* sym_get for the spans, from the raw table without its name: the
+ * build then reads 24 bytes a symbol and never the string table (~100
+ * instructions a symbol and its pages otherwise).  A symbol whose name
+ * is empty, which sym_get skips, is taken: a search that meets it asks
+ * sym_get, which sends that address to the walk, so the answer stays
+ * libdw's. */
+static int sym_quick(const struct mc_symtab *t, int i, struct sym_entry *e)
+{
+	const Elf64_Sym *y = t->raw_ok ? &t->raw.sym[i] : NULL;
+	if (!y || y->st_shndx == SHN_XINDEX || y->st_name >= t->raw.strsize)
+		return sym_get(t, i, e);
+	unsigned type = ELF64_ST_TYPE(y->st_info);
+	if (!y->st_name || y->st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE ||
+	    type == STT_TLS)
+		return SYM_SKIP;
+	GElf_Addr value = y->st_shndx < SHN_LORESERVE ? y->st_value + t->raw.bias : y->st_value;
+	/* no name and no binding: the spans order by address alone */
+	*e = (struct sym_entry){ value, y->st_size, NULL, y->st_shndx, 0 };
+	return SYM_OK;
+}
+
 /* The table indexes of a pass: libdw searches the globals first (from 1
  * when first_global is 0), then, finding nothing, the locals. */
 static void pass_bounds(const struct mc_symtab *t, int p, int *from, int *to)
@@ -201,24 +222,31 @@ static unsigned bit_width(uint64_t x)
 	return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
 }
 
-/* By key: an LSD radix sort, 12 bits a pass, as many passes as the keys
- * have bits (three for the C library's); tmp holds n more.  (A heapsort of the C library's 8,000
- * symbols took ~3 M instructions, more than all the names a process's
- * exit looks up.)  Then each maxend. */
-static void spans_sort(struct span *s, struct span *tmp, size_t n, unsigned bits)
+/* By key, where spans come in table order: an LSD radix sort of the
+ * value bits alone (vbits of them), which is stable, so that equal
+ * values keep the table's order the key's low bits hold; 11 bits a pass
+ * (two for the C library's ~21 value bits), 8 for a table too small to
+ * pay for 2,048 counters; tmp holds n more.  (A heapsort of the C
+ * library's 8,000 symbols took ~3 M instructions; the earlier radix sort
+ * of the whole key, 12 bits a pass, ~1 M.)  Then each maxend. */
+static void spans_sort(struct span *s, struct span *tmp, size_t n, unsigned idx_bits,
+		       unsigned vbits)
 {
 	struct span *from = s, *to = tmp;
-	for (unsigned shift = 0; shift < bits; shift += 12) {
-		uint32_t at[4096] = { 0 };
+	unsigned digit = n >= 1024 ? 11 : 8;
+	uint64_t mask = ((uint64_t)1 << digit) - 1;
+	for (unsigned shift = idx_bits; shift < idx_bits + vbits; shift += digit) {
+		uint32_t at[1u << 11];
+		memset(at, 0, sizeof at[0] << digit);
 		for (size_t i = 0; i < n; i++)
-			at[from[i].key >> shift & 4095]++;
-		for (uint32_t d = 0, sum = 0; d < 4096; d++) {
+			at[from[i].key >> shift & mask]++;
+		for (uint32_t d = 0, sum = 0; d <= mask; d++) {
 			uint32_t c = at[d];
 			at[d] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			to[at[from[i].key >> shift & 4095]++] = from[i];
+			to[at[from[i].key >> shift & mask]++] = from[i];
 		struct span *x = from;
 		from = to;
 		to = x;
@@ -254,7 +282,7 @@ static bool spans_build(struct mc_symtab *t)
 		pass_bounds(t, p, &from, &to);
 		for (int i = from; i < to; i++) {
 			struct sym_entry e;
-			int got = sym_get(t, i, &e);
+			int got = sym_quick(t, i, &e);
 			if (got == SYM_ODD)
 				return false;
 			if (got == SYM_SKIP)
@@ -277,13 +305,14 @@ static bool spans_build(struct mc_symtab *t)
 		}
 		ps->n = (size_t)(s - ps->s);
 	}
-	unsigned bits = bit_width(wide) + (unsigned)t->idx_bits;
+	unsigned vbits = bit_width(wide);
 	size_t count = (size_t)(s - t->spans);
-	struct span *tmp = bits <= 64 && count ? mc_map(count * sizeof *tmp) : NULL;
+	struct span *tmp = vbits + (unsigned)t->idx_bits <= 64 && count ?
+			   mc_map(count * sizeof *tmp) : NULL;
 	if (!tmp)
 		return !count;
 	for (int p = 0; p < 2; p++)
-		spans_sort(t->pass[p].s, tmp, t->pass[p].n, bits);
+		spans_sort(t->pass[p].s, tmp, t->pass[p].n, (unsigned)t->idx_bits, vbits);
 	mc_unmap(tmp, count * sizeof *tmp);
 	return true;
 }

@@ -3,8 +3,10 @@
  * read (entries for other kinds and tools counted apart), every kind of
  * bad entry is refused with its exact line and message, valgrind's
  * wildcards, '...', the leak-kinds filter, the virtual frame 0 that
- * stands for the allocation function, C++ linkage names, and an entry
- * written by mc_supp_format read back and matching its own stack.
+ * stands for the allocation function, C++ linkage names, an entry
+ * written by mc_supp_format read back and matching its own stack, and
+ * matching on the quick view (one frame a return address, named by its
+ * symbol table) answering as the frames do, on random stacks and files.
  */
 #include <check.h>
 #include <stdio.h>
@@ -84,7 +86,7 @@ static struct stack *make(const char *desc)
 /* Index of the entry that matches stack desc for kind, -1 for none. */
 static long match(const struct mc_supps *s, int kind, const char *desc)
 {
-	struct mc_supp_stack st = { frame, make(desc) };
+	struct mc_supp_stack st = { .frame = frame, .arg = make(desc) };
 	return mc_supp_match(s, kind, &st, "/opt/lib/libmemcheck.so.0");
 }
 
@@ -369,7 +371,7 @@ START_TEST(generated_entries_read_back)
 	for (size_t i = 0; i < MC_ARRAY_SIZE(stacks); i++) {
 		struct mc_buf b = { 0 };
 		struct stack copy = *make(stacks[i]);
-		struct mc_supp_stack st = { frame, &copy };
+		struct mc_supp_stack st = { .frame = frame, .arg = &copy };
 		mc_supp_format(&b, "memcheck-t-1", MC_KIND_POSSIBLE, &st);
 		ck_assert(!b.oom);
 		char text[4096];
@@ -440,6 +442,146 @@ START_TEST(load_files)
 }
 END_TEST
 
+/* ---- the quick view against the frames -------------------------------- */
+
+/* A stack of return addresses, each one frame or, in the program (which
+ * has debug information), k of them: inlined ones named by the debug
+ * information, the outermost by it and, as its linkage name, by the
+ * symbol table.  The quick view has one frame a return address, named
+ * by the symbol table alone; may_name looks in the debug strings of its
+ * object (every name the debug information gives, and some more). */
+struct qstack {
+	struct mc_frame_info full[64], quick[16];
+	int nfull, nq;
+	bool deep[16];
+	char strings[512];
+};
+
+static const struct mc_frame_info *q_frame(void *arg, int i)
+{
+	struct qstack *q = arg;
+	return i < q->nfull ? &q->full[i] : NULL;
+}
+
+static const struct mc_frame_info *q_quick(void *arg, int i, bool *deep)
+{
+	struct qstack *q = arg;
+	if (i >= q->nq)
+		return NULL;
+	*deep = q->deep[i];
+	return &q->quick[i];
+}
+
+static bool q_may(void *arg, int i, const char *s, size_t len)
+{
+	struct qstack *q = arg;
+	ck_assert(i < q->nq && q->deep[i]);
+	return memmem(q->strings, strlen(q->strings), s, len) != NULL;
+}
+
+static unsigned rnd(unsigned long long *x, unsigned n)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)(*x >> 33) % n;
+}
+
+/* One frame, through make()'s "fn/linkage@object@file:line". */
+static void set_frame(struct mc_frame_info *f, const char *fn, const char *lk, const char *obj,
+		      const char *file, int line)
+{
+	char desc[512];
+	snprintf(desc, sizeof desc, "%s/%s@%s@%s:%d", fn, lk, obj, file, line);
+	*f = make(desc)->f[0];
+}
+
+static const char *const lib_names[] = { "malloc", "strdup", "_IO_file_doallocate", "setlocale",
+					 "__libc_start_main", "_nl_find_locale" };
+static const char *const inl_names[] = { "store", "keep", "helper", "xalloc", "strdup_ish" };
+/* symbol table name / debug information's name of the program's functions */
+static const char *const prog_fns[][2] = { { "main", "main" }, { "keep.part.0", "keep" },
+					   { "_Z4walkv", "walk" }, { "run_test", "run_test" },
+					   { "xalloc", "xalloc" } };
+
+static void random_stack(struct qstack *q, unsigned long long *x)
+{
+	memset(q, 0, sizeof *q);
+	snprintf(q->strings, sizeof q->strings, "%s", "decl:strdup:printf:");
+	int npcs = 1 + (int)rnd(x, 10);
+	for (int i = 0; i < npcs && q->nfull < 56; i++) {
+		struct mc_frame_info *f = &q->quick[q->nq];
+		if (rnd(x, 2)) {
+			const char *n = lib_names[rnd(x, MC_ARRAY_SIZE(lib_names))];
+			set_frame(f, n, n, "/usr/lib/libc.so.6", "", 0);
+			q->full[q->nfull++] = *f;
+		} else {
+			const char *const *fn = prog_fns[rnd(x, MC_ARRAY_SIZE(prog_fns))];
+			set_frame(f, fn[0], fn[0], "/build/prog", "", 0);
+			q->deep[q->nq] = true;
+			int k = (int)rnd(x, 3);
+			for (int j = 0; j < k; j++) {
+				const char *n = inl_names[rnd(x, MC_ARRAY_SIZE(inl_names))];
+				set_frame(&q->full[q->nfull++], n, n, "/build/prog", "prog.c", 10 + j);
+				strcat(q->strings, n);
+				strcat(q->strings, ":");
+			}
+			set_frame(&q->full[q->nfull++], fn[1], fn[0], "/build/prog", "prog.c", 99);
+			strcat(q->strings, fn[1]);
+			strcat(q->strings, ":");
+		}
+		q->nq++;
+	}
+}
+
+static const char *const patterns[] = {
+	"fun:malloc", "fun:*strdup", "fun:strdup*", "fun:store", "fun:keep", "fun:keep*",
+	"fun:walk", "fun:_Z4walkv", "fun:main", "fun:*", "fun:m?in", "fun:_nl_find_locale",
+	"fun:setlocale", "fun:xalloc", "fun:run_*", "fun:*part*", "fun:printf", "fun:helper",
+	"obj:/build/prog", "obj:*libc*", "obj:*", "src:prog.c", "src:prog.c:99", "...", "...",
+	"...",
+};
+
+START_TEST(quick_view_answers_as_frames)
+{
+	unsigned long long x = 12345;
+	int sure = 0, matched = 0;
+	for (int round = 0; round < 200; round++) {
+		char text[8192];
+		size_t len = 0;
+		for (int e = 0; e < 12; e++) {
+			len += (size_t)snprintf(text + len, sizeof text - len,
+						"{\n e%d\n Memcheck:Leak\n", e);
+			int n = 1 + (int)rnd(&x, 5);
+			for (int k = 0; k < n; k++)
+				len += (size_t)snprintf(text + len, sizeof text - len, " %s\n",
+							patterns[rnd(&x, MC_ARRAY_SIZE(patterns))]);
+			len += (size_t)snprintf(text + len, sizeof text - len, "}\n");
+		}
+		struct mc_supps *s = good(text);
+		for (int t = 0; t < 50; t++) {
+			static struct qstack q;
+			random_stack(&q, &x);
+			struct mc_supp_stack frames = { .frame = q_frame, .arg = &q };
+			struct mc_supp_stack both = { q_frame, &q, q_quick, q_may };
+			long want = mc_supp_match(s, 3, &frames, NULL);
+			long got = mc_supp_match(s, 3, &both, NULL);
+			if (got != want) {
+				for (int i = 0; i < q.nfull; i++)
+					fprintf(stderr, "full %d: %s/%s %s %s:%d\n", i, q.full[i].function, q.full[i].linkage, q.full[i].object, q.full[i].file, q.full[i].line);
+				for (int i = 0; i < q.nq; i++)
+					fprintf(stderr, "quick %d: %s deep %d\n", i, q.quick[i].function, q.deep[i]);
+				fprintf(stderr, "strings %s\n", q.strings);
+			}
+			ck_assert_msg(got == want, "round %d stack %d: quick view %ld, frames %ld\n%s",
+				      round, t, got, want, text);
+			matched += want >= 0;
+			sure++;
+		}
+		mc_supp_free(s);
+	}
+	ck_assert_int_gt(matched, sure / 10);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("supp", 30);
@@ -450,5 +592,6 @@ int main(void)
 	tcase_add_test(tc, virtual_frame_zero);
 	tcase_add_test(tc, generated_entries_read_back);
 	tcase_add_test(tc, load_files);
+	tcase_add_test(tc, quick_view_answers_as_frames);
 	return h_run_suite(NULL);
 }

@@ -132,6 +132,35 @@ START_TEST(repeated_frames)
 }
 END_TEST
 
+/* The quick frame of inlined code: one frame, the symbol table's name
+ * (the function the code was inlined into), no file:line, deep; its
+ * debug information may name the inlined function, and no name holds
+ * bytes that are in none of its strings.  The C library's frames are not
+ * deep (MEMCHECK_SYMBOLIZE_SYSTEM=0): their quick frame is their frame. */
+START_TEST(quick_frames)
+{
+	struct mc_frame_info q, full;
+	bool deep;
+	mc_opt.symbolize = 1;
+	mc_opt.symbolize_system = 0;
+	inlined_caller();
+	mc_symbolize_quick(recorded_pc, &q, &deep);
+	ck_assert(deep);
+	ck_assert_str_eq(q.function, "inlined_caller");
+	ck_assert_str_eq(q.linkage, "inlined_caller");
+	ck_assert_str_eq(q.file, "");
+	ck_assert(mc_symbolize_may_name(recorded_pc, "inlined_callee", 14));
+	ck_assert(mc_symbolize_may_name(recorded_pc, "lined_cal", 9));
+	ck_assert(!mc_symbolize_may_name(recorded_pc, "no function is called this", 26));
+	uintptr_t libc = (uintptr_t)&getpid + 1;
+	mc_symbolize_quick(libc, &q, &deep);
+	ck_assert(!deep);
+	mc_symbolize(libc, &full);
+	same_frames(&q, &full, 1);
+	mc_symbolize_end();
+}
+END_TEST
+
 START_TEST(session_survives_end)
 {
 	struct mc_frame_info a, b;
@@ -316,6 +345,7 @@ int main(void)
 	tcase_add_test(tc, library_loaded_later);
 	tcase_add_test(tc, inlined_frames);
 	tcase_add_test(tc, repeated_frames);
+	tcase_add_test(tc, quick_frames);
 	tcase_add_test(tc, names_as_libdw_chooses);
 	return h_run_suite(NULL);
 }
