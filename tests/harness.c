@@ -176,29 +176,38 @@ const char *h_tmppath(const char *tag)
 
 /* ---- running programs ------------------------------------------------ */
 
+/* Append what fd has to read now to *s (*n bytes in *cap, kept
+ * NUL-terminated; *s may start NULL): up to the end of a file, or until
+ * a non-blocking terminal master has no more (EAGAIN, or EIO once the
+ * other side is closed by all). */
+static void read_into(int fd, char **s, size_t *n, size_t *cap)
+{
+	for (;;) {
+		if (*n + 1 >= *cap) {
+			*cap = *cap ? 2 * *cap : 4096;
+			*s = realloc(*s, *cap);
+			if (!*s)
+				die("out of memory");
+		}
+		ssize_t r = read(fd, *s + *n, *cap - *n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		*n += (size_t)r;
+	}
+	(*s)[*n] = 0;
+}
+
 char *h_read_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	size_t cap = 4096, n = 0;
-	char *s = xcalloc(1, cap);
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap *= 2;
-			s = realloc(s, cap);
-			if (!s)
-				die("out of memory");
-		}
-		ssize_t r = read(fd, s + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	char *s = NULL;
+	size_t n = 0, cap = 0;
+	read_into(fd, &s, &n, &cap);
 	close(fd);
-	s[n] = 0;
 	if (len)
 		*len = n;
 	return s;
@@ -207,29 +216,6 @@ char *h_read_file(const char *path, size_t *len)
 static bool drop_var(const char *e)
 {
 	return strncmp(e, "MEMCHECK_", 9) == 0 || strncmp(e, "LD_PRELOAD=", 11) == 0;
-}
-
-/* Everything the terminal master has to read now, appended to *buf
- * (kept NUL-terminated). */
-static void drain_tty(int master, char **buf, size_t *len, size_t *cap)
-{
-	for (;;) {
-		if (*cap - *len < 4097) {
-			*cap = *cap ? 2 * *cap : 8192;
-			*buf = realloc(*buf, *cap);
-			if (!*buf)
-				die("out of memory");
-		}
-		ssize_t got = read(master, *buf + *len, 4096);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		*len += (size_t)got;
-		(*buf)[*len] = 0;
-	}
-	if (*buf)
-		(*buf)[*len] = 0;
 }
 
 int h_run(struct h_run *r, const char *const argv[], const char *const env[],
@@ -324,7 +310,7 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 		if (master >= 0) {
 			struct pollfd pf = { master, POLLIN, 0 };
 			poll(&pf, 1, (int)(nap / 1000000) + 1);
-			drain_tty(master, &tty_out, &tty_len, &tty_cap);
+			read_into(master, &tty_out, &tty_len, &tty_cap);
 		} else {
 			struct timespec ts = { 0, nap };
 			nanosleep(&ts, NULL);
@@ -344,12 +330,11 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	if (!r->out || !r->err)
 		die("cannot read back %s / %s", outp, errp);
 	if (master >= 0) {
-		/* what is still in the pty: read until it is empty (EAGAIN,
-		 * or EIO once every holder of the other side is gone) */
-		drain_tty(master, &tty_out, &tty_len, &tty_cap);
+		/* what is still in the pty */
+		read_into(master, &tty_out, &tty_len, &tty_cap);
 		close(master);
 		free(r->out);
-		r->out = tty_out ? tty_out : xcalloc(1, 1);
+		r->out = tty_out;
 		r->out_len = tty_len;
 	}
 	unlink(outp);
