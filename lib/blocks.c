@@ -6,9 +6,11 @@
  * lock each so threads rarely meet.  A block's shard is one of the 32 of
  * its address region's group (see shard_of): allocators give each thread
  * memory of its own, so threads on different cores mostly write shards
- * (locks, counts, entries) of their own.  Shards start at 1024 slots
- * (MIN_CAP): a test with a few thousand live blocks keeps a table of
- * half a megabyte, in the second-level cache.  They grow by 1.2x at 5/6
+ * (locks, counts, entries) of their own.  Shards start at 32 slots, a
+ * group's side by side on 4 pages (TINY_CAP: a short process touches
+ * few pages), then move to 1024 (MIN_CAP): a test with a few thousand
+ * live blocks keeps a table of half a megabyte, in the second-level
+ * cache.  From there they grow by 1.2x at 5/6
  * full, so the table is 69-83% full: 19-23 bytes a block.  Doubling at
  * 3/4 full left it 37-75% full, and a million blocks sat at half load
  * (bench/run.sh: 29.8-32.2 bytes a block; now 22.2-22.4).  Capacities
@@ -67,6 +69,10 @@
 		      * 128 slots in each of 256 shards did before groups (64
 		      * slots there made bench/malloc_bench's tracking ~5%
 		      * slower, 32 ~7%, 256 no faster) */
+#define TINY_CAP 32 /* slots of a shard's very first array: the 32 shards of
+		    * a group share 4 pages of them, so a short process's
+		    * first few hundred blocks touch 4 pages, not 128 (see
+		    * tiny_array); past 5/6 full a shard moves to MIN_CAP */
 #define MAX_CAP (1u << 24) /* slots per shard (2^32 in all) */
 /* Full at LOAD_NUM / LOAD_DEN, then GROW_NUM / GROW_DEN times the slots:
  * bench/run.sh's million blocks cost (bytes a block, glibc, mimalloc,
@@ -346,26 +352,39 @@ static inline void unlock(struct shard *s, bool locked)
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
 }
 
-/* Every shard's first array lives in one mapping, side by side: with
- * 128-slot shards, mapped one by one, they each started a page, landed
- * in the same cache sets, and evicted each other (that doubled the cost
- * of every lookup).  The pages of a shard that has grown out of its first
- * array go back to the system (that array is whole pages). */
+/* A shard's arrays come in three tiers.  Its first, TINY_CAP slots, lies
+ * beside the other shards' in one lazily touched mapping (`tiny`): a
+ * group's 32 shards share 4 pages there, and a short test process, whose
+ * few hundred blocks fall into every shard of its group, touches those 4
+ * pages, where a first array of 1024 slots each touched 118 (perf stat
+ * on bench/suite_test 0: 314 page faults under memcheck, 151 bare).
+ * footprint.c measures what of it is resident with mincore; it is never
+ * given back (at most 128 KiB, 16 KiB a group).
+ *
+ * The second, MIN_CAP slots, also side by side in one mapping (`small`):
+ * with 128-slot shards, mapped one by one, they each started a page,
+ * landed in the same cache sets, and evicted each other (that doubled
+ * the cost of every lookup).  A shard goes there straight from its tiny
+ * array, so a busy process runs at the load it always did.  The pages of
+ * a shard that has grown out of its MIN_CAP array go back to the system
+ * (that array is whole pages).  The tiers after are mapped one by one. */
+static struct entry *tiny;    /* NSHARDS * TINY_CAP entries */
 static struct entry *small;   /* NSHARDS * MIN_CAP entries */
 _Static_assert(MIN_CAP * sizeof(struct entry) % 4096 == 0, "first arrays are whole pages");
+_Static_assert(4096 % (TINY_CAP * sizeof(struct entry)) == 0, "tiny arrays share pages whole");
 
 static bool is_small(uint32_t cap)
 {
-	return small && cap <= MIN_CAP;
+	return small && cap == MIN_CAP;
 }
 
-/* A shard's first array counts as memcheck's resident memory, all 16
+/* A shard's MIN_CAP array counts as memcheck's resident memory, all 16
  * KiB of it, from its first use (footprint.c): its pages are touched as
  * entries land in them, in no order, and a few hundred entries touch
- * them all.  Touching them at once would cost a short process a system
- * call and three page faults a shard; counting them at once overstates
- * memcheck's share, in a process with a handful of blocks a shard, by
- * at most the pages still untouched. */
+ * them all.  Touching them at once would cost a system call and three
+ * page faults a shard; counting them at once overstates memcheck's
+ * share, in a process with a few dozen blocks a shard, by at most the
+ * pages still untouched. */
 static struct entry *first_array(struct shard *s)
 {
 	int saved = errno;
@@ -376,6 +395,8 @@ static struct entry *first_array(struct shard *s)
 
 static struct entry *array_for(struct shard *s, uint32_t cap)
 {
+	if (cap == TINY_CAP && tiny)
+		return tiny + (size_t)(s - shards) * TINY_CAP;
 	if (is_small(cap))
 		return first_array(s);
 	int saved = errno;
@@ -409,7 +430,12 @@ static bool rebuild(struct shard *s, uint32_t cap)
 			j = next(j, end);
 		*at(e, j) = *b;
 	}
-	if (old_cap) {
+	if (old_cap == TINY_CAP && tiny) {
+		/* Its page is its neighbours' too: kept as it is (no
+		 * shard goes back to it; the scan reads only the program's
+		 * memory, so the stale entries are never taken for roots). */
+		atomic_fetch_sub(&table_bytes, TINY_CAP * sizeof *e);
+	} else if (old_cap) {
 		int saved = errno;
 		if (is_small(old_cap)) {
 			madvise(old, (size_t)old_cap * sizeof *e, MADV_DONTNEED);
@@ -431,8 +457,10 @@ static bool rebuild(struct shard *s, uint32_t cap)
 static __attribute__((noinline)) bool grow(struct shard *s)
 {
 	if (s->e == UNUSED)
-		return rebuild(s, MIN_CAP);
+		return rebuild(s, TINY_CAP);
 	uint32_t cap = cap_of(s);
+	if (cap == TINY_CAP)
+		return rebuild(s, MIN_CAP);
 	if (cap >= MAX_CAP)
 		return false;
 	uint64_t want = (uint64_t)cap * GROW_NUM / GROW_DEN + PAGE_SLOTS - 1;
@@ -440,7 +468,7 @@ static __attribute__((noinline)) bool grow(struct shard *s)
 	return rebuild(s, want < MAX_CAP ? (uint32_t)want : MAX_CAP);
 }
 
-/* Make room for one more entry: double at 3/4 full. */
+/* Make room for one more entry: grow at 5/6 full. */
 static inline bool make_room(struct shard *s)
 {
 	return likely(s->room) || grow(s);
@@ -472,6 +500,7 @@ void mc_blocks_init(void)
 {
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
+	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
 	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
 	if (membarrier_ok())
 		atomic_store(&multi, 0);
