@@ -199,13 +199,15 @@ static void *churner(void *arg)
 		if (!a)
 			continue;
 		a->seed = next_rand(&s) | 1;
-		a->done = round % 2 ? &done : NULL;
+		/* Kept apart: the thread frees a when it ends, maybe before
+		 * pthread_create returns here. */
+		sem_t *d = a->done = round % 2 ? &done : NULL;
 		pthread_t t;
 		if (pthread_create(&t, NULL, short_thread, a) != 0) {
 			free(a);
 			continue;
 		}
-		if (a->done == NULL) {
+		if (d == NULL) {
 			pthread_join(t, NULL);
 		} else {
 			pthread_detach(t);
