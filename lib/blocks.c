@@ -62,6 +62,7 @@
 #define STACK_MASK ((UINT32_C(1) << STACK_BITS) - 1)
 #define ODD_MAX 64 /* side table: blocks whose fields do not fit an entry */
 #define NGROUPS 8 /* shard groups, chosen by address region (shard_of) */
+#define GROUP_SHARDS (NSHARDS / NGROUPS)
 #define MIN_CAP 1024 /* slots per shard at first use: at low load nearly every
 		      * lookup ends at its first probe, and a mispredicted probe
 		      * costs more than the memory.  One thread's blocks fill
@@ -142,6 +143,12 @@ struct shard {
 	uint32_t end;          /* slots * sizeof(struct entry) */
 	uint32_t room;         /* entries to add before the shard must grow */
 	atomic_int lock;       /* taken once threads share the table */
+	/* The owners' protocol (see struct group), on the line the owner
+	 * writes anyway: its group's mode, the owner inside, the group's
+	 * bit in `mine`. */
+	_Atomic int mode;
+	volatile int busy;
+	unsigned bit;
 } __attribute__((aligned(64)));
 
 static const struct entry unused_entry;
@@ -169,29 +176,57 @@ static inline uint32_t live_in(const struct shard *s)
 }
 
 static struct shard shards[NSHARDS] __attribute__((aligned(64))) = {
-	[0 ... NSHARDS - 1] = { UNUSED, sizeof(struct entry), 0, 0 }
+	[0 ... NSHARDS - 1] = { UNUSED, sizeof(struct entry), 0, 0, 3 /* MULTI */, 0, 0 }
 };
 static atomic_size_t table_bytes;
 
-/* The one thread's protocol.  `multi` is 0 while one thread uses the
- * table; it goes to 1 (and stays there, but in a fork child) when a
- * second thread arrives.  is_owner, per thread:
- *   0          not decided yet (before this thread's first lock())
- *   MINE       this thread owns the table and the side table is empty
- *   MINE|ODD   this thread owns the table, the side table is not empty
- *   OTHER      lock always: another thread owns the table, or the owner
- *              has seen multi go to 1
- * The owner keeps the ODD bit itself (note_odd): while multi is 0 no
- * other thread touches the side table, see owner_enter. */
-#define MINE 1
-#define OTHER 2
-#define ODD 4
-static _Atomic int multi = 1;          /* 0: one thread, no locks */
-static volatile int owner_busy;        /* the one thread is inside the table */
-static MC_TLS int is_owner;
+/* The owners' protocol, per group of shards.  A group's mode is ALONE
+ * or CROWD while one thread, its owner, uses the group's shards, and
+ * MULTI (for good, but in a fork child) once another thread has come to
+ * them, GOING on the way.  The first thread to lock a shard of an
+ * unclaimed group claims it; its bit in `mine` says so.  The owner of a
+ * group that has gone multi drops the bit and locks as everyone does.
+ * Allocators that give each thread memory of its own (glibc's arenas,
+ * mimalloc's segments, jemalloc's extents) put each thread's blocks in a
+ * group of their own (shard_of), so each thread owns its group and takes
+ * no lock at all.
+ *
+ * ALONE and CROWD differ in the site counts (mc_site_change): while one
+ * thread alone uses the table (`sole`), it changes them with plain adds;
+ * once a second thread comes (go_crowd), the owners' paths too change
+ * the sites every thread shares with atomic adds.
+ *
+ * No thread waits for another's busy mark while its own is set, or two
+ * could wait for each other: a thread joins (join) and a group turns
+ * (go_multi) before the shard is entered, and the one section that holds
+ * many groups at once, mc_blocks_lock_all, enters each group once and
+ * is taken by one thread at a time. */
+#define ALONE 0
+#define CROWD 1
+#define GOING 2
+#define MULTI 3
+struct group {
+	_Atomic int mode;      /* ALONE, CROWD: an owner, no locks; GOING, MULTI:
+				* locks.  Each shard has a copy, which its
+				* owner reads (struct shard) */
+	atomic_flag claim;     /* set once a thread has claimed the group */
+	_Atomic int used;      /* a shard of the group has had an array */
+} __attribute__((aligned(64)));
+_Static_assert(MULTI == 3, "shards start MULTI");
+static struct group groups[NGROUPS] = {
+	[0 ... NGROUPS - 1] = { .mode = MULTI, .claim = ATOMIC_FLAG_INIT }
+};
+static MC_TLS unsigned mine;           /* bit g: this thread owns group g */
+static MC_TLS bool joined;             /* this thread has passed join() */
+/* The one thread that has used the table (its `mine`'s address), 0
+ * before any, SOLE_CROWD once a second has come; crowd_done once
+ * go_crowd has seen every owner out of its shards. */
+#define SOLE_CROWD UINTPTR_MAX
+static _Atomic uintptr_t sole;
+static _Atomic int crowd_done;
+static atomic_flag all_lock = ATOMIC_FLAG_INIT; /* mc_blocks_lock_all's */
 static _Atomic int n_odd;              /* blocks in the side table */
-static atomic_flag owner_claim = ATOMIC_FLAG_INIT;
-static bool *fork_held;
+static int *fork_held;
 
 /* Multiplicative hashing: bit k of the product depends on bits 0..k of
  * ptr.  The top 5 bits pick the shard in its group, bits 8..39 the
@@ -237,6 +272,17 @@ static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 	return (struct shard *)((char *)shards + (group | sub));
 }
 
+/* The group of shard s, and its bit in `mine`. */
+static inline unsigned group_index(const struct shard *s)
+{
+	return (unsigned)(((uintptr_t)s - (uintptr_t)shards) / GROUP_BYTES);
+}
+
+static inline struct group *group_of(const struct shard *s)
+{
+	return &groups[group_index(s)];
+}
+
 /* The home slot's byte offset: hash bits 8..39 scaled to the slots
  * (Lemire's multiply-shift), apart from the shard's (59..63).  The
  * product's low 4 bits are the fraction of a slot: masked off. */
@@ -268,85 +314,156 @@ static bool membarrier_ok(void)
 	return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
-/* A second thread has come: from now on, everyone locks. */
-static void go_multi(void)
+/* Another thread has come to group g: from now on, everyone locks its
+ * shards.  Whoever turns it waits for the owner to leave; whoever finds
+ * it turning waits for that, so that no one enters a shard the owner is
+ * still in. */
+static void go_multi(struct group *g)
 {
-	if (atomic_exchange(&multi, 1))
-		return;
-	int saved = errno;
-	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-	errno = saved;
-	while (owner_busy)
+	int m = atomic_load(&g->mode);
+	while (m < GOING && !atomic_compare_exchange_weak(&g->mode, &m, GOING))
+		;
+	if (m < GOING) {
+		struct shard *first = &shards[(g - groups) * GROUP_SHARDS];
+		for (int k = 0; k < GROUP_SHARDS; k++)
+			atomic_store(&first[k].mode, GOING);
+		int saved = errno;
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+		errno = saved;
+		for (int k = 0; k < GROUP_SHARDS; k++) {
+			while (first[k].busy)
+				__builtin_ia32_pause();
+			atomic_store(&first[k].mode, MULTI);
+		}
+		atomic_store(&g->mode, MULTI);
+	}
+	while (atomic_load(&g->mode) != MULTI)
 		__builtin_ia32_pause();
 }
 
-static bool lock_slow(struct shard *s);
+/* A second thread has come to the table: owners change shared site
+ * counts with atomic adds from now on.  Every group still owned (or not
+ * yet claimed) goes to CROWD; the membarrier makes the owners see it
+ * (as in go_multi) and they are waited for. */
+static void go_crowd(void)
+{
+	if (atomic_exchange(&sole, SOLE_CROWD) != SOLE_CROWD) {
+		for (int k = 0; k < NGROUPS; k++) {
+			int m = ALONE;
+			atomic_compare_exchange_strong(&groups[k].mode, &m, CROWD);
+		}
+		/* Each shard's copy too; one that go_multi has changed since
+		 * is GOING or MULTI, and stays so. */
+		for (int k = 0; k < NSHARDS; k++) {
+			int m = ALONE;
+			atomic_compare_exchange_strong(&shards[k].mode, &m, CROWD);
+		}
+		int saved = errno;
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+		errno = saved;
+		for (int k = 0; k < NSHARDS; k++)
+			while (shards[k].busy)
+				__builtin_ia32_pause();
+		atomic_store(&crowd_done, 1);
+	}
+	while (!atomic_load(&crowd_done))
+		__builtin_ia32_pause();
+}
 
-/* Enter the table as its one thread: true when this thread owns the
- * table (and, unless odd_too, the side table is empty) and no other has
- * come; then the caller must owner_leave().  The one thread's path is
- * inline; the rest is out of line, so that the table's hot functions
- * make no call on that path and save few registers.
+/* This thread's first time in the table (with no busy mark set): the
+ * sole thread so far, or the second, which ends ALONE for everyone. */
+static __attribute__((noinline)) void join(void)
+{
+	uintptr_t none = 0;
+	if (!atomic_compare_exchange_strong(&sole, &none, (uintptr_t)&mine))
+		go_crowd();
+	joined = true;
+}
+
+static int lock_slow(struct shard *s);
+
+/* Enter shard s as its group's owner: the group's mode, ALONE or CROWD,
+ * when this thread owns the group and no other has come (then the caller
+ * must owner_leave(s)), else MULTI.  The owner's path is inline; the
+ * rest is out of line, so that the table's hot functions make no call
+ * on that path and save few registers.
  *
- * Why one load of multi suffices, after the busy mark: go_multi (on
- * another thread) sets multi, then membarrier runs a full barrier on
- * every running thread of the process, then it waits for owner_busy to
- * be 0.  Here the busy store comes before the load of multi in program
- * order (the signal fence keeps the compiler from reordering them; the
- * CPU may, but the barrier membarrier forces on this thread lands either
- * before the store, and then the load sees multi = 1, or after it, and
- * then go_multi sees owner_busy = 1).  So if the load sees 0, the other
- * thread does not get past its wait, nor touch the table or the side
- * table, until owner_leave.  And a thread that has finished go_multi
- * has made multi = 1 visible to every later load.  is_owner is this
- * thread's own: no other thread writes it. */
-static inline bool owner_enter(bool odd_too)
+ * Why one load of the mode suffices, after the busy mark: go_multi (on
+ * another thread) sets it, then membarrier runs a full barrier on every
+ * running thread of the process, then it waits for busy to be 0.  Here
+ * the busy store comes before the load of the mode in program order
+ * (the signal fence keeps the compiler from reordering them; the CPU
+ * may, but the barrier membarrier forces on this thread lands either
+ * before the store, and then the load sees the new mode, or after it,
+ * and then go_multi sees busy = 1).  So if the load sees ALONE or CROWD,
+ * the other thread does not get past its wait, nor touch the group's
+ * shards, until owner_leave.  And a thread that has finished go_multi
+ * has made MULTI visible to every later load.  go_crowd's ALONE -> CROWD
+ * is ordered the same way.  `mine` is this thread's own: no other
+ * thread writes it.  busy and the mode share the group's line, which
+ * only its owner writes until another thread comes. */
+static inline int owner_enter(struct shard *s)
 {
-	if (unlikely(odd_too ? !(is_owner & MINE) : is_owner != MINE))
-		return false;
-	owner_busy = 1;
+	if (unlikely(!(mine & s->bit)))
+		return MULTI;
+	s->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (likely(!atomic_load_explicit(&multi, memory_order_relaxed)))
-		return true;
-	owner_busy = 0;
-	return false;
+	int m = atomic_load_explicit(&s->mode, memory_order_relaxed);
+	if (likely(m < GOING))
+		return m;
+	s->busy = 0;
+	return MULTI;
 }
 
-static inline void owner_leave(void)
+static inline void owner_leave(struct shard *s)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	owner_busy = 0;
+	s->busy = 0;
 }
 
-static inline bool lock(struct shard *s)
+/* Enter shard s: its group's mode as owner_enter, or MULTI with the
+ * shard's lock taken.  The site counts are shared unless ALONE. */
+static inline int lock(struct shard *s)
 {
-	return owner_enter(true) ? false : lock_slow(s);
+	int m = owner_enter(s);
+	return likely(m != MULTI) ? m : lock_slow(s);
 }
 
-static __attribute__((noinline)) bool lock_slow(struct shard *s)
+static __attribute__((noinline)) int lock_slow(struct shard *s)
 {
-	if (!atomic_load_explicit(&multi, memory_order_relaxed)) {
-		if (is_owner & MINE) /* multi went back to 0: a second mc_blocks_init */
+	if (unlikely(!joined))
+		join();
+	struct group *g = group_of(s);
+	unsigned bit = 1u << group_index(s);
+	if (atomic_load_explicit(&g->mode, memory_order_relaxed) < GOING) {
+		if (mine & bit) /* back from MULTI: a second mc_blocks_init */
 			return lock(s);
-		if (!is_owner && !atomic_flag_test_and_set(&owner_claim)) {
-			is_owner = MINE | (atomic_load(&n_odd) ? ODD : 0);
+		if (!atomic_flag_test_and_set(&g->claim)) {
+			mine |= bit;
 			return lock(s);
 		}
-		is_owner = OTHER;
-		go_multi();
-	} else if (is_owner & MINE) {
-		/* multi is 1 for good: stop marking owner_busy, a store to
-		 * the cache line every thread reads multi from. */
-		is_owner = OTHER;
 	}
+	/* MULTI for good: the owner stops marking busy, a store to the line
+	 * every thread reads the mode from. */
+	mine &= ~bit;
+	go_multi(g);
 	spin_lock(s);
-	return true;
+	return MULTI;
 }
 
-static inline void unlock(struct shard *s, bool locked)
+/* No shard of s's group has had an array yet: nothing to read there.
+ * Walks of the table skip such a group rather than lock it, which would
+ * claim it: a thread that walks the table (at a region's end) then does
+ * not take the groups of threads still to come. */
+static inline bool never_used(const struct shard *s)
 {
-	if (likely(!locked)) {
-		owner_leave();
+	return !atomic_load_explicit(&group_of(s)->used, memory_order_acquire);
+}
+
+static inline void unlock(struct shard *s, int m)
+{
+	if (likely(m != MULTI)) {
+		owner_leave(s);
 		return;
 	}
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
@@ -446,6 +563,8 @@ static bool rebuild(struct shard *s, uint32_t cap)
 		atomic_fetch_sub(&table_bytes, (size_t)old_cap * sizeof *e);
 	}
 	atomic_fetch_add(&table_bytes, (size_t)cap * sizeof *e);
+	if (!old_cap)
+		atomic_store_explicit(&group_of(s)->used, 1, memory_order_release);
 	s->e = e;
 	s->end = end;
 	s->room = limit(cap) - live;
@@ -502,8 +621,13 @@ void mc_blocks_init(void)
 	 * should not pay for 256 maps at start-up. */
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
 	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
-	if (membarrier_ok())
-		atomic_store(&multi, 0);
+	bool ok = membarrier_ok();
+	for (int k = 0; k < NGROUPS; k++)
+		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
+	for (int k = 0; k < NSHARDS; k++) {
+		shards[k].bit = 1u << group_index(&shards[k]);
+		atomic_store(&shards[k].mode, ok ? ALONE : MULTI);
+	}
 }
 
 /* ---- the side table -------------------------------------------------
@@ -521,14 +645,6 @@ static void odd_enter(void)
 static void odd_leave(void)
 {
 	atomic_flag_clear_explicit(&odd_lock, memory_order_release);
-}
-
-/* n_odd has changed: the owner keeps its ODD bit (no other thread
- * changes n_odd while multi is 0; after that the bit is not read). */
-static void note_odd(void)
-{
-	if (is_owner & MINE)
-		is_owner = MINE | (atomic_load_explicit(&n_odd, memory_order_relaxed) ? ODD : 0);
 }
 
 static int odd_index(uintptr_t ptr)
@@ -551,7 +667,6 @@ static bool odd_remove(uintptr_t ptr, struct mc_block *out)
 		mc_site_change(out->stack, -(int64_t)out->size, -1, true);
 		odd[i] = odd[n_odd - 1];
 		atomic_fetch_sub(&n_odd, 1);
-		note_odd();
 	}
 	odd_leave();
 	return i >= 0;
@@ -577,7 +692,6 @@ static enum mc_insert odd_insert(const struct mc_block *b, struct mc_block *old)
 	} else if (n_odd < ODD_MAX) {
 		i = n_odd;
 		atomic_fetch_add(&n_odd, 1);
-		note_odd();
 	}
 	if (i >= 0) {
 		odd[i] = *b;
@@ -658,15 +772,15 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
 	enum mc_insert r = MC_NEW;
-	bool locked = lock(s);
+	int m = lock(s);
 	if (unlikely(!make_room(s))) {
-		unlock(s, locked);
+		unlock(s, m);
 		table_full();
 		return MC_NEW;
 	}
 	r = place(s, slot_of(h, s->end), pack0(ptr, epoch_of(epoch)), pack1(size, stack), old,
-		  locked);
-	unlock(s, locked);
+		  m != ALONE);
+	unlock(s, m);
 	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
 		r = odd_remove(ptr, old) ? MC_REPLACED_LIVE : MC_NEW;
 	return r;
@@ -675,15 +789,15 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 /* insert's fast path found its home slot taken: probe on, then leave. */
 static __attribute__((noinline)) enum mc_insert place_leave(struct shard *s, uint32_t i,
 							    uint64_t w0, uint64_t w1,
-							    struct mc_block *old)
+							    struct mc_block *old, int m)
 {
-	enum mc_insert r = place(s, i, w0, w1, old, false);
-	owner_leave();
+	enum mc_insert r = place(s, i, w0, w1, old, m != ALONE);
+	owner_leave(s);
 	return r;
 }
 
 /* The common case inline and without a call (so without registers to
- * save on every malloc): the one thread with an empty side table, a
+ * save on every malloc): the group's owner with an empty side table, a
  * block an entry holds, a shard with room, an empty home slot.  A taken
  * home slot: place_leave; anything else: insert_any. */
 enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
@@ -691,19 +805,21 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
+	int m;
 	if (likely(fits(ptr, size, stack)) && likely(s->room) &&
-	    likely(owner_enter(false))) {
+	    likely(!atomic_load_explicit(&n_odd, memory_order_relaxed)) &&
+	    likely((m = owner_enter(s)) != MULTI)) {
 		uint64_t w0 = pack0(ptr, epoch_of(epoch));
 		uint64_t w1 = pack1(size, stack);
 		uint32_t i = slot_of(h, s->end);
 		struct entry *b = at(s->e, i);
 		if (unlikely(b->w0))
-			return place_leave(s, i, w0, w1, old);
+			return place_leave(s, i, w0, w1, old, m);
 		b->w0 = w0;
 		b->w1 = w1;
 		s->room--;
-		mc_site_change(stack, (int64_t)size, 1, false);
-		owner_leave();
+		mc_site_change(stack, (int64_t)size, 1, m != ALONE);
+		owner_leave(s);
 		return MC_NEW;
 	}
 	return insert_any(ptr, size, stack, epoch, old);
@@ -743,9 +859,9 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
-	bool locked = lock(s);
-	bool found = take(s, ptr, h, out, locked);
-	unlock(s, locked);
+	int m = lock(s);
+	bool found = take(s, ptr, h, out, m != ALONE);
+	unlock(s, m);
 	return found;
 }
 
@@ -758,11 +874,13 @@ static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct
 
 /* remove's fast path, entered, found ptr's home slot empty or another
  * block's: probe on, then leave. */
-static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struct mc_block *out)
+static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struct mc_block *out,
+							     int m)
 {
 	uint64_t h = hash(ptr);
-	bool found = take(shard_of(ptr, h), ptr, h, out, false);
-	owner_leave();
+	struct shard *s = shard_of(ptr, h);
+	bool found = take(s, ptr, h, out, m != ALONE);
+	owner_leave(s);
 	return found ? MC_REMOVED : remove_any(ptr, out);
 }
 
@@ -771,17 +889,18 @@ static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struc
 static __attribute__((noinline)) enum mc_remove shift_leave(struct shard *s, uint32_t i)
 {
 	delete_at(s, i);
-	owner_leave();
+	owner_leave(s);
 	return MC_REMOVED;
 }
 
-/* As mc_blocks_insert: the one thread's hit in its home slot inline,
- * with the next slot empty (nothing to shift back); the rest apart. */
+/* As mc_blocks_insert: the owner's hit in its home slot inline, with
+ * the next slot empty (nothing to shift back); the rest apart. */
 enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
-	if (likely(owner_enter(true))) {
+	int m = owner_enter(s);
+	if (likely(m != MULTI)) {
 		uint32_t end = s->end;
 		uint32_t i = slot_of(h, end);
 		struct entry *e = s->e;
@@ -789,14 +908,14 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 		uint64_t p = b->w0 & PTR_MASK;
 		/* p is 0 for an empty slot; no entry has pointer 0 (fits). */
 		if (unlikely(!p) || unlikely(p != ptr))
-			return probe_leave(ptr, out);
+			return probe_leave(ptr, out, m);
 		unpack_ptr(b, ptr, out);
-		mc_site_change(out->stack, -(int64_t)out->size, -1, false);
+		mc_site_change(out->stack, -(int64_t)out->size, -1, m != ALONE);
 		s->room++;
 		if (unlikely(at(e, next(i, end))->w0))
 			return shift_leave(s, i);
 		b->w0 = 0;
-		owner_leave();
+		owner_leave(s);
 		return MC_REMOVED;
 	}
 	return remove_any(ptr, out);
@@ -807,7 +926,7 @@ static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
-	bool locked = lock(s);
+	int m = lock(s);
 	int64_t i = find(s, ptr, h);
 	if (i >= 0) {
 		struct entry *e = at(s->e, (uint32_t)i);
@@ -815,7 +934,7 @@ static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t
 			e->w0 = e_ptr(e) | (uint64_t)epoch << PTR_BITS;
 		unpack(e, out);
 	}
-	unlock(s, locked);
+	unlock(s, m);
 	if (i >= 0 || !atomic_load(&n_odd))
 		return i >= 0;
 	odd_enter();
@@ -850,7 +969,9 @@ bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 	bool found = false;
 	for (int k = 0; k < NSHARDS && !found; k++) {
 		struct shard *s = &shards[k];
-		bool locked = lock(s);
+		if (never_used(s))
+			continue;
+		int m = lock(s);
 		for (uint32_t i = 0, cap = cap_of(s); i < cap; i++) {
 			const struct entry *e = &s->e[i];
 			uintptr_t p = e_ptr(e);
@@ -860,7 +981,7 @@ bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 				break;
 			}
 		}
-		unlock(s, locked);
+		unlock(s, m);
 	}
 	if (found || !atomic_load(&n_odd))
 		return found;
@@ -909,9 +1030,11 @@ void mc_blocks_each_live(uint32_t min_epoch,
 {
 	for (int k = 0; k < NSHARDS; k++) {
 		struct shard *s = &shards[k];
-		bool locked = lock(s);
+		if (never_used(s))
+			continue;
+		int m = lock(s);
 		each_in(s, min_epoch, fn, arg);
-		unlock(s, locked);
+		unlock(s, m);
 	}
 	each_odd(min_epoch, fn, arg);
 }
@@ -962,13 +1085,40 @@ uint64_t mc_blocks_count(void)
 }
 
 /* fork(): hold every lock across it so the child never inherits one that
- * a thread which no longer exists there was holding. */
+ * a thread which no longer exists there was holding.  Also the scan and
+ * renumbering.  A group this thread owns is entered once for all its
+ * shards (entering it shard by shard, a group turning MULTI between two
+ * of them would have this thread wait for its own busy mark). */
 void mc_blocks_lock_all(void)
 {
-	static bool held[NSHARDS];
-	for (int k = 0; k < NSHARDS; k++)
-		held[k] = lock(&shards[k]);
-	/* Only the owner can get here without locks, and then it is alone. */
+	static int held[NSHARDS];
+	while (atomic_flag_test_and_set_explicit(&all_lock, memory_order_acquire))
+		__builtin_ia32_pause();
+	if (!joined)
+		join();
+	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
+		int m = lock(&shards[first]);
+		bool mark = m != MULTI;
+		if (mark) {
+			/* This thread owns the group: every shard marked busy,
+			 * then every mode read (owner_enter's order).  If the
+			 * group has begun to turn, all go back and wait. */
+			for (int k = first + 1; k < first + GROUP_SHARDS; k++)
+				shards[k].busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			for (int k = first + 1; k < first + GROUP_SHARDS; k++)
+				mark &= atomic_load_explicit(&shards[k].mode, memory_order_relaxed) < GOING;
+			if (!mark) {
+				for (int k = first; k < first + GROUP_SHARDS; k++)
+					shards[k].busy = 0;
+				go_multi(group_of(&shards[first]));
+				spin_lock(&shards[first]);
+			}
+		}
+		held[first] = mark ? m : MULTI;
+		for (int k = first + 1; k < first + GROUP_SHARDS; k++)
+			held[k] = mark ? m : lock(&shards[k]);
+	}
 	fork_held = held;
 }
 
@@ -976,6 +1126,7 @@ void mc_blocks_unlock_all(void)
 {
 	for (int k = NSHARDS - 1; k >= 0; k--)
 		unlock(&shards[k], fork_held[k]);
+	atomic_flag_clear_explicit(&all_lock, memory_order_release);
 }
 
 /* The child has one thread: the one that forked.  It owns the table. */
@@ -983,10 +1134,20 @@ void mc_blocks_after_fork_child(void)
 {
 	for (int k = 0; k < NSHARDS; k++)
 		atomic_store(&shards[k].lock, 0);
-	owner_busy = 0;
-	atomic_flag_clear(&owner_claim);
-	is_owner = 0;
-	atomic_store(&multi, membarrier_ok() ? 0 : 1);
+	bool ok = membarrier_ok();
+	for (int k = 0; k < NGROUPS; k++) {
+		atomic_flag_clear(&groups[k].claim);
+		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
+	}
+	for (int k = 0; k < NSHARDS; k++) {
+		shards[k].busy = 0;
+		atomic_store(&shards[k].mode, ok ? ALONE : MULTI);
+	}
+	mine = 0;
+	joined = false;
+	atomic_store(&sole, 0);
+	atomic_store(&crowd_done, 0);
+	atomic_flag_clear(&all_lock);
 }
 
 /* With every shard held by mc_blocks_lock_all (the scan). */

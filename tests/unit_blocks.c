@@ -469,6 +469,142 @@ START_TEST(fork_child_owns)
 }
 END_TEST
 
+/* Four threads, each the owner of the group its own 64 MiB heap falls
+ * in (no locks), growing their shards, while another thread walks the
+ * whole table again and again (as the exit scan and fork do:
+ * mc_blocks_lock_all), turning every group to locks while the owners are
+ * inside; it forks too.  Then the owners free each other's blocks.
+ * Every walk sees each live block once, with its own size and stack, as
+ * many as the table counts, and every block is found by whoever frees
+ * it.  A group turns once in a process, so the whole runs in several
+ * forked children, each of which owns the table afresh. */
+#define OWNERS 4
+#define OWN_N 12000
+#define OWN_RUNS 4
+static _Atomic int owners_done;
+
+static uint64_t own_size(int t, int i)
+{
+	return (uint64_t)t * 100000 + (uint64_t)i + 1;
+}
+
+static void *owner(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	struct mc_block b, old;
+	for (int r = 0; r < 4; r++) {
+		for (int i = 0; i < OWN_N; i++)
+			if (mc_blocks_insert(heap_addr(t, i), own_size(t, i), (uint32_t)t + 1,
+					     MC_EPOCH_NOW, &old) != MC_NEW)
+				return (void *)1;
+		if (r == 3)
+			break;
+		for (int i = 0; i < OWN_N; i++)
+			if (mc_blocks_remove(heap_addr(t, i), &b) != MC_REMOVED ||
+			    b.size != own_size(t, i) || b.stack != (uint32_t)t + 1)
+				return (void *)2;
+	}
+	return NULL;
+}
+
+/* Thread t frees thread t+1's blocks. */
+static void *cross_owner(void *arg)
+{
+	int t = ((int)(intptr_t)arg + 1) % OWNERS;
+	struct mc_block b;
+	for (int i = 0; i < OWN_N; i++)
+		if (mc_blocks_remove(heap_addr(t, i), &b) != MC_REMOVED || b.size != own_size(t, i))
+			return (void *)4;
+	return NULL;
+}
+
+struct walk {
+	uint64_t n, bad;
+};
+
+static void check_block(const struct mc_block *b, void *arg)
+{
+	struct walk *w = arg;
+	w->n++;
+	uint32_t t = b->stack - 1;
+	uintptr_t off = b->ptr - heap_addr((int)t, 0);
+	if (t >= OWNERS || off % 48 || b->size != own_size((int)t, (int)(off / 48)))
+		w->bad++;
+}
+
+/* One run, in a child: its exit status says what went wrong. */
+static int owners_run(void)
+{
+	mc_blocks_after_fork_child();
+	pthread_t th[OWNERS];
+	atomic_store(&owners_done, 0);
+	for (int t = 0; t < OWNERS; t++)
+		if (pthread_create(&th[t], NULL, owner, (void *)(intptr_t)t))
+			return 10;
+	/* Walk from the start: the owners are inside, growing. */
+	int walks = 0, forks = 0;
+	for (; walks < 40; walks++) {
+		struct walk w = { 0, 0 };
+		mc_blocks_lock_all();
+		mc_blocks_each_live_locked(check_block, &w);
+		uint64_t counted = mc_blocks_count();
+		pid_t pid = walks % 10 == 9 ? fork() : -1;
+		if (pid == 0) {
+			/* The grandchild's one thread owns every group again. */
+			mc_blocks_after_fork_child();
+			struct mc_block b, old;
+			int bad = mc_blocks_insert(0x100000, 7, 1, 1, &old) != MC_NEW;
+			bad |= mc_blocks_remove(0x100000, &b) != MC_REMOVED || b.size != 7;
+			bad |= mc_blocks_count() != counted;
+			_exit(bad);
+		}
+		mc_blocks_unlock_all();
+		if (pid > 0) {
+			int st;
+			if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+				return 11;
+			forks++;
+		}
+		if (w.bad || w.n != counted)
+			return 12;
+		w.n = w.bad = 0;
+		mc_blocks_each_live(0, check_block, &w);
+		if (w.bad)
+			return 13;
+	}
+	for (int t = 0; t < OWNERS; t++) {
+		void *res;
+		if (pthread_join(th[t], &res) || res)
+			return 14;
+	}
+	if (forks != 4 || mc_blocks_count() != OWNERS * OWN_N)
+		return 15;
+	/* Each other's blocks, all at once. */
+	for (int t = 0; t < OWNERS; t++)
+		if (pthread_create(&th[t], NULL, cross_owner, (void *)(intptr_t)t))
+			return 16;
+	for (int t = 0; t < OWNERS; t++) {
+		void *res;
+		if (pthread_join(th[t], &res) || res)
+			return 17;
+	}
+	return mc_blocks_count() != 0 ? 18 : 0;
+}
+
+START_TEST(owners_and_walker)
+{
+	mc_blocks_init();
+	for (int run = 0; run < OWN_RUNS; run++) {
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(owners_run());
+		int st;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "run %d: status %#x", run, st);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("blocks", 60);
@@ -483,5 +619,6 @@ int main(void)
 	tcase_add_test(tc, cross_thread_free);
 	tcase_add_test(tc, grow_while_shared);
 	tcase_add_test(tc, fork_child_owns);
+	tcase_add_test(tc, owners_and_walker);
 	return h_run_suite(NULL);
 }
