@@ -789,6 +789,8 @@ void mc_blocks_renumber(const uint32_t *open, int n);
 /* Call fn for every live block with epoch >= min_epoch. */
 void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg);
+/* Is any block of epoch >= min_epoch live?  (Stops at the first.) */
+bool mc_blocks_any_live(uint32_t min_epoch);
 /* The same for every live block, with the table held by mc_blocks_lock_all. */
 void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg);
 size_t mc_blocks_bytes(void);    /* memory the table uses */
