@@ -10,7 +10,10 @@
  * the walk over a copy of the whole table in libdw's order (40 bytes a
  * symbol) remains where a size-0 symbol could be libdw's answer, or the
  * table cannot be read raw.  Every name is the one libdw gives
- * (unit_symbolize compares them).  Memory comes from mc_map, never
+ * (unit_symbolize compares them).  A table elfmod.c read from the
+ * object's files itself (mc_symtab_raw) has no libdw behind it: what
+ * only libdw could answer there is said (*ask) instead of asked.
+ * Memory comes from mc_map, never
  * malloc, and every page of it is a page fault a short process pays:
  * the structures are as small as the search allows.
  */
@@ -128,6 +131,17 @@ static bool raw_symtab(Dwfl_Module *mod, int n, int first_global, struct raw_sym
 
 enum { SYM_SKIP, SYM_OK, SYM_ODD };
 
+/* Of a table memcheck read itself: is y in a section the module does
+ * not load (SYM_SKIP), one past the headers (SYM_ODD), or fine (SYM_OK)? */
+static int raw_section(const struct raw_syms *r, const Elf64_Sym *y)
+{
+	if (!r->sh || y->st_shndx == SHN_UNDEF || y->st_shndx >= SHN_LORESERVE)
+		return SYM_OK;
+	if (y->st_shndx >= r->shnum)
+		return SYM_ODD;
+	return r->sh[y->st_shndx].sh_flags & SHF_ALLOC ? SYM_OK : SYM_SKIP;
+}
+
 /* Symbol i of t's module as the search sees it: SYM_SKIP for one it
  * never chooses, SYM_ODD for one whose value is not st_value + bias
  * (function descriptors: the module is then left to libdw). */
@@ -139,10 +153,16 @@ static int sym_get(const struct mc_symtab *t, int i, struct sym_entry *e)
 	Elf *elf;
 	Dwarf_Addr bias;
 	const char *name;
-	if (!t->raw_ok || !raw_entry(&t->raw, i, &sym, &value, &shndx, &name))
+	if (!t->raw_ok || !raw_entry(&t->raw, i, &sym, &value, &shndx, &name)) {
+		if (!t->mod)    /* a table of mc_symtab_raw's: libdw decides */
+			return SYM_ODD;
 		name = st.getsym_info(t->mod, i, &sym, &value, &shndx, &elf, &bias);
-	else
+	} else {
+		int sec = raw_section(&t->raw, &t->raw.sym[i]);
+		if (sec != SYM_OK)
+			return sec;
 		bias = t->raw.bias;
+	}
 	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
 	    GELF_ST_TYPE(sym.st_info) == STT_SECTION || GELF_ST_TYPE(sym.st_info) == STT_FILE ||
 	    GELF_ST_TYPE(sym.st_info) == STT_TLS)
@@ -170,6 +190,9 @@ static int sym_quick(const struct mc_symtab *t, int i, struct sym_entry *e)
 	if (!y->st_name || y->st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE ||
 	    type == STT_TLS)
 		return SYM_SKIP;
+	int sec = raw_section(&t->raw, y);
+	if (sec != SYM_OK)
+		return sec;
 	GElf_Addr value = y->st_shndx < SHN_LORESERVE ? y->st_value + t->raw.bias : y->st_value;
 	/* no name and no binding: the spans order by address alone */
 	*e = (struct sym_entry){ value, y->st_size, NULL, y->st_shndx, 0 };
@@ -430,30 +453,51 @@ static bool sym_fast(const struct mc_symtab *t, GElf_Addr addr, const char **nam
 	return true;
 }
 
+/* libdw's answer at addr through t, built; *ask where t cannot give it. */
+static const char *search(struct mc_symtab *t, GElf_Addr addr, bool *ask)
+{
+	const char *name;
+	*ask = false;
+	if (t->usable && t->spans && sym_fast(t, addr, &name))
+		return name;
+	if (t->usable && !t->walked && !walk_build(t))
+		t->usable = false;
+	if (!t->usable || !t->v) {
+		*ask = true;
+		return NULL;
+	}
+	struct sym_search s = { .t = t, .addr = addr };
+	sym_search(&s, t->nlocal, t->n);
+	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
+		sym_search(&s, 0, t->nlocal);
+	*ask = s.ask_libdw;
+	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
+		s.closest = s.sizeless;
+	return s.closest && !*ask ? s.closest->name : NULL;
+}
+
 const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr)
 {
 	if (!st.symtab)
 		return st.addrname(mod, addr);
 	if (!t->built)
 		table_build(t, mod);
-	const char *name;
-	if (!t->usable)
-		return st.addrname(mod, addr);
-	if (t->spans && sym_fast(t, addr, &name))
-		return name;
-	if (!t->walked && !walk_build(t))
-		t->usable = false;
-	if (!t->usable || !t->v)
-		return st.addrname(mod, addr);
-	struct sym_search s = { .t = t, .addr = addr };
-	sym_search(&s, t->nlocal, t->n);
-	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
-		sym_search(&s, 0, t->nlocal);
-	if (s.ask_libdw)
-		return st.addrname(mod, addr);
-	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
-		s.closest = s.sizeless;
-	return s.closest ? s.closest->name : NULL;
+	bool ask;
+	const char *name = search(t, addr, &ask);
+	return ask ? st.addrname(mod, addr) : name;
+}
+
+void mc_symtab_raw(struct mc_symtab *t, const struct raw_syms *r, int nsyms, int first_global)
+{
+	*t = (struct mc_symtab){ .built = true, .nsyms = nsyms, .first_global = first_global,
+				 .raw_ok = true, .raw = *r };
+	if (nsyms > 1 && first_global >= 0)
+		t->usable = spans_build(t) || walk_build(t);
+}
+
+const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask)
+{
+	return search(t, addr, ask);
 }
 
 void mc_symtab_free(struct mc_symtab *t)
