@@ -298,11 +298,12 @@ struct dstr {
 /* What dstr_has answered, for all modules: apart from mod_caches, whose
  * slots each lookup walks (every page of them is a page fault a short
  * process pays). */
-#define DSTR_MEMO 64
+#define DSTR_MEMO 128
 #define DSTR_MEMO_LEN 48
+#define DSTR_STRINGS (SIZE_MAX - 1)  /* cu: the string sections alone */
 static struct {
 	const struct dstr *d;
-	size_t cu;      /* the unit searched, SIZE_MAX: all */
+	size_t cu;      /* the unit searched, SIZE_MAX: all, DSTR_STRINGS */
 	uint8_t len;
 	bool found;
 	char s[DSTR_MEMO_LEN];
@@ -657,6 +658,27 @@ static bool unit_of(const struct dstr *d, uint64_t addr, size_t *off, size_t *le
 	return true;
 }
 
+/* What dstr_has answered for s in unit cu of d: 1, 0, or -1 (not kept). */
+static int dstr_memo_get(const struct dstr *d, size_t cu, const char *s, size_t len)
+{
+	for (int i = 0; i < dstr_nmemo; i++)
+		if (dstr_memo[i].d == d && dstr_memo[i].cu == cu && dstr_memo[i].len == len &&
+		    memcmp(dstr_memo[i].s, s, len) == 0)
+			return dstr_memo[i].found;
+	return -1;
+}
+
+static void dstr_memo_put(const struct dstr *d, size_t cu, const char *s, size_t len, bool found)
+{
+	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
+		dstr_memo[dstr_nmemo].d = d;
+		dstr_memo[dstr_nmemo].cu = cu;
+		dstr_memo[dstr_nmemo].len = (uint8_t)len;
+		dstr_memo[dstr_nmemo].found = found;
+		memcpy(dstr_memo[dstr_nmemo++].s, s, len);
+	}
+}
+
 /* Could a name the debug information gives at addr (the module's own
  * address, less its bias) contain the len bytes at s?  The string
  * sections are searched, and of .debug_info the unit that holds addr
@@ -686,20 +708,19 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len)
 		if (lo < hi)
 			unit_memo[unit_next++ % UNIT_MEMO] = (struct unit_memo){ d, lo, hi, off, n };
 	}
-	for (int i = 0; i < dstr_nmemo; i++)
-		if (dstr_memo[i].d == d && dstr_memo[i].cu == off && dstr_memo[i].len == len &&
-		    memcmp(dstr_memo[i].s, s, len) == 0)
-			return dstr_memo[i].found;
-	bool found = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
-		     (d->p[2] && memmem(d->p[2], d->n[2], s, len)) ||
-		     memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
-	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
-		dstr_memo[dstr_nmemo].d = d;
-		dstr_memo[dstr_nmemo].cu = off;
-		dstr_memo[dstr_nmemo].len = (uint8_t)len;
-		dstr_memo[dstr_nmemo].found = found;
-		memcpy(dstr_memo[dstr_nmemo++].s, s, len);
+	int found = dstr_memo_get(d, off, s, len);
+	if (found >= 0)
+		return found;
+	/* The string sections' answer is every unit's: asked once a name,
+	 * not once a (unit, name) as before. */
+	found = dstr_memo_get(d, DSTR_STRINGS, s, len);
+	if (found < 0) {
+		found = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
+			(d->p[2] && memmem(d->p[2], d->n[2], s, len));
+		dstr_memo_put(d, DSTR_STRINGS, s, len, found);
 	}
+	found = found || memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
+	dstr_memo_put(d, off, s, len, found);
 	return found;
 }
 
