@@ -662,11 +662,14 @@ static bool match_clone(const char *pat, const char *name)
 }
 
 /* Does s hold p's longest plain run, as every string p matches does?
- * Most entries fail most frames, and strstr says so for a fraction of
- * what the glob costs (/bin/date's exit: 0.75 M instructions of globs). */
+ * Asked only of a pattern that starts with '*', whose glob tries every
+ * position of s (/bin/date's exit: 0.75 M instructions of globs); one
+ * that starts with a plain character fails the glob at once, cheaper
+ * than strstr's start (parson's exit: 10 M instructions of strstr when
+ * every pattern asked). */
 static bool may_hold(const struct supp_frame *p, const char *s)
 {
-	return !p->lit || strstr(s, p->lit);
+	return !p->lit || p->pat[0] != '*' || strstr(s, p->lit);
 }
 
 static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
