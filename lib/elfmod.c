@@ -279,7 +279,7 @@ static bool pick_table(struct mc_elfmod *m)
 		return false;
 	struct raw_syms r = { syms, strs, str->sh_size, m->bias, f->sh, f->shnum };
 	mc_symtab_raw(&m->sym, &r, (int)(sym->sh_size / sizeof(Elf64_Sym)), (int)sym->sh_info);
-	return m->sym.usable;
+	return true;
 }
 
 static bool find_path(const struct mc_mapping *mp, void *arg)
@@ -357,6 +357,12 @@ uint64_t mc_elfmod_bias(const struct mc_elfmod *m)
 const char *mc_elfmod_name(struct mc_elfmod *m, uintptr_t addr, bool *ask)
 {
 	return mc_symtab_name_raw(&m->sym, addr, ask);
+}
+
+void mc_elfmod_names(struct mc_elfmod *m, const uint64_t *addr, size_t n, const char **name,
+		     bool *done)
+{
+	mc_symtab_names_raw(&m->sym, addr, n, name, done);
 }
 
 bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_elf_sec *, void *),

@@ -1388,6 +1388,9 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
  * mc_symbolize_frames reads the debug information at pc (it may give
  * other names, inlined frames, a file:line). */
 void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep);
+/* The quick frames of n pcs (ascending) made ahead, each object's table
+ * read once for all of its pcs: what mc_symbolize_quick then gives. */
+void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n);
 /* Could the debug information mc_symbolize_frames reads at pc name a
  * function (inlined or not) whose name contains the len bytes at s?
  * false only when its string data (the object's own .debug_str,

@@ -975,6 +975,8 @@ static bool own_frame(struct mc_elfmod *m, uintptr_t addr, struct mc_frame_info 
 	return true;
 }
 
+static bool in_system_object(uintptr_t addr);
+
 /* m: elfmod.c's reading of addr's object, whose names are libdw's. */
 static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool full,
 			struct mc_elfmod *m)
@@ -1036,6 +1038,15 @@ static bool in_system_object(uintptr_t addr)
 	       strncmp(name, "/lib64/", 7) == 0;
 }
 
+/* Cached beside the full frames under two keys mc_symbolize_frames
+ * never asks for (its max is at most MC_MAX_INLINE): the quick frame of
+ * a pc whose full resolution reads no debug information, and of one
+ * whose does. */
+enum { QUICK_SHALLOW = 0, QUICK_DEEP = UINT16_MAX };
+
+static void frame_clear(struct mc_frame_info *out);
+static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n);
+
 /* quick: the symbol table's name alone wherever (mc_symbolize_quick);
  * *deep: whether the full resolution reads debug information at pc. */
 static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bool quick,
@@ -1046,12 +1057,7 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 	uintptr_t addr = pc ? pc - 1 : 0;
 	int n = 1;
 
-	out->function[0] = 0;
-	out->linkage[0] = 0;
-	out->file[0] = 0;
-	out->line = 0;
-	out->object[0] = 0;
-
+	frame_clear(out);
 	bool full = false;
 	pthread_mutex_lock(&lock);
 	if (mc_opt.symbolize) {
@@ -1084,9 +1090,23 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 	pthread_mutex_unlock(&lock);
 	if (deep)
 		*deep = full;
+	return frame_finish(addr, out, n);
+}
 
-	/* dladdr fills what libdw could not: a module reported after the
-	 * session began, or a system without libdw. */
+static void frame_clear(struct mc_frame_info *out)
+{
+	out->function[0] = 0;
+	out->linkage[0] = 0;
+	out->file[0] = 0;
+	out->line = 0;
+	out->object[0] = 0;
+}
+
+/* What every frame gets last: dladdr fills what libdw could not (a
+ * module reported after the session began, or a system without libdw),
+ * "???", and one name for C code and frames without debug information. */
+static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n)
+{
 	if (!out->function[0] || !out->object[0]) {
 		Dl_info info;
 		if (addr && dladdr((void *)addr, &info)) {
@@ -1109,6 +1129,10 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
 	pthread_mutex_lock(&lock);
 	int n = pc_cache_get(pc, max, out);
+	/* A quick frame that is not deep is the frame: no debug
+	 * information to read there (mc_symbolize_quick). */
+	if (!n && pc_cache_get(pc, QUICK_SHALLOW, out))
+		n = 1;
 	pthread_mutex_unlock(&lock);
 	if (n)
 		return n;
@@ -1118,12 +1142,6 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	pthread_mutex_unlock(&lock);
 	return n;
 }
-
-/* Cached beside the full frames under two keys mc_symbolize_frames
- * never uses (its max is at most MC_MAX_INLINE): the quick frame of a
- * pc whose full resolution reads no debug information, and of one
- * whose does. */
-enum { QUICK_SHALLOW = 0, QUICK_DEEP = UINT16_MAX };
 
 void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
 {
@@ -1137,6 +1155,56 @@ void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
 	pthread_mutex_lock(&lock);
 	pc_cache_put(pc, *deep ? QUICK_DEEP : QUICK_SHALLOW, out, 1);
 	pthread_mutex_unlock(&lock);
+}
+
+/* The quick frames of pcs (the n from i of an array sorted ascending)
+ * that lie in m, named in one read of its table, into the cache.
+ * scratch: room for n addresses, names and flags. */
+static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, struct mc_elfmod **mods,
+			uint64_t *a, const char **name, bool *done)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (mods[i] == m) {
+			a[k++] = pcs[i] - 1;
+			mods[i] = NULL;
+		}
+	mc_elfmod_names(m, a, k, name, done);
+	int di = mc_elfmod_debuginfo(m);
+	for (size_t i = 0; i < k; i++) {
+		if (!done[i])
+			continue;    /* mc_symbolize_quick's, one at a time */
+		struct mc_frame_info f;
+		frame_clear(&f);
+		set_function(&f, name[i]);
+		copy(f.object, sizeof f.object, mc_elfmod_path(m));
+		bool deep = (mc_opt.symbolize_system || !in_system_object(a[i])) &&
+			    di != MC_DI_NONE;
+		frame_finish(a[i], &f, 1);
+		pc_cache_put(a[i] + 1, deep ? QUICK_DEEP : QUICK_SHALLOW, &f, 1);
+	}
+}
+
+void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
+{
+	size_t bytes = n * (sizeof(struct mc_elfmod *) + sizeof(uint64_t) + sizeof(char *) + 1);
+	char *mem = mc_opt.symbolize && n ? mc_map_lazy(bytes) : NULL;
+	if (!mem)
+		return;
+	struct mc_elfmod **mods = (struct mc_elfmod **)mem;
+	uint64_t *a = (uint64_t *)(mods + n);
+	const char **name = (const char **)(a + n);
+	bool *done = (bool *)(name + n);
+	struct mc_frame_info f;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < n; i++)
+		mods[i] = pcs[i] && !pc_cache_get(pcs[i], QUICK_SHALLOW, &f) &&
+			  !pc_cache_get(pcs[i], QUICK_DEEP, &f) ? own_module(pcs[i] - 1) : NULL;
+	for (size_t i = 0; i < n; i++)
+		if (mods[i])
+			quick_batch(mods[i], pcs, n, mods, a, name, done);
+	pthread_mutex_unlock(&lock);
+	mc_unmap(mem, bytes);
 }
 
 bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
