@@ -106,6 +106,11 @@ void mc_map_hooks_set(const struct mc_map_hooks *h);
 void mc_own_grow(int64_t bytes);
 /* Is anyone counting (footprint.c started)? */
 bool mc_own_hooked(void);
+/* Make the pages of [p, p + len) resident now, in one system call,
+ * where they would otherwise be faulted in one by one as first touched
+ * (a page fault costs 20-35 us on these VMs, a populated page ~1 us).
+ * Only for memory that is about to be used and counted as resident. */
+void mc_populate(void *p, size_t len);
 /* The same for buffers read(2) fills or write(2) empties: visible to
  * valgrind (util.c). */
 void *mc_map_io(size_t size);
