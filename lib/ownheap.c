@@ -57,7 +57,7 @@ struct hdr {
 _Static_assert(sizeof(struct hdr) == HDR, "header size");
 
 char mc_ownheap_static[STATIC] __attribute__((aligned(4096)));
-uintptr_t mc_ownheap_lo, mc_ownheap_len;
+MC_HOT uintptr_t mc_ownheap_lo, mc_ownheap_len;
 static uintptr_t bump = (uintptr_t)mc_ownheap_static;
 static uintptr_t limit = (uintptr_t)mc_ownheap_static + STATIC;
 static uintptr_t counted = (uintptr_t)mc_ownheap_static;

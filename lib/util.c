@@ -68,7 +68,7 @@ int mc_sys_munmap(void *addr, size_t len)
  * signals.c), for memcheck's own handlers (threads.c) and the wrapped
  * ones.  dlsym allocates: resolved at start-up (life.c), where that
  * block is memcheck's, never in a signal handler. */
-static int (*_Atomic next_sigaction)(int, const struct sigaction *, struct sigaction *);
+MC_HOT static int (*_Atomic next_sigaction)(int, const struct sigaction *, struct sigaction *);
 
 bool mc_sys_sigaction_resolve(void)
 {
@@ -1066,7 +1066,7 @@ bool mc_linked_in(void)
  * MEMCHECK_FAIL_SITE) cannot deadlock with a walk of memcheck's that
  * waits for the program's, and a fork that finds walks going on for a
  * second goes on as it did before. */
-static pthread_rwlock_t walk_lock = PTHREAD_RWLOCK_INITIALIZER;
+MC_HOT static pthread_rwlock_t walk_lock = PTHREAD_RWLOCK_INITIALIZER;
 static MC_TLS bool fork_has_walk_lock; /* per thread: see region.c's */
 
 int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
