@@ -278,6 +278,10 @@ void mc_own_work_end(void);
  * mc_prog_rss.  Both without memcheck's own memory. */
 uint64_t mc_prog_rss(void);
 uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now);
+/* The same where nothing would take the peak (the outermost region
+ * begins): the mark restarts, *rss_now as above, and the peak before is
+ * not read. */
+void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now);
 uint64_t mc_own_bytes(void);
 void mc_footprint_lock(void);
 void mc_footprint_unlock(void);
