@@ -210,13 +210,15 @@ void mc_map_hooks_set(const struct mc_map_hooks *h)
  * one of KEEP_SLOTS slots, resident and still counted as memcheck's
  * (footprint.c's figure does not change), and the next mc_map or
  * mc_map_io it fits (at most twice the pages asked for) takes it back
- * cleared.  A slot holds the page-aligned address with the page count
- * in its low bits, claimed and filled with atomics: any thread, inside
- * the hooks, across fork (a forked child inherits the slots with the
- * mappings).  Under valgrind nothing is kept: hidden (mc_map) and
+ * cleared.  512 KiB at most in all: what is kept still counts in the
+ * process's own peak, which test_fidelity holds to within 1.5 MiB of a
+ * forwarding-only preload's.  A slot holds the page-aligned address
+ * with the page count in its low bits, claimed and filled with atomics:
+ * any thread, inside the hooks, across fork (a forked child inherits
+ * the slots with the mappings).  Under valgrind nothing is kept: hidden (mc_map) and
  * visible (mc_map_io) memory must not trade places. */
 #define KEEP_SLOTS 8
-#define KEEP_MAX (64 * 4096)
+#define KEEP_MAX (16 * 4096)
 static _Atomic uintptr_t kept[KEEP_SLOTS];
 
 static size_t pages_of(size_t size)
