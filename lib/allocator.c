@@ -51,6 +51,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -663,6 +664,25 @@ static const struct allocator *find_markers(const void *base)
 	return NULL;
 }
 
+/* Tell stacks.c where the object that starts at base lies, an object
+ * that allocates for itself (mc_stacks_runtime_object): _dl_find_object,
+ * which takes no lock (detection may run inside the dynamic loader's own
+ * malloc).  Without it (glibc < 2.35) the extent stays empty. */
+static void runtime_object(int i, const void *base)
+{
+	uintptr_t lo = 0, hi = 0;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	if (base && _dl_find_object((void *)base, &fo) == 0 && fo.dlfo_map_start == base) {
+		lo = (uintptr_t)fo.dlfo_map_start;
+		hi = (uintptr_t)fo.dlfo_map_end;
+	}
+#else
+	(void)base;
+#endif
+	mc_stacks_runtime_object(i, lo, hi);
+}
+
 void mc_allocator_detect(void)
 {
 	const char *object = mc_real.object;
@@ -679,6 +699,10 @@ void mc_allocator_detect(void)
 		syms[i] = mc_sym_in(base, a->calls[i]);
 	live = a;
 	glibc_base = a == &glibc ? base : NULL;
+	/* the dynamic loader; the allocator, unless the C library (whose
+	 * strdup and fopen make the program's blocks) */
+	runtime_object(0, (const void *)getauxval(AT_BASE));
+	runtime_object(1, a == &glibc ? NULL : base);
 
 	if (a) {
 		name = a->name;

@@ -531,6 +531,12 @@ void *mc_cxx_call_frame(uintptr_t *f);
  * (the frame of the malloc-family function the program called), and
  * intern it; returns its id, 0 when stacks are off. */
 uint32_t mc_stack_capture(void *fp);
+/* Object i (0, 1) of those that allocate for themselves is [lo, hi):
+ * the dynamic loader (TLS vectors, its object lists), and the
+ * allocator's own object when that is not the C library (allocator.c
+ * says, at detection).  A call from them gets a stack at
+ * MEMCHECK_STACK_DEPTH=0. */
+void mc_stacks_runtime_object(int i, uintptr_t lo, uintptr_t hi);
 /* Intern frames directly (tests use this). */
 uint32_t mc_stack_intern(const uintptr_t *frames, int depth);
 void mc_stacks_init(void);

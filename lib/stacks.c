@@ -812,13 +812,8 @@ void *mc_cxx_call_frame(uintptr_t *f)
 	return f;
 }
 
-uint32_t mc_stack_capture(void *fp)
+static inline uint32_t capture_from(void *fp, int max)
 {
-	int max = mc_opt.stack_depth;
-	if (unlikely(max <= 0))
-		return 0;
-	if (unlikely(mc_self.cxx_frame != NULL))
-		fp = mc_cxx_call_frame(fp);
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
 		return capture_exact(fp, max);
 	int n = 0;
@@ -838,6 +833,47 @@ uint32_t mc_stack_capture(void *fp)
 			return c->id;
 	}
 	return capture_more(fp, max, h, c, end_sp, end_bp);
+}
+
+/* MEMCHECK_STACK_DEPTH=0 records no stacks, except for the blocks the
+ * system's runtime makes for itself (mc_stacks_runtime_object: the dynamic
+ * loader's thread vectors and object lists, tcmalloc's start-up objects
+ * made with the operator new memcheck interposes).  Their suppressions
+ * match on the stack: without one, tcmalloc's by-design loss of 8 bytes
+ * would fail every process, and the loader's blocks any program that
+ * starts a thread or calls dlopen.  Those stacks are as deep as the
+ * default's. */
+#define RUNTIME_DEPTH 16
+
+static struct {
+	uintptr_t lo, hi;
+} runtime[2];
+
+void mc_stacks_runtime_object(int i, uintptr_t lo, uintptr_t hi)
+{
+	runtime[i].lo = lo;
+	runtime[i].hi = hi;
+}
+
+static __attribute__((noinline)) uint32_t capture_runtime_own(void *fp)
+{
+	if (unlikely(mc_self.cxx_frame != NULL))
+		fp = mc_cxx_call_frame(fp);
+	uintptr_t ret = ((uintptr_t *)fp)[1];
+	if (ret - runtime[0].lo >= runtime[0].hi - runtime[0].lo &&
+	    ret - runtime[1].lo >= runtime[1].hi - runtime[1].lo)
+		return 0;
+	return capture_from(fp, RUNTIME_DEPTH);
+}
+
+uint32_t mc_stack_capture(void *fp)
+{
+	int max = mc_opt.stack_depth;
+	if (unlikely(max <= 0))
+		return capture_runtime_own(fp);
+	if (unlikely(mc_self.cxx_frame != NULL))
+		fp = mc_cxx_call_frame(fp);
+	return capture_from(fp, max);
 }
 
 void mc_stacks_lock(void)
