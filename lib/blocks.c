@@ -887,6 +887,32 @@ void mc_blocks_each_live(uint32_t min_epoch,
 	each_odd(min_epoch, fn, arg);
 }
 
+/* Is any block of epoch >= min_epoch live?  Stops at the first: a
+ * region's end asks it before deciding to scan, and a whole walk of the
+ * table (every slot of every shard, ~270,000 instructions for a short
+ * process's first table) only to count is what the scan repeats. */
+bool mc_blocks_any_live(uint32_t min_epoch)
+{
+	uint64_t min_w0 = (uint64_t)min_epoch << PTR_BITS;
+	bool found = false;
+	for (int k = 0; k < NSHARDS && !found; k++) {
+		struct shard *s = &shards[k];
+		if (!live_in(s))
+			continue;
+		bool locked = lock(s);
+		for (uint32_t i = 0, cap = cap_of(s); i < cap && !found; i++)
+			found = s->e[i].w0 && s->e[i].w0 >= min_w0;
+		unlock(s, locked);
+	}
+	if (found || !atomic_load(&n_odd))
+		return found;
+	odd_enter();
+	for (int i = 0; i < n_odd && !found; i++)
+		found = odd[i].aux >= min_epoch;
+	odd_leave();
+	return found;
+}
+
 /* Epoch e becomes the number of open[] at or below it (open[] ascending),
  * so every comparison between a block and an open region keeps its
  * answer; 0 stays 0 as open[] holds no 0. */

@@ -809,6 +809,8 @@ void mc_blocks_renumber(const uint32_t *open, int n);
 /* Call fn for every live block with epoch >= min_epoch. */
 void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg);
+/* Is any block of epoch >= min_epoch live?  (Stops at the first.) */
+bool mc_blocks_any_live(uint32_t min_epoch);
 /* The same for every live block, with the table held by mc_blocks_lock_all. */
 void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg);
 size_t mc_blocks_bytes(void);    /* memory the table uses */
@@ -1406,6 +1408,9 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
  * mc_symbolize_frames reads the debug information at pc (it may give
  * other names, inlined frames, a file:line). */
 void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep);
+/* The quick frames of n pcs (ascending) made ahead, each object's table
+ * read once for all of its pcs: what mc_symbolize_quick then gives. */
+void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n);
 /* Could the debug information mc_symbolize_frames reads at pc name a
  * function (inlined or not) whose name contains the len bytes at s?
  * false only when its string data (the object's own .debug_str,

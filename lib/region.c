@@ -206,12 +206,6 @@ static void leak_add_kind(const struct mc_block *b, int kind, void *arg)
 	a->v[i].bytes += b->size;
 }
 
-static void count_block(const struct mc_block *b, void *arg)
-{
-	(void)b;
-	++*(uint64_t *)arg;
-}
-
 /* Without a scan every leftover is definitely lost. */
 static void leak_add(const struct mc_block *b, void *arg)
 {
@@ -328,9 +322,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		from = &outer;
 	}
 	/* A region that left nothing behind needs no scan: most tests. */
-	uint64_t left = 0;
-	if (mc_opt.track && mc_opt.scan && !vg)
-		mc_blocks_each_live(r->epoch, count_block, &left);
+	bool left = mc_opt.track && mc_opt.scan && !vg && mc_blocks_any_live(r->epoch);
 	/* From here on the work is memcheck's own (footprint.c): the scan,
 	 * the suppression files, symbolizing leak stacks (libdw loaded,
 	 * debug information mapped), and the first report, which touches

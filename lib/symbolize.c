@@ -7,7 +7,14 @@
  * know: exported function names and objects, no file:line.
  *
  * Names come from symtab.c's copy of each module's symbol table, the
- * names libdw would give, found without libdw's walk of the table.
+ * names libdw would give, found without libdw's walk of the table; for
+ * the objects elfmod.c can read as libdw would, without libdw at all: a
+ * frame that needs no debug information (the quick view, an object
+ * without DWARF, a system object's frame) never loads it, and neither
+ * does the search of an object's debug strings (may_name).  So a process
+ * whose leftovers the suppressions settle on names, or whose printed
+ * frames have no DWARF, does not load libdw (/bin/date measured: ~90
+ * page faults and ~1 M instructions of loading and reporting modules).
  *
  * Suppression matching asks first for the quick frame
  * (mc_symbolize_quick: the symbol table's name, no file:line, no
@@ -187,13 +194,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 					    crc, debuginfo_file_name);
 	if (fd >= 0 || !file_name || !debuglink || !*debuglink || strchr(debuglink, '/'))
 		return fd;
-	const char *slash = strrchr(file_name, '/');
-	int dirlen = slash ? (int)(slash - file_name) : 0;
-	static const char *const fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
-	for (size_t i = 0; i < MC_ARRAY_SIZE(fmt); i++) {
-		char path[4096];
-		if (snprintf(path, sizeof path, fmt[i], dirlen, file_name, debuglink) >=
-		    (int)sizeof path || strcmp(path, file_name) == 0)
+	char path[4096];
+	for (size_t i = 0; mc_debuglink_place(file_name, debuglink, i, path, sizeof path); i++) {
+		if (!path[0])
 			continue;
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
@@ -295,11 +298,12 @@ struct dstr {
 /* What dstr_has answered, for all modules: apart from mod_caches, whose
  * slots each lookup walks (every page of them is a page fault a short
  * process pays). */
-#define DSTR_MEMO 64
+#define DSTR_MEMO 128
 #define DSTR_MEMO_LEN 48
+#define DSTR_STRINGS (SIZE_MAX - 1)  /* cu: the string sections alone */
 static struct {
 	const struct dstr *d;
-	size_t cu;      /* the unit searched, SIZE_MAX: all */
+	size_t cu;      /* the unit searched, SIZE_MAX: all, DSTR_STRINGS */
 	uint8_t len;
 	bool found;
 	char s[DSTR_MEMO_LEN];
@@ -328,18 +332,37 @@ struct mod_cache {
 static struct mod_cache mod_caches[16];
 static unsigned mod_caches_next;
 
+/* d forgotten, and what the memos kept of it. */
+static void dstr_forget(struct dstr *d)
+{
+	for (int i = 0; i < dstr_nmemo; i++)
+		if (dstr_memo[i].d == d)
+			dstr_memo[i].d = NULL;
+	for (int i = 0; i < UNIT_MEMO; i++)
+		if (unit_memo[i].d == d)
+			unit_memo[i].d = NULL;
+	*d = (struct dstr){ 0 };
+}
+
 static void mod_cache_free(struct mod_cache *c)
 {
 	cu_table_free(&c->cu);
 	mc_symtab_free(&c->sym);
-	for (int i = 0; i < dstr_nmemo; i++)
-		if (dstr_memo[i].d == &c->str)
-			dstr_memo[i].d = NULL;
-	for (int i = 0; i < UNIT_MEMO; i++)
-		if (unit_memo[i].d == &c->str)
-			unit_memo[i].d = NULL;
-	c->str = (struct dstr){ 0 };
+	dstr_forget(&c->str);
 	c->mod = NULL;
+}
+
+/* The debug strings of elfmod.c's objects, by slot. */
+static struct dstr own_str[MC_ELFMOD_SLOTS];
+
+/* elfmod.c's reading of the object at addr, NULL: libdw's. */
+static struct mc_elfmod *own_module(uintptr_t addr)
+{
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find(addr, &fresh);
+	if (fresh >= 0)
+		dstr_forget(&own_str[fresh]);
+	return m;
 }
 
 static struct mod_cache *mod_cache(Dwfl_Module *mod)
@@ -387,48 +410,45 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
  * strings), dwz's shared file (.gnu_debugaltlink), a supplementary file
  * (.debug_sup), split DWARF (.debug_addr; DWARF 5 skeleton units):
  * names may then lie elsewhere. */
-static void dstr_build(struct dstr *d, Dwfl_Module *mod)
+/* One section of a module's file, for dstr_build: each of want[]'s
+ * bytes, and whether its names may lie elsewhere. */
+struct dstr_scan {
+	struct dstr *d;
+	bool elsewhere, info;
+};
+
+static void dstr_take(const struct mc_elf_sec *sec, void *arg)
 {
-	d->built = true;
-	Dwarf_Addr bias;
-	Elf *elf = dw.strings ? dw.getelf(mod, &bias) : NULL;
-	size_t shstrndx;
-	if (!elf || dw.getshdrstrndx(elf, &shstrndx) != 0)
-		return;
 	static const char *const want[] = { ".debug_info", ".debug_str", ".debug_line_str",
 					    ".debug_aranges", ".debug_abbrev" };
-	d->bias = bias;
-	bool elsewhere = false, info = false;
-	for (Elf_Scn *scn = NULL; (scn = dw.nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name = dw.getshdr(scn, &sh) ? dw.strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (!name)
-			return;
-		/* (A stripped Debian binary keeps .gnu_debugaltlink: it
-		 * counts only beside debug information.) */
-		elsewhere |= strncmp(name, ".zdebug", 7) == 0 ||
-			     strcmp(name, ".gnu_debugaltlink") == 0 ||
-			     strcmp(name, ".debug_sup") == 0 || strcmp(name, ".debug_addr") == 0 ||
-			     (strncmp(name, ".debug_", 7) == 0 && (sh.sh_flags & SHF_COMPRESSED));
-		for (size_t k = 0; k < MC_ARRAY_SIZE(want); k++) {
-			if (strcmp(name, want[k]) != 0)
-				continue;
-			info |= k == 0;
-			Elf_Data *data = sh.sh_type == SHT_NOBITS ? NULL : dw.getdata(scn, NULL);
-			if (data && data->d_buf && data->d_size >= sh.sh_size) {
-				d->p[k] = data->d_buf;
-				d->n[k] = data->d_size;
-			}
+	struct dstr_scan *sc = arg;
+	const char *name = sec->name;
+	/* (A stripped Debian binary keeps .gnu_debugaltlink: it counts
+	 * only beside debug information.) */
+	sc->elsewhere |= strncmp(name, ".zdebug", 7) == 0 ||
+			 strcmp(name, ".gnu_debugaltlink") == 0 || strcmp(name, ".debug_sup") == 0 ||
+			 strcmp(name, ".debug_addr") == 0 ||
+			 (strncmp(name, ".debug_", 7) == 0 && (sec->flags & SHF_COMPRESSED));
+	for (size_t k = 0; k < MC_ARRAY_SIZE(want); k++) {
+		if (strcmp(name, want[k]) != 0)
+			continue;
+		sc->info |= k == 0;
+		if (sec->data && sec->type != SHT_NOBITS) {
+			sc->d->p[k] = sec->data;
+			sc->d->n[k] = sec->size;
 		}
 	}
-	if (!info) {
-		/* libdw looks for a separate file: is there one? */
-		Dwarf_Addr b;
-		d->none = dw.getdwarf && !dw.getdwarf(mod, &b);
-		return;
-	}
-	if (elsewhere || !d->p[0])
-		return;
+}
+
+/* After every section: usable where the names lie in these bytes.
+ * false: the file has no .debug_info of its own (is there DWARF
+ * elsewhere is the caller's to say, into d->none). */
+static bool dstr_check(struct dstr *d, const struct dstr_scan *sc)
+{
+	if (!sc->info)
+		return false;
+	if (sc->elsewhere || !d->p[0])
+		return true;
 	/* DWARF 5 unit headers: a skeleton or split unit's names are in a
 	 * .dwo file. */
 	const unsigned char *u = (const unsigned char *)d->p[0];
@@ -443,18 +463,63 @@ static void dstr_build(struct dstr *d, Dwfl_Module *mod)
 			memcpy(&len, u + off + 4, 8);
 			head = 12;
 		} else if (len32 >= 0xfffffff0u) {
-			return;
+			return true;
 		}
 		if (off + head + 3 > n || len > n - off - head)
-			return;
+			return true;
 		memcpy(&version, u + off + head, 2);
 		if (version >= 5 && (u[off + head + 2] == DW_UT_skeleton ||
 				     u[off + head + 2] == DW_UT_split_compile ||
 				     u[off + head + 2] == DW_UT_split_type))
-			return;
+			return true;
 		off += head + (size_t)len;
 	}
 	d->usable = true;
+	return true;
+}
+
+/* The sections a module's debug names are read from, checked once, by
+ * libdw.  Not usable: no .debug_info of its own (libdw then looks for a
+ * separate file), compressed sections (their bytes are not the
+ * strings), dwz's shared file (.gnu_debugaltlink), a supplementary file
+ * (.debug_sup), split DWARF (.debug_addr; DWARF 5 skeleton units):
+ * names may then lie elsewhere. */
+static void dstr_build(struct dstr *d, Dwfl_Module *mod)
+{
+	d->built = true;
+	Dwarf_Addr bias;
+	Elf *elf = dw.strings ? dw.getelf(mod, &bias) : NULL;
+	size_t shstrndx;
+	if (!elf || dw.getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	d->bias = bias;
+	struct dstr_scan sc = { d, false, false };
+	for (Elf_Scn *scn = NULL; (scn = dw.nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name = dw.getshdr(scn, &sh) ? dw.strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (!name)
+			return;
+		Elf_Data *data = sh.sh_type == SHT_NOBITS ? NULL : dw.getdata(scn, NULL);
+		bool whole = data && data->d_buf && data->d_size >= sh.sh_size;
+		struct mc_elf_sec sec = { name, sh.sh_type, sh.sh_flags, whole ? data->d_buf : NULL,
+					  whole ? data->d_size : 0 };
+		dstr_take(&sec, &sc);
+	}
+	if (!dstr_check(d, &sc)) {
+		/* libdw looks for a separate file: is there one? */
+		Dwarf_Addr b;
+		d->none = dw.getdwarf && !dw.getdwarf(mod, &b);
+	}
+}
+
+/* The same from elfmod.c's reading of the module's file. */
+static void dstr_build_own(struct dstr *d, const struct mc_elfmod *m)
+{
+	d->built = true;
+	d->bias = mc_elfmod_bias(m);
+	struct dstr_scan sc = { d, false, false };
+	if (mc_elfmod_sections(m, dstr_take, &sc) && !dstr_check(d, &sc))
+		d->none = mc_elfmod_debuginfo(m) == MC_DI_NONE;
 }
 
 /* A little-endian reader over one section, failing past its end. */
@@ -593,15 +658,34 @@ static bool unit_of(const struct dstr *d, uint64_t addr, size_t *off, size_t *le
 	return true;
 }
 
+/* What dstr_has answered for s in unit cu of d: 1, 0, or -1 (not kept). */
+static int dstr_memo_get(const struct dstr *d, size_t cu, const char *s, size_t len)
+{
+	for (int i = 0; i < dstr_nmemo; i++)
+		if (dstr_memo[i].d == d && dstr_memo[i].cu == cu && dstr_memo[i].len == len &&
+		    memcmp(dstr_memo[i].s, s, len) == 0)
+			return dstr_memo[i].found;
+	return -1;
+}
+
+static void dstr_memo_put(const struct dstr *d, size_t cu, const char *s, size_t len, bool found)
+{
+	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
+		dstr_memo[dstr_nmemo].d = d;
+		dstr_memo[dstr_nmemo].cu = cu;
+		dstr_memo[dstr_nmemo].len = (uint8_t)len;
+		dstr_memo[dstr_nmemo].found = found;
+		memcpy(dstr_memo[dstr_nmemo++].s, s, len);
+	}
+}
+
 /* Could a name the debug information gives at addr (the module's own
  * address, less its bias) contain the len bytes at s?  The string
  * sections are searched, and of .debug_info the unit that holds addr
  * (the inlined functions there and the entries they name all lie in
- * it, when no form reaches out of it) or else all of it. */
-static bool dstr_has(struct dstr *d, Dwfl_Module *mod, uint64_t addr, const char *s, size_t len)
+ * it, when no form reaches out of it) or else all of it.  d is built. */
+static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len)
 {
-	if (!d->built)
-		dstr_build(d, mod);
 	if (d->none)
 		return false;
 	if (!d->usable)
@@ -624,20 +708,19 @@ static bool dstr_has(struct dstr *d, Dwfl_Module *mod, uint64_t addr, const char
 		if (lo < hi)
 			unit_memo[unit_next++ % UNIT_MEMO] = (struct unit_memo){ d, lo, hi, off, n };
 	}
-	for (int i = 0; i < dstr_nmemo; i++)
-		if (dstr_memo[i].d == d && dstr_memo[i].cu == off && dstr_memo[i].len == len &&
-		    memcmp(dstr_memo[i].s, s, len) == 0)
-			return dstr_memo[i].found;
-	bool found = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
-		     (d->p[2] && memmem(d->p[2], d->n[2], s, len)) ||
-		     memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
-	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
-		dstr_memo[dstr_nmemo].d = d;
-		dstr_memo[dstr_nmemo].cu = off;
-		dstr_memo[dstr_nmemo].len = (uint8_t)len;
-		dstr_memo[dstr_nmemo].found = found;
-		memcpy(dstr_memo[dstr_nmemo++].s, s, len);
+	int found = dstr_memo_get(d, off, s, len);
+	if (found >= 0)
+		return found;
+	/* The string sections' answer is every unit's: asked once a name,
+	 * not once a (unit, name) as before. */
+	found = dstr_memo_get(d, DSTR_STRINGS, s, len);
+	if (found < 0) {
+		found = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
+			(d->p[2] && memmem(d->p[2], d->n[2], s, len));
+		dstr_memo_put(d, DSTR_STRINGS, s, len, found);
 	}
+	found = found || memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
+	dstr_memo_put(d, off, s, len, found);
 	return found;
 }
 
@@ -752,6 +835,8 @@ static void end_session(void)
 		mod_cache_free(&mod_caches[i]);
 	dstr_nmemo = 0;
 	memset(unit_memo, 0, sizeof unit_memo);
+	memset(own_str, 0, sizeof own_str);
+	mc_elfmod_forget(true);
 	pc_cache_clear();
 }
 
@@ -859,7 +944,42 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 /* full: file, line and inlined frames too; otherwise the symbol table's
  * name alone, which does not make libdw read the DWARF (tens of ms for
  * the C library's, where its debug information is installed). */
-static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool full)
+static void set_function(struct mc_frame_info *out, const char *fn)
+{
+	if (!fn || !*fn)
+		return;
+	copy(out->function, sizeof out->function, fn);
+	/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
+	 * the program called dlopen. */
+	char *at = strchr(out->function, '@');
+	if (at && at != out->function)
+		*at = 0;
+	/* GCC's local alias of a global function is that function. */
+	size_t len = strlen(out->function);
+	if (len > 11 && strcmp(out->function + len - 11, ".localalias") == 0)
+		out->function[len - 11] = 0;
+	copy(out->linkage, sizeof out->linkage, out->function);
+}
+
+/* The symbol table's frame at addr from elfmod.c's reading of m: name
+ * and object, as resolve_dwfl gives them without debug information;
+ * false where libdw must name it. */
+static bool own_frame(struct mc_elfmod *m, uintptr_t addr, struct mc_frame_info *out)
+{
+	bool ask;
+	const char *fn = mc_elfmod_name(m, addr, &ask);
+	if (ask)
+		return false;
+	set_function(out, fn);
+	copy(out->object, sizeof out->object, mc_elfmod_path(m));
+	return true;
+}
+
+static bool in_system_object(uintptr_t addr);
+
+/* m: elfmod.c's reading of addr's object, whose names are libdw's. */
+static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool full,
+			struct mc_elfmod *m)
 {
 	Dwfl *d = get_session();
 	if (!d)
@@ -867,20 +987,9 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	Dwfl_Module *mod = dw.addrmodule(d, addr);
 	if (!mod)
 		return 1;
-	const char *fn = mc_symtab_name(&mod_cache(mod)->sym, mod, addr);
-	if (fn && *fn) {
-		copy(out->function, sizeof out->function, fn);
-		/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
-		 * the program called dlopen. */
-		char *at = strchr(out->function, '@');
-		if (at && at != out->function)
-			*at = 0;
-		/* GCC's local alias of a global function is that function. */
-		size_t len = strlen(out->function);
-		if (len > 11 && strcmp(out->function + len - 11, ".localalias") == 0)
-			out->function[len - 11] = 0;
-		copy(out->linkage, sizeof out->linkage, out->function);
-	}
+	bool ask = true;
+	const char *fn = m ? mc_elfmod_name(m, addr, &ask) : NULL;
+	set_function(out, ask ? mc_symtab_name(&mod_cache(mod)->sym, mod, addr) : fn);
 	Dwfl_Line *l = full ? dw.getsrc(mod, addr) : NULL;
 	Dwarf_Die cubuf, *cu = NULL;
 	Dwarf_Addr bias = 0;
@@ -929,6 +1038,15 @@ static bool in_system_object(uintptr_t addr)
 	       strncmp(name, "/lib64/", 7) == 0;
 }
 
+/* Cached beside the full frames under two keys mc_symbolize_frames
+ * never asks for (its max is at most MC_MAX_INLINE): the quick frame of
+ * a pc whose full resolution reads no debug information, and of one
+ * whose does. */
+enum { QUICK_SHALLOW = 0, QUICK_DEEP = UINT16_MAX };
+
+static void frame_clear(struct mc_frame_info *out);
+static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n);
+
 /* quick: the symbol table's name alone wherever (mc_symbolize_quick);
  * *deep: whether the full resolution reads debug information at pc. */
 static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bool quick,
@@ -939,24 +1057,56 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 	uintptr_t addr = pc ? pc - 1 : 0;
 	int n = 1;
 
+	frame_clear(out);
+	bool full = false;
+	pthread_mutex_lock(&lock);
+	if (mc_opt.symbolize) {
+		full = mc_opt.symbolize_system || !in_system_object(addr);
+		/* Without debug information to read, the frame is the symbol
+		 * table's, which elfmod.c reads without libdw. */
+		struct mc_elfmod *m = own_module(addr);
+		int di = m ? mc_elfmod_debuginfo(m) : MC_DI_NONE;
+		if (m && (quick || !full || di == MC_DI_NONE) && own_frame(m, addr, out)) {
+			full = full && di != MC_DI_NONE;
+		} else if (load_libdw()) {
+			n = resolve_dwfl(addr, out, max, full && !quick, m);
+			if (full && quick && !m) {
+				/* An object without debug information
+				 * anywhere: the full resolution is this
+				 * frame. */
+				Dwfl *d = get_session();
+				Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
+				struct dstr *str = mod ? &mod_cache(mod)->str : NULL;
+				if (str && !str->built)
+					dstr_build(str, mod);
+				full = !str || !str->none;
+			} else if (full && m) {
+				full = di != MC_DI_NONE;
+			}
+		} else {
+			full = false;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (deep)
+		*deep = full;
+	return frame_finish(addr, out, n);
+}
+
+static void frame_clear(struct mc_frame_info *out)
+{
 	out->function[0] = 0;
 	out->linkage[0] = 0;
 	out->file[0] = 0;
 	out->line = 0;
 	out->object[0] = 0;
+}
 
-	bool full = false;
-	pthread_mutex_lock(&lock);
-	if (mc_opt.symbolize && load_libdw()) {
-		full = mc_opt.symbolize_system || !in_system_object(addr);
-		n = resolve_dwfl(addr, out, max, full && !quick);
-	}
-	pthread_mutex_unlock(&lock);
-	if (deep)
-		*deep = full;
-
-	/* dladdr fills what libdw could not: a module reported after the
-	 * session began, or a system without libdw. */
+/* What every frame gets last: dladdr fills what libdw could not (a
+ * module reported after the session began, or a system without libdw),
+ * "???", and one name for C code and frames without debug information. */
+static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n)
+{
 	if (!out->function[0] || !out->object[0]) {
 		Dl_info info;
 		if (addr && dladdr((void *)addr, &info)) {
@@ -979,6 +1129,10 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
 	pthread_mutex_lock(&lock);
 	int n = pc_cache_get(pc, max, out);
+	/* A quick frame that is not deep is the frame: no debug
+	 * information to read there (mc_symbolize_quick). */
+	if (!n && pc_cache_get(pc, QUICK_SHALLOW, out))
+		n = 1;
 	pthread_mutex_unlock(&lock);
 	if (n)
 		return n;
@@ -988,12 +1142,6 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 	pthread_mutex_unlock(&lock);
 	return n;
 }
-
-/* Cached beside the full frames under two keys mc_symbolize_frames
- * never uses (its max is at most MC_MAX_INLINE): the quick frame of a
- * pc whose full resolution reads no debug information, and of one
- * whose does. */
-enum { QUICK_SHALLOW = 0, QUICK_DEEP = UINT16_MAX };
 
 void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
 {
@@ -1005,20 +1153,58 @@ void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
 		return;
 	symbolize_frames(pc, out, 1, true, deep);
 	pthread_mutex_lock(&lock);
-	if (*deep) {
-		/* An object without debug information anywhere: the full
-		 * resolution is this frame. */
-		Dwfl *d = get_session();
-		Dwfl_Module *mod = d ? dw.addrmodule(d, pc - 1) : NULL;
-		if (mod) {
-			struct dstr *str = &mod_cache(mod)->str;
-			if (!str->built)
-				dstr_build(str, mod);
-			*deep = !str->none;
-		}
-	}
 	pc_cache_put(pc, *deep ? QUICK_DEEP : QUICK_SHALLOW, out, 1);
 	pthread_mutex_unlock(&lock);
+}
+
+/* The quick frames of pcs (the n from i of an array sorted ascending)
+ * that lie in m, named in one read of its table, into the cache.
+ * scratch: room for n addresses, names and flags. */
+static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, struct mc_elfmod **mods,
+			uint64_t *a, const char **name, bool *done)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (mods[i] == m) {
+			a[k++] = pcs[i] - 1;
+			mods[i] = NULL;
+		}
+	mc_elfmod_names(m, a, k, name, done);
+	int di = mc_elfmod_debuginfo(m);
+	for (size_t i = 0; i < k; i++) {
+		if (!done[i])
+			continue;    /* mc_symbolize_quick's, one at a time */
+		struct mc_frame_info f;
+		frame_clear(&f);
+		set_function(&f, name[i]);
+		copy(f.object, sizeof f.object, mc_elfmod_path(m));
+		bool deep = (mc_opt.symbolize_system || !in_system_object(a[i])) &&
+			    di != MC_DI_NONE;
+		frame_finish(a[i], &f, 1);
+		pc_cache_put(a[i] + 1, deep ? QUICK_DEEP : QUICK_SHALLOW, &f, 1);
+	}
+}
+
+void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
+{
+	size_t bytes = n * (sizeof(struct mc_elfmod *) + sizeof(uint64_t) + sizeof(char *) + 1);
+	char *mem = mc_opt.symbolize && n ? mc_map_lazy(bytes) : NULL;
+	if (!mem)
+		return;
+	struct mc_elfmod **mods = (struct mc_elfmod **)mem;
+	uint64_t *a = (uint64_t *)(mods + n);
+	const char **name = (const char **)(a + n);
+	bool *done = (bool *)(name + n);
+	struct mc_frame_info f;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < n; i++)
+		mods[i] = pcs[i] && !pc_cache_get(pcs[i], QUICK_SHALLOW, &f) &&
+			  !pc_cache_get(pcs[i], QUICK_DEEP, &f) ? own_module(pcs[i] - 1) : NULL;
+	for (size_t i = 0; i < n; i++)
+		if (mods[i])
+			quick_batch(mods[i], pcs, n, mods, a, name, done);
+	pthread_mutex_unlock(&lock);
+	mc_unmap(mem, bytes);
 }
 
 bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
@@ -1026,11 +1212,20 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 	uintptr_t addr = pc ? pc - 1 : 0;
 	bool may = true;
 	pthread_mutex_lock(&lock);
-	if (mc_opt.symbolize && load_libdw()) {
+	struct mc_elfmod *m = mc_opt.symbolize ? own_module(addr) : NULL;
+	if (m) {
+		struct dstr *str = &own_str[mc_elfmod_slot(m)];
+		if (!str->built)
+			dstr_build_own(str, m);
+		may = dstr_has(str, addr, s, len);
+	} else if (mc_opt.symbolize && load_libdw()) {
 		Dwfl *d = get_session();
 		Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
-		if (mod)
-			may = dstr_has(&mod_cache(mod)->str, mod, addr, s, len);
+		struct dstr *str = mod ? &mod_cache(mod)->str : NULL;
+		if (str && !str->built)
+			dstr_build(str, mod);
+		if (str)
+			may = dstr_has(str, addr, s, len);
 	}
 	pthread_mutex_unlock(&lock);
 	return may;
@@ -1071,6 +1266,8 @@ void mc_symbolize_postfork(bool child)
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
+		memset(own_str, 0, sizeof own_str);
+		mc_elfmod_forget(false);
 		dstr_nmemo = 0;
 		memset(unit_memo, 0, sizeof unit_memo);
 		/* The frame cache too: another thread may have been

@@ -10,7 +10,10 @@
  * the walk over a copy of the whole table in libdw's order (40 bytes a
  * symbol) remains where a size-0 symbol could be libdw's answer, or the
  * table cannot be read raw.  Every name is the one libdw gives
- * (unit_symbolize compares them).  Memory comes from mc_map, never
+ * (unit_symbolize compares them).  A table elfmod.c read from the
+ * object's files itself (mc_symtab_raw) has no libdw behind it: what
+ * only libdw could answer there is said (*ask) instead of asked.
+ * Memory comes from mc_map, never
  * malloc, and every page of it is a page fault a short process pays:
  * the structures are as small as the search allows.
  */
@@ -128,6 +131,17 @@ static bool raw_symtab(Dwfl_Module *mod, int n, int first_global, struct raw_sym
 
 enum { SYM_SKIP, SYM_OK, SYM_ODD };
 
+/* Of a table memcheck read itself: is y in a section the module does
+ * not load (SYM_SKIP), one past the headers (SYM_ODD), or fine (SYM_OK)? */
+static int raw_section(const struct raw_syms *r, const Elf64_Sym *y)
+{
+	if (!r->sh || y->st_shndx == SHN_UNDEF || y->st_shndx >= SHN_LORESERVE)
+		return SYM_OK;
+	if (y->st_shndx >= r->shnum)
+		return SYM_ODD;
+	return r->sh[y->st_shndx].sh_flags & SHF_ALLOC ? SYM_OK : SYM_SKIP;
+}
+
 /* Symbol i of t's module as the search sees it: SYM_SKIP for one it
  * never chooses, SYM_ODD for one whose value is not st_value + bias
  * (function descriptors: the module is then left to libdw). */
@@ -139,10 +153,16 @@ static int sym_get(const struct mc_symtab *t, int i, struct sym_entry *e)
 	Elf *elf;
 	Dwarf_Addr bias;
 	const char *name;
-	if (!t->raw_ok || !raw_entry(&t->raw, i, &sym, &value, &shndx, &name))
+	if (!t->raw_ok || !raw_entry(&t->raw, i, &sym, &value, &shndx, &name)) {
+		if (!t->mod)    /* a table of mc_symtab_raw's: libdw decides */
+			return SYM_ODD;
 		name = st.getsym_info(t->mod, i, &sym, &value, &shndx, &elf, &bias);
-	else
+	} else {
+		int sec = raw_section(&t->raw, &t->raw.sym[i]);
+		if (sec != SYM_OK)
+			return sec;
 		bias = t->raw.bias;
+	}
 	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
 	    GELF_ST_TYPE(sym.st_info) == STT_SECTION || GELF_ST_TYPE(sym.st_info) == STT_FILE ||
 	    GELF_ST_TYPE(sym.st_info) == STT_TLS)
@@ -170,6 +190,9 @@ static int sym_quick(const struct mc_symtab *t, int i, struct sym_entry *e)
 	if (!y->st_name || y->st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE ||
 	    type == STT_TLS)
 		return SYM_SKIP;
+	int sec = raw_section(&t->raw, y);
+	if (sec != SYM_OK)
+		return sec;
 	GElf_Addr value = y->st_shndx < SHN_LORESERVE ? y->st_value + t->raw.bias : y->st_value;
 	/* no name and no binding: the spans order by address alone */
 	*e = (struct sym_entry){ value, y->st_size, NULL, y->st_shndx, 0 };
@@ -258,6 +281,38 @@ static void spans_sort(struct span *s, struct span *tmp, size_t n, unsigned idx_
 			s[i].maxend = s[i - 1].maxend;
 }
 
+enum { SYM_SPAN = SYM_ODD + 1 };
+
+static void pass_begin(struct sym_pass *ps)
+{
+	ps->min_sizeless = ps->abs_lo = (GElf_Addr)-1;
+	ps->abs_hi = 0;
+}
+
+/* Symbol i as a pass reads it (sym_quick): SYM_ODD, SYM_SKIP, SYM_OK for
+ * one noted in ps (absolute, or of no size), or SYM_SPAN for one with a
+ * size the search finds by address (*e, t->lo set). */
+static int pass_take(const struct mc_symtab *t, struct sym_pass *ps, int i, struct sym_entry *e)
+{
+	int got = sym_quick(t, i, e);
+	if (got != SYM_OK)
+		return got;
+	if (!e->size && e->shndx >= SHN_LORESERVE) {
+		ps->abs_lo = e->value < ps->abs_lo ? e->value : ps->abs_lo;
+		ps->abs_hi = e->value > ps->abs_hi ? e->value : ps->abs_hi;
+		return SYM_OK;
+	}
+	if (!e->size || e->value + e->size < e->value || e->value < t->lo) {
+		/* A size that wraps the address space (libdw's test, addr -
+		 * value < size, is no range), or a sized absolute symbol
+		 * below the bias: the walk decides in that pass. */
+		if (e->value < ps->min_sizeless)
+			ps->min_sizeless = e->size ? 0 : e->value;
+		return SYM_OK;
+	}
+	return SYM_SPAN;
+}
+
 /* Each pass's symbols with a size, sorted, from the raw table, in one
  * read of it.  A key is the value less the module's bias (no sized
  * symbol in a section lies below it), so it is known as the symbol is
@@ -275,29 +330,16 @@ static bool spans_build(struct mc_symtab *t)
 	uint64_t wide = 0;  /* every key's value bits, or'ed */
 	for (int p = 0; p < 2; p++) {
 		struct sym_pass *ps = &t->pass[p];
-		ps->min_sizeless = ps->abs_lo = (GElf_Addr)-1;
-		ps->abs_hi = 0;
+		pass_begin(ps);
 		ps->s = s;
 		int from, to;
 		pass_bounds(t, p, &from, &to);
 		for (int i = from; i < to; i++) {
 			struct sym_entry e;
-			int got = sym_quick(t, i, &e);
+			int got = pass_take(t, ps, i, &e);
 			if (got == SYM_ODD)
 				return false;
-			if (got == SYM_SKIP)
-				continue;
-			if (!e.size && e.shndx >= SHN_LORESERVE) {
-				ps->abs_lo = e.value < ps->abs_lo ? e.value : ps->abs_lo;
-				ps->abs_hi = e.value > ps->abs_hi ? e.value : ps->abs_hi;
-			} else if (!e.size || e.value + e.size < e.value || e.value < t->lo) {
-				/* A size that wraps the address space (libdw's
-				 * test, addr - value < size, is no range), or a
-				 * sized absolute symbol below the bias: the walk
-				 * decides in that pass. */
-				if (e.value < ps->min_sizeless)
-					ps->min_sizeless = e.size ? 0 : e.value;
-			} else {
+			if (got == SYM_SPAN) {
 				wide |= e.value - t->lo;
 				*s++ = (struct span){ (e.value - t->lo) << t->idx_bits | (uint64_t)i,
 						      e.value + e.size };
@@ -430,30 +472,174 @@ static bool sym_fast(const struct mc_symtab *t, GElf_Addr addr, const char **nam
 	return true;
 }
 
+/* libdw's answer at addr through t, built; *ask where t cannot give it. */
+static const char *search(struct mc_symtab *t, GElf_Addr addr, bool *ask)
+{
+	const char *name;
+	*ask = false;
+	if (t->usable && t->spans && sym_fast(t, addr, &name))
+		return name;
+	if (t->usable && !t->walked && !walk_build(t))
+		t->usable = false;
+	if (!t->usable || !t->v) {
+		*ask = true;
+		return NULL;
+	}
+	struct sym_search s = { .t = t, .addr = addr };
+	sym_search(&s, t->nlocal, t->n);
+	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
+		sym_search(&s, 0, t->nlocal);
+	*ask = s.ask_libdw;
+	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
+		s.closest = s.sizeless;
+	return s.closest && !*ask ? s.closest->name : NULL;
+}
+
 const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr)
 {
 	if (!st.symtab)
 		return st.addrname(mod, addr);
 	if (!t->built)
 		table_build(t, mod);
-	const char *name;
-	if (!t->usable)
-		return st.addrname(mod, addr);
-	if (t->spans && sym_fast(t, addr, &name))
-		return name;
-	if (!t->walked && !walk_build(t))
-		t->usable = false;
-	if (!t->usable || !t->v)
-		return st.addrname(mod, addr);
-	struct sym_search s = { .t = t, .addr = addr };
-	sym_search(&s, t->nlocal, t->n);
-	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
-		sym_search(&s, 0, t->nlocal);
-	if (s.ask_libdw)
-		return st.addrname(mod, addr);
-	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
-		s.closest = s.sizeless;
-	return s.closest ? s.closest->name : NULL;
+	bool ask;
+	const char *name = search(t, addr, &ask);
+	return ask ? st.addrname(mod, addr) : name;
+}
+
+void mc_symtab_raw(struct mc_symtab *t, const struct raw_syms *r, int nsyms, int first_global)
+{
+	*t = (struct mc_symtab){ .nsyms = nsyms, .first_global = first_global, .raw_ok = true,
+				 .raw = *r, .lo = r->bias };
+}
+
+static void raw_build(struct mc_symtab *t)
+{
+	t->built = true;
+	if (t->nsyms > 1 && t->first_global >= 0)
+		t->usable = spans_build(t) || walk_build(t);
+}
+
+const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask)
+{
+	if (!t->built)
+		raw_build(t);
+	return search(t, addr, ask);
+}
+
+#define BATCH 256
+enum { B_OPEN, B_DONE, B_LEFT };
+/* The 4 KiB pages of a batch's addresses, as bits of their number mod
+ * 4,096: most symbols lie on no page of the batch, and a bit says so
+ * cheaper than the binary search. */
+#define PAGE_BITS 4096
+
+static bool on_pages(const uint64_t *pages, uint64_t v, uint64_t size)
+{
+	uint64_t pg = v >> 12, last = (v + size - 1) >> 12;
+	if (last - pg >= PAGE_BITS)
+		return true;
+	for (; pg <= last; pg++)
+		if (pages[pg / 64 % (PAGE_BITS / 64)] >> (pg % 64) & 1)
+			return true;
+	return false;
+}
+
+/* mc_symtab_names_raw for at most BATCH addresses, the table not built:
+ * one read of it, each symbol with a size placed among the addresses by
+ * a binary search, then sym_fast's rule for each address. */
+static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const char **name,
+		  bool *done)
+{
+	uint32_t cand[BATCH][8];
+	uint8_t k[BATCH], state[BATCH];
+	uint64_t pages[PAGE_BITS / 64] = { 0 };
+	memset(state, B_OPEN, n);
+	if (t->nsyms <= 1 || t->first_global < 0)
+		return;
+	for (size_t j = 0; j < n; j++) {
+		uint64_t pg = a[j] >> 12 & (PAGE_BITS - 1);
+		pages[pg / 64] |= (uint64_t)1 << (pg % 64);
+	}
+	for (int p = 0; p < 2; p++) {
+		struct sym_pass ps;
+		pass_begin(&ps);
+		memset(k, 0, n);
+		int from, to;
+		pass_bounds(t, p, &from, &to);
+		for (int i = from; i < to; i++) {
+			/* A plain symbol with a size on no page of the batch
+			 * changes nothing: passed over without a closer look
+			 * (sym_quick costs ~45 instructions a symbol). */
+			const Elf64_Sym *y = &t->raw.sym[i];
+			if (y->st_size && y->st_shndx != SHN_UNDEF && y->st_shndx < SHN_LORESERVE &&
+			    y->st_name < t->raw.strsize && (!t->raw.sh || y->st_shndx < t->raw.shnum)) {
+				uint64_t v = y->st_value + t->raw.bias;
+				if (v >= t->lo && v + y->st_size > v && !on_pages(pages, v, y->st_size))
+					continue;
+			}
+			struct sym_entry e;
+			int got = pass_take(t, &ps, i, &e);
+			if (got == SYM_ODD)
+				return;
+			if (got != SYM_SPAN || !on_pages(pages, e.value, e.size))
+				continue;
+			size_t lo = 0, hi = n;  /* the first address at or above it */
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (a[mid] < e.value)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (size_t j = lo; j < n && a[j] - e.value < e.size; j++) {
+				if (state[j] == B_OPEN && k[j] == 8)
+					state[j] = B_LEFT;
+				else if (state[j] == B_OPEN)
+					cand[j][k[j]++] = (uint32_t)i;
+			}
+		}
+		for (size_t j = 0; j < n; j++) {
+			if (state[j] != B_OPEN)
+				continue;
+			if (!k[j]) {
+				if (ps.min_sizeless <= a[j] || (ps.abs_lo <= a[j] && a[j] <= ps.abs_hi))
+					state[j] = B_LEFT;
+				continue;
+			}
+			/* the covering symbols, in the table's order */
+			struct sym_entry e[8];
+			struct sym_search s = { .t = t, .addr = a[j] };
+			state[j] = B_DONE;
+			for (int q = 0; q < k[j] && state[j] == B_DONE; q++)
+				if (sym_get(t, (int)cand[j][q], &e[q]) != SYM_OK)
+					state[j] = B_LEFT;
+			for (int q = 0; q < k[j] && state[j] == B_DONE; q++)
+				sym_visit(&s, &e[q]);
+			if (state[j] == B_DONE)
+				name[j] = s.closest->name;
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		if (state[j] == B_OPEN)
+			name[j] = NULL;  /* no symbol in either pass */
+		done[j] = state[j] != B_LEFT;
+	}
+}
+
+void mc_symtab_names_raw(struct mc_symtab *t, const GElf_Addr *a, size_t n, const char **name,
+			 bool *done)
+{
+	memset(done, 0, n * sizeof *done);
+	if (t->built) {
+		for (size_t j = 0; j < n; j++) {
+			bool ask;
+			name[j] = search(t, a[j], &ask);
+			done[j] = !ask;
+		}
+		return;
+	}
+	for (size_t c = 0; c < n; c += BATCH)
+		batch(t, a + c, n - c < BATCH ? n - c : BATCH, name + c, done + c);
 }
 
 void mc_symtab_free(struct mc_symtab *t)

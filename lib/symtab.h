@@ -1,7 +1,8 @@
 /*
- * symtab.h - shared by symbolize.c and symtab.c only (it needs libdw's
- * types, which internal.h does not include): a module's symbol table,
- * searched as libdw searches it.
+ * symtab.h - shared by symbolize.c, symtab.c and elfmod.c only (it needs
+ * libdw's types, which internal.h does not include): a module's symbol
+ * table, searched as libdw searches it, and the objects' files elfmod.c
+ * reads without libdw.
  */
 #ifndef MC_SYMTAB_H
 #define MC_SYMTAB_H
@@ -26,6 +27,12 @@ struct raw_syms {
 	const char *str;
 	size_t strsize;
 	Dwarf_Addr bias;
+	/* The file's section headers, where memcheck read the table itself
+	 * (elfmod.c): a symbol of a section not loaded (SHF_ALLOC clear,
+	 * .gnu.warning.*) is one libdw does not place in the module, and the
+	 * search skips it.  NULL: libdw's table (raw_symtab). */
+	const Elf64_Shdr *sh;
+	size_t shnum;
 };
 
 /* One pass of the search (globals or locals): its symbols with a size,
@@ -67,5 +74,61 @@ void mc_symtab_bind(void *libdw);
  * mod's table, built on first use. */
 const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr);
 void mc_symtab_free(struct mc_symtab *t);
+/* t over a table memcheck read itself (elfmod.c), with no libdw module:
+ * usable is false where the search could not take it. */
+void mc_symtab_raw(struct mc_symtab *t, const struct raw_syms *r, int nsyms, int first_global);
+/* The name libdw would give addr through t, a table of mc_symtab_raw's
+ * (built, sorted, at the first call); *ask: only libdw's own search can
+ * say (t has no module to ask). */
+const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask);
+/* The same for n addresses, ascending: name[i], where done[i]; those not
+ * done are mc_symtab_name_raw's to answer.  Before t is built, one read
+ * of the table answers most of them without building it: a short
+ * process's exit names a few dozen addresses of the C library, whose
+ * 10,000 symbols the build sorts (~1 M instructions, 320 KiB). */
+void mc_symtab_names_raw(struct mc_symtab *t, const GElf_Addr *a, size_t n, const char **name,
+			 bool *done);
+
+/* ---- elfmod.c: a loaded object's ELF files read without libdw ---- */
+
+#define MC_ELFMOD_SLOTS 16
+/* Where the object's DWARF is: none anywhere, its own file's, a separate
+ * file's. */
+enum { MC_DI_NONE, MC_DI_OWN, MC_DI_ELSEWHERE };
+/* One section of the object's own file (data NULL: not in the file). */
+struct mc_elf_sec {
+	const char *name;
+	uint32_t type;
+	uint64_t flags;
+	const void *data;
+	size_t size;
+};
+struct mc_elfmod;
+/* The object holding addr, its files read once, if libdw's reading of
+ * them is plain (elfmod.c's head); NULL otherwise.  *fresh: the slot
+ * [0, MC_ELFMOD_SLOTS) this call filled, whose earlier object is gone
+ * (what the caller kept for it is stale), or -1. */
+struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh);
+int mc_elfmod_slot(const struct mc_elfmod *m);
+const char *mc_elfmod_path(const struct mc_elfmod *m);
+int mc_elfmod_debuginfo(const struct mc_elfmod *m);
+uint64_t mc_elfmod_bias(const struct mc_elfmod *m);
+/* dwfl_module_addrname's answer at addr; *ask: libdw must say. */
+const char *mc_elfmod_name(struct mc_elfmod *m, uintptr_t addr, bool *ask);
+/* The same for n addresses of m, ascending (mc_symtab_names_raw). */
+void mc_elfmod_names(struct mc_elfmod *m, const uint64_t *addr, size_t n, const char **name,
+		     bool *done);
+/* The sections of the object's own file, in order, to fn; false when a
+ * section has no name. */
+bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_elf_sec *, void *),
+			void *arg);
+/* The i-th place memcheck looks for a .gnu_debuglink name link of the
+ * object at file (beside it, in .debug/ beside it, under /usr/lib/debug),
+ * into path (empty: skipped, too long or file itself); false past the
+ * last. */
+bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path, size_t cap);
+/* Every object forgotten (unmap: its files and tables released; false in
+ * a forked child, where another thread may have been reading them). */
+void mc_elfmod_forget(bool unmap);
 
 #endif

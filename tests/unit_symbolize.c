@@ -4,10 +4,13 @@
  * libc; garbage addresses to "???" without crashing; MEMCHECK_SYMBOLIZE=0
  * falls back to dladdr; the C library's frames get the names libdw's own
  * dwfl_module_addrname gives, though memcheck searches its copy of the
- * symbol table.
+ * symbol table; and elfmod.c, which reads the objects' files without
+ * libdw, gives every object it takes libdw's names, path, bias and
+ * whether it has debug information.
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 
 #include "internal.h"
 #include "suite.h"
+#include "symtab.h"
 
 /* symbolize.c reads the options; options.c is not linked. */
 struct mc_options mc_opt;
@@ -333,6 +337,165 @@ START_TEST(names_as_libdw_chooses)
 }
 END_TEST
 
+/* libdw's session of the test's own process, for the comparisons. */
+static struct {
+	__typeof__(dwfl_addrmodule) *addrmodule;
+	__typeof__(dwfl_module_info) *info;
+	__typeof__(dwfl_module_getsymtab) *getsymtab;
+	__typeof__(dwfl_module_getsym_info) *getsym_info;
+	__typeof__(dwfl_module_addrname) *addrname;
+	__typeof__(dwfl_module_getdwarf) *getdwarf;
+	__typeof__(dwfl_end) *end;
+	Dwfl *d;
+} lw;
+
+static bool libdw_session(void)
+{
+	unsetenv("DEBUGINFOD_URLS");
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return false;
+	__typeof__(dwfl_begin) *begin = (__typeof__(begin))dlsym(h, "dwfl_begin");
+	__typeof__(dwfl_linux_proc_report) *report = (__typeof__(report))dlsym(h, "dwfl_linux_proc_report");
+	__typeof__(dwfl_report_end) *report_end = (__typeof__(report_end))dlsym(h, "dwfl_report_end");
+	static char *debuginfo_path;
+	static Dwfl_Callbacks cb;
+	cb.find_elf = (__typeof__(cb.find_elf))dlsym(h, "dwfl_linux_proc_find_elf");
+	cb.find_debuginfo = (__typeof__(cb.find_debuginfo))dlsym(h, "dwfl_standard_find_debuginfo");
+	cb.debuginfo_path = &debuginfo_path;
+	lw.addrmodule = (__typeof__(lw.addrmodule))dlsym(h, "dwfl_addrmodule");
+	lw.info = (__typeof__(lw.info))dlsym(h, "dwfl_module_info");
+	lw.getsymtab = (__typeof__(lw.getsymtab))dlsym(h, "dwfl_module_getsymtab");
+	lw.getsym_info = (__typeof__(lw.getsym_info))dlsym(h, "dwfl_module_getsym_info");
+	lw.addrname = (__typeof__(lw.addrname))dlsym(h, "dwfl_module_addrname");
+	lw.getdwarf = (__typeof__(lw.getdwarf))dlsym(h, "dwfl_module_getdwarf");
+	lw.end = (__typeof__(lw.end))dlsym(h, "dwfl_end");
+	ck_assert_ptr_nonnull(begin);
+	ck_assert_ptr_nonnull(lw.getdwarf);
+	lw.d = begin(&cb);
+	ck_assert_ptr_nonnull(lw.d);
+	ck_assert_int_eq(report(lw.d, getpid()), 0);
+	ck_assert_int_eq(report_end(lw.d, NULL, NULL), 0);
+	return true;
+}
+
+struct object_seen {
+	uintptr_t lo;
+	char path[256];
+};
+
+static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct object_seen *v = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+			int k = 0;
+			while (k < 64 && v[k].lo)
+				k++;
+			if (k < 64)
+				v[k].lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			break;
+		}
+	return 0;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Every object of the process that elfmod.c reads (the C library, whose
+ * symbols come from its build-ID debug file; the test itself, its own
+ * table; libdw and its dependencies, stripped, by their dynamic symbols),
+ * around a sample of each one's symbols: libdw's very name wherever
+ * elfmod.c gives one, libdw's file as the object, and no debug
+ * information where libdw finds none. */
+START_TEST(own_reading_as_libdw)
+{
+	if (!libdw_session())
+		return;         /* no libdw: nothing to compare with */
+	static struct object_seen objs[64];
+	memset(objs, 0, sizeof objs);
+	dl_iterate_phdr(each_object, objs);
+	int taken = 0, compared = 0, asked = 0, batched = 0;
+	for (int o = 0; o < 64 && objs[o].lo; o++) {
+		Dwfl_Module *mod = lw.addrmodule(lw.d, objs[o].lo);
+		int fresh;
+		struct mc_elfmod *m = mc_elfmod_find(objs[o].lo, &fresh);
+		if (!mod || !m)
+			continue;
+		taken++;
+		const char *mainfile = NULL;
+		Dwarf_Addr lo, hi;
+		const char *name = lw.info(mod, NULL, &lo, &hi, NULL, NULL, &mainfile, NULL);
+		int n = lw.getsymtab(mod);   /* opens the file: mainfile set */
+		lw.info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+		ck_assert_str_eq(mc_elfmod_path(m), mainfile ? mainfile : name);
+		Dwarf_Addr bias;
+		bool dwarf = lw.getdwarf(mod, &bias) != NULL;
+		if (mc_elfmod_debuginfo(m) == MC_DI_NONE)
+			ck_assert_msg(!dwarf, "%s: libdw finds DWARF, memcheck none", mainfile);
+		else
+			ck_assert_msg(dwarf || mc_elfmod_debuginfo(m) == MC_DI_ELSEWHERE,
+				      "%s: memcheck reads DWARF of its own, libdw none", mainfile);
+		/* The probes: each answered first in batches, before the
+		 * table is built (one read of it), then alone (the sorted
+		 * table's search). */
+		static uint64_t addr[8192];
+		static const char *batch_name[8192];
+		static bool done[8192];
+		size_t na = 0;
+		for (int i = 1; i < n; i += n / 500 + 1) {
+			GElf_Sym sym;
+			GElf_Addr v;
+			Dwarf_Addr b;
+			if (!lw.getsym_info(mod, i, &sym, &v, NULL, NULL, &b))
+				continue;
+			ck_assert_msg(b == mc_elfmod_bias(m), "%s: bias %#lx, libdw %#lx", mainfile,
+				      (unsigned long)mc_elfmod_bias(m), (unsigned long)b);
+			const GElf_Addr probe[] = { v - 1, v, v + 1, v + sym.st_size / 2,
+						    v + sym.st_size - 1, v + sym.st_size,
+						    v + sym.st_size + 1 };
+			for (size_t k = 0; k < MC_ARRAY_SIZE(probe); k++) {
+				int f2;
+				if (probe[k] >= lo && probe[k] < hi && na < 8192 &&
+				    mc_elfmod_find(probe[k], &f2) == m)
+					addr[na++] = probe[k];
+			}
+		}
+		qsort(addr, na, sizeof *addr, addr_cmp);
+		mc_elfmod_names(m, addr, na, batch_name, done);
+		for (size_t k = 0; k < na; k++) {
+			bool ask;
+			const char *own = mc_elfmod_name(m, addr[k], &ask);
+			const char *want = lw.addrname(mod, addr[k]);
+			for (int pass = 0; pass < 2; pass++, own = batch_name[k], ask = !done[k]) {
+				if (ask) {
+					asked += !pass;
+					continue;
+				}
+				batched += pass;
+				ck_assert_msg((!own && !want) || (own && want && strcmp(own, want) == 0),
+					      "%s+0x%lx: memcheck reads %s (%s), libdw %s", mainfile,
+					      (unsigned long)(addr[k] - lo), own ? own : "(none)",
+					      pass ? "in a batch" : "alone", want ? want : "(none)");
+				compared++;
+			}
+		}
+	}
+	ck_assert_int_ge(taken, 3);
+	ck_assert_int_gt(compared, 4000);
+	ck_assert_int_lt(asked, compared / 20);
+	/* Probes between symbols are left to the search where a symbol of
+	 * no size could be the answer; those inside one are answered. */
+	ck_assert_int_gt(batched, compared / 3);
+	lw.end(lw.d);
+	mc_elfmod_forget(true);
+}
+END_TEST
+
 int main(void)
 {
 	/* The first session reads debug info of every loaded object. */
@@ -347,5 +510,6 @@ int main(void)
 	tcase_add_test(tc, repeated_frames);
 	tcase_add_test(tc, quick_frames);
 	tcase_add_test(tc, names_as_libdw_chooses);
+	tcase_add_test(tc, own_reading_as_libdw);
 	return h_run_suite(NULL);
 }

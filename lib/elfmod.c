@@ -1,0 +1,388 @@
+/*
+ * elfmod.c - a loaded object's ELF files read by memcheck itself, for the
+ * names suppression matching needs, so that a process whose leftovers
+ * the shipped suppressions settle never loads libdw.  Loading libdw,
+ * libelf, libz, liblzma and libbz2 at exit, reporting the process's
+ * modules to libdwfl (it reads /proc/self/maps through stdio) and its
+ * ELF handles were a third of a short process's exit (/bin/date: ~1.2 M
+ * instructions and ~90 page faults before any name was found).
+ *
+ * The trap is that every answer must be libdw's: suppressions match the
+ * names libdw gives, and reports print them.  So an object is read here
+ * only where it is plain which table libdw would search and how it would
+ * place it, and left to libdw (NULL) otherwise:
+ *  - the object's file is the path /proc/self/maps shows for the address
+ *    (libdwfl's module name and the file it opens), a regular file;
+ *  - its symbol table is its own one SHT_SYMTAB; without one, the one in
+ *    the debug file of its build ID under /usr/lib/debug/.build-id (where
+ *    libdw's default path looks first) whose build ID is the object's and
+ *    whose first PT_LOAD ends where the object's does (so libdw's bias for
+ *    its symbols is the object's); without either, its SHT_DYNSYM, unless
+ *    a file lies where memcheck's own callback looks for its
+ *    .gnu_debuglink name, or it carries a .gnu_debugdata table (libdw
+ *    merges it in);
+ *  - ELF64, little-endian, ET_EXEC or ET_DYN, every offset in the file.
+ * The search itself is symtab.c's, which answers as libdw's does or says
+ * it cannot (the name is then libdw's).  tests/unit_symbolize.c compares
+ * names, objects and the debug information found with libdw's for every
+ * object of its process.
+ *
+ * Files are mapped read-only (mc_sys_mmap: the pages read are the page
+ * cache's, as libelf's mappings are) and forgotten with libdw's session,
+ * at each report's end.  No malloc.  Called with symbolize.c's lock held.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "symtab.h"
+
+struct elf_file {
+	const unsigned char *p;   /* the whole file, NULL: none */
+	size_t size;
+	const Elf64_Shdr *sh;
+	unsigned shnum;
+	const char *shstr;
+	size_t shstrsize;
+	uint64_t sync;            /* the first PT_LOAD's end (libdw's address_sync) */
+	const unsigned char *id;  /* its build ID */
+	size_t idlen;
+};
+
+struct mc_elfmod {
+	uintptr_t lo;             /* the object's first byte (_dl_find_object): the key */
+	bool used, ok;
+	uint64_t bias;
+	int debuginfo;            /* MC_DI_* */
+	struct elf_file main, debug;
+	struct mc_symtab sym;
+	char path[sizeof ((struct mc_frame_info *)0)->object];
+};
+
+static struct mc_elfmod mods[MC_ELFMOD_SLOTS];
+static unsigned mods_next;
+
+static void file_close(struct elf_file *f)
+{
+	if (f->p)
+		mc_sys_munmap((void *)f->p, f->size);
+	*f = (struct elf_file){ 0 };
+}
+
+static const char *sec_name(const struct elf_file *f, const Elf64_Shdr *s)
+{
+	return s->sh_name < f->shstrsize ? f->shstr + s->sh_name : NULL;
+}
+
+static const void *sec_data(const struct elf_file *f, const Elf64_Shdr *s)
+{
+	return s->sh_type != SHT_NOBITS && s->sh_offset <= f->size &&
+	       s->sh_size <= f->size - s->sh_offset ? f->p + s->sh_offset : NULL;
+}
+
+/* The GNU build ID from the file's SHT_NOTE sections (libdw reads them
+ * first too). */
+static void find_build_id(struct elf_file *f)
+{
+	for (unsigned i = 0; i < f->shnum && !f->id; i++) {
+		const Elf64_Shdr *s = &f->sh[i];
+		const unsigned char *n = s->sh_type == SHT_NOTE ? sec_data(f, s) : NULL;
+		for (size_t off = 0; n && off + 12 <= s->sh_size;) {
+			uint32_t namesz, descsz, type;
+			memcpy(&namesz, n + off, 4);
+			memcpy(&descsz, n + off + 4, 4);
+			memcpy(&type, n + off + 8, 4);
+			size_t name_at = off + 12, desc_at = name_at + ((namesz + 3u) & ~3u);
+			if (desc_at > s->sh_size || descsz > s->sh_size - desc_at)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(n + name_at, "GNU", 4) == 0 &&
+			    descsz) {
+				f->id = n + desc_at;
+				f->idlen = descsz;
+				break;
+			}
+			off = desc_at + ((descsz + 3u) & ~3u);
+		}
+	}
+}
+
+/* Map path and check the headers this file relies on. */
+static bool file_open(struct elf_file *f, const char *path)
+{
+	*f = (struct elf_file){ 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	void *map = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof(Elf64_Ehdr))
+		map = mc_sys_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return false;
+	f->p = map;
+	f->size = (size_t)st.st_size;
+	const Elf64_Ehdr *eh = map;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    !eh->e_shnum || eh->e_shoff > f->size ||
+	    eh->e_shnum > (f->size - eh->e_shoff) / sizeof(Elf64_Shdr) ||
+	    eh->e_phoff > f->size || eh->e_phnum > (f->size - eh->e_phoff) / sizeof(Elf64_Phdr) ||
+	    eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= eh->e_shnum)
+		goto bad;
+	f->sh = (const Elf64_Shdr *)(f->p + eh->e_shoff);
+	f->shnum = eh->e_shnum;
+	f->shstr = sec_data(f, &f->sh[eh->e_shstrndx]);
+	f->shstrsize = f->shstr ? f->sh[eh->e_shstrndx].sh_size : 0;
+	if (!f->shstr)
+		goto bad;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(f->p + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			f->sync = ph[i].p_vaddr + ph[i].p_memsz;
+			break;
+		}
+	find_build_id(f);
+	return true;
+bad:
+	file_close(f);
+	return false;
+}
+
+/* The file's sections of a type, counted; *first: the first of them. */
+static int count_type(const struct elf_file *f, uint32_t type, const Elf64_Shdr **first)
+{
+	int n = 0;
+	*first = NULL;
+	for (unsigned i = 0; i < f->shnum; i++)
+		if (f->sh[i].sh_type == type && f->sh[i].sh_entsize) {
+			if (!n++)
+				*first = &f->sh[i];
+		}
+	return n;
+}
+
+static const Elf64_Shdr *named(const struct elf_file *f, const char *name)
+{
+	for (unsigned i = 0; i < f->shnum; i++) {
+		const char *s = sec_name(f, &f->sh[i]);
+		if (s && strcmp(s, name) == 0)
+			return &f->sh[i];
+	}
+	return NULL;
+}
+
+/* Has f debug information of any kind libdw could take for DWARF? */
+static bool has_debug_sections(const struct elf_file *f)
+{
+	for (unsigned i = 0; i < f->shnum; i++) {
+		const char *s = sec_name(f, &f->sh[i]);
+		if (s && (strncmp(s, ".debug_", 7) == 0 || strncmp(s, ".zdebug_", 8) == 0))
+			return true;
+	}
+	return false;
+}
+
+/* The debug file of main's build ID, as libdw's default path finds it. */
+static bool open_debug(struct mc_elfmod *m)
+{
+	const struct elf_file *f = &m->main;
+	if (!f->id || f->idlen < 2 || f->idlen > 64)
+		return false;
+	char path[64 + 2 * 64];
+	int n = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", f->id[0]);
+	for (size_t i = 1; i < f->idlen; i++)
+		n += snprintf(path + n, sizeof path - (size_t)n, "%02x", f->id[i]);
+	snprintf(path + n, sizeof path - (size_t)n, ".debug");
+	if (!file_open(&m->debug, path))
+		return false;
+	if (m->debug.idlen != f->idlen || memcmp(m->debug.id, f->id, f->idlen) != 0) {
+		file_close(&m->debug);   /* libdw drops a mismatch too */
+		return false;
+	}
+	return true;
+}
+
+bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path, size_t cap)
+{
+	static const char *const fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+	if (i >= MC_ARRAY_SIZE(fmt))
+		return false;
+	const char *slash = strrchr(file, '/');
+	int dirlen = slash ? (int)(slash - file) : 0;
+	if (snprintf(path, cap, fmt[i], dirlen, file, link) >= (int)cap || strcmp(path, file) == 0)
+		path[0] = 0;
+	return true;
+}
+
+/* Is there a file where memcheck's find_debuginfo (symbolize.c) looks
+ * for main's .gnu_debuglink name once the build ID found none?  Debian's
+ * stripped programs name one that is not installed: then libdw has no
+ * debug file either. */
+static bool debuglink_found(const struct mc_elfmod *m)
+{
+	const Elf64_Shdr *s = named(&m->main, ".gnu_debuglink");
+	const char *link = s ? sec_data(&m->main, s) : NULL;
+	if (!link || !s->sh_size || !memchr(link, 0, s->sh_size) || !*link || strchr(link, '/'))
+		return false;   /* none the callback looks for */
+	char path[4096];
+	for (size_t i = 0; mc_debuglink_place(m->path, link, i, path, sizeof path); i++)
+		if (path[0] && access(path, F_OK) == 0)
+			return true;
+	return false;
+}
+
+/* The table libdw searches, or false where it is not plain. */
+static bool pick_table(struct mc_elfmod *m)
+{
+	const Elf64_Shdr *sym, *dyn;
+	const struct elf_file *f = &m->main;
+	int nsym = count_type(f, SHT_SYMTAB, &sym);
+	bool own_info = named(f, ".debug_info") != NULL;
+	bool debug = false;
+	/* Some debug sections but no .debug_info (line tables alone, CFI):
+	 * what libdw makes of them is its own. */
+	if (nsym > 1 || (!own_info && has_debug_sections(f)))
+		return false;
+	if (!nsym || !own_info) {
+		/* libdw looks for the debug file: for symbols, or for DWARF */
+		debug = open_debug(m);
+		if (!debug && debuglink_found(m))
+			return false;
+	}
+	m->debuginfo = own_info ? MC_DI_OWN :
+		       debug && has_debug_sections(&m->debug) ? MC_DI_ELSEWHERE : MC_DI_NONE;
+	if (!nsym && debug) {
+		f = &m->debug;
+		if (count_type(f, SHT_SYMTAB, &sym) != 1 || m->debug.sync != m->main.sync)
+			return false;
+	}
+	if (!sym) {
+		if (named(f, ".gnu_debugdata") || count_type(f, SHT_DYNSYM, &dyn) != 1)
+			return false;
+		sym = dyn;
+	}
+	const void *syms = sec_data(f, sym);
+	if (!syms || sym->sh_entsize != sizeof(Elf64_Sym) || sym->sh_link >= f->shnum ||
+	    sym->sh_size / sizeof(Elf64_Sym) > INT32_MAX || sym->sh_info > INT32_MAX)
+		return false;
+	const Elf64_Shdr *str = &f->sh[sym->sh_link];
+	const char *strs = sec_data(f, str);
+	if (!strs)
+		return false;
+	struct raw_syms r = { syms, strs, str->sh_size, m->bias, f->sh, f->shnum };
+	mc_symtab_raw(&m->sym, &r, (int)(sym->sh_size / sizeof(Elf64_Sym)), (int)sym->sh_info);
+	return true;
+}
+
+static bool find_path(const struct mc_mapping *mp, void *arg)
+{
+	struct mc_elfmod *m = arg;
+	if (m->lo < mp->lo || m->lo >= mp->hi)
+		return true;
+	size_t n = strlen(mp->name);
+	if (mp->name[0] == '/' && n < sizeof m->path &&
+	    !(n > 10 && strcmp(mp->name + n - 10, " (deleted)") == 0))
+		memcpy(m->path, mp->name, n + 1);
+	return false;
+}
+
+static void forget(struct mc_elfmod *m, bool unmap)
+{
+	if (unmap) {
+		mc_symtab_free(&m->sym);
+		file_close(&m->main);
+		file_close(&m->debug);
+	}
+	*m = (struct mc_elfmod){ 0 };
+}
+
+struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
+{
+	*fresh = -1;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map)
+		return NULL;
+	uintptr_t lo = (uintptr_t)fo.dlfo_map_start;
+	uint64_t bias = fo.dlfo_link_map->l_addr;
+#else
+	(void)addr;    /* no cheap way to the object: libdw decides */
+	return NULL;
+	uintptr_t lo = 0;
+	uint64_t bias = 0;
+#endif
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mods); i++)
+		if (mods[i].used && mods[i].lo == lo)
+			return mods[i].ok ? &mods[i] : NULL;
+	struct mc_elfmod *m = &mods[mods_next++ % MC_ARRAY_SIZE(mods)];
+	forget(m, true);
+	*fresh = (int)(m - mods);
+	m->used = true;
+	m->lo = lo;
+	m->bias = bias;
+	/* The first mapping of the object is its file's (the ELF header). */
+	m->ok = mc_maps_each(find_path, m) && m->path[0] && file_open(&m->main, m->path) &&
+		pick_table(m);
+	return m->ok ? m : NULL;
+}
+
+int mc_elfmod_slot(const struct mc_elfmod *m)
+{
+	return (int)(m - mods);
+}
+
+const char *mc_elfmod_path(const struct mc_elfmod *m)
+{
+	return m->path;
+}
+
+int mc_elfmod_debuginfo(const struct mc_elfmod *m)
+{
+	return m->debuginfo;
+}
+
+uint64_t mc_elfmod_bias(const struct mc_elfmod *m)
+{
+	return m->bias;
+}
+
+const char *mc_elfmod_name(struct mc_elfmod *m, uintptr_t addr, bool *ask)
+{
+	return mc_symtab_name_raw(&m->sym, addr, ask);
+}
+
+void mc_elfmod_names(struct mc_elfmod *m, const uint64_t *addr, size_t n, const char **name,
+		     bool *done)
+{
+	mc_symtab_names_raw(&m->sym, addr, n, name, done);
+}
+
+bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_elf_sec *, void *),
+			void *arg)
+{
+	const struct elf_file *f = &m->main;
+	for (unsigned i = 0; i < f->shnum; i++) {
+		const Elf64_Shdr *s = &f->sh[i];
+		struct mc_elf_sec sec = { sec_name(f, s), s->sh_type, s->sh_flags, sec_data(f, s),
+					  s->sh_size };
+		if (!sec.name)
+			return false;
+		fn(&sec, arg);
+	}
+	return true;
+}
+
+void mc_elfmod_forget(bool unmap)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mods); i++)
+		forget(&mods[i], unmap);
+	mods_next = 0;
+}
