@@ -564,20 +564,30 @@ void mc_stacks_after_fork_child(void);
 
 /* ---- depot.c --------------------------------------------------------- */
 
-/* The live figures of one stack's blocks, kept with the stack in the
- * depot and changed by the block table (blocks.c) as blocks come and go;
- * gen and the saved_ pair keep the figures as they were at the newest
- * snapshot (snapshot.c). */
+/* The live figures of one stack's blocks, kept by the depot in its array
+ * by stack id and changed by the block table (blocks.c) as blocks come
+ * and go; gen and the saved_ pair keep the figures as they were at the
+ * newest snapshot (snapshot.c). */
 struct mc_site {
 	int64_t bytes, saved_bytes;
 	uint32_t blocks, saved_blocks;  /* mod 2^32: the table holds fewer */
 	uint32_t gen;                   /* mc_snap_gen when saved_ was taken */
-	uint32_t unused;
+	uint32_t unit;                  /* depot.c: where the stack's entry
+					 * starts in its arena (0 in a thread's
+					 * shard, snapshot.c) */
 };
 #define MC_DEPOT_UNIT 32
 #define MC_DEPOT_SEG0_BITS 11
 #define MC_DEPOT_NSEGS (28 - MC_DEPOT_SEG0_BITS)
-extern char *_Atomic mc_depot_segs[MC_DEPOT_NSEGS];
+/* What the depot keeps of each stack in its array by stack id, a line
+ * each: the live figures of the stack's blocks, and depot.c's own words
+ * (the stacks looked up after it). */
+struct mc_depot_id {
+	struct mc_site site;
+	uint64_t own[4];
+} __attribute__((aligned(64)));
+extern char *_Atomic mc_depot_segs[MC_DEPOT_NSEGS];                /* the arena, by unit */
+extern struct mc_depot_id *_Atomic mc_depot_ids[MC_DEPOT_NSEGS];   /* by id */
 extern struct mc_site mc_site_none;     /* blocks without a stack (id 0) */
 static inline unsigned mc_depot_seg_of(uint32_t id)
 {
@@ -588,15 +598,19 @@ static inline uint32_t mc_depot_seg_base(unsigned k)
 {
 	return k ? 1u << (MC_DEPOT_SEG0_BITS - 1 + k) : 0;
 }
-/* The site of stack id (an entry begins with it): inline, for the
- * block table's hot paths. */
+/* What the depot keeps of stack id (not 0). */
+static inline struct mc_depot_id *mc_depot_id_of(uint32_t id)
+{
+	unsigned k = mc_depot_seg_of(id);
+	struct mc_depot_id *s = atomic_load_explicit(&mc_depot_ids[k], memory_order_relaxed);
+	return s + (id - mc_depot_seg_base(k));
+}
+/* The site of stack id: inline, for the block table's hot paths. */
 static inline struct mc_site *mc_site_of(uint32_t id)
 {
 	if (unlikely(!id))
 		return &mc_site_none;
-	unsigned k = mc_depot_seg_of(id);
-	char *s = atomic_load_explicit(&mc_depot_segs[k], memory_order_relaxed);
-	return (struct mc_site *)(s + (size_t)(id - mc_depot_seg_base(k)) * MC_DEPOT_UNIT);
+	return &mc_depot_id_of(id)->site;
 }
 /* fn for every stored stack and its site (the depot locked: fn must not
  * store stacks). */
@@ -659,7 +673,7 @@ void mc_snapshot_init(void);
 /* A thread's shard of the sites, so that threads allocating from one
  * call site do not share its counters (four threads cost +55% CPU
  * time so): a struct mc_site for each of the first MC_SHARD_IDS stack
- * ids (the depot's 32-byte units), touched as used.  NULL: the depot's
+ * ids (the first 65,535 stacks stored), touched as used.  NULL: the depot's
  * own sites, where the first thread counts (a process of one thread
  * maps nothing more), and threads past the shards, and every thread for
  * the stacks past MC_SHARD_IDS. */
