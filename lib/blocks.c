@@ -145,7 +145,7 @@ struct shard {
 	atomic_int lock;       /* taken once threads share the table */
 	/* The owners' protocol (see struct group), on the line the owner
 	 * writes anyway: its group's mode, the owner inside, the group's
-	 * bit in `mine`. */
+	 * bit in `mine` (0 before mc_blocks_init: no one owns the shard). */
 	_Atomic int mode;
 	volatile int busy;
 	unsigned bit;
@@ -175,9 +175,11 @@ static inline uint32_t live_in(const struct shard *s)
 	return limit(cap_of(s)) - s->room;
 }
 
-static struct shard shards[NSHARDS] __attribute__((aligned(64))) = {
-	[0 ... NSHARDS - 1] = { UNUSED, sizeof(struct entry), 0, 0, 3 /* MULTI */, 0, 0 }
-};
+/* Pointed at `unused` by mc_blocks_init, not by an initializer: 256
+ * pointers in .data are 256 relocations, which write four pages of
+ * .data at load in every process the library is loaded into (four page
+ * faults, about 0.1 ms on these VMs), measured or not. */
+static struct shard shards[NSHARDS] __attribute__((aligned(64)));
 static atomic_size_t table_bytes;
 
 /* The owners' protocol, per group of shards.  A group's mode is ALONE
@@ -212,7 +214,6 @@ struct group {
 	atomic_flag claim;     /* set once a thread has claimed the group */
 	_Atomic int used;      /* a shard of the group has had an array */
 } __attribute__((aligned(64)));
-_Static_assert(MULTI == 3, "shards start MULTI");
 static struct group groups[NGROUPS] = {
 	[0 ... NGROUPS - 1] = { .mode = MULTI, .claim = ATOMIC_FLAG_INIT }
 };
@@ -226,7 +227,15 @@ static _Atomic uintptr_t sole;
 static _Atomic int crowd_done;
 static atomic_flag all_lock = ATOMIC_FLAG_INIT; /* mc_blocks_lock_all's */
 static _Atomic int n_odd;              /* blocks in the side table */
-static int *fork_held;
+/* How a thread is inside a shard: as its group's owner (ALONE, CROWD)
+ * or holding its lock (MULTI).  A struct, not an int, so that a caller
+ * that keeps it as a bool (`locked`, as before groups had owners) does
+ * not compile: unlock must be told which. */
+struct in {
+	int mode;
+};
+
+static struct in *fork_held;
 
 /* Multiplicative hashing: bit k of the product depends on bits 0..k of
  * ptr.  The top 5 bits pick the shard in its group, bits 8..39 the
@@ -380,7 +389,7 @@ static __attribute__((noinline)) void join(void)
 	joined = true;
 }
 
-static int lock_slow(struct shard *s);
+static struct in lock_slow(struct shard *s);
 
 /* Enter shard s as its group's owner: the group's mode, ALONE or CROWD,
  * when this thread owns the group and no other has come (then the caller
@@ -423,13 +432,13 @@ static inline void owner_leave(struct shard *s)
 
 /* Enter shard s: its group's mode as owner_enter, or MULTI with the
  * shard's lock taken.  The site counts are shared unless ALONE. */
-static inline int lock(struct shard *s)
+static inline struct in lock(struct shard *s)
 {
 	int m = owner_enter(s);
-	return likely(m != MULTI) ? m : lock_slow(s);
+	return likely(m != MULTI) ? (struct in){ m } : lock_slow(s);
 }
 
-static __attribute__((noinline)) int lock_slow(struct shard *s)
+static __attribute__((noinline)) struct in lock_slow(struct shard *s)
 {
 	if (unlikely(!joined))
 		join();
@@ -448,7 +457,7 @@ static __attribute__((noinline)) int lock_slow(struct shard *s)
 	mine &= ~bit;
 	go_multi(g);
 	spin_lock(s);
-	return MULTI;
+	return (struct in){ MULTI };
 }
 
 /* No shard of s's group has had an array yet: nothing to read there.
@@ -460,9 +469,15 @@ static inline bool never_used(const struct shard *s)
 	return !atomic_load_explicit(&group_of(s)->used, memory_order_acquire);
 }
 
-static inline void unlock(struct shard *s, int m)
+/* Are the site counts of a shard entered so shared with other threads? */
+static inline bool shared(struct in in)
 {
-	if (likely(m != MULTI)) {
+	return in.mode != ALONE;
+}
+
+static inline void unlock(struct shard *s, struct in in)
+{
+	if (likely(in.mode != MULTI)) {
 		owner_leave(s);
 		return;
 	}
@@ -617,6 +632,10 @@ static void delete_at(struct shard *s, uint32_t i)
 
 void mc_blocks_init(void)
 {
+	mc_populate(shards, sizeof shards); /* one call, not four faults */
+	for (int k = 0; k < NSHARDS; k++)
+		if (!shards[k].e)
+			shards[k] = (struct shard){ .e = UNUSED, .end = sizeof(struct entry) };
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
@@ -772,15 +791,15 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
 	enum mc_insert r = MC_NEW;
-	int m = lock(s);
+	struct in in = lock(s);
 	if (unlikely(!make_room(s))) {
-		unlock(s, m);
+		unlock(s, in);
 		table_full();
 		return MC_NEW;
 	}
 	r = place(s, slot_of(h, s->end), pack0(ptr, epoch_of(epoch)), pack1(size, stack), old,
-		  m != ALONE);
-	unlock(s, m);
+		  shared(in));
+	unlock(s, in);
 	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
 		r = odd_remove(ptr, old) ? MC_REPLACED_LIVE : MC_NEW;
 	return r;
@@ -859,9 +878,9 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
-	int m = lock(s);
-	bool found = take(s, ptr, h, out, m != ALONE);
-	unlock(s, m);
+	struct in in = lock(s);
+	bool found = take(s, ptr, h, out, shared(in));
+	unlock(s, in);
 	return found;
 }
 
@@ -926,7 +945,7 @@ static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
-	int m = lock(s);
+	struct in in = lock(s);
 	int64_t i = find(s, ptr, h);
 	if (i >= 0) {
 		struct entry *e = at(s->e, (uint32_t)i);
@@ -934,7 +953,7 @@ static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t
 			e->w0 = e_ptr(e) | (uint64_t)epoch << PTR_BITS;
 		unpack(e, out);
 	}
-	unlock(s, m);
+	unlock(s, in);
 	if (i >= 0 || !atomic_load(&n_odd))
 		return i >= 0;
 	odd_enter();
@@ -971,7 +990,7 @@ bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 		struct shard *s = &shards[k];
 		if (never_used(s))
 			continue;
-		int m = lock(s);
+		struct in in = lock(s);
 		for (uint32_t i = 0, cap = cap_of(s); i < cap; i++) {
 			const struct entry *e = &s->e[i];
 			uintptr_t p = e_ptr(e);
@@ -981,7 +1000,7 @@ bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 				break;
 			}
 		}
-		unlock(s, m);
+		unlock(s, in);
 	}
 	if (found || !atomic_load(&n_odd))
 		return found;
@@ -1032,9 +1051,9 @@ void mc_blocks_each_live(uint32_t min_epoch,
 		struct shard *s = &shards[k];
 		if (never_used(s))
 			continue;
-		int m = lock(s);
+		struct in in = lock(s);
 		each_in(s, min_epoch, fn, arg);
-		unlock(s, m);
+		unlock(s, in);
 	}
 	each_odd(min_epoch, fn, arg);
 }
@@ -1051,10 +1070,10 @@ bool mc_blocks_any_live(uint32_t min_epoch)
 		struct shard *s = &shards[k];
 		if (!live_in(s))
 			continue;
-		bool locked = lock(s);
+		struct in in = lock(s);
 		for (uint32_t i = 0, cap = cap_of(s); i < cap && !found; i++)
 			found = s->e[i].w0 && s->e[i].w0 >= min_w0;
-		unlock(s, locked);
+		unlock(s, in);
 	}
 	if (found || !atomic_load(&n_odd))
 		return found;
@@ -1117,14 +1136,14 @@ uint64_t mc_blocks_count(void)
  * of them would have this thread wait for its own busy mark). */
 void mc_blocks_lock_all(void)
 {
-	static int held[NSHARDS];
+	static struct in held[NSHARDS];
 	while (atomic_flag_test_and_set_explicit(&all_lock, memory_order_acquire))
 		__builtin_ia32_pause();
 	if (!joined)
 		join();
 	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
-		int m = lock(&shards[first]);
-		bool mark = m != MULTI;
+		struct in in = lock(&shards[first]);
+		bool mark = in.mode != MULTI;
 		if (mark) {
 			/* This thread owns the group: every shard marked busy,
 			 * then every mode read (owner_enter's order).  If the
@@ -1141,9 +1160,9 @@ void mc_blocks_lock_all(void)
 				spin_lock(&shards[first]);
 			}
 		}
-		held[first] = mark ? m : MULTI;
+		held[first] = mark ? in : (struct in){ MULTI };
 		for (int k = first + 1; k < first + GROUP_SHARDS; k++)
-			held[k] = mark ? m : lock(&shards[k]);
+			held[k] = mark ? in : lock(&shards[k]);
 	}
 	fork_held = held;
 }

@@ -3,37 +3,53 @@
  * and named by a 32-bit id, so a tracked block costs four bytes of stack
  * and leak reports group blocks by site (compiler-rt's stackdepot).
  *
- * An id is the stack's place in an arena of 32-byte units: 27 bits, a
- * block table entry's share, so at most 4 GiB of stacks.  The arena is
- * not one reservation of that size: every process that loads memcheck
- * would pay 4 GiB of address space for it, and a program that lowers
- * RLIMIT_AS (how tests provoke out-of-memory) would have none left.  It
- * is a list of segments mapped when the one before fills, 64 KiB, then
- * each as large as all before it, so what is mapped follows what is
- * used (at most twice) and an id finds its segment from its top bit.
- * Nothing is mapped before the first stack is stored: a count-only
- * process, or one MEMCHECK_PROGRAMS leaves out, maps none of it.  Its
- * pages are memcheck's own resident memory, which footprint.c keeps out
- * of the program's RSS figures: a segment is reserved (mc_map_reserve)
- * and counted a 64 KiB chunk ahead of the entries written into it, the
- * buckets, written anywhere, are mapped resident (mc_map).
+ * An id is the stack's ordinal: 1 for the first stored, 2 for the next,
+ * up to 2^27 - 1 (a block table entry's share).  Two arrays hold the
+ * stacks.  The arena of 32-byte units holds each stack's entry (hash,
+ * chain, depth, frames: a 16-frame stack takes five units), read when a
+ * stack is stored or looked up by its frames and by reports.  The array
+ * by id (struct mc_depot_id, internal.h) holds a cache line a stack of
+ * what the hot paths read: the live figures of its blocks (struct
+ * mc_site, snapshot.c), which the block table changes on every malloc
+ * and free (mc_site_change, inline in internal.h, hence the segments
+ * are mc_depot_ids), where its entry lies, and the stacks looked up
+ * after it (its then, below).  Those were in the entry's head, its
+ * lines 224 bytes apart: where stacks are many (tree_bench.c's parser:
+ * 90,000 paths, 17 MiB of entries) the site's line, read at every free,
+ * was the largest single cache miss (41% of mc_blocks_remove's
+ * samples).  By id, a stack's line sits beside those of the stacks the
+ * program first took after it, and takes again (a parser frees its tree
+ * in about the order it built it): callgrind's cache model (tree_bench
+ * 1 M blocks, 4 MiB last level) 1.076 M -> 0.928 M data read misses;
+ * the same with the site alone in a dense array of 32-byte sites, and
+ * the then left in the entry, 1.154 M (the then's line then was a load
+ * of the site's unit first, not a prefetch).  Memory is as before: 224
+ * bytes a 16-frame stack.
  *
- * Each entry also keeps the live figures of its stack's blocks (struct
- * mc_site, snapshot.c): the block table's hot paths reach them from a
- * block's stack id in a few instructions (mc_site_of, inline in
- * internal.h, hence segs[] is mc_depot_segs), and a snapshot walks the
- * entries (mc_depot_each).  The 32 bytes they add to each entry's head
- * made a 16-frame stack six units instead of five; the stacks looked up
- * after it (its then, below) make it seven.
+ * Neither array is one reservation of its largest size: every process
+ * that loads memcheck would pay 4 GiB (the arena) and 8 GiB (the ids)
+ * of address space, and a
+ * program that lowers RLIMIT_AS (how tests provoke out-of-memory) would
+ * have none left.  Each is a list of segments mapped when the one before
+ * fills, 64 KiB (the ids' 128 KiB), then each as large as all before it,
+ * so what is mapped
+ * follows what is used (at most twice) and an id or a unit finds its
+ * segment from its top bit.  Nothing is mapped before the first stack is
+ * stored: a count-only process, or one MEMCHECK_PROGRAMS leaves out,
+ * maps none of it.  Their pages are memcheck's own resident memory,
+ * which footprint.c keeps out of the program's RSS figures: a segment is
+ * reserved (mc_map_reserve) and counted a 32 KiB chunk ahead of what is
+ * written into it, the buckets, written anywhere, are mapped resident
+ * (mc_map).  Walks over the stacks (a rehash, mc_depot_each) go by id,
+ * never through the arena, whose segments end in unused units.
  *
- * The hash buckets grow the same way, by fours, when stacks outnumber
- * them twice.  Lookups take no lock (inserts take one), so a table is
- * never unmapped (a lookup may still be reading it; the old ones sum to
- * a third of the newest), and a rehash moves entries into the new
- * chains in the order they were stored: every link then points to an
- * older entry, in the old chains and the new, so a lookup that races a
- * rehash ends (it may miss, and the insert's second lookup, under the
- * lock, finds the stack).
+ * The hash buckets grow by fours when stacks outnumber them twice.
+ * Lookups take no lock (inserts take one), so a table is never unmapped
+ * (a lookup may still be reading it; the old ones sum to a third of the
+ * newest), and a rehash moves entries into the new chains in the order
+ * they were stored: every link then points to an older entry, in the old
+ * chains and the new, so a lookup that races a rehash ends (it may miss,
+ * and the insert's second lookup, under the lock, finds the stack).
  */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -41,24 +57,31 @@
 
 #include "internal.h"
 
-/* A slot of the index of walked stacks (below), and of an entry's then. */
+/* A slot of the index of walked stacks (below), and of an id's then. */
 struct idx_slot {
 	_Atomic uint64_t key;   /* the hash; 0: empty (a stack hashing to 0 is not indexed) */
 	_Atomic uint64_t val;   /* id | walked << 32 | check << 34 */
 };
 
-#define THEN 2
 struct entry {
-	struct mc_site site;    /* first: mc_site_of adds no offset */
 	uint64_t hash;
 	_Atomic uint32_t next;  /* id of the next (older) entry in the bucket, 0 = end */
-	uint32_t depth;         /* 0: the rest of the segment is unused */
-	struct idx_slot then[THEN]; /* walked stacks looked up after this one (see below) */
+	uint32_t depth;
 	uintptr_t frames[];
 };
 
-#define UNIT MC_DEPOT_UNIT        /* ids count 32-byte units */
-#define SEG0_BITS MC_DEPOT_SEG0_BITS /* segment 0: units [0, 2^11), 64 KiB */
+/* The walked stacks looked up after stack id (see below): its array
+ * line's own words. */
+#define THEN 2
+_Static_assert(THEN * sizeof(struct idx_slot) == sizeof(((struct mc_depot_id *)0)->own),
+	       "an id's then fills its own words");
+static inline struct idx_slot *then_of(uint32_t id)
+{
+	return (struct idx_slot *)mc_depot_id_of(id)->own;
+}
+
+#define UNIT MC_DEPOT_UNIT        /* the arena counts 32-byte units */
+#define SEG0_BITS MC_DEPOT_SEG0_BITS /* segment 0: [0, 2^11), 64 KiB */
 #define NSEGS MC_DEPOT_NSEGS      /* segment k >= 1: [2^(10+k), 2^(11+k)) */
 _Static_assert((1ull << (SEG0_BITS + NSEGS - 1)) - 1 == MC_STACK_ID_MAX,
 	       "the last segment ends at the largest id a block entry holds");
@@ -72,15 +95,21 @@ struct buckets {
 	_Atomic uint32_t b[];
 };
 
-#define CHUNK (64 * 1024) /* a segment's pages are counted as resident by this much */
+/* A segment's pages are counted as resident by this much: with two
+ * arrays, half the 64 KiB the arena alone counted, so that a process of
+ * a few stacks counts no more memory of memcheck's than it did. */
+#define CHUNK (32 * 1024)
 
 char *_Atomic mc_depot_segs[NSEGS];
+struct mc_depot_id *_Atomic mc_depot_ids[NSEGS];
 #define segs mc_depot_segs
+#define ids mc_depot_ids
 struct mc_site mc_site_none;
 static _Atomic(struct buckets *) table;
-static uint32_t used = 1;           /* units stored; id 0 means "no stack" */
-static size_t seg_counted;          /* bytes of the last segment counted as resident */
-static size_t nstacks;
+static uint32_t used = 1;           /* units stored (unit 0 unused) */
+static _Atomic uint32_t nids = 1;   /* ids handed out; id 0 means "no stack" */
+/* Bytes of each array's last segment counted as resident. */
+static size_t seg_counted, ids_counted;
 static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
 static bool said_full;
 
@@ -92,11 +121,16 @@ static uint32_t seg_end(unsigned k)
 	return 1u << (SEG0_BITS + k);
 }
 
+static struct entry *entry_at(uint32_t unit)
+{
+	unsigned k = seg_of(unit);
+	char *s = atomic_load_explicit(&segs[k], memory_order_acquire);
+	return (struct entry *)(s + (size_t)(unit - seg_base(k)) * UNIT);
+}
+
 static struct entry *entry_of(uint32_t id)
 {
-	unsigned k = seg_of(id);
-	char *s = atomic_load_explicit(&segs[k], memory_order_acquire);
-	return (struct entry *)(s + (size_t)(id - seg_base(k)) * UNIT);
+	return entry_at(__atomic_load_n(&mc_site_of(id)->unit, __ATOMIC_ACQUIRE));
 }
 
 static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
@@ -121,26 +155,6 @@ static uint32_t units_of(size_t n)
 	return (uint32_t)((sizeof(struct entry) + n * sizeof(uintptr_t) + UNIT - 1) / UNIT);
 }
 
-/* The first entry stored at id or after it, or used if none: under the
- * lock.  A segment's end that take() left unused is skipped: zero (depth
- * 0), or too short for an entry's head, whose depth would be read past
- * the segment's mapping (a unit left at the end of a segment did that). */
-static uint32_t stored_from(uint32_t id)
-{
-	while (id < used) {
-		unsigned k = seg_of(id);
-		if (seg_end(k) - id >= units_of(0) && entry_of(id)->depth)
-			return id;
-		id = seg_end(k);
-	}
-	return used;
-}
-
-static uint32_t stored_after(uint32_t id)
-{
-	return stored_from(id + units_of(entry_of(id)->depth));
-}
-
 static void link_entry(struct buckets *t, uint32_t id, struct entry *e)
 {
 	_Atomic uint32_t *b = &t->b[e->hash >> (64 - t->bits)];
@@ -158,38 +172,60 @@ static struct buckets *rehash(unsigned bits)
 	if (!t)
 		return NULL;
 	t->bits = bits;
-	for (uint32_t id = stored_from(1); id < used; id = stored_after(id))
+	for (uint32_t id = 1, n = atomic_load_explicit(&nids, memory_order_relaxed); id < n; id++)
 		link_entry(t, id, entry_of(id));
 	return t;
 }
 
-/* Room for units more units: their first id, or 0.  Under the lock.
- * A segment is reserved whole and its pages become resident as entries
- * are written, front to back: counted as memcheck's own (footprint.c) a
- * chunk ahead of the entries. */
+/* Segment k of an array of elements of elem bytes (the arena's units or
+ * the ids) mapped, and its first end elements counted as resident, a
+ * chunk at a time (*counted: bytes of the last segment counted); false
+ * when it cannot be mapped.  Under the lock. */
+static bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_t elem,
+		      size_t *counted)
+{
+	size_t size = (size_t)(seg_end(k) - seg_base(k)) * elem;
+	if (!atomic_load_explicit(seg, memory_order_relaxed)) {
+		void *s = mc_map_reserve(size);
+		if (!s)
+			return false;
+		atomic_store_explicit(seg, s, memory_order_release);
+		*counted = 0;
+	}
+	for (size_t need = (size_t)(end - seg_base(k)) * elem; *counted < need;) {
+		size_t chunk = size - *counted < CHUNK ? size - *counted : CHUNK;
+		mc_own_grow((int64_t)chunk);
+		*counted += chunk;
+	}
+	return true;
+}
+
+/* Room for units more units in the arena: their first unit, or 0.  Under
+ * the lock.  A segment's rest that an entry does not fit stays unused. */
 static uint32_t take(uint32_t units)
 {
 	unsigned k = seg_of(used);
-	if (used + units > seg_end(k)) { /* the rest stays zero: depth 0 */
+	uint32_t from = used;
+	if (from + units > seg_end(k)) {
 		if (++k == NSEGS)
 			return 0;
-		used = seg_base(k);
+		from = seg_base(k);
 	}
-	size_t size = (size_t)(seg_end(k) - seg_base(k)) * UNIT;
-	if (!atomic_load_explicit(&segs[k], memory_order_relaxed)) {
-		char *s = mc_map_reserve(size);
-		if (!s)
-			return 0;
-		atomic_store_explicit(&segs[k], s, memory_order_release);
-		seg_counted = 0;
-	}
-	uint32_t id = used;
-	used += units;
-	for (size_t need = (size_t)(used - seg_base(k)) * UNIT; seg_counted < need;) {
-		size_t chunk = size - seg_counted < CHUNK ? size - seg_counted : CHUNK;
-		mc_own_grow((int64_t)chunk);
-		seg_counted += chunk;
-	}
+	if (!seg_ready((void *_Atomic *)&segs[k], k, from + units, UNIT, &seg_counted))
+		return 0;
+	used = from + units;
+	return from;
+}
+
+/* The next id, its site mapped: the id, or 0.  Under the lock. */
+static uint32_t take_id(void)
+{
+	uint32_t id = atomic_load_explicit(&nids, memory_order_relaxed);
+	if (id > MC_STACK_ID_MAX)
+		return 0;
+	unsigned k = seg_of(id);
+	if (!seg_ready((void *_Atomic *)&ids[k], k, id + 1, sizeof **ids, &ids_counted))
+		return 0;
 	return id;
 }
 
@@ -201,20 +237,25 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
 	mc_depot_lock();
 	id = lookup(h, f, n);
 	struct buckets *t = atomic_load_explicit(&table, memory_order_relaxed);
+	size_t nstacks = atomic_load_explicit(&nids, memory_order_relaxed) - 1;
 	if (!id && (!t || (nstacks >= (size_t)2 << t->bits && t->bits < BUCKETS_MAX_BITS))) {
 		struct buckets *bigger = rehash(t ? t->bits + 2 : BUCKETS_MIN_BITS);
 		if (bigger)
 			atomic_store_explicit(&table, t = bigger, memory_order_release);
 	}
 	if (!id && t) {
-		id = take(units_of((size_t)n));
+		uint32_t unit = take(units_of((size_t)n));
+		id = unit ? take_id() : 0;
 		if (id) {
-			struct entry *e = entry_of(id);
+			struct entry *e = entry_at(unit);
 			e->hash = h;
 			e->depth = (uint32_t)n;
 			memcpy(e->frames, f, (size_t)n * sizeof *f);
+			/* the site's unit, then the id, then the link: a reader
+			 * that finds the id finds the entry */
+			__atomic_store_n(&mc_site_of(id)->unit, unit, __ATOMIC_RELEASE);
+			atomic_store_explicit(&nids, id + 1, memory_order_release);
 			link_entry(t, id, e);
-			nstacks++;
 		}
 	}
 	bool say = !id && !said_full;
@@ -308,53 +349,51 @@ static uint32_t idx_find(uint64_t h, int *walked)
  * megabytes (perf: a quarter of tree_bench's time, 150 ns a lookup).  But
  * what a program does once, it does again in the same order (the same
  * document parsed, the same test run): the stack a thread looked up
- * after stack A last time is the likeliest one now.  So each entry keeps
+ * after stack A last time is the likeliest one now.  So each stack keeps
  * the last THEN stacks looked up after it (stacks.c's me.prev: the
  * thread's previous lookup, not every capture, so the thread's cache
  * hits between them do not count), newest first, and a lookup after A
- * reads A's entry first: a line the thread has just touched (its site
- * counts, the prefetch below), where the index is a cache miss.  With
- * one stack kept, 58% of tree_bench's lookups were found there; with two,
- * 83% (one stack A is followed by several, a list's members by its
- * next member or its end).  The keys are the index's, 64-bit hashes
- * taken as their stacks as the index takes them; THEN slots in the
- * entry's head make it 80 bytes (a 16-frame stack seven units instead
- * of six). */
-static void then_put(struct entry *e, uint64_t h, uint64_t v)
+ * reads A's first, in A's line of the array by id: the line of A's site,
+ * which the block table has just changed, or the prefetch below
+ * brought, where the index is a cache miss.  With one stack kept, 58% of
+ * tree_bench's lookups were found there; with two, 83% (one stack A is
+ * followed by several, a list's members by its next member or its end).
+ * The keys are the index's, 64-bit hashes taken as their stacks as the
+ * index takes them.  (They were kept in the entry's head, with the site,
+ * before sites moved to the array by id: finding the head from an id
+ * then cost a load of the id's line, which missed where the prefetch of
+ * the head had not, and 6% of tree_bench's samples.) */
+static void then_put(struct idx_slot *then, uint64_t h, uint64_t v)
 {
-	if (atomic_load_explicit(&e->then[0].key, memory_order_relaxed) == h)
+	if (atomic_load_explicit(&then[0].key, memory_order_relaxed) == h)
 		return; /* (a store would dirty a line other threads read) */
 	for (int i = THEN - 1; i > 0; i--) {
-		atomic_store_explicit(&e->then[i].val,
-				      atomic_load_explicit(&e->then[i - 1].val, memory_order_relaxed),
+		atomic_store_explicit(&then[i].val,
+				      atomic_load_explicit(&then[i - 1].val, memory_order_relaxed),
 				      memory_order_relaxed);
-		atomic_store_explicit(&e->then[i].key,
-				      atomic_load_explicit(&e->then[i - 1].key, memory_order_relaxed),
+		atomic_store_explicit(&then[i].key,
+				      atomic_load_explicit(&then[i - 1].key, memory_order_relaxed),
 				      memory_order_relaxed);
 	}
-	atomic_store_explicit(&e->then[0].val, v, memory_order_relaxed);
-	atomic_store_explicit(&e->then[0].key, h, memory_order_release);
+	atomic_store_explicit(&then[0].val, v, memory_order_relaxed);
+	atomic_store_explicit(&then[0].key, h, memory_order_release);
 }
 
-/* The lines of id's head, the site and the then, as the next lookup
- * reads them (the block table's site counts too): an entry begins
- * anywhere in a line, so the second line is the one 64 bytes on. */
+/* id's line, with its site and its then, as the block table (a new
+ * block's site) and the next lookup read it. */
 static inline void then_prefetch(uint32_t id)
 {
-	_Static_assert(sizeof(struct entry) <= 64 + UNIT, "two lines hold an entry's head");
-	const char *e = (const char *)entry_of(id);
-	__builtin_prefetch(e);
-	__builtin_prefetch(e + 64);
+	__builtin_prefetch(mc_depot_id_of(id));
 }
 
 uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
 {
 	if (!h)
 		return 0; /* (not indexed, and an empty then's key) */
-	struct entry *a = after ? entry_of(after) : NULL;
+	struct idx_slot *a = after ? then_of(after) : NULL;
 	for (int i = 0; a && i < THEN; i++) {
-		uint64_t v = atomic_load_explicit(&a->then[i].val, memory_order_acquire);
-		if (atomic_load_explicit(&a->then[i].key, memory_order_acquire) == h &&
+		uint64_t v = atomic_load_explicit(&a[i].val, memory_order_acquire);
+		if (atomic_load_explicit(&a[i].key, memory_order_acquire) == h &&
 		    idx_val_of(v, h)) {
 			if (i)
 				then_put(a, h, v);
@@ -377,7 +416,7 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 	if (!id || !h)
 		return;
 	if (after)
-		then_put(entry_of(after), h, idx_val(id, walked, h));
+		then_put(then_of(after), h, idx_val(id, walked, h));
 	mc_depot_lock();
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
 	if (!t || (t->used + 1 > ((size_t)1 << t->bits) / 2 && t->bits < IDX_MAX_BITS)) {
@@ -405,14 +444,14 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), void *arg)
 {
 	mc_depot_lock();
-	for (uint32_t id = stored_from(1); id < used; id = stored_after(id))
-		fn(id, &entry_of(id)->site, arg);
+	for (uint32_t id = 1, n = atomic_load_explicit(&nids, memory_order_relaxed); id < n; id++)
+		fn(id, mc_site_of(id), arg);
 	mc_depot_unlock();
 }
 
 int mc_stack_get(uint32_t id, const uintptr_t **frames)
 {
-	if (!id || id >= seg_end(NSEGS - 1)) {
+	if (!id || id >= atomic_load_explicit(&nids, memory_order_acquire)) {
 		*frames = NULL;
 		return 0;
 	}

@@ -33,7 +33,7 @@
 
 #include "internal.h"
 
-int mc_fault_on;
+MC_HOT int mc_fault_on;
 
 #define MAX_LEVELS 65   /* level 0: no region; then one per open region */
 

@@ -42,12 +42,12 @@
 #define MC_ON_VALGRIND 0
 #endif
 
-struct mc_real mc_real;
-uintptr_t mc_text_lo, mc_text_len;
+MC_HOT struct mc_real mc_real;
+MC_HOT uintptr_t mc_text_lo, mc_text_len;
 MC_TLS struct mc_thread mc_self;
 int mc_is_active = 1;
-_Atomic int mc_state;
-_Atomic int mc_track_ready;
+MC_HOT _Atomic int mc_state;
+MC_HOT _Atomic int mc_track_ready;
 MC_TLS int mc_resolving_here;
 
 bool mc_counting(void)
@@ -57,7 +57,7 @@ bool mc_counting(void)
 
 /* ---- the guard's hook ------------------------------------------------- */
 
-static void (*drain_hook)(void);
+MC_HOT static void (*drain_hook)(void);
 
 void mc_guard_drain_set(void (*fn)(void))
 {

@@ -18,6 +18,14 @@
 
 #define MC_API __attribute__((visibility("default")))
 #define MC_TLS __thread __attribute__((tls_model("initial-exec")))
+/* State every process with the library loaded touches, measured or not
+ * (start-up's decision, the forwarding table, the forwarding path's
+ * tests): kept in .data, whose one small page the dynamic linker writes
+ * at load anyway (relocations, the zeroed tail before .bss).  In .bss
+ * each of these variables sat on a page of its own between large arrays,
+ * and each first touch was a page fault, ~25 us on these VMs: a program
+ * left out touched six such pages. */
+#define MC_HOT __attribute__((section(".data.mc_hot")))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define MC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -106,6 +114,11 @@ void mc_map_hooks_set(const struct mc_map_hooks *h);
 void mc_own_grow(int64_t bytes);
 /* Is anyone counting (footprint.c started)? */
 bool mc_own_hooked(void);
+/* Make the pages of [p, p + len) resident now, in one system call,
+ * where they would otherwise be faulted in one by one as first touched
+ * (a page fault costs 20-35 us on these VMs, a populated page ~1 us).
+ * Only for memory that is about to be used and counted as resident. */
+void mc_populate(void *p, size_t len);
 /* The same for buffers read(2) fills or write(2) empties: visible to
  * valgrind (util.c). */
 void *mc_map_io(size_t size);
@@ -265,6 +278,10 @@ void mc_own_work_end(void);
  * mc_prog_rss.  Both without memcheck's own memory. */
 uint64_t mc_prog_rss(void);
 uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now);
+/* The same where nothing would take the peak (the outermost region
+ * begins): the mark restarts, *rss_now as above, and the peak before is
+ * not read. */
+void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now);
 uint64_t mc_own_bytes(void);
 void mc_footprint_lock(void);
 void mc_footprint_unlock(void);
@@ -547,20 +564,30 @@ void mc_stacks_after_fork_child(void);
 
 /* ---- depot.c --------------------------------------------------------- */
 
-/* The live figures of one stack's blocks, kept with the stack in the
- * depot and changed by the block table (blocks.c) as blocks come and go;
- * gen and the saved_ pair keep the figures as they were at the newest
- * snapshot (snapshot.c). */
+/* The live figures of one stack's blocks, kept by the depot in its array
+ * by stack id and changed by the block table (blocks.c) as blocks come
+ * and go; gen and the saved_ pair keep the figures as they were at the
+ * newest snapshot (snapshot.c). */
 struct mc_site {
 	int64_t bytes, saved_bytes;
 	uint32_t blocks, saved_blocks;  /* mod 2^32: the table holds fewer */
 	uint32_t gen;                   /* mc_snap_gen when saved_ was taken */
-	uint32_t unused;
+	uint32_t unit;                  /* depot.c: where the stack's entry
+					 * starts in its arena (0 in a thread's
+					 * shard, snapshot.c) */
 };
 #define MC_DEPOT_UNIT 32
 #define MC_DEPOT_SEG0_BITS 11
 #define MC_DEPOT_NSEGS (28 - MC_DEPOT_SEG0_BITS)
-extern char *_Atomic mc_depot_segs[MC_DEPOT_NSEGS];
+/* What the depot keeps of each stack in its array by stack id, a line
+ * each: the live figures of the stack's blocks, and depot.c's own words
+ * (the stacks looked up after it). */
+struct mc_depot_id {
+	struct mc_site site;
+	uint64_t own[4];
+} __attribute__((aligned(64)));
+extern char *_Atomic mc_depot_segs[MC_DEPOT_NSEGS];                /* the arena, by unit */
+extern struct mc_depot_id *_Atomic mc_depot_ids[MC_DEPOT_NSEGS];   /* by id */
 extern struct mc_site mc_site_none;     /* blocks without a stack (id 0) */
 static inline unsigned mc_depot_seg_of(uint32_t id)
 {
@@ -571,15 +598,19 @@ static inline uint32_t mc_depot_seg_base(unsigned k)
 {
 	return k ? 1u << (MC_DEPOT_SEG0_BITS - 1 + k) : 0;
 }
-/* The site of stack id (an entry begins with it): inline, for the
- * block table's hot paths. */
+/* What the depot keeps of stack id (not 0). */
+static inline struct mc_depot_id *mc_depot_id_of(uint32_t id)
+{
+	unsigned k = mc_depot_seg_of(id);
+	struct mc_depot_id *s = atomic_load_explicit(&mc_depot_ids[k], memory_order_relaxed);
+	return s + (id - mc_depot_seg_base(k));
+}
+/* The site of stack id: inline, for the block table's hot paths. */
 static inline struct mc_site *mc_site_of(uint32_t id)
 {
 	if (unlikely(!id))
 		return &mc_site_none;
-	unsigned k = mc_depot_seg_of(id);
-	char *s = atomic_load_explicit(&mc_depot_segs[k], memory_order_relaxed);
-	return (struct mc_site *)(s + (size_t)(id - mc_depot_seg_base(k)) * MC_DEPOT_UNIT);
+	return &mc_depot_id_of(id)->site;
 }
 /* fn for every stored stack and its site (the depot locked: fn must not
  * store stacks). */
@@ -642,7 +673,7 @@ void mc_snapshot_init(void);
 /* A thread's shard of the sites, so that threads allocating from one
  * call site do not share its counters (four threads cost +55% CPU
  * time so): a struct mc_site for each of the first MC_SHARD_IDS stack
- * ids (the depot's 32-byte units), touched as used.  NULL: the depot's
+ * ids (the first 65,535 stacks stored), touched as used.  NULL: the depot's
  * own sites, where the first thread counts (a process of one thread
  * maps nothing more), and threads past the shards, and every thread for
  * the stacks past MC_SHARD_IDS. */

@@ -41,11 +41,11 @@
 
 /* ---- the real functions ---------------------------------------------- */
 
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-static int (*real_munmap)(void *, size_t);
-static void *(*real_mremap)(void *, size_t, size_t, int, ...);
-static void *(*real_shmat)(int, const void *, int);
-static int (*real_shmdt)(const void *);
+MC_HOT static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+MC_HOT static int (*real_munmap)(void *, size_t);
+MC_HOT static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+MC_HOT static void *(*real_shmat)(int, const void *, int);
+MC_HOT static int (*real_shmdt)(const void *);
 
 void mc_mappings_resolve(void *(*lookup)(const char *))
 {

@@ -21,7 +21,7 @@
 
 #include "internal.h"
 
-struct mc_options mc_opt;
+MC_HOT struct mc_options mc_opt;
 
 enum kind { STR, BOOL, INT, ENUM };
 
@@ -44,7 +44,7 @@ static const struct option_def options[] = {
 /* File options made absolute at start-up: the program may chdir later. */
 static char paths[MC_ARRAY_SIZE(options)][4096];
 /* The options whose value did not parse, said by mc_options_say. */
-static bool bad_value[MC_ARRAY_SIZE(options)];
+MC_HOT static bool bad_value[MC_ARRAY_SIZE(options)];
 
 static const char *absolute(size_t i, const char *path)
 {

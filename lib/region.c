@@ -128,9 +128,13 @@ static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 	 * so far.  Both figures leave memcheck's own memory out
 	 * (footprint.c). */
 	bool whole;
-	uint64_t hwm = mc_prog_peak_take(&whole, &r->rss_begin);
-	if (r > regions && r[-1].hwm_floor < hwm)
-		r[-1].hwm_floor = hwm;
+	if (r > regions) {
+		uint64_t hwm = mc_prog_peak_take(&whole, &r->rss_begin);
+		if (r[-1].hwm_floor < hwm)
+			r[-1].hwm_floor = hwm;
+	} else {
+		mc_prog_peak_restart(&whole, &r->rss_begin);
+	}
 	r->hwm_floor = 0;
 	r->hwm_reset = !whole;
 	r->t0 = mc_now();

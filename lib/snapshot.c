@@ -60,7 +60,7 @@ MC_TLS struct mc_site *mc_my_sites;
  * are changed without a lock prefix (mc_site_change). */
 #define SHARDS 15
 static struct mc_site *_Atomic shards[SHARDS];
-_Static_assert(sizeof(struct mc_site) == MC_DEPOT_UNIT, "a site per stack id unit");
+_Static_assert(sizeof(struct mc_site) == MC_DEPOT_UNIT, "SHARD_PAGES: a site is 32 bytes");
 
 void mc_sites_thread(int slot)
 {

@@ -571,13 +571,14 @@ static int owners_run(void)
 		mc_blocks_each_live(0, check_block, &w);
 		if (w.bad)
 			return 13;
+		(void)mc_blocks_any_live(0); /* locks and leaves shards too */
 	}
 	for (int t = 0; t < OWNERS; t++) {
 		void *res;
 		if (pthread_join(th[t], &res) || res)
 			return 14;
 	}
-	if (forks != 4 || mc_blocks_count() != OWNERS * OWN_N)
+	if (forks != 4 || mc_blocks_count() != OWNERS * OWN_N || !mc_blocks_any_live(0))
 		return 15;
 	/* Each other's blocks, all at once. */
 	for (int t = 0; t < OWNERS; t++)
@@ -588,7 +589,7 @@ static int owners_run(void)
 		if (pthread_join(th[t], &res) || res)
 			return 17;
 	}
-	return mc_blocks_count() != 0 ? 18 : 0;
+	return mc_blocks_count() != 0 || mc_blocks_any_live(0) ? 18 : 0;
 }
 
 START_TEST(owners_and_walker)

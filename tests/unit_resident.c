@@ -3,7 +3,8 @@
  * own mappings in lib/util.c: mincore counts the pages written and no
  * others, /proc/self/maps is read line by line whatever its length, the
  * parts of a range outside a set of others are found, and a mapping
- * memcheck makes is listed until it is unmapped.
+ * memcheck makes is listed until it is unmapped, or kept for the next
+ * request it fits: cleared, still listed and still counted.
  */
 #include <check.h>
 #include <stdio.h>
@@ -163,6 +164,82 @@ START_TEST(lists_its_own_mappings)
 }
 END_TEST
 
+/* A counter standing in for footprint.c: the bytes it was told of. */
+static int64_t told;
+static bool fake_before(size_t bytes)
+{
+	(void)bytes;
+	return false;
+}
+static void fake_after(bool folding, int64_t bytes)
+{
+	(void)folding;
+	told += bytes;
+}
+static void fake_lazy(const void *p, size_t len)
+{
+	(void)p;
+	(void)len;
+}
+static bool lazy_one;
+static bool fake_lazy_remove(const void *p, size_t len)
+{
+	(void)p;
+	(void)len;
+	return lazy_one;
+}
+static const struct mc_map_hooks fake = { fake_before, fake_after, fake_lazy, fake_lazy_remove };
+
+static bool listed(const void *p)
+{
+	struct own o = { (uintptr_t)p, false };
+	mc_own_each(own_cb, &o);
+	return o.listed;
+}
+
+START_TEST(keeps_unmapped_mappings)
+{
+	mc_map_hooks_set(&fake);
+	size_t pg = page();
+	/* Three pages asked for, written, unmapped: kept, still listed,
+	 * counted whole (the count grows from the bytes asked to the pages). */
+	char *a = mc_map(3 * pg - 100);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(told, (int64_t)(3 * pg - 100));
+	memset(a, 0x5a, 3 * pg);
+	mc_unmap(a, 3 * pg - 100);
+	ck_assert(listed(a));
+	ck_assert_int_eq(told, (int64_t)(3 * pg));
+	/* Two pages fit (at most twice the pages asked): the same mapping,
+	 * cleared, the count unchanged. */
+	char *b = mc_map(2 * pg);
+	ck_assert_ptr_eq(b, a);
+	for (size_t i = 0; i < 3 * pg; i++)
+		ck_assert_int_eq(b[i], 0);
+	ck_assert_int_eq(told, (int64_t)(3 * pg));
+	/* Its user's size is not its length: unmapped with the size it
+	 * asked for, it is kept whole again. */
+	mc_unmap_io(b, 2 * pg);
+	ck_assert_int_eq(told, (int64_t)(3 * pg));
+	/* One page does not take three. */
+	char *c = mc_map(pg);
+	ck_assert_ptr_ne(c, a);
+	ck_assert_int_eq(told, (int64_t)(4 * pg));
+	/* A lazily counted mapping is footprint.c's to forget: never kept. */
+	lazy_one = true;
+	mc_unmap(c, pg);
+	ck_assert(!listed(c));
+	lazy_one = false;
+	/* Too large to keep: unmapped, the count down by its size. */
+	char *d = mc_map(1 << 20);
+	ck_assert_ptr_nonnull(d);
+	mc_unmap(d, 1 << 20);
+	ck_assert(!listed(d));
+	ck_assert_int_eq(told, (int64_t)(4 * pg));
+	mc_map_hooks_set(NULL);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("resident", 0);
@@ -170,5 +247,6 @@ int main(void)
 	tcase_add_test(tc, reads_every_mapping);
 	tcase_add_test(tc, finds_the_gaps);
 	tcase_add_test(tc, lists_its_own_mappings);
+	tcase_add_test(tc, keeps_unmapped_mappings);
 	return h_run_suite(NULL);
 }

@@ -54,13 +54,14 @@ START_TEST(intern_dedupes)
 }
 END_TEST
 
-/* A segment's unused end may be one unit, shorter than an entry's head:
- * walking the entries (mc_depot_each, a rehash) must skip it, not read
- * a depth past the segment's end.  Segment 0 filled with stacks of one
- * depth, for every depth (the gap is one unit for some of them), each in
- * a child, with segment 0 moved before a page nothing may read (where it
- * lies, the next mapping is most often readable, and then the old walk
- * read a depth of 0 there, or any other number). */
+/* An arena segment's unused end may be one unit, shorter than an
+ * entry's head: walking the stacks (mc_depot_each, a rehash) must not
+ * read a depth there, past the segment's end.  The arena's segment 0
+ * filled with stacks of one depth, for every depth (the gap is one unit
+ * for some of them), each in a child, with segment 0 moved before a page
+ * nothing may read (where it lies, the next mapping is most often
+ * readable, and then a walk through the arena read a depth of 0 there,
+ * or any other number).  Every stack is seen once. */
 static void count_site(uint32_t id, struct mc_site *site, void *arg)
 {
 	(void)id;
@@ -82,16 +83,19 @@ START_TEST(depot_walk_skips_segment_ends)
 				if (!id)
 					_exit(2);
 				n++;
+				size_t size = MC_DEPOT_UNIT << MC_DEPOT_SEG0_BITS;
 				if (i == 1) { /* segment 0 moved before a page nothing reads */
-					size_t size = MC_DEPOT_UNIT << MC_DEPOT_SEG0_BITS;
 					char *to = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE,
 							MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 					if (to == MAP_FAILED || mprotect(to + size, 4096, PROT_NONE))
 						_exit(3);
-					memcpy(to, mc_depot_segs[0], size); /* ids, not addresses */
+					memcpy(to, mc_depot_segs[0], size); /* units, not addresses */
 					mc_depot_segs[0] = to;
 				}
-				if (id >= 1u << MC_DEPOT_SEG0_BITS)
+				const uintptr_t *fr;
+				if (mc_stack_get(id, &fr) != depth)
+					_exit(4);
+				if ((uintptr_t)fr - (uintptr_t)mc_depot_segs[0] >= size)
 					break; /* the first in segment 1 */
 			}
 			int seen = 0;
