@@ -218,6 +218,9 @@ static bool drop_var(const char *e)
 	return strncmp(e, "MEMCHECK_", 9) == 0 || strncmp(e, "LD_PRELOAD=", 11) == 0;
 }
 
+/* h_exec's spec.timeout for the h_run it makes; 0 otherwise. */
+static double run_timeout;
+
 int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	  unsigned flags, const char *so)
 {
@@ -294,6 +297,8 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	int st = 0;
 	const char *t = getenv("H_TIMEOUT");
 	double limit = t && atof(t) > 0 ? atof(t) : 20.0, waited = 0;
+	if (run_timeout > limit)
+		limit = run_timeout;
 	long nap = 100000; /* ns, doubling to 5 ms */
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
@@ -353,7 +358,8 @@ const char *h_status(const struct h_run *r)
 {
 	static char buf[96];
 	if (r->timed_out)
-		snprintf(buf, sizeof buf, "timed out (killed after H_TIMEOUT seconds, default 20)");
+		snprintf(buf, sizeof buf,
+			 "timed out (killed after H_TIMEOUT seconds, default 20, or the spec's timeout)");
 	else if (r->signal)
 		snprintf(buf, sizeof buf, "signal %d (%s)", r->signal, strsignal(r->signal));
 	else
@@ -444,7 +450,10 @@ void h_exec(struct h_res *x, const struct h_spec *sp)
 		len += (size_t)snprintf(x->label + len, cap - len, "%s%s", i ? " " : " with ",
 					sp->env[i]);
 
-	ck_assert_msg(h_run(&x->r, argv, env, sp->flags, so) == 0, "cannot start %s", argv[0]);
+	run_timeout = sp->timeout;
+	int started = h_run(&x->r, argv, env, sp->flags, so);
+	run_timeout = 0;
+	ck_assert_msg(started == 0, "cannot start %s", argv[0]);
 	free(argv);
 	free(env);
 	if (x->report)

@@ -233,6 +233,9 @@ struct h_spec {
 	const char *so;               /* a library of one's own instead (alloc unused) */
 	const char *text;             /* MEMCHECK_TEXT when env has none ("none") */
 	bool no_report;               /* no MEMCHECK_REPORT: nothing loaded */
+	double timeout;               /* seconds before the run is killed, if more
+				       * than $H_TIMEOUT's (default 20): a run
+				       * whose time the test checks itself */
 };
 #define H_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
