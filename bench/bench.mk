@@ -11,7 +11,7 @@
 # and 1-2 more for the suite.
 #
 #   make bench BENCH_ITERS=40000000 BENCH_RUNS=5 BENCH_THREADS=4 VALGRIND=1
-#   make bench BENCH_OTHER=/work/main/build/libmemcheck.so   (before/after)
+#   make bench BENCH_OTHER=<another build>/libmemcheck.so   (before/after)
 #   make bench-suite SUITE_PROCS=300 DATE_PROCS=200 BENCH_RUNS=5
 
 # 40M steps: a bare glibc run takes ~0.6 s here, long enough that start-up
