@@ -92,6 +92,19 @@ void mc_options_mdoc(int fd);
 
 /* ---- util.c ---------------------------------------------------------- */
 
+/* A library's optional symbols, by the feature that needs them all
+ * (symbolize.c and symtab.c's use of libdw): each slot a function
+ * pointer of the caller's, written as dlsym's POSIX rationale writes
+ * them.  mc_dl_bind_group binds every one and says whether all are
+ * there: a feature whose group lacks one is off (an elfutils too old for
+ * it). */
+struct mc_dl_sym {
+	void **slot;
+	const char *name;
+};
+#define MC_DL_SYM(lvalue, name) { (void **)&(lvalue), name }
+bool mc_dl_bind_group(void *handle, const struct mc_dl_sym *group, size_t n);
+
 /* Memory for memcheck itself: mmap, never malloc.  mc_map's pages are
  * populated (resident at once, and counted as memcheck's by
  * footprint.c); mc_map_lazy's are touched as used and measured with

@@ -113,6 +113,29 @@ static void copy(char *dst, size_t cap, const char *src)
 	dst[n] = 0;
 }
 
+/* The optional symbols, by the feature that needs them (inlined frames,
+ * the walk of compile units, mc_symbolize_may_name's string search). */
+#define DW_SYM(field, name) MC_DL_SYM(dw.field, name)
+static const struct mc_dl_sym inline_syms[] = {
+	DW_SYM(addrdie, "dwfl_module_addrdie"), DW_SYM(getscopes, "dwarf_getscopes"),
+	DW_SYM(getscopes_die, "dwarf_getscopes_die"), DW_SYM(tag, "dwarf_tag"),
+	DW_SYM(attr_integrate, "dwarf_attr_integrate"), DW_SYM(attr, "dwarf_attr"),
+	DW_SYM(formstring, "dwarf_formstring"), DW_SYM(formudata, "dwarf_formudata"),
+	DW_SYM(getsrcfiles, "dwarf_getsrcfiles"), DW_SYM(filesrc, "dwarf_filesrc"),
+};
+static const struct mc_dl_sym cu_walk_syms[] = {
+	DW_SYM(getdwarf, "dwfl_module_getdwarf"), DW_SYM(nextcu, "dwarf_nextcu"),
+	DW_SYM(offdie, "dwarf_offdie"), DW_SYM(ranges, "dwarf_ranges"),
+	DW_SYM(getsrc_die, "dwarf_getsrc_die"), DW_SYM(linesrc, "dwarf_linesrc"),
+	DW_SYM(lineno, "dwarf_lineno"),
+};
+static const struct mc_dl_sym string_syms[] = {
+	DW_SYM(getelf, "dwfl_module_getelf"), DW_SYM(getshdrstrndx, "elf_getshdrstrndx"),
+	DW_SYM(strptr, "elf_strptr"), DW_SYM(nextscn, "elf_nextscn"),
+	DW_SYM(getshdr, "gelf_getshdr"), DW_SYM(getdata, "elf_getdata"),
+};
+#undef DW_SYM
+
 static bool load_libdw(void)
 {
 	if (dw_state != DW_UNTRIED)
@@ -139,36 +162,9 @@ static bool load_libdw(void)
 	LOAD(dw.lineinfo, "dwfl_lineinfo");
 	LOAD(dw.module_info, "dwfl_module_info");
 	LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf");
-	dw.addrdie = dlsym(h, "dwfl_module_addrdie");
-	dw.getscopes = dlsym(h, "dwarf_getscopes");
-	dw.getscopes_die = dlsym(h, "dwarf_getscopes_die");
-	dw.tag = dlsym(h, "dwarf_tag");
-	dw.attr_integrate = dlsym(h, "dwarf_attr_integrate");
-	dw.attr = dlsym(h, "dwarf_attr");
-	dw.formstring = dlsym(h, "dwarf_formstring");
-	dw.formudata = dlsym(h, "dwarf_formudata");
-	dw.getsrcfiles = dlsym(h, "dwarf_getsrcfiles");
-	dw.filesrc = dlsym(h, "dwarf_filesrc");
-	dw.inlines = dw.addrdie && dw.getscopes && dw.getscopes_die && dw.tag && dw.attr_integrate &&
-		     dw.attr && dw.formstring && dw.formudata && dw.getsrcfiles &&
-		     dw.filesrc;
-	dw.getdwarf = dlsym(h, "dwfl_module_getdwarf");
-	dw.nextcu = dlsym(h, "dwarf_nextcu");
-	dw.offdie = dlsym(h, "dwarf_offdie");
-	dw.ranges = dlsym(h, "dwarf_ranges");
-	dw.getsrc_die = dlsym(h, "dwarf_getsrc_die");
-	dw.linesrc = dlsym(h, "dwarf_linesrc");
-	dw.lineno = dlsym(h, "dwarf_lineno");
-	dw.cu_walk = dw.getdwarf && dw.nextcu && dw.offdie && dw.ranges && dw.getsrc_die &&
-		     dw.linesrc && dw.lineno;
-	dw.getelf = dlsym(h, "dwfl_module_getelf");
-	dw.getshdrstrndx = dlsym(h, "elf_getshdrstrndx");
-	dw.strptr = dlsym(h, "elf_strptr");
-	dw.nextscn = dlsym(h, "elf_nextscn");
-	dw.getshdr = dlsym(h, "gelf_getshdr");
-	dw.getdata = dlsym(h, "elf_getdata");
-	dw.strings = dw.getelf && dw.getshdrstrndx && dw.strptr && dw.nextscn && dw.getshdr &&
-		     dw.getdata;
+	dw.inlines = mc_dl_bind_group(h, inline_syms, MC_ARRAY_SIZE(inline_syms));
+	dw.cu_walk = mc_dl_bind_group(h, cu_walk_syms, MC_ARRAY_SIZE(cu_walk_syms));
+	dw.strings = mc_dl_bind_group(h, string_syms, MC_ARRAY_SIZE(string_syms));
 	mc_symtab_bind(h);
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;

@@ -40,19 +40,23 @@ static struct {
 	bool raw;       /* false: each symbol through getsym_info */
 } st;
 
+#define ST_SYM(field, name) MC_DL_SYM(st.field, name)
+static const struct mc_dl_sym symtab_syms[] = {
+	ST_SYM(getsymtab, "dwfl_module_getsymtab"),
+	ST_SYM(first_global, "dwfl_module_getsymtab_first_global"),
+	ST_SYM(getsym_info, "dwfl_module_getsym_info"),
+};
+static const struct mc_dl_sym raw_syms[] = {
+	ST_SYM(nextscn, "elf_nextscn"), ST_SYM(getscn, "elf_getscn"), ST_SYM(getdata, "elf_getdata"),
+	ST_SYM(getshdr, "gelf_getshdr"), ST_SYM(getehdr, "gelf_getehdr"),
+};
+#undef ST_SYM
+
 void mc_symtab_bind(void *libdw)
 {
 	st.addrname = dlsym(libdw, "dwfl_module_addrname");
-	st.getsymtab = dlsym(libdw, "dwfl_module_getsymtab");
-	st.first_global = dlsym(libdw, "dwfl_module_getsymtab_first_global");
-	st.getsym_info = dlsym(libdw, "dwfl_module_getsym_info");
-	st.symtab = st.getsymtab && st.first_global && st.getsym_info;
-	st.nextscn = dlsym(libdw, "elf_nextscn");
-	st.getscn = dlsym(libdw, "elf_getscn");
-	st.getdata = dlsym(libdw, "elf_getdata");
-	st.getshdr = dlsym(libdw, "gelf_getshdr");
-	st.getehdr = dlsym(libdw, "gelf_getehdr");
-	st.raw = st.nextscn && st.getscn && st.getdata && st.getshdr && st.getehdr;
+	st.symtab = mc_dl_bind_group(libdw, symtab_syms, MC_ARRAY_SIZE(symtab_syms));
+	st.raw = mc_dl_bind_group(libdw, raw_syms, MC_ARRAY_SIZE(raw_syms));
 }
 
 

@@ -1154,3 +1154,11 @@ const void *mc_object_base(const void *addr, const char **name)
 		*name = info.dli_fname;
 	return info.dli_fbase;
 }
+
+bool mc_dl_bind_group(void *handle, const struct mc_dl_sym *group, size_t n)
+{
+	bool all = true;
+	for (size_t i = 0; i < n; i++)
+		all &= (*group[i].slot = dlsym(handle, group[i].name)) != NULL;
+	return all;
+}

@@ -141,6 +141,10 @@ static const struct h_case cases[] = {
 	 * sweep runs, and erased at its end; into a pipe, none */
 	{ "progress on a terminal", OOM("--max", "40"), .flags = H_TERMINAL, CASE("slow"),
 	  OUT("\rmemcheck oom: ", " of 40 runs, ", "\r\033[K", "memcheck oom: 40 runs in ") },
+	/* shown at once, not after the first half second: one job whose
+	 * runs end before the next starts still shows it */
+	{ "progress at once, one job", OOM("--jobs", "1", "--max", "3"), .flags = H_TERMINAL,
+	  CASE("slow"), OUT("\rmemcheck oom: 0 of 3 runs, ", "\r\033[K", "(", " runs/s, 1 job): ") },
 	{ "no progress into a pipe", OOM("--max", "40"), CASE("slow"), .check = no_progress },
 };
 

@@ -984,6 +984,13 @@ int cmd_oom(int argc, char **argv)
 		}
 		if (!running)
 			break;
+		/* the progress line: at once, then every half second, while runs
+		 * are under way (not where the last reaped run left none running
+		 * before the next starts: short runs would never show it) */
+		if (tty && (shown == 0 || mc_now() - shown >= 0.5)) {
+			shown = mc_now();
+			progress(nres - (size_t)running, planned, shown - t0, seen, false);
+		}
 		/* wait for a child, or the next deadline */
 		double now = mc_now(), next = now + 1;
 		for (int i = 0; i < o.jobs; i++)
@@ -1016,11 +1023,9 @@ int cmd_oom(int argc, char **argv)
 			s->job = -1;
 			running--;
 		}
-		if (tty && (mc_now() - shown >= 0.5 || !running)) {
-			shown = mc_now();
-			progress(nres - (size_t)running, planned, shown - t0, seen, !running);
-		}
 	}
+	if (tty && shown > 0)
+		progress(nres, planned, 0, seen, true);
 	double secs = mc_now() - t0;
 	spawn_catch_signals(false, on_int);
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -1040,10 +1045,10 @@ int cmd_oom(int argc, char **argv)
 			rows[r].example[res[i].o] = (int)i;
 	}
 	print_sweep(&o, &b, res, rows, nrows, run_limit);
-	printf("\nmemcheck oom: %zu runs in %.1f s (%.1f runs/s, %d jobs): %llu handled "
+	printf("\nmemcheck oom: %zu runs in %.1f s (%.1f runs/s, %d job%s): %llu handled "
 	       "(%llu expected), %llu leaked, %llu crashed, %llu timed out, %llu test failed, "
 	       "%llu not reached\n",
-	       nres, secs, secs > 0 ? (double)nres / secs : 0.0, o.jobs,
+	       nres, secs, secs > 0 ? (double)nres / secs : 0.0, o.jobs, o.jobs == 1 ? "" : "s",
 	       (unsigned long long)(count[O_HANDLED] + count[O_EXPECTED]),
 	       (unsigned long long)count[O_EXPECTED], (unsigned long long)count[O_LEAKED],
 	       (unsigned long long)count[O_CRASHED], (unsigned long long)count[O_TIMEDOUT],
