@@ -92,19 +92,6 @@ void mc_forward_free(void *p)
  * allocator's free() then crashes on, so these are built from memalign
  * and realloc of the allocator itself. */
 
-/* From the auxiliary vector, as sysconf takes it: getauxval's page of
- * the C library start-up touches anyway, sysconf's two (its code and its
- * jump table) a measured process would fault in for memcheck alone. */
-size_t mc_page_size(void)
-{
-	static size_t pg;
-	if (!pg) {
-		unsigned long p = getauxval(AT_PAGESZ);
-		pg = p ? (size_t)p : 4096;
-	}
-	return pg;
-}
-
 /* memalign as the functions built on it must fail: with errno set, as
  * glibc's own versions, which the program gets without memcheck, set it
  * (jemalloc's memalign fails a huge request leaving errno alone). */

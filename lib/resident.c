@@ -31,7 +31,7 @@
 
 static uintptr_t page_size(void)
 {
-	return (uintptr_t)mc_page_size(); /* not sysconf: forward.c says why */
+	return (uintptr_t)mc_page_size(); /* not sysconf: util.c says why */
 }
 
 /* ---- resident bytes of a range --------------------------------------- */

@@ -989,6 +989,20 @@ const char *mc_commas(uint64_t v, char buf[32])
 	return buf;
 }
 
+/* From the auxiliary vector, as sysconf takes it: getauxval's page of
+ * the C library start-up touches anyway, sysconf's two (its code and its
+ * jump table) a measured process would fault in for memcheck alone
+ * (resident.c, rss.c, forward.c's memalign-based functions). */
+size_t mc_page_size(void)
+{
+	static size_t pg;
+	if (!pg) {
+		unsigned long p = getauxval(AT_PAGESZ);
+		pg = p ? (size_t)p : 4096;
+	}
+	return pg;
+}
+
 /* The system call, not the vDSO: a region's clock is read a few times
  * in a process (its begin and end, the scan's), and the vDSO's first
  * read faults in its two data pages ([vvar], [vvar_vclock]: ~40 us on
