@@ -67,6 +67,17 @@ static uint64_t acc;          /* the program's peak since the last take */
 static bool resettable = true;
 static bool started;
 static bool final;            /* the process is ending: no more resets */
+/* Whether a peak was ever taken or restarted (a region began): before
+ * that, the interval's mark is nobody's, and the first region restarts it
+ * anyway, so the end of start-up's window does not (one clear_refs write
+ * and a mincore per lazy range fewer in every measured process). */
+static bool peak_used;
+/* The RSS and M that the last mc_prog_peak_take read, for the window of
+ * memcheck's own work that a region's end opens right after it
+ * (mc_own_work_begin_taken): valid while no other call of this file came
+ * in between (each clears it). */
+static bool fresh;
+static uint64_t fresh_rss, fresh_m;
 
 static size_t page_round(size_t n)
 {
@@ -197,6 +208,7 @@ void mc_footprint_init(void)
 bool mc_own_before(size_t bytes)
 {
 	pthread_mutex_lock(&fp_lock);
+	fresh = false;
 	/* Inside a window of memcheck's own work the mark is not folded,
 	 * and the window's end measures everything again. */
 	if (!started || work_depth || pending + page_round(bytes) < threshold()) {
@@ -211,6 +223,7 @@ void mc_own_after(bool folding, int64_t bytes)
 {
 	if (!folding)
 		pthread_mutex_lock(&fp_lock);
+	fresh = false;
 	known += bytes;
 	if (folding) {
 		restart();
@@ -223,6 +236,7 @@ void mc_own_after(bool folding, int64_t bytes)
 void mc_own_lazy(const void *p, size_t len)
 {
 	pthread_mutex_lock(&fp_lock);
+	fresh = false;
 	if (nlazy < MAX_LAZY)
 		lazy[nlazy++] = (struct range){ (uintptr_t)p, len };
 	else
@@ -234,6 +248,7 @@ bool mc_own_lazy_remove(const void *p, size_t len)
 {
 	bool found = false;
 	pthread_mutex_lock(&fp_lock);
+	fresh = false;
 	for (int i = 0; i < nlazy; i++) {
 		if (lazy[i].lo == (uintptr_t)p) {
 			lazy[i] = lazy[--nlazy];
@@ -252,21 +267,43 @@ bool mc_own_lazy_remove(const void *p, size_t len)
  * heap error reported while another thread ends a region) extend it. */
 static uint64_t work_rss, work_m;
 
-void mc_own_work_begin(bool fold_first)
+static void work_begin(bool fold_first, bool taken)
 {
 	pthread_mutex_lock(&fp_lock);
 	if (work_depth++ == 0) {
 		if (started && fold_first)
 			fold();
-		work_rss = mc_rss_current();
-		work_m = measure() - (uint64_t)extra;
+		if (taken && fresh) {
+			/* The take just read both: reading statm and
+			 * mincore again gave the same figures, 15-20 us
+			 * later. */
+			work_rss = fresh_rss;
+			work_m = fresh_m - (uint64_t)extra;
+		} else {
+			work_rss = mc_rss_current();
+			work_m = measure() - (uint64_t)extra;
+		}
 	}
+	fresh = false;
 	pthread_mutex_unlock(&fp_lock);
+}
+
+void mc_own_work_begin(bool fold_first)
+{
+	work_begin(fold_first, false);
+}
+
+/* The same, right after mc_prog_peak_take (a region's end): its RSS and
+ * M are the window's start. */
+void mc_own_work_begin_taken(void)
+{
+	work_begin(false, true);
 }
 
 void mc_own_work_end(void)
 {
 	pthread_mutex_lock(&fp_lock);
+	fresh = false;
 	if (--work_depth == 0) {
 		uint64_t rss = mc_rss_current();
 		uint64_t m = measure() - (uint64_t)extra;
@@ -278,7 +315,7 @@ void mc_own_work_end(void)
 		extra += ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
 		if (extra < 0)
 			extra = 0;
-		if (started)
+		if (started && peak_used)
 			restart();
 	}
 	pthread_mutex_unlock(&fp_lock);
@@ -289,6 +326,7 @@ void mc_own_work_end(void)
 uint64_t mc_prog_rss(void)
 {
 	pthread_mutex_lock(&fp_lock);
+	fresh = false;
 	uint64_t rss = mc_rss_current();
 	uint64_t m = measure();
 	pthread_mutex_unlock(&fp_lock);
@@ -300,10 +338,13 @@ uint64_t mc_prog_rss(void)
 static void take_restart(bool *whole_process, uint64_t *rss_now)
 {
 	restart();
+	peak_used = true;
 	/* The new interval starts at the program's RSS now: a take that
 	 * follows at once gives that, not 0. */
 	uint64_t rss = mc_rss_current();
 	acc = rss > m_start ? rss - m_start : 0;
+	fresh_rss = rss;
+	fresh_m = m_start;
 	if (whole_process)
 		*whole_process = !resettable;
 	if (rss_now)
@@ -316,6 +357,7 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now)
 	fold();
 	uint64_t peak = acc;
 	take_restart(whole_process, rss_now);
+	fresh = true;
 	pthread_mutex_unlock(&fp_lock);
 	return peak;
 }
@@ -328,12 +370,14 @@ void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now)
 {
 	pthread_mutex_lock(&fp_lock);
 	take_restart(whole_process, rss_now);
+	fresh = false;
 	pthread_mutex_unlock(&fp_lock);
 }
 
 uint64_t mc_own_bytes(void)
 {
 	pthread_mutex_lock(&fp_lock);
+	fresh = false;
 	uint64_t m = measure();
 	pthread_mutex_unlock(&fp_lock);
 	return m;

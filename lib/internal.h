@@ -285,6 +285,9 @@ bool mc_own_lazy_remove(const void *p, size_t len);
  * the program's peak since the last take first (false right after one:
  * a region's end, which took it; start-up, before any region). */
 void mc_own_work_begin(bool fold_first);
+/* mc_own_work_begin(false) right after mc_prog_peak_take, whose RSS and
+ * M reading it reuses (a region's end). */
+void mc_own_work_begin_taken(void);
 void mc_own_work_end(void);
 /* The program's RSS now, and its peak RSS since the last take (the
  * whole process's when the kernel's mark cannot be reset: *whole_process

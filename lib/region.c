@@ -336,7 +336,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	bool window = left || !reported;
 	reported = true;
 	if (window)
-		mc_own_work_begin(false);
+		mc_own_work_begin_taken(); /* the take above read RSS and M */
 	bool scanned = false;
 	if (left)
 		scanned = mc_scan(&scan, from);
