@@ -50,6 +50,7 @@ struct level {
 };
 
 static struct level levels[MAX_LEVELS];
+MC_START_TOUCHED(levels[0]); /* the level of no region: mc_fault_init */
 static int depth;               /* open regions; levels[depth] is innermost */
 static int next_ordinal = 1;
 static char proc_id[48] = "p";

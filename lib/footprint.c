@@ -176,17 +176,52 @@ static const struct mc_map_hooks hooks = {
 	.lazy_remove = mc_own_lazy_remove,
 };
 
+/* The objects marked MC_START_TOUCHED, bounded by lib/bss-layout.sh's
+ * linker script (weak: 0 when linked without it, libmemcheck.a). */
+extern struct mc_start_span mc_start_spans_lo[] __attribute__((weak, visibility("hidden")));
+extern struct mc_start_span mc_start_spans_hi[] __attribute__((weak, visibility("hidden")));
+
+/* The pages of the MC_START_TOUCHED objects, a run of neighbouring pages
+ * in one call: the first slots of fault.c's levels, region.c's regions,
+ * vgmode.c's vg_regions and util.c's own-mapping list, each at the head
+ * of a large array of its own, were four page faults at start-up and one
+ * at exit (perf trace -F all).  Few (a handful): sorted by insertion. */
+static void populate_start_spans(void)
+{
+	struct range pages[16];
+	int n = 0;
+	for (struct mc_start_span *s = mc_start_spans_lo;
+	     s && s < mc_start_spans_hi && n < (int)MC_ARRAY_SIZE(pages); s++) {
+		uintptr_t lo = (uintptr_t)s->p & ~(uintptr_t)(PAGE - 1);
+		struct range r = { lo, page_round((uintptr_t)s->p + s->len) - lo };
+		int i = n++;
+		for (; i > 0 && pages[i - 1].lo > r.lo; i--)
+			pages[i] = pages[i - 1];
+		pages[i] = r;
+	}
+	for (int i = 0; i < n;) {
+		uintptr_t lo = pages[i].lo, hi = lo + pages[i].len;
+		for (i++; i < n && pages[i].lo <= hi; i++)
+			if (pages[i].lo + pages[i].len > hi)
+				hi = pages[i].lo + pages[i].len;
+		mc_populate((void *)lo, hi - lo);
+	}
+}
+
 /* libmemcheck's small variables, which a measured process nearly all
  * touches: made resident in one call (four pages), before they are
- * measured as memcheck's own, not faulted in one by one. */
+ * measured as memcheck's own, not faulted in one by one; then the
+ * objects marked MC_START_TOUCHED. */
 static void populate_small_bss(void)
 {
 	extern char _end[] __attribute__((visibility("hidden")));
 	uintptr_t lo = (uintptr_t)mc_bss_small_lo, hi = (uintptr_t)_end;
 	/* Bounded: objects built without -fdata-sections leave the large
 	 * arrays among them, and all of .bss is 1 MiB. */
-	if (lo && mc_text_len && lo < hi && hi - lo <= 64 * 1024)
+	if (lo && mc_text_len && lo < hi && hi - lo <= 64 * 1024) {
 		mc_populate(mc_bss_small_lo, hi - lo);
+		populate_start_spans();
+	}
 }
 
 /* First of memcheck's start-up: every mapping after it is counted. */

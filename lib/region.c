@@ -64,6 +64,7 @@ struct region {
 };
 
 static struct region regions[MAX_REGIONS];
+MC_START_TOUCHED(regions[0]); /* the process region's */
 static int nregions;      /* open regions, the process region included */
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;

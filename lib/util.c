@@ -110,6 +110,7 @@ int mc_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 static struct {
 	_Atomic uintptr_t lo, hi;
 } own[OWN_SLOTS];
+MC_START_TOUCHED(own[0]); /* the first mapping's: start-up's */
 static atomic_int own_used;
 static atomic_bool own_overflow;
 

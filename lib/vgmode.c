@@ -42,6 +42,7 @@ static struct {
 	bool on;               /* the region began in valgrind mode */
 	struct vg_totals base;
 } vg_regions[VG_MAX_REGIONS];
+MC_START_TOUCHED(vg_regions[0]); /* written at every region's begin */
 
 #if MC_HAVE_VALGRIND
 /* struct mallinfo, as valgrind's replacement fills it. */
