@@ -1240,11 +1240,19 @@ unsigned mc_blocks_groups_locked(void)
 	return n;
 }
 
+/* Groups no thread had claimed, which mc_blocks_lock_all claimed for
+ * the walk only and mc_blocks_unlock_all gives back (bit g), under
+ * all_lock: claimed for good, a walk at a region's end or a fork before
+ * the program starts its threads took every group from threads to come,
+ * whose units then go to groups they must lock. */
+static unsigned lent;
+
 /* fork(): hold every lock across it so the child never inherits one that
  * a thread which no longer exists there was holding.  Also the scan and
  * renumbering.  A group this thread owns is entered once for all its
  * shards (entering it shard by shard, a group turning MULTI between two
- * of them would have this thread wait for its own busy mark). */
+ * of them would have this thread wait for its own busy mark); one no
+ * thread owns is claimed for the walk and entered so. */
 void mc_blocks_lock_all(void)
 {
 	static struct in held[NSHARDS];
@@ -1252,7 +1260,15 @@ void mc_blocks_lock_all(void)
 		__builtin_ia32_pause();
 	if (!joined)
 		join();
+	lent = 0;
 	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
+		struct group *g = group_of(&shards[first]);
+		unsigned bit = shards[first].bit;
+		if (bit && !(mine & bit) && atomic_load(&g->mode) < GOING &&
+		    !atomic_flag_test_and_set(&g->claim)) {
+			mine |= bit;
+			lent |= bit;
+		}
 		struct in in = lock(&shards[first]);
 		bool mark = in.mode != MULTI;
 		if (mark) {
@@ -1282,6 +1298,13 @@ void mc_blocks_unlock_all(void)
 {
 	for (int k = NSHARDS - 1; k >= 0; k--)
 		unlock(&shards[k], fork_held[k]);
+	/* Given back: the next thread to come claims it (one that came
+	 * during the walk has turned it to locks, for good). */
+	mine &= ~lent;
+	for (int k = 0; k < NGROUPS; k++)
+		if (lent & 1u << k)
+			atomic_flag_clear(&groups[k].claim);
+	lent = 0;
 	atomic_flag_clear_explicit(&all_lock, memory_order_release);
 }
 
@@ -1300,6 +1323,7 @@ void mc_blocks_after_fork_child(void)
 		atomic_store(&shards[k].mode, ok ? ALONE : MULTI);
 	}
 	mine = 0;
+	lent = 0;
 	joined = false;
 	/* The other threads' homes are free again (their units keep their
 	 * groups, and blocks, as any group can hold any unit's). */

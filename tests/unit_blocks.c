@@ -596,7 +596,10 @@ static int owners_run(void)
  * as jemalloc's arenas hand out extents: each thread's units go to a
  * group of its own (the directory, blocks.c's shard_of), so none of the
  * four groups ever turns to locks.  A group picked by a hash of the
- * unit (before the directory) put units of threads 0 and 2 in one. */
+ * unit (before the directory) put units of threads 0 and 2 in one.  The
+ * main thread walks the table first (as a region's end or a fork does):
+ * the groups it claims for the walk it gives back (kept, every thread
+ * locked its group). */
 #define UNIT_N 3000
 static uintptr_t unit_addr(int t, int i)
 {
@@ -626,6 +629,10 @@ static int units_run(void)
 	mc_blocks_after_fork_child();
 	if (mc_blocks_groups_locked())
 		return 77; /* no membarrier(2): every group locks */
+	struct walk w = { 0, 0 };
+	mc_blocks_lock_all();
+	mc_blocks_each_live_locked(check_block, &w);
+	mc_blocks_unlock_all();
 	pthread_t th[OWNERS];
 	for (int t = 0; t < OWNERS; t++)
 		if (pthread_create(&th[t], NULL, unit_owner, (void *)(intptr_t)t))
