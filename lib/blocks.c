@@ -289,7 +289,6 @@ static inline uint64_t hash(uintptr_t p)
 #define GROUP_BYTES ((NSHARDS / NGROUPS) * sizeof(struct shard))
 static _Atomic(_Atomic uint8_t *) dir[DIR_TOP];
 static _Atomic uint8_t *zero_leaf;     /* every leaf not mapped yet */
-static atomic_flag dir_lock = ATOMIC_FLAG_INIT; /* a leaf being mapped */
 static MC_TLS unsigned my_home;        /* this thread's group + 1; 0: none yet */
 static _Atomic unsigned homes;         /* bit g: group g is a thread's home */
 static _Atomic unsigned next_home;     /* past NGROUPS homes: round robin */
@@ -345,16 +344,14 @@ static __attribute__((noinline)) struct shard *shard_claim(uintptr_t p, uint64_t
 {
 	_Atomic(_Atomic uint8_t *) *top = &dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)];
 	if (atomic_load(top) == zero_leaf) {
-		while (atomic_flag_test_and_set_explicit(&dir_lock, memory_order_acquire))
-			__builtin_ia32_pause();
-		if (atomic_load(top) == zero_leaf) {
-			int saved = errno;
-			_Atomic uint8_t *leaf = mc_map_lazy(LEAF_UNITS);
-			errno = saved;
-			if (leaf)
-				atomic_store(top, leaf);
-		}
-		atomic_flag_clear_explicit(&dir_lock, memory_order_release);
+		/* No lock: one a thread held while mapping would be held for
+		 * ever in a child forked meanwhile.  Of two threads mapping
+		 * the same leaf at once, the second unmaps its own. */
+		int saved = errno;
+		_Atomic uint8_t *leaf = mc_map_lazy(LEAF_UNITS), *none = zero_leaf;
+		if (leaf && !atomic_compare_exchange_strong(top, &none, leaf))
+			mc_unmap((void *)leaf, LEAF_UNITS);
+		errno = saved;
 		if (atomic_load(top) == zero_leaf)
 			return NULL;
 	}
