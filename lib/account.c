@@ -18,10 +18,11 @@
  * The live bytes, flushed plus every thread's unflushed change, then
  * cannot pass the peak while the threads keep to their grants.  A
  * thread's slot keeps `room`, its grant minus its unflushed change: an
- * allocation takes from it, a free gives to it, a plain load and store
- * on the thread's own line inside a busy mark (a locked subtraction
- * there, the scheme before, waited for the thread's earlier stores to
- * drain: 73% of mc_track_free's samples, four threads under tcmalloc).
+ * allocation takes from it, a free gives to it, one exchange-add
+ * without a lock prefix on the thread's own line inside a busy mark (a
+ * locked subtraction there, the scheme before, waited for the thread's
+ * earlier stores to drain: 73% of mc_track_free's samples, four threads
+ * under tcmalloc).
  * A change that leaves room below 0 takes the lock: it flushes the
  * thread's change, and when flushed plus the grants still out could
  * pass the peak, it freezes every other thread (stopped with one
@@ -100,7 +101,7 @@ struct slot {
 	 * flushed, or FROZEN.  Its thread subtracts its changes from room;
 	 * others only make it FROZEN, with live_lock held, which also guards
 	 * grant and stop.  With membarrier (plain_room) the thread's change
-	 * is a plain load and store inside its busy mark, unless stop says
+	 * is an unlocked exchange-add inside its busy mark, unless stop says
 	 * a freezer has claimed the slot (see freeze_all); without, an
 	 * atomic subtraction, and freezers swap room for FROZEN. */
 	_Atomic int64_t room;
@@ -416,8 +417,8 @@ static inline bool freezable(const struct slot *x, const struct slot *self)
 
 /* Every slot but self frozen, their changes flushed: g_flushed is then
  * the live bytes (self's change apart), and stays so while the lock is
- * held.  With plain_room a thread changes its room with a plain load and
- * store (no lock prefix: a locked add there was 73% of mc_track_free's
+ * held.  With plain_room a thread changes its room without a lock
+ * prefix (room_take; a locked add there was 73% of mc_track_free's
  * samples, tcmalloc, four threads, perf), so it cannot be swapped under
  * it: each slot is claimed (stop), one membarrier(2) for them all makes
  * that and every thread's busy mark visible both ways (as solo_end), and
@@ -446,7 +447,10 @@ static void freeze_all(struct slot *self)
 		struct slot *x = &slots[i];
 		if (!freezable(x, self))
 			continue;
-		for (int spins = 0; plain_room && atomic_load_explicit(&x->busy, memory_order_acquire);
+		/* (This thread's own mark is up only where a signal handler
+		 * interrupted its change: room_take is one instruction.) */
+		for (int spins = 0; plain_room && x != my_slot &&
+				    atomic_load_explicit(&x->busy, memory_order_acquire);
 		     spins++) {
 			if (spins > 64)
 				sched_yield(); /* its thread may be off the CPU */
@@ -546,23 +550,35 @@ static inline __attribute__((always_inline)) bool solo_change(struct slot *s, in
 	return mine;
 }
 
+/* room -= d, returning room before: one instruction without a lock
+ * prefix.  Other threads do not write room meanwhile (see freeze_all);
+ * one instruction, because a signal handler on this thread may freeze
+ * its own slot (a region begun in the handler) between any two: a load
+ * and a store apart, the store would put back what the freeze took. */
+static inline int64_t room_take(_Atomic int64_t *room, int64_t d)
+{
+#if defined(__x86_64__)
+	int64_t v = -d;
+	__asm__ volatile("xaddq %0, %1" : "+r"(v), "+m"(*(int64_t *)room));
+	return v;
+#else
+	return atomic_fetch_sub_explicit(room, d, memory_order_relaxed);
+#endif
+}
+
 static inline __attribute__((always_inline)) void live_change(struct slot *s, int64_t d)
 {
 	if (s->solo && solo_change(s, d))
 		return;
-	int64_t old;
+	int64_t old = FROZEN; /* stopped: d is not in room, live_slow counts it */
 	if (likely(plain_room)) {
 		/* Inside the busy mark, a slot not stopped is this thread's
 		 * alone (freeze_all waits for the mark to drop). */
 		atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
 		atomic_signal_fence(memory_order_seq_cst);
-		bool stopped = atomic_load_explicit(&s->stop, memory_order_relaxed);
-		old = atomic_load_explicit(&s->room, memory_order_relaxed);
-		if (likely(!stopped))
-			atomic_store_explicit(&s->room, old - d, memory_order_relaxed);
+		if (likely(!atomic_load_explicit(&s->stop, memory_order_relaxed)))
+			old = room_take(&s->room, d);
 		atomic_store_explicit(&s->busy, 0, memory_order_release);
-		if (unlikely(stopped))
-			old = FROZEN; /* d is not in room: live_slow counts it */
 	} else
 		old = atomic_fetch_sub_explicit(&s->room, d, memory_order_relaxed);
 	if (unlikely(old - d < 0))
