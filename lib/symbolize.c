@@ -357,23 +357,35 @@ static struct unit_memo {
 } unit_memo[UNIT_MEMO];
 static unsigned unit_next;
 
-/* What is built for a module once, on first need; a few modules at a
- * time (the program and the libraries it leaks from), the oldest
- * replaced. */
-/* A compile unit's top-level DIEs with addresses, by range (scopes_at). */
+/* A compile unit's top-level DIEs with addresses, by range (scopes_at):
+ * the units of the printed frames, a few, the oldest replaced.  Apart
+ * from mod_caches, which end_session walks: its pages are touched only
+ * where a frame was printed (fns_used, among the small variables). */
 struct unit_fns {
-	const void *unit;       /* the unit DIE's bytes; NULL: a free slot */
+	const void *unit;       /* the unit DIE's bytes (unique in a session) */
 	bool usable;            /* false: imported units, or libdw failed */
 	struct mc_buf buf;      /* struct cu_range[n], die the DIE's offset */
 	size_t n;
 };
-#define UNIT_FNS 4
+#define UNIT_FNS 8
+static struct unit_fns unit_fns[UNIT_FNS];
+static unsigned fns_next, fns_used;
 
+static void unit_fns_forget(void)
+{
+	for (unsigned i = 0; i < fns_used; i++) {
+		mc_buf_free(&unit_fns[i].buf);
+		unit_fns[i] = (struct unit_fns){ 0 };
+	}
+	fns_next = fns_used = 0;
+}
+
+/* What is built for a module once, on first need; a few modules at a
+ * time (the program and the libraries it leaks from), the oldest
+ * replaced. */
 struct mod_cache {
 	Dwfl_Module *mod;       /* NULL: a free slot */
 	struct cu_table cu;     /* its compile units, where libdw finds none */
-	struct unit_fns fns[UNIT_FNS];  /* the units printed frames are in */
-	unsigned fns_next;
 	struct mc_symtab sym;   /* its symbols, for names */
 	struct dstr str;        /* its debug information's strings */
 };
@@ -396,11 +408,6 @@ static void dstr_forget(struct dstr *d)
 static void mod_cache_free(struct mod_cache *c)
 {
 	cu_table_free(&c->cu);
-	for (int i = 0; i < UNIT_FNS; i++) {
-		mc_buf_free(&c->fns[i].buf);
-		c->fns[i] = (struct unit_fns){ 0 };
-	}
-	c->fns_next = 0;
 	mc_symtab_free(&c->sym);
 	dstr_forget(&c->str);
 	c->mod = NULL;
@@ -879,6 +886,7 @@ static void end_session(void)
 	session_checked = false;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
 		mod_cache_free(&mod_caches[i]);
+	unit_fns_forget();
 	dstr_nmemo = 0;
 	memset(unit_memo, 0, sizeof unit_memo);
 	memset(own_str, 0, sizeof own_str);
@@ -983,13 +991,14 @@ static int scopes_at(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Die *c
 {
 	if (!dw.fn_table || !cu->addr)
 		return -1;
-	struct mod_cache *c = mod_cache(mod);
 	struct unit_fns *u = NULL;
-	for (int i = 0; i < UNIT_FNS && !u; i++)
-		if (c->fns[i].unit == cu->addr)
-			u = &c->fns[i];
+	for (unsigned i = 0; i < fns_used && !u; i++)
+		if (unit_fns[i].unit == cu->addr)
+			u = &unit_fns[i];
 	if (!u) {
-		u = &c->fns[c->fns_next++ % UNIT_FNS];
+		u = &unit_fns[fns_next++ % UNIT_FNS];
+		if (fns_used < UNIT_FNS)
+			fns_used++;
 		mc_buf_free(&u->buf);
 		*u = (struct unit_fns){ .unit = cu->addr };
 		unit_fns_build(u, cu);
@@ -1447,6 +1456,7 @@ void mc_symbolize_postfork(bool child)
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
+		fns_next = fns_used = 0; /* their tables stay mapped, unused */
 		memset(own_str, 0, sizeof own_str);
 		mc_elfmod_forget(false);
 		dstr_nmemo = 0;
