@@ -92,14 +92,6 @@ void mc_forward_free(void *p)
  * allocator's free() then crashes on, so these are built from memalign
  * and realloc of the allocator itself. */
 
-size_t mc_page_size(void)
-{
-	static size_t pg;
-	if (!pg)
-		pg = (size_t)sysconf(_SC_PAGESIZE);
-	return pg;
-}
-
 /* memalign as the functions built on it must fail: with errno set, as
  * glibc's own versions, which the program gets without memcheck, set it
  * (jemalloc's memalign fails a huge request leaving errno alone). */

@@ -216,6 +216,7 @@ int mc_text_path(const char *pattern, long pid, char *out, size_t cap, size_t *b
 const char *mc_commas(uint64_t v, char buf[32]);
 
 double mc_now(void);
+size_t mc_page_size(void); /* the system's, from the auxiliary vector */
 const char *mc_program(void);
 /* Does the executable at path (absolute) match one of MEMCHECK_PROGRAMS's
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
@@ -367,7 +368,6 @@ void mc_forward_resolve(const void *self_malloc);
 /* A block memcheck's own work got from malloc with the guard held
  * (libdw's), freed where it came from: ownheap.c or the allocator. */
 void mc_forward_free(void *p);
-size_t mc_page_size(void);
 
 /* Recursion guard: while set, this thread's calls pass straight through
  * uncounted.  Used around everything memcheck itself does. */

@@ -31,12 +31,7 @@
 
 static uintptr_t page_size(void)
 {
-	static uintptr_t page;
-	if (!page) {
-		long p = sysconf(_SC_PAGESIZE);
-		page = p > 0 ? (uintptr_t)p : 4096;
-	}
-	return page;
+	return (uintptr_t)mc_page_size(); /* not sysconf: util.c says why */
 }
 
 /* ---- resident bytes of a range --------------------------------------- */

@@ -53,8 +53,7 @@ uint64_t mc_rss_current(void)
 		const char *p = buf;
 		parse_u64(&p);               /* size */
 		uint64_t pages = parse_u64(&p);
-		long page = sysconf(_SC_PAGESIZE);
-		rss = pages * (uint64_t)(page > 0 ? page : 4096);
+		rss = pages * (uint64_t)mc_page_size(); /* not sysconf: util.c */
 	}
 	errno = saved;
 	return rss;
