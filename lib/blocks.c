@@ -4,11 +4,12 @@
  * An open-addressing hash table (linear probing, deletion by backward
  * shift, so no tombstones) in mmap'd memory, split into shards with a
  * lock each so threads rarely meet.  A block's shard is one of the 32 of
- * its address region's group (see shard_of): allocators give each thread
- * memory of its own, so threads on different cores mostly write shards
- * (locks, counts, entries) of their own.  Shards start at 32 slots, a
- * group's side by side on 4 pages (TINY_CAP: a short process touches
- * few pages), then move to 1024 (MIN_CAP): a test with a few thousand
+ * the group of its 2 MiB unit of address space, the group of the thread
+ * that brought the unit's first block (see shard_of): allocators give
+ * each thread memory of its own, so threads on different cores mostly
+ * write shards (locks, counts, entries) of their own.  Shards start at
+ * 32 slots, a group's side by side on 4 pages (TINY_CAP: a short
+ * process touches few pages), then move to 1024 (MIN_CAP): a test with a few thousand
  * live blocks keeps a table of half a megabyte, in the second-level
  * cache.  From there they grow by 1.2x at 5/6
  * full, so the table is 69-83% full: 19-23 bytes a block.  Doubling at
@@ -61,7 +62,7 @@
 #define PTR_MASK ((UINT64_C(1) << PTR_BITS) - 1)
 #define STACK_MASK ((UINT32_C(1) << STACK_BITS) - 1)
 #define ODD_MAX 64 /* side table: blocks whose fields do not fit an entry */
-#define NGROUPS 8 /* shard groups, chosen by address region (shard_of) */
+#define NGROUPS 8 /* shard groups, one a thread by address unit (shard_of) */
 #define GROUP_SHARDS (NSHARDS / NGROUPS)
 #define MIN_CAP 1024 /* slots per shard at first use: at low load nearly every
 		      * lookup ends at its first probe, and a mispredicted probe
@@ -189,9 +190,9 @@ static atomic_size_t table_bytes;
  * unclaimed group claims it; its bit in `mine` says so.  The owner of a
  * group that has gone multi drops the bit and locks as everyone does.
  * Allocators that give each thread memory of its own (glibc's arenas,
- * mimalloc's segments, jemalloc's extents) put each thread's blocks in a
- * group of their own (shard_of), so each thread owns its group and takes
- * no lock at all.
+ * mimalloc's segments, jemalloc's extents) put each thread's blocks in
+ * its own group (shard_of), so each thread owns its group and takes no
+ * lock at all, up to NGROUPS threads.
  *
  * ALONE and CROWD differ in the site counts (mc_site_change): while one
  * thread alone uses the table (`sole`), it changes them with plain adds;
@@ -256,29 +257,112 @@ static inline uint64_t hash(uintptr_t p)
 	return (uint64_t)p * 0x9e3779b97f4a7c15ull;
 }
 
-/* The group: a function of ptr's 2 MiB unit u = ptr >> 21, bits 5..7
- * of u * 35 = u + 2u + 32u, so u's bits 0-2, 4-6 and 5-7 (address bits
- * 21-23, 25-27, 26-28) all count.  Allocators give each thread memory
- * apart: glibc an arena of 64 MiB heaps (units 32 apart: 35 * 32 * k
- * gives groups 3k mod 8, 8 heaps in 8 groups), mimalloc 32 MiB
- * segments (neighbours in different groups), jemalloc extents of 2 MiB
- * and up (8 units in a row in 8 groups but for one).  Under
- * bench/malloc_bench --threads 2 tracking went from 8.1x to 2.6x the
- * bare run under glibc, 18.6x to 4.4x under mimalloc (the threads no
- * longer take each other's shard lines); one thread pays about 5
- * instructions a lookup more, too few to see in its time.  tcmalloc
- * hands out every thread's blocks from shared spans: there threads
- * still meet as before.
- * The multiplier's bits above 13 only make the compiler use one imul. */
-#define GROUP_MUL (UINT64_C(35) << 6 | UINT64_C(0x5bd1) << 16)
+/* The group: the one of ptr's 2 MiB unit (ptr >> 21) in a directory,
+ * set when the unit's first block comes to the table, to the group of
+ * the thread that allocated it (its home: a group no other thread has
+ * as home while there are such, see home_group).  glibc (an arena of
+ * 64 MiB heaps a thread), jemalloc (an arena's extents of 2 MiB and up)
+ * and mimalloc (a thread's 32 MiB segments) never give two threads
+ * blocks in one unit: in bench/malloc_bench --threads 4, no block of
+ * the four threads' 4 M fell in a unit another thread had had first
+ * under those three.  So each thread's blocks stay in its own group,
+ * which it owns (no lock), however the units fall; a group chosen by a
+ * hash of the unit (as before) gave two of four threads one group, and
+ * so locks, in most jemalloc runs.  tcmalloc hands every thread blocks
+ * from shared spans (33% of blocks in a 4 KiB unit another thread had
+ * first, 75% at 2 MiB): there groups are shared whatever the mapping.
+ *
+ * The directory: DIR_TOP pointers (ptr's bits 40..47) to leaves of a
+ * byte a unit (bits 21..39, 512 KiB, mapped lazily when one of their
+ * units is first set: a process touches a page or two of each of the
+ * two or three leaves its heaps fall in; until then the pointer is to
+ * `zero_leaf`, reserved and never written, so a lookup has no test for
+ * a missing leaf).  A byte is 0 until set, then the group + 1 for good:
+ * a lookup reads it without a lock.  A unit not set has no blocks in
+ * the table.  A lookup costs about 8 instructions more than the hash of
+ * the unit did (callgrind slope of malloc_bench, glibc: 749 -> 766 a
+ * step; 773 with a test for a missing leaf).  Tried and dropped: the
+ * shard of the thread's own group from thread-local variables, the
+ * byte only compared, so that the shard's loads need not wait for the
+ * directory's: 11 instructions a step more (jemalloc: 702 -> 713),
+ * and no time to be seen on this loaded machine. */
+#define UNIT_SHIFT 21
+#define DIR_TOP 256
+#define LEAF_SHIFT (PTR_BITS - 8)
+#define LEAF_UNITS (UINT64_C(1) << (LEAF_SHIFT - UNIT_SHIFT))
 #define GROUP_BYTES ((NSHARDS / NGROUPS) * sizeof(struct shard))
-_Static_assert(GROUP_BYTES == 1 << 11 && NGROUPS == 8, "GROUP_MUL puts bits 5..7 of u * 35 at 11..13");
+static _Atomic(_Atomic uint8_t *) dir[DIR_TOP];
+static _Atomic uint8_t *zero_leaf;     /* every leaf not mapped yet */
+static MC_TLS unsigned my_home;        /* this thread's group + 1; 0: none yet */
+static _Atomic unsigned homes;         /* bit g: group g is a thread's home */
+static _Atomic unsigned next_home;     /* past NGROUPS homes: round robin */
 
+/* ptr's unit's directory byte.  Pointers of 2^48 and up (never in the
+ * shards, see fits) fold onto a leaf of a lower one: harmless, as no
+ * entry can have their pointer. */
+static inline _Atomic uint8_t *unit_cell(_Atomic uint8_t *leaf, uintptr_t p)
+{
+	return &leaf[(p >> UNIT_SHIFT) & (LEAF_UNITS - 1)];
+}
+
+static inline _Atomic uint8_t *leaf_of(uintptr_t p)
+{
+	return atomic_load_explicit(&dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)], memory_order_relaxed);
+}
+
+/* ptr's shard: its unit's group, the shard in it from the hash's top 5
+ * bits; NULL when the unit has no group yet (so no block in the table). */
 static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 {
-	uintptr_t group = ((p >> 21) * GROUP_MUL) & ((NGROUPS - 1) * GROUP_BYTES);
+	uintptr_t g = atomic_load_explicit(unit_cell(leaf_of(p), p), memory_order_relaxed);
+	if (unlikely(!g))
+		return NULL;
+	/* Group g - 1's shards, the - 1 in the constant */
 	uintptr_t sub = (uintptr_t)(h >> 59) * sizeof(struct shard);
-	return (struct shard *)((char *)shards + (group | sub));
+	return (struct shard *)((char *)shards - GROUP_BYTES + (g * GROUP_BYTES + sub));
+}
+
+/* This thread's group for units it brings: a group no thread has yet,
+ * else (more threads than groups) the next in turn. */
+static unsigned home_group(void)
+{
+	if (!my_home) {
+		unsigned taken = atomic_load(&homes), g;
+		for (;;) {
+			if (taken == (1u << NGROUPS) - 1) {
+				g = atomic_fetch_add(&next_home, 1) % NGROUPS;
+				break;
+			}
+			g = (unsigned)__builtin_ctz(~taken);
+			if (atomic_compare_exchange_weak(&homes, &taken, taken | 1u << g))
+				break;
+		}
+		my_home = g + 1;
+	}
+	return my_home - 1;
+}
+
+/* ptr's shard, its unit given this thread's group if it has none yet;
+ * NULL when no memory is left for the directory. */
+static __attribute__((noinline)) struct shard *shard_claim(uintptr_t p, uint64_t h)
+{
+	_Atomic(_Atomic uint8_t *) *top = &dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)];
+	if (atomic_load(top) == zero_leaf) {
+		/* No lock: one a thread held while mapping would be held for
+		 * ever in a child forked meanwhile.  Of two threads mapping
+		 * the same leaf at once, the second unmaps its own. */
+		int saved = errno;
+		_Atomic uint8_t *leaf = mc_map_lazy(LEAF_UNITS), *none = zero_leaf;
+		if (leaf && !atomic_compare_exchange_strong(top, &none, leaf))
+			mc_unmap((void *)leaf, LEAF_UNITS);
+		errno = saved;
+		if (atomic_load(top) == zero_leaf)
+			return NULL;
+	}
+	uint8_t none = 0;
+	atomic_compare_exchange_strong(unit_cell(atomic_load(top), p), &none,
+				       (uint8_t)(home_group() + 1));
+	return shard_of(p, h);
 }
 
 /* The group of shard s, and its bit in `mine`. */
@@ -633,6 +717,15 @@ static void delete_at(struct shard *s, uint32_t i)
 void mc_blocks_init(void)
 {
 	mc_populate(shards, sizeof shards); /* one call, not four faults */
+	if (!zero_leaf) {
+		/* No leaf at all (no memory): every insert finds the table full. */
+		zero_leaf = mc_map_reserve(LEAF_UNITS);
+		if (zero_leaf) {
+			mc_populate(dir, sizeof dir);
+			for (int k = 0; k < DIR_TOP; k++)
+				atomic_store_explicit(&dir[k], zero_leaf, memory_order_relaxed);
+		}
+	}
 	for (int k = 0; k < NSHARDS; k++)
 		if (!shards[k].e)
 			shards[k] = (struct shard){ .e = UNUSED, .end = sizeof(struct entry) };
@@ -790,6 +883,10 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 	}
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
+	if (!s && !(s = shard_claim(ptr, h))) {
+		table_full();
+		return MC_NEW;
+	}
 	enum mc_insert r = MC_NEW;
 	struct in in = lock(s);
 	if (unlikely(!make_room(s))) {
@@ -825,7 +922,7 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
 	int m;
-	if (likely(fits(ptr, size, stack)) && likely(s->room) &&
+	if (likely(s != NULL) && likely(fits(ptr, size, stack)) && likely(s->room) &&
 	    likely(!atomic_load_explicit(&n_odd, memory_order_relaxed)) &&
 	    likely((m = owner_enter(s)) != MULTI)) {
 		uint64_t w0 = pack0(ptr, epoch_of(epoch));
@@ -878,6 +975,8 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
+	if (!s)
+		return false;
 	struct in in = lock(s);
 	bool found = take(s, ptr, h, out, shared(in));
 	unlock(s, in);
@@ -918,6 +1017,8 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
+	if (unlikely(!s))
+		return remove_any(ptr, out);
 	int m = owner_enter(s);
 	if (likely(m != MULTI)) {
 		uint32_t end = s->end;
@@ -945,15 +1046,18 @@ static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = shard_of(ptr, h);
-	struct in in = lock(s);
-	int64_t i = find(s, ptr, h);
+	int64_t i = -1;
+	struct in in = s ? lock(s) : (struct in){ MULTI };
+	if (s)
+		i = find(s, ptr, h);
 	if (i >= 0) {
 		struct entry *e = at(s->e, (uint32_t)i);
 		if (set_epoch)
 			e->w0 = e_ptr(e) | (uint64_t)epoch << PTR_BITS;
 		unpack(e, out);
 	}
-	unlock(s, in);
+	if (s)
+		unlock(s, in);
 	if (i >= 0 || !atomic_load(&n_odd))
 		return i >= 0;
 	odd_enter();
@@ -1129,11 +1233,27 @@ uint64_t mc_blocks_count(void)
 	return n;
 }
 
+unsigned mc_blocks_groups_locked(void)
+{
+	unsigned n = 0;
+	for (int k = 0; k < NGROUPS; k++)
+		n += atomic_load(&groups[k].mode) >= GOING;
+	return n;
+}
+
+/* Groups no thread had claimed, which mc_blocks_lock_all claimed for
+ * the walk only and mc_blocks_unlock_all gives back (bit g), under
+ * all_lock: claimed for good, a walk at a region's end or a fork before
+ * the program starts its threads took every group from threads to come,
+ * whose units then go to groups they must lock. */
+static unsigned lent;
+
 /* fork(): hold every lock across it so the child never inherits one that
  * a thread which no longer exists there was holding.  Also the scan and
  * renumbering.  A group this thread owns is entered once for all its
  * shards (entering it shard by shard, a group turning MULTI between two
- * of them would have this thread wait for its own busy mark). */
+ * of them would have this thread wait for its own busy mark); one no
+ * thread owns is claimed for the walk and entered so. */
 void mc_blocks_lock_all(void)
 {
 	static struct in held[NSHARDS];
@@ -1141,7 +1261,15 @@ void mc_blocks_lock_all(void)
 		__builtin_ia32_pause();
 	if (!joined)
 		join();
+	lent = 0;
 	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
+		struct group *g = group_of(&shards[first]);
+		unsigned bit = shards[first].bit;
+		if (bit && !(mine & bit) && atomic_load(&g->mode) < GOING &&
+		    !atomic_flag_test_and_set(&g->claim)) {
+			mine |= bit;
+			lent |= bit;
+		}
 		struct in in = lock(&shards[first]);
 		bool mark = in.mode != MULTI;
 		if (mark) {
@@ -1171,6 +1299,13 @@ void mc_blocks_unlock_all(void)
 {
 	for (int k = NSHARDS - 1; k >= 0; k--)
 		unlock(&shards[k], fork_held[k]);
+	/* Given back: the next thread to come claims it (one that came
+	 * during the walk has turned it to locks, for good). */
+	mine &= ~lent;
+	for (int k = 0; k < NGROUPS; k++)
+		if (lent & 1u << k)
+			atomic_flag_clear(&groups[k].claim);
+	lent = 0;
 	atomic_flag_clear_explicit(&all_lock, memory_order_release);
 }
 
@@ -1189,7 +1324,12 @@ void mc_blocks_after_fork_child(void)
 		atomic_store(&shards[k].mode, ok ? ALONE : MULTI);
 	}
 	mine = 0;
+	lent = 0;
 	joined = false;
+	/* The other threads' homes are free again (their units keep their
+	 * groups, and blocks, as any group can hold any unit's). */
+	atomic_store(&homes, my_home ? 1u << (my_home - 1) : 0);
+	atomic_store(&next_home, 0);
 	atomic_store(&sole, 0);
 	atomic_store(&crowd_done, 0);
 	atomic_flag_clear(&all_lock);

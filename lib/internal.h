@@ -865,6 +865,9 @@ bool mc_blocks_any_live(uint32_t min_epoch);
 void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg);
 size_t mc_blocks_bytes(void);    /* memory the table uses */
 uint64_t mc_blocks_count(void);  /* live blocks in the table */
+/* Shard groups every thread locks (another thread came to their owner's):
+ * tests' window on the owners' protocol. */
+unsigned mc_blocks_groups_locked(void);
 void mc_blocks_lock_all(void);
 void mc_blocks_unlock_all(void);
 void mc_blocks_after_fork_child(void);

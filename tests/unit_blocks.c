@@ -592,6 +592,74 @@ static int owners_run(void)
 	return mc_blocks_count() != 0 || mc_blocks_any_live(0) ? 18 : 0;
 }
 
+/* Four threads whose blocks lie in two 2 MiB units each, 6 MiB apart,
+ * as jemalloc's arenas hand out extents: each thread's units go to a
+ * group of its own (the directory, blocks.c's shard_of), so none of the
+ * four groups ever turns to locks.  A group picked by a hash of the
+ * unit (before the directory) put units of threads 0 and 2 in one.  The
+ * main thread walks the table first (as a region's end or a fork does):
+ * the groups it claims for the walk it gives back (kept, every thread
+ * locked its group). */
+#define UNIT_N 3000
+static uintptr_t unit_addr(int t, int i)
+{
+	return 0x7f4c2e600000 + (uintptr_t)t * 0x600000 + (uintptr_t)(i % 2) * 0x200000 +
+	       (uintptr_t)(i / 2) * 64;
+}
+
+static void *unit_owner(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	struct mc_block b, old;
+	for (int r = 0; r < 3; r++) {
+		for (int i = 0; i < UNIT_N; i++)
+			if (mc_blocks_insert(unit_addr(t, i), (uint64_t)i + 1, (uint32_t)t + 1,
+					     MC_EPOCH_NOW, &old) != MC_NEW)
+				return (void *)1;
+		for (int i = 0; i < UNIT_N; i++)
+			if (mc_blocks_remove(unit_addr(t, i), &b) != MC_REMOVED ||
+			    b.size != (uint64_t)i + 1 || b.stack != (uint32_t)t + 1)
+				return (void *)2;
+	}
+	return NULL;
+}
+
+static int units_run(void)
+{
+	mc_blocks_after_fork_child();
+	if (mc_blocks_groups_locked())
+		return 77; /* no membarrier(2): every group locks */
+	struct walk w = { 0, 0 };
+	mc_blocks_lock_all();
+	mc_blocks_each_live_locked(check_block, &w);
+	mc_blocks_unlock_all();
+	pthread_t th[OWNERS];
+	for (int t = 0; t < OWNERS; t++)
+		if (pthread_create(&th[t], NULL, unit_owner, (void *)(intptr_t)t))
+			return 10;
+	for (int t = 0; t < OWNERS; t++) {
+		void *res;
+		if (pthread_join(th[t], &res) || res)
+			return 11;
+	}
+	if (mc_blocks_count())
+		return 12;
+	return (int)mc_blocks_groups_locked();
+}
+
+START_TEST(units_own_groups)
+{
+	mc_blocks_init();
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(units_run());
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 77),
+		      "status %#x (1-%d: groups that turned to locks)", st, OWNERS);
+}
+END_TEST
+
 START_TEST(owners_and_walker)
 {
 	mc_blocks_init();
@@ -621,5 +689,6 @@ int main(void)
 	tcase_add_test(tc, grow_while_shared);
 	tcase_add_test(tc, fork_child_owns);
 	tcase_add_test(tc, owners_and_walker);
+	tcase_add_test(tc, units_own_groups);
 	return h_run_suite(NULL);
 }
