@@ -484,13 +484,10 @@ int mc_stack_get(uint32_t id, const uintptr_t **frames)
 }
 
 /* Is pc in the code of a loaded object?  A return address must be. */
-/* Is pc a return address in code: in a code segment, the last one found
- * (seg, kept for one stack: neighbouring frames are mostly in one
- * object, and each walk of the objects costs ~400 instructions) or
- * another. */
-static bool in_code(uintptr_t pc, uintptr_t seg[2])
+static bool in_code(uintptr_t pc)
 {
-	return (pc - 1 >= seg[0] && pc - 1 < seg[1]) || mc_code_segment(pc - 1, &seg[0], &seg[1]);
+	uintptr_t lo, hi;
+	return mc_code_segment(pc - 1, &lo, &hi);
 }
 
 /* The frames of a stack, up to the first that cannot be a return
@@ -502,8 +499,7 @@ static bool in_code(uintptr_t pc, uintptr_t seg[2])
 int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
 {
 	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;
-	uintptr_t seg[2] = { 0, 0 };
-	while (n < depth && in_code((*frames)[n], seg))
+	while (n < depth && in_code((*frames)[n]))
 		n++;
 	return n;
 }
