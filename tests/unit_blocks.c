@@ -532,15 +532,34 @@ static void check_block(const struct mc_block *b, void *arg)
 		w->bad++;
 }
 
+/* OWNERS threads running fn(t), started and joined: false where one
+ * could not start, or returned other than NULL. */
+static bool start_owners(pthread_t *th, void *(*fn)(void *))
+{
+	for (int t = 0; t < OWNERS; t++)
+		if (pthread_create(&th[t], NULL, fn, (void *)(intptr_t)t))
+			return false;
+	return true;
+}
+
+static bool join_owners(const pthread_t *th)
+{
+	for (int t = 0; t < OWNERS; t++) {
+		void *res;
+		if (pthread_join(th[t], &res) || res)
+			return false;
+	}
+	return true;
+}
+
 /* One run, in a child: its exit status says what went wrong. */
 static int owners_run(void)
 {
 	mc_blocks_after_fork_child();
 	pthread_t th[OWNERS];
 	atomic_store(&owners_done, 0);
-	for (int t = 0; t < OWNERS; t++)
-		if (pthread_create(&th[t], NULL, owner, (void *)(intptr_t)t))
-			return 10;
+	if (!start_owners(th, owner))
+		return 10;
 	/* Walk from the start: the owners are inside, growing. */
 	int walks = 0, forks = 0;
 	for (; walks < 40; walks++) {
@@ -573,22 +592,15 @@ static int owners_run(void)
 			return 13;
 		(void)mc_blocks_any_live(0); /* locks and leaves shards too */
 	}
-	for (int t = 0; t < OWNERS; t++) {
-		void *res;
-		if (pthread_join(th[t], &res) || res)
-			return 14;
-	}
+	if (!join_owners(th))
+		return 14;
 	if (forks != 4 || mc_blocks_count() != OWNERS * OWN_N || !mc_blocks_any_live(0))
 		return 15;
 	/* Each other's blocks, all at once. */
-	for (int t = 0; t < OWNERS; t++)
-		if (pthread_create(&th[t], NULL, cross_owner, (void *)(intptr_t)t))
-			return 16;
-	for (int t = 0; t < OWNERS; t++) {
-		void *res;
-		if (pthread_join(th[t], &res) || res)
-			return 17;
-	}
+	if (!start_owners(th, cross_owner))
+		return 16;
+	if (!join_owners(th))
+		return 17;
 	return mc_blocks_count() != 0 || mc_blocks_any_live(0) ? 18 : 0;
 }
 
@@ -634,14 +646,10 @@ static int units_run(void)
 	mc_blocks_each_live_locked(check_block, &w);
 	mc_blocks_unlock_all();
 	pthread_t th[OWNERS];
-	for (int t = 0; t < OWNERS; t++)
-		if (pthread_create(&th[t], NULL, unit_owner, (void *)(intptr_t)t))
-			return 10;
-	for (int t = 0; t < OWNERS; t++) {
-		void *res;
-		if (pthread_join(th[t], &res) || res)
-			return 11;
-	}
+	if (!start_owners(th, unit_owner))
+		return 10;
+	if (!join_owners(th))
+		return 11;
 	if (mc_blocks_count())
 		return 12;
 	return (int)mc_blocks_groups_locked();
