@@ -833,14 +833,9 @@ static void on_int(int sig)
 }
 
 /* The progress line on a terminal: runs done of those planned, their
- * rate, the problems so far; erased at the end (last). */
-static void progress(size_t done, uint64_t planned, double secs, const uint64_t *seen,
-		     bool last)
+ * rate, the problems so far (erased after the sweep). */
+static void progress(size_t done, uint64_t planned, double secs, const uint64_t *seen)
 {
-	if (last) {
-		fputs("\r\033[K", stderr);
-		return;
-	}
 	fprintf(stderr, "\rmemcheck oom: %zu of %llu runs, %.1f s (%.1f runs/s): %llu leaked, "
 		"%llu crashed, %llu test failed\033[K", done, (unsigned long long)planned, secs,
 		secs > 0 ? (double)done / secs : 0.0, (unsigned long long)seen[O_LEAKED],
@@ -987,12 +982,12 @@ int cmd_oom(int argc, char **argv)
 		/* the progress line: at once, then every half second, while runs
 		 * are under way (not where the last reaped run left none running
 		 * before the next starts: short runs would never show it) */
-		if (tty && (shown == 0 || mc_now() - shown >= 0.5)) {
-			shown = mc_now();
-			progress(nres - (size_t)running, planned, shown - t0, seen, false);
+		double now = mc_now(), next = now + 1;
+		if (tty && (shown == 0 || now - shown >= 0.5)) {
+			shown = now;
+			progress(nres - (size_t)running, planned, now - t0, seen);
 		}
 		/* wait for a child, or the next deadline */
-		double now = mc_now(), next = now + 1;
 		for (int i = 0; i < o.jobs; i++)
 			if (slots[i].job >= 0 && slots[i].c.start + run_limit < next)
 				next = slots[i].c.start + run_limit;
@@ -1025,7 +1020,7 @@ int cmd_oom(int argc, char **argv)
 		}
 	}
 	if (tty && shown > 0)
-		progress(nres, planned, 0, seen, true);
+		fputs("\r\033[K", stderr); /* the progress line erased */
 	double secs = mc_now() - t0;
 	spawn_catch_signals(false, on_int);
 	sigprocmask(SIG_SETMASK, &old, NULL);
