@@ -484,10 +484,13 @@ int mc_stack_get(uint32_t id, const uintptr_t **frames)
 }
 
 /* Is pc in the code of a loaded object?  A return address must be. */
-static bool in_code(uintptr_t pc)
+/* Is pc a return address in code: in a code segment, the last one found
+ * (seg, kept for one stack: neighbouring frames are mostly in one
+ * object, and each walk of the objects costs ~400 instructions) or
+ * another. */
+static bool in_code(uintptr_t pc, uintptr_t seg[2])
 {
-	uintptr_t lo, hi;
-	return mc_code_segment(pc - 1, &lo, &hi);
+	return (pc - 1 >= seg[0] && pc - 1 < seg[1]) || mc_code_segment(pc - 1, &seg[0], &seg[1]);
 }
 
 /* The frames of a stack, up to the first that cannot be a return
@@ -499,7 +502,8 @@ static bool in_code(uintptr_t pc)
 int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
 {
 	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;
-	while (n < depth && in_code((*frames)[n]))
+	uintptr_t seg[2] = { 0, 0 };
+	while (n < depth && in_code((*frames)[n], seg))
 		n++;
 	return n;
 }

@@ -53,16 +53,20 @@ static void collect(const struct mc_block *b, void *arg)
 		g->v[g->n++] = (struct node){ b->ptr, b->size, b->stack, b->aux };
 }
 
-/* Below this many blocks the sort is an insertion sort in place: the
- * radix sort's 256 KiB of counters (64 pages made and zeroed, their
- * 65,536 sums) cost a short process that leaves a few blocks behind
- * more than the rest of its scan (~460,000 instructions for 2 blocks). */
+/* Below this many blocks the sort is an insertion sort in place: no
+ * buffer mapped for the radix sort's moves (a few blocks: a page fault
+ * costs more than their sort). */
 #define SORT_SMALL 64
 
-/* Sort by address: an LSD radix sort on the start address, 16 bits a
+/* Sort by address: an LSD radix sort on the start address, a digit a
  * pass over the bits that differ (qsort of a million blocks takes a
  * tenth of a second; this a fraction of that).  Starts are distinct, so
- * either sort gives the one order. */
+ * either sort gives the one order.  A pass costs n plus the digit's
+ * counters: 16-bit digits (256 KiB of counters, mapped, zeroed and
+ * summed each pass) pay only for tens of thousands of blocks; below,
+ * 8-bit digits on the stack (/bin/date's exit, 149 blocks: 0.5 M
+ * instructions of counters for 149 moves). */
+#define RADIX_WIDE 65536
 static bool sort_nodes(struct graph *g)
 {
 	size_t n = g->n;
@@ -84,31 +88,33 @@ static bool sort_nodes(struct graph *g)
 		all_and &= g->v[i].lo;
 	}
 	uintptr_t diff = all_or ^ all_and;
-	size_t bytes = n * sizeof *g->v;
+	int bits = n < RADIX_WIDE ? 8 : 16;
+	size_t radix = (size_t)1 << bits, bytes = n * sizeof *g->v;
+	uint32_t narrow[256];
 	struct node *tmp = mc_map(bytes);
-	uint32_t *count = mc_map(65536 * sizeof *count);
+	uint32_t *count = bits == 8 ? narrow : mc_map(radix * sizeof *count);
 	if (!tmp || !count) {
 		if (tmp)
 			mc_unmap(tmp, bytes);
-		if (count)
-			mc_unmap(count, 65536 * sizeof *count);
+		if (count && count != narrow)
+			mc_unmap(count, radix * sizeof *count);
 		return false;
 	}
 	struct node *src = g->v, *dst = tmp;
-	for (int shift = 0; shift < 64; shift += 16) {
-		if (!((diff >> shift) & 0xffff))
+	for (int shift = 0; shift < 64; shift += bits) {
+		if (!((diff >> shift) & (radix - 1)))
 			continue;
-		memset(count, 0, 65536 * sizeof *count);
+		memset(count, 0, radix * sizeof *count);
 		for (size_t i = 0; i < n; i++)
-			count[(src[i].lo >> shift) & 0xffff]++;
+			count[(src[i].lo >> shift) & (radix - 1)]++;
 		uint32_t sum = 0;
-		for (size_t k = 0; k < 65536; k++) {
+		for (size_t k = 0; k < radix; k++) {
 			uint32_t c = count[k];
 			count[k] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].lo >> shift) & 0xffff]++] = src[i];
+			dst[count[(src[i].lo >> shift) & (radix - 1)]++] = src[i];
 		struct node *t = src;
 		src = dst;
 		dst = t;
@@ -116,7 +122,8 @@ static bool sort_nodes(struct graph *g)
 	if (src != g->v)
 		memcpy(g->v, src, bytes);
 	mc_unmap(tmp, bytes);
-	mc_unmap(count, 65536 * sizeof *count);
+	if (count != narrow)
+		mc_unmap(count, radix * sizeof *count);
 	return true;
 }
 

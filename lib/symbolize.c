@@ -25,6 +25,14 @@
  * names may lie in another file); the full frames are read for what it
  * cannot decide, and for what is printed.
  *
+ * A printed frame's inlined calls come from the scopes at its address:
+ * libdw's getscopes (and getscopes_die, for the callers of inlined code)
+ * walk the whole compile unit each time, ~1 M instructions a frame in a
+ * large unit; scopes_at finds the same DIEs through a table of the
+ * unit's top-level functions built once (tests/unit_symbolize.c checks
+ * it against libdw over a program's code), leaving what it cannot
+ * follow as libdw does to libdw.
+ *
  * Runs with the recursion guard held, so libdw may allocate freely; this
  * file itself never calls malloc.
  */
@@ -68,6 +76,13 @@ static struct {
 	__typeof__(dwarf_getsrcfiles) *getsrcfiles;
 	__typeof__(dwarf_filesrc) *filesrc;
 	bool inlines;
+	/* For the scopes at an address without dwarf_getscopes (scopes_at);
+	 * optional, with cu_walk's: without them getscopes is asked. */
+	__typeof__(dwarf_child) *child;
+	__typeof__(dwarf_siblingof) *siblingof;
+	__typeof__(dwarf_haspc) *haspc;
+	__typeof__(dwarf_dieoffset) *dieoffset;
+	bool fn_table;
 	/* For modules without .debug_aranges (cu_by_walk); optional: without
 	 * them their frames have no file:line. */
 	__typeof__(dwfl_module_getdwarf) *getdwarf;
@@ -129,6 +144,10 @@ static const struct mc_dl_sym cu_walk_syms[] = {
 	DW_SYM(getsrc_die, "dwarf_getsrc_die"), DW_SYM(linesrc, "dwarf_linesrc"),
 	DW_SYM(lineno, "dwarf_lineno"),
 };
+static const struct mc_dl_sym fn_table_syms[] = {
+	DW_SYM(child, "dwarf_child"), DW_SYM(siblingof, "dwarf_siblingof"),
+	DW_SYM(haspc, "dwarf_haspc"), DW_SYM(dieoffset, "dwarf_dieoffset"),
+};
 static const struct mc_dl_sym string_syms[] = {
 	DW_SYM(getelf, "dwfl_module_getelf"), DW_SYM(getshdrstrndx, "elf_getshdrstrndx"),
 	DW_SYM(strptr, "elf_strptr"), DW_SYM(nextscn, "elf_nextscn"),
@@ -165,6 +184,8 @@ static bool load_libdw(void)
 	dw.inlines = mc_dl_bind_group(h, inline_syms, MC_ARRAY_SIZE(inline_syms));
 	dw.cu_walk = mc_dl_bind_group(h, cu_walk_syms, MC_ARRAY_SIZE(cu_walk_syms));
 	dw.strings = mc_dl_bind_group(h, string_syms, MC_ARRAY_SIZE(string_syms));
+	dw.fn_table = mc_dl_bind_group(h, fn_table_syms, MC_ARRAY_SIZE(fn_table_syms)) &&
+		      dw.inlines && dw.cu_walk;
 	mc_symtab_bind(h);
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
 	callbacks.find_debuginfo = find_debuginfo;
@@ -243,6 +264,40 @@ static void sift(struct cu_range *r, size_t i, size_t n)
 	}
 }
 
+/* The struct cu_range[] in b sorted by start, each maxend set; how
+ * many (0 when b ran out of memory). */
+static size_t ranges_sort(struct mc_buf *b)
+{
+	struct cu_range *r = (struct cu_range *)b->s;
+	size_t n = b->oom ? 0 : b->len / sizeof *r;
+	for (size_t i = n / 2; i-- > 0;)
+		sift(r, i, n);
+	for (size_t i = n; i-- > 1;) {
+		struct cu_range x = r[0];
+		r[0] = r[i];
+		r[i] = x;
+		sift(r, 0, i);
+	}
+	for (size_t i = 1; i < n; i++)
+		if (r[i].maxend < r[i - 1].maxend)
+			r[i].maxend = r[i - 1].maxend;
+	return n;
+}
+
+/* How many of the sorted ranges start at or before a. */
+static size_t ranges_upto(const struct cu_range *r, size_t n, Dwarf_Addr a)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 {
 	Dwarf_Off off = 0, next;
@@ -260,20 +315,7 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 			}
 		off = next;
 	}
-	struct cu_range *r = (struct cu_range *)t->buf.s;
-	size_t n = t->buf.oom ? 0 : t->buf.len / sizeof *r;
-	for (size_t i = n / 2; i-- > 0;)
-		sift(r, i, n);
-	for (size_t i = n; i-- > 1;) {
-		struct cu_range x = r[0];
-		r[0] = r[i];
-		r[i] = x;
-		sift(r, 0, i);
-	}
-	for (size_t i = 1; i < n; i++)
-		if (r[i].maxend < r[i - 1].maxend)
-			r[i].maxend = r[i - 1].maxend;
-	t->n = n;
+	t->n = ranges_sort(&t->buf);
 }
 
 /* The string data of a module's debug information, for
@@ -314,6 +356,29 @@ static struct unit_memo {
 	size_t off, n;  /* off SIZE_MAX: all of .debug_info */
 } unit_memo[UNIT_MEMO];
 static unsigned unit_next;
+
+/* A compile unit's top-level DIEs with addresses, by range (scopes_at):
+ * the units of the printed frames, a few, the oldest replaced.  Apart
+ * from mod_caches, which end_session walks: its pages are touched only
+ * where a frame was printed (fns_used, among the small variables). */
+struct unit_fns {
+	const void *unit;       /* the unit DIE's bytes (unique in a session) */
+	bool usable;            /* false: imported units, or libdw failed */
+	struct mc_buf buf;      /* struct cu_range[n], die the DIE's offset */
+	size_t n;
+};
+#define UNIT_FNS 8
+static struct unit_fns unit_fns[UNIT_FNS];
+static unsigned fns_next, fns_used;
+
+static void unit_fns_forget(void)
+{
+	for (unsigned i = 0; i < fns_used; i++) {
+		mc_buf_free(&unit_fns[i].buf);
+		unit_fns[i] = (struct unit_fns){ 0 };
+	}
+	fns_next = fns_used = 0;
+}
 
 /* What is built for a module once, on first need; a few modules at a
  * time (the program and the libraries it leaks from), the oldest
@@ -386,15 +451,7 @@ static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, D
 	 * may still reach past it (units' ranges rarely overlap). */
 	Dwarf_Addr a = addr - *bias;
 	const struct cu_range *r = (const struct cu_range *)t->buf.s;
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && r[i].maxend > a;)
+	for (size_t i = ranges_upto(r, t->n, a); i-- > 0 && r[i].maxend > a;)
 		if (r[i].end > a)
 			return dw.offdie(dbg, r[i].die, die);
 	return NULL;
@@ -829,6 +886,7 @@ static void end_session(void)
 	session_checked = false;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
 		mod_cache_free(&mod_caches[i]);
+	unit_fns_forget();
 	dstr_nmemo = 0;
 	memset(unit_memo, 0, sizeof unit_memo);
 	memset(own_str, 0, sizeof own_str);
@@ -870,6 +928,125 @@ static const char *die_name(Dwarf_Die *die, int at)
 	return NULL;
 }
 
+/* ---- the scopes at an address, without dwarf_getscopes -------------- */
+
+/* dwarf_getscopes finds the scopes at an address by a walk of the whole
+ * unit, dwarf_haspc on every top-level DIE (~0.5 M instructions a frame
+ * in parson.c's unit), and for inlined code getscopes_die walks it again
+ * for the concrete callers.  The walk takes, at each level, the first
+ * DIE whose ranges hold the address and goes into it (if its tag may
+ * hold scopes); so the top-level DIE it takes is, of those holding the
+ * address, the first in the unit (the lowest offset), which a table of
+ * the unit's top-level ranges, built once, finds by a binary search.
+ * Below it the same walk is made, DIE by DIE, and the path it takes is
+ * the concrete chain getscopes_die gives.  What the table cannot follow
+ * as libdw does (imported units, which its walk enters; an error; a
+ * split unit) is left to libdw. */
+static void unit_fns_build(struct unit_fns *u, Dwarf_Die *cu)
+{
+	Dwarf_Die d;
+	u->usable = true;
+	int more = dw.child(cu, &d) == 0;
+	while (more && u->usable) {
+		if (dw.tag(&d) == DW_TAG_imported_unit) {
+			u->usable = false;
+			break;
+		}
+		Dwarf_Addr base, start, end;
+		ptrdiff_t o = 0;
+		while ((o = dw.ranges(&d, o, &base, &start, &end)) > 0) {
+			struct cu_range r = { start, end, end, dw.dieoffset(&d) };
+			if (start < end)
+				mc_buf_put(&u->buf, (const char *)&r, sizeof r);
+		}
+		int next = o < 0 ? -1 : dw.siblingof(&d, &d);
+		u->usable = next >= 0;
+		more = next == 0;
+	}
+	u->n = ranges_sort(&u->buf);
+	u->usable = u->usable && !u->buf.oom;
+}
+
+/* The DIEs libdw's walk goes into when they hold the address (its
+ * may_have_scopes, elfutils 0.188 libdw/libdw_visit_scopes.c). */
+static bool may_have_scopes(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit: case DW_TAG_module: case DW_TAG_lexical_block:
+	case DW_TAG_with_stmt: case DW_TAG_catch_block: case DW_TAG_try_block:
+	case DW_TAG_entry_point: case DW_TAG_inlined_subroutine: case DW_TAG_subprogram:
+	case DW_TAG_namespace: case DW_TAG_class_type: case DW_TAG_structure_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The scopes at a, an address in the unit cu, as resolve_inlines reads
+ * them from getscopes and getscopes_die: from the innermost function
+ * (inlined or not) out to the top-level DIE, into chain (cap at most);
+ * how many, or -1 to ask libdw. */
+#define SCOPES_MAX 32
+static int scopes_at(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Die *chain, int cap)
+{
+	if (!dw.fn_table || !cu->addr)
+		return -1;
+	struct unit_fns *u = NULL;
+	for (unsigned i = 0; i < fns_used && !u; i++)
+		if (unit_fns[i].unit == cu->addr)
+			u = &unit_fns[i];
+	if (!u) {
+		u = &unit_fns[fns_next++ % UNIT_FNS];
+		if (fns_used < UNIT_FNS)
+			fns_used++;
+		mc_buf_free(&u->buf);
+		*u = (struct unit_fns){ .unit = cu->addr };
+		unit_fns_build(u, cu);
+	}
+	if (!u->usable)
+		return -1;
+	const struct cu_range *r = (const struct cu_range *)u->buf.s;
+	Dwarf_Off first = (Dwarf_Off)-1;
+	for (size_t i = ranges_upto(r, u->n, a); i-- > 0 && r[i].maxend > a;)
+		if (r[i].end > a && r[i].die < first)
+			first = r[i].die;
+	Dwarf_Addr bias;
+	Dwarf *dbg = first != (Dwarf_Off)-1 ? dw.getdwarf(mod, &bias) : NULL;
+	Dwarf_Die path[SCOPES_MAX];
+	/* (the unit's own Dwarf, or getscopes is asked: split units) */
+	if (!dbg || !dw.offdie(dbg, first, &path[0]) || path[0].cu != cu->cu)
+		return -1;
+	int depth = 1;
+	while (may_have_scopes(dw.tag(&path[depth - 1]))) {
+		/* the first child that holds a, as libdw's walk takes it */
+		Dwarf_Die *k = &path[depth];
+		int more = depth < SCOPES_MAX ? dw.child(&path[depth - 1], k) : -1, in = 0;
+		if (more < 0)
+			return -1;
+		while (more == 0) {
+			if (dw.tag(k) == DW_TAG_imported_unit || (in = dw.haspc(k, a)) < 0)
+				return -1;
+			if (in)
+				break;
+			if ((more = dw.siblingof(k, k)) < 0)
+				return -1;
+		}
+		if (!in)
+			break;
+		depth++;
+	}
+	/* getscopes_die's chain begins at the innermost function */
+	int inner = depth;
+	while (inner > 0 && dw.tag(&path[inner - 1]) != DW_TAG_inlined_subroutine &&
+	       dw.tag(&path[inner - 1]) != DW_TAG_subprogram)
+		inner--;
+	if (!inner || inner > cap)
+		return -1;
+	for (int i = 0; i < inner; i++)
+		chain[i] = path[inner - 1 - i];
+	return inner;
+}
+
 /* The functions inlined at addr, innermost first: out[0] is the code the
  * address is in, out[1] the function that code was inlined into, and so
  * on up to the function that is really there.  out[0] already holds the
@@ -884,8 +1061,10 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 		return 1;
 	if (!cu)
 		cu = dw.addrdie(mod, addr, &bias);
-	Dwarf_Die *inner = NULL, *scopes = NULL;
-	int ninner = cu ? dw.getscopes(cu, addr - bias, &inner) : 0;
+	Dwarf_Die *inner = NULL, *scopes = NULL, own[SCOPES_MAX];
+	/* The scopes from the unit's table (scopes_at), or else libdw's. */
+	int nown = cu ? scopes_at(mod, cu, addr - bias, own, SCOPES_MAX) : -1;
+	int ninner = cu && nown < 0 ? dw.getscopes(cu, addr - bias, &inner) : 0;
 	/* getscopes goes from the innermost scope through the inlined
 	 * function's abstract definition; the concrete chain of callers
 	 * comes from the scopes that contain that innermost function. */
@@ -893,10 +1072,22 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 	while (first < ninner && dw.tag(&inner[first]) != DW_TAG_inlined_subroutine &&
 	       dw.tag(&inner[first]) != DW_TAG_subprogram)
 		first++;
-	int nscopes = first < ninner ? dw.getscopes_die(&inner[first], &scopes) : 0;
-	/* libdw's arrays, malloc'd with the guard held: freed where they
-	 * came from (forward.c), not through the public free. */
-	mc_forward_free(inner);
+	/* Code not inlined (the innermost function a subprogram): the
+	 * chain below needs that one scope, which getscopes_die would
+	 * return first, after a walk of the whole unit to find it again
+	 * (parson's 20 printed stacks: 22 M instructions of 44 M). */
+	Dwarf_Die *chain = NULL;
+	int nscopes = 0;
+	if (nown >= 0) {
+		chain = own;
+		nscopes = nown;
+	} else if (first < ninner && dw.tag(&inner[first]) == DW_TAG_subprogram) {
+		chain = &inner[first];
+		nscopes = 1;
+	} else if (first < ninner) {
+		nscopes = dw.getscopes_die(&inner[first], &scopes);
+		chain = scopes;
+	}
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
 	char sym[sizeof out->linkage];  /* the symbol table's name at addr */
@@ -904,7 +1095,7 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 	const char *call_file = NULL;
 	int call_line = 0, n = 0;
 	for (int i = 0; i < nscopes && n < max; i++) {
-		int tag = dw.tag(&scopes[i]);
+		int tag = dw.tag(&chain[i]);
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
 		if (n > 0) {
@@ -914,10 +1105,10 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 			copy(out[n].file, sizeof out[n].file, call_file);
 			out[n].line = call_file ? call_line : 0;
 		}
-		const char *name = die_name(&scopes[i], DW_AT_name);
+		const char *name = die_name(&chain[i], DW_AT_name);
 		if (name)
 			copy(out[n].function, sizeof out[n].function, name);
-		const char *lk = die_name(&scopes[i], DW_AT_linkage_name);
+		const char *lk = die_name(&chain[i], DW_AT_linkage_name);
 		copy(out[n].linkage, sizeof out[n].linkage,
 		     lk ? lk : tag == DW_TAG_subprogram ? sym : "");
 		n++;
@@ -926,13 +1117,16 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 		Dwarf_Attribute a;
 		Dwarf_Word file = 0, line = 0;
 		call_file = NULL;
-		if (dw.attr(&scopes[i], DW_AT_call_file, &a) && dw.formudata(&a, &file) == 0 &&
-		    dw.attr(&scopes[i], DW_AT_call_line, &a) && dw.formudata(&a, &line) == 0 &&
+		if (dw.attr(&chain[i], DW_AT_call_file, &a) && dw.formudata(&a, &file) == 0 &&
+		    dw.attr(&chain[i], DW_AT_call_line, &a) && dw.formudata(&a, &line) == 0 &&
 		    (files || dw.getsrcfiles(cu, &files, &nfiles) == 0) && file < nfiles) {
 			call_file = dw.filesrc(files, file, NULL, NULL);
 			call_line = (int)line;
 		}
 	}
+	/* libdw's arrays, malloc'd with the guard held: freed where they
+	 * came from (forward.c), not through the public free. */
+	mc_forward_free(inner);
 	mc_forward_free(scopes);
 	return n ? n : 1;
 }
@@ -1262,6 +1456,7 @@ void mc_symbolize_postfork(bool child)
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
+		fns_next = fns_used = 0; /* their tables stay mapped, unused */
 		memset(own_str, 0, sizeof own_str);
 		mc_elfmod_forget(false);
 		dstr_nmemo = 0;
