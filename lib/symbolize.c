@@ -1456,7 +1456,12 @@ void mc_symbolize_postfork(bool child)
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
-		fns_next = fns_used = 0; /* their tables stay mapped, unused */
+		/* Zeroed, not freed: the thread that held the lock may have been
+		 * building or freeing one (a stale buffer's munmap in the child
+		 * took away whatever was mapped there since: forklocks' children
+		 * crashed in the suppressions).  Their tables stay mapped, unused. */
+		memset(unit_fns, 0, sizeof unit_fns);
+		fns_next = fns_used = 0;
 		memset(own_str, 0, sizeof own_str);
 		mc_elfmod_forget(false);
 		dstr_nmemo = 0;
