@@ -1030,9 +1030,10 @@ void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* The C library's mmap family, looked up by lookup (life.c's). */
 void mc_mappings_resolve(void *(*lookup)(const char *));
-/* Around fork (life.c's handlers): the table's lock. */
+/* Around fork (life.c's handlers): the table's lock; changes made while a
+ * fork holds it are queued and applied by the postfork, in parent and child. */
 void mc_mappings_prefork(void);
-void mc_mappings_postfork(void);
+void mc_mappings_postfork(bool child);
 
 /* ---- account.c ------------------------------------------------------- */
 

@@ -301,7 +301,8 @@ static void at_exit(int status, void *arg)
 
 /* Every lock taken here is one nothing holds while calling the allocator
  * (region.c says why); the ones that are so held are only tried.  The
- * order: the mappings table; util.c's walk lock (first of the rest: a
+ * order: the mappings table (which the allocator's own mmap calls
+ * change, its lock held: they queue their change, mappings.c); util.c's walk lock (first of the rest: a
  * walk's callback takes mc_map's lock); libdw's (tried); region_lock
  * (tried) and the region stack; the registered roots; the thread slots;
  * the stack depot; every shard of the block table; ownheap.c's and
@@ -336,7 +337,7 @@ static void fork_parent(void)
 	mc_symbolize_postfork(false);
 	mc_walks_postfork(false);
 	mc_guard_leave();
-	mc_mappings_postfork();
+	mc_mappings_postfork(false);
 }
 
 /* The child has one thread and the parent's counters and blocks.  Its
@@ -355,5 +356,5 @@ static void fork_child(void)
 	mc_account_postfork_child();
 	mc_regions_after_fork_child();
 	mc_guard_leave();
-	mc_mappings_postfork();
+	mc_mappings_postfork(true);
 }

@@ -23,7 +23,12 @@
  * starts: nothing may be looked up then); before that they make the
  * system call.  The table is memcheck's own memory, grown by the system
  * call (mc_map's callers may hold this lock), under a lock the fork
- * handlers take.
+ * handlers take.  A change that finds the lock held by a fork is queued,
+ * not waited for, and the fork's own handlers apply it: an allocator may
+ * map memory with its lock held (jemalloc does), and its fork handler,
+ * when it runs after memcheck's (an allocator started before memcheck),
+ * waits for that lock while memcheck's holds this one: the program hung
+ * (tests/test_fork.c, the allocator preloaded first).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,9 +67,14 @@ static struct mc_prog_map *ranges;   /* sorted, disjoint */
 static size_t nranges, cap;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 
+static bool try_take(void)
+{
+	return !atomic_flag_test_and_set_explicit(&lock, memory_order_acquire);
+}
+
 static void take(void)
 {
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+	while (!try_take())
 		sched_yield();
 }
 
@@ -144,6 +154,95 @@ static size_t page_round(size_t n)
 	return (n + 4095) & ~(size_t)4095;
 }
 
+/* ---- changes, made at once or queued during a fork ------------------- */
+
+/* What a wrapper does to the table, as one value a queue can hold. */
+enum change_kind { CH_ADD, CH_CUT, CH_MOVE, CH_DETACH };
+struct change {
+	enum change_kind kind;
+	bool keep_old;              /* CH_MOVE: MREMAP_DONTUNMAP */
+	uintptr_t lo, hi, object;   /* CH_MOVE, CH_DETACH: the old range, lo alone */
+	uintptr_t to_lo, to_hi;     /* CH_MOVE: the new one */
+};
+
+/* Lock held. */
+static void apply(const struct change *c)
+{
+	uintptr_t object = c->object;
+	switch (c->kind) {
+	case CH_ADD:
+		add(c->lo, c->hi, object);
+		break;
+	case CH_CUT:
+		cut(c->lo, c->hi);
+		break;
+	case CH_MOVE: {
+		/* A moved or resized mapping stays the program's if it was. */
+		bool ours = in_table(c->lo, c->hi > c->lo ? c->hi : c->lo + 4096, &object);
+		if (!c->keep_old)
+			cut(c->lo, c->hi);
+		if (ours)
+			add(c->to_lo, c->to_hi, object);
+		else
+			cut(c->to_lo, c->to_hi);
+		break;
+	}
+	case CH_DETACH:
+		/* shmdt takes no length: the range that starts at lo goes. */
+		for (size_t i = 0; i < nranges; i++) {
+			if (ranges[i].lo == c->lo) {
+				cut(ranges[i].lo, ranges[i].hi);
+				break;
+			}
+		}
+		break;
+	}
+}
+
+/* The changes made while a fork held the lock.  queue_state: bit 0 set
+ * from the fork's first handler to its last; above it, how many slots
+ * were taken.  A slot's ready flag is set once it is written: a thread
+ * preempted between the two is waited for by the parent, and its change
+ * is not the child's (the child does not have that thread). */
+#define QUEUED 64
+static struct {
+	struct change c;
+	atomic_bool ready;
+} queue[QUEUED];
+static atomic_uint queue_state;
+
+/* Into the queue, if a fork holds the lock and there is room (past 64
+ * changes in one fork the caller waits, as all did before). */
+static bool enqueue(const struct change *c)
+{
+	unsigned s = atomic_load_explicit(&queue_state, memory_order_acquire);
+	do {
+		if (!(s & 1) || (s >> 1) >= QUEUED)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&queue_state, &s, s + 2, memory_order_acq_rel,
+							memory_order_acquire));
+	unsigned i = s >> 1;
+	queue[i].c = *c;
+	atomic_store_explicit(&queue[i].ready, true, memory_order_release);
+	return true;
+}
+
+static void change(const struct change *c)
+{
+	int saved = errno;
+	for (;;) {
+		if (try_take()) {
+			apply(c);
+			give();
+			break;
+		}
+		if (enqueue(c))
+			break;
+		sched_yield();
+	}
+	errno = saved;
+}
+
 /* Is this call the program's?  Not while memcheck itself works (libdw's
  * mappings), not from memcheck's code.  Whether the caller is the
  * allocator is decided at scan time, from the object recorded with the
@@ -166,14 +265,9 @@ static void note_map(void *p, size_t len, const void *caller)
 		alloc = (uintptr_t)mc_object_base((const void *)mc_real.malloc, NULL);
 	if (alloc && object == alloc)
 		mine = false;
-	int saved = errno;
-	take();
-	if (mine)
-		add((uintptr_t)p, (uintptr_t)p + page_round(len), object);
-	else
-		cut((uintptr_t)p, (uintptr_t)p + page_round(len)); /* MAP_FIXED over ours */
-	give();
-	errno = saved;
+	/* not the program's: a cut, for MAP_FIXED over ours */
+	change(&(struct change){ .kind = mine ? CH_ADD : CH_CUT, .lo = (uintptr_t)p,
+				 .hi = (uintptr_t)p + page_round(len), .object = object });
 }
 
 /* ---- the wrappers ---------------------------------------------------- */
@@ -205,13 +299,9 @@ MC_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 MC_API int munmap(void *addr, size_t len)
 {
 	int rc = real_munmap ? real_munmap(addr, len) : mc_sys_munmap(addr, len);
-	if (rc == 0 && len) {
-		int saved = errno;
-		take();
-		cut((uintptr_t)addr, (uintptr_t)addr + page_round(len));
-		give();
-		errno = saved;
-	}
+	if (rc == 0 && len)
+		change(&(struct change){ .kind = CH_CUT, .lo = (uintptr_t)addr,
+					 .hi = (uintptr_t)addr + page_round(len) });
 	return rc;
 }
 
@@ -229,21 +319,12 @@ MC_API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	}
 	void *p = real_mremap ? real_mremap(old, oldlen, newlen, flags, to)
 			      : (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, to);
-	if (p != MAP_FAILED) {
-		int saved = errno;
-		take();
-		uintptr_t object = 0;
-		bool ours = in_table((uintptr_t)old, (uintptr_t)old + page_round(oldlen ? oldlen : 1),
-				     &object);
-		if (!(flags & MREMAP_DONTUNMAP))
-			cut((uintptr_t)old, (uintptr_t)old + page_round(oldlen));
-		if (ours)
-			add((uintptr_t)p, (uintptr_t)p + page_round(newlen), object);
-		else
-			cut((uintptr_t)p, (uintptr_t)p + page_round(newlen));
-		give();
-		errno = saved;
-	}
+	if (p != MAP_FAILED)
+		change(&(struct change){ .kind = CH_MOVE, .keep_old = flags & MREMAP_DONTUNMAP,
+					 .lo = (uintptr_t)old,
+					 .hi = (uintptr_t)old + page_round(oldlen),
+					 .to_lo = (uintptr_t)p,
+					 .to_hi = (uintptr_t)p + page_round(newlen) });
 	return p;
 }
 
@@ -265,27 +346,31 @@ MC_API void *shmat(int id, const void *addr, int flags)
 MC_API int shmdt(const void *addr)
 {
 	int rc = real_shmdt ? real_shmdt(addr) : (int)syscall(SYS_shmdt, addr);
-	if (rc == 0) {
-		take();
-		for (size_t i = 0; i < nranges; i++) {
-			if (ranges[i].lo == (uintptr_t)addr) {
-				cut(ranges[i].lo, ranges[i].hi);
-				break;
-			}
-		}
-		give();
-	}
+	if (rc == 0)
+		change(&(struct change){ .kind = CH_DETACH, .lo = (uintptr_t)addr });
 	return rc;
 }
 
-/* fork (life.c's handlers): the child must not inherit the lock taken. */
+/* fork (life.c's handlers): the child must not inherit the lock taken.
+ * From here to the postfork, a change that finds the lock held is
+ * queued (enqueue), and applied here, in the parent and in the child. */
 void mc_mappings_prefork(void)
 {
+	atomic_fetch_or_explicit(&queue_state, 1, memory_order_acq_rel);
 	take();
 }
 
-void mc_mappings_postfork(void)
+void mc_mappings_postfork(bool child)
 {
+	/* No slot is taken after this; every one taken is applied. */
+	unsigned n = atomic_exchange_explicit(&queue_state, 0, memory_order_acq_rel) >> 1;
+	for (unsigned i = 0; i < n && i < QUEUED; i++) {
+		while (!child && !atomic_load_explicit(&queue[i].ready, memory_order_acquire))
+			sched_yield();
+		if (atomic_load_explicit(&queue[i].ready, memory_order_acquire))
+			apply(&queue[i].c);
+		atomic_store_explicit(&queue[i].ready, false, memory_order_relaxed);
+	}
 	give();
 }
 

@@ -173,6 +173,29 @@ START_TEST(test_fork_against_every_lock)
 }
 END_TEST
 
+/* The allocator preloaded before memcheck (the wrong order: memcheck
+ * sees no allocations and says so) and started before it: its fork
+ * handler runs after memcheck's, and one of its threads maps memory
+ * with its lock held.  memcheck's handler held the mappings table's
+ * lock, which that mmap waited for, while the allocator's handler
+ * waited for the allocator's lock: the program hung (jemalloc, 4 runs
+ * of 6).  The program must run as it does without memcheck. */
+START_TEST(test_fork_allocator_first)
+{
+	if (!h_allocator(_i, NULL) || _i == 0)
+		return;
+	setenv("H_TIMEOUT", "60", 0);
+	struct h_res x;
+	H_EXEC(&x, .prog = "forklocks", .args = H_LIST("12"), .alloc = _i, .flags = H_PRELOAD_AFTER,
+	       .text = "fail");
+	ck_assert_msg(!x.r.timed_out && x.r.exit_code == 0 && strstr(x.r.out, "forks=12"),
+		      "%s: %s, stdout \"%s\"; stderr:\n%s", x.label, h_status(&x.r), x.r.out, x.r.err);
+	ck_assert_msg(h_record_count(&x.rep, "child") == 12, "%s: %zu \"child\" records, expected 12",
+		      x.label, h_record_count(&x.rep, "child"));
+	h_res_free(&x);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("fork", 30);
@@ -182,5 +205,7 @@ int main(void)
 	tcase_add_test(tc, test_fork_while_threads_allocate);
 	TCase *locks = h_tcase("locks", 90);
 	tcase_add_loop_test(locks, test_fork_against_every_lock, 0, H_NALLOCATORS);
+	TCase *first = h_tcase("allocator_first", 90);
+	tcase_add_loop_test(first, test_fork_allocator_first, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
