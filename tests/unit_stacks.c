@@ -350,42 +350,54 @@ END_TEST
  * but one, deep down (frame k, 1..15), or past the depth (16..19): a
  * path that differs within the depth is its own stack, whatever its
  * neighbours' frames, and one that differs past it is the common
- * stack.  Between them, 40 other stacks push each out of the thread's
- * cache, so the captures go through the depot's thens and index too,
- * round after round, in orders that change. */
+ * stack.  Each is captured twice, with 40 other stacks between (frame 2
+ * differs; their frames here, every third round, else elsewhere on the
+ * stack), which push it out of the thread's cache (32 stacks): the
+ * captures go through the depot's thens and index too, round after
+ * round, in orders that change.  Any cache that took frames alike near
+ * the call site for the same stack (a walk cut short, a hash of fewer
+ * frames) gives a wrong stack here. */
+static uint32_t capture_variant(uintptr_t *buf, int k)
+{
+	chain(buf, 20);
+	if (k)
+		buf[4 * k + 1] = 0x50000 + (uintptr_t)k;
+	uint32_t id = mc_stack_capture(buf);
+	const uintptr_t *f;
+	ck_assert_int_eq(mc_stack_get(id, &f), 16);
+	for (int i = 0; i < 16; i++)
+		ck_assert_uint_eq(f[i], i && i == k ? 0x50000 + (uintptr_t)k : 0x10000 + (uintptr_t)i);
+	ck_assert_uint_eq(mc_stack_intern(f, 16), id);
+	return id;
+}
+
 START_TEST(fp_paths_alike_but_deep)
 {
 	mc_opt.unwinder = MC_UNWIND_FP;
 	mc_opt.stack_depth = 16;
 	mc_stacks_init();
 	enum { FRAMES = 20, OTHERS = 40 };
-	uintptr_t buf[4 * FRAMES];
+	uintptr_t buf[4 * FRAMES], elsewhere[4 * FRAMES];
 	uint32_t ids[FRAMES];
 	for (int round = 0; round < 6; round++) {
 		for (int j = 0; j < FRAMES; j++) {
 			int k = round & 1 ? FRAMES - 1 - j : j; /* k 0: the common path */
-			chain(buf, FRAMES);
-			if (k)
-				buf[4 * k + 1] = 0x50000 + (uintptr_t)k;
-			uint32_t id = mc_stack_capture(buf);
-			const uintptr_t *f;
-			ck_assert_int_eq(mc_stack_get(id, &f), 16);
-			for (int i = 0; i < 16; i++)
-				ck_assert_uint_eq(f[i], i && i == k ? 0x50000 + (uintptr_t)k
-							       : 0x10000 + (uintptr_t)i);
-			ck_assert_uint_eq(mc_stack_intern(f, 16), id);
+			uint32_t id = capture_variant(buf, k);
 			if (round == 0)
 				ids[k] = id;
 			else
 				ck_assert_uint_eq(id, ids[k]);
-			for (int o = 0; o < OTHERS; o++) { /* frame 2 differs, frame pointers alike */
-				chain(buf, FRAMES);
-				buf[9] = 0x60000 + (uintptr_t)(o * (round + 1) % OTHERS);
-				uint32_t oid = mc_stack_capture(buf);
+			uintptr_t *at = round % 3 == 2 ? buf : elsewhere;
+			for (int o = 0; o < OTHERS; o++) { /* frame 2 differs */
+				chain(at, FRAMES);
+				at[9] = 0x60000 + (uintptr_t)(o * (round + 1) % OTHERS);
+				uint32_t oid = mc_stack_capture(at);
+				const uintptr_t *f;
 				ck_assert_int_eq(mc_stack_get(oid, &f), 16);
-				ck_assert_uint_eq(f[2], buf[9]);
+				ck_assert_uint_eq(f[2], at[9]);
 				ck_assert_uint_eq(f[15], 0x1000f);
 			}
+			ck_assert_uint_eq(capture_variant(buf, k), ids[k]);
 		}
 	}
 	for (int k = 1; k < FRAMES; k++)
