@@ -6,7 +6,7 @@
  * An id is the stack's ordinal: 1 for the first stored, 2 for the next,
  * up to 2^27 - 1 (a block table entry's share).  Two arrays hold the
  * stacks.  The arena of 32-byte units holds each stack's entry (hash,
- * chain, depth, frames: a 16-frame stack takes five units), read when a
+ * depth, frames: a 16-frame stack takes five units), read when a
  * stack is stored or looked up by its frames and by reports.  The array
  * by id (struct mc_depot_id, internal.h) holds a cache line a stack of
  * what the hot paths read: the live figures of its blocks (struct
@@ -39,17 +39,23 @@
  * maps none of it.  Their pages are memcheck's own resident memory,
  * which footprint.c keeps out of the program's RSS figures: a segment is
  * reserved (mc_map_reserve) and counted a 32 KiB chunk ahead of what is
- * written into it, the buckets, written anywhere, are mapped resident
- * (mc_map).  Walks over the stacks (a rehash, mc_depot_each) go by id,
+ * written into it, the index, written anywhere, is mapped resident
+ * (mc_map).  Walks over the stacks (mc_depot_each) go by id,
  * never through the arena, whose segments end in unused units.
  *
- * The hash buckets grow by fours when stacks outnumber them twice.
- * Lookups take no lock (inserts take one), so a table is never unmapped
- * (a lookup may still be reading it; the old ones sum to a third of the
- * newest), and a rehash moves entries into the new chains in the order
- * they were stored: every link then points to an older entry, in the old
- * chains and the new, so a lookup that races a rehash ends (it may miss,
- * and the insert's second lookup, under the lock, finds the stack).
+ * A stack is found by its frames through one open-addressing index of
+ * 16-byte slots keyed by the stack's hash (below), the same index that
+ * names the stacks a frame-pointer walk finds: a lookup reads a slot,
+ * and only where the key matches the stack's line and entry to compare
+ * the frames.  (It was a table of hash chains through the entries' heads:
+ * a new stack, whose lookup misses, read its bucket and the line and
+ * head of every stack in its chain, a cache miss each, and each rehash
+ * read every entry again: with tree_bench.c's 90,000 stacks, lookup()
+ * was 14% of the first pass's samples.)  Lookups take no lock (inserts
+ * take one), so a table is never unmapped (a lookup may still be
+ * reading it; the old ones sum to the newest); one that races a growth
+ * may miss, and the insert's second lookup, under the lock and in the
+ * newest table, finds the stack.
  */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -65,8 +71,7 @@ struct idx_slot {
 
 struct entry {
 	uint64_t hash;
-	_Atomic uint32_t next;  /* id of the next (older) entry in the bucket, 0 = end */
-	uint32_t depth;
+	uint32_t depth, spare;
 	uintptr_t frames[];
 };
 
@@ -88,13 +93,6 @@ _Static_assert((1ull << (SEG0_BITS + NSEGS - 1)) - 1 == MC_STACK_ID_MAX,
 _Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= UNIT << SEG0_BITS,
 	       "an entry fits the smallest segment");
 
-#define BUCKETS_MIN_BITS 12
-#define BUCKETS_MAX_BITS 20
-struct buckets {
-	unsigned bits;
-	_Atomic uint32_t b[];
-};
-
 /* A segment's pages are counted as resident by this much: with two
  * arrays, half the 64 KiB the arena alone counted, so that a process of
  * a few stacks counts no more memory of memcheck's than it did. */
@@ -105,22 +103,11 @@ struct mc_depot_id *_Atomic mc_depot_ids[NSEGS];
 #define segs mc_depot_segs
 #define ids mc_depot_ids
 struct mc_site mc_site_none;
-static _Atomic(struct buckets *) table;
 static uint32_t used = 1;           /* units stored (unit 0 unused) */
 static _Atomic uint32_t nids = 1;   /* ids handed out; id 0 means "no stack" */
 /* Bytes of each array's last segment counted as resident. */
 static size_t seg_counted, ids_counted;
 static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
-/* Changes to the chains (a link, a new table), under the lock: see
- * mc_depot_intern. */
-static _Atomic uint32_t chains_gen;
-
-static void chains_gen_bump(void)
-{
-	atomic_store_explicit(&chains_gen,
-			      atomic_load_explicit(&chains_gen, memory_order_relaxed) + 1,
-			      memory_order_release);
-}
 static bool said_full;
 
 #define seg_of mc_depot_seg_of
@@ -143,48 +130,10 @@ static struct entry *entry_of(uint32_t id)
 	return entry_at(__atomic_load_n(&mc_site_of(id)->unit, __ATOMIC_ACQUIRE));
 }
 
-static uint32_t lookup(uint64_t h, const uintptr_t *f, int n)
-{
-	struct buckets *t = atomic_load_explicit(&table, memory_order_acquire);
-	if (!t)
-		return 0;
-	uint32_t id = atomic_load_explicit(&t->b[h >> (64 - t->bits)], memory_order_acquire);
-	while (id) {
-		struct entry *e = entry_of(id);
-		if (e->hash == h && e->depth == (uint32_t)n &&
-		    memcmp(e->frames, f, (size_t)n * sizeof *f) == 0)
-			return id;
-		id = atomic_load_explicit(&e->next, memory_order_acquire);
-	}
-	return 0;
-}
-
 /* The units of an entry of n frames. */
 static uint32_t units_of(size_t n)
 {
 	return (uint32_t)((sizeof(struct entry) + n * sizeof(uintptr_t) + UNIT - 1) / UNIT);
-}
-
-static void link_entry(struct buckets *t, uint32_t id, struct entry *e)
-{
-	_Atomic uint32_t *b = &t->b[e->hash >> (64 - t->bits)];
-	atomic_store_explicit(&e->next, atomic_load_explicit(b, memory_order_relaxed),
-			      memory_order_relaxed);
-	atomic_store_explicit(b, id, memory_order_release);
-}
-
-/* A table of 2^bits buckets with every stored entry linked in, in the
- * order stored; NULL when it cannot be mapped.  Under the lock. */
-static struct buckets *rehash(unsigned bits)
-{
-	/* mc_map: resident from the start, as its writes scatter */
-	struct buckets *t = mc_map(sizeof *t + ((size_t)1 << bits) * sizeof t->b[0]);
-	if (!t)
-		return NULL;
-	t->bits = bits;
-	for (uint32_t id = 1, n = atomic_load_explicit(&nids, memory_order_relaxed); id < n; id++)
-		link_entry(t, id, entry_of(id));
-	return t;
 }
 
 /* Segment k of an array of elements of elem bytes (the arena's units or
@@ -239,98 +188,33 @@ static uint32_t take_id(void)
 	return id;
 }
 
-/* A new stack's chain is read once: the lookup under the lock is made
- * again only where the chains changed since the first began (chains_gen:
- * bumped under the lock after each link and each new table, so the first
- * lookup, which read it before, saw every link it counts).  A new stack's
- * lookup misses in every entry of its chain, a cache miss each where
- * stacks are many: read twice, lookup was 4.9% of tree_bench's samples
- * (perf, 5 M blocks, the first pass over its documents storing 90,000
- * stacks). */
-uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
-{
-	uint32_t seen = atomic_load_explicit(&chains_gen, memory_order_acquire);
-	uint32_t id = lookup(h, f, n);
-	if (id || n <= 0)
-		return id;
-	mc_depot_lock();
-	if (atomic_load_explicit(&chains_gen, memory_order_relaxed) != seen)
-		id = lookup(h, f, n);
-	struct buckets *t = atomic_load_explicit(&table, memory_order_relaxed);
-	size_t nstacks = atomic_load_explicit(&nids, memory_order_relaxed) - 1;
-	if (!id && (!t || (nstacks >= (size_t)2 << t->bits && t->bits < BUCKETS_MAX_BITS))) {
-		struct buckets *bigger = rehash(t ? t->bits + 2 : BUCKETS_MIN_BITS);
-		if (bigger) {
-			atomic_store_explicit(&table, t = bigger, memory_order_release);
-			chains_gen_bump();
-		}
-	}
-	if (!id && t) {
-		uint32_t unit = take(units_of((size_t)n));
-		id = unit ? take_id() : 0;
-		if (id) {
-			struct entry *e = entry_at(unit);
-			e->hash = h;
-			e->depth = (uint32_t)n;
-			memcpy(e->frames, f, (size_t)n * sizeof *f);
-			/* the site's unit, then the id, then the link: a reader
-			 * that finds the id finds the entry */
-			__atomic_store_n(&mc_site_of(id)->unit, unit, __ATOMIC_RELEASE);
-			atomic_store_explicit(&nids, id + 1, memory_order_release);
-			link_entry(t, id, e);
-			chains_gen_bump();
-		}
-	}
-	bool say = !id && !said_full;
-	said_full |= say;
-	mc_depot_unlock();
-	if (say)
-		mc_log("the stack depot is full or cannot be mapped: stacks stored from now "
-		       "on are empty");
-	return id;
-}
-
-/* ---- the index of walked stacks ----------------------------------------
- * A stack whose capture stacks.c can repeat from its frame-pointer walk
- * alone (its walked mark: capture_known) is also found here by its hash,
- * in one 16-byte slot, where lookup() reads a bucket, then the head and
- * frames of each entry in its chain: where stacks are many (a parser's
- * 90,000 paths, 17 MiB of entries) that was three or four cache misses
- * and TLB misses a capture, here one.  (The same lookup by the hash
- * alone, in the chains, with the mark in each entry, ran slower: a
- * chain's entries lie pages apart.)  A 64-bit hash match is taken as the
- * stack, as the threads' caches take it (stacks.c): a false match needs a
- * collision among the stacks of one process.  Open addressing, insert
- * only, under the depot's lock; a slot's value (id, mark) is written
- * before its key, so a reader that sees the key sees the value.  Doubled
- * when half full (by fours it took 16 MiB for 90,000 stacks, no faster);
- * old tables stay mapped for readers still in them, and are memcheck's
- * own memory (mc_map), as the depot's is. */
-struct walked_index {
-	unsigned bits;
-	size_t used;
-	struct idx_slot s[];
-};
-#define IDX_MIN_BITS 10
-#define IDX_MAX_BITS 24
-static _Atomic(struct walked_index *) windex;
-
-static void idx_put(struct walked_index *t, uint64_t key, uint64_t val)
-{
-	size_t mask = ((size_t)1 << t->bits) - 1;
-	for (size_t i = (size_t)(key >> (64 - t->bits));; i = (i + 1) & mask) {
-		uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);
-		if (k == key)
-			return;
-		if (!k) {
-			atomic_store_explicit(&t->s[i].val, val, memory_order_relaxed);
-			atomic_store_explicit(&t->s[i].key, key, memory_order_release);
-			t->used++;
-			return;
-		}
-	}
-}
-
+/* ---- the index ------------------------------------------------------------
+ * Every stored stack has a slot here under its hash (1 for a hash of 0:
+ * a key of 0 is an empty slot), its walked mark 0 until stacks.c marks
+ * it.  Two lookups read it:
+ *  - by frames (lookup, for mc_depot_intern): each slot of the key is a
+ *    candidate, compared frame by frame with its entry, so stacks whose
+ *    hashes collide are both stored and both found;
+ *  - by hash alone (idx_find, for mc_depot_known): a stack whose capture
+ *    stacks.c can repeat from its frame-pointer walk alone (its walked
+ *    mark: capture_known) is named by one 16-byte slot, where the frames'
+ *    lookup reads the entry too: where stacks are many (a parser's 90,000
+ *    paths, 17 MiB of entries) that is a cache and TLB miss a capture
+ *    instead of three or four.  A 64-bit hash match is taken as the stack,
+ *    as the threads' caches take it (stacks.c): a false match needs a
+ *    collision among the stacks of one process.  A stack marked
+ *    WALKED_FP is named by its own slot; one marked WALKED_RUN by a slot
+ *    of its own key besides (stacks.c: the walk's hash with the run's).
+ * Open addressing, insert only, under the depot's lock; a slot's value
+ * (id, mark) is written before its key, so a reader that sees the key
+ * sees the value, and a mark is set by storing the whole value again.
+ * Doubled when half full (by fours it took 16 MiB for 90,000 stacks, no
+ * faster); it may grow until it holds as many slots as two for every id
+ * (IDX_MAX_BITS), so it never fills before the ids do: a stack it cannot
+ * take (no memory for a larger table) is not stored, as where the depot
+ * is full, since a stack stored but not indexed would be stored again at
+ * every capture.  Old tables stay mapped for readers still in them, and
+ * are memcheck's own memory (mc_map), as the depot's is. */
 /* A slot's value: the id, its walked mark and the low bits of its key,
  * which a reader of an entry's then checks against the key it read:
  * writers of a then take no lock, and a reader may find one writer's key
@@ -346,6 +230,83 @@ static inline bool idx_val_of(uint64_t v, uint64_t key)
 {
 	return v >> 34 == (key & ((1ull << CHECK_BITS) - 1));
 }
+
+struct walked_index {
+	unsigned bits;
+	size_t used;
+	struct idx_slot s[];
+};
+#define IDX_MIN_BITS 10
+#define IDX_MAX_BITS 29
+_Static_assert((3ull << IDX_MAX_BITS) / 4 > 2ull * MC_STACK_ID_MAX,
+	       "the index takes two slots for every id");
+static _Atomic(struct walked_index *) windex;
+
+/* A key in the index: the hash, or 1 for 0. */
+static inline uint64_t idx_key(uint64_t h)
+{
+	return h ? h : 1;
+}
+
+/* key/val in the first empty slot of key's probe (after any of the same
+ * key).  Under the lock, with room (idx_room). */
+static void idx_put(struct walked_index *t, uint64_t key, uint64_t val)
+{
+	size_t mask = ((size_t)1 << t->bits) - 1;
+	for (size_t i = (size_t)(key >> (64 - t->bits));; i = (i + 1) & mask) {
+		if (!atomic_load_explicit(&t->s[i].key, memory_order_relaxed)) {
+			atomic_store_explicit(&t->s[i].val, val, memory_order_relaxed);
+			atomic_store_explicit(&t->s[i].key, key, memory_order_release);
+			t->used++;
+			return;
+		}
+	}
+}
+
+/* The index with room for one slot more, doubled if it was half full;
+ * NULL where it has none (a larger table cannot be mapped).  Under the
+ * lock. */
+static struct walked_index *idx_room(void)
+{
+	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
+	if (!t || (t->used + 1 > ((size_t)1 << t->bits) / 2 && t->bits < IDX_MAX_BITS)) {
+		unsigned bits = t ? t->bits + 1 : IDX_MIN_BITS;
+		struct walked_index *n = mc_map(sizeof *n + ((size_t)1 << bits) * sizeof n->s[0]);
+		if (n) {
+			n->bits = bits;
+			for (size_t i = 0; t && i < (size_t)1 << t->bits; i++) {
+				uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);
+				if (k)
+					idx_put(n, k, atomic_load_explicit(&t->s[i].val,
+									   memory_order_relaxed));
+			}
+			atomic_store_explicit(&windex, t = n, memory_order_release);
+		}
+	}
+	return t && t->used + 1 < ((size_t)1 << t->bits) / 4 * 3 ? t : NULL;
+}
+
+/* The stored stack of the n frames f, whose index key is key, in table
+ * t: each slot of the key is a candidate, its entry compared. */
+static uint32_t lookup(const struct walked_index *t, uint64_t key, const uintptr_t *f, int n)
+{
+	if (!t)
+		return 0;
+	size_t mask = ((size_t)1 << t->bits) - 1;
+	for (size_t i = (size_t)(key >> (64 - t->bits));; i = (i + 1) & mask) {
+		uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_acquire);
+		if (!k)
+			return 0;
+		if (k != key)
+			continue;
+		uint32_t id = (uint32_t)atomic_load_explicit(&t->s[i].val, memory_order_relaxed);
+		struct entry *e = entry_of(id);
+		if (e->depth == (uint32_t)n && idx_key(e->hash) == key &&
+		    memcmp(e->frames, f, (size_t)n * sizeof *f) == 0)
+			return id;
+	}
+}
+
 
 static uint32_t idx_find(uint64_t h, int *walked)
 {
@@ -434,6 +395,8 @@ uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
 	return id;
 }
 
+/* Mark stack id walked under key h: its own slot where h is its key
+ * (WALKED_FP), else a slot of h's (WALKED_RUN), if the index has room. */
 void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 {
 	if (!id || !h)
@@ -442,26 +405,63 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 		then_put(then_of(after), h, idx_val(id, walked, h));
 	mc_depot_lock();
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
-	if (!t || (t->used + 1 > ((size_t)1 << t->bits) / 2 && t->bits < IDX_MAX_BITS)) {
-		unsigned bits = t ? t->bits + 1 : IDX_MIN_BITS;
-		struct walked_index *n = mc_map(sizeof *n + ((size_t)1 << bits) * sizeof n->s[0]);
-		if (n) {
-			n->bits = bits;
-			for (size_t i = 0; t && i < (size_t)1 << t->bits; i++) {
-				uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);
-				if (k)
-					idx_put(n, k, atomic_load_explicit(&t->s[i].val,
-									   memory_order_relaxed));
-			}
-			atomic_store_explicit(&windex, t = n, memory_order_release);
+	size_t mask = t ? ((size_t)1 << t->bits) - 1 : 0;
+	for (size_t i = t ? (size_t)(h >> (64 - t->bits)) : 0; t; i = (i + 1) & mask) {
+		uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);
+		if (!k)
+			break;
+		uint64_t v = atomic_load_explicit(&t->s[i].val, memory_order_relaxed);
+		if (k == h && (uint32_t)v == id) {
+			if ((int)(v >> 32 & 3) != walked)
+				atomic_store_explicit(&t->s[i].val, idx_val(id, walked, h),
+						      memory_order_release);
+			t = NULL; /* marked */
 		}
 	}
-	if (t && t->used < ((size_t)1 << t->bits) / 4 * 3) /* else full: not indexed */
+	if (t && (t = idx_room()) != NULL)
 		idx_put(t, h, idx_val(id, walked, h));
 	mc_depot_unlock();
 }
 
-/* Every stored stack, in the order stored (as rehash walks them), under
+/* Looked up by its frames, without the lock, then again under it, in the
+ * newest table: a lookup that raced the table's growth may have missed
+ * the stack.  A new stack's lookup reads only the slots of its probe. */
+uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
+{
+	if (n <= 0)
+		return 0;
+	uint64_t key = idx_key(h);
+	uint32_t id = lookup(atomic_load_explicit(&windex, memory_order_acquire), key, f, n);
+	if (id)
+		return id;
+	mc_depot_lock();
+	struct walked_index *t = idx_room();
+	id = lookup(atomic_load_explicit(&windex, memory_order_relaxed), key, f, n);
+	if (!id && t) {
+		uint32_t unit = take(units_of((size_t)n));
+		id = unit ? take_id() : 0;
+		if (id) {
+			struct entry *e = entry_at(unit);
+			e->hash = h;
+			e->depth = (uint32_t)n;
+			memcpy(e->frames, f, (size_t)n * sizeof *f);
+			/* the site's unit, then the id, then the slot: a reader
+			 * that finds the slot finds the entry */
+			__atomic_store_n(&mc_site_of(id)->unit, unit, __ATOMIC_RELEASE);
+			atomic_store_explicit(&nids, id + 1, memory_order_release);
+			idx_put(t, key, idx_val(id, 0, key));
+		}
+	}
+	bool say = !id && !said_full;
+	said_full |= say;
+	mc_depot_unlock();
+	if (say)
+		mc_log("the stack depot is full or cannot be mapped: stacks stored from now "
+		       "on are empty");
+	return id;
+}
+
+/* Every stored stack, in the order stored, under
  * the lock: an entry being written is not met half done.  fn must not
  * store stacks. */
 void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), void *arg)

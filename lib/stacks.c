@@ -75,7 +75,7 @@ static int (*unw_backtrace_fn)(void **, int);
  * saved frame pointer and the return address); until learned, lo is
  * UINTPTR_MAX and top 0.
  * With it, a few recent stacks by hash: a hot allocation site finds its
- * id here without touching the depot's (cache-cold) buckets.  One TLS
+ * id here without touching the depot's (cache-cold) index.  One TLS
  * block, so a capture reaches all of it from one address. */
 #define CACHE 32
 static MC_TLS struct {

@@ -54,6 +54,44 @@ START_TEST(intern_dedupes)
 }
 END_TEST
 
+/* Stacks whose hashes collide are two stacks: the depot's index keeps
+ * both under the one key and tells them apart by their frames.  With
+ * stacks.c's hash (h = (h + frame) * K a frame), {a, b} and {a + 1,
+ * b - K} hash alike, and so do {0} (hash 0, kept under key 1) and
+ * {K^-1} (hash 1). */
+START_TEST(intern_tells_colliding_hashes_apart)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	const uint64_t k = 0x9e3779b97f4a7c15ull; /* stacks.c's HASH_K */
+	uint64_t kinv = k; /* Newton: each step doubles the bits right */
+	for (int i = 0; i < 5; i++)
+		kinv *= 2 - k * kinv;
+	ck_assert_uint_eq(k * kinv, 1);
+	for (uintptr_t base = 0x401000; base < 0x401000 + 64 * 64; base += 64) {
+		uintptr_t a[2] = { base, base + 0x777 }, b[2] = { base + 1, base + 0x777 - k };
+		uint32_t ia = mc_stack_intern(a, 2), ib = mc_stack_intern(b, 2);
+		ck_assert_uint_ne(ia, 0);
+		ck_assert_uint_ne(ib, 0);
+		ck_assert_uint_ne(ia, ib);
+		for (int again = 0; again < 3; again++) {
+			ck_assert_uint_eq(mc_stack_intern(b, 2), ib);
+			ck_assert_uint_eq(mc_stack_intern(a, 2), ia);
+		}
+		const uintptr_t *f;
+		ck_assert_int_eq(mc_stack_get(ib, &f), 2);
+		ck_assert_uint_eq(f[0], base + 1);
+	}
+	uintptr_t zero[1] = { 0 }, one[1] = { kinv };
+	uint32_t iz = mc_stack_intern(zero, 1), io = mc_stack_intern(one, 1);
+	ck_assert_uint_ne(iz, 0);
+	ck_assert_uint_ne(io, 0);
+	ck_assert_uint_ne(iz, io);
+	ck_assert_uint_eq(mc_stack_intern(zero, 1), iz);
+	ck_assert_uint_eq(mc_stack_intern(one, 1), io);
+}
+END_TEST
+
 /* An arena segment's unused end may be one unit, shorter than an
  * entry's head: walking the stacks (mc_depot_each, a rehash) must not
  * read a depth there, past the segment's end.  The arena's segment 0
@@ -308,6 +346,69 @@ START_TEST(fp_then_follows_any_order)
 }
 END_TEST
 
+/* Call paths alike in every frame pointer, and in every return address
+ * but one, deep down (frame k, 1..15), or past the depth (16..19): a
+ * path that differs within the depth is its own stack, whatever its
+ * neighbours' frames, and one that differs past it is the common
+ * stack.  Each is captured twice, with 40 other stacks between (frame 2
+ * differs; their frames here, every third round, else elsewhere on the
+ * stack), which push it out of the thread's cache (32 stacks): the
+ * captures go through the depot's thens and index too, round after
+ * round, in orders that change.  Any cache that took frames alike near
+ * the call site for the same stack (a walk cut short, a hash of fewer
+ * frames) gives a wrong stack here. */
+static uint32_t capture_variant(uintptr_t *buf, int k)
+{
+	chain(buf, 20);
+	if (k)
+		buf[4 * k + 1] = 0x50000 + (uintptr_t)k;
+	uint32_t id = mc_stack_capture(buf);
+	const uintptr_t *f;
+	ck_assert_int_eq(mc_stack_get(id, &f), 16);
+	for (int i = 0; i < 16; i++)
+		ck_assert_uint_eq(f[i], i && i == k ? 0x50000 + (uintptr_t)k : 0x10000 + (uintptr_t)i);
+	ck_assert_uint_eq(mc_stack_intern(f, 16), id);
+	return id;
+}
+
+START_TEST(fp_paths_alike_but_deep)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	enum { FRAMES = 20, OTHERS = 40 };
+	uintptr_t buf[4 * FRAMES], elsewhere[4 * FRAMES];
+	uint32_t ids[FRAMES];
+	for (int round = 0; round < 6; round++) {
+		for (int j = 0; j < FRAMES; j++) {
+			int k = round & 1 ? FRAMES - 1 - j : j; /* k 0: the common path */
+			uint32_t id = capture_variant(buf, k);
+			if (round == 0)
+				ids[k] = id;
+			else
+				ck_assert_uint_eq(id, ids[k]);
+			uintptr_t *at = round % 3 == 2 ? buf : elsewhere;
+			for (int o = 0; o < OTHERS; o++) { /* frame 2 differs */
+				chain(at, FRAMES);
+				at[9] = 0x60000 + (uintptr_t)(o * (round + 1) % OTHERS);
+				uint32_t oid = mc_stack_capture(at);
+				const uintptr_t *f;
+				ck_assert_int_eq(mc_stack_get(oid, &f), 16);
+				ck_assert_uint_eq(f[2], at[9]);
+				ck_assert_uint_eq(f[15], 0x1000f);
+			}
+			ck_assert_uint_eq(capture_variant(buf, k), ids[k]);
+		}
+	}
+	for (int k = 1; k < FRAMES; k++)
+		for (int i = 0; i < k; i++)
+			if (k < 16 && i < 16)
+				ck_assert_uint_ne(ids[k], ids[i]);
+			else if (k >= 16 && (i == 0 || i >= 16))
+				ck_assert_uint_eq(ids[k], ids[i]);
+}
+END_TEST
+
 /* ---- functions without frame pointers --------------------------------
  * nofp_* are built without a frame pointer (whatever the file's flags),
  * and call f with rbp holding what they say: a frame-pointer walk from f
@@ -481,11 +582,13 @@ int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
 	tcase_add_test(tc, intern_dedupes);
+	tcase_add_test(tc, intern_tells_colliding_hashes_apart);
 	tcase_add_test(tc, depot_walk_skips_segment_ends);
 	tcase_add_test(tc, fp_walk_starts_at_the_call_site);
 	tcase_add_test(tc, fp_walk_depth_and_stops);
 	tcase_add_test(tc, fp_cache_conflicts);
 	tcase_add_test(tc, fp_then_follows_any_order);
+	tcase_add_test(tc, fp_paths_alike_but_deep);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
