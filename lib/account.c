@@ -55,6 +55,10 @@
  * Regions (region.c) read these figures at their begin and end.
  */
 #include <errno.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -709,14 +713,51 @@ int64_t mc_account_peak_end(int64_t saved_peak)
  * wrote.  Clearing only the words that hold an address leaves everything
  * else as the allocator handed it out: a zero word is read, never
  * written, so a page of the block nobody touched stays the kernel's zero
- * page and the program's resident memory is what it was. */
+ * page and the program's resident memory is what it was.
+ *
+ * On every new block, so it counts: the default 64 bytes took 87
+ * instructions a malloc_bench step under glibc (whose free chunks keep
+ * their links there: the inner loop runs) and 61 under jemalloc, of 860
+ * and 769 (callgrind slope, with a build that scrubs under valgrind too;
+ * the library does not, so callgrind's figures of the step had never
+ * shown it).  Where the CPU has AVX2, eight words are tested with two
+ * compares and each one that holds an address is cleared by its bit;
+ * the scalar loop does the rest. */
 #define MC_IS_ADDR(w) ((w) - 4096 < ((uintptr_t)1 << 48) - 4096)
-void mc_scrub_words(void *p, size_t from, size_t n)
+static bool scrub_wide;
+/* The scrub runs last in an allocation, and nothing after it need write
+ * the scratch registers it left: one that kept a pointer into the block
+ * (w + 4, the tail's bound) was a root of the exit scan in a thread that
+ * then blocked in pause(), and made its lost block "possibly lost"
+ * (tests/prog/corpus/thread_stack).  So the registers it used are zeroed
+ * as it returns (gcc 11, clang 15). */
+#if defined(__has_attribute)
+#if __has_attribute(zero_call_used_regs)
+#define MC_NO_STALE_REGS __attribute__((zero_call_used_regs("used-gpr")))
+#endif
+#endif
+#ifndef MC_NO_STALE_REGS
+#define MC_NO_STALE_REGS
+#endif /* AVX2, and the system saves its registers */
+
+static bool have_avx2(void)
 {
-	size_t max = (size_t)mc_opt.scrub;
-	size_t to = (n < max ? n : max) & ~(size_t)7;
-	uintptr_t *w = (uintptr_t *)((char *)p + ((from + 7) & ~(size_t)7));
-	uintptr_t *end = (uintptr_t *)((char *)p + to);
+#if defined(__x86_64__)
+	unsigned a, b, c, d, lo, hi;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
+		return false;
+	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	if ((lo & 6) != 6) /* the kernel saves the YMM registers */
+		return false;
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+#else
+	return false;
+#endif
+}
+
+/* The scalar test, from w to end. */
+static inline __attribute__((always_inline)) void scrub_narrow(uintptr_t *w, uintptr_t *end)
+{
 	/* Four words tested at a time without a branch: most hold no address. */
 	for (; w + 4 <= end; w += 4)
 		if (unlikely(MC_IS_ADDR(w[0]) | MC_IS_ADDR(w[1]) | MC_IS_ADDR(w[2]) |
@@ -729,6 +770,42 @@ void mc_scrub_words(void *p, size_t from, size_t n)
 			*w = 0;
 }
 
+#if defined(__x86_64__)
+/* MC_IS_ADDR on four words at once: w - 4096 < 2^48 - 4096 unsigned is,
+ * with 2^63 added to both sides, a signed compare (AVX2 has no
+ * unsigned one): w + (2^63 - 4096) < 2^63 + 2^48 - 4096. */
+__attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS static void scrub_avx2(uintptr_t *w,
+											     uintptr_t *end)
+{
+	const __m256i bias = _mm256_set1_epi64x((long long)(UINT64_C(0x7fffffffffffffff) - 4095));
+	const __m256i limit = _mm256_set1_epi64x((long long)(UINT64_C(0x8000fffffffff000)));
+	for (; w + 8 <= end; w += 8) {
+		__m256i a = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)w), bias);
+		__m256i b = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(w + 4)), bias);
+		unsigned m = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(limit, a))) |
+			     (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(limit, b))) << 4;
+		for (; m; m &= m - 1)
+			w[__builtin_ctz(m)] = 0;
+	}
+	if (unlikely(w < end))
+		scrub_narrow(w, end);
+}
+#endif
+
+MC_NO_STALE_REGS void mc_scrub_words(void *p, size_t from, size_t n)
+{
+	size_t max = (size_t)mc_opt.scrub;
+	size_t to = (n < max ? n : max) & ~(size_t)7;
+	uintptr_t *w = (uintptr_t *)((char *)p + ((from + 7) & ~(size_t)7));
+	uintptr_t *end = (uintptr_t *)((char *)p + to);
+#if defined(__x86_64__)
+	if (likely(scrub_wide)) {
+		scrub_avx2(w, end);
+		return;
+	}
+#endif
+	scrub_narrow(w, end);
+}
 
 /* f: the block's earlier free (a double free); inside: the live block p
  * points into; neither: a pointer memcheck never saw. */
@@ -1155,6 +1232,7 @@ void mc_account_init(void)
 	pthread_key_create(&slot_key, slot_release);
 	solo_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	plain_room = solo_ok;
+	scrub_wide = have_avx2();
 }
 
 /* ---- public API ------------------------------------------------------ */

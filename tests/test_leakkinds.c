@@ -13,7 +13,10 @@
  * rows, scanned under glibc (and compared with valgrind by the
  * callback), not scanned (every block definitely lost), and scanned
  * under the three other allocators (and again with MEMCHECK_SCRUB=0 by
- * the callback).  The tests of one program each are rows too.
+ * the callback).  The tests of one program each are rows too; among
+ * them MEMCHECK_SCRUB word by word (tests/prog/plain_scrub), which makes
+ * the kinds of those rows: the bounds of an address, N below, at and
+ * past one AVX2 step of eight words, under the four allocators.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -274,8 +277,16 @@ H_CHECK(violation_names_still_reachable)
 	{ "fixture regions, run " #n " of 5", .allocators = H_ONLY(H_GLIBC),    \
 	  .run = { .prog = "leakregion", .no_report = true } }
 
+/* plain_scrub N under MEMCHECK_SCRUB=N: it says what is wrong itself. */
+#define SCRUB(n)                                                               \
+	{ "MEMCHECK_SCRUB=" #n " word by word",                                 \
+	  .run = { .prog = "plain_scrub", .args = H_LIST(#n), .flags = H_PRELOAD,   \
+		   .env = H_LIST("MEMCHECK_SCRUB=" #n), .no_report = true },        \
+	  .stdout_is = "ok\n" }
+
 static const struct h_case cases[] = {
 	CORPUS(ROWS)
+	SCRUB(40), SCRUB(64), SCRUB(72), SCRUB(200),
 	{ "a million blocks scanned", .allocators = H_ONLY(H_GLIBC), .record = "process",
 	  .run = { .prog = "plain_scan_million", .args = H_LIST("1000000"), .flags = H_PRELOAD,
 		   .env = H_LIST("MEMCHECK_MAX_LEAKS=5") },
