@@ -319,7 +319,7 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 	uintptr_t lo = 0;
 	uint64_t bias = 0;
 #endif
-	for (size_t i = 0; i < MC_ARRAY_SIZE(mods); i++)
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mods) && i < mods_next; i++)
 		if (mods[i].used && mods[i].lo == lo)
 			return mods[i].ok ? &mods[i] : NULL;
 	struct mc_elfmod *m = &mods[mods_next++ % MC_ARRAY_SIZE(mods)];
@@ -380,9 +380,13 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
 	return true;
 }
 
+/* Only the slots claimed since the last forget: the others were never
+ * written, and a walk of all sixteen (three pages) faulted in the ones
+ * a short process never used. */
 void mc_elfmod_forget(bool unmap)
 {
-	for (size_t i = 0; i < MC_ARRAY_SIZE(mods); i++)
+	size_t used = mods_next < MC_ARRAY_SIZE(mods) ? mods_next : MC_ARRAY_SIZE(mods);
+	for (size_t i = 0; i < used; i++)
 		forget(&mods[i], unmap);
 	mods_next = 0;
 }
