@@ -427,6 +427,25 @@ static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
 	add_kind(r, lo, hi, r->seg[i].kind);
 }
 
+/* The main thread's stack below here, populated in one call before the
+ * exit's work walks down it: the scan, the suppressions and the report
+ * reach ~24 KiB below this frame (a measured /bin/date), and pages first
+ * touched one by one cost a fault each (15-35 us on these VMs; four or
+ * five of them), against ~2 us a page populated.  Only within the
+ * [stack] mapping: a thread on a stack of its own (the program's memory)
+ * is left alone.  After the region's RSS was read: none of it shows in
+ * the program's figures. */
+#define EXIT_STACK (32 * 1024)
+static void exit_stack_populate(const struct mc_roots *r)
+{
+	uintptr_t hi = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
+	const struct mc_vma *m = mc_vmas_find(&r->maps, hi - 1);
+	if (!m || m->kind != MC_VMA_STACK)
+		return;
+	uintptr_t lo = hi - EXIT_STACK > m->lo ? hi - EXIT_STACK : m->lo;
+	mc_populate((void *)lo, hi - lo);
+}
+
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
 {
@@ -448,6 +467,8 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	pid_t pid = getpid();
 	uintptr_t self_tp = mc_thread_pointer();
 	bool self_main = pid == (pid_t)syscall(SYS_gettid);
+	if (from->at_exit && self_main)
+		exit_stack_populate(r);
 	uintptr_t sp = from->sp & ~(uintptr_t)7;
 	uintptr_t top = stack_top(r, sp, self_main ? 0 : self_tp);
 	if (top) {

@@ -27,8 +27,6 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -286,29 +284,9 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
  * from the word above this function's return address up, and the
  * caller's callee-saved registers are copied in through setjmp, before
  * memcheck's own code has touched a block address. */
-/* The main thread's stack below here, populated in one call before the
- * exit's work walks down it: the scan, the suppressions and the report
- * reach ~24 KiB below this frame (a measured /bin/date), and pages first
- * touched one by one cost a fault each (15-35 us on these VMs; five or
- * six of them), against ~2 us a page populated.  Below the main thread's
- * stack lie only its own reserve and the kernel's guard gap, where the
- * call populates nothing; other threads' stacks may be the program's
- * memory and are left alone.  After the region's RSS was read: none of
- * it shows in the program's figures. */
-#define EXIT_STACK (32 * 1024)
-static void exit_stack_populate(void)
-{
-	if (getpid() != (pid_t)syscall(SYS_gettid))
-		return;
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
-	mc_populate((void *)(sp - EXIT_STACK), EXIT_STACK);
-}
-
 __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
 {
 	memset(out, 0, sizeof *out);
-	if (from && from->at_exit)
-		exit_stack_populate();
 	double t0 = mc_now();
 	/* Roots that need locks first (roots.c): dl_iterate_phdr takes the
 	 * dynamic linker's lock, which a thread waiting for the table inside
