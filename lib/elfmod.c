@@ -294,6 +294,55 @@ static bool find_path(const struct mc_mapping *mp, void *arg)
 	return false;
 }
 
+/* Where each file's run of mappings begins, from one read of
+ * /proc/self/maps a session: each object named at a region's end (the
+ * program's, the C library's, ...) read the whole file before, 10-25 us
+ * and four system calls each.  An object the table does not know (mapped
+ * since) is looked for in a read of its own, as before.  Records: the
+ * start (8 bytes), then the name and its NUL. */
+static struct mc_buf runs;
+static bool runs_read;
+
+struct runs_walk {
+	char prev[sizeof ((struct mc_elfmod *)0)->path]; /* the last mapping's name */
+	bool prev_ok;
+};
+
+static bool note_run(const struct mc_mapping *mp, void *arg)
+{
+	struct runs_walk *w = arg;
+	size_t n = strlen(mp->name);
+	bool fits = n < sizeof w->prev;
+	if (fits && mp->name[0] && !(w->prev_ok && strcmp(w->prev, mp->name) == 0)) {
+		mc_buf_put(&runs, (const char *)&mp->lo, sizeof mp->lo);
+		mc_buf_put(&runs, mp->name, n + 1);
+	}
+	w->prev_ok = fits;
+	if (fits)
+		memcpy(w->prev, mp->name, n + 1);
+	return true;
+}
+
+/* The name of the mapping that starts at lo, if the session's table has it. */
+static const char *run_at(uintptr_t lo)
+{
+	if (!runs_read) {
+		runs_read = true;
+		struct runs_walk w = { .prev_ok = false };
+		if (!mc_maps_each(note_run, &w) || runs.oom)
+			mc_buf_free(&runs);
+	}
+	for (size_t at = 0; at + sizeof lo < runs.len;) {
+		uintptr_t start;
+		memcpy(&start, runs.s + at, sizeof start);
+		const char *name = runs.s + at + sizeof start;
+		if (start == lo)
+			return name;
+		at += sizeof start + strlen(name) + 1;
+	}
+	return NULL;
+}
+
 static void forget(struct mc_elfmod *m, bool unmap)
 {
 	if (unmap) {
@@ -319,7 +368,7 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 	uintptr_t lo = 0;
 	uint64_t bias = 0;
 #endif
-	for (size_t i = 0; i < MC_ARRAY_SIZE(mods); i++)
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mods) && i < mods_next; i++)
 		if (mods[i].used && mods[i].lo == lo)
 			return mods[i].ok ? &mods[i] : NULL;
 	struct mc_elfmod *m = &mods[mods_next++ % MC_ARRAY_SIZE(mods)];
@@ -329,8 +378,10 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 	m->lo = lo;
 	m->bias = bias;
 	/* The first mapping of the object is its file's (the ELF header). */
-	m->ok = mc_maps_each(find_path, m) && m->path[0] && file_open(&m->main, m->path) &&
-		pick_table(m);
+	const char *name = run_at(lo);
+	struct mc_mapping first = { .lo = lo, .hi = lo + 1, .name = name };
+	m->ok = (name ? !find_path(&first, m) : mc_maps_each(find_path, m)) && m->path[0] &&
+		file_open(&m->main, m->path) && pick_table(m);
 	return m->ok ? m : NULL;
 }
 
@@ -380,9 +431,18 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
 	return true;
 }
 
+/* Only the slots claimed since the last forget: the others were never
+ * written, and a walk of all sixteen (three pages) faulted in the ones
+ * a short process never used. */
 void mc_elfmod_forget(bool unmap)
 {
-	for (size_t i = 0; i < MC_ARRAY_SIZE(mods); i++)
+	size_t used = mods_next < MC_ARRAY_SIZE(mods) ? mods_next : MC_ARRAY_SIZE(mods);
+	for (size_t i = 0; i < used; i++)
 		forget(&mods[i], unmap);
 	mods_next = 0;
+	if (unmap)
+		mc_buf_free(&runs);
+	else
+		runs = (struct mc_buf){ 0 };
+	runs_read = false;
 }

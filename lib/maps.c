@@ -95,6 +95,42 @@ static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
 	}
 }
 
+struct clip {
+	size_t i;
+	uintptr_t lo, hi;
+	void (*fn)(size_t, uintptr_t, uintptr_t, void *);
+	void *arg;
+};
+
+static void clip_run(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	const struct clip *c = arg;
+	if (lo < c->lo)
+		lo = c->lo;
+	if (hi > c->hi)
+		hi = c->hi;
+	if (lo < hi)
+		c->fn(c->i, lo, hi, c->arg);
+}
+
+void mc_resident_each(const struct mc_root *v, size_t n,
+		      void (*fn)(size_t i, uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+	unsigned char *vec = n ? mc_map_io(CHUNK) : NULL; /* the kernel writes it */
+	for (size_t i = 0; i < n; i++) {
+		struct clip c = { i, v[i].lo, v[i].hi, fn, arg };
+		if (c.lo >= c.hi)
+			continue;
+		if (!vec) /* cannot tell: read it */
+			fn(i, c.lo, c.hi, arg);
+		else
+			resident_runs(c.lo & ~(uintptr_t)4095, (c.hi + 4095) & ~(uintptr_t)4095, vec,
+				      clip_run, &c);
+	}
+	if (vec)
+		mc_unmap_io(vec, CHUNK);
+}
+
 void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {

@@ -102,7 +102,7 @@ struct taking {
 	 * is not read, which would map it (and footprint.c would then count
 	 * it as memcheck's own) */
 	const struct mc_site *shard[SHARDS];
-	unsigned char resident[SHARDS][SHARD_PAGES];
+	unsigned char (*resident)[SHARD_PAGES];
 };
 
 /* Keep site (bytes, blocks) among the k largest of p, or sum it in the
@@ -167,8 +167,12 @@ static void take_site(uint32_t id, struct mc_site *s, void *arg)
 /* The newest generation's figures into p. */
 static void take(struct mc_peak *p)
 {
-	static struct taking t; /* 7.5 KiB: not on the stack; under region.c's lock */
-	t.p = p;
+	/* 7.5 KiB: not on the stack; under region.c's lock.  Apart from
+	 * the rest, whose first write faulted a page of .bss in at every
+	 * region's end: a vector is written only for a shard that exists
+	 * (none in a process whose only thread is the main one). */
+	static unsigned char resident[SHARDS][SHARD_PAGES];
+	struct taking t = { .p = p, .resident = resident };
 	t.gen = gen_now();
 	t.k = (uint32_t)mc_opt.peak_sites;
 	if (t.k > MC_PEAK_SITES_MAX)

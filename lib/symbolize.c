@@ -358,9 +358,9 @@ static struct unit_memo {
 static unsigned unit_next;
 
 /* A compile unit's top-level DIEs with addresses, by range (scopes_at):
- * the units of the printed frames, a few, the oldest replaced.  Apart
- * from mod_caches, which end_session walks: its pages are touched only
- * where a frame was printed (fns_used, among the small variables). */
+ * the units of the printed frames, a few, the oldest replaced.  Like
+ * mod_caches', its pages are touched only where a frame was printed
+ * (fns_used, among the small variables, bounds end_session's walk). */
 struct unit_fns {
 	const void *unit;       /* the unit DIE's bytes (unique in a session) */
 	bool usable;            /* false: imported units, or libdw failed */
@@ -391,7 +391,17 @@ struct mod_cache {
 };
 
 static struct mod_cache mod_caches[16];
-static unsigned mod_caches_next;
+static unsigned mod_caches_next; /* claims this session: the slots below it
+				  * (all past 16) are the only ones touched,
+				  * and the only ones walked: a session
+				  * without libdw faults in none of their
+				  * two pages */
+
+static size_t mod_caches_used(void)
+{
+	return mod_caches_next < MC_ARRAY_SIZE(mod_caches) ? mod_caches_next
+							   : MC_ARRAY_SIZE(mod_caches);
+}
 
 /* d forgotten, and what the memos kept of it. */
 static void dstr_forget(struct dstr *d)
@@ -428,7 +438,7 @@ static struct mc_elfmod *own_module(uintptr_t addr)
 
 static struct mod_cache *mod_cache(Dwfl_Module *mod)
 {
-	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
+	for (size_t i = 0; i < mod_caches_used(); i++)
 		if (mod_caches[i].mod == mod)
 			return &mod_caches[i];
 	struct mod_cache *c = &mod_caches[mod_caches_next++ % MC_ARRAY_SIZE(mod_caches)];
@@ -884,8 +894,9 @@ static void end_session(void)
 		dw.end(session);
 	session = NULL;
 	session_checked = false;
-	for (size_t i = 0; i < MC_ARRAY_SIZE(mod_caches); i++)
+	for (size_t i = 0; i < mod_caches_used(); i++)
 		mod_cache_free(&mod_caches[i]);
+	mod_caches_next = 0;
 	unit_fns_forget();
 	dstr_nmemo = 0;
 	memset(unit_memo, 0, sizeof unit_memo);
@@ -1456,6 +1467,7 @@ void mc_symbolize_postfork(bool child)
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);
+		mod_caches_next = 0;
 		/* Zeroed, not freed: the thread that held the lock may have been
 		 * building or freeing one (a stale buffer's munmap in the child
 		 * took away whatever was mapped there since: forklocks' children
