@@ -1029,7 +1029,8 @@ void mc_prog_maps_free(struct mc_prog_maps *r);
 void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* The resident pages of each range v[i] (mincore), in runs cut to the
- * range, to fn with the range's index (maps.c). */
+ * range, to fn with the range's index; every page where the system has
+ * swap (maps.c). */
 void mc_resident_each(const struct mc_root *v, size_t n,
 		      void (*fn)(size_t i, uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* The C library's mmap family, looked up by lookup (life.c's). */

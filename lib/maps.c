@@ -10,6 +10,7 @@
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
 #include "internal.h"
 
@@ -113,10 +114,20 @@ static void clip_run(uintptr_t lo, uintptr_t hi, void *arg)
 		c->fn(c->i, lo, hi, c->arg);
 }
 
+/* Can a page the program wrote be out of memory?  mincore calls a
+ * swapped-out page not resident, as it does a page never written. */
+static bool swap_configured(void)
+{
+	struct sysinfo si;
+	return sysinfo(&si) != 0 || si.totalswap > 0;
+}
+
 void mc_resident_each(const struct mc_root *v, size_t n,
 		      void (*fn)(size_t i, uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
-	unsigned char *vec = n ? mc_map_io(CHUNK) : NULL; /* the kernel writes it */
+	/* With swap, every page: the objects' segments are small, and a
+	 * global swapped out may hold the only pointer to a block. */
+	unsigned char *vec = n && !swap_configured() ? mc_map_io(CHUNK) : NULL; /* the kernel writes it */
 	for (size_t i = 0; i < n; i++) {
 		struct clip c = { i, v[i].lo, v[i].hi, fn, arg };
 		if (c.lo >= c.hi)

@@ -455,8 +455,8 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	 * not resident was never written: .bss zeros, or .data as the file
 	 * has it, which points to no block.  Reading it would fault it in
 	 * (15-35 us a page here): the C library's .bss was 8 of a measured
-	 * /bin/date's page faults at exit.  A page swapped out reads as not
-	 * resident too, as for the program's own mappings (maps.c). */
+	 * /bin/date's page faults at exit.  On a system with swap every
+	 * page is read: mincore calls a page swapped out not resident. */
 	mc_resident_each(r->seg, r->nseg, add_segment_run, r);
 	if (!mc_vmas_read(&r->maps)) {
 		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
