@@ -1514,6 +1514,15 @@ void mc_supp_free(struct mc_supps *s);
 bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,
 		   char *err, size_t errlen);
 bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen);
+/* mc_supp_load with the file read into io's buffer, kept for the next
+ * file (grown for a larger one); mc_supp_io_free unmaps it. */
+struct mc_supp_io {
+	char *buf;
+	size_t cap;
+};
+bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io,
+		     char *err, size_t errlen);
+void mc_supp_io_free(struct mc_supp_io *io);
 size_t mc_supp_count(const struct mc_supps *s);   /* leak entries */
 size_t mc_supp_others(const struct mc_supps *s);  /* other entries */
 /* Entry i's name, and the file and line of its '{'. */

@@ -27,10 +27,12 @@ static bool loaded;
 static char bad[200];            /* the first file that did not parse */
 static char self[1024];          /* libmemcheck's path, for obj: patterns */
 
-static void load_file(const char *path)
+/* io: a buffer kept for the next file, or NULL */
+static void load_file(const char *path, struct mc_supp_io *io)
 {
 	char err[512];
-	if (mc_supp_load(supps, path, err, sizeof err))
+	if (io ? mc_supp_load_io(supps, path, io, err, sizeof err)
+	       : mc_supp_load(supps, path, err, sizeof err))
 		return;
 	mc_log("suppressions not read: %s", err);
 	if (!bad[0])
@@ -78,11 +80,13 @@ static bool load_dir(const char *dir)
 			names[j] = names[j - 1];
 			names[j - 1] = t;
 		}
+	struct mc_supp_io io = { 0 };   /* one buffer for all the files */
 	for (int i = 0; i < n; i++) {
 		char path[1536];
 		if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path)
-			load_file(path);
+			load_file(path, &io);
 	}
+	mc_supp_io_free(&io);
 	return true;
 }
 
@@ -141,7 +145,7 @@ static void load(void)
 		if (len && len < sizeof path) {
 			memcpy(path, p, len);
 			path[len] = 0;
-			load_file(path);
+			load_file(path, NULL);
 		}
 		p = colon ? colon + 1 : p + len;
 	}

@@ -410,6 +410,78 @@ START_TEST(generated_entries_read_back)
 }
 END_TEST
 
+static void write_temp(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	size_t n = strlen(text);
+	ck_assert_int_eq(write(fd, text, n), (ssize_t)n);
+	close(fd);
+}
+
+/* mc_supp_load_io: the shipped directory's files read through one buffer
+ * (supp_region.c's load_dir).  A smaller file reuses it, a larger one
+ * grows it, and a file is read only to its own end, never into what a
+ * longer file before it left in the buffer: every answer is the one
+ * mc_supp_load gives the file alone. */
+START_TEST(files_through_one_buffer)
+{
+	/* closed by the bytes a longer file leaves behind it, if read past its end */
+	static const char open_entry[] = "{\n   open\n   Memcheck:Leak\n   fun:f\n";
+	char longer[] = "/tmp/unit_supp_XXXXXX", shorter[] = "/tmp/unit_supp_XXXXXX",
+	     large[] = "/tmp/unit_supp_XXXXXX";
+	char text[12000];
+	snprintf(text, 4096, "%s}\n%s}\n%s}\n", open_entry, open_entry, open_entry);
+	write_temp(longer, text);
+	write_temp(shorter, open_entry);
+	size_t used = strlen(valgrind_file);
+	memcpy(text, valgrind_file, used);
+	while (used < 10000) /* past the buffer's first two pages */
+		text[used++] = '#', text[used++] = '\n';
+	text[used] = 0;
+	write_temp(large, text);
+
+	struct mc_supps *s = mc_supp_new(), *alone = mc_supp_new();
+	struct mc_supp_io io = { 0 };
+	char err_alone[1024];
+	ck_assert_msg(mc_supp_load_io(s, longer, &io, err, sizeof err), "%s", err);
+	ck_assert_uint_eq(mc_supp_count(s), 3);
+	char *buf = io.buf;
+	size_t cap = io.cap;
+	ck_assert_ptr_nonnull(buf);
+	ck_assert(!mc_supp_load_io(s, shorter, &io, err, sizeof err));
+	ck_assert(!mc_supp_load(alone, shorter, err_alone, sizeof err_alone));
+	ck_assert_str_eq(err, err_alone);
+	ck_assert_msg(strstr(err, "found the end of the file"), "%s", err);
+	ck_assert_ptr_eq(io.buf, buf);         /* the smaller file: the same buffer, */
+	ck_assert_uint_eq(io.cap, cap);
+	/* not cleared again: the longer file's '}' is still there behind it */
+	ck_assert_int_eq(io.buf[sizeof open_entry - 1], '}');
+	ck_assert_uint_eq(mc_supp_count(s), 3); /* a file that does not parse adds nothing */
+	ck_assert_msg(mc_supp_load_io(s, large, &io, err, sizeof err), "%s", err);
+	ck_assert_uint_gt(io.cap, used);         /* grown for the larger one */
+	ck_assert_msg(mc_supp_load(alone, large, err_alone, sizeof err_alone), "%s", err_alone);
+	ck_assert_uint_eq(mc_supp_count(s), 3 + mc_supp_count(alone));
+	ck_assert_uint_eq(mc_supp_others(s), mc_supp_others(alone));
+	for (size_t i = 0; i < mc_supp_count(alone); i++) {
+		const char *f1, *f2;
+		int l1, l2;
+		ck_assert_str_eq(mc_supp_name(s, 3 + i, &f1, &l1), mc_supp_name(alone, i, &f2, &l2));
+		ck_assert_str_eq(f1, f2);
+		ck_assert_int_eq(l1, l2);
+	}
+	mc_supp_io_free(&io);
+	ck_assert_ptr_null(io.buf);
+	ck_assert_uint_eq(io.cap, 0);
+	mc_supp_io_free(&io);                  /* twice: nothing to unmap */
+	mc_supp_free(s);
+	mc_supp_free(alone);
+	unlink(longer);
+	unlink(shorter);
+	unlink(large);
+}
+END_TEST
+
 START_TEST(load_files)
 {
 	struct mc_supps *s = mc_supp_new();
@@ -592,6 +664,7 @@ int main(void)
 	tcase_add_test(tc, virtual_frame_zero);
 	tcase_add_test(tc, generated_entries_read_back);
 	tcase_add_test(tc, load_files);
+	tcase_add_test(tc, files_through_one_buffer);
 	tcase_add_test(tc, quick_view_answers_as_frames);
 	return h_run_suite(NULL);
 }
