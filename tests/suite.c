@@ -8,18 +8,39 @@
 #include <check.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static Suite *the_suite;
 
 /* A run may take $H_TIMEOUT seconds (harness.c; 20 by default, which the
  * tests' own limits are set for): raised for a loaded machine, it
  * stretches them alike, or check would kill a test whose runs the
- * harness still waits for. */
+ * harness still waits for.  A machine busier than its processors (the
+ * one-minute load average over the processors online) stretches them
+ * too, by that ratio: a wall-clock limit set on an idle machine says
+ * nothing about memcheck when other jobs take the processors.  Read once
+ * (the first call, before check forks the tests), so that a test's own
+ * limit and check's limit for it grow alike. */
+static double load_factor(void)
+{
+	static double factor;
+	if (factor == 0) {
+		double load[1];
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		factor = 1;
+		if (cpus > 0 && getloadavg(load, 1) == 1 && load[0] / cpus > 1)
+			factor = load[0] / cpus;
+	}
+	return factor;
+}
+
 double h_stretch(double timeout)
 {
 	const char *t = getenv("H_TIMEOUT");
 	double run = t ? atof(t) : 0;
-	return run > 20 ? timeout * run / 20 : timeout;
+	double by = run > 20 ? run / 20 : 1;
+	double load = load_factor();
+	return timeout * (load > by ? load : by);
 }
 
 TCase *h_tcase(const char *name, double timeout)

@@ -18,11 +18,13 @@ struct Suite;
 /* A test case of the test program's suite named name, whose tests may
  * take timeout seconds each (check's default when 0; stretched by
  * H_TIMEOUT/20 when H_TIMEOUT, the harness's limit for one run, is over
- * its default 20); add tests to the TCase returned.  The first call names
+ * its default 20, or by the load average over the processors when that
+ * is larger and over 1); add tests to the TCase returned.  The first call names
  * the suite too. */
 struct TCase *h_tcase(const char *name, double timeout);
-/* A test's own time limit of secs, stretched alike (by H_TIMEOUT/20 when
- * that is over 1): for limits a test measures itself. */
+/* A test's own time limit of secs, stretched alike (by H_TIMEOUT/20 or
+ * the load over the processors, whichever is larger, when over 1): for
+ * limits a test measures itself. */
 double h_stretch(double secs);
 /* Run s (NULL: the one h_tcase made) in CK_NORMAL mode; returns the
  * process exit status. */
