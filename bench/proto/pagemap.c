@@ -581,24 +581,7 @@ static void stats(void)
 
 /* ---- the wrappers ---------------------------------------------------------- */
 
-static char boot[8192] __attribute__((aligned(16)));
-static size_t boot_used;
-static int resolving;
-
-static int is_boot(const void *p)
-{
-	return (const char *)p >= boot && (const char *)p < boot + sizeof boot;
-}
-
-static void *boot_alloc(size_t n)
-{
-	size_t off = boot_used;
-	n = (n + 15) & ~(size_t)15;
-	if (n > sizeof boot - off)
-		return NULL;
-	boot_used += n;
-	return boot + off;
-}
+#include "../boot.h" /* boot, is_boot, boot_alloc, resolving */
 
 #define NEXT(name) next_##name = (__typeof__(next_##name))dlsym(RTLD_NEXT, #name)
 
