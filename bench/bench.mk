@@ -53,7 +53,7 @@ $(B)/bench/tree_bench_lsan: bench/tree_bench.c bench/bench.h | $(B)/bench
 
 # A preload that only forwards malloc/free/calloc/realloc: the floor under
 # memcheck's count mode, timed beside it.
-$(B)/bench/libnull_interpose.so: bench/null_interpose.c | $(B)/bench
+$(B)/bench/libnull_interpose.so: bench/null_interpose.c bench/boot.h | $(B)/bench
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -fno-builtin \
 		-o $@ $< -ldl
 

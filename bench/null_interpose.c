@@ -19,26 +19,7 @@ static void *(*next_calloc)(size_t, size_t);
 static void *(*next_realloc)(void *, size_t);
 static void (*next_free)(void *);
 
-/* dlsym may allocate: until it returns, calls are served from here and
- * never freed. */
-static char boot[8192] __attribute__((aligned(16)));
-static size_t boot_used;
-static int resolving;
-
-static int is_boot(const void *p)
-{
-	return (const char *)p >= boot && (const char *)p < boot + sizeof boot;
-}
-
-static void *boot_alloc(size_t n)
-{
-	size_t off = boot_used;
-	n = (n + 15) & ~(size_t)15;
-	if (n > sizeof boot - off)
-		return NULL;
-	boot_used += n;
-	return boot + off; /* zero: static and never reused */
-}
+#include "boot.h" /* boot, is_boot, boot_alloc, resolving */
 
 static void resolve(void)
 {
