@@ -113,6 +113,8 @@ int mc_elfmod_slot(const struct mc_elfmod *m);
 const char *mc_elfmod_path(const struct mc_elfmod *m);
 int mc_elfmod_debuginfo(const struct mc_elfmod *m);
 uint64_t mc_elfmod_bias(const struct mc_elfmod *m);
+/* The symbol table names come from (its raw entries and their count). */
+const struct mc_symtab *mc_elfmod_symtab(const struct mc_elfmod *m);
 /* dwfl_module_addrname's answer at addr; *ask: libdw must say. */
 const char *mc_elfmod_name(struct mc_elfmod *m, uintptr_t addr, bool *ask);
 /* The same for n addresses of m, ascending (mc_symtab_names_raw). */

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <dwarf.h>
+#include <fcntl.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -516,6 +517,43 @@ END_TEST
  * dwarf_getscopes_die, which memcheck asked before: over the code of
  * this program (built -O1 -g, lib/'s objects in it, with inlined calls),
  * the same number of frames with the same names. */
+/* Is the page at p present in this process's page table
+ * (/proc/self/pagemap's bit 63), not only in the page cache? */
+static bool page_present(const void *p)
+{
+	static int fd = -1;
+	if (fd < 0)
+		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e = 0;
+	off_t at = (off_t)((uintptr_t)p / 4096 * sizeof e);
+	ck_assert_int_eq(pread(fd, &e, sizeof e, at), (ssize_t)sizeof e);
+	return e >> 63 & 1;
+}
+
+/* The table elfmod.c reads names from is mapped in whole when its files
+ * are read, before the first name: its first read goes over every
+ * entry, and each 64 KiB of it was otherwise a page fault (the C
+ * library's debug table: 7 of them). */
+START_TEST(table_mapped_at_once)
+{
+	mc_elfmod_forget(true);   /* the files mapped afresh */
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (!m)
+		return;   /* the C library left to libdw here: nothing read */
+	const struct mc_symtab *t = mc_elfmod_symtab(m);
+	ck_assert_int_gt(t->nsyms, 1);
+	const char *lo = (const char *)t->raw.sym, *hi = lo + (size_t)t->nsyms * sizeof *t->raw.sym;
+	size_t absent = 0, pages = 0;
+	for (const char *p = (const char *)((uintptr_t)lo & ~(uintptr_t)4095); p < hi; p += 4096) {
+		pages++;
+		absent += !page_present(p);
+	}
+	ck_assert_msg(!absent, "%zu of the table's %zu pages not mapped", absent, pages);
+	mc_elfmod_forget(true);
+}
+END_TEST
+
 START_TEST(scopes_as_libdw_walks)
 {
 	if (!libdw_session())
@@ -587,5 +625,6 @@ int main(void)
 	tcase_add_test(tc, names_as_libdw_chooses);
 	tcase_add_test(tc, own_reading_as_libdw);
 	tcase_add_test(tc, scopes_as_libdw_walks);
+	tcase_add_test(tc, table_mapped_at_once);
 	return h_run_suite(NULL);
 }
