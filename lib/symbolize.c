@@ -1437,6 +1437,13 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
 	mc_symbolize_frames(pc, out, 1);
 }
 
+void mc_symbolize_maps_lend(const struct mc_buf *runs)
+{
+	pthread_mutex_lock(&lock);
+	mc_elfmod_runs_lend(runs);
+	pthread_mutex_unlock(&lock);
+}
+
 void mc_symbolize_end(void)
 {
 	pthread_mutex_lock(&lock);
@@ -1464,6 +1471,7 @@ void mc_symbolize_postfork(bool child)
 	}
 	pthread_mutex_init(&lock, NULL);
 	session_checked = false;
+	mc_elfmod_runs_lend(NULL);   /* the scan that lent it is the parent's */
 	if (!fork_has_lock) {
 		session = NULL;
 		memset(mod_caches, 0, sizeof mod_caches);

@@ -129,6 +129,10 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
  * into path (empty: skipped, too long or file itself); false past the
  * last. */
 bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path, size_t cap);
+/* The table of mc_maps_runs_note's records that the objects' paths are
+ * taken from (NULL: a read of /proc/self/maps of elfmod.c's own), lent
+ * by the scan (mc_symbolize_maps_lend). */
+void mc_elfmod_runs_lend(const struct mc_buf *runs);
 /* Every object forgotten (unmap: its files and tables released; false in
  * a forked child, where another thread may have been reading them). */
 void mc_elfmod_forget(bool unmap);

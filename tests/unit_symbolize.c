@@ -554,6 +554,40 @@ START_TEST(table_mapped_at_once)
 }
 END_TEST
 
+/* An object's file is named by the table the scan lent (its read of
+ * /proc/self/maps), not by a read of elfmod.c's own: a path spelled
+ * otherwise in the lent table is the one given. */
+START_TEST(paths_from_the_lent_maps_read)
+{
+	Dl_info libc;
+	ck_assert(dladdr((void *)&getpid, &libc));
+	char spelled[300];
+	const char *slash = strrchr(libc.dli_fname, '/');
+	ck_assert_ptr_nonnull(slash);
+	snprintf(spelled, sizeof spelled, "%.*s/.%s", (int)(slash - libc.dli_fname),
+		 libc.dli_fname, slash);
+	struct mc_buf runs = { 0 };
+	struct mc_maps_runs w = { .b = &runs };
+	struct mc_mapping first = { .lo = (uintptr_t)libc.dli_fbase,
+				    .hi = (uintptr_t)libc.dli_fbase + 4096, .name = spelled };
+	mc_maps_runs_note(&w, &first);
+	ck_assert(!runs.oom);
+	mc_elfmod_forget(true);
+	mc_elfmod_runs_lend(&runs);
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (m)
+		ck_assert_str_eq(mc_elfmod_path(m), spelled);
+	mc_elfmod_forget(true);
+	mc_elfmod_runs_lend(NULL);
+	m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (m)
+		ck_assert_str_ne(mc_elfmod_path(m), spelled);
+	mc_elfmod_forget(true);
+	mc_buf_free(&runs);
+}
+END_TEST
+
 START_TEST(scopes_as_libdw_walks)
 {
 	if (!libdw_session())
@@ -626,5 +660,6 @@ int main(void)
 	tcase_add_test(tc, own_reading_as_libdw);
 	tcase_add_test(tc, scopes_as_libdw_walks);
 	tcase_add_test(tc, table_mapped_at_once);
+	tcase_add_test(tc, paths_from_the_lent_maps_read);
 	return h_run_suite(NULL);
 }
