@@ -1506,6 +1506,9 @@ void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n);
  * no such bytes. */
 bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len);
 void mc_symbolize_end(void);
+/* The same at the process's last report: the objects' files and their
+ * tables are forgotten, not unmapped (the exit drops them). */
+void mc_symbolize_end_at_exit(void);
 /* Around fork (life.c's handlers): the lock libdw is used under is
  * only tried (its holder may be waiting for the allocator); a child
  * whose parent was using libdw on another thread forgets that session. */
