@@ -877,18 +877,21 @@ void mc_blocks_after_fork_child(void);
 /* Leak kinds, valgrind's: what the scan found for each block. */
 enum mc_kind { MC_KIND_DEFINITE, MC_KIND_INDIRECT, MC_KIND_POSSIBLE, MC_KIND_REACHABLE };
 /* Every live block, classified (mmap'd arrays). */
+/* Room for the table of where each file's mappings begin
+ * (mc_maps_runs_note) that a scan's read keeps: a C test program's
+ * ~20 runs take ~1 KiB, python3's 29 2 KiB.  A larger table is dropped
+ * (its user reads /proc/self/maps again); none is mapped, so none cost
+ * an mmap and an munmap of its own. */
+#define MC_RUNS_FIXED 3072
 struct mc_scan {
 	void *v;                /* the blocks, by address */
 	uint8_t *state;         /* enum mc_kind of each */
 	size_t n, cap;
 	double seconds;         /* the scan's own time */
 	/* The files' runs of its mappings (mc_maps_runs_note), lent to
-	 * elfmod.c until mc_scan_free: a copy in runs_copy (cap 0) where
-	 * they fit, so that the buffer read into goes back to util.c's
-	 * kept mappings at once (held, it cost the suppressions' parse a
-	 * mapping and the region's end an munmap) */
+	 * elfmod.c until mc_scan_free: over runs_copy (len 0: none) */
 	struct mc_buf runs;
-	char runs_copy[3072];
+	char runs_copy[MC_RUNS_FIXED];
 };
 /* Where the program's stack begins, taken where it calls memcheck
  * (memcheck_end, the library destructor): memcheck's own frames below
@@ -955,8 +958,9 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
 size_t mc_roots_count(const struct mc_roots *r);
 const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
-/* Let the other threads go on; free r.  runs (if not NULL) takes the
- * files' runs of the read of /proc/self/maps the roots were cut by. */
+/* Let the other threads go on; free r.  runs (if not NULL, over
+ * MC_RUNS_FIXED bytes of the caller's) takes the files' runs of the read
+ * of /proc/self/maps the roots were cut by (len 0: none). */
 void mc_roots_end(struct mc_roots *r, struct mc_buf *runs);
 
 static inline uintptr_t mc_thread_pointer(void)
@@ -1007,11 +1011,13 @@ struct mc_vma {
 	uint8_t kind;           /* enum mc_vma_kind */
 };
 /* /proc/self/maps, by address (mmap'd), and from the same read where
- * each file's run of mappings begins (mc_maps_run_at). */
+ * each file's run of mappings begins (mc_maps_run_at): runs, over
+ * runs_fixed (len 0: did not fit). */
 struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
 	struct mc_buf runs;
+	char runs_fixed[MC_RUNS_FIXED];
 };
 bool mc_vmas_read(struct mc_vmas *out);
 void mc_vmas_free(struct mc_vmas *m);
@@ -1228,6 +1234,7 @@ bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
  * are left out. */
 struct mc_maps_runs {
 	struct mc_buf *b;
+	bool fixed;             /* b never grows: past its cap, b->oom */
 	char prev[256];         /* the last mapping's name */
 	bool prev_ok;
 };

@@ -50,16 +50,16 @@ static bool add_vma(const struct mc_mapping *m, void *arg)
 bool mc_vmas_read(struct mc_vmas *out)
 {
 	memset(out, 0, sizeof *out);
-	struct vmas_walk w = { .t = out, .runs = { .b = &out->runs } };
+	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
+	struct vmas_walk w = { .t = out, .runs = { .b = &out->runs, .fixed = true } };
 	bool ok = mc_maps_each(add_vma, &w) && out->v;
 	if (out->runs.oom)
-		mc_buf_free(&out->runs);
+		out->runs.len = 0;
 	return ok;
 }
 
 void mc_vmas_free(struct mc_vmas *m)
 {
-	mc_buf_free(&m->runs);
 	if (m->v)
 		mc_unmap(m->v, m->cap * sizeof *m->v);
 	memset(m, 0, sizeof *m);

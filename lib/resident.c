@@ -166,6 +166,9 @@ void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m)
 	size_t n = strlen(m->name);
 	bool fits = n < sizeof w->prev;
 	if (fits && m->name[0] && !(w->prev_ok && strcmp(w->prev, m->name) == 0)) {
+		/* mc_buf_put keeps a NUL after what it put */
+		if (w->fixed && w->b->len + sizeof m->lo + n + 2 > w->b->cap)
+			w->b->oom = true;
 		mc_buf_put(w->b, (const char *)&m->lo, sizeof m->lo);
 		mc_buf_put(w->b, m->name, n + 1);
 	}

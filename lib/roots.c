@@ -516,8 +516,9 @@ void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)
 		return;
 	mc_threads_resume(&r->threads);
 	if (runs) {
-		*runs = r->maps.runs;
-		r->maps.runs = (struct mc_buf){ 0 };
+		runs->len = r->maps.runs.len < runs->cap ? r->maps.runs.len : 0;
+		if (runs->len)
+			memcpy(runs->s, r->maps.runs.s, runs->len);
 	}
 	mc_vmas_free(&r->maps);
 	mc_prog_maps_free(&r->prog);

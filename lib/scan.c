@@ -310,12 +310,11 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	}
 	struct graph g;
 	memset(&g, 0, sizeof g);
-	struct mc_buf runs = { 0 };
+	struct mc_buf runs = { .s = out->runs_copy, .cap = sizeof out->runs_copy };
 	bool ok = scan_work(&g, rs, from, &runs);
 	if (from == &here)
 		memset(&regs, 0, sizeof regs);
 	if (!ok) {
-		mc_buf_free(&runs);
 		if (g.v)
 			mc_unmap(g.v, g.cap * sizeof *g.v);
 		if (g.state)
@@ -327,12 +326,7 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	out->v = g.v;
 	out->state = g.state;
 	out->seconds = mc_now() - t0;
-	out->runs = runs;
-	if (runs.len <= sizeof out->runs_copy) {
-		memcpy(out->runs_copy, runs.s, runs.len);
-		out->runs = (struct mc_buf){ .s = out->runs_copy, .len = runs.len };
-		mc_buf_free(&runs);
-	}
+	out->runs = (struct mc_buf){ .s = out->runs_copy, .len = runs.len };
 	if (out->runs.len)
 		mc_symbolize_maps_lend(&out->runs);
 	return true;
@@ -354,8 +348,6 @@ void mc_scan_free(struct mc_scan *s)
 {
 	if (s->runs.len)
 		mc_symbolize_maps_lend(NULL);
-	if (s->runs.cap)
-		mc_buf_free(&s->runs);
 	if (s->v)
 		mc_unmap(s->v, s->cap * sizeof(struct node));
 	if (s->state)
