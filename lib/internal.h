@@ -877,11 +877,21 @@ void mc_blocks_after_fork_child(void);
 /* Leak kinds, valgrind's: what the scan found for each block. */
 enum mc_kind { MC_KIND_DEFINITE, MC_KIND_INDIRECT, MC_KIND_POSSIBLE, MC_KIND_REACHABLE };
 /* Every live block, classified (mmap'd arrays). */
+/* Room for the table of where each file's mappings begin
+ * (mc_maps_runs_note) that a scan's read keeps: a C test program's
+ * ~20 runs take ~1 KiB, python3's 29 2 KiB.  A larger table is dropped
+ * (its user reads /proc/self/maps again); none is mapped, so none cost
+ * an mmap and an munmap of its own. */
+#define MC_RUNS_FIXED 3072
 struct mc_scan {
 	void *v;                /* the blocks, by address */
 	uint8_t *state;         /* enum mc_kind of each */
 	size_t n, cap;
 	double seconds;         /* the scan's own time */
+	/* The files' runs of its mappings (mc_maps_runs_note), lent to
+	 * elfmod.c until mc_scan_free: over runs_copy (len 0: none) */
+	struct mc_buf runs;
+	char runs_copy[MC_RUNS_FIXED];
 };
 /* Where the program's stack begins, taken where it calls memcheck
  * (memcheck_end, the library destructor): memcheck's own frames below
@@ -948,8 +958,10 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
 size_t mc_roots_count(const struct mc_roots *r);
 const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
-/* Let the other threads go on; free r. */
-void mc_roots_end(struct mc_roots *r);
+/* Let the other threads go on; free r.  runs (if not NULL, over
+ * MC_RUNS_FIXED bytes of the caller's) takes the files' runs of the read
+ * of /proc/self/maps the roots were cut by (len 0: none). */
+void mc_roots_end(struct mc_roots *r, struct mc_buf *runs);
 
 static inline uintptr_t mc_thread_pointer(void)
 {
@@ -998,10 +1010,14 @@ struct mc_vma {
 	bool shared;
 	uint8_t kind;           /* enum mc_vma_kind */
 };
-/* /proc/self/maps, by address (mmap'd). */
+/* /proc/self/maps, by address (mmap'd), and from the same read where
+ * each file's run of mappings begins (mc_maps_run_at): runs, over
+ * runs_fixed (len 0: did not fit). */
 struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
+	struct mc_buf runs;
+	char runs_fixed[MC_RUNS_FIXED];
 };
 bool mc_vmas_read(struct mc_vmas *out);
 void mc_vmas_free(struct mc_vmas *m);
@@ -1212,6 +1228,19 @@ struct mc_mapping {
 /* cb for each mapping, in address order, until it returns false; false
  * when /proc/self/maps cannot be read.  No malloc. */
 bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
+/* Where each file's run of mappings begins, noted mapping by mapping in
+ * address order into a table of records (the start, 8 bytes, then the
+ * name and its NUL); names as long as a frame's object name or longer
+ * are left out. */
+struct mc_maps_runs {
+	struct mc_buf *b;
+	bool fixed;             /* b never grows: past its cap, b->oom */
+	char prev[256];         /* the last mapping's name */
+	bool prev_ok;
+};
+void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m);
+/* The name of the run that starts at lo in such a table, or NULL. */
+const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
 /* Address ranges, in memory the caller gives (v, cap). */
 struct mc_ranges {
 	uintptr_t (*v)[2];
@@ -1454,6 +1483,13 @@ struct mc_frame_info {
 	int line;
 	char object[256];
 };
+/* The runs of files that the scan's read of /proc/self/maps found
+ * (struct mc_vmas), lent to elfmod.c for the objects' paths that the
+ * region's suppressions need, or taken back (NULL) before they are
+ * freed: a region's end then reads the file once, not once for the scan
+ * and once for the names.  Takes symbolize.c's lock: another thread may
+ * be naming frames (a heap error). */
+void mc_symbolize_maps_lend(const struct mc_buf *runs);
 /* Resolve a return address (pc is a return address: the call is pc-1). */
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
 /* The same with inlined functions expanded: out[0] is the innermost
@@ -1477,6 +1513,9 @@ void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n);
  * no such bytes. */
 bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len);
 void mc_symbolize_end(void);
+/* The same at the process's last report: the objects' files and their
+ * tables are forgotten, not unmapped (the exit drops them). */
+void mc_symbolize_end_at_exit(void);
 /* Around fork (life.c's handlers): the lock libdw is used under is
  * only tried (its holder may be waiting for the allocator); a child
  * whose parent was using libdw on another thread forgets that session. */

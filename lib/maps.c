@@ -6,7 +6,9 @@
  * are resident (mincore), so that the scan never walks a sparse
  * reservation page by page nor reads a hole of a shared mapping, which
  * would allocate it.  A device mapping is never read (valgrind skips
- * them too): reading one may have effects.
+ * them too): reading one may have effects.  The same read notes where
+ * each file's mappings begin, which elfmod.c takes its objects' paths
+ * from (scan.c lends them): one read of /proc/self/maps a region's end.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -26,11 +28,18 @@ static enum mc_vma_kind kind_of(const char *name)
 	return *name ? MC_VMA_FILE : MC_VMA_ANON;
 }
 
+struct vmas_walk {
+	struct mc_vmas *t;
+	struct mc_maps_runs runs;
+};
+
 static bool add_vma(const struct mc_mapping *m, void *arg)
 {
-	struct mc_vmas *t = arg;
+	struct vmas_walk *w = arg;
+	struct mc_vmas *t = w->t;
 	if (!mc_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v, 256))
 		return false;
+	mc_maps_runs_note(&w->runs, m);
 	t->v[t->n++] = (struct mc_vma){
 		.lo = m->lo, .hi = m->hi, .shared = m->shared, .kind = (uint8_t)kind_of(m->name),
 		.prot = (m->readable ? PROT_READ : 0) | (m->writable ? PROT_WRITE : 0),
@@ -41,7 +50,12 @@ static bool add_vma(const struct mc_mapping *m, void *arg)
 bool mc_vmas_read(struct mc_vmas *out)
 {
 	memset(out, 0, sizeof *out);
-	return mc_maps_each(add_vma, out) && out->v;
+	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
+	struct vmas_walk w = { .t = out, .runs = { .b = &out->runs, .fixed = true } };
+	bool ok = mc_maps_each(add_vma, &w) && out->v;
+	if (out->runs.oom)
+		out->runs.len = 0;
+	return ok;
 }
 
 void mc_vmas_free(struct mc_vmas *m)

@@ -591,7 +591,11 @@ void mc_report_emit(const struct mc_region_report *rr)
 	emit_text(rr);
 	if (mc_opt.report)
 		emit_json(rr);
-	mc_symbolize_end();
+	/* The process region ends last, as the process exits. */
+	if (rr->process)
+		mc_symbolize_end_at_exit();
+	else
+		mc_symbolize_end();
 }
 
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,

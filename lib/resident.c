@@ -158,6 +158,38 @@ bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg)
 	return true;
 }
 
+/* The first mapping of a loaded object is its file's (the ELF header):
+ * a table of these names each object's file (elfmod.c), from the read
+ * the scan made anyway (maps.c) or one of its own. */
+void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m)
+{
+	size_t n = strlen(m->name);
+	bool fits = n < sizeof w->prev;
+	if (fits && m->name[0] && !(w->prev_ok && strcmp(w->prev, m->name) == 0)) {
+		/* mc_buf_put keeps a NUL after what it put */
+		if (w->fixed && w->b->len + sizeof m->lo + n + 2 > w->b->cap)
+			w->b->oom = true;
+		mc_buf_put(w->b, (const char *)&m->lo, sizeof m->lo);
+		mc_buf_put(w->b, m->name, n + 1);
+	}
+	w->prev_ok = fits;
+	if (fits)
+		memcpy(w->prev, m->name, n + 1);
+}
+
+const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo)
+{
+	for (size_t at = 0; at + sizeof lo < runs->len;) {
+		uintptr_t start;
+		memcpy(&start, runs->s + at, sizeof start);
+		const char *name = runs->s + at + sizeof start;
+		if (start == lo)
+			return name;
+		at += sizeof start + strlen(name) + 1;
+	}
+	return NULL;
+}
+
 /* ---- ranges to leave out ----------------------------------------------- */
 
 void mc_ranges_add(struct mc_ranges *r, uintptr_t lo, uintptr_t hi)

@@ -510,11 +510,16 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		mc_roots_add(r, (uintptr_t)r->regs, (uintptr_t)(r->regs + nregs));
 }
 
-void mc_roots_end(struct mc_roots *r)
+void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)
 {
 	if (!r)
 		return;
 	mc_threads_resume(&r->threads);
+	if (runs) {
+		runs->len = r->maps.runs.len < runs->cap ? r->maps.runs.len : 0;
+		if (runs->len)
+			memcpy(runs->s, r->maps.runs.s, runs->len);
+	}
 	mc_vmas_free(&r->maps);
 	mc_prog_maps_free(&r->prog);
 	if (r->seg)

@@ -236,7 +236,8 @@ static bool is_block_start(uintptr_t p, void *arg)
 /* The mark stack holds each node at most twice while roots are traced
  * (its state only rises: unreached, possible, reachable) and once more
  * while cliques are: 2n + 1 entries, n + 16 allotted per n. */
-static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan_from *from)
+static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan_from *from,
+		      struct mc_buf *runs)
 {
 	mc_blocks_lock_all();
 	g->cap = mc_blocks_count() + 16;
@@ -273,7 +274,7 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 			drain(g, (int64_t)i);
 		}
 	}
-	mc_roots_end(rs);
+	mc_roots_end(rs, runs);
 	mc_blocks_unlock_all();
 	if (g->mark)
 		mc_unmap(g->mark, 2 * g->cap * sizeof *g->mark);
@@ -309,7 +310,8 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	}
 	struct graph g;
 	memset(&g, 0, sizeof g);
-	bool ok = scan_work(&g, rs, from);
+	struct mc_buf runs = { .s = out->runs_copy, .cap = sizeof out->runs_copy };
+	bool ok = scan_work(&g, rs, from, &runs);
 	if (from == &here)
 		memset(&regs, 0, sizeof regs);
 	if (!ok) {
@@ -324,6 +326,9 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	out->v = g.v;
 	out->state = g.state;
 	out->seconds = mc_now() - t0;
+	out->runs = (struct mc_buf){ .s = out->runs_copy, .len = runs.len };
+	if (out->runs.len)
+		mc_symbolize_maps_lend(&out->runs);
 	return true;
 }
 
@@ -341,6 +346,8 @@ void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 
 void mc_scan_free(struct mc_scan *s)
 {
+	if (s->runs.len)
+		mc_symbolize_maps_lend(NULL);
 	if (s->v)
 		mc_unmap(s->v, s->cap * sizeof(struct node));
 	if (s->state)

@@ -113,6 +113,8 @@ int mc_elfmod_slot(const struct mc_elfmod *m);
 const char *mc_elfmod_path(const struct mc_elfmod *m);
 int mc_elfmod_debuginfo(const struct mc_elfmod *m);
 uint64_t mc_elfmod_bias(const struct mc_elfmod *m);
+/* The symbol table names come from (its raw entries and their count). */
+const struct mc_symtab *mc_elfmod_symtab(const struct mc_elfmod *m);
 /* dwfl_module_addrname's answer at addr; *ask: libdw must say. */
 const char *mc_elfmod_name(struct mc_elfmod *m, uintptr_t addr, bool *ask);
 /* The same for n addresses of m, ascending (mc_symtab_names_raw). */
@@ -127,6 +129,10 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
  * into path (empty: skipped, too long or file itself); false past the
  * last. */
 bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path, size_t cap);
+/* The table of mc_maps_runs_note's records that the objects' paths are
+ * taken from (NULL: a read of /proc/self/maps of elfmod.c's own), lent
+ * by the scan (mc_symbolize_maps_lend). */
+void mc_elfmod_runs_lend(const struct mc_buf *runs);
 /* Every object forgotten (unmap: its files and tables released; false in
  * a forked child, where another thread may have been reading them). */
 void mc_elfmod_forget(bool unmap);

@@ -240,6 +240,43 @@ START_TEST(keeps_unmapped_mappings)
 }
 END_TEST
 
+/* The table of where each file's mappings begin: a run's first mapping
+ * only, names as given; a table over fixed memory never grows past it
+ * (no mapping: the scan keeps its table in its own structure) and says
+ * so. */
+START_TEST(notes_file_runs)
+{
+	char fixed[64];
+	struct mc_buf b = { .s = fixed, .cap = sizeof fixed };
+	struct mc_maps_runs w = { .b = &b, .fixed = true };
+	static const struct { uintptr_t lo; const char *name; } m[] = {
+		{ 0x1000, "/a" }, { 0x2000, "/a" }, { 0x3000, "" }, { 0x4000, "/a" },
+		{ 0x5000, "[heap]" }, { 0x6000, "/a-much-longer-name-than-fits-in-what-is-left" },
+	};
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+		struct mc_mapping mp = { .lo = m[i].lo, .hi = m[i].lo + 0x1000, .name = m[i].name };
+		mc_maps_runs_note(&w, &mp);
+	}
+	ck_assert_ptr_eq(b.s, fixed);
+	ck_assert(b.oom);
+	ck_assert_str_eq(mc_maps_run_at(&b, 0x1000), "/a");
+	ck_assert_ptr_null(mc_maps_run_at(&b, 0x2000));   /* inside a run */
+	ck_assert_str_eq(mc_maps_run_at(&b, 0x4000), "/a");
+	ck_assert_str_eq(mc_maps_run_at(&b, 0x5000), "[heap]");
+	ck_assert_ptr_null(mc_maps_run_at(&b, 0x6000));   /* did not fit */
+	/* a growing one takes it all */
+	struct mc_buf g = { 0 };
+	struct mc_maps_runs wg = { .b = &g };
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+		struct mc_mapping mp = { .lo = m[i].lo, .hi = m[i].lo + 0x1000, .name = m[i].name };
+		mc_maps_runs_note(&wg, &mp);
+	}
+	ck_assert(!g.oom);
+	ck_assert_str_eq(mc_maps_run_at(&g, 0x6000), m[5].name);
+	mc_buf_free(&g);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("resident", 0);
@@ -248,5 +285,6 @@ int main(void)
 	tcase_add_test(tc, finds_the_gaps);
 	tcase_add_test(tc, lists_its_own_mappings);
 	tcase_add_test(tc, keeps_unmapped_mappings);
+	tcase_add_test(tc, notes_file_runs);
 	return h_run_suite(NULL);
 }

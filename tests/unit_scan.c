@@ -5,10 +5,12 @@
  * Each block's kind is checked against valgrind's definitions.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "suite.h"
@@ -32,6 +34,16 @@ void mc_prog_maps_free(struct mc_prog_maps *r)
 const void *mc_allocator_glibc_base(void)
 {
 	return NULL;
+}
+
+/* symbolize.c is not linked: what the scan lends it is kept here. */
+static const struct mc_buf *lent_runs;
+static int lends;
+
+void mc_symbolize_maps_lend(const struct mc_buf *runs)
+{
+	lent_runs = runs;
+	lends++;
 }
 
 enum { R, S, P, Q, L1, L2, L3, C1, C2, SELF, Z, OLD, NBLK };
@@ -189,11 +201,41 @@ START_TEST(untouched_data_pages_not_read)
 }
 END_TEST
 
+/* The scan's read of /proc/self/maps names each object's file for the
+ * names the suppressions then need (elfmod.c): lent while the scan
+ * lasts, taken back by mc_scan_free, so that a region's end reads the
+ * file once. */
+START_TEST(lends_its_maps_read)
+{
+	build();
+	struct mc_scan s;
+	lends = 0;
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert_int_eq(lends, 1);
+	ck_assert_ptr_nonnull(lent_runs);
+	Dl_info self, libc;
+	ck_assert(dladdr((void *)&kinds_as_valgrind_counts_them, &self));
+	ck_assert(dladdr((void *)&getpid, &libc));
+	const char *name = mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_msg(strstr(name, "unit_scan") != NULL, "the program's run named %s", name);
+	name = mc_maps_run_at(lent_runs, (uintptr_t)libc.dli_fbase);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_msg(strstr(name, "/libc") != NULL, "the C library's run named %s", name);
+	/* a place inside a run starts none */
+	ck_assert_ptr_null(mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase + 4096));
+	mc_scan_free(&s);
+	ck_assert_int_eq(lends, 2);
+	ck_assert_ptr_null(lent_runs);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("scan", 0);
 	tcase_add_test(tc, kinds_as_valgrind_counts_them);
 	tcase_add_test(tc, registered_roots);
 	tcase_add_test(tc, untouched_data_pages_not_read);
+	tcase_add_test(tc, lends_its_maps_read);
 	return h_run_suite(NULL);
 }

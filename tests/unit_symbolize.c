@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <dwarf.h>
+#include <fcntl.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -516,6 +517,123 @@ END_TEST
  * dwarf_getscopes_die, which memcheck asked before: over the code of
  * this program (built -O1 -g, lib/'s objects in it, with inlined calls),
  * the same number of frames with the same names. */
+/* Is the page at p present in this process's page table
+ * (/proc/self/pagemap's bit 63), not only in the page cache? */
+static bool page_present(const void *p)
+{
+	static int fd = -1;
+	if (fd < 0)
+		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e = 0;
+	off_t at = (off_t)((uintptr_t)p / 4096 * sizeof e);
+	ck_assert_int_eq(pread(fd, &e, sizeof e, at), (ssize_t)sizeof e);
+	return e >> 63 & 1;
+}
+
+/* The table elfmod.c reads names from is mapped in whole when its files
+ * are read, before the first name: its first read goes over every
+ * entry, and each 64 KiB of it was otherwise a page fault (the C
+ * library's debug table: 7 of them). */
+START_TEST(table_mapped_at_once)
+{
+	mc_elfmod_forget(true);   /* the files mapped afresh */
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (!m)
+		return;   /* the C library left to libdw here: nothing read */
+	const struct mc_symtab *t = mc_elfmod_symtab(m);
+	ck_assert_int_gt(t->nsyms, 1);
+	const char *lo = (const char *)t->raw.sym, *hi = lo + (size_t)t->nsyms * sizeof *t->raw.sym;
+	size_t absent = 0, pages = 0;
+	for (const char *p = (const char *)((uintptr_t)lo & ~(uintptr_t)4095); p < hi; p += 4096) {
+		pages++;
+		absent += !page_present(p);
+	}
+	ck_assert_msg(!absent, "%zu of the table's %zu pages not mapped", absent, pages);
+	mc_elfmod_forget(true);
+}
+END_TEST
+
+/* An object's file is named by the table the scan lent (its read of
+ * /proc/self/maps), not by a read of elfmod.c's own: a path spelled
+ * otherwise in the lent table is the one given. */
+START_TEST(paths_from_the_lent_maps_read)
+{
+	Dl_info libc;
+	ck_assert(dladdr((void *)&getpid, &libc));
+	char spelled[300];
+	const char *slash = strrchr(libc.dli_fname, '/');
+	ck_assert_ptr_nonnull(slash);
+	snprintf(spelled, sizeof spelled, "%.*s/.%s", (int)(slash - libc.dli_fname),
+		 libc.dli_fname, slash);
+	struct mc_buf runs = { 0 };
+	struct mc_maps_runs w = { .b = &runs };
+	struct mc_mapping first = { .lo = (uintptr_t)libc.dli_fbase,
+				    .hi = (uintptr_t)libc.dli_fbase + 4096, .name = spelled };
+	mc_maps_runs_note(&w, &first);
+	ck_assert(!runs.oom);
+	mc_elfmod_forget(true);
+	mc_elfmod_runs_lend(&runs);
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (m)
+		ck_assert_str_eq(mc_elfmod_path(m), spelled);
+	mc_elfmod_forget(true);
+	mc_elfmod_runs_lend(NULL);
+	m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (m)
+		ck_assert_str_ne(mc_elfmod_path(m), spelled);
+	mc_elfmod_forget(true);
+	mc_buf_free(&runs);
+}
+END_TEST
+
+struct count_named {
+	const char *name;
+	int n;
+};
+
+static bool count_named_cb(const struct mc_mapping *mp, void *arg)
+{
+	struct count_named *c = arg;
+	c->n += strcmp(mp->name, c->name) == 0;
+	return true;
+}
+
+static int mappings_of(const char *path)
+{
+	struct count_named c = { path, 0 };
+	ck_assert(mc_maps_each(count_named_cb, &c));
+	return c.n;
+}
+
+/* The process's last report leaves the objects' files mapped (an munmap
+ * of one cost 80-400 us here, and the exit drops them); any other
+ * report's end unmaps them. */
+START_TEST(files_left_mapped_at_exit)
+{
+	mc_symbolize_end();
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (!m)
+		return;   /* the C library left to libdw here: nothing mapped */
+	char path[256];
+	snprintf(path, sizeof path, "%s", mc_elfmod_path(m));
+	int mapped = mappings_of(path);
+	mc_symbolize_end();
+	ck_assert_int_eq(mappings_of(path), mapped - 1);
+	ck_assert_ptr_nonnull(mc_elfmod_find((uintptr_t)&getpid, &fresh));
+	ck_assert_int_eq(mappings_of(path), mapped);
+	mc_symbolize_end_at_exit();
+	ck_assert_int_eq(mappings_of(path), mapped);
+	/* forgotten all the same: a later session maps the file afresh */
+	ck_assert_ptr_nonnull(mc_elfmod_find((uintptr_t)&getpid, &fresh));
+	ck_assert_int_eq(mappings_of(path), mapped + 1);
+	mc_symbolize_end();
+	ck_assert_int_eq(mappings_of(path), mapped);
+}
+END_TEST
+
 START_TEST(scopes_as_libdw_walks)
 {
 	if (!libdw_session())
@@ -587,5 +705,8 @@ int main(void)
 	tcase_add_test(tc, names_as_libdw_chooses);
 	tcase_add_test(tc, own_reading_as_libdw);
 	tcase_add_test(tc, scopes_as_libdw_walks);
+	tcase_add_test(tc, table_mapped_at_once);
+	tcase_add_test(tc, paths_from_the_lent_maps_read);
+	tcase_add_test(tc, files_left_mapped_at_exit);
 	return h_run_suite(NULL);
 }
