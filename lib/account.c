@@ -310,7 +310,7 @@ static struct slot *slot_acquire(void)
 		nslots_used++;
 	}
 	pthread_mutex_unlock(&slot_lock);
-	if (s != &shared_slot && getpid() != tid) {
+	if (s != &shared_slot && mc_pid() != tid) {
 		/* Only for threads other than the main one: glibc reports the
 		 * main thread's stack as the whole rlimit, mostly unmapped. */
 		pthread_attr_t attr;
@@ -1256,7 +1256,7 @@ void mc_account_init(void)
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");
 	pthread_key_create(&slot_key, slot_release);
-	solo_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	solo_ok = mc_membarrier_register();
 	plain_room = solo_ok;
 	scrub_wide = have_avx2();
 }

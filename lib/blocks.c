@@ -796,7 +796,7 @@ void mc_blocks_init(void)
 	 * should not pay for 256 maps at start-up. */
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
 	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
-	bool ok = membarrier_ok();
+	bool ok = mc_membarrier_register();
 	for (int k = 0; k < NGROUPS; k++)
 		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
 	for (int k = 0; k < NSHARDS; k++) {
