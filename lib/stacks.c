@@ -574,7 +574,12 @@ static bool learn_main_stack(void)
 	if (!__libc_stack_end || gettid() != mc_pid() || getrlimit(RLIMIT_STACK, &rl) != 0 ||
 	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= end - pg)
 		return false;
-	me.lo = end - (rl.rlim_cur & ~(pg - 1));
+	/* The process's first thread, on that stack: not the thread that
+	 * forked a child, whose own stack the child runs on */
+	uintptr_t lo = end - (rl.rlim_cur & ~(pg - 1)), here = (uintptr_t)__builtin_frame_address(0);
+	if (here < lo || here >= end)
+		return false;
+	me.lo = lo;
 	me.top = end - 16;
 	return true;
 }
