@@ -165,7 +165,12 @@ START_TEST(short_process_no_faults)
 		ck_assert_int_eq(mc_blocks_insert(base + (uintptr_t)i * 48, 16, 2, 1, &old), MC_NEW);
 	long faults = minor_faults() - before;
 	ck_assert_uint_eq(mc_blocks_count(), FEW);
+#if !defined(__SANITIZE_ADDRESS__)
+	/* (under ASan, each write first reads its shadow: faults of its own) */
 	ck_assert_msg(faults <= 1, "%ld page faults for the first %d blocks", faults, FEW);
+#else
+	(void)faults;
+#endif
 	for (int i = 0; i < FEW; i++)
 		ck_assert(mc_blocks_remove(base + (uintptr_t)i * 48, &b) == MC_REMOVED);
 }
