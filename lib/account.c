@@ -259,6 +259,18 @@ static void solo_not_me(void)
 		solo_end();
 }
 
+/* The pages of slot i, never used, that no slot before it lies on
+ * (slots are taken lowest first): populated before they are written,
+ * one system call where the first write was a page fault. */
+static void slot_pages_ready(int i)
+{
+	uintptr_t lo = (uintptr_t)&slots[i], hi = lo + sizeof *slots;
+	if (i)
+		lo = ((uintptr_t)&slots[i - 1] | 4095) + 1;
+	if (hi > lo)
+		mc_populate((void *)lo, hi - lo);
+}
+
 static struct slot *slot_acquire(void)
 {
 	if (my_state == 2 || !slots) {
@@ -274,9 +286,15 @@ static struct slot *slot_acquire(void)
 	if (hi)
 		reap(&slots[next_check++ % hi]);
 	int free_at = -1;
-	for (int i = 0; i < MAX_SLOTS && free_at < 0; i++)
+	for (int i = 0; i < hi && free_at < 0; i++)
 		if (!slots[i].in_use)
 			free_at = i;
+	/* The slots from hi on were never used: the first is not read
+	 * (a read of a fresh page is a page fault too) */
+	if (free_at < 0 && hi < MAX_SLOTS) {
+		free_at = hi;
+		slot_pages_ready(hi);
+	}
 	for (int i = 0; i < hi && free_at < 0; i++)
 		if (reap(&slots[i]))
 			free_at = i;
@@ -292,7 +310,7 @@ static struct slot *slot_acquire(void)
 		nslots_used++;
 	}
 	pthread_mutex_unlock(&slot_lock);
-	if (s != &shared_slot && getpid() != tid) {
+	if (s != &shared_slot && mc_pid() != tid) {
 		/* Only for threads other than the main one: glibc reports the
 		 * main thread's stack as the whole rlimit, mostly unmapped. */
 		pthread_attr_t attr;
@@ -933,10 +951,18 @@ void mc_account_realloc_call(void)
 }
 
 /* The ring's pages become memcheck's resident memory as its first lap
- * reaches them (footprint.c). */
-static __attribute__((noinline, cold)) void ring_grow(void)
+ * reaches them (footprint.c), counted a chunk at a time; each page is
+ * populated as the lap comes to it, one system call (~3 us here) where
+ * its first write was a page fault (15-35 us). */
+#define RING_PAGE (4096 / sizeof(struct freed))
+_Static_assert(RING_CHUNK % RING_PAGE == 0, "the ring's chunks are whole pages");
+static __attribute__((noinline, cold)) void ring_grow(struct freed *ring, uint32_t pos)
 {
-	mc_own_grow(RING_CHUNK * sizeof(struct freed));
+	int saved = errno;
+	if (pos % RING_CHUNK == 0)
+		mc_own_grow(RING_CHUNK * sizeof(struct freed));
+	mc_populate(&ring[pos], 4096);
+	errno = saved;
 }
 
 /* Inline in the free paths: a call of its own was 30 instructions a
@@ -952,8 +978,8 @@ static inline __attribute__((always_inline)) void remember_free(struct slot *s,
 	 * allocated, at once */
 	uint32_t pos = unlikely(s == &shared_slot) ? __atomic_fetch_add(&s->ring_pos, 1, __ATOMIC_RELAXED)
 						  : s->ring_pos++;
-	if (unlikely(pos % RING_CHUNK == 0) && pos < RING)
-		ring_grow();
+	if (unlikely(pos % RING_PAGE == 0) && pos < RING)
+		ring_grow(ring, pos);
 	struct freed *f = &ring[pos & (RING - 1)];
 	f->ptr = b->ptr;
 	f->size = b->size;
@@ -1230,7 +1256,7 @@ void mc_account_init(void)
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");
 	pthread_key_create(&slot_key, slot_release);
-	solo_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	solo_ok = mc_membarrier_register();
 	plain_room = solo_ok;
 	scrub_wide = have_avx2();
 }

@@ -293,6 +293,12 @@ static inline uint64_t hash(uintptr_t p)
 #define GROUP_BYTES ((NSHARDS / NGROUPS) * sizeof(struct shard))
 static _Atomic(_Atomic uint8_t *) dir[DIR_TOP];
 static _Atomic uint8_t *zero_leaf;     /* every leaf not mapped yet */
+/* Leaves mapped at start-up in one call, taken before any other is
+ * mapped (leaf_new): the program's heap (brk) and its mappings (where
+ * mmap puts memory) each fall under one top in most processes. */
+#define LEAF_POOL 2
+static _Atomic uint8_t *leaf_pool;
+static atomic_uint leaf_pool_used;
 static MC_TLS unsigned my_home;        /* this thread's group + 1; 0: none yet */
 static _Atomic unsigned homes;         /* bit g: group g is a thread's home */
 static _Atomic unsigned next_home;     /* past NGROUPS homes: round robin */
@@ -324,44 +330,80 @@ static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 
 /* This thread's group for units it brings: a group no thread has yet,
  * else (more threads than groups) the next in turn. */
+static void tiny_ready(unsigned g);
+
 static unsigned home_group(void)
 {
 	if (!my_home) {
 		unsigned taken = atomic_load(&homes), g;
+		bool fresh = false;
 		for (;;) {
 			if (taken == (1u << NGROUPS) - 1) {
 				g = atomic_fetch_add(&next_home, 1) % NGROUPS;
 				break;
 			}
 			g = (unsigned)__builtin_ctz(~taken);
-			if (atomic_compare_exchange_weak(&homes, &taken, taken | 1u << g))
+			if (atomic_compare_exchange_weak(&homes, &taken, taken | 1u << g)) {
+				fresh = true;
 				break;
+			}
 		}
 		my_home = g + 1;
+		if (fresh)
+			tiny_ready(g);
 	}
 	return my_home - 1;
+}
+
+/* A leaf not yet in the directory: one of the pool's, else mapped. */
+static _Atomic uint8_t *leaf_new(bool *pooled)
+{
+	unsigned k = atomic_load_explicit(&leaf_pool_used, memory_order_relaxed);
+	while (leaf_pool && k < LEAF_POOL)
+		if (atomic_compare_exchange_weak(&leaf_pool_used, &k, k + 1)) {
+			*pooled = true;
+			return leaf_pool + (size_t)k * LEAF_UNITS;
+		}
+	*pooled = false;
+	return mc_map_lazy(LEAF_UNITS);
+}
+
+/* The leaf of p's top in the directory (NULL: no memory for it), and
+ * when populate, the page of p's unit populated: one system call
+ * instead of two page faults, the read of the never-written
+ * zero_leaf's page by a lookup and the write of the unit's byte. */
+static _Atomic uint8_t *leaf_ready(uintptr_t p, bool populate)
+{
+	_Atomic(_Atomic uint8_t *) *top = &dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)];
+	if (atomic_load(top) == zero_leaf) {
+		/* No lock: one a thread held while mapping would be held for
+		 * ever in a child forked meanwhile.  Of two threads mapping
+		 * the same leaf at once, the second unmaps its own (a pooled
+		 * one stays unused). */
+		int saved = errno;
+		bool pooled;
+		_Atomic uint8_t *leaf = leaf_new(&pooled), *none = zero_leaf;
+		if (leaf && !atomic_compare_exchange_strong(top, &none, leaf)) {
+			if (!pooled)
+				mc_unmap((void *)leaf, LEAF_UNITS);
+		} else if (leaf && populate)
+			mc_populate((void *)unit_cell(leaf, p), 1);
+		errno = saved;
+		if (atomic_load(top) == zero_leaf)
+			return NULL;
+	}
+	return atomic_load(top);
 }
 
 /* ptr's shard, its unit given this thread's group if it has none yet;
  * NULL when no memory is left for the directory. */
 static __attribute__((noinline)) struct shard *shard_claim(uintptr_t p, uint64_t h)
 {
-	_Atomic(_Atomic uint8_t *) *top = &dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)];
-	if (atomic_load(top) == zero_leaf) {
-		/* No lock: one a thread held while mapping would be held for
-		 * ever in a child forked meanwhile.  Of two threads mapping
-		 * the same leaf at once, the second unmaps its own. */
-		int saved = errno;
-		_Atomic uint8_t *leaf = mc_map_lazy(LEAF_UNITS), *none = zero_leaf;
-		if (leaf && !atomic_compare_exchange_strong(top, &none, leaf))
-			mc_unmap((void *)leaf, LEAF_UNITS);
-		errno = saved;
-		if (atomic_load(top) == zero_leaf)
-			return NULL;
-	}
+	_Atomic uint8_t *leaf = leaf_ready(p, true);
+	if (!leaf)
+		return NULL;
 	uint8_t none = 0;
-	atomic_compare_exchange_strong(unit_cell(atomic_load(top), p), &none,
-				       (uint8_t)(home_group() + 1));
+	atomic_compare_exchange_strong(unit_cell(leaf, p), &none, (uint8_t)(home_group() + 1));
 	return shard_of(p, h);
 }
 
@@ -589,6 +631,17 @@ static struct entry *small;   /* NSHARDS * MIN_CAP entries */
 _Static_assert(MIN_CAP * sizeof(struct entry) % 4096 == 0, "first arrays are whole pages");
 _Static_assert(4096 % (TINY_CAP * sizeof(struct entry)) == 0, "tiny arrays share pages whole");
 
+/* A thread's home group's tiny arrays, its 32 shards' first homes,
+ * populated in one call when the group becomes the thread's home: a
+ * few dozen blocks land on all four pages, a page fault each (measured
+ * `/bin/date`: 4 of its 7 faults in the table). */
+static void tiny_ready(unsigned g)
+{
+	if (tiny)
+		mc_populate(tiny + (size_t)g * GROUP_SHARDS * TINY_CAP,
+			    GROUP_SHARDS * TINY_CAP * sizeof *tiny);
+}
+
 static bool is_small(uint32_t cap)
 {
 	return small && cap == MIN_CAP;
@@ -724,6 +777,16 @@ void mc_blocks_init(void)
 			mc_populate(dir, sizeof dir);
 			for (int k = 0; k < DIR_TOP; k++)
 				atomic_store_explicit(&dir[k], zero_leaf, memory_order_relaxed);
+			/* The leaves of the program's first blocks, made now
+			 * (one mapping for both): the brk heap's (glibc's
+			 * main arena) and that of the mappings' (the other
+			 * allocators' heaps, near the pool itself). */
+			if (mc_opt.track)
+				leaf_pool = mc_map_lazy(LEAF_POOL * LEAF_UNITS);
+			if (leaf_pool) {
+				leaf_ready((uintptr_t)sbrk(0), true);
+				leaf_ready((uintptr_t)leaf_pool, true);
+			}
 		}
 	}
 	for (int k = 0; k < NSHARDS; k++)
@@ -733,7 +796,7 @@ void mc_blocks_init(void)
 	 * should not pay for 256 maps at start-up. */
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
 	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
-	bool ok = membarrier_ok();
+	bool ok = mc_membarrier_register();
 	for (int k = 0; k < NGROUPS; k++)
 		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
 	for (int k = 0; k < NSHARDS; k++) {

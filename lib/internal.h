@@ -234,6 +234,9 @@ const char *mc_commas(uint64_t v, char buf[32]);
 
 double mc_now(void);
 size_t mc_page_size(void); /* the system's, from the auxiliary vector */
+pid_t mc_pid(void); /* getpid(), asked once (again in a forked child) */
+bool mc_membarrier_register(void); /* membarrier(2) registered, asked once */
+void mc_pid_after_fork(void);
 const char *mc_program(void);
 /* Does the executable at path (absolute) match one of MEMCHECK_PROGRAMS's
  * ':'-separated patterns?  A pattern with a '/' is matched against path,

@@ -345,6 +345,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	mc_fault_postfork_child();
+	mc_pid_after_fork();
 	mc_walks_postfork(true);
 	mc_text_after_fork();
 	mc_symbolize_postfork(true);

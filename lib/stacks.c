@@ -65,6 +65,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -548,14 +550,47 @@ walk_fp(uintptr_t *fp, uintptr_t top, int max, uintptr_t *out, int *count, uintp
 	return h;
 }
 
-/* This thread's stack bounds, to keep the walk on it. */
+/* This thread's stack bounds, to keep the walk on it.
+ *
+ * The main thread's are taken as pthread_getattr_np takes them, without
+ * its read of /proc/self/maps through stdio (an open, a stat, reads
+ * into a malloc'd buffer, a close) and its CPU affinity query, at every
+ * measured process's first capture: the top is the end of the page
+ * above __libc_stack_end, exactly as there; the low end is the stack
+ * rlimit below it.  The C library's is that much below the stack
+ * mapping's end instead, a few pages of arguments and environment
+ * higher, and no lower than the end of the mapping under the stack;
+ * both lie in the gap the kernel keeps free below the stack (at least
+ * the rlimit, 128 MiB, where mmap's area starts), so they differ only
+ * for a mapping a program fixes there.  With no limit, or one larger
+ * than the stack's address, the C library's way. */
+extern void *__libc_stack_end;
+
+static bool learn_main_stack(void)
+{
+	struct rlimit rl;
+	uintptr_t pg = mc_page_size();
+	uintptr_t end = ((uintptr_t)__libc_stack_end & ~(pg - 1)) + pg;
+	if (!__libc_stack_end || gettid() != mc_pid() || getrlimit(RLIMIT_STACK, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= end - pg)
+		return false;
+	/* The process's first thread, on that stack: not the thread that
+	 * forked a child, whose own stack the child runs on */
+	uintptr_t lo = end - (rl.rlim_cur & ~(pg - 1)), here = (uintptr_t)__builtin_frame_address(0);
+	if (here < lo || here >= end)
+		return false;
+	me.lo = lo;
+	me.top = end - 16;
+	return true;
+}
+
 static void learn_stack(void)
 {
 	int saved = errno;
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+	if (!learn_main_stack() && pthread_getattr_np(pthread_self(), &attr) == 0) {
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size >= 16) {
 			me.lo = (uintptr_t)addr;
 			me.top = (uintptr_t)addr + size - 16;

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <link.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -826,7 +827,7 @@ static void vlog_to(int fd, const char *fmt, va_list ap)
 		raw[0] = 0;
 	mc_text_escape(raw, msg, sizeof msg);
 	mc_text_escape(mc_program(), prog, sizeof prog);
-	int n = snprintf(line, sizeof line - 1, "memcheck[%d] %s: %s", (int)getpid(), prog, msg);
+	int n = snprintf(line, sizeof line - 1, "memcheck[%d] %s: %s", (int)mc_pid(), prog, msg);
 	size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
 	line[len++] = '\n';
 	mc_write_all(fd, line, len);
@@ -876,7 +877,7 @@ static bool text_reopen(void)
 	size_t bad;
 	int saved = errno;
 	log_file.fd = -1;
-	if (mc_text_path(text_pattern, (long)getpid(), path, sizeof path, &bad) < 0) {
+	if (mc_text_path(text_pattern, (long)mc_pid(), path, sizeof path, &bad) < 0) {
 		if (bad == SIZE_MAX)
 			say_on_stderr("MEMCHECK_LOG=%s: the file name is too long; writing to "
 				      "standard error", text_pattern);
@@ -1002,6 +1003,47 @@ size_t mc_page_size(void)
 		pg = p ? (size_t)p : 4096;
 	}
 	return pg;
+}
+
+/* membarrier(2)'s registration, which blocks.c and account.c both
+ * need at start-up: made once (a forked child's blocks.c registers its
+ * own). */
+bool mc_membarrier_register(void)
+{
+	static _Atomic int state; /* 0: not asked; 1: registered; -1: no */
+	int st = atomic_load_explicit(&state, memory_order_relaxed);
+	if (!st) {
+		int saved = errno;
+		st = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0
+			     ? 1 : -1;
+		errno = saved;
+		atomic_store_explicit(&state, st, memory_order_relaxed);
+	}
+	return st > 0;
+}
+
+/* The process id, asked of the system once: the C library no longer
+ * caches it, and memcheck asked at start-up, at the first thread slot
+ * and in every line of text (mc_log).  A forked child asks again
+ * (mc_pid_after_fork, from life.c's fork_child); a child made without
+ * fork's handlers (a raw clone) would see the parent's, where it only
+ * makes memcheck take a slower path (stacks.c) or print the parent's
+ * number. */
+static _Atomic pid_t pid_cached;
+
+pid_t mc_pid(void)
+{
+	pid_t p = atomic_load_explicit(&pid_cached, memory_order_relaxed);
+	if (!p) {
+		p = getpid();
+		atomic_store_explicit(&pid_cached, p, memory_order_relaxed);
+	}
+	return p;
+}
+
+void mc_pid_after_fork(void)
+{
+	atomic_store_explicit(&pid_cached, 0, memory_order_relaxed);
 }
 
 /* The system call, not the vDSO: a region's clock is read a few times

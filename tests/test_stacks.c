@@ -14,6 +14,8 @@
  * records are checked against what the programs say of themselves.
  * plain_deep_stacks: stacks as deep as memcheck keeps, from more call
  * paths than a thread's cache holds, found again round after round.
+ * plain_first_capture: the first capture of the main thread reads no
+ * file (its stack's bounds).
  *
  * A row a program, under each allocator: its callback checks what the
  * program says of itself, then the records against the reference.
@@ -343,6 +345,12 @@ static const struct h_case cases[] = {
 	{ "stacks through the C library", UNDER_MEMCHECK("plain_libc_stacks"),
 	  .check = stacks_through_the_c_library },
 	{ "deep recursion", UNDER_MEMCHECK("plain_deep_stacks"), .check = deep_recursion_stacks },
+	/* The main thread's first capture learns its stack without reading
+	 * /proc/self/maps (pthread_getattr_np read it, 3-4 read calls where
+	 * the program's first malloc is the first capture) */
+	{ "first capture reads nothing", .run = { .prog = "plain_first_capture",
+						  .flags = H_PRELOAD, .no_report = true },
+	  .stdout_is = "0\n" },
 };
 
 int main(void)
