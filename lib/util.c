@@ -272,25 +272,50 @@ static void *keep_take(size_t size)
 
 /* Keep the populated mapping p of registered length len (registered
  * and counted as memcheck's) instead of unmapping it; false when there
- * is no room.  The count grows to its whole pages, which it holds. */
-static bool keep_put(void *p, size_t len)
+ * is no room.  The count grows to its whole pages, which it holds.
+ * With every slot taken, p takes the place of the smallest mapping kept
+ * when that is smaller than p, which *evicted then names (its address
+ * and pages, as a slot holds them) for the caller to unmap: slots full
+ * of single pages that no later call asks for (a region's end unmaps
+ * a few of them) would otherwise turn every later region's buffers of
+ * a few pages into a populated mmap and an munmap each (70,000 regions
+ * of tests/prog/ignore: 6 s -> 20 s, 420,000 pages populated). */
+static bool keep_put(void *p, size_t len, uintptr_t *evicted)
 {
 	size_t n = pages_of(len);
+	*evicted = 0;
 	if (!len || n * 4096 > KEEP_MAX || !keeping())
 		return false;
 	uintptr_t v = (uintptr_t)p | n;
-	for (int i = 0; i < KEEP_SLOTS; i++) {
+	bool kept_it = false;
+	for (int i = 0; i < KEEP_SLOTS && !kept_it; i++) {
 		uintptr_t zero = 0;
-		if (atomic_load_explicit(&kept[i], memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong(&kept[i], &zero, v)) {
-			if (n * 4096 != len) {
-				own_resize(p, n * 4096);
-				mc_own_grow((int64_t)(n * 4096 - len));
-			}
-			return true;
-		}
+		kept_it = atomic_load_explicit(&kept[i], memory_order_relaxed) == 0 &&
+			  atomic_compare_exchange_strong(&kept[i], &zero, v);
 	}
-	return false;
+	for (int tries = 0; !kept_it && tries < 2; tries++) {
+		int at = -1;
+		uintptr_t least = 0;
+		for (int i = 0; i < KEEP_SLOTS; i++) {
+			uintptr_t w = atomic_load_explicit(&kept[i], memory_order_relaxed);
+			if (w && (w & 4095) < n && (!least || (w & 4095) < (least & 4095))) {
+				least = w;
+				at = i;
+			}
+		}
+		if (at < 0)
+			return false;
+		kept_it = atomic_compare_exchange_strong(&kept[at], &least, v);
+		if (kept_it)
+			*evicted = least;
+	}
+	if (!kept_it)
+		return false;
+	if (n * 4096 != len) {
+		own_resize(p, n * 4096);
+		mc_own_grow((int64_t)(n * 4096 - len));
+	}
+	return true;
 }
 
 /* Populated when made (MAP_POPULATE): resident from the start, so the
@@ -320,8 +345,14 @@ static void unmap_counted(void *p, size_t size)
 		return;
 	}
 	size_t len = own_length(p);
-	if (len && keep_put(p, len))
-		return;
+	uintptr_t evicted = 0;
+	if (len && keep_put(p, len, &evicted)) {
+		if (!evicted)
+			return;
+		/* p is kept in the place of a smaller mapping: that one goes */
+		p = (void *)(evicted & ~(uintptr_t)4095);
+		len = (evicted & 4095) * 4096;
+	}
 	if (len)
 		size = len;
 	own_unmapped(p);

@@ -240,6 +240,52 @@ START_TEST(keeps_unmapped_mappings)
 }
 END_TEST
 
+/* Every slot taken by single pages no later call asks for: a larger
+ * mapping unmapped takes the place of one of them (that one unmapped,
+ * the count down by its page), and the next call of its size gets it
+ * back, rather than a fresh populated mapping and an munmap each time
+ * (a region's end in a loop of 70,000: tests/prog/ignore). */
+START_TEST(full_slots_make_room_for_larger)
+{
+	mc_map_hooks_set(&fake);
+	size_t pg = page();
+	char *small[8];
+	for (int i = 0; i < 8; i++)
+		small[i] = mc_map(pg);
+	for (int i = 0; i < 8; i++)
+		mc_unmap(small[i], pg);
+	for (int i = 0; i < 8; i++)
+		ck_assert(listed(small[i]));
+	int64_t before = told;
+	char *big = mc_map(6 * pg);
+	ck_assert_ptr_nonnull(big);
+	mc_unmap(big, 6 * pg);
+	ck_assert(listed(big));
+	int gone = 0;
+	for (int i = 0; i < 8; i++)
+		gone += !listed(small[i]);
+	ck_assert_int_eq(gone, 1);
+	ck_assert_int_eq(told, before + (int64_t)(6 * pg) - (int64_t)pg);
+	char *again = mc_map(6 * pg);
+	ck_assert_ptr_eq(again, big);
+	mc_unmap(again, 6 * pg);
+	/* A single page does not push out a larger one: with seven single
+	 * pages and the six kept, eight more single pages (seven of them the
+	 * kept ones, taken back) unmapped leave the six kept and one single
+	 * page unmapped */
+	for (int i = 0; i < 8; i++)
+		small[i] = mc_map(pg);
+	for (int i = 0; i < 8; i++)
+		mc_unmap(small[i], pg);
+	gone = 0;
+	for (int i = 0; i < 8; i++)
+		gone += !listed(small[i]);
+	ck_assert_int_eq(gone, 1);
+	ck_assert(listed(big));
+	mc_map_hooks_set(NULL);
+}
+END_TEST
+
 /* The table of where each file's mappings begin: a run's first mapping
  * only, names as given; a table over fixed memory never grows past it
  * (no mapping: the scan keeps its table in its own structure) and says
@@ -285,6 +331,7 @@ int main(void)
 	tcase_add_test(tc, finds_the_gaps);
 	tcase_add_test(tc, lists_its_own_mappings);
 	tcase_add_test(tc, keeps_unmapped_mappings);
+	tcase_add_test(tc, full_slots_make_room_for_larger);
 	tcase_add_test(tc, notes_file_runs);
 	return h_run_suite(NULL);
 }
