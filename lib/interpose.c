@@ -5,7 +5,9 @@
  * allocator that comes after memcheck in symbol lookup (glibc, mimalloc,
  * jemalloc, tcmalloc, ...), tell account.c what happened, and leave errno
  * and the result exactly as the allocator made them.  Nothing else lives
- * here.
+ * here.  A program left out at start-up (life.c: mc_pass) only has the
+ * first: each wrapper makes its measured paths' tests, then that one,
+ * and jumps to the allocator.
  *
  * The allocator is found, and start-up run, elsewhere: the forwarding
  * table mc_real by forward.c, start-up by life.c (mc_resolve), which the
