@@ -5,7 +5,8 @@
  * Below everything else (support): the forwarding table mc_real, found
  * without using the allocator; the thread's hot state mc_self with the
  * recursion guard; where libmemcheck's own code lies (mc_text_lo); how
- * far start-up has come (mc_state, mc_track_ready, mc_is_active).  The
+ * far start-up has come (mc_state, mc_track_ready, mc_pass,
+ * mc_is_active).  The
  * wrappers (interpose.c), the tracking paths (account.c), stack capture
  * and the rest read these downward; life.c, which runs start-up, fills
  * them in.  Defined here rather than in interpose.c so that no file
@@ -48,6 +49,7 @@ MC_TLS struct mc_thread mc_self;
 int mc_is_active = 1;
 MC_HOT _Atomic int mc_state;
 MC_HOT _Atomic int mc_track_ready;
+MC_HOT _Atomic int mc_pass;
 MC_TLS int mc_resolving_here;
 
 bool mc_counting(void)

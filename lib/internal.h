@@ -491,6 +491,11 @@ extern _Atomic int mc_state;
  * mode without a thread's counters yet goes the slow way, whose guard
  * functions then open the count-only path (mc_self.fast). */
 extern _Atomic int mc_track_ready;
+/* A program left out at start-up that only forwards (life.c): set once,
+ * before mc_state leaves RESOLVING, never cleared.  The wrappers then
+ * jump straight to the allocator, tested after the measured paths'
+ * own tests so that those pay nothing for it. */
+extern _Atomic int mc_pass;
 /* This thread is filling the forwarding table (its calls are memcheck's). */
 extern MC_TLS int mc_resolving_here;
 /* 1 when the program's malloc calls reach memcheck. */

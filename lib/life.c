@@ -152,8 +152,11 @@ void mc_resolve(void)
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
 		mc_options_init(); /* nothing opened or written yet */
-		if (leave_out_early())
+		if (leave_out_early()) {
 			mc_is_active = 0; /* C++'s new and delete found when called */
+			/* the wrappers' short way to the allocator (interpose.c) */
+			atomic_store_explicit(&mc_pass, 1, memory_order_release);
+		}
 		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
 		if (!forward_only)
 			start_all();
