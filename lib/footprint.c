@@ -129,13 +129,19 @@ static void fold(void)
 }
 
 /* A new interval: the kernel's mark restarts from the RSS now, M is
- * measured.  fp_lock held. */
-static void restart(void)
+ * m (measured by the caller just before) or, where m is 0, measured.
+ * fp_lock held. */
+static void restart_at(uint64_t m)
 {
 	if (resettable && !final && !mc_rss_reset_peak())
 		resettable = false; /* the mark then covers the whole process */
-	m_start = measure();
+	m_start = m ? m : measure();
 	pending = 0;
+}
+
+static void restart(void)
+{
+	restart_at(0);
 }
 
 /* Register the writable and code segments of libmemcheck itself (or of
@@ -350,8 +356,11 @@ void mc_own_work_end(void)
 		extra += ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
 		if (extra < 0)
 			extra = 0;
+		/* M is m and the new extra: measuring it again, a few
+		 * microseconds later, asked mincore of every lazy range
+		 * once more (8 calls after a process's last report). */
 		if (started && peak_used)
-			restart();
+			restart_at(m + (uint64_t)extra);
 	}
 	pthread_mutex_unlock(&fp_lock);
 }

@@ -21,6 +21,7 @@ UNIT_scan      := scan roots threads maps resident blocks snapshot depot util
 UNIT_supp      := suppress util
 UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
+UNIT_footprint := footprint util
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
 
