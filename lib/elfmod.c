@@ -32,14 +32,12 @@
  * at each report's end.  No malloc.  Called with symbolize.c's lock held.
  */
 #include <elf.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -241,13 +239,6 @@ static bool debuglink_found(const struct mc_elfmod *m)
 	return false;
 }
 
-/* MADV_POPULATE_READ (Linux 5.14): a mapping's pages of the page cache
- * made present in one call.  EINVAL on an older kernel: faulted in as
- * before. */
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-
 /* The symbol table's pages, and its string table's where it lies beside
  * it and is no larger, mapped in one call: the names' first read goes
  * over the whole table (symtab.c's batch), and each 64 KiB of it was a
@@ -263,13 +254,7 @@ static void table_populate(const struct elf_file *f, const Elf64_Shdr *sym,
 		lo = slo < lo ? slo : lo;
 		hi = shi > hi ? shi : hi;
 	}
-	uintptr_t a = (uintptr_t)f->p + (uintptr_t)lo, b = (uintptr_t)f->p + (uintptr_t)hi;
-	a &= ~(uintptr_t)4095;
-	b = (b + 4095) & ~(uintptr_t)4095;
-	int saved = errno;
-	if (b > a)
-		syscall(SYS_madvise, (void *)a, b - a, MADV_POPULATE_READ);
-	errno = saved;
+	mc_populate_read((const char *)f->p + lo, hi - lo);
 }
 
 /* The table libdw searches, or false where it is not plain. */

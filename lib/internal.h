@@ -132,6 +132,10 @@ bool mc_own_hooked(void);
  * (a page fault costs 20-35 us on these VMs, a populated page ~1 us).
  * Only for memory that is about to be used and counted as resident. */
 void mc_populate(void *p, size_t len);
+/* The same for a file's pages memcheck maps to read (a symbol table):
+ * made present from the page cache in one call, not faulted in 64 KiB
+ * at a time. */
+void mc_populate_read(const void *p, size_t len);
 /* MC_START_TOUCHED(x): the bytes of x (a static object in .bss, the
  * first slot of a per-region array) are written by every measured
  * process, from its start-up on.  footprint.c populates them all at
