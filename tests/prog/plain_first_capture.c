@@ -6,25 +6,15 @@
  * nothing (lib/stacks.c: learn_main_stack), where pthread_getattr_np
  * read /proc/self/maps through stdio.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+
+#include "proc_field.h"
 
 /* The process's read system calls so far, without stdio or malloc. */
 static long syscr(void)
 {
-	char buf[512];
-	int fd = open("/proc/self/io", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	const char *p = strstr(buf, "syscr:");
-	return p ? atol(p + 6) : -1;
+	return (long)proc_field("/proc/self/io", "syscr:");
 }
 
 int main(void)

@@ -37,20 +37,14 @@
 #include <memcheck/memcheck.h>
 #endif
 
+#include "proc_field.h"
+
 /* ---- measuring a phase bare ------------------------------------------ */
 
 static unsigned long long hwm(void)
 {
-	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *p = strstr(buf, "VmHWM:");
-	return p ? strtoull(p + 6, NULL, 10) * 1024 : 0;
+	long long kb = proc_field("/proc/self/status", "VmHWM:");
+	return kb < 0 ? 0 : (unsigned long long)kb * 1024;
 }
 
 static __attribute__((unused)) void reset_hwm(void)
