@@ -317,6 +317,7 @@ static _Atomic uint8_t *zero_leaf;     /* every leaf not mapped yet */
 static _Atomic uint8_t *leaf_pool;
 static atomic_uint leaf_pool_used;
 static MC_TLS unsigned my_home;        /* this thread's group + 1; 0: none yet */
+static MC_TLS bool home_shared;        /* my_home came round robin: others' too */
 static _Atomic unsigned homes;         /* bit g: group g is a thread's home */
 static _Atomic unsigned next_home;     /* past NGROUPS homes: round robin */
 
@@ -381,6 +382,7 @@ static unsigned home_group(void)
 		for (;;) {
 			if (taken == (1u << NGROUPS) - 1) {
 				g = atomic_fetch_add(&next_home, 1) % NGROUPS;
+				home_shared = true;
 				break;
 			}
 			g = (unsigned)__builtin_ctz(~taken);
@@ -439,7 +441,10 @@ static _Atomic uint8_t *leaf_ready(uintptr_t p, bool populate)
 /* ptr's shard in this thread's home group, where its new block goes,
  * the home's bit added to the unit's groups first (so that a lookup
  * finds the block from the moment it is there); NULL when no memory is
- * left for the directory. */
+ * left for the directory.  A thread past the first NGROUPS, whose home
+ * other threads have too, puts its blocks in a group the unit has
+ * already, where there is one: the home's owner (the main thread, say)
+ * then keeps its group unlocked, as when a unit had one group. */
 static __attribute__((noinline)) struct shard *home_shard(uintptr_t p, uint64_t h)
 {
 	_Atomic uint8_t *leaf = leaf_ready(p, true);
@@ -447,7 +452,10 @@ static __attribute__((noinline)) struct shard *home_shard(uintptr_t p, uint64_t 
 		return NULL;
 	unsigned g = home_group();
 	_Atomic uint8_t *cell = unit_cell(leaf, p);
-	if (!(atomic_load_explicit(cell, memory_order_relaxed) & 1u << g))
+	unsigned set = atomic_load_explicit(cell, memory_order_relaxed);
+	if (home_shared && set)
+		g = (unsigned)__builtin_ctz(set);
+	else if (!(set & 1u << g))
 		atomic_fetch_or(cell, (uint8_t)(1u << g));
 	return group_shard(g, h);
 }
