@@ -4,10 +4,12 @@
  * An open-addressing hash table (linear probing, deletion by backward
  * shift, so no tombstones) in mmap'd memory, split into shards with a
  * lock each so threads rarely meet.  A block's shard is one of the 32 of
- * the group of its 2 MiB unit of address space, the group of the thread
- * that brought the unit's first block (see shard_of): allocators give
- * each thread memory of its own, so threads on different cores mostly
- * write shards (locks, counts, entries) of their own.  Shards start at
+ * a group of its 2 MiB unit of address space: the home group of the
+ * thread that brought it, or another group of the unit's that this
+ * thread owns (see own_shard).  So threads on different cores write
+ * shards (locks, counts, entries) of their own, whether the allocator
+ * gives each thread memory of its own or hands neighbouring blocks to
+ * different threads (tcmalloc).  Shards start at
  * 32 slots, a group's side by side on 4 pages (TINY_CAP: a short
  * process touches few pages), then move to 1024 (MIN_CAP): a test with a few thousand
  * live blocks keeps a table of half a megabyte, in the second-level
@@ -62,7 +64,7 @@
 #define PTR_MASK ((UINT64_C(1) << PTR_BITS) - 1)
 #define STACK_MASK ((UINT32_C(1) << STACK_BITS) - 1)
 #define ODD_MAX 64 /* side table: blocks whose fields do not fit an entry */
-#define NGROUPS 8 /* shard groups, one a thread by address unit (shard_of) */
+#define NGROUPS 8 /* shard groups, one a thread (own_shard) */
 #define GROUP_SHARDS (NSHARDS / NGROUPS)
 #define MIN_CAP 1024 /* slots per shard at first use: at low load nearly every
 		      * lookup ends at its first probe, and a mispredicted probe
@@ -190,9 +192,10 @@ static atomic_size_t table_bytes;
  * unclaimed group claims it; its bit in `mine` says so.  The owner of a
  * group that has gone multi drops the bit and locks as everyone does.
  * Allocators that give each thread memory of its own (glibc's arenas,
- * mimalloc's segments, jemalloc's extents) put each thread's blocks in
- * its own group (shard_of), so each thread owns its group and takes no
- * lock at all, up to NGROUPS threads.
+ * mimalloc's segments, jemalloc's extents) and those that do not
+ * (tcmalloc's spans) alike put each thread's blocks in its own group
+ * (own_shard), so each thread owns its group and takes no lock at all,
+ * up to NGROUPS threads.
  *
  * ALONE and CROWD differ in the site counts (mc_site_change): while one
  * thread alone uses the table (`sole`), it changes them with plain adds;
@@ -257,29 +260,43 @@ static inline uint64_t hash(uintptr_t p)
 	return (uint64_t)p * 0x9e3779b97f4a7c15ull;
 }
 
-/* The group: the one of ptr's 2 MiB unit (ptr >> 21) in a directory,
- * set when the unit's first block comes to the table, to the group of
- * the thread that allocated it (its home: a group no other thread has
- * as home while there are such, see home_group).  glibc (an arena of
- * 64 MiB heaps a thread), jemalloc (an arena's extents of 2 MiB and up)
- * and mimalloc (a thread's 32 MiB segments) never give two threads
- * blocks in one unit: in bench/malloc_bench --threads 4, no block of
- * the four threads' 4 M fell in a unit another thread had had first
- * under those three.  So each thread's blocks stay in its own group,
- * which it owns (no lock), however the units fall; a group chosen by a
- * hash of the unit (as before) gave two of four threads one group, and
- * so locks, in most jemalloc runs.  tcmalloc hands every thread blocks
- * from shared spans (33% of blocks in a 4 KiB unit another thread had
- * first, 75% at 2 MiB): there groups are shared whatever the mapping.
+/* The groups: those of ptr's 2 MiB unit (ptr >> 21) in a directory, a
+ * bit each, set as threads bring the unit blocks: a new block goes to
+ * the home group of the thread that allocated it (home_group: a group
+ * no other thread has as home while there are such), or to another of
+ * the unit's groups this thread owns.  glibc (an arena of 64 MiB heaps
+ * a thread), jemalloc (an arena's extents of 2 MiB and up) and mimalloc
+ * (a thread's 32 MiB segments) never give two threads blocks in one
+ * unit: in bench/malloc_bench --threads 4, no block of the four
+ * threads' 4 M fell in a unit another thread had had first under those
+ * three.  tcmalloc hands every thread blocks from shared spans (33% of
+ * blocks in a 4 KiB unit another thread had first, 75% at 2 MiB).  With
+ * one group a unit, the first thread's, the others locked it: each
+ * operation a locked exchange on a shard line another core had written,
+ * and entries' lines shared (four threads under tcmalloc: lock_slow 26%
+ * of the samples, the run 17.6x the bare one against 3.2-5.6x under
+ * the others).  With a unit's groups as a set, each thread keeps its
+ * blocks in its own group, which it owns (no lock), however the
+ * allocator mixes them; a block is looked for in the unit's groups this
+ * thread owns first, then in the others (next_group), so freeing
+ * another thread's block costs a lookup or two more, and locks that
+ * thread's group as before.  The hot paths' test is the unit's byte
+ * against `mine`, which the owner's path read before anyway: one thread
+ * tracking with stacks went from 767.9 to 765.8 instructions a step
+ * (callgrind slope of malloc_bench, glibc).  The price: an address the
+ * program freed behind memcheck's back (mi_free, sdallocx) that the
+ * allocator hands out again to a thread whose group is not the old
+ * block's is not seen as MC_REPLACED_LIVE; the old block stays live, as
+ * it does when the address is not handed out again at all.
  *
  * The directory: DIR_TOP pointers (ptr's bits 40..47) to leaves of a
  * byte a unit (bits 21..39, 512 KiB, mapped lazily when one of their
  * units is first set: a process touches a page or two of each of the
  * two or three leaves its heaps fall in; until then the pointer is to
  * `zero_leaf`, reserved and never written, so a lookup has no test for
- * a missing leaf).  A byte is 0 until set, then the group + 1 for good:
- * a lookup reads it without a lock.  A unit not set has no blocks in
- * the table.  A lookup costs about 8 instructions more than the hash of
+ * a missing leaf).  A byte is 0 until set, then gains bits, never loses
+ * them: a lookup reads it without a lock.  A unit not set has no blocks
+ * in the table.  A lookup costs about 8 instructions more than the hash of
  * the unit did (callgrind slope of malloc_bench, glibc: 749 -> 766 a
  * step; 773 with a test for a missing leaf).  Tried and dropped: the
  * shard of the thread's own group from thread-local variables, the
@@ -300,6 +317,7 @@ static _Atomic uint8_t *zero_leaf;     /* every leaf not mapped yet */
 static _Atomic uint8_t *leaf_pool;
 static atomic_uint leaf_pool_used;
 static MC_TLS unsigned my_home;        /* this thread's group + 1; 0: none yet */
+static MC_TLS bool home_shared;        /* my_home came round robin: others' too */
 static _Atomic unsigned homes;         /* bit g: group g is a thread's home */
 static _Atomic unsigned next_home;     /* past NGROUPS homes: round robin */
 
@@ -316,16 +334,40 @@ static inline _Atomic uint8_t *leaf_of(uintptr_t p)
 	return atomic_load_explicit(&dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)], memory_order_relaxed);
 }
 
-/* ptr's shard: its unit's group, the shard in it from the hash's top 5
- * bits; NULL when the unit has no group yet (so no block in the table). */
-static inline struct shard *shard_of(uintptr_t p, uint64_t h)
+/* ptr's unit's groups: bit g set once a thread of home g has put a block
+ * of the unit in the table (0: no block of it there). */
+static inline unsigned unit_groups(uintptr_t p)
 {
-	uintptr_t g = atomic_load_explicit(unit_cell(leaf_of(p), p), memory_order_relaxed);
-	if (unlikely(!g))
+	return atomic_load_explicit(unit_cell(leaf_of(p), p), memory_order_relaxed);
+}
+
+/* Shard of hash h in group g: the hash's top 5 bits. */
+static inline struct shard *group_shard(unsigned g, uint64_t h)
+{
+	return &shards[g * GROUP_SHARDS + (unsigned)(h >> 59)];
+}
+
+/* ptr's shard in a group of its unit's that this thread owns (`mine`:
+ * no lock), else NULL: the hot paths' one test.  A new block may go to
+ * any of its unit's groups; a block to free is looked for there first
+ * (where else, remove_any: next_group). */
+static inline struct shard *own_shard(uintptr_t p, uint64_t h)
+{
+	unsigned x = unit_groups(p) & mine;
+	if (unlikely(!x))
 		return NULL;
-	/* Group g - 1's shards, the - 1 in the constant */
 	uintptr_t sub = (uintptr_t)(h >> 59) * sizeof(struct shard);
-	return (struct shard *)((char *)shards - GROUP_BYTES + (g * GROUP_BYTES + sub));
+	return (struct shard *)((char *)shards + ((uintptr_t)__builtin_ctz(x) * GROUP_BYTES + sub));
+}
+
+/* Take the next group out of *m, the groups left to look in for a
+ * block: those this thread owns first (no lock; a thread frees mostly
+ * its own blocks), then the others in order. */
+static inline unsigned next_group(unsigned *m)
+{
+	unsigned g = (unsigned)__builtin_ctz((*m & mine) ? (*m & mine) : *m);
+	*m &= ~(1u << g);
+	return g;
 }
 
 /* This thread's group for units it brings: a group no thread has yet,
@@ -340,6 +382,7 @@ static unsigned home_group(void)
 		for (;;) {
 			if (taken == (1u << NGROUPS) - 1) {
 				g = atomic_fetch_add(&next_home, 1) % NGROUPS;
+				home_shared = true;
 				break;
 			}
 			g = (unsigned)__builtin_ctz(~taken);
@@ -395,16 +438,26 @@ static _Atomic uint8_t *leaf_ready(uintptr_t p, bool populate)
 	return atomic_load(top);
 }
 
-/* ptr's shard, its unit given this thread's group if it has none yet;
- * NULL when no memory is left for the directory. */
-static __attribute__((noinline)) struct shard *shard_claim(uintptr_t p, uint64_t h)
+/* ptr's shard in this thread's home group, where its new block goes,
+ * the home's bit added to the unit's groups first (so that a lookup
+ * finds the block from the moment it is there); NULL when no memory is
+ * left for the directory.  A thread past the first NGROUPS, whose home
+ * other threads have too, puts its blocks in a group the unit has
+ * already, where there is one: the home's owner (the main thread, say)
+ * then keeps its group unlocked, as when a unit had one group. */
+static __attribute__((noinline)) struct shard *home_shard(uintptr_t p, uint64_t h)
 {
 	_Atomic uint8_t *leaf = leaf_ready(p, true);
 	if (!leaf)
 		return NULL;
-	uint8_t none = 0;
-	atomic_compare_exchange_strong(unit_cell(leaf, p), &none, (uint8_t)(home_group() + 1));
-	return shard_of(p, h);
+	unsigned g = home_group();
+	_Atomic uint8_t *cell = unit_cell(leaf, p);
+	unsigned set = atomic_load_explicit(cell, memory_order_relaxed);
+	if (home_shared && set)
+		g = (unsigned)__builtin_ctz(set);
+	else if (!(set & 1u << g))
+		atomic_fetch_or(cell, (uint8_t)(1u << g));
+	return group_shard(g, h);
 }
 
 /* The group of shard s, and its bit in `mine`. */
@@ -517,9 +570,9 @@ static __attribute__((noinline)) void join(void)
 
 static struct in lock_slow(struct shard *s);
 
-/* Enter shard s as its group's owner: the group's mode, ALONE or CROWD,
- * when this thread owns the group and no other has come (then the caller
- * must owner_leave(s)), else MULTI.  The owner's path is inline; the
+/* Enter shard s, of a group this thread owns (`mine`), as its owner:
+ * the group's mode, ALONE or CROWD, when no other thread has come (then
+ * the caller must owner_leave(s)), else MULTI.  The owner's path is inline; the
  * rest is out of line, so that the table's hot functions make no call
  * on that path and save few registers.
  *
@@ -537,10 +590,8 @@ static struct in lock_slow(struct shard *s);
  * is ordered the same way.  `mine` is this thread's own: no other
  * thread writes it.  busy and the mode share the group's line, which
  * only its owner writes until another thread comes. */
-static inline int owner_enter(struct shard *s)
+static inline int owned_enter(struct shard *s)
 {
-	if (unlikely(!(mine & s->bit)))
-		return MULTI;
 	s->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	int m = atomic_load_explicit(&s->mode, memory_order_relaxed);
@@ -548,6 +599,14 @@ static inline int owner_enter(struct shard *s)
 		return m;
 	s->busy = 0;
 	return MULTI;
+}
+
+/* As owned_enter, for a shard of any group. */
+static inline int owner_enter(struct shard *s)
+{
+	if (unlikely(!(mine & s->bit)))
+		return MULTI;
+	return owned_enter(s);
 }
 
 static inline void owner_leave(struct shard *s)
@@ -945,8 +1004,8 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 		return odd_insert(&b, old);
 	}
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(ptr, h);
-	if (!s && !(s = shard_claim(ptr, h))) {
+	struct shard *s = home_shard(ptr, h);
+	if (!s) {
 		table_full();
 		return MC_NEW;
 	}
@@ -983,11 +1042,11 @@ enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 				uint32_t epoch, struct mc_block *old)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(ptr, h);
+	struct shard *s = own_shard(ptr, h);
 	int m;
 	if (likely(s != NULL) && likely(fits(ptr, size, stack)) && likely(s->room) &&
 	    likely(!atomic_load_explicit(&n_odd, memory_order_relaxed)) &&
-	    likely((m = owner_enter(s)) != MULTI)) {
+	    likely((m = owned_enter(s)) != MULTI)) {
 		uint64_t w0 = pack0(ptr, epoch_of(epoch));
 		uint64_t w1 = pack1(size, stack);
 		uint32_t i = slot_of(h, s->end);
@@ -1037,13 +1096,15 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 								 struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(ptr, h);
-	if (!s)
-		return false;
-	struct in in = lock(s);
-	bool found = take(s, ptr, h, out, shared(in));
-	unlock(s, in);
-	return found;
+	for (unsigned m = unit_groups(ptr); m;) {
+		struct shard *s = group_shard(next_group(&m), h);
+		struct in in = lock(s);
+		bool found = take(s, ptr, h, out, shared(in));
+		unlock(s, in);
+		if (found)
+			return true;
+	}
+	return false;
 }
 
 static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct mc_block *out)
@@ -1055,11 +1116,10 @@ static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct
 
 /* remove's fast path, entered, found ptr's home slot empty or another
  * block's: probe on, then leave. */
-static __attribute__((noinline)) enum mc_remove probe_leave(uintptr_t ptr, struct mc_block *out,
-							     int m)
+static __attribute__((noinline)) enum mc_remove probe_leave(struct shard *s, uintptr_t ptr,
+							     struct mc_block *out, int m)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(ptr, h);
 	bool found = take(s, ptr, h, out, m != ALONE);
 	owner_leave(s);
 	return found ? MC_REMOVED : remove_any(ptr, out);
@@ -1079,10 +1139,10 @@ static __attribute__((noinline)) enum mc_remove shift_leave(struct shard *s, uin
 enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(ptr, h);
+	struct shard *s = own_shard(ptr, h);
 	if (unlikely(!s))
 		return remove_any(ptr, out);
-	int m = owner_enter(s);
+	int m = owned_enter(s);
 	if (likely(m != MULTI)) {
 		uint32_t end = s->end;
 		uint32_t i = slot_of(h, end);
@@ -1091,7 +1151,7 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 		uint64_t p = b->w0 & PTR_MASK;
 		/* p is 0 for an empty slot; no entry has pointer 0 (fits). */
 		if (unlikely(!p) || unlikely(p != ptr))
-			return probe_leave(ptr, out, m);
+			return probe_leave(s, ptr, out, m);
 		unpack_ptr(b, ptr, out);
 		mc_site_change(out->stack, -(int64_t)out->size, -1, m != ALONE);
 		s->room++;
@@ -1108,19 +1168,19 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t epoch)
 {
 	uint64_t h = hash(ptr);
-	struct shard *s = shard_of(ptr, h);
 	int64_t i = -1;
-	struct in in = s ? lock(s) : (struct in){ MULTI };
-	if (s)
+	for (unsigned m = unit_groups(ptr); m && i < 0;) {
+		struct shard *s = group_shard(next_group(&m), h);
+		struct in in = lock(s);
 		i = find(s, ptr, h);
-	if (i >= 0) {
-		struct entry *e = at(s->e, (uint32_t)i);
-		if (set_epoch)
-			e->w0 = e_ptr(e) | (uint64_t)epoch << PTR_BITS;
-		unpack(e, out);
-	}
-	if (s)
+		if (i >= 0) {
+			struct entry *e = at(s->e, (uint32_t)i);
+			if (set_epoch)
+				e->w0 = e_ptr(e) | (uint64_t)epoch << PTR_BITS;
+			unpack(e, out);
+		}
 		unlock(s, in);
+	}
 	if (i >= 0 || !atomic_load(&n_odd))
 		return i >= 0;
 	odd_enter();

@@ -648,7 +648,7 @@ static int owners_run(void)
 
 /* Four threads whose blocks lie in two 2 MiB units each, 6 MiB apart,
  * as jemalloc's arenas hand out extents: each thread's units go to a
- * group of its own (the directory, blocks.c's shard_of), so none of the
+ * group of its own (the directory, blocks.c's own_shard), so none of the
  * four groups ever turns to locks.  A group picked by a hash of the
  * unit (before the directory) put units of threads 0 and 2 in one.  The
  * main thread walks the table first (as a region's end or a fork does):
@@ -661,21 +661,30 @@ static uintptr_t unit_addr(int t, int i)
 	       (uintptr_t)(i / 2) * 64;
 }
 
-static void *unit_owner(void *arg)
+/* Thread t's UNIT_N blocks at at(t, i), of size i + 1 and stack t + 1:
+ * put in and freed three times, the third time left in when keep.
+ * Non-NULL when one was not new or not found as it was put. */
+static void *unit_rounds(int t, uintptr_t (*at)(int, int), bool keep)
 {
-	int t = (int)(intptr_t)arg;
 	struct mc_block b, old;
 	for (int r = 0; r < 3; r++) {
 		for (int i = 0; i < UNIT_N; i++)
-			if (mc_blocks_insert(unit_addr(t, i), (uint64_t)i + 1, (uint32_t)t + 1,
+			if (mc_blocks_insert(at(t, i), (uint64_t)i + 1, (uint32_t)t + 1,
 					     MC_EPOCH_NOW, &old) != MC_NEW)
 				return (void *)1;
+		if (keep && r == 2)
+			break;
 		for (int i = 0; i < UNIT_N; i++)
-			if (mc_blocks_remove(unit_addr(t, i), &b) != MC_REMOVED ||
+			if (mc_blocks_remove(at(t, i), &b) != MC_REMOVED ||
 			    b.size != (uint64_t)i + 1 || b.stack != (uint32_t)t + 1)
 				return (void *)2;
 	}
 	return NULL;
+}
+
+static void *unit_owner(void *arg)
+{
+	return unit_rounds((int)(intptr_t)arg, unit_addr, false);
 }
 
 static int units_run(void)
@@ -697,16 +706,98 @@ static int units_run(void)
 	return (int)mc_blocks_groups_locked();
 }
 
-START_TEST(units_own_groups)
+/* run() in a forked child, whose one thread owns the table afresh:
+ * it exits 0, or 77 without membarrier(2), or 1 to OWNERS for the
+ * groups that turned to locks. */
+static void groups_run(int (*run)(void))
 {
 	mc_blocks_init();
 	pid_t pid = fork();
 	if (pid == 0)
-		_exit(units_run());
+		_exit(run());
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 77),
 		      "status %#x (1-%d: groups that turned to locks)", st, OWNERS);
+}
+
+START_TEST(units_own_groups)
+{
+	groups_run(units_run);
+}
+END_TEST
+
+/* Four threads whose blocks interleave in the same two 2 MiB units, as
+ * tcmalloc hands neighbouring blocks of a span to different threads:
+ * each thread's blocks still go to its own home group (a unit's groups
+ * are every thread's that put a block there), so none turns to locks.
+ * With one group a unit (the first thread's), the other three locked
+ * it, each operation a locked exchange on a line the others wrote
+ * (bench/run.sh, four threads under tcmalloc: 17.6x the bare run).
+ * Then each thread frees the next one's blocks: each is found, once. */
+static uintptr_t shared_addr(int t, int i)
+{
+	return 0x7f4c40000000 + (uintptr_t)(i % 2) * 0x200000 +
+	       ((uintptr_t)(i / 2) * OWNERS + (uintptr_t)t) * 64;
+}
+
+static pthread_barrier_t shared_bar;
+
+static void *shared_owner(void *arg)
+{
+	pthread_barrier_wait(&shared_bar);
+	return unit_rounds((int)(intptr_t)arg, shared_addr, true);
+}
+
+static void *shared_cross(void *arg)
+{
+	int t = ((int)(intptr_t)arg + 1) % OWNERS;
+	struct mc_block b;
+	for (int i = 0; i < UNIT_N; i++)
+		if (mc_blocks_remove(shared_addr(t, i), &b) != MC_REMOVED ||
+		    b.size != (uint64_t)i + 1 || b.stack != (uint32_t)t + 1)
+			return (void *)3;
+	return NULL;
+}
+
+static uint64_t shared_seen[OWNERS];
+static void shared_count(const struct mc_block *b, void *arg)
+{
+	(void)arg;
+	if (b->stack >= 1 && b->stack <= OWNERS)
+		shared_seen[b->stack - 1]++;
+}
+
+static int shared_run(void)
+{
+	mc_blocks_after_fork_child();
+	if (mc_blocks_groups_locked())
+		return 77; /* no membarrier(2): every group locks */
+	pthread_barrier_init(&shared_bar, NULL, OWNERS);
+	pthread_t th[OWNERS];
+	if (!start_owners(th, shared_owner))
+		return 10;
+	if (!join_owners(th))
+		return 11;
+	unsigned locked = mc_blocks_groups_locked();
+	if (locked)
+		return (int)locked;
+	if (mc_blocks_count() != OWNERS * UNIT_N)
+		return 12;
+	mc_blocks_each_live(0, shared_count, NULL);
+	for (int t = 0; t < OWNERS; t++)
+		if (shared_seen[t] != UNIT_N)
+			return 13;
+	if (!start_owners(th, shared_cross))
+		return 14;
+	if (!join_owners(th))
+		return 15;
+	return mc_blocks_count() ? 16 : 0;
+}
+
+START_TEST(shared_units_own_groups)
+{
+	groups_run(shared_run);
 }
 END_TEST
 
@@ -741,5 +832,6 @@ int main(void)
 	tcase_add_test(tc, fork_child_owns);
 	tcase_add_test(tc, owners_and_walker);
 	tcase_add_test(tc, units_own_groups);
+	tcase_add_test(tc, shared_units_own_groups);
 	return h_run_suite(NULL);
 }
