@@ -63,10 +63,10 @@
 
 #include "internal.h"
 
-/* A slot of the index of walked stacks (below), and of an id's then. */
+/* A slot of the index of walked stacks (below). */
 struct idx_slot {
 	_Atomic uint64_t key;   /* the hash; 0: empty (a stack hashing to 0 is not indexed) */
-	_Atomic uint64_t val;   /* id | walked << 32 | check << 34 */
+	_Atomic uint64_t val;   /* id | walked << 32 */
 };
 
 struct entry {
@@ -75,15 +75,18 @@ struct entry {
 	uintptr_t frames[];
 };
 
-/* The walked stacks looked up after stack id (see below): its array
- * line's own words. */
-#define THEN 2
-_Static_assert(THEN * sizeof(struct idx_slot) == sizeof(((struct mc_depot_id *)0)->own),
-	       "an id's then fills its own words");
-static inline struct idx_slot *then_of(uint32_t id)
+/* Stack id's array line's own words (see "what came next" below): the
+ * key it was marked walked under, then the walked stacks looked up after
+ * it, its then. */
+#define THEN 3
+_Static_assert((1 + THEN) * sizeof(uint64_t) == sizeof(((struct mc_depot_id *)0)->own),
+	       "an id's key and then fill its own words");
+static inline _Atomic uint64_t *own_of(uint32_t id)
 {
-	return (struct idx_slot *)mc_depot_id_of(id)->own;
+	return (_Atomic uint64_t *)mc_depot_id_of(id)->own;
 }
+#define key_of(id) (own_of(id)[0])
+#define then_of(id) (own_of(id) + 1)
 
 #define UNIT MC_DEPOT_UNIT        /* the arena counts 32-byte units */
 #define SEG0_BITS MC_DEPOT_SEG0_BITS /* segment 0: [0, 2^11), 64 KiB */
@@ -220,20 +223,10 @@ static uint32_t take_id(void)
  * is full, since a stack stored but not indexed would be stored again at
  * every capture.  Old tables stay mapped for readers still in them, and
  * are memcheck's own memory (mc_map), as the depot's is. */
-/* A slot's value: the id, its walked mark and the low bits of its key,
- * which a reader of an entry's then checks against the key it read:
- * writers of a then take no lock, and a reader may find one writer's key
- * with another's value (a false match then needs two keys alike in
- * their CHECK_BITS besides the race). */
-#define CHECK_BITS 30
-static inline uint64_t idx_val(uint32_t id, int walked, uint64_t key)
+/* A slot's value: the id and its walked mark. */
+static inline uint64_t idx_val(uint32_t id, int walked)
 {
-	return id | (uint64_t)walked << 32 | (key & ((1ull << CHECK_BITS) - 1)) << 34;
-}
-
-static inline bool idx_val_of(uint64_t v, uint64_t key)
-{
-	return v >> 34 == (key & ((1ull << CHECK_BITS) - 1));
+	return id | (uint64_t)walked << 32;
 }
 
 struct walked_index {
@@ -347,25 +340,40 @@ static uint32_t idx_find(uint64_t h, int *walked)
  * brought, where the index is a cache miss.  With one stack kept, 58% of
  * tree_bench's lookups were found there; with two, 83% (one stack A is
  * followed by several, a list's members by its next member or its end).
- * The keys are the index's, 64-bit hashes taken as their stacks as the
- * index takes them.  (They were kept in the entry's head, with the site,
- * before sites moved to the array by id: finding the head from an id
- * then cost a load of the id's line, which missed where the prefetch of
- * the head had not, and 6% of tree_bench's samples.) */
-static void then_put(struct idx_slot *then, uint64_t h, uint64_t v)
+ * (They were kept in the entry's head, with the site, before sites
+ * moved to the array by id: finding the head from an id then cost a
+ * load of the id's line, which missed where the prefetch of the head had
+ * not, and 6% of tree_bench's samples.)
+ *
+ * A then entry is one word: the stack's id, its walked mark and the top
+ * half of its key, which picks the candidate; the candidate's own line,
+ * the one its block's site is counted in next, holds the whole key it
+ * was marked under (key_of), and only a full match names it: the 64-bit
+ * key taken as the stack, as the index takes it.  So three fit in A's
+ * line beside its key, where two entries of key and value did: on
+ * tree_bench (5 M blocks) 416,000 -> 178,000 lookups in the index.
+ * (Four entries of two words, the line doubled to 128 bytes: 94,000, but
+ * twice the lines, and no faster.)  A word is written whole, so a reader never pairs one
+ * writer's key with another's id; an entry that names a stack whose key
+ * is another (written over, or a stack marked under two keys, whose
+ * line keeps the last) fails the compare, and the index answers. */
+static inline uint64_t then_entry(uint32_t id, int walked, uint64_t key)
 {
-	if (atomic_load_explicit(&then[0].key, memory_order_relaxed) == h)
+	_Static_assert(MC_STACK_ID_MAX < 1u << 27, "an id, its mark, then the key's top half");
+	return (key & ~0xffffffffull) | (uint64_t)walked << 27 | id;
+}
+
+/* e first in then, the entries before slot from (where e was, or the
+ * last, which a new entry drops) one slot down. */
+static void then_put(_Atomic uint64_t *then, uint64_t e, int from)
+{
+	if (atomic_load_explicit(&then[0], memory_order_relaxed) == e)
 		return; /* (a store would dirty a line other threads read) */
-	for (int i = THEN - 1; i > 0; i--) {
-		atomic_store_explicit(&then[i].val,
-				      atomic_load_explicit(&then[i - 1].val, memory_order_relaxed),
+	for (int i = from; i > 0; i--)
+		atomic_store_explicit(&then[i],
+				      atomic_load_explicit(&then[i - 1], memory_order_relaxed),
 				      memory_order_relaxed);
-		atomic_store_explicit(&then[i].key,
-				      atomic_load_explicit(&then[i - 1].key, memory_order_relaxed),
-				      memory_order_relaxed);
-	}
-	atomic_store_explicit(&then[0].val, v, memory_order_relaxed);
-	atomic_store_explicit(&then[0].key, h, memory_order_release);
+	atomic_store_explicit(&then[0], e, memory_order_release);
 }
 
 /* id's line, with its site and its then, as the block table (a new
@@ -378,23 +386,23 @@ static inline void then_prefetch(uint32_t id)
 uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
 {
 	if (!h)
-		return 0; /* (not indexed, and an empty then's key) */
-	struct idx_slot *a = after ? then_of(after) : NULL;
+		return 0; /* (not indexed, and no stack's key) */
+	_Atomic uint64_t *a = after ? then_of(after) : NULL;
 	for (int i = 0; a && i < THEN; i++) {
-		uint64_t v = atomic_load_explicit(&a[i].val, memory_order_acquire);
-		if (atomic_load_explicit(&a[i].key, memory_order_acquire) == h &&
-		    idx_val_of(v, h)) {
-			if (i)
-				then_put(a, h, v);
-			*walked = (int)(v >> 32 & 3);
-			then_prefetch((uint32_t)v);
-			return (uint32_t)v;
-		}
+		uint64_t e = atomic_load_explicit(&a[i], memory_order_acquire);
+		uint32_t id = (uint32_t)e & MC_STACK_ID_MAX;
+		if (!id || (e ^ h) >> 32 ||
+		    atomic_load_explicit(&key_of(id), memory_order_acquire) != h)
+			continue;
+		if (i)
+			then_put(a, e, i);
+		*walked = (int)(e >> 27 & 3);
+		return id;
 	}
 	uint32_t id = idx_find(h, walked);
 	if (id) {
-		if (a)
-			then_put(a, h, idx_val(id, *walked, h));
+		if (a && *walked)
+			then_put(a, then_entry(id, *walked, h), THEN - 1);
 		then_prefetch(id);
 	}
 	return id;
@@ -406,8 +414,10 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 {
 	if (!id || !h)
 		return;
+	if (atomic_load_explicit(&key_of(id), memory_order_relaxed) != h)
+		atomic_store_explicit(&key_of(id), h, memory_order_release);
 	if (after)
-		then_put(then_of(after), h, idx_val(id, walked, h));
+		then_put(then_of(after), then_entry(id, walked, h), THEN - 1);
 	mc_depot_lock();
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
 	size_t mask = t ? ((size_t)1 << t->bits) - 1 : 0;
@@ -418,13 +428,13 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 		uint64_t v = atomic_load_explicit(&t->s[i].val, memory_order_relaxed);
 		if (k == h && (uint32_t)v == id) {
 			if ((int)(v >> 32 & 3) != walked)
-				atomic_store_explicit(&t->s[i].val, idx_val(id, walked, h),
+				atomic_store_explicit(&t->s[i].val, idx_val(id, walked),
 						      memory_order_release);
 			t = NULL; /* marked */
 		}
 	}
 	if (t && (t = idx_room()) != NULL)
-		idx_put(t, h, idx_val(id, walked, h));
+		idx_put(t, h, idx_val(id, walked));
 	mc_depot_unlock();
 }
 
@@ -454,7 +464,7 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
 			 * that finds the slot finds the entry */
 			__atomic_store_n(&mc_site_of(id)->unit, unit, __ATOMIC_RELEASE);
 			atomic_store_explicit(&nids, id + 1, memory_order_release);
-			idx_put(t, key, idx_val(id, 0, key));
+			idx_put(t, key, idx_val(id, 0));
 		}
 	}
 	bool say = !id && !said_full;

@@ -297,7 +297,7 @@ END_TEST
 /* Stacks more than the thread's cache holds, captured in orders that
  * change from round to round, so that each stack is followed by others
  * each time (the depot's then: the stack looked up after this one last
- * time, two of them kept): every capture still gives its own stack's
+ * time, three of them kept): every capture still gives its own stack's
  * frames and id.  In four threads at once too, each in its own order,
  * all writing the same stacks' thens. */
 enum { THEN_N = 300 };
@@ -578,6 +578,52 @@ START_TEST(cfi_walk_in_a_thread)
 }
 END_TEST
 
+/* The depot's then (depot.c): the three walked stacks looked up last
+ * after a stack, kept in its line beside the key it was marked under;
+ * an entry is picked by its key's top half and taken only where the
+ * candidate's own key is the whole key looked up.  Three stacks whose
+ * keys share their top half, looked up after P in every order: each
+ * lookup names its own stack, never another of the same top half, nor
+ * any for a key no stack was marked under; and P's line keeps all
+ * three, the one looked up last first, whatever the order. */
+START_TEST(depot_then_keeps_three)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	uint32_t id[4];
+	for (int i = 0; i < 4; i++) {
+		uintptr_t f[2] = { 0x7000 + (uintptr_t)i, 0x7100 };
+		id[i] = mc_stack_intern(f, 2);
+	}
+	uint64_t top = 0x5eed5eedull << 32, kp = 0x1234567800000001ull;
+	uint64_t k[4] = { top | 1, top | 2, top | 3, top | 4 }; /* k[3]: no stack's */
+	mc_depot_set_walked(id[0], kp, 1, 0);
+	for (int i = 0; i < 3; i++)
+		mc_depot_set_walked(id[1 + i], k[i], 1, id[0]);
+	const uint64_t *own = mc_depot_id_of(id[0])->own;
+	ck_assert_uint_eq(own[0], kp);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq((uint32_t)own[1 + i] & MC_STACK_ID_MAX, id[3 - i]);
+	static const int order[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 1, 2 }, { 1, 0, 1 },
+					{ 2, 0, 2 }, { 0, 2, 1 } };
+	for (size_t r = 0; r < sizeof order / sizeof order[0]; r++) {
+		for (int j = 0; j < 3; j++) {
+			int i = order[r][j], walked = 0;
+			ck_assert_uint_eq(mc_depot_known(k[i], id[0], &walked), id[1 + i]);
+			ck_assert_int_eq(walked, 1);
+			ck_assert_uint_eq((uint32_t)own[1] & MC_STACK_ID_MAX, id[1 + i]);
+			ck_assert_uint_eq(mc_depot_known(k[3], id[0], &walked), 0);
+		}
+		unsigned seen = 0;
+		for (int s = 1; s <= 3; s++)
+			for (int i = 0; i < 3; i++)
+				if (((uint32_t)own[s] & MC_STACK_ID_MAX) == id[1 + i])
+					seen |= 1u << i;
+		ck_assert_uint_eq(seen, 7);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
@@ -588,6 +634,7 @@ int main(void)
 	tcase_add_test(tc, fp_walk_depth_and_stops);
 	tcase_add_test(tc, fp_cache_conflicts);
 	tcase_add_test(tc, fp_then_follows_any_order);
+	tcase_add_test(tc, depot_then_keeps_three);
 	tcase_add_test(tc, fp_paths_alike_but_deep);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
