@@ -1389,7 +1389,8 @@ static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, str
 void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
 {
 	size_t bytes = n * (sizeof(struct mc_elfmod *) + sizeof(uint64_t) + sizeof(char *) + 1);
-	char *mem = mc_opt.symbolize && n ? mc_map_lazy(bytes) : NULL;
+	/* all of it written below: populated (mc_map), not a fault a page */
+	char *mem = mc_opt.symbolize && n ? mc_map(bytes) : NULL;
 	if (!mem)
 		return;
 	struct mc_elfmod **mods = (struct mc_elfmod **)mem;

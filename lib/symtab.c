@@ -537,15 +537,28 @@ enum { B_OPEN, B_DONE, B_LEFT };
  * cheaper than the binary search. */
 #define PAGE_BITS 4096
 
-static bool on_pages(const uint64_t *pages, uint64_t v, uint64_t size)
+static inline bool on_page(const uint64_t *pages, uint64_t pg)
 {
-	uint64_t pg = v >> 12, last = (v + size - 1) >> 12;
+	return pages[pg / 64 % (PAGE_BITS / 64)] >> (pg % 64) & 1;
+}
+
+/* Most symbols lie on one page: that test inlined where the pass reads
+ * every symbol, the call for the rest. */
+static bool on_pages_slow(const uint64_t *pages, uint64_t pg, uint64_t last)
+{
 	if (last - pg >= PAGE_BITS)
 		return true;
 	for (; pg <= last; pg++)
-		if (pages[pg / 64 % (PAGE_BITS / 64)] >> (pg % 64) & 1)
+		if (on_page(pages, pg))
 			return true;
 	return false;
+}
+
+static inline __attribute__((always_inline)) bool on_pages(const uint64_t *pages, uint64_t v,
+							   uint64_t size)
+{
+	uint64_t pg = v >> 12, last = (v + size - 1) >> 12;
+	return pg == last ? on_page(pages, pg) : on_pages_slow(pages, pg, last);
 }
 
 /* mc_symtab_names_raw for at most BATCH addresses, the table not built:
@@ -564,6 +577,13 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 		uint64_t pg = a[j] >> 12 & (PAGE_BITS - 1);
 		pages[pg / 64] |= (uint64_t)1 << (pg % 64);
 	}
+	/* The table's fields as locals: the stores to k[] and state[] below
+	 * (char types) would otherwise make the compiler read each of them
+	 * again for every symbol of the C library's ~15,000. */
+	const Elf64_Sym *sym = t->raw.sym;
+	const size_t strsize = t->raw.strsize;
+	const size_t shnum = t->raw.sh ? t->raw.shnum : SHN_LORESERVE;
+	const uint64_t bias = t->raw.bias, lo_addr = t->lo;
 	for (int p = 0; p < 2; p++) {
 		struct sym_pass ps;
 		pass_begin(&ps);
@@ -574,11 +594,11 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 			/* A plain symbol with a size on no page of the batch
 			 * changes nothing: passed over without a closer look
 			 * (sym_quick costs ~45 instructions a symbol). */
-			const Elf64_Sym *y = &t->raw.sym[i];
+			const Elf64_Sym *y = &sym[i];
 			if (y->st_size && y->st_shndx != SHN_UNDEF && y->st_shndx < SHN_LORESERVE &&
-			    y->st_name < t->raw.strsize && (!t->raw.sh || y->st_shndx < t->raw.shnum)) {
-				uint64_t v = y->st_value + t->raw.bias;
-				if (v >= t->lo && v + y->st_size > v && !on_pages(pages, v, y->st_size))
+			    y->st_name < strsize && y->st_shndx < shnum) {
+				uint64_t v = y->st_value + bias;
+				if (v >= lo_addr && v + y->st_size > v && !on_pages(pages, v, y->st_size))
 					continue;
 			}
 			struct sym_entry e;
