@@ -72,6 +72,9 @@ static bool final;            /* the process is ending: no more resets */
  * anyway, so the end of start-up's window does not (one clear_refs write
  * and a mincore per lazy range fewer in every measured process). */
 static bool peak_used;
+/* A window of memcheck's own work ended after the process's end began,
+ * and is not settled yet (mc_own_work_end). */
+static bool settle_due;
 /* The RSS and M that the last mc_prog_peak_take read, for the window of
  * memcheck's own work that a region's end opens right after it
  * (mc_own_work_begin_taken): valid while no other call of this file came
@@ -84,6 +87,24 @@ static size_t page_round(size_t n)
 	return (n + PAGE - 1) & ~(size_t)(PAGE - 1);
 }
 
+/* The resident bytes of ranges r[0..n), sorted by address: ranges that
+ * meet (a mapping made right below the one before, as mmap places them;
+ * an object's segments) are asked of mincore in one call.  A measured
+ * /bin/date asked it 13 times in a counting run, 4 of them for
+ * libmemcheck's four adjoining segments and 2 in each measure for the
+ * block table's two first arrays, mapped one against the other. */
+static uint64_t resident_runs(const struct range *r, int n)
+{
+	uint64_t bytes = 0;
+	for (int i = 0; i < n;) {
+		uintptr_t lo = r[i].lo, hi = page_round(r[i].lo + r[i].len);
+		for (i++; i < n && r[i].lo == hi; i++)
+			hi = page_round(r[i].lo + r[i].len);
+		bytes += mc_resident_bytes(lo, hi);
+	}
+	return bytes;
+}
+
 /* M now.  fp_lock held.  libmemcheck's own pages are taken as measured
  * at start (measure_object): they grow only as memcheck's code first
  * runs, mostly at start-up and in its first reports, which are windows
@@ -92,8 +113,7 @@ static uint64_t measure(void)
 {
 	int saved = errno;
 	int64_t m = known + extra + (int64_t)object_bytes;
-	for (int i = 0; i < nlazy; i++)
-		m += (int64_t)mc_resident_bytes(lazy[i].lo, lazy[i].lo + lazy[i].len);
+	m += (int64_t)resident_runs(lazy, nlazy);
 	errno = saved;
 	return m > 0 ? (uint64_t)m : 0;
 }
@@ -101,9 +121,7 @@ static uint64_t measure(void)
 static void measure_object(void)
 {
 	int saved = errno;
-	object_bytes = 0;
-	for (int i = 0; i < nobject; i++)
-		object_bytes += mc_resident_bytes(object[i].lo, object[i].lo + object[i].len);
+	object_bytes = resident_runs(object, nobject);
 	errno = saved;
 }
 
@@ -142,6 +160,19 @@ static void restart_at(uint64_t m)
 static void restart(void)
 {
 	restart_at(0);
+}
+
+static void work_settle(void);
+
+/* fp_lock taken, and a window's end settled if it is due (see
+ * mc_own_work_end), for everything that reads or changes M after it. */
+static void fp_enter(void)
+{
+	pthread_mutex_lock(&fp_lock);
+	if (settle_due) {
+		settle_due = false;
+		work_settle();
+	}
 }
 
 /* Register the writable and code segments of libmemcheck itself (or of
@@ -248,7 +279,7 @@ void mc_footprint_init(void)
 
 bool mc_own_before(size_t bytes)
 {
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	fresh = false;
 	/* Inside a window of memcheck's own work the mark is not folded,
 	 * and the window's end measures everything again. */
@@ -263,7 +294,7 @@ bool mc_own_before(size_t bytes)
 void mc_own_after(bool folding, int64_t bytes)
 {
 	if (!folding)
-		pthread_mutex_lock(&fp_lock);
+		fp_enter();
 	fresh = false;
 	known += bytes;
 	if (folding) {
@@ -276,11 +307,15 @@ void mc_own_after(bool folding, int64_t bytes)
 
 void mc_own_lazy(const void *p, size_t len)
 {
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	fresh = false;
-	if (nlazy < MAX_LAZY)
-		lazy[nlazy++] = (struct range){ (uintptr_t)p, len };
-	else
+	if (nlazy < MAX_LAZY) {
+		/* Kept sorted by address, for resident_runs. */
+		int i = nlazy++;
+		for (; i > 0 && lazy[i - 1].lo > (uintptr_t)p; i--)
+			lazy[i] = lazy[i - 1];
+		lazy[i] = (struct range){ (uintptr_t)p, len };
+	} else
 		known += (int64_t)page_round(len); /* counted whole: a bound */
 	pthread_mutex_unlock(&fp_lock);
 }
@@ -288,11 +323,11 @@ void mc_own_lazy(const void *p, size_t len)
 bool mc_own_lazy_remove(const void *p, size_t len)
 {
 	bool found = false;
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	fresh = false;
 	for (int i = 0; i < nlazy; i++) {
 		if (lazy[i].lo == (uintptr_t)p) {
-			lazy[i] = lazy[--nlazy];
+			memmove(&lazy[i], &lazy[i + 1], (size_t)(--nlazy - i) * sizeof lazy[0]);
 			found = true;
 			break;
 		}
@@ -310,7 +345,7 @@ static uint64_t work_rss, work_m;
 
 static void work_begin(bool fold_first, bool taken)
 {
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	if (work_depth++ == 0) {
 		if (started && fold_first)
 			fold();
@@ -341,35 +376,60 @@ void mc_own_work_begin_taken(void)
 	work_begin(false, true);
 }
 
-void mc_own_work_end(void)
+/* The end of the window: what it left (extra) and the next interval's
+ * start.  fp_lock held. */
+static void work_settle(void)
+{
+	uint64_t rss = mc_rss_current();
+	uint64_t m = measure() - (uint64_t)extra;
+	/* What the RSS grew by that memcheck's own mappings do not
+	 * explain: libraries it loaded, files they mapped, the
+	 * allocator's pages for what they allocated.  (Another thread
+	 * of the program allocating meanwhile would be counted here
+	 * too: see memcheck(7).) */
+	extra += ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
+	if (extra < 0)
+		extra = 0;
+	/* M is m and the new extra: measuring it again, a few
+	 * microseconds later, asked mincore of every lazy range
+	 * once more (8 calls after a process's last report). */
+	if (started && peak_used)
+		restart_at(m + (uint64_t)extra);
+}
+
+static void work_end(bool last)
 {
 	pthread_mutex_lock(&fp_lock);
 	fresh = false;
 	if (--work_depth == 0) {
-		uint64_t rss = mc_rss_current();
-		uint64_t m = measure() - (uint64_t)extra;
-		/* What the RSS grew by that memcheck's own mappings do not
-		 * explain: libraries it loaded, files they mapped, the
-		 * allocator's pages for what they allocated.  (Another thread
-		 * of the program allocating meanwhile would be counted here
-		 * too: see memcheck(7).) */
-		extra += ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
-		if (extra < 0)
-			extra = 0;
-		/* M is m and the new extra: measuring it again, a few
-		 * microseconds later, asked mincore of every lazy range
-		 * once more (8 calls after a process's last report). */
-		if (started && peak_used)
-			restart_at(m + (uint64_t)extra);
+		if (last && final)
+			settle_due = true;
+		else
+			work_settle();
 	}
 	pthread_mutex_unlock(&fp_lock);
+}
+
+void mc_own_work_end(void)
+{
+	work_end(false);
+}
+
+/* The same at the end of the process region's report: once the process
+ * is ending, the window's end is settled only if a figure is asked for
+ * after it (a region begun by a later exit handler).  After the
+ * process's last report none is, and its statm read and mincore calls
+ * (4 system calls) went unused in every measured process. */
+void mc_own_work_end_process(void)
+{
+	work_end(true);
 }
 
 /* ---- the program's figures -------------------------------------------- */
 
 uint64_t mc_prog_rss(void)
 {
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	fresh = false;
 	uint64_t rss = mc_rss_current();
 	uint64_t m = measure();
@@ -397,7 +457,7 @@ static void take_restart(bool *whole_process, uint64_t *rss_now)
 
 uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now)
 {
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	fold();
 	uint64_t peak = acc;
 	take_restart(whole_process, rss_now);
@@ -412,7 +472,7 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now)
  * every measured process makes at start-up, has no use for it. */
 void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now)
 {
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	take_restart(whole_process, rss_now);
 	fresh = false;
 	pthread_mutex_unlock(&fp_lock);
@@ -420,7 +480,7 @@ void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now)
 
 uint64_t mc_own_bytes(void)
 {
-	pthread_mutex_lock(&fp_lock);
+	fp_enter();
 	fresh = false;
 	uint64_t m = measure();
 	pthread_mutex_unlock(&fp_lock);

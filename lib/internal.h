@@ -313,6 +313,7 @@ void mc_own_work_begin(bool fold_first);
  * M reading it reuses (a region's end). */
 void mc_own_work_begin_taken(void);
 void mc_own_work_end(void);
+void mc_own_work_end_process(void); /* the process region's: see footprint.c */
 /* The program's RSS now, and its peak RSS since the last take (the
  * whole process's when the kernel's mark cannot be reset: *whole_process
  * then says so), which restarts it; *rss_now: the RSS now, as

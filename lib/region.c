@@ -457,7 +457,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	mc_suppress_report_free(&supp);
 	if (acc.v)
 		mc_unmap(acc.v, groups_bytes);
-	if (window)
+	if (window && r->process)
+		mc_own_work_end_process();
+	else if (window)
 		mc_own_work_end();
 	mc_exit_region_ended(res.pass);
 	/* What a failing region left behind from here on carries a later

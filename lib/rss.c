@@ -11,7 +11,12 @@
 
 #include "internal.h"
 
-/* Read the start of path into buf, NUL-terminated; length or -1. */
+/* Read the start of path into buf, NUL-terminated; length or -1.
+ * statm and status are made whole by the kernel at the first read(2),
+ * which hands over all of the text that fits: a shorter read that ends a
+ * line is the end, and the read that would say so (0) is not made (one
+ * system call fewer at each of the five to a dozen reads a measured
+ * process makes). */
 static ssize_t read_file(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -19,12 +24,15 @@ static ssize_t read_file(const char *path, char *buf, size_t cap)
 		return -1;
 	size_t len = 0;
 	while (len < cap - 1) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		size_t want = cap - 1 - len;
+		ssize_t n = read(fd, buf + len, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		len += (size_t)n;
+		if ((size_t)n < want && buf[len - 1] == '\n')
+			break;
 	}
 	close(fd);
 	buf[len] = 0;

@@ -12,7 +12,7 @@
 
 uintptr_t mc_text_lo, mc_text_len; /* 0: libmemcheck's own pages not measured */
 
-static int resident_calls;
+static int resident_calls, rss_reads;
 static uint64_t rss_now, rss_hwm;
 
 uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi)
@@ -23,6 +23,7 @@ uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi)
 
 uint64_t mc_rss_current(void)
 {
+	rss_reads++;
 	return rss_now;
 }
 
@@ -40,7 +41,21 @@ bool mc_rss_reset_peak(void)
 #define KIB 1024u
 #define NLAZY 4
 #define LAZY_LEN (64 * KIB)
-static char lazy_ranges[NLAZY][LAZY_LEN];
+/* Twice as many as the lazy ranges: the even ones are apart (a range
+ * between each two), the first NLAZY adjoin. */
+static char lazy_ranges[2 * NLAZY][LAZY_LEN] __attribute__((aligned(4096)));
+
+/* Start-up with NLAZY lazy ranges apart from each other, then the
+ * process's region begins; M of those ranges. */
+static uint64_t start_apart(void)
+{
+	mc_footprint_init();
+	for (int i = 0; i < NLAZY; i++)
+		mc_own_lazy(lazy_ranges[2 * i], LAZY_LEN);
+	rss_now = 1024 * KIB;
+	mc_prog_peak_restart(NULL, NULL);
+	return NLAZY * LAZY_LEN / 2;
+}
 
 /* The end of a window of memcheck's own work (a region's end: the scan,
  * the report) measures M once: what the window left (extra) and the next
@@ -49,12 +64,7 @@ static char lazy_ranges[NLAZY][LAZY_LEN];
  * after it is the mark less that M, exactly. */
 START_TEST(work_end_measures_once)
 {
-	mc_footprint_init();
-	for (int i = 0; i < NLAZY; i++)
-		mc_own_lazy(lazy_ranges[i], LAZY_LEN);
-	const uint64_t m_lazy = NLAZY * LAZY_LEN / 2;
-	rss_now = 1024 * KIB;
-	mc_prog_peak_restart(NULL, NULL); /* the process's region begins */
+	const uint64_t m_lazy = start_apart();
 	mc_own_work_begin(false);
 	rss_now += 64 * KIB; /* what the work left that no mapping explains */
 	resident_calls = 0;
@@ -66,9 +76,57 @@ START_TEST(work_end_measures_once)
 }
 END_TEST
 
+/* Lazy ranges that adjoin (mmap places a new mapping right below the one
+ * before) are measured in one mincore call, in whatever order they came
+ * and after one of them is gone; M is the same sum. */
+START_TEST(adjoining_ranges_one_call)
+{
+	mc_footprint_init();
+	for (int i = NLAZY - 1; i >= 0; i--) /* from the top down, as mmap gives them */
+		mc_own_lazy(lazy_ranges[i], LAZY_LEN);
+	mc_own_lazy(lazy_ranges[NLAZY + 1], LAZY_LEN); /* apart from them */
+	resident_calls = 0;
+	ck_assert_uint_eq(mc_own_bytes(), (NLAZY + 1) * LAZY_LEN / 2);
+	ck_assert_int_eq(resident_calls, 2);
+	/* The second gone: the first alone, then the other two together. */
+	ck_assert(mc_own_lazy_remove(lazy_ranges[1], LAZY_LEN));
+	resident_calls = 0;
+	ck_assert_uint_eq(mc_own_bytes(), NLAZY * LAZY_LEN / 2);
+	ck_assert_int_eq(resident_calls, 3);
+}
+END_TEST
+
+/* Once the process is ending (mc_footprint_final), the process region's
+ * window ends reading nothing: after its report no figure is asked for.  One
+ * asked for all the same (a region begun by a later exit handler) finds
+ * the window settled first, as it would have been at its end. */
+START_TEST(last_window_settled_when_asked)
+{
+	const uint64_t m_lazy = start_apart();
+	mc_footprint_final();
+	mc_own_work_begin(false);
+	rss_now += 64 * KIB;
+	resident_calls = rss_reads = 0;
+	mc_own_work_end_process();
+	ck_assert_int_eq(resident_calls, 0);
+	ck_assert_int_eq(rss_reads, 0);
+	ck_assert_uint_eq(mc_own_bytes(), m_lazy + 64 * KIB);
+	ck_assert_int_eq(rss_reads, 1); /* settled once, then not again */
+	ck_assert_uint_eq(mc_own_bytes(), m_lazy + 64 * KIB);
+	ck_assert_int_eq(rss_reads, 1);
+	/* Another region's window, even then, settles at once. */
+	mc_own_work_begin(false);
+	rss_reads = 0;
+	mc_own_work_end();
+	ck_assert_int_eq(rss_reads, 1);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("footprint", 0);
 	tcase_add_test(tc, work_end_measures_once);
+	tcase_add_test(tc, adjoining_ranges_one_call);
+	tcase_add_test(tc, last_window_settled_when_asked);
 	return h_run_suite(NULL);
 }

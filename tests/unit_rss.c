@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "suite.h"
@@ -106,6 +108,28 @@ START_TEST(no_fds_left)
 }
 END_TEST
 
+/* The program's read(2), counted, for the test below. */
+static int reads;
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	reads++;
+	return syscall(SYS_read, fd, buf, n);
+}
+
+/* statm and status are read with one read(2) each: the kernel hands the
+ * whole text over at once, and a short read that ends a line is the end
+ * (the read that would return 0 is not made). */
+START_TEST(one_read_a_file)
+{
+	reads = 0;
+	ck_assert_uint_gt(mc_rss_current(), 0);
+	ck_assert_int_eq(reads, 1);
+	ck_assert_uint_gt(mc_rss_peak(), 0);
+	ck_assert_int_eq(reads, 2);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("rss", 0);
@@ -113,5 +137,6 @@ int main(void)
 	tcase_add_test(tc, reset_peak_drops_to_current);
 	tcase_add_test(tc, errno_is_preserved);
 	tcase_add_test(tc, no_fds_left);
+	tcase_add_test(tc, one_read_a_file);
 	return h_run_suite(NULL);
 }
