@@ -344,7 +344,8 @@ static inline unsigned unit_groups(uintptr_t p)
 /* Shard of hash h in group g: the hash's top 5 bits. */
 static inline struct shard *group_shard(unsigned g, uint64_t h)
 {
-	return &shards[g * GROUP_SHARDS + (unsigned)(h >> 59)];
+	uintptr_t sub = (uintptr_t)(h >> 59) * sizeof(struct shard);
+	return (struct shard *)((char *)shards + ((uintptr_t)g * GROUP_BYTES + sub));
 }
 
 /* ptr's shard in a group of its unit's that this thread owns (`mine`:
@@ -356,8 +357,7 @@ static inline struct shard *own_shard(uintptr_t p, uint64_t h)
 	unsigned x = unit_groups(p) & mine;
 	if (unlikely(!x))
 		return NULL;
-	uintptr_t sub = (uintptr_t)(h >> 59) * sizeof(struct shard);
-	return (struct shard *)((char *)shards + ((uintptr_t)__builtin_ctz(x) * GROUP_BYTES + sub));
+	return group_shard((unsigned)__builtin_ctz(x), h);
 }
 
 /* Take the next group out of *m, the groups left to look in for a
