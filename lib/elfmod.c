@@ -112,29 +112,21 @@ static void find_build_id(struct elf_file *f)
 	}
 }
 
-/* The headers' pages made resident in one call each: the ELF and program
- * headers and the notes on the first page, the section headers and their
- * names (near the end of the file, one run of pages in the files of these
- * systems) read next.  Each was otherwise a page fault (15-35 us here,
- * a one-page populate ~3 us): two a file, six at a measured /bin/date's
- * exit (the program, the C library and its debug file). */
-static void headers_populate(const unsigned char *p, size_t size, const Elf64_Ehdr *eh)
+/* The section headers' pages and their names' made resident in one call
+ * each, the headers checked (file_open): each page was otherwise a page
+ * fault (15-35 us here, a one-page populate ~3 us), as was the first
+ * page, populated before the check reads it: two a file, six at a
+ * measured /bin/date's exit (the program, the C library and its debug
+ * file).  The section names lie on pages just before the headers in the
+ * files of these systems: read after the first call, their header being
+ * on its pages. */
+static void headers_populate(const struct elf_file *f, const Elf64_Ehdr *eh)
 {
-	if (!eh) {
-		mc_populate_read(p, size < 4096 ? size : 4096);
-		return;
-	}
-	uint64_t lo = eh->e_shoff, hi = lo + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr);
-	if (lo > size || hi > size || hi <= lo)
-		return;    /* file_open says why */
-	mc_populate_read(p + lo, hi - lo);
-	/* the names, where they lie on pages just before (read after the
-	 * call above: their header is on its pages) */
-	const Elf64_Shdr *str = eh->e_shstrndx < eh->e_shnum ?
-		(const Elf64_Shdr *)(p + lo) + eh->e_shstrndx : NULL;
-	uint64_t page = lo & ~(uint64_t)4095;
-	if (str && str->sh_offset < page && page - str->sh_offset <= 16384)
-		mc_populate_read(p + str->sh_offset, page - str->sh_offset);
+	uint64_t lo = eh->e_shoff, page = lo & ~(uint64_t)4095;
+	mc_populate_read(f->p + lo, (size_t)eh->e_shnum * sizeof(Elf64_Shdr));
+	const Elf64_Shdr *str = (const Elf64_Shdr *)(f->p + lo) + eh->e_shstrndx;
+	if (str->sh_offset < page && page - str->sh_offset <= 16384)
+		mc_populate_read(f->p + str->sh_offset, page - str->sh_offset);
 }
 
 /* Map path and check the headers this file relies on. */
@@ -154,9 +146,7 @@ static bool file_open(struct elf_file *f, const char *path)
 	f->p = map;
 	f->size = (size_t)st.st_size;
 	const Elf64_Ehdr *eh = map;
-	headers_populate(f->p, f->size, NULL);
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0)
-		headers_populate(f->p, f->size, eh);
+	mc_populate_read(f->p, f->size < 4096 ? f->size : 4096);
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_ident[EI_DATA] != ELFDATA2LSB || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_phentsize != sizeof(Elf64_Phdr) ||
@@ -165,6 +155,7 @@ static bool file_open(struct elf_file *f, const char *path)
 	    eh->e_phoff > f->size || eh->e_phnum > (f->size - eh->e_phoff) / sizeof(Elf64_Phdr) ||
 	    eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= eh->e_shnum)
 		goto bad;
+	headers_populate(f, eh);
 	f->sh = (const Elf64_Shdr *)(f->p + eh->e_shoff);
 	f->shnum = eh->e_shnum;
 	f->shstr = sec_data(f, &f->sh[eh->e_shstrndx]);
