@@ -803,14 +803,36 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		int k = s;
 		uint64_t key = 0, val = 0;
 		bool cfi = false, stopped = false;
+		/* A first link below lo fails the first step by the top it is
+		 * checked against (0), and the walk stops there. */
+		uintptr_t ttop = s == 0 && (uintptr_t)nxt < lo ? 0 : top, pc = frames[k];
 		while (k + 1 < max) {
-			key = capture_rule(&rv, frames[k], &val);
-			stopped = nxt <= cur || (uintptr_t)nxt < lo || (uintptr_t)nxt > top ||
-				  ((uintptr_t)nxt & 7) || nxt[1] < 4096;
-			if ((cfi = key & RULE_CFI) || stopped)
+			/* capture_rule, its common case first: pc's frame-pointer
+			 * rule in the first slot of its probe */
+			const struct rule_slot *rs = &rv.rt[(size_t)((pc * HASH_K) >> rv.shift)];
+			key = atomic_load_explicit(&rs->key, memory_order_acquire);
+			if (unlikely(key != pc)) {
+				if ((key & RULE_PC_MASK) == pc) {
+					val = atomic_load_explicit(&rs->val, memory_order_acquire);
+					if (atomic_load_explicit(&rs->key, memory_order_acquire) != key)
+						key = capture_rule_slow(&rv, pc, &val);
+				} else {
+					key = capture_rule_slow(&rv, pc, &val);
+				}
+				if (key & RULE_CFI) {
+					cfi = true;
+					stopped = nxt <= cur || (uintptr_t)nxt > ttop ||
+						  ((uintptr_t)nxt & 7) || nxt[1] < 4096;
+					break;
+				}
+			}
+			if (nxt <= cur || (uintptr_t)nxt > ttop || ((uintptr_t)nxt & 7) ||
+			    (pc = nxt[1]) < 4096) {
+				stopped = true;
 				break;
-			frames[++k] = nxt[1];
-			hk = hash_step(hk, frames[k]);
+			}
+			frames[++k] = pc;
+			hk = hash_step(hk, pc);
 			cur = nxt;
 			nxt = (uintptr_t *)cur[0];
 		}
