@@ -295,18 +295,35 @@ static __attribute__((noinline)) uint64_t capture_rule_fill(uintptr_t pc, uint64
 	return key;
 }
 
-/* The rule at return address pc: from the table, else the CFI.  (A key
- * whose address bits are pc's but is not pc has RULE_CFI set.) */
-static inline uint64_t capture_rule(uintptr_t pc, uint64_t *val)
+/* The table as a walk reads it: its address and shift loaded once a
+ * walk, not once a frame, and again after a fill (which may have grown
+ * it).  Before the table is mapped, a table of two empty slots stands
+ * in, so the walk's first probe needs no test: it misses, and the slow
+ * path fills. */
+struct rule_view {
+	const struct rule_slot *rt;
+	unsigned shift;
+};
+static struct rule_slot rules_none[2];
+
+static inline void rule_view_load(struct rule_view *v)
 {
 	const struct rule_slot *rt = atomic_load_explicit(&rules, memory_order_acquire);
-	if (unlikely(!rt))
-		return capture_rule_fill(pc, val);
-	unsigned shift = rule_shift(rt);
-	size_t mask = ((size_t)1 << (64 - shift)) - 1, i = (size_t)((pc * HASH_K) >> shift);
-	for (int k = 0; k < PROBE; k++, i = (i + 1) & mask) {
+	v->rt = rt ? rt : rules_none;
+	v->shift = rt ? rule_shift(rt) : 63;
+}
+
+/* The rule at return address pc, where the first slot of its probe is
+ * not pc's frame-pointer key: the rest of the probe, else the CFI.  (A
+ * key whose address bits are pc's but is not pc has RULE_CFI set.) */
+static __attribute__((noinline)) uint64_t capture_rule_slow(struct rule_view *v, uintptr_t pc,
+							    uint64_t *val)
+{
+	const struct rule_slot *rt = v->rt;
+	size_t mask = ((size_t)1 << (64 - v->shift)) - 1, i = (size_t)((pc * HASH_K) >> v->shift);
+	for (int k = 0; k < PROBE && rt != rules_none; k++, i = (i + 1) & mask) {
 		uint64_t key = atomic_load_explicit(&rt[i].key, memory_order_acquire);
-		if (likely(key == pc))
+		if (key == pc)
 			return key;
 		if ((key & RULE_PC_MASK) == pc) {
 			*val = atomic_load_explicit(&rt[i].val, memory_order_acquire);
@@ -316,7 +333,25 @@ static inline uint64_t capture_rule(uintptr_t pc, uint64_t *val)
 		if (!key)
 			break;
 	}
-	return capture_rule_fill(pc, val);
+	uint64_t key = capture_rule_fill(pc, val);
+	rule_view_load(v);
+	return key;
+}
+
+/* The rule at return address pc: one probe inline, where most rules are
+ * found (the table is at most a quarter full). */
+static inline uint64_t capture_rule(struct rule_view *v, uintptr_t pc, uint64_t *val)
+{
+	const struct rule_slot *s = &v->rt[(size_t)((pc * HASH_K) >> v->shift)];
+	uint64_t key = atomic_load_explicit(&s->key, memory_order_acquire);
+	if (likely(key == pc))
+		return key;
+	if ((key & RULE_PC_MASK) == pc) {
+		*val = atomic_load_explicit(&s->val, memory_order_acquire);
+		if (likely(atomic_load_explicit(&s->key, memory_order_acquire) == key))
+			return key;
+	}
+	return capture_rule_slow(v, pc, val);
 }
 
 /* ---- the walk ----------------------------------------------------------
@@ -324,9 +359,9 @@ static inline uint64_t capture_rule(uintptr_t pc, uint64_t *val)
  * of ret's function at the call (the CFA of the frame below); bp, its
  * rbp.  The first frame is the malloc-family function's own, built by
  * us with a frame pointer: its return address is the call site, its CFA
- * fp + 16.  The walks below store the return addresses in out unless it
- * is NULL, up to max, and return their hash_frames() and, with out,
- * their number in *count.  top is me.top. */
+ * fp + 16.  The walks below return the hash_frames() of the return
+ * addresses they find, up to max; capture_more's also stores them.  top
+ * is me.top. */
 
 /* Where a walk leaves code with frame pointers for good, it goes on to
  * the thread's entry: main's caller and the C library's start-up, or
@@ -442,6 +477,8 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	run.bp = *bp;
 	run.nframes = run.nwords = 0;
 	bool in_run = true;
+	struct rule_view rv;
+	rule_view_load(&rv);
 	for (;;) {
 		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
 			if (in_run) { /* the run ends the walk: keep it */
@@ -458,7 +495,7 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 			else
 				run.frames[run.nframes++] = *ret;
 		}
-		key = capture_rule(*ret, &val);
+		key = capture_rule(&rv, *ret, &val);
 		if (!(key & RULE_CFI))
 			return *m < max;
 		if (*m < max) {
@@ -471,7 +508,7 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 }
 
 /* walk_fp_on: frame-pointer steps from the frame whose return address is
- * already stored (*o is where the next goes) and hashed into h: cur + 16
+ * already hashed into h: cur + 16
  * is its sp (the frame record below it), next its rbp; left more frames
  * at most.  A step checks the frame it goes to: above the current one,
  * no higher than top, aligned, holding a return address of 4096 or
@@ -486,11 +523,11 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
  * saves an instruction a frame, but ran slower). */
 static inline __attribute__((always_inline)) uint64_t
 walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t top,
-	   uintptr_t **op, uintptr_t *end_sp, uintptr_t *end_bp)
+	   uintptr_t *end_sp, uintptr_t *end_bp)
 {
-	uintptr_t ret, *o = *op, *fp = cur;
+	uintptr_t ret, *fp = cur;
 	/* One step from frame cur (the frame record that holds the last
-	 * return address stored) to the frame nxt it links to, which the
+	 * return address hashed) to the frame nxt it links to, which the
 	 * step checks; then nxt's own link goes to cur, so the loop below,
 	 * unrolled twice, never copies a frame pointer.  It counts frames
 	 * by pairs. */
@@ -501,8 +538,6 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 		*end_bp = (uintptr_t)nxt;                                      \
 		goto done;                                                     \
 	}                                                                      \
-	if (o)                                                                 \
-		*o++ = ret;                                                    \
 	h = hash_step(h, ret);                                                 \
 	cur = (uintptr_t *)nxt[0];
 	if (left & 1) {
@@ -517,7 +552,6 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 	}
 #undef STEP
 done:
-	*op = o;
 	return h;
 }
 
@@ -525,28 +559,25 @@ done:
  * frame fp.  Only its first step checks the stack's low end: each later
  * frame lies above one that passed it.
  *
- * *count is -1 where the thread's stack is not learned yet: its lo,
+ * *unlearned is set where the thread's stack is not learned yet: its lo,
  * UINTPTR_MAX, fails the first step's check, so the common path does
  * not test for it.  (A link of UINTPTR_MAX passes that lo, then fails
  * top 0: one frame, as a learned walk gives it too.) */
 static inline __attribute__((always_inline)) uint64_t
-walk_fp(uintptr_t *fp, uintptr_t top, int max, uintptr_t *out, int *count, uintptr_t *end_sp,
+walk_fp(uintptr_t *fp, uintptr_t top, int max, bool *unlearned, uintptr_t *end_sp,
 	uintptr_t *end_bp)
 {
-	uintptr_t ret = fp[1], *next = (uintptr_t *)fp[0], *o = out;
+	uintptr_t ret = fp[1], *next = (uintptr_t *)fp[0];
 	uint64_t h = ret * HASH_K; /* hash_step(0, ret) */
-	if (o)
-		*o++ = ret;
 	if ((uintptr_t)next >= me.lo) {
-		h = walk_fp_on(fp, next, h, (unsigned)max - 1, top, &o, end_sp, end_bp);
+		h = walk_fp_on(fp, next, h, (unsigned)max - 1, top, end_sp, end_bp);
 	} else if (unlikely(!top)) {
-		*count = -1;
+		*unlearned = true;
 		return 0;
 	} else {
 		*end_sp = (uintptr_t)fp + 16;
 		*end_bp = (uintptr_t)next;
 	}
-	*count = o ? (int)(o - out) : 0;
 	return h;
 }
 
@@ -716,49 +747,97 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
  * and hashed on from the frames before it; the cache, keyed by that
  * hash, says what the exact walk does with it: nothing (GEN_FP: the id
  * is the stack's), the thread's run from where walk_fp stopped (a run's
- * gen), or anything else (GEN_EXACT): then the rule table finds the
- * segment's first function without a frame pointer, CFI steps go on from
- * there, and where they reach a function with one, the next segment
- * begins.  So a block from strdup costs a rule lookup and a CFI step
- * more than one from the program's own code, and a repeated call path
- * reads no call-frame information.  h: the first segment's hash (the
- * common path's), c: its cache slot or NULL.  The depot is asked here,
- * not on the common path: the cache is empty until this fills it. */
+ * gen), or anything else (GEN_EXACT).  The first segment's hash is the
+ * common path's, h, with c its cache slot or NULL; a later segment's is
+ * walk_fp's from there, the cache asked before anything else.  Then the
+ * segment is walked again, storing its frames and looking up each one's
+ * rule before stepping from it (one probe of the rule table, inline):
+ * at the first function without a frame pointer CFI steps go on, and
+ * where they reach a function with one, the next segment begins.  So a
+ * block from strdup costs a rule lookup and a CFI step more than one
+ * from the program's own code, walks no further on the chain of rbp
+ * values strdup left, and a repeated call path reads no call-frame
+ * information.  The depot is asked here, not on the common path: the
+ * cache is empty until this fills it. */
 static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64_t h,
 							const struct slot *c, uintptr_t fp_end_sp,
 							uintptr_t fp_end_bp)
 {
-	uint32_t known = capture_known(h, fp_end_sp, fp_end_bp);
-	if (known)
-		return known;
-	uintptr_t frames[MC_MAX_DEPTH], top = me.top, ret = 0, sp = 0, bp = 0;
-	uint64_t hs = 0; /* the hash of frames[0..s) */
-	int s = 0;       /* the segment's first frame */
+	/* A stack the cache marks GEN_EXACT was never indexed under walk_fp's
+	 * hash (capture_known's keys): its first function without a frame
+	 * pointer comes before walk_fp's last frame, and the rules are the
+	 * return addresses' */
+	if (!c || c->gen != GEN_EXACT) {
+		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp);
+		if (known)
+			return known;
+	}
+	uintptr_t frames[MC_MAX_DEPTH], top = me.top, lo = me.lo;
+	if (!top) /* the stack not learned: not after the common path's walk */
+		return 0;
+	uintptr_t *cur = fp, *nxt = (uintptr_t *)cur[0];
+	frames[0] = cur[1];
+	uint64_t hk = hash_step(0, frames[0]); /* the hash of frames[0..k] */
+	struct rule_view rv;
+	rule_view_load(&rv);
+	int s = 0; /* the segment's first frame */
 	for (;;) {
-		uintptr_t end_sp = 0, end_bp = 0, *o = frames + s;
-		int m;
-		if (s == 0) {
-			h = walk_fp(fp, top, max, frames, &m, &end_sp, &end_bp);
-			if (m <= 0) /* the stack not learned: not after the common path's walk */
-				return 0;
-		} else {
-			*o++ = ret;
-			h = walk_fp_on((uintptr_t *)(sp - 16), (uintptr_t *)bp, hash_step(hs, ret),
-				       (unsigned)(max - s - 1), top, &o, &end_sp, &end_bp);
-			m = (int)(o - frames);
+		if (s > 0) { /* (at s 0 the common path did this) */
+			uintptr_t end_sp = 0, end_bp = 0;
+			h = walk_fp_on(cur, nxt, hk, (unsigned)(max - s - 1), top, &end_sp, &end_bp);
 			c = capture_cache_find(h);
 			if (c && c->gen == GEN_FP)
 				return c->id;
+			if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && end_sp &&
+			    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
+				return c->id;
 		}
-		if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && end_sp &&
-		    run_matches(&last_run, frames[m - 1], end_sp, end_bp))
-			return c->id;
-		/* the segment's first function without a frame pointer */
-		int j = s;
+		/* The segment's frame-pointer steps again, each frame's rule
+		 * looked up before stepping from it: frames[k] is stored and
+		 * hashed, cur is the frame record that holds it, nxt its link.
+		 * The walk stops where walk_fp stops (a step's checks, as
+		 * walk_fp_on's: cur >= lo, so the first step's lo is the only
+		 * one that can fail; the depth), or at the first function
+		 * without a frame pointer, not walking on the chain walk_fp
+		 * follows past it. */
+		int k = s;
 		uint64_t key = 0, val = 0;
-		while (j < m && !((key = capture_rule(frames[j], &val)) & RULE_CFI))
-			j++;
-		if (j == m || (j == m - 1 && m == max)) {
+		bool cfi = false, stopped = false;
+		/* A first link below lo fails the first step by the top it is
+		 * checked against (0), and the walk stops there. */
+		uintptr_t ttop = s == 0 && (uintptr_t)nxt < lo ? 0 : top, pc = frames[k];
+		while (k + 1 < max) {
+			/* capture_rule, its common case first: pc's frame-pointer
+			 * rule in the first slot of its probe */
+			const struct rule_slot *rs = &rv.rt[(size_t)((pc * HASH_K) >> rv.shift)];
+			key = atomic_load_explicit(&rs->key, memory_order_acquire);
+			if (unlikely(key != pc)) {
+				if ((key & RULE_PC_MASK) == pc) {
+					val = atomic_load_explicit(&rs->val, memory_order_acquire);
+					if (atomic_load_explicit(&rs->key, memory_order_acquire) != key)
+						key = capture_rule_slow(&rv, pc, &val);
+				} else {
+					key = capture_rule_slow(&rv, pc, &val);
+				}
+				if (key & RULE_CFI) {
+					cfi = true;
+					stopped = nxt <= cur || (uintptr_t)nxt > ttop ||
+						  ((uintptr_t)nxt & 7) || nxt[1] < 4096;
+					break;
+				}
+			}
+			if (nxt <= cur || (uintptr_t)nxt > ttop || ((uintptr_t)nxt & 7) ||
+			    (pc = nxt[1]) < 4096) {
+				stopped = true;
+				break;
+			}
+			frames[++k] = pc;
+			hk = hash_step(hk, pc);
+			cur = nxt;
+			nxt = (uintptr_t *)cur[0];
+		}
+		int m = k + 1;
+		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
 			uint32_t id = mc_depot_intern(h, frames, m);
 			capture_cache_put(h, id, GEN_FP);
 			if (s == 0) {
@@ -767,27 +846,11 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 			}
 			return id;
 		}
-		/* its frame: where walk_fp stopped, or found again by its steps */
-		bool stopped_there = j == m - 1;
-		uint64_t hj = hs;
-		if (stopped_there) {
-			sp = end_sp;
-			bp = end_bp;
-			hj = h;
-		} else {
-			uintptr_t *cur = s ? (uintptr_t *)(sp - 16) : fp;
-			uintptr_t *nxt = s ? (uintptr_t *)bp : (uintptr_t *)((uintptr_t *)fp)[0];
-			for (int k = s; k < j; k++) {
-				cur = nxt;
-				nxt = (uintptr_t *)cur[0];
-			}
-			sp = (uintptr_t)cur + 16;
-			bp = (uintptr_t)nxt;
-			for (int k = s; k <= j; k++)
-				hj = hash_step(hj, frames[k]);
-		}
-		ret = frames[j];
-		m = j + 1;
+		/* the CFI steps from the segment's first function without a
+		 * frame pointer, frames[k]; stopped_there: where walk_fp stopped */
+		bool stopped_there = stopped;
+		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
+		uint64_t hj = hk;
 		uint32_t gen;
 		int more = capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val,
 					     &gen);
@@ -802,8 +865,13 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		}
 		if (!c || c->gen != GEN_EXACT)
 			capture_cache_put(h, 0, GEN_EXACT);
+		/* the next segment, from the function with a frame pointer the
+		 * steps reached: its return address ret, its sp and rbp */
 		s = m;
-		hs = hj;
+		frames[s] = ret;
+		hk = hash_step(hj, ret);
+		cur = (uintptr_t *)(sp - 16);
+		nxt = (uintptr_t *)bp;
 	}
 }
 
@@ -851,10 +919,10 @@ static inline uint32_t capture_from(void *fp, int max)
 {
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
 		return capture_exact(fp, max);
-	int n = 0;
+	bool unlearned = false;
 	uintptr_t end_sp = 0, end_bp = 0;
-	uint64_t h = walk_fp(fp, me.top, max, NULL, &n, &end_sp, &end_bp);
-	if (unlikely(n < 0))
+	uint64_t h = walk_fp(fp, me.top, max, &unlearned, &end_sp, &end_bp);
+	if (unlikely(unlearned))
 		return capture_first(fp);
 	/* A 64-bit hash match is taken as the same stack: a false match
 	 * needs a collision among the few stacks of one thread. */

@@ -552,6 +552,145 @@ START_TEST(cfi_walk_ends_at_the_entry)
 }
 END_TEST
 
+/* The exact walk cut at any depth gives the whole walk's first frames:
+ * every depth from 1 to past the whole stack's, through each kind of
+ * function without a frame pointer, so that the cut falls on the
+ * function without one, on the frames before and after it and in the CFI
+ * steps to the entry; each depth twice (the walk, then the thread's
+ * cache).  A process has one depth (MEMCHECK_STACK_DEPTH): the cache and
+ * the depot's index take a stack walked once as the stack of the same
+ * walk again, whatever the depth that cut it, so each depth runs in a
+ * child of its own, the whole stack too, all from one call site. */
+static uintptr_t *whole; /* shared: its depth, then its frames */
+
+static __attribute__((noinline)) void capture_through(void (*nofp)(void (*)(void)))
+{
+	caller(nofp);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline, optimize("O0"))) int cut_at(void (*nofp)(void (*)(void)),
+								 int depth)
+{
+	/* (O0: no copy of the loop's first round, with a call site of its
+	 * own, as -O1 makes) */
+	mc_opt.stack_depth = depth;
+	for (int round = 0; round < 2; round++) {
+		capture_through(nofp);
+		const uintptr_t *f;
+		int got = mc_stack_get(captured, &f);
+		if (depth == MC_MAX_DEPTH) {
+			if (got < 4 || got >= MC_MAX_DEPTH) /* it reaches the entry */
+				return 3;
+			whole[0] = (uintptr_t)got;
+			memcpy(whole + 1, f, sizeof *f * (size_t)got);
+		} else {
+			int want = depth < (int)whole[0] ? depth : (int)whole[0];
+			if (got != want || memcmp(f, whole + 1, sizeof *f * (size_t)want) != 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int cut_in_child(void (*nofp)(void (*)(void)), int depth)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(cut_at(nofp, depth));
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The whole stack (depth 0 here), then each depth, from one call site */
+static __attribute__((noinline, optimize("O0"))) void cut_all(void (*nofp)(void (*)(void)),
+								  size_t k)
+{
+	for (int depth = 0; depth == 0 || depth <= (int)whole[0] + 1; depth++)
+		ck_assert_msg(cut_in_child(nofp, depth ? depth : MC_MAX_DEPTH) == 0,
+			      "nofp %zu, depth %d of %d", k, depth, (int)whole[0]);
+}
+
+START_TEST(cfi_walk_cut_at_every_depth)
+{
+	static void (*const nofp[])(void (*)(void)) = { nofp_garbage, nofp_zero, nofp_same,
+							 nofp_big };
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_stacks_init();
+	whole = mmap(NULL, sizeof *whole * (MC_MAX_DEPTH + 1), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(whole, MAP_FAILED);
+	for (size_t k = 0; k < sizeof nofp / sizeof nofp[0]; k++) {
+		whole[0] = 0;
+		cut_all(nofp[k], k);
+		ck_assert_int_ge(whole[0], 4);
+	}
+	munmap(whole, sizeof *whole * (MC_MAX_DEPTH + 1));
+}
+END_TEST
+
+/* cfi.c on a table made here: an .eh_frame_hdr, a CIE and an FDE whose
+ * reads take every width cfi.c reads (1, 2, 4 and 8 bytes, a ULEB128 of
+ * two bytes), each row asked for at a return address inside it. */
+START_TEST(cfi_rule_from_a_made_table)
+{
+	static uint8_t t[128] __attribute__((aligned(8)));
+	memset(t, 0, sizeof t);
+	uintptr_t hdr = (uintptr_t)t, start = hdr + 0x1000; /* the function: not read */
+	/* .eh_frame_hdr: version, eh_frame_ptr pcrel sdata4, count udata4,
+	 * table datarel sdata4; one entry, the FDE at 64 */
+	static const uint8_t head[] = { 1, 0x1b, 0x03, 0x3b, 28, 0, 0, 0, 1, 0, 0, 0,
+					0x00, 0x10, 0, 0, 64, 0, 0, 0 };
+	memcpy(t, head, sizeof head);
+	/* CIE at 32: "zR", code 1, data -8, RA 16, FDE pointers udata8;
+	 * CFA rsp + 8, RA at CFA - 8 */
+	static const uint8_t cie[] = { 18, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1,
+				       0x04, 0x0c, 7, 8, 0x90, 1 };
+	memcpy(t + 32, cie, sizeof cie);
+	/* FDE at 64, its CIE 36 bytes before its pointer's field:
+	 * advance_loc2 256, def_cfa_offset 200 (ULEB128 of two bytes),
+	 * advance_loc4 65536, def_cfa_offset 16, rbp saved at CFA - 16 */
+	static const uint8_t fde[] = { 36, 0, 0, 0, 36, 0, 0, 0 };
+	memcpy(t + 64, fde, sizeof fde);
+	uint64_t begin = start, range = 0x20000;
+	memcpy(t + 72, &begin, 8);
+	memcpy(t + 80, &range, 8);
+	static const uint8_t insns[] = { 0, 0x03, 0x00, 0x01, 0x0e, 0xc8, 0x01, 0x04, 0x00, 0x00,
+					 0x01, 0x00, 0x0e, 0x10, 0x86, 0x02 };
+	memcpy(t + 88, insns, sizeof insns); /* (0: no augmentation data) */
+	static const struct {
+		uintptr_t pc;
+		int kind;
+		int32_t cfa_off, rbp_off;
+	} want[] = {
+		{ 10, MC_CFI_SP, 8, 0 },
+		{ 255, MC_CFI_SP, 8, 0 },
+		{ 256, MC_CFI_SP, 200, 0 },
+		{ 300, MC_CFI_SP, 200, 0 },
+		{ 256 + 65535, MC_CFI_SP, 200, 0 },
+		{ 256 + 65536 + 5, MC_CFI_SP, 16, -16 },
+		{ 0x1ffff, MC_CFI_SP, 16, -16 },
+		{ 0x20000, MC_CFI_UNKNOWN, 0, 0 }, /* past the FDE's range */
+		{ (uintptr_t)-1, MC_CFI_UNKNOWN, 0, 0 }, /* before the table's first */
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		struct mc_cfi_rule r;
+		mc_cfi_rule_in(start + want[i].pc + 1, t, hdr, hdr + sizeof t, &r);
+		ck_assert_msg(r.kind == want[i].kind && r.cfa_off == want[i].cfa_off &&
+				      r.rbp_off == want[i].rbp_off,
+			      "pc start+%#lx: kind %d cfa %d rbp %d", (unsigned long)want[i].pc,
+			      r.kind, r.cfa_off, r.rbp_off);
+	}
+	/* a table cut short of the FDE's last instructions: the rows before
+	 * them still read, none past the end */
+	struct mc_cfi_rule r;
+	mc_cfi_rule_in(start + 300 + 1, t, hdr, hdr + 93, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN); /* the FDE's length passes the end */
+}
+END_TEST
+
 static void *thread_capture(void *arg)
 {
 	(void)arg;
@@ -639,5 +778,7 @@ int main(void)
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
+	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
+	tcase_add_test(tc, cfi_rule_from_a_made_table);
 	return h_run_suite(NULL);
 }
