@@ -23,9 +23,16 @@
  *    merges it in);
  *  - ELF64, little-endian, ET_EXEC or ET_DYN, every offset in the file.
  * The search itself is symtab.c's, which answers as libdw's does or says
- * it cannot (the name is then libdw's).  tests/unit_symbolize.c compares
- * names, objects and the debug information found with libdw's for every
- * object of its process.
+ * it cannot (the name is then libdw's).  The object's dynamic symbol
+ * table, already in memory, is no stand-in for a build-ID debug file's
+ * table, even where an exported function covers the address (the C
+ * library's exported symbols are its full table's globals, one for one,
+ * on Debian 12): a frame no exported symbol covers needs the full table,
+ * and every main-thread stack has one (__libc_start_call_main), whose
+ * name a shipped entry's '... fun:X' must be told apart from before the
+ * entries after it are tried.  tests/unit_symbolize.c compares names,
+ * objects and the debug information found with libdw's for every object
+ * of its process.
  *
  * Files are mapped read-only (mc_sys_mmap: the pages read are the page
  * cache's, as libelf's mappings are) and forgotten with libdw's session,

@@ -1571,6 +1571,7 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
 struct mc_supp_io {
 	char *buf;
 	size_t cap;
+	bool regular;   /* the caller knows the file is a regular one: no fstat */
 };
 bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io,
 		     char *err, size_t errlen);

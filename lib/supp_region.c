@@ -6,6 +6,7 @@
  * (MEMCHECK_GEN_SUPPRESSIONS).  The format and the matching are
  * suppress.c's; this file is the library's side of them.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ static bool load_dir(const char *dir)
 		return false;
 	char pool[4096]; /* the shipped directory: eight names, 108 bytes */
 	const char *names[64];
+	bool regular[64];          /* DT_REG: read without fstat */
 	size_t used = 0;
 	int n = 0;
 	char buf[4096] __attribute__((aligned(8)));
@@ -68,6 +70,7 @@ static bool load_dir(const char *dir)
 			size_t len = strlen(d->name);
 			if (n < 64 && has_suffix(d->name, ".supp") && len < 256 &&
 			    len < sizeof pool - used) {
+				regular[n] = d->type == DT_REG;
 				names[n++] = memcpy(pool + used, d->name, len + 1);
 				used += len + 1;
 			}
@@ -77,12 +80,16 @@ static bool load_dir(const char *dir)
 	for (int i = 1; i < n; i++)        /* a handful: insertion sort */
 		for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
 			const char *t = names[j];
+			bool r = regular[j];
 			names[j] = names[j - 1];
 			names[j - 1] = t;
+			regular[j] = regular[j - 1];
+			regular[j - 1] = r;
 		}
 	struct mc_supp_io io = { 0 };   /* one buffer for all the files */
 	for (int i = 0; i < n; i++) {
 		char path[1536];
+		io.regular = regular[i];
 		if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path)
 			load_file(path, &io);
 	}

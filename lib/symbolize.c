@@ -40,7 +40,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -102,6 +104,12 @@ static struct {
 	__typeof__(gelf_getshdr) *getshdr;
 	__typeof__(elf_getdata) *getdata;
 	bool strings;
+	/* For a session that reports its modules as they are asked for
+	 * (session_module); optional: without them, every module at the
+	 * session's start (dwfl_linux_proc_report). */
+	__typeof__(dwfl_report_begin_add) *report_begin_add;
+	__typeof__(dwfl_report_module) *report_module;
+	bool lazy;
 } dw;
 
 enum { DW_UNTRIED, DW_LOADED, DW_MISSING };
@@ -115,6 +123,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  GElf_Word crc, char **debuginfo_file_name);
 static Dwfl *session;
 static pid_t session_pid;
+/* session_module's table of the modules to report (struct mod_run) */
+static struct mc_buf mod_runs;
+static bool mod_runs_read;
 
 /* libdwfl is not thread-safe and two threads may report at once. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -153,6 +164,10 @@ static const struct mc_dl_sym string_syms[] = {
 	DW_SYM(strptr, "elf_strptr"), DW_SYM(nextscn, "elf_nextscn"),
 	DW_SYM(getshdr, "gelf_getshdr"), DW_SYM(getdata, "elf_getdata"),
 };
+static const struct mc_dl_sym lazy_syms[] = {
+	DW_SYM(report_begin_add, "dwfl_report_begin_add"),
+	DW_SYM(report_module, "dwfl_report_module"),
+};
 #undef DW_SYM
 
 static bool load_libdw(void)
@@ -184,6 +199,7 @@ static bool load_libdw(void)
 	dw.inlines = mc_dl_bind_group(h, inline_syms, MC_ARRAY_SIZE(inline_syms));
 	dw.cu_walk = mc_dl_bind_group(h, cu_walk_syms, MC_ARRAY_SIZE(cu_walk_syms));
 	dw.strings = mc_dl_bind_group(h, string_syms, MC_ARRAY_SIZE(string_syms));
+	dw.lazy = mc_dl_bind_group(h, lazy_syms, MC_ARRAY_SIZE(lazy_syms));
 	dw.fn_table = mc_dl_bind_group(h, fn_table_syms, MC_ARRAY_SIZE(fn_table_syms)) &&
 		      dw.inlines && dw.cu_walk;
 	mc_symtab_bind(h);
@@ -903,6 +919,11 @@ static void end_session(bool unmap_files)
 	memset(own_str, 0, sizeof own_str);
 	mc_elfmod_forget(unmap_files);
 	pc_cache_clear();
+	if (unmap_files)
+		mc_buf_free(&mod_runs);
+	else
+		mod_runs = (struct mc_buf){ 0 };
+	mod_runs_read = false;
 }
 
 static Dwfl *get_session(void)
@@ -920,13 +941,93 @@ static Dwfl *get_session(void)
 	Dwfl *d = dw.begin(&callbacks);
 	if (!d)
 		return NULL;
-	if (dw.proc_report(d, pid) != 0 || dw.report_end(d, NULL, NULL) != 0) {
+	if ((!dw.lazy && dw.proc_report(d, pid) != 0) || dw.report_end(d, NULL, NULL) != 0) {
 		dw.end(d);
 		return NULL;
 	}
 	session = d;
 	session_pid = pid;
 	return session;
+}
+
+/* The modules dwfl_linux_proc_report would report, from one read of
+ * /proc/self/maps made where the session first needs one (its start,
+ * as before): each a record of its range, then its name and NUL, padded
+ * to 8 bytes.  Reported to libdwfl one at a time, as a frame needs it:
+ * the report of all of them read the maps through stdio and sscanf,
+ * ~565,000 instructions (a process printing one leak with file:line:
+ * 4.8 M in all), where a frame or two needs one module. */
+struct mod_run {
+	uint64_t lo, hi;
+	uint64_t size;            /* the whole record's */
+	char name[];              /* at sizeof(struct mod_run) */
+};
+struct runs_read {
+	struct mc_buf *b;
+	uintptr_t vdso;           /* AT_SYSINFO_EHDR */
+	size_t open;              /* the run being extended, + 1; 0: none */
+};
+
+static void run_add(struct runs_read *w, uintptr_t lo, uintptr_t hi, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	struct mod_run r = { lo, hi, (sizeof r + n + 7) & ~(size_t)7 };
+	static const char pad[8];
+	size_t at = w->b->len;
+	mc_buf_put(w->b, (const char *)&r, sizeof r);
+	mc_buf_put(w->b, name, n);
+	mc_buf_put(w->b, pad, r.size - sizeof r - n);
+	w->open = w->b->oom ? 0 : at + 1;
+}
+
+/* libdwfl's proc_maps_report, line by line: a file's mappings one
+ * module, from its first to its last before another file's (the
+ * mappings of no file between them inside it); the vDSO a module of
+ * its own, which ends the run before it. */
+static bool note_mod_run(const struct mc_mapping *m, void *arg)
+{
+	struct runs_read *w = arg;
+	if (m->lo == w->vdso && w->vdso) {
+		char name[32];
+		snprintf(name, sizeof name, "[vdso: %d]", (int)session_pid);
+		run_add(w, m->lo, m->hi, name);
+		w->open = 0;
+		return !w->b->oom;
+	}
+	if (m->name[0] != '/')
+		return true;
+	struct mod_run *r = w->open ? (struct mod_run *)(w->b->s + w->open - 1) : NULL;
+	if (r && strcmp(r->name, m->name) == 0)
+		r->hi = m->hi;
+	else
+		run_add(w, m->lo, m->hi, m->name);
+	return !w->b->oom;
+}
+
+/* The module of addr in session d, reported now if it was not yet. */
+static Dwfl_Module *session_module(Dwfl *d, uintptr_t addr)
+{
+	Dwfl_Module *mod = dw.addrmodule(d, addr);
+	if (mod || !dw.lazy)
+		return mod;
+	if (!mod_runs_read) {
+		mod_runs_read = true;
+		struct runs_read w = { &mod_runs, (uintptr_t)getauxval(AT_SYSINFO_EHDR), 0 };
+		if (!mc_maps_each(note_mod_run, &w) || mod_runs.oom)
+			mc_buf_free(&mod_runs);
+	}
+	for (size_t at = 0; at + sizeof(struct mod_run) <= mod_runs.len;) {
+		const struct mod_run *r = (const struct mod_run *)(mod_runs.s + at);
+		if (addr - r->lo < r->hi - r->lo) {
+			dw.report_begin_add(d);
+			dw.report_module(d, r->name, r->lo, r->hi);
+			if (dw.report_end(d, NULL, NULL) != 0)
+				return NULL;
+			return dw.addrmodule(d, addr);
+		}
+		at += r->size;
+	}
+	return NULL;
 }
 
 static const char *die_name(Dwarf_Die *die, int at)
@@ -1185,7 +1286,7 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	Dwfl *d = get_session();
 	if (!d)
 		return 1;
-	Dwfl_Module *mod = dw.addrmodule(d, addr);
+	Dwfl_Module *mod = session_module(d, addr);
 	if (!mod)
 		return 1;
 	bool ask = true;
@@ -1276,7 +1377,7 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 				 * anywhere: the full resolution is this
 				 * frame. */
 				Dwfl *d = get_session();
-				Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
+				Dwfl_Module *mod = d ? session_module(d, addr) : NULL;
 				struct dstr *str = mod ? &mod_cache(mod)->str : NULL;
 				if (str && !str->built)
 					dstr_build(str, mod);
@@ -1422,7 +1523,7 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 		may = dstr_has(str, addr, s, len);
 	} else if (mc_opt.symbolize && load_libdw()) {
 		Dwfl *d = get_session();
-		Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
+		Dwfl_Module *mod = d ? session_module(d, addr) : NULL;
 		struct dstr *str = mod ? &mod_cache(mod)->str : NULL;
 		if (str && !str->built)
 			dstr_build(str, mod);
@@ -1496,6 +1597,8 @@ void mc_symbolize_postfork(bool child)
 		fns_next = fns_used = 0;
 		memset(own_str, 0, sizeof own_str);
 		mc_elfmod_forget(false);
+		mod_runs = (struct mc_buf){ 0 };
+		mod_runs_read = false;
 		dstr_nmemo = 0;
 		memset(unit_memo, 0, sizeof unit_memo);
 		/* The frame cache too: another thread may have been

@@ -561,6 +561,48 @@ static inline __attribute__((always_inline)) bool on_pages(const uint64_t *pages
 	return pg == last ? on_page(pages, pg) : on_pages_slow(pages, pg, last);
 }
 
+/* What batch's scan of a table needs to pass over a symbol unlooked at. */
+struct scan {
+	const Elf64_Sym *sym;
+	const uint64_t *pages;
+	size_t strsize;
+	uint64_t bias, lo_addr;
+	unsigned in_sec;     /* st_shndx - 1 below it: a section index */
+};
+
+/* The first symbol from i below to that batch must look at: a plain
+ * symbol with a size on no page of the batch changes nothing, and one
+ * sym_quick skips (no name, undefined, a section's, a file's, TLS) is
+ * nothing.  A function of its own, with no call and no store, so that
+ * its few values stay in registers: in batch's loop, beside pass_take's
+ * calls and the candidates' stores, they were read from the stack again
+ * for every symbol (~45 instructions a symbol; here ~12). */
+static __attribute__((noinline)) int scan_next(const struct scan *sc, int i, int to)
+{
+	const Elf64_Sym *sym = sc->sym;
+	const uint64_t *pages = sc->pages;
+	const size_t strsize = sc->strsize;
+	const uint64_t bias = sc->bias, lo_addr = sc->lo_addr;
+	const unsigned in_sec = sc->in_sec;
+	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
+	for (; i < to; i++) {
+		const Elf64_Sym *y = &sym[i];
+		uint64_t v = y->st_value + bias, size = y->st_size;
+		unsigned x = y->st_shndx;
+		if (y->st_name >= strsize)
+			return i;
+		if (size && x - 1u < in_sec && v >= lo_addr && v + size > v) {
+			if (on_pages(pages, v, size))
+				return i;
+		} else if (x == SHN_XINDEX ||
+			   (y->st_name && x != SHN_UNDEF &&
+			    !(skip_types >> ELF64_ST_TYPE(y->st_info) & 1))) {
+			return i;
+		}
+	}
+	return to;
+}
+
 /* mc_symtab_names_raw for at most BATCH addresses, the table not built:
  * one read of it, each symbol with a size placed among the addresses by
  * a binary search, then sym_fast's rule for each address. */
@@ -577,30 +619,17 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 		uint64_t pg = a[j] >> 12 & (PAGE_BITS - 1);
 		pages[pg / 64] |= (uint64_t)1 << (pg % 64);
 	}
-	/* The table's fields as locals: the stores to k[] and state[] below
-	 * (char types) would otherwise make the compiler read each of them
-	 * again for every symbol of the C library's ~15,000. */
-	const Elf64_Sym *sym = t->raw.sym;
-	const size_t strsize = t->raw.strsize;
 	const size_t shnum = t->raw.sh ? t->raw.shnum : SHN_LORESERVE;
-	const uint64_t bias = t->raw.bias, lo_addr = t->lo;
+	const unsigned secs = (unsigned)(shnum < SHN_LORESERVE ? shnum : SHN_LORESERVE);
+	const struct scan sc = { t->raw.sym, pages, t->raw.strsize, t->raw.bias, t->lo,
+				 secs ? secs - 1u : 0u };
 	for (int p = 0; p < 2; p++) {
 		struct sym_pass ps;
 		pass_begin(&ps);
 		memset(k, 0, n);
 		int from, to;
 		pass_bounds(t, p, &from, &to);
-		for (int i = from; i < to; i++) {
-			/* A plain symbol with a size on no page of the batch
-			 * changes nothing: passed over without a closer look
-			 * (sym_quick costs ~45 instructions a symbol). */
-			const Elf64_Sym *y = &sym[i];
-			if (y->st_size && y->st_shndx != SHN_UNDEF && y->st_shndx < SHN_LORESERVE &&
-			    y->st_name < strsize && y->st_shndx < shnum) {
-				uint64_t v = y->st_value + bias;
-				if (v >= lo_addr && v + y->st_size > v && !on_pages(pages, v, y->st_size))
-					continue;
-			}
+		for (int i = scan_next(&sc, from, to); i < to; i = scan_next(&sc, i + 1, to)) {
 			struct sym_entry e;
 			int got = pass_take(t, &ps, i, &e);
 			if (got == SYM_ODD)

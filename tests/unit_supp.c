@@ -423,7 +423,9 @@ static void write_temp(char *path, const char *text)
  * (supp_region.c's load_dir).  A smaller file reuses it, a larger one
  * grows it, and a file is read only to its own end, never into what a
  * longer file before it left in the buffer: every answer is the one
- * mc_supp_load gives the file alone. */
+ * mc_supp_load gives the file alone.  Run twice: with fstat's size, and
+ * as a directory's regular files are read (io.regular: read to the
+ * buffer's end, which grows when a read fills it). */
 START_TEST(files_through_one_buffer)
 {
 	/* closed by the bytes a longer file leaves behind it, if read past its end */
@@ -442,7 +444,7 @@ START_TEST(files_through_one_buffer)
 	write_temp(large, text);
 
 	struct mc_supps *s = mc_supp_new(), *alone = mc_supp_new();
-	struct mc_supp_io io = { 0 };
+	struct mc_supp_io io = { .regular = _i };
 	char err_alone[1024];
 	ck_assert_msg(mc_supp_load_io(s, longer, &io, err, sizeof err), "%s", err);
 	ck_assert_uint_eq(mc_supp_count(s), 3);
@@ -474,6 +476,27 @@ START_TEST(files_through_one_buffer)
 	ck_assert_ptr_null(io.buf);
 	ck_assert_uint_eq(io.cap, 0);
 	mc_supp_io_free(&io);                  /* twice: nothing to unmap */
+	/* A file that fills a fresh buffer to its last byte but one: the
+	 * read asked for exactly that much, so the end is not yet seen (the
+	 * regular read grows the buffer and reads again). */
+	used = strlen(valgrind_file);
+	memcpy(text, valgrind_file, used);
+	while (used < 8191)
+		text[used++] = '#';
+	text[8190] = '\n';
+	text[used] = 0;
+	char full[] = "/tmp/unit_supp_XXXXXX";
+	write_temp(full, text);
+	struct mc_supps *edge = mc_supp_new(), *edge_alone = mc_supp_new();
+	ck_assert_msg(mc_supp_load_io(edge, full, &io, err, sizeof err), "%s", err);
+	ck_assert_msg(mc_supp_load(edge_alone, full, err_alone, sizeof err_alone), "%s", err_alone);
+	ck_assert_uint_gt(mc_supp_count(edge), 0);
+	ck_assert_uint_eq(mc_supp_count(edge), mc_supp_count(edge_alone));
+	ck_assert_uint_eq(mc_supp_others(edge), mc_supp_others(edge_alone));
+	mc_supp_io_free(&io);
+	mc_supp_free(edge);
+	mc_supp_free(edge_alone);
+	unlink(full);
 	mc_supp_free(s);
 	mc_supp_free(alone);
 	unlink(longer);
@@ -664,7 +687,7 @@ int main(void)
 	tcase_add_test(tc, virtual_frame_zero);
 	tcase_add_test(tc, generated_entries_read_back);
 	tcase_add_test(tc, load_files);
-	tcase_add_test(tc, files_through_one_buffer);
+	tcase_add_loop_test(tc, files_through_one_buffer, 0, 2);
 	tcase_add_test(tc, quick_view_answers_as_frames);
 	return h_run_suite(NULL);
 }

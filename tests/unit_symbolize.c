@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -425,6 +426,80 @@ static int addr_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* memcheck's session reports a module to libdwfl only when a frame
+ * needs it (symbolize.c's session_module), from its own read of the
+ * maps, where dwfl_linux_proc_report reported them all: at the start of
+ * each object's code (the test, the C library and the others, read
+ * through libdw here: MEMCHECK_SYMBOLIZE_SYSTEM=1) and in the vDSO,
+ * memcheck's frame is the one libdw gives in a session of its own made
+ * the old way: function, file, line and object. */
+START_TEST(modules_reported_as_proc_report)
+{
+	if (!libdw_session())
+		return;         /* no libdw: nothing to compare with */
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	ck_assert_ptr_nonnull(h);
+	__typeof__(dwfl_module_getsrc) *getsrc = (__typeof__(getsrc))dlsym(h, "dwfl_module_getsrc");
+	__typeof__(dwfl_lineinfo) *lineinfo = (__typeof__(lineinfo))dlsym(h, "dwfl_lineinfo");
+	ck_assert(getsrc && lineinfo);
+	static struct object_seen objs[64];
+	memset(objs, 0, sizeof objs);
+	dl_iterate_phdr(each_object, objs);
+	int k = 0;
+	while (k < 63 && objs[k].lo)
+		k++;
+	uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	mc_opt.symbolize = 1;
+	mc_opt.symbolize_system = 1;
+	mc_symbolize_end();
+	int compared = 0, with_line = 0, in_vdso = 0;
+	for (int o = 0; o < 64 && (objs[o].lo || (o == k && vdso)); o++) {
+		Dwfl_Module *mod = lw.addrmodule(lw.d, objs[o].lo ? objs[o].lo : vdso);
+		if (!mod)
+			continue;
+		/* the middle of the module's first function with a size */
+		uintptr_t a = 0;
+		for (int i = 1, n = lw.getsymtab(mod); i < n && !a; i++) {
+			GElf_Sym sym;
+			GElf_Addr value;
+			if (lw.getsym_info(mod, i, &sym, &value, NULL, NULL, NULL) &&
+			    GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 1 &&
+			    lw.addrmodule(lw.d, value) == mod)
+				a = (uintptr_t)value + sym.st_size / 2;
+		}
+		if (!a)
+			continue;
+		const char *mainfile = NULL, *fn = lw.addrname(mod, a);
+		const char *name = lw.info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+		char want[256];
+		libdw_name(fn ? fn : "", want, sizeof want);
+		struct mc_frame_info f;
+		ck_assert_int_eq(mc_symbolize_frames(a + 1, &f, 1), 1);
+		if (fn && *fn)
+			ck_assert_msg(strcmp(f.function, want) == 0, "%#lx in %s: memcheck %s, libdw %s",
+				      (unsigned long)a, name, f.function, want);
+		if (name && (name[0] == '/' || mainfile))
+			ck_assert_str_eq(f.object, mainfile ? mainfile : name);
+		Dwfl_Line *l = getsrc(mod, a);
+		int line = 0;
+		const char *file = l ? lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+		if (file && *file) {
+			ck_assert_str_eq(f.file, file);
+			ck_assert_int_eq(f.line, line);
+			with_line++;
+		}
+		in_vdso += !objs[o].lo;
+		compared++;
+	}
+	ck_assert_int_ge(compared, 3);
+	ck_assert_int_ge(with_line, 1);    /* the test itself, built with -g */
+	ck_assert_int_eq(in_vdso, vdso != 0);
+	mc_opt.symbolize_system = 0;
+	mc_symbolize_end();
+	lw.end(lw.d);
+}
+END_TEST
+
 /* Every object of the process that elfmod.c reads (the C library, whose
  * symbols come from its build-ID debug file; the test itself, its own
  * table; libdw and its dependencies, stripped, by their dynamic symbols),
@@ -796,6 +871,7 @@ int main(void)
 	tcase_add_test(tc, quick_frames);
 	tcase_add_test(tc, names_as_libdw_chooses);
 	tcase_add_test(tc, own_reading_as_libdw);
+	tcase_add_test(tc, modules_reported_as_proc_report);
 	tcase_add_test(tc, scopes_as_libdw_walks);
 	tcase_add_test(tc, table_mapped_at_once);
 	tcase_add_test(tc, paths_from_the_lent_maps_read);
