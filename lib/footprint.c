@@ -137,13 +137,22 @@ static uint64_t threshold(void)
  * fp_lock held. */
 static int work_depth;
 
-static void fold(void)
+/* *threads (if not NULL): the process's threads at the read, 0 when
+ * none was made. */
+static void fold_seen(unsigned *threads)
 {
+	if (threads)
+		*threads = 0;
 	if (work_depth)
 		return; /* the mark since the window opened is memcheck's */
-	uint64_t hwm = mc_rss_peak();
+	uint64_t hwm = mc_rss_peak(threads);
 	if (hwm > m_start && hwm - m_start > acc)
 		acc = hwm - m_start;
+}
+
+static void fold(void)
+{
+	fold_seen(NULL);
 }
 
 /* A new interval: the kernel's mark restarts from the RSS now, M is
@@ -455,10 +464,15 @@ static void take_restart(bool *whole_process, uint64_t *rss_now)
 		*rss_now = acc;
 }
 
-uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now)
+uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 {
 	fp_enter();
-	fold();
+	unsigned threads;
+	fold_seen(&threads);
+	/* The calling thread was the only one: no other can start before
+	 * it starts one itself (a region's end does not). */
+	if (alone)
+		*alone = threads == 1;
 	uint64_t peak = acc;
 	take_restart(whole_process, rss_now);
 	fresh = true;

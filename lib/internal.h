@@ -319,7 +319,9 @@ void mc_own_work_end_process(void); /* the process region's: see footprint.c */
  * then says so), which restarts it; *rss_now: the RSS now, as
  * mc_prog_rss.  Both without memcheck's own memory. */
 uint64_t mc_prog_rss(void);
-uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now);
+/* *alone (if not NULL): the status read for the peak said the calling
+ * thread was the process's only thread (false when no read was made). */
+uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone);
 /* The same where nothing would take the peak (the outermost region
  * begins): the mark restarts, *rss_now as above, and the peak before is
  * not read. */
@@ -916,6 +918,9 @@ struct mc_scan_from {
 	uintptr_t sp;
 	bool at_exit;   /* the process is exiting: the stack is scanned from
 			 * the frame that called exit() (roots.c) */
+	bool alone;     /* the caller is the process's only thread, as read
+			 * at this region's end (mc_prog_peak_take): no other
+			 * thread to list and stop (threads.c) */
 };
 #if defined(__x86_64__)
 #define MC_SCAN_FROM(f)                                                        \
@@ -923,6 +928,7 @@ struct mc_scan_from {
 		__builtin_unwind_init();                                       \
 		__asm__ volatile("mov %%rsp, %0" : "=r"((f)->sp) : : "memory"); \
 		(f)->at_exit = false;                                          \
+		(f)->alone = false;                                            \
 	} while (0)
 #else
 #define MC_SCAN_FROM(f)                                                        \
@@ -930,6 +936,7 @@ struct mc_scan_from {
 		__builtin_unwind_init();                                       \
 		(f)->sp = (uintptr_t)(f);                                      \
 		(f)->at_exit = false;                                          \
+		(f)->alone = false;                                            \
 	} while (0)
 #endif
 /* Scan the roots and the heap; false (nothing to free) when memory for
@@ -1010,8 +1017,9 @@ struct mc_threads {
 	uint32_t gen;
 };
 /* Every thread but the caller, stopped where a signal can stop it;
- * false when they cannot be listed. */
-bool mc_threads_stop(struct mc_threads *t);
+ * false when they cannot be listed.  alone: the caller is known to be
+ * the only thread (struct mc_scan_from), nothing is listed. */
+bool mc_threads_stop(struct mc_threads *t, bool alone);
 void mc_threads_resume(struct mc_threads *t);
 
 /* ---- maps.c ---------------------------------------------------------- */
@@ -1482,7 +1490,9 @@ void mc_vg_region_drop(int index);
 /* ---- rss.c ----------------------------------------------------------- */
 
 uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
-uint64_t mc_rss_peak(void);          /* VmHWM, bytes */
+/* VmHWM, bytes; *threads (if not NULL): the process's threads then
+ * (status's Threads:), 0 if unreadable. */
+uint64_t mc_rss_peak(unsigned *threads);
 /* Reset the high-water mark to the current RSS; false if not permitted. */
 bool mc_rss_reset_peak(void);
 

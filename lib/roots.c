@@ -449,7 +449,7 @@ static void exit_stack_populate(const struct mc_roots *r)
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
 {
-	mc_threads_stop(&r->threads);
+	mc_threads_stop(&r->threads, from->alone);
 	/* The objects' writable segments, their resident pages only, now
 	 * that no other thread can write a page for the first time.  A page
 	 * not resident was never written: .bss zeros, or .data as the file

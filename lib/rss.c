@@ -67,25 +67,35 @@ uint64_t mc_rss_current(void)
 	return rss;
 }
 
-uint64_t mc_rss_peak(void)
+/* Find key ("\nName:") in the text at buf; the number after it, or 0. */
+static uint64_t status_field(const char *buf, const char *key)
+{
+	for (const char *p = buf; *p; p++) {
+		size_t i = 0;
+		while (key[i] && p[i] == key[i])
+			i++;
+		if (!key[i]) {
+			p += i;
+			return parse_u64(&p);
+		}
+	}
+	return 0;
+}
+
+uint64_t mc_rss_peak(unsigned *threads)
 {
 	int saved = errno;
-	/* VmHWM comes early in status (about 1 kB in); the buffer also holds
-	 * what later kernels may add before it. */
+	/* VmHWM comes early in status (about 1 kB in), Threads after it;
+	 * the buffer holds the whole text (1.4 kB) and what later kernels
+	 * may add. */
 	char buf[4096];
 	uint64_t peak = 0;
-	static const char key[] = "\nVmHWM:";
+	if (threads)
+		*threads = 0;
 	if (read_file("/proc/self/status", buf, sizeof buf) > 0) {
-		for (const char *p = buf; *p; p++) {
-			size_t i = 0;
-			while (key[i] && p[i] == key[i])
-				i++;
-			if (!key[i]) {
-				p += i;
-				peak = parse_u64(&p) * 1024;    /* kB */
-				break;
-			}
-		}
+		peak = status_field(buf, "\nVmHWM:") * 1024; /* kB */
+		if (threads)
+			*threads = (unsigned)status_field(buf, "\nThreads:");
 	}
 	errno = saved;
 	return peak;

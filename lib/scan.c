@@ -306,6 +306,7 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 		mc_roots_add(rs, (uintptr_t)&regs, (uintptr_t)&regs + sizeof regs);
 		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 		here.at_exit = false;
+		here.alone = false;
 		from = &here;
 	}
 	struct graph g;
