@@ -225,6 +225,9 @@ void mc_text_open(const char *pattern);
 int mc_text_fd(void);     /* -1: nowhere (standard error was closed, or is
 			   * another file than at start-up) */
 void mc_text_after_fork(void);
+/* mc_write_all to mc_text_fd(): SIGPIPE blocked only where the file
+ * can raise it. */
+int mc_text_write(const char *s, size_t n);
 /* A process memcheck only forwards for has no text: its copy of
  * standard error is closed. */
 void mc_text_release_stderr(void);
