@@ -317,6 +317,10 @@ void mc_own_work_begin(bool fold_first);
 void mc_own_work_begin_taken(void);
 void mc_own_work_end(void);
 void mc_own_work_end_process(void); /* the process region's: see footprint.c */
+/* start-up's, where the process region begins next: settled by its
+ * mc_prog_peak_restart with the same reads (footprint.c) */
+void mc_own_work_end_start(void);
+void mc_own_work_settle(void); /* a due window's end settled now */
 /* The program's RSS now, and its peak RSS since the last take (the
  * whole process's when the kernel's mark cannot be reset: *whole_process
  * then says so), which restarts it; *rss_now: the RSS now, as
