@@ -206,10 +206,12 @@ static void libc_facts(void)
 #endif
 }
 
-/* At start-up, on the main thread (the constructor). */
+/* At start-up, on the main thread (the constructor).  The process id
+ * through mc_pid, which the first thread slot asks for next: one getpid
+ * for both (no fork can have come between). */
 void mc_roots_init(void)
 {
-	if (getpid() == (pid_t)syscall(SYS_gettid))
+	if (mc_pid() == (pid_t)syscall(SYS_gettid))
 		libc.main_tp = mc_thread_pointer();
 }
 
