@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -67,16 +68,18 @@ uint64_t mc_rss_current(void)
 	return rss;
 }
 
-/* Find key ("\nName:") in the text at buf; the number after it, or 0. */
-static uint64_t status_field(const char *buf, const char *key)
+/* The number after the line that begins with key ("Name:"), searched
+ * from the line at *at on (the keys asked for in their order in the
+ * file: each line is looked at once); 0 if there is none. */
+static uint64_t status_field(const char **at, const char *key)
 {
-	for (const char *p = buf; *p; p++) {
-		size_t i = 0;
-		while (key[i] && p[i] == key[i])
-			i++;
-		if (!key[i]) {
-			p += i;
-			return parse_u64(&p);
+	size_t n = strlen(key);
+	for (const char *p = *at; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, n) == 0) {
+			p += n;
+			uint64_t v = parse_u64(&p);
+			*at = p;
+			return v;
 		}
 	}
 	return 0;
@@ -93,9 +96,10 @@ uint64_t mc_rss_peak(unsigned *threads)
 	if (threads)
 		*threads = 0;
 	if (read_file("/proc/self/status", buf, sizeof buf) > 0) {
-		peak = status_field(buf, "\nVmHWM:") * 1024; /* kB */
+		const char *at = buf;
+		peak = status_field(&at, "VmHWM:") * 1024; /* kB */
 		if (threads)
-			*threads = (unsigned)status_field(buf, "\nThreads:");
+			*threads = (unsigned)status_field(&at, "Threads:");
 	}
 	errno = saved;
 	return peak;
