@@ -909,6 +909,7 @@ struct mc_scan {
 	void *v;                /* the blocks, by address */
 	uint8_t *state;         /* enum mc_kind of each */
 	size_t n, cap;
+	bool joined;            /* both in one mapping at v (scan.c) */
 	double seconds;         /* the scan's own time */
 	/* The files' runs of its mappings (mc_maps_runs_note), lent to
 	 * elfmod.c until mc_scan_free: over runs_copy (len 0: none) */
