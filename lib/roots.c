@@ -466,9 +466,12 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	}
 	mc_vmas_roots(&r->maps, &r->prog, add_cb, r);
 
-	pid_t pid = getpid();
+	/* The process's only thread is its main thread: a main thread gone
+	 * before the others stays counted in status's Threads: until they
+	 * end (the kernel reaps it last).  No getpid and gettid then. */
+	pid_t pid = from->alone ? 0 : getpid();
 	uintptr_t self_tp = mc_thread_pointer();
-	bool self_main = pid == (pid_t)syscall(SYS_gettid);
+	bool self_main = from->alone || pid == (pid_t)syscall(SYS_gettid);
 	if (from->at_exit && self_main)
 		exit_stack_populate(r);
 	uintptr_t sp = from->sp & ~(uintptr_t)7;
