@@ -75,6 +75,9 @@ static bool peak_used;
 /* A window of memcheck's own work ended after the process's end began,
  * and is not settled yet (mc_own_work_end). */
 static bool settle_due;
+/* That window is start-up's, to be settled with the process region's
+ * begin (mc_own_work_end_start). */
+static bool settle_at_region;
 /* The RSS and M that the last mc_prog_peak_take read, for the window of
  * memcheck's own work that a region's end opens right after it
  * (mc_own_work_begin_taken): valid while no other call of this file came
@@ -137,13 +140,22 @@ static uint64_t threshold(void)
  * fp_lock held. */
 static int work_depth;
 
-static void fold(void)
+/* *threads (if not NULL): the process's threads at the read, 0 when
+ * none was made. */
+static void fold_seen(unsigned *threads)
 {
+	if (threads)
+		*threads = 0;
 	if (work_depth)
 		return; /* the mark since the window opened is memcheck's */
-	uint64_t hwm = mc_rss_peak();
+	uint64_t hwm = mc_rss_peak(threads);
 	if (hwm > m_start && hwm - m_start > acc)
 		acc = hwm - m_start;
+}
+
+static void fold(void)
+{
+	fold_seen(NULL);
 }
 
 /* A new interval: the kernel's mark restarts from the RSS now, M is
@@ -170,6 +182,20 @@ static void fp_enter(void)
 {
 	pthread_mutex_lock(&fp_lock);
 	if (settle_due) {
+		settle_due = false;
+		settle_at_region = false;
+		work_settle();
+	}
+}
+
+/* fp_lock taken for a change of M (a mapping made or gone, a range
+ * touched lazily): start-up's window end may wait for the process
+ * region's begin still, since the RSS and M it reads move together
+ * with such a change.  Another window's end is settled first. */
+static void fp_enter_change(void)
+{
+	pthread_mutex_lock(&fp_lock);
+	if (settle_due && !settle_at_region) {
 		settle_due = false;
 		work_settle();
 	}
@@ -279,13 +305,17 @@ void mc_footprint_init(void)
 
 bool mc_own_before(size_t bytes)
 {
-	fp_enter();
+	fp_enter_change();
 	fresh = false;
 	/* Inside a window of memcheck's own work the mark is not folded,
 	 * and the window's end measures everything again. */
 	if (!started || work_depth || pending + page_round(bytes) < threshold()) {
 		pthread_mutex_unlock(&fp_lock);
 		return false;
+	}
+	if (settle_due) { /* start-up's, before the fold */
+		settle_due = settle_at_region = false;
+		work_settle();
 	}
 	fold();
 	return true; /* fp_lock stays held until mc_own_after */
@@ -294,7 +324,7 @@ bool mc_own_before(size_t bytes)
 void mc_own_after(bool folding, int64_t bytes)
 {
 	if (!folding)
-		fp_enter();
+		fp_enter_change();
 	fresh = false;
 	known += bytes;
 	if (folding) {
@@ -307,7 +337,7 @@ void mc_own_after(bool folding, int64_t bytes)
 
 void mc_own_lazy(const void *p, size_t len)
 {
-	fp_enter();
+	fp_enter_change();
 	fresh = false;
 	if (nlazy < MAX_LAZY) {
 		/* Kept sorted by address, for resident_runs. */
@@ -323,7 +353,7 @@ void mc_own_lazy(const void *p, size_t len)
 bool mc_own_lazy_remove(const void *p, size_t len)
 {
 	bool found = false;
-	fp_enter();
+	fp_enter_change();
 	fresh = false;
 	for (int i = 0; i < nlazy; i++) {
 		if (lazy[i].lo == (uintptr_t)p) {
@@ -376,9 +406,9 @@ void mc_own_work_begin_taken(void)
 	work_begin(false, true);
 }
 
-/* The end of the window: what it left (extra) and the next interval's
- * start.  fp_lock held. */
-static void work_settle(void)
+/* The end of the window: what it left (extra), from the RSS and M read
+ * now (*rss, *m: M without extra).  fp_lock held. */
+static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 {
 	uint64_t rss = mc_rss_current();
 	uint64_t m = measure() - (uint64_t)extra;
@@ -390,6 +420,15 @@ static void work_settle(void)
 	extra += ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
 	if (extra < 0)
 		extra = 0;
+	*rss_out = rss;
+	*m_out = m;
+}
+
+/* The end of the window and the next interval's start.  fp_lock held. */
+static void work_settle(void)
+{
+	uint64_t rss, m;
+	settle_read(&rss, &m);
 	/* M is m and the new extra: measuring it again, a few
 	 * microseconds later, asked mincore of every lazy range
 	 * once more (8 calls after a process's last report). */
@@ -415,6 +454,22 @@ void mc_own_work_end(void)
 	work_end(false);
 }
 
+/* The end of start-up's window, where the process region begins next
+ * with nothing of the program's run in between (life.c): settled at
+ * the next call of this file, which is the region's mc_prog_peak_restart,
+ * whose reads of the RSS and M then serve both (a statm read and a
+ * mincore call fewer in every measured process).  What memcheck's own
+ * start-up does meanwhile (the suppressions' and the roots' set-up) is
+ * its own, as in the window. */
+void mc_own_work_end_start(void)
+{
+	pthread_mutex_lock(&fp_lock);
+	fresh = false;
+	if (--work_depth == 0)
+		settle_due = settle_at_region = true;
+	pthread_mutex_unlock(&fp_lock);
+}
+
 /* The same at the end of the process region's report: once the process
  * is ending, the window's end is settled only if a figure is asked for
  * after it (a region begun by a later exit handler).  After the
@@ -423,6 +478,14 @@ void mc_own_work_end(void)
 void mc_own_work_end_process(void)
 {
 	work_end(true);
+}
+
+/* A window's end that is due, settled now (start-up's, where no process
+ * region began to settle it). */
+void mc_own_work_settle(void)
+{
+	fp_enter();
+	pthread_mutex_unlock(&fp_lock);
 }
 
 /* ---- the program's figures -------------------------------------------- */
@@ -438,14 +501,16 @@ uint64_t mc_prog_rss(void)
 }
 
 /* Restart the interval: the kernel's mark, M, and acc from the RSS
- * now.  fp_lock held. */
-static void take_restart(bool *whole_process, uint64_t *rss_now)
+ * now; where known (a window's end just read them: known_rss not NULL),
+ * from those.  fp_lock held. */
+static void take_restart_at(bool *whole_process, uint64_t *rss_now, const uint64_t *known_rss,
+			    uint64_t known_m)
 {
-	restart();
+	restart_at(known_m);
 	peak_used = true;
 	/* The new interval starts at the program's RSS now: a take that
 	 * follows at once gives that, not 0. */
-	uint64_t rss = mc_rss_current();
+	uint64_t rss = known_rss ? *known_rss : mc_rss_current();
 	acc = rss > m_start ? rss - m_start : 0;
 	fresh_rss = rss;
 	fresh_m = m_start;
@@ -455,10 +520,20 @@ static void take_restart(bool *whole_process, uint64_t *rss_now)
 		*rss_now = acc;
 }
 
-uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now)
+static void take_restart(bool *whole_process, uint64_t *rss_now)
+{
+	take_restart_at(whole_process, rss_now, NULL, 0);
+}
+
+uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 {
 	fp_enter();
-	fold();
+	unsigned threads;
+	fold_seen(&threads);
+	/* The calling thread was the only one: no other can start before
+	 * it starts one itself (a region's end does not). */
+	if (alone)
+		*alone = threads == 1;
 	uint64_t peak = acc;
 	take_restart(whole_process, rss_now);
 	fresh = true;
@@ -472,8 +547,16 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now)
  * every measured process makes at start-up, has no use for it. */
 void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now)
 {
-	fp_enter();
-	take_restart(whole_process, rss_now);
+	pthread_mutex_lock(&fp_lock);
+	if (settle_due) {
+		/* A window's end is due (start-up's): one read of the RSS
+		 * and of M serves its end and the new interval's start. */
+		settle_due = settle_at_region = false;
+		uint64_t rss, m;
+		settle_read(&rss, &m);
+		take_restart_at(whole_process, rss_now, &rss, m + (uint64_t)extra);
+	} else
+		take_restart(whole_process, rss_now);
 	fresh = false;
 	pthread_mutex_unlock(&fp_lock);
 }

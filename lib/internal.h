@@ -225,6 +225,9 @@ void mc_text_open(const char *pattern);
 int mc_text_fd(void);     /* -1: nowhere (standard error was closed, or is
 			   * another file than at start-up) */
 void mc_text_after_fork(void);
+/* mc_write_all to mc_text_fd(): SIGPIPE blocked only where the file
+ * can raise it. */
+int mc_text_write(const char *s, size_t n);
 /* A process memcheck only forwards for has no text: its copy of
  * standard error is closed. */
 void mc_text_release_stderr(void);
@@ -314,12 +317,18 @@ void mc_own_work_begin(bool fold_first);
 void mc_own_work_begin_taken(void);
 void mc_own_work_end(void);
 void mc_own_work_end_process(void); /* the process region's: see footprint.c */
+/* start-up's, where the process region begins next: settled by its
+ * mc_prog_peak_restart with the same reads (footprint.c) */
+void mc_own_work_end_start(void);
+void mc_own_work_settle(void); /* a due window's end settled now */
 /* The program's RSS now, and its peak RSS since the last take (the
  * whole process's when the kernel's mark cannot be reset: *whole_process
  * then says so), which restarts it; *rss_now: the RSS now, as
  * mc_prog_rss.  Both without memcheck's own memory. */
 uint64_t mc_prog_rss(void);
-uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now);
+/* *alone (if not NULL): the status read for the peak said the calling
+ * thread was the process's only thread (false when no read was made). */
+uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone);
 /* The same where nothing would take the peak (the outermost region
  * begins): the mark restarts, *rss_now as above, and the peak before is
  * not read. */
@@ -900,6 +909,7 @@ struct mc_scan {
 	void *v;                /* the blocks, by address */
 	uint8_t *state;         /* enum mc_kind of each */
 	size_t n, cap;
+	bool joined;            /* both in one mapping at v (scan.c) */
 	double seconds;         /* the scan's own time */
 	/* The files' runs of its mappings (mc_maps_runs_note), lent to
 	 * elfmod.c until mc_scan_free: over runs_copy (len 0: none) */
@@ -916,6 +926,9 @@ struct mc_scan_from {
 	uintptr_t sp;
 	bool at_exit;   /* the process is exiting: the stack is scanned from
 			 * the frame that called exit() (roots.c) */
+	bool alone;     /* the caller is the process's only thread, as read
+			 * at this region's end (mc_prog_peak_take): no other
+			 * thread to list and stop (threads.c) */
 };
 #if defined(__x86_64__)
 #define MC_SCAN_FROM(f)                                                        \
@@ -923,6 +936,7 @@ struct mc_scan_from {
 		__builtin_unwind_init();                                       \
 		__asm__ volatile("mov %%rsp, %0" : "=r"((f)->sp) : : "memory"); \
 		(f)->at_exit = false;                                          \
+		(f)->alone = false;                                            \
 	} while (0)
 #else
 #define MC_SCAN_FROM(f)                                                        \
@@ -930,6 +944,7 @@ struct mc_scan_from {
 		__builtin_unwind_init();                                       \
 		(f)->sp = (uintptr_t)(f);                                      \
 		(f)->at_exit = false;                                          \
+		(f)->alone = false;                                            \
 	} while (0)
 #endif
 /* Scan the roots and the heap; false (nothing to free) when memory for
@@ -1010,8 +1025,9 @@ struct mc_threads {
 	uint32_t gen;
 };
 /* Every thread but the caller, stopped where a signal can stop it;
- * false when they cannot be listed. */
-bool mc_threads_stop(struct mc_threads *t);
+ * false when they cannot be listed.  alone: the caller is known to be
+ * the only thread (struct mc_scan_from), nothing is listed. */
+bool mc_threads_stop(struct mc_threads *t, bool alone);
 void mc_threads_resume(struct mc_threads *t);
 
 /* ---- maps.c ---------------------------------------------------------- */
@@ -1482,7 +1498,9 @@ void mc_vg_region_drop(int index);
 /* ---- rss.c ----------------------------------------------------------- */
 
 uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
-uint64_t mc_rss_peak(void);          /* VmHWM, bytes */
+/* VmHWM, bytes; *threads (if not NULL): the process's threads then
+ * (status's Threads:), 0 if unreadable. */
+uint64_t mc_rss_peak(unsigned *threads);
 /* Reset the high-water mark to the current RSS; false if not permitted. */
 bool mc_rss_reset_peak(void);
 

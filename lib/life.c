@@ -74,8 +74,16 @@ static void *next_symbol(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-/* Every module's start, in order, once the forwarding table is there. */
-static void start_all(void)
+/* Whether this process gets the process region (programs.c), decided
+ * once; -1 until then. */
+MC_HOT static int verdict = -1;
+
+/* Every module's start, in order, once the forwarding table is there.
+ * from_ctor: run by the constructor, which begins the process region
+ * next (when the verdict says so) with none of the program's code in
+ * between: start-up's window of memcheck's own work ends there, the
+ * region's reads of the RSS and M serving both (footprint.c). */
+static void start_all(bool from_ctor)
 {
 	mc_guard_enter();
 	mc_footprint_init(); /* first: counts every mapping after it */
@@ -96,7 +104,10 @@ static void start_all(void)
 	mc_allocator_detect();
 	if (!mc_opt.track)
 		mc_limits_init(); /* for count-only malloc alone */
-	mc_own_work_end();
+	if (from_ctor && (verdict == MC_PROCESS_MEASURED || verdict == MC_PROCESS_NO_EXE))
+		mc_own_work_end_start();
+	else
+		mc_own_work_end();
 	mc_guard_leave();
 	/* Bypassed, nothing is counted: counting only the functions
 	 * the allocator lacks would report their blocks as leaks. */
@@ -107,9 +118,6 @@ static void start_all(void)
 	}
 }
 
-/* Whether this process gets the process region (programs.c), decided
- * once; -1 until then. */
-MC_HOT static int verdict = -1;
 MC_HOT static int verdict_errno; /* why the executable could not be read */
 /* A program left out that is only preloaded: memcheck forwards, as if
  * it were not there, and sets up nothing. */
@@ -136,7 +144,7 @@ static bool leave_out_early(void)
 
 /* Fill the forwarding table, then start the rest of memcheck.  Safe to
  * call from any thread at any time; only the first call does work. */
-void mc_resolve(void)
+static void resolve(bool from_ctor)
 {
 	MC_HOT static atomic_flag lock = ATOMIC_FLAG_INIT;
 	if (atomic_load_explicit(&mc_state, memory_order_acquire) >= MC_FORWARDING)
@@ -159,10 +167,15 @@ void mc_resolve(void)
 		}
 		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
 		if (!forward_only)
-			start_all();
+			start_all(from_ctor);
 	}
 	atomic_flag_clear_explicit(&lock, memory_order_release);
 	errno = saved;
+}
+
+void mc_resolve(void)
+{
+	resolve(false);
 }
 
 /* The program's malloc calls do not reach memcheck (found out late, e.g.
@@ -249,7 +262,7 @@ static void process_begin(void)
 
 __attribute__((constructor)) static void mc_constructor(void)
 {
-	mc_resolve();
+	resolve(true);
 	if (forward_only)
 		return;
 	mc_guard_enter();
@@ -258,6 +271,9 @@ __attribute__((constructor)) static void mc_constructor(void)
 	mc_fault_start();
 	mc_guard_leave();
 	process_begin();
+	/* Start-up's window ends here at the latest, when no process
+	 * region ended it (nothing is read when one did). */
+	mc_own_work_settle();
 }
 
 /* ---- exit ------------------------------------------------------------ */

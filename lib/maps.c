@@ -140,8 +140,12 @@ void mc_resident_each(const struct mc_root *v, size_t n,
 		      void (*fn)(size_t i, uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
 	/* With swap, every page: the objects' segments are small, and a
-	 * global swapped out may hold the only pointer to a block. */
-	unsigned char *vec = n && !swap_configured() ? mc_map_io(CHUNK) : NULL; /* the kernel writes it */
+	 * global swapped out may hold the only pointer to a block.  The
+	 * vector on the stack (a region's end runs on a populated one, at
+	 * exit: roots.c), not a mapping of its own: an mmap and a page
+	 * fewer at each region's end. */
+	unsigned char stack_vec[CHUNK];
+	unsigned char *vec = n && !swap_configured() ? stack_vec : NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct clip c = { i, v[i].lo, v[i].hi, fn, arg };
 		if (c.lo >= c.hi)
@@ -152,15 +156,13 @@ void mc_resident_each(const struct mc_root *v, size_t n,
 			resident_runs(c.lo & ~(uintptr_t)4095, (c.hi + 4095) & ~(uintptr_t)4095, vec,
 				      clip_run, &c);
 	}
-	if (vec)
-		mc_unmap_io(vec, CHUNK);
 }
 
 void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
-	unsigned char *vec = r->n ? mc_map_io(CHUNK) : NULL; /* the kernel writes it */
-	for (size_t i = 0; vec && i < r->n; i++) {
+	unsigned char vec[CHUNK]; /* on the stack, as above */
+	for (size_t i = 0; i < r->n; i++) {
 		for (const struct mc_vma *mp = m->v; mp < m->v + m->n && mp->lo < r->v[i].hi;
 		     mp++) {
 			if (mp->hi <= r->v[i].lo)
@@ -173,6 +175,4 @@ void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
 			resident_runs(lo, hi, vec, fn, arg);
 		}
 	}
-	if (vec)
-		mc_unmap_io(vec, CHUNK);
 }

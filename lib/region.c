@@ -130,7 +130,7 @@ static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 	 * (footprint.c). */
 	bool whole;
 	if (r > regions) {
-		uint64_t hwm = mc_prog_peak_take(&whole, &r->rss_begin);
+		uint64_t hwm = mc_prog_peak_take(&whole, &r->rss_begin, NULL);
 		if (r[-1].hwm_floor < hwm)
 			r[-1].hwm_floor = hwm;
 	} else {
@@ -293,8 +293,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	/* RSS before the scan: its memory is memcheck's, not the region's. */
 	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
 	res.rss_begin = r->rss_begin;
-	bool whole;
-	uint64_t hwm = mc_prog_peak_take(&whole, &res.rss_end);
+	bool whole, alone;
+	uint64_t hwm = mc_prog_peak_take(&whole, &res.rss_end, &alone);
 	if (!whole) {
 		if (hwm < r->hwm_floor)
 			hwm = r->hwm_floor;
@@ -322,8 +322,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * fixture's).  Ended on the thread that began it, the stack is
 	 * scanned from the shallower of the two points. */
 	struct mc_scan_from outer;
-	if (from && r->begin_sp > from->sp && pthread_equal(r->begin_thread, pthread_self())) {
-		outer.sp = r->begin_sp;
+	if (from) {
+		outer = *from;
+		if (r->begin_sp > from->sp && pthread_equal(r->begin_thread, pthread_self()))
+			outer.sp = r->begin_sp;
+		/* The take above read this thread was the only one. */
+		outer.alone = alone;
 		from = &outer;
 	}
 	/* A region that left nothing behind needs no scan: most tests. */
@@ -743,7 +747,7 @@ MC_API int memcheck_discard(void)
 		struct mc_timeline unused;
 		mc_timeline_end(nregions, 0, MEMCHECK_UNKNOWN, MEMCHECK_UNKNOWN, &unused);
 		bool whole;
-		uint64_t end, hwm = mc_prog_peak_take(&whole, &end);
+		uint64_t end, hwm = mc_prog_peak_take(&whole, &end, NULL);
 		if (hwm < r->hwm_floor)
 			hwm = r->hwm_floor;
 		if (!whole && nregions > 0 && r[-1].hwm_floor < hwm)

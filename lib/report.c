@@ -426,7 +426,7 @@ static void emit_text(const struct mc_region_report *rr)
 			      num(r->bytes_allocated, c3),
 			      num(r->peak_live_bytes, c4), alloc,
 			      rr->valgrind ? "; valgrind's leak check" : "");
-		mc_write_all(mc_text_fd(), b.s, b.len);
+		mc_text_write(b.s, b.len);
 		mc_buf_free(&b);
 		return;
 	}
@@ -531,7 +531,7 @@ static void emit_text(const struct mc_region_report *rr)
 	char violations[4 * sizeof r->violations];
 	mc_buf_printf(&b, "%s %s%s\n", p, fail ? "FAIL: " : "PASS",
 		      fail ? mc_text_escape(r->violations, violations, sizeof violations) : "");
-	mc_write_all(mc_text_fd(), b.s, b.len);
+	mc_text_write(b.s, b.len);
 	mc_buf_free(&b);
 }
 
@@ -634,7 +634,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			      "allocator function memcheck does not wrap)\n", p);
 	else
 		mc_buf_printf(&b, "%s  (not passed on to the allocator; the program continues)\n", p);
-	mc_write_all(mc_text_fd(), b.s, b.len);
+	mc_text_write(b.s, b.len);
 	mc_buf_free(&b);
 	mc_symbolize_end();
 	mc_own_work_end();

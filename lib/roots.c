@@ -206,10 +206,12 @@ static void libc_facts(void)
 #endif
 }
 
-/* At start-up, on the main thread (the constructor). */
+/* At start-up, on the main thread (the constructor).  The process id
+ * through mc_pid, which the first thread slot asks for next: one getpid
+ * for both (no fork can have come between). */
 void mc_roots_init(void)
 {
-	if (getpid() == (pid_t)syscall(SYS_gettid))
+	if (mc_pid() == (pid_t)syscall(SYS_gettid))
 		libc.main_tp = mc_thread_pointer();
 }
 
@@ -449,7 +451,7 @@ static void exit_stack_populate(const struct mc_roots *r)
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
 {
-	mc_threads_stop(&r->threads);
+	mc_threads_stop(&r->threads, from->alone);
 	/* The objects' writable segments, their resident pages only, now
 	 * that no other thread can write a page for the first time.  A page
 	 * not resident was never written: .bss zeros, or .data as the file
@@ -464,9 +466,12 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	}
 	mc_vmas_roots(&r->maps, &r->prog, add_cb, r);
 
-	pid_t pid = getpid();
+	/* The process's only thread is its main thread: a main thread gone
+	 * before the others stays counted in status's Threads: until they
+	 * end (the kernel reaps it last).  No getpid and gettid then. */
+	pid_t pid = from->alone ? 0 : getpid();
 	uintptr_t self_tp = mc_thread_pointer();
-	bool self_main = pid == (pid_t)syscall(SYS_gettid);
+	bool self_main = from->alone || pid == (pid_t)syscall(SYS_gettid);
 	if (from->at_exit && self_main)
 		exit_stack_populate(r);
 	uintptr_t sp = from->sp & ~(uintptr_t)7;

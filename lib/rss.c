@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -67,25 +68,38 @@ uint64_t mc_rss_current(void)
 	return rss;
 }
 
-uint64_t mc_rss_peak(void)
+/* The number after the line that begins with key ("Name:"), searched
+ * from the line at *at on (the keys asked for in their order in the
+ * file: each line is looked at once); 0 if there is none. */
+static uint64_t status_field(const char **at, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *p = *at; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, n) == 0) {
+			p += n;
+			uint64_t v = parse_u64(&p);
+			*at = p;
+			return v;
+		}
+	}
+	return 0;
+}
+
+uint64_t mc_rss_peak(unsigned *threads)
 {
 	int saved = errno;
-	/* VmHWM comes early in status (about 1 kB in); the buffer also holds
-	 * what later kernels may add before it. */
+	/* VmHWM comes early in status (about 1 kB in), Threads after it;
+	 * the buffer holds the whole text (1.4 kB) and what later kernels
+	 * may add. */
 	char buf[4096];
 	uint64_t peak = 0;
-	static const char key[] = "\nVmHWM:";
+	if (threads)
+		*threads = 0;
 	if (read_file("/proc/self/status", buf, sizeof buf) > 0) {
-		for (const char *p = buf; *p; p++) {
-			size_t i = 0;
-			while (key[i] && p[i] == key[i])
-				i++;
-			if (!key[i]) {
-				p += i;
-				peak = parse_u64(&p) * 1024;    /* kB */
-				break;
-			}
-		}
+		const char *at = buf;
+		peak = status_field(&at, "VmHWM:") * 1024; /* kB */
+		if (threads)
+			*threads = (unsigned)status_field(&at, "Threads:");
 	}
 	errno = saved;
 	return peak;

@@ -44,7 +44,58 @@ struct graph {
 	uint32_t *mark;         /* stack of nodes to scan */
 	size_t n, cap, nmark;
 	uintptr_t min, max;     /* lowest start, highest end */
+	bool joined;            /* the three arrays in one mapping at v */
 };
+
+/* The three arrays, 33 bytes a block.  A small scan (a short process
+ * leaves a few blocks) takes them from one mapping, held until
+ * mc_scan_free: one mmap and one populated page where there were three.
+ * A larger one maps each, so that the mark stack goes at the scan's end
+ * rather than add to memcheck's memory while the report is made. */
+#define JOINED_MAX (16 * 1024)
+
+static size_t state_bytes(size_t cap)
+{
+	return (cap + 7) & ~(size_t)7; /* the mark stack after it aligned */
+}
+
+static size_t joined_bytes(size_t cap)
+{
+	return cap * sizeof(struct node) + state_bytes(cap) + 2 * cap * sizeof(uint32_t);
+}
+
+static bool graph_map(struct graph *g)
+{
+	size_t all = joined_bytes(g->cap);
+	g->joined = all <= JOINED_MAX;
+	if (g->joined) {
+		char *p = mc_map(all);
+		if (!p)
+			return false;
+		g->v = (struct node *)p;
+		g->state = (uint8_t *)(p + g->cap * sizeof *g->v);
+		g->mark = (uint32_t *)(p + g->cap * sizeof *g->v + state_bytes(g->cap));
+		return true;
+	}
+	g->v = mc_map(g->cap * sizeof *g->v);
+	g->state = mc_map(g->cap);
+	g->mark = mc_map(2 * g->cap * sizeof *g->mark);
+	return g->v && g->state && g->mark;
+}
+
+/* The blocks' and their states' arrays (joined: all three). */
+static void nodes_unmap(void *v, uint8_t *state, size_t cap, bool joined)
+{
+	if (joined) {
+		if (v)
+			mc_unmap(v, joined_bytes(cap));
+		return;
+	}
+	if (v)
+		mc_unmap(v, cap * sizeof(struct node));
+	if (state)
+		mc_unmap(state, cap);
+}
 
 static void collect(const struct mc_block *b, void *arg)
 {
@@ -241,10 +292,7 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 {
 	mc_blocks_lock_all();
 	g->cap = mc_blocks_count() + 16;
-	g->v = mc_map(g->cap * sizeof *g->v);
-	g->state = mc_map(g->cap);
-	g->mark = mc_map(2 * g->cap * sizeof *g->mark);
-	bool ok = g->v && g->state && g->mark;
+	bool ok = graph_map(g);
 	if (ok) {
 		mc_blocks_each_live_locked(collect, g);
 		ok = sort_nodes(g);
@@ -276,7 +324,7 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 	}
 	mc_roots_end(rs, runs);
 	mc_blocks_unlock_all();
-	if (g->mark)
+	if (g->mark && !g->joined)
 		mc_unmap(g->mark, 2 * g->cap * sizeof *g->mark);
 	return ok;
 }
@@ -306,6 +354,7 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 		mc_roots_add(rs, (uintptr_t)&regs, (uintptr_t)&regs + sizeof regs);
 		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 		here.at_exit = false;
+		here.alone = false;
 		from = &here;
 	}
 	struct graph g;
@@ -315,16 +364,14 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	if (from == &here)
 		memset(&regs, 0, sizeof regs);
 	if (!ok) {
-		if (g.v)
-			mc_unmap(g.v, g.cap * sizeof *g.v);
-		if (g.state)
-			mc_unmap(g.state, g.cap);
+		nodes_unmap(g.v, g.state, g.cap, g.joined);
 		return false;
 	}
 	out->n = g.n;
 	out->cap = g.cap;
 	out->v = g.v;
 	out->state = g.state;
+	out->joined = g.joined;
 	out->seconds = mc_now() - t0;
 	out->runs = (struct mc_buf){ .s = out->runs_copy, .len = runs.len };
 	if (out->runs.len)
@@ -348,9 +395,6 @@ void mc_scan_free(struct mc_scan *s)
 {
 	if (s->runs.len)
 		mc_symbolize_maps_lend(NULL);
-	if (s->v)
-		mc_unmap(s->v, s->cap * sizeof(struct node));
-	if (s->state)
-		mc_unmap(s->state, s->cap);
+	nodes_unmap(s->v, s->state, s->cap, s->joined);
 	memset(s, 0, sizeof *s);
 }

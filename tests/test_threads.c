@@ -8,7 +8,8 @@
  * live bytes of threads that allocate while the main thread, holding
  * most of the memory, waits for them (tests/prog/plain_peak_threads).
  * The peak threads reach while they race, exactly as the program reads
- * it (tests/prog/plain_peak_exact).
+ * it (tests/prog/plain_peak_exact).  A region's end lists the threads
+ * only when the process has others (tests/prog/threadalone).
  */
 #include <check.h>
 #include <stdint.h>
@@ -158,6 +159,10 @@ static const struct h_case cases[] = {
 	{ "peak with a waiting main thread", .check = peak_as_the_program_says,
 	  .record = "process", .run = { .prog = "plain_peak_threads", .flags = H_PRELOAD } },
 	PEAK_EXACT("0"), PEAK_EXACT("16"), PEAK_SOLO("0"), PEAK_SOLO("16"),
+	/* The threads are listed only when status says there are others:
+	 * it says what is wrong itself. */
+	{ "threads listed only when there are others", .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "threadalone", .no_report = true } },
 };
 
 int main(void)

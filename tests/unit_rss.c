@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -48,7 +49,7 @@ START_TEST(current_follows_touched_memory)
 	uint64_t after = mc_rss_current();
 	ck_assert_msg(after >= before + 60 * MiB && after <= before + 70 * MiB + SHADOW,
 		      "RSS grew by %.1f MiB", ((double)after - (double)before) / MiB);
-	ck_assert_uint_ge(mc_rss_peak(), after);
+	ck_assert_uint_ge(mc_rss_peak(NULL), after);
 	free(p);
 }
 END_TEST
@@ -61,13 +62,13 @@ START_TEST(reset_peak_drops_to_current)
 	memset(p, 0x5a, SIZE);
 	ck_assert_uint_eq(sum_pages(p, SIZE), 0x5aul * (SIZE / 4096));
 	uint64_t touched = mc_rss_current();
-	ck_assert_uint_ge(mc_rss_peak(), touched);
+	ck_assert_uint_ge(mc_rss_peak(NULL), touched);
 	munmap(p, SIZE);
 
 	uint64_t current = mc_rss_current();
-	ck_assert_uint_ge(mc_rss_peak(), current + 60 * MiB);
+	ck_assert_uint_ge(mc_rss_peak(NULL), current + 60 * MiB);
 	ck_assert(mc_rss_reset_peak());
-	uint64_t peak = mc_rss_peak();
+	uint64_t peak = mc_rss_peak(NULL);
 	current = mc_rss_current();
 	ck_assert_msg(peak + 4 * MiB >= current && peak <= current + 4 * MiB,
 		      "peak %.1f MiB, current %.1f MiB",
@@ -80,7 +81,7 @@ START_TEST(errno_is_preserved)
 	errno = 4242;
 	mc_rss_current();
 	ck_assert_int_eq(errno, 4242);
-	mc_rss_peak();
+	mc_rss_peak(NULL);
 	ck_assert_int_eq(errno, 4242);
 	mc_rss_reset_peak();
 	ck_assert_int_eq(errno, 4242);
@@ -97,7 +98,7 @@ START_TEST(no_fds_left)
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &none), 0);
 	errno = 4242;
 	uint64_t cur = mc_rss_current();
-	uint64_t peak = mc_rss_peak();
+	uint64_t peak = mc_rss_peak(NULL);
 	bool reset = mc_rss_reset_peak();
 	int e = errno;
 	setrlimit(RLIMIT_NOFILE, &old);
@@ -125,8 +126,37 @@ START_TEST(one_read_a_file)
 	reads = 0;
 	ck_assert_uint_gt(mc_rss_current(), 0);
 	ck_assert_int_eq(reads, 1);
-	ck_assert_uint_gt(mc_rss_peak(), 0);
+	ck_assert_uint_gt(mc_rss_peak(NULL), 0);
 	ck_assert_int_eq(reads, 2);
+}
+END_TEST
+
+static void *wait_for_go(void *arg)
+{
+	while (!__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+/* status's Threads: comes with VmHWM, from the same read: a region's end
+ * learns from it that no other thread is there to stop (threads.c). */
+START_TEST(threads_from_the_same_read)
+{
+	unsigned threads = 99;
+	reads = 0;
+	ck_assert_uint_gt(mc_rss_peak(&threads), 0);
+	ck_assert_int_eq(reads, 1);
+	ck_assert_uint_eq(threads, 1);
+	int go = 0;
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, wait_for_go, &go), 0);
+	ck_assert_uint_gt(mc_rss_peak(&threads), 0);
+	ck_assert_uint_eq(threads, 2);
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(mc_rss_current() > 0, 1);
+	mc_rss_peak(&threads);
+	ck_assert_uint_eq(threads, 1);
 }
 END_TEST
 
@@ -138,5 +168,6 @@ int main(void)
 	tcase_add_test(tc, errno_is_preserved);
 	tcase_add_test(tc, no_fds_left);
 	tcase_add_test(tc, one_read_a_file);
+	tcase_add_test(tc, threads_from_the_same_read);
 	return h_run_suite(NULL);
 }

@@ -107,6 +107,19 @@ static void note(const struct mc_block *b, int kind, void *arg)
 	seen++;
 }
 
+/* note, and the blocks past NBLK counted by kind. */
+static int extra_definite;
+
+static void note_any(const struct mc_block *b, int kind, void *arg)
+{
+	if (b->stack > NBLK) {
+		extra_definite += kind == MC_KIND_DEFINITE;
+		seen++;
+		return;
+	}
+	note(b, kind, arg);
+}
+
 START_TEST(kinds_as_valgrind_counts_them)
 {
 	build();
@@ -134,6 +147,47 @@ START_TEST(kinds_as_valgrind_counts_them)
 	ck_assert(s.seconds >= 0);
 	mc_scan_free(&s);
 	ck_assert(s.v == NULL);
+}
+END_TEST
+
+/* MORE blocks no root points to, in a mapping whose address is kept
+ * only here, in this frame, which the scan does not read. */
+enum { MORE = 600 };
+
+__attribute__((noinline)) static void add_more(void)
+{
+	char *more = mmap(NULL, MORE * BLK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	ck_assert(more != MAP_FAILED);
+	struct mc_block old;
+	for (int i = 0; i < MORE; i++)
+		mc_blocks_insert((uintptr_t)more + (uintptr_t)i * BLK, BLK, NBLK + 1, 2, &old);
+}
+
+/* A small scan's three arrays share one mapping; past 16 KiB of them
+ * (about 500 blocks) each has its own, and the kinds are the same. */
+START_TEST(large_scan_maps_apart)
+{
+	build();
+	struct mc_scan s;
+	scrub();
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert(s.joined);
+	mc_scan_free(&s);
+	add_more();
+	scrub();
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert(!s.joined);
+	ck_assert_uint_eq(s.n, NBLK + MORE);
+	memset(kinds, -1, sizeof kinds);
+	seen = 0;
+	mc_scan_each(&s, 0, note_any, NULL);
+	ck_assert_int_eq(seen, NBLK + MORE);
+	ck_assert_int_eq(kinds[R], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[P], MC_KIND_POSSIBLE);
+	ck_assert_int_eq(kinds[L2], MC_KIND_INDIRECT);
+	ck_assert_int_eq(extra_definite, MORE);
+	mc_scan_free(&s);
 }
 END_TEST
 
@@ -235,6 +289,7 @@ int main(void)
 	TCase *tc = h_tcase("scan", 0);
 	tcase_add_test(tc, kinds_as_valgrind_counts_them);
 	tcase_add_test(tc, registered_roots);
+	tcase_add_test(tc, large_scan_maps_apart);
 	tcase_add_test(tc, untouched_data_pages_not_read);
 	tcase_add_test(tc, lends_its_maps_read);
 	return h_run_suite(NULL);

@@ -1,12 +1,18 @@
 /*
  * unit_util.c - lib/util.c and lib/options.c on their own: JSON string
  * escaping, the text's escaping, name cutting, number formatting, option
- * parsing.
+ * parsing; SIGPIPE blocked around memcheck's text only where a write can
+ * raise it.
  */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "suite.h"
@@ -111,6 +117,64 @@ START_TEST(log_paths)
 }
 END_TEST
 
+/* The signal mask's changes, counted (util.c's calls reach this first). */
+static int masks;
+
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	masks++;
+	return syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? errno : 0;
+}
+
+/* A regular file cannot raise SIGPIPE: the text goes out without the
+ * mask changed; to a pipe, SIGPIPE is blocked around the write. */
+START_TEST(sigpipe_blocked_for_pipes_only)
+{
+	char path[] = "/tmp/unit_util_textXXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	mc_text_open(path);
+	masks = 0;
+	ck_assert_int_eq(mc_text_write("one\n", 4), 0);
+	ck_assert_int_eq(mc_text_write("two\n", 4), 0);
+	ck_assert_int_eq(masks, 0);
+	char got[16] = { 0 };
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(read(fd, got, sizeof got - 1), 8);
+	close(fd);
+	unlink(path);
+	ck_assert_str_eq(got, "one\ntwo\n");
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	masks = 0;
+	ck_assert_int_eq(mc_write_all(p[1], "x", 1), 0);
+	ck_assert_int_eq(masks, 2);
+}
+END_TEST
+
+/* Standard error a pipe whose reader has gone: the text's write fails
+ * with EPIPE, SIGPIPE blocked around it and taken back, and the process
+ * lives on. */
+START_TEST(text_to_a_gone_pipe)
+{
+	int p[2], saved = dup(2);
+	ck_assert_int_eq(pipe(p), 0);
+	dup2(p[1], 2);
+	close(p[0]);
+	close(p[1]);
+	mc_text_open(NULL);
+	masks = 0;
+	int err = mc_text_write("lost\n", 5);
+	dup2(saved, 2);
+	ck_assert_int_eq(err, EPIPE);
+	ck_assert_int_eq(masks, 2);
+	sigset_t pending;
+	ck_assert_int_eq(sigpending(&pending), 0);
+	ck_assert(!sigismember(&pending, SIGPIPE));
+}
+END_TEST
+
 START_TEST(program_patterns)
 {
 	const char *exe = "/home/u/proj/build/tests/test-array";
@@ -171,6 +235,8 @@ int main(void)
 	tcase_add_test(tc, names_cut_at_characters);
 	tcase_add_test(tc, commas);
 	tcase_add_test(tc, log_paths);
+	tcase_add_test(tc, sigpipe_blocked_for_pipes_only);
+	tcase_add_test(tc, text_to_a_gone_pipe);
 	tcase_add_test(tc, program_patterns);
 	tcase_add_test(tc, options_defaults_and_bad_values);
 	return h_run_suite(NULL);
