@@ -826,25 +826,48 @@ static void delete_at(struct shard *s, uint32_t i)
 	at(e, i)->w0 = 0;
 }
 
+/* A count-only process (MEMCHECK_TRACK=0) has no table: its figures are
+ * the counters' (account.c), and nothing enters or leaves the table.
+ * mc_blocks_init then writes no shard, maps nothing and asks nothing of
+ * the kernel (the shards' 4 pages populated, the directory's, the
+ * mappings of the first arrays and the leaves, membarrier: 4 pages and
+ * 6 system calls at every count-only start-up), and the walks and
+ * lookups that may still come (malloc_usable_size of an allocator
+ * without it, a fork, the epochs' renumbering) find it empty. */
+static bool made;
+
+/* Where libmemcheck's small variables begin (lib/bss-layout.sh), which
+ * footprint.c populates at start-up, the directory among them: no
+ * second call for it.  0 in a static link. */
+extern char mc_bss_small_lo[] __attribute__((weak, visibility("hidden")));
+
 void mc_blocks_init(void)
 {
+	if (!mc_opt.track)
+		return;
+	made = true;
 	mc_populate(shards, sizeof shards); /* one call, not four faults */
 	if (!zero_leaf) {
 		/* No leaf at all (no memory): every insert finds the table full. */
 		zero_leaf = mc_map_reserve(LEAF_UNITS);
 		if (zero_leaf) {
-			mc_populate(dir, sizeof dir);
+			if (!mc_bss_small_lo || (char *)dir < mc_bss_small_lo)
+				mc_populate(dir, sizeof dir);
 			for (int k = 0; k < DIR_TOP; k++)
 				atomic_store_explicit(&dir[k], zero_leaf, memory_order_relaxed);
 			/* The leaves of the program's first blocks, made now
 			 * (one mapping for both): the brk heap's (glibc's
 			 * main arena) and that of the mappings' (the other
-			 * allocators' heaps, near the pool itself). */
-			if (mc_opt.track)
-				leaf_pool = mc_map_lazy(LEAF_POOL * LEAF_UNITS);
+			 * allocators' heaps, near the pool itself).  Only
+			 * the brk heap's unit's page is populated: a short
+			 * process under glibc puts no block among the
+			 * mappings, and under another allocator the first
+			 * block's write makes that page resident (a fault,
+			 * ~1.3 us here, where the populate cost ~1.2). */
+			leaf_pool = mc_map_lazy(LEAF_POOL * LEAF_UNITS);
 			if (leaf_pool) {
 				leaf_ready((uintptr_t)sbrk(0), true);
-				leaf_ready((uintptr_t)leaf_pool, true);
+				leaf_ready((uintptr_t)leaf_pool, false);
 			}
 		}
 	}
@@ -1167,6 +1190,8 @@ enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 /* Look ptr up and, when set_epoch, change its epoch. */
 static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t epoch)
 {
+	if (!made)
+		return false;
 	uint64_t h = hash(ptr);
 	int64_t i = -1;
 	for (unsigned m = unit_groups(ptr); m && i < 0;) {
@@ -1213,6 +1238,8 @@ bool mc_blocks_set_epoch(uintptr_t ptr, uint32_t epoch)
 bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 {
 	bool found = false;
+	if (!made)
+		return false;
 	for (int k = 0; k < NSHARDS && !found; k++) {
 		struct shard *s = &shards[k];
 		if (never_used(s))
@@ -1274,7 +1301,7 @@ static void each_odd(uint32_t min_epoch, void (*fn)(const struct mc_block *, voi
 void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg)
 {
-	for (int k = 0; k < NSHARDS; k++) {
+	for (int k = 0; made && k < NSHARDS; k++) {
 		struct shard *s = &shards[k];
 		if (never_used(s))
 			continue;
@@ -1293,7 +1320,7 @@ bool mc_blocks_any_live(uint32_t min_epoch)
 {
 	uint64_t min_w0 = (uint64_t)min_epoch << PTR_BITS;
 	bool found = false;
-	for (int k = 0; k < NSHARDS && !found; k++) {
+	for (int k = 0; made && k < NSHARDS && !found; k++) {
 		struct shard *s = &shards[k];
 		if (!live_in(s))
 			continue;
@@ -1325,7 +1352,7 @@ static uint32_t renumbered(uint32_t e, const uint32_t *open, int n)
 void mc_blocks_renumber(const uint32_t *open, int n)
 {
 	mc_blocks_lock_all();
-	for (int k = 0; k < NSHARDS; k++) {
+	for (int k = 0; made && k < NSHARDS; k++) {
 		struct shard *s = &shards[k];
 		for (uint32_t i = 0, cap = cap_of(s); i < cap; i++) {
 			struct entry *e = &s->e[i];
@@ -1351,7 +1378,7 @@ size_t mc_blocks_bytes(void)
 uint64_t mc_blocks_count(void)
 {
 	uint64_t n = 0;
-	for (int k = 0; k < NSHARDS; k++)
+	for (int k = 0; made && k < NSHARDS; k++)
 		n += live_in(&shards[k]);
 	return n;
 }
@@ -1382,9 +1409,12 @@ void mc_blocks_lock_all(void)
 	static struct in held[NSHARDS];
 	while (atomic_flag_test_and_set_explicit(&all_lock, memory_order_acquire))
 		__builtin_ia32_pause();
+	lent = 0;
+	fork_held = held;
+	if (!made)
+		return; /* no table: all_lock alone */
 	if (!joined)
 		join();
-	lent = 0;
 	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
 		struct group *g = group_of(&shards[first]);
 		unsigned bit = shards[first].bit;
@@ -1415,12 +1445,11 @@ void mc_blocks_lock_all(void)
 		for (int k = first + 1; k < first + GROUP_SHARDS; k++)
 			held[k] = mark ? in : lock(&shards[k]);
 	}
-	fork_held = held;
 }
 
 void mc_blocks_unlock_all(void)
 {
-	for (int k = NSHARDS - 1; k >= 0; k--)
+	for (int k = made ? NSHARDS - 1 : -1; k >= 0; k--)
 		unlock(&shards[k], fork_held[k]);
 	/* Given back: the next thread to come claims it (one that came
 	 * during the walk has turned it to locks, for good). */
@@ -1435,6 +1464,9 @@ void mc_blocks_unlock_all(void)
 /* The child has one thread: the one that forked.  It owns the table. */
 void mc_blocks_after_fork_child(void)
 {
+	atomic_flag_clear(&all_lock);
+	if (!made)
+		return;
 	for (int k = 0; k < NSHARDS; k++)
 		atomic_store(&shards[k].lock, 0);
 	bool ok = membarrier_ok();
@@ -1461,7 +1493,7 @@ void mc_blocks_after_fork_child(void)
 /* With every shard held by mc_blocks_lock_all (the scan). */
 void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg)
 {
-	for (int k = 0; k < NSHARDS; k++)
+	for (int k = 0; made && k < NSHARDS; k++)
 		each_in(&shards[k], 0, fn, arg);
 	each_odd(0, fn, arg);
 }

@@ -38,8 +38,8 @@
  * stored: a count-only process, or one MEMCHECK_PROGRAMS leaves out,
  * maps none of it.  Their pages are memcheck's own resident memory,
  * which footprint.c keeps out of the program's RSS figures: a segment is
- * reserved (mc_map_reserve) and counted a 32 KiB chunk ahead of what is
- * written into it, the index, written anywhere, is mapped resident
+ * reserved (mc_map_reserve) and counted ahead of what is written into
+ * it, a page at first, then as much again as is counted, 32 KiB at most, the index, written anywhere, is mapped resident
  * (mc_map).  Walks over the stacks (mc_depot_each) go by id,
  * never through the arena, whose segments end in unused units.
  *
@@ -155,11 +155,18 @@ static bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_t elem,
 		*counted = 0;
 	}
 	for (size_t need = (size_t)(end - seg_base(k)) * elem; *counted < need;) {
-		size_t chunk = size - *counted < CHUNK ? size - *counted : CHUNK;
+		/* As far again as the segment has been counted, a page at
+		 * least, CHUNK at most: a short process's few dozen stacks
+		 * take a page of lines and one or two of frames, where a
+		 * first CHUNK was 8 pages of each (16 populated pages, ~19
+		 * us here, in every process that stores a stack). */
+		size_t chunk = *counted < 4096 ? 4096 : *counted < CHUNK ? *counted : CHUNK;
+		if (chunk > size - *counted)
+			chunk = size - *counted;
 		mc_own_grow((int64_t)chunk);
 		/* Resident as it is counted: one system call for the chunk's
-		 * 8 pages (~8 us here), where the first stacks' writes were
-		 * a page fault each (15-35 us) */
+		 * pages (~1 us a page here), where the first stacks' writes
+		 * were a page fault each (15-35 us) */
 		mc_populate((char *)atomic_load_explicit(seg, memory_order_relaxed) + *counted,
 			    chunk);
 		*counted += chunk;
@@ -222,7 +229,12 @@ static uint32_t take_id(void)
  * take (no memory for a larger table) is not stored, as where the depot
  * is full, since a stack stored but not indexed would be stored again at
  * every capture.  Old tables stay mapped for readers still in them, and
- * are memcheck's own memory (mc_map), as the depot's is. */
+ * are memcheck's own memory (mc_map), as the depot's is.  The first has
+ * 256 slots on one page, its header in .bss (idx_tables): 1,024 slots
+ * and their header were five pages, populated in every process that
+ * stores a stack, where /bin/date stores a few dozen.  The second has
+ * 1,024 (a short test process of a few hundred stacks, bench/suite_test:
+ * five pages in all, as before; doubling from 128 made it eleven). */
 /* A slot's value: the id and its walked mark. */
 static inline uint64_t idx_val(uint32_t id, int walked)
 {
@@ -230,12 +242,17 @@ static inline uint64_t idx_val(uint32_t id, int walked)
 }
 
 struct walked_index {
+	struct idx_slot *s;     /* mapped; the header in idx_tables */
+	uint32_t used;          /* below 3/4 of 2^IDX_MAX_BITS */
 	unsigned bits;
-	size_t used;
-	struct idx_slot s[];
 };
-#define IDX_MIN_BITS 10
+#define IDX_MIN_BITS 8 /* 256 x 16 bytes: one page */
+#define IDX_SECOND_BITS 10 /* then 1,024 slots, then doubled */
 #define IDX_MAX_BITS 29
+_Static_assert((sizeof(struct idx_slot) << IDX_MIN_BITS) == 4096, "the first index is one page");
+/* One header a size, 16 bytes each among the small variables: they had
+ * 648 bytes to spare on their last page (lib/bss-layout.sh). */
+static struct walked_index idx_tables[IDX_MAX_BITS - IDX_MIN_BITS + 1];
 _Static_assert((3ull << IDX_MAX_BITS) / 4 > 2ull * MC_STACK_ID_MAX,
 	       "the index takes two slots for every id");
 static _Atomic(struct walked_index *) windex;
@@ -268,9 +285,11 @@ static struct walked_index *idx_room(void)
 {
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
 	if (!t || (t->used + 1 > ((size_t)1 << t->bits) / 2 && t->bits < IDX_MAX_BITS)) {
-		unsigned bits = t ? t->bits + 1 : IDX_MIN_BITS;
-		struct walked_index *n = mc_map(sizeof *n + ((size_t)1 << bits) * sizeof n->s[0]);
-		if (n) {
+		unsigned bits = !t ? IDX_MIN_BITS : t->bits < IDX_SECOND_BITS ? IDX_SECOND_BITS :
+			t->bits + 1;
+		struct walked_index *n = &idx_tables[bits - IDX_MIN_BITS];
+		n->s = mc_map(((size_t)1 << bits) * sizeof n->s[0]);
+		if (n->s) {
 			n->bits = bits;
 			for (size_t i = 0; t && i < (size_t)1 << t->bits; i++) {
 				uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);

@@ -15,7 +15,7 @@
 #include "internal.h"
 #include "suite.h"
 
-struct mc_options mc_opt;
+struct mc_options mc_opt = { .track = true }; /* the block table is made */
 
 /* mappings.c and allocator.c are not linked: the program has made no
  * mapping of its own (the test heap below is not one), and glibc's
