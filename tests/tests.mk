@@ -245,12 +245,15 @@ stress: all $(PROG_BINS) $(B)/tests/test_stress
 
 # Test drivers and frameworks against an installed copy: CMake and CTest,
 # meson, automake with libtool, cmocka and Criterion (tests/drivers/).
-# The prefix is not a system directory, as a user's own would be.
+# The prefix is not a system directory, as a user's own would be.  Its
+# copy is built in a directory of its own: the prefix is compiled into
+# the library (SUPPDIR), and installing from $(B) would relink
+# $(B)/libmemcheck.so in place while make -j2 check's other targets run it.
 DRIVERS := $(B)/drivers
 .PHONY: drivers-check
-drivers-check: all
+drivers-check:
 	@rm -rf $(DRIVERS)/prefix
-	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(DRIVERS)/prefix >/dev/null
+	@$(MAKE) --no-print-directory B=$(DRIVERS)/build install PREFIX=$(CURDIR)/$(DRIVERS)/prefix >/dev/null
 	@sh tests/drivers/check.sh $(CURDIR)/$(DRIVERS)/prefix $(CURDIR)/$(DRIVERS)/work
 
 # prog-check last: its check summary lines close the output.
