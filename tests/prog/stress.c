@@ -4,7 +4,7 @@
  * and forks, counted by the program itself and compared with memcheck's
  * figures (tests/test_stress.c, make stress; issue 14).
  *
- * usage: stress SECONDS THREADS SEED
+ * usage: stress SECONDS THREADS SEED [LINGER_MS]
  *   Two phases of SECONDS/2 each.
  *   churn: THREADS threads, each of which keeps starting short threads,
  *     joined and detached, that run the mix, and now and then forks a
@@ -12,7 +12,14 @@
  *     is reported).  Nothing is compared here: pthread_create allocates
  *     for the thread it makes (its TLS, through the C library's own
  *     malloc), which the program cannot count; it must simply neither
- *     hang nor crash nor make a heap error.
+ *     hang nor crash nor make a heap error.  The phase ends when every
+ *     thread but main has gone (/proc/self/task): a detached thread
+ *     that has said it is done still frees its argument and, as it
+ *     ends, the C library's DTVs of the cached stacks it trims, through
+ *     the program's free, which would fall into the mix's region.
+ *     LINGER_MS (default 0) holds each detached short thread that long
+ *     after it said it is done, as a thread descheduled there would be
+ *     (test_stress: a_late_churn_thread_is_waited_for).
  *   mix: THREADS threads, half joined and half detached, are started
  *     first and wait; then region "mix" begins, they run the mix, the
  *     main thread frees what is left, and the region ends.  Its figures
@@ -29,6 +36,7 @@
  *   on stderr and exits 1.
  */
 #include <memcheck/memcheck.h>
+#include <dirent.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -53,6 +61,7 @@ static atomic_int stop;
 static atomic_int fork_failures;
 static double phase_seconds;
 static long page;
+static long linger_ms;
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -182,8 +191,13 @@ static void *short_thread(void *arg)
 	struct counts c = { 0 };
 	uint64_t s = a->seed;
 	mix_for(0.01, &s, &c);
-	if (a->done)
+	if (a->done) {
 		sem_post(a->done);
+		if (linger_ms > 0) {
+			struct timespec d = { linger_ms / 1000, linger_ms % 1000 * 1000000 };
+			nanosleep(&d, NULL);
+		}
+	}
 	free(a);
 	return NULL;
 }
@@ -231,7 +245,35 @@ static void *churner(void *arg)
 	return NULL;
 }
 
-static void churn(int threads, uint64_t seed)
+/* The process's threads now, main included; -1 if /proc says nothing. */
+static int live_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Every thread but main gone, for at most a minute: 0, or 1 (said). */
+static int wait_threads_gone(void)
+{
+	int n = live_threads();
+	for (int ms = 0; n > 1 && ms < 60000; ms++) {
+		struct timespec d = { 0, 1000000 };
+		nanosleep(&d, NULL);
+		n = live_threads();
+	}
+	if (n <= 1)
+		return 0;
+	fprintf(stderr, "stress: churn: %d threads but main still there after a minute\n", n - 1);
+	return 1;
+}
+
+static int churn(int threads, uint64_t seed)
 {
 	pthread_t t[MAX_THREADS];
 	for (int i = 0; i < threads; i++)
@@ -242,6 +284,7 @@ static void churn(int threads, uint64_t seed)
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
 	stop = 0;
+	return wait_threads_gone();
 }
 
 /* ---- mix ------------------------------------------------------------- */
@@ -381,19 +424,20 @@ static int mix(int threads, uint64_t seed)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		return 2;
 	double secs = atof(argv[1]);
 	int threads = atoi(argv[2]);
 	uint64_t seed = strtoull(argv[3], NULL, 10) | 1;
-	if (threads < 1 || threads > MAX_THREADS)
+	linger_ms = argc == 5 ? atol(argv[4]) : 0;
+	if (threads < 1 || threads > MAX_THREADS || linger_ms < 0)
 		return 2;
 	page = sysconf(_SC_PAGESIZE);
 	phase_seconds = secs / 2;
-	churn(threads, seed);
+	int bad = churn(threads, seed);
 	for (int i = 0; i < POOL; i++)
 		free(atomic_exchange(&pool[i], NULL));
-	int bad = mix(threads, seed);
+	bad += mix(threads, seed);
 	if (fork_failures) {
 		fprintf(stderr, "stress: %d fork children failed or did not end\n", fork_failures);
 		bad++;
