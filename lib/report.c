@@ -131,16 +131,25 @@ static bool site_frame(uint32_t id, struct mc_frame_info *out)
 	return false;
 }
 
-/* "file.c:42 (fn)" for the site of stack id, or "(no stack recorded)". */
-static void site_name(struct mc_buf *b, uint32_t id)
+/* "file.c:42 (fn)" for a site named by fi (site_frame's, when found),
+ * or "(no stack recorded)". */
+static void site_name(struct mc_buf *b, bool found, const struct mc_frame_info *fi)
 {
-	struct mc_frame_info fi;
-	if (!site_frame(id, &fi))
+	if (!found)
 		mc_buf_puts(b, "(no stack recorded)");
-	else if (fi.file[0])
-		mc_buf_printf(b, "%s:%d (%s)", fi.file, fi.line, fi.function);
+	else if (fi->file[0])
+		mc_buf_printf(b, "%s:%d (%s)", fi->file, fi->line, fi->function);
 	else
-		mc_buf_printf(b, "%s (in %s)", fi.function, fi.object[0] ? fi.object : "?");
+		mc_buf_printf(b, "%s (in %s)", fi->function, fi->object[0] ? fi->object : "?");
+}
+
+/* Whether two sites print as one line. */
+static bool same_site(bool fa, const struct mc_frame_info *a, bool fb, const struct mc_frame_info *b)
+{
+	if (fa != fb || !fa)
+		return fa == fb;
+	return a->line == b->line && !strcmp(a->file, b->file) &&
+	       !strcmp(a->function, b->function) && !strcmp(a->object, b->object);
 }
 
 /* Where the memory was at the peak, site by site, file:line first. */
@@ -150,13 +159,45 @@ static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk)
 	mc_buf_printf(b, "%s   at the peak of live bytes, %s bytes in %s blocks were live "
 		      "(the whole process's):\n", p, mc_commas(pk->bytes, c1),
 		      mc_commas(pk->blocks, c2));
+	/* The sites are the largest stacks; stacks that differ only below
+	 * the frame that names them (a recursive caller's depth) print as
+	 * one line with their sum and how many stacks it holds, the lines
+	 * largest first. */
+	struct line {
+		uint64_t bytes, blocks;
+		uint32_t first, stacks;
+	} line[MC_PEAK_SITES_MAX];
+	bool taken[MC_PEAK_SITES_MAX] = { false };
+	struct mc_frame_info a, o;
+	uint32_t lines = 0;
 	for (uint32_t i = 0; i < pk->n; i++) {
-		const struct mc_peak_site *s = &pk->top[i];
+		if (taken[i])
+			continue;
+		bool fa = site_frame(pk->top[i].stack, &a);
+		struct line l = { pk->top[i].bytes, pk->top[i].blocks, i, 1 };
+		for (uint32_t j = i + 1; j < pk->n; j++) {
+			if (taken[j] || !same_site(fa, &a, site_frame(pk->top[j].stack, &o), &o))
+				continue;
+			taken[j] = true;
+			l.bytes += pk->top[j].bytes;
+			l.blocks += pk->top[j].blocks;
+			l.stacks++;
+		}
+		uint32_t k = lines++;
+		for (; k > 0 && line[k - 1].bytes < l.bytes; k--)
+			line[k] = line[k - 1];
+		line[k] = l;
+	}
+	for (uint32_t k = 0; k < lines; k++) {
+		const struct line *l = &line[k];
+		bool fa = site_frame(pk->top[l->first].stack, &a);
 		mc_buf_printf(b, "%s     ", p);
-		site_name(b, s->stack);
-		mc_buf_printf(b, ": %s bytes in %s blocks (%.1f%%)\n", mc_commas(s->bytes, c1),
-			      mc_commas(s->blocks, c2),
-			      pk->bytes ? 100.0 * (double)s->bytes / (double)pk->bytes : 0.0);
+		site_name(b, fa, &a);
+		if (l->stacks > 1)
+			mc_buf_printf(b, ", %u stacks", l->stacks);
+		mc_buf_printf(b, ": %s bytes in %s blocks (%.1f%%)\n", mc_commas(l->bytes, c1),
+			      mc_commas(l->blocks, c2),
+			      pk->bytes ? 100.0 * (double)l->bytes / (double)pk->bytes : 0.0);
 	}
 	if (pk->other_sites)
 		mc_buf_printf(b, "%s     %llu other sites: %s bytes in %s blocks\n", p,

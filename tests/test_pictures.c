@@ -371,6 +371,16 @@ static const struct h_case cases[] = {
 	{ "HTML escapes and stands alone", .allocators = H_ONCE,
 	  .run = { .prog = "pictures", .args = H_LIST("name") }, .exit = H_EXIT_ANY,
 	  .check = html_escapes_and_stands_alone },
+	/* 40 stacks that differ only above leaf(), each 3 blocks of 40 bytes:
+	 * the text prints them as the one line that names them all. */
+	{ "stacks named by one line print as one",
+	  PRELOADED("plain_deep_stacks", .text = "full", .env = H_LIST("MEMCHECK_PEAK_SITES=100")),
+	  .err = H_LIST("tests/prog/plain_deep_stacks.c:35 (leaf), 40 stacks: 4,800 bytes in 120 blocks") },
+	{ "a failing peak budget's table prints them as one too", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("run", "-a", "glibc", "--budget", H_FILE),
+		   .prog = "plain_deep_stacks", .text = "" },
+	  .file = "[*]\npeak_live_bytes <= 1000\n", .exit = 1,
+	  .err = H_LIST("tests/prog/plain_deep_stacks.c:35 (leaf), 10 stacks: 1.2 KiB in 30 blocks (25.0%)") },
 	{ "a failing peak budget names the sites", .allocators = H_ONCE,
 	  .run = { .cli = H_LIST("run", "-a", "glibc", "--budget", H_FILE), .prog = "plain_peak",
 		   .text = "" },

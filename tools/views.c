@@ -255,8 +255,16 @@ struct row {
 };
 
 /* Under a peak budget's violation: where the memory was at the peak of
- * live bytes, the largest sites first, file:line first. */
+ * live bytes, the largest sites first, file:line first.  Stacks one
+ * line names (a recursive caller's, each depth a stack) are that line,
+ * summed, as the library's text prints them. */
 #define TABLE_SITES 3
+struct site_line {
+	char *label;
+	uint64_t bytes, blocks;
+	size_t stacks;
+};
+
 static void print_peak_sites(FILE *f, const struct rec *r)
 {
 	struct detail d;
@@ -267,21 +275,46 @@ static void print_peak_sites(FILE *f, const struct rec *r)
 			total, blocks);
 		free(total);
 		free(blocks);
-		for (size_t i = 0; i < d.peak.n && i < TABLE_SITES; i++) {
+		struct site_line *l = xcalloc(d.peak.n ? d.peak.n : 1, sizeof *l);
+		size_t lines = 0;
+		for (size_t i = 0; i < d.peak.n; i++) {
 			const struct site *s = &d.peak.sites[i];
-			char *where = site_label(&s->st), *pw = printable(where, 0);
-			char *b = fmt_bytes(s->bytes), *n = fmt_count(s->blocks);
-			fprintf(f, "        %s: %s in %s blocks (%.1f%%)\n", pw, b, n,
-				d.peak.bytes ? 100.0 * (double)s->bytes / (double)d.peak.bytes : 0.0);
-			free(where);
+			char *where = site_label(&s->st);
+			size_t k = 0;
+			while (k < lines && strcmp(l[k].label, where))
+				k++;
+			if (k == lines)
+				l[lines++] = (struct site_line){ where, 0, 0, 0 };
+			else
+				free(where);
+			l[k].bytes += s->bytes;
+			l[k].blocks += s->blocks;
+			l[k].stacks++;
+			for (; k > 0 && l[k - 1].bytes < l[k].bytes; k--) {
+				struct site_line t = l[k];
+				l[k] = l[k - 1];
+				l[k - 1] = t;
+			}
+		}
+		for (size_t k = 0; k < lines && k < TABLE_SITES; k++) {
+			char *pw = printable(l[k].label, 0);
+			char *b = fmt_bytes(l[k].bytes), *n = fmt_count(l[k].blocks);
+			char stacks[32] = "";
+			if (l[k].stacks > 1)
+				snprintf(stacks, sizeof stacks, ", %zu stacks", l[k].stacks);
+			fprintf(f, "        %s%s: %s in %s blocks (%.1f%%)\n", pw, stacks, b, n,
+				d.peak.bytes ? 100.0 * (double)l[k].bytes / (double)d.peak.bytes : 0.0);
 			free(pw);
 			free(b);
 			free(n);
 		}
-		size_t more = d.peak.n > TABLE_SITES ? d.peak.n - TABLE_SITES : 0;
+		size_t more = lines > TABLE_SITES ? lines - TABLE_SITES : 0;
 		if (more || d.peak.other_sites)
 			fprintf(f, "        (%llu more sites; memcheck report --html shows them)\n",
 				(unsigned long long)(more + d.peak.other_sites));
+		for (size_t k = 0; k < lines; k++)
+			free(l[k].label);
+		free(l);
 	}
 	detail_free(&d);
 }
