@@ -306,6 +306,21 @@ H_CHECK(folded_stacks)
 	free(text);
 }
 
+/* The page's row of a line that names several stacks sums them all:
+ * plain_deep_stacks' 40 stacks of leaf(), 3 blocks each, all kept. */
+H_CHECK(html_sums_a_lines_stacks)
+{
+	const char *html = h_tmppath("deep.html");
+	struct h_res r;
+	report_of(&r, x, "--html", html, "--region", "*");
+	h_res_free(&r);
+	char *page = h_read_file(html, NULL);
+	ck_assert_msg(page && strstr(page, "<small>120 blocks, 40 stacks</small>"),
+		      "the sites table does not sum leaf()'s 40 stacks:\n%.600s",
+		      page ? strstr(page, "class=\"sites\"") : "(no page)");
+	free(page);
+}
+
 /* Names from the program are text in the page, never markup; nothing is
  * loaded from elsewhere. */
 H_CHECK(html_escapes_and_stands_alone)
@@ -376,6 +391,9 @@ static const struct h_case cases[] = {
 	{ "stacks named by one line print as one",
 	  PRELOADED("plain_deep_stacks", .text = "full", .env = H_LIST("MEMCHECK_PEAK_SITES=100")),
 	  .err = H_LIST("tests/prog/plain_deep_stacks.c:35 (leaf), 40 stacks: 4,800 bytes in 120 blocks") },
+	{ "the page sums a line's stacks",
+	  PRELOADED("plain_deep_stacks", .env = H_LIST("MEMCHECK_PEAK_SITES=100")),
+	  .check = html_sums_a_lines_stacks },
 	{ "a failing peak budget's table prints them as one too", .allocators = H_ONCE,
 	  .run = { .cli = H_LIST("run", "-a", "glibc", "--budget", H_FILE),
 		   .prog = "plain_deep_stacks", .text = "" },

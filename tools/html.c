@@ -445,17 +445,26 @@ static void sites_table(FILE *f, const struct column *c, size_t nc)
 		stack_block(f, stacks[j]);
 		fputs("</details></td>", f);
 		for (size_t k = 0; k < nc; k++) {
-			const struct site *hit = NULL;
-			for (size_t i = 0; i < c[k].d.peak.n && !hit; i++) {
+			/* every stack the label names, summed (a recursive
+			 * caller's depths are stacks of their own) */
+			uint64_t bytes = 0, blocks = 0;
+			size_t hits = 0;
+			for (size_t i = 0; i < c[k].d.peak.n; i++) {
 				char *l = site_label(&c[k].d.peak.sites[i].st);
-				if (!strcmp(l, labels[j]))
-					hit = &c[k].d.peak.sites[i];
+				if (!strcmp(l, labels[j])) {
+					bytes += c[k].d.peak.sites[i].bytes;
+					blocks += c[k].d.peak.sites[i].blocks;
+					hits++;
+				}
 				free(l);
 			}
 			fputs("<td class=\"num\">", f);
-			if (hit) {
-				put_bytes(f, hit->bytes);
-				fprintf(f, "<br><small>%llu blocks</small>", (unsigned long long)hit->blocks);
+			if (hits) {
+				put_bytes(f, bytes);
+				fprintf(f, "<br><small>%llu blocks", (unsigned long long)blocks);
+				if (hits > 1)
+					fprintf(f, ", %zu stacks", hits);
+				fputs("</small>", f);
 			} else {
 				fputs("-", f);
 			}
