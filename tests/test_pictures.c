@@ -262,6 +262,18 @@ static void report_of(struct h_res *r, const struct h_res *x, const char *a1, co
 	h_expect_exit(r, 0);
 }
 
+/* The file memcheck report writes with flag (--html, --folded) for the
+ * regions named, read whole (NULL when none was written). */
+static char *report_file(const struct h_res *x, const char *flag, const char *name,
+			 const char *regions)
+{
+	const char *path = h_tmppath(name);
+	struct h_res r;
+	report_of(&r, x, flag, path, "--region", regions);
+	h_res_free(&r);
+	return h_read_file(path, NULL);
+}
+
 H_CHECK(massif_file_reads_in_ms_print)
 {
 	const char *out = h_tmppath("memcheck.massif");
@@ -285,11 +297,7 @@ H_CHECK(massif_file_reads_in_ms_print)
 
 H_CHECK(folded_stacks)
 {
-	const char *out = h_tmppath("peak.folded");
-	struct h_res r;
-	report_of(&r, x, "--folded", out, "--region", "process");
-	h_res_free(&r);
-	char *text = h_read_file(out, NULL);
+	char *text = report_file(x, "--folded", "peak.folded", "process");
 	ck_assert_msg(text && strstr(text, "process (glibc);main;keep_a 40000\n") &&
 		      strstr(text, "process (glibc);main;burst_b 30000\n"),
 		      "folded stacks:\n%s", text ? text : "(none)");
@@ -310,11 +318,7 @@ H_CHECK(folded_stacks)
  * plain_deep_stacks' 40 stacks of leaf(), 3 blocks each, all kept. */
 H_CHECK(html_sums_a_lines_stacks)
 {
-	const char *html = h_tmppath("deep.html");
-	struct h_res r;
-	report_of(&r, x, "--html", html, "--region", "*");
-	h_res_free(&r);
-	char *page = h_read_file(html, NULL);
+	char *page = report_file(x, "--html", "deep.html", "*");
 	ck_assert_msg(page && strstr(page, "<small>120 blocks, 40 stacks</small>"),
 		      "the sites table does not sum leaf()'s 40 stacks:\n%.600s",
 		      page ? strstr(page, "class=\"sites\"") : "(no page)");
@@ -325,11 +329,7 @@ H_CHECK(html_sums_a_lines_stacks)
  * loaded from elsewhere. */
 H_CHECK(html_escapes_and_stands_alone)
 {
-	const char *html = h_tmppath("name.html");
-	struct h_res r;
-	report_of(&r, x, "--html", html, "--region", "*");
-	h_res_free(&r);
-	char *page = h_read_file(html, NULL);
+	char *page = report_file(x, "--html", "name.html", "*");
 	ck_assert_msg(page, "no page");
 	ck_assert_msg(!strstr(page, "<img") && !strstr(page, "alert(1)></td>"),
 		      "the region's name went into the page as markup");
