@@ -507,12 +507,19 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	}
 }
 
+/* A frame-pointer step's check of the frame nxt that frame cur links
+ * to: above cur, no higher than top, aligned, holding a return address
+ * of 4096 or more. */
+static inline __attribute__((always_inline)) bool fp_link_ok(const uintptr_t *cur,
+							     const uintptr_t *nxt, uintptr_t top)
+{
+	return nxt > cur && (uintptr_t)nxt <= top && !((uintptr_t)nxt & 7) && nxt[1] >= 4096;
+}
+
 /* walk_fp_on: frame-pointer steps from the frame whose return address is
- * already hashed into h: cur + 16
- * is its sp (the frame record below it), next its rbp; left more frames
- * at most.  A step checks the frame it goes to: above the current one,
- * no higher than top, aligned, holding a return address of 4096 or
- * more.  Where it stops before the depth, *end_sp and *end_bp are the
+ * already hashed into h: cur + 16 is its sp (the frame record below it),
+ * next its rbp; left more frames at most, each step checked by
+ * fp_link_ok.  Where it stops before the depth, *end_sp and *end_bp are the
  * last frame's sp and rbp (its return address lies at end_sp - 8), for
  * the CFI steps to go on from.
  *
@@ -532,12 +539,12 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 	 * unrolled twice, never copies a frame pointer.  It counts frames
 	 * by pairs. */
 #define STEP(cur, nxt)                                                         \
-	if (nxt <= cur || (uintptr_t)nxt > top || ((uintptr_t)nxt & 7) ||     \
-	    (ret = nxt[1]) < 4096) {                                           \
+	if (!fp_link_ok(cur, nxt, top)) {                                      \
 		*end_sp = (uintptr_t)cur + 16;                                 \
 		*end_bp = (uintptr_t)nxt;                                      \
 		goto done;                                                     \
 	}                                                                      \
+	ret = nxt[1];                                                          \
 	h = hash_step(h, ret);                                                 \
 	cur = (uintptr_t *)nxt[0];
 	if (left & 1) {
@@ -802,36 +809,18 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		 * follows past it. */
 		int k = s;
 		uint64_t key = 0, val = 0;
-		bool cfi = false, stopped = false;
+		bool cfi = false, stopped = false; /* stopped: where walk_fp stopped */
 		/* A first link below lo fails the first step by the top it is
 		 * checked against (0), and the walk stops there. */
 		uintptr_t ttop = s == 0 && (uintptr_t)nxt < lo ? 0 : top, pc = frames[k];
 		while (k + 1 < max) {
-			/* capture_rule, its common case first: pc's frame-pointer
-			 * rule in the first slot of its probe */
-			const struct rule_slot *rs = &rv.rt[(size_t)((pc * HASH_K) >> rv.shift)];
-			key = atomic_load_explicit(&rs->key, memory_order_acquire);
-			if (unlikely(key != pc)) {
-				if ((key & RULE_PC_MASK) == pc) {
-					val = atomic_load_explicit(&rs->val, memory_order_acquire);
-					if (atomic_load_explicit(&rs->key, memory_order_acquire) != key)
-						key = capture_rule_slow(&rv, pc, &val);
-				} else {
-					key = capture_rule_slow(&rv, pc, &val);
-				}
-				if (key & RULE_CFI) {
-					cfi = true;
-					stopped = nxt <= cur || (uintptr_t)nxt > ttop ||
-						  ((uintptr_t)nxt & 7) || nxt[1] < 4096;
-					break;
-				}
-			}
-			if (nxt <= cur || (uintptr_t)nxt > ttop || ((uintptr_t)nxt & 7) ||
-			    (pc = nxt[1]) < 4096) {
-				stopped = true;
+			key = capture_rule(&rv, pc, &val);
+			stopped = !fp_link_ok(cur, nxt, ttop);
+			if ((key & RULE_CFI) || stopped) {
+				cfi = key & RULE_CFI;
 				break;
 			}
-			frames[++k] = pc;
+			frames[++k] = pc = nxt[1];
 			hk = hash_step(hk, pc);
 			cur = nxt;
 			nxt = (uintptr_t *)cur[0];
@@ -847,8 +836,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 			return id;
 		}
 		/* the CFI steps from the segment's first function without a
-		 * frame pointer, frames[k]; stopped_there: where walk_fp stopped */
-		bool stopped_there = stopped;
+		 * frame pointer, frames[k] */
 		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 		uint64_t hj = hk;
 		uint32_t gen;
@@ -856,8 +844,8 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 					     &gen);
 		if (!more) {
 			uint32_t id = mc_depot_intern(hj, frames, m);
-			capture_cache_put(h, id, stopped_there && gen ? gen : GEN_EXACT);
-			if (s == 0 && stopped_there && gen) { /* last_run is that run */
+			capture_cache_put(h, id, stopped && gen ? gen : GEN_EXACT);
+			if (s == 0 && stopped && gen) { /* last_run is that run */
 				mc_depot_set_walked(id, h ^ last_run.key, WALKED_RUN, me.prev);
 				me.prev = id;
 			}
