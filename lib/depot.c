@@ -39,7 +39,8 @@
  * maps none of it.  Their pages are memcheck's own resident memory,
  * which footprint.c keeps out of the program's RSS figures: a segment is
  * reserved (mc_map_reserve) and counted ahead of what is written into
- * it, a page at first, then as much again as is counted, 32 KiB at most, the index, written anywhere, is mapped resident
+ * it (mc_ahead: a page at first, then as much again as is counted, 32
+ * KiB at most), the index, written anywhere, is mapped resident
  * (mc_map).  Walks over the stacks (mc_depot_each) go by id,
  * never through the arena, whose segments end in unused units.
  *
@@ -160,7 +161,7 @@ static bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_t elem,
 		 * take a page of lines and one or two of frames, where a
 		 * first CHUNK was 8 pages of each (16 populated pages, ~19
 		 * us here, in every process that stores a stack). */
-		size_t chunk = *counted < 4096 ? 4096 : *counted < CHUNK ? *counted : CHUNK;
+		size_t chunk = mc_ahead(*counted, CHUNK);
 		if (chunk > size - *counted)
 			chunk = size - *counted;
 		mc_own_grow((int64_t)chunk);

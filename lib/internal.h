@@ -132,6 +132,13 @@ bool mc_own_hooked(void);
  * (a page fault costs 20-35 us on these VMs, a populated page ~1 us).
  * Only for memory that is about to be used and counted as resident. */
 void mc_populate(void *p, size_t len);
+/* How much more of an arena to count and populate ahead of its writes,
+ * counted bytes counted so far: as much again, a page at least, most at
+ * most (a short process's few pages, a long one's fewer calls). */
+static inline size_t mc_ahead(size_t counted, size_t most)
+{
+	return counted < 4096 ? 4096 : counted < most ? counted : most;
+}
 /* The same for a file's pages memcheck maps to read (a symbol table):
  * made present from the page cache in one call, not faulted in 64 KiB
  * at a time. */

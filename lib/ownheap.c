@@ -120,8 +120,7 @@ static void count_touched(void)
 	if (need <= counted || !mc_own_hooked())
 		return;
 	uintptr_t lo = mc_ownheap_len ? mc_ownheap_lo : (uintptr_t)mc_ownheap_static;
-	uintptr_t step = counted - lo;
-	step = step < 4096 ? 4096 : step > CHUNK ? CHUNK : step;
+	uintptr_t step = mc_ahead(counted - lo, CHUNK);
 	uintptr_t end = counted + step > need ? counted + step : need;
 	if (end > limit)
 		end = limit;
