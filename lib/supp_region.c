@@ -56,8 +56,10 @@ static bool load_dir(const char *dir)
 	if (fd < 0)
 		return false;
 	char pool[4096]; /* the shipped directory: eight names, 108 bytes */
-	const char *names[64];
-	bool regular[64];          /* DT_REG: read without fstat */
+	struct {
+		const char *name;
+		bool regular;      /* DT_REG: read without fstat */
+	} f[64], t;
 	size_t used = 0;
 	int n = 0;
 	char buf[4096] __attribute__((aligned(8)));
@@ -70,27 +72,24 @@ static bool load_dir(const char *dir)
 			size_t len = strlen(d->name);
 			if (n < 64 && has_suffix(d->name, ".supp") && len < 256 &&
 			    len < sizeof pool - used) {
-				regular[n] = d->type == DT_REG;
-				names[n++] = memcpy(pool + used, d->name, len + 1);
+				f[n].regular = d->type == DT_REG;
+				f[n++].name = memcpy(pool + used, d->name, len + 1);
 				used += len + 1;
 			}
 		}
 	}
 	close(fd);
 	for (int i = 1; i < n; i++)        /* a handful: insertion sort */
-		for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-			const char *t = names[j];
-			bool r = regular[j];
-			names[j] = names[j - 1];
-			names[j - 1] = t;
-			regular[j] = regular[j - 1];
-			regular[j - 1] = r;
+		for (int j = i; j > 0 && strcmp(f[j - 1].name, f[j].name) > 0; j--) {
+			t = f[j];
+			f[j] = f[j - 1];
+			f[j - 1] = t;
 		}
 	struct mc_supp_io io = { 0 };   /* one buffer for all the files */
 	for (int i = 0; i < n; i++) {
 		char path[1536];
-		io.regular = regular[i];
-		if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path)
+		io.regular = f[i].regular;
+		if (snprintf(path, sizeof path, "%s/%s", dir, f[i].name) < (int)sizeof path)
 			load_file(path, &io);
 	}
 	mc_supp_io_free(&io);
