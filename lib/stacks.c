@@ -509,9 +509,11 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 
 /* A frame-pointer step's check of the frame nxt that frame cur links
  * to: above cur, no higher than top, aligned, holding a return address
- * of 4096 or more. */
-static inline __attribute__((always_inline)) bool fp_link_ok(const uintptr_t *cur,
-							     const uintptr_t *nxt, uintptr_t top)
+ * of 4096 or more.  Named walk_fp*: suppressions/memcheck.supp's entries
+ * for the walk's reads of what code without frame pointers left name it
+ * so, inlined or not. */
+static inline __attribute__((always_inline)) bool
+walk_fp_link_ok(const uintptr_t *cur, const uintptr_t *nxt, uintptr_t top)
 {
 	return nxt > cur && (uintptr_t)nxt <= top && !((uintptr_t)nxt & 7) && nxt[1] >= 4096;
 }
@@ -519,9 +521,9 @@ static inline __attribute__((always_inline)) bool fp_link_ok(const uintptr_t *cu
 /* walk_fp_on: frame-pointer steps from the frame whose return address is
  * already hashed into h: cur + 16 is its sp (the frame record below it),
  * next its rbp; left more frames at most, each step checked by
- * fp_link_ok.  Where it stops before the depth, *end_sp and *end_bp are the
- * last frame's sp and rbp (its return address lies at end_sp - 8), for
- * the CFI steps to go on from.
+ * walk_fp_link_ok.  Where it stops before the depth, *end_sp and *end_bp
+ * are the last frame's sp and rbp (its return address lies at end_sp -
+ * 8), for the CFI steps to go on from.
  *
  * The walk is a chain of loads, each frame's address loaded from the
  * one before: its speed is their latency, so the frame pointers stay as
@@ -539,7 +541,7 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 	 * unrolled twice, never copies a frame pointer.  It counts frames
 	 * by pairs. */
 #define STEP(cur, nxt)                                                         \
-	if (!fp_link_ok(cur, nxt, top)) {                                      \
+	if (!walk_fp_link_ok(cur, nxt, top)) {                                 \
 		*end_sp = (uintptr_t)cur + 16;                                 \
 		*end_bp = (uintptr_t)nxt;                                      \
 		goto done;                                                     \
@@ -815,7 +817,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		uintptr_t ttop = s == 0 && (uintptr_t)nxt < lo ? 0 : top, pc = frames[k];
 		while (k + 1 < max) {
 			key = capture_rule(&rv, pc, &val);
-			stopped = !fp_link_ok(cur, nxt, ttop);
+			stopped = !walk_fp_link_ok(cur, nxt, ttop);
 			if ((key & RULE_CFI) || stopped) {
 				cfi = key & RULE_CFI;
 				break;
