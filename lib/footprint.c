@@ -141,21 +141,23 @@ static uint64_t threshold(void)
 static int work_depth;
 
 /* *threads (if not NULL): the process's threads at the read, 0 when
- * none was made. */
-static void fold_seen(unsigned *threads)
+ * none was made; *rss (if not NULL): the RSS the same read gave, or
+ * false when none was made. */
+static bool fold_seen(unsigned *threads, uint64_t *rss)
 {
 	if (threads)
 		*threads = 0;
 	if (work_depth)
-		return; /* the mark since the window opened is memcheck's */
-	uint64_t hwm = mc_rss_peak(threads);
+		return false; /* the mark since the window opened is memcheck's */
+	uint64_t hwm = mc_rss_peak(threads, rss);
 	if (hwm > m_start && hwm - m_start > acc)
 		acc = hwm - m_start;
+	return rss && *rss;
 }
 
 static void fold(void)
 {
-	fold_seen(NULL);
+	fold_seen(NULL, NULL);
 }
 
 /* A new interval: the kernel's mark restarts from the RSS now, M is
@@ -529,13 +531,17 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 {
 	fp_enter();
 	unsigned threads;
-	fold_seen(&threads);
+	uint64_t rss;
+	/* The RSS that status gave with the mark serves the new interval:
+	 * the mark's reset and mincore, all that come between, change
+	 * neither (a statm read fewer at every region's end). */
+	bool have_rss = fold_seen(&threads, &rss);
 	/* The calling thread was the only one: no other can start before
 	 * it starts one itself (a region's end does not). */
 	if (alone)
 		*alone = threads == 1;
 	uint64_t peak = acc;
-	take_restart(whole_process, rss_now);
+	take_restart_at(whole_process, rss_now, have_rss ? &rss : NULL, 0);
 	fresh = true;
 	pthread_mutex_unlock(&fp_lock);
 	return peak;

@@ -1506,8 +1506,9 @@ void mc_vg_region_drop(int index);
 
 uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
 /* VmHWM, bytes; *threads (if not NULL): the process's threads then
- * (status's Threads:), 0 if unreadable. */
-uint64_t mc_rss_peak(unsigned *threads);
+ * (status's Threads:), *rss (if not NULL): the RSS then (VmRSS, bytes,
+ * as mc_rss_current gives it); each 0 if unreadable. */
+uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss);
 /* Reset the high-water mark to the current RSS; false if not permitted. */
 bool mc_rss_reset_peak(void);
 

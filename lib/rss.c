@@ -85,19 +85,26 @@ static uint64_t status_field(const char **at, const char *key)
 	return 0;
 }
 
-uint64_t mc_rss_peak(unsigned *threads)
+uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss)
 {
 	int saved = errno;
-	/* VmHWM comes early in status (about 1 kB in), Threads after it;
-	 * the buffer holds the whole text (1.4 kB) and what later kernels
-	 * may add. */
+	/* VmHWM comes early in status (about 1 kB in), VmRSS on the line
+	 * after it, Threads later; the buffer holds the whole text (1.4 kB)
+	 * and what later kernels may add.  VmRSS is statm's second field
+	 * in kB (the same counters): a caller that wants both reads one
+	 * file, where the peak's take read status and then statm (three
+	 * system calls fewer at every region's end). */
 	char buf[4096];
 	uint64_t peak = 0;
 	if (threads)
 		*threads = 0;
+	if (rss)
+		*rss = 0;
 	if (read_file("/proc/self/status", buf, sizeof buf) > 0) {
 		const char *at = buf;
 		peak = status_field(&at, "VmHWM:") * 1024; /* kB */
+		if (rss)
+			*rss = status_field(&at, "VmRSS:") * 1024;
 		if (threads)
 			*threads = (unsigned)status_field(&at, "Threads:");
 	}

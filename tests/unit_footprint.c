@@ -29,10 +29,15 @@ uint64_t mc_rss_current(void)
 
 static unsigned threads_now = 1;
 
-uint64_t mc_rss_peak(unsigned *threads)
+static int status_reads;
+
+uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss)
 {
+	status_reads++;
 	if (threads)
 		*threads = threads_now;
+	if (rss)
+		*rss = rss_now;
 	return rss_hwm;
 }
 
@@ -178,6 +183,34 @@ START_TEST(start_window_settled_without_a_region)
 }
 END_TEST
 
+/* A region's end takes the peak from status, whose read gives the RSS
+ * too: the new interval starts from that, with no statm read; inside a
+ * window of memcheck's own work status is not read, and statm is. */
+START_TEST(take_reads_status_alone)
+{
+	const uint64_t m_lazy = start_apart();
+	rss_now = 1024 * KIB + 512 * KIB;
+	rss_hwm = rss_now + 256 * KIB;
+	rss_reads = status_reads = 0;
+	uint64_t now = 0;
+	bool whole = true, alone = false;
+	mc_prog_peak_take(&whole, &now, &alone);
+	ck_assert_int_eq(status_reads, 1);
+	ck_assert_int_eq(rss_reads, 0);
+	ck_assert(alone && !whole);
+	ck_assert_uint_eq(now, rss_now - m_lazy);
+	/* the same figures, as statm would have given them, from a take
+	 * made inside a window: status unread, statm read */
+	mc_own_work_begin(false);
+	rss_reads = status_reads = 0;
+	mc_prog_peak_take(&whole, &now, NULL);
+	ck_assert_int_eq(status_reads, 0);
+	ck_assert_int_eq(rss_reads, 1);
+	ck_assert_uint_eq(now, rss_now - m_lazy);
+	mc_own_work_end();
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("footprint", 0);
@@ -186,5 +219,6 @@ int main(void)
 	tcase_add_test(tc, last_window_settled_when_asked);
 	tcase_add_test(tc, start_window_settled_by_the_process_region);
 	tcase_add_test(tc, start_window_settled_without_a_region);
+	tcase_add_test(tc, take_reads_status_alone);
 	return h_run_suite(NULL);
 }

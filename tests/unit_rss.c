@@ -49,7 +49,7 @@ START_TEST(current_follows_touched_memory)
 	uint64_t after = mc_rss_current();
 	ck_assert_msg(after >= before + 60 * MiB && after <= before + 70 * MiB + SHADOW,
 		      "RSS grew by %.1f MiB", ((double)after - (double)before) / MiB);
-	ck_assert_uint_ge(mc_rss_peak(NULL), after);
+	ck_assert_uint_ge(mc_rss_peak(NULL, NULL), after);
 	free(p);
 }
 END_TEST
@@ -62,13 +62,13 @@ START_TEST(reset_peak_drops_to_current)
 	memset(p, 0x5a, SIZE);
 	ck_assert_uint_eq(sum_pages(p, SIZE), 0x5aul * (SIZE / 4096));
 	uint64_t touched = mc_rss_current();
-	ck_assert_uint_ge(mc_rss_peak(NULL), touched);
+	ck_assert_uint_ge(mc_rss_peak(NULL, NULL), touched);
 	munmap(p, SIZE);
 
 	uint64_t current = mc_rss_current();
-	ck_assert_uint_ge(mc_rss_peak(NULL), current + 60 * MiB);
+	ck_assert_uint_ge(mc_rss_peak(NULL, NULL), current + 60 * MiB);
 	ck_assert(mc_rss_reset_peak());
-	uint64_t peak = mc_rss_peak(NULL);
+	uint64_t peak = mc_rss_peak(NULL, NULL);
 	current = mc_rss_current();
 	ck_assert_msg(peak + 4 * MiB >= current && peak <= current + 4 * MiB,
 		      "peak %.1f MiB, current %.1f MiB",
@@ -81,7 +81,7 @@ START_TEST(errno_is_preserved)
 	errno = 4242;
 	mc_rss_current();
 	ck_assert_int_eq(errno, 4242);
-	mc_rss_peak(NULL);
+	mc_rss_peak(NULL, NULL);
 	ck_assert_int_eq(errno, 4242);
 	mc_rss_reset_peak();
 	ck_assert_int_eq(errno, 4242);
@@ -98,7 +98,7 @@ START_TEST(no_fds_left)
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &none), 0);
 	errno = 4242;
 	uint64_t cur = mc_rss_current();
-	uint64_t peak = mc_rss_peak(NULL);
+	uint64_t peak = mc_rss_peak(NULL, NULL);
 	bool reset = mc_rss_reset_peak();
 	int e = errno;
 	setrlimit(RLIMIT_NOFILE, &old);
@@ -126,7 +126,7 @@ START_TEST(one_read_a_file)
 	reads = 0;
 	ck_assert_uint_gt(mc_rss_current(), 0);
 	ck_assert_int_eq(reads, 1);
-	ck_assert_uint_gt(mc_rss_peak(NULL), 0);
+	ck_assert_uint_gt(mc_rss_peak(NULL, NULL), 0);
 	ck_assert_int_eq(reads, 2);
 }
 END_TEST
@@ -144,19 +144,46 @@ START_TEST(threads_from_the_same_read)
 {
 	unsigned threads = 99;
 	reads = 0;
-	ck_assert_uint_gt(mc_rss_peak(&threads), 0);
+	ck_assert_uint_gt(mc_rss_peak(&threads, NULL), 0);
 	ck_assert_int_eq(reads, 1);
 	ck_assert_uint_eq(threads, 1);
 	int go = 0;
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, wait_for_go, &go), 0);
-	ck_assert_uint_gt(mc_rss_peak(&threads), 0);
+	ck_assert_uint_gt(mc_rss_peak(&threads, NULL), 0);
 	ck_assert_uint_eq(threads, 2);
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	ck_assert_uint_eq(mc_rss_current() > 0, 1);
-	mc_rss_peak(&threads);
+	mc_rss_peak(&threads, NULL);
 	ck_assert_uint_eq(threads, 1);
+}
+END_TEST
+
+/* status's VmRSS, from the read that gives the peak, is statm's RSS:
+ * 40 MiB touched moves both by as much, and a statm read made right
+ * after agrees with it to a few pages. */
+START_TEST(rss_from_the_status_read)
+{
+	uint64_t before = 0, after = 0, threads_rss = 0;
+	unsigned threads = 0;
+	reads = 0;
+	ck_assert_uint_gt(mc_rss_peak(NULL, &before), 0);
+	ck_assert_int_eq(reads, 1);
+	uint64_t statm = mc_rss_current();
+	ck_assert_uint_le(before > statm ? before - statm : statm - before, 64 * 4096);
+	size_t len = 40 * MiB;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(p != MAP_FAILED);
+	memset(p, 1, len);
+	mc_rss_peak(&threads, &after);
+	ck_assert_uint_eq(threads, 1);
+	ck_assert_uint_ge(after, before + len - 64 * 4096);
+	statm = mc_rss_current();
+	ck_assert_uint_le(after > statm ? after - statm : statm - after, 64 * 4096);
+	munmap(p, len);
+	mc_rss_peak(NULL, &threads_rss);
+	ck_assert_uint_lt(threads_rss, after - len / 2);
 }
 END_TEST
 
@@ -169,5 +196,6 @@ int main(void)
 	tcase_add_test(tc, no_fds_left);
 	tcase_add_test(tc, one_read_a_file);
 	tcase_add_test(tc, threads_from_the_same_read);
+	tcase_add_test(tc, rss_from_the_status_read);
 	return h_run_suite(NULL);
 }
