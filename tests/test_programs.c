@@ -11,6 +11,8 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +74,22 @@ H_SETUP(script_and_interpreter)
 	return true;
 }
 
+/* The same, both started by a path relative to their directory, which
+ * the case's process makes its working directory first: the kernel
+ * names the file so in AT_EXECFN, and memcheck tells the executable
+ * from a script by the working directory's path (lib/programs.c). */
+H_SETUP(script_and_interpreter_relative)
+{
+	ck_assert(script_and_interpreter(run, c));
+	char *tools = strdup(run->prog);
+	ck_assert_ptr_nonnull(tools);
+	*strrchr(tools, '/') = 0;
+	ck_assert_int_eq(chdir(tools), 0);
+	free(tools);
+	run->prog = run->args ? "./interp" : "./script";
+	return true;
+}
+
 #define PROGRAMS(...) .allocators = H_ONLY(H_GLIBC), .run = { .flags = H_PRELOAD | H_EXITCODE, __VA_ARGS__ }
 static const struct h_case cases[] = {
 	/* a build tree: measured */
@@ -92,6 +110,11 @@ static const struct h_case cases[] = {
 	/* started on its own, the same program is measured */
 	{ "the interpreter on its own", PROGRAMS(.args = H_LIST("leak")),
 	  .setup = script_and_interpreter, .exit = 23, .records = 1 },
+	/* the two by relative paths, as a test driver starts them */
+	{ "interpreter of a script, relative", PROGRAMS(),
+	  .setup = script_and_interpreter_relative, .exit = 2, .records = H_NO_RECORDS },
+	{ "the interpreter on its own, relative", PROGRAMS(.args = H_LIST("leak")),
+	  .setup = script_and_interpreter_relative, .exit = 23, .records = 1 },
 	/* installed on the system: left out unless named */
 	{ "/bin/true", PROGRAMS(.prog = "/bin/true"), .exit = 0, .records = H_NO_RECORDS },
 	{ "/bin/true named", PROGRAMS(.prog = "/bin/true", .env = H_LIST("MEMCHECK_PROGRAMS=true")),
