@@ -412,9 +412,77 @@ void *mc_map(size_t size)
 	return p;
 }
 
+/* ---- carved reservations ---------------------------------------------
+ * A measured process reserves a handful of unpopulated mappings at
+ * start-up (the block table's first arrays, the free rings, the thread
+ * slots, the depot's first segment, the own heap: 3 in a count-only
+ * process, 8 under 1 MiB with stacks), each an mmap of its own.  They
+ * are cut instead from one reservation (CARVE_ARENA, under 2 MiB: it
+ * holds no aligned huge page, as none of the pieces did), page-aligned,
+ * each registered as its own mapping as before; the next reservation is
+ * made when a piece does not fit.  A piece is never handed out twice:
+ * munmap gives its pages back to the kernel as it did the mapping's, and
+ * what the reservation has left is address space, never touched.  The
+ * cursor is one word, the reservation's index in arena[] and the offset
+ * in it, moved with compare-and-swap (any thread, inside the hooks, no
+ * lock that fork could leave held).  Under valgrind nothing is carved
+ * (mc_map hides each mapping whole). */
+#define CARVE_ARENA ((size_t)2048 * 1024 - 64 * 1024)
+#define CARVE_MAX ((size_t)1 << 20)
+#define CARVE_ARENAS 16
+static _Atomic uintptr_t arena[CARVE_ARENAS];
+/* (index + 1) << 32 | offset; 0: no reservation yet */
+static _Atomic uint64_t carve_at;
+
+static void *carve(size_t size)
+{
+	size = (size + 4095) & ~(size_t)4095;
+	if (size > CARVE_MAX || !keeping())
+		return NULL;
+	for (;;) {
+		uint64_t at = atomic_load(&carve_at);
+		unsigned i = (unsigned)(at >> 32);
+		size_t off = (size_t)(uint32_t)at;
+		if (i && off + size <= CARVE_ARENA) {
+			if (atomic_compare_exchange_weak(&carve_at, &at, at + size))
+				return (void *)(atomic_load(&arena[i - 1]) + off);
+			continue;
+		}
+		if (i >= CARVE_ARENAS)
+			return NULL;
+		void *a = mc_sys_mmap(NULL, CARVE_ARENA, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (a == MAP_FAILED)
+			return NULL;
+		uintptr_t empty = 0;
+		if (atomic_compare_exchange_strong(&arena[i], &empty, (uintptr_t)a)) {
+			/* The new reservation's first piece is this one.
+			 * Meanwhile others may carve smaller pieces from the
+			 * old one, never move to a new one (that is only
+			 * the claimer of arena[i]'s to do): the swap is
+			 * tried until it is made. */
+			uint64_t next = ((uint64_t)(i + 1) << 32) | size;
+			while (!atomic_compare_exchange_weak(&carve_at, &at, next))
+				;
+			return a;
+		}
+		mc_sys_munmap(a, CARVE_ARENA); /* another thread's came first */
+	}
+}
+
+/* A reserved mapping, carved where it can be. */
+static void *map_reserved(size_t size)
+{
+	void *p = carve(size);
+	if (!p)
+		return map_plain(size, 0);
+	own_mapped(p, size);
+	return p;
+}
+
 void *mc_map_lazy(size_t size)
 {
-	void *p = map_plain(size, 0);
+	void *p = map_reserved(size);
 	if (p) {
 		VG_HIDE(p, size);
 		if (hooks)
@@ -425,7 +493,7 @@ void *mc_map_lazy(size_t size)
 
 void *mc_map_reserve(size_t size)
 {
-	void *p = map_plain(size, 0);
+	void *p = map_reserved(size);
 	if (p)
 		VG_HIDE(p, size);
 	return p;

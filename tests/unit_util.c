@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -227,6 +228,56 @@ START_TEST(options_defaults_and_bad_values)
 }
 END_TEST
 
+static void count_own(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	uintptr_t *r = arg; /* {lo, hi, found} */
+	if (lo == r[0] && hi == r[1])
+		r[2]++;
+}
+
+static bool own_has(const void *p, size_t len)
+{
+	uintptr_t r[3] = { (uintptr_t)p, (uintptr_t)p + len, 0 };
+	ck_assert(mc_own_each(count_own, r));
+	return r[2] == 1;
+}
+
+/* Reservations under 1 MiB are cut from one mapping, page after page,
+ * each one of memcheck's own mappings with its own length; unmapped,
+ * a piece's pages go and its neighbours stay. */
+START_TEST(reservations_carved)
+{
+	char *a = mc_map_reserve(196608), *b = mc_map_lazy(5000), *c = mc_map_reserve(524288);
+	ck_assert(a && b && c);
+	ck_assert_ptr_eq(b, a + 196608);
+	ck_assert_ptr_eq(c, b + 8192); /* whole pages */
+	ck_assert(own_has(a, 196608) && own_has(b, 5000) && own_has(c, 524288));
+	unsigned char vec[1];
+	ck_assert_int_eq(mincore(c, 4096, vec), 0);
+	ck_assert_int_eq(vec[0] & 1, 0); /* reserved, untouched */
+	ck_assert_int_eq(a[0] | b[4999] | c[524287], 0);
+	a[0] = b[0] = c[0] = 1;
+	mc_unmap(b, 5000);
+	ck_assert(!own_has(b, 5000));
+	ck_assert_int_eq(mincore(b, 4096, vec), -1); /* gone */
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_int_eq(a[0] + c[0], 2);
+	/* 1 MiB and more: a mapping of its own, as before */
+	char *big = mc_map_reserve((size_t)2 << 20);
+	ck_assert(big && own_has(big, (size_t)2 << 20));
+	/* past what one reservation holds, the next one serves */
+	for (int i = 0; i < 8; i++) {
+		char *p = mc_map_reserve(512 * 1024);
+		ck_assert(p && own_has(p, 512 * 1024));
+		p[512 * 1024 - 1] = 1;
+		mc_unmap(p, 512 * 1024);
+	}
+	mc_unmap(a, 196608);
+	mc_unmap(c, 524288);
+	mc_unmap(big, (size_t)2 << 20);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("util", 0);
@@ -239,5 +290,6 @@ int main(void)
 	tcase_add_test(tc, text_to_a_gone_pipe);
 	tcase_add_test(tc, program_patterns);
 	tcase_add_test(tc, options_defaults_and_bad_values);
+	tcase_add_test(tc, reservations_carved);
 	return h_run_suite(NULL);
 }
