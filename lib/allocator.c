@@ -284,6 +284,9 @@ static bool glibc_cached(struct glibc_walk *w, uint64_t want)
 	return true;
 }
 
+/* Where the program break began (start_brk), once known. */
+static uintptr_t brk_lo;
+
 static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 {
 	struct glibc_mallinfo2 (*mallinfo2)(void) = (struct glibc_mallinfo2 (*)(void))syms[0];
@@ -298,12 +301,12 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 	struct glibc_mallinfo2 mi = mallinfo2();
 	out->allocated = mi.uordblks;
 	/* The main arena: the program break's memory, from where the kernel
-	 * put the break (start_brk, field 47) to where it is now; nothing
-	 * here but glibc moves it.  Reading /proc/self/maps costs tens of
+	 * put the break (start_brk: where it was at start-up, brk_lo, or
+	 * /proc/self/stat's field 47) to where it is now; nothing here but
+	 * glibc moves it.  Reading /proc/self/maps costs tens of
 	 * microseconds: only a process whose arenas hold more than that has
 	 * thread arenas to look for, and only when they are not where the
 	 * last look found them. */
-	static uintptr_t brk_lo;
 	if (!brk_lo)
 		brk_lo = (uintptr_t)stat_field(47);
 	uintptr_t brk_hi = (uintptr_t)sbrk(0);
@@ -699,6 +702,16 @@ void mc_allocator_detect(void)
 		syms[i] = mc_sym_in(base, a->calls[i]);
 	live = a;
 	glibc_base = a == &glibc ? base : NULL;
+	/* Start-up comes before the first call memcheck forwards to glibc's
+	 * malloc (mc_resolve), so the break is still where the kernel put
+	 * it: sbrk(0) says where, with the one brk(2) that glibc's first
+	 * sbrk makes anyway (its break is then known), where the exit read
+	 * /proc/self/stat for it (three system calls in every measured
+	 * process under glibc). */
+	if (a == &glibc && !brk_lo) {
+		void *b = sbrk(0);
+		brk_lo = b == (void *)-1 ? 0 : (uintptr_t)b;
+	}
 	/* the dynamic loader; the allocator, unless the C library (whose
 	 * strdup and fopen make the program's blocks) */
 	runtime_object(0, (const void *)getauxval(AT_BASE));
