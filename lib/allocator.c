@@ -698,8 +698,10 @@ void mc_allocator_detect(void)
 	else if (base)
 		a = find_markers(base);
 	memset(syms, 0, sizeof syms);
-	for (size_t i = 0; a && i < NSYMS && a->calls[i]; i++)
-		syms[i] = mc_sym_in(base, a->calls[i]);
+	size_t ncalls = 0;
+	while (a && ncalls < NSYMS && a->calls[ncalls])
+		ncalls++;
+	mc_sym_in_each(base, a ? a->calls : NULL, syms, ncalls); /* one walk */
 	live = a;
 	glibc_base = a == &glibc ? base : NULL;
 	/* Start-up comes before the first call memcheck forwards to glibc's

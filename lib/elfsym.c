@@ -257,6 +257,48 @@ void *mc_sym_in(const void *base, const char *name)
 	return base ? lookup(base, true, name, NULL) : NULL;
 }
 
+struct lookup_each {
+	const void *base;
+	const char *const *names;
+	void **found;
+	size_t n;
+};
+
+static int visit_each(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct lookup_each *e = arg;
+	struct tables t;
+	if (map_start(info) != e->base)
+		return 0;
+	if (read_tables(info, &t)) {
+		for (size_t i = 0; i < e->n; i++) {
+			struct lookup l = {
+				.name = e->names[i],
+				.gnu_hash = gnu_hash(e->names[i]),
+				.sysv_hash = sysv_hash(e->names[i]),
+			};
+			const ElfW(Sym) *s = t.gnu ? find_gnu(&t, &l) : find_sysv(&t, &l);
+			e->found[i] = s ? address(&t, s) : NULL;
+		}
+	}
+	return 1;
+}
+
+/* One walk of the objects and one read of the object's tables for all
+ * the names: the forwarding table's ten names were ten walks of every
+ * loaded object (dl_iterate_phdr, each object's program headers), 24 K
+ * instructions of every process's start-up, a left-out one's too. */
+void mc_sym_in_each(const void *base, const char *const *names, void **found, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		found[i] = NULL;
+	if (!base || !n)
+		return;
+	struct lookup_each e = { base, names, found, n };
+	mc_walk_objects(visit_each, &e);
+}
+
 void *mc_sym_first(const char *name, const void **where)
 {
 	return lookup(NULL, false, name, where);

@@ -199,16 +199,23 @@ static void resolve_all(const void *self_malloc)
 	struct mc_real r = { 0 };
 	r.malloc = m;
 	r.object = object;
-	r.free = mc_sym_in(base, "free");
-	r.calloc = mc_sym_in(base, "calloc");
-	r.realloc = mc_sym_in(base, "realloc");
-	r.memalign = mc_sym_in(base, "memalign");
-	r.usable_size = mc_sym_in(base, "malloc_usable_size");
-	r.posix_memalign = mc_sym_in(base, "posix_memalign");
-	r.aligned_alloc = mc_sym_in(base, "aligned_alloc");
-	r.valloc = mc_sym_in(base, "valloc");
-	r.pvalloc = mc_sym_in(base, "pvalloc");
-	r.reallocarray = mc_sym_in(base, "reallocarray");
+	/* the rest of the family from the same object, in one walk */
+	static const char *const family[] = {
+		"free", "calloc", "realloc", "memalign", "malloc_usable_size",
+		"posix_memalign", "aligned_alloc", "valloc", "pvalloc", "reallocarray",
+	};
+	void *f[MC_ARRAY_SIZE(family)];
+	mc_sym_in_each(base, family, f, MC_ARRAY_SIZE(family));
+	r.free = (void (*)(void *))f[0];
+	r.calloc = (void *(*)(size_t, size_t))f[1];
+	r.realloc = (void *(*)(void *, size_t))f[2];
+	r.memalign = (void *(*)(size_t, size_t))f[3];
+	r.usable_size = (size_t (*)(void *))f[4];
+	r.posix_memalign = (int (*)(void **, size_t, size_t))f[5];
+	r.aligned_alloc = (void *(*)(size_t, size_t))f[6];
+	r.valloc = (void *(*)(size_t))f[7];
+	r.pvalloc = (void *(*)(size_t))f[8];
+	r.reallocarray = (void *(*)(void *, size_t, size_t))f[9];
 	/* valgrind replaces neither in the allocator its somalloc pattern
 	 * names (mimalloc and tcmalloc export them): their blocks would be
 	 * the allocator's, unseen by valgrind, whose free then rejects them.

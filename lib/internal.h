@@ -355,6 +355,9 @@ void mc_footprint_final(void);
  * Objects are named by where their mapping starts (mc_object_base). */
 /* name's definition in the object at base, or NULL. */
 void *mc_sym_in(const void *base, const char *name);
+/* found[i]: names[i]'s definition in the object at base, or NULL; one
+ * walk of the objects for all n. */
+void mc_sym_in_each(const void *base, const char *const *names, void **found, size_t n);
 /* The first definition of name in any object (as RTLD_DEFAULT finds it,
  * less canonical PLT entries), or NULL; *where (when not NULL) gets the
  * start of the defining object. */

@@ -81,6 +81,28 @@ START_TEST(in_one_object)
 }
 END_TEST
 
+/* Many names in one walk: each as mc_sym_in finds it alone, a name
+ * the object lacks NULL, and all NULL for no object. */
+START_TEST(each_in_one_object)
+{
+	const void *where = NULL;
+	mc_sym_first("printf", &where);
+	static const char *const asked[] = { "printf", "main", "free", "no_such_function", "calloc",
+					     "strlen" };
+	void *found[MC_ARRAY_SIZE(asked)];
+	mc_sym_in_each(where, asked, found, MC_ARRAY_SIZE(asked));
+	for (size_t i = 0; i < MC_ARRAY_SIZE(asked); i++)
+		ck_assert_ptr_eq(found[i], mc_sym_in(where, asked[i]));
+	ck_assert_ptr_nonnull(found[0]);
+	ck_assert_ptr_null(found[1]); /* this program's */
+	ck_assert_ptr_null(found[3]);
+	ck_assert_ptr_nonnull(found[5]); /* an IFUNC: its resolver's choice */
+	mc_sym_in_each(NULL, asked, found, MC_ARRAY_SIZE(asked));
+	for (size_t i = 0; i < MC_ARRAY_SIZE(asked); i++)
+		ck_assert_ptr_null(found[i]);
+}
+END_TEST
+
 START_TEST(unknown_names)
 {
 	ck_assert_ptr_null(mc_sym_first("no_such_function_anywhere", NULL));
@@ -97,6 +119,7 @@ int main(void)
 	tcase_add_test(tc, next_as_rtld_next);
 	tcase_add_test(tc, canonical_plt_entry_is_no_definition);
 	tcase_add_test(tc, in_one_object);
+	tcase_add_test(tc, each_in_one_object);
 	tcase_add_test(tc, unknown_names);
 	return h_run_suite(NULL);
 }
