@@ -541,6 +541,21 @@ void mc_unmap_io(void *p, size_t size)
 		unmap_counted(p, size);
 }
 
+/* The first page of one buffer at a time: a page of libmemcheck's .bss
+ * (a large array of lib/bss-layout.sh's, untouched until used), where
+ * every measured process's exit mapped one for its report's text (an
+ * mmap fewer at each; the page is faulted in instead of populated). */
+static char first_page[4096] __attribute__((aligned(4096)));
+static atomic_flag first_page_taken = ATOMIC_FLAG_INIT;
+
+static void buf_release(char *s, size_t cap)
+{
+	if (s == first_page)
+		atomic_flag_clear(&first_page_taken);
+	else
+		mc_unmap_io(s, cap);
+}
+
 static bool buf_reserve(struct mc_buf *b, size_t extra)
 {
 	if (b->oom)
@@ -550,14 +565,20 @@ static bool buf_reserve(struct mc_buf *b, size_t extra)
 	size_t cap = b->cap ? b->cap : 4096;
 	while (cap < b->len + extra + 1)
 		cap *= 2;
-	char *s = mc_map_io(cap); /* written out with write(2) */
+	char *s = NULL;
+	if (cap == sizeof first_page && !atomic_flag_test_and_set(&first_page_taken)) {
+		s = first_page;
+		memset(s, 0, cap); /* as fresh from mmap */
+	} else {
+		s = mc_map_io(cap); /* written out with write(2) */
+	}
 	if (!s) {
 		b->oom = true;
 		return false;
 	}
 	if (b->s) {
 		memcpy(s, b->s, b->len);
-		mc_unmap_io(b->s, b->cap);
+		buf_release(b->s, b->cap);
 	}
 	b->s = s;
 	b->cap = cap;
@@ -720,7 +741,8 @@ void mc_copy_name(char *dst, size_t size, const char *src)
 
 void mc_buf_free(struct mc_buf *b)
 {
-	mc_unmap_io(b->s, b->cap);
+	if (b->s)
+		buf_release(b->s, b->cap);
 	b->s = NULL;
 	b->len = b->cap = 0;
 	b->oom = false;

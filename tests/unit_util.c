@@ -278,6 +278,43 @@ START_TEST(reservations_carved)
 }
 END_TEST
 
+/* Buffers side by side, one on the static first page and the other
+ * mapped, each grown past its first page with its text kept, freed and
+ * taken again: each holds its own text throughout. */
+START_TEST(buffers_side_by_side)
+{
+	for (int round = 0; round < 2; round++) {
+		struct mc_buf a = { 0 }, b = { 0 };
+		mc_buf_puts(&a, "a");
+		mc_buf_puts(&b, "b");
+		ck_assert_ptr_ne(a.s, b.s);
+		for (int i = 0; i < 3000; i++) {
+			mc_buf_puts(&a, "x");
+			mc_buf_printf(&b, "%d", i % 10);
+		}
+		ck_assert(!a.oom && !b.oom);
+		ck_assert_uint_eq(a.len, 3001);
+		ck_assert_uint_eq(b.len, 3001);
+		ck_assert_int_eq(a.s[0], 'a');
+		ck_assert_int_eq(b.s[0], 'b');
+		ck_assert_int_eq(b.s[3000], '9');
+		ck_assert_uint_eq(strlen(a.s), 3001);
+		struct mc_buf c = { 0 };
+		mc_buf_puts(&c, "c"); /* a third: mapped */
+		mc_buf_free(&a);
+		for (int i = 0; i < 5000; i++) /* past 4 KiB: grown, copied */
+			mc_buf_puts(&b, "y");
+		ck_assert_uint_eq(b.len, 8001);
+		ck_assert_int_eq(b.s[0], 'b');
+		ck_assert_int_eq(b.s[8000], 'y');
+		ck_assert_str_eq(c.s, "c");
+		mc_buf_free(&b);
+		mc_buf_free(&c);
+		ck_assert_ptr_null(b.s);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("util", 0);
@@ -291,5 +328,6 @@ int main(void)
 	tcase_add_test(tc, program_patterns);
 	tcase_add_test(tc, options_defaults_and_bad_values);
 	tcase_add_test(tc, reservations_carved);
+	tcase_add_test(tc, buffers_side_by_side);
 	return h_run_suite(NULL);
 }
