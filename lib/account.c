@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "blocks.h"
 
 #define MAX_SLOTS 1024
 /* A slot's room when frozen: its changes go through live_lock.  Any room
@@ -853,7 +854,7 @@ static inline __attribute__((always_inline)) void record_tracked(struct slot *s,
 	struct mc_block old;
 	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
 	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
-	if (mc_blocks_insert((uintptr_t)p, size, stack, epoch, &old) ==
+	if (mc_blocks_insert_hot((uintptr_t)p, size, stack, epoch, &old) ==
 	    MC_REPLACED_LIVE) {
 		/* The allocator handed out an address memcheck still had as
 		 * live: the program freed it through a call memcheck does not
@@ -1055,13 +1056,13 @@ static inline __attribute__((always_inline)) int record_free_as(struct slot *s, 
 		return 1;
 	}
 	struct mc_block b;
-	if (unlikely(mc_blocks_remove((uintptr_t)p, &b) != MC_REMOVED))
+	if (unlikely(mc_blocks_remove_hot((uintptr_t)p, &b) != MC_REMOVED))
 		return unknown_free(s, p, fp, false);
 	tally(s, &s->t.frees, &s->t.bytes_freed, b.size, -(int64_t)b.size);
 	remember_free(s, &b, fp);
-	/* The freed address, left in this frame, would be a stale root for
-	 * the next block the allocator hands out there. */
-	*(volatile uintptr_t *)&b.ptr = 0;
+	/* b is not in memory (mc_blocks_remove_hot: its address is never
+	 * passed on), where the freed address would be a stale root for the
+	 * next block the allocator hands out there. */
 	return 1;
 }
 
