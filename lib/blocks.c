@@ -56,16 +56,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "blocks.h"
 
-#define NSHARDS 256
-#define PTR_BITS 48
-#define SIZE_BITS 37
-#define STACK_BITS 27
-#define PTR_MASK ((UINT64_C(1) << PTR_BITS) - 1)
-#define STACK_MASK ((UINT32_C(1) << STACK_BITS) - 1)
 #define ODD_MAX 64 /* side table: blocks whose fields do not fit an entry */
-#define NGROUPS 8 /* shard groups, one a thread (own_shard) */
-#define GROUP_SHARDS (NSHARDS / NGROUPS)
 #define MIN_CAP 1024 /* slots per shard at first use: at low load nearly every
 		      * lookup ends at its first probe, and a mispredicted probe
 		      * costs more than the memory.  One thread's blocks fill
@@ -90,69 +83,12 @@
 #define GROW_NUM 6
 #define GROW_DEN 5
 #define PAGE_SLOTS (4096 / 16) /* arrays are whole pages */
-/* The 32 hash bits the home slot comes from: bits 8..39, of which a
- * 1024-slot shard uses 30..39.  Bits 24..55 (the window of the former
- * masks' first 1024 slots, 24..33, with the mask) made malloc_bench's
- * churn 148.5 M instructions, 8..39 148.2 M, 0..31 149.2 M, 27..58
- * 150.4 M, 32..63 (the shard's bits too) 265.8 M. */
-#define SLOT_SHIFT 8
-
-struct entry {
-	uint64_t w0;  /* pointer | epoch << PTR_BITS; 0: empty */
-	uint64_t w1;  /* size << STACK_BITS | stack: unpacked without a 64-bit mask */
-};
-
 _Atomic uint32_t mc_epoch = 1;
-
-static inline uintptr_t e_ptr(const struct entry *e)
-{
-	return (uintptr_t)(e->w0 & PTR_MASK);
-}
-
-/* Unpack an entry of pointer ptr. */
-static inline void unpack_ptr(const struct entry *e, uintptr_t ptr, struct mc_block *b)
-{
-	b->ptr = ptr;
-	b->aux = (uint32_t)(e->w0 >> PTR_BITS);
-	b->size = e->w1 >> STACK_BITS;
-	b->stack = (uint32_t)e->w1 & STACK_MASK;
-}
 
 static inline void unpack(const struct entry *e, struct mc_block *b)
 {
 	unpack_ptr(e, e_ptr(e), b);
 }
-
-/* An entry holds the block: a pointer below 2^48 and not 0 (an entry of
- * pointer 0 could look empty), a size below 2^37, a stack id below 2^27.
- * (ptr - 1) | ptr is below 2^48 exactly when ptr is in [1, 2^48); shifted
- * right by 11 it is below 2^37 then, so one shift tests it with size. */
-static inline bool fits(uintptr_t ptr, uint64_t size, uint32_t stack)
-{
-	uint64_t p = ((uint64_t)ptr - 1) | ptr;
-	return (((p >> (PTR_BITS - SIZE_BITS)) | size) >> SIZE_BITS | stack >> STACK_BITS) == 0;
-}
-
-/* A cache line a shard, its lock inside: once threads share the table,
- * an operation moves one header line between cores, not a header line
- * shared by four shards and a lock line besides (four threads on two
- * cores: 3.73x -> 3.46x the bare run; one thread the same).  All 256
- * fit in 16 KiB.  Slots are addressed by byte offset, below end, so
- * that a probe needs no scaling.  A shard not used yet points
- * at `unused`, one empty slot that is never written (its room is 0), so
- * lookups need no test for a missing array. */
-struct shard {
-	struct entry *e;
-	uint32_t end;          /* slots * sizeof(struct entry) */
-	uint32_t room;         /* entries to add before the shard must grow */
-	atomic_int lock;       /* taken once threads share the table */
-	/* The owners' protocol (see struct group), on the line the owner
-	 * writes anyway: its group's mode, the owner inside, the group's
-	 * bit in `mine` (0 before mc_blocks_init: no one owns the shard). */
-	_Atomic int mode;
-	volatile int busy;
-	unsigned bit;
-} __attribute__((aligned(64)));
 
 static const struct entry unused_entry;
 #define UNUSED ((struct entry *)&unused_entry)
@@ -160,11 +96,6 @@ static const struct entry unused_entry;
 static inline uint32_t cap_of(const struct shard *s)
 {
 	return s->end / (uint32_t)sizeof(struct entry);
-}
-
-static inline struct entry *at(struct entry *e, uint32_t off)
-{
-	return (struct entry *)((char *)e + off);
 }
 
 /* Entries a shard of cap slots holds before it grows: LOAD_MAX full. */
@@ -182,7 +113,7 @@ static inline uint32_t live_in(const struct shard *s)
  * pointers in .data are 256 relocations, which write four pages of
  * .data at load in every process the library is loaded into (four page
  * faults, about 0.1 ms on these VMs), measured or not. */
-static struct shard shards[NSHARDS] __attribute__((aligned(64)));
+struct shard mc_shards[NSHARDS] __attribute__((aligned(64)));
 static atomic_size_t table_bytes;
 
 /* The owners' protocol, per group of shards.  A group's mode is ALONE
@@ -207,10 +138,6 @@ static atomic_size_t table_bytes;
  * (go_multi) before the shard is entered, and the one section that holds
  * many groups at once, mc_blocks_lock_all, enters each group once and
  * is taken by one thread at a time. */
-#define ALONE 0
-#define CROWD 1
-#define GOING 2
-#define MULTI 3
 struct group {
 	_Atomic int mode;      /* ALONE, CROWD: an owner, no locks; GOING, MULTI:
 				* locks.  Each shard has a copy, which its
@@ -221,7 +148,7 @@ struct group {
 static struct group groups[NGROUPS] = {
 	[0 ... NGROUPS - 1] = { .mode = MULTI, .claim = ATOMIC_FLAG_INIT }
 };
-static MC_TLS unsigned mine;           /* bit g: this thread owns group g */
+MC_TLS unsigned mc_blocks_mine;        /* bit g: this thread owns group g */
 static MC_TLS bool joined;             /* this thread has passed join() */
 /* The one thread that has used the table (its `mine`'s address), 0
  * before any, SOLE_CROWD once a second has come; crowd_done once
@@ -230,7 +157,7 @@ static MC_TLS bool joined;             /* this thread has passed join() */
 static _Atomic uintptr_t sole;
 static _Atomic int crowd_done;
 static atomic_flag all_lock = ATOMIC_FLAG_INIT; /* mc_blocks_lock_all's */
-static _Atomic int n_odd;              /* blocks in the side table */
+_Atomic int mc_n_odd;                  /* blocks in the side table */
 /* How a thread is inside a shard: as its group's owner (ALONE, CROWD)
  * or holding its lock (MULTI).  A struct, not an int, so that a caller
  * that keeps it as a bool (`locked`, as before groups had owners) does
@@ -240,25 +167,6 @@ struct in {
 };
 
 static struct in *fork_held;
-
-/* Multiplicative hashing: bit k of the product depends on bits 0..k of
- * ptr.  The top 5 bits pick the shard in its group, bits 8..39 the
- * slot (slot_of; bits 24 and up with the power-of-two shards that the
- * figures below were measured on).  With groups, in a simulation of bench/malloc_bench's churn of
- * 16..512-byte blocks under the four allocators, inserts found their
- * home slot taken and removes shifted entries back 0.3-2.1% and 1.5-2.9%
- * of the time with bits 24 and up, 0.5-3.6% and 1.8-4.5% with bits 32
- * and up (256 shards without groups, bits 32 and up: 0.2-2.2% and
- * 0.6-4.0%).  Tried (with the top 8 bits for one of 256 shards) on
- * malloc_bench's churn under glibc, mimalloc, jemalloc and tcmalloc, with
- * small, mixed and large blocks, this spreads blocks better than random
- * (2.4% of inserts find their home slot taken, at most 5.6%, against 6%
- * for a random hash and 7.5% for the former xor-folded hash of ptr >> 4);
- * other bit windows (28, 36, 40) had 12-21% in some of those runs. */
-static inline uint64_t hash(uintptr_t p)
-{
-	return (uint64_t)p * 0x9e3779b97f4a7c15ull;
-}
 
 /* The groups: those of ptr's 2 MiB unit (ptr >> 21) in a directory, a
  * bit each, set as threads bring the unit blocks: a new block goes to
@@ -303,12 +211,7 @@ static inline uint64_t hash(uintptr_t p)
  * byte only compared, so that the shard's loads need not wait for the
  * directory's: 11 instructions a step more (jemalloc: 702 -> 713),
  * and no time to be seen on this loaded machine. */
-#define UNIT_SHIFT 21
-#define DIR_TOP 256
-#define LEAF_SHIFT (PTR_BITS - 8)
-#define LEAF_UNITS (UINT64_C(1) << (LEAF_SHIFT - UNIT_SHIFT))
-#define GROUP_BYTES ((NSHARDS / NGROUPS) * sizeof(struct shard))
-static _Atomic(_Atomic uint8_t *) dir[DIR_TOP];
+_Atomic(_Atomic uint8_t *) mc_dir[DIR_TOP];
 static _Atomic uint8_t *zero_leaf;     /* every leaf not mapped yet */
 /* Leaves mapped at start-up in one call, taken before any other is
  * mapped (leaf_new): the program's heap (brk) and its mappings (where
@@ -321,51 +224,12 @@ static MC_TLS bool home_shared;        /* my_home came round robin: others' too 
 static _Atomic unsigned homes;         /* bit g: group g is a thread's home */
 static _Atomic unsigned next_home;     /* past NGROUPS homes: round robin */
 
-/* ptr's unit's directory byte.  Pointers of 2^48 and up (never in the
- * shards, see fits) fold onto a leaf of a lower one: harmless, as no
- * entry can have their pointer. */
-static inline _Atomic uint8_t *unit_cell(_Atomic uint8_t *leaf, uintptr_t p)
-{
-	return &leaf[(p >> UNIT_SHIFT) & (LEAF_UNITS - 1)];
-}
-
-static inline _Atomic uint8_t *leaf_of(uintptr_t p)
-{
-	return atomic_load_explicit(&dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)], memory_order_relaxed);
-}
-
-/* ptr's unit's groups: bit g set once a thread of home g has put a block
- * of the unit in the table (0: no block of it there). */
-static inline unsigned unit_groups(uintptr_t p)
-{
-	return atomic_load_explicit(unit_cell(leaf_of(p), p), memory_order_relaxed);
-}
-
-/* Shard of hash h in group g: the hash's top 5 bits. */
-static inline struct shard *group_shard(unsigned g, uint64_t h)
-{
-	uintptr_t sub = (uintptr_t)(h >> 59) * sizeof(struct shard);
-	return (struct shard *)((char *)shards + ((uintptr_t)g * GROUP_BYTES + sub));
-}
-
-/* ptr's shard in a group of its unit's that this thread owns (`mine`:
- * no lock), else NULL: the hot paths' one test.  A new block may go to
- * any of its unit's groups; a block to free is looked for there first
- * (where else, remove_any: next_group). */
-static inline struct shard *own_shard(uintptr_t p, uint64_t h)
-{
-	unsigned x = unit_groups(p) & mine;
-	if (unlikely(!x))
-		return NULL;
-	return group_shard((unsigned)__builtin_ctz(x), h);
-}
-
 /* Take the next group out of *m, the groups left to look in for a
  * block: those this thread owns first (no lock; a thread frees mostly
  * its own blocks), then the others in order. */
 static inline unsigned next_group(unsigned *m)
 {
-	unsigned g = (unsigned)__builtin_ctz((*m & mine) ? (*m & mine) : *m);
+	unsigned g = (unsigned)__builtin_ctz((*m & mc_blocks_mine) ? (*m & mc_blocks_mine) : *m);
 	*m &= ~(1u << g);
 	return g;
 }
@@ -417,7 +281,7 @@ static _Atomic uint8_t *leaf_new(bool *pooled)
  * zero_leaf's page by a lookup and the write of the unit's byte. */
 static _Atomic uint8_t *leaf_ready(uintptr_t p, bool populate)
 {
-	_Atomic(_Atomic uint8_t *) *top = &dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)];
+	_Atomic(_Atomic uint8_t *) *top = &mc_dir[(p >> LEAF_SHIFT) & (DIR_TOP - 1)];
 	if (atomic_load(top) == zero_leaf) {
 		/* No lock: one a thread held while mapping would be held for
 		 * ever in a child forked meanwhile.  Of two threads mapping
@@ -463,27 +327,12 @@ static __attribute__((noinline)) struct shard *home_shard(uintptr_t p, uint64_t 
 /* The group of shard s, and its bit in `mine`. */
 static inline unsigned group_index(const struct shard *s)
 {
-	return (unsigned)(((uintptr_t)s - (uintptr_t)shards) / GROUP_BYTES);
+	return (unsigned)(((uintptr_t)s - (uintptr_t)mc_shards) / GROUP_BYTES);
 }
 
 static inline struct group *group_of(const struct shard *s)
 {
 	return &groups[group_index(s)];
-}
-
-/* The home slot's byte offset: hash bits 8..39 scaled to the slots
- * (Lemire's multiply-shift), apart from the shard's (59..63).  The
- * product's low 4 bits are the fraction of a slot: masked off. */
-static inline uint32_t slot_of(uint64_t h, uint32_t end)
-{
-	return (uint32_t)(((h >> SLOT_SHIFT & 0xffffffffu) * end) >> 32) & ~(uint32_t)(sizeof(struct entry) - 1);
-}
-
-/* The slot after byte offset i, round the end. */
-static inline uint32_t next(uint32_t i, uint32_t end)
-{
-	i += (uint32_t)sizeof(struct entry);
-	return i == end ? 0 : i;
 }
 
 /* How far back byte offset a lies from b, round the end. */
@@ -512,7 +361,7 @@ static void go_multi(struct group *g)
 	while (m < GOING && !atomic_compare_exchange_weak(&g->mode, &m, GOING))
 		;
 	if (m < GOING) {
-		struct shard *first = &shards[(g - groups) * GROUP_SHARDS];
+		struct shard *first = &mc_shards[(g - groups) * GROUP_SHARDS];
 		for (int k = 0; k < GROUP_SHARDS; k++)
 			atomic_store(&first[k].mode, GOING);
 		int saved = errno;
@@ -544,13 +393,13 @@ static void go_crowd(void)
 		 * is GOING or MULTI, and stays so. */
 		for (int k = 0; k < NSHARDS; k++) {
 			int m = ALONE;
-			atomic_compare_exchange_strong(&shards[k].mode, &m, CROWD);
+			atomic_compare_exchange_strong(&mc_shards[k].mode, &m, CROWD);
 		}
 		int saved = errno;
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 		errno = saved;
 		for (int k = 0; k < NSHARDS; k++)
-			while (shards[k].busy)
+			while (mc_shards[k].busy)
 				__builtin_ia32_pause();
 		atomic_store(&crowd_done, 1);
 	}
@@ -563,56 +412,19 @@ static void go_crowd(void)
 static __attribute__((noinline)) void join(void)
 {
 	uintptr_t none = 0;
-	if (!atomic_compare_exchange_strong(&sole, &none, (uintptr_t)&mine))
+	if (!atomic_compare_exchange_strong(&sole, &none, (uintptr_t)&mc_blocks_mine))
 		go_crowd();
 	joined = true;
 }
 
 static struct in lock_slow(struct shard *s);
 
-/* Enter shard s, of a group this thread owns (`mine`), as its owner:
- * the group's mode, ALONE or CROWD, when no other thread has come (then
- * the caller must owner_leave(s)), else MULTI.  The owner's path is inline; the
- * rest is out of line, so that the table's hot functions make no call
- * on that path and save few registers.
- *
- * Why one load of the mode suffices, after the busy mark: go_multi (on
- * another thread) sets it, then membarrier runs a full barrier on every
- * running thread of the process, then it waits for busy to be 0.  Here
- * the busy store comes before the load of the mode in program order
- * (the signal fence keeps the compiler from reordering them; the CPU
- * may, but the barrier membarrier forces on this thread lands either
- * before the store, and then the load sees the new mode, or after it,
- * and then go_multi sees busy = 1).  So if the load sees ALONE or CROWD,
- * the other thread does not get past its wait, nor touch the group's
- * shards, until owner_leave.  And a thread that has finished go_multi
- * has made MULTI visible to every later load.  go_crowd's ALONE -> CROWD
- * is ordered the same way.  `mine` is this thread's own: no other
- * thread writes it.  busy and the mode share the group's line, which
- * only its owner writes until another thread comes. */
-static inline int owned_enter(struct shard *s)
-{
-	s->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	int m = atomic_load_explicit(&s->mode, memory_order_relaxed);
-	if (likely(m < GOING))
-		return m;
-	s->busy = 0;
-	return MULTI;
-}
-
 /* As owned_enter, for a shard of any group. */
 static inline int owner_enter(struct shard *s)
 {
-	if (unlikely(!(mine & s->bit)))
+	if (unlikely(!(mc_blocks_mine & s->bit)))
 		return MULTI;
 	return owned_enter(s);
-}
-
-static inline void owner_leave(struct shard *s)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	s->busy = 0;
 }
 
 /* Enter shard s: its group's mode as owner_enter, or MULTI with the
@@ -630,16 +442,16 @@ static __attribute__((noinline)) struct in lock_slow(struct shard *s)
 	struct group *g = group_of(s);
 	unsigned bit = 1u << group_index(s);
 	if (atomic_load_explicit(&g->mode, memory_order_relaxed) < GOING) {
-		if (mine & bit) /* back from MULTI: a second mc_blocks_init */
+		if (mc_blocks_mine & bit) /* back from MULTI: a second mc_blocks_init */
 			return lock(s);
 		if (!atomic_flag_test_and_set(&g->claim)) {
-			mine |= bit;
+			mc_blocks_mine |= bit;
 			return lock(s);
 		}
 	}
 	/* MULTI for good: the owner stops marking busy, a store to the line
 	 * every thread reads the mode from. */
-	mine &= ~bit;
+	mc_blocks_mine &= ~bit;
 	go_multi(g);
 	spin_lock(s);
 	return (struct in){ MULTI };
@@ -718,13 +530,13 @@ static struct entry *first_array(struct shard *s)
 	int saved = errno;
 	mc_own_grow(MIN_CAP * sizeof(struct entry));
 	errno = saved;
-	return small + (size_t)(s - shards) * MIN_CAP;
+	return small + (size_t)(s - mc_shards) * MIN_CAP;
 }
 
 static struct entry *array_for(struct shard *s, uint32_t cap)
 {
 	if (cap == TINY_CAP && tiny)
-		return tiny + (size_t)(s - shards) * TINY_CAP;
+		return tiny + (size_t)(s - mc_shards) * TINY_CAP;
 	if (is_small(cap))
 		return first_array(s);
 	int saved = errno;
@@ -846,15 +658,15 @@ void mc_blocks_init(void)
 	if (!mc_opt.track)
 		return;
 	made = true;
-	mc_populate(shards, sizeof shards); /* one call, not four faults */
+	mc_populate(mc_shards, sizeof mc_shards); /* one call, not four faults */
 	if (!zero_leaf) {
 		/* No leaf at all (no memory): every insert finds the table full. */
 		zero_leaf = mc_map_reserve(LEAF_UNITS);
 		if (zero_leaf) {
-			if (!mc_bss_small_lo || (char *)dir < mc_bss_small_lo)
-				mc_populate(dir, sizeof dir);
+			if (!mc_bss_small_lo || (char *)mc_dir < mc_bss_small_lo)
+				mc_populate(mc_dir, sizeof mc_dir);
 			for (int k = 0; k < DIR_TOP; k++)
-				atomic_store_explicit(&dir[k], zero_leaf, memory_order_relaxed);
+				atomic_store_explicit(&mc_dir[k], zero_leaf, memory_order_relaxed);
 			/* The leaves of the program's first blocks, made now
 			 * (one mapping for both): the brk heap's (glibc's
 			 * main arena) and that of the mappings' (the other
@@ -872,8 +684,8 @@ void mc_blocks_init(void)
 		}
 	}
 	for (int k = 0; k < NSHARDS; k++)
-		if (!shards[k].e)
-			shards[k] = (struct shard){ .e = UNUSED, .end = sizeof(struct entry) };
+		if (!mc_shards[k].e)
+			mc_shards[k] = (struct shard){ .e = UNUSED, .end = sizeof(struct entry) };
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
@@ -882,8 +694,8 @@ void mc_blocks_init(void)
 	for (int k = 0; k < NGROUPS; k++)
 		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
 	for (int k = 0; k < NSHARDS; k++) {
-		shards[k].bit = 1u << group_index(&shards[k]);
-		atomic_store(&shards[k].mode, ok ? ALONE : MULTI);
+		mc_shards[k].bit = 1u << group_index(&mc_shards[k]);
+		atomic_store(&mc_shards[k].mode, ok ? ALONE : MULTI);
 	}
 }
 
@@ -906,7 +718,7 @@ static void odd_leave(void)
 
 static int odd_index(uintptr_t ptr)
 {
-	for (int i = 0; i < n_odd; i++)
+	for (int i = 0; i < mc_n_odd; i++)
 		if (odd[i].ptr == ptr)
 			return i;
 	return -1;
@@ -915,15 +727,15 @@ static int odd_index(uintptr_t ptr)
 /* Take ptr out of the side table into *out; false when it is not there. */
 static bool odd_remove(uintptr_t ptr, struct mc_block *out)
 {
-	if (likely(!atomic_load_explicit(&n_odd, memory_order_relaxed)))
+	if (likely(!atomic_load_explicit(&mc_n_odd, memory_order_relaxed)))
 		return false;
 	odd_enter();
 	int i = odd_index(ptr);
 	if (i >= 0) {
 		*out = odd[i];
 		mc_site_change(out->stack, -(int64_t)out->size, -1, true);
-		odd[i] = odd[n_odd - 1];
-		atomic_fetch_sub(&n_odd, 1);
+		odd[i] = odd[mc_n_odd - 1];
+		atomic_fetch_sub(&mc_n_odd, 1);
 	}
 	odd_leave();
 	return i >= 0;
@@ -946,9 +758,9 @@ static enum mc_insert odd_insert(const struct mc_block *b, struct mc_block *old)
 		*old = odd[i];
 		mc_site_change(old->stack, -(int64_t)old->size, -1, true);
 		r = MC_REPLACED_LIVE;
-	} else if (n_odd < ODD_MAX) {
-		i = n_odd;
-		atomic_fetch_add(&n_odd, 1);
+	} else if (mc_n_odd < ODD_MAX) {
+		i = mc_n_odd;
+		atomic_fetch_add(&mc_n_odd, 1);
 	}
 	if (i >= 0) {
 		odd[i] = *b;
@@ -963,16 +775,6 @@ static enum mc_insert odd_insert(const struct mc_block *b, struct mc_block *old)
 /* ---- operations ------------------------------------------------------ */
 
 static inline bool remove_entry(uintptr_t ptr, struct mc_block *out);
-
-static inline uint64_t pack0(uintptr_t ptr, uint32_t epoch)
-{
-	return ptr | (uint64_t)epoch << PTR_BITS;
-}
-
-static inline uint64_t pack1(uint64_t size, uint32_t stack)
-{
-	return size << STACK_BITS | stack;
-}
 
 /* Put the entry w0, w1 in shard s (entered, with room), probing from
  * byte offset i: a new entry, or the one of a block at the same address,
@@ -1002,18 +804,10 @@ static inline enum mc_insert place(struct shard *s, uint32_t i, uint64_t w0, uin
 	return r;
 }
 
-/* The current epoch for MC_EPOCH_NOW.  Read with the shard entered: a
- * renumbering holds them all. */
-static inline uint32_t epoch_of(uint32_t epoch)
-{
-	uint32_t now = atomic_load_explicit(&mc_epoch, memory_order_relaxed); /* cmov, no jump */
-	return epoch == MC_EPOCH_NOW ? now : epoch;
-}
-
 /* Every case of mc_blocks_insert. */
-static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64_t size,
-							   uint32_t stack, uint32_t epoch,
-							   struct mc_block *old)
+__attribute__((noinline)) enum mc_insert mc_blocks_insert_any(uintptr_t ptr, uint64_t size,
+							    uint32_t stack, uint32_t epoch,
+							    struct mc_block *old)
 {
 	if (unlikely(!fits(ptr, size, stack))) {
 		uint32_t e = epoch == MC_EPOCH_NOW ? atomic_load(&mc_epoch) : epoch;
@@ -1042,48 +836,27 @@ static __attribute__((noinline)) enum mc_insert insert_any(uintptr_t ptr, uint64
 	r = place(s, slot_of(h, s->end), pack0(ptr, epoch_of(epoch)), pack1(size, stack), old,
 		  shared(in));
 	unlock(s, in);
-	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&n_odd, memory_order_relaxed)))
+	if (unlikely(r == MC_NEW) && unlikely(atomic_load_explicit(&mc_n_odd, memory_order_relaxed)))
 		r = odd_remove(ptr, old) ? MC_REPLACED_LIVE : MC_NEW;
 	return r;
 }
 
 /* insert's fast path found its home slot taken: probe on, then leave. */
-static __attribute__((noinline)) enum mc_insert place_leave(struct shard *s, uint32_t i,
-							    uint64_t w0, uint64_t w1,
-							    struct mc_block *old, int m)
+__attribute__((noinline)) enum mc_insert mc_blocks_place_leave(struct shard *s, uint32_t i,
+							     uint64_t w0, uint64_t w1,
+							     struct mc_block *old, int m)
 {
 	enum mc_insert r = place(s, i, w0, w1, old, m != ALONE);
 	owner_leave(s);
 	return r;
 }
 
-/* The common case inline and without a call (so without registers to
- * save on every malloc): the group's owner with an empty side table, a
- * block an entry holds, a shard with room, an empty home slot.  A taken
- * home slot: place_leave; anything else: insert_any. */
+/* The owner's hit inline (blocks.h), for the callers other than
+ * account.c's tracking paths. */
 enum mc_insert mc_blocks_insert(uintptr_t ptr, uint64_t size, uint32_t stack,
 				uint32_t epoch, struct mc_block *old)
 {
-	uint64_t h = hash(ptr);
-	struct shard *s = own_shard(ptr, h);
-	int m;
-	if (likely(s != NULL) && likely(fits(ptr, size, stack)) && likely(s->room) &&
-	    likely(!atomic_load_explicit(&n_odd, memory_order_relaxed)) &&
-	    likely((m = owned_enter(s)) != MULTI)) {
-		uint64_t w0 = pack0(ptr, epoch_of(epoch));
-		uint64_t w1 = pack1(size, stack);
-		uint32_t i = slot_of(h, s->end);
-		struct entry *b = at(s->e, i);
-		if (unlikely(b->w0))
-			return place_leave(s, i, w0, w1, old, m);
-		b->w0 = w0;
-		b->w1 = w1;
-		s->room--;
-		mc_site_change(stack, (int64_t)size, 1, m != ALONE);
-		owner_leave(s);
-		return MC_NEW;
-	}
-	return insert_any(ptr, size, stack, epoch, old);
+	return mc_blocks_insert_hot(ptr, size, stack, epoch, old);
 }
 
 /* The byte offset of ptr's slot in its shard, or -1.  Call with the
@@ -1130,7 +903,7 @@ static inline __attribute__((always_inline)) bool remove_entry(uintptr_t ptr,
 	return false;
 }
 
-static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct mc_block *out)
+__attribute__((noinline)) enum mc_remove mc_blocks_remove_any(uintptr_t ptr, struct mc_block *out)
 {
 	if (likely(remove_entry(ptr, out)) || odd_remove(ptr, out))
 		return MC_REMOVED;
@@ -1139,53 +912,29 @@ static __attribute__((noinline)) enum mc_remove remove_any(uintptr_t ptr, struct
 
 /* remove's fast path, entered, found ptr's home slot empty or another
  * block's: probe on, then leave. */
-static __attribute__((noinline)) enum mc_remove probe_leave(struct shard *s, uintptr_t ptr,
+__attribute__((noinline)) enum mc_remove mc_blocks_probe_leave(struct shard *s, uintptr_t ptr,
 							     struct mc_block *out, int m)
 {
 	uint64_t h = hash(ptr);
 	bool found = take(s, ptr, h, out, m != ALONE);
 	owner_leave(s);
-	return found ? MC_REMOVED : remove_any(ptr, out);
+	return found ? MC_REMOVED : mc_blocks_remove_any(ptr, out);
 }
 
 /* remove's fast path, entered, took the entry at i and found the next
  * slot taken: shift the cluster back, then leave. */
-static __attribute__((noinline)) enum mc_remove shift_leave(struct shard *s, uint32_t i)
+__attribute__((noinline)) enum mc_remove mc_blocks_shift_leave(struct shard *s, uint32_t i)
 {
 	delete_at(s, i);
 	owner_leave(s);
 	return MC_REMOVED;
 }
 
-/* As mc_blocks_insert: the owner's hit in its home slot inline, with
- * the next slot empty (nothing to shift back); the rest apart. */
 enum mc_remove mc_blocks_remove(uintptr_t ptr, struct mc_block *out)
 {
-	uint64_t h = hash(ptr);
-	struct shard *s = own_shard(ptr, h);
-	if (unlikely(!s))
-		return remove_any(ptr, out);
-	int m = owned_enter(s);
-	if (likely(m != MULTI)) {
-		uint32_t end = s->end;
-		uint32_t i = slot_of(h, end);
-		struct entry *e = s->e;
-		struct entry *b = at(e, i);
-		uint64_t p = b->w0 & PTR_MASK;
-		/* p is 0 for an empty slot; no entry has pointer 0 (fits). */
-		if (unlikely(!p) || unlikely(p != ptr))
-			return probe_leave(s, ptr, out, m);
-		unpack_ptr(b, ptr, out);
-		mc_site_change(out->stack, -(int64_t)out->size, -1, m != ALONE);
-		s->room++;
-		if (unlikely(at(e, next(i, end))->w0))
-			return shift_leave(s, i);
-		b->w0 = 0;
-		owner_leave(s);
-		return MC_REMOVED;
-	}
-	return remove_any(ptr, out);
+	return mc_blocks_remove_hot(ptr, out);
 }
+
 
 /* Look ptr up and, when set_epoch, change its epoch. */
 static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t epoch)
@@ -1206,7 +955,7 @@ static bool lookup(uintptr_t ptr, struct mc_block *out, bool set_epoch, uint32_t
 		}
 		unlock(s, in);
 	}
-	if (i >= 0 || !atomic_load(&n_odd))
+	if (i >= 0 || !atomic_load(&mc_n_odd))
 		return i >= 0;
 	odd_enter();
 	int k = odd_index(ptr);
@@ -1241,7 +990,7 @@ bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 	if (!made)
 		return false;
 	for (int k = 0; k < NSHARDS && !found; k++) {
-		struct shard *s = &shards[k];
+		struct shard *s = &mc_shards[k];
 		if (never_used(s))
 			continue;
 		struct in in = lock(s);
@@ -1256,10 +1005,10 @@ bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 		}
 		unlock(s, in);
 	}
-	if (found || !atomic_load(&n_odd))
+	if (found || !atomic_load(&mc_n_odd))
 		return found;
 	odd_enter();
-	for (int i = 0; i < n_odd && !found; i++) {
+	for (int i = 0; i < mc_n_odd && !found; i++) {
 		if (ptr > odd[i].ptr && ptr - odd[i].ptr < odd[i].size) {
 			*out = odd[i];
 			found = true;
@@ -1286,11 +1035,11 @@ static void each_in(const struct shard *s, uint32_t min_epoch,
 
 static void each_odd(uint32_t min_epoch, void (*fn)(const struct mc_block *, void *), void *arg)
 {
-	if (!atomic_load(&n_odd))
+	if (!atomic_load(&mc_n_odd))
 		return;
 	struct mc_block copy[ODD_MAX];
 	odd_enter();
-	int n = n_odd;
+	int n = mc_n_odd;
 	memcpy(copy, odd, (size_t)n * sizeof *odd);
 	odd_leave();
 	for (int i = 0; i < n; i++)
@@ -1302,7 +1051,7 @@ void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg)
 {
 	for (int k = 0; made && k < NSHARDS; k++) {
-		struct shard *s = &shards[k];
+		struct shard *s = &mc_shards[k];
 		if (never_used(s))
 			continue;
 		struct in in = lock(s);
@@ -1321,7 +1070,7 @@ bool mc_blocks_any_live(uint32_t min_epoch)
 	uint64_t min_w0 = (uint64_t)min_epoch << PTR_BITS;
 	bool found = false;
 	for (int k = 0; made && k < NSHARDS && !found; k++) {
-		struct shard *s = &shards[k];
+		struct shard *s = &mc_shards[k];
 		if (!live_in(s))
 			continue;
 		struct in in = lock(s);
@@ -1329,10 +1078,10 @@ bool mc_blocks_any_live(uint32_t min_epoch)
 			found = s->e[i].w0 && s->e[i].w0 >= min_w0;
 		unlock(s, in);
 	}
-	if (found || !atomic_load(&n_odd))
+	if (found || !atomic_load(&mc_n_odd))
 		return found;
 	odd_enter();
-	for (int i = 0; i < n_odd && !found; i++)
+	for (int i = 0; i < mc_n_odd && !found; i++)
 		found = odd[i].aux >= min_epoch;
 	odd_leave();
 	return found;
@@ -1353,7 +1102,7 @@ void mc_blocks_renumber(const uint32_t *open, int n)
 {
 	mc_blocks_lock_all();
 	for (int k = 0; made && k < NSHARDS; k++) {
-		struct shard *s = &shards[k];
+		struct shard *s = &mc_shards[k];
 		for (uint32_t i = 0, cap = cap_of(s); i < cap; i++) {
 			struct entry *e = &s->e[i];
 			if (e->w0)
@@ -1363,7 +1112,7 @@ void mc_blocks_renumber(const uint32_t *open, int n)
 		}
 	}
 	odd_enter();
-	for (int i = 0; i < n_odd; i++)
+	for (int i = 0; i < mc_n_odd; i++)
 		odd[i].aux = renumbered(odd[i].aux, open, n);
 	odd_leave();
 	atomic_store(&mc_epoch, renumbered(atomic_load(&mc_epoch), open, n));
@@ -1379,7 +1128,7 @@ uint64_t mc_blocks_count(void)
 {
 	uint64_t n = 0;
 	for (int k = 0; made && k < NSHARDS; k++)
-		n += live_in(&shards[k]);
+		n += live_in(&mc_shards[k]);
 	return n;
 }
 
@@ -1416,44 +1165,44 @@ void mc_blocks_lock_all(void)
 	if (!joined)
 		join();
 	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
-		struct group *g = group_of(&shards[first]);
-		unsigned bit = shards[first].bit;
-		if (bit && !(mine & bit) && atomic_load(&g->mode) < GOING &&
+		struct group *g = group_of(&mc_shards[first]);
+		unsigned bit = mc_shards[first].bit;
+		if (bit && !(mc_blocks_mine & bit) && atomic_load(&g->mode) < GOING &&
 		    !atomic_flag_test_and_set(&g->claim)) {
-			mine |= bit;
+			mc_blocks_mine |= bit;
 			lent |= bit;
 		}
-		struct in in = lock(&shards[first]);
+		struct in in = lock(&mc_shards[first]);
 		bool mark = in.mode != MULTI;
 		if (mark) {
 			/* This thread owns the group: every shard marked busy,
 			 * then every mode read (owner_enter's order).  If the
 			 * group has begun to turn, all go back and wait. */
 			for (int k = first + 1; k < first + GROUP_SHARDS; k++)
-				shards[k].busy = 1;
+				mc_shards[k].busy = 1;
 			atomic_signal_fence(memory_order_seq_cst);
 			for (int k = first + 1; k < first + GROUP_SHARDS; k++)
-				mark &= atomic_load_explicit(&shards[k].mode, memory_order_relaxed) < GOING;
+				mark &= atomic_load_explicit(&mc_shards[k].mode, memory_order_relaxed) < GOING;
 			if (!mark) {
 				for (int k = first; k < first + GROUP_SHARDS; k++)
-					shards[k].busy = 0;
-				go_multi(group_of(&shards[first]));
-				spin_lock(&shards[first]);
+					mc_shards[k].busy = 0;
+				go_multi(group_of(&mc_shards[first]));
+				spin_lock(&mc_shards[first]);
 			}
 		}
 		held[first] = mark ? in : (struct in){ MULTI };
 		for (int k = first + 1; k < first + GROUP_SHARDS; k++)
-			held[k] = mark ? in : lock(&shards[k]);
+			held[k] = mark ? in : lock(&mc_shards[k]);
 	}
 }
 
 void mc_blocks_unlock_all(void)
 {
 	for (int k = made ? NSHARDS - 1 : -1; k >= 0; k--)
-		unlock(&shards[k], fork_held[k]);
+		unlock(&mc_shards[k], fork_held[k]);
 	/* Given back: the next thread to come claims it (one that came
 	 * during the walk has turned it to locks, for good). */
-	mine &= ~lent;
+	mc_blocks_mine &= ~lent;
 	for (int k = 0; k < NGROUPS; k++)
 		if (lent & 1u << k)
 			atomic_flag_clear(&groups[k].claim);
@@ -1468,17 +1217,17 @@ void mc_blocks_after_fork_child(void)
 	if (!made)
 		return;
 	for (int k = 0; k < NSHARDS; k++)
-		atomic_store(&shards[k].lock, 0);
+		atomic_store(&mc_shards[k].lock, 0);
 	bool ok = membarrier_ok();
 	for (int k = 0; k < NGROUPS; k++) {
 		atomic_flag_clear(&groups[k].claim);
 		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
 	}
 	for (int k = 0; k < NSHARDS; k++) {
-		shards[k].busy = 0;
-		atomic_store(&shards[k].mode, ok ? ALONE : MULTI);
+		mc_shards[k].busy = 0;
+		atomic_store(&mc_shards[k].mode, ok ? ALONE : MULTI);
 	}
-	mine = 0;
+	mc_blocks_mine = 0;
 	lent = 0;
 	joined = false;
 	/* The other threads' homes are free again (their units keep their
@@ -1494,6 +1243,6 @@ void mc_blocks_after_fork_child(void)
 void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg)
 {
 	for (int k = 0; made && k < NSHARDS; k++)
-		each_in(&shards[k], 0, fn, arg);
+		each_in(&mc_shards[k], 0, fn, arg);
 	each_odd(0, fn, arg);
 }

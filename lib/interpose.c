@@ -345,9 +345,8 @@ MC_API MC_FRAMELESS void free(void *p)
 			mc_real.free(p);
 			return;
 		}
-	} else if (likely(p != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
-		   likely(!is_own(p))) {
-		mc_track_free(p);
+	} else if (likely(p != NULL) && likely(!mc_in_hook) && likely(tracking())) {
+		mc_track_free(p); /* and a block of memcheck's own heap */
 		return;
 	} else if (passing() && likely(!is_own(p))) {
 		mc_real.free(p);

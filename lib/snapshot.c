@@ -84,9 +84,17 @@ void mc_sites_thread(int slot)
 
 enum { PEAK_NONE, PEAK_NEWEST, PEAK_TAKEN };
 
+/* The sites are counted only where a report can show the snapshot: the
+ * JSON report, the full text, or a violation of a budget (a peak rule,
+ * which the text then explains with it).  Otherwise nothing reads them,
+ * and each allocation and free would pay for them (17 instructions
+ * each at a malloc_bench step without stacks), and each region's end
+ * for a walk of the depot. */
 void mc_snapshot_init(void)
 {
-	mc_sites_on = mc_opt.track && mc_opt.peak_sites > 0;
+	mc_sites_on = mc_opt.track && mc_opt.peak_sites > 0 &&
+		      (mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.budget ||
+		       mc_opt.baseline);
 }
 
 static uint32_t gen_now(void)

@@ -5,7 +5,8 @@
  * realloc of a pointer inside a live block is reported as such, kept from
  * every allocator and fails the region; calls from a signal handler that
  * interrupted memcheck are counted exactly and invent no heap error
- * (tests/prog/signals, plain_sigtimer); an unusable
+ * (tests/prog/signals, plain_sigtimer); blocks of memcheck's own heap
+ * the program frees are no heap error (tests/prog/ownheap_free); an unusable
  * MEMCHECK_REPORT or a bad MEMCHECK_* value costs one line on stderr and
  * changes nothing else (tests/prog/plain_errors, tests/prog/regions).
  */
@@ -125,6 +126,14 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "signals", .flags = H_PRELOAD, .text = "summary" }, .record = "all",
 	  .no_err = H_LIST("double free", "never saw"), .check = counted_as_the_program_counts,
 	  .want = { { "double_frees", 0 }, { "invalid_frees", 0 }, { "live_blocks", 0 } } },
+	/* the dynamic linker's lists made while memcheck loaded libdw (its
+	 * guard held: memcheck's own heap), grown and freed in the
+	 * program's dlopen: memcheck's blocks go back to it, no heap error,
+	 * none to the allocator (which would crash on them) */
+	{ "blocks of memcheck's own heap freed by the program",
+	  .run = { .prog = "ownheap_free", .flags = H_PRELOAD }, .stdout_is = "done\n",
+	  .no_err = H_LIST("never saw", "double free"),
+	  .want = { { "double_frees", 0 }, { "invalid_frees", 0 } } },
 	{ "a signal timer under mimalloc", .allocators = H_ONLY(H_MIMALLOC),
 	  .run = { .prog = "plain_sigtimer", .args = H_LIST("0.5"), .flags = H_PRELOAD },
 	  .want = { { "invalid_frees", 0 }, { "live_blocks", 0 } }, .check = timer_counted },

@@ -2,7 +2,8 @@
  * unit_blocks.c - the live-block table (lib/blocks.c) on its own: exact
  * membership through growth (capacities that are not powers of two) and
  * backward-shift deletion round the end of a shard, checked against a
- * plain array model, alone and with a second thread.
+ * plain array model, alone and with a second thread; and when the
+ * peak snapshot's site counts are kept (lib/snapshot.c).
  */
 #include <check.h>
 #include <pthread.h>
@@ -849,6 +850,40 @@ START_TEST(owners_and_walker)
 }
 END_TEST
 
+/* snapshot.c counts the sites only where a report can show the peak
+ * snapshot: the JSON report, the full text, a budget's violation. */
+START_TEST(sites_only_where_shown)
+{
+	struct mc_options saved = mc_opt;
+	const char *file = "/nonexistent/file";
+	mc_opt.track = true;
+	mc_opt.peak_sites = 10;
+	mc_opt.text = MC_TEXT_SUMMARY;
+	mc_opt.report = mc_opt.budget = mc_opt.baseline = NULL;
+	mc_snapshot_init();
+	ck_assert_msg(!mc_sites_on, "sites counted with nothing to show them");
+	const char **shows[] = { &mc_opt.report, &mc_opt.budget, &mc_opt.baseline };
+	for (size_t i = 0; i < sizeof shows / sizeof *shows; i++) {
+		*shows[i] = file;
+		mc_snapshot_init();
+		ck_assert_msg(mc_sites_on, "sites not counted with option %zu set", i);
+		*shows[i] = NULL;
+	}
+	mc_opt.text = MC_TEXT_FULL;
+	mc_snapshot_init();
+	ck_assert_msg(mc_sites_on, "sites not counted with MEMCHECK_TEXT=full");
+	mc_opt.peak_sites = 0;
+	mc_snapshot_init();
+	ck_assert_msg(!mc_sites_on, "sites counted with MEMCHECK_PEAK_SITES=0");
+	mc_opt.peak_sites = 10;
+	mc_opt.track = false;
+	mc_snapshot_init();
+	ck_assert_msg(!mc_sites_on, "sites counted without tracking");
+	mc_opt = saved;
+	mc_snapshot_init();
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("blocks", 60);
@@ -868,5 +903,6 @@ int main(void)
 	tcase_add_test(tc, owners_and_walker);
 	tcase_add_test(tc, units_own_groups);
 	tcase_add_test(tc, shared_units_own_groups);
+	tcase_add_test(tc, sites_only_where_shown);
 	return h_run_suite(NULL);
 }
