@@ -1,8 +1,10 @@
 /*
  * supp_region.c - suppressions at a region's end: which files to read,
- * reading them the first time a region leaves something behind (most
- * regions leave nothing, and most programs never pay), moving what they
- * match into "suppressed", and writing entries for what they do not
+ * reading them the first time a region leaves a record that needs
+ * matching (most regions leave nothing, and most that do leave only what
+ * is still reachable, whose matching region.c asks for only when
+ * something reads its outcome: most programs never pay), moving what
+ * they match into "suppressed", and writing entries for what they do not
  * (MEMCHECK_GEN_SUPPRESSIONS).  The format and the matching are
  * suppress.c's; this file is the library's side of them.
  */
@@ -302,10 +304,13 @@ static void sort_pcs(uintptr_t *v, size_t n)
  * pays for itself, and each record's stack costs a decoding of its own
  * (parson's exit, 1,058 records: 8 M instructions for all of them). */
 #define AHEAD 64
-static void name_ahead(const struct mc_leak *groups, size_t n)
+static void name_ahead(const struct mc_leak *groups, size_t n, unsigned kinds)
 {
 	const uintptr_t *pcs;
-	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
+	size_t want = 0;
+	for (size_t i = 0; i < n && want < AHEAD; i++)
+		want += (kinds >> (groups[i].kind & 3)) & 1;
+	size_t cap = want * MC_MAX_DEPTH;
 	size_t bytes = cap * sizeof(uintptr_t);
 	uintptr_t *v = cap ? mc_map_lazy(bytes) : NULL;
 	if (!v)
@@ -316,7 +321,10 @@ static void name_ahead(const struct mc_leak *groups, size_t n)
 	 * /bin/date's exit took two). */
 	enum { CHUNK = 8192 / sizeof(uintptr_t) };
 	size_t k = 0;
-	for (size_t i = 0; i < n && i < AHEAD; i++) {
+	for (size_t i = 0, named = 0; i < n && named < want; i++) {
+		if (!((kinds >> (groups[i].kind & 3)) & 1))
+			continue;
+		named++;
 		int m = mc_stack_get_code(groups[i].stack, &pcs);
 		for (int j = 0; j < m && k < cap; j++) {
 			if (k % CHUNK == 0)
@@ -334,14 +342,41 @@ static void name_ahead(const struct mc_leak *groups, size_t n)
 	mc_unmap(v, bytes);
 }
 
-void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
-			struct mc_supp_report *out)
+/* out->used again from out->count: the entries used so far, in the
+ * files' order. */
+static void list_used(struct mc_supp_report *out, size_t ns)
 {
-	memset(out, 0, sizeof *out);
-	/* Files the user named are read at the first region's end, so that
-	 * a bad one fails every region; the shipped ones only when there is
-	 * something to match. */
-	bool need = groups && *n;
+	if (out->used)
+		mc_unmap(out->used, out->mapped);
+	out->used = NULL;
+	out->nused = out->mapped = 0;
+	size_t used = 0;
+	for (size_t i = 0; i < ns; i++)
+		used += out->count[i].records != 0;
+	if (!used || !(out->used = mc_map(used * sizeof *out->used)))
+		return;
+	out->mapped = used * sizeof *out->used;
+	for (size_t i = 0; i < ns; i++) {
+		if (!out->count[i].records)
+			continue;
+		struct mc_supp_used *u = &out->used[out->nused++];
+		*u = out->count[i];
+		u->name = mc_supp_name(supps, i, &u->file, &u->line);
+	}
+}
+
+void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
+			struct mc_supp_report *out, unsigned kinds)
+{
+	kinds &= ~out->done;
+	out->done |= kinds;
+	/* Only the records of the kinds asked (region.c: those whose figures
+	 * something reads) need matching, and the shipped files only when
+	 * there is one; files the user named are read at the first
+	 * region's end, so that a bad one fails every region. */
+	bool need = false;
+	for (size_t i = 0; groups && i < *n && !need; i++)
+		need = (kinds >> (groups[i].kind & 3)) & 1;
 	if (!loaded && (need || mc_opt.suppressions))
 		load();
 	if (bad[0])
@@ -356,7 +391,6 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			(size_t)MC_MAX_DEPTH * sizeof(bool);
 	size_t mbytes = MEMO_CAP * sizeof(struct memo), nmemo = 0;
 	struct memo *memo = mc_map_lazy(mbytes);
-	size_t cbytes = (ns ? ns : 1) * sizeof(struct mc_supp_used);
 	/* Touched as resolved, so mapped lazily (148 KiB); in it, first the
 	 * deep flags and the quick frames every record's match writes from
 	 * the start, then the full ones, which only some matches need.  The
@@ -368,19 +402,27 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		       "the quick frames after the flags stay aligned");
 	bool *deep = (bool *)frames;
 	struct mc_frame_info *quick = (struct mc_frame_info *)(deep + MC_MAX_DEPTH);
-	struct mc_supp_used *count = mc_map(cbytes);
+	if (!out->count) {
+		out->cmapped = (ns ? ns : 1) * sizeof(struct mc_supp_used);
+		out->count = mc_map(out->cmapped);
+	}
+	struct mc_supp_used *count = out->count;
 	if (!frames || !count) {
 		mc_log("no memory to match suppressions: none applied");
 		goto done;
 	}
-	struct memcheck_count *kinds[] = { &res->definitely_lost, &res->indirectly_lost,
-					   &res->possibly_lost, &res->still_reachable };
+	struct memcheck_count *kc[] = { &res->definitely_lost, &res->indirectly_lost,
+					&res->possibly_lost, &res->still_reachable };
 	mc_own_work_begin(false);
 	mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
-	name_ahead(groups, *n);
+	name_ahead(groups, *n, kinds);
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
+		if (!((kinds >> (l->kind & 3)) & 1)) {
+			groups[kept++] = *l;
+			continue;
+		}
 		struct lazy z = { .f = quick + MC_MAX_DEPTH, .cap = MC_MAX_DEPTH * 2,
 				  .q = quick, .deep = deep,
 				  .memo = memo, .nmemo = &nmemo };
@@ -399,7 +441,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			groups[kept++] = *l;
 			continue;
 		}
-		struct memcheck_count *k = kinds[l->kind & 3];
+		struct memcheck_count *k = kc[l->kind & 3];
 		k->blocks -= l->blocks;
 		k->bytes -= l->bytes;
 		res->suppressed.blocks += l->blocks;
@@ -410,26 +452,12 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	}
 	mc_own_work_end();
 	*n = kept;
-	size_t used = 0;
-	for (size_t i = 0; i < ns; i++)
-		used += count[i].records != 0;
-	if (used && (out->used = mc_map(used * sizeof *out->used))) {
-		out->mapped = used * sizeof *out->used;
-		for (size_t i = 0; i < ns; i++) {
-			if (!count[i].records)
-				continue;
-			struct mc_supp_used *u = &out->used[out->nused++];
-			*u = count[i];
-			u->name = mc_supp_name(supps, i, &u->file, &u->line);
-		}
-	}
+	list_used(out, ns);
 done:
 	if (memo)
 		mc_unmap(memo, mbytes);
 	if (frames)
 		mc_unmap(frames, fbytes);
-	if (count)
-		mc_unmap(count, cbytes);
 }
 
 /* A child forked while another thread was reading the files or matching
@@ -446,6 +474,8 @@ void mc_suppress_report_free(struct mc_supp_report *out)
 {
 	if (out->used)
 		mc_unmap(out->used, out->mapped);
-	out->used = NULL;
+	if (out->count)
+		mc_unmap(out->count, out->cmapped);
+	out->used = out->count = NULL;
 	out->nused = 0;
 }
