@@ -1658,6 +1658,8 @@ struct mc_supp_report {
 	size_t nused, mapped;
 	struct mc_supp_used *count;     /* each entry's, over the calls; mmap'd */
 	size_t cmapped;
+	void *frames, *memo;            /* matching's, kept for the next call */
+	size_t nmemo;
 	unsigned done;                  /* kinds matched so far (1 << enum mc_kind) */
 	char violation[256];            /* a file that did not parse, or "" */
 };

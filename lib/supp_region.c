@@ -210,6 +210,10 @@ struct memo {
 	const char *s;
 	bool found;
 };
+#define MEMO_BYTES (MEMO_CAP * sizeof(struct memo))
+/* the deep flags, the quick frames and the full ones */
+#define FRAMES_BYTES ((size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) + \
+		      (size_t)MC_MAX_DEPTH * sizeof(bool))
 
 static bool may_name(void *arg, int i, const char *s, size_t len)
 {
@@ -304,13 +308,10 @@ static void sort_pcs(uintptr_t *v, size_t n)
  * pays for itself, and each record's stack costs a decoding of its own
  * (parson's exit, 1,058 records: 8 M instructions for all of them). */
 #define AHEAD 64
-static void name_ahead(const struct mc_leak *groups, size_t n, unsigned kinds)
+static void name_ahead(const struct mc_leak *groups, size_t n)
 {
 	const uintptr_t *pcs;
-	size_t want = 0;
-	for (size_t i = 0; i < n && want < AHEAD; i++)
-		want += (kinds >> (groups[i].kind & 3)) & 1;
-	size_t cap = want * MC_MAX_DEPTH;
+	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
 	size_t bytes = cap * sizeof(uintptr_t);
 	uintptr_t *v = cap ? mc_map_lazy(bytes) : NULL;
 	if (!v)
@@ -321,10 +322,7 @@ static void name_ahead(const struct mc_leak *groups, size_t n, unsigned kinds)
 	 * /bin/date's exit took two). */
 	enum { CHUNK = 8192 / sizeof(uintptr_t) };
 	size_t k = 0;
-	for (size_t i = 0, named = 0; i < n && named < want; i++) {
-		if (!((kinds >> (groups[i].kind & 3)) & 1))
-			continue;
-		named++;
+	for (size_t i = 0; i < n && i < AHEAD; i++) {
 		int m = mc_stack_get_code(groups[i].stack, &pcs);
 		for (int j = 0; j < m && k < cap; j++) {
 			if (k % CHUNK == 0)
@@ -387,17 +385,21 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	size_t ns = mc_supp_count(supps);
 	if (!ns && !mc_opt.gen_suppressions)
 		return;
-	size_t fbytes = (size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) +
-			(size_t)MC_MAX_DEPTH * sizeof(bool);
-	size_t mbytes = MEMO_CAP * sizeof(struct memo), nmemo = 0;
-	struct memo *memo = mc_map_lazy(mbytes);
+	/* Kept for a second call (the region's other kinds), with the
+	 * memo's answers: mapped and populated once. */
+	bool first = !out->frames;
+	if (!out->memo)
+		out->memo = mc_map_lazy(MEMO_BYTES);
+	struct memo *memo = out->memo;
 	/* Touched as resolved, so mapped lazily (148 KiB); in it, first the
 	 * deep flags and the quick frames every record's match writes from
 	 * the start, then the full ones, which only some matches need.  The
 	 * two pages of the flags and the first 8 quick frames are populated
 	 * below: with the flags after all the frames, they were three page
 	 * faults (15-35 us each here) at every exit that matched a record. */
-	char *frames = mc_map_lazy(fbytes);
+	if (!out->frames)
+		out->frames = mc_map_lazy(FRAMES_BYTES);
+	char *frames = out->frames;
 	_Static_assert(MC_MAX_DEPTH * sizeof(bool) % _Alignof(struct mc_frame_info) == 0,
 		       "the quick frames after the flags stay aligned");
 	bool *deep = (bool *)frames;
@@ -409,13 +411,19 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	struct mc_supp_used *count = out->count;
 	if (!frames || !count) {
 		mc_log("no memory to match suppressions: none applied");
-		goto done;
+		return;
 	}
 	struct memcheck_count *kc[] = { &res->definitely_lost, &res->indirectly_lost,
 					&res->possibly_lost, &res->still_reachable };
 	mc_own_work_begin(false);
-	mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
-	name_ahead(groups, *n, kinds);
+	/* Every record's addresses named at the first call, whatever kinds
+	 * it matches: a table is read once for all of them, and a region
+	 * whose lost records stay (it fails) matches the rest next
+	 * (region.c), their names then found. */
+	if (first) {
+		mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
+		name_ahead(groups, *n);
+	}
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
@@ -425,7 +433,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		}
 		struct lazy z = { .f = quick + MC_MAX_DEPTH, .cap = MC_MAX_DEPTH * 2,
 				  .q = quick, .deep = deep,
-				  .memo = memo, .nmemo = &nmemo };
+				  .memo = memo, .nmemo = &out->nmemo };
 		z.npcs = mc_stack_get_code(l->stack, &z.pcs);
 		struct mc_supp_stack st = { lazy_frame, &z, NULL, NULL };
 		if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
@@ -453,11 +461,6 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	mc_own_work_end();
 	*n = kept;
 	list_used(out, ns);
-done:
-	if (memo)
-		mc_unmap(memo, mbytes);
-	if (frames)
-		mc_unmap(frames, fbytes);
 }
 
 /* A child forked while another thread was reading the files or matching
@@ -476,6 +479,12 @@ void mc_suppress_report_free(struct mc_supp_report *out)
 		mc_unmap(out->used, out->mapped);
 	if (out->count)
 		mc_unmap(out->count, out->cmapped);
+	if (out->frames)
+		mc_unmap(out->frames, FRAMES_BYTES);
+	if (out->memo)
+		mc_unmap(out->memo, MEMO_BYTES);
+	out->frames = out->memo = NULL;
+	out->nmemo = 0;
 	out->used = out->count = NULL;
 	out->nused = 0;
 }
