@@ -127,14 +127,48 @@ void mc_gate_forget(void)
 	nbaseline = 0;
 }
 
-void mc_gate_region(struct memcheck_result *res)
+static void load_once(void)
 {
-	if (!mc_opt.budget && !mc_opt.baseline)
-		return;
 	if (!loaded) {
 		loaded = true;
 		load();
 	}
+}
+
+/* The figures suppressing an indirectly lost or still reachable record
+ * changes: its kind's and suppressed.  Any rule on one, in any section,
+ * whether or not the region's name is its (the region is asked before
+ * its figures are final), and a budget that every region fails: region.c
+ * then matches every record before mc_gate_region. */
+bool mc_gate_reads_kept(void)
+{
+	if (!mc_opt.budget)
+		return false;
+	load_once();
+	if (!budget)
+		return true;
+	const struct mc_rule *rule = (const struct mc_rule *)budget->rules.s;
+	for (uint32_t i = 0; i < budget->nrules; i++) {
+		size_t off = mc_keys[rule[i].key].off;
+		if ((off >= offsetof(struct memcheck_result, indirectly_lost) &&
+		     off < offsetof(struct memcheck_result, indirectly_lost) +
+			   sizeof(struct memcheck_count)) ||
+		    (off >= offsetof(struct memcheck_result, still_reachable) &&
+		     off < offsetof(struct memcheck_result, still_reachable) +
+			   sizeof(struct memcheck_count)) ||
+		    (off >= offsetof(struct memcheck_result, suppressed) &&
+		     off < offsetof(struct memcheck_result, suppressed) +
+			   sizeof(struct memcheck_count)))
+			return true;
+	}
+	return false;
+}
+
+void mc_gate_region(struct memcheck_result *res)
+{
+	if (!mc_opt.budget && !mc_opt.baseline)
+		return;
+	load_once();
 	if (mc_opt.budget && !budget) {
 		size_t len = strlen(res->violations);
 		snprintf(res->violations + len, sizeof res->violations - len, "%s%s",

@@ -1436,6 +1436,10 @@ bool mc_violations_name_peak(const char *violations);
  * for relative limits): violations are appended and pass cleared. */
 void mc_gate_region(struct memcheck_result *res);
 void mc_gate_forget(void);   /* as mc_allocator_forget */
+/* Does the budget read a figure that matching indirectly lost and still
+ * reachable records changes (their own, suppressed), or fail every region
+ * (a file that does not parse)?  Reads the files if not read yet. */
+bool mc_gate_reads_kept(void);
 
 /* ---- json.c ---------------------------------------------------------- */
 
@@ -1656,17 +1660,31 @@ struct mc_supp_used {
 struct mc_supp_report {
 	struct mc_supp_used *used;      /* mmap'd */
 	size_t nused, mapped;
+	struct mc_supp_used *count;     /* each entry's, over the calls; mmap'd */
+	size_t cmapped;
+	void *frames, *memo;            /* matching's, kept for the next call */
+	size_t nmemo;
+	unsigned done;                  /* kinds matched so far (1 << enum mc_kind) */
 	char violation[256];            /* a file that did not parse, or "" */
 };
-/* At a region's end: load the suppression files the first time a region
- * has leak records, then move the blocks and bytes of each record a
- * suppression matches out of its kind into res->suppressed and out of
- * groups[] (*n shrinks; the order stays); write an entry for each other
- * record to MEMCHECK_GEN_SUPPRESSIONS.  out says what was used. */
+/* The kinds whose records make violations (region.c: definitely and
+ * possibly lost), matched at every region's end; the rest only when
+ * something reads the figures matching them changes (region.c). */
+#define MC_SUPP_LOST ((1u << MC_KIND_DEFINITE) | (1u << MC_KIND_POSSIBLE))
+#define MC_SUPP_ALL 15u
 /* At start-up: note where libmemcheck is, to find the shipped files. */
 void mc_suppress_init(void);
+/* At a region's end, out zeroed before the first call: load the
+ * suppression files the first time records of the kinds asked need
+ * matching (the files MEMCHECK_SUPPRESSIONS names at the first call
+ * whatever it asks), then move the blocks and bytes of each record of
+ * those kinds (not matched by an earlier call) that a suppression matches
+ * out of its kind into res->suppressed and out of groups[] (*n shrinks;
+ * the order stays); write an entry for each other record to
+ * MEMCHECK_GEN_SUPPRESSIONS.  out says what was used, over all the
+ * calls. */
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
-			struct mc_supp_report *out);
+			struct mc_supp_report *out, unsigned kinds);
 void mc_suppress_report_free(struct mc_supp_report *out);
 void mc_suppress_forget(void);   /* as mc_allocator_forget */
 

@@ -395,8 +395,24 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		res.possibly_lost = acc.kinds[MC_KIND_POSSIBLE];
 		res.still_reachable = acc.kinds[MC_KIND_REACHABLE];
 	}
-	struct mc_supp_report supp;
-	mc_suppress_region(&res, groups, &acc.n, &supp);
+	/* Suppressions: the lost records always, for they make the verdict
+	 * (add_violation below); the indirectly lost and still reachable
+	 * ones only where something reads what matching them changes (their
+	 * kinds' figures, suppressed, the records listed, the entries used):
+	 * the JSON report, the full text, the caller's struct, valgrind
+	 * mode, generated entries, files the user named, a budget on those
+	 * figures, a region that fails (its text lists them all).  A passing
+	 * process that leaves only what is still reachable (glibc's stdout
+	 * buffer) then reads no shipped file and no symbol table.  A folded
+	 * region is reported only when it fails. */
+	uint64_t interior = now.interior_frees - r->base.interior_frees;
+	bool fails = res.double_frees || interior || extra_violation;
+	bool all = vg || fails || mc_opt.gen_suppressions || mc_opt.suppressions ||
+		   (!r->fold && (out || mc_opt.report || mc_opt.text == MC_TEXT_FULL));
+	struct mc_supp_report supp = { 0 };
+	mc_suppress_region(&res, groups, &acc.n, &supp, all ? MC_SUPP_ALL : MC_SUPP_LOST);
+	if (!all && mc_gate_reads_kept())
+		mc_suppress_region(&res, groups, &acc.n, &supp, MC_SUPP_ALL);
 	double scan_seconds = scanned ? scan.seconds : -1;
 	if (scanned)
 		mc_scan_free(&scan);
@@ -428,7 +444,6 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
 	/* Counted among invalid_frees; a pointer into a live block is a bug
 	 * wherever it comes from. */
-	uint64_t interior = now.interior_frees - r->base.interior_frees;
 	if (interior)
 		add_violation(&res, "%llu frees of pointers inside live blocks",
 			      (unsigned long long)interior);
@@ -437,6 +452,13 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	if (supp.violation[0])
 		add_violation(&res, "%s", supp.violation);
 	mc_gate_region(&res);
+	if (!res.pass && supp.done != MC_SUPP_ALL) {
+		/* Failed on the budget alone: the text lists every record. */
+		bool said = supp.violation[0];
+		mc_suppress_region(&res, groups, &acc.n, &supp, MC_SUPP_ALL);
+		if (!said && supp.violation[0])
+			add_violation(&res, "%s", supp.violation);
+	}
 	mc_report_last_leak(res.pass || vg, groups, acc.n);
 
 	struct mc_region_report rr = {

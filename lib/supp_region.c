@@ -1,8 +1,10 @@
 /*
  * supp_region.c - suppressions at a region's end: which files to read,
- * reading them the first time a region leaves something behind (most
- * regions leave nothing, and most programs never pay), moving what they
- * match into "suppressed", and writing entries for what they do not
+ * reading them the first time a region leaves a record that needs
+ * matching (most regions leave nothing, and most that do leave only what
+ * is still reachable, whose matching region.c asks for only when
+ * something reads its outcome: most programs never pay), moving what
+ * they match into "suppressed", and writing entries for what they do not
  * (MEMCHECK_GEN_SUPPRESSIONS).  The format and the matching are
  * suppress.c's; this file is the library's side of them.
  */
@@ -208,6 +210,10 @@ struct memo {
 	const char *s;
 	bool found;
 };
+#define MEMO_BYTES (MEMO_CAP * sizeof(struct memo))
+/* the deep flags, the quick frames and the full ones */
+#define FRAMES_BYTES ((size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) + \
+		      (size_t)MC_MAX_DEPTH * sizeof(bool))
 
 static bool may_name(void *arg, int i, const char *s, size_t len)
 {
@@ -334,14 +340,41 @@ static void name_ahead(const struct mc_leak *groups, size_t n)
 	mc_unmap(v, bytes);
 }
 
-void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
-			struct mc_supp_report *out)
+/* out->used again from out->count: the entries used so far, in the
+ * files' order. */
+static void list_used(struct mc_supp_report *out, size_t ns)
 {
-	memset(out, 0, sizeof *out);
-	/* Files the user named are read at the first region's end, so that
-	 * a bad one fails every region; the shipped ones only when there is
-	 * something to match. */
-	bool need = groups && *n;
+	if (out->used)
+		mc_unmap(out->used, out->mapped);
+	out->used = NULL;
+	out->nused = out->mapped = 0;
+	size_t used = 0;
+	for (size_t i = 0; i < ns; i++)
+		used += out->count[i].records != 0;
+	if (!used || !(out->used = mc_map(used * sizeof *out->used)))
+		return;
+	out->mapped = used * sizeof *out->used;
+	for (size_t i = 0; i < ns; i++) {
+		if (!out->count[i].records)
+			continue;
+		struct mc_supp_used *u = &out->used[out->nused++];
+		*u = out->count[i];
+		u->name = mc_supp_name(supps, i, &u->file, &u->line);
+	}
+}
+
+void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
+			struct mc_supp_report *out, unsigned kinds)
+{
+	kinds &= ~out->done;
+	out->done |= kinds;
+	/* Only the records of the kinds asked (region.c: those whose figures
+	 * something reads) need matching, and the shipped files only when
+	 * there is one; files the user named are read at the first
+	 * region's end, so that a bad one fails every region. */
+	bool need = false;
+	for (size_t i = 0; groups && i < *n && !need; i++)
+		need = (kinds >> (groups[i].kind & 3)) & 1;
 	if (!loaded && (need || mc_opt.suppressions))
 		load();
 	if (bad[0])
@@ -352,38 +385,55 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	size_t ns = mc_supp_count(supps);
 	if (!ns && !mc_opt.gen_suppressions)
 		return;
-	size_t fbytes = (size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) +
-			(size_t)MC_MAX_DEPTH * sizeof(bool);
-	size_t mbytes = MEMO_CAP * sizeof(struct memo), nmemo = 0;
-	struct memo *memo = mc_map_lazy(mbytes);
-	size_t cbytes = (ns ? ns : 1) * sizeof(struct mc_supp_used);
+	/* Kept for a second call (the region's other kinds), with the
+	 * memo's answers: mapped and populated once. */
+	bool first = !out->frames;
+	if (!out->memo)
+		out->memo = mc_map_lazy(MEMO_BYTES);
+	struct memo *memo = out->memo;
 	/* Touched as resolved, so mapped lazily (148 KiB); in it, first the
 	 * deep flags and the quick frames every record's match writes from
 	 * the start, then the full ones, which only some matches need.  The
 	 * two pages of the flags and the first 8 quick frames are populated
 	 * below: with the flags after all the frames, they were three page
 	 * faults (15-35 us each here) at every exit that matched a record. */
-	char *frames = mc_map_lazy(fbytes);
+	if (!out->frames)
+		out->frames = mc_map_lazy(FRAMES_BYTES);
+	char *frames = out->frames;
 	_Static_assert(MC_MAX_DEPTH * sizeof(bool) % _Alignof(struct mc_frame_info) == 0,
 		       "the quick frames after the flags stay aligned");
 	bool *deep = (bool *)frames;
 	struct mc_frame_info *quick = (struct mc_frame_info *)(deep + MC_MAX_DEPTH);
-	struct mc_supp_used *count = mc_map(cbytes);
+	if (!out->count) {
+		out->cmapped = (ns ? ns : 1) * sizeof(struct mc_supp_used);
+		out->count = mc_map(out->cmapped);
+	}
+	struct mc_supp_used *count = out->count;
 	if (!frames || !count) {
 		mc_log("no memory to match suppressions: none applied");
-		goto done;
+		return;
 	}
-	struct memcheck_count *kinds[] = { &res->definitely_lost, &res->indirectly_lost,
-					   &res->possibly_lost, &res->still_reachable };
+	struct memcheck_count *kc[] = { &res->definitely_lost, &res->indirectly_lost,
+					&res->possibly_lost, &res->still_reachable };
 	mc_own_work_begin(false);
-	mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
-	name_ahead(groups, *n);
+	/* Every record's addresses named at the first call, whatever kinds
+	 * it matches: a table is read once for all of them, and a region
+	 * whose lost records stay (it fails) matches the rest next
+	 * (region.c), their names then found. */
+	if (first) {
+		mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
+		name_ahead(groups, *n);
+	}
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
+		if (!((kinds >> (l->kind & 3)) & 1)) {
+			groups[kept++] = *l;
+			continue;
+		}
 		struct lazy z = { .f = quick + MC_MAX_DEPTH, .cap = MC_MAX_DEPTH * 2,
 				  .q = quick, .deep = deep,
-				  .memo = memo, .nmemo = &nmemo };
+				  .memo = memo, .nmemo = &out->nmemo };
 		z.npcs = mc_stack_get_code(l->stack, &z.pcs);
 		struct mc_supp_stack st = { lazy_frame, &z, NULL, NULL };
 		if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
@@ -399,7 +449,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			groups[kept++] = *l;
 			continue;
 		}
-		struct memcheck_count *k = kinds[l->kind & 3];
+		struct memcheck_count *k = kc[l->kind & 3];
 		k->blocks -= l->blocks;
 		k->bytes -= l->bytes;
 		res->suppressed.blocks += l->blocks;
@@ -410,26 +460,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	}
 	mc_own_work_end();
 	*n = kept;
-	size_t used = 0;
-	for (size_t i = 0; i < ns; i++)
-		used += count[i].records != 0;
-	if (used && (out->used = mc_map(used * sizeof *out->used))) {
-		out->mapped = used * sizeof *out->used;
-		for (size_t i = 0; i < ns; i++) {
-			if (!count[i].records)
-				continue;
-			struct mc_supp_used *u = &out->used[out->nused++];
-			*u = count[i];
-			u->name = mc_supp_name(supps, i, &u->file, &u->line);
-		}
-	}
-done:
-	if (memo)
-		mc_unmap(memo, mbytes);
-	if (frames)
-		mc_unmap(frames, fbytes);
-	if (count)
-		mc_unmap(count, cbytes);
+	list_used(out, ns);
 }
 
 /* A child forked while another thread was reading the files or matching
@@ -446,6 +477,14 @@ void mc_suppress_report_free(struct mc_supp_report *out)
 {
 	if (out->used)
 		mc_unmap(out->used, out->mapped);
-	out->used = NULL;
+	if (out->count)
+		mc_unmap(out->count, out->cmapped);
+	if (out->frames)
+		mc_unmap(out->frames, FRAMES_BYTES);
+	if (out->memo)
+		mc_unmap(out->memo, MEMO_BYTES);
+	out->frames = out->memo = NULL;
+	out->nmemo = 0;
+	out->used = out->count = NULL;
 	out->nused = 0;
 }

@@ -5,8 +5,12 @@
  * into suppressed, the use counts in the JSON record and the text
  * report), a bad file (one message, verdict fail), the CLI (its own check
  * of the files, exit 2), generated entries read back by memcheck and by
- * valgrind, valgrind's own generated entries read by memcheck, and the
- * shipped files found beside the library and turned off.
+ * valgrind, valgrind's own generated entries read by memcheck, the
+ * shipped files found beside the library and turned off, and matching
+ * done only where something reads its outcome (a passing process that
+ * leaves only reachable blocks, in the one-line text, reads no shipped
+ * file; each reader of the figures sees them as with every record
+ * matched).
  *
  * A run is a row (its files made by its setup: the paths are the
  * build's and the test's); what reads a file an earlier run wrote
@@ -93,7 +97,7 @@ static int entries(const char *path)
 /* The row's files, for its callback. */
 static struct {
 	const char *bad, *dir;
-	const char *env[4], *words[9];
+	const char *env[6], *words[9];
 } files;
 
 static const char bad_text[] = "{\n   n\n   Memcheck:Leek\n   fun:f\n}\n";
@@ -102,7 +106,7 @@ static const char bad_text[] = "{\n   n\n   Memcheck:Leek\n   fun:f\n}\n";
 static void env_adding(struct h_spec *run, const char *var)
 {
 	size_t n = 0;
-	while (run->env && run->env[n] && n < 2) {
+	while (run->env && run->env[n] && n < 4) {
 		files.env[n] = run->env[n];
 		n++;
 	}
@@ -209,7 +213,7 @@ H_CHECK(cli_names_the_bad_line)
  * unless MEMCHECK_DEFAULT_SUPPRESSIONS=0.  A copy of the library in a
  * directory of its own, so that what the project ships does not count;
  * a README there is not a .supp and not read. */
-H_SETUP(library_with_files_of_its_own)
+static void own_tree(struct h_spec *run, const char *supp_text)
 {
 	const char *root = h_tmppath("tree"), *lib = h_env("%s/lib", root);
 	files.dir = h_env("%s/suppressions", root);
@@ -223,14 +227,64 @@ H_SETUP(library_with_files_of_its_own)
 	h_res_free(&cp);
 	FILE *f = fopen(h_env("%s/a.supp", files.dir), "w");
 	ck_assert_ptr_nonnull(f);
-	fputs("{\n   shipped\n   Memcheck:Leak\n   fun:malloc\n   fun:keep_malloc\n}\n", f);
+	fputs(supp_text, f);
 	fclose(f);
 	f = fopen(h_env("%s/README", files.dir), "w");
 	ck_assert_ptr_nonnull(f);
 	fputs("not a suppression file\n", f);
 	fclose(f);
 	env_adding(run, h_env("LD_PRELOAD=%s/libmemcheck.so.0", lib));
+}
+
+static const char shipped_text[] =
+	"{\n   shipped\n   Memcheck:Leak\n   fun:malloc\n   fun:keep_malloc\n}\n";
+
+H_SETUP(library_with_files_of_its_own)
+{
+	own_tree(run, shipped_text);
 	return true;
+}
+
+/* A shipped file that does not parse: read, it fails the region
+ * ("suppression file not read"); so whether a run reads the shipped
+ * files shows in its verdict, its exit status and its text. */
+H_SETUP(library_with_a_bad_file_of_its_own)
+{
+	own_tree(run, bad_text);
+	files.bad = h_env("%s/a.supp", files.dir);
+	return true;
+}
+
+/* The tree's files, and MEMCHECK_BUDGET: a file of one rule. */
+static bool tree_and_budget(struct h_spec *run, const char *supp_text, const char *rule)
+{
+	own_tree(run, supp_text);
+	env_adding(run, h_env("MEMCHECK_BUDGET=%s", write_tmp("memcheck.budget", rule)));
+	return true;
+}
+
+H_SETUP(bad_files_and_a_budget_on_allocs)
+{
+	return tree_and_budget(run, bad_text, "allocs <= 1\n");
+}
+
+H_SETUP(bad_files_and_a_budget_on_reachable)
+{
+	return tree_and_budget(run, bad_text, "still_reachable.bytes <= 100000\n");
+}
+
+/* plain_supp's reachable bytes less keep_malloc's 48, which the shipped
+ * file suppresses: within the budget only when matched before the
+ * budget is checked. */
+H_SETUP(files_and_a_tight_budget_on_reachable)
+{
+	return tree_and_budget(run, shipped_text,
+			       h_env("still_reachable.bytes <= %d\n", REACHABLE_BYTES - 48));
+}
+
+H_SETUP(files_and_a_budget_on_allocs)
+{
+	return tree_and_budget(run, shipped_text, "allocs <= 1\n");
 }
 
 H_CHECK(suppressed_by_the_shipped_file)
@@ -274,6 +328,13 @@ H_CHECK(same_with_system_names_only)
 	.allocators = H_ONCE, .record = "process",                             \
 	.run = { .prog = "plain_supp", .args = arg, .flags = preload, .text = "full", __VA_ARGS__ }
 
+/* plain_supp by its own LD_PRELOAD (the row's setup's), no JSON report,
+ * memcheck's exit status */
+#define LAZY(arg, ...)                                                         \
+	.allocators = H_ONCE,                                                  \
+	.run = { .prog = "plain_supp", .args = arg, .flags = H_EXITCODE, .no_report = true, \
+		 __VA_ARGS__ }
+
 static const struct h_case cases[] = {
 	{ "MEMCHECK_SUPPRESSIONS", PLAIN_SUPP(H_LIST("lost"), H_PRELOAD,
 					      .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
@@ -310,6 +371,62 @@ static const struct h_case cases[] = {
 	{ "the shipped files turned off",
 	  PLAIN_SUPP(NULL, 0, .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
 	  .setup = library_with_files_of_its_own, .want = { { "suppressed.bytes", 0 } } },
+	/* Matching is lazy (region.c): a passing region's still reachable
+	 * records only where something reads what it changes.  Without a
+	 * JSON report, in the default one-line text, a process that leaves
+	 * only reachable blocks reads no shipped file: the bad one fails
+	 * nothing.  Each reader of the figures below reads them. */
+	{ "reachable only, one line: no shipped file read",
+	  LAZY(NULL, .text = "summary"), .setup = library_with_a_bad_file_of_its_own,
+	  .err = H_LIST("no leaks"), .no_err = H_LIST("suppressions not read", "FAIL") },
+	{ "lost records: the shipped files read", LAZY(H_LIST("lost"), .text = "summary"),
+	  .setup = library_with_a_bad_file_of_its_own, .exit = 23,
+	  .err = H_LIST("suppressions not read", "FAIL: ", "suppression file not read") },
+	{ "reachable only, the full text: read", LAZY(NULL, .text = "full"),
+	  .setup = library_with_a_bad_file_of_its_own, .exit = 23,
+	  .err = H_LIST("suppressions not read", "FAIL: ") },
+	{ "reachable only, a JSON report: read", .allocators = H_ONCE, .record = "process",
+	  .run = { .prog = "plain_supp", .flags = H_EXITCODE, .text = "none" },
+	  .setup = library_with_a_bad_file_of_its_own, .exit = 23,
+	  .want = { { "verdict", .str = "fail" } }, .check = violation_names_the_bad_file },
+	{ "reachable only, a budget on them: read", LAZY(NULL, .text = "summary"),
+	  .setup = bad_files_and_a_budget_on_reachable, .exit = 23,
+	  .err = H_LIST("suppressions not read", "FAIL: ") },
+	{ "reachable only, failed by the budget: read", LAZY(NULL, .text = "summary"),
+	  .setup = bad_files_and_a_budget_on_allocs, .exit = 23,
+	  .err = H_LIST("suppressions not read", "FAIL: ", "allocs", "suppression file not read") },
+	/* The figures each reader sees are those of every record matched:
+	 * what the shipped file suppresses (keep_malloc's 48 bytes) in the
+	 * text of a failed region and of MEMCHECK_TEXT=full, and a budget
+	 * on the reachable bytes checked after matching. */
+	{ "the full text, no JSON: matched", LAZY(NULL, .text = "full"),
+	  .setup = library_with_files_of_its_own,
+	  .err = H_LIST("suppressed: 48 bytes in 1 blocks", "used_suppression: 1 shipped ",
+			"still reachable: 656 bytes in 4 blocks", "PASS") },
+	{ "failed on its lost records, no JSON: all matched", LAZY(H_LIST("lost"), .text = "summary"),
+	  .setup = library_with_files_of_its_own, .exit = 23,
+	  .err = H_LIST("suppressed: 48 bytes in 1 blocks", "used_suppression: 1 shipped ",
+			"still reachable: 656 bytes in 4 blocks", "definitely lost: 160 bytes") },
+	{ "failed by the budget, no JSON: all matched", LAZY(NULL, .text = "summary"),
+	  .setup = files_and_a_budget_on_allocs, .exit = 23,
+	  .err = H_LIST("suppressed: 48 bytes in 1 blocks", "used_suppression: 1 shipped ",
+			"still reachable: 656 bytes in 4 blocks") },
+	/* memcheck_end(&r): the caller reads the figures */
+	{ "memcheck_end's struct, no JSON: matched", .allocators = H_ONCE,
+	  .run = { .prog = "supp_kept", .flags = H_EXITCODE, .no_report = true, .text = "summary" },
+	  .setup = library_with_files_of_its_own,
+	  .stdout_is = "suppressed 48 in 1, reachable 80 in 1, pass 1\n" },
+	{ "memcheck_end's struct, a bad file: read", .allocators = H_ONCE, .exit = 1,
+	  .run = { .prog = "supp_kept", .flags = H_EXITCODE, .no_report = true, .text = "summary" },
+	  .setup = library_with_a_bad_file_of_its_own, .err = H_LIST("suppressions not read"),
+	  .stdout_is = "suppressed 0 in 0, reachable 128 in 2, pass 0\n" },
+	{ "memcheck_end(NULL), a bad file: not read", .allocators = H_ONCE,
+	  .run = { .prog = "supp_kept", .args = H_LIST("null"), .flags = H_EXITCODE,
+		   .no_report = true, .text = "summary" },
+	  .setup = library_with_a_bad_file_of_its_own, .no_err = H_LIST("suppressions not read") },
+	{ "a budget on the reachable bytes, no JSON: matched first",
+	  LAZY(NULL, .text = "summary"), .setup = files_and_a_tight_budget_on_reachable,
+	  .err = H_LIST("no leaks"), .no_err = H_LIST("FAIL") },
 	{ "the shipped files on glibc's own", .allocators = H_ONCE, .record = "process",
 	  .run = { .prog = "plain_clean", .args = H_LIST("all"), .flags = H_PRELOAD,
 		   .env = H_LIST("MEMCHECK_SYMBOLIZE_SYSTEM=1") },
