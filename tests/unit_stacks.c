@@ -683,9 +683,18 @@ START_TEST(cfi_rule_from_a_made_table)
 			      "pc start+%#lx: kind %d cfa %d rbp %d", (unsigned long)want[i].pc,
 			      r.kind, r.cfa_off, r.rbp_off);
 	}
+	/* another CIE at the same address (code loaded where dlclose'd code
+	 * was): its rule, not the one cfi.c kept for the bytes there before */
+	struct mc_cfi_rule r;
+	t[32 + 19] = 24; /* def_cfa rsp + 24 */
+	mc_cfi_rule_in(start + 10 + 1, t, hdr, hdr + sizeof t, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_SP);
+	ck_assert_int_eq(r.cfa_off, 24);
+	t[32 + 19] = 8;
+	mc_cfi_rule_in(start + 10 + 1, t, hdr, hdr + sizeof t, &r);
+	ck_assert_int_eq(r.cfa_off, 8);
 	/* a table cut short of the FDE's last instructions: the rows before
 	 * them still read, none past the end */
-	struct mc_cfi_rule r;
 	mc_cfi_rule_in(start + 300 + 1, t, hdr, hdr + 93, &r);
 	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN); /* the FDE's length passes the end */
 }
