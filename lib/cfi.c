@@ -242,10 +242,11 @@ struct row {
 
 /* Run the instructions in c from location loc until the row that holds
  * target; initial is the row the CIE's instructions made (for
- * DW_CFA_restore), NULL while running those.  False on anything not
- * understood. */
+ * DW_CFA_restore), NULL while running those.  *moved is set where an
+ * instruction moves the location (the row then depends on loc and
+ * target).  False on anything not understood. */
 static bool run(struct cur c, const struct cie *ci, uintptr_t loc, uintptr_t target,
-		struct row *r, const struct row *initial)
+		struct row *r, const struct row *initial, bool *moved)
 {
 	struct row saved[STATE_DEPTH];
 	int depth = 0;
@@ -272,6 +273,7 @@ static bool run(struct cur c, const struct cie *ci, uintptr_t loc, uintptr_t tar
 			case DW_CFA_nop:
 				break;
 			case DW_CFA_set_loc:
+				*moved = true;
 				loc = read_ptr(&c, ci->fde_enc, 0);
 				if (loc > target)
 					return !c.bad;
@@ -388,6 +390,7 @@ static bool run(struct cur c, const struct cie *ci, uintptr_t loc, uintptr_t tar
 		}
 		continue;
 advance:
+		*moved = true;
 		loc += delta * ci->code_align;
 		if (loc > target)
 			return !c.bad;
@@ -430,6 +433,62 @@ static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, u
 	return f >= lo && f < hi ? (const uint8_t *)f : NULL;
 }
 
+/* The last CIE this thread read and the row its instructions make,
+ * with its bytes, to know it again: an object's FDEs share a few CIEs
+ * (libc's 3,000 FDEs, three), and each rule read parsed its CIE and ran
+ * its instructions (~300 of the ~1,700 instructions of a rule read for
+ * /bin/date).  The same bytes at the same address parse the same, so
+ * they are compared, not trusted: code loaded where dlclose'd code was,
+ * or a fuzzer's buffer, may hold another CIE there.  Kept only where
+ * its instructions do not move the location (then the row is the
+ * CIE's, whatever the FDE).  Per thread: rules are read outside any
+ * lock (stacks.c). */
+#define CIE_KEEP 64
+static MC_TLS struct {
+	uintptr_t at;
+	size_t len; /* the whole entry's bytes, its length too; 0: none kept */
+	struct cie ci;
+	struct row initial;
+	uint64_t bytes[CIE_KEEP / 8];
+} cie_kept;
+
+/* The kept CIE's parse and row, where the CIE at at (its object mapped
+ * below hi) is that one. */
+static bool cie_known(uintptr_t at, uintptr_t hi, struct cie *ci, struct row *initial)
+{
+	size_t n = cie_kept.len;
+	if (!n || cie_kept.at != at || n > hi - at)
+		return false;
+	const uint8_t *p = (const uint8_t *)at;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, p + i, 8);
+		if (w != cie_kept.bytes[i / 8])
+			return false;
+	}
+	for (; i < n; i++)
+		if (p[i] != ((const uint8_t *)cie_kept.bytes)[i])
+			return false;
+	*ci = cie_kept.ci;
+	*initial = cie_kept.initial;
+	return true;
+}
+
+static void cie_keep(uintptr_t at, const struct cie *ci, const struct row *initial)
+{
+	size_t n = (size_t)((uintptr_t)ci->insns.end - at);
+	if (n > CIE_KEEP)
+		return;
+	cie_kept.len = 0;
+	cie_kept.at = at;
+	for (size_t i = 0; i < n; i++)
+		((uint8_t *)cie_kept.bytes)[i] = ((const uint8_t *)at)[i];
+	cie_kept.ci = *ci;
+	cie_kept.initial = *initial;
+	cie_kept.len = n;
+}
+
 /* The row of the FDE at fde for pc, into *r; false if not known. */
 static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 		   struct row *r, bool *signal)
@@ -442,8 +501,11 @@ static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 	uint32_t id = (uint32_t)get(&c, 4);
 	uintptr_t cie_at = (uintptr_t)idp - id;
 	struct cie ci;
-	if (c.bad || id == 0 || cie_at < lo || cie_at >= hi ||
-	    !parse_cie((const uint8_t *)cie_at, end, &ci))
+	struct row initial;
+	if (c.bad || id == 0 || cie_at < lo || cie_at >= hi)
+		return false;
+	bool kept = cie_known(cie_at, hi, &ci, &initial);
+	if (!kept && !parse_cie((const uint8_t *)cie_at, end, &ci))
 		return false;
 	uintptr_t begin = read_ptr(&c, ci.fde_enc, 0);
 	uintptr_t range = read_ptr(&c, ci.fde_enc & 0x0f, 0);
@@ -455,12 +517,19 @@ static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 			return false;
 		c.p += n;
 	}
-	*r = (struct row){ .cfa_reg = REG_RSP, .cfa_off = 8 };
-	if (!run(ci.insns, &ci, begin, pc, r, NULL))
-		return false;
-	struct row initial = *r;
+	if (!kept) {
+		bool moved = false;
+		*r = (struct row){ .cfa_reg = REG_RSP, .cfa_off = 8 };
+		if (!run(ci.insns, &ci, begin, pc, r, NULL, &moved))
+			return false;
+		initial = *r;
+		if (!moved)
+			cie_keep(cie_at, &ci, &initial);
+	}
+	*r = initial;
 	*signal = ci.signal;
-	return run(c, &ci, begin, pc, r, &initial);
+	bool moved = false;
+	return run(c, &ci, begin, pc, r, &initial, &moved);
 }
 
 void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)

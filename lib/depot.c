@@ -144,8 +144,8 @@ static uint32_t units_of(size_t n)
  * the ids) mapped, and its first end elements counted as resident, a
  * chunk at a time (*counted: bytes of the last segment counted); false
  * when it cannot be mapped.  Under the lock. */
-static bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_t elem,
-		      size_t *counted)
+static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, uint32_t end,
+					       size_t elem, size_t *counted)
 {
 	size_t size = (size_t)(seg_end(k) - seg_base(k)) * elem;
 	if (!atomic_load_explicit(seg, memory_order_relaxed)) {
@@ -173,6 +173,18 @@ static bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_t elem,
 		*counted += chunk;
 	}
 	return true;
+}
+
+/* seg_grow's test, inline: nearly every stack stored fits the pages
+ * counted already (a call and its frame were ~40 instructions of each
+ * stack a short process stores, twice: the arena's and the ids'). */
+static inline bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_t elem,
+			     size_t *counted)
+{
+	if (likely(atomic_load_explicit(seg, memory_order_relaxed) != NULL &&
+		   *counted >= (size_t)(end - seg_base(k)) * elem))
+		return true;
+	return seg_grow(seg, k, end, elem, counted);
 }
 
 /* Room for units more units in the arena: their first unit, or 0.  Under
@@ -282,7 +294,7 @@ static void idx_put(struct walked_index *t, uint64_t key, uint64_t val)
 /* The index with room for one slot more, doubled if it was half full;
  * NULL where it has none (a larger table cannot be mapped).  Under the
  * lock. */
-static struct walked_index *idx_room(void)
+static __attribute__((noinline)) struct walked_index *idx_grow(void)
 {
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
 	if (!t || (t->used + 1 > ((size_t)1 << t->bits) / 2 && t->bits < IDX_MAX_BITS)) {
@@ -302,6 +314,15 @@ static struct walked_index *idx_room(void)
 		}
 	}
 	return t && t->used + 1 < ((size_t)1 << t->bits) / 4 * 3 ? t : NULL;
+}
+
+/* idx_grow's test, inline: a table below half full has room. */
+static inline struct walked_index *idx_room(void)
+{
+	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
+	if (likely(t != NULL && t->used + 1 <= ((size_t)1 << t->bits) / 2))
+		return t;
+	return idx_grow();
 }
 
 /* The stored stack of the n frames f, whose index key is key, in table
@@ -460,13 +481,23 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 
 /* Looked up by its frames, without the lock, then again under it, in the
  * newest table: a lookup that raced the table's growth may have missed
- * the stack.  A new stack's lookup reads only the slots of its probe. */
-uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
+ * the stack.  A new stack's lookup reads only the slots of its probe.
+ * absent: the caller has just found no slot of h (mc_depot_known), so
+ * the first lookup is not made.  A new stack is marked walked under
+ * wkey (0: not marked) as mc_depot_set_walked marks it, under the same
+ * lock: its own slot put with the mark, or a slot of wkey's besides
+ * (the mark on a stack stored the moment before was a second lock and
+ * a second probe of the index, ~90 instructions of each new stack);
+ * *fresh says it was. */
+static uint32_t intern(uint64_t h, const uintptr_t *f, int n, bool absent, uint64_t wkey,
+		       int walked, bool *fresh)
 {
+	*fresh = false;
 	if (n <= 0)
 		return 0;
 	uint64_t key = idx_key(h);
-	uint32_t id = lookup(atomic_load_explicit(&windex, memory_order_acquire), key, f, n);
+	uint32_t id = absent ? 0 : lookup(atomic_load_explicit(&windex, memory_order_acquire),
+					  key, f, n);
 	if (id)
 		return id;
 	mc_depot_lock();
@@ -484,7 +515,12 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
 			 * that finds the slot finds the entry */
 			__atomic_store_n(&mc_site_of(id)->unit, unit, __ATOMIC_RELEASE);
 			atomic_store_explicit(&nids, id + 1, memory_order_release);
-			idx_put(t, key, idx_val(id, 0));
+			if (wkey)
+				atomic_store_explicit(&key_of(id), wkey, memory_order_release);
+			idx_put(t, key, idx_val(id, wkey == key ? walked : 0));
+			if (wkey && wkey != key && (t = idx_room()) != NULL)
+				idx_put(t, wkey, idx_val(id, walked));
+			*fresh = true;
 		}
 	}
 	bool say = !id && !said_full;
@@ -493,6 +529,24 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
 	if (say)
 		mc_log("the stack depot is full or cannot be mapped: stacks stored from now "
 		       "on are empty");
+	return id;
+}
+
+uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
+{
+	bool fresh;
+	return intern(h, f, n, false, 0, 0, &fresh);
+}
+
+uint32_t mc_depot_intern_walked(uint64_t h, const uintptr_t *f, int n, bool absent,
+				uint64_t wkey, int walked, uint32_t after)
+{
+	bool fresh;
+	uint32_t id = intern(h, f, n, absent, wkey, walked, &fresh);
+	if (!fresh)
+		mc_depot_set_walked(id, wkey, walked, after);
+	else if (after && wkey)
+		then_put(then_of(after), then_entry(id, walked, wkey), THEN - 1);
 	return id;
 }
 

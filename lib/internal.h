@@ -690,6 +690,11 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
  * the id of key h and its mark in *walked, 0 if not indexed. */
 void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after);
 uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked);
+/* mc_depot_intern, then mc_depot_set_walked(id, wkey, walked, after), a
+ * new stack marked as it is stored; absent: mc_depot_known(h) has just
+ * found no stack of key h (the first lookup by frames is not made). */
+uint32_t mc_depot_intern_walked(uint64_t h, const uintptr_t *f, int n, bool absent,
+				uint64_t wkey, int walked, uint32_t after);
 /* Frames of an interned stack: returns the depth, *frames points into
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);

@@ -732,7 +732,8 @@ static inline const struct slot *capture_cache_find(uint64_t h)
  * the stack so: capture_more walks exactly. */
 #define WALKED_FP 1
 #define WALKED_RUN 2
-static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end_bp)
+static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end_bp,
+				     bool *absent)
 {
 	uint64_t key = h;
 	int want = WALKED_FP, walked;
@@ -743,6 +744,7 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
 		gen = last_run.gen;
 	}
 	uint32_t id = mc_depot_known(key, me.prev, &walked);
+	*absent = !id && key == h && h; /* no stack of key h: see capture_more */
 	if (!id || walked != want)
 		return 0;
 	me.prev = id;
@@ -775,9 +777,11 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	/* A stack the cache marks GEN_EXACT was never indexed under walk_fp's
 	 * hash (capture_known's keys): its first function without a frame
 	 * pointer comes before walk_fp's last frame, and the rules are the
-	 * return addresses' */
+	 * return addresses'.  Where capture_known finds no stack of key h,
+	 * the depot's first lookup of the frames below is not made. */
+	bool absent = false;
 	if (!c || c->gen != GEN_EXACT) {
-		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp);
+		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent);
 		if (known)
 			return known;
 	}
@@ -829,12 +833,12 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		}
 		int m = k + 1;
 		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
-			uint32_t id = mc_depot_intern(h, frames, m);
+			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, absent, h,
+								      WALKED_FP, me.prev)
+					     : mc_depot_intern(h, frames, m);
 			capture_cache_put(h, id, GEN_FP);
-			if (s == 0) {
-				mc_depot_set_walked(id, h, WALKED_FP, me.prev);
+			if (s == 0)
 				me.prev = id;
-			}
 			return id;
 		}
 		/* the CFI steps from the segment's first function without a
@@ -845,12 +849,14 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		int more = capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val,
 					     &gen);
 		if (!more) {
-			uint32_t id = mc_depot_intern(hj, frames, m);
+			bool run = s == 0 && stopped && gen; /* last_run is that run */
+			uint32_t id = run ? mc_depot_intern_walked(hj, frames, m, false,
+								   h ^ last_run.key, WALKED_RUN,
+								   me.prev)
+					  : mc_depot_intern(hj, frames, m);
 			capture_cache_put(h, id, stopped && gen ? gen : GEN_EXACT);
-			if (s == 0 && stopped && gen) { /* last_run is that run */
-				mc_depot_set_walked(id, h ^ last_run.key, WALKED_RUN, me.prev);
+			if (run)
 				me.prev = id;
-			}
 			return id;
 		}
 		if (!c || c->gen != GEN_EXACT)

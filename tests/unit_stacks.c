@@ -683,9 +683,18 @@ START_TEST(cfi_rule_from_a_made_table)
 			      "pc start+%#lx: kind %d cfa %d rbp %d", (unsigned long)want[i].pc,
 			      r.kind, r.cfa_off, r.rbp_off);
 	}
+	/* another CIE at the same address (code loaded where dlclose'd code
+	 * was): its rule, not the one cfi.c kept for the bytes there before */
+	struct mc_cfi_rule r;
+	t[32 + 19] = 24; /* def_cfa rsp + 24 */
+	mc_cfi_rule_in(start + 10 + 1, t, hdr, hdr + sizeof t, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_SP);
+	ck_assert_int_eq(r.cfa_off, 24);
+	t[32 + 19] = 8;
+	mc_cfi_rule_in(start + 10 + 1, t, hdr, hdr + sizeof t, &r);
+	ck_assert_int_eq(r.cfa_off, 8);
 	/* a table cut short of the FDE's last instructions: the rows before
 	 * them still read, none past the end */
-	struct mc_cfi_rule r;
 	mc_cfi_rule_in(start + 300 + 1, t, hdr, hdr + 93, &r);
 	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN); /* the FDE's length passes the end */
 }
@@ -763,6 +772,58 @@ START_TEST(depot_then_keeps_three)
 }
 END_TEST
 
+/* mc_depot_intern_walked: a new stack marked as it is stored, under
+ * its own hash (WALKED_FP's case) or another key (a run's), and after a
+ * stack P; the same call for a stack stored before marks it as
+ * mc_depot_set_walked does; absent (the first lookup skipped) still
+ * finds a stored stack by the locked one.  Each as the two calls did:
+ * the id stored once, its mark, its key, P's then. */
+START_TEST(depot_intern_walked_marks)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	uintptr_t p[2] = { 0x9000, 0x9100 }, a[3] = { 0x9200, 0x9300, 0x9400 },
+		  b[2] = { 0x9500, 0x9600 }, c[2] = { 0x9700, 0x9800 };
+	uint32_t ip = mc_stack_intern(p, 2);
+	uint64_t ha = 0x3141592653589793ull, kb = 0x2718281828459045ull, hb = 0x1618033988749895ull;
+	int walked = 0;
+	ck_assert_uint_eq(mc_depot_known(ha, 0, &walked), 0);
+	uint32_t ia = mc_depot_intern_walked(ha, a, 3, true, ha, 1, ip);
+	ck_assert_uint_ne(ia, 0);
+	ck_assert_uint_eq(mc_depot_known(ha, 0, &walked), ia);
+	ck_assert_int_eq(walked, 1);
+	ck_assert_uint_eq(mc_depot_id_of(ia)->own[0], ha);
+	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->own[1] & MC_STACK_ID_MAX, ia);
+	ck_assert_uint_eq(mc_depot_intern(ha, a, 3), ia);
+	/* stored already: marked, not stored again, absent or not */
+	ck_assert_uint_eq(mc_depot_intern_walked(ha, a, 3, true, ha, 1, 0), ia);
+	ck_assert_uint_eq(mc_depot_intern_walked(ha, a, 3, false, ha, 1, 0), ia);
+	/* another key: a slot of its own besides the stack's */
+	uint32_t ib = mc_depot_intern_walked(hb, b, 2, false, kb, 2, ip);
+	ck_assert_uint_eq(mc_depot_known(kb, 0, &walked), ib);
+	ck_assert_int_eq(walked, 2);
+	ck_assert_uint_eq(mc_depot_known(hb, 0, &walked), ib);
+	ck_assert_int_eq(walked, 0);
+	ck_assert_uint_eq(mc_depot_known(kb, ip, &walked), ib);
+	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->own[1] & MC_STACK_ID_MAX, ib);
+	/* a stack stored unmarked, then marked by the call */
+	uint64_t hc = 0x5772156649015328ull;
+	uint32_t ic = mc_depot_intern(hc, c, 2);
+	ck_assert_uint_eq(mc_depot_known(hc, 0, &walked), ic);
+	ck_assert_int_eq(walked, 0);
+	ck_assert_uint_eq(mc_depot_intern_walked(hc, c, 2, false, hc, 1, 0), ic);
+	ck_assert_uint_eq(mc_depot_known(hc, 0, &walked), ic);
+	ck_assert_int_eq(walked, 1);
+	/* no key: stored, not marked */
+	uintptr_t d[1] = { 0x9900 };
+	uint32_t id = mc_depot_intern_walked(0x4669201609102990ull, d, 1, false, 0, 1, ip);
+	ck_assert_uint_ne(id, 0);
+	ck_assert_uint_eq(mc_depot_known(0x4669201609102990ull, 0, &walked), id);
+	ck_assert_int_eq(walked, 0);
+	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->own[1] & MC_STACK_ID_MAX, ib);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
@@ -774,6 +835,7 @@ int main(void)
 	tcase_add_test(tc, fp_cache_conflicts);
 	tcase_add_test(tc, fp_then_follows_any_order);
 	tcase_add_test(tc, depot_then_keeps_three);
+	tcase_add_test(tc, depot_intern_walked_marks);
 	tcase_add_test(tc, fp_paths_alike_but_deep);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
