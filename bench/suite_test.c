@@ -27,7 +27,10 @@ struct node {
 	unsigned key;
 };
 
-static char *kept[3];   /* still reachable at exit */
+/* Still reachable at exit.  volatile: the array is written and never
+ * read, so the compiler dropped the stores and the blocks were lost
+ * (valgrind agreed: 96 bytes definitely lost), not kept. */
+static char *volatile kept[3];
 static void *volatile lost;
 
 static struct node *insert(struct node *t, unsigned key)
