@@ -109,9 +109,10 @@ fi
 mode count "counting (TRACK=0)"                1 1 "MEMCHECK_TRACK=0"     "" all
 mode track "tracking, no stacks (DEPTH=0)"     1 1 "MEMCHECK_STACK_DEPTH=0" "" all
 mode fp    "tracking + stacks, fp (default)"   1 1 "MEMCHECK_UNWINDER=fp" "" all
-# The default keeps each stack's live bytes and blocks for the peak
-# snapshot (snapshot.c): the same without, and with a timeline besides.
-mode nosite "the same, no peak sites (PEAK_SITES=0)" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_PEAK_SITES=0" "" all
+# Each stack's live bytes and blocks for the peak snapshot (snapshot.c)
+# are kept only where a report can show them (a JSON report, the full
+# text, a budget): the same with a JSON report, and with a timeline.
+mode site "the same, with a JSON report (peak sites kept)" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_REPORT=/dev/null" "" all
 mode tline "the same, timeline (TIMELINE=512)"  1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_TIMELINE=512" "" glibc
 # Test suites allocate 10-20 frames down (runner, test, code under test):
 # the loop run 16 calls deeper, so the fp walk and the stack hash see
@@ -147,7 +148,7 @@ if [ -x "$TREE_BIN" ]; then
 	mode pbare  "tree: bare"                       0 $DIV_TREE "" "" glibc
 	mode ptrack "tree: tracking, no stacks (DEPTH=0)" 1 $DIV_TREE "MEMCHECK_STACK_DEPTH=0" "" glibc
 	mode pfp    "tree: tracking + stacks (defaults)" 1 $DIV_TREE "" "" glibc
-	mode pnosite "tree: the same, no peak sites"   1 $DIV_TREE "MEMCHECK_PEAK_SITES=0" "" glibc
+	mode psite "tree: the same, with a JSON report" 1 $DIV_TREE "MEMCHECK_REPORT=/dev/null" "" glibc
 	[ -n "$OTHER" ] && mode ofptree "other: tree: tracking + stacks" 3 $DIV_TREE "" "" glibc
 	[ -x "$TREE_LSAN_BIN" ] && mode plsan "tree: LeakSanitizer" 0 $DIV_TREE "" "" glibc
 fi
@@ -171,7 +172,7 @@ if [ "$THREADS" -gt 1 ] 2>/dev/null; then
 	mode tbare  "$THREADS threads: bare"                0 1 "" "--threads $THREADS" all
 	mode tcount "$THREADS threads: counting (TRACK=0)"  1 1 "MEMCHECK_TRACK=0" "--threads $THREADS" all
 	mode tfp    "$THREADS threads: tracking + stacks, fp" 1 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
-	mode tnosite "$THREADS threads: the same, no peak sites" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_PEAK_SITES=0" "--threads $THREADS" all
+	mode tsite "$THREADS threads: the same, with a JSON report" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_REPORT=/dev/null" "--threads $THREADS" all
 	[ -n "$OTHER" ] && mode otfp "other: $THREADS threads: tracking + stacks" 3 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 fi
 
@@ -193,9 +194,9 @@ ref_of() {
 	lunw) echo barel$DIV_UNW ;;
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
-	tbare | tcount | tfp | tnosite | otfp) echo tbare ;;
+	tbare | tcount | tfp | tsite | otfp) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
-	pbare | ptrack | pfp | pnosite | ofptree | plsan) echo pbare ;;
+	pbare | ptrack | pfp | psite | ofptree | plsan) echo pbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
 	bare*) echo "$1" ;;
 	*) echo bare ;;
@@ -354,8 +355,8 @@ group_of() {
 	case $1 in
 	fbare | fcount | ffp | flsan) echo "malloc loop, every byte written" ;;
 	lbare | ltrack | lfp | barel* | lunw | olfp) echo "malloc loop, blocks from strndup (libc)" ;;
-	tbare | tcount | tfp | tnosite | otfp) echo "malloc loop, $THREADS threads" ;;
-	pbare | ptrack | pfp | pnosite | ofptree | plsan) echo "parser, deep stacks (tree_bench.c)" ;;
+	tbare | tcount | tfp | tsite | otfp) echo "malloc loop, $THREADS threads" ;;
+	pbare | ptrack | pfp | psite | ofptree | plsan) echo "parser, deep stacks (tree_bench.c)" ;;
 	*) echo "malloc loop" ;;
 	esac
 }
@@ -400,11 +401,11 @@ for a in "${ALLOCS[@]}"; do
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
 		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
 		ofptree) note="BENCH_OTHER's library; tree_bench.c, seconds x$div" ;;
-		pbare | ptrack | pfp | pnosite | plsan) note="tree_bench.c: $steps blocks, seconds x$div" ;;
+		pbare | ptrack | pfp | psite | plsan) note="tree_bench.c: $steps blocks, seconds x$div" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
-		nosite) note="the per-site counts of the peak snapshot off" ;;
+		site) note="the per-site counts of the peak snapshot kept (a report reads them)" ;;
 		tline) note="sampling live bytes, RSS, retained bytes" ;;
-		tbare | tcount | tfp | tnosite | otfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
+		tbare | tcount | tfp | tsite | otfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
 		esac
 		awk -v a="$a" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v d="$div" \
 			-v n="$steps" -v sp="$spread" -v note="$note" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
