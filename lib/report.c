@@ -144,6 +144,17 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 {
 	if (!n)
 		return false;
+	/* Without MEMCHECK_ALLOC_FN's names, whether frame 0 is an
+	 * allocation function is its code's verdict alone: a stack that
+	 * leaves the allocator in the program's code needs no symbols of
+	 * the module it came through (a C library's strdup would read the
+	 * library's symbol table, 70 pages, for a line no report shows) */
+	if ((!mc_opt.alloc_fn || !*mc_opt.alloc_fn) && !mc_allocfn_thin(f[0])) {
+		*pc = f[0];
+		*depth = 0;
+		*lead0 = true;
+		return true;
+	}
 	int lead = mc_allocfn_lead(f, n), at = 0;
 	*lead0 = lead == 0;
 	for (int i = 0; i < n; i++) {
@@ -176,16 +187,25 @@ struct peak_line {
 	uint32_t next;            /* the next line of its hash bucket, + 1 */
 };
 struct peak_lines {
-	struct peak_line *v;      /* every line, in the order first met */
+	struct peak_line *v;      /* the lines named, in the order named */
 	size_t n, cap;
 	uint32_t chosen[MC_PEAK_SITES_MAX], nchosen; /* the largest, largest first */
-	uint64_t other_lines, other_stacks, other_bytes, other_blocks;
+	uint64_t other_stacks, other_bytes, other_blocks;
 };
 
+/* The stacks of one key: one naming frame (a return address and which
+ * of its inlined frames), so one line, not yet named. */
+struct key_group {
+	uintptr_t pc;             /* 0: the stacks without frames */
+	int depth;
+	uint64_t bytes, blocks, stacks;
+	size_t top;               /* its largest stack, in all[] */
+	uintptr_t module;         /* its code segment's start (0: none) */
+};
 struct key_slot {
 	uintptr_t pc;             /* 0: empty */
 	int depth;
-	uint32_t line;
+	uint32_t group;           /* + 1; 0: none yet */
 	bool lead0;               /* (pc, 0) of a stack from pc with no
 				   * allocation function leading */
 };
@@ -197,7 +217,7 @@ static struct key_slot *key_slot(struct key_slot *keys, size_t nb, uintptr_t pc,
 	while (keys[i].pc && (keys[i].pc != pc || keys[i].depth != depth))
 		i = (i + 1) & (nb - 1);
 	if (!keys[i].pc)
-		keys[i] = (struct key_slot){ pc, depth, UINT32_MAX, false };
+		keys[i] = (struct key_slot){ pc, depth, 0, false };
 	return &keys[i];
 }
 
@@ -259,65 +279,10 @@ static void peak_lines_free(struct peak_lines *ls)
 	memset(ls, 0, sizeof *ls);
 }
 
-/* pk's lines into *ls (peak_lines_free after).  One pass over the
- * stacks: each finds its key (its naming frame's return address) in a
- * table, a key first met is named, once, and finds or makes its line. */
-static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
+/* ls's k largest lines into ls->chosen, largest first. */
+static void choose(struct peak_lines *ls, uint32_t k)
 {
-	memset(ls, 0, sizeof *ls);
-	size_t nb = 16;   /* two keys a stack at most: its first frame's and its own */
-	while (nb < 4 * pk->n)
-		nb *= 2;
-	size_t keys_len = nb * sizeof(struct key_slot), heads_len = nb * sizeof(uint32_t);
-	struct key_slot *keys = pk->n ? mc_map(keys_len + heads_len) : NULL;
-	uint32_t *heads = keys ? (uint32_t *)(keys + nb) : NULL;
-	size_t listed = 0;
-	uint64_t lbytes = 0, lblocks = 0;
-	uint32_t nokey = UINT32_MAX;    /* the line of stacks without one */
-	for (size_t s = 0; keys && s < pk->n; s++) {
-		const struct mc_peak_site *st = &pk->all[s];
-		/* frame 0, the call site, is always right: the rest is
-		 * checked (mc_stack_get_code) only where it may name the site */
-		const uintptr_t *f;
-		int nf = mc_stack_get(st->stack, &f);
-		uintptr_t pc = nf ? f[0] : 0;
-		int depth = 0;
-		bool found = nf > 0, lead0 = false;
-		uint32_t *line = &nokey;
-		if (found) {
-			/* most stacks: their first frame's key, seen before */
-			struct key_slot *k = key_slot(keys, nb, pc, 0);
-			if (!k->lead0 && (nf = mc_stack_get_code(st->stack, &f)) > 0 &&
-			    (found = site_key(f, nf, &pc, &depth, &lead0))) {
-				if (lead0)
-					k->lead0 = true;
-				else
-					k = key_slot(keys, nb, pc, depth);
-			}
-			line = &k->line;
-		}
-		if (*line == UINT32_MAX) {
-			struct mc_frame_info fi[MC_MAX_INLINE];
-			if (found)
-				mc_symbolize_frames(pc, fi, MC_MAX_INLINE);
-			size_t l = line_of(ls, heads, nb, found, &fi[found ? depth : 0]);
-			if (l == (size_t)-1)
-				break;
-			*line = (uint32_t)l;
-		}
-		struct peak_line *l = &ls->v[*line];
-		if (!l->stacks || st->bytes > pk->all[l->top].bytes ||
-		    (st->bytes == pk->all[l->top].bytes && st->blocks > pk->all[l->top].blocks))
-			l->top = s;
-		l->bytes += st->bytes;
-		l->blocks += st->blocks;
-		l->stacks++;
-		listed++;
-	}
-	if (keys)
-		mc_unmap(keys, keys_len + heads_len);
-	uint32_t k = mc_opt.peak_sites > MC_PEAK_SITES_MAX ? MC_PEAK_SITES_MAX
-		   : mc_opt.peak_sites > 0 ? (uint32_t)mc_opt.peak_sites : 0;
+	ls->nchosen = 0;
 	for (uint32_t i = 0; i < ls->n; i++) {
 		uint32_t at = ls->nchosen;
 		if (at == k) {
@@ -331,16 +296,152 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 			ls->chosen[at] = ls->chosen[at - 1];
 		ls->chosen[at] = i;
 	}
-	uint64_t cstacks = 0;
+}
+
+/* Stack s of pk into its key's group, made if new (none: the key of
+ * stacks without frames); false when memory runs out. */
+static bool group_stack(const struct mc_peak *pk, size_t s, struct key_slot *keys, size_t nb,
+			struct key_slot *none, struct key_group **g, size_t *ng, size_t *gcap)
+{
+	const struct mc_peak_site *st = &pk->all[s];
+	/* frame 0, the call site, is always right: the rest is checked
+	 * (mc_stack_get_code) only where it may name the site */
+	const uintptr_t *f;
+	int nf = mc_stack_get(st->stack, &f);
+	uintptr_t pc = nf ? f[0] : 0;
+	int depth = 0;
+	bool lead0 = false;
+	struct key_slot *k = none;    /* the stacks without frames' */
+	if (nf) {
+		/* most stacks: their first frame's key, seen before */
+		k = key_slot(keys, nb, pc, 0);
+		if (!k->lead0 && (nf = mc_stack_get_code(st->stack, &f)) > 0 &&
+		    site_key(f, nf, &pc, &depth, &lead0)) {
+			if (lead0)
+				k->lead0 = true;
+			else
+				k = key_slot(keys, nb, pc, depth);
+		}
+	}
+	if (!k->group) {
+		if (!mc_grow((void **)g, gcap, *ng, sizeof **g, 64))
+			return false;
+		(*g)[*ng] = (struct key_group){ .pc = k == none ? 0 : pc, .depth = depth, .top = s };
+		k->group = (uint32_t)++*ng;
+	}
+	struct key_group *gr = &(*g)[k->group - 1];
+	const struct mc_peak_site *top = &pk->all[gr->top];
+	if (st->bytes > top->bytes || (st->bytes == top->bytes && st->blocks > top->blocks))
+		gr->top = s;
+	gr->bytes += st->bytes;
+	gr->blocks += st->blocks;
+	gr->stacks++;
+	return true;
+}
+
+/* Group gr named, into its line. */
+static bool name_group(struct peak_lines *ls, uint32_t *heads, size_t nb,
+		       const struct mc_peak *pk, const struct key_group *gr)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	if (gr->pc)
+		mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE);
+	size_t l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0]);
+	if (l == (size_t)-1)
+		return false;
+	struct peak_line *line = &ls->v[l];
+	const struct mc_peak_site *a = &pk->all[gr->top], *b = &pk->all[line->top];
+	if (!line->stacks || a->bytes > b->bytes || (a->bytes == b->bytes && a->blocks > b->blocks))
+		line->top = gr->top;
+	line->bytes += gr->bytes;
+	line->blocks += gr->blocks;
+	line->stacks += gr->stacks;
+	return true;
+}
+
+/* pk's lines into *ls (peak_lines_free after).  The stacks grouped by
+ * key first (their naming frame's return address), in one pass, no
+ * names asked but where allocation functions lead.  Then named module
+ * by module (a line is of one object: its groups are of one code
+ * segment), the modules with the most bytes first, until the lines
+ * named hold the k largest: a line of a module not named has at most
+ * its module's bytes, so once the k-th line named has more than the
+ * next module, no line there can be among them.  A process's stacks
+ * that pass through the C library (stdio's buffer, the locale) then
+ * read no symbols of it unless one of its lines is listed. */
+static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
+{
+	memset(ls, 0, sizeof *ls);
+	size_t nb = 16;   /* two keys a stack at most: its first frame's and its own */
+	while (nb < 4 * pk->n)
+		nb *= 2;
+	size_t keys_len = nb * sizeof(struct key_slot), heads_len = nb * sizeof(uint32_t);
+	struct key_slot *keys = pk->n ? mc_map(keys_len + heads_len) : NULL;
+	uint32_t *heads = keys ? (uint32_t *)(keys + nb) : NULL;
+	struct key_group *g = NULL;
+	struct key_slot none = { 0 };
+	size_t ng = 0, gcap = 0;
+	bool whole = keys || !pk->n;
+	for (size_t s = 0; whole && s < pk->n; s++)
+		whole = group_stack(pk, s, keys, nb, &none, &g, &ng, &gcap);
+	/* each group's module; the modules' bytes, in place of the
+	 * keys (no longer needed): module start, bytes */
+	struct module {
+		uintptr_t lo;
+		uint64_t bytes;
+		bool named;
+	} *mods = (struct module *)keys;
+	size_t nmods = 0, most = keys_len / sizeof *mods;
+	uintptr_t lo = 0, hi = 0;
+	for (size_t i = 0; whole && i < ng; i++) {
+		uintptr_t pc = g[i].pc;
+		if (pc && !(pc - 1 >= lo && pc - 1 < hi) && !mc_code_segment(pc - 1, &lo, &hi))
+			lo = hi = 0;
+		g[i].module = pc && pc - 1 >= lo && pc - 1 < hi ? lo : 0;
+		size_t m = 0;
+		while (m < nmods && mods[m].lo != g[i].module)
+			m++;
+		if (m == nmods) {
+			if (nmods == most) {
+				whole = false;
+				break;
+			}
+			mods[nmods++] = (struct module){ g[i].module, 0, false };
+		}
+		mods[m].bytes += g[i].bytes;
+	}
+	uint32_t k = mc_opt.peak_sites > MC_PEAK_SITES_MAX ? MC_PEAK_SITES_MAX
+		   : mc_opt.peak_sites > 0 ? (uint32_t)mc_opt.peak_sites : 0;
+	for (;;) {
+		size_t next = nmods;
+		for (size_t m = 0; whole && m < nmods; m++)
+			if (!mods[m].named && (next == nmods || mods[m].bytes > mods[next].bytes))
+				next = m;
+		if (next == nmods)
+			break;
+		choose(ls, k);
+		if (ls->nchosen == k &&
+		    (!k || ls->v[ls->chosen[k - 1]].bytes > mods[next].bytes))
+			break;
+		mods[next].named = true;
+		for (size_t i = 0; whole && i < ng; i++)
+			if (g[i].module == mods[next].lo)
+				whole = name_group(ls, heads, nb, pk, &g[i]);
+	}
+	if (!whole) /* memory ran out: the lines named are listed, whole or not */
+		mc_log("out of memory choosing the peak's lines: some are not listed");
+	choose(ls, k);
+	if (g)
+		mc_unmap(g, gcap * sizeof *g);
+	if (keys)
+		mc_unmap(keys, keys_len + heads_len);
+	uint64_t lbytes = 0, lblocks = 0, lstacks = 0;
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		lbytes += ls->v[ls->chosen[c]].bytes;
 		lblocks += ls->v[ls->chosen[c]].blocks;
-		cstacks += ls->v[ls->chosen[c]].stacks;
+		lstacks += ls->v[ls->chosen[c]].stacks;
 	}
-	/* stacks memory ran out for (never listed, never named) count as a
-	 * line each */
-	ls->other_lines = ls->n - ls->nchosen + (pk->stacks - listed);
-	ls->other_stacks = pk->stacks - cstacks;
+	ls->other_stacks = pk->stacks - lstacks;
 	ls->other_bytes = pk->bytes - lbytes;
 	ls->other_blocks = pk->blocks - lblocks;
 }
@@ -363,9 +464,9 @@ static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk,
 			      mc_commas(l->blocks, c2),
 			      pk->bytes ? 100.0 * (double)l->bytes / (double)pk->bytes : 0.0);
 	}
-	if (ls->other_lines)
-		mc_buf_printf(b, "%s     %llu other sites: %s bytes in %s blocks\n", p,
-			      (unsigned long long)ls->other_lines, mc_commas(ls->other_bytes, c1),
+	if (ls->other_stacks)
+		mc_buf_printf(b, "%s     other sites, %llu stacks: %s bytes in %s blocks\n", p,
+			      (unsigned long long)ls->other_stacks, mc_commas(ls->other_bytes, c1),
 			      mc_commas(ls->other_blocks, c2));
 }
 
@@ -391,10 +492,9 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		json_stack(b, top->stack);
 		mc_buf_puts(b, "}");
 	}
-	mc_buf_printf(b, "],\"other\":{\"lines\":%llu,\"stacks\":%llu,\"bytes\":%llu,"
-		      "\"blocks\":%llu}}",
-		      (unsigned long long)ls->other_lines, (unsigned long long)ls->other_stacks,
-		      (unsigned long long)ls->other_bytes, (unsigned long long)ls->other_blocks);
+	mc_buf_printf(b, "],\"other\":{\"stacks\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
+		      (unsigned long long)ls->other_stacks, (unsigned long long)ls->other_bytes,
+		      (unsigned long long)ls->other_blocks);
 }
 
 /* Seconds as JSON without printf's %f, which follows the program's

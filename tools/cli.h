@@ -234,7 +234,8 @@ struct peak {
 	uint64_t bytes, blocks;   /* every live block's, at the peak */
 	struct site *sites;       /* the largest, largest first */
 	size_t n;
-	/* beyond sites[]: lines (an older report's stacks), their stacks */
+	/* beyond sites[]: an older report's stacks (other_sites, 0 in a
+	 * newer one, whose rest is counted in stacks alone) */
 	uint64_t other_sites, other_stacks, other_bytes, other_blocks;
 };
 struct sample {

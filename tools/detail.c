@@ -91,8 +91,10 @@ static void read_peak(struct mc_jv rec, struct peak *pk)
 		}
 	}
 	if (mc_jv_get(p, "other", &other)) {
-		pk->other_sites = jv_u64(other, pk->by_stack ? "sites" : "lines");
-		pk->other_stacks = pk->by_stack ? pk->other_sites : jv_u64(other, "stacks");
+		/* how many lines the rest holds is not known (naming them
+		 * all would cost what listing them does): its stacks are */
+		pk->other_sites = pk->by_stack ? jv_u64(other, "sites") : 0;
+		pk->other_stacks = jv_u64(other, pk->by_stack ? "sites" : "stacks");
 		pk->other_bytes = jv_u64(other, "bytes");
 		pk->other_blocks = jv_u64(other, "blocks");
 	}

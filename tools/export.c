@@ -70,9 +70,14 @@ void export_folded(FILE *f, const struct rec *r, const struct detail *d)
 	}
 	if (d->peak.other_bytes && d->peak.other_bytes != MEMCHECK_UNKNOWN) {
 		put_str(f, r->m.r.name, ";\n");
-		fprintf(f, " (%s);(%llu other sites) %llu\n", r->m.allocator,
-			(unsigned long long)d->peak.other_sites,
-			(unsigned long long)d->peak.other_bytes);
+		if (d->peak.by_stack)
+			fprintf(f, " (%s);(%llu other sites) %llu\n", r->m.allocator,
+				(unsigned long long)d->peak.other_sites,
+				(unsigned long long)d->peak.other_bytes);
+		else
+			fprintf(f, " (%s);(other sites, %llu stacks) %llu\n", r->m.allocator,
+				(unsigned long long)d->peak.other_stacks,
+				(unsigned long long)d->peak.other_bytes);
 	}
 }
 
@@ -185,7 +190,8 @@ static void massif_tree(FILE *f, const struct peak *pk)
 	if (rest > 0)
 		fprintf(f, " n0: %llu in %llu places, below MEMCHECK_PEAK_SITES or without a stack\n",
 			(unsigned long long)rest,
-			(unsigned long long)(pk->other_sites + (nostack > 0)));
+			(unsigned long long)((pk->by_stack ? pk->other_sites : pk->other_stacks) +
+					     (nostack > 0)));
 	free(v);
 }
 

@@ -314,6 +314,14 @@ static void print_peak_sites(FILE *f, const struct rec *r)
 		if (more || d.peak.other_sites)
 			fprintf(f, "        (%llu more sites; memcheck report --html shows them)\n",
 				(unsigned long long)(more + d.peak.other_sites));
+		if (!d.peak.by_stack && d.peak.other_stacks && d.peak.other_stacks != MEMCHECK_UNKNOWN &&
+		    d.peak.other_bytes != MEMCHECK_UNKNOWN) {
+			char *b = fmt_bytes(d.peak.other_bytes), *n = fmt_count(d.peak.other_blocks);
+			fprintf(f, "        (other sites, %llu stacks: %s in %s blocks)\n",
+				(unsigned long long)d.peak.other_stacks, b, n);
+			free(b);
+			free(n);
+		}
 		if (d.peak.by_stack && d.peak.n)
 			fputs("        (an older memcheck's report: a line sums only its stacks "
 			      "among the largest)\n", f);
