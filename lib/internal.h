@@ -799,23 +799,30 @@ static inline void mc_snap_bump(void)
 	atomic_store_explicit(&mc_snap_gen, g + 1, memory_order_relaxed);
 }
 
-/* A region's snapshot at its peak of live bytes: the largest sites
- * (MEMCHECK_PEAK_SITES), the rest summed.  Every live block of the
- * process counts, the region's own and older ones: it is the heap as it
- * was at that moment. */
+/* A region's snapshot at its peak of live bytes: the live bytes and
+ * blocks of every stack that had any at that moment, in the depot's
+ * order.  Every live block of the process counts, the region's own and
+ * older ones: it is the heap as it was at that moment.  Which of them
+ * a report lists is the report's choice (report.c: the
+ * MEMCHECK_PEAK_SITES largest lines, each with all of its stacks), as
+ * naming a stack's line takes symbols, and a snapshot is taken where
+ * no report may follow (a covered region, a budget kept). */
 #define MC_PEAK_SITES_MAX 100
 struct mc_peak_site {
-	uint32_t stack;
-	uint64_t bytes, blocks;
+	uint32_t stack, blocks;
+	uint64_t bytes;
 };
 struct mc_peak {
 	uint8_t state;           /* snapshot.c's */
 	uint32_t mark;           /* mc_snap_gen when the region last became
 				  * the innermost */
 	uint64_t bytes, blocks;  /* every site's, at the snapshot */
-	uint64_t other_sites, other_bytes, other_blocks; /* beyond top[] */
-	uint32_t n;
-	struct mc_peak_site top[MC_PEAK_SITES_MAX];  /* largest first */
+	size_t stacks;           /* the stacks with live blocks */
+	size_t n, cap;           /* all[]'s stacks (fewer than stacks when
+				  * memory ran out), its room */
+	/* mmap'd (mc_grow), kept with the region's slot for its next
+	 * region: a slot's snapshots reuse it */
+	struct mc_peak_site *all;
 };
 /* Region life (region.c, region lock held): a region begins (innermost);
  * another begins inside it (cover), ends inside it (uncover: raised when

@@ -109,29 +109,7 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 	mc_buf_puts(b, "]");
 }
 
-/* The frame a site is named by: the first of its stack past the
- * allocation functions (allocfn.c), inlined frames counted one by one;
- * the last when every frame is one.  Returns false without a stack. */
-static bool site_frame(uint32_t id, struct mc_frame_info *out)
-{
-	const uintptr_t *f;
-	int n = mc_stack_get_code(id, &f);
-	if (!n)
-		return false;
-	int lead = mc_allocfn_lead(f, n), at = 0;
-	for (int i = 0; i < n; i++) {
-		struct mc_frame_info fi[MC_MAX_INLINE];
-		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++, at++)
-			if (at >= lead || (i == n - 1 && j == k - 1)) {
-				*out = fi[j];
-				return true;
-			}
-	}
-	return false;
-}
-
-/* "file.c:42 (fn)" for a site named by fi (site_frame's, when found),
+/* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found),
  * or "(no stack recorded)". */
 static void site_name(struct mc_buf *b, bool found, const struct mc_frame_info *fi)
 {
@@ -152,77 +130,371 @@ static bool same_site(bool fa, const struct mc_frame_info *a, bool fb, const str
 	       !strcmp(a->function, b->function) && !strcmp(a->object, b->object);
 }
 
-/* Where the memory was at the peak, site by site, file:line first. */
-static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk)
+/* The frame a site is named by: the first of its stack past the
+ * allocation functions (allocfn.c), inlined frames counted one by one;
+ * the last when every frame is one.  Found without naming it: its
+ * return address and which of its inlined frames (*depth, 0 the
+ * innermost).  Names are asked only where allocation functions lead
+ * (their inlined frames must be counted); the stacks of one line then
+ * share a key, and a line is named once for all of them.  *lead0: no
+ * allocation function leads, which depends on f[0] alone (its first
+ * inlined frame's verdict): every stack from f[0] is then keyed
+ * (f[0], 0) without asking again.  false without a stack (n = 0). */
+static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool *lead0)
+{
+	if (!n)
+		return false;
+	/* Without MEMCHECK_ALLOC_FN's names, whether frame 0 is an
+	 * allocation function is its code's verdict alone: a stack that
+	 * leaves the allocator in the program's code needs no symbols of
+	 * the module it came through (a C library's strdup would read the
+	 * library's symbol table, 70 pages, for a line no report shows) */
+	if ((!mc_opt.alloc_fn || !*mc_opt.alloc_fn) && !mc_allocfn_thin(f[0])) {
+		*pc = f[0];
+		*depth = 0;
+		*lead0 = true;
+		return true;
+	}
+	int lead = mc_allocfn_lead(f, n), at = 0;
+	*lead0 = lead == 0;
+	for (int i = 0; i < n; i++) {
+		struct mc_frame_info fi[MC_MAX_INLINE];
+		int k = lead ? mc_symbolize_frames(f[i], fi, MC_MAX_INLINE) : 1;
+		if (at + k > lead || i == n - 1) {
+			*pc = f[i];
+			*depth = at + k > lead ? lead - at : k - 1;
+			return true;
+		}
+		at += k;
+	}
+	return false;
+}
+
+/* The peak's lines: its stacks grouped by the line that names them
+ * (site_key's frame: stacks that differ only below it, a recursive caller's
+ * depths, are one line), the MEMCHECK_PEAK_SITES largest with all of
+ * their stacks' bytes and blocks, the rest summed.  Chosen by line, not
+ * by stack: a line many stacks reach (a parser's leaf) would otherwise
+ * count only its stacks among the largest, and a smaller line could
+ * show above it. */
+struct peak_line {
+	struct mc_frame_info fi;  /* what names it, when found */
+	bool found;
+	uint64_t bytes, blocks;
+	uint64_t stacks;
+	size_t top;               /* its largest stack, in the snapshot's all[] */
+	uint64_t hash;
+	uint32_t next;            /* the next line of its hash bucket, + 1 */
+};
+struct peak_lines {
+	struct peak_line *v;      /* the lines named, in the order named */
+	size_t n, cap;
+	uint32_t chosen[MC_PEAK_SITES_MAX], nchosen; /* the largest, largest first */
+	uint64_t other_stacks, other_bytes, other_blocks;
+};
+
+/* The stacks of one key: one naming frame (a return address and which
+ * of its inlined frames), so one line, not yet named. */
+struct key_group {
+	uintptr_t pc;             /* 0: the stacks without frames */
+	int depth;
+	uint64_t bytes, blocks, stacks;
+	size_t top;               /* its largest stack, in all[] */
+	uintptr_t module;         /* its code segment's start (0: none) */
+};
+struct key_slot {
+	uintptr_t pc;             /* 0: empty */
+	int depth;
+	uint32_t group;           /* + 1; 0: none yet */
+	bool lead0;               /* (pc, 0) of a stack from pc with no
+				   * allocation function leading */
+};
+
+/* The slot of (pc, depth) in keys' nb (a power of two), made if new. */
+static struct key_slot *key_slot(struct key_slot *keys, size_t nb, uintptr_t pc, int depth)
+{
+	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20 ^ (uint64_t)depth) & (nb - 1);
+	while (keys[i].pc && (keys[i].pc != pc || keys[i].depth != depth))
+		i = (i + 1) & (nb - 1);
+	if (!keys[i].pc)
+		keys[i] = (struct key_slot){ pc, depth, 0, false };
+	return &keys[i];
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t site_hash(bool found, const struct mc_frame_info *fi)
+{
+	if (!found)
+		return 1;
+	uint64_t h = hash_str(0xcbf29ce484222325ull, fi->file);
+	h = hash_str(h, fi->function);
+	h = hash_str(h, fi->object);
+	return (h ^ (uint64_t)(unsigned)fi->line) * 0x100000001b3ull;
+}
+
+/* The line named (found, fi) among ls's, made if new; (size_t)-1 when
+ * memory runs out.  buckets: nb (a power of two) heads, line index + 1. */
+static size_t line_of(struct peak_lines *ls, uint32_t *buckets, size_t nb, bool found,
+		      const struct mc_frame_info *fi)
+{
+	uint64_t h = site_hash(found, fi);
+	for (uint32_t i = buckets[h & (nb - 1)]; i; i = ls->v[i - 1].next)
+		if (ls->v[i - 1].hash == h &&
+		    same_site(ls->v[i - 1].found, &ls->v[i - 1].fi, found, fi))
+			return i - 1;
+	if (!mc_grow((void **)&ls->v, &ls->cap, ls->n, sizeof *ls->v, 16))
+		return (size_t)-1;
+	struct peak_line *l = &ls->v[ls->n];
+	memset(l, 0, sizeof *l);
+	l->found = found;
+	if (found)
+		l->fi = *fi;
+	l->hash = h;
+	l->next = buckets[h & (nb - 1)];
+	buckets[h & (nb - 1)] = (uint32_t)++ls->n;
+	return ls->n - 1;
+}
+
+/* Does line a go before line b (more bytes, then more blocks, then the
+ * one met first)? */
+static bool line_before(const struct peak_line *v, uint32_t a, uint32_t b)
+{
+	if (v[a].bytes != v[b].bytes)
+		return v[a].bytes > v[b].bytes;
+	if (v[a].blocks != v[b].blocks)
+		return v[a].blocks > v[b].blocks;
+	return a < b;
+}
+
+static void peak_lines_free(struct peak_lines *ls)
+{
+	if (ls->v)
+		mc_unmap(ls->v, ls->cap * sizeof *ls->v);
+	memset(ls, 0, sizeof *ls);
+}
+
+/* ls's k largest lines into ls->chosen, largest first. */
+static void choose(struct peak_lines *ls, uint32_t k)
+{
+	ls->nchosen = 0;
+	for (uint32_t i = 0; i < ls->n; i++) {
+		uint32_t at = ls->nchosen;
+		if (at == k) {
+			if (!k || !line_before(ls->v, i, ls->chosen[k - 1]))
+				continue;
+			at--;
+		} else {
+			ls->nchosen++;
+		}
+		for (; at > 0 && line_before(ls->v, i, ls->chosen[at - 1]); at--)
+			ls->chosen[at] = ls->chosen[at - 1];
+		ls->chosen[at] = i;
+	}
+}
+
+/* Stack s of pk into its key's group, made if new (none: the key of
+ * stacks without frames); false when memory runs out. */
+static bool group_stack(const struct mc_peak *pk, size_t s, struct key_slot *keys, size_t nb,
+			struct key_slot *none, struct key_group **g, size_t *ng, size_t *gcap)
+{
+	const struct mc_peak_site *st = &pk->all[s];
+	/* frame 0, the call site, is always right: the rest is checked
+	 * (mc_stack_get_code) only where it may name the site */
+	const uintptr_t *f;
+	int nf = mc_stack_get(st->stack, &f);
+	uintptr_t pc = nf ? f[0] : 0;
+	int depth = 0;
+	bool lead0 = false;
+	struct key_slot *k = none;    /* the stacks without frames' */
+	if (nf) {
+		/* most stacks: their first frame's key, seen before */
+		k = key_slot(keys, nb, pc, 0);
+		if (!k->lead0 && (nf = mc_stack_get_code(st->stack, &f)) > 0 &&
+		    site_key(f, nf, &pc, &depth, &lead0)) {
+			if (lead0)
+				k->lead0 = true;
+			else
+				k = key_slot(keys, nb, pc, depth);
+		}
+	}
+	if (!k->group) {
+		if (!mc_grow((void **)g, gcap, *ng, sizeof **g, 64))
+			return false;
+		(*g)[*ng] = (struct key_group){ .pc = k == none ? 0 : pc, .depth = depth, .top = s };
+		k->group = (uint32_t)++*ng;
+	}
+	struct key_group *gr = &(*g)[k->group - 1];
+	const struct mc_peak_site *top = &pk->all[gr->top];
+	if (st->bytes > top->bytes || (st->bytes == top->bytes && st->blocks > top->blocks))
+		gr->top = s;
+	gr->bytes += st->bytes;
+	gr->blocks += st->blocks;
+	gr->stacks++;
+	return true;
+}
+
+/* Group gr named, into its line. */
+static bool name_group(struct peak_lines *ls, uint32_t *heads, size_t nb,
+		       const struct mc_peak *pk, const struct key_group *gr)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	if (gr->pc)
+		mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE);
+	size_t l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0]);
+	if (l == (size_t)-1)
+		return false;
+	struct peak_line *line = &ls->v[l];
+	const struct mc_peak_site *a = &pk->all[gr->top], *b = &pk->all[line->top];
+	if (!line->stacks || a->bytes > b->bytes || (a->bytes == b->bytes && a->blocks > b->blocks))
+		line->top = gr->top;
+	line->bytes += gr->bytes;
+	line->blocks += gr->blocks;
+	line->stacks += gr->stacks;
+	return true;
+}
+
+/* pk's lines into *ls (peak_lines_free after).  The stacks grouped by
+ * key first (their naming frame's return address), in one pass, no
+ * names asked but where allocation functions lead.  Then named module
+ * by module (a line is of one object: its groups are of one code
+ * segment), the modules with the most bytes first, until the lines
+ * named hold the k largest: a line of a module not named has at most
+ * its module's bytes, so once the k-th line named has more than the
+ * next module, no line there can be among them.  A process's stacks
+ * that pass through the C library (stdio's buffer, the locale) then
+ * read no symbols of it unless one of its lines is listed. */
+static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
+{
+	memset(ls, 0, sizeof *ls);
+	size_t nb = 16;   /* two keys a stack at most: its first frame's and its own */
+	while (nb < 4 * pk->n)
+		nb *= 2;
+	size_t keys_len = nb * sizeof(struct key_slot), heads_len = nb * sizeof(uint32_t);
+	struct key_slot *keys = pk->n ? mc_map(keys_len + heads_len) : NULL;
+	uint32_t *heads = keys ? (uint32_t *)(keys + nb) : NULL;
+	struct key_group *g = NULL;
+	struct key_slot none = { 0 };
+	size_t ng = 0, gcap = 0;
+	bool whole = keys || !pk->n;
+	for (size_t s = 0; whole && s < pk->n; s++)
+		whole = group_stack(pk, s, keys, nb, &none, &g, &ng, &gcap);
+	/* each group's module; the modules' bytes, in place of the
+	 * keys (no longer needed): module start, bytes */
+	struct module {
+		uintptr_t lo;
+		uint64_t bytes;
+		bool named;
+	} *mods = (struct module *)keys;
+	size_t nmods = 0, most = keys_len / sizeof *mods;
+	uintptr_t lo = 0, hi = 0;
+	for (size_t i = 0; whole && i < ng; i++) {
+		uintptr_t pc = g[i].pc;
+		if (pc && !(pc - 1 >= lo && pc - 1 < hi) && !mc_code_segment(pc - 1, &lo, &hi))
+			lo = hi = 0;
+		g[i].module = pc && pc - 1 >= lo && pc - 1 < hi ? lo : 0;
+		size_t m = 0;
+		while (m < nmods && mods[m].lo != g[i].module)
+			m++;
+		if (m == nmods) {
+			if (nmods == most) {
+				whole = false;
+				break;
+			}
+			mods[nmods++] = (struct module){ g[i].module, 0, false };
+		}
+		mods[m].bytes += g[i].bytes;
+	}
+	uint32_t k = mc_opt.peak_sites > MC_PEAK_SITES_MAX ? MC_PEAK_SITES_MAX
+		   : mc_opt.peak_sites > 0 ? (uint32_t)mc_opt.peak_sites : 0;
+	for (;;) {
+		size_t next = nmods;
+		for (size_t m = 0; whole && m < nmods; m++)
+			if (!mods[m].named && (next == nmods || mods[m].bytes > mods[next].bytes))
+				next = m;
+		if (next == nmods)
+			break;
+		choose(ls, k);
+		if (ls->nchosen == k &&
+		    (!k || ls->v[ls->chosen[k - 1]].bytes > mods[next].bytes))
+			break;
+		mods[next].named = true;
+		for (size_t i = 0; whole && i < ng; i++)
+			if (g[i].module == mods[next].lo)
+				whole = name_group(ls, heads, nb, pk, &g[i]);
+	}
+	if (!whole) /* memory ran out: the lines named are listed, whole or not */
+		mc_log("out of memory choosing the peak's lines: some are not listed");
+	choose(ls, k);
+	if (g)
+		mc_unmap(g, gcap * sizeof *g);
+	if (keys)
+		mc_unmap(keys, keys_len + heads_len);
+	uint64_t lbytes = 0, lblocks = 0, lstacks = 0;
+	for (uint32_t c = 0; c < ls->nchosen; c++) {
+		lbytes += ls->v[ls->chosen[c]].bytes;
+		lblocks += ls->v[ls->chosen[c]].blocks;
+		lstacks += ls->v[ls->chosen[c]].stacks;
+	}
+	ls->other_stacks = pk->stacks - lstacks;
+	ls->other_bytes = pk->bytes - lbytes;
+	ls->other_blocks = pk->blocks - lblocks;
+}
+
+/* Where the memory was at the peak, line by line, file:line first. */
+static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk,
+		      const struct peak_lines *ls)
 {
 	char c1[32], c2[32];
 	mc_buf_printf(b, "%s   at the peak of live bytes, %s bytes in %s blocks were live "
 		      "(the whole process's):\n", p, mc_commas(pk->bytes, c1),
 		      mc_commas(pk->blocks, c2));
-	/* The sites are the largest stacks; stacks that differ only below
-	 * the frame that names them (a recursive caller's depth) print as
-	 * one line with their sum and how many stacks it holds, the lines
-	 * largest first. */
-	struct line {
-		uint64_t bytes, blocks;
-		uint32_t first, stacks;
-	} line[MC_PEAK_SITES_MAX];
-	bool taken[MC_PEAK_SITES_MAX] = { false };
-	struct mc_frame_info a, o;
-	uint32_t lines = 0;
-	for (uint32_t i = 0; i < pk->n; i++) {
-		if (taken[i])
-			continue;
-		bool fa = site_frame(pk->top[i].stack, &a);
-		struct line l = { pk->top[i].bytes, pk->top[i].blocks, i, 1 };
-		for (uint32_t j = i + 1; j < pk->n; j++) {
-			if (taken[j] || !same_site(fa, &a, site_frame(pk->top[j].stack, &o), &o))
-				continue;
-			taken[j] = true;
-			l.bytes += pk->top[j].bytes;
-			l.blocks += pk->top[j].blocks;
-			l.stacks++;
-		}
-		uint32_t k = lines++;
-		for (; k > 0 && line[k - 1].bytes < l.bytes; k--)
-			line[k] = line[k - 1];
-		line[k] = l;
-	}
-	for (uint32_t k = 0; k < lines; k++) {
-		const struct line *l = &line[k];
-		bool fa = site_frame(pk->top[l->first].stack, &a);
+	for (uint32_t c = 0; c < ls->nchosen; c++) {
+		const struct peak_line *l = &ls->v[ls->chosen[c]];
 		mc_buf_printf(b, "%s     ", p);
-		site_name(b, fa, &a);
+		site_name(b, l->found, &l->fi);
 		if (l->stacks > 1)
-			mc_buf_printf(b, ", %u stacks", l->stacks);
+			mc_buf_printf(b, ", %llu stacks", (unsigned long long)l->stacks);
 		mc_buf_printf(b, ": %s bytes in %s blocks (%.1f%%)\n", mc_commas(l->bytes, c1),
 			      mc_commas(l->blocks, c2),
 			      pk->bytes ? 100.0 * (double)l->bytes / (double)pk->bytes : 0.0);
 	}
-	if (pk->other_sites)
-		mc_buf_printf(b, "%s     %llu other sites: %s bytes in %s blocks\n", p,
-			      (unsigned long long)pk->other_sites, mc_commas(pk->other_bytes, c1),
-			      mc_commas(pk->other_blocks, c2));
+	if (ls->other_stacks)
+		mc_buf_printf(b, "%s     other sites, %llu stacks: %s bytes in %s blocks\n", p,
+			      (unsigned long long)ls->other_stacks, mc_commas(ls->other_bytes, c1),
+			      mc_commas(ls->other_blocks, c2));
 }
 
-static void json_peak(struct mc_buf *b, const struct mc_peak *pk)
+/* memcheck-report(5): a line each, with all of its bytes and blocks,
+ * how many stacks they are, and its largest stack with that stack's
+ * own figures. */
+static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct peak_lines *ls)
 {
 	if (!pk) {
 		mc_buf_puts(b, ",\"peak_snapshot\":null");
 		return;
 	}
-	mc_buf_printf(b, ",\"peak_snapshot\":{\"live_bytes\":%llu,\"live_blocks\":%llu,\"sites\":[",
+	mc_buf_printf(b, ",\"peak_snapshot\":{\"live_bytes\":%llu,\"live_blocks\":%llu,\"lines\":[",
 		      (unsigned long long)pk->bytes, (unsigned long long)pk->blocks);
-	for (uint32_t i = 0; i < pk->n; i++) {
-		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stack\":", i ? "," : "",
-			      (unsigned long long)pk->top[i].bytes,
-			      (unsigned long long)pk->top[i].blocks);
-		json_stack(b, pk->top[i].stack);
+	for (uint32_t c = 0; c < ls->nchosen; c++) {
+		const struct peak_line *l = &ls->v[ls->chosen[c]];
+		const struct mc_peak_site *top = &pk->all[l->top];
+		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stacks\":%llu,"
+			      "\"stack_bytes\":%llu,\"stack_blocks\":%llu,\"stack\":", c ? "," : "",
+			      (unsigned long long)l->bytes, (unsigned long long)l->blocks,
+			      (unsigned long long)l->stacks, (unsigned long long)top->bytes,
+			      (unsigned long long)top->blocks);
+		json_stack(b, top->stack);
 		mc_buf_puts(b, "}");
 	}
-	mc_buf_printf(b, "],\"other\":{\"sites\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
-		      (unsigned long long)pk->other_sites, (unsigned long long)pk->other_bytes,
-		      (unsigned long long)pk->other_blocks);
+	mc_buf_printf(b, "],\"other\":{\"stacks\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
+		      (unsigned long long)ls->other_stacks, (unsigned long long)ls->other_bytes,
+		      (unsigned long long)ls->other_blocks);
 }
 
 /* Seconds as JSON without printf's %f, which follows the program's
@@ -349,7 +621,7 @@ void mc_report_expect_oom(const char *region_id, const char *region)
 	mc_buf_free(&b);
 }
 
-static void emit_json(const struct mc_region_report *rr)
+static void emit_json(const struct mc_region_report *rr, const struct peak_lines *ls)
 {
 	const struct memcheck_result *r = rr->r;
 	struct mc_buf b = { 0 };
@@ -432,7 +704,7 @@ static void emit_json(const struct mc_region_report *rr)
 	}
 	mc_buf_puts(&b, "]");
 	json_fault(&b, rr->fault);
-	json_peak(&b, rr->peak);
+	json_peak(&b, rr->peak, ls);
 	json_timeline(&b, rr->timeline);
 	mc_buf_puts(&b, "}\n");
 
@@ -445,7 +717,7 @@ static void emit_json(const struct mc_region_report *rr)
 	mc_buf_free(&b);
 }
 
-static void emit_text(const struct mc_region_report *rr)
+static void emit_text(const struct mc_region_report *rr, const struct peak_lines *ls)
 {
 	const struct memcheck_result *r = rr->r;
 	bool fail = !r->pass;
@@ -508,7 +780,7 @@ static void emit_text(const struct mc_region_report *rr)
 		mc_buf_puts(&b, "\n");
 	}
 	if (rr->peak && (mc_opt.text == MC_TEXT_FULL || mc_violations_name_peak(r->violations)))
-		text_peak(&b, p, rr->peak);
+		text_peak(&b, p, rr->peak, ls);
 	if (r->double_frees || r->invalid_frees)
 		mc_buf_printf(&b, "%s   heap errors: %s double frees, %s frees of unknown pointers\n",
 			      p, num(r->double_frees, c1), num(r->invalid_frees, c2));
@@ -629,9 +901,18 @@ MC_API int memcheck_leak_site(const char **file, int *line, const char **functio
 
 void mc_report_emit(const struct mc_region_report *rr)
 {
-	emit_text(rr);
+	/* the peak's lines are named only when a report shows them */
+	const struct memcheck_result *r = rr->r;
+	bool text_shows = mc_opt.text != MC_TEXT_NONE &&
+			  (r->pass ? mc_opt.text == MC_TEXT_FULL
+				   : mc_opt.text == MC_TEXT_FULL || mc_violations_name_peak(r->violations));
+	struct peak_lines ls = { 0 };
+	if (rr->peak && (mc_opt.report || text_shows))
+		peak_lines(rr->peak, &ls);
+	emit_text(rr, &ls);
 	if (mc_opt.report)
-		emit_json(rr);
+		emit_json(rr, &ls);
+	peak_lines_free(&ls);
 	/* The process region ends last, as the process exits. */
 	if (rr->process)
 		mc_symbolize_end_at_exit();

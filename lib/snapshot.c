@@ -1,7 +1,10 @@
 /*
  * snapshot.c - where the memory was at a region's peak of live bytes:
- * the live bytes and blocks of each allocation stack at that moment, the
- * largest kept, the rest summed (massif's peak snapshot, per region).
+ * the live bytes and blocks of each allocation stack at that moment,
+ * every stack with any kept (massif's peak snapshot, per region).  The
+ * report lists the largest lines they name (report.c), each with all of
+ * its stacks: which line a stack names takes symbols, a report's to
+ * find, and only the stacks kept here are considered.
  *
  * The figures come from counters kept with each stack in the depot
  * (struct mc_site), which the block table changes as blocks come and go,
@@ -105,43 +108,14 @@ static uint32_t gen_now(void)
 #define SHARD_PAGES (MC_SHARD_IDS * MC_DEPOT_UNIT / 4096)
 struct taking {
 	struct mc_peak *p;
-	uint32_t gen, k;
+	uint32_t gen;
+	bool full;     /* all[] could not grow */
 	/* each shard's resident pages: a page no site of it was written in
 	 * is not read, which would map it (and footprint.c would then count
 	 * it as memcheck's own) */
 	const struct mc_site *shard[SHARDS];
 	unsigned char (*resident)[SHARD_PAGES];
 };
-
-/* Keep site (bytes, blocks) among the k largest of p, or sum it in the
- * rest. */
-static void keep(struct mc_peak *p, uint32_t k, uint32_t stack, uint64_t bytes, uint64_t blocks)
-{
-	p->bytes += bytes;
-	p->blocks += blocks;
-	uint32_t i = p->n;
-	if (k == 0)
-		return;
-	if (i == k) {
-		const struct mc_peak_site *last = &p->top[k - 1];
-		if (bytes < last->bytes || (bytes == last->bytes && blocks <= last->blocks)) {
-			p->other_sites++;
-			p->other_bytes += bytes;
-			p->other_blocks += blocks;
-			return;
-		}
-		p->other_sites++;            /* the last one moves to the rest */
-		p->other_bytes += last->bytes;
-		p->other_blocks += last->blocks;
-		i = k - 1;
-	} else {
-		p->n++;
-	}
-	for (; i > 0 && (p->top[i - 1].bytes < bytes ||
-			 (p->top[i - 1].bytes == bytes && p->top[i - 1].blocks < blocks)); i--)
-		p->top[i] = p->top[i - 1];
-	p->top[i] = (struct mc_peak_site){ stack, bytes, blocks };
-}
 
 /* One shard's figures of a site at generation gen, added to *bytes and
  * *blocks (a shard's own may be negative: frees of other threads'
@@ -169,10 +143,22 @@ static void take_site(uint32_t id, struct mc_site *s, void *arg)
 			add_site(t->shard[i] + id, t->gen, &bytes, &blocks);
 	if (bytes <= 0 && blocks == 0)
 		return;
-	keep(t->p, t->k, id, bytes > 0 ? (uint64_t)bytes : 0, blocks);
+	struct mc_peak *p = t->p;
+	uint64_t b = bytes > 0 ? (uint64_t)bytes : 0;
+	p->bytes += b;
+	p->blocks += blocks;
+	p->stacks++;
+	/* the sums stay whole when memory runs out; the report then lists
+	 * fewer stacks and counts the rest as other sites */
+	if (!t->full && mc_grow((void **)&p->all, &p->cap, p->n, sizeof *p->all, 256))
+		p->all[p->n++] = (struct mc_peak_site){ id, blocks, b };
+	else
+		t->full = true;
 }
 
-/* The newest generation's figures into p. */
+/* The newest generation's figures into p: every stack with live blocks,
+ * in one walk of the depot (the line each names is the report's to
+ * find, only when one is written). */
 static void take(struct mc_peak *p)
 {
 	/* 7.5 KiB: not on the stack; under region.c's lock.  Apart from
@@ -182,17 +168,14 @@ static void take(struct mc_peak *p)
 	static unsigned char resident[SHARDS][SHARD_PAGES];
 	struct taking t = { .p = p, .resident = resident };
 	t.gen = gen_now();
-	t.k = (uint32_t)mc_opt.peak_sites;
-	if (t.k > MC_PEAK_SITES_MAX)
-		t.k = MC_PEAK_SITES_MAX;
 	for (int i = 0; i < SHARDS; i++) {
 		t.shard[i] = atomic_load_explicit(&shards[i], memory_order_acquire);
 		if (t.shard[i] && mincore((void *)t.shard[i], (size_t)SHARD_PAGES * 4096,
 					  t.resident[i]) != 0)
 			t.shard[i] = NULL; /* cannot be: the mapping is there */
 	}
-	p->bytes = p->blocks = p->other_sites = p->other_bytes = p->other_blocks = 0;
-	p->n = 0;
+	p->bytes = p->blocks = 0;
+	p->n = p->stacks = 0;
 	take_site(0, &mc_site_none, &t);
 	mc_depot_each(take_site, &t);
 	p->state = PEAK_TAKEN;

@@ -10,7 +10,11 @@
  * peak; plain_peak_threads's joint peak of five threads has main's and
  * the threads' sites.  tests/prog/pictures nests regions so that an
  * outer region's snapshot must survive an inner region's, or be replaced
- * by it.  What memcheck writes for massif must be what ms_print reads.
+ * by it; its "parse" region is a recursive parser's peak, whose leaf line
+ * (40 stacks of 1,000 bytes) is the largest though each of its stacks
+ * is smaller than a dozen other lines': the report lists lines, each
+ * with all of its stacks.  What memcheck writes for massif must be what
+ * ms_print reads.
  * The headless browser's look at the demo's page is html-check
  * (tests/html_check.sh).
  *
@@ -27,10 +31,11 @@
 
 #include "harness.h"
 
-/* Site k of a record's peak snapshot, and its figures. */
+/* Site k of a record's peak snapshot (a line, with all of its stacks),
+ * and its figures. */
 static const struct h_json *site(const struct h_json *rec, size_t k)
 {
-	return h_json_at(h_json_get(h_json_get(rec, "peak_snapshot"), "sites"), k);
+	return h_json_at(h_json_get(h_json_get(rec, "peak_snapshot"), "lines"), k);
 }
 
 static const char *site_fn(const struct h_json *s, size_t frame)
@@ -59,6 +64,21 @@ static void expect_site(const struct h_json *rec, size_t frame, const char *fn, 
 		      "%llu in %llu", under, h_str(rec, "name"), fn, h_fmt(h_u64(s, "bytes")),
 		      h_fmt(h_u64(s, "blocks")), (unsigned long long)bytes,
 		      (unsigned long long)blocks);
+	/* one stack each: the line's largest is all of it */
+	ck_assert_msg(h_u64(s, "stacks") == 1 && h_u64(s, "stack_bytes") == bytes &&
+		      h_u64(s, "stack_blocks") == blocks,
+		      "%s: region \"%s\": site %s is %s stacks, its largest %s bytes in %s blocks",
+		      under, h_str(rec, "name"), fn, h_fmt(h_u64(s, "stacks")),
+		      h_fmt(h_u64(s, "stack_bytes")), h_fmt(h_u64(s, "stack_blocks")));
+}
+
+/* Where line s stands in rec's list (SIZE_MAX: not listed). */
+static size_t rank_of(const struct h_json *rec, const struct h_json *s)
+{
+	for (size_t k = 0; site(rec, k); k++)
+		if (site(rec, k) == s)
+			return k;
+	return SIZE_MAX;
 }
 
 /* The sites and the rest add up to the snapshot's total. */
@@ -203,6 +223,45 @@ H_CHECK(peak_sites_nested)
 	}
 }
 
+/* The lines at a recursive parser's peak (tests/prog/pictures parse),
+ * the default 10 of them: the leaf's line first of the program's, with
+ * all of its 40 stacks, though a dozen other lines each have a stack
+ * larger than any of the leaf's (the 10 largest stacks held none of
+ * it); then the big block's, then decoys; the rest summed, the sums
+ * whole. */
+H_CHECK(peak_lines_of_a_parser)
+{
+	const char *under = h_allocators[x->alloc].name;
+	const struct h_json *r = h_record(&x->rep, "parse", 0);
+	ck_assert_msg(r, "%s: no record parse", under);
+	const struct h_json *leaf = site_of(r, 0, "leaf"), *big = site_of(r, 0, "big");
+	ck_assert_msg(leaf && big, "%s: the leaf's or the big block's line is not listed", under);
+	ck_assert_msg(h_u64(leaf, "bytes") == 40000 && h_u64(leaf, "blocks") == 40 &&
+		      h_u64(leaf, "stacks") == 40 && h_u64(leaf, "stack_bytes") == 1000 &&
+		      h_u64(leaf, "stack_blocks") == 1,
+		      "%s: the leaf's line has %s bytes in %s blocks, %s stacks (largest %s bytes in "
+		      "%s blocks); expected 40,000 in 40, 40 stacks, 1,000 in 1", under,
+		      h_fmt(h_u64(leaf, "bytes")), h_fmt(h_u64(leaf, "blocks")),
+		      h_fmt(h_u64(leaf, "stacks")), h_fmt(h_u64(leaf, "stack_bytes")),
+		      h_fmt(h_u64(leaf, "stack_blocks")));
+	expect_site(r, 0, "big", 20000, 1, under);
+	size_t decoys = 0, lines = 0;
+	for (size_t k = 0; site(r, k); k++, lines++)
+		if (site_fn(site(r, k), 0) && !strncmp(site_fn(site(r, k), 0), "decoy_", 6)) {
+			decoys++;
+			ck_assert_msg(h_u64(site(r, k), "bytes") == 1500 && k > rank_of(r, big),
+				      "%s: decoy line %zu (%s bytes) before the big block's", under,
+				      k, h_fmt(h_u64(site(r, k), "bytes")));
+		}
+	ck_assert_msg(rank_of(r, leaf) < rank_of(r, big) && lines == 10 && decoys >= 6,
+		      "%s: the leaf's line is %zu, the big block's %zu, %zu lines, %zu decoys", under,
+		      rank_of(r, leaf), rank_of(r, big), lines, decoys);
+	const struct h_json *other = h_json_get(h_json_get(r, "peak_snapshot"), "other");
+	ck_assert_msg(h_u64(other, "stacks") >= 12 - decoys, "%s: other: %s stacks, %zu decoys "
+		      "listed", under, h_fmt(h_u64(other, "stacks")), decoys);
+	expect_sums(r, under);
+}
+
 /* The timeline: bounded, ordered, consistent with the region's figures,
  * under every allocator, tracking and in count-only mode. */
 static void timeline_bounded(const struct h_res *x, const struct h_json *rec, bool track)
@@ -314,15 +373,27 @@ H_CHECK(folded_stacks)
 	free(text);
 }
 
+/* The page of the run's regions has the sites table's cell want. */
+static void page_has_cell(const struct h_res *x, const char *regions, const char *want)
+{
+	char *page = report_file(x, "--html", "sites.html", regions);
+	ck_assert_msg(page && strstr(page, want), "the sites table has no %s:\n%.2000s", want,
+		      page ? strstr(page, "class=\"sites\"") : "(no page)");
+	free(page);
+}
+
 /* The page's row of a line that names several stacks sums them all:
  * plain_deep_stacks' 40 stacks of leaf(), 3 blocks each, all kept. */
 H_CHECK(html_sums_a_lines_stacks)
 {
-	char *page = report_file(x, "--html", "deep.html", "*");
-	ck_assert_msg(page && strstr(page, "<small>120 blocks, 40 stacks</small>"),
-		      "the sites table does not sum leaf()'s 40 stacks:\n%.600s",
-		      page ? strstr(page, "class=\"sites\"") : "(no page)");
-	free(page);
+	page_has_cell(x, "*", "<small>120 blocks, 40 stacks</small>");
+}
+
+/* The page's row of the parser's leaf: its whole line at the default
+ * MEMCHECK_PEAK_SITES, 40 stacks of one block. */
+H_CHECK(html_a_parsers_leaf_whole)
+{
+	page_has_cell(x, "parse", "<small>40 blocks, 40 stacks</small>");
 }
 
 /* Names from the program are text in the page, never markup; nothing is
@@ -354,6 +425,28 @@ H_CHECK(sites_under_the_violation)
 	ck_assert_msg(a && k && b && a < k && k < b, "the sites are not under the violation:\n%s",
 		      x->r.err);
 }
+
+/* One record of an older memcheck's report: two stacks of leaf.c:5,
+ * the largest two, listed apart ("sites"), one more summed. */
+#define OLD_FRAME(addr, fn, ln)                                                            \
+	"{\"address\":\"" addr "\",\"function\":\"" fn "\",\"file\":\"leaf.c\",\"line\":" ln \
+	",\"object\":\"p\",\"inlined\":false}"
+#define OLD_REPORT                                                                         \
+	"{\"name\":\"r\",\"pid\":1,\"program\":\"p\",\"allocator\":\"glibc\",\"verdict\":\"pass\","  \
+	"\"peak_snapshot\":{\"live_bytes\":350,\"live_blocks\":4,\"sites\":["                      \
+	"{\"bytes\":150,\"blocks\":2,\"stack\":[" OLD_FRAME("0x10", "leaf", "5") ","                \
+	OLD_FRAME("0x20", "left", "9") "]},"                                                        \
+	"{\"bytes\":100,\"blocks\":1,\"stack\":[" OLD_FRAME("0x10", "leaf", "5") ","                \
+	OLD_FRAME("0x30", "right", "12") "]}],"                                                     \
+	"\"other\":{\"sites\":1,\"bytes\":100,\"blocks\":1}}}\n"
+/* The same heap as this memcheck reports it: leaf.c:5's line whole, its
+ * largest stack, and the rest (another line) summed. */
+#define NEW_REPORT                                                                         \
+	"{\"name\":\"r\",\"pid\":1,\"program\":\"p\",\"allocator\":\"glibc\",\"verdict\":\"pass\","  \
+	"\"peak_snapshot\":{\"live_bytes\":350,\"live_blocks\":4,\"lines\":["                      \
+	"{\"bytes\":250,\"blocks\":3,\"stacks\":2,\"stack_bytes\":150,\"stack_blocks\":2,"           \
+	"\"stack\":[" OLD_FRAME("0x10", "leaf", "5") "," OLD_FRAME("0x20", "left", "9") "]}],"       \
+	"\"other\":{\"stacks\":2,\"bytes\":100,\"blocks\":1}}}\n"
 
 #define PRELOADED(program, ...)                                                \
 	.record = "process", .run = { .prog = program, .flags = H_PRELOAD, __VA_ARGS__ }
@@ -394,11 +487,47 @@ static const struct h_case cases[] = {
 	{ "the page sums a line's stacks",
 	  PRELOADED("plain_deep_stacks", .env = H_LIST("MEMCHECK_PEAK_SITES=100")),
 	  .check = html_sums_a_lines_stacks },
+	/* at the default MEMCHECK_PEAK_SITES (10): the line with all of its
+	 * 40 stacks, not the 10 largest stacks */
+	{ "stacks named by one line print as one, all of them",
+	  PRELOADED("plain_deep_stacks", .text = "full"),
+	  .err = H_LIST("tests/prog/plain_deep_stacks.c:35 (leaf), 40 stacks: 4,800 bytes in 120 blocks") },
 	{ "a failing peak budget's table prints them as one too", .allocators = H_ONCE,
 	  .run = { .cli = H_LIST("run", "-a", "glibc", "--budget", H_FILE),
 		   .prog = "plain_deep_stacks", .text = "" },
 	  .file = "[*]\npeak_live_bytes <= 1000\n", .exit = 1,
-	  .err = H_LIST("tests/prog/plain_deep_stacks.c:35 (leaf), 10 stacks: 1.2 KiB in 30 blocks (25.0%)") },
+	  .err = H_LIST("tests/prog/plain_deep_stacks.c:35 (leaf), 40 stacks: 4.7 KiB in 120 blocks (100.0%)") },
+	{ "a parser's peak: the largest lines, each whole",
+	  .run = { .prog = "pictures", .args = H_LIST("parse"), .flags = H_PRELOAD,
+		   .text = "full" },
+	  .err = H_LIST("tests/prog/pictures.c:52 (leaf), 40 stacks: 40,000 bytes in 40 blocks ("),
+	  .check = peak_lines_of_a_parser },
+	/* a report of an older memcheck (its largest stacks as "sites"):
+	 * still read, its stacks summed by line, said to be partial */
+	{ "an older report's sites, folded", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("report", "--folded", "/dev/stdout", "--region", "r", H_FILE) },
+	  .file = OLD_REPORT,
+	  .stdout_is = "r (glibc);left;leaf 150\nr (glibc);right;leaf 100\n"
+		       "r (glibc);(1 other sites) 100\n" },
+	{ "an older report's sites, in the page", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("report", "--html", "/dev/stdout", H_FILE) }, .file = OLD_REPORT,
+	  .out = H_LIST("<small>3 blocks, 2 stacks</small>",
+			"A report of an older memcheck lists the largest stacks") },
+	/* a line's largest stack and, apart, the rest of the line */
+	{ "a line's other stacks, folded", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("report", "--folded", "/dev/stdout", "--region", "r", H_FILE) },
+	  .file = NEW_REPORT,
+	  .stdout_is = "r (glibc);left;leaf 150\nr (glibc);(1 more stacks of leaf.c:5 (leaf)) 100\n"
+		       "r (glibc);(other sites, 2 stacks) 100\n" },
+	{ "a line's other stacks, in massif's tree", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("report", "--massif", "/dev/stdout", "--region", "r", H_FILE) },
+	  .file = NEW_REPORT,
+	  .out = H_LIST("n2: 350 (heap allocation functions)",
+			"\n n2: 250 0x10: leaf (leaf.c:5)\n  n0: 150 0x20: left (leaf.c:9)\n"
+			"  n0: 100 in 1 places, the site's other stacks\n") },
+	{ "the page has a parser's leaf whole", .allocators = H_ONCE,
+	  .run = { .prog = "pictures", .args = H_LIST("parse"), .flags = H_PRELOAD },
+	  .check = html_a_parsers_leaf_whole },
 	{ "a failing peak budget names the sites", .allocators = H_ONCE,
 	  .run = { .cli = H_LIST("run", "-a", "glibc", "--budget", H_FILE), .prog = "plain_peak",
 		   .text = "" },

@@ -219,16 +219,24 @@ struct stack {
 	struct dframe *f;         /* innermost first: f[0] called malloc */
 	size_t n;
 };
+/* A line at the peak (memcheck-report(5)'s "lines"): all of its bytes
+ * and blocks, how many stacks, its largest stack with that stack's
+ * own.  An older report's "sites" entry is one stack: a line of one
+ * stack here, its figures the stack's. */
 struct site {
 	uint64_t bytes, blocks;
+	uint64_t stacks, stack_bytes, stack_blocks;
 	struct stack st;
 };
 struct peak {
 	bool have;
+	bool by_stack;            /* an older report: the largest stacks, not lines */
 	uint64_t bytes, blocks;   /* every live block's, at the peak */
 	struct site *sites;       /* the largest, largest first */
 	size_t n;
-	uint64_t other_sites, other_bytes, other_blocks;
+	/* beyond sites[]: an older report's stacks (other_sites, 0 in a
+	 * newer one, whose rest is counted in stacks alone) */
+	uint64_t other_sites, other_stacks, other_bytes, other_blocks;
 };
 struct sample {
 	double seconds;

@@ -65,6 +65,9 @@ static void free_stack(struct stack *st)
 	free(st->f);
 }
 
+/* The peak's lines; an older report's "sites" (its largest stacks,
+ * each a line of one stack here: the printers group them by label, as
+ * they were printed then). */
 static void read_peak(struct mc_jv rec, struct peak *pk)
 {
 	struct mc_jv p, sites, other, it, sv, v;
@@ -73,10 +76,14 @@ static void read_peak(struct mc_jv rec, struct peak *pk)
 	pk->have = true;
 	pk->bytes = jv_u64(p, "live_bytes");
 	pk->blocks = jv_u64(p, "live_blocks");
-	if (mc_jv_get(p, "sites", &sites)) {
+	pk->by_stack = !mc_jv_get(p, "lines", &sites);
+	if (!pk->by_stack || mc_jv_get(p, "sites", &sites)) {
 		it = sites;
 		while (mc_jv_next(&it, NULL, &sv)) {
-			struct site s = { jv_u64(sv, "bytes"), jv_u64(sv, "blocks"), { 0 } };
+			struct site s = { .bytes = jv_u64(sv, "bytes"), .blocks = jv_u64(sv, "blocks") };
+			s.stacks = pk->by_stack ? 1 : jv_u64(sv, "stacks");
+			s.stack_bytes = pk->by_stack ? s.bytes : jv_u64(sv, "stack_bytes");
+			s.stack_blocks = pk->by_stack ? s.blocks : jv_u64(sv, "stack_blocks");
 			if (mc_jv_get(sv, "stack", &v))
 				read_stack(v, &s.st);
 			pk->sites = xrealloc(pk->sites, (pk->n + 1) * sizeof *pk->sites);
@@ -84,7 +91,10 @@ static void read_peak(struct mc_jv rec, struct peak *pk)
 		}
 	}
 	if (mc_jv_get(p, "other", &other)) {
-		pk->other_sites = jv_u64(other, "sites");
+		/* how many lines the rest holds is not known (naming them
+		 * all would cost what listing them does): its stacks are */
+		pk->other_sites = pk->by_stack ? jv_u64(other, "sites") : 0;
+		pk->other_stacks = jv_u64(other, pk->by_stack ? "sites" : "stacks");
 		pk->other_bytes = jv_u64(other, "bytes");
 		pk->other_blocks = jv_u64(other, "blocks");
 	}

@@ -41,8 +41,10 @@ static void put_name(FILE *f, const struct dframe *fr, const char *bad)
 
 /* ---- folded stacks ---------------------------------------------------- */
 
-/* One line a site, the record's "region (allocator)" as its root frame:
- * several records in one file stay apart. */
+/* One line a site's largest stack, the record's "region (allocator)" as
+ * its root frame (several records in one file stay apart); the site's
+ * other stacks (a report lists a site's largest one) in one line under
+ * the site's label. */
 void export_folded(FILE *f, const struct rec *r, const struct detail *d)
 {
 	for (size_t i = 0; i < d->peak.n; i++) {
@@ -55,13 +57,27 @@ void export_folded(FILE *f, const struct rec *r, const struct detail *d)
 		}
 		if (!s->st.n)
 			fputs(";(no stack)", f);
-		fprintf(f, " %llu\n", (unsigned long long)s->bytes);
+		fprintf(f, " %llu\n", (unsigned long long)s->stack_bytes);
+		if (s->bytes > s->stack_bytes && s->stacks > 1) {
+			char *label = site_label(&s->st);
+			put_str(f, r->m.r.name, ";\n");
+			fprintf(f, " (%s);(%llu more stacks of ", r->m.allocator,
+				(unsigned long long)(s->stacks - 1));
+			put_str(f, label, ";\n");
+			fprintf(f, ") %llu\n", (unsigned long long)(s->bytes - s->stack_bytes));
+			free(label);
+		}
 	}
 	if (d->peak.other_bytes && d->peak.other_bytes != MEMCHECK_UNKNOWN) {
 		put_str(f, r->m.r.name, ";\n");
-		fprintf(f, " (%s);(%llu other sites) %llu\n", r->m.allocator,
-			(unsigned long long)d->peak.other_sites,
-			(unsigned long long)d->peak.other_bytes);
+		if (d->peak.by_stack)
+			fprintf(f, " (%s);(%llu other sites) %llu\n", r->m.allocator,
+				(unsigned long long)d->peak.other_sites,
+				(unsigned long long)d->peak.other_bytes);
+		else
+			fprintf(f, " (%s);(other sites, %llu stacks) %llu\n", r->m.allocator,
+				(unsigned long long)d->peak.other_stacks,
+				(unsigned long long)d->peak.other_bytes);
 	}
 }
 
@@ -126,23 +142,36 @@ static size_t subtrees(FILE *f, const struct site *const *v, size_t n, size_t de
  * children: the sites whose stacks go deeper, by their next frame. */
 static void massif_node(FILE *f, const struct site *const *v, size_t n, size_t depth)
 {
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, more = 0, more_stacks = 0;
 	const struct site **deeper = xcalloc(n, sizeof *deeper);
 	size_t nd = 0;
 	for (size_t i = 0; i < n; i++) {
-		bytes += v[i]->bytes;
+		bytes += v[i]->stack_bytes;
 		if (v[i]->st.n > depth + 1)
 			deeper[nd++] = v[i];
+		/* the frame that names a site: its other stacks (a report
+		 * lists a site's largest) are a node under it */
+		if ((size_t)(site_frame(&v[i]->st) - v[i]->st.f) == depth &&
+		    v[i]->bytes > v[i]->stack_bytes) {
+			more += v[i]->bytes - v[i]->stack_bytes;
+			more_stacks += v[i]->stacks - 1;
+		}
 	}
-	fprintf(f, "%*sn%zu: %llu", (int)depth + 1, "", subtrees(NULL, deeper, nd, depth + 1),
-		(unsigned long long)bytes);
+	fprintf(f, "%*sn%zu: %llu", (int)depth + 1, "",
+		subtrees(NULL, deeper, nd, depth + 1) + (more > 0),
+		(unsigned long long)(bytes + more));
 	node_details(f, &v[0]->st.f[depth]);
 	subtrees(f, deeper, nd, depth + 1);
+	if (more)
+		fprintf(f, "%*sn0: %llu in %llu places, the site's other stacks\n", (int)depth + 2,
+			"", (unsigned long long)more, (unsigned long long)more_stacks);
 	free(deeper);
 }
 
 /* The peak snapshot's tree: the total, then one subtree per allocation
- * point (frame 0), then the sites beyond MEMCHECK_PEAK_SITES in one node. */
+ * point (frame 0) of the sites' largest stacks (each site's other
+ * stacks under its naming frame), then the sites beyond
+ * MEMCHECK_PEAK_SITES in one node. */
 static void massif_tree(FILE *f, const struct peak *pk)
 {
 	const struct site **v = xcalloc(pk->n ? pk->n : 1, sizeof *v);
@@ -161,7 +190,8 @@ static void massif_tree(FILE *f, const struct peak *pk)
 	if (rest > 0)
 		fprintf(f, " n0: %llu in %llu places, below MEMCHECK_PEAK_SITES or without a stack\n",
 			(unsigned long long)rest,
-			(unsigned long long)(pk->other_sites + (nostack > 0)));
+			(unsigned long long)((pk->by_stack ? pk->other_sites : pk->other_stacks) +
+					     (nostack > 0)));
 	free(v);
 }
 

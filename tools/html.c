@@ -445,8 +445,10 @@ static void sites_table(FILE *f, const struct column *c, size_t nc)
 		stack_block(f, stacks[j]);
 		fputs("</details></td>", f);
 		for (size_t k = 0; k < nc; k++) {
-			/* every stack the label names, summed (a recursive
-			 * caller's depths are stacks of their own) */
+			/* the line's figures, all of its stacks (a
+			 * recursive caller's depths are stacks of their
+			 * own); an older report's stacks the label names,
+			 * summed */
 			uint64_t bytes = 0, blocks = 0;
 			size_t hits = 0;
 			for (size_t i = 0; i < c[k].d.peak.n; i++) {
@@ -454,7 +456,7 @@ static void sites_table(FILE *f, const struct column *c, size_t nc)
 				if (!strcmp(l, labels[j])) {
 					bytes += c[k].d.peak.sites[i].bytes;
 					blocks += c[k].d.peak.sites[i].blocks;
-					hits++;
+					hits += c[k].d.peak.sites[i].stacks;
 				}
 				free(l);
 			}
@@ -482,6 +484,12 @@ static void sites_table(FILE *f, const struct column *c, size_t nc)
 		fputs("</td>", f);
 	}
 	fputs("</tr></tbody></table>\n", f);
+	for (size_t k = 0; k < nc; k++)
+		if (c[k].d.peak.by_stack && c[k].d.peak.n) {
+			fputs("<p><small>A report of an older memcheck lists the largest stacks: "
+			      "its line sums only its stacks among them.</small></p>\n", f);
+			break;
+		}
 	for (size_t j = 0; j < nl; j++)
 		free(labels[j]);
 	free(labels);

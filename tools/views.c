@@ -255,9 +255,11 @@ struct row {
 };
 
 /* Under a peak budget's violation: where the memory was at the peak of
- * live bytes, the largest sites first, file:line first.  Stacks one
- * line names (a recursive caller's, each depth a stack) are that line,
- * summed, as the library's text prints them. */
+ * live bytes, the largest sites first, file:line first.  A site is a
+ * line with all of its stacks (a recursive caller's, each depth a
+ * stack), as the library's text prints them; an older report's sites
+ * are its largest stacks, summed here by the line they name, which then
+ * counts only those (said under them). */
 #define TABLE_SITES 3
 struct site_line {
 	char *label;
@@ -289,7 +291,7 @@ static void print_peak_sites(FILE *f, const struct rec *r)
 				free(where);
 			l[k].bytes += s->bytes;
 			l[k].blocks += s->blocks;
-			l[k].stacks++;
+			l[k].stacks += s->stacks;
 			for (; k > 0 && l[k - 1].bytes < l[k].bytes; k--) {
 				struct site_line t = l[k];
 				l[k] = l[k - 1];
@@ -312,6 +314,17 @@ static void print_peak_sites(FILE *f, const struct rec *r)
 		if (more || d.peak.other_sites)
 			fprintf(f, "        (%llu more sites; memcheck report --html shows them)\n",
 				(unsigned long long)(more + d.peak.other_sites));
+		if (!d.peak.by_stack && d.peak.other_stacks && d.peak.other_stacks != MEMCHECK_UNKNOWN &&
+		    d.peak.other_bytes != MEMCHECK_UNKNOWN) {
+			char *b = fmt_bytes(d.peak.other_bytes), *n = fmt_count(d.peak.other_blocks);
+			fprintf(f, "        (other sites, %llu stacks: %s in %s blocks)\n",
+				(unsigned long long)d.peak.other_stacks, b, n);
+			free(b);
+			free(n);
+		}
+		if (d.peak.by_stack && d.peak.n)
+			fputs("        (an older memcheck's report: a line sums only its stacks "
+			      "among the largest)\n", f);
 		for (size_t k = 0; k < lines; k++)
 			free(l[k].label);
 		free(l);
