@@ -186,6 +186,13 @@ struct peak_line {
 	uint64_t hash;
 	uint32_t next;            /* the next line of its hash bucket, + 1 */
 };
+/* How many lines (and, in the JSON's "sites", stacks) a snapshot lists. */
+static uint32_t peak_max(void)
+{
+	return mc_opt.peak_sites > MC_PEAK_SITES_MAX ? MC_PEAK_SITES_MAX
+	       : mc_opt.peak_sites > 0 ? (uint32_t)mc_opt.peak_sites : 0;
+}
+
 struct peak_lines {
 	struct peak_line *v;      /* the lines named, in the order named */
 	size_t n, cap;
@@ -410,8 +417,7 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 		}
 		mods[m].bytes += g[i].bytes;
 	}
-	uint32_t k = mc_opt.peak_sites > MC_PEAK_SITES_MAX ? MC_PEAK_SITES_MAX
-		   : mc_opt.peak_sites > 0 ? (uint32_t)mc_opt.peak_sites : 0;
+	uint32_t k = peak_max();
 	for (;;) {
 		size_t next = nmods;
 		for (size_t m = 0; whole && m < nmods; m++)
@@ -470,9 +476,37 @@ static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk,
 			      mc_commas(ls->other_blocks, c2));
 }
 
-/* memcheck-report(5): a line each, with all of its bytes and blocks,
- * how many stacks they are, and its largest stack with that stack's
- * own figures. */
+/* The largest stacks at the peak, most bytes first (then most blocks,
+ * then the older stack): what "sites" held before lines, kept for
+ * the readers of that key.  A selection into at most max places. */
+static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max)
+{
+	uint32_t n = 0;
+	for (size_t i = 0; i < pk->n; i++) {
+		const struct mc_peak_site *a = &pk->all[i];
+		uint32_t at = n;
+		while (at > 0) {
+			const struct mc_peak_site *b = &pk->all[top[at - 1]];
+			if (b->bytes > a->bytes || (b->bytes == a->bytes &&
+			    (b->blocks > a->blocks || (b->blocks == a->blocks && b->stack < a->stack))))
+				break;
+			at--;
+		}
+		if (at >= max)
+			continue;
+		if (n < max)
+			n++;
+		memmove(&top[at + 1], &top[at], (n - 1 - at) * sizeof *top);
+		top[at] = (uint32_t)i;
+	}
+	return n;
+}
+
+/* memcheck-report(5): "lines", a line each, with all of its bytes and
+ * blocks, how many stacks they are, and its largest stack with that
+ * stack's own figures, the rest in "lines_other"; and "sites", the
+ * largest stacks as reports before lines listed them, the rest in
+ * "other" (a reader of those keys reads what it always did). */
 static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct peak_lines *ls)
 {
 	if (!pk) {
@@ -492,9 +526,24 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		json_stack(b, top->stack);
 		mc_buf_puts(b, "}");
 	}
-	mc_buf_printf(b, "],\"other\":{\"stacks\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
-		      (unsigned long long)ls->other_stacks, (unsigned long long)ls->other_bytes,
-		      (unsigned long long)ls->other_blocks);
+	mc_buf_printf(b, "],\"lines_other\":{\"stacks\":%llu,\"bytes\":%llu,\"blocks\":%llu},"
+		      "\"sites\":[", (unsigned long long)ls->other_stacks,
+		      (unsigned long long)ls->other_bytes, (unsigned long long)ls->other_blocks);
+	uint32_t top[MC_PEAK_SITES_MAX];
+	uint32_t n = top_stacks(pk, top, peak_max());
+	uint64_t bytes = 0, blocks = 0;
+	for (uint32_t c = 0; c < n; c++) {
+		const struct mc_peak_site *t = &pk->all[top[c]];
+		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stack\":", c ? "," : "",
+			      (unsigned long long)t->bytes, (unsigned long long)t->blocks);
+		json_stack(b, t->stack);
+		mc_buf_puts(b, "}");
+		bytes += t->bytes;
+		blocks += t->blocks;
+	}
+	mc_buf_printf(b, "],\"other\":{\"sites\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
+		      (unsigned long long)(pk->stacks - n), (unsigned long long)(pk->bytes - bytes),
+		      (unsigned long long)(pk->blocks - blocks));
 }
 
 /* Seconds as JSON without printf's %f, which follows the program's

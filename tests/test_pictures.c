@@ -81,21 +81,38 @@ static size_t rank_of(const struct h_json *rec, const struct h_json *s)
 	return SIZE_MAX;
 }
 
-/* The sites and the rest add up to the snapshot's total. */
-static void expect_sums(const struct h_json *rec, const char *under)
+/* Under key list of the peak snapshot, with the rest in key rest: the
+ * entries, most bytes first, and the rest add up to the snapshot's
+ * total.  "lines" and "lines_other" are the lines; "sites" and "other"
+ * the largest stacks, as reports before lines listed them (their
+ * readers read them still). */
+static void expect_sums_of(const struct h_json *rec, const char *list, const char *rest,
+			   const char *under)
 {
 	const struct h_json *p = h_json_get(rec, "peak_snapshot");
-	uint64_t bytes = h_u64(h_json_get(p, "other"), "bytes"), blocks =
-		h_u64(h_json_get(p, "other"), "blocks");
-	for (size_t k = 0; site(rec, k); k++) {
-		bytes += h_u64(site(rec, k), "bytes");
-		blocks += h_u64(site(rec, k), "blocks");
+	const struct h_json *v = h_json_get(p, list), *o = h_json_get(p, rest);
+	ck_assert_msg(v && o, "%s: region \"%s\": no \"%s\" or \"%s\" in the snapshot", under,
+		      h_str(rec, "name"), list, rest);
+	uint64_t bytes = h_u64(o, "bytes"), blocks = h_u64(o, "blocks");
+	for (size_t k = 0; h_json_at(v, k); k++) {
+		bytes += h_u64(h_json_at(v, k), "bytes");
+		blocks += h_u64(h_json_at(v, k), "blocks");
+		ck_assert_msg(!k || h_u64(h_json_at(v, k - 1), "bytes") >=
+					    h_u64(h_json_at(v, k), "bytes"),
+			      "%s: region \"%s\": %s[%zu] has more bytes than the one before", under,
+			      h_str(rec, "name"), list, k);
 	}
 	ck_assert_msg(bytes == h_u64(p, "live_bytes") && blocks == h_u64(p, "live_blocks"),
-		      "%s: the sites of \"%s\" sum to %llu bytes in %llu blocks, the snapshot says "
-		      "%s in %s", under, h_str(rec, "name"), (unsigned long long)bytes,
+		      "%s: the %s of \"%s\" sum to %llu bytes in %llu blocks, the snapshot says "
+		      "%s in %s", under, list, h_str(rec, "name"), (unsigned long long)bytes,
 		      (unsigned long long)blocks, h_fmt(h_u64(p, "live_bytes")),
 		      h_fmt(h_u64(p, "live_blocks")));
+}
+
+static void expect_sums(const struct h_json *rec, const char *under)
+{
+	expect_sums_of(rec, "lines", "lines_other", under);
+	expect_sums_of(rec, "sites", "other", under);
 }
 
 H_CHECK(peak_sites_exact)
@@ -118,7 +135,7 @@ H_CHECK(peak_sites_exact)
 			if (site(rec, k) != site_of(rec, 0, "burst_b"))
 				before += h_u64(site(rec, k), "bytes");
 	ck_assert_msg(total == 70000 + before + h_u64(h_json_get(h_json_get(rec,
-			"peak_snapshot"), "other"), "bytes"),
+			"peak_snapshot"), "lines_other"), "bytes"),
 		      "%s: snapshot total %s is not 70,000 and the other sites' %llu", under,
 		      h_fmt(total), (unsigned long long)before);
 }
@@ -256,7 +273,7 @@ H_CHECK(peak_lines_of_a_parser)
 	ck_assert_msg(rank_of(r, leaf) < rank_of(r, big) && lines == 10 && decoys >= 6,
 		      "%s: the leaf's line is %zu, the big block's %zu, %zu lines, %zu decoys", under,
 		      rank_of(r, leaf), rank_of(r, big), lines, decoys);
-	const struct h_json *other = h_json_get(h_json_get(r, "peak_snapshot"), "other");
+	const struct h_json *other = h_json_get(h_json_get(r, "peak_snapshot"), "lines_other");
 	ck_assert_msg(h_u64(other, "stacks") >= 12 - decoys, "%s: other: %s stacks, %zu decoys "
 		      "listed", under, h_fmt(h_u64(other, "stacks")), decoys);
 	expect_sums(r, under);
@@ -446,7 +463,7 @@ H_CHECK(sites_under_the_violation)
 	"\"peak_snapshot\":{\"live_bytes\":350,\"live_blocks\":4,\"lines\":["                      \
 	"{\"bytes\":250,\"blocks\":3,\"stacks\":2,\"stack_bytes\":150,\"stack_blocks\":2,"           \
 	"\"stack\":[" OLD_FRAME("0x10", "leaf", "5") "," OLD_FRAME("0x20", "left", "9") "]}],"       \
-	"\"other\":{\"stacks\":2,\"bytes\":100,\"blocks\":1}}}\n"
+	"\"lines_other\":{\"stacks\":2,\"bytes\":100,\"blocks\":1}}}\n"
 
 #define PRELOADED(program, ...)                                                \
 	.record = "process", .run = { .prog = program, .flags = H_PRELOAD, __VA_ARGS__ }

@@ -65,9 +65,11 @@ static void free_stack(struct stack *st)
 	free(st->f);
 }
 
-/* The peak's lines; an older report's "sites" (its largest stacks,
- * each a line of one stack here: the printers group them by label, as
- * they were printed then). */
+/* The peak's lines ("lines", the rest in "lines_other"); a report
+ * before lines has only "sites" (its largest stacks, each a line of one
+ * stack here: the printers group them by label, as they were printed
+ * then), the rest in "other".  A report with lines keeps "sites" and
+ * "other" too, for readers of those keys: they are not read here. */
 static void read_peak(struct mc_jv rec, struct peak *pk)
 {
 	struct mc_jv p, sites, other, it, sv, v;
@@ -90,7 +92,7 @@ static void read_peak(struct mc_jv rec, struct peak *pk)
 			pk->sites[pk->n++] = s;
 		}
 	}
-	if (mc_jv_get(p, "other", &other)) {
+	if (mc_jv_get(p, pk->by_stack ? "other" : "lines_other", &other)) {
 		/* how many lines the rest holds is not known (naming them
 		 * all would cost what listing them does): its stacks are */
 		pk->other_sites = pk->by_stack ? jv_u64(other, "sites") : 0;
