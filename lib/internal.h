@@ -1215,10 +1215,14 @@ extern int mc_fault_on;
 
 /* Count-only malloc does not look at the result of a call for fewer
  * bytes: 0 while an address-space or data limit is set, or the kernel
- * does not overcommit.  Set by mc_limits_init and by the program's
- * setrlimit/prlimit calls, which limits.c wraps. */
+ * does not overcommit, and until the limits are read.  Set by
+ * mc_limits_read, which count-only malloc calls at every
+ * MC_LIMITS_AFTER-th counted allocation while it is 0 (once it reads,
+ * later calls return at once), and by the program's setrlimit/prlimit
+ * calls, which limits.c wraps. */
+#define MC_LIMITS_AFTER 4096u
 extern size_t mc_sure_below;
-void mc_limits_init(void);
+void mc_limits_read(void);
 
 /* Called by the wrappers when mc_fault_on is set, before the allocator:
  * counts the call in the innermost region and decides.  True: the call

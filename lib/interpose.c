@@ -251,6 +251,8 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 			/* limits.c: a size that cannot fail here is not checked */
 			if (likely(n < __atomic_load_n(&mc_sure_below, __ATOMIC_RELAXED)))
 				return mc_real.malloc(n);
+			if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
+				mc_limits_read(); /* limits.c: read once, from here */
 			void *p = mc_real.malloc(n);
 			if (unlikely(p == NULL))
 				return uncount(n);
