@@ -1521,6 +1521,13 @@ void mc_vg_region_drop(int index);
 /* ---- rss.c ----------------------------------------------------------- */
 
 uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
+/* The same, statm left open in *fd (-1 where it could not be) for one
+ * more read, mc_rss_current_at's, which closes it: the two reads of
+ * start-up's window (footprint.c), with none of the program's code
+ * between them, are four system calls where they were six.  Where fd
+ * is -1, or its read fails or is not statm's, the file is opened anew. */
+uint64_t mc_rss_current_open(int *fd);
+uint64_t mc_rss_current_at(int fd);
 /* VmHWM, bytes; *threads (if not NULL): the process's threads then
  * (status's Threads:), *rss (if not NULL): the RSS then (VmRSS, bytes,
  * as mc_rss_current gives it); each 0 if unreadable. */
