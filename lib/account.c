@@ -199,7 +199,7 @@ static void slot_release(void *arg)
 {
 	struct slot *s = arg;
 	pthread_mutex_lock(&slot_lock);
-	if (s->in_use && s->tid == gettid())
+	if (s->in_use && s->tid == mc_tid())
 		retire(s);
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
@@ -280,7 +280,7 @@ static struct slot *slot_acquire(void)
 	}
 	struct slot *s = &shared_slot;
 	int saved = errno;
-	pid_t tid = gettid();
+	pid_t tid = mc_tid();
 	pthread_mutex_lock(&slot_lock);
 	static int next_check;
 	int hi = atomic_load_explicit(&slots_hi, memory_order_relaxed);

@@ -249,6 +249,7 @@ const char *mc_commas(uint64_t v, char buf[32]);
 double mc_now(void);
 size_t mc_page_size(void); /* the system's, from the auxiliary vector */
 pid_t mc_pid(void); /* getpid(), asked once (again in a forked child) */
+pid_t mc_tid(void); /* gettid(), asked once a thread (again in a forked child) */
 bool mc_membarrier_register(void); /* membarrier(2) registered, asked once */
 void mc_pid_after_fork(void);
 const char *mc_program(void);

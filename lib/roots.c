@@ -207,11 +207,12 @@ static void libc_facts(void)
 }
 
 /* At start-up, on the main thread (the constructor).  The process id
- * through mc_pid, which the first thread slot asks for next: one getpid
- * for both (no fork can have come between). */
+ * through mc_pid, the thread's through mc_tid, which the first thread
+ * slot and the first stack capture ask for next: one getpid and one
+ * gettid for all (no fork can have come between). */
 void mc_roots_init(void)
 {
-	if (mc_pid() == (pid_t)syscall(SYS_gettid))
+	if (mc_pid() == mc_tid())
 		libc.main_tp = mc_thread_pointer();
 }
 

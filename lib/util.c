@@ -1220,9 +1220,26 @@ pid_t mc_pid(void)
 	return p;
 }
 
+/* The calling thread's id, asked of the system once per thread: the
+ * constructor asked it to tell the main thread, the first thread slot
+ * to name its owner, the first stack capture to find the main stack
+ * (three gettid calls in every measured process).  The forking thread's
+ * is asked again in the child (mc_pid_after_fork); a raw clone sharing
+ * the memory sees its parent thread's, as it does the process id. */
+static MC_TLS pid_t tid_cached;
+
+pid_t mc_tid(void)
+{
+	pid_t t = tid_cached;
+	if (!t)
+		t = tid_cached = (pid_t)syscall(SYS_gettid);
+	return t;
+}
+
 void mc_pid_after_fork(void)
 {
 	atomic_store_explicit(&pid_cached, 0, memory_order_relaxed);
+	tid_cached = 0;
 }
 
 /* The system call, not the vDSO: a region's clock is read a few times
