@@ -1221,7 +1221,7 @@ extern int mc_fault_on;
  * MC_LIMITS_AFTER-th counted allocation while it is 0 (once it reads,
  * later calls return at once), and by the program's setrlimit/prlimit
  * calls, which limits.c wraps. */
-#define MC_LIMITS_AFTER 4096u
+#define MC_LIMITS_AFTER 8192u
 extern size_t mc_sure_below;
 void mc_limits_read(void);
 

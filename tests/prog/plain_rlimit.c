@@ -45,7 +45,7 @@ static void put_num(char *buf, size_t *len, unsigned long v)
 		buf[(*len)++] = digits[--n];
 }
 
-#define WARM 5000
+#define WARM 10000
 
 static int say_warm(unsigned long ok, unsigned long failed, unsigned long warm)
 {
