@@ -169,6 +169,10 @@ void mc_unmap(void *p, size_t size);
  * used elements of *cap: doubles it (first elements the first time);
  * false when memory runs out, the array as it was. */
 bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
+/* The same for an array whose first storage, fixed, is part of a larger
+ * mapping of the caller's: left alone when the array moves out of it. */
+bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
+		  const void *fixed);
 /* memcheck's own mappings: the system call, never the program's mmap,
  * which memcheck wraps (mappings.c). */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
@@ -1061,10 +1065,14 @@ struct mc_vma {
 struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
+	struct mc_vma *fixed;         /* v's first storage, the caller's */
 	struct mc_buf runs;
 	char runs_fixed[MC_RUNS_FIXED];
 };
 bool mc_vmas_read(struct mc_vmas *out);
+/* The same, the first cap entries in first (the caller's, part of a
+ * mapping of its own: no mapping made for a process of fewer). */
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap);
 void mc_vmas_free(struct mc_vmas *m);
 const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr);
 

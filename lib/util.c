@@ -512,6 +512,12 @@ void mc_unmap(void *p, size_t size)
  * first.  False when memory runs out (the array is as it was). */
 bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first)
 {
+	return mc_grow_from(v, cap, used, elem, first, NULL);
+}
+
+bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
+		  const void *fixed)
+{
 	if (used < *cap)
 		return true;
 	size_t ncap = *cap ? *cap * 2 : first;
@@ -520,7 +526,8 @@ bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first)
 		return false;
 	if (*v) {
 		memcpy(n, *v, used * elem);
-		mc_unmap(*v, *cap * elem);
+		if (*v != fixed)
+			mc_unmap(*v, *cap * elem);
 	}
 	*v = n;
 	*cap = ncap;
