@@ -199,7 +199,7 @@ static void slot_release(void *arg)
 {
 	struct slot *s = arg;
 	pthread_mutex_lock(&slot_lock);
-	if (s->in_use && s->tid == gettid())
+	if (s->in_use && s->tid == mc_tid())
 		retire(s);
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
@@ -262,14 +262,18 @@ static void solo_not_me(void)
 
 /* The pages of slot i, never used, that no slot before it lies on
  * (slots are taken lowest first): populated before they are written,
- * one system call where the first write was a page fault. */
+ * one system call where the first write was a page fault, and counted
+ * as memcheck's (mc_own_grow): no other page of the mapping is ever
+ * touched, so footprint.c need not ask mincore about it. */
 static void slot_pages_ready(int i)
 {
 	uintptr_t lo = (uintptr_t)&slots[i], hi = lo + sizeof *slots;
 	if (i)
 		lo = ((uintptr_t)&slots[i - 1] | 4095) + 1;
-	if (hi > lo)
+	if (hi > lo) {
 		mc_populate((void *)lo, hi - lo);
+		mc_own_grow((int64_t)((((hi - 1) | 4095) + 1) - lo));
+	}
 }
 
 static struct slot *slot_acquire(void)
@@ -280,7 +284,7 @@ static struct slot *slot_acquire(void)
 	}
 	struct slot *s = &shared_slot;
 	int saved = errno;
-	pid_t tid = gettid();
+	pid_t tid = mc_tid();
 	pthread_mutex_lock(&slot_lock);
 	static int next_check;
 	int hi = atomic_load_explicit(&slots_hi, memory_order_relaxed);
@@ -1270,10 +1274,13 @@ void mc_account_postfork_child(void)
 
 void mc_account_init(void)
 {
-	/* Lazy: a process touches the slots of its threads, most one;
+	/* Reserved: a process touches the slots of its threads, most one;
 	 * populated, the 128 KiB were 32 page faults in every process
-	 * memcheck starts in, measured or left out. */
-	slots = mc_map_lazy(MAX_SLOTS * sizeof *slots);
+	 * memcheck starts in, measured or left out.  Counted as they are
+	 * made ready (slot_pages_ready), not measured with mincore as a
+	 * lazy mapping: a count-only process asked it of them at its
+	 * region's begin and at exit, and of nothing else. */
+	slots = mc_map_reserve(MAX_SLOTS * sizeof *slots);
 	shared_slot.ring = mc_map_reserve(RING * sizeof *shared_slot.ring);
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");

@@ -374,6 +374,10 @@ bool mc_own_lazy_remove(const void *p, size_t len)
 /* One window for all threads' work: nested or overlapping calls (a
  * heap error reported while another thread ends a region) extend it. */
 static uint64_t work_rss, work_m;
+/* statm, held open from start-up's window's begin to its end (the first
+ * window: no code of the program's runs in it), -1 otherwise. */
+static int startup_statm = -1;
+static bool startup_begun;
 
 static void work_begin(bool fold_first, bool taken)
 {
@@ -388,7 +392,11 @@ static void work_begin(bool fold_first, bool taken)
 			work_rss = fresh_rss;
 			work_m = fresh_m - (uint64_t)extra;
 		} else {
-			work_rss = mc_rss_current();
+			if (!startup_begun) {
+				startup_begun = true;
+				work_rss = mc_rss_current_open(&startup_statm);
+			} else
+				work_rss = mc_rss_current();
 			work_m = measure() - (uint64_t)extra;
 		}
 	}
@@ -412,7 +420,8 @@ void mc_own_work_begin_taken(void)
  * now (*rss, *m: M without extra).  fp_lock held. */
 static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 {
-	uint64_t rss = mc_rss_current();
+	uint64_t rss = mc_rss_current_at(startup_statm); /* opened anew if -1 */
+	startup_statm = -1;
 	uint64_t m = measure() - (uint64_t)extra;
 	/* What the RSS grew by that memcheck's own mappings do not
 	 * explain: libraries it loaded, files they mapped, the
@@ -605,4 +614,8 @@ void mc_footprint_unlock(void)
 void mc_footprint_after_fork_child(void)
 {
 	pthread_mutex_init(&fp_lock, NULL);
+	/* A fork in start-up's window (another thread's): the parent's. */
+	if (startup_statm >= 0)
+		close(startup_statm);
+	startup_statm = -1;
 }

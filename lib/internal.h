@@ -169,6 +169,10 @@ void mc_unmap(void *p, size_t size);
  * used elements of *cap: doubles it (first elements the first time);
  * false when memory runs out, the array as it was. */
 bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
+/* The same for an array whose first storage, fixed, is part of a larger
+ * mapping of the caller's: left alone when the array moves out of it. */
+bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
+		  const void *fixed);
 /* memcheck's own mappings: the system call, never the program's mmap,
  * which memcheck wraps (mappings.c). */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
@@ -249,6 +253,7 @@ const char *mc_commas(uint64_t v, char buf[32]);
 double mc_now(void);
 size_t mc_page_size(void); /* the system's, from the auxiliary vector */
 pid_t mc_pid(void); /* getpid(), asked once (again in a forked child) */
+pid_t mc_tid(void); /* gettid(), asked once a thread (again in a forked child) */
 bool mc_membarrier_register(void); /* membarrier(2) registered, asked once */
 void mc_pid_after_fork(void);
 const char *mc_program(void);
@@ -1067,10 +1072,14 @@ struct mc_vma {
 struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
+	struct mc_vma *fixed;         /* v's first storage, the caller's */
 	struct mc_buf runs;
 	char runs_fixed[MC_RUNS_FIXED];
 };
 bool mc_vmas_read(struct mc_vmas *out);
+/* The same, the first cap entries in first (the caller's, part of a
+ * mapping of its own: no mapping made for a process of fewer). */
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap);
 void mc_vmas_free(struct mc_vmas *m);
 const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr);
 
@@ -1222,10 +1231,14 @@ extern int mc_fault_on;
 
 /* Count-only malloc does not look at the result of a call for fewer
  * bytes: 0 while an address-space or data limit is set, or the kernel
- * does not overcommit.  Set by mc_limits_init and by the program's
- * setrlimit/prlimit calls, which limits.c wraps. */
+ * does not overcommit, and until the limits are read.  Set by
+ * mc_limits_read, which count-only malloc calls at every
+ * MC_LIMITS_AFTER-th counted allocation while it is 0 (once it reads,
+ * later calls return at once), and by the program's setrlimit/prlimit
+ * calls, which limits.c wraps. */
+#define MC_LIMITS_AFTER 8192u
 extern size_t mc_sure_below;
-void mc_limits_init(void);
+void mc_limits_read(void);
 
 /* Called by the wrappers when mc_fault_on is set, before the allocator:
  * counts the call in the innermost region and decides.  True: the call
@@ -1524,6 +1537,13 @@ void mc_vg_region_drop(int index);
 /* ---- rss.c ----------------------------------------------------------- */
 
 uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
+/* The same, statm left open in *fd (-1 where it could not be) for one
+ * more read, mc_rss_current_at's, which closes it: the two reads of
+ * start-up's window (footprint.c), with none of the program's code
+ * between them, are four system calls where they were six.  Where fd
+ * is -1, or its read fails or is not statm's, the file is opened anew. */
+uint64_t mc_rss_current_open(int *fd);
+uint64_t mc_rss_current_at(int fd);
 /* VmHWM, bytes; *threads (if not NULL): the process's threads then
  * (status's Threads:), *rss (if not NULL): the RSS then (VmRSS, bytes,
  * as mc_rss_current gives it); each 0 if unreadable. */

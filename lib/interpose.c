@@ -190,10 +190,15 @@ static __attribute__((noinline)) void *uncount(size_t size)
 /* life.c's start-up probe: does a malloc call from this process reach
  * memcheck's malloc?  Symbol lookup says so in most cases, not under
  * valgrind, which redirects every object's malloc to its own.  The probe
- * call is answered here, from ownheap.c: the allocator never sees it,
- * failure injection never fails it, and it is not counted.  The caller holds the guard, which keeps the
- * call off the count-only and tracking paths. */
+ * call is answered here, with a static block the caller never frees
+ * (it frees only what another malloc served): the allocator never sees
+ * it, failure injection never fails it, it is not counted, and the own
+ * heap's first page is not made ready for it (a madvise call in every
+ * measured process whose memcheck serves nothing else from there).  The
+ * caller holds the guard, which keeps the call off the count-only and
+ * tracking paths. */
 static MC_TLS bool probe_armed, probe_seen;
+static char probe_block[16] __attribute__((aligned(16)));
 
 void mc_probe_arm(void)
 {
@@ -220,7 +225,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 	if (unlikely(probe_armed)) {
 		probe_armed = false;
 		probe_seen = true;
-		return mc_ownheap_alloc(16, n, false);
+		return n <= sizeof probe_block ? probe_block : mc_ownheap_alloc(16, n, false);
 	}
 	if (INJECT(CALL_FRAME(), false))
 		return NULL;
@@ -251,6 +256,8 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 			/* limits.c: a size that cannot fail here is not checked */
 			if (likely(n < __atomic_load_n(&mc_sure_below, __ATOMIC_RELAXED)))
 				return mc_real.malloc(n);
+			if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
+				mc_limits_read(); /* limits.c: read once, from here */
 			void *p = mc_real.malloc(n);
 			if (unlikely(p == NULL))
 				return uncount(n);

@@ -102,8 +102,6 @@ static void start_all(bool from_ctor)
 	mc_account_sampler_set(mc_timeline_sample);
 	mc_account_init();
 	mc_allocator_detect();
-	if (!mc_opt.track)
-		mc_limits_init(); /* for count-only malloc alone */
 	if (from_ctor && (verdict == MC_PROCESS_MEASURED || verdict == MC_PROCESS_NO_EXE))
 		mc_own_work_end_start();
 	else

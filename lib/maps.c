@@ -37,7 +37,7 @@ static bool add_vma(const struct mc_mapping *m, void *arg)
 {
 	struct vmas_walk *w = arg;
 	struct mc_vmas *t = w->t;
-	if (!mc_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v, 256))
+	if (!mc_grow_from((void **)&t->v, &t->cap, t->n, sizeof *t->v, 256, t->fixed))
 		return false;
 	mc_maps_runs_note(&w->runs, m);
 	t->v[t->n++] = (struct mc_vma){
@@ -49,10 +49,19 @@ static bool add_vma(const struct mc_mapping *m, void *arg)
 
 bool mc_vmas_read(struct mc_vmas *out)
 {
+	return mc_vmas_read_into(out, NULL, 0);
+}
+
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap)
+{
 	memset(out, 0, sizeof *out);
+	if (first && cap) {
+		out->v = out->fixed = first;
+		out->cap = cap;
+	}
 	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
 	struct vmas_walk w = { .t = out, .runs = { .b = &out->runs, .fixed = true } };
-	bool ok = mc_maps_each(add_vma, &w) && out->v;
+	bool ok = mc_maps_each(add_vma, &w) && out->n;
 	if (out->runs.oom)
 		out->runs.len = 0;
 	return ok;
@@ -60,7 +69,7 @@ bool mc_vmas_read(struct mc_vmas *out)
 
 void mc_vmas_free(struct mc_vmas *m)
 {
-	if (m->v)
+	if (m->v && m->v != m->fixed)
 		mc_unmap(m->v, m->cap * sizeof *m->v);
 	memset(m, 0, sizeof *m);
 }

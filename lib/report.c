@@ -779,7 +779,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	mc_text_escape(r->name, name, sizeof name);
 	mc_text_escape(mc_program(), prog, sizeof prog);
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
-	snprintf(p, sizeof p, "==%d==", (int)getpid());
+	snprintf(p, sizeof p, "==%d==", (int)mc_pid());
 	struct mc_buf b = { 0 };
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
 		mc_buf_printf(&b, "%s memcheck: \"%s\" in %s: %s allocs, %s frees, %s bytes "
@@ -975,7 +975,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 {
 	char p[32], c1[32], c2[32];
 	mc_own_work_begin(true);
-	snprintf(p, sizeof p, "==%d==", (int)getpid());
+	snprintf(p, sizeof p, "==%d==", (int)mc_pid());
 	struct mc_buf b = { 0 };
 	/* A block memcheck knows of, freed again or freed through a pointer
 	 * inside it: valgrind's heading, which tools that read valgrind's

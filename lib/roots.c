@@ -131,6 +131,25 @@ struct mc_roots {
 	size_t regs_bytes;
 };
 
+/* The root list with the first storage of its three arrays, in one
+ * mapping: a scan made four (the list, the objects' segments, the roots
+ * cut to resident pages, the program's mappings read), five pages in all
+ * where these are five too (mc_roots_begin). */
+#define FIRST_ROOTS 256
+#define FIRST_SEGS 64
+#define FIRST_VMAS 256
+struct roots_map {
+	struct mc_roots r; /* first: the pointer handed out */
+	struct mc_root v[FIRST_ROOTS];
+	struct mc_root seg[FIRST_SEGS];
+	struct mc_vma vma[FIRST_VMAS];
+};
+
+static struct roots_map *map_of(struct mc_roots *r)
+{
+	return (struct roots_map *)r;
+}
+
 /* ---- what the C library says about threads, found once --------------- */
 
 static struct {
@@ -207,11 +226,12 @@ static void libc_facts(void)
 }
 
 /* At start-up, on the main thread (the constructor).  The process id
- * through mc_pid, which the first thread slot asks for next: one getpid
- * for both (no fork can have come between). */
+ * through mc_pid, the thread's through mc_tid, which the first thread
+ * slot and the first stack capture ask for next: one getpid and one
+ * gettid for all (no fork can have come between). */
 void mc_roots_init(void)
 {
-	if (mc_pid() == (pid_t)syscall(SYS_gettid))
+	if (mc_pid() == mc_tid())
 		libc.main_tp = mc_thread_pointer();
 }
 
@@ -230,7 +250,7 @@ static void add_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
 	hi &= ~(uintptr_t)7;
 	if (lo >= hi)
 		return;
-	if (!mc_grow((void **)&r->v, &r->cap, r->n, sizeof *r->v, 256)) {
+	if (!mc_grow_from((void **)&r->v, &r->cap, r->n, sizeof *r->v, FIRST_ROOTS, map_of(r)->v)) {
 		if (!r->full)
 			mc_log("no memory for more root ranges: the rest are not scanned, "
 			       "and blocks only they point to count as lost");
@@ -322,7 +342,8 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
 			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 			uintptr_t hi = (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095;
-			if (mc_grow((void **)&r->seg, &r->segcap, r->nseg, sizeof *r->seg, 64))
+			if (mc_grow_from((void **)&r->seg, &r->segcap, r->nseg, sizeof *r->seg,
+					 FIRST_SEGS, map_of(r)->seg))
 				r->seg[r->nseg++] = (struct mc_root){ lo, hi, kind };
 			else
 				add_kind(r, lo, hi, kind); /* read whole */
@@ -338,9 +359,14 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 
 struct mc_roots *mc_roots_begin(void)
 {
-	struct mc_roots *r = mc_map(sizeof *r);
-	if (!r)
+	struct roots_map *m = mc_map(sizeof *m);
+	if (!m)
 		return NULL;
+	struct mc_roots *r = &m->r;
+	r->v = m->v;
+	r->cap = FIRST_ROOTS;
+	r->seg = m->seg;
+	r->segcap = FIRST_SEGS;
 	libc_facts();
 	Dl_info di;
 	struct link_map *lm = NULL;
@@ -460,7 +486,7 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	 * /bin/date's page faults at exit.  On a system with swap every
 	 * page is read: mincore calls a page swapped out not resident. */
 	mc_resident_each(r->seg, r->nseg, add_segment_run, r);
-	if (!mc_vmas_read(&r->maps)) {
+	if (!mc_vmas_read_into(&r->maps, map_of(r)->vma, FIRST_VMAS)) {
 		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
 		return;
 	}
@@ -527,11 +553,12 @@ void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)
 	}
 	mc_vmas_free(&r->maps);
 	mc_prog_maps_free(&r->prog);
-	if (r->seg)
+	struct roots_map *m = map_of(r);
+	if (r->seg && r->seg != m->seg)
 		mc_unmap(r->seg, r->segcap * sizeof *r->seg);
 	if (r->regs)
 		mc_unmap(r->regs, r->regs_bytes);
-	if (r->v)
+	if (r->v && r->v != m->v)
 		mc_unmap(r->v, r->cap * sizeof *r->v);
-	mc_unmap(r, sizeof *r);
+	mc_unmap(m, sizeof *m);
 }

@@ -53,19 +53,76 @@ static uint64_t parse_u64(const char **p)
 	return v;
 }
 
+/* statm's resident pages in bytes, from its text; false where the text
+ * is not statm's (seven numbers on one line). */
+static bool statm_rss(const char *buf, uint64_t *rss)
+{
+	const char *p = buf;
+	uint64_t pages = 0;
+	for (int i = 0; i < 7; i++) {
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		uint64_t v = parse_u64(&p);
+		if (i == 1)
+			pages = v;
+	}
+	if (*p != '\n')
+		return false;
+	*rss = pages * (uint64_t)mc_page_size(); /* not sysconf: util.c */
+	return true;
+}
+
+/* statm read through fd, from its start: a /proc file is made anew by a
+ * read at offset 0. */
+static bool statm_at(int fd, uint64_t *rss)
+{
+	char buf[256];
+	ssize_t n;
+	do
+		n = pread(fd, buf, sizeof buf - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return statm_rss(buf, rss);
+}
+
 uint64_t mc_rss_current(void)
 {
 	int saved = errno;
 	char buf[256];
 	uint64_t rss = 0;
-	if (read_file("/proc/self/statm", buf, sizeof buf) > 0) {
-		const char *p = buf;
-		parse_u64(&p);               /* size */
-		uint64_t pages = parse_u64(&p);
-		rss = pages * (uint64_t)mc_page_size(); /* not sysconf: util.c */
-	}
+	if (read_file("/proc/self/statm", buf, sizeof buf) > 0 && !statm_rss(buf, &rss))
+		rss = 0;
 	errno = saved;
 	return rss;
+}
+
+uint64_t mc_rss_current_open(int *fd)
+{
+	int saved = errno;
+	uint64_t rss = 0;
+	*fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0 && !statm_at(*fd, &rss)) {
+		close(*fd);
+		*fd = -1;
+	}
+	errno = saved;
+	return *fd >= 0 ? rss : mc_rss_current();
+}
+
+uint64_t mc_rss_current_at(int fd)
+{
+	if (fd < 0)
+		return mc_rss_current();
+	int saved = errno;
+	uint64_t rss = 0;
+	bool ok = statm_at(fd, &rss);
+	close(fd);
+	errno = saved;
+	return ok ? rss : mc_rss_current();
 }
 
 /* The number after the line that begins with key ("Name:"), searched

@@ -262,7 +262,7 @@ bool mc_threads_stop(struct mc_threads *t, bool alone)
 	 * read twice, a 16 KiB buffer's four pages). */
 	if (alone)
 		return true;
-	if (!list_threads(t, (pid_t)syscall(SYS_gettid)))
+	if (!list_threads(t, mc_tid()))
 		return false;
 	if (!t->n)
 		return true;

@@ -512,6 +512,12 @@ void mc_unmap(void *p, size_t size)
  * first.  False when memory runs out (the array is as it was). */
 bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first)
 {
+	return mc_grow_from(v, cap, used, elem, first, NULL);
+}
+
+bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
+		  const void *fixed)
+{
 	if (used < *cap)
 		return true;
 	size_t ncap = *cap ? *cap * 2 : first;
@@ -520,7 +526,8 @@ bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first)
 		return false;
 	if (*v) {
 		memcpy(n, *v, used * elem);
-		mc_unmap(*v, *cap * elem);
+		if (*v != fixed)
+			mc_unmap(*v, *cap * elem);
 	}
 	*v = n;
 	*cap = ncap;
@@ -1220,9 +1227,26 @@ pid_t mc_pid(void)
 	return p;
 }
 
+/* The calling thread's id, asked of the system once per thread: the
+ * constructor asked it to tell the main thread, the first thread slot
+ * to name its owner, the first stack capture to find the main stack
+ * (three gettid calls in every measured process).  The forking thread's
+ * is asked again in the child (mc_pid_after_fork); a raw clone sharing
+ * the memory sees its parent thread's, as it does the process id. */
+static MC_TLS pid_t tid_cached;
+
+pid_t mc_tid(void)
+{
+	pid_t t = tid_cached;
+	if (!t)
+		t = tid_cached = (pid_t)syscall(SYS_gettid);
+	return t;
+}
+
 void mc_pid_after_fork(void)
 {
 	atomic_store_explicit(&pid_cached, 0, memory_order_relaxed);
+	tid_cached = 0;
 }
 
 /* The system call, not the vDSO: a region's clock is read a few times

@@ -14,6 +14,9 @@
  *             test of out-of-memory paths would: what memcheck maps for
  *             itself then takes from the program's allocations
  *   inherited the malloc loop alone
+ *   late      WARM mallocs of 16 bytes, each freed (past the count at
+ *             which count-only malloc reads the limits: lib/limits.c),
+ *             then as setrlimit; prints WARM as a third number
  *   none      no limit: 100 mallocs of 512 KiB, then one of SIZE_MAX / 2,
  *             which fails
  * Everything allocated is freed.  Prints "ALLOCATED FAILED\n": the calls
@@ -42,15 +45,26 @@ static void put_num(char *buf, size_t *len, unsigned long v)
 		buf[(*len)++] = digits[--n];
 }
 
-static int say(unsigned long ok, unsigned long failed)
+#define WARM 10000
+
+static int say_warm(unsigned long ok, unsigned long failed, unsigned long warm)
 {
-	char buf[64];
+	char buf[96];
 	size_t len = 0;
 	put_num(buf, &len, ok);
 	buf[len++] = ' ';
 	put_num(buf, &len, failed);
+	if (warm) {
+		buf[len++] = ' ';
+		put_num(buf, &len, warm);
+	}
 	buf[len++] = '\n';
 	return write(1, buf, len) == (ssize_t)len ? 0 : 1;
+}
+
+static int say(unsigned long ok, unsigned long failed)
+{
+	return say_warm(ok, failed, 0);
 }
 
 /* The address space in use, from /proc/self/statm (pages). */
@@ -68,6 +82,8 @@ static unsigned long vm_bytes(void)
 	return strtoul(buf, NULL, 10) * (unsigned long)sysconf(_SC_PAGESIZE);
 }
 
+static unsigned long warmed;
+
 static int loop(void)
 {
 	unsigned long ok = 0, failed = 0;
@@ -80,7 +96,7 @@ static int loop(void)
 	}
 	for (unsigned long i = 0; i < ok; i++)
 		free(blocks[i]);
-	return say(ok, failed);
+	return say_warm(ok, failed, warmed);
 }
 
 int main(int argc, char **argv)
@@ -99,6 +115,15 @@ int main(int argc, char **argv)
 		for (unsigned long i = 0; i < ok; i++)
 			free(blocks[i]);
 		return huge ? 1 : say(ok, 1);
+	}
+	if (strcmp(mode, "late") == 0) {
+		for (; warmed < WARM; warmed++) {
+			char *volatile p = malloc(16);
+			if (!p)
+				return 1;
+			free(p);
+		}
+		mode = "setrlimit";
 	}
 	unsigned long vm = vm_bytes();
 	if (!vm)
