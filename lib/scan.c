@@ -205,13 +205,61 @@ static inline void push(struct graph *g, size_t i)
 	g->mark[g->nmark++] = (uint32_t)i;
 }
 
-/* One word found in memory that the prior node makes reachable
- * (definite), possibly reachable (!definite) or, with clique >= 0, in
- * the clique led by node clique. */
-static inline void consider(struct graph *g, uintptr_t w, bool definite, int64_t clique)
+/* Words either side of an end pointer that show what it belongs to. */
+#define END_NEAR 4
+
+/* Is the word at p, in memory [lo, hi) being read, the start of block i
+ * or the end of block i - 1 (one past its last byte), which lies right
+ * before it?  Allocators without headers (jemalloc, mimalloc, tcmalloc)
+ * put blocks of one size class side by side, and a program keeps the end
+ * of a buffer it writes into: stdio's FILE (_IO_buf_end, _IO_write_end),
+ * std::vector's end of storage, libyaml's buffers.  valgrind keeps red
+ * zones between blocks, so there that word points to no block; here it
+ * would make the block after the buffer reachable, a leak lost.  The
+ * word counts as the buffer's end, pointing to nothing (an end pointer
+ * is in no block, for valgrind neither), when the words around it
+ * describe the buffer: among the END_NEAR either side, the buffer's
+ * start and at least one more address from its start to its end (a
+ * write pointer, a second end).  A pair of pointers to two blocks side
+ * by side (a key and its value, an array of pointers to blocks made one
+ * after the other) has no third such word: the second still points to
+ * its block. */
+__attribute__((no_sanitize_address))
+static bool end_of_previous(const struct graph *g, size_t i, const uintptr_t *p, uintptr_t lo,
+			    uintptr_t hi)
 {
+	if (i == 0 || lo == hi)
+		return false;
+	const struct node *a = &g->v[i - 1];
+	uintptr_t end = a->lo + a->size;
+	if (!a->size || end != g->v[i].lo)
+		return false;
+	uintptr_t at = (uintptr_t)p;
+	const uintptr_t *q = (const uintptr_t *)(at - lo > END_NEAR * 8 ? at - END_NEAR * 8 : lo);
+	const uintptr_t *to = (const uintptr_t *)(hi - at > (END_NEAR + 1) * 8 ? at + (END_NEAR + 1) * 8 : hi);
+	bool start = false;
+	int near = 0;
+	for (; q < to; q++) {
+		if (q == p || *q < a->lo || *q > end)
+			continue;
+		near++;
+		start |= *q == a->lo;
+	}
+	return start && near >= 2;
+}
+
+/* The word w at p, in memory [lo, hi) that the prior node makes
+ * reachable (definite), possibly reachable (!definite) or, with
+ * clique >= 0, in the clique led by node clique. */
+static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, uintptr_t hi,
+			    bool definite, int64_t clique)
+{
+	uintptr_t w = *p;
 	int64_t i = lookup(g, w);
 	if (i < 0)
+		return;
+	if (w == g->v[i].lo && i > 0 && g->v[i - 1].lo + g->v[i - 1].size == w &&
+	    end_of_previous(g, (size_t)i, p, lo, hi))
 		return;
 	uint8_t *st = &g->state[i];
 	if (clique < 0) {
@@ -234,7 +282,7 @@ static void scan_range(struct graph *g, uintptr_t lo, uintptr_t hi, bool definit
 	for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)p < hi; p++) {
 		uintptr_t w = *p;
 		if (w >= g->min && w < g->max)
-			consider(g, w, definite, clique);
+			consider(g, p, lo, hi, definite, clique);
 	}
 }
 
@@ -262,7 +310,7 @@ static void scan_glibc_root(struct graph *g, uintptr_t lo, uintptr_t hi)
 		int64_t i = lookup(g, w);
 		if (i >= 0 && w != g->v[i].lo && glibc_next_chunk(&g->v[i], w))
 			continue;
-		consider(g, w, true, -1);
+		consider(g, p, lo, hi, true, -1);
 	}
 }
 

@@ -49,6 +49,10 @@ struct counts {
 	X(plain_leak_interior, 1, 1, 2, 0, 96, 64, 96, 0, "fail", same_as_valgrind, ELSEWHERE) \
 	X(plain_leak_stack, 1, 0, 0, 2, 80, 0, 0, 160, "fail", same_as_valgrind, ELSEWHERE) \
 	X(plain_leak_family, 9, 0, 0, 0, 816, 0, 0, 0, "fail", same_as_valgrind, ELSEWHERE) \
+	/* A lost block right after a buffer its end pointer reaches, and   \
+	 * one in a place just freed; adjacent pairs stay reachable. */        \
+	X(plain_leak_adjacent, 2, 0, 0, 7, 304, 0, 0, 640, "fail", same_as_valgrind,     \
+	  ELSEWHERE_ADJACENT)                                                   \
 	X(plain_leak_many, 2000, 18000, 0, 20001, 64000, 576000, 0, 1600000, "fail",         \
 	  same_as_valgrind, ELSEWHERE)                                                      \
 	/* The possibly lost block is the thread's DTV, which glibc allocates  \
@@ -211,6 +215,17 @@ H_CHECK(unscrubbed_lost_as_one_sum)
 	{ #program " under the other allocators",                                 \
 	  .allocators = H_ONLY(H_MIMALLOC) | H_ONLY(H_JEMALLOC) | H_ONLY(H_TCMALLOC), \
 	  SCANNED(program, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1"),                  \
+	  .want = { KINDS(d, i, p, r, D, I, P, R), { "verdict", .str = verdict } }, \
+	  .check = unscrubbed_lost_as_one_sum },
+/* The same, where the program says its blocks lay side by side (no
+ * chunk header between them, as under glibc): the end pointer equals the
+ * lost block's start there, and the pair's first block ends where the
+ * second starts. */
+#define ELSEWHERE_ADJACENT(program, d, i, p, r, D, I, P, R, verdict)              \
+	{ #program " under the other allocators, side by side",                   \
+	  .allocators = H_ONLY(H_MIMALLOC) | H_ONLY(H_JEMALLOC) | H_ONLY(H_TCMALLOC), \
+	  SCANNED(program, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1"),                  \
+	  .out = H_LIST("buffer: adjacent\n", "pair: adjacent\n"),                 \
 	  .want = { KINDS(d, i, p, r, D, I, P, R), { "verdict", .str = verdict } }, \
 	  .check = unscrubbed_lost_as_one_sum },
 #define GLIBC_ONLY(...)
