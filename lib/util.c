@@ -426,34 +426,51 @@ void *mc_map(size_t size)
  * cursor is one word, the reservation's index in arena[] and the offset
  * in it, moved with compare-and-swap (any thread, inside the hooks, no
  * lock that fork could leave held).  Under valgrind nothing is carved
- * (mc_map hides each mapping whole). */
+ * (mc_map hides each mapping whole).
+ *
+ * A piece over 1 MiB (the block table's 4 MiB of first arrays) is cut
+ * from a reservation of 8 MiB (CARVE_BIG, huge pages turned off with
+ * MADV_NOHUGEPAGE, as map_plain does for its own large mappings), made
+ * for it where the one in use is small, and the pieces after it follow
+ * it there: a tracking process's start made that piece a mapping and a
+ * madvise of its own, and the free rings and thread slots a second
+ * small reservation (the first holds the block table's other arrays,
+ * 1.6 MiB), four system calls where there are now three.  The rest of
+ * the small one stays address space. */
 #define CARVE_ARENA ((size_t)2048 * 1024 - 64 * 1024)
 #define CARVE_MAX ((size_t)1 << 20)
+#define CARVE_BIG ((size_t)8 << 20)
+#define CARVE_BIG_MAX ((size_t)4 << 20)
 #define CARVE_ARENAS 16
 static _Atomic uintptr_t arena[CARVE_ARENAS];
+static _Atomic size_t arena_len[CARVE_ARENAS]; /* set before it is in use */
 /* (index + 1) << 32 | offset; 0: no reservation yet */
 static _Atomic uint64_t carve_at;
 
 static void *carve(size_t size)
 {
 	size = (size + 4095) & ~(size_t)4095;
-	if (size > CARVE_MAX || !keeping())
+	if (size > CARVE_BIG_MAX || !keeping())
 		return NULL;
 	for (;;) {
 		uint64_t at = atomic_load(&carve_at);
 		unsigned i = (unsigned)(at >> 32);
 		size_t off = (size_t)(uint32_t)at;
-		if (i && off + size <= CARVE_ARENA) {
+		size_t len = i ? atomic_load(&arena_len[i - 1]) : 0;
+		if (i && off + size <= len && (size <= CARVE_MAX || len == CARVE_BIG)) {
 			if (atomic_compare_exchange_weak(&carve_at, &at, at + size))
 				return (void *)(atomic_load(&arena[i - 1]) + off);
 			continue;
 		}
 		if (i >= CARVE_ARENAS)
 			return NULL;
-		void *a = mc_sys_mmap(NULL, CARVE_ARENA, PROT_READ | PROT_WRITE,
+		size_t want = size > CARVE_MAX ? CARVE_BIG : CARVE_ARENA;
+		void *a = mc_sys_mmap(NULL, want, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (a == MAP_FAILED)
 			return NULL;
+		if (want >= (size_t)2 << 20)
+			syscall(SYS_madvise, a, want, MADV_NOHUGEPAGE);
 		uintptr_t empty = 0;
 		if (atomic_compare_exchange_strong(&arena[i], &empty, (uintptr_t)a)) {
 			/* The new reservation's first piece is this one.
@@ -461,12 +478,13 @@ static void *carve(size_t size)
 			 * old one, never move to a new one (that is only
 			 * the claimer of arena[i]'s to do): the swap is
 			 * tried until it is made. */
+			atomic_store(&arena_len[i], want);
 			uint64_t next = ((uint64_t)(i + 1) << 32) | size;
 			while (!atomic_compare_exchange_weak(&carve_at, &at, next))
 				;
 			return a;
 		}
-		mc_sys_munmap(a, CARVE_ARENA); /* another thread's came first */
+		mc_sys_munmap(a, want); /* another thread's came first */
 	}
 }
 

@@ -824,6 +824,50 @@ START_TEST(depot_intern_walked_marks)
 }
 END_TEST
 
+/* Pages of the depot's first segments resident: one page each for the
+ * first stacks; then, as the first page fills, the three after it in
+ * the same call (pages 1-3 resident with page 1, page 4 not), where
+ * they grew a page, a page and two pages, a call each.  mincore says
+ * which pages are resident: the segments are reserved, untouched but
+ * for what the depot populates (each test runs in a child of its own:
+ * the depot is new). */
+static bool page_in(const void *seg, size_t page)
+{
+	unsigned char v = 0;
+	ck_assert_int_eq(mincore((char *)seg + page * 4096, 4096, &v), 0);
+	return v & 1;
+}
+
+START_TEST(depot_segments_grow_by_three_pages)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	ck_assert_ptr_null(atomic_load(&mc_depot_segs[0]));
+	uintptr_t f[2] = { 0x7000, 0 };
+	f[1] = 1;
+	ck_assert_uint_ne(mc_depot_intern(0x1000, f, 2), 0);
+	const char *arena = atomic_load(&mc_depot_segs[0]);
+	const struct mc_depot_id *idv = atomic_load(&mc_depot_ids[0]);
+	ck_assert(arena && idv);
+	ck_assert(page_in(arena, 0) && !page_in(arena, 1));
+	ck_assert(page_in(idv, 0) && !page_in(idv, 1));
+	bool arena_grew = false, ids_grew = false;
+	for (uintptr_t k = 2; k < 400 && !(arena_grew && ids_grew); k++) {
+		f[1] = k;
+		ck_assert_uint_ne(mc_depot_intern(0x1000 + k * 0x9e3779b97f4a7c15ull, f, 2), 0);
+		if (!arena_grew && page_in(arena, 1)) {
+			arena_grew = true;
+			ck_assert(page_in(arena, 2) && page_in(arena, 3) && !page_in(arena, 4));
+		}
+		if (!ids_grew && page_in(idv, 1)) {
+			ids_grew = true;
+			ck_assert(page_in(idv, 2) && page_in(idv, 3) && !page_in(idv, 4));
+		}
+	}
+	ck_assert(arena_grew && ids_grew);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
@@ -842,5 +886,6 @@ int main(void)
 	tcase_add_test(tc, cfi_walk_in_a_thread);
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
+	tcase_add_test(tc, depot_segments_grow_by_three_pages);
 	return h_run_suite(NULL);
 }

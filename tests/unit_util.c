@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -242,6 +243,25 @@ static bool own_has(const void *p, size_t len)
 	return r[2] == 1;
 }
 
+/* Whether the mapping that holds p has huge pages turned off
+ * (MADV_NOHUGEPAGE: "nh" among its VmFlags in /proc/self/smaps). */
+static bool no_huge_pages(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	ck_assert(f);
+	char line[512];
+	bool in = false, nh = false;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8))
+			nh = strstr(line, " nh") != NULL;
+	}
+	fclose(f);
+	return nh;
+}
+
 /* Reservations under 1 MiB are cut from one mapping, page after page,
  * each one of memcheck's own mappings with its own length; unmapped,
  * a piece's pages go and its neighbours stay. */
@@ -262,11 +282,23 @@ START_TEST(reservations_carved)
 	ck_assert_int_eq(mincore(b, 4096, vec), -1); /* gone */
 	ck_assert_int_eq(errno, ENOMEM);
 	ck_assert_int_eq(a[0] + c[0], 2);
-	/* 1 MiB and more: a mapping of its own, as before */
+	/* over 1 MiB: the start of an 8 MiB reservation of its own, huge
+	 * pages off, which the pieces after it follow */
 	char *big = mc_map_reserve((size_t)2 << 20);
 	ck_assert(big && own_has(big, (size_t)2 << 20));
+	ck_assert_ptr_ne(big, c + 524288);
+	ck_assert(no_huge_pages(big));
+	char *next = mc_map_reserve(65536);
+	ck_assert_ptr_eq(next, big + ((size_t)2 << 20));
+	ck_assert(own_has(next, 65536) && own_has(big, (size_t)2 << 20));
+	mc_unmap(next, 65536);
+	/* over 4 MiB: a mapping of its own, as before */
+	char *huge = mc_map_reserve((size_t)5 << 20);
+	ck_assert(huge && own_has(huge, (size_t)5 << 20));
+	ck_assert(huge < big || huge >= big + ((size_t)8 << 20));
+	mc_unmap(huge, (size_t)5 << 20);
 	/* past what one reservation holds, the next one serves */
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 16; i++) {
 		char *p = mc_map_reserve(512 * 1024);
 		ck_assert(p && own_has(p, 512 * 1024));
 		p[512 * 1024 - 1] = 1;
