@@ -210,6 +210,20 @@ static void *address(const struct tables *t, const ElfW(Sym) *s)
 	return a;
 }
 
+/* The address of l's symbol in the object of tables t, or NULL. */
+static void *found_in(const struct tables *t, const struct lookup *l)
+{
+	const ElfW(Sym) *s = t->gnu ? find_gnu(t, l) : find_sysv(t, l);
+	return s ? address(t, s) : NULL;
+}
+
+/* A lookup of name: its hashes, reckoned once. */
+static struct lookup lookup_of(const char *name)
+{
+	return (struct lookup){ .name = name, .gnu_hash = gnu_hash(name),
+				.sysv_hash = sysv_hash(name) };
+}
+
 static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -227,25 +241,17 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1; /* the anchor was looked in: done */
 	}
 	struct tables t;
-	if (!read_tables(info, &t))
+	if (!read_tables(info, &t) || !(l->found = found_in(&t, l)))
 		return 0;
-	const ElfW(Sym) *s = t.gnu ? find_gnu(&t, l) : find_sysv(&t, l);
-	if (!s)
-		return 0;
-	l->found = address(&t, s);
 	l->where = start;
 	return 1;
 }
 
 static void *lookup(const void *anchor, bool only, const char *name, const void **where)
 {
-	struct lookup l = {
-		.name = name,
-		.gnu_hash = gnu_hash(name),
-		.sysv_hash = sysv_hash(name),
-		.anchor = anchor,
-		.only = only,
-	};
+	struct lookup l = lookup_of(name);
+	l.anchor = anchor;
+	l.only = only;
 	mc_walk_objects(visit, &l);
 	if (where)
 		*where = l.found ? l.where : NULL;
@@ -273,13 +279,8 @@ static int visit_each(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	if (read_tables(info, &t)) {
 		for (size_t i = 0; i < e->n; i++) {
-			struct lookup l = {
-				.name = e->names[i],
-				.gnu_hash = gnu_hash(e->names[i]),
-				.sysv_hash = sysv_hash(e->names[i]),
-			};
-			const ElfW(Sym) *s = t.gnu ? find_gnu(&t, &l) : find_sysv(&t, &l);
-			e->found[i] = s ? address(&t, s) : NULL;
+			struct lookup l = lookup_of(e->names[i]);
+			e->found[i] = found_in(&t, &l);
 		}
 	}
 	return 1;
