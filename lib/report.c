@@ -193,6 +193,12 @@ static uint32_t peak_max(void)
 	       : mc_opt.peak_sites > 0 ? (uint32_t)mc_opt.peak_sites : 0;
 }
 
+/* Is snapshot stack a larger than b: more bytes, then more blocks? */
+static bool site_larger(const struct mc_peak_site *a, const struct mc_peak_site *b)
+{
+	return a->bytes > b->bytes || (a->bytes == b->bytes && a->blocks > b->blocks);
+}
+
 struct peak_lines {
 	struct peak_line *v;      /* the lines named, in the order named */
 	size_t n, cap;
@@ -338,7 +344,7 @@ static bool group_stack(const struct mc_peak *pk, size_t s, struct key_slot *key
 	}
 	struct key_group *gr = &(*g)[k->group - 1];
 	const struct mc_peak_site *top = &pk->all[gr->top];
-	if (st->bytes > top->bytes || (st->bytes == top->bytes && st->blocks > top->blocks))
+	if (site_larger(st, top))
 		gr->top = s;
 	gr->bytes += st->bytes;
 	gr->blocks += st->blocks;
@@ -358,7 +364,7 @@ static bool name_group(struct peak_lines *ls, uint32_t *heads, size_t nb,
 		return false;
 	struct peak_line *line = &ls->v[l];
 	const struct mc_peak_site *a = &pk->all[gr->top], *b = &pk->all[line->top];
-	if (!line->stacks || a->bytes > b->bytes || (a->bytes == b->bytes && a->blocks > b->blocks))
+	if (!line->stacks || site_larger(a, b))
 		line->top = gr->top;
 	line->bytes += gr->bytes;
 	line->blocks += gr->blocks;
@@ -487,8 +493,7 @@ static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max
 		uint32_t at = n;
 		while (at > 0) {
 			const struct mc_peak_site *b = &pk->all[top[at - 1]];
-			if (b->bytes > a->bytes || (b->bytes == a->bytes &&
-			    (b->blocks > a->blocks || (b->blocks == a->blocks && b->stack < a->stack))))
+			if (site_larger(b, a) || (!site_larger(a, b) && b->stack < a->stack))
 				break;
 			at--;
 		}
