@@ -135,6 +135,13 @@ static void load_once(void)
 	}
 }
 
+/* Is a key's field, at offset off of struct memcheck_result, one of the
+ * count (blocks, bytes) at offset at? */
+static bool in_count(size_t off, size_t at)
+{
+	return off >= at && off < at + sizeof(struct memcheck_count);
+}
+
 /* The figures suppressing an indirectly lost or still reachable record
  * changes: its kind's and suppressed.  Any rule on one, in any section,
  * whether or not the region's name is its (the region is asked before
@@ -150,15 +157,9 @@ bool mc_gate_reads_kept(void)
 	const struct mc_rule *rule = (const struct mc_rule *)budget->rules.s;
 	for (uint32_t i = 0; i < budget->nrules; i++) {
 		size_t off = mc_keys[rule[i].key].off;
-		if ((off >= offsetof(struct memcheck_result, indirectly_lost) &&
-		     off < offsetof(struct memcheck_result, indirectly_lost) +
-			   sizeof(struct memcheck_count)) ||
-		    (off >= offsetof(struct memcheck_result, still_reachable) &&
-		     off < offsetof(struct memcheck_result, still_reachable) +
-			   sizeof(struct memcheck_count)) ||
-		    (off >= offsetof(struct memcheck_result, suppressed) &&
-		     off < offsetof(struct memcheck_result, suppressed) +
-			   sizeof(struct memcheck_count)))
+		if (in_count(off, offsetof(struct memcheck_result, indirectly_lost)) ||
+		    in_count(off, offsetof(struct memcheck_result, still_reachable)) ||
+		    in_count(off, offsetof(struct memcheck_result, suppressed)))
 			return true;
 	}
 	return false;
