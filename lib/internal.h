@@ -261,6 +261,9 @@ const char *mc_program(void);
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
  * one without against its last component. */
 bool mc_program_matches(const char *patterns, const char *path);
+/* Is one of the patterns '*' alone, which every program matches (no path
+ * needed)? */
+bool mc_programs_every(const char *patterns);
 /* Is memcheck part of the program, not only preloaded: linked from
  * libmemcheck.a, or a library some loaded object needs?  Only such a
  * program can call memcheck's functions. */

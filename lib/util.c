@@ -1293,6 +1293,32 @@ const char *mc_program(void)
 	return argv0;
 }
 
+/* A pattern of '*' alone matches every name (fnmatch without flags:
+ * '*' matches '/' too). */
+static bool every_name(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != '*')
+			return false;
+	return len > 0;
+}
+
+bool mc_programs_every(const char *patterns)
+{
+	for (const char *p = patterns; *p;) {
+		size_t len = strcspn(p, ":");
+		if (every_name(p, len))
+			return true;
+		p += len;
+		if (*p == ':')
+			p++;
+	}
+	return false;
+}
+
+/* A pattern without *, ?, [ or \ is the name itself: compared, not
+ * matched.  fnmatch's first call at start-up (MEMCHECK_PROGRAMS=date)
+ * bound it and its helpers lazily, 7-8 us of a measured process. */
 bool mc_program_matches(const char *patterns, const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -1300,10 +1326,14 @@ bool mc_program_matches(const char *patterns, const char *path)
 	char pat[1024];
 	for (const char *p = patterns; *p;) {
 		size_t len = strcspn(p, ":");
+		if (every_name(p, len))
+			return true;
 		if (len > 0 && len < sizeof pat) {
 			memcpy(pat, p, len);
 			pat[len] = 0;
-			if (fnmatch(pat, memchr(pat, '/', len) ? path : name, 0) == 0)
+			const char *subject = memchr(pat, '/', len) ? path : name;
+			if (strpbrk(pat, "*?[\\") ? fnmatch(pat, subject, 0) == 0
+						  : strcmp(pat, subject) == 0)
 				return true;
 		}
 		p += len;

@@ -189,6 +189,21 @@ START_TEST(program_patterns)
 	ck_assert(!mc_program_matches("", exe));
 	ck_assert(!mc_program_matches("bash:sh", "/usr/bin/dash"));
 	ck_assert(mc_program_matches("/usr/bin/*", "/usr/bin/dash"));
+	/* names without *, ?, [ or \ compared, not matched: the same answers */
+	ck_assert(mc_program_matches("sh:test-array", exe));
+	ck_assert(!mc_program_matches("test-arra:est-array", exe));
+	ck_assert(mc_program_matches(exe, exe));
+	ck_assert(!mc_program_matches("/home/u/proj/build/tests", exe));
+	ck_assert(mc_program_matches("test\\-array", exe)); /* an escape: fnmatch */
+	/* '*' alone, every program: no path needed (mc_process_verdict) */
+	ck_assert(mc_programs_every("*"));
+	ck_assert(mc_programs_every("sh:**:"));
+	ck_assert(!mc_programs_every("*sh"));
+	ck_assert(!mc_programs_every("/*"));
+	ck_assert(!mc_programs_every(""));
+	ck_assert(!mc_programs_every("::"));
+	ck_assert(mc_program_matches("sh:*", exe));
+	ck_assert(mc_program_matches("*", "/x/.hidden"));
 }
 END_TEST
 
