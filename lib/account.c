@@ -1140,17 +1140,18 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
  * free before). */
 MC_SCALAR void mc_track_free(void *p)
 {
-	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
 	struct slot *s = free_slot();
 	struct mc_block b;
 	int st = -1;
+	/* The call's frame is found where it is needed, not held in a
+	 * register (or spilled) across the table's work. */
 	if (likely(mc_blocks_remove_hot((uintptr_t)p, &b) == MC_REMOVED))
-		st = record_removed(s, &b, fp);
+		st = record_removed(s, &b, MC_CALL_FRAME());
 	else if (mc_ownheap_has(p))
 		mc_ownheap_free(p);
 	else
-		st = unknown_free(s, p, fp, false);
+		st = unknown_free(s, p, MC_CALL_FRAME(), false);
 	if (likely(st >= 0))
 		mc_real.free(p);
 	guard_lower();
