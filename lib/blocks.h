@@ -114,6 +114,14 @@ static inline bool fits(uintptr_t ptr, uint64_t size, uint32_t stack)
 	return (((p >> (PTR_BITS - SIZE_BITS)) | size) >> SIZE_BITS | stack >> STACK_BITS) == 0;
 }
 
+/* fits for the hot path: every stack id is the depot's, below 2^27
+ * (MC_STACK_ID_MAX), so only the pointer and the size are tested. */
+_Static_assert(MC_STACK_ID_MAX <= STACK_MASK, "a stack id fits an entry");
+static inline bool fits_hot(uintptr_t ptr, uint64_t size)
+{
+	return fits(ptr, size, 0);
+}
+
 static inline struct entry *at(struct entry *e, uint32_t off)
 {
 	return (struct entry *)((char *)e + off);
@@ -258,7 +266,7 @@ mc_blocks_insert_hot(uintptr_t ptr, uint64_t size, uint32_t stack,
 	uint64_t h = hash(ptr);
 	struct shard *s = own_shard(ptr, h);
 	int m;
-	if (likely(s != NULL) && likely(fits(ptr, size, stack)) && likely(s->room) &&
+	if (likely(s != NULL) && likely(fits_hot(ptr, size)) && likely(s->room) &&
 	    likely(!atomic_load_explicit(&mc_n_odd, memory_order_relaxed)) &&
 	    likely((m = owned_enter(s)) != MULTI)) {
 		uint64_t w0 = pack0(ptr, epoch_of(epoch));
