@@ -360,6 +360,9 @@ void mc_footprint_final(void);
  * Objects are named by where their mapping starts (mc_object_base). */
 /* name's definition in the object at base, or NULL. */
 void *mc_sym_in(const void *base, const char *name);
+/* The same, and *size its symbol's size (0 when not found): what
+ * dladdr1(RTLD_DL_SYMENT) tells, without its walk of every symbol. */
+void *mc_sym_in_sized(const void *base, const char *name, size_t *size);
 /* found[i]: names[i]'s definition in the object at base, or NULL; one
  * walk of the objects for all n. */
 void mc_sym_in_each(const void *base, const char *const *names, void **found, size_t n);
