@@ -1186,10 +1186,20 @@ void mc_log(const char *fmt, ...)
 	errno = saved;
 }
 
+/* The digits by hand: snprintf took ~700 instructions a number, and a
+ * leaking /bin/date's report writes 41 of them (30 K instructions). */
 const char *mc_commas(uint64_t v, char buf[32])
 {
 	char digits[24];
-	int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+	int n = 0;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	for (int i = 0; i < n / 2; i++) {
+		char c = digits[i];
+		digits[i] = digits[n - 1 - i];
+		digits[n - 1 - i] = c;
+	}
 	int out = 0;
 	for (int i = 0; i < n; i++) {
 		if (i > 0 && (n - i) % 3 == 0)
