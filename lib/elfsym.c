@@ -42,6 +42,7 @@ struct lookup {
 	bool only;              /* in the anchor alone, not after it */
 	bool past;              /* the anchor has been visited */
 	void *found;
+	size_t size;            /* the found symbol's st_size */
 	const void *where;
 };
 
@@ -241,13 +242,18 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1; /* the anchor was looked in: done */
 	}
 	struct tables t;
-	if (!read_tables(info, &t) || !(l->found = found_in(&t, l)))
+	if (!read_tables(info, &t))
 		return 0;
+	const ElfW(Sym) *s = t.gnu ? find_gnu(&t, l) : find_sysv(&t, l);
+	if (!s || !(l->found = address(&t, s)))
+		return 0;
+	l->size = s->st_size;
 	l->where = start;
 	return 1;
 }
 
-static void *lookup(const void *anchor, bool only, const char *name, const void **where)
+static void *lookup(const void *anchor, bool only, const char *name, const void **where,
+		    size_t *size)
 {
 	struct lookup l = lookup_of(name);
 	l.anchor = anchor;
@@ -255,12 +261,20 @@ static void *lookup(const void *anchor, bool only, const char *name, const void 
 	mc_walk_objects(visit, &l);
 	if (where)
 		*where = l.found ? l.where : NULL;
+	if (size)
+		*size = l.found ? l.size : 0;
 	return l.found;
 }
 
 void *mc_sym_in(const void *base, const char *name)
 {
-	return base ? lookup(base, true, name, NULL) : NULL;
+	return base ? lookup(base, true, name, NULL, NULL) : NULL;
+}
+
+void *mc_sym_in_sized(const void *base, const char *name, size_t *size)
+{
+	*size = 0;
+	return base ? lookup(base, true, name, NULL, size) : NULL;
 }
 
 struct lookup_each {
@@ -302,7 +316,7 @@ void mc_sym_in_each(const void *base, const char *const *names, void **found, si
 
 void *mc_sym_first(const char *name, const void **where)
 {
-	return lookup(NULL, false, name, where);
+	return lookup(NULL, false, name, where, NULL);
 }
 
 /* libmemcheck's own mapping starts with its ELF header (the linker's
@@ -311,5 +325,5 @@ extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 
 void *mc_sym_next(const char *name, const void **where)
 {
-	return lookup(__ehdr_start, false, name, where);
+	return lookup(__ehdr_start, false, name, where, NULL);
 }

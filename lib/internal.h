@@ -363,6 +363,9 @@ void mc_footprint_final(void);
  * Objects are named by where their mapping starts (mc_object_base). */
 /* name's definition in the object at base, or NULL. */
 void *mc_sym_in(const void *base, const char *name);
+/* The same, and *size its symbol's size (0 when not found): what
+ * dladdr1(RTLD_DL_SYMENT) tells, without its walk of every symbol. */
+void *mc_sym_in_sized(const void *base, const char *name, size_t *size);
 /* found[i]: names[i]'s definition in the object at base, or NULL; one
  * walk of the objects for all n. */
 void mc_sym_in_each(const void *base, const char *const *names, void **found, size_t n);
@@ -1700,6 +1703,7 @@ struct mc_supp_report {
 	void *frames, *memo;            /* matching's, kept for the next call */
 	size_t nmemo;
 	unsigned done;                  /* kinds matched so far (1 << enum mc_kind) */
+	bool at_exit;                   /* the process ends next: nothing unmapped */
 	char violation[256];            /* a file that did not parse, or "" */
 };
 /* The kinds whose records make violations (region.c: definitely and
@@ -1720,6 +1724,8 @@ void mc_suppress_init(void);
  * calls. */
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
 			struct mc_supp_report *out, unsigned kinds);
+/* Unmaps out's buffers, but at the process's exit (out->at_exit: the
+ * exit ends every mapping, where an munmap cost 7-80 us here). */
 void mc_suppress_report_free(struct mc_supp_report *out);
 void mc_suppress_forget(void);   /* as mc_allocator_forget */
 

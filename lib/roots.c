@@ -119,7 +119,7 @@ struct mc_roots {
 	struct mc_root *v;
 	size_t n, cap;
 	bool full;
-	uintptr_t self_base;          /* libmemcheck's load address: skipped */
+	bool self_seen;               /* libmemcheck's object found (skipped) */
 	uintptr_t self_tls_off;       /* libmemcheck's static TLS block, below */
 	uintptr_t self_tls_size;      /* each thread pointer: skipped too */
 	struct mc_prog_maps prog;        /* the program's mappings, copied */
@@ -214,12 +214,14 @@ static void libc_facts(void)
 			libc.static_size = libc.pthread_size = 0;
 	}
 #if defined(__x86_64__)
+	/* exit's size from its own entry, found by its hash: dladdr1
+	 * walked the C library's dynamic symbols for it (~40 K
+	 * instructions of every measured process's exit) */
 	void *e = dlsym(RTLD_NEXT, "exit");
-	Dl_info info;
-	const ElfW(Sym) *sym = NULL;
-	if (e && dladdr1(e, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+	size_t size = 0;
+	if (e && mc_sym_in_sized(mc_object_base(e, NULL), "exit", &size) == e && size) {
 		libc.exit_lo = (uintptr_t)e;
-		libc.exit_hi = libc.exit_lo + sym->st_size;
+		libc.exit_hi = libc.exit_lo + size;
 		libc.exit_frame = prologue_frame(e);
 	}
 #endif
@@ -317,11 +319,30 @@ const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i)
 
 /* ---- before the locks ------------------------------------------------ */
 
+/* Is info libmemcheck's own object, loaded as one (linked into the
+ * program, it is the program's: nothing to skip)?  Its segments hold
+ * this code.  dladdr1 said so at every scan, with a walk of all of
+ * libmemcheck's symbols for the nearest (~40 K instructions). */
+static bool is_self(const struct dl_phdr_info *info)
+{
+	uintptr_t here = (uintptr_t)&is_self;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return false;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && here >= lo && here - lo < ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
 static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct mc_roots *r = arg;
-	if (r->self_base && info->dlpi_addr == r->self_base) {
+	if (!r->self_seen && is_self(info)) {
+		r->self_seen = true;
 		/* memcheck's own thread-local data (the unwinder's copies of
 		 * stack words, its caches) is no root either: its block lies
 		 * at the same distance below every thread's pointer */
@@ -368,11 +389,6 @@ struct mc_roots *mc_roots_begin(void)
 	r->seg = m->seg;
 	r->segcap = FIRST_SEGS;
 	libc_facts();
-	Dl_info di;
-	struct link_map *lm = NULL;
-	if (dladdr1((void *)&mc_roots_begin, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
-	    lm->l_name && lm->l_name[0])
-		r->self_base = lm->l_addr; /* linked statically: nothing to skip */
 	mc_walk_objects(phdr_roots, r);
 	user_roots_each(add_cb, r);
 	mc_mappings_copy(&r->prog);

@@ -308,7 +308,7 @@ static void sort_pcs(uintptr_t *v, size_t n)
  * pays for itself, and each record's stack costs a decoding of its own
  * (parson's exit, 1,058 records: 8 M instructions for all of them). */
 #define AHEAD 64
-static void name_ahead(const struct mc_leak *groups, size_t n)
+static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit)
 {
 	const uintptr_t *pcs;
 	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
@@ -337,7 +337,8 @@ static void name_ahead(const struct mc_leak *groups, size_t n)
 		if (!u || v[u - 1] != v[i])
 			v[u++] = v[i];
 	mc_symbolize_quick_many(v, u);
-	mc_unmap(v, bytes);
+	if (!at_exit) /* the exit unmaps it: an munmap fewer */
+		mc_unmap(v, bytes);
 }
 
 /* out->used again from out->count: the entries used so far, in the
@@ -422,7 +423,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	 * (region.c), their names then found. */
 	if (first) {
 		mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
-		name_ahead(groups, *n);
+		name_ahead(groups, *n, out->at_exit);
 	}
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
@@ -475,6 +476,8 @@ void mc_suppress_forget(void)
 
 void mc_suppress_report_free(struct mc_supp_report *out)
 {
+	if (out->at_exit)
+		return;
 	if (out->used)
 		mc_unmap(out->used, out->mapped);
 	if (out->count)
