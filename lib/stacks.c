@@ -871,6 +871,114 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	}
 }
 
+/* ---- the thread's exact walks, kept ------------------------------------
+ * A stack the cache marks GEN_EXACT (a function without a frame pointer
+ * before walk_fp's last frame: every frame of Debian's /bin/date, the C
+ * library's strdup, fopen, setlocale ...) was walked exactly again at
+ * every capture: capture_more's second walk storing the frames, a rule
+ * lookup a frame, the CFI steps, and the depot's lookup by frames
+ * (~800 instructions a capture for /bin/date).  The walk's result is a
+ * function of the registers it starts from, the words it reads and the
+ * rules of the return addresses it finds, so the thread keeps its last
+ * exact walks (capture_memo_*: the frames, each one's rule, the id),
+ * each in a slot chosen by the first return address and the frame
+ * record's address (a call path repeated at one depth, as a loop
+ * repeats it), and a capture that finds one there walks again by the
+ * kept rules: each step is the walk's own (step()), taken from the
+ * registers and the stack as they are now, and must find the kept
+ * frame; the last must end the walk as it ended (or the depth must cut
+ * it).  So the stack is the one the exact walk gives, with no rule
+ * lookup, hash, store or depot lookup: a rule is taken only for the
+ * return address it was read for.  A walk is kept only where its frames
+ * are those the depot holds for the id capture_more found (a check of
+ * this walk against capture_more's, made once a kept walk). */
+#define MEMO_SLOTS 32
+#define MEMO_DEPTH 16
+struct memo {
+	uint32_t id;  /* 0: empty */
+	uint8_t n, max, kind[MEMO_DEPTH]; /* kind: the rule key's top bits */
+	uintptr_t frames[MEMO_DEPTH];
+	uint64_t val[MEMO_DEPTH];
+};
+static MC_TLS struct memo memos[MEMO_SLOTS];
+
+static inline struct memo *capture_memo_slot(const uintptr_t *fp)
+{
+	return &memos[(size_t)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60) * 2];
+}
+
+static inline uint64_t memo_key(const struct memo *m, int i)
+{
+	return m->frames[i] | (uint64_t)m->kind[i] << 56;
+}
+
+/* Kept walk m, from fp: its id, if the stack is still its, else 0. */
+static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, int max)
+{
+	if (!m->id || m->max != max || m->frames[0] != fp[1])
+		return 0;
+	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
+	for (int i = 0;; i++) {
+		if (i + 1 == m->n && m->n == max)
+			return m->id; /* the depth cut it: no step read */
+		uint64_t key = memo_key(m, i);
+		/* capture_more's first step: a link below lo ends the walk */
+		uintptr_t t = i == 0 && !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+		bool on = step(key, m->val[i], &ret, &sp, &bp, t, NULL);
+		if (i + 1 == m->n)
+			return on ? 0 : m->id; /* it must end where it ended */
+		if (!on || ret != m->frames[i + 1])
+			return 0;
+	}
+}
+
+/* The kept walk from fp that is still the stack's: its id, else 0.  A
+ * hit in the pair's second slot swaps the pair, as the cache's do. */
+static __attribute__((noinline)) uint32_t capture_memo_find(uintptr_t *fp, int max)
+{
+	struct memo *m = capture_memo_slot(fp);
+	uint32_t id = capture_memo_walk(m, fp, max);
+	if (id || !(id = capture_memo_walk(m + 1, fp, max)))
+		return id;
+	struct memo t = m[1];
+	m[1] = m[0];
+	m[0] = t;
+	return id;
+}
+
+/* Keep the exact walk from fp, whose stack capture_more found as id:
+ * walked again, each rule looked up, and kept only where its frames are
+ * id's in the depot. */
+static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, uint32_t id)
+{
+	if (!id || max > MEMO_DEPTH)
+		return;
+	struct memo m = { .id = id, .max = (uint8_t)max };
+	struct rule_view rv;
+	rule_view_load(&rv);
+	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
+	m.frames[0] = ret;
+	int n = 1;
+	for (;;) {
+		if (n == max)
+			break;
+		uint64_t val = 0, key = capture_rule(&rv, ret, &val);
+		m.kind[n - 1] = (uint8_t)(key >> 56);
+		m.val[n - 1] = val;
+		uintptr_t t = n == 1 && !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+		if (!step(key, val, &ret, &sp, &bp, t, NULL))
+			break;
+		m.frames[n++] = ret;
+	}
+	m.n = (uint8_t)n;
+	const uintptr_t *f;
+	if (mc_stack_get(id, &f) != n || memcmp(f, m.frames, (size_t)n * sizeof *f) != 0)
+		return;
+	struct memo *p = capture_memo_slot(fp);
+	p[1] = p[0];
+	p[0] = m;
+}
+
 /* An exact unwinder's stack. */
 static __attribute__((noinline)) uint32_t capture_exact(void *fp, int max)
 {
@@ -911,6 +1019,24 @@ void *mc_cxx_call_frame(uintptr_t *f)
 	return f;
 }
 
+/* A stack the cache marks GEN_EXACT: the thread's kept walk, else
+ * capture_more's, kept where the stack was stored before (a repeated
+ * stack: a new one, such as each of bench/suite_test's strdup callers,
+ * would cost the keeping walk and not be found again). */
+static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int max, uint64_t h,
+							       const struct slot *c,
+							       uintptr_t end_sp, uintptr_t end_bp)
+{
+	uint32_t id = capture_memo_find(fp, max);
+	if (id)
+		return id;
+	uint32_t stored = mc_depot_next_id();
+	id = capture_more(fp, max, h, c, end_sp, end_bp);
+	if (id < stored) /* a stack seen before: worth keeping its walk */
+		capture_memo_keep(fp, max, id);
+	return id;
+}
+
 static inline uint32_t capture_from(void *fp, int max)
 {
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
@@ -930,6 +1056,8 @@ static inline uint32_t capture_from(void *fp, int max)
 		if (c->gen == last_run.gen && end_sp &&
 		    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
 			return c->id;
+		if (c->gen == GEN_EXACT)
+			return capture_exact_again(fp, max, h, c, end_sp, end_bp);
 	}
 	return capture_more(fp, max, h, c, end_sp, end_bp);
 }
@@ -992,5 +1120,6 @@ void mc_stacks_after_fork_child(void)
 	atomic_flag_clear(&rules_lock);
 	mc_depot_after_fork_child();
 	me.lo = UINTPTR_MAX; /* the child's only thread: learn again */
+	memset(memos, 0, sizeof memos);
 	me.top = 0;
 }
