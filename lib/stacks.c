@@ -932,11 +932,11 @@ static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, in
 	}
 }
 
-/* The kept walk from fp that is still the stack's: its id, else 0.  A
- * hit in the pair's second slot swaps the pair, as the cache's do. */
-static __attribute__((noinline)) uint32_t capture_memo_find(uintptr_t *fp, int max)
+/* The kept walk of pair m from fp that is still the stack's: its id,
+ * else 0.  A hit in the pair's second slot swaps the pair, as the
+ * cache's do. */
+static __attribute__((noinline)) uint32_t capture_memo_find(struct memo *m, uintptr_t *fp, int max)
 {
-	struct memo *m = capture_memo_slot(fp);
 	uint32_t id = capture_memo_walk(m, fp, max);
 	if (id || !(id = capture_memo_walk(m + 1, fp, max)))
 		return id;
@@ -1027,8 +1027,11 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 							       const struct slot *c,
 							       uintptr_t end_sp, uintptr_t end_bp)
 {
-	uint32_t id = capture_memo_find(fp, max);
-	if (id)
+	/* (an empty slot's first frame, 0, is no return address) */
+	struct memo *m = capture_memo_slot(fp);
+	uint32_t id;
+	if ((m[0].frames[0] == fp[1] || m[1].frames[0] == fp[1]) &&
+	    (id = capture_memo_find(m, fp, max)) != 0)
 		return id;
 	uint32_t stored = mc_depot_next_id();
 	id = capture_more(fp, max, h, c, end_sp, end_bp);
