@@ -66,6 +66,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -84,6 +85,7 @@ static MC_TLS struct {
 	struct slot { uint64_t hash; uint32_t id, gen; } cache[CACHE]; /* first: capture_slot adds no offset */
 	uintptr_t lo, top;
 	uint32_t prev; /* the stack capture_known found or indexed last: depot.c's then */
+	uint32_t memo; /* its kept walks' block, 1 + its index; 0: none yet, MEMO_NONE */
 } me = { .lo = UINTPTR_MAX }; /* unlearned: see walk_fp */
 
 /* (The cache's helpers are named capture_*: the entries of
@@ -110,6 +112,8 @@ static inline struct slot *capture_other_slot(uint64_t h)
 	return capture_slot(h) + 1;
 }
 
+static void memo_pool_init(void);
+
 void mc_stacks_init(void)
 {
 	if (mc_opt.unwinder == MC_UNWIND_LIBUNWIND) {
@@ -126,6 +130,7 @@ void mc_stacks_init(void)
 		void *f[2];
 		backtrace(f, 2);
 	}
+	memo_pool_init();
 }
 
 /* A polynomial hash of n frames, the sum of frame[i] * K^(n-i) mod 2^64,
@@ -900,11 +905,99 @@ struct memo {
 	uintptr_t frames[MEMO_DEPTH];
 	uint64_t val[MEMO_DEPTH];
 };
-static MC_TLS struct memo memos[MEMO_SLOTS];
 
-static inline struct memo *capture_memo_slot(const uintptr_t *fp)
+/* The kept walks are not in the thread's TLS block: 8,960 bytes a thread
+ * there made libmemcheck's PT_TLS 0x2730 bytes, more than the C library
+ * keeps free for a dlopen of a library with initial-exec TLS ("cannot
+ * allocate memory in static TLS block").  They are a block a thread
+ * takes from a pool on its first kept walk, its index in me.memo (in
+ * what was that struct's padding: the TLS block keeps its size).  The
+ * pool is one lazy reservation made at start-up (mc_map_lazy: carved,
+ * its resident pages measured with mincore as memcheck's own, never the
+ * program's), MEMO_THREADS blocks of 8,960 bytes (280 KiB of address
+ * space); a block is populated when first taken (one madvise, not three
+ * page faults).  Taking one locks nothing and calls only madvise and
+ * tgkill, so a capture in a signal handler may take it (as the cache,
+ * the block is the thread's: captures never nest on one thread, the
+ * guard being up during each).  A block is its owner's (a thread id)
+ * until that thread is gone: memcheck has no hook at a thread's end
+ * here, so a thread that finds every block owned asks which owners have
+ * ended (tgkill with signal 0: ESRCH) and takes the first such, cleared;
+ * where none has, it keeps no walks (MEMO_NONE: capture_more's walk,
+ * the same stacks).  So at most MEMO_THREADS x 8,960 bytes stay resident
+ * however many threads come and go. */
+#define MEMO_THREADS 32
+#define MEMO_NONE UINT32_MAX
+struct memo_block {
+	struct memo m[MEMO_SLOTS];
+};
+static struct memo_block *memo_pool;
+static _Atomic pid_t memo_owner[MEMO_THREADS];
+static _Atomic bool memo_used[MEMO_THREADS]; /* taken before: clear it when taken again */
+
+static void memo_pool_init(void)
 {
-	return &memos[(size_t)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60) * 2];
+	if (!memo_pool && mc_opt.track && mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > 0)
+		memo_pool = mc_map_lazy(MEMO_THREADS * sizeof *memo_pool);
+}
+
+/* Block i taken by this thread (its owner already set). */
+static __attribute__((noinline)) struct memo_block *memo_take(int i)
+{
+	struct memo_block *b = &memo_pool[i];
+	if (atomic_exchange_explicit(&memo_used[i], true, memory_order_relaxed))
+		memset(b, 0, sizeof *b); /* an ended thread's walks */
+	else
+		mc_populate(b, sizeof *b);
+	me.memo = (uint32_t)i + 1;
+	return b;
+}
+
+/* The thread's block of kept walks, taken on its first use; NULL where
+ * there is none. */
+static __attribute__((noinline)) struct memo_block *memo_block_take(void)
+{
+	if (me.memo == MEMO_NONE || !memo_pool)
+		return NULL;
+	pid_t tid = mc_tid(), pid = mc_pid();
+	for (int i = 0; i < MEMO_THREADS; i++) {
+		pid_t free_ = 0;
+		if (atomic_compare_exchange_strong(&memo_owner[i], &free_, tid))
+			return memo_take(i);
+	}
+	int saved = errno;
+	for (int i = 0; i < MEMO_THREADS; i++) {
+		pid_t was = atomic_load(&memo_owner[i]);
+		if (was && was != tid && syscall(SYS_tgkill, pid, was, 0) != 0 && errno == ESRCH &&
+		    atomic_compare_exchange_strong(&memo_owner[i], &was, tid)) {
+			errno = saved;
+			return memo_take(i);
+		}
+	}
+	errno = saved;
+	me.memo = MEMO_NONE;
+	return NULL;
+}
+
+/* The thread's block, NULL where it has none (yet). */
+static inline struct memo_block *memo_block(void)
+{
+	uint32_t i = me.memo;
+	return i && i != MEMO_NONE ? &memo_pool[i - 1] : NULL;
+}
+
+int mc_stack_kept_walks(void)
+{
+	const struct memo_block *b = memo_block();
+	int n = 0;
+	for (int i = 0; b && i < MEMO_SLOTS; i++)
+		n += b->m[i].id != 0;
+	return n;
+}
+
+static inline struct memo *capture_memo_slot(struct memo_block *b, const uintptr_t *fp)
+{
+	return &b->m[(size_t)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60) * 2];
 }
 
 static inline uint64_t memo_key(const struct memo *m, int i)
@@ -974,7 +1067,10 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 	const uintptr_t *f;
 	if (mc_stack_get(id, &f) != n || memcmp(f, m.frames, (size_t)n * sizeof *f) != 0)
 		return;
-	struct memo *p = capture_memo_slot(fp);
+	struct memo_block *b = memo_block();
+	if (!b && !(b = memo_block_take()))
+		return;
+	struct memo *p = capture_memo_slot(b, fp);
 	p[1] = p[0];
 	p[0] = m;
 }
@@ -1028,11 +1124,14 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 							       uintptr_t end_sp, uintptr_t end_bp)
 {
 	/* (an empty slot's first frame, 0, is no return address) */
-	struct memo *m = capture_memo_slot(fp);
+	struct memo_block *b = memo_block();
 	uint32_t id;
-	if ((m[0].frames[0] == fp[1] || m[1].frames[0] == fp[1]) &&
-	    (id = capture_memo_find(m, fp, max)) != 0)
-		return id;
+	if (b) {
+		struct memo *m = capture_memo_slot(b, fp);
+		if ((m[0].frames[0] == fp[1] || m[1].frames[0] == fp[1]) &&
+		    (id = capture_memo_find(m, fp, max)) != 0)
+			return id;
+	}
 	uint32_t stored = mc_depot_next_id();
 	id = capture_more(fp, max, h, c, end_sp, end_bp);
 	if (id < stored) /* a stack seen before: worth keeping its walk */
@@ -1123,6 +1222,10 @@ void mc_stacks_after_fork_child(void)
 	atomic_flag_clear(&rules_lock);
 	mc_depot_after_fork_child();
 	me.lo = UINTPTR_MAX; /* the child's only thread: learn again */
-	memset(memos, 0, sizeof memos);
+	/* The child's only thread: every block free (the others' owners
+	 * are the parent's threads), its own taken again, cleared. */
+	for (int i = 0; i < MEMO_THREADS; i++)
+		atomic_store_explicit(&memo_owner[i], 0, memory_order_relaxed);
+	me.memo = 0;
 	me.top = 0;
 }

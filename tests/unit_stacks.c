@@ -739,6 +739,16 @@ END_TEST
  * before the same addresses are used again, and two threads at once.
  * A path's first capture is a full walk (a kept walk is only found for
  * a stack stored before); every later one must give its id and frames. */
+/* The fp unwinder, 16 frames, tracking: the process a thread keeps
+ * walks in (the pool is made for tracking alone). */
+static void kept_init(void)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_opt.track = true;
+	mc_stacks_init();
+}
+
 #define KEPT_DEPTH 6
 #define KEPT_CALLERS 3
 #define KEPT_ROUNDS 40
@@ -831,15 +841,16 @@ static int kept_rounds(void)
 static void *kept_thread(void *arg)
 {
 	*(int *)arg = kept_rounds();
+	if (!mc_stack_kept_walks())
+		*(int *)arg = -2; /* none kept: the rounds tested nothing */
 	return NULL;
 }
 
 START_TEST(cfi_kept_walk_is_the_full_walk)
 {
-	mc_opt.unwinder = MC_UNWIND_FP;
-	mc_opt.stack_depth = 16;
-	mc_stacks_init();
+	kept_init();
 	ck_assert_int_eq(kept_rounds(), 0);
+	ck_assert_int_gt(mc_stack_kept_walks(), 0);
 	int bad[2] = { -1, -1 };
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
@@ -849,6 +860,24 @@ START_TEST(cfi_kept_walk_is_the_full_walk)
 		ck_assert_int_eq(bad[i], 0);
 	}
 	ck_assert_int_eq(kept_rounds(), 0); /* the main thread's kept walks, after */
+}
+END_TEST
+
+/* The kept walks are a block a thread takes from a pool of 32 on its
+ * first kept walk (not TLS: libmemcheck's PT_TLS must stay small), held
+ * until its thread has ended: threads one after another, more than the
+ * pool holds, each keep walks (a block an ended thread held, taken
+ * again and cleared) and give the full walk's stacks. */
+START_TEST(cfi_kept_walks_outlive_no_thread)
+{
+	kept_init();
+	for (int i = 0; i < 40; i++) {
+		int bad = -1;
+		pthread_t t;
+		ck_assert_int_eq(pthread_create(&t, NULL, kept_thread, &bad), 0);
+		ck_assert_int_eq(pthread_join(t, NULL), 0);
+		ck_assert_msg(bad == 0, "thread %d: %d", i, bad);
+	}
 }
 END_TEST
 
@@ -1011,6 +1040,7 @@ int main(void)
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
 	tcase_add_test(tc, cfi_kept_walk_is_the_full_walk);
+	tcase_add_test(tc, cfi_kept_walks_outlive_no_thread);
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
