@@ -692,6 +692,9 @@ static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, i
  * argc there, or 0). */
 #define GEN_FP 0
 #define GEN_EXACT UINT32_MAX
+/* capture_more's cache key for a segment after the first: its hash
+ * turned, never the common path's (see there) */
+#define SEGMENT_KEY 0x5e9e5e9e5e9e5e9eull
 
 /* Put h's id first in its pair, the stack there moving to the second
  * slot (see capture_slot), or h's entry there changed. */
@@ -799,11 +802,21 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	struct rule_view rv;
 	rule_view_load(&rv);
 	int s = 0; /* the segment's first frame */
+	/* The cache key: the common path's, h, for the first segment; for a
+	 * later one its hash turned (SEGMENT_KEY).  A later segment's hash
+	 * is of exact frames before walk_fp's, which another capture's
+	 * walk_fp alone may find: one indirect call site calling strdup
+	 * straight, then a wrapper with a frame pointer that calls strdup
+	 * (walk_fp skips the wrapper's call, whose return address no frame
+	 * record holds).  Under h itself the second took the first's id
+	 * from the common path (unit_stacks: fp_indirect_call_skipping_a_frame). */
+	uint64_t ck = h;
 	for (;;) {
 		if (s > 0) { /* (at s 0 the common path did this) */
 			uintptr_t end_sp = 0, end_bp = 0;
 			h = walk_fp_on(cur, nxt, hk, (unsigned)(max - s - 1), top, &end_sp, &end_bp);
-			c = capture_cache_find(h);
+			ck = h ^ SEGMENT_KEY;
+			c = capture_cache_find(ck);
 			if (c && c->gen == GEN_FP)
 				return c->id;
 			if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && end_sp &&
@@ -841,7 +854,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, absent, h,
 								      WALKED_FP, me.prev)
 					     : mc_depot_intern(h, frames, m);
-			capture_cache_put(h, id, GEN_FP);
+			capture_cache_put(ck, id, GEN_FP);
 			if (s == 0)
 				me.prev = id;
 			return id;
@@ -859,13 +872,13 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 								   h ^ last_run.key, WALKED_RUN,
 								   me.prev)
 					  : mc_depot_intern(hj, frames, m);
-			capture_cache_put(h, id, stopped && gen ? gen : GEN_EXACT);
+			capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
 			if (run)
 				me.prev = id;
 			return id;
 		}
 		if (!c || c->gen != GEN_EXACT)
-			capture_cache_put(h, 0, GEN_EXACT);
+			capture_cache_put(ck, 0, GEN_EXACT);
 		/* the next segment, from the function with a frame pointer the
 		 * steps reached: its return address ret, its sp and rbp */
 		s = m;

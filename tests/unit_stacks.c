@@ -6,6 +6,7 @@
 #include <check.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -881,6 +882,90 @@ START_TEST(cfi_kept_walks_outlive_no_thread)
 }
 END_TEST
 
+/* One indirect call site that calls, one time, a function without a
+ * frame pointer that leaves rbp alone (strdup) and, another, a function
+ * with one (a wrapper) that calls it.  The frame-pointer walk of the
+ * second skips the wrapper's call of it (its return address is where
+ * the function without one left it, which no frame record holds) and
+ * finds the frames of the first's exact stack: the cache (stacks.c) must
+ * not take the first's id for the second, whose stack has the wrapper's
+ * frame. */
+static uintptr_t ind_ret[4]; /* nofp's in cap, the wrapper's in nofp, the site's */
+static uint32_t ind_id;
+
+static __attribute__((noinline)) void ind_cap(void)
+{
+	ind_ret[0] = (uintptr_t)__builtin_return_address(0);
+	ind_id = mc_stack_capture(__builtin_frame_address(0));
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void ind_nofp(void)
+{
+	ind_ret[1] = (uintptr_t)__builtin_return_address(0);
+	ind_cap();
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void ind_wrapper(void)
+{
+	ind_ret[2] = (uintptr_t)__builtin_return_address(0);
+	ind_nofp();
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void ind_site(void (*f)(void))
+{
+	f();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* In a thread: the stacks below the test's frames are start_thread's
+ * (the thread's run), not the test framework's. */
+static void *ind_rounds(void *arg)
+{
+	static void (*const fn[2])(void) = { ind_nofp, ind_wrapper };
+	char *why = arg;
+	uintptr_t site = 0;
+	for (int round = 0; round < 6; round++) {
+		/* one call of ind_site for both: the stacks differ below it
+		 * only by the wrapper's frame */
+		ind_site(fn[round & 1]);
+		const uintptr_t *f;
+		int n = mc_stack_get(ind_id, &f);
+		if (n < 3 || f[0] != ind_ret[0]) {
+			snprintf(why, 200, "round %d: %d frames", round, n);
+			return why;
+		}
+		if (!(round & 1)) { /* the site calls it straight */
+			site = ind_ret[1];
+			if (f[1] != site) {
+				snprintf(why, 200, "round %d: %#lx, not the site", round,
+					 (unsigned long)f[1]);
+				return why;
+			}
+		} else if (ind_ret[2] != site || f[1] != ind_ret[1] || f[2] != site) {
+			snprintf(why, 200, "round %d: the wrapper's frame lost: %#lx %#lx, want %#lx %#lx",
+				 round, (unsigned long)f[1], (unsigned long)f[2],
+				 (unsigned long)ind_ret[1], (unsigned long)site);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(fp_indirect_call_skipping_a_frame)
+{
+	kept_init();
+	static char why[200];
+	pthread_t t;
+	void *bad;
+	ck_assert_int_eq(pthread_create(&t, NULL, ind_rounds, why), 0);
+	ck_assert_int_eq(pthread_join(t, &bad), 0);
+	ck_assert_msg(bad == NULL, "%s", why);
+}
+END_TEST
+
 /* The depot's then (depot.c): the three walked stacks looked up last
  * after a stack, kept in its line beside the key it was marked under;
  * an entry is picked by its key's top half and taken only where the
@@ -1041,6 +1126,7 @@ int main(void)
 	tcase_add_test(tc, cfi_walk_in_a_thread);
 	tcase_add_test(tc, cfi_kept_walk_is_the_full_walk);
 	tcase_add_test(tc, cfi_kept_walks_outlive_no_thread);
+	tcase_add_test(tc, fp_indirect_call_skipping_a_frame);
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
