@@ -566,6 +566,11 @@ void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), voi
 	mc_depot_unlock();
 }
 
+uint32_t mc_depot_next_id(void)
+{
+	return atomic_load_explicit(&nids, memory_order_acquire);
+}
+
 int mc_stack_get(uint32_t id, const uintptr_t **frames)
 {
 	if (!id || id >= atomic_load_explicit(&nids, memory_order_acquire)) {

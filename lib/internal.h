@@ -709,6 +709,10 @@ uint32_t mc_depot_intern_walked(uint64_t h, const uintptr_t *f, int n, bool abse
 /* Frames of an interned stack: returns the depth, *frames points into
  * the depot. */
 int mc_stack_get(uint32_t id, const uintptr_t **frames);
+/* How many walks this thread keeps (stacks.c's kept walks; for the tests). */
+int mc_stack_kept_walks(void);
+/* The id the depot hands out next: every stack stored so far has a lower one. */
+uint32_t mc_depot_next_id(void);
 /* The same, up to the first frame outside every loaded object's code
  * (what a frame-pointer guess through code without CFI may find): the
  * frames reports and suppressions use. */

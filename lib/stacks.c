@@ -66,6 +66,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -84,6 +85,7 @@ static MC_TLS struct {
 	struct slot { uint64_t hash; uint32_t id, gen; } cache[CACHE]; /* first: capture_slot adds no offset */
 	uintptr_t lo, top;
 	uint32_t prev; /* the stack capture_known found or indexed last: depot.c's then */
+	uint32_t memo; /* its kept walks' block, 1 + its index; 0: none yet, MEMO_NONE */
 } me = { .lo = UINTPTR_MAX }; /* unlearned: see walk_fp */
 
 /* (The cache's helpers are named capture_*: the entries of
@@ -110,6 +112,8 @@ static inline struct slot *capture_other_slot(uint64_t h)
 	return capture_slot(h) + 1;
 }
 
+static void memo_pool_init(void);
+
 void mc_stacks_init(void)
 {
 	if (mc_opt.unwinder == MC_UNWIND_LIBUNWIND) {
@@ -126,6 +130,7 @@ void mc_stacks_init(void)
 		void *f[2];
 		backtrace(f, 2);
 	}
+	memo_pool_init();
 }
 
 /* A polynomial hash of n frames, the sum of frame[i] * K^(n-i) mod 2^64,
@@ -687,6 +692,9 @@ static __attribute__((noinline)) int capture_slow(void *fp, uintptr_t *frames, i
  * argc there, or 0). */
 #define GEN_FP 0
 #define GEN_EXACT UINT32_MAX
+/* capture_more's cache key for a segment after the first: its hash
+ * turned, never the common path's (see there) */
+#define SEGMENT_KEY 0x5e9e5e9e5e9e5e9eull
 
 /* Put h's id first in its pair, the stack there moving to the second
  * slot (see capture_slot), or h's entry there changed. */
@@ -794,11 +802,21 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	struct rule_view rv;
 	rule_view_load(&rv);
 	int s = 0; /* the segment's first frame */
+	/* The cache key: the common path's, h, for the first segment; for a
+	 * later one its hash turned (SEGMENT_KEY).  A later segment's hash
+	 * is of exact frames before walk_fp's, which another capture's
+	 * walk_fp alone may find: one indirect call site calling strdup
+	 * straight, then a wrapper with a frame pointer that calls strdup
+	 * (walk_fp skips the wrapper's call, whose return address no frame
+	 * record holds).  Under h itself the second took the first's id
+	 * from the common path (unit_stacks: fp_indirect_call_skipping_a_frame). */
+	uint64_t ck = h;
 	for (;;) {
 		if (s > 0) { /* (at s 0 the common path did this) */
 			uintptr_t end_sp = 0, end_bp = 0;
 			h = walk_fp_on(cur, nxt, hk, (unsigned)(max - s - 1), top, &end_sp, &end_bp);
-			c = capture_cache_find(h);
+			ck = h ^ SEGMENT_KEY;
+			c = capture_cache_find(ck);
 			if (c && c->gen == GEN_FP)
 				return c->id;
 			if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && end_sp &&
@@ -836,7 +854,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, absent, h,
 								      WALKED_FP, me.prev)
 					     : mc_depot_intern(h, frames, m);
-			capture_cache_put(h, id, GEN_FP);
+			capture_cache_put(ck, id, GEN_FP);
 			if (s == 0)
 				me.prev = id;
 			return id;
@@ -854,13 +872,13 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 								   h ^ last_run.key, WALKED_RUN,
 								   me.prev)
 					  : mc_depot_intern(hj, frames, m);
-			capture_cache_put(h, id, stopped && gen ? gen : GEN_EXACT);
+			capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
 			if (run)
 				me.prev = id;
 			return id;
 		}
 		if (!c || c->gen != GEN_EXACT)
-			capture_cache_put(h, 0, GEN_EXACT);
+			capture_cache_put(ck, 0, GEN_EXACT);
 		/* the next segment, from the function with a frame pointer the
 		 * steps reached: its return address ret, its sp and rbp */
 		s = m;
@@ -869,6 +887,205 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		cur = (uintptr_t *)(sp - 16);
 		nxt = (uintptr_t *)bp;
 	}
+}
+
+/* ---- the thread's exact walks, kept ------------------------------------
+ * A stack the cache marks GEN_EXACT (a function without a frame pointer
+ * before walk_fp's last frame: every frame of Debian's /bin/date, the C
+ * library's strdup, fopen, setlocale ...) was walked exactly again at
+ * every capture: capture_more's second walk storing the frames, a rule
+ * lookup a frame, the CFI steps, and the depot's lookup by frames
+ * (~800 instructions a capture for /bin/date).  The walk's result is a
+ * function of the registers it starts from, the words it reads and the
+ * rules of the return addresses it finds, so the thread keeps its last
+ * exact walks (capture_memo_*: the frames, each one's rule, the id),
+ * each in a slot chosen by the first return address and the frame
+ * record's address (a call path repeated at one depth, as a loop
+ * repeats it), and a capture that finds one there walks again by the
+ * kept rules: each step is the walk's own (step()), taken from the
+ * registers and the stack as they are now, and must find the kept
+ * frame; the last must end the walk as it ended (or the depth must cut
+ * it).  So the stack is the one the exact walk gives, with no rule
+ * lookup, hash, store or depot lookup: a rule is taken only for the
+ * return address it was read for.  A walk is kept only where its frames
+ * are those the depot holds for the id capture_more found (a check of
+ * this walk against capture_more's, made once a kept walk). */
+#define MEMO_SLOTS 32
+#define MEMO_DEPTH 16
+struct memo {
+	uint32_t id;  /* 0: empty */
+	uint8_t n, max, kind[MEMO_DEPTH]; /* kind: the rule key's top bits */
+	uintptr_t frames[MEMO_DEPTH];
+	uint64_t val[MEMO_DEPTH];
+};
+
+/* The kept walks are not in the thread's TLS block: 8,960 bytes a thread
+ * there made libmemcheck's PT_TLS 0x2730 bytes, more than the C library
+ * keeps free for a dlopen of a library with initial-exec TLS ("cannot
+ * allocate memory in static TLS block").  They are a block a thread
+ * takes from a pool on its first kept walk, its index in me.memo (in
+ * what was that struct's padding: the TLS block keeps its size).  The
+ * pool is one lazy reservation made at start-up (mc_map_lazy: carved,
+ * its resident pages measured with mincore as memcheck's own, never the
+ * program's), MEMO_THREADS blocks of 8,960 bytes (280 KiB of address
+ * space); a block is populated when first taken (one madvise, not three
+ * page faults).  Taking one locks nothing and calls only madvise and
+ * tgkill, so a capture in a signal handler may take it (as the cache,
+ * the block is the thread's: captures never nest on one thread, the
+ * guard being up during each).  A block is its owner's (a thread id)
+ * until that thread is gone: memcheck has no hook at a thread's end
+ * here, so a thread that finds every block owned asks which owners have
+ * ended (tgkill with signal 0: ESRCH) and takes the first such, cleared;
+ * where none has, it keeps no walks (MEMO_NONE: capture_more's walk,
+ * the same stacks).  So at most MEMO_THREADS x 8,960 bytes stay resident
+ * however many threads come and go. */
+#define MEMO_THREADS 32
+#define MEMO_NONE UINT32_MAX
+struct memo_block {
+	struct memo m[MEMO_SLOTS];
+};
+static struct memo_block *memo_pool;
+static _Atomic pid_t memo_owner[MEMO_THREADS];
+static _Atomic bool memo_used[MEMO_THREADS]; /* taken before: clear it when taken again */
+
+static void memo_pool_init(void)
+{
+	if (!memo_pool && mc_opt.track && mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > 0)
+		memo_pool = mc_map_lazy(MEMO_THREADS * sizeof *memo_pool);
+}
+
+/* Block i taken by this thread (its owner already set). */
+static __attribute__((noinline)) struct memo_block *memo_take(int i)
+{
+	struct memo_block *b = &memo_pool[i];
+	if (atomic_exchange_explicit(&memo_used[i], true, memory_order_relaxed))
+		memset(b, 0, sizeof *b); /* an ended thread's walks */
+	else
+		mc_populate(b, sizeof *b);
+	me.memo = (uint32_t)i + 1;
+	return b;
+}
+
+/* The thread's block of kept walks, taken on its first use; NULL where
+ * there is none. */
+static __attribute__((noinline)) struct memo_block *memo_block_take(void)
+{
+	if (me.memo == MEMO_NONE || !memo_pool)
+		return NULL;
+	pid_t tid = mc_tid(), pid = mc_pid();
+	for (int i = 0; i < MEMO_THREADS; i++) {
+		pid_t free_ = 0;
+		if (atomic_compare_exchange_strong(&memo_owner[i], &free_, tid))
+			return memo_take(i);
+	}
+	int saved = errno;
+	for (int i = 0; i < MEMO_THREADS; i++) {
+		pid_t was = atomic_load(&memo_owner[i]);
+		if (was && was != tid && syscall(SYS_tgkill, pid, was, 0) != 0 && errno == ESRCH &&
+		    atomic_compare_exchange_strong(&memo_owner[i], &was, tid)) {
+			errno = saved;
+			return memo_take(i);
+		}
+	}
+	errno = saved;
+	me.memo = MEMO_NONE;
+	return NULL;
+}
+
+/* The thread's block, NULL where it has none (yet). */
+static inline struct memo_block *memo_block(void)
+{
+	uint32_t i = me.memo;
+	return i && i != MEMO_NONE ? &memo_pool[i - 1] : NULL;
+}
+
+int mc_stack_kept_walks(void)
+{
+	const struct memo_block *b = memo_block();
+	int n = 0;
+	for (int i = 0; b && i < MEMO_SLOTS; i++)
+		n += b->m[i].id != 0;
+	return n;
+}
+
+static inline struct memo *capture_memo_slot(struct memo_block *b, const uintptr_t *fp)
+{
+	return &b->m[(size_t)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60) * 2];
+}
+
+static inline uint64_t memo_key(const struct memo *m, int i)
+{
+	return m->frames[i] | (uint64_t)m->kind[i] << 56;
+}
+
+/* Kept walk m, from fp: its id, if the stack is still its, else 0. */
+static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, int max)
+{
+	if (!m->id || m->max != max || m->frames[0] != fp[1])
+		return 0;
+	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
+	for (int i = 0;; i++) {
+		if (i + 1 == m->n && m->n == max)
+			return m->id; /* the depth cut it: no step read */
+		uint64_t key = memo_key(m, i);
+		/* capture_more's first step: a link below lo ends the walk */
+		uintptr_t t = i == 0 && !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+		bool on = step(key, m->val[i], &ret, &sp, &bp, t, NULL);
+		if (i + 1 == m->n)
+			return on ? 0 : m->id; /* it must end where it ended */
+		if (!on || ret != m->frames[i + 1])
+			return 0;
+	}
+}
+
+/* The kept walk of pair m from fp that is still the stack's: its id,
+ * else 0.  A hit in the pair's second slot swaps the pair, as the
+ * cache's do. */
+static __attribute__((noinline)) uint32_t capture_memo_find(struct memo *m, uintptr_t *fp, int max)
+{
+	uint32_t id = capture_memo_walk(m, fp, max);
+	if (id || !(id = capture_memo_walk(m + 1, fp, max)))
+		return id;
+	struct memo t = m[1];
+	m[1] = m[0];
+	m[0] = t;
+	return id;
+}
+
+/* Keep the exact walk from fp, whose stack capture_more found as id:
+ * walked again, each rule looked up, and kept only where its frames are
+ * id's in the depot. */
+static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, uint32_t id)
+{
+	if (!id || max > MEMO_DEPTH)
+		return;
+	struct memo m = { .id = id, .max = (uint8_t)max };
+	struct rule_view rv;
+	rule_view_load(&rv);
+	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
+	m.frames[0] = ret;
+	int n = 1;
+	for (;;) {
+		if (n == max)
+			break;
+		uint64_t val = 0, key = capture_rule(&rv, ret, &val);
+		m.kind[n - 1] = (uint8_t)(key >> 56);
+		m.val[n - 1] = val;
+		uintptr_t t = n == 1 && !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+		if (!step(key, val, &ret, &sp, &bp, t, NULL))
+			break;
+		m.frames[n++] = ret;
+	}
+	m.n = (uint8_t)n;
+	const uintptr_t *f;
+	if (mc_stack_get(id, &f) != n || memcmp(f, m.frames, (size_t)n * sizeof *f) != 0)
+		return;
+	struct memo_block *b = memo_block();
+	if (!b && !(b = memo_block_take()))
+		return;
+	struct memo *p = capture_memo_slot(b, fp);
+	p[1] = p[0];
+	p[0] = m;
 }
 
 /* An exact unwinder's stack. */
@@ -911,6 +1128,30 @@ void *mc_cxx_call_frame(uintptr_t *f)
 	return f;
 }
 
+/* A stack the cache marks GEN_EXACT: the thread's kept walk, else
+ * capture_more's, kept where the stack was stored before (a repeated
+ * stack: a new one, such as each of bench/suite_test's strdup callers,
+ * would cost the keeping walk and not be found again). */
+static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int max, uint64_t h,
+							       const struct slot *c,
+							       uintptr_t end_sp, uintptr_t end_bp)
+{
+	/* (an empty slot's first frame, 0, is no return address) */
+	struct memo_block *b = memo_block();
+	uint32_t id;
+	if (b) {
+		struct memo *m = capture_memo_slot(b, fp);
+		if ((m[0].frames[0] == fp[1] || m[1].frames[0] == fp[1]) &&
+		    (id = capture_memo_find(m, fp, max)) != 0)
+			return id;
+	}
+	uint32_t stored = mc_depot_next_id();
+	id = capture_more(fp, max, h, c, end_sp, end_bp);
+	if (id < stored) /* a stack seen before: worth keeping its walk */
+		capture_memo_keep(fp, max, id);
+	return id;
+}
+
 static inline uint32_t capture_from(void *fp, int max)
 {
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
@@ -930,6 +1171,8 @@ static inline uint32_t capture_from(void *fp, int max)
 		if (c->gen == last_run.gen && end_sp &&
 		    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
 			return c->id;
+		if (c->gen == GEN_EXACT)
+			return capture_exact_again(fp, max, h, c, end_sp, end_bp);
 	}
 	return capture_more(fp, max, h, c, end_sp, end_bp);
 }
@@ -992,5 +1235,10 @@ void mc_stacks_after_fork_child(void)
 	atomic_flag_clear(&rules_lock);
 	mc_depot_after_fork_child();
 	me.lo = UINTPTR_MAX; /* the child's only thread: learn again */
+	/* The child's only thread: every block free (the others' owners
+	 * are the parent's threads), its own taken again, cleared. */
+	for (int i = 0; i < MEMO_THREADS; i++)
+		atomic_store_explicit(&memo_owner[i], 0, memory_order_relaxed);
+	me.memo = 0;
 	me.top = 0;
 }

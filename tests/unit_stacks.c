@@ -5,6 +5,8 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -726,6 +728,244 @@ START_TEST(cfi_walk_in_a_thread)
 }
 END_TEST
 
+/* ---- kept exact walks ---------------------------------------------------
+ * A stack through functions without frame pointers that the thread has
+ * captured before is walked again by the rules it kept (stacks.c,
+ * capture_memo_*): the stack must still be the one the full walk gives.
+ * Every function below notes its return address on entry, so each
+ * capture knows its first frames; rounds mix paths that share the call
+ * site and the capture frame's address but not the callers (three
+ * callers alike, from one frame of the test), recursion whose depth
+ * changes from one capture to the next, a longjmp out of a deep capture
+ * before the same addresses are used again, and two threads at once.
+ * A path's first capture is a full walk (a kept walk is only found for
+ * a stack stored before); every later one must give its id and frames. */
+/* The fp unwinder, 16 frames, tracking: the process a thread keeps
+ * walks in (the pool is made for tracking alone). */
+static void kept_init(void)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_opt.track = true;
+	mc_stacks_init();
+}
+
+#define KEPT_DEPTH 6
+#define KEPT_CALLERS 3
+#define KEPT_ROUNDS 40
+struct kept_run {
+	uintptr_t calls[KEPT_DEPTH + 8]; /* return addresses, outermost first */
+	int depth;
+	uintptr_t want[KEPT_DEPTH + 8]; /* the capture's first frames */
+	int nwant;
+	uint32_t id;
+	jmp_buf out;
+	bool jump;
+};
+static __thread struct kept_run kr;
+
+static __attribute__((noinline)) void kept_capture(void)
+{
+	kr.calls[kr.depth++] = (uintptr_t)__builtin_return_address(0);
+	kr.id = mc_stack_capture(__builtin_frame_address(0));
+	kr.nwant = kr.depth;
+	for (int i = 0; i < kr.depth; i++)
+		kr.want[i] = kr.calls[kr.depth - 1 - i];
+	kr.depth--;
+	if (kr.jump)
+		longjmp(kr.out, 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* d levels without a frame pointer, rbp garbage in each */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void kept_rec(int d)
+{
+	kr.calls[kr.depth++] = (uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("mov $0x1234, %%rbp" ::: "rbp");
+	if (d > 1)
+		kept_rec(d - 1);
+	else
+		kept_capture();
+	kr.depth--;
+	__asm__ volatile("" ::: "memory");
+}
+
+#define KEPT_CALLER(name)                                                      \
+	static __attribute__((noinline)) void name(int d)                      \
+	{                                                                      \
+		kr.calls[kr.depth++] = (uintptr_t)__builtin_return_address(0); \
+		kept_rec(d);                                                   \
+		kr.depth--;                                                    \
+		__asm__ volatile("" ::: "memory");                             \
+	}
+KEPT_CALLER(kept_a)
+KEPT_CALLER(kept_b)
+KEPT_CALLER(kept_c)
+
+/* f(d), or as much of it as runs before a longjmp out of the capture */
+static __attribute__((noinline)) void kept_call(void (*f)(int), int d)
+{
+	if (setjmp(kr.out) == 0)
+		f(d);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The rounds: the number of captures that were not the full walk's
+ * stack (first frames, or the id of the path's first capture). */
+static int kept_rounds(void)
+{
+	static void (*const callers[KEPT_CALLERS])(int) = { kept_a, kept_b, kept_c };
+	uint32_t first[KEPT_CALLERS][KEPT_DEPTH + 1] = { { 0 } };
+	int bad = 0;
+	uint64_t rng = 88172645463325252ull;
+	for (int r = 0; r < KEPT_ROUNDS * KEPT_CALLERS * KEPT_DEPTH; r++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		int c = r < KEPT_CALLERS * KEPT_DEPTH ? r % KEPT_CALLERS : (int)(rng % KEPT_CALLERS);
+		int d = r < KEPT_CALLERS * KEPT_DEPTH ? 1 + r / KEPT_CALLERS % KEPT_DEPTH
+						      : 1 + (int)((rng >> 8) % KEPT_DEPTH);
+		kr.depth = 0;
+		kr.jump = (rng >> 16) % 5 == 0; /* out of the capture by longjmp */
+		kept_call(callers[c], d);
+		kr.jump = false;
+		const uintptr_t *f;
+		int n = mc_stack_get(kr.id, &f);
+		bool ok = n >= kr.nwant + 1; /* and the test's frame */
+		for (int i = 0; ok && i < kr.nwant; i++)
+			ok = f[i] == kr.want[i];
+		if (!first[c][d])
+			first[c][d] = kr.id;
+		bad += !ok || kr.id != first[c][d];
+	}
+	return bad;
+}
+
+static void *kept_thread(void *arg)
+{
+	*(int *)arg = kept_rounds();
+	if (!mc_stack_kept_walks())
+		*(int *)arg = -2; /* none kept: the rounds tested nothing */
+	return NULL;
+}
+
+START_TEST(cfi_kept_walk_is_the_full_walk)
+{
+	kept_init();
+	ck_assert_int_eq(kept_rounds(), 0);
+	ck_assert_int_gt(mc_stack_kept_walks(), 0);
+	int bad[2] = { -1, -1 };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, kept_thread, &bad[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+		ck_assert_int_eq(bad[i], 0);
+	}
+	ck_assert_int_eq(kept_rounds(), 0); /* the main thread's kept walks, after */
+}
+END_TEST
+
+/* The kept walks are a block a thread takes from a pool of 32 on its
+ * first kept walk (not TLS: libmemcheck's PT_TLS must stay small), held
+ * until its thread has ended: threads one after another, more than the
+ * pool holds, each keep walks (a block an ended thread held, taken
+ * again and cleared) and give the full walk's stacks. */
+START_TEST(cfi_kept_walks_outlive_no_thread)
+{
+	kept_init();
+	for (int i = 0; i < 40; i++) {
+		int bad = -1;
+		pthread_t t;
+		ck_assert_int_eq(pthread_create(&t, NULL, kept_thread, &bad), 0);
+		ck_assert_int_eq(pthread_join(t, NULL), 0);
+		ck_assert_msg(bad == 0, "thread %d: %d", i, bad);
+	}
+}
+END_TEST
+
+/* One indirect call site that calls, one time, a function without a
+ * frame pointer that leaves rbp alone (strdup) and, another, a function
+ * with one (a wrapper) that calls it.  The frame-pointer walk of the
+ * second skips the wrapper's call of it (its return address is where
+ * the function without one left it, which no frame record holds) and
+ * finds the frames of the first's exact stack: the cache (stacks.c) must
+ * not take the first's id for the second, whose stack has the wrapper's
+ * frame. */
+static uintptr_t ind_ret[4]; /* nofp's in cap, the wrapper's in nofp, the site's */
+static uint32_t ind_id;
+
+static __attribute__((noinline)) void ind_cap(void)
+{
+	ind_ret[0] = (uintptr_t)__builtin_return_address(0);
+	ind_id = mc_stack_capture(__builtin_frame_address(0));
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void ind_nofp(void)
+{
+	ind_ret[1] = (uintptr_t)__builtin_return_address(0);
+	ind_cap();
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void ind_wrapper(void)
+{
+	ind_ret[2] = (uintptr_t)__builtin_return_address(0);
+	ind_nofp();
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void ind_site(void (*f)(void))
+{
+	f();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* In a thread: the stacks below the test's frames are start_thread's
+ * (the thread's run), not the test framework's. */
+static void *ind_rounds(void *arg)
+{
+	static void (*const fn[2])(void) = { ind_nofp, ind_wrapper };
+	char *why = arg;
+	uintptr_t site = 0;
+	for (int round = 0; round < 6; round++) {
+		/* one call of ind_site for both: the stacks differ below it
+		 * only by the wrapper's frame */
+		ind_site(fn[round & 1]);
+		const uintptr_t *f;
+		int n = mc_stack_get(ind_id, &f);
+		if (n < 3 || f[0] != ind_ret[0]) {
+			snprintf(why, 200, "round %d: %d frames", round, n);
+			return why;
+		}
+		if (!(round & 1)) { /* the site calls it straight */
+			site = ind_ret[1];
+			if (f[1] != site) {
+				snprintf(why, 200, "round %d: %#lx, not the site", round,
+					 (unsigned long)f[1]);
+				return why;
+			}
+		} else if (ind_ret[2] != site || f[1] != ind_ret[1] || f[2] != site) {
+			snprintf(why, 200, "round %d: the wrapper's frame lost: %#lx %#lx, want %#lx %#lx",
+				 round, (unsigned long)f[1], (unsigned long)f[2],
+				 (unsigned long)ind_ret[1], (unsigned long)site);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(fp_indirect_call_skipping_a_frame)
+{
+	kept_init();
+	static char why[200];
+	pthread_t t;
+	void *bad;
+	ck_assert_int_eq(pthread_create(&t, NULL, ind_rounds, why), 0);
+	ck_assert_int_eq(pthread_join(t, &bad), 0);
+	ck_assert_msg(bad == NULL, "%s", why);
+}
+END_TEST
+
 /* The depot's then (depot.c): the three walked stacks looked up last
  * after a stack, kept in its line beside the key it was marked under;
  * an entry is picked by its key's top half and taken only where the
@@ -884,6 +1124,9 @@ int main(void)
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
+	tcase_add_test(tc, cfi_kept_walk_is_the_full_walk);
+	tcase_add_test(tc, cfi_kept_walks_outlive_no_thread);
+	tcase_add_test(tc, fp_indirect_call_skipping_a_frame);
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
