@@ -4,6 +4,7 @@
  * built without frame pointers by their call-frame information.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -61,6 +62,31 @@ END_TEST
  * stacks.c's hash (h = (h + frame) * K a frame), {a, b} and {a + 1,
  * b - K} hash alike, and so do {0} (hash 0, kept under key 1) and
  * {K^-1} (hash 1). */
+/* The code segments a report's check found are kept across its calls
+ * (depot.c's codes), good while no object comes or goes: frames in an
+ * object unloaded since are not return addresses in code any more, as
+ * when each check walked the loaded objects. */
+START_TEST(depot_code_check_follows_dlclose)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	/* the C library's: installed wherever it is, loaded by no one here */
+	void *h = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h != NULL, "%s", dlerror());
+	void *fn = dlsym(h, "__b64_ntop");
+	ck_assert_ptr_nonnull(fn);
+	uintptr_t code = (uintptr_t)&mc_stack_intern + 16;
+	uintptr_t f3[3] = { 0x1000, (uintptr_t)fn + 1, code };
+	uint32_t id = mc_stack_intern(f3, 3);
+	const uintptr_t *f;
+	ck_assert_int_eq(mc_stack_get_code(id, &f), 3);
+	ck_assert_int_eq(mc_stack_get_code(id, &f), 3); /* from what was kept */
+	dlclose(h);
+	ck_assert_ptr_null(dlopen("libresolv.so.2", RTLD_NOW | RTLD_NOLOAD)); /* unloaded */
+	ck_assert_int_eq(mc_stack_get_code(id, &f), 1);
+}
+END_TEST
+
 START_TEST(intern_tells_colliding_hashes_apart)
 {
 	mc_opt.stack_depth = 16;
@@ -1113,6 +1139,7 @@ int main(void)
 	TCase *tc = h_tcase("stacks", 0);
 	tcase_add_test(tc, intern_dedupes);
 	tcase_add_test(tc, intern_tells_colliding_hashes_apart);
+	tcase_add_test(tc, depot_code_check_follows_dlclose);
 	tcase_add_test(tc, depot_walk_skips_segment_ends);
 	tcase_add_test(tc, fp_walk_starts_at_the_call_site);
 	tcase_add_test(tc, fp_walk_depth_and_stops);
