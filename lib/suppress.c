@@ -50,11 +50,11 @@
 enum { SF_FUN, SF_OBJ, SF_SRC, SF_DOTS };
 
 struct supp_frame {
-	uint8_t kind;
-	int line;                 /* src: line, 0 for any */
 	const char *pat;
 	const char *lit;          /* its longest plain run (literal_run), or NULL */
-	size_t litlen;
+	int line;                 /* src: line, 0 for any */
+	uint8_t litlen;           /* at most 128 (parse_frame's buffer) */
+	uint8_t kind;
 };
 
 static size_t literal_run(const char *pat, char *buf, size_t cap);
@@ -74,7 +74,11 @@ struct mc_supp {
 	uint8_t anchor[ANCHORS];  /* indexes into frames */
 	uint32_t anchor_hash[ANCHORS];
 	int nframes;
-	struct supp_frame frames[MC_SUPP_MAX_FRAMES];
+	/* In the arena, nframes of them: with the room for valgrind's 24
+	 * in each entry, an entry was 816 bytes, the shipped files' 32
+	 * entries 13 pages populated and written at every exit that read
+	 * them, where they now take 1 and a part of the arena's first. */
+	struct supp_frame *frames;
 };
 
 struct chunk {
@@ -352,10 +356,11 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 		return true;
 	f->pat = arena_str(s, line, len);
 	char lit[128];
+	_Static_assert(sizeof lit <= UINT8_MAX, "a literal run's length fits litlen");
 	size_t n = f->pat ? literal_run(f->pat, lit, sizeof lit) : 0;
 	if (n) {
 		f->lit = arena_str(s, lit, n);
-		f->litlen = n;
+		f->litlen = (uint8_t)n;
 	}
 	if (!f->pat || (n && !f->lit)) {
 		fail(r, r->lineno, "out of memory");
@@ -462,7 +467,9 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		}
 	}
 	struct mc_supp e;
+	struct supp_frame frames[MC_SUPP_MAX_FRAMES];
 	memset(&e, 0, sizeof e);
+	e.frames = frames;
 	e.kinds = 0xf;
 	e.line = open;
 	bool have = next_line(r, &line, &len);
@@ -502,7 +509,10 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	set_anchors(&e);
 	e.name = arena_str(s, name, name_len);
 	e.file = file;
-	struct mc_supp *slot = e.name ? push(s) : NULL;
+	e.frames = e.name ? arena(s, (size_t)e.nframes * sizeof *e.frames) : NULL;
+	if (e.frames)
+		memcpy(e.frames, frames, (size_t)e.nframes * sizeof *e.frames);
+	struct mc_supp *slot = e.frames ? push(s) : NULL;
 	if (!slot) {
 		fail(r, r->lineno, "out of memory");
 		return false;
