@@ -884,16 +884,24 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 				      "for it: every block left behind counts as definitely "
 				      "lost)\n", p);
 	}
+	/* A file's entries share its name (one string a file): escaped once
+	 * for all of them, where each line escaped it again (a measured
+	 * /bin/date's exit: ~1.6 K instructions an escape). */
+	const char *escaped = NULL;
+	char sfile[1024];
 	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
 		const struct mc_supp_used *u = &rr->supp->used[i];
-		char sname[1024], sfile[1024];
+		char sname[1024];
 		if (i == 0)
 			mc_buf_printf(&b, "%s\n", p);
+		if (u->file != escaped) {
+			mc_text_escape(u->file, sfile, sizeof sfile);
+			escaped = u->file;
+		}
 		mc_buf_printf(&b, "%s used_suppression: %s %s %s:%d suppressed: %s bytes in "
 			      "%s blocks\n", p, num(u->records, c1),
 			      mc_text_escape(u->name, sname, sizeof sname),
-			      mc_text_escape(u->file, sfile, sizeof sfile), u->line,
-			      num(u->bytes, c2), num(u->blocks, c3));
+			      sfile, u->line, num(u->bytes, c2), num(u->blocks, c3));
 	}
 	char violations[4 * sizeof r->violations];
 	mc_buf_printf(&b, "%s %s%s\n", p, fail ? "FAIL: " : "PASS",

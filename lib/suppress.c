@@ -50,11 +50,11 @@
 enum { SF_FUN, SF_OBJ, SF_SRC, SF_DOTS };
 
 struct supp_frame {
-	uint8_t kind;
-	int line;                 /* src: line, 0 for any */
 	const char *pat;
 	const char *lit;          /* its longest plain run (literal_run), or NULL */
-	size_t litlen;
+	int line;                 /* src: line, 0 for any */
+	uint8_t litlen;           /* at most 128 (parse_frame's buffer) */
+	uint8_t kind;
 };
 
 static size_t literal_run(const char *pat, char *buf, size_t cap);
@@ -74,7 +74,11 @@ struct mc_supp {
 	uint8_t anchor[ANCHORS];  /* indexes into frames */
 	uint32_t anchor_hash[ANCHORS];
 	int nframes;
-	struct supp_frame frames[MC_SUPP_MAX_FRAMES];
+	/* In the arena, nframes of them: with the room for valgrind's 24
+	 * in each entry, an entry was 816 bytes, the shipped files' 32
+	 * entries 13 pages populated and written at every exit that read
+	 * them, where they now take 1 and a part of the arena's first. */
+	struct supp_frame *frames;
 };
 
 struct chunk {
@@ -298,8 +302,13 @@ static bool leak_kinds(struct reader *r, const char *s, size_t len, uint8_t *out
 	}
 }
 
+/* keep: false for an entry memcheck does not apply (another kind than
+ * Leak), whose frame lines are checked as valgrind checks them and not
+ * stored: the shipped files' 26 such entries took a copy and a literal
+ * run of every pattern (a measured /bin/date's exit, every exit that
+ * reads the files). */
 static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame *f,
-			const char *line, size_t len)
+			const char *line, size_t len, bool keep)
 {
 	f->line = 0;
 	if (is(line, len, "...")) {
@@ -320,6 +329,9 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 	}
 	line += 4;
 	len -= 4;
+	f->pat = "";
+	f->lit = NULL;
+	f->litlen = 0;
 	if (f->kind == SF_SRC) {
 		/* src:file.c:123 - a line number after the last colon */
 		const char *colon = memrchr(line, ':', len);
@@ -340,14 +352,15 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 			}
 		}
 	}
+	if (!keep)
+		return true;
 	f->pat = arena_str(s, line, len);
-	f->lit = NULL;
-	f->litlen = 0;
 	char lit[128];
+	_Static_assert(sizeof lit <= UINT8_MAX, "a literal run's length fits litlen");
 	size_t n = f->pat ? literal_run(f->pat, lit, sizeof lit) : 0;
 	if (n) {
 		f->lit = arena_str(s, lit, n);
-		f->litlen = n;
+		f->litlen = (uint8_t)n;
 	}
 	if (!f->pat || (n && !f->lit)) {
 		fail(r, r->lineno, "out of memory");
@@ -454,7 +467,9 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		}
 	}
 	struct mc_supp e;
+	struct supp_frame frames[MC_SUPP_MAX_FRAMES];
 	memset(&e, 0, sizeof e);
+	e.frames = frames;
 	e.kinds = 0xf;
 	e.line = open;
 	bool have = next_line(r, &line, &len);
@@ -471,7 +486,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 			     "found '%.*s'", MC_SUPP_MAX_FRAMES, FOUND(line, len));
 			return false;
 		}
-		if (!parse_frame(r, s, &e.frames[e.nframes], line, len))
+		if (!parse_frame(r, s, &e.frames[e.nframes], line, len, leak))
 			return false;
 		e.nframes++;
 	}
@@ -494,7 +509,10 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	set_anchors(&e);
 	e.name = arena_str(s, name, name_len);
 	e.file = file;
-	struct mc_supp *slot = e.name ? push(s) : NULL;
+	e.frames = e.name ? arena(s, (size_t)e.nframes * sizeof *e.frames) : NULL;
+	if (e.frames)
+		memcpy(e.frames, frames, (size_t)e.nframes * sizeof *e.frames);
+	struct mc_supp *slot = e.frames ? push(s) : NULL;
 	if (!slot) {
 		fail(r, r->lineno, "out of memory");
 		return false;
@@ -1035,9 +1053,12 @@ static void names_of(struct names *ns, const struct mc_supp_stack *st)
 		}
 		if (deep)
 			ns->deep[ns->ndeep++] = i;
-		names_add(ns, f->linkage[0] ? f->linkage : f->function,
-			  strlen(f->linkage[0] ? f->linkage : f->function));
-		names_add(ns, f->function, strlen(f->function));
+		/* C code's frames and frames without debug information have
+		 * one name in both (frame_finish): hashed once */
+		size_t fl = strlen(f->function);
+		if (f->linkage[0] && strcmp(f->linkage, f->function) != 0)
+			names_add(ns, f->linkage, strlen(f->linkage));
+		names_add(ns, f->function, fl);
 		const char *dot = strchr(f->function, '.');
 		if (dot && dot != f->function)
 			names_add(ns, f->function, (size_t)(dot - f->function));

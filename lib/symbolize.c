@@ -839,10 +839,14 @@ static struct pc_entry *pc_slot(struct pc_entry *tab, size_t cap, uintptr_t pc, 
 	return &tab[i];
 }
 
+/* One strlen a string: copy() and then the step past it each measured
+ * it (a measured /bin/date's exit: 1,656 calls of strlen here). */
 static const char *unpack(const char *p, char *dst, size_t cap)
 {
-	copy(dst, cap, p);
-	return p + strlen(p) + 1;
+	size_t len = strlen(p), n = len < cap ? len : cap - 1;
+	memcpy(dst, p, n);
+	dst[n] = 0;
+	return p + len + 1;
 }
 
 /* The cached frames of (pc, max) into out; 0 when there are none. */
@@ -1473,6 +1477,11 @@ static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, str
 		}
 	mc_elfmod_names(m, a, k, name, done);
 	int di = mc_elfmod_debuginfo(m);
+	/* One object's addresses: whether it is a system one asked once,
+	 * not once an address (a measured /bin/date's exit: 45 calls, 14 K
+	 * instructions), and not at all without debug information. */
+	bool deep = k && di != MC_DI_NONE &&
+		    (mc_opt.symbolize_system || !in_system_object(a[0]));
 	for (size_t i = 0; i < k; i++) {
 		if (!done[i])
 			continue;    /* mc_symbolize_quick's, one at a time */
@@ -1480,8 +1489,6 @@ static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, str
 		frame_clear(&f);
 		set_function(&f, name[i]);
 		copy(f.object, sizeof f.object, mc_elfmod_path(m));
-		bool deep = (mc_opt.symbolize_system || !in_system_object(a[i])) &&
-			    di != MC_DI_NONE;
 		frame_finish(a[i], &f, 1);
 		pc_cache_put(a[i] + 1, deep ? QUICK_DEEP : QUICK_SHALLOW, &f, 1);
 	}
