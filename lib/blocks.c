@@ -47,7 +47,7 @@
  * pushed that table line out of the 48 KiB cache however tightly the
  * lines are packed.  Where the table is far larger than the caches it
  * does pay: malloc_bench --keep 1000000 (a million blocks entered in
- * address order) filled 20-34% faster at W = 16 under all four
+ * address order) filled 19-33% faster at W = 16 under all four
  * (medians of 3: 0.287 -> 0.216 s, 0.295 -> 0.215, 0.327 -> 0.218,
  * 0.255 -> 0.207), for 0.3-1.7 bytes a block more (VmHWM).  A mapping
  * that changes with a shard's size might have that without the steady
