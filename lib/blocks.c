@@ -26,6 +26,33 @@
  * faults and munmap); the one thread's steady path pays ~3 instructions
  * a lookup for the multiply (145.5 M -> 148.2 M on malloc_bench 200000).
  *
+ * Tried on 3 December 2026 and not kept: home slots in address order,
+ * so that blocks the allocator hands out together share table lines.
+ * The shard from the hash of ptr >> W, the slot from ptr's offset in
+ * its 2^W-byte window scaled over the shard, turned by the window's
+ * hash.  Against the hash (cachegrind slope of malloc_bench with
+ * stacks, instructions and first-level misses a step; glibc, mimalloc,
+ * jemalloc, tcmalloc): W = 16 670 -> 697, 557 -> 588, 606 -> 682, 574
+ * -> 626, misses 6.58 -> 6.41, 7.10 -> 6.99, 5.50 -> 5.22, 5.14 ->
+ * 4.92; W = 18 775, 942, 1,621, 1,164 (a window's blocks crowd a
+ * shard's slots: long probes and shifts), misses -0.35 to -0.57.
+ * tree_bench (a block): 1,008 -> 1,211 and 2,208 instructions, misses
+ * 7.73 -> 7.72.  The loop's time a step (4 M steps, medians of 5
+ * interleaved runs) rose under all four at W = 16 (+3.5, +7.3, +9.1,
+ * +12.4 ns; four threads, 3 runs: +5.9 glibc, +22.3 tcmalloc).  The
+ * table's misses are first-level ones that the next level serves
+ * (last-level misses 0.001-0.015 a step), and a block's free comes
+ * ~1,000 steps after its insert, by when the loop's own reads of its
+ * blocks (about 3 misses a step in churn itself) have most likely
+ * pushed that table line out of the 48 KiB cache however tightly the
+ * lines are packed.  Where the table is far larger than the caches it
+ * does pay: malloc_bench --keep 1000000 (a million blocks entered in
+ * address order) filled 19-33% faster at W = 16 under all four
+ * (medians of 3: 0.287 -> 0.216 s, 0.295 -> 0.215, 0.327 -> 0.218,
+ * 0.255 -> 0.207), for 0.3-1.7 bytes a block more (VmHWM).  A mapping
+ * that changes with a shard's size might have that without the steady
+ * path's cost; not tried.
+ *
  * Most tests run one thread, and two locked instructions per malloc/free
  * pair are a large part of memcheck's cost.  So while a single thread
  * uses the table it takes no locks: it only marks itself busy with a
