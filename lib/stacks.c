@@ -1013,29 +1013,29 @@ static inline struct memo *capture_memo_slot(struct memo_block *b, const uintptr
 	return &b->m[(size_t)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60) * 2];
 }
 
-static inline uint64_t memo_key(const struct memo *m, int i)
-{
-	return m->frames[i] | (uint64_t)m->kind[i] << 56;
-}
-
-/* Kept walk m, from fp: its id, if the stack is still its, else 0. */
+/* Kept walk m, from fp: its id, if the stack is still its, else 0.
+ * Each step is capture_more's: its rule key's kind bits and val as kept
+ * (step() reads no other bit of the key), its first step's top 0 where
+ * a frame-pointer step starts from a link below lo; every step but the
+ * last must find the kept frame, and the last must end the walk, unless
+ * the depth cut it (then it is not taken). */
 static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, int max)
 {
 	if (!m->id || m->max != max || m->frames[0] != fp[1])
 		return 0;
 	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
-	for (int i = 0;; i++) {
-		if (i + 1 == m->n && m->n == max)
-			return m->id; /* the depth cut it: no step read */
-		uint64_t key = memo_key(m, i);
-		/* capture_more's first step: a link below lo ends the walk */
-		uintptr_t t = i == 0 && !(key & RULE_CFI) && bp < me.lo ? 0 : top;
-		bool on = step(key, m->val[i], &ret, &sp, &bp, t, NULL);
-		if (i + 1 == m->n)
-			return on ? 0 : m->id; /* it must end where it ended */
-		if (!on || ret != m->frames[i + 1])
+	int last = m->n - 1;
+	uint64_t key = (uint64_t)m->kind[0] << 56;
+	uintptr_t t = !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+	for (int i = 0; i < last; i++) {
+		if (!step(key, m->val[i], &ret, &sp, &bp, t, NULL) || ret != m->frames[i + 1])
 			return 0;
+		key = (uint64_t)m->kind[i + 1] << 56;
+		t = top;
 	}
+	if (m->n == max)
+		return m->id; /* the depth cut it: no step read */
+	return step(key, m->val[last], &ret, &sp, &bp, t, NULL) ? 0 : m->id;
 }
 
 /* The kept walk of pair m from fp that is still the stack's: its id,
