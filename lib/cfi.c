@@ -152,8 +152,8 @@ static uintptr_t read_ptr(struct cur *c, uint8_t enc, uintptr_t datarel)
 
 /* read_ptr() for the encodings every x86-64 linker and assembler
  * writes (a 4-byte offset from the field or from .eh_frame_hdr, a
- * 4-byte length), inline: the general one, a call, is ~32 instructions,
- * and a rule read took four. */
+ * 4-byte count or length, signed or not), inline: the general one, a
+ * call, is ~32 instructions, and a rule read took four. */
 static inline __attribute__((always_inline)) uintptr_t read_ptr4(struct cur *c, uint8_t enc,
 								  uintptr_t datarel)
 {
@@ -165,11 +165,13 @@ static inline __attribute__((always_inline)) uintptr_t read_ptr4(struct cur *c, 
 			c->p += 4;
 			return at + (uintptr_t)(intptr_t)x;
 		}
-		if (enc == DW_EH_PE_udata4 || (enc == (DW_EH_PE_datarel | DW_EH_PE_sdata4) && datarel)) {
+		if (enc == DW_EH_PE_udata4 || enc == DW_EH_PE_sdata4 ||
+		    (enc == (DW_EH_PE_datarel | DW_EH_PE_sdata4) && datarel)) {
 			__builtin_memcpy(&x, c->p, 4);
 			c->p += 4;
-			return enc == DW_EH_PE_udata4 ? (uintptr_t)(uint32_t)x
-						      : datarel + (uintptr_t)(intptr_t)x;
+			return enc == DW_EH_PE_udata4	? (uintptr_t)(uint32_t)x
+			       : enc == DW_EH_PE_sdata4 ? (uintptr_t)(intptr_t)x
+							: datarel + (uintptr_t)(intptr_t)x;
 		}
 	}
 	return read_ptr(c, enc, datarel);
