@@ -793,7 +793,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		if (known)
 			return known;
 	}
-	uintptr_t frames[MC_MAX_DEPTH], top = me.top, lo = me.lo;
+	uintptr_t frames[MC_MAX_DEPTH], top = me.top;
 	if (!top) /* the stack not learned: not after the common path's walk */
 		return 0;
 	uintptr_t *cur = fp, *nxt = (uintptr_t *)cur[0];
@@ -811,10 +811,12 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * record holds).  Under h itself the second took the first's id
 	 * from the common path (unit_stacks: fp_indirect_call_skipping_a_frame). */
 	uint64_t ck = h;
+	uintptr_t stop_sp = fp_end_sp; /* where walk_fp stopped in this segment, 0: the depth */
 	for (;;) {
 		if (s > 0) { /* (at s 0 the common path did this) */
 			uintptr_t end_sp = 0, end_bp = 0;
 			h = walk_fp_on(cur, nxt, hk, (unsigned)(max - s - 1), top, &end_sp, &end_bp);
+			stop_sp = end_sp;
 			ck = h ^ SEGMENT_KEY;
 			c = capture_cache_find(ck);
 			if (c && c->gen == GEN_FP)
@@ -826,20 +828,23 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		/* The segment's frame-pointer steps again, each frame's rule
 		 * looked up before stepping from it: frames[k] is stored and
 		 * hashed, cur is the frame record that holds it, nxt its link.
-		 * The walk stops where walk_fp stops (a step's checks, as
-		 * walk_fp_on's: cur >= lo, so the first step's lo is the only
-		 * one that can fail; the depth), or at the first function
+		 * The walk stops where walk_fp stops, or at the first function
 		 * without a frame pointer, not walking on the chain walk_fp
-		 * follows past it. */
+		 * follows past it.  Where walk_fp stops is known: at the frame
+		 * record end_sp - 16 (stop_sp: the common path's walk_fp for
+		 * the first segment, walk_fp_on above for a later one), or at
+		 * the depth where end_sp is 0.  Those steps read the same
+		 * words of the thread's own stack, so their checks
+		 * (walk_fp_link_ok, ~8 instructions a frame) are not made
+		 * again: a step is stopped where cur is that record.  (Frame
+		 * records rise strictly, so no earlier one is.) */
 		int k = s;
 		uint64_t key = 0, val = 0;
 		bool cfi = false, stopped = false; /* stopped: where walk_fp stopped */
-		/* A first link below lo fails the first step by the top it is
-		 * checked against (0), and the walk stops there. */
-		uintptr_t ttop = s == 0 && (uintptr_t)nxt < lo ? 0 : top, pc = frames[k];
+		uintptr_t pc = frames[k];
 		while (k + 1 < max) {
 			key = capture_rule(&rv, pc, &val);
-			stopped = !walk_fp_link_ok(cur, nxt, ttop);
+			stopped = (uintptr_t)cur + 16 == stop_sp;
 			if ((key & RULE_CFI) || stopped) {
 				cfi = key & RULE_CFI;
 				break;
