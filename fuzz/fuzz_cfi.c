@@ -51,6 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default:
 		abort();
 	}
+	/* the fast interpreter's answer is the general one's */
+	struct mc_cfi_rule g;
+	if (mc_cfi_rule_in_general((uintptr_t)map + (uintptr_t)off, map, (uintptr_t)map,
+				   (uintptr_t)map + size, &g) &&
+	    (g.kind != r.kind || g.cfa_off != r.cfa_off || g.rbp_off != r.rbp_off))
+		abort();
 	free(map);
 	return 0;
 }

@@ -744,6 +744,10 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out);
  * [lo, hi) (fuzz/fuzz_cfi.c feeds it bytes). */
 void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 		    struct mc_cfi_rule *out);
+/* The same read by the general interpreter alone, for unit_stacks to
+ * compare: 1, or 0 where there is no CFI reading (not x86-64 glibc). */
+int mc_cfi_rule_in_general(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
+			   struct mc_cfi_rule *out);
 
 /* ---- snapshot.c ------------------------------------------------------ */
 

@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -728,6 +729,54 @@ START_TEST(cfi_rule_from_a_made_table)
 }
 END_TEST
 
+/* cfi.c's fast interpreter of an FDE's instructions (run_fast) gives
+ * run()'s answer, or hands over to it: every FDE of the C library (built
+ * without frame pointers, its CFI as gcc and glibc's assembly write it),
+ * a return address every 5 bytes of each function, read both ways
+ * (281,001 of them here: 229,266 rules from rsp, 45,295 frame-pointer
+ * frames, 6,431 unknown, 9 ends). */
+START_TEST(cfi_fast_run_is_run)
+{
+	struct dl_find_object fo;
+	ck_assert_int_eq(_dl_find_object((void *)&strdup, &fo), 0);
+	const uint8_t *hdr = fo.dlfo_eh_frame;
+	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
+	ck_assert_ptr_nonnull(hdr);
+	/* version 1, eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
+	ck_assert(hdr[0] == 1 && hdr[1] == 0x1b && hdr[2] == 0x03 && hdr[3] == 0x3b);
+	uint32_t n;
+	memcpy(&n, hdr + 8, 4);
+	ck_assert_uint_gt(n, 1000);
+	const uint8_t *table = hdr + 12;
+	unsigned compared = 0, kinds[8] = { 0 };
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		int32_t a, b;
+		memcpy(&a, table + 8 * i, 4);
+		memcpy(&b, table + 8 * (i + 1), 4);
+		uintptr_t start = (uintptr_t)hdr + (uintptr_t)(intptr_t)a;
+		uintptr_t end = (uintptr_t)hdr + (uintptr_t)(intptr_t)b;
+		for (uintptr_t pc = start; pc < end && pc < start + 65536; pc += 5) {
+			struct mc_cfi_rule fast, general;
+			mc_cfi_rule_in(pc + 1, hdr, lo, hi, &fast);
+			ck_assert_int_eq(mc_cfi_rule_in_general(pc + 1, hdr, lo, hi, &general), 1);
+			ck_assert_msg(fast.kind == general.kind && fast.cfa_off == general.cfa_off &&
+					      fast.rbp_off == general.rbp_off,
+				      "libc+%#lx: fast %d %d %d, general %d %d %d",
+				      (unsigned long)(pc - lo), fast.kind, fast.cfa_off, fast.rbp_off,
+				      general.kind, general.cfa_off, general.rbp_off);
+			kinds[general.kind & 7]++;
+			compared++;
+		}
+	}
+	ck_assert_uint_gt(compared, 100000);
+	ck_assert_uint_gt(kinds[MC_CFI_SP], 10000);
+	ck_assert_msg(kinds[MC_CFI_FP] > 100 && kinds[MC_CFI_UNKNOWN] > 100,
+		      "%u compared: %u unknown, %u sp, %u fp, %u bp, %u end", compared,
+		      kinds[MC_CFI_UNKNOWN], kinds[MC_CFI_SP], kinds[MC_CFI_FP], kinds[MC_CFI_BP],
+		      kinds[MC_CFI_END]);
+}
+END_TEST
+
 static void *thread_capture(void *arg)
 {
 	(void)arg;
@@ -1156,6 +1205,7 @@ int main(void)
 	tcase_add_test(tc, fp_indirect_call_skipping_a_frame);
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
+	tcase_add_test(tc, cfi_fast_run_is_run);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
 	return h_run_suite(NULL);
 }
