@@ -585,22 +585,23 @@ static __attribute__((noinline)) int scan_next(const struct scan *sc, int i, int
 	const uint64_t bias = sc->bias, lo_addr = sc->lo_addr;
 	const unsigned in_sec = sc->in_sec;
 	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
-	for (; i < to; i++) {
-		const Elf64_Sym *y = &sym[i];
-		uint64_t v = y->st_value + bias, size = y->st_size;
+	const Elf64_Sym *y = sym + i, *const end = sym + to;
+	for (; y < end; y++) {
+		uint64_t v = y->st_value + bias, e = v + y->st_size;
 		unsigned x = y->st_shndx;
 		if (y->st_name >= strsize)
-			return i;
-		if (size && x - 1u < in_sec && v >= lo_addr && v + size > v) {
-			if (on_pages(pages, v, size))
-				return i;
+			break;
+		/* e > v: a size, and no wrap (one test for both) */
+		if (x - 1u < in_sec && v >= lo_addr && e > v) {
+			if (on_pages(pages, v, e - v))
+				break;
 		} else if (x == SHN_XINDEX ||
 			   (y->st_name && x != SHN_UNDEF &&
 			    !(skip_types >> ELF64_ST_TYPE(y->st_info) & 1))) {
-			return i;
+			break;
 		}
 	}
-	return to;
+	return y < end ? (int)(y - sym) : to;
 }
 
 /* mc_symtab_names_raw for at most BATCH addresses, the table not built:

@@ -723,13 +723,30 @@ const char *mc_text_escape(const char *s, char *out, size_t cap)
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	const unsigned char *end = p + strlen((const char *)p);
 	while (*p) {
+		/* A run of printable ASCII is itself: copied at once, not a
+		 * character at a time through mc_utf8_len and the cases below
+		 * (~30 instructions a character, a measured /bin/date's exit
+		 * report ~25 K). */
+		const unsigned char *q = p;
+		while (*q >= 0x20 && *q < 0x7f && *q != '\\')
+			q++;
+		if (q != p) {
+			size_t run = (size_t)(q - p), room = cap > n ? cap - n - 1 : 0;
+			if (run > room) {  /* cut as one character at a time would */
+				if (room)
+					memcpy(out + n, p, room);
+				n += room;
+				break;
+			}
+			memcpy(out + n, p, run);
+			n += run;
+			p = q;
+			continue;
+		}
 		char esc[8];
 		const char *piece = esc;
 		size_t u = mc_utf8_len(p, end), len;
-		if (u == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
-			piece = (const char *)p;
-			len = 1;
-		} else if (u == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+		if (u == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
 			len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", p[1]);
 		} else if (u > 1) {
 			piece = (const char *)p;

@@ -67,6 +67,9 @@ START_TEST(text_escapes)
 	ck_assert_str_eq(text("ab\ncd", 5), "ab\\n");
 	ck_assert_str_eq(text("ab\ncd", 4), "ab");
 	ck_assert_str_eq(text("a\xc3\xa9", 3), "a");
+	ck_assert_str_eq(text("abcdef", 4), "abc");        /* inside a plain run */
+	ck_assert_str_eq(text("abcdef", 1), "");
+	ck_assert_str_eq(text("ab\x7f" "cd\\ef\n", 256), "ab\\x7fcd\\\\ef\\n");
 	ck_assert_str_eq(text(NULL, 8), "");
 }
 END_TEST
