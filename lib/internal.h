@@ -1082,6 +1082,11 @@ struct mc_vma {
 struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
+	int fd;                       /* >= 0: asked mapping by mapping
+				       * (PROCMAP_QUERY), v a cache of
+				       * those asked, n of them, the next
+				       * into v[next % cap] */
+	size_t next;
 	struct mc_vma *fixed;         /* v's first storage, the caller's */
 	struct mc_buf runs;
 	char runs_fixed[MC_RUNS_FIXED];
@@ -1091,7 +1096,13 @@ bool mc_vmas_read(struct mc_vmas *out);
  * mapping of its own: no mapping made for a process of fewer). */
 bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap);
 void mc_vmas_free(struct mc_vmas *m);
-const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr);
+/* The mapping covering addr; the first at or after it (NULL: none).
+ * Valid until the next call. */
+const struct mc_vma *mc_vmas_find(struct mc_vmas *m, uintptr_t addr);
+const struct mc_vma *mc_vmas_next(struct mc_vmas *m, uintptr_t addr);
+/* Every mapping in v[0, n) by address: the whole file read if it was
+ * being asked mapping by mapping. */
+bool mc_vmas_full(struct mc_vmas *m);
 
 /* ---- mappings.c ------------------------------------------------------ */
 
@@ -1112,7 +1123,7 @@ bool mc_mappings_copy(struct mc_prog_maps *out);
 void mc_prog_maps_free(struct mc_prog_maps *r);
 /* The readable, writable, resident parts of r's ranges that m shows,
  * device mappings left out, to fn (maps.c). */
-void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
+void mc_vmas_roots(struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* The resident pages of each range v[i] (mincore), in runs cut to the
  * range, to fn with the range's index; every page where the system has
@@ -1313,8 +1324,24 @@ struct mc_maps_runs {
 	bool prev_ok;
 };
 void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m);
-/* The name of the run that starts at lo in such a table, or NULL. */
+/* The name of the run that starts at lo in such a table, or NULL; in a
+ * table made by mc_maps_runs_query, of the mapping that starts at lo. */
 const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
+/* PROCMAP_QUERY (Linux 6.11+): /proc/self/maps opened to ask by address
+ * (-1: cannot, or the kernel had no such ioctl); the mapping covering
+ * addr (or_next: or the first after it) into m, its name into name
+ * (cap bytes; NULL: none asked): 1, 0 for none, -1 when the ioctl
+ * failed (read the file instead).  No malloc. */
+int mc_maps_query_open(void);
+int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
+		  size_t cap);
+/* Off (false): every reader reads the whole file, as on kernels before
+ * 6.11 (the unit tests cover both ways). */
+void mc_maps_query_set(bool on);
+/* A table of runs that names no run but the open file fd, to ask
+ * (mc_maps_run_at); the fd such a table holds, or -1. */
+void mc_maps_runs_query(struct mc_buf *b, int fd);
+int mc_maps_runs_fd(const struct mc_buf *runs);
 /* Address ranges, in memory the caller gives (v, cap). */
 struct mc_ranges {
 	uintptr_t (*v)[2];

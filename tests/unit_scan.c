@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -261,12 +262,19 @@ END_TEST
  * file once. */
 START_TEST(lends_its_maps_read)
 {
+	/* _i 0: asked mapping by mapping where the kernel can
+	 * (PROCMAP_QUERY), the file kept open while lent; 1: the whole
+	 * file read, as on kernels before 6.11 */
+	mc_maps_query_set(_i == 0);
 	build();
 	struct mc_scan s;
 	lends = 0;
 	ck_assert(mc_scan(&s, NULL));
 	ck_assert_int_eq(lends, 1);
 	ck_assert_ptr_nonnull(lent_runs);
+	int fd = mc_maps_runs_fd(lent_runs);
+	if (_i == 1)
+		ck_assert_int_eq(fd, -1);
 	Dl_info self, libc;
 	ck_assert(dladdr((void *)&kinds_as_valgrind_counts_them, &self));
 	ck_assert(dladdr((void *)&getpid, &libc));
@@ -277,10 +285,73 @@ START_TEST(lends_its_maps_read)
 	ck_assert_ptr_nonnull(name);
 	ck_assert_msg(strstr(name, "/libc") != NULL, "the C library's run named %s", name);
 	/* a place inside a run starts none */
-	ck_assert_ptr_null(mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase + 4096));
+	ck_assert_ptr_null(mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase + 64));
 	mc_scan_free(&s);
 	ck_assert_int_eq(lends, 2);
 	ck_assert_ptr_null(lent_runs);
+	if (fd >= 0) /* closed with the scan */
+		ck_assert_int_eq(fcntl(fd, F_GETFD), -1);
+	mc_maps_query_set(true);
+}
+END_TEST
+
+/* The mappings asked one by one (PROCMAP_QUERY) are those the whole
+ * file lists: each address's mapping and the next after it, with their
+ * protection, sharing and kind (the stack, a device, a file, none). */
+START_TEST(maps_asked_as_read)
+{
+	int zero = open("/dev/zero", O_RDWR);
+	ck_assert_int_ge(zero, 0);
+	char *shared = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, zero, 0);
+	char *none = mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(shared != MAP_FAILED && none != MAP_FAILED);
+	ck_assert_int_eq(munmap(none + 4096, 4096), 0); /* a hole */
+	ck_assert_int_eq(mprotect(none, 4096, PROT_READ), 0);
+	int local = 0;
+	Dl_info libc;
+	ck_assert(dladdr((void *)&getpid, &libc));
+	const uintptr_t addrs[] = {
+		(uintptr_t)&local, (uintptr_t)&lends, (uintptr_t)&maps_asked_as_read,
+		(uintptr_t)libc.dli_fbase, (uintptr_t)shared + 4096, (uintptr_t)none,
+		(uintptr_t)none + 4096, (uintptr_t)none + 8192, 0, 4096,
+	};
+	static struct mc_vma first[2][64];
+	struct mc_vmas asked, read;
+	mc_maps_query_set(false);
+	ck_assert(mc_vmas_read_into(&read, first[1], 64));
+	ck_assert_int_eq(read.fd, -1);
+	mc_maps_query_set(true);
+	ck_assert(mc_vmas_read_into(&asked, first[0], 64));
+	for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
+		for (int next = 0; next < 2; next++) {
+			const struct mc_vma *a = next ? mc_vmas_next(&asked, addrs[i])
+						       : mc_vmas_find(&asked, addrs[i]);
+			const struct mc_vma *r = next ? mc_vmas_next(&read, addrs[i])
+						       : mc_vmas_find(&read, addrs[i]);
+			ck_assert_msg(!a == !r, "address %zu (%d): asked %p, read %p", i, next,
+				      (const void *)a, (const void *)r);
+			if (!a)
+				continue;
+			ck_assert_msg(a->lo == r->lo && a->hi == r->hi && a->prot == r->prot &&
+					      a->shared == r->shared && a->kind == r->kind,
+				      "address %zu (%d): asked %lx-%lx %d %d %d, read %lx-%lx %d %d %d",
+				      i, next, (unsigned long)a->lo, (unsigned long)a->hi, a->prot,
+				      a->shared, a->kind, (unsigned long)r->lo, (unsigned long)r->hi,
+				      r->prot, r->shared, r->kind);
+		}
+	}
+	ck_assert_int_eq(mc_vmas_find(&read, (uintptr_t)&local)->kind, MC_VMA_STACK);
+	/* the whole file on demand (a main thread whose stack pointer is
+	 * not known): the same table as the read */
+	ck_assert(mc_vmas_full(&asked));
+	ck_assert_int_eq(asked.fd, -1);
+	ck_assert_uint_eq(asked.n, read.n);
+	mc_vmas_free(&asked);
+	mc_vmas_free(&read);
+	munmap(shared, 8192);
+	munmap(none, 4096);
+	munmap(none + 8192, 4096);
+	close(zero);
 }
 END_TEST
 
@@ -291,6 +362,7 @@ int main(void)
 	tcase_add_test(tc, registered_roots);
 	tcase_add_test(tc, large_scan_maps_apart);
 	tcase_add_test(tc, untouched_data_pages_not_read);
-	tcase_add_test(tc, lends_its_maps_read);
+	tcase_add_loop_test(tc, lends_its_maps_read, 0, 2);
+	tcase_add_test(tc, maps_asked_as_read);
 	return h_run_suite(NULL);
 }
