@@ -1093,8 +1093,10 @@ struct mc_vmas {
 };
 bool mc_vmas_read(struct mc_vmas *out);
 /* The same, the first cap entries in first (the caller's, part of a
- * mapping of its own: no mapping made for a process of fewer). */
-bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap);
+ * mapping of its own: no mapping made for a process of fewer); few: the
+ * mappings asked one by one as needed where the kernel can (few will be
+ * needed), else the whole file read now. */
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few);
 void mc_vmas_free(struct mc_vmas *m);
 /* The mapping covering addr; the first at or after it (NULL: none).
  * Valid until the next call. */

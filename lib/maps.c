@@ -50,7 +50,7 @@ static bool add_vma(const struct mc_mapping *m, void *arg)
 
 bool mc_vmas_read(struct mc_vmas *out)
 {
-	return mc_vmas_read_into(out, NULL, 0);
+	return mc_vmas_read_into(out, NULL, 0, false);
 }
 
 /* The whole file, read (the runs noted from it). */
@@ -94,10 +94,10 @@ static int ask(struct mc_vmas *m, uintptr_t addr, bool or_next, const struct mc_
 /* Where the kernel has PROCMAP_QUERY, the mappings are asked one by one
  * as the scan needs them (a single-threaded process's scan asks four to
  * six): the whole file's text is neither made by the kernel nor parsed
- * here, and the files' runs that elfmod.c takes its objects' paths from
+ * here (few: the caller's guess that it asks few), and the files' runs that elfmod.c takes its objects' paths from
  * are asked the same way, through the same open file (its number in
  * runs, mc_maps_runs_query). */
-bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap)
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few)
 {
 	memset(out, 0, sizeof *out);
 	out->fd = -1;
@@ -106,7 +106,7 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap)
 		out->cap = cap;
 	}
 	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
-	if (out->cap) {
+	if (few && out->cap) {
 		out->fd = mc_maps_query_open();
 		const struct mc_vma *v;
 		if (out->fd >= 0 && ask(out, 0, true, &v) == 1) {

@@ -318,10 +318,10 @@ START_TEST(maps_asked_as_read)
 	static struct mc_vma first[2][64];
 	struct mc_vmas asked, read;
 	mc_maps_query_set(false);
-	ck_assert(mc_vmas_read_into(&read, first[1], 64));
+	ck_assert(mc_vmas_read_into(&read, first[1], 64, true));
 	ck_assert_int_eq(read.fd, -1);
 	mc_maps_query_set(true);
-	ck_assert(mc_vmas_read_into(&asked, first[0], 64));
+	ck_assert(mc_vmas_read_into(&asked, first[0], 64, true));
 	for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
 		for (int next = 0; next < 2; next++) {
 			const struct mc_vma *a = next ? mc_vmas_next(&asked, addrs[i])
