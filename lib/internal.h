@@ -1082,10 +1082,12 @@ struct mc_vma {
 struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
-	int fd;                       /* >= 0: asked mapping by mapping
-				       * (PROCMAP_QUERY), v a cache of
+	bool asking;                  /* asked mapping by mapping through
+				       * fd (PROCMAP_QUERY), v a cache of
 				       * those asked, n of them, the next
-				       * into v[next % cap] */
+				       * into v[next % cap]; a zeroed table
+				       * owns no fd (0 is the program's) */
+	int fd;
 	size_t next;
 	struct mc_vma *fixed;         /* v's first storage, the caller's */
 	struct mc_buf runs;

@@ -100,7 +100,6 @@ static int ask(struct mc_vmas *m, uintptr_t addr, bool or_next, const struct mc_
 bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few)
 {
 	memset(out, 0, sizeof *out);
-	out->fd = -1;
 	if (first && cap) {
 		out->v = out->fixed = first;
 		out->cap = cap;
@@ -110,12 +109,12 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bo
 		out->fd = mc_maps_query_open();
 		const struct mc_vma *v;
 		if (out->fd >= 0 && ask(out, 0, true, &v) == 1) {
+			out->asking = true;
 			mc_maps_runs_query(&out->runs, out->fd);
 			return true;
 		}
 		if (out->fd >= 0)
 			close(out->fd);
-		out->fd = -1;
 		out->n = out->next = 0;
 	}
 	return read_all(out);
@@ -123,22 +122,21 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bo
 
 bool mc_vmas_full(struct mc_vmas *m)
 {
-	if (m->fd < 0)
+	if (!m->asking)
 		return true;
 	close(m->fd);
-	m->fd = -1;
+	m->asking = false;
 	m->next = 0;
 	return read_all(m);
 }
 
 void mc_vmas_free(struct mc_vmas *m)
 {
-	if (m->fd >= 0)
+	if (m->asking)
 		close(m->fd);
 	if (m->v && m->v != m->fixed)
 		mc_unmap(m->v, m->cap * sizeof *m->v);
 	memset(m, 0, sizeof *m);
-	m->fd = -1;
 }
 
 /* The first mapping whose end is past addr, in the whole table. */
@@ -165,7 +163,7 @@ static const struct mc_vma *cached(const struct mc_vmas *m, uintptr_t addr)
 
 static const struct mc_vma *lookup(struct mc_vmas *m, uintptr_t addr, bool or_next)
 {
-	if (m->fd >= 0) {
+	if (m->asking) {
 		const struct mc_vma *v = cached(m, addr);
 		if (v)
 			return v;

@@ -569,8 +569,8 @@ void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)
 		runs->len = r->maps.runs.len < runs->cap ? r->maps.runs.len : 0;
 		if (runs->len)
 			memcpy(runs->s, r->maps.runs.s, runs->len);
-		if (runs->len && r->maps.fd >= 0)
-			r->maps.fd = -1; /* runs asks through it: the caller's */
+		if (runs->len && r->maps.asking)
+			r->maps.asking = false; /* runs asks through its fd: the caller's now */
 	}
 	mc_vmas_free(&r->maps);
 	mc_prog_maps_free(&r->prog);

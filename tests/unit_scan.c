@@ -295,6 +295,23 @@ START_TEST(lends_its_maps_read)
 }
 END_TEST
 
+/* A scan with no block to find reads no mappings, and closes no file of
+ * the program's (a zeroed table of mappings owns no fd: 0 is stdin). */
+START_TEST(no_blocks_closes_nothing)
+{
+	int fd = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(dup2(fd, 0), 0);
+	mc_blocks_init();
+	struct mc_scan s;
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert_uint_eq(s.n, 0);
+	mc_scan_free(&s);
+	ck_assert_int_ne(fcntl(0, F_GETFD), -1);
+	close(fd);
+}
+END_TEST
+
 /* The mappings asked one by one (PROCMAP_QUERY) are those the whole
  * file lists: each address's mapping and the next after it, with their
  * protection, sharing and kind (the stack, a device, a file, none). */
@@ -319,7 +336,7 @@ START_TEST(maps_asked_as_read)
 	struct mc_vmas asked, read;
 	mc_maps_query_set(false);
 	ck_assert(mc_vmas_read_into(&read, first[1], 64, true));
-	ck_assert_int_eq(read.fd, -1);
+	ck_assert(!read.asking);
 	mc_maps_query_set(true);
 	ck_assert(mc_vmas_read_into(&asked, first[0], 64, true));
 	for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
@@ -344,7 +361,7 @@ START_TEST(maps_asked_as_read)
 	/* the whole file on demand (a main thread whose stack pointer is
 	 * not known): the same table as the read */
 	ck_assert(mc_vmas_full(&asked));
-	ck_assert_int_eq(asked.fd, -1);
+	ck_assert(!asked.asking);
 	ck_assert_uint_eq(asked.n, read.n);
 	mc_vmas_free(&asked);
 	mc_vmas_free(&read);
@@ -364,5 +381,6 @@ int main(void)
 	tcase_add_test(tc, untouched_data_pages_not_read);
 	tcase_add_loop_test(tc, lends_its_maps_read, 0, 2);
 	tcase_add_test(tc, maps_asked_as_read);
+	tcase_add_test(tc, no_blocks_closes_nothing);
 	return h_run_suite(NULL);
 }
