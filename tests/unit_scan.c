@@ -359,10 +359,16 @@ START_TEST(maps_asked_as_read)
 	}
 	ck_assert_int_eq(mc_vmas_find(&read, (uintptr_t)&local)->kind, MC_VMA_STACK);
 	/* the whole file on demand (a main thread whose stack pointer is
-	 * not known): the same table as the read */
+	 * not known): a table by address, its stack the read's (the counts
+	 * may differ: ASan maps memory between the two reads) */
 	ck_assert(mc_vmas_full(&asked));
 	ck_assert(!asked.asking);
-	ck_assert_uint_eq(asked.n, read.n);
+	ck_assert_uint_gt(asked.n, 1);
+	for (size_t i = 1; i < asked.n; i++)
+		ck_assert(asked.v[i - 1].hi <= asked.v[i].lo);
+	const struct mc_vma *a = mc_vmas_find(&asked, (uintptr_t)&local);
+	const struct mc_vma *r = mc_vmas_find(&read, (uintptr_t)&local);
+	ck_assert(a && r && a->lo == r->lo && a->hi == r->hi && a->kind == MC_VMA_STACK);
 	mc_vmas_free(&asked);
 	mc_vmas_free(&read);
 	munmap(shared, 8192);
