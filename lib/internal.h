@@ -1088,6 +1088,8 @@ struct mc_vmas {
 				       * into v[next % cap]; a zeroed table
 				       * owns no fd (0 is the program's) */
 	int fd;
+	dev_t fd_dev;                 /* fd's file, to close it only while */
+	ino_t fd_ino;                 /* it still is (mc_maps_query_close) */
 	size_t next;
 	struct mc_vma *fixed;         /* v's first storage, the caller's */
 	struct mc_buf runs;
@@ -1342,10 +1344,22 @@ int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, ch
 /* Off (false): every reader reads the whole file, as on kernels before
  * 6.11 (the unit tests cover both ways). */
 void mc_maps_query_set(bool on);
+/* A copy of fd (close-on-exec) out of the way of the program's own
+ * descriptors: from 900 up, or near the limit where that is lower; -1
+ * when there is no room (util.c). */
+int mc_dup_high(int fd);
 /* A table of runs that names no run but the open file fd, to ask
- * (mc_maps_run_at); the fd such a table holds, or -1. */
+ * (mc_maps_run_at), with the file's identity.  The fd such a table
+ * holds, if it is still that file, else -1; *query: the table is such
+ * a table (NULL: not asked). */
 void mc_maps_runs_query(struct mc_buf *b, int fd);
-int mc_maps_runs_fd(const struct mc_buf *runs);
+int mc_maps_runs_fd(const struct mc_buf *runs, bool *query);
+/* Close such a table's file, if it still is that file. */
+void mc_maps_runs_close(const struct mc_buf *runs);
+/* Close fd if it still is the file it was when opened (dev, ino): a
+ * thread of the program may have closed it and opened another under its
+ * number since, which is the program's to close. */
+void mc_maps_query_close(int fd, dev_t dev, ino_t ino);
 /* Address ranges, in memory the caller gives (v, cap). */
 struct mc_ranges {
 	uintptr_t (*v)[2];

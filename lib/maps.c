@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -108,8 +109,11 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bo
 	if (few && out->cap) {
 		out->fd = mc_maps_query_open();
 		const struct mc_vma *v;
-		if (out->fd >= 0 && ask(out, 0, true, &v) == 1) {
+		struct stat st;
+		if (out->fd >= 0 && fstat(out->fd, &st) == 0 && ask(out, 0, true, &v) == 1) {
 			out->asking = true;
+			out->fd_dev = st.st_dev;
+			out->fd_ino = st.st_ino;
 			mc_maps_runs_query(&out->runs, out->fd);
 			return true;
 		}
@@ -124,7 +128,7 @@ bool mc_vmas_full(struct mc_vmas *m)
 {
 	if (!m->asking)
 		return true;
-	close(m->fd);
+	mc_maps_query_close(m->fd, m->fd_dev, m->fd_ino);
 	m->asking = false;
 	m->next = 0;
 	return read_all(m);
@@ -133,7 +137,7 @@ bool mc_vmas_full(struct mc_vmas *m)
 void mc_vmas_free(struct mc_vmas *m)
 {
 	if (m->asking)
-		close(m->fd);
+		mc_maps_query_close(m->fd, m->fd_dev, m->fd_ino);
 	if (m->v && m->v != m->fixed)
 		mc_unmap(m->v, m->cap * sizeof *m->v);
 	memset(m, 0, sizeof *m);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -186,14 +187,31 @@ void mc_maps_query_set(bool on)
 	query_off = !on;
 }
 
+/* The file stays open while the scan's table is lent (elfmod.c asks it
+ * for objects' paths), after the program's threads run again: so it
+ * takes a number out of the way of the program's own (a program that
+ * opens a file then gets the number it gets without memcheck), and is
+ * used and closed only while it still is that file. */
 int mc_maps_query_open(void)
 {
 	if (query_off)
 		return -1;
 	int saved = errno;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int high = fd >= 0 ? mc_dup_high(fd) : -1;
+	if (fd >= 0)
+		close(fd);
 	errno = saved;
-	return fd;
+	return high;
+}
+
+void mc_maps_query_close(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	int saved = errno;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+		close(fd);
+	errno = saved;
 }
 
 int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
@@ -230,23 +248,59 @@ int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, ch
  * /proc/self/maps whose number its name is (mc_maps_runs_query). */
 #define RUNS_QUERY UINTPTR_MAX
 
+struct runs_file {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
 void mc_maps_runs_query(struct mc_buf *b, int fd)
 {
-	char num[16];
+	struct runs_file f = { .fd = fd };
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		f.dev = st.st_dev;
+		f.ino = st.st_ino;
+	}
 	uintptr_t start = RUNS_QUERY;
-	snprintf(num, sizeof num, "%d", fd);
 	b->len = 0;
 	mc_buf_put(b, (const char *)&start, sizeof start);
-	mc_buf_put(b, num, strlen(num) + 1);
+	mc_buf_put(b, (const char *)&f, sizeof f);
 }
 
-int mc_maps_runs_fd(const struct mc_buf *runs)
+/* The table's file, if it is one of mc_maps_runs_query's. */
+static bool runs_file(const struct mc_buf *runs, struct runs_file *f)
 {
 	uintptr_t start;
-	if (runs->len <= sizeof start)
-		return -1;
+	if (runs->len < sizeof start + sizeof *f)
+		return false;
 	memcpy(&start, runs->s, sizeof start);
-	return start == RUNS_QUERY ? atoi(runs->s + sizeof start) : -1;
+	if (start != RUNS_QUERY)
+		return false;
+	memcpy(f, runs->s + sizeof start, sizeof *f);
+	return true;
+}
+
+int mc_maps_runs_fd(const struct mc_buf *runs, bool *query)
+{
+	struct runs_file f;
+	bool q = runs_file(runs, &f);
+	if (query)
+		*query = q;
+	if (!q)
+		return -1;
+	struct stat st;
+	int saved = errno;
+	bool same = fstat(f.fd, &st) == 0 && st.st_dev == f.dev && st.st_ino == f.ino;
+	errno = saved;
+	return same ? f.fd : -1;
+}
+
+void mc_maps_runs_close(const struct mc_buf *runs)
+{
+	struct runs_file f;
+	if (runs_file(runs, &f))
+		mc_maps_query_close(f.fd, f.dev, f.ino);
 }
 
 /* The first mapping of a loaded object is its file's (the ELF header):
@@ -270,14 +324,22 @@ void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m)
 
 const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo)
 {
-	int fd = mc_maps_runs_fd(runs);
-	if (fd >= 0) {
+	bool query;
+	int fd = mc_maps_runs_fd(runs, &query);
+	if (query) {
 		/* the mapping that starts at lo, asked; callers hold
-		 * symbolize.c's lock (the name lives until the next call) */
+		 * symbolize.c's lock (the name lives until the next call).
+		 * Where the program has closed the file (its number now
+		 * another file, or none), a copy opened for this question. */
 		static char name[4096];
 		struct mc_mapping m;
-		return mc_maps_query(fd, lo, false, &m, name, sizeof name) == 1 && m.lo == lo &&
-			       name[0] ? name : NULL;
+		int own = fd < 0 ? mc_maps_query_open() : -1;
+		bool found = (fd >= 0 || own >= 0) &&
+			     mc_maps_query(fd >= 0 ? fd : own, lo, false, &m, name, sizeof name) == 1 &&
+			     m.lo == lo && name[0];
+		if (own >= 0)
+			close(own);
+		return found ? name : NULL;
 	}
 	for (size_t at = 0; at + sizeof lo < runs->len;) {
 		uintptr_t start;

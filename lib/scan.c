@@ -444,9 +444,8 @@ void mc_scan_free(struct mc_scan *s)
 {
 	if (s->runs.len)
 		mc_symbolize_maps_lend(NULL);
-	int fd = s->runs.len ? mc_maps_runs_fd(&s->runs) : -1;
-	if (fd >= 0)
-		close(fd); /* the maps asked through it (mc_roots_end) */
+	if (s->runs.len)
+		mc_maps_runs_close(&s->runs); /* the maps asked through it (mc_roots_end) */
 	nodes_unmap(s->v, s->state, s->cap, s->joined);
 	memset(s, 0, sizeof *s);
 }

@@ -272,7 +272,7 @@ START_TEST(lends_its_maps_read)
 	ck_assert(mc_scan(&s, NULL));
 	ck_assert_int_eq(lends, 1);
 	ck_assert_ptr_nonnull(lent_runs);
-	int fd = mc_maps_runs_fd(lent_runs);
+	int fd = mc_maps_runs_fd(lent_runs, NULL);
 	if (_i == 1)
 		ck_assert_int_eq(fd, -1);
 	Dl_info self, libc;
@@ -292,6 +292,40 @@ START_TEST(lends_its_maps_read)
 	if (fd >= 0) /* closed with the scan */
 		ck_assert_int_eq(fcntl(fd, F_GETFD), -1);
 	mc_maps_query_set(true);
+}
+END_TEST
+
+/* The file asked stays open while the scan's table is lent, as the
+ * program's threads run again: on a number out of the program's way,
+ * and where the program has closed that number and opened a file of its
+ * own there, memcheck asks a copy of its own and leaves the program's
+ * file open. */
+START_TEST(asked_maps_leave_the_programs_files)
+{
+	mc_maps_query_set(true);
+	build();
+	struct mc_scan s;
+	lends = 0;
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert_ptr_nonnull(lent_runs);
+	bool query;
+	int fd = mc_maps_runs_fd(lent_runs, &query);
+	if (!query) /* a kernel before 6.11: the whole file was read */
+		return;
+	ck_assert_int_ge(fd, 900);
+	int other = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(other, 0);
+	ck_assert_int_eq(dup2(other, fd), fd); /* the program's file now */
+	close(other);
+	ck_assert_int_eq(mc_maps_runs_fd(lent_runs, &query), -1);
+	Dl_info self;
+	ck_assert(dladdr((void *)&kinds_as_valgrind_counts_them, &self));
+	const char *name = mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_msg(strstr(name, "unit_scan") != NULL, "the program's run named %s", name);
+	mc_scan_free(&s);
+	ck_assert_int_ne(fcntl(fd, F_GETFD), -1); /* left open */
+	close(fd);
 }
 END_TEST
 
@@ -387,6 +421,7 @@ int main(void)
 	tcase_add_test(tc, untouched_data_pages_not_read);
 	tcase_add_loop_test(tc, lends_its_maps_read, 0, 2);
 	tcase_add_test(tc, maps_asked_as_read);
+	tcase_add_test(tc, asked_maps_leave_the_programs_files);
 	tcase_add_test(tc, no_blocks_closes_nothing);
 	return h_run_suite(NULL);
 }
