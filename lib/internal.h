@@ -1086,16 +1086,33 @@ struct mc_vma {
 struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
+	bool asking;                  /* asked mapping by mapping through
+				       * fd (PROCMAP_QUERY), v a cache of
+				       * those asked, n of them, the next
+				       * into v[next % cap]; a zeroed table
+				       * owns no fd (0 is the program's) */
+	int fd;
+	dev_t fd_dev;                 /* fd's file, to close it only while */
+	ino_t fd_ino;                 /* it still is (mc_maps_query_close) */
+	size_t next;
 	struct mc_vma *fixed;         /* v's first storage, the caller's */
 	struct mc_buf runs;
 	char runs_fixed[MC_RUNS_FIXED];
 };
 bool mc_vmas_read(struct mc_vmas *out);
 /* The same, the first cap entries in first (the caller's, part of a
- * mapping of its own: no mapping made for a process of fewer). */
-bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap);
+ * mapping of its own: no mapping made for a process of fewer); few: the
+ * mappings asked one by one as needed where the kernel can (few will be
+ * needed), else the whole file read now. */
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few);
 void mc_vmas_free(struct mc_vmas *m);
-const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr);
+/* The mapping covering addr; the first at or after it (NULL: none).
+ * Valid until the next call. */
+const struct mc_vma *mc_vmas_find(struct mc_vmas *m, uintptr_t addr);
+const struct mc_vma *mc_vmas_next(struct mc_vmas *m, uintptr_t addr);
+/* Every mapping in v[0, n) by address: the whole file read if it was
+ * being asked mapping by mapping. */
+bool mc_vmas_full(struct mc_vmas *m);
 
 /* ---- mappings.c ------------------------------------------------------ */
 
@@ -1116,7 +1133,7 @@ bool mc_mappings_copy(struct mc_prog_maps *out);
 void mc_prog_maps_free(struct mc_prog_maps *r);
 /* The readable, writable, resident parts of r's ranges that m shows,
  * device mappings left out, to fn (maps.c). */
-void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
+void mc_vmas_roots(struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* The resident pages of each range v[i] (mincore), in runs cut to the
  * range, to fn with the range's index; every page where the system has
@@ -1317,8 +1334,36 @@ struct mc_maps_runs {
 	bool prev_ok;
 };
 void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m);
-/* The name of the run that starts at lo in such a table, or NULL. */
+/* The name of the run that starts at lo in such a table, or NULL; in a
+ * table made by mc_maps_runs_query, of the mapping that starts at lo. */
 const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
+/* PROCMAP_QUERY (Linux 6.11+): /proc/self/maps opened to ask by address
+ * (-1: cannot, or the kernel had no such ioctl); the mapping covering
+ * addr (or_next: or the first after it) into m, its name into name
+ * (cap bytes; NULL: none asked): 1, 0 for none, -1 when the ioctl
+ * failed (read the file instead).  No malloc. */
+int mc_maps_query_open(void);
+int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
+		  size_t cap);
+/* Off (false): every reader reads the whole file, as on kernels before
+ * 6.11 (the unit tests cover both ways). */
+void mc_maps_query_set(bool on);
+/* A copy of fd (close-on-exec) out of the way of the program's own
+ * descriptors: from 900 up, or near the limit where that is lower; -1
+ * when there is no room (util.c). */
+int mc_dup_high(int fd);
+/* A table of runs that names no run but the open file fd, to ask
+ * (mc_maps_run_at), with the file's identity.  The fd such a table
+ * holds, if it is still that file, else -1; *query: the table is such
+ * a table (NULL: not asked). */
+void mc_maps_runs_query(struct mc_buf *b, int fd);
+int mc_maps_runs_fd(const struct mc_buf *runs, bool *query);
+/* Close such a table's file, if it still is that file. */
+void mc_maps_runs_close(const struct mc_buf *runs);
+/* Close fd if it still is the file it was when opened (dev, ino): a
+ * thread of the program may have closed it and opened another under its
+ * number since, which is the program's to close. */
+void mc_maps_query_close(int fd, dev_t dev, ino_t ino);
 /* Address ranges, in memory the caller gives (v, cap). */
 struct mc_ranges {
 	uintptr_t (*v)[2];

@@ -12,7 +12,9 @@
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -49,17 +51,15 @@ static bool add_vma(const struct mc_mapping *m, void *arg)
 
 bool mc_vmas_read(struct mc_vmas *out)
 {
-	return mc_vmas_read_into(out, NULL, 0);
+	return mc_vmas_read_into(out, NULL, 0, false);
 }
 
-bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap)
+/* The whole file, read (the runs noted from it). */
+static bool read_all(struct mc_vmas *out)
 {
-	memset(out, 0, sizeof *out);
-	if (first && cap) {
-		out->v = out->fixed = first;
-		out->cap = cap;
-	}
-	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
+	out->n = 0;
+	out->runs.len = 0;
+	out->runs.oom = false;
 	struct vmas_walk w = { .t = out, .runs = { .b = &out->runs, .fixed = true } };
 	bool ok = mc_maps_each(add_vma, &w) && out->n;
 	if (out->runs.oom)
@@ -67,26 +67,128 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap)
 	return ok;
 }
 
+static struct mc_vma vma_of(const struct mc_mapping *m)
+{
+	return (struct mc_vma){
+		.lo = m->lo, .hi = m->hi, .shared = m->shared, .kind = (uint8_t)kind_of(m->name),
+		.prot = (m->readable ? PROT_READ : 0) | (m->writable ? PROT_WRITE : 0),
+	};
+}
+
+/* One mapping asked (PROCMAP_QUERY) into the cache: 1, 0 for none, -1
+ * when the ioctl failed. */
+static int ask(struct mc_vmas *m, uintptr_t addr, bool or_next, const struct mc_vma **out)
+{
+	char name[4096];
+	struct mc_mapping mp;
+	int rc = mc_maps_query(m->fd, addr, or_next, &mp, name, sizeof name);
+	if (rc != 1)
+		return rc;
+	struct mc_vma *v = &m->v[m->next++ % m->cap];
+	*v = vma_of(&mp);
+	if (m->n < m->cap)
+		m->n++;
+	*out = v;
+	return 1;
+}
+
+/* Where the kernel has PROCMAP_QUERY, the mappings are asked one by one
+ * as the scan needs them (a single-threaded process's scan asks four to
+ * six): the whole file's text is neither made by the kernel nor parsed
+ * here (few: the caller's guess that it asks few), and the files' runs that elfmod.c takes its objects' paths from
+ * are asked the same way, through the same open file (its number in
+ * runs, mc_maps_runs_query). */
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few)
+{
+	memset(out, 0, sizeof *out);
+	if (first && cap) {
+		out->v = out->fixed = first;
+		out->cap = cap;
+	}
+	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
+	if (few && out->cap) {
+		out->fd = mc_maps_query_open();
+		const struct mc_vma *v;
+		struct stat st;
+		if (out->fd >= 0 && fstat(out->fd, &st) == 0 && ask(out, 0, true, &v) == 1) {
+			out->asking = true;
+			out->fd_dev = st.st_dev;
+			out->fd_ino = st.st_ino;
+			mc_maps_runs_query(&out->runs, out->fd);
+			return true;
+		}
+		if (out->fd >= 0)
+			close(out->fd);
+		out->n = out->next = 0;
+	}
+	return read_all(out);
+}
+
+bool mc_vmas_full(struct mc_vmas *m)
+{
+	if (!m->asking)
+		return true;
+	mc_maps_query_close(m->fd, m->fd_dev, m->fd_ino);
+	m->asking = false;
+	m->next = 0;
+	return read_all(m);
+}
+
 void mc_vmas_free(struct mc_vmas *m)
 {
+	if (m->asking)
+		mc_maps_query_close(m->fd, m->fd_dev, m->fd_ino);
 	if (m->v && m->v != m->fixed)
 		mc_unmap(m->v, m->cap * sizeof *m->v);
 	memset(m, 0, sizeof *m);
 }
 
-const struct mc_vma *mc_vmas_find(const struct mc_vmas *m, uintptr_t addr)
+/* The first mapping whose end is past addr, in the whole table. */
+static const struct mc_vma *first_past(const struct mc_vmas *m, uintptr_t addr)
 {
 	size_t lo = 0, hi = m->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (m->v[mid].hi <= addr)
 			lo = mid + 1;
-		else if (m->v[mid].lo > addr)
-			hi = mid;
 		else
-			return &m->v[mid];
+			hi = mid;
 	}
+	return lo < m->n ? &m->v[lo] : NULL;
+}
+
+static const struct mc_vma *cached(const struct mc_vmas *m, uintptr_t addr)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].lo <= addr && addr < m->v[i].hi)
+			return &m->v[i];
 	return NULL;
+}
+
+static const struct mc_vma *lookup(struct mc_vmas *m, uintptr_t addr, bool or_next)
+{
+	if (m->asking) {
+		const struct mc_vma *v = cached(m, addr);
+		if (v)
+			return v;
+		int rc = ask(m, addr, or_next, &v);
+		if (rc >= 0)
+			return rc ? v : NULL;
+		if (!mc_vmas_full(m)) /* the ioctl failed: the file read */
+			return NULL;
+	}
+	const struct mc_vma *v = first_past(m, addr);
+	return v && (or_next || v->lo <= addr) ? v : NULL;
+}
+
+const struct mc_vma *mc_vmas_find(struct mc_vmas *m, uintptr_t addr)
+{
+	return lookup(m, addr, false);
+}
+
+const struct mc_vma *mc_vmas_next(struct mc_vmas *m, uintptr_t addr)
+{
+	return lookup(m, addr, true);
 }
 
 /* The resident pages of [lo, hi), in runs, to fn. */
@@ -167,15 +269,15 @@ void mc_resident_each(const struct mc_root *v, size_t n,
 	}
 }
 
-void mc_vmas_roots(const struct mc_vmas *m, const struct mc_prog_maps *r,
+void mc_vmas_roots(struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
 	unsigned char vec[CHUNK]; /* on the stack, as above */
 	for (size_t i = 0; i < r->n; i++) {
-		for (const struct mc_vma *mp = m->v; mp < m->v + m->n && mp->lo < r->v[i].hi;
-		     mp++) {
-			if (mp->hi <= r->v[i].lo)
-				continue;
+		const struct mc_vma *mp;
+		for (uintptr_t at = r->v[i].lo;
+		     at < r->v[i].hi && (mp = mc_vmas_next(m, at)) && mp->lo < r->v[i].hi;
+		     at = mp->hi) {
 			if ((mp->prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) ||
 			    mp->kind == MC_VMA_DEVICE)
 				continue;

@@ -27,6 +27,7 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -443,6 +444,8 @@ void mc_scan_free(struct mc_scan *s)
 {
 	if (s->runs.len)
 		mc_symbolize_maps_lend(NULL);
+	if (s->runs.len)
+		mc_maps_runs_close(&s->runs); /* the maps asked through it (mc_roots_end) */
 	nodes_unmap(s->v, s->state, s->cap, s->joined);
 	memset(s, 0, sizeof *s);
 }

@@ -965,7 +965,7 @@ static bool kept_ours(const struct kept *k, struct stat *st)
 /* A copy of fd out of the way of the program's own descriptors: from
  * 900 up (a program that counts up from 3 does not meet it), or near
  * the descriptor limit where that is lower.  -1 when there is no room. */
-static int dup_high(int fd)
+int mc_dup_high(int fd)
 {
 	int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
 	struct rlimit rl;
@@ -1000,7 +1000,7 @@ static void keep_stderr(void)
 	err_known = true;
 	err.dev = st.st_dev;
 	err.ino = st.st_ino;
-	err.fd = dup_high(2);
+	err.fd = mc_dup_high(2);
 }
 
 void mc_text_release_stderr(void)
@@ -1098,7 +1098,7 @@ static bool text_reopen(void)
 		errno = saved;
 		return false;
 	}
-	int high = dup_high(fd);
+	int high = mc_dup_high(fd);
 	if (high >= 0) {
 		close(fd);
 		fd = high;

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -261,12 +262,19 @@ END_TEST
  * file once. */
 START_TEST(lends_its_maps_read)
 {
+	/* _i 0: asked mapping by mapping where the kernel can
+	 * (PROCMAP_QUERY), the file kept open while lent; 1: the whole
+	 * file read, as on kernels before 6.11 */
+	mc_maps_query_set(_i == 0);
 	build();
 	struct mc_scan s;
 	lends = 0;
 	ck_assert(mc_scan(&s, NULL));
 	ck_assert_int_eq(lends, 1);
 	ck_assert_ptr_nonnull(lent_runs);
+	int fd = mc_maps_runs_fd(lent_runs, NULL);
+	if (_i == 1)
+		ck_assert_int_eq(fd, -1);
 	Dl_info self, libc;
 	ck_assert(dladdr((void *)&kinds_as_valgrind_counts_them, &self));
 	ck_assert(dladdr((void *)&getpid, &libc));
@@ -277,10 +285,130 @@ START_TEST(lends_its_maps_read)
 	ck_assert_ptr_nonnull(name);
 	ck_assert_msg(strstr(name, "/libc") != NULL, "the C library's run named %s", name);
 	/* a place inside a run starts none */
-	ck_assert_ptr_null(mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase + 4096));
+	ck_assert_ptr_null(mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase + 64));
 	mc_scan_free(&s);
 	ck_assert_int_eq(lends, 2);
 	ck_assert_ptr_null(lent_runs);
+	if (fd >= 0) /* closed with the scan */
+		ck_assert_int_eq(fcntl(fd, F_GETFD), -1);
+	mc_maps_query_set(true);
+}
+END_TEST
+
+/* The file asked stays open while the scan's table is lent, as the
+ * program's threads run again: on a number out of the program's way,
+ * and where the program has closed that number and opened a file of its
+ * own there, memcheck asks a copy of its own and leaves the program's
+ * file open. */
+START_TEST(asked_maps_leave_the_programs_files)
+{
+	mc_maps_query_set(true);
+	build();
+	struct mc_scan s;
+	lends = 0;
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert_ptr_nonnull(lent_runs);
+	bool query;
+	int fd = mc_maps_runs_fd(lent_runs, &query);
+	if (!query) /* a kernel before 6.11: the whole file was read */
+		return;
+	ck_assert_int_ge(fd, 900);
+	int other = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(other, 0);
+	ck_assert_int_eq(dup2(other, fd), fd); /* the program's file now */
+	close(other);
+	ck_assert_int_eq(mc_maps_runs_fd(lent_runs, &query), -1);
+	Dl_info self;
+	ck_assert(dladdr((void *)&kinds_as_valgrind_counts_them, &self));
+	const char *name = mc_maps_run_at(lent_runs, (uintptr_t)self.dli_fbase);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_msg(strstr(name, "unit_scan") != NULL, "the program's run named %s", name);
+	mc_scan_free(&s);
+	ck_assert_int_ne(fcntl(fd, F_GETFD), -1); /* left open */
+	close(fd);
+}
+END_TEST
+
+/* A scan with no block to find reads no mappings, and closes no file of
+ * the program's (a zeroed table of mappings owns no fd: 0 is stdin). */
+START_TEST(no_blocks_closes_nothing)
+{
+	int fd = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(dup2(fd, 0), 0);
+	mc_blocks_init();
+	struct mc_scan s;
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert_uint_eq(s.n, 0);
+	mc_scan_free(&s);
+	ck_assert_int_ne(fcntl(0, F_GETFD), -1);
+	close(fd);
+}
+END_TEST
+
+/* The mappings asked one by one (PROCMAP_QUERY) are those the whole
+ * file lists: each address's mapping and the next after it, with their
+ * protection, sharing and kind (the stack, a device, a file, none). */
+START_TEST(maps_asked_as_read)
+{
+	int zero = open("/dev/zero", O_RDWR);
+	ck_assert_int_ge(zero, 0);
+	char *shared = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, zero, 0);
+	char *none = mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(shared != MAP_FAILED && none != MAP_FAILED);
+	ck_assert_int_eq(munmap(none + 4096, 4096), 0); /* a hole */
+	ck_assert_int_eq(mprotect(none, 4096, PROT_READ), 0);
+	int local = 0;
+	Dl_info libc;
+	ck_assert(dladdr((void *)&getpid, &libc));
+	const uintptr_t addrs[] = {
+		(uintptr_t)&local, (uintptr_t)&lends, (uintptr_t)&maps_asked_as_read,
+		(uintptr_t)libc.dli_fbase, (uintptr_t)shared + 4096, (uintptr_t)none,
+		(uintptr_t)none + 4096, (uintptr_t)none + 8192, 0, 4096,
+	};
+	static struct mc_vma first[2][64];
+	struct mc_vmas asked, read;
+	mc_maps_query_set(false);
+	ck_assert(mc_vmas_read_into(&read, first[1], 64, true));
+	ck_assert(!read.asking);
+	mc_maps_query_set(true);
+	ck_assert(mc_vmas_read_into(&asked, first[0], 64, true));
+	for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
+		for (int next = 0; next < 2; next++) {
+			const struct mc_vma *a = next ? mc_vmas_next(&asked, addrs[i])
+						       : mc_vmas_find(&asked, addrs[i]);
+			const struct mc_vma *r = next ? mc_vmas_next(&read, addrs[i])
+						       : mc_vmas_find(&read, addrs[i]);
+			ck_assert_msg(!a == !r, "address %zu (%d): asked %p, read %p", i, next,
+				      (const void *)a, (const void *)r);
+			if (!a)
+				continue;
+			ck_assert_msg(a->lo == r->lo && a->hi == r->hi && a->prot == r->prot &&
+					      a->shared == r->shared && a->kind == r->kind,
+				      "address %zu (%d): asked %lx-%lx %d %d %d, read %lx-%lx %d %d %d",
+				      i, next, (unsigned long)a->lo, (unsigned long)a->hi, a->prot,
+				      a->shared, a->kind, (unsigned long)r->lo, (unsigned long)r->hi,
+				      r->prot, r->shared, r->kind);
+		}
+	}
+	ck_assert_int_eq(mc_vmas_find(&read, (uintptr_t)&local)->kind, MC_VMA_STACK);
+	/* the whole file on demand (a main thread whose stack pointer is
+	 * not known): a table by address, its stack the read's (the counts
+	 * may differ: ASan maps memory between the two reads) */
+	ck_assert(mc_vmas_full(&asked));
+	ck_assert(!asked.asking);
+	ck_assert_uint_gt(asked.n, 1);
+	for (size_t i = 1; i < asked.n; i++)
+		ck_assert(asked.v[i - 1].hi <= asked.v[i].lo);
+	const struct mc_vma *a = mc_vmas_find(&asked, (uintptr_t)&local);
+	const struct mc_vma *r = mc_vmas_find(&read, (uintptr_t)&local);
+	ck_assert(a && r && a->lo == r->lo && a->hi == r->hi && a->kind == MC_VMA_STACK);
+	mc_vmas_free(&asked);
+	mc_vmas_free(&read);
+	munmap(shared, 8192);
+	munmap(none, 4096);
+	munmap(none + 8192, 4096);
+	close(zero);
 }
 END_TEST
 
@@ -291,6 +419,9 @@ int main(void)
 	tcase_add_test(tc, registered_roots);
 	tcase_add_test(tc, large_scan_maps_apart);
 	tcase_add_test(tc, untouched_data_pages_not_read);
-	tcase_add_test(tc, lends_its_maps_read);
+	tcase_add_loop_test(tc, lends_its_maps_read, 0, 2);
+	tcase_add_test(tc, maps_asked_as_read);
+	tcase_add_test(tc, asked_maps_leave_the_programs_files);
+	tcase_add_test(tc, no_blocks_closes_nothing);
 	return h_run_suite(NULL);
 }
