@@ -1348,8 +1348,7 @@ int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, ch
 /* cb for each private, readable and writable mapping with no file
  * behind it ("" or [heap]: the allocators' memory), in address order,
  * until it returns false; false when /proc/self/maps cannot be read.
- * Asked (PROCMAP_QUERY) where the kernel can, else read.  Not for two
- * threads at once (a region's end).  No malloc. */
+ * Asked (PROCMAP_QUERY) where the kernel can, else read.  No malloc. */
 bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
 /* Off (false): every reader reads the whole file, as on kernels before
  * 6.11 (the unit tests cover both ways). */

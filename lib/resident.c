@@ -271,18 +271,19 @@ static bool anonymous_read(const struct mc_mapping *m, void *arg)
  * jemalloc asks about a dozen, where a read of the whole file has the
  * kernel print each of some forty lines and this parse them (~34 ->
  * ~12 us here, opening and closing included).  All are asked before cb
- * sees one, so that a failed ioctl leaves the read to start afresh;
- * region ends come one at a time, so the list is static. */
-#define MAX_ANONYMOUS 512
-static struct { uintptr_t lo, hi; bool heap; } anonymous_v[MAX_ANONYMOUS];
+ * sees one, so that a failed ioctl leaves the read to start afresh.  On
+ * the stack, as the read's buffer (a timeline's sample may come on
+ * another thread during a region's end): more than fit are read. */
+#define MAX_ANONYMOUS 256
 
 bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg)
 {
 	int saved = errno;
+	uintptr_t v[MAX_ANONYMOUS][2];  /* lo (+1: [heap]), hi */
 	int fd = mc_maps_query_open(), n = 0, rc = -1;
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0) {
-		char name[4096];
+		char name[256]; /* a longer path (rw data of a file): read */
 		struct mc_mapping m;
 		uintptr_t at = 0;
 		while ((rc = query(fd, at, Q_COVERING_OR_NEXT | Q_READABLE | Q_WRITABLE, &m, name,
@@ -294,9 +295,8 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 				rc = -1;
 				break;
 			}
-			anonymous_v[n].lo = m.lo;
-			anonymous_v[n].hi = m.hi;
-			anonymous_v[n++].heap = strcmp(m.name, "[heap]") == 0;
+			v[n][0] = m.lo | (strcmp(m.name, "[heap]") == 0); /* pages: bit 0 free */
+			v[n++][1] = m.hi;
 		}
 		mc_maps_query_close(fd, st.st_dev, st.st_ino);
 	} else if (fd >= 0) {
@@ -309,8 +309,8 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 	}
 	for (int i = 0; i < n; i++) {
 		struct mc_mapping m = {
-			.lo = anonymous_v[i].lo, .hi = anonymous_v[i].hi, .readable = true,
-			.writable = true, .anonymous = true, .name = anonymous_v[i].heap ? "[heap]" : "",
+			.lo = v[i][0] & ~(uintptr_t)1, .hi = v[i][1], .readable = true,
+			.writable = true, .anonymous = true, .name = v[i][0] & 1 ? "[heap]" : "",
 		};
 		if (!cb(&m, arg))
 			break;

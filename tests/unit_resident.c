@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -376,6 +378,32 @@ START_TEST(lists_anonymous_mappings_both_ways)
 	ck_assert_int_eq(asked.n, read.n);
 	ck_assert_int_lt(read.n, 512);
 	ck_assert_int_eq(memcmp(asked.v, read.v, sizeof asked.v[0] * (size_t)read.n), 0);
+	/* A file's read-write mapping with a path longer than a question's
+	 * name takes: the whole file read instead, the same list. */
+	char dir[64], part[201], sub[512], path[1024];
+	snprintf(dir, sizeof dir, "/tmp/unit_resident.%d", (int)getpid());
+	memset(part, 'd', sizeof part - 1);
+	part[sizeof part - 1] = 0;
+	snprintf(sub, sizeof sub, "%s/%s", dir, part);
+	snprintf(path, sizeof path, "%s/%s", sub, part);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)pg), 0);
+	char *longer = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ck_assert(longer != MAP_FAILED);
+	longer[0] = 1;
+	static struct anon_list asked2;
+	memset(&asked2, 0, sizeof asked2);
+	ck_assert(mc_maps_anonymous_each(anon_cb, &asked2));
+	ck_assert_int_eq(asked2.n, read.n);
+	ck_assert_int_eq(memcmp(asked2.v, read.v, sizeof read.v[0] * (size_t)read.n), 0);
+	munmap(longer, pg);
+	close(fd);
+	unlink(path);
+	rmdir(sub);
+	rmdir(dir);
 	ck_assert(anon_has(&read, (uintptr_t)p) && anon_has(&read, (uintptr_t)p + 2 * pg));
 	ck_assert(!anon_has(&read, (uintptr_t)p + pg));
 	ck_assert(!anon_has(&read, (uintptr_t)sh) && !anon_has(&read, (uintptr_t)file));
