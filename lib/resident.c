@@ -283,7 +283,11 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 	int fd = mc_maps_query_open(), n = 0, rc = -1;
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0) {
-		char name[256]; /* a longer path (rw data of a file): read */
+		/* A longer path (a file's read-write data) is read.  Zeroed
+		 * first: under valgrind, which knows nothing of what this
+		 * ioctl writes there, the name would be undefined. */
+		char name[256];
+		memset(name, 0, sizeof name);
 		struct mc_mapping m;
 		uintptr_t at = 0;
 		while ((rc = query(fd, at, Q_COVERING_OR_NEXT | Q_READABLE | Q_WRITABLE, &m, name,
