@@ -145,7 +145,7 @@ static uint64_t unclaimed_resident(uint64_t bound)
 {
 	struct mc_ranges r;
 	struct unclaimed u = { &r, 0 };
-	if (!others(&r, false) || !mc_maps_each(add_unclaimed, &u))
+	if (!others(&r, false) || !mc_maps_anonymous_each(add_unclaimed, &u))
 		return bound;
 	return bound != MEMCHECK_UNKNOWN && bound < u.resident ? bound : u.resident;
 }
@@ -318,7 +318,7 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 	}
 	if (mi.arena > heap_bytes && !glibc_cached(&w, mi.arena - heap_bytes)) {
 		nheaps = 0;
-		if (!mc_maps_each(glibc_mapping, &w))
+		if (!mc_maps_anonymous_each(glibc_mapping, &w))
 			return;
 	}
 	/* The arenas' memory that is neither the break's nor a thread
@@ -440,7 +440,7 @@ static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	struct mc_ranges own;
 	others(&own, true);     /* (one left out is probed, no more) */
 	struct mi_walk w = { is_in && !is_in(&on_our_stack) ? is_in : NULL, &own, 0 };
-	if (mc_maps_each(mi_mapping, &w))
+	if (mc_maps_anonymous_each(mi_mapping, &w))
 		out->resident = w.resident;
 
 	/* allocated: mimalloc 2.0.9 keeps no total of bytes in use (its

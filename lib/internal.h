@@ -1345,6 +1345,11 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
 int mc_maps_query_open(void);
 int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
 		  size_t cap);
+/* cb for each private, readable and writable mapping with no file
+ * behind it ("" or [heap]: the allocators' memory), in address order,
+ * until it returns false; false when /proc/self/maps cannot be read.
+ * Asked (PROCMAP_QUERY) where the kernel can, else read.  No malloc. */
+bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg);
 /* Off (false): every reader reads the whole file, as on kernels before
  * 6.11 (the unit tests cover both ways). */
 void mc_maps_query_set(bool on);

@@ -214,11 +214,11 @@ void mc_maps_query_close(int fd, dev_t dev, ino_t ino)
 	errno = saved;
 }
 
-int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
-		  size_t cap)
+static int query(int fd, uintptr_t addr, uint64_t flags, struct mc_mapping *m, char *name,
+		 size_t cap)
 {
 	struct procmap_query q = {
-		.size = sizeof q, .query_flags = or_next ? Q_COVERING_OR_NEXT : 0,
+		.size = sizeof q, .query_flags = flags,
 		.query_addr = addr, .vma_name_addr = (uintptr_t)name,
 		.vma_name_size = name ? (uint32_t)cap : 0,
 	};
@@ -242,6 +242,84 @@ int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, ch
 	};
 	m->anonymous = !q.inode && (!m->name[0] || strcmp(m->name, "[heap]") == 0);
 	return m->hi > m->lo ? 1 : -1;
+}
+
+int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
+		  size_t cap)
+{
+	return query(fd, addr, or_next ? Q_COVERING_OR_NEXT : 0, m, name, cap);
+}
+
+static bool anonymous(const struct mc_mapping *m)
+{
+	return m->anonymous && m->readable && m->writable && !m->shared;
+}
+
+struct anonymous_read {
+	bool (*cb)(const struct mc_mapping *m, void *arg);
+	void *arg;
+};
+
+static bool anonymous_read(const struct mc_mapping *m, void *arg)
+{
+	struct anonymous_read *r = arg;
+	return !anonymous(m) || r->cb(m, r->arg);
+}
+
+/* The kernel is asked for the readable and writable mappings only, and
+ * skips the others itself: a one-thread process's region end under
+ * jemalloc asks about a dozen, where a read of the whole file has the
+ * kernel print each of some forty lines and this parse them (~34 ->
+ * ~12 us here, opening and closing included).  All are asked before cb
+ * sees one, so that a failed ioctl leaves the read to start afresh.  On
+ * the stack, as the read's buffer (a timeline's sample may come on
+ * another thread during a region's end): more than fit are read. */
+#define MAX_ANONYMOUS 256
+
+bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg)
+{
+	int saved = errno;
+	uintptr_t v[MAX_ANONYMOUS][2];  /* lo (+1: [heap]), hi */
+	int fd = mc_maps_query_open(), n = 0, rc = -1;
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		/* A longer path (a file's read-write data) is read.  Zeroed
+		 * first: under valgrind, which knows nothing of what this
+		 * ioctl writes there, the name would be undefined. */
+		char name[256];
+		memset(name, 0, sizeof name);
+		struct mc_mapping m;
+		uintptr_t at = 0;
+		while ((rc = query(fd, at, Q_COVERING_OR_NEXT | Q_READABLE | Q_WRITABLE, &m, name,
+				   sizeof name)) == 1) {
+			at = m.hi;
+			if (!anonymous(&m))
+				continue;
+			if (n == MAX_ANONYMOUS) {
+				rc = -1;
+				break;
+			}
+			v[n][0] = m.lo | (strcmp(m.name, "[heap]") == 0); /* pages: bit 0 free */
+			v[n++][1] = m.hi;
+		}
+		mc_maps_query_close(fd, st.st_dev, st.st_ino);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	errno = saved;
+	if (rc != 0) {
+		struct anonymous_read r = { cb, arg };
+		return mc_maps_each(anonymous_read, &r);
+	}
+	for (int i = 0; i < n; i++) {
+		struct mc_mapping m = {
+			.lo = v[i][0] & ~(uintptr_t)1, .hi = v[i][1], .readable = true,
+			.writable = true, .anonymous = true, .name = v[i][0] & 1 ? "[heap]" : "",
+		};
+		if (!cb(&m, arg))
+			break;
+	}
+	return true;
 }
 
 /* A table of runs whose first record is this start says: ask the open

@@ -9,7 +9,9 @@
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -323,6 +325,101 @@ START_TEST(notes_file_runs)
 }
 END_TEST
 
+/* Each private read-write mapping with no file behind it, and no other,
+ * the same asked (PROCMAP_QUERY) and read: one of each kind around. */
+struct anon_list {
+	uintptr_t v[512][3];
+	int n;
+};
+
+static bool anon_cb(const struct mc_mapping *m, void *arg)
+{
+	struct anon_list *l = arg;
+	ck_assert(m->anonymous && m->readable && m->writable && !m->shared);
+	if (l->n < 512) {
+		l->v[l->n][0] = m->lo;
+		l->v[l->n][1] = m->hi;
+		l->v[l->n++][2] = strcmp(m->name, "[heap]") == 0;
+	}
+	return true;
+}
+
+static bool anon_has(const struct anon_list *l, uintptr_t a)
+{
+	for (int i = 0; i < l->n; i++)
+		if (a >= l->v[i][0] && a < l->v[i][1])
+			return true;
+	return false;
+}
+
+START_TEST(lists_anonymous_mappings_both_ways)
+{
+	size_t pg = page();
+	/* rw, r-only, rw: three mappings the kernel keeps apart */
+	char *p = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *sh = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	FILE *tmp = tmpfile();
+	ck_assert_ptr_nonnull(tmp);
+	ck_assert_int_eq(ftruncate(fileno(tmp), (off_t)pg), 0);
+	char *file = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fileno(tmp), 0);
+	ck_assert(p != MAP_FAILED && sh != MAP_FAILED && file != MAP_FAILED);
+	ck_assert_int_eq(mprotect(p + pg, pg, PROT_READ), 0);
+	p[0] = p[2 * pg] = sh[0] = file[0] = 1;
+	/* The break's memory, [heap], exists (ASan's malloc makes none). */
+	char *brk_page = sbrk((intptr_t)pg);
+	ck_assert(brk_page != (void *)-1);
+	brk_page[0] = 1;
+	static struct anon_list asked, read;
+	memset(&asked, 0, sizeof asked);
+	memset(&read, 0, sizeof read);
+	mc_maps_query_set(true);
+	ck_assert(mc_maps_anonymous_each(anon_cb, &asked));
+	mc_maps_query_set(false);
+	ck_assert(mc_maps_anonymous_each(anon_cb, &read));
+	mc_maps_query_set(true);
+	ck_assert_int_eq(asked.n, read.n);
+	ck_assert_int_lt(read.n, 512);
+	ck_assert_int_eq(memcmp(asked.v, read.v, sizeof asked.v[0] * (size_t)read.n), 0);
+	/* A file's read-write mapping with a path longer than a question's
+	 * name takes: the whole file read instead, the same list. */
+	char dir[64], part[201], sub[512], path[1024];
+	snprintf(dir, sizeof dir, "/tmp/unit_resident.%d", (int)getpid());
+	memset(part, 'd', sizeof part - 1);
+	part[sizeof part - 1] = 0;
+	snprintf(sub, sizeof sub, "%s/%s", dir, part);
+	snprintf(path, sizeof path, "%s/%s", sub, part);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)pg), 0);
+	char *longer = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ck_assert(longer != MAP_FAILED);
+	longer[0] = 1;
+	static struct anon_list asked2;
+	memset(&asked2, 0, sizeof asked2);
+	ck_assert(mc_maps_anonymous_each(anon_cb, &asked2));
+	ck_assert_int_eq(asked2.n, read.n);
+	ck_assert_int_eq(memcmp(asked2.v, read.v, sizeof read.v[0] * (size_t)read.n), 0);
+	munmap(longer, pg);
+	close(fd);
+	unlink(path);
+	rmdir(sub);
+	rmdir(dir);
+	ck_assert(anon_has(&read, (uintptr_t)p) && anon_has(&read, (uintptr_t)p + 2 * pg));
+	ck_assert(!anon_has(&read, (uintptr_t)p + pg));
+	ck_assert(!anon_has(&read, (uintptr_t)sh) && !anon_has(&read, (uintptr_t)file));
+	bool heap = false;
+	for (int i = 0; i < read.n; i++)
+		heap |= read.v[i][2] != 0;
+	ck_assert(heap);
+	munmap(p, 3 * pg);
+	munmap(sh, pg);
+	munmap(file, pg);
+	fclose(tmp);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("resident", 0);
@@ -333,5 +430,6 @@ int main(void)
 	tcase_add_test(tc, keeps_unmapped_mappings);
 	tcase_add_test(tc, full_slots_make_room_for_larger);
 	tcase_add_test(tc, notes_file_runs);
+	tcase_add_test(tc, lists_anonymous_mappings_both_ways);
 	return h_run_suite(NULL);
 }
