@@ -1080,6 +1080,17 @@ struct mc_vma {
 	bool shared;
 	uint8_t kind;           /* enum mc_vma_kind */
 };
+/* A descriptor memcheck keeps, and the file it names: a thread of the
+ * program may close the number and open a file of its own under it,
+ * which memcheck must never use or close. */
+struct mc_kept_fd {
+	int fd;          /* -1: none */
+	dev_t dev;
+	ino_t ino;
+};
+struct stat;
+/* Does k still name its file?  *st (NULL: not wanted): its status. */
+bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st);
 /* /proc/self/maps, by address (mmap'd), and from the same read where
  * each file's run of mappings begins (mc_maps_run_at): runs, over
  * runs_fixed (len 0: did not fit). */
@@ -1087,13 +1098,11 @@ struct mc_vmas {
 	struct mc_vma *v;
 	size_t n, cap;
 	bool asking;                  /* asked mapping by mapping through
-				       * fd (PROCMAP_QUERY), v a cache of
+				       * file (PROCMAP_QUERY), v a cache of
 				       * those asked, n of them, the next
 				       * into v[next % cap]; a zeroed table
 				       * owns no fd (0 is the program's) */
-	int fd;
-	dev_t fd_dev;                 /* fd's file, to close it only while */
-	ino_t fd_ino;                 /* it still is (mc_maps_query_close) */
+	struct mc_kept_fd file;       /* closed only while it still is */
 	size_t next;
 	struct mc_vma *fixed;         /* v's first storage, the caller's */
 	struct mc_buf runs;
@@ -1342,7 +1351,7 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
  * addr (or_next: or the first after it) into m, its name into name
  * (cap bytes; NULL: none asked): 1, 0 for none, -1 when the ioctl
  * failed (read the file instead).  No malloc. */
-int mc_maps_query_open(void);
+bool mc_maps_query_open(struct mc_kept_fd *f);
 int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
 		  size_t cap);
 /* cb for each private, readable and writable mapping with no file
@@ -1361,14 +1370,14 @@ int mc_dup_high(int fd);
  * (mc_maps_run_at), with the file's identity.  The fd such a table
  * holds, if it is still that file, else -1; *query: the table is such
  * a table (NULL: not asked). */
-void mc_maps_runs_query(struct mc_buf *b, int fd);
+void mc_maps_runs_query(struct mc_buf *b, const struct mc_kept_fd *f);
 int mc_maps_runs_fd(const struct mc_buf *runs, bool *query);
 /* Close such a table's file, if it still is that file. */
 void mc_maps_runs_close(const struct mc_buf *runs);
 /* Close fd if it still is the file it was when opened (dev, ino): a
  * thread of the program may have closed it and opened another under its
  * number since, which is the program's to close. */
-void mc_maps_query_close(int fd, dev_t dev, ino_t ino);
+void mc_maps_query_close(const struct mc_kept_fd *f);
 /* Address ranges, in memory the caller gives (v, cap). */
 struct mc_ranges {
 	uintptr_t (*v)[2];

@@ -12,7 +12,6 @@
  */
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -81,7 +80,7 @@ static int ask(struct mc_vmas *m, uintptr_t addr, bool or_next, const struct mc_
 {
 	char name[4096];
 	struct mc_mapping mp;
-	int rc = mc_maps_query(m->fd, addr, or_next, &mp, name, sizeof name);
+	int rc = mc_maps_query(m->file.fd, addr, or_next, &mp, name, sizeof name);
 	if (rc != 1)
 		return rc;
 	struct mc_vma *v = &m->v[m->next++ % m->cap];
@@ -107,18 +106,15 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bo
 	}
 	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
 	if (few && out->cap) {
-		out->fd = mc_maps_query_open();
 		const struct mc_vma *v;
-		struct stat st;
-		if (out->fd >= 0 && fstat(out->fd, &st) == 0 && ask(out, 0, true, &v) == 1) {
-			out->asking = true;
-			out->fd_dev = st.st_dev;
-			out->fd_ino = st.st_ino;
-			mc_maps_runs_query(&out->runs, out->fd);
-			return true;
+		if (mc_maps_query_open(&out->file)) {
+			if (ask(out, 0, true, &v) == 1) {
+				out->asking = true;
+				mc_maps_runs_query(&out->runs, &out->file);
+				return true;
+			}
+			close(out->file.fd);
 		}
-		if (out->fd >= 0)
-			close(out->fd);
 		out->n = out->next = 0;
 	}
 	return read_all(out);
@@ -128,7 +124,7 @@ bool mc_vmas_full(struct mc_vmas *m)
 {
 	if (!m->asking)
 		return true;
-	mc_maps_query_close(m->fd, m->fd_dev, m->fd_ino);
+	mc_maps_query_close(&m->file);
 	m->asking = false;
 	m->next = 0;
 	return read_all(m);
@@ -137,7 +133,7 @@ bool mc_vmas_full(struct mc_vmas *m)
 void mc_vmas_free(struct mc_vmas *m)
 {
 	if (m->asking)
-		mc_maps_query_close(m->fd, m->fd_dev, m->fd_ino);
+		mc_maps_query_close(&m->file);
 	if (m->v && m->v != m->fixed)
 		mc_unmap(m->v, m->cap * sizeof *m->v);
 	memset(m, 0, sizeof *m);

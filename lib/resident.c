@@ -192,25 +192,30 @@ void mc_maps_query_set(bool on)
  * takes a number out of the way of the program's own (a program that
  * opens a file then gets the number it gets without memcheck), and is
  * used and closed only while it still is that file. */
-int mc_maps_query_open(void)
+bool mc_maps_query_open(struct mc_kept_fd *f)
 {
+	*f = (struct mc_kept_fd){ -1, 0, 0 };
 	if (query_off)
-		return -1;
+		return false;
 	int saved = errno;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	int high = fd >= 0 ? mc_dup_high(fd) : -1;
 	if (fd >= 0)
 		close(fd);
+	struct stat st;
+	if (high >= 0 && fstat(high, &st) == 0)
+		*f = (struct mc_kept_fd){ high, st.st_dev, st.st_ino };
+	else if (high >= 0)
+		close(high);
 	errno = saved;
-	return high;
+	return f->fd >= 0;
 }
 
-void mc_maps_query_close(int fd, dev_t dev, ino_t ino)
+void mc_maps_query_close(const struct mc_kept_fd *f)
 {
-	struct stat st;
 	int saved = errno;
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
-		close(fd);
+	if (mc_kept_ours(f, NULL))
+		close(f->fd);
 	errno = saved;
 }
 
@@ -280,9 +285,9 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 {
 	int saved = errno;
 	uintptr_t v[MAX_ANONYMOUS][2];  /* lo (+1: [heap]), hi */
-	int fd = mc_maps_query_open(), n = 0, rc = -1;
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0) {
+	int n = 0, rc = -1;
+	struct mc_kept_fd f;
+	if (mc_maps_query_open(&f)) {
 		/* A longer path (a file's read-write data) is read.  Zeroed
 		 * first: under valgrind, which knows nothing of what this
 		 * ioctl writes there, the name would be undefined. */
@@ -290,7 +295,7 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 		memset(name, 0, sizeof name);
 		struct mc_mapping m;
 		uintptr_t at = 0;
-		while ((rc = query(fd, at, Q_COVERING_OR_NEXT | Q_READABLE | Q_WRITABLE, &m, name,
+		while ((rc = query(f.fd, at, Q_COVERING_OR_NEXT | Q_READABLE | Q_WRITABLE, &m, name,
 				   sizeof name)) == 1) {
 			at = m.hi;
 			if (!anonymous(&m))
@@ -302,9 +307,7 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 			v[n][0] = m.lo | (strcmp(m.name, "[heap]") == 0); /* pages: bit 0 free */
 			v[n++][1] = m.hi;
 		}
-		mc_maps_query_close(fd, st.st_dev, st.st_ino);
-	} else if (fd >= 0) {
-		close(fd);
+		mc_maps_query_close(&f);
 	}
 	errno = saved;
 	if (rc != 0) {
@@ -326,28 +329,16 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
  * /proc/self/maps whose number its name is (mc_maps_runs_query). */
 #define RUNS_QUERY UINTPTR_MAX
 
-struct runs_file {
-	int fd;
-	dev_t dev;
-	ino_t ino;
-};
-
-void mc_maps_runs_query(struct mc_buf *b, int fd)
+void mc_maps_runs_query(struct mc_buf *b, const struct mc_kept_fd *f)
 {
-	struct runs_file f = { .fd = fd };
-	struct stat st;
-	if (fstat(fd, &st) == 0) {
-		f.dev = st.st_dev;
-		f.ino = st.st_ino;
-	}
 	uintptr_t start = RUNS_QUERY;
 	b->len = 0;
 	mc_buf_put(b, (const char *)&start, sizeof start);
-	mc_buf_put(b, (const char *)&f, sizeof f);
+	mc_buf_put(b, (const char *)f, sizeof *f);
 }
 
 /* The table's file, if it is one of mc_maps_runs_query's. */
-static bool runs_file(const struct mc_buf *runs, struct runs_file *f)
+static bool runs_file(const struct mc_buf *runs, struct mc_kept_fd *f)
 {
 	uintptr_t start;
 	if (runs->len < sizeof start + sizeof *f)
@@ -361,24 +352,21 @@ static bool runs_file(const struct mc_buf *runs, struct runs_file *f)
 
 int mc_maps_runs_fd(const struct mc_buf *runs, bool *query)
 {
-	struct runs_file f;
+	struct mc_kept_fd f;
 	bool q = runs_file(runs, &f);
 	if (query)
 		*query = q;
-	if (!q)
-		return -1;
-	struct stat st;
 	int saved = errno;
-	bool same = fstat(f.fd, &st) == 0 && st.st_dev == f.dev && st.st_ino == f.ino;
+	bool ours = q && mc_kept_ours(&f, NULL);
 	errno = saved;
-	return same ? f.fd : -1;
+	return ours ? f.fd : -1;
 }
 
 void mc_maps_runs_close(const struct mc_buf *runs)
 {
-	struct runs_file f;
+	struct mc_kept_fd f;
 	if (runs_file(runs, &f))
-		mc_maps_query_close(f.fd, f.dev, f.ino);
+		mc_maps_query_close(&f);
 }
 
 /* The first mapping of a loaded object is its file's (the ELF header):
@@ -411,12 +399,13 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo)
 		 * another file, or none), a copy opened for this question. */
 		static char name[4096];
 		struct mc_mapping m;
-		int own = fd < 0 ? mc_maps_query_open() : -1;
-		bool found = (fd >= 0 || own >= 0) &&
-			     mc_maps_query(fd >= 0 ? fd : own, lo, false, &m, name, sizeof name) == 1 &&
+		struct mc_kept_fd own = { -1, 0, 0 };
+		if (fd < 0 && mc_maps_query_open(&own))
+			fd = own.fd;
+		bool found = fd >= 0 && mc_maps_query(fd, lo, false, &m, name, sizeof name) == 1 &&
 			     m.lo == lo && name[0];
-		if (own >= 0)
-			close(own);
+		if (own.fd >= 0)
+			close(own.fd);
 		return found ? name : NULL;
 	}
 	for (size_t at = 0; at + sizeof lo < runs->len;) {

@@ -941,23 +941,18 @@ const char *mc_open_error(int err)
  * open) and reuse the number for a file of its own, which memcheck must
  * never write to. */
 
-/* A descriptor memcheck keeps, and the file it names. */
-struct kept {
-	int fd;          /* -1: none */
-	dev_t dev;
-	ino_t ino;
-};
-
 static const char *text_pattern; /* MEMCHECK_LOG, NULL or "-": standard error */
-static struct kept log_file = { -1, 0, 0 };
+static struct mc_kept_fd log_file = { -1, 0, 0 };
 static bool text_failed;          /* said so once; standard error from now on */
 static atomic_flag text_busy = ATOMIC_FLAG_INIT;
-static struct kept err = { -1, 0, 0 }; /* the copy of standard error */
+static struct mc_kept_fd err = { -1, 0, 0 }; /* the copy of standard error */
 static bool err_known;            /* fd 2 was open at start: err's dev, ino */
 
-/* Does k still name its file?  *st: its status. */
-static bool kept_ours(const struct kept *k, struct stat *st)
+bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
 {
+	struct stat status;
+	if (!st)
+		st = &status;
 	return k->fd >= 0 && fstat(k->fd, st) == 0 && st->st_dev == k->dev &&
 	       st->st_ino == k->ino;
 }
@@ -979,10 +974,10 @@ int mc_dup_high(int fd)
  * that file; else descriptor 2 while it still is; else nowhere (-1). */
 static int stderr_fd_of(struct stat *st)
 {
-	if (kept_ours(&err, st))
+	if (mc_kept_ours(&err, st))
 		return err.fd;
-	struct kept two = { 2, err.dev, err.ino };
-	return err_known && kept_ours(&two, st) ? 2 : -1;
+	struct mc_kept_fd two = { 2, err.dev, err.ino };
+	return err_known && mc_kept_ours(&two, st) ? 2 : -1;
 }
 
 static int stderr_fd(void)
@@ -1103,7 +1098,7 @@ static bool text_reopen(void)
 		close(fd);
 		fd = high;
 	}
-	log_file = (struct kept){ fd, st.st_dev, st.st_ino };
+	log_file = (struct mc_kept_fd){ fd, st.st_dev, st.st_ino };
 	errno = saved;
 	return true;
 }
@@ -1139,7 +1134,7 @@ static int text_fd(bool *may_pipe)
 		while (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
 			;
 		int saved = errno;
-		bool ours = kept_ours(&log_file, &st);
+		bool ours = mc_kept_ours(&log_file, &st);
 		/* Not ours (not opened yet, or the number is the program's now): a
 		 * new descriptor, the old number left alone.  Ours but gone from
 		 * its directory (a test cleaned up): closed, and a new file. */
@@ -1184,7 +1179,7 @@ void mc_text_after_fork(void)
 	if (!wants_file() || !strstr(text_pattern, "%p"))
 		return; /* the parent's file, shared: appends do not overwrite */
 	struct stat st;
-	if (kept_ours(&log_file, &st))
+	if (mc_kept_ours(&log_file, &st))
 		close(log_file.fd); /* the child's copy of memcheck's own descriptor */
 	log_file.fd = -1; /* its own file, at its first write */
 }
