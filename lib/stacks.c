@@ -1035,6 +1035,13 @@ static inline struct memo *capture_memo_slot(struct memo_block *b, const uintptr
 	return &b->m[(size_t)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60) * 2];
 }
 
+/* The top of a kept walk's first step, as capture_more's: 0 (the walk
+ * ends) where a frame-pointer step starts from a link below lo. */
+static inline uintptr_t memo_first_top(uint64_t key, uintptr_t bp, uintptr_t top)
+{
+	return !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+}
+
 /* Kept walk m, from fp: its id, if the stack is still its, else 0.
  * Each step is capture_more's: its rule key's kind bits and val as kept
  * (step() reads no other bit of the key), its first step's top 0 where
@@ -1048,7 +1055,7 @@ static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, in
 	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
 	int last = m->n - 1;
 	uint64_t key = (uint64_t)m->kind[0] << 56;
-	uintptr_t t = !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+	uintptr_t t = memo_first_top(key, bp, top);
 	for (int i = 0; i < last; i++) {
 		if (!step(key, m->val[i], &ret, &sp, &bp, t, NULL) || ret != m->frames[i + 1])
 			return 0;
@@ -1093,7 +1100,7 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 		uint64_t val = 0, key = capture_rule(&rv, ret, &val);
 		m.kind[n - 1] = (uint8_t)(key >> 56);
 		m.val[n - 1] = val;
-		uintptr_t t = n == 1 && !(key & RULE_CFI) && bp < me.lo ? 0 : top;
+		uintptr_t t = n == 1 ? memo_first_top(key, bp, top) : top;
 		if (!step(key, val, &ret, &sp, &bp, t, NULL))
 			break;
 		m.frames[n++] = ret;
