@@ -532,68 +532,117 @@ const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask)
 
 #define BATCH 256
 enum { B_OPEN, B_DONE, B_LEFT };
-/* The 4 KiB pages of a batch's addresses, as bits of their number mod
- * 4,096: most symbols lie on no page of the batch, and a bit says so
- * cheaper than the binary search. */
+/* The 4 KiB pages of st_value scan_near's map covers (16 MiB). */
 #define PAGE_BITS 4096
-
-static inline bool on_page(const uint64_t *pages, uint64_t pg)
-{
-	return pages[pg / 64 % (PAGE_BITS / 64)] >> (pg % 64) & 1;
-}
-
-/* Most symbols lie on one page: that test inlined where the pass reads
- * every symbol, the call for the rest. */
-static bool on_pages_slow(const uint64_t *pages, uint64_t pg, uint64_t last)
-{
-	if (last - pg >= PAGE_BITS)
-		return true;
-	for (; pg <= last; pg++)
-		if (on_page(pages, pg))
-			return true;
-	return false;
-}
-
-static inline __attribute__((always_inline)) bool on_pages(const uint64_t *pages, uint64_t v,
-							   uint64_t size)
-{
-	uint64_t pg = v >> 12, last = (v + size - 1) >> 12;
-	return pg == last ? on_page(pages, pg) : on_pages_slow(pages, pg, last);
-}
 
 /* What batch's scan of a table needs to pass over a symbol unlooked at. */
 struct scan {
 	const Elf64_Sym *sym;
-	const uint64_t *pages;
+	const GElf_Addr *a;  /* the batch's addresses, ascending */
+	size_t n;
 	size_t strsize;
 	uint64_t bias, lo_addr;
 	unsigned in_sec;     /* st_shndx - 1 below it: a section index */
+	/* The quick test (scan_near): near[q] is set where an address of
+	 * the batch is on page q or q + 1 of st_value (bias taken out, mod
+	 * 4,096; a byte, which one compare tests); qlim: st_value's page
+	 * below it for the test to hold (0: no quick test). */
+	const unsigned char *near;
+	uint64_t qlim;
 };
 
+/* near for the batch's addresses, where the bias is whole pages and
+ * leaves room above it: a symbol of 1 to 4,096 bytes starting on
+ * st_value's page q lies on pages q and q + 1 at most, so a clear
+ * near[q] says it covers none of them, from st_value alone, before the
+ * bias is added or the end computed. */
+static uint64_t scan_near(unsigned char *near, const GElf_Addr *a, size_t n, uint64_t bias,
+			  uint64_t lo_addr)
+{
+	if (bias & 4095 || lo_addr != bias || bias > UINT64_MAX - ((uint64_t)PAGE_BITS << 13))
+		return 0;
+	for (size_t j = 0; j < n; j++) {
+		uint64_t q = ((a[j] >> 12) - (bias >> 12)) & (PAGE_BITS - 1);
+		near[q] = near[(q - 1) & (PAGE_BITS - 1)] = 1;
+	}
+	return PAGE_BITS;
+}
+
+/* The first symbol from y below end that scan_next must test in full:
+ * one of 1 to 4,096 bytes in a section, whose page scan_near's bits
+ * rule out, or one sym_quick skips by its name, section or type
+ * whatever its value (a name in the table and no extended index), is
+ * passed over.  A loop of its own, so that its six values stay in
+ * registers (inside scan_next's, they were spilled). */
+static __attribute__((noinline)) const Elf64_Sym *scan_quick(const struct scan *sc,
+							     const Elf64_Sym *y,
+							     const Elf64_Sym *end)
+{
+	const size_t strsize = sc->strsize;
+	const unsigned in_sec = sc->in_sec;
+	const unsigned char *near = sc->near;
+	const uint64_t qlim = sc->qlim;
+	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
+	for (; y < end; y++) {
+		uint64_t q = y->st_value >> 12;
+		unsigned x = y->st_shndx;
+		bool plain = x - 1u < in_sec && q < qlim && y->st_size - 1 < 4096;
+		if (__builtin_expect(y->st_name < strsize && plain && !near[q], 1))
+			continue;
+		if (y->st_name >= strsize || plain)
+			break;
+		if (x == SHN_XINDEX ||
+		    (y->st_name && x != SHN_UNDEF && !(skip_types >> ELF64_ST_TYPE(y->st_info) & 1)))
+			break;
+	}
+	return y;
+}
+
+/* The first of a[0, n), ascending, at or above v (n: none). */
+static size_t first_at(const GElf_Addr *a, size_t n, uint64_t v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Does [v, e) hold an address of the batch? */
+static bool covers(const struct scan *sc, uint64_t v, uint64_t e)
+{
+	size_t j = first_at(sc->a, sc->n, v);
+	return j < sc->n && sc->a[j] < e;
+}
+
 /* The first symbol from i below to that batch must look at: a plain
- * symbol with a size on no page of the batch changes nothing, and one
- * sym_quick skips (no name, undefined, a section's, a file's, TLS) is
- * nothing.  A function of its own, with no call and no store, so that
- * its few values stay in registers: in batch's loop, beside pass_take's
- * calls and the candidates' stores, they were read from the stack again
- * for every symbol (~45 instructions a symbol; here ~12). */
+ * symbol with a size that covers no address of the batch changes
+ * nothing, and one sym_quick skips (no name, undefined, a section's, a
+ * file's, TLS) is nothing.  Most are passed over by scan_quick; the
+ * rest are tested here in full, a symbol on an address's page by the
+ * binary search batch's loop makes (of the C library's ~400 symbols
+ * on the pages of a measured /bin/date's addresses, ~40 cover one: the
+ * others cost batch's loop ~150 instructions each). */
 static __attribute__((noinline)) int scan_next(const struct scan *sc, int i, int to)
 {
 	const Elf64_Sym *sym = sc->sym;
-	const uint64_t *pages = sc->pages;
 	const size_t strsize = sc->strsize;
 	const uint64_t bias = sc->bias, lo_addr = sc->lo_addr;
 	const unsigned in_sec = sc->in_sec;
 	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
 	const Elf64_Sym *y = sym + i, *const end = sym + to;
-	for (; y < end; y++) {
+	for (; (y = scan_quick(sc, y, end)) < end; y++) {
 		uint64_t v = y->st_value + bias, e = v + y->st_size;
 		unsigned x = y->st_shndx;
 		if (y->st_name >= strsize)
 			break;
 		/* e > v: a size, and no wrap (one test for both) */
 		if (x - 1u < in_sec && v >= lo_addr && e > v) {
-			if (on_pages(pages, v, e - v))
+			if (covers(sc, v, e))
 				break;
 		} else if (x == SHN_XINDEX ||
 			   (y->st_name && x != SHN_UNDEF &&
@@ -612,18 +661,15 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 {
 	uint32_t cand[BATCH][8];
 	uint8_t k[BATCH], state[BATCH];
-	uint64_t pages[PAGE_BITS / 64] = { 0 };
 	memset(state, B_OPEN, n);
 	if (t->nsyms <= 1 || t->first_global < 0)
 		return;
-	for (size_t j = 0; j < n; j++) {
-		uint64_t pg = a[j] >> 12 & (PAGE_BITS - 1);
-		pages[pg / 64] |= (uint64_t)1 << (pg % 64);
-	}
 	const size_t shnum = t->raw.sh ? t->raw.shnum : SHN_LORESERVE;
 	const unsigned secs = (unsigned)(shnum < SHN_LORESERVE ? shnum : SHN_LORESERVE);
-	const struct scan sc = { t->raw.sym, pages, t->raw.strsize, t->raw.bias, t->lo,
-				 secs ? secs - 1u : 0u };
+	unsigned char near[PAGE_BITS] = { 0 };
+	const struct scan sc = { t->raw.sym, a, n, t->raw.strsize, t->raw.bias, t->lo,
+				 secs ? secs - 1u : 0u, near,
+				 scan_near(near, a, n, t->raw.bias, t->lo) };
 	for (int p = 0; p < 2; p++) {
 		struct sym_pass ps;
 		pass_begin(&ps);
@@ -635,17 +681,9 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 			int got = pass_take(t, &ps, i, &e);
 			if (got == SYM_ODD)
 				return;
-			if (got != SYM_SPAN || !on_pages(pages, e.value, e.size))
+			if (got != SYM_SPAN)
 				continue;
-			size_t lo = 0, hi = n;  /* the first address at or above it */
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (a[mid] < e.value)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (size_t j = lo; j < n && a[j] - e.value < e.size; j++) {
+			for (size_t j = first_at(a, n, e.value); j < n && a[j] - e.value < e.size; j++) {
 				if (state[j] == B_OPEN && k[j] == 8)
 					state[j] = B_LEFT;
 				else if (state[j] == B_OPEN)
