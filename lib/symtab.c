@@ -545,10 +545,10 @@ struct scan {
 	unsigned in_sec;     /* st_shndx - 1 below it: a section index */
 	/* The quick test (scan_near): near[q] is set where an address of
 	 * the batch is on page q or q + 1 of st_value (bias taken out, mod
-	 * 4,096; a byte, which one compare tests); qlim: st_value's page
-	 * below it for the test to hold (0: no quick test). */
+	 * 4,096; a byte, which one compare tests); quick: false for no
+	 * quick test. */
 	const unsigned char *near;
-	uint64_t qlim;
+	bool quick;
 };
 
 /* near for the batch's addresses, where the bias is whole pages and
@@ -556,16 +556,16 @@ struct scan {
  * st_value's page q lies on pages q and q + 1 at most, so a clear
  * near[q] says it covers none of them, from st_value alone, before the
  * bias is added or the end computed. */
-static uint64_t scan_near(unsigned char *near, const GElf_Addr *a, size_t n, uint64_t bias,
+static bool scan_near(unsigned char *near, const GElf_Addr *a, size_t n, uint64_t bias,
 			  uint64_t lo_addr)
 {
 	if (bias & 4095 || lo_addr != bias || bias > UINT64_MAX - ((uint64_t)PAGE_BITS << 13))
-		return 0;
+		return false;
 	for (size_t j = 0; j < n; j++) {
 		uint64_t q = ((a[j] >> 12) - (bias >> 12)) & (PAGE_BITS - 1);
 		near[q] = near[(q - 1) & (PAGE_BITS - 1)] = 1;
 	}
-	return PAGE_BITS;
+	return true;
 }
 
 /* The first symbol from y below end that scan_next must test in full:
@@ -579,14 +579,14 @@ static __attribute__((noinline)) const Elf64_Sym *scan_quick(const struct scan *
 							     const Elf64_Sym *end)
 {
 	const size_t strsize = sc->strsize;
-	const unsigned in_sec = sc->in_sec;
+	const unsigned in_sec = sc->quick ? sc->in_sec : 0;  /* 0: no symbol plain */
 	const unsigned char *near = sc->near;
-	const uint64_t qlim = sc->qlim;
 	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
 	for (; y < end; y++) {
 		uint64_t q = y->st_value >> 12;
 		unsigned x = y->st_shndx;
-		bool plain = x - 1u < in_sec && q < qlim && y->st_size - 1 < 4096;
+		/* q and size - 1 both below 4,096 (PAGE_BITS): one compare */
+		bool plain = x - 1u < in_sec && (q | (y->st_size - 1)) < PAGE_BITS;
 		if (__builtin_expect(y->st_name < strsize && plain && !near[q], 1))
 			continue;
 		if (y->st_name >= strsize || plain)
