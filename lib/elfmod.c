@@ -289,6 +289,10 @@ static void table_populate(const struct elf_file *f, const Elf64_Shdr *sym,
 		lo = slo < lo ? slo : lo;
 		hi = shi > hi ? shi : hi;
 	}
+	/* A small program's tables lie on the first page, which file_open
+	 * made resident (/bin/date's dynamic symbols): no second call. */
+	if (hi <= 4096 && hi <= f->size)
+		return;
 	mc_populate_read((const char *)f->p + lo, hi - lo);
 }
 
