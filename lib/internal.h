@@ -113,6 +113,10 @@ bool mc_dl_bind_group(void *handle, const struct mc_dl_sym *group, size_t n);
 void *mc_map(size_t size);
 void *mc_map_lazy(size_t size);
 void *mc_map_reserve(size_t size);
+/* The process's end has begun: from here on mc_map, mc_map_io and
+ * mc_map_lazy cut their pieces from one lazily counted reservation,
+ * packed, never given back (util.c, "the exit's tail"). */
+void mc_map_tail_begin(void);
 /* How footprint.c learns of each mapping (see there).  Unset, nothing
  * is counted. */
 struct mc_map_hooks {

@@ -342,6 +342,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	reported = true;
 	if (window)
 		mc_own_work_begin_taken(); /* the take above read RSS and M */
+	/* The process's last figures are taken: what the exit maps from
+	 * here on comes from one reservation (util.c), counted as the
+	 * window's end counts it. */
+	if (window && r->process && from && from->at_exit)
+		mc_map_tail_begin();
 	bool scanned = false;
 	if (left)
 		scanned = mc_scan(&scan, from);

@@ -465,25 +465,6 @@ static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
 	add_kind(r, lo, hi, r->seg[i].kind);
 }
 
-/* The main thread's stack below here, populated in one call before the
- * exit's work walks down it: the scan, the suppressions and the report
- * reach ~24 KiB below this frame (a measured /bin/date), and pages first
- * touched one by one cost a fault each (15-35 us on these VMs; four or
- * five of them), against ~2 us a page populated.  Only within the
- * [stack] mapping: a thread on a stack of its own (the program's memory)
- * is left alone.  After the region's RSS was read: none of it shows in
- * the program's figures. */
-#define EXIT_STACK (32 * 1024)
-static void exit_stack_populate(struct mc_roots *r)
-{
-	uintptr_t hi = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
-	const struct mc_vma *m = mc_vmas_find(&r->maps, hi - 1);
-	if (!m || m->kind != MC_VMA_STACK)
-		return;
-	uintptr_t lo = hi - EXIT_STACK > m->lo ? hi - EXIT_STACK : m->lo;
-	mc_populate((void *)lo, hi - lo);
-}
-
 /* Up to this many mappings of the program's own, the mappings are asked
  * one by one (PROCMAP_QUERY, ~0.5-1 us each, a mapping or more a
  * program mapping); past it the whole file is read at once (~25 us more
@@ -515,8 +496,13 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	pid_t pid = from->alone ? 0 : getpid();
 	uintptr_t self_tp = mc_thread_pointer();
 	bool self_main = from->alone || pid == (pid_t)syscall(SYS_gettid);
-	if (from->at_exit && self_main)
-		exit_stack_populate(r);
+	/* The stack the exit's work walks down is not populated ahead (it
+	 * was, 32 KiB below here): on these VMs a page faulted in costs
+	 * what a populated one does (~2 us, util.c's tail), and many of
+	 * the 8 populated went unused: the stack's resident pages at
+	 * exit_group, a measured /bin/date 8 against 11 populated, a
+	 * clean bench/suite_test 5 against 11 (8 under tcmalloc), a
+	 * leaking one 14 against 16, under each of the four allocators. */
 	uintptr_t sp = from->sp & ~(uintptr_t)7;
 	uintptr_t top = stack_top(r, sp, self_main ? 0 : self_tp);
 	if (top) {
