@@ -685,7 +685,11 @@ void mc_blocks_init(void)
 	if (!mc_opt.track)
 		return;
 	made = true;
-	mc_populate(mc_shards, sizeof mc_shards); /* one call, not four faults */
+	/* One call, not four faults; none where start-up's populate of the
+	 * small variables covered them (lib/bss-layout.sh lays them out
+	 * just below). */
+	if (!mc_start_populated(mc_shards, sizeof mc_shards))
+		mc_populate(mc_shards, sizeof mc_shards);
 	if (!zero_leaf) {
 		/* No leaf at all (no memory): every insert finds the table full. */
 		zero_leaf = mc_map_reserve(LEAF_UNITS);

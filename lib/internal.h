@@ -315,6 +315,9 @@ void mc_exit_after_fork_child(void);
  * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
  * and mc_own_grow call them through struct mc_map_hooks. */
 void mc_footprint_init(void);
+/* Whether [p, p + len) lies in the pages mc_footprint_init populated
+ * with libmemcheck's small variables (lib/bss-layout.sh). */
+bool mc_start_populated(const void *p, size_t len);
 bool mc_own_before(size_t bytes);
 void mc_own_after(bool folding, int64_t bytes);
 /* A lazily touched mapping, measured with mincore; _remove: false if p
