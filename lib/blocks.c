@@ -720,7 +720,8 @@ void mc_blocks_init(void)
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
-	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
+	/* small: mc_blocks_init_small, once the stacks' memo pool is
+	 * carved after tiny. */
 	bool ok = mc_membarrier_register();
 	for (int k = 0; k < NGROUPS; k++)
 		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
@@ -728,6 +729,18 @@ void mc_blocks_init(void)
 		mc_shards[k].bit = 1u << group_index(&mc_shards[k]);
 		atomic_store(&mc_shards[k].mode, ok ? ALONE : MULTI);
 	}
+}
+
+/* The MIN_CAP arrays' reservation (4 MiB: util.c carves it from a
+ * reservation of its own, where the pieces after it follow), made after
+ * the stacks' memo pool (life.c), not with tiny: the leaf pool, tiny and
+ * the memo pool, all three measured with mincore (footprint.c), are then
+ * carved one after the other, and one mincore call measures them where
+ * a measured process asked two at every region's begin and end. */
+void mc_blocks_init_small(void)
+{
+	if (made && !small)
+		small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
 }
 
 /* ---- the side table -------------------------------------------------

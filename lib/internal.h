@@ -318,6 +318,9 @@ void mc_footprint_init(void);
 /* Whether [p, p + len) lies in the pages mc_footprint_init populated
  * with libmemcheck's small variables (lib/bss-layout.sh). */
 bool mc_start_populated(const void *p, size_t len);
+/* blocks.c: the block table's MIN_CAP arrays reserved, after
+ * mc_stacks_init (the lazy ranges before it carved together). */
+void mc_blocks_init_small(void);
 bool mc_own_before(size_t bytes);
 void mc_own_after(bool folding, int64_t bytes);
 /* A lazily touched mapping, measured with mincore; _remove: false if p

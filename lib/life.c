@@ -98,6 +98,7 @@ static void start_all(bool from_ctor)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	mc_blocks_init();
 	mc_stacks_init();
+	mc_blocks_init_small(); /* after the stacks' memo pool */
 	mc_snapshot_init();
 	mc_account_sampler_set(mc_timeline_sample);
 	mc_account_init();
