@@ -679,16 +679,19 @@ static bool made;
  * footprint.c populates at start-up, the directory among them: no
  * second call for it.  0 in a static link. */
 extern char mc_bss_small_lo[] __attribute__((weak, visibility("hidden")));
+/* Where it put the shards, just below them (0 likewise). */
+extern char mc_bss_run_lo[] __attribute__((weak, visibility("hidden")));
 
 void mc_blocks_init(void)
 {
 	if (!mc_opt.track)
 		return;
 	made = true;
-	/* One call, not four faults; none where start-up's populate of the
-	 * small variables covered them (lib/bss-layout.sh lays them out
-	 * just below). */
-	if (!mc_start_populated(mc_shards, sizeof mc_shards))
+	/* One call, not four faults; none where lib/bss-layout.sh laid
+	 * them out just below the small variables, whose populate at
+	 * start-up covers them (footprint.c).  (Were it bounded out, they
+	 * would fault in, inside start-up's window: counted all the same.) */
+	if (!mc_bss_run_lo || (char *)mc_shards < mc_bss_run_lo || (char *)mc_shards >= mc_bss_small_lo)
 		mc_populate(mc_shards, sizeof mc_shards);
 	if (!zero_leaf) {
 		/* No leaf at all (no memory): every insert finds the table full. */

@@ -253,10 +253,6 @@ extern struct mc_start_span mc_start_spans_hi[] __attribute__((weak, visibility(
 extern char mc_bss_run_lo[] __attribute__((weak, visibility("hidden")));
 extern char mc_bss_small_hi[] __attribute__((weak, visibility("hidden")));
 
-/* The range start-up populated in one call with the small variables
- * (mc_start_populated); empty when it populated none. */
-static uintptr_t run_lo, run_hi;
-
 static void add_page_range(struct range *pages, int *n, int max, uintptr_t p, size_t len)
 {
 	if (*n >= max)
@@ -279,14 +275,14 @@ static void add_page_range(struct range *pages, int *n, int max, uintptr_t p, si
  * a one-page MADV_POPULATE_WRITE 3 us, a page in a run of them 1.3 us).
  * lib/bss-layout.sh lays the shards, the small variables and two of the
  * arrays out together: three calls (the run, levels', own's). */
-static void populate_small_bss(void)
+static void populate_small_bss(bool tracking)
 {
 	extern char _end[] __attribute__((visibility("hidden")));
 	uintptr_t lo = (uintptr_t)mc_bss_small_lo;
 	uintptr_t hi = mc_bss_small_hi ? (uintptr_t)mc_bss_small_hi : (uintptr_t)_end;
-	/* The shards, written whole by mc_blocks_init, where it will
-	 * (mc_blocks_init's own test) and they lie just below. */
-	if (mc_opt.track && mc_bss_run_lo && (uintptr_t)mc_bss_run_lo < lo)
+	/* The shards, written whole by mc_blocks_init, where it will and
+	 * they lie just below (mc_blocks_init then leaves them). */
+	if (tracking && mc_bss_run_lo && (uintptr_t)mc_bss_run_lo < lo)
 		lo = (uintptr_t)mc_bss_run_lo;
 	/* Bounded: objects built without -fdata-sections leave the large
 	 * arrays among them, and all of .bss is 1 MiB. */
@@ -299,33 +295,18 @@ static void populate_small_bss(void)
 		add_page_range(pages, &n, (int)MC_ARRAY_SIZE(pages), (uintptr_t)s->p, s->len);
 	for (int i = 0; i < n;) {
 		uintptr_t from = pages[i].lo, to = from + pages[i].len;
-		bool has_run = from <= lo && lo < to;
-		for (i++; i < n && pages[i].lo <= to; i++) {
-			if (pages[i].lo <= lo && lo < pages[i].lo + pages[i].len)
-				has_run = true;
+		for (i++; i < n && pages[i].lo <= to; i++)
 			if (pages[i].lo + pages[i].len > to)
 				to = pages[i].lo + pages[i].len;
-		}
 		mc_populate((void *)from, to - from);
-		if (has_run) {
-			run_lo = from;
-			run_hi = to;
-		}
 	}
 }
 
-/* Whether [p, p + len) is in the pages start-up populated with the
- * small variables: the block table's shards, where lib/bss-layout.sh
- * put them beside those. */
-bool mc_start_populated(const void *p, size_t len)
+/* First of memcheck's start-up: every mapping after it is counted.
+ * tracking: the block table will be made (its shards populated too). */
+void mc_footprint_init(bool tracking)
 {
-	return run_lo <= (uintptr_t)p && (uintptr_t)p + len <= run_hi;
-}
-
-/* First of memcheck's start-up: every mapping after it is counted. */
-void mc_footprint_init(void)
-{
-	populate_small_bss(); /* first: fp_lock is one of them */
+	populate_small_bss(tracking); /* first: fp_lock is one of them */
 	pthread_mutex_lock(&fp_lock);
 	if (!started) {
 		started = true;
