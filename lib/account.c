@@ -121,6 +121,12 @@ struct slot {
 } __attribute__((aligned(64)));
 
 static struct slot *slots;             /* MAX_SLOTS, mmap'd */
+/* The ring of the first slot taken, reserved right below the slots
+ * (mc_account_init): its first page, the ring's last (a ring is filled
+ * from its end, below), is populated and counted with that slot's
+ * (slot_pages_ready), one call where the first free made another.  NULL
+ * where nothing is tracked (no ring is written). */
+static struct freed *first_ring;
 static struct slot shared_slot = {      /* threads without a slot: atomics */
 	.room = FROZEN,                 /* and live_slow for every change */
 };
@@ -273,6 +279,10 @@ static void slot_pages_ready(int i)
 	uintptr_t lo = (uintptr_t)&slots[i], hi = lo + sizeof *slots;
 	if (i)
 		lo = ((uintptr_t)&slots[i - 1] | 4095) + 1;
+	else if (first_ring && !slots[0].ring) {
+		lo -= 4096; /* the ring's first page, just below */
+		slots[0].ring = first_ring;
+	}
 	if (hi > lo) {
 		mc_populate((void *)lo, hi - lo);
 		mc_own_grow((int64_t)((((hi - 1) | 4095) + 1) - lo));
@@ -979,15 +989,21 @@ void mc_account_realloc_call(void)
 /* The ring's pages become memcheck's resident memory as its first lap
  * reaches them (footprint.c), counted a chunk at a time; each page is
  * populated as the lap comes to it, one system call (~3 us here) where
- * its first write was a page fault (15-35 us). */
+ * its first write was a page fault (15-35 us).  The lap runs from the
+ * ring's end down (RING_AT): the first page of first_ring, whose page
+ * is its last, was populated and counted with its slot's. */
 #define RING_PAGE (4096 / sizeof(struct freed))
+#define RING_AT(pos) (~(pos) & (RING - 1))
 _Static_assert(RING_CHUNK % RING_PAGE == 0, "the ring's chunks are whole pages");
+_Static_assert(RING * sizeof(struct freed) % 4096 == 0, "a ring is whole pages");
 static __attribute__((noinline, cold)) void ring_grow(struct freed *ring, uint32_t pos)
 {
 	int saved = errno;
+	bool ready = pos == 0 && ring == first_ring;
 	if (pos % RING_CHUNK == 0)
-		mc_own_grow(RING_CHUNK * sizeof(struct freed));
-	mc_populate(&ring[pos], 4096);
+		mc_own_grow(RING_CHUNK * sizeof(struct freed) - (ready ? 4096 : 0));
+	if (!ready)
+		mc_populate(&ring[RING - RING_PAGE - pos], 4096);
 	errno = saved;
 }
 
@@ -1006,7 +1022,7 @@ static inline __attribute__((always_inline)) void remember_free(struct slot *s,
 						  : s->ring_pos++;
 	if (unlikely(pos % RING_PAGE == 0) && pos < RING)
 		ring_grow(ring, pos);
-	struct freed *f = &ring[pos & (RING - 1)];
+	struct freed *f = &ring[RING_AT(pos)];
 	f->ptr = b->ptr;
 	f->size = b->size;
 	f->alloc_stack = b->stack;
@@ -1019,7 +1035,7 @@ static bool find_in_ring(const struct slot *s, uintptr_t p, struct freed *out)
 		return false;
 	uint32_t n = s->ring_pos < RING ? s->ring_pos : RING;
 	for (uint32_t k = 1; k <= n; k++) {
-		const struct freed *f = &s->ring[(s->ring_pos - k) & (RING - 1)];
+		const struct freed *f = &s->ring[RING_AT(s->ring_pos - k)];
 		if (f->ptr == p) {
 			*out = *f;
 			return true;
@@ -1302,7 +1318,13 @@ void mc_account_init(void)
 	 * made ready (slot_pages_ready), not measured with mincore as a
 	 * lazy mapping: a count-only process asked it of them at its
 	 * region's begin and at exit, and of nothing else. */
-	slots = mc_map_reserve(MAX_SLOTS * sizeof *slots);
+	size_t ring = RING * sizeof *first_ring;
+	char *both = mc_opt.track ? mc_map_reserve(ring + MAX_SLOTS * sizeof *slots) : NULL;
+	if (both) {
+		first_ring = (struct freed *)both;
+		slots = (struct slot *)(both + ring);
+	} else
+		slots = mc_map_reserve(MAX_SLOTS * sizeof *slots);
 	shared_slot.ring = mc_map_reserve(RING * sizeof *shared_slot.ring);
 	if (!slots)
 		mc_log("cannot map thread counters; counting with atomics");

@@ -679,13 +679,20 @@ static bool made;
  * footprint.c populates at start-up, the directory among them: no
  * second call for it.  0 in a static link. */
 extern char mc_bss_small_lo[] __attribute__((weak, visibility("hidden")));
+/* Where it put the shards, just below them (0 likewise). */
+extern char mc_bss_run_lo[] __attribute__((weak, visibility("hidden")));
 
 void mc_blocks_init(void)
 {
 	if (!mc_opt.track)
 		return;
 	made = true;
-	mc_populate(mc_shards, sizeof mc_shards); /* one call, not four faults */
+	/* One call, not four faults; none where lib/bss-layout.sh laid
+	 * them out just below the small variables, whose populate at
+	 * start-up covers them (footprint.c).  (Were it bounded out, they
+	 * would fault in, inside start-up's window: counted all the same.) */
+	if (!mc_bss_run_lo || (char *)mc_shards < mc_bss_run_lo || (char *)mc_shards >= mc_bss_small_lo)
+		mc_populate(mc_shards, sizeof mc_shards);
 	if (!zero_leaf) {
 		/* No leaf at all (no memory): every insert finds the table full. */
 		zero_leaf = mc_map_reserve(LEAF_UNITS);
@@ -716,7 +723,8 @@ void mc_blocks_init(void)
 	/* Shards are mapped on first use: a process that allocates little
 	 * should not pay for 256 maps at start-up. */
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
-	small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
+	/* small: mc_blocks_init_small, once the stacks' memo pool is
+	 * carved after tiny. */
 	bool ok = mc_membarrier_register();
 	for (int k = 0; k < NGROUPS; k++)
 		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
@@ -724,6 +732,18 @@ void mc_blocks_init(void)
 		mc_shards[k].bit = 1u << group_index(&mc_shards[k]);
 		atomic_store(&mc_shards[k].mode, ok ? ALONE : MULTI);
 	}
+}
+
+/* The MIN_CAP arrays' reservation (4 MiB: util.c carves it from a
+ * reservation of its own, where the pieces after it follow), made after
+ * the stacks' memo pool (life.c), not with tiny: the leaf pool, tiny and
+ * the memo pool, all three measured with mincore (footprint.c), are then
+ * carved one after the other, and one mincore call measures them where
+ * a measured process asked two at every region's begin and end. */
+void mc_blocks_init_small(void)
+{
+	if (made && !small)
+		small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
 }
 
 /* ---- the side table -------------------------------------------------

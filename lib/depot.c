@@ -249,7 +249,8 @@ static uint32_t take_id(void)
  * is full, since a stack stored but not indexed would be stored again at
  * every capture.  Old tables stay mapped for readers still in them, and
  * are memcheck's own memory (mc_map), as the depot's is.  The first has
- * 256 slots on one page, its header in .bss (idx_tables): 1,024 slots
+ * 256 slots on one page, its header in .bss (idx_tables), the page just
+ * before the arena's segment 0 (idx_first_table): 1,024 slots
  * and their header were five pages, populated in every process that
  * stores a stack, where /bin/date stores a few dozen.  The second has
  * 1,024 (a short test process of a few hundred stacks, bench/suite_test:
@@ -297,6 +298,28 @@ static void idx_put(struct walked_index *t, uint64_t key, uint64_t val)
 	}
 }
 
+/* The first table's page, with the arena's segment 0 right after it in
+ * one reservation: its slots and the arena's first page (the first
+ * stack stored writes both, at once) populated and counted in one call,
+ * where the table was a mapping of its own (an mmap with MAP_POPULATE)
+ * and the page a madvise.  NULL where the arena has its segment 0
+ * already (a first table that could not be mapped before): the caller
+ * maps one.  Under the lock. */
+static struct idx_slot *idx_first_table(void)
+{
+	if (atomic_load_explicit(&segs[0], memory_order_relaxed))
+		return NULL;
+	size_t seg = (size_t)seg_end(0) * UNIT;
+	char *p = mc_map_reserve(4096 + seg);
+	if (!p)
+		return NULL;
+	mc_own_grow(2 * 4096);
+	mc_populate(p, 2 * 4096);
+	seg_counted = 4096; /* seg_grow's first chunk (mc_ahead: a page) */
+	atomic_store_explicit(&segs[0], p + 4096, memory_order_release);
+	return (struct idx_slot *)p;
+}
+
 /* The index with room for one slot more, doubled if it was half full;
  * NULL where it has none (a larger table cannot be mapped).  Under the
  * lock. */
@@ -307,7 +330,9 @@ static __attribute__((noinline)) struct walked_index *idx_grow(void)
 		unsigned bits = !t ? IDX_MIN_BITS : t->bits < IDX_SECOND_BITS ? IDX_SECOND_BITS :
 			t->bits + 1;
 		struct walked_index *n = &idx_tables[bits - IDX_MIN_BITS];
-		n->s = mc_map(((size_t)1 << bits) * sizeof n->s[0]);
+		n->s = t ? NULL : idx_first_table();
+		if (!n->s)
+			n->s = mc_map(((size_t)1 << bits) * sizeof n->s[0]);
 		if (n->s) {
 			n->bits = bits;
 			for (size_t i = 0; t && i < (size_t)1 << t->bits; i++) {

@@ -246,53 +246,67 @@ static const struct mc_map_hooks hooks = {
 extern struct mc_start_span mc_start_spans_lo[] __attribute__((weak, visibility("hidden")));
 extern struct mc_start_span mc_start_spans_hi[] __attribute__((weak, visibility("hidden")));
 
-/* The pages of the MC_START_TOUCHED objects, a run of neighbouring pages
- * in one call: the first slots of fault.c's levels, region.c's regions,
- * vgmode.c's vg_regions and util.c's own-mapping list, each at the head
- * of a large array of its own, were four page faults at start-up and one
- * at exit (perf trace -F all).  Few (a handful): sorted by insertion. */
-static void populate_start_spans(void)
+/* Where lib/bss-layout.sh put the block table's shards (from
+ * mc_bss_run_lo, just before the small variables) and where the small
+ * variables end (mc_bss_small_hi, where the arrays whose first slots
+ * start-up writes follow): 0 (weak) when linked without it. */
+extern char mc_bss_run_lo[] __attribute__((weak, visibility("hidden")));
+extern char mc_bss_small_hi[] __attribute__((weak, visibility("hidden")));
+
+static void add_page_range(struct range *pages, int *n, int max, uintptr_t p, size_t len)
 {
-	struct range pages[16];
-	int n = 0;
-	for (struct mc_start_span *s = mc_start_spans_lo;
-	     s && s < mc_start_spans_hi && n < (int)MC_ARRAY_SIZE(pages); s++) {
-		uintptr_t lo = (uintptr_t)s->p & ~(uintptr_t)(PAGE - 1);
-		struct range r = { lo, page_round((uintptr_t)s->p + s->len) - lo };
-		int i = n++;
-		for (; i > 0 && pages[i - 1].lo > r.lo; i--)
-			pages[i] = pages[i - 1];
-		pages[i] = r;
-	}
-	for (int i = 0; i < n;) {
-		uintptr_t lo = pages[i].lo, hi = lo + pages[i].len;
-		for (i++; i < n && pages[i].lo <= hi; i++)
-			if (pages[i].lo + pages[i].len > hi)
-				hi = pages[i].lo + pages[i].len;
-		mc_populate((void *)lo, hi - lo);
-	}
+	if (*n >= max)
+		return;
+	uintptr_t lo = p & ~(uintptr_t)(PAGE - 1);
+	struct range r = { lo, page_round(p + len) - lo };
+	int i = (*n)++;
+	for (; i > 0 && pages[i - 1].lo > r.lo; i--)
+		pages[i] = pages[i - 1];
+	pages[i] = r;
 }
 
 /* libmemcheck's small variables, which a measured process nearly all
- * touches: made resident in one call (four pages), before they are
- * measured as memcheck's own, not faulted in one by one; then the
- * objects marked MC_START_TOUCHED. */
-static void populate_small_bss(void)
+ * touches, the block table's shards where it tracks, and the pages of
+ * the objects marked MC_START_TOUCHED (the first slots of fault.c's
+ * levels, region.c's regions, vgmode.c's vg_regions and util.c's
+ * own-mapping list, each at the head of a large array of its own):
+ * made resident before they are measured as memcheck's own, neighbours
+ * in one call, not faulted in one by one (measured here: a fault 14 us,
+ * a one-page MADV_POPULATE_WRITE 3 us, a page in a run of them 1.3 us).
+ * lib/bss-layout.sh lays the shards, the small variables and two of the
+ * arrays out together: three calls (the run, levels', own's). */
+static void populate_small_bss(bool tracking)
 {
 	extern char _end[] __attribute__((visibility("hidden")));
-	uintptr_t lo = (uintptr_t)mc_bss_small_lo, hi = (uintptr_t)_end;
+	uintptr_t lo = (uintptr_t)mc_bss_small_lo;
+	uintptr_t hi = mc_bss_small_hi ? (uintptr_t)mc_bss_small_hi : (uintptr_t)_end;
+	/* The shards, written whole by mc_blocks_init, where it will and
+	 * they lie just below (mc_blocks_init then leaves them). */
+	if (tracking && mc_bss_run_lo && (uintptr_t)mc_bss_run_lo < lo)
+		lo = (uintptr_t)mc_bss_run_lo;
 	/* Bounded: objects built without -fdata-sections leave the large
 	 * arrays among them, and all of .bss is 1 MiB. */
-	if (lo && mc_text_len && lo < hi && hi - lo <= 64 * 1024) {
-		mc_populate(mc_bss_small_lo, hi - lo);
-		populate_start_spans();
+	if (!mc_bss_small_lo || !mc_text_len || lo >= hi || hi - lo > 64 * 1024)
+		return;
+	struct range pages[16];
+	int n = 0;
+	add_page_range(pages, &n, (int)MC_ARRAY_SIZE(pages), lo, hi - lo);
+	for (struct mc_start_span *s = mc_start_spans_lo; s && s < mc_start_spans_hi; s++)
+		add_page_range(pages, &n, (int)MC_ARRAY_SIZE(pages), (uintptr_t)s->p, s->len);
+	for (int i = 0; i < n;) {
+		uintptr_t from = pages[i].lo, to = from + pages[i].len;
+		for (i++; i < n && pages[i].lo <= to; i++)
+			if (pages[i].lo + pages[i].len > to)
+				to = pages[i].lo + pages[i].len;
+		mc_populate((void *)from, to - from);
 	}
 }
 
-/* First of memcheck's start-up: every mapping after it is counted. */
-void mc_footprint_init(void)
+/* First of memcheck's start-up: every mapping after it is counted.
+ * tracking: the block table will be made (its shards populated too). */
+void mc_footprint_init(bool tracking)
 {
-	populate_small_bss(); /* first: fp_lock is one of them */
+	populate_small_bss(tracking); /* first: fp_lock is one of them */
 	pthread_mutex_lock(&fp_lock);
 	if (!started) {
 		started = true;

@@ -318,7 +318,10 @@ void mc_exit_after_fork_child(void);
  * before it (true: the program's peak so far was folded and the lock is
  * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
  * and mc_own_grow call them through struct mc_map_hooks. */
-void mc_footprint_init(void);
+void mc_footprint_init(bool tracking); /* tracking: mc_opt.track */
+/* blocks.c: the block table's MIN_CAP arrays reserved, after
+ * mc_stacks_init (the lazy ranges before it carved together). */
+void mc_blocks_init_small(void);
 bool mc_own_before(size_t bytes);
 void mc_own_after(bool folding, int64_t bytes);
 /* A lazily touched mapping, measured with mincore; _remove: false if p

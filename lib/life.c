@@ -86,7 +86,7 @@ MC_HOT static int verdict = -1;
 static void start_all(bool from_ctor)
 {
 	mc_guard_enter();
-	mc_footprint_init(); /* first: counts every mapping after it */
+	mc_footprint_init(mc_opt.track); /* first: counts every mapping after it */
 	mc_own_work_begin(false);
 	mc_options_say();
 	/* Clearing blocks serves the scan alone, and would hide the
@@ -98,6 +98,7 @@ static void start_all(bool from_ctor)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	mc_blocks_init();
 	mc_stacks_init();
+	mc_blocks_init_small(); /* after the stacks' memo pool */
 	mc_snapshot_init();
 	mc_account_sampler_set(mc_timeline_sample);
 	mc_account_init();

@@ -33,6 +33,7 @@ static void count(const struct mc_block *b, void *arg)
 START_TEST(insert_find_remove)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	ck_assert_int_eq(mc_blocks_insert(0x1000, 10, 7, 3, &old), MC_NEW);
 	ck_assert(mc_blocks_find(0x1000, &b));
@@ -57,6 +58,7 @@ END_TEST
 START_TEST(model_check)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	static uintptr_t ptrs[N];
 	static bool live[N];
 	uint32_t x = 2463534242u;
@@ -119,6 +121,7 @@ static uintptr_t few_ptr(int i)
 START_TEST(short_process_few_pages)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	for (int i = 0; i < FEW; i++)
 		ck_assert_int_eq(mc_blocks_insert(few_ptr(i), (uint64_t)i + 1, 2, 1, &old), MC_NEW);
@@ -154,6 +157,7 @@ START_TEST(short_process_no_faults)
 {
 	mc_opt.track = true;
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	uintptr_t base = ((uintptr_t)sbrk(0) + 4095) & ~(uintptr_t)4095;
 	struct mc_block b, old;
 	/* One block of another top first: the count below is then of
@@ -202,6 +206,7 @@ START_TEST(count_only_no_table)
 	struct mc_block b;
 	long before = minor_faults();
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	ck_assert(!mc_blocks_find(0x1000, &b));
 	ck_assert(!mc_blocks_containing(0x1008, &b));
 	ck_assert(!mc_blocks_any_live(0));
@@ -228,6 +233,7 @@ END_TEST
 START_TEST(growth)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	int checked = 0;
 	for (int n = 1; n <= GROW_N; n++) {
@@ -276,6 +282,7 @@ END_TEST
 START_TEST(odd_blocks)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	uint64_t huge = UINT64_C(1) << 41;
 	uintptr_t high = (uintptr_t)1 << 50;
@@ -313,6 +320,7 @@ END_TEST
 START_TEST(renumber)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	static const uint32_t epochs[] = { 0, 3, 100, 101, 60000, 65000, 65535 };
 	static const uint32_t want[] = { 0, 0, 1, 1, 2, 3, 3 };
@@ -340,6 +348,7 @@ END_TEST
 START_TEST(pointer_zero)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	ck_assert_int_eq(mc_blocks_remove(0, &b), MC_UNKNOWN);
 	ck_assert(!mc_blocks_find(0, &b));
@@ -387,6 +396,7 @@ static void *churn(void *arg)
 START_TEST(second_thread)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	/* Blocks of the first thread, some freed by the second. */
 	for (int i = 0; i < PER_THREAD; i++)
@@ -452,6 +462,7 @@ static void *cross(void *arg)
 START_TEST(cross_thread_free)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	pthread_barrier_init(&cross_bar, NULL, 2);
 	pthread_t th;
 	void *res;
@@ -488,6 +499,7 @@ static void *grower(void *arg)
 START_TEST(grow_while_shared)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	pthread_t th;
 	void *res;
@@ -520,6 +532,7 @@ END_TEST
 START_TEST(fork_child_owns)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block b, old;
 	for (int i = 0; i < 100; i++)
 		mc_blocks_insert(addr(0, i), 8, 3, 1, &old);
@@ -747,6 +760,7 @@ static int units_run(void)
 static void groups_run(int (*run)(void))
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(run());
@@ -839,6 +853,7 @@ END_TEST
 START_TEST(owners_and_walker)
 {
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	for (int run = 0; run < OWN_RUNS; run++) {
 		pid_t pid = fork();
 		if (pid == 0)

@@ -78,7 +78,7 @@ static char lazy_ranges[2 * NLAZY][LAZY_LEN] __attribute__((aligned(4096)));
  * process's region begins; M of those ranges. */
 static uint64_t start_apart(void)
 {
-	mc_footprint_init();
+	mc_footprint_init(false);
 	for (int i = 0; i < NLAZY; i++)
 		mc_own_lazy(lazy_ranges[2 * i], LAZY_LEN);
 	rss_now = 1024 * KIB;
@@ -110,7 +110,7 @@ END_TEST
  * and after one of them is gone; M is the same sum. */
 START_TEST(adjoining_ranges_one_call)
 {
-	mc_footprint_init();
+	mc_footprint_init(false);
 	for (int i = NLAZY - 1; i >= 0; i--) /* from the top down, as mmap gives them */
 		mc_own_lazy(lazy_ranges[i], LAZY_LEN);
 	mc_own_lazy(lazy_ranges[NLAZY + 1], LAZY_LEN); /* apart from them */
@@ -157,7 +157,7 @@ END_TEST
  * is memcheck's (extra); the region starts from the program's RSS. */
 START_TEST(start_window_settled_by_the_process_region)
 {
-	mc_footprint_init();
+	mc_footprint_init(false);
 	rss_now = 1024 * KIB;
 	mc_own_work_begin(false);
 	for (int i = 0; i < NLAZY; i++)
@@ -190,7 +190,7 @@ END_TEST
  * end: then as a window's end always was. */
 START_TEST(start_window_settled_without_a_region)
 {
-	mc_footprint_init();
+	mc_footprint_init(false);
 	rss_now = 1024 * KIB;
 	mc_own_work_begin(false);
 	mc_own_lazy(lazy_ranges[0], LAZY_LEN);

@@ -71,6 +71,7 @@ __attribute__((noinline)) static void build(void)
 	ck_assert(heap != MAP_FAILED);
 	memset(heap, 0, 4096);
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_block old;
 	for (int k = 0; k < NBLK; k++)
 		mc_blocks_insert(at(k), k == Z ? 0 : BLK, (uint32_t)k + 1, k == OLD ? 1 : 2,
@@ -337,6 +338,7 @@ START_TEST(no_blocks_closes_nothing)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(dup2(fd, 0), 0);
 	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	struct mc_scan s;
 	ck_assert(mc_scan(&s, NULL));
 	ck_assert_uint_eq(s.n, 0);
