@@ -88,11 +88,21 @@ static bool load_dir(const char *dir)
 			f[j - 1] = t;
 		}
 	struct mc_supp_io io = { 0 };   /* one buffer for all the files */
-	for (int i = 0; i < n; i++) {
-		char path[1536];
+	/* the paths by copies: snprintf took 7 K instructions of a
+	 * measured /bin/date's exit for the shipped eight */
+	char path[1536];
+	size_t dlen = strlen(dir);
+	if (dlen + 1 < sizeof path) {
+		memcpy(path, dir, dlen);
+		path[dlen++] = '/';
+	}
+	for (int i = 0; i < n && dlen < sizeof path; i++) {
+		size_t len = strlen(f[i].name);
 		io.regular = f[i].regular;
-		if (snprintf(path, sizeof path, "%s/%s", dir, f[i].name) < (int)sizeof path)
+		if (dlen + len < sizeof path) {
+			memcpy(path + dlen, f[i].name, len + 1);
 			load_file(path, &io);
+		}
 	}
 	mc_supp_io_free(&io);
 	return true;

@@ -237,24 +237,32 @@ static bool space(char c)
 /* The next line that is neither blank nor a comment, without the
  * whitespace around it; false at the end of the text.  The leading
  * whitespace is skipped before the line's end is looked for: a blank
- * line then ends where it starts, without a call of memchr. */
-static bool next_line(struct reader *r, const char **line, size_t *len)
+ * line then ends where it starts, without a call of memchr.  The reader
+ * in locals: through r, every step reloaded it after each call. */
+static inline __attribute__((always_inline)) bool next_line(struct reader *r, const char **line,
+							    size_t *len)
 {
-	while (r->p < r->end && !r->failed) {
-		const char *s = r->p;
-		while (s < r->end && space(*s))
+	if (r->failed)
+		return false;
+	const char *p = r->p, *end = r->end;
+	int lineno = r->lineno;
+	bool found = false;
+	while (p < end) {
+		const char *s = p;
+		while (s < end && space(*s))
 			s++;
-		r->lineno++;
-		if (s < r->end && *s == '\n') {
-			r->p = s + 1;
+		lineno++;
+		if (s < end && *s == '\n') {
+			p = s + 1;
 			continue;
 		}
-		const char *nl = s < r->end ? memchr(s, '\n', (size_t)(r->end - s)) : NULL;
-		const char *e = nl ? nl : r->end;
-		r->p = nl ? nl + 1 : r->end;
+		const char *nl = s < end ? memchr(s, '\n', (size_t)(end - s)) : NULL;
+		const char *e = nl ? nl : end;
+		p = nl ? nl + 1 : end;
 		if (r->nul && r->nul < e) {  /* on this line: the lines before have none */
-			fail(r, r->lineno, "a NUL byte: expected a text file");
-			return false;
+			r->lineno = lineno;
+			fail(r, lineno, "a NUL byte: expected a text file");
+			break;
 		}
 		if (s == e || *s == '#')
 			continue;
@@ -262,9 +270,12 @@ static bool next_line(struct reader *r, const char **line, size_t *len)
 			e--;
 		*line = s;
 		*len = (size_t)(e - s);
-		return true;
+		found = true;
+		break;
 	}
-	return false;
+	r->p = p;
+	r->lineno = lineno;
+	return found;
 }
 
 /* The first byte before strlen: the library is built with -fno-builtin,
@@ -297,6 +308,7 @@ static const char *const memcheck_kinds[] = {
 static bool leak_kinds(struct reader *r, const char *s, size_t len, uint8_t *out)
 {
 	static const char *const words[] = { "definite", "indirect", "possible", "reachable" };
+	static const uint8_t lens[] = { 8, 8, 8, 9 };
 	*out = 0;
 	while (len && space(*s))
 		s++, len--;
@@ -315,7 +327,7 @@ static bool leak_kinds(struct reader *r, const char *s, size_t len, uint8_t *out
 		while (we > w && space(we[-1]))
 			we--;
 		size_t k = 0;
-		while (k < MC_ARRAY_SIZE(words) && !is(w, (size_t)(we - w), words[k]))
+		while (k < MC_ARRAY_SIZE(words) && !is_n(w, (size_t)(we - w), words[k], lens[k]))
 			k++;
 		if (k == MC_ARRAY_SIZE(words)) {
 			fail(r, r->lineno, "match-leak-kinds: unknown kind '%.*s': expected a "
@@ -389,11 +401,17 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 	f->pat = arena_str(s, line, len);
 	char lit[128];
 	_Static_assert(sizeof lit <= UINT8_MAX, "a literal run's length fits litlen");
-	size_t n = f->pat ? literal_run(f->pat, lit, sizeof lit) : 0;
-	/* a run as long as the pattern: no '*', '?' nor '\\' in it */
-	f->plain = f->pat && (n == len || (n == sizeof lit && !strpbrk(f->pat, "*?\\")));
-	f->vknown = 0;
-	if (n) {
+	/* Most patterns have no wildcard: their literal run is their start
+	 * (the whole of one of up to 128 bytes), read where the pattern is,
+	 * not copied (/bin/date's exit: 12 K instructions of literal_run
+	 * and 4 K of copies for the shipped files). */
+	f->plain = f->pat && !strpbrk(f->pat, "*?\\");
+	size_t n = 0;
+	if (f->plain) {
+		n = len < sizeof lit ? len : sizeof lit;
+		f->lit = f->pat;
+		f->litlen = (uint8_t)n;
+	} else if (f->pat && (n = literal_run(f->pat, lit, sizeof lit))) {
 		f->lit = arena_str(s, lit, n);
 		f->litlen = (uint8_t)n;
 	}
@@ -773,6 +791,19 @@ static const char *const vg_objects[] = {
  * that read them. */
 static bool alloc_fn_n(const char *name, size_t n)
 {
+	/* the names' first bytes, then of those that start with '_', all
+	 * with "_Zn": most that start with '_' are glibc's internal ones
+	 * (_dl_, _IO_, __) */
+	switch (name[0]) {
+	case 'm': case 'c': case 'r': case 'p': case 'a': case 'v':
+		break;
+	case '_':
+		if (name[1] == 'Z' && name[2] == 'n')
+			break;
+		return false;
+	default:
+		return false;
+	}
 	for (size_t i = 0; i < MC_ARRAY_SIZE(alloc_names); i++)
 		if (n == alloc_lens[i] && name[0] == alloc_names[i][0] &&
 		    memcmp(name, alloc_names[i], n) == 0)
