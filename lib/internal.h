@@ -1743,7 +1743,15 @@ struct mc_supp_stack {
 	void *arg;
 	const struct mc_frame_info *(*quick)(void *arg, int i, bool *deep);
 	bool (*may_name)(void *arg, int i, const char *s, size_t len);
+	/* Optional, with quick: the return addresses of its npcs frames
+	 * and a cache of their names for the stacks matched after this one
+	 * (MC_SUPP_NAMES_BYTES, zeroed, the caller's: valid while the
+	 * addresses name the same code, one region's end). */
+	const uintptr_t *pcs;
+	int npcs;
+	void *names;
 };
+#define MC_SUPP_NAMES_BYTES (16 * 1024)
 /* The first leak entry whose kinds include kind (enum mc_kind) and whose
  * frames match a prefix of the stack, alone or behind one or two virtual
  * frames standing for valgrind's allocation frames; -1 if none.  self:

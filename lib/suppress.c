@@ -39,6 +39,7 @@
  * nothing here depends on the rest of the library but util.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,9 +56,18 @@ struct supp_frame {
 	int line;                 /* src: line, 0 for any */
 	uint8_t litlen;           /* at most 128 (parse_frame's buffer) */
 	uint8_t kind;
+	bool plain;               /* no wildcard: the pattern is its literal run */
+	/* Whether a virtual frame takes it (match_v), once known: 0 not
+	 * asked, else V_NO or V_YES; for obj:, the part that does not
+	 * depend on self (valgrind's objects).  /bin/date's exit asked 21
+	 * globs of it for each record an entry was tried on: 36 K of its
+	 * 198 K instructions of matching. */
+	uint8_t vknown;
 };
+enum { V_NO = 1, V_YES };
 
 static size_t literal_run(const char *pat, char *buf, size_t cap);
+static bool alloc_fn_n(const char *name, size_t n);
 
 /* An entry's anchors: its fun: lines without wildcards that no virtual
  * frame takes (no allocation function's name).  Every stack it matches
@@ -71,6 +81,7 @@ struct mc_supp {
 	int line;                 /* of its '{' */
 	uint8_t kinds;            /* 1 << enum mc_kind */
 	uint8_t nanchors;
+	uint32_t dots;            /* bit p: frame p is '...' (the automaton's) */
 	uint8_t anchor[ANCHORS];  /* indexes into frames */
 	uint32_t anchor_hash[ANCHORS];
 	int nframes;
@@ -219,33 +230,52 @@ static void fail(struct reader *r, int line, const char *fmt, ...)
 
 static bool space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+	/* ' ', '\t', '\v', '\f', '\r' */
+	return c == ' ' || ((unsigned char)(c - '\t') <= '\r' - '\t' && c != '\n');
 }
 
 /* The next line that is neither blank nor a comment, without the
- * whitespace around it; false at the end of the text. */
-static bool next_line(struct reader *r, const char **line, size_t *len)
+ * whitespace around it; false at the end of the text.  The leading
+ * whitespace is skipped before the line's end is looked for: a blank
+ * line then ends where it starts, without a call of memchr.  The reader
+ * in locals: through r, every step reloaded it after each call. */
+static inline __attribute__((always_inline)) bool next_line(struct reader *r, const char **line,
+							    size_t *len)
 {
-	while (r->p < r->end && !r->failed) {
-		const char *s = r->p, *nl = memchr(s, '\n', (size_t)(r->end - s));
-		const char *e = nl ? nl : r->end;
-		r->p = nl ? nl + 1 : r->end;
-		r->lineno++;
-		if (r->nul && r->nul < e) {  /* on this line: the lines before have none */
-			fail(r, r->lineno, "a NUL byte: expected a text file");
-			return false;
-		}
-		while (s < e && space(*s))
+	if (r->failed)
+		return false;
+	const char *p = r->p, *end = r->end;
+	int lineno = r->lineno;
+	bool found = false;
+	while (p < end) {
+		const char *s = p;
+		while (s < end && space(*s))
 			s++;
-		while (e > s && space(e[-1]))
-			e--;
+		lineno++;
+		if (s < end && *s == '\n') {
+			p = s + 1;
+			continue;
+		}
+		const char *nl = s < end ? memchr(s, '\n', (size_t)(end - s)) : NULL;
+		const char *e = nl ? nl : end;
+		p = nl ? nl + 1 : end;
+		if (r->nul && r->nul < e) {  /* on this line: the lines before have none */
+			r->lineno = lineno;
+			fail(r, lineno, "a NUL byte: expected a text file");
+			break;
+		}
 		if (s == e || *s == '#')
 			continue;
+		while (e > s && space(e[-1]))
+			e--;
 		*line = s;
 		*len = (size_t)(e - s);
-		return true;
+		found = true;
+		break;
 	}
-	return false;
+	r->p = p;
+	r->lineno = lineno;
+	return found;
 }
 
 /* The first byte before strlen: the library is built with -fno-builtin,
@@ -255,6 +285,15 @@ static bool is(const char *line, size_t len, const char *word)
 {
 	return len && line[0] == word[0] && len == strlen(word) && memcmp(line, word, len) == 0;
 }
+
+/* is() for a literal word, its length known here: no strlen, and no
+ * memcmp for a one-byte word ('{', '}', each line of the files asks). */
+static inline bool is_n(const char *line, size_t len, const char *word, size_t wlen)
+{
+	return len == wlen && line[0] == word[0] &&
+	       (wlen == 1 || memcmp(line + 1, word + 1, wlen - 1) == 0);
+}
+#define IS(line, len, lit) is_n(line, len, lit, sizeof(lit) - 1)
 
 /* At most 60 bytes of what was found, for messages. */
 #define FOUND(line, len) (int)((len) > 60 ? 60 : (len)), (line)
@@ -269,14 +308,15 @@ static const char *const memcheck_kinds[] = {
 static bool leak_kinds(struct reader *r, const char *s, size_t len, uint8_t *out)
 {
 	static const char *const words[] = { "definite", "indirect", "possible", "reachable" };
+	static const uint8_t lens[] = { 8, 8, 8, 9 };
 	*out = 0;
 	while (len && space(*s))
 		s++, len--;
-	if (is(s, len, "all")) {
+	if (IS(s, len, "all")) {
 		*out = 0xf;
 		return true;
 	}
-	if (is(s, len, "none"))
+	if (IS(s, len, "none"))
 		return true;
 	const char *end = s + len;
 	for (;;) {
@@ -287,7 +327,7 @@ static bool leak_kinds(struct reader *r, const char *s, size_t len, uint8_t *out
 		while (we > w && space(we[-1]))
 			we--;
 		size_t k = 0;
-		while (k < MC_ARRAY_SIZE(words) && !is(w, (size_t)(we - w), words[k]))
+		while (k < MC_ARRAY_SIZE(words) && !is_n(w, (size_t)(we - w), words[k], lens[k]))
 			k++;
 		if (k == MC_ARRAY_SIZE(words)) {
 			fail(r, r->lineno, "match-leak-kinds: unknown kind '%.*s': expected a "
@@ -311,16 +351,20 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 			const char *line, size_t len, bool keep)
 {
 	f->line = 0;
-	if (is(line, len, "...")) {
+	f->plain = false;
+	f->vknown = 0;
+	if (IS(line, len, "...")) {
 		f->kind = SF_DOTS;
 		f->pat = "";
 		return true;
 	}
-	if (len > 4 && memcmp(line, "fun:", 4) == 0)
+	/* the prefixes byte by byte: memcmp is a call here (-fno-builtin) */
+	bool tag = len > 4 && line[3] == ':';
+	if (tag && line[0] == 'f' && line[1] == 'u' && line[2] == 'n')
 		f->kind = SF_FUN;
-	else if (len > 4 && memcmp(line, "obj:", 4) == 0)
+	else if (tag && line[0] == 'o' && line[1] == 'b' && line[2] == 'j')
 		f->kind = SF_OBJ;
-	else if (len > 4 && memcmp(line, "src:", 4) == 0)
+	else if (tag && line[0] == 's' && line[1] == 'r' && line[2] == 'c')
 		f->kind = SF_SRC;
 	else {
 		fail(r, r->lineno, "expected a frame line (fun:PATTERN, obj:PATTERN, "
@@ -357,8 +401,17 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 	f->pat = arena_str(s, line, len);
 	char lit[128];
 	_Static_assert(sizeof lit <= UINT8_MAX, "a literal run's length fits litlen");
-	size_t n = f->pat ? literal_run(f->pat, lit, sizeof lit) : 0;
-	if (n) {
+	/* Most patterns have no wildcard: their literal run is their start
+	 * (the whole of one of up to 128 bytes), read where the pattern is,
+	 * not copied (/bin/date's exit: 12 K instructions of literal_run
+	 * and 4 K of copies for the shipped files). */
+	f->plain = f->pat && !strpbrk(f->pat, "*?\\");
+	size_t n = 0;
+	if (f->plain) {
+		n = len < sizeof lit ? len : sizeof lit;
+		f->lit = f->pat;
+		f->litlen = (uint8_t)n;
+	} else if (f->pat && (n = literal_run(f->pat, lit, sizeof lit))) {
 		f->lit = arena_str(s, lit, n);
 		f->litlen = (uint8_t)n;
 	}
@@ -375,7 +428,7 @@ static bool skip_entry(struct reader *r, int open)
 	const char *line;
 	size_t len;
 	while (next_line(r, &line, &len))
-		if (is(line, len, "}"))
+		if (IS(line, len, "}"))
 			return true;
 	fail(r, r->lineno, "expected '}' to close the suppression begun at line %d, found "
 	     "the end of the file", open);
@@ -394,10 +447,13 @@ static void set_anchors(struct mc_supp *e)
 {
 	for (int p = 0; p < e->nframes && e->nanchors < ANCHORS; p++) {
 		const struct supp_frame *f = &e->frames[p];
-		if (f->kind != SF_FUN || strpbrk(f->pat, "*?\\") || mc_supp_is_alloc_fn(f->pat))
+		if (f->kind != SF_FUN || !f->plain)
+			continue;
+		size_t n = strlen(f->pat);
+		if (alloc_fn_n(f->pat, n))
 			continue;
 		e->anchor[e->nanchors] = (uint8_t)p;
-		e->anchor_hash[e->nanchors++] = name_hash(f->pat, strlen(f->pat));
+		e->anchor_hash[e->nanchors++] = name_hash(f->pat, n);
 	}
 }
 
@@ -412,7 +468,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		     "found the end of the file", open);
 		return false;
 	}
-	if (is(line, len, "}") || is(line, len, "{")) {
+	if (IS(line, len, "}") || IS(line, len, "{")) {
 		fail(r, r->lineno, "expected the suppression's name after '{' at line %d, "
 		     "found '%.*s'", open, FOUND(line, len));
 		return false;
@@ -425,7 +481,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		return false;
 	}
 	const char *colon = memchr(line, ':', len);
-	if (!colon || colon == line || colon + 1 == line + len || is(line, len, "}")) {
+	if (!colon || colon == line || colon + 1 == line + len || IS(line, len, "}")) {
 		fail(r, r->lineno, "expected 'Tool:Kind' (such as Memcheck:Leak) after the "
 		     "name, found '%.*s'", FOUND(line, len));
 		return false;
@@ -439,7 +495,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 			     "':', found '%.*s'", FOUND(line, len));
 			return false;
 		}
-		memcheck |= is(t, (size_t)(te - t), "Memcheck");
+		memcheck |= IS(t, (size_t)(te - t), "Memcheck");
 		t = comma ? comma + 1 : colon;
 	}
 	if (!memcheck) {
@@ -448,8 +504,10 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	}
 	const char *kind = colon + 1;
 	size_t klen = (size_t)(line + len - kind);
+	/* Leak first: the kinds before it in the table are 18 compares */
+	bool leak = IS(kind, klen, "Leak");
 	size_t k = 0;
-	while (k < MC_ARRAY_SIZE(memcheck_kinds) && !is(kind, klen, memcheck_kinds[k]))
+	while (!leak && k < MC_ARRAY_SIZE(memcheck_kinds) && !is(kind, klen, memcheck_kinds[k]))
 		k++;
 	if (k == MC_ARRAY_SIZE(memcheck_kinds)) {
 		fail(r, r->lineno, "unknown Memcheck suppression kind '%.*s': expected Leak, "
@@ -457,10 +515,9 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		     "or FishyValue", FOUND(kind, klen));
 		return false;
 	}
-	bool leak = is(kind, klen, "Leak");
-	if (is(kind, klen, "Param") || is(kind, klen, "FishyValue")) {
+	if (IS(kind, klen, "Param") || IS(kind, klen, "FishyValue")) {
 		/* one line more: the system call's parameter, the function */
-		if (!next_line(r, &line, &len) || is(line, len, "}")) {
+		if (!next_line(r, &line, &len) || IS(line, len, "}")) {
 			fail(r, r->lineno, "expected the line Memcheck:%.*s takes (the parameter) "
 			     "before the frames", FOUND(kind, klen));
 			return false;
@@ -479,7 +536,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		have = next_line(r, &line, &len);
 	}
 	for (; have; have = next_line(r, &line, &len)) {
-		if (is(line, len, "}"))
+		if (IS(line, len, "}"))
 			break;
 		if (e.nframes == MC_SUPP_MAX_FRAMES) {
 			fail(r, r->lineno, "expected '}' after %d frame lines (valgrind's limit), "
@@ -507,6 +564,8 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		return true;
 	}
 	set_anchors(&e);
+	for (int p = 0; p < e.nframes; p++)
+		e.dots |= (uint32_t)(frames[p].kind == SF_DOTS) << p;
 	e.name = arena_str(s, name, name_len);
 	e.file = file;
 	e.frames = e.name ? arena(s, (size_t)e.nframes * sizeof *e.frames) : NULL;
@@ -539,7 +598,7 @@ bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char 
 	const char *line;
 	size_t llen;
 	while (!r.failed && next_line(&r, &line, &llen)) {
-		if (!is(line, llen, "{")) {
+		if (!IS(line, llen, "{")) {
 			fail(&r, r.lineno, "expected '{' to begin a suppression, found '%.*s'",
 			     FOUND(line, llen));
 			break;
@@ -708,15 +767,18 @@ bool mc_supp_glob(const char *pat, const char *s)
 /* What valgrind names its frame 0 of a leak: the allocation function.
  * memcheck's stacks start at its caller, so virtual frames stand for it
  * (memcheck-suppressions(5), FRAME 0). */
-static const char *const alloc_names[] = {
-	"malloc", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
-	"aligned_alloc", "valloc", "pvalloc",
-	/* operator new and new[]: plain, nothrow, aligned, aligned nothrow */
-	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
-	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
-	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
-	"_Znwj", "_Znaj", "_ZnwjRKSt9nothrow_t", "_ZnajRKSt9nothrow_t",
-};
+#define ALLOC_NAMES(X) \
+	X("malloc") X("calloc") X("realloc") X("reallocarray") X("memalign") \
+	X("posix_memalign") X("aligned_alloc") X("valloc") X("pvalloc") \
+	/* operator new and new[]: plain, nothrow, aligned, aligned nothrow */ \
+	X("_Znwm") X("_Znam") X("_ZnwmRKSt9nothrow_t") X("_ZnamRKSt9nothrow_t") \
+	X("_ZnwmSt11align_val_t") X("_ZnamSt11align_val_t") \
+	X("_ZnwmSt11align_val_tRKSt9nothrow_t") X("_ZnamSt11align_val_tRKSt9nothrow_t") \
+	X("_Znwj") X("_Znaj") X("_ZnwjRKSt9nothrow_t") X("_ZnajRKSt9nothrow_t")
+#define ALLOC_NAME(s) s,
+#define ALLOC_LEN(s) sizeof(s) - 1,
+static const char *const alloc_names[] = { ALLOC_NAMES(ALLOC_NAME) };
+static const uint8_t alloc_lens[] = { ALLOC_NAMES(ALLOC_LEN) };
 /* valgrind's own objects frame 0 lies in */
 static const char *const vg_objects[] = {
 	"/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so",
@@ -724,15 +786,34 @@ static const char *const vg_objects[] = {
 	"/usr/local/libexec/valgrind/vgpreload_memcheck-amd64-linux.so",
 };
 
-/* The first byte before strcmp (as is() does): the shipped files' frame
- * lines called strcmp 817 times here, 24 K instructions of every exit
+/* The length and the first byte before memcmp: the shipped files' frame
+ * lines called strcmp 247 times here, 11 K instructions of every exit
  * that read them. */
-bool mc_supp_is_alloc_fn(const char *name)
+static bool alloc_fn_n(const char *name, size_t n)
 {
+	/* the names' first bytes, then of those that start with '_', all
+	 * with "_Zn": most that start with '_' are glibc's internal ones
+	 * (_dl_, _IO_, __) */
+	switch (name[0]) {
+	case 'm': case 'c': case 'r': case 'p': case 'a': case 'v':
+		break;
+	case '_':
+		if (name[1] == 'Z' && name[2] == 'n')
+			break;
+		return false;
+	default:
+		return false;
+	}
 	for (size_t i = 0; i < MC_ARRAY_SIZE(alloc_names); i++)
-		if (name[0] == alloc_names[i][0] && strcmp(name, alloc_names[i]) == 0)
+		if (n == alloc_lens[i] && name[0] == alloc_names[i][0] &&
+		    memcmp(name, alloc_names[i], n) == 0)
 			return true;
 	return false;
+}
+
+bool mc_supp_is_alloc_fn(const char *name)
+{
+	return alloc_fn_n(name, strlen(name));
 }
 
 static const char *base(const char *path)
@@ -760,21 +841,46 @@ static bool frame_at(const struct cursor *c, int i, const struct mc_frame_info *
 
 static bool may_hold(const struct supp_frame *p, const char *s);
 
+/* Does p take one of the names (n of them)?  A pattern that starts with
+ * a plain character is tried only on the names that start with it. */
+static bool match_any(const struct supp_frame *p, const char *const *names, size_t n)
+{
+	char c = p->pat[0];
+	bool first = c != '*' && c != '?' && c != '\\';
+	for (size_t i = 0; i < n; i++)
+		if ((!first || names[i][0] == c) && may_hold(p, names[i]) &&
+		    mc_supp_glob(p->pat, names[i]))
+			return true;
+	return false;
+}
+
+/* The fixed part of match_v, asked once a pattern frame (vknown): the
+ * set is shared, read-only but for this, by threads whose regions end
+ * at once, so the byte is written atomically (each writes the same). */
+static bool match_v_fixed(const struct supp_frame *p)
+{
+	uint8_t *known = (uint8_t *)&p->vknown;  /* the arena's, not const */
+	uint8_t v = __atomic_load_n(known, __ATOMIC_RELAXED);
+	if (!v) {
+		bool yes = p->kind == SF_FUN ?
+			   (p->plain ? alloc_fn_n(p->pat, strlen(p->pat)) :
+			    match_any(p, alloc_names, MC_ARRAY_SIZE(alloc_names))) :
+			   match_any(p, vg_objects, MC_ARRAY_SIZE(vg_objects));
+		v = yes ? V_YES : V_NO;
+		__atomic_store_n(known, v, __ATOMIC_RELAXED);
+	}
+	return v == V_YES;
+}
+
 static bool match_v(const struct supp_frame *p, const char *self)
 {
 	switch (p->kind) {
 	case SF_FUN:
-		for (size_t i = 0; i < MC_ARRAY_SIZE(alloc_names); i++)
-			if (may_hold(p, alloc_names[i]) && mc_supp_glob(p->pat, alloc_names[i]))
-				return true;
-		return false;
+		return match_v_fixed(p);
 	case SF_OBJ:
 		if (self && *self && may_hold(p, self) && mc_supp_glob(p->pat, self))
 			return true;
-		for (size_t i = 0; i < MC_ARRAY_SIZE(vg_objects); i++)
-			if (may_hold(p, vg_objects[i]) && mc_supp_glob(p->pat, vg_objects[i]))
-				return true;
-		return false;
+		return match_v_fixed(p);
 	default:
 		return false;
 	}
@@ -803,6 +909,14 @@ static bool match_clone(const char *pat, const char *name)
 	return false;
 }
 
+/* match_clone for a pattern without wildcards: the base is the name. */
+static bool match_clone_plain(const char *pat, const char *name)
+{
+	size_t n = strlen(pat);
+	return strncmp(pat, name, n) == 0 && name[n] == '.' && n &&
+	       match_clone(pat, name);
+}
+
 /* Does s hold p's longest plain run, as every string p matches does?
  * Asked only of a pattern that starts with '*', whose glob tries every
  * position of s (/bin/date's exit: 0.75 M instructions of globs); one
@@ -821,6 +935,13 @@ static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
 		return match_v(p, self);
 	switch (p->kind) {
 	case SF_FUN:
+		/* a pattern without wildcards is a name: strcmp, not the glob
+		 * (/bin/date's exit: 135 instructions a glob) */
+		if (p->plain)
+			return strcmp(p->pat, f->linkage[0] ? f->linkage : f->function) == 0 ||
+			       (strcmp(f->linkage, f->function) != 0 &&
+				strcmp(p->pat, f->function) == 0) ||
+			       match_clone_plain(p->pat, f->function);
 		/* the clone's name is a prefix of the function's */
 		if (!may_hold(p, f->linkage) && !may_hold(p, f->function))
 			return false;
@@ -914,24 +1035,22 @@ static bool deep_may_match(const struct supp_frame *p, const struct mc_supp_stac
 	}
 }
 
-/* The states '...' lets the automaton reach without taking a frame. */
+/* The states '...' lets the automaton reach without taking a frame: a
+ * run of them passed in as many rounds as it is long. */
 static uint32_t dots_closure(const struct mc_supp *e, uint32_t states)
 {
-	for (int p = 0; p < e->nframes; p++)
-		if ((states >> p & 1) && e->frames[p].kind == SF_DOTS)
-			states |= 1u << (p + 1);
+	for (uint32_t more; (more = (states & e->dots) << 1 & ~states);)
+		states |= more;
 	return states;
 }
 
 /* The states after one frame that patterns allow (bit p: pattern frame
- * p takes it; '...' takes any). */
+ * p takes it; '...' takes any).  The state past the last frame (done)
+ * is in no mask: it takes no frame. */
 static uint32_t step(const struct mc_supp *e, uint32_t states, uint32_t allow)
 {
-	uint32_t next = 0;
-	for (int p = 0; p < e->nframes; p++)
-		if (states >> p & 1)
-			next |= e->frames[p].kind == SF_DOTS ? 1u << p :
-				allow >> p & 1 ? 1u << (p + 1) : 0;
+	uint32_t frames = (1u << e->nframes) - 1;
+	uint32_t next = (states & e->dots) | (states & ~e->dots & allow & frames) << 1;
 	return dots_closure(e, next);
 }
 
@@ -943,10 +1062,10 @@ static void ask(const struct mc_supp *e, uint32_t states, uint32_t *tried, uint3
 		const struct mc_supp_stack *st, int i, const struct mc_frame_info *f, bool deep,
 		const char *self)
 {
-	for (int p = 0; p < e->nframes; p++) {
-		if (!(states >> p & 1) || (*tried >> p & 1) || e->frames[p].kind == SF_DOTS)
-			continue;
-		*tried |= 1u << p;
+	uint32_t todo = states & ~*tried & ~e->dots & ((1u << e->nframes) - 1);
+	*tried |= todo;
+	for (; todo; todo &= todo - 1) {
+		int p = __builtin_ctz(todo);
 		if (deep ? deep_may_match(&e->frames[p], st, i, f, self) :
 		    match_one(&e->frames[p], f, self))
 			*allow |= 1u << p;
@@ -1017,9 +1136,8 @@ struct names {
 	bool all;                 /* past MC_MAX_DEPTH frames: every name taken */
 };
 
-static void names_add(struct names *ns, const char *s, size_t n)
+static void names_add(struct names *ns, uint32_t h)
 {
-	uint32_t h = name_hash(s, n);
 	size_t i = h & (NAME_SLOTS - 1);
 	while (ns->slot[i] && ns->slot[i] != h)
 		i = (i + 1) & (NAME_SLOTS - 1);
@@ -1038,30 +1156,85 @@ static bool names_have(const struct names *ns, uint32_t h)
 
 /* Every name match_one compares a plain fun: pattern with: the symbol's
  * (the function's when there is none), the function's, and the base of
- * a clone's (match_clone). */
+ * a clone's (match_clone); 0 for the ones a frame has not. */
+static void frame_names(const struct mc_frame_info *f, uint32_t h[3])
+{
+	/* C code's frames and frames without debug information have one
+	 * name in both (frame_finish): hashed once */
+	h[0] = f->linkage[0] && strcmp(f->linkage, f->function) != 0 ?
+	       name_hash(f->linkage, strlen(f->linkage)) : 0;
+	h[1] = name_hash(f->function, strlen(f->function));
+	const char *dot = strchr(f->function, '.');
+	h[2] = dot && dot != f->function ? name_hash(f->function, (size_t)(dot - f->function)) : 0;
+}
+
+/* The names of the frames of the stacks matched so far, by return
+ * address (st->names): the stacks of a region share most of theirs, and
+ * a quick frame's names cost a copy of it out of symbolize.c's cache and
+ * three hashes (/bin/date's exit: 226 frames of 25 records, ~60
+ * addresses, 90 K of 178 K instructions of matching).  The slots index
+ * the entries, which are filled in order: the few a short process needs
+ * lie in the first page. */
+#define NC_SLOTS 1024
+struct names_cache {
+	uint32_t n;
+	uint16_t slot[NC_SLOTS];  /* 1 + an entry's index, 0 free */
+	struct nc_entry {
+		uintptr_t pc;
+		uint32_t h[3];
+		uint32_t deep;
+	} e[];
+};
+#define NC_CAP ((MC_SUPP_NAMES_BYTES - offsetof(struct names_cache, e)) / \
+		sizeof(struct nc_entry))
+_Static_assert(NC_CAP >= NC_SLOTS / 2, "the slots at most half full");
+
+static uint16_t *nc_slot(struct names_cache *c, uintptr_t pc)
+{
+	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 54) & (NC_SLOTS - 1);
+	while (c->slot[i] && c->e[c->slot[i] - 1].pc != pc)
+		i = (i + 1) & (NC_SLOTS - 1);
+	return &c->slot[i];
+}
+
 static void names_of(struct names *ns, const struct mc_supp_stack *st)
 {
 	memset(ns->slot, 0, sizeof ns->slot);
 	ns->ndeep = 0;
 	ns->all = false;
+	struct names_cache *c = st->pcs ? st->names : NULL;
 	bool deep;
 	const struct mc_frame_info *f;
-	for (int i = 0; (f = st->quick(st->arg, i, &deep)); i++) {
+	for (int i = 0;; i++) {
+		const struct nc_entry *e = NULL;
+		struct nc_entry tmp;
+		uint16_t *slot = NULL;
+		if (c && i < st->npcs) {
+			slot = nc_slot(c, st->pcs[i]);
+			e = *slot ? &c->e[*slot - 1] : NULL;
+		}
+		if (!e) {
+			if (!(f = st->quick(st->arg, i, &deep)))
+				return;
+			frame_names(f, tmp.h);
+			tmp.deep = deep;
+			tmp.pc = 0;
+			e = &tmp;
+			if (slot && c->n < NC_SLOTS / 2) {
+				tmp.pc = st->pcs[i];
+				c->e[c->n] = tmp;
+				*slot = (uint16_t)++c->n;
+			}
+		}
 		if (i == MC_MAX_DEPTH) {
 			ns->all = true;
 			return;
 		}
-		if (deep)
+		if (e->deep)
 			ns->deep[ns->ndeep++] = i;
-		/* C code's frames and frames without debug information have
-		 * one name in both (frame_finish): hashed once */
-		size_t fl = strlen(f->function);
-		if (f->linkage[0] && strcmp(f->linkage, f->function) != 0)
-			names_add(ns, f->linkage, strlen(f->linkage));
-		names_add(ns, f->function, fl);
-		const char *dot = strchr(f->function, '.');
-		if (dot && dot != f->function)
-			names_add(ns, f->function, (size_t)(dot - f->function));
+		for (int k = 0; k < 3; k++)
+			if (e->h[k])
+				names_add(ns, e->h[k]);
 	}
 }
 

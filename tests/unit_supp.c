@@ -549,6 +549,7 @@ struct qstack {
 	struct mc_frame_info full[64], quick[16];
 	int nfull, nq;
 	bool deep[16];
+	uintptr_t pcs[16];      /* a quick frame's identity: its names and depth */
 	char strings[512];
 };
 
@@ -605,11 +606,15 @@ static void random_stack(struct qstack *q, unsigned long long *x)
 	for (int i = 0; i < npcs && q->nfull < 56; i++) {
 		struct mc_frame_info *f = &q->quick[q->nq];
 		if (rnd(x, 2)) {
-			const char *n = lib_names[rnd(x, MC_ARRAY_SIZE(lib_names))];
+			unsigned li = rnd(x, MC_ARRAY_SIZE(lib_names));
+			const char *n = lib_names[li];
+			q->pcs[q->nq] = 0x1000 + li;
 			set_frame(f, n, n, "/usr/lib/libc.so.6", "", 0);
 			q->full[q->nfull++] = *f;
 		} else {
-			const char *const *fn = prog_fns[rnd(x, MC_ARRAY_SIZE(prog_fns))];
+			unsigned pi = rnd(x, MC_ARRAY_SIZE(prog_fns));
+			const char *const *fn = prog_fns[pi];
+			q->pcs[q->nq] = 0x2000 + pi;
 			set_frame(f, fn[0], fn[0], "/build/prog", "", 0);
 			q->deep[q->nq] = true;
 			int k = (int)rnd(x, 3);
@@ -652,13 +657,23 @@ START_TEST(quick_view_answers_as_frames)
 			len += (size_t)snprintf(text + len, sizeof text - len, "}\n");
 		}
 		struct mc_supps *s = good(text);
+		/* the names of the quick frames kept by address across the
+		 * round's stacks, as a region's end keeps them */
+		void *names = mc_map_lazy(MC_SUPP_NAMES_BYTES);
+		ck_assert_ptr_nonnull(names);
 		for (int t = 0; t < 50; t++) {
 			static struct qstack q;
 			random_stack(&q, &x);
 			struct mc_supp_stack frames = { .frame = q_frame, .arg = &q };
-			struct mc_supp_stack both = { q_frame, &q, q_quick, q_may };
+			struct mc_supp_stack both = { .frame = q_frame, .arg = &q, .quick = q_quick,
+						     .may_name = q_may };
+			struct mc_supp_stack cached = both;
+			cached.pcs = q.pcs;
+			cached.npcs = q.nq;
+			cached.names = names;
 			long want = mc_supp_match(s, 3, &frames, NULL);
 			long got = mc_supp_match(s, 3, &both, NULL);
+			ck_assert_int_eq(mc_supp_match(s, 3, &cached, NULL), got);
 			if (got != want) {
 				for (int i = 0; i < q.nfull; i++)
 					fprintf(stderr, "full %d: %s/%s %s %s:%d\n", i, q.full[i].function, q.full[i].linkage, q.full[i].object, q.full[i].file, q.full[i].line);
@@ -671,6 +686,7 @@ START_TEST(quick_view_answers_as_frames)
 			matched += want >= 0;
 			sure++;
 		}
+		mc_unmap(names, MC_SUPP_NAMES_BYTES);
 		mc_supp_free(s);
 	}
 	ck_assert_int_gt(matched, sure / 10);
