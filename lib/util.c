@@ -71,6 +71,14 @@ int mc_sys_munmap(void *addr, size_t len)
  * block is memcheck's, never in a signal handler. */
 MC_HOT static int (*_Atomic next_sigaction)(int, const struct sigaction *, struct sigaction *);
 
+/* Found at start-up with the mmap family (life.c); dlsym only where
+ * that found none. */
+void mc_sys_sigaction_set(int (*fn)(int, const struct sigaction *, struct sigaction *))
+{
+	if (fn && !atomic_load_explicit(&next_sigaction, memory_order_acquire))
+		atomic_store_explicit(&next_sigaction, fn, memory_order_release);
+}
+
 bool mc_sys_sigaction_resolve(void)
 {
 	if (!atomic_load_explicit(&next_sigaction, memory_order_acquire))
