@@ -902,10 +902,13 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe)
 {
 	int saved = errno, err = 0;
 	sigset_t pipe_only, old, pending;
-	sigemptyset(&pipe_only);
-	sigaddset(&pipe_only, SIGPIPE);
 	bool was_pending = false;
+	/* The sets are made only where they are used: two of the C
+	 * library's functions fewer to bind (lazily, ~450 instructions
+	 * each) in a process whose report cannot raise SIGPIPE. */
 	if (may_pipe) {
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
 		was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
 		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	}
