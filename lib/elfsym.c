@@ -37,7 +37,7 @@
 
 struct lookup {
 	const char *name;
-	uint32_t gnu_hash, sysv_hash;
+	uint32_t gnu_hash; /* the SysV hash is reckoned where an object lacks GNU's */
 	const void *anchor;     /* map start of the object looked in or after */
 	bool only;              /* in the anchor alone, not after it */
 	bool past;              /* the anchor has been visited */
@@ -192,7 +192,7 @@ static const ElfW(Sym) *find_sysv(const struct tables *t, const struct lookup *l
 	if (!nbucket)
 		return NULL;
 	const uint32_t *bucket = &h[2], *chain = &bucket[nbucket];
-	for (uint32_t i = bucket[l->sysv_hash % nbucket], n = 0; i && i < nchain && n < nchain;
+	for (uint32_t i = bucket[sysv_hash(l->name) % nbucket], n = 0; i && i < nchain && n < nchain;
 	     i = chain[i], n++)
 		if (defines(t, i, l->name))
 			return &t->sym[i];
@@ -218,11 +218,11 @@ static void *found_in(const struct tables *t, const struct lookup *l)
 	return s ? address(t, s) : NULL;
 }
 
-/* A lookup of name: its hashes, reckoned once. */
+/* A lookup of name: its GNU hash, reckoned once (every object but an
+ * old one has a GNU hash table; the SysV hash cost as much again). */
 static struct lookup lookup_of(const char *name)
 {
-	return (struct lookup){ .name = name, .gnu_hash = gnu_hash(name),
-				.sysv_hash = sysv_hash(name) };
+	return (struct lookup){ .name = name, .gnu_hash = gnu_hash(name) };
 }
 
 static int visit(struct dl_phdr_info *info, size_t size, void *arg)
@@ -284,6 +284,15 @@ struct lookup_each {
 	size_t n;
 };
 
+/* found[i]: names[i]'s definition in the object of tables t, or NULL. */
+static void found_each(const struct tables *t, const char *const *names, void **found, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct lookup l = lookup_of(names[i]);
+		found[i] = found_in(t, &l);
+	}
+}
+
 static int visit_each(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -291,12 +300,8 @@ static int visit_each(struct dl_phdr_info *info, size_t size, void *arg)
 	struct tables t;
 	if (map_start(info) != e->base)
 		return 0;
-	if (read_tables(info, &t)) {
-		for (size_t i = 0; i < e->n; i++) {
-			struct lookup l = lookup_of(e->names[i]);
-			e->found[i] = found_in(&t, &l);
-		}
-	}
+	if (read_tables(info, &t))
+		found_each(&t, e->names, e->found, e->n);
 	return 1;
 }
 
@@ -326,4 +331,95 @@ extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 void *mc_sym_next(const char *name, const void **where)
 {
 	return lookup(__ehdr_start, false, name, where, NULL);
+}
+
+struct next_each {
+	struct lookup l[MC_SYM_EACH_MAX];
+	void **found;
+	size_t n, left;
+	bool past; /* libmemcheck's object has been visited */
+};
+
+static int visit_next_each(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct next_each *e = arg;
+	if (!e->past) {
+		e->past = map_start(info) == (const void *)__ehdr_start;
+		return 0;
+	}
+	struct tables t;
+	if (!read_tables(info, &t))
+		return 0;
+	for (size_t i = 0; i < e->n; i++)
+		if (!e->found[i] && (e->found[i] = found_in(&t, &e->l[i])))
+			e->left--;
+	return e->left == 0;
+}
+
+/* mc_sym_next for each of names, in one walk of the objects: the
+ * C library's mmap family and sigaction were six dlsym(RTLD_NEXT)
+ * calls at start-up, each a walk of every object's hash tables by the
+ * dynamic linker (~1 K instructions each). */
+void mc_sym_next_each(const char *const *names, void **found, size_t n)
+{
+	struct next_each e = { .found = found, .n = n, .left = n };
+	for (size_t i = 0; i < n; i++)
+		found[i] = NULL;
+	if (n > MC_SYM_EACH_MAX)
+		n = e.n = e.left = MC_SYM_EACH_MAX;
+	for (size_t i = 0; i < n; i++)
+		e.l[i] = lookup_of(names[i]);
+	if (n)
+		mc_walk_objects(visit_next_each, &e);
+}
+
+struct first_but {
+	struct lookup l;
+	const void *skip;
+	void *first, *found;
+	const void *where;
+	const char *const *names;
+	void **each;
+	size_t n;
+};
+
+static int visit_first_but(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct first_but *f = arg;
+	struct tables t;
+	if (!read_tables(info, &t))
+		return 0;
+	void *a = found_in(&t, &f->l);
+	if (!a)
+		return 0;
+	if (!f->first) {
+		f->first = a;
+		if (a == f->skip)
+			return 0; /* memcheck's own: the next definition */
+	}
+	f->found = a;
+	f->where = map_start(info);
+	found_each(&t, f->names, f->each, f->n);
+	return 1;
+}
+
+/* name's first definition (mc_sym_first), or when that is skip (which
+ * only libmemcheck's object defines), the next one after it
+ * (mc_sym_next); *first gets the first, *where the start of the object
+ * of the one returned, and names[i] are looked up in that same object
+ * (mc_sym_in_each).  One walk of the objects, where those three made
+ * three, each reading the tables again. */
+void *mc_sym_first_but(const char *name, const void *skip, void **first, const void **where,
+		       const char *const *names, void **found, size_t n)
+{
+	struct first_but f = { .l = lookup_of(name), .skip = skip, .names = names,
+			       .each = found, .n = n };
+	for (size_t i = 0; i < n; i++)
+		found[i] = NULL;
+	mc_walk_objects(visit_first_but, &f);
+	*first = f.first;
+	*where = f.found ? f.where : NULL;
+	return f.found;
 }

@@ -176,10 +176,18 @@ static void resolve_all(const void *self_malloc)
 	 * malloc, but it may still reach our functions for names its
 	 * allocator lacks (jemalloc has no pvalloc): those must go to that
 	 * allocator too, or the program frees a glibc block with jemalloc. */
+	static const char *const family[] = {
+		"free", "calloc", "realloc", "memalign", "malloc_usable_size",
+		"posix_memalign", "aligned_alloc", "valloc", "pvalloc", "reallocarray",
+	};
+	void *f[MC_ARRAY_SIZE(family)];
+	/* One walk: the first malloc, past memcheck's own the next one, and
+	 * the rest of the family from the object of the one taken. */
 	const void *base = NULL;
-	void *first = mc_sym_first("malloc", &base);
+	void *first = NULL;
+	void *m = mc_sym_first_but("malloc", self_malloc, &first, &base, family, f,
+				   MC_ARRAY_SIZE(family));
 	mc_is_active = !first || first == self_malloc;
-	void *m = mc_is_active ? mc_sym_next("malloc", &base) : first;
 	/* mc_object_base, not dladdr: dladdr also walks the object's whole
 	 * symbol table for the nearest name (the C library's: ~10 us). */
 	const char *object = NULL;
@@ -199,13 +207,6 @@ static void resolve_all(const void *self_malloc)
 	struct mc_real r = { 0 };
 	r.malloc = m;
 	r.object = object;
-	/* the rest of the family from the same object, in one walk */
-	static const char *const family[] = {
-		"free", "calloc", "realloc", "memalign", "malloc_usable_size",
-		"posix_memalign", "aligned_alloc", "valloc", "pvalloc", "reallocarray",
-	};
-	void *f[MC_ARRAY_SIZE(family)];
-	mc_sym_in_each(base, family, f, MC_ARRAY_SIZE(family));
 	r.free = (void (*)(void *))f[0];
 	r.calloc = (void *(*)(size_t, size_t))f[1];
 	r.realloc = (void *(*)(void *, size_t))f[2];

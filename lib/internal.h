@@ -182,10 +182,12 @@ bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int mc_sys_munmap(void *addr, size_t len);
 /* The C library's sigaction (the next definition after memcheck's own,
- * signals.c), looked up with dlsym the first time: at start-up, or with
- * the guard held.  -1 with ENOSYS when there is none. */
+ * signals.c), given at start-up (mc_sys_sigaction_set, life.c's one walk)
+ * or else looked up with dlsym the first time, with the guard held.  -1
+ * with ENOSYS when there is none. */
 struct sigaction;
 int mc_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+void mc_sys_sigaction_set(int (*fn)(int, const struct sigaction *, struct sigaction *));
 bool mc_sys_sigaction_resolve(void);
 /* cb for each mapping mc_map and mc_map_io have made and not unmapped:
  * memcheck's own memory, never the allocator's.  False when some were
@@ -382,6 +384,15 @@ void mc_sym_in_each(const void *base, const char *const *names, void **found, si
 void *mc_sym_first(const char *name, const void **where);
 /* The same in the objects loaded after libmemcheck (as RTLD_NEXT). */
 void *mc_sym_next(const char *name, const void **where);
+/* found[i]: mc_sym_next(names[i]), for up to MC_SYM_EACH_MAX names in
+ * one walk. */
+#define MC_SYM_EACH_MAX 8
+void mc_sym_next_each(const char *const *names, void **found, size_t n);
+/* name's first definition, or, when that is skip, the next one after
+ * it; *first the first, *where the start of the returned one's object,
+ * in which names[i] are looked up too (found[i]).  One walk. */
+void *mc_sym_first_but(const char *name, const void *skip, void **first, const void **where,
+		       const char *const *names, void **found, size_t n);
 
 /* ---- ownheap.c ------------------------------------------------------- */
 

@@ -68,10 +68,21 @@ static void fork_child(void);
 
 /* ---- start-up -------------------------------------------------------- */
 
-/* The C library's mmap family (mappings.c): the next definition. */
+/* The C library's functions memcheck calls past its own wrappers: the
+ * mmap family (mappings.c) and sigaction (util.c), each the next
+ * definition after libmemcheck, found in one walk of the objects
+ * (mc_sym_next_each), where six dlsym(RTLD_NEXT) calls each walked
+ * every object's hash tables. */
+static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
+					  "sigaction" };
+static void *next_found[MC_ARRAY_SIZE(next_names)];
+
 static void *next_symbol(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	for (size_t i = 0; i < MC_ARRAY_SIZE(next_names); i++)
+		if (strcmp(name, next_names[i]) == 0)
+			return next_found[i];
+	return mc_sym_next(name, NULL);
 }
 
 /* Whether this process gets the process region (programs.c), decided
@@ -155,7 +166,9 @@ static void resolve(bool from_ctor)
 		atomic_store(&mc_state, MC_RESOLVING);
 		mc_resolving_here = 1;
 		mc_forward_resolve((const void *)mc_self_malloc);
+		mc_sym_next_each(next_names, next_found, MC_ARRAY_SIZE(next_names));
 		mc_mappings_resolve(next_symbol);
+		mc_sys_sigaction_set(next_symbol("sigaction"));
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
 		mc_options_init(); /* nothing opened or written yet */

@@ -90,19 +90,23 @@ static const char *absolute(size_t i, const char *path)
 	return buf;
 }
 
-/* Index of word in a "|"-separated list, or -1. */
+/* Index of word in a "|"-separated list, or -1.  One pass over the
+ * list, no call into the C library: every option's default is parsed
+ * at every start (below). */
 static int enum_index(const char *values, const char *word)
 {
 	int i = 0;
-	size_t n = strlen(word);
 	for (const char *p = values;; i++) {
-		const char *bar = strchr(p, '|');
-		size_t len = bar ? (size_t)(bar - p) : strlen(p);
-		if (len == n && strncmp(p, word, n) == 0)
+		const char *w = word;
+		while (*p && *p != '|' && *p == *w)
+			p++, w++;
+		if ((*p == '|' || !*p) && !*w)
 			return i;
-		if (!bar)
+		while (*p && *p != '|')
+			p++;
+		if (!*p)
 			return -1;
-		p = bar + 1;
+		p++;
 	}
 }
 
@@ -164,7 +168,7 @@ static bool parse_int(const char *s, const char *range, int *out)
 {
 	const char *end;
 	long lo, hi, v;
-	if (!decimal(range, &end, &lo) || !decimal(strchr(range, ':') + 1, &end, &hi))
+	if (!decimal(range, &end, &lo) || *end != ':' || !decimal(end + 1, &end, &hi))
 		return false;
 	if (!decimal(s, &end, &v) || *end || v < lo || v > hi)
 		return false;

@@ -19,9 +19,13 @@
  *
  * Traps.  The clearing runs below the stack pointer, from a margin
  * below its own frame that the small frames of the system calls it
- * makes (mincore, sigprocmask) stay within.  Signals are
- * blocked meanwhile, since a handler's frame would be written there.
- * Only pages already resident are cleared (mincore), so resident memory
+ * makes (mincore) stay within.  Signals are not blocked: a handler that
+ * ran during the clearing leaves its dead frame below the stack pointer
+ * exactly as one that ran the moment after it would (blocking them
+ * only moved such a handler to the unblocking), and its frame, written
+ * below ours while we wait, is dead before the clearing goes on (two
+ * sigprocmask calls and sigfillset's binding, every measured process's
+ * start, for nothing).  Only pages already resident are cleared (mincore), so resident memory
  * stays the program's.  valgrind reports writes below the stack
  * pointer: under it, and wherever memcheck does not scan, nothing is
  * done.  The wrapper makes no frame of its own
@@ -31,8 +35,6 @@
  * library's start code by its call-frame information, at every
  * allocation (twice the instructions of tracking on malloc_bench).
  */
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -88,12 +90,8 @@ __attribute__((noinline)) static void clear_dead_stack(void)
 	 * libmemcheck's DWARF. */
 	if (ON_VALGRIND)
 		return;
-	sigset_t all, old;
-	sigfillset(&all);
-	if (pthread_sigmask(SIG_SETMASK, &all, &old) != 0)
-		return;
-	/* The lower of the two sets: old is read after the clearing. */
-	uintptr_t sp = (uintptr_t)&old < (uintptr_t)&all ? (uintptr_t)&old : (uintptr_t)&all;
+	volatile char mark = 0; /* the lowest of this frame's own slots */
+	uintptr_t sp = (uintptr_t)&mark;
 	uintptr_t hi = sp - MARGIN, lo = hi & ~(uintptr_t)(PAGE - 1);
 	uintptr_t floor = sp > MAX_DEPTH ? sp - MAX_DEPTH : 0;
 	bool window = true;
@@ -110,7 +108,7 @@ __attribute__((noinline)) static void clear_dead_stack(void)
 		if (k < n)
 			break; /* a page not resident: nothing below is the program's */
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	(void)mark;
 }
 
 MC_API int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,

@@ -71,6 +71,14 @@ int mc_sys_munmap(void *addr, size_t len)
  * block is memcheck's, never in a signal handler. */
 MC_HOT static int (*_Atomic next_sigaction)(int, const struct sigaction *, struct sigaction *);
 
+/* Found at start-up with the mmap family (life.c); dlsym only where
+ * that found none. */
+void mc_sys_sigaction_set(int (*fn)(int, const struct sigaction *, struct sigaction *))
+{
+	if (fn && !atomic_load_explicit(&next_sigaction, memory_order_acquire))
+		atomic_store_explicit(&next_sigaction, fn, memory_order_release);
+}
+
 bool mc_sys_sigaction_resolve(void)
 {
 	if (!atomic_load_explicit(&next_sigaction, memory_order_acquire))
@@ -894,10 +902,13 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe)
 {
 	int saved = errno, err = 0;
 	sigset_t pipe_only, old, pending;
-	sigemptyset(&pipe_only);
-	sigaddset(&pipe_only, SIGPIPE);
 	bool was_pending = false;
+	/* The sets are made only where they are used: two of the C
+	 * library's functions fewer to bind (lazily, ~450 instructions
+	 * each) in a process whose report cannot raise SIGPIPE. */
 	if (may_pipe) {
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
 		was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
 		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	}
