@@ -758,7 +758,7 @@ static inline const struct slot *capture_cache_find(uint64_t h)
 #define WALKED_FP 1
 #define WALKED_RUN 2
 static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end_bp,
-				     bool *absent)
+				     uint64_t *absent)
 {
 	uint64_t key = h;
 	int want = WALKED_FP, walked;
@@ -769,7 +769,7 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
 		gen = last_run.gen;
 	}
 	uint32_t id = mc_depot_known(key, me.prev, &walked);
-	*absent = !id && key == h && h; /* no stack of key h: see capture_more */
+	*absent = id ? 0 : key; /* no stack of this key (0: none named): see capture_more */
 	if (!id || walked != want)
 		return 0;
 	me.prev = id;
@@ -803,8 +803,13 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * hash (capture_known's keys): its first function without a frame
 	 * pointer comes before walk_fp's last frame, and the rules are the
 	 * return addresses'.  Where capture_known finds no stack of key h,
-	 * the depot's first lookup of the frames below is not made. */
-	bool absent = false;
+	 * the depot's first lookup of the frames below is not made; nor
+	 * where it finds none marked with the run it ends with (the key a
+	 * stack stored with that run is marked under): nearly always a new
+	 * stack, which that lookup, made without the lock, cannot find, and
+	 * the lookup under the lock finds any other (a stack stored by
+	 * another walk, unmarked). */
+	uint64_t absent = 0;
 	if (!c || c->gen != GEN_EXACT) {
 		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent);
 		if (known)
@@ -873,7 +878,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		}
 		int m = k + 1;
 		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
-			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, absent, h,
+			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, h && absent == h, h,
 								      WALKED_FP, me.prev)
 					     : mc_depot_intern(h, frames, m);
 			capture_cache_put(ck, id, GEN_FP);
@@ -890,9 +895,10 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 					     &gen);
 		if (!more) {
 			bool run = s == 0 && stopped && gen; /* last_run is that run */
-			uint32_t id = run ? mc_depot_intern_walked(hj, frames, m, false,
-								   h ^ last_run.key, WALKED_RUN,
-								   me.prev)
+			uint64_t wkey = h ^ last_run.key;
+			uint32_t id = run ? mc_depot_intern_walked(hj, frames, m,
+								   wkey && absent == wkey, wkey,
+								   WALKED_RUN, me.prev)
 					  : mc_depot_intern(hj, frames, m);
 			capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
 			if (run)
