@@ -864,18 +864,50 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		uint64_t key = 0, val = 0;
 		bool cfi = false, stopped = false; /* stopped: where walk_fp stopped */
 		uintptr_t pc = frames[k];
-		while (k + 1 < max) {
-			key = capture_rule(&rv, pc, &val);
-			stopped = (uintptr_t)cur + 16 == stop_sp;
-			if ((key & RULE_CFI) || stopped) {
+		/* Each frame's test, as few instructions as it takes: the
+		 * frame record where walk_fp stopped (stop_sp - 16; never a
+		 * record where stop_sp is 0) compared as it is, and the rule
+		 * table's first slot holding pc itself (a frame pointer's
+		 * rule: most frames) read from the view's address and shift
+		 * in registers, copied from rv after any call that may move
+		 * it; only another answer calls capture_rule. */
+		uintptr_t stop_rec = stop_sp - 16;
+		const struct rule_slot *rt = rv.rt;
+		unsigned shift = rv.shift;
+		uintptr_t *fr = frames + k, *fend = frames + max - 1; /* fr: frames[k] */
+		while (fr < fend) {
+			if (unlikely((uintptr_t)cur == stop_rec)) {
+				key = capture_rule(&rv, pc, &val);
+				stopped = true;
 				cfi = key & RULE_CFI;
 				break;
 			}
-			frames[++k] = pc = nxt[1];
-			hk = hash_step(hk, pc);
+			key = atomic_load_explicit(&rt[(size_t)((pc * HASH_K) >> shift)].key,
+						   memory_order_acquire);
+			if (unlikely(key != pc)) {
+				key = capture_rule(&rv, pc, &val);
+				rt = rv.rt;
+				shift = rv.shift;
+				if (key & RULE_CFI) {
+					cfi = true;
+					break;
+				}
+			}
+			*++fr = pc = nxt[1];
 			cur = nxt;
 			nxt = (uintptr_t *)cur[0];
 		}
+		k = (int)(fr - frames);
+		/* The hash of frames[0..k]: walk_fp's, h, where these steps
+		 * went as far as it did (to where it stopped, or to the
+		 * depth); else (a function without a frame pointer before
+		 * that) hashed on from the segment's first frame here, not a
+		 * step at a time above. */
+		if (stopped || !cfi)
+			hk = h;
+		else
+			for (int i = s + 1; i <= k; i++)
+				hk = hash_step(hk, frames[i]);
 		int m = k + 1;
 		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
 			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, h && absent == h, h,
