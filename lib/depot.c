@@ -357,13 +357,13 @@ static inline struct walked_index *idx_room(void)
 }
 
 /* The stored stack of the n frames f, whose index key is key, in table
- * t: each slot of the key is a candidate, its entry compared. */
-static uint32_t lookup(const struct walked_index *t, uint64_t key, const uintptr_t *f, int n)
+ * t, from its probe's slot i: each slot of the key is a candidate, its
+ * entry compared. */
+static __attribute__((noinline)) uint32_t lookup_from(const struct walked_index *t, size_t i,
+						      uint64_t key, const uintptr_t *f, int n)
 {
-	if (!t)
-		return 0;
 	size_t mask = ((size_t)1 << t->bits) - 1;
-	for (size_t i = (size_t)(key >> (64 - t->bits));; i = (i + 1) & mask) {
+	for (;; i = (i + 1) & mask) {
 		uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_acquire);
 		if (!k)
 			return 0;
@@ -375,6 +375,20 @@ static uint32_t lookup(const struct walked_index *t, uint64_t key, const uintptr
 		    memcmp(e->frames, f, (size_t)n * sizeof *f) == 0)
 			return id;
 	}
+}
+
+/* lookup_from's first slot, inline: a new stack's probe mostly starts at
+ * an empty slot (the index is at most half full), and its lookups, one
+ * or two a stack stored, then cost no call (~35 instructions each). */
+static inline uint32_t lookup(const struct walked_index *t, uint64_t key, const uintptr_t *f,
+			      int n)
+{
+	if (!t)
+		return 0;
+	size_t i = (size_t)(key >> (64 - t->bits));
+	if (!atomic_load_explicit(&t->s[i].key, memory_order_acquire))
+		return 0;
+	return lookup_from(t, i, key, f, n);
 }
 
 

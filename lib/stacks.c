@@ -758,7 +758,7 @@ static inline const struct slot *capture_cache_find(uint64_t h)
 #define WALKED_FP 1
 #define WALKED_RUN 2
 static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end_bp,
-				     bool *absent)
+				     uint64_t *absent)
 {
 	uint64_t key = h;
 	int want = WALKED_FP, walked;
@@ -769,7 +769,7 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
 		gen = last_run.gen;
 	}
 	uint32_t id = mc_depot_known(key, me.prev, &walked);
-	*absent = !id && key == h && h; /* no stack of key h: see capture_more */
+	*absent = id ? 0 : key; /* no stack of this key (0: none named): see capture_more */
 	if (!id || walked != want)
 		return 0;
 	me.prev = id;
@@ -803,8 +803,13 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * hash (capture_known's keys): its first function without a frame
 	 * pointer comes before walk_fp's last frame, and the rules are the
 	 * return addresses'.  Where capture_known finds no stack of key h,
-	 * the depot's first lookup of the frames below is not made. */
-	bool absent = false;
+	 * the depot's first lookup of the frames below is not made; nor
+	 * where it finds none marked with the run it ends with (the key a
+	 * stack stored with that run is marked under): nearly always a new
+	 * stack, which that lookup, made without the lock, cannot find, and
+	 * the lookup under the lock finds any other (a stack stored by
+	 * another walk, unmarked). */
+	uint64_t absent = 0;
 	if (!c || c->gen != GEN_EXACT) {
 		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent);
 		if (known)
@@ -859,21 +864,53 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		uint64_t key = 0, val = 0;
 		bool cfi = false, stopped = false; /* stopped: where walk_fp stopped */
 		uintptr_t pc = frames[k];
-		while (k + 1 < max) {
-			key = capture_rule(&rv, pc, &val);
-			stopped = (uintptr_t)cur + 16 == stop_sp;
-			if ((key & RULE_CFI) || stopped) {
+		/* Each frame's test, as few instructions as it takes: the
+		 * frame record where walk_fp stopped (stop_sp - 16; never a
+		 * record where stop_sp is 0) compared as it is, and the rule
+		 * table's first slot holding pc itself (a frame pointer's
+		 * rule: most frames) read from the view's address and shift
+		 * in registers, copied from rv after any call that may move
+		 * it; only another answer calls capture_rule. */
+		uintptr_t stop_rec = stop_sp - 16;
+		const struct rule_slot *rt = rv.rt;
+		unsigned shift = rv.shift;
+		uintptr_t *fr = frames + k, *fend = frames + max - 1; /* fr: frames[k] */
+		while (fr < fend) {
+			if (unlikely((uintptr_t)cur == stop_rec)) {
+				key = capture_rule(&rv, pc, &val);
+				stopped = true;
 				cfi = key & RULE_CFI;
 				break;
 			}
-			frames[++k] = pc = nxt[1];
-			hk = hash_step(hk, pc);
+			key = atomic_load_explicit(&rt[(size_t)((pc * HASH_K) >> shift)].key,
+						   memory_order_acquire);
+			if (unlikely(key != pc)) {
+				key = capture_rule(&rv, pc, &val);
+				rt = rv.rt;
+				shift = rv.shift;
+				if (key & RULE_CFI) {
+					cfi = true;
+					break;
+				}
+			}
+			*++fr = pc = nxt[1];
 			cur = nxt;
 			nxt = (uintptr_t *)cur[0];
 		}
+		k = (int)(fr - frames);
+		/* The hash of frames[0..k]: walk_fp's, h, where these steps
+		 * went as far as it did (to where it stopped, or to the
+		 * depth); else (a function without a frame pointer before
+		 * that) hashed on from the segment's first frame here, not a
+		 * step at a time above. */
+		if (stopped || !cfi)
+			hk = h;
+		else
+			for (int i = s + 1; i <= k; i++)
+				hk = hash_step(hk, frames[i]);
 		int m = k + 1;
 		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
-			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, absent, h,
+			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, h && absent == h, h,
 								      WALKED_FP, me.prev)
 					     : mc_depot_intern(h, frames, m);
 			capture_cache_put(ck, id, GEN_FP);
@@ -890,9 +927,10 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 					     &gen);
 		if (!more) {
 			bool run = s == 0 && stopped && gen; /* last_run is that run */
-			uint32_t id = run ? mc_depot_intern_walked(hj, frames, m, false,
-								   h ^ last_run.key, WALKED_RUN,
-								   me.prev)
+			uint64_t wkey = h ^ last_run.key;
+			uint32_t id = run ? mc_depot_intern_walked(hj, frames, m,
+								   wkey && absent == wkey, wkey,
+								   WALKED_RUN, me.prev)
 					  : mc_depot_intern(hj, frames, m);
 			capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
 			if (run)
