@@ -176,8 +176,16 @@ static bool load_libdw(void)
 		return dw_state == DW_LOADED;
 	dw_state = DW_MISSING;
 	/* RTLD_LOCAL: libdw's symbols must not satisfy the program's own
-	 * lookups (it may link a different elfutils). */
-	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	 * lookups (it may link a different elfutils).  RTLD_LAZY: of the
+	 * ~880 symbol lookups RTLD_NOW made for libdw, libelf and the
+	 * compression libraries, a process printing a frame with file:line
+	 * needs ~90 (callgrind, a leaking bench/suite_test 0's exit: dlopen
+	 * 497 K -> 282 K instructions, + 88 K of lazy binding).  A lazy
+	 * binding runs with this file's lock held, as libdw's calls do; it
+	 * takes no lock and allocates nothing here (no STB_GNU_UNIQUE symbol
+	 * in these libraries; their dependencies are the dlopen's own, so no
+	 * dependency is added), and LD_BIND_NOW still binds them all. */
+	void *h = dlopen("libdw.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		return false;
 	/* A missing symbol means an elfutils too old or odd to trust.  It
