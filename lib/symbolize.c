@@ -371,6 +371,20 @@ static struct {
 	char s[DSTR_MEMO_LEN];
 } dstr_memo[DSTR_MEMO];
 static int dstr_nmemo;
+/* The memo's entries by a hash of (d, cu, s), 1 + the index, 0 free:
+ * the memo was searched entry by entry (a leaking bench/suite_test 0's
+ * exit: 158 searches of up to 128 entries, 66 K instructions).  At most
+ * half full; cleared with the memo (dstr_memo_clear). */
+#define DSTR_MEMO_SLOTS (2 * DSTR_MEMO)
+static uint8_t dstr_slot[DSTR_MEMO_SLOTS];
+_Static_assert(DSTR_MEMO < 256, "a slot holds 1 + an index in a byte");
+
+static void dstr_memo_clear(void)
+{
+	if (dstr_nmemo)
+		memset(dstr_slot, 0, sizeof dstr_slot);
+	dstr_nmemo = 0;
+}
 /* The units addresses were found in, by range, a few: the addresses of
  * one stack lie in a few functions. */
 #define UNIT_MEMO 16
@@ -746,18 +760,42 @@ static bool unit_of(const struct dstr *d, uint64_t addr, size_t *off, size_t *le
 }
 
 /* What dstr_has answered for s in unit cu of d: 1, 0, or -1 (not kept). */
+static size_t dstr_hash(const struct dstr *d, size_t cu, const char *s, size_t len)
+{
+	uint64_t h = ((uintptr_t)d ^ cu * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return (size_t)(h >> 40) & (DSTR_MEMO_SLOTS - 1);
+}
+
+/* The slot of (d, cu, s): its entry's, or the free one where it goes. */
+static uint8_t *dstr_find(const struct dstr *d, size_t cu, const char *s, size_t len)
+{
+	size_t i = dstr_hash(d, cu, s, len);
+	for (; dstr_slot[i]; i = (i + 1) & (DSTR_MEMO_SLOTS - 1)) {
+		const int k = dstr_slot[i] - 1;
+		if (dstr_memo[k].d == d && dstr_memo[k].cu == cu && dstr_memo[k].len == len &&
+		    memcmp(dstr_memo[k].s, s, len) == 0)
+			break;
+	}
+	return &dstr_slot[i];
+}
+
 static int dstr_memo_get(const struct dstr *d, size_t cu, const char *s, size_t len)
 {
-	for (int i = 0; i < dstr_nmemo; i++)
-		if (dstr_memo[i].d == d && dstr_memo[i].cu == cu && dstr_memo[i].len == len &&
-		    memcmp(dstr_memo[i].s, s, len) == 0)
-			return dstr_memo[i].found;
-	return -1;
+	if (len >= DSTR_MEMO_LEN)
+		return -1;
+	const uint8_t *slot = dstr_find(d, cu, s, len);
+	return *slot ? dstr_memo[*slot - 1].found : -1;
 }
 
 static void dstr_memo_put(const struct dstr *d, size_t cu, const char *s, size_t len, bool found)
 {
 	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
+		uint8_t *slot = dstr_find(d, cu, s, len);
+		if (*slot)
+			return;
+		*slot = (uint8_t)(dstr_nmemo + 1);
 		dstr_memo[dstr_nmemo].d = d;
 		dstr_memo[dstr_nmemo].cu = cu;
 		dstr_memo[dstr_nmemo].len = (uint8_t)len;
@@ -940,7 +978,7 @@ static void end_session(bool unmap_files)
 		mod_cache_free(&mod_caches[i]);
 	mod_caches_next = 0;
 	unit_fns_forget();
-	dstr_nmemo = 0;
+	dstr_memo_clear();
 	memset(unit_memo, 0, sizeof unit_memo);
 	memset(own_str, 0, sizeof own_str);
 	mc_elfmod_forget(unmap_files);
@@ -1628,7 +1666,7 @@ void mc_symbolize_postfork(bool child)
 		mc_elfmod_forget(false);
 		mod_runs = (struct mc_buf){ 0 };
 		mod_runs_read = false;
-		dstr_nmemo = 0;
+		dstr_memo_clear();
 		memset(unit_memo, 0, sizeof unit_memo);
 		/* The frame cache too: another thread may have been
 		 * growing or unmapping it. */
