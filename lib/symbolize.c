@@ -826,7 +826,12 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len)
 		n = unit_memo[u].n;
 	} else {
 		uint64_t lo, hi;
-		if (!unit_of(d, addr, &off, &n, &lo, &hi)) {
+		/* A unit that is all of .debug_info (a program of one
+		 * source file) is the search of all of it, whose answers
+		 * an address in no unit (its _start) shares: suite_test 0's
+		 * exit searched the same bytes again for 30 of its 100
+		 * questions. */
+		if (!unit_of(d, addr, &off, &n, &lo, &hi) || (off == 0 && n == d->n[0])) {
 			off = SIZE_MAX;
 			n = d->n[0];
 		}
