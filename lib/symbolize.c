@@ -1148,15 +1148,15 @@ static const char *die_name(Dwarf_Die *die, int at)
  * 48 K instructions of a leaking suite_test 0's exit). */
 static bool no_code(int tag)
 {
-	switch (tag) {
-	case DW_TAG_base_type: case DW_TAG_pointer_type: case DW_TAG_reference_type:
-	case DW_TAG_rvalue_reference_type: case DW_TAG_const_type: case DW_TAG_volatile_type:
-	case DW_TAG_restrict_type: case DW_TAG_typedef: case DW_TAG_array_type:
-	case DW_TAG_subroutine_type: case DW_TAG_enumeration_type: case DW_TAG_variable:
-		return true;
-	default:
-		return false;
-	}
+	static const bool none[] = {
+		[DW_TAG_base_type] = true, [DW_TAG_pointer_type] = true,
+		[DW_TAG_reference_type] = true, [DW_TAG_rvalue_reference_type] = true,
+		[DW_TAG_const_type] = true, [DW_TAG_volatile_type] = true,
+		[DW_TAG_restrict_type] = true, [DW_TAG_typedef] = true, [DW_TAG_array_type] = true,
+		[DW_TAG_subroutine_type] = true, [DW_TAG_enumeration_type] = true,
+		[DW_TAG_variable] = true,
+	};
+	return tag >= 0 && (size_t)tag < MC_ARRAY_SIZE(none) && none[tag];
 }
 
 static void unit_fns_build(struct unit_fns *u, Dwarf_Die *cu)
