@@ -64,6 +64,7 @@ struct elf_file {
 
 struct mc_elfmod {
 	uintptr_t lo;             /* the object's first byte (_dl_find_object): the key */
+	uintptr_t hi;             /* past its last (its mappings' reservation) */
 	bool used, ok;
 	uint64_t bias;
 	int debuginfo;            /* MC_DI_* */
@@ -406,12 +407,12 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 	struct dl_find_object fo;
 	if (_dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map)
 		return NULL;
-	uintptr_t lo = (uintptr_t)fo.dlfo_map_start;
+	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
 	uint64_t bias = fo.dlfo_link_map->l_addr;
 #else
 	(void)addr;    /* no cheap way to the object: libdw decides */
 	return NULL;
-	uintptr_t lo = 0;
+	uintptr_t lo = 0, hi = 0;
 	uint64_t bias = 0;
 #endif
 	for (size_t i = 0; i < MC_ARRAY_SIZE(mods) && i < mods_next; i++)
@@ -429,6 +430,7 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 	*fresh = (int)(m - mods);
 	m->used = true;
 	m->lo = lo;
+	m->hi = hi;
 	m->bias = bias;
 	/* The first mapping of the object is its file's (the ELF header). */
 	const char *name = run_at(lo);
@@ -456,6 +458,12 @@ int mc_elfmod_debuginfo(const struct mc_elfmod *m)
 uint64_t mc_elfmod_bias(const struct mc_elfmod *m)
 {
 	return m->bias;
+}
+
+void mc_elfmod_range(const struct mc_elfmod *m, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = m->lo;
+	*hi = m->hi;
 }
 
 const struct mc_symtab *mc_elfmod_symtab(const struct mc_elfmod *m)

@@ -176,8 +176,16 @@ static bool load_libdw(void)
 		return dw_state == DW_LOADED;
 	dw_state = DW_MISSING;
 	/* RTLD_LOCAL: libdw's symbols must not satisfy the program's own
-	 * lookups (it may link a different elfutils). */
-	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	 * lookups (it may link a different elfutils).  RTLD_LAZY: of the
+	 * ~880 symbol lookups RTLD_NOW made for libdw, libelf and the
+	 * compression libraries, a process printing a frame with file:line
+	 * needs ~90 (callgrind, a leaking bench/suite_test 0's exit: dlopen
+	 * 497 K -> 282 K instructions, + 88 K of lazy binding).  A lazy
+	 * binding runs with this file's lock held, as libdw's calls do; it
+	 * takes no lock and allocates nothing here (no STB_GNU_UNIQUE symbol
+	 * in these libraries; their dependencies are the dlopen's own, so no
+	 * dependency is added), and LD_BIND_NOW still binds them all. */
+	void *h = dlopen("libdw.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		return false;
 	/* A missing symbol means an elfutils too old or odd to trust.  It
@@ -363,6 +371,20 @@ static struct {
 	char s[DSTR_MEMO_LEN];
 } dstr_memo[DSTR_MEMO];
 static int dstr_nmemo;
+/* The memo's entries by a hash of (d, cu, s), 1 + the index, 0 free:
+ * the memo was searched entry by entry (a leaking bench/suite_test 0's
+ * exit: 158 searches of up to 128 entries, 66 K instructions).  At most
+ * half full; cleared with the memo (dstr_memo_clear). */
+#define DSTR_MEMO_SLOTS (2 * DSTR_MEMO)
+static uint8_t dstr_slot[DSTR_MEMO_SLOTS];
+_Static_assert(DSTR_MEMO < 256, "a slot holds 1 + an index in a byte");
+
+static void dstr_memo_clear(void)
+{
+	if (dstr_nmemo)
+		memset(dstr_slot, 0, sizeof dstr_slot);
+	dstr_nmemo = 0;
+}
 /* The units addresses were found in, by range, a few: the addresses of
  * one stack lie in a few functions. */
 #define UNIT_MEMO 16
@@ -738,18 +760,42 @@ static bool unit_of(const struct dstr *d, uint64_t addr, size_t *off, size_t *le
 }
 
 /* What dstr_has answered for s in unit cu of d: 1, 0, or -1 (not kept). */
+static size_t dstr_hash(const struct dstr *d, size_t cu, const char *s, size_t len)
+{
+	uint64_t h = ((uintptr_t)d ^ cu * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return (size_t)(h >> 40) & (DSTR_MEMO_SLOTS - 1);
+}
+
+/* The slot of (d, cu, s): its entry's, or the free one where it goes. */
+static uint8_t *dstr_find(const struct dstr *d, size_t cu, const char *s, size_t len)
+{
+	size_t i = dstr_hash(d, cu, s, len);
+	for (; dstr_slot[i]; i = (i + 1) & (DSTR_MEMO_SLOTS - 1)) {
+		const int k = dstr_slot[i] - 1;
+		if (dstr_memo[k].d == d && dstr_memo[k].cu == cu && dstr_memo[k].len == len &&
+		    memcmp(dstr_memo[k].s, s, len) == 0)
+			break;
+	}
+	return &dstr_slot[i];
+}
+
 static int dstr_memo_get(const struct dstr *d, size_t cu, const char *s, size_t len)
 {
-	for (int i = 0; i < dstr_nmemo; i++)
-		if (dstr_memo[i].d == d && dstr_memo[i].cu == cu && dstr_memo[i].len == len &&
-		    memcmp(dstr_memo[i].s, s, len) == 0)
-			return dstr_memo[i].found;
-	return -1;
+	if (len >= DSTR_MEMO_LEN)
+		return -1;
+	const uint8_t *slot = dstr_find(d, cu, s, len);
+	return *slot ? dstr_memo[*slot - 1].found : -1;
 }
 
 static void dstr_memo_put(const struct dstr *d, size_t cu, const char *s, size_t len, bool found)
 {
 	if (dstr_nmemo < DSTR_MEMO && len < DSTR_MEMO_LEN) {
+		uint8_t *slot = dstr_find(d, cu, s, len);
+		if (*slot)
+			return;
+		*slot = (uint8_t)(dstr_nmemo + 1);
 		dstr_memo[dstr_nmemo].d = d;
 		dstr_memo[dstr_nmemo].cu = cu;
 		dstr_memo[dstr_nmemo].len = (uint8_t)len;
@@ -780,7 +826,12 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len)
 		n = unit_memo[u].n;
 	} else {
 		uint64_t lo, hi;
-		if (!unit_of(d, addr, &off, &n, &lo, &hi)) {
+		/* A unit that is all of .debug_info (a program of one
+		 * source file) is the search of all of it, whose answers
+		 * an address in no unit (its _start) shares: suite_test 0's
+		 * exit searched the same bytes again for 30 of its 100
+		 * questions. */
+		if (!unit_of(d, addr, &off, &n, &lo, &hi) || (off == 0 && n == d->n[0])) {
 			off = SIZE_MAX;
 			n = d->n[0];
 		}
@@ -932,7 +983,7 @@ static void end_session(bool unmap_files)
 		mod_cache_free(&mod_caches[i]);
 	mod_caches_next = 0;
 	unit_fns_forget();
-	dstr_nmemo = 0;
+	dstr_memo_clear();
 	memset(unit_memo, 0, sizeof unit_memo);
 	memset(own_str, 0, sizeof own_str);
 	mc_elfmod_forget(unmap_files);
@@ -1022,12 +1073,35 @@ static bool note_mod_run(const struct mc_mapping *m, void *arg)
 	return !w->b->oom;
 }
 
-/* The module of addr in session d, reported now if it was not yet. */
-static Dwfl_Module *session_module(Dwfl *d, uintptr_t addr)
+static Dwfl_Module *report_module(Dwfl *d, const char *name, uintptr_t lo, uintptr_t hi,
+				  uintptr_t addr)
+{
+	dw.report_begin_add(d);
+	dw.report_module(d, name, lo, hi);
+	if (dw.report_end(d, NULL, NULL) != 0)
+		return NULL;
+	return dw.addrmodule(d, addr);
+}
+
+/* The module of addr in session d, reported now if it was not yet.  m:
+ * elfmod.c's reading of addr's object, or NULL.  Its path is the name
+ * of the mapping at its first byte, where its file's run begins: the
+ * module is reported from it without a read of /proc/self/maps (59 K
+ * instructions and four system calls of a leaking suite_test 0's
+ * exit).  Its end is the end of the object's reservation, past the
+ * run's last mapping where a .bss follows it: no return address lies
+ * there. */
+static Dwfl_Module *session_module(Dwfl *d, uintptr_t addr, struct mc_elfmod *m)
 {
 	Dwfl_Module *mod = dw.addrmodule(d, addr);
 	if (mod || !dw.lazy)
 		return mod;
+	uintptr_t lo, hi;
+	if (m) {
+		mc_elfmod_range(m, &lo, &hi);
+		if (mc_elfmod_path(m)[0] == '/' && addr - lo < hi - lo)
+			return report_module(d, mc_elfmod_path(m), lo, hi, addr);
+	}
 	if (!mod_runs_read) {
 		mod_runs_read = true;
 		struct runs_read w = { &mod_runs, (uintptr_t)getauxval(AT_SYSINFO_EHDR), 0 };
@@ -1036,13 +1110,8 @@ static Dwfl_Module *session_module(Dwfl *d, uintptr_t addr)
 	}
 	for (size_t at = 0; at + sizeof(struct mod_run) <= mod_runs.len;) {
 		const struct mod_run *r = (const struct mod_run *)(mod_runs.s + at);
-		if (addr - r->lo < r->hi - r->lo) {
-			dw.report_begin_add(d);
-			dw.report_module(d, r->name, r->lo, r->hi);
-			if (dw.report_end(d, NULL, NULL) != 0)
-				return NULL;
-			return dw.addrmodule(d, addr);
-		}
+		if (addr - r->lo < r->hi - r->lo)
+			return report_module(d, r->name, r->lo, r->hi, addr);
 		at += r->size;
 	}
 	return NULL;
@@ -1072,19 +1141,38 @@ static const char *die_name(Dwarf_Die *die, int at)
  * the concrete chain getscopes_die gives.  What the table cannot follow
  * as libdw does (imported units, which its walk enters; an error; a
  * split unit) is left to libdw. */
+/* A DIE DWARF gives no address range (DWARF 5, appendix A: neither
+ * DW_AT_low_pc nor DW_AT_ranges applies to its tag): a unit's types and
+ * variables, most of its top-level DIEs, each a dwarf_ranges call of
+ * ~660 instructions that found nothing (suite_test.c's unit: 73 calls,
+ * 48 K instructions of a leaking suite_test 0's exit). */
+static bool no_code(int tag)
+{
+	static const bool none[] = {
+		[DW_TAG_base_type] = true, [DW_TAG_pointer_type] = true,
+		[DW_TAG_reference_type] = true, [DW_TAG_rvalue_reference_type] = true,
+		[DW_TAG_const_type] = true, [DW_TAG_volatile_type] = true,
+		[DW_TAG_restrict_type] = true, [DW_TAG_typedef] = true, [DW_TAG_array_type] = true,
+		[DW_TAG_subroutine_type] = true, [DW_TAG_enumeration_type] = true,
+		[DW_TAG_variable] = true,
+	};
+	return tag >= 0 && (size_t)tag < MC_ARRAY_SIZE(none) && none[tag];
+}
+
 static void unit_fns_build(struct unit_fns *u, Dwarf_Die *cu)
 {
 	Dwarf_Die d;
 	u->usable = true;
 	int more = dw.child(cu, &d) == 0;
 	while (more && u->usable) {
-		if (dw.tag(&d) == DW_TAG_imported_unit) {
+		int tag = dw.tag(&d);
+		if (tag == DW_TAG_imported_unit) {
 			u->usable = false;
 			break;
 		}
 		Dwarf_Addr base, start, end;
 		ptrdiff_t o = 0;
-		while ((o = dw.ranges(&d, o, &base, &start, &end)) > 0) {
+		while (!no_code(tag) && (o = dw.ranges(&d, o, &base, &start, &end)) > 0) {
 			struct cu_range r = { start, end, end, dw.dieoffset(&d) };
 			if (start < end)
 				mc_buf_put(&u->buf, (const char *)&r, sizeof r);
@@ -1304,7 +1392,7 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	Dwfl *d = get_session();
 	if (!d)
 		return 1;
-	Dwfl_Module *mod = session_module(d, addr);
+	Dwfl_Module *mod = session_module(d, addr, m);
 	if (!mod)
 		return 1;
 	bool ask = true;
@@ -1395,7 +1483,7 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 				 * anywhere: the full resolution is this
 				 * frame. */
 				Dwfl *d = get_session();
-				Dwfl_Module *mod = d ? session_module(d, addr) : NULL;
+				Dwfl_Module *mod = d ? session_module(d, addr, NULL) : NULL;
 				struct dstr *str = mod ? &mod_cache(mod)->str : NULL;
 				if (str && !str->built)
 					dstr_build(str, mod);
@@ -1544,7 +1632,7 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 		may = dstr_has(str, addr, s, len);
 	} else if (mc_opt.symbolize && load_libdw()) {
 		Dwfl *d = get_session();
-		Dwfl_Module *mod = d ? session_module(d, addr) : NULL;
+		Dwfl_Module *mod = d ? session_module(d, addr, NULL) : NULL;
 		struct dstr *str = mod ? &mod_cache(mod)->str : NULL;
 		if (str && !str->built)
 			dstr_build(str, mod);
@@ -1620,7 +1708,7 @@ void mc_symbolize_postfork(bool child)
 		mc_elfmod_forget(false);
 		mod_runs = (struct mc_buf){ 0 };
 		mod_runs_read = false;
-		dstr_nmemo = 0;
+		dstr_memo_clear();
 		memset(unit_memo, 0, sizeof unit_memo);
 		/* The frame cache too: another thread may have been
 		 * growing or unmapping it. */

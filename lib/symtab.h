@@ -113,6 +113,9 @@ int mc_elfmod_slot(const struct mc_elfmod *m);
 const char *mc_elfmod_path(const struct mc_elfmod *m);
 int mc_elfmod_debuginfo(const struct mc_elfmod *m);
 uint64_t mc_elfmod_bias(const struct mc_elfmod *m);
+/* [*lo, *hi): the object's mappings, from its first byte (the first
+ * mapping of its file) to the end of what the dynamic linker reserved. */
+void mc_elfmod_range(const struct mc_elfmod *m, uintptr_t *lo, uintptr_t *hi);
 /* The symbol table names come from (its raw entries and their count). */
 const struct mc_symtab *mc_elfmod_symtab(const struct mc_elfmod *m);
 /* dwfl_module_addrname's answer at addr; *ask: libdw must say. */
