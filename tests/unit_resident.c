@@ -204,10 +204,11 @@ START_TEST(keeps_unmapped_mappings)
 	mc_map_hooks_set(&fake);
 	size_t pg = page();
 	/* Three pages asked for, written, unmapped: kept, still listed,
-	 * counted whole (the count grows from the bytes asked to the pages). */
+	 * counted whole (whole pages from the start: the last one is all
+	 * memcheck's, util.c page_round). */
 	char *a = mc_map(3 * pg - 100);
 	ck_assert_ptr_nonnull(a);
-	ck_assert_int_eq(told, (int64_t)(3 * pg - 100));
+	ck_assert_int_eq(told, (int64_t)(3 * pg));
 	memset(a, 0x5a, 3 * pg);
 	mc_unmap(a, 3 * pg - 100);
 	ck_assert(listed(a));
