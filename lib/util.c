@@ -97,10 +97,14 @@ int mc_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old
  * program's memory can leave them out (allocator.c).  A fixed array of
  * slots claimed with atomics: map_plain runs inside the hooks, in any
  * thread, and a lock held across fork would stay held in the child.
- * lo == 0 is a free slot; a slot is claimed by setting lo, then hi, and
- * freed by clearing hi, then lo, before the munmap, so that an address a
- * later mmap reuses is registered again.  A reader may see a slot being
- * filled with hi still 0: an empty range. */
+ * lo == 0 is a free slot; a slot is claimed by setting lo, then last, and
+ * freed by clearing last, then lo, before the munmap, so that an address
+ * a later mmap reuses is registered again.  A reader may see a slot being
+ * filled with last still 0: an empty range.  The end is kept as the last
+ * byte, not the byte after it: where libmemcheck.a is linked into the
+ * program this array is the program's data, a root of the scan, and a
+ * whole-page end is the start of whatever is mapped above, an
+ * allocator's first block say, which it would keep reachable. */
 #define OWN_SLOTS 4096
 
 /* Each slot's two ends side by side, and the searches stop at the
@@ -109,7 +113,7 @@ int mc_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old
  * touched 16 pages of .bss (a page fault each, ~20 us here) whenever an
  * address was not found, and a page each at start-up. */
 static struct {
-	_Atomic uintptr_t lo, hi;
+	_Atomic uintptr_t lo, last;
 } own[OWN_SLOTS];
 MC_START_TOUCHED(own[0]); /* the first mapping's: start-up's */
 static atomic_int own_used;
@@ -126,7 +130,7 @@ static void own_mapped(const void *p, size_t size)
 			while (used < i + 1 &&
 			       !atomic_compare_exchange_weak(&own_used, &used, i + 1))
 				;
-			atomic_store(&own[i].hi, lo + size);
+			atomic_store(&own[i].last, size ? lo + size - 1 : 0);
 			return;
 		}
 	}
@@ -139,9 +143,9 @@ static size_t own_unmapped(const void *p)
 	uintptr_t lo = (uintptr_t)p;
 	for (int i = 0, n = atomic_load(&own_used); i < n; i++) {
 		if (atomic_load_explicit(&own[i].lo, memory_order_relaxed) == lo) {
-			uintptr_t hi = atomic_exchange(&own[i].hi, 0);
+			uintptr_t last = atomic_exchange(&own[i].last, 0);
 			atomic_store(&own[i].lo, 0);
-			return hi > lo ? hi - lo : 0;
+			return last >= lo ? last - lo + 1 : 0;
 		}
 	}
 	return 0;
@@ -153,8 +157,8 @@ static size_t own_length(const void *p)
 	uintptr_t lo = (uintptr_t)p;
 	for (int i = 0, n = atomic_load(&own_used); i < n; i++)
 		if (atomic_load_explicit(&own[i].lo, memory_order_relaxed) == lo) {
-			uintptr_t hi = atomic_load(&own[i].hi);
-			return hi > lo ? hi - lo : 0;
+			uintptr_t last = atomic_load(&own[i].last);
+			return last >= lo ? last - lo + 1 : 0;
 		}
 	return 0;
 }
@@ -165,7 +169,7 @@ static void own_resize(const void *p, size_t len)
 	uintptr_t lo = (uintptr_t)p;
 	for (int i = 0, n = atomic_load(&own_used); i < n; i++)
 		if (atomic_load_explicit(&own[i].lo, memory_order_relaxed) == lo) {
-			atomic_store(&own[i].hi, lo + len);
+			atomic_store(&own[i].last, len ? lo + len - 1 : 0);
 			return;
 		}
 }
@@ -173,9 +177,9 @@ static void own_resize(const void *p, size_t len)
 bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
 	for (int i = 0, n = atomic_load(&own_used); i < n; i++) {
-		uintptr_t lo = atomic_load(&own[i].lo), hi = atomic_load(&own[i].hi);
-		if (lo && hi > lo)
-			cb(lo, hi, arg);
+		uintptr_t lo = atomic_load(&own[i].lo), last = atomic_load(&own[i].last);
+		if (lo && last >= lo)
+			cb(lo, last + 1, arg);
 	}
 	return !atomic_load(&own_overflow);
 }
