@@ -32,6 +32,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SCAN_AVX2 1
+#endif
 
 #include "internal.h"
 
@@ -213,13 +217,14 @@ static void index_build(struct graph *g, uint32_t *stack_idx)
 	uint32_t *idx = nb <= IDX_STACK ? stack_idx : mc_map((nb + 1) * sizeof *idx);
 	if (!idx)
 		return; /* the whole array searched */
-	size_t j = 0;
-	for (size_t b = 0; b <= nb; b++) {
-		uintptr_t at = g->min + ((uintptr_t)b << shift);
-		while (j + 1 < g->n && g->v[j + 1].lo <= at)
-			j++;
-		idx[b] = (uint32_t)j;
-	}
+	/* node j is the last at or below the starts of slices
+	 * ceil((v[j].lo - min) / 2^shift) to the next node's less one */
+	size_t b = 0, round = ((size_t)1 << shift) - 1;
+	for (size_t j = 0; j + 1 < g->n; j++)
+		for (size_t to = (g->v[j + 1].lo - g->min + round) >> shift; b < to; b++)
+			idx[b] = (uint32_t)j;
+	for (; b <= nb; b++)
+		idx[b] = (uint32_t)(g->n - 1);
 	g->idx = idx;
 	g->shift = shift;
 	g->nidx = nb + 1;
@@ -335,6 +340,35 @@ static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, u
 	}
 }
 
+#if SCAN_AVX2
+/* Where the processor has AVX2 (asked once, at the first scan), sixteen
+ * words at a time, the same test with w + -min and w + -max (a load
+ * folded into each add), about 1.3 instructions a word.  The first
+ * sixteen-word run from p that holds a word in range, or where fewer
+ * than sixteen are left. */
+static int avx2 = -1;
+
+__attribute__((target("avx2"), no_sanitize_address))
+static const uintptr_t *skip_far_avx2(const uintptr_t *p, const uintptr_t *end, uintptr_t min,
+				      uintptr_t max)
+{
+	const __m256i nmin = _mm256_set1_epi64x(-(long long)min);
+	const __m256i nmax = _mm256_set1_epi64x(-(long long)max);
+#define NEAR4(k) __extension__({                                                     \
+		__m256i w_ = _mm256_loadu_si256((const __m256i *)p + (k));            \
+		_mm256_andnot_si256(_mm256_add_epi64(w_, nmin), _mm256_add_epi64(w_, nmax)); \
+	})
+	for (; end - p >= 16; p += 16) {
+		__m256i t = _mm256_or_si256(_mm256_or_si256(NEAR4(0), NEAR4(1)),
+					    _mm256_or_si256(NEAR4(2), NEAR4(3)));
+		if (_mm256_movemask_pd(_mm256_castsi256_pd(t)))
+			break;
+	}
+#undef NEAR4
+	return p;
+}
+#endif
+
 /* The first word from p on, before end, in [g->min, g->max), or end.
  * Nearly every word read is not (zeros, small numbers, pointers to the
  * objects' code and data): eight words at a time are ruled out with
@@ -348,6 +382,10 @@ __attribute__((no_sanitize_address))
 static inline const uintptr_t *next_near(const struct graph *g, const uintptr_t *p,
 					 const uintptr_t *end)
 {
+#if SCAN_AVX2
+	if (end - p >= 16 && avx2 > 0)
+		p = skip_far_avx2(p, end, g->min, g->max);
+#endif
 #if defined(__SSE2__)
 	const __m128i vmin = _mm_set1_epi64x((long long)g->min);
 	const __m128i vmax = _mm_set1_epi64x((long long)g->max);
@@ -476,8 +514,11 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
  * memcheck's own code has touched a block address. */
 __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
 {
-	/* runs_copy too: out may lie in a root (the caller's frame) */
-	memset(out, 0, sizeof *out);
+	/* Without from, out may lie in the callers' frames, a root, and is
+	 * cleared whole; with it, the stack is read from from->sp up, above
+	 * memcheck's frames (region.c's, out's), and runs_copy (3 KiB, read
+	 * to runs.len only) is left as it is. */
+	memset(out, 0, from ? offsetof(struct mc_scan, runs_copy) : sizeof *out);
 	double t0 = mc_now();
 	/* Roots that need locks first (roots.c): dl_iterate_phdr takes the
 	 * dynamic linker's lock, which a thread waiting for the table inside
@@ -499,6 +540,10 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 		here.alone = false;
 		from = &here;
 	}
+#if SCAN_AVX2
+	if (avx2 < 0)
+		avx2 = __builtin_cpu_supports("avx2");
+#endif
 	struct graph g;
 	memset(&g, 0, sizeof g);
 	struct mc_buf runs = { .s = out->runs_copy, .cap = sizeof out->runs_copy };
