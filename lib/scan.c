@@ -601,7 +601,7 @@ void mc_scan_free(struct mc_scan *s)
 	if (s->runs.len)
 		mc_maps_runs_close(&s->runs); /* the maps asked through it (mc_roots_end) */
 	nodes_unmap(s->v, s->state, s->cap, s->joined);
-	/* runs_copy (3 KiB) is read to runs.len only, and the next mc_scan
-	 * clears it before anything is read */
+	/* runs_copy (3 KiB) is read to runs.len only; mc_scan clears it
+	 * where it may lie in a root (see there) */
 	memset(s, 0, offsetof(struct mc_scan, runs_copy));
 }
