@@ -25,9 +25,18 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define SCAN_AVX2 1
+#endif
 
 #include "internal.h"
 
@@ -46,6 +55,9 @@ struct graph {
 	size_t n, cap, nmark;
 	uintptr_t min, max;     /* lowest start, highest end */
 	bool joined;            /* the three arrays in one mapping at v */
+	uint32_t *idx;          /* the search's buckets (index_build) */
+	unsigned shift;
+	size_t nidx;
 };
 
 /* The three arrays, 33 bytes a block.  A small scan (a short process
@@ -179,13 +191,65 @@ static bool sort_nodes(struct graph *g)
 	return true;
 }
 
+/* The binary search of every word that falls in [min, max) was most of
+ * the scan's cost where many such words are read (/bin/date's locale
+ * data, 149 blocks: 35 K instructions; 40,000 blocks: 11 M of 25 M).
+ * Buckets cut it short: [min, max) in nidx - 1 equal slices of 2^shift
+ * bytes, idx[b] the last block starting at or below slice b's start.
+ * The block a word w of slice b falls in, if any, is the last starting at
+ * or below w: between idx[b] and idx[b + 1], where the search begins,
+ * the same block the whole array's search finds.  A few blocks need
+ * none; a bucket a block or so, at most IDX_MAX of them (1 MiB). */
+#define IDX_MIN 16
+#define IDX_MAX ((size_t)1 << 18)
+#define IDX_STACK 256
+
+static void index_build(struct graph *g, uint32_t *stack_idx)
+{
+	if (g->n < IDX_MIN)
+		return;
+	size_t nb = IDX_MIN;
+	while (nb < g->n && nb < IDX_MAX)
+		nb *= 2;
+	uintptr_t last = g->max - 1 - g->min;
+	unsigned shift = 0;
+	while ((last >> shift) >= nb)
+		shift++;
+	uint32_t *idx = nb <= IDX_STACK ? stack_idx : mc_map((nb + 1) * sizeof *idx);
+	if (!idx)
+		return; /* the whole array searched */
+	/* node j is the last at or below the starts of slices
+	 * ceil((v[j].lo - min) / 2^shift) to the next node's less one */
+	size_t b = 0, round = ((size_t)1 << shift) - 1;
+	for (size_t j = 0; j + 1 < g->n; j++)
+		for (size_t to = (g->v[j + 1].lo - g->min + round) >> shift; b < to; b++)
+			idx[b] = (uint32_t)j;
+	for (; b <= nb; b++)
+		idx[b] = (uint32_t)(g->n - 1);
+	g->idx = idx;
+	g->shift = shift;
+	g->nidx = nb + 1;
+}
+
+static void index_free(struct graph *g, const uint32_t *stack_idx)
+{
+	if (g->idx && g->idx != stack_idx)
+		mc_unmap(g->idx, g->nidx * sizeof *g->idx);
+	g->idx = NULL;
+}
+
 /* The block containing address p, or -1.  A zero-size block contains
  * its start only. */
 static inline int64_t lookup(const struct graph *g, uintptr_t p)
 {
-	if (p < g->min || p >= g->max)
+	if (p - g->min >= g->max - g->min)
 		return -1;
 	size_t lo = 0, hi = g->n;
+	if (g->idx) {
+		size_t b = (p - g->min) >> g->shift;
+		lo = g->idx[b];
+		hi = (size_t)g->idx[b + 1] + 1;
+	}
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 		if (g->v[mid].lo <= p)
@@ -277,14 +341,94 @@ static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, u
 	}
 }
 
+#if SCAN_AVX2
+/* Where the processor has AVX2 (asked once, at the first scan), sixteen
+ * words at a time, the same test with w + -min and w + -max (a load
+ * folded into each add), about 1.3 instructions a word.  The first
+ * sixteen-word run from p that holds a word in range, or where fewer
+ * than sixteen are left. */
+static int avx2; /* 0: not asked yet, 1: no, 2: yes */
+
+/* cpuid and xgetbv asked here: __builtin_cpu_supports links libgcc's
+ * cpuinfo, whose constructor runs in every process memcheck is loaded
+ * into (its variables a page of .bss more at start-up). */
+static bool avx2_usable(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
+		return false;
+	unsigned lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	if ((lo & 6) != 6)
+		return false; /* the system does not keep the YMM registers */
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+}
+
+__attribute__((target("avx2"), no_sanitize_address))
+static const uintptr_t *skip_far_avx2(const uintptr_t *p, const uintptr_t *end, uintptr_t min,
+				      uintptr_t max)
+{
+	const __m256i nmin = _mm256_set1_epi64x(-(long long)min);
+	const __m256i nmax = _mm256_set1_epi64x(-(long long)max);
+#define NEAR4(k) __extension__({                                                     \
+		__m256i w_ = _mm256_loadu_si256((const __m256i *)p + (k));            \
+		_mm256_andnot_si256(_mm256_add_epi64(w_, nmin), _mm256_add_epi64(w_, nmax)); \
+	})
+	for (; end - p >= 16; p += 16) {
+		__m256i t = _mm256_or_si256(_mm256_or_si256(NEAR4(0), NEAR4(1)),
+					    _mm256_or_si256(NEAR4(2), NEAR4(3)));
+		if (_mm256_movemask_pd(_mm256_castsi256_pd(t)))
+			break;
+	}
+#undef NEAR4
+	return p;
+}
+#endif
+
+/* The first word from p on, before end, in [g->min, g->max), or end.
+ * Nearly every word read is not (zeros, small numbers, pointers to the
+ * objects' code and data): eight words at a time are ruled out with
+ * SSE2, the baseline of x86-64, about 4 instructions a word where the
+ * test of each word one by one took 6.  The test is exact, not a filter
+ * before it: with d = w - min and e = w - max (mod 2^64), w is in range
+ * when d < max - min unsigned, which (max - min < 2^63: user addresses)
+ * is when the top bit of d is clear and that of e set: ~d & e, whose
+ * top bits movmskpd gathers. */
+__attribute__((no_sanitize_address))
+static inline const uintptr_t *next_near(const struct graph *g, const uintptr_t *p,
+					 const uintptr_t *end)
+{
+#if SCAN_AVX2
+	if (end - p >= 16 && avx2 == 2)
+		p = skip_far_avx2(p, end, g->min, g->max);
+#endif
+#if defined(__SSE2__)
+	const __m128i vmin = _mm_set1_epi64x((long long)g->min);
+	const __m128i vmax = _mm_set1_epi64x((long long)g->max);
+#define NEAR(k) __extension__({                                                   \
+		__m128i w_ = _mm_loadu_si128((const __m128i *)p + (k));            \
+		_mm_andnot_si128(_mm_sub_epi64(w_, vmin), _mm_sub_epi64(w_, vmax)); \
+	})
+	for (; end - p >= 8; p += 8) {
+		__m128i t = _mm_or_si128(_mm_or_si128(NEAR(0), NEAR(1)), _mm_or_si128(NEAR(2), NEAR(3)));
+		if (_mm_movemask_pd(_mm_castsi128_pd(t)))
+			break;
+	}
+#undef NEAR
+#endif
+	uintptr_t span = g->max - g->min;
+	for (; p < end; p++)
+		if (*p - g->min < span)
+			return p;
+	return end;
+}
+
 __attribute__((no_sanitize_address))
 static void scan_range(struct graph *g, uintptr_t lo, uintptr_t hi, bool definite, int64_t clique)
 {
-	for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)p < hi; p++) {
-		uintptr_t w = *p;
-		if (w >= g->min && w < g->max)
-			consider(g, p, lo, hi, definite, clique);
-	}
+	const uintptr_t *end = (const uintptr_t *)hi;
+	for (const uintptr_t *p = (const uintptr_t *)lo; (p = next_near(g, p, end)) < end; p++)
+		consider(g, p, lo, hi, definite, clique);
 }
 
 /* glibc's chunk of a block: its size word just before it, with the
@@ -304,10 +448,9 @@ static bool glibc_next_chunk(const struct node *b, uintptr_t w)
 __attribute__((no_sanitize_address))
 static void scan_glibc_root(struct graph *g, uintptr_t lo, uintptr_t hi)
 {
-	for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)p < hi; p++) {
+	const uintptr_t *end = (const uintptr_t *)hi;
+	for (const uintptr_t *p = (const uintptr_t *)lo; (p = next_near(g, p, end)) < end; p++) {
 		uintptr_t w = *p;
-		if (w < g->min || w >= g->max)
-			continue;
 		int64_t i = lookup(g, w);
 		if (i >= 0 && w != g->v[i].lo && glibc_next_chunk(&g->v[i], w))
 			continue;
@@ -339,6 +482,7 @@ static bool is_block_start(uintptr_t p, void *arg)
 static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan_from *from,
 		      struct mc_buf *runs)
 {
+	uint32_t stack_idx[IDX_STACK + 1];
 	mc_blocks_lock_all();
 	g->cap = mc_blocks_count() + 16;
 	bool ok = graph_map(g);
@@ -353,6 +497,7 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 			if (end > g->max)
 				g->max = end;
 		}
+		index_build(g, stack_idx);
 		/* Other threads are held still from here on. */
 		mc_roots_stop(rs, from, is_block_start, g);
 		/* state 0 is MC_KIND_DEFINITE: unreached */
@@ -373,6 +518,7 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 	}
 	mc_roots_end(rs, runs);
 	mc_blocks_unlock_all();
+	index_free(g, stack_idx);
 	if (g->mark && !g->joined)
 		mc_unmap(g->mark, 2 * g->cap * sizeof *g->mark);
 	return ok;
@@ -384,7 +530,11 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
  * memcheck's own code has touched a block address. */
 __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
 {
-	memset(out, 0, sizeof *out);
+	/* Without from, out may lie in the callers' frames, a root, and is
+	 * cleared whole; with it, the stack is read from from->sp up, above
+	 * memcheck's frames (region.c's, out's), and runs_copy (3 KiB, read
+	 * to runs.len only) is left as it is. */
+	memset(out, 0, from ? offsetof(struct mc_scan, runs_copy) : sizeof *out);
 	double t0 = mc_now();
 	/* Roots that need locks first (roots.c): dl_iterate_phdr takes the
 	 * dynamic linker's lock, which a thread waiting for the table inside
@@ -406,6 +556,10 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 		here.alone = false;
 		from = &here;
 	}
+#if SCAN_AVX2
+	if (!avx2)
+		avx2 = avx2_usable() ? 2 : 1;
+#endif
 	struct graph g;
 	memset(&g, 0, sizeof g);
 	struct mc_buf runs = { .s = out->runs_copy, .cap = sizeof out->runs_copy };
@@ -447,5 +601,7 @@ void mc_scan_free(struct mc_scan *s)
 	if (s->runs.len)
 		mc_maps_runs_close(&s->runs); /* the maps asked through it (mc_roots_end) */
 	nodes_unmap(s->v, s->state, s->cap, s->joined);
-	memset(s, 0, sizeof *s);
+	/* runs_copy (3 KiB) is read to runs.len only; mc_scan clears it
+	 * where it may lie in a root (see there) */
+	memset(s, 0, offsetof(struct mc_scan, runs_copy));
 }
