@@ -56,11 +56,7 @@
  */
 #include <errno.h>
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
-#if __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>
-#endif
 #endif
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -778,26 +774,6 @@ static bool scrub_wide;
 #define MC_NO_STALE_REGS
 #endif /* AVX2, and the system saves its registers */
 
-/* Asked of the C library, which asked the CPU as it started: each cpuid
- * instruction is a trap to the hypervisor on a virtual machine (4-5 us
- * each here), and the four of the question asked again were 18-21 us
- * of every measured process's start-up. */
-static bool have_avx2(void)
-{
-#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
-	return CPU_FEATURE_ACTIVE(AVX2);
-#elif defined(__x86_64__)
-	unsigned a, b, c, d, lo, hi;
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
-		return false;
-	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	if ((lo & 6) != 6) /* the kernel saves the YMM registers */
-		return false;
-	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
-#else
-	return false;
-#endif
-}
 
 /* The scalar test, from w to end. */
 static inline __attribute__((always_inline)) void scrub_narrow(uintptr_t *w, uintptr_t *end)
@@ -1331,7 +1307,7 @@ void mc_account_init(void)
 	pthread_key_create(&slot_key, slot_release);
 	solo_ok = mc_membarrier_register();
 	plain_room = solo_ok;
-	scrub_wide = mc_opt.scrub && have_avx2(); /* none without the scrub */
+	scrub_wide = mc_opt.scrub && mc_cpu_avx2(); /* none without the scrub */
 }
 
 /* ---- public API ------------------------------------------------------ */

@@ -130,6 +130,7 @@ void mc_map_hooks_set(const struct mc_map_hooks *h);
  * negative, given back): counted through the hooks. */
 void mc_own_grow(int64_t bytes);
 /* Is anyone counting (footprint.c started)? */
+bool mc_cpu_avx2(void);
 bool mc_own_hooked(void);
 /* Make the pages of [p, p + len) resident now, in one system call,
  * where they would otherwise be faulted in one by one as first touched

@@ -33,7 +33,6 @@
 #include <emmintrin.h>
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define SCAN_AVX2 1
 #endif
@@ -349,21 +348,6 @@ static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, u
  * than sixteen are left. */
 static int avx2; /* 0: not asked yet, 1: no, 2: yes */
 
-/* cpuid and xgetbv asked here: __builtin_cpu_supports links libgcc's
- * cpuinfo, whose constructor runs in every process memcheck is loaded
- * into (its variables a page of .bss more at start-up). */
-static bool avx2_usable(void)
-{
-	unsigned a, b, c, d;
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
-		return false;
-	unsigned lo, hi;
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	if ((lo & 6) != 6)
-		return false; /* the system does not keep the YMM registers */
-	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
-}
-
 __attribute__((target("avx2"), no_sanitize_address))
 static const uintptr_t *skip_far_avx2(const uintptr_t *p, const uintptr_t *end, uintptr_t min,
 				      uintptr_t max)
@@ -558,7 +542,7 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	}
 #if SCAN_AVX2
 	if (!avx2)
-		avx2 = avx2_usable() ? 2 : 1;
+		avx2 = mc_cpu_avx2() ? 2 : 1; /* util.c: no cpuid trap */
 #endif
 	struct graph g;
 	memset(&g, 0, sizeof g);
