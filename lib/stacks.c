@@ -284,10 +284,18 @@ static __attribute__((noinline)) uint64_t capture_rule_fill(uintptr_t pc, uint64
 	}
 	if (rt) {
 		unsigned bits = 64 - rule_shift(rt);
-		bool there = false; /* another thread's, meanwhile */
-		for (size_t k = 0; k < PROBE && !there; k++)
-			there = atomic_load_explicit(&rt[rule_probe(64 - bits, pc, k)].key,
-						     memory_order_relaxed) == key;
+		/* another thread's, meanwhile: no further than the probe's
+		 * first empty slot (a key is put in the first empty one, and
+		 * a slot once taken is never emptied), where a new rule's
+		 * search ends at once */
+		bool there = false;
+		for (size_t k = 0; k < PROBE && !there; k++) {
+			uint64_t at = atomic_load_explicit(&rt[rule_probe(64 - bits, pc, k)].key,
+							   memory_order_relaxed);
+			if (!at)
+				break;
+			there = at == key;
+		}
 		if (!there && ++rules_used > (1u << bits) / 4 && bits < RULES_MAX_BITS) {
 			struct rule_slot *t = rules_grow(rt, bits + 2);
 			if (t)
