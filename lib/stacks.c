@@ -284,10 +284,18 @@ static __attribute__((noinline)) uint64_t capture_rule_fill(uintptr_t pc, uint64
 	}
 	if (rt) {
 		unsigned bits = 64 - rule_shift(rt);
-		bool there = false; /* another thread's, meanwhile */
-		for (size_t k = 0; k < PROBE && !there; k++)
-			there = atomic_load_explicit(&rt[rule_probe(64 - bits, pc, k)].key,
-						     memory_order_relaxed) == key;
+		/* another thread's, meanwhile: no further than the probe's
+		 * first empty slot (a key is put in the first empty one, and
+		 * a slot once taken is never emptied), where a new rule's
+		 * search ends at once */
+		bool there = false;
+		for (size_t k = 0; k < PROBE && !there; k++) {
+			uint64_t at = atomic_load_explicit(&rt[rule_probe(64 - bits, pc, k)].key,
+							   memory_order_relaxed);
+			if (!at)
+				break;
+			there = at == key;
+		}
 		if (!there && ++rules_used > (1u << bits) / 4 && bits < RULES_MAX_BITS) {
 			struct rule_slot *t = rules_grow(rt, bits + 2);
 			if (t)
@@ -473,26 +481,20 @@ static inline bool run_matches(const struct run *r, uintptr_t ret, uintptr_t sp,
 
 /* CFI steps from the frame ret, stored as frames[*m - 1] and hashed into
  * *h, whose rule key/val is known not to be a frame pointer's; the frame
- * below it had one.  Each step's return address is stored (while the
- * depth allows) and hashed, until the walk ends (0) or reaches a
- * function that keeps its frame pointer (1: its return address in *ret,
- * not stored, its sp and rbp in *sp and *bp).  A run of steps that ends
- * the walk is kept in last_run, or taken from it; one the depth cuts is
- * still walked to its end, unstored, so that the run kept is whole.
- * *gen: last_run's gen where all the steps were that run, else 0. */
+ * below it had one, and the thread's last run does not start there (the
+ * caller, capture_more, takes that run's frames itself).  Each step's
+ * return address is stored (while the depth allows) and hashed, until
+ * the walk ends (0) or reaches a function that keeps its frame pointer
+ * (1: its return address in *ret, not stored, its sp and rbp in *sp and
+ * *bp).  A run of steps that ends the walk is kept in last_run; one the
+ * depth cuts is still walked to its end, unstored, so that the run kept
+ * is whole.  *gen: the new run's gen where all the steps were that run,
+ * else 0. */
 static __attribute__((noinline)) int
 capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, int max,
 		  uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen)
 {
 	*gen = 0;
-	if (run_matches(&last_run, *ret, *sp, *bp)) {
-		for (unsigned i = 0; i < last_run.nframes && *m < max; i++) {
-			frames[(*m)++] = last_run.frames[i];
-			*h = hash_step(*h, last_run.frames[i]);
-		}
-		*gen = last_run.gen;
-		return 0;
-	}
 	struct run run;
 	run.ret = *ret; /* (no more: the struct is large) */
 	run.sp = *sp;
@@ -923,8 +925,20 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 		uint64_t hj = hk;
 		uint32_t gen;
-		int more = capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val,
-					     &gen);
+		int more = 0;
+		/* The thread's last run where it starts here (most new stacks:
+		 * the walk ends in main's caller or start_thread): its frames
+		 * taken here, in registers, without the steps' call. */
+		if (run_matches(&last_run, ret, sp, bp)) {
+			for (unsigned i = 0; i < last_run.nframes && m < max; i++) {
+				frames[m++] = last_run.frames[i];
+				hj = hash_step(hj, last_run.frames[i]);
+			}
+			gen = last_run.gen;
+		} else {
+			more = capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val,
+						 &gen);
+		}
 		if (!more) {
 			bool run = s == 0 && stopped && gen; /* last_run is that run */
 			uint64_t wkey = h ^ last_run.key;
@@ -975,6 +989,9 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 struct memo {
 	uint32_t id;  /* 0: empty */
 	uint8_t n, max, kind[MEMO_DEPTH]; /* kind: the rule key's top bits */
+	uint8_t first; /* a pair's first slot only: which of the two was used
+			* last (the one tried first, the other replaced): no
+			* 280-byte slots moved for it (was padding) */
 	uintptr_t frames[MEMO_DEPTH];
 	uint64_t val[MEMO_DEPTH];
 };
@@ -1106,16 +1123,15 @@ static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, in
 }
 
 /* The kept walk of pair m from fp that is still the stack's: its id,
- * else 0.  A hit in the pair's second slot swaps the pair, as the
- * cache's do. */
+ * else 0.  The slot used last is tried first; a hit in the other makes
+ * it the one used last, as the cache's swap does. */
 static __attribute__((noinline)) uint32_t capture_memo_find(struct memo *m, uintptr_t *fp, int max)
 {
-	uint32_t id = capture_memo_walk(m, fp, max);
-	if (id || !(id = capture_memo_walk(m + 1, fp, max)))
+	unsigned f = m[0].first;
+	uint32_t id = capture_memo_walk(m + f, fp, max);
+	if (id || !(id = capture_memo_walk(m + (f ^ 1), fp, max)))
 		return id;
-	struct memo t = m[1];
-	m[1] = m[0];
-	m[0] = t;
+	m[0].first = (uint8_t)(f ^ 1);
 	return id;
 }
 
@@ -1151,8 +1167,9 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 	if (!b && !(b = memo_block_take()))
 		return;
 	struct memo *p = capture_memo_slot(b, fp);
-	p[1] = p[0];
-	p[0] = m;
+	unsigned j = p[0].first ^ 1u; /* the one not used last */
+	p[j] = m;
+	p[0].first = (uint8_t)j;
 }
 
 /* An exact unwinder's stack. */
