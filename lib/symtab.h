@@ -88,6 +88,15 @@ const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask);
  * 10,000 symbols the build sorts (~1 M instructions, 320 KiB). */
 void mc_symtab_names_raw(struct mc_symtab *t, const GElf_Addr *a, size_t n, const char **name,
 			 bool *done);
+/* How mc_symtab_scan_next passes over symbols: MC_SCAN_FULL tests each in
+ * full, MC_SCAN_SCALAR as a batch does without AVX2, MC_SCAN_BEST as a
+ * batch does here. */
+enum mc_scan_how { MC_SCAN_FULL, MC_SCAN_SCALAR, MC_SCAN_BEST };
+/* For unit_symbolize: the first symbol of t's raw table from i below to
+ * that a batch of the n addresses a (ascending) looks at (to: none),
+ * found as how says; every way must find the same. */
+int mc_symtab_scan_next(const struct mc_symtab *t, const GElf_Addr *a, size_t n, int i, int to,
+			int how);
 
 /* ---- elfmod.c: a loaded object's ELF files read without libdw ---- */
 

@@ -614,6 +614,112 @@ START_TEST(own_reading_as_libdw)
 }
 END_TEST
 
+/* Symbol i a batch skips whatever its value: no name, undefined, a
+ * section's, a file's or TLS (its name in the table, no extended index). */
+static bool skipped_whatever(const struct mc_symtab *t, int i)
+{
+	const Elf64_Sym *y = &t->raw.sym[i];
+	unsigned type = ELF64_ST_TYPE(y->st_info);
+	return y->st_name < t->raw.strsize && y->st_shndx != SHN_XINDEX &&
+	       (!y->st_name || y->st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		type == STT_FILE || type == STT_TLS);
+}
+
+/* A batch's read of the C library's table passes over most symbols
+ * quickly (symtab.c's scan_quick, and scan_quick_avx2 eight at a time
+ * where the CPU has AVX2): for many random sets of addresses, at
+ * symbols, near their ends, at page edges and anywhere, every symbol
+ * the full test looks at is looked at by each quick way, and no other. */
+START_TEST(quick_scan_as_full_test)
+{
+	mc_elfmod_forget(true);
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find((uintptr_t)&getpid, &fresh);
+	if (!m)
+		return;   /* the C library left to libdw here: nothing read */
+	const struct mc_symtab *t = mc_elfmod_symtab(m);
+	ck_assert(t->raw_ok);
+	ck_assert_int_gt(t->nsyms, 1000);
+	const Elf64_Sym *sym = t->raw.sym;
+	uint64_t top = 0;
+	for (int i = 1; i < t->nsyms; i++)
+		if (sym[i].st_value > top && sym[i].st_value < ((uint64_t)1 << 32))
+			top = sym[i].st_value;
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	size_t sets = 0, looked = 0, few_looked = 0, few_sets = 0;
+	static GElf_Addr a[256];
+	int *stop[3];
+	for (int how = 0; how < 3; how++)
+		stop[how] = malloc((size_t)t->nsyms * sizeof *stop[how]);
+	for (int set = 0; set < 400; set++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t n = set % 4 == 0 ? 1 + x % 8 : 1 + x % 256;
+		for (size_t j = 0; j < n; j++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			const Elf64_Sym *y = &sym[1 + (x >> 8) % (uint64_t)(t->nsyms - 1)];
+			uint64_t v;
+			switch (x % 4) {
+			case 0: v = y->st_value + (x >> 40) % (y->st_size + 1); break;
+			case 1: v = y->st_value + y->st_size - 1 + (x >> 40) % 3; break;
+			case 2: v = (y->st_value & ~(uint64_t)4095) + 4095 + (x >> 40) % 2; break;
+			default: v = (x >> 20) % (top + 8192); break;
+			}
+			a[j] = v + t->raw.bias;
+		}
+		qsort(a, n, sizeof *a, addr_cmp);
+		/* each way's stops: the scalar quick pass's and the best's
+		 * alike, and the full test's alike but for symbols a batch skips
+		 * whatever they cover (no name, a section's, ...), which one way
+		 * may pass over without a look where another looks */
+		size_t ns[3] = { 0 };
+		for (int how = 0; how < 3; how++)
+			for (int i = 1; (i = mc_symtab_scan_next(t, a, n, i, t->nsyms, how)) < t->nsyms;
+			     i++)
+				stop[how][ns[how]++] = i;
+		ck_assert_msg(ns[MC_SCAN_BEST] == ns[MC_SCAN_SCALAR],
+			      "set %d of %zu addresses: %zu symbols looked at by the scalar quick "
+			      "pass, %zu by the best", set, n, ns[MC_SCAN_SCALAR], ns[MC_SCAN_BEST]);
+		for (size_t k = 0; k < ns[MC_SCAN_SCALAR]; k++)
+			ck_assert_msg(stop[MC_SCAN_BEST][k] == stop[MC_SCAN_SCALAR][k],
+				      "set %d of %zu addresses: look %zu at symbol %d by the scalar "
+				      "quick pass, %d by the best", set, n, k, stop[MC_SCAN_SCALAR][k],
+				      stop[MC_SCAN_BEST][k]);
+		size_t f = 0, q = 0;
+		for (;; f++, q++) {
+			while (f < ns[MC_SCAN_FULL] && skipped_whatever(t, stop[MC_SCAN_FULL][f]))
+				f++;
+			while (q < ns[MC_SCAN_SCALAR] && skipped_whatever(t, stop[MC_SCAN_SCALAR][q]))
+				q++;
+			if (f == ns[MC_SCAN_FULL] || q == ns[MC_SCAN_SCALAR])
+				break;
+			ck_assert_msg(stop[MC_SCAN_FULL][f] == stop[MC_SCAN_SCALAR][q],
+				      "set %d of %zu addresses: symbol %d looked at in full, %d by the "
+				      "scalar quick pass", set, n, stop[MC_SCAN_FULL][f],
+				      stop[MC_SCAN_SCALAR][q]);
+		}
+		ck_assert_msg(f == ns[MC_SCAN_FULL] && q == ns[MC_SCAN_SCALAR],
+			      "set %d of %zu addresses: symbol %d looked at in full only, %d by the "
+			      "scalar quick pass only", set, n,
+			      f < ns[MC_SCAN_FULL] ? stop[MC_SCAN_FULL][f] : -1,
+			      q < ns[MC_SCAN_SCALAR] ? stop[MC_SCAN_SCALAR][q] : -1);
+		size_t stops = ns[MC_SCAN_BEST];
+		sets++;
+		looked += stops;
+		if (n <= 8) {
+			few_sets++;
+			few_looked += stops;
+		}
+	}
+	ck_assert_int_eq(sets, 400);
+	/* the sets meet symbols: each looks at some, a few addresses few */
+	ck_assert_int_gt(looked, sets);
+	ck_assert_int_lt(few_looked, few_sets * (size_t)t->nsyms / 10);
+	for (int how = 0; how < 3; how++)
+		free(stop[how]);
+	mc_elfmod_forget(true);
+}
+END_TEST
+
 /* The frames of an address in inlined code and out of it, as memcheck
  * reads them from its table of a unit's top-level functions
  * (symbolize.c's scopes_at), against libdw's own dwarf_getscopes and
@@ -898,6 +1004,7 @@ int main(void)
 	tcase_add_test(tc, modules_reported_as_proc_report);
 	tcase_add_test(tc, scopes_as_libdw_walks);
 	tcase_add_test(tc, table_mapped_at_once);
+	tcase_add_test(tc, quick_scan_as_full_test);
 	tcase_add_test(tc, paths_from_the_lent_maps_read);
 	tcase_add_test(tc, files_left_mapped_at_exit);
 	tcase_add_test(tc, headers_populated_not_faulted);
