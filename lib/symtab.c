@@ -21,9 +21,6 @@
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
-#if __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>
-#endif
 #endif
 
 #include <elfutils/libdwfl.h>
@@ -809,17 +806,6 @@ scan_look_avx2(const struct scan *sc, const Elf64_Sym *y, const Elf64_Sym *end)
 }
 #endif
 
-/* Does the CPU run scan_look_avx2 (asked of the C library, which asked
- * the CPU as it started: no cpuid here)? */
-static bool scan_wide(void)
-{
-#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
-	return CPU_FEATURE_ACTIVE(AVX2);
-#else
-	return false;
-#endif
-}
-
 /* The index of scan_look's answer from i below to. */
 static int scan_next(const struct scan *sc, int i, int to)
 {
@@ -850,7 +836,8 @@ static void scan_init(struct scan *sc, const struct mc_symtab *t, const GElf_Add
 	sc->in_sec = secs ? secs - 1u : 0u;
 	sc->near = near;
 	sc->quick = how != MC_SCAN_FULL && scan_near(near, a, n, t->raw.bias, t->lo);
-	sc->wide = how == MC_SCAN_BEST && sc->quick && sc->in_sec && sc->strsize && scan_wide();
+	/* mc_cpu_avx2: the C library's answer (util.c), no cpuid trap */
+	sc->wide = how == MC_SCAN_BEST && sc->quick && sc->in_sec && sc->strsize && mc_cpu_avx2();
 #if defined(__x86_64__)
 	if (sc->wide)
 		group_init(sc);
