@@ -42,6 +42,32 @@ static uintptr_t page_size(void)
 
 #define VEC 4096 /* pages per mincore call: 16 MiB of 4 KiB pages */
 
+/* The pages of mincore's vector that are resident: each byte's low bit
+ * (the others are reserved), eight bytes a word.  Up to 255 words' low
+ * bits are added in the word's bytes, which then hold at most 255 each,
+ * then the bytes summed: a byte at a time cost ~5,500 instructions for
+ * the ~600 pages start-up and the exit each measure. */
+static uint64_t resident_pages(const unsigned char *vec, uintptr_t n)
+{
+	const uint64_t low = 0x0101010101010101ull;
+	uint64_t pages = 0;
+	uintptr_t i = 0;
+	while (n - i >= 8) {
+		uint64_t acc = 0;
+		for (int k = 0; k < 255 && n - i >= 8; k++, i += 8) {
+			uint64_t w;
+			__builtin_memcpy(&w, vec + i, sizeof w);
+			acc += w & low;
+		}
+		/* bytes into 16-bit lanes (<= 510 each), then their sum */
+		acc = (acc & 0x00ff00ff00ff00ffull) + (acc >> 8 & 0x00ff00ff00ff00ffull);
+		pages += acc * 0x0001000100010001ull >> 48;
+	}
+	for (; i < n; i++)
+		pages += vec[i] & 1;
+	return pages;
+}
+
 uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t page = page_size();
@@ -55,8 +81,7 @@ uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi)
 		if (n > VEC)
 			n = VEC;
 		if (mincore((void *)lo, n * page, vec) == 0) {
-			for (uintptr_t i = 0; i < n; i++)
-				pages += vec[i] & 1;
+			pages += resident_pages(vec, n);
 		} else {
 			/* Part of it unmapped meanwhile: what is still
 			 * there, page by page. */
