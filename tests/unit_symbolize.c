@@ -178,7 +178,8 @@ END_TEST
 /* The search of a module's debug strings answers through a filter of
  * their words before any search (symbolize.c dstr_filter_may): it must
  * never turn away a string that lies in them.  This test's own file
- * (under 256 KiB of strings: filtered) is read here; every piece of 7 to
+ * (~190 KB of strings: filtered; its ASan build's ~320 KB, past the
+ * filters' limit: searched) is read here; every piece of 7 to
  * 24 bytes of its .debug_str and .debug_line_str names is found, and
  * those pieces with a byte changed are found exactly where memmem finds
  * them in the three sections (a piece only .debug_info holds is the
@@ -214,7 +215,6 @@ START_TEST(debug_strings_filtered_exactly)
 			       section_of(file, size, ".debug_str", &n[1]),
 			       section_of(file, size, ".debug_line_str", &n[2]) };
 	ck_assert(sec[0] && sec[1]);
-	ck_assert_uint_le(n[0] + n[1] + n[2], 256u << 10);
 	int present = 0, absent = 0;
 	for (int k = 1; k < 3; k++)
 		for (size_t off = 0; sec[k] && off < n[k]; off += strlen(sec[k] + off) + 1) {
