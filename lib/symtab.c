@@ -588,32 +588,41 @@ static bool scan_near(unsigned char *near, const GElf_Addr *a, size_t n, uint64_
 	return true;
 }
 
+/* near[q] and near[q + 1], in one read. */
+typedef uint16_t __attribute__((may_alias, aligned(1))) near_pair;
+
+/* Must batch look at y by its kind alone (its value and size aside): an
+ * extended section index, or a name, a section and a type sym_quick
+ * does not skip (a section's, a file's, TLS). */
+static inline __attribute__((always_inline)) bool kind_looked_at(const Elf64_Sym *y)
+{
+	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
+	return y->st_shndx == SHN_XINDEX ||
+	       (y->st_name && y->st_shndx != SHN_UNDEF &&
+		!(skip_types >> ELF64_ST_TYPE(y->st_info) & 1));
+}
+
+/* scan_quick's test of y: passed over without the full test. */
+static inline __attribute__((always_inline)) bool quick_pass(const Elf64_Sym *y, size_t strsize,
+								 unsigned in_sec,
+								 const unsigned char *near)
+{
+	uint64_t q = y->st_value >> 12;
+	/* q and size - 1 both below 4,096 (PAGE_BITS): one compare */
+	bool plain = y->st_shndx - 1u < in_sec && (q | (y->st_size - 1)) < PAGE_BITS;
+	if (__builtin_expect(y->st_name < strsize && plain && !*(const near_pair *)&near[q], 1))
+		return true;
+	if (y->st_name >= strsize || plain)
+		return false;
+	return !kind_looked_at(y);
+}
+
 /* The first symbol from y below end that scan_look must test in full:
  * one of 1 to 4,096 bytes in a section, whose page scan_near's bits
  * rule out, or one sym_quick skips by its name, section or type
  * whatever its value (a name in the table and no extended index), is
  * passed over.  A loop of its own, so that its six values stay in
  * registers (inside scan_look's, they were spilled). */
-/* near[q] and near[q + 1], in one read. */
-typedef uint16_t __attribute__((may_alias, aligned(1))) near_pair;
-
-static inline __attribute__((always_inline)) bool quick_pass(const Elf64_Sym *y, size_t strsize,
-								 unsigned in_sec,
-								 const unsigned char *near)
-{
-	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
-	uint64_t q = y->st_value >> 12;
-	unsigned x = y->st_shndx;
-	/* q and size - 1 both below 4,096 (PAGE_BITS): one compare */
-	bool plain = x - 1u < in_sec && (q | (y->st_size - 1)) < PAGE_BITS;
-	if (__builtin_expect(y->st_name < strsize && plain && !*(const near_pair *)&near[q], 1))
-		return true;
-	if (y->st_name >= strsize || plain)
-		return false;
-	return !(x == SHN_XINDEX ||
-		 (y->st_name && x != SHN_UNDEF && !(skip_types >> ELF64_ST_TYPE(y->st_info) & 1)));
-}
-
 static __attribute__((noinline)) const Elf64_Sym *scan_quick(const struct scan *sc,
 							     const Elf64_Sym *y,
 							     const Elf64_Sym *end)
@@ -657,16 +666,13 @@ static bool covers(const struct scan *sc, uint64_t v, uint64_t e)
 static inline __attribute__((always_inline)) bool scan_full(const struct scan *sc,
 							     const Elf64_Sym *y)
 {
-	const unsigned skip_types = 1u << STT_SECTION | 1u << STT_FILE | 1u << STT_TLS;
 	uint64_t v = y->st_value + sc->bias, e = v + y->st_size;
-	unsigned x = y->st_shndx;
 	if (y->st_name >= sc->strsize)
 		return true;
 	/* e > v: a size, and no wrap (one test for both) */
-	if (x - 1u < sc->in_sec && v >= sc->lo_addr && e > v)
+	if (y->st_shndx - 1u < sc->in_sec && v >= sc->lo_addr && e > v)
 		return covers(sc, v, e);
-	return x == SHN_XINDEX ||
-	       (y->st_name && x != SHN_UNDEF && !(skip_types >> ELF64_ST_TYPE(y->st_info) & 1));
+	return kind_looked_at(y);
 }
 
 /* The first symbol from y below end that batch must look at (end:
