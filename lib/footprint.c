@@ -85,10 +85,6 @@ static bool settle_at_region;
 static bool fresh;
 static uint64_t fresh_rss, fresh_m;
 
-static size_t page_round(size_t n)
-{
-	return (n + PAGE - 1) & ~(size_t)(PAGE - 1);
-}
 
 /* The resident bytes of ranges r[0..n), sorted by address: ranges that
  * meet (a mapping made right below the one before, as mmap places them;
@@ -100,9 +96,9 @@ static uint64_t resident_runs(const struct range *r, int n)
 {
 	uint64_t bytes = 0;
 	for (int i = 0; i < n;) {
-		uintptr_t lo = r[i].lo, hi = page_round(r[i].lo + r[i].len);
+		uintptr_t lo = r[i].lo, hi = mc_page_round(r[i].lo + r[i].len);
 		for (i++; i < n && r[i].lo == hi; i++)
-			hi = page_round(r[i].lo + r[i].len);
+			hi = mc_page_round(r[i].lo + r[i].len);
 		bytes += mc_resident_bytes(lo, hi);
 	}
 	return bytes;
@@ -228,7 +224,7 @@ static void add_own_object(void)
 			have_base = true;
 		}
 		uintptr_t lo = (base + ph[i].p_vaddr) & ~(uintptr_t)(PAGE - 1);
-		uintptr_t hi = page_round(base + ph[i].p_vaddr + ph[i].p_memsz);
+		uintptr_t hi = mc_page_round(base + ph[i].p_vaddr + ph[i].p_memsz);
 		object[nobject++] = (struct range){ lo, hi - lo };
 	}
 	measure_object();
@@ -258,7 +254,7 @@ static void add_page_range(struct range *pages, int *n, int max, uintptr_t p, si
 	if (*n >= max)
 		return;
 	uintptr_t lo = p & ~(uintptr_t)(PAGE - 1);
-	struct range r = { lo, page_round(p + len) - lo };
+	struct range r = { lo, mc_page_round(p + len) - lo };
 	int i = (*n)++;
 	for (; i > 0 && pages[i - 1].lo > r.lo; i--)
 		pages[i] = pages[i - 1];
@@ -325,7 +321,7 @@ bool mc_own_before(size_t bytes)
 	fresh = false;
 	/* Inside a window of memcheck's own work the mark is not folded,
 	 * and the window's end measures everything again. */
-	if (!started || work_depth || pending + page_round(bytes) < threshold()) {
+	if (!started || work_depth || pending + mc_page_round(bytes) < threshold()) {
 		pthread_mutex_unlock(&fp_lock);
 		return false;
 	}
@@ -362,7 +358,7 @@ void mc_own_lazy(const void *p, size_t len)
 			lazy[i] = lazy[i - 1];
 		lazy[i] = (struct range){ (uintptr_t)p, len };
 	} else
-		known += (int64_t)page_round(len); /* counted whole: a bound */
+		known += (int64_t)mc_page_round(len); /* counted whole: a bound */
 	pthread_mutex_unlock(&fp_lock);
 }
 

@@ -149,10 +149,6 @@ static bool in_table(uintptr_t lo, uintptr_t hi, uintptr_t *object)
 	return false;
 }
 
-static size_t page_round(size_t n)
-{
-	return (n + 4095) & ~(size_t)4095;
-}
 
 /* ---- changes, made at once or queued during a fork ------------------- */
 
@@ -267,7 +263,7 @@ static void note_map(void *p, size_t len, const void *caller)
 		mine = false;
 	/* not the program's: a cut, for MAP_FIXED over ours */
 	change(&(struct change){ .kind = mine ? CH_ADD : CH_CUT, .lo = (uintptr_t)p,
-				 .hi = (uintptr_t)p + page_round(len), .object = object });
+				 .hi = (uintptr_t)p + mc_page_round(len), .object = object });
 }
 
 /* ---- the wrappers ---------------------------------------------------- */
@@ -301,7 +297,7 @@ MC_API int munmap(void *addr, size_t len)
 	int rc = real_munmap ? real_munmap(addr, len) : mc_sys_munmap(addr, len);
 	if (rc == 0 && len)
 		change(&(struct change){ .kind = CH_CUT, .lo = (uintptr_t)addr,
-					 .hi = (uintptr_t)addr + page_round(len) });
+					 .hi = (uintptr_t)addr + mc_page_round(len) });
 	return rc;
 }
 
@@ -322,9 +318,9 @@ MC_API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	if (p != MAP_FAILED)
 		change(&(struct change){ .kind = CH_MOVE, .keep_old = flags & MREMAP_DONTUNMAP,
 					 .lo = (uintptr_t)old,
-					 .hi = (uintptr_t)old + page_round(oldlen),
+					 .hi = (uintptr_t)old + mc_page_round(oldlen),
 					 .to_lo = (uintptr_t)p,
-					 .to_hi = (uintptr_t)p + page_round(newlen) });
+					 .to_hi = (uintptr_t)p + mc_page_round(newlen) });
 	return p;
 }
 

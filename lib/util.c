@@ -199,16 +199,6 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 	return !atomic_load(&own_overflow);
 }
 
-/* A mapping's length as the kernel maps it: whole pages.  memcheck's own
- * mappings are registered (own[], footprint.c's count) at that length:
- * registered at the length asked (17,144 bytes, say), the rest of the
- * last page was resident, memcheck's, and counted outside memcheck's
- * memory, as the program's RSS and the allocator's retained bytes. */
-static size_t page_round(size_t size)
-{
-	return (size + 4095) & ~(size_t)4095;
-}
-
 /* Under valgrind, memcheck's own memory (the live-block table above all,
  * which holds every block's address) must not be a root of valgrind's
  * leak check, or every block is "still reachable".  valgrind's scan
@@ -218,7 +208,12 @@ static size_t page_round(size_t size)
  * not reported. */
 static void *map_plain(size_t size, int flags)
 {
-	size = page_round(size);
+	/* memcheck's own mappings are registered (own[], footprint.c's
+	 * count) in whole pages: registered at the length asked (17,144
+	 * bytes, say), the rest of the last page was resident, memcheck's,
+	 * and counted outside memcheck's memory, as the program's RSS and
+	 * the allocator's retained bytes */
+	size = mc_page_round(size);
 	void *p = mc_sys_mmap(NULL, size, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	if (p == MAP_FAILED)
@@ -366,7 +361,7 @@ static void *map_counted(size_t size)
 	p = keep_take(size);
 	if (p)
 		return p;
-	size = page_round(size); /* resident, and memcheck's, to the page's end */
+	size = mc_page_round(size); /* resident, and memcheck's, to the page's end */
 	bool folding = hooks && hooks->before(size);
 	p = map_plain(size, MAP_POPULATE);
 	if (hooks)
@@ -493,7 +488,7 @@ static _Atomic uint64_t carve_at;
 
 static void *carve(size_t size)
 {
-	size = page_round(size);
+	size = mc_page_round(size);
 	if (size > CARVE_BIG_MAX || !keeping())
 		return NULL;
 	for (;;) {
@@ -602,7 +597,7 @@ static void *map_reserved(size_t size)
 	void *p = carve(size);
 	if (!p)
 		return map_plain(size, 0);
-	own_mapped(p, page_round(size));
+	own_mapped(p, mc_page_round(size));
 	return p;
 }
 

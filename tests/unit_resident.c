@@ -205,7 +205,7 @@ START_TEST(keeps_unmapped_mappings)
 	size_t pg = page();
 	/* Three pages asked for, written, unmapped: kept, still listed,
 	 * counted whole (whole pages from the start: the last one is all
-	 * memcheck's, util.c page_round). */
+	 * memcheck's, internal.h mc_page_round). */
 	char *a = mc_map(3 * pg - 100);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_int_eq(told, (int64_t)(3 * pg));
