@@ -580,10 +580,10 @@ void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 
 void mc_scan_free(struct mc_scan *s)
 {
-	if (s->runs.len)
+	if (s->runs.len) {
 		mc_symbolize_maps_lend(NULL);
-	if (s->runs.len)
 		mc_maps_runs_close(&s->runs); /* the maps asked through it (mc_roots_end) */
+	}
 	nodes_unmap(s->v, s->state, s->cap, s->joined);
 	/* runs_copy (3 KiB) is read to runs.len only; mc_scan clears it
 	 * where it may lie in a root (see there) */
