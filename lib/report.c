@@ -85,23 +85,28 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++, at++) {
-			mc_buf_printf(b, "%s{\"address\":\"0x%lx\",\"function\":",
-				      i || j ? "," : "", (unsigned long)f[i]);
+			/* written piece by piece, no vsnprintf: a report's
+			 * stacks are most of its bytes */
+			mc_buf_puts(b, i || j ? ",{\"address\":\"" : "{\"address\":\"");
+			mc_buf_hex(b, f[i]);
+			mc_buf_puts(b, "\",\"function\":");
 			mc_buf_json_str(b, fi[j].function);
 			mc_buf_puts(b, ",\"file\":");
 			if (fi[j].file[0])
 				mc_buf_json_str(b, fi[j].file);
 			else
 				mc_buf_puts(b, "null");
+			mc_buf_puts(b, ",\"line\":");
 			if (fi[j].line > 0)
-				mc_buf_printf(b, ",\"line\":%d,\"object\":", fi[j].line);
+				mc_buf_int(b, fi[j].line);
 			else
-				mc_buf_puts(b, ",\"line\":null,\"object\":");
+				mc_buf_puts(b, "null");
+			mc_buf_puts(b, ",\"object\":");
 			mc_buf_json_str(b, fi[j].object);
 			/* Inlined copies share the address of the function
 			 * they were inlined into, which follows them. */
-			mc_buf_printf(b, ",\"inlined\":%s%s}", j + 1 < k ? "true" : "false",
-				      at < lead ? ",\"alloc_fn\":true" : "");
+			mc_buf_puts(b, j + 1 < k ? ",\"inlined\":true" : ",\"inlined\":false");
+			mc_buf_puts(b, at < lead ? ",\"alloc_fn\":true}" : "}");
 		}
 		if (is_main(fi, k))
 			break;
@@ -594,21 +599,35 @@ static const char *const kind_key[] = { "definitely_lost", "indirectly_lost",
 static const char *const kind_text[] = { "definitely lost", "indirectly lost",
 					  "possibly lost", "still reachable" };
 
+/* ,"key": */
+static void json_key(struct mc_buf *b, const char *key)
+{
+	mc_buf_puts(b, ",\"");
+	mc_buf_puts(b, key);
+	mc_buf_puts(b, "\":");
+}
+
 static void json_u64(struct mc_buf *b, const char *key, uint64_t v)
 {
+	json_key(b, key);
 	if (v == MEMCHECK_UNKNOWN)
-		mc_buf_printf(b, ",\"%s\":null", key);
+		mc_buf_puts(b, "null");
 	else
-		mc_buf_printf(b, ",\"%s\":%llu", key, (unsigned long long)v);
+		mc_buf_u64(b, v);
 }
 
 static void json_count(struct mc_buf *b, const char *key, const struct memcheck_count *c)
 {
-	if (c->blocks == MEMCHECK_UNKNOWN) /* valgrind mode's indirectly_lost */
-		mc_buf_printf(b, ",\"%s\":null", key);
-	else
-		mc_buf_printf(b, ",\"%s\":{\"blocks\":%llu,\"bytes\":%llu}", key,
-		      (unsigned long long)c->blocks, (unsigned long long)c->bytes);
+	json_key(b, key);
+	if (c->blocks == MEMCHECK_UNKNOWN) { /* valgrind mode's indirectly_lost */
+		mc_buf_puts(b, "null");
+		return;
+	}
+	mc_buf_puts(b, "{\"blocks\":");
+	mc_buf_u64(b, c->blocks);
+	mc_buf_puts(b, ",\"bytes\":");
+	mc_buf_u64(b, c->bytes);
+	mc_buf_puts(b, "}");
 }
 
 /* Failure injection: the region's id and allocation calls (null unless
