@@ -512,6 +512,13 @@ static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max
 	return n;
 }
 
+/* pre, then v in decimal: the JSON's numbers without vsnprintf. */
+static void json_put_u64(struct mc_buf *b, const char *pre, uint64_t v)
+{
+	mc_buf_puts(b, pre);
+	mc_buf_u64(b, v);
+}
+
 /* memcheck-report(5): "lines", a line each, with all of its bytes and
  * blocks, how many stacks they are, and its largest stack with that
  * stack's own figures, the rest in "lines_other"; and "sites", the
@@ -523,37 +530,42 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		mc_buf_puts(b, ",\"peak_snapshot\":null");
 		return;
 	}
-	mc_buf_printf(b, ",\"peak_snapshot\":{\"live_bytes\":%llu,\"live_blocks\":%llu,\"lines\":[",
-		      (unsigned long long)pk->bytes, (unsigned long long)pk->blocks);
+	json_put_u64(b, ",\"peak_snapshot\":{\"live_bytes\":", pk->bytes);
+	json_put_u64(b, ",\"live_blocks\":", pk->blocks);
+	mc_buf_puts(b, ",\"lines\":[");
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		const struct peak_line *l = &ls->v[ls->chosen[c]];
 		const struct mc_peak_site *top = &pk->all[l->top];
-		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stacks\":%llu,"
-			      "\"stack_bytes\":%llu,\"stack_blocks\":%llu,\"stack\":", c ? "," : "",
-			      (unsigned long long)l->bytes, (unsigned long long)l->blocks,
-			      (unsigned long long)l->stacks, (unsigned long long)top->bytes,
-			      (unsigned long long)top->blocks);
+		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", l->bytes);
+		json_put_u64(b, ",\"blocks\":", l->blocks);
+		json_put_u64(b, ",\"stacks\":", l->stacks);
+		json_put_u64(b, ",\"stack_bytes\":", top->bytes);
+		json_put_u64(b, ",\"stack_blocks\":", top->blocks);
+		mc_buf_puts(b, ",\"stack\":");
 		json_stack(b, top->stack);
 		mc_buf_puts(b, "}");
 	}
-	mc_buf_printf(b, "],\"lines_other\":{\"stacks\":%llu,\"bytes\":%llu,\"blocks\":%llu},"
-		      "\"sites\":[", (unsigned long long)ls->other_stacks,
-		      (unsigned long long)ls->other_bytes, (unsigned long long)ls->other_blocks);
+	json_put_u64(b, "],\"lines_other\":{\"stacks\":", ls->other_stacks);
+	json_put_u64(b, ",\"bytes\":", ls->other_bytes);
+	json_put_u64(b, ",\"blocks\":", ls->other_blocks);
+	mc_buf_puts(b, "},\"sites\":[");
 	uint32_t top[MC_PEAK_SITES_MAX];
 	uint32_t n = top_stacks(pk, top, peak_max());
 	uint64_t bytes = 0, blocks = 0;
 	for (uint32_t c = 0; c < n; c++) {
 		const struct mc_peak_site *t = &pk->all[top[c]];
-		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stack\":", c ? "," : "",
-			      (unsigned long long)t->bytes, (unsigned long long)t->blocks);
+		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", t->bytes);
+		json_put_u64(b, ",\"blocks\":", t->blocks);
+		mc_buf_puts(b, ",\"stack\":");
 		json_stack(b, t->stack);
 		mc_buf_puts(b, "}");
 		bytes += t->bytes;
 		blocks += t->blocks;
 	}
-	mc_buf_printf(b, "],\"other\":{\"sites\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
-		      (unsigned long long)(pk->stacks - n), (unsigned long long)(pk->bytes - bytes),
-		      (unsigned long long)(pk->blocks - blocks));
+	json_put_u64(b, "],\"other\":{\"sites\":", pk->stacks - n);
+	json_put_u64(b, ",\"bytes\":", pk->bytes - bytes);
+	json_put_u64(b, ",\"blocks\":", pk->blocks - blocks);
+	mc_buf_puts(b, "}}");
 }
 
 /* Seconds as JSON without printf's %f, which follows the program's
@@ -561,7 +573,11 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 static void json_seconds(struct mc_buf *b, double s)
 {
 	unsigned long long us = s > 0 ? (unsigned long long)(s * 1e6 + 0.5) : 0;
-	mc_buf_printf(b, "%llu.%06llu", us / 1000000, us % 1000000);
+	char frac[8] = { '.' };
+	for (int i = 6, f = (int)(us % 1000000); i >= 1; i--, f /= 10)
+		frac[i] = (char)('0' + f % 10);
+	mc_buf_u64(b, us / 1000000);
+	mc_buf_put(b, frac, 7);
 }
 
 static void json_sample_u64(struct mc_buf *b, uint64_t v)
@@ -569,7 +585,7 @@ static void json_sample_u64(struct mc_buf *b, uint64_t v)
 	if (v == MEMCHECK_UNKNOWN)
 		mc_buf_puts(b, ",null");
 	else
-		mc_buf_printf(b, ",%llu", (unsigned long long)v);
+		json_put_u64(b, ",", v);
 }
 
 static void json_timeline(struct mc_buf *b, const struct mc_timeline *tl)
