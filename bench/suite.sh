@@ -19,7 +19,8 @@
 #          and as memcheck leaves it by default, an installed tool run by
 #          a test driver (forwarding only).
 # Modes: bare; memcheck preloaded with its defaults (text on stderr, which
-# goes to /dev/null); counting only (MEMCHECK_TRACK=0); BENCH_OTHER's
+# goes to /dev/null); counting only (MEMCHECK_TRACK=0); the suite with a
+# JSON report appended to one file, as `memcheck run` sets; BENCH_OTHER's
 # library with its defaults; LeakSanitizer (the same source built with
 # -fsanitize=leak, when the compiler has it).
 #
@@ -65,6 +66,9 @@ mode() {
 mode s_bare  suite "bare" "" ""
 mode s_mc    suite "memcheck, defaults" "$MC" ""
 mode s_count suite "memcheck, counting only (TRACK=0)" "$MC" "MEMCHECK_TRACK=0"
+# What `memcheck run` pays: every process it runs appends its JSON record
+# to the report file it sets (MEMCHECK_REPORT).
+mode s_json  suite "memcheck, JSON report (as memcheck run sets)" "$MC" "MEMCHECK_REPORT=$TMP/run.jsonl"
 [ -n "$OTHER" ] && mode s_other suite "BENCH_OTHER's memcheck, defaults" "$OTHER_MC" ""
 [ -x "$LSAN_BIN" ] && mode s_lsan suite "LeakSanitizer (-fsanitize=leak)" "" ""
 if [ -x "$DATE" ]; then

@@ -215,6 +215,10 @@ void mc_buf_puts(struct mc_buf *b, const char *s);
 void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mc_buf_json_str(struct mc_buf *b, const char *s);
+/* Numbers as "%llu", "%d" and "0x%lx" write them, without vsnprintf. */
+void mc_buf_u64(struct mc_buf *b, uint64_t v);
+void mc_buf_int(struct mc_buf *b, int v);
+void mc_buf_hex(struct mc_buf *b, uint64_t v);
 void mc_buf_free(struct mc_buf *b);
 /* Length of the valid UTF-8 sequence at p (ending before end), 0 if none. */
 size_t mc_utf8_len(const unsigned char *p, const unsigned char *end);

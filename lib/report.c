@@ -85,23 +85,28 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++, at++) {
-			mc_buf_printf(b, "%s{\"address\":\"0x%lx\",\"function\":",
-				      i || j ? "," : "", (unsigned long)f[i]);
+			/* written piece by piece, no vsnprintf: a report's
+			 * stacks are most of its bytes */
+			mc_buf_puts(b, i || j ? ",{\"address\":\"" : "{\"address\":\"");
+			mc_buf_hex(b, f[i]);
+			mc_buf_puts(b, "\",\"function\":");
 			mc_buf_json_str(b, fi[j].function);
 			mc_buf_puts(b, ",\"file\":");
 			if (fi[j].file[0])
 				mc_buf_json_str(b, fi[j].file);
 			else
 				mc_buf_puts(b, "null");
+			mc_buf_puts(b, ",\"line\":");
 			if (fi[j].line > 0)
-				mc_buf_printf(b, ",\"line\":%d,\"object\":", fi[j].line);
+				mc_buf_int(b, fi[j].line);
 			else
-				mc_buf_puts(b, ",\"line\":null,\"object\":");
+				mc_buf_puts(b, "null");
+			mc_buf_puts(b, ",\"object\":");
 			mc_buf_json_str(b, fi[j].object);
 			/* Inlined copies share the address of the function
 			 * they were inlined into, which follows them. */
-			mc_buf_printf(b, ",\"inlined\":%s%s}", j + 1 < k ? "true" : "false",
-				      at < lead ? ",\"alloc_fn\":true" : "");
+			mc_buf_puts(b, j + 1 < k ? ",\"inlined\":true" : ",\"inlined\":false");
+			mc_buf_puts(b, at < lead ? ",\"alloc_fn\":true}" : "}");
 		}
 		if (is_main(fi, k))
 			break;
@@ -507,6 +512,13 @@ static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max
 	return n;
 }
 
+/* pre, then v in decimal: the JSON's numbers without vsnprintf. */
+static void json_put_u64(struct mc_buf *b, const char *pre, uint64_t v)
+{
+	mc_buf_puts(b, pre);
+	mc_buf_u64(b, v);
+}
+
 /* memcheck-report(5): "lines", a line each, with all of its bytes and
  * blocks, how many stacks they are, and its largest stack with that
  * stack's own figures, the rest in "lines_other"; and "sites", the
@@ -518,37 +530,42 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		mc_buf_puts(b, ",\"peak_snapshot\":null");
 		return;
 	}
-	mc_buf_printf(b, ",\"peak_snapshot\":{\"live_bytes\":%llu,\"live_blocks\":%llu,\"lines\":[",
-		      (unsigned long long)pk->bytes, (unsigned long long)pk->blocks);
+	json_put_u64(b, ",\"peak_snapshot\":{\"live_bytes\":", pk->bytes);
+	json_put_u64(b, ",\"live_blocks\":", pk->blocks);
+	mc_buf_puts(b, ",\"lines\":[");
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		const struct peak_line *l = &ls->v[ls->chosen[c]];
 		const struct mc_peak_site *top = &pk->all[l->top];
-		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stacks\":%llu,"
-			      "\"stack_bytes\":%llu,\"stack_blocks\":%llu,\"stack\":", c ? "," : "",
-			      (unsigned long long)l->bytes, (unsigned long long)l->blocks,
-			      (unsigned long long)l->stacks, (unsigned long long)top->bytes,
-			      (unsigned long long)top->blocks);
+		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", l->bytes);
+		json_put_u64(b, ",\"blocks\":", l->blocks);
+		json_put_u64(b, ",\"stacks\":", l->stacks);
+		json_put_u64(b, ",\"stack_bytes\":", top->bytes);
+		json_put_u64(b, ",\"stack_blocks\":", top->blocks);
+		mc_buf_puts(b, ",\"stack\":");
 		json_stack(b, top->stack);
 		mc_buf_puts(b, "}");
 	}
-	mc_buf_printf(b, "],\"lines_other\":{\"stacks\":%llu,\"bytes\":%llu,\"blocks\":%llu},"
-		      "\"sites\":[", (unsigned long long)ls->other_stacks,
-		      (unsigned long long)ls->other_bytes, (unsigned long long)ls->other_blocks);
+	json_put_u64(b, "],\"lines_other\":{\"stacks\":", ls->other_stacks);
+	json_put_u64(b, ",\"bytes\":", ls->other_bytes);
+	json_put_u64(b, ",\"blocks\":", ls->other_blocks);
+	mc_buf_puts(b, "},\"sites\":[");
 	uint32_t top[MC_PEAK_SITES_MAX];
 	uint32_t n = top_stacks(pk, top, peak_max());
 	uint64_t bytes = 0, blocks = 0;
 	for (uint32_t c = 0; c < n; c++) {
 		const struct mc_peak_site *t = &pk->all[top[c]];
-		mc_buf_printf(b, "%s{\"bytes\":%llu,\"blocks\":%llu,\"stack\":", c ? "," : "",
-			      (unsigned long long)t->bytes, (unsigned long long)t->blocks);
+		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", t->bytes);
+		json_put_u64(b, ",\"blocks\":", t->blocks);
+		mc_buf_puts(b, ",\"stack\":");
 		json_stack(b, t->stack);
 		mc_buf_puts(b, "}");
 		bytes += t->bytes;
 		blocks += t->blocks;
 	}
-	mc_buf_printf(b, "],\"other\":{\"sites\":%llu,\"bytes\":%llu,\"blocks\":%llu}}",
-		      (unsigned long long)(pk->stacks - n), (unsigned long long)(pk->bytes - bytes),
-		      (unsigned long long)(pk->blocks - blocks));
+	json_put_u64(b, "],\"other\":{\"sites\":", pk->stacks - n);
+	json_put_u64(b, ",\"bytes\":", pk->bytes - bytes);
+	json_put_u64(b, ",\"blocks\":", pk->blocks - blocks);
+	mc_buf_puts(b, "}}");
 }
 
 /* Seconds as JSON without printf's %f, which follows the program's
@@ -556,7 +573,11 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 static void json_seconds(struct mc_buf *b, double s)
 {
 	unsigned long long us = s > 0 ? (unsigned long long)(s * 1e6 + 0.5) : 0;
-	mc_buf_printf(b, "%llu.%06llu", us / 1000000, us % 1000000);
+	char frac[8] = { '.' };
+	for (int i = 6, f = (int)(us % 1000000); i >= 1; i--, f /= 10)
+		frac[i] = (char)('0' + f % 10);
+	mc_buf_u64(b, us / 1000000);
+	mc_buf_put(b, frac, 7);
 }
 
 static void json_sample_u64(struct mc_buf *b, uint64_t v)
@@ -564,7 +585,7 @@ static void json_sample_u64(struct mc_buf *b, uint64_t v)
 	if (v == MEMCHECK_UNKNOWN)
 		mc_buf_puts(b, ",null");
 	else
-		mc_buf_printf(b, ",%llu", (unsigned long long)v);
+		json_put_u64(b, ",", v);
 }
 
 static void json_timeline(struct mc_buf *b, const struct mc_timeline *tl)
@@ -594,21 +615,35 @@ static const char *const kind_key[] = { "definitely_lost", "indirectly_lost",
 static const char *const kind_text[] = { "definitely lost", "indirectly lost",
 					  "possibly lost", "still reachable" };
 
+/* ,"key": */
+static void json_key(struct mc_buf *b, const char *key)
+{
+	mc_buf_puts(b, ",\"");
+	mc_buf_puts(b, key);
+	mc_buf_puts(b, "\":");
+}
+
 static void json_u64(struct mc_buf *b, const char *key, uint64_t v)
 {
+	json_key(b, key);
 	if (v == MEMCHECK_UNKNOWN)
-		mc_buf_printf(b, ",\"%s\":null", key);
+		mc_buf_puts(b, "null");
 	else
-		mc_buf_printf(b, ",\"%s\":%llu", key, (unsigned long long)v);
+		mc_buf_u64(b, v);
 }
 
 static void json_count(struct mc_buf *b, const char *key, const struct memcheck_count *c)
 {
-	if (c->blocks == MEMCHECK_UNKNOWN) /* valgrind mode's indirectly_lost */
-		mc_buf_printf(b, ",\"%s\":null", key);
-	else
-		mc_buf_printf(b, ",\"%s\":{\"blocks\":%llu,\"bytes\":%llu}", key,
-		      (unsigned long long)c->blocks, (unsigned long long)c->bytes);
+	json_key(b, key);
+	if (c->blocks == MEMCHECK_UNKNOWN) { /* valgrind mode's indirectly_lost */
+		mc_buf_puts(b, "null");
+		return;
+	}
+	mc_buf_puts(b, "{\"blocks\":");
+	mc_buf_u64(b, c->blocks);
+	mc_buf_puts(b, ",\"bytes\":");
+	mc_buf_u64(b, c->bytes);
+	mc_buf_puts(b, "}");
 }
 
 /* Failure injection: the region's id and allocation calls (null unless

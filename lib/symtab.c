@@ -526,12 +526,6 @@ static void raw_build(struct mc_symtab *t)
 		t->usable = spans_build(t) || walk_build(t);
 }
 
-const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask)
-{
-	if (!t->built)
-		raw_build(t);
-	return search(t, addr, ask);
-}
 
 #define BATCH 256
 enum { B_OPEN, B_DONE, B_LEFT };
@@ -910,6 +904,30 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 			name[j] = NULL;  /* no symbol in either pass */
 		done[j] = state[j] != B_LEFT;
 	}
+}
+
+/* The asks of one address each that a module's table answers with a read
+ * of it (batch) before it is built: a report names a few sites, and a
+ * read of the C library's table costs ~45 K instructions (callgrind,
+ * bench/suite_test 1) where building it costs ~1 M; past this many, the
+ * build pays (and a read that cannot say, B_LEFT, builds at once). */
+#define SCAN_ASKS 8
+
+const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask)
+{
+	if (!t->built && t->scanned < SCAN_ASKS) {
+		const char *name = NULL;
+		bool done = false;
+		t->scanned++;
+		batch(t, &addr, 1, &name, &done);
+		if (done) {
+			*ask = false;
+			return name;
+		}
+	}
+	if (!t->built)
+		raw_build(t);
+	return search(t, addr, ask);
 }
 
 void mc_symtab_names_raw(struct mc_symtab *t, const GElf_Addr *a, size_t n, const char **name,

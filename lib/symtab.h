@@ -49,6 +49,7 @@ struct sym_pass {
 struct mc_symtab {
 	bool built;
 	bool usable;        /* false: ask dwfl_module_addrname */
+	unsigned scanned;   /* mc_symtab_name_raw's asks answered unbuilt */
 	Dwfl_Module *mod;
 	int nsyms, first_global;
 	/* The walk: every symbol the search can choose, in libdw's order;
@@ -78,7 +79,8 @@ void mc_symtab_free(struct mc_symtab *t);
  * usable is false where the search could not take it. */
 void mc_symtab_raw(struct mc_symtab *t, const struct raw_syms *r, int nsyms, int first_global);
 /* The name libdw would give addr through t, a table of mc_symtab_raw's
- * (built, sorted, at the first call); *ask: only libdw's own search can
+ * (its first few asks each a read of the table, as mc_symtab_names_raw's
+ * batch; built, sorted, past them); *ask: only libdw's own search can
  * say (t has no module to ask). */
 const char *mc_symtab_name_raw(struct mc_symtab *t, GElf_Addr addr, bool *ask);
 /* The same for n addresses, ascending: name[i], where done[i]; those not

@@ -43,6 +43,81 @@ START_TEST(json_strings)
 }
 END_TEST
 
+/* The JSON string as written a byte at a time (mc_buf_json_str before it
+ * copied runs of plain bytes at once): the same bytes for any input. */
+static void json_by_byte(char *out, const unsigned char *p)
+{
+	const unsigned char *end = p + strlen((const char *)p);
+	out += sprintf(out, "\"");
+	while (*p) {
+		size_t n = mc_utf8_len(p, end);
+		if (n > 1) {
+			memcpy(out, p, n);
+			out += n;
+			p += n;
+			continue;
+		}
+		if (*p == '"' || *p == '\\')
+			out += sprintf(out, "\\%c", *p);
+		else if (*p == '\n' || *p == '\t' || *p == '\r')
+			out += sprintf(out, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+		else if (*p < 0x20 || n == 0)
+			out += sprintf(out, "\\u%04x", *p);
+		else
+			*out++ = (char)*p;
+		p++;
+	}
+	sprintf(out, "\"");
+}
+
+START_TEST(json_strings_as_by_byte)
+{
+	static const unsigned char pieces[] = "ab/\"\\\n\t\r\x01\x1f\x7f\xc3\xa9\xe9\xed\xa0\x80\xf0\x9f\x98\x80";
+	unsigned seed = 17;
+	for (int round = 0; round < 20000; round++) {
+		unsigned char in[48];
+		size_t len = (size_t)(rand_r(&seed) % 40);
+		for (size_t i = 0; i < len; i++) {
+			unsigned r = (unsigned)rand_r(&seed);
+			in[i] = r & 1 ? pieces[(r >> 1) % (sizeof pieces - 1)] : (unsigned char)(r >> 8);
+			if (!in[i])
+				in[i] = 'z';
+		}
+		in[len] = 0;
+		char want[48 * 6 + 3];
+		json_by_byte(want, in);
+		ck_assert_str_eq(json((const char *)in), want);
+	}
+}
+END_TEST
+
+/* mc_buf_u64, mc_buf_int and mc_buf_hex write what %llu, %d and 0x%lx do. */
+START_TEST(numbers_as_printf)
+{
+	static const uint64_t v[] = { 0, 1, 9, 10, 99, 100, 4096, 0x7fffffff, 0x80000000,
+				      1234567890123ULL, UINT64_MAX - 1, UINT64_MAX };
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		for (int how = 0; how < 3; how++) {
+			struct mc_buf b = { 0 };
+			char want[32];
+			if (how == 0) {
+				mc_buf_u64(&b, v[i]);
+				snprintf(want, sizeof want, "%llu", (unsigned long long)v[i]);
+			} else if (how == 1) {
+				mc_buf_int(&b, (int)v[i]);
+				snprintf(want, sizeof want, "%d", (int)v[i]);
+			} else {
+				mc_buf_hex(&b, v[i]);
+				snprintf(want, sizeof want, "0x%lx", (unsigned long)v[i]);
+			}
+			ck_assert(!b.oom);
+			ck_assert_str_eq(b.s, want);
+			mc_buf_free(&b);
+		}
+	}
+}
+END_TEST
+
 static const char *text(const char *s, size_t cap)
 {
 	static char out[256];
@@ -370,6 +445,8 @@ int main(void)
 {
 	TCase *tc = h_tcase("util", 0);
 	tcase_add_test(tc, json_strings);
+	tcase_add_test(tc, json_strings_as_by_byte);
+	tcase_add_test(tc, numbers_as_printf);
 	tcase_add_test(tc, text_escapes);
 	tcase_add_test(tc, names_cut_at_characters);
 	tcase_add_test(tc, commas);
