@@ -526,7 +526,6 @@ static void raw_build(struct mc_symtab *t)
 		t->usable = spans_build(t) || walk_build(t);
 }
 
-
 #define BATCH 256
 enum { B_OPEN, B_DONE, B_LEFT };
 /* The 4 KiB pages of st_value scan_near's map covers (16 MiB); the map
