@@ -31,6 +31,7 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -246,6 +247,11 @@ static bool dir_name(void)
 	if (dir_state)
 		return dir_state > 0;
 	dir_state = -1;
+	/* A setuid or setgid program: HOME and XDG_CACHE_HOME are its
+	 * caller's to choose, and its files would be created with its
+	 * privileges there.  No cache. */
+	if (getauxval(AT_SECURE))
+		return false;
 	const char *opt = mc_opt.cache, *base = opt, *tail = "";
 	if (opt && strcmp(opt, "off") == 0)
 		return false;
