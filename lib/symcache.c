@@ -435,6 +435,7 @@ int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max
 void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int max,
 		     const struct mc_frame_info *f, int n)
 {
+	int saved = errno;
 	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
 	if (!m || m->pending.oom || (m->cap && find(m, off, (uint32_t)max)->at))
 		return;
@@ -447,6 +448,7 @@ void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int ma
 	mc_buf_put(&m->pending, rec, len);
 	if (!m->pending.oom)
 		index_add(m, off, (uint32_t)max, ((uint32_t)at + 1) | PENDING_BIT);
+	errno = saved;   /* mmap's, where memory ran out */
 }
 
 void mc_symcache_flush(void)
