@@ -9,6 +9,8 @@
 #   report  lib/util.c's escaping of names in the text and the JSON, and
 #           lib/json.c's record reader (fuzz/fuzz_report.c, seeds
 #           fuzz/corpus_report)
+#   symcache lib/symcache.c's reading of cache files, memcheck-cache(5)
+#           (fuzz/fuzz_symcache.c, seeds fuzz/corpus_symcache)
 #
 #   make fuzz         build $(B)/fuzz/fuzz_<target> with clang's libFuzzer
 #                     (Debian: apt-get install clang libclang-rt-14-dev)
@@ -25,7 +27,7 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= budget supp cfi report
+FUZZ_TARGETS ?= budget supp cfi report symcache
 FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c lib/util.c
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
@@ -34,6 +36,8 @@ FUZZ_SRC_cfi      := fuzz/fuzz_cfi.c lib/cfi.c
 FUZZ_SEEDS_cfi    := fuzz/corpus_cfi
 FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c lib/util.c lib/programs.c lib/options.c
 FUZZ_SEEDS_report := fuzz/corpus_report
+FUZZ_SRC_symcache   := fuzz/fuzz_symcache.c lib/symcache.c lib/util.c lib/options.c lib/programs.c
+FUZZ_SEEDS_symcache := fuzz/corpus_symcache
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

@@ -455,6 +455,12 @@ int mc_elfmod_debuginfo(const struct mc_elfmod *m)
 	return m->debuginfo;
 }
 
+const unsigned char *mc_elfmod_build_id(const struct mc_elfmod *m, size_t *len)
+{
+	*len = m->main.idlen;
+	return m->main.id;
+}
+
 uint64_t mc_elfmod_bias(const struct mc_elfmod *m)
 {
 	return m->bias;

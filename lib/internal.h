@@ -58,6 +58,7 @@ struct mc_options {
 	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
+	const char *cache;        /* MEMCHECK_CACHE, "off", or NULL: the default (symcache.c) */
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
@@ -1704,6 +1705,37 @@ void mc_symbolize_end_at_exit(void);
  * whose parent was using libdw on another thread forgets that session. */
 void mc_symbolize_prefork(void);
 void mc_symbolize_postfork(bool child);
+
+/* ---- symcache.c: mc_symbolize_frames's answers kept across processes
+ * (MEMCHECK_CACHE; memcheck-cache(5)); with symbolize.c's lock held ---- */
+
+/* The n frames cached for (a module's build ID, a pc's offset in it, max)
+ * into out (object left empty), or 0.  max MC_SYMCACHE_QUICK: the quick
+ * frame (mc_symbolize_quick's: the symbol table's name, one frame). */
+#define MC_SYMCACHE_QUICK (MC_MAX_INLINE + 1)
+int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max,
+		    struct mc_frame_info *out);
+/* Keep f[0..n) as that answer; written at mc_symcache_flush. */
+void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int max,
+		     const struct mc_frame_info *f, int n);
+/* Append what was put since the last flush, one write a module. */
+void mc_symcache_flush(void);
+/* In a forked child: everything forgotten (not unmapped), nothing the
+ * parent will write written twice. */
+void mc_symcache_forget(void);
+/* The file format, for the fuzz target: a record's checksum; one record
+ * of n frames encoded into dst (its length, 0: does not fit or not
+ * valid); a payload decoded (frames into out[0..cap), out may be NULL;
+ * n, or 0 if malformed); fn called for each valid record of p[0..len)
+ * (its payload at p + at), skipping damaged bytes; how many. */
+uint32_t mc_symcache_sum(const char *p, size_t n);
+size_t mc_symcache_encode(char *dst, size_t cap, uint64_t off, int max,
+			  const struct mc_frame_info *f, int n);
+int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
+		       struct mc_frame_info *out, int cap);
+size_t mc_symcache_parse(const char *p, size_t len,
+			 void (*fn)(void *arg, uint64_t off, int max, size_t at, size_t size),
+			 void *arg);
 
 /* ---- allocfn.c ------------------------------------------------------- */
 

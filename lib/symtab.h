@@ -123,6 +123,8 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh);
 int mc_elfmod_slot(const struct mc_elfmod *m);
 const char *mc_elfmod_path(const struct mc_elfmod *m);
 int mc_elfmod_debuginfo(const struct mc_elfmod *m);
+/* The GNU build ID of the object's own file (NULL: none), *len bytes. */
+const unsigned char *mc_elfmod_build_id(const struct mc_elfmod *m, size_t *len);
 uint64_t mc_elfmod_bias(const struct mc_elfmod *m);
 /* [*lo, *hi): the object's mappings, from its first byte (the first
  * mapping of its file) to the end of what the dynamic linker reserved. */

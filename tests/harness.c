@@ -233,7 +233,7 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 		n++;
 	while (env && env[extra])
 		extra++;
-	char **envp = xcalloc(n + extra + 3, sizeof *envp);
+	char **envp = xcalloc(n + extra + 4, sizeof *envp);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!drop_var(environ[i]))
@@ -249,6 +249,12 @@ int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	 * wins. */
 	if (!(flags & H_EXITCODE))
 		envp[k++] = "MEMCHECK_EXITCODE=0";
+	/* Never the real home's cache (symcache.c): one of the build's own,
+	 * warm for most tests, shared by all. */
+	static char *cache;
+	if (!cache)
+		cache = xprintf("MEMCHECK_CACHE=%s/tests/cache", h_build());
+	envp[k++] = cache;
 	envp[k] = NULL;
 
 	const char *outp = h_tmppath("stdout"), *errp = h_tmppath("stderr");

@@ -103,7 +103,9 @@ struct h_run {
  * caller's minus every MEMCHECK_* variable and LD_PRELOAD, plus env (a
  * NULL-terminated list of "NAME=value", may be NULL), plus
  * MEMCHECK_EXITCODE=0 unless env sets it or flags has H_EXITCODE: the
- * tests of other things see the program's own exit status.  flags as above;
+ * tests of other things see the program's own exit status; and
+ * MEMCHECK_CACHE=$MEMCHECK_BUILD/tests/cache, never the real home's
+ * (env's own wins).  flags as above;
  * so is an extra object for LD_PRELOAD (may be NULL).  Waits for the
  * program, at most $H_TIMEOUT seconds (default 20; then it is killed and
  * timed_out set).  Returns 0, or -1 when it could not be started. */

@@ -32,7 +32,10 @@
 #include "symtab.h"
 
 /* symbolize.c reads the options; options.c is not linked. */
-struct mc_options mc_opt;
+/* No cache of frames across processes (symcache.c): what is compared
+ * with libdw here is libdw's reading, and the home directory is left
+ * alone. */
+struct mc_options mc_opt = { .cache = "off" };
 /* forward.c is not linked either: libdw's blocks are the C library's here. */
 void mc_forward_free(void *p)
 {

@@ -25,6 +25,10 @@ export PATH PKG_CONFIG_PATH
 # the tests' own environment: no memcheck settings from the caller's
 for v in $(env | sed -n 's/^\(MEMCHECK_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 unset LD_PRELOAD
+# but the frames' cache in the work tree, never the home directory's
+mkdir -p "$WORK"
+MEMCHECK_CACHE=$(cd "$WORK" && pwd)/cache
+export MEMCHECK_CACHE
 failed=
 
 for tool in cmake ctest meson ninja autoreconf libtoolize; do

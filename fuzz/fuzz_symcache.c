@@ -1,0 +1,75 @@
+/*
+ * fuzz_symcache.c - lib/symcache.c's reading of cache files
+ * (memcheck-cache(5)) under libFuzzer (make fuzz, make fuzz-check).
+ * Another process, a full disk or a hostile hand may have written
+ * anything there; the parse must take only well-formed records.  Each
+ * input is parsed as a file; besides what ASan and UBSan catch, it
+ * checks the format's contract:
+ *   - every record the parse takes lies within the input, its
+ *     checksum right, and decodes to 1..max frames whose strings end
+ *     within their fields;
+ *   - encoding what it decoded gives the record's bytes back;
+ *   - a record taken is taken again wherever it lies: after a prefix of
+ *     the input's own bytes, the parse finds at least as many.
+ *
+ * Linked with fuzz/replay.c it is a plain program that runs the target
+ * over the files named on its command line (make fuzz-replay).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct walk {
+	const char *p;
+	size_t len, n;
+};
+
+static void check(void *arg, uint64_t off, int max, size_t at, size_t size)
+{
+	struct walk *w = arg;
+	if (at < 12 || at > w->len || size > w->len - at)
+		abort();                          /* outside the input */
+	uint32_t sum;
+	memcpy(&sum, w->p + at - 4, 4);
+	if (mc_symcache_sum(w->p + at, size) != sum)
+		abort();                          /* taken with a wrong checksum */
+	static struct mc_frame_info f[MC_SYMCACHE_QUICK];
+	uint64_t o;
+	int m;
+	int n = mc_symcache_decode(w->p + at, size, &o, &m, f, MC_SYMCACHE_QUICK);
+	if (n < 1 || n > m || o != off || m != max)
+		abort();
+	for (int i = 0; i < n; i++)
+		if (!memchr(f[i].function, 0, sizeof f[i].function) ||
+		    !memchr(f[i].linkage, 0, sizeof f[i].linkage) ||
+		    !memchr(f[i].file, 0, sizeof f[i].file) || f[i].line < 0)
+			abort();                  /* a string past its field */
+	static char rec[12 + 12 + MC_SYMCACHE_QUICK * (4 + 128 + 128 + 256)];
+	size_t len = mc_symcache_encode(rec, sizeof rec, o, m, f, n);
+	if (len != size + 12 || memcmp(rec, w->p + at - 12, len) != 0)
+		abort();                          /* not what was written */
+	w->n++;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct walk w = { (const char *)data, size, 0 };
+	size_t got = mc_symcache_parse(w.p, size, check, &w);
+	if (got != w.n)
+		abort();
+	/* The same bytes after a prefix of 0..3 of the input's own bytes. */
+	char *moved = malloc(size + 3);
+	if (!moved)
+		return 0;
+	size_t pre = size ? data[0] % 4 : 0;
+	memcpy(moved, data, pre < size ? pre : size);
+	memcpy(moved + pre, data, size);
+	struct walk w2 = { moved, size + pre, 0 };
+	if (mc_symcache_parse(moved, size + pre, check, &w2) < got)
+		abort();
+	free(moved);
+	return 0;
+}

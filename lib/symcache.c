@@ -1,0 +1,493 @@
+/*
+ * symcache.c - the frames mc_symbolize_frames gave for a pc, kept on disk
+ * across processes (MEMCHECK_CACHE), so that the second and later runs
+ * of a test program print the same file:line without loading libdw and
+ * reading the module's DWARF again (~0.6-0.8 ms a process here, tens of
+ * ms for a large C++ program).
+ *
+ * Only modules whose answers depend on their own file's bytes alone are
+ * cached (symbolize.c decides: DWARF and symbol table in the file, no
+ * link to another file), keyed by the file's GNU build ID, a pc by its
+ * offset in the module (its link-time address) and the number of frames
+ * asked for.  The object's path is never cached: the caller fills it.
+ * The directory's name carries the format's version and memcheck's own
+ * build ID, so that a memcheck that names frames differently never reads
+ * an older one's answers.  The file format is memcheck-cache(5).
+ *
+ * A file is read whole the first time one of its module's pcs is asked
+ * for, and every well-formed record of it indexed; a record that is torn,
+ * truncated or does not check is skipped, the parse resyncing on the
+ * next magic.  New answers are appended at the session's end, one write
+ * (O_APPEND) a module, while the file is under SC_FILE_MAX.  Every
+ * failure means "no cache": the caller reads the DWARF as before.
+ *
+ * Called with symbolize.c's lock held.  No malloc (mmap'd buffers), no
+ * file descriptor kept open, errno as it was.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SC_MAGIC 0x3153434dU         /* "MCS1", little-endian */
+#define SC_FILE_MAX (1u << 20)       /* no appending past it, no reading past it */
+#define SC_MODS 16
+#define SC_ID_MAX 64
+
+struct sc_ent {
+	uint64_t off;
+	uint32_t max;
+	uint32_t at;                 /* 1 + payload offset; bit 31: in pending */
+};
+
+struct sc_mod {
+	bool used, loaded;
+	unsigned char id[SC_ID_MAX];
+	size_t idlen;
+	char *data;                  /* the file's bytes, mc_map_io'd */
+	size_t len, maplen;
+	struct sc_ent *tab;          /* open addressing, cap a power of 2 */
+	size_t cap, n;
+	struct mc_buf pending;       /* records this process found */
+	size_t written;              /* how much of pending was appended */
+};
+
+static struct sc_mod mods[SC_MODS];
+static unsigned mods_next;
+/* The cache's directory: 0 not looked for, 1 found (dir), -1 none. */
+static int dir_state;
+static char dir[4096];
+
+#define PENDING_BIT 0x80000000u
+
+uint32_t mc_symcache_sum(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)n;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 16777619u;
+	return h;
+}
+
+static uint32_t rd32(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* A string of at most cap - 1 bytes and its NUL at p[*at, end): copied
+ * to dst (may be NULL), *at past it; false if it is not there. */
+static bool take_str(const char *p, size_t end, size_t *at, char *dst, size_t cap)
+{
+	size_t room = end - *at;
+	const char *nul = memchr(p + *at, 0, room < cap ? room : cap);
+	if (!nul)
+		return false;
+	size_t n = (size_t)(nul - (p + *at));
+	if (dst)
+		memcpy(dst, p + *at, n + 1);
+	*at += n + 1;
+	return true;
+}
+
+int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
+		       struct mc_frame_info *out, int cap)
+{
+	if (size < 12)
+		return 0;
+	uint16_t m, n;
+	memcpy(off, p, 8);
+	memcpy(&m, p + 8, 2);
+	memcpy(&n, p + 10, 2);
+	if (!n || n > m || m > MC_SYMCACHE_QUICK || (m == MC_SYMCACHE_QUICK && n != 1))
+		return 0;
+	size_t at = 12;
+	for (int i = 0; i < n; i++) {
+		struct mc_frame_info *f = out && i < cap ? &out[i] : NULL;
+		int32_t line;
+		if (size - at < 4)
+			return 0;
+		memcpy(&line, p + at, 4);
+		at += 4;
+		if (line < 0 ||
+		    !take_str(p, size, &at, f ? f->function : NULL, sizeof f->function) ||
+		    !take_str(p, size, &at, f ? f->linkage : NULL, sizeof f->linkage) ||
+		    !take_str(p, size, &at, f ? f->file : NULL, sizeof f->file))
+			return 0;
+		if (f)
+			f->line = line;
+	}
+	if (at != size)
+		return 0;
+	*max = m;
+	return n;
+}
+
+size_t mc_symcache_parse(const char *p, size_t len,
+			 void (*fn)(void *arg, uint64_t off, int max, size_t at, size_t size),
+			 void *arg)
+{
+	size_t good = 0;
+	for (size_t i = 0; i + 12 <= len;) {
+		if (rd32(p + i) != SC_MAGIC) {
+			i++;
+			continue;
+		}
+		uint32_t size = rd32(p + i + 4), sum = rd32(p + i + 8);
+		uint64_t off;
+		int max;
+		if (size > len - i - 12 || mc_symcache_sum(p + i + 12, size) != sum ||
+		    !mc_symcache_decode(p + i + 12, size, &off, &max, NULL, 0)) {
+			i++;  /* torn or damaged: resync on the next magic */
+			continue;
+		}
+		if (fn)
+			fn(arg, off, max, i + 12, size);
+		good++;
+		i += 12 + (size_t)size;
+	}
+	return good;
+}
+
+size_t mc_symcache_encode(char *dst, size_t cap, uint64_t off, int max,
+			  const struct mc_frame_info *f, int n)
+{
+	if (n < 1 || n > max || max > MC_SYMCACHE_QUICK || (max == MC_SYMCACHE_QUICK && n != 1) ||
+	    cap < 24)
+		return 0;
+	size_t at = 12;
+	uint16_t m = (uint16_t)max, nn = (uint16_t)n;
+	memcpy(dst + at, &off, 8);
+	memcpy(dst + at + 8, &m, 2);
+	memcpy(dst + at + 10, &nn, 2);
+	at += 12;
+	for (int i = 0; i < n; i++) {
+		const char *s[3] = { f[i].function, f[i].linkage, f[i].file };
+		size_t cap_of[3] = { sizeof f->function, sizeof f->linkage, sizeof f->file };
+		int32_t line = f[i].line;
+		if (line < 0 || cap - at < 4)
+			return 0;
+		memcpy(dst + at, &line, 4);
+		at += 4;
+		for (int k = 0; k < 3; k++) {
+			size_t l = strnlen(s[k], cap_of[k]);
+			if (l == cap_of[k] || cap - at < l + 1)
+				return 0;
+			memcpy(dst + at, s[k], l + 1);
+			at += l + 1;
+		}
+	}
+	uint32_t magic = SC_MAGIC, size = (uint32_t)(at - 12);
+	uint32_t sum = mc_symcache_sum(dst + 12, size);
+	memcpy(dst, &magic, 4);
+	memcpy(dst + 4, &size, 4);
+	memcpy(dst + 8, &sum, 4);
+	return at;
+}
+
+/* ---- the directory ---- */
+
+/* memcheck's own build ID, from its loaded image's PT_NOTE: no file read. */
+static bool own_id(unsigned char *id, size_t *idlen)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (!dladdr1((void *)own_id, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
+		return false;
+	const ElfW(Ehdr) *eh = info.dli_fbase;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh->e_phnum > 256)
+		return false;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		const char *n = (const char *)(lm->l_addr + ph[i].p_vaddr);
+		for (size_t off = 0; off + 12 <= ph[i].p_memsz;) {
+			uint32_t namesz = rd32(n + off), descsz = rd32(n + off + 4),
+				 type = rd32(n + off + 8);
+			size_t desc = off + 12 + ((namesz + 3u) & ~3u);
+			if (desc > ph[i].p_memsz || descsz > ph[i].p_memsz - desc)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(n + off + 12, "GNU", 4) == 0 &&
+			    descsz && descsz <= SC_ID_MAX) {
+				memcpy(id, n + desc, descsz);
+				*idlen = descsz;
+				return true;
+			}
+			off = desc + ((descsz + 3u) & ~3u);
+		}
+	}
+	return false;
+}
+
+static char *hex(char *w, const unsigned char *id, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		*w++ = digits[id[i] >> 4];
+		*w++ = digits[id[i] & 15];
+	}
+	*w = 0;
+	return w;
+}
+
+/* dir: MEMCHECK_CACHE, $XDG_CACHE_HOME/memcheck or $HOME/.cache/memcheck,
+ * then v1-<memcheck's build ID>; false: no cache. */
+static bool dir_name(void)
+{
+	if (dir_state)
+		return dir_state > 0;
+	dir_state = -1;
+	/* A setuid or setgid program: HOME and XDG_CACHE_HOME are its
+	 * caller's to choose, and its files would be created with its
+	 * privileges there.  No cache. */
+	if (getauxval(AT_SECURE))
+		return false;
+	const char *opt = mc_opt.cache, *base = opt, *tail = "";
+	if (opt && strcmp(opt, "off") == 0)
+		return false;
+	if (!opt) {
+		const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+		if (x && x[0] == '/') {
+			base = x;
+			tail = "/memcheck";
+		} else if (h && h[0] == '/') {
+			base = h;
+			tail = "/.cache/memcheck";
+		} else {
+			return false;
+		}
+	}
+	unsigned char id[SC_ID_MAX];
+	size_t idlen;
+	size_t bl = strlen(base), tl = strlen(tail);
+	if (!own_id(id, &idlen) || bl + tl + 5 + 2 * idlen + 2 * SC_ID_MAX + 2 >= sizeof dir)
+		return false;
+	memcpy(dir, base, bl);
+	memcpy(dir + bl, tail, tl);
+	memcpy(dir + bl + tl, "/v1-", 4);
+	hex(dir + bl + tl + 4, id, idlen);
+	dir_state = 1;
+	return true;
+}
+
+/* Ours alone: owned by the effective user, no one else may write it. */
+static bool ours(int fd, mode_t type)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_uid == geteuid() &&
+	       !(st.st_mode & 022);
+}
+
+/* The directory opened (created first where create says), or -1. */
+static int dir_open(bool create)
+{
+	if (!dir_name())
+		return -1;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		for (char *s = strchr(dir + 1, '/');; s = strchr(s + 1, '/')) {
+			if (s)
+				*s = 0;
+			mkdir(dir, 0700);   /* EEXIST or not ours: open's and fstat's to say */
+			if (!s)
+				break;
+			*s = '/';
+		}
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd >= 0 && !ours(fd, S_IFDIR)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* ---- the index ---- */
+
+static size_t slot_of(uint64_t off, uint32_t max, size_t cap)
+{
+	uint64_t h = (off ^ ((uint64_t)max << 56)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 20) & (cap - 1);
+}
+
+static struct sc_ent *find(struct sc_mod *m, uint64_t off, uint32_t max)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = slot_of(off, max, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		struct sc_ent *e = &m->tab[i];
+		if (!e->at || (e->off == off && e->max == max))
+			return e;
+	}
+}
+
+static bool index_add(struct sc_mod *m, uint64_t off, uint32_t max, uint32_t at)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct sc_ent *t = mc_map(cap * sizeof *t);
+		if (!t)
+			return false;
+		struct sc_ent *old = m->tab;
+		size_t oldcap = m->cap;
+		m->tab = t;
+		m->cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].at)
+				*find(m, old[i].off, old[i].max) = old[i];
+		if (old)
+			mc_unmap(old, oldcap * sizeof *old);
+	}
+	struct sc_ent *e = find(m, off, max);
+	if (e->at)
+		return true;   /* a record appended twice: the first is the same */
+	*e = (struct sc_ent){ off, max, at };
+	m->n++;
+	return true;
+}
+
+static void note(void *arg, uint64_t off, int max, size_t at, size_t size)
+{
+	(void)size;
+	index_add(arg, off, (uint32_t)max, (uint32_t)at + 1);
+}
+
+static void load(struct sc_mod *m)
+{
+	m->loaded = true;
+	int dfd = dir_open(false);
+	if (dfd < 0)
+		return;
+	char name[2 * SC_ID_MAX + 1];
+	hex(name, m->id, m->idlen);
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (ours(fd, S_IFREG) && fstat(fd, &st) == 0 && st.st_size > 0) {
+		size_t want = st.st_size > SC_FILE_MAX ? SC_FILE_MAX : (size_t)st.st_size;
+		m->maplen = mc_page_round(want);
+		m->data = mc_map_io(m->maplen);
+		while (m->data && m->len < want) {
+			ssize_t r = read(fd, m->data + m->len, want - m->len);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			m->len += (size_t)r;
+		}
+		if (m->data)
+			mc_symcache_parse(m->data, m->len, note, m);
+	}
+	close(fd);
+}
+
+static struct sc_mod *mod_of(const unsigned char *id, size_t idlen, bool add)
+{
+	if (!idlen || idlen > SC_ID_MAX)
+		return NULL;
+	for (unsigned i = 0; i < mods_next; i++)
+		if (mods[i].idlen == idlen && memcmp(mods[i].id, id, idlen) == 0)
+			return &mods[i];
+	if (!add || mods_next == SC_MODS)
+		return NULL;
+	struct sc_mod *m = &mods[mods_next++];
+	m->used = true;
+	memcpy(m->id, id, idlen);
+	m->idlen = idlen;
+	return m;
+}
+
+int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max,
+		    struct mc_frame_info *out)
+{
+	int saved = errno;
+	int n = 0;
+	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	if (m && !m->loaded)
+		load(m);
+	struct sc_ent *e = m ? find(m, off, (uint32_t)max) : NULL;
+	if (e && e->at) {
+		uint32_t at = (e->at - 1) & ~PENDING_BIT;
+		const char *p = ((e->at - 1) & PENDING_BIT) ? m->pending.s : m->data;
+		uint32_t size = rd32(p + at - 8);
+		uint64_t o;
+		int mx;
+		n = mc_symcache_decode(p + at, size, &o, &mx, out, max);
+		for (int i = 0; i < n; i++)
+			out[i].object[0] = 0;
+	}
+	errno = saved;
+	return n;
+}
+
+void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int max,
+		     const struct mc_frame_info *f, int n)
+{
+	int saved = errno;
+	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	if (!m || m->pending.oom || (m->cap && find(m, off, (uint32_t)max)->at))
+		return;
+	char rec[12 + 12 + MC_MAX_INLINE * (4 + sizeof f->function + sizeof f->linkage +
+					    sizeof f->file)];
+	size_t len = mc_symcache_encode(rec, sizeof rec, off, max, f, n);
+	if (!len || m->len + m->pending.len + len > SC_FILE_MAX)
+		return;
+	size_t at = m->pending.len + 12;
+	mc_buf_put(&m->pending, rec, len);
+	if (!m->pending.oom)
+		index_add(m, off, (uint32_t)max, ((uint32_t)at + 1) | PENDING_BIT);
+	errno = saved;   /* mmap's, where memory ran out */
+}
+
+void mc_symcache_flush(void)
+{
+	int saved = errno;
+	int dfd = -2;
+	for (unsigned i = 0; i < mods_next; i++) {
+		struct sc_mod *m = &mods[i];
+		if (m->written == m->pending.len || m->pending.oom)
+			continue;
+		if (dfd == -2)
+			dfd = dir_open(true);
+		if (dfd < 0)
+			break;
+		char name[2 * SC_ID_MAX + 1];
+		hex(name, m->id, m->idlen);
+		int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		struct stat st;
+		if (fd >= 0 && ours(fd, S_IFREG) && fstat(fd, &st) == 0 &&
+		    (size_t)st.st_size + m->pending.len - m->written <= SC_FILE_MAX) {
+			ssize_t w;
+			do
+				w = write(fd, m->pending.s + m->written, m->pending.len - m->written);
+			while (w < 0 && errno == EINTR);
+		}
+		if (fd >= 0)
+			close(fd);
+		/* Written or not, these are not tried again; the index
+		 * keeps answering them from the buffer. */
+		m->written = m->pending.len;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	errno = saved;
+}
+
+void mc_symcache_forget(void)
+{
+	memset(mods, 0, sizeof mods);
+	mods_next = 0;
+}

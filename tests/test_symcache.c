@@ -1,0 +1,362 @@
+/*
+ * test_symcache.c - MEMCHECK_CACHE (lib/symcache.c, memcheck-cache(5)):
+ * the frames a process named with file:line kept for the next one.
+ *   - the text and JSON reports are the same with the cache off, cold
+ *     and warm, for inlined frames, C++, a dlopen'd library and a plain
+ *     leak, under every allocator; warm, libdw is not loaded;
+ *   - a truncated or damaged file changes nothing; a file that is not
+ *     the user's alone (group-writable, or another owner's) is not read,
+ *     while the same file owned and 0600 is (its doctored answer shows);
+ *   - a program rebuilt (a new build ID) gets its new lines.
+ * Every other test runs with the harness's cache (build/tests/cache).
+ */
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* What may differ between two runs of one program: process ids,
+ * addresses (ASLR), resident-set figures and times.  Text lines with the
+ * RSS or a time are dropped; in the JSON those keys' values. */
+static char *normal(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = calloc(1, n + 1), *w = out;
+	ck_assert(out);
+	while (*s) {
+		const char *eol = strchr(s, '\n');
+		size_t len = eol ? (size_t)(eol - s) + 1 : strlen(s);
+		char line[65536];
+		if (len >= sizeof line)
+			len = sizeof line - 1;
+		memcpy(line, s, len);
+		line[len] = 0;
+		s += len;
+		if (line[0] != '{' && (strstr(line, "RSS:") || strstr(line, " s)") ||
+				       strstr(line, "retains")))
+			continue;
+		for (char *p = line; *p;) {
+			if (p[0] == '0' && p[1] == 'x') {
+				p += 2;
+				while (strchr("0123456789abcdef", *p) && *p)
+					p++;
+				continue;
+			}
+			if (*p == '"') {
+				char *q = strchr(p + 1, '"');
+				if (q && q[1] == ':' && (memmem(p, (size_t)(q - p), "rss", 3) ||
+							 memmem(p, (size_t)(q - p), "seconds", 7) ||
+							 memmem(p, (size_t)(q - p), "retained", 8) ||
+							 (q - p == 4 && memcmp(p, "\"pid", 4) == 0))) {
+					p = q + 2;
+					while (*p && strchr("0123456789.e-", *p))
+						p++;
+					continue;
+				}
+			}
+			if (*p == '=' || *p == '[') {
+				/* ==PID== and memcheck[PID] */
+				char *q = p + 1 + (*p == '=' && p[1] == '=');
+				char *d = q;
+				while (*d >= '0' && *d <= '9')
+					d++;
+				if (d > q && (*d == '=' || *d == ']')) {
+					p = d;
+					continue;
+				}
+			}
+			*w++ = *p++;
+		}
+	}
+	*w = 0;
+	return out;
+}
+
+/* One run of prog under allocator i with cache (a directory, or "off");
+ * its normalised text and report. */
+static void run(int i, const char *prog, const char *arg, const char *cache, const char *extra,
+		char **text, char **json, struct h_res *keep)
+{
+	struct h_res x;
+	const char *env[] = { h_env("MEMCHECK_CACHE=%s", cache), "MEMCHECK_TEXT=full",
+			      extra ? extra : "MEMCHECK_EXITCODE=0", NULL };
+	H_EXEC(&x, .prog = prog, .args = arg ? H_LIST(arg) : NULL, .alloc = i, .flags = H_PRELOAD,
+	       .env = env);
+	size_t len;
+	char *rep = h_read_file(x.report, &len);
+	ck_assert_msg(rep && len, "%s: no report", x.label);
+	if (text)
+		*text = normal(x.r.err);
+	if (json)
+		*json = normal(rep);
+	free(rep);
+	if (keep)
+		*keep = x;
+	else
+		h_res_free(&x);
+}
+
+/* The cache's one versioned subdirectory in dir. */
+static const char *subdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	ck_assert_msg(d, "%s: no cache directory", dir);
+	const char *found = NULL;
+	for (struct dirent *e; (e = readdir(d));)
+		if (strncmp(e->d_name, "v1-", 3) == 0)
+			found = h_env("%s/%s", dir, e->d_name);
+	closedir(d);
+	ck_assert_msg(found, "%s: no v1- subdirectory", dir);
+	struct stat st;
+	ck_assert(stat(found, &st) == 0 && (st.st_mode & 0777) == 0700);
+	return found;
+}
+
+/* Each file of the cache's subdirectory to fn. */
+static int each_file(const char *dir, void (*fn)(const char *path))
+{
+	const char *sub = subdir(dir);
+	DIR *d = opendir(sub);
+	ck_assert(d);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.') {
+			const char *p = h_env("%s/%s", sub, e->d_name);
+			struct stat st;
+			ck_assert_msg(stat(p, &st) == 0 && st.st_size > 0, "%s: missing or empty", p);
+			if (fn)
+				fn(p);
+			n++;
+		}
+	closedir(d);
+	return n;
+}
+
+static void is_private(const char *path)
+{
+	struct stat st;
+	ck_assert_msg(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "%s: not 0600", path);
+}
+
+/* dw: libdw is not loaded with a warm cache under glibc and mimalloc.
+ * Elsewhere it still is, for the quick names (suppression matching) of
+ * objects elfmod.c does not read and whose answers are not cached: the
+ * dynamic loader's frames in jemalloc's and tcmalloc's stacks, the C++
+ * library's. */
+static const struct {
+	const char *prog, *arg;
+	bool dw;
+} progs[] = {
+	{ "plain_leak_inlined", NULL, true },   /* inlined frames */
+	{ "cxx_new", "leak", false },           /* C++ */
+	{ "corpus/dlopen_tls", NULL, true },    /* a dlopen'd library's frames */
+	{ "plain_leak_direct", NULL, true },
+};
+
+START_TEST(same_reports)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++) {
+		const char *prog = h_prog(progs[k].prog), *dir = h_tmppath("cache");
+		char *t[3], *j[3];
+		run(_i, prog, progs[k].arg, "off", NULL, &t[0], &j[0], NULL);
+		run(_i, prog, progs[k].arg, dir, NULL, &t[1], &j[1], NULL);
+		ck_assert_msg(each_file(dir, is_private) > 0, "%s: nothing cached", prog);
+		run(_i, prog, progs[k].arg, dir, NULL, &t[2], &j[2], NULL);
+		for (int m = 1; m < 3; m++) {
+			ck_assert_msg(strcmp(t[0], t[m]) == 0, "%s under %s, %s cache: text\n%s\n---\n%s",
+				      prog, h_allocator_name(_i), m == 1 ? "cold" : "warm", t[0], t[m]);
+			ck_assert_msg(strcmp(j[0], j[m]) == 0, "%s under %s, %s cache: JSON\n%s\n---\n%s",
+				      prog, h_allocator_name(_i), m == 1 ? "cold" : "warm", j[0], j[m]);
+		}
+		/* Warm, the same report without libdw. */
+		if (!progs[k].dw || (_i != H_GLIBC && _i != H_MIMALLOC))
+			goto next;
+		struct h_res x;
+		run(_i, prog, progs[k].arg, dir, "LD_DEBUG=files", NULL, NULL, &x);
+		ck_assert_msg(!strstr(x.r.err, "libdw.so"), "%s under %s: libdw loaded with a warm cache",
+			      prog, h_allocator_name(_i));
+		h_res_free(&x);
+	next:
+		for (int m = 0; m < 3; m++) {
+			free(t[m]);
+			free(j[m]);
+		}
+	}
+}
+END_TEST
+
+/* The record checksum of memcheck-cache(5): FNV-1a from 2166136261 ^ size. */
+static uint32_t sum(const unsigned char *p, uint32_t n)
+{
+	uint32_t h = 2166136261u ^ n;
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	unsigned char *s = (unsigned char *)h_read_file(path, len);
+	ck_assert(s);
+	return s;
+}
+
+static void spew(const char *path, const unsigned char *s, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, s, len) == (ssize_t)len);
+	close(fd);
+}
+
+/* Every "store" of the file's records made "stxre", checksums mended:
+ * a well-formed file whose answer is not libdw's. */
+static void doctor(const char *path)
+{
+	size_t len;
+	unsigned char *s = slurp(path, &len);
+	for (size_t i = 0; i + 12 <= len;) {
+		uint32_t size;
+		memcpy(&size, s + i + 4, 4);
+		ck_assert(size <= len - i - 12);
+		for (size_t k = i + 12; k + 5 <= i + 12 + size; k++)
+			if (memcmp(s + k, "store", 5) == 0)
+				s[k + 2] = 'x';
+		uint32_t h = sum(s + i + 12, size);
+		memcpy(s + i + 8, &h, 4);
+		i += 12 + size;
+	}
+	spew(path, s, len);
+	free(s);
+}
+
+static void truncate_half(const char *path)
+{
+	size_t len;
+	unsigned char *s = slurp(path, &len);
+	spew(path, s, len / 2 + 3);
+	free(s);
+}
+
+static void garble(const char *path)
+{
+	size_t len;
+	unsigned char *s = slurp(path, &len);
+	for (size_t k = 5; k < len; k += 7)
+		s[k] ^= 0x5a;
+	spew(path, s, len);
+	free(s);
+}
+
+static void group_writable(const char *path)
+{
+	ck_assert(chmod(path, 0620) == 0);
+}
+
+static void owner_only(const char *path)
+{
+	ck_assert(chmod(path, 0600) == 0);
+}
+
+static void someone_else(const char *path)
+{
+	ck_assert(chown(path, 65534, 65534) == 0);
+}
+
+START_TEST(damaged_files)
+{
+	const char *prog = h_prog("plain_leak_inlined"), *dir = h_tmppath("cache");
+	char *t0, *j0, *t, *j;
+	run(H_GLIBC, prog, NULL, "off", NULL, &t0, &j0, NULL);
+	ck_assert_msg(strstr(t0, "store"), "no inlined frame: %s", t0);
+	void (*harm[])(const char *) = { truncate_half, garble, NULL };
+	for (int h = 0; harm[h]; h++) {
+		run(H_GLIBC, prog, NULL, dir, NULL, NULL, NULL, NULL);
+		each_file(dir, harm[h]);
+		run(H_GLIBC, prog, NULL, dir, NULL, &t, &j, NULL);
+		ck_assert_msg(strcmp(t, t0) == 0 && strcmp(j, j0) == 0, "harm %d: %s", h, t);
+		free(t);
+		free(j);
+	}
+	/* A fresh cache, its answers doctored: read while the file is the
+	 * user's alone, not when others may write it or own it. */
+	dir = h_tmppath("cache");
+	run(H_GLIBC, prog, NULL, dir, NULL, NULL, NULL, NULL);
+	each_file(dir, doctor);
+	run(H_GLIBC, prog, NULL, dir, NULL, &t, &j, NULL);
+	ck_assert_msg(strstr(t, "stxre") && !strstr(t, "store"), "the doctored file unread: %s", t);
+	free(t);
+	free(j);
+	each_file(dir, group_writable);
+	run(H_GLIBC, prog, NULL, dir, NULL, &t, &j, NULL);
+	ck_assert_msg(strcmp(t, t0) == 0 && strcmp(j, j0) == 0, "group-writable file read: %s", t);
+	free(t);
+	free(j);
+	if (geteuid() == 0) {
+		each_file(dir, owner_only);
+		each_file(dir, someone_else);
+		run(H_GLIBC, prog, NULL, dir, NULL, &t, &j, NULL);
+		ck_assert_msg(strcmp(t, t0) == 0 && strcmp(j, j0) == 0, "foreign file read: %s", t);
+		free(t);
+		free(j);
+	}
+	free(t0);
+	free(j0);
+}
+END_TEST
+
+/* A program rebuilt with its leak two lines further down: new build ID,
+ * new answer, though the old one is cached at the same offset. */
+static const char *build(const char *dir, int blank)
+{
+	const char *src = h_env("%s/leak.c", dir), *bin = h_env("%s/leak", dir);
+	FILE *f = fopen(src, "w");
+	ck_assert(f);
+	fprintf(f, "#include <stdlib.h>\n");
+	for (int i = 0; i < blank; i++)
+		fprintf(f, "\n");
+	fprintf(f, "void *volatile p;\nint main(void) { p = malloc(8); p = 0; return 0; }\n");
+	fclose(f);
+	struct h_res x;
+	H_EXEC(&x, .prog = "/usr/bin/cc", .args = H_LIST("-g", "-O0", "-o", bin, src),
+	       .no_report = true, .text = "");
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	return bin;
+}
+
+START_TEST(rebuilt_module)
+{
+	const char *dir = h_tmppath("rebuild"), *cache = h_tmppath("cache");
+	mkdir(dir, 0700);
+	char *t;
+	for (int blank = 0; blank <= 2; blank += 2) {
+		const char *bin = build(dir, blank);
+		for (int r = 0; r < 2; r++) {
+			run(H_GLIBC, bin, NULL, cache, NULL, &t, NULL, NULL);
+			const char *want = blank ? "leak.c:5)" : "leak.c:3)";
+			ck_assert_msg(strstr(t, want), "rebuilt with %d blank lines, run %d: no %s in\n%s",
+				      blank, r, want, t);
+			free(t);
+		}
+	}
+}
+END_TEST
+
+int main(void)
+{
+	TCase *tc = h_tcase("symcache", 300);
+	tcase_add_loop_test(tc, same_reports, 0, H_NALLOCATORS);
+	tcase_add_test(tc, damaged_files);
+	tcase_add_test(tc, rebuilt_module);
+	return h_run_suite(NULL);
+}
