@@ -24,6 +24,9 @@ fi
 # Nothing from the caller's environment may change what is measured.
 unset LD_PRELOAD LD_LIBRARY_PATH
 for v in $(compgen -e | grep '^MEMCHECK_'); do unset "$v"; done
+# memcheck's file:line cache (memcheck-cache(5)) fresh for the run, not
+# the user's: its first processes fill it, as a suite's first tests do.
+export MEMCHECK_CACHE=$TMP/cache
 
 # clock: the time in REPLY, without a fork while bash has $EPOCHREALTIME.
 if [ -n "${EPOCHREALTIME:-}" ]; then
