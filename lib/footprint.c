@@ -131,6 +131,8 @@ static uint64_t measure(void)
  * Adjoining segments in one pread; mincore where pagemap is unreadable. */
 static void measure_object(void)
 {
+	if (nobject == 0)
+		return; /* linked into the program: its pages are the program's */
 	int saved = errno;
 	int fd = pagemap_fd >= 0 ? pagemap_fd : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	int64_t bytes = 0;
@@ -336,7 +338,8 @@ void mc_footprint_init(bool tracking)
 	pthread_mutex_lock(&fp_lock);
 	if (!started) {
 		started = true;
-		pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		if (mc_text_len) /* libmemcheck's own pages to measure */
+			pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 		add_own_object();
 		m_start = measure();
 		mc_map_hooks_set(&hooks);
