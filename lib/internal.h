@@ -1355,6 +1355,10 @@ const char *mc_check_test_name(void);
 
 /* Bytes of [lo, hi) in memory now (mincore), pages rounded outward. */
 uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi);
+/* Bytes of [lo, hi) mapped in this process (pagemap's present bit,
+ * through fd: /proc/self/pagemap), pages rounded outward; -1 if
+ * unreadable. */
+int64_t mc_mapped_bytes(int fd, uintptr_t lo, uintptr_t hi);
 /* One line of /proc/self/maps. */
 struct mc_mapping {
 	uintptr_t lo, hi;

@@ -95,6 +95,35 @@ uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi)
 	return pages * page;
 }
 
+/* Bytes of [lo, hi) mapped in this process's page table: pagemap's
+ * present bit (bit 63 of each page's 8 bytes, readable unprivileged),
+ * read through fd (/proc/self/pagemap), 512 pages a pread.  Not
+ * mincore: of a file's mapping, mincore says whether the page is in the
+ * page cache, mapped here or not (libmemcheck's code: all of its 360 KiB
+ * by mincore, 276-356 KiB of it mapped by smaps).  -1 if pagemap cannot
+ * be read. */
+int64_t mc_mapped_bytes(int fd, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t page = page_size();
+	lo &= ~(page - 1);
+	hi = (hi + page - 1) & ~(page - 1);
+	uint64_t e[512], pages = 0;
+	int saved = errno;
+	while (lo < hi) {
+		size_t n = (hi - lo) / page < 512 ? (hi - lo) / page : 512;
+		ssize_t got = pread(fd, e, n * sizeof e[0], (off_t)(lo / page * sizeof e[0]));
+		if (got != (ssize_t)(n * sizeof e[0])) {
+			errno = saved;
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++)
+			pages += e[i] >> 63;
+		lo += n * page;
+	}
+	errno = saved;
+	return (int64_t)(pages * page);
+}
+
 /* ---- /proc/self/maps -------------------------------------------------- */
 
 static uintptr_t hex(const char **p)

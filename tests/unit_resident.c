@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -43,6 +44,39 @@ START_TEST(counts_written_pages_only)
 	munmap(p + PAGES / 2 * page(), PAGES / 2 * page());
 	ck_assert_uint_eq(mc_resident_bytes(lo, hi), 0);
 	munmap(p, PAGES / 2 * page());
+}
+END_TEST
+
+/* pagemap's count is of the pages this process maps: a file's page in
+ * the page cache (mincore says resident) that it never touched is not,
+ * and pages are rounded out as mincore's are. */
+START_TEST(maps_touched_file_pages_only)
+{
+	char path[] = "/tmp/unit_resident_XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	static char buf[PAGES * 4096];
+	memset(buf, 7, sizeof buf);
+	size_t len = PAGES * page() < sizeof buf ? PAGES * page() : sizeof buf;
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len); /* in the page cache */
+	const volatile char *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne((const void *)p, MAP_FAILED);
+	uintptr_t lo = (uintptr_t)p, hi = lo + len;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	ck_assert_int_ge(pm, 0);
+	ck_assert_uint_eq(mc_resident_bytes(lo, hi), len);
+	ck_assert_int_eq(madvise((void *)lo, len, MADV_DONTNEED), 0);
+	ck_assert_int_eq(mc_mapped_bytes(pm, lo, hi), 0);
+	(void)p[0]; /* one read fault: fault-around may map its neighbours */
+	int64_t mapped = mc_mapped_bytes(pm, lo, hi);
+	ck_assert_int_ge(mapped, (int64_t)page());
+	ck_assert_int_le(mapped, 16 * (int64_t)page());
+	ck_assert_int_eq(mc_mapped_bytes(pm, lo + 1, lo + 2), (int64_t)page());
+	ck_assert_int_eq(mc_mapped_bytes(-1, lo, hi), -1);
+	close(pm);
+	munmap((void *)lo, len);
+	close(fd);
 }
 END_TEST
 
@@ -425,6 +459,7 @@ int main(void)
 {
 	TCase *tc = h_tcase("resident", 0);
 	tcase_add_test(tc, counts_written_pages_only);
+	tcase_add_test(tc, maps_touched_file_pages_only);
 	tcase_add_test(tc, reads_every_mapping);
 	tcase_add_test(tc, finds_the_gaps);
 	tcase_add_test(tc, lists_its_own_mappings);

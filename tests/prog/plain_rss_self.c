@@ -1,0 +1,48 @@
+/* plain_rss_self - prints its own resident set (rss_self.h) after some
+ * work, for test_rss_self.c to compare with memcheck's figures of it.
+ *   plain   no stdio: a block written and freed, a small one kept
+ *   stdio   the same, and printf with numbers, fopen and fgets
+ *   dlopen  the same as plain, and libm loaded, called and unloaded */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rss_self.h"
+
+static void *volatile keep;
+
+int main(int argc, char **argv)
+{
+	rss_self_fixed_layout(argv);
+	long long start = proc_field("/proc/self/status", "VmRSS:");
+	const char *mode = argc > 1 ? argv[1] : "plain";
+	char *p = malloc(100000);
+	if (!p)
+		return 1;
+	memset(p, 1, 100000);
+	if (strcmp(mode, "stdio") == 0) {
+		printf("%d arguments, %.2f, %x, %s\n", argc, 1.5 * argc, (unsigned)argc, mode);
+		FILE *f = fopen("/proc/self/stat", "r");
+		char line[256];
+		if (f) {
+			if (fgets(line, sizeof line, f))
+				printf("%.10s\n", line);
+			fclose(f);
+		}
+		fflush(stdout);
+	} else if (strcmp(mode, "dlopen") == 0) {
+		void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			return 2;
+		double (*cosine)(double) = (double (*)(double))dlsym(h, "cos");
+		if (!cosine || cosine(0.0) != 1.0)
+			return 2;
+		dlclose(h);
+	}
+	free(p);
+	keep = malloc(10);
+	free(keep);
+	rss_self_print(start);
+	return 0;
+}

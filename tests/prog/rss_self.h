@@ -1,0 +1,63 @@
+/*
+ * rss_self.h - shared by plain_rss_self.c and rss_self_cxx.cc: the
+ * program's own resident set from /proc/self/status (VmRSS, VmHWM, in
+ * KiB), read and printed without stdio or malloc, so that the reading
+ * adds nothing to what it reads (test_rss_self.c compares these, from a
+ * run without memcheck, with memcheck's figures for the same program).
+ */
+#ifndef RSS_SELF_H
+#define RSS_SELF_H
+#include <string.h>
+#include <sys/personality.h>
+#include <unistd.h>
+
+#include "proc_field.h"
+
+/* The program again with address randomization off, once: where the
+ * kernel puts the mappings moved the bare figures by up to 160 KiB from
+ * run to run (fault-around's 64 KiB blocks of a library's pages start
+ * where its mapping does), 0-16 KiB without it. */
+static void rss_self_fixed_layout(char **argv)
+{
+	int now = personality(0xffffffff);
+	if (now == -1 || (now & ADDR_NO_RANDOMIZE))
+		return;
+	if (personality((unsigned long)now | ADDR_NO_RANDOMIZE) == -1)
+		return;
+	execv("/proc/self/exe", argv);
+}
+
+/* "name=N " appended at *at (N >= 0). */
+static void rss_self_put(char **at, const char *name, long long v)
+{
+	char num[24];
+	int n = 0;
+	do
+		num[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	size_t len = strlen(name);
+	memcpy(*at, name, len);
+	*at += len;
+	*(*at)++ = '=';
+	while (n)
+		*(*at)++ = num[--n];
+	*(*at)++ = ' ';
+}
+
+/* "rss_self: start=S end=E hwm=H\n" on stdout: start, the VmRSS that
+ * main read first; end and hwm, VmRSS and VmHWM now. */
+static void rss_self_print(long long start)
+{
+	char line[128], *at = line;
+	long long end = proc_field("/proc/self/status", "VmRSS:");
+	long long hwm = proc_field("/proc/self/status", "VmHWM:");
+	memcpy(at, "rss_self: ", 10);
+	at += 10;
+	rss_self_put(&at, "start", start);
+	rss_self_put(&at, "end", end);
+	rss_self_put(&at, "hwm", hwm);
+	at[-1] = '\n';
+	if (write(1, line, (size_t)(at - line)) < 0)
+		_exit(3);
+}
+#endif
