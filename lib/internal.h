@@ -220,6 +220,10 @@ void mc_buf_json_str(struct mc_buf *b, const char *s);
 void mc_buf_u64(struct mc_buf *b, uint64_t v);
 void mc_buf_int(struct mc_buf *b, int v);
 void mc_buf_hex(struct mc_buf *b, uint64_t v);
+/* Strings up to a NULL, one after another. */
+void mc_buf_strs(struct mc_buf *b, ...) __attribute__((sentinel));
+/* v / 2^shift as "%.1f" writes it (v * 10 below 2^64, shift 1..40). */
+void mc_buf_tenths(struct mc_buf *b, uint64_t v, unsigned shift);
 void mc_buf_free(struct mc_buf *b);
 /* Length of the valid UTF-8 sequence at p (ending before end), 0 if none. */
 size_t mc_utf8_len(const unsigned char *p, const unsigned char *end);

@@ -13,18 +13,31 @@
 
 #include "internal.h"
 
-static const char *bytes_h(uint64_t v, char buf[32])
+/* A size as "%llu B", "%.1f KiB", "%.1f MiB" or "%.1f GiB" write it,
+ * the first three without vsnprintf (mc_buf_tenths: exact there). */
+static void put_bytes(struct mc_buf *b, uint64_t v)
 {
-	if (v == MEMCHECK_UNKNOWN)
-		return "unknown";
-	if (v < 10 * 1024)
-		snprintf(buf, 32, "%llu B", (unsigned long long)v);
-	else if (v < 10 * 1024 * 1024)
-		snprintf(buf, 32, "%.1f KiB", (double)v / 1024);
-	else if (v < 10ull * 1024 * 1024 * 1024)
-		snprintf(buf, 32, "%.1f MiB", (double)v / (1024 * 1024));
-	else
-		snprintf(buf, 32, "%.1f GiB", (double)v / (1024.0 * 1024 * 1024));
+	if (v == MEMCHECK_UNKNOWN) {
+		mc_buf_puts(b, "unknown");
+	} else if (v < 10 * 1024) {
+		mc_buf_u64(b, v);
+		mc_buf_puts(b, " B");
+	} else if (v < 10 * 1024 * 1024) {
+		mc_buf_tenths(b, v, 10);
+		mc_buf_puts(b, " KiB");
+	} else if (v < 10ull * 1024 * 1024 * 1024) {
+		mc_buf_tenths(b, v, 20);
+		mc_buf_puts(b, " MiB");
+	} else {
+		mc_buf_printf(b, "%.1f GiB", (double)v / (1024.0 * 1024 * 1024));
+	}
+}
+
+/* "%.3f" of a time in seconds (a double: left to snprintf, one short
+ * format where the whole line's was parsed). */
+static const char *secs(double v, char buf[32])
+{
+	snprintf(buf, 32, "%.3f", v);
 	return buf;
 }
 
@@ -48,7 +61,7 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	if (n == 0) {
-		mc_buf_printf(b, "%s   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", prefix);
+		mc_buf_strs(b, prefix, "   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", NULL);
 		return;
 	}
 	int lead = mc_allocfn_lead(f, n), at = 0;
@@ -58,17 +71,22 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 		for (int j = 0; j < k; j++, at++) {
 			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
 			const char *mark = at < lead ? " [allocation function]" : "";
-			mc_buf_printf(b, "%s   %s 0x%lx: %s", prefix, i || j ? "by" : "at",
-				      (unsigned long)f[i],
-				      mc_text_escape(fi[j].function, fn, sizeof fn));
-			if (fi[j].file[0])
-				mc_buf_printf(b, " (%s:%d)%s%s\n",
-					      mc_text_escape(fi[j].file, where, sizeof where),
-					      fi[j].line, j + 1 < k ? " [inlined]" : "", mark);
-			else
-				mc_buf_printf(b, " (in %s)%s\n",
-					      mc_text_escape(fi[j].object[0] ? fi[j].object : "?",
-							     where, sizeof where), mark);
+			/* pieces, not mc_buf_printf: two formats a frame were
+			 * ~3 K instructions of vsnprintf */
+			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
+			mc_buf_hex(b, f[i]);
+			mc_buf_strs(b, ": ", mc_text_escape(fi[j].function, fn, sizeof fn), NULL);
+			if (fi[j].file[0]) {
+				mc_buf_strs(b, " (", mc_text_escape(fi[j].file, where, sizeof where),
+					    ":", NULL);
+				mc_buf_int(b, fi[j].line);
+				mc_buf_strs(b, ")", j + 1 < k ? " [inlined]" : "", mark, "\n", NULL);
+			} else {
+				mc_buf_strs(b, " (in ",
+					    mc_text_escape(fi[j].object[0] ? fi[j].object : "?",
+							   where, sizeof where), ")", mark, "\n",
+					    NULL);
+			}
 		}
 		if (is_main(fi, k))
 			break;
@@ -812,7 +830,10 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	bool fail = !r->pass;
 	if (mc_opt.text == MC_TEXT_NONE || (mc_opt.text == MC_TEXT_FAIL && !fail))
 		return;
-	char p[32], c1[32], c2[32], c3[32], c4[32], h1[32], h2[32], h3[32];
+	/* The lines in pieces (mc_buf_strs, mc_commas, put_bytes), not
+	 * through vsnprintf: a leaking process's report was ~45 K
+	 * instructions of formats (callgrind, bench/suite_test 5). */
+	char p[32], c1[32], c2[32], c3[32], c4[32], t[32];
 	/* The program's names, escaped (mc_text_escape): a region name with
 	 * a newline in it must not make a line of its own. */
 	char name[4 * sizeof r->name], prog[1024], alloc[1024];
@@ -822,26 +843,24 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	snprintf(p, sizeof p, "==%d==", (int)mc_pid());
 	struct mc_buf b = { 0 };
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
-		mc_buf_printf(&b, "%s memcheck: \"%s\" in %s: %s allocs, %s frees, %s bytes "
-			      "allocated, peak %s bytes live, no leaks (%s%s)\n", p, name,
-			      prog, num(r->allocs, c1), num(r->frees, c2),
-			      num(r->bytes_allocated, c3),
-			      num(r->peak_live_bytes, c4), alloc,
-			      rr->valgrind ? "; valgrind's leak check" : "");
+		mc_buf_strs(&b, p, " memcheck: \"", name, "\" in ", prog, ": ",
+			    num(r->allocs, c1), " allocs, ", num(r->frees, c2), " frees, ",
+			    num(r->bytes_allocated, c3), " bytes allocated, peak ",
+			    num(r->peak_live_bytes, c4), " bytes live, no leaks (", alloc,
+			    rr->valgrind ? "; valgrind's leak check" : "", ")\n", NULL);
 		mc_text_write(b.s, b.len);
 		mc_buf_free(&b);
 		return;
 	}
-	mc_buf_printf(&b, "%s memcheck: region \"%s\" in %s (allocator %s)\n", p, name,
-		      prog, alloc);
-	mc_buf_printf(&b, "%s   in use at end: %s bytes in %s blocks\n", p,
-		      num(r->live_bytes, c1), num(r->live_blocks, c2));
-	mc_buf_printf(&b, "%s   total heap usage: %s allocs, %s frees, %s bytes allocated\n",
-		      p, num(r->allocs, c1), num(r->frees, c2),
-		      num(r->bytes_allocated, c3));
-	mc_buf_printf(&b, "%s   reallocs: %s, failed allocations: %s, peak live: %s bytes\n",
-		      p, num(r->reallocs, c1), num(r->failed_allocs, c2),
-		      num(r->peak_live_bytes, c3));
+	mc_buf_strs(&b, p, " memcheck: region \"", name, "\" in ", prog, " (allocator ", alloc,
+		    ")\n", p, "   in use at end: ", num(r->live_bytes, c1), " bytes in ",
+		    num(r->live_blocks, c2), " blocks\n", NULL);
+	mc_buf_strs(&b, p, "   total heap usage: ", num(r->allocs, c1), " allocs, ",
+		    num(r->frees, c2), " frees, ", num(r->bytes_allocated, c3),
+		    " bytes allocated\n", NULL);
+	mc_buf_strs(&b, p, "   reallocs: ", num(r->reallocs, c1), ", failed allocations: ",
+		    num(r->failed_allocs, c2), ", peak live: ", num(r->peak_live_bytes, c3),
+		    " bytes\n", NULL);
 	if (r->injected) {
 		const struct mc_fault_info *f = rr->fault;
 		char id[4 * sizeof f->id];
@@ -855,24 +874,30 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 			text_stack(&b, p, f->stacks[i].stack);
 		}
 	}
-	mc_buf_printf(&b, "%s   RSS: %s at start, %s at end, peak %s%s; %.3f s\n", p,
-		      bytes_h(r->rss_begin, h1), bytes_h(r->rss_end, h2),
-		      bytes_h(r->peak_rss, h3),
-		      r->peak_rss_whole_process ? " (the process's: clear_refs refused)" : "",
-		      r->seconds);
+	mc_buf_strs(&b, p, "   RSS: ", NULL);
+	put_bytes(&b, r->rss_begin);
+	mc_buf_puts(&b, " at start, ");
+	put_bytes(&b, r->rss_end);
+	mc_buf_puts(&b, " at end, peak ");
+	put_bytes(&b, r->peak_rss);
+	mc_buf_strs(&b, r->peak_rss_whole_process ? " (the process's: clear_refs refused)" : "",
+		    "; ", secs(r->seconds, t), " s\n", NULL);
 	if (r->retained_bytes != MEMCHECK_UNKNOWN) {
-		mc_buf_printf(&b, "%s   allocator retains %s not in use", p,
-			      bytes_h(r->retained_bytes, h1));
-		if (r->retained_after_release != MEMCHECK_UNKNOWN)
-			mc_buf_printf(&b, ", %s after its release call",
-				      bytes_h(r->retained_after_release, h2));
+		mc_buf_strs(&b, p, "   allocator retains ", NULL);
+		put_bytes(&b, r->retained_bytes);
+		mc_buf_puts(&b, " not in use");
+		if (r->retained_after_release != MEMCHECK_UNKNOWN) {
+			mc_buf_puts(&b, ", ");
+			put_bytes(&b, r->retained_after_release);
+			mc_buf_puts(&b, " after its release call");
+		}
 		mc_buf_puts(&b, "\n");
 	}
 	if (rr->peak && (mc_opt.text == MC_TEXT_FULL || mc_violations_name_peak(r->violations)))
 		text_peak(&b, p, rr->peak, ls);
 	if (r->double_frees || r->invalid_frees)
-		mc_buf_printf(&b, "%s   heap errors: %s double frees, %s frees of unknown pointers\n",
-			      p, num(r->double_frees, c1), num(r->invalid_frees, c2));
+		mc_buf_strs(&b, p, "   heap errors: ", num(r->double_frees, c1), " double frees, ",
+			    num(r->invalid_frees, c2), " frees of unknown pointers\n", NULL);
 	if (!mc_opt.track)
 		mc_buf_printf(&b, "%s   (MEMCHECK_TRACK=0: calls and bytes allocated only; the "
 			      "blocks in use are the net count)\n", p);
@@ -880,10 +905,13 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 		const struct mc_leak *l = &rr->leaks[i];
 		/* valgrind's words ("in loss record N of M"): tools that read
 		 * valgrind's output, such as CTest, count these lines. */
-		mc_buf_printf(&b, "%s\n%s %s bytes in %s blocks are %s in loss record %zu "
-			      "of %zu in region \"%s\"\n", p, p, num(l->bytes, c1),
-			      num(l->blocks, c2), kind_text[l->kind & 3], i + 1,
-			      rr->nleak_groups, name);
+		mc_buf_strs(&b, p, "\n", p, " ", num(l->bytes, c1), " bytes in ",
+			    num(l->blocks, c2), " blocks are ", kind_text[l->kind & 3],
+			    " in loss record ", NULL);
+		mc_buf_u64(&b, i + 1);
+		mc_buf_puts(&b, " of ");
+		mc_buf_u64(&b, rr->nleak_groups);
+		mc_buf_strs(&b, " in region \"", name, "\"\n", NULL);
 		text_stack(&b, p, l->stack);
 	}
 	if (rr->nleak_groups > rr->nleaks)
@@ -908,16 +936,17 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 						     &r->possibly_lost, &r->still_reachable };
 		mc_buf_printf(&b, "%s\n%s LEAK SUMMARY:\n", p, p);
 		for (int i = 0; i < 4; i++)
-			mc_buf_printf(&b, "%s    %s: %s bytes in %s blocks\n", p, kind_text[i],
-				      num(k[i]->bytes, c1), num(k[i]->blocks, c2));
-		mc_buf_printf(&b, "%s    suppressed: %s bytes in %s blocks\n", p,
-			      num(r->suppressed.bytes, c1), num(r->suppressed.blocks, c2));
+			mc_buf_strs(&b, p, "    ", kind_text[i], ": ", num(k[i]->bytes, c1),
+				    " bytes in ", num(k[i]->blocks, c2), " blocks\n", NULL);
+		mc_buf_strs(&b, p, "    suppressed: ", num(r->suppressed.bytes, c1), " bytes in ",
+			    num(r->suppressed.blocks, c2), " blocks\n", NULL);
 		if (rr->scan_seconds >= 0)
-			mc_buf_printf(&b, "%s    (reachability scan: %.3f s)\n", p, rr->scan_seconds);
+			mc_buf_strs(&b, p, "    (reachability scan: ", secs(rr->scan_seconds, t),
+				    " s)\n", NULL);
 		else
-			mc_buf_printf(&b, "%s    (no reachability scan, MEMCHECK_SCAN=0 or no memory "
-				      "for it: every block left behind counts as definitely "
-				      "lost)\n", p);
+			mc_buf_strs(&b, p, "    (no reachability scan, MEMCHECK_SCAN=0 or no "
+				    "memory for it: every block left behind counts as "
+				    "definitely lost)\n", NULL);
 	}
 	/* A file's entries share its name (one string a file): escaped once
 	 * for all of them, where each line escaped it again (a measured
@@ -928,19 +957,21 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 		const struct mc_supp_used *u = &rr->supp->used[i];
 		char sname[1024];
 		if (i == 0)
-			mc_buf_printf(&b, "%s\n", p);
+			mc_buf_strs(&b, p, "\n", NULL);
 		if (u->file != escaped) {
 			mc_text_escape(u->file, sfile, sizeof sfile);
 			escaped = u->file;
 		}
-		mc_buf_printf(&b, "%s used_suppression: %s %s %s:%d suppressed: %s bytes in "
-			      "%s blocks\n", p, num(u->records, c1),
-			      mc_text_escape(u->name, sname, sizeof sname),
-			      sfile, u->line, num(u->bytes, c2), num(u->blocks, c3));
+		mc_buf_strs(&b, p, " used_suppression: ", num(u->records, c1), " ",
+			    mc_text_escape(u->name, sname, sizeof sname), " ", sfile, ":", NULL);
+		mc_buf_int(&b, u->line);
+		mc_buf_strs(&b, " suppressed: ", num(u->bytes, c2), " bytes in ",
+			    num(u->blocks, c3), " blocks\n", NULL);
 	}
 	char violations[4 * sizeof r->violations];
-	mc_buf_printf(&b, "%s %s%s\n", p, fail ? "FAIL: " : "PASS",
-		      fail ? mc_text_escape(r->violations, violations, sizeof violations) : "");
+	mc_buf_strs(&b, p, " ", fail ? "FAIL: " : "PASS",
+		    fail ? mc_text_escape(r->violations, violations, sizeof violations) : "", "\n",
+		    NULL);
 	mc_text_write(b.s, b.len);
 	mc_buf_free(&b);
 }

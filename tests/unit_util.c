@@ -118,6 +118,42 @@ START_TEST(numbers_as_printf)
 }
 END_TEST
 
+/* mc_buf_tenths writes what "%.1f" does of v / 2^shift: every value of
+ * the report's KiB range (ties, to even, among them) and the MiB range's
+ * edges; mc_buf_strs the strings in order. */
+START_TEST(tenths_as_printf)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		/* KiB: each value of its first 300,000, then a sample; MiB:
+		 * a multiple of 2^16 and its neighbours (ties: odd multiples
+		 * of 2^18) */
+		unsigned shift = pass ? 20 : 10;
+		uint64_t lo = pass ? 10ull << 20 : 10240, hi = pass ? 10ull << 30 : 10ull << 20;
+		int ties = 0;
+		for (uint64_t at = lo; at < hi; at += pass ? 65536 : at - lo < 300000 ? 1 : 9973) {
+			for (uint64_t v = at - (pass != 0); v <= at + (pass != 0); v++) {
+				struct mc_buf b = { 0 };
+				char want[48];
+				snprintf(want, sizeof want, "%.1f", (double)v / (double)(1ull << shift));
+				mc_buf_tenths(&b, v, shift);
+				ck_assert(!b.oom);
+				ck_assert_msg(strcmp(b.s, want) == 0, "%llu >> %u: %s, snprintf %s",
+					      (unsigned long long)v, shift, b.s, want);
+				ties += ((v * 10) & ((1ull << shift) - 1)) == 1ull << (shift - 1);
+				mc_buf_free(&b);
+			}
+		}
+		ck_assert_int_gt(ties, 10);  /* the rounding of ties was tried */
+	}
+	struct mc_buf b = { 0 };
+	mc_buf_strs(&b, "a", "", "bc", NULL);
+	mc_buf_strs(&b, NULL);
+	mc_buf_strs(&b, "d\n", NULL);
+	ck_assert_str_eq(b.s, "abcd\n");
+	mc_buf_free(&b);
+}
+END_TEST
+
 static const char *text(const char *s, size_t cap)
 {
 	static char out[256];
@@ -447,6 +483,7 @@ int main(void)
 	tcase_add_test(tc, json_strings);
 	tcase_add_test(tc, json_strings_as_by_byte);
 	tcase_add_test(tc, numbers_as_printf);
+	tcase_add_test(tc, tenths_as_printf);
 	tcase_add_test(tc, text_escapes);
 	tcase_add_test(tc, names_cut_at_characters);
 	tcase_add_test(tc, commas);
