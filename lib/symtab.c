@@ -389,10 +389,13 @@ struct sym_search {
 };
 
 /* The SHF_ALLOC section of the object's own file that a lies in (less
- * the bias), where exactly one holds it, counting each section's end as
- * libdw's lookup of the address's section does (dwfl_module_addrname:
- * the sorted sections, searched with their ends in them); 0 where none
- * or more than one does, or the table is libdw's: libdw decides. */
+ * the bias), as libdw's lookup of the address's section finds it
+ * (dwfl_module_addrname: a binary search of the sections sorted by
+ * address, each end counted in): where exactly one holds a, its end
+ * counted, and no other lies over its inside or at its start (.tbss
+ * over the next sections: libdw's search may pass the one that holds
+ * a).  0 where that is not plain, or the table is libdw's: libdw
+ * decides. */
 static size_t alloc_section(const struct mc_symtab *t, GElf_Addr a)
 {
 	const struct raw_syms *r = &t->raw;
@@ -407,6 +410,15 @@ static size_t alloc_section(const struct mc_symtab *t, GElf_Addr a)
 				return 0;
 			found = i;
 		}
+	}
+	if (!found)
+		return 0;
+	GElf_Addr lo = r->msh[found].sh_addr, hi = lo + r->msh[found].sh_size;
+	for (size_t i = 1; i < r->mshnum; i++) {
+		const Elf64_Shdr *h = &r->msh[i];
+		if (i != found && (h->sh_flags & SHF_ALLOC) && h->sh_addr < hi &&
+		    h->sh_addr + h->sh_size >= lo && (h->sh_addr + h->sh_size > lo || !h->sh_size))
+			return 0;
 	}
 	return found;
 }
