@@ -336,7 +336,8 @@ static bool pick_table(struct mc_elfmod *m)
 	if (!strs)
 		return false;
 	table_populate(f, sym, str);
-	struct raw_syms r = { syms, strs, str->sh_size, m->bias, f->sh, f->shnum };
+	struct raw_syms r = { syms, strs, str->sh_size, m->bias, f->sh, f->shnum, m->main.sh,
+			      m->main.shnum };
 	mc_symtab_raw(&m->sym, &r, (int)(sym->sh_size / sizeof(Elf64_Sym)), (int)sym->sh_info);
 	return true;
 }

@@ -388,6 +388,49 @@ struct sym_search {
 	bool ask_libdw;       /* a section lookup was needed */
 };
 
+/* The SHF_ALLOC section of the object's own file that a lies in (less
+ * the bias), as libdw's lookup of the address's section finds it
+ * (dwfl_module_addrname: a binary search of the sections sorted by
+ * address, each end counted in): where exactly one holds a, its end
+ * counted, and no other lies over its inside or at its start (.tbss
+ * over the next sections: libdw's search may pass the one that holds
+ * a).  0 where that is not plain, or the table is libdw's: libdw
+ * decides. */
+static size_t alloc_section(const struct mc_symtab *t, GElf_Addr a)
+{
+	const struct raw_syms *r = &t->raw;
+	if (t->mod || !t->raw_ok || !r->msh)
+		return 0;
+	size_t found = 0;
+	a -= r->bias;
+	for (size_t i = 1; i < r->mshnum; i++) {
+		const Elf64_Shdr *h = &r->msh[i];
+		if ((h->sh_flags & SHF_ALLOC) && a >= h->sh_addr && a - h->sh_addr <= h->sh_size) {
+			if (found)
+				return 0;
+			found = i;
+		}
+	}
+	if (!found)
+		return 0;
+	GElf_Addr lo = r->msh[found].sh_addr, hi = lo + r->msh[found].sh_size;
+	for (size_t i = 1; i < r->mshnum; i++) {
+		const Elf64_Shdr *h = &r->msh[i];
+		if (i != found && (h->sh_flags & SHF_ALLOC) && h->sh_addr < hi &&
+		    h->sh_addr + h->sh_size >= lo && (h->sh_addr + h->sh_size > lo || !h->sh_size))
+			return 0;
+	}
+	return found;
+}
+
+/* Is a size-0 symbol at value, of a section, in addr's section as
+ * libdw sees it (each found as alloc_section does)?  -1: not plain. */
+static int same_section(const struct sym_search *s, GElf_Addr value)
+{
+	size_t at = alloc_section(s->t, s->addr), v = alloc_section(s->t, value);
+	return at && v ? at == v : -1;
+}
+
 /* One symbol of the search, in the table's order. */
 static void sym_visit(struct sym_search *s, const struct sym_entry *e)
 {
@@ -404,10 +447,15 @@ static void sym_visit(struct sym_search *s, const struct sym_entry *e)
 		} else if (!c && e->value >= s->min_label) {
 			/* A size-0 symbol counts in the address's section
 			 * only; absolute ones at the address only. */
-			if (e->shndx < SHN_LORESERVE)
-				s->ask_libdw = true;
-			else if (e->value == s->addr)
+			if (e->shndx < SHN_LORESERVE) {
+				int same = same_section(s, e->value);
+				if (same < 0)
+					s->ask_libdw = true;
+				else if (same)
+					s->sizeless = e;
+			} else if (e->value == s->addr) {
 				s->sizeless = e;
+			}
 		}
 	} else if (e->size && c->value == e->value &&
 		   ((c->size > e->size && c->bind <= e->bind) ||

@@ -33,6 +33,11 @@ struct raw_syms {
 	 * search skips it.  NULL: libdw's table (raw_symtab). */
 	const Elf64_Shdr *sh;
 	size_t shnum;
+	/* The object's own file's headers (the symbols' file's, or the
+	 * stripped object beside its debug file), whose SHF_ALLOC sections
+	 * libdw places an address in to take a symbol of no size. */
+	const Elf64_Shdr *msh;
+	size_t mshnum;
 };
 
 /* One pass of the search (globals or locals): its symbols with a size,

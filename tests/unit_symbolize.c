@@ -587,6 +587,8 @@ START_TEST(own_reading_as_libdw)
 	memset(objs, 0, sizeof objs);
 	dl_iterate_phdr(each_object, objs);
 	int taken = 0, compared = 0, asked = 0, batched = 0, few_compared = 0, unbuilt = 0;
+	size_t sizeless = 0;
+	int sizeless_named = 0;
 	for (int o = 0; o < 64 && objs[o].lo; o++) {
 		Dwfl_Module *mod = lw.addrmodule(lw.d, objs[o].lo);
 		int fresh;
@@ -632,6 +634,21 @@ START_TEST(own_reading_as_libdw)
 					addr[na++] = probe[k];
 			}
 		}
+		/* Just past every symbol of no size (the dynamic loader's
+		 * _dl_start_user, under every process's constructors): libdw
+		 * takes one only in the address's section, which symtab.c
+		 * finds in the headers of the symbols' file. */
+		size_t from_sizeless = na;
+		for (int i = 1; i < n; i++) {
+			GElf_Sym sym;
+			GElf_Addr v;
+			int f2;
+			if (lw.getsym_info(mod, i, &sym, &v, NULL, NULL, NULL) && !sym.st_size &&
+			    sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE &&
+			    v + 1 >= lo && v + 1 < hi && na < 8192 && mc_elfmod_find(v + 1, &f2) == m)
+				addr[na++] = v + 1;
+		}
+		sizeless += na - from_sizeless;
 		qsort(addr, na, sizeof *addr, addr_cmp);
 		mc_elfmod_names(m, addr, na, batch_name, done);
 		for (size_t k = 0; k < na; k++) {
@@ -677,12 +694,38 @@ START_TEST(own_reading_as_libdw)
 				few_compared++;
 			}
 		}
+		/* The table built: each just past a symbol of no size named
+		 * wherever the section is plain, libdw's name. */
+		for (int i = 1; i < n; i++) {
+			GElf_Sym sym;
+			GElf_Addr v;
+			int f2;
+			bool ask;
+			const char *label = lw.getsym_info(mod, i, &sym, &v, NULL, NULL, NULL);
+			if (!label || sym.st_size || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_shndx >= SHN_LORESERVE || v + 1 < lo || v + 1 >= hi || mc_elfmod_find(v + 1, &f2) != m)
+				continue;
+			const char *own = mc_elfmod_name(m, v + 1, &ask);
+			const char *want = lw.addrname(mod, v + 1);
+			if (ask)
+				continue;
+			ck_assert_msg((!own && !want) || (own && want && strcmp(own, want) == 0),
+				      "%s+0x%lx: memcheck reads %s past a symbol of no size, libdw %s",
+				      mainfile, (unsigned long)(v + 1 - lo), own ? own : "(none)",
+				      want ? want : "(none)");
+			/* libdw's choice of that symbol, which memcheck asked
+			 * libdw for before */
+			sizeless_named += want && strcmp(want, label) == 0;
+		}
 	}
 	ck_assert_int_ge(taken, 3);
 	ck_assert_int_gt(few_compared, 100);
 	ck_assert_int_gt(compared, 4000);
 	ck_assert_int_ge(unbuilt, taken);
 	ck_assert_int_lt(asked, compared / 20);
+	ck_assert_uint_gt(sizeless, 0);
+	/* the dynamic loader's _dl_start_user, at least */
+	ck_assert_int_gt(sizeless_named, 0);
 	/* Probes between symbols are left to the search where a symbol of
 	 * no size could be the answer; those inside one are answered. */
 	ck_assert_int_gt(batched, compared / 3);
