@@ -1507,10 +1507,30 @@ static bool every_name(const char *p, size_t len)
 	return len > 0;
 }
 
+/* The length of the pattern at p, to the next ':' or the end: a loop of
+ * memcheck's own, as the verdict's other string work (programs.c), not
+ * strcspn, whose block of the C library's code only memcheck touched. */
+static size_t pattern_len(const char *p)
+{
+	size_t len = 0;
+	while (p[len] && p[len] != ':')
+		len++;
+	return len;
+}
+
+/* Has the pattern a wildcard or an escape (fnmatch's business)? */
+static bool has_wildcard(const char *pat)
+{
+	for (; *pat; pat++)
+		if (*pat == '*' || *pat == '?' || *pat == '[' || *pat == '\\')
+			return true;
+	return false;
+}
+
 bool mc_programs_every(const char *patterns)
 {
 	for (const char *p = patterns; *p;) {
-		size_t len = strcspn(p, ":");
+		size_t len = pattern_len(p);
 		if (every_name(p, len))
 			return true;
 		p += len;
@@ -1529,15 +1549,15 @@ bool mc_program_matches(const char *patterns, const char *path)
 	const char *name = slash ? slash + 1 : path;
 	char pat[1024];
 	for (const char *p = patterns; *p;) {
-		size_t len = strcspn(p, ":");
+		size_t len = pattern_len(p);
 		if (every_name(p, len))
 			return true;
 		if (len > 0 && len < sizeof pat) {
 			memcpy(pat, p, len);
 			pat[len] = 0;
 			const char *subject = memchr(pat, '/', len) ? path : name;
-			if (strpbrk(pat, "*?[\\") ? fnmatch(pat, subject, 0) == 0
-						  : strcmp(pat, subject) == 0)
+			if (has_wildcard(pat) ? fnmatch(pat, subject, 0) == 0
+						    : strcmp(pat, subject) == 0)
 				return true;
 		}
 		p += len;

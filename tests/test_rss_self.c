@@ -13,7 +13,8 @@
  * its pages fault-around maps in 64 KiB blocks; without it, by 0 in
  * three runs of each row.
  *
- * The tolerance, 320 KiB: memcheck's start-up still touches C library
+ * The tolerance, 192 KiB for the C programs and 256 for the C++ one
+ * (320 for both before): memcheck's start-up still touches C library
  * pages that the program uses too (pthread_atfork's, getenv's and
  * on_exit's block, a block of read-only data: 3 to 4 fault-around blocks
  * of 64 KiB), counted as memcheck's; and the code and tables it touches
@@ -30,6 +31,11 @@
  * rows (printf under glibc: rss_end 544 low; jemalloc's 356; tcmalloc's
  * rss_begin 420 low), its libmemcheck code counted twice and vfprintf's
  * pages, faulted in by its start-up, memcheck's.
+ * With start-up's verdict written without strstr and strcspn (programs.c,
+ * util.c), the libraries read whole first (cache_libraries), measured
+ * twice, the same figures both times: at most 168 off for the C programs
+ * (tcmalloc's rss_end, low; glibc's rss_begin 116 high), 240 for the C++
+ * one (mimalloc's peak; glibc's rss_end 200).
  *
  * The C++ program's rss_begin is not compared: the process region
  * begins in libmemcheck's constructor, before libstdc++'s initializers
@@ -37,13 +43,18 @@
  * the program's first read in main includes.
  */
 #include <check.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
-#define TOLERANCE_KIB 320
+#define TOLERANCE_C_KIB 192
+#define TOLERANCE_CXX_KIB 256
 
 struct own {
 	long long start, end, hwm;
@@ -71,17 +82,20 @@ static struct own bare_figures(const struct h_res *x, const struct h_case *c)
 	return o;
 }
 
-static void expect_near(const struct h_res *x, const char *what, long long mc, long long own)
+static void expect_near(const struct h_res *x, const char *what, long long mc, long long own,
+			int tolerance)
 {
-	ck_assert_msg(llabs(mc - own) <= TOLERANCE_KIB,
+	ck_assert_msg(llabs(mc - own) <= tolerance,
 		      "%s: %s %lld KiB, the program's own %lld KiB without memcheck (%+lld, "
 		      "tolerance %d KiB)",
-		      x->label, what, mc, own, mc - own, TOLERANCE_KIB);
+		      x->label, what, mc, own, mc - own, tolerance);
 }
 
+/* with_begin: a C program, whose rss_begin is compared too. */
 static void compare(struct h_res *x, const struct h_json *rec, const struct h_case *c,
 		    bool with_begin)
 {
+	int tolerance = with_begin ? TOLERANCE_C_KIB : TOLERANCE_CXX_KIB;
 	struct own o = bare_figures(x, c);
 	long long begin = (long long)(h_u64(rec, "rss_begin") / 1024);
 	long long end = (long long)(h_u64(rec, "rss_end") / 1024);
@@ -89,9 +103,9 @@ static void compare(struct h_res *x, const struct h_json *rec, const struct h_ca
 	printf("test_rss_self: %s: bare %lld %lld %lld, memcheck %lld %lld %lld KiB\n", x->label,
 	       o.start, o.end, o.hwm, begin, end, peak);
 	if (with_begin)
-		expect_near(x, "rss_begin", begin, o.start);
-	expect_near(x, "rss_end", end, o.end);
-	expect_near(x, "peak_rss", peak, o.hwm);
+		expect_near(x, "rss_begin", begin, o.start, tolerance);
+	expect_near(x, "rss_end", end, o.end, tolerance);
+	expect_near(x, "peak_rss", peak, o.hwm, tolerance);
 }
 
 H_CHECK(as_its_own)
@@ -114,8 +128,43 @@ static const struct h_case cases[] = {
 	{ "C++", RUN("rss_self_cxx", "cxx"), .record = "process", .check = as_its_own_after_start },
 };
 
+/* Every page of the file in the page cache: fault-around maps only the
+ * neighbours that are cached, so a library partly cached gave both runs
+ * figures that moved with what ran before (tens of KiB). */
+static void cache_file(const char *path)
+{
+	char buf[65536];
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof buf) > 0)
+		;
+	close(fd);
+}
+
+/* The libraries the rows load: libmemcheck, the allocators, and the C
+ * and C++ runtimes (found where the dynamic linker finds them). */
+static void cache_libraries(void)
+{
+	static const char *const runtime[] = { "libc.so.6", "libm.so.6", "libstdc++.so.6",
+					       "libgcc_s.so.1" };
+	cache_file(h_lib());
+	for (int i = 0; i < H_NALLOCATORS_ALL; i++)
+		if (h_allocators[i].soname)
+			cache_file(h_allocator_so(h_allocators[i].soname));
+	for (size_t i = 0; i < sizeof runtime / sizeof runtime[0]; i++) {
+		void *h = dlopen(runtime[i], RTLD_LAZY | RTLD_LOCAL);
+		struct link_map *m = NULL;
+		if (h && dlinfo(h, RTLD_DI_LINKMAP, &m) == 0 && m)
+			cache_file(m->l_name);
+		if (h)
+			dlclose(h);
+	}
+}
+
 int main(void)
 {
+	cache_libraries();
 	TCase *tc = h_tcase("rss_self", 60);
 	H_ADD_CASES(tc, cases);
 	return h_run_suite(NULL);
