@@ -13,6 +13,9 @@
  * The directory's name carries the format's version and memcheck's own
  * build ID, so that a memcheck that names frames differently never reads
  * an older one's answers.  The file format is memcheck-cache(5).
+ * symbolize.c also keeps the objects' quick frames (symbol tables'
+ * names) here, under a key of elfmod.c's (mc_elfmod_quick_key): this
+ * file only stores what it is given under the bytes it is given.
  *
  * A file is read whole the first time one of its module's pcs is asked
  * for, and every well-formed record of it indexed; a record that is torn,
