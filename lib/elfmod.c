@@ -542,9 +542,10 @@ static bool image_id(uintptr_t lo, uint64_t bias, struct mc_quick_key *k)
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
 		if (ph[i].p_type != PT_NOTE)
 			continue;
-		bool mapped = false;   /* inside a PT_LOAD's file bytes */
+		bool mapped = false;   /* inside a readable PT_LOAD's file bytes */
 		for (unsigned j = 0; j < eh->e_phnum && !mapped; j++)
-			mapped = ph[j].p_type == PT_LOAD && ph[i].p_vaddr >= ph[j].p_vaddr &&
+			mapped = ph[j].p_type == PT_LOAD && (ph[j].p_flags & PF_R) &&
+				 ph[i].p_vaddr >= ph[j].p_vaddr &&
 				 ph[i].p_memsz <= ph[j].p_filesz &&
 				 ph[i].p_vaddr - ph[j].p_vaddr <= ph[j].p_filesz - ph[i].p_memsz;
 		const unsigned char *n = (const unsigned char *)(uintptr_t)(bias + ph[i].p_vaddr);
