@@ -39,6 +39,7 @@
  * at each report's end.  No malloc.  Called with symbolize.c's lock held.
  */
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
@@ -66,11 +67,12 @@ struct mc_elfmod {
 	uintptr_t lo;             /* the object's first byte (_dl_find_object): the key */
 	uintptr_t hi;             /* past its last (its mappings' reservation) */
 	bool used, ok;
+	bool link_probed;         /* pick_table looked for a .gnu_debuglink file */
 	uint64_t bias;
 	int debuginfo;            /* MC_DI_* */
 	struct elf_file main, debug;
 	struct mc_symtab sym;
-	char path[sizeof ((struct mc_frame_info *)0)->object];
+	char path[MC_ELFMOD_PATH];
 };
 
 static struct mc_elfmod mods[MC_ELFMOD_SLOTS];
@@ -218,25 +220,35 @@ static bool has_debug_sections(const struct elf_file *f)
 }
 
 /* The debug file of main's build ID, as libdw's default path finds it. */
+#define DEBUG_PREFIX "/usr/lib/debug/.build-id/"
+#define DEBUG_PATH_MAX (sizeof DEBUG_PREFIX + 2 * 64 + 1 + sizeof ".debug")
+
+/* The build-ID debug file's path of id (2 to 64 bytes) into path
+ * (DEBUG_PATH_MAX). */
+static void debug_path(char *path, const unsigned char *id, size_t idlen)
+{
+	/* The hex digits by hand: a snprintf a byte was 21 calls for a
+	 * 20-byte ID (28 K instructions of a measured /bin/date's exit for
+	 * two objects). */
+	static const char hex[] = "0123456789abcdef";
+	char *w = path + sizeof DEBUG_PREFIX - 1;
+	memcpy(path, DEBUG_PREFIX, sizeof DEBUG_PREFIX - 1);
+	for (size_t i = 0; i < idlen; i++) {
+		*w++ = hex[id[i] >> 4];
+		*w++ = hex[id[i] & 15];
+		if (i == 0)
+			*w++ = '/';
+	}
+	memcpy(w, ".debug", sizeof ".debug");
+}
+
 static bool open_debug(struct mc_elfmod *m)
 {
 	const struct elf_file *f = &m->main;
 	if (!f->id || f->idlen < 2 || f->idlen > 64)
 		return false;
-	/* The hex digits by hand: a snprintf a byte was 21 calls for a
-	 * 20-byte ID (28 K instructions of a measured /bin/date's exit for
-	 * two objects). */
-	static const char prefix[] = "/usr/lib/debug/.build-id/", hex[] = "0123456789abcdef";
-	char path[sizeof prefix + 2 * 64 + 1 + sizeof ".debug"];
-	char *w = path + sizeof prefix - 1;
-	memcpy(path, prefix, sizeof prefix - 1);
-	for (size_t i = 0; i < f->idlen; i++) {
-		*w++ = hex[f->id[i] >> 4];
-		*w++ = hex[f->id[i] & 15];
-		if (i == 0)
-			*w++ = '/';
-	}
-	memcpy(w, ".debug", sizeof ".debug");
+	char path[DEBUG_PATH_MAX];
+	debug_path(path, f->id, f->idlen);
 	if (!file_open(&m->debug, path))
 		return false;
 	if (m->debug.idlen != f->idlen || memcmp(m->debug.id, f->id, f->idlen) != 0) {
@@ -312,6 +324,7 @@ static bool pick_table(struct mc_elfmod *m)
 	if (!nsym || !own_info) {
 		/* libdw looks for the debug file: for symbols, or for DWARF */
 		debug = open_debug(m);
+		m->link_probed = !debug && named(f, ".gnu_debuglink");
 		if (!debug && debuglink_found(m))
 			return false;
 	}
@@ -342,15 +355,20 @@ static bool pick_table(struct mc_elfmod *m)
 	return true;
 }
 
+struct path_find {
+	uintptr_t lo;
+	char *path;               /* MC_ELFMOD_PATH bytes */
+};
+
 static bool find_path(const struct mc_mapping *mp, void *arg)
 {
-	struct mc_elfmod *m = arg;
-	if (m->lo < mp->lo || m->lo >= mp->hi)
+	struct path_find *pf = arg;
+	if (pf->lo < mp->lo || pf->lo >= mp->hi)
 		return true;
 	size_t n = strlen(mp->name);
-	if (mp->name[0] == '/' && n < sizeof m->path &&
+	if (mp->name[0] == '/' && n < MC_ELFMOD_PATH &&
 	    !(n > 10 && strcmp(mp->name + n - 10, " (deleted)") == 0))
-		memcpy(m->path, mp->name, n + 1);
+		memcpy(pf->path, mp->name, n + 1);
 	return false;
 }
 
@@ -389,6 +407,17 @@ static const char *run_at(uintptr_t lo)
 			mc_buf_free(&runs);
 	}
 	return mc_maps_run_at(&runs, lo);
+}
+
+/* The path of the object whose first byte is lo into path
+ * (MC_ELFMOD_PATH bytes, zeroed); false: none to open. */
+static bool path_at(uintptr_t lo, char *path)
+{
+	/* The first mapping of the object is its file's (the ELF header). */
+	struct path_find pf = { lo, path };
+	const char *name = run_at(lo);
+	struct mc_mapping first = { .lo = lo, .hi = lo + 1, .name = name };
+	return (name ? !find_path(&first, &pf) : mc_maps_each(find_path, &pf)) && path[0];
 }
 
 static void forget(struct mc_elfmod *m, bool unmap)
@@ -433,11 +462,7 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 	m->lo = lo;
 	m->hi = hi;
 	m->bias = bias;
-	/* The first mapping of the object is its file's (the ELF header). */
-	const char *name = run_at(lo);
-	struct mc_mapping first = { .lo = lo, .hi = lo + 1, .name = name };
-	m->ok = (name ? !find_path(&first, m) : mc_maps_each(find_path, m)) && m->path[0] &&
-		file_open(&m->main, m->path) && pick_table(m);
+	m->ok = path_at(lo, m->path) && file_open(&m->main, m->path) && pick_table(m);
 	return m->ok ? m : NULL;
 }
 
@@ -502,6 +527,100 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
 		fn(&sec, arg);
 	}
 	return true;
+}
+
+/* The GNU build ID in the PT_NOTE segments of the image whose ELF header
+ * is at lo (its first mapping), loaded at bias; false: none. */
+static bool image_id(uintptr_t lo, uint64_t bias, struct mc_quick_key *k)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)lo;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > 256 ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > 4096)
+		return false;   /* the headers beyond the first page: maybe not mapped */
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(lo + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		bool mapped = false;   /* inside a readable PT_LOAD's file bytes */
+		for (unsigned j = 0; j < eh->e_phnum && !mapped; j++)
+			mapped = ph[j].p_type == PT_LOAD && (ph[j].p_flags & PF_R) &&
+				 ph[i].p_vaddr >= ph[j].p_vaddr &&
+				 ph[i].p_memsz <= ph[j].p_filesz &&
+				 ph[i].p_vaddr - ph[j].p_vaddr <= ph[j].p_filesz - ph[i].p_memsz;
+		const unsigned char *n = (const unsigned char *)(uintptr_t)(bias + ph[i].p_vaddr);
+		for (size_t off = 0; mapped && off + 12 <= ph[i].p_memsz;) {
+			uint32_t namesz, descsz, type;
+			memcpy(&namesz, n + off, 4);
+			memcpy(&descsz, n + off + 4, 4);
+			memcpy(&type, n + off + 8, 4);
+			size_t desc = off + 12 + ((namesz + 3u) & ~3u);
+			if (desc > ph[i].p_memsz || descsz > ph[i].p_memsz - desc)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(n + off + 12, "GNU", 4) == 0) {
+				/* room for the debug file's state after it */
+				if (descsz < 8 || descsz > sizeof k->key - 9)
+					return false;
+				memcpy(k->key, n + desc, descsz);
+				k->idlen = descsz;
+				return true;
+			}
+			off = desc + ((descsz + 3u) & ~3u);
+		}
+	}
+	return false;
+}
+
+bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map)
+		return false;
+	*k = (struct mc_quick_key){ .lo = (uintptr_t)fo.dlfo_map_start,
+				    .hi = (uintptr_t)fo.dlfo_map_end,
+				    .bias = fo.dlfo_link_map->l_addr };
+	if (!image_id(k->lo, k->bias, k) || !path_at(k->lo, k->path))
+		return false;
+	/* The debug file's path: absent (with why), or which file it is,
+	 * as of now: a debug package installed, removed or upgraded
+	 * since gives another key, and its names are found afresh. */
+	char path[DEBUG_PATH_MAX];
+	debug_path(path, k->key, k->idlen);
+	struct stat st;
+	int64_t v[6] = { 0 };
+	int saved = errno;
+	if (stat(path, &st) == 0) {
+		k->debug = true;
+		v[0] = (int64_t)st.st_dev;
+		v[1] = (int64_t)st.st_ino;
+		v[2] = (int64_t)st.st_size;
+		v[3] = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		v[4] = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+		v[5] = (int64_t)st.st_mode;
+	} else {
+		v[0] = -errno;
+	}
+	errno = saved;
+	uint64_t h = 14695981039346656037ull;
+	const unsigned char *b = (const unsigned char *)v;
+	for (size_t i = 0; i < sizeof v; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	k->key[k->idlen] = 'Q';
+	memcpy(k->key + k->idlen + 1, &h, 8);
+	k->len = k->idlen + 9;
+	return true;
+#else
+	(void)addr;
+	(void)k;
+	return false;
+#endif
+}
+
+bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k)
+{
+	return !m->link_probed && m->lo == k->lo && m->main.idlen == k->idlen &&
+	       memcmp(m->main.id, k->key, k->idlen) == 0 && strcmp(m->path, k->path) == 0;
 }
 
 /* Only the slots claimed since the last forget: the others were never

@@ -38,7 +38,11 @@
  * processes by symcache.c (MEMCHECK_CACHE), keyed by the file's build
  * ID: the next run of the program prints them without loading libdw
  * (bench/suite_test 5, a leak printed: 1.80 M -> 1.24 M instructions of
- * the whole process).
+ * the whole process).  So are the symbol tables' names of every object
+ * elfmod.c reads (quick_get, quick_put), keyed by what decides its
+ * table without opening it (mc_elfmod_quick_key): a warm process names
+ * the C library's frames without opening it or scanning its table
+ * (suite_test 1 with MEMCHECK_REPORT: 1.50 M -> 1.32 M).
  *
  * Runs with the recursion guard held, so libdw may allocate freely; this
  * file itself never calls malloc.
@@ -534,6 +538,20 @@ struct own_key {
 	size_t idlen;
 };
 static struct own_key own_keys[MC_ELFMOD_SLOTS];
+
+/* The keys of the objects' quick names in symcache.c's files (their
+ * symbol tables' names: mc_elfmod_quick_key), found once an object a
+ * session (a short process's: the program, the C library, a few more):
+ * its build ID from its loaded image and one stat of its build-ID debug
+ * file's path, no file opened.  Forgotten with elfmod.c's objects. */
+struct qkey {
+	struct mc_quick_key k;
+	bool ok;                  /* k is a key; else k's range alone is known */
+	int sys;                  /* -1: not asked yet (in_system_object) */
+};
+#define QKEYS 8
+static struct qkey *qkeys;    /* [QKEYS], mc_map'd at first use */
+static size_t nqkeys;
 
 /* elfmod.c's reading of the object at addr, NULL: libdw's. */
 static struct mc_elfmod *own_module(uintptr_t addr)
@@ -1163,6 +1181,7 @@ static void end_session(bool unmap_files)
 	memset(unit_memo, 0, sizeof unit_memo);
 	memset(own_str, 0, sizeof own_str);
 	memset(own_keys, 0, sizeof own_keys);
+	nqkeys = 0;
 	mc_elfmod_forget(unmap_files);
 	pc_cache_clear();
 	if (unmap_files)
@@ -1643,6 +1662,86 @@ static void cache_put(const struct own_key *key, struct mc_elfmod *m, uintptr_t 
 	mc_symcache_put(key->id, key->idlen, addr - mc_elfmod_bias(m), max, out, n);
 }
 
+static struct qkey *qkey_of(uintptr_t addr)
+{
+	for (size_t i = 0; i < nqkeys; i++)
+		if (addr >= qkeys[i].k.lo && addr < qkeys[i].k.hi)
+			return qkeys[i].ok ? &qkeys[i] : NULL;
+	if (!qkeys && !(qkeys = mc_map(QKEYS * sizeof *qkeys)))
+		return NULL;
+	if (nqkeys == QKEYS)
+		return NULL;
+	struct qkey *e = &qkeys[nqkeys];
+	e->ok = mc_elfmod_quick_key(addr, &e->k);
+	e->sys = -1;
+	if (e->k.hi > e->k.lo)
+		nqkeys++;   /* its range known: not asked again */
+	return e->ok ? e : NULL;
+}
+
+/* Is q's object a system one whose DWARF is left alone? */
+static bool qkey_sys(struct qkey *q, uintptr_t addr)
+{
+	if (q->sys < 0)
+		q->sys = !mc_opt.symbolize_system && in_system_object(addr);
+	return q->sys;
+}
+
+/* The quick frame at addr (the symbol table's name) from symcache.c's
+ * file of q's object into out (function and object, as own_frame gives
+ * them), *di where its DWARF is; false: not there. */
+static bool quick_get(struct qkey *q, uintptr_t addr, struct mc_frame_info *out, int *di)
+{
+	if (!q)
+		return false;
+	/* An object whose full frames symcache.c keeps (own_key: its
+	 * names and DWARF its file's alone, no debug file looked for) has
+	 * its quick frames in the same file, its build ID's. */
+	uint64_t off = addr - q->k.bias;
+	/* The likelier file first (one file not there is ~5 system calls):
+	 * where a build-ID debug file is, the object's table is its. */
+	for (int i = 0; i < 2; i++) {
+		if ((i == 0) == q->k.debug) {
+			if (mc_symcache_get(q->k.key, q->k.len, off, MC_SYMCACHE_QUICK, out) == 1 &&
+			    out->line >= MC_DI_NONE && out->line <= MC_DI_ELSEWHERE && !out->file[0]) {
+				*di = out->line;
+				break;
+			}
+		} else if (mc_symcache_get(q->k.key, q->k.idlen, off, MC_SYMCACHE_QUICK, out) == 1 &&
+			   !out->line && !out->file[0]) {
+			*di = MC_DI_OWN;
+			break;
+		}
+		frame_clear(out);
+		if (i == 1)
+			return false;
+	}
+	out->line = 0;
+	copy(out->object, sizeof out->object, q->k.path);
+	return true;
+}
+
+/* own_frame's frame f at addr of m kept for the next process, where m's
+ * names are q's key's. */
+static void quick_put(struct qkey *q, struct mc_elfmod *m, uintptr_t addr,
+		      const struct mc_frame_info *f)
+{
+	if (!q || !mc_elfmod_quick_ok(m, &q->k))
+		return;
+	struct mc_frame_info r;
+	frame_clear(&r);
+	copy(r.function, sizeof r.function, f->function);
+	copy(r.linkage, sizeof r.linkage, f->linkage);
+	const struct own_key *key = own_key(m);
+	if (key && key->idlen == q->k.idlen && memcmp(key->id, q->k.key, key->idlen) == 0) {
+		/* beside its full frames (quick_get) */
+		mc_symcache_put(key->id, key->idlen, addr - q->k.bias, MC_SYMCACHE_QUICK, &r, 1);
+		return;
+	}
+	r.line = mc_elfmod_debuginfo(m);   /* the record's line: where the DWARF is */
+	mc_symcache_put(q->k.key, q->k.len, addr - q->k.bias, MC_SYMCACHE_QUICK, &r, 1);
+}
+
 /* quick: the symbol table's name alone wherever (mc_symbolize_quick);
  * *deep: whether the full resolution reads debug information at pc. */
 static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bool quick,
@@ -1657,14 +1756,23 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 	bool full = false;
 	pthread_mutex_lock(&lock);
 	if (mc_opt.symbolize) {
-		full = mc_opt.symbolize_system || !in_system_object(addr);
+		struct qkey *q = qkey_of(addr);
+		full = q ? !qkey_sys(q, addr) : mc_opt.symbolize_system || !in_system_object(addr);
 		/* Without debug information to read, the frame is the symbol
-		 * table's, which elfmod.c reads without libdw. */
+		 * table's, which elfmod.c reads without libdw, or another
+		 * process read (quick_get). */
+		int di = MC_DI_NONE;
+		if (quick_get(q, addr, out, &di) && (quick || !full || di == MC_DI_NONE)) {
+			full = full && di != MC_DI_NONE;
+			goto done;
+		}
+		frame_clear(out);
 		struct mc_elfmod *m = own_module(addr);
-		int di = m ? mc_elfmod_debuginfo(m) : MC_DI_NONE;
+		di = m ? mc_elfmod_debuginfo(m) : MC_DI_NONE;
 		const struct own_key *key = NULL;
 		int hit = 0;
 		if (m && (quick || !full || di == MC_DI_NONE) && own_frame(m, addr, out)) {
+			quick_put(q, m, addr, out);
 			full = full && di != MC_DI_NONE;
 		} else if (m && (quick || full) && (key = own_key(m)) &&
 			   (hit = mc_symcache_get(key->id, key->idlen, addr - mc_elfmod_bias(m),
@@ -1695,6 +1803,7 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 			full = false;
 		}
 	}
+done:
 	pthread_mutex_unlock(&lock);
 	if (deep)
 		*deep = full;
@@ -1766,10 +1875,11 @@ void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
 }
 
 /* The quick frames of pcs (the n from i of an array sorted ascending)
- * that lie in m, named in one read of its table, into the cache.
+ * that lie in m, named in one read of its table, into the cache, and
+ * into symcache.c's file of q's object where m's names are its.
  * scratch: room for n addresses, names and flags. */
 static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, struct mc_elfmod **mods,
-			uint64_t *a, const char **name, bool *done)
+			uint64_t *a, const char **name, bool *done, struct qkey *q)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
@@ -1790,31 +1900,58 @@ static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, str
 		struct mc_frame_info f;
 		frame_clear(&f);
 		set_function(&f, name[i]);
+		quick_put(q, m, a[i], &f);
 		copy(f.object, sizeof f.object, mc_elfmod_path(m));
 		frame_finish(a[i], &f, 1);
 		pc_cache_put(a[i] + 1, deep ? QUICK_DEEP : QUICK_SHALLOW, &f, 1);
 	}
 }
 
+/* pc's quick frame from symcache.c's file of q's object, into the
+ * cache; false: not there. */
+static bool quick_cached(struct qkey *q, uintptr_t pc)
+{
+	struct mc_frame_info f;
+	int di;
+	uintptr_t addr = pc - 1;
+	if (!quick_get(q, addr, &f, &di))
+		return false;
+	frame_finish(addr, &f, 1);
+	bool deep = di != MC_DI_NONE && !qkey_sys(q, addr);
+	pc_cache_put(pc, deep ? QUICK_DEEP : QUICK_SHALLOW, &f, 1);
+	return true;
+}
+
 void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
 {
-	size_t bytes = n * (sizeof(struct mc_elfmod *) + sizeof(uint64_t) + sizeof(char *) + 1);
+	size_t bytes = n * (sizeof(struct mc_elfmod *) + sizeof(struct qkey *) + sizeof(uint64_t) +
+			    sizeof(char *) + 1);
 	/* all of it written below: populated (mc_map), not a fault a page */
 	char *mem = mc_opt.symbolize && n ? mc_map(bytes) : NULL;
 	if (!mem)
 		return;
 	struct mc_elfmod **mods = (struct mc_elfmod **)mem;
-	uint64_t *a = (uint64_t *)(mods + n);
+	struct qkey **q = (struct qkey **)(mods + n);
+	uint64_t *a = (uint64_t *)(q + n);
 	const char **name = (const char **)(a + n);
 	bool *done = (bool *)(name + n);
 	struct mc_frame_info f;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n; i++)
-		mods[i] = pcs[i] && !pc_cache_get(pcs[i], QUICK_SHALLOW, &f) &&
-			  !pc_cache_get(pcs[i], QUICK_DEEP, &f) ? own_module(pcs[i] - 1) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		mods[i] = NULL;
+		q[i] = NULL;
+		if (!pcs[i] || pc_cache_get(pcs[i], QUICK_SHALLOW, &f) ||
+		    pc_cache_get(pcs[i], QUICK_DEEP, &f))
+			continue;
+		/* Another process's names first: the object's file is
+		 * then neither opened nor its table read. */
+		q[i] = qkey_of(pcs[i] - 1);
+		if (!quick_cached(q[i], pcs[i]))
+			mods[i] = own_module(pcs[i] - 1);
+	}
 	for (size_t i = 0; i < n; i++)
 		if (mods[i])
-			quick_batch(mods[i], pcs, n, mods, a, name, done);
+			quick_batch(mods[i], pcs, n, mods, a, name, done, q[i]);
 	pthread_mutex_unlock(&lock);
 	mc_unmap(mem, bytes);
 }
@@ -1911,6 +2048,7 @@ void mc_symbolize_postfork(bool child)
 		fns_next = fns_used = 0;
 		memset(own_str, 0, sizeof own_str);
 		memset(own_keys, 0, sizeof own_keys);
+		nqkeys = 0;
 		mc_elfmod_forget(false);
 		mod_runs = (struct mc_buf){ 0 };
 		mod_runs_read = false;

@@ -13,6 +13,9 @@
  * The directory's name carries the format's version and memcheck's own
  * build ID, so that a memcheck that names frames differently never reads
  * an older one's answers.  The file format is memcheck-cache(5).
+ * symbolize.c also keeps the objects' quick frames (symbol tables'
+ * names) here, under a key of elfmod.c's (mc_elfmod_quick_key): this
+ * file only stores what it is given under the bytes it is given.
  *
  * A file is read whole the first time one of its module's pcs is asked
  * for, and every well-formed record of it indexed; a record that is torn,
@@ -280,12 +283,15 @@ static bool dir_name(void)
 	return true;
 }
 
-/* Ours alone: owned by the effective user, no one else may write it. */
-static bool ours(int fd, mode_t type)
+/* Ours alone: owned by the effective user, no one else may write it.
+ * *st (may be NULL): its fstat, which the caller needs too. */
+static bool ours(int fd, mode_t type, struct stat *st)
 {
-	struct stat st;
-	return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_uid == geteuid() &&
-	       !(st.st_mode & 022);
+	struct stat own;
+	if (!st)
+		st = &own;
+	return fstat(fd, st) == 0 && (st->st_mode & S_IFMT) == type && st->st_uid == geteuid() &&
+	       !(st->st_mode & 022);
 }
 
 /* The directory opened (created first where create says), or -1. */
@@ -305,7 +311,7 @@ static int dir_open(bool create)
 		}
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (fd >= 0 && !ours(fd, S_IFDIR)) {
+	if (fd >= 0 && !ours(fd, S_IFDIR, NULL)) {
 		close(fd);
 		fd = -1;
 	}
@@ -375,9 +381,13 @@ static void load(struct sc_mod *m)
 	if (fd < 0)
 		return;
 	struct stat st;
-	if (ours(fd, S_IFREG) && fstat(fd, &st) == 0 && st.st_size > 0) {
+	if (ours(fd, S_IFREG, &st) && st.st_size > 0) {   /* one fstat for both */
 		size_t want = st.st_size > SC_FILE_MAX ? SC_FILE_MAX : (size_t)st.st_size;
-		m->maplen = mc_page_round(want);
+		/* Not page-rounded here: at the process's end the buffers
+		 * of a few small files (and their indexes) share the exit
+		 * tail's pages, where each took a page of its own, a fault
+		 * at the read (mc_map_io rounds a mapping of its own). */
+		m->maplen = want;
 		m->data = mc_map_io(m->maplen);
 		while (m->data && m->len < want) {
 			ssize_t r = read(fd, m->data + m->len, want - m->len);
@@ -468,7 +478,7 @@ void mc_symcache_flush(void)
 		int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 				0600);
 		struct stat st;
-		if (fd >= 0 && ours(fd, S_IFREG) && fstat(fd, &st) == 0 &&
+		if (fd >= 0 && ours(fd, S_IFREG, &st) &&
 		    (size_t)st.st_size + m->pending.len - m->written <= SC_FILE_MAX) {
 			ssize_t w;
 			do

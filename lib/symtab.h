@@ -108,6 +108,7 @@ int mc_symtab_scan_next(const struct mc_symtab *t, const GElf_Addr *a, size_t n,
 /* ---- elfmod.c: a loaded object's ELF files read without libdw ---- */
 
 #define MC_ELFMOD_SLOTS 16
+#define MC_ELFMOD_PATH (sizeof ((struct mc_frame_info *)0)->object)
 /* Where the object's DWARF is: none anywhere, its own file's, a separate
  * file's. */
 enum { MC_DI_NONE, MC_DI_OWN, MC_DI_ELSEWHERE };
@@ -150,6 +151,25 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
  * into path (empty: skipped, too long or file itself); false past the
  * last. */
 bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path, size_t cap);
+/* The key of a loaded object's quick names in symcache.c's files: its
+ * build ID from the loaded image's PT_NOTE (no file read) and the state
+ * of its build-ID debug file's path (absent, or which file), the one
+ * thing outside its own bytes that decides the table pick_table takes
+ * once a .gnu_debuglink file is not looked for (mc_elfmod_quick_ok). */
+struct mc_quick_key {
+	uintptr_t lo, hi;         /* the object's first byte, past its last */
+	uint64_t bias;
+	unsigned char key[64];
+	size_t len, idlen;        /* key's bytes; the build ID's, first */
+	bool debug;               /* a file at the build-ID debug file's path */
+	char path[MC_ELFMOD_PATH];   /* its file, as mc_elfmod_path gives it */
+};
+/* addr's object's key into *k (one stat); false: none (no build ID, not
+ * a plain file, no _dl_find_object). */
+bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k);
+/* Are m's names those of k's key: the build ID is its file's and no
+ * .gnu_debuglink file was looked for (places the key does not check)? */
+bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k);
 /* The table of mc_maps_runs_note's records that the objects' paths are
  * taken from (NULL: a read of /proc/self/maps of elfmod.c's own), lent
  * by the scan (mc_symbolize_maps_lend). */
