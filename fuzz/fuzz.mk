@@ -11,6 +11,9 @@
 #           fuzz/corpus_report)
 #   symcache lib/symcache.c's reading of cache files, memcheck-cache(5)
 #           (fuzz/fuzz_symcache.c, seeds fuzz/corpus_symcache)
+#   suppcache lib/suppcache.c's reading of the cache's suppression file
+#           and suppress.c's image in it, memcheck-cache(5)
+#           (fuzz/fuzz_suppcache.c, seeds fuzz/corpus_suppcache)
 #
 #   make fuzz         build $(B)/fuzz/fuzz_<target> with clang's libFuzzer
 #                     (Debian: apt-get install clang libclang-rt-14-dev)
@@ -27,7 +30,7 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= budget supp cfi report symcache
+FUZZ_TARGETS ?= budget supp cfi report symcache suppcache
 FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c lib/util.c
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
@@ -38,6 +41,9 @@ FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c lib/util.c lib/programs.c lib
 FUZZ_SEEDS_report := fuzz/corpus_report
 FUZZ_SRC_symcache   := fuzz/fuzz_symcache.c lib/symcache.c lib/util.c lib/options.c lib/programs.c
 FUZZ_SEEDS_symcache := fuzz/corpus_symcache
+FUZZ_SRC_suppcache   := fuzz/fuzz_suppcache.c lib/suppcache.c lib/suppress.c lib/symcache.c \
+			lib/util.c lib/options.c lib/programs.c
+FUZZ_SEEDS_suppcache := fuzz/corpus_suppcache
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

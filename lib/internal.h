@@ -1731,6 +1731,9 @@ void mc_symcache_flush(void);
 /* In a forked child: everything forgotten (not unmapped), nothing the
  * parent will write written twice. */
 void mc_symcache_forget(void);
+/* The cache's directory opened (created first where create says), or
+ * -1: for suppcache.c's file beside the modules' */
+int mc_symcache_dir_open(bool create);
 /* The file format, for the fuzz target: a record's checksum; one record
  * of n frames encoded into dst (its length, 0: does not fit or not
  * valid); a payload decoded (frames into out[0..cap), out may be NULL;
@@ -1833,6 +1836,38 @@ void mc_supp_format(struct mc_buf *b, const char *name, int kind,
 		    const struct mc_supp_stack *st);
 
 struct mc_leak;
+
+/* The set as an image a later process takes without parsing
+ * (memcheck-cache(5)): appended to b; false: no memory. */
+bool mc_supp_image_put(const struct mc_supps *s, struct mc_buf *b);
+/* The set in img[0, len) (16-aligned, written over: offsets made
+ * pointers), which lies in map (mc_map_io'd, maplen bytes, the set's to
+ * unmap from now on; NULL: img stays the caller's, to free after the
+ * set); NULL if the image is not one mc_supp_image_put of this build
+ * wrote (map still the caller's). */
+struct mc_supps *mc_supp_image_take(char *img, size_t len, void *map, size_t maplen);
+
+/* ---- suppcache.c: the parsed suppression files kept across processes
+ * in MEMCHECK_CACHE's directory (memcheck-cache(5)) ---- */
+
+/* Start recording the files a load reads, for the set of inputs named
+ * by key (the library's path, the user's list): a later process with
+ * the same key takes the set if every file stats the same. */
+void mc_suppcache_begin(const char *key, size_t keylen);
+/* path stat'ed as the load found it: opened (true) or not (absent) */
+void mc_suppcache_note(const char *path, bool opened);
+/* The set the cache holds for key, every file noted then unchanged;
+ * NULL: parse the files. */
+struct mc_supps *mc_suppcache_get(const char *key, size_t keylen);
+/* Write s as the set of the files noted since mc_suppcache_begin (not
+ * if a note said it cannot be kept). */
+void mc_suppcache_put(const struct mc_supps *s);
+/* the cache file's bytes checked and taken (the fuzz target's entry):
+ * p, 16-aligned, is the set's if it is returned (mc_map_io'd, maplen
+ * bytes; maplen 0: the caller's); its notes' paths stat'ed only where
+ * check says */
+struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const char *key,
+				     size_t keylen, bool check);
 
 /* ---- supp_region.c --------------------------------------------------- */
 

@@ -29,15 +29,18 @@ static struct mc_supps *supps;
 static bool loaded;
 static char bad[200];            /* the first file that did not parse */
 static char self[1024];          /* libmemcheck's path, for obj: patterns */
+static bool failed;              /* a file of this load did not parse */
 
 /* io: a buffer kept for the next file, or NULL */
 static void load_file(const char *path, struct mc_supp_io *io)
 {
 	char err[512];
+	mc_suppcache_note(path, true);   /* before the read: a later edit shows */
 	if (io ? mc_supp_load_io(supps, path, io, err, sizeof err)
 	       : mc_supp_load(supps, path, err, sizeof err))
 		return;
 	mc_log("suppressions not read: %s", err);
+	failed = true;
 	if (!bad[0])
 		snprintf(bad, sizeof bad, "%s", err);
 }
@@ -55,6 +58,7 @@ static bool has_suffix(const char *s, const char *suffix)
 static bool load_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	mc_suppcache_note(dir, fd >= 0);  /* its mtime: the entries it has */
 	if (fd < 0)
 		return false;
 	char pool[4096]; /* the shipped directory: eight names, 108 bytes */
@@ -151,16 +155,42 @@ void mc_suppress_init(void)
 	mc_copy_name(self, sizeof self, name[0] != '/' && realpath(name, abs) ? abs : name);
 }
 
+/* What decides which files a load reads, the cache's key: the library's
+ * path (the shipped directory's candidates), whether the shipped files
+ * are read, the user's list.  false: too long to keep. */
+static bool cache_key(char *key, size_t cap, size_t *len)
+{
+	const char *user = mc_opt.suppressions ? mc_opt.suppressions : "";
+	size_t a = strlen(self), b = strlen(user);
+	if (a + b + 3 > cap)
+		return false;
+	memcpy(key, self, a + 1);
+	key[a + 1] = mc_opt.default_suppressions ? '1' : '0';
+	memcpy(key + a + 2, user, b);
+	*len = a + 2 + b;
+	return true;
+}
+
 static void load(void)
 {
 	loaded = true;
 	if (!self[0])
 		mc_suppress_init();
+	/* The set a process with these inputs parsed, if every file it
+	 * read is as it was (suppcache.c): stats, no read, no parse. */
+	char key[sizeof self + 4096 + 8];
+	size_t keylen = 0;
+	bool keep = cache_key(key, sizeof key, &keylen);
+	if (keep && (supps = mc_suppcache_get(key, keylen)))
+		return;
 	supps = mc_supp_new();
 	if (!supps) {
 		mc_log("no memory for suppressions: none applied");
 		return;
 	}
+	failed = false;
+	if (keep)
+		mc_suppcache_begin(key, keylen);
 	if (mc_opt.default_suppressions)
 		load_defaults();
 	for (const char *p = mc_opt.suppressions; p && *p;) {
@@ -174,6 +204,9 @@ static void load(void)
 		}
 		p = colon ? colon + 1 : p + len;
 	}
+	/* a file that did not parse: its messages, every time */
+	if (keep && !failed)
+		mc_suppcache_put(supps);
 }
 
 struct memo;

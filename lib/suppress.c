@@ -102,9 +102,20 @@ struct mc_supps {
 	size_t n, cap;
 	size_t other;             /* entries parsed and not applied */
 	struct chunk *chunks;
+	/* Taken from an image (mc_supp_image_take): v and every string in
+	 * it, unmapped (mc_unmap_io) with the set */
+	void *image;
+	size_t image_len;
+	bool own_image;           /* false: the caller's (a fuzz target's) */
 };
 
 /* ---- memory ---------------------------------------------------------- */
+
+static bool in_image(const struct mc_supps *s, const void *p)
+{
+	return s->image && (const char *)p >= (const char *)s->image &&
+	       (const char *)p < (const char *)s->image + s->image_len;
+}
 
 static void *arena(struct mc_supps *s, size_t n)
 {
@@ -153,8 +164,10 @@ void mc_supp_free(struct mc_supps *s)
 		next = c->next;
 		mc_unmap(c, c->size);
 	}
-	if (s->v)
+	if (s->v && !in_image(s, s->v))
 		mc_unmap(s->v, s->cap * sizeof *s->v);
+	if (s->image && s->own_image)
+		mc_unmap_io(s->image, s->image_len);
 	mc_unmap(s, sizeof *s);
 }
 
@@ -188,7 +201,8 @@ static struct mc_supp *push(struct mc_supps *s)
 			return NULL;
 		if (s->v) {
 			memcpy(v, s->v, s->n * sizeof *v);
-			mc_unmap(s->v, s->cap * sizeof *v);
+			if (!in_image(s, s->v))
+				mc_unmap(s->v, s->cap * sizeof *v);
 		}
 		s->v = v;
 		s->cap = cap;
@@ -728,6 +742,163 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
 	bool ok = mc_supp_load_io(s, path, &io, err, errlen);
 	mc_supp_io_free(&io);
 	return ok;
+}
+
+/* ---- the parsed set as an image (suppcache.c) ------------------------- */
+
+/* The set written as it lies in memory, every pointer an offset from the
+ * image's start, so that a later process takes it with a check of each
+ * offset instead of a parse (memcheck-cache(5)): a header, the entries,
+ * their frames, then the strings, the last byte a NUL.  The layout is
+ * this build's own (the cache's directory is named by memcheck's build
+ * ID); the header's sizes check it all the same. */
+#define IMG_MAGIC 0x49534d4dU        /* "MMSI" */
+#define IMG_VERSION 1
+#define IMG_NONE UINT64_MAX          /* a NULL lit */
+
+struct img_hdr {
+	uint32_t magic, version, esize, fsize;
+	uint64_t n, other, nframes, strings, len;
+};
+
+/* p, and at least its first min bytes (a frame's literal run, which the
+ * matcher reads by its length: a parsed one is never longer than its
+ * string, a taken one may be), then a NUL */
+static size_t img_str(struct mc_buf *str, const char *p, size_t min)
+{
+	size_t at = str->len, n = strlen(p);
+	mc_buf_put(str, p, n > min ? n : min);
+	mc_buf_put(str, "", 1);
+	return at;
+}
+
+bool mc_supp_image_put(const struct mc_supps *s, struct mc_buf *b)
+{
+	size_t nf = 0;
+	for (size_t i = 0; i < s->n; i++)
+		nf += (size_t)s->v[i].nframes;
+	size_t eoff = sizeof(struct img_hdr);
+	size_t foff = eoff + s->n * sizeof(struct mc_supp);
+	size_t soff = foff + nf * sizeof(struct supp_frame);
+	struct mc_buf str = { 0 };
+	struct mc_buf ent = { 0 }, fr = { 0 };
+	const char *last_file = NULL;
+	size_t last_at = 0, k = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		struct mc_supp e = s->v[i];
+		if (e.file != last_file) {        /* one string a file */
+			last_file = e.file;
+			last_at = img_str(&str, e.file, 0);
+		}
+		e.file = (const char *)(uintptr_t)(soff + last_at);
+		e.name = (const char *)(uintptr_t)(soff + img_str(&str, e.name, 0));
+		for (int p = 0; p < e.nframes; p++) {
+			struct supp_frame f = s->v[i].frames[p];
+			if (f.kind == SF_DOTS)      /* parse_frame left them unset */
+				f.litlen = 0;
+			size_t pat = soff + img_str(&str, f.pat, f.lit == f.pat ? f.litlen : 0);
+			f.lit = f.kind == SF_DOTS || !f.lit ? (const char *)(uintptr_t)IMG_NONE :
+				f.lit == f.pat ? (const char *)(uintptr_t)pat :
+				(const char *)(uintptr_t)(soff + img_str(&str, f.lit, f.litlen));
+			f.pat = (const char *)(uintptr_t)pat;
+			f.vknown = 0;
+			mc_buf_put(&fr, (const char *)&f, sizeof f);
+		}
+		e.frames = (struct supp_frame *)(uintptr_t)(foff + k * sizeof(struct supp_frame));
+		k += (size_t)e.nframes;
+		mc_buf_put(&ent, (const char *)&e, sizeof e);
+	}
+	mc_buf_put(&str, "", 1);
+	/* padded to 16: the cache's next image, or its end */
+	while (str.len % 16)
+		mc_buf_put(&str, "", 1);
+	struct img_hdr h = { IMG_MAGIC, IMG_VERSION, sizeof(struct mc_supp),
+			     sizeof(struct supp_frame), s->n, s->other, nf, soff,
+			     soff + str.len };
+	bool ok = !str.oom && !ent.oom && !fr.oom;
+	if (ok) {
+		mc_buf_put(b, (const char *)&h, sizeof h);
+		mc_buf_put(b, ent.s, ent.len);
+		mc_buf_put(b, fr.s, fr.len);
+		mc_buf_put(b, str.s, str.len);
+	}
+	mc_buf_free(&str);
+	mc_buf_free(&ent);
+	mc_buf_free(&fr);
+	return ok && !b->oom;
+}
+
+/* off a string of the image's: inside the strings, ended before their
+ * end (the last byte is a NUL) */
+static bool img_in(uint64_t off, const struct img_hdr *h)
+{
+	return off >= h->strings && off < h->len;
+}
+
+struct mc_supps *mc_supp_image_take(char *img, size_t len, void *map, size_t maplen)
+{
+	struct img_hdr h;
+	if (len < sizeof h || ((uintptr_t)img & 15))
+		return NULL;
+	memcpy(&h, img, sizeof h);
+	if (h.magic != IMG_MAGIC || h.version != IMG_VERSION ||
+	    h.esize != sizeof(struct mc_supp) || h.fsize != sizeof(struct supp_frame) ||
+	    h.len != len || h.n > len / sizeof(struct mc_supp) ||
+	    h.nframes > len / sizeof(struct supp_frame))
+		return NULL;
+	size_t eoff = sizeof h, foff = eoff + h.n * sizeof(struct mc_supp);
+	size_t send = foff + h.nframes * sizeof(struct supp_frame);
+	if (h.strings != send || h.strings >= len || img[len - 1] != 0)
+		return NULL;
+	struct mc_supp *v = (struct mc_supp *)(img + eoff);
+	struct supp_frame *fr = (struct supp_frame *)(img + foff);
+	uint64_t k = 0;
+	for (size_t i = 0; i < h.n; i++) {
+		struct mc_supp *e = &v[i];
+		uint64_t name = (uintptr_t)e->name, file = (uintptr_t)e->file;
+		uint64_t frames = (uintptr_t)e->frames;
+		/* the frames follow each other, entry after entry */
+		if (!img_in(name, &h) || !img_in(file, &h) || e->nframes < 1 ||
+		    e->nframes > MC_SUPP_MAX_FRAMES || frames != foff + k * sizeof *fr ||
+		    h.nframes - k < (uint64_t)e->nframes || e->nanchors > ANCHORS)
+			return NULL;
+		e->name = img + name;
+		e->file = img + file;
+		e->frames = fr + k;
+		k += (uint64_t)e->nframes;
+		uint32_t dots = 0;
+		for (int a = 0; a < e->nanchors; a++)
+			if (e->anchor[a] >= e->nframes)
+				return NULL;
+		for (int p = 0; p < e->nframes; p++) {
+			struct supp_frame *f = &e->frames[p];
+			uint64_t pat = (uintptr_t)f->pat, lit = (uintptr_t)f->lit;
+			/* plain read as a byte: any other value than 0 or 1 in a
+			 * bool is undefined */
+			if (f->kind > SF_DOTS || *(const unsigned char *)&f->plain > 1 ||
+			    !img_in(pat, &h) || f->litlen > 128 ||
+			    (lit != IMG_NONE && (!img_in(lit, &h) || len - lit < f->litlen)))
+				return NULL;
+			f->pat = img + pat;
+			f->lit = lit == IMG_NONE ? NULL : img + lit;
+			f->vknown = 0;
+			dots |= (uint32_t)(f->kind == SF_DOTS) << p;
+		}
+		if (dots != e->dots)
+			return NULL;
+	}
+	if (k != h.nframes)
+		return NULL;
+	struct mc_supps *s = mc_supp_new();
+	if (!s)
+		return NULL;
+	s->v = v;
+	s->n = s->cap = (size_t)h.n;
+	s->other = (size_t)h.other;
+	s->image = map ? map : img;
+	s->image_len = map ? maplen : len;
+	s->own_image = map != NULL;
+	return s;
 }
 
 /* ---- matching -------------------------------------------------------- */

@@ -318,6 +318,11 @@ static int dir_open(bool create)
 	return fd;
 }
 
+int mc_symcache_dir_open(bool create)
+{
+	return dir_open(create);
+}
+
 /* ---- the index ---- */
 
 static size_t slot_of(uint64_t off, uint32_t max, size_t cap)

@@ -10,7 +10,9 @@
  * done only where something reads its outcome (a passing process that
  * leaves only reachable blocks, in the one-line text, reads no shipped
  * file; each reader of the figures sees them as with every record
- * matched).
+ * matched), and the parsed files kept in MEMCHECK_CACHE (the same
+ * outcome cold and warm under every allocator, the cache read, a
+ * damaged one or an edited file parsed again, a bad file never kept).
  *
  * A run is a row (its files made by its setup: the paths are the
  * build's and the test's); what reads a file an earlier run wrote
@@ -19,6 +21,7 @@
  * alone.
  */
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,6 +563,235 @@ START_TEST(test_valgrinds_entries)
 }
 END_TEST
 
+/* ---- the parsed files kept in MEMCHECK_CACHE (suppcache.c) ------------ */
+
+/* plain_supp lost under allocator i with the user's file and the
+ * shipped ones, cache (a directory or "off"): what its suppressions did,
+ * as one string (the JSON's list, the text's used_suppression lines,
+ * the figures).  x kept where keep is given. */
+static char *supp_outcome(int i, const char *cache, const char *user)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_supp", .args = H_LIST("lost"), .alloc = i, .flags = H_PRELOAD,
+	       .text = "full",
+	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", cache),
+			     h_env("MEMCHECK_SUPPRESSIONS=%s", user)));
+	const struct h_json *rec = h_rec(&x, "process");
+	size_t cap = 4096, len = 0;
+	char *s = malloc(cap);
+	ck_assert_ptr_nonnull(s);
+	len += (size_t)snprintf(s + len, cap - len, "%s suppressed %s/%s lost %s reachable %s\n",
+				h_str(rec, "verdict"), h_fmt(h_count(rec, "suppressed", "bytes")),
+				h_fmt(h_count(rec, "suppressed", "blocks")),
+				h_fmt(h_count(rec, "definitely_lost", "bytes")),
+				h_fmt(h_count(rec, "still_reachable", "bytes")));
+	const struct h_json *list = h_json_get(rec, "suppressions");
+	for (size_t k = 0; list && k < list->n && len < cap - 512; k++) {
+		const struct h_json *u = h_json_at(list, k);
+		len += (size_t)snprintf(s + len, cap - len, "%s %s:%s %s %s %s\n", h_str(u, "name"),
+					h_str(u, "file"), h_fmt(h_u64(u, "line")),
+					h_fmt(h_u64(u, "records")), h_fmt(h_u64(u, "blocks")),
+					h_fmt(h_u64(u, "bytes")));
+	}
+	for (const char *p = x.r.err; (p = strstr(p, "used_suppression:")) && len < cap - 512;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		len += (size_t)snprintf(s + len, cap - len, "%.*s\n", (int)n, p);
+		p += n;
+	}
+	h_res_free(&x);
+	return s;
+}
+
+/* The cache's suppression file (supp-*) in dir's versioned directory,
+ * or NULL. */
+static const char *supp_cache_file(const char *dir)
+{
+	DIR *d = opendir(dir);
+	const char *sub = NULL, *found = NULL;
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (strncmp(e->d_name, "v1-", 3) == 0)
+			sub = h_env("%s/%s", dir, e->d_name);
+	if (d)
+		closedir(d);
+	d = sub ? opendir(sub) : NULL;
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (strncmp(e->d_name, "supp-", 5) == 0 && !strchr(e->d_name, '.'))
+			found = h_env("%s/%s", sub, e->d_name);
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static const char *copy_of_supp_file(void)
+{
+	char *t = h_read_file(supp_file(), NULL);
+	ck_assert_ptr_nonnull(t);
+	const char *p = write_tmp("user.supp", t);
+	free(t);
+	return p;
+}
+
+/* Cold (the files parsed, the cache written) and warm (read from it):
+ * the same outcome as without a cache, under every allocator. */
+START_TEST(cache_cold_warm_same)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *off = supp_outcome(_i, "off", user);
+	ck_assert_msg(strstr(off, "lost-from-main"), "%s", off);
+	char *cold = supp_outcome(_i, dir, user);
+	const char *f = supp_cache_file(dir);
+	ck_assert_msg(f, "no suppressions cached in %s", dir);
+	struct stat st0, st1;
+	ck_assert(stat(f, &st0) == 0 && (st0.st_mode & 0777) == 0600);
+	char *warm = supp_outcome(_i, dir, user);
+	ck_assert_str_eq(cold, off);
+	ck_assert_str_eq(warm, off);
+	/* warm, the cache is read, not written again */
+	ck_assert(stat(f, &st1) == 0 && st1.st_ino == st0.st_ino);
+	free(off);
+	free(cold);
+	free(warm);
+}
+END_TEST
+
+/* memcheck-cache(5)'s checksum: over the file after its 40-byte header,
+ * in 8-byte words, stored at offset 32. */
+static void supp_cache_resum(unsigned char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (len - 40);
+	for (size_t i = 40; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	memcpy(s + 32, &h, 8);
+}
+
+static void put_file(const char *path, const char *s, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(s, 1, len, f), len);
+	fclose(f);
+}
+
+/* The cache is what a warm process reads (a name changed in it, its
+ * checksum mended, is reported); a damaged one (bytes flipped, cut
+ * short, emptied) is not: the files are parsed again, the cache
+ * written again. */
+START_TEST(cache_read_and_damage)
+{
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *off = supp_outcome(H_GLIBC, "off", user);
+	free(supp_outcome(H_GLIBC, dir, user));
+	const char *f = supp_cache_file(dir);
+	ck_assert_ptr_nonnull(f);
+	size_t len;
+	unsigned char *s = (unsigned char *)h_read_file(f, &len);
+	ck_assert(s && len > 40);
+	unsigned char *good = malloc(len);
+	memcpy(good, s, len);
+	unsigned char *m = memmem(s, len, "lost-from-main", 14);
+	ck_assert_ptr_nonnull(m);
+	memcpy(m, "lost-from-MAIN", 14);
+	supp_cache_resum(s, len);
+	put_file(f, (char *)s, len);
+	char *doctored = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_msg(strstr(doctored, "lost-from-MAIN"), "the cache unread:\n%s", doctored);
+	free(doctored);
+	for (int harm = 0; harm < 4; harm++) {
+		memcpy(s, good, len);
+		size_t n = len;
+		if (harm == 0)        /* a name changed, the checksum not */
+			memcpy(m, "lost-from-MAIN", 14);
+		else if (harm == 1)   /* bytes flipped all over */
+			for (size_t k = 3; k < len; k += 5)
+				s[k] ^= 0x5a;
+		else if (harm == 2)   /* cut short */
+			n = len / 2;
+		else                  /* empty */
+			n = 0;
+		put_file(f, (char *)s, n);
+		char *again = supp_outcome(H_GLIBC, dir, user);
+		ck_assert_msg(strcmp(again, off) == 0, "harm %d:\n%s---\n%s", harm, again, off);
+		free(again);
+		size_t len2;
+		char *now = h_read_file(f, &len2);
+		ck_assert_msg(now && len2 == len && memcmp(now, good, len) == 0,
+			      "harm %d: the cache not written again", harm);
+		free(now);
+	}
+	free(s);
+	free(good);
+	free(off);
+}
+END_TEST
+
+/* A user's file edited after it was cached: the same size with a new
+ * mtime, then a new size: parsed again, its new names reported. */
+START_TEST(cache_edited_file)
+{
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *before = supp_outcome(H_GLIBC, dir, user);
+	free(supp_outcome(H_GLIBC, dir, user));
+	ck_assert_ptr_nonnull(supp_cache_file(dir));
+	ck_assert(strstr(before, "lost-from-main"));
+	size_t len;
+	char *t = h_read_file(user, &len);
+	char *m = strstr(t, "lost-from-main");
+	ck_assert_ptr_nonnull(m);
+	memcpy(m, "lost-from-MAIN", 14);     /* the same size */
+	put_file(user, t, len);
+	struct timespec times[2] = { { 0, UTIME_OMIT }, { 1000000000, 123 } };
+	ck_assert(utimensat(AT_FDCWD, user, times, 0) == 0);
+	char *same = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_msg(strstr(same, "lost-from-MAIN") && !strstr(same, "lost-from-main"),
+		      "same size, new mtime: not parsed again\n%s", same);
+	free(same);
+	/* a new size: the name longer, its line the same */
+	char *m2 = malloc(len + 8);
+	size_t head = (size_t)(m - t);
+	memcpy(m2, t, head);
+	memcpy(m2 + head, "lost-from-main-2", 16);
+	memcpy(m2 + head + 16, m + 14, len - head - 14);
+	put_file(user, m2, len + 2);
+	char *bigger = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_msg(strstr(bigger, "lost-from-main-2 "), "new size: not parsed again\n%s", bigger);
+	free(bigger);
+	char *warm = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_msg(strstr(warm, "lost-from-main-2 "), "warm after the edit\n%s", warm);
+	free(warm);
+	free(m2);
+	free(t);
+	free(before);
+}
+END_TEST
+
+/* A bad file is never cached: its message every time. */
+START_TEST(cache_bad_file_said_each_time)
+{
+	const char *dir = h_tmppath("cache"), *bad = write_tmp("bad.supp", bad_text);
+	for (int r = 0; r < 2; r++) {
+		struct h_res x;
+		H_EXEC(&x, .prog = "plain_supp", .args = H_LIST("lost"), .flags = H_PRELOAD,
+		       .text = "full",
+		       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", dir),
+				     h_env("MEMCHECK_SUPPRESSIONS=%s", bad)));
+		const char *msg = h_env("suppressions not read: %s:3: unknown Memcheck "
+					"suppression kind 'Leek'", bad);
+		ck_assert_msg(h_count_lines(x.r.err, msg) == 1, "run %d: no '%s' in\n%s", r, msg,
+			      x.r.err);
+		h_res_free(&x);
+	}
+	ck_assert_ptr_null(supp_cache_file(dir));
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("suppress", 120);
@@ -567,5 +799,9 @@ int main(void)
 	tcase_add_test(tc, cli_passes_files_on_and_generates);
 	tcase_add_test(tc, test_generated_round_trip);
 	tcase_add_test(tc, test_valgrinds_entries);
+	tcase_add_loop_test(tc, cache_cold_warm_same, 0, H_NALLOCATORS);
+	tcase_add_test(tc, cache_read_and_damage);
+	tcase_add_test(tc, cache_edited_file);
+	tcase_add_test(tc, cache_bad_file_said_each_time);
 	return h_run_suite(NULL);
 }
