@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -65,8 +66,12 @@ struct sc_mod {
 
 static struct sc_mod mods[SC_MODS];
 static unsigned mods_next;
-/* The cache's directory: 0 not looked for, 1 found (dir), -1 none. */
-static int dir_state;
+/* The cache's directory: 0 not looked for, 2 being looked for, 1 found
+ * (dir, written before the state's release and never after), -1 none.
+ * Two threads may ask at once (symbolize.c's lock held, and
+ * supp_region.c's load under the region lock): one looks, the other
+ * goes without the cache that once. */
+static _Atomic int dir_state;
 static char dir[4096];
 
 #define PENDING_BIT 0x80000000u
@@ -245,11 +250,23 @@ static char *hex(char *w, const unsigned char *id, size_t n)
 
 /* dir: MEMCHECK_CACHE, $XDG_CACHE_HOME/memcheck or $HOME/.cache/memcheck,
  * then v1-<memcheck's build ID>; false: no cache. */
+static bool dir_look(void);
+
 static bool dir_name(void)
 {
-	if (dir_state)
-		return dir_state > 0;
-	dir_state = -1;
+	int st = atomic_load_explicit(&dir_state, memory_order_acquire);
+	if (st)
+		return st == 1;
+	if (!atomic_compare_exchange_strong_explicit(&dir_state, &st, 2, memory_order_acq_rel,
+						     memory_order_acquire))
+		return st == 1;
+	bool found = dir_look();
+	atomic_store_explicit(&dir_state, found ? 1 : -1, memory_order_release);
+	return found;
+}
+
+static bool dir_look(void)
+{
 	/* A setuid or setgid program: HOME and XDG_CACHE_HOME are its
 	 * caller's to choose, and its files would be created with its
 	 * privileges there.  No cache. */
@@ -279,7 +296,6 @@ static bool dir_name(void)
 	memcpy(dir + bl, tail, tl);
 	memcpy(dir + bl + tl, "/v1-", 4);
 	hex(dir + bl + tl + 4, id, idlen);
-	dir_state = 1;
 	return true;
 }
 
@@ -301,10 +317,13 @@ static int dir_open(bool create)
 		return -1;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create) {
-		for (char *s = strchr(dir + 1, '/');; s = strchr(s + 1, '/')) {
+		/* Each parent made in a copy: dir is read by other threads. */
+		char path[sizeof dir];
+		memcpy(path, dir, sizeof path);
+		for (char *s = strchr(path + 1, '/');; s = strchr(s + 1, '/')) {
 			if (s)
 				*s = 0;
-			mkdir(dir, 0700);   /* EEXIST or not ours: open's and fstat's to say */
+			mkdir(path, 0700);  /* EEXIST or not ours: open's and fstat's to say */
 			if (!s)
 				break;
 			*s = '/';
