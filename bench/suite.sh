@@ -70,6 +70,7 @@ mode s_count suite "memcheck, counting only (TRACK=0)" "$MC" "MEMCHECK_TRACK=0"
 # to the report file it sets (MEMCHECK_REPORT).
 mode s_json  suite "memcheck, JSON report (as memcheck run sets)" "$MC" "MEMCHECK_REPORT=$TMP/run.jsonl"
 [ -n "$OTHER" ] && mode s_other suite "BENCH_OTHER's memcheck, defaults" "$OTHER_MC" ""
+[ -n "$OTHER" ] && mode s_ojson suite "BENCH_OTHER's memcheck, JSON report" "$OTHER_MC" "MEMCHECK_REPORT=$TMP/run-other.jsonl"
 [ -x "$LSAN_BIN" ] && mode s_lsan suite "LeakSanitizer (-fsanitize=leak)" "" ""
 if [ -x "$DATE" ]; then
 	mode d_bare date "bare" "" ""
