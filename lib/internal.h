@@ -213,6 +213,7 @@ struct mc_buf {
 };
 void mc_buf_put(struct mc_buf *b, const char *s, size_t n);
 void mc_buf_puts(struct mc_buf *b, const char *s);
+void mc_buf_repeat(struct mc_buf *b, size_t off, size_t n);
 void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mc_buf_json_str(struct mc_buf *b, const char *s);

@@ -725,6 +725,17 @@ void mc_buf_put(struct mc_buf *b, const char *s, size_t n)
 	b->s[b->len] = 0;
 }
 
+/* n bytes of b from off appended again (reserved first: the copy is made
+ * from the buffer as it is after any growth). */
+void mc_buf_repeat(struct mc_buf *b, size_t off, size_t n)
+{
+	if (off + n > b->len || !buf_reserve(b, n))
+		return;
+	memcpy(b->s + b->len, b->s + off, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
 void mc_buf_puts(struct mc_buf *b, const char *s)
 {
 	mc_buf_put(b, s, strlen(s));
