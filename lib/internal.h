@@ -241,8 +241,6 @@ int mc_write_all(int fd, const char *s, size_t n);
  * created 0644, never waiting for a FIFO's reader (ENXIO), a symlink
  * followed only where protected_symlinks would (EPERM); -1 with errno. */
 int mc_open_append(const char *path);
-/* Write one record whole: under an flock on a FIFO or pipe. */
-int mc_write_record(int fd, const char *s, size_t n);
 /* mc_open_append's errors said plainly. */
 const char *mc_open_error(int err);
 /* Append one record (n bytes at s) to path; what names the variable in
