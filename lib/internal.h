@@ -213,6 +213,7 @@ struct mc_buf {
 };
 void mc_buf_put(struct mc_buf *b, const char *s, size_t n);
 void mc_buf_puts(struct mc_buf *b, const char *s);
+void mc_buf_repeat(struct mc_buf *b, size_t off, size_t n);
 void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mc_buf_json_str(struct mc_buf *b, const char *s);
@@ -240,8 +241,6 @@ int mc_write_all(int fd, const char *s, size_t n);
  * created 0644, never waiting for a FIFO's reader (ENXIO), a symlink
  * followed only where protected_symlinks would (EPERM); -1 with errno. */
 int mc_open_append(const char *path);
-/* Write one record whole: under an flock on a FIFO or pipe. */
-int mc_write_record(int fd, const char *s, size_t n);
 /* mc_open_append's errors said plainly. */
 const char *mc_open_error(int err);
 /* Append one record (n bytes at s) to path; what names the variable in

@@ -93,13 +93,50 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 	}
 }
 
-static void json_stack(struct mc_buf *b, uint32_t id)
+/* A report's frames, as json_stack wrote them: where in the buffer a
+ * return address's entries (its inlined copies and itself) are, so that
+ * the next stack through it copies those bytes instead of naming and
+ * escaping them again.  The peak's sites are mostly the same few frames
+ * (insert:39, main:81 ...), named once each.  Entries marked alloc_fn
+ * depend on their place in the stack and are not kept. */
+#define JSON_MEMO_SLOTS 64
+struct json_memo {
+	struct {
+		uintptr_t pc; /* 0: free */
+		size_t off, len;
+		bool main;
+	} slot[JSON_MEMO_SLOTS];
+	unsigned used;
+};
+
+static unsigned memo_slot(const struct json_memo *m, uintptr_t pc)
+{
+	unsigned i = (unsigned)((pc * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits */
+	while (m->slot[i].pc && m->slot[i].pc != pc)
+		i = (i + 1) & (JSON_MEMO_SLOTS - 1);
+	return i;
+}
+
+static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 {
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	int lead = mc_allocfn_lead(f, n), at = 0;
 	mc_buf_puts(b, "[");
 	for (int i = 0; i < n; i++) {
+		unsigned ms = 0;
+		if (memo && at >= lead && f[i]) {
+			ms = memo_slot(memo, f[i]);
+			if (memo->slot[ms].pc) {
+				if (i)
+					mc_buf_put(b, ",", 1);
+				mc_buf_repeat(b, memo->slot[ms].off, memo->slot[ms].len);
+				if (memo->slot[ms].main)
+					break;
+				continue; /* no alloc_fn entry past lead: at is spent */
+			}
+		}
+		size_t start = b->len + (i ? 1 : 0);
 		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++, at++) {
@@ -126,7 +163,16 @@ static void json_stack(struct mc_buf *b, uint32_t id)
 			mc_buf_puts(b, j + 1 < k ? ",\"inlined\":true" : ",\"inlined\":false");
 			mc_buf_puts(b, at < lead ? ",\"alloc_fn\":true}" : "}");
 		}
-		if (is_main(fi, k))
+		bool main = is_main(fi, k);
+		if (ms < JSON_MEMO_SLOTS && memo && at - k >= lead && f[i] && !b->oom &&
+		    memo->used < JSON_MEMO_SLOTS * 3 / 4) {
+			memo->slot[ms].pc = f[i];
+			memo->slot[ms].off = start;
+			memo->slot[ms].len = b->len - start;
+			memo->slot[ms].main = main;
+			memo->used++;
+		}
+		if (main)
 			break;
 	}
 	mc_buf_puts(b, "]");
@@ -542,7 +588,8 @@ static void json_put_u64(struct mc_buf *b, const char *pre, uint64_t v)
  * stack's own figures, the rest in "lines_other"; and "sites", the
  * largest stacks as reports before lines listed them, the rest in
  * "other" (a reader of those keys reads what it always did). */
-static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct peak_lines *ls)
+static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct peak_lines *ls,
+		      struct json_memo *memo)
 {
 	if (!pk) {
 		mc_buf_puts(b, ",\"peak_snapshot\":null");
@@ -560,7 +607,7 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		json_put_u64(b, ",\"stack_bytes\":", top->bytes);
 		json_put_u64(b, ",\"stack_blocks\":", top->blocks);
 		mc_buf_puts(b, ",\"stack\":");
-		json_stack(b, top->stack);
+		json_stack(b, top->stack, memo);
 		mc_buf_puts(b, "}");
 	}
 	json_put_u64(b, "],\"lines_other\":{\"stacks\":", ls->other_stacks);
@@ -575,7 +622,7 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", t->bytes);
 		json_put_u64(b, ",\"blocks\":", t->blocks);
 		mc_buf_puts(b, ",\"stack\":");
-		json_stack(b, t->stack);
+		json_stack(b, t->stack, memo);
 		mc_buf_puts(b, "}");
 		bytes += t->bytes;
 		blocks += t->blocks;
@@ -681,7 +728,7 @@ static void json_fault(struct mc_buf *b, const struct mc_fault_info *f)
 	for (size_t i = 0; f && i < f->nstacks; i++) {
 		mc_buf_printf(b, "%s{\"failures\":%llu,\"stack\":", i ? "," : "",
 			      (unsigned long long)f->stacks[i].count);
-		json_stack(b, f->stacks[i].stack);
+		json_stack(b, f->stacks[i].stack, NULL);
 		mc_buf_puts(b, "}");
 	}
 	mc_buf_puts(b, "]");
@@ -707,7 +754,7 @@ void mc_report_injection(const char *region_id, const char *region, uint64_t ind
 		      (unsigned long long)index, (int)getpid());
 	mc_buf_json_str(&b, mc_program());
 	mc_buf_puts(&b, ",\"stack\":");
-	json_stack(&b, stack);
+	json_stack(&b, stack, NULL);
 	mc_buf_puts(&b, "}\n");
 	if (!b.oom)
 		append_line(mc_opt.fail_log, &b, "MEMCHECK_FAIL_LOG");
@@ -732,6 +779,7 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 {
 	const struct memcheck_result *r = rr->r;
 	struct mc_buf b = { 0 };
+	struct json_memo memo = { 0 };
 	mc_buf_puts(&b, "{\"name\":");
 	mc_buf_json_str(&b, r->name);
 	mc_buf_printf(&b, ",\"pid\":%d,\"program\":", (int)getpid());
@@ -795,7 +843,7 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 		mc_buf_printf(&b, "%s{\"kind\":\"%s\",\"blocks\":%llu,\"bytes\":%llu,\"stack\":",
 			      i ? "," : "", kind_key[l->kind & 3], (unsigned long long)l->blocks,
 			      (unsigned long long)l->bytes);
-		json_stack(&b, l->stack);
+		json_stack(&b, l->stack, &memo);
 		mc_buf_puts(&b, "}");
 	}
 	mc_buf_puts(&b, "],\"suppressions\":[");
@@ -811,7 +859,7 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 	}
 	mc_buf_puts(&b, "]");
 	json_fault(&b, rr->fault);
-	json_peak(&b, rr->peak, ls);
+	json_peak(&b, rr->peak, ls, &memo);
 	json_timeline(&b, rr->timeline);
 	mc_buf_puts(&b, "}\n");
 

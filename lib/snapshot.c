@@ -115,6 +115,10 @@ struct taking {
 	 * it as memcheck's own) */
 	const struct mc_site *shard[SHARDS];
 	unsigned char (*resident)[SHARD_PAGES];
+	/* the shards that exist, listed once: each of a region's stacks
+	 * looked at all 15 (~120 instructions a stack where there are none,
+	 * the main thread's only process) */
+	int live[SHARDS], nlive;
 };
 
 /* One shard's figures of a site at generation gen, added to *bytes and
@@ -138,9 +142,11 @@ static void take_site(uint32_t id, struct mc_site *s, void *arg)
 	uint32_t blocks = 0;
 	add_site(s, t->gen, &bytes, &blocks);
 	size_t page = (size_t)id * MC_DEPOT_UNIT / 4096;
-	for (int i = 0; id && id < MC_SHARD_IDS && i < SHARDS; i++)
-		if (t->shard[i] && (t->resident[i][page] & 1))
+	for (int l = 0, n = id && id < MC_SHARD_IDS ? t->nlive : 0; l < n; l++) {
+		int i = t->live[l];
+		if (t->resident[i][page] & 1)
 			add_site(t->shard[i] + id, t->gen, &bytes, &blocks);
+	}
 	if (bytes <= 0 && blocks == 0)
 		return;
 	struct mc_peak *p = t->p;
@@ -173,6 +179,8 @@ static void take(struct mc_peak *p)
 		if (t.shard[i] && mincore((void *)t.shard[i], (size_t)SHARD_PAGES * 4096,
 					  t.resident[i]) != 0)
 			t.shard[i] = NULL; /* cannot be: the mapping is there */
+		if (t.shard[i])
+			t.live[t.nlive++] = i;
 	}
 	p->bytes = p->blocks = 0;
 	p->n = p->stacks = 0;

@@ -725,6 +725,17 @@ void mc_buf_put(struct mc_buf *b, const char *s, size_t n)
 	b->s[b->len] = 0;
 }
 
+/* n bytes of b from off appended again (reserved first: the copy is made
+ * from the buffer as it is after any growth). */
+void mc_buf_repeat(struct mc_buf *b, size_t off, size_t n)
+{
+	if (off + n > b->len || !buf_reserve(b, n))
+		return;
+	memcpy(b->s + b->len, b->s + off, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
 void mc_buf_puts(struct mc_buf *b, const char *s)
 {
 	mc_buf_put(b, s, strlen(s));
@@ -1045,15 +1056,18 @@ static bool symlink_followable(const char *path)
 	return !shared || link.st_uid == geteuid() || link.st_uid == dir.st_uid;
 }
 
-int mc_open_append(const char *path)
+/* path opened to append, and its status in *st (st_mode 0 when fstat
+ * fails).  O_NONBLOCK, which only the open of a FIFO needed, is taken
+ * off again where it could matter: a regular file's writes never wait
+ * for a reader (two fcntl calls fewer a JSON report). */
+static int open_append(const char *path, struct stat *st)
 {
 	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	int fd = open(path, flags | O_NOFOLLOW, 0644);
-	struct stat st;
 	/* ELOOP: a symlink; some kernels (gVisor) say EACCES for one owned
 	 * by another user in a sticky directory. */
-	if (fd < 0 && (errno == ELOOP || errno == EACCES) && lstat(path, &st) == 0 &&
-	    S_ISLNK(st.st_mode)) {
+	if (fd < 0 && (errno == ELOOP || errno == EACCES) && lstat(path, st) == 0 &&
+	    S_ISLNK(st->st_mode)) {
 		if (!symlink_followable(path)) {
 			errno = EPERM;
 			return -1;
@@ -1062,20 +1076,33 @@ int mc_open_append(const char *path)
 	}
 	if (fd < 0)
 		return -1;
+	int saved = errno;
+	if (fstat(fd, st) != 0)
+		st->st_mode = 0;
 	/* Writes block as usual once there is a reader. */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (!S_ISREG(st->st_mode))
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	errno = saved;
 	return fd;
 }
 
-int mc_write_record(int fd, const char *s, size_t n)
+int mc_open_append(const char *path)
 {
 	struct stat st;
-	bool fifo = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+	return open_append(path, &st);
+}
+
+/* A record to fd, whose status is st: under an flock on a FIFO; SIGPIPE
+ * blocked around the write only where it can be raised (not a regular
+ * file: a sigpending and two sigprocmask calls fewer a JSON report). */
+static int write_record(int fd, const struct stat *st, const char *s, size_t n)
+{
+	bool fifo = S_ISFIFO(st->st_mode);
 	int saved = errno;
 	if (fifo)
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 			;
-	int err = mc_write_all(fd, s, n);
+	int err = write_all(fd, s, n, !S_ISREG(st->st_mode));
 	if (fifo)
 		flock(fd, LOCK_UN);
 	errno = saved;
@@ -1085,8 +1112,9 @@ int mc_write_record(int fd, const char *s, size_t n)
 void mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said)
 {
 	int saved = errno;
-	int fd = mc_open_append(path);
-	int err = fd < 0 ? errno : mc_write_record(fd, s, n);
+	struct stat st;
+	int fd = open_append(path, &st);
+	int err = fd < 0 ? errno : write_record(fd, &st, s, n);
 	if (fd >= 0)
 		close(fd);
 	if (err && !atomic_exchange(said, 1))
