@@ -340,38 +340,34 @@ struct next_each {
 	bool past; /* libmemcheck's object has been visited */
 };
 
-static int visit_next_each(struct dl_phdr_info *info, size_t size, void *arg)
+/* The objects after libmemcheck's, in walk order: each name not found
+ * yet is looked up in this one's tables (have: they were read). */
+static void next_visit(struct next_each *e, struct dl_phdr_info *info, const struct tables *t,
+		       bool have)
 {
-	(void)size;
-	struct next_each *e = arg;
+	if (!e->left)
+		return;
 	if (!e->past) {
 		e->past = map_start(info) == (const void *)__ehdr_start;
-		return 0;
+		return;
 	}
-	struct tables t;
-	if (!read_tables(info, &t))
-		return 0;
+	if (!have)
+		return;
 	for (size_t i = 0; i < e->n; i++)
-		if (!e->found[i] && (e->found[i] = found_in(&t, &e->l[i])))
+		if (!e->found[i] && (e->found[i] = found_in(t, &e->l[i])))
 			e->left--;
-	return e->left == 0;
 }
 
-/* mc_sym_next for each of names, in one walk of the objects: the
- * C library's mmap family and sigaction were six dlsym(RTLD_NEXT)
- * calls at start-up, each a walk of every object's hash tables by the
- * dynamic linker (~1 K instructions each). */
-void mc_sym_next_each(const char *const *names, void **found, size_t n)
+static void next_start(struct next_each *e, const struct mc_sym_next_req *req)
 {
-	struct next_each e = { .found = found, .n = n, .left = n };
-	for (size_t i = 0; i < n; i++)
-		found[i] = NULL;
+	size_t n = req ? req->n : 0;
 	if (n > MC_SYM_EACH_MAX)
-		n = e.n = e.left = MC_SYM_EACH_MAX;
+		n = MC_SYM_EACH_MAX;
+	*e = (struct next_each){ .found = req ? req->found : NULL, .n = n, .left = n };
+	for (size_t i = 0; req && i < req->n; i++)
+		req->found[i] = NULL;
 	for (size_t i = 0; i < n; i++)
-		e.l[i] = lookup_of(names[i]);
-	if (n)
-		mc_walk_objects(visit_next_each, &e);
+		e->l[i] = lookup_of(req->names[i]);
 }
 
 struct first_but {
@@ -382,6 +378,7 @@ struct first_but {
 	const char *const *names;
 	void **each;
 	size_t n;
+	struct next_each next;
 };
 
 static int visit_first_but(struct dl_phdr_info *info, size_t size, void *arg)
@@ -389,33 +386,39 @@ static int visit_first_but(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	struct first_but *f = arg;
 	struct tables t;
-	if (!read_tables(info, &t))
-		return 0;
-	void *a = found_in(&t, &f->l);
-	if (!a)
-		return 0;
-	if (!f->first) {
-		f->first = a;
-		if (a == f->skip)
-			return 0; /* memcheck's own: the next definition */
+	bool have = read_tables(info, &t);
+	next_visit(&f->next, info, &t, have);
+	if (!f->found && have) {
+		void *a = found_in(&t, &f->l);
+		if (a && !f->first) {
+			f->first = a;
+			if (a == f->skip)
+				a = NULL; /* memcheck's own: the next definition */
+		}
+		if (a) {
+			f->found = a;
+			f->where = map_start(info);
+			found_each(&t, f->names, f->each, f->n);
+		}
 	}
-	f->found = a;
-	f->where = map_start(info);
-	found_each(&t, f->names, f->each, f->n);
-	return 1;
+	return f->found && !f->next.left;
 }
 
 /* name's first definition (mc_sym_first), or when that is skip (which
  * only libmemcheck's object defines), the next one after it
  * (mc_sym_next); *first gets the first, *where the start of the object
  * of the one returned, and names[i] are looked up in that same object
- * (mc_sym_in_each).  One walk of the objects, where those three made
- * three, each reading the tables again. */
+ * (mc_sym_in_each); next's names, when given, as mc_sym_next finds
+ * them.  One walk of the objects, where those made four (next's was a
+ * walk of its own, dl_iterate_phdr and each object's tables read again:
+ * ~3 K instructions of every process's start, a left-out one's too). */
 void *mc_sym_first_but(const char *name, const void *skip, void **first, const void **where,
-		       const char *const *names, void **found, size_t n)
+		       const char *const *names, void **found, size_t n,
+		       const struct mc_sym_next_req *next)
 {
 	struct first_but f = { .l = lookup_of(name), .skip = skip, .names = names,
 			       .each = found, .n = n };
+	next_start(&f.next, next);
 	for (size_t i = 0; i < n; i++)
 		found[i] = NULL;
 	mc_walk_objects(visit_first_but, &f);

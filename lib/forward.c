@@ -169,7 +169,7 @@ static void *synth_memalign(size_t align, size_t n)
  * allocates its error message, which the allocator would serve; and
  * dlsym(RTLD_DEFAULT, "malloc") gives a non-PIE program's PLT stub when
  * the program takes malloc's address. */
-static void resolve_all(const void *self_malloc)
+static void resolve_all(const void *self_malloc, const struct mc_sym_next_req *next)
 {
 	/* Normally the allocator is the next object after us.  When another
 	 * object's malloc comes first, the program never calls ours for
@@ -186,7 +186,7 @@ static void resolve_all(const void *self_malloc)
 	const void *base = NULL;
 	void *first = NULL;
 	void *m = mc_sym_first_but("malloc", self_malloc, &first, &base, family, f,
-				   MC_ARRAY_SIZE(family));
+				   MC_ARRAY_SIZE(family), next);
 	mc_is_active = !first || first == self_malloc;
 	/* mc_object_base, not dladdr: dladdr also walks the object's whole
 	 * symbol table for the nearest name (the C library's: ~10 us). */
@@ -283,8 +283,8 @@ static void find_own_code(void)
 	}
 }
 
-void mc_forward_resolve(const void *self_malloc)
+void mc_forward_resolve(const void *self_malloc, const struct mc_sym_next_req *next)
 {
-	resolve_all(self_malloc);
+	resolve_all(self_malloc, next);
 	find_own_code();
 }

@@ -402,15 +402,20 @@ void mc_sym_in_each(const void *base, const char *const *names, void **found, si
 void *mc_sym_first(const char *name, const void **where);
 /* The same in the objects loaded after libmemcheck (as RTLD_NEXT). */
 void *mc_sym_next(const char *name, const void **where);
-/* found[i]: mc_sym_next(names[i]), for up to MC_SYM_EACH_MAX names in
- * one walk. */
+/* found[i]: mc_sym_next(names[i]), for up to MC_SYM_EACH_MAX names. */
 #define MC_SYM_EACH_MAX 8
-void mc_sym_next_each(const char *const *names, void **found, size_t n);
+struct mc_sym_next_req {
+	const char *const *names;
+	void **found;
+	size_t n;
+};
 /* name's first definition, or, when that is skip, the next one after
  * it; *first the first, *where the start of the returned one's object,
- * in which names[i] are looked up too (found[i]).  One walk. */
+ * in which names[i] are looked up too (found[i]); and next (when not
+ * NULL) answered.  One walk. */
 void *mc_sym_first_but(const char *name, const void *skip, void **first, const void **where,
-		       const char *const *names, void **found, size_t n);
+		       const char *const *names, void **found, size_t n,
+		       const struct mc_sym_next_req *next);
 
 /* ---- ownheap.c ------------------------------------------------------- */
 
@@ -457,8 +462,9 @@ struct mc_real {
 };
 extern struct mc_real mc_real;
 /* Fill mc_real and find libmemcheck's own code (mc_text_lo): life.c, at
- * start-up.  self_malloc: memcheck's own malloc (interpose.c's). */
-void mc_forward_resolve(const void *self_malloc);
+ * start-up.  self_malloc: memcheck's own malloc (interpose.c's); next:
+ * more names to find as mc_sym_next does, in the same walk. */
+void mc_forward_resolve(const void *self_malloc, const struct mc_sym_next_req *next);
 /* A block memcheck's own work got from malloc with the guard held
  * (libdw's), freed where it came from: ownheap.c or the allocator. */
 void mc_forward_free(void *p);

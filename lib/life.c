@@ -70,12 +70,15 @@ static void fork_child(void);
 
 /* The C library's functions memcheck calls past its own wrappers: the
  * mmap family (mappings.c) and sigaction (util.c), each the next
- * definition after libmemcheck, found in one walk of the objects
- * (mc_sym_next_each), where six dlsym(RTLD_NEXT) calls each walked
- * every object's hash tables. */
+ * definition after libmemcheck, found in the forwarding table's walk of
+ * the objects (mc_forward_resolve), where six dlsym(RTLD_NEXT) calls
+ * each walked every object's hash tables. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
 					  "sigaction" };
-static void *next_found[MC_ARRAY_SIZE(next_names)];
+/* MC_HOT: written by every process at its start, a left-out one too,
+ * where in .bss it was the one page of memcheck's .bss such a process
+ * wrote (a page fault of its start-up). */
+MC_HOT static void *next_found[MC_ARRAY_SIZE(next_names)];
 
 static void *next_symbol(const char *name)
 {
@@ -165,8 +168,10 @@ static void resolve(bool from_ctor)
 	if (atomic_load(&mc_state) == MC_NONE) {
 		atomic_store(&mc_state, MC_RESOLVING);
 		mc_resolving_here = 1;
-		mc_forward_resolve((const void *)mc_self_malloc);
-		mc_sym_next_each(next_names, next_found, MC_ARRAY_SIZE(next_names));
+		/* the mmap family and sigaction found in the same walk */
+		const struct mc_sym_next_req next = { next_names, next_found,
+						      MC_ARRAY_SIZE(next_names) };
+		mc_forward_resolve((const void *)mc_self_malloc, &next);
 		mc_mappings_resolve(next_symbol);
 		mc_sys_sigaction_set(next_symbol("sigaction"));
 		mc_signals_init(); /* dlsym here, never in a signal handler */
