@@ -103,22 +103,8 @@ static void find_build_id(struct elf_file *f)
 	for (unsigned i = 0; i < f->shnum && !f->id; i++) {
 		const Elf64_Shdr *s = &f->sh[i];
 		const unsigned char *n = s->sh_type == SHT_NOTE ? sec_data(f, s) : NULL;
-		for (size_t off = 0; n && off + 12 <= s->sh_size;) {
-			uint32_t namesz, descsz, type;
-			memcpy(&namesz, n + off, 4);
-			memcpy(&descsz, n + off + 4, 4);
-			memcpy(&type, n + off + 8, 4);
-			size_t name_at = off + 12, desc_at = name_at + ((namesz + 3u) & ~3u);
-			if (desc_at > s->sh_size || descsz > s->sh_size - desc_at)
-				break;
-			if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(n + name_at, "GNU", 4) == 0 &&
-			    descsz) {
-				f->id = n + desc_at;
-				f->idlen = descsz;
-				break;
-			}
-			off = desc_at + ((descsz + 3u) & ~3u);
-		}
+		if (n)
+			f->id = mc_note_build_id(n, s->sh_size, &f->idlen);
 	}
 }
 
@@ -227,18 +213,14 @@ static bool has_debug_sections(const struct elf_file *f)
  * (DEBUG_PATH_MAX). */
 static void debug_path(char *path, const unsigned char *id, size_t idlen)
 {
-	/* The hex digits by hand: a snprintf a byte was 21 calls for a
-	 * 20-byte ID (28 K instructions of a measured /bin/date's exit for
-	 * two objects). */
-	static const char hex[] = "0123456789abcdef";
+	/* The hex digits by hand (mc_hex): a snprintf a byte was 21 calls
+	 * for a 20-byte ID (28 K instructions of a measured /bin/date's exit
+	 * for two objects). */
 	char *w = path + sizeof DEBUG_PREFIX - 1;
 	memcpy(path, DEBUG_PREFIX, sizeof DEBUG_PREFIX - 1);
-	for (size_t i = 0; i < idlen; i++) {
-		*w++ = hex[id[i] >> 4];
-		*w++ = hex[id[i] & 15];
-		if (i == 0)
-			*w++ = '/';
-	}
+	w = mc_hex(w, id, 1);
+	*w++ = '/';
+	w = mc_hex(w, id + 1, idlen - 1);
 	memcpy(w, ".debug", sizeof ".debug");
 }
 
@@ -533,42 +515,14 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
  * is at lo (its first mapping), loaded at bias; false: none. */
 static bool image_id(uintptr_t lo, uint64_t bias, struct mc_quick_key *k)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)lo;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > 256 ||
-	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > 4096)
-		return false;   /* the headers beyond the first page: maybe not mapped */
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(lo + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_NOTE)
-			continue;
-		bool mapped = false;   /* inside a readable PT_LOAD's file bytes */
-		for (unsigned j = 0; j < eh->e_phnum && !mapped; j++)
-			mapped = ph[j].p_type == PT_LOAD && (ph[j].p_flags & PF_R) &&
-				 ph[i].p_vaddr >= ph[j].p_vaddr &&
-				 ph[i].p_memsz <= ph[j].p_filesz &&
-				 ph[i].p_vaddr - ph[j].p_vaddr <= ph[j].p_filesz - ph[i].p_memsz;
-		const unsigned char *n = (const unsigned char *)(uintptr_t)(bias + ph[i].p_vaddr);
-		for (size_t off = 0; mapped && off + 12 <= ph[i].p_memsz;) {
-			uint32_t namesz, descsz, type;
-			memcpy(&namesz, n + off, 4);
-			memcpy(&descsz, n + off + 4, 4);
-			memcpy(&type, n + off + 8, 4);
-			size_t desc = off + 12 + ((namesz + 3u) & ~3u);
-			if (desc > ph[i].p_memsz || descsz > ph[i].p_memsz - desc)
-				break;
-			if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(n + off + 12, "GNU", 4) == 0) {
-				/* room for the debug file's state after it */
-				if (descsz < 8 || descsz > sizeof k->key - 9)
-					return false;
-				memcpy(k->key, n + desc, descsz);
-				k->idlen = descsz;
-				return true;
-			}
-			off = desc + ((descsz + 3u) & ~3u);
-		}
-	}
-	return false;
+	size_t len;
+	const unsigned char *id = mc_image_build_id((const void *)lo, bias, &len);
+	/* room for the debug file's state after it */
+	if (!id || len < 8 || len > sizeof k->key - 9)
+		return false;
+	memcpy(k->key, id, len);
+	k->idlen = len;
+	return true;
 }
 
 bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k)

@@ -135,6 +135,16 @@ bool mc_own_hooked(void);
 /* Does the processor have AVX2, the system keeping its registers?  The
  * C library's answer: no cpuid, a trap to a hypervisor. */
 bool mc_cpu_avx2(void);
+/* n bytes as 2n lowercase hex digits at w, NUL-terminated (no
+ * snprintf: a call a byte); the NUL's address. */
+char *mc_hex(char *w, const unsigned char *bytes, size_t n);
+/* The GNU build ID among the ELF notes at n (size bytes: a SHT_NOTE
+ * section's or a PT_NOTE segment's): its bytes (in n) and *len, or NULL. */
+const unsigned char *mc_note_build_id(const unsigned char *n, size_t size, size_t *len);
+/* The same from a loaded object's PT_NOTE segments, read in memory (no
+ * file): eh its ELF header, bias its load bias; only notes inside a
+ * readable PT_LOAD's file bytes, the program headers on the first page. */
+const unsigned char *mc_image_build_id(const void *eh, uintptr_t bias, size_t *len);
 /* n bytes as whole 4 KiB pages: a mapping's length as the kernel maps
  * it, and the resident memory it can take. */
 static inline size_t mc_page_round(size_t n)

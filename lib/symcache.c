@@ -28,7 +28,6 @@
  * file descriptor kept open, errno as it was.
  */
 #include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -210,42 +209,13 @@ static bool own_id(unsigned char *id, size_t *idlen)
 	struct link_map *lm = NULL;
 	if (!dladdr1((void *)own_id, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
 		return false;
-	const ElfW(Ehdr) *eh = info.dli_fbase;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
-	    eh->e_phnum > 256)
+	size_t len;
+	const unsigned char *note = mc_image_build_id(info.dli_fbase, lm->l_addr, &len);
+	if (!note || len > SC_ID_MAX)
 		return false;
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_NOTE)
-			continue;
-		const char *n = (const char *)(lm->l_addr + ph[i].p_vaddr);
-		for (size_t off = 0; off + 12 <= ph[i].p_memsz;) {
-			uint32_t namesz = rd32(n + off), descsz = rd32(n + off + 4),
-				 type = rd32(n + off + 8);
-			size_t desc = off + 12 + ((namesz + 3u) & ~3u);
-			if (desc > ph[i].p_memsz || descsz > ph[i].p_memsz - desc)
-				break;
-			if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(n + off + 12, "GNU", 4) == 0 &&
-			    descsz && descsz <= SC_ID_MAX) {
-				memcpy(id, n + desc, descsz);
-				*idlen = descsz;
-				return true;
-			}
-			off = desc + ((descsz + 3u) & ~3u);
-		}
-	}
-	return false;
-}
-
-static char *hex(char *w, const unsigned char *id, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		*w++ = digits[id[i] >> 4];
-		*w++ = digits[id[i] & 15];
-	}
-	*w = 0;
-	return w;
+	memcpy(id, note, len);
+	*idlen = len;
+	return true;
 }
 
 /* dir: MEMCHECK_CACHE, $XDG_CACHE_HOME/memcheck or $HOME/.cache/memcheck,
@@ -295,7 +265,7 @@ static bool dir_look(void)
 	memcpy(dir, base, bl);
 	memcpy(dir + bl, tail, tl);
 	memcpy(dir + bl + tl, "/v1-", 4);
-	hex(dir + bl + tl + 4, id, idlen);
+	mc_hex(dir + bl + tl + 4, id, idlen);
 	return true;
 }
 
@@ -399,7 +369,7 @@ static void load(struct sc_mod *m)
 	if (dfd < 0)
 		return;
 	char name[2 * SC_ID_MAX + 1];
-	hex(name, m->id, m->idlen);
+	mc_hex(name, m->id, m->idlen);
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)
@@ -498,7 +468,7 @@ void mc_symcache_flush(void)
 		if (dfd < 0)
 			break;
 		char name[2 * SC_ID_MAX + 1];
-		hex(name, m->id, m->idlen);
+		mc_hex(name, m->id, m->idlen);
 		int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 				0600);
 		struct stat st;

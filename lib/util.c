@@ -10,6 +10,7 @@
  * it fits (keep_take, keep_put) instead of going back to the kernel.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -1761,4 +1762,61 @@ bool mc_cpu_avx2(void)
 #else
 	return false;
 #endif
+}
+
+char *mc_hex(char *w, const unsigned char *bytes, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		*w++ = digits[bytes[i] >> 4];
+		*w++ = digits[bytes[i] & 15];
+	}
+	*w = 0;
+	return w;
+}
+
+const unsigned char *mc_note_build_id(const unsigned char *n, size_t size, size_t *len)
+{
+	for (size_t off = 0; off + 12 <= size;) {
+		uint32_t namesz, descsz, type;
+		memcpy(&namesz, n + off, 4);
+		memcpy(&descsz, n + off + 4, 4);
+		memcpy(&type, n + off + 8, 4);
+		size_t desc = off + 12 + ((namesz + 3u) & ~3u);
+		if (desc > size || descsz > size - desc)
+			return NULL;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(n + off + 12, "GNU", 4) == 0 &&
+		    descsz) {
+			*len = descsz;
+			return n + desc;
+		}
+		off = desc + ((descsz + 3u) & ~3u);
+	}
+	return NULL;
+}
+
+const unsigned char *mc_image_build_id(const void *ehdr, uintptr_t bias, size_t *len)
+{
+	const Elf64_Ehdr *eh = ehdr;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > 256 ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > 4096)
+		return NULL;   /* the headers beyond the first page: maybe not mapped */
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		bool mapped = false;   /* inside a readable PT_LOAD's file bytes */
+		for (unsigned j = 0; j < eh->e_phnum && !mapped; j++)
+			mapped = ph[j].p_type == PT_LOAD && (ph[j].p_flags & PF_R) &&
+				 ph[i].p_vaddr >= ph[j].p_vaddr &&
+				 ph[i].p_memsz <= ph[j].p_filesz &&
+				 ph[i].p_vaddr - ph[j].p_vaddr <= ph[j].p_filesz - ph[i].p_memsz;
+		const unsigned char *id = mapped ?
+			mc_note_build_id((const unsigned char *)(bias + ph[i].p_vaddr), ph[i].p_memsz, len) :
+			NULL;
+		if (id)
+			return id;
+	}
+	return NULL;
 }
