@@ -556,10 +556,7 @@ bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k)
 		v[0] = -errno;
 	}
 	errno = saved;
-	uint64_t h = 14695981039346656037ull;
-	const unsigned char *b = (const unsigned char *)v;
-	for (size_t i = 0; i < sizeof v; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
+	uint64_t h = mc_fnv1a(v, sizeof v);
 	k->key[k->idlen] = 'Q';
 	memcpy(k->key + k->idlen + 1, &h, 8);
 	k->len = k->idlen + 9;

@@ -135,6 +135,8 @@ bool mc_own_hooked(void);
 /* Does the processor have AVX2, the system keeping its registers?  The
  * C library's answer: no cpuid, a trap to a hypervisor. */
 bool mc_cpu_avx2(void);
+/* 64-bit FNV-1a of n bytes: a name for a cache file's key, not a checksum. */
+uint64_t mc_fnv1a(const void *p, size_t n);
 /* n bytes as 2n lowercase hex digits at w, NUL-terminated (no
  * snprintf: a call a byte); the NUL's address. */
 char *mc_hex(char *w, const unsigned char *bytes, size_t n);

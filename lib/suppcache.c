@@ -118,9 +118,7 @@ void mc_suppcache_note(const char *path, bool opened)
 
 static void file_name(char *name, const char *key, size_t keylen)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < keylen; i++)
-		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
+	uint64_t h = mc_fnv1a(key, keylen);
 	static const char digits[] = "0123456789abcdef";
 	memcpy(name, "supp-", 5);
 	for (int i = 0; i < 16; i++)

@@ -1764,6 +1764,15 @@ bool mc_cpu_avx2(void)
 #endif
 }
 
+uint64_t mc_fnv1a(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
 char *mc_hex(char *w, const unsigned char *bytes, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
