@@ -53,13 +53,7 @@ static void same(const struct mc_supps *a, const struct mc_supps *b)
  * their sixth byte clear) so that the fuzzer reaches what lies behind it */
 static void mend(char *p, size_t size)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (size - 40);
-	for (size_t i = 40; i + 8 <= size; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
+	uint64_t h = mc_suppcache_sum(p + 40, size - 40);
 	memcpy(p + 32, &h, 8);
 }
 

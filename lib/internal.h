@@ -1885,6 +1885,9 @@ void mc_suppcache_put(const struct mc_supps *s);
  * check says */
 struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const char *key,
 				     size_t keylen, bool check);
+/* The file's checksum (memcheck-cache(5)): over the n bytes after its
+ * header, a whole 8-byte word at a time. */
+uint64_t mc_suppcache_sum(const char *p, size_t n);
 
 /* ---- supp_region.c --------------------------------------------------- */
 

@@ -55,7 +55,7 @@ typedef uint64_t __attribute__((may_alias)) u64a;
 
 /* Over whole words (the file's length is a multiple of 8): a byte-wise
  * hash of the shipped set's ~20 KB was ~80 K instructions. */
-static uint64_t sum64(const char *p, size_t n)
+uint64_t mc_suppcache_sum(const char *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ n;
 	for (size_t i = 0; i + 8 <= n; i += 8) {
@@ -144,7 +144,7 @@ struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const c
 	size_t at = sizeof h + up8(keylen);
 	size_t img = (at + (size_t)h.notes_len + 15) & ~(size_t)15;
 	if (at > len || h.notes_len % 8 || img > len || len - img != h.image_len ||
-	    sum64(p + sizeof h, len - sizeof h) != h.sum ||
+	    mc_suppcache_sum(p + sizeof h, len - sizeof h) != h.sum ||
 	    memcmp(p + sizeof h, key, keylen) != 0)
 		return NULL;
 	size_t end = at + (size_t)h.notes_len;
@@ -237,7 +237,7 @@ void mc_suppcache_put(const struct mc_supps *s)
 	h.image_len = b.len - img;
 	h.sum = 0;
 	memcpy(b.s, &h, sizeof h);
-	h.sum = sum64(b.s + sizeof h, b.len - sizeof h);
+	h.sum = mc_suppcache_sum(b.s + sizeof h, b.len - sizeof h);
 	memcpy(b.s, &h, sizeof h);
 	int dfd = mc_symcache_dir_open(true);
 	char name[32], tmp[64];
