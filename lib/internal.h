@@ -300,6 +300,11 @@ bool mc_program_matches(const char *patterns, const char *path);
 /* Is one of the patterns '*' alone, which every program matches (no path
  * needed)? */
 bool mc_programs_every(const char *patterns);
+/* The last '/' of s, or NULL: strrchr in a loop of memcheck's own, for
+ * the process verdict, which runs before start-up's window opens
+ * (footprint.c: a block of C library code only memcheck touched there
+ * would count as the program's). */
+const char *mc_last_slash(const char *s);
 /* Is memcheck part of the program, not only preloaded: linked from
  * libmemcheck.a, or a library some loaded object needs?  Only such a
  * program can call memcheck's functions. */

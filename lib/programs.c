@@ -56,16 +56,6 @@ static bool contains(const char *s, const char *word)
 	return false;
 }
 
-/* The last '/' of s, or NULL. */
-static const char *last_slash(const char *s)
-{
-	const char *last = NULL;
-	for (; *s; s++)
-		if (*s == '/')
-			last = s;
-	return last;
-}
-
 /* Does path begin with directory dir ("/usr" matches "/usr/x", not
  * "/usrx")? */
 static bool under(const char *path, const char *dir)
@@ -89,7 +79,7 @@ static bool in_bin_dir(const char *path)
  * include and share too: an installed prefix? */
 static bool in_prefix_layout(const char *exe)
 {
-	const char *slash = last_slash(exe);
+	const char *slash = mc_last_slash(exe);
 	if (!slash || slash == exe)
 		return false;
 	const char *dir = slash;

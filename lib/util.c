@@ -1547,6 +1547,15 @@ static size_t pattern_len(const char *p)
 	return len;
 }
 
+const char *mc_last_slash(const char *s)
+{
+	const char *last = NULL;
+	for (; *s; s++)
+		if (*s == '/')
+			last = s;
+	return last;
+}
+
 /* Has the pattern a wildcard or an escape (fnmatch's business)? */
 static bool has_wildcard(const char *pat)
 {
@@ -1574,7 +1583,7 @@ bool mc_programs_every(const char *patterns)
  * bound it and its helpers lazily, 7-8 us of a measured process. */
 bool mc_program_matches(const char *patterns, const char *path)
 {
-	const char *slash = strrchr(path, '/');
+	const char *slash = mc_last_slash(path);
 	const char *name = slash ? slash + 1 : path;
 	char pat[1024];
 	for (const char *p = patterns; *p;) {
