@@ -105,21 +105,16 @@ static bool env_targets(const struct level *l)
  * its figures that much low (footprint.c). */
 static void format_id(char *dst, size_t size, const char *proc, int ordinal)
 {
-	char num[12];
-	int n = 0;
+	char num[22] = "-";
 	unsigned v = ordinal < 0 ? 0u - (unsigned)ordinal : (unsigned)ordinal;
-	do
-		num[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	if (ordinal < 0)
-		num[n++] = '-';
+	const char *end = mc_utoa(num + (ordinal < 0), v);
 	size_t at = 0;
 	for (; *proc && at + 1 < size; proc++)
 		dst[at++] = *proc;
 	if (at + 1 < size)
 		dst[at++] = '/';
-	while (n && at + 1 < size)
-		dst[at++] = num[--n];
+	for (const char *c = num; c < end && at + 1 < size; c++)
+		dst[at++] = *c;
 	dst[at] = 0;
 }
 

@@ -229,6 +229,9 @@ void mc_buf_repeat(struct mc_buf *b, size_t off, size_t n);
 void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mc_buf_json_str(struct mc_buf *b, const char *s);
+/* v in decimal at w (room for 21 bytes), NUL-terminated, as "%llu"
+ * writes it, without vsnprintf; the NUL's address. */
+char *mc_utoa(char *w, uint64_t v);
 /* Numbers as "%llu", "%d" and "0x%lx" write them, without vsnprintf. */
 void mc_buf_u64(struct mc_buf *b, uint64_t v);
 void mc_buf_int(struct mc_buf *b, int v);

@@ -245,14 +245,7 @@ void mc_suppcache_put(const struct mc_supps *s)
 	/* not snprintf: no vfprintf in a reporting process's exit */
 	memcpy(tmp, name, 21);
 	memcpy(tmp + 21, ".tmp.", 5);
-	char *w = tmp + 26;
-	char digits[16];
-	int nd = 0;
-	for (unsigned long v = (unsigned long)mc_pid(); v || !nd; v /= 10)
-		digits[nd++] = (char)('0' + v % 10);
-	while (nd)
-		*w++ = digits[--nd];
-	*w = 0;
+	mc_utoa(tmp + 26, (uint64_t)mc_pid());
 	int fd = dfd >= 0 ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 				   O_CLOEXEC, 0600) : -1;
 	if (fd >= 0) {

@@ -794,7 +794,7 @@ size_t mc_utf8_len(const unsigned char *p, const unsigned char *end)
 
 /* v in decimal, as "%llu" writes it, without vsnprintf (~1 K
  * instructions a call where a JSON report writes hundreds of numbers). */
-void mc_buf_u64(struct mc_buf *b, uint64_t v)
+char *mc_utoa(char *w, uint64_t v)
 {
 	char d[20];
 	size_t i = sizeof d;
@@ -802,7 +802,16 @@ void mc_buf_u64(struct mc_buf *b, uint64_t v)
 		d[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	mc_buf_put(b, d + i, sizeof d - i);
+	memcpy(w, d + i, sizeof d - i);
+	w += sizeof d - i;
+	*w = 0;
+	return w;
+}
+
+void mc_buf_u64(struct mc_buf *b, uint64_t v)
+{
+	char d[21];
+	mc_buf_put(b, d, (size_t)(mc_utoa(d, v) - d));
 }
 
 void mc_buf_int(struct mc_buf *b, int v)
