@@ -1759,6 +1759,10 @@ void mc_symcache_forget(void);
 /* The cache's directory opened (created first where create says), or
  * -1: for suppcache.c's file beside the modules' */
 int mc_symcache_dir_open(bool create);
+/* fd is of type (S_IFREG, S_IFDIR), owned by the effective user, and no
+ * one else may write it: a cache file or directory memcheck may trust.
+ * *st (may be NULL): its fstat. */
+bool mc_symcache_ours(int fd, mode_t type, struct stat *st);
 /* The file format, for the fuzz target: a record's checksum; one record
  * of n frames encoded into dst (its length, 0: does not fit or not
  * valid); a payload decoded (frames into out[0..cap), out may be NULL;

@@ -186,8 +186,8 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 	file_name(name, key, keylen);
 	int fd = dfd >= 0 ? openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
 	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	    !(st.st_mode & 022) && st.st_size > 0 && st.st_size <= SP_FILE_MAX) {
+	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) && st.st_size > 0 &&
+	    st.st_size <= SP_FILE_MAX) {
 		size_t len = (size_t)st.st_size;
 		char *p = mc_map_io(len);
 		ssize_t got = -1;

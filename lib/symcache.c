@@ -271,7 +271,7 @@ static bool dir_look(void)
 
 /* Ours alone: owned by the effective user, no one else may write it.
  * *st (may be NULL): its fstat, which the caller needs too. */
-static bool ours(int fd, mode_t type, struct stat *st)
+bool mc_symcache_ours(int fd, mode_t type, struct stat *st)
 {
 	struct stat own;
 	if (!st)
@@ -300,7 +300,7 @@ static int dir_open(bool create)
 		}
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (fd >= 0 && !ours(fd, S_IFDIR, NULL)) {
+	if (fd >= 0 && !mc_symcache_ours(fd, S_IFDIR, NULL)) {
 		close(fd);
 		fd = -1;
 	}
@@ -375,7 +375,7 @@ static void load(struct sc_mod *m)
 	if (fd < 0)
 		return;
 	struct stat st;
-	if (ours(fd, S_IFREG, &st) && st.st_size > 0) {   /* one fstat for both */
+	if (mc_symcache_ours(fd, S_IFREG, &st) && st.st_size > 0) {   /* one fstat for both */
 		size_t want = st.st_size > SC_FILE_MAX ? SC_FILE_MAX : (size_t)st.st_size;
 		/* Not page-rounded here: at the process's end the buffers
 		 * of a few small files (and their indexes) share the exit
@@ -472,7 +472,7 @@ void mc_symcache_flush(void)
 		int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 				0600);
 		struct stat st;
-		if (fd >= 0 && ours(fd, S_IFREG, &st) &&
+		if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) &&
 		    (size_t)st.st_size + m->pending.len - m->written <= SC_FILE_MAX) {
 			ssize_t w;
 			do
