@@ -253,16 +253,24 @@ static const struct mc_frame_info *quick_frame(void *arg, int i, bool *deep)
 
 /* may_name's answers for this region's records, by (return address,
  * pattern): a return address is in many records, and each entry asks
- * again.  Open addressing, at most half full; past that, asked anew. */
-#define MEMO_CAP 1024
+ * again.  The slots index the entries, which are filled in order, so
+ * that the few answers a short process keeps lie in one page: a table
+ * of the entries themselves (24 KiB, probed before written) was 12 page
+ * faults of a leaking bench/suite_test 5's exit, two a page (a read maps
+ * the zero page, the write then copies it).  At most half the slots
+ * used; past that, asked anew. */
+#define MEMO_SLOTS 1024
 struct memo {
-	uintptr_t pc;             /* 0: free */
-	const char *s;
-	bool found;
+	uint16_t slot[MEMO_SLOTS];  /* 1 + an entry's index, 0 free */
+	struct memo_entry {
+		uintptr_t pc;
+		const char *s;
+		bool found;
+	} e[MEMO_SLOTS / 2];
 };
-/* and after it, suppress.c's cache of the quick frames' names */
-#define MEMO_BYTES (MEMO_CAP * sizeof(struct memo))
-#define MEMO_MAPPED (MEMO_BYTES + MC_SUPP_NAMES_BYTES)
+/* after suppress.c's cache of the quick frames' names, whose slots and
+ * first entries are its first page */
+#define MEMO_MAPPED (MC_SUPP_NAMES_BYTES + sizeof(struct memo))
 /* the deep flags, the quick frames and the full ones */
 #define FRAMES_BYTES ((size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) + \
 		      (size_t)MC_MAX_DEPTH * sizeof(bool))
@@ -271,15 +279,17 @@ static bool may_name(void *arg, int i, const char *s, size_t len)
 {
 	struct lazy *z = arg;
 	uintptr_t pc = z->pcs[i];
-	size_t h = (size_t)(((pc ^ (uintptr_t)s) * 0x9e3779b97f4a7c15ull) >> 54) & (MEMO_CAP - 1);
+	size_t h = (size_t)(((pc ^ (uintptr_t)s) * 0x9e3779b97f4a7c15ull) >> 54) & (MEMO_SLOTS - 1);
 	struct memo *m = z->memo;
-	for (; m && m[h].pc; h = (h + 1) & (MEMO_CAP - 1))
-		if (m[h].pc == pc && m[h].s == s)
-			return m[h].found;
+	for (; m && m->slot[h]; h = (h + 1) & (MEMO_SLOTS - 1)) {
+		const struct memo_entry *e = &m->e[m->slot[h] - 1];
+		if (e->pc == pc && e->s == s)
+			return e->found;
+	}
 	bool found = mc_symbolize_may_name(pc, s, len);
-	if (m && pc && 2 * (*z->nmemo + 1) <= MEMO_CAP) {
-		m[h] = (struct memo){ pc, s, found };
-		++*z->nmemo;
+	if (m && pc && *z->nmemo < MEMO_SLOTS / 2) {
+		m->e[*z->nmemo] = (struct memo_entry){ pc, s, found };
+		m->slot[h] = (uint16_t)++*z->nmemo;
 	}
 	return found;
 }
@@ -461,7 +471,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	bool first = !out->frames;
 	if (!out->memo)
 		out->memo = mc_map_lazy(MEMO_MAPPED);
-	struct memo *memo = out->memo;
+	char *names = out->memo;
+	struct memo *memo = names ? (struct memo *)(names + MC_SUPP_NAMES_BYTES) : NULL;
 	/* Touched as resolved, so mapped lazily (148 KiB); in it, first the
 	 * deep flags and the quick frames every record's match writes from
 	 * the start, then the full ones, which only some matches need.  The
@@ -513,7 +524,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			if (memo) {
 				st.pcs = z.pcs;
 				st.npcs = z.npcs;
-				st.names = (char *)memo + MEMO_BYTES;
+				st.names = names;
 			}
 		}
 		long m = mc_supp_match(supps, (int)l->kind, &st, self);
