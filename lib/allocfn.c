@@ -463,6 +463,8 @@ static _Atomic uint64_t *verdict_table(_Atomic(_Atomic uint64_t *) *at, size_t s
 	if (!t) {
 		size_t bytes = slots * sizeof *t;
 		_Atomic uint64_t *fresh = lazy ? mc_map_lazy(bytes) : mc_map(bytes);
+		if (fresh && !lazy)
+			mc_write_first((void *)fresh, bytes);
 		if (fresh && !atomic_compare_exchange_strong(at, &t, fresh))
 			mc_unmap((void *)fresh, bytes);
 		else

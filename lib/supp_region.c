@@ -469,8 +469,11 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	/* Kept for a second call (the region's other kinds), with the
 	 * memo's answers: mapped and populated once. */
 	bool first = !out->frames;
-	if (!out->memo)
-		out->memo = mc_map_lazy(MEMO_MAPPED);
+	if (!out->memo && (out->memo = mc_map_lazy(MEMO_MAPPED))) {
+		/* the names' slots and the memo's: probed before written */
+		mc_write_first(out->memo, 1);
+		mc_write_first((char *)out->memo + MC_SUPP_NAMES_BYTES, sizeof(uint16_t) * MEMO_SLOTS);
+	}
 	char *names = out->memo;
 	struct memo *memo = names ? (struct memo *)(names + MC_SUPP_NAMES_BYTES) : NULL;
 	/* Touched as resolved, so mapped lazily (148 KiB); in it, first the

@@ -1132,6 +1132,7 @@ static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, i
 		struct pc_entry *tab = mc_map(cap * sizeof *tab);
 		if (!tab)
 			return;
+		mc_write_first(tab, cap * sizeof *tab);
 		for (size_t i = 0; i < pc_cap; i++)
 			if (pc_tab[i].pc)
 				*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];
