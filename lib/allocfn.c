@@ -511,11 +511,10 @@ bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi)
 	return mc_allocfn_named(fi) || mc_allocfn_thin(pc);
 }
 
-int mc_allocfn_lead(const uintptr_t *f, int n)
+int mc_allocfn_lead(const uintptr_t *f, int n, struct mc_frame_info *fi)
 {
 	int lead = 0;
 	for (int i = 0; i < n; i++) {
-		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++) {
 			if (!mc_allocfn_is(f[i], &fi[j]))

@@ -1800,8 +1800,11 @@ bool mc_allocfn_thin(uintptr_t pc);
 /* Either: fi is one of the functions at pc (inlined ones first). */
 bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi);
 /* How many frames at the start of f[0..n), inlined ones expanded as
- * mc_symbolize_frames expands them, are allocation functions. */
-int mc_allocfn_lead(const uintptr_t *f, int n);
+ * mc_symbolize_frames expands them, are allocation functions; fi: the
+ * caller's MC_MAX_INLINE frames to name them in (6 KiB: the report's
+ * stack walks lend their own, so that the exit's stack stays a page or
+ * two shallower, each page of it a page fault). */
+int mc_allocfn_lead(const uintptr_t *f, int n, struct mc_frame_info *fi);
 
 /* ---- suppress.c ------------------------------------------------------ */
 

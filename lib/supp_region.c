@@ -326,7 +326,8 @@ static void gen(const char *region, const struct mc_leak *l, const struct mc_sup
 {
 	const uintptr_t *pcs;
 	int npcs = mc_stack_get_code(l->stack, &pcs);
-	struct past skip = { full, mc_allocfn_lead(pcs, npcs) };
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	struct past skip = { full, mc_allocfn_lead(pcs, npcs, fi) };
 	struct mc_supp_stack past = { .frame = past_frame, .arg = &skip };
 	const struct mc_supp_stack *st = skip.skip ? &past : full;
 	static _Atomic unsigned counter;
