@@ -292,15 +292,28 @@ struct key_slot {
 				   * allocation function leading */
 };
 
-/* The slot of (pc, depth) in keys' nb (a power of two), made if new. */
-static struct key_slot *key_slot(struct key_slot *keys, size_t nb, uintptr_t pc, int depth)
+/* The keys met so far: an open-addressing table of nb slots (a power
+ * of two), each 1 + the index of its key, the keys filled in order: a
+ * table of the keys themselves (24 bytes a slot, four slots a stack,
+ * probed before written) was 4 page faults of a JSON report's exit
+ * (bench/suite_test 1) for its few dozen keys. */
+struct key_table {
+	uint32_t *slot;
+	struct key_slot *e;       /* [nb / 2]: two keys a stack at most */
+	size_t n;
+};
+
+/* The key (pc, depth), made if new. */
+static struct key_slot *key_slot(struct key_table *t, size_t nb, uintptr_t pc, int depth)
 {
 	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20 ^ (uint64_t)depth) & (nb - 1);
-	while (keys[i].pc && (keys[i].pc != pc || keys[i].depth != depth))
+	while (t->slot[i] && (t->e[t->slot[i] - 1].pc != pc || t->e[t->slot[i] - 1].depth != depth))
 		i = (i + 1) & (nb - 1);
-	if (!keys[i].pc)
-		keys[i] = (struct key_slot){ pc, depth, 0, false };
-	return &keys[i];
+	if (!t->slot[i]) {
+		t->e[t->n] = (struct key_slot){ pc, depth, 0, false };
+		t->slot[i] = (uint32_t)++t->n;
+	}
+	return &t->e[t->slot[i] - 1];
 }
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -382,7 +395,7 @@ static void choose(struct peak_lines *ls, uint32_t k)
 
 /* Stack s of pk into its key's group, made if new (none: the key of
  * stacks without frames); false when memory runs out. */
-static bool group_stack(const struct mc_peak *pk, size_t s, struct key_slot *keys, size_t nb,
+static bool group_stack(const struct mc_peak *pk, size_t s, struct key_table *keys, size_t nb,
 			struct key_slot *none, struct key_group **g, size_t *ng, size_t *gcap)
 {
 	const struct mc_peak_site *st = &pk->all[s];
@@ -457,9 +470,18 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 	size_t nb = 16;   /* two keys a stack at most: its first frame's and its own */
 	while (nb < 4 * pk->n)
 		nb *= 2;
-	size_t keys_len = nb * sizeof(struct key_slot), heads_len = nb * sizeof(uint32_t);
-	struct key_slot *keys = pk->n ? mc_map(keys_len + heads_len) : NULL;
-	uint32_t *heads = keys ? (uint32_t *)(keys + nb) : NULL;
+	/* the keys' slots, the lines' heads (both probed before written),
+	 * the keys */
+	size_t slots_len = 2 * nb * sizeof(uint32_t), keys_len = nb / 2 * sizeof(struct key_slot);
+	char *mem = pk->n ? mc_map(slots_len + keys_len) : NULL;
+	if (mem)
+		mc_write_first(mem, slots_len);
+	struct key_table table = { 0 }, *keys = mem ? &table : NULL;
+	uint32_t *heads = mem ? (uint32_t *)mem + nb : NULL;
+	if (mem) {
+		table.slot = (uint32_t *)mem;
+		table.e = (struct key_slot *)(mem + slots_len);
+	}
 	struct key_group *g = NULL;
 	struct key_slot none = { 0 };
 	size_t ng = 0, gcap = 0;
@@ -472,7 +494,7 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 		uintptr_t lo;
 		uint64_t bytes;
 		bool named;
-	} *mods = (struct module *)keys;
+	} *mods = mem ? (struct module *)table.e : NULL;
 	size_t nmods = 0, most = keys_len / sizeof *mods;
 	uintptr_t lo = 0, hi = 0;
 	for (size_t i = 0; whole && i < ng; i++) {
@@ -514,8 +536,8 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 	choose(ls, k);
 	if (g)
 		mc_unmap(g, gcap * sizeof *g);
-	if (keys)
-		mc_unmap(keys, keys_len + heads_len);
+	if (mem)
+		mc_unmap(mem, slots_len + keys_len);
 	uint64_t lbytes = 0, lblocks = 0, lstacks = 0;
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		lbytes += ls->v[ls->chosen[c]].bytes;
