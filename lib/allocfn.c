@@ -444,39 +444,66 @@ static bool judge(uintptr_t pc)
 
 #endif
 
-/* Verdicts by return address: (pc << 2) | 1 (no) or 2 (yes), in a table
- * mapped at first need; a full table only means judging again. */
+/* Verdicts by return address: (pc << 2) | 1 (no) or 2 (yes), in two
+ * tables mapped at first need, tried in turn: a small one (2 KiB, its
+ * window of slots full before the large one is asked) and a large one
+ * (64 KiB, lazily mapped).  A short process's exit judges a few dozen
+ * addresses: spread over the large table alone they were 2-4 page
+ * faults, two a page (probed, then written).  Nothing is taken out of a
+ * table, so a window once full stays full and an address is always
+ * looked for where it was put; a full large table only means judging
+ * again. */
+#define VERDICTS_FIRST 256
 #define VERDICTS 8192
-static _Atomic(_Atomic uint64_t *) verdicts;
+static _Atomic(_Atomic uint64_t *) verdicts_first, verdicts;
+
+static _Atomic uint64_t *verdict_table(_Atomic(_Atomic uint64_t *) *at, size_t slots, bool lazy)
+{
+	_Atomic uint64_t *t = atomic_load(at);
+	if (!t) {
+		size_t bytes = slots * sizeof *t;
+		_Atomic uint64_t *fresh = lazy ? mc_map_lazy(bytes) : mc_map(bytes);
+		if (fresh && !lazy)
+			mc_write_first((void *)fresh, bytes);
+		if (fresh && !atomic_compare_exchange_strong(at, &t, fresh))
+			mc_unmap((void *)fresh, bytes);
+		else
+			t = fresh;
+	}
+	return t;
+}
+
+/* 1: no, 2: yes, judged and kept in t; 0: t's window for pc is full
+ * (or there is no t). */
+static int verdict_in(_Atomic uint64_t *t, size_t slots, uintptr_t pc)
+{
+	uint64_t key = (uint64_t)pc << 2;
+	size_t h = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 51) & (slots - 1);
+	for (size_t i = 0; t && i < 16; i++) {
+		uint64_t v = atomic_load_explicit(&t[(h + i) & (slots - 1)],
+						  memory_order_relaxed);
+		if (v >> 2 == (uint64_t)pc)
+			return (int)(v & 3);
+		if (v)
+			continue;
+		bool yes = judge(pc);
+		uint64_t none = 0;
+		atomic_compare_exchange_strong(&t[(h + i) & (slots - 1)], &none,
+					       key | (yes ? 2 : 1));
+		return yes ? 2 : 1;
+	}
+	return 0;
+}
 
 bool mc_allocfn_thin(uintptr_t pc)
 {
 	if (!mc_opt.alloc_fn_auto || !pc)
 		return false;
-	_Atomic uint64_t *t = atomic_load(&verdicts);
-	if (!t) {
-		_Atomic uint64_t *fresh = mc_map_lazy(VERDICTS * sizeof *t);
-		if (fresh && !atomic_compare_exchange_strong(&verdicts, &t, fresh))
-			mc_unmap((void *)fresh, VERDICTS * sizeof *t);
-		else
-			t = fresh;
-	}
-	uint64_t key = (uint64_t)pc << 2;
-	size_t h = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 51) & (VERDICTS - 1);
-	for (size_t i = 0; t && i < 16; i++) {
-		uint64_t v = atomic_load_explicit(&t[(h + i) & (VERDICTS - 1)],
-						  memory_order_relaxed);
-		if (v >> 2 == (uint64_t)pc)
-			return (v & 3) == 2;
-		if (v)
-			continue;
-		bool yes = judge(pc);
-		uint64_t none = 0;
-		atomic_compare_exchange_strong(&t[(h + i) & (VERDICTS - 1)], &none,
-					       key | (yes ? 2 : 1));
-		return yes;
-	}
-	return judge(pc);
+	int v = verdict_in(verdict_table(&verdicts_first, VERDICTS_FIRST, false),
+			   VERDICTS_FIRST, pc);
+	if (!v)
+		v = verdict_in(verdict_table(&verdicts, VERDICTS, true), VERDICTS, pc);
+	return v ? v == 2 : judge(pc);
 }
 
 bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi)
@@ -484,11 +511,10 @@ bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi)
 	return mc_allocfn_named(fi) || mc_allocfn_thin(pc);
 }
 
-int mc_allocfn_lead(const uintptr_t *f, int n)
+int mc_allocfn_lead(const uintptr_t *f, int n, struct mc_frame_info *fi)
 {
 	int lead = 0;
 	for (int i = 0; i < n; i++) {
-		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++) {
 			if (!mc_allocfn_is(f[i], &fi[j]))

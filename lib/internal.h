@@ -153,6 +153,16 @@ static inline size_t mc_page_round(size_t n)
 {
 	return (n + 4095) & ~(size_t)4095;
 }
+/* Each page of [p, p + len) (fresh, zero, not yet seen by another
+ * thread) written once: a hash table probed before it is written takes
+ * two page faults a page where its memory is faulted in (the exit's
+ * tail, util.c), the read mapping the zero page and the write then
+ * copying it; written first, one. */
+static inline void mc_write_first(void *p, size_t len)
+{
+	for (uintptr_t a = (uintptr_t)p; a < (uintptr_t)p + len; a = (a | 4095) + 1)
+		*(volatile char *)a = 0;
+}
 /* Make the pages of [p, p + len) resident now, in one system call,
  * where they would otherwise be faulted in one by one as first touched
  * (on these VMs a page costs ~2 us either way: one call for many pages
@@ -1790,8 +1800,11 @@ bool mc_allocfn_thin(uintptr_t pc);
 /* Either: fi is one of the functions at pc (inlined ones first). */
 bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi);
 /* How many frames at the start of f[0..n), inlined ones expanded as
- * mc_symbolize_frames expands them, are allocation functions. */
-int mc_allocfn_lead(const uintptr_t *f, int n);
+ * mc_symbolize_frames expands them, are allocation functions; fi: the
+ * caller's MC_MAX_INLINE frames to name them in (6 KiB: the report's
+ * stack walks lend their own, so that the exit's stack stays a page or
+ * two shallower, each page of it a page fault). */
+int mc_allocfn_lead(const uintptr_t *f, int n, struct mc_frame_info *fi);
 
 /* ---- suppress.c ------------------------------------------------------ */
 

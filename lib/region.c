@@ -181,12 +181,23 @@ static struct region *region_push(const char *name, bool process, uintptr_t begi
 
 /* ---- end: leftovers, violations, the report -------------------------- */
 
+/* The groups in an open-addressing table of slots, each 1 + the index
+ * of its group, the groups filled in order after the slots: a table of
+ * the groups themselves (24 bytes a slot, two slots a block scanned,
+ * probed before written) was 6 page faults of a leaking
+ * bench/suite_test 0's exit for its few dozen groups, two a page. */
 struct leak_acc {
-	struct mc_leak *v;
-	size_t n, cap;          /* open-addressing table of groups */
+	uint32_t *slot;         /* [cap], mapped with v after it */
+	struct mc_leak *v;      /* [cap / 2], the groups in the order made */
+	size_t n, cap;
 	uint64_t blocks, bytes;
 	struct memcheck_count kinds[4];  /* by enum mc_kind */
 };
+
+static size_t leak_acc_bytes(size_t cap)
+{
+	return cap * sizeof(uint32_t) + cap / 2 * sizeof(struct mc_leak);
+}
 
 static void leak_add_kind(const struct mc_block *b, int kind, void *arg)
 {
@@ -195,20 +206,21 @@ static void leak_add_kind(const struct mc_block *b, int kind, void *arg)
 	a->bytes += b->size;
 	a->kinds[kind].blocks++;
 	a->kinds[kind].bytes += b->size;
-	if (!a->v)
+	if (!a->slot)
 		return;
 	size_t i = ((b->stack * 4u + (uint32_t)kind) * 0x9e3779b9u) & (a->cap - 1);
-	while (a->v[i].blocks && (a->v[i].stack != b->stack || a->v[i].kind != (uint32_t)kind))
+	while (a->slot[i] && (a->v[a->slot[i] - 1].stack != b->stack ||
+			      a->v[a->slot[i] - 1].kind != (uint32_t)kind))
 		i = (i + 1) & (a->cap - 1);
-	if (!a->v[i].blocks) {
+	if (!a->slot[i]) {
 		if ((a->n + 1) * 2 > a->cap)
 			return; /* full: counted in the totals, not grouped */
-		a->v[i].stack = b->stack;
-		a->v[i].kind = (uint32_t)kind;
-		a->n++;
+		a->v[a->n] = (struct mc_leak){ .stack = b->stack, .kind = (uint32_t)kind };
+		a->slot[i] = (uint32_t)++a->n;
 	}
-	a->v[i].blocks++;
-	a->v[i].bytes += b->size;
+	struct mc_leak *g = &a->v[a->slot[i] - 1];
+	g->blocks++;
+	g->bytes += b->size;
 }
 
 /* Without a scan every leftover is definitely lost. */
@@ -347,6 +359,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * window's end counts it. */
 	if (window && r->process && from && from->at_exit)
 		mc_map_tail_begin();
+	/* The process region's end at exit leaves what it mapped for the
+	 * exit to take (the groups, the suppressions' buffers): each
+	 * munmap cost 7-80 us here, and a measured /bin/date's exit made
+	 * three. */
+	bool at_exit = r->process && from && from->at_exit;
 	bool scanned = false;
 	if (left)
 		scanned = mc_scan(&scan, from);
@@ -364,8 +381,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			for (acc.cap = 16; acc.cap < 2 * scan.n + 3 && acc.cap < (1u << 24);)
 				acc.cap *= 2;
 		for (;;) {
-			groups_bytes = acc.cap * sizeof *acc.v;
-			acc.v = mc_map(groups_bytes);
+			acc.slot = mc_map(leak_acc_bytes(acc.cap));
+			acc.v = acc.slot ? (struct mc_leak *)(acc.slot + acc.cap) : NULL;
 			acc.n = 0;
 			acc.blocks = acc.bytes = 0;
 			memset(acc.kinds, 0, sizeof acc.kinds);
@@ -373,9 +390,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 				mc_scan_each(&scan, r->epoch, leak_add_kind, &acc);
 			else
 				mc_blocks_each_live(r->epoch, leak_add, &acc);
-			if (!acc.v || acc.n * 2 + 2 < acc.cap || acc.cap >= (1u << 24))
+			if (!acc.slot || acc.n * 2 + 2 < acc.cap || acc.cap >= (1u << 24))
 				break;
-			mc_unmap(acc.v, groups_bytes);
+			mc_unmap(acc.slot, leak_acc_bytes(acc.cap));
 			acc.cap *= 4;
 		}
 		res.live_blocks = acc.blocks;
@@ -385,15 +402,23 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		 * what the region left was live at once. */
 		if (res.peak_live_bytes < res.live_bytes)
 			res.peak_live_bytes = res.live_bytes;
-		if (acc.v) {
+		/* Sorted from the slots' order, the order a table of the
+		 * groups themselves listed them in: leak_cmp's ties (one
+		 * stack's groups of two kinds alike in bytes and blocks) come
+		 * out as they did. */
+		groups_bytes = acc.n * sizeof *groups;
+		groups = acc.n ? mc_map(groups_bytes) : NULL;
+		if (groups) {
 			size_t n = 0;
 			for (size_t i = 0; i < acc.cap; i++)
-				if (acc.v[i].blocks)
-					acc.v[n++] = acc.v[i];
-			qsort(acc.v, n, sizeof *acc.v, leak_cmp);
-			groups = acc.v;
-			acc.n = n;
+				if (acc.slot[i])
+					groups[n++] = acc.v[acc.slot[i] - 1];
+			qsort(groups, n, sizeof *groups, leak_cmp);
+		} else {
+			acc.n = 0;
 		}
+		if (acc.slot && !at_exit)
+			mc_unmap(acc.slot, leak_acc_bytes(acc.cap));
 	} else {
 		/* Count-only: sizes of freed blocks are unknown, so are live
 		 * bytes and peaks; the block count is the net change, which
@@ -423,11 +448,6 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	bool fails = res.double_frees || interior || extra_violation;
 	bool all = vg || fails || mc_opt.gen_suppressions || mc_opt.suppressions ||
 		   (!r->fold && (out || mc_opt.report || mc_opt.text == MC_TEXT_FULL));
-	/* The process region's end at exit leaves what it mapped for the
-	 * exit to take (the groups, the suppressions' buffers): each
-	 * munmap cost 7-80 us here, and a measured /bin/date's exit made
-	 * three. */
-	bool at_exit = r->process && from && from->at_exit;
 	struct mc_supp_report supp = { .at_exit = at_exit };
 	mc_suppress_region(&res, groups, &acc.n, &supp, all ? MC_SUPP_ALL : MC_SUPP_LOST);
 	if (!all && mc_gate_reads_kept())
@@ -500,8 +520,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		mc_copy_name(last_ended, sizeof last_ended, r->name);
 	}
 	mc_suppress_report_free(&supp);
-	if (acc.v && !at_exit)
-		mc_unmap(acc.v, groups_bytes);
+	if (groups && !at_exit)
+		mc_unmap(groups, groups_bytes);
 	if (window && r->process)
 		mc_own_work_end_process();
 	else if (window)

@@ -64,9 +64,9 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 		mc_buf_strs(b, prefix, "   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", NULL);
 		return;
 	}
-	int lead = mc_allocfn_lead(f, n), at = 0;
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	int lead = mc_allocfn_lead(f, n, fi), at = 0;
 	for (int i = 0; i < n; i++) {
-		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++, at++) {
 			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
@@ -121,7 +121,8 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 {
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
-	int lead = mc_allocfn_lead(f, n), at = 0;
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	int lead = mc_allocfn_lead(f, n, fi), at = 0;
 	mc_buf_puts(b, "[");
 	for (int i = 0; i < n; i++) {
 		unsigned ms = 0;
@@ -137,7 +138,6 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 			}
 		}
 		size_t start = b->len + (i ? 1 : 0);
-		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++, at++) {
 			/* written piece by piece, no vsnprintf: a report's
@@ -224,10 +224,10 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 		*lead0 = true;
 		return true;
 	}
-	int lead = mc_allocfn_lead(f, n), at = 0;
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	int lead = mc_allocfn_lead(f, n, fi), at = 0;
 	*lead0 = lead == 0;
 	for (int i = 0; i < n; i++) {
-		struct mc_frame_info fi[MC_MAX_INLINE];
 		int k = lead ? mc_symbolize_frames(f[i], fi, MC_MAX_INLINE) : 1;
 		if (at + k > lead || i == n - 1) {
 			*pc = f[i];
@@ -292,15 +292,28 @@ struct key_slot {
 				   * allocation function leading */
 };
 
-/* The slot of (pc, depth) in keys' nb (a power of two), made if new. */
-static struct key_slot *key_slot(struct key_slot *keys, size_t nb, uintptr_t pc, int depth)
+/* The keys met so far: an open-addressing table of nb slots (a power
+ * of two), each 1 + the index of its key, the keys filled in order: a
+ * table of the keys themselves (24 bytes a slot, four slots a stack,
+ * probed before written) was 4 page faults of a JSON report's exit
+ * (bench/suite_test 1) for its few dozen keys. */
+struct key_table {
+	uint32_t *slot;
+	struct key_slot *e;       /* [nb / 2]: two keys a stack at most */
+	size_t n;
+};
+
+/* The key (pc, depth), made if new. */
+static struct key_slot *key_slot(struct key_table *t, size_t nb, uintptr_t pc, int depth)
 {
 	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20 ^ (uint64_t)depth) & (nb - 1);
-	while (keys[i].pc && (keys[i].pc != pc || keys[i].depth != depth))
+	while (t->slot[i] && (t->e[t->slot[i] - 1].pc != pc || t->e[t->slot[i] - 1].depth != depth))
 		i = (i + 1) & (nb - 1);
-	if (!keys[i].pc)
-		keys[i] = (struct key_slot){ pc, depth, 0, false };
-	return &keys[i];
+	if (!t->slot[i]) {
+		t->e[t->n] = (struct key_slot){ pc, depth, 0, false };
+		t->slot[i] = (uint32_t)++t->n;
+	}
+	return &t->e[t->slot[i] - 1];
 }
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -382,7 +395,7 @@ static void choose(struct peak_lines *ls, uint32_t k)
 
 /* Stack s of pk into its key's group, made if new (none: the key of
  * stacks without frames); false when memory runs out. */
-static bool group_stack(const struct mc_peak *pk, size_t s, struct key_slot *keys, size_t nb,
+static bool group_stack(const struct mc_peak *pk, size_t s, struct key_table *keys, size_t nb,
 			struct key_slot *none, struct key_group **g, size_t *ng, size_t *gcap)
 {
 	const struct mc_peak_site *st = &pk->all[s];
@@ -457,9 +470,18 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 	size_t nb = 16;   /* two keys a stack at most: its first frame's and its own */
 	while (nb < 4 * pk->n)
 		nb *= 2;
-	size_t keys_len = nb * sizeof(struct key_slot), heads_len = nb * sizeof(uint32_t);
-	struct key_slot *keys = pk->n ? mc_map(keys_len + heads_len) : NULL;
-	uint32_t *heads = keys ? (uint32_t *)(keys + nb) : NULL;
+	/* the keys' slots, the lines' heads (both probed before written),
+	 * the keys */
+	size_t slots_len = 2 * nb * sizeof(uint32_t), keys_len = nb / 2 * sizeof(struct key_slot);
+	char *mem = pk->n ? mc_map(slots_len + keys_len) : NULL;
+	if (mem)
+		mc_write_first(mem, slots_len);
+	struct key_table table = { 0 }, *keys = mem ? &table : NULL;
+	uint32_t *heads = mem ? (uint32_t *)mem + nb : NULL;
+	if (mem) {
+		table.slot = (uint32_t *)mem;
+		table.e = (struct key_slot *)(mem + slots_len);
+	}
 	struct key_group *g = NULL;
 	struct key_slot none = { 0 };
 	size_t ng = 0, gcap = 0;
@@ -472,7 +494,7 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 		uintptr_t lo;
 		uint64_t bytes;
 		bool named;
-	} *mods = (struct module *)keys;
+	} *mods = mem ? (struct module *)table.e : NULL;
 	size_t nmods = 0, most = keys_len / sizeof *mods;
 	uintptr_t lo = 0, hi = 0;
 	for (size_t i = 0; whole && i < ng; i++) {
@@ -514,8 +536,8 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 	choose(ls, k);
 	if (g)
 		mc_unmap(g, gcap * sizeof *g);
-	if (keys)
-		mc_unmap(keys, keys_len + heads_len);
+	if (mem)
+		mc_unmap(mem, slots_len + keys_len);
 	uint64_t lbytes = 0, lblocks = 0, lstacks = 0;
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		lbytes += ls->v[ls->chosen[c]].bytes;
@@ -775,10 +797,19 @@ void mc_report_expect_oom(const char *region_id, const char *region)
 	mc_buf_free(&b);
 }
 
+/* The process's JSON line is written at exit into memory faulted in as
+ * touched (util.c's tail), and a leaking process's line is 5-20 KiB: a
+ * buffer of 4 KiB that doubled copied it twice, into 8 and 16 KiB, where
+ * one of JSON_EXIT_BUF takes only the pages the line fills (a leaking
+ * bench/suite_test 1's exit: 4 page faults fewer). */
+#define JSON_EXIT_BUF (16 * 1024)
+
 static void emit_json(const struct mc_region_report *rr, const struct peak_lines *ls)
 {
 	const struct memcheck_result *r = rr->r;
 	struct mc_buf b = { 0 };
+	if (rr->process && (b.s = mc_map_io(JSON_EXIT_BUF)))
+		b.cap = JSON_EXIT_BUF;
 	struct json_memo memo = { 0 };
 	mc_buf_puts(&b, "{\"name\":");
 	mc_buf_json_str(&b, r->name);
@@ -1049,11 +1080,11 @@ MC_API int memcheck_leak_site(const char **file, int *line, const char **functio
 	mc_guard_enter();
 	const uintptr_t *f;
 	int nf = mc_stack_get_code(stack, &f);
-	int lead = mc_allocfn_lead(f, nf);
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	int lead = mc_allocfn_lead(f, nf, fi);
 	bool found = false;
 	for (int pass = 0; pass < 2 && !found; pass++)
 		for (int i = 0, at = 0; i < nf && !found; i++) {
-			struct mc_frame_info fi[MC_MAX_INLINE];
 			int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 			for (int j = 0; j < k && !found; j++, at++)
 				if (fi[j].file[0] && (at >= lead || pass) &&

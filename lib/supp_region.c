@@ -171,6 +171,25 @@ static bool cache_key(char *key, size_t cap, size_t *len)
 	return true;
 }
 
+/* The files MEMCHECK_SUPPRESSIONS names.  A function of its own: its
+ * path (4 KiB) is on the stack only where files are read, not under the
+ * cache's look-up (load), where a warm process's exit reached deepest,
+ * each page of that depth a page fault. */
+static __attribute__((noinline)) void load_named(void)
+{
+	for (const char *p = mc_opt.suppressions; p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char path[4096];
+		if (len && len < sizeof path) {
+			memcpy(path, p, len);
+			path[len] = 0;
+			load_file(path, NULL);
+		}
+		p = colon ? colon + 1 : p + len;
+	}
+}
+
 static void load(void)
 {
 	loaded = true;
@@ -193,17 +212,7 @@ static void load(void)
 		mc_suppcache_begin(key, keylen);
 	if (mc_opt.default_suppressions)
 		load_defaults();
-	for (const char *p = mc_opt.suppressions; p && *p;) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		char path[4096];
-		if (len && len < sizeof path) {
-			memcpy(path, p, len);
-			path[len] = 0;
-			load_file(path, NULL);
-		}
-		p = colon ? colon + 1 : p + len;
-	}
+	load_named();
 	/* a file that did not parse: its messages, every time */
 	if (keep && !failed)
 		mc_suppcache_put(supps);
@@ -253,16 +262,24 @@ static const struct mc_frame_info *quick_frame(void *arg, int i, bool *deep)
 
 /* may_name's answers for this region's records, by (return address,
  * pattern): a return address is in many records, and each entry asks
- * again.  Open addressing, at most half full; past that, asked anew. */
-#define MEMO_CAP 1024
+ * again.  The slots index the entries, which are filled in order, so
+ * that the few answers a short process keeps lie in one page: a table
+ * of the entries themselves (24 KiB, probed before written) was 12 page
+ * faults of a leaking bench/suite_test 5's exit, two a page (a read maps
+ * the zero page, the write then copies it).  At most half the slots
+ * used; past that, asked anew. */
+#define MEMO_SLOTS 1024
 struct memo {
-	uintptr_t pc;             /* 0: free */
-	const char *s;
-	bool found;
+	uint16_t slot[MEMO_SLOTS];  /* 1 + an entry's index, 0 free */
+	struct memo_entry {
+		uintptr_t pc;
+		const char *s;
+		bool found;
+	} e[MEMO_SLOTS / 2];
 };
-/* and after it, suppress.c's cache of the quick frames' names */
-#define MEMO_BYTES (MEMO_CAP * sizeof(struct memo))
-#define MEMO_MAPPED (MEMO_BYTES + MC_SUPP_NAMES_BYTES)
+/* after suppress.c's cache of the quick frames' names, whose slots and
+ * first entries are its first page */
+#define MEMO_MAPPED (MC_SUPP_NAMES_BYTES + sizeof(struct memo))
 /* the deep flags, the quick frames and the full ones */
 #define FRAMES_BYTES ((size_t)MC_MAX_DEPTH * 3 * sizeof(struct mc_frame_info) + \
 		      (size_t)MC_MAX_DEPTH * sizeof(bool))
@@ -271,15 +288,17 @@ static bool may_name(void *arg, int i, const char *s, size_t len)
 {
 	struct lazy *z = arg;
 	uintptr_t pc = z->pcs[i];
-	size_t h = (size_t)(((pc ^ (uintptr_t)s) * 0x9e3779b97f4a7c15ull) >> 54) & (MEMO_CAP - 1);
+	size_t h = (size_t)(((pc ^ (uintptr_t)s) * 0x9e3779b97f4a7c15ull) >> 54) & (MEMO_SLOTS - 1);
 	struct memo *m = z->memo;
-	for (; m && m[h].pc; h = (h + 1) & (MEMO_CAP - 1))
-		if (m[h].pc == pc && m[h].s == s)
-			return m[h].found;
+	for (; m && m->slot[h]; h = (h + 1) & (MEMO_SLOTS - 1)) {
+		const struct memo_entry *e = &m->e[m->slot[h] - 1];
+		if (e->pc == pc && e->s == s)
+			return e->found;
+	}
 	bool found = mc_symbolize_may_name(pc, s, len);
-	if (m && pc && 2 * (*z->nmemo + 1) <= MEMO_CAP) {
-		m[h] = (struct memo){ pc, s, found };
-		++*z->nmemo;
+	if (m && pc && *z->nmemo < MEMO_SLOTS / 2) {
+		m->e[*z->nmemo] = (struct memo_entry){ pc, s, found };
+		m->slot[h] = (uint16_t)++*z->nmemo;
 	}
 	return found;
 }
@@ -316,7 +335,8 @@ static void gen(const char *region, const struct mc_leak *l, const struct mc_sup
 {
 	const uintptr_t *pcs;
 	int npcs = mc_stack_get_code(l->stack, &pcs);
-	struct past skip = { full, mc_allocfn_lead(pcs, npcs) };
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	struct past skip = { full, mc_allocfn_lead(pcs, npcs, fi) };
 	struct mc_supp_stack past = { .frame = past_frame, .arg = &skip };
 	const struct mc_supp_stack *st = skip.skip ? &past : full;
 	static _Atomic unsigned counter;
@@ -459,9 +479,13 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	/* Kept for a second call (the region's other kinds), with the
 	 * memo's answers: mapped and populated once. */
 	bool first = !out->frames;
-	if (!out->memo)
-		out->memo = mc_map_lazy(MEMO_MAPPED);
-	struct memo *memo = out->memo;
+	if (!out->memo && (out->memo = mc_map_lazy(MEMO_MAPPED))) {
+		/* the names' slots and the memo's: probed before written */
+		mc_write_first(out->memo, 1);
+		mc_write_first((char *)out->memo + MC_SUPP_NAMES_BYTES, sizeof(uint16_t) * MEMO_SLOTS);
+	}
+	char *names = out->memo;
+	struct memo *memo = names ? (struct memo *)(names + MC_SUPP_NAMES_BYTES) : NULL;
 	/* Touched as resolved, so mapped lazily (148 KiB); in it, first the
 	 * deep flags and the quick frames every record's match writes from
 	 * the start, then the full ones, which only some matches need.  The
@@ -492,7 +516,10 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	 * whose lost records stay (it fails) matches the rest next
 	 * (region.c), their names then found. */
 	if (first) {
+		/* (in the exit's tail nothing is populated: written, not
+		 * read first, each page is one fault, not two) */
 		mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
+		mc_write_first(frames, (size_t)((char *)(quick + 8) - frames));
 		name_ahead(groups, *n, out->at_exit);
 	}
 	size_t kept = 0;
@@ -513,7 +540,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			if (memo) {
 				st.pcs = z.pcs;
 				st.npcs = z.npcs;
-				st.names = (char *)memo + MEMO_BYTES;
+				st.names = names;
 			}
 		}
 		long m = mc_supp_match(supps, (int)l->kind, &st, self);

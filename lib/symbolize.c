@@ -1056,7 +1056,12 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len)
  * An open-addressed table of (pc, max) -> the frames, packed in an arena:
  * each frame's line, the lengths of its function, linkage, file and
  * object (one byte each: the fields hold at most 255), then the four,
- * each ending in a NUL.  Cleared with the session (each report's end). */
+ * each ending in a NUL.  Cleared with the session (each report's end).
+ * The table starts at PC_FIRST slots and doubles: a short process's exit
+ * holds a few dozen addresses, and a first table of 1024 slots (16 KiB,
+ * probed before written) was 8-10 page faults of a leaking
+ * bench/suite_test's exit, two a page. */
+#define PC_FIRST 128
 struct pc_entry {
 	uintptr_t pc;        /* 0: a free slot */
 	uint32_t off;        /* in pc_arena */
@@ -1123,10 +1128,11 @@ static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, i
 	if (!pc || pc_arena.len > UINT32_MAX / 2 || max > UINT16_MAX)
 		return;
 	if (2 * (pc_used + 1) > pc_cap) {  /* at most half full */
-		size_t cap = pc_cap ? 2 * pc_cap : 1024;
+		size_t cap = pc_cap ? 2 * pc_cap : PC_FIRST;
 		struct pc_entry *tab = mc_map(cap * sizeof *tab);
 		if (!tab)
 			return;
+		mc_write_first(tab, cap * sizeof *tab);
 		for (size_t i = 0; i < pc_cap; i++)
 			if (pc_tab[i].pc)
 				*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];

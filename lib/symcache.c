@@ -281,23 +281,31 @@ bool mc_symcache_ours(int fd, mode_t type, struct stat *st)
 }
 
 /* The directory opened (created first where create says), or -1. */
+/* dir and its parents made.  A function of its own: its copy of the
+ * path (4 KiB) is on the stack only here, not in every open of a warm
+ * process's exit, where the stack's depth is a page fault a page. */
+static __attribute__((noinline)) void dir_make(void)
+{
+	/* Each parent made in a copy: dir is read by other threads. */
+	char path[sizeof dir];
+	memcpy(path, dir, sizeof path);
+	for (char *s = strchr(path + 1, '/');; s = strchr(s + 1, '/')) {
+		if (s)
+			*s = 0;
+		mkdir(path, 0700);  /* EEXIST or not ours: open's and fstat's to say */
+		if (!s)
+			break;
+		*s = '/';
+	}
+}
+
 static int dir_open(bool create)
 {
 	if (!dir_name())
 		return -1;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create) {
-		/* Each parent made in a copy: dir is read by other threads. */
-		char path[sizeof dir];
-		memcpy(path, dir, sizeof path);
-		for (char *s = strchr(path + 1, '/');; s = strchr(s + 1, '/')) {
-			if (s)
-				*s = 0;
-			mkdir(path, 0700);  /* EEXIST or not ours: open's and fstat's to say */
-			if (!s)
-				break;
-			*s = '/';
-		}
+		dir_make();
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd >= 0 && !mc_symcache_ours(fd, S_IFDIR, NULL)) {
