@@ -87,6 +87,18 @@ static bool settle_at_region;
  * in between (each clears it). */
 static bool fresh;
 static uint64_t fresh_rss, fresh_m;
+/* The RSS and M that mc_footprint_init read (in that order, as a
+ * window's begin reads them), and nothing has changed M since: start-up's
+ * window, which life.c begins right after, starts from them.  M was
+ * measured three times in a row there (add_own_object, m_start, the
+ * window's begin): two preads of pagemap fewer in every measured
+ * process. */
+static bool init_fresh;
+static uint64_t init_rss;
+/* statm, held open from start-up's window's begin to its end (the first
+ * window: no code of the program's runs in it), -1 otherwise. */
+static int startup_statm = -1;
+static bool startup_begun;
 
 
 /* The resident bytes of ranges r[0..n), sorted by address: ranges that
@@ -225,6 +237,7 @@ static void fp_enter(void)
 static void fp_enter_change(void)
 {
 	pthread_mutex_lock(&fp_lock);
+	init_fresh = false;
 	if (settle_due && !settle_at_region) {
 		settle_due = false;
 		work_settle();
@@ -259,7 +272,6 @@ static void add_own_object(void)
 		uintptr_t hi = mc_page_round(base + ph[i].p_vaddr + ph[i].p_memsz);
 		object[nobject++] = (struct range){ lo, hi - lo };
 	}
-	measure_object();
 }
 
 static const struct mc_map_hooks hooks = {
@@ -340,8 +352,12 @@ void mc_footprint_init(bool tracking)
 		started = true;
 		if (mc_text_len) /* libmemcheck's own pages to measure */
 			pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		/* start-up's window's RSS (its statm kept open to its end) */
+		startup_begun = true;
+		init_rss = mc_rss_current_open(&startup_statm);
 		add_own_object();
 		m_start = measure();
+		init_fresh = true;
 		mc_map_hooks_set(&hooks);
 	}
 	pthread_mutex_unlock(&fp_lock);
@@ -418,11 +434,6 @@ bool mc_own_lazy_remove(const void *p, size_t len)
 /* One window for all threads' work: nested or overlapping calls (a
  * heap error reported while another thread ends a region) extend it. */
 static uint64_t work_rss, work_m;
-/* statm, held open from start-up's window's begin to its end (the first
- * window: no code of the program's runs in it), -1 otherwise. */
-static int startup_statm = -1;
-static bool startup_begun;
-
 static void work_begin(bool fold_first, bool taken)
 {
 	fp_enter();
@@ -435,6 +446,9 @@ static void work_begin(bool fold_first, bool taken)
 			 * later. */
 			work_rss = fresh_rss;
 			work_m = fresh_m - (uint64_t)extra;
+		} else if (init_fresh) {
+			work_rss = init_rss;
+			work_m = m_start - (uint64_t)extra;
 		} else {
 			if (!startup_begun) {
 				startup_begun = true;
@@ -445,6 +459,7 @@ static void work_begin(bool fold_first, bool taken)
 		}
 	}
 	fresh = false;
+	init_fresh = false;
 	pthread_mutex_unlock(&fp_lock);
 }
 
