@@ -146,7 +146,7 @@ static void measure_object(void)
 	if (nobject == 0)
 		return; /* linked into the program: its pages are the program's */
 	int saved = errno;
-	int fd = pagemap_fd >= 0 ? pagemap_fd : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int fd = pagemap_fd >= 0 ? pagemap_fd : mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	int64_t bytes = 0;
 	for (int i = 0; fd >= 0 && i < nobject && bytes >= 0;) {
 		uintptr_t lo = object[i].lo, hi = mc_page_round(object[i].lo + object[i].len);
@@ -156,7 +156,7 @@ static void measure_object(void)
 		bytes = b < 0 ? -1 : bytes + b;
 	}
 	if (fd >= 0 && fd != pagemap_fd)
-		close(fd);
+		mc_sys_close(fd);
 	object_bytes = fd >= 0 && bytes >= 0 ? (uint64_t)bytes : resident_runs(object, nobject);
 	errno = saved;
 }
@@ -351,7 +351,7 @@ void mc_footprint_init(bool tracking)
 	if (!started) {
 		started = true;
 		if (mc_text_len) /* libmemcheck's own pages to measure */
-			pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+			pagemap_fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 		/* start-up's window's RSS (its statm kept open to its end) */
 		startup_begun = true;
 		init_rss = mc_rss_current_open(&startup_statm);
@@ -483,7 +483,7 @@ static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 	startup_statm = -1;
 	uint64_t m = measure() - (uint64_t)extra;
 	if (pagemap_fd >= 0)
-		close(pagemap_fd);
+		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
 	/* What the RSS grew by that memcheck's own mappings do not
 	 * explain: libraries it loaded, files they mapped, the
@@ -679,9 +679,9 @@ void mc_footprint_after_fork_child(void)
 	pthread_mutex_init(&fp_lock, NULL);
 	/* A fork in start-up's window (another thread's): the parent's. */
 	if (startup_statm >= 0)
-		close(startup_statm);
+		mc_sys_close(startup_statm);
 	startup_statm = -1;
 	if (pagemap_fd >= 0)
-		close(pagemap_fd);
+		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
 }

@@ -204,6 +204,24 @@ bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
  * which memcheck wraps (mappings.c). */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int mc_sys_munmap(void *addr, size_t len);
+/* The other system calls of memcheck's own start-up and figures (util.c),
+ * through syscall(2) as those: a C library wrapper called from
+ * libmemcheck is bound at its first call in every process (~700
+ * instructions in the dynamic linker each), and a program that defines
+ * open or read itself never sees memcheck's.  errno as the wrappers set
+ * it. */
+struct stat;
+struct sysinfo;
+int mc_sys_open(const char *path, int flags, int mode);
+int mc_sys_close(int fd);
+long mc_sys_read(int fd, void *buf, size_t n);
+long mc_sys_pread(int fd, void *buf, size_t n, off_t off);
+long mc_sys_write(int fd, const void *buf, size_t n);
+int mc_sys_fstat(int fd, struct stat *st);
+int mc_sys_fcntl(int fd, int cmd, long arg);
+int mc_sys_mincore(void *p, size_t len, unsigned char *vec);
+int mc_sys_ioctl(int fd, unsigned long request, void *arg);
+int mc_sys_sysinfo(struct sysinfo *si);
 /* The C library's sigaction (the next definition after memcheck's own,
  * signals.c), given at start-up (mc_sys_sigaction_set, life.c's one walk)
  * or else looked up with dlsym the first time, with the guard held.  -1

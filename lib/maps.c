@@ -116,7 +116,7 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bo
 				mc_maps_runs_query(&out->runs, &out->file);
 				return true;
 			}
-			close(out->file.fd);
+			mc_sys_close(out->file.fd);
 		}
 		out->n = out->next = 0;
 	}
@@ -200,7 +200,7 @@ static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
 		size_t pages = (hi - at) / 4096;
 		if (pages > chunk)
 			pages = chunk;
-		if (mincore((void *)at, pages * 4096, vec) != 0) {
+		if (mc_sys_mincore((void *)at, pages * 4096, vec) != 0) {
 			fn(at, at + pages * 4096, arg); /* cannot tell: read it */
 			at += pages * 4096;
 			continue;
@@ -243,7 +243,7 @@ static void clip_run(uintptr_t lo, uintptr_t hi, void *arg)
 static bool swap_configured(void)
 {
 	struct sysinfo si;
-	return sysinfo(&si) != 0 || si.totalswap > 0;
+	return mc_sys_sysinfo(&si) != 0 || si.totalswap > 0;
 }
 
 void mc_resident_each(const struct mc_root *v, size_t n,
