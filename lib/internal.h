@@ -1167,6 +1167,8 @@ struct mc_kept_fd {
 	int fd;          /* -1: none */
 	dev_t dev;
 	ino_t ino;
+	bool sure;       /* no code of the program's runs while it is open:
+			  * ours without asking (st not wanted) */
 };
 struct stat;
 /* Does k still name its file?  *st (NULL: not wanted): its status. */
@@ -1194,6 +1196,11 @@ bool mc_vmas_read(struct mc_vmas *out);
  * mappings asked one by one as needed where the kernel can (few will be
  * needed), else the whole file read now. */
 bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few);
+/* The same where the caller is the process's only thread and frees out
+ * before any code of the program's runs (a region's end, roots.c): the
+ * file asked through is not moved out of the way of the program's
+ * descriptors nor checked at each use. */
+bool mc_vmas_read_sole(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few);
 void mc_vmas_free(struct mc_vmas *m);
 /* The mapping covering addr; the first at or after it (NULL: none).
  * Valid until the next call. */
@@ -1436,6 +1443,8 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
  * (cap bytes; NULL: none asked): 1, 0 for none, -1 when the ioctl
  * failed (read the file instead).  No malloc. */
 bool mc_maps_query_open(struct mc_kept_fd *f);
+/* The same for mc_vmas_read_sole's caller: sure (see mc_kept_fd). */
+bool mc_maps_query_open_sole(struct mc_kept_fd *f);
 int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
 		  size_t cap);
 /* cb for each private, readable and writable mapping with no file

@@ -1211,10 +1211,10 @@ const char *mc_open_error(int err)
  * never write to. */
 
 static const char *text_pattern; /* MEMCHECK_LOG, NULL or "-": standard error */
-static struct mc_kept_fd log_file = { -1, 0, 0 };
+static struct mc_kept_fd log_file = { -1, 0, 0, false };
 static bool text_failed;          /* said so once; standard error from now on */
 static atomic_flag text_busy = ATOMIC_FLAG_INIT;
-static struct mc_kept_fd err = { -1, 0, 0 }; /* the copy of standard error */
+static struct mc_kept_fd err = { -1, 0, 0, false }; /* the copy of standard error */
 static bool err_known;            /* fd 2 was open at start: err's dev, ino */
 
 bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
@@ -1222,6 +1222,8 @@ bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
 	struct stat status;
 	if (!st)
 		st = &status;
+	if (k->sure && st == &status)
+		return k->fd >= 0;
 	return k->fd >= 0 && mc_sys_fstat(k->fd, st) == 0 && st->st_dev == k->dev &&
 	       st->st_ino == k->ino;
 }
@@ -1245,7 +1247,7 @@ static int stderr_fd_of(struct stat *st)
 {
 	if (mc_kept_ours(&err, st))
 		return err.fd;
-	struct mc_kept_fd two = { 2, err.dev, err.ino };
+	struct mc_kept_fd two = { 2, err.dev, err.ino, false };
 	return err_known && mc_kept_ours(&two, st) ? 2 : -1;
 }
 
@@ -1367,7 +1369,7 @@ static bool text_reopen(void)
 		mc_sys_close(fd);
 		fd = high;
 	}
-	log_file = (struct mc_kept_fd){ fd, st.st_dev, st.st_ino };
+	log_file = (struct mc_kept_fd){ fd, st.st_dev, st.st_ino, false };
 	errno = saved;
 	return true;
 }
