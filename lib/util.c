@@ -1580,13 +1580,21 @@ double mc_now(void)
 /* argv[0], unless it does not name the file the program was started
  * from (AT_EXECFN): a worker that re-executes its program under another
  * name (Criterion's "boxfort-worker") is named by its file. */
+/* GNU basename's answer (after the last '/', "" after a trailing one),
+ * without binding the C library's for this one call of every report. */
+static const char *base_name(const char *path)
+{
+	const char *slash = mc_last_slash(path);
+	return slash ? slash + 1 : path;
+}
+
 const char *mc_program(void)
 {
 	const char *argv0 = program_invocation_name;
 	const char *file = (const char *)getauxval(AT_EXECFN);
 	if (!argv0 || !*argv0)
 		return file ? file : "?";
-	if (file && strcmp(basename(argv0), basename(file)) != 0) /* GNU basename */
+	if (file && strcmp(base_name(argv0), base_name(file)) != 0)
 		return file;
 	return argv0;
 }
