@@ -118,6 +118,10 @@ void *mc_map_reserve(size_t size);
  * mc_map_lazy cut their pieces from one lazily counted reservation,
  * packed, never given back (util.c, "the exit's tail"). */
 void mc_map_tail_begin(void);
+/* Start-up will cut a piece over 1 MiB (the block table's first arrays:
+ * a tracking process): the first reservation is the large one (util.c,
+ * "carved reservations"). */
+void mc_map_carve_large_first(void);
 /* How footprint.c learns of each mapping (see there).  Unset, nothing
  * is counted. */
 struct mc_map_hooks {

@@ -540,6 +540,15 @@ static _Atomic uintptr_t arena[CARVE_ARENAS];
 static _Atomic size_t arena_len[CARVE_ARENAS]; /* set before it is in use */
 /* (index + 1) << 32 | offset; 0: no reservation yet */
 static _Atomic uint64_t carve_at;
+/* The first reservation made CARVE_BIG (mc_map_carve_large_first): the
+ * small pieces before the block table's first arrays fit in it with
+ * them (~6 MiB in all), one mmap fewer at a tracking process's start. */
+static bool large_first;
+
+void mc_map_carve_large_first(void)
+{
+	large_first = true;
+}
 
 static void *carve(size_t size)
 {
@@ -558,7 +567,7 @@ static void *carve(size_t size)
 		}
 		if (i >= CARVE_ARENAS)
 			return NULL;
-		size_t want = size > CARVE_MAX ? CARVE_BIG : CARVE_ARENA;
+		size_t want = size > CARVE_MAX || (i == 0 && large_first) ? CARVE_BIG : CARVE_ARENA;
 		void *a = mc_sys_mmap(NULL, want, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (a == MAP_FAILED)
