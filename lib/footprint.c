@@ -87,6 +87,18 @@ static bool settle_at_region;
  * in between (each clears it). */
 static bool fresh;
 static uint64_t fresh_rss, fresh_m;
+/* The RSS and M that mc_footprint_init read (in that order, as a
+ * window's begin reads them), and nothing has changed M since: start-up's
+ * window, which life.c begins right after, starts from them.  M was
+ * measured three times in a row there (add_own_object, m_start, the
+ * window's begin): two preads of pagemap fewer in every measured
+ * process. */
+static bool init_fresh;
+static uint64_t init_rss;
+/* statm, held open from start-up's window's begin to its end (the first
+ * window: no code of the program's runs in it), -1 otherwise. */
+static int startup_statm = -1;
+static bool startup_begun;
 
 
 /* The resident bytes of ranges r[0..n), sorted by address: ranges that
@@ -134,7 +146,7 @@ static void measure_object(void)
 	if (nobject == 0)
 		return; /* linked into the program: its pages are the program's */
 	int saved = errno;
-	int fd = pagemap_fd >= 0 ? pagemap_fd : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int fd = pagemap_fd >= 0 ? pagemap_fd : mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	int64_t bytes = 0;
 	for (int i = 0; fd >= 0 && i < nobject && bytes >= 0;) {
 		uintptr_t lo = object[i].lo, hi = mc_page_round(object[i].lo + object[i].len);
@@ -144,7 +156,7 @@ static void measure_object(void)
 		bytes = b < 0 ? -1 : bytes + b;
 	}
 	if (fd >= 0 && fd != pagemap_fd)
-		close(fd);
+		mc_sys_close(fd);
 	object_bytes = fd >= 0 && bytes >= 0 ? (uint64_t)bytes : resident_runs(object, nobject);
 	errno = saved;
 }
@@ -225,6 +237,7 @@ static void fp_enter(void)
 static void fp_enter_change(void)
 {
 	pthread_mutex_lock(&fp_lock);
+	init_fresh = false;
 	if (settle_due && !settle_at_region) {
 		settle_due = false;
 		work_settle();
@@ -259,7 +272,6 @@ static void add_own_object(void)
 		uintptr_t hi = mc_page_round(base + ph[i].p_vaddr + ph[i].p_memsz);
 		object[nobject++] = (struct range){ lo, hi - lo };
 	}
-	measure_object();
 }
 
 static const struct mc_map_hooks hooks = {
@@ -339,9 +351,13 @@ void mc_footprint_init(bool tracking)
 	if (!started) {
 		started = true;
 		if (mc_text_len) /* libmemcheck's own pages to measure */
-			pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+			pagemap_fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+		/* start-up's window's RSS (its statm kept open to its end) */
+		startup_begun = true;
+		init_rss = mc_rss_current_open(&startup_statm);
 		add_own_object();
 		m_start = measure();
+		init_fresh = true;
 		mc_map_hooks_set(&hooks);
 	}
 	pthread_mutex_unlock(&fp_lock);
@@ -418,11 +434,6 @@ bool mc_own_lazy_remove(const void *p, size_t len)
 /* One window for all threads' work: nested or overlapping calls (a
  * heap error reported while another thread ends a region) extend it. */
 static uint64_t work_rss, work_m;
-/* statm, held open from start-up's window's begin to its end (the first
- * window: no code of the program's runs in it), -1 otherwise. */
-static int startup_statm = -1;
-static bool startup_begun;
-
 static void work_begin(bool fold_first, bool taken)
 {
 	fp_enter();
@@ -435,6 +446,9 @@ static void work_begin(bool fold_first, bool taken)
 			 * later. */
 			work_rss = fresh_rss;
 			work_m = fresh_m - (uint64_t)extra;
+		} else if (init_fresh) {
+			work_rss = init_rss;
+			work_m = m_start - (uint64_t)extra;
 		} else {
 			if (!startup_begun) {
 				startup_begun = true;
@@ -445,6 +459,7 @@ static void work_begin(bool fold_first, bool taken)
 		}
 	}
 	fresh = false;
+	init_fresh = false;
 	pthread_mutex_unlock(&fp_lock);
 }
 
@@ -468,7 +483,7 @@ static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 	startup_statm = -1;
 	uint64_t m = measure() - (uint64_t)extra;
 	if (pagemap_fd >= 0)
-		close(pagemap_fd);
+		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
 	/* What the RSS grew by that memcheck's own mappings do not
 	 * explain: libraries it loaded, files they mapped, the
@@ -664,9 +679,9 @@ void mc_footprint_after_fork_child(void)
 	pthread_mutex_init(&fp_lock, NULL);
 	/* A fork in start-up's window (another thread's): the parent's. */
 	if (startup_statm >= 0)
-		close(startup_statm);
+		mc_sys_close(startup_statm);
 	startup_statm = -1;
 	if (pagemap_fd >= 0)
-		close(pagemap_fd);
+		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
 }

@@ -118,6 +118,10 @@ void *mc_map_reserve(size_t size);
  * mc_map_lazy cut their pieces from one lazily counted reservation,
  * packed, never given back (util.c, "the exit's tail"). */
 void mc_map_tail_begin(void);
+/* Start-up will cut a piece over 1 MiB (the block table's first arrays:
+ * a tracking process): the first reservation is the large one (util.c,
+ * "carved reservations"). */
+void mc_map_carve_large_first(void);
 /* How footprint.c learns of each mapping (see there).  Unset, nothing
  * is counted. */
 struct mc_map_hooks {
@@ -214,6 +218,24 @@ bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
  * which memcheck wraps (mappings.c). */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int mc_sys_munmap(void *addr, size_t len);
+/* The other system calls of memcheck's own start-up and figures (util.c),
+ * through syscall(2) as those: a C library wrapper called from
+ * libmemcheck is bound at its first call in every process (~700
+ * instructions in the dynamic linker each), and a program that defines
+ * open or read itself never sees memcheck's.  errno as the wrappers set
+ * it. */
+struct stat;
+struct sysinfo;
+int mc_sys_open(const char *path, int flags, int mode);
+int mc_sys_close(int fd);
+long mc_sys_read(int fd, void *buf, size_t n);
+long mc_sys_pread(int fd, void *buf, size_t n, off_t off);
+long mc_sys_write(int fd, const void *buf, size_t n);
+int mc_sys_fstat(int fd, struct stat *st);
+int mc_sys_fcntl(int fd, int cmd, long arg);
+int mc_sys_mincore(void *p, size_t len, unsigned char *vec);
+int mc_sys_ioctl(int fd, unsigned long request, void *arg);
+int mc_sys_sysinfo(struct sysinfo *si);
 /* The C library's sigaction (the next definition after memcheck's own,
  * signals.c), given at start-up (mc_sys_sigaction_set, life.c's one walk)
  * or else looked up with dlsym the first time, with the guard held.  -1
@@ -1159,6 +1181,8 @@ struct mc_kept_fd {
 	int fd;          /* -1: none */
 	dev_t dev;
 	ino_t ino;
+	bool sure;       /* no code of the program's runs while it is open:
+			  * ours without asking (st not wanted) */
 };
 struct stat;
 /* Does k still name its file?  *st (NULL: not wanted): its status. */
@@ -1186,6 +1210,11 @@ bool mc_vmas_read(struct mc_vmas *out);
  * mappings asked one by one as needed where the kernel can (few will be
  * needed), else the whole file read now. */
 bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few);
+/* The same where the caller is the process's only thread and frees out
+ * before any code of the program's runs (a region's end, roots.c): the
+ * file asked through is not moved out of the way of the program's
+ * descriptors nor checked at each use. */
+bool mc_vmas_read_sole(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few);
 void mc_vmas_free(struct mc_vmas *m);
 /* The mapping covering addr; the first at or after it (NULL: none).
  * Valid until the next call. */
@@ -1428,6 +1457,8 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
  * (cap bytes; NULL: none asked): 1, 0 for none, -1 when the ioctl
  * failed (read the file instead).  No malloc. */
 bool mc_maps_query_open(struct mc_kept_fd *f);
+/* The same for mc_vmas_read_sole's caller: sure (see mc_kept_fd). */
+bool mc_maps_query_open_sole(struct mc_kept_fd *f);
 int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
 		  size_t cap);
 /* cb for each private, readable and writable mapping with no file

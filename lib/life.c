@@ -100,6 +100,8 @@ MC_HOT static int verdict = -1;
 static void start_all(bool from_ctor)
 {
 	mc_guard_enter();
+	if (mc_opt.track)
+		mc_map_carve_large_first(); /* the block table's 4 MiB comes */
 	mc_footprint_init(mc_opt.track); /* first: counts every mapping after it */
 	mc_own_work_begin(false);
 	mc_options_say();

@@ -98,7 +98,7 @@ static int ask(struct mc_vmas *m, uintptr_t addr, bool or_next, const struct mc_
  * here (few: the caller's guess that it asks few), and the files' runs that elfmod.c takes its objects' paths from
  * are asked the same way, through the same open file (its number in
  * runs, mc_maps_runs_query). */
-bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few)
+static bool vmas_read(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few, bool sole)
 {
 	/* runs_fixed (3 KiB) is read to runs.len only: not cleared, here or
 	 * in mc_vmas_free (6,400 instructions of every scan) */
@@ -110,17 +110,27 @@ bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bo
 	out->runs = (struct mc_buf){ .s = out->runs_fixed, .cap = sizeof out->runs_fixed };
 	if (few && out->cap) {
 		const struct mc_vma *v;
-		if (mc_maps_query_open(&out->file)) {
+		if (sole ? mc_maps_query_open_sole(&out->file) : mc_maps_query_open(&out->file)) {
 			if (ask(out, 0, true, &v) == 1) {
 				out->asking = true;
 				mc_maps_runs_query(&out->runs, &out->file);
 				return true;
 			}
-			close(out->file.fd);
+			mc_sys_close(out->file.fd);
 		}
 		out->n = out->next = 0;
 	}
 	return read_all(out);
+}
+
+bool mc_vmas_read_into(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few)
+{
+	return vmas_read(out, first, cap, few, false);
+}
+
+bool mc_vmas_read_sole(struct mc_vmas *out, struct mc_vma *first, size_t cap, bool few)
+{
+	return vmas_read(out, first, cap, few, true);
 }
 
 bool mc_vmas_full(struct mc_vmas *m)
@@ -200,7 +210,7 @@ static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
 		size_t pages = (hi - at) / 4096;
 		if (pages > chunk)
 			pages = chunk;
-		if (mincore((void *)at, pages * 4096, vec) != 0) {
+		if (mc_sys_mincore((void *)at, pages * 4096, vec) != 0) {
 			fn(at, at + pages * 4096, arg); /* cannot tell: read it */
 			at += pages * 4096;
 			continue;
@@ -243,7 +253,7 @@ static void clip_run(uintptr_t lo, uintptr_t hi, void *arg)
 static bool swap_configured(void)
 {
 	struct sysinfo si;
-	return sysinfo(&si) != 0 || si.totalswap > 0;
+	return mc_sys_sysinfo(&si) != 0 || si.totalswap > 0;
 }
 
 void mc_resident_each(const struct mc_root *v, size_t n,

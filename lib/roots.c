@@ -484,7 +484,11 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	 * /bin/date's page faults at exit.  On a system with swap every
 	 * page is read: mincore calls a page swapped out not resident. */
 	mc_resident_each(r->seg, r->nseg, add_segment_run, r);
-	if (!mc_vmas_read_into(&r->maps, map_of(r)->vma, FIRST_VMAS, r->prog.n <= ASK_MAX)) {
+	/* The process's only thread: the scan's table is freed within
+	 * the region's end (region.c), before the program runs again. */
+	bool few = r->prog.n <= ASK_MAX;
+	if (!(from->alone ? mc_vmas_read_sole : mc_vmas_read_into)(&r->maps, map_of(r)->vma,
+								   FIRST_VMAS, few)) {
 		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
 		return;
 	}

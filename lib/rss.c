@@ -20,13 +20,13 @@
  * process makes). */
 static ssize_t read_file(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	size_t len = 0;
 	while (len < cap - 1) {
 		size_t want = cap - 1 - len;
-		ssize_t n = read(fd, buf + len, want);
+		ssize_t n = mc_sys_read(fd, buf + len, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -35,7 +35,7 @@ static ssize_t read_file(const char *path, char *buf, size_t cap)
 		if ((size_t)n < want && buf[len - 1] == '\n')
 			break;
 	}
-	close(fd);
+	mc_sys_close(fd);
 	buf[len] = 0;
 	return (ssize_t)len;
 }
@@ -81,7 +81,7 @@ static bool statm_at(int fd, uint64_t *rss)
 	char buf[256];
 	ssize_t n;
 	do
-		n = pread(fd, buf, sizeof buf - 1, 0);
+		n = mc_sys_pread(fd, buf, sizeof buf - 1, 0);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return false;
@@ -104,9 +104,9 @@ uint64_t mc_rss_current_open(int *fd)
 {
 	int saved = errno;
 	uint64_t rss = 0;
-	*fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	*fd = mc_sys_open("/proc/self/statm", O_RDONLY | O_CLOEXEC, 0);
 	if (*fd >= 0 && !statm_at(*fd, &rss)) {
-		close(*fd);
+		mc_sys_close(*fd);
 		*fd = -1;
 	}
 	errno = saved;
@@ -120,7 +120,7 @@ uint64_t mc_rss_current_at(int fd)
 	int saved = errno;
 	uint64_t rss = 0;
 	bool ok = statm_at(fd, &rss);
-	close(fd);
+	mc_sys_close(fd);
 	errno = saved;
 	return ok ? rss : mc_rss_current();
 }
@@ -130,14 +130,23 @@ uint64_t mc_rss_current_at(int fd)
  * file: each line is looked at once); 0 if there is none. */
 static uint64_t status_field(const char **at, const char *key)
 {
-	size_t n = strlen(key);
-	for (const char *p = *at; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (strncmp(p, key, n) == 0) {
-			p += n;
+	/* By hand: the lines' starts compared and their ends found with no
+	 * C library call (strncmp and strchr ran ~25 times a read, and
+	 * strchr was bound at its first call for this alone). */
+	for (const char *p = *at; p && *p;) {
+		size_t i = 0;
+		while (key[i] && p[i] == key[i])
+			i++;
+		if (!key[i]) {
+			p += i;
 			uint64_t v = parse_u64(&p);
 			*at = p;
 			return v;
 		}
+		while (*p && *p != '\n')
+			p++;
+		if (*p)
+			p++;
 	}
 	return 0;
 }
@@ -175,14 +184,14 @@ bool mc_rss_reset_peak(void)
 	bool ok = false;
 	/* "5" resets only the peak RSS; other values would clear the
 	 * referenced/soft-dirty bits that other tools may be relying on. */
-	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	int fd = mc_sys_open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC, 0);
 	if (fd >= 0) {
 		ssize_t n;
 		do
-			n = write(fd, "5", 1);
+			n = mc_sys_write(fd, "5", 1);
 		while (n < 0 && errno == EINTR);
 		ok = n == 1;
-		close(fd);
+		mc_sys_close(fd);
 	}
 	errno = saved;
 	return ok;

@@ -551,6 +551,7 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	if (from == &here)
 		memset(&regs, 0, sizeof regs);
 	if (!ok) {
+		mc_maps_runs_close(&runs); /* the maps asked through it, if any */
 		nodes_unmap(g.v, g.state, g.cap, g.joined);
 		return false;
 	}

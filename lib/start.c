@@ -65,7 +65,7 @@ typedef int (*start_fn)(int (*)(int, char **, char **), int, char **, void (*)(v
 static unsigned resident_run(uintptr_t top, unsigned n, bool *window)
 {
 	unsigned char v[WINDOW];
-	if (*window && mincore((void *)(top - (uintptr_t)(n - 1) * PAGE), (size_t)n * PAGE, v) == 0) {
+	if (*window && mc_sys_mincore((void *)(top - (uintptr_t)(n - 1) * PAGE), (size_t)n * PAGE, v) == 0) {
 		unsigned k = 0;
 		while (k < n && (v[n - 1 - k] & 1))
 			k++;
@@ -73,7 +73,7 @@ static unsigned resident_run(uintptr_t top, unsigned n, bool *window)
 	}
 	*window = false;
 	unsigned k = 0;
-	while (k < n && mincore((void *)(top - (uintptr_t)k * PAGE), PAGE, v) == 0 && (v[0] & 1))
+	while (k < n && mc_sys_mincore((void *)(top - (uintptr_t)k * PAGE), PAGE, v) == 0 && (v[0] & 1))
 		k++;
 	return k;
 }

@@ -73,6 +73,60 @@ int mc_sys_munmap(void *addr, size_t len)
 	return (int)syscall(SYS_munmap, addr, len);
 }
 
+int mc_sys_open(const char *path, int flags, int mode)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+int mc_sys_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+long mc_sys_read(int fd, void *buf, size_t n)
+{
+	return syscall(SYS_read, fd, buf, n);
+}
+
+long mc_sys_pread(int fd, void *buf, size_t n, off_t off)
+{
+	return syscall(SYS_pread64, fd, buf, n, off);
+}
+
+long mc_sys_write(int fd, const void *buf, size_t n)
+{
+	return syscall(SYS_write, fd, buf, n);
+}
+
+int mc_sys_fstat(int fd, struct stat *st)
+{
+#ifdef SYS_newfstatat /* the kernel's struct stat is the C library's */
+	return (int)syscall(SYS_newfstatat, fd, "", st, AT_EMPTY_PATH);
+#else
+	return fstat(fd, st);
+#endif
+}
+
+int mc_sys_fcntl(int fd, int cmd, long arg)
+{
+	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+int mc_sys_mincore(void *p, size_t len, unsigned char *vec)
+{
+	return (int)syscall(SYS_mincore, p, len, vec);
+}
+
+int mc_sys_ioctl(int fd, unsigned long request, void *arg)
+{
+	return (int)syscall(SYS_ioctl, fd, request, arg);
+}
+
+int mc_sys_sysinfo(struct sysinfo *si)
+{
+	return (int)syscall(SYS_sysinfo, si);
+}
+
 /* The C library's sigaction, never the program's (memcheck wraps it:
  * signals.c), for memcheck's own handlers (threads.c) and the wrapped
  * ones.  dlsym allocates: resolved at start-up (life.c), where that
@@ -486,6 +540,15 @@ static _Atomic uintptr_t arena[CARVE_ARENAS];
 static _Atomic size_t arena_len[CARVE_ARENAS]; /* set before it is in use */
 /* (index + 1) << 32 | offset; 0: no reservation yet */
 static _Atomic uint64_t carve_at;
+/* The first reservation made CARVE_BIG (mc_map_carve_large_first): the
+ * small pieces before the block table's first arrays fit in it with
+ * them (~6 MiB in all), one mmap fewer at a tracking process's start. */
+static bool large_first;
+
+void mc_map_carve_large_first(void)
+{
+	large_first = true;
+}
 
 static void *carve(size_t size)
 {
@@ -504,7 +567,7 @@ static void *carve(size_t size)
 		}
 		if (i >= CARVE_ARENAS)
 			return NULL;
-		size_t want = size > CARVE_MAX ? CARVE_BIG : CARVE_ARENA;
+		size_t want = size > CARVE_MAX || (i == 0 && large_first) ? CARVE_BIG : CARVE_ARENA;
 		void *a = mc_sys_mmap(NULL, want, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (a == MAP_FAILED)
@@ -1004,7 +1067,7 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe)
 		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	}
 	while (n > 0) {
-		ssize_t w = write(fd, s, n);
+		ssize_t w = mc_sys_write(fd, s, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1073,7 +1136,7 @@ static bool symlink_followable(const char *path)
 static int open_append(const char *path, struct stat *st)
 {
 	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
-	int fd = open(path, flags | O_NOFOLLOW, 0644);
+	int fd = mc_sys_open(path, flags | O_NOFOLLOW, 0644);
 	/* ELOOP: a symlink; some kernels (gVisor) say EACCES for one owned
 	 * by another user in a sticky directory. */
 	if (fd < 0 && (errno == ELOOP || errno == EACCES) && lstat(path, st) == 0 &&
@@ -1082,16 +1145,16 @@ static int open_append(const char *path, struct stat *st)
 			errno = EPERM;
 			return -1;
 		}
-		fd = open(path, flags, 0644);
+		fd = mc_sys_open(path, flags, 0644);
 	}
 	if (fd < 0)
 		return -1;
 	int saved = errno;
-	if (fstat(fd, st) != 0)
+	if (mc_sys_fstat(fd, st) != 0)
 		st->st_mode = 0;
 	/* Writes block as usual once there is a reader. */
 	if (!S_ISREG(st->st_mode))
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		mc_sys_fcntl(fd, F_SETFL, mc_sys_fcntl(fd, F_GETFL, 0) & ~O_NONBLOCK);
 	errno = saved;
 	return fd;
 }
@@ -1126,7 +1189,7 @@ void mc_append(const char *path, const char *s, size_t n, const char *what, _Ato
 	int fd = open_append(path, &st);
 	int err = fd < 0 ? errno : write_record(fd, &st, s, n);
 	if (fd >= 0)
-		close(fd);
+		mc_sys_close(fd);
 	if (err && !atomic_exchange(said, 1))
 		mc_log("cannot %s %s=%s: %s; this process's records are not there", fd < 0 ?
 		       "open" : "write to", what, path, mc_open_error(err));
@@ -1157,10 +1220,10 @@ const char *mc_open_error(int err)
  * never write to. */
 
 static const char *text_pattern; /* MEMCHECK_LOG, NULL or "-": standard error */
-static struct mc_kept_fd log_file = { -1, 0, 0 };
+static struct mc_kept_fd log_file = { -1, 0, 0, false };
 static bool text_failed;          /* said so once; standard error from now on */
 static atomic_flag text_busy = ATOMIC_FLAG_INIT;
-static struct mc_kept_fd err = { -1, 0, 0 }; /* the copy of standard error */
+static struct mc_kept_fd err = { -1, 0, 0, false }; /* the copy of standard error */
 static bool err_known;            /* fd 2 was open at start: err's dev, ino */
 
 bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
@@ -1168,7 +1231,9 @@ bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
 	struct stat status;
 	if (!st)
 		st = &status;
-	return k->fd >= 0 && fstat(k->fd, st) == 0 && st->st_dev == k->dev &&
+	if (k->sure && st == &status)
+		return k->fd >= 0;
+	return k->fd >= 0 && mc_sys_fstat(k->fd, st) == 0 && st->st_dev == k->dev &&
 	       st->st_ino == k->ino;
 }
 
@@ -1177,11 +1242,11 @@ bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
  * the descriptor limit where that is lower.  -1 when there is no room. */
 int mc_dup_high(int fd)
 {
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	int high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, 900);
 	struct rlimit rl;
 	if (high < 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128 &&
 	    rl.rlim_cur < 900)
-		high = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 64);
+		high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 64);
 	return high;
 }
 
@@ -1191,7 +1256,7 @@ static int stderr_fd_of(struct stat *st)
 {
 	if (mc_kept_ours(&err, st))
 		return err.fd;
-	struct mc_kept_fd two = { 2, err.dev, err.ino };
+	struct mc_kept_fd two = { 2, err.dev, err.ino, false };
 	return err_known && mc_kept_ours(&two, st) ? 2 : -1;
 }
 
@@ -1205,7 +1270,7 @@ static int stderr_fd(void)
 static void keep_stderr(void)
 {
 	struct stat st;
-	if (err_known || fstat(2, &st) != 0)
+	if (err_known || mc_sys_fstat(2, &st) != 0)
 		return; /* closed from the start: the text has nowhere to go */
 	err_known = true;
 	err.dev = st.st_dev;
@@ -1216,7 +1281,7 @@ static void keep_stderr(void)
 void mc_text_release_stderr(void)
 {
 	if (err.fd >= 0)
-		close(err.fd);
+		mc_sys_close(err.fd);
 	err.fd = -1;
 }
 
@@ -1299,21 +1364,21 @@ static bool text_reopen(void)
 	}
 	int fd = mc_open_append(path);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
+	if (fd < 0 || mc_sys_fstat(fd, &st) != 0) {
 		say_on_stderr("cannot open MEMCHECK_LOG=%s: %s; writing to standard error", path,
 			      mc_open_error(errno));
 		if (fd >= 0)
-			close(fd);
+			mc_sys_close(fd);
 		text_failed = true;
 		errno = saved;
 		return false;
 	}
 	int high = mc_dup_high(fd);
 	if (high >= 0) {
-		close(fd);
+		mc_sys_close(fd);
 		fd = high;
 	}
-	log_file = (struct mc_kept_fd){ fd, st.st_dev, st.st_ino };
+	log_file = (struct mc_kept_fd){ fd, st.st_dev, st.st_ino, false };
 	errno = saved;
 	return true;
 }
@@ -1354,11 +1419,11 @@ static int text_fd(bool *may_pipe)
 		 * new descriptor, the old number left alone.  Ours but gone from
 		 * its directory (a test cleaned up): closed, and a new file. */
 		if (ours && st.st_nlink == 0)
-			close(log_file.fd);
+			mc_sys_close(log_file.fd);
 		bool known = ours && st.st_nlink != 0;
 		if (!known) {
 			text_reopen();
-			known = log_file.fd >= 0 && fstat(log_file.fd, &st) == 0;
+			known = log_file.fd >= 0 && mc_sys_fstat(log_file.fd, &st) == 0;
 		}
 		bool logged = log_file.fd >= 0;
 		fd = logged ? log_file.fd : stderr_fd_of(&st);
@@ -1395,7 +1460,7 @@ void mc_text_after_fork(void)
 		return; /* the parent's file, shared: appends do not overwrite */
 	struct stat st;
 	if (mc_kept_ours(&log_file, &st))
-		close(log_file.fd); /* the child's copy of memcheck's own descriptor */
+		mc_sys_close(log_file.fd); /* the child's copy of memcheck's own descriptor */
 	log_file.fd = -1; /* its own file, at its first write */
 }
 
@@ -1524,13 +1589,21 @@ double mc_now(void)
 /* argv[0], unless it does not name the file the program was started
  * from (AT_EXECFN): a worker that re-executes its program under another
  * name (Criterion's "boxfort-worker") is named by its file. */
+/* GNU basename's answer (after the last '/', "" after a trailing one),
+ * without binding the C library's for this one call of every report. */
+static const char *base_name(const char *path)
+{
+	const char *slash = mc_last_slash(path);
+	return slash ? slash + 1 : path;
+}
+
 const char *mc_program(void)
 {
 	const char *argv0 = program_invocation_name;
 	const char *file = (const char *)getauxval(AT_EXECFN);
 	if (!argv0 || !*argv0)
 		return file ? file : "?";
-	if (file && strcmp(basename(argv0), basename(file)) != 0) /* GNU basename */
+	if (file && strcmp(base_name(argv0), base_name(file)) != 0)
 		return file;
 	return argv0;
 }

@@ -166,9 +166,13 @@ END_TEST
  * is memcheck's (extra); the region starts from the program's RSS. */
 START_TEST(start_window_settled_by_the_process_region)
 {
+	rss_now = 1024 * KIB; /* start-up's window's RSS, read at init */
 	mc_footprint_init(false);
-	rss_now = 1024 * KIB;
+	/* The window begins from init's reads: neither read again. */
+	resident_calls = rss_reads = 0;
 	mc_own_work_begin(false);
+	ck_assert_int_eq(rss_reads, 0);
+	ck_assert_int_eq(resident_calls, 0);
 	for (int i = 0; i < NLAZY; i++)
 		mc_own_lazy(lazy_ranges[2 * i], LAZY_LEN);
 	/* the ranges' resident halves, and 64 KiB that no mapping explains */
@@ -199,8 +203,8 @@ END_TEST
  * end: then as a window's end always was. */
 START_TEST(start_window_settled_without_a_region)
 {
+	rss_now = 1024 * KIB; /* start-up's window's RSS, read at init */
 	mc_footprint_init(false);
-	rss_now = 1024 * KIB;
 	mc_own_work_begin(false);
 	mc_own_lazy(lazy_ranges[0], LAZY_LEN);
 	rss_now = 1024 * KIB + LAZY_LEN / 2 + 64 * KIB;
