@@ -60,12 +60,11 @@ extern char *program_invocation_name;
  * hold. */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
+	/* syscall(2) returns -1 with errno set, as mmap(2) does: the
+	 * kernel's -errno was turned into errno already (that value negated
+	 * again was 1, EPERM, for every failure) */
 	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	if (r < 0 && r > -4096) {
-		errno = (int)-r;
-		return MAP_FAILED;
-	}
-	return (void *)r;
+	return r == -1 ? MAP_FAILED : (void *)r;
 }
 
 int mc_sys_munmap(void *addr, size_t len)
