@@ -36,6 +36,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include <dwarf.h>
@@ -591,60 +592,100 @@ static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, u
 	return f >= lo && f < hi ? (const uint8_t *)f : NULL;
 }
 
-/* The last CIE this thread read and the row its instructions make,
- * with its bytes, to know it again: an object's FDEs share a few CIEs
- * (libc's 3,000 FDEs, three), and each rule read parsed its CIE and ran
- * its instructions (~300 of the ~1,700 instructions of a rule read for
+/* The CIEs read last and the rows their instructions make, with their
+ * bytes, to know them again: an object's FDEs share a few CIEs (libc's
+ * 3,000 FDEs, three), and each rule read parsed its CIE and ran its
+ * instructions (~300 of the ~1,700 instructions of a rule read for
  * /bin/date).  The same bytes at the same address parse the same, so
  * they are compared, not trusted: code loaded where dlclose'd code was,
  * or a fuzzer's buffer, may hold another CIE there.  Kept only where
  * its instructions do not move the location (then the row is the
- * CIE's, whatever the FDE).  Per thread: rules are read outside any
- * lock (stacks.c). */
+ * CIE's, whatever the FDE).  Several, for all threads: one per thread
+ * (in TLS) missed 34 of cJSON_test's 85 rule reads, a stack's frames
+ * alternating between the program's CIE and the C library's, each miss
+ * ~560 instructions.  Rules are read outside any lock (stacks.c), so
+ * the memo is taken with a try-lock: a thread that finds it taken (or
+ * a signal handler's capture inside another's) parses the CIE itself,
+ * never waits. */
 #define CIE_KEEP 64
-static MC_TLS struct {
+#define CIE_MEMO 8
+static struct cie_memo {
 	uintptr_t at;
 	size_t len; /* the whole entry's bytes, its length too; 0: none kept */
 	struct cie ci;
 	struct row initial;
 	uint64_t bytes[CIE_KEEP / 8];
-} cie_kept;
+} cie_memo[CIE_MEMO];
+static unsigned cie_next;                     /* the slot to fill next */
+static atomic_flag cie_lock = ATOMIC_FLAG_INIT;
+
+static bool cie_take(void)
+{
+	return !atomic_flag_test_and_set_explicit(&cie_lock, memory_order_acquire);
+}
+
+static void cie_give(void)
+{
+	atomic_flag_clear_explicit(&cie_lock, memory_order_release);
+}
 
 /* The kept CIE's parse and row, where the CIE at at (its object mapped
- * below hi) is that one. */
+ * below hi) is one of them. */
 static bool cie_known(uintptr_t at, uintptr_t hi, struct cie *ci, struct row *initial)
 {
-	size_t n = cie_kept.len;
-	if (!n || cie_kept.at != at || n > hi - at)
+	if (!cie_take())
 		return false;
-	const uint8_t *p = (const uint8_t *)at;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		__builtin_memcpy(&w, p + i, 8);
-		if (w != cie_kept.bytes[i / 8])
-			return false;
+	bool found = false;
+	for (int k = 0; k < CIE_MEMO && !found; k++) {
+		const struct cie_memo *m = &cie_memo[k];
+		size_t n = m->len;
+		if (!n || m->at != at || n > hi - at)
+			continue;
+		const uint8_t *p = (const uint8_t *)at;
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t w;
+			__builtin_memcpy(&w, p + i, 8);
+			if (w != m->bytes[i / 8])
+				break;
+		}
+		if (i + 8 <= n)
+			break; /* at's bytes are not the kept ones: parse them */
+		for (; i < n; i++)
+			if (p[i] != ((const uint8_t *)m->bytes)[i])
+				break;
+		if (i < n)
+			break;
+		*ci = m->ci;
+		*initial = m->initial;
+		found = true;
 	}
-	for (; i < n; i++)
-		if (p[i] != ((const uint8_t *)cie_kept.bytes)[i])
-			return false;
-	*ci = cie_kept.ci;
-	*initial = cie_kept.initial;
-	return true;
+	cie_give();
+	return found;
 }
 
 static void cie_keep(uintptr_t at, const struct cie *ci, const struct row *initial)
 {
 	size_t n = (size_t)((uintptr_t)ci->insns.end - at);
-	if (n > CIE_KEEP)
+	if (n > CIE_KEEP || !cie_take())
 		return;
-	cie_kept.len = 0;
-	cie_kept.at = at;
-	for (size_t i = 0; i < n; i++)
-		((uint8_t *)cie_kept.bytes)[i] = ((const uint8_t *)at)[i];
-	cie_kept.ci = *ci;
-	cie_kept.initial = *initial;
-	cie_kept.len = n;
+	struct cie_memo *m = NULL;
+	for (int k = 0; k < CIE_MEMO && !m; k++)
+		if (cie_memo[k].at == at)
+			m = &cie_memo[k]; /* other bytes at a known address: replaced */
+	if (!m)
+		m = &cie_memo[cie_next++ % CIE_MEMO];
+	m->at = at;
+	const uint8_t *p = (const uint8_t *)at;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) /* words: the library is built -fno-builtin */
+		__builtin_memcpy(&m->bytes[i / 8], p + i, 8);
+	for (; i < n; i++)
+		((uint8_t *)m->bytes)[i] = p[i];
+	m->ci = *ci;
+	m->initial = *initial;
+	m->len = n;
+	cie_give();
 }
 
 /* The row of the FDE at fde for pc, into *r; false if not known. */
