@@ -604,11 +604,12 @@ static inline int64_t room_take(_Atomic int64_t *room, int64_t d)
 #endif
 }
 
-static inline __attribute__((always_inline)) void live_change(struct slot *s, int64_t d, bool up)
+/* d out of s's room, a slot that is not solo: the room before (FROZEN
+ * where the slot was stopped: d is not in room then, live_slow counts
+ * it).  The caller calls live_slow where old - d < 0. */
+static inline __attribute__((always_inline)) int64_t room_change(struct slot *s, int64_t d)
 {
-	if (s->solo && solo_change(s, d, up))
-		return;
-	int64_t old = FROZEN; /* stopped: d is not in room, live_slow counts it */
+	int64_t old = FROZEN;
 	if (likely(plain_room)) {
 		/* Inside the busy mark, a slot not stopped is this thread's
 		 * alone (freeze_all waits for the mark to drop). */
@@ -619,6 +620,14 @@ static inline __attribute__((always_inline)) void live_change(struct slot *s, in
 		atomic_store_explicit(&s->busy, 0, memory_order_release);
 	} else
 		old = atomic_fetch_sub_explicit(&s->room, d, memory_order_relaxed);
+	return old;
+}
+
+static inline __attribute__((always_inline)) void live_change(struct slot *s, int64_t d, bool up)
+{
+	if (s->solo && solo_change(s, d, up))
+		return;
+	int64_t old = room_change(s, d);
 	if (unlikely(old - d < 0))
 		live_slow(s, d, old);
 }
@@ -921,20 +930,97 @@ static inline void guard_lower(void)
  * a copy of it, below the program's stack, where a frame the program
  * reserves later without writing it (one that calls exit) makes it a
  * root of the scan. */
+
+/* The scrub last, with the guard down (its words are the block's, which
+ * is counted already), as a tail call that hands p back. */
+static __attribute__((noinline)) void *scrub_new(void *p, size_t n)
+{
+	mc_scrub_words(p, 0, n);
+	return p;
+}
+
+static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n)
+{
+	guard_lower();
+	if (unlikely(0 < (size_t)mc_opt.scrub))
+		return scrub_new(p, n);
+	return p;
+}
+
+/* Everything but mc_track_malloc's common case, from the allocator's
+ * answer p on, with the guard up. */
+static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint32_t stack)
+{
+	struct slot *s = slot();
+	if (likely(p != NULL))
+		record_tracked(s, p, n, stack); /* track_ready: tracking */
+	else {
+		bump(s, &s->t.failed, 1);
+		guard_lower();
+		return NULL;
+	}
+	return malloc_done(p, n);
+}
+
+/* The common case's live change that its room could not take. */
+static __attribute__((noinline)) void *track_malloc_live_slow(struct slot *s, void *p, size_t n,
+							      int64_t old)
+{
+	live_slow(s, (int64_t)n, old);
+	return malloc_done(p, n);
+}
+
+/* The solo thread's new peak (solo_change, inside its busy mark). */
+static __attribute__((noinline)) void *track_malloc_peak(void *p, size_t n)
+{
+	solo_peak();
+	atomic_signal_fence(memory_order_seq_cst);
+	solo_busy = 0;
+	return malloc_done(p, n);
+}
+
+/* The common case (the thread's own slot, the block's home slot free,
+ * no sample due, room for the change or the solo thread's change
+ * below the peak) makes no call after the allocator's but the scrub's,
+ * a tail call: every other case leaves by a tail call to a function
+ * that finishes it, as mc_track_free. */
 void *mc_track_malloc(size_t n)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
 	uint32_t stack = mc_stack_capture(fp);
 	void *p = MC_REAL(mc_real.malloc(n));
-	struct slot *s = slot();
-	if (likely(p != NULL)) {
-		record_tracked(s, p, n, stack); /* track_ready: tracking */
-		mc_scrub(p, 0, n);
-	} else
-		bump(s, &s->t.failed, 1);
-	guard_lower();
-	return p;
+	struct slot *s = my_slot;
+	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
+	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+	if (unlikely(p == NULL) || unlikely(s == NULL) || unlikely(s == &shared_slot) ||
+	    unlikely(s->sample_left < (int64_t)n) ||
+	    unlikely(!mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch)))
+		return track_malloc_rest(p, n, stack);
+	/* record_tracked's tally, with its calls made by tail calls */
+	mc_add_own(&s->t.allocs, 1);
+	mc_add_own(&s->t.bytes_allocated, n);
+	s->sample_left -= (int64_t)n;
+	int64_t d = (int64_t)n;
+	if (s->solo) {
+		solo_busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		if (likely(atomic_load_explicit(&solo, memory_order_relaxed) == (uintptr_t)s)) {
+			g_flushed += d;
+			if (unlikely(g_flushed > g_peak))
+				return track_malloc_peak(p, n);
+			atomic_signal_fence(memory_order_seq_cst);
+			solo_busy = 0;
+			return malloc_done(p, n);
+		}
+		atomic_signal_fence(memory_order_seq_cst);
+		solo_busy = 0;
+		s->solo = false;
+	}
+	int64_t old = room_change(s, d);
+	if (unlikely(old - d < 0))
+		return track_malloc_live_slow(s, p, n, old);
+	return malloc_done(p, n);
 }
 
 void mc_account_failed(void)
@@ -1139,23 +1225,107 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
  * only when the table has not got p, not on every free (two range
  * tests, 9 instructions of each malloc_bench step, in interpose.c's
  * free before). */
-MC_SCALAR void mc_track_free(void *p)
+/* Everything but the common free: with the guard up, as the common
+ * path leaves it; the allocator's free and the guard's end included. */
+static __attribute__((noinline)) MC_SCALAR void track_free_rest(void *p)
 {
-	guard_raise();
 	struct slot *s = free_slot();
 	struct mc_block b;
 	int st = -1;
-	/* The call's frame is found where it is needed, not held in a
-	 * register (or spilled) across the table's work. */
-	if (likely(mc_blocks_remove_hot((uintptr_t)p, &b) == MC_REMOVED))
+	if (likely(mc_blocks_remove((uintptr_t)p, &b) == MC_REMOVED))
 		st = record_removed(s, &b, MC_CALL_FRAME());
 	else if (mc_ownheap_has(p))
 		mc_ownheap_free(p);
 	else
 		st = unknown_free(s, p, MC_CALL_FRAME(), false);
+	/* *b is not left in memory (a stale root, see record_removed) */
+	*(volatile uintptr_t *)&b.ptr = 0;
+	guard_lower();
 	if (likely(st >= 0))
 		mc_real.free(p);
+}
+
+/* A block out of the table (the common path's hit) whose counting must
+ * make a call: the shared slot, the ring's next page, the timeline's
+ * sample. */
+static __attribute__((noinline)) MC_SCALAR void track_free_removed(struct slot *s, void *p,
+									 uint64_t size, uint32_t stack)
+{
+	struct mc_block b = { .ptr = (uintptr_t)p, .size = size, .stack = stack };
+	record_removed(s, &b, MC_CALL_FRAME());
+	*(volatile uintptr_t *)&b.ptr = 0;
 	guard_lower();
+	mc_real.free(p);
+}
+
+/* The common free's live change that its room could not take. */
+static __attribute__((noinline)) void track_free_live_slow(struct slot *s, void *p, int64_t d,
+							   int64_t old)
+{
+	live_slow(s, d, old);
+	guard_lower();
+	mc_real.free(p);
+}
+
+/* The guard came down with a signal handler's calls to record. */
+static __attribute__((noinline)) void track_free_drain(void *p)
+{
+	mc_guard_drain();
+	mc_real.free(p);
+}
+
+/* The block leaves the table before the allocator sees it: another
+ * thread handed the same address then cannot race the bookkeeping.  A
+ * block of memcheck's own heap (ownheap.c: one the program frees that
+ * memcheck's work made) is never in the table: it is looked for there
+ * only when the table has not got p, not on every free (two range
+ * tests, 9 instructions of each malloc_bench step, in interpose.c's
+ * free before).
+ *
+ * The common case (the thread's own slot, the block in its home slot,
+ * no page of the ring to ready, no sample due, room for the change)
+ * makes no call but its last, the allocator's free, a tail call with
+ * the guard down, as the count-only path's (interpose.c): every other
+ * case leaves by a tail call to a function that finishes it.  So
+ * nothing is kept in callee-saved registers for a call's return: their
+ * saves and restores, and the spills around the calls the cold paths
+ * made, were ~30 instructions of each free (callgrind, malloc_bench). */
+MC_SCALAR void mc_track_free(void *p)
+{
+	guard_raise();
+	struct slot *s = my_slot;
+	struct mc_block b;
+	if (unlikely(s == NULL) || unlikely(s == &shared_slot) ||
+	    unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b)))
+		return track_free_rest(p);
+	struct freed *ring = s->ring;
+	uint32_t pos = s->ring_pos;
+	if (unlikely(!ring) || unlikely(pos % RING_PAGE == 0) ||
+	    unlikely(s->sample_left < (int64_t)b.size))
+		return track_free_removed(s, p, b.size, b.stack);
+	/* record_removed's work, in its order of effects that matter:
+	 * the counters, the ring, the countdown, the live bytes */
+	mc_add_own(&s->t.frees, 1);
+	mc_add_own(&s->t.bytes_freed, b.size);
+	s->ring_pos = pos + 1;
+	struct freed *f = &ring[RING_AT(pos)];
+	f->ptr = (uintptr_t)p;
+	f->size = b.size;
+	f->alloc_stack = b.stack;
+	f->free_site = ((uintptr_t *)MC_CALL_FRAME())[1];
+	s->sample_left -= (int64_t)b.size;
+	int64_t d = -(int64_t)b.size;
+	if (!(s->solo && solo_change(s, d, false))) {
+		int64_t old = room_change(s, d);
+		if (unlikely(old - d < 0))
+			return track_free_live_slow(s, p, d, old);
+	}
+	if (--mc_in_hook == 0) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (unlikely(mc_self.sig_pending))
+			return track_free_drain(p);
+	}
+	mc_real.free(p);
 }
 
 int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
