@@ -175,7 +175,6 @@ struct group {
 static struct group groups[NGROUPS] = {
 	[0 ... NGROUPS - 1] = { .mode = MULTI, .claim = ATOMIC_FLAG_INIT }
 };
-MC_TLS struct mc_blocks_here mc_blocks_here; /* `mine` and a cache (blocks.h) */
 static MC_TLS bool joined;             /* this thread has passed join() */
 /* The one thread that has used the table (its `mine`'s address), 0
  * before any, SOLE_CROWD once a second has come; crowd_done once

@@ -80,23 +80,18 @@ struct shard {
  * blocks.c's, read by the hot paths below. */
 extern struct shard mc_shards[NSHARDS];
 extern _Atomic(_Atomic uint8_t *) mc_dir[DIR_TOP];
-/* A thread's groups, and the unit it last found a group of its own in:
- * that group's first shard (a one-unit cache of own_shard's answer,
- * from the directory and `mine`, ~10 instructions of each lookup).
- * Valid while `mine` is unchanged (every change goes through
- * mine_set, which empties it; only this thread writes either) and the
- * unit's groups only grow (a unit's byte in the directory is never
- * cleared): a group this thread found the unit in stays a place its
- * blocks may go and be looked for.  A block elsewhere (another group
- * came to the unit meanwhile) is found the slow way, as before. */
-struct mc_blocks_here {
-	unsigned mine;          /* bit g: this thread owns group g */
-	uintptr_t unit;         /* its last byte (ptr | UNIT_LAST); 0: none, so
-				 * that a new thread's zeroed one matches no
-				 * unit (and the TLS image has no data) */
-	struct shard *group;    /* its group's first shard */
-};
-extern MC_TLS struct mc_blocks_here mc_blocks_here;
+/* A thread's groups, and the unit it last found a group of its own in
+ * (internal.h's struct mc_blocks_here, in mc_self: the hot paths
+ * compute its thread-local address for the guard anyway): that
+ * group's first shard, a one-unit cache of own_shard's answer from the
+ * directory and `mine` (~10 instructions of each lookup).  Valid while
+ * `mine` is unchanged (every change goes through mine_set, which
+ * empties it; only this thread writes either) and the unit's groups
+ * only grow (a unit's byte in the directory is never cleared): a group
+ * this thread found the unit in stays a place its blocks may go and be
+ * looked for.  A block elsewhere (another group came to the unit
+ * meanwhile) is found the slow way, as before. */
+#define mc_blocks_here (mc_self.blocks)
 #define mc_blocks_mine (mc_blocks_here.mine)
 
 static inline void mine_set(unsigned mine)
