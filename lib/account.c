@@ -1296,13 +1296,17 @@ MC_SCALAR void mc_track_free(void *p)
 	struct mc_slot *s = my_slot;
 	struct mc_block b;
 	if (unlikely(s == NULL) || unlikely(s == &shared_slot) ||
-	    unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b)))
-		return track_free_rest(p);
+	    unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b))) {
+		track_free_rest(p);
+		return;
+	}
 	struct freed *ring = s->ring;
 	uint32_t pos = s->ring_pos;
 	if (unlikely(!ring) || unlikely(pos % RING_PAGE == 0) ||
-	    unlikely(s->sample_left < (int64_t)b.size))
-		return track_free_removed(s, p, b.size, b.stack);
+	    unlikely(s->sample_left < (int64_t)b.size)) {
+		track_free_removed(s, p, b.size, b.stack);
+		return;
+	}
 	/* record_removed's work, in its order of effects that matter:
 	 * the counters, the ring, the countdown, the live bytes */
 	mc_add_own(&s->t.frees, 1);
@@ -1317,13 +1321,17 @@ MC_SCALAR void mc_track_free(void *p)
 	int64_t d = -(int64_t)b.size;
 	if (!(s->solo && solo_change(s, d, false))) {
 		int64_t old = room_change(s, d);
-		if (unlikely(old - d < 0))
-			return track_free_live_slow(s, p, d, old);
+		if (unlikely(old - d < 0)) {
+			track_free_live_slow(s, p, d, old);
+			return;
+		}
 	}
 	if (--mc_in_hook == 0) {
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (unlikely(mc_self.sig_pending))
-			return track_free_drain(p);
+		if (unlikely(mc_self.sig_pending)) {
+			track_free_drain(p);
+			return;
+		}
 	}
 	mc_real.free(p);
 }
