@@ -874,6 +874,15 @@ static inline __attribute__((always_inline)) void record_tracked(struct mc_slot 
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
 }
 
+/* record_tracked out of line, for the callers off the hot paths (one
+ * copy of it, not one each: the library's code stays within the pages
+ * it had, see test_rss_self). */
+static __attribute__((noinline)) void record_tracked_far(struct mc_slot *s, void *p, size_t size,
+							 uint32_t stack)
+{
+	record_tracked(s, p, size, stack);
+}
+
 /* track: mc_opt.track, or true where the caller knows it is on. */
 static inline __attribute__((always_inline)) void record_alloc_as(struct mc_slot *s, void *p,
 								  size_t size, void *fp, bool track)
@@ -953,7 +962,7 @@ static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint
 {
 	struct mc_slot *s = slot();
 	if (likely(p != NULL))
-		record_tracked(s, p, n, stack); /* track_ready: tracking */
+		record_tracked_far(s, p, n, stack); /* track_ready: tracking */
 	else {
 		bump(s, &s->t.failed, 1);
 		guard_lower();
@@ -1197,8 +1206,8 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
 	switch (op) {
 	case MC_DEFER_ALLOC:
 		if (counting && mc_opt.track)
-			record_tracked(s, p, size, mc_opt.stack_depth > 0 ?
-				       mc_stack_intern(&site, 1) : 0);
+			record_tracked_far(s, p, size, mc_opt.stack_depth > 0 ?
+					   mc_stack_intern(&site, 1) : 0);
 		else if (counting)
 			record_alloc_as(s, p, size, frame, false);
 		return;
@@ -1226,22 +1235,18 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
  * tests, 9 instructions of each malloc_bench step, in interpose.c's
  * free before). */
 /* Everything but the common free: with the guard up, as the common
- * path leaves it; the allocator's free and the guard's end included. */
-static __attribute__((noinline)) MC_SCALAR void track_free_rest(void *p)
+ * path leaves it; the allocator's free and the guard's end included.
+ * A block of memcheck's own heap is never in the table, nor one of the
+ * table's in that heap, so it is looked for first here. */
+static __attribute__((noinline)) void track_free_rest(void *p)
 {
-	struct mc_slot *s = free_slot();
-	struct mc_block b;
-	int st = -1;
-	if (likely(mc_blocks_remove((uintptr_t)p, &b) == MC_REMOVED))
-		st = record_removed(s, &b, MC_CALL_FRAME());
-	else if (mc_ownheap_has(p))
+	bool pass_on = false;
+	if (unlikely(mc_ownheap_has(p)))
 		mc_ownheap_free(p);
 	else
-		st = unknown_free(s, p, MC_CALL_FRAME(), false);
-	/* *b is not left in memory (a stale root, see record_removed) */
-	*(volatile uintptr_t *)&b.ptr = 0;
+		mc_account_free(p, &pass_on, MC_CALL_FRAME());
 	guard_lower();
-	if (likely(st >= 0))
+	if (likely(pass_on))
 		mc_real.free(p);
 }
 
@@ -1375,8 +1380,10 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 			remember_free(s, prev, fp);
 		}
 	}
-	if (p)
-		record_alloc_as(s, p, size, fp, track);
+	if (p && !track)
+		record_alloc_as(s, p, size, fp, false);
+	else if (p)
+		record_tracked_far(s, p, size, mc_stack_capture(fp));
 }
 
 void mc_account_realloc_end(void *old, void *p, size_t size, int st,
