@@ -90,7 +90,7 @@ struct freed {
 				* would double the cost of tracking */
 };
 
-struct slot {
+struct mc_slot {
 	struct mc_totals t;
 	int in_use;
 	uint32_t ring_pos;
@@ -116,14 +116,14 @@ struct slot {
 				* thread's only, cleared once solo ends */
 } __attribute__((aligned(64)));
 
-static struct slot *slots;             /* MAX_SLOTS, mmap'd */
+static struct mc_slot *slots;             /* MAX_SLOTS, mmap'd */
 /* The ring of the first slot taken, reserved right below the slots
  * (mc_account_init): its first page, the ring's last (a ring is filled
  * from its end, below), is populated and counted with that slot's
  * (slot_pages_ready), one call where the first free made another.  NULL
  * where nothing is tracked (no ring is written). */
 static struct freed *first_ring;
-static struct slot shared_slot = {      /* threads without a slot: atomics */
+static struct mc_slot shared_slot = {      /* threads without a slot: atomics */
 	.room = FROZEN,                 /* and live_slow for every change */
 };
 static struct mc_totals retired;        /* counts of threads that ended */
@@ -135,9 +135,9 @@ static int nslots_used;
  * process sums them at start-up). */
 static _Atomic int slots_hi;
 
-static MC_TLS struct slot *my_slot;
+#define my_slot (mc_self.slot)
 static MC_TLS int my_state; /* 0 no slot yet, 1 has one, 2 ended */
-static MC_TLS int my_disabled; /* memcheck_disable() depth */
+#define my_disabled (mc_self.disabled)
 
 /* Live bytes: flushed (every change not in a thread's room), the grants
  * out, the peak; all under live_lock. */
@@ -168,7 +168,7 @@ static int64_t timeline_step(void);
 
 static void live_lock_take(void);
 static void live_lock_drop(void);
-static void flush_slot(struct slot *x);
+static void flush_slot(struct mc_slot *x);
 
 /* ---- per-thread slots ------------------------------------------------ */
 
@@ -181,7 +181,7 @@ static void fold(struct mc_totals *into, const struct mc_totals *t)
 }
 
 /* A slot's counts move to retired and it is free again.  Lock held. */
-static void retire(struct slot *s)
+static void retire(struct mc_slot *s)
 {
 	live_lock_take();
 	flush_slot(s);
@@ -202,7 +202,7 @@ static void retire(struct slot *s)
  * thread's by now, to the next thread on the same stack. */
 static void slot_release(void *arg)
 {
-	struct slot *s = arg;
+	struct mc_slot *s = arg;
 	pthread_mutex_lock(&slot_lock);
 	if (s->in_use && s->tid == mc_tid())
 		retire(s);
@@ -221,7 +221,7 @@ static void slot_release(void *arg)
  * one in-use slot checked each time, every one when none is free.  A
  * thread id is not reused before the kernel has gone round pid_max.
  * Lock held. */
-static bool reap(struct slot *s)
+static bool reap(struct mc_slot *s)
 {
 	if (!s->in_use || !s->tid || s == my_slot)
 		return false;
@@ -257,10 +257,10 @@ static __attribute__((noinline)) void solo_end(void)
 /* A reader or writer of the figures other than the solo thread ends
  * solo.  The caller takes its slot first: the process region's begin,
  * before main's first allocation, then makes main solo, not the end. */
-static struct slot *slot(void);
+static struct mc_slot *slot(void);
 static void solo_not_me(void)
 {
-	struct slot *me = slot();
+	struct mc_slot *me = slot();
 	if (atomic_load_explicit(&solo, memory_order_relaxed) != (uintptr_t)me)
 		solo_end();
 }
@@ -285,13 +285,13 @@ static void slot_pages_ready(int i)
 	}
 }
 
-static struct slot *slot_acquire(void)
+static struct mc_slot *slot_acquire(void)
 {
 	if (my_state == 2 || !slots) {
 		solo_end();
 		return my_slot = &shared_slot;
 	}
-	struct slot *s = &shared_slot;
+	struct mc_slot *s = &shared_slot;
 	int saved = errno;
 	pid_t tid = mc_tid();
 	pthread_mutex_lock(&slot_lock);
@@ -377,7 +377,7 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max)
 {
 	int n = 0;
 	for (int i = 0, hi = slots_hi; slots && i < hi && n < max; i++) {
-		struct slot *s = &slots[i];
+		struct mc_slot *s = &slots[i];
 		if (s->in_use && s != my_slot && s->stack_hi) {
 			out[n][0] = s->stack_lo;
 			out[n][1] = s->stack_hi;
@@ -387,9 +387,9 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max)
 	return n;
 }
 
-static inline struct slot *slot(void)
+static inline struct mc_slot *slot(void)
 {
-	struct slot *s = my_slot;
+	struct mc_slot *s = my_slot;
 	return likely(s != NULL) ? s : slot_acquire();
 }
 
@@ -399,15 +399,15 @@ static inline struct slot *slot(void)
  * destructors have run (its DTV and dynamic TLS blocks, the DTVs of
  * cached stacks it trims), take no slot that nothing would release; a
  * thread that only ever frees pays for atomic counts. */
-static inline struct slot *free_slot(void)
+static inline struct mc_slot *free_slot(void)
 {
-	struct slot *s = my_slot;
+	struct mc_slot *s = my_slot;
 	return likely(s != NULL) ? s : &shared_slot;
 }
 
 /* Owner-only counters: a relaxed load and store, no lock prefix.  The
  * shared slot is the exception and pays for an atomic. */
-static inline void bump(struct slot *s, uint64_t *c, uint64_t v)
+static inline void bump(struct mc_slot *s, uint64_t *c, uint64_t v)
 {
 	if (unlikely(s == &shared_slot))
 		__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
@@ -431,7 +431,7 @@ static void live_lock_drop(void)
  * FROZEN (and stopped: its thread's next change takes the lock).
  * live_lock held; with plain_room, x's thread is this one, or gone, or
  * stopped outside its busy mark (freeze_all). */
-static void flush_slot(struct slot *x)
+static void flush_slot(struct mc_slot *x)
 {
 	int64_t r;
 	if (plain_room) {
@@ -446,7 +446,7 @@ static void flush_slot(struct slot *x)
 	x->grant = 0;
 }
 
-static inline bool freezable(const struct slot *x, const struct slot *self)
+static inline bool freezable(const struct mc_slot *x, const struct mc_slot *self)
 {
 	return x != self && !IS_FROZEN(atomic_load_explicit(&x->room, memory_order_relaxed));
 }
@@ -462,7 +462,7 @@ static inline bool freezable(const struct slot *x, const struct slot *self)
  * sees stop and leaves room alone.  Freezes are rare (live bytes reaching
  * the grants' sum: ~5,000 in malloc_bench 8 M steps, four threads), a
  * membarrier ~6 us here. */
-static void freeze_all(struct slot *self)
+static void freeze_all(struct mc_slot *self)
 {
 	int hi = slots ? atomic_load_explicit(&slots_hi, memory_order_relaxed) : 0;
 	if (plain_room) {
@@ -480,7 +480,7 @@ static void freeze_all(struct slot *self)
 		}
 	}
 	for (int i = 0; i < hi; i++) {
-		struct slot *x = &slots[i];
+		struct mc_slot *x = &slots[i];
 		if (!freezable(x, self))
 			continue;
 		/* (This thread's own mark is up only where a signal handler
@@ -511,7 +511,7 @@ static void peak_raise(void)
 /* A grant for s (lock held, s flushed): a share of the slack, halved per
  * thread so that the ones that come next find some left.  0 when there
  * is none: s's next allocation takes the lock again, its frees do not. */
-static void regrant(struct slot *s)
+static void regrant(struct mc_slot *s)
 {
 	int64_t slack = g_peak - g_flushed - g_granted;
 	int n = __atomic_load_n(&nslots_used, __ATOMIC_RELAXED);
@@ -528,7 +528,7 @@ static void regrant(struct slot *s)
  * none).  If the slot was not frozen then, d is in its room, overdrawn,
  * and flushing the slot counts it; if it was, d is counted here.  Then
  * the peak, and a new grant. */
-static __attribute__((noinline)) void live_slow(struct slot *s, int64_t d, int64_t old)
+static __attribute__((noinline)) void live_slow(struct mc_slot *s, int64_t d, int64_t old)
 {
 	bool own = s != &shared_slot;
 	if (!own)
@@ -569,7 +569,7 @@ static __attribute__((noinline)) void solo_peak(void)
 /* The solo thread's change: straight to the figures, no lock.  Why one
  * load of solo after the busy mark suffices: as blocks.c's owner_enter
  * (solo_end's membarrier orders the two against the ender's). */
-static inline __attribute__((always_inline)) bool solo_change(struct slot *s, int64_t d, bool up)
+static inline __attribute__((always_inline)) bool solo_change(struct mc_slot *s, int64_t d, bool up)
 {
 	solo_busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -604,11 +604,12 @@ static inline int64_t room_take(_Atomic int64_t *room, int64_t d)
 #endif
 }
 
-static inline __attribute__((always_inline)) void live_change(struct slot *s, int64_t d, bool up)
+/* d out of s's room, a slot that is not solo: the room before (FROZEN
+ * where the slot was stopped: d is not in room then, live_slow counts
+ * it).  The caller calls live_slow where old - d < 0. */
+static inline __attribute__((always_inline)) int64_t room_change(struct mc_slot *s, int64_t d)
 {
-	if (s->solo && solo_change(s, d, up))
-		return;
-	int64_t old = FROZEN; /* stopped: d is not in room, live_slow counts it */
+	int64_t old = FROZEN;
 	if (likely(plain_room)) {
 		/* Inside the busy mark, a slot not stopped is this thread's
 		 * alone (freeze_all waits for the mark to drop). */
@@ -619,6 +620,14 @@ static inline __attribute__((always_inline)) void live_change(struct slot *s, in
 		atomic_store_explicit(&s->busy, 0, memory_order_release);
 	} else
 		old = atomic_fetch_sub_explicit(&s->room, d, memory_order_relaxed);
+	return old;
+}
+
+static inline __attribute__((always_inline)) void live_change(struct mc_slot *s, int64_t d, bool up)
+{
+	if (s->solo && solo_change(s, d, up))
+		return;
+	int64_t old = room_change(s, d);
 	if (unlikely(old - d < 0))
 		live_slow(s, d, old);
 }
@@ -645,7 +654,7 @@ void mc_account_sampler_set(void (*fn)(void))
 	sampler = fn;
 }
 
-static __attribute__((noinline, cold)) void sample_due(struct slot *s)
+static __attribute__((noinline, cold)) void sample_due(struct mc_slot *s)
 {
 	if (sampler)
 		sampler();
@@ -654,7 +663,7 @@ static __attribute__((noinline, cold)) void sample_due(struct slot *s)
 
 /* One allocation (up) or free of size bytes: its call counter, its
  * byte counter and live bytes, with the shared-slot test made once. */
-static inline __attribute__((always_inline)) void tally(struct slot *s, uint64_t *calls, uint64_t *bytes, uint64_t size,
+static inline __attribute__((always_inline)) void tally(struct mc_slot *s, uint64_t *calls, uint64_t *bytes, uint64_t size,
 			 bool up)
 {
 	int64_t d = up ? (int64_t)size : -(int64_t)size;
@@ -676,7 +685,7 @@ static inline __attribute__((always_inline)) void tally(struct slot *s, uint64_t
 /* A region began: this thread's timeline countdown starts from its step. */
 void mc_account_countdown(void)
 {
-	struct slot *s = slot();
+	struct mc_slot *s = slot();
 	if (s != &shared_slot)
 		s->sample_left = timeline_step();
 }
@@ -691,7 +700,7 @@ int64_t mc_account_live(void)
 	live_lock_take();
 	int64_t live = g_flushed;
 	for (int i = 0, hi = slots ? slots_hi : 0; i < hi; i++) {
-		struct slot *x = &slots[i];
+		struct mc_slot *x = &slots[i];
 		int64_t r = atomic_load_explicit(&x->room, memory_order_relaxed);
 		if (!IS_FROZEN(r))
 			live += x->grant - r;
@@ -849,7 +858,7 @@ static void report_error(const char *what, void *p, const struct freed *f,
 }
 
 /* A new block with its allocation stack, while tracking. */
-static inline __attribute__((always_inline)) void record_tracked(struct slot *s, void *p,
+static inline __attribute__((always_inline)) void record_tracked(struct mc_slot *s, void *p,
 								 size_t size, uint32_t stack)
 {
 	struct mc_block old;
@@ -865,8 +874,17 @@ static inline __attribute__((always_inline)) void record_tracked(struct slot *s,
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
 }
 
+/* record_tracked out of line, for the callers off the hot paths (one
+ * copy of it, not one each: the library's code stays within the pages
+ * it had, see test_rss_self). */
+static __attribute__((noinline)) void record_tracked_far(struct mc_slot *s, void *p, size_t size,
+							 uint32_t stack)
+{
+	record_tracked(s, p, size, stack);
+}
+
 /* track: mc_opt.track, or true where the caller knows it is on. */
-static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s, void *p,
+static inline __attribute__((always_inline)) void record_alloc_as(struct mc_slot *s, void *p,
 								  size_t size, void *fp, bool track)
 {
 	if (!track) {
@@ -878,7 +896,7 @@ static inline __attribute__((always_inline)) void record_alloc_as(struct slot *s
 	record_tracked(s, p, size, mc_stack_capture(fp));
 }
 
-static inline __attribute__((always_inline)) void record_alloc(struct slot *s, void *p, size_t size, void *fp)
+static inline __attribute__((always_inline)) void record_alloc(struct mc_slot *s, void *p, size_t size, void *fp)
 {
 	record_alloc_as(s, p, size, fp, mc_opt.track);
 }
@@ -921,25 +939,102 @@ static inline void guard_lower(void)
  * a copy of it, below the program's stack, where a frame the program
  * reserves later without writing it (one that calls exit) makes it a
  * root of the scan. */
+
+/* The scrub last, with the guard down (its words are the block's, which
+ * is counted already), as a tail call that hands p back. */
+static __attribute__((noinline)) void *scrub_new(void *p, size_t n)
+{
+	mc_scrub_words(p, 0, n);
+	return p;
+}
+
+static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n)
+{
+	guard_lower();
+	if (unlikely(0 < (size_t)mc_opt.scrub))
+		return scrub_new(p, n);
+	return p;
+}
+
+/* Everything but mc_track_malloc's common case, from the allocator's
+ * answer p on, with the guard up. */
+static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint32_t stack)
+{
+	struct mc_slot *s = slot();
+	if (likely(p != NULL))
+		record_tracked_far(s, p, n, stack); /* track_ready: tracking */
+	else {
+		bump(s, &s->t.failed, 1);
+		guard_lower();
+		return NULL;
+	}
+	return malloc_done(p, n);
+}
+
+/* The common case's live change that its room could not take. */
+static __attribute__((noinline)) void *track_malloc_live_slow(struct mc_slot *s, void *p, size_t n,
+							      int64_t old)
+{
+	live_slow(s, (int64_t)n, old);
+	return malloc_done(p, n);
+}
+
+/* The solo thread's new peak (solo_change, inside its busy mark). */
+static __attribute__((noinline)) void *track_malloc_peak(void *p, size_t n)
+{
+	solo_peak();
+	atomic_signal_fence(memory_order_seq_cst);
+	solo_busy = 0;
+	return malloc_done(p, n);
+}
+
+/* The common case (the thread's own slot, the block's home slot free,
+ * no sample due, room for the change or the solo thread's change
+ * below the peak) makes no call after the allocator's but the scrub's,
+ * a tail call: every other case leaves by a tail call to a function
+ * that finishes it, as mc_track_free. */
 void *mc_track_malloc(size_t n)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
 	uint32_t stack = mc_stack_capture(fp);
 	void *p = MC_REAL(mc_real.malloc(n));
-	struct slot *s = slot();
-	if (likely(p != NULL)) {
-		record_tracked(s, p, n, stack); /* track_ready: tracking */
-		mc_scrub(p, 0, n);
-	} else
-		bump(s, &s->t.failed, 1);
-	guard_lower();
-	return p;
+	struct mc_slot *s = my_slot;
+	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
+	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+	if (unlikely(p == NULL) || unlikely(s == NULL) || unlikely(s == &shared_slot) ||
+	    unlikely(s->sample_left < (int64_t)n) ||
+	    unlikely(!mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch)))
+		return track_malloc_rest(p, n, stack);
+	/* record_tracked's tally, with its calls made by tail calls */
+	mc_add_own(&s->t.allocs, 1);
+	mc_add_own(&s->t.bytes_allocated, n);
+	s->sample_left -= (int64_t)n;
+	int64_t d = (int64_t)n;
+	if (s->solo) {
+		solo_busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		if (likely(atomic_load_explicit(&solo, memory_order_relaxed) == (uintptr_t)s)) {
+			g_flushed += d;
+			if (unlikely(g_flushed > g_peak))
+				return track_malloc_peak(p, n);
+			atomic_signal_fence(memory_order_seq_cst);
+			solo_busy = 0;
+			return malloc_done(p, n);
+		}
+		atomic_signal_fence(memory_order_seq_cst);
+		solo_busy = 0;
+		s->solo = false;
+	}
+	int64_t old = room_change(s, d);
+	if (unlikely(old - d < 0))
+		return track_malloc_live_slow(s, p, n, old);
+	return malloc_done(p, n);
 }
 
 void mc_account_failed(void)
 {
-	struct slot *s = slot();
+	struct mc_slot *s = slot();
 	bump(s, &s->t.failed, 1);
 }
 
@@ -951,14 +1046,14 @@ void mc_account_failed(void)
  * Call with the guard held. */
 uint64_t mc_account_thread_events(void)
 {
-	struct slot *s = slot();
+	struct mc_slot *s = slot();
 	return __atomic_load_n(&s->t.allocs, __ATOMIC_RELAXED) +
 	       __atomic_load_n(&s->t.failed, __ATOMIC_RELAXED);
 }
 
 void mc_account_realloc_call(void)
 {
-	struct slot *s = slot();
+	struct mc_slot *s = slot();
 	bump(s, &s->t.reallocs, 1);
 }
 
@@ -985,7 +1080,7 @@ static __attribute__((noinline, cold)) void ring_grow(struct freed *ring, uint32
 
 /* Inline in the free paths: a call of its own was 30 instructions a
  * free of malloc_bench's 523 a step, with its prologue and epilogue. */
-static inline __attribute__((always_inline)) void remember_free(struct slot *s,
+static inline __attribute__((always_inline)) void remember_free(struct mc_slot *s,
 								const struct mc_block *b,
 								void *fp)
 {
@@ -1005,7 +1100,7 @@ static inline __attribute__((always_inline)) void remember_free(struct slot *s,
 	f->free_site = ((uintptr_t *)fp)[1];
 }
 
-static bool find_in_ring(const struct slot *s, uintptr_t p, struct freed *out)
+static bool find_in_ring(const struct mc_slot *s, uintptr_t p, struct freed *out)
 {
 	if (!s->ring)
 		return false;
@@ -1021,7 +1116,7 @@ static bool find_in_ring(const struct slot *s, uintptr_t p, struct freed *out)
 }
 
 /* Was p freed recently, by this thread or another? */
-static bool recently_freed(struct slot *self, uintptr_t p, struct freed *out)
+static bool recently_freed(struct mc_slot *self, uintptr_t p, struct freed *out)
 {
 	if (find_in_ring(self, p, out))
 		return true;
@@ -1044,7 +1139,7 @@ static const char *const unknown_what[2][3] = {
  * take it for a block of its own, and jemalloc and tcmalloc then crash
  * later), or never seen (0: passed on, it may come from an allocator
  * function memcheck does not wrap). */
-static int unknown_free(struct slot *s, void *p, void *fp, bool is_realloc)
+static int unknown_free(struct mc_slot *s, void *p, void *fp, bool is_realloc)
 {
 	const char *const *what = unknown_what[is_realloc];
 	struct freed f;
@@ -1065,7 +1160,7 @@ static int unknown_free(struct slot *s, void *p, void *fp, bool is_realloc)
 }
 
 /* Block b, which a free the program made took out of the table. */
-static inline __attribute__((always_inline)) int record_removed(struct slot *s,
+static inline __attribute__((always_inline)) int record_removed(struct mc_slot *s,
 								const struct mc_block *b, void *fp)
 {
 	tally(s, &s->t.frees, &s->t.bytes_freed, b->size, false);
@@ -1077,7 +1172,7 @@ static inline __attribute__((always_inline)) int record_removed(struct slot *s,
 }
 
 /* A free the program made: 1 counted, 0 unknown pointer, -1 double free. */
-static inline __attribute__((always_inline)) int record_free_as(struct slot *s, void *p, void *fp,
+static inline __attribute__((always_inline)) int record_free_as(struct mc_slot *s, void *p, void *fp,
 								bool track)
 {
 	if (!track) {
@@ -1090,7 +1185,7 @@ static inline __attribute__((always_inline)) int record_free_as(struct slot *s, 
 	return record_removed(s, &b, fp);
 }
 
-static inline __attribute__((always_inline)) int record_free(struct slot *s, void *p, void *fp)
+static inline __attribute__((always_inline)) int record_free(struct mc_slot *s, void *p, void *fp)
 {
 	return record_free_as(s, p, fp, mc_opt.track);
 }
@@ -1103,7 +1198,7 @@ void mc_account_free(void *p, bool *pass_on, void *fp)
 void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
 {
 	/* a handler's frees take no slot, as the program's own (free_slot) */
-	struct slot *s = op == MC_DEFER_FREE || op == MC_DEFER_FORGET ? free_slot() : slot();
+	struct mc_slot *s = op == MC_DEFER_FREE || op == MC_DEFER_FORGET ? free_slot() : slot();
 	bool counting = mc_counting();
 	/* A frame whose return address is the handler's call: where stack
 	 * capture, remember_free and the heap error report look. */
@@ -1111,8 +1206,8 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
 	switch (op) {
 	case MC_DEFER_ALLOC:
 		if (counting && mc_opt.track)
-			record_tracked(s, p, size, mc_opt.stack_depth > 0 ?
-				       mc_stack_intern(&site, 1) : 0);
+			record_tracked_far(s, p, size, mc_opt.stack_depth > 0 ?
+					   mc_stack_intern(&site, 1) : 0);
 		else if (counting)
 			record_alloc_as(s, p, size, frame, false);
 		return;
@@ -1139,28 +1234,116 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
  * only when the table has not got p, not on every free (two range
  * tests, 9 instructions of each malloc_bench step, in interpose.c's
  * free before). */
+/* Everything but the common free: with the guard up, as the common
+ * path leaves it; the allocator's free and the guard's end included.
+ * A block of memcheck's own heap is never in the table, nor one of the
+ * table's in that heap, so it is looked for first here. */
+static __attribute__((noinline)) void track_free_rest(void *p)
+{
+	bool pass_on = false;
+	if (unlikely(mc_ownheap_has(p)))
+		mc_ownheap_free(p);
+	else
+		mc_account_free(p, &pass_on, MC_CALL_FRAME());
+	guard_lower();
+	if (likely(pass_on))
+		mc_real.free(p);
+}
+
+/* A block out of the table (the common path's hit) whose counting must
+ * make a call: the shared slot, the ring's next page, the timeline's
+ * sample. */
+static __attribute__((noinline)) MC_SCALAR void track_free_removed(struct mc_slot *s, void *p,
+									 uint64_t size, uint32_t stack)
+{
+	struct mc_block b = { .ptr = (uintptr_t)p, .size = size, .stack = stack };
+	record_removed(s, &b, MC_CALL_FRAME());
+	*(volatile uintptr_t *)&b.ptr = 0;
+	guard_lower();
+	mc_real.free(p);
+}
+
+/* The common free's live change that its room could not take. */
+static __attribute__((noinline)) void track_free_live_slow(struct mc_slot *s, void *p, int64_t d,
+							   int64_t old)
+{
+	live_slow(s, d, old);
+	guard_lower();
+	mc_real.free(p);
+}
+
+/* The guard came down with a signal handler's calls to record. */
+static __attribute__((noinline)) void track_free_drain(void *p)
+{
+	mc_guard_drain();
+	mc_real.free(p);
+}
+
+/* The block leaves the table before the allocator sees it: another
+ * thread handed the same address then cannot race the bookkeeping.  A
+ * block of memcheck's own heap (ownheap.c: one the program frees that
+ * memcheck's work made) is never in the table: it is looked for there
+ * only when the table has not got p, not on every free (two range
+ * tests, 9 instructions of each malloc_bench step, in interpose.c's
+ * free before).
+ *
+ * The common case (the thread's own slot, the block in its home slot,
+ * no page of the ring to ready, no sample due, room for the change)
+ * makes no call but its last, the allocator's free, a tail call with
+ * the guard down, as the count-only path's (interpose.c): every other
+ * case leaves by a tail call to a function that finishes it.  So
+ * nothing is kept in callee-saved registers for a call's return: their
+ * saves and restores, and the spills around the calls the cold paths
+ * made, were ~30 instructions of each free (callgrind, malloc_bench). */
 MC_SCALAR void mc_track_free(void *p)
 {
 	guard_raise();
-	struct slot *s = free_slot();
+	struct mc_slot *s = my_slot;
 	struct mc_block b;
-	int st = -1;
-	/* The call's frame is found where it is needed, not held in a
-	 * register (or spilled) across the table's work. */
-	if (likely(mc_blocks_remove_hot((uintptr_t)p, &b) == MC_REMOVED))
-		st = record_removed(s, &b, MC_CALL_FRAME());
-	else if (mc_ownheap_has(p))
-		mc_ownheap_free(p);
-	else
-		st = unknown_free(s, p, MC_CALL_FRAME(), false);
-	if (likely(st >= 0))
-		mc_real.free(p);
-	guard_lower();
+	if (unlikely(s == NULL) || unlikely(s == &shared_slot) ||
+	    unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b))) {
+		track_free_rest(p);
+		return;
+	}
+	struct freed *ring = s->ring;
+	uint32_t pos = s->ring_pos;
+	if (unlikely(!ring) || unlikely(pos % RING_PAGE == 0) ||
+	    unlikely(s->sample_left < (int64_t)b.size)) {
+		track_free_removed(s, p, b.size, b.stack);
+		return;
+	}
+	/* record_removed's work, in its order of effects that matter:
+	 * the counters, the ring, the countdown, the live bytes */
+	mc_add_own(&s->t.frees, 1);
+	mc_add_own(&s->t.bytes_freed, b.size);
+	s->ring_pos = pos + 1;
+	struct freed *f = &ring[RING_AT(pos)];
+	f->ptr = (uintptr_t)p;
+	f->size = b.size;
+	f->alloc_stack = b.stack;
+	f->free_site = ((uintptr_t *)MC_CALL_FRAME())[1];
+	s->sample_left -= (int64_t)b.size;
+	int64_t d = -(int64_t)b.size;
+	if (!(s->solo && solo_change(s, d, false))) {
+		int64_t old = room_change(s, d);
+		if (unlikely(old - d < 0)) {
+			track_free_live_slow(s, p, d, old);
+			return;
+		}
+	}
+	if (--mc_in_hook == 0) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (unlikely(mc_self.sig_pending)) {
+			track_free_drain(p);
+			return;
+		}
+	}
+	mc_real.free(p);
 }
 
 int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
 {
-	struct slot *s = slot();
+	struct mc_slot *s = slot();
 	if (!mc_opt.track) {
 		prev->size = 0;
 		return 1;
@@ -1172,7 +1355,7 @@ int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
 
 /* After the allocator's realloc: p is the result (NULL: failed, or freed
  * for size 0); st what realloc_begin said of the old block. */
-static inline __attribute__((always_inline)) void realloc_done(struct slot *s, void *old, void *p,
+static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s, void *old, void *p,
 								size_t size, int st,
 								const struct mc_block *prev,
 								void *fp, bool track)
@@ -1197,8 +1380,10 @@ static inline __attribute__((always_inline)) void realloc_done(struct slot *s, v
 			remember_free(s, prev, fp);
 		}
 	}
-	if (p)
-		record_alloc_as(s, p, size, fp, track);
+	if (p && !track)
+		record_alloc_as(s, p, size, fp, false);
+	else if (p)
+		record_tracked_far(s, p, size, mc_stack_capture(fp));
 }
 
 void mc_account_realloc_end(void *old, void *p, size_t size, int st,
@@ -1214,7 +1399,7 @@ void *mc_track_realloc(void *old, size_t n)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
 	guard_raise();
-	struct slot *s = slot();
+	struct mc_slot *s = slot();
 	bump(s, &s->t.reallocs, 1);
 	struct mc_block prev;
 	int st = 1;
@@ -1263,7 +1448,7 @@ void mc_account_postfork_child(void)
 	atomic_store(&live_lock, 0);
 	if (slots) {
 		for (int i = 0, hi = slots_hi; i < hi; i++) {
-			struct slot *s = &slots[i];
+			struct mc_slot *s = &slots[i];
 			if (!s->in_use || s == my_slot)
 				continue;
 			flush_slot(s); /* its blocks are the child's too */
@@ -1298,7 +1483,7 @@ void mc_account_init(void)
 	char *both = mc_opt.track ? mc_map_reserve(ring + MAX_SLOTS * sizeof *slots) : NULL;
 	if (both) {
 		first_ring = (struct freed *)both;
-		slots = (struct slot *)(both + ring);
+		slots = (struct mc_slot *)(both + ring);
 	} else
 		slots = mc_map_reserve(MAX_SLOTS * sizeof *slots);
 	shared_slot.ring = mc_map_reserve(RING * sizeof *shared_slot.ring);

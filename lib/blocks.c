@@ -175,7 +175,6 @@ struct group {
 static struct group groups[NGROUPS] = {
 	[0 ... NGROUPS - 1] = { .mode = MULTI, .claim = ATOMIC_FLAG_INIT }
 };
-MC_TLS unsigned mc_blocks_mine;        /* bit g: this thread owns group g */
 static MC_TLS bool joined;             /* this thread has passed join() */
 /* The one thread that has used the table (its `mine`'s address), 0
  * before any, SOLE_CROWD once a second has come; crowd_done once
@@ -472,13 +471,13 @@ static __attribute__((noinline)) struct in lock_slow(struct shard *s)
 		if (mc_blocks_mine & bit) /* back from MULTI: a second mc_blocks_init */
 			return lock(s);
 		if (!atomic_flag_test_and_set(&g->claim)) {
-			mc_blocks_mine |= bit;
+			mine_set(mc_blocks_mine | bit);
 			return lock(s);
 		}
 	}
 	/* MULTI for good: the owner stops marking busy, a store to the line
 	 * every thread reads the mode from. */
-	mc_blocks_mine &= ~bit;
+	mine_set(mc_blocks_mine & ~bit);
 	go_multi(g);
 	spin_lock(s);
 	return (struct in){ MULTI };
@@ -1235,7 +1234,7 @@ void mc_blocks_lock_all(void)
 		unsigned bit = mc_shards[first].bit;
 		if (bit && !(mc_blocks_mine & bit) && atomic_load(&g->mode) < GOING &&
 		    !atomic_flag_test_and_set(&g->claim)) {
-			mc_blocks_mine |= bit;
+			mine_set(mc_blocks_mine | bit);
 			lent |= bit;
 		}
 		struct in in = lock(&mc_shards[first]);
@@ -1268,7 +1267,7 @@ void mc_blocks_unlock_all(void)
 		unlock(&mc_shards[k], fork_held[k]);
 	/* Given back: the next thread to come claims it (one that came
 	 * during the walk has turned it to locks, for good). */
-	mc_blocks_mine &= ~lent;
+	mine_set(mc_blocks_mine & ~lent);
 	for (int k = 0; k < NGROUPS; k++)
 		if (lent & 1u << k)
 			atomic_flag_clear(&groups[k].claim);
@@ -1293,7 +1292,7 @@ void mc_blocks_after_fork_child(void)
 		mc_shards[k].busy = 0;
 		atomic_store(&mc_shards[k].mode, ok ? ALONE : MULTI);
 	}
-	mc_blocks_mine = 0;
+	mine_set(0);
 	lent = 0;
 	joined = false;
 	/* The other threads' homes are free again (their units keep their

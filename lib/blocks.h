@@ -2,11 +2,13 @@
  * blocks.h - the live-block table's layout and its owner's common insert
  * and remove, shared by blocks.c and account.c only.
  *
- * account.c's tracking paths (mc_track_malloc, mc_track_free) inline
- * the owner's hit here (mc_blocks_insert_hot, mc_blocks_remove_hot)
- * instead of calling blocks.c for it: the call, its register saves and
- * the block handed back through memory were ~20 instructions of each
- * of the two calls a malloc_bench step makes.  blocks.c's own
+ * account.c's tracking paths (mc_track_malloc, mc_track_free,
+ * mc_track_realloc) inline the owner's hit here (mc_blocks_insert_hot,
+ * mc_blocks_remove_hot; mc_blocks_insert_owned and _remove_owned, which
+ * make no call at all and leave the rest to the caller) instead of
+ * calling blocks.c for it: the call, its register saves and the block
+ * handed back through memory were ~20 instructions of each of the two
+ * calls a malloc_bench step makes.  blocks.c's own
  * mc_blocks_insert and mc_blocks_remove are the same functions out of
  * line, for every other caller; everything past the owner's hit stays
  * in blocks.c (mc_blocks_*_any, *_leave).  blocks.c's head says how the
@@ -67,6 +69,7 @@ struct shard {
 #define MULTI 3
 
 #define UNIT_SHIFT 21
+#define UNIT_LAST ((UINT64_C(1) << UNIT_SHIFT) - 1)
 #define DIR_TOP 256
 #define LEAF_SHIFT (PTR_BITS - 8)
 #define LEAF_UNITS (UINT64_C(1) << (LEAF_SHIFT - UNIT_SHIFT))
@@ -77,7 +80,25 @@ struct shard {
  * blocks.c's, read by the hot paths below. */
 extern struct shard mc_shards[NSHARDS];
 extern _Atomic(_Atomic uint8_t *) mc_dir[DIR_TOP];
-extern MC_TLS unsigned mc_blocks_mine;
+/* A thread's groups, and the unit it last found a group of its own in
+ * (internal.h's struct mc_blocks_here, in mc_self: the hot paths
+ * compute its thread-local address for the guard anyway): that
+ * group's first shard, a one-unit cache of own_shard's answer from the
+ * directory and `mine` (~10 instructions of each lookup).  Valid while
+ * `mine` is unchanged (every change goes through mine_set, which
+ * empties it; only this thread writes either) and the unit's groups
+ * only grow (a unit's byte in the directory is never cleared): a group
+ * this thread found the unit in stays a place its blocks may go and be
+ * looked for.  A block elsewhere (another group came to the unit
+ * meanwhile) is found the slow way, as before. */
+#define mc_blocks_here (mc_self.blocks)
+#define mc_blocks_mine (mc_blocks_here.mine)
+
+static inline void mine_set(unsigned mine)
+{
+	mc_blocks_here.mine = mine;
+	mc_blocks_here.unit = 0;
+}
 extern _Atomic int mc_n_odd;
 
 /* Past the owner's hit (blocks.c). */
@@ -179,10 +200,17 @@ static inline struct shard *group_shard(unsigned g, uint64_t h)
  * (where else, remove_any: next_group). */
 static inline struct shard *own_shard(uintptr_t p, uint64_t h)
 {
-	unsigned x = unit_groups(p) & mc_blocks_mine;
-	if (unlikely(!x))
-		return NULL;
-	return group_shard((unsigned)__builtin_ctz(x), h);
+	uintptr_t u = p | UNIT_LAST;
+	struct shard *g = mc_blocks_here.group;
+	if (unlikely(u != mc_blocks_here.unit)) {
+		unsigned x = unit_groups(p) & mc_blocks_mine;
+		if (unlikely(!x))
+			return NULL;
+		g = group_shard((unsigned)__builtin_ctz(x), 0);
+		mc_blocks_here.unit = u;
+		mc_blocks_here.group = g;
+	}
+	return (struct shard *)((char *)g + (uintptr_t)(h >> 59) * sizeof(struct shard));
 }
 
 /* The home slot's byte offset: hash bits 8..39 scaled to the slots
@@ -285,6 +313,33 @@ mc_blocks_insert_hot(uintptr_t ptr, uint64_t size, uint32_t stack,
 	return mc_blocks_insert_any(ptr, size, stack, epoch, old);
 }
 
+/* mc_blocks_insert_hot's hit alone, with no call on any path: true with
+ * the block in its home slot; false, having changed nothing, where
+ * anything else must happen (the caller then calls mc_blocks_insert).
+ * As mc_blocks_remove_owned, for account.c's mc_track_malloc. */
+static inline __attribute__((always_inline)) bool
+mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t epoch)
+{
+	uint64_t h = hash(ptr);
+	struct shard *s = own_shard(ptr, h);
+	int m;
+	if (unlikely(s == NULL) || unlikely(!fits_hot(ptr, size)) || unlikely(!s->room) ||
+	    unlikely(atomic_load_explicit(&mc_n_odd, memory_order_relaxed)) ||
+	    unlikely((m = owned_enter(s)) == MULTI))
+		return false;
+	struct entry *b = at(s->e, slot_of(h, s->end));
+	if (unlikely(b->w0)) {
+		owner_leave(s);
+		return false;
+	}
+	b->w0 = pack0(ptr, epoch_of(epoch));
+	b->w1 = pack1(size, stack);
+	s->room--;
+	mc_site_change(stack, (int64_t)size, 1, m != ALONE);
+	owner_leave(s);
+	return true;
+}
+
 /* Past the owner's hit: the block comes back through a copy, so that
  * the caller's *out need not live in memory (its address is never
  * passed on); the copy's pointer is cleared on the way out, as a freed
@@ -340,6 +395,40 @@ mc_blocks_remove_hot(uintptr_t ptr, struct mc_block *out)
 		return MC_REMOVED;
 	}
 	return remove_far(mc_blocks_remove_any, ptr, out);
+}
+
+/* mc_blocks_remove_hot's hit alone, with no call on any path: true with
+ * the block out of the table and in *out; false, having changed
+ * nothing, where anything else must happen (the caller then calls
+ * mc_blocks_remove, which finds the same table).  So the caller's hot
+ * path can end in a tail call and keep nothing in callee-saved
+ * registers (account.c's mc_track_free). */
+static inline __attribute__((always_inline)) bool
+mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out)
+{
+	uint64_t h = hash(ptr);
+	struct shard *s = own_shard(ptr, h);
+	if (unlikely(!s))
+		return false;
+	int m = owned_enter(s);
+	if (unlikely(m == MULTI))
+		return false;
+	uint32_t end = s->end;
+	uint32_t i = slot_of(h, end);
+	struct entry *e = s->e;
+	struct entry *b = at(e, i);
+	/* p is 0 for an empty slot; no entry has pointer 0 (fits).  A taken
+	 * next slot would have to shift back: blocks.c's work. */
+	if (unlikely((b->w0 & PTR_MASK) != ptr) || unlikely(at(e, next(i, end))->w0)) {
+		owner_leave(s);
+		return false;
+	}
+	unpack_ptr(b, ptr, out);
+	mc_site_change(out->stack, -(int64_t)out->size, -1, m != ALONE);
+	s->room++;
+	b->w0 = 0;
+	owner_leave(s);
+	return true;
 }
 
 #pragma GCC visibility pop

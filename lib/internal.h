@@ -521,6 +521,17 @@ void mc_forward_resolve(const void *self_malloc, const struct mc_sym_next_req *n
  * (libdw's), freed where it came from: ownheap.c or the allocator. */
 void mc_forward_free(void *p);
 
+/* blocks.h's: a thread's groups of the block table, and the last unit it
+ * found a group of its own in, with that group's first shard. */
+struct shard;
+struct mc_blocks_here {
+	unsigned mine;          /* bit g: this thread owns group g */
+	uintptr_t unit;         /* the unit's last byte (ptr | UNIT_LAST); 0:
+				 * none, so that a new thread's zeroed one
+				 * matches no unit */
+	struct shard *group;    /* its group's first shard */
+};
+
 /* Recursion guard: while set, this thread's calls pass straight through
  * uncounted.  Used around everything memcheck itself does. */
 /* What the wrappers read on every call, in one place: one thread-local
@@ -541,6 +552,12 @@ struct mc_thread {
 				      * program's call to an operator new or
 				      * delete being forwarded, or NULL */
 	uintptr_t cxx_ret;           /* its return address when it was set */
+	/* account.c's, here so that its tracking paths find them from the
+	 * one thread-local address they compute for the guard anyway (each
+	 * thread-local variable of its own cost a load of its offset) */
+	struct mc_slot *slot;        /* the thread's counters, or NULL */
+	int disabled;                /* memcheck_disable() depth */
+	struct mc_blocks_here blocks; /* blocks.h's */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \

@@ -18,6 +18,7 @@
 
 /* Tracking: mc_blocks_init makes a table only then (count_only_no_table). */
 struct mc_options mc_opt = { .track = true };
+MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
 
 #define N 20000
 

@@ -17,6 +17,7 @@
 #include "suite.h"
 
 struct mc_options mc_opt = { .track = true }; /* the block table is made */
+MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
 
 /* mappings.c and allocator.c are not linked: the program has made no
  * mapping of its own (the test heap below is not one), and glibc's
