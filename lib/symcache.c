@@ -79,18 +79,32 @@ static char dir[4096];
 #define PENDING_BIT 0x80000000u
 #define NAMES_BIT 0x40000000u        /* with PENDING_BIT: in names */
 
+/* Fixed-size loads inlined: memcpy is a call here (-fno-builtin), and
+ * a warm process's exit reads every record of its files. */
+#define LOAD(dst, src, n) __builtin_memcpy(dst, src, n)
+
+/* Eight bytes a step, not one (a warm libyaml run-parser's exit summed
+ * its 3.8 KB of records byte by byte: 22 K of its 47 K parse). */
 uint32_t mc_symcache_sum(const char *p, size_t n)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)n;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 16777619u;
-	return h;
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		LOAD(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
 }
 
 static uint32_t rd32(const char *p)
 {
 	uint32_t v;
-	memcpy(&v, p, 4);
+	LOAD(&v, p, 4);
 	return v;
 }
 
@@ -115,9 +129,9 @@ int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
 	if (size < 12)
 		return 0;
 	uint16_t m, n;
-	memcpy(off, p, 8);
-	memcpy(&m, p + 8, 2);
-	memcpy(&n, p + 10, 2);
+	LOAD(off, p, 8);
+	LOAD(&m, p + 8, 2);
+	LOAD(&n, p + 10, 2);
 	if (m == MC_SYMCACHE_NAME) {
 		/* the answers' own (no frames into out) */
 		int k = *off == 0 ? mc_symcache_names_each(p, size, NULL, NULL) : 0;
@@ -132,7 +146,7 @@ int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
 		int32_t line;
 		if (size - at < 4)
 			return 0;
-		memcpy(&line, p + at, 4);
+		LOAD(&line, p + at, 4);
 		at += 4;
 		if (line < 0 ||
 		    !take_str(p, size, &at, f ? f->function : NULL, sizeof f->function) ||
@@ -222,9 +236,9 @@ int mc_symcache_names_each(const char *p, size_t size,
 	uint64_t off;
 	if (size < 12)
 		return 0;
-	memcpy(&off, p, 8);
-	memcpy(&m, p + 8, 2);
-	memcpy(&n, p + 10, 2);
+	LOAD(&off, p, 8);
+	LOAD(&m, p + 8, 2);
+	LOAD(&n, p + 10, 2);
 	if (off || m != MC_SYMCACHE_NAME || !n)
 		return 0;
 	size_t at = 12;
@@ -241,7 +255,7 @@ int mc_symcache_names_each(const char *p, size_t size,
 	if (fn)
 		for (size_t i = 0, e = 12; i < n; i++) {
 			unsigned char len = (unsigned char)p[e + 9];
-			memcpy(&off, p + e, 8);
+			LOAD(&off, p + e, 8);
 			fn(arg, off, p[e + 8], p + e + 10, len, e);
 			e += 10 + len;
 		}
