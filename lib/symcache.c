@@ -635,7 +635,7 @@ static void names_frame(struct sc_mod *m)
 	int n = m->names_n - m->names_n_written;
 	if (!n || m->names.oom || m->pending.oom)
 		return;
-	char head[24];
+	char head[24] = { 0 };   /* framed below, once its answers follow */
 	size_t at = m->pending.len;
 	mc_buf_put(&m->pending, head, sizeof head);
 	mc_buf_put(&m->pending, m->names.s + m->names_written, len);
