@@ -7,7 +7,8 @@
  * checks the format's contract:
  *   - every record the parse takes lies within the input, its
  *     checksum right, and decodes to 1..max frames whose strings end
- *     within their fields;
+ *     within their fields, or (max 10, may_name's answers) to answers
+ *     each 0 or 1, of a string of 1 to 255 bytes, lying within it;
  *   - encoding what it decoded gives the record's bytes back;
  *   - a record taken is taken again wherever it lies: after a prefix of
  *     the input's own bytes, the parse finds at least as many.
@@ -27,6 +28,25 @@ struct walk {
 	size_t len, n;
 };
 
+/* A name record's answers: each within its payload, in order. */
+struct names {
+	const char *p;
+	size_t size, next;
+	int n;
+};
+
+static void check_name(void *arg, uint64_t off, bool found, const char *s, size_t len, size_t at)
+{
+	struct names *w = arg;
+	uint64_t o;
+	memcpy(&o, w->p + at, 8);
+	if (at != w->next || o != off || (unsigned char)w->p[at + 8] != found || len < 1 ||
+	    len > MC_SYMCACHE_NAME_LEN || s != w->p + at + 10 || at + 10 + len > w->size)
+		abort();
+	w->next = at + 10 + len;
+	w->n++;
+}
+
 static void check(void *arg, uint64_t off, int max, size_t at, size_t size)
 {
 	struct walk *w = arg;
@@ -39,6 +59,22 @@ static void check(void *arg, uint64_t off, int max, size_t at, size_t size)
 	static struct mc_frame_info f[MC_SYMCACHE_QUICK];
 	uint64_t o;
 	int m;
+	if (max == MC_SYMCACHE_NAME) {
+		struct names nw = { w->p + at, size, 12, 0 };
+		int n = mc_symcache_names_each(w->p + at, size, check_name, &nw);
+		if (n < 1 || n != nw.n || nw.next != size || off != 0 ||
+		    mc_symcache_decode(w->p + at, size, &o, &m, NULL, 0) != n || m != max)
+			abort();
+		char *nrec = malloc(size + 12);
+		if (!nrec)
+			return;
+		size_t len = mc_symcache_names_encode(nrec, size + 12, w->p + at + 12, size - 12, n);
+		if (len != size + 12 || memcmp(nrec, w->p + at - 12, len) != 0)
+			abort();                  /* not what was written */
+		free(nrec);
+		w->n++;
+		return;
+	}
 	int n = mc_symcache_decode(w->p + at, size, &o, &m, f, MC_SYMCACHE_QUICK);
 	if (n < 1 || n > m || o != off || m != max)
 		abort();

@@ -1806,6 +1806,19 @@ void mc_symbolize_postfork(bool child);
 #define MC_SYMCACHE_QUICK (MC_MAX_INLINE + 1)
 int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max,
 		    struct mc_frame_info *out);
+/* max MC_SYMCACHE_NAME: a record of mc_symbolize_may_name's answers,
+ * each for (an offset, or MC_SYMCACHE_ANY for every offset, a string of
+ * 1 to MC_SYMCACHE_NAME_LEN bytes): one record a module a process. */
+#define MC_SYMCACHE_NAME (MC_SYMCACHE_QUICK + 1)
+#define MC_SYMCACHE_ANY UINT64_MAX
+#define MC_SYMCACHE_NAME_LEN 255
+/* That answer for (id, off, s[0..len)), or the one kept for every
+ * offset: 1, 0, or -1 (not kept). */
+int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
+			 size_t len);
+/* Keep it, under off or MC_SYMCACHE_ANY; written at mc_symcache_flush. */
+void mc_symcache_name_put(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
+			  size_t len, bool found);
 /* Keep f[0..n) as that answer; written at mc_symcache_flush. */
 void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int max,
 		     const struct mc_frame_info *f, int n);
@@ -1831,6 +1844,16 @@ size_t mc_symcache_encode(char *dst, size_t cap, uint64_t off, int max,
 			  const struct mc_frame_info *f, int n);
 int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
 		       struct mc_frame_info *out, int cap);
+/* A name record (max MC_SYMCACHE_NAME): its n answers' bytes ent[0..len)
+ * (memcheck-cache(5)) framed into dst; its length, 0: not valid or does
+ * not fit.  fn (may be NULL) called for each answer of a record's
+ * payload p[0..size) (the answer's bytes at p + at); how many, 0: not a
+ * well-formed name record. */
+size_t mc_symcache_names_encode(char *dst, size_t cap, const char *ent, size_t len, int n);
+int mc_symcache_names_each(const char *p, size_t size,
+			   void (*fn)(void *arg, uint64_t off, bool found, const char *s,
+				      size_t len, size_t at),
+			   void *arg);
 size_t mc_symcache_parse(const char *p, size_t len,
 			 void (*fn)(void *arg, uint64_t off, int max, size_t at, size_t size),
 			 void *arg);

@@ -997,9 +997,14 @@ static bool dstr_filter_may(const struct dstr *d, const char *s, size_t len)
  * address, less its bias) contain the len bytes at s?  The string
  * sections are searched, and of .debug_info the unit that holds addr
  * (the inlined functions there and the entries they name all lie in
- * it, when no form reaches out of it) or else all of it.  d is built. */
-static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len)
+ * it, when no form reaches out of it) or else all of it.  d is built.
+ * *anywhere: the answer is every address's of the module (no debug
+ * information, or names that may lie elsewhere, the filter's no, a
+ * string section's yes, all of .debug_info's no), so that symcache.c
+ * keeps it once a string, not once an address. */
+static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len, bool *anywhere)
 {
+	*anywhere = true;
 	if (d->none)
 		return false;
 	if (!d->usable)
@@ -1029,21 +1034,24 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len)
 		if (lo < hi)
 			unit_memo[unit_next++ % UNIT_MEMO] = (struct unit_memo){ d, lo, hi, off, n };
 	}
-	int found = dstr_memo_get(d, off, s, len);
-	if (found >= 0)
-		return found;
-	if (!d->filtered && dstr_filter_build(d) && !dstr_filter_may(d, s, len))
-		return false;
-	/* The string sections' answer is every unit's: asked once a name,
-	 * not once a (unit, name) as before. */
-	found = dstr_memo_get(d, DSTR_STRINGS, s, len);
+	int found = dstr_memo_get(d, off, s, len), strings = -1;
 	if (found < 0) {
-		found = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
-			(d->p[2] && memmem(d->p[2], d->n[2], s, len));
-		dstr_memo_put(d, DSTR_STRINGS, s, len, found);
+		if (!d->filtered && dstr_filter_build(d) && !dstr_filter_may(d, s, len))
+			return false;
+		/* The string sections' answer is every unit's: asked once a
+		 * name, not once a (unit, name) as before. */
+		strings = dstr_memo_get(d, DSTR_STRINGS, s, len);
+		if (strings < 0) {
+			strings = (d->p[1] && memmem(d->p[1], d->n[1], s, len)) ||
+				  (d->p[2] && memmem(d->p[2], d->n[2], s, len));
+			dstr_memo_put(d, DSTR_STRINGS, s, len, strings);
+		}
+		found = strings || memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
+		dstr_memo_put(d, off, s, len, found);
+	} else if (found) {
+		strings = dstr_memo_get(d, DSTR_STRINGS, s, len);
 	}
-	found = found || memmem(d->p[0] + (off == SIZE_MAX ? 0 : off), n, s, len);
-	dstr_memo_put(d, off, s, len, found);
+	*anywhere = found ? strings == 1 : off == SIZE_MAX;
 	return found;
 }
 
@@ -1773,6 +1781,18 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 			goto done;
 		}
 		frame_clear(out);
+		/* Another process's full frames, where they were kept under
+		 * the build ID alone (cache_put: own_key's object, whose
+		 * names are its file's): the file is then not opened. */
+		int kept = q && full && !quick && !q->k.debug ?
+			mc_symcache_get(q->k.key, q->k.idlen, addr - q->k.bias, max, out) : 0;
+		if (kept) {
+			n = kept;
+			for (int i = 0; i < n; i++)
+				copy(out[i].object, sizeof out[i].object, q->k.path);
+			goto done;
+		}
+		frame_clear(out);
 		struct mc_elfmod *m = own_module(addr);
 		di = m ? mc_elfmod_debuginfo(m) : MC_DI_NONE;
 		const struct own_key *key = NULL;
@@ -1967,20 +1987,36 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 	uintptr_t addr = pc ? pc - 1 : 0;
 	bool may = true;
 	pthread_mutex_lock(&lock);
-	struct mc_elfmod *m = mc_opt.symbolize ? own_module(addr) : NULL;
-	if (m) {
+	/* Another process's answer first: the object's file is then not
+	 * opened.  Kept under its build ID alone, where its names are its
+	 * file's alone (own_key), as its full frames are; not where a
+	 * build-ID debug file is (its names may be that file's). */
+	struct qkey *q = mc_opt.symbolize ? qkey_of(addr) : NULL;
+	int kept = q && !q->k.debug ?
+		mc_symcache_name_get(q->k.key, q->k.idlen, addr - q->k.bias, s, len) : -1;
+	struct mc_elfmod *m = mc_opt.symbolize && kept < 0 ? own_module(addr) : NULL;
+	if (kept >= 0) {
+		may = kept;
+	} else if (m) {
 		struct dstr *str = &own_str[mc_elfmod_slot(m)];
 		if (!str->built)
 			dstr_build_own(str, m);
-		may = dstr_has(str, addr, s, len);
+		bool anywhere;
+		may = dstr_has(str, addr, s, len, &anywhere);
+		const struct own_key *key = q && !q->k.debug && mc_elfmod_quick_ok(m, &q->k) ?
+			own_key(m) : NULL;
+		if (key && key->idlen == q->k.idlen && memcmp(key->id, q->k.key, key->idlen) == 0)
+			mc_symcache_name_put(key->id, key->idlen,
+					     anywhere ? MC_SYMCACHE_ANY : addr - q->k.bias, s, len, may);
 	} else if (mc_opt.symbolize && load_libdw()) {
 		Dwfl *d = get_session();
 		Dwfl_Module *mod = d ? session_module(d, addr, NULL) : NULL;
 		struct dstr *str = mod ? &mod_cache(mod)->str : NULL;
 		if (str && !str->built)
 			dstr_build(str, mod);
+		bool anywhere;
 		if (str)
-			may = dstr_has(str, addr, s, len);
+			may = dstr_has(str, addr, s, len, &anywhere);
 	}
 	pthread_mutex_unlock(&lock);
 	return may;

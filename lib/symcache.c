@@ -61,6 +61,9 @@ struct sc_mod {
 	size_t cap, n;
 	struct mc_buf pending;       /* records this process found */
 	size_t written;              /* how much of pending was appended */
+	struct mc_buf names;         /* name answers this process found, */
+	size_t names_written;        /* framed as one record at the flush */
+	int names_n, names_n_written;
 };
 
 static struct sc_mod mods[SC_MODS];
@@ -74,19 +77,34 @@ static _Atomic int dir_state;
 static char dir[4096];
 
 #define PENDING_BIT 0x80000000u
+#define NAMES_BIT 0x40000000u        /* with PENDING_BIT: in names */
 
+/* Fixed-size loads inlined: memcpy is a call here (-fno-builtin), and
+ * a warm process's exit reads every record of its files. */
+#define LOAD(dst, src, n) __builtin_memcpy(dst, src, n)
+
+/* Eight bytes a step, not one (a warm libyaml run-parser's exit summed
+ * its 3.8 KB of records byte by byte: 22 K of its 47 K parse). */
 uint32_t mc_symcache_sum(const char *p, size_t n)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)n;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 16777619u;
-	return h;
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		LOAD(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
 }
 
 static uint32_t rd32(const char *p)
 {
 	uint32_t v;
-	memcpy(&v, p, 4);
+	LOAD(&v, p, 4);
 	return v;
 }
 
@@ -111,9 +129,15 @@ int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
 	if (size < 12)
 		return 0;
 	uint16_t m, n;
-	memcpy(off, p, 8);
-	memcpy(&m, p + 8, 2);
-	memcpy(&n, p + 10, 2);
+	LOAD(off, p, 8);
+	LOAD(&m, p + 8, 2);
+	LOAD(&n, p + 10, 2);
+	if (m == MC_SYMCACHE_NAME) {
+		/* the answers' own (no frames into out) */
+		int k = *off == 0 ? mc_symcache_names_each(p, size, NULL, NULL) : 0;
+		*max = m;
+		return k;
+	}
 	if (!n || n > m || m > MC_SYMCACHE_QUICK || (m == MC_SYMCACHE_QUICK && n != 1))
 		return 0;
 	size_t at = 12;
@@ -122,7 +146,7 @@ int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
 		int32_t line;
 		if (size - at < 4)
 			return 0;
-		memcpy(&line, p + at, 4);
+		LOAD(&line, p + at, 4);
 		at += 4;
 		if (line < 0 ||
 		    !take_str(p, size, &at, f ? f->function : NULL, sizeof f->function) ||
@@ -198,6 +222,64 @@ size_t mc_symcache_encode(char *dst, size_t cap, uint64_t off, int max,
 	memcpy(dst + 4, &size, 4);
 	memcpy(dst + 8, &sum, 4);
 	return at;
+}
+
+/* A name record's payload: offset 0, max MC_SYMCACHE_NAME, n answers,
+ * each its offset (8 bytes), the answer (1 byte, 0 or 1), the string's
+ * length (1 byte, 1 to MC_SYMCACHE_NAME_LEN) and its bytes. */
+int mc_symcache_names_each(const char *p, size_t size,
+			   void (*fn)(void *arg, uint64_t off, bool found, const char *s,
+				      size_t len, size_t at),
+			   void *arg)
+{
+	uint16_t m, n;
+	uint64_t off;
+	if (size < 12)
+		return 0;
+	LOAD(&off, p, 8);
+	LOAD(&m, p + 8, 2);
+	LOAD(&n, p + 10, 2);
+	if (off || m != MC_SYMCACHE_NAME || !n)
+		return 0;
+	size_t at = 12;
+	for (int i = 0; i < n; i++) {
+		if (size - at < 10)
+			return 0;
+		unsigned char found = (unsigned char)p[at + 8], len = (unsigned char)p[at + 9];
+		if (found > 1 || !len || size - at - 10 < len)
+			return 0;
+		at += 10 + len;
+	}
+	if (at != size)
+		return 0;
+	if (fn)
+		for (size_t i = 0, e = 12; i < n; i++) {
+			unsigned char len = (unsigned char)p[e + 9];
+			LOAD(&off, p + e, 8);
+			fn(arg, off, p[e + 8], p + e + 10, len, e);
+			e += 10 + len;
+		}
+	return n;
+}
+
+size_t mc_symcache_names_encode(char *dst, size_t cap, const char *ent, size_t len, int n)
+{
+	if (n < 1 || n > UINT16_MAX || cap < 24 || len > cap - 24 || len > UINT32_MAX - 12)
+		return 0;
+	uint64_t off = 0;
+	uint16_t m = MC_SYMCACHE_NAME, nn = (uint16_t)n;
+	memcpy(dst + 12, &off, 8);
+	memcpy(dst + 20, &m, 2);
+	memcpy(dst + 22, &nn, 2);
+	memmove(dst + 24, ent, len);   /* may be in place (names_frame) */
+	uint32_t magic = SC_MAGIC, size = (uint32_t)(12 + len);
+	if (mc_symcache_names_each(dst + 12, size, NULL, NULL) != n)
+		return 0;
+	uint32_t sum = mc_symcache_sum(dst + 12, size);
+	memcpy(dst, &magic, 4);
+	memcpy(dst + 4, &size, 4);
+	memcpy(dst + 8, &sum, 4);
+	return 12 + (size_t)size;
 }
 
 /* ---- the directory ---- */
@@ -322,9 +404,20 @@ int mc_symcache_dir_open(bool create)
 
 /* ---- the index ---- */
 
+/* A name answer's key beside its offset, in the index's max: the kind,
+ * and 24 bits of the string's sum above it (two strings sharing them:
+ * the second is not kept, its answers asked anew). */
+static uint32_t name_key(const char *s, size_t len)
+{
+	return MC_SYMCACHE_NAME | (mc_symcache_sum(s, len) << 8);
+}
+
 static size_t slot_of(uint64_t off, uint32_t max, size_t cap)
 {
-	uint64_t h = (off ^ ((uint64_t)max << 56)) * 0x9e3779b97f4a7c15ull;
+	/* a name answer's string sum (max's high bits) mixed in: its
+	 * answers for every offset share one off */
+	uint64_t h = (off ^ ((uint64_t)max << 56) ^ ((uint64_t)(max >> 8) << 24)) *
+		     0x9e3779b97f4a7c15ull;
 	return (size_t)(h >> 20) & (cap - 1);
 }
 
@@ -346,6 +439,10 @@ static bool index_add(struct sc_mod *m, uint64_t off, uint32_t max, uint32_t at)
 		struct sc_ent *t = mc_map(cap * sizeof *t);
 		if (!t)
 			return false;
+		/* in the exit's tail: a read of a fresh page (find) maps the
+		 * zero page, its write then copies it; written first, one
+		 * fault a page (suite_test 0's JSON exit: 4 -> 2) */
+		mc_write_first(t, cap * sizeof *t);
 		struct sc_ent *old = m->tab;
 		size_t oldcap = m->cap;
 		m->tab = t;
@@ -364,10 +461,29 @@ static bool index_add(struct sc_mod *m, uint64_t off, uint32_t max, uint32_t at)
 	return true;
 }
 
+/* A name record's answers are indexed each (at: of the answer). */
+struct names_at {
+	struct sc_mod *m;
+	size_t at;
+	uint32_t bits;
+};
+
+static void note_name(void *arg, uint64_t off, bool found, const char *s, size_t len, size_t at)
+{
+	(void)found;
+	struct names_at *na = arg;
+	index_add(na->m, off, name_key(s, len), ((uint32_t)(na->at + at) + 1) | na->bits);
+}
+
 static void note(void *arg, uint64_t off, int max, size_t at, size_t size)
 {
-	(void)size;
-	index_add(arg, off, (uint32_t)max, (uint32_t)at + 1);
+	struct sc_mod *m = arg;
+	if (max == MC_SYMCACHE_NAME) {
+		struct names_at na = { m, at, 0 };
+		mc_symcache_names_each(m->data + at, size, note_name, &na);
+		return;
+	}
+	index_add(m, off, (uint32_t)max, (uint32_t)at + 1);
 }
 
 static void load(struct sc_mod *m)
@@ -463,12 +579,83 @@ void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int ma
 	errno = saved;   /* mmap's, where memory ran out */
 }
 
+int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
+			 size_t len)
+{
+	int saved = errno;
+	int found = -1;
+	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	if (m && !m->loaded)
+		load(m);
+	const uint32_t key = name_key(s, len);
+	for (int k = 0; m && m->cap && k < 2 && found < 0; k++) {
+		struct sc_ent *e = find(m, k ? off : MC_SYMCACHE_ANY, key);
+		if (!e->at)
+			continue;
+		uint32_t at = (e->at - 1) & ~(PENDING_BIT | NAMES_BIT);
+		const char *p = !((e->at - 1) & PENDING_BIT) ? m->data
+			      : ((e->at - 1) & NAMES_BIT) ? m->names.s : m->pending.s;
+		/* the string itself compared: two strings may share a key */
+		if ((unsigned char)p[at + 9] == len && memcmp(p + at + 10, s, len) == 0)
+			found = p[at + 8];
+	}
+	errno = saved;
+	return found;
+}
+
+void mc_symcache_name_put(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
+			  size_t len, bool found)
+{
+	int saved = errno;
+	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	const uint32_t key = name_key(s, len);
+	if (!m || !len || len > MC_SYMCACHE_NAME_LEN || m->names.oom ||
+	    m->names_n - m->names_n_written == UINT16_MAX || (m->cap && find(m, off, key)->at) ||
+	    m->len + m->pending.len + 24 + m->names.len - m->names_written + 10 + len > SC_FILE_MAX)
+		return;
+	char ent[10 + MC_SYMCACHE_NAME_LEN];
+	memcpy(ent, &off, 8);
+	ent[8] = found;
+	ent[9] = (char)len;
+	memcpy(ent + 10, s, len);
+	size_t at = m->names.len;
+	mc_buf_put(&m->names, ent, 10 + len);
+	if (!m->names.oom) {
+		m->names_n++;
+		index_add(m, off, key, ((uint32_t)at + 1) | PENDING_BIT | NAMES_BIT);
+	}
+	errno = saved;
+}
+
+/* m's name answers not yet written, framed as one record at the end of
+ * its pending records. */
+static void names_frame(struct sc_mod *m)
+{
+	size_t len = m->names.len - m->names_written;
+	int n = m->names_n - m->names_n_written;
+	if (!n || m->names.oom || m->pending.oom)
+		return;
+	char head[24] = { 0 };   /* framed below, once its answers follow */
+	size_t at = m->pending.len;
+	mc_buf_put(&m->pending, head, sizeof head);
+	mc_buf_put(&m->pending, m->names.s + m->names_written, len);
+	if (m->pending.oom)
+		return;
+	/* framed in place: its answers' bytes are already there */
+	if (!mc_symcache_names_encode(m->pending.s + at, sizeof head + len,
+				      m->pending.s + at + sizeof head, len, n))
+		m->pending.len = at;
+	m->names_written = m->names.len;
+	m->names_n_written = m->names_n;
+}
+
 void mc_symcache_flush(void)
 {
 	int saved = errno;
 	int dfd = -2;
 	for (unsigned i = 0; i < mods_next; i++) {
 		struct sc_mod *m = &mods[i];
+		names_frame(m);
 		if (m->written == m->pending.len || m->pending.oom)
 			continue;
 		if (dfd == -2)

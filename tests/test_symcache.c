@@ -9,6 +9,10 @@
  *     the user's alone (group-writable, or another owner's) is not read,
  *     while the same file owned and 0600 is (its doctored answer shows);
  *   - a program rebuilt (a new build ID) gets its new lines;
+ *   - the suppressions' questions of a program's debug strings
+ *     (may_name) are answered from the cache: a doctored answer shows,
+ *     and a program rebuilt with the name a suppression asks for gets
+ *     its own answer, not the old build's;
  *   - the symbol tables' names suppression matching and system frames
  *     take (quick names, the C library's among them) are kept too, keyed
  *     by what decides the table: a debug file appearing between two runs
@@ -172,6 +176,12 @@ static const struct {
 /* Quick names' files: a build ID with the state of its debug file's
  * path after it ('Q' and 8 bytes: 18 hex digits more than the ID's). */
 static int quick_files;
+/* The records of mc_symbolize_may_name's answers (memcheck-cache(5): a
+ * record's max 10, MC_MAX_INLINE + 2) in a module's file, and their
+ * answers. */
+static int name_records, name_answers;
+static void count_names(const char *path);
+
 static void count_quick(const char *path)
 {
 	const char *base = strrchr(path, '/') + 1;
@@ -195,6 +205,12 @@ START_TEST(same_reports)
 		/* the C library's names: it has no DWARF of its own */
 		ck_assert_msg(strcmp(progs[k].prog, "plain_libc_stacks") != 0 || quick_files > 0,
 			      "%s under %s: no quick names cached", prog, h_allocator_name(_i));
+		/* the suppressions' questions of the program's own debug
+		 * strings, answered for the next process */
+		name_records = 0;
+		each_file(dir, count_names);
+		ck_assert_msg(strcmp(progs[k].prog, "plain_supp") != 0 || name_records > 0,
+			      "%s under %s: no may_name answers cached", prog, h_allocator_name(_i));
 		run(_i, prog, progs[k].arg, dir, NULL, &t[2], &j[2], NULL);
 		for (int m = 1; m < 3; m++) {
 			ck_assert_msg(strcmp(t[0], t[m]) == 0, "%s under %s, %s cache: text\n%s\n---\n%s",
@@ -219,13 +235,24 @@ START_TEST(same_reports)
 }
 END_TEST
 
-/* The record checksum of memcheck-cache(5): FNV-1a from 2166136261 ^ size. */
+/* The record checksum of memcheck-cache(5): from 0xcbf29ce484222325 ^
+ * size, each whole 8-byte word xored in, multiplied by 0x100000001b3,
+ * the high half xored into the low; then each byte left the same
+ * without the fold; the high half xored into the low, the low half. */
 static uint32_t sum(const unsigned char *p, uint32_t n)
 {
-	uint32_t h = 2166136261u ^ n;
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	uint32_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
 }
 
 static unsigned char *slurp(const char *path, size_t *len)
@@ -339,17 +366,13 @@ START_TEST(damaged_files)
 }
 END_TEST
 
-/* A program rebuilt with its leak two lines further down: new build ID,
- * new answer, though the old one is cached at the same offset. */
-static const char *build(const char *dir, int blank)
+/* dir/name.c holding text, built -g -O0 into dir/name. */
+static const char *compile(const char *dir, const char *name, const char *text)
 {
-	const char *src = h_env("%s/leak.c", dir), *bin = h_env("%s/leak", dir);
+	const char *src = h_env("%s/%s.c", dir, name), *bin = h_env("%s/%s", dir, name);
 	FILE *f = fopen(src, "w");
 	ck_assert(f);
-	fprintf(f, "#include <stdlib.h>\n");
-	for (int i = 0; i < blank; i++)
-		fprintf(f, "\n");
-	fprintf(f, "void *volatile p;\nint main(void) { p = malloc(8); p = 0; return 0; }\n");
+	fputs(text, f);
 	fclose(f);
 	struct h_res x;
 	H_EXEC(&x, .prog = "/usr/bin/cc", .args = H_LIST("-g", "-O0", "-o", bin, src),
@@ -357,6 +380,16 @@ static const char *build(const char *dir, int blank)
 	h_expect_exit(&x, 0);
 	h_res_free(&x);
 	return bin;
+}
+
+/* A program rebuilt with its leak two lines further down: new build ID,
+ * new answer, though the old one is cached at the same offset. */
+static const char *build(const char *dir, int blank)
+{
+	return compile(dir, "leak",
+		       h_env("#include <stdlib.h>\n%svoid *volatile p;\n"
+			     "int main(void) { p = malloc(8); p = 0; return 0; }\n",
+			     blank ? "\n\n" : ""));
 }
 
 START_TEST(rebuilt_module)
@@ -374,6 +407,112 @@ START_TEST(rebuilt_module)
 			free(t);
 		}
 	}
+}
+END_TEST
+
+/* A program whose leak is allocated in fn(), inlined into main (the
+ * symbol table names main: only the debug information names fn), built
+ * into dir/name. */
+static const char *build_fn(const char *dir, const char *name, const char *fn)
+{
+	return compile(dir, name,
+		       h_env("#include <stdlib.h>\nvoid *volatile p;\n"
+			     "static inline __attribute__((always_inline)) void %s(void)\n"
+			     "{ p = malloc(24); p = 0; }\n"
+			     "int main(void) { %s(); return 0; }\n", fn, fn));
+}
+
+/* The file's name records and answers counted; where doctor says,
+ * every answer made "no", checksums mended: a well-formed file whose
+ * answers are not the program's. */
+static void names_pass(const char *path, bool doctor)
+{
+	size_t len;
+	unsigned char *s = slurp(path, &len);
+	for (size_t i = 0; i + 24 <= len;) {
+		uint32_t size;
+		uint16_t max, n;
+		memcpy(&size, s + i + 4, 4);
+		memcpy(&max, s + i + 20, 2);
+		memcpy(&n, s + i + 22, 2);
+		ck_assert(size <= len - i - 12);
+		name_records += max == 10;
+		for (size_t e = i + 24, k = 0; max == 10 && k < n; k++) {
+			name_answers++;
+			s[e + 8] &= !doctor;
+			e += 10 + s[e + 9];
+		}
+		uint32_t h = sum(s + i + 12, size);
+		memcpy(s + i + 8, &h, 4);
+		i += 12 + size;
+	}
+	if (doctor)
+		spew(path, s, len);
+	free(s);
+}
+
+static void count_names(const char *path)
+{
+	names_pass(path, false);
+}
+
+static void answer_no(const char *path)
+{
+	names_pass(path, true);
+}
+
+/* bin's report with a suppression of leaks allocated in leak_here_fn:
+ * is its leak suppressed? */
+static bool suppressed(const char *bin, const char *supp, const char *cache)
+{
+	struct h_res x;
+	const char *env[] = { h_env("MEMCHECK_CACHE=%s", cache), h_env("MEMCHECK_SUPPRESSIONS=%s", supp),
+			      "MEMCHECK_EXITCODE=0", NULL };
+	H_EXEC(&x, .prog = bin, .flags = H_PRELOAD, .env = env);
+	size_t len;
+	char *rep = h_read_file(x.report, &len);
+	ck_assert_msg(rep && len, "%s: no report", x.label);
+	bool lost = strstr(rep, "\"definitely_lost\":{\"blocks\":1,\"bytes\":24}");
+	bool kept = strstr(rep, "\"name\":\"leak_here\"");
+	ck_assert_msg(lost != kept, "%s: lost %d, suppressed %d\n%s", x.label, lost, kept, rep);
+	free(rep);
+	h_res_free(&x);
+	return kept;
+}
+
+/* may_name's answers: a program that has no leak_here_fn asks its debug
+ * strings for the suppression's name (no: kept for every offset); the
+ * same program rebuilt with leak_here_fn inlined where it leaks (a new
+ * build ID) has its leak suppressed, cold and warm, which the old
+ * build's "no" would have prevented (its frames' quick names do not
+ * match: only the debug information's "yes" leads to the inlined
+ * frame); that build's own answers made "no" in its file, the next run
+ * does not suppress it: the answers are read. */
+START_TEST(name_answers_kept)
+{
+	const char *dir = h_tmppath("names"), *cache = h_tmppath("cache");
+	mkdir(dir, 0700);
+	const char *supp = h_env("%s/leak.supp", dir);
+	FILE *f = fopen(supp, "w");
+	ck_assert(f);
+	fprintf(f, "{\n   leak_here\n   Memcheck:Leak\n   ...\n   fun:leak_here_fn\n   ...\n}\n");
+	fclose(f);
+	const char *old = build_fn(dir, "old", "somewhere_else");
+	for (int r = 0; r < 2; r++)
+		ck_assert_msg(!suppressed(old, supp, cache), "run %d: suppressed without the name", r);
+	name_records = name_answers = 0;
+	each_file(cache, count_names);
+	ck_assert_msg(name_records == 1 && name_answers > 0,
+		      "%d name records, %d answers after a cold and a warm run", name_records,
+		      name_answers);
+	const char *bin = build_fn(dir, "new", "leak_here_fn");
+	for (int r = 0; r < 2; r++)
+		ck_assert_msg(suppressed(bin, supp, cache), "rebuilt, run %d: not suppressed", r);
+	const char *own = h_tmppath("cache");
+	ck_assert(suppressed(bin, supp, own));
+	ck_assert(suppressed(bin, supp, own));
+	each_file(own, answer_no);
+	ck_assert_msg(!suppressed(bin, supp, own), "the doctored answers unread");
 }
 END_TEST
 
@@ -439,5 +578,6 @@ int main(void)
 	tcase_add_test(tc, damaged_files);
 	tcase_add_test(tc, rebuilt_module);
 	tcase_add_test(tc, debug_file_appears);
+	tcase_add_test(tc, name_answers_kept);
 	return h_run_suite(NULL);
 }
