@@ -65,12 +65,14 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 		return;
 	}
 	struct mc_frame_info fi[MC_MAX_INLINE];
-	int lead = mc_allocfn_lead(f, n, fi), at = 0;
+	bool leading = true; /* mc_allocfn_lead's walk, as the frames are named */
 	for (int i = 0; i < n; i++) {
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++, at++) {
+		for (int j = 0; j < k; j++) {
 			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
-			const char *mark = at < lead ? " [allocation function]" : "";
+			if (leading)
+				leading = mc_allocfn_is(f[i], &fi[j]);
+			const char *mark = leading ? " [allocation function]" : "";
 			/* pieces, not mc_buf_printf: two formats a frame were
 			 * ~3 K instructions of vsnprintf */
 			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
@@ -117,16 +119,87 @@ static unsigned memo_slot(const struct json_memo *m, uintptr_t pc)
 	return i;
 }
 
+/* A string literal's bytes at w; the address past them.  Inline stores
+ * (__builtin_memcpy of a constant size): a frame's ten pieces were ten
+ * calls through mc_buf_puts, each a strlen, a reservation and a memcpy. */
+#define PUT_LIT(w, lit) (__builtin_memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
+
+/* The digits of v in decimal (int_len) and in hex (hex_len). */
+static size_t int_len(int v)
+{
+	size_t n = v < 0 ? 2 : 1;
+	for (unsigned u = v < 0 ? -(unsigned)v : (unsigned)v; u >= 10; u /= 10)
+		n++;
+	return n;
+}
+
+static size_t hex_len(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 16; v >>= 4)
+		n++;
+	return n;
+}
+
+/* One entry of a JSON stack: frame fi at return address pc, after
+ * another entry when comma.  Written in place, into room reserved once
+ * for the worst case of its strings where the buffer has it, else
+ * exactly (the buffer then grows as piece-by-piece writes grew it). */
+static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct mc_frame_info *fi,
+		       bool inlined, bool alloc_fn)
+{
+	size_t nfn = strlen(fi->function), nfile = strlen(fi->file), nobj = strlen(fi->object);
+	/* ,{"address":"0x..","function":..,"file":..,"line":..,"object":..,"inlined":false,"alloc_fn":true} */
+	size_t fixed = 96 + 18 + 11;
+	size_t need = fixed + 6 * (nfn + nfile + nobj) + 6;
+	if (b->len + need + 1 > b->cap)
+		need = (comma ? 1 : 0) + sizeof "{\"address\":\"" - 1 + 2 + hex_len(pc) +
+		       sizeof "\",\"function\":" - 1 + mc_buf_json_len(fi->function, nfn) +
+		       sizeof ",\"file\":" - 1 + (nfile ? mc_buf_json_len(fi->file, nfile) : 4) +
+		       sizeof ",\"line\":" - 1 + (fi->line > 0 ? int_len(fi->line) : 4) +
+		       sizeof ",\"object\":" - 1 + mc_buf_json_len(fi->object, nobj) +
+		       (inlined ? sizeof ",\"inlined\":true" : sizeof ",\"inlined\":false") - 1 +
+		       (alloc_fn ? sizeof ",\"alloc_fn\":true}" : sizeof "}") - 1;
+	char *w = mc_buf_room(b, need);
+	if (!w)
+		return;
+	if (comma)
+		*w++ = ',';
+	w = PUT_LIT(w, "{\"address\":\"");
+	w = mc_buf_hex_at(w, pc);
+	w = PUT_LIT(w, "\",\"function\":");
+	w = mc_buf_json_at(w, fi->function, nfn);
+	w = PUT_LIT(w, ",\"file\":");
+	w = nfile ? mc_buf_json_at(w, fi->file, nfile) : PUT_LIT(w, "null");
+	w = PUT_LIT(w, ",\"line\":");
+	if (fi->line > 0) {
+		w = mc_utoa(w, (uint64_t)fi->line);
+	} else {
+		w = PUT_LIT(w, "null");
+	}
+	w = PUT_LIT(w, ",\"object\":");
+	w = mc_buf_json_at(w, fi->object, nobj);
+	/* Inlined copies share the address of the function they were
+	 * inlined into, which follows them. */
+	w = inlined ? PUT_LIT(w, ",\"inlined\":true") : PUT_LIT(w, ",\"inlined\":false");
+	w = alloc_fn ? PUT_LIT(w, ",\"alloc_fn\":true}") : PUT_LIT(w, "}");
+	mc_buf_end(b, w);
+}
+
+/* A stack's entries, innermost first, up to main.  Whether allocation
+ * functions lead (allocfn.c) is asked frame by frame as they are named,
+ * as mc_allocfn_lead's walk asks it: that walk named the leading frames
+ * a second time. */
 static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 {
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	struct mc_frame_info fi[MC_MAX_INLINE];
-	int lead = mc_allocfn_lead(f, n, fi), at = 0;
-	mc_buf_puts(b, "[");
+	bool leading = true; /* every entry so far an allocation function's */
+	mc_buf_put(b, "[", 1);
 	for (int i = 0; i < n; i++) {
-		unsigned ms = 0;
-		if (memo && at >= lead && f[i]) {
+		unsigned ms = JSON_MEMO_SLOTS; /* not looked up */
+		if (memo && !leading && f[i]) {
 			ms = memo_slot(memo, f[i]);
 			if (memo->slot[ms].pc) {
 				if (i)
@@ -134,37 +207,20 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 				mc_buf_repeat(b, memo->slot[ms].off, memo->slot[ms].len);
 				if (memo->slot[ms].main)
 					break;
-				continue; /* no alloc_fn entry past lead: at is spent */
+				continue;
 			}
 		}
 		size_t start = b->len + (i ? 1 : 0);
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++, at++) {
-			/* written piece by piece, no vsnprintf: a report's
-			 * stacks are most of its bytes */
-			mc_buf_puts(b, i || j ? ",{\"address\":\"" : "{\"address\":\"");
-			mc_buf_hex(b, f[i]);
-			mc_buf_puts(b, "\",\"function\":");
-			mc_buf_json_str(b, fi[j].function);
-			mc_buf_puts(b, ",\"file\":");
-			if (fi[j].file[0])
-				mc_buf_json_str(b, fi[j].file);
-			else
-				mc_buf_puts(b, "null");
-			mc_buf_puts(b, ",\"line\":");
-			if (fi[j].line > 0)
-				mc_buf_int(b, fi[j].line);
-			else
-				mc_buf_puts(b, "null");
-			mc_buf_puts(b, ",\"object\":");
-			mc_buf_json_str(b, fi[j].object);
-			/* Inlined copies share the address of the function
-			 * they were inlined into, which follows them. */
-			mc_buf_puts(b, j + 1 < k ? ",\"inlined\":true" : ",\"inlined\":false");
-			mc_buf_puts(b, at < lead ? ",\"alloc_fn\":true}" : "}");
+		bool any_alloc = false;
+		for (int j = 0; j < k; j++) {
+			if (leading)
+				leading = mc_allocfn_is(f[i], &fi[j]);
+			any_alloc |= leading;
+			json_frame(b, i || j, f[i], &fi[j], j + 1 < k, leading);
 		}
 		bool main = is_main(fi, k);
-		if (ms < JSON_MEMO_SLOTS && memo && at - k >= lead && f[i] && !b->oom &&
+		if (ms < JSON_MEMO_SLOTS && memo && !any_alloc && f[i] && !b->oom &&
 		    memo->used < JSON_MEMO_SLOTS * 3 / 4) {
 			memo->slot[ms].pc = f[i];
 			memo->slot[ms].off = start;
@@ -175,7 +231,7 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 		if (main)
 			break;
 	}
-	mc_buf_puts(b, "]");
+	mc_buf_put(b, "]", 1);
 }
 
 /* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found),
@@ -224,17 +280,25 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 		*lead0 = true;
 		return true;
 	}
+	/* mc_allocfn_lead's walk, stopped at its first frame that is not an
+	 * allocation function's: that frame is the key (a walk to count the
+	 * lead, then one to find its frame, named the frames twice) */
 	struct mc_frame_info fi[MC_MAX_INLINE];
-	int lead = mc_allocfn_lead(f, n, fi), at = 0;
-	*lead0 = lead == 0;
-	for (int i = 0; i < n; i++) {
-		int k = lead ? mc_symbolize_frames(f[i], fi, MC_MAX_INLINE) : 1;
-		if (at + k > lead || i == n - 1) {
+	for (int i = 0, at = 0; i < n; i++) {
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++, at++)
+			if (!mc_allocfn_is(f[i], &fi[j])) {
+				*pc = f[i];
+				*depth = j;
+				*lead0 = at == 0;
+				return true;
+			}
+		if (i == n - 1) { /* every frame an allocation function's */
 			*pc = f[i];
-			*depth = at + k > lead ? lead - at : k - 1;
+			*depth = k - 1;
+			*lead0 = false;
 			return true;
 		}
-		at += k;
 	}
 	return false;
 }
