@@ -662,12 +662,28 @@ static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max
 	return n;
 }
 
-/* pre, then v in decimal: the JSON's numbers without vsnprintf. */
-static void json_put_u64(struct mc_buf *b, const char *pre, uint64_t v)
+/* pre's n bytes, then v in decimal (null when MEMCHECK_UNKNOWN and
+ * unknown_null): a record's numbers in one reservation each, the room
+ * exact (the buffer grows where the bytes need it, as before).  Through
+ * JSON_NUM and JSON_U64, with a string literal: three mc_buf_puts and an
+ * mc_buf_u64 were ~330 instructions a number. */
+static void json_num(struct mc_buf *b, const char *pre, size_t n, uint64_t v, bool unknown_null)
 {
-	mc_buf_puts(b, pre);
-	mc_buf_u64(b, v);
+	char d[21];
+	size_t dn = unknown_null && v == MEMCHECK_UNKNOWN ? (size_t)(PUT_LIT(d, "null") - d)
+							  : (size_t)(mc_utoa(d, v) - d);
+	char *w = mc_buf_room(b, n + dn);
+	if (!w)
+		return;
+	memcpy(w, pre, n);
+	memcpy(w + n, d, dn);
+	mc_buf_end(b, w + n + dn);
 }
+#define JSON_NUM(b, lit, v) json_num((b), (lit), sizeof(lit) - 1, (v), false)
+/* ,"key":v, or null where unknown */
+#define JSON_U64(b, key, v) json_num((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (v), true)
+/* a string literal appended, without strlen */
+#define PUTL(b, lit) mc_buf_put((b), (lit), sizeof(lit) - 1)
 
 /* memcheck-report(5): "lines", a line each, with all of its bytes and
  * blocks, how many stacks they are, and its largest stack with that
@@ -678,45 +694,49 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		      struct json_memo *memo)
 {
 	if (!pk) {
-		mc_buf_puts(b, ",\"peak_snapshot\":null");
+		PUTL(b, ",\"peak_snapshot\":null");
 		return;
 	}
-	json_put_u64(b, ",\"peak_snapshot\":{\"live_bytes\":", pk->bytes);
-	json_put_u64(b, ",\"live_blocks\":", pk->blocks);
-	mc_buf_puts(b, ",\"lines\":[");
+	JSON_NUM(b, ",\"peak_snapshot\":{\"live_bytes\":", pk->bytes);
+	JSON_NUM(b, ",\"live_blocks\":", pk->blocks);
+	PUTL(b, ",\"lines\":[");
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		const struct peak_line *l = &ls->v[ls->chosen[c]];
 		const struct mc_peak_site *top = &pk->all[l->top];
-		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", l->bytes);
-		json_put_u64(b, ",\"blocks\":", l->blocks);
-		json_put_u64(b, ",\"stacks\":", l->stacks);
-		json_put_u64(b, ",\"stack_bytes\":", top->bytes);
-		json_put_u64(b, ",\"stack_blocks\":", top->blocks);
-		mc_buf_puts(b, ",\"stack\":");
+		if (c)
+			PUTL(b, ",");
+		JSON_NUM(b, "{\"bytes\":", l->bytes);
+		JSON_NUM(b, ",\"blocks\":", l->blocks);
+		JSON_NUM(b, ",\"stacks\":", l->stacks);
+		JSON_NUM(b, ",\"stack_bytes\":", top->bytes);
+		JSON_NUM(b, ",\"stack_blocks\":", top->blocks);
+		PUTL(b, ",\"stack\":");
 		json_stack(b, top->stack, memo);
-		mc_buf_puts(b, "}");
+		PUTL(b, "}");
 	}
-	json_put_u64(b, "],\"lines_other\":{\"stacks\":", ls->other_stacks);
-	json_put_u64(b, ",\"bytes\":", ls->other_bytes);
-	json_put_u64(b, ",\"blocks\":", ls->other_blocks);
-	mc_buf_puts(b, "},\"sites\":[");
+	JSON_NUM(b, "],\"lines_other\":{\"stacks\":", ls->other_stacks);
+	JSON_NUM(b, ",\"bytes\":", ls->other_bytes);
+	JSON_NUM(b, ",\"blocks\":", ls->other_blocks);
+	PUTL(b, "},\"sites\":[");
 	uint32_t top[MC_PEAK_SITES_MAX];
 	uint32_t n = top_stacks(pk, top, peak_max());
 	uint64_t bytes = 0, blocks = 0;
 	for (uint32_t c = 0; c < n; c++) {
 		const struct mc_peak_site *t = &pk->all[top[c]];
-		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", t->bytes);
-		json_put_u64(b, ",\"blocks\":", t->blocks);
-		mc_buf_puts(b, ",\"stack\":");
+		if (c)
+			PUTL(b, ",");
+		JSON_NUM(b, "{\"bytes\":", t->bytes);
+		JSON_NUM(b, ",\"blocks\":", t->blocks);
+		PUTL(b, ",\"stack\":");
 		json_stack(b, t->stack, memo);
-		mc_buf_puts(b, "}");
+		PUTL(b, "}");
 		bytes += t->bytes;
 		blocks += t->blocks;
 	}
-	json_put_u64(b, "],\"other\":{\"sites\":", pk->stacks - n);
-	json_put_u64(b, ",\"bytes\":", pk->bytes - bytes);
-	json_put_u64(b, ",\"blocks\":", pk->blocks - blocks);
-	mc_buf_puts(b, "}}");
+	JSON_NUM(b, "],\"other\":{\"sites\":", pk->stacks - n);
+	JSON_NUM(b, ",\"bytes\":", pk->bytes - bytes);
+	JSON_NUM(b, ",\"blocks\":", pk->blocks - blocks);
+	PUTL(b, "}}");
 }
 
 /* Seconds as JSON without printf's %f, which follows the program's
@@ -734,9 +754,9 @@ static void json_seconds(struct mc_buf *b, double s)
 static void json_sample_u64(struct mc_buf *b, uint64_t v)
 {
 	if (v == MEMCHECK_UNKNOWN)
-		mc_buf_puts(b, ",null");
+		PUTL(b, ",null");
 	else
-		json_put_u64(b, ",", v);
+		JSON_NUM(b, ",", v);
 }
 
 static void json_timeline(struct mc_buf *b, const struct mc_timeline *tl)
@@ -766,36 +786,20 @@ static const char *const kind_key[] = { "definitely_lost", "indirectly_lost",
 static const char *const kind_text[] = { "definitely lost", "indirectly lost",
 					  "possibly lost", "still reachable" };
 
-/* ,"key": */
-static void json_key(struct mc_buf *b, const char *key)
+static void json_count_at(struct mc_buf *b, const char *key, size_t n,
+			  const struct memcheck_count *c)
 {
-	mc_buf_puts(b, ",\"");
-	mc_buf_puts(b, key);
-	mc_buf_puts(b, "\":");
-}
-
-static void json_u64(struct mc_buf *b, const char *key, uint64_t v)
-{
-	json_key(b, key);
-	if (v == MEMCHECK_UNKNOWN)
-		mc_buf_puts(b, "null");
-	else
-		mc_buf_u64(b, v);
-}
-
-static void json_count(struct mc_buf *b, const char *key, const struct memcheck_count *c)
-{
-	json_key(b, key);
+	mc_buf_put(b, key, n);
 	if (c->blocks == MEMCHECK_UNKNOWN) { /* valgrind mode's indirectly_lost */
-		mc_buf_puts(b, "null");
+		PUTL(b, "null");
 		return;
 	}
-	mc_buf_puts(b, "{\"blocks\":");
-	mc_buf_u64(b, c->blocks);
-	mc_buf_puts(b, ",\"bytes\":");
-	mc_buf_u64(b, c->bytes);
-	mc_buf_puts(b, "}");
+	JSON_NUM(b, "{\"blocks\":", c->blocks);
+	JSON_NUM(b, ",\"bytes\":", c->bytes);
+	PUTL(b, "}");
 }
+/* ,"key":{"blocks":..,"bytes":..} */
+#define JSON_COUNT(b, key, c) json_count_at((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (c))
 
 /* Failure injection: the region's id and allocation calls (null unless
  * counting was on), whether the test expects to fail on OOM, and the
@@ -803,21 +807,25 @@ static void json_count(struct mc_buf *b, const char *key, const struct memcheck_
 static void json_fault(struct mc_buf *b, const struct mc_fault_info *f)
 {
 	if (f && f->counted) {
-		mc_buf_puts(b, ",\"region_id\":");
+		PUTL(b, ",\"region_id\":");
 		mc_buf_json_str(b, f->id);
-		mc_buf_printf(b, ",\"alloc_calls\":%llu", (unsigned long long)f->calls);
+		JSON_NUM(b, ",\"alloc_calls\":", f->calls);
 	} else {
-		mc_buf_puts(b, ",\"region_id\":null,\"alloc_calls\":null");
+		PUTL(b, ",\"region_id\":null,\"alloc_calls\":null");
 	}
-	mc_buf_printf(b, ",\"oom_expected\":%s,\"injected_stacks\":[",
-		      f && f->oom_expected ? "true" : "false");
+	if (f && f->oom_expected)
+		PUTL(b, ",\"oom_expected\":true,\"injected_stacks\":[");
+	else
+		PUTL(b, ",\"oom_expected\":false,\"injected_stacks\":[");
 	for (size_t i = 0; f && i < f->nstacks; i++) {
-		mc_buf_printf(b, "%s{\"failures\":%llu,\"stack\":", i ? "," : "",
-			      (unsigned long long)f->stacks[i].count);
+		if (i)
+			PUTL(b, ",");
+		JSON_NUM(b, "{\"failures\":", f->stacks[i].count);
+		PUTL(b, ",\"stack\":");
 		json_stack(b, f->stacks[i].stack, NULL);
-		mc_buf_puts(b, "}");
+		PUTL(b, "}");
 	}
-	mc_buf_puts(b, "]");
+	PUTL(b, "]");
 }
 
 /* One line to MEMCHECK_FAIL_LOG. */
@@ -875,50 +883,63 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 	if (rr->process && (b.s = mc_map_io(JSON_EXIT_BUF)))
 		b.cap = JSON_EXIT_BUF;
 	struct json_memo memo = { 0 };
-	mc_buf_puts(&b, "{\"name\":");
+	PUTL(&b, "{\"name\":");
 	mc_buf_json_str(&b, r->name);
-	mc_buf_printf(&b, ",\"pid\":%d,\"program\":", (int)getpid());
+	PUTL(&b, ",\"pid\":");
+	mc_buf_int(&b, (int)getpid());
+	PUTL(&b, ",\"program\":");
 	mc_buf_json_str(&b, mc_program());
-	mc_buf_puts(&b, ",\"allocator\":");
+	PUTL(&b, ",\"allocator\":");
 	mc_buf_json_str(&b, mc_allocator_name());
-	mc_buf_printf(&b, ",\"implicit\":%s", rr->process ? "true" : "false");
-	json_u64(&b, "allocs", r->allocs);
-	json_u64(&b, "frees", r->frees);
-	json_u64(&b, "reallocs", r->reallocs);
-	json_u64(&b, "failed_allocs", r->failed_allocs);
-	json_u64(&b, "injected", r->injected);
-	json_u64(&b, "bytes_allocated", r->bytes_allocated);
-	json_u64(&b, "bytes_freed", r->bytes_freed);
-	json_u64(&b, "live_blocks", r->live_blocks);
-	json_u64(&b, "live_bytes", r->live_bytes);
-	json_u64(&b, "peak_live_bytes", r->peak_live_bytes);
-	json_count(&b, "definitely_lost", &r->definitely_lost);
-	json_count(&b, "indirectly_lost", &r->indirectly_lost);
-	json_count(&b, "possibly_lost", &r->possibly_lost);
-	json_count(&b, "still_reachable", &r->still_reachable);
-	json_count(&b, "suppressed", &r->suppressed);
-	mc_buf_printf(&b, ",\"leak_check\":\"%s\"", rr->valgrind ? "valgrind" : "memcheck");
-	json_u64(&b, "double_frees", r->double_frees);
-	json_u64(&b, "invalid_frees", r->invalid_frees);
-	json_u64(&b, "retained_bytes", r->retained_bytes);
-	json_u64(&b, "retained_after_release", r->retained_after_release);
-	json_u64(&b, "timed_purge_ms", mc_allocator_timed_purge_ms());
-	json_u64(&b, "rss_begin", r->rss_begin);
-	json_u64(&b, "rss_end", r->rss_end);
-	json_u64(&b, "peak_rss", r->peak_rss);
-	mc_buf_printf(&b, ",\"peak_rss_scope\":\"%s\"",
-		      r->peak_rss_whole_process ? "process" : "region");
+	if (rr->process)
+		PUTL(&b, ",\"implicit\":true");
+	else
+		PUTL(&b, ",\"implicit\":false");
+	JSON_U64(&b, "allocs", r->allocs);
+	JSON_U64(&b, "frees", r->frees);
+	JSON_U64(&b, "reallocs", r->reallocs);
+	JSON_U64(&b, "failed_allocs", r->failed_allocs);
+	JSON_U64(&b, "injected", r->injected);
+	JSON_U64(&b, "bytes_allocated", r->bytes_allocated);
+	JSON_U64(&b, "bytes_freed", r->bytes_freed);
+	JSON_U64(&b, "live_blocks", r->live_blocks);
+	JSON_U64(&b, "live_bytes", r->live_bytes);
+	JSON_U64(&b, "peak_live_bytes", r->peak_live_bytes);
+	JSON_COUNT(&b, "definitely_lost", &r->definitely_lost);
+	JSON_COUNT(&b, "indirectly_lost", &r->indirectly_lost);
+	JSON_COUNT(&b, "possibly_lost", &r->possibly_lost);
+	JSON_COUNT(&b, "still_reachable", &r->still_reachable);
+	JSON_COUNT(&b, "suppressed", &r->suppressed);
+	if (rr->valgrind)
+		PUTL(&b, ",\"leak_check\":\"valgrind\"");
+	else
+		PUTL(&b, ",\"leak_check\":\"memcheck\"");
+	JSON_U64(&b, "double_frees", r->double_frees);
+	JSON_U64(&b, "invalid_frees", r->invalid_frees);
+	JSON_U64(&b, "retained_bytes", r->retained_bytes);
+	JSON_U64(&b, "retained_after_release", r->retained_after_release);
+	JSON_U64(&b, "timed_purge_ms", mc_allocator_timed_purge_ms());
+	JSON_U64(&b, "rss_begin", r->rss_begin);
+	JSON_U64(&b, "rss_end", r->rss_end);
+	JSON_U64(&b, "peak_rss", r->peak_rss);
+	if (r->peak_rss_whole_process)
+		PUTL(&b, ",\"peak_rss_scope\":\"process\"");
+	else
+		PUTL(&b, ",\"peak_rss_scope\":\"region\"");
 	/* Not %f: the program may have set a locale whose decimal point is
 	 * a comma, which is not JSON. */
 	if (rr->scan_seconds >= 0) {
-		mc_buf_puts(&b, ",\"scan_seconds\":");
+		PUTL(&b, ",\"scan_seconds\":");
 		json_seconds(&b, rr->scan_seconds);
 	} else {
-		mc_buf_puts(&b, ",\"scan_seconds\":null");
+		PUTL(&b, ",\"scan_seconds\":null");
 	}
-	mc_buf_puts(&b, ",\"seconds\":");
+	PUTL(&b, ",\"seconds\":");
 	json_seconds(&b, r->seconds);
-	mc_buf_printf(&b, ",\"verdict\":\"%s\",\"violations\":[", r->pass ? "pass" : "fail");
+	if (r->pass)
+		PUTL(&b, ",\"verdict\":\"pass\",\"violations\":[");
+	else
+		PUTL(&b, ",\"verdict\":\"fail\",\"violations\":[");
 	/* violations[] holds "; "-separated messages */
 	const char *v = r->violations;
 	for (int i = 0; *v; i++) {
@@ -928,31 +949,40 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 		memcpy(one, v, len);
 		one[len] = 0;
 		if (i)
-			mc_buf_puts(&b, ",");
+			PUTL(&b, ",");
 		mc_buf_json_str(&b, one);
 		v += len + (end ? 2 : 0);
 	}
-	mc_buf_puts(&b, "],\"leaks\":[");
+	PUTL(&b, "],\"leaks\":[");
 	for (size_t i = 0; i < rr->nleaks; i++) {
 		const struct mc_leak *l = &rr->leaks[i];
-		mc_buf_printf(&b, "%s{\"kind\":\"%s\",\"blocks\":%llu,\"bytes\":%llu,\"stack\":",
-			      i ? "," : "", kind_key[l->kind & 3], (unsigned long long)l->blocks,
-			      (unsigned long long)l->bytes);
+		if (i)
+			PUTL(&b, ",");
+		PUTL(&b, "{\"kind\":\"");
+		mc_buf_puts(&b, kind_key[l->kind & 3]);
+		JSON_NUM(&b, "\",\"blocks\":", l->blocks);
+		JSON_NUM(&b, ",\"bytes\":", l->bytes);
+		PUTL(&b, ",\"stack\":");
 		json_stack(&b, l->stack, &memo);
-		mc_buf_puts(&b, "}");
+		PUTL(&b, "}");
 	}
-	mc_buf_puts(&b, "],\"suppressions\":[");
+	PUTL(&b, "],\"suppressions\":[");
 	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
 		const struct mc_supp_used *u = &rr->supp->used[i];
-		mc_buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+		if (i)
+			PUTL(&b, ",");
+		PUTL(&b, "{\"name\":");
 		mc_buf_json_str(&b, u->name);
-		mc_buf_puts(&b, ",\"file\":");
+		PUTL(&b, ",\"file\":");
 		mc_buf_json_str(&b, u->file);
-		mc_buf_printf(&b, ",\"line\":%d,\"records\":%llu,\"blocks\":%llu,\"bytes\":%llu}",
-			      u->line, (unsigned long long)u->records,
-			      (unsigned long long)u->blocks, (unsigned long long)u->bytes);
+		PUTL(&b, ",\"line\":");
+		mc_buf_int(&b, u->line);
+		JSON_NUM(&b, ",\"records\":", u->records);
+		JSON_NUM(&b, ",\"blocks\":", u->blocks);
+		JSON_NUM(&b, ",\"bytes\":", u->bytes);
+		PUTL(&b, "}");
 	}
-	mc_buf_puts(&b, "]");
+	PUTL(&b, "]");
 	json_fault(&b, rr->fault);
 	json_peak(&b, rr->peak, ls, &memo);
 	json_timeline(&b, rr->timeline);
