@@ -266,8 +266,16 @@ void mc_buf_json_str(struct mc_buf *b, const char *s);
  * mc_buf_end with the address past the last byte written there.  One
  * reservation for a record's many small pieces, each a store instead of
  * a call. */
-char *mc_buf_room(struct mc_buf *b, size_t n);
-void mc_buf_end(struct mc_buf *b, char *end);
+char *mc_buf_room_grow(struct mc_buf *b, size_t n);
+static inline char *mc_buf_room(struct mc_buf *b, size_t n)
+{
+	return !b->oom && b->len + n + 1 <= b->cap ? b->s + b->len : mc_buf_room_grow(b, n);
+}
+static inline void mc_buf_end(struct mc_buf *b, char *end)
+{
+	b->len = (size_t)(end - b->s);
+	b->s[b->len] = 0;
+}
 /* s's n bytes as mc_buf_json_str writes them, at w (room for 6 * n + 2
  * bytes); the address past them. */
 char *mc_buf_json_at(char *w, const char *s, size_t n);

@@ -102,7 +102,16 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
  * (insert:39, main:81 ...), named once each.  Entries marked alloc_fn
  * depend on their place in the stack and are not kept. */
 #define JSON_MEMO_SLOTS 64
+/* Where the last frame's file and object were written in the buffer,
+ * when written as they are (no byte escaped; len 0: none): the next
+ * frame's, mostly the same, is compared with those bytes and copied
+ * instead of tested again (a program's path of 40-60 bytes, every
+ * frame). */
+struct json_last {
+	size_t file_off, file_len, obj_off, obj_len;
+};
 struct json_memo {
+	struct json_last last;
 	struct {
 		uintptr_t pc; /* 0: free */
 		size_t off, len;
@@ -141,12 +150,30 @@ static size_t hex_len(uint64_t v)
 	return n;
 }
 
+/* s's n bytes as a JSON string at w (in b's room), copied from the bytes
+ * at *off when those are the same string written as it is; the address
+ * past them. */
+static char *json_str_again(const struct mc_buf *b, char *w, const char *s, size_t n, size_t *off,
+			    size_t *len)
+{
+	if (*len == n + 2 && memcmp(b->s + *off + 1, s, n) == 0) {
+		memcpy(w, b->s + *off, n + 2);
+		return w + n + 2;
+	}
+	char *end = mc_buf_json_at(w, s, n);
+	if ((size_t)(end - w) == n + 2) { /* as it is: escapes are longer */
+		*off = (size_t)(w - b->s);
+		*len = n + 2;
+	}
+	return end;
+}
+
 /* One entry of a JSON stack: frame fi at return address pc, after
  * another entry when comma.  Written in place, into room reserved once
  * for the worst case of its strings where the buffer has it, else
  * exactly (the buffer then grows as piece-by-piece writes grew it). */
 static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct mc_frame_info *fi,
-		       bool inlined, bool alloc_fn)
+		       bool inlined, bool alloc_fn, struct json_last *last)
 {
 	size_t nfn = strlen(fi->function), nfile = strlen(fi->file), nobj = strlen(fi->object);
 	/* ,{"address":"0x..","function":..,"file":..,"line":..,"object":..,"inlined":false,"alloc_fn":true} */
@@ -170,7 +197,8 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
 	w = PUT_LIT(w, "\",\"function\":");
 	w = mc_buf_json_at(w, fi->function, nfn);
 	w = PUT_LIT(w, ",\"file\":");
-	w = nfile ? mc_buf_json_at(w, fi->file, nfile) : PUT_LIT(w, "null");
+	w = nfile ? json_str_again(b, w, fi->file, nfile, &last->file_off, &last->file_len)
+		  : PUT_LIT(w, "null");
 	w = PUT_LIT(w, ",\"line\":");
 	if (fi->line > 0) {
 		w = mc_utoa(w, (uint64_t)fi->line);
@@ -178,7 +206,7 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
 		w = PUT_LIT(w, "null");
 	}
 	w = PUT_LIT(w, ",\"object\":");
-	w = mc_buf_json_at(w, fi->object, nobj);
+	w = json_str_again(b, w, fi->object, nobj, &last->obj_off, &last->obj_len);
 	/* Inlined copies share the address of the function they were
 	 * inlined into, which follows them. */
 	w = inlined ? PUT_LIT(w, ",\"inlined\":true") : PUT_LIT(w, ",\"inlined\":false");
@@ -196,6 +224,7 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 	int n = mc_stack_get_code(id, &f);
 	struct mc_frame_info fi[MC_MAX_INLINE];
 	bool leading = true; /* every entry so far an allocation function's */
+	struct json_last local = { 0 }, *last = memo ? &memo->last : &local;
 	mc_buf_put(b, "[", 1);
 	for (int i = 0; i < n; i++) {
 		unsigned ms = JSON_MEMO_SLOTS; /* not looked up */
@@ -217,7 +246,7 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 			if (leading)
 				leading = mc_allocfn_is(f[i], &fi[j]);
 			any_alloc |= leading;
-			json_frame(b, i || j, f[i], &fi[j], j + 1 < k, leading);
+			json_frame(b, i || j, f[i], &fi[j], j + 1 < k, leading, last);
 		}
 		bool main = is_main(fi, k);
 		if (ms < JSON_MEMO_SLOTS && memo && !any_alloc && f[i] && !b->oom &&
@@ -669,21 +698,38 @@ static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max
  * mc_buf_u64 were ~330 instructions a number. */
 static void json_num(struct mc_buf *b, const char *pre, size_t n, uint64_t v, bool unknown_null)
 {
-	char d[21];
-	size_t dn = unknown_null && v == MEMCHECK_UNKNOWN ? (size_t)(PUT_LIT(d, "null") - d)
-							  : (size_t)(mc_utoa(d, v) - d);
+	bool null = unknown_null && v == MEMCHECK_UNKNOWN;
+	size_t dn = 1;
+	for (uint64_t t = v; t >= 10; t /= 10)
+		dn++;
+	if (null)
+		dn = 4;
 	char *w = mc_buf_room(b, n + dn);
 	if (!w)
 		return;
 	memcpy(w, pre, n);
-	memcpy(w + n, d, dn);
-	mc_buf_end(b, w + n + dn);
+	w += n;
+	if (null) {
+		__builtin_memcpy(w, "null", 4);
+	} else { /* the digits, as "%llu" writes them, from the last */
+		char *d = w + dn;
+		do {
+			*--d = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+	}
+	mc_buf_end(b, w + dn);
 }
 #define JSON_NUM(b, lit, v) json_num((b), (lit), sizeof(lit) - 1, (v), false)
 /* ,"key":v, or null where unknown */
 #define JSON_U64(b, key, v) json_num((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (v), true)
-/* a string literal appended, without strlen */
-#define PUTL(b, lit) mc_buf_put((b), (lit), sizeof(lit) - 1)
+/* a string literal appended, without strlen: inline stores */
+#define PUTL(b, lit)                                              \
+	do {                                                      \
+		char *w_ = mc_buf_room((b), sizeof(lit) - 1);     \
+		if (w_)                                           \
+			mc_buf_end((b), PUT_LIT(w_, lit));        \
+	} while (0)
 
 /* memcheck-report(5): "lines", a line each, with all of its bytes and
  * blocks, how many stacks they are, and its largest stack with that

@@ -799,15 +799,11 @@ void mc_buf_repeat(struct mc_buf *b, size_t off, size_t n)
 	b->s[b->len] = 0;
 }
 
-char *mc_buf_room(struct mc_buf *b, size_t n)
+/* mc_buf_room where the buffer must grow (inline in internal.h: the room
+ * is there, a few instructions, for most of a record's pieces). */
+char *mc_buf_room_grow(struct mc_buf *b, size_t n)
 {
 	return buf_reserve(b, n) ? b->s + b->len : NULL;
-}
-
-void mc_buf_end(struct mc_buf *b, char *end)
-{
-	b->len = (size_t)(end - b->s);
-	b->s[b->len] = 0;
 }
 
 void mc_buf_puts(struct mc_buf *b, const char *s)
