@@ -13,6 +13,18 @@
 
 #include "internal.h"
 
+/* A string literal's bytes at w; the address past them.  Inline stores
+ * (__builtin_memcpy of a constant size): a frame's ten pieces were ten
+ * calls through mc_buf_puts, each a strlen, a reservation and a memcpy. */
+#define PUT_LIT(w, lit) (__builtin_memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
+/* a string literal appended, without strlen: inline stores */
+#define PUTL(b, lit)                                              \
+	do {                                                      \
+		char *w_ = mc_buf_room((b), sizeof(lit) - 1);     \
+		if (w_)                                           \
+			mc_buf_end((b), PUT_LIT(w_, lit));        \
+	} while (0)
+
 /* A size as "%llu B", "%.1f KiB", "%.1f MiB" or "%.1f GiB" write it,
  * the first three without vsnprintf (mc_buf_tenths: exact there). */
 static void put_bytes(struct mc_buf *b, uint64_t v)
@@ -39,6 +51,18 @@ static const char *secs(double v, char buf[32])
 {
 	snprintf(buf, 32, "%.3f", v);
 	return buf;
+}
+
+/* "==pid==", the prefix of valgrind's lines, without snprintf. */
+static const char *pid_prefix(char p[32])
+{
+	int pid = (int)mc_pid();
+	char *w = PUT_LIT(p, "==");
+	if (pid < 0)
+		*w++ = '-';
+	w = mc_utoa(w, pid < 0 ? -(uint64_t)pid : (uint64_t)pid);
+	memcpy(w, "==", 3);
+	return p;
 }
 
 /* A count with thousands separators, or "unknown" where not measured. */
@@ -128,10 +152,26 @@ static unsigned memo_slot(const struct json_memo *m, uintptr_t pc)
 	return i;
 }
 
-/* A string literal's bytes at w; the address past them.  Inline stores
- * (__builtin_memcpy of a constant size): a frame's ten pieces were ten
- * calls through mc_buf_puts, each a strlen, a reservation and a memcpy. */
-#define PUT_LIT(w, lit) (__builtin_memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
+
+/* How many digits "%llu" writes for v (dec_len), and the digits at w,
+ * written from the last (dec_at); the address past them. */
+static size_t dec_len(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 10; v /= 10)
+		n++;
+	return n;
+}
+
+static char *dec_at(char *w, uint64_t v, size_t n)
+{
+	char *d = w + n;
+	do {
+		*--d = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return w + n;
+}
 
 /* The digits of v in decimal (int_len) and in hex (hex_len). */
 static size_t int_len(int v)
@@ -200,11 +240,8 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
 	w = nfile ? json_str_again(b, w, fi->file, nfile, &last->file_off, &last->file_len)
 		  : PUT_LIT(w, "null");
 	w = PUT_LIT(w, ",\"line\":");
-	if (fi->line > 0) {
-		w = mc_utoa(w, (uint64_t)fi->line);
-	} else {
-		w = PUT_LIT(w, "null");
-	}
+	w = fi->line > 0 ? dec_at(w, (uint64_t)fi->line, dec_len((uint64_t)fi->line))
+			 : PUT_LIT(w, "null");
 	w = PUT_LIT(w, ",\"object\":");
 	w = json_str_again(b, w, fi->object, nobj, &last->obj_off, &last->obj_len);
 	/* Inlined copies share the address of the function they were
@@ -225,14 +262,14 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 	struct mc_frame_info fi[MC_MAX_INLINE];
 	bool leading = true; /* every entry so far an allocation function's */
 	struct json_last local = { 0 }, *last = memo ? &memo->last : &local;
-	mc_buf_put(b, "[", 1);
+	PUTL(b, "[");
 	for (int i = 0; i < n; i++) {
 		unsigned ms = JSON_MEMO_SLOTS; /* not looked up */
 		if (memo && !leading && f[i]) {
 			ms = memo_slot(memo, f[i]);
 			if (memo->slot[ms].pc) {
 				if (i)
-					mc_buf_put(b, ",", 1);
+					PUTL(b, ",");
 				mc_buf_repeat(b, memo->slot[ms].off, memo->slot[ms].len);
 				if (memo->slot[ms].main)
 					break;
@@ -260,7 +297,7 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 		if (main)
 			break;
 	}
-	mc_buf_put(b, "]", 1);
+	PUTL(b, "]");
 }
 
 /* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found),
@@ -699,37 +736,16 @@ static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max
 static void json_num(struct mc_buf *b, const char *pre, size_t n, uint64_t v, bool unknown_null)
 {
 	bool null = unknown_null && v == MEMCHECK_UNKNOWN;
-	size_t dn = 1;
-	for (uint64_t t = v; t >= 10; t /= 10)
-		dn++;
-	if (null)
-		dn = 4;
+	size_t dn = null ? 4 : dec_len(v);
 	char *w = mc_buf_room(b, n + dn);
 	if (!w)
 		return;
 	memcpy(w, pre, n);
-	w += n;
-	if (null) {
-		__builtin_memcpy(w, "null", 4);
-	} else { /* the digits, as "%llu" writes them, from the last */
-		char *d = w + dn;
-		do {
-			*--d = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
-	}
-	mc_buf_end(b, w + dn);
+	mc_buf_end(b, null ? PUT_LIT(w + n, "null") : dec_at(w + n, v, dn));
 }
 #define JSON_NUM(b, lit, v) json_num((b), (lit), sizeof(lit) - 1, (v), false)
 /* ,"key":v, or null where unknown */
 #define JSON_U64(b, key, v) json_num((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (v), true)
-/* a string literal appended, without strlen: inline stores */
-#define PUTL(b, lit)                                              \
-	do {                                                      \
-		char *w_ = mc_buf_room((b), sizeof(lit) - 1);     \
-		if (w_)                                           \
-			mc_buf_end((b), PUT_LIT(w_, lit));        \
-	} while (0)
 
 /* memcheck-report(5): "lines", a line each, with all of its bytes and
  * blocks, how many stacks they are, and its largest stack with that
@@ -1059,7 +1075,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	mc_text_escape(r->name, name, sizeof name);
 	mc_text_escape(mc_program(), prog, sizeof prog);
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
-	snprintf(p, sizeof p, "==%d==", (int)mc_pid());
+	pid_prefix(p);
 	struct mc_buf b = { 0 };
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
 		mc_buf_strs(&b, p, " memcheck: \"", name, "\" in ", prog, ": ",
@@ -1273,7 +1289,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 {
 	char p[32], c1[32], c2[32];
 	mc_own_work_begin(true);
-	snprintf(p, sizeof p, "==%d==", (int)mc_pid());
+	pid_prefix(p);
 	struct mc_buf b = { 0 };
 	/* A block memcheck knows of, freed again or freed through a pointer
 	 * inside it: valgrind's heading, which tools that read valgrind's

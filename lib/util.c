@@ -892,16 +892,13 @@ void mc_buf_int(struct mc_buf *b, int v)
 
 char *mc_buf_hex_at(char *w, uint64_t v)
 {
-	char d[18];
-	size_t i = sizeof d;
-	do {
-		d[--i] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	d[--i] = 'x';
-	d[--i] = '0';
-	memcpy(w, d + i, sizeof d - i);
-	return w + (sizeof d - i);
+	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1; /* digits */
+	w[0] = '0';
+	w[1] = 'x';
+	char *end = w + 2 + n;
+	for (char *d = end; d > w + 2; v >>= 4)
+		*--d = "0123456789abcdef"[v & 15];
+	return end;
 }
 
 /* v as "0x%lx" writes it. */
