@@ -134,7 +134,17 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 struct json_last {
 	size_t file_off, file_len, obj_off, obj_len;
 };
+/* The stacks a record wrote whole: the peak's lines' largest stacks are
+ * mostly among its largest stacks ("sites"), and a leak's may be one of
+ * them too (run-parser: 20 stacks, 11 distinct); a stack met again is
+ * copied, its frames neither fetched nor named again. */
+#define JSON_MEMO_STACKS 32
 struct json_memo {
+	struct {
+		uint32_t id;
+		size_t off, len;
+	} stack[JSON_MEMO_STACKS];
+	unsigned nstacks;
 	struct json_last last;
 	struct {
 		uintptr_t pc; /* 0: free */
@@ -257,6 +267,12 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
  * a second time. */
 static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 {
+	for (unsigned s = 0; memo && s < memo->nstacks; s++)
+		if (memo->stack[s].id == id) {
+			mc_buf_repeat(b, memo->stack[s].off, memo->stack[s].len);
+			return;
+		}
+	size_t whole = b->len;
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	struct mc_frame_info fi[MC_MAX_INLINE];
@@ -298,6 +314,11 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 			break;
 	}
 	PUTL(b, "]");
+	if (memo && !b->oom && memo->nstacks < JSON_MEMO_STACKS) {
+		memo->stack[memo->nstacks].id = id;
+		memo->stack[memo->nstacks].off = whole;
+		memo->stack[memo->nstacks++].len = b->len - whole;
+	}
 }
 
 /* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found),
