@@ -150,6 +150,8 @@ struct json_memo {
 		uintptr_t pc; /* 0: free */
 		size_t off, len;
 		bool main;
+		bool plain0; /* its first entry was asked, and is not an
+			      * allocation function's: it may end a lead */
 	} slot[JSON_MEMO_SLOTS];
 	unsigned used;
 };
@@ -281,9 +283,15 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 	PUTL(b, "[");
 	for (int i = 0; i < n; i++) {
 		unsigned ms = JSON_MEMO_SLOTS; /* not looked up */
-		if (memo && !leading && f[i]) {
+		if (memo && f[i]) {
 			ms = memo_slot(memo, f[i]);
-			if (memo->slot[ms].pc) {
+			/* while allocation functions lead, only a frame known
+			 * to end the lead (mc_allocfn_is depends on the
+			 * return address alone) */
+			if (memo->slot[ms].pc && leading && !memo->slot[ms].plain0)
+				ms = JSON_MEMO_SLOTS;
+			else if (memo->slot[ms].pc) {
+				leading = false;
 				if (i)
 					PUTL(b, ",");
 				mc_buf_repeat(b, memo->slot[ms].off, memo->slot[ms].len);
@@ -294,7 +302,7 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 		}
 		size_t start = b->len + (i ? 1 : 0);
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		bool any_alloc = false;
+		bool any_alloc = false, was_leading = leading;
 		for (int j = 0; j < k; j++) {
 			if (leading)
 				leading = mc_allocfn_is(f[i], &fi[j]);
@@ -308,6 +316,7 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 			memo->slot[ms].off = start;
 			memo->slot[ms].len = b->len - start;
 			memo->slot[ms].main = main;
+			memo->slot[ms].plain0 = was_leading;
 			memo->used++;
 		}
 		if (main)
