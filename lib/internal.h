@@ -261,6 +261,28 @@ void mc_buf_repeat(struct mc_buf *b, size_t off, size_t n);
 void mc_buf_printf(struct mc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mc_buf_json_str(struct mc_buf *b, const char *s);
+/* Writing in place: room for n more bytes at b's end (the address to
+ * write them at; NULL when memory runs out, b->oom then set), and
+ * mc_buf_end with the address past the last byte written there.  One
+ * reservation for a record's many small pieces, each a store instead of
+ * a call. */
+char *mc_buf_room_grow(struct mc_buf *b, size_t n);
+static inline char *mc_buf_room(struct mc_buf *b, size_t n)
+{
+	return !b->oom && b->len + n + 1 <= b->cap ? b->s + b->len : mc_buf_room_grow(b, n);
+}
+static inline void mc_buf_end(struct mc_buf *b, char *end)
+{
+	b->len = (size_t)(end - b->s);
+	b->s[b->len] = 0;
+}
+/* s's n bytes as mc_buf_json_str writes them, at w (room for 6 * n + 2
+ * bytes); the address past them. */
+char *mc_buf_json_at(char *w, const char *s, size_t n);
+/* How many bytes mc_buf_json_at writes for s's n bytes. */
+size_t mc_buf_json_len(const char *s, size_t n);
+/* v as "0x%lx" writes it, at w (room for 18 bytes); the address past it. */
+char *mc_buf_hex_at(char *w, uint64_t v);
 /* v in decimal at w (room for 21 bytes), NUL-terminated, as "%llu"
  * writes it, without vsnprintf; the NUL's address. */
 char *mc_utoa(char *w, uint64_t v);

@@ -13,6 +13,18 @@
 
 #include "internal.h"
 
+/* A string literal's bytes at w; the address past them.  Inline stores
+ * (__builtin_memcpy of a constant size): a frame's ten pieces were ten
+ * calls through mc_buf_puts, each a strlen, a reservation and a memcpy. */
+#define PUT_LIT(w, lit) (__builtin_memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
+/* a string literal appended, without strlen: inline stores */
+#define PUTL(b, lit)                                              \
+	do {                                                      \
+		char *w_ = mc_buf_room((b), sizeof(lit) - 1);     \
+		if (w_)                                           \
+			mc_buf_end((b), PUT_LIT(w_, lit));        \
+	} while (0)
+
 /* A size as "%llu B", "%.1f KiB", "%.1f MiB" or "%.1f GiB" write it,
  * the first three without vsnprintf (mc_buf_tenths: exact there). */
 static void put_bytes(struct mc_buf *b, uint64_t v)
@@ -41,6 +53,18 @@ static const char *secs(double v, char buf[32])
 	return buf;
 }
 
+/* "==pid==", the prefix of valgrind's lines, without snprintf. */
+static const char *pid_prefix(char p[32])
+{
+	int pid = (int)mc_pid();
+	char *w = PUT_LIT(p, "==");
+	if (pid < 0)
+		*w++ = '-';
+	w = mc_utoa(w, pid < 0 ? -(uint64_t)pid : (uint64_t)pid);
+	memcpy(w, "==", 3);
+	return p;
+}
+
 /* A count with thousands separators, or "unknown" where not measured. */
 static const char *num(uint64_t v, char buf[32])
 {
@@ -65,12 +89,14 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 		return;
 	}
 	struct mc_frame_info fi[MC_MAX_INLINE];
-	int lead = mc_allocfn_lead(f, n, fi), at = 0;
+	bool leading = true; /* mc_allocfn_lead's walk, as the frames are named */
 	for (int i = 0; i < n; i++) {
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++, at++) {
+		for (int j = 0; j < k; j++) {
 			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
-			const char *mark = at < lead ? " [allocation function]" : "";
+			if (leading)
+				leading = mc_allocfn_is(f[i], &fi[j]);
+			const char *mark = leading ? " [allocation function]" : "";
 			/* pieces, not mc_buf_printf: two formats a frame were
 			 * ~3 K instructions of vsnprintf */
 			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
@@ -100,11 +126,32 @@ static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
  * (insert:39, main:81 ...), named once each.  Entries marked alloc_fn
  * depend on their place in the stack and are not kept. */
 #define JSON_MEMO_SLOTS 64
+/* Where the last frame's file and object were written in the buffer,
+ * when written as they are (no byte escaped; len 0: none): the next
+ * frame's, mostly the same, is compared with those bytes and copied
+ * instead of tested again (a program's path of 40-60 bytes, every
+ * frame). */
+struct json_last {
+	size_t file_off, file_len, obj_off, obj_len;
+};
+/* The stacks a record wrote whole: the peak's lines' largest stacks are
+ * mostly among its largest stacks ("sites"), and a leak's may be one of
+ * them too (run-parser: 20 stacks, 11 distinct); a stack met again is
+ * copied, its frames neither fetched nor named again. */
+#define JSON_MEMO_STACKS 32
 struct json_memo {
+	struct {
+		uint32_t id;
+		size_t off, len;
+	} stack[JSON_MEMO_STACKS];
+	unsigned nstacks;
+	struct json_last last;
 	struct {
 		uintptr_t pc; /* 0: free */
 		size_t off, len;
 		bool main;
+		bool plain0; /* its first entry was asked, and is not an
+			      * allocation function's: it may end a lead */
 	} slot[JSON_MEMO_SLOTS];
 	unsigned used;
 };
@@ -117,65 +164,170 @@ static unsigned memo_slot(const struct json_memo *m, uintptr_t pc)
 	return i;
 }
 
+
+/* How many digits "%llu" writes for v (dec_len), and the digits at w,
+ * written from the last (dec_at); the address past them. */
+static size_t dec_len(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 10; v /= 10)
+		n++;
+	return n;
+}
+
+static char *dec_at(char *w, uint64_t v, size_t n)
+{
+	char *d = w + n;
+	do {
+		*--d = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return w + n;
+}
+
+/* The digits of v in decimal (int_len) and in hex (hex_len). */
+static size_t int_len(int v)
+{
+	size_t n = v < 0 ? 2 : 1;
+	for (unsigned u = v < 0 ? -(unsigned)v : (unsigned)v; u >= 10; u /= 10)
+		n++;
+	return n;
+}
+
+static size_t hex_len(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 16; v >>= 4)
+		n++;
+	return n;
+}
+
+/* s's n bytes as a JSON string at w (in b's room), copied from the bytes
+ * at *off when those are the same string written as it is; the address
+ * past them. */
+static char *json_str_again(const struct mc_buf *b, char *w, const char *s, size_t n, size_t *off,
+			    size_t *len)
+{
+	if (*len == n + 2 && memcmp(b->s + *off + 1, s, n) == 0) {
+		memcpy(w, b->s + *off, n + 2);
+		return w + n + 2;
+	}
+	char *end = mc_buf_json_at(w, s, n);
+	if ((size_t)(end - w) == n + 2) { /* as it is: escapes are longer */
+		*off = (size_t)(w - b->s);
+		*len = n + 2;
+	}
+	return end;
+}
+
+/* One entry of a JSON stack: frame fi at return address pc, after
+ * another entry when comma.  Written in place, into room reserved once
+ * for the worst case of its strings where the buffer has it, else
+ * exactly (the buffer then grows as piece-by-piece writes grew it). */
+static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct mc_frame_info *fi,
+		       bool inlined, bool alloc_fn, struct json_last *last)
+{
+	size_t nfn = strlen(fi->function), nfile = strlen(fi->file), nobj = strlen(fi->object);
+	/* ,{"address":"0x..","function":..,"file":..,"line":..,"object":..,"inlined":false,"alloc_fn":true} */
+	size_t fixed = 96 + 18 + 11;
+	size_t need = fixed + 6 * (nfn + nfile + nobj) + 6;
+	if (b->len + need + 1 > b->cap)
+		need = (comma ? 1 : 0) + sizeof "{\"address\":\"" - 1 + 2 + hex_len(pc) +
+		       sizeof "\",\"function\":" - 1 + mc_buf_json_len(fi->function, nfn) +
+		       sizeof ",\"file\":" - 1 + (nfile ? mc_buf_json_len(fi->file, nfile) : 4) +
+		       sizeof ",\"line\":" - 1 + (fi->line > 0 ? int_len(fi->line) : 4) +
+		       sizeof ",\"object\":" - 1 + mc_buf_json_len(fi->object, nobj) +
+		       (inlined ? sizeof ",\"inlined\":true" : sizeof ",\"inlined\":false") - 1 +
+		       (alloc_fn ? sizeof ",\"alloc_fn\":true}" : sizeof "}") - 1;
+	char *w = mc_buf_room(b, need);
+	if (!w)
+		return;
+	if (comma)
+		*w++ = ',';
+	w = PUT_LIT(w, "{\"address\":\"");
+	w = mc_buf_hex_at(w, pc);
+	w = PUT_LIT(w, "\",\"function\":");
+	w = mc_buf_json_at(w, fi->function, nfn);
+	w = PUT_LIT(w, ",\"file\":");
+	w = nfile ? json_str_again(b, w, fi->file, nfile, &last->file_off, &last->file_len)
+		  : PUT_LIT(w, "null");
+	w = PUT_LIT(w, ",\"line\":");
+	w = fi->line > 0 ? dec_at(w, (uint64_t)fi->line, dec_len((uint64_t)fi->line))
+			 : PUT_LIT(w, "null");
+	w = PUT_LIT(w, ",\"object\":");
+	w = json_str_again(b, w, fi->object, nobj, &last->obj_off, &last->obj_len);
+	/* Inlined copies share the address of the function they were
+	 * inlined into, which follows them. */
+	w = inlined ? PUT_LIT(w, ",\"inlined\":true") : PUT_LIT(w, ",\"inlined\":false");
+	w = alloc_fn ? PUT_LIT(w, ",\"alloc_fn\":true}") : PUT_LIT(w, "}");
+	mc_buf_end(b, w);
+}
+
+/* A stack's entries, innermost first, up to main.  Whether allocation
+ * functions lead (allocfn.c) is asked frame by frame as they are named,
+ * as mc_allocfn_lead's walk asks it: that walk named the leading frames
+ * a second time. */
 static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 {
+	for (unsigned s = 0; memo && s < memo->nstacks; s++)
+		if (memo->stack[s].id == id) {
+			mc_buf_repeat(b, memo->stack[s].off, memo->stack[s].len);
+			return;
+		}
+	size_t whole = b->len;
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	struct mc_frame_info fi[MC_MAX_INLINE];
-	int lead = mc_allocfn_lead(f, n, fi), at = 0;
-	mc_buf_puts(b, "[");
+	bool leading = true; /* every entry so far an allocation function's */
+	struct json_last local = { 0 }, *last = memo ? &memo->last : &local;
+	PUTL(b, "[");
 	for (int i = 0; i < n; i++) {
-		unsigned ms = 0;
-		if (memo && at >= lead && f[i]) {
+		unsigned ms = JSON_MEMO_SLOTS; /* not looked up */
+		if (memo && f[i]) {
 			ms = memo_slot(memo, f[i]);
-			if (memo->slot[ms].pc) {
+			/* while allocation functions lead, only a frame known
+			 * to end the lead (mc_allocfn_is depends on the
+			 * return address alone) */
+			if (memo->slot[ms].pc && leading && !memo->slot[ms].plain0)
+				ms = JSON_MEMO_SLOTS;
+			else if (memo->slot[ms].pc) {
+				leading = false;
 				if (i)
-					mc_buf_put(b, ",", 1);
+					PUTL(b, ",");
 				mc_buf_repeat(b, memo->slot[ms].off, memo->slot[ms].len);
 				if (memo->slot[ms].main)
 					break;
-				continue; /* no alloc_fn entry past lead: at is spent */
+				continue;
 			}
 		}
 		size_t start = b->len + (i ? 1 : 0);
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++, at++) {
-			/* written piece by piece, no vsnprintf: a report's
-			 * stacks are most of its bytes */
-			mc_buf_puts(b, i || j ? ",{\"address\":\"" : "{\"address\":\"");
-			mc_buf_hex(b, f[i]);
-			mc_buf_puts(b, "\",\"function\":");
-			mc_buf_json_str(b, fi[j].function);
-			mc_buf_puts(b, ",\"file\":");
-			if (fi[j].file[0])
-				mc_buf_json_str(b, fi[j].file);
-			else
-				mc_buf_puts(b, "null");
-			mc_buf_puts(b, ",\"line\":");
-			if (fi[j].line > 0)
-				mc_buf_int(b, fi[j].line);
-			else
-				mc_buf_puts(b, "null");
-			mc_buf_puts(b, ",\"object\":");
-			mc_buf_json_str(b, fi[j].object);
-			/* Inlined copies share the address of the function
-			 * they were inlined into, which follows them. */
-			mc_buf_puts(b, j + 1 < k ? ",\"inlined\":true" : ",\"inlined\":false");
-			mc_buf_puts(b, at < lead ? ",\"alloc_fn\":true}" : "}");
+		bool any_alloc = false, was_leading = leading;
+		for (int j = 0; j < k; j++) {
+			if (leading)
+				leading = mc_allocfn_is(f[i], &fi[j]);
+			any_alloc |= leading;
+			json_frame(b, i || j, f[i], &fi[j], j + 1 < k, leading, last);
 		}
 		bool main = is_main(fi, k);
-		if (ms < JSON_MEMO_SLOTS && memo && at - k >= lead && f[i] && !b->oom &&
+		if (ms < JSON_MEMO_SLOTS && memo && !any_alloc && f[i] && !b->oom &&
 		    memo->used < JSON_MEMO_SLOTS * 3 / 4) {
 			memo->slot[ms].pc = f[i];
 			memo->slot[ms].off = start;
 			memo->slot[ms].len = b->len - start;
 			memo->slot[ms].main = main;
+			memo->slot[ms].plain0 = was_leading;
 			memo->used++;
 		}
 		if (main)
 			break;
 	}
-	mc_buf_puts(b, "]");
+	PUTL(b, "]");
+	if (memo && !b->oom && memo->nstacks < JSON_MEMO_STACKS) {
+		memo->stack[memo->nstacks].id = id;
+		memo->stack[memo->nstacks].off = whole;
+		memo->stack[memo->nstacks++].len = b->len - whole;
+	}
 }
 
 /* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found),
@@ -224,17 +376,25 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 		*lead0 = true;
 		return true;
 	}
+	/* mc_allocfn_lead's walk, stopped at its first frame that is not an
+	 * allocation function's: that frame is the key (a walk to count the
+	 * lead, then one to find its frame, named the frames twice) */
 	struct mc_frame_info fi[MC_MAX_INLINE];
-	int lead = mc_allocfn_lead(f, n, fi), at = 0;
-	*lead0 = lead == 0;
-	for (int i = 0; i < n; i++) {
-		int k = lead ? mc_symbolize_frames(f[i], fi, MC_MAX_INLINE) : 1;
-		if (at + k > lead || i == n - 1) {
+	for (int i = 0, at = 0; i < n; i++) {
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++, at++)
+			if (!mc_allocfn_is(f[i], &fi[j])) {
+				*pc = f[i];
+				*depth = j;
+				*lead0 = at == 0;
+				return true;
+			}
+		if (i == n - 1) { /* every frame an allocation function's */
 			*pc = f[i];
-			*depth = at + k > lead ? lead - at : k - 1;
+			*depth = k - 1;
+			*lead0 = false;
 			return true;
 		}
-		at += k;
 	}
 	return false;
 }
@@ -323,13 +483,15 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return (h ^ 0xff) * 0x100000001b3ull;
 }
 
+/* A line's bucket: of its function and line number only, which lines
+ * that print as one share (same_site tells the rest apart): the file's
+ * and the object's paths, ~100 bytes a line hashed byte by byte, were
+ * most of it. */
 static uint64_t site_hash(bool found, const struct mc_frame_info *fi)
 {
 	if (!found)
 		return 1;
-	uint64_t h = hash_str(0xcbf29ce484222325ull, fi->file);
-	h = hash_str(h, fi->function);
-	h = hash_str(h, fi->object);
+	uint64_t h = hash_str(0xcbf29ce484222325ull, fi->function);
 	return (h ^ (uint64_t)(unsigned)fi->line) * 0x100000001b3ull;
 }
 
@@ -598,12 +760,24 @@ static uint32_t top_stacks(const struct mc_peak *pk, uint32_t *top, uint32_t max
 	return n;
 }
 
-/* pre, then v in decimal: the JSON's numbers without vsnprintf. */
-static void json_put_u64(struct mc_buf *b, const char *pre, uint64_t v)
+/* pre's n bytes, then v in decimal (null when MEMCHECK_UNKNOWN and
+ * unknown_null): a record's numbers in one reservation each, the room
+ * exact (the buffer grows where the bytes need it, as before).  Through
+ * JSON_NUM and JSON_U64, with a string literal: three mc_buf_puts and an
+ * mc_buf_u64 were ~330 instructions a number. */
+static void json_num(struct mc_buf *b, const char *pre, size_t n, uint64_t v, bool unknown_null)
 {
-	mc_buf_puts(b, pre);
-	mc_buf_u64(b, v);
+	bool null = unknown_null && v == MEMCHECK_UNKNOWN;
+	size_t dn = null ? 4 : dec_len(v);
+	char *w = mc_buf_room(b, n + dn);
+	if (!w)
+		return;
+	memcpy(w, pre, n);
+	mc_buf_end(b, null ? PUT_LIT(w + n, "null") : dec_at(w + n, v, dn));
 }
+#define JSON_NUM(b, lit, v) json_num((b), (lit), sizeof(lit) - 1, (v), false)
+/* ,"key":v, or null where unknown */
+#define JSON_U64(b, key, v) json_num((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (v), true)
 
 /* memcheck-report(5): "lines", a line each, with all of its bytes and
  * blocks, how many stacks they are, and its largest stack with that
@@ -614,45 +788,49 @@ static void json_peak(struct mc_buf *b, const struct mc_peak *pk, const struct p
 		      struct json_memo *memo)
 {
 	if (!pk) {
-		mc_buf_puts(b, ",\"peak_snapshot\":null");
+		PUTL(b, ",\"peak_snapshot\":null");
 		return;
 	}
-	json_put_u64(b, ",\"peak_snapshot\":{\"live_bytes\":", pk->bytes);
-	json_put_u64(b, ",\"live_blocks\":", pk->blocks);
-	mc_buf_puts(b, ",\"lines\":[");
+	JSON_NUM(b, ",\"peak_snapshot\":{\"live_bytes\":", pk->bytes);
+	JSON_NUM(b, ",\"live_blocks\":", pk->blocks);
+	PUTL(b, ",\"lines\":[");
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		const struct peak_line *l = &ls->v[ls->chosen[c]];
 		const struct mc_peak_site *top = &pk->all[l->top];
-		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", l->bytes);
-		json_put_u64(b, ",\"blocks\":", l->blocks);
-		json_put_u64(b, ",\"stacks\":", l->stacks);
-		json_put_u64(b, ",\"stack_bytes\":", top->bytes);
-		json_put_u64(b, ",\"stack_blocks\":", top->blocks);
-		mc_buf_puts(b, ",\"stack\":");
+		if (c)
+			PUTL(b, ",");
+		JSON_NUM(b, "{\"bytes\":", l->bytes);
+		JSON_NUM(b, ",\"blocks\":", l->blocks);
+		JSON_NUM(b, ",\"stacks\":", l->stacks);
+		JSON_NUM(b, ",\"stack_bytes\":", top->bytes);
+		JSON_NUM(b, ",\"stack_blocks\":", top->blocks);
+		PUTL(b, ",\"stack\":");
 		json_stack(b, top->stack, memo);
-		mc_buf_puts(b, "}");
+		PUTL(b, "}");
 	}
-	json_put_u64(b, "],\"lines_other\":{\"stacks\":", ls->other_stacks);
-	json_put_u64(b, ",\"bytes\":", ls->other_bytes);
-	json_put_u64(b, ",\"blocks\":", ls->other_blocks);
-	mc_buf_puts(b, "},\"sites\":[");
+	JSON_NUM(b, "],\"lines_other\":{\"stacks\":", ls->other_stacks);
+	JSON_NUM(b, ",\"bytes\":", ls->other_bytes);
+	JSON_NUM(b, ",\"blocks\":", ls->other_blocks);
+	PUTL(b, "},\"sites\":[");
 	uint32_t top[MC_PEAK_SITES_MAX];
 	uint32_t n = top_stacks(pk, top, peak_max());
 	uint64_t bytes = 0, blocks = 0;
 	for (uint32_t c = 0; c < n; c++) {
 		const struct mc_peak_site *t = &pk->all[top[c]];
-		json_put_u64(b, c ? ",{\"bytes\":" : "{\"bytes\":", t->bytes);
-		json_put_u64(b, ",\"blocks\":", t->blocks);
-		mc_buf_puts(b, ",\"stack\":");
+		if (c)
+			PUTL(b, ",");
+		JSON_NUM(b, "{\"bytes\":", t->bytes);
+		JSON_NUM(b, ",\"blocks\":", t->blocks);
+		PUTL(b, ",\"stack\":");
 		json_stack(b, t->stack, memo);
-		mc_buf_puts(b, "}");
+		PUTL(b, "}");
 		bytes += t->bytes;
 		blocks += t->blocks;
 	}
-	json_put_u64(b, "],\"other\":{\"sites\":", pk->stacks - n);
-	json_put_u64(b, ",\"bytes\":", pk->bytes - bytes);
-	json_put_u64(b, ",\"blocks\":", pk->blocks - blocks);
-	mc_buf_puts(b, "}}");
+	JSON_NUM(b, "],\"other\":{\"sites\":", pk->stacks - n);
+	JSON_NUM(b, ",\"bytes\":", pk->bytes - bytes);
+	JSON_NUM(b, ",\"blocks\":", pk->blocks - blocks);
+	PUTL(b, "}}");
 }
 
 /* Seconds as JSON without printf's %f, which follows the program's
@@ -670,9 +848,9 @@ static void json_seconds(struct mc_buf *b, double s)
 static void json_sample_u64(struct mc_buf *b, uint64_t v)
 {
 	if (v == MEMCHECK_UNKNOWN)
-		mc_buf_puts(b, ",null");
+		PUTL(b, ",null");
 	else
-		json_put_u64(b, ",", v);
+		JSON_NUM(b, ",", v);
 }
 
 static void json_timeline(struct mc_buf *b, const struct mc_timeline *tl)
@@ -702,36 +880,20 @@ static const char *const kind_key[] = { "definitely_lost", "indirectly_lost",
 static const char *const kind_text[] = { "definitely lost", "indirectly lost",
 					  "possibly lost", "still reachable" };
 
-/* ,"key": */
-static void json_key(struct mc_buf *b, const char *key)
+static void json_count_at(struct mc_buf *b, const char *key, size_t n,
+			  const struct memcheck_count *c)
 {
-	mc_buf_puts(b, ",\"");
-	mc_buf_puts(b, key);
-	mc_buf_puts(b, "\":");
-}
-
-static void json_u64(struct mc_buf *b, const char *key, uint64_t v)
-{
-	json_key(b, key);
-	if (v == MEMCHECK_UNKNOWN)
-		mc_buf_puts(b, "null");
-	else
-		mc_buf_u64(b, v);
-}
-
-static void json_count(struct mc_buf *b, const char *key, const struct memcheck_count *c)
-{
-	json_key(b, key);
+	mc_buf_put(b, key, n);
 	if (c->blocks == MEMCHECK_UNKNOWN) { /* valgrind mode's indirectly_lost */
-		mc_buf_puts(b, "null");
+		PUTL(b, "null");
 		return;
 	}
-	mc_buf_puts(b, "{\"blocks\":");
-	mc_buf_u64(b, c->blocks);
-	mc_buf_puts(b, ",\"bytes\":");
-	mc_buf_u64(b, c->bytes);
-	mc_buf_puts(b, "}");
+	JSON_NUM(b, "{\"blocks\":", c->blocks);
+	JSON_NUM(b, ",\"bytes\":", c->bytes);
+	PUTL(b, "}");
 }
+/* ,"key":{"blocks":..,"bytes":..} */
+#define JSON_COUNT(b, key, c) json_count_at((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (c))
 
 /* Failure injection: the region's id and allocation calls (null unless
  * counting was on), whether the test expects to fail on OOM, and the
@@ -739,21 +901,25 @@ static void json_count(struct mc_buf *b, const char *key, const struct memcheck_
 static void json_fault(struct mc_buf *b, const struct mc_fault_info *f)
 {
 	if (f && f->counted) {
-		mc_buf_puts(b, ",\"region_id\":");
+		PUTL(b, ",\"region_id\":");
 		mc_buf_json_str(b, f->id);
-		mc_buf_printf(b, ",\"alloc_calls\":%llu", (unsigned long long)f->calls);
+		JSON_NUM(b, ",\"alloc_calls\":", f->calls);
 	} else {
-		mc_buf_puts(b, ",\"region_id\":null,\"alloc_calls\":null");
+		PUTL(b, ",\"region_id\":null,\"alloc_calls\":null");
 	}
-	mc_buf_printf(b, ",\"oom_expected\":%s,\"injected_stacks\":[",
-		      f && f->oom_expected ? "true" : "false");
+	if (f && f->oom_expected)
+		PUTL(b, ",\"oom_expected\":true,\"injected_stacks\":[");
+	else
+		PUTL(b, ",\"oom_expected\":false,\"injected_stacks\":[");
 	for (size_t i = 0; f && i < f->nstacks; i++) {
-		mc_buf_printf(b, "%s{\"failures\":%llu,\"stack\":", i ? "," : "",
-			      (unsigned long long)f->stacks[i].count);
+		if (i)
+			PUTL(b, ",");
+		JSON_NUM(b, "{\"failures\":", f->stacks[i].count);
+		PUTL(b, ",\"stack\":");
 		json_stack(b, f->stacks[i].stack, NULL);
-		mc_buf_puts(b, "}");
+		PUTL(b, "}");
 	}
-	mc_buf_puts(b, "]");
+	PUTL(b, "]");
 }
 
 /* One line to MEMCHECK_FAIL_LOG. */
@@ -811,50 +977,63 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 	if (rr->process && (b.s = mc_map_io(JSON_EXIT_BUF)))
 		b.cap = JSON_EXIT_BUF;
 	struct json_memo memo = { 0 };
-	mc_buf_puts(&b, "{\"name\":");
+	PUTL(&b, "{\"name\":");
 	mc_buf_json_str(&b, r->name);
-	mc_buf_printf(&b, ",\"pid\":%d,\"program\":", (int)getpid());
+	PUTL(&b, ",\"pid\":");
+	mc_buf_int(&b, (int)getpid());
+	PUTL(&b, ",\"program\":");
 	mc_buf_json_str(&b, mc_program());
-	mc_buf_puts(&b, ",\"allocator\":");
+	PUTL(&b, ",\"allocator\":");
 	mc_buf_json_str(&b, mc_allocator_name());
-	mc_buf_printf(&b, ",\"implicit\":%s", rr->process ? "true" : "false");
-	json_u64(&b, "allocs", r->allocs);
-	json_u64(&b, "frees", r->frees);
-	json_u64(&b, "reallocs", r->reallocs);
-	json_u64(&b, "failed_allocs", r->failed_allocs);
-	json_u64(&b, "injected", r->injected);
-	json_u64(&b, "bytes_allocated", r->bytes_allocated);
-	json_u64(&b, "bytes_freed", r->bytes_freed);
-	json_u64(&b, "live_blocks", r->live_blocks);
-	json_u64(&b, "live_bytes", r->live_bytes);
-	json_u64(&b, "peak_live_bytes", r->peak_live_bytes);
-	json_count(&b, "definitely_lost", &r->definitely_lost);
-	json_count(&b, "indirectly_lost", &r->indirectly_lost);
-	json_count(&b, "possibly_lost", &r->possibly_lost);
-	json_count(&b, "still_reachable", &r->still_reachable);
-	json_count(&b, "suppressed", &r->suppressed);
-	mc_buf_printf(&b, ",\"leak_check\":\"%s\"", rr->valgrind ? "valgrind" : "memcheck");
-	json_u64(&b, "double_frees", r->double_frees);
-	json_u64(&b, "invalid_frees", r->invalid_frees);
-	json_u64(&b, "retained_bytes", r->retained_bytes);
-	json_u64(&b, "retained_after_release", r->retained_after_release);
-	json_u64(&b, "timed_purge_ms", mc_allocator_timed_purge_ms());
-	json_u64(&b, "rss_begin", r->rss_begin);
-	json_u64(&b, "rss_end", r->rss_end);
-	json_u64(&b, "peak_rss", r->peak_rss);
-	mc_buf_printf(&b, ",\"peak_rss_scope\":\"%s\"",
-		      r->peak_rss_whole_process ? "process" : "region");
+	if (rr->process)
+		PUTL(&b, ",\"implicit\":true");
+	else
+		PUTL(&b, ",\"implicit\":false");
+	JSON_U64(&b, "allocs", r->allocs);
+	JSON_U64(&b, "frees", r->frees);
+	JSON_U64(&b, "reallocs", r->reallocs);
+	JSON_U64(&b, "failed_allocs", r->failed_allocs);
+	JSON_U64(&b, "injected", r->injected);
+	JSON_U64(&b, "bytes_allocated", r->bytes_allocated);
+	JSON_U64(&b, "bytes_freed", r->bytes_freed);
+	JSON_U64(&b, "live_blocks", r->live_blocks);
+	JSON_U64(&b, "live_bytes", r->live_bytes);
+	JSON_U64(&b, "peak_live_bytes", r->peak_live_bytes);
+	JSON_COUNT(&b, "definitely_lost", &r->definitely_lost);
+	JSON_COUNT(&b, "indirectly_lost", &r->indirectly_lost);
+	JSON_COUNT(&b, "possibly_lost", &r->possibly_lost);
+	JSON_COUNT(&b, "still_reachable", &r->still_reachable);
+	JSON_COUNT(&b, "suppressed", &r->suppressed);
+	if (rr->valgrind)
+		PUTL(&b, ",\"leak_check\":\"valgrind\"");
+	else
+		PUTL(&b, ",\"leak_check\":\"memcheck\"");
+	JSON_U64(&b, "double_frees", r->double_frees);
+	JSON_U64(&b, "invalid_frees", r->invalid_frees);
+	JSON_U64(&b, "retained_bytes", r->retained_bytes);
+	JSON_U64(&b, "retained_after_release", r->retained_after_release);
+	JSON_U64(&b, "timed_purge_ms", mc_allocator_timed_purge_ms());
+	JSON_U64(&b, "rss_begin", r->rss_begin);
+	JSON_U64(&b, "rss_end", r->rss_end);
+	JSON_U64(&b, "peak_rss", r->peak_rss);
+	if (r->peak_rss_whole_process)
+		PUTL(&b, ",\"peak_rss_scope\":\"process\"");
+	else
+		PUTL(&b, ",\"peak_rss_scope\":\"region\"");
 	/* Not %f: the program may have set a locale whose decimal point is
 	 * a comma, which is not JSON. */
 	if (rr->scan_seconds >= 0) {
-		mc_buf_puts(&b, ",\"scan_seconds\":");
+		PUTL(&b, ",\"scan_seconds\":");
 		json_seconds(&b, rr->scan_seconds);
 	} else {
-		mc_buf_puts(&b, ",\"scan_seconds\":null");
+		PUTL(&b, ",\"scan_seconds\":null");
 	}
-	mc_buf_puts(&b, ",\"seconds\":");
+	PUTL(&b, ",\"seconds\":");
 	json_seconds(&b, r->seconds);
-	mc_buf_printf(&b, ",\"verdict\":\"%s\",\"violations\":[", r->pass ? "pass" : "fail");
+	if (r->pass)
+		PUTL(&b, ",\"verdict\":\"pass\",\"violations\":[");
+	else
+		PUTL(&b, ",\"verdict\":\"fail\",\"violations\":[");
 	/* violations[] holds "; "-separated messages */
 	const char *v = r->violations;
 	for (int i = 0; *v; i++) {
@@ -864,31 +1043,40 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 		memcpy(one, v, len);
 		one[len] = 0;
 		if (i)
-			mc_buf_puts(&b, ",");
+			PUTL(&b, ",");
 		mc_buf_json_str(&b, one);
 		v += len + (end ? 2 : 0);
 	}
-	mc_buf_puts(&b, "],\"leaks\":[");
+	PUTL(&b, "],\"leaks\":[");
 	for (size_t i = 0; i < rr->nleaks; i++) {
 		const struct mc_leak *l = &rr->leaks[i];
-		mc_buf_printf(&b, "%s{\"kind\":\"%s\",\"blocks\":%llu,\"bytes\":%llu,\"stack\":",
-			      i ? "," : "", kind_key[l->kind & 3], (unsigned long long)l->blocks,
-			      (unsigned long long)l->bytes);
+		if (i)
+			PUTL(&b, ",");
+		PUTL(&b, "{\"kind\":\"");
+		mc_buf_puts(&b, kind_key[l->kind & 3]);
+		JSON_NUM(&b, "\",\"blocks\":", l->blocks);
+		JSON_NUM(&b, ",\"bytes\":", l->bytes);
+		PUTL(&b, ",\"stack\":");
 		json_stack(&b, l->stack, &memo);
-		mc_buf_puts(&b, "}");
+		PUTL(&b, "}");
 	}
-	mc_buf_puts(&b, "],\"suppressions\":[");
+	PUTL(&b, "],\"suppressions\":[");
 	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
 		const struct mc_supp_used *u = &rr->supp->used[i];
-		mc_buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+		if (i)
+			PUTL(&b, ",");
+		PUTL(&b, "{\"name\":");
 		mc_buf_json_str(&b, u->name);
-		mc_buf_puts(&b, ",\"file\":");
+		PUTL(&b, ",\"file\":");
 		mc_buf_json_str(&b, u->file);
-		mc_buf_printf(&b, ",\"line\":%d,\"records\":%llu,\"blocks\":%llu,\"bytes\":%llu}",
-			      u->line, (unsigned long long)u->records,
-			      (unsigned long long)u->blocks, (unsigned long long)u->bytes);
+		PUTL(&b, ",\"line\":");
+		mc_buf_int(&b, u->line);
+		JSON_NUM(&b, ",\"records\":", u->records);
+		JSON_NUM(&b, ",\"blocks\":", u->blocks);
+		JSON_NUM(&b, ",\"bytes\":", u->bytes);
+		PUTL(&b, "}");
 	}
-	mc_buf_puts(&b, "]");
+	PUTL(&b, "]");
 	json_fault(&b, rr->fault);
 	json_peak(&b, rr->peak, ls, &memo);
 	json_timeline(&b, rr->timeline);
@@ -919,7 +1107,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	mc_text_escape(r->name, name, sizeof name);
 	mc_text_escape(mc_program(), prog, sizeof prog);
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
-	snprintf(p, sizeof p, "==%d==", (int)mc_pid());
+	pid_prefix(p);
 	struct mc_buf b = { 0 };
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
 		mc_buf_strs(&b, p, " memcheck: \"", name, "\" in ", prog, ": ",
@@ -1133,7 +1321,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 {
 	char p[32], c1[32], c2[32];
 	mc_own_work_begin(true);
-	snprintf(p, sizeof p, "==%d==", (int)mc_pid());
+	pid_prefix(p);
 	struct mc_buf b = { 0 };
 	/* A block memcheck knows of, freed again or freed through a pointer
 	 * inside it: valgrind's heading, which tools that read valgrind's

@@ -87,7 +87,29 @@ START_TEST(json_strings_as_by_byte)
 		char want[48 * 6 + 3];
 		json_by_byte(want, in);
 		ck_assert_str_eq(json((const char *)in), want);
+		ck_assert_uint_eq(mc_buf_json_len((const char *)in, len), strlen(want));
 	}
+}
+END_TEST
+
+/* mc_buf_json_at tests 8 bytes at a time: every byte value at every
+ * place of plain runs of every length up to 24 (one, two and three
+ * words, and the bytes past them), as written a byte at a time; and
+ * mc_buf_json_len counts what it writes. */
+START_TEST(json_strings_by_word)
+{
+	for (size_t len = 1; len <= 24; len++)
+		for (size_t at = 0; at < len; at++)
+			for (unsigned c = 1; c < 256; c++) {
+				unsigned char in[32];
+				memset(in, 'a' + (int)(len % 26), len);
+				in[at] = (unsigned char)c;
+				in[len] = 0;
+				char want[32 * 6 + 3];
+				json_by_byte(want, in);
+				ck_assert_str_eq(json((const char *)in), want);
+				ck_assert_uint_eq(mc_buf_json_len((const char *)in, len), strlen(want));
+			}
 }
 END_TEST
 
@@ -487,6 +509,7 @@ int main(void)
 	TCase *tc = h_tcase("util", 0);
 	tcase_add_test(tc, json_strings);
 	tcase_add_test(tc, json_strings_as_by_byte);
+	tcase_add_test(tc, json_strings_by_word);
 	tcase_add_test(tc, numbers_as_printf);
 	tcase_add_test(tc, tenths_as_printf);
 	tcase_add_test(tc, text_escapes);
