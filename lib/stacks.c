@@ -384,6 +384,24 @@ static inline uint64_t capture_rule(struct rule_view *v, uintptr_t pc, uint64_t 
 	return capture_rule_slow(v, pc, val);
 }
 
+/* capture_rule for a walk that keeps the view's address and shift in
+ * registers (*rt, *shift): the first slot read from them, where a frame
+ * pointer's rule, pc itself, mostly is; any other answer from
+ * capture_rule, *rt and *shift then copied from v, which it may move. */
+static inline __attribute__((always_inline)) uint64_t
+capture_rule_in_regs(struct rule_view *v, const struct rule_slot **rt, unsigned *shift,
+		     uintptr_t pc, uint64_t *val)
+{
+	uint64_t key = atomic_load_explicit(&(*rt)[(size_t)((pc * HASH_K) >> *shift)].key,
+					    memory_order_acquire);
+	if (likely(key == pc))
+		return key;
+	key = capture_rule(v, pc, val);
+	*rt = v->rt;
+	*shift = v->shift;
+	return key;
+}
+
 /* ---- the walk ----------------------------------------------------------
  * A frame of the walk: ret, its return address; sp, the stack pointer
  * of ret's function at the call (the CFA of the frame below); bp, its
@@ -786,10 +804,11 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
  * hash, says what the exact walk does with it: nothing (GEN_FP: the id
  * is the stack's), the thread's run from where walk_fp stopped (a run's
  * gen), or anything else (GEN_EXACT).  The first segment's hash is the
- * common path's, h, with c its cache slot or NULL; a later segment's is
- * walk_fp's from there, the cache asked before anything else.  Then the
- * segment is walked again, storing its frames and looking up each one's
- * rule before stepping from it (one probe of the rule table, inline):
+ * common path's, h, with c its cache slot or NULL, and the segment is
+ * walked again, storing its frames and looking up each one's rule
+ * before stepping from it (one probe of the rule table, inline); a
+ * later segment is walked once, each frame's rule and walk_fp's check
+ * in one step, its hash asked of the cache where it ends as walk_fp's:
  * at the first function without a frame pointer CFI steps go on, and
  * where they reach a function with one, the next segment begins.  So a
  * block from strdup costs a rule lookup and a CFI step more than one
@@ -835,81 +854,107 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * record holds).  Under h itself the second took the first's id
 	 * from the common path (unit_stacks: fp_indirect_call_skipping_a_frame). */
 	uint64_t ck = h;
-	uintptr_t stop_sp = fp_end_sp; /* where walk_fp stopped in this segment, 0: the depth */
 	for (;;) {
-		if (s > 0) { /* (at s 0 the common path did this) */
-			uintptr_t end_sp = 0, end_bp = 0;
-			h = walk_fp_on(cur, nxt, hk, (unsigned)(max - s - 1), top, &end_sp, &end_bp);
-			stop_sp = end_sp;
-			ck = h ^ SEGMENT_KEY;
-			c = capture_cache_find(ck);
-			if (c && c->gen == GEN_FP)
-				return c->id;
-			if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && end_sp &&
-			    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
-				return c->id;
-		}
-		/* The segment's frame-pointer steps again, each frame's rule
-		 * looked up before stepping from it: frames[k] is stored and
-		 * hashed, cur is the frame record that holds it, nxt its link.
-		 * The walk stops where walk_fp stops, or at the first function
-		 * without a frame pointer, not walking on the chain walk_fp
-		 * follows past it.  Where walk_fp stops is known: at the frame
-		 * record end_sp - 16 (stop_sp: the common path's walk_fp for
-		 * the first segment, walk_fp_on above for a later one), or at
-		 * the depth where end_sp is 0.  Those steps read the same
-		 * words of the thread's own stack, so their checks
-		 * (walk_fp_link_ok, ~8 instructions a frame) are not made
-		 * again: a step is stopped where cur is that record.  (Frame
-		 * records rise strictly, so no earlier one is.) */
+		/* The segment's frames, each one's rule looked up before
+		 * stepping from it: frames[k] is stored and hashed, cur is the
+		 * frame record that holds it, nxt its link.  The walk stops
+		 * where walk_fp stops, or at the first function without a
+		 * frame pointer, not walking on the chain walk_fp follows past
+		 * it (stopped: where walk_fp stops). */
 		int k = s;
 		uint64_t key = 0, val = 0;
-		bool cfi = false, stopped = false; /* stopped: where walk_fp stopped */
+		bool cfi = false, stopped = false;
 		uintptr_t pc = frames[k];
 		/* Each frame's test, as few instructions as it takes: the
-		 * frame record where walk_fp stopped (stop_sp - 16; never a
-		 * record where stop_sp is 0) compared as it is, and the rule
-		 * table's first slot holding pc itself (a frame pointer's
+		 * rule table's first slot holding pc itself (a frame pointer's
 		 * rule: most frames) read from the view's address and shift
 		 * in registers, copied from rv after any call that may move
 		 * it; only another answer calls capture_rule. */
-		uintptr_t stop_rec = stop_sp - 16;
 		const struct rule_slot *rt = rv.rt;
 		unsigned shift = rv.shift;
 		uintptr_t *fr = frames + k, *fend = frames + max - 1; /* fr: frames[k] */
-		while (fr < fend) {
-			if (unlikely((uintptr_t)cur == stop_rec)) {
-				key = capture_rule(&rv, pc, &val);
-				stopped = true;
-				cfi = key & RULE_CFI;
-				break;
-			}
-			key = atomic_load_explicit(&rt[(size_t)((pc * HASH_K) >> shift)].key,
-						   memory_order_acquire);
-			if (unlikely(key != pc)) {
-				key = capture_rule(&rv, pc, &val);
-				rt = rv.rt;
-				shift = rv.shift;
-				if (key & RULE_CFI) {
+		if (s == 0) {
+			/* The first segment's frame-pointer steps again: where
+			 * walk_fp stopped is known, at the frame record
+			 * fp_end_sp - 16 (never a record where fp_end_sp is 0:
+			 * the depth), and these steps read the same words of
+			 * the thread's own stack, so their checks
+			 * (walk_fp_link_ok, ~8 instructions a frame) are not
+			 * made again: a step is stopped where cur is that
+			 * record.  (Frame records rise strictly, so no earlier
+			 * one is.) */
+			uintptr_t stop_rec = fp_end_sp - 16;
+			while (fr < fend) {
+				if (unlikely((uintptr_t)cur == stop_rec)) {
+					key = capture_rule(&rv, pc, &val);
+					stopped = true;
+					cfi = key & RULE_CFI;
+					break;
+				}
+				key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
+				if (unlikely(key != pc) && (key & RULE_CFI)) {
 					cfi = true;
 					break;
 				}
+				*++fr = pc = nxt[1];
+				cur = nxt;
+				nxt = (uintptr_t *)cur[0];
 			}
-			*++fr = pc = nxt[1];
-			cur = nxt;
-			nxt = (uintptr_t *)cur[0];
+			k = (int)(fr - frames);
+			/* The hash of frames[0..k]: walk_fp's, h, where these
+			 * steps went as far as it did (to where it stopped, or
+			 * to the depth); else (a function without a frame
+			 * pointer before that) hashed on from frames[0] here,
+			 * not a step at a time above. */
+			if (stopped || !cfi)
+				hk = h;
+			else
+				for (int i = 1; i <= k; i++)
+					hk = hash_step(hk, frames[i]);
+		} else {
+			/* A later segment: no walk_fp of it yet.  One walk
+			 * does its work and the exact walk's at once: each
+			 * frame's rule, then walk_fp's check of the link (a
+			 * frame pointer's step), the frame stored and hashed
+			 * (hk).  Where it stops as walk_fp would (stopped, or
+			 * the depth) with no function without a frame pointer
+			 * before, hk is walk_fp's hash of the segment, and the
+			 * cache is asked by it, as the common path asks by
+			 * its own.  Where such a function comes first, walk_fp's
+			 * hash would be of frames past it, which the cache
+			 * never marks but GEN_EXACT (the rules are the return
+			 * addresses'): not asked, nor told.  (A walk_fp of the
+			 * segment, the cache asked, then this walk again, was
+			 * ~110 instructions more for each strdup caller of
+			 * bench/suite_test.) */
+			while (fr < fend) {
+				key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
+				if (unlikely(key != pc) && (key & RULE_CFI)) {
+					cfi = true;
+					stopped = !walk_fp_link_ok(cur, nxt, top);
+					break;
+				}
+				if (unlikely(!walk_fp_link_ok(cur, nxt, top))) {
+					stopped = true;
+					break;
+				}
+				*++fr = pc = nxt[1];
+				hk = hash_step(hk, pc);
+				cur = nxt;
+				nxt = (uintptr_t *)cur[0];
+			}
+			k = (int)(fr - frames);
+			if (stopped || !cfi) {
+				ck = hk ^ SEGMENT_KEY;
+				c = capture_cache_find(ck);
+				if (c && c->gen == GEN_FP)
+					return c->id;
+				if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && stopped &&
+				    run_matches(&last_run, pc, (uintptr_t)cur + 16, (uintptr_t)nxt))
+					return c->id;
+			}
+			h = hk;
 		}
-		k = (int)(fr - frames);
-		/* The hash of frames[0..k]: walk_fp's, h, where these steps
-		 * went as far as it did (to where it stopped, or to the
-		 * depth); else (a function without a frame pointer before
-		 * that) hashed on from the segment's first frame here, not a
-		 * step at a time above. */
-		if (stopped || !cfi)
-			hk = h;
-		else
-			for (int i = s + 1; i <= k; i++)
-				hk = hash_step(hk, frames[i]);
 		int m = k + 1;
 		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
 			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, h && absent == h, h,
@@ -946,12 +991,13 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 								   wkey && absent == wkey, wkey,
 								   WALKED_RUN, me.prev)
 					  : mc_depot_intern(hj, frames, m);
-			capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
+			if (s == 0 || stopped) /* (else no key: see above) */
+				capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
 			if (run)
 				me.prev = id;
 			return id;
 		}
-		if (!c || c->gen != GEN_EXACT)
+		if (s == 0 && (!c || c->gen != GEN_EXACT))
 			capture_cache_put(ck, 0, GEN_EXACT);
 		/* the next segment, from the function with a frame pointer the
 		 * steps reached: its return address ret, its sp and rbp */
