@@ -513,14 +513,28 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 		  uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen)
 {
 	*gen = 0;
+	struct rule_view rv;
+	rule_view_load(&rv);
+	/* One step to a function that keeps its frame pointer (strdup's
+	 * caller, fopen's ...: most such runs of steps) first, taken with
+	 * no notes of the words it read: no run is kept from it.  Any other
+	 * step is taken again below, from where it started: it reads the
+	 * same words. */
+	uintptr_t r1 = *ret, sp1 = *sp, bp1 = *bp;
+	uint64_t val1 = 0;
+	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL) &&
+	    !(capture_rule(&rv, r1, &val1) & RULE_CFI)) {
+		*ret = r1;
+		*sp = sp1;
+		*bp = bp1;
+		return 1;
+	}
 	struct run run;
 	run.ret = *ret; /* (no more: the struct is large) */
 	run.sp = *sp;
 	run.bp = *bp;
 	run.nframes = run.nwords = 0;
 	bool in_run = true;
-	struct rule_view rv;
-	rule_view_load(&rv);
 	for (;;) {
 		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
 			if (in_run) { /* the run ends the walk: keep it */
