@@ -811,6 +811,108 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
 	return id;
 }
 
+/* The CFI steps from a segment's first function without a frame
+ * pointer, frames[k] = *ret (its rule key/val; *sp and *bp the stack
+ * pointer and rbp there, frames[0..k] hashed into *h, *m = k + 1): the
+ * thread's last run where it starts there (most new stacks: the walk
+ * ends in main's caller or start_thread), its frames taken here, in
+ * registers, without the steps' call; else capture_cfi_steps.  Its
+ * result: 0, the walk ended (*gen: the run's gen where the steps were
+ * that run, else 0); 1, the next segment starts at *ret. */
+static inline __attribute__((always_inline)) int
+capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, int max,
+		 uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen)
+{
+	if (run_matches(&last_run, *ret, *sp, *bp)) {
+		for (unsigned i = 0; i < last_run.nframes && *m < max; i++) {
+			frames[(*m)++] = last_run.frames[i];
+			*h = hash_step(*h, last_run.frames[i]);
+		}
+		*gen = last_run.gen;
+		return 0;
+	}
+	return capture_cfi_steps(ret, sp, bp, top, max, frames, m, h, key, val, gen);
+}
+
+/* capture_more's segments after the first, from frames[s] (hk: the hash
+ * of frames[0..s]), whose frame record is cur, its link nxt.  No walk_fp
+ * of a later segment was made: one walk does its work and the exact
+ * walk's at once, each frame's rule, then walk_fp's check of the link (a
+ * frame pointer's step), the frame stored and hashed.  Where it stops
+ * as walk_fp would (stopped, or the depth) with no function without a
+ * frame pointer before, hk is walk_fp's hash of the segment, and the
+ * cache is asked by it (turned: SEGMENT_KEY), as the common path asks
+ * by its own.  Where such a function comes first, walk_fp's hash would
+ * be of frames past it, which the cache never marks but GEN_EXACT (the
+ * rules are the return addresses'): not asked, nor told.  (A walk_fp of
+ * the segment, the cache asked, then this walk again, was ~110
+ * instructions more for each strdup caller of bench/suite_test.)  Its
+ * own function: capture_more's first segment, every new stack's, keeps
+ * its registers. */
+static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s, int max,
+							 uintptr_t top, uint64_t hk, uintptr_t *cur,
+							 uintptr_t *nxt)
+{
+	struct rule_view rv;
+	rule_view_load(&rv);
+	const struct rule_slot *rt = rv.rt;
+	unsigned shift = rv.shift;
+	for (;;) {
+		uint64_t key = 0, val = 0;
+		bool cfi = false, stopped = false;
+		uintptr_t pc = frames[s];
+		uintptr_t *fr = frames + s, *fend = frames + max - 1; /* fr: frames[k] */
+		while (fr < fend) {
+			key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
+			if (unlikely(key != pc) && (key & RULE_CFI)) {
+				cfi = true;
+				stopped = !walk_fp_link_ok(cur, nxt, top);
+				break;
+			}
+			if (unlikely(!walk_fp_link_ok(cur, nxt, top))) {
+				stopped = true;
+				break;
+			}
+			*++fr = pc = nxt[1];
+			hk = hash_step(hk, pc);
+			cur = nxt;
+			nxt = (uintptr_t *)cur[0];
+		}
+		int k = (int)(fr - frames), m = k + 1;
+		uint64_t ck = hk ^ SEGMENT_KEY;
+		if (stopped || !cfi) {
+			const struct slot *c = capture_cache_find(ck);
+			if (c && c->gen == GEN_FP)
+				return c->id;
+			if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && stopped &&
+			    run_matches(&last_run, pc, (uintptr_t)cur + 16, (uintptr_t)nxt))
+				return c->id;
+		}
+		if (!cfi) { /* walk_fp's frames, hk their hash, are the stack */
+			uint32_t id = mc_depot_intern(hk, frames, m);
+			capture_cache_put(ck, id, GEN_FP);
+			return id;
+		}
+		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
+		uint32_t gen;
+		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen)) {
+			uint32_t id = mc_depot_intern(hk, frames, m);
+			if (stopped) /* (else no key: see above) */
+				capture_cache_put(ck, id, gen ? gen : GEN_EXACT);
+			return id;
+		}
+		/* the next segment, from the function with a frame pointer
+		 * the steps reached: its return address ret, its sp and rbp */
+		s = m;
+		frames[s] = ret;
+		hk = hash_step(hk, ret);
+		cur = (uintptr_t *)(sp - 16);
+		nxt = (uintptr_t *)bp;
+		rt = rv.rt;
+		shift = rv.shift;
+	}
+}
+
 /* A stack the thread's cache does not have as GEN_FP, or whose run no
  * longer holds: the exact walk, a segment at a time.  A segment is
  * walk_fp's from a frame whose function keeps its frame pointer, stored
@@ -858,7 +960,6 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	uint64_t hk = hash_step(0, frames[0]); /* the hash of frames[0..k] */
 	struct rule_view rv;
 	rule_view_load(&rv);
-	int s = 0; /* the segment's first frame */
 	/* The cache key: the common path's, h, for the first segment; for a
 	 * later one its hash turned (SEGMENT_KEY).  A later segment's hash
 	 * is of exact frames before walk_fp's, which another capture's
@@ -868,159 +969,82 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * record holds).  Under h itself the second took the first's id
 	 * from the common path (unit_stacks: fp_indirect_call_skipping_a_frame). */
 	uint64_t ck = h;
-	for (;;) {
-		/* The segment's frames, each one's rule looked up before
-		 * stepping from it: frames[k] is stored and hashed, cur is the
-		 * frame record that holds it, nxt its link.  The walk stops
-		 * where walk_fp stops, or at the first function without a
-		 * frame pointer, not walking on the chain walk_fp follows past
-		 * it (stopped: where walk_fp stops). */
-		int k = s;
-		uint64_t key = 0, val = 0;
-		bool cfi = false, stopped = false;
-		uintptr_t pc = frames[k];
-		/* Each frame's test, as few instructions as it takes: the
-		 * rule table's first slot holding pc itself (a frame pointer's
-		 * rule: most frames) read from the view's address and shift
-		 * in registers, copied from rv after any call that may move
-		 * it; only another answer calls capture_rule. */
-		const struct rule_slot *rt = rv.rt;
-		unsigned shift = rv.shift;
-		uintptr_t *fr = frames + k, *fend = frames + max - 1; /* fr: frames[k] */
-		if (s == 0) {
-			/* The first segment's frame-pointer steps again: where
-			 * walk_fp stopped is known, at the frame record
-			 * fp_end_sp - 16 (never a record where fp_end_sp is 0:
-			 * the depth), and these steps read the same words of
-			 * the thread's own stack, so their checks
-			 * (walk_fp_link_ok, ~8 instructions a frame) are not
-			 * made again: a step is stopped where cur is that
-			 * record.  (Frame records rise strictly, so no earlier
-			 * one is.) */
-			uintptr_t stop_rec = fp_end_sp - 16;
-			while (fr < fend) {
-				if (unlikely((uintptr_t)cur == stop_rec)) {
-					key = capture_rule(&rv, pc, &val);
-					stopped = true;
-					cfi = key & RULE_CFI;
-					break;
-				}
-				key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
-				if (unlikely(key != pc) && (key & RULE_CFI)) {
-					cfi = true;
-					break;
-				}
-				*++fr = pc = nxt[1];
-				cur = nxt;
-				nxt = (uintptr_t *)cur[0];
-			}
-			k = (int)(fr - frames);
-			/* The hash of frames[0..k]: walk_fp's, h, where these
-			 * steps went as far as it did (to where it stopped, or
-			 * to the depth); else (a function without a frame
-			 * pointer before that) hashed on from frames[0] here,
-			 * not a step at a time above. */
-			if (stopped || !cfi)
-				hk = h;
-			else
-				for (int i = 1; i <= k; i++)
-					hk = hash_step(hk, frames[i]);
-		} else {
-			/* A later segment: no walk_fp of it yet.  One walk
-			 * does its work and the exact walk's at once: each
-			 * frame's rule, then walk_fp's check of the link (a
-			 * frame pointer's step), the frame stored and hashed
-			 * (hk).  Where it stops as walk_fp would (stopped, or
-			 * the depth) with no function without a frame pointer
-			 * before, hk is walk_fp's hash of the segment, and the
-			 * cache is asked by it, as the common path asks by
-			 * its own.  Where such a function comes first, walk_fp's
-			 * hash would be of frames past it, which the cache
-			 * never marks but GEN_EXACT (the rules are the return
-			 * addresses'): not asked, nor told.  (A walk_fp of the
-			 * segment, the cache asked, then this walk again, was
-			 * ~110 instructions more for each strdup caller of
-			 * bench/suite_test.) */
-			while (fr < fend) {
-				key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
-				if (unlikely(key != pc) && (key & RULE_CFI)) {
-					cfi = true;
-					stopped = !walk_fp_link_ok(cur, nxt, top);
-					break;
-				}
-				if (unlikely(!walk_fp_link_ok(cur, nxt, top))) {
-					stopped = true;
-					break;
-				}
-				*++fr = pc = nxt[1];
-				hk = hash_step(hk, pc);
-				cur = nxt;
-				nxt = (uintptr_t *)cur[0];
-			}
-			k = (int)(fr - frames);
-			if (stopped || !cfi) {
-				ck = hk ^ SEGMENT_KEY;
-				c = capture_cache_find(ck);
-				if (c && c->gen == GEN_FP)
-					return c->id;
-				if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && stopped &&
-				    run_matches(&last_run, pc, (uintptr_t)cur + 16, (uintptr_t)nxt))
-					return c->id;
-			}
-			h = hk;
+	/* The first segment's frames, each one's rule looked up before
+	 * stepping from it: frames[k] is stored, cur is the frame record
+	 * that holds it, nxt its link.  The walk stops where walk_fp stops,
+	 * or at the first function without a frame pointer, not walking on
+	 * the chain walk_fp follows past it (stopped: where walk_fp stops).
+	 * Where walk_fp stopped is known, at the frame record fp_end_sp - 16
+	 * (never a record where fp_end_sp is 0: the depth), and these steps
+	 * read the same words of the thread's own stack, so their checks
+	 * (walk_fp_link_ok, ~8 instructions a frame) are not made again: a
+	 * step is stopped where cur is that record.  (Frame records rise
+	 * strictly, so no earlier one is.) */
+	uint64_t key = 0, val = 0;
+	bool cfi = false, stopped = false;
+	uintptr_t pc = frames[0];
+	/* Each frame's test, as few instructions as it takes: the rule
+	 * table's first slot holding pc itself (a frame pointer's rule: most
+	 * frames) read from the view's address and shift in registers,
+	 * copied from rv after any call that may move it; only another
+	 * answer calls capture_rule. */
+	const struct rule_slot *rt = rv.rt;
+	unsigned shift = rv.shift;
+	uintptr_t *fr = frames, *fend = frames + max - 1; /* fr: frames[k] */
+	uintptr_t stop_rec = fp_end_sp - 16;
+	while (fr < fend) {
+		if (unlikely((uintptr_t)cur == stop_rec)) {
+			key = capture_rule(&rv, pc, &val);
+			stopped = true;
+			cfi = key & RULE_CFI;
+			break;
 		}
-		int m = k + 1;
-		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
-			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, h && absent == h, h,
-								      WALKED_FP, me.prev)
-					     : mc_depot_intern(h, frames, m);
-			capture_cache_put(ck, id, GEN_FP);
-			if (s == 0)
-				me.prev = id;
-			return id;
+		key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
+		if (unlikely(key != pc) && (key & RULE_CFI)) {
+			cfi = true;
+			break;
 		}
-		/* the CFI steps from the segment's first function without a
-		 * frame pointer, frames[k] */
-		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
-		uint64_t hj = hk;
-		uint32_t gen;
-		int more = 0;
-		/* The thread's last run where it starts here (most new stacks:
-		 * the walk ends in main's caller or start_thread): its frames
-		 * taken here, in registers, without the steps' call. */
-		if (run_matches(&last_run, ret, sp, bp)) {
-			for (unsigned i = 0; i < last_run.nframes && m < max; i++) {
-				frames[m++] = last_run.frames[i];
-				hj = hash_step(hj, last_run.frames[i]);
-			}
-			gen = last_run.gen;
-		} else {
-			more = capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val,
-						 &gen);
-		}
-		if (!more) {
-			bool run = s == 0 && stopped && gen; /* last_run is that run */
-			uint64_t wkey = h ^ last_run.key;
-			uint32_t id = run ? mc_depot_intern_walked(hj, frames, m,
-								   wkey && absent == wkey, wkey,
-								   WALKED_RUN, me.prev)
-					  : mc_depot_intern(hj, frames, m);
-			if (s == 0 || stopped) /* (else no key: see above) */
-				capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
-			if (run)
-				me.prev = id;
-			return id;
-		}
-		if (s == 0 && (!c || c->gen != GEN_EXACT))
-			capture_cache_put(ck, 0, GEN_EXACT);
-		/* the next segment, from the function with a frame pointer the
-		 * steps reached: its return address ret, its sp and rbp */
-		s = m;
-		frames[s] = ret;
-		hk = hash_step(hj, ret);
-		cur = (uintptr_t *)(sp - 16);
-		nxt = (uintptr_t *)bp;
+		*++fr = pc = nxt[1];
+		cur = nxt;
+		nxt = (uintptr_t *)cur[0];
 	}
+	int k = (int)(fr - frames), m = k + 1;
+	if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
+		uint32_t id = mc_depot_intern_walked(h, frames, m, h && absent == h, h, WALKED_FP,
+						     me.prev);
+		capture_cache_put(ck, id, GEN_FP);
+		me.prev = id;
+		return id;
+	}
+	/* The hash of frames[0..k]: walk_fp's, h, where these steps went as
+	 * far as it did (to where it stopped); else (a function without a
+	 * frame pointer before that) hashed on from frames[0] here, not a
+	 * step at a time above. */
+	if (stopped)
+		hk = h;
+	else
+		for (int i = 1; i <= k; i++)
+			hk = hash_step(hk, frames[i]);
+	uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
+	uint32_t gen;
+	if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen)) {
+		bool run = stopped && gen; /* last_run is that run */
+		uint64_t wkey = h ^ last_run.key;
+		uint32_t id = run ? mc_depot_intern_walked(hk, frames, m, wkey && absent == wkey,
+							   wkey, WALKED_RUN, me.prev)
+				  : mc_depot_intern(hk, frames, m);
+		capture_cache_put(ck, id, run ? gen : GEN_EXACT);
+		if (run)
+			me.prev = id;
+		return id;
+	}
+	if (!c || c->gen != GEN_EXACT)
+		capture_cache_put(ck, 0, GEN_EXACT);
+	/* the next segment, from the function with a frame pointer the
+	 * steps reached: its return address ret, its sp and rbp */
+	frames[m] = ret;
+	return capture_later(frames, m, max, top, hash_step(hk, ret), (uintptr_t *)(sp - 16),
+			     (uintptr_t *)bp);
 }
 
 /* ---- the thread's exact walks, kept ------------------------------------
