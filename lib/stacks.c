@@ -869,7 +869,10 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 				stopped = !walk_fp_link_ok(cur, nxt, top);
 				break;
 			}
-			if (unlikely(!walk_fp_link_ok(cur, nxt, top))) {
+			/* walk_fp_link_ok's checks, a branch each (gcc ANDs
+			 * its && together in flags here) */
+			if (unlikely(nxt <= cur) || unlikely((uintptr_t)nxt > top) ||
+			    unlikely((uintptr_t)nxt & 7) || unlikely(nxt[1] < 4096)) {
 				stopped = true;
 				break;
 			}
