@@ -435,6 +435,13 @@ struct run {
 	uintptr_t word[RUN_WORDS];
 };
 static MC_TLS struct run last_run;
+/* K^n for a run of n frames (capture_steps_on's join) */
+#define K1 HASH_K
+#define K2 (K1 * K1)
+static const uint64_t run_kpow[RUN_FRAMES + 1] = { 1, K1, K2, K2 * K1, K2 * K2 };
+_Static_assert(RUN_FRAMES == 4, "run_kpow's powers");
+#undef K1
+#undef K2
 
 /* One step, from ret's function to its caller, by the rule key/val:
  * false where the walk ends.  Each step checks what it will read: a
@@ -824,9 +831,20 @@ capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, in
 		 uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen)
 {
 	if (run_matches(&last_run, *ret, *sp, *bp)) {
-		for (unsigned i = 0; i < last_run.nframes && *m < max; i++) {
-			frames[(*m)++] = last_run.frames[i];
-			*h = hash_step(*h, last_run.frames[i]);
+		unsigned rn = last_run.nframes;
+		if (likely(*m + (int)rn <= max)) {
+			/* whole: its RUN_FRAMES words copied (frames has room
+			 * past max for them), its hash joined as hash_frames's
+			 * sum: the frames before times K^rn, plus the run's own
+			 * (its key without RUN_KEY) */
+			memcpy(frames + *m, last_run.frames, sizeof last_run.frames);
+			*m += (int)rn;
+			*h = *h * run_kpow[rn] + (last_run.key ^ RUN_KEY);
+		} else {
+			for (unsigned i = 0; i < rn && *m < max; i++) {
+				frames[(*m)++] = last_run.frames[i];
+				*h = hash_step(*h, last_run.frames[i]);
+			}
 		}
 		*gen = last_run.gen;
 		return 0;
@@ -955,7 +973,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 		if (known)
 			return known;
 	}
-	uintptr_t frames[MC_MAX_DEPTH], top = me.top;
+	uintptr_t frames[MC_MAX_DEPTH + RUN_FRAMES], top = me.top; /* (capture_steps_on) */
 	if (!top) /* the stack not learned: not after the common path's walk */
 		return 0;
 	uintptr_t *cur = fp, *nxt = (uintptr_t *)cur[0];
