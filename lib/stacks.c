@@ -799,12 +799,13 @@ static inline const struct slot *capture_cache_find(uint64_t h)
 #define WALKED_FP 1
 #define WALKED_RUN 2
 static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end_bp,
-				     uint64_t *absent)
+				     uint64_t *absent, int *run)
 {
 	uint64_t key = h;
 	int want = WALKED_FP, walked;
 	uint32_t gen = GEN_FP;
-	if (end_sp && run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp)) {
+	*run = end_sp && run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp);
+	if (*run) {
 		key = h ^ last_run.key;
 		want = WALKED_RUN;
 		gen = last_run.gen;
@@ -823,14 +824,16 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
  * pointer and rbp there, frames[0..k] hashed into *h, *m = k + 1): the
  * thread's last run where it starts there (most new stacks: the walk
  * ends in main's caller or start_thread), its frames taken here, in
- * registers, without the steps' call; else capture_cfi_steps.  Its
+ * registers, without the steps' call (run: whether it starts there,
+ * where known, else -1); else capture_cfi_steps.  Its
  * result: 0, the walk ended (*gen: the run's gen where the steps were
  * that run, else 0); 1, the next segment starts at *ret. */
 static inline __attribute__((always_inline)) int
 capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, int max,
-		 uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen)
+		 uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen,
+		 int run)
 {
-	if (run_matches(&last_run, *ret, *sp, *bp)) {
+	if (run < 0 ? run_matches(&last_run, *ret, *sp, *bp) : run) {
 		unsigned rn = last_run.nframes;
 		if (likely(*m + (int)rn <= max)) {
 			/* whole: its RUN_FRAMES words copied (frames has room
@@ -916,7 +919,7 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 		}
 		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 		uint32_t gen;
-		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen)) {
+		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen, -1)) {
 			uint32_t id = mc_depot_intern(hk, frames, m);
 			if (stopped) /* (else no key: see above) */
 				capture_cache_put(ck, id, gen ? gen : GEN_EXACT);
@@ -968,8 +971,12 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * the lookup under the lock finds any other (a stack stored by
 	 * another walk, unmarked). */
 	uint64_t absent = 0;
+	/* whether the thread's last run starts where walk_fp stopped, as
+	 * capture_known found (-1: not asked): where the first segment stops
+	 * there too, the same frame, sp and rbp */
+	int run_at_stop = -1;
 	if (!c || c->gen != GEN_EXACT) {
-		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent);
+		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent, &run_at_stop);
 		if (known)
 			return known;
 	}
@@ -1048,7 +1055,8 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 			hk = hash_step(hk, frames[i]);
 	uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 	uint32_t gen;
-	if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen)) {
+	if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen,
+			      stopped ? run_at_stop : -1)) {
 		bool run = stopped && gen; /* last_run is that run */
 		uint64_t wkey = h ^ last_run.key;
 		uint32_t id = run ? mc_depot_intern_walked(hk, frames, m, wkey && absent == wkey,
