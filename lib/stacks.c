@@ -840,7 +840,12 @@ capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, in
 			 * past max for them), its hash joined as hash_frames's
 			 * sum: the frames before times K^rn, plus the run's own
 			 * (its key without RUN_KEY) */
-			memcpy(frames + *m, last_run.frames, sizeof last_run.frames);
+			_Static_assert(RUN_FRAMES == 4, "the run's words copied");
+			uintptr_t *to = frames + *m; /* (memcpy is a call here) */
+			to[0] = last_run.frames[0];
+			to[1] = last_run.frames[1];
+			to[2] = last_run.frames[2];
+			to[3] = last_run.frames[3];
 			*m += (int)rn;
 			*h = *h * run_kpow[rn] + (last_run.key ^ RUN_KEY);
 		} else {
@@ -919,8 +924,9 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 		}
 		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 		uint32_t gen;
-		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen, -1)) {
-			uint32_t id = mc_depot_intern(hk, frames, m);
+		uint64_t hj = hk; /* (hk's address not taken: it stays in a register above) */
+		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val, &gen, -1)) {
+			uint32_t id = mc_depot_intern(hj, frames, m);
 			if (stopped) /* (else no key: see above) */
 				capture_cache_put(ck, id, gen ? gen : GEN_EXACT);
 			return id;
@@ -929,7 +935,7 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 		 * the steps reached: its return address ret, its sp and rbp */
 		s = m;
 		frames[s] = ret;
-		hk = hash_step(hk, ret);
+		hk = hash_step(hj, ret);
 		cur = (uintptr_t *)(sp - 16);
 		nxt = (uintptr_t *)bp;
 		rt = rv.rt;
