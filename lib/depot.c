@@ -284,8 +284,12 @@ static inline uint64_t idx_key(uint64_t h)
 }
 
 /* key/val in the first empty slot of key's probe (after any of the same
- * key).  Under the lock, with room (idx_room). */
-static void idx_put(struct walked_index *t, uint64_t key, uint64_t val)
+ * key).  Under the lock, with room (idx_room).  Inline: a new stack puts
+ * one or two, each a call and its setup around a few instructions
+ * (callgrind, nv build, warm: suite_test 1 mc_stack_capture 234.7 K ->
+ * 232.9 K, tree_bench 20000 14.34 M -> 14.25 M). */
+static inline __attribute__((always_inline)) void idx_put(struct walked_index *t, uint64_t key,
+							   uint64_t val)
 {
 	size_t mask = ((size_t)1 << t->bits) - 1;
 	for (size_t i = (size_t)(key >> (64 - t->bits));; i = (i + 1) & mask) {

@@ -384,6 +384,24 @@ static inline uint64_t capture_rule(struct rule_view *v, uintptr_t pc, uint64_t 
 	return capture_rule_slow(v, pc, val);
 }
 
+/* capture_rule for a walk that keeps the view's address and shift in
+ * registers (*rt, *shift): the first slot read from them, where a frame
+ * pointer's rule, pc itself, mostly is; any other answer from
+ * capture_rule, *rt and *shift then copied from v, which it may move. */
+static inline __attribute__((always_inline)) uint64_t
+capture_rule_in_regs(struct rule_view *v, const struct rule_slot **rt, unsigned *shift,
+		     uintptr_t pc, uint64_t *val)
+{
+	uint64_t key = atomic_load_explicit(&(*rt)[(size_t)((pc * HASH_K) >> *shift)].key,
+					    memory_order_acquire);
+	if (likely(key == pc))
+		return key;
+	key = capture_rule(v, pc, val);
+	*rt = v->rt;
+	*shift = v->shift;
+	return key;
+}
+
 /* ---- the walk ----------------------------------------------------------
  * A frame of the walk: ret, its return address; sp, the stack pointer
  * of ret's function at the call (the CFA of the frame below); bp, its
@@ -417,6 +435,13 @@ struct run {
 	uintptr_t word[RUN_WORDS];
 };
 static MC_TLS struct run last_run;
+/* K^n for a run of n frames (capture_steps_on's join) */
+#define K1 HASH_K
+#define K2 (K1 * K1)
+static const uint64_t run_kpow[RUN_FRAMES + 1] = { 1, K1, K2, K2 * K1, K2 * K2 };
+_Static_assert(RUN_FRAMES == 4, "run_kpow's powers");
+#undef K1
+#undef K2
 
 /* One step, from ret's function to its caller, by the rule key/val:
  * false where the walk ends.  Each step checks what it will read: a
@@ -495,14 +520,28 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 		  uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen)
 {
 	*gen = 0;
+	struct rule_view rv;
+	rule_view_load(&rv);
+	/* One step to a function that keeps its frame pointer (strdup's
+	 * caller, fopen's ...: most such runs of steps) first, taken with
+	 * no notes of the words it read: no run is kept from it.  Any other
+	 * step is taken again below, from where it started: it reads the
+	 * same words. */
+	uintptr_t r1 = *ret, sp1 = *sp, bp1 = *bp;
+	uint64_t val1 = 0;
+	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL) &&
+	    !(capture_rule(&rv, r1, &val1) & RULE_CFI)) {
+		*ret = r1;
+		*sp = sp1;
+		*bp = bp1;
+		return 1;
+	}
 	struct run run;
 	run.ret = *ret; /* (no more: the struct is large) */
 	run.sp = *sp;
 	run.bp = *bp;
 	run.nframes = run.nwords = 0;
 	bool in_run = true;
-	struct rule_view rv;
-	rule_view_load(&rv);
 	for (;;) {
 		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
 			if (in_run) { /* the run ends the walk: keep it */
@@ -760,12 +799,13 @@ static inline const struct slot *capture_cache_find(uint64_t h)
 #define WALKED_FP 1
 #define WALKED_RUN 2
 static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end_bp,
-				     uint64_t *absent)
+				     uint64_t *absent, int *run)
 {
 	uint64_t key = h;
 	int want = WALKED_FP, walked;
 	uint32_t gen = GEN_FP;
-	if (end_sp && run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp)) {
+	*run = end_sp && run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp);
+	if (*run) {
 		key = h ^ last_run.key;
 		want = WALKED_RUN;
 		gen = last_run.gen;
@@ -779,6 +819,130 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
 	return id;
 }
 
+/* The CFI steps from a segment's first function without a frame
+ * pointer, frames[k] = *ret (its rule key/val; *sp and *bp the stack
+ * pointer and rbp there, frames[0..k] hashed into *h, *m = k + 1): the
+ * thread's last run where it starts there (most new stacks: the walk
+ * ends in main's caller or start_thread), its frames taken here, in
+ * registers, without the steps' call (run: whether it starts there,
+ * where known, else -1); else capture_cfi_steps.  Its
+ * result: 0, the walk ended (*gen: the run's gen where the steps were
+ * that run, else 0); 1, the next segment starts at *ret. */
+static inline __attribute__((always_inline)) int
+capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, int max,
+		 uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen,
+		 int run)
+{
+	if (run < 0 ? run_matches(&last_run, *ret, *sp, *bp) : run) {
+		unsigned rn = last_run.nframes;
+		if (likely(*m + (int)rn <= max)) {
+			/* whole: its RUN_FRAMES words copied (frames has room
+			 * past max for them), its hash joined as hash_frames's
+			 * sum: the frames before times K^rn, plus the run's own
+			 * (its key without RUN_KEY) */
+			_Static_assert(RUN_FRAMES == 4, "the run's words copied");
+			uintptr_t *to = frames + *m; /* (memcpy is a call here) */
+			to[0] = last_run.frames[0];
+			to[1] = last_run.frames[1];
+			to[2] = last_run.frames[2];
+			to[3] = last_run.frames[3];
+			*m += (int)rn;
+			*h = *h * run_kpow[rn] + (last_run.key ^ RUN_KEY);
+		} else {
+			for (unsigned i = 0; i < rn && *m < max; i++) {
+				frames[(*m)++] = last_run.frames[i];
+				*h = hash_step(*h, last_run.frames[i]);
+			}
+		}
+		*gen = last_run.gen;
+		return 0;
+	}
+	return capture_cfi_steps(ret, sp, bp, top, max, frames, m, h, key, val, gen);
+}
+
+/* capture_more's segments after the first, from frames[s] (hk: the hash
+ * of frames[0..s]), whose frame record is cur, its link nxt.  No walk_fp
+ * of a later segment was made: one walk does its work and the exact
+ * walk's at once, each frame's rule, then walk_fp's check of the link (a
+ * frame pointer's step), the frame stored and hashed.  Where it stops
+ * as walk_fp would (stopped, or the depth) with no function without a
+ * frame pointer before, hk is walk_fp's hash of the segment, and the
+ * cache is asked by it (turned: SEGMENT_KEY), as the common path asks
+ * by its own.  Where such a function comes first, walk_fp's hash would
+ * be of frames past it, which the cache never marks but GEN_EXACT (the
+ * rules are the return addresses'): not asked, nor told.  (A walk_fp of
+ * the segment, the cache asked, then this walk again, was ~110
+ * instructions more for each strdup caller of bench/suite_test.)  Its
+ * own function: capture_more's first segment, every new stack's, keeps
+ * its registers. */
+static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s, int max,
+							 uintptr_t top, uint64_t hk, uintptr_t *cur,
+							 uintptr_t *nxt)
+{
+	struct rule_view rv;
+	rule_view_load(&rv);
+	const struct rule_slot *rt = rv.rt;
+	unsigned shift = rv.shift;
+	for (;;) {
+		uint64_t key = 0, val = 0;
+		bool cfi = false, stopped = false;
+		uintptr_t pc = frames[s];
+		uintptr_t *fr = frames + s, *fend = frames + max - 1; /* fr: frames[k] */
+		while (fr < fend) {
+			key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
+			if (unlikely(key != pc) && (key & RULE_CFI)) {
+				cfi = true;
+				stopped = !walk_fp_link_ok(cur, nxt, top);
+				break;
+			}
+			/* walk_fp_link_ok's checks, a branch each (gcc ANDs
+			 * its && together in flags here) */
+			if (unlikely(nxt <= cur) || unlikely((uintptr_t)nxt > top) ||
+			    unlikely((uintptr_t)nxt & 7) || unlikely(nxt[1] < 4096)) {
+				stopped = true;
+				break;
+			}
+			*++fr = pc = nxt[1];
+			hk = hash_step(hk, pc);
+			cur = nxt;
+			nxt = (uintptr_t *)cur[0];
+		}
+		int k = (int)(fr - frames), m = k + 1;
+		uint64_t ck = hk ^ SEGMENT_KEY;
+		if (stopped || !cfi) {
+			const struct slot *c = capture_cache_find(ck);
+			if (c && c->gen == GEN_FP)
+				return c->id;
+			if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && stopped &&
+			    run_matches(&last_run, pc, (uintptr_t)cur + 16, (uintptr_t)nxt))
+				return c->id;
+		}
+		if (!cfi) { /* walk_fp's frames, hk their hash, are the stack */
+			uint32_t id = mc_depot_intern(hk, frames, m);
+			capture_cache_put(ck, id, GEN_FP);
+			return id;
+		}
+		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
+		uint32_t gen;
+		uint64_t hj = hk; /* (hk's address not taken: it stays in a register above) */
+		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val, &gen, -1)) {
+			uint32_t id = mc_depot_intern(hj, frames, m);
+			if (stopped) /* (else no key: see above) */
+				capture_cache_put(ck, id, gen ? gen : GEN_EXACT);
+			return id;
+		}
+		/* the next segment, from the function with a frame pointer
+		 * the steps reached: its return address ret, its sp and rbp */
+		s = m;
+		frames[s] = ret;
+		hk = hash_step(hj, ret);
+		cur = (uintptr_t *)(sp - 16);
+		nxt = (uintptr_t *)bp;
+		rt = rv.rt;
+		shift = rv.shift;
+	}
+}
+
 /* A stack the thread's cache does not have as GEN_FP, or whose run no
  * longer holds: the exact walk, a segment at a time.  A segment is
  * walk_fp's from a frame whose function keeps its frame pointer, stored
@@ -786,10 +950,11 @@ static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end
  * hash, says what the exact walk does with it: nothing (GEN_FP: the id
  * is the stack's), the thread's run from where walk_fp stopped (a run's
  * gen), or anything else (GEN_EXACT).  The first segment's hash is the
- * common path's, h, with c its cache slot or NULL; a later segment's is
- * walk_fp's from there, the cache asked before anything else.  Then the
- * segment is walked again, storing its frames and looking up each one's
- * rule before stepping from it (one probe of the rule table, inline):
+ * common path's, h, with c its cache slot or NULL, and the segment is
+ * walked again, storing its frames and looking up each one's rule
+ * before stepping from it (one probe of the rule table, inline); a
+ * later segment is walked once, each frame's rule and walk_fp's check
+ * in one step, its hash asked of the cache where it ends as walk_fp's:
  * at the first function without a frame pointer CFI steps go on, and
  * where they reach a function with one, the next segment begins.  So a
  * block from strdup costs a rule lookup and a CFI step more than one
@@ -812,12 +977,16 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * the lookup under the lock finds any other (a stack stored by
 	 * another walk, unmarked). */
 	uint64_t absent = 0;
+	/* whether the thread's last run starts where walk_fp stopped, as
+	 * capture_known found (-1: not asked): where the first segment stops
+	 * there too, the same frame, sp and rbp */
+	int run_at_stop = -1;
 	if (!c || c->gen != GEN_EXACT) {
-		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent);
+		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent, &run_at_stop);
 		if (known)
 			return known;
 	}
-	uintptr_t frames[MC_MAX_DEPTH], top = me.top;
+	uintptr_t frames[MC_MAX_DEPTH + RUN_FRAMES], top = me.top; /* (capture_steps_on) */
 	if (!top) /* the stack not learned: not after the common path's walk */
 		return 0;
 	uintptr_t *cur = fp, *nxt = (uintptr_t *)cur[0];
@@ -825,7 +994,6 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	uint64_t hk = hash_step(0, frames[0]); /* the hash of frames[0..k] */
 	struct rule_view rv;
 	rule_view_load(&rv);
-	int s = 0; /* the segment's first frame */
 	/* The cache key: the common path's, h, for the first segment; for a
 	 * later one its hash turned (SEGMENT_KEY).  A later segment's hash
 	 * is of exact frames before walk_fp's, which another capture's
@@ -835,132 +1003,83 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	 * record holds).  Under h itself the second took the first's id
 	 * from the common path (unit_stacks: fp_indirect_call_skipping_a_frame). */
 	uint64_t ck = h;
-	uintptr_t stop_sp = fp_end_sp; /* where walk_fp stopped in this segment, 0: the depth */
-	for (;;) {
-		if (s > 0) { /* (at s 0 the common path did this) */
-			uintptr_t end_sp = 0, end_bp = 0;
-			h = walk_fp_on(cur, nxt, hk, (unsigned)(max - s - 1), top, &end_sp, &end_bp);
-			stop_sp = end_sp;
-			ck = h ^ SEGMENT_KEY;
-			c = capture_cache_find(ck);
-			if (c && c->gen == GEN_FP)
-				return c->id;
-			if (c && c->gen != GEN_EXACT && c->gen == last_run.gen && end_sp &&
-			    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
-				return c->id;
+	/* The first segment's frames, each one's rule looked up before
+	 * stepping from it: frames[k] is stored, cur is the frame record
+	 * that holds it, nxt its link.  The walk stops where walk_fp stops,
+	 * or at the first function without a frame pointer, not walking on
+	 * the chain walk_fp follows past it (stopped: where walk_fp stops).
+	 * Where walk_fp stopped is known, at the frame record fp_end_sp - 16
+	 * (never a record where fp_end_sp is 0: the depth), and these steps
+	 * read the same words of the thread's own stack, so their checks
+	 * (walk_fp_link_ok, ~8 instructions a frame) are not made again: a
+	 * step is stopped where cur is that record.  (Frame records rise
+	 * strictly, so no earlier one is.) */
+	uint64_t key = 0, val = 0;
+	bool cfi = false, stopped = false;
+	uintptr_t pc = frames[0];
+	/* Each frame's test, as few instructions as it takes: the rule
+	 * table's first slot holding pc itself (a frame pointer's rule: most
+	 * frames) read from the view's address and shift in registers,
+	 * copied from rv after any call that may move it; only another
+	 * answer calls capture_rule. */
+	const struct rule_slot *rt = rv.rt;
+	unsigned shift = rv.shift;
+	uintptr_t *fr = frames, *fend = frames + max - 1; /* fr: frames[k] */
+	uintptr_t stop_rec = fp_end_sp - 16;
+	while (fr < fend) {
+		if (unlikely((uintptr_t)cur == stop_rec)) {
+			key = capture_rule(&rv, pc, &val);
+			stopped = true;
+			cfi = key & RULE_CFI;
+			break;
 		}
-		/* The segment's frame-pointer steps again, each frame's rule
-		 * looked up before stepping from it: frames[k] is stored and
-		 * hashed, cur is the frame record that holds it, nxt its link.
-		 * The walk stops where walk_fp stops, or at the first function
-		 * without a frame pointer, not walking on the chain walk_fp
-		 * follows past it.  Where walk_fp stops is known: at the frame
-		 * record end_sp - 16 (stop_sp: the common path's walk_fp for
-		 * the first segment, walk_fp_on above for a later one), or at
-		 * the depth where end_sp is 0.  Those steps read the same
-		 * words of the thread's own stack, so their checks
-		 * (walk_fp_link_ok, ~8 instructions a frame) are not made
-		 * again: a step is stopped where cur is that record.  (Frame
-		 * records rise strictly, so no earlier one is.) */
-		int k = s;
-		uint64_t key = 0, val = 0;
-		bool cfi = false, stopped = false; /* stopped: where walk_fp stopped */
-		uintptr_t pc = frames[k];
-		/* Each frame's test, as few instructions as it takes: the
-		 * frame record where walk_fp stopped (stop_sp - 16; never a
-		 * record where stop_sp is 0) compared as it is, and the rule
-		 * table's first slot holding pc itself (a frame pointer's
-		 * rule: most frames) read from the view's address and shift
-		 * in registers, copied from rv after any call that may move
-		 * it; only another answer calls capture_rule. */
-		uintptr_t stop_rec = stop_sp - 16;
-		const struct rule_slot *rt = rv.rt;
-		unsigned shift = rv.shift;
-		uintptr_t *fr = frames + k, *fend = frames + max - 1; /* fr: frames[k] */
-		while (fr < fend) {
-			if (unlikely((uintptr_t)cur == stop_rec)) {
-				key = capture_rule(&rv, pc, &val);
-				stopped = true;
-				cfi = key & RULE_CFI;
-				break;
-			}
-			key = atomic_load_explicit(&rt[(size_t)((pc * HASH_K) >> shift)].key,
-						   memory_order_acquire);
-			if (unlikely(key != pc)) {
-				key = capture_rule(&rv, pc, &val);
-				rt = rv.rt;
-				shift = rv.shift;
-				if (key & RULE_CFI) {
-					cfi = true;
-					break;
-				}
-			}
-			*++fr = pc = nxt[1];
-			cur = nxt;
-			nxt = (uintptr_t *)cur[0];
+		key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
+		if (unlikely(key != pc) && (key & RULE_CFI)) {
+			cfi = true;
+			break;
 		}
-		k = (int)(fr - frames);
-		/* The hash of frames[0..k]: walk_fp's, h, where these steps
-		 * went as far as it did (to where it stopped, or to the
-		 * depth); else (a function without a frame pointer before
-		 * that) hashed on from the segment's first frame here, not a
-		 * step at a time above. */
-		if (stopped || !cfi)
-			hk = h;
-		else
-			for (int i = s + 1; i <= k; i++)
-				hk = hash_step(hk, frames[i]);
-		int m = k + 1;
-		if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
-			uint32_t id = s == 0 ? mc_depot_intern_walked(h, frames, m, h && absent == h, h,
-								      WALKED_FP, me.prev)
-					     : mc_depot_intern(h, frames, m);
-			capture_cache_put(ck, id, GEN_FP);
-			if (s == 0)
-				me.prev = id;
-			return id;
-		}
-		/* the CFI steps from the segment's first function without a
-		 * frame pointer, frames[k] */
-		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
-		uint64_t hj = hk;
-		uint32_t gen;
-		int more = 0;
-		/* The thread's last run where it starts here (most new stacks:
-		 * the walk ends in main's caller or start_thread): its frames
-		 * taken here, in registers, without the steps' call. */
-		if (run_matches(&last_run, ret, sp, bp)) {
-			for (unsigned i = 0; i < last_run.nframes && m < max; i++) {
-				frames[m++] = last_run.frames[i];
-				hj = hash_step(hj, last_run.frames[i]);
-			}
-			gen = last_run.gen;
-		} else {
-			more = capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val,
-						 &gen);
-		}
-		if (!more) {
-			bool run = s == 0 && stopped && gen; /* last_run is that run */
-			uint64_t wkey = h ^ last_run.key;
-			uint32_t id = run ? mc_depot_intern_walked(hj, frames, m,
-								   wkey && absent == wkey, wkey,
-								   WALKED_RUN, me.prev)
-					  : mc_depot_intern(hj, frames, m);
-			capture_cache_put(ck, id, stopped && gen ? gen : GEN_EXACT);
-			if (run)
-				me.prev = id;
-			return id;
-		}
-		if (!c || c->gen != GEN_EXACT)
-			capture_cache_put(ck, 0, GEN_EXACT);
-		/* the next segment, from the function with a frame pointer the
-		 * steps reached: its return address ret, its sp and rbp */
-		s = m;
-		frames[s] = ret;
-		hk = hash_step(hj, ret);
-		cur = (uintptr_t *)(sp - 16);
-		nxt = (uintptr_t *)bp;
+		*++fr = pc = nxt[1];
+		cur = nxt;
+		nxt = (uintptr_t *)cur[0];
 	}
+	int k = (int)(fr - frames), m = k + 1;
+	if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
+		uint32_t id = mc_depot_intern_walked(h, frames, m, h && absent == h, h, WALKED_FP,
+						     me.prev);
+		capture_cache_put(ck, id, GEN_FP);
+		me.prev = id;
+		return id;
+	}
+	/* The hash of frames[0..k]: walk_fp's, h, where these steps went as
+	 * far as it did (to where it stopped); else (a function without a
+	 * frame pointer before that) hashed on from frames[0] here, not a
+	 * step at a time above. */
+	if (stopped)
+		hk = h;
+	else
+		for (int i = 1; i <= k; i++)
+			hk = hash_step(hk, frames[i]);
+	uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
+	uint32_t gen;
+	if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen,
+			      stopped ? run_at_stop : -1)) {
+		bool run = stopped && gen; /* last_run is that run */
+		uint64_t wkey = h ^ last_run.key;
+		uint32_t id = run ? mc_depot_intern_walked(hk, frames, m, wkey && absent == wkey,
+							   wkey, WALKED_RUN, me.prev)
+				  : mc_depot_intern(hk, frames, m);
+		capture_cache_put(ck, id, run ? gen : GEN_EXACT);
+		if (run)
+			me.prev = id;
+		return id;
+	}
+	if (!c || c->gen != GEN_EXACT)
+		capture_cache_put(ck, 0, GEN_EXACT);
+	/* the next segment, from the function with a frame pointer the
+	 * steps reached: its return address ret, its sp and rbp */
+	frames[m] = ret;
+	return capture_later(frames, m, max, top, hash_step(hk, ret), (uintptr_t *)(sp - 16),
+			     (uintptr_t *)bp);
 }
 
 /* ---- the thread's exact walks, kept ------------------------------------
