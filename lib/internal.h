@@ -1837,8 +1837,10 @@ bool mc_symcache_ours(int fd, mode_t type, struct stat *st);
 /* The file format, for the fuzz target: a record's checksum; one record
  * of n frames encoded into dst (its length, 0: does not fit or not
  * valid); a payload decoded (frames into out[0..cap), out may be NULL;
- * n, or 0 if malformed); fn called for each valid record of p[0..len)
- * (its payload at p + at), skipping damaged bytes; how many. */
+ * n, or 0 if malformed); fn called for each record of p[0..len) whose
+ * frame and checksum hold and whose head decode accepts (its payload at
+ * p + at; a frame record's strings are decode's to check when it is
+ * read), skipping damaged bytes; how many. */
 uint32_t mc_symcache_sum(const char *p, size_t n);
 size_t mc_symcache_encode(char *dst, size_t cap, uint64_t off, int max,
 			  const struct mc_frame_info *f, int n);

@@ -162,6 +162,28 @@ int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,
 	return n;
 }
 
+/* A payload's head (12 bytes: offset, max, n) as decode checks it, and
+ * a name record whole; a frame record's strings are left to decode at
+ * the look-up that reads them (a record the checksum took was written
+ * by encode, which wrote them whole).  Checking every string of every
+ * record here was 7.9 K of a warm measured /bin/date's 14 K parse of
+ * 30 records, each of which a process reads once at most. */
+static bool head_ok(const char *p, size_t size, uint64_t *off, int *max)
+{
+	uint16_t m, n;
+	if (size < 12)
+		return false;
+	LOAD(off, p, 8);
+	LOAD(&m, p + 8, 2);
+	LOAD(&n, p + 10, 2);
+	*max = m;
+	if (m == MC_SYMCACHE_NAME)
+		return *off == 0 && mc_symcache_names_each(p, size, NULL, NULL) > 0;
+	/* a frame: its line and three NULs at least */
+	return n && n <= m && m <= MC_SYMCACHE_QUICK && (m != MC_SYMCACHE_QUICK || n == 1) &&
+	       size - 12 >= (size_t)n * 7;
+}
+
 size_t mc_symcache_parse(const char *p, size_t len,
 			 void (*fn)(void *arg, uint64_t off, int max, size_t at, size_t size),
 			 void *arg)
@@ -176,7 +198,7 @@ size_t mc_symcache_parse(const char *p, size_t len,
 		uint64_t off;
 		int max;
 		if (size > len - i - 12 || mc_symcache_sum(p + i + 12, size) != sum ||
-		    !mc_symcache_decode(p + i + 12, size, &off, &max, NULL, 0)) {
+		    !head_ok(p + i + 12, size, &off, &max)) {
 			i++;  /* torn or damaged: resync on the next magic */
 			continue;
 		}
