@@ -1813,9 +1813,9 @@ int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max
 #define MC_SYMCACHE_ANY UINT64_MAX
 #define MC_SYMCACHE_NAME_LEN 255
 /* That answer for (id, off, s[0..len)), or the one kept for every
- * offset: 1, 0, or -1 (not kept). */
+ * offset (then *any true): 1, 0, or -1 (not kept). */
 int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
-			 size_t len);
+			 size_t len, bool *any);
 /* Keep it, under off or MC_SYMCACHE_ANY; written at mc_symcache_flush. */
 void mc_symcache_name_put(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
 			  size_t len, bool found);

@@ -1180,6 +1180,8 @@ static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, i
  * suppression matching asks for the session thousands of times.) */
 static bool session_checked;
 
+static void any_clear(void);
+
 static void end_session(bool unmap_files)
 {
 	if (session)
@@ -1196,6 +1198,7 @@ static void end_session(bool unmap_files)
 	memset(own_str, 0, sizeof own_str);
 	memset(own_keys, 0, sizeof own_keys);
 	nqkeys = 0;
+	any_clear();
 	mc_elfmod_forget(unmap_files);
 	pc_cache_clear();
 	if (unmap_files)
@@ -1982,6 +1985,55 @@ void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
 	mc_unmap(mem, bytes);
 }
 
+/* may_name's answers that hold for every address of an object (kept
+ * under MC_SYMCACHE_ANY, or dstr_has's anywhere), by its quick key and
+ * the string's bytes: a region's records ask each entry's names of each
+ * deep frame, most of those in one object, and each answer cost a
+ * look-up of symcache.c's index (the string's sum, two probes).  Cleared
+ * with the qkeys (end_session). */
+#define ANY_SLOTS 64
+#define ANY_LEN 46
+static struct any_memo {
+	uint8_t q;               /* 1 + the qkey's index; 0: free */
+	uint8_t len;
+	bool found;
+	char s[ANY_LEN];
+} any_memo[ANY_SLOTS];
+static unsigned any_used;
+
+static struct any_memo *any_slot(const struct qkey *q, const char *s, size_t len)
+{
+	uint8_t qi = (uint8_t)(q - qkeys + 1);
+	size_t h = ((size_t)qi * 0x9e37u + len * 31u + (unsigned char)s[0] * 7u +
+		    (unsigned char)s[len - 1]) & (ANY_SLOTS - 1);
+	struct any_memo *e;
+	while ((e = &any_memo[h])->q &&
+	       (e->q != qi || e->len != len || memcmp(e->s, s, len) != 0))
+		h = (h + 1) & (ANY_SLOTS - 1);
+	return e;
+}
+
+static void any_put(const struct qkey *q, const char *s, size_t len, bool found)
+{
+	if (!q || !len || len > ANY_LEN || 2 * (any_used + 1) > ANY_SLOTS)
+		return;
+	struct any_memo *e = any_slot(q, s, len);
+	if (e->q)
+		return;
+	e->q = (uint8_t)(q - qkeys + 1);
+	e->len = (uint8_t)len;
+	e->found = found;
+	memcpy(e->s, s, len);
+	any_used++;
+}
+
+static void any_clear(void)
+{
+	if (any_used)
+		memset(any_memo, 0, sizeof any_memo);
+	any_used = 0;
+}
+
 bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 {
 	uintptr_t addr = pc ? pc - 1 : 0;
@@ -1992,11 +2044,21 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 	 * file's alone (own_key), as its full frames are; not where a
 	 * build-ID debug file is (its names may be that file's). */
 	struct qkey *q = mc_opt.symbolize ? qkey_of(addr) : NULL;
+	if (q && any_used && len && len <= ANY_LEN) {
+		const struct any_memo *e = any_slot(q, s, len);
+		if (e->q) {
+			may = e->found;
+			goto out;
+		}
+	}
+	bool any = false;
 	int kept = q && !q->k.debug ?
-		mc_symcache_name_get(q->k.key, q->k.idlen, addr - q->k.bias, s, len) : -1;
+		mc_symcache_name_get(q->k.key, q->k.idlen, addr - q->k.bias, s, len, &any) : -1;
 	struct mc_elfmod *m = mc_opt.symbolize && kept < 0 ? own_module(addr) : NULL;
 	if (kept >= 0) {
 		may = kept;
+		if (any)
+			any_put(q, s, len, may);
 	} else if (m) {
 		struct dstr *str = &own_str[mc_elfmod_slot(m)];
 		if (!str->built)
@@ -2008,6 +2070,8 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 		if (key && key->idlen == q->k.idlen && memcmp(key->id, q->k.key, key->idlen) == 0)
 			mc_symcache_name_put(key->id, key->idlen,
 					     anywhere ? MC_SYMCACHE_ANY : addr - q->k.bias, s, len, may);
+		if (anywhere)   /* q's range is m's: the object's answer */
+			any_put(q, s, len, may);
 	} else if (mc_opt.symbolize && load_libdw()) {
 		Dwfl *d = get_session();
 		Dwfl_Module *mod = d ? session_module(d, addr, NULL) : NULL;
@@ -2018,6 +2082,7 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 		if (str)
 			may = dstr_has(str, addr, s, len, &anywhere);
 	}
+out:
 	pthread_mutex_unlock(&lock);
 	return may;
 }
@@ -2091,6 +2156,7 @@ void mc_symbolize_postfork(bool child)
 		memset(own_str, 0, sizeof own_str);
 		memset(own_keys, 0, sizeof own_keys);
 		nqkeys = 0;
+		any_clear();
 		mc_elfmod_forget(false);
 		mod_runs = (struct mc_buf){ 0 };
 		mod_runs_read = false;

@@ -602,10 +602,11 @@ void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int ma
 }
 
 int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
-			 size_t len)
+			 size_t len, bool *any)
 {
 	int saved = errno;
 	int found = -1;
+	*any = false;
 	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
 	if (m && !m->loaded)
 		load(m);
@@ -618,8 +619,10 @@ int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, co
 		const char *p = !((e->at - 1) & PENDING_BIT) ? m->data
 			      : ((e->at - 1) & NAMES_BIT) ? m->names.s : m->pending.s;
 		/* the string itself compared: two strings may share a key */
-		if ((unsigned char)p[at + 9] == len && memcmp(p + at + 10, s, len) == 0)
+		if ((unsigned char)p[at + 9] == len && memcmp(p + at + 10, s, len) == 0) {
 			found = p[at + 8];
+			*any = !k;
+		}
 	}
 	errno = saved;
 	return found;
