@@ -1806,6 +1806,12 @@ void mc_symbolize_postfork(bool child);
 #define MC_SYMCACHE_QUICK (MC_MAX_INLINE + 1)
 int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max,
 		    struct mc_frame_info *out);
+/* mc_symcache_get's quick frame (max MC_SYMCACHE_QUICK) in place: its
+ * line and its function's, linkage's and file's bytes (str[i], len[i]
+ * of them and a NUL: the record's own, read before the next put of the
+ * cache); false: none, or the record does not decode. */
+bool mc_symcache_quick_ref(const unsigned char *id, size_t idlen, uint64_t off, int32_t *line,
+			   const char *str[3], size_t len[3]);
 /* max MC_SYMCACHE_NAME: a record of mc_symbolize_may_name's answers,
  * each for (an offset, or MC_SYMCACHE_ANY for every offset, a string of
  * 1 to MC_SYMCACHE_NAME_LEN bytes): one record a module a process. */
