@@ -1812,6 +1812,9 @@ int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max
  * cache); false: none, or the record does not decode. */
 bool mc_symcache_quick_ref(const unsigned char *id, size_t idlen, uint64_t off, int32_t *line,
 			   const char *str[3], size_t len[3]);
+/* The same of a record's payload p[0..size) (the fuzz target's). */
+bool mc_symcache_quick_view(const char *p, size_t size, int32_t *line, const char *str[3],
+			    size_t len[3]);
 /* max MC_SYMCACHE_NAME: a record of mc_symbolize_may_name's answers,
  * each for (an offset, or MC_SYMCACHE_ANY for every offset, a string of
  * 1 to MC_SYMCACHE_NAME_LEN bytes): one record a module a process. */

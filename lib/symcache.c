@@ -582,6 +582,30 @@ int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max
 	return n;
 }
 
+bool mc_symcache_quick_view(const char *p, size_t size, int32_t *line, const char *str[3],
+			    size_t len[3])
+{
+	/* as mc_symcache_decode reads a quick record: one frame */
+	const struct mc_frame_info *const f = NULL;
+	const size_t cap[3] = { sizeof f->function, sizeof f->linkage, sizeof f->file };
+	uint16_t mx, n;
+	size_t k = 16;
+	if (size < 16)
+		return false;
+	LOAD(&mx, p + 8, 2);
+	LOAD(&n, p + 10, 2);
+	LOAD(line, p + 12, 4);
+	if (mx != MC_SYMCACHE_QUICK || n != 1 || *line < 0)
+		return false;
+	for (int i = 0; i < 3; i++) {
+		str[i] = p + k;
+		if (!take_str(p, size, &k, NULL, cap[i]))
+			return false;
+		len[i] = (size_t)(p + k - 1 - str[i]);
+	}
+	return k == size;
+}
+
 bool mc_symcache_quick_ref(const unsigned char *id, size_t idlen, uint64_t off, int32_t *line,
 			   const char *str[3], size_t len[3])
 {
@@ -592,25 +616,9 @@ bool mc_symcache_quick_ref(const unsigned char *id, size_t idlen, uint64_t off, 
 		load(m);
 	struct sc_ent *e = m ? find(m, off, MC_SYMCACHE_QUICK) : NULL;
 	if (e && e->at) {
-		/* as mc_symcache_decode reads a quick record: one frame */
 		uint32_t at = (e->at - 1) & ~PENDING_BIT;
 		const char *p = (((e->at - 1) & PENDING_BIT) ? m->pending.s : m->data) + at;
-		size_t size = rd32(p - 8), k = 16;
-		uint16_t mx, n;
-		LOAD(&mx, p + 8, 2);
-		LOAD(&n, p + 10, 2);
-		const struct mc_frame_info *const f = NULL;
-		const size_t cap[3] = { sizeof f->function, sizeof f->linkage, sizeof f->file };
-		ok = size >= 16 && mx == MC_SYMCACHE_QUICK && n == 1;
-		if (ok)
-			LOAD(line, p + 12, 4);
-		ok = ok && *line >= 0;
-		for (int i = 0; i < 3 && ok; i++) {
-			str[i] = p + k;
-			ok = take_str(p, size, &k, NULL, cap[i]);
-			len[i] = ok ? (size_t)(p + k - 1 - str[i]) : 0;
-		}
-		ok = ok && k == size;
+		ok = mc_symcache_quick_view(p, rd32(p - 8), line, str, len);
 	}
 	errno = saved;
 	return ok;
