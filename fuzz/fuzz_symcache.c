@@ -6,10 +6,15 @@
  * input is parsed as a file; besides what ASan and UBSan catch, it
  * checks the format's contract:
  *   - every record the parse takes lies within the input, its
- *     checksum right, and decodes to 1..max frames whose strings end
- *     within their fields, or (max 10, may_name's answers) to answers
+ *     checksum right, its head one decode accepts, and decodes to
+ *     nothing (its strings are checked when it is read) or to 1..max
+ *     frames whose strings end within their fields, or (max 10,
+ *     may_name's answers) to answers
  *     each 0 or 1, of a string of 1 to 255 bytes, lying within it;
  *   - encoding what it decoded gives the record's bytes back;
+ *   - a quick frame read in place (mc_symcache_quick_view, as a warm
+ *     process names its stacks) is the one decode gives, and is read
+ *     only where decode reads one;
  *   - a record taken is taken again wherever it lies: after a prefix of
  *     the input's own bytes, the parse finds at least as many.
  *
@@ -76,7 +81,31 @@ static void check(void *arg, uint64_t off, int max, size_t at, size_t size)
 		return;
 	}
 	int n = mc_symcache_decode(w->p + at, size, &o, &m, f, MC_SYMCACHE_QUICK);
-	if (n < 1 || n > m || o != off || m != max)
+	/* the quick frame in place: what decode gives, or nothing where
+	 * decode gives nothing */
+	int32_t line;
+	const char *vs[3];
+	size_t vl[3];
+	bool view = mc_symcache_quick_view(w->p + at, size, &line, vs, vl);
+	if (view != (max == MC_SYMCACHE_QUICK && n == 1))
+		abort();
+	if (view && (line != f[0].line || vl[0] != strlen(f[0].function) ||
+		     memcmp(vs[0], f[0].function, vl[0] + 1) != 0 ||
+		     vl[1] != strlen(f[0].linkage) || memcmp(vs[1], f[0].linkage, vl[1] + 1) != 0 ||
+		     vl[2] != strlen(f[0].file) || memcmp(vs[2], f[0].file, vl[2] + 1) != 0))
+		abort();
+	uint16_t hm, hn;
+	memcpy(&hm, w->p + at + 8, 2);
+	memcpy(&hn, w->p + at + 10, 2);
+	if (size < 12 || hm != max || !hn || hn > hm || max > MC_SYMCACHE_QUICK)
+		abort();                          /* a head decode refuses */
+	if (!n) {
+		/* its strings damaged under a good checksum: the look-up
+		 * that reads it decodes it and answers nothing */
+		w->n++;
+		return;
+	}
+	if (n > m || o != off || m != max)
 		abort();
 	for (int i = 0; i < n; i++)
 		if (!memchr(f[i].function, 0, sizeof f[i].function) ||

@@ -1828,6 +1828,15 @@ void mc_symbolize_postfork(bool child);
 #define MC_SYMCACHE_QUICK (MC_MAX_INLINE + 1)
 int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max,
 		    struct mc_frame_info *out);
+/* mc_symcache_get's quick frame (max MC_SYMCACHE_QUICK) in place: its
+ * line and its function's, linkage's and file's bytes (str[i], len[i]
+ * of them and a NUL: the record's own, read before the next put of the
+ * cache); false: none, or the record does not decode. */
+bool mc_symcache_quick_ref(const unsigned char *id, size_t idlen, uint64_t off, int32_t *line,
+			   const char *str[3], size_t len[3]);
+/* The same of a record's payload p[0..size) (the fuzz target's). */
+bool mc_symcache_quick_view(const char *p, size_t size, int32_t *line, const char *str[3],
+			    size_t len[3]);
 /* max MC_SYMCACHE_NAME: a record of mc_symbolize_may_name's answers,
  * each for (an offset, or MC_SYMCACHE_ANY for every offset, a string of
  * 1 to MC_SYMCACHE_NAME_LEN bytes): one record a module a process. */
@@ -1835,9 +1844,9 @@ int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max
 #define MC_SYMCACHE_ANY UINT64_MAX
 #define MC_SYMCACHE_NAME_LEN 255
 /* That answer for (id, off, s[0..len)), or the one kept for every
- * offset: 1, 0, or -1 (not kept). */
+ * offset (then *any true): 1, 0, or -1 (not kept). */
 int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
-			 size_t len);
+			 size_t len, bool *any);
 /* Keep it, under off or MC_SYMCACHE_ANY; written at mc_symcache_flush. */
 void mc_symcache_name_put(const unsigned char *id, size_t idlen, uint64_t off, const char *s,
 			  size_t len, bool found);
@@ -1859,8 +1868,10 @@ bool mc_symcache_ours(int fd, mode_t type, struct stat *st);
 /* The file format, for the fuzz target: a record's checksum; one record
  * of n frames encoded into dst (its length, 0: does not fit or not
  * valid); a payload decoded (frames into out[0..cap), out may be NULL;
- * n, or 0 if malformed); fn called for each valid record of p[0..len)
- * (its payload at p + at), skipping damaged bytes; how many. */
+ * n, or 0 if malformed); fn called for each record of p[0..len) whose
+ * frame and checksum hold and whose head decode accepts (its payload at
+ * p + at; a frame record's strings are decode's to check when it is
+ * read), skipping damaged bytes; how many. */
 uint32_t mc_symcache_sum(const char *p, size_t n);
 size_t mc_symcache_encode(char *dst, size_t cap, uint64_t off, int max,
 			  const struct mc_frame_info *f, int n);

@@ -1131,41 +1131,46 @@ static int pc_cache_get(uintptr_t pc, int max, struct mc_frame_info *out)
 	return e->n;
 }
 
-static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, int n)
+/* Room for one more entry (at most half full); false: none. */
+static bool pc_room(void)
 {
-	if (!pc || pc_arena.len > UINT32_MAX / 2 || max > UINT16_MAX)
-		return;
-	if (2 * (pc_used + 1) > pc_cap) {  /* at most half full */
-		size_t cap = pc_cap ? 2 * pc_cap : PC_FIRST;
-		struct pc_entry *tab = mc_map(cap * sizeof *tab);
-		if (!tab)
-			return;
-		mc_write_first(tab, cap * sizeof *tab);
-		for (size_t i = 0; i < pc_cap; i++)
-			if (pc_tab[i].pc)
-				*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];
-		if (pc_tab)
-			mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
-		pc_tab = tab;
-		pc_cap = cap;
+	if (2 * (pc_used + 1) <= pc_cap)
+		return true;
+	size_t cap = pc_cap ? 2 * pc_cap : PC_FIRST;
+	struct pc_entry *tab = mc_map(cap * sizeof *tab);
+	if (!tab)
+		return false;
+	mc_write_first(tab, cap * sizeof *tab);
+	for (size_t i = 0; i < pc_cap; i++)
+		if (pc_tab[i].pc)
+			*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];
+	if (pc_tab)
+		mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
+	pc_tab = tab;
+	pc_cap = cap;
+	return true;
+}
+
+/* One frame's line and its four strings (function, linkage, file,
+ * object: len[j] bytes each, at most their fields' size - 1) appended
+ * to the arena. */
+static void pc_frame(int line, const char *const str[4], const size_t len[4])
+{
+	char rec[sizeof line + 4 + sizeof(struct mc_frame_info)];  /* the lengths' sum: 768 */
+	size_t k = sizeof line + 4;
+	memcpy(rec, &line, sizeof line);
+	for (int j = 0; j < 4; j++) {
+		rec[sizeof line + j] = (char)(unsigned char)len[j];
+		memcpy(rec + k, str[j], len[j]);
+		rec[k + len[j]] = 0;
+		k += len[j] + 1;
 	}
-	size_t off = pc_arena.len;
-	for (int i = 0; i < n; i++) {
-		const char *str[4] = { f[i].function, f[i].linkage, f[i].file, f[i].object };
-		const size_t cap[4] = { sizeof f[i].function, sizeof f[i].linkage, sizeof f[i].file,
-					sizeof f[i].object };
-		char rec[sizeof f[i].line + 4 + sizeof f[i]];
-		size_t k = sizeof f[i].line + 4;
-		memcpy(rec, &f[i].line, sizeof f[i].line);
-		for (int j = 0; j < 4; j++) {  /* as a copy cuts it: cap - 1 at most */
-			size_t len = strnlen(str[j], cap[j] - 1);
-			rec[sizeof f[i].line + j] = (char)(unsigned char)len;
-			memcpy(rec + k, str[j], len);
-			rec[k + len] = 0;
-			k += len + 1;
-		}
-		mc_buf_put(&pc_arena, rec, k);
-	}
+	mc_buf_put(&pc_arena, rec, k);
+}
+
+/* The entry (pc, max) -> the n frames appended from off. */
+static void pc_commit(uintptr_t pc, int max, size_t off, int n)
+{
 	if (pc_arena.oom) {
 		pc_cache_clear();
 		return;
@@ -1175,10 +1180,29 @@ static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, i
 	pc_used++;
 }
 
+static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, int n)
+{
+	if (!pc || pc_arena.len > UINT32_MAX / 2 || max > UINT16_MAX || !pc_room())
+		return;
+	size_t off = pc_arena.len;
+	for (int i = 0; i < n; i++) {
+		const char *str[4] = { f[i].function, f[i].linkage, f[i].file, f[i].object };
+		const size_t cap[4] = { sizeof f[i].function, sizeof f[i].linkage, sizeof f[i].file,
+					sizeof f[i].object };
+		size_t len[4];
+		for (int j = 0; j < 4; j++)    /* as a copy cuts it: cap - 1 at most */
+			len[j] = strnlen(str[j], cap[j] - 1);
+		pc_frame(f[i].line, str, len);
+	}
+	pc_commit(pc, max, off, n);
+}
+
 /* Has this process seen that the session is its own?  (Cleared with
  * the session and in a forked child: getpid is a system call, and
  * suppression matching asks for the session thousands of times.) */
 static bool session_checked;
+
+static void any_clear(void);
 
 static void end_session(bool unmap_files)
 {
@@ -1196,6 +1220,7 @@ static void end_session(bool unmap_files)
 	memset(own_str, 0, sizeof own_str);
 	memset(own_keys, 0, sizeof own_keys);
 	nqkeys = 0;
+	any_clear();
 	mc_elfmod_forget(unmap_files);
 	pc_cache_clear();
 	if (unmap_files)
@@ -1934,12 +1959,49 @@ static void quick_batch(struct mc_elfmod *m, const uintptr_t *pcs, size_t n, str
 }
 
 /* pc's quick frame from symcache.c's file of q's object, into the
- * cache; false: not there. */
+ * cache; false: not there.  Its strings go from the file's bytes to the
+ * cache's arena as they are (mc_symcache_quick_ref), where a decoding
+ * into a frame, frame_finish and pc_cache_put's measuring of each string
+ * cost ~1,000 instructions a frame (a measured /bin/date's exit named 39
+ * so); quick_get's way where frame_finish would do more than name the
+ * linkage by the function. */
 static bool quick_cached(struct qkey *q, uintptr_t pc)
 {
 	struct mc_frame_info f;
 	int di;
 	uintptr_t addr = pc - 1;
+	const struct mc_frame_info *const fi = NULL;
+	enum { FN = sizeof fi->function, LK = sizeof fi->linkage, OB = sizeof fi->object };
+	const char *str[4];
+	size_t len[4];
+	int32_t line = -1;
+	if (q && q->k.path[0] && pc_arena.len <= UINT32_MAX / 2) {
+		uint64_t off = addr - q->k.bias;
+		for (int i = 0; i < 2 && line < 0; i++) {
+			bool dbg = (i == 0) == q->k.debug;
+			if (!mc_symcache_quick_ref(q->k.key, dbg ? q->k.len : q->k.idlen, off,
+						   &line, str, len) || len[2] ||
+			    (dbg ? line < MC_DI_NONE || line > MC_DI_ELSEWHERE : line != 0))
+				line = -1;
+			else
+				di = dbg ? line : MC_DI_OWN;
+		}
+		/* function named (else frame_finish asks dladdr), within
+		 * the fields (quick_get's copies) */
+		if (line >= 0 && len[0] && len[0] < FN && len[1] < LK && pc_room()) {
+			if (!len[1]) {         /* frame_finish: the function's */
+				str[1] = str[0];
+				len[1] = len[0];
+			}
+			str[3] = q->k.path;
+			len[3] = strnlen(q->k.path, OB - 1);
+			bool deep = di != MC_DI_NONE && !qkey_sys(q, addr);
+			size_t at = pc_arena.len;
+			pc_frame(0, str, len);
+			pc_commit(pc, deep ? QUICK_DEEP : QUICK_SHALLOW, at, 1);
+			return true;
+		}
+	}
 	if (!quick_get(q, addr, &f, &di))
 		return false;
 	frame_finish(addr, &f, 1);
@@ -1982,6 +2044,55 @@ void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
 	mc_unmap(mem, bytes);
 }
 
+/* may_name's answers that hold for every address of an object (kept
+ * under MC_SYMCACHE_ANY, or dstr_has's anywhere), by its quick key and
+ * the string's bytes: a region's records ask each entry's names of each
+ * deep frame, most of those in one object, and each answer cost a
+ * look-up of symcache.c's index (the string's sum, two probes).  Cleared
+ * with the qkeys (end_session). */
+#define ANY_SLOTS 64
+#define ANY_LEN 46
+static struct any_memo {
+	uint8_t q;               /* 1 + the qkey's index; 0: free */
+	uint8_t len;
+	bool found;
+	char s[ANY_LEN];
+} any_memo[ANY_SLOTS];
+static unsigned any_used;
+
+static struct any_memo *any_slot(const struct qkey *q, const char *s, size_t len)
+{
+	uint8_t qi = (uint8_t)(q - qkeys + 1);
+	size_t h = ((size_t)qi * 0x9e37u + len * 31u + (unsigned char)s[0] * 7u +
+		    (unsigned char)s[len - 1]) & (ANY_SLOTS - 1);
+	struct any_memo *e;
+	while ((e = &any_memo[h])->q &&
+	       (e->q != qi || e->len != len || memcmp(e->s, s, len) != 0))
+		h = (h + 1) & (ANY_SLOTS - 1);
+	return e;
+}
+
+static void any_put(const struct qkey *q, const char *s, size_t len, bool found)
+{
+	if (!q || !len || len > ANY_LEN || 2 * (any_used + 1) > ANY_SLOTS)
+		return;
+	struct any_memo *e = any_slot(q, s, len);
+	if (e->q)
+		return;
+	e->q = (uint8_t)(q - qkeys + 1);
+	e->len = (uint8_t)len;
+	e->found = found;
+	memcpy(e->s, s, len);
+	any_used++;
+}
+
+static void any_clear(void)
+{
+	if (any_used)
+		memset(any_memo, 0, sizeof any_memo);
+	any_used = 0;
+}
+
 bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 {
 	uintptr_t addr = pc ? pc - 1 : 0;
@@ -1992,11 +2103,21 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 	 * file's alone (own_key), as its full frames are; not where a
 	 * build-ID debug file is (its names may be that file's). */
 	struct qkey *q = mc_opt.symbolize ? qkey_of(addr) : NULL;
+	if (q && any_used && len && len <= ANY_LEN) {
+		const struct any_memo *e = any_slot(q, s, len);
+		if (e->q) {
+			may = e->found;
+			goto out;
+		}
+	}
+	bool any = false;
 	int kept = q && !q->k.debug ?
-		mc_symcache_name_get(q->k.key, q->k.idlen, addr - q->k.bias, s, len) : -1;
+		mc_symcache_name_get(q->k.key, q->k.idlen, addr - q->k.bias, s, len, &any) : -1;
 	struct mc_elfmod *m = mc_opt.symbolize && kept < 0 ? own_module(addr) : NULL;
 	if (kept >= 0) {
 		may = kept;
+		if (any)
+			any_put(q, s, len, may);
 	} else if (m) {
 		struct dstr *str = &own_str[mc_elfmod_slot(m)];
 		if (!str->built)
@@ -2008,6 +2129,8 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 		if (key && key->idlen == q->k.idlen && memcmp(key->id, q->k.key, key->idlen) == 0)
 			mc_symcache_name_put(key->id, key->idlen,
 					     anywhere ? MC_SYMCACHE_ANY : addr - q->k.bias, s, len, may);
+		if (anywhere)   /* q's range is m's: the object's answer */
+			any_put(q, s, len, may);
 	} else if (mc_opt.symbolize && load_libdw()) {
 		Dwfl *d = get_session();
 		Dwfl_Module *mod = d ? session_module(d, addr, NULL) : NULL;
@@ -2018,6 +2141,7 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 		if (str)
 			may = dstr_has(str, addr, s, len, &anywhere);
 	}
+out:
 	pthread_mutex_unlock(&lock);
 	return may;
 }
@@ -2091,6 +2215,7 @@ void mc_symbolize_postfork(bool child)
 		memset(own_str, 0, sizeof own_str);
 		memset(own_keys, 0, sizeof own_keys);
 		nqkeys = 0;
+		any_clear();
 		mc_elfmod_forget(false);
 		mod_runs = (struct mc_buf){ 0 };
 		mod_runs_read = false;
