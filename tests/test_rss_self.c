@@ -51,7 +51,14 @@
  * (footprint.c fold): the C++ peaks now equal their ends, (KiB,
  * memcheck less bare, end and peak) 200 glibc, 128 mimalloc, 96
  * jemalloc, 68 tcmalloc, and the same with the code 4, 8, 32 KiB
- * longer.
+ * longer; but 64 KiB longer moved other rows (jemalloc's dlopen 108 ->
+ * 72).  With libmemcheck loaded apart (GNUmakefile MC_LOAD_ADDR), the
+ * libraries where they are without it: every row the same with the code
+ * 0, 4, 8, 64 or 128 KiB longer but the dlopen program's peak under
+ * glibc and mimalloc (-16 or -80, not yet explained), end and peak at
+ * most 124 off for the C programs (tcmalloc's, low; jemalloc's dlopen),
+ * 184 for the C++ one (glibc; mimalloc 128, jemalloc 104, tcmalloc 48).
+ * tests/prog/rss_self_pad.sh prints the rows at such sizes.
  *
  * The C++ program's rss_begin is not compared: the process region
  * begins in libmemcheck's constructor, before libstdc++'s initializers
