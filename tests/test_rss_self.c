@@ -53,9 +53,12 @@
  * jemalloc, 68 tcmalloc, and the same with the code 4, 8, 32 KiB
  * longer; but 64 KiB longer moved other rows (jemalloc's dlopen 108 ->
  * 72).  With libmemcheck loaded apart (GNUmakefile MC_LOAD_ADDR), the
- * libraries where they are without it: every row the same with the code
- * 0, 4, 8, 64 or 128 KiB longer but the dlopen program's peak under
- * glibc and mimalloc (-16 or -80, not yet explained), end and peak at
+ * libraries where they are without it, and memcheck's own mappings above
+ * it (util.c own_place: libm, loaded with dlopen, came 48 KiB lower,
+ * below them): every row the same with the code 0, 4, 8, 64 or 128 KiB
+ * longer but the dlopen program's peak under glibc and mimalloc (-4 and
+ * -12 at main's size, -84 and -92 64 KiB longer: at dlclose 80 of
+ * libmemcheck's 97 code pages resident, or 96; not yet explained), end and peak at
  * most 124 off for the C programs (tcmalloc's, low; jemalloc's dlopen),
  * 184 for the C++ one (glibc; mimalloc 128, jemalloc 104, tcmalloc 48).
  * tests/prog/rss_self_pad.sh prints the rows at such sizes.
