@@ -260,6 +260,49 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
  * table's 4 GiB reservation word by word otherwise: 5 s a check); the
  * range's address errors are disabled, so memcheck's own accesses are
  * not reported. */
+/* Where memcheck's own mappings are asked for: above libmemcheck, when
+ * it was loaded at the address it was linked at (GNUmakefile's
+ * MC_LOAD_ADDR), apart from the program's mappings, which then lie
+ * where they do without memcheck (a library the program loads with
+ * dlopen came 48 KiB lower, below memcheck's, and fault-around mapped
+ * other pages of it: test_rss_self's dlopen row).  A preference only
+ * (the kernel's choice where it is taken); NULL, the kernel's choice,
+ * where libmemcheck was not loaded so: linked into the program
+ * (libmemcheck.a: above it is where the program's heap grows), the
+ * command-line tool, the unit tests. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+static _Atomic uintptr_t place_next; /* 0: not decided; 1: no preference */
+
+static void *own_place(size_t size)
+{
+	uintptr_t at = atomic_load_explicit(&place_next, memory_order_relaxed);
+	if (at == 0) {
+		const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
+		const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
+		uintptr_t first = 0, end = 0;
+		bool seen = false;
+		for (int i = 0; i < eh->e_phnum; i++) {
+			if (ph[i].p_type != PT_LOAD)
+				continue;
+			if (!seen)
+				first = ph[i].p_vaddr;
+			seen = true;
+			if (ph[i].p_vaddr + ph[i].p_memsz > end)
+				end = ph[i].p_vaddr + ph[i].p_memsz;
+		}
+		uintptr_t huge = (uintptr_t)2 << 20;
+		uintptr_t want = eh->e_type == ET_DYN && first != 0 &&
+						 (uintptr_t)__ehdr_start == first ?
+					 (end + huge - 1) & ~(huge - 1) :
+					 1;
+		atomic_compare_exchange_strong(&place_next, &at, want);
+		at = atomic_load(&place_next);
+	}
+	if (at == 1)
+		return NULL;
+	return (void *)atomic_fetch_add(&place_next, size);
+}
+
 static void *map_plain(size_t size, int flags)
 {
 	/* memcheck's own mappings are registered (own[], footprint.c's
@@ -268,7 +311,7 @@ static void *map_plain(size_t size, int flags)
 	 * and counted outside memcheck's memory, as the program's RSS and
 	 * the allocator's retained bytes */
 	size = mc_page_round(size);
-	void *p = mc_sys_mmap(NULL, size, PROT_READ | PROT_WRITE,
+	void *p = mc_sys_mmap(own_place(size), size, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -567,7 +610,7 @@ static void *carve(size_t size)
 		if (i >= CARVE_ARENAS)
 			return NULL;
 		size_t want = size > CARVE_MAX || (i == 0 && large_first) ? CARVE_BIG : CARVE_ARENA;
-		void *a = mc_sys_mmap(NULL, want, PROT_READ | PROT_WRITE,
+		void *a = mc_sys_mmap(own_place(want), want, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (a == MAP_FAILED)
 			return NULL;

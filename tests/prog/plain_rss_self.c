@@ -2,7 +2,10 @@
  * work, for test_rss_self.c to compare with memcheck's figures of it.
  *   plain   no stdio: a block written and freed, a small one kept
  *   stdio   the same, and printf with numbers, fopen and fgets
- *   dlopen  the same as plain, and libm loaded, called and unloaded */
+ *   dlopen  the same as plain, and libm loaded, called and unloaded
+ *   heaperror  the same as plain, and 16 MiB written and freed before a
+ *           small block is freed twice (under memcheck only: the
+ *           allocators abort at it) */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,16 @@ int main(int argc, char **argv)
 		if (!cosine || cosine(0.0) != 1.0)
 			return 2;
 		dlclose(h);
+	} else if (strcmp(mode, "heaperror") == 0) {
+		size_t big = 16u << 20;
+		char *b = malloc(big);
+		if (!b)
+			return 2;
+		memset(b, 1, big);
+		free(b);
+		keep = malloc(16);
+		free(keep);
+		free(keep);
 	}
 	free(p);
 	keep = malloc(10);
