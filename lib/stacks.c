@@ -429,6 +429,7 @@ struct run {
 	uintptr_t ret, sp, bp;
 	unsigned nframes, nwords;
 	uint32_t gen;
+	bool fixed;     /* the thread's entry frames: RUN_FIXED_FRAMES */
 	uint64_t key;   /* its frames' hash, odd: capture_known's index key */
 	uintptr_t frames[RUN_FRAMES];
 	const uintptr_t *at[RUN_WORDS];
@@ -493,15 +494,38 @@ step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, u
 	return true;
 }
 
+/* A run that ends the walk where the CFI says the thread begins (the
+ * return address undefined: _start, clone, __start_context) within
+ * RUN_FIXED_FRAMES frames is the thread's entry: main's caller
+ * (__libc_start_call_main, then __libc_start_main and _start), the
+ * constructors' (call_init), start_thread's (then clone3).  Each of its
+ * functions is entered once in the thread's life, at one call site, and
+ * stays entered while anything the walk starts from runs above it, so
+ * the words its steps read (the return addresses and saved rbp in those
+ * frames) cannot change while a walk reaches its first frame at the
+ * same sp and rbp: such a run is fixed for the thread, and a cached
+ * stack that ends in it is answered by that sp and rbp alone, without
+ * the words' compare (run_words_match).  A longer run (a function
+ * without a frame pointer of the program's, called from main at two
+ * sites with one sp) or one that ends where a check fails is compared
+ * word by word as before. */
+#define RUN_FIXED_FRAMES 2
+
+/* Do the words the thread's last run read still hold what they held? */
+static inline bool run_words_match(const struct run *r)
+{
+	for (unsigned i = 0; i < r->nwords; i++)
+		if (*r->at[i] != r->word[i])
+			return false;
+	return true;
+}
+
 /* Would the walk from (ret, sp, bp) take the thread's last run? */
 static inline bool run_matches(const struct run *r, uintptr_t ret, uintptr_t sp, uintptr_t bp)
 {
 	if (r->ret != ret || r->sp != sp || r->bp != bp || !r->gen)
 		return false;
-	for (unsigned i = 0; i < r->nwords; i++)
-		if (*r->at[i] != r->word[i])
-			return false;
-	return true;
+	return run_words_match(r);
 }
 
 /* CFI steps from the frame ret, stored as frames[*m - 1] and hashed into
@@ -545,6 +569,9 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	for (;;) {
 		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
 			if (in_run) { /* the run ends the walk: keep it */
+				run.fixed = (key & RULE_CFI) &&
+					    (int)(key >> RULE_KIND_SHIFT & 7) == MC_CFI_END &&
+					    run.nframes <= RUN_FIXED_FRAMES;
 				run.gen = last_run.gen + 1 == UINT32_MAX ? 1 : last_run.gen + 1;
 				run.key = hash_frames(run.frames, (int)run.nframes) ^ RUN_KEY;
 				last_run = run;
@@ -1370,9 +1397,12 @@ static inline uint32_t capture_from(void *fp, int max)
 	if (likely(c != NULL)) {
 		if (likely(c->gen == GEN_FP))
 			return c->id;
-		/* end_sp is 0 where walk_fp reached the depth: not a run's stack */
-		if (c->gen == last_run.gen && end_sp &&
-		    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
+		/* A run's stack: the run starts at its last frame, which the
+		 * hash holds (not read again), at that sp and rbp (end_sp is 0
+		 * where walk_fp reached the depth: never a run's sp); its words
+		 * compared unless it is the thread's fixed entry (RUN_FIXED_FRAMES). */
+		if (c->gen == last_run.gen && end_sp == last_run.sp && end_bp == last_run.bp &&
+		    (last_run.fixed || run_words_match(&last_run)))
 			return c->id;
 		if (c->gen == GEN_EXACT)
 			return capture_exact_again(fp, max, h, c, end_sp, end_bp);
