@@ -1423,13 +1423,33 @@ static inline uint32_t capture_from(void *fp, int max)
 static struct {
 	uintptr_t lo, hi;
 } runtime[2];
+/* Both objects' extent, lowest start to highest end (len 0: neither
+ * known): a call site outside it, every capture's with
+ * MEMCHECK_STACK_DEPTH=0 but the runtime's own, is told by one range
+ * test inline (two loads, adjacent), not the two objects' (four) in a
+ * call. */
+static struct {
+	uintptr_t lo, len;
+} runtime_span;
 
 void mc_stacks_runtime_object(int i, uintptr_t lo, uintptr_t hi)
 {
 	runtime[i].lo = lo;
 	runtime[i].hi = hi;
+	uintptr_t slo = UINTPTR_MAX, shi = 0;
+	for (int j = 0; j < 2; j++) {
+		if (runtime[j].hi > runtime[j].lo) {
+			slo = runtime[j].lo < slo ? runtime[j].lo : slo;
+			shi = runtime[j].hi > shi ? runtime[j].hi : shi;
+		}
+	}
+	runtime_span.lo = shi ? slo : 0;
+	runtime_span.len = shi ? shi - slo : 0;
 }
 
+/* A call site within runtime_span, or under an operator new or delete
+ * that cxxnew.c forwards: the runtime's own stack where the call site
+ * lies in one of the objects, else none. */
 static __attribute__((noinline)) uint32_t capture_runtime_own(void *fp)
 {
 	if (unlikely(mc_self.cxx_frame != NULL))
@@ -1444,8 +1464,13 @@ static __attribute__((noinline)) uint32_t capture_runtime_own(void *fp)
 uint32_t mc_stack_capture(void *fp)
 {
 	int max = mc_opt.stack_depth;
-	if (unlikely(max <= 0))
+	if (unlikely(max <= 0)) {
+		/* (a tail call each: no registers saved on this path) */
+		if (likely(mc_self.cxx_frame == NULL) &&
+		    likely(((uintptr_t *)fp)[1] - runtime_span.lo >= runtime_span.len))
+			return 0;
 		return capture_runtime_own(fp);
+	}
 	if (unlikely(mc_self.cxx_frame != NULL))
 		fp = mc_cxx_call_frame(fp);
 	return capture_from(fp, max);
