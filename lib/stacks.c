@@ -429,6 +429,7 @@ struct run {
 	uintptr_t ret, sp, bp;
 	unsigned nframes, nwords;
 	uint32_t gen;
+	bool fixed;     /* the thread's entry frames: RUN_FIXED_FRAMES */
 	uint64_t key;   /* its frames' hash, odd: capture_known's index key */
 	uintptr_t frames[RUN_FRAMES];
 	const uintptr_t *at[RUN_WORDS];
@@ -493,15 +494,38 @@ step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, u
 	return true;
 }
 
+/* A run that ends the walk where the CFI says the thread begins (the
+ * return address undefined: _start, clone, __start_context) within
+ * RUN_FIXED_FRAMES frames is the thread's entry: main's caller
+ * (__libc_start_call_main, then __libc_start_main and _start), the
+ * constructors' (call_init), start_thread's (then clone3).  Each of its
+ * functions is entered once in the thread's life, at one call site, and
+ * stays entered while anything the walk starts from runs above it, so
+ * the words its steps read (the return addresses and saved rbp in those
+ * frames) cannot change while a walk reaches its first frame at the
+ * same sp and rbp: such a run is fixed for the thread, and a cached
+ * stack that ends in it is answered by that sp and rbp alone, without
+ * the words' compare (run_words_match).  A longer run (a function
+ * without a frame pointer of the program's, called from main at two
+ * sites with one sp) or one that ends where a check fails is compared
+ * word by word as before. */
+#define RUN_FIXED_FRAMES 2
+
+/* Do the words the thread's last run read still hold what they held? */
+static inline bool run_words_match(const struct run *r)
+{
+	for (unsigned i = 0; i < r->nwords; i++)
+		if (*r->at[i] != r->word[i])
+			return false;
+	return true;
+}
+
 /* Would the walk from (ret, sp, bp) take the thread's last run? */
 static inline bool run_matches(const struct run *r, uintptr_t ret, uintptr_t sp, uintptr_t bp)
 {
 	if (r->ret != ret || r->sp != sp || r->bp != bp || !r->gen)
 		return false;
-	for (unsigned i = 0; i < r->nwords; i++)
-		if (*r->at[i] != r->word[i])
-			return false;
-	return true;
+	return run_words_match(r);
 }
 
 /* CFI steps from the frame ret, stored as frames[*m - 1] and hashed into
@@ -545,6 +569,9 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	for (;;) {
 		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
 			if (in_run) { /* the run ends the walk: keep it */
+				run.fixed = (key & RULE_CFI) &&
+					    (int)(key >> RULE_KIND_SHIFT & 7) == MC_CFI_END &&
+					    run.nframes <= RUN_FIXED_FRAMES;
 				run.gen = last_run.gen + 1 == UINT32_MAX ? 1 : last_run.gen + 1;
 				run.key = hash_frames(run.frames, (int)run.nframes) ^ RUN_KEY;
 				last_run = run;
@@ -1370,10 +1397,26 @@ static inline uint32_t capture_from(void *fp, int max)
 	if (likely(c != NULL)) {
 		if (likely(c->gen == GEN_FP))
 			return c->id;
-		/* end_sp is 0 where walk_fp reached the depth: not a run's stack */
-		if (c->gen == last_run.gen && end_sp &&
-		    run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp))
-			return c->id;
+		/* A run's stack: the run starts at its last frame, which the
+		 * hash holds (not read again), at that sp and rbp (end_sp is 0
+		 * where walk_fp reached the depth: never a run's sp); its words
+		 * compared unless it is the thread's fixed entry
+		 * (RUN_FIXED_FRAMES).  A stack that ends in the fixed entry is
+		 * then marked GEN_FP: that frame's record is the one the entry
+		 * called from (main's, the thread routine's), entered once at
+		 * one sp and never left while the thread captures under it, so
+		 * the same frames end at the same sp and rbp, and the id is the
+		 * stack's whatever run the thread keeps later.  Marked at its
+		 * first repeat, not when stored: a new stack costs nothing more
+		 * (suite_test 1's, 2 instructions each). */
+		if (c->gen == last_run.gen && end_sp == last_run.sp && end_bp == last_run.bp) {
+			if (last_run.fixed) {
+				((struct slot *)c)->gen = GEN_FP;
+				return c->id;
+			}
+			if (run_words_match(&last_run))
+				return c->id;
+		}
 		if (c->gen == GEN_EXACT)
 			return capture_exact_again(fp, max, h, c, end_sp, end_bp);
 	}
@@ -1393,13 +1436,33 @@ static inline uint32_t capture_from(void *fp, int max)
 static struct {
 	uintptr_t lo, hi;
 } runtime[2];
+/* Both objects' extent, lowest start to highest end (len 0: neither
+ * known): a call site outside it, every capture's with
+ * MEMCHECK_STACK_DEPTH=0 but the runtime's own, is told by one range
+ * test inline (two loads, adjacent), not the two objects' (four) in a
+ * call. */
+static struct {
+	uintptr_t lo, len;
+} runtime_span;
 
 void mc_stacks_runtime_object(int i, uintptr_t lo, uintptr_t hi)
 {
 	runtime[i].lo = lo;
 	runtime[i].hi = hi;
+	uintptr_t slo = UINTPTR_MAX, shi = 0;
+	for (int j = 0; j < 2; j++) {
+		if (runtime[j].hi > runtime[j].lo) {
+			slo = runtime[j].lo < slo ? runtime[j].lo : slo;
+			shi = runtime[j].hi > shi ? runtime[j].hi : shi;
+		}
+	}
+	runtime_span.lo = shi ? slo : 0;
+	runtime_span.len = shi ? shi - slo : 0;
 }
 
+/* A call site within runtime_span, or under an operator new or delete
+ * that cxxnew.c forwards: the runtime's own stack where the call site
+ * lies in one of the objects, else none. */
 static __attribute__((noinline)) uint32_t capture_runtime_own(void *fp)
 {
 	if (unlikely(mc_self.cxx_frame != NULL))
@@ -1414,8 +1477,13 @@ static __attribute__((noinline)) uint32_t capture_runtime_own(void *fp)
 uint32_t mc_stack_capture(void *fp)
 {
 	int max = mc_opt.stack_depth;
-	if (unlikely(max <= 0))
+	if (unlikely(max <= 0)) {
+		/* (a tail call each: no registers saved on this path) */
+		if (likely(mc_self.cxx_frame == NULL) &&
+		    likely(((uintptr_t *)fp)[1] - runtime_span.lo >= runtime_span.len))
+			return 0;
 		return capture_runtime_own(fp);
+	}
 	if (unlikely(mc_self.cxx_frame != NULL))
 		fp = mc_cxx_call_frame(fp);
 	return capture_from(fp, max);

@@ -1041,6 +1041,61 @@ START_TEST(fp_indirect_call_skipping_a_frame)
 }
 END_TEST
 
+/* A run that ends the walk at the thread's entry is taken as fixed
+ * (its words not compared again) only within two frames: start_thread
+ * then clone3, main's caller's.  Here the run is three: a thread's
+ * routine without a frame pointer (rbp garbage, so the frame-pointer
+ * walk stops at once) calls ind_nofp, without one either, from two call
+ * sites at one stack pointer, and ind_nofp calls ind_cap, whose capture's
+ * walk ends at its own frame: both sites give that frame the same
+ * return address, sp and rbp, and only the run's word that holds the
+ * routine's call site tells the two stacks apart.  Each capture must
+ * have its own site's frame, round after round. */
+static char fx_why[200];
+
+/* The capture's stack: ind_nofp's call site, then the routine's site. */
+static __attribute__((noinline)) bool fx_check(int round, int site, uintptr_t *was)
+{
+	const uintptr_t *f;
+	int n = mc_stack_get(ind_id, &f);
+	if (n < 3 || f[0] != ind_ret[0] || f[1] != ind_ret[1] || (round && was[site] != ind_ret[1]) ||
+	    (site && ind_ret[1] == was[0])) {
+		snprintf(fx_why, sizeof fx_why, "round %d site %d: %d frames, %#lx, want %#lx",
+			 round, site, n, n > 1 ? (unsigned long)f[1] : 0ul,
+			 (unsigned long)ind_ret[1]);
+		return false;
+	}
+	was[site] = ind_ret[1];
+	return true;
+}
+
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void *fx_routine(void *arg)
+{
+	(void)arg;
+	uintptr_t was[2] = { 0, 0 };
+	__asm__ volatile("mov $0x1234, %%rbp" ::: "rbp");
+	for (int round = 0; round < 6; round++) {
+		ind_nofp();
+		if (!fx_check(round, 0, was))
+			return fx_why;
+		ind_nofp();
+		if (!fx_check(round, 1, was))
+			return fx_why;
+	}
+	return NULL;
+}
+
+START_TEST(cfi_run_of_three_frames_compared)
+{
+	kept_init();
+	pthread_t t;
+	void *bad;
+	ck_assert_int_eq(pthread_create(&t, NULL, fx_routine, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, &bad), 0);
+	ck_assert_msg(bad == NULL, "%s", (const char *)bad);
+}
+END_TEST
+
 /* The depot's then (depot.c): the three walked stacks looked up last
  * after a stack, kept in its line beside the key it was marked under;
  * an entry is picked by its key's top half and taken only where the
@@ -1203,6 +1258,7 @@ int main(void)
 	tcase_add_test(tc, cfi_kept_walk_is_the_full_walk);
 	tcase_add_test(tc, cfi_kept_walks_outlive_no_thread);
 	tcase_add_test(tc, fp_indirect_call_skipping_a_frame);
+	tcase_add_test(tc, cfi_run_of_three_frames_compared);
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
 	tcase_add_test(tc, cfi_fast_run_is_run);
