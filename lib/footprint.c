@@ -348,15 +348,24 @@ static void populate_small_bss(bool tracking)
 		for (i++; i < n && pages[i].lo <= to; i++)
 			if (pages[i].lo + pages[i].len > to)
 				to = pages[i].lo + pages[i].len;
-		mc_populate((void *)from, to - from);
+		mc_populate_static((void *)from, to - from);
 	}
 }
 
-/* First of memcheck's start-up: every mapping after it is counted.
- * tracking: the block table will be made (its shards populated too). */
-void mc_footprint_init(bool tracking)
+/* The very first of memcheck's start-up, before any of its small
+ * variables is read (a read first maps the zero page, which the populate
+ * then copies: a page fault more; the block table's reservation read one
+ * in every tracking process).  tracking: the block table will be made
+ * (its shards populated too). */
+void mc_footprint_populate(bool tracking)
 {
-	populate_small_bss(tracking); /* first: fp_lock is one of them */
+	populate_small_bss(tracking);
+}
+
+/* First of memcheck's start-up after mc_footprint_populate: every
+ * mapping after it is counted. */
+void mc_footprint_init(void)
+{
 	pthread_mutex_lock(&fp_lock);
 	if (!started) {
 		started = true;

@@ -173,6 +173,9 @@ static inline void mc_write_first(void *p, size_t len)
  * saves the faults' entries).  Only for memory that is about to be used
  * and counted as resident. */
 void mc_populate(void *p, size_t len);
+/* The same for libmemcheck's own static variables (footprint.c's
+ * start-up populate), which no variable of util.c is read for first. */
+void mc_populate_static(void *p, size_t len);
 /* How much more of an arena to count and populate ahead of its writes,
  * counted bytes counted so far: as much again, a page at least, most at
  * most (a short process's few pages, a long one's fewer calls). */
@@ -412,7 +415,8 @@ void mc_exit_after_fork_child(void);
  * before it (true: the program's peak so far was folded and the lock is
  * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
  * and mc_own_grow call them through struct mc_map_hooks. */
-void mc_footprint_init(bool tracking); /* tracking: mc_opt.track */
+void mc_footprint_populate(bool tracking); /* tracking: mc_opt.track */
+void mc_footprint_init(void);
 /* blocks.c: the block table's MIN_CAP arrays reserved, after
  * mc_stacks_init (the lazy ranges before it carved together). */
 void mc_blocks_init_small(void);

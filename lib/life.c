@@ -100,9 +100,10 @@ MC_HOT static int verdict = -1;
 static void start_all(bool from_ctor)
 {
 	mc_guard_enter();
+	mc_footprint_populate(mc_opt.track); /* before any is read */
 	if (mc_opt.track)
 		mc_map_carve_large_first(); /* the block table's 4 MiB comes */
-	mc_footprint_init(mc_opt.track); /* first: counts every mapping after it */
+	mc_footprint_init(); /* first: counts every mapping after it */
 	mc_own_work_begin(false);
 	mc_options_say();
 	/* Clearing blocks serves the scan alone, and would hide the

@@ -512,21 +512,34 @@ bool mc_own_hooked(void)
 #define MADV_POPULATE_WRITE 23
 #endif
 
-static void populate(const void *p, size_t len, int advice)
+static void populate_pages(const void *p, size_t len, int advice)
 {
 	int saved = errno;
 	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
 	uintptr_t hi = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
-	if (in_tail(p))
-		hi = lo; /* faulted in as touched: as cheap (the tail) */
 	if (hi > lo)
 		syscall(SYS_madvise, (void *)lo, hi - lo, advice);
 	errno = saved;
 }
 
+static void populate(const void *p, size_t len, int advice)
+{
+	if (!in_tail(p)) /* the tail's pages are faulted in as touched: as cheap */
+		populate_pages(p, len, advice);
+}
+
 void mc_populate(void *p, size_t len)
 {
 	populate(p, len, MADV_POPULATE_WRITE);
+}
+
+/* libmemcheck's own .bss is never in the tail, and asking would read the
+ * tail's bounds, small variables on the very page being populated: at
+ * start-up, a read fault that mapped the zero page, then the populate's
+ * copy of it (one page fault in every measured process). */
+void mc_populate_static(void *p, size_t len)
+{
+	populate_pages(p, len, MADV_POPULATE_WRITE);
 }
 
 void mc_populate_read(const void *p, size_t len)

@@ -87,7 +87,7 @@ static char lazy_ranges[2 * NLAZY][LAZY_LEN] __attribute__((aligned(4096)));
  * process's region begins; M of those ranges. */
 static uint64_t start_apart(void)
 {
-	mc_footprint_init(false);
+	mc_footprint_init();
 	for (int i = 0; i < NLAZY; i++)
 		mc_own_lazy(lazy_ranges[2 * i], LAZY_LEN);
 	rss_now = 1024 * KIB;
@@ -119,7 +119,7 @@ END_TEST
  * and after one of them is gone; M is the same sum. */
 START_TEST(adjoining_ranges_one_call)
 {
-	mc_footprint_init(false);
+	mc_footprint_init();
 	for (int i = NLAZY - 1; i >= 0; i--) /* from the top down, as mmap gives them */
 		mc_own_lazy(lazy_ranges[i], LAZY_LEN);
 	mc_own_lazy(lazy_ranges[NLAZY + 1], LAZY_LEN); /* apart from them */
@@ -167,7 +167,7 @@ END_TEST
 START_TEST(start_window_settled_by_the_process_region)
 {
 	rss_now = 1024 * KIB; /* start-up's window's RSS, read at init */
-	mc_footprint_init(false);
+	mc_footprint_init();
 	/* The window begins from init's reads: neither read again. */
 	resident_calls = rss_reads = 0;
 	mc_own_work_begin(false);
@@ -204,7 +204,7 @@ END_TEST
 START_TEST(start_window_settled_without_a_region)
 {
 	rss_now = 1024 * KIB; /* start-up's window's RSS, read at init */
-	mc_footprint_init(false);
+	mc_footprint_init();
 	mc_own_work_begin(false);
 	mc_own_lazy(lazy_ranges[0], LAZY_LEN);
 	rss_now = 1024 * KIB + LAZY_LEN / 2 + 64 * KIB;
