@@ -254,30 +254,24 @@ static void fp_enter_change(void)
 	}
 }
 
-/* Register the writable and code segments of libmemcheck itself (or of
- * the program, when memcheck is linked in from libmemcheck.a: then its
- * pages are the program's, and nothing is added). */
-extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 /* Where libmemcheck's small variables begin, after its large arrays, to
  * the end of its writable segment (lib/bss-layout.sh); 0 (a weak
  * reference) when the link did not lay .bss out so (libmemcheck.a). */
 extern char mc_bss_small_lo[] __attribute__((weak, visibility("hidden")));
 
+/* Register the writable and code segments of libmemcheck itself (or of
+ * the program, when memcheck is linked in from libmemcheck.a: then its
+ * pages are the program's, and nothing is added). */
 static void add_own_object(void)
 {
-	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
-	const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
 	if (mc_text_len == 0)
 		return; /* linked into the program (see interpose.c find_own_code) */
-	uintptr_t base = 0;
-	bool have_base = false;
-	for (int i = 0; i < eh->e_phnum && nobject < (int)MC_ARRAY_SIZE(object); i++) {
+	int n;
+	uintptr_t base;
+	const ElfW(Phdr) *ph = mc_own_phdrs(&n, &base);
+	for (int i = 0; i < n && nobject < (int)MC_ARRAY_SIZE(object); i++) {
 		if (ph[i].p_type != PT_LOAD)
 			continue;
-		if (!have_base) {
-			base = (uintptr_t)__ehdr_start - (ph[i].p_vaddr - ph[i].p_offset);
-			have_base = true;
-		}
 		uintptr_t lo = (base + ph[i].p_vaddr) & ~(uintptr_t)(PAGE - 1);
 		uintptr_t hi = mc_page_round(base + ph[i].p_vaddr + ph[i].p_memsz);
 		object[nobject++] = (struct range){ lo, hi - lo };

@@ -257,21 +257,14 @@ static void resolve_all(const void *self_malloc, const struct mc_sym_next_req *n
  * itself, whose code holds the program's frames too: then no range (the
  * wrappers jump under gcc; a clang -O0 build linked that way shows a
  * wrapper as its first frame). */
-extern const char __ehdr_start[] __attribute__((visibility("hidden")));
-
 static void find_own_code(void)
 {
-	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
-	const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
-	uintptr_t base = 0;
-	bool have_base = false;
-	for (int i = 0; i < eh->e_phnum; i++) {
+	int n;
+	uintptr_t base;
+	const ElfW(Phdr) *ph = mc_own_phdrs(&n, &base);
+	for (int i = 0; i < n; i++) {
 		if (ph[i].p_type != PT_LOAD)
 			continue;
-		if (!have_base) {
-			base = (uintptr_t)__ehdr_start - (ph[i].p_vaddr - ph[i].p_offset);
-			have_base = true;
-		}
 		if (ph[i].p_flags & PF_X) {
 			uintptr_t lo = base + ph[i].p_vaddr;
 			if (getauxval(AT_ENTRY) - lo < ph[i].p_memsz)

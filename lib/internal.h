@@ -151,6 +151,12 @@ const unsigned char *mc_note_build_id(const unsigned char *n, size_t size, size_
  * file): eh its ELF header, bias its load bias; only notes inside a
  * readable PT_LOAD's file bytes, the program headers on the first page. */
 const unsigned char *mc_image_build_id(const void *eh, uintptr_t bias, size_t *len);
+/* libmemcheck's own program headers (ElfW(Phdr)), *n of them, from the
+ * linker's __ehdr_start: its ELF header, mapped at the start of its
+ * first segment (linked from libmemcheck.a, the program's).  *bias (if
+ * asked): the address less the link address of its first PT_LOAD, 0
+ * where it lies at the address it was linked at. */
+const void *mc_own_phdrs(int *n, uintptr_t *bias);
 /* n bytes as whole 4 KiB pages: a mapping's length as the kernel maps
  * it, and the resident memory it can take. */
 static inline size_t mc_page_round(size_t n)

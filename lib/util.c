@@ -260,6 +260,24 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
  * table's 4 GiB reservation word by word otherwise: 5 s a check); the
  * range's address errors are disabled, so memcheck's own accesses are
  * not reported. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+const void *mc_own_phdrs(int *n, uintptr_t *bias)
+{
+	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
+	const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
+	*n = eh->e_phnum;
+	if (bias) {
+		*bias = 0;
+		for (int i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_type == PT_LOAD) {
+				*bias = (uintptr_t)__ehdr_start - (ph[i].p_vaddr - ph[i].p_offset);
+				break;
+			}
+	}
+	return ph;
+}
+
 /* Where memcheck's own mappings are asked for: above libmemcheck, when
  * it was loaded at the address it was linked at (GNUmakefile's
  * MC_LOAD_ADDR), apart from the program's mappings, which then lie
@@ -270,7 +288,6 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
  * where libmemcheck was not loaded so: linked into the program
  * (libmemcheck.a: above it is where the program's heap grows), the
  * command-line tool, the unit tests. */
-extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 static _Atomic uintptr_t place_next; /* 0: not decided; 1: no preference */
 
 static void *own_place(size_t size)
@@ -278,10 +295,11 @@ static void *own_place(size_t size)
 	uintptr_t at = atomic_load_explicit(&place_next, memory_order_relaxed);
 	if (at == 0) {
 		const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
-		const ElfW(Phdr) *ph = (const void *)(__ehdr_start + eh->e_phoff);
+		int nph;
+		const ElfW(Phdr) *ph = mc_own_phdrs(&nph, NULL);
 		uintptr_t first = 0, end = 0;
 		bool seen = false;
-		for (int i = 0; i < eh->e_phnum; i++) {
+		for (int i = 0; i < nph; i++) {
 			if (ph[i].p_type != PT_LOAD)
 				continue;
 			if (!seen)
