@@ -206,8 +206,10 @@ static void update_on(void)
 	if (mc_opt.fail_nth)
 		any = true;
 	/* Once counting has started it stays on: indexes must not skip. */
-	if (any)
+	if (any && !mc_fault_on) {
 		__atomic_store_n(&mc_fault_on, 1, __ATOMIC_RELAXED);
+		mc_limits_fault_on();
+	}
 }
 
 /* ---- the decision ---------------------------------------------------- */

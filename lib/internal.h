@@ -515,6 +515,13 @@ static inline bool mc_ownheap_has(const void *p)
 	return (uintptr_t)p - (uintptr_t)mc_ownheap_static < sizeof mc_ownheap_static ||
 	       (uintptr_t)p - mc_ownheap_lo < mc_ownheap_len;
 }
+/* One range holding both (and whatever lies between them): the
+ * count-only free's one test (interpose.c), where a pointer inside it
+ * takes the slow path, which asks mc_ownheap_has.  Premise, for speed
+ * only: the reserved range lies near the static arena (memcheck's own
+ * mappings above its library); a program block between them is freed
+ * the slow way, counted the same. */
+extern uintptr_t mc_ownheap_span_lo, mc_ownheap_span_len;
 /* NULL with errno ENOMEM: no such block; NULL with errno 0: this heap
  * cannot serve (no range, or full): use the allocator. */
 void *mc_ownheap_alloc(size_t align, size_t n, bool zero);
@@ -1429,6 +1436,9 @@ extern int mc_fault_on;
 #define MC_LIMITS_AFTER 8192u
 extern size_t mc_sure_below;
 void mc_limits_read(void);
+/* mc_fault_on was set: mc_sure_below is 0 from now on (interpose.c's
+ * count-only malloc tests only it). */
+void mc_limits_fault_on(void);
 
 /* Called by the wrappers when mc_fault_on is set, before the allocator:
  * counts the call in the innermost region and decides.  True: the call

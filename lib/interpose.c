@@ -246,23 +246,40 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
 	return p;
 }
 
+/* Count-only malloc past its one size test (counted already): fault
+ * injection, which keeps mc_sure_below at 0 while it is on, takes the
+ * count back and goes the slow way; else the result is looked at.
+ * Inline: every count-only malloc comes here until the limits are read
+ * (MC_LIMITS_AFTER), as before this test moved here. */
+static inline __attribute__((always_inline)) void *count_malloc_checked(struct mc_totals *t, size_t n)
+{
+	if (unlikely(!fault_off())) {
+		mc_add_own(&t->allocs, (uint64_t)-1);
+		mc_add_own(&t->bytes_allocated, -(uint64_t)n);
+		return malloc_slow(n);
+	}
+	if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
+		mc_limits_read(); /* limits.c: read once, from here */
+	void *p = mc_real.malloc(n);
+	if (unlikely(p == NULL))
+		return uncount(n);
+	return p;
+}
+
 MC_API MC_FRAMELESS void *malloc(size_t n)
 {
+	struct mc_totals *t = count_path();
+	if (t) {
+		mc_add_own(&t->allocs, 1);
+		mc_add_own(&t->bytes_allocated, n);
+		/* limits.c: a size that cannot fail here is not checked; it
+		 * is 0 while fault injection is on (mc_fault_on), so this
+		 * one test stands for fault_off() too */
+		if (likely(n < __atomic_load_n(&mc_sure_below, __ATOMIC_RELAXED)))
+			return mc_real.malloc(n);
+		return count_malloc_checked(t, n);
+	}
 	if (fault_off()) {
-		struct mc_totals *t = count_path();
-		if (t) {
-			mc_add_own(&t->allocs, 1);
-			mc_add_own(&t->bytes_allocated, n);
-			/* limits.c: a size that cannot fail here is not checked */
-			if (likely(n < __atomic_load_n(&mc_sure_below, __ATOMIC_RELAXED)))
-				return mc_real.malloc(n);
-			if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
-				mc_limits_read(); /* limits.c: read once, from here */
-			void *p = mc_real.malloc(n);
-			if (unlikely(p == NULL))
-				return uncount(n);
-			return p;
-		}
 		if (likely(!mc_in_hook)) {
 			if (likely(tracking()))
 				return mc_track_malloc(n);
@@ -347,7 +364,11 @@ MC_API MC_FRAMELESS void free(void *p)
 {
 	struct mc_totals *t = count_path();
 	if (t) {
-		if (likely(p != NULL) && likely(!is_own(p))) {
+		/* one range test for memcheck's own heap (a superset: the
+		 * slow path asks is_own) */
+		if (likely(p != NULL) &&
+		    likely((uintptr_t)p - __atomic_load_n(&mc_ownheap_span_lo, __ATOMIC_RELAXED) >=
+			   __atomic_load_n(&mc_ownheap_span_len, __ATOMIC_RELAXED))) {
 			mc_add_own(&t->frees, 1);
 			mc_real.free(p);
 			return;

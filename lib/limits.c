@@ -59,8 +59,21 @@ static bool unlimited(int resource)
 static void update(void)
 {
 	pthread_mutex_lock(&update_lock);
-	bool sure = !strict && unlimited(RLIMIT_AS) && unlimited(RLIMIT_DATA);
+	/* 0 too while fault injection is on: count-only malloc's one test
+	 * then stands for fault.c's (interpose.c) */
+	bool sure = !strict && unlimited(RLIMIT_AS) && unlimited(RLIMIT_DATA) &&
+		    !__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED);
 	__atomic_store_n(&mc_sure_below, sure ? SURE_SIZE : 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&update_lock);
+}
+
+/* Fault injection came on (fault.c, which set mc_fault_on first): no
+ * size is sure from now on; under the lock, so that an update racing
+ * with this stores 0 too. */
+void mc_limits_fault_on(void)
+{
+	pthread_mutex_lock(&update_lock);
+	__atomic_store_n(&mc_sure_below, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&update_lock);
 }
 

@@ -58,6 +58,7 @@ _Static_assert(sizeof(struct hdr) == HDR, "header size");
 
 char mc_ownheap_static[STATIC] __attribute__((aligned(4096)));
 MC_HOT uintptr_t mc_ownheap_lo, mc_ownheap_len;
+MC_HOT uintptr_t mc_ownheap_span_lo = (uintptr_t)mc_ownheap_static, mc_ownheap_span_len = STATIC;
 static uintptr_t bump = (uintptr_t)mc_ownheap_static;
 static uintptr_t limit = (uintptr_t)mc_ownheap_static + STATIC;
 static uintptr_t counted = (uintptr_t)mc_ownheap_static;
@@ -99,6 +100,13 @@ static bool reserve(void)
 	limit = (uintptr_t)p + len;
 	__atomic_store_n(&mc_ownheap_len, len, __ATOMIC_RELAXED);
 	__atomic_store_n(&mc_ownheap_lo, (uintptr_t)p, __ATOMIC_RELEASE);
+	/* The span (internal.h) widened to hold both; each store leaves it
+	 * holding the static arena (the range has no block yet). */
+	uintptr_t s_lo = (uintptr_t)mc_ownheap_static, s_hi = s_lo + STATIC;
+	uintptr_t lo = (uintptr_t)p < s_lo ? (uintptr_t)p : s_lo;
+	uintptr_t hi = (uintptr_t)p + len > s_hi ? (uintptr_t)p + len : s_hi;
+	__atomic_store_n(&mc_ownheap_span_len, hi - lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&mc_ownheap_span_lo, lo, __ATOMIC_RELEASE);
 	return true;
 }
 

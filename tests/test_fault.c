@@ -183,7 +183,7 @@ H_CHECK(nothing_said)
 static const struct h_case cases[] = {
 	FAULT("transient"), FAULT("persistent"), FAULT("family"), FAULT("site"),
 	FAULT("site_file"), FAULT("expect"), FAULT("family", COUNTING),
-	FAULT("transient", COUNTING),
+	FAULT("transient", COUNTING), FAULT("transient_late", COUNTING),
 	/* the variables: the Nth of one region by name */
 	{ "MEMCHECK_FAIL_REGION=targ*", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .prog = "fault", .args = H_LIST("env"), .no_report = true,

@@ -199,6 +199,14 @@ int main(int argc, char **argv)
 	kase = argc > 1 ? argv[1] : "";
 	if (!strcmp(kase, "transient"))
 		nth(0);
+	else if (!strcmp(kase, "transient_late")) {
+		/* past MC_LIMITS_AFTER allocations first: count-only malloc
+		 * has read the limits and stopped looking at small results,
+		 * so turning injection on must still reach it */
+		for (int i = 0; i < 20000; i++)
+			free(malloc(16));
+		nth(0);
+	}
 	else if (!strcmp(kase, "persistent"))
 		nth(1);
 	else if (!strcmp(kase, "family"))
