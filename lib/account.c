@@ -208,6 +208,7 @@ static void slot_release(void *arg)
 		retire(s);
 	pthread_mutex_unlock(&slot_lock);
 	my_slot = &shared_slot;
+	mc_self.own_slot = NULL;
 	mc_set_totals(NULL);
 	mc_sites_thread(-1);
 	my_state = 2;
@@ -356,6 +357,7 @@ static struct mc_slot *slot_acquire(void)
 		s->solo = true;
 	errno = saved;
 	my_state = 1;
+	mc_self.own_slot = s != &shared_slot ? s : NULL;
 	return my_slot = s;
 }
 
@@ -999,11 +1001,12 @@ void *mc_track_malloc(size_t n)
 	guard_raise();
 	uint32_t stack = mc_stack_capture(fp);
 	void *p = MC_REAL(mc_real.malloc(n));
-	struct mc_slot *s = my_slot;
+	/* own_slot: my_slot where it is not the shared slot, else NULL; a
+	 * NULL p fails mc_blocks_insert_owned's first test (fits_hot) */
+	struct mc_slot *s = mc_self.own_slot;
 	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
 	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
-	if (unlikely(p == NULL) || unlikely(s == NULL) || unlikely(s == &shared_slot) ||
-	    unlikely(s->sample_left < (int64_t)n) ||
+	if (unlikely(s == NULL) || unlikely(s->sample_left < (int64_t)n) ||
 	    unlikely(!mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch)))
 		return track_malloc_rest(p, n, stack);
 	/* record_tracked's tally, with its calls made by tail calls */
@@ -1298,10 +1301,9 @@ static __attribute__((noinline)) void track_free_drain(void *p)
 MC_SCALAR void mc_track_free(void *p)
 {
 	guard_raise();
-	struct mc_slot *s = my_slot;
+	struct mc_slot *s = mc_self.own_slot; /* not the shared slot */
 	struct mc_block b;
-	if (unlikely(s == NULL) || unlikely(s == &shared_slot) ||
-	    unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b))) {
+	if (unlikely(s == NULL) || unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b))) {
 		track_free_rest(p);
 		return;
 	}

@@ -320,10 +320,14 @@ mc_blocks_insert_hot(uintptr_t ptr, uint64_t size, uint32_t stack,
 static inline __attribute__((always_inline)) bool
 mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t epoch)
 {
+	/* fits_hot first: a NULL ptr (the allocator failed) leaves here
+	 * before own_shard looks its unit up */
+	if (unlikely(!fits_hot(ptr, size)))
+		return false;
 	uint64_t h = hash(ptr);
 	struct shard *s = own_shard(ptr, h);
 	int m;
-	if (unlikely(s == NULL) || unlikely(!fits_hot(ptr, size)) || unlikely(!s->room) ||
+	if (unlikely(s == NULL) || unlikely(!s->room) ||
 	    unlikely(atomic_load_explicit(&mc_n_odd, memory_order_relaxed)) ||
 	    unlikely((m = owned_enter(s)) == MULTI))
 		return false;

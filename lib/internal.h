@@ -595,6 +595,9 @@ struct mc_thread {
 	 * one thread-local address they compute for the guard anyway (each
 	 * thread-local variable of its own cost a load of its offset) */
 	struct mc_slot *slot;        /* the thread's counters, or NULL */
+	struct mc_slot *own_slot;    /* slot where it is the thread's own,
+				      * else NULL (not the shared slot): the
+				      * tracking paths' one test */
 	int disabled;                /* memcheck_disable() depth */
 	struct mc_blocks_here blocks; /* blocks.h's */
 };
