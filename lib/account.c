@@ -916,14 +916,46 @@ static inline void guard_raise(void)
 	mc_in_hook++;
 }
 
+/* The guard's decrement and the test for a signal handler's calls to
+ * record (mc_guard_leave's two tests) in one instruction: in_hook and
+ * sig_pending are adjacent ints, one 8-byte word (little-endian: the
+ * guard its low half), so subtracting 1 from the word leaves it 0
+ * exactly when the guard comes down with nothing pending.  The guard
+ * is at least 1 here (raised by this path), so nothing borrows from
+ * sig_pending.  One instruction, so a signal comes before it (and set
+ * sig_pending, which it sees) or after (and finds the guard down). */
+_Static_assert(offsetof(struct mc_thread, sig_pending) ==
+		       offsetof(struct mc_thread, in_hook) + sizeof(int) &&
+	       offsetof(struct mc_thread, in_hook) % 8 == 0 && sizeof(int) == 4,
+	       "in_hook and sig_pending make one aligned word");
+typedef uint64_t __attribute__((may_alias)) guard_word;
+/* True: the guard is down and nothing is pending (the common case). */
+static inline __attribute__((always_inline)) bool guard_drop(void)
+{
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	bool clear;
+	__asm__ volatile("subq $1, %0" : "+m"(*(guard_word *)&mc_self.in_hook), "=@ccz"(clear));
+	return clear;
+#else
+	if (--mc_in_hook != 0)
+		return false;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return !mc_self.sig_pending;
+#endif
+}
+
+/* Past guard_drop's false: the guard down with calls to record. */
+static inline bool guard_pending(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return mc_in_hook == 0 && mc_self.sig_pending;
+}
+
 static inline void guard_lower(void)
 {
-	if (--mc_in_hook == 0) {
-		/* as mc_guard_leave: a signal handler's calls to record */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (unlikely(mc_self.sig_pending))
-			mc_guard_drain();
-	}
+	/* as mc_guard_leave: a signal handler's calls to record */
+	if (unlikely(!guard_drop()) && guard_pending())
+		mc_guard_drain();
 }
 
 /* gcc's SLP vectorizer packed the freed block's pointer and size into a
@@ -1333,12 +1365,9 @@ MC_SCALAR void mc_track_free(void *p)
 			return;
 		}
 	}
-	if (--mc_in_hook == 0) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (unlikely(mc_self.sig_pending)) {
-			track_free_drain(p);
-			return;
-		}
+	if (unlikely(!guard_drop()) && guard_pending()) {
+		track_free_drain(p);
+		return;
 	}
 	mc_real.free(p);
 }
