@@ -99,6 +99,14 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("double free", "freed at", "allocated at"), .check = double_free_said,
 	  .want = { { "double_frees", 1 }, { "allocs", 1 }, { "frees", 1 },
 		    { "verdict", .str = "fail" } } },
+	/* the ring of recent frees, read back across its pages and its wrap:
+	 * the first twenty shown, each with its block's size */
+	{ "double frees found in the ring of recent frees", PLAIN_ERRORS("double_ring"),
+	  .allocators = H_ONLY(H_GLIBC), .stdout_is = "continued\n",
+	  .err = H_LIST("double free in", "(264 bytes)", "(256 bytes)", "(112 bytes)"),
+	  .no_err = H_LIST("never saw", "(104 bytes)"),
+	  .want = { { "double_frees", 16000 }, { "invalid_frees", 0 }, { "frees", 20000 },
+		    { "verdict", .str = "fail" } } },
 	/* mi_malloc is not wrapped: memcheck sees only the free(), which
 	 * it passes on to mimalloc */
 	{ "a free of an unknown pointer reported and passed on", PLAIN_ERRORS("unknown"),

@@ -76,6 +76,22 @@ int main(int argc, char **argv)
 		say("continued\n");
 		return 0;
 	}
+	if (strcmp(mode, "double_ring") == 0) {
+		/* The last 16000 of 20000 frees freed again, newest first: each
+		 * is found in memcheck's ring of recent frees (pages' edges and
+		 * its wrap among them) as a double free of its own size,
+		 * 16 + 8 * (its index % 64), and kept from glibc. */
+		enum { N = 20000, AGAIN = 16000 };
+		static char *v[N];
+		for (int i = 0; i < N; i++)
+			v[i] = malloc(16 + 8 * (size_t)(i % 64));
+		for (int i = 0; i < N; i++)
+			free(v[i]);
+		for (int i = N - 1; i >= N - AGAIN; i--)
+			free(v[i]);
+		say("continued\n");
+		return 0;
+	}
 	if (strcmp(mode, "unknown") == 0) {
 		void *(*mi_malloc)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "mi_malloc");
 		if (!mi_malloc)
