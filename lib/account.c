@@ -1469,10 +1469,19 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 			remember_free(s, prev, fp);
 		}
 	}
-	if (p && !track)
+	if (p && !track) {
 		record_alloc_as(s, p, size, fp, false);
-	else if (p)
-		record_tracked_far(s, p, size, mc_stack_capture(fp));
+	} else if (p) {
+		uint32_t stack = mc_stack_capture(fp);
+		/* mc_track_malloc's common case inline (the thread's own slot,
+		 * the block's home slot free); the rest out of line */
+		uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+		if (likely(s == mc_self.own_slot) &&
+		    likely(mc_blocks_insert_owned((uintptr_t)p, size, stack, epoch)))
+			tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
+		else
+			record_tracked_far(s, p, size, stack);
+	}
 }
 
 void mc_account_realloc_end(void *old, void *p, size_t size, int st,

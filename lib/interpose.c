@@ -39,6 +39,14 @@ static inline bool is_own(const void *p)
 
 static bool bootstrapping(void);
 
+/* is_own's superset, one range test (internal.h's span): for the fast
+ * paths, whose callers then take the slow path, which asks is_own. */
+static inline bool in_own_span(const void *p)
+{
+	return (uintptr_t)p - __atomic_load_n(&mc_ownheap_span_lo, __ATOMIC_RELAXED) <
+	       __atomic_load_n(&mc_ownheap_span_len, __ATOMIC_RELAXED);
+}
+
 /* An uncounted call that is memcheck's own (ownheap.c), not the
  * program's while memcheck only forwards (the allocator then), nor the
  * allocator's own through the public names inside a call memcheck
@@ -364,11 +372,7 @@ MC_API MC_FRAMELESS void free(void *p)
 {
 	struct mc_totals *t = count_path();
 	if (t) {
-		/* one range test for memcheck's own heap (a superset: the
-		 * slow path asks is_own) */
-		if (likely(p != NULL) &&
-		    likely((uintptr_t)p - __atomic_load_n(&mc_ownheap_span_lo, __ATOMIC_RELAXED) >=
-			   __atomic_load_n(&mc_ownheap_span_len, __ATOMIC_RELAXED))) {
+		if (likely(p != NULL) && likely(!in_own_span(p))) {
 			mc_add_own(&t->frees, 1);
 			mc_real.free(p);
 			return;
@@ -487,10 +491,10 @@ MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 	if (fault_off()) {
 		struct mc_totals *t = count_path();
 		if (t) {
-			if (likely(!is_own(old)))
+			if (likely(!in_own_span(old)))
 				return realloc_count(t, old, n);
 		} else if (likely(old != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
-			   likely(!is_own(old))) {
+			   likely(!in_own_span(old))) {
 			return mc_track_realloc(old, n);
 		} else if (passing() && likely(!mc_in_hook) && likely(!is_own(old))) {
 			return mc_real.realloc(old, n);
