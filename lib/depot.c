@@ -105,6 +105,7 @@ _Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= UNIT <
 
 char *_Atomic mc_depot_segs[NSEGS];
 struct mc_depot_id *_Atomic mc_depot_ids[NSEGS];
+_Atomic uintptr_t mc_depot_id_bias[NSEGS];
 #define segs mc_depot_segs
 #define ids mc_depot_ids
 struct mc_site mc_site_none;
@@ -153,6 +154,10 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
 		void *s = mc_map_reserve(size);
 		if (!s)
 			return false;
+		if (seg == (void *_Atomic *)&ids[k]) /* (before its ids are handed out) */
+			atomic_store_explicit(&mc_depot_id_bias[k],
+					      (uintptr_t)s - (uintptr_t)seg_base(k) * elem,
+					      memory_order_release);
 		atomic_store_explicit(seg, s, memory_order_release);
 		*counted = 0;
 	}
@@ -473,29 +478,31 @@ static inline void then_prefetch(uint32_t id)
 	__builtin_prefetch(mc_depot_id_of(id));
 }
 
-uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
+uint32_t mc_depot_known_index(uint64_t h, uint32_t after, int *walked)
 {
 	if (!h)
 		return 0; /* (not indexed, and no stack's key) */
-	_Atomic uint64_t *a = after ? then_of(after) : NULL;
-	for (int i = 0; a && i < THEN; i++) {
-		uint64_t e = atomic_load_explicit(&a[i], memory_order_acquire);
-		uint32_t id = (uint32_t)e & MC_STACK_ID_MAX;
-		if (!id || (e ^ h) >> 32 ||
-		    atomic_load_explicit(&key_of(id), memory_order_acquire) != h)
-			continue;
-		if (i)
-			then_put(a, e, i);
-		*walked = (int)(e >> 27 & 3);
-		return id;
-	}
 	uint32_t id = idx_find(h, walked);
+	_Atomic uint64_t *a = after ? then_of(after) : NULL;
 	if (id) {
 		if (a && *walked)
 			then_put(a, then_entry(id, *walked, h), THEN - 1);
 		then_prefetch(id);
 	}
 	return id;
+}
+
+uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
+{
+	if (!h)
+		return 0; /* (not indexed, and no stack's key) */
+	_Static_assert(THEN == 3 && MC_STACK_ID_MAX == 0x7ffffff, "mc_depot_then_find's then");
+	uint64_t e = after ? mc_depot_then_find(h, after) : 0;
+	if (e) {
+		*walked = (int)(e >> 27 & 3);
+		return (uint32_t)e & MC_STACK_ID_MAX;
+	}
+	return mc_depot_known_index(h, after, walked);
 }
 
 /* Mark stack id walked under key h: its own slot where h is its key
