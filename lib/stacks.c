@@ -166,6 +166,22 @@ static inline uint64_t hash_step(uint64_t h, uintptr_t frame)
 	return h * HASH_K;
 }
 
+/* hash_step with K in a register the caller holds (k: HASH_K, hidden
+ * from gcc by hash_k()): in a loop gcc otherwise loads the 10-byte
+ * constant again in every turn. */
+static inline uint64_t hash_k(void)
+{
+	uint64_t k = HASH_K;
+	__asm__("" : "+r"(k));
+	return k;
+}
+
+static inline uint64_t hash_step_k(uint64_t h, uintptr_t frame, uint64_t k)
+{
+	__asm__("add %1, %0" : "+r"(h) : "r"(frame) : "cc");
+	return h * k;
+}
+
 static inline uint64_t hash_frames(const uintptr_t *f, int n)
 {
 	uint64_t h = 0;
@@ -635,6 +651,7 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 	   uintptr_t *end_sp, uintptr_t *end_bp)
 {
 	uintptr_t ret, *fp = cur;
+	uint64_t k = hash_k();
 	/* One step from frame cur (the frame record that holds the last
 	 * return address hashed) to the frame nxt it links to, which the
 	 * step checks; then nxt's own link goes to cur, so the loop below,
@@ -647,7 +664,7 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 		goto done;                                                     \
 	}                                                                      \
 	ret = nxt[1];                                                          \
-	h = hash_step(h, ret);                                                 \
+	h = hash_step_k(h, ret, k);                                            \
 	cur = (uintptr_t *)nxt[0];
 	if (left & 1) {
 		STEP(fp, next)
@@ -655,7 +672,13 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 		fp = next;
 		next = t;
 	}
-	for (unsigned pairs = left / 2; pairs; pairs--) {
+	if (left & 2) {
+		STEP(fp, next)
+		STEP(next, fp)
+	}
+	for (unsigned quads = left / 4; quads; quads--) {
+		STEP(fp, next)
+		STEP(next, fp)
 		STEP(fp, next)
 		STEP(next, fp)
 	}
@@ -1435,7 +1458,7 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 	return id;
 }
 
-static inline uint32_t capture_from(void *fp, int max)
+static inline __attribute__((always_inline)) uint32_t capture_from(void *fp, int max)
 {
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
 		return capture_exact(fp, max);
