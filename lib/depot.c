@@ -105,7 +105,7 @@ _Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= UNIT <
 
 char *_Atomic mc_depot_segs[NSEGS];
 struct mc_depot_id *_Atomic mc_depot_ids[NSEGS];
-_Atomic uintptr_t mc_depot_id_bias[NSEGS];
+_Atomic uintptr_t mc_depot_id_bias[32];
 #define segs mc_depot_segs
 #define ids mc_depot_ids
 struct mc_site mc_site_none;
@@ -154,8 +154,10 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
 		void *s = mc_map_reserve(size);
 		if (!s)
 			return false;
-		if (seg == (void *_Atomic *)&ids[k]) /* (before its ids are handed out) */
-			atomic_store_explicit(&mc_depot_id_bias[k],
+		/* (before its ids are handed out) */
+		for (unsigned bit = k ? SEG0_BITS - 1 + k : 0;
+		     seg == (void *_Atomic *)&ids[k] && bit < SEG0_BITS + k; bit++)
+			atomic_store_explicit(&mc_depot_id_bias[bit],
 					      (uintptr_t)s - (uintptr_t)seg_base(k) * elem,
 					      memory_order_release);
 		atomic_store_explicit(seg, s, memory_order_release);

@@ -817,22 +817,22 @@ static inline uint32_t mc_depot_seg_base(unsigned k)
 {
 	return k ? 1u << (MC_DEPOT_SEG0_BITS - 1 + k) : 0;
 }
-/* mc_depot_ids[k] less its first id's offset (seg_base(k) lines): id's
- * line is at mc_depot_id_bias[seg_of(id)] + id * 64.  Set with the
+/* By the top bit of an id: its segment's mc_depot_ids[k] less the
+ * segment's first id's offset (seg_base(k) lines), so that id's line is
+ * at mc_depot_id_bias[31 - clz(id)] + id * 64 (bits 0 to SEG0_BITS - 1
+ * all segment 0's, bit SEG0_BITS - 1 + k segment k's).  Set with the
  * segment, before any id in it is handed out. */
-extern _Atomic uintptr_t mc_depot_id_bias[MC_DEPOT_NSEGS];
-/* What the depot keeps of stack id (not 0).  The segment without a
- * branch: id | 2^(SEG0_BITS - 1) has its top bit where id has it from
- * segment 1 on, and bit SEG0_BITS - 1 below (segment 0's ids); a bsr, an
- * or, a load and a shift (was ~13 instructions, a branch and two
+extern _Atomic uintptr_t mc_depot_id_bias[32];
+/* What the depot keeps of stack id (not 0): a bsr, a load, a shift and
+ * an add (was ~13 instructions from ids above 2,047, a branch and two
  * shifts by the segment: on every malloc and free's site, and twice in
  * a lookup of a stack the thread's cache lost). */
 static inline struct mc_depot_id *mc_depot_id_of(uint32_t id)
 {
 	_Static_assert(sizeof(struct mc_depot_id) == 64, "a line an id");
-	unsigned k = (unsigned)(31 - __builtin_clz(id | 1u << (MC_DEPOT_SEG0_BITS - 1))) -
-		     (MC_DEPOT_SEG0_BITS - 1);
-	return (struct mc_depot_id *)(atomic_load_explicit(&mc_depot_id_bias[k],
+	uint64_t top; /* 31 - clz(id), which gcc sign-extends after its bsr */
+	__asm__("bsr %1, %0" : "=r"(top) : "r"((uint64_t)id) : "cc");
+	return (struct mc_depot_id *)(atomic_load_explicit(&mc_depot_id_bias[top],
 							   memory_order_relaxed) +
 				      (uintptr_t)id * 64);
 }
