@@ -283,6 +283,10 @@ static struct walked_index idx_tables[IDX_MAX_BITS - IDX_MIN_BITS + 1];
 _Static_assert((3ull << IDX_MAX_BITS) / 4 > 2ull * MC_STACK_ID_MAX,
 	       "the index takes two slots for every id");
 static _Atomic(struct walked_index *) windex;
+/* Where the index has more slots than this, a lookup reads the then
+ * first (mc_depot_then_first); below, the index alone. */
+#define IDX_THEN_BITS 12
+_Atomic bool mc_depot_then_first;
 
 /* A key in the index: the hash, or 1 for 0. */
 static inline uint64_t idx_key(uint64_t h)
@@ -353,6 +357,9 @@ static __attribute__((noinline)) struct walked_index *idx_grow(void)
 									   memory_order_relaxed));
 			}
 			atomic_store_explicit(&windex, t = n, memory_order_release);
+			if (bits > IDX_THEN_BITS)
+				atomic_store_explicit(&mc_depot_then_first, true,
+						      memory_order_relaxed);
 		}
 	}
 	return t && t->used + 1 < ((size_t)1 << t->bits) / 4 * 3 ? t : NULL;
@@ -466,6 +473,11 @@ static void then_put(_Atomic uint64_t *then, uint64_t e, int from)
 {
 	if (atomic_load_explicit(&then[0], memory_order_relaxed) == e)
 		return; /* (a store would dirty a line other threads read) */
+	/* e where it is already (found by the index, which a small one
+	 * asks first: mc_depot_then_first), not twice */
+	for (int i = 1; i < from; i++)
+		if (atomic_load_explicit(&then[i], memory_order_relaxed) == e)
+			from = i;
 	for (int i = from; i > 0; i--)
 		atomic_store_explicit(&then[i],
 				      atomic_load_explicit(&then[i - 1], memory_order_relaxed),
@@ -499,7 +511,8 @@ uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
 	if (!h)
 		return 0; /* (not indexed, and no stack's key) */
 	_Static_assert(THEN == 3 && MC_STACK_ID_MAX == 0x7ffffff, "mc_depot_then_find's then");
-	uint64_t e = after ? mc_depot_then_find(h, after) : 0;
+	uint64_t e = after && atomic_load_explicit(&mc_depot_then_first, memory_order_relaxed)
+		     ? mc_depot_then_find(h, after) : 0;
 	if (e) {
 		*walked = (int)(e >> 27 & 3);
 		return (uint32_t)e & MC_STACK_ID_MAX;

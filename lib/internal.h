@@ -859,6 +859,13 @@ uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked);
 /* mc_depot_known's second look, the index, where the first (below) found
  * nothing: the stack found put in after's then. */
 uint32_t mc_depot_known_index(uint64_t h, uint32_t after, int *walked);
+/* Whether mc_depot_known looks in the then first: only once the index
+ * is larger than caches hold (4,096 slots, 64 KiB), where its probe is a
+ * cache miss and the then's line one the block table has just read.  A
+ * smaller index answers in one probe of a few instructions, and a new
+ * stack (every lookup a short process makes, nearly) then costs no
+ * compares of the then's three entries (~30 instructions). */
+extern _Atomic bool mc_depot_then_first;
 /* mc_depot_known's first look, inline for stacks.c's capture of a stack
  * its cache lost: the entry of stack after's then (depot.c: own[1..3],
  * each key's top half | walked << 27 | id) whose stack was marked under

@@ -873,7 +873,9 @@ static inline __attribute__((always_inline)) uint32_t capture_known(uint64_t h, 
 	}
 	/* mc_depot_known's two looks, the then's inline */
 	uint32_t prev = me.prev, id;
-	uint64_t e = prev && key ? mc_depot_then_find(key, prev) : 0;
+	uint64_t e = prev && key && atomic_load_explicit(&mc_depot_then_first,
+							 memory_order_relaxed)
+		     ? mc_depot_then_find(key, prev) : 0;
 	if (likely(e != 0)) {
 		id = (uint32_t)e & MC_STACK_ID_MAX;
 		walked = (int)(e >> 27 & 3);

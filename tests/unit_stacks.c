@@ -1103,7 +1103,10 @@ END_TEST
  * keys share their top half, looked up after P in every order: each
  * lookup names its own stack, never another of the same top half, nor
  * any for a key no stack was marked under; and P's line keeps all
- * three, the one looked up last first, whatever the order. */
+ * three, the one looked up last first, whatever the order: where the
+ * then is read first (a large index: mc_depot_then_first) and where the
+ * index answers first (a small one, which puts what it finds in the
+ * then as the then would have moved it). */
 START_TEST(depot_then_keeps_three)
 {
 	mc_opt.stack_depth = 16;
@@ -1124,9 +1127,10 @@ START_TEST(depot_then_keeps_three)
 		ck_assert_uint_eq((uint32_t)own[1 + i] & MC_STACK_ID_MAX, id[3 - i]);
 	static const int order[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 1, 2 }, { 1, 0, 1 },
 					{ 2, 0, 2 }, { 0, 2, 1 } };
-	for (size_t r = 0; r < sizeof order / sizeof order[0]; r++) {
+	for (size_t r = 0; r < 2 * sizeof order / sizeof order[0]; r++) {
+		atomic_store(&mc_depot_then_first, r % 2 == 0);
 		for (int j = 0; j < 3; j++) {
-			int i = order[r][j], walked = 0;
+			int i = order[r / 2][j], walked = 0;
 			ck_assert_uint_eq(mc_depot_known(k[i], id[0], &walked), id[1 + i]);
 			ck_assert_int_eq(walked, 1);
 			ck_assert_uint_eq((uint32_t)own[1] & MC_STACK_ID_MAX, id[1 + i]);
