@@ -105,6 +105,7 @@ _Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= UNIT <
 
 char *_Atomic mc_depot_segs[NSEGS];
 struct mc_depot_id *_Atomic mc_depot_ids[NSEGS];
+_Atomic uintptr_t mc_depot_id_bias[32];
 #define segs mc_depot_segs
 #define ids mc_depot_ids
 struct mc_site mc_site_none;
@@ -153,6 +154,12 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
 		void *s = mc_map_reserve(size);
 		if (!s)
 			return false;
+		/* (before its ids are handed out) */
+		for (unsigned bit = k ? SEG0_BITS - 1 + k : 0;
+		     seg == (void *_Atomic *)&ids[k] && bit < SEG0_BITS + k; bit++)
+			atomic_store_explicit(&mc_depot_id_bias[bit],
+					      (uintptr_t)s - (uintptr_t)seg_base(k) * elem,
+					      memory_order_release);
 		atomic_store_explicit(seg, s, memory_order_release);
 		*counted = 0;
 	}
@@ -276,6 +283,10 @@ static struct walked_index idx_tables[IDX_MAX_BITS - IDX_MIN_BITS + 1];
 _Static_assert((3ull << IDX_MAX_BITS) / 4 > 2ull * MC_STACK_ID_MAX,
 	       "the index takes two slots for every id");
 static _Atomic(struct walked_index *) windex;
+/* Where the index has more slots than this, a lookup reads the then
+ * first (mc_depot_then_first); below, the index alone. */
+#define IDX_THEN_BITS 12
+_Atomic bool mc_depot_then_first;
 
 /* A key in the index: the hash, or 1 for 0. */
 static inline uint64_t idx_key(uint64_t h)
@@ -346,6 +357,9 @@ static __attribute__((noinline)) struct walked_index *idx_grow(void)
 									   memory_order_relaxed));
 			}
 			atomic_store_explicit(&windex, t = n, memory_order_release);
+			if (bits > IDX_THEN_BITS)
+				atomic_store_explicit(&mc_depot_then_first, true,
+						      memory_order_relaxed);
 		}
 	}
 	return t && t->used + 1 < ((size_t)1 << t->bits) / 4 * 3 ? t : NULL;
@@ -459,6 +473,11 @@ static void then_put(_Atomic uint64_t *then, uint64_t e, int from)
 {
 	if (atomic_load_explicit(&then[0], memory_order_relaxed) == e)
 		return; /* (a store would dirty a line other threads read) */
+	/* e where it is already (found by the index, which a small one
+	 * asks first: mc_depot_then_first), not twice */
+	for (int i = 1; i < from; i++)
+		if (atomic_load_explicit(&then[i], memory_order_relaxed) == e)
+			from = i;
 	for (int i = from; i > 0; i--)
 		atomic_store_explicit(&then[i],
 				      atomic_load_explicit(&then[i - 1], memory_order_relaxed),
@@ -473,29 +492,32 @@ static inline void then_prefetch(uint32_t id)
 	__builtin_prefetch(mc_depot_id_of(id));
 }
 
-uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
+uint32_t mc_depot_known_index(uint64_t h, uint32_t after, int *walked)
 {
 	if (!h)
 		return 0; /* (not indexed, and no stack's key) */
-	_Atomic uint64_t *a = after ? then_of(after) : NULL;
-	for (int i = 0; a && i < THEN; i++) {
-		uint64_t e = atomic_load_explicit(&a[i], memory_order_acquire);
-		uint32_t id = (uint32_t)e & MC_STACK_ID_MAX;
-		if (!id || (e ^ h) >> 32 ||
-		    atomic_load_explicit(&key_of(id), memory_order_acquire) != h)
-			continue;
-		if (i)
-			then_put(a, e, i);
-		*walked = (int)(e >> 27 & 3);
-		return id;
-	}
 	uint32_t id = idx_find(h, walked);
+	_Atomic uint64_t *a = after ? then_of(after) : NULL;
 	if (id) {
 		if (a && *walked)
 			then_put(a, then_entry(id, *walked, h), THEN - 1);
 		then_prefetch(id);
 	}
 	return id;
+}
+
+uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
+{
+	if (!h)
+		return 0; /* (not indexed, and no stack's key) */
+	_Static_assert(THEN == 3 && MC_STACK_ID_MAX == 0x7ffffff, "mc_depot_then_find's then");
+	uint64_t e = after && atomic_load_explicit(&mc_depot_then_first, memory_order_relaxed)
+		     ? mc_depot_then_find(h, after) : 0;
+	if (e) {
+		*walked = (int)(e >> 27 & 3);
+		return (uint32_t)e & MC_STACK_ID_MAX;
+	}
+	return mc_depot_known_index(h, after, walked);
 }
 
 /* Mark stack id walked under key h: its own slot where h is its key

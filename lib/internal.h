@@ -827,12 +827,24 @@ static inline uint32_t mc_depot_seg_base(unsigned k)
 {
 	return k ? 1u << (MC_DEPOT_SEG0_BITS - 1 + k) : 0;
 }
-/* What the depot keeps of stack id (not 0). */
+/* By the top bit of an id: its segment's mc_depot_ids[k] less the
+ * segment's first id's offset (seg_base(k) lines), so that id's line is
+ * at mc_depot_id_bias[31 - clz(id)] + id * 64 (bits 0 to SEG0_BITS - 1
+ * all segment 0's, bit SEG0_BITS - 1 + k segment k's).  Set with the
+ * segment, before any id in it is handed out. */
+extern _Atomic uintptr_t mc_depot_id_bias[32];
+/* What the depot keeps of stack id (not 0): a bsr, a load, a shift and
+ * an add (was ~13 instructions from ids above 2,047, a branch and two
+ * shifts by the segment: on every malloc and free's site, and twice in
+ * a lookup of a stack the thread's cache lost). */
 static inline struct mc_depot_id *mc_depot_id_of(uint32_t id)
 {
-	unsigned k = mc_depot_seg_of(id);
-	struct mc_depot_id *s = atomic_load_explicit(&mc_depot_ids[k], memory_order_relaxed);
-	return s + (id - mc_depot_seg_base(k));
+	_Static_assert(sizeof(struct mc_depot_id) == 64, "a line an id");
+	uint64_t top; /* 31 - clz(id), which gcc sign-extends after its bsr */
+	__asm__("bsr %1, %0" : "=r"(top) : "r"((uint64_t)id) : "cc");
+	return (struct mc_depot_id *)(atomic_load_explicit(&mc_depot_id_bias[top],
+							   memory_order_relaxed) +
+				      (uintptr_t)id * 64);
 }
 /* The site of stack id: inline, for the block table's hot paths. */
 static inline struct mc_site *mc_site_of(uint32_t id)
@@ -854,6 +866,41 @@ uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n);
  * the id of key h and its mark in *walked, 0 if not indexed. */
 void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after);
 uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked);
+/* mc_depot_known's second look, the index, where the first (below) found
+ * nothing: the stack found put in after's then. */
+uint32_t mc_depot_known_index(uint64_t h, uint32_t after, int *walked);
+/* Whether mc_depot_known looks in the then first: only once the index
+ * is larger than caches hold (4,096 slots, 64 KiB), where its probe is a
+ * cache miss and the then's line one the block table has just read.  A
+ * smaller index answers in one probe of a few instructions, and a new
+ * stack (every lookup a short process makes, nearly) then costs no
+ * compares of the then's three entries (~30 instructions). */
+extern _Atomic bool mc_depot_then_first;
+/* mc_depot_known's first look, inline for stacks.c's capture of a stack
+ * its cache lost: the entry of stack after's then (depot.c: own[1..3],
+ * each key's top half | walked << 27 | id) whose stack was marked under
+ * key h (own[0]), moved first; 0 where none is (the index may still
+ * know h).  h and after not 0. */
+static inline uint64_t mc_depot_then_find(uint64_t h, uint32_t after)
+{
+	_Atomic uint64_t *a = (_Atomic uint64_t *)mc_depot_id_of(after)->own + 1;
+	for (int i = 0; i < 3; i++) {
+		uint64_t e = atomic_load_explicit(&a[i], memory_order_acquire);
+		uint32_t id = (uint32_t)e & 0x7ffffff; /* MC_STACK_ID_MAX (depot.c asserts it) */
+		if ((e ^ h) >> 32 || !id ||
+		    atomic_load_explicit((_Atomic uint64_t *)mc_depot_id_of(id)->own,
+					 memory_order_acquire) != h)
+			continue;
+		for (int j = i; j > 0; j--) /* (i: 0 mostly; no store then) */
+			atomic_store_explicit(&a[j],
+					      atomic_load_explicit(&a[j - 1], memory_order_relaxed),
+					      memory_order_relaxed);
+		if (i)
+			atomic_store_explicit(&a[0], e, memory_order_release);
+		return e;
+	}
+	return 0;
+}
 /* mc_depot_intern, then mc_depot_set_walked(id, wkey, walked, after), a
  * new stack marked as it is stored; absent: mc_depot_known(h) has just
  * found no stack of key h (the first lookup by frames is not made). */

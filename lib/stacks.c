@@ -86,6 +86,16 @@ static MC_TLS struct {
 	uintptr_t lo, top;
 	uint32_t prev; /* the stack capture_known found or indexed last: depot.c's then */
 	uint32_t memo; /* its kept walks' block, 1 + its index; 0: none yet, MEMO_NONE */
+	/* what capture_known found last, for capture_more after it: the key
+	 * no stack has (0: none), whether the run starts where walk_fp
+	 * stopped */
+	uint64_t absent;
+	int run_at_stop;
+	/* capture_lost's arguments for capture_more, kept in no register
+	 * while it looks the stack up */
+	int lost_max;
+	void *lost_fp;
+	const struct slot *lost_c;
 } me = { .lo = UINTPTR_MAX }; /* unlearned: see walk_fp */
 
 /* (The cache's helpers are named capture_*: the entries of
@@ -154,6 +164,22 @@ static inline uint64_t hash_step(uint64_t h, uintptr_t frame)
 	 * frame's and copies the sum back, an instruction a frame. */
 	__asm__("add %1, %0" : "+r"(h) : "r"(frame) : "cc");
 	return h * HASH_K;
+}
+
+/* hash_step with K in a register the caller holds (k: HASH_K, hidden
+ * from gcc by hash_k()): in a loop gcc otherwise loads the 10-byte
+ * constant again in every turn. */
+static inline uint64_t hash_k(void)
+{
+	uint64_t k = HASH_K;
+	__asm__("" : "+r"(k));
+	return k;
+}
+
+static inline uint64_t hash_step_k(uint64_t h, uintptr_t frame, uint64_t k)
+{
+	__asm__("add %1, %0" : "+r"(h) : "r"(frame) : "cc");
+	return h * k;
 }
 
 static inline uint64_t hash_frames(const uintptr_t *f, int n)
@@ -625,6 +651,7 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 	   uintptr_t *end_sp, uintptr_t *end_bp)
 {
 	uintptr_t ret, *fp = cur;
+	uint64_t k = hash_k();
 	/* One step from frame cur (the frame record that holds the last
 	 * return address hashed) to the frame nxt it links to, which the
 	 * step checks; then nxt's own link goes to cur, so the loop below,
@@ -637,7 +664,7 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 		goto done;                                                     \
 	}                                                                      \
 	ret = nxt[1];                                                          \
-	h = hash_step(h, ret);                                                 \
+	h = hash_step_k(h, ret, k);                                            \
 	cur = (uintptr_t *)nxt[0];
 	if (left & 1) {
 		STEP(fp, next)
@@ -645,7 +672,13 @@ walk_fp_on(uintptr_t *cur, uintptr_t *next, uint64_t h, unsigned left, uintptr_t
 		fp = next;
 		next = t;
 	}
-	for (unsigned pairs = left / 2; pairs; pairs--) {
+	if (left & 2) {
+		STEP(fp, next)
+		STEP(next, fp)
+	}
+	for (unsigned quads = left / 4; quads; quads--) {
+		STEP(fp, next)
+		STEP(next, fp)
 		STEP(fp, next)
 		STEP(next, fp)
 	}
@@ -825,20 +858,31 @@ static inline const struct slot *capture_cache_find(uint64_t h)
  * the stack so: capture_more walks exactly. */
 #define WALKED_FP 1
 #define WALKED_RUN 2
-static inline uint32_t capture_known(uint64_t h, uintptr_t end_sp, uintptr_t end_bp,
-				     uint64_t *absent, int *run)
+static inline __attribute__((always_inline)) uint32_t capture_known(uint64_t h, uintptr_t end_sp,
+								     uintptr_t end_bp)
 {
 	uint64_t key = h;
-	int want = WALKED_FP, walked;
+	int want = WALKED_FP, walked = 0;
 	uint32_t gen = GEN_FP;
-	*run = end_sp && run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp);
-	if (*run) {
+	int run = end_sp && run_matches(&last_run, ((uintptr_t *)end_sp)[-1], end_sp, end_bp);
+	me.run_at_stop = run;
+	if (run) {
 		key = h ^ last_run.key;
 		want = WALKED_RUN;
 		gen = last_run.gen;
 	}
-	uint32_t id = mc_depot_known(key, me.prev, &walked);
-	*absent = id ? 0 : key; /* no stack of this key (0: none named): see capture_more */
+	/* mc_depot_known's two looks, the then's inline */
+	uint32_t prev = me.prev, id;
+	uint64_t e = prev && key && atomic_load_explicit(&mc_depot_then_first,
+							 memory_order_relaxed)
+		     ? mc_depot_then_find(key, prev) : 0;
+	if (likely(e != 0)) {
+		id = (uint32_t)e & MC_STACK_ID_MAX;
+		walked = (int)(e >> 27 & 3);
+	} else {
+		id = mc_depot_known_index(key, prev, &walked);
+	}
+	me.absent = id ? 0 : key; /* no stack of this key (0: none named): see capture_more */
 	if (!id || walked != want)
 		return 0;
 	me.prev = id;
@@ -1006,12 +1050,18 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	uint64_t absent = 0;
 	/* whether the thread's last run starts where walk_fp stopped, as
 	 * capture_known found (-1: not asked): where the first segment stops
-	 * there too, the same frame, sp and rbp */
+	 * there too, the same frame, sp and rbp.  Asked here where walk_fp
+	 * stopped before the depth; where it reached the depth, capture_lost
+	 * asked just before. */
 	int run_at_stop = -1;
 	if (!c || c->gen != GEN_EXACT) {
-		uint32_t known = capture_known(h, fp_end_sp, fp_end_bp, &absent, &run_at_stop);
-		if (known)
-			return known;
+		if (fp_end_sp) {
+			uint32_t known = capture_known(h, fp_end_sp, fp_end_bp);
+			if (known)
+				return known;
+		}
+		absent = me.absent;
+		run_at_stop = me.run_at_stop;
 	}
 	uintptr_t frames[MC_MAX_DEPTH + RUN_FRAMES], top = me.top; /* (capture_steps_on) */
 	if (!top) /* the stack not learned: not after the common path's walk */
@@ -1107,6 +1157,35 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	frames[m] = ret;
 	return capture_later(frames, m, max, top, hash_step(hk, ret), (uintptr_t *)(sp - 16),
 			     (uintptr_t *)bp);
+}
+
+/* A stack the thread's cache has lost, or whose run no longer holds
+ * (not GEN_EXACT): capture_known's one lookup, in a function of its own
+ * that saves few registers and keeps no frames' array; capture_more's
+ * walk only where it does not know the stack.  (It was capture_more's
+ * first step: its frame of ~700 bytes and six registers saved for every
+ * capture of a stack the cache lost, ~25 instructions of the ~90 a
+ * known stack's lookup cost there.) */
+/* A stack the thread's cache has lost (not GEN_EXACT) whose walk_fp
+ * reached the depth (a deep stack: no run to ask about): capture_known,
+ * in a function of its own that keeps no frames' array, then
+ * capture_more's walk where it does not know the stack.  The arguments
+ * capture_more needs are left in me first: the lookup has the registers
+ * to itself, none saved.  (It was capture_more's first step: a frame of
+ * ~700 bytes and six registers saved for every capture of a stack the
+ * cache lost, ~40 instructions of each.  A stack that ends before the
+ * depth is mostly new, and stays with capture_more: two functions' entry
+ * and exit cost a new stack more than one.) */
+static __attribute__((noinline)) uint32_t capture_lost(void *fp, int max, uint64_t h,
+							const struct slot *c)
+{
+	me.lost_fp = fp;
+	me.lost_max = max;
+	me.lost_c = c;
+	uint32_t id = capture_known(h, 0, 0);
+	if (likely(id != 0))
+		return id;
+	return capture_more(me.lost_fp, me.lost_max, h, me.lost_c, 0, 0);
 }
 
 /* ---- the thread's exact walks, kept ------------------------------------
@@ -1363,8 +1442,7 @@ void *mc_cxx_call_frame(uintptr_t *f)
  * stack: a new one, such as each of bench/suite_test's strdup callers,
  * would cost the keeping walk and not be found again). */
 static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int max, uint64_t h,
-							       const struct slot *c,
-							       uintptr_t end_sp, uintptr_t end_bp)
+							       const struct slot *c, uintptr_t end_sp)
 {
 	/* (an empty slot's first frame, 0, is no return address) */
 	struct memo_block *b = memo_block();
@@ -1376,13 +1454,13 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 			return id;
 	}
 	uint32_t stored = mc_depot_next_id();
-	id = capture_more(fp, max, h, c, end_sp, end_bp);
+	id = capture_more(fp, max, h, c, end_sp, 0);
 	if (id < stored) /* a stack seen before: worth keeping its walk */
 		capture_memo_keep(fp, max, id);
 	return id;
 }
 
-static inline uint32_t capture_from(void *fp, int max)
+static inline __attribute__((always_inline)) uint32_t capture_from(void *fp, int max)
 {
 	if (unlikely(mc_opt.unwinder != MC_UNWIND_FP))
 		return capture_exact(fp, max);
@@ -1418,9 +1496,11 @@ static inline uint32_t capture_from(void *fp, int max)
 				return c->id;
 		}
 		if (c->gen == GEN_EXACT)
-			return capture_exact_again(fp, max, h, c, end_sp, end_bp);
+			return capture_exact_again(fp, max, h, c, end_sp);
 	}
-	return capture_more(fp, max, h, c, end_sp, end_bp);
+	if (end_sp)
+		return capture_more(fp, max, h, c, end_sp, end_bp);
+	return capture_lost(fp, max, h, c);
 }
 
 /* MEMCHECK_STACK_DEPTH=0 records no stacks, except for the blocks the

@@ -1103,7 +1103,10 @@ END_TEST
  * keys share their top half, looked up after P in every order: each
  * lookup names its own stack, never another of the same top half, nor
  * any for a key no stack was marked under; and P's line keeps all
- * three, the one looked up last first, whatever the order. */
+ * three, the one looked up last first, whatever the order: where the
+ * then is read first (a large index: mc_depot_then_first) and where the
+ * index answers first (a small one, which puts what it finds in the
+ * then as the then would have moved it). */
 START_TEST(depot_then_keeps_three)
 {
 	mc_opt.stack_depth = 16;
@@ -1124,9 +1127,10 @@ START_TEST(depot_then_keeps_three)
 		ck_assert_uint_eq((uint32_t)own[1 + i] & MC_STACK_ID_MAX, id[3 - i]);
 	static const int order[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 1, 2 }, { 1, 0, 1 },
 					{ 2, 0, 2 }, { 0, 2, 1 } };
-	for (size_t r = 0; r < sizeof order / sizeof order[0]; r++) {
+	for (size_t r = 0; r < 2 * sizeof order / sizeof order[0]; r++) {
+		atomic_store(&mc_depot_then_first, r % 2 == 0);
 		for (int j = 0; j < 3; j++) {
-			int i = order[r][j], walked = 0;
+			int i = order[r / 2][j], walked = 0;
 			ck_assert_uint_eq(mc_depot_known(k[i], id[0], &walked), id[1 + i]);
 			ck_assert_int_eq(walked, 1);
 			ck_assert_uint_eq((uint32_t)own[1] & MC_STACK_ID_MAX, id[1 + i]);
@@ -1238,6 +1242,39 @@ START_TEST(depot_segments_grow_by_three_pages)
 }
 END_TEST
 
+/* mc_depot_id_of finds an id's line from its segment's biased base and
+ * the id's top bit (depot.c's mc_depot_id_bias), where the segments are
+ * 2^11 ids, then 2^11, 2^12 ...: ids on both sides of each of the first
+ * boundaries are the lines of their own segments, each holding its own
+ * stack's site (the unit its entry starts in), as the arrays say. */
+START_TEST(depot_id_lines_across_segments)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	uintptr_t f[2] = { 0x7000, 0 };
+	uint32_t last = 0;
+	for (uintptr_t k = 1; k <= 8300; k++) {
+		f[1] = k;
+		uint32_t id = mc_depot_intern(0x1000 + k * 0x9e3779b97f4a7c15ull, f, 2);
+		ck_assert_uint_eq(id, (uint32_t)k); /* ordinals: 1, 2, ... */
+		last = id;
+	}
+	const uint32_t probe[] = { 1, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, last };
+	for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
+		uint32_t id = probe[i];
+		unsigned k = mc_depot_seg_of(id);
+		struct mc_depot_id *seg = atomic_load(&mc_depot_ids[k]);
+		ck_assert_ptr_nonnull(seg);
+		ck_assert_ptr_eq(mc_depot_id_of(id), seg + (id - mc_depot_seg_base(k)));
+		ck_assert_ptr_eq(mc_site_of(id), &seg[id - mc_depot_seg_base(k)].site);
+		const uintptr_t *got;
+		ck_assert_int_eq(mc_stack_get(id, &got), 2);
+		ck_assert_uint_eq(got[1], id);
+	}
+	ck_assert_uint_eq(mc_depot_seg_of(8192), 3);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
@@ -1263,5 +1300,6 @@ int main(void)
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
 	tcase_add_test(tc, cfi_fast_run_is_run);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
+	tcase_add_test(tc, depot_id_lines_across_segments);
 	return h_run_suite(NULL);
 }
