@@ -269,7 +269,19 @@ static const struct mc_frame_info *quick_frame(void *arg, int i, bool *deep)
  * the zero page, the write then copies it).  At most half the slots
  * used; past that, asked anew. */
 #define MEMO_SLOTS 1024
+#define AHEAD 64
 struct memo {
+	/* The stacks of the first AHEAD records as name_ahead decoded
+	 * them (mc_stack_get_code's check of each frame, ~500
+	 * instructions a stack), for matching at this call and the next
+	 * (the records a first call keeps, in their order): the depot's
+	 * frames, which stay. */
+	struct dec {
+		const uintptr_t *pcs;
+		uint32_t stack;
+		int32_t n;
+	} dec[AHEAD];
+	uint32_t ndec;
 	uint16_t slot[MEMO_SLOTS];  /* 1 + an entry's index, 0 free */
 	struct memo_entry {
 		uintptr_t pc;
@@ -379,8 +391,8 @@ static void sort_pcs(uintptr_t *v, size_t n)
  * for a few dozen addresses).  Past that many records the sorted table
  * pays for itself, and each record's stack costs a decoding of its own
  * (parson's exit, 1,058 records: 8 M instructions for all of them). */
-#define AHEAD 64
-static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit)
+static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit,
+		       struct memo *dec)
 {
 	const uintptr_t *pcs;
 	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
@@ -404,6 +416,10 @@ static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit)
 	size_t nseen = 0, k = 0;
 	for (size_t i = 0; i < n && i < AHEAD; i++) {
 		int m = mc_stack_get_code(groups[i].stack, &pcs);
+		if (dec) {
+			dec->dec[i] = (struct dec){ pcs, groups[i].stack, m };
+			dec->ndec = (uint32_t)i + 1;
+		}
 		for (int j = 0; j < m && k < cap; j++) {
 			uintptr_t pc = pcs[j];
 			if (pc && nseen < SEEN / 2) {
@@ -482,7 +498,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	if (!out->memo && (out->memo = mc_map_lazy(MEMO_MAPPED))) {
 		/* the names' slots and the memo's: probed before written */
 		mc_write_first(out->memo, 1);
-		mc_write_first((char *)out->memo + MC_SUPP_NAMES_BYTES, sizeof(uint16_t) * MEMO_SLOTS);
+		mc_write_first((char *)out->memo + MC_SUPP_NAMES_BYTES,
+			       offsetof(struct memo, slot) + sizeof(uint16_t) * MEMO_SLOTS);
 	}
 	char *names = out->memo;
 	struct memo *memo = names ? (struct memo *)(names + MC_SUPP_NAMES_BYTES) : NULL;
@@ -520,9 +537,10 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		 * read first, each page is one fault, not two) */
 		mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
 		mc_write_first(frames, (size_t)((char *)(quick + 8) - frames));
-		name_ahead(groups, *n, out->at_exit);
+		name_ahead(groups, *n, out->at_exit, memo);
 	}
 	size_t kept = 0;
+	uint32_t at = 0;   /* memo->dec's next, the records in their order */
 	for (size_t i = 0; i < *n; i++) {
 		struct mc_leak *l = &groups[i];
 		if (!((kinds >> (l->kind & 3)) & 1)) {
@@ -532,7 +550,16 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		struct lazy z = { .f = quick + MC_MAX_DEPTH, .cap = MC_MAX_DEPTH * 2,
 				  .q = quick, .deep = deep,
 				  .memo = memo, .nmemo = &out->nmemo };
-		z.npcs = mc_stack_get_code(l->stack, &z.pcs);
+		uint32_t d = at;
+		while (memo && d < memo->ndec && memo->dec[d].stack != l->stack)
+			d++;
+		if (memo && d < memo->ndec) {
+			z.pcs = memo->dec[d].pcs;
+			z.npcs = memo->dec[d].n;
+			at = d + 1;
+		} else {
+			z.npcs = mc_stack_get_code(l->stack, &z.pcs);
+		}
 		struct mc_supp_stack st = { .frame = lazy_frame, .arg = &z };
 		if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
 			st.quick = quick_frame;
