@@ -472,8 +472,7 @@ static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
  * mappings: the scan 309 us asked, 282 us read. */
 #define ASK_MAX 32
 
-void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
-		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
+void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from)
 {
 	mc_threads_stop(&r->threads, from->alone);
 	/* The objects' writable segments, their resident pages only, now
@@ -484,6 +483,17 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	 * /bin/date's page faults at exit.  On a system with swap every
 	 * page is read: mincore calls a page swapped out not resident. */
 	mc_resident_each(r->seg, r->nseg, add_segment_run, r);
+}
+
+/* The rest, which /proc/self/maps cuts: the program's mappings, every
+ * thread's stack, static TLS, DTV and registers.  Asked only when the
+ * roots before them left a block unreached (scan.c): a clean exit's
+ * few blocks (stdio's buffers) are reached from the C library's data,
+ * and the maps are then not read at all (an open, a query or more and
+ * a close of every measured process's exit). */
+void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
+		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
+{
 	/* The process's only thread: the scan's table is freed within
 	 * the region's end (region.c), before the program runs again. */
 	bool few = r->prog.n <= ASK_MAX;
