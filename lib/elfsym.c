@@ -153,10 +153,7 @@ static bool defines(const struct tables *t, uint32_t i, const char *name)
 		return false;
 	if (t->versym && (t->versym[i] & 0x8000))
 		return false;
-	/* the C library's strcmp: every process binds it soon (names
-	 * compared here are long; memcheck's byte loop, mc_streq, took
-	 * twice its instructions) */
-	return strcmp(t->str + s->st_name, name) == 0;
+	return mc_streq(t->str + s->st_name, name);
 }
 
 static const ElfW(Sym) *find_gnu(const struct tables *t, const struct lookup *l)

@@ -237,12 +237,11 @@ static void read_environment(const char **vals)
 		if (v[0] != 'M' || !mc_has_prefix(v, "MEMCHECK_"))
 			continue;
 		for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
-			const char *name = str_at(options[i].name) + 9, *p = v + 9;
-			while (*name && *p == *name)
-				p++, name++;
-			if (!*name && *p == '=') {
+			const char *name = str_at(options[i].name) + 9;
+			size_t n = mc_strlen(name);
+			if (mc_has_prefix(v + 9, name) && v[9 + n] == '=') {
 				if (!vals[i])
-					vals[i] = p + 1;
+					vals[i] = v + 10 + n;
 				break;
 			}
 		}
