@@ -102,7 +102,8 @@ static const void *dyn_ptr(uintptr_t v, uintptr_t bias)
 
 static bool read_tables(const struct dl_phdr_info *info, struct tables *t)
 {
-	*t = (struct tables){ .bias = info->dlpi_addr }; /* no memset: util.c's mc_strlen says why */
+	memset(t, 0, sizeof *t);
+	t->bias = info->dlpi_addr;
 	const ElfW(Dyn) *dyn = NULL;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
@@ -153,7 +154,7 @@ static bool defines(const struct tables *t, uint32_t i, const char *name)
 		return false;
 	if (t->versym && (t->versym[i] & 0x8000))
 		return false;
-	return mc_streq(t->str + s->st_name, name);
+	return strcmp(t->str + s->st_name, name) == 0;
 }
 
 static const ElfW(Sym) *find_gnu(const struct tables *t, const struct lookup *l)

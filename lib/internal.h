@@ -371,16 +371,6 @@ bool mc_programs_every(const char *patterns);
  * (footprint.c: a block of C library code only memcheck touched there
  * would count as the program's). */
 const char *mc_last_slash(const char *s);
-/* The string work of start-up before that window (the options, the
- * verdict, the forwarding table's walk), in loops of memcheck's own:
- * each C library function it called was a lazy binding (~700
- * instructions) in every process, a left-out one too, and getenv's and
- * memset's code a block of the C library faulted in. */
-size_t mc_strlen(const char *s);
-bool mc_streq(const char *a, const char *b);
-bool mc_has_prefix(const char *s, const char *prefix);
-bool mc_contains(const char *s, const char *word); /* strstr(s, word) != NULL */
-const char *mc_getenv(const char *name);         /* environ's first name=value */
 /* Is memcheck part of the program, not only preloaded: linked from
  * libmemcheck.a, or a library some loaded object needs?  Only such a
  * program can call memcheck's functions. */

@@ -83,7 +83,7 @@ MC_HOT static void *next_found[MC_ARRAY_SIZE(next_names)];
 static void *next_symbol(const char *name)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(next_names); i++)
-		if (mc_streq(name, next_names[i]))
+		if (strcmp(name, next_names[i]) == 0)
 			return next_found[i];
 	return mc_sym_next(name, NULL);
 }

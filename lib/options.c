@@ -80,7 +80,7 @@ MC_HOT static bool bad_value[MC_ARRAY_SIZE(options)];
 static const char *absolute(size_t i, const char *path)
 {
 	char *buf = paths[i];
-	if (!path || path[0] == '/' || mc_streq(path, "-"))
+	if (!path || path[0] == '/' || strcmp(path, "-") == 0)
 		return path;    /* "-": standard error, where a file allows it */
 	if (!getcwd(buf, sizeof paths[i] - 1) ||
 	    strlen(buf) + strlen(path) + 2 > sizeof paths[i])
@@ -234,12 +234,12 @@ static void read_environment(const char **vals)
 		return;
 	for (char **e = environ; *e; e++) {
 		const char *v = *e;
-		if (v[0] != 'M' || !mc_has_prefix(v, "MEMCHECK_"))
+		if (v[0] != 'M' || strncmp(v, "MEMCHECK_", 9) != 0)
 			continue;
 		for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
 			const char *name = str_at(options[i].name) + 9;
-			size_t n = mc_strlen(name);
-			if (mc_has_prefix(v + 9, name) && v[9 + n] == '=') {
+			size_t n = strlen(name);
+			if (strncmp(v + 9, name, n) == 0 && v[9 + n] == '=') {
 				if (!vals[i])
 					vals[i] = v + 10 + n;
 				break;
@@ -254,7 +254,7 @@ static void init_one(size_t i, const char *v)
 	set_option(o, str_at(o->def)); /* the table's defaults parse */
 	bad_value[i] = v && !set_option(o, v);
 	const char **field = (const char **)((char *)&mc_opt + o->offset);
-	if (o->kind == STR && mc_streq(str_at(o->values), "FILE"))
+	if (o->kind == STR && strcmp(str_at(o->values), "FILE") == 0)
 		*field = absolute(i, *field);
 }
 

@@ -43,11 +43,25 @@
  * kernel's fault-around mapping 16 pages around each), so the string
  * work below is memcheck's own small loops. */
 
+/* Does s contain word? */
+static bool contains(const char *s, const char *word)
+{
+	for (; *s; s++) {
+		size_t i = 0;
+		while (word[i] && s[i] == word[i])
+			i++;
+		if (!word[i])
+			return true;
+	}
+	return false;
+}
+
 /* Does path begin with directory dir ("/usr" matches "/usr/x", not
  * "/usrx")? */
 static bool under(const char *path, const char *dir)
 {
-	return mc_has_prefix(path, dir) && path[mc_strlen(dir)] == '/';
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
 /* Is some directory of path (below its first component) named one of
@@ -56,7 +70,7 @@ static bool in_bin_dir(const char *path)
 {
 	static const char *const bins[] = { "/bin/", "/sbin/", "/libexec/" };
 	for (size_t i = 0; i < MC_ARRAY_SIZE(bins); i++)
-		if (mc_contains(path, bins[i]))
+		if (contains(path, bins[i]))
 			return true;
 	return false;
 }
@@ -117,8 +131,8 @@ static bool relative_names_exe(const char *fn, const char *exe)
 	while (fn[0] == '.' && fn[1] == '/')
 		for (fn++; *fn == '/'; fn++)
 			;
-	size_t n = mc_strlen(fn), e = mc_strlen(exe);
-	if (!n || n >= e || exe[e - n - 1] != '/' || !mc_streq(exe + e - n, fn))
+	size_t n = strlen(fn), e = strlen(exe);
+	if (!n || n >= e || exe[e - n - 1] != '/' || strcmp(exe + e - n, fn) != 0)
 		return false;
 	for (const char *c = fn; *c;) {
 		size_t len = 0;
@@ -136,10 +150,10 @@ static bool relative_names_exe(const char *fn, const char *exe)
 	long len = syscall(SYS_getcwd, cwd, sizeof cwd);
 	if (len <= 1 || cwd[0] != '/')
 		return false; /* unreachable ("(unreachable)/..."), or failed */
-	size_t c = mc_strlen(cwd);
+	size_t c = strlen(cwd);
 	if (c == 1) /* "/" */
 		return e - n == 1;
-	return c == e - n - 1 && mc_has_prefix(exe, cwd);
+	return c == e - n - 1 && memcmp(cwd, exe, c) == 0;
 }
 
 /* Did the kernel start this process to run a script: is the file named
@@ -147,7 +161,7 @@ static bool relative_names_exe(const char *fn, const char *exe)
 static bool runs_script(const char *exe)
 {
 	const char *fn = (const char *)getauxval(AT_EXECFN);
-	if (!fn || mc_streq(fn, exe))
+	if (!fn || strcmp(fn, exe) == 0)
 		return false;
 	if (fn[0] != '/' && relative_names_exe(fn, exe))
 		return false;
@@ -171,8 +185,8 @@ int mc_process_verdict(void)
 {
 	bool on = mc_opt.process_region == MC_ON;
 	if (mc_opt.process_region == MC_AUTO) {
-		const char *pre = mc_getenv("LD_PRELOAD");
-		on = pre && mc_contains(pre, "libmemcheck");
+		const char *pre = getenv("LD_PRELOAD");
+		on = pre && contains(pre, "libmemcheck");
 	}
 	if (!on)
 		return MC_PROCESS_NONE;

@@ -1779,52 +1779,6 @@ const char *mc_last_slash(const char *s)
 	return last;
 }
 
-size_t mc_strlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
-bool mc_streq(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return *a == *b;
-}
-
-bool mc_has_prefix(const char *s, const char *prefix)
-{
-	while (*prefix && *s == *prefix)
-		s++, prefix++;
-	return !*prefix;
-}
-
-bool mc_contains(const char *s, const char *word)
-{
-	if (!*word)
-		return true;
-	for (; *s; s++)
-		if (*s == *word && mc_has_prefix(s + 1, word + 1))
-			return true;
-	return false;
-}
-
-const char *mc_getenv(const char *name)
-{
-	if (!environ || !*name)
-		return NULL; /* as getenv("") */
-	for (char **e = environ; *e; e++) {
-		const char *v = *e, *n = name;
-		while (*n && *v == *n)
-			v++, n++;
-		if (!*n && *v == '=')
-			return v + 1;
-	}
-	return NULL;
-}
-
 /* Has the pattern a wildcard or an escape (fnmatch's business)? */
 static bool has_wildcard(const char *pat)
 {
@@ -1860,12 +1814,11 @@ bool mc_program_matches(const char *patterns, const char *path)
 		if (every_name(p, len))
 			return true;
 		if (len > 0 && len < sizeof pat) {
-			for (size_t i = 0; i < len; i++)
-				pat[i] = p[i];
+			memcpy(pat, p, len);
 			pat[len] = 0;
-			const char *subject = mc_contains(pat, "/") ? path : name;
+			const char *subject = memchr(pat, '/', len) ? path : name;
 			if (has_wildcard(pat) ? fnmatch(pat, subject, 0) == 0
-						    : mc_streq(pat, subject))
+						    : strcmp(pat, subject) == 0)
 				return true;
 		}
 		p += len;
@@ -1880,7 +1833,7 @@ static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	(void)arg;
-	if (info->dlpi_name && mc_contains(info->dlpi_name, "libmemcheck"))
+	if (info->dlpi_name && strstr(info->dlpi_name, "libmemcheck"))
 		return 0; /* memcheck itself */
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
@@ -1898,7 +1851,7 @@ static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
 			strtab += info->dlpi_addr;
 		for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
 			if (e->d_tag == DT_NEEDED &&
-			    mc_contains((const char *)strtab + e->d_un.d_val, "libmemcheck"))
+			    strstr((const char *)strtab + e->d_un.d_val, "libmemcheck"))
 				return 1;
 	}
 	return 0;

@@ -348,31 +348,6 @@ START_TEST(program_patterns)
 }
 END_TEST
 
-/* Start-up's own string loops answer as the C library's functions. */
-START_TEST(string_loops_as_libc)
-{
-	static const char *const w[] = { "", "a", "ab", "abc", "b", "bc", "abd", "MEMCHECK_", "x=1" };
-	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
-		ck_assert_uint_eq(mc_strlen(w[i]), strlen(w[i]));
-		for (size_t j = 0; j < sizeof w / sizeof w[0]; j++) {
-			ck_assert(mc_streq(w[i], w[j]) == (strcmp(w[i], w[j]) == 0));
-			ck_assert(mc_has_prefix(w[i], w[j]) ==
-				  (strncmp(w[i], w[j], strlen(w[j])) == 0));
-			ck_assert(mc_contains(w[i], w[j]) == (strstr(w[i], w[j]) != NULL));
-		}
-	}
-	ck_assert(mc_contains("/usr/lib/libmemcheck.so.0", "libmemcheck"));
-	ck_assert(!mc_contains("/usr/lib/libmemchec", "libmemcheck"));
-	ck_assert(setenv("MC_UNIT_VAR", "v=1", 1) == 0);
-	ck_assert(setenv("MC_UNIT_VA", "w", 1) == 0);
-	static const char *const names[] = { "MC_UNIT_VAR", "MC_UNIT_VA", "MC_UNIT_V",
-					     "MC_UNIT_VAR=v", "PATH", "" };
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		ck_assert_ptr_eq(mc_getenv(names[i]), getenv(names[i]));
-	ck_assert_str_eq(mc_getenv("MC_UNIT_VA"), "w");
-}
-END_TEST
-
 START_TEST(options_defaults_and_bad_values)
 {
 	unsetenv("MEMCHECK_STACK_DEPTH");
@@ -544,7 +519,6 @@ int main(void)
 	tcase_add_test(tc, sigpipe_blocked_for_pipes_only);
 	tcase_add_test(tc, text_to_a_gone_pipe);
 	tcase_add_test(tc, program_patterns);
-	tcase_add_test(tc, string_loops_as_libc);
 	tcase_add_test(tc, options_defaults_and_bad_values);
 	tcase_add_test(tc, reservations_carved);
 	tcase_add_test(tc, buffers_side_by_side);
