@@ -1221,9 +1221,12 @@ void mc_roots_postfork(bool child);
 struct mc_roots *mc_roots_begin(void);
 void mc_roots_add(struct mc_roots *r, uintptr_t lo, uintptr_t hi);
 /* With the block table locked: stop every other thread and add the
- * roots of every thread and of the program's mappings.  is_block(p)
- * says whether p starts a live block. */
-void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
+ * loaded objects' resident data.  Then, where a block is left unreached
+ * by the roots so far, mc_roots_rest adds those of every thread and of
+ * the program's mappings.  is_block(p) says whether p starts a live
+ * block. */
+void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from);
+void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
 size_t mc_roots_count(const struct mc_roots *r);
 const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);

@@ -125,7 +125,10 @@ struct mc_roots {
 	struct mc_prog_maps prog;        /* the program's mappings, copied */
 	struct mc_root *seg;          /* the objects' writable segments, */
 	size_t nseg, segcap;          /* roots once cut to resident pages */
-	struct mc_vmas maps;
+	bool maps_read;               /* mc_roots_rest has used maps */
+	struct mc_vmas *maps;         /* in the roots' mapping, after the
+				       * arrays: 3 KiB a clean exit never
+				       * touches (mc_roots_rest) */
 	struct mc_threads threads;
 	uintptr_t *regs;              /* stopped threads' registers: a root */
 	size_t regs_bytes;
@@ -134,16 +137,23 @@ struct mc_roots {
 /* The root list with the first storage of its three arrays, in one
  * mapping: a scan made four (the list, the objects' segments, the roots
  * cut to resident pages, the program's mappings read), five pages in all
- * where these are five too (mc_roots_begin). */
-#define FIRST_ROOTS 256
-#define FIRST_SEGS 64
+ * where these are five too (mc_roots_begin).  What every scan writes
+ * first (the list's head, the segments, the first roots), on its first
+ * page (128 roots, 32 objects' segments: more are grown elsewhere,
+ * mc_grow_from); the maps' table (3 KiB) and entries after them,
+ * written only when they are read (mc_roots_rest): a clean exit writes
+ * one page of it, where the segments on the third page made it two. */
+#define FIRST_ROOTS 128 /* with the head and the segments, one page */
+#define FIRST_SEGS 32
 #define FIRST_VMAS 256
 struct roots_map {
 	struct mc_roots r; /* first: the pointer handed out */
-	struct mc_root v[FIRST_ROOTS];
 	struct mc_root seg[FIRST_SEGS];
+	struct mc_root v[FIRST_ROOTS];
+	struct mc_vmas maps;
 	struct mc_vma vma[FIRST_VMAS];
 };
+_Static_assert(offsetof(struct roots_map, maps) <= 4096, "the first page: head, segments, roots");
 
 static struct roots_map *map_of(struct mc_roots *r)
 {
@@ -271,7 +281,7 @@ static void add_cb(uintptr_t lo, uintptr_t hi, void *arg)
 static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
 {
 	while (lo < hi) {
-		const struct mc_vma *m = mc_vmas_next(&r->maps, lo);
+		const struct mc_vma *m = mc_vmas_next(r->maps, lo);
 		if (!m || m->lo >= hi)
 			return;
 		if (m->lo > lo) {
@@ -382,6 +392,7 @@ struct mc_roots *mc_roots_begin(void)
 	r->cap = FIRST_ROOTS;
 	r->seg = m->seg;
 	r->segcap = FIRST_SEGS;
+	r->maps = &m->maps;
 	libc_facts();
 	mc_walk_objects(phdr_roots, r);
 	user_roots_each(add_cb, r);
@@ -397,7 +408,7 @@ struct mc_roots *mc_roots_begin(void)
  * memory, in a larger mapping). */
 static uintptr_t stack_top(struct mc_roots *r, uintptr_t sp, uintptr_t tp)
 {
-	const struct mc_vma *m = mc_vmas_find(&r->maps, sp);
+	const struct mc_vma *m = mc_vmas_find(r->maps, sp);
 	if (!m)
 		return 0;
 	uintptr_t top = m->hi;
@@ -422,13 +433,13 @@ static void thread_data(struct mc_roots *r, uintptr_t tp, uintptr_t slo, uintptr
 	uintptr_t lo = tp + libc.pthread_size - libc.static_size, hi = tp + libc.pthread_size;
 	if (!inside(lo, hi, slo, shi))
 		add_thread_mapped(r, lo, hi, tp);
-	const struct mc_vma *m = mc_vmas_find(&r->maps, tp + libc.dtv_off);
+	const struct mc_vma *m = mc_vmas_find(r->maps, tp + libc.dtv_off);
 	if (!m || !(m->prot & PROT_READ))
 		return;
 	uintptr_t dtv = *(const uintptr_t *)(tp + libc.dtv_off);
 	/* dtv[-1] holds the number of entries: the array starts there, as
 	 * the C library allocates it; entries are {value, to_free}. */
-	m = mc_vmas_find(&r->maps, dtv - 16);
+	m = mc_vmas_find(r->maps, dtv - 16);
 	if (!dtv || !m || !(m->prot & PROT_READ) || dtv - 16 + 8 > m->hi)
 		return;
 	uintptr_t len = *(const uintptr_t *)(dtv - 16);
@@ -472,8 +483,7 @@ static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
  * mappings: the scan 309 us asked, 282 us read. */
 #define ASK_MAX 32
 
-void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
-		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
+void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from)
 {
 	mc_threads_stop(&r->threads, from->alone);
 	/* The objects' writable segments, their resident pages only, now
@@ -484,15 +494,27 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 	 * /bin/date's page faults at exit.  On a system with swap every
 	 * page is read: mincore calls a page swapped out not resident. */
 	mc_resident_each(r->seg, r->nseg, add_segment_run, r);
+}
+
+/* The rest, which /proc/self/maps cuts: the program's mappings, every
+ * thread's stack, static TLS, DTV and registers.  Asked only when the
+ * roots before them left a block unreached (scan.c): a clean exit's
+ * few blocks (stdio's buffers) are reached from the C library's data,
+ * and the maps are then not read at all (an open, a query or more and
+ * a close of every measured process's exit). */
+void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
+		   bool (*is_block)(uintptr_t p, void *arg), void *arg)
+{
+	r->maps_read = true;
 	/* The process's only thread: the scan's table is freed within
 	 * the region's end (region.c), before the program runs again. */
 	bool few = r->prog.n <= ASK_MAX;
-	if (!(from->alone ? mc_vmas_read_sole : mc_vmas_read_into)(&r->maps, map_of(r)->vma,
+	if (!(from->alone ? mc_vmas_read_sole : mc_vmas_read_into)(r->maps, map_of(r)->vma,
 								   FIRST_VMAS, few)) {
 		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
 		return;
 	}
-	mc_vmas_roots(&r->maps, &r->prog, add_cb, r);
+	mc_vmas_roots(r->maps, &r->prog, add_cb, r);
 
 	/* The process's only thread is its main thread: a main thread gone
 	 * before the others stays counted in status's Threads: until they
@@ -534,10 +556,10 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from,
 		} else if (is_main) {
 			/* where its stack pointer is not known: the whole stack
 			 * (which mapping that is, only the whole file says) */
-			mc_vmas_full(&r->maps);
-			for (size_t i = 0; i < r->maps.n; i++)
-				if (r->maps.v[i].kind == MC_VMA_STACK)
-					add_mapped(r, lo = r->maps.v[i].lo, hi = r->maps.v[i].hi);
+			mc_vmas_full(r->maps);
+			for (size_t i = 0; i < r->maps->n; i++)
+				if (r->maps->v[i].kind == MC_VMA_STACK)
+					add_mapped(r, lo = r->maps->v[i].lo, hi = r->maps->v[i].hi);
 		}
 		thread_data(r, tp, lo, hi, is_block, arg);
 		if (o->answered && r->regs) {
@@ -555,14 +577,20 @@ void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)
 	if (!r)
 		return;
 	mc_threads_resume(&r->threads);
-	if (runs) {
-		runs->len = r->maps.runs.len < runs->cap ? r->maps.runs.len : 0;
-		if (runs->len)
-			memcpy(runs->s, r->maps.runs.s, runs->len);
-		if (runs->len && r->maps.asking)
-			r->maps.asking = false; /* runs asks through its fd: the caller's now */
+	if (runs)
+		runs->len = 0;
+	/* The maps' table untouched (not read): not even read here, a
+	 * page fault and a copy of the zero page for nothing. */
+	if (r->maps_read) {
+		if (runs) {
+			runs->len = r->maps->runs.len < runs->cap ? r->maps->runs.len : 0;
+			if (runs->len)
+				memcpy(runs->s, r->maps->runs.s, runs->len);
+			if (runs->len && r->maps->asking)
+				r->maps->asking = false; /* runs asks through its fd: the caller's now */
+		}
+		mc_vmas_free(r->maps);
 	}
-	mc_vmas_free(&r->maps);
 	mc_prog_maps_free(&r->prog);
 	struct roots_map *m = map_of(r);
 	if (r->seg && r->seg != m->seg)

@@ -125,15 +125,35 @@ uint64_t mc_rss_current_at(int fd)
 	return ok ? rss : mc_rss_current();
 }
 
+/* The start of the line after the one p is on, or end: the newline
+ * looked for eight bytes at a time (a status text is ~1.4 kB, of which
+ * the three keys read lie in the last two thirds: a byte at a time,
+ * ~4,000 instructions of every region's end). */
+static const char *next_line(const char *p, const char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, nl = 0x0a0a0a0a0a0a0a0aull;
+	while (end - p >= 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, p, 8);
+		w ^= nl;
+		if ((w - ones) & ~w & (ones << 7))
+			break;
+		p += 8;
+	}
+	while (p < end && *p != '\n')
+		p++;
+	return p < end ? p + 1 : end;
+}
+
 /* The number after the line that begins with key ("Name:"), searched
- * from the line at *at on (the keys asked for in their order in the
- * file: each line is looked at once); 0 if there is none. */
-static uint64_t status_field(const char **at, const char *key)
+ * from the line at *at on, before end (the keys asked for in their
+ * order in the file: each line is looked at once); 0 if there is none. */
+static uint64_t status_field(const char **at, const char *end, const char *key)
 {
 	/* By hand: the lines' starts compared and their ends found with no
 	 * C library call (strncmp and strchr ran ~25 times a read, and
 	 * strchr was bound at its first call for this alone). */
-	for (const char *p = *at; p && *p;) {
+	for (const char *p = *at; p < end; p = next_line(p, end)) {
 		size_t i = 0;
 		while (key[i] && p[i] == key[i])
 			i++;
@@ -143,10 +163,6 @@ static uint64_t status_field(const char **at, const char *key)
 			*at = p;
 			return v;
 		}
-		while (*p && *p != '\n')
-			p++;
-		if (*p)
-			p++;
 	}
 	return 0;
 }
@@ -166,13 +182,14 @@ uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss)
 		*threads = 0;
 	if (rss)
 		*rss = 0;
-	if (read_file("/proc/self/status", buf, sizeof buf) > 0) {
-		const char *at = buf;
-		peak = status_field(&at, "VmHWM:") * 1024; /* kB */
+	ssize_t len = read_file("/proc/self/status", buf, sizeof buf);
+	if (len > 0) {
+		const char *at = buf, *end = buf + len;
+		peak = status_field(&at, end, "VmHWM:") * 1024; /* kB */
 		if (rss)
-			*rss = status_field(&at, "VmRSS:") * 1024;
+			*rss = status_field(&at, end, "VmRSS:") * 1024;
 		if (threads)
-			*threads = (unsigned)status_field(&at, "Threads:");
+			*threads = (unsigned)status_field(&at, end, "Threads:");
 	}
 	errno = saved;
 	return peak;

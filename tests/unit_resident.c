@@ -100,6 +100,32 @@ static bool find_cb(const struct mc_mapping *m, void *arg)
 	return true;
 }
 
+/* pagemap's present bits counted eight entries at a time and the rest
+ * one by one: every third page written of ranges of each length from 1
+ * to 37 pages, starting at each of the first pages. */
+START_TEST(counts_present_entries_any_length)
+{
+	enum { N = 37 };
+	char *m = mmap(NULL, N * page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	for (size_t i = 0; i < N; i += 3)
+		m[i * page()] = 1;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	ck_assert_int_ge(pm, 0);
+	for (size_t from = 0; from < 4; from++)
+		for (size_t to = from + 1; to <= N; to++) {
+			int64_t want = 0;
+			for (size_t i = from; i < to; i++)
+				want += i % 3 == 0;
+			ck_assert_int_eq(mc_mapped_bytes(pm, (uintptr_t)m + from * page(),
+							 (uintptr_t)m + to * page()),
+					 want * (int64_t)page());
+		}
+	close(pm);
+	munmap(m, N * page());
+}
+END_TEST
+
 START_TEST(reads_every_mapping)
 {
 	/* Many mappings, so that /proc/self/maps is longer than one read:
@@ -460,6 +486,7 @@ int main(void)
 	TCase *tc = h_tcase("resident", 0);
 	tcase_add_test(tc, counts_written_pages_only);
 	tcase_add_test(tc, maps_touched_file_pages_only);
+	tcase_add_test(tc, counts_present_entries_any_length);
 	tcase_add_test(tc, reads_every_mapping);
 	tcase_add_test(tc, finds_the_gaps);
 	tcase_add_test(tc, lists_its_own_mappings);

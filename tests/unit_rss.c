@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -174,6 +175,36 @@ START_TEST(threads_from_the_same_read)
 }
 END_TEST
 
+/* The three fields as the C library's parse of the same file reads
+ * them (next_line finds the newlines eight bytes at a time): VmHWM only
+ * rises, and nothing here touches memory between the two reads. */
+START_TEST(status_fields_as_sscanf)
+{
+	/* twice: the first round faults in the code both parses run (the
+	 * C library's code counts in the RSS) */
+	for (int round = 0; round < 2; round++) {
+		char text[8192];
+		FILE *f = fopen("/proc/self/status", "r");
+		ck_assert_ptr_nonnull(f);
+		size_t n = fread(text, 1, sizeof text - 1, f);
+		fclose(f);
+		text[n] = 0;
+		unsigned long hwm = 0, rss = 0, thr = 0;
+		ck_assert(sscanf(strstr(text, "\nVmHWM:") + 1, "VmHWM: %lu", &hwm) == 1);
+		ck_assert(sscanf(strstr(text, "\nVmRSS:") + 1, "VmRSS: %lu", &rss) == 1);
+		ck_assert(sscanf(strstr(text, "\nThreads:") + 1, "Threads: %lu", &thr) == 1);
+		unsigned threads = 0;
+		uint64_t now = 0, peak = mc_rss_peak(&threads, &now);
+		if (round == 0)
+			continue;
+		ck_assert_uint_ge(peak, hwm * 1024);
+		ck_assert_uint_le(peak, hwm * 1024 + 64 * 1024);
+		ck_assert_uint_le(now > rss * 1024 ? now - rss * 1024 : rss * 1024 - now, 64 * 1024);
+		ck_assert_uint_eq(threads, thr);
+	}
+}
+END_TEST
+
 /* status's VmRSS, from the read that gives the peak, is statm's RSS:
  * 40 MiB touched moves both by as much, and a statm read made right
  * after agrees with it to a few pages. */
@@ -211,5 +242,6 @@ int main(void)
 	tcase_add_test(tc, one_read_a_file);
 	tcase_add_test(tc, threads_from_the_same_read);
 	tcase_add_test(tc, rss_from_the_status_read);
+	tcase_add_test(tc, status_fields_as_sscanf);
 	return h_run_suite(NULL);
 }

@@ -349,6 +349,51 @@ START_TEST(no_blocks_closes_nothing)
 }
 END_TEST
 
+/* The roots /proc/self/maps cuts (the stack, the threads, the
+ * program's mappings) are read only while a block is left unreached by
+ * the objects' data: with every block reached from a global the maps
+ * are not read (nothing lent); with one more that only this frame's
+ * stack points to, they are, and that block is reachable all the same
+ * (a scan that stopped early would call it lost). */
+__attribute__((noinline)) static uintptr_t two_blocks(void)
+{
+	heap = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(heap != MAP_FAILED);
+	memset(heap, 0, 4096);
+	mc_blocks_init();
+	mc_blocks_init_small();
+	struct mc_block old;
+	mc_blocks_insert(at(R), BLK, R + 1, 2, &old);
+	root_start = at(R);
+	return at(S);
+}
+
+START_TEST(stack_roots_only_when_needed)
+{
+	volatile uintptr_t on_stack = two_blocks();
+	scrub();
+	struct mc_scan s;
+	lends = 0;
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_int_eq(s.state[0], MC_KIND_REACHABLE);
+	ck_assert_int_eq(lends, 0); /* the maps not read */
+	mc_scan_free(&s);
+	struct mc_block old;
+	mc_blocks_insert(on_stack, BLK, S + 1, 2, &old);
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert_uint_eq(s.n, 2);
+	memset(kinds, -1, sizeof kinds);
+	seen = 0;
+	mc_scan_each(&s, 0, note, NULL);
+	ck_assert_int_eq(kinds[R], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[S], MC_KIND_REACHABLE);
+	ck_assert_int_eq(lends, 1);
+	mc_scan_free(&s);
+	ck_assert(on_stack == at(S));
+}
+END_TEST
+
 /* The mappings asked one by one (PROCMAP_QUERY) are those the whole
  * file lists: each address's mapping and the next after it, with their
  * protection, sharing and kind (the stack, a device, a file, none). */
@@ -426,5 +471,6 @@ int main(void)
 	tcase_add_test(tc, maps_asked_as_read);
 	tcase_add_test(tc, asked_maps_leave_the_programs_files);
 	tcase_add_test(tc, no_blocks_closes_nothing);
+	tcase_add_test(tc, stack_roots_only_when_needed);
 	return h_run_suite(NULL);
 }
