@@ -413,12 +413,13 @@ static inline uint64_t capture_rule(struct rule_view *v, uintptr_t pc, uint64_t 
 /* capture_rule for a walk that keeps the view's address and shift in
  * registers (*rt, *shift): the first slot read from them, where a frame
  * pointer's rule, pc itself, mostly is; any other answer from
- * capture_rule, *rt and *shift then copied from v, which it may move. */
+ * capture_rule, *rt and *shift then copied from v, which it may move.
+ * k: HASH_K, from hash_k() where the caller keeps it in a register. */
 static inline __attribute__((always_inline)) uint64_t
 capture_rule_in_regs(struct rule_view *v, const struct rule_slot **rt, unsigned *shift,
-		     uintptr_t pc, uint64_t *val)
+		     uintptr_t pc, uint64_t *val, uint64_t k)
 {
-	uint64_t key = atomic_load_explicit(&(*rt)[(size_t)((pc * HASH_K) >> *shift)].key,
+	uint64_t key = atomic_load_explicit(&(*rt)[(size_t)((pc * k) >> *shift)].key,
 					    memory_order_acquire);
 	if (likely(key == pc))
 		return key;
@@ -959,25 +960,47 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 		bool cfi = false, stopped = false;
 		uintptr_t pc = frames[s];
 		uintptr_t *fr = frames + s, *fend = frames + max - 1; /* fr: frames[k] */
-		while (fr < fend) {
-			key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
-			if (unlikely(key != pc) && (key & RULE_CFI)) {
-				cfi = true;
-				stopped = !walk_fp_link_ok(cur, nxt, top);
-				break;
+		/* Unrolled twice, the frame record and its link in a and b
+		 * by turns (as walk_fp_on's): a step from record A, linked to
+		 * B, leaves B the record and B's link in A, so no frame
+		 * pointer is copied (27 -> 24 instructions a frame).  Each
+		 * exit names the record and its link in cur and nxt. */
+		uintptr_t *a = cur, *b = nxt;
+		uint64_t kk = hash_k();
+#define LATER_STEP(A, B)                                                       \
+	key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val, kk);            \
+	if (unlikely(key != pc) && (key & RULE_CFI)) {                         \
+		cfi = true;                                                    \
+		stopped = !walk_fp_link_ok(A, B, top);                         \
+		cur = A;                                                       \
+		nxt = B;                                                       \
+		goto segment_end;                                              \
+	}                                                                      \
+	/* walk_fp_link_ok's checks, a branch each (gcc ANDs its &&        \
+	 * together in flags here) */                                          \
+	if (unlikely(B <= A) || unlikely((uintptr_t)B > top) ||                \
+	    unlikely((uintptr_t)B & 7) || unlikely(B[1] < 4096)) {             \
+		stopped = true;                                                \
+		cur = A;                                                       \
+		nxt = B;                                                       \
+		goto segment_end;                                              \
+	}                                                                      \
+	*++fr = pc = B[1];                                                     \
+	hk = hash_step_k(hk, pc, kk);                                          \
+	A = (uintptr_t *)B[0];                                                 \
+	if (unlikely(fr >= fend)) {                                            \
+		cur = B;                                                       \
+		nxt = A;                                                       \
+		goto segment_end;                                              \
+	}
+		if (fr < fend) {
+			for (;;) {
+				LATER_STEP(a, b)
+				LATER_STEP(b, a)
 			}
-			/* walk_fp_link_ok's checks, a branch each (gcc ANDs
-			 * its && together in flags here) */
-			if (unlikely(nxt <= cur) || unlikely((uintptr_t)nxt > top) ||
-			    unlikely((uintptr_t)nxt & 7) || unlikely(nxt[1] < 4096)) {
-				stopped = true;
-				break;
-			}
-			*++fr = pc = nxt[1];
-			hk = hash_step(hk, pc);
-			cur = nxt;
-			nxt = (uintptr_t *)cur[0];
 		}
+#undef LATER_STEP
+	segment_end:;
 		int k = (int)(fr - frames), m = k + 1;
 		uint64_t ck = hk ^ SEGMENT_KEY;
 		if (stopped || !cfi) {
@@ -1110,7 +1133,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 			cfi = key & RULE_CFI;
 			break;
 		}
-		key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val);
+		key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val, HASH_K);
 		if (unlikely(key != pc) && (key & RULE_CFI)) {
 			cfi = true;
 			break;
