@@ -1383,6 +1383,22 @@ static __attribute__((noinline)) MC_SCALAR void track_free_removed(struct mc_slo
 	mc_real.free(p);
 }
 
+/* The common path's hit whose home slot's cluster must shift back
+ * (mc_blocks_remove_owned's SHIFT): as track_free_removed, the shard
+ * left first.  Out of the table already, so not looked up again (the
+ * way through track_free_rest and mc_account_free did). */
+static __attribute__((noinline)) MC_SCALAR void track_free_shift(struct mc_slot *s, void *p,
+								 uint64_t size, uint32_t stack,
+								 struct shard *sh, uint32_t i)
+{
+	mc_blocks_shift_leave(sh, i);
+	struct mc_block b = { .ptr = (uintptr_t)p, .size = size, .stack = stack };
+	record_removed(s, &b, MC_CALL_FRAME());
+	*(volatile uintptr_t *)&b.ptr = 0;
+	guard_lower();
+	mc_real.free(p);
+}
+
 /* The common free's live change that its room could not take. */
 static __attribute__((noinline)) void track_free_live_slow(struct mc_slot *s, void *p, int64_t d,
 							   int64_t old)
@@ -1420,8 +1436,16 @@ MC_SCALAR void mc_track_free(void *p)
 	guard_raise();
 	struct mc_slot *s = mc_self.own_slot; /* not the shared slot */
 	struct mc_block b;
-	if (unlikely(s == NULL) || unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b))) {
+	struct shard *sh;
+	uint32_t at_i;
+	enum mc_owned r = MC_OWNED_MISS;
+	if (unlikely(s == NULL) ||
+	    unlikely((r = mc_blocks_remove_owned((uintptr_t)p, &b, &sh, &at_i)) == MC_OWNED_MISS)) {
 		track_free_rest(p);
+		return;
+	}
+	if (unlikely(r == MC_OWNED_SHIFT)) {
+		track_free_shift(s, p, b.size, b.stack, sh, at_i);
 		return;
 	}
 	/* the ring's next record, where remember_free left it ready */
