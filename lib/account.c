@@ -1091,6 +1091,31 @@ static __attribute__((noinline)) void *track_malloc_peak(void *p, size_t n)
 	return malloc_done(p, n);
 }
 
+/* The common case's block whose home slot was taken
+ * (mc_blocks_insert_owned's PLACE, the shard entered): placed further
+ * on and counted, as record_tracked, without the lookup again that the
+ * way through track_malloc_rest made.  The block's pointer, size and
+ * stack are in its entry's words. */
+static inline __attribute__((always_inline)) void place_tracked(struct mc_slot *s,
+								 const struct mc_owned_place *at,
+								 size_t n)
+{
+	struct mc_block gone;
+	if (mc_blocks_place_leave(at->s, at->i, at->w0, at->w1, &gone, at->m) ==
+	    MC_REPLACED_LIVE)
+		tally(s, &s->t.frees, &s->t.bytes_freed, gone.size, false); /* as record_tracked */
+	tally(s, &s->t.allocs, &s->t.bytes_allocated, n, true);
+}
+
+static __attribute__((noinline)) void *track_malloc_place(struct shard *sh, uint32_t i, int m,
+							 uint64_t w0, uint64_t w1)
+{
+	const struct mc_owned_place at = { sh, i, m, w0, w1 };
+	size_t n = (size_t)(w1 >> STACK_BITS);
+	place_tracked(mc_self.own_slot, &at, n);
+	return malloc_done((void *)(uintptr_t)(w0 & PTR_MASK), n);
+}
+
 /* The common case (the thread's own slot, the block's home slot free,
  * no sample due, room for the change or the solo thread's change
  * below the peak) makes no call after the allocator's but the scrub's,
@@ -1107,9 +1132,15 @@ void *mc_track_malloc(size_t n)
 	struct mc_slot *s = mc_self.own_slot;
 	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
 	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+	struct mc_owned_place at;
+	enum mc_owned r = MC_OWNED_MISS;
 	if (unlikely(s == NULL) || unlikely(s->sample_left < (int64_t)n) ||
-	    unlikely(!mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch)))
+	    unlikely((r = mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch, &at)) !=
+		     MC_OWNED_TAKEN)) {
+		if (r == MC_OWNED_PLACE)
+			return track_malloc_place(at.s, at.i, at.m, at.w0, at.w1);
 		return track_malloc_rest(p, n, stack);
+	}
 	/* record_tracked's tally, with its calls made by tail calls */
 	mc_add_own(&s->t.allocs, 1);
 	mc_add_own(&s->t.bytes_allocated, n);
@@ -1526,9 +1557,14 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 		/* mc_track_malloc's common case inline (the thread's own slot,
 		 * the block's home slot free); the rest out of line */
 		uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+		struct mc_owned_place at;
+		enum mc_owned r = MC_OWNED_MISS;
 		if (likely(s == mc_self.own_slot) &&
-		    likely(mc_blocks_insert_owned((uintptr_t)p, size, stack, epoch)))
+		    likely((r = mc_blocks_insert_owned((uintptr_t)p, size, stack, epoch, &at)) ==
+			   MC_OWNED_TAKEN))
 			tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
+		else if (r == MC_OWNED_PLACE)
+			place_tracked(s, &at, size);
 		else
 			record_tracked_far(s, p, size, stack);
 	}

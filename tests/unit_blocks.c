@@ -142,23 +142,40 @@ START_TEST(short_process_few_pages)
 }
 END_TEST
 
-/* account.c's common free (mc_blocks_remove_owned, inline): a block
- * in its home slot with the next slot taken comes out there (SHIFT),
- * and mc_blocks_shift_leave then moves its cluster back and leaves the
- * shard; no other block may be lost or become unreachable.  A short
- * process's blocks in the 32-slot first arrays, freed in a scrambled
- * order: every answer checked against the live set, all three seen. */
+/* account.c's common malloc and free (mc_blocks_insert_owned and
+ * mc_blocks_remove_owned, inline): a block whose home slot is taken is
+ * placed further on by mc_blocks_place_leave from the entered shard
+ * (PLACE); a block in its home slot with the next slot taken comes out
+ * there (SHIFT), and mc_blocks_shift_leave then moves its cluster back
+ * and leaves the shard; no other block may be lost or become
+ * unreachable.  A short process's blocks in the 32-slot first arrays,
+ * put in, then freed in a scrambled order: every answer checked against
+ * the live set, every kind seen. */
 START_TEST(owned_remove_shift)
 {
 	mc_blocks_init();
 	mc_blocks_init_small(); /* as life.c, after the stacks' start */
 	static bool live[FEW];
 	struct mc_block b, old;
+	int placed = 0;
 	for (int i = 0; i < FEW; i++) {
-		ck_assert_int_eq(mc_blocks_insert(few_ptr(i), (uint64_t)i + 1, 2, 1, &old), MC_NEW);
+		struct mc_owned_place at;
+		enum mc_owned r = mc_blocks_insert_owned(few_ptr(i), (uint64_t)i + 1, 2, 1, &at);
+		if (r == MC_OWNED_PLACE) {
+			placed++;
+			ck_assert_int_eq(mc_blocks_place_leave(at.s, at.i, at.w0, at.w1, &old, at.m),
+					 MC_NEW);
+		} else if (r == MC_OWNED_MISS) {
+			ck_assert_int_eq(mc_blocks_insert(few_ptr(i), (uint64_t)i + 1, 2, 1, &old),
+					 MC_NEW);
+		}
 		live[i] = true;
+		ck_assert_uint_eq(mc_blocks_count(), (uint64_t)i + 1);
 	}
-	int seen_as[3] = { 0 };
+	for (int i = 0; i < FEW; i++)
+		ck_assert(mc_blocks_find(few_ptr(i), &b) && b.size == (uint64_t)i + 1 && b.aux == 1);
+	ck_assert_int_gt(placed, 0);
+	int seen_as[4] = { 0 };
 	for (int k = 0; k < FEW; k++) {
 		int i = (k * 7 + 3) % FEW; /* 7 is prime to FEW: each once */
 		struct shard *sh = NULL;
