@@ -1391,6 +1391,7 @@ struct mc_totals {
  * (the guard not held): the allocator's call and the bookkeeping in one
  * frame. */
 void *mc_track_malloc(size_t n);
+void *mc_track_calloc(size_t nmemb, size_t size);
 void mc_track_free(void *p);
 void *mc_track_realloc(void *old, size_t n);
 

@@ -341,11 +341,17 @@ MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 			return uncount(n);
 		return p;
 	}
-	/* A left-out program's calls (passing), as malloc's: past
-	 * calloc_slow's tests they cost ~50 instructions more a call
-	 * (uncounted_slow asks mc_resolve, which has nothing to do). */
-	if (fault_off() && likely(!mc_in_hook) && passing())
-		return mc_real.calloc(nmemb, size);
+	/* Tracking and a left-out program's calls (passing), as malloc's:
+	 * past calloc_slow's tests a left-out call cost ~50 instructions
+	 * more (uncounted_slow asks mc_resolve, which has nothing to do). */
+	if (fault_off()) {
+		if (likely(!mc_in_hook)) {
+			if (likely(tracking()))
+				return mc_track_calloc(nmemb, size);
+			if (passing())
+				return mc_real.calloc(nmemb, size);
+		}
+	}
 	return calloc_slow(nmemb, size);
 }
 
