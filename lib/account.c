@@ -1046,10 +1046,11 @@ static __attribute__((noinline)) void *scrub_new(void *p, size_t n)
 	return p;
 }
 
-static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n)
+/* zeroed: calloc's block, which the allocator cleared: nothing to scrub. */
+static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n, bool zeroed)
 {
 	guard_lower();
-	if (unlikely(0 < (size_t)mc_opt.scrub)) {
+	if (!zeroed && unlikely(0 < (size_t)mc_opt.scrub)) {
 #if defined(__x86_64__)
 		if (likely(scrub_eight))
 			return likely(n >= 64) ? scrub_first8(p) : scrub_small8(p, n);
@@ -1061,7 +1062,8 @@ static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n
 
 /* Everything but mc_track_malloc's common case, from the allocator's
  * answer p on, with the guard up. */
-static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint32_t stack)
+static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint32_t stack,
+							bool zeroed)
 {
 	struct mc_slot *s = slot();
 	if (likely(p != NULL))
@@ -1071,24 +1073,40 @@ static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint
 		guard_lower();
 		return NULL;
 	}
-	return malloc_done(p, n);
+	return malloc_done(p, n, zeroed);
 }
 
 /* The common case's live change that its room could not take. */
 static __attribute__((noinline)) void *track_malloc_live_slow(struct mc_slot *s, void *p, size_t n,
-							      int64_t old)
+							      int64_t old, bool zeroed)
 {
 	live_slow(s, (int64_t)n, old);
-	return malloc_done(p, n);
+	return malloc_done(p, n, zeroed);
 }
 
-/* The solo thread's new peak (solo_change, inside its busy mark). */
-static __attribute__((noinline)) void *track_malloc_peak(void *p, size_t n)
+/* The common case's block whose home slot was taken
+ * (mc_blocks_insert_owned's PLACE, the shard entered): placed further
+ * on and counted, as record_tracked, without the lookup again that the
+ * way through track_malloc_rest made.  The block's pointer, size and
+ * stack are in its entry's words. */
+static inline __attribute__((always_inline)) void place_tracked(struct mc_slot *s,
+								 const struct mc_owned_place *at,
+								 size_t n)
 {
-	solo_peak();
-	atomic_signal_fence(memory_order_seq_cst);
-	solo_busy = 0;
-	return malloc_done(p, n);
+	struct mc_block gone;
+	if (mc_blocks_place_leave(at->s, at->i, at->w0, at->w1, &gone, at->m) ==
+	    MC_REPLACED_LIVE)
+		tally(s, &s->t.frees, &s->t.bytes_freed, gone.size, false); /* as record_tracked */
+	tally(s, &s->t.allocs, &s->t.bytes_allocated, n, true);
+}
+
+static __attribute__((noinline)) void *track_malloc_place(struct shard *sh, uint32_t i, int m,
+							 uint64_t w0, uint64_t w1, bool zeroed)
+{
+	const struct mc_owned_place at = { sh, i, m, w0, w1 };
+	size_t n = (size_t)(w1 >> STACK_BITS);
+	place_tracked(mc_self.own_slot, &at, n);
+	return malloc_done((void *)(uintptr_t)(w0 & PTR_MASK), n, zeroed);
 }
 
 /* The common case (the thread's own slot, the block's home slot free,
@@ -1096,20 +1114,27 @@ static __attribute__((noinline)) void *track_malloc_peak(void *p, size_t n)
  * below the peak) makes no call after the allocator's but the scrub's,
  * a tail call: every other case leaves by a tail call to a function
  * that finishes it, as mc_track_free. */
-void *mc_track_malloc(size_t n)
+static inline __attribute__((always_inline)) void *track_new(void *fp, size_t a, size_t c,
+							     bool zeroed)
 {
-	void *fp = mc_call_frame(__builtin_frame_address(0));
+	size_t n = zeroed ? a * c : a;
 	guard_raise();
 	uint32_t stack = mc_stack_capture(fp);
-	void *p = MC_REAL(mc_real.malloc(n));
+	void *p = MC_REAL(zeroed ? mc_real.calloc(a, c) : mc_real.malloc(n));
 	/* own_slot: my_slot where it is not the shared slot, else NULL; a
 	 * NULL p fails mc_blocks_insert_owned's first test (fits_hot) */
 	struct mc_slot *s = mc_self.own_slot;
 	/* Epoch 0: older than every region, as memcheck_ignore() makes it. */
 	uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+	struct mc_owned_place at;
+	enum mc_owned r = MC_OWNED_MISS;
 	if (unlikely(s == NULL) || unlikely(s->sample_left < (int64_t)n) ||
-	    unlikely(!mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch)))
-		return track_malloc_rest(p, n, stack);
+	    unlikely((r = mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch, &at)) !=
+		     MC_OWNED_TAKEN)) {
+		if (r == MC_OWNED_PLACE)
+			return track_malloc_place(at.s, at.i, at.m, at.w0, at.w1, zeroed);
+		return track_malloc_rest(p, n, stack, zeroed);
+	}
 	/* record_tracked's tally, with its calls made by tail calls */
 	mc_add_own(&s->t.allocs, 1);
 	mc_add_own(&s->t.bytes_allocated, n);
@@ -1120,11 +1145,17 @@ void *mc_track_malloc(size_t n)
 		atomic_signal_fence(memory_order_seq_cst);
 		if (likely(atomic_load_explicit(&solo, memory_order_relaxed) == (uintptr_t)s)) {
 			g_flushed += d;
-			if (unlikely(g_flushed > g_peak))
-				return track_malloc_peak(p, n);
+			if (unlikely(g_flushed > g_peak)) {
+				/* solo_peak inline: a heap that grows (a
+				 * short process's) has a new peak at every
+				 * block, which went out of the common path */
+				g_peak = g_flushed;
+				if (mc_sites_on)
+					mc_snap_bump();
+			}
 			atomic_signal_fence(memory_order_seq_cst);
 			solo_busy = 0;
-			return malloc_done(p, n);
+			return malloc_done(p, n, zeroed);
 		}
 		atomic_signal_fence(memory_order_seq_cst);
 		solo_busy = 0;
@@ -1132,8 +1163,19 @@ void *mc_track_malloc(size_t n)
 	}
 	int64_t old = room_change(s, d);
 	if (unlikely(old - d < 0))
-		return track_malloc_live_slow(s, p, n, old);
-	return malloc_done(p, n);
+		return track_malloc_live_slow(s, p, n, old, zeroed);
+	return malloc_done(p, n, zeroed);
+}
+
+void *mc_track_malloc(size_t n)
+{
+	return track_new(mc_call_frame(__builtin_frame_address(0)), n, 0, false);
+}
+
+/* calloc as malloc (calloc_slow and mc_account_alloc before). */
+void *mc_track_calloc(size_t nmemb, size_t size)
+{
+	return track_new(mc_call_frame(__builtin_frame_address(0)), nmemb, size, true);
 }
 
 void mc_account_failed(void)
@@ -1383,6 +1425,22 @@ static __attribute__((noinline)) MC_SCALAR void track_free_removed(struct mc_slo
 	mc_real.free(p);
 }
 
+/* The common path's hit whose home slot's cluster must shift back
+ * (mc_blocks_remove_owned's SHIFT): as track_free_removed, the shard
+ * left first.  Out of the table already, so not looked up again (the
+ * way through track_free_rest and mc_account_free did). */
+static __attribute__((noinline)) MC_SCALAR void track_free_shift(struct mc_slot *s, void *p,
+								 uint64_t size, uint32_t stack,
+								 struct shard *sh, uint32_t i)
+{
+	mc_blocks_shift_leave(sh, i);
+	struct mc_block b = { .ptr = (uintptr_t)p, .size = size, .stack = stack };
+	record_removed(s, &b, MC_CALL_FRAME());
+	*(volatile uintptr_t *)&b.ptr = 0;
+	guard_lower();
+	mc_real.free(p);
+}
+
 /* The common free's live change that its room could not take. */
 static __attribute__((noinline)) void track_free_live_slow(struct mc_slot *s, void *p, int64_t d,
 							   int64_t old)
@@ -1420,8 +1478,16 @@ MC_SCALAR void mc_track_free(void *p)
 	guard_raise();
 	struct mc_slot *s = mc_self.own_slot; /* not the shared slot */
 	struct mc_block b;
-	if (unlikely(s == NULL) || unlikely(!mc_blocks_remove_owned((uintptr_t)p, &b))) {
+	struct shard *sh;
+	uint32_t at_i;
+	enum mc_owned r = MC_OWNED_MISS;
+	if (unlikely(s == NULL) ||
+	    unlikely((r = mc_blocks_remove_owned((uintptr_t)p, &b, &sh, &at_i)) == MC_OWNED_MISS)) {
 		track_free_rest(p);
+		return;
+	}
+	if (unlikely(r == MC_OWNED_SHIFT)) {
+		track_free_shift(s, p, b.size, b.stack, sh, at_i);
 		return;
 	}
 	/* the ring's next record, where remember_free left it ready */
@@ -1502,9 +1568,14 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 		/* mc_track_malloc's common case inline (the thread's own slot,
 		 * the block's home slot free); the rest out of line */
 		uint32_t epoch = likely(!my_disabled) ? MC_EPOCH_NOW : 0;
+		struct mc_owned_place at;
+		enum mc_owned r = MC_OWNED_MISS;
 		if (likely(s == mc_self.own_slot) &&
-		    likely(mc_blocks_insert_owned((uintptr_t)p, size, stack, epoch)))
+		    likely((r = mc_blocks_insert_owned((uintptr_t)p, size, stack, epoch, &at)) ==
+			   MC_OWNED_TAKEN))
 			tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
+		else if (r == MC_OWNED_PLACE)
+			place_tracked(s, &at, size);
 		else
 			record_tracked_far(s, p, size, stack);
 	}

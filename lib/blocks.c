@@ -1071,19 +1071,35 @@ bool mc_blocks_containing(uintptr_t ptr, struct mc_block *out)
 	return found;
 }
 
-/* Call fn for each entry of shard s with epoch >= min_epoch. */
+static inline void each_at(const struct entry *e, uint64_t min_w0,
+			   void (*fn)(const struct mc_block *, void *), void *arg)
+{
+	if (e->w0 >= min_w0) {
+		struct mc_block b;
+		unpack(e, &b);
+		fn(&b, arg);
+	}
+}
+
+/* Call fn for each entry of shard s with epoch >= min_epoch.  Four
+ * slots a test, most of them empty (8 instructions a slot one by one,
+ * with the array's address loaded again after each call: 11 K of a
+ * measured /bin/date's exit, its 32 shards' first arrays walked). */
 static void each_in(const struct shard *s, uint32_t min_epoch,
 		    void (*fn)(const struct mc_block *, void *), void *arg)
 {
-	uint64_t min_w0 = (uint64_t)min_epoch << PTR_BITS;
-	for (uint32_t i = 0, cap = cap_of(s); i < cap; i++) {
-		const struct entry *e = &s->e[i];
-		if (e->w0 && e->w0 >= min_w0) {
-			struct mc_block b;
-			unpack(e, &b);
-			fn(&b, arg);
-		}
+	/* an entry is taken when w0 != 0: epoch 0 asks w0 >= 1 */
+	uint64_t min_w0 = min_epoch ? (uint64_t)min_epoch << PTR_BITS : 1;
+	const struct entry *e = s->e;
+	uint32_t cap = cap_of(s), i = 0;
+	for (; i + 4 <= cap; i += 4) {
+		if (!(e[i].w0 | e[i + 1].w0 | e[i + 2].w0 | e[i + 3].w0))
+			continue;
+		for (uint32_t k = i; k < i + 4; k++)
+			each_at(&e[k], min_w0, fn, arg);
 	}
+	for (; i < cap; i++)
+		each_at(&e[i], min_w0, fn, arg);
 }
 
 static void each_odd(uint32_t min_epoch, void (*fn)(const struct mc_block *, void *), void *arg)

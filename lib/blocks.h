@@ -313,35 +313,65 @@ mc_blocks_insert_hot(uintptr_t ptr, uint64_t size, uint32_t stack,
 	return mc_blocks_insert_any(ptr, size, stack, epoch, old);
 }
 
-/* mc_blocks_insert_hot's hit alone, with no call on any path: true with
- * the block in its home slot; false, having changed nothing, where
- * anything else must happen (the caller then calls mc_blocks_insert).
- * As mc_blocks_remove_owned, for account.c's mc_track_malloc. */
-static inline __attribute__((always_inline)) bool
-mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t epoch)
+/* mc_blocks_insert_owned's and mc_blocks_remove_owned's answers. */
+enum mc_owned {
+	MC_OWNED_MISS,  /* nothing changed: the caller calls mc_blocks_insert
+			 * or mc_blocks_remove */
+	MC_OWNED_TAKEN, /* the block is in (out of) the table, the shard left */
+	MC_OWNED_SHIFT, /* remove: the block is out of its home slot *at_i, but the
+			 * cluster after it must shift back and the shard
+			 * *at_s be left: the caller calls
+			 * mc_blocks_shift_leave(*at_s, *at_i) */
+	MC_OWNED_PLACE, /* insert: the home slot taken, the shard entered:
+			 * the caller calls mc_blocks_place_leave */
+};
+
+/* Where mc_blocks_insert_owned found the home slot taken (PLACE): the
+ * shard, entered as m, the slot's byte offset and the entry's words,
+ * for mc_blocks_place_leave. */
+struct mc_owned_place {
+	struct shard *s;
+	uint32_t i;
+	int m;
+	uint64_t w0, w1;
+};
+
+/* mc_blocks_insert_hot's hit alone, with no call on any path: TAKEN with
+ * the block in its home slot; PLACE, the home slot taken, with the shard
+ * entered and *at filled (the caller calls mc_blocks_place_leave, which
+ * probes on and leaves: not looked up again, as the way through
+ * mc_blocks_insert did); MISS, having changed nothing, where anything
+ * else must happen (the caller then calls mc_blocks_insert).  As
+ * mc_blocks_remove_owned, for account.c's mc_track_malloc. */
+static inline __attribute__((always_inline)) enum mc_owned
+mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t epoch,
+		       struct mc_owned_place *at_place)
 {
 	/* fits_hot first: a NULL ptr (the allocator failed) leaves here
 	 * before own_shard looks its unit up */
 	if (unlikely(!fits_hot(ptr, size)))
-		return false;
+		return MC_OWNED_MISS;
 	uint64_t h = hash(ptr);
 	struct shard *s = own_shard(ptr, h);
 	int m;
 	if (unlikely(s == NULL) || unlikely(!s->room) ||
 	    unlikely(atomic_load_explicit(&mc_n_odd, memory_order_relaxed)) ||
 	    unlikely((m = owned_enter(s)) == MULTI))
-		return false;
-	struct entry *b = at(s->e, slot_of(h, s->end));
+		return MC_OWNED_MISS;
+	uint32_t i = slot_of(h, s->end);
+	struct entry *b = at(s->e, i);
+	uint64_t w0 = pack0(ptr, epoch_of(epoch));
+	uint64_t w1 = pack1(size, stack);
 	if (unlikely(b->w0)) {
-		owner_leave(s);
-		return false;
+		*at_place = (struct mc_owned_place){ s, i, m, w0, w1 };
+		return MC_OWNED_PLACE;
 	}
-	b->w0 = pack0(ptr, epoch_of(epoch));
-	b->w1 = pack1(size, stack);
+	b->w0 = w0;
+	b->w1 = w1;
 	s->room--;
 	mc_site_change(stack, (int64_t)size, 1, m != ALONE);
 	owner_leave(s);
-	return true;
+	return MC_OWNED_TAKEN;
 }
 
 /* Past the owner's hit: the block comes back through a copy, so that
@@ -401,38 +431,45 @@ mc_blocks_remove_hot(uintptr_t ptr, struct mc_block *out)
 	return remove_far(mc_blocks_remove_any, ptr, out);
 }
 
-/* mc_blocks_remove_hot's hit alone, with no call on any path: true with
- * the block out of the table and in *out; false, having changed
- * nothing, where anything else must happen (the caller then calls
- * mc_blocks_remove, which finds the same table).  So the caller's hot
- * path can end in a tail call and keep nothing in callee-saved
+/* mc_blocks_remove_hot's hit alone, with no call on any path: the block
+ * out of its home slot and in *out (TAKEN, or SHIFT when the next slot
+ * is taken: a short process's first arrays, 32 slots filled up to 26,
+ * had that on ~half its frees: bench/suite_test 1, 48 of ~100 taken
+ * out of line, where the block was looked up again), or MISS, having
+ * changed nothing, where anything else must happen (the caller then
+ * calls mc_blocks_remove, which finds the same table).  So the caller's
+ * hot path can end in a tail call and keep nothing in callee-saved
  * registers (account.c's mc_track_free). */
-static inline __attribute__((always_inline)) bool
-mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out)
+static inline __attribute__((always_inline)) enum mc_owned
+mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out, struct shard **at_s, uint32_t *at_i)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = own_shard(ptr, h);
 	if (unlikely(!s))
-		return false;
+		return MC_OWNED_MISS;
 	int m = owned_enter(s);
 	if (unlikely(m == MULTI))
-		return false;
+		return MC_OWNED_MISS;
 	uint32_t end = s->end;
 	uint32_t i = slot_of(h, end);
 	struct entry *e = s->e;
 	struct entry *b = at(e, i);
-	/* p is 0 for an empty slot; no entry has pointer 0 (fits).  A taken
-	 * next slot would have to shift back: blocks.c's work. */
-	if (unlikely((b->w0 & PTR_MASK) != ptr) || unlikely(at(e, next(i, end))->w0)) {
+	/* p is 0 for an empty slot; no entry has pointer 0 (fits). */
+	if (unlikely((b->w0 & PTR_MASK) != ptr)) {
 		owner_leave(s);
-		return false;
+		return MC_OWNED_MISS;
 	}
 	unpack_ptr(b, ptr, out);
 	mc_site_change(out->stack, -(int64_t)out->size, -1, m != ALONE);
 	s->room++;
+	if (unlikely(at(e, next(i, end))->w0)) {
+		*at_s = s;
+		*at_i = i;
+		return MC_OWNED_SHIFT;
+	}
 	b->w0 = 0;
 	owner_leave(s);
-	return true;
+	return MC_OWNED_TAKEN;
 }
 
 #pragma GCC visibility pop

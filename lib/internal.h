@@ -1124,7 +1124,8 @@ void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg);
 /* Is any block of epoch >= min_epoch live?  (Stops at the first.) */
 bool mc_blocks_any_live(uint32_t min_epoch);
-/* The same for every live block, with the table held by mc_blocks_lock_all. */
+/* The same for every live block, with the table held by mc_blocks_lock_all
+ * or read by the process's only thread (scan.c: from->alone). */
 void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), void *arg);
 size_t mc_blocks_bytes(void);    /* memory the table uses */
 uint64_t mc_blocks_count(void);  /* live blocks in the table */
@@ -1390,6 +1391,7 @@ struct mc_totals {
  * (the guard not held): the allocator's call and the bookkeeping in one
  * frame. */
 void *mc_track_malloc(size_t n);
+void *mc_track_calloc(size_t nmemb, size_t size);
 void mc_track_free(void *p);
 void *mc_track_realloc(void *old, size_t n);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "blocks.h"
 #include "suite.h"
 
 /* Tracking: mc_blocks_init makes a table only then (count_only_no_table). */
@@ -138,6 +139,63 @@ START_TEST(short_process_few_pages)
 		ck_assert_msg(mc_blocks_remove(few_ptr(i), &b) == MC_REMOVED && b.size == (uint64_t)i + 1,
 			      "block %d", i);
 	ck_assert_uint_eq(mc_blocks_count(), 0);
+}
+END_TEST
+
+/* account.c's common malloc and free (mc_blocks_insert_owned and
+ * mc_blocks_remove_owned, inline): a block whose home slot is taken is
+ * placed further on by mc_blocks_place_leave from the entered shard
+ * (PLACE); a block in its home slot with the next slot taken comes out
+ * there (SHIFT), and mc_blocks_shift_leave then moves its cluster back
+ * and leaves the shard; no other block may be lost or become
+ * unreachable.  A short process's blocks in the 32-slot first arrays,
+ * put in, then freed in a scrambled order: every answer checked against
+ * the live set, every kind seen. */
+START_TEST(owned_remove_shift)
+{
+	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
+	static bool live[FEW];
+	struct mc_block b, old;
+	int placed = 0;
+	for (int i = 0; i < FEW; i++) {
+		struct mc_owned_place at;
+		enum mc_owned r = mc_blocks_insert_owned(few_ptr(i), (uint64_t)i + 1, 2, 1, &at);
+		if (r == MC_OWNED_PLACE) {
+			placed++;
+			ck_assert_int_eq(mc_blocks_place_leave(at.s, at.i, at.w0, at.w1, &old, at.m),
+					 MC_NEW);
+		} else if (r == MC_OWNED_MISS) {
+			ck_assert_int_eq(mc_blocks_insert(few_ptr(i), (uint64_t)i + 1, 2, 1, &old),
+					 MC_NEW);
+		}
+		live[i] = true;
+		ck_assert_uint_eq(mc_blocks_count(), (uint64_t)i + 1);
+	}
+	for (int i = 0; i < FEW; i++)
+		ck_assert(mc_blocks_find(few_ptr(i), &b) && b.size == (uint64_t)i + 1 && b.aux == 1);
+	ck_assert_int_gt(placed, 0);
+	int seen_as[4] = { 0 };
+	for (int k = 0; k < FEW; k++) {
+		int i = (k * 7 + 3) % FEW; /* 7 is prime to FEW: each once */
+		struct shard *sh = NULL;
+		uint32_t at_i = 0;
+		enum mc_owned r = mc_blocks_remove_owned(few_ptr(i), &b, &sh, &at_i);
+		seen_as[r]++;
+		if (r == MC_OWNED_MISS)
+			ck_assert_int_eq(mc_blocks_remove(few_ptr(i), &b), MC_REMOVED);
+		else if (r == MC_OWNED_SHIFT)
+			ck_assert_int_eq(mc_blocks_shift_leave(sh, at_i), MC_REMOVED);
+		ck_assert_uint_eq(b.size, (uint64_t)i + 1);
+		ck_assert_uint_eq(b.stack, 2);
+		live[i] = false;
+		for (int j = 0; j < FEW; j++)
+			ck_assert_msg(mc_blocks_find(few_ptr(j), &b) == live[j], "block %d after %d", j, i);
+		ck_assert_uint_eq(mc_blocks_count(), (uint64_t)(FEW - k - 1));
+	}
+	ck_assert_msg(seen_as[MC_OWNED_TAKEN] && seen_as[MC_OWNED_SHIFT] && seen_as[MC_OWNED_MISS],
+		      "taken %d, shifted %d, missed %d", seen_as[MC_OWNED_TAKEN],
+		      seen_as[MC_OWNED_SHIFT], seen_as[MC_OWNED_MISS]);
 }
 END_TEST
 
@@ -710,21 +768,21 @@ static uintptr_t unit_addr(int t, int i)
 	       (uintptr_t)(i / 2) * 64;
 }
 
-/* Thread t's UNIT_N blocks at at(t, i), of size i + 1 and stack t + 1:
+/* Thread t's UNIT_N blocks at addr_of(t, i), of size i + 1 and stack t + 1:
  * put in and freed three times, the third time left in when keep.
  * Non-NULL when one was not new or not found as it was put. */
-static void *unit_rounds(int t, uintptr_t (*at)(int, int), bool keep)
+static void *unit_rounds(int t, uintptr_t (*addr_of)(int, int), bool keep)
 {
 	struct mc_block b, old;
 	for (int r = 0; r < 3; r++) {
 		for (int i = 0; i < UNIT_N; i++)
-			if (mc_blocks_insert(at(t, i), (uint64_t)i + 1, (uint32_t)t + 1,
+			if (mc_blocks_insert(addr_of(t, i), (uint64_t)i + 1, (uint32_t)t + 1,
 					     MC_EPOCH_NOW, &old) != MC_NEW)
 				return (void *)1;
 		if (keep && r == 2)
 			break;
 		for (int i = 0; i < UNIT_N; i++)
-			if (mc_blocks_remove(at(t, i), &b) != MC_REMOVED ||
+			if (mc_blocks_remove(addr_of(t, i), &b) != MC_REMOVED ||
 			    b.size != (uint64_t)i + 1 || b.stack != (uint32_t)t + 1)
 				return (void *)2;
 	}
@@ -906,6 +964,7 @@ int main(void)
 	tcase_add_test(tc, insert_find_remove);
 	tcase_add_test(tc, model_check);
 	tcase_add_test(tc, short_process_few_pages);
+	tcase_add_test(tc, owned_remove_shift);
 	tcase_add_test(tc, short_process_no_faults);
 	tcase_add_test(tc, count_only_no_table);
 	tcase_add_test(tc, growth);
