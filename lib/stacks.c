@@ -557,8 +557,11 @@ static inline bool run_matches(const struct run *r, uintptr_t ret, uintptr_t sp,
 
 /* CFI steps from the frame ret, stored as frames[*m - 1] and hashed into
  * *h, whose rule key/val is known not to be a frame pointer's; the frame
- * below it had one, and the thread's last run does not start there (the
- * caller, capture_more, takes that run's frames itself).  Each step's
+ * below it had one, the thread's last run does not start there (the
+ * caller, capture_more, takes that run's frames itself), and where the
+ * depth allows a step, the first step does not reach a function that
+ * keeps its frame pointer (the caller, capture_steps_on, took that one
+ * step itself: strdup's caller, fopen's ..., most such runs).  Each step's
  * return address is stored (while the depth allows) and hashed, until
  * the walk ends (0) or reaches a function that keeps its frame pointer
  * (1: its return address in *ret, not stored, its sp and rbp in *sp and
@@ -573,20 +576,6 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	*gen = 0;
 	struct rule_view rv;
 	rule_view_load(&rv);
-	/* One step to a function that keeps its frame pointer (strdup's
-	 * caller, fopen's ...: most such runs of steps) first, taken with
-	 * no notes of the words it read: no run is kept from it.  Any other
-	 * step is taken again below, from where it started: it reads the
-	 * same words. */
-	uintptr_t r1 = *ret, sp1 = *sp, bp1 = *bp;
-	uint64_t val1 = 0;
-	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL) &&
-	    !(capture_rule(&rv, r1, &val1) & RULE_CFI)) {
-		*ret = r1;
-		*sp = sp1;
-		*bp = bp1;
-		return 1;
-	}
 	struct run run;
 	run.ret = *ret; /* (no more: the struct is large) */
 	run.sp = *sp;
@@ -903,7 +892,7 @@ static inline __attribute__((always_inline)) uint32_t capture_known(uint64_t h, 
 static inline __attribute__((always_inline)) int
 capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, int max,
 		 uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen,
-		 int run)
+		 int run, struct rule_view *rv)
 {
 	if (run < 0 ? run_matches(&last_run, *ret, *sp, *bp) : run) {
 		unsigned rn = last_run.nframes;
@@ -928,6 +917,21 @@ capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, in
 		}
 		*gen = last_run.gen;
 		return 0;
+	}
+	/* One step to a function that keeps its frame pointer (strdup's
+	 * caller, fopen's ...: most such runs of steps), here, without
+	 * capture_cfi_steps's call; taken with no notes of the words it
+	 * read: no run is kept from it.  Any other step is taken again
+	 * there, from where it started: it reads the same words. */
+	uintptr_t r1 = *ret, sp1 = *sp, bp1 = *bp;
+	uint64_t val1 = 0;
+	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL) &&
+	    !(capture_rule(rv, r1, &val1) & RULE_CFI)) {
+		*ret = r1;
+		*sp = sp1;
+		*bp = bp1;
+		*gen = 0;
+		return 1;
 	}
 	return capture_cfi_steps(ret, sp, bp, top, max, frames, m, h, key, val, gen);
 }
@@ -1019,7 +1023,7 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 		uint32_t gen;
 		uint64_t hj = hk; /* (hk's address not taken: it stays in a register above) */
-		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val, &gen, -1)) {
+		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val, &gen, -1, &rv)) {
 			uint32_t id = mc_depot_intern(hj, frames, m);
 			if (stopped) /* (else no key: see above) */
 				capture_cache_put(ck, id, gen ? gen : GEN_EXACT);
@@ -1126,22 +1130,31 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	unsigned shift = rv.shift;
 	uintptr_t *fr = frames, *fend = frames + max - 1; /* fr: frames[k] */
 	uintptr_t stop_rec = fp_end_sp - 16;
-	while (fr < fend) {
-		if (unlikely((uintptr_t)cur == stop_rec)) {
-			key = capture_rule(&rv, pc, &val);
-			stopped = true;
-			cfi = key & RULE_CFI;
-			break;
-		}
-		key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val, HASH_K);
-		if (unlikely(key != pc) && (key & RULE_CFI)) {
-			cfi = true;
-			break;
-		}
-		*++fr = pc = nxt[1];
-		cur = nxt;
-		nxt = (uintptr_t *)cur[0];
+	/* Unrolled twice, the frame record and its link in a and b by turns
+	 * (as capture_later's), the depth tested once a pair: a pair is
+	 * taken while both its frames fit, the rest by the loop after it
+	 * (the same steps, the depth tested at each). */
+	uintptr_t *a = cur, *b = nxt;
+#define FIRST_STEP(A, B)                                                       	if (unlikely((uintptr_t)A == stop_rec)) {                              		cur = A;                                                       		nxt = B;                                                       		goto at_stop;                                                  	}                                                                      	key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val, HASH_K);        	if (unlikely(key != pc) && (key & RULE_CFI)) {                         		cfi = true;                                                    		cur = A;                                                       		nxt = B;                                                       		goto first_end;                                                	}                                                                      	*++fr = pc = B[1];                                                     	A = (uintptr_t *)B[0];
+	while (fr + 2 <= fend) {
+		FIRST_STEP(a, b)
+		FIRST_STEP(b, a)
 	}
+	cur = a;
+	nxt = b;
+	while (fr < fend) {
+		FIRST_STEP(cur, nxt)
+		uintptr_t *t = cur;
+		cur = nxt;
+		nxt = t;
+	}
+#undef FIRST_STEP
+	goto first_end;
+at_stop:
+	key = capture_rule(&rv, pc, &val);
+	stopped = true;
+	cfi = key & RULE_CFI;
+first_end:;
 	int k = (int)(fr - frames), m = k + 1;
 	if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
 		uint32_t id = mc_depot_intern_walked(h, frames, m, h && absent == h, h, WALKED_FP,
@@ -1162,7 +1175,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 	uint32_t gen;
 	if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen,
-			      stopped ? run_at_stop : -1)) {
+			      stopped ? run_at_stop : -1, &rv)) {
 		bool run = stopped && gen; /* last_run is that run */
 		uint64_t wkey = h ^ last_run.key;
 		uint32_t id = run ? mc_depot_intern_walked(hk, frames, m, wkey && absent == wkey,
