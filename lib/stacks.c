@@ -1473,6 +1473,54 @@ void *mc_cxx_call_frame(uintptr_t *f)
 	return f;
 }
 
+/* A stack the cache marks GEN_EXACT whose walk_fp stopped at its first
+ * frame: the malloc-family function called from one without a frame
+ * pointer (strdup, fopen, setlocale's helpers, qsort's ...), which keeps
+ * a value in rbp.  Where that frame's CFI step (not the thread's run)
+ * reaches a function with a frame pointer, capture_later walks on from
+ * there, called here: the steps capture_more would take (its first
+ * segment is that one frame, its rule looked up, then that step), with
+ * the same frames, hash and cache entries, without its prologue, setup
+ * and big frame.  Anything else is capture_more's, from the start. */
+static __attribute__((noinline)) uint32_t capture_leaf(uintptr_t *fp, int max, uint64_t h,
+							const struct slot *c, uintptr_t end_sp)
+{
+	uintptr_t top = me.top, ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0];
+	struct rule_view rv;
+	rule_view_load(&rv);
+	uint64_t val = 0, val1 = 0, key = capture_rule(&rv, ret, &val);
+	if (max < 2 || !top || !(key & RULE_CFI) || run_matches(&last_run, ret, sp, bp))
+		return capture_more(fp, max, h, c, end_sp, 0);
+	uintptr_t frames[MC_MAX_DEPTH + RUN_FRAMES];
+	frames[0] = ret;
+	int m = 1;
+	uint64_t hk = h;
+	uintptr_t r1 = ret, sp1 = sp, bp1 = bp;
+	if (step(key, val, &r1, &sp1, &bp1, top, NULL) &&
+	    !(capture_rule(&rv, r1, &val1) & RULE_CFI)) {
+		ret = r1;
+		sp = sp1;
+		bp = bp1;
+	} else {
+		/* more CFI steps (a caller without a frame pointer either:
+		 * all of /bin/date's), as capture_more takes them from here */
+		uint32_t gen;
+		if (!capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen)) {
+			uint64_t wkey = h ^ last_run.key;
+			uint32_t id = gen ? mc_depot_intern_walked(hk, frames, m, false, wkey,
+								   WALKED_RUN, me.prev)
+					  : mc_depot_intern(hk, frames, m);
+			capture_cache_put(h, id, gen ? gen : GEN_EXACT);
+			if (gen)
+				me.prev = id;
+			return id;
+		}
+	}
+	frames[m] = ret;
+	return capture_later(frames, m, max, top, hash_step(hk, ret), (uintptr_t *)(sp - 16),
+			     (uintptr_t *)bp);
+}
+
 /* A stack the cache marks GEN_EXACT: the thread's kept walk, else
  * capture_more's, kept where the stack was stored before (a repeated
  * stack: a new one, such as each of bench/suite_test's strdup callers,
@@ -1490,7 +1538,8 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 			return id;
 	}
 	uint32_t stored = mc_depot_next_id();
-	id = capture_more(fp, max, h, c, end_sp, 0);
+	id = end_sp == (uintptr_t)fp + 16 ? capture_leaf(fp, max, h, c, end_sp)
+					   : capture_more(fp, max, h, c, end_sp, 0);
 	if (id < stored) /* a stack seen before: worth keeping its walk */
 		capture_memo_keep(fp, max, id);
 	return id;
