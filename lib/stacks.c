@@ -477,16 +477,26 @@ _Static_assert(RUN_FRAMES == 4, "run_kpow's powers");
  * top, aligned (walk_fp's checks); a CFA above sp, no higher than top +
  * 16, aligned; and the return address found there, 4096 or more.  A CFI
  * step notes the words it read in *run while run is not NULL. */
+struct memo_words;
+static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_t word);
+
 static inline __attribute__((always_inline)) bool
 step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top,
-     struct run *run)
+     struct run *run, struct memo_words *w)
 {
 	uintptr_t f = *bp, r, cfa, nbp;
 	if (!(key & RULE_CFI)) {
-		if (f <= *sp - 16 || f > top || (f & 7) || (r = ((uintptr_t *)f)[1]) < 4096)
+		if (f <= *sp - 16 || f > top || (f & 7))
+			return false;
+		r = ((uintptr_t *)f)[1];
+		if (w)
+			memo_note(w, (uintptr_t *)f + 1, r);
+		if (r < 4096)
 			return false;
 		cfa = f + 16;
 		nbp = ((uintptr_t *)f)[0];
+		if (w)
+			memo_note(w, (uintptr_t *)f, nbp);
 	} else {
 		int kind = (int)(key >> RULE_KIND_SHIFT & 7);
 		int32_t rbp_off = (int32_t)(val >> 32);
@@ -501,6 +511,8 @@ step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, u
 			run->at[run->nwords] = at;
 			run->word[run->nwords++] = r;
 		}
+		if (w)
+			memo_note(w, at, r);
 		if (r < 4096)
 			return false;
 		nbp = f;
@@ -513,6 +525,8 @@ step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, u
 				run->at[run->nwords] = at;
 				run->word[run->nwords++] = nbp;
 			}
+			if (w)
+				memo_note(w, at, nbp);
 		}
 	}
 	*ret = r;
@@ -583,7 +597,7 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	run.nframes = run.nwords = 0;
 	bool in_run = true;
 	for (;;) {
-		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
+		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL, NULL)) {
 			if (in_run) { /* the run ends the walk: keep it */
 				run.fixed = (key & RULE_CFI) &&
 					    (int)(key >> RULE_KIND_SHIFT & 7) == MC_CFI_END &&
@@ -925,7 +939,7 @@ capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, in
 	 * there, from where it started: it reads the same words. */
 	uintptr_t r1 = *ret, sp1 = *sp, bp1 = *bp;
 	uint64_t val1 = 0;
-	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL) &&
+	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL, NULL) &&
 	    !(capture_rule(rv, r1, &val1) & RULE_CFI)) {
 		*ret = r1;
 		*sp = sp1;
@@ -1233,29 +1247,53 @@ static __attribute__((noinline)) uint32_t capture_lost(void *fp, int max, uint64
  * (~800 instructions a capture for /bin/date).  The walk's result is a
  * function of the registers it starts from, the words it reads and the
  * rules of the return addresses it finds, so the thread keeps its last
- * exact walks (capture_memo_*: the frames, each one's rule, the id),
- * each in a slot chosen by the first return address and the frame
- * record's address (a call path repeated at one depth, as a loop
- * repeats it), and a capture that finds one there walks again by the
- * kept rules: each step is the walk's own (step()), taken from the
- * registers and the stack as they are now, and must find the kept
- * frame; the last must end the walk as it ended (or the depth must cut
- * it).  So the stack is the one the exact walk gives, with no rule
- * lookup, hash, store or depot lookup: a rule is taken only for the
- * return address it was read for.  A walk is kept only where its frames
+ * exact walks (capture_memo_*: where each started, the words its steps
+ * read, the id), each in a slot chosen by the first return address and
+ * the frame record's address (a call path repeated at one depth, as a
+ * loop repeats it), and a capture that finds one there from the same
+ * frame compares those words (capture_memo_walk): all as they were, the
+ * steps would read the same, check alike and find the same frames, so
+ * the stack is the one the exact walk gives, with no step, rule lookup,
+ * hash, store or depot lookup.  A walk is kept only where its frames
  * are those the depot holds for the id capture_more found (a check of
  * this walk against capture_more's, made once a kept walk). */
 #define MEMO_SLOTS 32
 #define MEMO_DEPTH 16
+#define MEMO_WORDS (2 * MEMO_DEPTH) /* a step reads 2 at most; a walk of n
+				     * frames takes n steps at most */
 struct memo {
 	uint32_t id;  /* 0: empty */
-	uint8_t n, max, kind[MEMO_DEPTH]; /* kind: the rule key's top bits */
+	uint8_t nwords, max;
+	bool bp_live;  /* fp[0] steers a step: compared */
 	uint8_t first; /* a pair's first slot only: which of the two was used
 			* last (the one tried first, the other replaced): no
-			* 280-byte slots moved for it (was padding) */
-	uintptr_t frames[MEMO_DEPTH];
-	uint64_t val[MEMO_DEPTH];
+			* slots moved for it */
+	uintptr_t fp, bp, ret; /* where the walk started: fp, fp[0], fp[1] */
+	int32_t off[MEMO_WORDS]; /* each word the walk read: its address - fp */
+	uintptr_t word[MEMO_WORDS]; /* and what it held */
 };
+_Static_assert(sizeof(struct memo) == 416, "the kept walks' sizes said below and in README");
+
+/* The words a walk being kept reads, noted by step(): n counts them all
+ * (more than MEMO_WORDS, or one too far from fp for an offset: not kept). */
+struct memo_words {
+	unsigned n;
+	bool far;
+	uintptr_t fp;
+	struct memo *m;
+};
+
+static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_t word)
+{
+	intptr_t off = (intptr_t)((uintptr_t)at - w->fp);
+	if (off != (int32_t)off)
+		w->far = true;
+	else if (w->n < MEMO_WORDS) {
+		w->m->off[w->n] = (int32_t)off;
+		w->m->word[w->n] = word;
+	}
+	w->n++;
+}
 
 /* The kept walks are not in the thread's TLS block: 8,960 bytes a thread
  * there made libmemcheck's PT_TLS 0x2730 bytes, more than the C library
@@ -1265,7 +1303,7 @@ struct memo {
  * what was that struct's padding: the TLS block keeps its size).  The
  * pool is one lazy reservation made at start-up (mc_map_lazy: carved,
  * its resident pages measured with mincore as memcheck's own, never the
- * program's), MEMO_THREADS blocks of 8,960 bytes (280 KiB of address
+ * program's), MEMO_THREADS blocks of 13,312 bytes (416 KiB of address
  * space); a block is populated when first taken (one madvise, not three
  * page faults).  Taking one locks nothing and calls only madvise and
  * tgkill, so a capture in a signal handler may take it (as the cache,
@@ -1275,7 +1313,7 @@ struct memo {
  * here, so a thread that finds every block owned asks which owners have
  * ended (tgkill with signal 0: ESRCH) and takes the first such, cleared;
  * where none has, it keeps no walks (MEMO_NONE: capture_more's walk,
- * the same stacks).  So at most MEMO_THREADS x 8,960 bytes stay resident
+ * the same stacks).  So at most MEMO_THREADS x 13,312 bytes stay resident
  * however many threads come and go. */
 #define MEMO_THREADS 32
 #define MEMO_NONE UINT32_MAX
@@ -1359,28 +1397,25 @@ static inline uintptr_t memo_first_top(uint64_t key, uintptr_t bp, uintptr_t top
 }
 
 /* Kept walk m, from fp: its id, if the stack is still its, else 0.
- * Each step is capture_more's: its rule key's kind bits and val as kept
- * (step() reads no other bit of the key), its first step's top 0 where
- * a frame-pointer step starts from a link below lo; every step but the
- * last must find the kept frame, and the last must end the walk, unless
- * the depth cut it (then it is not taken). */
+ * The walk is a function of where it starts (fp, and the rbp and return
+ * address there), the thread's stack bounds (its own: the block is the
+ * thread's), the rules of the return addresses it finds (a rule never
+ * changes for its address: see the file's head) and the words it reads:
+ * where it starts from the same fp with the same two words there, and
+ * every word it read holds what it held, each step reads the same
+ * words, checks them alike and finds the same frame, and the last ends
+ * the walk as it did (or the depth cuts it, max the same).  So those
+ * words are compared, not stepped through again (the run's argument,
+ * run_words_match: ~30 instructions a CFI step -> ~4 a word read). */
 static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, int max)
 {
-	if (!m->id || m->max != max || m->frames[0] != fp[1])
+	if (!m->id || m->max != max || m->ret != fp[1] || m->fp != (uintptr_t)fp ||
+	    (m->bp_live && m->bp != fp[0]))
 		return 0;
-	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
-	int last = m->n - 1;
-	uint64_t key = (uint64_t)m->kind[0] << 56;
-	uintptr_t t = memo_first_top(key, bp, top);
-	for (int i = 0; i < last; i++) {
-		if (!step(key, m->val[i], &ret, &sp, &bp, t, NULL) || ret != m->frames[i + 1])
+	for (unsigned i = 0; i < m->nwords; i++)
+		if (*(const uintptr_t *)((uintptr_t)fp + (uintptr_t)(intptr_t)m->off[i]) != m->word[i])
 			return 0;
-		key = (uint64_t)m->kind[i + 1] << 56;
-		t = top;
-	}
-	if (m->n == max)
-		return m->id; /* the depth cut it: no step read */
-	return step(key, m->val[last], &ret, &sp, &bp, t, NULL) ? 0 : m->id;
+	return m->id;
 }
 
 /* The kept walk of pair m from fp that is still the stack's: its id,
@@ -1397,32 +1432,66 @@ static __attribute__((noinline)) uint32_t capture_memo_find(struct memo *m, uint
 }
 
 /* Keep the exact walk from fp, whose stack capture_more found as id:
- * walked again, each rule looked up, and kept only where its frames are
- * id's in the depot. */
+ * walked again, each rule looked up, the words each step reads noted,
+ * and kept only where its frames are id's in the depot.  A word read as
+ * the caller's rbp is kept only where a later step uses rbp before
+ * another such word replaces it (a frame-pointer step, or a CFA from
+ * rbp): code without frame pointers keeps anything in rbp (a counter, a
+ * pointer), which changes from call to call and steers no step. */
 static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, uint32_t id)
 {
 	if (!id || max > MEMO_DEPTH)
 		return;
-	struct memo m = { .id = id, .max = (uint8_t)max };
+	struct memo m = { .id = id, .max = (uint8_t)max, .fp = (uintptr_t)fp, .bp = fp[0],
+			  .ret = fp[1] };
+	struct memo_words w = { .fp = (uintptr_t)fp, .m = &m };
+	uintptr_t frames[MEMO_DEPTH];
+	/* each step's first word noted, and whether it used rbp */
+	uint8_t first[MEMO_DEPTH + 1];
+	bool uses_bp[MEMO_DEPTH];
 	struct rule_view rv;
 	rule_view_load(&rv);
 	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
-	m.frames[0] = ret;
-	int n = 1;
+	frames[0] = ret;
+	int n = 1, steps = 0;
 	for (;;) {
 		if (n == max)
 			break;
 		uint64_t val = 0, key = capture_rule(&rv, ret, &val);
-		m.kind[n - 1] = (uint8_t)(key >> 56);
-		m.val[n - 1] = val;
+		int kind = (int)(key >> RULE_KIND_SHIFT & 7);
 		uintptr_t t = n == 1 ? memo_first_top(key, bp, top) : top;
-		if (!step(key, val, &ret, &sp, &bp, t, NULL))
+		first[steps] = (uint8_t)(w.n < MEMO_WORDS ? w.n : MEMO_WORDS);
+		uses_bp[steps++] = !(key & RULE_CFI) || (kind != MC_CFI_SP && kind != MC_CFI_END);
+		bool on = step(key, val, &ret, &sp, &bp, t, NULL, &w);
+		if (!on)
 			break;
-		m.frames[n++] = ret;
+		frames[n++] = ret;
 	}
-	m.n = (uint8_t)n;
+	if (w.far || w.n > MEMO_WORDS)
+		return;
+	first[steps] = (uint8_t)w.n;
+	/* rbp's words, last step first: a step's second word is the rbp it
+	 * read (its first the return address) */
+	bool live = false; /* rbp after this step used later */
+	unsigned keep = 0;
+	bool kept[MEMO_WORDS];
+	for (int i = steps - 1; i >= 0; i--) {
+		for (unsigned k = first[i]; k < first[i + 1]; k++)
+			kept[k] = k == first[i] || live;
+		if (first[i + 1] - first[i] == 2)
+			live = uses_bp[i];
+		else
+			live = live || uses_bp[i];
+	}
+	m.bp_live = live; /* else fp[0] steers no step */
+	for (unsigned k = 0; k < w.n; k++)
+		if (kept[k]) {
+			m.off[keep] = m.off[k];
+			m.word[keep++] = m.word[k];
+		}
+	m.nwords = (uint8_t)keep;
 	const uintptr_t *f;
-	if (mc_stack_get(id, &f) != n || memcmp(f, m.frames, (size_t)n * sizeof *f) != 0)
+	if (mc_stack_get(id, &f) != n || memcmp(f, frames, (size_t)n * sizeof *f) != 0)
 		return;
 	struct memo_block *b = memo_block();
 	if (!b && !(b = memo_block_take()))
@@ -1496,7 +1565,7 @@ static __attribute__((noinline)) uint32_t capture_leaf(uintptr_t *fp, int max, u
 	int m = 1;
 	uint64_t hk = h;
 	uintptr_t r1 = ret, sp1 = sp, bp1 = bp;
-	if (step(key, val, &r1, &sp1, &bp1, top, NULL) &&
+	if (step(key, val, &r1, &sp1, &bp1, top, NULL, NULL) &&
 	    !(capture_rule(&rv, r1, &val1) & RULE_CFI)) {
 		ret = r1;
 		sp = sp1;
@@ -1533,7 +1602,7 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 	uint32_t id;
 	if (b) {
 		struct memo *m = capture_memo_slot(b, fp);
-		if ((m[0].frames[0] == fp[1] || m[1].frames[0] == fp[1]) &&
+		if ((m[0].ret == fp[1] || m[1].ret == fp[1]) &&
 		    (id = capture_memo_find(m, fp, max)) != 0)
 			return id;
 	}

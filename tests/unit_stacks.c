@@ -622,6 +622,68 @@ START_TEST(cfi_new_stacks_from_a_leaf_without_frame_pointer)
 }
 END_TEST
 
+/* nofp_garbage's kind, whose saved rbp (the caller's frame record, at
+ * CFA-16) reads as swap_to while it calls f, where set: the frame-pointer
+ * step from its caller goes there. */
+static uintptr_t *volatile swap_to, *volatile swap_slot;
+static volatile uintptr_t swap_saved;
+
+/* (its slot and the word it held in statics: no register saved but rbp,
+ * at CFA-16, as the test checks) */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void nofp_swap(void (*f)(void))
+{
+	__asm__ volatile("mov $0x1234, %%rbp" ::: "rbp");
+	swap_slot = (uintptr_t *)((char *)__builtin_dwarf_cfa() - 16);
+	swap_saved = *swap_slot;
+	if (swap_to)
+		*swap_slot = (uintptr_t)swap_to;
+	f();
+	*swap_slot = swap_saved;
+	__asm__ volatile("" ::: "memory");
+}
+
+/* A kept walk is taken only where the words it read hold what they held:
+ * here the same frames, fp and return addresses, but the caller's rbp
+ * that nofp_swap saved (which the step from caller() follows) names
+ * another frame record, so the stack differs from its third frame on. */
+START_TEST(cfi_kept_walk_follows_a_changed_rbp)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_opt.track = true; /* (the kept walks' pool) */
+	mc_stacks_init();
+	uintptr_t fake[2] __attribute__((aligned(16)));
+	fake[0] = 0; /* the walk ends there */
+	fake[1] = (uintptr_t)caller + 1;
+	uint32_t first = 0;
+	for (int round = 0; round < 8; round++) {
+		swap_to = round >= 4 && (round & 1) ? fake : NULL;
+		__asm__ volatile("" : : "r"(fake) : "memory");
+		caller(nofp_swap);
+		const uintptr_t *f;
+		int n = mc_stack_get(captured, &f);
+		ck_assert_msg(n >= 3, "round %d: %d frames", round, n);
+		ck_assert_uint_eq(f[0], ret_into_nofp);
+		ck_assert_msg(in_caller(f[1]), "round %d: frame 1 %#lx", round, (unsigned long)f[1]);
+		if (swap_to) {
+			ck_assert_uint_eq(f[2], fake[1]);
+			ck_assert_uint_ne(captured, first);
+		} else {
+			ck_assert_uint_eq(f[2], ret_into_test);
+			if (!first)
+				first = captured;
+			ck_assert_uint_eq(captured, first);
+		}
+	}
+	swap_to = NULL;
+	ck_assert_int_gt(mc_stack_kept_walks(), 0);
+	struct mc_cfi_rule r;
+	mc_cfi_rule(ret_into_nofp, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_SP);
+	ck_assert_int_eq(r.rbp_off, -16);
+}
+END_TEST
+
 /* The walk ends where the CFI says the return address is undefined:
  * _start, the program's entry (and clone, a thread's). */
 extern char _start[];
@@ -1356,6 +1418,7 @@ int main(void)
 	tcase_add_test(tc, fp_paths_alike_but_deep);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_new_stacks_from_a_leaf_without_frame_pointer);
+	tcase_add_test(tc, cfi_kept_walk_follows_a_changed_rbp);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
 	tcase_add_test(tc, cfi_kept_walk_is_the_full_walk);
