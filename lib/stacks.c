@@ -477,16 +477,26 @@ _Static_assert(RUN_FRAMES == 4, "run_kpow's powers");
  * top, aligned (walk_fp's checks); a CFA above sp, no higher than top +
  * 16, aligned; and the return address found there, 4096 or more.  A CFI
  * step notes the words it read in *run while run is not NULL. */
+struct memo_words;
+static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_t word);
+
 static inline __attribute__((always_inline)) bool
 step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top,
-     struct run *run)
+     struct run *run, struct memo_words *w)
 {
 	uintptr_t f = *bp, r, cfa, nbp;
 	if (!(key & RULE_CFI)) {
-		if (f <= *sp - 16 || f > top || (f & 7) || (r = ((uintptr_t *)f)[1]) < 4096)
+		if (f <= *sp - 16 || f > top || (f & 7))
+			return false;
+		r = ((uintptr_t *)f)[1];
+		if (w)
+			memo_note(w, (uintptr_t *)f + 1, r);
+		if (r < 4096)
 			return false;
 		cfa = f + 16;
 		nbp = ((uintptr_t *)f)[0];
+		if (w)
+			memo_note(w, (uintptr_t *)f, nbp);
 	} else {
 		int kind = (int)(key >> RULE_KIND_SHIFT & 7);
 		int32_t rbp_off = (int32_t)(val >> 32);
@@ -501,6 +511,8 @@ step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, u
 			run->at[run->nwords] = at;
 			run->word[run->nwords++] = r;
 		}
+		if (w)
+			memo_note(w, at, r);
 		if (r < 4096)
 			return false;
 		nbp = f;
@@ -513,6 +525,8 @@ step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, u
 				run->at[run->nwords] = at;
 				run->word[run->nwords++] = nbp;
 			}
+			if (w)
+				memo_note(w, at, nbp);
 		}
 	}
 	*ret = r;
@@ -557,8 +571,11 @@ static inline bool run_matches(const struct run *r, uintptr_t ret, uintptr_t sp,
 
 /* CFI steps from the frame ret, stored as frames[*m - 1] and hashed into
  * *h, whose rule key/val is known not to be a frame pointer's; the frame
- * below it had one, and the thread's last run does not start there (the
- * caller, capture_more, takes that run's frames itself).  Each step's
+ * below it had one, the thread's last run does not start there (the
+ * caller, capture_more, takes that run's frames itself), and where the
+ * depth allows a step, the first step does not reach a function that
+ * keeps its frame pointer (the caller, capture_steps_on, took that one
+ * step itself: strdup's caller, fopen's ..., most such runs).  Each step's
  * return address is stored (while the depth allows) and hashed, until
  * the walk ends (0) or reaches a function that keeps its frame pointer
  * (1: its return address in *ret, not stored, its sp and rbp in *sp and
@@ -573,20 +590,6 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	*gen = 0;
 	struct rule_view rv;
 	rule_view_load(&rv);
-	/* One step to a function that keeps its frame pointer (strdup's
-	 * caller, fopen's ...: most such runs of steps) first, taken with
-	 * no notes of the words it read: no run is kept from it.  Any other
-	 * step is taken again below, from where it started: it reads the
-	 * same words. */
-	uintptr_t r1 = *ret, sp1 = *sp, bp1 = *bp;
-	uint64_t val1 = 0;
-	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL) &&
-	    !(capture_rule(&rv, r1, &val1) & RULE_CFI)) {
-		*ret = r1;
-		*sp = sp1;
-		*bp = bp1;
-		return 1;
-	}
 	struct run run;
 	run.ret = *ret; /* (no more: the struct is large) */
 	run.sp = *sp;
@@ -594,7 +597,7 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	run.nframes = run.nwords = 0;
 	bool in_run = true;
 	for (;;) {
-		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
+		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL, NULL)) {
 			if (in_run) { /* the run ends the walk: keep it */
 				run.fixed = (key & RULE_CFI) &&
 					    (int)(key >> RULE_KIND_SHIFT & 7) == MC_CFI_END &&
@@ -903,7 +906,7 @@ static inline __attribute__((always_inline)) uint32_t capture_known(uint64_t h, 
 static inline __attribute__((always_inline)) int
 capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, int max,
 		 uintptr_t *frames, int *m, uint64_t *h, uint64_t key, uint64_t val, uint32_t *gen,
-		 int run)
+		 int run, struct rule_view *rv)
 {
 	if (run < 0 ? run_matches(&last_run, *ret, *sp, *bp) : run) {
 		unsigned rn = last_run.nframes;
@@ -928,6 +931,21 @@ capture_steps_on(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, in
 		}
 		*gen = last_run.gen;
 		return 0;
+	}
+	/* One step to a function that keeps its frame pointer (strdup's
+	 * caller, fopen's ...: most such runs of steps), here, without
+	 * capture_cfi_steps's call; taken with no notes of the words it
+	 * read: no run is kept from it.  Any other step is taken again
+	 * there, from where it started: it reads the same words. */
+	uintptr_t r1 = *ret, sp1 = *sp, bp1 = *bp;
+	uint64_t val1 = 0;
+	if (*m < max && step(key, val, &r1, &sp1, &bp1, top, NULL, NULL) &&
+	    !(capture_rule(rv, r1, &val1) & RULE_CFI)) {
+		*ret = r1;
+		*sp = sp1;
+		*bp = bp1;
+		*gen = 0;
+		return 1;
 	}
 	return capture_cfi_steps(ret, sp, bp, top, max, frames, m, h, key, val, gen);
 }
@@ -1019,7 +1037,7 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 		uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 		uint32_t gen;
 		uint64_t hj = hk; /* (hk's address not taken: it stays in a register above) */
-		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val, &gen, -1)) {
+		if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hj, key, val, &gen, -1, &rv)) {
 			uint32_t id = mc_depot_intern(hj, frames, m);
 			if (stopped) /* (else no key: see above) */
 				capture_cache_put(ck, id, gen ? gen : GEN_EXACT);
@@ -1126,22 +1144,31 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	unsigned shift = rv.shift;
 	uintptr_t *fr = frames, *fend = frames + max - 1; /* fr: frames[k] */
 	uintptr_t stop_rec = fp_end_sp - 16;
-	while (fr < fend) {
-		if (unlikely((uintptr_t)cur == stop_rec)) {
-			key = capture_rule(&rv, pc, &val);
-			stopped = true;
-			cfi = key & RULE_CFI;
-			break;
-		}
-		key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val, HASH_K);
-		if (unlikely(key != pc) && (key & RULE_CFI)) {
-			cfi = true;
-			break;
-		}
-		*++fr = pc = nxt[1];
-		cur = nxt;
-		nxt = (uintptr_t *)cur[0];
+	/* Unrolled twice, the frame record and its link in a and b by turns
+	 * (as capture_later's), the depth tested once a pair: a pair is
+	 * taken while both its frames fit, the rest by the loop after it
+	 * (the same steps, the depth tested at each). */
+	uintptr_t *a = cur, *b = nxt;
+#define FIRST_STEP(A, B)                                                       	if (unlikely((uintptr_t)A == stop_rec)) {                              		cur = A;                                                       		nxt = B;                                                       		goto at_stop;                                                  	}                                                                      	key = capture_rule_in_regs(&rv, &rt, &shift, pc, &val, HASH_K);        	if (unlikely(key != pc) && (key & RULE_CFI)) {                         		cfi = true;                                                    		cur = A;                                                       		nxt = B;                                                       		goto first_end;                                                	}                                                                      	*++fr = pc = B[1];                                                     	A = (uintptr_t *)B[0];
+	while (fr + 2 <= fend) {
+		FIRST_STEP(a, b)
+		FIRST_STEP(b, a)
 	}
+	cur = a;
+	nxt = b;
+	while (fr < fend) {
+		FIRST_STEP(cur, nxt)
+		uintptr_t *t = cur;
+		cur = nxt;
+		nxt = t;
+	}
+#undef FIRST_STEP
+	goto first_end;
+at_stop:
+	key = capture_rule(&rv, pc, &val);
+	stopped = true;
+	cfi = key & RULE_CFI;
+first_end:;
 	int k = (int)(fr - frames), m = k + 1;
 	if (!cfi) { /* walk_fp's frames, h their hash, are the stack */
 		uint32_t id = mc_depot_intern_walked(h, frames, m, h && absent == h, h, WALKED_FP,
@@ -1162,7 +1189,7 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 	uintptr_t ret = frames[k], sp = (uintptr_t)cur + 16, bp = (uintptr_t)nxt;
 	uint32_t gen;
 	if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen,
-			      stopped ? run_at_stop : -1)) {
+			      stopped ? run_at_stop : -1, &rv)) {
 		bool run = stopped && gen; /* last_run is that run */
 		uint64_t wkey = h ^ last_run.key;
 		uint32_t id = run ? mc_depot_intern_walked(hk, frames, m, wkey && absent == wkey,
@@ -1220,29 +1247,53 @@ static __attribute__((noinline)) uint32_t capture_lost(void *fp, int max, uint64
  * (~800 instructions a capture for /bin/date).  The walk's result is a
  * function of the registers it starts from, the words it reads and the
  * rules of the return addresses it finds, so the thread keeps its last
- * exact walks (capture_memo_*: the frames, each one's rule, the id),
- * each in a slot chosen by the first return address and the frame
- * record's address (a call path repeated at one depth, as a loop
- * repeats it), and a capture that finds one there walks again by the
- * kept rules: each step is the walk's own (step()), taken from the
- * registers and the stack as they are now, and must find the kept
- * frame; the last must end the walk as it ended (or the depth must cut
- * it).  So the stack is the one the exact walk gives, with no rule
- * lookup, hash, store or depot lookup: a rule is taken only for the
- * return address it was read for.  A walk is kept only where its frames
+ * exact walks (capture_memo_*: where each started, the words its steps
+ * read, the id), each in a slot chosen by the first return address and
+ * the frame record's address (a call path repeated at one depth, as a
+ * loop repeats it), and a capture that finds one there from the same
+ * frame compares those words (capture_memo_walk): all as they were, the
+ * steps would read the same, check alike and find the same frames, so
+ * the stack is the one the exact walk gives, with no step, rule lookup,
+ * hash, store or depot lookup.  A walk is kept only where its frames
  * are those the depot holds for the id capture_more found (a check of
  * this walk against capture_more's, made once a kept walk). */
 #define MEMO_SLOTS 32
 #define MEMO_DEPTH 16
+#define MEMO_WORDS (2 * MEMO_DEPTH) /* a step reads 2 at most; a walk of n
+				     * frames takes n steps at most */
 struct memo {
 	uint32_t id;  /* 0: empty */
-	uint8_t n, max, kind[MEMO_DEPTH]; /* kind: the rule key's top bits */
+	uint8_t nwords, max;
+	bool bp_live;  /* fp[0] steers a step: compared */
 	uint8_t first; /* a pair's first slot only: which of the two was used
 			* last (the one tried first, the other replaced): no
-			* 280-byte slots moved for it (was padding) */
-	uintptr_t frames[MEMO_DEPTH];
-	uint64_t val[MEMO_DEPTH];
+			* slots moved for it */
+	uintptr_t fp, bp, ret; /* where the walk started: fp, fp[0], fp[1] */
+	int32_t off[MEMO_WORDS]; /* each word the walk read: its address - fp */
+	uintptr_t word[MEMO_WORDS]; /* and what it held */
 };
+_Static_assert(sizeof(struct memo) == 416, "the kept walks' sizes said below and in README");
+
+/* The words a walk being kept reads, noted by step(): n counts them all
+ * (more than MEMO_WORDS, or one too far from fp for an offset: not kept). */
+struct memo_words {
+	unsigned n;
+	bool far;
+	uintptr_t fp;
+	struct memo *m;
+};
+
+static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_t word)
+{
+	intptr_t off = (intptr_t)((uintptr_t)at - w->fp);
+	if (off != (int32_t)off)
+		w->far = true;
+	else if (w->n < MEMO_WORDS) {
+		w->m->off[w->n] = (int32_t)off;
+		w->m->word[w->n] = word;
+	}
+	w->n++;
+}
 
 /* The kept walks are not in the thread's TLS block: 8,960 bytes a thread
  * there made libmemcheck's PT_TLS 0x2730 bytes, more than the C library
@@ -1252,7 +1303,7 @@ struct memo {
  * what was that struct's padding: the TLS block keeps its size).  The
  * pool is one lazy reservation made at start-up (mc_map_lazy: carved,
  * its resident pages measured with mincore as memcheck's own, never the
- * program's), MEMO_THREADS blocks of 8,960 bytes (280 KiB of address
+ * program's), MEMO_THREADS blocks of 13,312 bytes (416 KiB of address
  * space); a block is populated when first taken (one madvise, not three
  * page faults).  Taking one locks nothing and calls only madvise and
  * tgkill, so a capture in a signal handler may take it (as the cache,
@@ -1262,7 +1313,7 @@ struct memo {
  * here, so a thread that finds every block owned asks which owners have
  * ended (tgkill with signal 0: ESRCH) and takes the first such, cleared;
  * where none has, it keeps no walks (MEMO_NONE: capture_more's walk,
- * the same stacks).  So at most MEMO_THREADS x 8,960 bytes stay resident
+ * the same stacks).  So at most MEMO_THREADS x 13,312 bytes stay resident
  * however many threads come and go. */
 #define MEMO_THREADS 32
 #define MEMO_NONE UINT32_MAX
@@ -1346,28 +1397,25 @@ static inline uintptr_t memo_first_top(uint64_t key, uintptr_t bp, uintptr_t top
 }
 
 /* Kept walk m, from fp: its id, if the stack is still its, else 0.
- * Each step is capture_more's: its rule key's kind bits and val as kept
- * (step() reads no other bit of the key), its first step's top 0 where
- * a frame-pointer step starts from a link below lo; every step but the
- * last must find the kept frame, and the last must end the walk, unless
- * the depth cut it (then it is not taken). */
+ * The walk is a function of where it starts (fp, and the rbp and return
+ * address there), the thread's stack bounds (its own: the block is the
+ * thread's), the rules of the return addresses it finds (a rule never
+ * changes for its address: see the file's head) and the words it reads:
+ * where it starts from the same fp with the same two words there, and
+ * every word it read holds what it held, each step reads the same
+ * words, checks them alike and finds the same frame, and the last ends
+ * the walk as it did (or the depth cuts it, max the same).  So those
+ * words are compared, not stepped through again (the run's argument,
+ * run_words_match: ~30 instructions a CFI step -> ~4 a word read). */
 static inline uint32_t capture_memo_walk(const struct memo *m, uintptr_t *fp, int max)
 {
-	if (!m->id || m->max != max || m->frames[0] != fp[1])
+	if (!m->id || m->max != max || m->ret != fp[1] || m->fp != (uintptr_t)fp ||
+	    (m->bp_live && m->bp != fp[0]))
 		return 0;
-	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
-	int last = m->n - 1;
-	uint64_t key = (uint64_t)m->kind[0] << 56;
-	uintptr_t t = memo_first_top(key, bp, top);
-	for (int i = 0; i < last; i++) {
-		if (!step(key, m->val[i], &ret, &sp, &bp, t, NULL) || ret != m->frames[i + 1])
+	for (unsigned i = 0; i < m->nwords; i++)
+		if (*(const uintptr_t *)((uintptr_t)fp + (uintptr_t)(intptr_t)m->off[i]) != m->word[i])
 			return 0;
-		key = (uint64_t)m->kind[i + 1] << 56;
-		t = top;
-	}
-	if (m->n == max)
-		return m->id; /* the depth cut it: no step read */
-	return step(key, m->val[last], &ret, &sp, &bp, t, NULL) ? 0 : m->id;
+	return m->id;
 }
 
 /* The kept walk of pair m from fp that is still the stack's: its id,
@@ -1384,32 +1432,66 @@ static __attribute__((noinline)) uint32_t capture_memo_find(struct memo *m, uint
 }
 
 /* Keep the exact walk from fp, whose stack capture_more found as id:
- * walked again, each rule looked up, and kept only where its frames are
- * id's in the depot. */
+ * walked again, each rule looked up, the words each step reads noted,
+ * and kept only where its frames are id's in the depot.  A word read as
+ * the caller's rbp is kept only where a later step uses rbp before
+ * another such word replaces it (a frame-pointer step, or a CFA from
+ * rbp): code without frame pointers keeps anything in rbp (a counter, a
+ * pointer), which changes from call to call and steers no step. */
 static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, uint32_t id)
 {
 	if (!id || max > MEMO_DEPTH)
 		return;
-	struct memo m = { .id = id, .max = (uint8_t)max };
+	struct memo m = { .id = id, .max = (uint8_t)max, .fp = (uintptr_t)fp, .bp = fp[0],
+			  .ret = fp[1] };
+	struct memo_words w = { .fp = (uintptr_t)fp, .m = &m };
+	uintptr_t frames[MEMO_DEPTH];
+	/* each step's first word noted, and whether it used rbp */
+	uint8_t first[MEMO_DEPTH + 1];
+	bool uses_bp[MEMO_DEPTH];
 	struct rule_view rv;
 	rule_view_load(&rv);
 	uintptr_t ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0], top = me.top;
-	m.frames[0] = ret;
-	int n = 1;
+	frames[0] = ret;
+	int n = 1, steps = 0;
 	for (;;) {
 		if (n == max)
 			break;
 		uint64_t val = 0, key = capture_rule(&rv, ret, &val);
-		m.kind[n - 1] = (uint8_t)(key >> 56);
-		m.val[n - 1] = val;
+		int kind = (int)(key >> RULE_KIND_SHIFT & 7);
 		uintptr_t t = n == 1 ? memo_first_top(key, bp, top) : top;
-		if (!step(key, val, &ret, &sp, &bp, t, NULL))
+		first[steps] = (uint8_t)(w.n < MEMO_WORDS ? w.n : MEMO_WORDS);
+		uses_bp[steps++] = !(key & RULE_CFI) || (kind != MC_CFI_SP && kind != MC_CFI_END);
+		bool on = step(key, val, &ret, &sp, &bp, t, NULL, &w);
+		if (!on)
 			break;
-		m.frames[n++] = ret;
+		frames[n++] = ret;
 	}
-	m.n = (uint8_t)n;
+	if (w.far || w.n > MEMO_WORDS)
+		return;
+	first[steps] = (uint8_t)w.n;
+	/* rbp's words, last step first: a step's second word is the rbp it
+	 * read (its first the return address) */
+	bool live = false; /* rbp after this step used later */
+	unsigned keep = 0;
+	bool kept[MEMO_WORDS];
+	for (int i = steps - 1; i >= 0; i--) {
+		for (unsigned k = first[i]; k < first[i + 1]; k++)
+			kept[k] = k == first[i] || live;
+		if (first[i + 1] - first[i] == 2)
+			live = uses_bp[i];
+		else
+			live = live || uses_bp[i];
+	}
+	m.bp_live = live; /* else fp[0] steers no step */
+	for (unsigned k = 0; k < w.n; k++)
+		if (kept[k]) {
+			m.off[keep] = m.off[k];
+			m.word[keep++] = m.word[k];
+		}
+	m.nwords = (uint8_t)keep;
 	const uintptr_t *f;
-	if (mc_stack_get(id, &f) != n || memcmp(f, m.frames, (size_t)n * sizeof *f) != 0)
+	if (mc_stack_get(id, &f) != n || memcmp(f, frames, (size_t)n * sizeof *f) != 0)
 		return;
 	struct memo_block *b = memo_block();
 	if (!b && !(b = memo_block_take()))
@@ -1460,6 +1542,54 @@ void *mc_cxx_call_frame(uintptr_t *f)
 	return f;
 }
 
+/* A stack the cache marks GEN_EXACT whose walk_fp stopped at its first
+ * frame: the malloc-family function called from one without a frame
+ * pointer (strdup, fopen, setlocale's helpers, qsort's ...), which keeps
+ * a value in rbp.  Where that frame's CFI step (not the thread's run)
+ * reaches a function with a frame pointer, capture_later walks on from
+ * there, called here: the steps capture_more would take (its first
+ * segment is that one frame, its rule looked up, then that step), with
+ * the same frames, hash and cache entries, without its prologue, setup
+ * and big frame.  Anything else is capture_more's, from the start. */
+static __attribute__((noinline)) uint32_t capture_leaf(uintptr_t *fp, int max, uint64_t h,
+							const struct slot *c, uintptr_t end_sp)
+{
+	uintptr_t top = me.top, ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0];
+	struct rule_view rv;
+	rule_view_load(&rv);
+	uint64_t val = 0, val1 = 0, key = capture_rule(&rv, ret, &val);
+	if (max < 2 || !top || !(key & RULE_CFI) || run_matches(&last_run, ret, sp, bp))
+		return capture_more(fp, max, h, c, end_sp, 0);
+	uintptr_t frames[MC_MAX_DEPTH + RUN_FRAMES];
+	frames[0] = ret;
+	int m = 1;
+	uint64_t hk = h;
+	uintptr_t r1 = ret, sp1 = sp, bp1 = bp;
+	if (step(key, val, &r1, &sp1, &bp1, top, NULL, NULL) &&
+	    !(capture_rule(&rv, r1, &val1) & RULE_CFI)) {
+		ret = r1;
+		sp = sp1;
+		bp = bp1;
+	} else {
+		/* more CFI steps (a caller without a frame pointer either:
+		 * all of /bin/date's), as capture_more takes them from here */
+		uint32_t gen;
+		if (!capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen)) {
+			uint64_t wkey = h ^ last_run.key;
+			uint32_t id = gen ? mc_depot_intern_walked(hk, frames, m, false, wkey,
+								   WALKED_RUN, me.prev)
+					  : mc_depot_intern(hk, frames, m);
+			capture_cache_put(h, id, gen ? gen : GEN_EXACT);
+			if (gen)
+				me.prev = id;
+			return id;
+		}
+	}
+	frames[m] = ret;
+	return capture_later(frames, m, max, top, hash_step(hk, ret), (uintptr_t *)(sp - 16),
+			     (uintptr_t *)bp);
+}
+
 /* A stack the cache marks GEN_EXACT: the thread's kept walk, else
  * capture_more's, kept where the stack was stored before (a repeated
  * stack: a new one, such as each of bench/suite_test's strdup callers,
@@ -1472,12 +1602,13 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 	uint32_t id;
 	if (b) {
 		struct memo *m = capture_memo_slot(b, fp);
-		if ((m[0].frames[0] == fp[1] || m[1].frames[0] == fp[1]) &&
+		if ((m[0].ret == fp[1] || m[1].ret == fp[1]) &&
 		    (id = capture_memo_find(m, fp, max)) != 0)
 			return id;
 	}
 	uint32_t stored = mc_depot_next_id();
-	id = capture_more(fp, max, h, c, end_sp, 0);
+	id = end_sp == (uintptr_t)fp + 16 ? capture_leaf(fp, max, h, c, end_sp)
+					   : capture_more(fp, max, h, c, end_sp, 0);
 	if (id < stored) /* a stack seen before: worth keeping its walk */
 		capture_memo_keep(fp, max, id);
 	return id;

@@ -557,6 +557,137 @@ START_TEST(cfi_walk_through_functions_without_frame_pointers)
 }
 END_TEST
 
+/* nofp_garbage called from a function without a frame pointer either:
+ * the first frame's CFI step reaches one more CFI step */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void nofp_outer(void (*f)(void))
+{
+	__asm__ volatile("mov $0x4321, %%rbp" ::: "rbp");
+	nofp_garbage(f);
+	__asm__ volatile("" ::: "memory");
+}
+
+static uintptr_t ret_into_test2;
+
+static __attribute__((noinline)) void caller2(void (*nofp)(void (*)(void)))
+{
+	ret_into_test2 = (uintptr_t)__builtin_return_address(0);
+	nofp(capture_here);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* One function without a frame pointer called from two callers (strdup
+ * from two call sites): walk_fp's one frame, the same for both, names
+ * neither, so the second caller's new stack, and every repeat, takes the
+ * exact walk from that frame (stacks.c: capture_leaf, capture_more
+ * where its first step is not the common one).  Each caller's stack is
+ * its own, whole, and the same id at each repeat. */
+START_TEST(cfi_new_stacks_from_a_leaf_without_frame_pointer)
+{
+	static void (*const nofp[])(void (*)(void)) = { nofp_garbage, nofp_zero, nofp_big,
+							 nofp_outer };
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	for (size_t k = 0; k < sizeof nofp / sizeof nofp[0]; k++) {
+		uint32_t ids[2] = { 0, 0 };
+		for (int round = 0; round < 4; round++) {
+			for (int w = 0; w < 2; w++) {
+				if (w)
+					caller2(nofp[k]);
+				else
+					caller(nofp[k]);
+				const uintptr_t *f;
+				int n = mc_stack_get(captured, &f);
+				int at = nofp[k] == nofp_outer ? 3 : 2; /* the test's frame */
+				ck_assert_msg(n > at, "nofp %zu: %d frames", k, n);
+				ck_assert_uint_eq(f[0], ret_into_nofp);
+				uintptr_t fn = w ? (uintptr_t)caller2 : (uintptr_t)caller;
+				ck_assert_msg(f[at - 1] > fn && f[at - 1] < fn + 256,
+					      "nofp %zu caller %d: frame %d %#lx", k, w, at - 1,
+					      (unsigned long)f[at - 1]);
+				ck_assert_uint_eq(f[at], w ? ret_into_test2 : ret_into_test);
+				if (at == 3)
+					ck_assert_msg(f[1] > (uintptr_t)nofp_outer &&
+						      f[1] < (uintptr_t)nofp_outer + 64,
+						      "frame 1 %#lx is not in nofp_outer",
+						      (unsigned long)f[1]);
+				ck_assert_uint_eq(mc_stack_intern(f, n), captured);
+				if (round == 0)
+					ids[w] = captured;
+				ck_assert_uint_eq(captured, ids[w]);
+			}
+			ck_assert_uint_ne(ids[0], ids[1]);
+		}
+	}
+}
+END_TEST
+
+/* nofp_garbage's kind, whose saved rbp (the caller's frame record, at
+ * CFA-16) reads as swap_to while it calls f, where set: the frame-pointer
+ * step from its caller goes there. */
+static uintptr_t *volatile swap_to, *volatile swap_slot;
+static volatile uintptr_t swap_saved;
+
+/* (its slot and the word it held in statics: no register saved but rbp,
+ * at CFA-16, as the test checks) */
+static __attribute__((noinline, optimize("omit-frame-pointer"))) void nofp_swap(void (*f)(void))
+{
+	__asm__ volatile("mov $0x1234, %%rbp" ::: "rbp");
+	swap_slot = (uintptr_t *)((char *)__builtin_dwarf_cfa() - 16);
+	swap_saved = *swap_slot;
+	if (swap_to)
+		*swap_slot = (uintptr_t)swap_to;
+	f();
+	*swap_slot = swap_saved;
+	__asm__ volatile("" ::: "memory");
+}
+
+/* A kept walk is taken only where the words it read hold what they held:
+ * here the same frames, fp and return addresses, but the caller's rbp
+ * that nofp_swap saved (which the step from caller() follows) names
+ * another frame record, so the stack ends a frame sooner. */
+START_TEST(cfi_kept_walk_follows_a_changed_rbp)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_opt.track = true; /* (the kept walks' pool) */
+	mc_stacks_init();
+	/* a frame record whose return address is the test's (set by the
+	 * first round), its link 0: the walk ends there, a frame short of
+	 * the real one, reading nothing past it */
+	uintptr_t fake[2] __attribute__((aligned(16)));
+	fake[0] = 0;
+	uint32_t first = 0;
+	for (int round = 0; round < 8; round++) {
+		fake[1] = ret_into_test;
+		swap_to = round >= 4 && (round & 1) ? fake : NULL;
+		__asm__ volatile("" : : "r"(fake) : "memory");
+		caller(nofp_swap);
+		const uintptr_t *f;
+		int n = mc_stack_get(captured, &f);
+		ck_assert_msg(n >= 3, "round %d: %d frames", round, n);
+		ck_assert_uint_eq(f[0], ret_into_nofp);
+		ck_assert_msg(in_caller(f[1]), "round %d: frame 1 %#lx", round, (unsigned long)f[1]);
+		ck_assert_uint_eq(f[2], ret_into_test);
+		if (swap_to) {
+			ck_assert_int_eq(n, 3);
+			ck_assert_uint_ne(captured, first);
+		} else {
+			ck_assert_int_gt(n, 3);
+			if (!first)
+				first = captured;
+			ck_assert_uint_eq(captured, first);
+		}
+	}
+	swap_to = NULL;
+	ck_assert_int_gt(mc_stack_kept_walks(), 0);
+	struct mc_cfi_rule r;
+	mc_cfi_rule(ret_into_nofp, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_SP);
+	ck_assert_int_eq(r.rbp_off, -16);
+}
+END_TEST
+
 /* The walk ends where the CFI says the return address is undefined:
  * _start, the program's entry (and clone, a thread's). */
 extern char _start[];
@@ -1290,6 +1421,8 @@ int main(void)
 	tcase_add_test(tc, depot_intern_walked_marks);
 	tcase_add_test(tc, fp_paths_alike_but_deep);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
+	tcase_add_test(tc, cfi_new_stacks_from_a_leaf_without_frame_pointer);
+	tcase_add_test(tc, cfi_kept_walk_follows_a_changed_rbp);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
 	tcase_add_test(tc, cfi_kept_walk_is_the_full_walk);
