@@ -200,6 +200,17 @@ static void set_file(const char *name, const struct stat *st)
 	memcpy(vc.name, name, 22);
 }
 
+/* A record's checksum: its head (the checksum 0) and its links.  Not
+ * its key, which a reader compares byte for byte with the one it made:
+ * a damaged key is one that is never found. */
+static uint64_t vrec_sum(const char *p, const struct sp_vrec *r)
+{
+	struct sp_vrec h = *r;
+	h.check = 0;
+	return key_hash((const char *)&h, sizeof h) ^
+	       key_hash(p + sizeof h + r->keylen, r->linkslen) * 31;
+}
+
 /* The record at p[0, len)'s length if it is whole, else 0 (the walk
  * stops); *valid: its set and file are the set's, its parts inside it,
  * and (where check says) its checksum holds. */
@@ -210,19 +221,13 @@ static size_t vrec_at(const char *p, size_t len, uint64_t set, uint64_t ino, boo
 	*valid = false;
 	if (len < sizeof r)
 		return 0;
-	memcpy(&r, p, sizeof r);
+	__builtin_memcpy(&r, p, sizeof r);
 	if (r.magic != SP_VMAGIC || r.len % 8 || r.len < sizeof r || r.len > len)
 		return 0;
 	*valid = r.set == set && r.ino == ino && r.keylen <= r.len - sizeof r &&
 		 r.linkslen <= r.len - sizeof r - r.keylen && r.verdict >= -1;
-	if (*valid && check) {
-		uint64_t sum = r.check;
-		char head[sizeof r];
-		r.check = 0;
-		memcpy(head, &r, sizeof r);
-		*valid = sum == (mc_suppcache_sum(head, sizeof r) ^
-				 mc_suppcache_sum(p + sizeof r, r.len - sizeof r) * 31);
-	}
+	if (*valid && check)
+		*valid = r.check == vrec_sum(p, &r);
 	return r.len;
 }
 
@@ -259,7 +264,7 @@ static void index_build(void)
 	while ((l = vrec_at(vc.p + at, vc.len - at, vc.set, vc.ino, false, &valid)) != 0) {
 		if (valid) {
 			struct sp_vrec r;
-			memcpy(&r, vc.p + at, sizeof r);
+			__builtin_memcpy(&r, vc.p + at, sizeof r);
 			size_t i = (size_t)(r.hash * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
 			while (vc.tab[i])
 				i = (i + 1) & (cap - 1);
@@ -275,7 +280,7 @@ static long vrec_verdict(const char *r, const char *key, size_t len, uint64_t h)
 {
 	struct sp_vrec v;
 	bool valid;
-	memcpy(&v, r, sizeof v);
+	__builtin_memcpy(&v, r, sizeof v);
 	if (v.hash != h || v.keylen != len || memcmp(r + sizeof v, key, len) != 0 ||
 	    v.verdict >= (long)vc.nset || !vrec_at(r, v.len, vc.set, vc.ino, true, &valid) ||
 	    !valid ||
@@ -289,8 +294,11 @@ static long vrec_verdict(const char *r, const char *key, size_t len, uint64_t h)
 static bool verdict_key(int kind, const uintptr_t *pcs, int n, struct mc_buf *a,
 			struct mc_buf *links)
 {
-	char k = (char)(kind & 3);
-	mc_buf_put(a, &k, 1);
+	char *w = mc_buf_room(a, 1);
+	if (!w)
+		return false;
+	*w = (char)(kind & 3);
+	mc_buf_end(a, w + 1);
 	return mc_symbolize_verdict_key(pcs, n, a, links);
 }
 
@@ -312,7 +320,7 @@ long mc_suppcache_verdict(int kind, const uintptr_t *pcs, int n)
 			v = vrec_verdict(vc.p + vc.tab[i] - 1, a.s, a.len, h);
 		for (size_t at = 0; at < vc.mine.len && v == -2;) {
 			struct sp_vrec r;
-			memcpy(&r, vc.mine.s + at, sizeof r);
+			__builtin_memcpy(&r, vc.mine.s + at, sizeof r);
 			v = vrec_verdict(vc.mine.s + at, a.s, a.len, h);
 			at += r.len;
 		}
@@ -346,8 +354,7 @@ void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *lin
 		vc.mine.len = at;
 		return;
 	}
-	r.check = mc_suppcache_sum(vc.mine.s + at, sizeof r) ^
-		  mc_suppcache_sum(vc.mine.s + at + sizeof r, r.len - sizeof r) * 31;
+	r.check = vrec_sum(vc.mine.s + at, &r);
 	memcpy(vc.mine.s + at, &r, sizeof r);
 }
 

@@ -550,6 +550,8 @@ struct qkey {
 	int sys;                  /* -1: not asked yet (in_system_object) */
 	int keep;                 /* vobj_keep's answer, -1: not asked yet */
 	char link[256];           /* and its link name */
+	uint16_t absent_len;      /* a link name whose places hold no file */
+	char absent[256];         /* (mc_symbolize_verdict_links), 0: none */
 };
 #define QKEYS 8
 static struct qkey *qkeys;    /* [QKEYS], mc_map'd at first use */
@@ -561,8 +563,10 @@ static size_t nqkeys;
 #define LINK_MEMO 8
 static struct { uint64_t h; bool absent; } link_memo[LINK_MEMO];
 static unsigned link_memo_n;
-static char link_last[512];       /* mc_symbolize_verdict_links's last blob */
-static size_t link_last_len;
+/* The objects of the last stack mc_symbolize_verdict_key keyed, in the
+ * key's order (the links' order), for mc_symbolize_verdict_links. */
+static struct qkey *key_objs[QKEYS];
+static int key_nobj;
 
 /* elfmod.c's reading of the object at addr, NULL: libdw's. */
 static struct mc_elfmod *own_module(uintptr_t addr)
@@ -1232,7 +1236,7 @@ static void end_session(bool unmap_files)
 	memset(own_keys, 0, sizeof own_keys);
 	nqkeys = 0;
 	link_memo_n = 0;
-	link_last_len = 0;
+	key_nobj = 0;
 	any_clear();
 	mc_elfmod_forget(unmap_files);
 	pc_cache_clear();
@@ -1727,6 +1731,7 @@ static struct qkey *qkey_of(uintptr_t addr)
 	e->ok = mc_elfmod_quick_key(addr, &e->k);
 	e->sys = -1;
 	e->keep = -1;
+	e->absent_len = 0;
 	if (e->k.hi > e->k.lo)
 		nqkeys++;   /* its range known: not asked again */
 	return e->ok ? e : NULL;
@@ -2248,6 +2253,8 @@ static bool vobj_keep(struct qkey *q, uintptr_t addr, const char **link)
 	return q->keep;
 }
 
+/* (the fixed-size copies inline: -fno-builtin made each a call, most of
+ * a warm exit's look-ups) */
 bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links)
 {
 	if (!mc_opt.symbolize || n < 0 || n > MC_MAX_DEPTH)
@@ -2265,7 +2272,7 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 	int nobj = 0;
 	pthread_mutex_lock(&lock);
 	uint16_t n16 = (uint16_t)n;
-	memcpy(w, &n16, 2);
+	__builtin_memcpy(w, &n16, 2);
 	w += 2;
 	for (int i = 0; i < n; i++) {
 		uintptr_t addr = pcs[i] ? pcs[i] - 1 : 0;
@@ -2273,23 +2280,27 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 		unsigned char o = 0xff;
 		uint64_t off = 0;
 		if (addr) {
-			/* the last frame's object first: most neighbours share it */
-			if (nobj && addr >= objs[nobj - 1]->k.lo && addr < objs[nobj - 1]->k.hi)
-				q = objs[nobj - 1];
-			else if (!(q = qkey_of(addr))) {
+			/* the stack's objects so far first: a few, most
+			 * frames in one of them */
+			for (o = 0; o < nobj && !(addr >= objs[o]->k.lo && addr < objs[o]->k.hi); o++)
+				;
+			if (o < nobj) {
+				q = objs[o];
+			} else if (!(q = qkey_of(addr))) {
 				ok = false;
 				break;
-			}
-			for (o = 0; o < nobj && objs[o] != q; o++)
-				;
-			if (o == nobj) {
-				objs[nobj] = q;
-				at[nobj++] = addr;
+			} else {
+				for (o = 0; o < nobj && objs[o] != q; o++)
+					;
+				if (o == nobj) {
+					objs[nobj] = q;
+					at[nobj++] = addr;
+				}
 			}
 			off = addr - q->k.bias;
 		}
 		*w++ = (char)o;
-		memcpy(w, &off, 8);
+		__builtin_memcpy(w, &off, 8);
 		w += 8;
 	}
 	/* whether a system object's DWARF is read */
@@ -2300,7 +2311,7 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 		*w++ = (char)k->len;
 		memcpy(w, k->key, k->len);
 		w += k->len;
-		memcpy(w, &plen, 2);
+		__builtin_memcpy(w, &plen, 2);
 		memcpy(w + 2, k->path, plen);
 		w += 2 + plen;
 		if (!links)
@@ -2308,13 +2319,15 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 		const char *link;
 		ok = vobj_keep(objs[o], at[o], &link);
 		uint16_t llen = (uint16_t)strlen(link);
-		memcpy(lw, &plen, 2);
+		__builtin_memcpy(lw, &plen, 2);
 		memcpy(lw + 2, k->path, plen);
 		lw += 2 + plen;
-		memcpy(lw, &llen, 2);
+		__builtin_memcpy(lw, &llen, 2);
 		memcpy(lw + 2, link, llen);
 		lw += 2 + llen;
 	}
+	memcpy(key_objs, objs, (size_t)nobj * sizeof *objs);
+	key_nobj = ok ? nobj : 0;
 	pthread_mutex_unlock(&lock);
 	mc_buf_end(a, w);
 	if (links)
@@ -2324,41 +2337,41 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 
 bool mc_symbolize_verdict_links(const char *b, size_t len)
 {
-	char path[MC_ELFMOD_PATH], link[256];
+	char link[256];
 	bool ok = true;
+	int o = 0;
 	pthread_mutex_lock(&lock);
-	/* the last blob found so: a process's records share their objects */
-	if (len && len == link_last_len && memcmp(b, link_last, len) == 0) {
-		pthread_mutex_unlock(&lock);
-		return true;
-	}
-	for (size_t at = 0; ok && at < len;) {
+	/* one (path, name) an object of the stack last keyed, in order */
+	for (size_t at = 0; ok && at < len; o++) {
 		uint16_t plen, llen;
-		if (len - at < 2 || (memcpy(&plen, b + at, 2), plen >= sizeof path) ||
-		    len - at - 2 < (size_t)plen + 2) {
+		struct qkey *q = o < key_nobj ? key_objs[o] : NULL;
+		if (!q || len - at < 2 || (__builtin_memcpy(&plen, b + at, 2), plen >= sizeof q->k.path) ||
+		    len - at - 2 < (size_t)plen + 2 || strnlen(q->k.path, sizeof q->k.path) != plen ||
+		    memcmp(q->k.path, b + at + 2, plen) != 0) {
 			ok = false;
 			break;
 		}
-		memcpy(path, b + at + 2, plen);
-		path[plen] = 0;
 		at += 2 + (size_t)plen;
-		memcpy(&llen, b + at, 2);
+		__builtin_memcpy(&llen, b + at, 2);
 		at += 2;
 		if (llen >= sizeof link || len - at < llen) {
 			ok = false;
 			break;
 		}
-		memcpy(link, b + at, llen);
-		link[llen] = 0;
+		const char *l = b + at;
 		at += llen;
-		ok = !llen || links_absent(path, link);
-	}
-	if (ok && len <= sizeof link_last) {
-		memcpy(link_last, b, len);
-		link_last_len = len;
+		if (!llen || (q->absent_len == llen && memcmp(q->absent, l, llen) == 0))
+			continue;   /* none looked for, or found absent this session */
+		memcpy(link, l, llen);
+		link[llen] = 0;
+		ok = links_absent(q->k.path, link);
+		if (ok) {
+			memcpy(q->absent, l, llen);
+			q->absent_len = llen;
+		}
 	}
 	pthread_mutex_unlock(&lock);
-	return ok;
+	return ok && o == key_nobj;
 }
 
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)

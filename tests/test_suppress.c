@@ -805,14 +805,27 @@ static uint64_t cache_sum(const unsigned char *p, size_t n)
 	return h;
 }
 
+/* cache_sum, then each byte after the last whole word */
+static uint64_t cache_sum_tail(const unsigned char *p, size_t n)
+{
+	uint64_t h = cache_sum(p, n);
+	for (size_t i = n & ~(size_t)7; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
 /* A record's checksum: over its 56-byte head (the checksum, at 48, as
- * 0), then over the rest. */
+ * 0), then over its links (after its key). */
 static uint64_t verdict_sum(const unsigned char *r, uint32_t len)
 {
 	unsigned char head[56];
+	uint32_t keylen, linkslen;
 	memcpy(head, r, 56);
 	memset(head + 48, 0, 8);
-	return cache_sum(head, 56) ^ cache_sum(r + 56, len - 56) * 31;
+	memcpy(&keylen, r + 32, 4);
+	memcpy(&linkslen, r + 36, 4);
+	ck_assert(keylen <= len - 56 && linkslen <= len - 56 - keylen);
+	return cache_sum_tail(head, 56) ^ cache_sum_tail(r + 56 + keylen, linkslen) * 31;
 }
 
 /* The verdict records of the cache file f (s, len bytes), every one
