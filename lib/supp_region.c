@@ -667,7 +667,6 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	mc_own_work_end();
 	if (vdmapped)
 		mc_unmap(vd, vdmapped);
-	mc_suppcache_verdicts_flush();
 	*n = kept;
 	list_used(out, ns);
 }
@@ -684,6 +683,8 @@ void mc_suppress_forget(void)
 
 void mc_suppress_report_free(struct mc_supp_report *out)
 {
+	/* the region's new verdicts, of all its calls: one write */
+	mc_suppcache_verdicts_flush();
 	if (out->at_exit)
 		return;
 	if (out->used)
