@@ -175,10 +175,17 @@ static struct {
 	char name[32];
 } vc;
 
-/* The key's bytes' hash: its words (mc_suppcache_sum), then its tail */
+/* Bytes' hash: mc_suppcache_sum's over their words (read unaligned: a
+ * record's links follow its key), then each byte of the tail. */
 static uint64_t key_hash(const char *p, size_t n)
 {
-	uint64_t h = mc_suppcache_sum(p, n);
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
 	for (size_t i = n & ~(size_t)7; i < n; i++)
 		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
 	return h;
