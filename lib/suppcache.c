@@ -52,15 +52,16 @@ static size_t key_len;
 static uint32_t nnotes;
 static bool nokeep, recording;
 
-typedef uint64_t __attribute__((may_alias)) u64a;
-
 /* Over whole words (the file's length is a multiple of 8): a byte-wise
- * hash of the shipped set's ~20 KB was ~80 K instructions. */
+ * hash of the shipped set's ~20 KB was ~80 K instructions.  Each word
+ * read unaligned (a verdict record's links follow its key). */
 uint64_t mc_suppcache_sum(const char *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ n;
 	for (size_t i = 0; i + 8 <= n; i += 8) {
-		h = (h ^ *(const u64a *)(p + i)) * 0x100000001b3ull;
+		uint64_t w;
+		__builtin_memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
 		h ^= h >> 29;
 	}
 	return h;
@@ -175,17 +176,11 @@ static struct {
 	char name[32];
 } vc;
 
-/* Bytes' hash: mc_suppcache_sum's over their words (read unaligned: a
- * record's links follow its key), then each byte of the tail. */
+/* Bytes' hash: mc_suppcache_sum's over their words, then each byte of
+ * the tail. */
 static uint64_t key_hash(const char *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ n;
-	for (size_t i = 0; i + 8 <= n; i += 8) {
-		uint64_t w;
-		__builtin_memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
+	uint64_t h = mc_suppcache_sum(p, n);
 	for (size_t i = n & ~(size_t)7; i < n; i++)
 		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
 	return h;
