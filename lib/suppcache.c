@@ -310,7 +310,9 @@ long mc_suppcache_verdict(int kind, const uintptr_t *pcs, int n)
 		return -2;
 	if (!vc.indexed)
 		index_build();
-	if (!vc.cap && !vc.mine.len)
+	/* this process's own records only of the regions before this one:
+	 * a region's records are distinct stacks and kinds */
+	if (!vc.cap && !vc.flushed)
 		return -2;
 	static struct mc_buf a;   /* kept: mapped once */
 	a.len = 0;
@@ -320,7 +322,7 @@ long mc_suppcache_verdict(int kind, const uintptr_t *pcs, int n)
 		for (size_t i = vc.cap ? (size_t)(h * 0x9e3779b97f4a7c15ull >> 32) & (vc.cap - 1) : 0;
 		     vc.cap && vc.tab[i] && v == -2; i = (i + 1) & (vc.cap - 1))
 			v = vrec_verdict(vc.p + vc.tab[i] - 1, a.s, a.len, h);
-		for (size_t at = 0; at < vc.mine.len && v == -2;) {
+		for (size_t at = 0; at < vc.flushed && v == -2;) {
 			struct sp_vrec r;
 			__builtin_memcpy(&r, vc.mine.s + at, sizeof r);
 			v = vrec_verdict(vc.mine.s + at, a.s, a.len, h);
@@ -346,18 +348,15 @@ void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *lin
 			     .linkslen = (uint32_t)links->len, .verdict = (int32_t)verdict };
 	size_t body = key->len + links->len;
 	r.len = (uint32_t)(sizeof r + up8(body));
-	size_t at = vc.mine.len;
-	static const char zero[8];
-	mc_buf_put(&vc.mine, (const char *)&r, sizeof r);
-	mc_buf_put(&vc.mine, key->s, key->len);
-	mc_buf_put(&vc.mine, links->s, links->len);
-	mc_buf_put(&vc.mine, zero, up8(body) - body);
-	if (vc.mine.oom) {
-		vc.mine.len = at;
+	char *w = mc_buf_room(&vc.mine, r.len);
+	if (!w)
 		return;
-	}
-	r.check = vrec_sum(vc.mine.s + at, &r);
-	memcpy(vc.mine.s + at, &r, sizeof r);
+	memcpy(w + sizeof r, key->s, key->len);
+	memcpy(w + sizeof r + key->len, links->s, links->len);
+	memset(w + sizeof r + body, 0, up8(body) - body);
+	r.check = vrec_sum(w, &r);
+	memcpy(w, &r, sizeof r);
+	mc_buf_end(&vc.mine, w + r.len);
 }
 
 void mc_suppcache_verdicts_flush(void)
