@@ -866,8 +866,10 @@ static size_t verdict_records(const unsigned char *s, size_t len, size_t *first_
 }
 
 /* Verdicts: a cold run keeps them, a warm one reads them (one doctored,
- * its checksum mended, shows) and keeps nothing new; an entry put
- * before the one that matched changes the verdict. */
+ * its checksum mended, shows) and keeps nothing new; the file copied to
+ * a new inode, its records (the doctored one too) are skipped; a torn
+ * record at the end harms nothing; an entry put before the one that
+ * matched changes the verdict. */
 START_TEST(cache_verdicts_kept_and_read)
 {
 	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
@@ -897,6 +899,28 @@ START_TEST(cache_verdicts_kept_and_read)
 	char *doctored = supp_outcome(H_GLIBC, dir, user);
 	ck_assert_msg(strcmp(doctored, off) != 0, "the doctored verdict unread:\n%s", doctored);
 	free(doctored);
+	/* the file copied to a new inode (as a rename over it would
+	 * leave it): its records another file's, skipped, the verdicts
+	 * reached again and kept after them; then a torn record at the
+	 * end, as a full disk leaves one */
+	const char *copy = h_env("%s.copy", f);
+	t = h_read_file(f, &len);
+	put_file(copy, t, len);
+	free(t);
+	ck_assert(rename(copy, f) == 0);
+	char *moved = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_str_eq(moved, off);
+	free(moved);
+	t = h_read_file(f, &len2);
+	ck_assert_msg(len2 > len, "no verdicts kept after the foreign ones");
+	FILE *tf = fopen(f, "a");
+	ck_assert_ptr_nonnull(tf);
+	ck_assert_uint_eq(fwrite(s + at, 1, 40, tf), 40);   /* a record's first 40 bytes */
+	fclose(tf);
+	char *torn = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_str_eq(torn, off);
+	free(torn);
+	free(t);
 	/* an entry before lost-from-main that matches its records */
 	char *u = h_read_file(user, NULL);
 	ck_assert_ptr_nonnull(u);
