@@ -503,6 +503,30 @@ static bool kept_verdicts(const struct mc_leak *groups, size_t n, unsigned kinds
 	return all;
 }
 
+/* Every record asked has a verdict vd[i]: those of an entry moved into
+ * "suppressed", the others kept, in order, and named as matching would
+ * have named them for the report that prints them (one read of each
+ * object's table for all of them). */
+static void take_kept(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
+		      unsigned kinds, const int32_t *vd, struct mc_supp_used *count, bool at_exit)
+{
+	size_t kept = 0, stay = 0;
+	struct mc_leak left[AHEAD];   /* asked, matched by none */
+	for (size_t i = 0; i < *n; i++) {
+		bool asked = (kinds >> (groups[i].kind & 3)) & 1;
+		if (vd[i] >= 0 && asked) {
+			suppressed(res, &groups[i], vd[i], count);
+			continue;
+		}
+		if (asked && stay < AHEAD)
+			left[stay++] = groups[i];
+		groups[kept++] = groups[i];
+	}
+	*n = kept;
+	if (stay)
+		name_ahead(left, stay, at_exit, NULL);
+}
+
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
 			struct mc_supp_report *out, unsigned kinds)
 {
@@ -540,31 +564,16 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	size_t vdmapped = 0;
 	if (!mc_opt.gen_suppressions && ns)
 		vd = *n <= MC_ARRAY_SIZE(small) ? small : mc_map(vdmapped = *n * sizeof *vd);
-	if (vd && kept_verdicts(groups, *n, kinds, vd)) {
-		{
-			size_t kept = 0, stay = 0;
-			struct mc_leak left[AHEAD];   /* asked, matched by none */
-			for (size_t i = 0; i < *n; i++) {
-				bool asked = (kinds >> (groups[i].kind & 3)) & 1;
-				if (vd[i] >= 0 && asked) {
-					suppressed(res, &groups[i], vd[i], count);
-					continue;
-				}
-				if (asked && stay < AHEAD)
-					left[stay++] = groups[i];
-				groups[kept++] = groups[i];
-			}
-			*n = kept;
-			/* what the report prints, its frames named as
-			 * matching would have named them: one read of each
-			 * object's table for all of them */
-			if (stay)
-				name_ahead(left, stay, out->at_exit, NULL);
-			if (vdmapped)
-				mc_unmap(vd, vdmapped);
-			list_used(out, ns);
-			return;
-		}
+	mc_own_work_begin(false);
+	bool all = vd && kept_verdicts(groups, *n, kinds, vd);
+	if (all)
+		take_kept(res, groups, n, kinds, vd, count, out->at_exit);
+	mc_own_work_end();
+	if (all) {
+		if (vdmapped)
+			mc_unmap(vd, vdmapped);
+		list_used(out, ns);
+		return;
 	}
 	/* Kept for a second call (the region's other kinds), with the
 	 * memo's answers: mapped and populated once. */
