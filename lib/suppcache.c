@@ -33,6 +33,12 @@
 #define SP_VERSION 2
 #define SP_VMAGIC 0x5256434dU        /* "MCVR": a verdict record */
 #define SP_FILE_MAX (4u << 20)
+/* No verdict appended past this: every process that loads the set reads
+ * the file whole (its pages faulted in, ~4 KiB a fault), and a suite
+ * whose processes each leave a stack of their own would grow it by a
+ * few records a process.  The shipped set is ~10 KiB, a record ~300
+ * bytes: some 800 verdicts. */
+#define SP_VERDICTS_MAX (256u << 10)
 
 struct sp_hdr {
 	uint32_t magic, version, keylen, nnotes;
@@ -372,7 +378,7 @@ void mc_suppcache_verdicts_flush(void)
 	 * over it since; whole records in one write(2), which O_APPEND
 	 * keeps from interleaving with another process's */
 	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) && st.st_ino == vc.ino &&
-	    st.st_dev == vc.dev && (uint64_t)st.st_size + n <= SP_FILE_MAX) {
+	    st.st_dev == vc.dev && (uint64_t)st.st_size + n <= SP_VERDICTS_MAX) {
 		ssize_t w;
 		do
 			w = write(fd, vc.mine.s + vc.flushed, n);

@@ -1005,6 +1005,40 @@ START_TEST(cache_verdicts_concurrent)
 }
 END_TEST
 
+/* A file past 256 KiB takes no more verdicts (every process reads it
+ * whole): one grown so by a foreign record (another set's, skipped) is
+ * left as it is, the outcome the same. */
+START_TEST(cache_verdicts_capped)
+{
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *off = supp_outcome(H_GLIBC, "off", user);
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_supp", .flags = H_PRELOAD,
+	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", dir), h_env("MEMCHECK_SUPPRESSIONS=%s", user)));
+	h_res_free(&x);
+	const char *f = supp_cache_file(dir);
+	ck_assert_ptr_nonnull(f);
+	size_t big = 256 << 10, len, len2;
+	unsigned char *r = calloc(1, big);
+	ck_assert_ptr_nonnull(r);
+	uint32_t magic = 0x5256434dU, rlen = (uint32_t)big;
+	memcpy(r, &magic, 4);
+	memcpy(r + 4, &rlen, 4);
+	FILE *tf = fopen(f, "a");
+	ck_assert_ptr_nonnull(tf);
+	ck_assert_uint_eq(fwrite(r, 1, big, tf), big);
+	fclose(tf);
+	free(r);
+	free(h_read_file(f, &len));
+	char *now = supp_outcome(H_GLIBC, dir, user);   /* lost: new stacks */
+	ck_assert_str_eq(now, off);
+	free(h_read_file(f, &len2));
+	ck_assert_msg(len2 == len, "%zu bytes -> %zu: verdicts appended past the cap", len, len2);
+	free(now);
+	free(off);
+}
+END_TEST
+
 /* A bad file is never cached: its message every time. */
 START_TEST(cache_bad_file_said_each_time)
 {
@@ -1037,6 +1071,7 @@ int main(void)
 	tcase_add_test(tc, cache_edited_file);
 	tcase_add_test(tc, cache_verdicts_kept_and_read);
 	tcase_add_test(tc, cache_verdicts_concurrent);
+	tcase_add_test(tc, cache_verdicts_capped);
 	tcase_add_test(tc, cache_bad_file_said_each_time);
 	return h_run_suite(NULL);
 }
