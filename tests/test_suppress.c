@@ -948,20 +948,27 @@ START_TEST(cache_verdicts_kept_and_read)
 }
 END_TEST
 
-/* Eight processes at once, each appending its verdicts to the same
- * file: every record whole and valid, the file read as before. */
-START_TEST(cache_verdicts_concurrent)
+/* plain_supp run without "lost" with user's file: the set kept in dir
+ * with the reachable records' verdicts alone; the cache file. */
+static const char *kept_reachable(const char *dir, const char *user)
 {
-	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
-	char *off = supp_outcome(H_GLIBC, "off", user);
-	/* the set kept with the reachable records' verdicts; the lost
-	 * ones' are new to every one of the eight */
 	struct h_res x;
 	H_EXEC(&x, .prog = "plain_supp", .flags = H_PRELOAD,
 	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", dir), h_env("MEMCHECK_SUPPRESSIONS=%s", user)));
 	h_res_free(&x);
 	const char *f = supp_cache_file(dir);
 	ck_assert_ptr_nonnull(f);
+	return f;
+}
+
+/* Eight processes at once, each appending its verdicts to the same
+ * file: every record whole and valid, the file read as before. */
+START_TEST(cache_verdicts_concurrent)
+{
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *off = supp_outcome(H_GLIBC, "off", user);
+	/* the lost records' verdicts new to every one of the eight */
+	const char *f = kept_reachable(dir, user);
 	size_t len;
 	unsigned char *s = (unsigned char *)h_read_file(f, &len);
 	size_t before = verdict_records(s, len, NULL);
@@ -1012,12 +1019,7 @@ START_TEST(cache_verdicts_capped)
 {
 	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
 	char *off = supp_outcome(H_GLIBC, "off", user);
-	struct h_res x;
-	H_EXEC(&x, .prog = "plain_supp", .flags = H_PRELOAD,
-	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", dir), h_env("MEMCHECK_SUPPRESSIONS=%s", user)));
-	h_res_free(&x);
-	const char *f = supp_cache_file(dir);
-	ck_assert_ptr_nonnull(f);
+	const char *f = kept_reachable(dir, user);
 	size_t big = 256 << 10, len, len2;
 	unsigned char *r = calloc(1, big);
 	ck_assert_ptr_nonnull(r);
