@@ -2109,6 +2109,10 @@ bool mc_suppcache_verdict_key(int kind, const uintptr_t *pcs, int n, struct mc_b
 			      struct mc_buf *links);
 void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *links, long verdict);
 void mc_suppcache_verdicts_flush(void);
+/* In a child forked while another thread was matching: the verdicts
+ * forgotten with the set (mc_suppress_forget), not unmapped; the next
+ * load's set brings its own. */
+void mc_suppcache_verdicts_forget(void);
 /* The valid verdict records of the records p[0, len) of the set whose
  * sum is set, in the file of inode ino (the fuzz target's entry). */
 size_t mc_suppcache_verdicts_count(const char *p, size_t len, uint64_t set, uint64_t ino);

@@ -688,6 +688,9 @@ void mc_suppress_forget(void)
 	supps = NULL;
 	loaded = false;
 	bad[0] = 0;
+	/* a verdict is an index into the set it was read with: a load
+	 * that keeps no cache must not take the old set's */
+	mc_suppcache_verdicts_forget();
 }
 
 void mc_suppress_report_free(struct mc_supp_report *out)

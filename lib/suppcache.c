@@ -200,6 +200,11 @@ static void verdicts_from(const char *p, size_t len, uint64_t set, const struct 
 	vc = (typeof(vc)){ .p = p, .len = len, .set = set, .nset = mc_supp_count(s) };
 }
 
+void mc_suppcache_verdicts_forget(void)
+{
+	vc = (typeof(vc)){ 0 };
+}
+
 static void set_file(const char *name, const struct stat *st)
 {
 	vc.ino = st->st_ino;
