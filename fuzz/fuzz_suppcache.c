@@ -12,7 +12,10 @@
  *   - every entry of a set taken names a string, a file and a line,
  *     and the set matches a stack without a fault;
  *   - the set written again (mc_supp_image_put) and taken again gives
- *     the same entries.
+ *     the same entries;
+ *   - the verdict records after the set are walked (each within the
+ *     input, its checksum checked) without a fault, and no more of
+ *     them are valid than fit.
  *
  * Linked with fuzz/replay.c it is a plain program that runs the target
  * over the files named on its command line (make fuzz-replay).
@@ -49,12 +52,48 @@ static void same(const struct mc_supps *a, const struct mc_supps *b)
 	}
 }
 
-/* memcheck-cache(5)'s checksum, mended into most inputs (the low bit of
- * their sixth byte clear) so that the fuzzer reaches what lies behind it */
+/* Where the set ends and the verdict records begin (memcheck-cache(5)),
+ * or 0 past the input. */
+static size_t set_end(const char *p, size_t size)
+{
+	uint32_t keylen;
+	uint64_t notes, image;
+	memcpy(&keylen, p + 8, 4);
+	memcpy(&notes, p + 16, 8);
+	memcpy(&image, p + 24, 8);
+	if (notes > size || image > size)
+		return 0;
+	size_t img = (40 + (((size_t)keylen + 7) & ~(size_t)7) + notes + 15) & ~(size_t)15;
+	return img <= size && image <= size - img ? img + image : 0;
+}
+
+/* memcheck-cache(5)'s checksum (over the set), mended into most inputs
+ * (the low bit of their sixth byte clear) so that the fuzzer reaches
+ * what lies behind it */
 static void mend(char *p, size_t size)
 {
-	uint64_t h = mc_suppcache_sum(p + 40, size - 40);
+	size_t end = set_end(p, size);
+	uint64_t h = mc_suppcache_sum(p + 40, (end ? end : size) - 40);
 	memcpy(p + 32, &h, 8);
+}
+
+/* suppcache.c's look-ups of verdicts name their stacks through
+ * symbolize.c, which this target does not link: the file's decoding
+ * never asks. */
+bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links)
+{
+	(void)pcs;
+	(void)n;
+	(void)a;
+	(void)links;
+	abort();
+}
+
+bool mc_symbolize_verdict_links(const char *links, size_t len)
+{
+	(void)links;
+	(void)len;
+	abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -81,6 +120,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (orig)
 		memcpy(orig, data, size);
 	struct mc_supps *s = mc_suppcache_decode(p, size, 0, key, keylen, false);
+	size_t end = set_end(p, size);
+	if (end && end % 8 == 0) {
+		/* stamped as the first record says: its sum is then checked */
+		uint64_t set, ino = 0;
+		memcpy(&set, p + 32, 8);
+		if (size - end >= 24)
+			memcpy(&ino, p + end + 16, 8);
+		size_t n = mc_suppcache_verdicts_count(p + end, size - end, set, ino);
+		if (n > (size - end) / 56)   /* a record: its 56-byte head at least */
+			abort();
+	}
 	if (s && orig) {
 		char name[8] = "malloc";
 		struct mc_supp_stack st = { .frame = frame, .arg = name };

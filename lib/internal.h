@@ -1878,6 +1878,15 @@ void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep);
 /* The quick frames of n pcs (ascending) made ahead, each object's table
  * read once for all of its pcs: what mc_symbolize_quick then gives. */
 void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n);
+/* For suppcache.c's verdicts: the key of the stack pcs[0, n) appended
+ * to a (each frame as its object and offset, each object's quick key
+ * and path, MEMCHECK_SYMBOLIZE_SYSTEM); with links (the writer's), each
+ * object's looked-for .gnu_debuglink name appended there, and false
+ * unless every object's names follow from what the key holds; false
+ * also where an object has no key. */
+bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links);
+/* links (as the writer's): does every name's place still hold no file? */
+bool mc_symbolize_verdict_links(const char *links, size_t len);
 /* Could the debug information mc_symbolize_frames reads at pc name a
  * function (inlined or not) whose name contains the len bytes at s?
  * false only when its string data (the object's own .debug_str,
@@ -2092,6 +2101,23 @@ struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const c
 /* The file's checksum (memcheck-cache(5)): over the n bytes after its
  * header, a whole 8-byte word at a time. */
 uint64_t mc_suppcache_sum(const char *p, size_t n);
+/* Verdicts kept beside the set (memcheck-cache(5)): the entry a kind's
+ * stack pcs[0, n) matched (-1: none) if a process kept it, -2 if not. */
+long mc_suppcache_verdict(int kind, const uintptr_t *pcs, int n);
+/* The stack's key and link names (before it is matched); false: not to
+ * be kept.  Then _put with the match's verdict, kept for this process
+ * and appended to the file by _flush (once a region's end). */
+bool mc_suppcache_verdict_key(int kind, const uintptr_t *pcs, int n, struct mc_buf *key,
+			      struct mc_buf *links);
+void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *links, long verdict);
+void mc_suppcache_verdicts_flush(void);
+/* In a child forked while another thread was matching: the verdicts
+ * forgotten with the set (mc_suppress_forget), not unmapped; the next
+ * load's set brings its own. */
+void mc_suppcache_verdicts_forget(void);
+/* The valid verdict records of the records p[0, len) of the set whose
+ * sum is set, in the file of inode ino (the fuzz target's entry). */
+size_t mc_suppcache_verdicts_count(const char *p, size_t len, uint64_t set, uint64_t ino);
 
 /* ---- supp_region.c --------------------------------------------------- */
 

@@ -470,6 +470,63 @@ static void list_used(struct mc_supp_report *out, size_t ns)
 	}
 }
 
+/* l's figures moved into "suppressed", entry m's use counted */
+static void suppressed(struct memcheck_result *res, const struct mc_leak *l, long m,
+		       struct mc_supp_used *count)
+{
+	struct memcheck_count *kc[] = { &res->definitely_lost, &res->indirectly_lost,
+					&res->possibly_lost, &res->still_reachable };
+	struct memcheck_count *k = kc[l->kind & 3];
+	k->blocks -= l->blocks;
+	k->bytes -= l->bytes;
+	res->suppressed.blocks += l->blocks;
+	res->suppressed.bytes += l->bytes;
+	count[m].records++;
+	count[m].blocks += l->blocks;
+	count[m].bytes += l->bytes;
+}
+
+/* The verdicts another process kept (suppcache.c) of the records asked,
+ * into v[i] (-2: none kept); true if every one has one. */
+static bool kept_verdicts(const struct mc_leak *groups, size_t n, unsigned kinds, int32_t *v)
+{
+	bool all = true;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = -2;
+		if (!((kinds >> (groups[i].kind & 3)) & 1))
+			continue;
+		const uintptr_t *pcs;
+		int npcs = mc_stack_get_code(groups[i].stack, &pcs);
+		v[i] = (int32_t)mc_suppcache_verdict((int)groups[i].kind, pcs, npcs);
+		all &= v[i] != -2;
+	}
+	return all;
+}
+
+/* Every record asked has a verdict vd[i]: those of an entry moved into
+ * "suppressed", the others kept, in order, and named as matching would
+ * have named them for the report that prints them (one read of each
+ * object's table for all of them). */
+static void take_kept(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
+		      unsigned kinds, const int32_t *vd, struct mc_supp_used *count, bool at_exit)
+{
+	size_t kept = 0, stay = 0;
+	struct mc_leak left[AHEAD];   /* asked, matched by none */
+	for (size_t i = 0; i < *n; i++) {
+		bool asked = (kinds >> (groups[i].kind & 3)) & 1;
+		if (vd[i] >= 0 && asked) {
+			suppressed(res, &groups[i], vd[i], count);
+			continue;
+		}
+		if (asked && stay < AHEAD)
+			left[stay++] = groups[i];
+		groups[kept++] = groups[i];
+	}
+	*n = kept;
+	if (stay)
+		name_ahead(left, stay, at_exit, NULL);
+}
+
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
 			struct mc_supp_report *out, unsigned kinds)
 {
@@ -492,6 +549,32 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	size_t ns = mc_supp_count(supps);
 	if (!ns && !mc_opt.gen_suppressions)
 		return;
+	if (!out->count) {
+		out->cmapped = (ns ? ns : 1) * sizeof(struct mc_supp_used);
+		out->count = mc_map(out->cmapped);
+	}
+	struct mc_supp_used *count = out->count;
+	if (!count) {
+		mc_log("no memory to match suppressions: none applied");
+		return;
+	}
+	/* The verdicts other processes kept: where every record asked has
+	 * one, no frame is named, nothing matched, nothing mapped for it. */
+	int32_t small[128], *vd = NULL;
+	size_t vdmapped = 0;
+	if (!mc_opt.gen_suppressions && ns)
+		vd = *n <= MC_ARRAY_SIZE(small) ? small : mc_map(vdmapped = *n * sizeof *vd);
+	mc_own_work_begin(false);
+	bool all = vd && kept_verdicts(groups, *n, kinds, vd);
+	if (all)
+		take_kept(res, groups, n, kinds, vd, count, out->at_exit);
+	mc_own_work_end();
+	if (all) {
+		if (vdmapped)
+			mc_unmap(vd, vdmapped);
+		list_used(out, ns);
+		return;
+	}
 	/* Kept for a second call (the region's other kinds), with the
 	 * memo's answers: mapped and populated once. */
 	bool first = !out->frames;
@@ -516,17 +599,12 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		       "the quick frames after the flags stay aligned");
 	bool *deep = (bool *)frames;
 	struct mc_frame_info *quick = (struct mc_frame_info *)(deep + MC_MAX_DEPTH);
-	if (!out->count) {
-		out->cmapped = (ns ? ns : 1) * sizeof(struct mc_supp_used);
-		out->count = mc_map(out->cmapped);
-	}
-	struct mc_supp_used *count = out->count;
-	if (!frames || !count) {
+	if (!frames) {
+		if (vdmapped)
+			mc_unmap(vd, vdmapped);
 		mc_log("no memory to match suppressions: none applied");
 		return;
 	}
-	struct memcheck_count *kc[] = { &res->definitely_lost, &res->indirectly_lost,
-					&res->possibly_lost, &res->still_reachable };
 	mc_own_work_begin(false);
 	/* Every record's addresses named at the first call, whatever kinds
 	 * it matches: a table is read once for all of them, and a region
@@ -545,6 +623,13 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		struct mc_leak *l = &groups[i];
 		if (!((kinds >> (l->kind & 3)) & 1)) {
 			groups[kept++] = *l;
+			continue;
+		}
+		if (vd && vd[i] != -2) {
+			if (vd[i] >= 0)
+				suppressed(res, l, vd[i], count);
+			else
+				groups[kept++] = *l;
 			continue;
 		}
 		struct lazy z = { .f = quick + MC_MAX_DEPTH, .cap = MC_MAX_DEPTH * 2,
@@ -570,7 +655,14 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 				st.names = names;
 			}
 		}
+		/* the key taken before the match: the states it holds are
+		 * those the match then saw, or older */
+		static struct mc_buf key, links;
+		key.len = links.len = 0;
+		bool keep = mc_suppcache_verdict_key((int)l->kind, z.pcs, z.npcs, &key, &links);
 		long m = mc_supp_match(supps, (int)l->kind, &st, self);
+		if (keep)
+			mc_suppcache_verdict_put(&key, &links, m);
 		/* gen() writes from the frames alone */
 		st.quick = NULL;
 		if (m < 0) {
@@ -579,16 +671,11 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			groups[kept++] = *l;
 			continue;
 		}
-		struct memcheck_count *k = kc[l->kind & 3];
-		k->blocks -= l->blocks;
-		k->bytes -= l->bytes;
-		res->suppressed.blocks += l->blocks;
-		res->suppressed.bytes += l->bytes;
-		count[m].records++;
-		count[m].blocks += l->blocks;
-		count[m].bytes += l->bytes;
+		suppressed(res, l, m, count);
 	}
 	mc_own_work_end();
+	if (vdmapped)
+		mc_unmap(vd, vdmapped);
 	*n = kept;
 	list_used(out, ns);
 }
@@ -601,10 +688,15 @@ void mc_suppress_forget(void)
 	supps = NULL;
 	loaded = false;
 	bad[0] = 0;
+	/* a verdict is an index into the set it was read with: a load
+	 * that keeps no cache must not take the old set's */
+	mc_suppcache_verdicts_forget();
 }
 
 void mc_suppress_report_free(struct mc_supp_report *out)
 {
+	/* the region's new verdicts, of all its calls: one write */
+	mc_suppcache_verdicts_flush();
 	if (out->at_exit)
 		return;
 	if (out->used)

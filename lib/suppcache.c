@@ -30,8 +30,15 @@
 #include "internal.h"
 
 #define SP_MAGIC 0x4353434dU         /* "MCSC", little-endian */
-#define SP_VERSION 1
+#define SP_VERSION 2
+#define SP_VMAGIC 0x5256434dU        /* "MCVR": a verdict record */
 #define SP_FILE_MAX (4u << 20)
+/* No verdict appended past this: every process that loads the set reads
+ * the file whole (its pages faulted in, ~4 KiB a fault), and a suite
+ * whose processes each leave a stack of their own would grow it by a
+ * few records a process.  The shipped set is ~10 KiB, a record ~300
+ * bytes: some 800 verdicts. */
+#define SP_VERDICTS_MAX (256u << 10)
 
 struct sp_hdr {
 	uint32_t magic, version, keylen, nnotes;
@@ -51,15 +58,16 @@ static size_t key_len;
 static uint32_t nnotes;
 static bool nokeep, recording;
 
-typedef uint64_t __attribute__((may_alias)) u64a;
-
 /* Over whole words (the file's length is a multiple of 8): a byte-wise
- * hash of the shipped set's ~20 KB was ~80 K instructions. */
+ * hash of the shipped set's ~20 KB was ~80 K instructions.  Each word
+ * read unaligned (a verdict record's links follow its key). */
 uint64_t mc_suppcache_sum(const char *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ n;
 	for (size_t i = 0; i + 8 <= n; i += 8) {
-		h = (h ^ *(const u64a *)(p + i)) * 0x100000001b3ull;
+		uint64_t w;
+		__builtin_memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
 		h ^= h >> 29;
 	}
 	return h;
@@ -131,6 +139,264 @@ static size_t up8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* ---- verdicts: which entry a leak record's stack matched ----------------
+ *
+ * A record appended after the set (memcheck-cache(5)): the stack's key
+ * (the record's kind, each frame as its object and offset, each object's
+ * quick key and path: symbolize.c's mc_symbolize_verdict_key), the
+ * .gnu_debuglink names whose places held no file when it was written,
+ * the entry (or -1: none), stamped with the set's sum and the file's
+ * inode.  A reporting process whose stacks were all matched before then
+ * neither names their frames nor matches them (/bin/date's exit).
+ *
+ * Sound on symcache.c's premise: a build ID names an object's bytes, and
+ * its names follow from those bytes and the states its key holds (the
+ * build-ID debug file's, the link places', MEMCHECK_SYMBOLIZE_SYSTEM);
+ * the writer keeps no verdict of an object whose names may come from
+ * elsewhere (mc_symbolize_verdict_key).  The set is the file's: a record
+ * of another set or another file (one renamed over this between a read
+ * and an append) is skipped, as are torn and damaged ones. */
+
+struct sp_vrec {
+	uint32_t magic, len;      /* len: the whole record, a multiple of 8 */
+	uint64_t set, ino;        /* the set's sum, the file's inode */
+	uint64_t hash;            /* of the key's bytes */
+	uint32_t keylen, linkslen;
+	int32_t verdict;
+	uint32_t pad;
+	uint64_t check;           /* mc_suppcache_sum of the record, check 0 */
+};
+_Static_assert(sizeof(struct sp_vrec) == 56, "memcheck-cache(5): a record's head");
+
+static struct {
+	const char *p;            /* the records read, in the set's mapping */
+	size_t len;
+	uint64_t set, ino, dev;
+	size_t nset;
+	bool file;                /* set, ino, dev: a file's */
+	bool indexed;
+	uint32_t *tab;            /* 1 + a record's offset in p; 0 free */
+	size_t cap, mapped;
+	struct mc_buf mine;       /* this process's records */
+	size_t flushed;           /* mine[0, flushed) written */
+	char name[32];
+} vc;
+
+/* Bytes' hash: mc_suppcache_sum's over their words, then each byte of
+ * the tail. */
+static uint64_t key_hash(const char *p, size_t n)
+{
+	uint64_t h = mc_suppcache_sum(p, n);
+	for (size_t i = n & ~(size_t)7; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static void verdicts_from(const char *p, size_t len, uint64_t set, const struct mc_supps *s)
+{
+	if (vc.tab)
+		mc_unmap(vc.tab, vc.mapped);
+	mc_buf_free(&vc.mine);
+	vc = (typeof(vc)){ .p = p, .len = len, .set = set, .nset = mc_supp_count(s) };
+}
+
+void mc_suppcache_verdicts_forget(void)
+{
+	vc = (typeof(vc)){ 0 };
+}
+
+static void set_file(const char *name, const struct stat *st)
+{
+	vc.ino = st->st_ino;
+	vc.dev = st->st_dev;
+	vc.file = true;
+	memcpy(vc.name, name, 22);
+}
+
+/* A record's checksum: its head (the checksum 0) and its links.  Not
+ * its key, which a reader compares byte for byte with the one it made:
+ * a damaged key is one that is never found. */
+static uint64_t vrec_sum(const char *p, const struct sp_vrec *r)
+{
+	struct sp_vrec h = *r;
+	h.check = 0;
+	return key_hash((const char *)&h, sizeof h) ^
+	       key_hash(p + sizeof h + r->keylen, r->linkslen) * 31;
+}
+
+/* The record at p[0, len)'s length if it is whole, else 0 (the walk
+ * stops); *valid: its set and file are the set's, its parts inside it,
+ * and (where check says) its checksum holds. */
+static size_t vrec_at(const char *p, size_t len, uint64_t set, uint64_t ino, bool check,
+		      bool *valid)
+{
+	struct sp_vrec r;
+	*valid = false;
+	if (len < sizeof r)
+		return 0;
+	__builtin_memcpy(&r, p, sizeof r);
+	if (r.magic != SP_VMAGIC || r.len % 8 || r.len < sizeof r || r.len > len)
+		return 0;
+	*valid = r.set == set && r.ino == ino && r.keylen <= r.len - sizeof r &&
+		 r.linkslen <= r.len - sizeof r - r.keylen && r.verdict >= -1;
+	if (*valid && check)
+		*valid = r.check == vrec_sum(p, &r);
+	return r.len;
+}
+
+size_t mc_suppcache_verdicts_count(const char *p, size_t len, uint64_t set, uint64_t ino)
+{
+	size_t n = 0, at = 0, l;
+	bool valid;
+	while ((l = vrec_at(p + at, len - at, set, ino, true, &valid)) != 0) {
+		n += valid;
+		at += l;
+	}
+	return n;
+}
+
+static void index_build(void)
+{
+	vc.indexed = true;
+	if (!vc.file || vc.len > UINT32_MAX / 2)
+		return;
+	/* at most this many: the walk below checks no sums (a record's is
+	 * checked when its key is found, vrec_verdict) */
+	size_t n = vc.len / sizeof(struct sp_vrec);
+	if (!n)
+		return;
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	if (!(vc.tab = mc_map(cap * sizeof *vc.tab)))
+		return;
+	vc.cap = cap;
+	vc.mapped = cap * sizeof *vc.tab;
+	size_t at = 0, l;
+	bool valid;
+	while ((l = vrec_at(vc.p + at, vc.len - at, vc.set, vc.ino, false, &valid)) != 0) {
+		if (valid) {
+			struct sp_vrec r;
+			__builtin_memcpy(&r, vc.p + at, sizeof r);
+			size_t i = (size_t)(r.hash * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
+			while (vc.tab[i])
+				i = (i + 1) & (cap - 1);
+			vc.tab[i] = (uint32_t)at + 1;
+		}
+		at += l;
+	}
+}
+
+/* The verdict of the record at r if its key is key[0, len), its sum
+ * holds and its link places still hold no file; -2: not. */
+static long vrec_verdict(const char *r, const char *key, size_t len, uint64_t h)
+{
+	struct sp_vrec v;
+	bool valid;
+	__builtin_memcpy(&v, r, sizeof v);
+	if (v.hash != h || v.keylen != len || memcmp(r + sizeof v, key, len) != 0 ||
+	    v.verdict >= (long)vc.nset || !vrec_at(r, v.len, vc.set, vc.ino, true, &valid) ||
+	    !valid ||
+	    !mc_symbolize_verdict_links(r + sizeof v + len, v.linkslen))
+		return -2;
+	return v.verdict;
+}
+
+/* The key of a kind's stack pcs[0, n) into a (and the writer's link
+ * names into links); false: not to be cached. */
+static bool verdict_key(int kind, const uintptr_t *pcs, int n, struct mc_buf *a,
+			struct mc_buf *links)
+{
+	char *w = mc_buf_room(a, 1);
+	if (!w)
+		return false;
+	*w = (char)(kind & 3);
+	mc_buf_end(a, w + 1);
+	return mc_symbolize_verdict_key(pcs, n, a, links);
+}
+
+long mc_suppcache_verdict(int kind, const uintptr_t *pcs, int n)
+{
+	if (!vc.file || mc_opt.gen_suppressions)
+		return -2;
+	if (!vc.indexed)
+		index_build();
+	/* this process's own records only of the regions before this one:
+	 * a region's records are distinct stacks and kinds */
+	if (!vc.cap && !vc.flushed)
+		return -2;
+	static struct mc_buf a;   /* kept: mapped once */
+	a.len = 0;
+	long v = -2;
+	if (verdict_key(kind, pcs, n, &a, NULL) && !a.oom) {
+		uint64_t h = key_hash(a.s, a.len);
+		for (size_t i = vc.cap ? (size_t)(h * 0x9e3779b97f4a7c15ull >> 32) & (vc.cap - 1) : 0;
+		     vc.cap && vc.tab[i] && v == -2; i = (i + 1) & (vc.cap - 1))
+			v = vrec_verdict(vc.p + vc.tab[i] - 1, a.s, a.len, h);
+		for (size_t at = 0; at < vc.flushed && v == -2;) {
+			struct sp_vrec r;
+			__builtin_memcpy(&r, vc.mine.s + at, sizeof r);
+			v = vrec_verdict(vc.mine.s + at, a.s, a.len, h);
+			at += r.len;
+		}
+	}
+	return v;
+}
+
+bool mc_suppcache_verdict_key(int kind, const uintptr_t *pcs, int n, struct mc_buf *key,
+			      struct mc_buf *links)
+{
+	return vc.file && !mc_opt.gen_suppressions && vc.mine.len < (256u << 10) &&
+	       verdict_key(kind, pcs, n, key, links);
+}
+
+void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *links, long verdict)
+{
+	if (key->oom || links->oom || key->len + links->len > (64u << 10))
+		return;
+	struct sp_vrec r = { .magic = SP_VMAGIC, .set = vc.set, .ino = vc.ino,
+			     .hash = key_hash(key->s, key->len), .keylen = (uint32_t)key->len,
+			     .linkslen = (uint32_t)links->len, .verdict = (int32_t)verdict };
+	size_t body = key->len + links->len;
+	r.len = (uint32_t)(sizeof r + up8(body));
+	char *w = mc_buf_room(&vc.mine, r.len);
+	if (!w)
+		return;
+	memcpy(w + sizeof r, key->s, key->len);
+	memcpy(w + sizeof r + key->len, links->s, links->len);
+	memset(w + sizeof r + body, 0, up8(body) - body);
+	r.check = vrec_sum(w, &r);
+	memcpy(w, &r, sizeof r);
+	mc_buf_end(&vc.mine, w + r.len);
+}
+
+void mc_suppcache_verdicts_flush(void)
+{
+	if (!vc.file || vc.flushed >= vc.mine.len)
+		return;
+	int saved = errno;
+	int dfd = mc_symcache_dir_open(false);
+	int fd = dfd >= 0 ? openat(dfd, vc.name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
+	struct stat st;
+	size_t n = vc.mine.len - vc.flushed;
+	/* the file this set was read from (or written as), not one renamed
+	 * over it since; whole records in one write(2), which O_APPEND
+	 * keeps from interleaving with another process's */
+	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) && st.st_ino == vc.ino &&
+	    st.st_dev == vc.dev && (uint64_t)st.st_size + n <= SP_VERDICTS_MAX) {
+		ssize_t w;
+		do
+			w = write(fd, vc.mine.s + vc.flushed, n);
+		while (w < 0 && errno == EINTR);
+	}
+	vc.flushed = vc.mine.len;   /* tried once */
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	errno = saved;
+}
+
 struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const char *key,
 				     size_t keylen, bool check)
 {
@@ -143,10 +409,13 @@ struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const c
 		return NULL;
 	size_t at = sizeof h + up8(keylen);
 	size_t img = (at + (size_t)h.notes_len + 15) & ~(size_t)15;
-	if (at > len || h.notes_len % 8 || img > len || len - img != h.image_len ||
-	    mc_suppcache_sum(p + sizeof h, len - sizeof h) != h.sum ||
+	/* the set, then verdict records to the file's end */
+	if (at > len || h.notes_len % 8 || img > len || len - img < h.image_len ||
+	    h.image_len % 8 ||
+	    mc_suppcache_sum(p + sizeof h, img + (size_t)h.image_len - sizeof h) != h.sum ||
 	    memcmp(p + sizeof h, key, keylen) != 0)
 		return NULL;
+	size_t set_end = img + (size_t)h.image_len;
 	size_t end = at + (size_t)h.notes_len;
 	for (uint32_t i = 0; i < h.nnotes; i++) {
 		struct sp_note n;
@@ -174,7 +443,11 @@ struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const c
 	}
 	if (at != end)
 		return NULL;
-	return mc_supp_image_take(p + img, (size_t)h.image_len, maplen ? p : NULL, maplen);
+	struct mc_supps *s = mc_supp_image_take(p + img, (size_t)h.image_len, maplen ? p : NULL,
+						maplen);
+	if (s)
+		verdicts_from(p + set_end, len - set_end, h.sum, s);
+	return s;
 }
 
 struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
@@ -198,6 +471,8 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 		}
 		if (p && got == (ssize_t)len)
 			s = mc_suppcache_decode(p, len, len, key, keylen, true);
+		if (s)
+			set_file(name, &st);
 		if (p && !s)
 			mc_unmap_io(p, len);
 	}
@@ -259,9 +534,16 @@ void mc_suppcache_put(const struct mc_supps *s)
 			done += (size_t)n;
 		}
 		bool ok = done == b.len;
+		struct stat st;
+		bool known = ok && fstat(fd, &st) == 0;
 		ok &= close(fd) == 0;
-		if (!ok || renameat(dfd, tmp, dfd, name) != 0)
+		if (!ok || renameat(dfd, tmp, dfd, name) != 0) {
 			unlinkat(dfd, tmp, 0);
+		} else if (known) {
+			/* this process's verdicts follow the set it wrote */
+			verdicts_from(NULL, 0, h.sum, s);
+			set_file(name, &st);
+		}
 	}
 	if (dfd >= 0)
 		close(dfd);

@@ -548,10 +548,25 @@ struct qkey {
 	struct mc_quick_key k;
 	bool ok;                  /* k is a key; else k's range alone is known */
 	int sys;                  /* -1: not asked yet (in_system_object) */
+	int keep;                 /* vobj_keep's answer, -1: not asked yet */
+	char link[256];           /* and its link name */
+	uint16_t absent_len;      /* a link name whose places hold no file */
+	char absent[256];         /* (mc_symbolize_verdict_links), 0: none */
 };
 #define QKEYS 8
 static struct qkey *qkeys;    /* [QKEYS], mc_map'd at first use */
 static size_t nqkeys;
+
+/* For suppcache.c's verdicts: whether the places of a .gnu_debuglink
+ * name are without a file, by (object's path, name), a session's last
+ * few (links_absent).  Cleared with the qkeys. */
+#define LINK_MEMO 8
+static struct { uint64_t h; bool absent; } link_memo[LINK_MEMO];
+static unsigned link_memo_n;
+/* The objects of the last stack mc_symbolize_verdict_key keyed, in the
+ * key's order (the links' order), for mc_symbolize_verdict_links. */
+static struct qkey *key_objs[QKEYS];
+static int key_nobj;
 
 /* elfmod.c's reading of the object at addr, NULL: libdw's. */
 static struct mc_elfmod *own_module(uintptr_t addr)
@@ -1220,6 +1235,8 @@ static void end_session(bool unmap_files)
 	memset(own_str, 0, sizeof own_str);
 	memset(own_keys, 0, sizeof own_keys);
 	nqkeys = 0;
+	link_memo_n = 0;
+	key_nobj = 0;
 	any_clear();
 	mc_elfmod_forget(unmap_files);
 	pc_cache_clear();
@@ -1713,6 +1730,8 @@ static struct qkey *qkey_of(uintptr_t addr)
 	struct qkey *e = &qkeys[nqkeys];
 	e->ok = mc_elfmod_quick_key(addr, &e->k);
 	e->sys = -1;
+	e->keep = -1;
+	e->absent_len = 0;
 	if (e->k.hi > e->k.lo)
 		nqkeys++;   /* its range known: not asked again */
 	return e->ok ? e : NULL;
@@ -2144,6 +2163,215 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 out:
 	pthread_mutex_unlock(&lock);
 	return may;
+}
+
+/* ---- suppcache.c's verdict records: a stack's key ---------------------- */
+
+/* What a writer learns of an object's file for a verdict: its own
+ * .debug_info, its symbol tables, its .gnu_debuglink name. */
+struct vsec {
+	bool info;
+	int symtabs;
+	const char *link;
+	size_t linkcap;
+};
+
+static void vsec_take(const struct mc_elf_sec *sec, void *arg)
+{
+	struct vsec *v = arg;
+	v->info |= sec->data && sec->type != SHT_NOBITS && strcmp(sec->name, ".debug_info") == 0;
+	v->symtabs += sec->type == SHT_SYMTAB;
+	if (strcmp(sec->name, ".gnu_debuglink") == 0 && sec->data && sec->type != SHT_NOBITS) {
+		v->link = sec->data;
+		v->linkcap = sec->size;
+	}
+}
+
+/* The places a .gnu_debuglink name is looked for beside path, each
+ * without a file (what the writer's elfmod.c reading found: a file
+ * there and it declines the object, own_module NULL), asked once a
+ * session for each (object, name): a memo of the last few. */
+
+static bool links_absent(const char *path, const char *link)
+{
+	uint64_t h = mc_fnv1a(path, strlen(path)) ^ (mc_fnv1a(link, strlen(link)) * 31);
+	for (unsigned i = 0; i < link_memo_n && i < LINK_MEMO; i++)
+		if (link_memo[i].h == h)
+			return link_memo[i].absent;
+	bool absent = true;
+	char place[4096];
+	int saved = errno;
+	for (size_t i = 0; absent && mc_debuglink_place(path, link, i, place, sizeof place); i++)
+		absent = !place[0] || access(place, F_OK) != 0;
+	errno = saved;
+	link_memo[link_memo_n++ % LINK_MEMO] = (typeof(link_memo[0])){ h, absent };
+	return absent;
+}
+
+/* The writer's side for q's object at addr: may its verdicts be kept
+ * (its names its file's bytes, named by its build ID, and the states
+ * the quick key and the link places give)?  *link: the debuglink name
+ * the next process checks, "" where none is looked for. */
+static bool vobj_check(struct qkey *q, uintptr_t addr, char *link, size_t cap)
+{
+	link[0] = 0;
+	struct mc_elfmod *m = own_module(addr);
+	size_t idlen;
+	const unsigned char *id = m ? mc_elfmod_build_id(m, &idlen) : NULL;
+	if (!id || idlen != q->k.idlen || memcmp(id, q->k.key, idlen) != 0 ||
+	    mc_elfmod_bias(m) != q->k.bias || strcmp(mc_elfmod_path(m), q->k.path) != 0)
+		return false;
+	struct vsec v = { 0 };
+	if (!mc_elfmod_sections(m, vsec_take, &v))
+		return false;
+	int di = mc_elfmod_debuginfo(m);
+	/* A system object's DWARF is never read (its frames the symbol
+	 * table's, never deep); an object without DWARF has its table's
+	 * names alone; one with its own has them from its own file only
+	 * where own_key says so (no dwz file, no split DWARF).  Anything
+	 * else (a debug file's DWARF, dwz's alternate file): not kept. */
+	if (!qkey_sys(q, addr) && di != MC_DI_NONE && !(di == MC_DI_OWN && own_key(m)))
+		return false;
+	/* pick_table looks for the debug file unless the object has both
+	 * its own table and its own DWARF */
+	if (!(v.info && v.symtabs >= 1) && v.link && v.linkcap &&
+	    memchr(v.link, 0, v.linkcap) && *v.link && !strchr(v.link, '/')) {
+		size_t len = strlen(v.link);
+		if (len >= cap || !links_absent(q->k.path, v.link))
+			return false;
+		memcpy(link, v.link, len + 1);
+	}
+	return true;
+}
+
+/* vobj_check's answer, once an object a session (its link name kept) */
+static bool vobj_keep(struct qkey *q, uintptr_t addr, const char **link)
+{
+	if (q->keep < 0)
+		q->keep = vobj_check(q, addr, q->link, sizeof q->link);
+	*link = q->link;
+	return q->keep;
+}
+
+/* (the fixed-size copies inline: -fno-builtin made each a call, most of
+ * a warm exit's look-ups) */
+bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links)
+{
+	if (!mc_opt.symbolize || n < 0 || n > MC_MAX_DEPTH)
+		return false;
+	/* written in place: the frames, then at most QKEYS objects */
+	enum { MOST = 2 + MC_MAX_DEPTH * 9 + 1 + QKEYS * (1 + 64 + 2 + MC_ELFMOD_PATH),
+	       LINKS = QKEYS * (2 + MC_ELFMOD_PATH + 2 + sizeof qkeys->link) };
+	char *w = mc_buf_room(a, MOST);
+	char *lw = links ? mc_buf_room(links, LINKS) : NULL;
+	if (!w || (links && !lw))
+		return false;
+	bool ok = true;
+	struct qkey *objs[QKEYS];
+	uintptr_t at[QKEYS];
+	int nobj = 0;
+	pthread_mutex_lock(&lock);
+	uint16_t n16 = (uint16_t)n;
+	__builtin_memcpy(w, &n16, 2);
+	w += 2;
+	for (int i = 0; i < n; i++) {
+		uintptr_t addr = pcs[i] ? pcs[i] - 1 : 0;
+		struct qkey *q = NULL;
+		unsigned char o = 0xff;
+		uint64_t off = 0;
+		if (addr) {
+			/* the stack's objects so far first: a few, most
+			 * frames in one of them */
+			for (o = 0; o < nobj && !(addr >= objs[o]->k.lo && addr < objs[o]->k.hi); o++)
+				;
+			if (o < nobj) {
+				q = objs[o];
+			} else if (!(q = qkey_of(addr))) {
+				ok = false;
+				break;
+			} else {
+				for (o = 0; o < nobj && objs[o] != q; o++)
+					;
+				if (o == nobj) {
+					objs[nobj] = q;
+					at[nobj++] = addr;
+				}
+			}
+			off = addr - q->k.bias;
+		}
+		*w++ = (char)o;
+		__builtin_memcpy(w, &off, 8);
+		w += 8;
+	}
+	/* whether a system object's DWARF is read */
+	*w++ = (char)('0' + mc_opt.symbolize_system);
+	for (int o = 0; o < nobj && ok; o++) {
+		const struct mc_quick_key *k = &objs[o]->k;
+		uint16_t plen = (uint16_t)strnlen(k->path, sizeof k->path);
+		*w++ = (char)k->len;
+		memcpy(w, k->key, k->len);
+		w += k->len;
+		__builtin_memcpy(w, &plen, 2);
+		memcpy(w + 2, k->path, plen);
+		w += 2 + plen;
+		if (!links)
+			continue;
+		const char *link;
+		ok = vobj_keep(objs[o], at[o], &link);
+		uint16_t llen = (uint16_t)strlen(link);
+		__builtin_memcpy(lw, &plen, 2);
+		memcpy(lw + 2, k->path, plen);
+		lw += 2 + plen;
+		__builtin_memcpy(lw, &llen, 2);
+		memcpy(lw + 2, link, llen);
+		lw += 2 + llen;
+	}
+	memcpy(key_objs, objs, (size_t)nobj * sizeof *objs);
+	key_nobj = ok ? nobj : 0;
+	pthread_mutex_unlock(&lock);
+	mc_buf_end(a, w);
+	if (links)
+		mc_buf_end(links, lw);
+	return ok;
+}
+
+bool mc_symbolize_verdict_links(const char *b, size_t len)
+{
+	char link[256];
+	bool ok = true;
+	int o = 0;
+	pthread_mutex_lock(&lock);
+	/* one (path, name) an object of the stack last keyed, in order */
+	for (size_t at = 0; ok && at < len; o++) {
+		uint16_t plen, llen;
+		struct qkey *q = o < key_nobj ? key_objs[o] : NULL;
+		if (!q || len - at < 2 || (__builtin_memcpy(&plen, b + at, 2), plen >= sizeof q->k.path) ||
+		    len - at - 2 < (size_t)plen + 2 || strnlen(q->k.path, sizeof q->k.path) != plen ||
+		    memcmp(q->k.path, b + at + 2, plen) != 0) {
+			ok = false;
+			break;
+		}
+		at += 2 + (size_t)plen;
+		__builtin_memcpy(&llen, b + at, 2);
+		at += 2;
+		if (llen >= sizeof link || len - at < llen) {
+			ok = false;
+			break;
+		}
+		const char *l = b + at;
+		at += llen;
+		if (!llen || (q->absent_len == llen && memcmp(q->absent, l, llen) == 0))
+			continue;   /* none looked for, or found absent this session */
+		memcpy(link, l, llen);
+		link[llen] = 0;
+		ok = links_absent(q->k.path, link);
+		if (ok) {
+			memcpy(q->absent, l, llen);
+			q->absent_len = llen;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return ok && o == key_nobj;
 }
 
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -658,10 +659,25 @@ START_TEST(cache_cold_warm_same)
 }
 END_TEST
 
-/* memcheck-cache(5)'s checksum: over the file after its 40-byte header,
- * in 8-byte words, stored at offset 32. */
+/* memcheck-cache(5)'s checksum: over the set after the file's 40-byte
+ * header (to the image's end; verdict records follow it), in 8-byte
+ * words, stored at offset 32. */
+static size_t supp_cache_set_len(const unsigned char *s, size_t len)
+{
+	uint32_t keylen;
+	uint64_t notes, image;
+	ck_assert(len >= 40);
+	memcpy(&keylen, s + 8, 4);
+	memcpy(&notes, s + 16, 8);
+	memcpy(&image, s + 24, 8);
+	size_t img = (40 + ((keylen + 7) & ~7u) + notes + 15) & ~(size_t)15;
+	ck_assert(img + image <= len);
+	return img + image;
+}
+
 static void supp_cache_resum(unsigned char *s, size_t len)
 {
+	len = supp_cache_set_len(s, len);
 	uint64_t h = 0xcbf29ce484222325ull ^ (len - 40);
 	for (size_t i = 40; i + 8 <= len; i += 8) {
 		uint64_t w;
@@ -722,7 +738,10 @@ START_TEST(cache_read_and_damage)
 		free(again);
 		size_t len2;
 		char *now = h_read_file(f, &len2);
-		ck_assert_msg(now && len2 == len && memcmp(now, good, len) == 0,
+		/* the set as it was (the verdict records after it are
+		 * stamped with the new file's inode) */
+		size_t set = supp_cache_set_len(good, len);
+		ck_assert_msg(now && len2 >= set && memcmp(now, good, set) == 0,
 			      "harm %d: the cache not written again", harm);
 		free(now);
 	}
@@ -772,6 +791,256 @@ START_TEST(cache_edited_file)
 }
 END_TEST
 
+/* ---- verdicts kept after the set (suppcache.c, memcheck-cache(5)) ---- */
+
+static uint64_t cache_sum(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* cache_sum, then each byte after the last whole word */
+static uint64_t cache_sum_tail(const unsigned char *p, size_t n)
+{
+	uint64_t h = cache_sum(p, n);
+	for (size_t i = n & ~(size_t)7; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A record's checksum: over its 56-byte head (the checksum, at 48, as
+ * 0), then over its links (after its key). */
+static uint64_t verdict_sum(const unsigned char *r, uint32_t len)
+{
+	unsigned char head[56];
+	uint32_t keylen, linkslen;
+	memcpy(head, r, 56);
+	memset(head + 48, 0, 8);
+	memcpy(&keylen, r + 32, 4);
+	memcpy(&linkslen, r + 36, 4);
+	ck_assert(keylen <= len - 56 && linkslen <= len - 56 - keylen);
+	return cache_sum_tail(head, 56) ^ cache_sum_tail(r + 56 + keylen, linkslen) * 31;
+}
+
+/* The verdict records of the cache file f (s, len bytes), every one
+ * whole, its checksum holding, stamped with the set's sum, up to the
+ * file's end; how many.  *first_suppressing: the offset of the first
+ * whose verdict is an entry (0: none). */
+static size_t verdict_records(const unsigned char *s, size_t len, size_t *first_suppressing)
+{
+	size_t at = supp_cache_set_len(s, len), n = 0;
+	uint64_t set, ino = 0;
+	memcpy(&set, s + 32, 8);
+	if (first_suppressing)
+		*first_suppressing = 0;
+	while (at < len) {
+		uint32_t magic, rlen;
+		uint64_t rset, rino, check;
+		int32_t verdict;
+		ck_assert_msg(len - at >= 56, "a record cut short at %zu of %zu", at, len);
+		memcpy(&magic, s + at, 4);
+		memcpy(&rlen, s + at + 4, 4);
+		memcpy(&rset, s + at + 8, 8);
+		memcpy(&rino, s + at + 16, 8);
+		memcpy(&verdict, s + at + 40, 4);
+		memcpy(&check, s + at + 48, 8);
+		ck_assert_msg(magic == 0x5256434dU && rlen % 8 == 0 && rlen >= 56 &&
+			      rlen <= len - at, "a record damaged at %zu of %zu", at, len);
+		ck_assert_msg(check == verdict_sum(s + at, rlen), "record at %zu: checksum", at);
+		ck_assert_msg(rset == set, "record at %zu: another set's", at);
+		if (!ino)
+			ino = rino;
+		ck_assert_msg(rino == ino, "record at %zu: another file's", at);
+		if (first_suppressing && !*first_suppressing && verdict >= 0)
+			*first_suppressing = at;
+		n++;
+		at += rlen;
+	}
+	return n;
+}
+
+/* Verdicts: a cold run keeps them, a warm one reads them (one doctored,
+ * its checksum mended, shows) and keeps nothing new; the file copied to
+ * a new inode, its records (the doctored one too) are skipped; a torn
+ * record at the end harms nothing; an entry put before the one that
+ * matched changes the verdict. */
+START_TEST(cache_verdicts_kept_and_read)
+{
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *off = supp_outcome(H_GLIBC, "off", user);
+	char *cold = supp_outcome(H_GLIBC, dir, user);
+	const char *f = supp_cache_file(dir);
+	ck_assert_ptr_nonnull(f);
+	size_t len, len2, at;
+	unsigned char *s = (unsigned char *)h_read_file(f, &len);
+	ck_assert_ptr_nonnull(s);
+	size_t n = verdict_records(s, len, &at);
+	ck_assert_msg(n > 0 && at, "%zu verdicts kept after a cold run", n);
+	char *warm = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_str_eq(cold, off);
+	ck_assert_str_eq(warm, off);
+	char *t = h_read_file(f, &len2);
+	ck_assert_msg(len2 == len && memcmp(t, s, len) == 0, "a warm run wrote verdicts");
+	free(t);
+	/* an entry's verdict made "none": the record shows */
+	int32_t none = -1;
+	memcpy(s + at + 40, &none, 4);
+	uint32_t rlen;
+	memcpy(&rlen, s + at + 4, 4);
+	uint64_t check = verdict_sum(s + at, rlen);
+	memcpy(s + at + 48, &check, 8);
+	put_file(f, (char *)s, len);
+	char *doctored = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_msg(strcmp(doctored, off) != 0, "the doctored verdict unread:\n%s", doctored);
+	free(doctored);
+	/* the file copied to a new inode (as a rename over it would
+	 * leave it): its records another file's, skipped, the verdicts
+	 * reached again and kept after them; then a torn record at the
+	 * end, as a full disk leaves one */
+	const char *copy = h_env("%s.copy", f);
+	t = h_read_file(f, &len);
+	put_file(copy, t, len);
+	free(t);
+	ck_assert(rename(copy, f) == 0);
+	char *moved = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_str_eq(moved, off);
+	free(moved);
+	t = h_read_file(f, &len2);
+	ck_assert_msg(len2 > len, "no verdicts kept after the foreign ones");
+	FILE *tf = fopen(f, "a");
+	ck_assert_ptr_nonnull(tf);
+	ck_assert_uint_eq(fwrite(s + at, 1, 40, tf), 40);   /* a record's first 40 bytes */
+	fclose(tf);
+	char *torn = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_str_eq(torn, off);
+	free(torn);
+	free(t);
+	/* an entry before lost-from-main that matches its records */
+	char *u = h_read_file(user, NULL);
+	ck_assert_ptr_nonnull(u);
+	const char *first = "{\n   first-now\n   Memcheck:Leak\n   match-leak-kinds: definite\n"
+			    "   ...\n   fun:main\n}\n";
+	char *edited = malloc(strlen(first) + strlen(u) + 1);
+	strcpy(edited, first);
+	strcat(edited, u);
+	put_file(user, edited, strlen(edited));
+	char *off2 = supp_outcome(H_GLIBC, "off", user);
+	ck_assert_msg(strstr(off2, "first-now") && !strstr(off2, "lost-from-main"), "%s", off2);
+	for (int r = 0; r < 2; r++) {
+		char *now = supp_outcome(H_GLIBC, dir, user);
+		ck_assert_msg(strcmp(now, off2) == 0, "run %d after the edit:\n%s---\n%s", r, now,
+			      off2);
+		free(now);
+	}
+	free(off2);
+	free(edited);
+	free(u);
+	free(s);
+	free(warm);
+	free(cold);
+	free(off);
+}
+END_TEST
+
+/* plain_supp run without "lost" with user's file: the set kept in dir
+ * with the reachable records' verdicts alone; the cache file. */
+static const char *kept_reachable(const char *dir, const char *user)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_supp", .flags = H_PRELOAD,
+	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", dir), h_env("MEMCHECK_SUPPRESSIONS=%s", user)));
+	h_res_free(&x);
+	const char *f = supp_cache_file(dir);
+	ck_assert_ptr_nonnull(f);
+	return f;
+}
+
+/* Eight processes at once, each appending its verdicts to the same
+ * file: every record whole and valid, the file read as before. */
+START_TEST(cache_verdicts_concurrent)
+{
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *off = supp_outcome(H_GLIBC, "off", user);
+	/* the lost records' verdicts new to every one of the eight */
+	const char *f = kept_reachable(dir, user);
+	size_t len;
+	unsigned char *s = (unsigned char *)h_read_file(f, &len);
+	size_t before = verdict_records(s, len, NULL);
+	free(s);
+	int go[2];
+	ck_assert(pipe(go) == 0);
+	pid_t kids[8];
+	for (int k = 0; k < 8; k++) {
+		kids[k] = fork();
+		ck_assert(kids[k] >= 0);
+		if (kids[k] == 0) {
+			char c;
+			close(go[1]);
+			(void)!read(go[0], &c, 1);   /* all at once */
+			setenv("MEMCHECK_CACHE", dir, 1);
+			setenv("MEMCHECK_SUPPRESSIONS", user, 1);
+			setenv("MEMCHECK_TEXT", "none", 1);
+			setenv("MEMCHECK_REPORT", "/dev/null", 1);
+			setenv("MEMCHECK_EXITCODE", "0", 1);
+			setenv("LD_PRELOAD", h_lib(), 1);
+			execl(h_prog("plain_supp"), "plain_supp", "lost", (char *)NULL);
+			_exit(127);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
+	for (int k = 0; k < 8; k++) {
+		int st;
+		ck_assert(waitpid(kids[k], &st, 0) == kids[k]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d: status %d", k, st);
+	}
+	s = (unsigned char *)h_read_file(f, &len);
+	size_t after = verdict_records(s, len, NULL);
+	/* (those that started after another's append found its records) */
+	ck_assert_msg(after > before, "%zu verdicts before, %zu after eight runs", before, after);
+	free(s);
+	char *warm = supp_outcome(H_GLIBC, dir, user);
+	ck_assert_str_eq(warm, off);
+	free(warm);
+	free(off);
+}
+END_TEST
+
+/* A file past 256 KiB takes no more verdicts (every process reads it
+ * whole): one grown so by a foreign record (another set's, skipped) is
+ * left as it is, the outcome the same. */
+START_TEST(cache_verdicts_capped)
+{
+	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
+	char *off = supp_outcome(H_GLIBC, "off", user);
+	const char *f = kept_reachable(dir, user);
+	size_t big = 256 << 10, len, len2;
+	unsigned char *r = calloc(1, big);
+	ck_assert_ptr_nonnull(r);
+	uint32_t magic = 0x5256434dU, rlen = (uint32_t)big;
+	memcpy(r, &magic, 4);
+	memcpy(r + 4, &rlen, 4);
+	FILE *tf = fopen(f, "a");
+	ck_assert_ptr_nonnull(tf);
+	ck_assert_uint_eq(fwrite(r, 1, big, tf), big);
+	fclose(tf);
+	free(r);
+	free(h_read_file(f, &len));
+	char *now = supp_outcome(H_GLIBC, dir, user);   /* lost: new stacks */
+	ck_assert_str_eq(now, off);
+	free(h_read_file(f, &len2));
+	ck_assert_msg(len2 == len, "%zu bytes -> %zu: verdicts appended past the cap", len, len2);
+	free(now);
+	free(off);
+}
+END_TEST
+
 /* A bad file is never cached: its message every time. */
 START_TEST(cache_bad_file_said_each_time)
 {
@@ -802,6 +1071,9 @@ int main(void)
 	tcase_add_loop_test(tc, cache_cold_warm_same, 0, H_NALLOCATORS);
 	tcase_add_test(tc, cache_read_and_damage);
 	tcase_add_test(tc, cache_edited_file);
+	tcase_add_test(tc, cache_verdicts_kept_and_read);
+	tcase_add_test(tc, cache_verdicts_concurrent);
+	tcase_add_test(tc, cache_verdicts_capped);
 	tcase_add_test(tc, cache_bad_file_said_each_time);
 	return h_run_suite(NULL);
 }

@@ -461,22 +461,41 @@ static void answer_no(const char *path)
 	names_pass(path, true);
 }
 
-/* bin's report with a suppression of leaks allocated in leak_here_fn:
- * is its leak suppressed? */
-static bool suppressed(const char *bin, const char *supp, const char *cache)
+/* dir's suppression files (suppcache.c's supp-*) removed */
+static void drop_supp(const char *dir)
+{
+	const char *sub = subdir(dir);
+	DIR *d = opendir(sub);
+	ck_assert(d);
+	for (struct dirent *e; (e = readdir(d));)
+		if (strncmp(e->d_name, "supp-", 5) == 0)
+			ck_assert(unlink(h_env("%s/%s", sub, e->d_name)) == 0);
+	closedir(d);
+}
+
+/* prog's JSON report with the suppression file supp and cache */
+static char *report_with(const char *prog, const char *supp, const char *cache)
 {
 	struct h_res x;
 	const char *env[] = { h_env("MEMCHECK_CACHE=%s", cache), h_env("MEMCHECK_SUPPRESSIONS=%s", supp),
 			      "MEMCHECK_EXITCODE=0", NULL };
-	H_EXEC(&x, .prog = bin, .flags = H_PRELOAD, .env = env);
+	H_EXEC(&x, .prog = prog, .flags = H_PRELOAD, .env = env);
 	size_t len;
 	char *rep = h_read_file(x.report, &len);
 	ck_assert_msg(rep && len, "%s: no report", x.label);
+	h_res_free(&x);
+	return rep;
+}
+
+/* bin's report with a suppression of leaks allocated in leak_here_fn:
+ * is its leak suppressed? */
+static bool suppressed(const char *bin, const char *supp, const char *cache)
+{
+	char *rep = report_with(bin, supp, cache);
 	bool lost = strstr(rep, "\"definitely_lost\":{\"blocks\":1,\"bytes\":24}");
 	bool kept = strstr(rep, "\"name\":\"leak_here\"");
-	ck_assert_msg(lost != kept, "%s: lost %d, suppressed %d\n%s", x.label, lost, kept, rep);
+	ck_assert_msg(lost != kept, "%s: lost %d, suppressed %d\n%s", bin, lost, kept, rep);
 	free(rep);
-	h_res_free(&x);
 	return kept;
 }
 
@@ -512,6 +531,9 @@ START_TEST(name_answers_kept)
 	ck_assert(suppressed(bin, supp, own));
 	ck_assert(suppressed(bin, supp, own));
 	each_file(own, answer_no);
+	/* the verdicts kept beside the parsed set (suppcache.c) would
+	 * answer first: gone with it, the answers are asked again */
+	drop_supp(own);
 	ck_assert_msg(!suppressed(bin, supp, own), "the doctored answers unread");
 }
 END_TEST
@@ -571,6 +593,58 @@ START_TEST(debug_file_appears)
 }
 END_TEST
 
+/* prog's report with supp and cache: is a record suppressed by the
+ * entry named name? */
+static bool suppressed_by(const char *prog, const char *supp, const char *cache, const char *name)
+{
+	char *rep = report_with(prog, supp, cache);
+	bool kept = strstr(rep, h_env("\"name\":\"%s\"", name));
+	free(rep);
+	return kept;
+}
+
+/* Suppression verdicts kept across processes (suppcache.c) follow what
+ * names the frames: a stripped program's leak, matched by the name only
+ * its .gnu_debuglink file holds, is not suppressed while that file is
+ * in none of the places looked in (cold and warm: the verdict kept),
+ * and is once it appears beside the program; a program rebuilt at the
+ * same path (another build ID) is matched afresh. */
+START_TEST(verdicts_follow_names)
+{
+	const char *dir = h_tmppath("stripped"), *cache = h_tmppath("cache");
+	const char *hold = h_tmppath("held");
+	const char *prog = h_env("%s/leak", dir), *held = h_env("%s/leak.debug", hold);
+	mkdir(dir, 0700);
+	mkdir(hold, 0700);
+	mkdir(h_env("%s/.debug", dir), 0700);
+	const char *supp = h_env("%s/leak.supp", dir);
+	FILE *f = fopen(supp, "w");
+	ck_assert(f);
+	fprintf(f, "{\n   by-leak\n   Memcheck:Leak\n   ...\n   fun:leak\n   ...\n}\n"
+		   "{\n   by-leak-here\n   Memcheck:Leak\n   ...\n   fun:leak_here_fn\n   ...\n}\n");
+	fclose(f);
+	run_tool("/bin/cp", H_LIST(h_prog("plain_leak_direct"), prog));
+	run_tool("/usr/bin/objcopy", H_LIST("--only-keep-debug", prog, held));
+	run_tool("/usr/bin/strip", H_LIST(prog));
+	run_tool("/usr/bin/objcopy", H_LIST(h_env("--add-gnu-debuglink=%s", held), prog));
+	for (int r = 0; r < 2; r++)
+		ck_assert_msg(!suppressed_by(prog, supp, cache, "by-leak"),
+			      "run %d: suppressed without the debug file", r);
+	ck_assert(rename(held, h_env("%s/.debug/leak.debug", dir)) == 0);
+	ck_assert_msg(suppressed_by(prog, supp, "off", "by-leak"), "not suppressed, no cache");
+	for (int r = 0; r < 2; r++)
+		ck_assert_msg(suppressed_by(prog, supp, cache, "by-leak"),
+			      "run %d after the debug file came: the old verdict", r);
+	const char *bin = build_fn(dir, "again", "somewhere_else");
+	for (int r = 0; r < 2; r++)
+		ck_assert_msg(!suppressed_by(bin, supp, cache, "by-leak-here"), "run %d", r);
+	ck_assert_str_eq(build_fn(dir, "again", "leak_here_fn"), bin);
+	for (int r = 0; r < 2; r++)
+		ck_assert_msg(suppressed_by(bin, supp, cache, "by-leak-here"),
+			      "rebuilt, run %d: the old build's verdict", r);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("symcache", 300);
@@ -579,5 +653,6 @@ int main(void)
 	tcase_add_test(tc, rebuilt_module);
 	tcase_add_test(tc, debug_file_appears);
 	tcase_add_test(tc, name_answers_kept);
+	tcase_add_test(tc, verdicts_follow_names);
 	return h_run_suite(NULL);
 }
