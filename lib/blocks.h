@@ -283,6 +283,20 @@ static inline uint32_t epoch_of(uint32_t epoch)
 	return epoch == MC_EPOCH_NOW ? now : epoch;
 }
 
+/* The new block into its empty home slot b of shard s (entered as m):
+ * the entry, the shard's room, the site's figures, and the shard left.
+ * The common insert of mc_blocks_insert_hot and mc_blocks_insert_owned. */
+static inline __attribute__((always_inline)) void home_store(struct shard *s, struct entry *b,
+							     uint64_t w0, uint64_t w1,
+							     uint64_t size, uint32_t stack, int m)
+{
+	b->w0 = w0;
+	b->w1 = w1;
+	s->room--;
+	mc_site_change(stack, (int64_t)size, 1, m != ALONE);
+	owner_leave(s);
+}
+
 /* The common case inline and without a call (so without registers to
  * save on every malloc): the group's owner with an empty side table, a
  * block an entry holds, a shard with room, an empty home slot.  A taken
@@ -303,11 +317,7 @@ mc_blocks_insert_hot(uintptr_t ptr, uint64_t size, uint32_t stack,
 		struct entry *b = at(s->e, i);
 		if (unlikely(b->w0))
 			return mc_blocks_place_leave(s, i, w0, w1, old, m);
-		b->w0 = w0;
-		b->w1 = w1;
-		s->room--;
-		mc_site_change(stack, (int64_t)size, 1, m != ALONE);
-		owner_leave(s);
+		home_store(s, b, w0, w1, size, stack, m);
 		return MC_NEW;
 	}
 	return mc_blocks_insert_any(ptr, size, stack, epoch, old);
@@ -366,11 +376,7 @@ mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t ep
 		*at_place = (struct mc_owned_place){ s, i, m, w0, w1 };
 		return MC_OWNED_PLACE;
 	}
-	b->w0 = w0;
-	b->w1 = w1;
-	s->room--;
-	mc_site_change(stack, (int64_t)size, 1, m != ALONE);
-	owner_leave(s);
+	home_store(s, b, w0, w1, size, stack, m);
 	return MC_OWNED_TAKEN;
 }
 
