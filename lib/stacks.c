@@ -1055,6 +1055,23 @@ static __attribute__((noinline)) uint32_t capture_later(uintptr_t *frames, int s
 	}
 }
 
+/* A stack whose walk ended in CFI steps, stored: as the run the
+ * thread's cache follows where gen (the walk's generation, 0: none;
+ * absent: the index had no stack of key wkey) and then the stack before
+ * it in me.prev, else as an exact stack.  The common end of
+ * capture_more's and capture_leaf's walks. */
+static inline __attribute__((always_inline)) uint32_t
+capture_store_end(uint64_t ck, uint64_t hk, const uintptr_t *frames, int m, uint32_t gen,
+		  bool absent, uint64_t wkey)
+{
+	uint32_t id = gen ? mc_depot_intern_walked(hk, frames, m, absent, wkey, WALKED_RUN, me.prev)
+			  : mc_depot_intern(hk, frames, m);
+	capture_cache_put(ck, id, gen ? gen : GEN_EXACT);
+	if (gen)
+		me.prev = id;
+	return id;
+}
+
 /* A stack the thread's cache does not have as GEN_FP, or whose run no
  * longer holds: the exact walk, a segment at a time.  A segment is
  * walk_fp's from a frame whose function keeps its frame pointer, stored
@@ -1190,15 +1207,10 @@ first_end:;
 	uint32_t gen;
 	if (!capture_steps_on(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen,
 			      stopped ? run_at_stop : -1, &rv)) {
-		bool run = stopped && gen; /* last_run is that run */
 		uint64_t wkey = h ^ last_run.key;
-		uint32_t id = run ? mc_depot_intern_walked(hk, frames, m, wkey && absent == wkey,
-							   wkey, WALKED_RUN, me.prev)
-				  : mc_depot_intern(hk, frames, m);
-		capture_cache_put(ck, id, run ? gen : GEN_EXACT);
-		if (run)
-			me.prev = id;
-		return id;
+		/* a run only where stopped (last_run is that run) */
+		return capture_store_end(ck, hk, frames, m, stopped ? gen : 0,
+					 wkey && absent == wkey, wkey);
 	}
 	if (!c || c->gen != GEN_EXACT)
 		capture_cache_put(ck, 0, GEN_EXACT);
@@ -1575,14 +1587,7 @@ static __attribute__((noinline)) uint32_t capture_leaf(uintptr_t *fp, int max, u
 		 * all of /bin/date's), as capture_more takes them from here */
 		uint32_t gen;
 		if (!capture_cfi_steps(&ret, &sp, &bp, top, max, frames, &m, &hk, key, val, &gen)) {
-			uint64_t wkey = h ^ last_run.key;
-			uint32_t id = gen ? mc_depot_intern_walked(hk, frames, m, false, wkey,
-								   WALKED_RUN, me.prev)
-					  : mc_depot_intern(hk, frames, m);
-			capture_cache_put(h, id, gen ? gen : GEN_EXACT);
-			if (gen)
-				me.prev = id;
-			return id;
+			return capture_store_end(h, hk, frames, m, gen, false, h ^ last_run.key);
 		}
 	}
 	frames[m] = ret;
