@@ -252,6 +252,17 @@ bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path
 	return true;
 }
 
+bool mc_debuglink_found(const char *file, const char *link)
+{
+	char path[4096];
+	int saved = errno;
+	bool found = false;
+	for (size_t i = 0; !found && mc_debuglink_place(file, link, i, path, sizeof path); i++)
+		found = path[0] && access(path, F_OK) == 0;
+	errno = saved;
+	return found;
+}
+
 /* Is there a file where memcheck's find_debuginfo (symbolize.c) looks
  * for main's .gnu_debuglink name once the build ID found none?  Debian's
  * stripped programs name one that is not installed: then libdw has no
@@ -262,11 +273,7 @@ static bool debuglink_found(const struct mc_elfmod *m)
 	const char *link = s ? sec_data(&m->main, s) : NULL;
 	if (!link || !s->sh_size || !memchr(link, 0, s->sh_size) || !*link || strchr(link, '/'))
 		return false;   /* none the callback looks for */
-	char path[4096];
-	for (size_t i = 0; mc_debuglink_place(m->path, link, i, path, sizeof path); i++)
-		if (path[0] && access(path, F_OK) == 0)
-			return true;
-	return false;
+	return mc_debuglink_found(m->path, link);
 }
 
 /* The symbol table's pages, and its string table's where it lies beside

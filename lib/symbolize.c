@@ -2198,12 +2198,7 @@ static bool links_absent(const char *path, const char *link)
 	for (unsigned i = 0; i < link_memo_n && i < LINK_MEMO; i++)
 		if (link_memo[i].h == h)
 			return link_memo[i].absent;
-	bool absent = true;
-	char place[4096];
-	int saved = errno;
-	for (size_t i = 0; absent && mc_debuglink_place(path, link, i, place, sizeof place); i++)
-		absent = !place[0] || access(place, F_OK) != 0;
-	errno = saved;
+	bool absent = !mc_debuglink_found(path, link);
 	link_memo[link_memo_n++ % LINK_MEMO] = (typeof(link_memo[0])){ h, absent };
 	return absent;
 }

@@ -151,6 +151,8 @@ bool mc_elfmod_sections(const struct mc_elfmod *m, void (*fn)(const struct mc_el
  * into path (empty: skipped, too long or file itself); false past the
  * last. */
 bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path, size_t cap);
+/* Whether one of those places holds a file (access(2), errno kept). */
+bool mc_debuglink_found(const char *file, const char *link);
 /* The key of a loaded object's quick names in symcache.c's files: its
  * build ID from the loaded image's PT_NOTE (no file read) and the state
  * of its build-ID debug file's path (absent, or which file), the one
