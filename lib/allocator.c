@@ -453,7 +453,10 @@ static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * missed and retained overstated: unknown instead.  A thread that
 	 * ended with blocks still live left its pages abandoned, outside any
 	 * heap until another thread reclaims them; those are missed too. */
-	if (heap_get_default && heap_visit && stat_field(20) == 1 /* threads */) {
+	uint64_t threads = stat_field(20);
+	/* (a thread just joined may not have left the count yet) */
+	bool alone = threads == 1 || (threads > 1 && mc_threads_alone());
+	if (heap_get_default && heap_visit && alone) {
 		uint64_t used = 0;
 		if (heap_visit(heap_get_default(), false, mi_count_area, &used))
 			out->allocated = used;

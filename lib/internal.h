@@ -1844,6 +1844,18 @@ uint64_t mc_rss_current_at(int fd);
 uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss);
 /* Reset the high-water mark to the current RSS; false if not permitted. */
 bool mc_rss_reset_peak(void);
+/* fn for each of the process's threads (/proc/self/task), the caller
+ * included, until it returns false; false then or when they cannot be
+ * listed.  No malloc. */
+bool mc_tasks_each(bool (*fn)(pid_t tid, void *arg), void *arg);
+/* /proc/self/task/TID/NAME into buf (NUL-terminated); its length or -1. */
+ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size);
+/* Is the caller the only thread that still runs code of its own?  The
+ * others /proc/self/task lists must all be in the kernel's exit:
+ * pthread_join returns as the kernel clears the thread's id, before it
+ * leaves the count /proc/self/stat and status give.  false when the
+ * threads cannot be listed or read. */
+bool mc_threads_alone(void);
 
 /* ---- symbolize.c ----------------------------------------------------- */
 

@@ -5,9 +5,11 @@
  * opens and closes its file because the program may close every fd (or
  * dup2 over ours), and it leaves errno as it found it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -212,4 +214,82 @@ bool mc_rss_reset_peak(void)
 	}
 	errno = saved;
 	return ok;
+}
+
+/* ---- the process's threads ------------------------------------------ */
+
+bool mc_tasks_each(bool (*fn)(pid_t tid, void *arg), void *arg)
+{
+	int fd = mc_sys_open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	/* getdents64 rather than opendir, which would call malloc */
+	size_t bufsize = 16 << 10;
+	char *buf = mc_map_io(bufsize);
+	bool ok = buf != NULL;
+	while (ok) {
+		long n = syscall(SYS_getdents64, fd, buf, bufsize);
+		if (n <= 0) {
+			ok = n == 0;
+			break;
+		}
+		for (long off = 0; ok && off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			const char *p = d->d_name;
+			uint64_t tid = parse_u64(&p);
+			if (tid && !*p) /* not "." or ".." */
+				ok = fn((pid_t)tid, arg);
+		}
+	}
+	if (buf)
+		mc_unmap_io(buf, bufsize);
+	mc_sys_close(fd);
+	return ok;
+}
+
+ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size)
+{
+	char path[64] = "/proc/self/task/", digits[16];
+	char *p = path + strlen(path);
+	int nd = 0;
+	do
+		digits[nd++] = (char)('0' + tid % 10);
+	while (tid /= 10);
+	while (nd)
+		*p++ = digits[--nd];
+	*p++ = '/';
+	size_t len = strlen(name);
+	if (len >= sizeof path - (size_t)(p - path))
+		return -1;
+	memcpy(p, name, len + 1);
+	return read_file(path, buf, size);
+}
+
+/* PF_EXITING in a task's flags (field 9 of its stat): do_exit has
+ * begun, the thread runs no more code of its own. */
+#define MC_PF_EXITING 0x4u
+
+static bool exiting(pid_t tid, void *self)
+{
+	if (tid == *(pid_t *)self)
+		return true;
+	char buf[1024];
+	if (mc_task_read(tid, "stat", buf, sizeof buf) < 0)
+		return true; /* gone since it was listed */
+	/* Fields from the last ')': the name may hold anything. */
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && *p && field < 9; p++)
+		if (*p == ' ')
+			field++;
+	return p && *p >= '0' && *p <= '9' && (parse_u64(&p) & MC_PF_EXITING);
+}
+
+bool mc_threads_alone(void)
+{
+	int saved = errno;
+	pid_t self = mc_tid();
+	bool alone = mc_tasks_each(exiting, &self);
+	errno = saved;
+	return alone;
 }

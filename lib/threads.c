@@ -35,7 +35,6 @@
  *  - The record area is mapped once and never unmapped: a late handler
  *    may still be writing to it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -116,70 +115,35 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	errno = saved;
 }
 
+struct listing {
+	struct mc_threads *t;
+	pid_t self;
+};
+
+static bool list_one(pid_t tid, void *arg)
+{
+	struct listing *l = arg;
+	struct mc_threads *t = l->t;
+	if (tid == l->self)
+		return true;
+	if (!mc_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v, 64))
+		return false;
+	t->v[t->n++] = (struct mc_other_thread){ .tid = tid };
+	return true;
+}
+
 /* The other threads' ids, from /proc/self/task, into t->v. */
 static bool list_threads(struct mc_threads *t, pid_t self)
 {
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	size_t bufsize = 16 << 10;
-	char *buf = mc_map_io(bufsize);
-	bool ok = buf != NULL;
-	for (;;) {
-		long n = ok ? syscall(SYS_getdents64, fd, buf, bufsize) : 0;
-		if (n <= 0) {
-			ok = ok && n == 0;
-			break;
-		}
-		for (long off = 0; off < n;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			off += d->d_reclen;
-			pid_t tid = (pid_t)atol(d->d_name);
-			if (tid <= 0 || tid == self)
-				continue;
-			if (!mc_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v, 64)) {
-				ok = false;
-				break;
-			}
-			t->v[t->n++] = (struct mc_other_thread){ .tid = tid };
-		}
-	}
-	if (buf)
-		mc_unmap_io(buf, bufsize);
-	close(fd);
-	return ok;
-}
-
-/* Read /proc/self/task/TID/NAME into buf (NUL-terminated); length or -1. */
-static ssize_t read_task_file(pid_t tid, const char *name, char *buf, size_t size)
-{
-	char path[64] = "/proc/self/task/";
-	char *p = path + strlen(path);
-	char digits[16];
-	int nd = 0;
-	do
-		digits[nd++] = (char)('0' + tid % 10);
-	while (tid /= 10);
-	while (nd)
-		*p++ = digits[--nd];
-	*p++ = '/';
-	strcpy(p, name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
+	struct listing l = { t, self };
+	return mc_tasks_each(list_one, &l);
 }
 
 /* Does the thread block sig (SigBlk in its status)? */
 static bool blocks_signal(pid_t tid, int sig)
 {
 	char buf[2048];
-	if (read_task_file(tid, "status", buf, sizeof buf) < 0)
+	if (mc_task_read(tid, "status", buf, sizeof buf) < 0)
 		return false;
 	const char *s = strstr(buf, "SigBlk:");
 	if (!s)
@@ -193,7 +157,7 @@ static bool blocks_signal(pid_t tid, int sig)
 static uintptr_t blocked_sp(pid_t tid)
 {
 	char buf[256];
-	if (read_task_file(tid, "syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
+	if (mc_task_read(tid, "syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
 		return 0;
 	char *f[10];
 	int n = 0;
