@@ -275,8 +275,10 @@ static bool exiting(pid_t tid, void *self)
 	if (tid == *(pid_t *)self)
 		return true;
 	char buf[1024];
-	if (mc_task_read(tid, "stat", buf, sizeof buf) < 0)
-		return true; /* gone since it was listed */
+	/* Gone since it was listed: the open fails, or (reaped between the
+	 * open and the read) the read gives an error or nothing. */
+	if (mc_task_read(tid, "stat", buf, sizeof buf) <= 0)
+		return true;
 	/* Fields from the last ')': the name may hold anything. */
 	const char *p = strrchr(buf, ')');
 	for (int field = 2; p && *p && field < 9; p++)

@@ -5,6 +5,7 @@
  * joined does not count as running.
  */
 #include <check.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -250,6 +251,28 @@ static void *waits(void *arg)
 	return NULL;
 }
 
+/* Each thread's stat line, for the message of a failure. */
+static void tasks_seen(char *out, size_t size)
+{
+	size_t len = 0;
+	out[0] = 0;
+	DIR *d = opendir("/proc/self/task");
+	for (struct dirent *e; d && (e = readdir(d)) && len < size;) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], line[512];
+		snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f || !fgets(line, sizeof line, f))
+			snprintf(line, sizeof line, "%s: unreadable\n", e->d_name);
+		if (f)
+			fclose(f);
+		len += (size_t)snprintf(out + len, size - len, "[%s]", line);
+	}
+	if (d)
+		closedir(d);
+}
+
 START_TEST(joined_threads_do_not_run)
 {
 	ck_assert(mc_threads_alone());
@@ -257,7 +280,11 @@ START_TEST(joined_threads_do_not_run)
 		pthread_t t;
 		ck_assert_int_eq(pthread_create(&t, NULL, returns, NULL), 0);
 		ck_assert_int_eq(pthread_join(t, NULL), 0);
-		ck_assert_msg(mc_threads_alone(), "join %d: a thread joined counts as running", i);
+		if (!mc_threads_alone()) {
+			char seen[2048];
+			tasks_seen(seen, sizeof seen);
+			ck_abort_msg("join %d: a thread joined counts as running; %s", i, seen);
+		}
 	}
 	pthread_mutex_t hold = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&hold);
