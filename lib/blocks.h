@@ -228,6 +228,37 @@ static inline uint32_t next(uint32_t i, uint32_t end)
 	return i == end ? 0 : i;
 }
 
+/* How far back byte offset a lies from b, round the end. */
+static inline uint32_t back(uint32_t b, uint32_t a, uint32_t end)
+{
+	return b >= a ? b - a : b + end - a;
+}
+
+/* Delete the entry at byte offset i, shifting later entries of its
+ * cluster back so every entry stays reachable from its home slot.
+ * Inline: blocks.c's deletes, and account.c's mc_track_free for the
+ * common free whose cluster must shift back (mc_blocks_remove_owned's
+ * SHIFT), where a call cost the common path spills around it. */
+static inline __attribute__((always_inline)) void delete_at(struct shard *s, uint32_t i)
+{
+	uint32_t end = s->end;
+	struct entry *e = s->e;
+	for (uint32_t j = i;;) {
+		j = next(j, end);
+		struct entry *b = at(e, j);
+		if (!b->w0)
+			break;
+		/* b may move to i only if its home is not in (i, j] (around
+		 * the end): if it is at least as far back from j as i is. */
+		uint32_t home = slot_of(hash(e_ptr(b)), end);
+		if (back(j, home, end) < back(j, i, end))
+			continue;
+		*at(e, i) = *b;
+		i = j;
+	}
+	at(e, i)->w0 = 0;
+}
+
 /* Enter shard s, of a group this thread owns (`mine`), as its owner:
  * the group's mode, ALONE or CROWD, when no other thread has come (then
  * the caller must owner_leave(s)), else MULTI.  The owner's path is inline; the
