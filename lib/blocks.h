@@ -315,16 +315,20 @@ static inline uint32_t epoch_of(uint32_t epoch)
 }
 
 /* The new block into its empty home slot b of shard s (entered as m):
- * the entry, the shard's room, the site's figures, and the shard left.
+ * the entry, the shard's room, the site's figures (when sites: the
+ * sites are counted, known so by the caller, or mc_sites_on), and the
+ * shard left.
  * The common insert of mc_blocks_insert_hot and mc_blocks_insert_owned. */
 static inline __attribute__((always_inline)) void home_store(struct shard *s, struct entry *b,
 							     uint64_t w0, uint64_t w1,
-							     uint64_t size, uint32_t stack, int m)
+							     uint64_t size, uint32_t stack, int m,
+							     bool sites)
 {
 	b->w0 = w0;
 	b->w1 = w1;
 	s->room--;
-	mc_site_change(stack, (int64_t)size, 1, m != ALONE);
+	if (sites)
+		mc_site_change_on(stack, (int64_t)size, 1, m != ALONE);
 	owner_leave(s);
 }
 
@@ -348,7 +352,7 @@ mc_blocks_insert_hot(uintptr_t ptr, uint64_t size, uint32_t stack,
 		struct entry *b = at(s->e, i);
 		if (unlikely(b->w0))
 			return mc_blocks_place_leave(s, i, w0, w1, old, m);
-		home_store(s, b, w0, w1, size, stack, m);
+		home_store(s, b, w0, w1, size, stack, m, mc_sites_on);
 		return MC_NEW;
 	}
 	return mc_blocks_insert_any(ptr, size, stack, epoch, old);
@@ -383,10 +387,13 @@ struct mc_owned_place {
  * probes on and leaves: not looked up again, as the way through
  * mc_blocks_insert did); MISS, having changed nothing, where anything
  * else must happen (the caller then calls mc_blocks_insert).  As
- * mc_blocks_remove_owned, for account.c's mc_track_malloc. */
+ * mc_blocks_remove_owned, for account.c's mc_track_malloc.  sites: the
+ * site's figures change (with mc_site_change_on: the caller knows the
+ * sites are counted, or passes mc_sites_on); false only where they are
+ * not (account.c's copies of the common paths for that). */
 static inline __attribute__((always_inline)) enum mc_owned
 mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t epoch,
-		       struct mc_owned_place *at_place)
+		       struct mc_owned_place *at_place, bool sites)
 {
 	/* fits_hot first: a NULL ptr (the allocator failed) leaves here
 	 * before own_shard looks its unit up */
@@ -407,7 +414,7 @@ mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t ep
 		*at_place = (struct mc_owned_place){ s, i, m, w0, w1 };
 		return MC_OWNED_PLACE;
 	}
-	home_store(s, b, w0, w1, size, stack, m);
+	home_store(s, b, w0, w1, size, stack, m, sites);
 	return MC_OWNED_TAKEN;
 }
 
@@ -476,9 +483,11 @@ mc_blocks_remove_hot(uintptr_t ptr, struct mc_block *out)
  * changed nothing, where anything else must happen (the caller then
  * calls mc_blocks_remove, which finds the same table).  So the caller's
  * hot path can end in a tail call and keep nothing in callee-saved
- * registers (account.c's mc_track_free). */
+ * registers (account.c's mc_track_free).  sites as for
+ * mc_blocks_insert_owned. */
 static inline __attribute__((always_inline)) enum mc_owned
-mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out, struct shard **at_s, uint32_t *at_i)
+mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out, struct shard **at_s, uint32_t *at_i,
+		       bool sites)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = own_shard(ptr, h);
@@ -497,7 +506,8 @@ mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out, struct shard **at_s,
 		return MC_OWNED_MISS;
 	}
 	unpack_ptr(b, ptr, out);
-	mc_site_change(out->stack, -(int64_t)out->size, -1, m != ALONE);
+	if (sites)
+		mc_site_change_on(out->stack, -(int64_t)out->size, -1, m != ALONE);
 	s->room++;
 	if (unlikely(at(e, next(i, end))->w0)) {
 		*at_s = s;
