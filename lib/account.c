@@ -1451,48 +1451,11 @@ static __attribute__((noinline)) void track_free_drain(void *p)
 	mc_real.free(p);
 }
 
-/* The block leaves the table before the allocator sees it: another
- * thread handed the same address then cannot race the bookkeeping.  A
- * block of memcheck's own heap (ownheap.c: one the program frees that
- * memcheck's work made) is never in the table: it is looked for there
- * only when the table has not got p, not on every free (two range
- * tests, 9 instructions of each malloc_bench step, in interpose.c's
- * free before).
- *
- * The common case (the thread's own slot, the block in its home slot,
- * no page of the ring to ready, no sample due, room for the change)
- * makes no call but its last, the allocator's free, a tail call with
- * the guard down, as the count-only path's (interpose.c): every other
- * case leaves by a tail call to a function that finishes it.  So
- * nothing is kept in callee-saved registers for a call's return: their
- * saves and restores, and the spills around the calls the cold paths
- * made, were ~30 instructions of each free (callgrind, malloc_bench).
- * A hit whose cluster must shift back (SHIFT) has it shifted inline
- * (delete_at), then goes on as the common case: a tail call to a
- * function of its own that shifted and counted the free there
- * (track_free_shift, as track_free_removed) cost ~91 instructions a
- * shift besides delete_at's ~60, and a call of mc_blocks_shift_leave
- * before the common count cost the common path two instructions of
- * spills.  callgrind, tree_bench 500000 with MEMCHECK_STACK_DEPTH=0
- * (~12% of its frees shift): 347.8 M -> 343.8 M instructions, 8 a
- * block fewer; the common free one longer (105 -> 106). */
-static inline __attribute__((always_inline)) void track_free(void *p, bool sites)
+/* The common free's count, from the block taken out of the table on:
+ * track_free's, and track_free_shift's after the shift. */
+static inline __attribute__((always_inline)) void free_counted(struct mc_slot *s, void *p,
+								struct mc_block b)
 {
-	guard_raise();
-	struct mc_slot *s = mc_self.own_slot; /* not the shared slot */
-	struct mc_block b;
-	struct shard *sh;
-	uint32_t at_i;
-	enum mc_owned r = MC_OWNED_MISS;
-	if (unlikely(s == NULL) ||
-	    unlikely((r = mc_blocks_remove_owned((uintptr_t)p, &b, &sh, &at_i, sites)) == MC_OWNED_MISS)) {
-		track_free_rest(p);
-		return;
-	}
-	if (unlikely(r == MC_OWNED_SHIFT)) {
-		delete_at(sh, at_i); /* as mc_blocks_shift_leave, inline */
-		owner_leave(sh);
-	}
 	/* the ring's next record, where remember_free left it ready */
 	struct freed *f = s->ring_next;
 	if (unlikely((uintptr_t)f == s->ring_stop) || unlikely(s->sample_left < (int64_t)b.size)) {
@@ -1523,6 +1486,66 @@ static inline __attribute__((always_inline)) void track_free(void *p, bool sites
 		return;
 	}
 	mc_real.free(p);
+}
+
+/* The common free whose cluster must shift back (SHIFT), by a tail
+ * call from track_free (MC_CALL_FRAME is then the program's call):
+ * shifted, then counted as the common free, so that the common path
+ * keeps no registers for delete_at's loop. */
+static __attribute__((noinline)) MC_SCALAR void track_free_shift(struct mc_slot *s, void *p,
+								 uint64_t size, uint32_t stack,
+								 struct shard *sh, uint32_t i)
+{
+	delete_at(sh, i);
+	owner_leave(sh);
+	struct mc_block b = { .ptr = (uintptr_t)p, .size = size, .stack = stack };
+	free_counted(s, p, b);
+}
+
+/* The block leaves the table before the allocator sees it: another
+ * thread handed the same address then cannot race the bookkeeping.  A
+ * block of memcheck's own heap (ownheap.c: one the program frees that
+ * memcheck's work made) is never in the table: it is looked for there
+ * only when the table has not got p, not on every free (two range
+ * tests, 9 instructions of each malloc_bench step, in interpose.c's
+ * free before).
+ *
+ * The common case (the thread's own slot, the block in its home slot,
+ * no page of the ring to ready, no sample due, room for the change)
+ * makes no call but its last, the allocator's free, a tail call with
+ * the guard down, as the count-only path's (interpose.c): every other
+ * case leaves by a tail call to a function that finishes it.  So
+ * nothing is kept in callee-saved registers for a call's return: their
+ * saves and restores, and the spills around the calls the cold paths
+ * made, were ~30 instructions of each free (callgrind, malloc_bench).
+ * A hit whose cluster must shift back (SHIFT) goes by a tail call to
+ * track_free_shift, which shifts it (delete_at, inline) and counts the
+ * free with the common path's own code (free_counted), where it
+ * counted it as record_removed does (~91 instructions a shift besides
+ * delete_at's ~60).  Shifted inline here, the loop's registers were
+ * saved on every free; a call of mc_blocks_shift_leave cost the common
+ * path spills.  callgrind, tree_bench 500000 with
+ * MEMCHECK_STACK_DEPTH=0 (~12% of its frees shift): 347.8 M -> 343.8 M
+ * instructions inline, 338.2 M -> 336.5 M (with the copies without
+ * sites below) by the tail call; malloc_bench's step 557 -> 551. */
+static inline __attribute__((always_inline)) void track_free(void *p, bool sites)
+{
+	guard_raise();
+	struct mc_slot *s = mc_self.own_slot; /* not the shared slot */
+	struct mc_block b;
+	struct shard *sh;
+	uint32_t at_i;
+	enum mc_owned r = MC_OWNED_MISS;
+	if (unlikely(s == NULL) ||
+	    unlikely((r = mc_blocks_remove_owned((uintptr_t)p, &b, &sh, &at_i, sites)) == MC_OWNED_MISS)) {
+		track_free_rest(p);
+		return;
+	}
+	if (unlikely(r == MC_OWNED_SHIFT)) {
+		track_free_shift(s, p, b.size, b.stack, sh, at_i);
+		return;
+	}
+	free_counted(s, p, b);
 }
 
 /* The common paths are built twice: for a process whose sites are not
