@@ -236,9 +236,9 @@ static inline uint32_t back(uint32_t b, uint32_t a, uint32_t end)
 
 /* Delete the entry at byte offset i, shifting later entries of its
  * cluster back so every entry stays reachable from its home slot.
- * Inline: blocks.c's deletes, and account.c's mc_track_free for the
+ * Inline: blocks.c's deletes, and account.c's track_free_shift, the
  * common free whose cluster must shift back (mc_blocks_remove_owned's
- * SHIFT), where a call cost the common path spills around it. */
+ * SHIFT), which no longer calls mc_blocks_shift_leave for it. */
 static inline __attribute__((always_inline)) void delete_at(struct shard *s, uint32_t i)
 {
 	uint32_t end = s->end;
