@@ -1115,7 +1115,7 @@ static __attribute__((noinline)) void *track_malloc_place(struct shard *sh, uint
  * a tail call: every other case leaves by a tail call to a function
  * that finishes it, as mc_track_free. */
 static inline __attribute__((always_inline)) void *track_new(void *fp, size_t a, size_t c,
-							     bool zeroed)
+							     bool zeroed, bool sites)
 {
 	size_t n = zeroed ? a * c : a;
 	guard_raise();
@@ -1129,7 +1129,7 @@ static inline __attribute__((always_inline)) void *track_new(void *fp, size_t a,
 	struct mc_owned_place at;
 	enum mc_owned r = MC_OWNED_MISS;
 	if (unlikely(s == NULL) || unlikely(s->sample_left < (int64_t)n) ||
-	    unlikely((r = mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch, &at)) !=
+	    unlikely((r = mc_blocks_insert_owned((uintptr_t)p, n, stack, epoch, &at, sites)) !=
 		     MC_OWNED_TAKEN)) {
 		if (r == MC_OWNED_PLACE)
 			return track_malloc_place(at.s, at.i, at.m, at.w0, at.w1, zeroed);
@@ -1150,7 +1150,7 @@ static inline __attribute__((always_inline)) void *track_new(void *fp, size_t a,
 				 * short process's) has a new peak at every
 				 * block, which went out of the common path */
 				g_peak = g_flushed;
-				if (mc_sites_on)
+				if (sites && mc_sites_on)
 					mc_snap_bump();
 			}
 			atomic_signal_fence(memory_order_seq_cst);
@@ -1169,13 +1169,23 @@ static inline __attribute__((always_inline)) void *track_new(void *fp, size_t a,
 
 void *mc_track_malloc(size_t n)
 {
-	return track_new(mc_call_frame(__builtin_frame_address(0)), n, 0, false);
+	return track_new(mc_call_frame(__builtin_frame_address(0)), n, 0, false, false);
+}
+
+void *mc_track_malloc_sites(size_t n)
+{
+	return track_new(mc_call_frame(__builtin_frame_address(0)), n, 0, false, true);
 }
 
 /* calloc as malloc (calloc_slow and mc_account_alloc before). */
 void *mc_track_calloc(size_t nmemb, size_t size)
 {
-	return track_new(mc_call_frame(__builtin_frame_address(0)), nmemb, size, true);
+	return track_new(mc_call_frame(__builtin_frame_address(0)), nmemb, size, true, false);
+}
+
+void *mc_track_calloc_sites(size_t nmemb, size_t size)
+{
+	return track_new(mc_call_frame(__builtin_frame_address(0)), nmemb, size, true, true);
 }
 
 void mc_account_failed(void)
@@ -1425,22 +1435,6 @@ static __attribute__((noinline)) MC_SCALAR void track_free_removed(struct mc_slo
 	mc_real.free(p);
 }
 
-/* The common path's hit whose home slot's cluster must shift back
- * (mc_blocks_remove_owned's SHIFT): as track_free_removed, the shard
- * left first.  Out of the table already, so not looked up again (the
- * way through track_free_rest and mc_account_free did). */
-static __attribute__((noinline)) MC_SCALAR void track_free_shift(struct mc_slot *s, void *p,
-								 uint64_t size, uint32_t stack,
-								 struct shard *sh, uint32_t i)
-{
-	mc_blocks_shift_leave(sh, i);
-	struct mc_block b = { .ptr = (uintptr_t)p, .size = size, .stack = stack };
-	record_removed(s, &b, MC_CALL_FRAME());
-	*(volatile uintptr_t *)&b.ptr = 0;
-	guard_lower();
-	mc_real.free(p);
-}
-
 /* The common free's live change that its room could not take. */
 static __attribute__((noinline)) void track_free_live_slow(struct mc_slot *s, void *p, int64_t d,
 							   int64_t old)
@@ -1457,39 +1451,11 @@ static __attribute__((noinline)) void track_free_drain(void *p)
 	mc_real.free(p);
 }
 
-/* The block leaves the table before the allocator sees it: another
- * thread handed the same address then cannot race the bookkeeping.  A
- * block of memcheck's own heap (ownheap.c: one the program frees that
- * memcheck's work made) is never in the table: it is looked for there
- * only when the table has not got p, not on every free (two range
- * tests, 9 instructions of each malloc_bench step, in interpose.c's
- * free before).
- *
- * The common case (the thread's own slot, the block in its home slot,
- * no page of the ring to ready, no sample due, room for the change)
- * makes no call but its last, the allocator's free, a tail call with
- * the guard down, as the count-only path's (interpose.c): every other
- * case leaves by a tail call to a function that finishes it.  So
- * nothing is kept in callee-saved registers for a call's return: their
- * saves and restores, and the spills around the calls the cold paths
- * made, were ~30 instructions of each free (callgrind, malloc_bench). */
-MC_SCALAR void mc_track_free(void *p)
+/* The common free's count, from the block taken out of the table on:
+ * track_free's, and track_free_shift's after the shift. */
+static inline __attribute__((always_inline)) void free_counted(struct mc_slot *s, void *p,
+								struct mc_block b)
 {
-	guard_raise();
-	struct mc_slot *s = mc_self.own_slot; /* not the shared slot */
-	struct mc_block b;
-	struct shard *sh;
-	uint32_t at_i;
-	enum mc_owned r = MC_OWNED_MISS;
-	if (unlikely(s == NULL) ||
-	    unlikely((r = mc_blocks_remove_owned((uintptr_t)p, &b, &sh, &at_i)) == MC_OWNED_MISS)) {
-		track_free_rest(p);
-		return;
-	}
-	if (unlikely(r == MC_OWNED_SHIFT)) {
-		track_free_shift(s, p, b.size, b.stack, sh, at_i);
-		return;
-	}
 	/* the ring's next record, where remember_free left it ready */
 	struct freed *f = s->ring_next;
 	if (unlikely((uintptr_t)f == s->ring_stop) || unlikely(s->sample_left < (int64_t)b.size)) {
@@ -1520,6 +1486,88 @@ MC_SCALAR void mc_track_free(void *p)
 		return;
 	}
 	mc_real.free(p);
+}
+
+/* The common free whose cluster must shift back (SHIFT), by a tail
+ * call from track_free (MC_CALL_FRAME is then the program's call):
+ * shifted, then counted as the common free, so that the common path
+ * keeps no registers for delete_at's loop. */
+static __attribute__((noinline)) MC_SCALAR void track_free_shift(struct mc_slot *s, void *p,
+								 uint64_t size, uint32_t stack,
+								 struct shard *sh, uint32_t i)
+{
+	delete_at(sh, i);
+	owner_leave(sh);
+	struct mc_block b = { .ptr = (uintptr_t)p, .size = size, .stack = stack };
+	free_counted(s, p, b);
+}
+
+/* The block leaves the table before the allocator sees it: another
+ * thread handed the same address then cannot race the bookkeeping.  A
+ * block of memcheck's own heap (ownheap.c: one the program frees that
+ * memcheck's work made) is never in the table: it is looked for there
+ * only when the table has not got p, not on every free (two range
+ * tests, 9 instructions of each malloc_bench step, in interpose.c's
+ * free before).
+ *
+ * The common case (the thread's own slot, the block in its home slot,
+ * no page of the ring to ready, no sample due, room for the change)
+ * makes no call but its last, the allocator's free, a tail call with
+ * the guard down, as the count-only path's (interpose.c): every other
+ * case leaves by a tail call to a function that finishes it.  So
+ * nothing is kept in callee-saved registers for a call's return: their
+ * saves and restores, and the spills around the calls the cold paths
+ * made, were ~30 instructions of each free (callgrind, malloc_bench).
+ * A hit whose cluster must shift back (SHIFT) goes by a tail call to
+ * track_free_shift, which shifts it (delete_at, inline) and counts the
+ * free with the common path's own code (free_counted), where it
+ * counted it as record_removed does (~91 instructions a shift besides
+ * delete_at's ~60).  Shifted inline here, the loop's registers were
+ * saved on every free; a call of mc_blocks_shift_leave cost the common
+ * path spills.  callgrind, tree_bench 500000 with
+ * MEMCHECK_STACK_DEPTH=0 (~12% of its frees shift): 347.8 M -> 343.8 M
+ * instructions inline, 338.2 M -> 336.5 M (with the copies without
+ * sites below) by the tail call; malloc_bench's step 557 -> 551. */
+static inline __attribute__((always_inline)) void track_free(void *p, bool sites)
+{
+	guard_raise();
+	struct mc_slot *s = mc_self.own_slot; /* not the shared slot */
+	struct mc_block b;
+	struct shard *sh;
+	uint32_t at_i;
+	enum mc_owned r = MC_OWNED_MISS;
+	if (unlikely(s == NULL) ||
+	    unlikely((r = mc_blocks_remove_owned((uintptr_t)p, &b, &sh, &at_i, sites)) == MC_OWNED_MISS)) {
+		track_free_rest(p);
+		return;
+	}
+	if (unlikely(r == MC_OWNED_SHIFT)) {
+		track_free_shift(s, p, b.size, b.stack, sh, at_i);
+		return;
+	}
+	free_counted(s, p, b);
+}
+
+/* The common paths are built twice: for a process whose sites are not
+ * counted (mc_sites_on 0: the default text report), where the site
+ * changes are left out altogether, and for one whose are (a JSON
+ * report, a budget), where they are made without testing mc_sites_on
+ * again.  interpose.c's wrappers pick one by mc_track_ready's sign
+ * (MC_TRACK_PLAIN, MC_TRACK_SITES), in the test they made anyway.  The
+ * premise: mc_sites_on is fixed (mc_snapshot_init) before life.c sets
+ * mc_track_ready, and never changes after; the copy without sites
+ * runs only where they are not counted.  The site code that never ran
+ * cost the text report's paths its registers: callgrind, tree_bench
+ * 500000 with MEMCHECK_STACK_DEPTH=0, 342.8 M -> 338.2 M instructions
+ * (9 a block), with a JSON report 361.6 M -> 361.3 M. */
+MC_SCALAR void mc_track_free(void *p)
+{
+	track_free(p, false);
+}
+
+MC_SCALAR void mc_track_free_sites(void *p)
+{
+	track_free(p, true);
 }
 
 int mc_account_realloc_begin(void *old, struct mc_block *prev, void *fp)
@@ -1571,7 +1619,7 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 		struct mc_owned_place at;
 		enum mc_owned r = MC_OWNED_MISS;
 		if (likely(s == mc_self.own_slot) &&
-		    likely((r = mc_blocks_insert_owned((uintptr_t)p, size, stack, epoch, &at)) ==
+		    likely((r = mc_blocks_insert_owned((uintptr_t)p, size, stack, epoch, &at, mc_sites_on)) ==
 			   MC_OWNED_TAKEN))
 			tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
 		else if (r == MC_OWNED_PLACE)

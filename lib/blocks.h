@@ -228,6 +228,37 @@ static inline uint32_t next(uint32_t i, uint32_t end)
 	return i == end ? 0 : i;
 }
 
+/* How far back byte offset a lies from b, round the end. */
+static inline uint32_t back(uint32_t b, uint32_t a, uint32_t end)
+{
+	return b >= a ? b - a : b + end - a;
+}
+
+/* Delete the entry at byte offset i, shifting later entries of its
+ * cluster back so every entry stays reachable from its home slot.
+ * Inline: blocks.c's deletes, and account.c's track_free_shift, the
+ * common free whose cluster must shift back (mc_blocks_remove_owned's
+ * SHIFT), which no longer calls mc_blocks_shift_leave for it. */
+static inline __attribute__((always_inline)) void delete_at(struct shard *s, uint32_t i)
+{
+	uint32_t end = s->end;
+	struct entry *e = s->e;
+	for (uint32_t j = i;;) {
+		j = next(j, end);
+		struct entry *b = at(e, j);
+		if (!b->w0)
+			break;
+		/* b may move to i only if its home is not in (i, j] (around
+		 * the end): if it is at least as far back from j as i is. */
+		uint32_t home = slot_of(hash(e_ptr(b)), end);
+		if (back(j, home, end) < back(j, i, end))
+			continue;
+		*at(e, i) = *b;
+		i = j;
+	}
+	at(e, i)->w0 = 0;
+}
+
 /* Enter shard s, of a group this thread owns (`mine`), as its owner:
  * the group's mode, ALONE or CROWD, when no other thread has come (then
  * the caller must owner_leave(s)), else MULTI.  The owner's path is inline; the
@@ -284,16 +315,20 @@ static inline uint32_t epoch_of(uint32_t epoch)
 }
 
 /* The new block into its empty home slot b of shard s (entered as m):
- * the entry, the shard's room, the site's figures, and the shard left.
+ * the entry, the shard's room, the site's figures (when sites: the
+ * sites are counted, known so by the caller, or mc_sites_on), and the
+ * shard left.
  * The common insert of mc_blocks_insert_hot and mc_blocks_insert_owned. */
 static inline __attribute__((always_inline)) void home_store(struct shard *s, struct entry *b,
 							     uint64_t w0, uint64_t w1,
-							     uint64_t size, uint32_t stack, int m)
+							     uint64_t size, uint32_t stack, int m,
+							     bool sites)
 {
 	b->w0 = w0;
 	b->w1 = w1;
 	s->room--;
-	mc_site_change(stack, (int64_t)size, 1, m != ALONE);
+	if (sites)
+		mc_site_change_on(stack, (int64_t)size, 1, m != ALONE);
 	owner_leave(s);
 }
 
@@ -317,7 +352,7 @@ mc_blocks_insert_hot(uintptr_t ptr, uint64_t size, uint32_t stack,
 		struct entry *b = at(s->e, i);
 		if (unlikely(b->w0))
 			return mc_blocks_place_leave(s, i, w0, w1, old, m);
-		home_store(s, b, w0, w1, size, stack, m);
+		home_store(s, b, w0, w1, size, stack, m, mc_sites_on);
 		return MC_NEW;
 	}
 	return mc_blocks_insert_any(ptr, size, stack, epoch, old);
@@ -352,10 +387,13 @@ struct mc_owned_place {
  * probes on and leaves: not looked up again, as the way through
  * mc_blocks_insert did); MISS, having changed nothing, where anything
  * else must happen (the caller then calls mc_blocks_insert).  As
- * mc_blocks_remove_owned, for account.c's mc_track_malloc. */
+ * mc_blocks_remove_owned, for account.c's mc_track_malloc.  sites: the
+ * site's figures change (with mc_site_change_on: the caller knows the
+ * sites are counted, or passes mc_sites_on); false only where they are
+ * not (account.c's copies of the common paths for that). */
 static inline __attribute__((always_inline)) enum mc_owned
 mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t epoch,
-		       struct mc_owned_place *at_place)
+		       struct mc_owned_place *at_place, bool sites)
 {
 	/* fits_hot first: a NULL ptr (the allocator failed) leaves here
 	 * before own_shard looks its unit up */
@@ -376,7 +414,7 @@ mc_blocks_insert_owned(uintptr_t ptr, uint64_t size, uint32_t stack, uint32_t ep
 		*at_place = (struct mc_owned_place){ s, i, m, w0, w1 };
 		return MC_OWNED_PLACE;
 	}
-	home_store(s, b, w0, w1, size, stack, m);
+	home_store(s, b, w0, w1, size, stack, m, sites);
 	return MC_OWNED_TAKEN;
 }
 
@@ -445,9 +483,11 @@ mc_blocks_remove_hot(uintptr_t ptr, struct mc_block *out)
  * changed nothing, where anything else must happen (the caller then
  * calls mc_blocks_remove, which finds the same table).  So the caller's
  * hot path can end in a tail call and keep nothing in callee-saved
- * registers (account.c's mc_track_free). */
+ * registers (account.c's mc_track_free).  sites as for
+ * mc_blocks_insert_owned. */
 static inline __attribute__((always_inline)) enum mc_owned
-mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out, struct shard **at_s, uint32_t *at_i)
+mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out, struct shard **at_s, uint32_t *at_i,
+		       bool sites)
 {
 	uint64_t h = hash(ptr);
 	struct shard *s = own_shard(ptr, h);
@@ -466,7 +506,8 @@ mc_blocks_remove_owned(uintptr_t ptr, struct mc_block *out, struct shard **at_s,
 		return MC_OWNED_MISS;
 	}
 	unpack_ptr(b, ptr, out);
-	mc_site_change(out->stack, -(int64_t)out->size, -1, m != ALONE);
+	if (sites)
+		mc_site_change_on(out->stack, -(int64_t)out->size, -1, m != ALONE);
 	s->room++;
 	if (unlikely(at(e, next(i, end))->w0)) {
 		*at_s = s;

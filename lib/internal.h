@@ -679,6 +679,11 @@ extern _Atomic int mc_state;
  * mode without a thread's counters yet goes the slow way, whose guard
  * functions then open the count-only path (mc_self.fast). */
 extern _Atomic int mc_track_ready;
+/* mc_track_ready's values but 0: tracking, the sites (snapshot.c's
+ * mc_sites_on, fixed before) counted or not: the wrappers call the hot
+ * paths built for the one or the other (account.c) */
+#define MC_TRACK_PLAIN 1
+#define MC_TRACK_SITES (-1) /* by its sign: the wrappers' one test tells 0, 1, -1 */
 /* A program left out at start-up that only forwards (life.c): set once,
  * before mc_state leaves RESOLVING, never cleared.  The wrappers then
  * jump straight to the allocator, tested after the measured paths'
@@ -980,10 +985,18 @@ void mc_sites_thread(int slot);
  * adds need no lock prefix: two locked adds a call were a third of the
  * table's time with four threads (perf annotate, remove_any).  The save
  * is never atomic, and may mix a concurrent change into the snapshot. */
+static inline void mc_site_change_on(uint32_t stack, int64_t bytes, int32_t blocks, bool shared);
+
 static inline void mc_site_change(uint32_t stack, int64_t bytes, int32_t blocks, bool shared)
 {
-	if (!mc_sites_on)
-		return;
+	if (mc_sites_on)
+		mc_site_change_on(stack, bytes, blocks, shared);
+}
+
+/* mc_site_change where mc_sites_on is known (account.c's hot paths built
+ * for it, which run only then: mc_track_ready is MC_TRACK_SITES). */
+static inline void mc_site_change_on(uint32_t stack, int64_t bytes, int32_t blocks, bool shared)
+{
 	struct mc_site *s = mc_my_sites;
 	if (likely(s == NULL) || !stack || stack >= MC_SHARD_IDS)
 		s = mc_site_of(stack);
@@ -1393,6 +1406,10 @@ struct mc_totals {
 void *mc_track_malloc(size_t n);
 void *mc_track_calloc(size_t nmemb, size_t size);
 void mc_track_free(void *p);
+/* The same where the sites are counted (mc_track_ready MC_TRACK_SITES) */
+void *mc_track_malloc_sites(size_t n);
+void *mc_track_calloc_sites(size_t nmemb, size_t size);
+void mc_track_free_sites(void *p);
 void *mc_track_realloc(void *old, size_t n);
 
 /* A call signals.c deferred, recorded with the guard held. */

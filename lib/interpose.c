@@ -162,6 +162,11 @@ static inline bool tracking(void)
 	return atomic_load_explicit(&mc_track_ready, memory_order_acquire) != 0;
 }
 
+static inline int track_mode(void)
+{
+	return atomic_load_explicit(&mc_track_ready, memory_order_acquire);
+}
+
 /* A program left out at start-up (life.c, mc_pass): every call of the
  * program's goes straight to the allocator, as a forwarding-only
  * interposer's would.  Tested where the measured paths' own tests have
@@ -289,8 +294,11 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 	}
 	if (fault_off()) {
 		if (likely(!mc_in_hook)) {
-			if (likely(tracking()))
+			int ready = track_mode();
+			if (likely(ready > 0)) /* MC_TRACK_PLAIN */
 				return mc_track_malloc(n);
+			if (ready < 0) /* MC_TRACK_SITES */
+				return mc_track_malloc_sites(n);
 			if (passing())
 				return mc_real.malloc(n);
 		}
@@ -346,8 +354,11 @@ MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 	 * more (uncounted_slow asks mc_resolve, which has nothing to do). */
 	if (fault_off()) {
 		if (likely(!mc_in_hook)) {
-			if (likely(tracking()))
+			int ready = track_mode();
+			if (likely(ready > 0)) /* MC_TRACK_PLAIN */
 				return mc_track_calloc(nmemb, size);
+			if (ready < 0) /* MC_TRACK_SITES */
+				return mc_track_calloc_sites(nmemb, size);
 			if (passing())
 				return mc_real.calloc(nmemb, size);
 		}
@@ -388,12 +399,29 @@ MC_API MC_FRAMELESS void free(void *p)
 			mc_real.free(p);
 			return;
 		}
-	} else if (likely(p != NULL) && likely(!mc_in_hook) && likely(tracking())) {
-		mc_track_free(p); /* and a block of memcheck's own heap */
+	} else if (unlikely(p == NULL)) {
+		/* free(NULL) (a parser makes many: tree_bench two for every
+		 * three blocks): passed on only where the program is left
+		 * out, as below; free_slow did nothing else with it, after a
+		 * call */
+		if (passing())
+			mc_real.free(p);
 		return;
-	} else if (passing() && likely(!is_own(p))) {
-		mc_real.free(p);
-		return;
+	} else {
+		int ready = likely(!mc_in_hook) ? track_mode() : 0;
+		/* and a block of memcheck's own heap */
+		if (likely(ready > 0)) { /* MC_TRACK_PLAIN */
+			mc_track_free(p);
+			return;
+		}
+		if (ready < 0) { /* MC_TRACK_SITES */
+			mc_track_free_sites(p);
+			return;
+		}
+		if (passing() && likely(!is_own(p))) {
+			mc_real.free(p);
+			return;
+		}
 	}
 	free_slow(p);
 }

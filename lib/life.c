@@ -130,7 +130,8 @@ static void start_all(bool from_ctor)
 	if (mc_is_active) {
 		atomic_store_explicit(&mc_state, MC_READY, memory_order_release);
 		if (mc_opt.track)
-			atomic_store_explicit(&mc_track_ready, 1, memory_order_release);
+			atomic_store_explicit(&mc_track_ready, mc_sites_on ? MC_TRACK_SITES : MC_TRACK_PLAIN,
+					      memory_order_release);
 	}
 }
 

@@ -160,7 +160,8 @@ START_TEST(owned_remove_shift)
 	int placed = 0;
 	for (int i = 0; i < FEW; i++) {
 		struct mc_owned_place at;
-		enum mc_owned r = mc_blocks_insert_owned(few_ptr(i), (uint64_t)i + 1, 2, 1, &at);
+		enum mc_owned r = mc_blocks_insert_owned(few_ptr(i), (uint64_t)i + 1, 2, 1, &at,
+							  mc_sites_on);
 		if (r == MC_OWNED_PLACE) {
 			placed++;
 			ck_assert_int_eq(mc_blocks_place_leave(at.s, at.i, at.w0, at.w1, &old, at.m),
@@ -180,7 +181,7 @@ START_TEST(owned_remove_shift)
 		int i = (k * 7 + 3) % FEW; /* 7 is prime to FEW: each once */
 		struct shard *sh = NULL;
 		uint32_t at_i = 0;
-		enum mc_owned r = mc_blocks_remove_owned(few_ptr(i), &b, &sh, &at_i);
+		enum mc_owned r = mc_blocks_remove_owned(few_ptr(i), &b, &sh, &at_i, mc_sites_on);
 		seen_as[r]++;
 		if (r == MC_OWNED_MISS)
 			ck_assert_int_eq(mc_blocks_remove(few_ptr(i), &b), MC_REMOVED);
