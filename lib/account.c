@@ -282,14 +282,18 @@ static void slot_pages_ready(int i)
 	uintptr_t lo = (uintptr_t)&slots[i], hi = lo + sizeof *slots;
 	if (i)
 		lo = ((uintptr_t)&slots[i - 1] | 4095) + 1;
-	else if (first_ring && !slots[0].ring) {
+	else if (first_ring)
 		lo -= 4096; /* the ring's first page, just below */
-		slots[0].ring = first_ring;
-	}
 	if (hi > lo) {
 		mc_populate((void *)lo, hi - lo);
 		mc_own_grow((int64_t)((((hi - 1) | 4095) + 1) - lo));
 	}
+	/* Written after the populate: slot 0's page read first (it was
+	 * tested for a ring) was two page faults in every tracking
+	 * process, the zero page's and its copy's.  Slot 0 is made ready
+	 * once (slots_hi never goes back to 0), with no ring yet. */
+	if (i == 0 && first_ring)
+		slots[0].ring = first_ring;
 }
 
 static struct mc_slot *slot_acquire(void)

@@ -12,9 +12,11 @@
  *            from the start) and the extents other files report as
  *            touched (mc_own_grow: the stack depot, the free rings);
  *   lazy     mappings whose pages are touched in no order (the block
- *            table's first arrays, the stack index, libmemcheck's own
- *            writable and code pages): mincore(2) says how much of them
- *            is resident, each time M is measured;
+ *            table's first arrays, the stack index, the exit's tail):
+ *            pagemap's present bits (mincore(2) where it cannot be
+ *            read) say how much of them is resident, each time M is
+ *            measured, as they do of libmemcheck's own writable and
+ *            code pages;
  *   extra    what report-time work leaves resident that no mapping of
  *            memcheck's accounts for (libdw loaded with dlopen, debug
  *            information it maps): the RSS it added, measured around it.
@@ -103,50 +105,65 @@ static bool startup_begun;
 
 /* The resident bytes of ranges r[0..n), sorted by address: ranges that
  * meet (a mapping made right below the one before, as mmap places them;
- * an object's segments) are asked of mincore in one call.  A measured
- * /bin/date asked it 13 times in a counting run, 4 of them for
- * libmemcheck's four adjoining segments and 2 in each measure for the
- * block table's two first arrays, mapped one against the other. */
-static uint64_t resident_runs(const struct range *r, int n)
+ * an object's segments) are asked in one call.  A measured /bin/date
+ * asked mincore 13 times in a counting run, 4 of them for libmemcheck's
+ * four adjoining segments and 2 in each measure for the block table's
+ * two first arrays, mapped one against the other.  Through pagemap (fd,
+ * /proc/self/pagemap, when it is at hand) where it answers: a pread of
+ * pagemap's entries for the block table's 392 first pages took ~2 us
+ * here, mincore of the same range ~4.4 us (lazy ranges at a measured
+ * process's start-up window's end and at its last region's end).  The
+ * premise: every lazy range is memcheck's own private anonymous memory
+ * (mc_map_lazy, the exit's tail), of which mincore and pagemap's present
+ * bit say the same of every page (the zero page mapped by a read
+ * included) but one in the swap cache and unmapped, which mincore calls
+ * resident and the RSS does not count: pagemap answers as the RSS. */
+static uint64_t resident_runs(const struct range *r, int n, int fd)
 {
 	uint64_t bytes = 0;
 	for (int i = 0; i < n;) {
 		uintptr_t lo = r[i].lo, hi = mc_page_round(r[i].lo + r[i].len);
 		for (i++; i < n && r[i].lo == hi; i++)
 			hi = mc_page_round(r[i].lo + r[i].len);
-		bytes += mc_resident_bytes(lo, hi);
+		int64_t mapped = fd >= 0 ? mc_mapped_bytes(fd, lo, hi) : -1;
+		bytes += mapped >= 0 ? (uint64_t)mapped : mc_resident_bytes(lo, hi);
 	}
 	return bytes;
 }
 
-static void measure_object(void);
+static void measure_object(int fd);
 
 /* M now.  fp_lock held.  libmemcheck's own pages are measured each time
  * (measure_object): they grow as memcheck's code first runs, in its
  * windows (then not counted in extra) and in the program's time (the
  * malloc wrappers' first calls, a region's end: 100-170 KiB that were
- * counted as the program's when measured once at start). */
+ * counted as the program's when measured once at start).  pagemap, open
+ * for them, answers for the lazy ranges too (resident_runs). */
 static uint64_t measure(void)
 {
 	int saved = errno;
-	measure_object();
+	int fd = pagemap_fd;
+	if (fd < 0 && nobject) /* linked into the program: no segment, mincore */
+		fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+	measure_object(fd);
 	int64_t m = known + extra + (int64_t)object_bytes;
-	m += (int64_t)resident_runs(lazy, nlazy);
+	m += (int64_t)resident_runs(lazy, nlazy, fd);
+	if (fd >= 0 && fd != pagemap_fd)
+		mc_sys_close(fd);
 	errno = saved;
 	return m > 0 ? (uint64_t)m : 0;
 }
 
-/* libmemcheck's segments: the pages this process maps (pagemap), not
+/* libmemcheck's segments: the pages this process maps (pagemap, fd), not
  * mincore's, which counts every page of its code that is in the page
  * cache: the code memcheck's start-up then faulted in was counted twice,
  * here and in the window's extra (the program's figures 70-110 KiB low).
- * Adjoining segments in one pread; mincore where pagemap is unreadable. */
-static void measure_object(void)
+ * Adjoining segments in one pread; mincore where pagemap is unreadable
+ * (fd -1, or a pread that failed). */
+static void measure_object(int fd)
 {
 	if (nobject == 0)
 		return; /* linked into the program: its pages are the program's */
-	int saved = errno;
-	int fd = pagemap_fd >= 0 ? pagemap_fd : mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	int64_t bytes = 0;
 	for (int i = 0; fd >= 0 && i < nobject && bytes >= 0;) {
 		uintptr_t lo = object[i].lo, hi = mc_page_round(object[i].lo + object[i].len);
@@ -155,10 +172,7 @@ static void measure_object(void)
 		int64_t b = mc_mapped_bytes(fd, lo, hi);
 		bytes = b < 0 ? -1 : bytes + b;
 	}
-	if (fd >= 0 && fd != pagemap_fd)
-		mc_sys_close(fd);
-	object_bytes = fd >= 0 && bytes >= 0 ? (uint64_t)bytes : resident_runs(object, nobject);
-	errno = saved;
+	object_bytes = fd >= 0 && bytes >= 0 ? (uint64_t)bytes : resident_runs(object, nobject, -1);
 }
 
 /* Pending changes fold at this size: 256 KiB, or 1/32 of M when the

@@ -678,7 +678,7 @@ static void *carve(size_t size)
  * requests packed together (TAIL_ALIGN; a lazy one page-aligned, as a
  * mapping of its own was), and unmapping a piece does nothing.  The
  * tail is one lazy mapping of footprint.c's, its resident pages
- * measured with mincore: memcheck's own memory stays out of the
+ * measured (pagemap, else mincore): memcheck's own memory stays out of the
  * program's figures exactly, whether a page was populated or faulted
  * in.  Nothing of the tail is populated, not even where a caller asks
  * (mc_populate): on these VMs a page faulted in costs what a populated
