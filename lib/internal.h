@@ -84,6 +84,9 @@ extern struct mc_options mc_opt;
 
 /* Read every MEMCHECK_* variable, writing nothing and opening nothing. */
 void mc_options_init(void);
+/* Only MEMCHECK_PROCESS and MEMCHECK_PROGRAMS, the two the programs
+ * rule reads (mc_process_verdict): all a left-out process parses. */
+void mc_options_init_verdict(void);
 /* Open memcheck's text (MEMCHECK_LOG) and complain there about the bad
  * values mc_options_init found. */
 void mc_options_say(void);
@@ -371,6 +374,25 @@ bool mc_programs_every(const char *patterns);
  * (footprint.c: a block of C library code only memcheck touched there
  * would count as the program's). */
 const char *mc_last_slash(const char *s);
+/* A left-out process's start-up compares strings in these loops of its
+ * own, not the C library's: each C library function called there is a
+ * lazy binding (~700 instructions) and may fault in a 64 KiB block of
+ * the C library's code that the program itself never touches. */
+static inline bool mc_str_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* s past prefix, or NULL when s does not begin with it. */
+static inline const char *mc_str_after(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return NULL;
+	return s;
+}
 /* Is memcheck part of the program, not only preloaded: linked from
  * libmemcheck.a, or a library some loaded object needs?  Only such a
  * program can call memcheck's functions. */
@@ -732,6 +754,10 @@ static inline void *mc_call_frame(void *fp)
  * call does work.  The one call up the layers every entry point makes:
  * memcheck may be called before its constructor runs. */
 void mc_resolve(void);
+/* mc_resolve as the wrappers of the malloc family and operator new call
+ * it: a process left out at start-up keeps the two options it parsed
+ * there, where mc_resolve (the memcheck_* API's) parses the rest once. */
+void mc_resolve_calls(void);
 
 /* ---- interpose.c ----------------------------------------------------- */
 

@@ -83,7 +83,7 @@ MC_HOT static void *next_found[MC_ARRAY_SIZE(next_names)];
 static void *next_symbol(const char *name)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(next_names); i++)
-		if (strcmp(name, next_names[i]) == 0)
+		if (mc_str_eq(name, next_names[i]))
 			return next_found[i];
 	return mc_sym_next(name, NULL);
 }
@@ -160,13 +160,14 @@ static bool leave_out_early(void)
 
 /* Fill the forwarding table, then start the rest of memcheck.  Safe to
  * call from any thread at any time; only the first call does work. */
+MC_HOT static atomic_flag resolve_lock = ATOMIC_FLAG_INIT;
+
 static void resolve(bool from_ctor)
 {
-	MC_HOT static atomic_flag lock = ATOMIC_FLAG_INIT;
 	if (atomic_load_explicit(&mc_state, memory_order_acquire) >= MC_FORWARDING)
 		return;
 	int saved = errno;
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+	while (atomic_flag_test_and_set_explicit(&resolve_lock, memory_order_acquire))
 		;
 	if (atomic_load(&mc_state) == MC_NONE) {
 		atomic_store(&mc_state, MC_RESOLVING);
@@ -179,21 +180,53 @@ static void resolve(bool from_ctor)
 		mc_sys_sigaction_set(next_symbol("sigaction"));
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
-		mc_options_init(); /* nothing opened or written yet */
+		/* nothing opened or written yet; a left-out process parses
+		 * only what the verdict reads */
+		mc_options_init_verdict();
 		if (leave_out_early()) {
 			mc_is_active = 0; /* C++'s new and delete found when called */
 			/* the wrappers' short way to the allocator (interpose.c) */
 			atomic_store_explicit(&mc_pass, 1, memory_order_release);
+		} else {
+			mc_options_init();
 		}
 		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
 		if (!forward_only)
 			start_all(from_ctor);
 	}
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	atomic_flag_clear_explicit(&resolve_lock, memory_order_release);
+	errno = saved;
+}
+
+/* A left-out process has parsed two options (resolve).  The one path
+ * there that may read the others: memcheck's own functions called
+ * through a weak reference of the program's that the preload bound
+ * (memcheck_begin and the rest call mc_resolve first).  They get every
+ * option parsed, as before, once. */
+static __attribute__((noinline, cold)) void options_complete(void)
+{
+	MC_HOT static _Atomic bool done;
+	if (atomic_load_explicit(&done, memory_order_acquire))
+		return;
+	int saved = errno;
+	while (atomic_flag_test_and_set_explicit(&resolve_lock, memory_order_acquire))
+		;
+	if (!atomic_load_explicit(&done, memory_order_relaxed)) {
+		mc_options_init();
+		atomic_store_explicit(&done, true, memory_order_release);
+	}
+	atomic_flag_clear_explicit(&resolve_lock, memory_order_release);
 	errno = saved;
 }
 
 void mc_resolve(void)
+{
+	resolve(false);
+	if (forward_only)
+		options_complete();
+}
+
+void mc_resolve_calls(void)
 {
 	resolve(false);
 }
