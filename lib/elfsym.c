@@ -154,7 +154,7 @@ static bool defines(const struct tables *t, uint32_t i, const char *name)
 		return false;
 	if (t->versym && (t->versym[i] & 0x8000))
 		return false;
-	return strcmp(t->str + s->st_name, name) == 0;
+	return mc_str_eq(t->str + s->st_name, name);
 }
 
 static const ElfW(Sym) *find_gnu(const struct tables *t, const struct lookup *l)

@@ -385,6 +385,19 @@ static inline bool mc_str_eq(const char *a, const char *b)
 	return *a == *b;
 }
 
+/* Does s contain word? */
+static inline bool mc_str_has(const char *s, const char *word)
+{
+	for (; *s; s++) {
+		size_t i = 0;
+		while (word[i] && s[i] == word[i])
+			i++;
+		if (!word[i])
+			return true;
+	}
+	return false;
+}
+
 /* s past prefix, or NULL when s does not begin with it. */
 static inline const char *mc_str_after(const char *s, const char *prefix)
 {
@@ -574,6 +587,9 @@ struct mc_real {
 	const void *base;         /* where that object starts (mc_object_base) */
 };
 extern struct mc_real mc_real;
+/* The C library's __libc_start_main, which start.c's calls: found in
+ * start-up's walk of the objects (life.c), NULL until then. */
+extern void *mc_next_start_main;
 /* Fill mc_real and find libmemcheck's own code (mc_text_lo): life.c, at
  * start-up.  self_malloc: memcheck's own malloc (interpose.c's); next:
  * more names to find as mc_sym_next does, in the same walk. */

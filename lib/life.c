@@ -62,6 +62,11 @@
 #define MC_ON_VALGRIND 0
 #endif
 
+/* The C start files' one definition the library needs (it links
+ * none, GNUmakefile says why): the C library's pthread_atfork passes it
+ * on, naming the object whose handlers a dlclose would drop. */
+__attribute__((visibility("hidden"))) void *__dso_handle = &__dso_handle;
+
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
@@ -72,9 +77,10 @@ static void fork_child(void);
  * mmap family (mappings.c) and sigaction (util.c), each the next
  * definition after libmemcheck, found in the forwarding table's walk of
  * the objects (mc_forward_resolve), where six dlsym(RTLD_NEXT) calls
- * each walked every object's hash tables. */
+ * each walked every object's hash tables; and __libc_start_main for
+ * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
-					  "sigaction" };
+					  "sigaction", "__libc_start_main" };
 /* MC_HOT: written by every process at its start, a left-out one too,
  * where in .bss it was the one page of memcheck's .bss such a process
  * wrote (a page fault of its start-up). */
@@ -178,6 +184,9 @@ static void resolve(bool from_ctor)
 		mc_forward_resolve((const void *)mc_self_malloc, &next);
 		mc_mappings_resolve(next_symbol);
 		mc_sys_sigaction_set(next_symbol("sigaction"));
+		/* start.c's, which looked it up with a walk of its own:
+		 * ~1.8 K instructions of every process */
+		mc_next_start_main = next_symbol("__libc_start_main");
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
 		/* nothing opened or written yet; a left-out process parses

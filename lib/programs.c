@@ -43,19 +43,6 @@
  * kernel's fault-around mapping 16 pages around each), so the string
  * work below is memcheck's own small loops. */
 
-/* Does s contain word? */
-static bool contains(const char *s, const char *word)
-{
-	for (; *s; s++) {
-		size_t i = 0;
-		while (word[i] && s[i] == word[i])
-			i++;
-		if (!word[i])
-			return true;
-	}
-	return false;
-}
-
 /* Does path begin with directory dir ("/usr" matches "/usr/x", not
  * "/usrx")? */
 static bool under(const char *path, const char *dir)
@@ -70,7 +57,7 @@ static bool in_bin_dir(const char *path)
 {
 	static const char *const bins[] = { "/bin/", "/sbin/", "/libexec/" };
 	for (size_t i = 0; i < MC_ARRAY_SIZE(bins); i++)
-		if (contains(path, bins[i]))
+		if (mc_str_has(path, bins[i]))
 			return true;
 	return false;
 }
@@ -201,7 +188,7 @@ int mc_process_verdict(void)
 	bool on = mc_opt.process_region == MC_ON;
 	if (mc_opt.process_region == MC_AUTO) {
 		const char *pre = env_value("LD_PRELOAD");
-		on = pre && contains(pre, "libmemcheck");
+		on = pre && mc_str_has(pre, "libmemcheck");
 	}
 	if (!on)
 		return MC_PROCESS_NONE;

@@ -1833,7 +1833,7 @@ static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	(void)arg;
-	if (info->dlpi_name && strstr(info->dlpi_name, "libmemcheck"))
+	if (info->dlpi_name && mc_str_has(info->dlpi_name, "libmemcheck"))
 		return 0; /* memcheck itself */
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
@@ -1851,7 +1851,7 @@ static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
 			strtab += info->dlpi_addr;
 		for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
 			if (e->d_tag == DT_NEEDED &&
-			    strstr((const char *)strtab + e->d_un.d_val, "libmemcheck"))
+			    mc_str_has((const char *)strtab + e->d_un.d_val, "libmemcheck"))
 				return 1;
 	}
 	return 0;
