@@ -418,6 +418,9 @@ int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
 /* The executable PT_LOAD segment of a loaded object that holds pc, in
  * [*lo, *hi); false when pc is in no object's code. */
 bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+/* Walks take the lock fork waits for from now on: before the fork
+ * handlers are registered (life.c), never in a process left out. */
+void mc_walks_lock_from_now(void);
 void mc_walks_prefork(void);
 void mc_walks_postfork(bool child);
 

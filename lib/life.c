@@ -198,6 +198,9 @@ static void resolve(bool from_ctor)
 			atomic_store_explicit(&mc_pass, 1, memory_order_release);
 		} else {
 			mc_options_init();
+			/* before any other thread goes on (FORWARDING) and
+			 * before start_all registers the fork handlers */
+			mc_walks_lock_from_now();
 		}
 		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
 		if (!forward_only)

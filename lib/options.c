@@ -228,7 +228,16 @@ static void say_bad(const struct option_def *o, const char *val)
  * times, about 11 K instructions of every start (a left-out one too).
  * The first of a name wins, as getenv's; none in secure execution, as
  * secure_getenv's. */
-static void read_environment(const char **vals)
+static bool read_by_verdict(size_t i)
+{
+	return options[i].offset == offsetof(struct mc_options, process_region) ||
+	       options[i].offset == offsetof(struct mc_options, programs);
+}
+
+/* verdict: only the two options read_by_verdict names (a suite's
+ * MEMCHECK_CACHE and MEMCHECK_REPORT were each compared with every
+ * option's name in every left-out process). */
+static void read_environment(const char **vals, bool verdict)
 {
 	if (!environ || getauxval(AT_SECURE))
 		return;
@@ -237,6 +246,8 @@ static void read_environment(const char **vals)
 		if (v[0] != 'M' || !mc_str_after(v, "MEMCHECK_"))
 			continue;
 		for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
+			if (verdict && !read_by_verdict(i))
+				continue;
 			const char *val = mc_str_after(v, str_at(options[i].name));
 			if (val && *val == '=') {
 				if (!vals[i])
@@ -277,17 +288,16 @@ static void say_ignored(void)
 void mc_options_init_verdict(void)
 {
 	const char *vals[MC_ARRAY_SIZE(options)] = { 0 };
-	read_environment(vals);
+	read_environment(vals, true);
 	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
-		if (options[i].offset == offsetof(struct mc_options, process_region) ||
-		    options[i].offset == offsetof(struct mc_options, programs))
+		if (read_by_verdict(i))
 			init_one(i, vals[i]);
 }
 
 void mc_options_init(void)
 {
 	const char *vals[MC_ARRAY_SIZE(options)] = { 0 };
-	read_environment(vals);
+	read_environment(vals, false);
 	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
 		init_one(i, vals[i]);
 	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)
