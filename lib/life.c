@@ -64,8 +64,9 @@
 
 /* The C start files' one definition the library needs (it links
  * none, GNUmakefile says why): the C library's pthread_atfork passes it
- * on, naming the object whose handlers a dlclose would drop. */
-__attribute__((visibility("hidden"))) void *__dso_handle = &__dso_handle;
+ * on, naming the object whose handlers a dlclose would drop.  Weak:
+ * linked from libmemcheck.a, the program's own crtbegin defines it. */
+__attribute__((weak, visibility("hidden"))) void *__dso_handle = &__dso_handle;
 
 static void fork_prepare(void);
 static void fork_parent(void);
