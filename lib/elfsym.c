@@ -155,7 +155,7 @@ static bool defines(const struct tables *t, uint32_t i, const char *name)
 		return false;
 	if (t->versym && (t->versym[i] & 0x8000))
 		return false;
-	return mc_str_eq(t->str + s->st_name, name);
+	return strcmp(t->str + s->st_name, name) == 0;
 }
 
 static const ElfW(Sym) *find_gnu(const struct tables *t, const struct lookup *l)

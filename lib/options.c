@@ -248,7 +248,8 @@ static void read_environment(const char **vals, bool verdict)
 		for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
 			if (verdict && !read_by_verdict(i))
 				continue;
-			const char *val = mc_str_after(v, str_at(options[i].name));
+			/* past "MEMCHECK_", which every name begins with */
+			const char *val = mc_str_after(v + 9, str_at(options[i].name) + 9);
 			if (val && *val == '=') {
 				if (!vals[i])
 					vals[i] = val + 1;
