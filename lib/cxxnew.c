@@ -141,7 +141,7 @@ void mc_cxx_resolve(const void *allocator)
 static void *next_of(enum fn f)
 {
 	if (unlikely(!atomic_load_explicit(&resolved, memory_order_acquire)))
-		mc_resolve();
+		mc_resolve_calls();
 	uintptr_t v = atomic_load_explicit(&next_fn[f], memory_order_relaxed);
 	if (unlikely(!v)) {
 		v = find(f);

@@ -102,8 +102,9 @@ static const void *dyn_ptr(uintptr_t v, uintptr_t bias)
 
 static bool read_tables(const struct dl_phdr_info *info, struct tables *t)
 {
-	memset(t, 0, sizeof *t);
-	t->bias = info->dlpi_addr;
+	/* stores, not the C library's memset: a lazy binding of every
+	 * start-up, a left-out process's too */
+	*t = (struct tables){ .bias = info->dlpi_addr };
 	const ElfW(Dyn) *dyn = NULL;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)

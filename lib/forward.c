@@ -44,6 +44,7 @@
 #endif
 
 MC_HOT struct mc_real mc_real;
+MC_HOT void *mc_next_start_main;
 MC_HOT uintptr_t mc_text_lo, mc_text_len;
 MC_TLS struct mc_thread mc_self;
 int mc_is_active = 1;

@@ -84,6 +84,9 @@ extern struct mc_options mc_opt;
 
 /* Read every MEMCHECK_* variable, writing nothing and opening nothing. */
 void mc_options_init(void);
+/* Only MEMCHECK_PROCESS and MEMCHECK_PROGRAMS, the two the programs
+ * rule reads (mc_process_verdict): all a left-out process parses. */
+void mc_options_init_verdict(void);
 /* Open memcheck's text (MEMCHECK_LOG) and complain there about the bad
  * values mc_options_init found. */
 void mc_options_say(void);
@@ -371,6 +374,38 @@ bool mc_programs_every(const char *patterns);
  * (footprint.c: a block of C library code only memcheck touched there
  * would count as the program's). */
 const char *mc_last_slash(const char *s);
+/* A left-out process's start-up compares strings in these loops of its
+ * own, not the C library's: each C library function called there is a
+ * lazy binding (~700 instructions) and may fault in a 64 KiB block of
+ * the C library's code that the program itself never touches. */
+static inline bool mc_str_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* Does s contain word? */
+static inline bool mc_str_has(const char *s, const char *word)
+{
+	for (; *s; s++) {
+		size_t i = 0;
+		while (word[i] && s[i] == word[i])
+			i++;
+		if (!word[i])
+			return true;
+	}
+	return false;
+}
+
+/* s past prefix, or NULL when s does not begin with it. */
+static inline const char *mc_str_after(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return NULL;
+	return s;
+}
 /* Is memcheck part of the program, not only preloaded: linked from
  * libmemcheck.a, or a library some loaded object needs?  Only such a
  * program can call memcheck's functions. */
@@ -383,6 +418,9 @@ int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
 /* The executable PT_LOAD segment of a loaded object that holds pc, in
  * [*lo, *hi); false when pc is in no object's code. */
 bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+/* Walks take the lock fork waits for from now on: before the fork
+ * handlers are registered (life.c), never in a process left out. */
+void mc_walks_lock_from_now(void);
 void mc_walks_prefork(void);
 void mc_walks_postfork(bool child);
 
@@ -552,6 +590,9 @@ struct mc_real {
 	const void *base;         /* where that object starts (mc_object_base) */
 };
 extern struct mc_real mc_real;
+/* The C library's __libc_start_main, which start.c's calls: found in
+ * start-up's walk of the objects (life.c), NULL until then. */
+extern void *mc_next_start_main;
 /* Fill mc_real and find libmemcheck's own code (mc_text_lo): life.c, at
  * start-up.  self_malloc: memcheck's own malloc (interpose.c's); next:
  * more names to find as mc_sym_next does, in the same walk. */
@@ -737,6 +778,10 @@ static inline void *mc_call_frame(void *fp)
  * call does work.  The one call up the layers every entry point makes:
  * memcheck may be called before its constructor runs. */
 void mc_resolve(void);
+/* mc_resolve as the wrappers of the malloc family and operator new call
+ * it: a process left out at start-up keeps the two options it parsed
+ * there, where mc_resolve (the memcheck_* API's) parses the rest once. */
+void mc_resolve_calls(void);
 
 /* ---- interpose.c ----------------------------------------------------- */
 

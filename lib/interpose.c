@@ -81,7 +81,7 @@ static __attribute__((noinline)) bool uncounted_slow(void)
 {
 	if (mc_resolving_here)
 		return true;
-	mc_resolve();
+	mc_resolve_calls();
 	return atomic_load_explicit(&mc_state, memory_order_acquire) != MC_READY || mc_in_hook;
 }
 
@@ -663,7 +663,7 @@ MC_API size_t malloc_usable_size(void *p)
 	if (unlikely(is_own(p)))
 		return mc_ownheap_size(p);
 	if (bootstrapping())
-		mc_resolve();
+		mc_resolve_calls();
 	if (mc_real.usable_size)
 		return mc_real.usable_size(p);
 	/* An allocator without it: the size memcheck recorded. */

@@ -62,6 +62,12 @@
 #define MC_ON_VALGRIND 0
 #endif
 
+/* The C start files' one definition the library needs (it links
+ * none, GNUmakefile says why): the C library's pthread_atfork passes it
+ * on, naming the object whose handlers a dlclose would drop.  Weak:
+ * linked from libmemcheck.a, the program's own crtbegin defines it. */
+__attribute__((weak, visibility("hidden"))) void *__dso_handle = &__dso_handle;
+
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
@@ -72,9 +78,10 @@ static void fork_child(void);
  * mmap family (mappings.c) and sigaction (util.c), each the next
  * definition after libmemcheck, found in the forwarding table's walk of
  * the objects (mc_forward_resolve), where six dlsym(RTLD_NEXT) calls
- * each walked every object's hash tables. */
+ * each walked every object's hash tables; and __libc_start_main for
+ * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
-					  "sigaction" };
+					  "sigaction", "__libc_start_main" };
 /* MC_HOT: written by every process at its start, a left-out one too,
  * where in .bss it was the one page of memcheck's .bss such a process
  * wrote (a page fault of its start-up). */
@@ -83,7 +90,7 @@ MC_HOT static void *next_found[MC_ARRAY_SIZE(next_names)];
 static void *next_symbol(const char *name)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(next_names); i++)
-		if (strcmp(name, next_names[i]) == 0)
+		if (mc_str_eq(name, next_names[i]))
 			return next_found[i];
 	return mc_sym_next(name, NULL);
 }
@@ -161,13 +168,14 @@ static bool leave_out_early(void)
 
 /* Fill the forwarding table, then start the rest of memcheck.  Safe to
  * call from any thread at any time; only the first call does work. */
+MC_HOT static atomic_flag resolve_lock = ATOMIC_FLAG_INIT;
+
 static void resolve(bool from_ctor)
 {
-	MC_HOT static atomic_flag lock = ATOMIC_FLAG_INIT;
 	if (atomic_load_explicit(&mc_state, memory_order_acquire) >= MC_FORWARDING)
 		return;
 	int saved = errno;
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+	while (atomic_flag_test_and_set_explicit(&resolve_lock, memory_order_acquire))
 		;
 	if (atomic_load(&mc_state) == MC_NONE) {
 		atomic_store(&mc_state, MC_RESOLVING);
@@ -178,23 +186,61 @@ static void resolve(bool from_ctor)
 		mc_forward_resolve((const void *)mc_self_malloc, &next);
 		mc_mappings_resolve(next_symbol);
 		mc_sys_sigaction_set(next_symbol("sigaction"));
+		/* start.c's, which looked it up with a walk of its own:
+		 * ~1.8 K instructions of every process */
+		mc_next_start_main = next_symbol("__libc_start_main");
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
-		mc_options_init(); /* nothing opened or written yet */
+		/* nothing opened or written yet; a left-out process parses
+		 * only what the verdict reads */
+		mc_options_init_verdict();
 		if (leave_out_early()) {
 			mc_is_active = 0; /* C++'s new and delete found when called */
 			/* the wrappers' short way to the allocator (interpose.c) */
 			atomic_store_explicit(&mc_pass, 1, memory_order_release);
+		} else {
+			mc_options_init();
+			/* before any other thread goes on (FORWARDING) and
+			 * before start_all registers the fork handlers */
+			mc_walks_lock_from_now();
 		}
 		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
 		if (!forward_only)
 			start_all(from_ctor);
 	}
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	atomic_flag_clear_explicit(&resolve_lock, memory_order_release);
+	errno = saved;
+}
+
+/* A left-out process has parsed two options (resolve).  The one path
+ * there that may read the others: memcheck's own functions called
+ * through a weak reference of the program's that the preload bound
+ * (memcheck_begin and the rest call mc_resolve first).  They get every
+ * option parsed, as before, once. */
+static __attribute__((noinline, cold)) void options_complete(void)
+{
+	MC_HOT static _Atomic bool done;
+	if (atomic_load_explicit(&done, memory_order_acquire))
+		return;
+	int saved = errno;
+	while (atomic_flag_test_and_set_explicit(&resolve_lock, memory_order_acquire))
+		;
+	if (!atomic_load_explicit(&done, memory_order_relaxed)) {
+		mc_options_init();
+		atomic_store_explicit(&done, true, memory_order_release);
+	}
+	atomic_flag_clear_explicit(&resolve_lock, memory_order_release);
 	errno = saved;
 }
 
 void mc_resolve(void)
+{
+	resolve(false);
+	if (forward_only)
+		options_complete();
+}
+
+void mc_resolve_calls(void)
 {
 	resolve(false);
 }

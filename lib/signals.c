@@ -68,9 +68,11 @@ struct sigstate {
 static MC_TLS struct sigstate *my_sig;
 static _Atomic uint64_t lost_said;
 
-/* The handlers the program installed, by signal; SA_SIGINFO or not. */
-static _Atomic uintptr_t user_fn[_NSIG];
-static _Atomic unsigned char user_info[_NSIG];
+/* The handlers the program installed, by signal; SA_SIGINFO or not.
+ * MC_HOT: a left-out shell installs handlers too, and in .bss these
+ * were a page of its own that it read and wrote (two page faults). */
+MC_HOT static _Atomic uintptr_t user_fn[_NSIG];
+MC_HOT static _Atomic unsigned char user_info[_NSIG];
 
 static void drain(void);
 

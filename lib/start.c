@@ -118,7 +118,11 @@ MC_API MC_FRAMELESS int __libc_start_main(int (*main)(int, char **, char **), in
 					  char **argv, void (*init)(void), void (*fini)(void),
 					  void (*rtld_fini)(void), void *stack_end)
 {
-	start_fn real = (start_fn)mc_sym_next("__libc_start_main", NULL);
+	/* found at start-up, which ran before (the constructor; linked
+	 * into the program, memcheck starts inside the call below) */
+	start_fn real = (start_fn)mc_next_start_main;
+	if (!real)
+		real = (start_fn)mc_sym_next("__libc_start_main", NULL);
 	if (!real) {
 		static const char msg[] = "memcheck: the C library's __libc_start_main is not found\n";
 		mc_write_all(2, msg, sizeof msg - 1);

@@ -18,7 +18,7 @@ top=$(pwd)
 }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-link=$(make -s -n -W lib/crt-data.ld build/libmemcheck.so.0.1.0 | sed -n '/-shared/,$p' | tr -d '\\\n')
+link=$(make -s -n -W lib/text-order.ld build/libmemcheck.so.0.1.0 | sed -n '/-shared/,$p' | tr -d '\\\n')
 for pad in "$@"; do
 	v="$scratch/b$pad"
 	mkdir -p "$v"
