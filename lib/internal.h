@@ -1318,6 +1318,7 @@ struct mc_other_thread {
 	pid_t tid;
 	bool answered;          /* stopped in memcheck's handler: all known */
 	bool skip;              /* not waited for any longer */
+	bool exiting;           /* in its exit: dead, no roots (mc_task_exiting) */
 	uintptr_t sp;           /* its stack pointer, or 0: not known */
 	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
 	uintptr_t regs[MC_NREGS];
@@ -1918,6 +1919,9 @@ ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size);
  * leaves the count /proc/self/stat and status give.  false when the
  * threads cannot be listed or read. */
 bool mc_threads_alone(void);
+/* Has thread tid begun its exit (PF_EXITING: it runs no more code of
+ * its own, its stack and TLS are dead), or gone altogether? */
+bool mc_task_exiting(pid_t tid);
 
 /* ---- symbolize.c ----------------------------------------------------- */
 

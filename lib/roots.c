@@ -545,6 +545,8 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	size_t nregs = 0;
 	for (size_t k = 0; k < t->n; k++) {
 		const struct mc_other_thread *o = &t->v[k];
+		if (o->exiting)
+			continue; /* dead: no stack, TLS or registers (threads.c) */
 		bool is_main = o->tid == pid;
 		uintptr_t tp = o->answered ? o->tp : is_main ? libc.main_tp : 0;
 		uintptr_t lo = 0, hi = 0;

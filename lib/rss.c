@@ -270,10 +270,8 @@ ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size)
  * begun, the thread runs no more code of its own. */
 #define MC_PF_EXITING 0x4u
 
-static bool exiting(pid_t tid, void *self)
+bool mc_task_exiting(pid_t tid)
 {
-	if (tid == *(pid_t *)self)
-		return true;
 	char buf[1024];
 	/* Gone since it was listed: the open fails, or (reaped between the
 	 * open and the read) the read gives an error or nothing. */
@@ -285,6 +283,11 @@ static bool exiting(pid_t tid, void *self)
 		if (*p == ' ')
 			field++;
 	return p && *p >= '0' && *p <= '9' && (parse_u64(&p) & MC_PF_EXITING);
+}
+
+static bool exiting(pid_t tid, void *self)
+{
+	return tid == *(pid_t *)self || mc_task_exiting(tid);
 }
 
 bool mc_threads_alone(void)

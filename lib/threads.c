@@ -266,9 +266,16 @@ bool mc_threads_stop(struct mc_threads *t, bool alone)
 			looked = true;
 			for (size_t k = 0; k < t->n; k++) {
 				struct mc_other_thread *o = &t->v[k];
-				if (!o->answered && !o->skip &&
-				    (blocks_signal(o->tid, stop_sig) ||
-				     syscall(SYS_tgkill, pid, o->tid, 0) != 0))
+				if (o->answered || o->skip)
+					continue;
+				/* A thread in its exit never takes the signal:
+				 * its stack and TLS are dead, and may still hold
+				 * a pointer to what it freed (its DTV), since
+				 * handed out again: not a root at all. */
+				if (mc_task_exiting(o->tid))
+					o->skip = o->exiting = true;
+				else if (blocks_signal(o->tid, stop_sig) ||
+					 syscall(SYS_tgkill, pid, o->tid, 0) != 0)
 					o->skip = true; /* taken as it is */
 			}
 		}
@@ -278,7 +285,7 @@ bool mc_threads_stop(struct mc_threads *t, bool alone)
 	for (size_t k = 0; k < t->n; k++) {
 		struct mc_other_thread *o = &t->v[k];
 		o->skip = false;
-		if (!o->answered)
+		if (!o->answered && !o->exiting)
 			o->sp = blocked_sp(o->tid);
 	}
 	return true;
