@@ -150,36 +150,6 @@ static uint64_t unclaimed_resident(uint64_t bound)
 	return bound != MEMCHECK_UNKNOWN && bound < u.resident ? bound : u.resident;
 }
 
-/* Field n (from 1) of /proc/self/stat, a number; 0 when unreadable.
- * System calls and a stack buffer only. */
-static uint64_t stat_field(int n)
-{
-	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t len;
-	do
-		len = read(fd, buf, sizeof buf - 1);
-	while (len < 0 && errno == EINTR);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = 0;
-	/* The command name (field 2) may hold spaces and parentheses: count
-	 * fields from the last ')'. */
-	const char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	for (int field = 2; field < n && *p; p++)
-		if (*p == ' ')
-			field++;
-	uint64_t v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	return v;
-}
-
 /* ---- glibc ----------------------------------------------------------- */
 
 /* struct mallinfo2 (glibc >= 2.33), spelt out so that memcheck builds
@@ -308,7 +278,7 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * thread arenas to look for, and only when they are not where the
 	 * last look found them. */
 	if (!brk_lo)
-		brk_lo = (uintptr_t)stat_field(47);
+		brk_lo = (uintptr_t)mc_stat_field(47);
 	uintptr_t brk_hi = (uintptr_t)sbrk(0);
 	struct glibc_walk w = { .page = (uintptr_t)sysconf(_SC_PAGESIZE) };
 	uint64_t heap_bytes = 0;
@@ -453,7 +423,7 @@ static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * missed and retained overstated: unknown instead.  A thread that
 	 * ended with blocks still live left its pages abandoned, outside any
 	 * heap until another thread reclaims them; those are missed too. */
-	uint64_t threads = stat_field(20);
+	uint64_t threads = mc_stat_field(20);
 	/* (a thread just joined may not have left the count yet) */
 	bool alone = threads == 1 || (threads > 1 && mc_threads_alone());
 	if (heap_get_default && heap_visit && alone) {

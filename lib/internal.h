@@ -1922,6 +1922,8 @@ bool mc_threads_alone(void);
 /* Has thread tid begun its exit (PF_EXITING: it runs no more code of
  * its own, its stack and TLS are dead), or gone altogether? */
 bool mc_task_exiting(pid_t tid);
+/* Field n (from 3) of /proc/self/stat, a number; 0 when unreadable. */
+uint64_t mc_stat_field(int n);
 
 /* ---- symbolize.c ----------------------------------------------------- */
 

@@ -270,6 +270,29 @@ ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size)
  * begun, the thread runs no more code of its own. */
 #define MC_PF_EXITING 0x4u
 
+/* Field n (from 3) of a stat text (/proc/.../stat), or NULL where it
+ * has none.  The command name (field 2) may hold spaces and
+ * parentheses: fields are counted from the last ')'. */
+static const char *stat_field_at(const char *buf, int n)
+{
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && *p && field < n; p++)
+		if (*p == ' ')
+			field++;
+	return p && *p >= '0' && *p <= '9' ? p : NULL;
+}
+
+uint64_t mc_stat_field(int n)
+{
+	int saved = errno;
+	char buf[1024];
+	const char *p = NULL;
+	if (read_file("/proc/self/stat", buf, sizeof buf) > 0)
+		p = stat_field_at(buf, n);
+	errno = saved;
+	return p ? parse_u64(&p) : 0;
+}
+
 bool mc_task_exiting(pid_t tid)
 {
 	char buf[1024];
@@ -277,12 +300,8 @@ bool mc_task_exiting(pid_t tid)
 	 * open and the read) the read gives an error or nothing. */
 	if (mc_task_read(tid, "stat", buf, sizeof buf) <= 0)
 		return true;
-	/* Fields from the last ')': the name may hold anything. */
-	const char *p = strrchr(buf, ')');
-	for (int field = 2; p && *p && field < 9; p++)
-		if (*p == ' ')
-			field++;
-	return p && *p >= '0' && *p <= '9' && (parse_u64(&p) & MC_PF_EXITING);
+	const char *p = stat_field_at(buf, 9);
+	return p && (parse_u64(&p) & MC_PF_EXITING);
 }
 
 static bool exiting(pid_t tid, void *self)
