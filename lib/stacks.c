@@ -1284,7 +1284,7 @@ struct memo {
 	int32_t off[MEMO_WORDS]; /* each word the walk read: its address - fp */
 	uintptr_t word[MEMO_WORDS]; /* and what it held */
 };
-_Static_assert(sizeof(struct memo) == 416, "the kept walks' sizes said below and in README");
+_Static_assert(sizeof(struct memo) == 416, "the kept walks' sizes said below and in doc/costs.md");
 
 /* The words a walk being kept reads, noted by step(): n counts them all
  * (more than MEMO_WORDS, or one too far from fp for an offset: not kept). */
