@@ -299,7 +299,7 @@ END_TEST
 
 int main(void)
 {
-	TCase *tc = h_tcase("rss", 0);
+	TCase *tc = h_tcase("rss", 60);
 	tcase_add_test(tc, current_follows_touched_memory);
 	tcase_add_test(tc, reset_peak_drops_to_current);
 	tcase_add_test(tc, errno_is_preserved);
