@@ -30,6 +30,12 @@ int64_t mc_mapped_bytes(int fd, uintptr_t lo, uintptr_t hi)
 	return -1;
 }
 
+int64_t mc_mapped_bytes_file(int fd, uintptr_t lo, uintptr_t hi, int64_t *file)
+{
+	(void)file;
+	return mc_mapped_bytes(fd, lo, hi);
+}
+
 uint64_t mc_rss_current(void)
 {
 	rss_reads++;
@@ -40,19 +46,26 @@ uint64_t mc_rss_current(void)
 #define HELD_FD 1000
 static int held_reads;
 
-uint64_t mc_rss_current_open(int *fd)
+/* The file pages of rss_now: the rest is anonymous. */
+static uint64_t rss_file;
+
+uint64_t mc_rss_current_open(int *fd, uint64_t *anon)
 {
 	*fd = HELD_FD;
+	if (anon)
+		*anon = rss_now - rss_file;
 	return mc_rss_current();
 }
 
 /* The window's end reads through what its begin held, once; any other
  * read asks anew (-1). */
-uint64_t mc_rss_current_at(int fd)
+uint64_t mc_rss_current_at(int fd, uint64_t *anon)
 {
 	ck_assert_msg(fd == HELD_FD || fd == -1, "a statm read through descriptor %d", fd);
 	if (fd == HELD_FD)
 		ck_assert_int_eq(++held_reads, 1);
+	if (anon)
+		*anon = rss_now - rss_file;
 	return mc_rss_current();
 }
 
