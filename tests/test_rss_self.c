@@ -169,6 +169,8 @@ static const struct h_case cases[] = {
 	  .check = as_its_own },
 	{ "dlopen", RUN("plain_rss_self", "dlopen"), .record = "process", .check = as_its_own },
 	{ "C++", RUN("rss_self_cxx", "cxx"), .record = "process", .check = as_its_own_after_start },
+	{ "C++ throw", RUN("rss_self_cxx", "throw"), .record = "process",
+	  .check = as_its_own_after_start },
 	{ "heap error", RUN("plain_rss_self", "heaperror"), .record = "process",
 	  .check = peak_before_heap_error },
 };
