@@ -22,6 +22,7 @@ UNIT_supp      := suppress util
 UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
 UNIT_footprint := footprint ownread util
+UNIT_ownread   := ownread util
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
 
