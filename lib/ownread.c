@@ -73,6 +73,22 @@ static void lock(void)
 		;
 }
 
+/* The same where the caller may be a signal handler's capture that
+ * interrupted this thread inside the lock (a spin would never end): a
+ * bounded spin, false when it did not get the lock (as cfi.c's CIE memo
+ * takes its lock with a try, never waits). */
+static bool lock_bounded(void)
+{
+	for (int i = 0; i < 4096; i++) {
+		if (!atomic_flag_test_and_set_explicit(&own_lock, memory_order_acquire))
+			return true;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	return false;
+}
+
 static void unlock(void)
 {
 	atomic_flag_clear_explicit(&own_lock, memory_order_release);
@@ -186,8 +202,10 @@ void mc_own_read_end(struct mc_own_read *r)
 		ok[k] = present(r->fd, r->block[k], &after[k]);
 	mc_sys_close(r->fd);
 	r->fd = -1;
-	lock();
-	for (int k = 0; k < r->n; k++) {
+	/* Not taken: nothing recorded, the blocks stay unseen (a later
+	 * read finds their pages present: the program's, as before). */
+	bool locked = lock_bounded();
+	for (int k = 0; locked && k < r->n; k++) {
 		if (!ok[k])
 			continue;
 		seen_add(r->block[k]);
@@ -195,7 +213,8 @@ void mc_own_read_end(struct mc_own_read *r)
 		if (mine)
 			owned_add(r->block[k], mine);
 	}
-	unlock();
+	if (locked)
+		unlock();
 	r->n = 0;
 	errno = saved;
 }
