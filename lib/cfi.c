@@ -557,12 +557,38 @@ static int run_fast(const uint8_t *p, const uint8_t *end, const struct cie *ci, 
 	return 1;
 }
 
+/* The bytes at p about to be read first, named to ownread.c: the pages
+ * of the object's file that the read makes present are memcheck's, not
+ * the program's (rd NULL: a buffer of the caller's, mc_cfi_rule_in). */
+static inline void named(struct mc_own_read *rd, const void *p, size_t len)
+{
+	if (rd)
+		mc_own_read_at(rd, p, len);
+}
+
+/* The same for the whole entry (a CIE or an FDE) at p, its length read
+ * once its first bytes are named. */
+static void named_entry(struct mc_own_read *rd, const uint8_t *p, const uint8_t *end)
+{
+	if (!rd || end - p < 4)
+		return;
+	named(rd, p, 12);
+	uint32_t len;
+	__builtin_memcpy(&len, p, 4);
+	size_t whole = len == 0xffffffff ? 12 : 4 + (size_t)len;
+	named(rd, p, whole < (size_t)(end - p) ? whole : (size_t)(end - p));
+}
+
 /* The FDE that covers pc in the object whose .eh_frame_hdr is hdr,
  * mapped in [lo, hi), or NULL. */
-static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, uintptr_t hi)
+static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, uintptr_t hi,
+			       struct mc_own_read *rd)
 {
 	const uint8_t *end = (const uint8_t *)hi;
-	if ((uintptr_t)hdr < lo || (uintptr_t)hdr >= hi || hi - (uintptr_t)hdr < 4 || hdr[0] != 1)
+	if ((uintptr_t)hdr < lo || (uintptr_t)hdr >= hi || hi - (uintptr_t)hdr < 4)
+		return NULL;
+	named(rd, hdr, 12); /* its version, encodings and two fields */
+	if (hdr[0] != 1)
 		return NULL;
 	struct cur c = { hdr + 4, end, false };
 	read_ptr4(&c, hdr[1], (uintptr_t)hdr); /* eh_frame_ptr */
@@ -577,6 +603,7 @@ static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, u
 	while (b - a > 1) {
 		size_t m = a + (b - a) / 2;
 		int32_t at;
+		named(rd, table + 8 * m, 4);
 		__builtin_memcpy(&at, table + 8 * m, 4);
 		if ((uintptr_t)hdr + (uintptr_t)(intptr_t)at <= pc)
 			a = m;
@@ -584,6 +611,7 @@ static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, u
 			b = m;
 	}
 	int32_t start, fde;
+	named(rd, table + 8 * a, 8);
 	__builtin_memcpy(&start, table + 8 * a, 4);
 	__builtin_memcpy(&fde, table + 8 * a + 4, 4);
 	if ((uintptr_t)hdr + (uintptr_t)(intptr_t)start > pc)
@@ -690,10 +718,11 @@ static void cie_keep(uintptr_t at, const struct cie *ci, const struct row *initi
 
 /* The row of the FDE at fde for pc, into *r; false if not known. */
 static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
-		   struct row *r, bool *signal, bool fast)
+		   struct row *r, bool *signal, bool fast, struct mc_own_read *rd)
 {
 	const uint8_t *end = (const uint8_t *)hi;
 	struct cur c;
+	named_entry(rd, fde, end);
 	if (!entry(fde, end, &c))
 		return false;
 	const uint8_t *idp = c.p;
@@ -703,6 +732,7 @@ static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 	struct row initial;
 	if (c.bad || id == 0 || cie_at < lo || cie_at >= hi)
 		return false;
+	named_entry(rd, (const uint8_t *)cie_at, end);
 	bool kept = cie_known(cie_at, hi, &ci, &initial);
 	if (!kept && !parse_cie((const uint8_t *)cie_at, end, &ci))
 		return false;
@@ -734,6 +764,9 @@ static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 	return run(c, &ci, begin, pc, r, &initial, &moved);
 }
 
+static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
+		    struct mc_cfi_rule *out, bool fast, struct mc_own_read *rd);
+
 void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 {
 	struct dl_find_object fo;
@@ -741,19 +774,24 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 		*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
 		return;
 	}
-	mc_cfi_rule_in(ret, fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start,
-		       (uintptr_t)fo.dlfo_map_end, out);
+	/* The object's own mapping: the pages of it this read makes
+	 * present are memcheck's (ownread.c). */
+	struct mc_own_read rd;
+	mc_own_read_begin(&rd);
+	rule_in(ret, fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end,
+		out, true, &rd);
+	mc_own_read_end(&rd);
 }
 
 static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
-		    struct mc_cfi_rule *out, bool fast)
+		    struct mc_cfi_rule *out, bool fast, struct mc_own_read *rd)
 {
 	*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
 	uintptr_t pc = ret - 1;
-	const uint8_t *fde = find_fde(pc, hdr, lo, hi);
+	const uint8_t *fde = find_fde(pc, hdr, lo, hi, rd);
 	struct row r;
 	bool signal = false;
-	if (!fde || !row_at(pc, fde, lo, hi, &r, &signal, fast) || signal)
+	if (!fde || !row_at(pc, fde, lo, hi, &r, &signal, fast, rd) || signal)
 		return;
 	if (r.ra.how == R_UNDEF) {
 		out->kind = MC_CFI_END; /* _start, clone: the outermost frame */
@@ -776,13 +814,13 @@ static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 		    struct mc_cfi_rule *out)
 {
-	rule_in(ret, hdr, lo, hi, out, true);
+	rule_in(ret, hdr, lo, hi, out, true, NULL);
 }
 
 int mc_cfi_rule_in_general(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 			   struct mc_cfi_rule *out)
 {
-	rule_in(ret, hdr, lo, hi, out, false);
+	rule_in(ret, hdr, lo, hi, out, false, NULL);
 	return 1;
 }
 

@@ -505,6 +505,40 @@ void mc_footprint_after_fork_child(void);
  * process's max RSS as its parent reads it stays its own. */
 void mc_footprint_final(void);
 
+/* ---- ownread.c ------------------------------------------------------- */
+
+/* A read of memcheck's own in a file the program maps (cfi.c's CFI):
+ * the pages it makes present are memcheck's (see ownread.c).  Each
+ * address is named (mc_own_read_at) before the first load from it;
+ * a 64 KiB block seen before costs a compare or a look-up, no system
+ * call. */
+#define MC_OWN_BLOCK_SHIFT 16
+#define MC_OWN_READ_BLOCKS 4
+struct mc_own_read {
+	int fd; /* pagemap, while a new block is being read; else -1 */
+	int n;
+	uintptr_t last; /* the block last found seen, + 1; 0: none */
+	uintptr_t block[MC_OWN_READ_BLOCKS];
+	uint32_t before[MC_OWN_READ_BLOCKS]; /* present pages before */
+};
+static inline void mc_own_read_begin(struct mc_own_read *r)
+{
+	r->fd = -1;
+	r->n = 0;
+	r->last = 0;
+}
+void mc_own_read_new(struct mc_own_read *r, uintptr_t first, uintptr_t last);
+static inline void mc_own_read_at(struct mc_own_read *r, const void *p, size_t len)
+{
+	uintptr_t first = (uintptr_t)p >> MC_OWN_BLOCK_SHIFT;
+	uintptr_t last = ((uintptr_t)p + (len ? len - 1 : 0)) >> MC_OWN_BLOCK_SHIFT;
+	if (first + 1 != r->last || last != first)
+		mc_own_read_new(r, first, last);
+}
+void mc_own_read_end(struct mc_own_read *r);
+/* Bytes of the pages recorded so that are mapped now (pagemap, fd). */
+uint64_t mc_own_read_bytes(int fd);
+
 /* ---- elfsym.c -------------------------------------------------------- */
 
 /* Symbol lookup without the dynamic linker's help: it never allocates and
@@ -1604,6 +1638,9 @@ uint64_t mc_resident_bytes(uintptr_t lo, uintptr_t hi);
  * through fd: /proc/self/pagemap), pages rounded outward; -1 if
  * unreadable. */
 int64_t mc_mapped_bytes(int fd, uintptr_t lo, uintptr_t hi);
+/* The same, and *file (if not NULL) the bytes of them that are a file's
+ * pages (pagemap's bit 61). */
+int64_t mc_mapped_bytes_file(int fd, uintptr_t lo, uintptr_t hi, int64_t *file);
 /* One line of /proc/self/maps. */
 struct mc_mapping {
 	uintptr_t lo, hi;
@@ -1898,9 +1935,11 @@ uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
  * more read, mc_rss_current_at's, which closes it: the two reads of
  * start-up's window (footprint.c), with none of the program's code
  * between them, are four system calls where they were six.  Where fd
- * is -1, or its read fails or is not statm's, the file is opened anew. */
-uint64_t mc_rss_current_open(int *fd);
-uint64_t mc_rss_current_at(int fd);
+ * is -1, or its read fails or is not statm's, the file is opened anew.
+ * *anon (if not NULL): the anonymous bytes of the RSS (statm's resident
+ * less shared), which start-up's window counts (footprint.c). */
+uint64_t mc_rss_current_open(int *fd, uint64_t *anon);
+uint64_t mc_rss_current_at(int fd, uint64_t *anon);
 /* VmHWM, bytes; *threads (if not NULL): the process's threads then
  * (status's Threads:), *rss (if not NULL): the RSS then (VmRSS, bytes,
  * as mc_rss_current gives it); each 0 if unreadable. */

@@ -130,13 +130,15 @@ static uint64_t present_pages(const uint64_t *e, size_t n)
  * mincore: of a file's mapping, mincore says whether the page is in the
  * page cache, mapped here or not (libmemcheck's code: all of its 360 KiB
  * by mincore, 276-356 KiB of it mapped by smaps).  -1 if pagemap cannot
- * be read. */
-int64_t mc_mapped_bytes(int fd, uintptr_t lo, uintptr_t hi)
+ * be read.  *file (if not NULL): the bytes of those that are a file's
+ * page (bit 61: code, a data segment's pages not yet written), which
+ * statm counts as shared, not anonymous (footprint.c's start-up). */
+int64_t mc_mapped_bytes_file(int fd, uintptr_t lo, uintptr_t hi, int64_t *file)
 {
 	uintptr_t page = page_size();
 	lo &= ~(page - 1);
 	hi = (hi + page - 1) & ~(page - 1);
-	uint64_t e[512], pages = 0;
+	uint64_t e[512], pages = 0, file_pages = 0;
 	int saved = errno;
 	while (lo < hi) {
 		size_t n = (hi - lo) / page < 512 ? (hi - lo) / page : 512;
@@ -146,10 +148,19 @@ int64_t mc_mapped_bytes(int fd, uintptr_t lo, uintptr_t hi)
 			return -1;
 		}
 		pages += present_pages(e, n);
+		for (size_t i = 0; file && i < n; i++)
+			file_pages += (e[i] >> 63) & (e[i] >> 61) & 1;
 		lo += n * page;
 	}
 	errno = saved;
+	if (file)
+		*file = (int64_t)(file_pages * page);
 	return (int64_t)(pages * page);
+}
+
+int64_t mc_mapped_bytes(int fd, uintptr_t lo, uintptr_t hi)
+{
+	return mc_mapped_bytes_file(fd, lo, hi, NULL);
 }
 
 /* ---- /proc/self/maps -------------------------------------------------- */

@@ -55,12 +55,14 @@ static uint64_t parse_u64(const char **p)
 	return v;
 }
 
-/* statm's resident pages in bytes, from its text; false where the text
- * is not statm's (seven numbers on one line). */
-static bool statm_rss(const char *buf, uint64_t *rss)
+/* statm's resident pages in bytes, from its text, and *anon (if not
+ * NULL) the anonymous ones of them (resident less shared, which is the
+ * file pages and shared memory: RssAnon); false where the text is not
+ * statm's (seven numbers on one line). */
+static bool statm_rss(const char *buf, uint64_t *rss, uint64_t *anon)
 {
 	const char *p = buf;
-	uint64_t pages = 0;
+	uint64_t pages = 0, shared = 0;
 	for (int i = 0; i < 7; i++) {
 		while (*p == ' ')
 			p++;
@@ -69,16 +71,20 @@ static bool statm_rss(const char *buf, uint64_t *rss)
 		uint64_t v = parse_u64(&p);
 		if (i == 1)
 			pages = v;
+		else if (i == 2)
+			shared = v;
 	}
 	if (*p != '\n')
 		return false;
 	*rss = pages * (uint64_t)mc_page_size(); /* not sysconf: util.c */
+	if (anon)
+		*anon = (pages > shared ? pages - shared : 0) * (uint64_t)mc_page_size();
 	return true;
 }
 
 /* statm read through fd, from its start: a /proc file is made anew by a
  * read at offset 0. */
-static bool statm_at(int fd, uint64_t *rss)
+static bool statm_at(int fd, uint64_t *rss, uint64_t *anon)
 {
 	char buf[256];
 	ssize_t n;
@@ -88,43 +94,50 @@ static bool statm_at(int fd, uint64_t *rss)
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
-	return statm_rss(buf, rss);
+	return statm_rss(buf, rss, anon);
 }
 
-uint64_t mc_rss_current(void)
+static uint64_t current(uint64_t *anon)
 {
 	int saved = errno;
 	char buf[256];
 	uint64_t rss = 0;
-	if (read_file("/proc/self/statm", buf, sizeof buf) > 0 && !statm_rss(buf, &rss))
+	if (anon)
+		*anon = 0;
+	if (read_file("/proc/self/statm", buf, sizeof buf) > 0 && !statm_rss(buf, &rss, anon))
 		rss = 0;
 	errno = saved;
 	return rss;
 }
 
-uint64_t mc_rss_current_open(int *fd)
+uint64_t mc_rss_current(void)
+{
+	return current(NULL);
+}
+
+uint64_t mc_rss_current_open(int *fd, uint64_t *anon)
 {
 	int saved = errno;
 	uint64_t rss = 0;
 	*fd = mc_sys_open("/proc/self/statm", O_RDONLY | O_CLOEXEC, 0);
-	if (*fd >= 0 && !statm_at(*fd, &rss)) {
+	if (*fd >= 0 && !statm_at(*fd, &rss, anon)) {
 		mc_sys_close(*fd);
 		*fd = -1;
 	}
 	errno = saved;
-	return *fd >= 0 ? rss : mc_rss_current();
+	return *fd >= 0 ? rss : current(anon);
 }
 
-uint64_t mc_rss_current_at(int fd)
+uint64_t mc_rss_current_at(int fd, uint64_t *anon)
 {
 	if (fd < 0)
-		return mc_rss_current();
+		return current(anon);
 	int saved = errno;
 	uint64_t rss = 0;
-	bool ok = statm_at(fd, &rss);
+	bool ok = statm_at(fd, &rss, anon);
 	mc_sys_close(fd);
 	errno = saved;
-	return ok ? rss : mc_rss_current();
+	return ok ? rss : current(anon);
 }
 
 /* The start of the line after the one p is on, or end: the newline

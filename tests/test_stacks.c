@@ -15,7 +15,7 @@
  * plain_deep_stacks: stacks as deep as memcheck keeps, from more call
  * paths than a thread's cache holds, found again round after round.
  * plain_first_capture: the first capture of the main thread reads no
- * file (its stack's bounds).
+ * file (its stack's bounds; pagemap's entries for ownread.c aside).
  *
  * A row a program, under each allocator: its callback checks what the
  * program says of itself, then the records against the reference.

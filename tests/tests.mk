@@ -12,7 +12,7 @@ TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 # unit test -> the library objects it needs (without the build dir prefix)
 UNIT_util      := util options
 UNIT_blocks    := blocks snapshot depot util
-UNIT_stacks    := stacks depot cfi util
+UNIT_stacks    := stacks depot cfi ownread util
 UNIT_symbolize := symbolize symcache symtab elfmod resident util
 UNIT_rss       := rss util
 UNIT_json      := json util programs options
@@ -21,7 +21,8 @@ UNIT_scan      := scan roots threads rss maps resident blocks snapshot depot elf
 UNIT_supp      := suppress util
 UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
-UNIT_footprint := footprint util
+UNIT_footprint := footprint ownread util
+UNIT_ownread   := ownread util
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
 
