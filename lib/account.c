@@ -88,6 +88,20 @@ struct freed {
 	uintptr_t free_site;   /* the call of free(): a full stack per free
 				* would double the cost of tracking */
 };
+/* Tried on 4 December 2026 and not kept: records written with
+ * non-temporal stores (movnti), a whole line at a time (a line's first
+ * record waiting in the slot for its second), so that a ring's 512 KiB
+ * stay out of the caches.  With four threads on two cores the rings are
+ * the largest share of memcheck's last-level misses (cachegrind with a
+ * 1 MiB last level the threads share, malloc_bench 2 M steps, four
+ * threads under tcmalloc: 1.12 misses a step, 0.42 of them the ring's
+ * writes in mc_track_free; one thread 0.07 in all, the bare run 0.13).
+ * But a locked instruction waits for the non-temporal stores before it
+ * to reach memory, and glibc's malloc with threads takes its arena lock
+ * in each call: glibc, four threads, 3.04x the bare run against 2.31x
+ * (medians of 10 alternated rounds, 20 M steps); tcmalloc's ratio over
+ * its one-thread ratio did not move (CPU time 1.18 -> 1.26, within the
+ * rounds' spread).  Instructions a step the same (callgrind). */
 
 struct mc_slot {
 	struct mc_totals t;
@@ -472,7 +486,17 @@ static inline bool freezable(const struct mc_slot *x, const struct mc_slot *self
  * the slot is read once its thread is outside its mark, after which it
  * sees stop and leaves room alone.  Freezes are rare (live bytes reaching
  * the grants' sum: ~5,000 in malloc_bench 8 M steps, four threads), a
- * membarrier ~6 us here. */
+ * membarrier ~6 us here.  They come while the threads fill their rings,
+ * each allocation a new peak, not from the steady churn: ~4,500 at 20 M
+ * steps and 3,100-3,800 at 40,000 (uprobes on freeze_all, four threads,
+ * each allocator).  Measured on 4 December 2026: a build whose grants
+ * never run out (no freeze, a wrong peak) ran a four-thread 40,000-step
+ * malloc_bench as fast as this one (tcmalloc, medians of 15 alternated
+ * runs: 0.093 s, 0.087 s), and CPU time at 20 M steps within the
+ * spread; and a ceiling on a thread's room (frees past twice its grant
+ * handed back, so that g_flushed follows the live bytes down) left the
+ * freezes as they were (4,233-4,625) and took the lock 6-8 times as
+ * often.  Not kept. */
 static void freeze_all(struct mc_slot *self)
 {
 	int hi = slots ? atomic_load_explicit(&slots_hi, memory_order_relaxed) : 0;
