@@ -90,6 +90,9 @@ void mc_options_init_verdict(void);
 /* Open memcheck's text (MEMCHECK_LOG) and complain there about the bad
  * values mc_options_init found. */
 void mc_options_say(void);
+/* A report can show more than the one-line summary: the peak snapshot
+ * and the RSS figures are measured only then (options.c). */
+bool mc_opts_full_report(void);
 
 /* Print the option table as mdoc (for memcheck(7)) to fd. */
 void mc_options_mdoc(int fd);
@@ -460,7 +463,13 @@ void mc_exit_after_fork_child(void);
  * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
  * and mc_own_grow call them through struct mc_map_hooks. */
 void mc_footprint_populate(bool tracking); /* tracking: mc_opt.track */
-void mc_footprint_init(void);
+/* wanted: the RSS figures are measured from start-up (life.c); else
+ * none of footprint.c's /proc reads is made until mc_footprint_want, and
+ * the figures are MEMCHECK_UNKNOWN (*rss_now of the take and restart
+ * below, which then read and reset nothing). */
+void mc_footprint_init(bool wanted);
+/* A region begun through the API: its figures are measured (region.c). */
+void mc_footprint_want(void);
 /* blocks.c: the block table's MIN_CAP arrays reserved, after
  * mc_stacks_init (the lazy ranges before it carved together). */
 void mc_blocks_init_small(void);

@@ -110,7 +110,13 @@ static void start_all(bool from_ctor)
 	mc_footprint_populate(mc_opt.track); /* before any is read */
 	if (mc_opt.track)
 		mc_map_carve_large_first(); /* the block table's 4 MiB comes */
-	mc_footprint_init(); /* first: counts every mapping after it */
+	/* First: counts every mapping after it.  The RSS figures are
+	 * measured from start-up where a report can show them, or where
+	 * the program is linked with memcheck and so may begin regions
+	 * of its own and read their figures (memcheck_end's struct); a
+	 * preloaded program that reaches memcheck_begin otherwise starts
+	 * them there (region.c). */
+	mc_footprint_init(mc_opts_full_report() || mc_linked_in());
 	mc_own_work_begin(false);
 	mc_options_say();
 	/* Clearing blocks serves the scan alone, and would hide the

@@ -307,7 +307,13 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	res.rss_begin = r->rss_begin;
 	bool whole, alone;
 	uint64_t hwm = mc_prog_peak_take(&whole, &res.rss_end, &alone);
-	if (!whole) {
+	/* Not measured (nothing reads them: footprint.c), or the region
+	 * began before they were (the process region of a program whose
+	 * first API region started them): unknown, all three. */
+	bool measured = res.rss_end != MEMCHECK_UNKNOWN;
+	if (!measured || r->rss_begin == MEMCHECK_UNKNOWN) {
+		res.rss_begin = res.rss_end = res.peak_rss = MEMCHECK_UNKNOWN;
+	} else if (!whole) {
 		if (hwm < r->hwm_floor)
 			hwm = r->hwm_floor;
 		if (hwm < res.rss_end)
@@ -333,17 +339,21 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * region's code handled (a check test's frames, below its teardown
 	 * fixture's).  Ended on the thread that began it, the stack is
 	 * scanned from the shallower of the two points. */
+	/* A region that left nothing behind needs no scan: most tests. */
+	bool left = mc_opt.track && mc_opt.scan && !vg && mc_blocks_any_live(r->epoch);
 	struct mc_scan_from outer;
 	if (from) {
 		outer = *from;
 		if (r->begin_sp > from->sp && pthread_equal(r->begin_thread, pthread_self()))
 			outer.sp = r->begin_sp;
-		/* The take above read this thread was the only one. */
-		outer.alone = alone;
+		/* The take above read this thread was the only one (status's
+		 * Threads:), where it read status; else, for a scan, stat's
+		 * num_threads: one read of a file shorter than status, ~3 us
+		 * less here (a thread just joined may still count: then
+		 * the threads are listed, as with more). */
+		outer.alone = measured ? alone : left && mc_stat_field(20) == 1;
 		from = &outer;
 	}
-	/* A region that left nothing behind needs no scan: most tests. */
-	bool left = mc_opt.track && mc_opt.scan && !vg && mc_blocks_any_live(r->epoch);
 	/* From here on the work is memcheck's own (footprint.c): the scan,
 	 * the suppression files, symbolizing leak stacks (libdw loaded,
 	 * debug information mapped), and the first report, which touches
@@ -674,6 +684,7 @@ MC_API void memcheck_begin(const char *name)
 	mc_resolve();
 	mc_guard_enter();
 	pthread_mutex_lock(&region_lock);
+	mc_footprint_want(); /* its figures are read: measured from here */
 	region_push(name, false, from.sp);
 	pthread_mutex_unlock(&region_lock);
 	mc_guard_leave();
