@@ -527,6 +527,9 @@ void *mc_sym_in_sized(const void *base, const char *name, size_t *size);
 /* found[i]: names[i]'s definition in the object at base, or NULL; one
  * walk of the objects for all n. */
 void mc_sym_in_each(const void *base, const char *const *names, void **found, size_t n);
+/* The program (the executable) refers to name, undefined in its dynamic
+ * symbol table (weak or not). */
+bool mc_program_refers(const char *name);
 /* The first definition of name in any object (as RTLD_DEFAULT finds it,
  * less canonical PLT entries), or NULL; *where (when not NULL) gets the
  * start of the defining object. */
