@@ -86,7 +86,7 @@ H_CHECK(reads_none)
 	char *t = trace_text();
 	for (size_t i = 0; i < sizeof rss_files / sizeof rss_files[0]; i++)
 		ck_assert_msg(opened_at(t, rss_files[i]) < 0,
-			      "%s: opened %s, which nothing reads here; its trace:\n%s", x->label,
+			      "%s: opened %s, which nothing reads here; its trace:\n%.2000s", x->label,
 			      rss_files[i], t);
 	free(t);
 }
@@ -96,7 +96,7 @@ H_CHECK(reads_all)
 	char *t = trace_text();
 	for (size_t i = 0; i < sizeof rss_files / sizeof rss_files[0]; i++)
 		ck_assert_msg(opened_at(t, rss_files[i]) >= 0,
-			      "%s: never opened %s, with a report to write; its trace:\n%s",
+			      "%s: never opened %s, with a report to write; its trace:\n%.2000s",
 			      x->label, rss_files[i], t);
 	free(t);
 	/* the traced program's record: its pid is not the run's (strace's) */
@@ -139,7 +139,7 @@ H_CHECK(weak_api_measured_from_start)
 	char *t = trace_text();
 	long pagemap = opened_at(t, "/proc/self/pagemap"), main_at = opened_at(t, "main\\n");
 	ck_assert_msg(pagemap >= 0 && main_at >= 0 && pagemap < main_at,
-		      "%s: pagemap first opened after main began (at %ld, main at %ld):\n%s",
+		      "%s: pagemap first opened after main began (at %ld, main at %ld):\n%.2000s",
 		      x->label, pagemap, main_at, t);
 	free(t);
 }
