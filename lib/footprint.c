@@ -418,9 +418,14 @@ void mc_footprint_init(bool wanted)
 void mc_footprint_want(void)
 {
 	fp_enter();
-	if (started && !measuring) {
+	if (!measuring) {
 		measuring = true;
-		m_start = measure();
+		/* Not started: a preloaded program the programs rule left
+		 * out, which only forwards, reached memcheck_begin through a
+		 * weak reference.  memcheck mapped nothing of its own, and
+		 * its figures are the process's, as they always were. */
+		if (started)
+			m_start = measure();
 		pending = 0;
 	}
 	pthread_mutex_unlock(&fp_lock);
