@@ -90,9 +90,20 @@ void mc_options_init_verdict(void);
 /* Open memcheck's text (MEMCHECK_LOG) and complain there about the bad
  * values mc_options_init found. */
 void mc_options_say(void);
-/* A report can show more than the one-line summary: the peak snapshot
- * and the RSS figures are measured only then (options.c). */
-bool mc_opts_full_report(void);
+/* Whether a report can show more of a region than the one-line
+ * summary's counts: the JSON report (memcheck run, compare and gate read
+ * it; the timeline is written only there), the full text, a budget (its
+ * rules, and the full text that explains a failure), a baseline
+ * (relative budget limits).  Two things are measured only then: the peak
+ * snapshot (snapshot.c) and the RSS figures (footprint.c, life.c), whose
+ * /proc reads were ~80 us of every measured process.  A region begun
+ * through the API is the one other reader of the RSS figures
+ * (memcheck_end's struct): life.c and memcheck_begin start them.  Inline:
+ * the unit tests that link snapshot.c define mc_opt without options.c. */
+static inline bool mc_opts_full_report(void)
+{
+	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.budget || mc_opt.baseline;
+}
 
 /* Print the option table as mdoc (for memcheck(7)) to fd. */
 void mc_options_mdoc(int fd);

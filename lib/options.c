@@ -305,20 +305,6 @@ void mc_options_init(void)
 		mc_opt.stack_depth = MC_MAX_DEPTH;
 }
 
-/* Whether a report can show more of a region than the one-line summary's
- * counts: the JSON report (memcheck run, compare and gate read it; the
- * timeline is written only there), the full text, a budget (its rules,
- * and the full text that explains a failure), a baseline (relative
- * budget limits).  Two things are measured only then: the peak snapshot
- * (snapshot.c) and the RSS figures (footprint.c, life.c), whose /proc
- * reads were ~80 us of every measured process.  A region begun through
- * the API is the one other reader of the RSS figures (memcheck_end's
- * struct): memcheck_begin starts them (region.c). */
-bool mc_opts_full_report(void)
-{
-	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.budget || mc_opt.baseline;
-}
-
 void mc_options_say(void)
 {
 	/* MEMCHECK_LOG first: complaints about the others go where it says. */
