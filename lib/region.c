@@ -333,14 +333,14 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	struct mc_leak *groups = NULL;
 	size_t groups_bytes = 0;
 	struct mc_scan scan;
+	/* A region that left nothing behind needs no scan: most tests. */
+	bool left = mc_opt.track && mc_opt.scan && !vg && mc_blocks_any_live(r->epoch);
 	/* Frames deeper than where the region began are the region's own:
 	 * those still live when it ends are memcheck's and the code's that
 	 * ends it, and the rest hold stale copies of the addresses the
 	 * region's code handled (a check test's frames, below its teardown
 	 * fixture's).  Ended on the thread that began it, the stack is
 	 * scanned from the shallower of the two points. */
-	/* A region that left nothing behind needs no scan: most tests. */
-	bool left = mc_opt.track && mc_opt.scan && !vg && mc_blocks_any_live(r->epoch);
 	struct mc_scan_from outer;
 	if (from) {
 		outer = *from;
