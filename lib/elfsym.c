@@ -427,3 +427,31 @@ void *mc_sym_first_but(const char *name, const void *skip, void **first, const v
 	*where = f.found ? f.where : NULL;
 	return f.found;
 }
+
+/* Whether the program itself (the first object in load order) refers to
+ * name without defining it: an undefined entry of its dynamic symbol
+ * table, weak or not, as a program that calls memcheck_begin has, linked
+ * with libmemcheck or only preloaded (life.c: its regions' RSS figures
+ * are measured from start-up).  With a GNU hash table the undefined
+ * entries are those below its symoffset, which the link puts first and
+ * the table does not hash: only they are read. */
+static int refers_visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct tables t;
+	if (!read_tables(info, &t))
+		return -1;
+	uint32_t n = t.gnu ? t.gnu[1] : t.sysv[1];
+	for (uint32_t i = 1; i < n; i++) {
+		const ElfW(Sym) *s = &t.sym[i];
+		if (s->st_shndx == SHN_UNDEF && (!t.strsz || s->st_name < t.strsz) &&
+		    strcmp(t.str + s->st_name, (const char *)arg) == 0)
+			return 1;
+	}
+	return -1; /* the program only */
+}
+
+bool mc_program_refers(const char *name)
+{
+	return mc_walk_objects(refers_visit, (void *)name) == 1;
+}

@@ -75,6 +75,21 @@ static uint64_t m_start;      /* M when the kernel's mark was last reset */
 static uint64_t acc;          /* the program's peak since the last take */
 static bool resettable = true;
 static bool started;
+/* Whether the RSS figures are measured at all: from start-up where a
+ * report can show them or the program may begin regions of its own
+ * (mc_footprint_init's wanted, life.c), else from the first region the
+ * API begins (mc_footprint_want).  Until then no /proc file is read or
+ * written: no pagemap, statm, status nor clear_refs, 19 system calls of
+ * a measured process's start-up and exit (strace -f -c, default
+ * options: bench/suite_test 1 96 -> 80, /bin/date 242 -> 226, a scan's
+ * stat read added back; 68-76 us of CPU a process, medians of 2,000
+ * runs by turns), and the kernel's peak mark is never reset, so the
+ * program and its parent see VmHWM and ru_maxrss as the kernel keeps
+ * them.  known, lazy and the object's segments are kept all the same
+ * (no system call). */
+static bool measuring;
+/* The open window of memcheck's own work began measured. */
+static bool work_measured;
 static bool final;            /* the process is ending: no more resets */
 /* Whether a peak was ever taken or restarted (a region began): before
  * that, the interval's mark is nobody's, and the first region restarts it
@@ -391,23 +406,60 @@ void mc_footprint_populate(bool tracking)
 }
 
 /* First of memcheck's start-up after mc_footprint_populate: every
- * mapping after it is counted. */
-void mc_footprint_init(void)
+ * mapping after it is counted.  wanted: the RSS figures are measured
+ * from here (see measuring). */
+void mc_footprint_init(bool wanted)
 {
 	pthread_mutex_lock(&fp_lock);
 	if (!started) {
 		started = true;
-		if (mc_text_len) /* libmemcheck's own pages to measure */
+		__atomic_store_n(&measuring, wanted, __ATOMIC_RELAXED);
+		if (wanted && mc_text_len) /* libmemcheck's own pages to measure */
 			pagemap_fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 		/* start-up's window's RSS (its statm kept open to its end) */
-		startup_begun = true;
-		startup_open = true;
-		init_rss = mc_rss_current_open(&startup_statm, &init_anon);
+		if (wanted) {
+			startup_begun = true;
+			startup_open = true;
+			init_rss = mc_rss_current_open(&startup_statm, &init_anon);
+		}
 		add_own_object();
-		m_start = measure();
-		init_m_file = m_file;
-		init_fresh = true;
+		if (wanted) {
+			m_start = measure();
+			init_m_file = m_file;
+			init_fresh = true;
+		}
 		mc_map_hooks_set(&hooks);
+	}
+	pthread_mutex_unlock(&fp_lock);
+}
+
+/* Whether the RSS figures are measured now (read without the lock: a
+ * read of memcheck's in the program's files that began before measuring
+ * did leaves its pages the program's, as a late start's extra is). */
+bool mc_footprint_measuring(void)
+{
+	return __atomic_load_n(&measuring, __ATOMIC_RELAXED);
+}
+
+/* A region is begun through the API: its figures are measured, from now
+ * on if they were not (a preloaded program that reaches memcheck_begin
+ * without being linked with libmemcheck: a weak reference, dlsym).  M
+ * is measured now (known and the lazy ranges were kept all along); what
+ * start-up's window left outside memcheck's mappings (extra) was not
+ * measured, and the program's figures are that much high: see
+ * memcheck(7).  The region's take then restarts the kernel's mark. */
+void mc_footprint_want(void)
+{
+	fp_enter();
+	if (!measuring) {
+		__atomic_store_n(&measuring, true, __ATOMIC_RELAXED);
+		/* Not started: a preloaded program the programs rule left
+		 * out, which only forwards, reached memcheck_begin through a
+		 * weak reference.  memcheck mapped nothing of its own, and
+		 * its figures are the process's, as they always were. */
+		if (started)
+			m_start = measure();
+		pending = 0;
 	}
 	pthread_mutex_unlock(&fp_lock);
 }
@@ -420,7 +472,7 @@ bool mc_own_before(size_t bytes)
 	fresh = false;
 	/* Inside a window of memcheck's own work the mark is not folded,
 	 * and the window's end measures everything again. */
-	if (!started || work_depth || pending + mc_page_round(bytes) < threshold()) {
+	if (!measuring || work_depth || pending + mc_page_round(bytes) < threshold()) {
 		pthread_mutex_unlock(&fp_lock);
 		return false;
 	}
@@ -501,9 +553,9 @@ static void work_begin(bool fold_first, bool taken)
 	/* Folded before the window opens: inside it (work_depth), fold
 	 * does nothing, and a heap error's report folded nothing so, the
 	 * program's peak before it lost at the window's end's reset. */
-	if (work_depth == 0 && started && fold_first)
+	if (work_depth == 0 && measuring && fold_first)
 		fold();
-	if (work_depth++ == 0) {
+	if (work_depth++ == 0 && (work_measured = measuring)) {
 		work_startup = startup_open;
 		if (taken && fresh) {
 			/* The take just read both: reading statm and
@@ -599,7 +651,7 @@ static void work_end(bool last)
 {
 	pthread_mutex_lock(&fp_lock);
 	fresh = false;
-	if (--work_depth == 0) {
+	if (--work_depth == 0 && work_measured) {
 		if (last && final)
 			settle_due = true;
 		else
@@ -624,7 +676,7 @@ void mc_own_work_end_start(void)
 {
 	pthread_mutex_lock(&fp_lock);
 	fresh = false;
-	if (--work_depth == 0)
+	if (--work_depth == 0 && work_measured)
 		settle_due = settle_at_region = true;
 	pthread_mutex_unlock(&fp_lock);
 }
@@ -653,6 +705,10 @@ uint64_t mc_prog_rss(void)
 {
 	fp_enter();
 	fresh = false;
+	if (!measuring) {
+		pthread_mutex_unlock(&fp_lock);
+		return MEMCHECK_UNKNOWN;
+	}
 	uint64_t rss = mc_rss_current();
 	uint64_t m = measure();
 	pthread_mutex_unlock(&fp_lock);
@@ -684,9 +740,26 @@ static void take_restart(bool *whole_process, uint64_t *rss_now)
 	take_restart_at(whole_process, rss_now, NULL, 0);
 }
 
+/* What a take or restart answers where the figures are not measured:
+ * the RSS unknown, no peak, nothing said of the threads. */
+static uint64_t not_measured(bool *whole_process, uint64_t *rss_now, bool *alone)
+{
+	if (whole_process)
+		*whole_process = false;
+	if (rss_now)
+		*rss_now = MEMCHECK_UNKNOWN;
+	if (alone)
+		*alone = false;
+	return 0;
+}
+
 uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 {
 	fp_enter();
+	if (!measuring) {
+		pthread_mutex_unlock(&fp_lock);
+		return not_measured(whole_process, rss_now, alone);
+	}
 	unsigned threads;
 	uint64_t rss;
 	/* The RSS that status gave with the mark serves the new interval:
@@ -712,6 +785,11 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now)
 {
 	pthread_mutex_lock(&fp_lock);
+	if (!measuring) {
+		pthread_mutex_unlock(&fp_lock);
+		not_measured(whole_process, rss_now, NULL);
+		return;
+	}
 	if (settle_due) {
 		/* A window's end is due (start-up's): one read of the RSS
 		 * and of M serves its end and the new interval's start. */

@@ -90,6 +90,20 @@ void mc_options_init_verdict(void);
 /* Open memcheck's text (MEMCHECK_LOG) and complain there about the bad
  * values mc_options_init found. */
 void mc_options_say(void);
+/* Whether a report can show more of a region than the one-line
+ * summary's counts: the JSON report (memcheck run, compare and gate read
+ * it; the timeline is written only there), the full text, a budget (its
+ * rules, and the full text that explains a failure), a baseline
+ * (relative budget limits).  Two things are measured only then: the peak
+ * snapshot (snapshot.c) and the RSS figures (footprint.c, life.c), whose
+ * /proc reads were ~80 us of every measured process.  A region begun
+ * through the API is the one other reader of the RSS figures
+ * (memcheck_end's struct): life.c and memcheck_begin start them.  Inline:
+ * the unit tests that link snapshot.c define mc_opt without options.c. */
+static inline bool mc_opts_full_report(void)
+{
+	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.budget || mc_opt.baseline;
+}
 
 /* Print the option table as mdoc (for memcheck(7)) to fd. */
 void mc_options_mdoc(int fd);
@@ -460,7 +474,13 @@ void mc_exit_after_fork_child(void);
  * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
  * and mc_own_grow call them through struct mc_map_hooks. */
 void mc_footprint_populate(bool tracking); /* tracking: mc_opt.track */
-void mc_footprint_init(void);
+/* wanted: the RSS figures are measured from start-up (life.c); else
+ * none of footprint.c's /proc reads is made until mc_footprint_want, and
+ * the figures are MEMCHECK_UNKNOWN (*rss_now of the take and restart
+ * below, which then read and reset nothing). */
+void mc_footprint_init(bool wanted);
+/* A region begun through the API: its figures are measured (region.c). */
+void mc_footprint_want(void);
 /* blocks.c: the block table's MIN_CAP arrays reserved, after
  * mc_stacks_init (the lazy ranges before it carved together). */
 void mc_blocks_init_small(void);
@@ -504,6 +524,9 @@ void mc_footprint_after_fork_child(void);
 /* At exit: the kernel's high-water mark is no longer reset, so the
  * process's max RSS as its parent reads it stays its own. */
 void mc_footprint_final(void);
+/* Whether the RSS figures are measured (from start-up, or from an API
+ * region's begin: mc_footprint_want). */
+bool mc_footprint_measuring(void);
 
 /* ---- ownread.c ------------------------------------------------------- */
 
@@ -552,6 +575,9 @@ void *mc_sym_in_sized(const void *base, const char *name, size_t *size);
 /* found[i]: names[i]'s definition in the object at base, or NULL; one
  * walk of the objects for all n. */
 void mc_sym_in_each(const void *base, const char *const *names, void **found, size_t n);
+/* The program (the executable) refers to name, undefined in its dynamic
+ * symbol table (weak or not). */
+bool mc_program_refers(const char *name);
 /* The first definition of name in any object (as RTLD_DEFAULT finds it,
  * less canonical PLT entries), or NULL; *where (when not NULL) gets the
  * start of the defining object. */

@@ -110,7 +110,16 @@ static void start_all(bool from_ctor)
 	mc_footprint_populate(mc_opt.track); /* before any is read */
 	if (mc_opt.track)
 		mc_map_carve_large_first(); /* the block table's 4 MiB comes */
-	mc_footprint_init(); /* first: counts every mapping after it */
+	/* First: counts every mapping after it.  The RSS figures are
+	 * measured from start-up where a report can show them, or where
+	 * the program may begin regions of its own and read their
+	 * figures (memcheck_end's struct): linked with libmemcheck, or
+	 * calling memcheck_begin through a reference of its own (a weak
+	 * one, preloaded).  Anything else that reaches memcheck_begin (a
+	 * library's weak reference) starts them there (region.c), without
+	 * start-up's residue: 64-270 KiB that its figures then include. */
+	mc_footprint_init(mc_opts_full_report() || mc_linked_in() ||
+			  mc_program_refers("memcheck_begin"));
 	mc_own_work_begin(false);
 	mc_options_say();
 	/* Clearing blocks serves the scan alone, and would hide the

@@ -1142,11 +1142,18 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 		}
 	}
 	mc_buf_strs(&b, p, "   RSS: ", NULL);
-	put_bytes(&b, r->rss_begin);
-	mc_buf_puts(&b, " at start, ");
-	put_bytes(&b, r->rss_end);
-	mc_buf_puts(&b, " at end, peak ");
-	put_bytes(&b, r->peak_rss);
+	if (r->rss_end == MEMCHECK_UNKNOWN && r->peak_rss == MEMCHECK_UNKNOWN) {
+		/* Measured only where a report can show it (footprint.c):
+		 * the summary's failing region says how to have it. */
+		mc_buf_puts(&b, "not measured (MEMCHECK_REPORT, MEMCHECK_TEXT=full or "
+				"MEMCHECK_BUDGET measure it)");
+	} else {
+		put_bytes(&b, r->rss_begin);
+		mc_buf_puts(&b, " at start, ");
+		put_bytes(&b, r->rss_end);
+		mc_buf_puts(&b, " at end, peak ");
+		put_bytes(&b, r->peak_rss);
+	}
 	mc_buf_strs(&b, r->peak_rss_whole_process ? " (the process's: clear_refs refused)" : "",
 		    "; ", secs(r->seconds, t), " s\n", NULL);
 	if (r->retained_bytes != MEMCHECK_UNKNOWN) {

@@ -95,9 +95,7 @@ enum { PEAK_NONE, PEAK_NEWEST, PEAK_TAKEN };
  * for a walk of the depot. */
 void mc_snapshot_init(void)
 {
-	mc_sites_on = mc_opt.track && mc_opt.peak_sites > 0 &&
-		      (mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.budget ||
-		       mc_opt.baseline);
+	mc_sites_on = mc_opt.track && mc_opt.peak_sites > 0 && mc_opts_full_report();
 }
 
 static uint32_t gen_now(void)

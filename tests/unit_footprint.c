@@ -83,8 +83,11 @@ uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss)
 	return rss_hwm;
 }
 
+static int resets;
+
 bool mc_rss_reset_peak(void)
 {
+	resets++;
 	rss_hwm = rss_now;
 	return true;
 }
@@ -100,7 +103,7 @@ static char lazy_ranges[2 * NLAZY][LAZY_LEN] __attribute__((aligned(4096)));
  * process's region begins; M of those ranges. */
 static uint64_t start_apart(void)
 {
-	mc_footprint_init();
+	mc_footprint_init(true);
 	for (int i = 0; i < NLAZY; i++)
 		mc_own_lazy(lazy_ranges[2 * i], LAZY_LEN);
 	rss_now = 1024 * KIB;
@@ -132,7 +135,7 @@ END_TEST
  * and after one of them is gone; M is the same sum. */
 START_TEST(adjoining_ranges_one_call)
 {
-	mc_footprint_init();
+	mc_footprint_init(true);
 	for (int i = NLAZY - 1; i >= 0; i--) /* from the top down, as mmap gives them */
 		mc_own_lazy(lazy_ranges[i], LAZY_LEN);
 	mc_own_lazy(lazy_ranges[NLAZY + 1], LAZY_LEN); /* apart from them */
@@ -180,7 +183,7 @@ END_TEST
 START_TEST(start_window_settled_by_the_process_region)
 {
 	rss_now = 1024 * KIB; /* start-up's window's RSS, read at init */
-	mc_footprint_init();
+	mc_footprint_init(true);
 	/* The window begins from init's reads: neither read again. */
 	resident_calls = rss_reads = 0;
 	mc_own_work_begin(false);
@@ -249,7 +252,7 @@ END_TEST
 START_TEST(start_window_settled_without_a_region)
 {
 	rss_now = 1024 * KIB; /* start-up's window's RSS, read at init */
-	mc_footprint_init();
+	mc_footprint_init(true);
 	mc_own_work_begin(false);
 	mc_own_lazy(lazy_ranges[0], LAZY_LEN);
 	rss_now = 1024 * KIB + LAZY_LEN / 2 + 64 * KIB;
@@ -307,6 +310,73 @@ START_TEST(take_less_m_growth)
 }
 END_TEST
 
+/* Where nothing reads the RSS figures (mc_footprint_init(false)), a
+ * process's life makes none of the reads: start-up's window, the process
+ * region's begin, a window of memcheck's own work, a change of M large
+ * enough to fold, the region's end.  The kernel's mark is never reset;
+ * the figures are unknown, and no peak is handed on. */
+START_TEST(unwanted_reads_nothing)
+{
+	rss_now = 1024 * KIB;
+	mc_footprint_init(false);
+	mc_own_work_begin(false);
+	mc_own_lazy(lazy_ranges[0], LAZY_LEN);
+	mc_own_work_end_start();
+	uint64_t now = 0;
+	bool whole = true, alone = true;
+	mc_prog_peak_restart(&whole, &now);
+	ck_assert_uint_eq(now, MEMCHECK_UNKNOWN);
+	ck_assert(!whole);
+	mc_own_work_settle();
+	mc_own_work_begin(true);
+	mc_own_work_end();
+	bool folding = mc_own_before(64 * 1024 * KIB);
+	ck_assert(!folding);
+	mc_own_after(folding, 64 * 1024 * KIB);
+	rss_hwm = 8192 * KIB;
+	ck_assert_uint_eq(mc_prog_peak_take(&whole, &now, &alone), 0);
+	ck_assert_uint_eq(now, MEMCHECK_UNKNOWN);
+	ck_assert(!whole && !alone);
+	ck_assert_uint_eq(mc_prog_rss(), MEMCHECK_UNKNOWN);
+	mc_own_work_begin_taken();
+	mc_own_work_end_process();
+	ck_assert_int_eq(rss_reads, 0);
+	ck_assert_int_eq(status_reads, 0);
+	ck_assert_int_eq(resident_calls, 0);
+	ck_assert_int_eq(resets, 0);
+	ck_assert_uint_eq(rss_hwm, 8192 * KIB); /* the mark as the kernel keeps it */
+}
+END_TEST
+
+/* A region begun through the API where nothing wanted the figures at
+ * start-up (mc_footprint_want): M is measured then, with every lazy
+ * range and known mapping kept meanwhile, and the region's figures are
+ * the RSS less that M, its peak the mark less it, as from start-up. */
+START_TEST(wanted_late_measures_from_then)
+{
+	rss_now = 1024 * KIB;
+	mc_footprint_init(false);
+	for (int i = 0; i < NLAZY; i++)
+		mc_own_lazy(lazy_ranges[2 * i], LAZY_LEN);
+	const uint64_t m_lazy = NLAZY * LAZY_LEN / 2;
+	mc_prog_peak_restart(NULL, NULL);
+	rss_now = 2048 * KIB;
+	rss_hwm = 4096 * KIB; /* start-up's, never reset */
+	mc_footprint_want();
+	uint64_t begin = 0;
+	bool whole = true;
+	mc_prog_peak_take(&whole, &begin, NULL); /* the API region's begin */
+	ck_assert(!whole);
+	ck_assert_int_eq(resets, 1);
+	ck_assert_uint_eq(begin, 2048 * KIB - m_lazy);
+	rss_now = 3072 * KIB;
+	rss_hwm = 3584 * KIB;
+	uint64_t end = 0;
+	ck_assert_uint_eq(mc_prog_peak_take(&whole, &end, NULL), 3584 * KIB - m_lazy);
+	ck_assert_uint_eq(end, 3072 * KIB - m_lazy);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("footprint", 0);
@@ -318,5 +388,7 @@ int main(void)
 	tcase_add_test(tc, start_window_settled_without_a_region);
 	tcase_add_test(tc, take_reads_status_alone);
 	tcase_add_test(tc, take_less_m_growth);
+	tcase_add_test(tc, unwanted_reads_nothing);
+	tcase_add_test(tc, wanted_late_measures_from_then);
 	return h_run_suite(NULL);
 }

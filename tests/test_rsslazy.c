@@ -1,0 +1,177 @@
+/*
+ * test_rsslazy.c - a process pays for the RSS figures only where
+ * something reads them (footprint.c, life.c).
+ *
+ * - With the defaults (preloaded, MEMCHECK_TEXT=summary, no report, no
+ *   budget) a measured process opens none of /proc/self/pagemap, statm,
+ *   status and clear_refs, under each allocator: strace -f lists the
+ *   files it opens.  A failing one's full text says the RSS was not
+ *   measured.  (On main these four were opened by every measured
+ *   process, and the kernel's peak mark reset through clear_refs.)
+ * - With MEMCHECK_REPORT the same process reads them and its record has
+ *   every RSS figure.
+ * - A program that reads the figures through the API gets them measured
+ *   from start-up without any option: linked with libmemcheck
+ *   (tests/prog/rss_touch), or preloaded and calling it through weak
+ *   references (tests/prog/plain_rss_weak, which writes "main" first:
+ *   pagemap is opened before it, at start-up).  A region that writes
+ *   100 MiB sees its peak rise by 100 MiB, as test_rss checks with a
+ *   report.  So does one the programs rule leaves out (memcheck only
+ *   forwards there, and maps nothing of its own).
+ *
+ * Without strace the rows that trace are skipped (GNUmakefile's deps
+ * install it).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define STRACE "/usr/bin/strace"
+#define MiB (1024.0 * 1024.0)
+
+static const char *const rss_files[] = { "/proc/self/pagemap", "/proc/self/statm",
+					 "/proc/self/status", "/proc/self/clear_refs" };
+
+/* The trace of the row's run (setup makes it, check reads it). */
+static const char *trace_path;
+
+/* The row's program run under strace -f, which writes every open to a
+ * fresh file: the run's LD_PRELOAD and environment pass to the traced
+ * program (strace itself is left out by MEMCHECK_PROGRAMS's default). */
+H_SETUP(traced)
+{
+	if (access(STRACE, X_OK) != 0) {
+		printf("note: %s not installed; skipping \"%s\"\n", STRACE, c->name);
+		return false;
+	}
+	trace_path = h_tmppath("trace");
+	size_t n = 0;
+	while (run->args && run->args[n])
+		n++;
+	const char **argv = calloc(n + 10, sizeof *argv);
+	ck_assert(argv);
+	size_t k = 0;
+	const char *head[] = { "-f", "-qq", "-e", "trace=open,openat,write", "-o", trace_path,
+			       "--", h_prog(run->prog) };
+	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+		argv[k++] = head[i];
+	for (size_t i = 0; i < n; i++)
+		argv[k++] = run->args[i];
+	run->prog = STRACE;
+	run->args = argv;
+	return true;
+}
+
+/* The offset in the trace of the first open of file, or -1. */
+static long opened_at(const char *trace, const char *file)
+{
+	char needle[64];
+	snprintf(needle, sizeof needle, "\"%s\"", file);
+	const char *p = strstr(trace, needle);
+	return p ? p - trace : -1;
+}
+
+static char *trace_text(void)
+{
+	char *t = h_read_file(trace_path, NULL);
+	ck_assert_msg(t, "no trace at %s", trace_path);
+	return t;
+}
+
+H_CHECK(reads_none)
+{
+	char *t = trace_text();
+	for (size_t i = 0; i < sizeof rss_files / sizeof rss_files[0]; i++)
+		ck_assert_msg(opened_at(t, rss_files[i]) < 0,
+			      "%s: opened %s, which nothing reads here; its trace:\n%.2000s", x->label,
+			      rss_files[i], t);
+	free(t);
+}
+
+H_CHECK(reads_all)
+{
+	char *t = trace_text();
+	for (size_t i = 0; i < sizeof rss_files / sizeof rss_files[0]; i++)
+		ck_assert_msg(opened_at(t, rss_files[i]) >= 0,
+			      "%s: never opened %s, with a report to write; its trace:\n%.2000s",
+			      x->label, rss_files[i], t);
+	free(t);
+	/* the traced program's record: its pid is not the run's (strace's) */
+	rec = h_record(&x->rep, "process", 0);
+	ck_assert_msg(rec, "%s: no record \"process\"", x->label);
+	uint64_t begin = h_u64(rec, "rss_begin"), end = h_u64(rec, "rss_end"),
+		 peak = h_u64(rec, "peak_rss");
+	ck_assert_msg(begin && end && peak && begin <= peak && end <= peak &&
+			      begin != UINT64_MAX && peak != UINT64_MAX,
+		      "%s: rss_begin %llu, rss_end %llu, peak_rss %llu", x->label,
+		      (unsigned long long)begin, (unsigned long long)end,
+		      (unsigned long long)peak);
+}
+
+/* "big rss_begin=N rss_end=N peak_rss=N" in the program's output: every
+ * figure known, the peak 100 MiB (+-5%) above the begin. */
+static void expect_big_measured(const struct h_res *x)
+{
+	const char *line = strstr(x->r.out, "big rss_begin=");
+	ck_assert_msg(line, "%s: no figures in its output:\n%s", x->label, x->r.out);
+	unsigned long long b, e, p;
+	ck_assert_msg(sscanf(line, "big rss_begin=%llu rss_end=%llu peak_rss=%llu", &b, &e, &p) == 3,
+		      "%s: a figure is unknown: %.120s", x->label, line);
+	double d = (double)p - (double)b;
+	ck_assert_msg(d >= 100 * MiB * 0.95 && d <= 100 * MiB * 1.05,
+		      "%s: peak_rss - rss_begin = %.2f MiB, expected 100 MiB +-5%%", x->label,
+		      d / MiB);
+}
+
+H_CHECK(api_measured)
+{
+	expect_big_measured(x);
+}
+
+/* Measured from start-up: pagemap opened before the program's first
+ * write. */
+H_CHECK(weak_api_measured_from_start)
+{
+	expect_big_measured(x);
+	char *t = trace_text();
+	long pagemap = opened_at(t, "/proc/self/pagemap"), main_at = opened_at(t, "main\\n");
+	ck_assert_msg(pagemap >= 0 && main_at >= 0 && pagemap < main_at,
+		      "%s: pagemap first opened after main began (at %ld, main at %ld):\n%.2000s",
+		      x->label, pagemap, main_at, t);
+	free(t);
+}
+
+#define DEFAULTS .no_report = true, .text = "summary"
+
+static const struct h_case cases[] = {
+	{ "a clean process reads no RSS file",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD, DEFAULTS },
+	  .setup = traced, .check = reads_none },
+	{ "a leaking process reads no RSS file, and says so",
+	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD, DEFAULTS },
+	  .err = H_LIST("RSS: not measured"), .setup = traced, .check = reads_none },
+	{ "with a report every RSS file is read",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD, .text = "summary" },
+	  .setup = traced, .check = reads_all },
+	{ "linked, the API's figures are measured",
+	  .run = { .prog = "rss_touch", .args = H_LIST("big"), .flags = H_PRELOAD, DEFAULTS },
+	  .check = api_measured },
+	{ "preloaded, a weak reference's figures are measured from start-up",
+	  .run = { .prog = "plain_rss_weak", .flags = H_PRELOAD, DEFAULTS },
+	  .setup = traced, .check = weak_api_measured_from_start },
+	{ "left out, a weak reference's figures are the process's",
+	  .run = { .prog = "plain_rss_weak", .flags = H_PRELOAD, DEFAULTS,
+		   .env = H_LIST("MEMCHECK_PROGRAMS=no-program-is-named-so") },
+	  .check = api_measured },
+};
+
+int main(void)
+{
+	TCase *tc = h_tcase("rsslazy", 60);
+	H_ADD_CASES(tc, cases);
+	return h_run_suite(NULL);
+}
