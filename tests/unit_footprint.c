@@ -225,7 +225,7 @@ START_TEST(start_window_counts_anonymous_growth)
 {
 	rss_now = 1024 * KIB;
 	rss_file = 512 * KIB;
-	mc_footprint_init();
+	mc_footprint_init(true);
 	mc_own_work_begin(false);
 	mc_own_lazy(lazy_ranges[0], LAZY_LEN);
 	/* the range's resident half, 64 KiB anonymous, 96 KiB of files */
