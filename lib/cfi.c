@@ -776,10 +776,10 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 	}
 	/* The object's own mapping: the pages of it this read makes
 	 * present are memcheck's (ownread.c), where the RSS figures are
-	 * measured at all (footprint.c measuring: with the defaults the
+	 * measured at all (footprint.c's measuring: with the defaults the
 	 * pagemap reads were +15 system calls of bench/suite_test 1 for
 	 * figures nobody reads). */
-	struct mc_own_read rd, *own = mc_footprint_measuring() ? &rd : NULL;
+	struct mc_own_read rd, *own = mc_own_read_recording() ? &rd : NULL;
 	if (own)
 		mc_own_read_begin(own);
 	rule_in(ret, fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end,

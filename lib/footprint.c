@@ -413,7 +413,9 @@ void mc_footprint_init(bool wanted)
 	pthread_mutex_lock(&fp_lock);
 	if (!started) {
 		started = true;
-		__atomic_store_n(&measuring, wanted, __ATOMIC_RELAXED);
+		measuring = wanted;
+		if (wanted)
+			mc_own_read_on(); /* ownread.c records from here */
 		if (wanted && mc_text_len) /* libmemcheck's own pages to measure */
 			pagemap_fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 		/* start-up's window's RSS (its statm kept open to its end) */
@@ -433,14 +435,6 @@ void mc_footprint_init(bool wanted)
 	pthread_mutex_unlock(&fp_lock);
 }
 
-/* Whether the RSS figures are measured now (read without the lock: a
- * read of memcheck's in the program's files that began before measuring
- * did leaves its pages the program's, as a late start's extra is). */
-bool mc_footprint_measuring(void)
-{
-	return __atomic_load_n(&measuring, __ATOMIC_RELAXED);
-}
-
 /* A region is begun through the API: its figures are measured, from now
  * on if they were not (a preloaded program that reaches memcheck_begin
  * without being linked with libmemcheck: a weak reference, dlsym).  M
@@ -452,7 +446,8 @@ void mc_footprint_want(void)
 {
 	fp_enter();
 	if (!measuring) {
-		__atomic_store_n(&measuring, true, __ATOMIC_RELAXED);
+		measuring = true;
+		mc_own_read_on();
 		/* Not started: a preloaded program the programs rule left
 		 * out, which only forwards, reached memcheck_begin through a
 		 * weak reference.  memcheck mapped nothing of its own, and

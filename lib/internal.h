@@ -524,9 +524,6 @@ void mc_footprint_after_fork_child(void);
 /* At exit: the kernel's high-water mark is no longer reset, so the
  * process's max RSS as its parent reads it stays its own. */
 void mc_footprint_final(void);
-/* Whether the RSS figures are measured (from start-up, or from an API
- * region's begin: mc_footprint_want). */
-bool mc_footprint_measuring(void);
 
 /* ---- ownread.c ------------------------------------------------------- */
 
@@ -559,6 +556,11 @@ static inline void mc_own_read_at(struct mc_own_read *r, const void *p, size_t l
 		mc_own_read_new(r, first, last);
 }
 void mc_own_read_end(struct mc_own_read *r);
+/* Records from now on (footprint.c, once the RSS figures are measured:
+ * until then a read's pages stay the program's, and a read costs no
+ * system call); whether it does. */
+void mc_own_read_on(void);
+bool mc_own_read_recording(void);
 /* Bytes of the pages recorded so that are mapped now (pagemap, fd). */
 uint64_t mc_own_read_bytes(int fd);
 

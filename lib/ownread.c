@@ -77,6 +77,19 @@ static void lock(void)
  * interrupted this thread inside the lock (a spin would never end): a
  * bounded spin, false when it did not get the lock (as cfi.c's CIE memo
  * takes its lock with a try, never waits). */
+/* Set by footprint.c when the RSS figures start to be measured. */
+static atomic_bool recording;
+
+void mc_own_read_on(void)
+{
+	atomic_store_explicit(&recording, true, memory_order_relaxed);
+}
+
+bool mc_own_read_recording(void)
+{
+	return atomic_load_explicit(&recording, memory_order_relaxed);
+}
+
 static bool lock_bounded(void)
 {
 	for (int i = 0; i < 4096; i++) {
