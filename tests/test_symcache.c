@@ -645,6 +645,60 @@ START_TEST(verdicts_follow_names)
 }
 END_TEST
 
+
+/* A warm process opens none of the cache's directory and asks the
+ * effective user once: the directory is checked ours once (one lstat),
+ * its files opened by their paths.  It was opened, fstat'ed and closed
+ * around each file, each file and the directory checked with a geteuid
+ * of their own: 4 opens and 6 geteuid calls in a measured /bin/date's
+ * exit.  Counted by a shim after memcheck in LD_PRELOAD
+ * (tests/prog/count_calls.c), under each allocator, in a program whose
+ * exit reads the suppressions' file and its own frames' file. */
+START_TEST(dir_looked_at_once)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *cache = h_tmppath("cache"), *log = h_tmppath("calls.log");
+	const char *preload = h_env("%s%s%s", h_prog("libcount_calls.so"), so ? " " : "",
+				    so ? so : "");
+	for (int r = 0; r < 2; r++) {
+		unlink(log);
+		struct h_res x;
+		H_EXEC(&x, .prog = "plain_leak_direct", .so = preload, .alloc = _i,
+		       .flags = H_PRELOAD, .text = "full",
+		       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", cache),
+				     h_env("COUNT_CALLS_DIR=%s", cache),
+				     h_env("COUNT_CALLS_LOG=%s", log)));
+		ck_assert_msg(x.r.exit_code == 0, "%s: %s", x.label, h_status(&x.r));
+		ck_assert_msg(strstr(x.r.err, "definitely lost"), "%s: no leak reported", x.label);
+		h_res_free(&x);
+	}
+	char *calls = h_read_file(log, NULL);
+	ck_assert_msg(calls, "no call logged: is the shim preloaded?");
+	const char *dir = subdir(cache);
+	int on_dir = 0, files = 0, euid = h_count_lines(calls, "geteuid");
+	for (const char *l = calls; *l;) {
+		const char *eol = strchr(l, '\n'), *sp = strchr(l, ' ');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		if (sp && sp < l + len) {
+			size_t plen = len - (size_t)(sp + 1 - l);
+			if (plen == strlen(dir) && memcmp(sp + 1, dir, plen) == 0)
+				on_dir++;
+			else if (plen > strlen(dir) && memcmp(sp + 1, dir, strlen(dir)) == 0)
+				files++;
+		}
+		l += len + (eol != NULL);
+	}
+	ck_assert_msg(on_dir <= 1 && euid <= 1,
+		      "%s: warm, the directory looked at %d times (want 1), geteuid called %d "
+		      "times (want 1):\n%s", h_allocator_name(_i), on_dir, euid, calls);
+	ck_assert_msg(files >= 2, "%s: warm, %d cache files opened, want 2 or more (suppressions, "
+		      "frames):\n%s", h_allocator_name(_i), files, calls);
+	free(calls);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("symcache", 300);
@@ -654,5 +708,6 @@ int main(void)
 	tcase_add_test(tc, debug_file_appears);
 	tcase_add_test(tc, name_answers_kept);
 	tcase_add_test(tc, verdicts_follow_names);
+	tcase_add_loop_test(tc, dir_looked_at_once, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
