@@ -1,8 +1,10 @@
 /*
  * count_calls.c - a preloaded shim (libcount_calls.so, after memcheck in
  * LD_PRELOAD) that logs the calls memcheck makes to look at its cache
- * directory (test_symcache's dir_opened_once): every open, openat, stat
- * and lstat of a path that begins with $COUNT_CALLS_DIR, and every
+ * directory and the debug files' places (test_symcache's
+ * dir_looked_at_once, link_places_looked_at_once): every open, openat,
+ * stat, lstat and access of a path that begins with $COUNT_CALLS_DIR
+ * (a list split at ':'), and every
  * geteuid, one line each ("open PATH", "geteuid") appended to
  * $COUNT_CALLS_LOG.  Calls go on to the C library's (RTLD_NEXT); the log
  * is written with the raw system calls, no stdio, no malloc.
@@ -10,6 +12,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,8 +23,17 @@
 
 static void note(const char *what, const char *path)
 {
-	const char *dir = getenv("COUNT_CALLS_DIR"), *log = getenv("COUNT_CALLS_LOG");
-	if (!log || (path && (!dir || strncmp(path, dir, strlen(dir)) != 0)))
+	const char *dirs = getenv("COUNT_CALLS_DIR"), *log = getenv("COUNT_CALLS_LOG");
+	if (!log)
+		return;
+	bool under = !path;
+	for (const char *d = dirs; path && d && *d && !under;) {
+		const char *colon = strchr(d, ':');
+		size_t len = colon ? (size_t)(colon - d) : strlen(d);
+		under = len && strncmp(path, d, len) == 0;
+		d = colon ? colon + 1 : d + len;
+	}
+	if (!under)
 		return;
 	char line[4200];
 	size_t n = strlen(what), p = path ? strlen(path) : 0;
@@ -82,6 +94,13 @@ EXPORT int lstat(const char *path, struct stat *st)
 	note("lstat", path);
 	int (*real)(const char *, struct stat *) = next("lstat");
 	return real(path, st);
+}
+
+EXPORT int access(const char *path, int mode)
+{
+	note("access", path);
+	int (*real)(const char *, int) = next("access");
+	return real(path, mode);
 }
 
 EXPORT uid_t geteuid(void)
