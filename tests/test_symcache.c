@@ -702,7 +702,7 @@ static char *warm_calls(int i, const char *so, const char *prog, const char *cac
  * around each file, each file and the directory checked with a geteuid
  * of their own: 4 opens and 6 geteuid calls in a measured /bin/date's
  * exit.  Counted by a shim after memcheck in LD_PRELOAD
- * (tests/prog/count_calls.c), under each allocator, in a program whose
+ * (tests/prog/shim/count_calls.c), under each allocator, in a program whose
  * exit reads the suppressions' file and its own frames' file. */
 START_TEST(dir_looked_at_once)
 {
