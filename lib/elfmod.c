@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -224,6 +225,40 @@ static void debug_path(char *path, const unsigned char *id, size_t idlen)
 	memcpy(w, ".debug", sizeof ".debug");
 }
 
+/* Paths found without a file this session (until mc_elfmod_forget):
+ * the build-ID debug file's, which mc_elfmod_quick_key stats and
+ * open_debug then opens, and a .gnu_debuglink name's places, which
+ * suppcache.c's verdicts (symbolize.c links_absent) and this file's
+ * reading of the object each probe.  A measured /bin/date's warm exit
+ * looked at its program's four twice: 4 system calls of its 221.
+ * Premise: no debug file appears in the microseconds between the two
+ * looks of one report; the next report (a session of its own) looks
+ * again.  A path with a file is never kept: it is opened anyway. */
+#define ABSENT_MEMO 64   /* tcmalloc's process: ~8 objects, 4 paths each */
+static _Atomic uint64_t absent_memo[ABSENT_MEMO];   /* fnv1a of the path; 0 free */
+static _Atomic unsigned absent_next;
+
+static uint64_t path_hash(const char *path)
+{
+	uint64_t h = mc_fnv1a(path, strlen(path));
+	return h ? h : 1;
+}
+
+static bool known_absent(const char *path)
+{
+	uint64_t h = path_hash(path);
+	for (unsigned i = 0; i < ABSENT_MEMO; i++)
+		if (atomic_load_explicit(&absent_memo[i], memory_order_relaxed) == h)
+			return true;
+	return false;
+}
+
+static void note_absent(const char *path)
+{
+	unsigned i = atomic_fetch_add_explicit(&absent_next, 1, memory_order_relaxed);
+	atomic_store_explicit(&absent_memo[i % ABSENT_MEMO], path_hash(path), memory_order_relaxed);
+}
+
 static bool open_debug(struct mc_elfmod *m)
 {
 	const struct elf_file *f = &m->main;
@@ -231,7 +266,7 @@ static bool open_debug(struct mc_elfmod *m)
 		return false;
 	char path[DEBUG_PATH_MAX];
 	debug_path(path, f->id, f->idlen);
-	if (!file_open(&m->debug, path))
+	if (known_absent(path) || !file_open(&m->debug, path))
 		return false;
 	if (m->debug.idlen != f->idlen || memcmp(m->debug.id, f->id, f->idlen) != 0) {
 		file_close(&m->debug);   /* libdw drops a mismatch too */
@@ -257,8 +292,13 @@ bool mc_debuglink_found(const char *file, const char *link)
 	char path[4096];
 	int saved = errno;
 	bool found = false;
-	for (size_t i = 0; !found && mc_debuglink_place(file, link, i, path, sizeof path); i++)
-		found = path[0] && access(path, F_OK) == 0;
+	for (size_t i = 0; !found && mc_debuglink_place(file, link, i, path, sizeof path); i++) {
+		if (!path[0] || known_absent(path))
+			continue;
+		found = access(path, F_OK) == 0;
+		if (!found && errno == ENOENT)
+			note_absent(path);
+	}
 	errno = saved;
 	return found;
 }
@@ -561,6 +601,8 @@ bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k)
 		v[5] = (int64_t)st.st_mode;
 	} else {
 		v[0] = -errno;
+		if (errno == ENOENT)
+			note_absent(path);
 	}
 	errno = saved;
 	uint64_t h = mc_fnv1a(v, sizeof v);
@@ -590,6 +632,8 @@ void mc_elfmod_forget(bool unmap)
 	for (size_t i = 0; i < used; i++)
 		forget(&mods[i], unmap);
 	mods_next = 0;
+	for (unsigned i = 0; i < ABSENT_MEMO; i++)
+		atomic_store_explicit(&absent_memo[i], 0, memory_order_relaxed);
 	if (unmap)
 		mc_buf_free(&runs);
 	else

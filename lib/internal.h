@@ -2089,9 +2089,14 @@ void mc_symcache_flush(void);
 /* In a forked child: everything forgotten (not unmapped), nothing the
  * parent will write written twice. */
 void mc_symcache_forget(void);
-/* The cache's directory opened (created first where create says), or
- * -1: for suppcache.c's file beside the modules' */
-int mc_symcache_dir_open(bool create);
+/* A file of the cache's directory opened by its path (flags: open(2)'s,
+ * O_NOFOLLOW and O_CLOEXEC added, mode 0600; the directory made first
+ * where they hold O_CREAT), or -1: the directory checked ours once a
+ * process.  Renamed, unlinked in it: for suppcache.c's file beside the
+ * modules' */
+int mc_symcache_open(const char *name, int flags);
+bool mc_symcache_rename(const char *from, const char *to);
+void mc_symcache_unlink(const char *name);
 /* fd is of type (S_IFREG, S_IFDIR), owned by the effective user, and no
  * one else may write it: a cache file or directory memcheck may trust.
  * *st (may be NULL): its fstat. */

@@ -375,8 +375,7 @@ void mc_suppcache_verdicts_flush(void)
 	if (!vc.file || vc.flushed >= vc.mine.len)
 		return;
 	int saved = errno;
-	int dfd = mc_symcache_dir_open(false);
-	int fd = dfd >= 0 ? openat(dfd, vc.name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
+	int fd = mc_symcache_open(vc.name, O_WRONLY | O_APPEND);
 	struct stat st;
 	size_t n = vc.mine.len - vc.flushed;
 	/* the file this set was read from (or written as), not one renamed
@@ -392,8 +391,6 @@ void mc_suppcache_verdicts_flush(void)
 	vc.flushed = vc.mine.len;   /* tried once */
 	if (fd >= 0)
 		close(fd);
-	if (dfd >= 0)
-		close(dfd);
 	errno = saved;
 }
 
@@ -454,10 +451,9 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 {
 	int saved = errno;
 	struct mc_supps *s = NULL;
-	int dfd = mc_symcache_dir_open(false);
 	char name[32];
 	file_name(name, key, keylen);
-	int fd = dfd >= 0 ? openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	int fd = mc_symcache_open(name, O_RDONLY);
 	struct stat st;
 	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) && st.st_size > 0 &&
 	    st.st_size <= SP_FILE_MAX) {
@@ -478,8 +474,6 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 	}
 	if (fd >= 0)
 		close(fd);
-	if (dfd >= 0)
-		close(dfd);
 	errno = saved;
 	return s;
 }
@@ -514,15 +508,13 @@ void mc_suppcache_put(const struct mc_supps *s)
 	memcpy(b.s, &h, sizeof h);
 	h.sum = mc_suppcache_sum(b.s + sizeof h, b.len - sizeof h);
 	memcpy(b.s, &h, sizeof h);
-	int dfd = mc_symcache_dir_open(true);
 	char name[32], tmp[64];
 	file_name(name, notes.s, key_len);
 	/* not snprintf: no vfprintf in a reporting process's exit */
 	memcpy(tmp, name, 21);
 	memcpy(tmp + 21, ".tmp.", 5);
 	mc_utoa(tmp + 26, (uint64_t)mc_pid());
-	int fd = dfd >= 0 ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				   O_CLOEXEC, 0600) : -1;
+	int fd = mc_symcache_open(tmp, O_WRONLY | O_CREAT | O_EXCL);
 	if (fd >= 0) {
 		size_t done = 0;
 		while (done < b.len) {
@@ -537,16 +529,14 @@ void mc_suppcache_put(const struct mc_supps *s)
 		struct stat st;
 		bool known = ok && fstat(fd, &st) == 0;
 		ok &= close(fd) == 0;
-		if (!ok || renameat(dfd, tmp, dfd, name) != 0) {
-			unlinkat(dfd, tmp, 0);
+		if (!ok || !mc_symcache_rename(tmp, name)) {
+			mc_symcache_unlink(tmp);
 		} else if (known) {
 			/* this process's verdicts follow the set it wrote */
 			verdicts_from(NULL, 0, h.sum, s);
 			set_file(name, &st);
 		}
 	}
-	if (dfd >= 0)
-		close(dfd);
 	mc_buf_free(&b);
 	errno = saved;
 }

@@ -645,6 +645,128 @@ START_TEST(verdicts_follow_names)
 }
 END_TEST
 
+
+/* Lines of a count_calls.c log whose path is path (exact) or lies under
+ * it (!exact), for ops (space-separated, each with its space: "open ";
+ * NULL: any). */
+static int calls_on(const char *calls, const char *ops, const char *path, bool exact)
+{
+	int n = 0;
+	size_t plen = strlen(path);
+	for (const char *l = calls; *l;) {
+		const char *eol = strchr(l, '\n'), *sp = strchr(l, ' ');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		if (sp && sp < l + len) {
+			size_t at = (size_t)(sp + 1 - l), rest = len - at;
+			char op[16] = { 0 };
+			if (at < sizeof op)
+				memcpy(op, l, at);
+			if ((!ops || (op[0] && strstr(ops, op))) &&
+			    (exact ? rest == plen : rest > plen) && memcmp(sp + 1, path, plen) == 0)
+				n++;
+		}
+		l += len + (eol != NULL);
+	}
+	return n;
+}
+
+/* prog run twice under allocator i with one cache (a fresh one), the
+ * second run's calls count_calls.c logged on paths under dirs (':'
+ * separated) as it returns them (the caller frees). */
+static char *warm_calls(int i, const char *so, const char *prog, const char *cache,
+			const char *dirs)
+{
+	const char *log = h_tmppath("calls.log");
+	const char *preload = h_env("%s%s%s", h_prog("libcount_calls.so"), so ? " " : "",
+				    so ? so : "");
+	for (int r = 0; r < 2; r++) {
+		unlink(log);
+		struct h_res x;
+		H_EXEC(&x, .prog = prog, .so = preload, .alloc = i, .flags = H_PRELOAD,
+		       .text = "full",
+		       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", cache),
+				     h_env("COUNT_CALLS_DIR=%s", dirs),
+				     h_env("COUNT_CALLS_LOG=%s", log)));
+		ck_assert_msg(x.r.exit_code == 0, "%s: %s", x.label, h_status(&x.r));
+		ck_assert_msg(strstr(x.r.err, "definitely lost"), "%s: no leak reported", x.label);
+		h_res_free(&x);
+	}
+	char *calls = h_read_file(log, NULL);
+	ck_assert_msg(calls, "no call logged: is the shim preloaded?");
+	return calls;
+}
+
+/* A warm process opens none of the cache's directory and asks the
+ * effective user once: the directory is checked ours once (one lstat),
+ * its files opened by their paths.  It was opened, fstat'ed and closed
+ * around each file, each file and the directory checked with a geteuid
+ * of their own: 4 opens and 6 geteuid calls in a measured /bin/date's
+ * exit.  Counted by a shim after memcheck in LD_PRELOAD
+ * (tests/prog/shim/count_calls.c), under each allocator, in a program whose
+ * exit reads the suppressions' file and its own frames' file. */
+START_TEST(dir_looked_at_once)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *cache = h_tmppath("cache");
+	char *calls = warm_calls(_i, so, "plain_leak_direct", cache, cache);
+	const char *dir = subdir(cache);
+	int on_dir = calls_on(calls, NULL, dir, true), files = calls_on(calls, NULL, dir, false);
+	int euid = h_count_lines(calls, "geteuid");
+	ck_assert_msg(on_dir <= 1 && euid <= 1,
+		      "%s: warm, the directory looked at %d times (want 1), geteuid called %d "
+		      "times (want 1):\n%s", h_allocator_name(_i), on_dir, euid, calls);
+	ck_assert_msg(files >= 2, "%s: warm, %d cache files opened, want 2 or more (suppressions, "
+		      "frames):\n%s", h_allocator_name(_i), files, calls);
+	free(calls);
+}
+END_TEST
+
+/* A stripped program whose .gnu_debuglink file is in none of its places
+ * (Debian's programs without their debug package, /bin/date among them):
+ * a warm report looks at each place, and at the build-ID debug file's
+ * path, once.  The verdicts' check of the places (suppcache.c) and the
+ * reading of the program's table for its frames each looked: 4 system
+ * calls twice in a measured /bin/date's exit (elfmod.c's memo of paths
+ * without a file, a report's). */
+START_TEST(link_places_looked_at_once)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *dir = h_tmppath("stripped"), *cache = h_tmppath("cache");
+	const char *hold = h_tmppath("held");
+	const char *prog = h_env("%s/leak", dir), *held = h_env("%s/leak.debug", hold);
+	mkdir(dir, 0700);
+	mkdir(hold, 0700);
+	run_tool("/bin/cp", H_LIST(h_prog("plain_leak_direct"), prog));
+	run_tool("/usr/bin/objcopy", H_LIST("--only-keep-debug", prog, held));
+	run_tool("/usr/bin/strip", H_LIST(prog));
+	run_tool("/usr/bin/objcopy", H_LIST(h_env("--add-gnu-debuglink=%s", held), prog));
+	char *calls = warm_calls(_i, so, prog, cache,
+				 h_env("%s:/usr/lib/debug/.build-id/:/usr/lib/debug%s", dir, dir));
+	const char *places[] = { h_env("%s/leak.debug", dir), h_env("%s/.debug/leak.debug", dir),
+				 h_env("/usr/lib/debug%s/leak.debug", dir) };
+	for (size_t p = 0; p < sizeof places / sizeof *places; p++) {
+		int n = calls_on(calls, "access ", places[p], true);
+		ck_assert_msg(n == 1, "%s: warm, %s looked at %d times (want 1):\n%s",
+			      h_allocator_name(_i), places[p], n, calls);
+	}
+	/* each object's build-ID debug file's path: named by build IDs,
+	 * which only the log shows here */
+	const char *id_dir = "/usr/lib/debug/.build-id/";
+	for (const char *l = strstr(calls, id_dir); l; l = strstr(l + 1, id_dir)) {
+		const char *eol = strchr(l, '\n');
+		const char *path = eol ? h_env("%.*s", (int)(eol - l), l) : l;
+		int n = calls_on(calls, "stat open ", path, true);
+		ck_assert_msg(n == 1, "%s: warm, %s looked at %d times (want 1):\n%s",
+			      h_allocator_name(_i), path, n, calls);
+	}
+	free(calls);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("symcache", 300);
@@ -654,5 +776,7 @@ int main(void)
 	tcase_add_test(tc, debug_file_appears);
 	tcase_add_test(tc, name_answers_kept);
 	tcase_add_test(tc, verdicts_follow_names);
+	tcase_add_loop_test(tc, dir_looked_at_once, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, link_places_looked_at_once, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

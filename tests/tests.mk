@@ -152,6 +152,13 @@ $(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
 	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
 # (before prog-check's rule: its prerequisites are expanded where it stands)
 PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
+# A shim preloaded after memcheck that logs its calls on the cache
+# directory (tests/test_symcache.c); in a directory of its own, out of
+# PROG_SRC's programs.
+PROG_BINS += $(B)/tests/prog/libcount_calls.so
+$(B)/tests/prog/libcount_calls.so: tests/prog/shim/count_calls.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
