@@ -256,6 +256,7 @@ int mc_sys_open(const char *path, int flags, int mode);
 int mc_sys_close(int fd);
 long mc_sys_read(int fd, void *buf, size_t n);
 long mc_sys_pread(int fd, void *buf, size_t n, off_t off);
+bool mc_pagemap_read(int fd, uintptr_t addr, uint64_t *e, size_t n);
 long mc_sys_write(int fd, const void *buf, size_t n);
 int mc_sys_fstat(int fd, struct stat *st);
 int mc_sys_fcntl(int fd, int cmd, long arg);

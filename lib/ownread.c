@@ -67,16 +67,6 @@ static struct owned {
 static int nowned;
 static atomic_flag own_lock = ATOMIC_FLAG_INIT;
 
-static void lock(void)
-{
-	while (atomic_flag_test_and_set_explicit(&own_lock, memory_order_acquire))
-		;
-}
-
-/* The same where the caller may be a signal handler's capture that
- * interrupted this thread inside the lock (a spin would never end): a
- * bounded spin, false when it did not get the lock (as cfi.c's CIE memo
- * takes its lock with a try, never waits). */
 /* Set by footprint.c when the RSS figures start to be measured. */
 static atomic_bool recording;
 
@@ -90,6 +80,16 @@ bool mc_own_read_recording(void)
 	return atomic_load_explicit(&recording, memory_order_relaxed);
 }
 
+static void lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&own_lock, memory_order_acquire))
+		;
+}
+
+/* The same where the caller may be a signal handler's capture that
+ * interrupted this thread inside the lock (a spin would never end): a
+ * bounded spin, false when it did not get the lock (as cfi.c's CIE memo
+ * takes its lock with a try, never waits). */
 static bool lock_bounded(void)
 {
 	for (int i = 0; i < 4096; i++) {
@@ -166,8 +166,7 @@ static void owned_add(uintptr_t block, uint32_t mask)
 static bool present(int fd, uintptr_t block, uint32_t *mask)
 {
 	uint64_t e[BLOCK_PAGES];
-	off_t at = (off_t)(((uint64_t)block << MC_OWN_BLOCK_SHIFT) / 4096 * sizeof e[0]);
-	if (mc_sys_pread(fd, e, sizeof e, at) != (long)sizeof e)
+	if (!mc_pagemap_read(fd, block << MC_OWN_BLOCK_SHIFT, e, BLOCK_PAGES))
 		return false;
 	uint32_t m = 0;
 	for (int i = 0; i < BLOCK_PAGES; i++)
@@ -255,9 +254,8 @@ uint64_t mc_own_read_bytes(int fd)
 			n++;
 		uintptr_t span = own[i + n - 1].block - first + 1;
 		uint64_t e[SPAN * BLOCK_PAGES];
-		size_t len = (size_t)span * BLOCK_PAGES * sizeof e[0];
-		off_t at = (off_t)(((uint64_t)first << MC_OWN_BLOCK_SHIFT) / 4096 * sizeof e[0]);
-		bool read = fd >= 0 && mc_sys_pread(fd, e, len, at) == (long)len;
+		bool read = fd >= 0 &&
+			    mc_pagemap_read(fd, first << MC_OWN_BLOCK_SHIFT, e, span * BLOCK_PAGES);
 		for (int k = 0; k < n; k++) {
 			const uint64_t *b = &e[(own[i + k].block - first) * BLOCK_PAGES];
 			for (int p = 0; p < BLOCK_PAGES; p++)

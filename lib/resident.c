@@ -142,8 +142,7 @@ int64_t mc_mapped_bytes_file(int fd, uintptr_t lo, uintptr_t hi, int64_t *file)
 	int saved = errno;
 	while (lo < hi) {
 		size_t n = (hi - lo) / page < 512 ? (hi - lo) / page : 512;
-		ssize_t got = mc_sys_pread(fd, e, n * sizeof e[0], (off_t)(lo / page * sizeof e[0]));
-		if (got != (ssize_t)(n * sizeof e[0])) {
+		if (!mc_pagemap_read(fd, lo, e, n)) {
 			errno = saved;
 			return -1;
 		}

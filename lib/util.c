@@ -92,6 +92,16 @@ long mc_sys_pread(int fd, void *buf, size_t n, off_t off)
 	return syscall(SYS_pread64, fd, buf, n, off);
 }
 
+/* n entries of /proc/self/pagemap (fd) from the page that holds addr
+ * (8 bytes a page: bit 63 present, bit 61 a file's page); false where
+ * the read came short.  resident.c's RSS of memcheck's own ranges and
+ * ownread.c's pages of the program's files read it alike. */
+bool mc_pagemap_read(int fd, uintptr_t addr, uint64_t *e, size_t n)
+{
+	long len = (long)(n * sizeof e[0]);
+	return mc_sys_pread(fd, e, (size_t)len, (off_t)(addr / mc_page_size() * sizeof e[0])) == len;
+}
+
 long mc_sys_write(int fd, const void *buf, size_t n)
 {
 	return syscall(SYS_write, fd, buf, n);
