@@ -48,6 +48,17 @@ H_SETUP(traced)
 		printf("note: %s not installed; skipping \"%s\"\n", STRACE, c->name);
 		return false;
 	}
+	/* A machine may forbid ptrace (a container's seccomp or Yama's
+	 * ptrace_scope): then strace runs nothing, and the row has no
+	 * trace to read. */
+	static int traces = -1;
+	if (traces < 0)
+		traces = system(STRACE " -qq -o /dev/null /bin/true >/dev/null 2>&1") == 0;
+	if (!traces) {
+		printf("note: %s cannot trace here (ptrace refused); skipping \"%s\"\n", STRACE,
+		       c->name);
+		return false;
+	}
 	trace_path = h_tmppath("trace");
 	size_t n = 0;
 	while (run->args && run->args[n])
