@@ -278,7 +278,7 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * thread arenas to look for, and only when they are not where the
 	 * last look found them. */
 	if (!brk_lo)
-		brk_lo = (uintptr_t)mc_stat_field(47);
+		brk_lo = (uintptr_t)mc_stat_field(MC_STAT_START_BRK);
 	uintptr_t brk_hi = (uintptr_t)sbrk(0);
 	struct glibc_walk w = { .page = (uintptr_t)sysconf(_SC_PAGESIZE) };
 	uint64_t heap_bytes = 0;
@@ -423,7 +423,7 @@ static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * missed and retained overstated: unknown instead.  A thread that
 	 * ended with blocks still live left its pages abandoned, outside any
 	 * heap until another thread reclaims them; those are missed too. */
-	uint64_t threads = mc_stat_field(20);
+	uint64_t threads = mc_stat_field(MC_STAT_NUM_THREADS);
 	/* (a thread just joined may not have left the count yet) */
 	bool alone = threads == 1 || (threads > 1 && mc_threads_alone());
 	if (heap_get_default && heap_visit && alone) {

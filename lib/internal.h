@@ -1990,7 +1990,10 @@ bool mc_threads_alone(void);
 /* Has thread tid begun its exit (PF_EXITING: it runs no more code of
  * its own, its stack and TLS are dead), or gone altogether? */
 bool mc_task_exiting(pid_t tid);
-/* Field n (from 3) of /proc/self/stat, a number; 0 when unreadable. */
+/* Field n (from 3) of /proc/self/stat, a number; 0 when unreadable.
+ * The fields memcheck reads (proc(5)): */
+#define MC_STAT_NUM_THREADS 20 /* the process's threads */
+#define MC_STAT_START_BRK 47   /* where the heap (brk) began */
 uint64_t mc_stat_field(int n);
 
 /* ---- symbolize.c ----------------------------------------------------- */

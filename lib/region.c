@@ -354,7 +354,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		 * each, by turns, on a loaded machine).  A thread just
 		 * joined may still count: then the threads are listed and
 		 * stopped, as with more. */
-		outer.alone = measured ? alone : left && mc_stat_field(20) == 1;
+		outer.alone = measured ? alone : left && mc_stat_field(MC_STAT_NUM_THREADS) == 1;
 		from = &outer;
 	}
 	/* From here on the work is memcheck's own (footprint.c): the scan,
