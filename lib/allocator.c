@@ -423,7 +423,7 @@ static void mimalloc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * missed and retained overstated: unknown instead.  A thread that
 	 * ended with blocks still live left its pages abandoned, outside any
 	 * heap until another thread reclaims them; those are missed too. */
-	uint64_t threads = mc_stat_field(MC_STAT_NUM_THREADS);
+	uint64_t threads = mc_never_threaded() ? 1 : mc_stat_field(MC_STAT_NUM_THREADS);
 	/* (a thread just joined may not have left the count yet) */
 	bool alone = threads == 1 || (threads > 1 && mc_threads_alone());
 	if (heap_get_default && heap_visit && alone) {

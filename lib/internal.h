@@ -1987,6 +1987,12 @@ ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size);
  * leaves the count /proc/self/stat and status give.  false when the
  * threads cannot be listed or read. */
 bool mc_threads_alone(void);
+/* No thread was ever created through the C library (glibc's
+ * __libc_single_threaded): the process is alone without a look at
+ * /proc.  Premise: a thread made by a raw clone(CLONE_THREAD), which
+ * the C library does not see, is not there (one would break the C
+ * library's own single-thread shortcuts too).  false when unknown. */
+bool mc_never_threaded(void);
 /* Has thread tid begun its exit (PF_EXITING: it runs no more code of
  * its own, its stack and TLS are dead), or gone altogether? */
 bool mc_task_exiting(pid_t tid);

@@ -353,8 +353,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		 * /proc/self/task (mc_threads_alone's) 14.5-20 (20,000 of
 		 * each, by turns, on a loaded machine).  A thread just
 		 * joined may still count: then the threads are listed and
-		 * stopped, as with more. */
-		outer.alone = measured ? alone : left && mc_stat_field(MC_STAT_NUM_THREADS) == 1;
+		 * stopped, as with more.  First the C library's own flag,
+		 * which costs nothing: most test programs never make a
+		 * thread. */
+		outer.alone = measured ? alone
+				       : left && (mc_never_threaded() ||
+						  mc_stat_field(MC_STAT_NUM_THREADS) == 1);
 		from = &outer;
 	}
 	/* From here on the work is memcheck's own (footprint.c): the scan,

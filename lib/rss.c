@@ -322,6 +322,16 @@ static bool exiting(pid_t tid, void *self)
 	return tid == *(pid_t *)self || mc_task_exiting(tid);
 }
 
+/* glibc's own flag (<sys/single_threaded.h>, 2.32 on): true while the
+ * process has created no thread through the C library, in a forked
+ * child too.  Weak: another C library leaves it out. */
+extern char __libc_single_threaded __attribute__((weak));
+
+bool mc_never_threaded(void)
+{
+	return &__libc_single_threaded && __libc_single_threaded;
+}
+
 bool mc_threads_alone(void)
 {
 	int saved = errno;
