@@ -28,10 +28,10 @@
  * default, a debugfs setting up to the table's 2 MiB) aligned to its
  * size and clipped to the table and the VMA; newer kernels (patches of
  * September 2025) make a fault and fault-around map a large folio of
- * the page cache whole where it fits in the table and the VMA ("mm/fault: try to map the entire file
- * folio in finish_fault()", "mm/filemap: map entire large folio
- * faultaround"); a PMD-sized folio is mapped by the table's entry
- * itself.  So the window is the 2 MiB-aligned 2 MiB around the address,
+ * the page cache whole where it fits in the table and the VMA
+ * ("mm/fault: try to map the entire file folio in finish_fault()",
+ * "mm/filemap: map entire large folio faultaround"); a PMD-sized folio
+ * is mapped by the table's entry itself.  So the window is the 2 MiB-aligned 2 MiB around the address,
  * within the object's segment that holds it (its program headers, read
  * where the dynamic linker mapped the ELF header; the whole object where
  * they cannot be read).  Watching the 64 KiB block alone missed the
