@@ -31,7 +31,8 @@
  * the page cache whole where it fits in the table and the VMA
  * ("mm/fault: try to map the entire file folio in finish_fault()",
  * "mm/filemap: map entire large folio faultaround"); a PMD-sized folio
- * is mapped by the table's entry itself.  So the window is the 2 MiB-aligned 2 MiB around the address,
+ * is mapped by the table's entry itself.  So the window is the 2
+ * MiB-aligned 2 MiB around the address,
  * within the object's segment that holds it (its program headers, read
  * where the dynamic linker mapped the ELF header; the whole object where
  * they cannot be read).  Watching the 64 KiB block alone missed the
