@@ -781,7 +781,7 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 	 * figures nobody reads). */
 	struct mc_own_read rd, *own = mc_own_read_recording() ? &rd : NULL;
 	if (own)
-		mc_own_read_begin(own);
+		mc_own_read_begin(own, (uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end);
 	rule_in(ret, fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end,
 		out, true, own);
 	if (own)

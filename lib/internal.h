@@ -532,29 +532,44 @@ void mc_footprint_final(void);
  * the pages it makes present are memcheck's (see ownread.c).  Each
  * address is named (mc_own_read_at) before the first load from it;
  * a 64 KiB block seen before costs a compare or a look-up, no system
- * call. */
+ * call.  A new block opens the window one fault may map around it (one
+ * page table's reach, 2 MiB, within the object's segment): its pages'
+ * present bits are read then and at the read's end. */
 #define MC_OWN_BLOCK_SHIFT 16
-#define MC_OWN_READ_BLOCKS 4
+#define MC_OWN_WINDOW_SHIFT 21
+#define MC_OWN_READ_BLOCKS 8
+#define MC_OWN_READ_WINDOWS 3
+struct mc_own_window {
+	uintptr_t first; /* its first page's number */
+	uint32_t pages;  /* how many (<= 512) */
+	uint64_t before[(1u << (MC_OWN_WINDOW_SHIFT - 12)) / 64]; /* present bits before */
+};
 struct mc_own_read {
 	int fd; /* pagemap, while a new block is being read; else -1 */
-	int n;
-	uintptr_t last; /* the block last found seen, + 1; 0: none */
-	uintptr_t block[MC_OWN_READ_BLOCKS];
-	uint32_t before[MC_OWN_READ_BLOCKS]; /* present pages before */
+	int n, nwin;
+	uintptr_t last;   /* the block last found seen, + 1; 0: none */
+	uintptr_t lo, hi; /* the object's mapping, whose segments bound a window */
+	uintptr_t block[MC_OWN_READ_BLOCKS]; /* named, new */
+	struct mc_own_window win[MC_OWN_READ_WINDOWS];
 };
-static inline void mc_own_read_begin(struct mc_own_read *r)
+/* A read in the object mapped at [lo, hi) (its first segment maps the
+ * ELF header at lo, as the dynamic linker maps every object). */
+static inline void mc_own_read_begin(struct mc_own_read *r, uintptr_t lo, uintptr_t hi)
 {
 	r->fd = -1;
 	r->n = 0;
+	r->nwin = 0;
 	r->last = 0;
+	r->lo = lo;
+	r->hi = hi;
 }
-void mc_own_read_new(struct mc_own_read *r, uintptr_t first, uintptr_t last);
+void mc_own_read_new(struct mc_own_read *r, uintptr_t p, uintptr_t first, uintptr_t last);
 static inline void mc_own_read_at(struct mc_own_read *r, const void *p, size_t len)
 {
 	uintptr_t first = (uintptr_t)p >> MC_OWN_BLOCK_SHIFT;
 	uintptr_t last = ((uintptr_t)p + (len ? len - 1 : 0)) >> MC_OWN_BLOCK_SHIFT;
 	if (first + 1 != r->last || last != first)
-		mc_own_read_new(r, first, last);
+		mc_own_read_new(r, (uintptr_t)p, first, last);
 }
 void mc_own_read_end(struct mc_own_read *r);
 /* Records from now on (footprint.c, once the RSS figures are measured:
