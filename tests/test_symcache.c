@@ -729,7 +729,10 @@ END_TEST
  * path, once.  The verdicts' check of the places (suppcache.c) and the
  * reading of the program's table for its frames each looked: 4 system
  * calls twice in a measured /bin/date's exit (elfmod.c's memo of paths
- * without a file, a report's). */
+ * without a file, a report's).  Nor does it open the program's own file:
+ * its names are the cache's while the places hold no file (the key
+ * file's link record); a warm /bin/date opened, mapped and read it at
+ * every exit (6 system calls) to find its dynamic table's names again. */
 START_TEST(link_places_looked_at_once)
 {
 	const char *so;
@@ -753,6 +756,9 @@ START_TEST(link_places_looked_at_once)
 		ck_assert_msg(n == 1, "%s: warm, %s looked at %d times (want 1):\n%s",
 			      h_allocator_name(_i), places[p], n, calls);
 	}
+	int own = calls_on(calls, "open openat ", prog, true);
+	ck_assert_msg(own == 0, "%s: warm, the program's own file opened %d times (want 0):\n%s",
+		      h_allocator_name(_i), own, calls);
 	/* each object's build-ID debug file's path: named by build IDs,
 	 * which only the log shows here */
 	const char *id_dir = "/usr/lib/debug/.build-id/";
