@@ -1759,7 +1759,9 @@ static bool qkey_sys(struct qkey *q, uintptr_t addr)
  * verdicts' check of the same places shares).  Before, such an
  * object's names were never kept, and a warm /bin/date opened, mapped
  * and read its own file at every exit to find its dynamic table's
- * names again (6 system calls, 5 page faults). */
+ * names again (openat, fstat, mmap, close, 3 madvise; its cache file
+ * is now read instead: fstat, read, close; perf stat -r 50, 3 rounds
+ * by turns: 195-197 -> 192-193 page faults). */
 #define QUICK_LINKED 0x100
 
 static bool links_absent(const char *path, const char *link);
