@@ -10,7 +10,9 @@
  *     nothing (its strings are checked when it is read) or to 1..max
  *     frames whose strings end within their fields, or (max 10,
  *     may_name's answers) to answers
- *     each 0 or 1, of a string of 1 to 255 bytes, lying within it;
+ *     each 0 or 1, of a string of 1 to 255 bytes, lying within it, or
+ *     (max 11, a file's .gnu_debuglink name) to a name of 1 to 255
+ *     bytes without '/', its NUL the record's last byte;
  *   - encoding what it decoded gives the record's bytes back;
  *   - a quick frame read in place (mc_symcache_quick_view, as a warm
  *     process names its stacks) is the one decode gives, and is read
@@ -77,6 +79,17 @@ static void check(void *arg, uint64_t off, int max, size_t at, size_t size)
 		if (len != size + 12 || memcmp(nrec, w->p + at - 12, len) != 0)
 			abort();                  /* not what was written */
 		free(nrec);
+		w->n++;
+		return;
+	}
+	if (max == MC_SYMCACHE_LINK) {
+		const char *link = mc_symcache_link_view(w->p + at, size);
+		static char lrec[24 + MC_SYMCACHE_LINK_LEN + 1];
+		if (!link || off != 0 || link != w->p + at + 12 || strlen(link) != size - 13 ||
+		    strchr(link, '/') || mc_symcache_decode(w->p + at, size, &o, &m, f, 1) != 0 ||
+		    mc_symcache_link_encode(lrec, sizeof lrec, link) != size + 12 ||
+		    memcmp(lrec, w->p + at - 12, size + 12) != 0)
+			abort();
 		w->n++;
 		return;
 	}

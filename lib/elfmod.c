@@ -69,6 +69,7 @@ struct mc_elfmod {
 	uintptr_t hi;             /* past its last (its mappings' reservation) */
 	bool used, ok;
 	bool link_probed;         /* pick_table looked for a .gnu_debuglink file */
+	const char *link;         /* and its name, where one was looked for (in main) */
 	uint64_t bias;
 	int debuginfo;            /* MC_DI_* */
 	struct elf_file main, debug;
@@ -307,12 +308,13 @@ bool mc_debuglink_found(const char *file, const char *link)
  * for main's .gnu_debuglink name once the build ID found none?  Debian's
  * stripped programs name one that is not installed: then libdw has no
  * debug file either. */
-static bool debuglink_found(const struct mc_elfmod *m)
+static bool debuglink_found(struct mc_elfmod *m)
 {
 	const Elf64_Shdr *s = named(&m->main, ".gnu_debuglink");
 	const char *link = s ? sec_data(&m->main, s) : NULL;
 	if (!link || !s->sh_size || !memchr(link, 0, s->sh_size) || !*link || strchr(link, '/'))
 		return false;   /* none the callback looks for */
+	m->link = link;
 	return mc_debuglink_found(m->path, link);
 }
 
@@ -617,10 +619,19 @@ bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k)
 #endif
 }
 
-bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k)
+bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k,
+			const char **link)
 {
-	return !m->link_probed && m->lo == k->lo && m->main.idlen == k->idlen &&
-	       memcmp(m->main.id, k->key, k->idlen) == 0 && strcmp(m->path, k->path) == 0;
+	if (link)
+		*link = m->link_probed ? m->link : NULL;
+	return (!m->link_probed || (link && *link)) && m->lo == k->lo &&
+	       m->main.idlen == k->idlen && memcmp(m->main.id, k->key, k->idlen) == 0 &&
+	       strcmp(m->path, k->path) == 0;
+}
+
+const char *mc_elfmod_link(const struct mc_elfmod *m)
+{
+	return m->link_probed ? m->link : NULL;
 }
 
 /* Only the slots claimed since the last forget: the others were never

@@ -2099,6 +2099,24 @@ bool mc_symcache_quick_view(const char *p, size_t size, int32_t *line, const cha
 #define MC_SYMCACHE_NAME (MC_SYMCACHE_QUICK + 1)
 #define MC_SYMCACHE_ANY UINT64_MAX
 #define MC_SYMCACHE_NAME_LEN 255
+/* max MC_SYMCACHE_LINK: a file's link record, the .gnu_debuglink name
+ * (1 to 255 bytes, no '/') whose places held no file when the file's
+ * quick records marked linked (symbolize.c) were written: they hold
+ * while its places hold none, which the reader checks beside its own
+ * object's path.  One a file; a process appends it before its first
+ * linked record. */
+#define MC_SYMCACHE_LINK (MC_SYMCACHE_NAME + 1)
+#define MC_SYMCACHE_LINK_LEN 255
+/* The file's link name (NUL-terminated, the record's own bytes, read
+ * before the next put of the cache), NULL: none. */
+const char *mc_symcache_link_get(const unsigned char *id, size_t idlen);
+/* Keep link as the file's link record where it has none yet. */
+void mc_symcache_link_put(const unsigned char *id, size_t idlen, const char *link);
+/* A link record's payload p[0..size): its name, NULL where it is not
+ * one; link framed as a record into dst (its length, 0: not valid or
+ * does not fit). */
+const char *mc_symcache_link_view(const char *p, size_t size);
+size_t mc_symcache_link_encode(char *dst, size_t cap, const char *link);
 /* That answer for (id, off, s[0..len)), or the one kept for every
  * offset (then *any true): 1, 0, or -1 (not kept). */
 int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, const char *s,

@@ -15,7 +15,10 @@
  * an older one's answers.  The file format is memcheck-cache(5).
  * symbolize.c also keeps the objects' quick frames (symbol tables'
  * names) here, under a key of elfmod.c's (mc_elfmod_quick_key): this
- * file only stores what it is given under the bytes it is given.
+ * file only stores what it is given under the bytes it is given, and,
+ * for an object whose names hold only while its .gnu_debuglink name's
+ * places hold no file, that name (a link record, one a file:
+ * mc_symcache_link_put), which symbolize.c checks before it takes them.
  *
  * A file is read whole the first time one of its module's pcs is asked
  * for, and every well-formed record of it indexed; a record that is torn,
@@ -180,6 +183,8 @@ static bool head_ok(const char *p, size_t size, uint64_t *off, int *max)
 	*max = m;
 	if (m == MC_SYMCACHE_NAME)
 		return *off == 0 && mc_symcache_names_each(p, size, NULL, NULL) > 0;
+	if (m == MC_SYMCACHE_LINK)
+		return mc_symcache_link_view(p, size) != NULL;
 	/* a frame: its line and three NULs at least */
 	return n && n <= m && m <= MC_SYMCACHE_QUICK && (m != MC_SYMCACHE_QUICK || n == 1) &&
 	       size - 12 >= (size_t)n * 7;
@@ -298,6 +303,42 @@ size_t mc_symcache_names_encode(char *dst, size_t cap, const char *ent, size_t l
 	uint32_t magic = SC_MAGIC, size = (uint32_t)(12 + len);
 	if (mc_symcache_names_each(dst + 12, size, NULL, NULL) != n)
 		return 0;
+	uint32_t sum = mc_symcache_sum(dst + 12, size);
+	memcpy(dst, &magic, 4);
+	memcpy(dst + 4, &size, 4);
+	memcpy(dst + 8, &sum, 4);
+	return 12 + (size_t)size;
+}
+
+/* A link record's payload: offset 0, max MC_SYMCACHE_LINK, n 1, the
+ * name and its NUL, nothing after. */
+const char *mc_symcache_link_view(const char *p, size_t size)
+{
+	uint16_t m, n;
+	uint64_t off;
+	if (size < 14 || size - 13 > MC_SYMCACHE_LINK_LEN)
+		return NULL;
+	LOAD(&off, p, 8);
+	LOAD(&m, p + 8, 2);
+	LOAD(&n, p + 10, 2);
+	const char *name = p + 12, *nul = memchr(name, 0, size - 12);
+	if (off || m != MC_SYMCACHE_LINK || n != 1 || nul != p + size - 1 || memchr(name, '/', size - 13))
+		return NULL;
+	return name;
+}
+
+size_t mc_symcache_link_encode(char *dst, size_t cap, const char *link)
+{
+	size_t len = strnlen(link, MC_SYMCACHE_LINK_LEN + 1);
+	if (!len || len > MC_SYMCACHE_LINK_LEN || memchr(link, '/', len) || cap < 24 + len + 1)
+		return 0;
+	uint64_t off = 0;
+	uint16_t m = MC_SYMCACHE_LINK, n = 1;
+	uint32_t magic = SC_MAGIC, size = (uint32_t)(12 + len + 1);
+	memcpy(dst + 12, &off, 8);
+	memcpy(dst + 20, &m, 2);
+	memcpy(dst + 22, &n, 2);
+	memcpy(dst + 24, link, len + 1);
 	uint32_t sum = mc_symcache_sum(dst + 12, size);
 	memcpy(dst, &magic, 4);
 	memcpy(dst + 4, &size, 4);
@@ -712,6 +753,41 @@ void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int ma
 	if (!m->pending.oom)
 		index_add(m, off, (uint32_t)max, ((uint32_t)at + 1) | PENDING_BIT);
 	errno = saved;   /* mmap's, where memory ran out */
+}
+
+const char *mc_symcache_link_get(const unsigned char *id, size_t idlen)
+{
+	int saved = errno;
+	const char *link = NULL;
+	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	if (m && !m->loaded)
+		load(m);
+	struct sc_ent *e = m ? find(m, 0, MC_SYMCACHE_LINK) : NULL;
+	if (e && e->at) {
+		uint32_t at = (e->at - 1) & ~PENDING_BIT;
+		const char *p = ((e->at - 1) & PENDING_BIT) ? m->pending.s : m->data;
+		link = mc_symcache_link_view(p + at, rd32(p + at - 8));
+	}
+	errno = saved;
+	return link;
+}
+
+void mc_symcache_link_put(const unsigned char *id, size_t idlen, const char *link)
+{
+	int saved = errno;
+	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	if (m && !m->loaded)
+		load(m);    /* its link record, if it has one, found first */
+	char rec[24 + MC_SYMCACHE_LINK_LEN + 1];
+	size_t len = m && !m->pending.oom && !(m->cap && find(m, 0, MC_SYMCACHE_LINK)->at) ?
+		mc_symcache_link_encode(rec, sizeof rec, link) : 0;
+	if (len && m->len + m->pending.len + len <= SC_FILE_MAX) {
+		size_t at = m->pending.len + 12;
+		mc_buf_put(&m->pending, rec, len);
+		if (!m->pending.oom)
+			index_add(m, 0, MC_SYMCACHE_LINK, ((uint32_t)at + 1) | PENDING_BIT);
+	}
+	errno = saved;
 }
 
 int mc_symcache_name_get(const unsigned char *id, size_t idlen, uint64_t off, const char *s,

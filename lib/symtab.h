@@ -170,8 +170,18 @@ struct mc_quick_key {
  * a plain file, no _dl_find_object). */
 bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k);
 /* Are m's names those of k's key: the build ID is its file's and no
- * .gnu_debuglink file was looked for (places the key does not check)? */
-bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k);
+ * .gnu_debuglink file was looked for (places the key does not check)?
+ * With link (may be NULL), one was also where *link names it (its
+ * places held no file: else m is NULL), NULL where none was: the
+ * names then hold while those places hold none (the caller keeps the
+ * name beside them, symcache.c's link record). */
+bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k,
+			const char **link);
+/* The .gnu_debuglink name whose places m's reading found without a
+ * file (m's names hold while they stay so), NULL: none looked for (a
+ * build-ID debug file was found, or both a symbol table and DWARF are
+ * the object's own). */
+const char *mc_elfmod_link(const struct mc_elfmod *m);
 /* The table of mc_maps_runs_note's records that the objects' paths are
  * taken from (NULL: a read of /proc/self/maps of elfmod.c's own), lent
  * by the scan (mc_symbolize_maps_lend). */

@@ -547,6 +547,21 @@ static void run_tool(const char *prog, const char *const *args)
 	h_res_free(&x);
 }
 
+/* plain_leak_direct copied to dir/leak, stripped, with a .gnu_debuglink
+ * to its debug file, which is held in hold/leak.debug (in none of the
+ * places looked in); its path. */
+static const char *stripped_leak(const char *dir, const char *hold)
+{
+	const char *prog = h_env("%s/leak", dir), *held = h_env("%s/leak.debug", hold);
+	mkdir(dir, 0700);
+	mkdir(hold, 0700);
+	run_tool("/bin/cp", H_LIST(h_prog("plain_leak_direct"), prog));
+	run_tool("/usr/bin/objcopy", H_LIST("--only-keep-debug", prog, held));
+	run_tool("/usr/bin/strip", H_LIST(prog));
+	run_tool("/usr/bin/objcopy", H_LIST(h_env("--add-gnu-debuglink=%s", held), prog));
+	return prog;
+}
+
 /* A stripped program (no .symtab: its dynamic table names its frames)
  * whose .gnu_debuglink file appears in .debug/ beside it between two
  * runs with one cache: the second run names leak() from the debug file,
@@ -559,14 +574,8 @@ START_TEST(debug_file_appears)
 {
 	const char *dir = h_tmppath("stripped"), *cache = h_tmppath("cache");
 	const char *hold = h_tmppath("held");   /* none of the places looked in */
-	const char *prog = h_env("%s/leak", dir), *held = h_env("%s/leak.debug", hold);
-	mkdir(dir, 0700);
-	mkdir(hold, 0700);
+	const char *prog = stripped_leak(dir, hold), *held = h_env("%s/leak.debug", hold);
 	mkdir(h_env("%s/.debug", dir), 0700);
-	run_tool("/bin/cp", H_LIST(h_prog("plain_leak_direct"), prog));
-	run_tool("/usr/bin/objcopy", H_LIST("--only-keep-debug", prog, held));
-	run_tool("/usr/bin/strip", H_LIST(prog));
-	run_tool("/usr/bin/objcopy", H_LIST(h_env("--add-gnu-debuglink=%s", held), prog));
 	char *t[2], *j;
 	for (int r = 0; r < 2; r++) {
 		run(H_GLIBC, prog, NULL, cache, NULL, &t[r], NULL, NULL);
@@ -613,9 +622,7 @@ START_TEST(verdicts_follow_names)
 {
 	const char *dir = h_tmppath("stripped"), *cache = h_tmppath("cache");
 	const char *hold = h_tmppath("held");
-	const char *prog = h_env("%s/leak", dir), *held = h_env("%s/leak.debug", hold);
-	mkdir(dir, 0700);
-	mkdir(hold, 0700);
+	const char *prog = stripped_leak(dir, hold), *held = h_env("%s/leak.debug", hold);
 	mkdir(h_env("%s/.debug", dir), 0700);
 	const char *supp = h_env("%s/leak.supp", dir);
 	FILE *f = fopen(supp, "w");
@@ -623,10 +630,6 @@ START_TEST(verdicts_follow_names)
 	fprintf(f, "{\n   by-leak\n   Memcheck:Leak\n   ...\n   fun:leak\n   ...\n}\n"
 		   "{\n   by-leak-here\n   Memcheck:Leak\n   ...\n   fun:leak_here_fn\n   ...\n}\n");
 	fclose(f);
-	run_tool("/bin/cp", H_LIST(h_prog("plain_leak_direct"), prog));
-	run_tool("/usr/bin/objcopy", H_LIST("--only-keep-debug", prog, held));
-	run_tool("/usr/bin/strip", H_LIST(prog));
-	run_tool("/usr/bin/objcopy", H_LIST(h_env("--add-gnu-debuglink=%s", held), prog));
 	for (int r = 0; r < 2; r++)
 		ck_assert_msg(!suppressed_by(prog, supp, cache, "by-leak"),
 			      "run %d: suppressed without the debug file", r);
@@ -670,16 +673,17 @@ static int calls_on(const char *calls, const char *ops, const char *path, bool e
 	return n;
 }
 
-/* prog run twice under allocator i with one cache (a fresh one), the
- * second run's calls count_calls.c logged on paths under dirs (':'
- * separated) as it returns them (the caller frees). */
-static char *warm_calls(int i, const char *so, const char *prog, const char *cache,
-			const char *dirs)
+/* prog run runs times under allocator i with one cache (twice: a fresh
+ * one, warm the second time), the last run's calls count_calls.c logged
+ * on paths under dirs (':' separated) as it returns them (the caller
+ * frees). */
+static char *calls_of(int i, const char *so, const char *prog, const char *cache,
+		      const char *dirs, int runs)
 {
 	const char *log = h_tmppath("calls.log");
 	const char *preload = h_env("%s%s%s", h_prog("libcount_calls.so"), so ? " " : "",
 				    so ? so : "");
-	for (int r = 0; r < 2; r++) {
+	for (int r = 0; r < runs; r++) {
 		unlink(log);
 		struct h_res x;
 		H_EXEC(&x, .prog = prog, .so = preload, .alloc = i, .flags = H_PRELOAD,
@@ -694,6 +698,12 @@ static char *warm_calls(int i, const char *so, const char *prog, const char *cac
 	char *calls = h_read_file(log, NULL);
 	ck_assert_msg(calls, "no call logged: is the shim preloaded?");
 	return calls;
+}
+
+static char *warm_calls(int i, const char *so, const char *prog, const char *cache,
+			const char *dirs)
+{
+	return calls_of(i, so, prog, cache, dirs, 2);
 }
 
 /* A warm process opens none of the cache's directory and asks the
@@ -729,21 +739,17 @@ END_TEST
  * path, once.  The verdicts' check of the places (suppcache.c) and the
  * reading of the program's table for its frames each looked: 4 system
  * calls twice in a measured /bin/date's exit (elfmod.c's memo of paths
- * without a file, a report's). */
+ * without a file, a report's).  Nor does it open the program's own file:
+ * its names are the cache's while the places hold no file (the key
+ * file's link record); a warm /bin/date opened, mapped and read it at
+ * every exit (6 system calls) to find its dynamic table's names again. */
 START_TEST(link_places_looked_at_once)
 {
 	const char *so;
 	if (!h_allocator(_i, &so))
 		return;
 	const char *dir = h_tmppath("stripped"), *cache = h_tmppath("cache");
-	const char *hold = h_tmppath("held");
-	const char *prog = h_env("%s/leak", dir), *held = h_env("%s/leak.debug", hold);
-	mkdir(dir, 0700);
-	mkdir(hold, 0700);
-	run_tool("/bin/cp", H_LIST(h_prog("plain_leak_direct"), prog));
-	run_tool("/usr/bin/objcopy", H_LIST("--only-keep-debug", prog, held));
-	run_tool("/usr/bin/strip", H_LIST(prog));
-	run_tool("/usr/bin/objcopy", H_LIST(h_env("--add-gnu-debuglink=%s", held), prog));
+	const char *prog = stripped_leak(dir, h_tmppath("held"));
 	char *calls = warm_calls(_i, so, prog, cache,
 				 h_env("%s:/usr/lib/debug/.build-id/:/usr/lib/debug%s", dir, dir));
 	const char *places[] = { h_env("%s/leak.debug", dir), h_env("%s/.debug/leak.debug", dir),
@@ -753,6 +759,9 @@ START_TEST(link_places_looked_at_once)
 		ck_assert_msg(n == 1, "%s: warm, %s looked at %d times (want 1):\n%s",
 			      h_allocator_name(_i), places[p], n, calls);
 	}
+	int own = calls_on(calls, "open openat ", prog, true);
+	ck_assert_msg(own == 0, "%s: warm, the program's own file opened %d times (want 0):\n%s",
+		      h_allocator_name(_i), own, calls);
 	/* each object's build-ID debug file's path: named by build IDs,
 	 * which only the log shows here */
 	const char *id_dir = "/usr/lib/debug/.build-id/";
@@ -763,6 +772,52 @@ START_TEST(link_places_looked_at_once)
 		ck_assert_msg(n == 1, "%s: warm, %s looked at %d times (want 1):\n%s",
 			      h_allocator_name(_i), path, n, calls);
 	}
+	free(calls);
+}
+END_TEST
+
+/* The cache file of the stripped program's names whose link record
+ * (memcheck-cache(5): max 11) names leak.debug: one byte of the name
+ * changed, so that its checksum no longer holds. */
+static int links_damaged;
+
+static void damage_link(const char *path)
+{
+	size_t len;
+	unsigned char *s = slurp(path, &len);
+	const unsigned char *at = memmem(s, len, "leak.debug", 11);
+	if (at) {
+		s[at - s] ^= 0x20;
+		spew(path, s, len);
+		links_damaged++;
+	}
+	free(s);
+}
+
+/* The stripped program's names are taken from the cache only with the
+ * link record whose places they hold for: with it damaged (skipped as
+ * any damaged record is), the next warm process reads the program's
+ * own file again, and appends a link record, so the one after it does
+ * not.  A torn append that kept the names but lost the record is the
+ * same case. */
+START_TEST(link_record_damaged)
+{
+	const char *dir = h_tmppath("stripped"), *cache = h_tmppath("cache");
+	const char *prog = stripped_leak(dir, h_tmppath("held"));
+	char *calls = warm_calls(H_GLIBC, NULL, prog, cache, dir);
+	ck_assert_msg(calls_on(calls, "open openat ", prog, true) == 0,
+		      "warm, the program's own file opened:\n%s", calls);
+	free(calls);
+	links_damaged = 0;
+	each_file(cache, damage_link);
+	ck_assert_int_eq(links_damaged, 1);
+	calls = calls_of(H_GLIBC, NULL, prog, cache, dir, 1);
+	ck_assert_msg(calls_on(calls, "open openat ", prog, true) == 1,
+		      "link record damaged: the names taken without it:\n%s", calls);
+	free(calls);
+	calls = calls_of(H_GLIBC, NULL, prog, cache, dir, 1);
+	ck_assert_msg(calls_on(calls, "open openat ", prog, true) == 0,
+		      "no link record appended again: the program's own file opened:\n%s", calls);
 	free(calls);
 }
 END_TEST
@@ -778,5 +833,6 @@ int main(void)
 	tcase_add_test(tc, verdicts_follow_names);
 	tcase_add_loop_test(tc, dir_looked_at_once, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, link_places_looked_at_once, 0, H_NALLOCATORS);
+	tcase_add_test(tc, link_record_damaged);
 	return h_run_suite(NULL);
 }
