@@ -679,14 +679,12 @@ void mc_allocator_detect(void)
 	glibc_base = a == &glibc ? base : NULL;
 	/* Start-up comes before the first call memcheck forwards to glibc's
 	 * malloc (mc_resolve), so the break is still where the kernel put
-	 * it: sbrk(0) says where, with the one brk(2) that glibc's first
-	 * sbrk makes anyway (its break is then known), where the exit read
+	 * it: sbrk(0) says where (mc_program_break), with the one brk(2)
+	 * that glibc's first sbrk makes anyway (its break is then known), where the exit read
 	 * /proc/self/stat for it (three system calls in every measured
 	 * process under glibc). */
-	if (a == &glibc && !brk_lo) {
-		void *b = sbrk(0);
-		brk_lo = b == (void *)-1 ? 0 : (uintptr_t)b;
-	}
+	if (a == &glibc && !brk_lo)
+		brk_lo = mc_program_break();
 	/* the dynamic loader; the allocator, unless the C library (whose
 	 * strdup and fopen make the program's blocks) */
 	runtime_object(0, (const void *)getauxval(AT_BASE));

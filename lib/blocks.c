@@ -705,7 +705,7 @@ void mc_blocks_init(void)
 			 * ~1.3 us here, where the populate cost ~1.2). */
 			leaf_pool = mc_map_lazy(LEAF_POOL * LEAF_UNITS);
 			if (leaf_pool) {
-				leaf_ready((uintptr_t)sbrk(0), true);
+				leaf_ready(mc_program_break(), true);
 				leaf_ready((uintptr_t)leaf_pool, false);
 			}
 		}

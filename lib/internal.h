@@ -258,6 +258,7 @@ long mc_sys_read(int fd, void *buf, size_t n);
 long mc_sys_pread(int fd, void *buf, size_t n, off_t off);
 bool mc_pagemap_read(int fd, uintptr_t addr, uint64_t *e, size_t n);
 long mc_sys_write(int fd, const void *buf, size_t n);
+uintptr_t mc_program_break(void); /* the C library's __sbrk(0) */
 int mc_sys_fstat(int fd, struct stat *st);
 int mc_sys_fcntl(int fd, int cmd, long arg);
 int mc_sys_mincore(void *p, size_t len, unsigned char *vec);

@@ -102,6 +102,20 @@ bool mc_pagemap_read(int fd, uintptr_t addr, uint64_t *e, size_t n)
 	return mc_sys_pread(fd, e, (size_t)len, (off_t)(addr / mc_page_size() * sizeof e[0])) == len;
 }
 
+/* The program break: the C library's own __sbrk(0), not sbrk(0), which
+ * tcmalloc exports (hooks around the C library's) and memcheck's
+ * start-up then ran, faulting in tcmalloc's code there (its sbrk's
+ * 64 KiB block, /bin/true under tcmalloc: perf record -e page-faults).
+ * Not brk(2) either: glibc's first sbrk sets its own break with one
+ * brk(2), which its malloc then reuses (a system call more in every
+ * process under glibc, strace -c). */
+extern void *__sbrk(intptr_t increment);
+uintptr_t mc_program_break(void)
+{
+	void *b = __sbrk(0);
+	return b == (void *)-1 ? 0 : (uintptr_t)b;
+}
+
 long mc_sys_write(int fd, const void *buf, size_t n)
 {
 	return syscall(SYS_write, fd, buf, n);
