@@ -279,7 +279,7 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 	 * last look found them. */
 	if (!brk_lo)
 		brk_lo = (uintptr_t)mc_stat_field(MC_STAT_START_BRK);
-	uintptr_t brk_hi = (uintptr_t)sbrk(0);
+	uintptr_t brk_hi = mc_program_break();
 	struct glibc_walk w = { .page = (uintptr_t)sysconf(_SC_PAGESIZE) };
 	uint64_t heap_bytes = 0;
 	if (brk_lo && brk_hi > brk_lo) {
@@ -680,9 +680,9 @@ void mc_allocator_detect(void)
 	/* Start-up comes before the first call memcheck forwards to glibc's
 	 * malloc (mc_resolve), so the break is still where the kernel put
 	 * it: sbrk(0) says where (mc_program_break), with the one brk(2)
-	 * that glibc's first sbrk makes anyway (its break is then known), where the exit read
-	 * /proc/self/stat for it (three system calls in every measured
-	 * process under glibc). */
+	 * that glibc's first sbrk makes anyway (its break is then known),
+	 * where the exit read /proc/self/stat for it (three system calls
+	 * in every measured process under glibc). */
 	if (a == &glibc && !brk_lo)
 		brk_lo = mc_program_break();
 	/* the dynamic loader; the allocator, unless the C library (whose

@@ -4,8 +4,10 @@
  * directory and the debug files' places (test_symcache's
  * dir_looked_at_once, link_places_looked_at_once): every open, openat,
  * stat, lstat and access of a path that begins with $COUNT_CALLS_DIR
- * (a list split at ':'), and every
- * geteuid, one line each ("open PATH", "geteuid") appended to
+ * (a list split at ':'), every
+ * geteuid, and every sbrk called from an object whose path begins so
+ * (test_rss_self's start_up_calls_no_sbrk), one
+ * line each ("open PATH", "geteuid", "sbrk OBJECT") appended to
  * $COUNT_CALLS_LOG.  Calls go on to the C library's (RTLD_NEXT); the log
  * is written with the raw system calls, no stdio, no malloc.
  */
@@ -13,6 +15,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -107,4 +110,13 @@ EXPORT uid_t geteuid(void)
 {
 	note("geteuid", NULL);
 	return (uid_t)syscall(SYS_geteuid);
+}
+
+EXPORT void *sbrk(intptr_t increment)
+{
+	Dl_info info; /* dladdr allocates nothing */
+	if (dladdr(__builtin_return_address(0), &info) && info.dli_fname)
+		note("sbrk", info.dli_fname);
+	void *(*real)(intptr_t) = next("sbrk");
+	return real(increment);
 }
