@@ -187,8 +187,7 @@ static void cache_libraries(void)
  * (util.c mc_program_break), never sbrk, which tcmalloc exports (hooks
  * around the C library's): with sbrk(0) it ran the allocator's code in
  * its start-up and faulted that code's 64 KiB in (perf record -e
- * page-faults), pages the program's figures then held or, given back at
- * start-up's end, missed.  A shim preloaded after memcheck
+ * page-faults), pages the program's figures then held.  A shim preloaded after memcheck
  * (tests/prog/shim/count_calls.c) logs each sbrk called from
  * libmemcheck: none (before: 3, 1, 1 and 1 under glibc, mimalloc,
  * jemalloc and tcmalloc, the region's end's glibc statistics too). */
