@@ -254,18 +254,29 @@ static void window(uintptr_t a, uintptr_t lo, uintptr_t hi, uintptr_t *first, ui
  * anonymous memory, which footprint.c counts apart, never is). */
 static bool present(int fd, uintptr_t first, uint32_t n, uint64_t *present_bits, uint64_t *file)
 {
-	uint64_t e[1u << (MC_OWN_WINDOW_SHIFT - 12)];
-	if (!mc_pagemap_read(fd, first * 4096, e, n))
-		return false;
-	for (uint32_t w = 0; w < (n + 63) / 64; w++) {
-		uint64_t p = 0, f = 0;
-		for (uint32_t i = w * 64; i < n && i < w * 64 + 64; i++) {
-			p |= (e[i] >> 63) << (i % 64);
-			f |= (e[i] >> 63 & e[i] >> 61 & 1) << (i % 64);
+	/* 128 entries a read (1 KiB of stack on malloc's path, which may run
+	 * on a small thread stack or a signal stack; a whole 2 MiB window
+	 * would take 4 KiB): the C library's read-only segment here, 83
+	 * pages, is one read. */
+	uint64_t e[128];
+	for (uint32_t at = 0; at < n; at += 128) {
+		uint32_t k = n - at < 128 ? n - at : 128;
+		if (!mc_pagemap_read(fd, (first + at) * 4096, e, k))
+			return false;
+		for (uint32_t j = 0; j < k; j++) {
+			uint32_t i = at + j;
+			uint64_t bit = 1ull << (i % 64);
+			if (i % 64 == 0) {
+				present_bits[i / 64] = 0;
+				if (file)
+					file[i / 64] = 0;
+			}
+			if (e[j] >> 63) {
+				present_bits[i / 64] |= bit;
+				if (file && (e[j] >> 61 & 1))
+					file[i / 64] |= bit;
+			}
 		}
-		present_bits[w] = p;
-		if (file)
-			file[w] = f;
 	}
 	return true;
 }
