@@ -95,8 +95,9 @@ void mc_options_say(void);
  * it; the timeline is written only there), the full text, a budget (its
  * rules, and the full text that explains a failure), a baseline
  * (relative budget limits).  Two things are measured only then: the peak
- * snapshot (snapshot.c) and the RSS figures (footprint.c, life.c), whose
- * /proc reads were ~80 us of every measured process.  A region begun
+ * snapshot (snapshot.c) and the RSS figures (footprint.c, life.c; of a
+ * budget, only one that names them), whose /proc reads were ~80 us of
+ * every measured process.  A region begun
  * through the API is the one other reader of the RSS figures
  * (memcheck_end's struct): life.c and memcheck_begin start them.  Inline:
  * the unit tests that link snapshot.c define mc_opt without options.c. */
@@ -1904,6 +1905,9 @@ void mc_gate_forget(void);   /* as mc_allocator_forget */
  * reachable records changes (their own, suppressed), or fail every region
  * (a file that does not parse)?  Reads the files if not read yet. */
 bool mc_gate_reads_kept(void);
+/* Does MEMCHECK_BUDGET's file name an RSS figure anywhere (or cannot it
+ * be read)?  Read at once, nothing mapped: start-up asks (life.c). */
+bool mc_gate_budget_names_rss(void);
 
 /* ---- json.c ---------------------------------------------------------- */
 

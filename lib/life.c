@@ -99,6 +99,17 @@ static void *next_symbol(const char *name)
  * once; -1 until then. */
 MC_HOT static int verdict = -1;
 
+/* Whether a report can show the RSS figures: the JSON report, the full
+ * text, a baseline (relative limits), a budget that names one of them
+ * (mc_gate_budget_names_rss).  mc_opts_full_report's readers less a
+ * budget that names none: a failure's full text then shows the figures
+ * its rules name, and the RSS is not one. */
+static bool rss_shown(void)
+{
+	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.baseline ||
+	       mc_gate_budget_names_rss();
+}
+
 /* Every module's start, in order, once the forwarding table is there.
  * from_ctor: run by the constructor, which begins the process region
  * next (when the verdict says so) with none of the program's code in
@@ -118,8 +129,7 @@ static void start_all(bool from_ctor)
 	 * one, preloaded).  Anything else that reaches memcheck_begin (a
 	 * library's weak reference) starts them there (region.c), without
 	 * start-up's residue: 64-270 KiB that its figures then include. */
-	mc_footprint_init(mc_opts_full_report() || mc_linked_in() ||
-			  mc_program_refers("memcheck_begin"));
+	mc_footprint_init(rss_shown() || mc_linked_in() || mc_program_refers("memcheck_begin"));
 	mc_own_work_begin(false);
 	mc_options_say();
 	/* Clearing blocks serves the scan alone, and would hide the

@@ -1145,8 +1145,8 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	if (r->rss_end == MEMCHECK_UNKNOWN && r->peak_rss == MEMCHECK_UNKNOWN) {
 		/* Measured only where a report can show it (footprint.c):
 		 * the summary's failing region says how to have it. */
-		mc_buf_puts(&b, "not measured (MEMCHECK_REPORT, MEMCHECK_TEXT=full or "
-				"MEMCHECK_BUDGET measure it)");
+		mc_buf_puts(&b, "not measured (MEMCHECK_REPORT, MEMCHECK_TEXT=full or an RSS "
+				"rule in MEMCHECK_BUDGET measure it)");
 	} else {
 		put_bytes(&b, r->rss_begin);
 		mc_buf_puts(&b, " at start, ");

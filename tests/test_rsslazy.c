@@ -10,6 +10,8 @@
  *   process, and the kernel's peak mark reset through clear_refs.)
  * - With MEMCHECK_REPORT the same process reads them and its record has
  *   every RSS figure.
+ * - A budget (MEMCHECK_BUDGET) reads them only where it names one of
+ *   them (peak_rss here); one of leak rules alone reads none.
  * - A program that reads the figures through the API gets them measured
  *   from start-up without any option: linked with libmemcheck
  *   (tests/prog/rss_touch), or preloaded and calling it through weak
@@ -115,14 +117,20 @@ H_CHECK(reads_none_nor_stat)
 	free(t);
 }
 
-H_CHECK(reads_all)
+/* Every RSS file opened; why: what asks for them. */
+static void opened_all(const struct h_res *x, const char *why)
 {
 	char *t = trace_text();
 	for (size_t i = 0; i < sizeof rss_files / sizeof rss_files[0]; i++)
 		ck_assert_msg(opened_at(t, rss_files[i]) >= 0,
-			      "%s: never opened %s, with a report to write; its trace:\n%.2000s",
-			      x->label, rss_files[i], t);
+			      "%s: never opened %s, with %s; its trace:\n%.2000s", x->label,
+			      rss_files[i], why, t);
 	free(t);
+}
+
+H_CHECK(reads_all)
+{
+	opened_all(x, "a report to write");
 	/* the traced program's record: its pid is not the run's (strace's) */
 	rec = h_record(&x->rep, "process", 0);
 	ck_assert_msg(rec, "%s: no record \"process\"", x->label);
@@ -168,6 +176,30 @@ H_CHECK(weak_api_measured_from_start)
 	free(t);
 }
 
+/* As traced, with MEMCHECK_BUDGET set to a file of the row's text
+ * (c->file's words, made here: the harness's H_FILE is for arguments). */
+H_SETUP(traced_budget)
+{
+	const char *path = h_tmppath("budget");
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(c->file, f);
+	fclose(f);
+	static const char *env[2];
+	env[0] = h_env("MEMCHECK_BUDGET=%s", path);
+	env[1] = NULL;
+	run->env = env;
+	return traced(run, c);
+}
+
+/* Every RSS file read, where nothing but the budget asks for them: no
+ * record to read the figures from (reads_all's); the failing region's
+ * text shows them. */
+H_CHECK(reads_all_for_budget)
+{
+	opened_all(x, "a budget on peak_rss");
+}
+
 #define DEFAULTS .no_report = true, .text = "summary"
 
 static const struct h_case cases[] = {
@@ -177,6 +209,18 @@ static const struct h_case cases[] = {
 	{ "a leaking process reads no RSS file, and says so",
 	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD, DEFAULTS },
 	  .err = H_LIST("RSS: not measured"), .setup = traced, .check = reads_none_nor_stat },
+	/* A budget of leak rules alone reads no RSS figure: start-up looks
+	 * for their names in it (on main, any budget measured them). */
+	{ "a budget without RSS rules reads no RSS file",
+	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD, DEFAULTS },
+	  .file = "# leaks only\ndefinitely_lost <= 0\npeak_live_bytes <= 1 MiB\n",
+	  .err = H_LIST("RSS: not measured", "definitely_lost"), .setup = traced_budget,
+	  .check = reads_none },
+	{ "a budget with an RSS rule reads every RSS file",
+	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD, DEFAULTS },
+	  .file = "definitely_lost <= 0\npeak_rss <= 1 GiB\n",
+	  .err = H_LIST("RSS: ", " at start, ", "definitely_lost"), .no_err = H_LIST("not measured"),
+	  .setup = traced_budget, .check = reads_all_for_budget },
 	{ "with a report every RSS file is read",
 	  .run = { .prog = "plain_clean", .flags = H_PRELOAD, .text = "summary" },
 	  .setup = traced, .check = reads_all },
