@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -122,6 +123,31 @@ bool h_allocator(int i, const char **so)
 const char *h_allocator_name(int i)
 {
 	return h_allocators[i].soname ? h_allocators[i].soname : "glibc";
+}
+
+bool h_can_ptrace(void)
+{
+	static int can = -1;
+	if (can >= 0)
+		return can;
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+			_exit(1);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	int st = 0;
+	if (waitpid(pid, &st, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	can = WIFSTOPPED(st);
+	if (can) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		waitpid(pid, &st, 0);
+	}
+	return can;
 }
 
 /* One directory per test program, made by the process that runs the
