@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -187,7 +188,21 @@ static void make_tmpdir(void)
 	if (tmpdir[0])
 		return;
 	const char *t = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/memcheck-test-XXXXXX", t && *t ? t : "/tmp");
+	t = t && *t ? t : "/tmp";
+	/* Programs are built and run in it (test_symcache, test_debuginfo):
+	 * on a /tmp mounted noexec (a hardened CI image) each failed with
+	 * "cannot start" (15 checks).  The build's directory runs programs
+	 * anyway. */
+	struct statvfs vfs;
+	if (statvfs(t, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+		static char here[PATH_MAX - 32];
+		snprintf(here, sizeof here, "%s/tests/tmp", h_build());
+		mkdir(here, 0700);
+		printf("note: %s is mounted noexec: temporary files in %s\n", t, here);
+		fflush(stdout); /* before check forks the tests */
+		t = here;
+	}
+	snprintf(tmpdir, sizeof tmpdir, "%s/memcheck-test-XXXXXX", t);
 	if (!mkdtemp(tmpdir))
 		die("mkdtemp %s: %s", tmpdir, strerror(errno));
 	tmpdir_owner = getpid();

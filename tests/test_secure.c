@@ -77,11 +77,11 @@ static bool privileged_copy(struct h_spec *run, mode_t mode)
 	/* The set-user-ID bit takes effect nowhere under no_new_privs (a
 	 * container run with no-new-privileges, a seccomp launcher: the
 	 * rows' programs ran as nobody, secure=0, exit 0), nor on a /tmp
-	 * mounted nosuid: the premise cannot be had. */
+	 * mounted nosuid (or noexec: none runs): the premise cannot be had. */
 	struct statvfs vfs;
 	const char *why = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? "no_new_privs is set"
-			  : statvfs("/tmp", &vfs) == 0 && (vfs.f_flag & ST_NOSUID)
-				  ? "/tmp is mounted nosuid"
+			  : statvfs("/tmp", &vfs) == 0 && (vfs.f_flag & (ST_NOSUID | ST_NOEXEC))
+				  ? "/tmp is mounted nosuid or noexec"
 				  : NULL;
 	if (why) {
 		printf("note: %s: a set-ID program gains nothing here; skipping the %s case\n",
