@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -1416,4 +1417,15 @@ const char *h_env(const char *fmt, ...)
 void h_suite_begin(void)
 {
 	make_tmpdir(); /* here, so that this process removes it */
+	/* Every run with transparent huge pages off (inherited across fork
+	 * and exec), as test_ownmem's always were: where they are "always"
+	 * (Debian's kernels' default; "madvise" on the project's machines,
+	 * where no allocator asks for them), a mapping's resident size
+	 * depends on where ASLR and memcheck's own mappings put it against
+	 * 2 MiB boundaries, and khugepaged collapses pages when it gets to
+	 * them: bare runs of one program differed by a huge page or two
+	 * (tcmalloc's heap: 27.3 to 30.4 MiB), more than test_fidelity's
+	 * 1.5 MiB or test_rss_self's 160 KiB tolerance.  memcheck's own
+	 * mappings never take them (util.c); unit_util checks that. */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
