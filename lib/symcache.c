@@ -511,9 +511,54 @@ static bool file_path(char *path, size_t cap, const char *name)
 	char path[strlen(dir) + 2 + SC_NAME_MAX];                                             \
 	if (!file_path(path, sizeof path, name))
 
+/* What places or removes a file (a create, a rename, an unlink) goes
+ * through the directory opened and checked itself, not its path: the
+ * lstat above is once a process, and a directory swapped for a symlink
+ * after it (by anyone who may write its parent) had those files made
+ * in the symlink's target (O_NOFOLLOW guards the last component only).
+ * Opened with O_PATH, O_DIRECTORY and O_NOFOLLOW (a symlink: ENOTDIR),
+ * fstat'ed ours, and closed before memcheck returns: the program never
+ * sees the descriptor.  Three calls more a create, rename or unlink (a
+ * cold process's); a warm one only reads and appends to files that
+ * exist, opened by their paths as before, each checked ours by its
+ * caller (mc_symcache_ours), where a swapped directory can only lead
+ * to a file of the user's own.  -1: no directory, or not ours. */
+static int dir_open(bool create)
+{
+	if (!dir_name())
+		return -1;
+	const int how = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	int fd = open(dir, how);
+	if (fd < 0 && errno == ENOENT && create) {
+		dir_make();
+		fd = open(dir, how);
+	}
+	if (fd >= 0 && !mc_symcache_ours(fd, S_IFDIR, NULL)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* close, errno as the call before it left it (O_EXCL's EEXIST) */
+static void dir_close(int fd)
+{
+	int saved = errno;
+	close(fd);
+	errno = saved;
+}
+
 int mc_symcache_open(const char *name, int flags)
 {
-	if (!dir_ready(flags & O_CREAT))
+	if (flags & O_CREAT) {
+		int d = dir_open(true);
+		if (d < 0)
+			return -1;
+		int fd = openat(d, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+		dir_close(d);
+		return fd;
+	}
+	if (!dir_ready(false))
 		return -1;
 	WITH_PATH(path, name)
 		return -1;
@@ -522,22 +567,21 @@ int mc_symcache_open(const char *name, int flags)
 
 bool mc_symcache_rename(const char *from, const char *to)
 {
-	if (!dir_ready(false))
+	int d = dir_open(false);
+	if (d < 0)
 		return false;
-	WITH_PATH(a, from)
-		return false;
-	WITH_PATH(b, to)
-		return false;
-	return rename(a, b) == 0;
+	bool ok = renameat(d, from, d, to) == 0;
+	dir_close(d);
+	return ok;
 }
 
 void mc_symcache_unlink(const char *name)
 {
-	if (!dir_ready(false))
+	int d = dir_open(false);
+	if (d < 0)
 		return;
-	WITH_PATH(path, name)
-		return;
-	unlink(path);
+	unlinkat(d, name, 0);
+	dir_close(d);
 }
 
 /* ---- the index ---- */

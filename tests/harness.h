@@ -69,6 +69,10 @@ extern const struct h_allocator h_allocators[H_NALLOCATORS_ALL];
 bool h_allocator(int i, const char **so);
 /* Allocator i for messages: its soname, or "glibc". */
 const char *h_allocator_name(int i);
+/* Whether a child here may ask to be traced by its parent
+ * (PTRACE_TRACEME, as gdb's run starts a program): a container's seccomp
+ * filter or Yama's ptrace_scope 3 refuse it.  Asked once, of a child. */
+bool h_can_ptrace(void);
 /* A fresh path (not yet created) in the test program's temporary
  * directory, which h_run_suite() makes and removes when the program exits,
  * files of failed tests included (H_KEEP=1 in the environment keeps it). */

@@ -16,11 +16,12 @@ struct TCase;
 struct Suite;
 
 /* A test case of the test program's suite named name, whose tests may
- * take timeout seconds each (check's default when 0; stretched by
- * H_TIMEOUT/20 when H_TIMEOUT, the harness's limit for one run, is over
- * its default 20, or by the load average over the processors when that
- * is larger and over 1); add tests to the TCase returned.  The first call names
- * the suite too. */
+ * take timeout seconds each (check's default when 0: CK_DEFAULT_TIMEOUT
+ * or 4 s); either stretched by H_TIMEOUT/20 when H_TIMEOUT, the
+ * harness's limit for one run, is over its default 20, or by the load
+ * average over the processors the tests may use when that is larger and
+ * over 1.  Add tests to the TCase returned.  The first call names the
+ * suite too. */
 struct TCase *h_tcase(const char *name, double timeout);
 /* A test's own time limit of secs, stretched alike (by H_TIMEOUT/20 or
  * the load over the processors, whichever is larger, when over 1): for

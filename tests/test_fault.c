@@ -139,6 +139,11 @@ H_SETUP(under_gdb)
 		printf("note: gdb not installed; breakpoint checked by nm only\n");
 		return false;
 	}
+	if (!h_can_ptrace()) {
+		printf("note: gdb cannot trace here (ptrace refused); breakpoint checked by nm "
+		       "only\n");
+		return false;
+	}
 	static const char *args[] = { "-c", NULL, NULL };
 	args[1] = h_env("gdb -nx -batch -ex 'set breakpoint pending on' -ex 'break memcheck_fault' "
 			"-ex run -ex bt --args %s breakpoint 2>&1", h_prog("fault"));

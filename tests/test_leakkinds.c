@@ -259,8 +259,12 @@ H_CHECK(million_scanned_under_a_second)
 	ck_assert_msg(t && t->type == HJ_NUM, "scan_seconds is not a number");
 	printf("test_leakkinds: scan of %llu live blocks: %.3f s\n", (unsigned long long)live,
 	       t->num);
-	ck_assert_msg(t->num < 1.0, "scan of %s live blocks took %.3f s, over 1 s", h_fmt(live),
-		      t->num);
+	/* a wall-clock time: on a machine busier than its processors the
+	 * second is stretched by the load (h_stretch; 1.046 s with a load
+	 * of 9 on 2) */
+	double limit = h_stretch(1.0);
+	ck_assert_msg(t->num < limit, "scan of %s live blocks took %.3f s, over %.1f s",
+		      h_fmt(live), t->num, limit);
 }
 
 /* Still reachable blocks do not fail a region on their own, but a budget

@@ -237,14 +237,21 @@ START_TEST(hangup_stops_oom_and_run)
 	/* sh, sleep and touch are installed on the system, which memcheck
 	 * leaves out by default: measured, they make the sweep long. */
 	setenv("MEMCHECK_PROGRAMS", "*", 1);
+	/* One job: the sweep must still run when the signal comes, 2.5 s
+	 * in.  How many runs it has is the programs' allocations: with LANG
+	 * unset sleep loads no locale, and sh -c "sleep 1" swept 2 runs in
+	 * 1.1 s (200 with LANG=C.UTF-8), ended before the SIGINT; with as
+	 * many jobs as processors, a machine of 4 or more would end this
+	 * one's 4 runs as soon.  One at a time they take 5 s here. */
 	const char *cmd = h_env("sleep 1; touch %s/$$", dir);
-	const char *const oom[] = { cli(), "oom", "--", "/bin/sh", "-c", cmd, NULL };
+	const char *const oom[] = { cli(), "oom", "--jobs", "1", "--", "/bin/sh", "-c", cmd, NULL };
 	killed_by(oom, 2.5, SIGHUP);
 	int files = count_files(dir);
 	struct timespec later = { 1, 500 * 1000 * 1000 };
 	nanosleep(&later, NULL);
 	ck_assert_msg(count_files(dir) == files, "runs of memcheck oom went on after SIGHUP");
-	const char *const oom_int[] = { cli(), "oom", "--", "/bin/sh", "-c", "sleep 1", NULL };
+	const char *const oom_int[] = { cli(), "oom", "--jobs", "1", "--", "/bin/sh", "-c", cmd,
+					NULL };
 	killed_by(oom_int, 2.5, SIGINT);
 	const char *const run[] = { cli(), "run", "-a", "glibc", "--", "/bin/sleep", "5", NULL };
 	killed_by(run, 0.5, SIGHUP);

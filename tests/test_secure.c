@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -70,6 +72,20 @@ static bool privileged_copy(struct h_spec *run, mode_t mode)
 	if (geteuid() != 0 || access(SETPRIV, X_OK) != 0) {
 		printf("note: not root, or no %s; skipping the %s case\n", SETPRIV,
 		       mode == 04755 ? "setuid" : "setgid");
+		return false;
+	}
+	/* The set-user-ID bit takes effect nowhere under no_new_privs (a
+	 * container run with no-new-privileges, a seccomp launcher: the
+	 * rows' programs ran as nobody, secure=0, exit 0), nor on a /tmp
+	 * mounted nosuid (or noexec: none runs): the premise cannot be had. */
+	struct statvfs vfs;
+	const char *why = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? "no_new_privs is set"
+			  : statvfs("/tmp", &vfs) == 0 && (vfs.f_flag & (ST_NOSUID | ST_NOEXEC))
+				  ? "/tmp is mounted nosuid or noexec"
+				  : NULL;
+	if (why) {
+		printf("note: %s: a set-ID program gains nothing here; skipping the %s case\n",
+		       why, mode == 04755 ? "setuid" : "setgid");
 		return false;
 	}
 	snprintf(files.dir, sizeof files.dir, "/tmp/memcheck-secure-XXXXXX");

@@ -23,6 +23,7 @@ UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
 UNIT_footprint := footprint ownread util
 UNIT_ownread   := ownread util
+UNIT_symcache  := symcache util
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
 
@@ -263,6 +264,19 @@ drivers-check:
 	@rm -rf $(DRIVERS)/prefix
 	@$(MAKE) --no-print-directory B=$(DRIVERS)/build install PREFIX=$(CURDIR)/$(DRIVERS)/prefix >/dev/null
 	@sh tests/drivers/check.sh $(CURDIR)/$(DRIVERS)/prefix $(CURDIR)/$(DRIVERS)/work
+
+# The dynamic linker splits LD_PRELOAD at spaces and colons: from a tree
+# whose path holds one, every run that preloads build/libmemcheck.so
+# loaded nothing ("memcheck was bypassed" in each, from a copy at
+# ".../deep dir/with spaces/...": all 42 programs of prog-check failed).
+# Said once, before anything runs.
+PRELOADING_GOALS := check prog-check examples-check o0-check drivers-check
+h_space := $(subst ,, )
+ifneq ($(filter $(PRELOADING_GOALS),$(MAKECMDGOALS)),)
+ifneq ($(findstring $(h_space),$(CURDIR))$(findstring :,$(CURDIR)),)
+$(error the tree's path "$(CURDIR)" holds a space or a colon, where the dynamic linker splits LD_PRELOAD: no test could preload $(B)/libmemcheck.so from it; move the tree to a path without them)
+endif
+endif
 
 # prog-check last: its check summary lines close the output.
 check: doc-check examples-check install-check drivers-check exports-check reloc-check o0-check \

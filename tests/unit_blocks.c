@@ -8,7 +8,9 @@
 #include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -175,7 +177,14 @@ START_TEST(owned_remove_shift)
 	}
 	for (int i = 0; i < FEW; i++)
 		ck_assert(mc_blocks_find(few_ptr(i), &b) && b.size == (uint64_t)i + 1 && b.aux == 1);
-	ck_assert_int_gt(placed, 0);
+	/* Without membarrier(2) (a sandbox's seccomp refusing it: ENOSYS
+	 * under a filter, placed 0) every group locks and the owner's
+	 * paths only miss: the table's answers are still checked below. */
+	bool owned = !mc_blocks_groups_locked();
+	if (!owned)
+		printf("unit_blocks: no membarrier(2) here: owned_remove_shift checks the "
+		       "locked paths only\n");
+	ck_assert(!owned || placed > 0);
 	int seen_as[4] = { 0 };
 	for (int k = 0; k < FEW; k++) {
 		int i = (k * 7 + 3) % FEW; /* 7 is prime to FEW: each once */
@@ -194,7 +203,8 @@ START_TEST(owned_remove_shift)
 			ck_assert_msg(mc_blocks_find(few_ptr(j), &b) == live[j], "block %d after %d", j, i);
 		ck_assert_uint_eq(mc_blocks_count(), (uint64_t)(FEW - k - 1));
 	}
-	ck_assert_msg(seen_as[MC_OWNED_TAKEN] && seen_as[MC_OWNED_SHIFT] && seen_as[MC_OWNED_MISS],
+	ck_assert_msg((seen_as[MC_OWNED_TAKEN] && seen_as[MC_OWNED_SHIFT] && seen_as[MC_OWNED_MISS]) ||
+			      (!owned && seen_as[MC_OWNED_MISS] == FEW),
 		      "taken %d, shifted %d, missed %d", seen_as[MC_OWNED_TAKEN],
 		      seen_as[MC_OWNED_SHIFT], seen_as[MC_OWNED_MISS]);
 }
@@ -212,6 +222,21 @@ static long minor_faults(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_minflt;
 }
+
+#if !defined(__SANITIZE_ADDRESS__)
+/* Whether this kernel populates pages in one call (MADV_POPULATE_WRITE,
+ * Linux 5.14): where it says EINVAL, util.c's pages are faulted in as
+ * touched (4 faults here under a filter that refuses it).  Not under
+ * ASan, whose build does not count the faults. */
+static bool populate_works(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(p != MAP_FAILED);
+	bool ok = madvise(p, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
+	munmap(p, 4096);
+	return ok;
+}
+#endif
 
 START_TEST(short_process_no_faults)
 {
@@ -233,7 +258,11 @@ START_TEST(short_process_no_faults)
 	ck_assert_uint_eq(mc_blocks_count(), FEW);
 #if !defined(__SANITIZE_ADDRESS__)
 	/* (under ASan, each write first reads its shadow: faults of its own) */
-	ck_assert_msg(faults <= 1, "%ld page faults for the first %d blocks", faults, FEW);
+	if (populate_works())
+		ck_assert_msg(faults <= 1, "%ld page faults for the first %d blocks", faults, FEW);
+	else
+		printf("unit_blocks: no MADV_POPULATE_WRITE here (Linux < 5.14): %ld page "
+		       "faults for the first %d blocks not checked\n", faults, FEW);
 #else
 	(void)faults;
 #endif

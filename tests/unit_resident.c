@@ -83,7 +83,8 @@ END_TEST
 struct find {
 	uintptr_t addr;
 	struct mc_mapping found;
-	char name[64];
+	char name[4096];  /* a path whole: from a tree 204 bytes deep, 64 cut this
+			   * program's name off its mapping's */
 	int lines;
 	bool stack;
 };
