@@ -309,6 +309,21 @@ static void slot_pages_ready(int i)
 		slots[0].ring = first_ring;
 }
 
+static void set_stack(struct mc_slot *s, uintptr_t lo, uintptr_t hi)
+{
+	pthread_mutex_lock(&slot_lock);
+	s->stack_lo = lo;
+	s->stack_hi = hi;
+	pthread_mutex_unlock(&slot_lock);
+}
+
+void mc_account_stack_known(uintptr_t lo, uintptr_t hi)
+{
+	struct mc_slot *s = mc_self.own_slot;
+	if (s && !s->stack_hi && mc_pid() != mc_tid())
+		set_stack(s, lo, hi);
+}
+
 static struct mc_slot *slot_acquire(void)
 {
 	if (my_state == 2 || !slots) {
@@ -350,19 +365,12 @@ static struct mc_slot *slot_acquire(void)
 	pthread_mutex_unlock(&slot_lock);
 	if (s != &shared_slot && mc_pid() != tid) {
 		/* Only for threads other than the main one: glibc reports the
-		 * main thread's stack as the whole rlimit, mostly unmapped. */
-		pthread_attr_t attr;
-		void *addr;
-		size_t size;
-		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-			if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-				pthread_mutex_lock(&slot_lock);
-				s->stack_lo = (uintptr_t)addr;
-				s->stack_hi = (uintptr_t)addr + size;
-				pthread_mutex_unlock(&slot_lock);
-			}
-			pthread_attr_destroy(&attr);
-		}
+		 * main thread's stack as the whole rlimit, mostly unmapped.
+		 * Inside the program's own pthread_getattr_np it cannot be
+		 * asked: mc_account_stack_known, after it. */
+		uintptr_t stack_lo, stack_hi;
+		if (mc_stack_bounds(&stack_lo, &stack_hi))
+			set_stack(s, stack_lo, stack_hi);
 	}
 	if (s != &shared_slot) {
 		mc_sites_thread((int)(s - slots)); /* its shard of the peak sites */

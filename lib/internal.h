@@ -721,6 +721,10 @@ struct mc_thread {
 				      * tracking paths' one test */
 	int disabled;                /* memcheck_disable() depth */
 	struct mc_blocks_here blocks; /* blocks.h's */
+	int in_getattr;              /* threadattr.c: inside the program's
+				      * pthread_getattr_np on this thread,
+				      * which holds the thread's lock while it
+				      * allocates (mc_stack_bounds) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -920,6 +924,11 @@ void mc_stacks_init(void);
 void mc_stacks_lock(void);
 void mc_stacks_unlock(void);
 void mc_stacks_after_fork_child(void);
+/* The C library's pthread_getattr_np (threadattr.c wraps the name). */
+int mc_stack_getattr(pthread_t th, pthread_attr_t *attr);
+/* The calling thread's stack [lo, hi) as pthread_getattr_np gives it;
+ * false when unknown, or not to be asked now (mc_self.in_getattr). */
+bool mc_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 
 /* ---- depot.c --------------------------------------------------------- */
 
@@ -1598,6 +1607,9 @@ int64_t mc_account_peak_end(int64_t saved_peak);
 void mc_account_threads_lock(void);
 void mc_account_threads_unlock(void);
 int mc_account_other_stacks(uintptr_t (*out)[2], int max);
+/* The calling thread's stack, from the program's own pthread_getattr_np
+ * on it (threadattr.c), where its slot could not ask (mc_stack_bounds). */
+void mc_account_stack_known(uintptr_t lo, uintptr_t hi);
 
 
 /* ---- region.c -------------------------------------------------------- */

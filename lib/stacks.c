@@ -751,22 +751,60 @@ static bool learn_main_stack(void)
 	return true;
 }
 
-static void learn_stack(void)
+/* The C library's pthread_getattr_np, not threadattr.c's wrapper (which
+ * a call from here would reach first, libmemcheck.so being the first
+ * object that defines the name); found once, allocating nothing
+ * (elfsym.c). */
+int mc_stack_getattr(pthread_t th, pthread_attr_t *attr)
 {
-	int saved = errno;
+	static void *real;
+	int (*f)(pthread_t, pthread_attr_t *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	if (!f) {
+		f = mc_sym_next("pthread_getattr_np", NULL);
+		if (!f)
+			return ENOSYS;
+		__atomic_store_n(&real, (void *)f, __ATOMIC_RELEASE);
+	}
+	return f(th, attr);
+}
+
+/* The calling thread's stack as pthread_getattr_np gives it: false when
+ * it cannot be asked now.  That is while the program is itself inside
+ * pthread_getattr_np on this thread (threadattr.c): glibc (2.36) holds
+ * the thread's lock there while it reallocs the CPU set it asks the
+ * kernel for, so a thread whose first allocation is that one, which
+ * asked again from the malloc hook, waited for itself for ever (libuv's
+ * test thread_stack_size, in count-only and tracking mode alike). */
+bool mc_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
-	if (!learn_main_stack() && pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size >= 16) {
-			me.lo = (uintptr_t)addr;
-			me.top = (uintptr_t)addr + size - 16;
-		}
-		pthread_attr_destroy(&attr);
+	if (mc_self.in_getattr || mc_stack_getattr(pthread_self(), &attr) != 0)
+		return false;
+	bool ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
+	pthread_attr_destroy(&attr);
+	if (ok) {
+		*lo = (uintptr_t)addr;
+		*hi = (uintptr_t)addr + size;
 	}
+	return ok;
+}
+
+/* false: not learned yet, and not to be asked now (mc_stack_bounds) */
+static bool learn_stack(void)
+{
+	int saved = errno;
+	uintptr_t lo, hi;
+	if (!learn_main_stack() && mc_stack_bounds(&lo, &hi) && hi - lo >= 16) {
+		me.lo = lo;
+		me.top = hi - 16;
+	}
+	bool later = !me.top && mc_self.in_getattr;
 	if (!me.top) /* unknown: allow only the first frame (none lies at 1 or below) */
 		me.lo = me.top = 1;
 	errno = saved;
+	return !later;
 }
 
 /* Unwinders that start from here: drop frames up to the call site. */
@@ -1534,8 +1572,15 @@ static __attribute__((noinline)) uint32_t capture_exact(void *fp, int max)
 /* A thread's first capture: learn its stack, then capture. */
 static __attribute__((noinline)) uint32_t capture_first(void *fp)
 {
-	learn_stack();
-	return mc_stack_capture(fp);
+	if (learn_stack())
+		return mc_stack_capture(fp);
+	/* The C library's block inside the program's pthread_getattr_np
+	 * (freed before it returns) gets its first frame; the thread's next
+	 * capture learns the stack. */
+	uint32_t id = mc_stack_capture(fp);
+	me.lo = UINTPTR_MAX;
+	me.top = 0;
+	return id;
 }
 
 /* Its slow paths are all tail calls, so the common path saves no
