@@ -429,19 +429,38 @@ static bool glibc_next_chunk(const struct node *b, uintptr_t w)
 	return !(size & 2) && w == b->lo - 16 + (size & ~(uint64_t)7);
 }
 
-/* The C library's data under its own allocator: its arena's pointers
- * to chunk headers are not the program's pointers into blocks. */
+/* Is word w, read in the allocator's own data (a root of kind kind),
+ * none of the program's pointers?  The C library's arena points at
+ * chunk headers, which look like interior pointers into the block
+ * before.  Another allocator's central caches and free lists (in its
+ * .bss: tcmalloc's transfer cache slots, left as they were when a batch
+ * went out again) keep the addresses of blocks it handed out, took back
+ * and handed out again: a block the program took again and then lost
+ * was still reachable from there (tcmalloc: 128 of 20,000 leaked 48-byte
+ * blocks, tests/prog/audit24b_stale.c; expat's runtests, one leaked
+ * parser of 12).  valgrind, which replaces the allocator, sees in that
+ * data only the blocks the allocator asked for itself (tcmalloc's
+ * start-up objects, made through the operator new memcheck interposes),
+ * and only those are reached from it: a block whose call site lies in
+ * the allocator's object. */
+static bool not_programs(const struct graph *g, int kind, uintptr_t w)
+{
+	int64_t i = lookup(g, w);
+	if (i < 0)
+		return false;
+	if (kind == MC_ROOT_GLIBC)
+		return w != g->v[i].lo && glibc_next_chunk(&g->v[i], w);
+	const uintptr_t *f;
+	return !(mc_stack_get(g->v[i].stack, &f) > 0 && mc_allocator_own_code(f[0] - 1));
+}
+
 __attribute__((no_sanitize_address))
-static void scan_glibc_root(struct graph *g, uintptr_t lo, uintptr_t hi)
+static void scan_allocator_root(struct graph *g, uintptr_t lo, uintptr_t hi, int kind)
 {
 	const uintptr_t *end = (const uintptr_t *)hi;
-	for (const uintptr_t *p = (const uintptr_t *)lo; (p = next_near(g, p, end)) < end; p++) {
-		uintptr_t w = *p;
-		int64_t i = lookup(g, w);
-		if (i >= 0 && w != g->v[i].lo && glibc_next_chunk(&g->v[i], w))
-			continue;
-		consider(g, p, lo, hi, true, -1);
-	}
+	for (const uintptr_t *p = (const uintptr_t *)lo; (p = next_near(g, p, end)) < end; p++)
+		if (!not_programs(g, kind, *p))
+			consider(g, p, lo, hi, true, -1);
 }
 
 static void drain(struct graph *g, int64_t clique)
@@ -469,8 +488,8 @@ static size_t scan_roots(struct graph *g, const struct mc_roots *rs, size_t firs
 	size_t i = first;
 	for (; i < mc_roots_count(rs) && g->reached < g->n; i++) {
 		const struct mc_root *r = mc_roots_at(rs, i);
-		if (r->kind == MC_ROOT_GLIBC)
-			scan_glibc_root(g, r->lo, r->hi);
+		if (r->kind != MC_ROOT_PLAIN)
+			scan_allocator_root(g, r->lo, r->hi, r->kind);
 		else
 			scan_range(g, r->lo, r->hi, true, -1);
 		drain(g, -1);
