@@ -618,6 +618,7 @@ static const char *name = "unknown";
 static const struct allocator *live;     /* NULL: one memcheck cannot ask */
 static void *syms[NSYMS];                /* live->calls, resolved */
 static const void *glibc_base;           /* the C library's, when it serves malloc */
+static uintptr_t own_lo, own_hi;         /* the allocator's object, when not the C library's */
 
 static bool is_glibc(const char *path)
 {
@@ -657,6 +658,10 @@ static void runtime_object(int i, const void *base)
 	(void)base;
 #endif
 	mc_stacks_runtime_object(i, lo, hi);
+	if (i == 1) {
+		own_lo = lo;
+		own_hi = hi;
+	}
 }
 
 void mc_allocator_detect(void)
@@ -718,6 +723,11 @@ MC_API const char *memcheck_allocator(void)
 const void *mc_allocator_glibc_base(void)
 {
 	return glibc_base;
+}
+
+bool mc_allocator_own_code(uintptr_t pc)
+{
+	return pc - own_lo < own_hi - own_lo;
 }
 
 bool mc_allocator_stats(struct mc_alloc_stats *out)

@@ -1352,6 +1352,8 @@ enum mc_root_kind {
 	MC_ROOT_PLAIN,
 	MC_ROOT_GLIBC,  /* the C library's data, where its allocator keeps
 			 * pointers to chunk headers (scan.c) */
+	MC_ROOT_ALLOCATOR, /* another allocator's data: its caches keep
+			    * addresses of blocks it took back (scan.c) */
 };
 struct mc_root {
 	uintptr_t lo, hi;
@@ -1779,6 +1781,10 @@ void mc_allocator_detect(void);
 /* The load address of the C library when its malloc is the allocator,
  * else NULL (roots.c: its arena's pointers to chunk headers). */
 const void *mc_allocator_glibc_base(void);
+/* Is pc in the allocator's own object, when that is not the C library
+ * and its extent is known (_dl_find_object, glibc 2.35+)?  roots.c and
+ * scan.c: its data is a root only for the blocks it asked for itself. */
+bool mc_allocator_own_code(uintptr_t pc);
 
 /* The allocator's memory now: its own count of the bytes in use, read
  * through dlsym without linking to it, and how much of the memory it has

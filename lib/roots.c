@@ -371,8 +371,11 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 		return 0;
 	}
-	int kind = info->dlpi_addr && (const void *)info->dlpi_addr == mc_allocator_glibc_base()
-			   ? MC_ROOT_GLIBC : MC_ROOT_PLAIN;
+	int kind = MC_ROOT_PLAIN;
+	if (info->dlpi_addr && (const void *)info->dlpi_addr == mc_allocator_glibc_base())
+		kind = MC_ROOT_GLIBC;
+	else if (info->dlpi_addr && mc_allocator_own_code(info->dlpi_addr))
+		kind = MC_ROOT_ALLOCATOR;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {

@@ -38,6 +38,13 @@ const void *mc_allocator_glibc_base(void)
 	return NULL;
 }
 
+/* No allocator object of its own: every loaded object's data is a plain root. */
+bool mc_allocator_own_code(uintptr_t pc)
+{
+	(void)pc;
+	return false;
+}
+
 /* symbolize.c is not linked: what the scan lends it is kept here. */
 static const struct mc_buf *lent_runs;
 static int lends;
