@@ -822,6 +822,96 @@ START_TEST(link_record_damaged)
 }
 END_TEST
 
+/* each_file's callbacks: a file removed; whether a file holds the
+ * bytes of name_sought (counted in name_found) */
+static const char *name_sought;
+static int name_found;
+
+static void drop_file(const char *path)
+{
+	ck_assert(unlink(path) == 0);
+}
+
+static void find_name(const char *path)
+{
+	size_t len;
+	unsigned char *s = slurp(path, &len);
+	name_found += memmem(s, len, name_sought, strlen(name_sought)) != NULL;
+	free(s);
+}
+
+/* How many of the cache's files (not its suppressions') hold name */
+static int files_naming(const char *cache, const char *name)
+{
+	name_sought = name;
+	name_found = 0;
+	each_file(cache, find_name);
+	return name_found;
+}
+
+/* bin (with arg, if not NULL) run with supp and cache, its text report
+ * the default one (a JSON report names every frame of its peak's sites,
+ * kept_fn's too): kept_fn's block suppressed, other_fn's lost where
+ * other says. */
+static void run_partial(const char *bin, const char *arg, const char *supp, const char *cache,
+			bool other)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = bin, .args = arg ? H_LIST(arg) : NULL, .flags = H_PRELOAD,
+	       .no_report = true, .text = "summary",
+	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", cache),
+			     h_env("MEMCHECK_SUPPRESSIONS=%s", supp), "MEMCHECK_EXITCODE=0"));
+	h_expect_exit(&x, 0);
+	const char *err = x.r.err ? x.r.err : "";
+	if (other)
+		ck_assert_msg(strstr(err, "40 bytes in 1 blocks are definitely lost") &&
+			      strstr(err, "used_suppression: 1 by-kept") &&
+			      strstr(err, "suppressed: 24 bytes in 1 blocks"),
+			      "%s: not kept_fn's block suppressed and other_fn's lost:\n%s",
+			      x.label, err);
+	else
+		ck_assert_msg(strstr(err, "no leaks"), "%s: a leak:\n%s", x.label, err);
+	h_res_free(&x);
+}
+
+/* A process one of whose records no process matched before matches
+ * that one, and names the frames its matching and its report need, not
+ * those of the records kept verdicts suppress (supp_region.c): with the
+ * cache's names gone (its suppressions' file and verdicts kept), a
+ * process that leaks other_fn's block beside kept_fn's writes other_fn's
+ * names back and not kept_fn's, which it named before to no end.  The
+ * reports are the same, then warm too. */
+START_TEST(kept_verdicts_not_named)
+{
+	const char *dir = h_tmppath("partial"), *cache = h_tmppath("cache");
+	mkdir(dir, 0700);
+	const char *bin = compile(
+		dir, "partial",
+		"#include <stdlib.h>\n"
+		"void *volatile p, *volatile q;\n"
+		"__attribute__((noinline)) void kept_fn(void) { p = malloc(24); p = 0; }\n"
+		"__attribute__((noinline)) void other_fn(void) { q = malloc(40); q = 0; }\n"
+		"int main(int argc, char **argv)\n"
+		"{ (void)argv; kept_fn(); if (argc > 1) other_fn(); return 0; }\n");
+	const char *supp = h_env("%s/kept.supp", dir);
+	FILE *f = fopen(supp, "w");
+	ck_assert(f);
+	/* a wildcard: the files' debug-string answers then hold "kept_f" */
+	fprintf(f, "{\n   by-kept\n   Memcheck:Leak\n   ...\n   fun:kept_f?\n   ...\n}\n");
+	fclose(f);
+	run_partial(bin, NULL, supp, cache, false);
+	ck_assert_msg(files_naming(cache, "kept_fn") > 0, "the first process kept no name of "
+		      "kept_fn");
+	each_file(cache, drop_file);
+	run_partial(bin, "1", supp, cache, true);
+	ck_assert_msg(files_naming(cache, "other_fn") > 0, "other_fn's names not kept");
+	ck_assert_msg(files_naming(cache, "kept_fn") == 0,
+		      "kept_fn's frames named, though a kept verdict suppressed its record");
+	run_partial(bin, "1", supp, cache, true);
+	run_partial(bin, NULL, supp, cache, false);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("symcache", 300);
@@ -834,5 +924,6 @@ int main(void)
 	tcase_add_loop_test(tc, dir_looked_at_once, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, link_places_looked_at_once, 0, H_NALLOCATORS);
 	tcase_add_test(tc, link_record_damaged);
+	tcase_add_test(tc, kept_verdicts_not_named);
 	return h_run_suite(NULL);
 }
