@@ -1807,6 +1807,25 @@ static int quick_line(struct qkey *q, int32_t line)
 	return line >= MC_DI_NONE && line <= MC_DI_ELSEWHERE ? line : -1;
 }
 
+/* Which of q's two files likelier holds its quick frames: the quick
+ * key's (true) or its build ID's.  Where a build-ID debug file is, the
+ * object's table is its (the quick key's); an object in the system's
+ * own directories is a package's, stripped (Debian's policy): its names
+ * are its dynamic table's, kept under the quick key too, where its
+ * build ID's file, which only an object with DWARF of its own has
+ * (own_key), was opened first: a failed openat at every warm measured
+ * /bin/date's exit.  Either order finds the same record. */
+static bool key_file_first(const struct qkey *q)
+{
+	static const char *const dirs[] = { "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/" };
+	if (q->k.debug)
+		return true;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(dirs); i++)
+		if (strncmp(q->k.path, dirs[i], strlen(dirs[i])) == 0)
+			return true;
+	return false;
+}
+
 /* The quick frame at addr (the symbol table's name) from symcache.c's
  * file of q's object into out (function and object, as own_frame gives
  * them), *di where its DWARF is; false: not there. */
@@ -1818,10 +1837,10 @@ static bool quick_get(struct qkey *q, uintptr_t addr, struct mc_frame_info *out,
 	 * names and DWARF its file's alone, no debug file looked for) has
 	 * its quick frames in the same file, its build ID's. */
 	uint64_t off = addr - q->k.bias;
-	/* The likelier file first (one file not there is ~5 system calls):
-	 * where a build-ID debug file is, the object's table is its. */
+	/* The likelier file first (one file not there is ~5 system calls) */
+	bool key_first = key_file_first(q);
 	for (int i = 0; i < 2; i++) {
-		if ((i == 0) == q->k.debug) {
+		if ((i == 0) == key_first) {
 			int d;
 			if (mc_symcache_get(q->k.key, q->k.len, off, MC_SYMCACHE_QUICK, out) == 1 &&
 			    (d = quick_line(q, out->line)) >= 0 && !out->file[0]) {
@@ -2066,8 +2085,9 @@ static bool quick_cached(struct qkey *q, uintptr_t pc)
 	int32_t line = -1;
 	if (q && q->k.path[0] && pc_arena.len <= UINT32_MAX / 2) {
 		uint64_t off = addr - q->k.bias;
+		bool key_first = key_file_first(q);
 		for (int i = 0; i < 2 && line < 0; i++) {
-			bool dbg = (i == 0) == q->k.debug;
+			bool dbg = (i == 0) == key_first;
 			if (!mc_symcache_quick_ref(q->k.key, dbg ? q->k.len : q->k.idlen, off,
 						   &line, str, len) || len[2] ||
 			    (dbg ? (line = quick_line(q, line)) < 0 : line != 0))

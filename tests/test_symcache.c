@@ -912,6 +912,49 @@ START_TEST(kept_verdicts_not_named)
 }
 END_TEST
 
+/* A stripped program the system installed (/bin/date, measured): its
+ * names are kept under its quick key (no DWARF of its own: no file of
+ * its build ID's), which a warm process asks first (symbolize.c's
+ * key_file_first): it opens no cache file that is not there, where it
+ * opened its build ID's first, and failed, at every exit. */
+START_TEST(installed_program_names_first)
+{
+	const char *cache = h_tmppath("cache"), *log = h_tmppath("calls.log");
+	for (int r = 0; r < 3; r++) {
+		unlink(log);
+		struct h_res x;
+		H_EXEC(&x, .prog = "/bin/date", .args = H_LIST("-u", "-d", "@0"),
+		       .so = h_prog("libcount_calls.so"), .flags = H_PRELOAD, .text = "full",
+		       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", cache), "MEMCHECK_PROGRAMS=*",
+				     h_env("COUNT_CALLS_DIR=%s", cache),
+				     h_env("COUNT_CALLS_LOG=%s", log)));
+		ck_assert_msg(x.r.exit_code == 0 && strstr(x.r.err, "definitely lost"),
+			      "%s: %s\n%s", x.label, h_status(&x.r), x.r.err);
+		h_res_free(&x);
+	}
+	char *calls = h_read_file(log, NULL);
+	ck_assert_msg(calls, "no call logged: is the shim preloaded?");
+	const char *sub = subdir(cache);
+	int files = 0;
+	for (const char *l = calls; *l;) {
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		const char *path = h_env("%.*s", (int)len, l);
+		const char *sp = strchr(path, ' ');
+		if (sp && strncmp(path, "open", 4) == 0 && strncmp(sp + 1, sub, strlen(sub)) == 0 &&
+		    sp[1 + strlen(sub)] == '/') {
+			files++;
+			ck_assert_msg(access(sp + 1, F_OK) == 0,
+				      "warm, %s opened, which is not there:\n%s", sp + 1, calls);
+		}
+		l += len + (eol != NULL);
+	}
+	ck_assert_msg(files >= 2, "warm, %d cache files opened (want the suppressions' and "
+		      "names'):\n%s", files, calls);
+	free(calls);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("symcache", 300);
@@ -925,5 +968,6 @@ int main(void)
 	tcase_add_loop_test(tc, link_places_looked_at_once, 0, H_NALLOCATORS);
 	tcase_add_test(tc, link_record_damaged);
 	tcase_add_test(tc, kept_verdicts_not_named);
+	tcase_add_test(tc, installed_program_names_first);
 	return h_run_suite(NULL);
 }
