@@ -89,10 +89,31 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 	abort();
 }
 
-bool mc_symbolize_verdict_links(const char *links, size_t len)
+uint64_t mc_symbolize_verdict_hash(const char *key, size_t len)
 {
-	(void)links;
+	(void)key;
 	(void)len;
+	abort();
+}
+
+bool mc_symbolize_verdict_stack(int kind, const uintptr_t *pcs, int n,
+				struct mc_verdict_stack *s)
+{
+	(void)kind;
+	(void)pcs;
+	(void)n;
+	(void)s;
+	abort();
+}
+
+bool mc_symbolize_verdict_holds(const struct mc_verdict_stack *s, const char *key, size_t len,
+				const char *links, size_t llen)
+{
+	(void)s;
+	(void)key;
+	(void)len;
+	(void)links;
+	(void)llen;
 	abort();
 }
 

@@ -2074,14 +2074,32 @@ void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep);
  * read once for all of its pcs: what mc_symbolize_quick then gives. */
 void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n);
 /* For suppcache.c's verdicts: the key of the stack pcs[0, n) appended
- * to a (each frame as its object and offset, each object's quick key
- * and path, MEMCHECK_SYMBOLIZE_SYSTEM); with links (the writer's), each
+ * to a (each frame as its object and offset, MEMCHECK_SYMBOLIZE_SYSTEM,
+ * each object's quick key and path); with links (the writer's), each
  * object's looked-for .gnu_debuglink name appended there, and false
  * unless every object's names follow from what the key holds; false
  * also where an object has no key. */
 bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links);
-/* links (as the writer's): does every name's place still hold no file? */
-bool mc_symbolize_verdict_links(const char *links, size_t len);
+/* The hash a record of that key (the kind's byte first) is found by
+ * (memcheck-cache(5)). */
+uint64_t mc_symbolize_verdict_hash(const char *key, size_t len);
+/* A reader's stack, for the look-up: its key's frames part, its
+ * objects, the whole key's length and its hash (each object's part
+ * hashed once a session, not copied); false: no key (as above). */
+#define MC_VERDICT_OBJS 8
+struct mc_verdict_stack {
+	uint64_t hash;
+	size_t len, flen;
+	int nobj;
+	void *objs[MC_VERDICT_OBJS];
+	char frames[1 + 2 + MC_MAX_DEPTH * 9 + 1];
+};
+bool mc_symbolize_verdict_stack(int kind, const uintptr_t *pcs, int n,
+				struct mc_verdict_stack *s);
+/* Is key[0, len) s's key, and does each of links' names' places (the
+ * writer's links) still hold no file? */
+bool mc_symbolize_verdict_holds(const struct mc_verdict_stack *s, const char *key, size_t len,
+				const char *links, size_t llen);
 /* Could the debug information mc_symbolize_frames reads at pc name a
  * function (inlined or not) whose name contains the len bytes at s?
  * false only when its string data (the object's own .debug_str,
@@ -2175,6 +2193,9 @@ bool mc_symcache_ours(int fd, mode_t type, struct stat *st);
  * p + at; a frame record's strings are decode's to check when it is
  * read), skipping damaged bytes; how many. */
 uint32_t mc_symcache_sum(const char *p, size_t n);
+/* The 64-bit hash of memcheck-cache(5)'s suppression files: their sum's
+ * steps (mc_suppcache_sum), then each byte after the last whole word. */
+uint64_t mc_symcache_hash(const char *p, size_t n);
 size_t mc_symcache_encode(char *dst, size_t cap, uint64_t off, int max,
 			  const struct mc_frame_info *f, int n);
 int mc_symcache_decode(const char *p, size_t size, uint64_t *off, int *max,

@@ -615,7 +615,20 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		 * read first, each page is one fault, not two) */
 		mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
 		mc_write_first(frames, (size_t)((char *)(quick + 8) - frames));
-		name_ahead(groups, *n, out->at_exit, memo);
+		/* A record a kept verdict suppresses is neither matched nor
+		 * printed: its frames are not named (a process whose stacks
+		 * other processes matched but one, as a suite's processes of
+		 * one program are, named them all). */
+		struct mc_leak ask[AHEAD];
+		size_t nask = 0;
+		bool skip = false;
+		for (size_t i = 0; vd && i < *n && nask < AHEAD; i++) {
+			if (vd[i] >= 0)
+				skip = true;
+			else
+				ask[nask++] = groups[i];
+		}
+		name_ahead(skip ? ask : groups, skip ? nask : *n, out->at_exit, memo);
 	}
 	size_t kept = 0;
 	uint32_t at = 0;   /* memo->dec's next, the records in their order */

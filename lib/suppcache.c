@@ -182,16 +182,6 @@ static struct {
 	char name[32];
 } vc;
 
-/* Bytes' hash: mc_suppcache_sum's over their words, then each byte of
- * the tail. */
-static uint64_t key_hash(const char *p, size_t n)
-{
-	uint64_t h = mc_suppcache_sum(p, n);
-	for (size_t i = n & ~(size_t)7; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static void verdicts_from(const char *p, size_t len, uint64_t set, const struct mc_supps *s)
 {
 	if (vc.tab)
@@ -220,8 +210,8 @@ static uint64_t vrec_sum(const char *p, const struct sp_vrec *r)
 {
 	struct sp_vrec h = *r;
 	h.check = 0;
-	return key_hash((const char *)&h, sizeof h) ^
-	       key_hash(p + sizeof h + r->keylen, r->linkslen) * 31;
+	return mc_symcache_hash((const char *)&h, sizeof h) ^
+	       mc_symcache_hash(p + sizeof h + r->keylen, r->linkslen) * 31;
 }
 
 /* The record at p[0, len)'s length if it is whole, else 0 (the walk
@@ -287,17 +277,17 @@ static void index_build(void)
 	}
 }
 
-/* The verdict of the record at r if its key is key[0, len), its sum
- * holds and its link places still hold no file; -2: not. */
-static long vrec_verdict(const char *r, const char *key, size_t len, uint64_t h)
+/* The verdict of the record at r if its key is s's, its sum holds and
+ * its link places still hold no file; -2: not. */
+static long vrec_verdict(const char *r, const struct mc_verdict_stack *s)
 {
 	struct sp_vrec v;
 	bool valid;
 	__builtin_memcpy(&v, r, sizeof v);
-	if (v.hash != h || v.keylen != len || memcmp(r + sizeof v, key, len) != 0 ||
-	    v.verdict >= (long)vc.nset || !vrec_at(r, v.len, vc.set, vc.ino, true, &valid) ||
-	    !valid ||
-	    !mc_symbolize_verdict_links(r + sizeof v + len, v.linkslen))
+	if (v.hash != s->hash || v.keylen != s->len || v.verdict >= (long)vc.nset ||
+	    !vrec_at(r, v.len, vc.set, vc.ino, true, &valid) || !valid ||
+	    !mc_symbolize_verdict_holds(s, r + sizeof v, v.keylen, r + sizeof v + v.keylen,
+					v.linkslen))
 		return -2;
 	return v.verdict;
 }
@@ -325,20 +315,19 @@ long mc_suppcache_verdict(int kind, const uintptr_t *pcs, int n)
 	 * a region's records are distinct stacks and kinds */
 	if (!vc.cap && !vc.flushed)
 		return -2;
-	static struct mc_buf a;   /* kept: mapped once */
-	a.len = 0;
+	struct mc_verdict_stack s;
+	if (!mc_symbolize_verdict_stack(kind, pcs, n, &s))
+		return -2;
 	long v = -2;
-	if (verdict_key(kind, pcs, n, &a, NULL) && !a.oom) {
-		uint64_t h = key_hash(a.s, a.len);
-		for (size_t i = vc.cap ? (size_t)(h * 0x9e3779b97f4a7c15ull >> 32) & (vc.cap - 1) : 0;
-		     vc.cap && vc.tab[i] && v == -2; i = (i + 1) & (vc.cap - 1))
-			v = vrec_verdict(vc.p + vc.tab[i] - 1, a.s, a.len, h);
-		for (size_t at = 0; at < vc.flushed && v == -2;) {
-			struct sp_vrec r;
-			__builtin_memcpy(&r, vc.mine.s + at, sizeof r);
-			v = vrec_verdict(vc.mine.s + at, a.s, a.len, h);
-			at += r.len;
-		}
+	uint64_t h = s.hash;
+	for (size_t i = vc.cap ? (size_t)(h * 0x9e3779b97f4a7c15ull >> 32) & (vc.cap - 1) : 0;
+	     vc.cap && vc.tab[i] && v == -2; i = (i + 1) & (vc.cap - 1))
+		v = vrec_verdict(vc.p + vc.tab[i] - 1, &s);
+	for (size_t at = 0; at < vc.flushed && v == -2;) {
+		struct sp_vrec r;
+		__builtin_memcpy(&r, vc.mine.s + at, sizeof r);
+		v = vrec_verdict(vc.mine.s + at, &s);
+		at += r.len;
 	}
 	return v;
 }
@@ -355,7 +344,8 @@ void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *lin
 	if (key->oom || links->oom || key->len + links->len > (64u << 10))
 		return;
 	struct sp_vrec r = { .magic = SP_VMAGIC, .set = vc.set, .ino = vc.ino,
-			     .hash = key_hash(key->s, key->len), .keylen = (uint32_t)key->len,
+			     .hash = mc_symbolize_verdict_hash(key->s, key->len),
+			     .keylen = (uint32_t)key->len,
 			     .linkslen = (uint32_t)links->len, .verdict = (int32_t)verdict };
 	size_t body = key->len + links->len;
 	r.len = (uint32_t)(sizeof r + up8(body));

@@ -552,7 +552,14 @@ struct qkey {
 	int linked;               /* linked_ok's answer, -1: not asked yet */
 	char link[256];           /* and its link name */
 	uint16_t absent_len;      /* a link name whose places hold no file */
-	char absent[256];         /* (mc_symbolize_verdict_links), 0: none */
+	char absent[256];         /* (mc_symbolize_verdict_holds), 0: none */
+	/* Its part of a verdict key (its key's length and bytes, its
+	 * path's length and bytes: vpart_len of them) hashed once a
+	 * session, where every look-up copied and hashed it again. */
+	bool vpart;               /* oid and vpart_len made */
+	uint16_t plen;            /* strnlen(k.path) */
+	uint32_t vpart_len;
+	uint64_t oid;
 };
 #define QKEYS 8
 static struct qkey *qkeys;    /* [QKEYS], mc_map'd at first use */
@@ -564,10 +571,21 @@ static size_t nqkeys;
 #define LINK_MEMO 8
 static struct { uint64_t h; bool absent; } link_memo[LINK_MEMO];
 static unsigned link_memo_n;
-/* The objects of the last stack mc_symbolize_verdict_key keyed, in the
- * key's order (the links' order), for mc_symbolize_verdict_links. */
-static struct qkey *key_objs[QKEYS];
-static int key_nobj;
+_Static_assert(QKEYS == MC_VERDICT_OBJS, "a verdict stack's objects are qkeys");
+/* The links of the last record mc_symbolize_verdict_holds took, with
+ * its objects: the next record of the same objects holds the same
+ * bytes (a process's stacks share their objects), whose places were
+ * looked at once this session already. */
+static struct {
+	struct qkey *objs[QKEYS];
+	int nobj;
+	uint32_t len;             /* 0: none */
+	char b[512];
+} links_memo;
+/* The objects of the last stack mc_symbolize_verdict_stack keyed, tried
+ * before the session's (qkey_of); forgotten with them. */
+static struct qkey *vhint[QKEYS];
+static int nvhint;
 
 /* elfmod.c's reading of the object at addr, NULL: libdw's. */
 static struct mc_elfmod *own_module(uintptr_t addr)
@@ -1237,7 +1255,8 @@ static void end_session(bool unmap_files)
 	memset(own_keys, 0, sizeof own_keys);
 	nqkeys = 0;
 	link_memo_n = 0;
-	key_nobj = 0;
+	links_memo.len = 0;
+	nvhint = 0;
 	any_clear();
 	mc_elfmod_forget(unmap_files);
 	pc_cache_clear();
@@ -1734,6 +1753,7 @@ static struct qkey *qkey_of(uintptr_t addr)
 	e->keep = -1;
 	e->linked = -1;
 	e->absent_len = 0;
+	e->vpart = false;
 	if (e->k.hi > e->k.lo)
 		nqkeys++;   /* its range known: not asked again */
 	return e->ok ? e : NULL;
@@ -1787,6 +1807,25 @@ static int quick_line(struct qkey *q, int32_t line)
 	return line >= MC_DI_NONE && line <= MC_DI_ELSEWHERE ? line : -1;
 }
 
+/* Which of q's two files likelier holds its quick frames: the quick
+ * key's (true) or its build ID's.  Where a build-ID debug file is, the
+ * object's table is its (the quick key's); an object in the system's
+ * own directories is a package's, stripped (Debian's policy): its names
+ * are its dynamic table's, kept under the quick key too, where its
+ * build ID's file, which only an object with DWARF of its own has
+ * (own_key), was opened first: a failed openat at every warm measured
+ * /bin/date's exit.  Either order finds the same record. */
+static bool key_file_first(const struct qkey *q)
+{
+	static const char *const dirs[] = { "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/" };
+	if (q->k.debug)
+		return true;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(dirs); i++)
+		if (strncmp(q->k.path, dirs[i], strlen(dirs[i])) == 0)
+			return true;
+	return false;
+}
+
 /* The quick frame at addr (the symbol table's name) from symcache.c's
  * file of q's object into out (function and object, as own_frame gives
  * them), *di where its DWARF is; false: not there. */
@@ -1798,10 +1837,10 @@ static bool quick_get(struct qkey *q, uintptr_t addr, struct mc_frame_info *out,
 	 * names and DWARF its file's alone, no debug file looked for) has
 	 * its quick frames in the same file, its build ID's. */
 	uint64_t off = addr - q->k.bias;
-	/* The likelier file first (one file not there is ~5 system calls):
-	 * where a build-ID debug file is, the object's table is its. */
+	/* The likelier file first (one file not there is ~5 system calls) */
+	bool key_first = key_file_first(q);
 	for (int i = 0; i < 2; i++) {
-		if ((i == 0) == q->k.debug) {
+		if ((i == 0) == key_first) {
 			int d;
 			if (mc_symcache_get(q->k.key, q->k.len, off, MC_SYMCACHE_QUICK, out) == 1 &&
 			    (d = quick_line(q, out->line)) >= 0 && !out->file[0]) {
@@ -2046,8 +2085,9 @@ static bool quick_cached(struct qkey *q, uintptr_t pc)
 	int32_t line = -1;
 	if (q && q->k.path[0] && pc_arena.len <= UINT32_MAX / 2) {
 		uint64_t off = addr - q->k.bias;
+		bool key_first = key_file_first(q);
 		for (int i = 0; i < 2 && line < 0; i++) {
-			bool dbg = (i == 0) == q->k.debug;
+			bool dbg = (i == 0) == key_first;
 			if (!mc_symcache_quick_ref(q->k.key, dbg ? q->k.len : q->k.idlen, off,
 						   &line, str, len) || len[2] ||
 			    (dbg ? (line = quick_line(q, line)) < 0 : line != 0))
@@ -2353,8 +2393,6 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 		memcpy(lw + 2, link, llen);
 		lw += 2 + llen;
 	}
-	memcpy(key_objs, objs, (size_t)nobj * sizeof *objs);
-	key_nobj = ok ? nobj : 0;
 	pthread_mutex_unlock(&lock);
 	mc_buf_end(a, w);
 	if (links)
@@ -2362,19 +2400,163 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 	return ok;
 }
 
-bool mc_symbolize_verdict_links(const char *b, size_t len)
+/* The verdict key's hash (memcheck-cache(5)): its frames part (kind,
+ * count, frames, MEMCHECK_SYMBOLIZE_SYSTEM) over whole words, then each
+ * object's part, hashed the same way, folded in: a reader hashes its
+ * stack's frames and takes each object's hash made once a session, where
+ * it copied each object's key and path into every stack's key and
+ * hashed all of it (~1,000 instructions a record of a measured
+ * /bin/date's exit, 25 records). */
+static uint64_t fold_hash(uint64_t h, uint64_t part)
+{
+	h = (h ^ part) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* The length of the frames part of a key of n frames */
+static size_t vframes_len(size_t n)
+{
+	return 1 + 2 + n * 9 + 1;
+}
+
+uint64_t mc_symbolize_verdict_hash(const char *key, size_t len)
+{
+	uint16_t n16;
+	if (len < 3)
+		return mc_symcache_hash(key, len);
+	__builtin_memcpy(&n16, key + 1, 2);
+	size_t at = vframes_len(n16);
+	if (at > len)
+		return mc_symcache_hash(key, len);
+	uint64_t h = mc_symcache_hash(key, at);
+	while (at < len) {
+		size_t klen = (unsigned char)key[at];
+		uint16_t plen;
+		if (len - at < 1 + klen + 2)
+			return fold_hash(h, mc_symcache_hash(key + at, len - at));
+		__builtin_memcpy(&plen, key + at + 1 + klen, 2);
+		size_t part = 1 + klen + 2 + plen;
+		if (part > len - at)
+			part = len - at;
+		h = fold_hash(h, mc_symcache_hash(key + at, part));
+		at += part;
+	}
+	return h;
+}
+
+/* q's part of a verdict key, hashed: once a session */
+static void vpart_make(struct qkey *q)
+{
+	if (q->vpart)
+		return;
+	char b[1 + sizeof q->k.key + 2 + sizeof q->k.path];
+	uint16_t plen = (uint16_t)strnlen(q->k.path, sizeof q->k.path);
+	b[0] = (char)q->k.len;
+	memcpy(b + 1, q->k.key, q->k.len);
+	__builtin_memcpy(b + 1 + q->k.len, &plen, 2);
+	memcpy(b + 1 + q->k.len + 2, q->k.path, plen);
+	q->plen = plen;
+	q->vpart_len = (uint32_t)(1 + q->k.len + 2 + plen);
+	q->oid = mc_symcache_hash(b, q->vpart_len);
+	q->vpart = true;
+}
+
+bool mc_symbolize_verdict_stack(int kind, const uintptr_t *pcs, int n,
+				struct mc_verdict_stack *s)
+{
+	if (!mc_opt.symbolize || n < 0 || n > MC_MAX_DEPTH)
+		return false;
+	/* the previous stack's objects first: a process's stacks share
+	 * them (the program, the C library), where each object new to a
+	 * stack was a walk of the session's objects (qkey_of) */
+	struct qkey **objs = (struct qkey **)s->objs;
+	int nobj = 0;
+	bool ok = true;
+	char *w = s->frames;
+	uint16_t n16 = (uint16_t)n;
+	*w++ = (char)(kind & 3);
+	__builtin_memcpy(w, &n16, 2);
+	w += 2;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n && ok; i++) {
+		uintptr_t addr = pcs[i] ? pcs[i] - 1 : 0;
+		unsigned char o = 0xff;
+		uint64_t off = 0;
+		if (addr) {
+			for (o = 0; o < nobj && !(addr >= objs[o]->k.lo && addr < objs[o]->k.hi); o++)
+				;
+			if (o == nobj) {
+				struct qkey *q = NULL;
+				for (int h = 0; h < nvhint && !q; h++)
+					if (addr >= vhint[h]->k.lo && addr < vhint[h]->k.hi)
+						q = vhint[h];
+				if (!q && !(q = qkey_of(addr))) {
+					ok = false;
+					break;
+				}
+				for (o = 0; o < nobj && objs[o] != q; o++)
+					;
+				if (o == nobj)
+					objs[nobj++] = q;
+			}
+			off = addr - objs[o]->k.bias;
+		}
+		*w++ = (char)o;
+		__builtin_memcpy(w, &off, 8);
+		w += 8;
+	}
+	*w++ = (char)('0' + mc_opt.symbolize_system);
+	s->flen = (size_t)(w - s->frames);
+	uint64_t h = ok ? mc_symcache_hash(s->frames, s->flen) : 0;
+	size_t len = s->flen;
+	for (int o = 0; o < nobj && ok; o++) {
+		vpart_make(objs[o]);
+		h = fold_hash(h, objs[o]->oid);
+		len += objs[o]->vpart_len;
+	}
+	if (ok) {
+		memcpy(vhint, objs, (size_t)nobj * sizeof *objs);
+		nvhint = nobj;
+	}
+	pthread_mutex_unlock(&lock);
+	s->nobj = ok ? nobj : 0;
+	s->hash = h;
+	s->len = len;
+	return ok;
+}
+
+/* key[0, len) the bytes of s's key (each object's part compared with
+ * its fields, not built)? */
+static bool vkey_same(const struct mc_verdict_stack *s, const char *key, size_t len)
+{
+	if (len != s->len || memcmp(key, s->frames, s->flen) != 0)
+		return false;
+	size_t at = s->flen;
+	for (int o = 0; o < s->nobj; o++) {
+		const struct qkey *q = s->objs[o];
+		const char *p = key + at;
+		uint16_t plen;
+		__builtin_memcpy(&plen, p + 1 + q->k.len, 2);
+		if ((unsigned char)p[0] != q->k.len || memcmp(p + 1, q->k.key, q->k.len) != 0 ||
+		    plen != q->plen || memcmp(p + 1 + q->k.len + 2, q->k.path, plen) != 0)
+			return false;
+		at += q->vpart_len;
+	}
+	return true;
+}
+
+/* links (as the writer's, one (path, name) an object of s, in order):
+ * does every name's place still hold no file? */
+static bool vlinks_hold(const struct mc_verdict_stack *s, const char *b, size_t len)
 {
 	char link[256];
 	bool ok = true;
 	int o = 0;
-	pthread_mutex_lock(&lock);
-	/* one (path, name) an object of the stack last keyed, in order */
 	for (size_t at = 0; ok && at < len; o++) {
 		uint16_t plen, llen;
-		struct qkey *q = o < key_nobj ? key_objs[o] : NULL;
-		if (!q || len - at < 2 || (__builtin_memcpy(&plen, b + at, 2), plen >= sizeof q->k.path) ||
-		    len - at - 2 < (size_t)plen + 2 || strnlen(q->k.path, sizeof q->k.path) != plen ||
-		    memcmp(q->k.path, b + at + 2, plen) != 0) {
+		struct qkey *q = o < s->nobj ? s->objs[o] : NULL;
+		if (!q || len - at < 2 || (__builtin_memcpy(&plen, b + at, 2), plen != q->plen) ||
+		    len - at - 2 < (size_t)plen + 2 || memcmp(q->k.path, b + at + 2, plen) != 0) {
 			ok = false;
 			break;
 		}
@@ -2397,8 +2579,27 @@ bool mc_symbolize_verdict_links(const char *b, size_t len)
 			q->absent_len = llen;
 		}
 	}
+	return ok && o == s->nobj;
+}
+
+bool mc_symbolize_verdict_holds(const struct mc_verdict_stack *s, const char *key, size_t len,
+				const char *links, size_t llen)
+{
+	pthread_mutex_lock(&lock);
+	bool ok = vkey_same(s, key, len);
+	if (ok && !(llen && llen == links_memo.len && s->nobj == links_memo.nobj &&
+		    memcmp(s->objs, links_memo.objs, (size_t)s->nobj * sizeof *s->objs) == 0 &&
+		    memcmp(links, links_memo.b, llen) == 0)) {
+		ok = vlinks_hold(s, links, llen);
+		if (ok && llen <= sizeof links_memo.b) {
+			memcpy(links_memo.objs, s->objs, (size_t)s->nobj * sizeof *s->objs);
+			links_memo.nobj = s->nobj;
+			memcpy(links_memo.b, links, llen);
+			links_memo.len = (uint32_t)llen;
+		}
+	}
 	pthread_mutex_unlock(&lock);
-	return ok && o == key_nobj;
+	return ok;
 }
 
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
@@ -2470,6 +2671,8 @@ void mc_symbolize_postfork(bool child)
 		memset(own_str, 0, sizeof own_str);
 		memset(own_keys, 0, sizeof own_keys);
 		nqkeys = 0;
+		links_memo.len = 0;
+		nvhint = 0;
 		any_clear();
 		mc_elfmod_forget(false);
 		mod_runs = (struct mc_buf){ 0 };

@@ -822,6 +822,139 @@ START_TEST(link_record_damaged)
 }
 END_TEST
 
+/* each_file's callbacks: a file removed; whether a file holds the
+ * bytes of name_sought (counted in name_found) */
+static const char *name_sought;
+static int name_found;
+
+static void drop_file(const char *path)
+{
+	ck_assert(unlink(path) == 0);
+}
+
+static void find_name(const char *path)
+{
+	size_t len;
+	unsigned char *s = slurp(path, &len);
+	name_found += memmem(s, len, name_sought, strlen(name_sought)) != NULL;
+	free(s);
+}
+
+/* How many of the cache's files (not its suppressions') hold name */
+static int files_naming(const char *cache, const char *name)
+{
+	name_sought = name;
+	name_found = 0;
+	each_file(cache, find_name);
+	return name_found;
+}
+
+/* bin (with arg, if not NULL) run with supp and cache, its text report
+ * the default one (a JSON report names every frame of its peak's sites,
+ * kept_fn's too): kept_fn's block suppressed, other_fn's lost where
+ * other says. */
+static void run_partial(const char *bin, const char *arg, const char *supp, const char *cache,
+			bool other)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = bin, .args = arg ? H_LIST(arg) : NULL, .flags = H_PRELOAD,
+	       .no_report = true, .text = "summary",
+	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", cache),
+			     h_env("MEMCHECK_SUPPRESSIONS=%s", supp), "MEMCHECK_EXITCODE=0"));
+	h_expect_exit(&x, 0);
+	const char *err = x.r.err ? x.r.err : "";
+	if (other)
+		ck_assert_msg(strstr(err, "40 bytes in 1 blocks are definitely lost") &&
+			      strstr(err, "used_suppression: 1 by-kept") &&
+			      strstr(err, "suppressed: 24 bytes in 1 blocks"),
+			      "%s: not kept_fn's block suppressed and other_fn's lost:\n%s",
+			      x.label, err);
+	else
+		ck_assert_msg(strstr(err, "no leaks"), "%s: a leak:\n%s", x.label, err);
+	h_res_free(&x);
+}
+
+/* A process one of whose records no process matched before matches
+ * that one, and names the frames its matching and its report need, not
+ * those of the records kept verdicts suppress (supp_region.c): with the
+ * cache's names gone (its suppressions' file and verdicts kept), a
+ * process that leaks other_fn's block beside kept_fn's writes other_fn's
+ * names back and not kept_fn's, which it named before to no end.  The
+ * reports are the same, then warm too. */
+START_TEST(kept_verdicts_not_named)
+{
+	const char *dir = h_tmppath("partial"), *cache = h_tmppath("cache");
+	mkdir(dir, 0700);
+	const char *bin = compile(
+		dir, "partial",
+		"#include <stdlib.h>\n"
+		"void *volatile p, *volatile q;\n"
+		"__attribute__((noinline)) void kept_fn(void) { p = malloc(24); p = 0; }\n"
+		"__attribute__((noinline)) void other_fn(void) { q = malloc(40); q = 0; }\n"
+		"int main(int argc, char **argv)\n"
+		"{ (void)argv; kept_fn(); if (argc > 1) other_fn(); return 0; }\n");
+	const char *supp = h_env("%s/kept.supp", dir);
+	FILE *f = fopen(supp, "w");
+	ck_assert(f);
+	/* a wildcard: the files' debug-string answers then hold "kept_f" */
+	fprintf(f, "{\n   by-kept\n   Memcheck:Leak\n   ...\n   fun:kept_f?\n   ...\n}\n");
+	fclose(f);
+	run_partial(bin, NULL, supp, cache, false);
+	ck_assert_msg(files_naming(cache, "kept_fn") > 0, "the first process kept no name of "
+		      "kept_fn");
+	each_file(cache, drop_file);
+	run_partial(bin, "1", supp, cache, true);
+	ck_assert_msg(files_naming(cache, "other_fn") > 0, "other_fn's names not kept");
+	ck_assert_msg(files_naming(cache, "kept_fn") == 0,
+		      "kept_fn's frames named, though a kept verdict suppressed its record");
+	run_partial(bin, "1", supp, cache, true);
+	run_partial(bin, NULL, supp, cache, false);
+}
+END_TEST
+
+/* A stripped program the system installed (/bin/date, measured): its
+ * names are kept under its quick key (no DWARF of its own: no file of
+ * its build ID's), which a warm process asks first (symbolize.c's
+ * key_file_first): it opens no cache file that is not there, where it
+ * opened its build ID's first, and failed, at every exit. */
+START_TEST(installed_program_names_first)
+{
+	const char *cache = h_tmppath("cache"), *log = h_tmppath("calls.log");
+	for (int r = 0; r < 3; r++) {
+		unlink(log);
+		struct h_res x;
+		H_EXEC(&x, .prog = "/bin/date", .args = H_LIST("-u", "-d", "@0"),
+		       .so = h_prog("libcount_calls.so"), .flags = H_PRELOAD, .text = "full",
+		       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", cache), "MEMCHECK_PROGRAMS=*",
+				     h_env("COUNT_CALLS_DIR=%s", cache),
+				     h_env("COUNT_CALLS_LOG=%s", log)));
+		ck_assert_msg(x.r.exit_code == 0 && strstr(x.r.err, "definitely lost"),
+			      "%s: %s\n%s", x.label, h_status(&x.r), x.r.err);
+		h_res_free(&x);
+	}
+	char *calls = h_read_file(log, NULL);
+	ck_assert_msg(calls, "no call logged: is the shim preloaded?");
+	const char *sub = subdir(cache);
+	int files = 0;
+	for (const char *l = calls; *l;) {
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		const char *path = h_env("%.*s", (int)len, l);
+		const char *sp = strchr(path, ' ');
+		if (sp && strncmp(path, "open", 4) == 0 && strncmp(sp + 1, sub, strlen(sub)) == 0 &&
+		    sp[1 + strlen(sub)] == '/') {
+			files++;
+			ck_assert_msg(access(sp + 1, F_OK) == 0,
+				      "warm, %s opened, which is not there:\n%s", sp + 1, calls);
+		}
+		l += len + (eol != NULL);
+	}
+	ck_assert_msg(files >= 2, "warm, %d cache files opened (want the suppressions' and "
+		      "names'):\n%s", files, calls);
+	free(calls);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("symcache", 300);
@@ -834,5 +967,7 @@ int main(void)
 	tcase_add_loop_test(tc, dir_looked_at_once, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, link_places_looked_at_once, 0, H_NALLOCATORS);
 	tcase_add_test(tc, link_record_damaged);
+	tcase_add_test(tc, kept_verdicts_not_named);
+	tcase_add_test(tc, installed_program_names_first);
 	return h_run_suite(NULL);
 }
