@@ -364,6 +364,8 @@ int mc_text_write(const char *s, size_t n);
 /* A process memcheck only forwards for has no text: its copy of
  * standard error is closed. */
 void mc_text_release_stderr(void);
+/* stdout flushed first where it shares the text's file (process end) */
+void mc_text_flush_stdout(void);
 /* MEMCHECK_LOG's pattern with %p as pid and %% as %, into out[cap].
  * -1 when the pattern has another % (*bad: its offset) or the result
  * does not fit (*bad: SIZE_MAX); else the length. */

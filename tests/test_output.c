@@ -312,6 +312,35 @@ H_CHECK(both_0644)
 		      b.st_mode & 07777);
 }
 
+/* The program's stdout and memcheck's text in one file (a script's
+ * `prog > out 2>&1`): the program's buffered output first, whole, as
+ * valgrind has it; it came after memcheck's text, or split by it. */
+H_SETUP(stdout_and_stderr_one_file)
+{
+	static const char *args[5];
+	made[0] = h_tmppath("merged");
+	args[0] = "-c";
+	args[1] = "exec \"$0\" > \"$1\" 2>&1";
+	args[2] = h_prog("plain_stdout_merged");
+	args[3] = made[0];
+	args[4] = NULL;
+	run->args = args;
+	return true;
+}
+
+H_CHECK(program_output_first)
+{
+	char *got = h_read_file(made[0], NULL);
+	static const char first[] = "first line\npartial";
+	ck_assert_msg(got && strncmp(got, first, sizeof first - 1) == 0 &&
+			      strstr(got + sizeof first - 1, "definitely lost"),
+		      "%s: the file does not begin with the program's output, memcheck's "
+		      "text after it:\n%s",
+		      x->label, got ? got : "(unreadable)");
+	free(got);
+	unlink(made[0]);
+}
+
 /* plain_errors leak preloaded, its report sent where given (no report
  * of the harness's) */
 #define LEAK_TO(...) .allocators = H_ONLY(H_GLIBC),                             \
@@ -358,6 +387,9 @@ static const struct h_case cases[] = {
 	  .check = value_shown_escaped },
 	{ "files created 0644", LEAK_TO(.text = "full"), .setup = log_and_report_under_umask_0,
 	  .check = both_0644 },
+	{ "the program's stdout before the text in one file",
+	  .run = { .prog = "/bin/sh", .flags = H_PRELOAD, .text = "full", .no_report = true },
+	  .exit = H_EXIT_ANY, .setup = stdout_and_stderr_one_file, .check = program_output_first },
 };
 
 int main(void)
