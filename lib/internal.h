@@ -365,7 +365,7 @@ int mc_text_write(const char *s, size_t n);
  * standard error is closed. */
 void mc_text_release_stderr(void);
 /* stdout flushed first where it shares the text's file (process end) */
-void mc_text_flush_stdout(void);
+void mc_text_flush_stdout(bool text_on);
 /* MEMCHECK_LOG's pattern with %p as pid and %% as %, into out[cap].
  * -1 when the pattern has another % (*bad: its offset) or the result
  * does not fit (*bad: SIZE_MAX); else the length. */

@@ -376,7 +376,7 @@ static __attribute__((noinline)) void process_end(void)
 	MC_SCAN_FROM(&from);
 	from.at_exit = true;
 	mc_guard_enter();
-	mc_text_flush_stdout();
+	mc_text_flush_stdout(mc_opt.text != MC_TEXT_NONE);
 	mc_footprint_final();
 	mc_regions_end_all(&from);
 	mc_set_totals(NULL);

@@ -1634,11 +1634,13 @@ int mc_text_write(const char *s, size_t n)
  * a socket: a write there may raise SIGPIPE, which exit would raise
  * only after memcheck's report.  Only tried (ftrylockfile): a thread
  * still inside stdout's lock is left alone.  No system call where the
- * buffer holds nothing (most processes). */
-void mc_text_flush_stdout(void)
+ * buffer holds nothing (most processes).  text_on: some text may be
+ * written (MEMCHECK_TEXT is not none; the caller's, as options.c is
+ * above this file). */
+void mc_text_flush_stdout(bool text_on)
 {
 	FILE *out = stdout;
-	if (!out || mc_opt.text == MC_TEXT_NONE || wants_file() ||
+	if (!out || !text_on || wants_file() ||
 	    out->_IO_write_ptr <= out->_IO_write_base)
 		return;
 	int saved = errno;
