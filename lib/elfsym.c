@@ -334,6 +334,16 @@ void *mc_sym_next(const char *name, const void **where)
 	return lookup(__ehdr_start, false, name, where, NULL);
 }
 
+void *mc_sym_next_cached(const char *name, void **cache)
+{
+	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+	if (!f) {
+		f = mc_sym_next(name, NULL); /* allocates nothing */
+		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
 struct next_each {
 	struct lookup l[MC_SYM_EACH_MAX];
 	void **found;

@@ -606,6 +606,9 @@ bool mc_program_refers(const char *name);
 void *mc_sym_first(const char *name, const void **where);
 /* The same in the objects loaded after libmemcheck (as RTLD_NEXT). */
 void *mc_sym_next(const char *name, const void **where);
+/* mc_sym_next(name), found once and kept in *cache (NULL until then):
+ * for a wrapper's next definition, from any thread, allocating nothing. */
+void *mc_sym_next_cached(const char *name, void **cache);
 /* found[i]: mc_sym_next(names[i]), for up to MC_SYM_EACH_MAX names. */
 #define MC_SYM_EACH_MAX 8
 struct mc_sym_next_req {

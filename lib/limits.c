@@ -95,16 +95,6 @@ void mc_limits_read(void)
 
 /* ---- the program changes its limits --------------------------------- */
 
-static void *next(const char *name, void **cache)
-{
-	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!f) {
-		f = mc_sym_next(name, NULL); /* allocates nothing (elfsym.c) */
-		__atomic_store_n(cache, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
 static int after(int rc, int resource)
 {
 	/* Before the first read nothing is followed: that read is later. */
@@ -120,7 +110,8 @@ static int after(int rc, int resource)
 	MC_API int name(__rlimit_resource_t resource, const type *rl)              \
 	{                                                                           \
 		static void *real;                                                  \
-		int (*f)(__rlimit_resource_t, const type *) = next(#name, &real);   \
+		int (*f)(__rlimit_resource_t, const type *) =                       \
+			mc_sym_next_cached(#name, &real);                           \
 		if (!f) {                                                           \
 			errno = ENOSYS;                                             \
 			return -1;                                                  \
@@ -134,7 +125,7 @@ static int after(int rc, int resource)
 	{                                                                           \
 		static void *real;                                                  \
 		int (*f)(pid_t, __rlimit_resource_t, const type *, type *) =        \
-			next(#name, &real);                                         \
+			mc_sym_next_cached(#name, &real);                           \
 		if (!f) {                                                           \
 			errno = ENOSYS;                                             \
 			return -1;                                                  \

@@ -758,14 +758,8 @@ static bool learn_main_stack(void)
 int mc_stack_getattr(pthread_t th, pthread_attr_t *attr)
 {
 	static void *real;
-	int (*f)(pthread_t, pthread_attr_t *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-	if (!f) {
-		f = mc_sym_next("pthread_getattr_np", NULL);
-		if (!f)
-			return ENOSYS;
-		__atomic_store_n(&real, (void *)f, __ATOMIC_RELEASE);
-	}
-	return f(th, attr);
+	int (*f)(pthread_t, pthread_attr_t *) = mc_sym_next_cached("pthread_getattr_np", &real);
+	return f ? f(th, attr) : ENOSYS;
 }
 
 /* The calling thread's stack as pthread_getattr_np gives it: false when
