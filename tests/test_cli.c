@@ -512,6 +512,50 @@ START_TEST(bad_report_exits_2)
 }
 END_TEST
 
+/* The dynamic loader splits LD_PRELOAD at spaces and colons: a
+ * libmemcheck.so (or an allocator) whose path has one cannot be
+ * preloaded, and the command says so instead of running the program
+ * unmeasured (ld.so's complaint and "wrote no report" were all a user
+ * saw).  A link to the build's library in a directory named with one. */
+START_TEST(unpreloadable_paths_refused)
+{
+	static const char *const dirs[] = { "with space", "with:colon" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		const char *dir = h_tmppath(dirs[i]);
+		mkdir(dir, 0700);
+		const char *lib = h_env("%s/libmemcheck.so", dir);
+		unlink(lib);
+		ck_assert_msg(symlink(h_env("%s/libmemcheck.so", h_build()), lib) == 0,
+			      "symlink %s", lib);
+		const char *env = h_env("MEMCHECK_LIBRARY=%s", lib);
+		const char *want = h_env("cannot preload %s: its path has a %s", lib,
+					 i ? "colon" : "space");
+		struct h_res x;
+		H_EXEC(&x, .cli = H_LIST("run", "--", prog(), "pass"), .env = H_LIST(env));
+		h_expect_exit(&x, 2);
+		EXPECT_HAS(x.r.err, want, "memcheck run");
+		h_res_free(&x);
+		/* valgrind's command line (CTest's MEMORYCHECK_COMMAND) */
+		H_EXEC(&x, .cli = H_LIST("--leak-check=full", prog(), "pass"), .env = H_LIST(env));
+		h_expect_exit(&x, 2);
+		EXPECT_HAS(x.r.err, want, "valgrind's command line");
+		h_res_free(&x);
+	}
+	/* an allocator given by a path with a colon: skipped, said why */
+	const char *dir = h_tmppath("alloc:colon");
+	mkdir(dir, 0700);
+	const char *so = h_env("%s/libnone.so", dir);
+	unlink(so);
+	ck_assert(symlink("/usr/lib/x86_64-linux-gnu/libm.so.6", so) == 0);
+	struct h_res x;
+	H_EXEC(&x, .cli = H_LIST("run", "-a", h_env("glibc,%s", so), "--", prog(), "pass"));
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.err, h_env("%s: cannot be preloaded: its path has a colon", so),
+		   "allocator path");
+	h_res_free(&x);
+}
+END_TEST
+
 /* The command gets memcheck, then the allocator, then the user's own
  * LD_PRELOAD; the budget as an absolute path; the baseline's report only
  * when it is not the baseline. */
@@ -794,6 +838,7 @@ int main(void)
 	tcase_add_test(tc, gate_bad_budget_exits_2);
 	tcase_add_test(tc, bad_report_exits_2);
 	tcase_add_test(tc, environment_of_the_command);
+	tcase_add_test(tc, unpreloadable_paths_refused);
 	tcase_add_test(tc, report_then_gate_agree);
 	tcase_add_test(tc, relative_budget);
 	tcase_add_test(tc, junit_structure);

@@ -404,6 +404,8 @@ void say_path_error(const char *err, const char *abs, const char *given);
 char *beside_exe(const char *const rel[], size_t nrel, int mode);
 /* libmemcheck.so to preload (said when not found: NULL).  Free it. */
 char *find_library(void);
+/* NULL where path can be preloaded (LD_PRELOAD), else why not. */
+const char *unpreloadable(const char *path);
 /* --alloc-fn PATTERN (run, oom, valgrind's command line): added to
  * MEMCHECK_ALLOC_FN in the environment every run inherits. */
 void add_alloc_fn(const char *pattern);

@@ -58,8 +58,11 @@ static bool resolve_allocator(struct group *g, const char *name)
 	g->label = xstrdup(name);
 	if (strchr(name, '/') || strstr(name, ".so")) {
 		char *path = strchr(name, '/') ? absolute(name) : xasprintf("%s/%s", dir, name);
+		const char *why = unpreloadable(path);
 		if (access(path, R_OK) != 0)
 			g->skipped = xasprintf("%s: %s", path, strerror(errno));
+		else if (why)
+			g->skipped = xasprintf("%s: cannot be preloaded: %s", path, why);
 		g->object = path;
 		return true;
 	}

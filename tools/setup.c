@@ -89,6 +89,35 @@ void add_alloc_fn(const char *pattern)
 	free(all);
 }
 
+/* The dynamic loader splits LD_PRELOAD at every space and colon (glibc's
+ * rtld.c, handle_preload_list) and has no way to quote one: a path with
+ * either is preloaded as two names that do not exist, the program runs
+ * unmeasured and ld.so's complaint is all the user sees.  NULL where the
+ * path can be preloaded, else why not (static). */
+const char *unpreloadable(const char *path)
+{
+	static char why[160];
+	const char *c = strpbrk(path, " :");
+	if (!c)
+		return NULL;
+	snprintf(why, sizeof why,
+		 "its path has a %s, at which the dynamic loader splits LD_PRELOAD",
+		 *c == ' ' ? "space" : "colon");
+	return why;
+}
+
+/* find_library's answer, if it can be preloaded. */
+static char *preloadable(char *lib)
+{
+	const char *why = unpreloadable(lib);
+	if (!why)
+		return lib;
+	say("cannot preload %s: %s; install memcheck under a path without one, or set "
+	    "MEMCHECK_LIBRARY to a copy there", lib, why);
+	free(lib);
+	return NULL;
+}
+
 /* libmemcheck.so: $MEMCHECK_LIBRARY, next to this program (the build
  * tree), ../lib/libmemcheck.so.0 from it (an installed copy), LIBDIR. */
 char *find_library(void)
@@ -99,15 +128,15 @@ char *find_library(void)
 			say("MEMCHECK_LIBRARY=%s: %s", env, strerror(errno));
 			return NULL;
 		}
-		return absolute(env);
+		return preloadable(absolute(env));
 	}
 	const char *rel[] = { "libmemcheck.so", "../lib/libmemcheck.so.0" };
 	char *p = beside_exe(rel, MC_ARRAY_SIZE(rel), R_OK);
 	if (p)
-		return p;
+		return preloadable(p);
 	p = xasprintf("%s/libmemcheck.so.0", MC_LIBDIR);
 	if (access(p, R_OK) == 0)
-		return p;
+		return preloadable(p);
 	free(p);
 	say("cannot find libmemcheck.so: not next to this program, not in %s; "
 	    "set MEMCHECK_LIBRARY to its path", MC_LIBDIR);
