@@ -176,7 +176,11 @@ static bool names_rss(const char *s, size_t n)
 }
 
 /* Does the budget file name an RSS figure (rss_begin, rss_end,
- * peak_rss) anywhere: in a rule, absolute or relative, or in a comment?
+ * peak_rss) outside its comments: in a rule, absolute or relative (a
+ * section's glob that holds the word says yes too: more than needed,
+ * never less)?  Comments as budget.c reads them: from a '#' at a line's
+ * start or after a space or tab, to the line's end (examples/
+ * memcheck.budget's comments name peak_rss where its rules do not).
  * life.c asks at start-up, before footprint.c counts memcheck's own
  * mappings: a budget of leak and allocation rules alone then does not
  * turn on the RSS figures' /proc reads, which nothing would read (bench/
@@ -196,11 +200,20 @@ bool mc_gate_budget_names_rss(void)
 	}
 	char buf[2048], word[64];
 	size_t w = 0;     /* the word so far, when it is short enough to be a key */
-	bool long_word = false, found = false;
+	bool long_word = false, found = false, comment = false;
+	char prev = '\n';
 	long got;
 	while (!found && (got = mc_sys_read(fd, buf, sizeof buf)) > 0) {
-		for (long i = 0; i < got && !found; i++) {
+		for (long i = 0; i < got && !found; prev = buf[i++]) {
 			char c = buf[i];
+			if (comment) {
+				comment = c != '\n';
+				continue;
+			}
+			if (c == '#' && (prev == '\n' || prev == ' ' || prev == '\t')) {
+				comment = true; /* a word before it ended at the space */
+				continue;
+			}
 			if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 			    c == '_' || c == '.') {
 				if (w < sizeof word)

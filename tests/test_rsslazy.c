@@ -213,9 +213,17 @@ static const struct h_case cases[] = {
 	 * for their names in it (on main, any budget measured them). */
 	{ "a budget without RSS rules reads no RSS file",
 	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD, DEFAULTS },
-	  .file = "# leaks only\ndefinitely_lost <= 0\npeak_live_bytes <= 1 MiB\n",
+	  .file = "# leaks only: no peak_rss rule\ndefinitely_lost <= 0 # nor rss_end\n"
+		  "peak_live_bytes <= 1 MiB\n",
 	  .err = H_LIST("RSS: not measured", "definitely_lost"), .setup = traced_budget,
 	  .check = reads_none },
+	/* a '#' inside a word starts no comment (budget.c's rule): the
+	 * rule after it is read */
+	{ "a budget with an RSS rule after a word's '#' reads every RSS file",
+	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD, DEFAULTS },
+	  .file = "definitely_lost <= 0 # a#\n[plain#leak]\npeak_rss <= 1 GiB\n",
+	  .err = H_LIST("RSS: ", " at start, "), .no_err = H_LIST("not measured"),
+	  .setup = traced_budget, .check = reads_all_for_budget },
 	{ "a budget with an RSS rule reads every RSS file",
 	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD, DEFAULTS },
 	  .file = "definitely_lost <= 0\npeak_rss <= 1 GiB\n",
