@@ -308,6 +308,11 @@ static void say_bypassed(void)
 
 static void at_exit(int status, void *arg);
 
+/* The on_exit handler is registered (watching), and has run
+ * (exit_handler_ran): life.c's destructor reads both. */
+static bool watching;
+static atomic_bool exit_handler_ran;
+
 /* The process region, when this process gets one: MEMCHECK_PROCESS, and
  * MEMCHECK_PROGRAMS's rule (programs.c).  A program left out that is
  * only preloaded only forwards, as if memcheck were not there, not even
@@ -335,7 +340,6 @@ static void process_begin(void)
 		mc_text_release_stderr();
 		only_forward = true;
 	}
-	static bool watching;
 	if (!only_forward && !watching)
 		watching = on_exit(at_exit, NULL) == 0;
 	mc_guard_enter();
@@ -388,10 +392,23 @@ static __attribute__((noinline)) void process_end(void)
 /* A program left out at start-up has no region to end: nothing is
  * touched (each page of memcheck's state read or written for the first
  * time at exit is a page fault of ~25 us on these VMs). */
+/* When the on_exit handler is registered and has not run yet, it was
+ * registered before the exit handler that is running this destructor
+ * (_dl_fini, which __libc_start_main registers after ld.so ran the
+ * preloaded and needed objects' constructors; exit handlers run in the
+ * reverse order): it runs after every object's destructor, and ends the
+ * process region there, as valgrind reports at the real exit (a block
+ * a library's destructor frees, libuv's process title, is freed, not
+ * still reachable).  Premise: nothing between _dl_fini and the handler
+ * ends the process without it (a later destructor calling _exit would
+ * lose the report). */
 __attribute__((destructor)) static void mc_destructor(void)
 {
-	if (!forward_only)
-		process_end();
+	if (forward_only)
+		return;
+	if (watching && !atomic_load(&exit_handler_ran))
+		return;
+	process_end();
 }
 
 /* After the last exit handler registered after it: the process region
@@ -399,6 +416,7 @@ __attribute__((destructor)) static void mc_destructor(void)
 static void at_exit(int status, void *arg)
 {
 	(void)arg;
+	atomic_store(&exit_handler_ran, true);
 	process_end();
 	mc_exit_decide(status);
 }

@@ -161,6 +161,18 @@ $(B)/tests/prog/libcount_calls.so: tests/prog/shim/count_calls.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
+# A library whose destructor frees a block (tests/test_exitorder24.c),
+# and the program that links it (and, dtorfree_linked, memcheck too).
+PROG_BINS += $(B)/tests/prog/libdtorfree.so $(B)/tests/prog/dtorfree_linked
+$(B)/tests/prog/libdtorfree.so: tests/prog/shim/dtorfree.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+$(B)/tests/prog/plain_dtorfree: tests/prog/plain_dtorfree.c $(B)/tests/prog/libdtorfree.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' -ldtorfree
+$(B)/tests/prog/dtorfree_linked: tests/prog/plain_dtorfree.c $(B)/tests/prog/libdtorfree.so $(B)/libmemcheck.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
+		-Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldtorfree -ldl
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c tests/suite.c
