@@ -38,12 +38,13 @@
  *   its locks by then; the ones that are so held are only tried (libdw's,
  *   region_lock).  A new lock a hook may hold goes into fork_prepare in
  *   its place, or a forked child deadlocks.
- * - Exit: the process region ends in the destructor, which _dl_fini runs
- *   from an exit handler that gets no status; an on_exit handler
- *   registered here, before the program's entry registers _dl_fini,
- *   runs after it, gets the status, ends the process region itself when
- *   the destructor did not run (a destructor of the program's called
- *   exit), and lets exitstatus.c change the status.
+ * - Exit: an on_exit handler registered here, before the program's
+ *   entry registers _dl_fini, runs after every object's destructor,
+ *   gets the status, ends the process region there, and lets
+ *   exitstatus.c change the status.  The destructor (which _dl_fini
+ *   runs) ends it only where that handler is not registered, or ran
+ *   already (registered after _dl_fini: libmemcheck.a's constructor
+ *   runs from __libc_start_main).
  */
 #include <dlfcn.h>
 #include <errno.h>
