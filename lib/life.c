@@ -86,18 +86,25 @@ static void fork_child(void);
  * each walked every object's hash tables; and __libc_start_main for
  * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
-					  "sigaction", "__libc_start_main" };
+					  "sigaction", "__libc_start_main", "_exit" };
 /* MC_HOT: written by every process at its start, a left-out one too,
  * where in .bss it was the one page of memcheck's .bss such a process
  * wrote (a page fault of its start-up). */
 MC_HOT static void *next_found[MC_ARRAY_SIZE(next_names)];
 
-static void *next_symbol(const char *name)
+/* name's index in next_names, -1 if it is not there. */
+static int next_index(const char *name)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(next_names); i++)
 		if (mc_str_eq(name, next_names[i]))
-			return next_found[i];
-	return mc_sym_next(name, NULL);
+			return (int)i;
+	return -1;
+}
+
+static void *next_symbol(const char *name)
+{
+	int i = next_index(name);
+	return i >= 0 ? next_found[i] : mc_sym_next(name, NULL);
 }
 
 /* Whether this process gets the process region (programs.c), decided
@@ -464,8 +471,6 @@ static void at_exit(int status, void *arg)
  * exit's own call of _exit is internal to the C library and does not
  * come here.  Not covered: syscall(SYS_exit_group), which no wrapper
  * sees. */
-static void *next_exit;
-
 static _Noreturn void exit_now(int status)
 {
 	/* The process's own id asked, not mc_pid's: a vfork child shares
@@ -476,7 +481,11 @@ static _Noreturn void exit_now(int status)
 		process_end(false);
 		status = mc_exit_status(status);
 	}
-	void (*real)(int) = (void (*)(int))mc_sym_next_cached("_exit", &next_exit);
+	/* found in start-up's walk (a left-out shell, dash, leaves by
+	 * _exit: a walk of its own there was ~1.8 K instructions and code
+	 * pages of its own); none before it, where the dynamic linker's
+	 * own start-up fails */
+	void (*real)(int) = (void (*)(int))next_found[next_index("_exit")];
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);

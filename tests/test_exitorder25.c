@@ -17,7 +17,9 @@
  * same; the program's unflushed stdout dropped, as _exit drops it).
  */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -41,6 +43,17 @@ H_CHECK(all_freed)
 #define DTORFREE(mode, ...)                                                      \
 	.run = { .prog = "plain_dtorfree", .args = H_LIST(mode),                  \
 		 .flags = H_PRELOAD | H_EXITCODE, __VA_ARGS__ }
+
+/* Valgrind mode's rows need valgrind. */
+H_SETUP(need_valgrind)
+{
+	(void)run;
+	(void)c;
+	if (access("/usr/bin/valgrind", X_OK) == 0 || access("/usr/local/bin/valgrind", X_OK) == 0)
+		return true;
+	printf("note: valgrind not installed; skipping\n");
+	return false;
+}
 
 /* The program leaks, then the library's destructor ends the process
  * as end says ("_exit 0"): the leak reported, and nothing else left. */
@@ -67,6 +80,11 @@ static const struct h_case cases[] = {
 	{ "the library's destructor calls _exit(0) after a leak", LEAK_THEN("_exit 0"), .exit = 23 },
 	{ "the library's destructor calls _Exit(5) after a leak", LEAK_THEN("_Exit 5"), .exit = 5 },
 	{ "the library's destructor calls exit(0) after a leak", LEAK_THEN("exit 0"), .exit = 23 },
+	/* Valgrind mode: valgrind's own leak check, made at the region's
+	 * end, sees the library's free too. */
+	{ "valgrind mode",
+	  .run = { .cli = H_LIST("run", "--valgrind", "-a", "glibc"), .prog = "plain_dtorfree" },
+	  .allocators = H_ONCE, .setup = need_valgrind, FREED() },
 	/* _exit drops what stdio holds: memcheck does not write it. */
 	{ "_exit drops the program's buffered stdout",
 	  DTORFREE("out", .env = H_LIST("DTORFREE_END=_exit 0")), .stdout_is = "", .records = 1 },
