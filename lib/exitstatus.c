@@ -8,12 +8,11 @@
  * skipped test) and 99 (a hard error) mean something to those drivers.
  *
  * Traps that shaped it:
- * - Only exit() knows the status.  The process region ends in the
- *   library's destructor, which the dynamic linker's _dl_fini runs from
- *   an exit handler that gets no status.  An on_exit(3) handler gets it;
- *   registered from memcheck's constructor, which runs before the
- *   program's entry point registers _dl_fini, it runs after _dl_fini:
- *   the process region has been reported by then.
+ * - Only exit() knows the status.  The library's destructor, which the
+ *   dynamic linker's _dl_fini runs from an exit handler, gets none.  An
+ *   on_exit(3) handler gets it; registered from memcheck's constructor,
+ *   which runs before the program's entry point registers _dl_fini, it
+ *   runs after _dl_fini, and ends the process region there (life.c).
  * - A destructor of the program's that calls exit() makes glibc run the
  *   remaining handlers with the new status and never go back to
  *   _dl_fini: memcheck's destructor never runs.  The handler then finds
@@ -28,7 +27,10 @@
  *   written as it would have been.
  * - _exit, _Exit, quick_exit, a fatal signal and execve run no handler:
  *   the status stays the program's (check's forked test that fails an
- *   assertion leaves with _exit(1), a failure either way).
+ *   assertion leaves with _exit(1), a failure either way).  Except a
+ *   destructor's _exit or _Exit after memcheck's destructor deferred the
+ *   report to the handler: life.c's wrapper reports there and exits with
+ *   mc_exit_status's status.
  * - A forked child counts only the regions that fail in it.
  */
 #include <stdatomic.h>
@@ -39,18 +41,28 @@
 static _Atomic unsigned failed;      /* regions failed, not handled */
 static _Atomic bool last_failed;     /* the region ended last failed */
 
-/* At exit, after the process region has ended (life.c's on_exit
- * handler): the program's status, changed when a region failed. */
-void mc_exit_decide(int status)
+/* After the process region has ended: the status the process exits
+ * with, the program's or, when a region failed, MEMCHECK_EXITCODE
+ * (said). */
+int mc_exit_status(int status)
 {
 	unsigned n = atomic_load(&failed);
 	if ((status & 0xff) != 0 || n == 0 || mc_opt.exitcode == 0)
-		return;
+		return status;
 	if (mc_opt.text != MC_TEXT_NONE)
 		mc_log("exit status %d instead of 0: %u region%s failed "
 		       "(MEMCHECK_EXITCODE=0 keeps the program's own)",
 		       mc_opt.exitcode, n, n == 1 ? "" : "s");
-	exit(mc_opt.exitcode);
+	return mc_opt.exitcode;
+}
+
+/* At exit (life.c's on_exit handler): the status changed by calling
+ * exit() again. */
+void mc_exit_decide(int status)
+{
+	int s = mc_exit_status(status);
+	if (s != status)
+		exit(s);
 }
 
 void mc_exit_region_ended(bool pass)

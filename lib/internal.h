@@ -468,6 +468,8 @@ int mc_process_verdict(void);
  * region did not fail). */
 void mc_exit_region_ended(bool pass);
 void mc_exit_decide(int status);
+/* The status to exit with (life.c's _exit, which cannot call exit). */
+int mc_exit_status(int status);
 bool mc_exit_handled(void);
 void mc_exit_after_fork_child(void);
 
@@ -1626,6 +1628,10 @@ void mc_account_stack_known(uintptr_t lo, uintptr_t hi);
 void mc_regions_begin_process(void);
 struct mc_scan_from;
 void mc_regions_end_all(const struct mc_scan_from *from);
+/* At exit, before other objects' destructors run: the open regions'
+ * RSS, allocator and timeline figures, for the mc_regions_end_all that
+ * follows after them (life.c's destructor and on_exit handler). */
+void mc_regions_exit_take(void);
 
 /* life.c's fork handlers: the region stack held around fork, and in
  * the child every open region begun again. */

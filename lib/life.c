@@ -38,12 +38,16 @@
  *   its locks by then; the ones that are so held are only tried (libdw's,
  *   region_lock).  A new lock a hook may hold goes into fork_prepare in
  *   its place, or a forked child deadlocks.
- * - Exit: the process region ends in the destructor, which _dl_fini runs
- *   from an exit handler that gets no status; an on_exit handler
- *   registered here, before the program's entry registers _dl_fini,
- *   runs after it, gets the status, ends the process region itself when
- *   the destructor did not run (a destructor of the program's called
- *   exit), and lets exitstatus.c change the status.
+ * - Exit: an on_exit handler registered here, before the program's
+ *   entry registers _dl_fini, runs after every object's destructor,
+ *   gets the status, ends the process region there, and lets
+ *   exitstatus.c change the status.  The destructor (which _dl_fini
+ *   runs) takes the figures that must not see the other objects' exit
+ *   code (RSS, the allocator's statistics, the timeline), and ends the
+ *   regions only where that handler is not registered, or ran already
+ *   (registered after _dl_fini: libmemcheck.a's constructor runs from
+ *   __libc_start_main).  A later destructor's _exit comes to the
+ *   wrapper here, which ends them in the handler's place.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,6 +55,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -81,18 +86,25 @@ static void fork_child(void);
  * each walked every object's hash tables; and __libc_start_main for
  * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
-					  "sigaction", "__libc_start_main" };
+					  "sigaction", "__libc_start_main", "_exit" };
 /* MC_HOT: written by every process at its start, a left-out one too,
  * where in .bss it was the one page of memcheck's .bss such a process
  * wrote (a page fault of its start-up). */
 MC_HOT static void *next_found[MC_ARRAY_SIZE(next_names)];
 
-static void *next_symbol(const char *name)
+/* name's index in next_names, -1 if it is not there. */
+static int next_index(const char *name)
 {
 	for (size_t i = 0; i < MC_ARRAY_SIZE(next_names); i++)
 		if (mc_str_eq(name, next_names[i]))
-			return next_found[i];
-	return mc_sym_next(name, NULL);
+			return (int)i;
+	return -1;
+}
+
+static void *next_symbol(const char *name)
+{
+	int i = next_index(name);
+	return i >= 0 ? next_found[i] : mc_sym_next(name, NULL);
 }
 
 /* Whether this process gets the process region (programs.c), decided
@@ -307,6 +319,7 @@ static void say_bypassed(void)
 }
 
 static void at_exit(int status, void *arg);
+static bool watching;
 
 /* The process region, when this process gets one: MEMCHECK_PROCESS, and
  * MEMCHECK_PROGRAMS's rule (programs.c).  A program left out that is
@@ -335,7 +348,6 @@ static void process_begin(void)
 		mc_text_release_stderr();
 		only_forward = true;
 	}
-	static bool watching;
 	if (!only_forward && !watching)
 		watching = on_exit(at_exit, NULL) == 0;
 	mc_guard_enter();
@@ -369,14 +381,17 @@ __attribute__((constructor)) static void mc_constructor(void)
  * report (the C library's and other libraries' exit handlers freeing
  * what they allocated, some of it under memcheck's own guard while it
  * reported) can no longer be reported.  The program's stack is scanned
- * from this frame up (roots.c looks for exit's frame above it). */
-static __attribute__((noinline)) void process_end(void)
+ * from this frame up (roots.c looks for exit's frame above it).
+ * flush_stdout: the program's buffered stdout goes before the text, as
+ * exit would write it (not after _exit, which drops it). */
+static __attribute__((noinline)) void process_end(bool flush_stdout)
 {
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
 	from.at_exit = true;
 	mc_guard_enter();
-	mc_text_flush_stdout(mc_opt.text != MC_TEXT_NONE);
+	if (flush_stdout)
+		mc_text_flush_stdout(mc_opt.text != MC_TEXT_NONE);
 	mc_footprint_final();
 	mc_regions_end_all(&from);
 	mc_set_totals(NULL);
@@ -385,22 +400,106 @@ static __attribute__((noinline)) void process_end(void)
 	mc_guard_leave();
 }
 
+/* The on_exit handler is registered (process_begin), has run, and the
+ * destructor left the regions' ends to it (deferred, in the process
+ * deferred_pid names: a vfork child shares this memory). */
+static bool watching;
+static atomic_bool exit_handler_ran;
+static atomic_bool deferred;
+static pid_t deferred_pid;
+
 /* A program left out at start-up has no region to end: nothing is
  * touched (each page of memcheck's state read or written for the first
- * time at exit is a page fault of ~25 us on these VMs). */
+ * time at exit is a page fault of ~25 us on these VMs).
+ *
+ * When the on_exit handler is registered and has not run yet, it was
+ * registered before the exit handler that is running this destructor
+ * (_dl_fini, which __libc_start_main registers after ld.so ran the
+ * preloaded and needed objects' constructors; exit handlers run in the
+ * reverse order): it runs after every object's destructor, and ends
+ * the regions there, as valgrind reports at the real exit.  audit24a:
+ * libuv's destructor frees its uv_setup_args process title after
+ * memcheck's destructor ran (ld.so finalizes a preloaded object before
+ * the objects loaded after it), reported still reachable in ~110 of
+ * libuv's records, where valgrind says freed.  What must not see the
+ * other destructors is taken here (region.c's mc_regions_exit_take:
+ * the RSS, the allocator's statistics, the timeline).  Premises: glibc
+ * runs exit handlers last registered first, and registers _dl_fini in
+ * __libc_start_main (2.34 and later: csu/libc-start.c), after ld.so
+ * ran the constructors of the objects it loaded (libmemcheck.a's
+ * constructor runs after, from __libc_start_main: its handler runs
+ * first, and this destructor ends nothing more).  A later destructor
+ * that calls _exit or _Exit gets the report from the wrapper below; one
+ * that calls exit makes glibc run the handlers left, this one with its
+ * status; one that crashes, or ends the process with the raw system
+ * call, loses it. */
 __attribute__((destructor)) static void mc_destructor(void)
 {
-	if (!forward_only)
-		process_end();
+	if (forward_only)
+		return;
+	if (watching && !atomic_load(&exit_handler_ran)) {
+		mc_guard_enter();
+		mc_footprint_final();
+		mc_regions_exit_take();
+		deferred_pid = mc_pid(); /* no system call: asked at start-up */
+		atomic_store(&deferred, true);
+		mc_guard_leave();
+		return;
+	}
+	process_end(true);
 }
 
 /* After the last exit handler registered after it: the process region
- * is reported by the destructor already, or now; then the status. */
+ * is reported by the destructor already (libmemcheck.a), or now; then
+ * the status. */
 static void at_exit(int status, void *arg)
 {
 	(void)arg;
-	process_end();
+	atomic_store(&exit_handler_ran, true);
+	atomic_store(&deferred, false);
+	process_end(true);
 	mc_exit_decide(status);
+}
+
+/* _exit and _Exit (one function in glibc): a destructor that runs after
+ * memcheck's deferred the regions' ends (a library's, calling _exit)
+ * ends the process before the on_exit handler can run.  The deferred
+ * ends are made here, and the status decided, as the handler would;
+ * the program's stdout is not flushed, as _exit does not.  Anything
+ * else (a forked child's _exit, a process that never reached its exit
+ * handlers) only forwards: memcheck reports nothing there, as before.
+ * exit's own call of _exit is internal to the C library and does not
+ * come here.  Not covered: syscall(SYS_exit_group), which no wrapper
+ * sees. */
+static _Noreturn void exit_now(int status)
+{
+	/* The process's own id asked, not mc_pid's: a vfork child shares
+	 * the parent's copy of it. */
+	if (atomic_load_explicit(&deferred, memory_order_acquire) &&
+	    (pid_t)syscall(SYS_getpid) == deferred_pid && atomic_exchange(&deferred, false)) {
+		atomic_store(&exit_handler_ran, true);
+		process_end(false);
+		status = mc_exit_status(status);
+	}
+	/* found in start-up's walk (a left-out shell, dash, leaves by
+	 * _exit: a walk of its own there was ~1.8 K instructions and code
+	 * pages of its own); none before it, where the dynamic linker's
+	 * own start-up fails */
+	void (*real)(int) = (void (*)(int))next_found[next_index("_exit")];
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+MC_API void _exit(int status)
+{
+	exit_now(status);
+}
+
+MC_API void _Exit(int status)
+{
+	exit_now(status);
 }
 
 /* ---- fork ------------------------------------------------------------ */

@@ -42,6 +42,25 @@
 
 #define MAX_REGIONS 64
 
+/* The figures a region's end takes from the RSS, the allocator and the
+ * timeline: at its end, or, at exit, by memcheck's destructor before
+ * the ends that its on_exit handler makes after every other object's
+ * destructor (mc_regions_exit_take, life.c). */
+struct rss_end {
+	uint64_t rss_begin, rss_end, peak_rss;
+	bool whole;               /* peak_rss is the whole process's */
+	bool measured;            /* the RSS figures are measured */
+	bool alone;               /* the take read this thread as the only one */
+};
+struct exit_take {
+	bool taken;
+	struct rss_end rss;
+	bool stats;               /* the allocator's, in retained* */
+	uint64_t retained, retained_after_release;
+	bool timed;               /* the timeline's end sample, in tl */
+	struct mc_timeline tl;
+};
+
 struct region {
 	char name[128];
 	uint32_t epoch;
@@ -60,6 +79,8 @@ struct region {
 				   * test, a linked suite's runner or
 				   * worker), folded into them: reported
 				   * only when it fails */
+	struct exit_take early;   /* its figures taken by the destructor,
+				   * its end deferred (mc_regions_exit_take) */
 	struct mc_peak peak;      /* the sites at its peak (snapshot.c) */
 };
 
@@ -261,14 +282,52 @@ static void add_violation(struct memcheck_result *r, const char *fmt, ...)
 }
 
 /* The allocator's retained bytes (and, with MEMCHECK_RELEASE, after its
- * release call) into res. */
-static void take_alloc_stats(struct memcheck_result *res)
+ * release call) into *retained, *after (left as they are when unknown). */
+static void take_alloc_stats(uint64_t *retained, uint64_t *after)
 {
 	struct mc_alloc_stats st;
 	if (mc_allocator_stats(&st)) {
-		res->retained_bytes = st.retained;
+		*retained = st.retained;
 		if (mc_opt.release && mc_allocator_release() && mc_allocator_stats(&st))
-			res->retained_after_release = st.retained;
+			*after = st.retained;
+	}
+}
+
+/* Whether a region's end reads the allocator's statistics whatever its
+ * verdict: where something shows them (see region_pop). */
+static bool stats_wanted(bool vg, bool out)
+{
+	return vg || out || mc_opts_full_report() || mc_opt.timeline > 0 || mc_opt.release;
+}
+
+/* The RSS figures at r's end, the peak since the last take handed to
+ * the enclosing region (outer, NULL: none) as its floor.  stack_lock
+ * held. */
+static void take_rss(const struct region *r, struct region *outer, struct rss_end *e)
+{
+	e->rss_begin = r->rss_begin;
+	e->whole = false;
+	uint64_t hwm = mc_prog_peak_take(&e->whole, &e->rss_end, &e->alone);
+	/* Not measured (nothing reads them: footprint.c), or the region
+	 * began before they were (the process region of a program whose
+	 * first API region started them): unknown, all three. */
+	e->measured = e->rss_end != MEMCHECK_UNKNOWN;
+	if (!e->measured || r->rss_begin == MEMCHECK_UNKNOWN) {
+		e->rss_begin = e->rss_end = e->peak_rss = MEMCHECK_UNKNOWN;
+		e->whole = false;
+	} else if (!e->whole) {
+		if (hwm < r->hwm_floor)
+			hwm = r->hwm_floor;
+		if (hwm < e->rss_end)
+			hwm = e->rss_end;
+		e->peak_rss = hwm;
+		if (outer && outer->hwm_floor < hwm)
+			outer->hwm_floor = hwm;
+	} else {
+		/* /proc/self/clear_refs refused: the kernel's high-water mark
+		 * then covers the whole process so far, and the report says so
+		 * rather than pass it off as the region's. */
+		e->peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
 	}
 }
 
@@ -314,32 +373,24 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * above their level when it began. */
 	res.peak_live_bytes = peak > r->live_begin ? (uint64_t)(peak - r->live_begin) : 0;
 
-	/* RSS before the scan: its memory is memcheck's, not the region's. */
+	/* RSS before the scan: its memory is memcheck's, not the region's.
+	 * At exit the destructor took it, before the other objects'
+	 * destructors ran (mc_regions_exit_take). */
 	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
-	res.rss_begin = r->rss_begin;
-	bool whole, alone;
-	uint64_t hwm = mc_prog_peak_take(&whole, &res.rss_end, &alone);
-	/* Not measured (nothing reads them: footprint.c), or the region
-	 * began before they were (the process region of a program whose
-	 * first API region started them): unknown, all three. */
-	bool measured = res.rss_end != MEMCHECK_UNKNOWN;
-	if (!measured || r->rss_begin == MEMCHECK_UNKNOWN) {
-		res.rss_begin = res.rss_end = res.peak_rss = MEMCHECK_UNKNOWN;
-	} else if (!whole) {
-		if (hwm < r->hwm_floor)
-			hwm = r->hwm_floor;
-		if (hwm < res.rss_end)
-			hwm = res.rss_end;
-		res.peak_rss = hwm;
-		if (nregions > 0 && regions[nregions - 1].hwm_floor < hwm)
-			regions[nregions - 1].hwm_floor = hwm;
-	} else {
-		/* /proc/self/clear_refs refused: the kernel's high-water mark
-		 * then covers the whole process so far, and the report says so
-		 * rather than pass it off as the region's. */
-		res.peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
-		res.peak_rss_whole_process = 1;
-	}
+	struct rss_end e;
+	if (r->early.taken)
+		e = r->early.rss;
+	else
+		take_rss(r, nregions > 0 ? &regions[nregions - 1] : NULL, &e);
+	res.rss_begin = e.rss_begin;
+	res.rss_end = e.rss_end;
+	res.peak_rss = e.peak_rss;
+	res.peak_rss_whole_process = e.whole;
+	/* Whether this thread is the only one, as the take read it: not
+	 * where the destructor took it, other destructors having run
+	 * since (one may have started a thread). */
+	bool alone_read = e.measured && !r->early.taken;
+	bool alone = e.alone;
 	pthread_mutex_unlock(&stack_lock);
 	struct leak_acc acc = { 0 };
 	struct mc_leak *groups = NULL;
@@ -368,9 +419,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		 * stopped, as with more.  First the C library's own flag,
 		 * which costs nothing: most test programs never make a
 		 * thread. */
-		outer.alone = measured ? alone
-				       : left && (mc_never_threaded() ||
-						  mc_stat_field(MC_STAT_NUM_THREADS) == 1);
+		outer.alone = alone_read ? alone
+					 : left && (mc_never_threaded() ||
+						    mc_stat_field(MC_STAT_NUM_THREADS) == 1);
 		from = &outer;
 	}
 	/* From here on the work is memcheck's own (footprint.c): the scan,
@@ -381,8 +432,13 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	static bool reported;
 	bool window = left || !reported;
 	reported = true;
+	/* The take above read RSS and M.  Taken by the destructor at exit,
+	 * they begin the window all the same when nothing of footprint.c's
+	 * ran since (else it reads them again): the process region's
+	 * figures are final by then (mc_footprint_final), and its window's
+	 * end is settled only for a region begun after it. */
 	if (window)
-		mc_own_work_begin_taken(); /* the take above read RSS and M */
+		mc_own_work_begin_taken();
 	/* The process's last figures are taken: what the exit maps from
 	 * here on comes from one reservation (util.c), counted as the
 	 * window's end counts it. */
@@ -497,13 +553,23 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * mapping, mincore: bench/suite_test 1, strace -f), a mincore under
 	 * glibc. */
 	res.seconds = t1 - r->t0;
-	bool stats_read = vg || out || mc_opts_full_report() || mc_opt.timeline > 0 || mc_opt.release;
-	if (stats_read)
-		take_alloc_stats(&res);
+	bool stats_read = stats_wanted(vg, out);
+	if (stats_read && r->early.stats) {
+		res.retained_bytes = r->early.retained;
+		res.retained_after_release = r->early.retained_after_release;
+	} else if (stats_read) {
+		take_alloc_stats(&res.retained_bytes, &res.retained_after_release);
+	}
 	struct mc_timeline tl;
-	int64_t live_end = mc_account_live();
-	bool timed = mc_timeline_end(nregions, live_end > 0 ? (uint64_t)live_end : 0, res.rss_end,
-				     res.retained_bytes, &tl);
+	bool timed;
+	if (r->early.taken) {
+		tl = r->early.tl;
+		timed = r->early.timed;
+	} else {
+		int64_t live_end = mc_account_live();
+		timed = mc_timeline_end(nregions, live_end > 0 ? (uint64_t)live_end : 0,
+					res.rss_end, res.retained_bytes, &tl);
+	}
 
 	if (res.definitely_lost.blocks)
 		add_violation(&res, "%llu bytes in %llu blocks definitely lost",
@@ -526,8 +592,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	if (supp.violation[0])
 		add_violation(&res, "%s", supp.violation);
 	mc_gate_region(&res);
+	/* At exit, after the other objects' destructors (mimalloc's
+	 * mi_process_done among them): the failing text's figure is the
+	 * heap's then. */
 	if (!stats_read && !res.pass)
-		take_alloc_stats(&res);
+		take_alloc_stats(&res.retained_bytes, &res.retained_after_release);
 	if (!res.pass && supp.done != MC_SUPP_ALL) {
 		/* Failed on the budget alone: the text lists every record. */
 		bool said = supp.violation[0];
@@ -659,6 +728,43 @@ void mc_regions_end_all(const struct mc_scan_from *from)
 	pthread_mutex_unlock(&region_lock);
 }
 
+/* At exit, from memcheck's destructor, when its on_exit handler will
+ * end the regions after every other object's destructor (life.c): the
+ * figures that must not see those destructors are taken here, each
+ * region's as its end would take them, innermost first.  The RSS and
+ * its peak: tcmalloc's and libstdc++'s exit code raised rss_end by 176
+ * KiB in test_rss_self's rows, taken at the handler.  The allocator's
+ * statistics, where the end reads them whatever its verdict: its own
+ * destructor (mimalloc's mi_process_done) may run before the handler.
+ * The timeline's end sample, with the live bytes of this moment.  What
+ * is counted (allocations, frees, live bytes and their peak, leaks)
+ * is the handler's: a block another library's destructor frees is
+ * freed, as valgrind, which reports at the real exit, counts it.
+ * Guard held. */
+void mc_regions_exit_take(void)
+{
+	pthread_mutex_lock(&region_lock);
+	pthread_mutex_lock(&stack_lock);
+	for (int i = nregions - 1; i >= 0; i--) {
+		regions[i].early.taken = true;
+		take_rss(&regions[i], i > 0 ? &regions[i - 1] : NULL, &regions[i].early.rss);
+	}
+	pthread_mutex_unlock(&stack_lock);
+	/* The allocator's statistics may allocate: not under stack_lock
+	 * (see the head). */
+	bool stats = stats_wanted(mc_vg_mode(), false);
+	int64_t live = mc_account_live();
+	for (int i = nregions - 1; i >= 0; i--) {
+		struct exit_take *t = &regions[i].early;
+		t->retained = t->retained_after_release = MEMCHECK_UNKNOWN;
+		if ((t->stats = stats))
+			take_alloc_stats(&t->retained, &t->retained_after_release);
+		t->timed = mc_timeline_end(i, live > 0 ? (uint64_t)live : 0, t->rss.rss_end,
+					   t->retained, &t->tl);
+	}
+	pthread_mutex_unlock(&region_lock);
+}
+
 /* ---- fork (life.c's handlers) ---------------------------------------- */
 
 /* What a region's end builds once and keeps, in a child forked while
@@ -698,8 +804,11 @@ void mc_regions_after_fork_child(void)
 	forked = true;
 	ended_here = 0;
 	uint32_t epoch = next_epoch();
-	for (int i = 0; i < nregions; i++)
+	for (int i = 0; i < nregions; i++) {
+		regions[i].early.taken = false; /* the parent's figures */
+		regions[i].early.stats = false;
 		region_rebase(&regions[i], epoch, false);
+	}
 }
 
 /* ---- public API ------------------------------------------------------ */

@@ -464,10 +464,17 @@ static void thread_data(struct mc_roots *r, uintptr_t tp, uintptr_t slo, uintptr
 
 /* The thread that ends the process: its stack from the frame that called
  * exit (see the head of the file), or from `from` when there is none
- * (memcheck_end, a destructor run by dlclose). */
+ * (memcheck_end, a destructor run by dlclose).  The outermost such
+ * frame: exit called again by an exit handler or a destructor (glibc
+ * runs the handlers left) lies below the first exit's handler frames,
+ * which hold what main's callees left (plain_dtorfree leak with the
+ * library's destructor calling exit: still reachable, where valgrind
+ * says definitely lost).  exit never returns, so no return address into
+ * it lies above the first call's. */
 __attribute__((no_sanitize_address))
 static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top, uintptr_t tp)
 {
+	uintptr_t found = 0, found_caller = 0;
 	if (libc.exit_lo) {
 		for (uintptr_t s = from; s + 8 <= top; s += 8) {
 			uintptr_t w = *(const uintptr_t *)s;
@@ -476,10 +483,14 @@ static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top, uin
 			uintptr_t caller = s + libc.exit_frame + 16;
 			if (caller > top || !mc_object_base((const void *)*(const uintptr_t *)(caller - 8), NULL))
 				continue; /* no return address into code there */
-			mc_roots_add(r, s - SAVED_REGS * 8 < from ? from : s - SAVED_REGS * 8, s);
-			add_thread_mapped(r, caller, top, tp);
-			return;
+			found = s;
+			found_caller = caller;
 		}
+	}
+	if (found) {
+		mc_roots_add(r, found - SAVED_REGS * 8 < from ? from : found - SAVED_REGS * 8, found);
+		add_thread_mapped(r, found_caller, top, tp);
+		return;
 	}
 	add_thread_mapped(r, from, top, tp);
 }

@@ -161,6 +161,18 @@ $(B)/tests/prog/libcount_calls.so: tests/prog/shim/count_calls.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
+# A library whose destructor frees a block (tests/test_exitorder25.c),
+# and the program that links it (and, dtorfree_linked, memcheck too).
+PROG_BINS += $(B)/tests/prog/libdtorfree.so $(B)/tests/prog/dtorfree_linked
+$(B)/tests/prog/libdtorfree.so: tests/prog/shim/dtorfree.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+$(B)/tests/prog/plain_dtorfree: tests/prog/plain_dtorfree.c $(B)/tests/prog/libdtorfree.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' -ldtorfree
+$(B)/tests/prog/dtorfree_linked: tests/prog/plain_dtorfree.c $(B)/tests/prog/libdtorfree.so $(B)/libmemcheck.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
+		-Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldtorfree -ldl
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c tests/suite.c
@@ -205,7 +217,7 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 sigaction signal pthread_getattr_np $(CXX_NEW) \
-	mmap mmap64 munmap mremap shmat shmdt __libc_start_main
+	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
 # every process it is loaded into (a left-out one too), are a page fault
 # each (~20 us on these VMs): the relocations' targets lie on at most
@@ -227,7 +239,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit and signal setters, pthread_getattr_np, the mmap family and __libc_start_main only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit and signal setters, pthread_getattr_np, the mmap family, __libc_start_main, _exit and _Exit only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
