@@ -314,7 +314,7 @@ H_CHECK(violation_names_still_reachable)
 
 static const struct h_case cases[] = {
 	CORPUS(ROWS)
-	SCRUB(40), SCRUB(64), SCRUB(72), SCRUB(200),
+	SCRUB(40), SCRUB(64), SCRUB(72), SCRUB(100), SCRUB(200), SCRUB(4096),
 	{ "a million blocks scanned", .allocators = H_ONLY(H_GLIBC), .record = "process",
 	  .run = { .prog = "plain_scan_million", .args = H_LIST("1000000"), .flags = H_PRELOAD,
 		   .env = H_LIST("MEMCHECK_MAX_LEAKS=5") },
