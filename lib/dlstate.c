@@ -32,6 +32,7 @@
  * nothing is saved and the calls behave as before.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -111,8 +112,11 @@ void mc_dlerror_restore(struct mc_dlerror *s)
 		return;
 	/* An error of memcheck's own: dlerror() twice frees it (the first
 	 * marks it returned, the second frees it), once a failed malloc's
-	 * placeholder. */
+	 * placeholder.  dlerror sets errno to the error's code: kept, as
+	 * this may run inside an allocation (MEMCHECK_FAIL_SITE's names). */
+	int saved_errno = errno;
 	for (int i = 0; i < 3 && *s->slot; i++)
 		dlerror();
+	errno = saved_errno;
 	*s->slot = s->saved;
 }
