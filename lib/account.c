@@ -801,15 +801,44 @@ int64_t mc_account_peak_end(int64_t saved_peak)
  * written, so a page of the block nobody touched stays the kernel's zero
  * page and the program's resident memory is what it was.
  *
- * On every new block, so it counts: the default 64 bytes took 87
+ * On every new block, so it counts: 64 bytes took 87
  * instructions a malloc_bench step under glibc (whose free chunks keep
  * their links there: the inner loop runs) and 61 under jemalloc, of 860
  * and 769 (callgrind slope, with a build that scrubs under valgrind too;
  * the library does not, so callgrind's figures of the step had never
  * shown it).  Where the CPU has AVX2, eight words are tested with two
  * compares and each one that holds an address is cleared by its bit;
- * the scalar loop does the rest. */
+ * the scalar loop does the rest.
+ *
+ * How far: the default, 4096, cleans a block of up to a page whole and
+ * a larger one's first page, as valgrind, which follows no word the
+ * program did not write in the block's present life.  64 (the default
+ * until session 25) covered the allocators' links but left old pointers
+ * deeper in reused blocks, which split lost blocks between definite and
+ * indirect otherwise than valgrind (definite blocks, glibc / mimalloc /
+ * jemalloc / tcmalloc: parson's suite 57/64/58/59 at 64, 64/64/65/65 at
+ * 256 and up, valgrind 65; expat's with a leak added 8/7/12/12 at 64,
+ * 8/9/12/12 at 256, 11/12/12/12 at 1024, 12 under all four at 4096,
+ * valgrind 12).  Cost, callgrind slope with a build that scrubs under
+ * valgrind, instructions a malloc_bench step (blocks of 16 to 512
+ * bytes) under glibc: 64 -> 4096 +51 (523.6 -> 574.5; 604.7 at 4096
+ * before scrub_block), a tree_bench block +0 (its nodes are under 64
+ * bytes).  Pages: a block of up to a page spans at most two, and
+ * reading one nobody wrote maps the kernel's zero page, which is not
+ * resident memory (20,000 blocks of 2000-4000 bytes, their first byte
+ * written, under glibc and jemalloc: the same peak RSS and page faults
+ * at 0, 64 and 4096).  A block larger than N is cleaned only to the end
+ * of the page it starts in: past it lie pages the program may never
+ * write, and reading one costs a page fault (the kernel's zero page
+ * mapped, then copied at the program's first write): glibc's mmap'd
+ * blocks, 2,000 rounds of malloc(1 MiB), its first byte written, and
+ * free, MALLOC_MMAP_THRESHOLD_=131072, took 2,142 minor faults at 64,
+ * 4,144 at 4096 read to its end, 2,145 with this rule
+ * (tests/prog/plain_scrub_pages). */
 #define MC_IS_ADDR(w) ((w) - 4096 < ((uintptr_t)1 << 48) - 4096)
+/* The smallest page size of the systems memcheck runs on (x86-64's,
+ * aarch64's least): a larger one only makes the reach shorter. */
+#define MC_SCRUB_PAGE ((uintptr_t)4096)
 static bool scrub_wide;
 /* The scrub runs last in an allocation, and nothing after it need write
  * the scratch registers it left: one that kept a pointer into the block
@@ -826,6 +855,16 @@ static bool scrub_wide;
 #define MC_NO_STALE_REGS
 #endif /* AVX2, and the system saves its registers */
 
+
+/* How many of a block's first bytes the scrub reads: all of a block of
+ * up to cap bytes, else cap but not past the end of the page p is in. */
+static inline __attribute__((always_inline)) size_t scrub_reach(const void *p, size_t n, size_t cap)
+{
+	if (likely(n <= cap))
+		return n;
+	size_t rest = MC_SCRUB_PAGE - ((uintptr_t)p & (MC_SCRUB_PAGE - 1));
+	return rest < cap ? rest : cap;
+}
 
 /* The scalar test, from w to end. */
 static inline __attribute__((always_inline)) void scrub_narrow(uintptr_t *w, uintptr_t *end)
@@ -889,43 +928,39 @@ __attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS static void scrub_avx
 #define MC_NO_STALE_REGS_ALL
 #endif
 
-/* The default scrub's common case, from mc_track_malloc's common path
- * by a tail call: a new block of 64 bytes or more under MEMCHECK_SCRUB=64
- * with AVX2 (scrub_eight), whose first eight words are one step of
- * scrub_avx2's loop, without its bounds, its tail or the calls that
+/* The tracking path's scrub, from mc_track_malloc's common path by a
+ * tail call, with AVX2 (scrub_block_ok): a new block's whole words up to
+ * MEMCHECK_SCRUB (scrub_cap, a multiple of 8), as steps of eight and a
+ * last step of the words left, loaded masked (a lane left out reads as
+ * 0, never an address, and is not touched: no byte past the block or
+ * the cap is read), without scrub_avx2's scalar tail or the calls that
  * lead there (scrub_new, mc_scrub_words: ~70 instructions a malloc_bench
  * step under glibc, with a build that scrubs under valgrind).  p is
  * handed back.  The vector registers hold the words biased, never an
  * address; the scratch ones are zeroed as in scrub_avx2. */
-static bool scrub_eight;
-__attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS_ALL static void *scrub_first8(void *p)
-{
-	scrub_step8(p);
-	return p;
-}
-
-/* The same for a block below 64 bytes: its n / 8 whole words, the first
- * lanes of the step, loaded masked (a lane left out reads as 0, never
- * an address, and is not touched: no byte past the block is read), as
- * scrub_narrow would test them after scrub_avx2's empty loop.  Small
- * blocks (a parser's nodes and strings) are most of some programs'. */
-__attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS_ALL static void *scrub_small8(void *p,
-											   size_t n)
+static bool scrub_block_ok;
+static size_t scrub_cap;
+__attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS_ALL static void *scrub_block(void *p,
+											  size_t n)
 {
 	uintptr_t *w = p;
-	const __m256i k = _mm256_set1_epi64x((long long)(n / 8));
-	__m256i in_lo = _mm256_cmpgt_epi64(k, _mm256_set_epi64x(3, 2, 1, 0));
-	__m256i in_hi = _mm256_cmpgt_epi64(k, _mm256_set_epi64x(7, 6, 5, 4));
-	scrub_lanes(w, _mm256_maskload_epi64((const long long *)w, in_lo),
-		    _mm256_maskload_epi64((const long long *)(w + 4), in_hi));
+	size_t words = scrub_reach(p, n, scrub_cap) / 8;
+	for (; words >= 8; words -= 8, w += 8)
+		scrub_step8(w);
+	if (words) {
+		const __m256i k = _mm256_set1_epi64x((long long)words);
+		__m256i in_lo = _mm256_cmpgt_epi64(k, _mm256_set_epi64x(3, 2, 1, 0));
+		__m256i in_hi = _mm256_cmpgt_epi64(k, _mm256_set_epi64x(7, 6, 5, 4));
+		scrub_lanes(w, _mm256_maskload_epi64((const long long *)w, in_lo),
+			    _mm256_maskload_epi64((const long long *)(w + 4), in_hi));
+	}
 	return p;
 }
 #endif
 
 MC_NO_STALE_REGS void mc_scrub_words(void *p, size_t from, size_t n)
 {
-	size_t max = (size_t)mc_opt.scrub;
-	size_t to = (n < max ? n : max) & ~(size_t)7;
+	size_t to = scrub_reach(p, n, (size_t)mc_opt.scrub) & ~(size_t)7;
 	uintptr_t *w = (uintptr_t *)((char *)p + ((from + 7) & ~(size_t)7));
 	uintptr_t *end = (uintptr_t *)((char *)p + to);
 #if defined(__x86_64__)
@@ -1087,8 +1122,8 @@ static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n
 	guard_lower();
 	if (!zeroed && unlikely(0 < (size_t)mc_opt.scrub)) {
 #if defined(__x86_64__)
-		if (likely(scrub_eight))
-			return likely(n >= 64) ? scrub_first8(p) : scrub_small8(p, n);
+		if (likely(scrub_block_ok))
+			return scrub_block(p, n);
 #endif
 		return scrub_new(p, n);
 	}
@@ -1773,7 +1808,8 @@ void mc_account_init(void)
 	plain_room = solo_ok;
 	scrub_wide = mc_opt.scrub && mc_cpu_avx2(); /* none without the scrub */
 #if defined(__x86_64__)
-	scrub_eight = scrub_wide && mc_opt.scrub == 64;
+	scrub_block_ok = scrub_wide;
+	scrub_cap = (size_t)mc_opt.scrub & ~(size_t)7;
 #endif
 }
 

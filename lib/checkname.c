@@ -109,9 +109,14 @@ const char *mc_check_test_name(void)
 	static bool looked;
 	if (!looked) {
 		looked = true;
-		/* A shared libcheck: its dynamic symbols. */
+		/* A shared libcheck: its dynamic symbols.  Mostly absent: the
+		 * failed dlsym's message not left for the program's
+		 * dlerror(), nor the program's pending one taken (dlstate.c). */
+		struct mc_dlerror e;
+		mc_dlerror_save(&e);
 		tcase_name_fn *dyn = (tcase_name_fn *)dlsym(RTLD_DEFAULT, "tcase_name");
 		fn = dyn && dlsym(RTLD_DEFAULT, "srunner_run_all") ? dyn : from_symtab();
+		mc_dlerror_restore(&e);
 	}
 	const char *name = fn ? fn() : NULL;
 	return name && *name ? name : NULL;

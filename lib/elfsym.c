@@ -150,8 +150,10 @@ static bool defines(const struct tables *t, uint32_t i, const char *name)
 	unsigned bind = ELF64_ST_BIND(s->st_info), type = ELF64_ST_TYPE(s->st_info);
 	if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)
 		return false;
+	/* STT_TLS: "found" at the bias plus its offset in the object's
+	 * thread-local block, which dlstate.c takes back apart. */
 	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
-	    type != STT_NOTYPE && type != STT_COMMON)
+	    type != STT_NOTYPE && type != STT_COMMON && type != STT_TLS)
 		return false;
 	if (t->versym && (t->versym[i] & 0x8000))
 		return false;

@@ -586,6 +586,18 @@ bool mc_own_read_recording(void);
 /* Bytes of the pages recorded so that are mapped now (pagemap, fd). */
 uint64_t mc_own_read_bytes(int fd);
 
+/* ---- dlstate.c ------------------------------------------------------- */
+
+/* The program's pending dlerror() message kept across memcheck's own
+ * dlopen and dlsym: save before them, restore after (in the same
+ * thread; brackets nest). */
+struct mc_dlerror {
+	void **slot;
+	void *saved;
+};
+void mc_dlerror_save(struct mc_dlerror *s);
+void mc_dlerror_restore(struct mc_dlerror *s);
+
 /* ---- elfsym.c -------------------------------------------------------- */
 
 /* Symbol lookup without the dynamic linker's help: it never allocates and

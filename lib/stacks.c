@@ -127,8 +127,13 @@ static void memo_pool_init(void);
 void mc_stacks_init(void)
 {
 	if (mc_opt.unwinder == MC_UNWIND_LIBUNWIND) {
+		/* Its failure (libunwind absent) left pending for the
+		 * program's dlerror() no more (dlstate.c). */
+		struct mc_dlerror e;
+		mc_dlerror_save(&e);
 		void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 		unw_backtrace_fn = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
+		mc_dlerror_restore(&e);
 		if (!unw_backtrace_fn) {
 			mc_log("MEMCHECK_UNWINDER=libunwind: cannot load libunwind.so.8 "
 			       "(Debian package libunwind8); using fp");

@@ -150,9 +150,20 @@ void mc_suppress_init(void)
 	if (!name)
 		return;
 	char abs[PATH_MAX];
+	/* Made absolute and without "..": load_defaults takes the parent
+	 * of the library's directory by its text, which a ".." defeats.  A
+	 * program linked with -rpath '$ORIGIN/../..' (the tests' own, and
+	 * many a build tree's) loads build/tests/prog/../../libmemcheck.so,
+	 * whose textual parent is build/tests/prog: none of the shipped
+	 * files were read, and that empty set was cached ("/./" likewise).
+	 * realpath only then: a path without them keeps the name it was
+	 * loaded by (an
+	 * installed copy reached through a symbolic link finds the files
+	 * of the tree it was linked into, as before). */
+	bool resolve = name[0] != '/' || strstr(name, "/../") || strstr(name, "/./");
 	/* Not snprintf: vfprintf's first call, in start-up, faulted in
 	 * 192 KiB of the C library counted as memcheck's (fault.c). */
-	mc_copy_name(self, sizeof self, name[0] != '/' && realpath(name, abs) ? abs : name);
+	mc_copy_name(self, sizeof self, resolve && realpath(name, abs) ? abs : name);
 }
 
 /* What decides which files a load reads, the cache's key: the library's

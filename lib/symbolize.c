@@ -181,7 +181,7 @@ static const struct mc_dl_sym lazy_syms[] = {
 };
 #undef DW_SYM
 
-static bool load_libdw(void)
+static bool bind_libdw(void)
 {
 	if (dw_state != DW_UNTRIED)
 		return dw_state == DW_LOADED;
@@ -228,6 +228,21 @@ static bool load_libdw(void)
 	callbacks.debuginfo_path = &debuginfo_path;
 	dw_state = DW_LOADED;
 	return true;
+}
+
+/* bind_libdw, with the program's pending dlerror() message kept
+ * (dlstate.c): the first symbolization may come inside an allocation
+ * (MEMCHECK_FAIL_SITE) or a region's end, between a failed dlopen of
+ * the program's and its dlerror(). */
+static bool load_libdw(void)
+{
+	if (dw_state != DW_UNTRIED)
+		return dw_state == DW_LOADED;
+	struct mc_dlerror e;
+	mc_dlerror_save(&e);
+	bool ok = bind_libdw();
+	mc_dlerror_restore(&e);
+	return ok;
 }
 
 /* Where libdwfl looks for a module's separate debug information: the

@@ -69,9 +69,12 @@ static bool heap_empty(void)
  * its bytes in use grow by a block of the allocator's when it does. */
 static bool valgrind_serves(void)
 {
+	struct mc_dlerror e; /* the program's pending dlerror() kept */
+	mc_dlerror_save(&e);
 	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 	if (libc)
 		libc_mallinfo = (struct vg_mallinfo (*)(void))dlsym(libc, "mallinfo");
+	mc_dlerror_restore(&e);
 	if (!libc_mallinfo)
 		return false;
 	int before = libc_mallinfo().uordblks;

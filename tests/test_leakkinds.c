@@ -314,7 +314,12 @@ H_CHECK(violation_names_still_reachable)
 
 static const struct h_case cases[] = {
 	CORPUS(ROWS)
-	SCRUB(40), SCRUB(64), SCRUB(72), SCRUB(200),
+	SCRUB(40), SCRUB(64), SCRUB(72), SCRUB(100), SCRUB(200), SCRUB(4096),
+	/* the default scrub reads no page past a large block's first */
+	{ "a large block: no page read past its first", .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "plain_scrub_pages", .flags = H_PRELOAD, .no_report = true,
+		   .env = H_LIST("MALLOC_MMAP_THRESHOLD_=131072") },
+	  .stdout_is = "ok\n" },
 	{ "a million blocks scanned", .allocators = H_ONLY(H_GLIBC), .record = "process",
 	  .run = { .prog = "plain_scan_million", .args = H_LIST("1000000"), .flags = H_PRELOAD,
 		   .env = H_LIST("MEMCHECK_MAX_LEAKS=5") },

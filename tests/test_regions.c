@@ -1,7 +1,9 @@
 /*
  * test_regions.c - explicit regions: nesting, blocks from before a
  * region, peaks, memcheck_end() without memcheck_begin(), renaming,
- * depth, and the stack of a leak (tests/prog/regions).
+ * depth, and the stack of a leak (tests/prog/regions); the program's
+ * pending dlerror() message across a region's end that loads libdw to
+ * name its leak (tests/prog/dlerror_region: NULL on main).
  */
 #include <check.h>
 #include <stdint.h>
@@ -197,6 +199,11 @@ static const struct h_case cases[] = {
 	{ REGIONS("name_escapes"), .records = 1, .check = escaped },
 	{ REGIONS("name_utf8_cut"), .records = 1, .check = cut_at_character },
 	{ REGIONS("name_bad_utf8"), .records = 1, .check = latin1_escaped },
+	/* no cache: the names come from libdw, which the region's end loads */
+	{ .name = "a pending dlerror() kept across memcheck_end", .record = "dlerror",
+	  .run = { .prog = "dlerror_region", .flags = H_LINKED, .text = "summary",
+		   .env = H_LIST("MEMCHECK_CACHE=off") },
+	  .stdout_is = "kept\n", .want = { { "definitely_lost.blocks", 1 } } },
 };
 
 int main(void)

@@ -217,12 +217,13 @@ H_CHECK(cli_names_the_bad_line)
  * unless MEMCHECK_DEFAULT_SUPPRESSIONS=0.  A copy of the library in a
  * directory of its own, so that what the project ships does not count;
  * a README there is not a .supp and not read. */
-static void own_tree(struct h_spec *run, const char *supp_text)
+static void own_tree_via(struct h_spec *run, const char *supp_text, const char *via)
 {
 	const char *root = h_tmppath("tree"), *lib = h_env("%s/lib", root);
 	files.dir = h_env("%s/suppressions", root);
 	ck_assert_int_eq(mkdir(root, 0755), 0);
 	ck_assert_int_eq(mkdir(lib, 0755), 0);
+	ck_assert_int_eq(mkdir(h_env("%s/sub", lib), 0755), 0);
 	ck_assert_int_eq(mkdir(files.dir, 0755), 0);
 	struct h_res cp;
 	H_EXEC(&cp, .prog = "/bin/cp", .args = H_LIST(h_lib(), h_env("%s/libmemcheck.so.0", lib)),
@@ -237,7 +238,12 @@ static void own_tree(struct h_spec *run, const char *supp_text)
 	ck_assert_ptr_nonnull(f);
 	fputs("not a suppression file\n", f);
 	fclose(f);
-	env_adding(run, h_env("LD_PRELOAD=%s/libmemcheck.so.0", lib));
+	env_adding(run, h_env("LD_PRELOAD=%s%s/libmemcheck.so.0", lib, via));
+}
+
+static void own_tree(struct h_spec *run, const char *supp_text)
+{
+	own_tree_via(run, supp_text, "");
 }
 
 static const char shipped_text[] =
@@ -246,6 +252,15 @@ static const char shipped_text[] =
 H_SETUP(library_with_files_of_its_own)
 {
 	own_tree(run, shipped_text);
+	return true;
+}
+
+/* The same library named through "..", as a program linked with -rpath
+ * '$ORIGIN/../..' names it: the files are its directory's parent's,
+ * not the parent of the name's text (which, on main, read none). */
+H_SETUP(library_named_through_dotdot)
+{
+	own_tree_via(run, shipped_text, "/sub/..");
 	return true;
 }
 
@@ -370,6 +385,10 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_supp", .text = "" }, .exit = 2,
 	  .no_err = H_LIST("running under"), .check = cli_names_the_bad_line },
 	{ "the shipped files", PLAIN_SUPP(NULL, 0), .setup = library_with_files_of_its_own,
+	  .want = { { "suppressed.bytes", 48 }, { "verdict", .str = "pass" } },
+	  .check = suppressed_by_the_shipped_file },
+	{ "the shipped files, the library named through ..", PLAIN_SUPP(NULL, 0),
+	  .setup = library_named_through_dotdot,
 	  .want = { { "suppressed.bytes", 48 }, { "verdict", .str = "pass" } },
 	  .check = suppressed_by_the_shipped_file },
 	{ "the shipped files turned off",

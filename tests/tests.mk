@@ -12,8 +12,8 @@ TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 # unit test -> the library objects it needs (without the build dir prefix)
 UNIT_util      := util options
 UNIT_blocks    := blocks snapshot depot util
-UNIT_stacks    := stacks depot cfi ownread elfsym util
-UNIT_symbolize := symbolize symcache symtab elfmod resident util
+UNIT_stacks    := stacks depot cfi ownread elfsym dlstate util
+UNIT_symbolize := symbolize symcache symtab elfmod resident elfsym dlstate util
 UNIT_rss       := rss util
 UNIT_json      := json util programs options
 UNIT_budget    := budget budget_check util
