@@ -117,6 +117,29 @@ H_CHECK(log_of_its_pid)
 	free(text);
 }
 
+/* memcheck run -q -a ALLOC: the row's allocator named on the command
+ * line, nothing in LD_PRELOAD */
+H_SETUP(allocator_named)
+{
+	const char **cli = calloc(5, sizeof *cli);
+	ck_assert_ptr_nonnull(cli);
+	memcpy(cli, (const char *[]){ "run", "-q", "-a", h_allocators[run->alloc].name },
+	       4 * sizeof *cli);
+	run->cli = cli;
+	return true;
+}
+
+/* One run, under the allocator named: one leak record, with its name. */
+H_CHECK(one_run_under_it)
+{
+	const char *one = strstr(x->r.err, "definitely lost in loss record");
+	ck_assert_msg(one && !strstr(one + 1, "definitely lost in loss record"),
+		      "%s: expected one run's leak record:\n%s", x->label, x->r.err);
+	ck_assert_msg(strstr(x->r.err, h_env("(allocator %s)", h_allocators[x->alloc].name)),
+		      "%s: the program did not run under that allocator:\n%s", x->label,
+		      x->r.err);
+}
+
 H_CHECK(nothing_on_stderr)
 {
 	ck_assert_msg(x->r.err_len == 0, "%s: stderr:\n%s", x->label, x->r.err);
@@ -174,6 +197,12 @@ static const struct h_case cases[] = {
 	{ "run -q, exit 77", QUIET("leak-status", "77"), .exit = 77, LEAK_SAID },
 	{ "run -q, exit 99", QUIET("leak-status", "99"), .exit = 99, LEAK_SAID },
 	{ "run -q, exit 3", QUIET("leak-status", "3"), .exit = 3, LEAK_SAID },
+	/* -q -a ALLOC runs the test once, under ALLOC: no baseline run of
+	 * glibc's before it (its stdout twice, its stdin read by the first) */
+	{ "run -q -a ALLOC, clean", MC(NULL), .no_report = true, EXIT("clean"),
+	  .setup = allocator_named, .stdout_is = "out", .check = nothing_on_stderr },
+	{ "run -q -a ALLOC, a leak", MC(NULL), .no_report = true, EXIT("leak"),
+	  .setup = allocator_named, .stdout_is = "out", .exit = 23, .check = one_run_under_it },
 	/* a leak with MEMCHECK_EXITCODE=0: the command exits 0, run says 1 */
 	{ "run -q, MEMCHECK_EXITCODE=0", ONCE,
 	  .run = { .cli = H_LIST("run", "-q"), .text = "", .no_report = true, EXIT("leak"),
