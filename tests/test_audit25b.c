@@ -1,0 +1,30 @@
+/*
+ * test_audit25b.c - what libxml2's CTest suite and Criterion suites
+ * under memcheck/criterion.h found (session 25's audit of real suites).
+ *
+ * memcheck_end(&r) called from a frame made after the code under test
+ * returned (check's teardown, the cmocka and Criterion glues): r, the
+ * caller's uninitialized stack, held a stale copy of a leaked block's
+ * address, and the scan that ends the region took it for a reference.
+ * A Criterion test leaking malloc(40) under memcheck/criterion.h passed
+ * or was called possibly lost in about half the runs, by the addresses
+ * the allocator reused (tests/prog/audit25b_stale_result puts the copy
+ * there on purpose).  The block must be definitely lost.
+
+ */
+#include <check.h>
+
+#include "harness.h"
+
+static const struct h_case cases[] = {
+	{ "memcheck_end's struct, stale stack: the leak is lost",
+	  .run = { .prog = "audit25b_stale_result", .no_report = true },
+	  .stdout_is = "definitely lost 40 in 1, reachable 0, pass 0\n" },
+};
+
+int main(void)
+{
+	TCase *tc = h_tcase("audit25b", 120);
+	H_ADD_CASES(tc, cases);
+	return h_run_suite(NULL);
+}
