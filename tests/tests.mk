@@ -138,6 +138,11 @@ $(B)/tests/prog/fw_%: tests/prog/fw_%.c include/memcheck/%.h $(B)/libmemcheck.so
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(FW_LIBS_$*)
 
+# A Criterion suite met only through LD_PRELOAD (tests/test_audit25b.c).
+$(B)/tests/prog/plain_audit25b_criterion: tests/prog/plain_audit25b_criterion.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -lcriterion
+
 # exitregion again, linked with the static archive: memcheck's
 # constructor then runs after the program's start-up registered its exit
 # handlers (tests/test_exitcode.c).
