@@ -175,9 +175,9 @@ _Static_assert(sizeof(struct sp_vrec) == 56, "memcheck-cache(5): a record's head
 static struct {
 	const char *p;            /* the records read, in the set's mapping */
 	size_t len;
-	uint64_t set, ino, dev;
+	uint64_t set, ino;
 	size_t nset;
-	bool file;                /* set, ino, dev: a file's */
+	bool file;                /* set, ino: a file's */
 	bool indexed;
 	uint32_t *tab;            /* 1 + a record's offset in p; 0 free */
 	size_t cap, mapped;
@@ -248,7 +248,6 @@ static void hex16(char *w, uint64_t h)
 static void set_file(const char *name, const struct stat *st)
 {
 	vc.ino = st->st_ino;
-	vc.dev = st->st_dev;
 	vc.file = true;
 	memcpy(vc.name, name, 21);
 	vc.name[21] = '-';
