@@ -169,6 +169,9 @@ const unsigned char *mc_note_build_id(const unsigned char *n, size_t size, size_
  * file): eh its ELF header, bias its load bias; only notes inside a
  * readable PT_LOAD's file bytes, the program headers on the first page. */
 const unsigned char *mc_image_build_id(const void *eh, uintptr_t bias, size_t *len);
+/* base[0, n) of size-byte elements (at most 64) sorted by cmp, stably, in
+ * place, without malloc (qsort may call it). */
+void mc_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* libmemcheck's own program headers (ElfW(Phdr)), *n of them, from the
  * linker's __ehdr_start: its ELF header, mapped at the start of its
  * first segment (linked from libmemcheck.a, the program's).  *bias (if

@@ -498,7 +498,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			for (size_t i = 0; i < acc.cap; i++)
 				if (acc.slot[i])
 					groups[n++] = acc.v[acc.slot[i] - 1];
-			qsort(groups, n, sizeof *groups, leak_cmp);
+			mc_sort(groups, n, sizeof *groups, leak_cmp);
 		} else {
 			acc.n = 0;
 		}

@@ -544,20 +544,17 @@ void mc_ranges_add(struct mc_ranges *r, uintptr_t lo, uintptr_t hi)
 	r->n++;
 }
 
-/* Shell sort by start: qsort may call malloc for its buffer. */
+static int range_cmp(const void *x, const void *y)
+{
+	const uintptr_t *a = x, *b = y;
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* By start (mc_sort: qsort may call malloc for its buffer). */
 void mc_ranges_sort(struct mc_ranges *r)
 {
-	for (int gap = r->n / 2; gap > 0; gap /= 2)
-		for (int i = gap; i < r->n; i++) {
-			uintptr_t lo = r->v[i][0], hi = r->v[i][1];
-			int j = i;
-			for (; j >= gap && r->v[j - gap][0] > lo; j -= gap) {
-				r->v[j][0] = r->v[j - gap][0];
-				r->v[j][1] = r->v[j - gap][1];
-			}
-			r->v[j][0] = lo;
-			r->v[j][1] = hi;
-		}
+	if (r->n > 0)
+		mc_sort(r->v, (size_t)r->n, sizeof r->v[0], range_cmp);
 }
 
 void mc_gaps_each(uintptr_t lo, uintptr_t hi, const struct mc_ranges *r,

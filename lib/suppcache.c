@@ -20,10 +20,13 @@
  * No malloc (mmap'd buffers), no file descriptor kept open, errno as it
  * was.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,11 +36,12 @@
 #define SP_VERSION 2
 #define SP_VMAGIC 0x5256434dU        /* "MCVR": a verdict record */
 #define SP_FILE_MAX (4u << 20)
-/* No verdict appended past this: every process that loads the set reads
- * the file whole (its pages faulted in, ~4 KiB a fault), and a suite
- * whose processes each leave a stack of their own would grow it by a
- * few records a process.  The shipped set is ~10 KiB, a record ~300
- * bytes: some 800 verdicts. */
+/* No verdict appended past this to a program's verdict file: a failing
+ * process reads its program's file whole (its pages faulted in, ~4 KiB
+ * a fault).  A record ~300 bytes: some 800 verdicts a program.  (One
+ * file for every program, as before session 24, reached this at the
+ * ~56th distinct leaking test binary of a suite, and the 45th's exit
+ * paid +64.5 K instructions, +61 faults for the others' records.) */
 #define SP_VERDICTS_MAX (256u << 10)
 
 struct sp_hdr {
@@ -171,21 +175,25 @@ _Static_assert(sizeof(struct sp_vrec) == 56, "memcheck-cache(5): a record's head
 static struct {
 	const char *p;            /* the records read, in the set's mapping */
 	size_t len;
-	uint64_t set, ino, dev;
+	uint64_t set, ino;
 	size_t nset;
-	bool file;                /* set, ino, dev: a file's */
+	bool file;                /* set, ino: a file's */
 	bool indexed;
 	uint32_t *tab;            /* 1 + a record's offset in p; 0 free */
 	size_t cap, mapped;
+	char *vmap;               /* the program's verdict file, read */
+	size_t vmapped;
 	struct mc_buf mine;       /* this process's records */
 	size_t flushed;           /* mine[0, flushed) written */
-	char name[32];
+	char name[48];            /* the program's verdict file */
 } vc;
 
 static void verdicts_from(const char *p, size_t len, uint64_t set, const struct mc_supps *s)
 {
 	if (vc.tab)
 		mc_unmap(vc.tab, vc.mapped);
+	if (vc.vmap)
+		mc_unmap_io(vc.vmap, vc.vmapped);
 	mc_buf_free(&vc.mine);
 	vc = (typeof(vc)){ .p = p, .len = len, .set = set, .nset = mc_supp_count(s) };
 }
@@ -195,12 +203,100 @@ void mc_suppcache_verdicts_forget(void)
 	vc = (typeof(vc)){ 0 };
 }
 
+/* What names the program: the main executable's GNU build ID, read in
+ * memory from its PT_NOTE segments (AT_PHDR: the kernel maps the
+ * program headers with the program); without one, the path it was run
+ * by (AT_EXECFN).  Only which file its verdicts go to: each record
+ * holds its whole stack key (objects' quick keys and offsets), checked
+ * when read, so two programs sharing a name share a file and nothing
+ * else. */
+static uint64_t program_hash(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	size_t phnum = (size_t)getauxval(AT_PHNUM);
+	uintptr_t bias = 0, lo = UINTPTR_MAX;
+	bool have_phdr = false;
+	for (size_t i = 0; ph && i < phnum; i++) {
+		if (ph[i].p_type == PT_PHDR) {
+			bias = (uintptr_t)ph - ph[i].p_vaddr;
+			have_phdr = true;
+		} else if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0 && ph[i].p_vaddr < lo) {
+			lo = ph[i].p_vaddr;
+		}
+	}
+	if (have_phdr && lo != UINTPTR_MAX) {
+		size_t len = 0;
+		const unsigned char *id = mc_image_build_id((const void *)(bias + lo), bias, &len);
+		if (id && len)
+			return mc_fnv1a(id, len);
+	}
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	return fn ? mc_fnv1a(fn, strlen(fn)) ^ 1 : 0;
+}
+
+static void hex16(char *w, uint64_t h)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++)
+		w[i] = digits[(h >> (60 - 4 * i)) & 15];
+}
+
+/* The set's file is name (supp-HASH); the program's verdicts go to
+ * supp-HASH-PROG.v beside it (memcheck-cache(5)), stamped with the
+ * set's sum and the set file's inode as they were when they followed
+ * the set in its file. */
 static void set_file(const char *name, const struct stat *st)
 {
 	vc.ino = st->st_ino;
-	vc.dev = st->st_dev;
 	vc.file = true;
-	memcpy(vc.name, name, 22);
+	memcpy(vc.name, name, 21);
+	vc.name[21] = '-';
+	hex16(vc.name + 22, program_hash());
+	memcpy(vc.name + 38, ".v", 3);
+}
+
+/* The cache's file name, ours and regular, of 1 to max bytes, read
+ * whole into a mc_map_io'd buffer of *len bytes (its stat in *st); NULL:
+ * none.  errno as it was. */
+static char *read_whole(const char *name, size_t max, size_t *len, struct stat *st)
+{
+	int saved = errno;
+	char *p = NULL;
+	int fd = mc_symcache_open(name, O_RDONLY);
+	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, st) && st->st_size > 0 &&
+	    (uint64_t)st->st_size <= max) {
+		*len = (size_t)st->st_size;
+		ssize_t got = -1;
+		if ((p = mc_map_io(*len))) {
+			do
+				got = read(fd, p, *len);
+			while (got < 0 && errno == EINTR);
+		}
+		if (p && got != (ssize_t)*len) {
+			mc_unmap_io(p, *len);
+			p = NULL;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	return p;
+}
+
+/* The program's verdict file read whole into vc.p, vc.len (none, empty,
+ * not ours or torn by a shorter read: no records; a torn last record
+ * is skipped by the walk). */
+static void verdicts_read(void)
+{
+	struct stat st;
+	size_t len;
+	char *p = read_whole(vc.name, SP_VERDICTS_MAX, &len, &st);
+	if (p) {
+		vc.vmap = p;
+		vc.vmapped = len;
+		vc.p = p;
+		vc.len = len;
+	}
 }
 
 /* A record's checksum: its head (the checksum 0) and its links.  Not
@@ -248,7 +344,10 @@ size_t mc_suppcache_verdicts_count(const char *p, size_t len, uint64_t set, uint
 static void index_build(void)
 {
 	vc.indexed = true;
-	if (!vc.file || vc.len > UINT32_MAX / 2)
+	if (!vc.file)
+		return;
+	verdicts_read();
+	if (vc.len > UINT32_MAX / 2)
 		return;
 	/* at most this many: the walk below checks no sums (a record's is
 	 * checked when its key is found, vrec_verdict) */
@@ -365,14 +464,19 @@ void mc_suppcache_verdicts_flush(void)
 	if (!vc.file || vc.flushed >= vc.mine.len)
 		return;
 	int saved = errno;
+	/* created only where absent: a create goes through the directory
+	 * opened and checked (symcache.c's dir_open), 3 more system calls */
 	int fd = mc_symcache_open(vc.name, O_WRONLY | O_APPEND);
+	if (fd < 0 && errno == ENOENT)
+		fd = mc_symcache_open(vc.name, O_WRONLY | O_APPEND | O_CREAT);
 	struct stat st;
 	size_t n = vc.mine.len - vc.flushed;
-	/* the file this set was read from (or written as), not one renamed
-	 * over it since; whole records in one write(2), which O_APPEND
-	 * keeps from interleaving with another process's */
-	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) && st.st_ino == vc.ino &&
-	    st.st_dev == vc.dev && (uint64_t)st.st_size + n <= SP_VERDICTS_MAX) {
+	/* whole records in one write(2), which O_APPEND keeps from
+	 * interleaving with another process's; a record names the set file
+	 * it follows by inode, so one of a set renamed over since is
+	 * skipped by its readers */
+	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) &&
+	    (uint64_t)st.st_size + n <= SP_VERDICTS_MAX) {
 		ssize_t w;
 		do
 			w = write(fd, vc.mine.s + vc.flushed, n);
@@ -396,13 +500,13 @@ struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const c
 		return NULL;
 	size_t at = sizeof h + up8(keylen);
 	size_t img = (at + (size_t)h.notes_len + 15) & ~(size_t)15;
-	/* the set, then verdict records to the file's end */
+	/* the set; anything after it (the verdicts a version before session
+	 * 24 appended there) is not read: a program's are in its own file */
 	if (at > len || h.notes_len % 8 || img > len || len - img < h.image_len ||
 	    h.image_len % 8 ||
 	    mc_suppcache_sum(p + sizeof h, img + (size_t)h.image_len - sizeof h) != h.sum ||
 	    memcmp(p + sizeof h, key, keylen) != 0)
 		return NULL;
-	size_t set_end = img + (size_t)h.image_len;
 	size_t end = at + (size_t)h.notes_len;
 	for (uint32_t i = 0; i < h.nnotes; i++) {
 		struct sp_note n;
@@ -433,7 +537,7 @@ struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const c
 	struct mc_supps *s = mc_supp_image_take(p + img, (size_t)h.image_len, maplen ? p : NULL,
 						maplen);
 	if (s)
-		verdicts_from(p + set_end, len - set_end, h.sum, s);
+		verdicts_from(NULL, 0, h.sum, s);
 	return s;
 }
 
@@ -443,27 +547,15 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 	struct mc_supps *s = NULL;
 	char name[32];
 	file_name(name, key, keylen);
-	int fd = mc_symcache_open(name, O_RDONLY);
 	struct stat st;
-	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, &st) && st.st_size > 0 &&
-	    st.st_size <= SP_FILE_MAX) {
-		size_t len = (size_t)st.st_size;
-		char *p = mc_map_io(len);
-		ssize_t got = -1;
-		if (p) {
-			do
-				got = read(fd, p, len);
-			while (got < 0 && errno == EINTR);
-		}
-		if (p && got == (ssize_t)len)
-			s = mc_suppcache_decode(p, len, len, key, keylen, true);
-		if (s)
-			set_file(name, &st);
-		if (p && !s)
-			mc_unmap_io(p, len);
-	}
-	if (fd >= 0)
-		close(fd);
+	size_t len;
+	char *p = read_whole(name, SP_FILE_MAX, &len, &st);
+	if (p)
+		s = mc_suppcache_decode(p, len, len, key, keylen, true);
+	if (s)
+		set_file(name, &st);   /* getauxval's ENOENT: errno restored */
+	if (p && !s)
+		mc_unmap_io(p, len);
 	errno = saved;
 	return s;
 }

@@ -2137,3 +2137,66 @@ const unsigned char *mc_image_build_id(const void *ehdr, uintptr_t bias, size_t 
 	}
 	return NULL;
 }
+
+/* ---- a sort without malloc ----------------------------------------------
+ * qsort may call malloc: glibc's merge sort takes its buffer from the
+ * heap above 1 KiB of elements (region.c's leak records past 42), the
+ * program's allocator called from inside memcheck's report, mid-run
+ * under memcheck_end.  Stable, as glibc's merge sort is (region.c's
+ * records tie where one stack left as many bytes in as many blocks of
+ * two kinds: their order is the slots', as it was): insertion sort up to
+ * SORT_RUN elements, else runs of SORT_RUN merged through a scratch copy
+ * from mc_map (memcheck's own memory), or insertion sort throughout if
+ * none can be had.  Elements of at most 64 bytes. */
+#define SORT_RUN 16
+
+static void sort_insert(char *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	char x[64];
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+		while (j && cmp(v + (j - 1) * size, v + i * size) > 0)
+			j--;
+		if (j == i)
+			continue;
+		memcpy(x, v + i * size, size);
+		memmove(v + (j + 1) * size, v + j * size, (i - j) * size);
+		memcpy(v + j * size, x, size);
+	}
+}
+
+void mc_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	char *v = base;
+	if (n < 2 || !size || size > 64)
+		return;
+	char *tmp = n > SORT_RUN ? mc_map(n * size) : NULL;
+	if (!tmp) {
+		sort_insert(v, n, size, cmp);
+		return;
+	}
+	for (size_t i = 0; i < n; i += SORT_RUN)
+		sort_insert(v + i * size, n - i < SORT_RUN ? n - i : SORT_RUN, size, cmp);
+	char *src = v, *dst = tmp;
+	for (size_t w = SORT_RUN; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t a = lo, b = mid, o = lo;
+			/* the left run's element first where equal: stable */
+			while (a < mid && b < hi)
+				memcpy(dst + o++ * size,
+				       cmp(src + a * size, src + b * size) <= 0 ? src + a++ * size :
+										  src + b++ * size,
+				       size);
+			memcpy(dst + o * size, src + a * size, (mid - a) * size);
+			o += mid - a;
+			memcpy(dst + o * size, src + b * size, (hi - b) * size);
+		}
+		char *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * size);
+	mc_unmap(tmp, n * size);
+}

@@ -623,9 +623,10 @@ static char *supp_outcome(int i, const char *cache, const char *user)
 	return s;
 }
 
-/* The cache's suppression file (supp-*) in dir's versioned directory,
- * or NULL. */
-static const char *supp_cache_file(const char *dir)
+/* The cache's file in dir's versioned directory whose name begins
+ * supp- and (verdicts) is a program's verdict file, supp-HASH-PROG.v,
+ * or (!verdicts) the set's, supp-HASH; or NULL. */
+static const char *supp_cache_kind(const char *dir, bool verdicts)
 {
 	DIR *d = opendir(dir);
 	const char *sub = NULL, *found = NULL;
@@ -636,11 +637,40 @@ static const char *supp_cache_file(const char *dir)
 		closedir(d);
 	d = sub ? opendir(sub) : NULL;
 	for (struct dirent *e; d && (e = readdir(d));)
-		if (strncmp(e->d_name, "supp-", 5) == 0 && !strchr(e->d_name, '.'))
+		if (strncmp(e->d_name, "supp-", 5) == 0 &&
+		    (verdicts ? strchr(e->d_name + 5, '-') && strstr(e->d_name, ".v") &&
+				!strstr(e->d_name, ".tmp.")
+			      : !strchr(e->d_name, '.')))
 			found = h_env("%s/%s", sub, e->d_name);
 	if (d)
 		closedir(d);
 	return found;
+}
+
+static const char *supp_cache_file(const char *dir)
+{
+	return supp_cache_kind(dir, false);
+}
+
+/* The one program's verdict file in dir (suppcache.c), or NULL. */
+static const char *verdict_file(const char *dir)
+{
+	return supp_cache_kind(dir, true);
+}
+
+/* The sum of dir's set (its file's header, at 32), which the verdict
+ * records are stamped with. */
+static uint64_t set_sum(const char *dir)
+{
+	const char *f = supp_cache_file(dir);
+	ck_assert_ptr_nonnull(f);
+	size_t len;
+	char *s = h_read_file(f, &len);
+	ck_assert_msg(s && len >= 40, "%s: no set", f);
+	uint64_t set;
+	memcpy(&set, s + 32, 8);
+	free(s);
+	return set;
 }
 
 static const char *copy_of_supp_file(void)
@@ -810,7 +840,7 @@ START_TEST(cache_edited_file)
 }
 END_TEST
 
-/* ---- verdicts kept after the set (suppcache.c, memcheck-cache(5)) ---- */
+/* ---- verdicts kept in a program's file beside the set's (suppcache.c, memcheck-cache(5)) ---- */
 
 static uint64_t cache_sum(const unsigned char *p, size_t n)
 {
@@ -847,17 +877,17 @@ static uint64_t verdict_sum(const unsigned char *r, uint32_t len)
 	return cache_sum_tail(head, 56) ^ cache_sum_tail(r + 56 + keylen, linkslen) * 31;
 }
 
-/* The verdict records of the cache file f (s, len bytes), every one
- * whole, its checksum holding, stamped with the set's sum, up to the
+/* The verdict records of a program's verdict file (s, len bytes), every
+ * one whole, its checksum holding, stamped with the set's sum, up to the
  * file's end; how many.  *first_suppressing: the offset of the first
- * whose verdict is an entry (0: none). */
-static size_t verdict_records(const unsigned char *s, size_t len, size_t *first_suppressing)
+ * whose verdict is an entry (SIZE_MAX: none). */
+static size_t verdict_records(uint64_t set, const unsigned char *s, size_t len,
+			      size_t *first_suppressing)
 {
-	size_t at = supp_cache_set_len(s, len), n = 0;
-	uint64_t set, ino = 0;
-	memcpy(&set, s + 32, 8);
+	size_t at = 0, n = 0;
+	uint64_t ino = 0;
 	if (first_suppressing)
-		*first_suppressing = 0;
+		*first_suppressing = SIZE_MAX;
 	while (at < len) {
 		uint32_t magic, rlen;
 		uint64_t rset, rino, check;
@@ -876,7 +906,7 @@ static size_t verdict_records(const unsigned char *s, size_t len, size_t *first_
 		if (!ino)
 			ino = rino;
 		ck_assert_msg(rino == ino, "record at %zu: another file's", at);
-		if (first_suppressing && !*first_suppressing && verdict >= 0)
+		if (first_suppressing && *first_suppressing == SIZE_MAX && verdict >= 0)
 			*first_suppressing = at;
 		n++;
 		at += rlen;
@@ -894,13 +924,13 @@ START_TEST(cache_verdicts_kept_and_read)
 	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
 	char *off = supp_outcome(H_GLIBC, "off", user);
 	char *cold = supp_outcome(H_GLIBC, dir, user);
-	const char *f = supp_cache_file(dir);
+	const char *f = verdict_file(dir), *setf = supp_cache_file(dir);
 	ck_assert_ptr_nonnull(f);
 	size_t len, len2, at;
 	unsigned char *s = (unsigned char *)h_read_file(f, &len);
 	ck_assert_ptr_nonnull(s);
-	size_t n = verdict_records(s, len, &at);
-	ck_assert_msg(n > 0 && at, "%zu verdicts kept after a cold run", n);
+	size_t n = verdict_records(set_sum(dir), s, len, &at);
+	ck_assert_msg(n > 0 && at != SIZE_MAX, "%zu verdicts kept after a cold run", n);
 	char *warm = supp_outcome(H_GLIBC, dir, user);
 	ck_assert_str_eq(cold, off);
 	ck_assert_str_eq(warm, off);
@@ -918,15 +948,16 @@ START_TEST(cache_verdicts_kept_and_read)
 	char *doctored = supp_outcome(H_GLIBC, dir, user);
 	ck_assert_msg(strcmp(doctored, off) != 0, "the doctored verdict unread:\n%s", doctored);
 	free(doctored);
-	/* the file copied to a new inode (as a rename over it would
-	 * leave it): its records another file's, skipped, the verdicts
-	 * reached again and kept after them; then a torn record at the
-	 * end, as a full disk leaves one */
-	const char *copy = h_env("%s.copy", f);
-	t = h_read_file(f, &len);
+	/* the set's file copied to a new inode (as a rename over it would
+	 * leave it): the verdicts' records another file's, skipped, the
+	 * verdicts reached again and kept after them; then a torn record
+	 * at the end, as a full disk leaves one */
+	const char *copy = h_env("%s.copy", setf);
+	t = h_read_file(setf, &len);
 	put_file(copy, t, len);
 	free(t);
-	ck_assert(rename(copy, f) == 0);
+	ck_assert(rename(copy, setf) == 0);
+	free(h_read_file(f, &len));
 	char *moved = supp_outcome(H_GLIBC, dir, user);
 	ck_assert_str_eq(moved, off);
 	free(moved);
@@ -968,14 +999,15 @@ START_TEST(cache_verdicts_kept_and_read)
 END_TEST
 
 /* plain_supp run without "lost" with user's file: the set kept in dir
- * with the reachable records' verdicts alone; the cache file. */
+ * with the reachable records' verdicts alone; the program's verdict
+ * file. */
 static const char *kept_reachable(const char *dir, const char *user)
 {
 	struct h_res x;
 	H_EXEC(&x, .prog = "plain_supp", .flags = H_PRELOAD,
 	       .env = H_LIST(h_env("MEMCHECK_CACHE=%s", dir), h_env("MEMCHECK_SUPPRESSIONS=%s", user)));
 	h_res_free(&x);
-	const char *f = supp_cache_file(dir);
+	const char *f = verdict_file(dir);
 	ck_assert_ptr_nonnull(f);
 	return f;
 }
@@ -990,7 +1022,8 @@ START_TEST(cache_verdicts_concurrent)
 	const char *f = kept_reachable(dir, user);
 	size_t len;
 	unsigned char *s = (unsigned char *)h_read_file(f, &len);
-	size_t before = verdict_records(s, len, NULL);
+	uint64_t set = set_sum(dir);
+	size_t before = verdict_records(set, s, len, NULL);
 	free(s);
 	int go[2];
 	ck_assert(pipe(go) == 0);
@@ -1020,7 +1053,7 @@ START_TEST(cache_verdicts_concurrent)
 		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d: status %d", k, st);
 	}
 	s = (unsigned char *)h_read_file(f, &len);
-	size_t after = verdict_records(s, len, NULL);
+	size_t after = verdict_records(set, s, len, NULL);
 	/* (those that started after another's append found its records) */
 	ck_assert_msg(after > before, "%zu verdicts before, %zu after eight runs", before, after);
 	free(s);

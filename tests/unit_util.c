@@ -504,6 +504,50 @@ START_TEST(buffers_side_by_side)
 }
 END_TEST
 
+/* util.c mc_sort: the order glibc's (stable) merge sort gives, which
+ * region.c's leak records kept, for every length through its runs and
+ * merges; ties keep their order. */
+struct sort_el {
+	uint32_t key, seq;
+};
+
+static int sort_by_key(const void *x, const void *y)
+{
+	const struct sort_el *a = x, *b = y;
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int sort_by_key_seq(const void *x, const void *y)
+{
+	const struct sort_el *a = x, *b = y;
+	int c = sort_by_key(x, y);
+	return c ? c : a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+START_TEST(sort_stable_as_merge_sort)
+{
+	static struct sort_el v[5000], w[5000];
+	static const size_t lens[] = { 0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 64, 65, 100, 257, 5000 };
+	uint32_t x = 12345;
+	for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+		for (uint32_t range = 1; range <= 1000; range *= 10) {
+			size_t n = lens[l];
+			for (size_t i = 0; i < n; i++) {
+				x = x * 1103515245u + 12345u;
+				v[i] = (struct sort_el){ .key = (x >> 8) % range, .seq = (uint32_t)i };
+			}
+			memcpy(w, v, n * sizeof *v);
+			mc_sort(v, n, sizeof *v, sort_by_key);
+			qsort(w, n, sizeof *w, sort_by_key_seq);   /* a total order: stable's */
+			for (size_t i = 0; i < n; i++) {
+				ck_assert_msg(v[i].key == w[i].key && v[i].seq == w[i].seq,
+					      "n %zu range %u: element %zu is %u/%u, not %u/%u", n,
+					      range, i, v[i].key, v[i].seq, w[i].key, w[i].seq);
+			}
+		}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("util", 0);
@@ -522,5 +566,6 @@ int main(void)
 	tcase_add_test(tc, options_defaults_and_bad_values);
 	tcase_add_test(tc, reservations_carved);
 	tcase_add_test(tc, buffers_side_by_side);
+	tcase_add_test(tc, sort_stable_as_merge_sort);
 	return h_run_suite(NULL);
 }
