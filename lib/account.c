@@ -929,7 +929,7 @@ __attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS static void scrub_avx
 #endif
 
 /* The tracking path's scrub, from mc_track_malloc's common path by a
- * tail call, with AVX2 (scrub_block_ok): a new block's whole words up to
+ * tail call, with AVX2 (scrub_wide): a new block's whole words up to
  * MEMCHECK_SCRUB (scrub_cap, a multiple of 8), as steps of eight and a
  * last step of the words left, loaded masked (a lane left out reads as
  * 0, never an address, and is not touched: no byte past the block or
@@ -938,7 +938,6 @@ __attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS static void scrub_avx
  * step under glibc, with a build that scrubs under valgrind).  p is
  * handed back.  The vector registers hold the words biased, never an
  * address; the scratch ones are zeroed as in scrub_avx2. */
-static bool scrub_block_ok;
 static size_t scrub_cap;
 __attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS_ALL static void *scrub_block(void *p,
 											  size_t n)
@@ -1122,7 +1121,7 @@ static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n
 	guard_lower();
 	if (!zeroed && unlikely(0 < (size_t)mc_opt.scrub)) {
 #if defined(__x86_64__)
-		if (likely(scrub_block_ok))
+		if (likely(scrub_wide))
 			return scrub_block(p, n);
 #endif
 		return scrub_new(p, n);
@@ -1808,7 +1807,6 @@ void mc_account_init(void)
 	plain_room = solo_ok;
 	scrub_wide = mc_opt.scrub && mc_cpu_avx2(); /* none without the scrub */
 #if defined(__x86_64__)
-	scrub_block_ok = scrub_wide;
 	scrub_cap = (size_t)mc_opt.scrub & ~(size_t)7;
 #endif
 }

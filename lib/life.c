@@ -319,7 +319,14 @@ static void say_bypassed(void)
 }
 
 static void at_exit(int status, void *arg);
+
+/* The on_exit handler is registered (process_begin), has run, and the
+ * destructor left the regions' ends to it (deferred, in the process
+ * deferred_pid names: a vfork child shares this memory). */
 static bool watching;
+static atomic_bool exit_handler_ran;
+static atomic_bool deferred;
+static pid_t deferred_pid;
 
 /* The process region, when this process gets one: MEMCHECK_PROCESS, and
  * MEMCHECK_PROGRAMS's rule (programs.c).  A program left out that is
@@ -399,14 +406,6 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 	atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
 	mc_guard_leave();
 }
-
-/* The on_exit handler is registered (process_begin), has run, and the
- * destructor left the regions' ends to it (deferred, in the process
- * deferred_pid names: a vfork child shares this memory). */
-static bool watching;
-static atomic_bool exit_handler_ran;
-static atomic_bool deferred;
-static pid_t deferred_pid;
 
 /* A program left out at start-up has no region to end: nothing is
  * touched (each page of memcheck's state read or written for the first

@@ -752,13 +752,17 @@ void mc_regions_exit_take(void)
 	pthread_mutex_unlock(&stack_lock);
 	/* The allocator's statistics may allocate: not under stack_lock
 	 * (see the head). */
+	/* The process's, the same for every region: asked once. */
 	bool stats = stats_wanted(mc_vg_mode(), false);
+	uint64_t retained = MEMCHECK_UNKNOWN, after = MEMCHECK_UNKNOWN;
+	if (stats)
+		take_alloc_stats(&retained, &after);
 	int64_t live = mc_account_live();
 	for (int i = nregions - 1; i >= 0; i--) {
 		struct exit_take *t = &regions[i].early;
-		t->retained = t->retained_after_release = MEMCHECK_UNKNOWN;
-		if ((t->stats = stats))
-			take_alloc_stats(&t->retained, &t->retained_after_release);
+		t->stats = stats;
+		t->retained = retained;
+		t->retained_after_release = after;
 		t->timed = mc_timeline_end(i, live > 0 ? (uint64_t)live : 0, t->rss.rss_end,
 					   t->retained, &t->tl);
 	}
