@@ -245,9 +245,26 @@ bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
 bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
 		  const void *fixed);
 /* memcheck's own mappings: the system call, never the program's mmap,
- * which memcheck wraps (mappings.c). */
+ * which memcheck wraps (mappings.c).  Their bytes (mc_own_vm) are
+ * memcheck's, left out of the address-space limits the program sets:
+ * the hook, once rlimits.c sets it, is called at every change. */
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int mc_sys_munmap(void *addr, size_t len);
+int64_t mc_own_vm(void);
+void mc_own_vm_hook_set(void (*hook)(void));
+/* The process's limit as the kernel keeps it (no wrapper of memcheck's:
+ * limits.c's getrlimit answers with the program's view). */
+struct rlimit;
+int mc_sys_getrlimit(int resource, struct rlimit *rl);
+/* rlimits.c: the program's RLIMIT_AS and RLIMIT_DATA without memcheck's
+ * own mappings.  mc_rlimit_set/get: the process's own limit set or read
+ * as the program sees it (get: false where the program set none of that
+ * resource, the kernel's is its view). */
+struct rlimit64;
+int mc_rlimit_set(int resource, const struct rlimit64 *want);
+bool mc_rlimit_get(int resource, struct rlimit64 *out);
+void mc_rlimits_lock(void);
+void mc_rlimits_unlock(void);
 /* The other system calls of memcheck's own start-up and figures (util.c),
  * through syscall(2) as those: a C library wrapper called from
  * libmemcheck is bound at its first call in every process (~700

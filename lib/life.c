@@ -526,10 +526,12 @@ static void fork_prepare(void)
 	mc_ownheap_lock();
 	mc_footprint_lock();
 	mc_fault_prefork();
+	mc_rlimits_lock();
 }
 
 static void fork_parent(void)
 {
+	mc_rlimits_unlock();
 	mc_fault_postfork_parent();
 	mc_footprint_unlock();
 	mc_ownheap_unlock();
@@ -548,6 +550,7 @@ static void fork_parent(void)
  * figures are its own: every open region starts again here. */
 static void fork_child(void)
 {
+	mc_rlimits_unlock();
 	mc_fault_postfork_child();
 	mc_pid_after_fork();
 	mc_walks_postfork(true);

@@ -278,7 +278,10 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
-	return mc_sys_mmap(addr, len, prot, flags, fd, off);
+	/* the system call itself: the program's mapping, not memcheck's
+	 * (mc_sys_mmap counts its bytes as memcheck's, rlimits.c) */
+	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	return r == -1 ? MAP_FAILED : (void *)r;
 }
 
 MC_API void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -294,7 +297,7 @@ MC_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 
 MC_API int munmap(void *addr, size_t len)
 {
-	int rc = real_munmap ? real_munmap(addr, len) : mc_sys_munmap(addr, len);
+	int rc = real_munmap ? real_munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
 	if (rc == 0 && len)
 		change(&(struct change){ .kind = CH_CUT, .lo = (uintptr_t)addr,
 					 .hi = (uintptr_t)addr + mc_page_round(len) });

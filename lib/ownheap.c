@@ -86,7 +86,7 @@ static bool reserve(void)
 		return false;
 	size_t len = RESERVE;
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	if (mc_sys_getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur / 8 < len)
 		len = (size_t)(rl.rlim_cur / 8) & ~(size_t)(CHUNK - 1);
 	/* mc_map_reserve: under valgrind the range is also hidden from its

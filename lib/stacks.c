@@ -743,7 +743,7 @@ static bool learn_main_stack(void)
 	struct rlimit rl;
 	uintptr_t pg = mc_page_size();
 	uintptr_t end = ((uintptr_t)__libc_stack_end & ~(pg - 1)) + pg;
-	if (!__libc_stack_end || mc_tid() != mc_pid() || getrlimit(RLIMIT_STACK, &rl) != 0 ||
+	if (!__libc_stack_end || mc_tid() != mc_pid() || mc_sys_getrlimit(RLIMIT_STACK, &rl) != 0 ||
 	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= end - pg)
 		return false;
 	/* The process's first thread, on that stack: not the thread that

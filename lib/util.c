@@ -57,19 +57,57 @@ extern char *program_invocation_name;
 
 /* memcheck's own mappings: the system call, never the program's mmap,
  * which memcheck wraps (mappings.c) under a lock mc_map's callers may
- * hold. */
+ * hold.  Their bytes are counted for rlimits.c, which leaves them out of
+ * the address-space limits the program sets (its hook: set with the
+ * first such limit). */
+static _Atomic int64_t own_vm;
+static void (*_Atomic vm_hook)(void);
+
+int64_t mc_own_vm(void)
+{
+	return atomic_load_explicit(&own_vm, memory_order_relaxed);
+}
+
+void mc_own_vm_hook_set(void (*hook)(void))
+{
+	atomic_store(&vm_hook, hook);
+}
+
+static void vm_changed(int64_t bytes)
+{
+	atomic_fetch_add_explicit(&own_vm, bytes, memory_order_relaxed);
+	void (*hook)(void) = atomic_load_explicit(&vm_hook, memory_order_acquire);
+	if (hook)
+		hook();
+}
+
 void *mc_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	/* syscall(2) returns -1 with errno set, as mmap(2) does: the
 	 * kernel's -errno was turned into errno already (that value negated
 	 * again was 1, EPERM, for every failure) */
+	int64_t bytes = (int64_t)mc_page_round(len);
+	vm_changed(bytes); /* first: the limit may need the room */
 	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (r == -1) {
+		int saved = errno;
+		vm_changed(-bytes);
+		errno = saved;
+	}
 	return r == -1 ? MAP_FAILED : (void *)r;
 }
 
 int mc_sys_munmap(void *addr, size_t len)
 {
-	return (int)syscall(SYS_munmap, addr, len);
+	int rc = (int)syscall(SYS_munmap, addr, len);
+	if (rc == 0)
+		vm_changed(-(int64_t)mc_page_round(len));
+	return rc;
+}
+
+int mc_sys_getrlimit(int resource, struct rlimit *rl)
+{
+	return (int)syscall(SYS_prlimit64, 0, resource, NULL, rl);
 }
 
 int mc_sys_open(const char *path, int flags, int mode)
@@ -1413,7 +1451,7 @@ int mc_dup_high(int fd)
 {
 	int high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, 900);
 	struct rlimit rl;
-	if (high < 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128 &&
+	if (high < 0 && mc_sys_getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128 &&
 	    rl.rlim_cur < 900)
 		high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 64);
 	return high;

@@ -14,6 +14,12 @@
  *             test of out-of-memory paths would: what memcheck maps for
  *             itself then takes from the program's allocations
  *   inherited the malloc loop alone
+ *   tight     RLIMIT_AS 256 MiB, soft and hard, with setrlimit, as a
+ *             test that wants malloc to fail soon does: what memcheck maps
+ *             for itself must not take from it (a limit above the use
+ *             read from /proc would count memcheck's mappings twice:
+ *             the use read includes them)
+ *   data      the same with RLIMIT_DATA
  *   late      WARM mallocs of 16 bytes, each freed (past the count at
  *             which count-only malloc reads the limits: lib/limits.c),
  *             then as setrlimit; prints WARM as a third number
@@ -130,7 +136,10 @@ int main(int argc, char **argv)
 		return 1;
 	rlim_t cap = vm + (256UL << 20);
 	int rc;
-	if (strcmp(mode, "1g") == 0) {
+	if (strcmp(mode, "tight") == 0 || strcmp(mode, "data") == 0) {
+		struct rlimit rl = { 256UL << 20, 256UL << 20 };
+		rc = setrlimit(mode[0] == 't' ? RLIMIT_AS : RLIMIT_DATA, &rl);
+	} else if (strcmp(mode, "1g") == 0) {
 		struct rlimit rl = { 1UL << 30, RLIM_INFINITY };
 		rc = setrlimit(RLIMIT_AS, &rl);
 	} else if (strcmp(mode, "setrlimit") == 0 || strcmp(mode, "exec") == 0) {
