@@ -921,6 +921,8 @@ void mc_cxx_resolve(const void *allocator);
  * return address. */
 bool mc_signals_init(void);
 bool mc_signal_nested(void);
+/* This thread is running a handler memcheck wrapped (life.c's _exit). */
+bool mc_signal_handling(void);
 void *mc_signal_alloc(void *p, size_t size, uintptr_t site); /* returns p */
 void mc_signal_free(void *p, uintptr_t site);
 void *mc_signal_realloc(void *old, size_t n, uintptr_t site);
