@@ -25,12 +25,13 @@
  *   which glibc allows (it runs the handlers left, flushes stdio, then
  *   _exits with the last status): the program's buffered output is
  *   written as it would have been.
- * - _exit, _Exit, quick_exit, a fatal signal and execve run no handler:
- *   the status stays the program's (check's forked test that fails an
- *   assertion leaves with _exit(1), a failure either way).  Except a
- *   destructor's _exit or _Exit after memcheck's destructor deferred the
- *   report to the handler: life.c's wrapper reports there and exits with
- *   mc_exit_status's status.
+ * - _exit, _Exit, quick_exit, a fatal signal and execve run no handler.
+ *   life.c's wrapper of _exit and _Exit reports the process there and
+ *   exits with mc_exit_status's status (a destructor's after memcheck's
+ *   deferred the report, and a process's own: libsodium's tests from a
+ *   SIGABRT handler), except in a forked child (check's forked test that
+ *   fails an assertion leaves with _exit(1)) and in a handler that
+ *   interrupted memcheck; the rest keep the program's status.
  * - A forked child counts only the regions that fail in it.
  */
 #include <stdatomic.h>

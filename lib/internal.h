@@ -41,12 +41,16 @@
 /* ---- options.c ------------------------------------------------------- */
 
 enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL };
+/* MEMCHECK_VALGRIND_TEXT: valgrind's --leak-check, and all for
+ * --show-leak-kinds=all (vgtext.c) */
+enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_ALL };
 enum mc_unwinder { MC_UNWIND_FP, MC_UNWIND_LIBUNWIND, MC_UNWIND_GLIBC };
 enum mc_tristate { MC_AUTO, MC_ON, MC_OFF };
 
 struct mc_options {
 	const char *report;       /* MEMCHECK_REPORT, absolute, or NULL */
 	int text;                 /* enum mc_text */
+	int valgrind_text;        /* enum mc_vgtext */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
 	int unwinder;             /* enum mc_unwinder */
@@ -934,6 +938,8 @@ void mc_cxx_resolve(const void *allocator);
  * return address. */
 bool mc_signals_init(void);
 bool mc_signal_nested(void);
+/* This thread is running a handler memcheck wrapped (life.c's _exit). */
+bool mc_signal_handling(void);
 void *mc_signal_alloc(void *p, size_t size, uintptr_t site); /* returns p */
 void mc_signal_free(void *p, uintptr_t site);
 void *mc_signal_realloc(void *old, size_t n, uintptr_t site);
@@ -2462,8 +2468,26 @@ struct mc_region_report {
 	bool valgrind;                  /* leak figures from valgrind (vgmode.c) */
 	const struct mc_peak *peak;     /* the sites at its peak, or NULL */
 	const struct mc_timeline *timeline; /* its samples, or NULL */
+	size_t lost_suppressed;         /* definitely/possibly lost records suppressed */
 };
 void mc_report_emit(const struct mc_region_report *rr);
+
+/* ---- vgtext.c -------------------------------------------------------- */
+
+/* "==pid==", the prefix of valgrind's lines, without snprintf. */
+const char *mc_text_pid(char p[32]);
+/* "   at 0x...: fn (file:line)" lines for a stack, as valgrind writes
+ * them, each after prefix, up to main. */
+void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id);
+/* A frame's functions (innermost first, k of them) end in main: reports
+ * stop there, as valgrind does (--show-below-main=no). */
+bool mc_text_is_main(const struct mc_frame_info *fi, int k);
+/* A heap error shown (report.c): its context (kind 0..3, stack) noted
+ * for ERROR SUMMARY's count. */
+void mc_vgtext_error(unsigned kind, uint32_t stack);
+void mc_vgtext_after_fork_child(void);
+/* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
+void mc_vgtext_emit(const struct mc_region_report *rr);
 /* At each region's end: the first record of leaks[0..n) that fails a
  * region (none for a region that passed), for memcheck_leak_site(). */
 void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n);

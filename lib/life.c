@@ -47,7 +47,8 @@
  *   regions only where that handler is not registered, or ran already
  *   (registered after _dl_fini: libmemcheck.a's constructor runs from
  *   __libc_start_main).  A later destructor's _exit comes to the
- *   wrapper here, which ends them in the handler's place.
+ *   wrapper here, which ends them in the handler's place; so does a
+ *   process's own _exit (report_at_exit says when).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -324,6 +325,7 @@ static void at_exit(int status, void *arg);
  * destructor left the regions' ends to it (deferred, in the process
  * deferred_pid names: a vfork child shares this memory). */
 static bool watching;
+static bool forked_child;     /* a fork since the last exec: its heap is a copy */
 static atomic_bool exit_handler_ran;
 static atomic_bool deferred;
 static pid_t deferred_pid;
@@ -460,23 +462,63 @@ static void at_exit(int status, void *arg)
 	mc_exit_decide(status);
 }
 
+/* A process that leaves by _exit before its exit handlers (libsodium's
+ * tests from a SIGABRT handler, a program that skips its clean-up) is
+ * reported there, as valgrind reports at every exit, with exit's rule
+ * for the status (a failing region turns 0 into MEMCHECK_EXITCODE).
+ * Not reported: a child forked since the last exec (its heap is the
+ * parent's copy; check's forked tests leave by _exit; valgrind has
+ * --child-silent-after-fork for that noise), a vfork or clone child
+ * (the parent's memory: it only forwards), a process left out, and a
+ * handler that interrupted memcheck or, counting only, maybe the
+ * allocator: the locks the interrupted code holds (a block table
+ * shard's, the stack depot's, the allocator's, which a failing region's
+ * statistics ask for) would deadlock the report; that is said, and the
+ * status is the program's.  Premises: a wrapped call holds memcheck's
+ * guard (mc_self.in_hook) from before its locks to after them and
+ * around its call of the allocator while tracking; glibc runs no
+ * pthread_atfork child handler in a vfork child, so mc_pid() is still
+ * the parent's there. */
+static bool may_report_at_exit(void)
+{
+	return watching && !forked_child && !atomic_load(&exit_handler_ran);
+}
+
+static bool report_at_exit(pid_t self)
+{
+	if (!may_report_at_exit() || self != mc_pid())
+		return false;
+	if (mc_in_hook || (!mc_opt.track && mc_signal_handling())) {
+		mc_log("_exit from a signal handler that interrupted memcheck%s: not "
+		       "reported (the locks it holds would be needed)",
+		       mc_opt.track ? "" : " or the allocator");
+		return false;
+	}
+	return !atomic_exchange(&exit_handler_ran, true);
+}
+
 /* _exit and _Exit (one function in glibc): a destructor that runs after
  * memcheck's deferred the regions' ends (a library's, calling _exit)
  * ends the process before the on_exit handler can run.  The deferred
  * ends are made here, and the status decided, as the handler would;
- * the program's stdout is not flushed, as _exit does not.  Anything
- * else (a forked child's _exit, a process that never reached its exit
- * handlers) only forwards: memcheck reports nothing there, as before.
- * exit's own call of _exit is internal to the C library and does not
- * come here.  Not covered: syscall(SYS_exit_group), which no wrapper
- * sees. */
+ * the program's stdout is not flushed, as _exit does not.  A process
+ * that never reached its exit handlers is reported here too
+ * (report_at_exit says when not).  exit's own call of _exit is internal
+ * to the C library and does not come here.  Not covered:
+ * syscall(SYS_exit_group), which no wrapper sees. */
 static _Noreturn void exit_now(int status)
 {
 	/* The process's own id asked, not mc_pid's: a vfork child shares
 	 * the parent's copy of it. */
-	if (atomic_load_explicit(&deferred, memory_order_acquire) &&
-	    (pid_t)syscall(SYS_getpid) == deferred_pid && atomic_exchange(&deferred, false)) {
+	bool was_deferred = atomic_load_explicit(&deferred, memory_order_acquire);
+	/* the system call only where a report may follow: a process left
+	 * out (a shell's _exit) makes none */
+	pid_t self = was_deferred || may_report_at_exit() ? (pid_t)syscall(SYS_getpid) : 0;
+	if (was_deferred && self == deferred_pid && atomic_exchange(&deferred, false)) {
 		atomic_store(&exit_handler_ran, true);
+		process_end(false);
+		status = mc_exit_status(status);
+	} else if (!was_deferred && self && report_at_exit(self)) {
 		process_end(false);
 		status = mc_exit_status(status);
 	}
@@ -551,6 +593,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	mc_rlimits_unlock();
+	forked_child = true;
 	mc_fault_postfork_child();
 	mc_pid_after_fork();
 	mc_walks_postfork(true);

@@ -53,70 +53,10 @@ static const char *secs(double v, char buf[32])
 	return buf;
 }
 
-/* "==pid==", the prefix of valgrind's lines, without snprintf. */
-static const char *pid_prefix(char p[32])
-{
-	int pid = (int)mc_pid();
-	char *w = PUT_LIT(p, "==");
-	if (pid < 0)
-		*w++ = '-';
-	w = mc_utoa(w, pid < 0 ? -(uint64_t)pid : (uint64_t)pid);
-	memcpy(w, "==", 3);
-	return p;
-}
-
 /* A count with thousands separators, or "unknown" where not measured. */
 static const char *num(uint64_t v, char buf[32])
 {
 	return v == MEMCHECK_UNKNOWN ? "unknown" : mc_commas(v, buf);
-}
-
-/* Reports show a stack up to main, as valgrind does
- * (--show-below-main=no): what lies below, the C library's start-up, is
- * every stack's.  fi: a frame's functions, innermost first, k of them. */
-static bool is_main(const struct mc_frame_info *fi, int k)
-{
-	return strcmp(fi[k - 1].function, "main") == 0;
-}
-
-/* "   at 0x...: fn (file:line)" lines for a stack, as valgrind writes them. */
-static void text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
-{
-	const uintptr_t *f;
-	int n = mc_stack_get_code(id, &f);
-	if (n == 0) {
-		mc_buf_strs(b, prefix, "   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", NULL);
-		return;
-	}
-	struct mc_frame_info fi[MC_MAX_INLINE];
-	bool leading = true; /* mc_allocfn_lead's walk, as the frames are named */
-	for (int i = 0; i < n; i++) {
-		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++) {
-			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
-			if (leading)
-				leading = mc_allocfn_is(f[i], &fi[j]);
-			const char *mark = leading ? " [allocation function]" : "";
-			/* pieces, not mc_buf_printf: two formats a frame were
-			 * ~3 K instructions of vsnprintf */
-			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
-			mc_buf_hex(b, f[i]);
-			mc_buf_strs(b, ": ", mc_text_escape(fi[j].function, fn, sizeof fn), NULL);
-			if (fi[j].file[0]) {
-				mc_buf_strs(b, " (", mc_text_escape(fi[j].file, where, sizeof where),
-					    ":", NULL);
-				mc_buf_int(b, fi[j].line);
-				mc_buf_strs(b, ")", j + 1 < k ? " [inlined]" : "", mark, "\n", NULL);
-			} else {
-				mc_buf_strs(b, " (in ",
-					    mc_text_escape(fi[j].object[0] ? fi[j].object : "?",
-							   where, sizeof where), ")", mark, "\n",
-					    NULL);
-			}
-		}
-		if (is_main(fi, k))
-			break;
-	}
 }
 
 /* A report's frames, as json_stack wrote them: where in the buffer a
@@ -309,7 +249,7 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 			any_alloc |= leading;
 			json_frame(b, i || j, f[i], &fi[j], j + 1 < k, leading, last);
 		}
-		bool main = is_main(fi, k);
+		bool main = mc_text_is_main(fi, k);
 		if (ms < JSON_MEMO_SLOTS && memo && !any_alloc && f[i] && !b->oom &&
 		    memo->used < JSON_MEMO_SLOTS * 3 / 4) {
 			memo->slot[ms].pc = f[i];
@@ -1107,7 +1047,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	mc_text_escape(r->name, name, sizeof name);
 	mc_text_escape(mc_program(), prog, sizeof prog);
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
-	pid_prefix(p);
+	mc_text_pid(p);
 	struct mc_buf b = { 0 };
 	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
 		mc_buf_strs(&b, p, " memcheck: \"", name, "\" in ", prog, ": ",
@@ -1138,7 +1078,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 		for (size_t i = 0; f && i < f->nstacks; i++) {
 			mc_buf_printf(&b, "%s   %s allocation failures injected at:\n", p,
 				      num(f->stacks[i].count, c1));
-			text_stack(&b, p, f->stacks[i].stack);
+			mc_text_stack(&b, p, f->stacks[i].stack);
 		}
 	}
 	mc_buf_strs(&b, p, "   RSS: ", NULL);
@@ -1186,7 +1126,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 		mc_buf_puts(&b, " of ");
 		mc_buf_u64(&b, rr->nleak_groups);
 		mc_buf_strs(&b, " in region \"", name, "\"\n", NULL);
-		text_stack(&b, p, l->stack);
+		mc_text_stack(&b, p, l->stack);
 	}
 	if (rr->nleak_groups > rr->nleaks)
 		mc_buf_printf(&b, "%s\n%s (%zu more leak records not shown; MEMCHECK_MAX_LEAKS=%d)\n",
@@ -1311,7 +1251,13 @@ void mc_report_emit(const struct mc_region_report *rr)
 	struct peak_lines ls = { 0 };
 	if (rr->peak && (mc_opt.report || text_shows))
 		peak_lines(rr->peak, &ls);
-	emit_text(rr, &ls);
+	/* The process in valgrind's words (vgtext.c): after memcheck's own
+	 * full text, where MEMCHECK_TEXT=full asks for it too. */
+	bool vg_text = rr->process && mc_opt.valgrind_text && mc_opt.text != MC_TEXT_NONE;
+	if (!vg_text || mc_opt.text == MC_TEXT_FULL)
+		emit_text(rr, &ls);
+	if (vg_text)
+		mc_vgtext_emit(rr);
 	if (mc_opt.report)
 		emit_json(rr, &ls);
 	peak_lines_free(&ls);
@@ -1328,7 +1274,8 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 {
 	char p[32], c1[32], c2[32];
 	mc_own_work_begin(true);
-	pid_prefix(p);
+	mc_vgtext_error(free_stack ? 1 : block ? 2 : 3, now_stack);
+	mc_text_pid(p);
 	struct mc_buf b = { 0 };
 	/* A block memcheck knows of, freed again or freed through a pointer
 	 * inside it: valgrind's heading, which tools that read valgrind's
@@ -1344,14 +1291,14 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	else if (alloc_stack || size)
 		mc_buf_printf(&b, " (%s bytes)", mc_commas(size, c1));
 	mc_buf_puts(&b, "\n");
-	text_stack(&b, p, now_stack);
+	mc_text_stack(&b, p, now_stack);
 	if (free_stack) {
 		mc_buf_printf(&b, "%s  Block was freed at:\n", p);
-		text_stack(&b, p, free_stack);
+		mc_text_stack(&b, p, free_stack);
 	}
 	if (alloc_stack) {
 		mc_buf_printf(&b, "%s  Block was allocated at:\n", p);
-		text_stack(&b, p, alloc_stack);
+		mc_text_stack(&b, p, alloc_stack);
 	}
 	if (!alloc_stack && !free_stack && !block)
 		mc_buf_printf(&b, "%s  (passed on to the allocator: it may come from an "

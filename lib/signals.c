@@ -120,6 +120,13 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 		st->depth--;
 }
 
+/* Is this thread running a handler memcheck wrapped? */
+bool mc_signal_handling(void)
+{
+	struct sigstate *st = my_sig;
+	return st && st->depth > 0;
+}
+
 /* Does this call come from a handler that interrupted memcheck? */
 bool mc_signal_nested(void)
 {

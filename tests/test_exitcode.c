@@ -25,6 +25,16 @@ H_CHECK(plain_exit_said)
 		      x->label, said ? "said where there was none" : "not said", x->r.err);
 }
 
+/* The alarm's _exit: the report and its status (23), or the line that
+ * says why there is none and the program's 0; never a signal. */
+H_CHECK(alarm_exit)
+{
+	bool skipped = strstr(x->r.err, "not reported") != NULL;
+	ck_assert_msg(x->r.exit_code == (skipped ? 0 : 23), "%s: %s; stderr:\n%s", x->label,
+		      h_status(&x->r), x->r.err);
+	ck_assert_msg(skipped || x->rep.n == 1, "%s: %zu records", x->label, x->rep.n);
+}
+
 /* plain_exit CASE [ARG] preloaded under each allocator installed. */
 #define PLAIN_EXIT(...)                                                        \
 	.run = { .prog = "plain_exit", .args = H_LIST(__VA_ARGS__),            \
@@ -47,8 +57,17 @@ static const struct h_case cases[] = {
 	{ "other statuses pass through", PLAIN_EXIT("leak-status", "77"), .exit = 77, .records = 1 },
 	{ "other statuses pass through", PLAIN_EXIT("leak-status", "99"), .exit = 99, .records = 1 },
 	{ "other statuses pass through", PLAIN_EXIT("leak-status", "1"), .exit = 1, .records = 1 },
-	/* _exit runs no handler: no report, the program's status */
-	{ "_exit", PLAIN_EXIT("leak-_exit"), .exit = 0, .records = H_NO_RECORDS },
+	/* _exit runs no exit handler: memcheck's _exit reports there, as
+	 * valgrind does, with exit's rule for the status */
+	{ "_exit", PLAIN_EXIT("leak-_exit"), .exit = 23, .records = 1 },
+	{ "_exit keeps another status", PLAIN_EXIT("leak-_exit", "3"), .exit = 3, .records = 1 },
+	{ "_exit from a SIGABRT handler", PLAIN_EXIT("leak-abort"), .exit = 23, .records = 1 },
+	/* a handler's _exit that may interrupt memcheck or the allocator
+	 * (their locks held): reported, or said not to be; never a hang */
+	{ "_exit from a SIGALRM handler amid mallocs",
+	  .run = { .prog = "plain_exit", .args = H_LIST("alarm", "300"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .exit = H_EXIT_ANY, .check = alarm_exit },
 	{ "MEMCHECK_EXITCODE=0",
 	  .run = { .prog = "plain_exit", .args = H_LIST("leak"), .flags = H_PRELOAD | H_EXITCODE,
 		   .text = "fail", .env = H_LIST("MEMCHECK_EXITCODE=0") },
@@ -66,6 +85,12 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_exit", .args = H_LIST("fork"), .flags = H_PRELOAD | H_EXITCODE,
 		   .no_report = true },
 	  .allocators = H_ONLY(H_GLIBC), .exit = 0, .out = H_LIST("child=23") },
+	/* A forked child's _exit: its heap is the parent's copy (check's
+	 * forked tests leave so): not reported, its status its own. */
+	{ "a forked child's _exit",
+	  .run = { .prog = "plain_exit", .args = H_LIST("fork-_exit"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .exit = 0, .out = H_LIST("child=0"), .records = 1 },
 	/* An unmodified check suite, preloaded: its forked test that leaks
 	 * exits 23, which fails that test in check's own output, and only
 	 * it. */

@@ -25,6 +25,8 @@
 
 #include "harness.h"
 
+#define MC_H_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* The log the row's setup named: a path, or with %p a pattern. */
 static const char *log_path;
 
@@ -37,7 +39,7 @@ static bool vg_line(struct h_spec *run, const char *supp, const char *log)
 	size_t nc = 0, na = 0;
 	while (run->cli[nc])
 		nc++;
-	while (run->args[na])
+	while (run->args && run->args[na])
 		na++;
 	const char **w = calloc(nc + na + 4, sizeof *w);
 	ck_assert_ptr_nonnull(w);
@@ -49,7 +51,8 @@ static bool vg_line(struct h_spec *run, const char *supp, const char *log)
 	memcpy(w + n, run->cli, nc * sizeof *w);
 	n += nc;
 	w[n++] = h_prog(run->prog);
-	memcpy(w + n, run->args, na * sizeof *w);
+	if (na)
+		memcpy(w + n, run->args, na * sizeof *w);
 	run->cli = w;
 	run->prog = NULL;
 	run->args = NULL;
@@ -88,11 +91,12 @@ H_SETUP(leak_suppressed)
 H_CHECK(leak_in_log)
 {
 	char *text = h_read_file(log_path, NULL);
-	ck_assert_msg(text && strstr(text, "40 bytes in 1 blocks are definitely lost in "
-				     "loss record 1 of 1 in region \"process\""),
+	ck_assert_msg(text && strstr(text, "== 40 bytes in 1 blocks are "
+				     "definitely lost in loss record 1 of 1\n"),
 		      "%s: the log has no valgrind-worded leak record:\n%s", x->label,
 		      text ? text : "(no file)");
-	ck_assert_msg(strstr(text, h_env("(allocator %s)", h_allocators[x->alloc].name)),
+	ck_assert_msg(strstr(text, h_env("(allocator %s)", h_allocators[x->alloc].name)) &&
+		      strstr(text, "memcheck: FAIL: 40 bytes in 1 blocks definitely lost"),
 		      "%s: the program did not run under that allocator:\n%s", x->label, text);
 	free(text);
 }
@@ -150,6 +154,137 @@ H_CHECK(killed_by_sigsegv)
 	ck_assert_msg(x->r.signal == SIGSEGV, "%s: %s", x->label, h_status(&x->r));
 }
 
+/* ---- valgrind's lines -------------------------------------------------- */
+
+H_SETUP(vg_under_allocator)
+{
+	h_setup_allocator_preloaded(run, c);
+	return vg_line(run, NULL, NULL);
+}
+
+/* The lines of text that scripts and drivers read in valgrind's output
+ * ("==PID==" made "==P=="): HEAP SUMMARY's, the loss records' headings,
+ * LEAK SUMMARY's, "All heap blocks were freed", valgrind's hints and
+ * ERROR SUMMARY; the header, stacks, heap errors' own lines and
+ * memcheck's verdict are not among them.  some: only the figures that do
+ * not depend on what the allocator and the C library keep to the end
+ * (an allocator's own start-up blocks and libstdc++'s pool, which
+ * memcheck suppresses and valgrind's freeres frees; a free valgrind
+ * counts of a double free; in a passing run the blocks the shipped
+ * suppressions would match, left unmatched and still reachable): the
+ * records, ERROR SUMMARY without its suppressed part, and the lost
+ * kinds' lines that are not 0 bytes in 0 blocks. */
+static char *read_lines(const char *text, bool some)
+{
+	static const char *const whole[] = { "HEAP SUMMARY:", "in use at exit:",
+		"total heap usage:", "All heap blocks were freed", "LEAK SUMMARY:", "suppressed:",
+		"still reachable:",
+		"Rerun with", "Reachable blocks", "To see them", "For a detailed leak" };
+	static const char *const kept[] = { "in loss record", "ERROR SUMMARY:", "lost:" };
+	size_t cap = strlen(text) + 1, n = 0;
+	char *out = calloc(cap, 1);
+	ck_assert_ptr_nonnull(out);
+	for (const char *l = text; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		const char *rest = l + 2;
+		while (l[0] == '=' && l[1] == '=' && rest < l + len && *rest >= '0' && *rest <= '9')
+			rest++;
+		bool take = false;
+		if (l[0] == '=' && l[1] == '=' && rest + 3 <= l + len && !strncmp(rest, "== ", 3)) {
+			char line[1024];
+			snprintf(line, sizeof line, "%.*s", (int)(l + len - rest - 3), rest + 3);
+			for (size_t i = 0; i < MC_H_SIZE(kept); i++)
+				take |= strstr(line, kept[i]) != NULL;
+			for (size_t i = 0; !some && i < MC_H_SIZE(whole); i++)
+				take |= strstr(line, whole[i]) != NULL;
+			if (some && strstr(line, ": 0 bytes in 0 blocks"))
+				take = false;
+			/* the allocator's own blocks' records, suppressed */
+			if (some && strstr(line, " (suppressed: "))
+				*strstr(line, " (suppressed: ") = 0;
+			if (take)
+				n += (size_t)snprintf(out + n, cap - n, "==P== %s\n", line);
+		}
+		l += len + (e != NULL);
+	}
+	return out;
+}
+
+/* valgrind's own output for the row's command line (its words, the
+ * program and its arguments), once a row. */
+static const char *valgrind_text(const struct h_case *c)
+{
+	static const struct h_case *row[8];
+	static char *text[8];
+	for (size_t i = 0; i < MC_H_SIZE(row) && row[i]; i++)
+		if (row[i] == c)
+			return text[i];
+	const char *argv[32];
+	size_t n = 0;
+	for (size_t i = 0; c->run.cli && c->run.cli[i]; i++)
+		argv[n++] = c->run.cli[i];
+	argv[n++] = h_prog(c->run.prog);
+	for (size_t i = 0; c->run.args && c->run.args[i]; i++)
+		argv[n++] = c->run.args[i];
+	argv[n] = NULL;
+	struct h_res v;
+	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "", .args = argv);
+	size_t i = 0;
+	while (i < MC_H_SIZE(row) - 1 && row[i])
+		i++;
+	row[i] = c;
+	text[i] = strdup(v.r.err);
+	h_res_free(&v);
+	return text[i];
+}
+
+static void same_lines(struct h_res *x, const struct h_case *c, bool some)
+{
+	if (!h_valgrind_path()) {
+		printf("%s: valgrind is not installed: not compared\n", x->label);
+		return;
+	}
+	char *vg = read_lines(valgrind_text(c), some), *mc = read_lines(x->r.err, some);
+	ck_assert_msg(strstr(vg, "ERROR SUMMARY:"), "%s: no ERROR SUMMARY from valgrind",
+		      x->label);
+	ck_assert_msg(!strcmp(vg, mc), "%s: valgrind's lines:\n%s\nmemcheck's:\n%s\n"
+		      "memcheck's whole text:\n%s", x->label, vg, mc, x->r.err);
+	free(vg);
+	free(mc);
+}
+
+/* Every line scripts read is valgrind's under glibc; the figures that
+ * do not depend on the allocator's own blocks under every allocator. */
+H_CHECK(as_valgrind)
+{
+	same_lines(x, c, x->alloc != H_GLIBC);
+}
+
+/* A heap error: valgrind counts the bad free among the frees. */
+H_CHECK(errors_as_valgrind)
+{
+	same_lines(x, c, true);
+}
+
+/* jq's shtest (tests/setup, tests/shtest): valgrind's command line with
+ * --error-exitcode=1 --leak-check=full, its standard error kept in a
+ * file, then grep '^==[0-9][0-9]*== ERROR SUMMARY: 0 errors' in it; the
+ * script's status is grep's.  The row's args: plain_exit's case. */
+H_SETUP(jq_script)
+{
+	const char *err = h_tmppath("jq.err");
+	const char **args = calloc(3, sizeof *args);
+	ck_assert_ptr_nonnull(args);
+	args[0] = "-c";
+	args[1] = h_env("'%s/memcheck' --error-exitcode=1 --leak-check=full '%s' %s > /dev/null "
+			"2> '%s'; grep '^==[0-9][0-9]*== ERROR SUMMARY: 0 errors' '%s'",
+			h_build(), h_prog("plain_exit"), run->args[0], err, err);
+	run->args = args;
+	run->prog = "/bin/sh";
+	return true;
+}
+
 /* memcheck WORDS -- plain_exit CASE, MEMCHECK_TEXT unset, memcheck's own
  * exit status */
 #define MC(...) .run = { .cli = H_LIST(__VA_ARGS__), .text = "", .flags = H_EXITCODE
@@ -176,7 +311,7 @@ static const struct h_case cases[] = {
 	{ "exit 77 kept", ONCE, MC("-q"), EXIT("leak-status", "77"), .setup = vg, .exit = 77 },
 	/* a suppression file, as valgrind reads it, makes the leak fine */
 	{ "--suppressions", ONCE, MC(NULL), EXIT("leak"), .setup = leak_suppressed },
-	{ "--log-file with %p", ONCE, MC("-q"), EXIT("leak"), .setup = log_by_pid, .exit = 23,
+	{ "--log-file with %p", ONCE, MC("-q", "--leak-check=full"), EXIT("leak"), .setup = log_by_pid, .exit = 23,
 	  .check = log_of_its_pid },
 	/* what memcheck cannot honour is refused, not ignored */
 	{ "--tool=helgrind", ONCE, MC("--tool=helgrind"), EXIT("clean"), .setup = vg, .exit = 2,
@@ -185,6 +320,27 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("no valgrind XML") },
 	{ "--frobnicate", ONCE, MC("--frobnicate"), EXIT("clean"), .setup = vg, .exit = 2,
 	  .err = H_LIST("unknown option --frobnicate") },
+	/* valgrind's lines, against valgrind's own output for the same
+	 * command line (stacks, header and heap errors' lines apart) */
+#define VG(...) MC(__VA_ARGS__), .no_report = true
+	{ "valgrind's lines, definitely lost", VG("--leak-check=full"),
+	  .prog = "plain_leak_direct" }, .exit = 23, .setup = vg_under_allocator,
+	  .check = as_valgrind },
+	{ "valgrind's lines, every kind", VG("--leak-check=full", "--show-leak-kinds=all"),
+	  .prog = "plain_leak_adjacent" }, .exit = 23, .setup = vg_under_allocator,
+	  .check = as_valgrind },
+	{ "valgrind's lines, summary", VG("--error-exitcode=1"), .prog = "plain_leak_family" },
+	  .exit = 1, .setup = vg_under_allocator, .check = as_valgrind },
+	{ "valgrind's lines, clean", VG("--leak-check=full"), .prog = "plain_clean" },
+	  .setup = vg_under_allocator, .check = as_valgrind },
+	{ "valgrind's lines, a double free", VG("--leak-check=full"), .prog = "plain_errors",
+	  .args = H_LIST("double") }, .exit = 23, .setup = vg_under_allocator,
+	  .check = errors_as_valgrind },
+	/* a script that greps valgrind's ERROR SUMMARY, as jq's shtest */
+	{ "jq's grep of ERROR SUMMARY, clean", ONCE, .run = { .prog = "plain_exit",
+	  .args = H_LIST("clean"), .no_report = true, .text = "" }, .setup = jq_script },
+	{ "jq's grep of ERROR SUMMARY, a leak", ONCE, .run = { .prog = "plain_exit",
+	  .args = H_LIST("leak"), .no_report = true, .text = "" }, .setup = jq_script, .exit = 1 },
 	/* options that tune valgrind's own instrumentation are accepted */
 	{ "valgrind's tuning options", ONCE,
 	  MC("--track-origins=yes", "--trace-children=yes", "--malloc-fill=0xAA"), EXIT("clean"),

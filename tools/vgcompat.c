@@ -15,6 +15,12 @@
  *   valgrind creates it (empty with -q) at start: the file the program's
  *   own process will write is created here, emptied as valgrind does.
  *   The library creates a file only when it has something to say.
+ * - Scripts grep valgrind's lines ("==PID== ERROR SUMMARY: 0 errors",
+ *   "All heap blocks were freed", "definitely lost: 0 bytes"): the
+ *   library writes the process's end in valgrind's layout
+ *   (MEMCHECK_VALGRIND_TEXT, lib/vgtext.c, from --leak-check and
+ *   --show-leak-kinds), and the header valgrind writes at start is
+ *   written here, before the exec, under the pid the program keeps.
  * - valgrind's options that tune its own instrumentation
  *   (--track-origins, --malloc-fill, ...) mean nothing here and are
  *   accepted; options memcheck cannot honour (--xml=yes, another --tool)
@@ -34,7 +40,7 @@
  * instrumentation, or choose what it prints beside what memcheck
  * prints anyway. */
 static const char *const ignored[] = {
-	"--show-reachable", "--show-leak-kinds", "--errors-for-leak-kinds",
+	"--errors-for-leak-kinds",
 	"--show-possibly-lost", "--leak-resolution", "--trace-children",
 	"--child-silent-after-fork", "--track-origins", "--track-fds",
 	"--time-stamp", "--read-var-info", "--read-inline-info", "--demangle",
@@ -107,24 +113,54 @@ static char *log_pattern(const char *v)
 	return out;
 }
 
+/* valgrind's start: "==PID== " lines naming the tool and the command,
+ * and an empty one; -q writes none. */
+static void header(int fd, char **cmd)
+{
+	long pid = (long)getpid();
+	char *h = xasprintf("==%ld== memcheck %s: valgrind's command line, the program run "
+			    "with libmemcheck preloaded (leaks and heap errors)\n==%ld== Command:",
+			    pid, MEMCHECK_VERSION, pid);
+	for (; *cmd; cmd++) {
+		char *more = xasprintf("%s %s", h, *cmd);
+		free(h);
+		h = more;
+	}
+	char *all = xasprintf("%s\n==%ld== \n", h, pid);
+	mc_write_all(fd, all, strlen(all));
+	free(all);
+	free(h);
+}
+
 /* The file the exec'd program's own process writes: created and
- * emptied now, as valgrind does. */
-static void create_log(const char *pattern)
+ * emptied now, as valgrind does, with the header unless quiet. */
+static void create_log(const char *pattern, char **cmd, bool quiet)
 {
 	char path[PATH_MAX];
 	size_t bad;
 	if (mc_text_path(pattern, (long)getpid(), path, sizeof path, &bad) < 0)
 		return;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd >= 0)
-		close(fd);
-	else
+	if (fd < 0) {
 		say("--log-file: %s: %s", path, strerror(errno));
+		return;
+	}
+	if (!quiet)
+		header(fd, cmd);
+	close(fd);
+}
+
+/* --show-leak-kinds=all, or a list naming reachable and indirect too:
+ * every record listed.  valgrind's default is definite,possible. */
+static bool every_kind(const char *v)
+{
+	return !strcmp(v, "all") || (strstr(v, "reachable") && strstr(v, "indirect"));
 }
 
 int cmd_vgcompat(int argc, char **argv)
 {
-	const char *text = NULL, *track = NULL;
+	const char *text = NULL, *track = NULL, *leak_check = "summary";
+	bool all_kinds = false;
 	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
 	bool gen = false;
 	int i = 1;
@@ -155,6 +191,11 @@ int cmd_vgcompat(int argc, char **argv)
 				track = "0";
 			else if (strcmp(v, "summary") && strcmp(v, "yes") && strcmp(v, "full"))
 				return bad_usage(NULL, "%s: expected no, summary, yes or full", a);
+			leak_check = strcmp(v, "yes") && strcmp(v, "full") ? "summary" : "full";
+		} else if ((v = value_of(a, "--show-leak-kinds"))) {
+			all_kinds = every_kind(v);
+		} else if ((v = value_of(a, "--show-reachable"))) {
+			all_kinds = !strcmp(v, "yes");
 		} else if ((v = value_of(a, "--num-callers"))) {
 			char *end;
 			long n = strtol(v, &end, 10);
@@ -207,9 +248,14 @@ int cmd_vgcompat(int argc, char **argv)
 		setenv("MEMCHECK_EXITCODE", code, 1);
 	if (supp)
 		setenv("MEMCHECK_SUPPRESSIONS", supp, 1);
+	setenv("MEMCHECK_VALGRIND_TEXT",
+	       !strcmp(leak_check, "full") && all_kinds ? "all" : leak_check, 1);
+	bool quiet = text && !strcmp(text, "fail");
 	if (log) {
 		setenv("MEMCHECK_LOG", log, 1);
-		create_log(log);
+		create_log(log, argv + i, quiet);
+	} else if (!quiet) {
+		header(STDERR_FILENO, argv + i);
 	}
 	/* valgrind writes the entries into its log; one file without %p
 	 * can take them too */

@@ -1,0 +1,305 @@
+/*
+ * vgtext.c - lines in valgrind's words: the "==pid==" prefix, a stack's
+ * "at"/"by" frames (report.c's text and heap errors use them too), and,
+ * under MEMCHECK_VALGRIND_TEXT (memcheck's valgrind command line,
+ * tools/vgcompat.c), the process's end as valgrind's memcheck writes it:
+ * HEAP SUMMARY, the loss records, LEAK SUMMARY or "All heap blocks were
+ * freed -- no leaks are possible", and ERROR SUMMARY.
+ *
+ * Scripts and drivers read those lines by their bytes: jq's shtest greps
+ * '^==[0-9][0-9]*== ERROR SUMMARY: 0 errors', others take a field with
+ * awk '/ERROR SUMMARY/ {print $4}' or cut -d ' ' -f 4, or grep
+ * '== +.* lost: [^0]', "All heap blocks were freed", "in use at exit: 0
+ * bytes in 0 blocks"; CTest counts "are definitely lost in loss record".
+ * So each line is valgrind 3.19's to the byte (compared with its output
+ * on the same programs: tests/test_wrapper.c), with memcheck's figures:
+ * numbers with thousands separators, the LEAK SUMMARY's words right-
+ * aligned, records in valgrind's order (ascending total bytes, then
+ * kind, then blocks), numbered over every record that is not
+ * suppressed.  valgrind's rules for the counts (its manual, "--leak-
+ * check", "--errors-for-leak-kinds"): with --leak-check=full each
+ * definitely or possibly lost record is an error of its own context, a
+ * suppressed one a suppressed error; a heap error is an error, its
+ * context its kind and stack.  memcheck's verdict takes the place of
+ * valgrind's "For lists of detected and suppressed errors" line.
+ *
+ * Nothing here reads RSS or the allocator's statistics: the figures are
+ * the ones the one-line summary has, plus the kinds and suppressed
+ * figures, which region.c matches for every kind when this text shows
+ * them.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *mc_text_pid(char p[32])
+{
+	int pid = (int)mc_pid();
+	char *w = p;
+	*w++ = '=';
+	*w++ = '=';
+	if (pid < 0)
+		*w++ = '-';
+	w = mc_utoa(w, pid < 0 ? -(uint64_t)pid : (uint64_t)pid);
+	memcpy(w, "==", 3);
+	return p;
+}
+
+/* Reports show a stack up to main, as valgrind does
+ * (--show-below-main=no): what lies below, the C library's start-up, is
+ * every stack's.  fi: a frame's functions, innermost first, k of them. */
+bool mc_text_is_main(const struct mc_frame_info *fi, int k)
+{
+	return strcmp(fi[k - 1].function, "main") == 0;
+}
+
+void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
+{
+	const uintptr_t *f;
+	int n = mc_stack_get_code(id, &f);
+	if (n == 0) {
+		mc_buf_strs(b, prefix, "   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", NULL);
+		return;
+	}
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	bool leading = true; /* mc_allocfn_lead's walk, as the frames are named */
+	for (int i = 0; i < n; i++) {
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++) {
+			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
+			if (leading)
+				leading = mc_allocfn_is(f[i], &fi[j]);
+			const char *mark = leading ? " [allocation function]" : "";
+			/* pieces, not mc_buf_printf: two formats a frame were
+			 * ~3 K instructions of vsnprintf */
+			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
+			mc_buf_hex(b, f[i]);
+			mc_buf_strs(b, ": ", mc_text_escape(fi[j].function, fn, sizeof fn), NULL);
+			if (fi[j].file[0]) {
+				mc_buf_strs(b, " (", mc_text_escape(fi[j].file, where, sizeof where),
+					    ":", NULL);
+				mc_buf_int(b, fi[j].line);
+				mc_buf_strs(b, ")", j + 1 < k ? " [inlined]" : "", mark, "\n", NULL);
+			} else {
+				mc_buf_strs(b, " (in ",
+					    mc_text_escape(fi[j].object[0] ? fi[j].object : "?",
+							   where, sizeof where), ")", mark, "\n",
+					    NULL);
+			}
+		}
+		if (mc_text_is_main(fi, k))
+			break;
+	}
+}
+
+/* ---- heap errors' contexts ------------------------------------------- */
+
+/* valgrind counts an error's context once: the same kind at the same
+ * stack again is one more error of it.  The contexts of the errors
+ * report.c shows (account.c shows the first 20 and counts the rest),
+ * each 1 + (stack << 2 | kind); past the table's room each is taken as
+ * new.  Slots are claimed by compare-and-swap: errors may come from
+ * several threads at once, and one may be in a forked child's copy of a
+ * lock. */
+#define VG_CONTEXTS 64
+static _Atomic uint64_t contexts[VG_CONTEXTS];
+static _Atomic unsigned more_contexts;
+
+void mc_vgtext_error(unsigned kind, uint32_t stack)
+{
+	uint64_t key = 1 + ((uint64_t)stack << 2 | (kind & 3));
+	for (int i = 0; i < VG_CONTEXTS; i++) {
+		uint64_t v = atomic_load(&contexts[i]);
+		if (v == key)
+			return;
+		if (v == 0 && atomic_compare_exchange_strong(&contexts[i], &v, key))
+			return;
+		if (v == key)
+			return;
+	}
+	atomic_fetch_add(&more_contexts, 1);
+}
+
+static uint64_t error_contexts(uint64_t errors)
+{
+	uint64_t n = atomic_load(&more_contexts);
+	for (int i = 0; i < VG_CONTEXTS; i++)
+		n += atomic_load(&contexts[i]) != 0;
+	/* errors past the 20 shown may be of contexts not seen: at least
+	 * one context when there are errors, never more than errors */
+	if (errors && !n)
+		n = 1;
+	return n < errors ? n : errors;
+}
+
+void mc_vgtext_after_fork_child(void)
+{
+	for (int i = 0; i < VG_CONTEXTS; i++)
+		atomic_store(&contexts[i], 0);
+	atomic_store(&more_contexts, 0);
+}
+
+/* ---- the process's end ------------------------------------------------ */
+
+/* A count with thousands separators, as valgrind's %'lu writes it. */
+static const char *num_or_unknown(uint64_t v, char buf[32])
+{
+	return v == MEMCHECK_UNKNOWN ? "unknown" : mc_commas(v, buf);
+}
+
+/* valgrind's order of loss records, as valgrind 3.19 lists them
+ * (tests/prog's plain_leak_cycle, _interior, _adjacent under
+ * --show-leak-kinds=all): bytes ascending, then kind, still reachable
+ * first, then possibly, indirectly, definitely lost (enum mc_kind's
+ * order reversed), then blocks ascending. */
+static int vg_cmp(const void *x, const void *y)
+{
+	const struct mc_leak *a = x, *b = y;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind > b->kind ? -1 : 1;
+	if (a->blocks != b->blocks)
+		return a->blocks < b->blocks ? -1 : 1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static bool lost_kind(uint32_t kind)
+{
+	return kind == MC_KIND_DEFINITE || kind == MC_KIND_POSSIBLE;
+}
+
+/* valgrind's default --show-leak-kinds=definite,possible; all with
+ * --show-leak-kinds=all or --show-reachable=yes. */
+static bool shown_kind(uint32_t kind)
+{
+	return mc_opt.valgrind_text == MC_VGTEXT_ALL ||
+	       (mc_opt.valgrind_text == MC_VGTEXT_FULL && lost_kind(kind));
+}
+
+static const char *const vg_kind[] = { "definitely lost", "indirectly lost", "possibly lost",
+				       "still reachable" };
+
+/* The loss records full or all shows, each followed by an empty line,
+ * in valgrind's order: a copy of the groups sorted (the JSON report
+ * reads them in memcheck's order after this). */
+static void loss_records(struct mc_buf *b, const char *p, const char *sp,
+			 const struct mc_region_report *rr)
+{
+	size_t n = rr->nleak_groups;
+	if (mc_opt.valgrind_text < MC_VGTEXT_FULL || !n || !rr->leaks)
+		return;
+	/* -q and a run that passes: nothing, as memcheck's -q, where
+	 * valgrind -q --show-leak-kinds=all lists the still reachable
+	 * records; listing them needs every kind matched against the
+	 * suppressions, and CTest, which passes --show-reachable=yes -q,
+	 * counts only the lost ones (179 -> 216 system calls for
+	 * tests/prog/plain_keep_strings, strace -f) */
+	if (mc_opt.text == MC_TEXT_FAIL && rr->r->pass)
+		return;
+	size_t bytes = n * sizeof(struct mc_leak);
+	struct mc_leak *v = mc_map(bytes);
+	if (!v)
+		return;
+	memcpy(v, rr->leaks, bytes);
+	mc_sort(v, n, sizeof *v, vg_cmp);
+	char c1[32], c2[32], c3[32], c4[32];
+	for (size_t i = 0; i < n; i++) {
+		if (!shown_kind(v[i].kind))
+			continue;
+		mc_buf_strs(b, p, " ", num_or_unknown(v[i].bytes, c1), " bytes in ",
+			    num_or_unknown(v[i].blocks, c2), " blocks are ", vg_kind[v[i].kind & 3],
+			    " in loss record ", mc_commas(i + 1, c3), " of ", mc_commas(n, c4), "\n",
+			    NULL);
+		mc_text_stack(b, sp, v[i].stack);
+		mc_buf_strs(b, sp, "\n", NULL);
+	}
+	mc_unmap(v, bytes);
+}
+
+void mc_vgtext_emit(const struct mc_region_report *rr)
+{
+	const struct memcheck_result *r = rr->r;
+	bool quiet = mc_opt.text == MC_TEXT_FAIL;
+	char p[32], sp[34], c1[32], c2[32], c3[32], c4[32], c5[32];
+	mc_text_pid(p);
+	memcpy(sp, p, strlen(p));
+	memcpy(sp + strlen(p), " ", 2); /* "==pid== ": an empty line, a frame's prefix */
+	struct mc_buf b = { 0 };
+	/* one empty line after the header's (vgcompat.c), as valgrind's */
+	if (!quiet)
+		mc_buf_strs(&b, sp, "\n", p, " HEAP SUMMARY:\n", p, "     in use at exit: ",
+			    num_or_unknown(r->live_bytes, c1), " bytes in ",
+			    num_or_unknown(r->live_blocks, c2), " blocks\n", p,
+			    "   total heap usage: ", num_or_unknown(r->allocs, c3), " allocs, ",
+			    num_or_unknown(r->frees, c4), " frees, ",
+			    num_or_unknown(r->bytes_allocated, c5), " bytes allocated\n", sp, "\n",
+			    NULL);
+	uint64_t errors = r->double_frees + r->invalid_frees;
+	uint64_t ctx = error_contexts(errors), supp = 0;
+	if (mc_opt.track) {
+		loss_records(&b, p, sp, rr);
+		if (mc_opt.valgrind_text >= MC_VGTEXT_FULL) {
+			for (size_t i = 0; i < rr->nleak_groups && rr->leaks; i++)
+				if (lost_kind(rr->leaks[i].kind)) {
+					errors++;
+					ctx++;
+				}
+			supp = rr->lost_suppressed;
+		}
+	}
+	const struct memcheck_count *k[] = { &r->definitely_lost, &r->indirectly_lost,
+					     &r->possibly_lost, &r->still_reachable,
+					     &r->suppressed };
+	static const char *const word[] = { "    definitely lost: ", "    indirectly lost: ",
+					    "      possibly lost: ", "    still reachable: ",
+					    "         suppressed: " };
+	if (quiet) {
+		/* valgrind -q: nothing more; memcheck's verdict where the
+		 * region fails (the exit status changes) */
+	} else if (!mc_opt.track) {
+		mc_buf_strs(&b, p, " For a detailed leak analysis, rerun with: --leak-check=full\n",
+			    sp, "\n", NULL);
+	} else if (r->live_blocks == 0) {
+		mc_buf_strs(&b, p, " All heap blocks were freed -- no leaks are possible\n", sp,
+			    "\n", NULL);
+	} else {
+		mc_buf_strs(&b, p, " LEAK SUMMARY:\n", NULL);
+		for (int i = 0; i < 5; i++)
+			mc_buf_strs(&b, p, word[i], num_or_unknown(k[i]->bytes, c1), " bytes in ",
+				    num_or_unknown(k[i]->blocks, c2), " blocks\n", NULL);
+		if (mc_opt.valgrind_text == MC_VGTEXT_SUMMARY)
+			mc_buf_strs(&b, p, " Rerun with --leak-check=full to see details of "
+				    "leaked memory\n", NULL);
+		else if (mc_opt.valgrind_text == MC_VGTEXT_FULL && r->still_reachable.blocks)
+			mc_buf_strs(&b, p, " Reachable blocks (those to which a pointer was found) "
+				    "are not shown.\n", p, " To see them, rerun with: "
+				    "--leak-check=full --show-leak-kinds=all\n", NULL);
+		mc_buf_strs(&b, sp, "\n", NULL);
+	}
+	char alloc[1024], violations[4 * sizeof r->violations];
+	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
+	/* valgrind's summary mode lists no record: say how to have them */
+	bool unlisted = mc_opt.valgrind_text == MC_VGTEXT_SUMMARY && mc_opt.track &&
+			(r->definitely_lost.blocks || r->possibly_lost.blocks);
+	if (!r->pass)
+		mc_buf_strs(&b, p, " memcheck: FAIL: ",
+			    mc_text_escape(r->violations, violations, sizeof violations),
+			    " (allocator ", alloc,
+			    unlisted ? "; --leak-check=full lists the loss records" : "", ")\n",
+			    NULL);
+	else if (!quiet)
+		mc_buf_strs(&b, p, " memcheck: PASS (allocator ", alloc,
+			    r->peak_live_bytes == MEMCHECK_UNKNOWN ? "" : "; peak ",
+			    r->peak_live_bytes == MEMCHECK_UNKNOWN ? "" : mc_commas(r->peak_live_bytes, c1),
+			    r->peak_live_bytes == MEMCHECK_UNKNOWN ? ")\n" : " bytes live)\n", NULL);
+	if (!quiet)
+		mc_buf_strs(&b, p, " ERROR SUMMARY: ", mc_commas(errors, c1), " errors from ",
+			    mc_commas(ctx, c2), " contexts (suppressed: ", mc_commas(supp, c3),
+			    " from ", mc_commas(supp, c4), ")\n", NULL);
+	/* -q and a clean run: nothing, not even the text's file opened */
+	if (b.len)
+		mc_text_write(b.s, b.len);
+	mc_buf_free(&b);
+}
