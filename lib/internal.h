@@ -555,6 +555,12 @@ void mc_footprint_after_fork_child(void);
 /* At exit: the kernel's high-water mark is no longer reset, so the
  * process's max RSS as its parent reads it stays its own. */
 void mc_footprint_final(void);
+/* The highest kernel mark memcheck's resets threw away, in kB (0: none);
+ * lock-free, for getrusage (rusage.c), which a signal handler may call. */
+uint64_t mc_footprint_mark_lost_kb(void);
+/* After the process's last report: the kernel's mark raised back to the
+ * lost one, for the parent (footprint.c). */
+void mc_footprint_mark_restore(void);
 
 /* ---- ownread.c ------------------------------------------------------- */
 
@@ -2062,6 +2068,16 @@ uint64_t mc_rss_current_at(int fd, uint64_t *anon);
 uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss);
 /* Reset the high-water mark to the current RSS; false if not permitted. */
 bool mc_rss_reset_peak(void);
+/* The kernel's mark as getrusage(RUSAGE_SELF) gives it, kB, through the
+ * system call (not the wrapper, rusage.c): the greater of the mark and
+ * what the process's image before an exec reached; 0 if unreadable. */
+uint64_t mc_rss_mark_kb(void);
+/* The memory the process may take without reclaim or swap: the least
+ * of the system's available memory (/proc/meminfo's MemAvailable) and
+ * its memory cgroup's room (limit less usage, of its cgroup and each
+ * ancestor: cgroup v2, or v1's memory controller), bytes; false where
+ * none of them can be read. */
+bool mc_memory_room(uint64_t *room);
 /* fn for each of the process's threads (/proc/self/task), the caller
  * included, until it returns false; false then or when they cannot be
  * listed.  No malloc. */

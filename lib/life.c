@@ -403,6 +403,7 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 		mc_text_flush_stdout(mc_opt.text != MC_TEXT_NONE);
 	mc_footprint_final();
 	mc_regions_end_all(&from);
+	mc_footprint_mark_restore(); /* after the last report: for the parent */
 	mc_set_totals(NULL);
 	atomic_store_explicit(&mc_track_ready, 0, memory_order_release);
 	atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);

@@ -8,7 +8,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -227,6 +229,138 @@ bool mc_rss_reset_peak(void)
 	}
 	errno = saved;
 	return ok;
+}
+
+uint64_t mc_rss_mark_kb(void)
+{
+	int saved = errno;
+	struct rusage ru;
+	long rc = syscall(SYS_getrusage, RUSAGE_SELF, &ru);
+	errno = saved;
+	return rc == 0 && ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
+}
+
+/* ---- the memory cgroup's limit ----------------------------------------- */
+
+/* The number in the file dir/name (appended in place: dir has room), or
+ * false where it is missing or not a number (v2's "max"). */
+static bool cgroup_number(char *dir, size_t len, const char *name, uint64_t *v)
+{
+	char buf[64];
+	size_t n = strlen(name);
+	if (len + n + 2 > PATH_MAX)
+		return false;
+	dir[len] = '/';
+	memcpy(dir + len + 1, name, n + 1);
+	ssize_t got = read_file(dir, buf, sizeof buf);
+	dir[len] = 0;
+	const char *p = buf;
+	if (got <= 0 || *p < '0' || *p > '9')
+		return false;
+	*v = parse_u64(&p);
+	return true;
+}
+
+/* The process's memory cgroup: v1's memory controller's line
+ * ("N:...memory...:/path", where it is mounted the limits are there)
+ * before v2's ("0::/path"); its directory under /sys/fs/cgroup into
+ * dir, whose files are then named by *limit and *usage. */
+static bool cgroup_dir(char *dir, size_t *rootlen, const char **limit, const char **usage)
+{
+	char buf[2048];
+	ssize_t len = read_file("/proc/self/cgroup", buf, sizeof buf);
+	const char *v2 = NULL, *v1 = NULL;
+	for (const char *p = buf, *end = buf + (len > 0 ? len : 0); p < end; p = next_line(p, end)) {
+		const char *c = p;
+		while (c < end && *c != ':' && *c != '\n')
+			c++;
+		if (c == end || *c != ':')
+			continue;
+		const char *names = ++c;
+		while (c < end && *c != ':' && *c != '\n')
+			c++;
+		if (c == end || *c != ':')
+			continue;
+		if (c == names && p[0] == '0' && p + 1 == names - 1)
+			v2 = c + 1;
+		for (const char *w = names; w + 6 <= c; w++)
+			if (!memcmp(w, "memory", 6) && (w == names || w[-1] == ',') &&
+			    (w + 6 == c || w[6] == ','))
+				v1 = c + 1;
+	}
+	const char *path = v1 ? v1 : v2;
+	if (!path)
+		return false;
+	const char *root = v1 ? "/sys/fs/cgroup/memory" : "/sys/fs/cgroup";
+	size_t rl = strlen(root), pl = 0;
+	while (path[pl] && path[pl] != '\n')
+		pl++;
+	if (rl + pl + 1 > PATH_MAX / 2)
+		return false;
+	memcpy(dir, root, rl);
+	memcpy(dir + rl, path, pl);
+	dir[rl + pl] = 0;
+	*rootlen = rl;
+	*limit = v1 ? "memory.limit_in_bytes" : "memory.max";
+	*usage = v1 ? "memory.usage_in_bytes" : "memory.current";
+	return true;
+}
+
+/* The memory cgroup's room (limit less usage), the least of the
+ * process's cgroup's and its ancestors'; false where none is limited. */
+static bool cgroup_room(uint64_t *room)
+{
+	char dir[PATH_MAX];
+	const char *limit, *usage;
+	size_t root;
+	bool limited = false;
+	if (cgroup_dir(dir, &root, &limit, &usage)) {
+		/* The cgroup and each ancestor up to the mount's root: a
+		 * limit anywhere above charges this one's pages too.  v1
+		 * says no limit with a number near 2^63, v2 with "max". */
+		size_t len = strlen(dir);
+		while (len > root && dir[len - 1] == '/')
+			dir[--len] = 0;
+		for (;;) {
+			uint64_t max, cur;
+			if (cgroup_number(dir, len, limit, &max) && max < ((uint64_t)1 << 62) &&
+			    cgroup_number(dir, len, usage, &cur)) {
+				uint64_t r = max > cur ? max - cur : 0;
+				if (!limited || r < *room)
+					*room = r;
+				limited = true;
+			}
+			if (len <= root)
+				break;
+			while (len > root && dir[len - 1] != '/')
+				len--;
+			if (len > root)
+				len--; /* the slash */
+			dir[len] = 0;
+		}
+	}
+	return limited;
+}
+
+bool mc_memory_room(uint64_t *room)
+{
+	int saved = errno;
+	char buf[4096];
+	bool known = cgroup_room(room);
+	/* MemAvailable: what the kernel can give without swapping, page
+	 * cache it would drop included (free memory alone is small on a
+	 * machine whose cache is full). */
+	ssize_t len = read_file("/proc/meminfo", buf, sizeof buf);
+	if (len > 0) {
+		const char *at = buf;
+		uint64_t kb = status_field(&at, buf + len, "MemAvailable:");
+		if (at != buf && (!known || kb * 1024 < *room)) {
+			*room = kb * 1024;
+			known = true;
+		}
+	}
+	errno = saved;
+	return known;
 }
 
 /* ---- the process's threads ------------------------------------------ */

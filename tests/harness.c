@@ -670,6 +670,15 @@ bool h_setup_allocator_preloaded(struct h_spec *run, const struct h_case *c)
 	return true;
 }
 
+void h_exec_bare(struct h_res *b, const struct h_res *x, const struct h_case *c)
+{
+	struct h_spec bare = { .prog = c->run.prog, .args = c->run.args, .alloc = x->alloc,
+			       .no_report = true, .text = "" };
+	h_setup_allocator_preloaded(&bare, c);
+	h_exec(b, &bare);
+	h_expect_exit(b, 0);
+}
+
 void h_add_cases(TCase *tc, const struct h_case *cases, size_t n)
 {
 	size_t first = nentries;

@@ -348,6 +348,10 @@ struct h_case {
  * allocator's object in LD_PRELOAD (run->env, which must have been
  * NULL), as a user would have it; memcheck puts itself in front. */
 bool h_setup_allocator_preloaded(struct h_spec *run, const struct h_case *c);
+/* The row's program and arguments without memcheck, under x's allocator
+ * (preloaded; MEMCHECK_TEXT unset, no report), which must exit 0: the
+ * figures a row compares its own with. */
+void h_exec_bare(struct h_res *b, const struct h_res *x, const struct h_case *c);
 
 /* Register cases[0..n) x their allocators as one loop test of tc. */
 struct TCase;

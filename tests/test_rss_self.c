@@ -63,14 +63,8 @@ struct own {
 /* The program's own figures (KiB) from its run without memcheck. */
 static struct own bare_figures(const struct h_res *x, const struct h_case *c)
 {
-	const char *soname = h_allocators[x->alloc].soname;
-	const char *so = soname ? h_allocator_so(soname) : NULL;
-	struct h_spec bare = { .prog = c->run.prog, .args = c->run.args, .alloc = x->alloc,
-			       .no_report = true, .text = "",
-			       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL };
 	struct h_res b;
-	h_exec(&b, &bare);
-	h_expect_exit(&b, 0);
+	h_exec_bare(&b, x, c);
 	struct own o = { -1, -1, -1 };
 	const char *line = strstr(b.r.out, "rss_self: ");
 	while (line && line != b.r.out && line[-1] != '\n')

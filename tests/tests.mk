@@ -209,7 +209,7 @@ prog-check: all $(PROG_BINS) $(CXX_PROG_BINS) $(NOPIE_BINS) $(NULL_SO) $(CORPUS_
 # The library exports the public API and what it interposes: the malloc
 # family, C++'s operator new and delete, the rlimit setters (limits.c),
 # the signal-handler setters (signals.c), pthread_getattr_np
-# (threadattr.c), the mmap family (mappings.c)
+# (threadattr.c), getrusage (rusage.c), the mmap family (mappings.c)
 # and __libc_start_main (start.c); nothing else (internals are hidden:
 # -fvisibility=hidden).
 CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
@@ -221,7 +221,7 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 	_ZdaPvSt11align_val_tRKSt9nothrow_t
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
-	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 sigaction signal pthread_getattr_np $(CXX_NEW) \
+	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 sigaction signal pthread_getattr_np getrusage $(CXX_NEW) \
 	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
 # every process it is loaded into (a left-out one too), are a page fault
@@ -244,7 +244,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit and signal setters, pthread_getattr_np, the mmap family, __libc_start_main, _exit and _Exit only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit and signal setters, pthread_getattr_np, getrusage, the mmap family, __libc_start_main, _exit and _Exit only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,

@@ -92,6 +92,21 @@ bool mc_rss_reset_peak(void)
 	return true;
 }
 
+/* getrusage's figure of the mark, kB. */
+static int mark_reads;
+
+uint64_t mc_rss_mark_kb(void)
+{
+	mark_reads++;
+	return rss_hwm / 1024;
+}
+
+bool mc_memory_room(uint64_t *room)
+{
+	(void)room;
+	return false;
+}
+
 #define KIB 1024u
 #define NLAZY 4
 #define LAZY_LEN (64 * KIB)
@@ -377,6 +392,42 @@ START_TEST(wanted_late_measures_from_then)
 }
 END_TEST
 
+/* The kernel's mark that a reset throws away is kept (rusage.c's
+ * getrusage gives it, the process's end raises the mark back to it):
+ * read before each reset that ends the program's time, by the fold
+ * that reads status where one does (no read more), by getrusage's
+ * figure where none does (an outermost region's begin); never the mark
+ * of memcheck's own work, nor after the process's end began.  A forked
+ * child's mark starts afresh, as bare. */
+START_TEST(lost_mark_kept)
+{
+	start_apart();
+	ck_assert_uint_eq(mc_footprint_mark_lost_kb(), 0);
+	rss_hwm = 8192 * KIB; /* the program's peak, then a drop */
+	rss_now = 2048 * KIB;
+	mark_reads = 0;
+	mc_prog_peak_take(NULL, NULL, NULL); /* an inner region begins */
+	ck_assert_int_eq(mark_reads, 0);
+	ck_assert_uint_eq(mc_footprint_mark_lost_kb(), 8192);
+	ck_assert_uint_eq(rss_hwm, rss_now); /* reset */
+	mc_own_work_begin(false);
+	rss_hwm = 16384 * KIB; /* memcheck's own work */
+	mc_own_work_end();
+	ck_assert_int_eq(mark_reads, 0);
+	ck_assert_uint_eq(mc_footprint_mark_lost_kb(), 8192);
+	rss_hwm = 12288 * KIB;
+	mc_prog_peak_restart(NULL, NULL); /* an outermost region begins */
+	ck_assert_int_eq(mark_reads, 1);
+	ck_assert_uint_eq(mc_footprint_mark_lost_kb(), 12288);
+	mc_footprint_final();
+	rss_hwm = 20480 * KIB;
+	mc_prog_peak_take(NULL, NULL, NULL);
+	ck_assert_uint_eq(mc_footprint_mark_lost_kb(), 12288);
+	mc_footprint_after_fork_child();
+	ck_assert_uint_eq(mc_footprint_mark_lost_kb(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("footprint", 0);
@@ -390,5 +441,6 @@ int main(void)
 	tcase_add_test(tc, take_less_m_growth);
 	tcase_add_test(tc, unwanted_reads_nothing);
 	tcase_add_test(tc, wanted_late_measures_from_then);
+	tcase_add_test(tc, lost_mark_kept);
 	return h_run_suite(NULL);
 }
