@@ -60,40 +60,70 @@
  * loop is impossible, but /proc may change under the walk). */
 #define MAX_DEPTH 64
 
+/* s appended at *w, within end; false where it does not fit.  Loops of
+ * memcheck's own, not strlen and memcpy: the reader's path, run at
+ * every measured process's exit, binds no function of the C library's.
+ * And no function the library did not import before (strtol, unlink):
+ * each new import was ~370 instructions of symbol lookup at every
+ * process's load (callgrind, ld.so's strcmp: +1,122 for three). */
+static bool put(char **w, char *end, const char *s)
+{
+	for (; *s; s++) {
+		if (*w + 1 >= end)
+			return false;
+		*(*w)++ = *s;
+	}
+	**w = 0;
+	return true;
+}
+
 /* head PID tail into out, on the stack (no mapping for a buffer: the
  * reader's path makes one system call): false where it does not fit. */
 static bool pid_path(char *out, size_t size, const char *head, pid_t pid, const char *tail)
 {
 	char digits[12];
-	size_t d = sizeof digits;
+	size_t d = sizeof digits - 1;
+	digits[d] = 0;
 	unsigned v = (unsigned)pid;
 	do
 		digits[--d] = (char)('0' + v % 10);
 	while ((v /= 10) && d);
-	size_t h = strlen(head), n = sizeof digits - d, t = strlen(tail);
-	if (h + n + t + 1 > size)
-		return false;
-	memcpy(out, head, h);
-	memcpy(out + h, digits + d, n);
-	memcpy(out + h + n, tail, t + 1);
-	return true;
+	char *w = out;
+	return put(&w, out + size, head) && put(&w, out + size, digits + d) &&
+	       put(&w, out + size, tail);
 }
 
-/* The record file of process pid: false where the path does not fit. */
+/* A decimal number at *p, *p moved past it. */
+static unsigned long long number(const char **p)
+{
+	unsigned long long v = 0;
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		v = v * 10 + (unsigned)(**p - '0');
+	return v;
+}
+
+static void remove_file(const char *path)
+{
+	syscall(SYS_unlink, path);
+}
+
+/* The record file of process pid: false where the path does not fit.
+ * The directory: $XDG_RUNTIME_DIR, else $TMPDIR, else /tmp, found in one
+ * walk of the environment. */
 static bool record_path(char *path, size_t size, pid_t pid)
 {
-	const char *dir = getenv("XDG_RUNTIME_DIR");
-	if (!dir || dir[0] != '/')
-		dir = getenv("TMPDIR");
-	if (!dir || dir[0] != '/')
-		dir = "/tmp";
-	char head[4096];
-	size_t n = strlen(dir);
-	if (n + sizeof "/memcheck-fail-" > sizeof head)
-		return false;
-	memcpy(head, dir, n);
-	memcpy(head + n, "/memcheck-fail-", sizeof "/memcheck-fail-");
-	return pid_path(path, size, head, pid, "");
+	const char *xdg = NULL, *tmp = NULL;
+	for (char **e = environ; e && *e; e++) {
+		const char *v;
+		if ((v = mc_str_after(*e, "XDG_RUNTIME_DIR=")))
+			xdg = v;
+		else if ((v = mc_str_after(*e, "TMPDIR=")))
+			tmp = v;
+	}
+	const char *dir = xdg && xdg[0] == '/' ? xdg : tmp && tmp[0] == '/' ? tmp : "/tmp";
+	char head[4096], *w = head;
+	return put(&w, head + sizeof head, dir) && put(&w, head + sizeof head, "/memcheck-fail-") &&
+	       pid_path(path, size, head, pid, "");
 }
 
 /* /proc/PID/<what> read whole into buf (NUL-terminated); its length,
@@ -129,13 +159,13 @@ static bool stat_of(pid_t pid, pid_t *ppid, unsigned long long *start)
 	p += 2;
 	for (int field = 3; field < 22; field++) {
 		if (field == 4)
-			*ppid = (pid_t)strtol(p, NULL, 10);
+			*ppid = (pid_t)number(&p);
 		p = strchr(p, ' ');
 		if (!p)
 			return false;
 		p++;
 	}
-	*start = strtoull(p, NULL, 10);
+	*start = number(&p);
 	return true;
 }
 
@@ -204,7 +234,7 @@ static void record(pid_t pid, unsigned long long start, const char *line, size_t
 	pid_t pp;
 	unsigned long long now;
 	if (!stat_of(pid, &pp, &now) || now != start)
-		unlink(path);
+		remove_file(path);
 }
 
 void mc_descend_fail(unsigned regions)
@@ -263,7 +293,7 @@ bool mc_descend_failed(bool say)
 		errno = saved;
 		return false;
 	}
-	unlink(path); /* read: a later process with this pid starts clean */
+	remove_file(path); /* read: a later process with this pid starts clean */
 	buf[len > 0 ? len : 0] = 0;
 	unsigned long long me = mc_stat_field(22);
 	unsigned processes = 0;
@@ -273,8 +303,8 @@ bool mc_descend_failed(bool say)
 		if (!end)
 			break; /* a line cut by the buffer's end */
 		*end = 0;
-		char *rest;
-		if (strtoull(p, &rest, 10) == me && *rest == ' ') {
+		const char *rest = p;
+		if (number(&rest) == me && *rest == ' ') {
 			if (!processes)
 				first = rest + 1;
 			processes++;
@@ -283,13 +313,14 @@ bool mc_descend_failed(bool say)
 	}
 	if (processes && say && mc_opt.text != MC_TEXT_NONE) {
 		/* first: "PID REGIONS PROGRAM" */
-		char *r1, *r2;
-		long dpid = strtol(first, &r1, 10);
-		unsigned long regions = strtoul(r1, &r2, 10);
-		mc_log("exit status %d instead of 0: descendant process %ld (%s) failed %lu "
+		const char *r = first;
+		unsigned long long dpid = number(&r);
+		r += *r == ' ';
+		unsigned long long regions = number(&r);
+		mc_log("exit status %d instead of 0: descendant process %llu (%s) failed %llu "
 		       "region%s%s (MEMCHECK_ANCESTORS=0 leaves a descendant's failure to its "
 		       "parent)",
-		       mc_opt.exitcode, dpid, *r2 == ' ' ? r2 + 1 : "?", regions, regions == 1 ? "" : "s",
+		       mc_opt.exitcode, dpid, *r == ' ' ? r + 1 : "?", regions, regions == 1 ? "" : "s",
 		       processes > 1 ? ", and other descendants failed too" : "");
 	}
 	errno = saved;
