@@ -39,6 +39,8 @@
  *   must not stay behind); nothing where the status is the program's
  *   (MEMCHECK_EXITCODE=0, MEMCHECK_ANCESTORS=0).  The walk and the
  *   writes are a failing process's only.
+ * - Not in secure execution (a setuid or setgid program): the directory
+ *   comes from the environment its user sets.
  * - Not covered: an ancestor the programs rule leaves out (a shell
  *   script's test: the shell passes; `memcheck run` reads every
  *   process's records and fails it), a process that leaves by _exit or
@@ -50,6 +52,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -112,6 +115,11 @@ static void remove_file(const char *path)
  * walk of the environment. */
 static bool record_path(char *path, size_t size, pid_t pid)
 {
+	/* A setuid or setgid program (secure execution) would create and
+	 * remove files with its privileges in a directory its untrusting
+	 * user names: none, as options.c reads no MEMCHECK_* there. */
+	if (getauxval(AT_SECURE))
+		return false;
 	const char *xdg = NULL, *tmp = NULL;
 	for (char **e = environ; e && *e; e++) {
 		const char *v;
@@ -239,7 +247,7 @@ static void record(pid_t pid, unsigned long long start, const char *line, size_t
 
 void mc_descend_fail(unsigned regions)
 {
-	if (!mc_opt.ancestors || mc_opt.exitcode == 0)
+	if (!mc_opt.ancestors || mc_opt.exitcode == 0 || getauxval(AT_SECURE))
 		return;
 	int saved = errno;
 	char exe[4096] = "?";
