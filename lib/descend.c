@@ -31,8 +31,9 @@
  *   (O_APPEND, one write: whole lines from processes writing at once)
  *   to memcheck-fail-ANCESTOR in $XDG_RUNTIME_DIR, else $TMPDIR, else
  *   /tmp; STARTTIME (stat's 22nd field) names the ancestor, not its
- *   pid alone, which the system may reuse.  Opened with O_NOFOLLOW, and
- *   taken only from a file of the process's own user.
+ *   pid alone, which the system may reuse.  Opened with O_NOFOLLOW and
+ *   O_NONBLOCK (a FIFO another user put there would hold the exit), and
+ *   taken only from a regular file of the process's own user.
  * - The reader's cost: one open(2) that fails, at the exit of every
  *   measured process (also one that exits non-zero: a check runner
  *   exits 1 after a forked test failed, and the record its test left
@@ -46,7 +47,9 @@
  *   process's records and fails it), a process that leaves by _exit or
  *   is killed (no region ends there), a descendant that fails after its
  *   ancestor exited (a daemon: its record is removed again when the
- *   ancestor is gone), an ancestor in another pid namespace.
+ *   ancestor is gone; one written after the ancestor read its file but
+ *   before it was gone stays until a process of that pid reads it), an
+ *   ancestor in another pid namespace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -182,7 +185,9 @@ static bool stat_of(pid_t pid, pid_t *ppid, unsigned long long *start)
 static bool has_memcheck(pid_t pid)
 {
 	char path[64];
-	int fd = pid_path(path, sizeof path, "/proc/", pid, "/maps") ? mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0) : -1;
+	if (!pid_path(path, sizeof path, "/proc/", pid, "/maps"))
+		return false;
+	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
 	static const char name[] = "/libmemcheck";
@@ -232,7 +237,8 @@ static void record(pid_t pid, unsigned long long start, const char *line, size_t
 	char path[4096];
 	if (!record_path(path, sizeof path, pid))
 		return;
-	int fd = mc_sys_open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = mc_sys_open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			     0600);
 	if (fd < 0)
 		return;
 	struct stat st;
@@ -286,7 +292,7 @@ bool mc_descend_failed(bool say)
 	if (!record_path(path, sizeof path, mc_pid()))
 		return false;
 	int saved = errno;
-	int fd = mc_sys_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+	int fd = mc_sys_open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0) {
 		errno = saved;
 		return false;
