@@ -33,6 +33,10 @@
  *   fails an assertion leaves with _exit(1)) and in a handler that
  *   interrupted memcheck; the rest keep the program's status.
  * - A forked child counts only the regions that fail in it.
+ * - A parent may ignore a child's status (Criterion's runner, a program
+ *   that forks a worker): a failing process leaves a record for its
+ *   measured ancestors, and one about to exit 0 fails on finding one
+ *   (descend.c).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -48,8 +52,21 @@ static _Atomic bool last_failed;     /* the region ended last failed */
 int mc_exit_status(int status)
 {
 	unsigned n = atomic_load(&failed);
-	if ((status & 0xff) != 0 || n == 0 || mc_opt.exitcode == 0)
+	/* A failure of this process's is its measured ancestors' too
+	 * (descend.c): a parent may ignore this status.  Else, about to
+	 * exit 0: a descendant's failure is this process's. */
+	if (n)
+		mc_descend_fail(n);
+	if (mc_opt.exitcode == 0)
 		return status;
+	/* read (and removed) whatever the status: a check runner exits 1
+	 * after its forked test failed, whose record would stay behind */
+	bool own = (status & 0xff) != 0;
+	bool below = mc_descend_failed(!own && n == 0);
+	if (own)
+		return status;
+	if (n == 0)
+		return below ? mc_opt.exitcode : status;
 	if (mc_opt.text != MC_TEXT_NONE)
 		mc_log("exit status %d instead of 0: %u region%s failed "
 		       "(MEMCHECK_EXITCODE=0 keeps the program's own)",

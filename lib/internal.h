@@ -60,6 +60,7 @@ struct mc_options {
 	int process_region;       /* enum mc_tristate */
 	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: programs.c's rule */
 	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
+	int ancestors;            /* MEMCHECK_ANCESTORS: a failure fails them too */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *cache;        /* MEMCHECK_CACHE, "off", or NULL: the default (symcache.c) */
@@ -496,6 +497,15 @@ void mc_exit_decide(int status);
 int mc_exit_status(int status);
 bool mc_exit_handled(void);
 void mc_exit_after_fork_child(void);
+
+/* ---- descend.c ------------------------------------------------------- */
+
+/* At the exit of a process whose regions failed: a record for each
+ * measured ancestor (MEMCHECK_ANCESTORS). */
+void mc_descend_fail(unsigned regions);
+/* At a process's exit: did a descendant leave a record for it (read,
+ * removed; said where say)? */
+bool mc_descend_failed(bool say);
 
 /* ---- footprint.c ----------------------------------------------------- */
 

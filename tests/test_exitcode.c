@@ -80,10 +80,17 @@ static const struct h_case cases[] = {
 	 * to the dynamic linker's destructor walk, and memcheck's destructor
 	 * never runs.  Its exit handler reports the process and fails it. */
 	{ "exit from a destructor", PLAIN_EXIT("leak-dtor"), .exit = 23, .records = 1 },
-	/* The child's leak fails the child only. */
-	{ "a forked child fails alone",
+	/* The child's leak fails the child, and the parent too, which
+	 * exits 0 after it saw the child's 23 (MEMCHECK_ANCESTORS,
+	 * descend.c: a parent may ignore the status; test_descend.c) */
+	{ "a forked child fails, and so its parent",
 	  .run = { .prog = "plain_exit", .args = H_LIST("fork"), .flags = H_PRELOAD | H_EXITCODE,
 		   .no_report = true },
+	  .allocators = H_ONLY(H_GLIBC), .exit = 23, .out = H_LIST("child=23") },
+	/* MEMCHECK_ANCESTORS=0: the child's leak fails the child only. */
+	{ "a forked child fails alone",
+	  .run = { .prog = "plain_exit", .args = H_LIST("fork"), .flags = H_PRELOAD | H_EXITCODE,
+		   .no_report = true, .env = H_LIST("MEMCHECK_ANCESTORS=0") },
 	  .allocators = H_ONLY(H_GLIBC), .exit = 0, .out = H_LIST("child=23") },
 	/* A forked child's _exit: its heap is the parent's copy (check's
 	 * forked tests leave so): not reported, its status its own. */

@@ -143,6 +143,12 @@ $(B)/tests/prog/plain_audit25b_criterion: tests/prog/plain_audit25b_criterion.c 
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -lcriterion
 
+# A Criterion suite with a leaking test, met only through LD_PRELOAD
+# (tests/test_descend.c).
+$(B)/tests/prog/plain_descend_criterion: tests/prog/plain_descend_criterion.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -lcriterion
+
 # exitregion again, linked with the static archive: memcheck's
 # constructor then runs after the program's start-up registered its exit
 # handlers (tests/test_exitcode.c).

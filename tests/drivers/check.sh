@@ -73,6 +73,12 @@ expect "$C/Testing/Temporary/MemoryChecker.2.log" \
 	"ctest -T memcheck: the leak in its log, in valgrind's words"
 expect "$C/Testing/Temporary/MemoryChecker.2.log" 'at .*: parse_name \(.*name\.c:[0-9]+\)' \
 	"ctest -T memcheck: the leak's stack in the project's library"
+# A Criterion suite without the glue: its runner ignores the status of
+# the worker that leaked; the leak fails the suite all the same
+(cd "$C" && ctest -T memcheck -L workers) >"$WORK/ctest-memcheck-criterion.log" 2>&1
+L=$WORK/ctest-memcheck-criterion.log
+expect "$L" 'MemCheck #[0-9]+: criterion_plain \.+\*+Failed' \
+	"ctest -T memcheck: a Criterion suite's leaking worker fails it"
 # No glue at all: a project without include(CTest), memcheck given to
 # ctest on its command line
 C2=$WORK/cmake-plain
@@ -96,6 +102,8 @@ for how in preload run; do
 	expect "$L" "Test +#[0-9]+: ${how}_leak \\.+\\*+Failed" "ctest, $how: the leak fails"
 	expect "$L" "Test +#[0-9]+: ${how}_skip \\.+\\*+Skipped" "ctest, $how: skip is skipped"
 done
+expect "$L" 'Test +#[0-9]+: preload_criterion \.+\*+Failed' \
+	"ctest, preload: a Criterion suite's leaking worker fails it"
 (cd "$C" && ctest -L framework) >"$WORK/ctest-framework.log" 2>&1
 L=$WORK/ctest-framework.log
 expect "$L" 'Test +#[0-9]+: cmocka \.+\*+Failed' "cmocka: the suite fails"

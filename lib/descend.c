@@ -1,0 +1,342 @@
+/*
+ * descend.c - a descendant's failure fails its measured ancestors.
+ *
+ * A test process whose region failed exits with MEMCHECK_EXITCODE
+ * (exitstatus.c), but a test driver sees only the status of the
+ * process it started.  Where that process runs the test in a child and
+ * ignores the child's status, the leak is lost: Criterion's runner
+ * (BoxFort) forgets a worker's status once the test reported its end,
+ * and a program that forks a worker and does not look at how it ended
+ * is common.  Measured (crit26, Criterion 2.4.1, a 3-test suite with
+ * one leaking test): preloaded, and under `ctest -T memcheck` with
+ * memcheck as the checker, the suite exited 0 (ctest: Passed, its one
+ * defect counted but ctest's status 0); valgrind does the same there.
+ * So a process whose region failed leaves a record for each of its
+ * measured ancestors, and an ancestor about to exit 0 with no region of
+ * its own failed exits with MEMCHECK_EXITCODE when it finds one.
+ *
+ * How, and the traps that shaped it:
+ * - Nothing is set up at start-up, nothing added to the environment or
+ *   to the descriptors: a program that prints its environment, counts
+ *   its descriptors or execs a child with a clean environment behaves as
+ *   without memcheck.  The failing process finds its ancestors itself,
+ *   at its exit, through /proc/PID/stat's parent links.
+ * - An ancestor is written to only where it will read: libmemcheck is
+ *   in its mappings (/proc/PID/maps) and the programs rule measures its
+ *   executable (/proc/PID/exe; MEMCHECK_PROGRAMS as this process has it,
+ *   inherited; the interpreter-running-a-script half of the default is
+ *   this process's own to tell and is not applied).  A left-out shell
+ *   or tool only forwards and would never read its record.
+ * - The record: one line "STARTTIME PID REGIONS PROGRAM" appended
+ *   (O_APPEND, one write: whole lines from processes writing at once)
+ *   to memcheck-fail-ANCESTOR in $XDG_RUNTIME_DIR, else $TMPDIR, else
+ *   /tmp; STARTTIME (stat's 22nd field) names the ancestor, not its
+ *   pid alone, which the system may reuse.  Opened with O_NOFOLLOW and
+ *   O_NONBLOCK (a FIFO another user put there would hold the exit), and
+ *   taken only from a regular file of the process's own user.
+ * - The reader's cost: one open(2) that fails, at the exit of every
+ *   measured process (also one that exits non-zero: a check runner
+ *   exits 1 after a forked test failed, and the record its test left
+ *   must not stay behind); nothing where the status is the program's
+ *   (MEMCHECK_EXITCODE=0, MEMCHECK_ANCESTORS=0).  The walk and the
+ *   writes are a failing process's only.
+ * - Not in secure execution (a setuid or setgid program): the directory
+ *   comes from the environment its user sets.
+ * - Not covered: an ancestor the programs rule leaves out (a shell
+ *   script's test: the shell passes; `memcheck run` reads every
+ *   process's records and fails it), a process that leaves by _exit or
+ *   is killed (no region ends there), a descendant that fails after its
+ *   ancestor exited (a daemon: its record is removed again when the
+ *   ancestor is gone; one written after the ancestor read its file but
+ *   before it was gone stays until a process of that pid reads it), an
+ *   ancestor in another pid namespace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Parent links followed at most (a test tree is a few levels deep; a
+ * loop is impossible, but /proc may change under the walk). */
+#define MAX_DEPTH 64
+
+/* s appended at *w, within end; false where it does not fit.  Loops of
+ * memcheck's own, not strlen and memcpy: the reader's path, run at
+ * every measured process's exit, binds no function of the C library's.
+ * And no function the library did not import before (strtol, unlink):
+ * each new import was ~370 instructions of symbol lookup at every
+ * process's load (callgrind, ld.so's strcmp: +1,122 for three). */
+static bool put(char **w, char *end, const char *s)
+{
+	for (; *s; s++) {
+		if (*w + 1 >= end)
+			return false;
+		*(*w)++ = *s;
+	}
+	**w = 0;
+	return true;
+}
+
+/* head PID tail into out, on the stack (no mapping for a buffer: the
+ * reader's path makes one system call): false where it does not fit. */
+static bool pid_path(char *out, size_t size, const char *head, pid_t pid, const char *tail)
+{
+	char digits[12];
+	size_t d = sizeof digits - 1;
+	digits[d] = 0;
+	unsigned v = (unsigned)pid;
+	do
+		digits[--d] = (char)('0' + v % 10);
+	while ((v /= 10) && d);
+	char *w = out;
+	return put(&w, out + size, head) && put(&w, out + size, digits + d) &&
+	       put(&w, out + size, tail);
+}
+
+/* A decimal number at *p, *p moved past it. */
+static unsigned long long number(const char **p)
+{
+	unsigned long long v = 0;
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		v = v * 10 + (unsigned)(**p - '0');
+	return v;
+}
+
+static void remove_file(const char *path)
+{
+	syscall(SYS_unlink, path);
+}
+
+/* The record file of process pid: false where the path does not fit.
+ * The directory: $XDG_RUNTIME_DIR, else $TMPDIR, else /tmp, found in one
+ * walk of the environment. */
+static bool record_path(char *path, size_t size, pid_t pid)
+{
+	/* A setuid or setgid program (secure execution) would create and
+	 * remove files with its privileges in a directory its untrusting
+	 * user names: none, as options.c reads no MEMCHECK_* there. */
+	if (getauxval(AT_SECURE))
+		return false;
+	const char *xdg = NULL, *tmp = NULL;
+	for (char **e = environ; e && *e; e++) {
+		const char *v;
+		if ((v = mc_str_after(*e, "XDG_RUNTIME_DIR=")))
+			xdg = v;
+		else if ((v = mc_str_after(*e, "TMPDIR=")))
+			tmp = v;
+	}
+	const char *dir = xdg && xdg[0] == '/' ? xdg : tmp && tmp[0] == '/' ? tmp : "/tmp";
+	char head[4096], *w = head;
+	return put(&w, head + sizeof head, dir) && put(&w, head + sizeof head, "/memcheck-fail-") &&
+	       pid_path(path, size, head, pid, "");
+}
+
+/* /proc/PID/<what> read whole into buf (NUL-terminated); its length,
+ * or -1. */
+static long proc_read(pid_t pid, const char *what, char *buf, size_t size)
+{
+	char path[64];
+	if (!pid_path(path, sizeof path, "/proc/", pid, what))
+		return -1;
+	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	long n = mc_sys_read(fd, buf, size - 1);
+	mc_sys_close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* Process pid's parent and start time (/proc/PID/stat's 4th and 22nd
+ * fields, counted after the command's closing parenthesis, which the
+ * command itself may contain). */
+static bool stat_of(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char buf[1024];
+	if (proc_read(pid, "/stat", buf, sizeof buf) <= 0)
+		return false;
+	const char *p = strrchr(buf, ')');
+	if (!p)
+		return false;
+	/* p + 2 is field 3 (the state) */
+	p += 2;
+	for (int field = 3; field < 22; field++) {
+		if (field == 4)
+			*ppid = (pid_t)number(&p);
+		p = strchr(p, ' ');
+		if (!p)
+			return false;
+		p++;
+	}
+	*start = number(&p);
+	return true;
+}
+
+/* Does process pid have libmemcheck mapped?  Its maps read in pieces,
+ * the name looked for across each piece's end. */
+static bool has_memcheck(pid_t pid)
+{
+	char path[64];
+	if (!pid_path(path, sizeof path, "/proc/", pid, "/maps"))
+		return false;
+	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	static const char name[] = "/libmemcheck";
+	const size_t keep = sizeof name - 2;
+	char buf[4096];
+	size_t have = 0;
+	bool found = false;
+	for (;;) {
+		long n = mc_sys_read(fd, buf + have, sizeof buf - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		if (strstr(buf, name)) {
+			found = true;
+			break;
+		}
+		if (have > keep) {
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	mc_sys_close(fd);
+	return found;
+}
+
+/* Will process pid read a record: memcheck loaded there, and its
+ * program one the rule measures? */
+static bool will_read(pid_t pid)
+{
+	char link[64], exe[4096];
+	if (!pid_path(link, sizeof link, "/proc/", pid, "/exe"))
+		return false;
+	ssize_t n = readlink(link, exe, sizeof exe - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	bool measured = mc_opt.programs ? mc_program_matches(mc_opt.programs, exe)
+					: !mc_program_installed(exe);
+	return measured && has_memcheck(pid);
+}
+
+/* Append line to ancestor pid's record file, of this user's only; then
+ * removed again if the ancestor is gone (it can no longer read it). */
+static void record(pid_t pid, unsigned long long start, const char *line, size_t len)
+{
+	char path[4096];
+	if (!record_path(path, sizeof path, pid))
+		return;
+	int fd = mc_sys_open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			     0600);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (mc_sys_fstat(fd, &st) == 0 && st.st_uid == geteuid() && S_ISREG(st.st_mode))
+		(void)mc_sys_write(fd, line, len);
+	mc_sys_close(fd);
+	pid_t pp;
+	unsigned long long now;
+	if (!stat_of(pid, &pp, &now) || now != start)
+		remove_file(path);
+}
+
+void mc_descend_fail(unsigned regions)
+{
+	if (!mc_opt.ancestors || mc_opt.exitcode == 0 || getauxval(AT_SECURE))
+		return;
+	int saved = errno;
+	char exe[4096] = "?";
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0)
+		exe[n] = 0;
+	struct mc_buf line = { 0 };
+	pid_t pid = (pid_t)syscall(SYS_getppid);
+	for (int depth = 0; depth < MAX_DEPTH && pid > 1; depth++) {
+		pid_t ppid = 0;
+		unsigned long long start;
+		if (!stat_of(pid, &ppid, &start))
+			break;
+		if (will_read(pid)) {
+			line.len = 0;
+			mc_buf_u64(&line, start);
+			mc_buf_puts(&line, " ");
+			mc_buf_int(&line, mc_pid());
+			mc_buf_puts(&line, " ");
+			mc_buf_u64(&line, regions);
+			mc_buf_strs(&line, " ", exe, "\n", NULL);
+			if (!line.oom)
+				record(pid, start, line.s, line.len);
+		}
+		pid = ppid;
+	}
+	mc_buf_free(&line);
+	errno = saved;
+}
+
+bool mc_descend_failed(bool say)
+{
+	if (!mc_opt.ancestors)
+		return false;
+	char path[4096];
+	if (!record_path(path, sizeof path, mc_pid()))
+		return false;
+	int saved = errno;
+	int fd = mc_sys_open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0) {
+		errno = saved;
+		return false;
+	}
+	/* Rare from here on: a record exists for this pid. */
+	struct stat st;
+	bool ours = mc_sys_fstat(fd, &st) == 0 && st.st_uid == geteuid() && S_ISREG(st.st_mode);
+	char buf[8192];
+	long len = ours ? mc_sys_read(fd, buf, sizeof buf - 1) : -1;
+	mc_sys_close(fd);
+	if (!ours) {
+		errno = saved;
+		return false;
+	}
+	remove_file(path); /* read: a later process with this pid starts clean */
+	buf[len > 0 ? len : 0] = 0;
+	unsigned long long me = mc_stat_field(22);
+	unsigned processes = 0;
+	const char *first = NULL;
+	for (char *p = buf; *p;) {
+		char *end = strchr(p, '\n');
+		if (!end)
+			break; /* a line cut by the buffer's end */
+		*end = 0;
+		const char *rest = p;
+		if (number(&rest) == me && *rest == ' ') {
+			if (!processes)
+				first = rest + 1;
+			processes++;
+		}
+		p = end + 1;
+	}
+	if (processes && say && mc_opt.text != MC_TEXT_NONE) {
+		/* first: "PID REGIONS PROGRAM" */
+		const char *r = first;
+		unsigned long long dpid = number(&r);
+		r += *r == ' ';
+		unsigned long long regions = number(&r);
+		mc_log("exit status %d instead of 0: descendant process %llu (%s) failed %llu "
+		       "region%s%s (MEMCHECK_ANCESTORS=0 leaves a descendant's failure to its "
+		       "parent)",
+		       mc_opt.exitcode, dpid, *r == ' ' ? r + 1 : "?", regions, regions == 1 ? "" : "s",
+		       processes > 1 ? ", and other descendants failed too" : "");
+	}
+	errno = saved;
+	return processes > 0;
+}
