@@ -2185,18 +2185,41 @@ const unsigned char *mc_image_build_id(const void *ehdr, uintptr_t bias, size_t 
  * two kinds: their order is the slots', as it was): insertion sort up to
  * SORT_RUN elements, else runs of SORT_RUN merged through a scratch copy
  * from mc_map (memcheck's own memory), or insertion sort throughout if
- * none can be had.  Elements of at most 64 bytes. */
+ * none can be had.  Any element size: one of up to 64 bytes is moved
+ * into place through a copy on the stack, a larger one by swaps with its
+ * neighbour (until session 26 a larger one was left unsorted, silently:
+ * the callers' were 16 and 24 bytes). */
 #define SORT_RUN 16
+#define SORT_HELD 64
+
+/* a and b's size bytes exchanged, SORT_HELD at a time. */
+static void sort_swap(char *a, char *b, size_t size)
+{
+	char t[SORT_HELD];
+	for (size_t o = 0; o < size; o += SORT_HELD) {
+		size_t k = size - o < SORT_HELD ? size - o : SORT_HELD;
+		memcpy(t, a + o, k);
+		memcpy(a + o, b + o, k);
+		memcpy(b + o, t, k);
+	}
+}
 
 static void sort_insert(char *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	char x[64];
+	char x[SORT_HELD];
 	for (size_t i = 1; i < n; i++) {
 		size_t j = i;
 		while (j && cmp(v + (j - 1) * size, v + i * size) > 0)
 			j--;
 		if (j == i)
 			continue;
+		if (size > SORT_HELD) {
+			/* element i down to j by swaps: the elements between
+			 * keep their order (stable) */
+			for (size_t k = i; k > j; k--)
+				sort_swap(v + (k - 1) * size, v + k * size, size);
+			continue;
+		}
 		memcpy(x, v + i * size, size);
 		memmove(v + (j + 1) * size, v + j * size, (i - j) * size);
 		memcpy(v + j * size, x, size);
@@ -2206,7 +2229,7 @@ static void sort_insert(char *v, size_t n, size_t size, int (*cmp)(const void *,
 void mc_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	char *v = base;
-	if (n < 2 || !size || size > 64)
+	if (n < 2 || !size)
 		return;
 	char *tmp = n > SORT_RUN ? mc_map(n * size) : NULL;
 	if (!tmp) {

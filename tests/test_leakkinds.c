@@ -314,7 +314,11 @@ H_CHECK(violation_names_still_reachable)
 
 static const struct h_case cases[] = {
 	CORPUS(ROWS)
-	SCRUB(40), SCRUB(64), SCRUB(72), SCRUB(100), SCRUB(200), SCRUB(4096),
+	/* each of the AVX2 scrub's shapes (account.c scrub_run): 1-3 words
+	 * one by one, 4-7 as two overlapping fours, 8, steps of eight and
+	 * a last eight overlapping the step before */
+	SCRUB(8), SCRUB(24), SCRUB(32), SCRUB(40), SCRUB(56), SCRUB(64), SCRUB(72), SCRUB(100),
+	SCRUB(136), SCRUB(200), SCRUB(4096),
 	/* the default scrub reads no page past a large block's first */
 	{ "a large block: no page read past its first", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .prog = "plain_scrub_pages", .flags = H_PRELOAD, .no_report = true,

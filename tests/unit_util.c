@@ -548,6 +548,40 @@ START_TEST(sort_stable_as_merge_sort)
 }
 END_TEST
 
+/* mc_sort of elements larger than its 64-byte copy (until session 26
+ * left unsorted, silently): 72, 100 and 200 bytes, each element's
+ * payload moved with its key, stable, through the insertion runs and
+ * the merges. */
+struct sort_big {
+	uint32_t key, seq;
+	unsigned char pay[192];
+};
+
+START_TEST(sort_large_elements)
+{
+	static struct sort_big v[300], w[300];
+	static const size_t sizes[] = { 72, 100, 200 };
+	static const size_t lens[] = { 2, 3, 16, 17, 40, 300 };
+	uint32_t x = 777;
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+		for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+			size_t n = lens[l], sz = sizes[s];
+			char *a = (char *)v, *b = (char *)w;
+			for (size_t i = 0; i < n; i++) {
+				x = x * 1103515245u + 12345u;
+				struct sort_big e = { .key = (x >> 8) % 10, .seq = (uint32_t)i };
+				memset(e.pay, (int)(i * 7 + 1), sizeof e.pay);
+				memcpy(a + i * sz, &e, sz);
+			}
+			memcpy(b, a, n * sz);
+			mc_sort(a, n, sz, sort_by_key);
+			qsort(b, n, sz, sort_by_key_seq);
+			ck_assert_msg(memcmp(a, b, n * sz) == 0, "size %zu, %zu elements: not sorted stably",
+				      sz, n);
+		}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("util", 0);
@@ -567,5 +601,6 @@ int main(void)
 	tcase_add_test(tc, reservations_carved);
 	tcase_add_test(tc, buffers_side_by_side);
 	tcase_add_test(tc, sort_stable_as_merge_sort);
+	tcase_add_test(tc, sort_large_elements);
 	return h_run_suite(NULL);
 }
