@@ -45,6 +45,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -480,6 +481,50 @@ static void forget(struct mc_elfmod *m, bool unmap)
 	*m = (struct mc_elfmod){ 0 };
 }
 
+/* The main program's first byte, where lo (its dl_find_object start)
+ * lies in it, else lo.  glibc 2.36 gives the main program's
+ * dlfo_map_start as its executable segment's start, not its first
+ * PT_LOAD's, where the segments are aligned to more than a page:
+ * libevent links with -z max-page-size=16384, and its regress's text
+ * lies 0x14000 into it.  libdwfl, told the object starts there, read
+ * every address 0x14000 too low: leaks printed with another unit's
+ * functions, files and lines (libevent's regress: tinytest.c's
+ * testcase_run_bare_ as regress_listener.c's regress_pick_a_port).
+ * Premise: the kernel maps the main program's first PT_LOAD at its
+ * page-aligned p_vaddr plus the bias AT_PHDR gives (its PT_PHDR), as
+ * the ELF header's page. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+static uintptr_t main_first_byte(uintptr_t lo, uint64_t bias)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	size_t n = getauxval(AT_PHNUM);
+	uintptr_t main_bias = 0, first = UINTPTR_MAX;
+	bool has_phdr = false, holds_lo = false;
+	if (!ph)
+		return lo;
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].p_type == PT_PHDR) {
+			main_bias = (uintptr_t)ph - ph[i].p_vaddr;
+			has_phdr = true;
+		}
+	if (!has_phdr || main_bias != bias)
+		return lo;
+	for (size_t i = 0; i < n; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		uintptr_t at = main_bias + ph[i].p_vaddr;
+		if (lo - at < ph[i].p_memsz)
+			holds_lo = true;
+		if (ph[i].p_vaddr < first)
+			first = ph[i].p_vaddr;
+	}
+	if (!holds_lo || first == UINTPTR_MAX)
+		return lo;
+	first = main_bias + (first & ~(uintptr_t)(mc_page_size() - 1));
+	return first < lo ? first : lo;
+}
+#endif
+
 struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 {
 	*fresh = -1;
@@ -487,8 +532,9 @@ struct mc_elfmod *mc_elfmod_find(uintptr_t addr, int *fresh)
 	struct dl_find_object fo;
 	if (_dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map)
 		return NULL;
-	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
 	uint64_t bias = fo.dlfo_link_map->l_addr;
+	uintptr_t lo = main_first_byte((uintptr_t)fo.dlfo_map_start, bias);
+	uintptr_t hi = (uintptr_t)fo.dlfo_map_end;
 #else
 	(void)addr;    /* no cheap way to the object: libdw decides */
 	return NULL;

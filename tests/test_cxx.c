@@ -187,6 +187,19 @@ H_CHECK(ten_allocations_besides)
 	expect_eq(x->alloc, "allocs", h_u64(rec, "allocs") - e.allocs, 10);
 }
 
+/* cxx_new zero's four new of 0 bytes: counted as asked, 0 bytes, under
+ * every allocator and counting only too, as valgrind counts them (its
+ * "0 bytes in 1 blocks"): libstdc++'s new asks malloc for 1 byte, and
+ * memcheck counted that under glibc (yaml-cpp's gtest suite: 11,626
+ * bytes still reachable where valgrind says 11,625). */
+H_CHECK(zero_bytes_counted_as_asked)
+{
+	int a = x->alloc;
+	struct figures z = figures_of(rec, "zero"), e = memcheck_run(a, "empty", NULL);
+	expect_eq(a, "the program's allocations", z.allocs - e.allocs, 4);
+	expect_eq(a, "the program's bytes", z.bytes - e.bytes, 0);
+}
+
 #define CXX_NEW(mode, ...) .run = { .prog = "cxx_new", .args = H_LIST(mode), .flags = H_PRELOAD, __VA_ARGS__ }
 static const struct h_case cases[] = {
 	/* one 32-byte block definitely lost and one still reachable under
@@ -197,6 +210,13 @@ static const struct h_case cases[] = {
 	  .check = leak_counted_as_valgrind_counts_it },
 	{ "count-only counts the same", CXX_NEW("leak", .env = H_LIST("MEMCHECK_TRACK=0")),
 	  .record = "process", .check = count_only_counts_the_same },
+	{ "new of 0 bytes counted as asked", CXX_NEW("zero"), .record = "process",
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 0 },
+		    { "still_reachable.blocks", 1 }, { "still_reachable.bytes", 0 } },
+	  .check = zero_bytes_counted_as_asked },
+	{ "new of 0 bytes counted as asked, count-only",
+	  CXX_NEW("zero", .env = H_LIST("MEMCHECK_TRACK=0")), .record = "process",
+	  .check = zero_bytes_counted_as_asked },
 	{ "failures behave as without memcheck", CXX_NEW("fail"), .exit = H_EXIT_ANY,
 	  .check = failures_behave_as_without_memcheck },
 	/* MEMCHECK_FAIL_NTH=1 fails the program's first operator new as

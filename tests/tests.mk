@@ -149,6 +149,12 @@ $(B)/tests/prog/plain_descend_criterion: tests/prog/plain_descend_criterion.c | 
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -lcriterion
 
+# Linked as libevent links its programs: segments aligned to 16 KiB, the
+# text 0x4000 into the file (tests/test_audit26.c).
+$(B)/tests/prog/plain_audit26_pagealign: tests/prog/plain_audit26_pagealign.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -Wl,-z,max-page-size=16384 -o $@ $<
+
 # exitregion again, linked with the static archive: memcheck's
 # constructor then runs after the program's start-up registered its exit
 # handlers (tests/test_exitcode.c).

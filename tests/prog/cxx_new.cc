@@ -19,6 +19,9 @@
  *           with MEMCHECK_FAIL_NTH=1 the first call fails, the handler
  *           runs once and the retry succeeds
  *   phases  plain_shapes' three phases with new and delete
+ *   zero    four new of 0 bytes (plain, array, nothrow; one lost, one
+ *           kept in a global, two deleted): 0 bytes each, as valgrind
+ *           counts them, where libstdc++'s new asks malloc for 1
  * Exit status 0 when the program saw what C++ promises, 1 otherwise, with
  * the reason on standard error.
  */
@@ -170,6 +173,24 @@ static void phase(size_t n, size_t size)
 	delete[] v;
 }
 
+/* new of 0 bytes: libstdc++'s plain new asks malloc for 1 byte (the
+ * array and nothrow forms call it), which memcheck counted under glibc
+ * where valgrind and the other allocators count 0 (yaml-cpp's gtest
+ * suite: std::__numpunct_cache's new[](0)). */
+static void *kept_zero;
+
+static int zero(void)
+{
+	char *lost = new char[0];                 /* definitely lost, 0 bytes */
+	if (!lost)
+		return fail("new char[0] returned NULL");
+	lost = nullptr;
+	kept_zero = ::operator new(0);            /* still reachable, 0 bytes */
+	delete[] new char[0];
+	::operator delete(::operator new(0, std::nothrow));
+	return kept_zero ? 0 : fail("operator new(0) returned NULL");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -183,6 +204,8 @@ int main(int argc, char **argv)
 		return fail_cases();
 	if (mode == "inject")
 		return inject();
+	if (mode == "zero")
+		return zero();
 	if (mode == "phases") {
 		phase(1000000, 64);
 		phase(250000, 256);
