@@ -838,11 +838,15 @@ int64_t mc_account_peak_end(int64_t saved_peak)
  * valgrind, instructions a malloc_bench step (blocks of 16 to 512
  * bytes) under glibc: 64 -> 4096 +51 (523.6 -> 574.5; 604.7 at 4096
  * before scrub_block), a tree_bench block +0 (its nodes are under 64
- * bytes).  Pages: a block of up to a page spans at most two, and
- * reading one nobody wrote maps the kernel's zero page, which is not
- * resident memory (20,000 blocks of 2000-4000 bytes, their first byte
- * written, under glibc and jemalloc: the same peak RSS and page faults
- * at 0, 64 and 4096).  A block larger than N is cleaned only to the end
+ * bytes).  Pages: a block of up to a page spans at most two.  Reading
+ * one nobody wrote maps the kernel's zero page on most kernels, but not
+ * on every one: on this project's 6.18 VMs a read makes the page
+ * resident (100 MiB of a fresh mapping read a byte a page: RSS +101
+ * MiB).  Blocks lie side by side and the allocator writes beside them,
+ * so in use the pages were resident anyway (20,000 blocks of 2000-4000
+ * bytes, their first byte written, under the four allocators: the same
+ * RSS growth at 0 and 4096, within 70 kB); a lone block's second page
+ * is the exception.  A block larger than N is cleaned only to the end
  * of the page it starts in: past it lie pages the program may never
  * write, and reading one costs a page fault (the kernel's zero page
  * mapped, then copied at the program's first write): glibc's mmap'd
