@@ -889,7 +889,8 @@ void mc_footprint_final(void)
  * kills).  The cost is the kernel's zeroing of the pages: 0.13 ms a MiB
  * (1 MiB mapped populated and unmapped, best of 200 here; no page fault
  * taken in user space: perf stat counted 58 for 55 MiB, the program's
- * own).  Below MARK_RESTORE_MIN the difference is within a bare
+ * own).  Below MARK_RESTORE_MIN (the mark's or the RSS's difference
+ * from the lost mark) the difference is within a bare
  * run's own noise (h.c's `h large threads`: 66,792-66,932 kB over 8
  * bare runs; the whole h.c: 67,272-67,556) and not worth the pages. */
 #define MARK_RESTORE_MIN (64u << 10)
@@ -900,7 +901,10 @@ void mc_footprint_mark_restore(void)
 		return; /* nothing reset, or nothing higher thrown away */
 	int saved = errno;
 	uint64_t rss = 0, room = 0;
-	if (mc_rss_mark_kb() * 1024 < lost && (rss = mc_rss_current()) &&
+	/* Both differences at least MARK_RESTORE_MIN: a mark just under
+	 * the lost one with the RSS far below it would cost the zeroing of
+	 * the whole drop to raise the mark a few pages. */
+	if (mc_rss_mark_kb() * 1024 + MARK_RESTORE_MIN <= lost && (rss = mc_rss_current()) &&
 	    rss + MARK_RESTORE_MIN <= lost) {
 		size_t len = mc_page_round(lost - rss);
 		if (!mc_memory_room(&room) || room / 2 >= len) {
