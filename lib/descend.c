@@ -85,22 +85,6 @@ static bool put(char **w, char *end, const char *s)
 	return true;
 }
 
-/* head PID tail into out, on the stack (no mapping for a buffer: the
- * reader's path makes one system call): false where it does not fit. */
-static bool pid_path(char *out, size_t size, const char *head, pid_t pid, const char *tail)
-{
-	char digits[12];
-	size_t d = sizeof digits - 1;
-	digits[d] = 0;
-	unsigned v = (unsigned)pid;
-	do
-		digits[--d] = (char)('0' + v % 10);
-	while ((v /= 10) && d);
-	char *w = out;
-	return put(&w, out + size, head) && put(&w, out + size, digits + d) &&
-	       put(&w, out + size, tail);
-}
-
 /* A decimal number at *p, *p moved past it. */
 static unsigned long long number(const char **p)
 {
@@ -136,49 +120,18 @@ static bool record_path(char *path, size_t size, pid_t pid)
 	const char *dir = xdg && xdg[0] == '/' ? xdg : tmp && tmp[0] == '/' ? tmp : "/tmp";
 	char head[4096], *w = head;
 	return put(&w, head + sizeof head, dir) && put(&w, head + sizeof head, "/memcheck-fail-") &&
-	       pid_path(path, size, head, pid, "");
+	       mc_path_id(path, size, head, (uint64_t)pid, "");
 }
 
-/* /proc/PID/<what> read whole into buf (NUL-terminated); its length,
- * or -1. */
-static long proc_read(pid_t pid, const char *what, char *buf, size_t size)
-{
-	char path[64];
-	if (!pid_path(path, sizeof path, "/proc/", pid, what))
-		return -1;
-	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	long n = mc_sys_read(fd, buf, size - 1);
-	mc_sys_close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
-/* Process pid's parent and start time (/proc/PID/stat's 4th and 22nd
- * fields, counted after the command's closing parenthesis, which the
- * command itself may contain). */
+/* Process pid's parent and start time. */
 static bool stat_of(pid_t pid, pid_t *ppid, unsigned long long *start)
 {
-	char buf[1024];
-	if (proc_read(pid, "/stat", buf, sizeof buf) <= 0)
+	static const int fields[] = { MC_STAT_PPID, MC_STAT_START_TIME };
+	uint64_t v[2];
+	if (!mc_proc_stat(pid, fields, v, 2))
 		return false;
-	const char *p = strrchr(buf, ')');
-	if (!p)
-		return false;
-	/* p + 2 is field 3 (the state) */
-	p += 2;
-	for (int field = 3; field < 22; field++) {
-		if (field == 4)
-			*ppid = (pid_t)number(&p);
-		p = strchr(p, ' ');
-		if (!p)
-			return false;
-		p++;
-	}
-	*start = number(&p);
+	*ppid = (pid_t)v[0];
+	*start = v[1];
 	return true;
 }
 
@@ -187,7 +140,7 @@ static bool stat_of(pid_t pid, pid_t *ppid, unsigned long long *start)
 static bool has_memcheck(pid_t pid)
 {
 	char path[64];
-	if (!pid_path(path, sizeof path, "/proc/", pid, "/maps"))
+	if (!mc_path_id(path, sizeof path, "/proc/", (uint64_t)pid, "/maps"))
 		return false;
 	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -221,7 +174,7 @@ static bool has_memcheck(pid_t pid)
 static bool will_read(pid_t pid)
 {
 	char link[64], exe[4096];
-	if (!pid_path(link, sizeof link, "/proc/", pid, "/exe"))
+	if (!mc_path_id(link, sizeof link, "/proc/", (uint64_t)pid, "/exe"))
 		return false;
 	ssize_t n = readlink(link, exe, sizeof exe - 1);
 	if (n <= 0)
@@ -320,7 +273,7 @@ bool mc_descend_failed(bool say)
 	}
 	remove_file(path); /* read: a later process with this pid starts clean */
 	buf[len > 0 ? len : 0] = 0;
-	unsigned long long me = mc_stat_field(22);
+	unsigned long long me = mc_stat_field(MC_STAT_START_TIME);
 	unsigned processes = 0;
 	const char *first = NULL;
 	for (char *p = buf; *p;) {

@@ -340,6 +340,9 @@ char *mc_buf_hex_at(char *w, uint64_t v);
 /* v in decimal at w (room for 21 bytes), NUL-terminated, as "%llu"
  * writes it, without vsnprintf; the NUL's address. */
 char *mc_utoa(char *w, uint64_t v);
+/* HEAD, ID in decimal, TAIL into out, NUL-terminated (/proc/PID/stat):
+ * false where it does not fit in size bytes. */
+bool mc_path_id(char *out, size_t size, const char *head, uint64_t id, const char *tail);
 /* Numbers as "%llu", "%d" and "0x%lx" write them, without vsnprintf. */
 void mc_buf_u64(struct mc_buf *b, uint64_t v);
 void mc_buf_int(struct mc_buf *b, int v);
@@ -2092,8 +2095,13 @@ bool mc_memory_room(uint64_t *room);
  * included, until it returns false; false then or when they cannot be
  * listed.  No malloc. */
 bool mc_tasks_each(bool (*fn)(pid_t tid, void *arg), void *arg);
-/* /proc/self/task/TID/NAME into buf (NUL-terminated); its length or -1. */
-ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size);
+/* /proc/self/task/TID followed by tail ("/status") into buf,
+ * NUL-terminated; its length or -1. */
+ssize_t mc_task_read(pid_t tid, const char *tail, char *buf, size_t size);
+/* The numeric fields fields[0..n) (each from 3) of /proc/PID/stat
+ * (pid 0: /proc/self/stat), read once, into values: false where the
+ * file cannot be read or a field is not a number. */
+bool mc_proc_stat(pid_t pid, const int *fields, uint64_t *values, int n);
 /* Is the caller the only thread that still runs code of its own?  The
  * others /proc/self/task lists must all be in the kernel's exit:
  * pthread_join returns as the kernel clears the thread's id, before it
@@ -2111,7 +2119,9 @@ bool mc_never_threaded(void);
 bool mc_task_exiting(pid_t tid);
 /* Field n (from 3) of /proc/self/stat, a number; 0 when unreadable.
  * The fields memcheck reads (proc(5)): */
+#define MC_STAT_PPID 4         /* the parent's pid */
 #define MC_STAT_NUM_THREADS 20 /* the process's threads */
+#define MC_STAT_START_TIME 22  /* clock ticks from boot to its start */
 #define MC_STAT_START_BRK 47   /* where the heap (brk) began */
 uint64_t mc_stat_field(int n);
 

@@ -395,21 +395,11 @@ bool mc_tasks_each(bool (*fn)(pid_t tid, void *arg), void *arg)
 	return ok;
 }
 
-ssize_t mc_task_read(pid_t tid, const char *name, char *buf, size_t size)
+ssize_t mc_task_read(pid_t tid, const char *tail, char *buf, size_t size)
 {
-	char path[64] = "/proc/self/task/", digits[16];
-	char *p = path + strlen(path);
-	int nd = 0;
-	do
-		digits[nd++] = (char)('0' + tid % 10);
-	while (tid /= 10);
-	while (nd)
-		*p++ = digits[--nd];
-	*p++ = '/';
-	size_t len = strlen(name);
-	if (len >= sizeof path - (size_t)(p - path))
+	char path[64];
+	if (!mc_path_id(path, sizeof path, "/proc/self/task/", (uint64_t)tid, tail))
 		return -1;
-	memcpy(p, name, len + 1);
 	return read_file(path, buf, size);
 }
 
@@ -429,15 +419,29 @@ static const char *stat_field_at(const char *buf, int n)
 	return p && *p >= '0' && *p <= '9' ? p : NULL;
 }
 
+bool mc_proc_stat(pid_t pid, const int *fields, uint64_t *values, int n)
+{
+	char path[64] = "/proc/self/stat", buf[1024];
+	if (pid && !mc_path_id(path, sizeof path, "/proc/", (uint64_t)pid, "/stat"))
+		return false;
+	if (read_file(path, buf, sizeof buf) <= 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		const char *p = stat_field_at(buf, fields[i]);
+		if (!p)
+			return false;
+		values[i] = parse_u64(&p);
+	}
+	return true;
+}
+
 uint64_t mc_stat_field(int n)
 {
 	int saved = errno;
-	char buf[1024];
-	const char *p = NULL;
-	if (read_file("/proc/self/stat", buf, sizeof buf) > 0)
-		p = stat_field_at(buf, n);
+	uint64_t v;
+	bool ok = mc_proc_stat(0, &n, &v, 1);
 	errno = saved;
-	return p ? parse_u64(&p) : 0;
+	return ok ? v : 0;
 }
 
 bool mc_task_exiting(pid_t tid)
@@ -445,7 +449,7 @@ bool mc_task_exiting(pid_t tid)
 	char buf[1024];
 	/* Gone since it was listed: the open fails, or (reaped between the
 	 * open and the read) the read gives an error or nothing. */
-	if (mc_task_read(tid, "stat", buf, sizeof buf) <= 0)
+	if (mc_task_read(tid, "/stat", buf, sizeof buf) <= 0)
 		return true;
 	const char *p = stat_field_at(buf, 9);
 	return p && (parse_u64(&p) & MC_PF_EXITING);

@@ -143,7 +143,7 @@ static bool list_threads(struct mc_threads *t, pid_t self)
 static bool blocks_signal(pid_t tid, int sig)
 {
 	char buf[2048];
-	if (mc_task_read(tid, "status", buf, sizeof buf) < 0)
+	if (mc_task_read(tid, "/status", buf, sizeof buf) < 0)
 		return false;
 	const char *s = strstr(buf, "SigBlk:");
 	if (!s)
@@ -157,7 +157,7 @@ static bool blocks_signal(pid_t tid, int sig)
 static uintptr_t blocked_sp(pid_t tid)
 {
 	char buf[256];
-	if (mc_task_read(tid, "syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
+	if (mc_task_read(tid, "/syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
 		return 0;
 	char *f[10];
 	int n = 0;
