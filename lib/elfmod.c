@@ -45,7 +45,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -496,18 +495,11 @@ static void forget(struct mc_elfmod *m, bool unmap)
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 static uintptr_t main_first_byte(uintptr_t lo, uint64_t bias)
 {
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	size_t n = getauxval(AT_PHNUM);
+	size_t n;
 	uintptr_t main_bias = 0, first = UINTPTR_MAX;
-	bool has_phdr = false, holds_lo = false;
-	if (!ph)
-		return lo;
-	for (size_t i = 0; i < n; i++)
-		if (ph[i].p_type == PT_PHDR) {
-			main_bias = (uintptr_t)ph - ph[i].p_vaddr;
-			has_phdr = true;
-		}
-	if (!has_phdr || main_bias != bias)
+	bool holds_lo = false;
+	const ElfW(Phdr) *ph = mc_main_phdrs(&n, &main_bias);
+	if (!ph || main_bias != bias)
 		return lo;
 	for (size_t i = 0; i < n; i++) {
 		if (ph[i].p_type != PT_LOAD)

@@ -357,20 +357,16 @@ extern char mc_bss_small_lo[] __attribute__((weak, visibility("hidden")));
 /* Register the writable and code segments of libmemcheck itself (or of
  * the program, when memcheck is linked in from libmemcheck.a: then its
  * pages are the program's, and nothing is added). */
+static void add_segment(uintptr_t lo, uintptr_t hi, bool writable, void *arg)
+{
+	(void)writable, (void)arg;
+	if (nobject < (int)MC_ARRAY_SIZE(object))
+		object[nobject++] = (struct range){ lo, hi - lo };
+}
+
 static void add_own_object(void)
 {
-	if (mc_text_len == 0)
-		return; /* linked into the program (see interpose.c find_own_code) */
-	int n;
-	uintptr_t base;
-	const ElfW(Phdr) *ph = mc_own_phdrs(&n, &base);
-	for (int i = 0; i < n && nobject < (int)MC_ARRAY_SIZE(object); i++) {
-		if (ph[i].p_type != PT_LOAD)
-			continue;
-		uintptr_t lo = (base + ph[i].p_vaddr) & ~(uintptr_t)(PAGE - 1);
-		uintptr_t hi = mc_page_round(base + ph[i].p_vaddr + ph[i].p_memsz);
-		object[nobject++] = (struct range){ lo, hi - lo };
-	}
+	mc_own_image_each(add_segment, NULL);
 }
 
 static const struct mc_map_hooks hooks = {

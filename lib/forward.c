@@ -31,7 +31,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -260,6 +259,8 @@ static void resolve_all(const void *self_malloc, const struct mc_sym_next_req *n
  * wrapper as its first frame). */
 static void find_own_code(void)
 {
+	if (mc_own_is_program())
+		return;
 	int n;
 	uintptr_t base;
 	const ElfW(Phdr) *ph = mc_own_phdrs(&n, &base);
@@ -267,10 +268,7 @@ static void find_own_code(void)
 		if (ph[i].p_type != PT_LOAD)
 			continue;
 		if (ph[i].p_flags & PF_X) {
-			uintptr_t lo = base + ph[i].p_vaddr;
-			if (getauxval(AT_ENTRY) - lo < ph[i].p_memsz)
-				return; /* the program's own code */
-			mc_text_lo = lo;
+			mc_text_lo = base + ph[i].p_vaddr;
 			mc_text_len = ph[i].p_memsz;
 			return;
 		}

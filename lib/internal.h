@@ -183,6 +183,21 @@ void mc_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
  * asked): the address less the link address of its first PT_LOAD, 0
  * where it lies at the address it was linked at. */
 const void *mc_own_phdrs(int *n, uintptr_t *bias);
+/* Is libmemcheck linked into the main program (libmemcheck.a) rather
+ * than an object of its own?  The kernel's AT_PHDR is then its own
+ * program headers.  Premise: the program headers lie in the first
+ * PT_LOAD (PT_PHDR), as every linker lays an executable out. */
+bool mc_own_is_program(void);
+/* fn for each of libmemcheck's PT_LOAD segments where they are mapped,
+ * [lo, hi) rounded out to whole pages, and whether it is writable;
+ * none where libmemcheck is linked into the program (its pages are the
+ * program's). */
+void mc_own_image_each(void (*fn)(uintptr_t lo, uintptr_t hi, bool writable, void *arg),
+		       void *arg);
+/* The main program's program headers (ElfW(Phdr)), *n of them, from the
+ * kernel's AT_PHDR, and *bias, the address less the link address, from
+ * its PT_PHDR; NULL where it has none (no bias can be told). */
+const void *mc_main_phdrs(size_t *n, uintptr_t *bias);
 /* n bytes as whole 4 KiB pages: a mapping's length as the kernel maps
  * it, and the resident memory it can take. */
 static inline size_t mc_page_round(size_t n)

@@ -48,7 +48,6 @@
 #include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
-#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -92,27 +91,22 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 /* libmemcheck.so's loaded segments, where it was preloaded.  Linked
  * into the program (libmemcheck.a), they are the program's own, in every
  * run of it: nothing to leave out. */
+static void image_add(uintptr_t lo, uintptr_t hi, bool writable, void *arg)
+{
+	uint64_t *sums = arg;
+	sums[AS] += hi - lo;
+	if (writable)
+		sums[DATA] += hi - lo;
+}
+
 static void image_measure(void)
 {
 	if (atomic_load(&image_known))
 		return;
-	int n;
-	const ElfW(Phdr) *ph = mc_own_phdrs(&n, NULL);
-	extern const char __ehdr_start[] __attribute__((visibility("hidden")));
-	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
-	bool main_program = getauxval(AT_PHDR) == (uintptr_t)__ehdr_start + eh->e_phoff;
-	uint64_t as = 0, data = 0;
-	for (int i = 0; !main_program && i < n; i++) {
-		if (ph[i].p_type != PT_LOAD)
-			continue;
-		uintptr_t lo = ph[i].p_vaddr & ~(uintptr_t)4095;
-		uint64_t len = mc_page_round(ph[i].p_vaddr + ph[i].p_memsz - lo);
-		as += len;
-		if (ph[i].p_flags & PF_W)
-			data += len;
-	}
-	image[AS] = as;
-	image[DATA] = data;
+	uint64_t sums[NRES] = { 0 };
+	mc_own_image_each(image_add, sums);
+	image[AS] = sums[AS];
+	image[DATA] = sums[DATA];
 	atomic_store(&image_known, true);
 }
 

@@ -212,19 +212,13 @@ void mc_suppcache_verdicts_forget(void)
  * else. */
 static uint64_t program_hash(void)
 {
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	size_t phnum = (size_t)getauxval(AT_PHNUM);
+	size_t phnum;
 	uintptr_t bias = 0, lo = UINTPTR_MAX;
-	bool have_phdr = false;
-	for (size_t i = 0; ph && i < phnum; i++) {
-		if (ph[i].p_type == PT_PHDR) {
-			bias = (uintptr_t)ph - ph[i].p_vaddr;
-			have_phdr = true;
-		} else if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0 && ph[i].p_vaddr < lo) {
+	const ElfW(Phdr) *ph = mc_main_phdrs(&phnum, &bias);
+	for (size_t i = 0; ph && i < phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0 && ph[i].p_vaddr < lo)
 			lo = ph[i].p_vaddr;
-		}
-	}
-	if (have_phdr && lo != UINTPTR_MAX) {
+	if (ph && lo != UINTPTR_MAX) {
 		size_t len = 0;
 		const unsigned char *id = mc_image_build_id((const void *)(bias + lo), bias, &len);
 		if (id && len)

@@ -340,6 +340,39 @@ const void *mc_own_phdrs(int *n, uintptr_t *bias)
 	return ph;
 }
 
+bool mc_own_is_program(void)
+{
+	const ElfW(Ehdr) *eh = (const void *)__ehdr_start;
+	return getauxval(AT_PHDR) == (uintptr_t)__ehdr_start + eh->e_phoff;
+}
+
+void mc_own_image_each(void (*fn)(uintptr_t lo, uintptr_t hi, bool writable, void *arg), void *arg)
+{
+	if (mc_own_is_program())
+		return;
+	int n;
+	uintptr_t base;
+	const ElfW(Phdr) *ph = mc_own_phdrs(&n, &base);
+	for (int i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			uintptr_t at = base + ph[i].p_vaddr;
+			fn(at & ~(uintptr_t)4095, mc_page_round(at + ph[i].p_memsz),
+			   (ph[i].p_flags & PF_W) != 0, arg);
+		}
+}
+
+const void *mc_main_phdrs(size_t *n, uintptr_t *bias)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	*n = ph ? (size_t)getauxval(AT_PHNUM) : 0;
+	for (size_t i = 0; i < *n; i++)
+		if (ph[i].p_type == PT_PHDR) {
+			*bias = (uintptr_t)ph - ph[i].p_vaddr;
+			return ph;
+		}
+	return NULL;
+}
+
 /* Where memcheck's own mappings are asked for: above libmemcheck, when
  * it was loaded at the address it was linked at (GNUmakefile's
  * MC_LOAD_ADDR), apart from the program's mappings, which then lie
