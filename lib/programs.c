@@ -28,6 +28,7 @@
  * a test driver's shells and tools pay only for loading the library.
  */
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -183,12 +184,52 @@ static const char *env_value(const char *name)
 	return NULL;
 }
 
+/* Is this object, libmemcheck, among LD_PRELOAD's entries?  As
+ * installed and as `memcheck run` sets it, its name says "libmemcheck";
+ * a copy preloaded under another file name (a CI that ships it as
+ * lib-main.so) is found by the base name of the file the dynamic linker
+ * loaded it from.  Before, such a copy measured nothing: no report, a
+ * leaking program exited 0, without a word.  Loops of its own: no
+ * import the common case does not need (-z lazy binds each at its first
+ * call). */
+static bool preloaded(const char *pre)
+{
+	if (mc_str_has(pre, "libmemcheck"))
+		return true;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)preloaded, &fo) != 0 || !fo.dlfo_link_map)
+		return false;
+	const char *name = fo.dlfo_link_map->l_name, *base = name;
+	if (!name || !*name)
+		return false; /* the main program: linked in, not preloaded */
+	for (const char *c = name; *c; c++)
+		if (*c == '/')
+			base = c + 1;
+	/* entries are separated by spaces or colons (ld.so(8)) */
+	for (const char *p = pre; *p;) {
+		const char *start = p, *b = p;
+		for (; *p && *p != ' ' && *p != ':'; p++)
+			if (*p == '/')
+				b = p + 1;
+		const char *q = base;
+		while (b < p && *q && *b == *q)
+			b++, q++;
+		if (b == p && !*q && p > start)
+			return true;
+		if (*p)
+			p++;
+	}
+#endif
+	return false;
+}
+
 int mc_process_verdict(void)
 {
 	bool on = mc_opt.process_region == MC_ON;
 	if (mc_opt.process_region == MC_AUTO) {
 		const char *pre = env_value("LD_PRELOAD");
-		on = pre && mc_str_has(pre, "libmemcheck");
+		on = pre && preloaded(pre);
 	}
 	if (!on)
 		return MC_PROCESS_NONE;

@@ -121,9 +121,43 @@ static const struct h_case cases[] = {
 	  .exit = 0, .records = 1 },
 };
 
+/* libmemcheck preloaded under another file name (a CI that ships a
+ * copy as lib-main.so) measures the program as under its own: the
+ * default MEMCHECK_PROCESS=auto finds it in LD_PRELOAD by the name it
+ * was loaded from.  Before, the leaking program exited 0 with no word
+ * (the rule looked for "libmemcheck" in LD_PRELOAD).  Under every
+ * allocator, preloaded after the copy; and the copy named by a bare
+ * file name found through LD_LIBRARY_PATH, as ld.so(8) allows. */
+START_TEST(test_preloaded_under_another_name)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *dir = h_tmppath("renamed");
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	const char *copy_path = h_env("%s/lib-main.so", dir);
+	copy(h_lib(), copy_path);
+	const char *const preloads[] = { copy_path, "lib-main.so" };
+	for (size_t k = 0; k < 2; k++) {
+		const char *pre = so ? h_env("LD_PRELOAD=%s %s", preloads[k], so) :
+				       h_env("LD_PRELOAD=%s", preloads[k]);
+		struct h_run r;
+		const char *const argv[] = { h_prog("plain_exit"), "leak", NULL };
+		ck_assert_int_eq(h_run(&r, argv, H_LIST(pre, h_env("LD_LIBRARY_PATH=%s", dir)),
+				       H_EXITCODE, NULL), 0);
+		ck_assert_msg(r.exit_code == 23 && strstr(r.err, "definitely lost"),
+			      "plain_exit leak with %s under %s: %s (23 and the leak's record "
+			      "expected); stderr:\n%s", pre, h_allocator_name(_i), h_status(&r),
+			      r.err);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("programs", 60);
 	H_ADD_CASES(tc, cases);
+	tcase_add_loop_test(tc, test_preloaded_under_another_name, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
