@@ -885,24 +885,53 @@ void mc_regions_after_fork_child(void)
 	mc_vgtext_after_fork_child();
 	forked = true;
 	ended_here = 0;
-	uint32_t epoch = next_epoch();
+	/* The forking thread is this process's only one, with the same
+	 * pthread_self() as in the parent (POSIX: the child is made from
+	 * the calling thread).  A region another thread began stays
+	 * foreign in every later fork: a thread made here may get the dead
+	 * thread's descriptor, and so its id (glibc's stack cache:
+	 * forkinherit "again" saw it every run).  Its stack pointer is that
+	 * thread's, not one of ours. */
 	for (int i = 0; i < nregions; i++) {
 		struct region *r = &regions[i];
-		r->early.taken = false; /* the parent's figures */
-		r->early.stats = false;
-		/* The forking thread is this process's only one, with the
-		 * same pthread_self() as in the parent (POSIX: the child is
-		 * made from the calling thread).  A region another thread
-		 * began stays foreign in every later fork: a thread made here
-		 * may get the dead thread's descriptor, and so its id
-		 * (glibc's stack cache: forkinherit "again" saw it every
-		 * run).  Its stack pointer is that thread's, not one of
-		 * ours. */
 		if (!r->process && !pthread_equal(r->begin_thread, pthread_self()))
 			r->foreign = true;
 		if (r->foreign)
 			r->begin_sp = 0;
-		region_rebase(r, epoch, false);
+	}
+	/* The foreign regions go below the child's own, each group in its
+	 * order: the child's memcheck_end then ends the innermost region
+	 * its thread began (forkinherit "over": another thread's region
+	 * begun above it in the parent was ended in its place, and the
+	 * child's own was reported not ended).  Every region starts again
+	 * below, all at one epoch, so the order changes none of their
+	 * figures; failure injection's levels move with them.  Adjacent
+	 * swaps, one region on this stack at a time (the handler may run
+	 * on a small thread stack); at most 64 regions. */
+	int from[MAX_REGIONS];
+	bool moved = false;
+	for (int i = 0; i < nregions; i++)
+		from[i] = i;
+	for (int end = nregions; end > 1; end--)
+		for (int i = 0; i + 1 < end; i++) {
+			/* the process region, never foreign, stays at the bottom */
+			if (regions[i].process || regions[i].foreign || !regions[i + 1].foreign)
+				continue;
+			struct region t = regions[i];
+			regions[i] = regions[i + 1];
+			regions[i + 1] = t;
+			int f = from[i];
+			from[i] = from[i + 1];
+			from[i + 1] = f;
+			moved = true;
+		}
+	if (moved)
+		mc_fault_region_reorder(from, nregions);
+	uint32_t epoch = next_epoch();
+	for (int i = 0; i < nregions; i++) {
+		regions[i].early.taken = false; /* the parent's figures */
+		regions[i].early.stats = false;
+		region_rebase(&regions[i], epoch, false);
 	}
 }
 

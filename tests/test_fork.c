@@ -263,6 +263,14 @@ H_CHECK(own_not_ended)
 		      "%s: a record \"other\" from the child", x->label);
 }
 
+/* The child's "own", ended by the child, passes. */
+H_CHECK(own_ended)
+{
+	children_pass(x, rec, c);
+	pid_t child = pid_after(x->r.out, "child=");
+	H_EXPECT_STR(rec_of(x, "own", child, "child"), "verdict", "pass");
+}
+
 /* forkinherit MODE preloaded, memcheck's exit status (23 where a region
  * failed), each process's own: a child's failure does not pass to the
  * parent (MEMCHECK_ANCESTORS=0), which prints the child's status. */
@@ -281,6 +289,8 @@ static const struct h_case inherit_cases[] = {
 	  FORKINHERIT("own"), .out = H_LIST("status=23"), .check = own_not_ended },
 	{ "its own region above the inherited one, ended",
 	  FORKINHERIT("under"), .out = H_LIST("status=0"), .check = children_pass },
+	{ "its own region below the inherited one, ended: its own ends first",
+	  FORKINHERIT("over"), .out = H_LIST("status=0"), .check = own_ended },
 	{ "a grandchild forked by a thread that took the dead thread's id",
 	  FORKINHERIT("again"), .out = H_LIST("status=0"), .check = children_pass },
 };

@@ -20,6 +20,9 @@
  *           open: a region of the forking thread is the child's own
  *   under   main begins "own" above "other" before the fork, and the
  *           child ends it: memcheck_end ends the innermost region
+ *   over    main begins "own" before the thread begins "other" above
+ *           it, and the child ends "own": the child's memcheck_end ends
+ *           the innermost region its own thread began
  *   again   the child forks a grandchild from a new thread (which may
  *           reuse the dead thread's descriptor, so that pthread_self()
  *           equals the id that began "other"); the grandchild does what
@@ -28,6 +31,7 @@
  *   for signal N) and exits 0, or 2 on a system error.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +113,7 @@ static int child(const char *mode)
 		lose(40);
 		scrub();
 	}
-	if (!strcmp(mode, "under"))
+	if (!strcmp(mode, "under") || !strcmp(mode, "over"))
 		memcheck_end(NULL); /* "own" */
 	if (!strcmp(mode, "again")) {
 		pthread_t t;
@@ -124,6 +128,9 @@ static int child(const char *mode)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "clean";
+	bool over = !strcmp(mode, "over");
+	if (over)
+		memcheck_begin("own");
 	if (pthread_barrier_init(&inside, NULL, 2) || pthread_barrier_init(&done, NULL, 2) ||
 	    pthread_atfork(NULL, NULL, atfork_child) ||
 	    pthread_create(&other_thread, NULL, other, NULL))
@@ -139,12 +146,14 @@ int main(int argc, char **argv)
 		exit(child(mode));
 	int st = status_of(c);
 	printf("child=%d status=%d\n", (int)c, st);
-	/* "own" lies above the thread's "other": the stack is the
-	 * process's, and the innermost region ends first. */
+	/* "own" lies above the thread's "other" (below it in "over"): the
+	 * stack is the process's, and the innermost region ends first. */
 	if (!strcmp(mode, "own") || !strcmp(mode, "under"))
 		memcheck_end(NULL);
 	pthread_barrier_wait(&done);
 	pthread_join(other_thread, NULL);
+	if (over)
+		memcheck_end(NULL);
 	free(kept);
 	return st < 0 ? 2 : 0;
 }
