@@ -330,6 +330,20 @@ void mc_fault_region_end(struct mc_fault_info *out)
 	pthread_mutex_unlock(&lock);
 }
 
+void mc_fault_region_reorder(const int *from, int n)
+{
+	struct level old[MAX_LEVELS];
+	pthread_mutex_lock(&lock);
+	/* levels[0] is no region's; the region at i has levels[i + 1] */
+	if (n > depth)
+		n = depth;
+	memcpy(old, levels, (size_t)(n + 1) * sizeof *levels);
+	for (int i = 0; i < n; i++)
+		levels[i + 1] = old[from[i] + 1];
+	update_on();
+	pthread_mutex_unlock(&lock);
+}
+
 /* ---- processes ------------------------------------------------------- */
 
 static void publish_id(void)

@@ -1764,6 +1764,9 @@ struct mc_fault_info {
 	struct { uint32_t stack; uint64_t count; } stacks[16];
 };
 void mc_fault_region_end(struct mc_fault_info *out);
+/* In a forked child, region.c's stack reordered: the level of the
+ * region at from[i] (0: the outermost) goes to i, for i < n. */
+void mc_fault_region_reorder(const int *from, int n);
 
 /* ---- checkname.c ----------------------------------------------------- */
 

@@ -29,6 +29,10 @@
  * takes it.  A child forked while another thread was ending a region
  * gets the stack as it was, without that region, and forgets the state
  * the interrupted end may have left half made (mc_report_state_forget).
+ * A region another thread began and had open at the fork is foreign in
+ * the child, which has only the forking thread: the child may end it
+ * (tests/prog/stress's children end the region main began), and one
+ * still open at exit ends unreported (region_drop), never "not ended".
  */
 #include <errno.h>
 #include <pthread.h>
@@ -79,6 +83,10 @@ struct region {
 				   * test, a linked suite's runner or
 				   * worker), folded into them: reported
 				   * only when it fails */
+	bool foreign;             /* begun, before a fork, by a thread other
+				   * than the one that forked: no thread of
+				   * this process can end it (see
+				   * mc_regions_after_fork_child) */
 	struct exit_take early;   /* its figures taken by the destructor,
 				   * its end deferred (mc_regions_exit_take) */
 	struct mc_peak peak;      /* the sites at its peak (snapshot.c) */
@@ -678,6 +686,35 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	return res.pass ? 0 : 1;
 }
 
+/* Pop the innermost region unmeasured and unreported, keeping what the
+ * enclosing region takes from it: its live peak back, raised by ours,
+ * with the peak's snapshot (snapshot.c); the peak RSS as its floor; the
+ * timeline's line closed, so that samples go to the enclosing region's
+ * again; valgrind mode's and failure injection's levels.  At exit the
+ * destructor took its RSS and timeline already, and handed the floor on
+ * (mc_regions_exit_take).  Both locks held; returns the popped slot. */
+static struct region *region_drop(void)
+{
+	struct region *r = &regions[--nregions];
+	struct mc_fault_info fault;
+	mc_fault_region_end(&fault);
+	mc_vg_region_drop(nregions);
+	int64_t peak = mc_account_peak_end(r->saved_peak);
+	if (nregions > 0)
+		mc_peak_uncover(&r[-1].peak, peak > r->saved_peak);
+	if (r->early.taken)
+		return r;
+	struct mc_timeline unused;
+	mc_timeline_end(nregions, 0, MEMCHECK_UNKNOWN, MEMCHECK_UNKNOWN, &unused);
+	bool whole;
+	uint64_t end, hwm = mc_prog_peak_take(&whole, &end, NULL);
+	if (hwm < r->hwm_floor)
+		hwm = r->hwm_floor;
+	if (!whole && nregions > 0 && r[-1].hwm_floor < hwm)
+		r[-1].hwm_floor = hwm;
+	return r;
+}
+
 /* ---- the process region ---------------------------------------------- */
 
 /* Opened at start-up (life.c decides whether this process has one). */
@@ -737,12 +774,23 @@ static void fold_worker(struct region *r)
 
 /* At exit (life.c: the destructor, or the on_exit handler when the
  * destructor did not run): every region still open ends, the process
- * region last.  Guard held. */
+ * region last; a forked child's foreign ones unreported.  Guard held. */
 void mc_regions_end_all(const struct mc_scan_from *from)
 {
 	pthread_mutex_lock(&region_lock);
 	while (nregions > 0) {
 		struct region *top = &regions[nregions - 1];
+		if (top->foreign) {
+			/* Its thread is not in this process: it ends quietly,
+			 * as the thread would have ended it in the parent;
+			 * what the child left while it was open is the
+			 * enclosing regions' to judge (the same epoch since
+			 * the fork).  Not one of the child's own ends. */
+			pthread_mutex_lock(&stack_lock);
+			region_drop();
+			pthread_mutex_unlock(&stack_lock);
+			continue;
+		}
 		if (top->process && forked)
 			name_forked(top);
 		else if (top->process && ended_here && parent_runs_this_program())
@@ -837,6 +885,48 @@ void mc_regions_after_fork_child(void)
 	mc_vgtext_after_fork_child();
 	forked = true;
 	ended_here = 0;
+	/* The forking thread is this process's only one, with the same
+	 * pthread_self() as in the parent (POSIX: the child is made from
+	 * the calling thread).  A region another thread began stays
+	 * foreign in every later fork: a thread made here may get the dead
+	 * thread's descriptor, and so its id (glibc's stack cache:
+	 * forkinherit "again" saw it every run).  Its stack pointer is that
+	 * thread's, not one of ours. */
+	for (int i = 0; i < nregions; i++) {
+		struct region *r = &regions[i];
+		if (!r->process && !pthread_equal(r->begin_thread, pthread_self()))
+			r->foreign = true;
+		if (r->foreign)
+			r->begin_sp = 0;
+	}
+	/* The foreign regions go below the child's own, each group in its
+	 * order: the child's memcheck_end then ends the innermost region
+	 * its thread began (forkinherit "over": another thread's region
+	 * begun above it in the parent was ended in its place, and the
+	 * child's own was reported not ended).  Every region starts again
+	 * below, all at one epoch, so the order changes none of their
+	 * figures; failure injection's levels move with them.  Adjacent
+	 * swaps, one region on this stack at a time (the handler may run
+	 * on a small thread stack); at most 64 regions. */
+	int from[MAX_REGIONS];
+	bool moved = false;
+	for (int i = 0; i < nregions; i++)
+		from[i] = i;
+	for (int end = nregions; end > 1; end--)
+		for (int i = 0; i + 1 < end; i++) {
+			/* the process region, never foreign, stays at the bottom */
+			if (regions[i].process || regions[i].foreign || !regions[i + 1].foreign)
+				continue;
+			struct region t = regions[i];
+			regions[i] = regions[i + 1];
+			regions[i + 1] = t;
+			int f = from[i];
+			from[i] = from[i + 1];
+			from[i + 1] = f;
+			moved = true;
+		}
+	if (moved)
+		mc_fault_region_reorder(from, nregions);
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++) {
 		regions[i].early.taken = false; /* the parent's figures */
@@ -983,28 +1073,11 @@ MC_API int memcheck_discard(void)
 		overflowed--;
 		rc = 0;
 	} else if (nregions > 0 && !regions[nregions - 1].process) {
-		struct region *r = &regions[--nregions];
-		struct mc_fault_info fault;
-		mc_fault_region_end(&fault);
-		mc_vg_region_drop(nregions);
+		struct region *r = region_drop();
 		popped = true;
 		epoch = r->epoch;
 		ended_here++;
 		mc_copy_name(last_ended, sizeof last_ended, r->name);
-		/* The enclosing region takes its peak back raised by ours, and
-		 * with it the snapshot (snapshot.c); our timeline line closes,
-		 * so that samples go to the enclosing region's again. */
-		int64_t peak = mc_account_peak_end(r->saved_peak);
-		if (nregions > 0)
-			mc_peak_uncover(&r[-1].peak, peak > r->saved_peak);
-		struct mc_timeline unused;
-		mc_timeline_end(nregions, 0, MEMCHECK_UNKNOWN, MEMCHECK_UNKNOWN, &unused);
-		bool whole;
-		uint64_t end, hwm = mc_prog_peak_take(&whole, &end, NULL);
-		if (hwm < r->hwm_floor)
-			hwm = r->hwm_floor;
-		if (!whole && nregions > 0 && r[-1].hwm_floor < hwm)
-			r[-1].hwm_floor = hwm;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&stack_lock);

@@ -2,6 +2,8 @@
  * test_fork.c - regions across fork() and exec: each process reports its
  * own figures under its own pid (tests/prog/fork, tests/prog/plain_fork),
  * and fork never deadlocks against memcheck's locks (tests/prog/forklocks).
+ * A region another thread had open at the fork ends quietly in the child
+ * (tests/prog/forkinherit): its thread is not there to end it.
  */
 #include <check.h>
 #include <stdint.h>
@@ -196,6 +198,103 @@ START_TEST(test_fork_allocator_first)
 }
 END_TEST
 
+/* ---- a region another thread had open at the fork -------------------- */
+
+/* forkinherit's "other", begun by a thread the child does not have:
+ * one record, the parent's, passing; none from a child, and no word of
+ * it on stderr (MEMCHECK_TEXT=fail shows what fails). */
+static void other_only_in_parent(const struct h_res *x)
+{
+	for (size_t i = 0; i < x->rep.n; i++) {
+		const struct h_json *r = x->rep.rec[i];
+		const char *name = h_str(r, "name");
+		ck_assert_msg(!name || strcmp(name, "other") != 0 || h_u64(r, "pid") == (uint64_t)x->r.pid,
+			      "%s: a record \"other\" from child %llu; stderr:\n%s", x->label,
+			      (unsigned long long)h_u64(r, "pid"), x->r.err);
+	}
+	H_EXPECT_STR(rec_of(x, "other", x->r.pid, "parent"), "verdict", "pass");
+	ck_assert_msg(!strstr(x->r.err, "not ended"), "%s: a region not ended; stderr:\n%s",
+		      x->label, x->r.err);
+}
+
+/* Every child's record passes. */
+H_CHECK(children_pass)
+{
+	other_only_in_parent(x);
+	for (size_t i = 0; i < x->rep.n; i++)
+		if (h_u64(x->rep.rec[i], "pid") != (uint64_t)x->r.pid)
+			H_EXPECT_STR(x->rep.rec[i], "verdict", "pass");
+}
+
+/* The child's record name fails for bytes definitely lost (an
+ * enclosing region of the child's fails for them too). */
+static void child_fails_in(const struct h_res *x, const char *name, uint64_t bytes)
+{
+	other_only_in_parent(x);
+	pid_t child = pid_after(x->r.out, "child=");
+	const struct h_json *f = rec_of(x, name, child, "child");
+	H_EXPECT_STR(f, "verdict", "fail");
+	h_expect_wants(x, f, (const struct h_want[]){ { .key = "definitely_lost.bytes", .u64 = bytes },
+						      { .key = NULL } });
+}
+
+H_CHECK(leak_in_child_region)
+{
+	child_fails_in(x, "child", 24);
+}
+
+/* Lost while the inherited region was the innermost: the child's
+ * process region sees it. */
+H_CHECK(lost_in_process_region)
+{
+	child_fails_in(x, "process", 40);
+}
+
+/* The forking thread's own region, left open: the child's, reported as
+ * not ended. */
+H_CHECK(own_not_ended)
+{
+	pid_t child = pid_after(x->r.out, "child=");
+	const struct h_json *own = rec_of(x, "own", child, "child");
+	H_EXPECT_STR(own, "verdict", "fail");
+	ck_assert_msg(h_violation_has(own, "region not ended before the process exited"),
+		      "%s: the child's \"own\" does not say it was not ended", x->label);
+	ck_assert_msg(h_record(&x->rep, "other", child) == NULL,
+		      "%s: a record \"other\" from the child", x->label);
+}
+
+/* The child's "own", ended by the child, passes. */
+H_CHECK(own_ended)
+{
+	children_pass(x, rec, c);
+	pid_t child = pid_after(x->r.out, "child=");
+	H_EXPECT_STR(rec_of(x, "own", child, "child"), "verdict", "pass");
+}
+
+/* forkinherit MODE preloaded, memcheck's exit status (23 where a region
+ * failed), each process's own: a child's failure does not pass to the
+ * parent (MEMCHECK_ANCESTORS=0), which prints the child's status. */
+#define FORKINHERIT(mode)                                                       \
+	.run = { .prog = "forkinherit", .args = H_LIST(mode), .flags = H_PRELOAD | H_EXITCODE, \
+		 .text = "fail", .env = H_LIST("MEMCHECK_ANCESTORS=0") }
+
+static const struct h_case inherit_cases[] = {
+	{ "a clean child of a fork amid another thread's region passes",
+	  FORKINHERIT("clean"), .out = H_LIST("status=0"), .check = children_pass },
+	{ "its leak in its own region still fails it",
+	  FORKINHERIT("leak"), .out = H_LIST("status=23"), .check = leak_in_child_region },
+	{ "its leak outside its regions fails its process region",
+	  FORKINHERIT("lost"), .out = H_LIST("status=23"), .check = lost_in_process_region },
+	{ "the forking thread's own region left open still fails",
+	  FORKINHERIT("own"), .out = H_LIST("status=23"), .check = own_not_ended },
+	{ "its own region above the inherited one, ended",
+	  FORKINHERIT("under"), .out = H_LIST("status=0"), .check = children_pass },
+	{ "its own region below the inherited one, ended: its own ends first",
+	  FORKINHERIT("over"), .out = H_LIST("status=0"), .check = own_ended },
+	{ "a grandchild forked by a thread that took the dead thread's id",
+	  FORKINHERIT("again"), .out = H_LIST("status=0"), .check = children_pass },
+};
+
 int main(void)
 {
 	TCase *tc = h_tcase("fork", 30);
@@ -207,5 +306,7 @@ int main(void)
 	tcase_add_loop_test(locks, test_fork_against_every_lock, 0, H_NALLOCATORS);
 	TCase *first = h_tcase("allocator_first", 90);
 	tcase_add_loop_test(first, test_fork_allocator_first, 0, H_NALLOCATORS);
+	TCase *inherit = h_tcase("inherit", 60);
+	H_ADD_CASES(inherit, inherit_cases);
 	return h_run_suite(NULL);
 }
