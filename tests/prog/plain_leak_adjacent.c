@@ -12,8 +12,13 @@
  *
  * And what must stay reachable though it looks alike: a pair of pointers
  * to two blocks made one after the other (side by side under the other
- * allocators: the second's start is the first's end), and an array of
- * four such pointers. */
+ * allocators: the second's start is the first's end), an array of
+ * four such pointers, and a set laid out as GLib's hash table keeps one
+ * (keys, hashes, values == keys; keys and hashes made one after the
+ * other, upwards under jemalloc and mimalloc, downwards under tcmalloc):
+ * memcheck took the middle word, or the first, for the end of the
+ * block before it and said hashes, or keys, was definitely lost. */
+#include <stdint.h>
 #include <unistd.h>
 
 #include "plain_leak_common.h"
@@ -29,6 +34,40 @@ struct buffer {
 struct buffer buf;
 char *pair[2];
 char *row[4];
+
+/* GLib 2.74's GHashTable: counts, then keys, hashes, values. */
+struct set {
+	int size, mod;
+	unsigned mask, nnodes, noccupied, flags;
+	void *keys;
+	unsigned *hashes;
+	void *values;
+};
+struct set set;
+
+/* keys and hashes of 8 entries side by side, either way round, if the
+ * allocator hands two out so within TRIES; the others tried are freed. */
+__attribute__((noinline)) static int set_new(void)
+{
+	void *tried[2 * TRIES];
+	int n = 0, adjacent = 0;
+	while (n < 2 * TRIES) {
+		tried[n] = calloc(8, sizeof(unsigned));
+		tried[n + 1] = calloc(8, sizeof(unsigned));
+		n += 2;
+		uintptr_t k = (uintptr_t)tried[n - 2], h = (uintptr_t)tried[n - 1];
+		if ((adjacent = k + 32 == h || h + 32 == k))
+			break;
+	}
+	for (int i = 0; i < n - 2; i++)
+		free(tried[i]);
+	set.size = 8;
+	set.mod = 7;
+	set.mask = 7;
+	set.keys = set.values = tried[n - 2];
+	set.hashes = tried[n - 1];
+	return adjacent;
+}
 
 /* One block of SIZE, kept nowhere: the one at buf.end if the allocator
  * hands one out there within TRIES, else the last tried.  The others are
@@ -74,6 +113,7 @@ int main(void)
 		pair[i] = calloc(1, 64);
 	for (int i = 0; i < 4; i++)
 		row[i] = calloc(1, 64);
+	int set_adjacent = set_new();
 	int adjacent = lose_after_buffer();
 	lose_after_free();
 	scrub();
@@ -82,7 +122,9 @@ int main(void)
 	const char *say = adjacent ? "buffer: adjacent\n" : "buffer: apart\n";
 	const char *pairs = pair[1] == pair[0] + 64 && row[3] == row[2] + 64 ? "pair: adjacent\n"
 									   : "pair: apart\n";
-	if (write(1, say, strlen(say)) < 0 || write(1, pairs, strlen(pairs)) < 0)
+	const char *sets = set_adjacent ? "set: adjacent\n" : "set: apart\n";
+	if (write(1, say, strlen(say)) < 0 || write(1, pairs, strlen(pairs)) < 0 ||
+	    write(1, sets, strlen(sets)) < 0)
 		return 1;
 	return 0;
 }
