@@ -326,6 +326,10 @@ static const struct h_case cases[] = {
 	{ "valgrind's lines, definitely lost", VG("--leak-check=full"),
 	  .prog = "plain_leak_direct" }, .exit = 23, .setup = vg_under_allocator,
 	  .check = as_valgrind },
+	/* cliques: a leader's record "N (D direct, I indirect) bytes",
+	 * in valgrind's order of total bytes */
+	{ "valgrind's lines, cliques", VG("--leak-check=full"), .prog = "plain_leak_cycle" },
+	  .exit = 23, .setup = vg_under_allocator, .check = as_valgrind },
 	{ "valgrind's lines, every kind", VG("--leak-check=full", "--show-leak-kinds=all"),
 	  .prog = "plain_leak_adjacent" }, .exit = 23, .setup = vg_under_allocator,
 	  .check = as_valgrind },
