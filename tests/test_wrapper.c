@@ -217,9 +217,9 @@ static int valgrind_status; /* valgrind's exit status of the row valgrind_text r
 
 static const char *valgrind_text(const struct h_case *c)
 {
-	static const struct h_case *row[8];
-	static char *text[8];
-	static int status[8];
+	static const struct h_case *row[16];
+	static char *text[16];
+	static int status[16];
 	for (size_t i = 0; i < MC_H_SIZE(row) && row[i]; i++)
 		if (row[i] == c) {
 			valgrind_status = status[i];
@@ -234,7 +234,8 @@ static const char *valgrind_text(const struct h_case *c)
 		argv[n++] = c->run.args[i];
 	argv[n] = NULL;
 	struct h_res v;
-	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "", .args = argv);
+	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "", .args = argv,
+	       .env = c->run.env);
 	size_t i = 0;
 	while (i < MC_H_SIZE(row) - 1 && row[i])
 		i++;
@@ -284,6 +285,15 @@ H_CHECK(lines_as_valgrind)
 H_CHECK(errors_as_valgrind)
 {
 	same_lines(x, c, true, true);
+}
+
+/* exit() while another thread runs: nothing freed under it (valgrind
+ * kills it first; memcheck cannot), its blocks still in use at exit. */
+H_CHECK(nothing_freed_under_a_thread)
+{
+	ck_assert_msg(strstr(x->r.err, "in use at exit: ") &&
+		      !strstr(x->r.err, "in use at exit: 0 bytes"),
+		      "%s: expected the C library's blocks in use:\n%s", x->label, x->r.err);
 }
 
 /* jq's shtest (tests/setup, tests/shtest): valgrind's command line with
@@ -359,6 +369,16 @@ static const struct h_case cases[] = {
 	 * in valgrind's order of total bytes */
 	{ "valgrind's lines, cliques", VG("--leak-check=full"), .prog = "plain_leak_cycle" },
 	  .setup = vg_under_allocator, .check = as_valgrind },
+	/* what valgrind's freeres frees at exit (stdio's buffers, the
+	 * locale's data, libstdc++'s emergency pool) is freed here too */
+	{ "valgrind's lines, stdio and locale", VG("--leak-check=full"),
+	  .prog = "plain_stdio_locale", .env = H_LIST("LANG=C.UTF-8") },
+	  .setup = vg_under_allocator, .check = as_valgrind },
+	{ "valgrind's lines, a C++ exception", VG("--leak-check=full"), .prog = "cxx_throw" },
+	  .setup = vg_under_allocator, .check = as_valgrind },
+	{ "freeres not under a running thread", VG("--leak-check=full"),
+	  .prog = "plain_exit_running", .env = H_LIST("LANG=C.UTF-8") }, .setup = vg_under_allocator,
+	  .stdout_is = "done\n", .check = nothing_freed_under_a_thread },
 	{ "valgrind's lines, every kind", VG("--leak-check=full", "--show-leak-kinds=all"),
 	  .prog = "plain_leak_adjacent" }, .setup = vg_under_allocator,
 	  .check = as_valgrind },
