@@ -17,7 +17,8 @@
 #include "internal.h"
 #include "suite.h"
 
-struct mc_options mc_opt = { .track = true }; /* the block table is made */
+/* the block table is made; the cliques' credit kept (valgrind's text) */
+struct mc_options mc_opt = { .track = true, .valgrind_text = MC_VGTEXT_FULL };
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
 
 /* mappings.c and allocator.c are not linked: the program has made no
