@@ -1378,6 +1378,7 @@ struct mc_scan {
 	uint8_t *state;         /* enum mc_kind of each */
 	size_t n, cap;
 	bool joined;            /* both in one mapping at v (scan.c) */
+	uint64_t *credit;       /* [cap] a clique leader's indirect bytes, or NULL */
 	double seconds;         /* the scan's own time */
 	/* The files' runs of its mappings (mc_maps_runs_note), lent to
 	 * elfmod.c until mc_scan_free: over runs_copy (len 0: none) */
@@ -1419,9 +1420,12 @@ struct mc_scan_from {
  * the scan could not be mapped.  Call with the guard held.  from: where
  * the program's stack begins, or NULL (the caller's frames). */
 bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
-/* Call fn for each scanned block with epoch >= min_epoch and its kind. */
+/* Call fn for each scanned block with epoch >= min_epoch, its kind and
+ * its credit: a definitely lost block's, the bytes of the blocks its
+ * clique took (valgrind's indirect_szB of a clique leader); else 0. */
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
-		  void (*fn)(const struct mc_block *, int kind, void *), void *arg);
+		  void (*fn)(const struct mc_block *, int kind, uint64_t credit, void *),
+		  void *arg);
 void mc_scan_free(struct mc_scan *s);
 
 /* ---- roots.c --------------------------------------------------------- */
@@ -2509,6 +2513,7 @@ struct mc_leak {
 	uint32_t stack;
 	uint32_t kind;                  /* enum mc_kind */
 	uint64_t blocks, bytes;
+	uint64_t indirect;              /* the cliques' bytes its blocks lead */
 };
 struct mc_region_report {
 	const struct memcheck_result *r;

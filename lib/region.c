@@ -228,7 +228,7 @@ static size_t leak_acc_bytes(size_t cap)
 	return cap * sizeof(uint32_t) + cap / 2 * sizeof(struct mc_leak);
 }
 
-static void leak_add_kind(const struct mc_block *b, int kind, void *arg)
+static void leak_add_kind(const struct mc_block *b, int kind, uint64_t credit, void *arg)
 {
 	struct leak_acc *a = arg;
 	a->blocks++;
@@ -250,12 +250,13 @@ static void leak_add_kind(const struct mc_block *b, int kind, void *arg)
 	struct mc_leak *g = &a->v[a->slot[i] - 1];
 	g->blocks++;
 	g->bytes += b->size;
+	g->indirect += credit;
 }
 
 /* Without a scan every leftover is definitely lost. */
 static void leak_add(const struct mc_block *b, void *arg)
 {
-	leak_add_kind(b, MC_KIND_DEFINITE, arg);
+	leak_add_kind(b, MC_KIND_DEFINITE, 0, arg);
 }
 
 /* Lost before reachable (valgrind lists still reachable last), then

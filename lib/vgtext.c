@@ -150,14 +150,16 @@ static const char *num_or_unknown(uint64_t v, char buf[32])
 
 /* valgrind's order of loss records, as valgrind 3.19 lists them
  * (tests/prog's plain_leak_cycle, _interior, _adjacent under
- * --show-leak-kinds=all): bytes ascending, then kind, still reachable
- * first, then possibly, indirectly, definitely lost (enum mc_kind's
- * order reversed), then blocks ascending. */
+ * --show-leak-kinds=all): total bytes ascending (a record's own and
+ * the indirect bytes its blocks lead, scan.c's credit), then kind,
+ * still reachable first, then possibly, indirectly, definitely lost
+ * (enum mc_kind's order reversed), then blocks ascending. */
 static int vg_cmp(const void *x, const void *y)
 {
 	const struct mc_leak *a = x, *b = y;
-	if (a->bytes != b->bytes)
-		return a->bytes < b->bytes ? -1 : 1;
+	uint64_t ta = a->bytes + a->indirect, tb = b->bytes + b->indirect;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
 	if (a->kind != b->kind)
 		return a->kind > b->kind ? -1 : 1;
 	if (a->blocks != b->blocks)
@@ -204,14 +206,22 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 		return;
 	memcpy(v, rr->leaks, bytes);
 	mc_sort(v, n, sizeof *v, vg_cmp);
-	char c1[32], c2[32], c3[32], c4[32];
+	char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
 	for (size_t i = 0; i < n; i++) {
 		if (!shown_kind(v[i].kind))
 			continue;
-		mc_buf_strs(b, p, " ", num_or_unknown(v[i].bytes, c1), " bytes in ",
-			    num_or_unknown(v[i].blocks, c2), " blocks are ", vg_kind[v[i].kind & 3],
-			    " in loss record ", mc_commas(i + 1, c3), " of ", mc_commas(n, c4), "\n",
-			    NULL);
+		/* a record whose blocks lead cliques: "N (D direct, I
+		 * indirect) bytes", N their sum, as valgrind writes it */
+		if (v[i].indirect)
+			mc_buf_strs(b, p, " ", mc_commas(v[i].bytes + v[i].indirect, c1), " (",
+				    mc_commas(v[i].bytes, c5), " direct, ",
+				    mc_commas(v[i].indirect, c6), " indirect) bytes in ",
+				    mc_commas(v[i].blocks, c2), " blocks are ", NULL);
+		else
+			mc_buf_strs(b, p, " ", num_or_unknown(v[i].bytes, c1), " bytes in ",
+				    num_or_unknown(v[i].blocks, c2), " blocks are ", NULL);
+		mc_buf_strs(b, vg_kind[v[i].kind & 3], " in loss record ", mc_commas(i + 1, c3),
+			    " of ", mc_commas(n, c4), "\n", NULL);
 		mc_text_stack(b, sp, v[i].stack);
 		mc_buf_strs(b, sp, "\n", NULL);
 	}

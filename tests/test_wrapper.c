@@ -213,13 +213,18 @@ static char *read_lines(const char *text, bool some)
 
 /* valgrind's own output for the row's command line (its words, the
  * program and its arguments), once a row. */
+static int valgrind_status; /* valgrind's exit status of the row valgrind_text ran */
+
 static const char *valgrind_text(const struct h_case *c)
 {
-	static const struct h_case *row[8];
-	static char *text[8];
+	static const struct h_case *row[16];
+	static char *text[16];
+	static int status[16];
 	for (size_t i = 0; i < MC_H_SIZE(row) && row[i]; i++)
-		if (row[i] == c)
+		if (row[i] == c) {
+			valgrind_status = status[i];
 			return text[i];
+		}
 	const char *argv[32];
 	size_t n = 0;
 	for (size_t i = 0; c->run.cli && c->run.cli[i]; i++)
@@ -229,23 +234,30 @@ static const char *valgrind_text(const struct h_case *c)
 		argv[n++] = c->run.args[i];
 	argv[n] = NULL;
 	struct h_res v;
-	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "", .args = argv);
+	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "", .args = argv,
+	       .env = c->run.env);
 	size_t i = 0;
 	while (i < MC_H_SIZE(row) - 1 && row[i])
 		i++;
 	row[i] = c;
 	text[i] = strdup(v.r.err);
+	status[i] = valgrind_status = v.r.signal ? 128 + v.r.signal : v.r.exit_code;
 	h_res_free(&v);
 	return text[i];
 }
 
-static void same_lines(struct h_res *x, const struct h_case *c, bool some)
+static void same_lines(struct h_res *x, const struct h_case *c, bool some, bool status)
 {
 	if (!h_valgrind_path()) {
 		printf("%s: valgrind is not installed: not compared\n", x->label);
 		return;
 	}
 	char *vg = read_lines(valgrind_text(c), some), *mc = read_lines(x->r.err, some);
+	/* valgrind's exit status: the program's, unless --error-exitcode
+	 * and errors (a leak under --leak-check=full) */
+	ck_assert_msg(!status || x->r.exit_code == valgrind_status,
+		      "%s: exit status %d, valgrind's %d",
+		      x->label, x->r.exit_code, valgrind_status);
 	ck_assert_msg(strstr(vg, "ERROR SUMMARY:"), "%s: no ERROR SUMMARY from valgrind",
 		      x->label);
 	ck_assert_msg(!strcmp(vg, mc), "%s: valgrind's lines:\n%s\nmemcheck's:\n%s\n"
@@ -258,13 +270,30 @@ static void same_lines(struct h_res *x, const struct h_case *c, bool some)
  * do not depend on the allocator's own blocks under every allocator. */
 H_CHECK(as_valgrind)
 {
-	same_lines(x, c, x->alloc != H_GLIBC);
+	same_lines(x, c, x->alloc != H_GLIBC, true);
+}
+
+/* --leak-check=summary with --error-exitcode: valgrind counts no leak
+ * as an error and exits with the program's status; memcheck's leak still
+ * fails the run (memcheck(1)): the lines alone. */
+H_CHECK(lines_as_valgrind)
+{
+	same_lines(x, c, x->alloc != H_GLIBC, false);
 }
 
 /* A heap error: valgrind counts the bad free among the frees. */
 H_CHECK(errors_as_valgrind)
 {
-	same_lines(x, c, true);
+	same_lines(x, c, true, true);
+}
+
+/* exit() while another thread runs: nothing freed under it (valgrind
+ * kills it first; memcheck cannot), its blocks still in use at exit. */
+H_CHECK(nothing_freed_under_a_thread)
+{
+	ck_assert_msg(strstr(x->r.err, "in use at exit: ") &&
+		      !strstr(x->r.err, "in use at exit: 0 bytes"),
+		      "%s: expected the C library's blocks in use:\n%s", x->label, x->r.err);
 }
 
 /* jq's shtest (tests/setup, tests/shtest): valgrind's command line with
@@ -301,8 +330,18 @@ static const struct h_case cases[] = {
 	 * its defaults; the log has valgrind's words for the leak, the
 	 * status is the library's */
 	{ "valgrind's command line, a leak",
-	  MC("-q", "--tool=memcheck", "--leak-check=yes", "--show-reachable=yes", "--num-callers=50"),
+	  MC("-q", "--tool=memcheck", "--leak-check=yes", "--show-reachable=yes", "--num-callers=50",
+	     "--error-exitcode=23"),
 	  EXIT("leak"), .setup = log_under_allocator, .exit = 23, .check = leak_in_log },
+	/* without --error-exitcode, valgrind's status is the program's:
+	 * CTest's own defaults count the leak as a defect only */
+	{ "valgrind's command line, no --error-exitcode", ONCE,
+	  MC("-q", "--tool=memcheck", "--leak-check=yes", "--show-reachable=yes", "--num-callers=50"),
+	  EXIT("leak"), .setup = log_under_allocator, .check = leak_in_log },
+	/* ... unless the caller's MEMCHECK_EXITCODE says otherwise */
+	{ "valgrind's command line, MEMCHECK_EXITCODE set", ONCE,
+	  MC("-q", "--leak-check=full"), .env = H_LIST("MEMCHECK_EXITCODE=7"), EXIT("leak"),
+	  .setup = vg, .exit = 7 },
 	{ "valgrind's command line, clean", MC("-q"), EXIT("clean"), .setup = log_under_allocator,
 	  .check = empty_log },
 	/* --error-exitcode; a status of the program's own kept */
@@ -311,7 +350,7 @@ static const struct h_case cases[] = {
 	{ "exit 77 kept", ONCE, MC("-q"), EXIT("leak-status", "77"), .setup = vg, .exit = 77 },
 	/* a suppression file, as valgrind reads it, makes the leak fine */
 	{ "--suppressions", ONCE, MC(NULL), EXIT("leak"), .setup = leak_suppressed },
-	{ "--log-file with %p", ONCE, MC("-q", "--leak-check=full"), EXIT("leak"), .setup = log_by_pid, .exit = 23,
+	{ "--log-file with %p", ONCE, MC("-q", "--leak-check=full"), EXIT("leak"), .setup = log_by_pid,
 	  .check = log_of_its_pid },
 	/* what memcheck cannot honour is refused, not ignored */
 	{ "--tool=helgrind", ONCE, MC("--tool=helgrind"), EXIT("clean"), .setup = vg, .exit = 2,
@@ -324,17 +363,31 @@ static const struct h_case cases[] = {
 	 * command line (stacks, header and heap errors' lines apart) */
 #define VG(...) MC(__VA_ARGS__), .no_report = true
 	{ "valgrind's lines, definitely lost", VG("--leak-check=full"),
-	  .prog = "plain_leak_direct" }, .exit = 23, .setup = vg_under_allocator,
+	  .prog = "plain_leak_direct" }, .setup = vg_under_allocator,
 	  .check = as_valgrind },
+	/* cliques: a leader's record "N (D direct, I indirect) bytes",
+	 * in valgrind's order of total bytes */
+	{ "valgrind's lines, cliques", VG("--leak-check=full"), .prog = "plain_leak_cycle" },
+	  .setup = vg_under_allocator, .check = as_valgrind },
+	/* what valgrind's freeres frees at exit (stdio's buffers, the
+	 * locale's data, libstdc++'s emergency pool) is freed here too */
+	{ "valgrind's lines, stdio and locale", VG("--leak-check=full"),
+	  .prog = "plain_stdio_locale", .env = H_LIST("LANG=C.UTF-8") },
+	  .setup = vg_under_allocator, .check = as_valgrind },
+	{ "valgrind's lines, a C++ exception", VG("--leak-check=full"), .prog = "cxx_throw" },
+	  .setup = vg_under_allocator, .check = as_valgrind },
+	{ "freeres not under a running thread", VG("--leak-check=full"),
+	  .prog = "plain_exit_running", .env = H_LIST("LANG=C.UTF-8") }, .setup = vg_under_allocator,
+	  .stdout_is = "done\n", .check = nothing_freed_under_a_thread },
 	{ "valgrind's lines, every kind", VG("--leak-check=full", "--show-leak-kinds=all"),
-	  .prog = "plain_leak_adjacent" }, .exit = 23, .setup = vg_under_allocator,
+	  .prog = "plain_leak_adjacent" }, .setup = vg_under_allocator,
 	  .check = as_valgrind },
 	{ "valgrind's lines, summary", VG("--error-exitcode=1"), .prog = "plain_leak_family" },
-	  .exit = 1, .setup = vg_under_allocator, .check = as_valgrind },
+	  .exit = 1, .setup = vg_under_allocator, .check = lines_as_valgrind },
 	{ "valgrind's lines, clean", VG("--leak-check=full"), .prog = "plain_clean" },
 	  .setup = vg_under_allocator, .check = as_valgrind },
 	{ "valgrind's lines, a double free", VG("--leak-check=full"), .prog = "plain_errors",
-	  .args = H_LIST("double") }, .exit = 23, .setup = vg_under_allocator,
+	  .args = H_LIST("double") }, .setup = vg_under_allocator,
 	  .check = errors_as_valgrind },
 	/* a script that greps valgrind's ERROR SUMMARY, as jq's shtest */
 	{ "jq's grep of ERROR SUMMARY, clean", ONCE, .run = { .prog = "plain_exit",

@@ -17,7 +17,8 @@
 #include "internal.h"
 #include "suite.h"
 
-struct mc_options mc_opt = { .track = true }; /* the block table is made */
+/* the block table is made; the cliques' credit kept (valgrind's text) */
+struct mc_options mc_opt = { .track = true, .valgrind_text = MC_VGTEXT_FULL };
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
 
 /* mappings.c and allocator.c are not linked: the program has made no
@@ -56,7 +57,7 @@ void mc_symbolize_maps_lend(const struct mc_buf *runs)
 	lends++;
 }
 
-enum { R, S, P, Q, L1, L2, L3, C1, C2, SELF, Z, OLD, NBLK };
+enum { R, S, P, Q, L1, L2, L3, C1, C2, SELF, Z, OLD, AB, AC, AA, NBLK };
 #define BLK 64
 
 /* The roots: a start pointer to R and an interior pointer into P. */
@@ -97,6 +98,10 @@ __attribute__((noinline)) static void build(void)
 	link_to(OLD, 0, at(Z));        /* OLD is older than the region; it is
 					* lost, so Z, only it points to, is
 					* indirectly lost */
+	link_to(AB, 0, at(AC));        /* AB leads first (its stack is seen
+					* first), taking AC ... */
+	link_to(AA, 0, at(AB));        /* ... then AA's clique takes AB, and
+					* AB's credit with it */
 }
 
 __attribute__((noinline)) static void scrub(void)
@@ -107,28 +112,30 @@ __attribute__((noinline)) static void scrub(void)
 }
 
 static int kinds[NBLK];
+static uint64_t credits[NBLK];
 static int seen;
 
-static void note(const struct mc_block *b, int kind, void *arg)
+static void note(const struct mc_block *b, int kind, uint64_t credit, void *arg)
 {
 	(void)arg;
 	int k = (int)b->stack - 1;
 	ck_assert(k >= 0 && k < NBLK);
 	kinds[k] = kind;
+	credits[k] = credit;
 	seen++;
 }
 
 /* note, and the blocks past NBLK counted by kind. */
 static int extra_definite;
 
-static void note_any(const struct mc_block *b, int kind, void *arg)
+static void note_any(const struct mc_block *b, int kind, uint64_t credit, void *arg)
 {
 	if (b->stack > NBLK) {
 		extra_definite += kind == MC_KIND_DEFINITE;
 		seen++;
 		return;
 	}
-	note(b, kind, arg);
+	note(b, kind, credit, arg);
 }
 
 START_TEST(kinds_as_valgrind_counts_them)
@@ -147,10 +154,18 @@ START_TEST(kinds_as_valgrind_counts_them)
 		[L1] = MC_KIND_DEFINITE, [L2] = MC_KIND_INDIRECT, [L3] = MC_KIND_INDIRECT,
 		[C1] = MC_KIND_DEFINITE, [C2] = MC_KIND_INDIRECT,
 		[SELF] = MC_KIND_DEFINITE, [Z] = MC_KIND_INDIRECT, [OLD] = MC_KIND_DEFINITE,
+		[AB] = MC_KIND_INDIRECT, [AC] = MC_KIND_INDIRECT, [AA] = MC_KIND_DEFINITE,
 	};
 	for (int k = 0; k < NBLK; k++)
 		ck_assert_msg(kinds[k] == want[k], "block %d: kind %d, expected %d", k, kinds[k],
 			      want[k]);
+	/* each leader credited with its clique's bytes, as valgrind's
+	 * loss records count them; a leader taken into a later clique
+	 * hands its credit on (AB's 64 to AA) */
+	static const uint64_t credit[NBLK] = { [L1] = 2 * BLK, [C1] = BLK, [AA] = 2 * BLK };
+	for (int k = 0; k < NBLK; k++)
+		ck_assert_msg(credits[k] == credit[k], "block %d: credit %llu, expected %llu", k,
+			      (unsigned long long)credits[k], (unsigned long long)credit[k]);
 	/* Only the region's blocks (epoch 2 and later): OLD is left out. */
 	seen = 0;
 	mc_scan_each(&s, 2, note, NULL);

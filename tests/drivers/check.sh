@@ -89,7 +89,9 @@ if ! run "$WORK/cmake-plain.log" cmake -S "$HERE/cmake" -B "$C2" -DCMAKE_PREFIX_
 	echo "drivers-check: the CMake project without CTest does not build"; exit 1
 fi
 (cd "$C2" && ctest -T memcheck -L checker --overwrite MemoryCheckCommand="$PREFIX/bin/memcheck" \
-	--overwrite MemoryCheckType=Valgrind) >"$WORK/ctest-overwrite.log" 2>&1
+	--overwrite MemoryCheckType=Valgrind \
+	--overwrite "MemoryCheckCommandOptions=-q --leak-check=yes --error-exitcode=23") \
+	>"$WORK/ctest-overwrite.log" 2>&1
 L=$WORK/ctest-overwrite.log
 expect "$L" 'MemCheck #[0-9]+: clean \.+ +Passed' "ctest --overwrite: clean passes"
 expect "$L" 'MemCheck #[0-9]+: leak \.+\*+Failed' "ctest --overwrite: the leak fails"
