@@ -55,14 +55,18 @@ int mc_exit_status(int status)
 	/* A failure of this process's is its measured ancestors' too
 	 * (descend.c): a parent may ignore this status.  Else, about to
 	 * exit 0: a descendant's failure is this process's. */
+	mc_fds_room_begin(); /* descend.c's files: room above the program's limit */
 	if (n)
 		mc_descend_fail(n);
+	mc_fds_room_end();
 	if (mc_opt.exitcode == 0)
 		return status;
 	/* read (and removed) whatever the status: a check runner exits 1
 	 * after its forked test failed, whose record would stay behind */
 	bool own = (status & 0xff) != 0;
+	mc_fds_room_begin();
 	bool below = mc_descend_failed(!own && n == 0);
+	mc_fds_room_end();
 	if (own)
 		return status;
 	if (n == 0)

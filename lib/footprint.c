@@ -25,8 +25,11 @@
  * time.  Between two moments where M changes, M is constant, so VmHWM
  * minus M is the program's own peak over that interval.  Each change of
  * M that matters is therefore bracketed: before it, the interval's peak
- * is folded into an accumulator (read VmHWM, subtract M); after it, the
- * kernel's mark is reset (/proc/self/clear_refs) and M measured again.
+ * is folded into an accumulator (read VmHWM, subtract M); after it, M is
+ * measured again, and the kernel's mark reset (/proc/self/clear_refs)
+ * only where it could hide a later peak of the program's (restart_at:
+ * M shrank, or a transient of memcheck's made the mark); left, a fold
+ * takes only the mark's rise, which is the new interval's.
  * Changes too small to matter are summed in pending and folded with the
  * next that does: the figures are off by at most that sum (threshold()),
  * plus what lazily touched pages added since M was last measured.
@@ -45,7 +48,8 @@
  * process's end (mc_footprint_mark_restore) the kernel's mark is raised
  * back to it, for the parent.  Both include M, as a plain preload's
  * mark, which is never reset, always did.  VmHWM in /proc/self/status
- * stays as the last reset left it.
+ * stays as the last reset left it: where the program begins no region
+ * of its own, mostly never reset (restart_at).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +87,12 @@ static int64_t extra;         /* left by memcheck's own work */
 static uint64_t pending;      /* |changes| not yet folded */
 static uint64_t m_start;      /* M when the kernel's mark was last reset */
 static uint64_t acc;          /* the program's peak since the last take */
+/* The kernel's mark where restart_at left it unreset (bytes), 0 where
+ * it reset it: a fold takes only a rise above it (fold_seen). */
+static uint64_t mark_seen;
+/* The mark fold_seen read last (bytes): the restart that follows a fold
+ * under the same hold of fp_lock decides from it, without a read more. */
+static uint64_t seen_mark;
 static bool resettable = true;
 /* The kernel's mark before memcheck's resets, the highest, in kB
  * (getrusage's unit): written under fp_lock, read without a lock by
@@ -247,15 +257,6 @@ static void mark_note(uint64_t kb)
 		atomic_store_explicit(&mark_lost_kb, kb, memory_order_relaxed);
 }
 
-/* The same, read now (mc_rss_mark_kb: one system call, where status,
- * fold_seen's read, is three and a text to parse). */
-static void mark_read_note(void)
-{
-	if (work_depth || final)
-		return; /* the mark since the window opened is memcheck's */
-	mark_note(mc_rss_mark_kb());
-}
-
 uint64_t mc_footprint_mark_lost_kb(void)
 {
 	return atomic_load_explicit(&mark_lost_kb, memory_order_relaxed);
@@ -274,12 +275,16 @@ static bool fold_seen(unsigned *threads, uint64_t *rss, uint64_t grown)
 {
 	if (threads)
 		*threads = 0;
+	seen_mark = 0; /* not read: a restart after reads it */
 	if (work_depth)
 		return false; /* the mark since the window opened is memcheck's */
 	uint64_t hwm = mc_rss_peak(threads, rss);
+	seen_mark = hwm;
 	mark_note(hwm / 1024);
 	uint64_t base = m_start + grown;
-	if (hwm > base && hwm - base > acc)
+	/* Only a rise is this interval's where the last restart left the
+	 * mark as it stood (mark_seen: restart_at). */
+	if (hwm > mark_seen && hwm > base && hwm - base > acc)
 		acc = hwm - base;
 	return rss && *rss;
 }
@@ -299,26 +304,52 @@ static void fold(void)
 	fold_seen(NULL, NULL, m > m_start ? m - m_start : 0);
 }
 
-/* A new interval: the kernel's mark restarts from the RSS now, M is
- * m (measured by the caller just before) or, where m is 0, measured.
- * read_mark: the mark before the reset is read here (mark_read_note);
- * false where a fold read it just before (fold_seen) or where it is
+/* A new interval: M is m (measured by the caller just before) or, where
+ * m is 0, measured; from: the program's peak it starts with (acc after
+ * a fold, the RSS now less M at a region's bound).  The kernel's mark is
+ * reset only where, left as it stands, it could hide a peak of the
+ * interval's: where it lies above from + M by more than MARK_SLACK
+ * (memcheck's M shrank since the mark was made, a transient of its own
+ * or of its work made it, the program was higher before a region
+ * began).  Else it is left, and a fold takes only its rise over
+ * mark_seen, made in this interval with this M: exact.  Every reset
+ * lowers the mark the program reads of itself in /proc/self/status
+ * (VmHWM, which no wrapper can mend: rusage.c mends getrusage), so a
+ * process whose figures are measured and that never opens a region of
+ * its own (memcheck run -q, MEMCHECK_REPORT) resets it only where
+ * memcheck's own memory would otherwise hide the program's peak:
+ * /tmp/fid27/hwm.c (48 MiB written and unmapped, then four threads of
+ * 20,000 blocks: the block table and free rings grow) under run -q
+ * made 17 resets and read VmHWM 11,888 kB, 50,104 kB bare; now 0 and
+ * 50,8xx kB (memcheck's own pages in the mark, as a plain preload's).
+ * read_mark: the mark read here is the program's (mark_note): false
+ * where a fold read it just before (fold_seen) or where it is
  * memcheck's (a window's end).  fp_lock held. */
-static void restart_at(uint64_t m, bool read_mark)
+#define MARK_SLACK (64u << 10)
+static void restart_at(uint64_t m, bool read_mark, uint64_t from, uint64_t mark)
 {
-	if (resettable && !final) {
-		if (read_mark)
-			mark_read_note();
-		if (!mc_rss_reset_peak())
-			resettable = false; /* the mark then covers the whole process */
-	}
 	m_start = m ? m : measure();
 	pending = 0;
+	seen_mark = 0; /* a later restart's mark is read anew */
+	if (!resettable || final)
+		return;
+	if (!mark) { /* not read by a fold just before: one system call */
+		mark = mc_rss_mark_kb() * 1024;
+		if (read_mark && !work_depth)
+			mark_note(mark / 1024);
+	}
+	if (mark && mark <= from + m_start + MARK_SLACK) {
+		mark_seen = mark;
+		return;
+	}
+	if (!mc_rss_reset_peak())
+		resettable = false; /* the mark then covers the whole process */
+	mark_seen = 0; /* every mark from here on is the interval's */
 }
 
 static void restart(void)
 {
-	restart_at(0, false); /* mc_own_before folded */
+	restart_at(0, false, acc, seen_mark); /* mc_own_before folded */
 }
 
 static void work_settle(void);
@@ -681,7 +712,7 @@ static void work_settle(void)
 	 * microseconds later, asked mincore of every lazy range
 	 * once more (8 calls after a process's last report). */
 	if (started && peak_used)
-		restart_at(m + (uint64_t)extra, false);
+		restart_at(m + (uint64_t)extra, false, acc, 0);
 }
 
 static void work_end(bool last)
@@ -756,13 +787,14 @@ uint64_t mc_prog_rss(void)
  * now; where known (a window's end just read them: known_rss not NULL),
  * from those.  fp_lock held. */
 static void take_restart_at(bool *whole_process, uint64_t *rss_now, const uint64_t *known_rss,
-			    uint64_t known_m, bool read_mark)
+			    uint64_t known_m, bool read_mark, uint64_t mark)
 {
-	restart_at(known_m, read_mark);
-	peak_used = true;
 	/* The new interval starts at the program's RSS now: a take that
 	 * follows at once gives that, not 0. */
+	uint64_t m = known_m ? known_m : measure();
 	uint64_t rss = known_rss ? *known_rss : mc_rss_current();
+	restart_at(m, read_mark, rss > m ? rss - m : 0, mark);
+	peak_used = true;
 	acc = rss > m_start ? rss - m_start : 0;
 	fresh_rss = rss;
 	fresh_m = m_start;
@@ -776,7 +808,7 @@ static void take_restart_at(bool *whole_process, uint64_t *rss_now, const uint64
  * in the program's time, after a peak of the program's. */
 static void take_restart(bool *whole_process, uint64_t *rss_now)
 {
-	take_restart_at(whole_process, rss_now, NULL, 0, true);
+	take_restart_at(whole_process, rss_now, NULL, 0, true, 0);
 }
 
 /* What a take or restart answers where the figures are not measured:
@@ -811,7 +843,7 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 	if (alone)
 		*alone = threads == 1;
 	uint64_t peak = acc;
-	take_restart_at(whole_process, rss_now, have_rss ? &rss : NULL, m, false);
+	take_restart_at(whole_process, rss_now, have_rss ? &rss : NULL, m, false, seen_mark);
 	fresh = true;
 	pthread_mutex_unlock(&fp_lock);
 	return peak;
@@ -835,7 +867,7 @@ void mc_prog_peak_restart(bool *whole_process, uint64_t *rss_now)
 		settle_due = settle_at_region = false;
 		uint64_t rss, m;
 		settle_read(&rss, &m);
-		take_restart_at(whole_process, rss_now, &rss, m + (uint64_t)extra, false);
+		take_restart_at(whole_process, rss_now, &rss, m + (uint64_t)extra, false, 0);
 		if (rss_now)
 			*rss_now = *rss_now > startup_file ? *rss_now - startup_file : 0;
 	} else

@@ -285,6 +285,13 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want);
 bool mc_rlimit_get(int resource, struct rlimit64 *out);
 void mc_rlimits_lock(void);
 void mc_rlimits_unlock(void);
+/* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
+ * end, the exit, a heap error's report) runs between these two, which
+ * give it room above the program's view (rlimits.c); util.c's
+ * mc_dup_high copies a descriptor into that room through the hook. */
+void mc_fds_room_begin(void);
+void mc_fds_room_end(void);
+void mc_fd_hook_set(int (*hook)(int fd));
 /* The other system calls of memcheck's own start-up and figures (util.c),
  * through syscall(2) as those: a C library wrapper called from
  * libmemcheck is bound at its first call in every process (~700
@@ -407,6 +414,9 @@ int mc_text_write(const char *s, size_t n);
 /* A process memcheck only forwards for has no text: its copy of
  * standard error is closed. */
 void mc_text_release_stderr(void);
+/* The program set RLIMIT_NOFILE: memcheck's kept descriptors moved above
+ * its view where they lie below it (util.c, through rlimits.c's hook). */
+void mc_text_fds_lift(void);
 /* stdout flushed first where it shares the text's file (process end) */
 void mc_text_flush_stdout(bool text_on);
 /* MEMCHECK_LOG's pattern with %p as pid and %% as %, into out[cap].

@@ -399,6 +399,7 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 	MC_SCAN_FROM(&from);
 	from.at_exit = true;
 	mc_guard_enter();
+	mc_fds_room_begin(); /* the program may have used its last descriptor */
 	if (flush_stdout)
 		mc_text_flush_stdout(mc_opt.text != MC_TEXT_NONE);
 	mc_footprint_final();
@@ -407,6 +408,7 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 	mc_set_totals(NULL);
 	atomic_store_explicit(&mc_track_ready, 0, memory_order_release);
 	atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
+	mc_fds_room_end();
 	mc_guard_leave();
 }
 
@@ -441,8 +443,10 @@ __attribute__((destructor)) static void mc_destructor(void)
 		return;
 	if (watching && !atomic_load(&exit_handler_ran)) {
 		mc_guard_enter();
+		mc_fds_room_begin(); /* /proc's files, read at the program's limit */
 		mc_footprint_final();
 		mc_regions_exit_take();
+		mc_fds_room_end();
 		deferred_pid = mc_pid(); /* no system call: asked at start-up */
 		atomic_store(&deferred, true);
 		mc_guard_leave();

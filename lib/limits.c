@@ -104,17 +104,21 @@ static int after(int rc, int resource)
 		update();
 		errno = saved;
 	}
+	/* memcheck's kept descriptors out of the program's new count */
+	if (resource == RLIMIT_NOFILE && rc == 0)
+		mc_text_fds_lift();
 	return rc;
 }
 
-/* The address-space limits go to rlimits.c, which leaves memcheck's own
- * mappings out of them (struct rlimit is struct rlimit64 on the 64-bit
- * systems memcheck builds for); the others to the C library. */
+/* The address-space limits and the open-file limit go to rlimits.c,
+ * which leaves memcheck's own mappings and descriptors out of them
+ * (struct rlimit is struct rlimit64 on the 64-bit systems memcheck
+ * builds for); the others to the C library. */
 _Static_assert(sizeof(struct rlimit) == sizeof(struct rlimit64), "64-bit limits");
 
 static bool own_resource(int resource)
 {
-	return resource == RLIMIT_AS || resource == RLIMIT_DATA;
+	return resource == RLIMIT_AS || resource == RLIMIT_DATA || resource == RLIMIT_NOFILE;
 }
 
 /* The C library declares the pointers nonnull; a program that passes

@@ -988,9 +988,11 @@ MC_API int memcheck_end(struct memcheck_result *out)
 		 * preloaded process region say definitely lost. */
 		if (out)
 			memset(out, 0, sizeof *out);
+		mc_fds_room_begin(); /* room above the program's open-file limit */
 		rc = region_pop(out, mc_is_active ? NULL :
 				"memcheck was bypassed: the program's malloc calls do not reach it",
 				&from);
+		mc_fds_room_end();
 	}
 	pthread_mutex_unlock(&region_lock);
 	mc_guard_leave();

@@ -866,7 +866,9 @@ static void json_fault(struct mc_buf *b, const struct mc_fault_info *f)
 static void append_line(const char *path, const struct mc_buf *b, const char *what)
 {
 	static _Atomic int said;
+	mc_fds_room_begin(); /* room above the program's open-file limit */
 	mc_append(path, b->s, b->len, what, &said);
+	mc_fds_room_end();
 }
 
 void mc_report_injection(const char *region_id, const char *region, uint64_t index,
@@ -1274,6 +1276,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 {
 	char p[32], c1[32], c2[32];
 	mc_own_work_begin(true);
+	mc_fds_room_begin(); /* the log's file, libdw: above the program's limit */
 	mc_vgtext_error(free_stack ? 1 : block ? 2 : 3, now_stack);
 	mc_text_pid(p);
 	struct mc_buf b = { 0 };
@@ -1308,5 +1311,6 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	mc_text_write(b.s, b.len);
 	mc_buf_free(&b);
 	mc_symbolize_end();
+	mc_fds_room_end();
 	mc_own_work_end();
 }

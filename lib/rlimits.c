@@ -44,8 +44,35 @@
  * on its own mappings, so that it too gets about the view; a child
  * memcheck leaves out gets that much more.  A limit set with a raw
  * syscall(2) or by another process is not seen.
+ *
+ * RLIMIT_NOFILE likewise, for the descriptors memcheck opens.  A test
+ * that lowers it and opens files until EMFILE (libevent's regress:
+ * listener/error_unlock, dns/bufferevent_connect_hostname_emfile; most
+ * set soft and hard alike) left memcheck none at exit: /proc/self/maps
+ * unread (the scan had no roots), libdw not loaded, and "cannot open
+ * MEMCHECK_REPORT=...: Too many open files", on the program's stderr
+ * under `memcheck run -q`: the records lost.  And the copy of standard
+ * error memcheck keeps at 900 took one of the program's numbers under a
+ * limit above it (tests/prog/plain_nofile at 1000: 995 files opened
+ * bare, 994 under memcheck).  Here the kernel's soft limit is the
+ * view's exactly, so the program gets EMFILE at the same count as
+ * without memcheck, and its hard limit leaves FD_ROOM more (within what
+ * the process could set): memcheck's own work that may open files (a
+ * region's end, the exit, a heap error's report: mc_fds_room_begin and
+ * _end) raises the soft limit by that much while it runs, and the
+ * descriptors memcheck keeps are copied above the view's soft limit
+ * (mc_fd_above, util.c's mc_dup_high through its hook, and limits.c's
+ * lift of those kept already).  What stays: while memcheck's work runs
+ * in one thread, another thread of the program that opens a file at
+ * its limit gets one where it would get EMFILE; an exec'd child
+ * inherits the hard limit with the room in it; a limit the process
+ * inherits (ulimit -n) is the kernel's, and the copy of standard error
+ * takes one of its numbers where it is above 900 (this machine's
+ * 20,000, which nothing can lift where soft and hard are equal).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -58,7 +85,14 @@
 #define INF RLIM64_INFINITY
 #define CAP_RESOURCE_BIT 24 /* CAP_SYS_RESOURCE */
 
-enum { AS, DATA, NRES };
+enum { AS, DATA, NOFILE, NRES };
+#define VM_DUE ((1u << AS) | (1u << DATA)) /* what memcheck's mappings move */
+/* Descriptors memcheck may hold at once above the program's limit: the
+ * report's and the log's, /proc files, libdw's dlopen and the objects it
+ * opens.  tests/prog/plain_nofile at 20, its table full at exit, with
+ * MEMCHECK_REPORT, MEMCHECK_LOG and a cold MEMCHECK_CACHE (libdw loaded,
+ * its files opened): 20..23 used (strace -f). */
+#define FD_ROOM 64
 
 struct view {
 	bool set;
@@ -69,13 +103,22 @@ struct view {
 static struct view views[NRES];
 static atomic_bool any_set;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
-static atomic_bool dirty;
+static _Atomic unsigned dirty;     /* resources whose kernel limit is due */
 static uint64_t image[NRES];       /* libmemcheck.so's segments */
 static atomic_bool image_known;
+static atomic_int fd_users;        /* memcheck's own work that may open files */
+static pid_t fork_pid;             /* fork_prepare's, where fd_users was not 0 */
+static atomic_bool nofile_set;     /* views[NOFILE].set, read without the lock */
 
 static int index_of(int resource)
 {
-	return resource == RLIMIT_AS ? AS : resource == RLIMIT_DATA ? DATA : -1;
+	return resource == RLIMIT_AS ? AS : resource == RLIMIT_DATA ? DATA :
+	       resource == RLIMIT_NOFILE ? NOFILE : -1;
+}
+
+static int resource_of(int r)
+{
+	return r == AS ? RLIMIT_AS : r == DATA ? RLIMIT_DATA : RLIMIT_NOFILE;
 }
 
 static int kernel_prlimit(int resource, const struct rlimit64 *set, struct rlimit64 *old)
@@ -110,44 +153,60 @@ static void image_measure(void)
 	atomic_store(&image_known, true);
 }
 
+/* What memcheck holds of r now, beyond the program's view: its bytes,
+ * or the room for descriptors while its own work runs. */
 static uint64_t own(int r)
 {
+	if (r == NOFILE)
+		return atomic_load(&fd_users) > 0 ? FD_ROOM : 0;
 	int64_t vm = mc_own_vm();
 	return image[r] + (vm > 0 ? (uint64_t)vm : 0);
 }
 
-/* The kernel's soft limits from the views and what memcheck holds now;
- * lock held. */
-static void apply_locked(void)
+/* The kernel's soft limit for a view of cur under a hard limit kmax. */
+static uint64_t kernel_soft(int r, uint64_t cur, uint64_t kmax)
+{
+	uint64_t soft = cur == INF ? INF : add_sat(cur, own(r));
+	return soft > kmax ? kmax : soft;
+}
+
+/* The kernel's soft limits of the resources in due (bits) from the views
+ * and what memcheck holds now; lock held. */
+static void apply_locked(unsigned due)
 {
 	for (int r = 0; r < NRES; r++) {
 		struct view *v = &views[r];
-		if (!v->set || v->cur == INF)
+		if (!(due & (1u << r)) || !v->set || v->cur == INF)
 			continue;
-		uint64_t soft = add_sat(v->cur, own(r));
-		if (soft > v->kmax)
-			soft = v->kmax;
-		struct rlimit64 k = { soft, v->kmax };
-		kernel_prlimit(r == AS ? RLIMIT_AS : RLIMIT_DATA, &k, NULL);
+		struct rlimit64 k = { kernel_soft(r, v->cur, v->kmax), v->kmax };
+		kernel_prlimit(resource_of(r), &k, NULL);
 	}
 }
 
 /* Held by another call (another thread, or this one interrupted by a
  * signal whose handler maps): that call sees dirty and applies again. */
-static void apply(void)
+static void apply_due(unsigned due)
 {
 	int saved = errno;
 	for (;;) {
-		atomic_store(&dirty, true);
+		atomic_fetch_or(&dirty, due);
 		if (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
 			break;
-		while (atomic_exchange(&dirty, false))
-			apply_locked();
+		unsigned now;
+		while ((now = atomic_exchange(&dirty, 0)))
+			apply_locked(now);
 		atomic_flag_clear_explicit(&lock, memory_order_release);
 		if (!atomic_load(&dirty))
 			break;
+		due = 0;
 	}
 	errno = saved;
+}
+
+/* util.c's hook: memcheck's mappings changed */
+static void apply(void)
+{
+	apply_due(VM_DUE);
 }
 
 static bool may_raise_hard(void)
@@ -165,13 +224,57 @@ void mc_rlimits_lock(void)
 {
 	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
 		__builtin_ia32_pause();
+	/* Another thread's work holds the room: in the child, which has
+	 * only the forking thread, nothing will end it (one getpid here
+	 * and one after, only then). */
+	fork_pid = atomic_load(&fd_users) ? (pid_t)syscall(SYS_getpid) : 0;
 }
 
 void mc_rlimits_unlock(void)
 {
+	if (fork_pid && (pid_t)syscall(SYS_getpid) != fork_pid) {
+		atomic_store(&fd_users, 0);
+		atomic_fetch_or(&dirty, 1u << NOFILE);
+	}
+	fork_pid = 0;
 	atomic_flag_clear_explicit(&lock, memory_order_release);
 	if (atomic_load(&dirty))
-		apply();
+		apply_due(0);
+}
+
+/* memcheck's own work that may open files begins (ends): the first
+ * raises the kernel's soft RLIMIT_NOFILE above the program's view, the
+ * last lowers it back.  Counted whether a view is set or not, so that
+ * a set between the two finds the count right; a system call only where
+ * one is. */
+void mc_fds_room_begin(void)
+{
+	if (atomic_fetch_add(&fd_users, 1) == 0 && atomic_load(&nofile_set))
+		apply_due(1u << NOFILE);
+}
+
+void mc_fds_room_end(void)
+{
+	if (atomic_fetch_sub(&fd_users, 1) == 1 && atomic_load(&nofile_set))
+		apply_due(1u << NOFILE);
+}
+
+/* A copy of fd (close-on-exec) above the program's view of
+ * RLIMIT_NOFILE, in the room the kernel's hard limit leaves, out of
+ * the program's count; -1 where no view leaves room.  util.c's
+ * mc_dup_high asks here first (its hook). */
+static int fd_above(int fd)
+{
+	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+		__builtin_ia32_pause();
+	struct view v = views[NOFILE];
+	atomic_flag_clear_explicit(&lock, memory_order_release);
+	if (!v.set || v.cur >= v.kmax || v.cur > INT_MAX)
+		return -1;
+	mc_fds_room_begin();
+	int high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, (int)v.cur);
+	mc_fds_room_end();
+	return high;
 }
 
 bool mc_rlimit_get(int resource, struct rlimit64 *out)
@@ -208,26 +311,30 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want)
 		rc = -1;
 	}
 	if (rc == 0) {
-		/* room for memcheck's own: the asked hard limit doubled, at
-		 * most what this process could set anyway */
+		/* room for memcheck's own: the asked hard limit doubled
+		 * (descriptors: FD_ROOM more), at most what this process
+		 * could set anyway */
 		uint64_t ceiling = k.rlim_max > want->rlim_max ? k.rlim_max : want->rlim_max;
-		uint64_t kmax = add_sat(want->rlim_max, want->rlim_max);
+		uint64_t kmax = add_sat(want->rlim_max, r == NOFILE ? FD_ROOM : want->rlim_max);
 		if (kmax > ceiling)
 			kmax = ceiling;
-		uint64_t soft = want->rlim_cur == INF ? INF : add_sat(want->rlim_cur, own(r));
-		if (soft > kmax)
-			soft = kmax;
+		uint64_t soft = kernel_soft(r, want->rlim_cur, kmax);
 		rc = kernel_prlimit(resource, &(struct rlimit64){ soft, kmax }, NULL);
 		if (rc == 0) {
 			*v = (struct view){ true, want->rlim_cur, want->rlim_max, kmax };
 			atomic_store(&any_set, true);
-			mc_own_vm_hook_set(apply);
+			if (r == NOFILE) {
+				atomic_store(&nofile_set, true);
+				mc_fd_hook_set(fd_above);
+			} else {
+				mc_own_vm_hook_set(apply);
+			}
 		}
 	}
 	int saved = errno;
 	atomic_flag_clear_explicit(&lock, memory_order_release);
 	if (atomic_load(&dirty))
-		apply();
+		apply_due(0);
 	errno = saved;
 	return rc;
 }

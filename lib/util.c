@@ -1501,12 +1501,27 @@ bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
 	       st->st_ino == k->ino;
 }
 
-/* A copy of fd out of the way of the program's own descriptors: from
- * 900 up (a program that counts up from 3 does not meet it), or near
- * the descriptor limit where that is lower.  -1 when there is no room. */
+/* rlimits.c's copy above the open-file limit the program set, where
+ * its view leaves room (a hook: rlimits.c calls this file). */
+static int (*_Atomic fd_hook)(int fd);
+
+void mc_fd_hook_set(int (*hook)(int fd))
+{
+	atomic_store(&fd_hook, hook);
+}
+
+/* A copy of fd out of the way of the program's own descriptors: above
+ * the open-file limit the program set, where rlimits.c leaves room
+ * there; else from 900 up (a program that counts up from 3 does not
+ * meet it), or near the descriptor limit where that is lower.  -1 when
+ * there is no room. */
 int mc_dup_high(int fd)
 {
-	int high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	int (*hook)(int) = atomic_load(&fd_hook);
+	int high = hook ? hook(fd) : -1;
+	if (high >= 0)
+		return high;
+	high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, 900);
 	struct rlimit rl;
 	if (high < 0 && mc_sys_getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128 &&
 	    rl.rlim_cur < 900)
@@ -1540,6 +1555,34 @@ static void keep_stderr(void)
 	err.dev = st.st_dev;
 	err.ino = st.st_ino;
 	err.fd = mc_dup_high(2);
+}
+
+/* The program set its open-file limit (limits.c): the descriptors kept
+ * across its code (the copy of standard error, MEMCHECK_LOG's file)
+ * move above it where they lie below, out of its count (rlimits.c).
+ * Only tried while text is being found (another thread, or this one
+ * interrupted by a handler that sets the limit): they stay. */
+void mc_text_fds_lift(void)
+{
+	if (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
+		return;
+	int saved = errno;
+	struct rlimit rl;
+	struct mc_kept_fd *held[] = { &err, &log_file };
+	for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
+		struct mc_kept_fd *k = held[i];
+		if (!mc_kept_ours(k, NULL) || mc_sys_getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+		    (rlim_t)k->fd >= rl.rlim_cur)
+			continue;
+		int (*hook)(int) = atomic_load(&fd_hook);
+		int high = hook ? hook(k->fd) : -1;
+		if (high < 0)
+			continue;
+		mc_sys_close(k->fd);
+		k->fd = high;
+	}
+	errno = saved;
+	atomic_flag_clear_explicit(&text_busy, memory_order_release);
 }
 
 void mc_text_release_stderr(void)

@@ -34,15 +34,17 @@
 #define ABOVE_KIB 2048
 
 struct marks {
-	long self, thread, child;
+	long self, thread, child, vmhwm;
 };
 
 static struct marks marks_of(const struct h_res *x, const char *out)
 {
-	struct marks m = { -1, -1, -1 };
+	struct marks m = { -1, -1, -1, -1 };
 	const char *s = strstr(out, "self="), *c = strstr(out, "child=");
-	ck_assert_msg(s && sscanf(s, "self=%ld thread=%ld", &m.self, &m.thread) == 2 && c &&
-			      sscanf(c, "child=%ld", &m.child) == 1,
+	ck_assert_msg(s &&
+			      sscanf(s, "self=%ld thread=%ld vmhwm=%ld", &m.self, &m.thread,
+				     &m.vmhwm) == 3 &&
+			      c && sscanf(c, "child=%ld", &m.child) == 1,
 		      "%s: no figures in its output:\n%s", x->label, out);
 	return m;
 }
@@ -60,11 +62,18 @@ H_CHECK(marks_as_bare)
 	h_exec_bare(&b, x, c);
 	struct marks own = marks_of(&b, b.r.out), mc = marks_of(x, x->r.out);
 	h_res_free(&b);
-	printf("test_hwm26: %s: bare %ld %ld %ld, memcheck %ld %ld %ld kB\n", x->label, own.self,
-	       own.thread, own.child, mc.self, mc.thread, mc.child);
+	printf("test_hwm26: %s: bare %ld %ld %ld %ld, memcheck %ld %ld %ld %ld kB\n", x->label,
+	       own.self, own.thread, own.child, own.vmhwm, mc.self, mc.thread, mc.child, mc.vmhwm);
 	expect_near(x, "getrusage(RUSAGE_SELF)", mc.self, own.self);
 	expect_near(x, "getrusage(RUSAGE_THREAD)", mc.thread, own.thread);
 	expect_near(x, "the parent's wait4", mc.child, own.child);
+	/* VmHWM, which no wrapper mends: the kernel's mark is left where
+	 * only the process region is measured (footprint.c's restart_at;
+	 * on main at fff7c31 `threads` read 11-12 MB, bare 50).  A region
+	 * begun after the drop needs its own peak: the mark is reset there
+	 * (memcheck(7), Peaks), not checked. */
+	if (strcmp(c->run.args[1], "region") != 0)
+		expect_near(x, "VmHWM in /proc/self/status", mc.vmhwm, own.vmhwm);
 }
 
 /* memcheck run -q -- plain_hwm26 parent MODE, the allocator preloaded */

@@ -10,7 +10,8 @@
  *            it: bare, there is none and nothing is called);
  *   threads  four threads that each allocate and free 20,000 blocks
  *            (memcheck's tables grow: its footprint folds and resets);
- * and prints ru_maxrss of RUSAGE_SELF and RUSAGE_THREAD (KiB).
+ * and prints ru_maxrss of RUSAGE_SELF and RUSAGE_THREAD and VmHWM of
+ * /proc/self/status (KiB).
  * parent MODE: runs `self MODE` in a child (this program again) and
  * prints the child's ru_maxrss as wait4 gives it.
  */
@@ -22,6 +23,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "proc_field.h"
 
 #define PEAK ((size_t)48 << 20)
 
@@ -65,7 +68,8 @@ static int self(const char *mode)
 	struct rusage s, t;
 	if (getrusage(RUSAGE_SELF, &s) || getrusage(RUSAGE_THREAD, &t))
 		return 3;
-	printf("self=%ld thread=%ld\n", s.ru_maxrss, t.ru_maxrss);
+	printf("self=%ld thread=%ld vmhwm=%lld\n", s.ru_maxrss, t.ru_maxrss,
+	       proc_field("/proc/self/status", "VmHWM:"));
 	return 0;
 }
 

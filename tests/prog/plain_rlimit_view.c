@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
+#include "drop_cap.h"
+
 static int resource;
 
 static void mib(char *out, size_t n, rlim_t v)
@@ -47,18 +49,6 @@ static int set(rlim_t cur, rlim_t max)
 {
 	struct rlimit rl = { cur, max };
 	return setrlimit(resource, &rl);
-}
-
-/* CAP_SYS_RESOURCE out of the effective set: raising a hard limit is
- * then refused (tests run as root here). */
-static void drop_resource_cap(void)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) != 0)
-		return;
-	d[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
-	syscall(SYS_capset, &h, d);
 }
 
 int main(int argc, char **argv)
