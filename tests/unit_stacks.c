@@ -88,8 +88,13 @@ START_TEST(depot_index_growth_gives_old_tables_back)
 	}
 	long grown = rss_kib() - before, newest = (16L << 19) / 1024;
 	long bound = N * (32L + 64L) / 1024 + newest + 2048;
+#if defined(__SANITIZE_ADDRESS__)
+	(void)grown; /* ASan's shadow and quarantine grow too (56 MiB measured) */
+	(void)bound;
+#else
 	ck_assert_msg(before > 0 && grown < bound,
 		      "RSS grew %ld KiB for %d stacks, more than %ld KiB", grown, N, bound);
+#endif
 }
 END_TEST
 
