@@ -38,6 +38,7 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include <dwarf.h>
 
@@ -767,12 +768,51 @@ static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 		    struct mc_cfi_rule *out, bool fast, struct mc_own_read *rd);
 
+/* The main program's loaded segment [*lo, *hi) that holds p, where
+ * bias (its link map's l_addr) is the main program's.  glibc 2.36's
+ * _dl_find_object gives the main program's dlfo_map_start and _end as
+ * its executable segment alone where the segments are aligned to more
+ * than a page, and its .eh_frame_hdr lies in the read-only segment
+ * after it: a program linked with -z max-page-size=16384 (libevent's
+ * build) had no rule for any of its frames, and a stack through a
+ * frame without a frame pointer stopped there (tests/prog/
+ * plain_bigpage_stacks: leaf alone, where valgrind gives leaf, middle,
+ * outer, main).  The linker puts .eh_frame in .eh_frame_hdr's segment,
+ * so every read of a rule stays inside it.  Premise: the main
+ * program's headers are where AT_PHDR says, its bias that address less
+ * PT_PHDR's p_vaddr (no PT_PHDR: no segment); getauxval takes no lock
+ * and does not allocate. */
+static bool main_segment(uintptr_t p, uint64_t bias, uintptr_t *lo, uintptr_t *hi)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	size_t n = getauxval(AT_PHNUM);
+	size_t i = 0;
+	while (ph && i < n && ph[i].p_type != PT_PHDR)
+		i++;
+	if (!ph || i == n || (uintptr_t)ph - ph[i].p_vaddr != bias)
+		return false;
+	for (i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && p - (bias + ph[i].p_vaddr) < ph[i].p_memsz) {
+			*lo = bias + ph[i].p_vaddr;
+			*hi = *lo + ph[i].p_memsz;
+			return true;
+		}
+	return false;
+}
+
 void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 {
 	struct dl_find_object fo;
 	if (_dl_find_object((void *)(ret - 1), &fo) != 0 || !fo.dlfo_eh_frame) {
 		*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
 		return;
+	}
+	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
+	uintptr_t hdr = (uintptr_t)fo.dlfo_eh_frame;
+	if ((hdr < lo || hdr >= hi) && fo.dlfo_link_map &&
+	    main_segment(hdr, fo.dlfo_link_map->l_addr, &lo, &hi)) {
+		lo &= ~(uintptr_t)4095; /* the segment's pages, for ownread.c */
+		hi = mc_page_round(hi);
 	}
 	/* The object's own mapping: the pages of it this read makes
 	 * present are memcheck's (ownread.c), where the RSS figures are
@@ -781,9 +821,8 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 	 * figures nobody reads). */
 	struct mc_own_read rd, *own = mc_own_read_recording() ? &rd : NULL;
 	if (own)
-		mc_own_read_begin(own, (uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end);
-	rule_in(ret, fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end,
-		out, true, own);
+		mc_own_read_begin(own, lo, hi);
+	rule_in(ret, fo.dlfo_eh_frame, lo, hi, out, true, own);
 	if (own)
 		mc_own_read_end(own);
 }

@@ -44,11 +44,17 @@ struct raw_syms {
  * sorted by address (struct span, in symtab.c); its lowest size-0
  * symbol in a section, and the span of its size-0 absolute ones (symbol
  * versions, at 0), which count only at their own address. */
+#define SYM_ZWIN 8
 struct sym_pass {
 	struct span *s;
 	size_t n;
 	GElf_Addr min_sizeless;
 	GElf_Addr abs_lo, abs_hi;
+	/* Where a size-0 symbol in a section may still be the answer
+	 * (symtab.c's zero_windows): [zlo, zhi) each, nz of them; -1:
+	 * unknown, every address at or above min_sizeless. */
+	int nz;
+	GElf_Addr zlo[SYM_ZWIN], zhi[SYM_ZWIN];
 };
 
 struct mc_symtab {

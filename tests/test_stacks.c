@@ -14,6 +14,8 @@
  * records are checked against what the programs say of themselves.
  * plain_deep_stacks: stacks as deep as memcheck keeps, from more call
  * paths than a thread's cache holds, found again round after round.
+ * plain_bigpage_stacks: frames without frame pointers in a program
+ * linked with -z max-page-size=16384, unwound from its own tables.
  * plain_first_capture: the first capture of the main thread reads no
  * file (its stack's bounds; pagemap's entries for ownread.c aside).
  *
@@ -305,6 +307,18 @@ H_CHECK(stacks_through_the_c_library)
 	expect_as_the_reference(x, c, m, nm);
 }
 
+/* prog's records into m (want of them) and its LEAF_LINE's line. */
+static long leaf_records(const char *prog, const char *alloc, const struct h_json *rec,
+			 struct record *m, int want)
+{
+	long leaf = marked_line(prog, "/* LEAF_LINE */");
+	ck_assert_int_gt(leaf, 0);
+	int nm = records_of(prog, rec, m);
+	ck_assert_msg(nm == want, "%s under %s: %d leak records, expected %d", prog, alloc, nm,
+		      want);
+	return leaf;
+}
+
 /* 40 call paths through a recursion, 30 and 4 levels deep, each taken
  * three times in turn: three blocks a record, each record with its
  * path's 16 frames (cut) or its frames down to main, as valgrind has
@@ -315,11 +329,9 @@ H_CHECK(stacks_through_the_c_library)
 H_CHECK(deep_recursion_stacks)
 {
 	const char *prog = c->run.prog, *alloc = h_allocator_name(x->alloc);
-	long leaf = marked_line(prog, "/* LEAF_LINE */");
-	ck_assert_int_gt(leaf, 0);
 	struct record m[MAX_RECORDS];
-	int nm = records_of(prog, rec, m);
-	ck_assert_msg(nm == 40, "%s under %s: %d leak records, expected 40", prog, alloc, nm);
+	int nm = 40;
+	long leaf = leaf_records(prog, alloc, rec, m, nm);
 	int deep = 0;
 	for (int i = 0; i < nm; i++) {
 		ck_assert_msg(!strcmp(m[i].kind, "still_reachable") && m[i].blocks == 3 &&
@@ -339,12 +351,34 @@ H_CHECK(deep_recursion_stacks)
 	expect_as_the_reference(x, c, m, nm);
 }
 
+/* Three calls without frame pointers in a program whose segments are
+ * aligned to 16 KiB: one record of the three blocks, its stack leaf,
+ * middle, outer, main, as valgrind has it (cfi.c finds the unwind table
+ * outside the range _dl_find_object gives; the frame-pointer walk would
+ * stop at leaf). */
+H_CHECK(stacks_of_a_bigpage_program)
+{
+	const char *prog = c->run.prog, *alloc = h_allocator_name(x->alloc);
+	struct record m[MAX_RECORDS];
+	long leaf = leaf_records(prog, alloc, rec, m, 1);
+	static const char *const fns[] = { "leaf", "middle", "outer", "main" };
+	bool ok = m[0].blocks == 3 && m[0].bytes == 72 && m[0].nframes == 4 &&
+		  m[0].line[0] == leaf;
+	for (int j = 0; ok && j < 4; j++)
+		ok = !strcmp(m[0].fn[j], fns[j]);
+	ck_assert_msg(ok, "%s under %s: record %s, expected 3 blocks of 24 bytes at leaf:%ld, "
+		      "middle, outer, main", prog, alloc, describe(&m[0]), leaf);
+	expect_as_the_reference(x, c, m, 1);
+}
+
 static const struct h_case cases[] = {
 	{ "own strings apart from the locale", UNDER_MEMCHECK("plain_keep_strings"),
 	  .check = own_strings_apart_from_the_locale },
 	{ "stacks through the C library", UNDER_MEMCHECK("plain_libc_stacks"),
 	  .check = stacks_through_the_c_library },
 	{ "deep recursion", UNDER_MEMCHECK("plain_deep_stacks"), .check = deep_recursion_stacks },
+	{ "frames without frame pointers, 16 KiB segments", UNDER_MEMCHECK("plain_bigpage_stacks"),
+	  .check = stacks_of_a_bigpage_program },
 	/* The main thread's first capture learns its stack without reading
 	 * /proc/self/maps (pthread_getattr_np read it, 3-4 read calls where
 	 * the program's first malloc is the first capture) */

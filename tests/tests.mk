@@ -93,6 +93,13 @@ PROG_BINS += $(B)/tests/prog/phases_regions
 $(B)/tests/prog/phases_regions: tests/prog/plain_phases.c $(B)/libmemcheck.so include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -DWITH_REGIONS -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldl
+# Built as libevent builds (tests/test_stacks.c): no frame pointers, its
+# segments aligned to 16 KiB, which moves .eh_frame_hdr out of the range
+# _dl_find_object gives the main program (lib/cfi.c).
+BIGPAGE_PROG := $(B)/tests/prog/plain_bigpage_stacks
+$(BIGPAGE_PROG): $(B)/tests/prog/%: tests/prog/%.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -fomit-frame-pointer -Wl,-z,max-page-size=16384 -o $@ $<
 # Check suites, not linked to memcheck either (tests/test_vgsupp.c,
 # tests/test_checkfork.c): a static pattern rule, which wins over plain_%.
 CHECK_PROGS := $(B)/tests/prog/plain_check $(B)/tests/prog/plain_check_fork

@@ -58,6 +58,46 @@ START_TEST(intern_dedupes)
 }
 END_TEST
 
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* The index's old tables are given back when it grows (depot.c's
+ * idx_drop): 200,000 stacks of two frames take their units (32 bytes
+ * each), their ids' lines (64) and the newest table (2^19 slots of 16
+ * bytes, 8 MiB), resident; the tables before it, another 8 MiB, were
+ * resident too. */
+START_TEST(depot_index_growth_gives_old_tables_back)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	enum { N = 200000 };
+	long before = rss_kib();
+	for (uintptr_t i = 1; i <= N; i++) {
+		uintptr_t two[2] = { 0x5000000 + i, i * 13 };
+		ck_assert_uint_ne(mc_stack_intern(two, 2), 0);
+	}
+	long grown = rss_kib() - before, newest = (16L << 19) / 1024;
+	long bound = N * (32L + 64L) / 1024 + newest + 2048;
+#if defined(__SANITIZE_ADDRESS__)
+	(void)grown; /* ASan's shadow and quarantine grow too (56 MiB measured) */
+	(void)bound;
+#else
+	ck_assert_msg(before > 0 && grown < bound,
+		      "RSS grew %ld KiB for %d stacks, more than %ld KiB", grown, N, bound);
+#endif
+}
+END_TEST
+
 /* Stacks whose hashes collide are two stacks: the depot's index keeps
  * both under the one key and tells them apart by their frames.  With
  * stacks.c's hash (h = (h + frame) * K a frame), {a, b} and {a + 1,
@@ -1410,6 +1450,7 @@ int main(void)
 {
 	TCase *tc = h_tcase("stacks", 0);
 	tcase_add_test(tc, intern_dedupes);
+	tcase_add_test(tc, depot_index_growth_gives_old_tables_back);
 	tcase_add_test(tc, intern_tells_colliding_hashes_apart);
 	tcase_add_test(tc, depot_code_check_follows_dlclose);
 	tcase_add_test(tc, depot_walk_skips_segment_ends);
