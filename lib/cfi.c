@@ -38,7 +38,6 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #include <dwarf.h>
 
@@ -784,14 +783,12 @@ static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
  * and does not allocate. */
 static bool main_segment(uintptr_t p, uint64_t bias, uintptr_t *lo, uintptr_t *hi)
 {
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	size_t n = getauxval(AT_PHNUM);
-	size_t i = 0;
-	while (ph && i < n && ph[i].p_type != PT_PHDR)
-		i++;
-	if (!ph || i == n || (uintptr_t)ph - ph[i].p_vaddr != bias)
+	size_t n;
+	uintptr_t main_bias;
+	const ElfW(Phdr) *ph = mc_main_phdrs(&n, &main_bias);
+	if (!ph || main_bias != bias)
 		return false;
-	for (i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		if (ph[i].p_type == PT_LOAD && p - (bias + ph[i].p_vaddr) < ph[i].p_memsz) {
 			*lo = bias + ph[i].p_vaddr;
 			*hi = *lo + ph[i].p_memsz;
