@@ -102,13 +102,23 @@ struct view {
 
 static struct view views[NRES];
 static atomic_bool any_set;
-static atomic_flag lock = ATOMIC_FLAG_INIT;
+static atomic_int lock;             /* mc_spin_lock's */
 static _Atomic unsigned dirty;     /* resources whose kernel limit is due */
 static uint64_t image[NRES];       /* libmemcheck.so's segments */
 static atomic_bool image_known;
 static atomic_int fd_users;        /* memcheck's own work that may open files */
 static pid_t fork_pid;             /* fork_prepare's, where fd_users was not 0 */
 static atomic_bool nofile_set;     /* views[NOFILE].set, read without the lock */
+
+static void views_lock(void)
+{
+	mc_spin_lock(&lock);
+}
+
+static void views_unlock(void)
+{
+	atomic_store_explicit(&lock, 0, memory_order_release);
+}
 
 static int index_of(int resource)
 {
@@ -190,12 +200,12 @@ static void apply_due(unsigned due)
 	int saved = errno;
 	for (;;) {
 		atomic_fetch_or(&dirty, due);
-		if (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+		if (atomic_exchange_explicit(&lock, 1, memory_order_acquire))
 			break;
 		unsigned now;
 		while ((now = atomic_exchange(&dirty, 0)))
 			apply_locked(now);
-		atomic_flag_clear_explicit(&lock, memory_order_release);
+		views_unlock();
 		if (!atomic_load(&dirty))
 			break;
 		due = 0;
@@ -222,8 +232,7 @@ static bool may_raise_hard(void)
  * life.c's, a leaf: mc_sys_mmap takes it under every other). */
 void mc_rlimits_lock(void)
 {
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-		__builtin_ia32_pause();
+	views_lock();
 	/* Another thread's work holds the room: in the child, which has
 	 * only the forking thread, nothing will end it (one getpid here
 	 * and one after, only then). */
@@ -237,7 +246,7 @@ void mc_rlimits_unlock(void)
 		atomic_fetch_or(&dirty, 1u << NOFILE);
 	}
 	fork_pid = 0;
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	views_unlock();
 	if (atomic_load(&dirty))
 		apply_due(0);
 }
@@ -265,10 +274,9 @@ void mc_fds_room_end(void)
  * mc_dup_high asks here first (its hook). */
 static int fd_above(int fd)
 {
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-		__builtin_ia32_pause();
+	views_lock();
 	struct view v = views[NOFILE];
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	views_unlock();
 	if (!v.set || v.cur >= v.kmax || v.cur > INT_MAX)
 		return -1;
 	mc_fds_room_begin();
@@ -282,12 +290,11 @@ bool mc_rlimit_get(int resource, struct rlimit64 *out)
 	int r = index_of(resource);
 	if (r < 0 || !atomic_load(&any_set))
 		return false;
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-		__builtin_ia32_pause();
+	views_lock();
 	bool set = views[r].set;
 	if (set)
 		*out = (struct rlimit64){ views[r].cur, views[r].max };
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	views_unlock();
 	return set;
 }
 
@@ -301,8 +308,7 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want)
 		return -1;
 	}
 	image_measure();
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-		__builtin_ia32_pause();
+	views_lock();
 	struct view *v = &views[r];
 	struct rlimit64 k;
 	int rc = kernel_prlimit(resource, NULL, &k);
@@ -332,7 +338,7 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want)
 		}
 	}
 	int saved = errno;
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	views_unlock();
 	if (atomic_load(&dirty))
 		apply_due(0);
 	errno = saved;
