@@ -89,10 +89,10 @@ static uint64_t m_start;      /* M when the kernel's mark was last reset */
 static uint64_t acc;          /* the program's peak since the last take */
 /* The kernel's mark where restart_at left it unreset (bytes), 0 where
  * it reset it: a fold takes only a rise above it (fold_seen). */
-static uint64_t mark_seen;
+static uint64_t mark_kept;
 /* The mark fold_seen read last (bytes): the restart that follows a fold
  * under the same hold of fp_lock decides from it, without a read more. */
-static uint64_t seen_mark;
+static uint64_t mark_last_read;
 static bool resettable = true;
 /* The kernel's mark before memcheck's resets, the highest, in kB
  * (getrusage's unit): written under fp_lock, read without a lock by
@@ -275,16 +275,16 @@ static bool fold_seen(unsigned *threads, uint64_t *rss, uint64_t grown)
 {
 	if (threads)
 		*threads = 0;
-	seen_mark = 0; /* not read: a restart after reads it */
+	mark_last_read = 0; /* not read: a restart after reads it */
 	if (work_depth)
 		return false; /* the mark since the window opened is memcheck's */
 	uint64_t hwm = mc_rss_peak(threads, rss);
-	seen_mark = hwm;
+	mark_last_read = hwm;
 	mark_note(hwm / 1024);
 	uint64_t base = m_start + grown;
 	/* Only a rise is this interval's where the last restart left the
-	 * mark as it stood (mark_seen: restart_at). */
-	if (hwm > mark_seen && hwm > base && hwm - base > acc)
+	 * mark as it stood (mark_kept: restart_at). */
+	if (hwm > mark_kept && hwm > base && hwm - base > acc)
 		acc = hwm - base;
 	return rss && *rss;
 }
@@ -312,7 +312,7 @@ static void fold(void)
  * (memcheck's M shrank since the mark was made, a transient of its own
  * or of its work made it, the program was higher before a region
  * began).  Else it is left, and a fold takes only its rise over
- * mark_seen, made in this interval with this M: exact.  Every reset
+ * mark_kept, made in this interval with this M: exact.  Every reset
  * lowers the mark the program reads of itself in /proc/self/status
  * (VmHWM, which no wrapper can mend: rusage.c mends getrusage), so a
  * process whose figures are measured and that never opens a region of
@@ -330,7 +330,7 @@ static void restart_at(uint64_t m, bool read_mark, uint64_t from, uint64_t mark)
 {
 	m_start = m ? m : measure();
 	pending = 0;
-	seen_mark = 0; /* a later restart's mark is read anew */
+	mark_last_read = 0; /* a later restart's mark is read anew */
 	if (!resettable || final)
 		return;
 	if (!mark) { /* not read by a fold just before: one system call */
@@ -339,17 +339,17 @@ static void restart_at(uint64_t m, bool read_mark, uint64_t from, uint64_t mark)
 			mark_note(mark / 1024);
 	}
 	if (mark && mark <= from + m_start + MARK_SLACK) {
-		mark_seen = mark;
+		mark_kept = mark;
 		return;
 	}
 	if (!mc_rss_reset_peak())
 		resettable = false; /* the mark then covers the whole process */
-	mark_seen = 0; /* every mark from here on is the interval's */
+	mark_kept = 0; /* every mark from here on is the interval's */
 }
 
 static void restart(void)
 {
-	restart_at(0, false, acc, seen_mark); /* mc_own_before folded */
+	restart_at(0, false, acc, mark_last_read); /* mc_own_before folded */
 }
 
 static void work_settle(void);
@@ -843,7 +843,7 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 	if (alone)
 		*alone = threads == 1;
 	uint64_t peak = acc;
-	take_restart_at(whole_process, rss_now, have_rss ? &rss : NULL, m, false, seen_mark);
+	take_restart_at(whole_process, rss_now, have_rss ? &rss : NULL, m, false, mark_last_read);
 	fresh = true;
 	pthread_mutex_unlock(&fp_lock);
 	return peak;
