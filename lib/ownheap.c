@@ -23,13 +23,25 @@
  * interpose.c makes on every free (mc_ownheap_has).
  *
  * A small allocator is enough: memcheck's callers allocate little and
- * rarely.  Power-of-two size classes from 16 bytes, each with a free
- * list; new blocks come from a bump pointer; one spin lock.  A block
- * carries its class and the offset to its start (for aligned blocks) in
- * the 16 bytes before it.  The pages the bump pointers have passed are
+ * rarely, but at the exit of a large program libdw decodes line tables
+ * of hundreds of thousands of rows (yaml-cpp's gtest binary: 458,704
+ * rows of 70-100 bytes, then one array of 36.9 MB for them).  Blocks up
+ * to 32 KiB come in size classes, four to each doubling (16, 32, 48,
+ * 64, 80, 96, 112, 128, 160, ...: a block wastes an eighth of its size
+ * at most, where power-of-two classes wasted up to half), each class
+ * with a free list, new blocks from a bump pointer.  Larger blocks are
+ * whole pages, as many as asked (power-of-two classes made that array a
+ * block of 64 MiB), and when one is freed its pages are given back
+ * (MADV_DONTNEED) and its range kept among the free extents, which
+ * serve larger blocks of any size later (an array grown by realloc
+ * leaves its old copies there).  One spin lock.  A block carries its
+ * class and the offset to its start (for aligned blocks) in the 16
+ * bytes before it.  The pages the bump pointer has passed are
  * memcheck's resident memory, made resident and counted as such
  * (footprint.c) a few pages at a time, doubling up to 64 KiB: populated
- * in one system call, not faulted in page by page (count_touched).
+ * in one system call, not faulted in page by page (count_touched); a
+ * free extent's pages are counted out when given back and in again
+ * when a block takes them.
  *
  * When both are full (or the range cannot be reserved) the calls go to
  * the program's allocator again: mc_ownheap_alloc returns NULL with
@@ -38,23 +50,34 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include "internal.h"
 
 #define MIN_SHIFT 4                 /* 16 bytes */
-#define NCLASSES 40                 /* up to 2^43: never reached */
+#define SMALL_MAX (32 * 1024)       /* larger blocks: whole pages (large) */
+#define NCLASSES 40                 /* class_of(SMALL_MAX) + 1 */
+#define LARGE_COUNTED 0xffffffffu   /* hdr.cls of a large block, its pages counted */
+#define LARGE_UNCOUNTED 0xfffffffeu /* ... taken before footprint.c was hooked */
+#define NEXTENTS 64                 /* free extents kept; more are left as address space */
 #define HDR 16
 #define CHUNK (64 * 1024)           /* counted as resident at a time, at most */
 #define RESERVE (256ull << 20)      /* at most; less under a low RLIMIT_AS */
 #define STATIC (256 * 1024)
 
 struct hdr {
-	uint32_t cls;                   /* size class */
+	uint32_t cls;                   /* size class, or LARGE_* */
 	uint32_t off;                   /* bytes from the class block's start */
 	uint64_t size;                  /* usable bytes from the pointer */
 };
 _Static_assert(sizeof(struct hdr) == HDR, "header size");
+
+/* A range of whole pages freed by a large block: not resident. */
+struct extent {
+	uintptr_t lo;
+	size_t len;
+};
 
 char mc_ownheap_static[STATIC] __attribute__((aligned(4096)));
 MC_HOT uintptr_t mc_ownheap_lo, mc_ownheap_len;
@@ -63,18 +86,19 @@ static uintptr_t bump = (uintptr_t)mc_ownheap_static;
 static uintptr_t limit = (uintptr_t)mc_ownheap_static + STATIC;
 static uintptr_t counted = (uintptr_t)mc_ownheap_static;
 static void *free_list[NCLASSES];
-static atomic_flag lock = ATOMIC_FLAG_INIT;
+static struct extent extents[NEXTENTS];
+static int nextents;
+static atomic_int lock;
 static bool failed;                 /* reservation refused: never again */
 
 static void take(void)
 {
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-		__builtin_ia32_pause();
+	mc_spin_lock(&lock);
 }
 
 static void give(void)
 {
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	atomic_store_explicit(&lock, 0, memory_order_release);
 }
 
 /* The static arena is used up: reserve the range, 256 MiB of address
@@ -137,12 +161,92 @@ static void count_touched(void)
 	counted = end;
 }
 
-static int class_of(size_t n)
+/* The class of a block of need bytes (header included), need <=
+ * SMALL_MAX: 16-byte steps to 64, then four classes to each doubling
+ * (2^k < need <= 2^(k+1) falls in the quarter (need - 1 - 2^k) >> (k - 2)). */
+static unsigned class_of(size_t need)
 {
-	int c = 0;
-	while (((size_t)1 << (c + MIN_SHIFT)) < n)
-		c++;
-	return c;
+	if (need <= 64)
+		return (unsigned)((need + 15) >> 4) - 1;
+	unsigned k = 63 - (unsigned)__builtin_clzll(need - 1);
+	return 4 + (k - 6) * 4 + (unsigned)((need - 1 - ((size_t)1 << k)) >> (k - 2));
+}
+
+static size_t class_size(unsigned c)
+{
+	if (c < 4)
+		return (size_t)(c + 1) << MIN_SHIFT;
+	unsigned k = 6 + (c - 4) / 4, q = (c - 4) % 4;
+	return ((size_t)1 << k) + ((size_t)(q + 1) << (k - 2));
+}
+
+/* len bytes at align from the bump pointer, the range reserved if the
+ * arena has no room; 0 when neither has.  What alignment skips is
+ * wasted (under a page, for a large block).  Lock held. */
+static uintptr_t carve(size_t len, size_t align)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		uintptr_t at = (bump + align - 1) & ~(uintptr_t)(align - 1);
+		if (at <= limit && len <= limit - at) {
+			bump = at + len;
+			count_touched();
+			return at;
+		}
+		if (!reserve())
+			break;
+	}
+	return 0;
+}
+
+/* A free extent for a large block of len bytes (whole pages), the
+ * smallest that holds it, its front made resident and counted again;
+ * 0 if none.  Lock held. */
+static uintptr_t extent_take(size_t len, bool *counts)
+{
+	int best = -1;
+	for (int i = 0; i < nextents; i++)
+		if (extents[i].len >= len && (best < 0 || extents[i].len < extents[best].len))
+			best = i;
+	if (best < 0)
+		return 0;
+	uintptr_t at = extents[best].lo;
+	extents[best].lo += len;
+	extents[best].len -= len;
+	if (!extents[best].len)
+		extents[best] = extents[--nextents];
+	mc_populate((void *)at, len);
+	*counts = mc_own_hooked();
+	if (*counts)
+		mc_own_grow((int64_t)len);
+	return at;
+}
+
+/* A large block's pages given back and its range kept, joined to the
+ * free extents it touches; with no slot left, the range stays address
+ * space only.  Lock held. */
+static void extent_put(uintptr_t lo, size_t len, bool counts)
+{
+	int saved = errno;
+	if (madvise((void *)lo, len, MADV_DONTNEED) != 0) {
+		errno = saved;
+		return; /* resident still: not reused, counted as it is */
+	}
+	errno = saved;
+	if (counts && mc_own_hooked())
+		mc_own_grow(-(int64_t)len);
+	for (int i = 0; i < nextents;) {
+		struct extent *e = &extents[i];
+		if (e->lo + e->len == lo || lo + len == e->lo) {
+			if (e->lo < lo)
+				lo = e->lo;
+			len += e->len;
+			*e = extents[--nextents];
+			continue; /* the one moved here may touch too */
+		}
+		i++;
+	}
+	if (nextents < NEXTENTS)
+		extents[nextents++] = (struct extent){ lo, len };
 }
 
 void *mc_ownheap_alloc(size_t align, size_t n, bool zero)
@@ -156,25 +260,37 @@ void *mc_ownheap_alloc(size_t align, size_t n, bool zero)
 		errno = ENOMEM;
 		return NULL;
 	}
-	int c = class_of(need);
-	size_t csize = (size_t)1 << (c + MIN_SHIFT);
+	uint32_t cls;
+	size_t csize;
+	char *blk;
 	take();
-	char *blk = free_list[c];
-	if (blk) {
-		free_list[c] = *(void **)blk;
-	} else if (bump + csize <= limit || (reserve() && bump + csize <= limit)) {
-		blk = (char *)bump;
-		bump += csize;
-		count_touched();
+	if (need <= SMALL_MAX) {
+		unsigned c = class_of(need);
+		cls = c;
+		csize = class_size(c);
+		blk = free_list[c];
+		if (blk)
+			free_list[c] = *(void **)blk;
+		else
+			blk = (char *)carve(csize, 16);
 	} else {
-		give();
+		csize = (need + 4095) & ~(size_t)4095;
+		bool counts = false;
+		blk = (char *)extent_take(csize, &counts);
+		if (!blk) {
+			blk = (char *)carve(csize, 4096);
+			counts = mc_own_hooked();
+		}
+		cls = counts ? LARGE_COUNTED : LARGE_UNCOUNTED;
+	}
+	give();
+	if (!blk) {
 		errno = 0; /* not a failure: no room of our own */
 		return NULL;
 	}
-	give();
 	uintptr_t p = ((uintptr_t)blk + HDR + align - 1) & ~(uintptr_t)(align - 1);
 	struct hdr *h = (struct hdr *)p - 1;
-	h->cls = (uint32_t)c;
+	h->cls = cls;
 	h->off = (uint32_t)(p - (uintptr_t)blk);
 	h->size = csize - h->off;
 	if (zero)
@@ -192,10 +308,14 @@ void mc_ownheap_free(void *p)
 {
 	struct hdr *h = (struct hdr *)p - 1;
 	char *blk = (char *)p - h->off;
-	int c = (int)h->cls;
+	uint32_t c = h->cls;
 	take();
-	*(void **)blk = free_list[c];
-	free_list[c] = blk;
+	if (c >= LARGE_UNCOUNTED) {
+		extent_put((uintptr_t)blk, h->off + h->size, c == LARGE_COUNTED);
+	} else {
+		*(void **)blk = free_list[c];
+		free_list[c] = blk;
+	}
 	give();
 }
 
@@ -228,5 +348,5 @@ void mc_ownheap_unlock(void)
 
 void mc_ownheap_after_fork_child(void)
 {
-	atomic_flag_clear(&lock);
+	atomic_store_explicit(&lock, 0, memory_order_relaxed);
 }

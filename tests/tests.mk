@@ -23,6 +23,7 @@ UNIT_resident  := resident util
 UNIT_elfsym    := elfsym util
 UNIT_footprint := footprint ownread util
 UNIT_ownread   := ownread util
+UNIT_ownheap   := ownheap util
 UNIT_symcache  := symcache util
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
