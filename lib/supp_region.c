@@ -729,12 +729,23 @@ size_t mc_suppress_pools(uint32_t *stacks, size_t n)
 		struct lazy z = { .f = quick + MC_MAX_DEPTH, .cap = MC_MAX_DEPTH * 2,
 				  .q = quick, .deep = deep };
 		z.npcs = mc_stack_get_code(stacks[i], &z.pcs);
-		struct mc_supp_stack st = { .frame = lazy_frame, .arg = &z };
-		if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
-			st.quick = quick_frame;
-			st.may_name = may_name;
+		/* kept as the records' verdicts are: a warm process names
+		 * no frame for the question */
+		long m = mc_opt.gen_suppressions ? -2 : mc_suppcache_verdict(MC_SUPP_POOL, z.pcs, z.npcs);
+		if (m == -2) {
+			struct mc_supp_stack st = { .frame = lazy_frame, .arg = &z };
+			if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
+				st.quick = quick_frame;
+				st.may_name = may_name;
+			}
+			static struct mc_buf key, links;
+			key.len = links.len = 0;
+			bool keep = mc_suppcache_verdict_key(MC_SUPP_POOL, z.pcs, z.npcs, &key, &links);
+			m = mc_supp_match(supps, MC_SUPP_POOL, &st, self);
+			if (keep)
+				mc_suppcache_verdict_put(&key, &links, m);
 		}
-		if (mc_supp_match(supps, MC_SUPP_POOL, &st, self) >= 0)
+		if (m >= 0)
 			stacks[kept++] = stacks[i];
 	}
 	mc_own_work_end();
