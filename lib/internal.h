@@ -2377,6 +2377,13 @@ bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io
 void mc_supp_io_free(struct mc_supp_io *io);
 size_t mc_supp_count(const struct mc_supps *s);   /* leak entries */
 size_t mc_supp_others(const struct mc_supps *s);  /* other entries */
+/* libmemcheck:Pool entries (among the leak entries' count): a block
+ * allocated along a stack one matches is a pool the program carves
+ * smaller objects from, and a pointer into it counts as one to its start
+ * (scan.c).  mc_supp_match with kind MC_SUPP_POOL matches only them,
+ * with a leak kind never them. */
+size_t mc_supp_pools(const struct mc_supps *s);
+#define MC_SUPP_POOL 4
 /* Entry i's name, and the file and line of its '{'. */
 const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line);
 /* The frames of one stack, inlined calls expanded, innermost first:
@@ -2516,6 +2523,12 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
  * exit ends every mapping, where an munmap cost 7-80 us here). */
 void mc_suppress_report_free(struct mc_supp_report *out);
 void mc_suppress_forget(void);   /* as mc_allocator_forget */
+/* Which of the n stacks (the depot's ids) a libmemcheck:Pool entry
+ * matches, reading the files as mc_suppress_region would (once): those
+ * kept at the front of stacks, in their order; how many.  0 without
+ * touching a frame where the files hold no such entry. */
+size_t mc_suppress_pools(uint32_t *stacks, size_t n);
+bool mc_suppress_pools_any(void); /* the files read, as above: any such entry? */
 
 /* ---- report.c -------------------------------------------------------- */
 

@@ -11,7 +11,9 @@
  *     storage.  A start pointer marks a block reachable, an interior
  *     pointer possibly reachable; marked blocks are scanned in turn, and
  *     what a possibly reachable block points to is at best possibly
- *     reachable too.
+ *     reachable too.  A pool (a block a program carves its objects
+ *     from, named by libmemcheck:Pool entries: see mc_scan) takes a
+ *     pointer into it as one to its start.
  *  3. What is left is lost.  In turn, each block still unreached leads a
  *     "clique": everything it reaches that is unreached becomes
  *     indirectly lost (a former leader included), the leader itself stays
@@ -72,6 +74,8 @@ struct graph {
 	uint64_t *credit;       /* [cap]: a leader's clique's bytes, mapped at
 				 * the first block a clique takes (credit_to) */
 	bool no_credit;         /* that mapping failed: none credited */
+	const uint64_t *pool;   /* pools' stack ids, ascending (pool_stacks) */
+	size_t npool;
 };
 
 /* The three arrays, 33 bytes a block.  A small scan (a short process
@@ -366,6 +370,23 @@ static __attribute__((noinline)) void credit_to(struct graph *g, size_t leader, 
 	g->credit[i] = 0;
 }
 
+/* Was node i allocated as a pool (a libmemcheck:Pool entry matched its
+ * stack)?  Asked only of a block not yet reachable that a definite
+ * pointer points into, and only in a scan that found pools. */
+static __attribute__((noinline)) bool in_pool(const struct graph *g, size_t i)
+{
+	uint64_t id = g->v[i].stack;
+	size_t lo = 0, hi = g->npool;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->pool[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->npool && g->pool[lo] == id;
+}
+
 /* The word w at p, in memory [lo, hi) that the prior node makes
  * reachable (definite), possibly reachable (!definite) or, with
  * clique >= 0, in the clique led by node clique. */
@@ -381,7 +402,11 @@ static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, u
 		return;
 	uint8_t *st = &g->state[i];
 	if (clique < 0) {
-		if (w == g->v[i].lo && definite && *st != MC_KIND_REACHABLE) {
+		/* a pointer into a pool is one to a start: the pieces the
+		 * program takes from it are the blocks valgrind sees there */
+		bool start = w == g->v[i].lo ||
+			     (g->npool && definite && *st != MC_KIND_REACHABLE && in_pool(g, (size_t)i));
+		if (start && definite && *st != MC_KIND_REACHABLE) {
 			*st = MC_KIND_REACHABLE;
 			g->reached++;
 			push(g, (size_t)i);
@@ -693,48 +718,30 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 	return ok;
 }
 
-/* Not inlined: without `from`, the stack scanned is the callers' frames,
- * from the word above this function's return address up, and the
- * caller's callee-saved registers are copied in through setjmp, before
- * memcheck's own code has touched a block address. */
-__attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
+/* One pass over the roots and the heap into out, cleared before as
+ * mc_scan says; [regs, regs + nregs): the callers' registers, a root. */
+static bool scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own,
+		      const void *regs, size_t nregs, const uint64_t *pool, size_t npool)
 {
-	/* Without from, out may lie in the callers' frames, a root, and is
-	 * cleared whole; with it, the stack is read from from->sp up, above
-	 * memcheck's frames (region.c's, out's), and runs_copy (3 KiB, read
-	 * to runs.len only) is left as it is. */
-	memset(out, 0, from ? offsetof(struct mc_scan, runs_copy) : sizeof *out);
-	double t0 = mc_now();
+	/* Without from (own), out may lie in the callers' frames, a root,
+	 * and is cleared whole; with it, the stack is read from from->sp
+	 * up, above memcheck's frames (region.c's, out's), and runs_copy
+	 * (3 KiB, read to runs.len only) is left as it is. */
+	memset(out, 0, own ? sizeof *out : offsetof(struct mc_scan, runs_copy));
 	/* Roots that need locks first (roots.c): dl_iterate_phdr takes the
 	 * dynamic linker's lock, which a thread waiting for the table inside
 	 * dlopen's malloc may hold. */
 	struct mc_roots *rs = mc_roots_begin();
 	if (!rs)
 		return false;
-	struct mc_scan_from here;
-	static jmp_buf regs; /* the scans are serialised (region.c's lock) */
-	if (!from) {
-		__builtin_unwind_init();
-		/* glibc mangles the saved stack and frame pointers in a
-		 * jmp_buf, not the callee-saved registers that may hold the
-		 * program's pointers: those are what matter here. */
-		setjmp(regs);
-		mc_roots_add(rs, (uintptr_t)&regs, (uintptr_t)&regs + sizeof regs);
-		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
-		here.at_exit = false;
-		here.alone = false;
-		from = &here;
-	}
-#if SCAN_AVX2
-	if (!avx2)
-		avx2 = mc_cpu_avx2() ? 2 : 1; /* util.c: no cpuid trap */
-#endif
+	if (regs)
+		mc_roots_add(rs, (uintptr_t)regs, (uintptr_t)regs + nregs);
 	struct graph g;
 	memset(&g, 0, sizeof g);
+	g.pool = pool;
+	g.npool = npool;
 	struct mc_buf runs = { .s = out->runs_copy, .cap = sizeof out->runs_copy };
 	bool ok = scan_work(&g, rs, from, &runs);
-	if (from == &here)
-		memset(&regs, 0, sizeof regs);
 	if (!ok) {
 		mc_maps_runs_close(&runs); /* the maps asked through it, if any */
 		nodes_unmap(g.v, g.state, g.cap, g.joined);
@@ -748,11 +755,104 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 	out->state = g.state;
 	out->joined = g.joined;
 	out->credit = g.credit;
-	out->seconds = mc_now() - t0;
 	out->runs = (struct mc_buf){ .s = out->runs_copy, .len = runs.len };
 	if (out->runs.len)
 		mc_symbolize_maps_lend(&out->runs);
 	return true;
+}
+
+/* The pools among the blocks a pass left possibly reachable: the
+ * distinct stacks of those blocks, ascending, that a libmemcheck:Pool
+ * entry matches (supp_region.c), at the front of a mapping of *mapped
+ * bytes; NULL where there are none.  Only a possibly reachable block can
+ * be a pool the program points into and not reached otherwise: one a
+ * definite pointer points into was made possibly reachable, and so was
+ * everything reached through it.  Most scans leave none, and then
+ * neither the files are read nor anything mapped. */
+static uint64_t *pool_stacks(const struct mc_scan *s, size_t *npool, size_t *mapped)
+{
+	const struct node *v = s->v;
+	size_t m = 0;
+	for (size_t i = 0; i < s->n; i++)
+		m += s->state[i] == MC_KIND_POSSIBLE;
+	*npool = 0;
+	if (!m || !mc_suppress_pools_any())
+		return NULL;
+	*mapped = m * (sizeof(uint64_t) + sizeof(uint32_t));
+	uint64_t *id = mc_map(*mapped);
+	if (!id)
+		return NULL;
+	uint32_t *ask = (uint32_t *)(id + m);
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->state[i] == MC_KIND_POSSIBLE)
+			id[k++] = v[i].stack;
+	leaders_sort(id, m);
+	k = 0;
+	for (size_t i = 0; i < m; i++)
+		if (!k || ask[k - 1] != id[i])
+			ask[k++] = (uint32_t)id[i];
+	k = mc_suppress_pools(ask, k);
+	for (size_t i = 0; i < k; i++)
+		id[i] = ask[i];
+	if (!k) {
+		mc_unmap(id, *mapped);
+		return NULL;
+	}
+	*npool = k;
+	return id;
+}
+
+/* Not inlined: without `from`, the stack scanned is the callers' frames,
+ * from the word above this function's return address up, and the
+ * caller's callee-saved registers are copied in through setjmp, before
+ * memcheck's own code has touched a block address.
+ *
+ * A second pass where the first left possibly reachable blocks that are
+ * pools: GLib 2.74's slice allocator (glib.supp) carves its slices from
+ * chunks it takes with posix_memalign, so the program's pointers to its
+ * slices point into the chunks, and what it keeps in slices (GIO's
+ * extension points, GTest's cases) was possibly lost, where valgrind,
+ * under which GLib serves each slice with malloc, says still reachable.
+ * The pools cannot be known before the scan without naming the frames
+ * of every block's stack, nor during it (naming frames may load libdw,
+ * which takes the dynamic linker's lock and calls malloc while the table
+ * is held): the scan is made again knowing them, paid only by a process
+ * whose scan left a pool possibly reachable. */
+__attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
+{
+	double t0 = mc_now();
+	static jmp_buf regs; /* the scans are serialised (region.c's lock) */
+	struct mc_scan_from here;
+	bool own = !from;
+	if (own) {
+		__builtin_unwind_init();
+		/* glibc mangles the saved stack and frame pointers in a
+		 * jmp_buf, not the callee-saved registers that may hold the
+		 * program's pointers: those are what matter here. */
+		setjmp(regs);
+		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
+		here.at_exit = false;
+		here.alone = false;
+		from = &here;
+	}
+#if SCAN_AVX2
+	if (!avx2)
+		avx2 = mc_cpu_avx2() ? 2 : 1; /* util.c: no cpuid trap */
+#endif
+	bool ok = scan_pass(out, from, own, own ? regs : NULL, sizeof regs, NULL, 0);
+	size_t npool = 0, mapped = 0;
+	uint64_t *pool = ok ? pool_stacks(out, &npool, &mapped) : NULL;
+	if (pool) {
+		mc_scan_free(out);
+		ok = scan_pass(out, from, own, own ? regs : NULL, sizeof regs, pool, npool);
+		mc_unmap(pool, mapped);
+	}
+	if (own)
+		memset(&regs, 0, sizeof regs);
+	if (ok)
+		out->seconds = mc_now() - t0;
+	return ok;
 }
 
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,

@@ -704,6 +704,55 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	list_used(out, ns);
 }
 
+/* The scan's question (scan.c): of the stacks of the blocks it left
+ * possibly reachable, which allocated a pool?  Matched as records are,
+ * frames read only as far as matching needs them. */
+bool mc_suppress_pools_any(void)
+{
+	if (!loaded)
+		load();
+	return mc_supp_pools(supps) > 0;
+}
+
+size_t mc_suppress_pools(uint32_t *stacks, size_t n)
+{
+	if (!n || !mc_suppress_pools_any())
+		return 0;
+	char *frames = mc_map_lazy(FRAMES_BYTES);
+	if (!frames)
+		return 0;
+	bool *deep = (bool *)frames;
+	struct mc_frame_info *quick = (struct mc_frame_info *)(deep + MC_MAX_DEPTH);
+	size_t kept = 0;
+	mc_own_work_begin(false);
+	for (size_t i = 0; i < n; i++) {
+		struct lazy z = { .f = quick + MC_MAX_DEPTH, .cap = MC_MAX_DEPTH * 2,
+				  .q = quick, .deep = deep };
+		z.npcs = mc_stack_get_code(stacks[i], &z.pcs);
+		/* kept as the records' verdicts are: a warm process names
+		 * no frame for the question */
+		long m = mc_opt.gen_suppressions ? -2 : mc_suppcache_verdict(MC_SUPP_POOL, z.pcs, z.npcs);
+		if (m == -2) {
+			struct mc_supp_stack st = { .frame = lazy_frame, .arg = &z };
+			if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
+				st.quick = quick_frame;
+				st.may_name = may_name;
+			}
+			static struct mc_buf key, links;
+			key.len = links.len = 0;
+			bool keep = mc_suppcache_verdict_key(MC_SUPP_POOL, z.pcs, z.npcs, &key, &links);
+			m = mc_supp_match(supps, MC_SUPP_POOL, &st, self);
+			if (keep)
+				mc_suppcache_verdict_put(&key, &links, m);
+		}
+		if (m >= 0)
+			stacks[kept++] = stacks[i];
+	}
+	mc_own_work_end();
+	mc_unmap(frames, FRAMES_BYTES);
+	return kept;
+}
+
 /* A child forked while another thread was reading the files or matching
  * (region.c): read them again when needed; the half-made tables stay
  * mapped, unused. */

@@ -393,7 +393,7 @@ static bool verdict_key(int kind, const uintptr_t *pcs, int n, struct mc_buf *a,
 	char *w = mc_buf_room(a, 1);
 	if (!w)
 		return false;
-	*w = (char)(kind & 3);
+	*w = (char)(kind & 7); /* a leak kind or MC_SUPP_POOL */
 	mc_buf_end(a, w + 1);
 	return mc_symbolize_verdict_key(pcs, n, a, links);
 }

@@ -102,6 +102,7 @@ struct mc_supps {
 	struct mc_supp *v;        /* mmap'd, grown by copying */
 	size_t n, cap;
 	size_t other;             /* entries parsed and not applied */
+	size_t pools;             /* libmemcheck:Pool entries, among the n */
 	struct chunk *chunks;
 	/* Taken from an image (mc_supp_image_take): v and every string in
 	 * it, unmapped (mc_unmap_io) with the set */
@@ -175,6 +176,11 @@ void mc_supp_free(struct mc_supps *s)
 size_t mc_supp_count(const struct mc_supps *s)
 {
 	return s ? s->n : 0;
+}
+
+size_t mc_supp_pools(const struct mc_supps *s)
+{
+	return s ? s->pools : 0;
 }
 
 size_t mc_supp_others(const struct mc_supps *s)
@@ -501,7 +507,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		     "name, found '%.*s'", FOUND(line, len));
 		return false;
 	}
-	bool memcheck = false;
+	bool memcheck = false, own = false;
 	for (const char *t = line; t < colon;) {
 		const char *comma = memchr(t, ',', (size_t)(colon - t));
 		const char *te = comma ? comma : colon;
@@ -511,18 +517,31 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 			return false;
 		}
 		memcheck |= IS(t, (size_t)(te - t), "Memcheck");
+		own |= IS(t, (size_t)(te - t), "libmemcheck");
 		t = comma ? comma + 1 : colon;
 	}
-	if (!memcheck) {
+	if (!memcheck && !own) {
 		s->other++;
 		return skip_entry(r, open);
 	}
 	const char *kind = colon + 1;
 	size_t klen = (size_t)(line + len - kind);
+	/* libmemcheck's own kinds: valgrind skips a tool it is not (its
+	 * tool names compare case and all), so one file still serves both;
+	 * beside Memcheck it would stop at the unknown kind. */
+	bool pool = own && IS(kind, klen, "Pool");
+	if (own && (memcheck || !pool)) {
+		fail(r, r->lineno, memcheck ? "expected 'libmemcheck:Pool' alone, without "
+		     "Memcheck (valgrind stops at a Memcheck kind it does not know), found "
+		     "'%.*s'" : "unknown libmemcheck kind in '%.*s': expected libmemcheck:Pool",
+		     FOUND(line, len));
+		return false;
+	}
 	/* Leak first: the kinds before it in the table are 18 compares */
 	bool leak = IS(kind, klen, "Leak");
 	size_t k = 0;
-	while (!leak && k < MC_ARRAY_SIZE(memcheck_kinds) && !is(kind, klen, memcheck_kinds[k]))
+	while (!leak && !pool && k < MC_ARRAY_SIZE(memcheck_kinds) &&
+	       !is(kind, klen, memcheck_kinds[k]))
 		k++;
 	if (k == MC_ARRAY_SIZE(memcheck_kinds)) {
 		fail(r, r->lineno, "unknown Memcheck suppression kind '%.*s': expected Leak, "
@@ -542,7 +561,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	struct supp_frame frames[MC_SUPP_MAX_FRAMES];
 	memset(&e, 0, sizeof e);
 	e.frames = frames;
-	e.kinds = 0xf;
+	e.kinds = pool ? 1u << MC_SUPP_POOL : 0xf;
 	e.line = open;
 	bool have = next_line(r, &line, &len);
 	if (have && leak && len >= 17 && memcmp(line, "match-leak-kinds:", 17) == 0) {
@@ -558,7 +577,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 			     "found '%.*s'", MC_SUPP_MAX_FRAMES, FOUND(line, len));
 			return false;
 		}
-		if (!parse_frame(r, s, &e.frames[e.nframes], line, len, leak))
+		if (!parse_frame(r, s, &e.frames[e.nframes], line, len, leak || pool))
 			return false;
 		e.nframes++;
 	}
@@ -574,10 +593,11 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		     "before '}'");
 		return false;
 	}
-	if (!leak) {
+	if (!leak && !pool) {
 		s->other++;
 		return true;
 	}
+	s->pools += pool;
 	set_anchors(&e);
 	for (int p = 0; p < e.nframes; p++)
 		e.dots |= (uint32_t)(frames[p].kind == SF_DOTS) << p;
@@ -606,7 +626,7 @@ bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char 
 	if (errlen)
 		err[0] = 0;
 	/* A file that does not parse adds nothing. */
-	size_t n0 = s->n, other0 = s->other;
+	size_t n0 = s->n, other0 = s->other, pools0 = s->pools;
 	const char *file = arena_str(s, name, strlen(name));
 	if (!file)
 		fail(&r, 0, "out of memory");
@@ -624,6 +644,7 @@ bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char 
 	if (r.failed) {
 		s->n = n0;
 		s->other = other0;
+		s->pools = pools0;
 		return false;
 	}
 	return true;
@@ -901,6 +922,8 @@ struct mc_supps *mc_supp_image_take(char *img, size_t len, void *map, size_t map
 	s->v = v;
 	s->n = s->cap = (size_t)h.n;
 	s->other = (size_t)h.other;
+	for (size_t i = 0; i < s->n; i++)
+		s->pools += (v[i].kinds >> MC_SUPP_POOL) & 1;
 	s->image = map ? map : img;
 	s->image_len = map ? maplen : len;
 	s->own_image = map != NULL;
@@ -1443,7 +1466,7 @@ long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stac
 	bool named = false;
 	for (size_t k = 0; s && k < s->n; k++) {
 		const struct mc_supp *e = &s->v[k];
-		if (!(e->kinds & (1u << (kind & 3))))
+		if (!(e->kinds & (1u << (kind == MC_SUPP_POOL ? kind : kind & 3))))
 			continue;
 		if (e->nanchors && st->quick) {
 			if (!named) {

@@ -2698,7 +2698,7 @@ bool mc_symbolize_verdict_stack(int kind, const uintptr_t *pcs, int n,
 	bool ok = true;
 	char *w = s->frames;
 	uint16_t n16 = (uint16_t)n;
-	*w++ = (char)(kind & 3);
+	*w++ = (char)(kind & 7); /* a leak kind or MC_SUPP_POOL */
 	__builtin_memcpy(w, &n16, 2);
 	w += 2;
 	pthread_mutex_lock(&lock);

@@ -57,6 +57,28 @@ void mc_symbolize_maps_lend(const struct mc_buf *runs)
 	lends++;
 }
 
+/* supp_region.c is not linked: the pools are the blocks of the stack
+ * pool_stack (0: none), and what the scan asks is kept. */
+static uint32_t pool_stack, pool_asked[64];
+static size_t nasked;
+
+bool mc_suppress_pools_any(void)
+{
+	return pool_stack != 0;
+}
+
+size_t mc_suppress_pools(uint32_t *stacks, size_t n)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (nasked < MC_ARRAY_SIZE(pool_asked))
+			pool_asked[nasked++] = stacks[i];
+		if (stacks[i] == pool_stack)
+			stacks[kept++] = stacks[i];
+	}
+	return kept;
+}
+
 enum { R, S, P, Q, L1, L2, L3, C1, C2, SELF, Z, OLD, AB, AC, AA, NBLK };
 #define BLK 64
 
@@ -173,6 +195,41 @@ START_TEST(kinds_as_valgrind_counts_them)
 	ck_assert(s.seconds >= 0);
 	mc_scan_free(&s);
 	ck_assert(s.v == NULL);
+}
+END_TEST
+
+/* A pool (a libmemcheck:Pool entry matched its stack): the interior
+ * pointer into P counts as one to its start, so P and Q, which only P
+ * points to, are reachable; the scan asked about the stacks of the
+ * blocks left possibly reachable, P's and Q's, once each, in order. */
+START_TEST(pointers_into_pools_are_starts)
+{
+	build();
+	pool_stack = P + 1;
+	nasked = 0;
+	scrub();
+	struct mc_scan s;
+	ck_assert(mc_scan(&s, NULL));
+	pool_stack = 0;
+	memset(kinds, -1, sizeof kinds);
+	mc_scan_each(&s, 0, note, NULL);
+	ck_assert_int_eq(kinds[P], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[Q], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[R], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[L1], MC_KIND_DEFINITE);
+	ck_assert_int_eq(kinds[L3], MC_KIND_INDIRECT); /* a lost block's pointers: no root */
+	ck_assert_uint_eq(nasked, 2);
+	ck_assert_uint_eq(pool_asked[0], P + 1);
+	ck_assert_uint_eq(pool_asked[1], Q + 1);
+	mc_scan_free(&s);
+	/* no pool: one pass, P possibly lost again */
+	scrub();
+	ck_assert(mc_scan(&s, NULL));
+	memset(kinds, -1, sizeof kinds);
+	mc_scan_each(&s, 0, note, NULL);
+	ck_assert_int_eq(kinds[P], MC_KIND_POSSIBLE);
+	ck_assert_uint_eq(nasked, 2);
+	mc_scan_free(&s);
 }
 END_TEST
 
@@ -513,6 +570,7 @@ int main(void)
 	TCase *tc = h_tcase("scan", 0);
 	tcase_add_test(tc, kinds_as_valgrind_counts_them);
 	tcase_add_test(tc, registered_roots);
+	tcase_add_test(tc, pointers_into_pools_are_starts);
 	tcase_add_test(tc, large_scan_maps_apart);
 	tcase_add_test(tc, untouched_data_pages_not_read);
 	tcase_add_loop_test(tc, lends_its_maps_read, 0, 2);

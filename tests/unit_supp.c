@@ -159,9 +159,44 @@ START_TEST(reads_valgrinds_files)
 }
 END_TEST
 
+/* libmemcheck:Pool, memcheck's own kind (valgrind skips the tool):
+ * counted among the entries, matched by MC_SUPP_POOL alone, and kept as
+ * such through the cache's image (suppcache.c). */
+START_TEST(pool_entries)
+{
+	struct mc_supps *s = good("{\n pools\n libmemcheck:Pool\n ...\n fun:g_slice_alloc*\n}\n"
+				  "{\n leaks\n Memcheck:Leak\n ...\n fun:main\n}\n");
+	ck_assert_uint_eq(mc_supp_count(s), 2);
+	ck_assert_uint_eq(mc_supp_pools(s), 1);
+	ck_assert_int_eq(match(s, MC_SUPP_POOL, "posix_memalign;g_slice_alloc;main"), 0);
+	ck_assert_int_eq(match(s, MC_SUPP_POOL, "malloc;g_malloc;main"), -1);
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(match(s, k, "posix_memalign;g_slice_alloc;f"), -1);
+	ck_assert_int_eq(match(s, MC_KIND_POSSIBLE, "posix_memalign;g_slice_alloc;main"), 1);
+	struct mc_buf b = { 0 };
+	ck_assert(mc_supp_image_put(s, &b));
+	struct mc_supps *t = mc_supp_image_take(b.s, b.len, NULL, 0);
+	ck_assert(t != NULL);
+	ck_assert_uint_eq(mc_supp_pools(t), 1);
+	ck_assert_int_eq(match(t, MC_SUPP_POOL, "posix_memalign;g_slice_alloc;main"), 0);
+	ck_assert_int_eq(match(t, MC_KIND_DEFINITE, "posix_memalign;g_slice_alloc;f"), -1);
+	mc_supp_free(t);
+	mc_buf_free(&b);
+	mc_supp_free(s);
+}
+END_TEST
+
 static const struct {
 	const char *text, *error;
 } bad[] = {
+	{ "{\n n\n libmemcheck:Leak\n fun:f\n}\n", "t.supp:3: unknown libmemcheck kind in "
+	  "'libmemcheck:Leak': expected libmemcheck:Pool" },
+	{ "{\n n\n Memcheck,libmemcheck:Pool\n fun:f\n}\n", "t.supp:3: expected "
+	  "'libmemcheck:Pool' alone, without Memcheck (valgrind stops at a Memcheck kind it "
+	  "does not know), found 'Memcheck,libmemcheck:Pool'" },
+	{ "{\n n\n libmemcheck:Pool\n match-leak-kinds: all\n fun:f\n}\n",
+	  "t.supp:4: expected a frame line (fun:PATTERN, obj:PATTERN, src:FILE[:LINE] or "
+	  "...) or '}', found 'match-leak-kinds: all'" },
 	{ "x\n", "t.supp:1: expected '{' to begin a suppression, found 'x'" },
 	{ "# c\n\n{\n", "t.supp:3: expected the suppression's name after '{' at line 3, "
 	  "found the end of the file" },
@@ -698,6 +733,7 @@ int main(void)
 	TCase *tc = h_tcase("supp", 30);
 	tcase_add_test(tc, reads_valgrinds_files);
 	tcase_add_test(tc, refuses_bad_entries);
+	tcase_add_test(tc, pool_entries);
 	tcase_add_test(tc, wildcards);
 	tcase_add_test(tc, frames_and_dots);
 	tcase_add_test(tc, virtual_frame_zero);
