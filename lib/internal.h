@@ -593,6 +593,12 @@ void mc_footprint_after_fork_child(void);
 /* At exit: the kernel's high-water mark is no longer reset, so the
  * process's max RSS as its parent reads it stays its own. */
 void mc_footprint_final(void);
+/* memcheck's destructor's own work after its take is done: what it left
+ * is not the program's exit code's (footprint.c's exit stretch). */
+void mc_prog_peak_exit_base(void);
+/* peak raised to what the program reached after the destructor's take,
+ * in the exit code that ran before the on_exit handler (footprint.c). */
+uint64_t mc_prog_peak_exit(uint64_t peak);
 /* The highest kernel mark memcheck's resets threw away, in kB (0: none);
  * lock-free, for getrusage (rusage.c), which a signal handler may call. */
 uint64_t mc_footprint_mark_lost_kb(void);

@@ -499,6 +499,10 @@ static void at_exit(int status, void *arg)
 {
 	(void)arg;
 	atomic_store(&exit_handler_ran, true);
+	/* Nothing of the program's runs from here on: the exit's last
+	 * reading of the peak (footprint.c), before memcheck's own exit
+	 * work (freeres, which bare never runs; the report). */
+	mc_footprint_final();
 	freeres();
 	atomic_store(&deferred, false);
 	process_end(true);

@@ -412,9 +412,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * destructors ran (mc_regions_exit_take). */
 	res.retained_bytes = res.retained_after_release = MEMCHECK_UNKNOWN;
 	struct rss_end e;
-	if (r->early.taken)
+	if (r->early.taken) {
 		e = r->early.rss;
-	else
+		if (e.measured) /* the exit code's pages since */
+			e.peak_rss = mc_prog_peak_exit(e.peak_rss);
+	} else
 		take_rss(r, nregions > 0 ? &regions[nregions - 1] : NULL, &e);
 	res.rss_begin = e.rss_begin;
 	res.rss_end = e.rss_end;
@@ -833,8 +835,10 @@ void mc_regions_exit_take(void)
 	/* The process's, the same for every region: asked once. */
 	bool stats = stats_wanted(mc_vg_mode(), false);
 	uint64_t retained = MEMCHECK_UNKNOWN, after = MEMCHECK_UNKNOWN;
-	if (stats)
+	if (stats) {
 		take_alloc_stats(&retained, &after);
+		mc_prog_peak_exit_base();
+	}
 	int64_t live = mc_account_live();
 	for (int i = nregions - 1; i >= 0; i--) {
 		struct exit_take *t = &regions[i].early;

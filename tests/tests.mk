@@ -198,6 +198,15 @@ $(B)/tests/prog/dtorfree_linked: tests/prog/plain_dtorfree.c $(B)/tests/prog/lib
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
 		-Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldtorfree -ldl
 
+# A library whose destructor writes what the program asked for, and the
+# program that links it (tests/test_rss_self.c's "exit code" row).
+PROG_BINS += $(B)/tests/prog/librss_exit.so
+$(B)/tests/prog/librss_exit.so: tests/prog/shim/rss_exit.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+$(B)/tests/prog/plain_rss_exit: tests/prog/plain_rss_exit.c $(B)/tests/prog/librss_exit.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' -lrss_exit
+
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)
 HARNESS_SRC := tests/harness.c tests/harness_xml.c tests/suite.c
