@@ -167,6 +167,14 @@ static int vg_cmp(const void *x, const void *y)
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
+/* valgrind's --leak-check=no is MEMCHECK_SCAN=0 (vgcompat.c): the
+ * blocks in use at exit are still counted, as valgrind counts them, but
+ * none is judged; MEMCHECK_TRACK=0 counts only calls. */
+static bool leak_checked(void)
+{
+	return mc_opt.track && mc_opt.scan;
+}
+
 static bool lost_kind(uint32_t kind)
 {
 	return kind == MC_KIND_DEFINITE || kind == MC_KIND_POSSIBLE;
@@ -189,7 +197,7 @@ bool mc_vgtext_leak_fails(bool process, uint32_t kind)
 {
 	if (!process || mc_opt.valgrind_text == MC_VGTEXT_NONE)
 		return lost_kind(kind);
-	return mc_opt.valgrind_text >= MC_VGTEXT_FULL && mc_opt.track &&
+	return mc_opt.valgrind_text >= MC_VGTEXT_FULL && leak_checked() &&
 	       (mc_opt.valgrind_errors >> (kind & 3) & 1);
 }
 
@@ -281,7 +289,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 			    NULL);
 	uint64_t errors = r->double_frees + r->invalid_frees;
 	uint64_t ctx = error_contexts(errors), supp = 0;
-	if (mc_opt.track) {
+	if (leak_checked()) {
 		loss_records(&b, p, sp, rr);
 		if (mc_opt.valgrind_text >= MC_VGTEXT_FULL) {
 			for (size_t i = 0; i < rr->nleak_groups && rr->leaks; i++)
@@ -301,7 +309,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	if (quiet) {
 		/* valgrind -q: nothing more; memcheck's verdict where the
 		 * region fails (the exit status changes) */
-	} else if (!mc_opt.track) {
+	} else if (!leak_checked()) {
 		mc_buf_strs(&b, p, " For a detailed leak analysis, rerun with: --leak-check=full\n",
 			    sp, "\n", NULL);
 	} else if (r->live_blocks == 0) {
@@ -324,7 +332,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	char alloc[1024], violations[4 * sizeof r->violations];
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
 	/* valgrind's summary mode lists no record: say how to have them */
-	bool unlisted = mc_opt.valgrind_text == MC_VGTEXT_SUMMARY && mc_opt.track &&
+	bool unlisted = mc_opt.valgrind_text == MC_VGTEXT_SUMMARY && leak_checked() &&
 			(r->definitely_lost.blocks || r->possibly_lost.blocks);
 	if (!r->pass)
 		mc_buf_strs(&b, p, " memcheck: FAIL: ",

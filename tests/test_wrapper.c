@@ -417,6 +417,11 @@ static const struct h_case cases[] = {
 	{ "--show-leak-kinds=none", VG("--leak-check=full", "--show-leak-kinds=none",
 	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("leak") },
 	  .setup = vg_under_allocator, .stdout_is = "out", .exit = 42, .check = as_valgrind },
+	/* --leak-check=no: the bytes in use at exit counted, no leak an
+	 * error */
+	{ "--leak-check=no", VG("--leak-check=no", "--error-exitcode=42"), .prog = "plain_exit",
+	  .args = H_LIST("leak") }, .setup = vg_under_allocator, .stdout_is = "out",
+	  .check = as_valgrind },
 	/* what freeres would free stays in use, as under valgrind */
 	{ "--run-libc-freeres=no", VG("--leak-check=full", "--run-libc-freeres=no"),
 	  .prog = "plain_stdio_locale", .env = H_LIST("LANG=C.UTF-8") },

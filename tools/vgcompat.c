@@ -207,7 +207,7 @@ static bool freeres_option(const char *v, unsigned bit, unsigned *set)
 
 int cmd_vgcompat(int argc, char **argv)
 {
-	const char *text = NULL, *track = NULL, *leak_check = "summary";
+	const char *text = NULL, *scan = NULL, *leak_check = "summary";
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
@@ -237,7 +237,7 @@ int cmd_vgcompat(int argc, char **argv)
 						 "to --log-file", a);
 		} else if ((v = value_of(a, "--leak-check"))) {
 			if (!strcmp(v, "no"))
-				track = "0";
+				scan = "0"; /* blocks still counted, none judged */
 			else if (strcmp(v, "summary") && strcmp(v, "yes") && strcmp(v, "full"))
 				return bad_usage(NULL, "%s: expected no, summary, yes or full", a);
 			leak_check = strcmp(v, "yes") && strcmp(v, "full") ? "summary" : "full";
@@ -310,8 +310,8 @@ int cmd_vgcompat(int argc, char **argv)
 	setenv("LD_PRELOAD", preload, 1);
 	if (text)
 		setenv("MEMCHECK_TEXT", text, 1);
-	if (track)
-		setenv("MEMCHECK_TRACK", track, 1);
+	if (scan)
+		setenv("MEMCHECK_SCAN", scan, 1);
 	if (depth[0])
 		setenv("MEMCHECK_STACK_DEPTH", depth, 1);
 	/* valgrind's default --error-exitcode=0, unless the caller set
