@@ -430,6 +430,14 @@ static const struct h_case cases[] = {
 	  .prog = "cxx_throw" }, .setup = vg_under_allocator, .check = as_valgrind },
 	{ "--run-libc-freeres=maybe", ONCE, MC("--run-libc-freeres=maybe"), EXIT("clean"),
 	  .setup = vg, .exit = 2, .err = H_LIST("expected yes or no") },
+	/* the library's own variable: said, and the default kept (the
+	 * leak an error, the run failed) */
+	{ "MEMCHECK_VALGRIND_ERRORS=lost", ONCE, .run = { .prog = "plain_exit",
+	  .args = H_LIST("leak"), .no_report = true, .text = "", .flags = H_PRELOAD | H_EXITCODE,
+	  .env = H_LIST("MEMCHECK_VALGRIND_TEXT=full", "MEMCHECK_VALGRIND_ERRORS=lost") },
+	  .stdout_is = "out", .exit = 23, .err = H_LIST("MEMCHECK_VALGRIND_ERRORS=lost: expected all, none or words of "
+	  "definite|indirect|possible|reachable joined by commas; using definite,possible",
+	  "ERROR SUMMARY: 1 errors from 1 contexts") },
 	{ "--errors-for-leak-kinds=lost", ONCE, MC("--errors-for-leak-kinds=lost"),
 	  EXIT("clean"), .setup = vg, .exit = 2,
 	  .err = H_LIST("--errors-for-leak-kinds=lost: expected all, none, or definite") },
