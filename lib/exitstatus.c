@@ -32,6 +32,12 @@
  *   SIGABRT handler), except in a forked child (check's forked test that
  *   fails an assertion leaves with _exit(1)) and in a handler that
  *   interrupted memcheck; the rest keep the program's status.
+ * - Under valgrind's text (MEMCHECK_VALGRIND_TEXT, memcheck's valgrind
+ *   command line) valgrind's rule instead: a failing process exits
+ *   with MEMCHECK_EXITCODE (--error-exitcode=N) whatever its own status
+ *   (valgrind 3.19: a program that leaks and exits 3 under
+ *   --leak-check=full --error-exitcode=42 gives 42), and says nothing of
+ *   it: valgrind does not, and its ERROR SUMMARY has said why.
  * - A forked child counts only the regions that fail in it.
  * - A parent may ignore a child's status (Criterion's runner, a program
  *   that forks a worker): a failing process leaves a record for its
@@ -67,11 +73,14 @@ int mc_exit_status(int status)
 	mc_fds_room_begin();
 	bool below = mc_descend_failed(!own && n == 0);
 	mc_fds_room_end();
-	if (own)
+	/* valgrind's rule under its text: --error-exitcode=N gives N for
+	 * errors whatever the program's status */
+	bool vg = mc_opt.valgrind_text != MC_VGTEXT_NONE;
+	if (own && !(vg && n))
 		return status;
 	if (n == 0)
 		return below ? mc_opt.exitcode : status;
-	if (mc_opt.text != MC_TEXT_NONE)
+	if (mc_opt.text != MC_TEXT_NONE && !vg)
 		mc_log("exit status %d instead of 0: %u region%s failed "
 		       "(MEMCHECK_EXITCODE=0 keeps the program's own)",
 		       mc_opt.exitcode, n, n == 1 ? "" : "s");

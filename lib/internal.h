@@ -44,6 +44,9 @@ enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL };
 /* MEMCHECK_VALGRIND_TEXT: valgrind's --leak-check, and all for
  * --show-leak-kinds=all (vgtext.c) */
 enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_ALL };
+/* MEMCHECK_VALGRIND_FREERES's words, in its order */
+#define MC_FREERES_CXX 1
+#define MC_FREERES_LIBC 2
 enum mc_unwinder { MC_UNWIND_FP, MC_UNWIND_LIBUNWIND, MC_UNWIND_GLIBC };
 enum mc_tristate { MC_AUTO, MC_ON, MC_OFF };
 
@@ -51,6 +54,9 @@ struct mc_options {
 	const char *report;       /* MEMCHECK_REPORT, absolute, or NULL */
 	int text;                 /* enum mc_text */
 	int valgrind_text;        /* enum mc_vgtext */
+	int valgrind_show;        /* 1 << enum mc_kind, each kind listed */
+	int valgrind_errors;      /* 1 << enum mc_kind, each kind an error */
+	int valgrind_freeres;     /* MC_FREERES_CXX | MC_FREERES_LIBC */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
 	int unwinder;             /* enum mc_unwinder */
@@ -2576,6 +2582,11 @@ void mc_vgtext_error(unsigned kind, uint32_t stack);
 void mc_vgtext_after_fork_child(void);
 /* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
 void mc_vgtext_emit(const struct mc_region_report *rr);
+/* Does a leak of kind (enum mc_kind) fail a region: valgrind's rule for
+ * the process under MEMCHECK_VALGRIND_TEXT, memcheck's otherwise. */
+bool mc_vgtext_leak_fails(bool process, uint32_t kind);
+/* Must the process's unlost kinds be matched against suppressions? */
+bool mc_vgtext_all_kinds(bool process);
 /* At each region's end: the first record of leaks[0..n) that fails a
  * region (none for a region that passed), for memcheck_leak_site(). */
 void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n);

@@ -486,9 +486,10 @@ static void freeres(void)
 		return;
 	void (*cxx)(void) = (void (*)(void))mc_sym_first("_ZN9__gnu_cxx9__freeresEv", NULL);
 	void (*libc)(void) = (void (*)(void))mc_sym_first("__libc_freeres", NULL);
-	if (cxx)
+	/* --run-cxx-freeres=no, --run-libc-freeres=no */
+	if (cxx && (mc_opt.valgrind_freeres & MC_FREERES_CXX))
 		cxx();
-	if (libc)
+	if (libc && (mc_opt.valgrind_freeres & MC_FREERES_LIBC))
 		libc();
 }
 

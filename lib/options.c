@@ -21,7 +21,7 @@
 
 MC_HOT struct mc_options mc_opt;
 
-enum kind { STR, BOOL, INT, ENUM };
+enum kind { STR, BOOL, INT, ENUM, SET };
 
 /* The table's strings in one object, each named by its offset in it:
  * a table of pointers was 132 relocations that the dynamic linker
@@ -123,6 +123,36 @@ static int enum_index(const char *values, const char *word)
 	}
 }
 
+/* A SET's value: words of the "|"-separated list joined by commas, each
+ * its bit (the first word bit 0), or all or none alone, as valgrind's
+ * --show-leak-kinds takes them; -1 when a word is not in the list. */
+static int set_bits(const char *values, const char *val)
+{
+	if (mc_str_eq(val, "all") || mc_str_eq(val, "none")) {
+		int n = 1;
+		for (const char *p = values; *p; p++)
+			n += *p == '|';
+		return val[0] == 'a' ? (1 << n) - 1 : 0;
+	}
+	int bits = 0;
+	for (const char *w = val;;) {
+		char word[32];
+		size_t n = 0;
+		while (w[n] && w[n] != ',' && n + 1 < sizeof word) {
+			word[n] = w[n];
+			n++;
+		}
+		word[n] = 0;
+		int i = n ? enum_index(values, word) : -1;
+		if (i < 0 || (w[n] && w[n] != ','))
+			return -1;
+		bits |= 1 << i;
+		if (!w[n])
+			return bits;
+		w += n + 1;
+	}
+}
+
 /* The table's defaults are parsed at every start, in every process the
  * library is loaded into, a left-out one too: so the parsing here uses
  * no function of the C library that a short program would not touch
@@ -209,6 +239,9 @@ static bool set_option(const struct option_def *o, const char *val)
 	case ENUM:
 		iv = enum_index(str_at(o->values), val);
 		break;
+	case SET:
+		iv = set_bits(str_at(o->values), val);
+		break;
 	}
 	if (iv < 0)
 		return false;
@@ -223,6 +256,9 @@ static void say_bad(const struct option_def *o, const char *val)
 		mc_log("%s=%s: expected an integer from %.*s to %s; using %s", str_at(o->name), val,
 		       (int)(strchr(str_at(o->values), ':') - str_at(o->values)), str_at(o->values),
 		       strchr(str_at(o->values), ':') + 1, str_at(o->def));
+	else if (o->kind == SET)
+		mc_log("%s=%s: expected all, none or words of %s joined by commas; using %s",
+		       str_at(o->name), val, str_at(o->values), str_at(o->def));
 	else
 		mc_log("%s=%s: expected %s %s; using %s", str_at(o->name), val,
 		       o->kind == ENUM ? "one of" : "a boolean,", str_at(o->values), str_at(o->def));
@@ -353,12 +389,15 @@ void mc_options_mdoc(int fd)
 		const struct option_def *o = &options[i];
 		mc_buf_printf(&b, ".It Ev %s Ns = Ns Ar %s\n", str_at(o->name),
 			      o->kind == STR ? str_at(o->values) :
-			      o->kind == INT ? "N" : str_at(o->values));
+			      o->kind == INT ? "N" : o->kind == SET ? "WORD[,WORD...]" :
+			      str_at(o->values));
 		put_sentences(&b, (const char *)&docs + o->doc);
 		if (o->kind == INT)
 			mc_buf_printf(&b, "Range %.*s to %s.\n",
 				      (int)(strchr(str_at(o->values), ':') - str_at(o->values)),
 				      str_at(o->values), strchr(str_at(o->values), ':') + 1);
+		if (o->kind == SET)
+			mc_buf_printf(&b, "Each WORD one of %s; or all, or none.\n", str_at(o->values));
 		mc_buf_printf(&b, "Default: %s.\n", *str_at(o->def) ? str_at(o->def) : "unset");
 	}
 	mc_buf_puts(&b, ".El\n");

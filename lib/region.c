@@ -295,8 +295,7 @@ static size_t lost_groups(const struct mc_leak *g, size_t n)
  * calls for tests/prog/plain_keep_strings, strace -f -c). */
 static bool vg_text_kinds(const struct region *r)
 {
-	return r->process && mc_opt.valgrind_text == MC_VGTEXT_ALL &&
-	       mc_opt.text != MC_TEXT_NONE && mc_opt.text != MC_TEXT_FAIL;
+	return mc_vgtext_all_kinds(r->process);
 }
 
 static void add_violation(struct memcheck_result *r, const char *fmt, ...)
@@ -609,15 +608,19 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 					res.rss_end, res.retained_bytes, &tl);
 	}
 
-	if (res.definitely_lost.blocks)
-		add_violation(&res, "%llu bytes in %llu blocks definitely lost",
-			      (unsigned long long)res.definitely_lost.bytes,
-			      (unsigned long long)res.definitely_lost.blocks);
-	/* valgrind's default --errors-for-leak-kinds=definite,possible */
-	if (res.possibly_lost.blocks)
-		add_violation(&res, "%llu bytes in %llu blocks possibly lost",
-			      (unsigned long long)res.possibly_lost.bytes,
-			      (unsigned long long)res.possibly_lost.blocks);
+	/* definitely and possibly lost, as valgrind's default
+	 * --errors-for-leak-kinds; the process under valgrind's text by
+	 * valgrind's rule (vgtext.c) */
+	const struct memcheck_count *kinds[] = { &res.definitely_lost, &res.indirectly_lost,
+						 &res.possibly_lost, &res.still_reachable };
+	static const char *const kind_words[] = { "definitely lost", "indirectly lost",
+						  "possibly lost", "still reachable" };
+	for (uint32_t k = 0; k < 4; k++)
+		if (kinds[k]->blocks && kinds[k]->blocks != MEMCHECK_UNKNOWN &&
+		    mc_vgtext_leak_fails(r->process, k))
+			add_violation(&res, "%llu bytes in %llu blocks %s",
+				      (unsigned long long)kinds[k]->bytes,
+				      (unsigned long long)kinds[k]->blocks, kind_words[k]);
 	if (res.double_frees)
 		add_violation(&res, "%llu double frees", (unsigned long long)res.double_frees);
 	/* Counted among invalid_frees; a pointer into a live block is a bug

@@ -167,17 +167,58 @@ static int vg_cmp(const void *x, const void *y)
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
+/* valgrind's --leak-check=no is MEMCHECK_SCAN=0 (vgcompat.c): the
+ * blocks in use at exit are still counted, as valgrind counts them, but
+ * none is judged; MEMCHECK_TRACK=0 counts only calls. */
+static bool leak_checked(void)
+{
+	return mc_opt.track && mc_opt.scan;
+}
+
 static bool lost_kind(uint32_t kind)
 {
 	return kind == MC_KIND_DEFINITE || kind == MC_KIND_POSSIBLE;
 }
 
-/* valgrind's default --show-leak-kinds=definite,possible; all with
- * --show-leak-kinds=all or --show-reachable=yes. */
+/* --show-leak-kinds (MEMCHECK_VALGRIND_SHOW, valgrind's default
+ * definite,possible); every kind with MEMCHECK_VALGRIND_TEXT=all. */
 static bool shown_kind(uint32_t kind)
 {
 	return mc_opt.valgrind_text == MC_VGTEXT_ALL ||
-	       (mc_opt.valgrind_text == MC_VGTEXT_FULL && lost_kind(kind));
+	       (mc_opt.valgrind_text == MC_VGTEXT_FULL && (mc_opt.valgrind_show >> (kind & 3) & 1));
+}
+
+/* valgrind's rule (its manual, --errors-for-leak-kinds): a loss record
+ * is an error only under --leak-check=full, and only of the kinds that
+ * option names, listed or not; under summary no leak is.  memcheck's
+ * own rule, for every other region and without valgrind's text: a
+ * definitely or possibly lost block fails. */
+bool mc_vgtext_leak_fails(bool process, uint32_t kind)
+{
+	if (!process || mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		return lost_kind(kind);
+	return mc_opt.valgrind_text >= MC_VGTEXT_FULL && leak_checked() &&
+	       (mc_opt.valgrind_errors >> (kind & 3) & 1);
+}
+
+/* Whether the process's indirectly lost or still reachable blocks must
+ * be matched against the suppressions (region.c): where valgrind's text
+ * lists them without -q, or where they are errors, or where a lost
+ * record may be listed in a run that passes (a lost kind left out of
+ * --errors-for-leak-kinds): the records are numbered over every kind,
+ * and an allocator's own block left unmatched (tcmalloc's, still
+ * reachable) made "loss record 2 of 2" of valgrind's "1 of 1".  A
+ * failing run has them matched anyway (region.c). */
+bool mc_vgtext_all_kinds(bool process)
+{
+	unsigned unlost = 1u << MC_KIND_INDIRECT | 1u << MC_KIND_REACHABLE;
+	if (!process || mc_opt.valgrind_text < MC_VGTEXT_FULL)
+		return false;
+	bool listed = mc_opt.valgrind_text == MC_VGTEXT_ALL ||
+		      ((unsigned)mc_opt.valgrind_show & unlost);
+	return (listed && mc_opt.text != MC_TEXT_NONE && mc_opt.text != MC_TEXT_FAIL) ||
+	       ((unsigned)mc_opt.valgrind_errors & unlost) ||
+	       ((unsigned)mc_opt.valgrind_errors & MC_SUPP_LOST) != MC_SUPP_LOST;
 }
 
 static const char *const vg_kind[] = { "definitely lost", "indirectly lost", "possibly lost",
@@ -192,14 +233,14 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 	size_t n = rr->nleak_groups;
 	if (mc_opt.valgrind_text < MC_VGTEXT_FULL || !n || !rr->leaks)
 		return;
-	/* -q and a run that passes: nothing, as memcheck's -q, where
-	 * valgrind -q --show-leak-kinds=all lists the still reachable
-	 * records; listing them needs every kind matched against the
-	 * suppressions, and CTest, which passes --show-reachable=yes -q,
-	 * counts only the lost ones (179 -> 216 system calls for
-	 * tests/prog/plain_keep_strings, strace -f) */
-	if (mc_opt.text == MC_TEXT_FAIL && rr->r->pass)
-		return;
+	/* -q and a run that passes: the definitely and possibly lost
+	 * records shown (no error: --errors-for-leak-kinds left them out),
+	 * not the others, where valgrind -q --show-leak-kinds=all lists
+	 * the still reachable records too; listing them needs every kind
+	 * matched against the suppressions, and CTest, which passes
+	 * --show-reachable=yes -q, counts only the lost ones (179 -> 216
+	 * system calls for tests/prog/plain_keep_strings, strace -f) */
+	bool lost_only = mc_opt.text == MC_TEXT_FAIL && rr->r->pass;
 	size_t bytes = n * sizeof(struct mc_leak);
 	struct mc_leak *v = mc_map(bytes);
 	if (!v)
@@ -208,7 +249,7 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 	mc_sort(v, n, sizeof *v, vg_cmp);
 	char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
 	for (size_t i = 0; i < n; i++) {
-		if (!shown_kind(v[i].kind))
+		if (!shown_kind(v[i].kind) || (lost_only && !lost_kind(v[i].kind)))
 			continue;
 		/* a record whose blocks lead cliques: "N (D direct, I
 		 * indirect) bytes", N their sum, as valgrind writes it */
@@ -248,11 +289,11 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 			    NULL);
 	uint64_t errors = r->double_frees + r->invalid_frees;
 	uint64_t ctx = error_contexts(errors), supp = 0;
-	if (mc_opt.track) {
+	if (leak_checked()) {
 		loss_records(&b, p, sp, rr);
 		if (mc_opt.valgrind_text >= MC_VGTEXT_FULL) {
 			for (size_t i = 0; i < rr->nleak_groups && rr->leaks; i++)
-				if (lost_kind(rr->leaks[i].kind)) {
+				if (mc_vgtext_leak_fails(true, rr->leaks[i].kind)) {
 					errors++;
 					ctx++;
 				}
@@ -268,7 +309,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	if (quiet) {
 		/* valgrind -q: nothing more; memcheck's verdict where the
 		 * region fails (the exit status changes) */
-	} else if (!mc_opt.track) {
+	} else if (!leak_checked()) {
 		mc_buf_strs(&b, p, " For a detailed leak analysis, rerun with: --leak-check=full\n",
 			    sp, "\n", NULL);
 	} else if (r->live_blocks == 0) {
@@ -282,7 +323,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 		if (mc_opt.valgrind_text == MC_VGTEXT_SUMMARY)
 			mc_buf_strs(&b, p, " Rerun with --leak-check=full to see details of "
 				    "leaked memory\n", NULL);
-		else if (mc_opt.valgrind_text == MC_VGTEXT_FULL && r->still_reachable.blocks)
+		else if (r->still_reachable.blocks && !shown_kind(MC_KIND_REACHABLE))
 			mc_buf_strs(&b, p, " Reachable blocks (those to which a pointer was found) "
 				    "are not shown.\n", p, " To see them, rerun with: "
 				    "--leak-check=full --show-leak-kinds=all\n", NULL);
@@ -291,7 +332,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	char alloc[1024], violations[4 * sizeof r->violations];
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
 	/* valgrind's summary mode lists no record: say how to have them */
-	bool unlisted = mc_opt.valgrind_text == MC_VGTEXT_SUMMARY && mc_opt.track &&
+	bool unlisted = mc_opt.valgrind_text == MC_VGTEXT_SUMMARY && leak_checked() &&
 			(r->definitely_lost.blocks || r->possibly_lost.blocks);
 	if (!r->pass)
 		mc_buf_strs(&b, p, " memcheck: FAIL: ",

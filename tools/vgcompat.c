@@ -48,8 +48,7 @@
  * instrumentation, or choose what it prints beside what memcheck
  * prints anyway. */
 static const char *const ignored[] = {
-	"--errors-for-leak-kinds",
-	"--show-possibly-lost", "--leak-resolution", "--trace-children",
+	"--leak-resolution", "--trace-children",
 	"--child-silent-after-fork", "--track-origins", "--track-fds",
 	"--time-stamp", "--read-var-info", "--read-inline-info", "--demangle",
 	"--smc-check", "--max-stackframe", "--main-stacksize", "--malloc-fill",
@@ -57,7 +56,7 @@ static const char *const ignored[] = {
 	"--undef-value-errors", "--partial-loads-ok", "--expensive-definedness-checks",
 	"--show-mismatched-frees", "--workaround-gcc296-bugs", "--alignment",
 	"--redzone-size", "--error-limit", "--show-below-main", "--fullpath-after",
-	"--run-libc-freeres", "--run-cxx-freeres", "--soname-synonyms",
+	"--soname-synonyms",
 	"--fair-sched", "--num-transtab-sectors", "--vex-iropt-register-updates",
 	"--xml",
 };
@@ -158,17 +157,59 @@ static void create_log(const char *pattern, char **cmd, bool quiet)
 	close(fd);
 }
 
-/* --show-leak-kinds=all, or a list naming reachable and indirect too:
- * every record listed.  valgrind's default is definite,possible. */
-static bool every_kind(const char *v)
+static const char *const kind_words[] = { "definite", "indirect", "possible", "reachable" };
+
+/* A kinds option's value (--show-leak-kinds, --errors-for-leak-kinds):
+ * all, none, or kinds joined by commas, as valgrind takes it, as a set
+ * (bit i: kind_words[i]); -1 for another word, which valgrind refuses
+ * too. */
+static int leak_kinds(const char *v)
 {
-	return !strcmp(v, "all") || (strstr(v, "reachable") && strstr(v, "indirect"));
+	if (!strcmp(v, "all") || !strcmp(v, "none"))
+		return v[0] == 'a' ? 15 : 0;
+	int set = 0;
+	for (const char *w = v;; w++) {
+		size_t n = strcspn(w, ","), k = 0;
+		while (k < MC_ARRAY_SIZE(kind_words) &&
+		       (strlen(kind_words[k]) != n || strncmp(w, kind_words[k], n)))
+			k++;
+		if (k == MC_ARRAY_SIZE(kind_words))
+			return -1;
+		set |= 1 << k;
+		w += n;
+		if (!*w)
+			return set;
+	}
+}
+
+/* A set of kinds in the words the library's MEMCHECK_VALGRIND_SHOW and
+ * _ERRORS take. */
+static void set_kinds(const char *name, int set)
+{
+	char v[64] = "none";
+	size_t len = 0;
+	for (size_t k = 0; k < MC_ARRAY_SIZE(kind_words); k++)
+		if (set >> k & 1)
+			len += (size_t)snprintf(v + len, sizeof v - len, "%s%s", len ? "," : "",
+						kind_words[k]);
+	setenv(name, v, 1);
+}
+
+/* --run-libc-freeres and --run-cxx-freeres: yes or no, into the
+ * library's MEMCHECK_VALGRIND_FREERES set (bit 0 cxx, bit 1 libc). */
+static bool freeres_option(const char *v, unsigned bit, unsigned *set)
+{
+	if (strcmp(v, "yes") && strcmp(v, "no"))
+		return false;
+	*set = !strcmp(v, "yes") ? *set | bit : *set & ~bit;
+	return true;
 }
 
 int cmd_vgcompat(int argc, char **argv)
 {
-	const char *text = NULL, *track = NULL, *leak_check = "summary";
-	bool all_kinds = false;
+	const char *text = NULL, *scan = NULL, *leak_check = "summary";
+	int show = 5, errors = 5; /* valgrind's default: definite,possible */
+	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
 	bool gen = false;
 	int i = 1;
@@ -196,14 +237,35 @@ int cmd_vgcompat(int argc, char **argv)
 						 "to --log-file", a);
 		} else if ((v = value_of(a, "--leak-check"))) {
 			if (!strcmp(v, "no"))
-				track = "0";
+				scan = "0"; /* blocks still counted, none judged */
 			else if (strcmp(v, "summary") && strcmp(v, "yes") && strcmp(v, "full"))
 				return bad_usage(NULL, "%s: expected no, summary, yes or full", a);
 			leak_check = strcmp(v, "yes") && strcmp(v, "full") ? "summary" : "full";
-		} else if ((v = value_of(a, "--show-leak-kinds"))) {
-			all_kinds = every_kind(v);
-		} else if ((v = value_of(a, "--show-reachable"))) {
-			all_kinds = !strcmp(v, "yes");
+		} else if ((v = value_of(a, "--show-leak-kinds")) ||
+			   (v = value_of(a, "--errors-for-leak-kinds"))) {
+			int set = leak_kinds(v);
+			if (set < 0)
+				return bad_usage(NULL, "%s: expected all, none, or definite, "
+						 "indirect, possible, reachable joined by commas", a);
+			*(a[2] == 's' ? &show : &errors) = set;
+		} else if ((v = value_of(a, "--show-reachable")) ||
+			   (v = value_of(a, "--show-possibly-lost"))) {
+			/* valgrind's older spellings: reachable=yes is all,
+			 * no is definite and possible; possibly-lost adds or
+			 * takes away possible */
+			bool yes = !strcmp(v, "yes");
+			if (!yes && strcmp(v, "no"))
+				return bad_usage(NULL, "%s: expected yes or no", a);
+			if (a[7] == 'r')
+				show = yes ? 15 : 5;
+			else
+				show = yes ? show | 4 : show & ~4;
+		} else if ((v = value_of(a, "--run-libc-freeres"))) {
+			if (!freeres_option(v, 2, &freeres))
+				return bad_usage(NULL, "%s: expected yes or no", a);
+		} else if ((v = value_of(a, "--run-cxx-freeres"))) {
+			if (!freeres_option(v, 1, &freeres))
+				return bad_usage(NULL, "%s: expected yes or no", a);
 		} else if ((v = value_of(a, "--num-callers"))) {
 			char *end;
 			long n = strtol(v, &end, 10);
@@ -248,8 +310,8 @@ int cmd_vgcompat(int argc, char **argv)
 	setenv("LD_PRELOAD", preload, 1);
 	if (text)
 		setenv("MEMCHECK_TEXT", text, 1);
-	if (track)
-		setenv("MEMCHECK_TRACK", track, 1);
+	if (scan)
+		setenv("MEMCHECK_SCAN", scan, 1);
 	if (depth[0])
 		setenv("MEMCHECK_STACK_DEPTH", depth, 1);
 	/* valgrind's default --error-exitcode=0, unless the caller set
@@ -257,8 +319,11 @@ int cmd_vgcompat(int argc, char **argv)
 	setenv("MEMCHECK_EXITCODE", code[0] ? code : "0", code[0] != 0);
 	if (supp)
 		setenv("MEMCHECK_SUPPRESSIONS", supp, 1);
-	setenv("MEMCHECK_VALGRIND_TEXT",
-	       !strcmp(leak_check, "full") && all_kinds ? "all" : leak_check, 1);
+	setenv("MEMCHECK_VALGRIND_TEXT", leak_check, 1);
+	set_kinds("MEMCHECK_VALGRIND_SHOW", show);
+	set_kinds("MEMCHECK_VALGRIND_ERRORS", errors);
+	static const char *const freeres_words[] = { "none", "cxx", "libc", "all" };
+	setenv("MEMCHECK_VALGRIND_FREERES", freeres_words[freeres], 1);
 	bool quiet = text && !strcmp(text, "fail");
 	if (log) {
 		setenv("MEMCHECK_LOG", log, 1);
