@@ -54,8 +54,11 @@ $(B)/asan/unit_%: tests/unit_%.c $(SUITE_SRC) $$(addprefix $(B)/asan/lib_,$$(add
 # malloc/free pairs), frame pointers and debug info for exact stacks.
 PROG_SRC  := $(wildcard tests/prog/*.c)
 PROG_BINS := $(PROG_SRC:tests/prog/%.c=$(B)/tests/prog/%)
+# -MMD -MP: a program is built again when a header of tests/prog it
+# includes changes (rss_self.h, plain_leak_common.h, ...), not only its .c
 PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
-	-fno-builtin -fno-omit-frame-pointer -fno-inline -pthread -Iinclude
+	-fno-builtin -fno-omit-frame-pointer -fno-inline -pthread -Iinclude -MMD -MP
+-include $(wildcard $(B)/tests/prog/*.d)
 $(B)/tests/prog/%: tests/prog/%.c $(B)/libmemcheck.so include/memcheck/memcheck.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldl
@@ -69,7 +72,7 @@ $(B)/tests/prog/plain_%: tests/prog/plain_%.c include/memcheck/memcheck.h | $(B)
 # allocation elision, so every new and delete is a call.
 CXX ?= g++
 PROG_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer \
-	-fno-inline -fno-allocation-dce
+	-fno-inline -fno-allocation-dce -MMD -MP
 CXX_PROG_BINS := $(patsubst tests/prog/%.cc,$(B)/tests/prog/%,$(wildcard tests/prog/*.cc))
 $(B)/tests/prog/%: tests/prog/%.cc | $(B)/tests
 	@mkdir -p $(B)/tests/prog
