@@ -284,20 +284,6 @@ static size_t lost_groups(const struct mc_leak *g, size_t n)
 	return lost;
 }
 
-/* valgrind's text of the process that lists every kind's records
- * (--show-leak-kinds=all) without -q (vgtext.c lists none for a run
- * that passes under -q): suppressions are then matched for every kind,
- * so that the shipped files' blocks (libc's, an allocator's) are not
- * listed.  Its LEAK SUMMARY alone does not ask for it: a passing
- * process's still reachable blocks stay unmatched, as for memcheck's
- * one-line summary (matching them read the suppression cache, the
- * verdict file, /proc/self/maps and symbol caches: 179 -> 218 system
- * calls for tests/prog/plain_keep_strings, strace -f -c). */
-static bool vg_text_kinds(const struct region *r)
-{
-	return mc_vgtext_all_kinds(r->process);
-}
-
 static void add_violation(struct memcheck_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void add_violation(struct memcheck_result *r, const char *fmt, ...)
@@ -568,7 +554,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	bool fails = res.double_frees || interior || extra_violation;
 	bool all = vg || fails || mc_opt.gen_suppressions || mc_opt.suppressions ||
 		   (!r->fold && (out || mc_opt.report || mc_opt.text == MC_TEXT_FULL)) ||
-		   vg_text_kinds(r);
+		   mc_vgtext_all_kinds(r->process);
 	size_t lost_before = mc_opt.valgrind_text ? lost_groups(groups, acc.n) : 0;
 	struct mc_supp_report supp = { .at_exit = at_exit };
 	mc_suppress_region(&res, groups, &acc.n, &supp, all ? MC_SUPP_ALL : MC_SUPP_LOST);

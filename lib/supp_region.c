@@ -514,6 +514,20 @@ static bool kept_verdicts(const struct mc_leak *groups, size_t n, unsigned kinds
 	return all;
 }
 
+/* The match of one stack for kind, its verdict kept for other processes
+ * (suppcache.c): the key taken before the match, so that the states it
+ * holds are those the match then saw, or older. */
+static long match_kept(int kind, const struct lazy *z, const struct mc_supp_stack *st)
+{
+	static struct mc_buf key, links;
+	key.len = links.len = 0;
+	bool keep = mc_suppcache_verdict_key(kind, z->pcs, z->npcs, &key, &links);
+	long m = mc_supp_match(supps, kind, st, self);
+	if (keep)
+		mc_suppcache_verdict_put(&key, &links, m);
+	return m;
+}
+
 /* Every record asked has a verdict vd[i]: those of an entry moved into
  * "suppressed", the others kept, in order, and named as matching would
  * have named them for the report that prints them (one read of each
@@ -679,14 +693,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 				st.names = names;
 			}
 		}
-		/* the key taken before the match: the states it holds are
-		 * those the match then saw, or older */
-		static struct mc_buf key, links;
-		key.len = links.len = 0;
-		bool keep = mc_suppcache_verdict_key((int)l->kind, z.pcs, z.npcs, &key, &links);
-		long m = mc_supp_match(supps, (int)l->kind, &st, self);
-		if (keep)
-			mc_suppcache_verdict_put(&key, &links, m);
+		long m = match_kept((int)l->kind, &z, &st);
 		/* gen() writes from the frames alone */
 		st.quick = NULL;
 		if (m < 0) {
@@ -738,12 +745,7 @@ size_t mc_suppress_pools(uint32_t *stacks, size_t n)
 				st.quick = quick_frame;
 				st.may_name = may_name;
 			}
-			static struct mc_buf key, links;
-			key.len = links.len = 0;
-			bool keep = mc_suppcache_verdict_key(MC_SUPP_POOL, z.pcs, z.npcs, &key, &links);
-			m = mc_supp_match(supps, MC_SUPP_POOL, &st, self);
-			if (keep)
-				mc_suppcache_verdict_put(&key, &links, m);
+			m = match_kept(MC_SUPP_POOL, &z, &st);
 		}
 		if (m >= 0)
 			stacks[kept++] = stacks[i];
