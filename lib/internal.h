@@ -2563,6 +2563,7 @@ struct mc_region_report {
 	const struct mc_peak *peak;     /* the sites at its peak, or NULL */
 	const struct mc_timeline *timeline; /* its samples, or NULL */
 	size_t lost_suppressed;         /* definitely/possibly lost records suppressed */
+	bool rss_asked;                 /* RSS measured: an unknown figure was unread */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 

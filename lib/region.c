@@ -319,6 +319,21 @@ static bool stats_wanted(bool vg, bool out)
 	return vg || out || mc_opts_full_report() || mc_opt.timeline > 0 || mc_opt.release;
 }
 
+/* A running process has resident pages: a figure of 0 is a file of
+ * /proc not read (a program at a descriptor limit memcheck could not
+ * lift: "RSS: 0 B at end, peak 0 B" was printed as measured). */
+static void unread_unknown(struct rss_end *e)
+{
+	if (!e->measured)
+		return;
+	if (!e->rss_begin)
+		e->rss_begin = MEMCHECK_UNKNOWN;
+	if (!e->rss_end)
+		e->rss_end = MEMCHECK_UNKNOWN;
+	if (!e->peak_rss)
+		e->peak_rss = MEMCHECK_UNKNOWN;
+}
+
 /* The RSS figures at r's end, the peak since the last take handed to
  * the enclosing region (outer, NULL: none) as its floor.  stack_lock
  * held. */
@@ -348,6 +363,7 @@ static void take_rss(const struct region *r, struct region *outer, struct rss_en
 		 * rather than pass it off as the region's. */
 		e->peak_rss = hwm ? hwm : MEMCHECK_UNKNOWN;
 	}
+	unread_unknown(e);
 }
 
 /* Pop the innermost region, measure it and report it; with region_lock
@@ -399,7 +415,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	struct rss_end e;
 	if (r->early.taken) {
 		e = r->early.rss;
-		if (e.measured) /* the exit code's pages since */
+		if (e.measured && e.peak_rss != MEMCHECK_UNKNOWN) /* the exit code's pages since */
 			e.peak_rss = mc_prog_peak_exit(e.peak_rss);
 	} else
 		take_rss(r, nregions > 0 ? &regions[nregions - 1] : NULL, &e);
@@ -647,6 +663,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.peak = snapped ? &r->peak : NULL,
 		.timeline = timed ? &tl : NULL,
 		.lost_suppressed = lost_suppressed,
+		.rss_asked = e.measured,
 	};
 	if (!r->fold || !res.pass)
 		mc_report_emit(&rr);

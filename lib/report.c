@@ -1084,7 +1084,11 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 		}
 	}
 	mc_buf_strs(&b, p, "   RSS: ", NULL);
-	if (r->rss_end == MEMCHECK_UNKNOWN && r->peak_rss == MEMCHECK_UNKNOWN) {
+	if (r->rss_begin == MEMCHECK_UNKNOWN && r->rss_end == MEMCHECK_UNKNOWN &&
+	    r->peak_rss == MEMCHECK_UNKNOWN && rr->rss_asked) {
+		mc_buf_puts(&b, "unknown (/proc/self/status and statm not read)");
+	} else if (r->rss_begin == MEMCHECK_UNKNOWN && r->rss_end == MEMCHECK_UNKNOWN &&
+		   r->peak_rss == MEMCHECK_UNKNOWN) {
 		/* Measured only where a report can show it (footprint.c):
 		 * the summary's failing region says how to have it. */
 		mc_buf_puts(&b, "not measured (MEMCHECK_REPORT, MEMCHECK_TEXT=full or an RSS "

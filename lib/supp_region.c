@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -55,9 +56,11 @@ static bool has_suffix(const char *s, const char *suffix)
  * getdents64 rather than opendir, which would call malloc.  The names
  * packed on the stack: a static table of 64 names of 256 bytes was 16 KiB
  * of .bss, two pages faulted in at every exit that loaded suppressions. */
-static bool load_dir(const char *dir)
+static bool load_dir(const char *dir, int *why)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT && errno != ENOTDIR && !*why)
+		*why = errno;
 	mc_suppcache_note(dir, fd >= 0);  /* its mtime: the entries it has */
 	if (fd < 0)
 		return false;
@@ -118,6 +121,7 @@ static bool load_dir(const char *dir)
 static void load_defaults(void)
 {
 	char dir[1024 + 64];
+	int why = 0;   /* a directory there but not opened: said below */
 	const char *slash = strrchr(self, '/');
 	/* the library's directory's parent, named in messages and reports */
 	const char *up = slash ? memrchr(self, '/', (size_t)(slash - self)) : NULL;
@@ -126,11 +130,15 @@ static void load_defaults(void)
 						   "/suppressions" };
 		for (size_t i = 0; i < MC_ARRAY_SIZE(rel); i++) {
 			snprintf(dir, sizeof dir, "%.*s%s", (int)(up - self), self, rel[i]);
-			if (load_dir(dir))
+			if (load_dir(dir, &why))
 				return;
 		}
 	}
-	load_dir(MC_SUPPDIR);
+	if (!load_dir(MC_SUPPDIR, &why) && why)
+		/* A test at its descriptor limit (soft and hard alike, which
+		 * rlimits.c cannot lift) got the shipped files' blocks as
+		 * leaks with no word of why. */
+		mc_log("shipped suppressions not read: %s; none applied", strerror(why));
 }
 
 /* libmemcheck's own path, made absolute while the working directory is

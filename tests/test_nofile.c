@@ -60,6 +60,18 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_nofile", .args = H_LIST("20", "nocap", "region"),
 		   .flags = H_PRELOAD },
 	  .record = "full", .no_err = NO_EMFILE, .want = { LEAK }, .check = counts_as_bare },
+	/* A limit it inherited, soft and hard alike (`ulimit -n 20`), which
+	 * memcheck cannot lift: at exit every descriptor is the program's.
+	 * What memcheck could not read it says; the RSS it could not read
+	 * is unknown (was "0 B at end"), the shipped suppressions' absence
+	 * named (was silent: the stdio buffer listed as a block kept). */
+	{ "inherited limit 20, soft = hard, all taken",
+	  .run = { .prog = "plain_nofile", .args = H_LIST("inherit20", "nocap"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "full", .no_report = true },
+	  .exit = 23,
+	  .err = H_LIST("shipped suppressions not read: Too many open files",
+			"48 bytes in 1 blocks are definitely lost", "unknown at end"),
+	  .no_err = H_LIST(" 0 B at end", "peak 0 B"), .check = counts_as_bare },
 	/* memcheck run -q: nothing on the program's stderr, the leak fails it */
 	{ "memcheck run -q, limit 20",
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "plain_nofile",

@@ -9,7 +9,11 @@
  *
  * usage: plain_nofile N MODE [region]
  *   N      the soft and hard RLIMIT_NOFILE it sets (setrlimit), or 0 to
- *          keep the limit it inherited
+ *          keep the limit it inherited; "inheritN": N set by a raw
+ *          prlimit64 system call, which memcheck does not see, and the
+ *          program run again with 0, so that it starts at a limit it
+ *          inherited with soft and hard alike (`ulimit -n N` in its
+ *          shell): memcheck can lift nothing there
  *   MODE   "cap" as run (root here: CAP_SYS_RESOURCE), or "nocap":
  *          CAP_SYS_RESOURCE dropped from the effective set first, as a
  *          user without it runs (memcheck may then not raise a hard
@@ -26,7 +30,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "drop_cap.h"
@@ -48,6 +54,18 @@ int main(int argc, char **argv)
 	if (argc != 3 && argc != 4)
 		return 1;
 	bool region = argc == 4 && !strcmp(argv[3], "region") && memcheck_begin;
+	if (!strncmp(argv[1], "inherit", 7)) {
+		struct rlimit rl;
+		rl.rlim_cur = rl.rlim_max = (rlim_t)atol(argv[1] + 7);
+		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL) != 0) {
+			perror("prlimit64");
+			return 1;
+		}
+		char *again[] = { argv[0], "0", argv[2], argc == 4 ? argv[3] : NULL, NULL };
+		execv("/proc/self/exe", again);
+		perror("execv");
+		return 1;
+	}
 	long n = atol(argv[1]);
 	if (!strcmp(argv[2], "nocap"))
 		drop_resource_cap();
