@@ -2183,6 +2183,10 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 				full = di != MC_DI_NONE;
 			}
 		} else {
+			/* libdw not loaded (a program that took away its own
+			 * file access, sandbox.c): the symbol table's name */
+			if (m)
+				own_frame(m, addr, out);
 			full = false;
 		}
 	}
