@@ -131,9 +131,11 @@ static void headers_populate(const struct elf_file *f, const Elf64_Ehdr *eh)
 static bool file_open(struct elf_file *f, const char *path)
 {
 	*f = (struct elf_file){ 0 };
-	/* mc_sys_open: a program that restricted its file access has its
-	 * objects' files kept for this (sandbox.c) */
-	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	/* a program that restricted its file access has its objects'
+	 * files kept for this (sandbox.c) */
+	int fd = mc_kept_open(path);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	struct stat st;

@@ -301,6 +301,8 @@ void mc_fd_hook_set(int (*hook)(int fd));
 /* mc_sys_open asks hook first where it is set (sandbox.c: the files kept
  * for a program that restricts its own file access). */
 void mc_open_hook_set(int (*hook)(const char *path));
+/* The hook's copy of path's file, or -1 (no hook, or none kept). */
+int mc_kept_open(const char *path);
 /* The other system calls of memcheck's own start-up and figures (util.c),
  * through syscall(2) as those: a C library wrapper called from
  * libmemcheck is bound at its first call in every process (~700

@@ -117,16 +117,19 @@ void mc_open_hook_set(int (*hook)(const char *path))
 	atomic_store(&open_hook, hook);
 }
 
+int mc_kept_open(const char *path)
+{
+	int (*hook)(const char *) = atomic_load_explicit(&open_hook, memory_order_acquire);
+	return unlikely(hook != NULL) ? hook(path) : -1;
+}
+
 int mc_sys_open(const char *path, int flags, int mode)
 {
 	/* a program that restricted itself: the files kept for it first
 	 * (sandbox.c) */
-	int (*hook)(const char *) = atomic_load_explicit(&open_hook, memory_order_acquire);
-	if (unlikely(hook != NULL)) {
-		int fd = hook(path);
-		if (fd >= 0)
-			return fd;
-	}
+	int fd = mc_kept_open(path);
+	if (fd >= 0)
+		return fd;
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
