@@ -141,7 +141,10 @@ static bool keep_object(const struct mc_mapping *m, void *arg)
 static void prepare(void)
 {
 	pid_t me = mc_pid();
-	if (atomic_load_explicit(&mc_pass, memory_order_acquire) ||
+	/* not before start-up has read the options (a library's
+	 * constructor), nor in a process left out or past its end */
+	if (atomic_load_explicit(&mc_state, memory_order_acquire) != MC_READY ||
+	    atomic_load_explicit(&mc_pass, memory_order_acquire) ||
 	    (atomic_load_explicit(&prepared, memory_order_acquire) && prepared_by == me))
 		return;
 	int saved = errno;
