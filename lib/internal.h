@@ -2172,8 +2172,11 @@ uint64_t mc_stat_field(int n);
 /* ---- symbolize.c ----------------------------------------------------- */
 
 struct mc_frame_info {
-	char function[128];        /* as the debug information names it */
-	char linkage[128];         /* the symbol's name (mangled for C++), as
+	/* Room for C++'s names, which valgrind prints whole: a template's
+	 * member inlined from a standard container runs past 128 characters,
+	 * its mangled symbol past 255 (a std::map's insertion, 276). */
+	char function[256];        /* as the debug information names it */
+	char linkage[512];         /* the symbol's name (mangled for C++), as
 				    * valgrind's suppressions name it */
 	char file[256];
 	int line;

@@ -1215,8 +1215,8 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len, b
  * 6,300 resolutions of a few hundred addresses, 6.3 G instructions).
  * An open-addressed table of (pc, max) -> the frames, packed in an arena:
  * each frame's line, the lengths of its function, linkage, file and
- * object (one byte each: the fields hold at most 255), then the four,
- * each ending in a NUL.  Cleared with the session (each report's end).
+ * object (two bytes each: a C++ symbol's name passes 255), then the
+ * four, each ending in a NUL.  Cleared with the session (each report's end).
  * The table starts at PC_FIRST slots and doubles: a short process's exit
  * holds a few dozen addresses, and a first table of 1024 slots (16 KiB,
  * probed before written) was 8-10 page faults of a leaking
@@ -1227,11 +1227,11 @@ struct pc_entry {
 	uint32_t off;        /* in pc_arena */
 	uint16_t max, n;
 };
-_Static_assert(sizeof((struct mc_frame_info *)0)->file <= 256 &&
-	       sizeof((struct mc_frame_info *)0)->object <= 256 &&
-	       sizeof((struct mc_frame_info *)0)->function <= 256 &&
-	       sizeof((struct mc_frame_info *)0)->linkage <= 256,
-	       "a cached string's length is one byte");
+_Static_assert(sizeof((struct mc_frame_info *)0)->file <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->object <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->function <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->linkage <= 65536,
+	       "a cached string's length is two bytes");
 static struct pc_entry *pc_tab;
 static size_t pc_cap, pc_used;
 static struct mc_buf pc_arena;
@@ -1267,7 +1267,7 @@ static int pc_cache_get(uintptr_t pc, int max, struct mc_frame_info *out)
 		return 0;
 	const char *p = pc_arena.s + e->off;
 	for (int i = 0; i < e->n; i++) {
-		unsigned char len[4];  /* fixed sizes: loads, not calls (-fno-builtin) */
+		uint16_t len[4];  /* fixed sizes: loads, not calls (-fno-builtin) */
 		__builtin_memcpy(&out[i].line, p, sizeof out[i].line);
 		__builtin_memcpy(len, p + sizeof out[i].line, sizeof len);
 		p += sizeof out[i].line + sizeof len;
@@ -1308,11 +1308,12 @@ static bool pc_room(void)
  * to the arena. */
 static void pc_frame(int line, const char *const str[4], const size_t len[4])
 {
-	char rec[sizeof line + 4 + sizeof(struct mc_frame_info)];  /* the lengths' sum: 768 */
-	size_t k = sizeof line + 4;
+	char rec[sizeof line + 8 + sizeof(struct mc_frame_info)];  /* the lengths' sum: 1280 */
+	size_t k = sizeof line + 8;
 	memcpy(rec, &line, sizeof line);
 	for (int j = 0; j < 4; j++) {
-		rec[sizeof line + j] = (char)(unsigned char)len[j];
+		uint16_t l = (uint16_t)len[j];
+		memcpy(rec + sizeof line + 2 * j, &l, 2);
 		memcpy(rec + k, str[j], len[j]);
 		rec[k + len[j]] = 0;
 		k += len[j] + 1;
@@ -1822,9 +1823,13 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 		const char *name = die_name(&chain[i], DW_AT_name);
 		if (name)
 			copy(out[n].function, sizeof out[n].function, name);
-		const char *lk = die_name(&chain[i], DW_AT_linkage_name);
-		copy(out[n].linkage, sizeof out[n].linkage,
-		     lk ? lk : tag == DW_TAG_subprogram ? sym : "");
+		/* The function really at addr goes by its symbol's name, as
+		 * valgrind names it: its DW_AT_linkage_name may be an alias
+		 * the table does not prefer (a constructor's C2 where
+		 * valgrind writes and matches C1). */
+		const char *lk = tag == DW_TAG_subprogram && sym[0] ? sym :
+				 die_name(&chain[i], DW_AT_linkage_name);
+		copy(out[n].linkage, sizeof out[n].linkage, lk ? lk : "");
 		n++;
 		if (tag == DW_TAG_subprogram)
 			break;
@@ -1852,17 +1857,19 @@ static void set_function(struct mc_frame_info *out, const char *fn)
 {
 	if (!fn || !*fn)
 		return;
-	copy(out->function, sizeof out->function, fn);
+	/* the linkage first, from the name itself: it has the room for a
+	 * C++ symbol's whole name, which the shown name demangles */
+	copy(out->linkage, sizeof out->linkage, fn);
 	/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
 	 * the program called dlopen. */
-	char *at = strchr(out->function, '@');
-	if (at && at != out->function)
+	char *at = strchr(out->linkage, '@');
+	if (at && at != out->linkage)
 		*at = 0;
 	/* GCC's local alias of a global function is that function. */
-	size_t len = strlen(out->function);
-	if (len > 11 && strcmp(out->function + len - 11, ".localalias") == 0)
-		out->function[len - 11] = 0;
-	copy(out->linkage, sizeof out->linkage, out->function);
+	size_t len = strlen(out->linkage);
+	if (len > 11 && strcmp(out->linkage + len - 11, ".localalias") == 0)
+		out->linkage[len - 11] = 0;
+	copy(out->function, sizeof out->function, out->linkage);
 }
 
 /* The symbol table's frame at addr from elfmod.c's reading of m: name
@@ -2210,8 +2217,10 @@ static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n)
 	if (!out->function[0] || !out->object[0]) {
 		Dl_info info;
 		if (addr && dladdr((void *)addr, &info)) {
-			if (!out->function[0] && info.dli_sname && *info.dli_sname)
+			if (!out->function[0] && info.dli_sname && *info.dli_sname) {
 				copy(out->function, sizeof out->function, info.dli_sname);
+				copy(out->linkage, sizeof out->linkage, info.dli_sname);
+			}
 			if (!out->object[0] && info.dli_fname)
 				copy(out->object, sizeof out->object, info.dli_fname);
 		}
