@@ -106,6 +106,16 @@ static struct {
 	__typeof__(dwarf_linesrc) *linesrc;
 	__typeof__(dwarf_lineno) *lineno;
 	bool cu_walk;
+	/* For a line libdw gives past its sequence's end (line_past_end);
+	 * optional: without them the line is taken. */
+	__typeof__(dwfl_linecu) *linecu;
+	__typeof__(dwfl_dwarf_line) *dwarf_line;
+	__typeof__(dwarf_getsrclines) *getsrclines;
+	__typeof__(dwarf_onesrcline) *onesrcline;
+	__typeof__(dwarf_lineaddr) *lineaddr;
+	__typeof__(dwarf_lineendsequence) *lineendsequence;
+	__typeof__(dwarf_haspc) *unit_haspc;
+	bool line_end;
 	/* For mc_symbolize_may_name; optional: without them every name
 	 * may be there. */
 	__typeof__(dwfl_module_getelf) *getelf;
@@ -166,6 +176,12 @@ static const struct mc_dl_sym cu_walk_syms[] = {
 	DW_SYM(getsrc_die, "dwarf_getsrc_die"), DW_SYM(linesrc, "dwarf_linesrc"),
 	DW_SYM(lineno, "dwarf_lineno"),
 };
+static const struct mc_dl_sym line_end_syms[] = {
+	DW_SYM(linecu, "dwfl_linecu"), DW_SYM(dwarf_line, "dwfl_dwarf_line"),
+	DW_SYM(getsrclines, "dwarf_getsrclines"), DW_SYM(onesrcline, "dwarf_onesrcline"),
+	DW_SYM(lineaddr, "dwarf_lineaddr"), DW_SYM(lineendsequence, "dwarf_lineendsequence"),
+	DW_SYM(unit_haspc, "dwarf_haspc"),
+};
 static const struct mc_dl_sym fn_table_syms[] = {
 	DW_SYM(child, "dwarf_child"), DW_SYM(siblingof, "dwarf_siblingof"),
 	DW_SYM(haspc, "dwarf_haspc"), DW_SYM(dieoffset, "dwarf_dieoffset"),
@@ -219,6 +235,7 @@ static bool bind_libdw(void)
 	dw.cu_walk = mc_dl_bind_group(h, cu_walk_syms, MC_ARRAY_SIZE(cu_walk_syms));
 	dw.strings = mc_dl_bind_group(h, string_syms, MC_ARRAY_SIZE(string_syms));
 	dw.lazy = mc_dl_bind_group(h, lazy_syms, MC_ARRAY_SIZE(lazy_syms));
+	dw.line_end = mc_dl_bind_group(h, line_end_syms, MC_ARRAY_SIZE(line_end_syms));
 	dw.fn_table = mc_dl_bind_group(h, fn_table_syms, MC_ARRAY_SIZE(fn_table_syms)) &&
 		      dw.inlines && dw.cu_walk;
 	mc_symtab_bind(h);
@@ -1888,6 +1905,47 @@ static bool own_frame(struct mc_elfmod *m, uintptr_t addr, struct mc_frame_info 
 
 static bool in_system_object(uintptr_t addr);
 
+/* Whether the row libdw's dwfl_module_getsrc gave for addr ends before
+ * it: a row of no length at its sequence's end (GCC's view numbering
+ * leaves one), which libdw's search for the last row at or before addr
+ * can take instead of the end_sequence row at the same address.  Code
+ * without debug information linked after such a sequence (libgtest_main.a's
+ * main, -O2, in .text.startup after a test file's initializers) got that
+ * unit's last line, "main (basic_string.h:795)", where valgrind, which
+ * gives each row the addresses up to the next, gives none ("main (in
+ * ./test)").  A row followed by a sequence that starts where it ends is
+ * told apart by the unit's ranges, which hold the next sequence's code. */
+static bool line_past_end(Dwfl_Line *l, uintptr_t addr)
+{
+	Dwarf_Addr bias, at;
+	Dwarf_Line *dl = dw.line_end ? dw.dwarf_line(l, &bias) : NULL;
+	Dwarf_Die *cu = dl ? dw.linecu(l) : NULL;
+	Dwarf_Lines *lines;
+	size_t n;
+	if (!cu || dw.lineaddr(dl, &at) != 0 || dw.getsrclines(cu, &lines, &n) != 0 ||
+	    addr - bias == at)
+		return false;
+	/* the first row at `at' (libdw keeps them sorted by address) */
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr a;
+		if (dw.lineaddr(dw.onesrcline(lines, mid), &a) == 0 && a < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	bool ends = false;
+	for (size_t i = lo; i < n && !ends; i++) {
+		Dwarf_Line *r = dw.onesrcline(lines, i);
+		Dwarf_Addr a;
+		if (!r || dw.lineaddr(r, &a) != 0 || a != at)
+			break;
+		dw.lineendsequence(r, &ends);
+	}
+	return ends && dw.unit_haspc(cu, addr - bias) <= 0;
+}
+
 /* m: elfmod.c's reading of addr's object, whose names are libdw's. */
 static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool full,
 			struct mc_elfmod *m)
@@ -1902,6 +1960,8 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	const char *fn = m ? mc_elfmod_name(m, addr, &ask) : NULL;
 	set_function(out, ask ? mc_symtab_name(&mod_cache(mod)->sym, mod, addr) : fn);
 	Dwfl_Line *l = full ? dw.getsrc(mod, addr) : NULL;
+	if (l && line_past_end(l, addr))
+		l = NULL;
 	Dwarf_Die cubuf, *cu = NULL;
 	Dwarf_Addr bias = 0;
 	const char *file = NULL;
