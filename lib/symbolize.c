@@ -1843,9 +1843,12 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 		/* The function really at addr goes by its symbol's name, as
 		 * valgrind names it: its DW_AT_linkage_name may be an alias
 		 * the table does not prefer (a constructor's C2 where
-		 * valgrind writes and matches C1). */
-		const char *lk = tag == DW_TAG_subprogram && sym[0] ? sym :
-				 die_name(&chain[i], DW_AT_linkage_name);
+		 * valgrind writes and matches C1).  An inlined call goes by
+		 * its DW_AT_name alone, in valgrind's suppressions too: it
+		 * writes fun:push_back and never matches the mangled
+		 * _ZNSt6vectorIiSaIiEE9push_backERKi that memcheck wrote. */
+		const char *lk = tag != DW_TAG_subprogram ? name :
+				 sym[0] ? sym : die_name(&chain[i], DW_AT_linkage_name);
 		copy(out[n].linkage, sizeof out[n].linkage, lk ? lk : "");
 		n++;
 		if (tag == DW_TAG_subprogram)

@@ -159,6 +159,82 @@ H_CHECK(names_are_valgrinds)
 	free(vg);
 }
 
+/* The lines of valgrind's suppression entries in text ("{" to "}"), into
+ * a file of the test's own; its path. */
+static const char *entries_file(const char *text, const char *tag)
+{
+	const char *path = h_tmppath(tag);
+	FILE *f = fopen(path, "w");
+	ck_assert_msg(f != NULL, "cannot write %s", path);
+	bool in = false;
+	for (const char *p = text; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) + 1 : strlen(p);
+		if (*p == '{')
+			in = true;
+		if (in)
+			fwrite(p, 1, len, f);
+		if (*p == '}')
+			in = false;
+		p += len;
+	}
+	ck_assert(fclose(f) == 0);
+	return path;
+}
+
+/* Suppression entries cross between the tools as valgrind's own do: the
+ * entries valgrind writes for the program suppress every record under
+ * memcheck, and those memcheck writes every record under valgrind (a
+ * constructor goes by the alias valgrind names it by, C1, not the C2
+ * libdw's table order gave). */
+H_CHECK(entries_cross)
+{
+	const char *prog = c->run.prog, *vg = h_valgrind_path();
+	if (!vg) {
+		printf("note: valgrind not installed; suppression entries not crossed\n");
+		return;
+	}
+	struct h_res v;
+	H_EXEC(&v, .prog = vg,
+	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all", "--gen-suppressions=all",
+			      h_prog(prog)),
+	       .no_report = true, .text = "");
+	h_expect_exit(&v, 0);
+	const char *theirs = entries_file(v.r.err, "vg.supp");
+	h_res_free(&v);
+	struct h_res m;
+	H_EXEC(&m, .prog = prog, .alloc = x->alloc, .flags = H_PRELOAD,
+	       .env = H_LIST(h_env("MEMCHECK_SUPPRESSIONS=%s", theirs)));
+	h_expect_exit(&m, 0);
+	const struct h_json *r = h_rec(&m, "process");
+	ck_assert_msg(h_count(r, "definitely_lost", "blocks") == 0 &&
+			      h_count(r, "indirectly_lost", "blocks") == 0 &&
+			      h_count(r, "suppressed", "blocks") >= 10,
+		      "%s: with valgrind's entries %llu blocks definitely lost, %llu indirectly, "
+		      "%llu suppressed", m.label,
+		      (unsigned long long)h_count(r, "definitely_lost", "blocks"),
+		      (unsigned long long)h_count(r, "indirectly_lost", "blocks"),
+		      (unsigned long long)h_count(r, "suppressed", "blocks"));
+	h_res_free(&m);
+	const char *mine = h_tmppath("mc.supp");
+	H_EXEC(&m, .prog = prog, .alloc = x->alloc, .flags = H_PRELOAD,
+	       .env = H_LIST(h_env("MEMCHECK_GEN_SUPPRESSIONS=%s", mine)));
+	h_res_free(&m);
+	H_EXEC(&v, .prog = vg,
+	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all",
+			      h_env("--suppressions=%s", mine), h_prog(prog)),
+	       .no_report = true, .text = "");
+	h_expect_exit(&v, 0);
+	struct h_vg_leaks l;
+	ck_assert_msg(h_valgrind_leaks(v.r.err, &l, 1) == 1, "no leak summary:\n%.2000s", v.r.err);
+	ck_assert_msg(l.blocks[HVG_DEF] == 0 && l.blocks[HVG_IND] == 0 && l.blocks[HVG_SUP] >= 10,
+		      "%s: under valgrind with memcheck's entries %llu blocks definitely lost, "
+		      "%llu indirectly, %llu suppressed:\n%.2000s", x->label,
+		      (unsigned long long)l.blocks[HVG_DEF], (unsigned long long)l.blocks[HVG_IND],
+		      (unsigned long long)l.blocks[HVG_SUP], v.r.err);
+	h_res_free(&v);
+}
+
 /* The gtest program is built where gtest is installed (tests.mk). */
 H_SETUP(gtest_built)
 {
@@ -177,6 +253,11 @@ static const struct h_case cases[] = {
 	{ "C++ names as valgrind's, -O2 with inlined frames", NAMES("cxx_names_o2") },
 	{ "C++ names as valgrind's, a gtest program at -O2", NAMES("cxx_gtest_o2"),
 	  .setup = gtest_built },
+	{ "suppression entries cross as valgrind's", .run = { .prog = "cxx_names", .flags = H_PRELOAD },
+	  .exit = H_EXIT_ANY, .check = entries_cross },
+	{ "suppression entries cross as valgrind's, -O2",
+	  .run = { .prog = "cxx_names_o2", .flags = H_PRELOAD }, .exit = H_EXIT_ANY,
+	  .check = entries_cross },
 };
 
 int main(void)
