@@ -2177,8 +2177,11 @@ uint64_t mc_stat_field(int n);
 /* ---- symbolize.c ----------------------------------------------------- */
 
 struct mc_frame_info {
-	char function[128];        /* as the debug information names it */
-	char linkage[128];         /* the symbol's name (mangled for C++), as
+	/* Room for C++'s names, which valgrind prints whole: a template's
+	 * member inlined from a standard container runs past 128 characters,
+	 * its mangled symbol past 255 (a std::map's insertion, 276). */
+	char function[256];        /* as the debug information names it */
+	char linkage[512];         /* the symbol's name (mangled for C++), as
 				    * valgrind's suppressions name it */
 	char file[256];
 	int line;
@@ -2249,6 +2252,31 @@ void mc_symbolize_end_at_exit(void);
  * whose parent was using libdw on another thread forgets that session. */
 void mc_symbolize_prefork(void);
 void mc_symbolize_postfork(bool child);
+
+/* ---- demangle.c ------------------------------------------------------ */
+
+/* Room for a shown name: valgrind prints C++ names whole, and a
+ * container's member's runs to ~1500 characters. */
+#define MC_SHOWN_MAX 2048
+/* fi's symbol's name demangled into buf (cut at cap), or fi->function
+ * where it cannot be. */
+const char *mc_frame_demangled(const struct mc_frame_info *fi, char *buf, size_t cap);
+/* The name a report shows for fi, as valgrind prints it: a frame's own
+ * function (inlined false: the last of mc_symbolize_frames's) by its
+ * symbol's name demangled, an inlined one by fi->function, as is any
+ * name that is no C++ one.  The test inline: a C program's frames call
+ * nothing more (no function of demangle.c's, blocks away from the exit's
+ * code in text-order.ld's layout, is run). */
+static inline const char *mc_frame_shown(const struct mc_frame_info *fi, bool inlined, char *buf,
+					 size_t cap)
+{
+	/* valgrind demangles Itanium ABI names alone (_Z...): a C
+	 * function's name, GCC's clones of one (foo.constprop.0) and the C
+	 * library's versioned names stay as they are */
+	if (inlined || fi->linkage[0] != '_' || fi->linkage[1] != 'Z')
+		return fi->function;
+	return mc_frame_demangled(fi, buf, cap);
+}
 
 /* ---- symcache.c: mc_symbolize_frames's answers kept across processes
  * (MEMCHECK_CACHE; memcheck-cache(5)); with symbolize.c's lock held ---- */

@@ -167,13 +167,15 @@ static char *json_str_again(const struct mc_buf *b, char *w, const char *s, size
 static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct mc_frame_info *fi,
 		       bool inlined, bool alloc_fn, struct json_last *last)
 {
-	size_t nfn = strlen(fi->function), nfile = strlen(fi->file), nobj = strlen(fi->object);
+	char shown[MC_SHOWN_MAX];
+	const char *fn = mc_frame_shown(fi, inlined, shown, sizeof shown);
+	size_t nfn = strlen(fn), nfile = strlen(fi->file), nobj = strlen(fi->object);
 	/* ,{"address":"0x..","function":..,"file":..,"line":..,"object":..,"inlined":false,"alloc_fn":true} */
 	size_t fixed = 96 + 18 + 11;
 	size_t need = fixed + 6 * (nfn + nfile + nobj) + 6;
 	if (b->len + need + 1 > b->cap)
 		need = (comma ? 1 : 0) + sizeof "{\"address\":\"" - 1 + 2 + hex_len(pc) +
-		       sizeof "\",\"function\":" - 1 + mc_buf_json_len(fi->function, nfn) +
+		       sizeof "\",\"function\":" - 1 + mc_buf_json_len(fn, nfn) +
 		       sizeof ",\"file\":" - 1 + (nfile ? mc_buf_json_len(fi->file, nfile) : 4) +
 		       sizeof ",\"line\":" - 1 + (fi->line > 0 ? int_len(fi->line) : 4) +
 		       sizeof ",\"object\":" - 1 + mc_buf_json_len(fi->object, nobj) +
@@ -187,7 +189,7 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
 	w = PUT_LIT(w, "{\"address\":\"");
 	w = mc_buf_hex_at(w, pc);
 	w = PUT_LIT(w, "\",\"function\":");
-	w = mc_buf_json_at(w, fi->function, nfn);
+	w = mc_buf_json_at(w, fn, nfn);
 	w = PUT_LIT(w, ",\"file\":");
 	w = nfile ? json_str_again(b, w, fi->file, nfile, &last->file_off, &last->file_len)
 		  : PUT_LIT(w, "null");
@@ -270,16 +272,19 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 	}
 }
 
-/* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found),
- * or "(no stack recorded)". */
-static void site_name(struct mc_buf *b, bool found, const struct mc_frame_info *fi)
+/* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found;
+ * inlined: a function inlined there, named as a stack names it), or
+ * "(no stack recorded)". */
+static void site_name(struct mc_buf *b, bool found, const struct mc_frame_info *fi, bool inlined)
 {
+	char shown[MC_SHOWN_MAX];
+	const char *fn = found ? mc_frame_shown(fi, inlined, shown, sizeof shown) : NULL;
 	if (!found)
 		mc_buf_puts(b, "(no stack recorded)");
 	else if (fi->file[0])
-		mc_buf_printf(b, "%s:%d (%s)", fi->file, fi->line, fi->function);
+		mc_buf_printf(b, "%s:%d (%s)", fi->file, fi->line, fn);
 	else
-		mc_buf_printf(b, "%s (in %s)", fi->function, fi->object[0] ? fi->object : "?");
+		mc_buf_printf(b, "%s (in %s)", fn, fi->object[0] ? fi->object : "?");
 }
 
 /* Whether two sites print as one line. */
@@ -349,6 +354,7 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 struct peak_line {
 	struct mc_frame_info fi;  /* what names it, when found */
 	bool found;
+	bool inlined;             /* fi a function inlined at its address */
 	uint64_t bytes, blocks;
 	uint64_t stacks;
 	size_t top;               /* its largest stack, in the snapshot's all[] */
@@ -438,7 +444,7 @@ static uint64_t site_hash(bool found, const struct mc_frame_info *fi)
 /* The line named (found, fi) among ls's, made if new; (size_t)-1 when
  * memory runs out.  buckets: nb (a power of two) heads, line index + 1. */
 static size_t line_of(struct peak_lines *ls, uint32_t *buckets, size_t nb, bool found,
-		      const struct mc_frame_info *fi)
+		      const struct mc_frame_info *fi, bool inlined)
 {
 	uint64_t h = site_hash(found, fi);
 	for (uint32_t i = buckets[h & (nb - 1)]; i; i = ls->v[i - 1].next)
@@ -452,6 +458,7 @@ static size_t line_of(struct peak_lines *ls, uint32_t *buckets, size_t nb, bool 
 	l->found = found;
 	if (found)
 		l->fi = *fi;
+	l->inlined = inlined;
 	l->hash = h;
 	l->next = buckets[h & (nb - 1)];
 	buckets[h & (nb - 1)] = (uint32_t)++ls->n;
@@ -541,9 +548,9 @@ static bool name_group(struct peak_lines *ls, uint32_t *heads, size_t nb,
 		       const struct mc_peak *pk, const struct key_group *gr)
 {
 	struct mc_frame_info fi[MC_MAX_INLINE];
-	if (gr->pc)
-		mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE);
-	size_t l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0]);
+	int k = gr->pc ? mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE) : 1;
+	size_t l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0],
+			   gr->pc && gr->depth + 1 < k);
 	if (l == (size_t)-1)
 		return false;
 	struct peak_line *line = &ls->v[l];
@@ -662,7 +669,7 @@ static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk,
 	for (uint32_t c = 0; c < ls->nchosen; c++) {
 		const struct peak_line *l = &ls->v[ls->chosen[c]];
 		mc_buf_printf(b, "%s     ", p);
-		site_name(b, l->found, &l->fi);
+		site_name(b, l->found, &l->fi, l->inlined);
 		if (l->stacks > 1)
 			mc_buf_printf(b, ", %llu stacks", (unsigned long long)l->stacks);
 		mc_buf_printf(b, ": %s bytes in %s blocks (%.1f%%)\n", mc_commas(l->bytes, c1),

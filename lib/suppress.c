@@ -1509,18 +1509,20 @@ static bool below_main(const char *fn)
 	return false;
 }
 
-/* A name as a pattern that matches it: wildcards escaped; characters a
- * line cannot hold (controls, whitespace at either end, which the
- * parser strips) become '?', which matches them. */
+/* A name as a pattern that matches it, in both tools: a '*' or '?' of
+ * the name (C++'s _M_construct<char const*>) as it is, a wildcard that
+ * matches itself, as valgrind writes it (valgrind 3.19 has no escapes:
+ * "\\*" matched nothing there); characters a line cannot hold (controls,
+ * whitespace at either end, which the parser strips) and a backslash
+ * become '?', which matches them. */
 static void put_pattern(struct mc_buf *b, const char *s)
 {
 	size_t n = strlen(s);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c < ' ' || c == 0x7f || ((i == 0 || i == n - 1) && space((char)c)))
+		if (c < ' ' || c == 0x7f || c == '\\' ||
+		    ((i == 0 || i == n - 1) && space((char)c)))
 			mc_buf_put(b, "?", 1);
-		else if (c == '*' || c == '?' || c == '\\')
-			mc_buf_printf(b, "\\%c", c);
 		else
 			mc_buf_put(b, s + i, 1);
 	}

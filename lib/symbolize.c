@@ -106,6 +106,16 @@ static struct {
 	__typeof__(dwarf_linesrc) *linesrc;
 	__typeof__(dwarf_lineno) *lineno;
 	bool cu_walk;
+	/* For a line libdw gives past its sequence's end (line_past_end);
+	 * optional: without them the line is taken. */
+	__typeof__(dwfl_linecu) *linecu;
+	__typeof__(dwfl_dwarf_line) *dwarf_line;
+	__typeof__(dwarf_getsrclines) *getsrclines;
+	__typeof__(dwarf_onesrcline) *onesrcline;
+	__typeof__(dwarf_lineaddr) *lineaddr;
+	__typeof__(dwarf_lineendsequence) *lineendsequence;
+	__typeof__(dwarf_haspc) *unit_haspc;
+	bool line_end;
 	/* For mc_symbolize_may_name; optional: without them every name
 	 * may be there. */
 	__typeof__(dwfl_module_getelf) *getelf;
@@ -166,6 +176,12 @@ static const struct mc_dl_sym cu_walk_syms[] = {
 	DW_SYM(getsrc_die, "dwarf_getsrc_die"), DW_SYM(linesrc, "dwarf_linesrc"),
 	DW_SYM(lineno, "dwarf_lineno"),
 };
+static const struct mc_dl_sym line_end_syms[] = {
+	DW_SYM(linecu, "dwfl_linecu"), DW_SYM(dwarf_line, "dwfl_dwarf_line"),
+	DW_SYM(getsrclines, "dwarf_getsrclines"), DW_SYM(onesrcline, "dwarf_onesrcline"),
+	DW_SYM(lineaddr, "dwarf_lineaddr"), DW_SYM(lineendsequence, "dwarf_lineendsequence"),
+	DW_SYM(unit_haspc, "dwarf_haspc"),
+};
 static const struct mc_dl_sym fn_table_syms[] = {
 	DW_SYM(child, "dwarf_child"), DW_SYM(siblingof, "dwarf_siblingof"),
 	DW_SYM(haspc, "dwarf_haspc"), DW_SYM(dieoffset, "dwarf_dieoffset"),
@@ -219,6 +235,7 @@ static bool bind_libdw(void)
 	dw.cu_walk = mc_dl_bind_group(h, cu_walk_syms, MC_ARRAY_SIZE(cu_walk_syms));
 	dw.strings = mc_dl_bind_group(h, string_syms, MC_ARRAY_SIZE(string_syms));
 	dw.lazy = mc_dl_bind_group(h, lazy_syms, MC_ARRAY_SIZE(lazy_syms));
+	dw.line_end = mc_dl_bind_group(h, line_end_syms, MC_ARRAY_SIZE(line_end_syms));
 	dw.fn_table = mc_dl_bind_group(h, fn_table_syms, MC_ARRAY_SIZE(fn_table_syms)) &&
 		      dw.inlines && dw.cu_walk;
 	mc_symtab_bind(h);
@@ -1215,8 +1232,8 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len, b
  * 6,300 resolutions of a few hundred addresses, 6.3 G instructions).
  * An open-addressed table of (pc, max) -> the frames, packed in an arena:
  * each frame's line, the lengths of its function, linkage, file and
- * object (one byte each: the fields hold at most 255), then the four,
- * each ending in a NUL.  Cleared with the session (each report's end).
+ * object (two bytes each: a C++ symbol's name passes 255), then the
+ * four, each ending in a NUL.  Cleared with the session (each report's end).
  * The table starts at PC_FIRST slots and doubles: a short process's exit
  * holds a few dozen addresses, and a first table of 1024 slots (16 KiB,
  * probed before written) was 8-10 page faults of a leaking
@@ -1227,11 +1244,11 @@ struct pc_entry {
 	uint32_t off;        /* in pc_arena */
 	uint16_t max, n;
 };
-_Static_assert(sizeof((struct mc_frame_info *)0)->file <= 256 &&
-	       sizeof((struct mc_frame_info *)0)->object <= 256 &&
-	       sizeof((struct mc_frame_info *)0)->function <= 256 &&
-	       sizeof((struct mc_frame_info *)0)->linkage <= 256,
-	       "a cached string's length is one byte");
+_Static_assert(sizeof((struct mc_frame_info *)0)->file <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->object <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->function <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->linkage <= 65536,
+	       "a cached string's length is two bytes");
 static struct pc_entry *pc_tab;
 static size_t pc_cap, pc_used;
 static struct mc_buf pc_arena;
@@ -1267,7 +1284,7 @@ static int pc_cache_get(uintptr_t pc, int max, struct mc_frame_info *out)
 		return 0;
 	const char *p = pc_arena.s + e->off;
 	for (int i = 0; i < e->n; i++) {
-		unsigned char len[4];  /* fixed sizes: loads, not calls (-fno-builtin) */
+		uint16_t len[4];  /* fixed sizes: loads, not calls (-fno-builtin) */
 		__builtin_memcpy(&out[i].line, p, sizeof out[i].line);
 		__builtin_memcpy(len, p + sizeof out[i].line, sizeof len);
 		p += sizeof out[i].line + sizeof len;
@@ -1308,11 +1325,12 @@ static bool pc_room(void)
  * to the arena. */
 static void pc_frame(int line, const char *const str[4], const size_t len[4])
 {
-	char rec[sizeof line + 4 + sizeof(struct mc_frame_info)];  /* the lengths' sum: 768 */
-	size_t k = sizeof line + 4;
+	char rec[sizeof line + 8 + sizeof(struct mc_frame_info)];  /* the lengths' sum: 1280 */
+	size_t k = sizeof line + 8;
 	memcpy(rec, &line, sizeof line);
 	for (int j = 0; j < 4; j++) {
-		rec[sizeof line + j] = (char)(unsigned char)len[j];
+		uint16_t l = (uint16_t)len[j];
+		memcpy(rec + sizeof line + 2 * j, &l, 2);
 		memcpy(rec + k, str[j], len[j]);
 		rec[k + len[j]] = 0;
 		k += len[j] + 1;
@@ -1822,9 +1840,16 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 		const char *name = die_name(&chain[i], DW_AT_name);
 		if (name)
 			copy(out[n].function, sizeof out[n].function, name);
-		const char *lk = die_name(&chain[i], DW_AT_linkage_name);
-		copy(out[n].linkage, sizeof out[n].linkage,
-		     lk ? lk : tag == DW_TAG_subprogram ? sym : "");
+		/* The function really at addr goes by its symbol's name, as
+		 * valgrind names it: its DW_AT_linkage_name may be an alias
+		 * the table does not prefer (a constructor's C2 where
+		 * valgrind writes and matches C1).  An inlined call goes by
+		 * its DW_AT_name alone, in valgrind's suppressions too: it
+		 * writes fun:push_back and never matches the mangled
+		 * _ZNSt6vectorIiSaIiEE9push_backERKi that memcheck wrote. */
+		const char *lk = tag != DW_TAG_subprogram ? name :
+				 sym[0] ? sym : die_name(&chain[i], DW_AT_linkage_name);
+		copy(out[n].linkage, sizeof out[n].linkage, lk ? lk : "");
 		n++;
 		if (tag == DW_TAG_subprogram)
 			break;
@@ -1852,17 +1877,19 @@ static void set_function(struct mc_frame_info *out, const char *fn)
 {
 	if (!fn || !*fn)
 		return;
-	copy(out->function, sizeof out->function, fn);
+	/* the linkage first, from the name itself: it has the room for a
+	 * C++ symbol's whole name, which the shown name demangles */
+	copy(out->linkage, sizeof out->linkage, fn);
 	/* Debug symbol tables name versioned symbols dlopen@GLIBC_2.2.5;
 	 * the program called dlopen. */
-	char *at = strchr(out->function, '@');
-	if (at && at != out->function)
+	char *at = strchr(out->linkage, '@');
+	if (at && at != out->linkage)
 		*at = 0;
 	/* GCC's local alias of a global function is that function. */
-	size_t len = strlen(out->function);
-	if (len > 11 && strcmp(out->function + len - 11, ".localalias") == 0)
-		out->function[len - 11] = 0;
-	copy(out->linkage, sizeof out->linkage, out->function);
+	size_t len = strlen(out->linkage);
+	if (len > 11 && strcmp(out->linkage + len - 11, ".localalias") == 0)
+		out->linkage[len - 11] = 0;
+	copy(out->function, sizeof out->function, out->linkage);
 }
 
 /* The symbol table's frame at addr from elfmod.c's reading of m: name
@@ -1881,6 +1908,47 @@ static bool own_frame(struct mc_elfmod *m, uintptr_t addr, struct mc_frame_info 
 
 static bool in_system_object(uintptr_t addr);
 
+/* Whether the row libdw's dwfl_module_getsrc gave for addr ends before
+ * it: a row of no length at its sequence's end (GCC's view numbering
+ * leaves one), which libdw's search for the last row at or before addr
+ * can take instead of the end_sequence row at the same address.  Code
+ * without debug information linked after such a sequence (libgtest_main.a's
+ * main, -O2, in .text.startup after a test file's initializers) got that
+ * unit's last line, "main (basic_string.h:795)", where valgrind, which
+ * gives each row the addresses up to the next, gives none ("main (in
+ * ./test)").  A row followed by a sequence that starts where it ends is
+ * told apart by the unit's ranges, which hold the next sequence's code. */
+static bool line_past_end(Dwfl_Line *l, uintptr_t addr)
+{
+	Dwarf_Addr bias, at;
+	Dwarf_Line *dl = dw.line_end ? dw.dwarf_line(l, &bias) : NULL;
+	Dwarf_Die *cu = dl ? dw.linecu(l) : NULL;
+	Dwarf_Lines *lines;
+	size_t n;
+	if (!cu || dw.lineaddr(dl, &at) != 0 || dw.getsrclines(cu, &lines, &n) != 0 ||
+	    addr - bias == at)
+		return false;
+	/* the first row at `at' (libdw keeps them sorted by address) */
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr a;
+		if (dw.lineaddr(dw.onesrcline(lines, mid), &a) == 0 && a < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	bool ends = false;
+	for (size_t i = lo; i < n && !ends; i++) {
+		Dwarf_Line *r = dw.onesrcline(lines, i);
+		Dwarf_Addr a;
+		if (!r || dw.lineaddr(r, &a) != 0 || a != at)
+			break;
+		dw.lineendsequence(r, &ends);
+	}
+	return ends && dw.unit_haspc(cu, addr - bias) <= 0;
+}
+
 /* m: elfmod.c's reading of addr's object, whose names are libdw's. */
 static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool full,
 			struct mc_elfmod *m)
@@ -1895,6 +1963,8 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	const char *fn = m ? mc_elfmod_name(m, addr, &ask) : NULL;
 	set_function(out, ask ? mc_symtab_name(&mod_cache(mod)->sym, mod, addr) : fn);
 	Dwfl_Line *l = full ? dw.getsrc(mod, addr) : NULL;
+	if (l && line_past_end(l, addr))
+		l = NULL;
 	Dwarf_Die cubuf, *cu = NULL;
 	Dwarf_Addr bias = 0;
 	const char *file = NULL;
@@ -2214,8 +2284,10 @@ static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n)
 	if (!out->function[0] || !out->object[0]) {
 		Dl_info info;
 		if (addr && dladdr((void *)addr, &info)) {
-			if (!out->function[0] && info.dli_sname && *info.dli_sname)
+			if (!out->function[0] && info.dli_sname && *info.dli_sname) {
 				copy(out->function, sizeof out->function, info.dli_sname);
+				copy(out->linkage, sizeof out->linkage, info.dli_sname);
+			}
 			if (!out->object[0] && info.dli_fname)
 				copy(out->object, sizeof out->object, info.dli_fname);
 		}

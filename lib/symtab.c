@@ -526,6 +526,45 @@ static int same_section(const struct sym_search *s, GElf_Addr value)
 	return at && v ? at == v : -1;
 }
 
+/* valgrind names a function by one of the symbols at its address: of
+ * aliases (one address and size: GCC's constructors C1 and C2, its
+ * destructors D1 and D2), the shorter name, then the first in strcmp's
+ * order (its storage.c, preferName), where libdw's table order may give
+ * C2.  valgrind's suppressions match that name alone and the entries it
+ * writes name it, so of C++'s (_Z...) aliases memcheck takes the same;
+ * other names stay libdw's (a C library's aliases, which the shipped
+ * suppressions name as they are).  c: the symbol chosen; e[n]: the
+ * others that may be its aliases. */
+static bool cxx_name(const char *s)
+{
+	return s && s[0] == '_' && s[1] == 'Z';
+}
+
+static __attribute__((noinline)) const struct sym_entry *
+cxx_alias(const struct sym_entry *c, const struct sym_entry *e, size_t n)
+{
+	const struct sym_entry *best = c;
+	size_t blen = strlen(c->name);
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].value != c->value || e[i].size != c->size || !cxx_name(e[i].name))
+			continue;
+		size_t len = strlen(e[i].name);
+		if (len < blen || (len == blen && strcmp(e[i].name, best->name) < 0)) {
+			best = &e[i];
+			blen = len;
+		}
+	}
+	return best;
+}
+
+/* The test inline: a C program's names call nothing more (a function
+ * outside text-order.ld's blocks is a page fault of a short exit). */
+static inline const struct sym_entry *valgrind_alias(const struct sym_entry *c,
+						     const struct sym_entry *e, size_t n)
+{
+	return c && cxx_name(c->name) ? cxx_alias(c, e, n) : c;
+}
+
 /* One symbol of the search, in the table's order. */
 static void sym_visit(struct sym_search *s, const struct sym_entry *e)
 {
@@ -611,7 +650,7 @@ static bool sym_fast(const struct mc_symtab *t, GElf_Addr addr, const char **nam
 			struct sym_search s = { .t = t, .addr = addr };
 			for (size_t i = 0; i < k; i++)
 				sym_visit(&s, &e[i]);
-			*name = s.closest->name;
+			*name = valgrind_alias(s.closest, e, k)->name;
 			return true;
 		}
 		if (zero_may(ps, addr) || (ps->abs_lo <= addr && addr <= ps->abs_hi))
@@ -641,6 +680,8 @@ static const char *search(struct mc_symtab *t, GElf_Addr addr, bool *ask)
 	*ask = s.ask_libdw;
 	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
 		s.closest = s.sizeless;
+	else if (s.closest)
+		s.closest = valgrind_alias(s.closest, t->v, t->n);
 	return s.closest && !*ask ? s.closest->name : NULL;
 }
 
@@ -1037,7 +1078,7 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 			for (int q = 0; q < k[j] && state[j] == B_DONE; q++)
 				sym_visit(&s, &e[q]);
 			if (state[j] == B_DONE)
-				name[j] = s.closest->name;
+				name[j] = valgrind_alias(s.closest, e, (size_t)k[j])->name;
 		}
 	}
 	for (size_t j = 0; j < n; j++) {

@@ -67,7 +67,7 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 	for (int i = 0; i < n; i++) {
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++) {
-			char fn[4 * sizeof fi[j].function], where[4 * sizeof fi[j].file];
+			char fn[MC_SHOWN_MAX], shown[MC_SHOWN_MAX], where[4 * sizeof fi[j].file];
 			if (leading)
 				leading = mc_allocfn_is(f[i], &fi[j]);
 			const char *mark = leading ? " [allocation function]" : "";
@@ -75,7 +75,8 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 			 * ~3 K instructions of vsnprintf */
 			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
 			mc_buf_hex(b, f[i]);
-			mc_buf_strs(b, ": ", mc_text_escape(fi[j].function, fn, sizeof fn), NULL);
+			const char *name = mc_frame_shown(&fi[j], j + 1 < k, shown, sizeof shown);
+			mc_buf_strs(b, ": ", mc_text_escape(name, fn, sizeof fn), NULL);
 			if (fi[j].file[0]) {
 				mc_buf_strs(b, " (", mc_text_escape(fi[j].file, where, sizeof where),
 					    ":", NULL);

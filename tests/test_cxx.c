@@ -32,8 +32,8 @@ struct figures {
 };
 
 /* A process record's figures; a leak of one block is checked where it
- * starts: at the program's call to operator new, under every
- * allocator. */
+ * starts: at the program's call to operator new, under every allocator,
+ * in the function named as valgrind names it ("leak()"). */
 static struct figures figures_of(const struct h_json *rec, const char *mode)
 {
 	struct figures f = {
@@ -46,7 +46,7 @@ static struct figures figures_of(const struct h_json *rec, const char *mode)
 		for (size_t i = 0; i < h_nleaks(rec); i++) {
 			const struct h_json *l = h_json_at(h_json_get(rec, "leaks"), i);
 			if (strcmp(h_str(l, "kind"), "definitely_lost") == 0)
-				H_EXPECT_FRAME(rec, i, 0, "leak");
+				H_EXPECT_FRAME(rec, i, 0, "leak()");
 		}
 	}
 	return f;

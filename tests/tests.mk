@@ -77,6 +77,20 @@ CXX_PROG_BINS := $(patsubst tests/prog/%.cc,$(B)/tests/prog/%,$(wildcard tests/p
 $(B)/tests/prog/%: tests/prog/%.cc | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CXX) $(PROG_CXXFLAGS) -o $@ $<
+# cxx_names again at -O2 with inlining (tests/test_cxxnames.c): the
+# frames valgrind names by DW_AT_name alone.
+CXX_PROG_BINS += $(B)/tests/prog/cxx_names_o2
+$(B)/tests/prog/cxx_names_o2: tests/prog/cxx_names.cc | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(filter-out -O1 -fno-inline,$(PROG_CXXFLAGS)) -O2 -o $@ $<
+# A gtest program at -O2 (tests/test_cxxnames.c), where gtest is
+# installed: gtest's frames, and its main without debug information.
+ifneq ($(wildcard /usr/include/gtest/gtest.h),)
+CXX_PROG_BINS += $(B)/tests/prog/cxx_gtest_o2
+$(B)/tests/prog/cxx_gtest_o2: tests/prog/gtest/cxx_gtest.cc | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(filter-out -O1 -fno-inline,$(PROG_CXXFLAGS)) -O2 -o $@ $< -lgtest_main -lgtest -pthread
+endif
 # Non-PIE builds that take the allocation functions' addresses
 # (tests/test_nopie.c): canonical PLT entries in the program.
 NOPIE_BINS := $(B)/tests/prog/plain_nopie $(B)/tests/prog/cxx_new_nopie

@@ -435,7 +435,10 @@ START_TEST(generated_entries_read_back)
 					 "   match-leak-kinds: possible\n   fun:_Znwm\n"
 					 "   fun:_ZN2ns4makeEv\n   fun:main\n}\n");
 		} else if (i == 2) {
-			ck_assert_msg(strstr(text, "   obj:/lib/libweird.so\n   fun:helper\\*\\?\\\\\n"),
+			/* '*' and '?' as they are, wildcards that match
+			 * themselves, as valgrind (no escapes) writes them; a
+			 * backslash as '?' */
+			ck_assert_msg(strstr(text, "   obj:/lib/libweird.so\n   fun:helper*??\n"),
 				      "%s", text);
 		} else {
 			/* valgrind keeps 12 frames: '...' and 11 */
