@@ -78,7 +78,12 @@ static unsigned mods_next;
  * supp_region.c's load under the region lock): one looks, the other
  * goes without the cache that once. */
 static _Atomic int dir_state;
-static char dir[4096];
+/* Mapped when found (mc_map_io: system calls read it), as long as it
+ * is: a 4 KiB array of .bss was a page of its own that a measured
+ * process's exit faulted in for its first bytes, where the exit's tail
+ * (util.c) packs it beside the exit's other buffers. */
+#define SC_DIR_MAX 4096
+static char *dir;
 
 #define PENDING_BIT 0x80000000u
 #define NAMES_BIT 0x40000000u        /* with PENDING_BIT: in names */
@@ -418,12 +423,16 @@ static bool dir_look(void)
 	unsigned char id[SC_ID_MAX];
 	size_t idlen;
 	size_t bl = strlen(base), tl = strlen(tail);
-	if (!own_id(id, &idlen) || bl + tl + 5 + 2 * idlen + 2 * SC_ID_MAX + 2 >= sizeof dir)
+	if (!own_id(id, &idlen) || bl + tl + 5 + 2 * idlen + 2 * SC_ID_MAX + 2 >= SC_DIR_MAX)
 		return false;
-	memcpy(dir, base, bl);
-	memcpy(dir + bl, tail, tl);
-	memcpy(dir + bl + tl, "/v1-", 4);
-	mc_hex(dir + bl + tl + 4, id, idlen);
+	char *d = mc_map_io(bl + tl + 4 + 2 * idlen + 1); /* zeroed: its end */
+	if (!d)
+		return false;
+	memcpy(d, base, bl);
+	memcpy(d + bl, tail, tl);
+	memcpy(d + bl + tl, "/v1-", 4);
+	mc_hex(d + bl + tl + 4, id, idlen);
+	dir = d;
 	return true;
 }
 
@@ -459,12 +468,12 @@ bool mc_symcache_ours(int fd, mode_t type, struct stat *st)
 }
 
 /* dir and its parents made.  A function of its own: its copy of the
- * path (4 KiB) is on the stack only here, not in every open of a warm
+ * path is on the stack only here, not in every open of a warm
  * process's exit, where the stack's depth is a page fault a page. */
 static __attribute__((noinline)) void dir_make(void)
 {
 	/* Each parent made in a copy: dir is read by other threads. */
-	char path[sizeof dir];
+	char path[strlen(dir) + 1];
 	memcpy(path, dir, sizeof path);
 	for (char *s = strchr(path + 1, '/');; s = strchr(s + 1, '/')) {
 		if (s)

@@ -576,6 +576,7 @@ static bool keep_put(void *p, size_t len, uintptr_t *evicted)
 #define TAIL_ALIGN 64
 static void *tail_take(size_t size, bool lazy);
 static bool in_tail(const void *p);
+static void tail_give_back(const void *p);
 
 /* Populated when made (MAP_POPULATE): resident from the start, so the
  * counter knows memcheck's share of the RSS without asking the kernel,
@@ -602,8 +603,10 @@ static void *map_counted(size_t size)
  * was made or kept, which a kept mapping's later user does not know. */
 static void unmap_counted(void *p, size_t size)
 {
-	if (in_tail(p))
-		return; /* the process ends next: the tail stays whole */
+	if (in_tail(p)) {
+		tail_give_back(p); /* the process ends next: no system call */
+		return;
+	}
 	if (!hooks || hooks->lazy_remove(p, size)) {
 		own_unmapped(p);
 		mc_sys_munmap(p, size);
@@ -789,7 +792,14 @@ static void *carve(size_t size)
  * are cut from one reservation, TAIL_BYTES carved like the start-up's
  * (no system call where the reservation in use has room), sub-page
  * requests packed together (TAIL_ALIGN; a lazy one page-aligned, as a
- * mapping of its own was), and unmapping a piece does nothing.  The
+ * mapping of its own was).  A piece given back is taken again by a
+ * later request it fits (cleared; a lazy request always takes fresh
+ * pages, which it may never touch): on these VMs the first touch of a
+ * page costs 15-20 us whether it is faulted in, populated or written
+ * by read(2) (a file read into fresh pages took 107 us, into touched
+ * ones 55-63 us, December 2026), and the exit's scan gives back pages
+ * that its suppressions and report then need (a warm measured
+ * /bin/date's exit touched 20 pages of the tail).  The
  * tail is one lazy mapping of footprint.c's, its resident pages
  * measured (pagemap, else mincore): memcheck's own memory stays out of the
  * program's figures exactly, whether a page was populated or faulted
@@ -800,9 +810,24 @@ static void *carve(size_t size)
  * page, touched 1.6-2.2, 1.7-2.2, 2.0-2.1, 2.1 us a page), and a page
  * populated that the exit never touches is paid for nothing.  A request
  * the tail has no room for takes the usual way.  Cursor and bounds are
- * atomics: any thread, inside the hooks.  Under valgrind
+ * atomics, the pieces' table under a spin lock: any thread, inside the
+ * hooks (no signal handler runs memcheck's code there).  Under valgrind
  * there is no tail (hidden and visible memory must not share pages). */
 static _Atomic uintptr_t tail_lo, tail_hi, tail_at;
+
+/* The tail's pieces: each packed piece handed out, its
+ * length as handed out (a caller's length when it gives one back is not
+ * trusted: a page-rounded one would reach its neighbours), and whether
+ * it was given back.  A lazy piece is not listed (never taken again); a
+ * piece made when the table is full is never taken again either. */
+struct tail_piece {
+	uint32_t at;             /* from tail_lo */
+	uint32_t len : 31, given_back : 1;
+};
+#define TAIL_PIECES 32 /* a measured /bin/date's exit: 23 */
+static struct tail_piece tail_pieces[TAIL_PIECES]; /* .bss's small variables, populated */
+static int tail_npieces;
+static atomic_flag tail_lock = ATOMIC_FLAG_INIT;
 
 static bool in_tail(const void *p)
 {
@@ -819,26 +844,100 @@ void mc_map_tail_begin(void)
 		return;
 	own_mapped(p, TAIL_BYTES);
 	hooks->lazy(p, TAIL_BYTES);
+	tail_npieces = 0;
 	atomic_store(&tail_at, (uintptr_t)p);
 	atomic_store(&tail_hi, (uintptr_t)p + TAIL_BYTES);
 	atomic_store_explicit(&tail_lo, (uintptr_t)p, memory_order_release);
+}
+
+/* A piece given back that holds size bytes, its first size bytes taken
+ * (the rest listed as given back where the table has room); 0 when
+ * none does.  The smallest that fits: a large one stays for a large
+ * request.  Lock held. */
+static uintptr_t tail_reuse(size_t size)
+{
+	size = (size + TAIL_ALIGN - 1) & ~(size_t)(TAIL_ALIGN - 1);
+	int best = -1;
+	for (int i = 0; i < tail_npieces; i++) {
+		struct tail_piece *t = &tail_pieces[i];
+		if (t->given_back && t->len >= size && (best < 0 || t->len < tail_pieces[best].len))
+			best = i;
+	}
+	if (best < 0)
+		return 0;
+	struct tail_piece *t = &tail_pieces[best];
+	uintptr_t p = atomic_load(&tail_lo) + t->at;
+	if (t->len > size && tail_npieces < TAIL_PIECES)
+		tail_pieces[tail_npieces++] = (struct tail_piece){ t->at + (uint32_t)size,
+								   t->len - (uint32_t)size, 1 };
+	else
+		size = t->len;
+	t->len = (uint32_t)size;
+	t->given_back = 0;
+	memset((void *)p, 0, size); /* as fresh */
+	return p;
 }
 
 /* size bytes of the tail, fresh (zero); NULL when there is no tail or no
  * room. */
 static void *tail_take(size_t size, bool lazy)
 {
-	if (!atomic_load_explicit(&tail_lo, memory_order_acquire) || !size)
+	if (!atomic_load_explicit(&tail_lo, memory_order_acquire) || !size || size > TAIL_BYTES)
 		return NULL;
 	size_t align = lazy ? 4096 : TAIL_ALIGN;
-	uintptr_t hi = atomic_load(&tail_hi);
-	uintptr_t at = atomic_load(&tail_at), p;
-	do {
+	while (atomic_flag_test_and_set_explicit(&tail_lock, memory_order_acquire))
+		;
+	uintptr_t p = lazy ? 0 : tail_reuse(size);
+	if (!p) {
+		uintptr_t hi = atomic_load(&tail_hi), at = atomic_load(&tail_at);
 		p = (at + align - 1) & ~(uintptr_t)(align - 1);
-		if (p + size > hi || p + size < p)
-			return NULL;
-	} while (!atomic_compare_exchange_weak(&tail_at, &at, p + size));
+		if (p + size > hi || p + size < p) {
+			p = 0;
+		} else {
+			atomic_store(&tail_at, p + size);
+			/* its length to the next piece's start: neighbours meet */
+			size_t len = (size + TAIL_ALIGN - 1) & ~(size_t)(TAIL_ALIGN - 1);
+			if (!lazy && tail_npieces < TAIL_PIECES)
+				tail_pieces[tail_npieces++] = (struct tail_piece){
+					(uint32_t)(p - atomic_load(&tail_lo)), (uint32_t)len, 0 };
+		}
+	}
+	atomic_flag_clear_explicit(&tail_lock, memory_order_release);
 	return (void *)p;
+}
+
+/* The listed piece at p given back, joined to its neighbours given back
+ * (the request that follows may be larger than either). */
+static void tail_give_back(const void *p)
+{
+	while (atomic_flag_test_and_set_explicit(&tail_lock, memory_order_acquire))
+		;
+	uint32_t at = (uint32_t)((uintptr_t)p - atomic_load(&tail_lo));
+	int i = 0;
+	while (i < tail_npieces && (tail_pieces[i].at != at || tail_pieces[i].given_back))
+		i++;
+	if (i < tail_npieces) {
+		struct tail_piece *t = &tail_pieces[i];
+		t->given_back = 1;
+		for (int j = 0; j < tail_npieces;) {
+			struct tail_piece *u = &tail_pieces[j];
+			bool before = u->at + u->len == t->at, after = t->at + t->len == u->at;
+			if (u == t || !u->given_back || (!before && !after)) {
+				j++;
+				continue;
+			}
+			t->len += u->len;
+			if (before)
+				t->at = u->at;
+			/* u leaves the table, the last piece taking its place */
+			struct tail_piece *last = &tail_pieces[--tail_npieces];
+			if (last == t)
+				t = u;
+			*u = *last;
+			j = 0;
+		}
+	}
+	atomic_flag_clear_explicit(&tail_lock, memory_order_release);
 }
 
 /* A reserved mapping, carved where it can be. */
@@ -2164,6 +2263,9 @@ void mc_walks_prefork(void)
 
 void mc_walks_postfork(bool child)
 {
+	/* a thread of the parent's may have held it: the child has none */
+	if (child)
+		atomic_flag_clear(&tail_lock);
 	if (!fork_has_walk_lock)
 		return;
 	fork_has_walk_lock = false;
