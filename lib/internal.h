@@ -49,6 +49,8 @@ enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_AL
 #define MC_FREERES_LIBC 2
 enum mc_unwinder { MC_UNWIND_FP, MC_UNWIND_LIBUNWIND, MC_UNWIND_GLIBC };
 enum mc_tristate { MC_AUTO, MC_ON, MC_OFF };
+/* MEMCHECK_GLIB_SLICES's words, in its order (gslice.c) */
+enum mc_glib_slices { MC_SLICES_AUTO, MC_SLICES_BLOCKS, MC_SLICES_CHUNKS };
 
 struct mc_options {
 	const char *report;       /* MEMCHECK_REPORT, absolute, or NULL */
@@ -75,6 +77,7 @@ struct mc_options {
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
 	int scrub;                /* bytes of new blocks cleaned of addresses (account.c) */
+	int glib_slices;          /* enum mc_glib_slices (gslice.c) */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
