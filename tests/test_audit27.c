@@ -69,6 +69,14 @@ static bool have_glib(struct h_spec *run, const struct h_case *c)
 }
 
 #define LOST(kind, blocks, bytes) { kind ".blocks", blocks }, { kind ".bytes", bytes }
+/* plain_slice29_leak's kinds under valgrind (each slice a block), and
+ * where GLib keeps its chunks (none seen) */
+#define SLICES_AS_VALGRIND                                                             \
+	{ LOST("definitely_lost", 3, 4128), LOST("indirectly_lost", 1, 300),         \
+	  LOST("possibly_lost", 0, 0) }
+#define SLICES_UNSEEN                                                                  \
+	{ LOST("definitely_lost", 0, 0), LOST("indirectly_lost", 0, 0),               \
+	  LOST("possibly_lost", 0, 0) }
 
 static const struct h_case cases[] = {
 	{ "a GObject made and freed, a GSList kept: GLib's own blocks not lost",
@@ -86,8 +94,7 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
 		   .env = H_LIST("MEMCHECK_GLIB_SLICES=blocks") },
 	  .setup = have_glib, .out = H_LIST("slices leaked, G_SLICE unset\n"),
-	  .want = { LOST("definitely_lost", 3, 4128), LOST("indirectly_lost", 1, 300),
-		    LOST("possibly_lost", 0, 0) } },
+	  .want = SLICES_AS_VALGRIND },
 	/* auto: blocks under valgrind's command line, as valgrind.  Without
 	 * the C library's freeres: under jemalloc and tcmalloc it leaves the
 	 * link map of a dlopen'd GLib definitely lost (1,241 bytes, its
@@ -96,22 +103,19 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
 		   .env = H_LIST("MEMCHECK_VALGRIND_TEXT=summary", "MEMCHECK_VALGRIND_FREERES=none") },
 	  .setup = have_glib, .out = H_LIST("slices leaked, G_SLICE unset\n"),
-	  .want = { LOST("definitely_lost", 3, 4128), LOST("indirectly_lost", 1, 300),
-		    LOST("possibly_lost", 0, 0) } },
+	  .want = SLICES_AS_VALGRIND },
 	/* auto elsewhere, and G_SLICE set empty by the user (GLib's own way
 	 * to keep its slices under valgrind) even with blocks asked for:
 	 * GLib keeps its chunks as bare, the slices' leaks unseen */
 	{ "slices leaked, memcheck's defaults: GLib's chunks as bare",
 	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD }, .setup = have_glib,
 	  .out = H_LIST("slices leaked, G_SLICE unset\n"),
-	  .want = { LOST("definitely_lost", 0, 0), LOST("indirectly_lost", 0, 0),
-		    LOST("possibly_lost", 0, 0) } },
+	  .want = SLICES_UNSEEN },
 	{ "G_SLICE set empty by the user: GLib keeps its chunks",
 	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
 		   .env = H_LIST("G_SLICE=", "MEMCHECK_GLIB_SLICES=blocks") },
 	  .setup = have_glib, .out = H_LIST("slices leaked, G_SLICE \n"),
-	  .want = { LOST("definitely_lost", 0, 0), LOST("indirectly_lost", 0, 0),
-		    LOST("possibly_lost", 0, 0) } },
+	  .want = SLICES_UNSEEN },
 };
 
 int main(void)
