@@ -49,6 +49,8 @@ enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_AL
 #define MC_FREERES_LIBC 2
 enum mc_unwinder { MC_UNWIND_FP, MC_UNWIND_LIBUNWIND, MC_UNWIND_GLIBC };
 enum mc_tristate { MC_AUTO, MC_ON, MC_OFF };
+/* MEMCHECK_GLIB_SLICES's words, in its order (gslice.c) */
+enum mc_glib_slices { MC_SLICES_AUTO, MC_SLICES_BLOCKS, MC_SLICES_CHUNKS };
 
 struct mc_options {
 	const char *report;       /* MEMCHECK_REPORT, absolute, or NULL */
@@ -75,6 +77,7 @@ struct mc_options {
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
 	int scrub;                /* bytes of new blocks cleaned of addresses (account.c) */
+	int glib_slices;          /* enum mc_glib_slices (gslice.c) */
 	int fail_nth;             /* failure injection (fault.c) */
 	int fail_persistent;
 	const char *fail_region;
@@ -494,6 +497,9 @@ static inline const char *mc_str_after(const char *s, const char *prefix)
  * program can call memcheck's functions. */
 bool mc_linked_in(void);
 const void *mc_object_base(const void *addr, const char **name);
+/* The value of the first "name=" in environ, or NULL: getenv's answer
+ * for a non-empty name (getenv is gslice.c's, above this layer). */
+const char *mc_env_value(const char *name);
 /* dl_iterate_phdr, for memcheck's own walks: never under way while the
  * process forks (mc_walks_prefork and _postfork, in the fork handlers). */
 struct dl_phdr_info;
@@ -1454,6 +1460,14 @@ void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 		  void (*fn)(const struct mc_block *, int kind, uint64_t credit, void *),
 		  void *arg);
 void mc_scan_free(struct mc_scan *s);
+/* mc_scan's one pass into out (cleared before as mc_scan says; own: no
+ * from was given): [regs, regs + nregs), the callers' registers, a root;
+ * pool[0, npool), ascending, the stacks of the blocks that are pools
+ * (scanpool.c). */
+bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own,
+		  const void *regs, size_t nregs, const uint64_t *pool, size_t npool);
+/* ids[0, n) sorted ascending, in place, without malloc. */
+void mc_scan_sort_ids(uint64_t *ids, size_t n);
 
 /* ---- roots.c --------------------------------------------------------- */
 

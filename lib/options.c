@@ -324,7 +324,7 @@ static void say_ignored(void)
 	size_t n = 0;
 	names[0] = 0;
 	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
-		if (getenv(str_at(options[i].name)) && n < sizeof names)
+		if (mc_env_value(str_at(options[i].name)) && n < sizeof names)
 			n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
 					      str_at(options[i].name));
 	if (n)

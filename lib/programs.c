@@ -169,21 +169,6 @@ bool mc_program_under_test(const char *exe)
 	return !mc_program_installed(exe) && !runs_script(exe);
 }
 
-/* getenv's answer, from a walk of memcheck's own: the C library's getenv
- * lies in a block of its code that a left-out /bin/true never touched
- * otherwise (a page fault), and its call was one more lazy binding. */
-static const char *env_value(const char *name)
-{
-	if (!environ)
-		return NULL;
-	for (char **e = environ; *e; e++) {
-		const char *v = mc_str_after(*e, name);
-		if (v && *v == '=')
-			return v + 1;
-	}
-	return NULL;
-}
-
 /* Is this object, libmemcheck, among LD_PRELOAD's entries?  As
  * installed and as `memcheck run` sets it, its name says "libmemcheck";
  * a copy preloaded under another file name (a CI that ships it as
@@ -228,7 +213,7 @@ int mc_process_verdict(void)
 {
 	bool on = mc_opt.process_region == MC_ON;
 	if (mc_opt.process_region == MC_AUTO) {
-		const char *pre = env_value("LD_PRELOAD");
+		const char *pre = mc_env_value("LD_PRELOAD");
 		on = pre && preloaded(pre);
 	}
 	if (!on)

@@ -12,7 +12,7 @@
  *     pointer possibly reachable; marked blocks are scanned in turn, and
  *     what a possibly reachable block points to is at best possibly
  *     reachable too.  A pool (a block a program carves its objects
- *     from, named by libmemcheck:Pool entries: see mc_scan) takes a
+ *     from, named by libmemcheck:Pool entries: scanpool.c) takes a
  *     pointer into it as one to its start.
  *  3. What is left is lost.  In turn, each block still unreached leads a
  *     "clique": everything it reaches that is unreached becomes
@@ -25,7 +25,7 @@
  *     own allocator reuses addresses at once and lays sizes apart, so the
  *     turns here follow allocation order as the table knows it: the
  *     stack's id (the depot's ordinal: stacks in the order first seen),
- *     then the address (see leaders_sort).
+ *     then the address (see mc_scan_sort_ids).
  *     As valgrind does, a leader is credited with the bytes its clique
  *     took (its loss record's "(D direct, I indirect)"), and a former
  *     leader taken into a later clique hands its credit on to the new
@@ -37,7 +37,6 @@
  * stopped meanwhile (threads.c), so none changes what is read.
  */
 #include <pthread.h>
-#include <setjmp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +73,7 @@ struct graph {
 	uint64_t *credit;       /* [cap]: a leader's clique's bytes, mapped at
 				 * the first block a clique takes (credit_to) */
 	bool no_credit;         /* that mapping failed: none credited */
-	const uint64_t *pool;   /* pools' stack ids, ascending (pool_stacks) */
+	const uint64_t *pool;   /* pools' stack ids, ascending (scanpool.c) */
 	size_t npool;
 };
 
@@ -609,7 +608,7 @@ static void sift_down(uint64_t *h, size_t i, size_t n)
 
 /* A heap sort, in place: qsort may call malloc (glibc's, for an array
  * above a page), which the scan may not. */
-static void leaders_sort(uint64_t *h, size_t n)
+void mc_scan_sort_ids(uint64_t *h, size_t n)
 {
 	for (size_t i = n / 2; i-- > 0;)
 		sift_down(h, i, n);
@@ -642,7 +641,7 @@ static void cliques(struct graph *g)
 		for (size_t i = 0; i < g->n; i++)
 			if (g->state[i] == MC_KIND_DEFINITE)
 				turn[k++] = turn_key(g, i);
-		leaders_sort(turn, m);
+		mc_scan_sort_ids(turn, m);
 	}
 	for (size_t k = 0; k < (turn ? m : g->n); k++) {
 		size_t i = turn ? (uint32_t)turn[k] : k;
@@ -718,11 +717,13 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 	return ok;
 }
 
-/* One pass over the roots and the heap into out, cleared before as
- * mc_scan says; [regs, regs + nregs): the callers' registers, a root. */
-static bool scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own,
-		      const void *regs, size_t nregs, const uint64_t *pool, size_t npool)
+bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own,
+		  const void *regs, size_t nregs, const uint64_t *pool, size_t npool)
 {
+#if SCAN_AVX2
+	if (!avx2)
+		avx2 = mc_cpu_avx2() ? 2 : 1; /* util.c: no cpuid trap */
+#endif
 	/* Without from (own), out may lie in the callers' frames, a root,
 	 * and is cleared whole; with it, the stack is read from from->sp
 	 * up, above memcheck's frames (region.c's, out's), and runs_copy
@@ -759,100 +760,6 @@ static bool scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool
 	if (out->runs.len)
 		mc_symbolize_maps_lend(&out->runs);
 	return true;
-}
-
-/* The pools among the blocks a pass left possibly reachable: the
- * distinct stacks of those blocks, ascending, that a libmemcheck:Pool
- * entry matches (supp_region.c), at the front of a mapping of *mapped
- * bytes; NULL where there are none.  Only a possibly reachable block can
- * be a pool the program points into and not reached otherwise: one a
- * definite pointer points into was made possibly reachable, and so was
- * everything reached through it.  Most scans leave none, and then
- * neither the files are read nor anything mapped. */
-static uint64_t *pool_stacks(const struct mc_scan *s, size_t *npool, size_t *mapped)
-{
-	const struct node *v = s->v;
-	size_t m = 0;
-	for (size_t i = 0; i < s->n; i++)
-		m += s->state[i] == MC_KIND_POSSIBLE;
-	*npool = 0;
-	if (!m || !mc_suppress_pools_any())
-		return NULL;
-	*mapped = m * (sizeof(uint64_t) + sizeof(uint32_t));
-	uint64_t *id = mc_map(*mapped);
-	if (!id)
-		return NULL;
-	uint32_t *ask = (uint32_t *)(id + m);
-	size_t k = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->state[i] == MC_KIND_POSSIBLE)
-			id[k++] = v[i].stack;
-	leaders_sort(id, m);
-	k = 0;
-	for (size_t i = 0; i < m; i++)
-		if (!k || ask[k - 1] != id[i])
-			ask[k++] = (uint32_t)id[i];
-	k = mc_suppress_pools(ask, k);
-	for (size_t i = 0; i < k; i++)
-		id[i] = ask[i];
-	if (!k) {
-		mc_unmap(id, *mapped);
-		return NULL;
-	}
-	*npool = k;
-	return id;
-}
-
-/* Not inlined: without `from`, the stack scanned is the callers' frames,
- * from the word above this function's return address up, and the
- * caller's callee-saved registers are copied in through setjmp, before
- * memcheck's own code has touched a block address.
- *
- * A second pass where the first left possibly reachable blocks that are
- * pools: GLib 2.74's slice allocator (glib.supp) carves its slices from
- * chunks it takes with posix_memalign, so the program's pointers to its
- * slices point into the chunks, and what it keeps in slices (GIO's
- * extension points, GTest's cases) was possibly lost, where valgrind,
- * under which GLib serves each slice with malloc, says still reachable.
- * The pools cannot be known before the scan without naming the frames
- * of every block's stack, nor during it (naming frames may load libdw,
- * which takes the dynamic linker's lock and calls malloc while the table
- * is held): the scan is made again knowing them, paid only by a process
- * whose scan left a pool possibly reachable. */
-__attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
-{
-	double t0 = mc_now();
-	static jmp_buf regs; /* the scans are serialised (region.c's lock) */
-	struct mc_scan_from here;
-	bool own = !from;
-	if (own) {
-		__builtin_unwind_init();
-		/* glibc mangles the saved stack and frame pointers in a
-		 * jmp_buf, not the callee-saved registers that may hold the
-		 * program's pointers: those are what matter here. */
-		setjmp(regs);
-		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
-		here.at_exit = false;
-		here.alone = false;
-		from = &here;
-	}
-#if SCAN_AVX2
-	if (!avx2)
-		avx2 = mc_cpu_avx2() ? 2 : 1; /* util.c: no cpuid trap */
-#endif
-	bool ok = scan_pass(out, from, own, own ? regs : NULL, sizeof regs, NULL, 0);
-	size_t npool = 0, mapped = 0;
-	uint64_t *pool = ok ? pool_stacks(out, &npool, &mapped) : NULL;
-	if (pool) {
-		mc_scan_free(out);
-		ok = scan_pass(out, from, own, own ? regs : NULL, sizeof regs, pool, npool);
-		mc_unmap(pool, mapped);
-	}
-	if (own)
-		memset(&regs, 0, sizeof regs);
-	if (ok)
-		out->seconds = mc_now() - t0;
-	return ok;
 }
 
 void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,

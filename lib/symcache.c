@@ -409,7 +409,7 @@ static bool dir_look(void)
 	if (opt && strcmp(opt, "off") == 0)
 		return false;
 	if (!opt) {
-		const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+		const char *x = mc_env_value("XDG_CACHE_HOME"), *h = mc_env_value("HOME");
 		if (x && x[0] == '/') {
 			base = x;
 			tail = "/memcheck";

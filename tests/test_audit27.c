@@ -20,8 +20,20 @@
  * pointers into the slice allocator's chunks; valgrind, under which GLib
  * serves each slice with malloc, said still reachable.  glib.supp's
  * libmemcheck:Pool entry makes the chunks pools (scan.c's second pass).
+ *
+ * Session 29: a slice the program leaked was then invisible (a piece of
+ * a chunk other slices keep), what it pointed to still reachable, and
+ * a freed slice's old words kept blocks reachable
+ * (tests/prog/plain_slice29_leak: valgrind 3 blocks definitely lost, 1
+ * indirectly; memcheck none).  With MEMCHECK_GLIB_SLICES=blocks (the
+ * default under valgrind's command line) GLib's own question about
+ * G_SLICE is answered always-malloc, as valgrind's presence answers it
+ * (lib/gslice.c): each slice a block, the program's environment as it
+ * was, a G_SLICE the user sets GLib's answer.
  */
 #include <check.h>
+#include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
@@ -42,40 +54,68 @@ H_CHECK(gobject_clean)
 		      h_fmt(h_count(rec, "possibly_lost", "blocks")));
 }
 
-/* The registry kept in slices is reached through its chunks, pools
- * (glib.supp's libmemcheck:Pool): lost exactly what valgrind says, the
- * one block leaked and the one kept through a pointer into it. */
-H_CHECK(registry_as_valgrind)
+/* Rows about GLib's slices need GLib; where it is not installed the
+ * programs say so and exit 0, and the row is skipped. */
+static bool have_glib(struct h_spec *run, const struct h_case *c)
 {
-	if (strstr(x->r.out, "no libglib-2.0.so.0"))
-		return;
-	ck_assert_msg(strstr(x->r.out, "registry kept in slices"), "%s: stdout \"%s\"", x->label,
-		      x->r.out);
-	static const struct {
-		const char *kind;
-		uint64_t blocks, bytes;
-	} want[] = {
-		{ "definitely_lost", 1, 4242 },
-		{ "indirectly_lost", 0, 0 },
-		{ "possibly_lost", 1, 1111 },
-	};
-	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-		uint64_t blocks = h_count(rec, want[i].kind, "blocks");
-		uint64_t bytes = h_count(rec, want[i].kind, "bytes");
-		ck_assert_msg(blocks == want[i].blocks && bytes == want[i].bytes,
-			      "%s: %s %s blocks, %s bytes; valgrind %llu, %llu", x->label,
-			      want[i].kind, h_fmt(blocks), h_fmt(bytes),
-			      (unsigned long long)want[i].blocks, (unsigned long long)want[i].bytes);
+	(void)run;
+	void *h = dlopen("libglib-2.0.so.0", RTLD_LAZY | RTLD_LOCAL);
+	if (!h) {
+		printf("%s: skipped, no libglib-2.0.so.0\n", c->name);
+		return false;
 	}
+	dlclose(h);
+	return true;
 }
+
+#define LOST(kind, blocks, bytes) { kind ".blocks", blocks }, { kind ".bytes", bytes }
+/* plain_slice29_leak's kinds under valgrind (each slice a block), and
+ * where GLib keeps its chunks (none seen) */
+#define SLICES_AS_VALGRIND                                                             \
+	{ LOST("definitely_lost", 3, 4128), LOST("indirectly_lost", 1, 300),         \
+	  LOST("possibly_lost", 0, 0) }
+#define SLICES_UNSEEN                                                                  \
+	{ LOST("definitely_lost", 0, 0), LOST("indirectly_lost", 0, 0),               \
+	  LOST("possibly_lost", 0, 0) }
 
 static const struct h_case cases[] = {
 	{ "a GObject made and freed, a GSList kept: GLib's own blocks not lost",
 	  .run = { .prog = "plain_audit27_gobject", .flags = H_PRELOAD | H_EXITCODE },
 	  .record = "process", .check = gobject_clean },
-	{ "a registry kept in GLib slices: reached through the chunks, as under valgrind",
-	  .run = { .prog = "plain_slice28_registry", .flags = H_PRELOAD },
-	  .record = "process", .check = registry_as_valgrind },
+	/* the registry reached, lost exactly what valgrind says: the one
+	 * block leaked and the one kept through a pointer into it */
+	{ "a registry kept in GLib slices: reached, as under valgrind",
+	  .run = { .prog = "plain_slice28_registry", .flags = H_PRELOAD }, .setup = have_glib,
+	  .out = H_LIST("registry kept in slices"),
+	  .want = { LOST("definitely_lost", 1, 4242), LOST("indirectly_lost", 0, 0),
+		    LOST("possibly_lost", 1, 1111) } },
+	/* valgrind's kinds, and the program's own getenv sees no G_SLICE */
+	{ "slices leaked, one holding a block, one freed over a pointer: blocks, as valgrind",
+	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
+		   .env = H_LIST("MEMCHECK_GLIB_SLICES=blocks") },
+	  .setup = have_glib, .out = H_LIST("slices leaked, G_SLICE unset\n"),
+	  .want = SLICES_AS_VALGRIND },
+	/* auto: blocks under valgrind's command line, as valgrind.  Without
+	 * the C library's freeres: under jemalloc and tcmalloc it leaves the
+	 * link map of a dlopen'd GLib definitely lost (1,241 bytes, its
+	 * clique 2,018 more; valgrind: not lost), with chunks as well */
+	{ "slices leaked, under valgrind's command line: blocks by default",
+	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
+		   .env = H_LIST("MEMCHECK_VALGRIND_TEXT=summary", "MEMCHECK_VALGRIND_FREERES=none") },
+	  .setup = have_glib, .out = H_LIST("slices leaked, G_SLICE unset\n"),
+	  .want = SLICES_AS_VALGRIND },
+	/* auto elsewhere, and G_SLICE set empty by the user (GLib's own way
+	 * to keep its slices under valgrind) even with blocks asked for:
+	 * GLib keeps its chunks as bare, the slices' leaks unseen */
+	{ "slices leaked, memcheck's defaults: GLib's chunks as bare",
+	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD }, .setup = have_glib,
+	  .out = H_LIST("slices leaked, G_SLICE unset\n"),
+	  .want = SLICES_UNSEEN },
+	{ "G_SLICE set empty by the user: GLib keeps its chunks",
+	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
+		   .env = H_LIST("G_SLICE=", "MEMCHECK_GLIB_SLICES=blocks") },
+	  .setup = have_glib, .out = H_LIST("slices leaked, G_SLICE \n"),
+	  .want = SLICES_UNSEEN },
 };
 
 int main(void)
