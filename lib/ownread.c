@@ -51,7 +51,16 @@
  * microseconds is counted as memcheck's.  A page memcheck faulted in
  * that the program reads later (a C++ throw's unwinder reads the same
  * tables) stays memcheck's: the program would have faulted it bare
- * (measured in tests/test_rss_self.c's throwing row).  The object's
+ * (measured in tests/test_rss_self.c's throwing row).  Nothing here can
+ * tell (session 29, doc/costs.md): the kernel shows no read of a page
+ * already mapped, and the pages the program reads are those memcheck
+ * named (the table's first probes, .rodata's last page where
+ * .eh_frame_hdr begins), so giving back the rest of the block changed no
+ * row; giving back every page a read faulted made the C++ and GLib rows
+ * exact, but madvise's zap puts the pages in the kernel's peak mark
+ * first (a read at the program's peak: peak_rss up by the block) and
+ * each later read faults them in again.  What would: reading the tables
+ * through a mapping of memcheck's own, never the program's.  The object's
  * first page (ELF and program headers) is present when its segment is
  * looked up: the dynamic linker read the program headers there when it
  * loaded the object (_dl_find_object's data); were it not, reading it

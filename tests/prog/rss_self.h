@@ -74,6 +74,67 @@ __attribute__((destructor)) static void rss_self_exit_register(void)
 	on_exit(rss_self_exit_print, NULL);
 }
 
+/* One line of /proc/self/maps (line, n bytes, no newline) to out: where
+ * it maps a file, the line and its pages' present bits from pagemap
+ * (pm), '#' present, '.' not, 64 to a line. */
+static void rss_self_pages_of(int out, int pm, const char *line, size_t n)
+{
+	char *end;
+	unsigned long long lo = strtoull(line, &end, 16), hi;
+	if (*end != '-')
+		return;
+	hi = strtoull(end + 1, &end, 16);
+	const char *path = (const char *)memchr(line, '/', n);
+	if (!path || hi <= lo || write(out, line, n) < 0 || write(out, "\n", 1) < 0)
+		return;
+	char bits[65];
+	unsigned long long e[64];
+	for (unsigned long long a = lo; a < hi; a += 64 * 4096ull) {
+		size_t k = (hi - a) / 4096 < 64 ? (size_t)((hi - a) / 4096) : 64;
+		ssize_t got = pread(pm, e, k * 8, (off_t)(a / 4096 * 8));
+		for (size_t i = 0; i < k; i++)
+			bits[i] = got == (ssize_t)(k * 8) && e[i] >> 63 ? '#' : '.';
+		bits[k] = '\n';
+		if (write(out, bits, k + 1) < 0)
+			return;
+	}
+}
+
+/* RSS_SELF_PAGES=FILE: each file mapping's pages, present or not, as
+ * they are at the program's figures (rss_self_pages_of): the files of a
+ * run without memcheck and one under it, compared with diff, show page
+ * by page which pages of which library one run holds and the other not
+ * (how doc/costs.md's session 29 found libstdc++'s two blocks at
+ * .eh_frame_hdr, present in both and counted as memcheck's). */
+static void rss_self_pages(const char *to)
+{
+	int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char buf[8192];
+	size_t have = 0;
+	ssize_t n;
+	while (in >= 0 && pm >= 0 && out >= 0 &&
+	       (n = read(in, buf + have, sizeof buf - have)) > 0) {
+		have += (size_t)n;
+		char *at = buf, *nl;
+		while ((nl = (char *)memchr(at, '\n', have - (size_t)(at - buf)))) {
+			rss_self_pages_of(out, pm, at, (size_t)(nl - at));
+			at = nl + 1;
+		}
+		have -= (size_t)(at - buf);
+		memmove(buf, at, have);
+		if (have == sizeof buf)
+			break; /* a line longer than the buffer: not maps' */
+	}
+	if (in >= 0)
+		close(in);
+	if (pm >= 0)
+		close(pm);
+	if (out >= 0)
+		close(out);
+}
+
 /* "rss_self: start=S end=E hwm=H\n" on stdout: start, the VmRSS that
  * main read first; end and hwm, VmRSS and VmHWM now. */
 static void rss_self_print(long long start)
@@ -91,7 +152,8 @@ static void rss_self_print(long long start)
 		_exit(3);
 	/* RSS_SELF_SMAPS=FILE: /proc/self/smaps as it was at these figures,
 	 * to compare a run under memcheck with one without, mapping by
-	 * mapping (after the figures: it changes none of them). */
+	 * mapping (after the figures: it changes none of them); and
+	 * RSS_SELF_PAGES=FILE, page by page. */
 	const char *to = getenv("RSS_SELF_SMAPS");
 	int in = to ? open("/proc/self/smaps", O_RDONLY | O_CLOEXEC) : -1;
 	int out = in >= 0 ? open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
@@ -104,5 +166,8 @@ static void rss_self_print(long long start)
 		close(in);
 	if (out >= 0)
 		close(out);
+	const char *pages = getenv("RSS_SELF_PAGES");
+	if (pages)
+		rss_self_pages(pages);
 }
 #endif
