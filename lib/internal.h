@@ -2609,7 +2609,7 @@ struct mc_region_report {
 	bool valgrind;                  /* leak figures from valgrind (vgmode.c) */
 	const struct mc_peak *peak;     /* the sites at its peak, or NULL */
 	const struct mc_timeline *timeline; /* its samples, or NULL */
-	size_t lost_suppressed;         /* definitely/possibly lost records suppressed */
+	size_t errors_suppressed;       /* records of valgrind's error kinds suppressed */
 	bool rss_asked;                 /* RSS measured: an unknown figure was unread */
 };
 void mc_report_emit(const struct mc_region_report *rr);
@@ -2633,6 +2633,9 @@ void mc_vgtext_emit(const struct mc_region_report *rr);
 /* Does a leak of kind (enum mc_kind) fail a region: valgrind's rule for
  * the process under MEMCHECK_VALGRIND_TEXT, memcheck's otherwise. */
 bool mc_vgtext_leak_fails(bool process, uint32_t kind);
+/* The groups among n whose kinds valgrind's text counts as errors
+ * (--errors-for-leak-kinds): under MEMCHECK_VALGRIND_TEXT only. */
+size_t mc_vgtext_error_groups(const struct mc_leak *g, size_t n);
 /* Must the process's unlost kinds be matched against suppressions? */
 bool mc_vgtext_all_kinds(bool process);
 /* At each region's end: the first record of leaks[0..n) that fails a

@@ -516,7 +516,8 @@ static void at_exit(int status, void *arg)
  * for the status (a failing region turns 0 into MEMCHECK_EXITCODE).
  * Not reported: a child forked since the last exec (its heap is the
  * parent's copy; check's forked tests leave by _exit; valgrind has
- * --child-silent-after-fork for that noise), a vfork or clone child
+ * --child-silent-after-fork for that noise) but under valgrind's text,
+ * whose user asked for valgrind's reports, a vfork or clone child
  * (the parent's memory: it only forwards), a process left out, and a
  * handler that interrupted memcheck or, counting only, maybe the
  * allocator: the locks the interrupted code holds (a block table
@@ -529,7 +530,11 @@ static void at_exit(int status, void *arg)
  * the parent's there. */
 static bool may_report_at_exit(void)
 {
-	return watching && !forked_child && !atomic_load(&exit_handler_ran);
+	/* under valgrind's text a forked child too: valgrind reports every
+	 * process at its exit, _exit included (plain_exit fork-_exit: the
+	 * child's loss record, its status --error-exitcode's) */
+	return watching && (!forked_child || mc_opt.valgrind_text != MC_VGTEXT_NONE) &&
+	       !atomic_load(&exit_handler_ran);
 }
 
 static bool report_at_exit(pid_t self)

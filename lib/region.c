@@ -274,16 +274,6 @@ static int leak_cmp(const void *x, const void *y)
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-/* The definitely and possibly lost groups among n: valgrind's text
- * counts those suppressed as suppressed errors (vgtext.c). */
-static size_t lost_groups(const struct mc_leak *g, size_t n)
-{
-	size_t lost = 0;
-	for (size_t i = 0; g && i < n; i++)
-		lost += g[i].kind == MC_KIND_DEFINITE || g[i].kind == MC_KIND_POSSIBLE;
-	return lost;
-}
-
 static void add_violation(struct memcheck_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void add_violation(struct memcheck_result *r, const char *fmt, ...)
@@ -571,7 +561,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	bool all = vg || fails || mc_opt.gen_suppressions || mc_opt.suppressions ||
 		   (!r->fold && (out || mc_opt.report || mc_opt.text == MC_TEXT_FULL)) ||
 		   mc_vgtext_all_kinds(r->process);
-	size_t lost_before = mc_opt.valgrind_text ? lost_groups(groups, acc.n) : 0;
+	size_t errors_before = mc_opt.valgrind_text ? mc_vgtext_error_groups(groups, acc.n) : 0;
 	struct mc_supp_report supp = { .at_exit = at_exit };
 	mc_suppress_region(&res, groups, &acc.n, &supp, all ? MC_SUPP_ALL : MC_SUPP_LOST);
 	if (!all && mc_gate_reads_kept())
@@ -648,7 +638,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			add_violation(&res, "%s", supp.violation);
 	}
 	mc_report_last_leak(res.pass || vg, groups, acc.n);
-	size_t lost_suppressed = mc_opt.valgrind_text ? lost_before - lost_groups(groups, acc.n) : 0;
+	size_t errors_suppressed =
+		mc_opt.valgrind_text ? errors_before - mc_vgtext_error_groups(groups, acc.n) : 0;
 
 	struct mc_region_report rr = {
 		.r = &res,
@@ -662,7 +653,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.valgrind = vg,
 		.peak = snapped ? &r->peak : NULL,
 		.timeline = timed ? &tl : NULL,
-		.lost_suppressed = lost_suppressed,
+		.errors_suppressed = errors_suppressed,
 		.rss_asked = e.measured,
 	};
 	if (!r->fold || !res.pass)

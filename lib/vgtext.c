@@ -10,17 +10,21 @@
  * '^==[0-9][0-9]*== ERROR SUMMARY: 0 errors', others take a field with
  * awk '/ERROR SUMMARY/ {print $4}' or cut -d ' ' -f 4, or grep
  * '== +.* lost: [^0]', "All heap blocks were freed", "in use at exit: 0
- * bytes in 0 blocks"; CTest counts "are definitely lost in loss record".
- * So each line is valgrind 3.19's to the byte (compared with its output
- * on the same programs: tests/test_wrapper.c), with memcheck's figures:
- * numbers with thousands separators, the LEAK SUMMARY's words right-
- * aligned, records in valgrind's order (ascending total bytes, then
- * kind, then blocks), numbered over every record that is not
- * suppressed.  valgrind's rules for the counts (its manual, "--leak-
- * check", "--errors-for-leak-kinds"): with --leak-check=full each
- * definitely or possibly lost record is an error of its own context, a
- * suppressed one a suppressed error; a heap error is an error, its
- * context its kind and stack.  memcheck's verdict takes the place of
+ * bytes in 0 blocks"; CTest counts the records' headings, "definitely
+ * lost" and "possibly lost" ones and "still reachable" ones, which its
+ * default -q --show-reachable=yes lists in a passing run too (a
+ * "Potential Memory Leak" each).  So each line is valgrind 3.19's to
+ * the byte (compared with its output on the same programs:
+ * tests/test_wrapper.c), with memcheck's figures: numbers with
+ * thousands separators, the LEAK SUMMARY's words right-aligned,
+ * records in valgrind's order (ascending total bytes, then kind, then
+ * blocks), numbered over every record that is not suppressed.
+ * valgrind's rules for the counts (its manual, "--leak-check",
+ * "--errors-for-leak-kinds"): with --leak-check=full each record of the
+ * kinds --errors-for-leak-kinds names (definitely and possibly lost by
+ * default) is an error of its own context, a suppressed one of those
+ * kinds a suppressed error; a heap error is an error, its context its
+ * kind and stack.  memcheck's verdict takes the place of
  * valgrind's "For lists of detected and suppressed errors" line.
  *
  * Nothing here reads RSS or the allocator's statistics: the figures are
@@ -202,18 +206,34 @@ bool mc_vgtext_leak_fails(bool process, uint32_t kind)
 	       (mc_opt.valgrind_errors >> (kind & 3) & 1);
 }
 
+/* valgrind counts a suppressed loss record among its suppressed errors
+ * ("suppressed: N from N", each record its own context) only where the
+ * record would have been an error: of a kind --errors-for-leak-kinds
+ * names (valgrind 3.19: a suppressed still reachable record counts under
+ * --errors-for-leak-kinds=all, a suppressed definitely lost one not
+ * under =reachable).  region.c counts them before and after matching. */
+size_t mc_vgtext_error_groups(const struct mc_leak *g, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; g && i < n; i++)
+		k += (unsigned)mc_opt.valgrind_errors >> (g[i].kind & 3) & 1;
+	return k;
+}
+
 /* Whether the process's indirectly lost or still reachable blocks must
  * be matched against the suppressions (region.c): where valgrind's text
- * lists them without -q, or where they are errors, or where a lost
- * record may be listed in a run that passes (a lost kind left out of
- * --errors-for-leak-kinds): the records are numbered over every kind,
- * and an allocator's own block left unmatched (tcmalloc's, still
- * reachable) made "loss record 2 of 2" of valgrind's "1 of 1".  A
- * failing run has them matched anyway (region.c).  Not asked otherwise:
- * a passing process's still reachable blocks stay unmatched, as for
- * memcheck's one-line summary (matching them reads the suppression
- * cache, the verdict file, /proc/self/maps and symbol caches: 179 -> 218
- * system calls for tests/prog/plain_keep_strings, strace -f -c). */
+ * lists them, -q or not (valgrind -q lists every shown kind's records,
+ * in a passing run too: CTest's default --show-reachable=yes), or where
+ * they are errors, or where a lost record may be listed in a run that
+ * passes (a lost kind left out of --errors-for-leak-kinds): the records
+ * are numbered over every kind, and an allocator's own block left
+ * unmatched (tcmalloc's, still reachable) made "loss record 2 of 2" of
+ * valgrind's "1 of 1".  A failing run has them matched anyway
+ * (region.c).  Not asked otherwise: a passing process's still reachable
+ * blocks stay unmatched, as for memcheck's one-line summary (matching
+ * them reads the suppression files, /proc/self/maps and symbol tables:
+ * 110 -> 258 system calls for bench/suite_test 3 under CTest's options,
+ * strace -f -c; doc/costs.md). */
 bool mc_vgtext_all_kinds(bool process)
 {
 	unsigned unlost = 1u << MC_KIND_INDIRECT | 1u << MC_KIND_REACHABLE;
@@ -221,7 +241,7 @@ bool mc_vgtext_all_kinds(bool process)
 		return false;
 	bool listed = mc_opt.valgrind_text == MC_VGTEXT_ALL ||
 		      ((unsigned)mc_opt.valgrind_show & unlost);
-	return (listed && mc_opt.text != MC_TEXT_NONE && mc_opt.text != MC_TEXT_FAIL) ||
+	return (listed && mc_opt.text != MC_TEXT_NONE) ||
 	       ((unsigned)mc_opt.valgrind_errors & unlost) ||
 	       ((unsigned)mc_opt.valgrind_errors & MC_SUPP_LOST) != MC_SUPP_LOST;
 }
@@ -238,14 +258,6 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 	size_t n = rr->nleak_groups;
 	if (mc_opt.valgrind_text < MC_VGTEXT_FULL || !n || !rr->leaks)
 		return;
-	/* -q and a run that passes: the definitely and possibly lost
-	 * records shown (no error: --errors-for-leak-kinds left them out),
-	 * not the others, where valgrind -q --show-leak-kinds=all lists
-	 * the still reachable records too; listing them needs every kind
-	 * matched against the suppressions, and CTest, which passes
-	 * --show-reachable=yes -q, counts only the lost ones (179 -> 216
-	 * system calls for tests/prog/plain_keep_strings, strace -f) */
-	bool lost_only = mc_opt.text == MC_TEXT_FAIL && rr->r->pass;
 	size_t bytes = n * sizeof(struct mc_leak);
 	struct mc_leak *v = mc_map(bytes);
 	if (!v)
@@ -254,7 +266,7 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 	mc_sort(v, n, sizeof *v, vg_cmp);
 	char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
 	for (size_t i = 0; i < n; i++) {
-		if (!shown_kind(v[i].kind) || (lost_only && !lost_kind(v[i].kind)))
+		if (!shown_kind(v[i].kind))
 			continue;
 		/* a record whose blocks lead cliques: "N (D direct, I
 		 * indirect) bytes", N their sum, as valgrind writes it */
@@ -302,7 +314,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 					errors++;
 					ctx++;
 				}
-			supp = rr->lost_suppressed;
+			supp = rr->errors_suppressed;
 		}
 	}
 	const struct memcheck_count *k[] = { &r->definitely_lost, &r->indirectly_lost,

@@ -156,9 +156,24 @@ H_CHECK(killed_by_sigsegv)
 
 /* ---- valgrind's lines -------------------------------------------------- */
 
-H_SETUP(vg_under_allocator)
+/* The allocator preloaded, the row's own variables kept (valgrind's run
+ * has them: valgrind_text). */
+static void under_allocator(struct h_spec *run, const struct h_case *c)
 {
 	h_setup_allocator_preloaded(run, c);
+	size_t n = 0;
+	while (c->run.env && c->run.env[n])
+		n++;
+	const char **env = calloc(n + 2, sizeof *env);
+	ck_assert_ptr_nonnull(env);
+	memcpy(env, c->run.env, n * sizeof *env);
+	env[n] = run->env[0];
+	run->env = env;
+}
+
+H_SETUP(vg_under_allocator)
+{
+	under_allocator(run, c);
 	return vg_line(run, NULL, NULL);
 }
 
@@ -211,6 +226,9 @@ static char *read_lines(const char *text, bool some)
 	return out;
 }
 
+/* The suppression file a row's setup wrote, given to valgrind too. */
+static const char *vg_supp;
+
 /* valgrind's own output for the row's command line (its words, the
  * program and its arguments), once a row. */
 static int valgrind_status; /* valgrind's exit status of the row valgrind_text ran */
@@ -227,6 +245,8 @@ static const char *valgrind_text(const struct h_case *c)
 		}
 	const char *argv[32];
 	size_t n = 0;
+	if (vg_supp)
+		argv[n++] = h_env("--suppressions=%s", vg_supp);
 	for (size_t i = 0; c->run.cli && c->run.cli[i]; i++)
 		argv[n++] = c->run.cli[i];
 	argv[n++] = h_prog(c->run.prog);
@@ -296,6 +316,68 @@ H_CHECK(status_as_valgrind)
 H_CHECK(errors_as_valgrind)
 {
 	same_lines(x, c, true, true);
+}
+
+/* -q: the loss records valgrind lists (valgrind -q lists them, nothing
+ * else, in a run that passes too: CTest counts each still reachable one
+ * as a "Potential Memory Leak"), and its exit status; valgrind must list
+ * one at least. */
+H_CHECK(records_as_valgrind)
+{
+	if (!h_valgrind_path()) {
+		printf("%s: valgrind is not installed: not compared\n", x->label);
+		return;
+	}
+	char *vg = read_lines(valgrind_text(c), true), *mc = read_lines(x->r.err, true);
+	ck_assert_msg(strstr(vg, "in loss record"), "%s: valgrind lists no record:\n%s", x->label,
+		      valgrind_text(c));
+	ck_assert_msg(x->r.exit_code == valgrind_status, "%s: exit status %d, valgrind's %d",
+		      x->label, x->r.exit_code, valgrind_status);
+	ck_assert_msg(!strcmp(vg, mc), "%s: valgrind's records:\n%s\nmemcheck's:\n%s\n"
+		      "memcheck's whole text:\n%s", x->label, vg, mc, x->r.err);
+	free(vg);
+	free(mc);
+}
+
+/* ERROR SUMMARY's line whole, its suppressed errors and their contexts
+ * with it: valgrind counts a suppressed loss record there only where it
+ * would have been an error (--errors-for-leak-kinds). */
+H_CHECK(error_summary_as_valgrind)
+{
+	if (!h_valgrind_path()) {
+		printf("%s: valgrind is not installed: not compared\n", x->label);
+		return;
+	}
+	const char *vg = strstr(valgrind_text(c), "== ERROR SUMMARY: ");
+	const char *mc = strstr(x->r.err, "== ERROR SUMMARY: ");
+	ck_assert_msg(vg && mc, "%s: no ERROR SUMMARY:\n%s", x->label, x->r.err);
+	size_t n = strcspn(vg, "\n");
+	ck_assert_msg(strcspn(mc, "\n") == n && !strncmp(vg, mc, n),
+		      "%s: valgrind's %.*s, memcheck's %.*s", x->label, (int)n, vg,
+		      (int)strcspn(mc, "\n"), mc);
+}
+
+/* plain_supp's records: its still reachable ones (keep_*) or its
+ * definitely lost ones (lose) suppressed, valgrind given the file too */
+static bool supp_setup(struct h_spec *run, const struct h_case *c, const char *fun)
+{
+	vg_supp = h_tmppath("vg.supp");
+	FILE *f = fopen(vg_supp, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\n   %s\n   Memcheck:Leak\n   ...\n   fun:%s\n}\n", fun, fun);
+	fclose(f);
+	under_allocator(run, c);
+	return vg_line(run, vg_supp, NULL);
+}
+
+H_SETUP(kept_suppressed)
+{
+	return supp_setup(run, c, "keep_*");
+}
+
+H_SETUP(lost_suppressed)
+{
+	return supp_setup(run, c, "lose");
 }
 
 /* exit() while another thread runs: nothing freed under it (valgrind
@@ -441,6 +523,42 @@ static const struct h_case cases[] = {
 	{ "--errors-for-leak-kinds=lost", ONCE, MC("--errors-for-leak-kinds=lost"),
 	  EXIT("clean"), .setup = vg, .exit = 2,
 	  .err = H_LIST("--errors-for-leak-kinds=lost: expected all, none, or definite") },
+	/* -q lists the records of the kinds shown in a run that passes
+	 * too, as valgrind -q does: CTest's own options on a program that
+	 * keeps blocks to its end (a "Potential Memory Leak" each for
+	 * CTest), cliques' indirectly lost records where no kind is an
+	 * error, and only the kinds asked for */
+	{ "CTest's options, still reachable blocks", VG("-q", "--tool=memcheck",
+	  "--leak-check=yes", "--show-reachable=yes", "--num-callers=50"),
+	  .prog = "plain_keep_strings", .env = H_LIST("LC_ALL=C.UTF-8") },
+	  .setup = vg_under_allocator, .check = records_as_valgrind },
+	{ "-q --show-leak-kinds=all --errors-for-leak-kinds=none", VG("-q", "--leak-check=full",
+	  "--show-leak-kinds=all", "--errors-for-leak-kinds=none", "--error-exitcode=42"),
+	  .prog = "plain_leak_cycle" }, .setup = vg_under_allocator,
+	  .check = records_as_valgrind },
+	{ "-q --show-leak-kinds=reachable", VG("-q", "--leak-check=full",
+	  "--show-leak-kinds=reachable", "--errors-for-leak-kinds=none", "--error-exitcode=42"),
+	  .prog = "plain_supp", .args = H_LIST("lost") }, .setup = vg_under_allocator,
+	  .check = records_as_valgrind },
+	/* a forked child that leaves by _exit is reported as valgrind
+	 * reports it, its status --error-exitcode's (the parent's its own:
+	 * MEMCHECK_ANCESTORS=0, as under valgrind) */
+	{ "a forked child's _exit", VG("-q", "--leak-check=full", "--error-exitcode=42"),
+	  .prog = "plain_exit", .args = H_LIST("fork-_exit"),
+	  .env = H_LIST("MEMCHECK_ANCESTORS=0") }, .setup = vg_under_allocator,
+	  .stdout_is = "out child=42", .check = records_as_valgrind },
+	/* suppressed records among ERROR SUMMARY's suppressed errors only
+	 * where their kind is an error's.  Not under tcmalloc, whose own
+	 * block memcheck's shipped suppressions take (valgrind does not see
+	 * it): one suppressed error more there. */
+	{ "suppressed still reachable records as errors", .allocators = H_ONLY(H_GLIBC) |
+	  H_ONLY(H_JEMALLOC) | H_ONLY(H_MIMALLOC), VG("--leak-check=full",
+	  "--errors-for-leak-kinds=all"), .prog = "plain_supp", .args = H_LIST("lost") },
+	  .setup = kept_suppressed, .check = error_summary_as_valgrind },
+	{ "suppressed lost records not errors", .allocators = H_ONLY(H_GLIBC) |
+	  H_ONLY(H_JEMALLOC) | H_ONLY(H_MIMALLOC), VG("--leak-check=full",
+	  "--errors-for-leak-kinds=reachable"), .prog = "plain_supp", .args = H_LIST("lost") },
+	  .setup = lost_suppressed, .check = error_summary_as_valgrind },
 	{ "valgrind's lines, clean", VG("--leak-check=full"), .prog = "plain_clean" },
 	  .setup = vg_under_allocator, .check = as_valgrind },
 	{ "valgrind's lines, a double free", VG("--leak-check=full"), .prog = "plain_errors",

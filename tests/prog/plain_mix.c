@@ -14,11 +14,21 @@
 #define SLOTS 64
 
 static void *slot[SLOTS];
+static size_t len[SLOTS]; /* the size asked for each slot's block */
 
 static void drop(int i)
 {
 	free(slot[i]);
 	slot[i] = NULL;
+}
+
+/* slot i's block, n bytes, when there is one */
+static void put(int i, void *p, size_t n)
+{
+	if (p) {
+		slot[i] = p;
+		len[i] = n;
+	}
 }
 
 int main(int argc, char **argv)
@@ -31,64 +41,60 @@ int main(int argc, char **argv)
 		switch (i % 13) {
 		case 0:
 			drop(k);
-			slot[k] = malloc(sz);
+			put(k, malloc(sz), sz);
 			break;
 		case 1:
 			drop(k);
-			slot[k] = calloc(sz % 10 + 1, 8);
+			put(k, calloc(sz % 10 + 1, 8), (sz % 10 + 1) * 8);
 			break;
 		case 2:                                 /* grow */
-			p = realloc(slot[k], sz * 3);
-			if (p)
-				slot[k] = p;
+			put(k, realloc(slot[k], sz * 3), sz * 3);
 			break;
 		case 3:                                 /* shrink */
-			p = realloc(slot[k], sz / 4 + 1);
-			if (p)
-				slot[k] = p;
+			put(k, realloc(slot[k], sz / 4 + 1), sz / 4 + 1);
 			break;
 		case 4:                                 /* realloc(NULL, n) */
 			drop(k);
-			slot[k] = realloc(NULL, sz);
+			put(k, realloc(NULL, sz), sz);
 			break;
 		case 5:                                 /* realloc(p, 0) frees */
 			if (slot[k]) {
-				p = realloc(slot[k], 0);
-				slot[k] = p;            /* NULL under glibc */
+				slot[k] = realloc(slot[k], 0); /* NULL under glibc */
+				len[k] = 0;
 			}
 			break;
 		case 6:
 			drop(k);
-			slot[k] = memalign(64, sz);
+			put(k, memalign(64, sz), sz);
 			break;
 		case 7:
 			drop(k);
 			if (posix_memalign(&p, 32, sz) == 0)
-				slot[k] = p;
+				put(k, p, sz);
 			break;
 		case 8:
 			drop(k);
-			slot[k] = aligned_alloc(16, (sz + 15) & ~(size_t)15);
+			put(k, aligned_alloc(16, (sz + 15) & ~(size_t)15), (sz + 15) & ~(size_t)15);
 			break;
 		case 9:
 			drop(k);
-			slot[k] = valloc(sz);
+			put(k, valloc(sz), sz);
 			break;
 		case 10:
-			p = reallocarray(slot[k], sz % 20 + 1, 12);
-			if (p)
-				slot[k] = p;
+			put(k, reallocarray(slot[k], sz % 20 + 1, 12), (sz % 20 + 1) * 12);
 			break;
 		case 11:
 			drop(k);
 			free(NULL);
-			slot[k] = malloc(0);
+			put(k, malloc(0), 0);
 			break;
 		case 12:
 			drop(k);
 			break;
 		}
-		if (slot[k])
+		/* a byte written where there is one: malloc(0)'s and
+		 * realloc(p, 0)'s blocks have none (valgrind: invalid write) */
+		if (slot[k] && len[k])
 			memset(slot[k], (int)i, 1);
 	}
 	for (int k = 0; k < SLOTS; k++)
