@@ -127,6 +127,23 @@ const char *h_allocator_name(int i)
 	return h_allocators[i].soname ? h_allocators[i].soname : "glibc";
 }
 
+pid_t h_spawn_quiet(char *const argv[], char *const env[], bool traced)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (traced)
+			ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execve(argv[0], argv, env ? env : environ);
+		_exit(127);
+	}
+	return pid;
+}
+
 bool h_can_ptrace(void)
 {
 	static int can = -1;

@@ -73,6 +73,11 @@ const char *h_allocator_name(int i);
  * (PTRACE_TRACEME, as gdb's run starts a program): a container's seccomp
  * filter or Yama's ptrace_scope 3 refuse it.  Asked once, of a child. */
 bool h_can_ptrace(void);
+/* Start argv with env (NULL: this process's environment) in a child whose
+ * standard output and error go to /dev/null; where traced, the child asks
+ * to be traced by this process (PTRACE_TRACEME) and stops at its exec.
+ * Its pid; exit status 127 where argv[0] could not be run. */
+pid_t h_spawn_quiet(char *const argv[], char *const env[], bool traced);
 /* A fresh path (not yet created) in the test program's temporary
  * directory, which h_run_suite() makes and removes when the program exits,
  * files of failed tests included (H_KEEP=1 in the environment keeps it). */

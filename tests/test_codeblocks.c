@@ -96,17 +96,7 @@ static int blocks_present(pid_t pid)
 /* Run argv with env, stopped at its exit: the blocks then, or -1. */
 static int run_counted(char *const argv[], char *const env[], bool count)
 {
-	pid_t pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (count)
-			ptrace(PTRACE_TRACEME, 0, 0, 0);
-		execve(argv[0], argv, env);
-		_exit(127);
-	}
+	pid_t pid = h_spawn_quiet(argv, env, count);
 	int st, blocks = -1;
 	if (!count) {
 		ck_assert(waitpid(pid, &st, 0) == pid);

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -182,15 +181,7 @@ END_TEST
  * waits for the end: the signal comes mid-run. */
 static void killed_by(const char *const argv[], double delay, int sig)
 {
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
-		dup2(null, 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
+	pid_t pid = h_spawn_quiet((char *const *)argv, NULL, false);
 	struct timespec d = { (time_t)delay, (long)((delay - (time_t)delay) * 1e9) };
 	nanosleep(&d, NULL);
 	kill(pid, sig);

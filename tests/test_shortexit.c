@@ -19,7 +19,6 @@
  * refused, the rows are skipped.
  */
 #include <check.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +46,7 @@ START_TEST(bare_parent)
 	char *argv[] = { STRACE, "-f", "-qq", "-e", "trace=openat,readlink", "-o", out,
 			 "-E", pre, "-E", cache, "-E", "MEMCHECK_PROGRAMS=*", "--", (char *)h_prog("plain_leak_direct"), NULL };
 	char *env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
-	pid_t pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
-		dup2(null, 2);
-		execve(argv[0], argv, env);
-		_exit(127);
-	}
+	pid_t pid = h_spawn_quiet(argv, env, false);
 	int st;
 	ck_assert(waitpid(pid, &st, 0) == pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 23,
