@@ -213,7 +213,9 @@ static bool has_debug_sections(const struct elf_file *f)
 
 /* The debug file of main's build ID, as libdw's default path finds it. */
 #define DEBUG_PREFIX "/usr/lib/debug/.build-id/"
-#define DEBUG_PATH_MAX (sizeof DEBUG_PREFIX + 2 * 64 + 1 + sizeof ".debug")
+#define DEBUG_PATH_MAX MC_DEBUG_PATH_MAX
+_Static_assert(MC_DEBUG_PATH_MAX == sizeof DEBUG_PREFIX + 2 * 64 + 1 + sizeof ".debug",
+	       "symtab.h's MC_DEBUG_PATH_MAX");
 
 /* The build-ID debug file's path of id (2 to 64 bytes) into path
  * (DEBUG_PATH_MAX). */
@@ -633,6 +635,23 @@ static bool image_id(uintptr_t lo, uint64_t bias, struct mc_quick_key *k)
 	memcpy(k->key, id, len);
 	k->idlen = len;
 	return true;
+}
+
+bool mc_elfmod_debug_path_at(uintptr_t addr, char path[MC_DEBUG_PATH_MAX])
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	struct mc_quick_key k;
+	if (_dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map ||
+	    !image_id((uintptr_t)fo.dlfo_map_start, fo.dlfo_link_map->l_addr, &k))
+		return false;
+	debug_path(path, k.key, k.idlen);
+	return true;
+#else
+	(void)addr;
+	(void)path;
+	return false;
+#endif
 }
 
 bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k)

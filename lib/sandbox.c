@@ -33,7 +33,6 @@
  * failing process writes for its parent (MEMCHECK_ANCESTORS), and any
  * system call a seccomp filter refuses at the exit.
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -45,6 +44,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "symtab.h"
 
 #define NKEPT 64
 #define NAMES_BYTES (64 * 1024)
@@ -76,44 +76,29 @@ static void keep(const char *path, int flags)
 
 static int kept_open(const char *path);
 
-/* The debug file of the object whose first mapping is m, where its
- * build ID's is installed (libc6-dbg: the C library's and the dynamic
- * linker's static functions, allocate_dtv among them, which shipped
- * suppressions name), by the path elfmod.c opens it by. */
-static void keep_debug(const struct mc_mapping *m)
+/* path kept under a copy of its name in names (the paths elfmod.c
+ * opens, compared there by their text); false where it was not. */
+static bool keep_named(const char *path)
 {
-	const Elf64_Ehdr *eh = (const void *)m->lo;
-	if (!m->readable || m->hi - m->lo < 4096 || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > 4096)
-		return;
-	const Elf64_Phdr *ph = (const void *)(m->lo + eh->e_phoff);
-	uintptr_t bias = m->lo;
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD) {
-			bias = m->lo - (uintptr_t)(ph[i].p_vaddr - ph[i].p_offset);
-			break;
-		}
-	size_t idlen;
-	const unsigned char *id = mc_image_build_id(eh, bias, &idlen);
-	static const char prefix[] = "/usr/lib/debug/.build-id/";
-	size_t len = sizeof prefix - 1 + 2 * idlen + 1 + sizeof ".debug";
-	if (!id || idlen < 2 || idlen > 64 || len > NAMES_BYTES - names_used)
-		return;
-	char *path = names + names_used, *w = path + sizeof prefix - 1;
-	memcpy(path, prefix, sizeof prefix - 1);
-	w = mc_hex(w, id, 1);
-	*w++ = '/';
-	w = mc_hex(w, id + 1, idlen - 1);
-	memcpy(w, ".debug", sizeof ".debug");
+	size_t len = strlen(path) + 1;
+	if (!names && !(names = mc_map(NAMES_BYTES)))
+		return false;
+	if (len > NAMES_BYTES - names_used)
+		return false;
 	int before = nkept;
-	keep(path, O_RDONLY | O_CLOEXEC);
-	if (nkept > before)
-		names_used += strlen(path) + 1;
+	keep(memcpy(names + names_used, path, len), O_RDONLY | O_CLOEXEC);
+	if (nkept == before)
+		return false;
+	names_used += len;
+	return true;
 }
 
-/* A loaded object's file, as /proc/self/maps names it (the path
- * elfmod.c opens to read its symbol tables, which name the frames that
- * suppressions match), once: its first mapping. */
+/* A loaded object's file, as /proc/self/maps names it (the path elfmod.c
+ * opens to read its symbol tables, which name the frames suppressions
+ * match), once: its first mapping.  With it the debug file of its build
+ * ID where installed (libc6-dbg: the C library's and the dynamic
+ * linker's static functions, allocate_dtv among them, which shipped
+ * suppressions name). */
 static bool keep_object(const struct mc_mapping *m, void *arg)
 {
 	(void)arg;
@@ -122,18 +107,9 @@ static bool keep_object(const struct mc_mapping *m, void *arg)
 	for (int i = 0; i < nkept; i++)
 		if (!strcmp(kept[i].path, m->name))
 			return true;
-	size_t len = strlen(m->name) + 1;
-	if (!names && !(names = mc_map(NAMES_BYTES)))
-		return false;
-	if (len > NAMES_BYTES - names_used)
-		return true;
-	char *copy = memcpy(names + names_used, m->name, len);
-	int before = nkept;
-	keep(copy, O_RDONLY | O_CLOEXEC);
-	if (nkept > before) {
-		names_used += len;
-		keep_debug(m);
-	}
+	char debug[MC_DEBUG_PATH_MAX];
+	if (keep_named(m->name) && mc_elfmod_debug_path_at(m->lo, debug))
+		keep_named(debug);
 	return true;
 }
 

@@ -175,6 +175,11 @@ struct mc_quick_key {
 /* addr's object's key into *k (one stat); false: none (no build ID, not
  * a plain file, no _dl_find_object). */
 bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k);
+/* The path of the build-ID debug file of the object loaded at addr, the
+ * one this file opens (its build ID from the loaded image); false: no
+ * object there, no build ID, or no _dl_find_object. */
+#define MC_DEBUG_PATH_MAX (sizeof "/usr/lib/debug/.build-id/" + 2 * 64 + 1 + sizeof ".debug")
+bool mc_elfmod_debug_path_at(uintptr_t addr, char path[MC_DEBUG_PATH_MAX]);
 /* Are m's names those of k's key: the build ID is its file's and no
  * .gnu_debuglink file was looked for (places the key does not check)?
  * With link (may be NULL), one was also where *link names it (its
