@@ -68,14 +68,6 @@ static struct memo_slot *memo;
 static struct mc_buf arena;
 static atomic_flag memo_busy = ATOMIC_FLAG_INIT;
 
-static uint64_t name_hash(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h | 1;
-}
-
 /* The demangling memo keeps for lk (n bytes), or NULL. */
 static const char *memo_get(const char *lk, size_t n, uint64_t h)
 {
@@ -118,7 +110,7 @@ const char *mc_frame_demangled(const struct mc_frame_info *fi, char *buf, size_t
 		return fi->function;
 	const char *lk = fi->linkage;
 	size_t n = strlen(lk);
-	uint64_t h = name_hash(lk, n);
+	uint64_t h = mc_fnv1a(lk, n) | 1;   /* 0: an empty slot */
 	bool mine = !atomic_flag_test_and_set_explicit(&memo_busy, memory_order_acquire);
 	const char *kept = mine ? memo_get(lk, n, h) : NULL;
 	if (kept) {
