@@ -479,7 +479,15 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	bool scanned = false;
 	if (left)
 		scanned = mc_scan(&scan, from);
-	if (mc_opt.track && !left && mc_opt.scan) {
+	if (mc_opt.track && vg) {
+		/* valgrind's leak check gives the kinds; the table still says
+		 * what is in use (no groups: valgrind lists its own records). */
+		mc_blocks_each_live(r->epoch, leak_add, &acc);
+		res.live_blocks = acc.blocks;
+		res.live_bytes = acc.bytes;
+		if (res.peak_live_bytes < res.live_bytes)
+			res.peak_live_bytes = res.live_bytes;
+	} else if (mc_opt.track && !left && mc_opt.scan) {
 		/* Nothing left behind: no groups to collect. */
 	} else if (mc_opt.track) {
 		/* The table for the groups: a scan counted the blocks it may

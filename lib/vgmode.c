@@ -14,6 +14,9 @@
  * differences.  The sum of definite and indirect goes into
  * definitely_lost; indirectly_lost is unknown (null in the report).
  *
+ * Only valgrind's memcheck tool checks leaks: under its other tools
+ * (callgrind, massif...) the figures are memcheck's own.
+ *
  * A difference is a net change of the whole heap: a block older than the
  * region that the region makes unreachable counts as the region's, and
  * a region that frees older blocks of a kind can hide its own of that
@@ -63,6 +66,20 @@ static bool heap_empty(void)
 	return libc_mallinfo && libc_mallinfo().uordblks == 0;
 }
 
+/* Is valgrind's tool memcheck?  Only memcheck does leak checks; under
+ * callgrind, cachegrind, massif, helgrind, drd or dhat its requests go
+ * unanswered, its totals read zero, and a leaking program passed.
+ * memcheck answers the count request with 0; another tool leaves the
+ * request's default.  (mallinfo cannot tell: callgrind replaces no
+ * allocator, and libc's own mallinfo grows with a block as valgrind's
+ * replacement does.) */
+static bool tool_leak_checks(void)
+{
+	unsigned long n[4] = { 0 };
+	return VALGRIND_DO_CLIENT_REQUEST_EXPR(1, VG_USERREQ__COUNT_LEAKS, &n[0], &n[1], &n[2],
+					       &n[3], 0) == 0;
+}
+
 /* Does valgrind serve the allocator's blocks?  Not when its somalloc
  * pattern misses the allocator (nouserintercepts with tcmalloc: valgrind
  * sees no allocation at all).  valgrind always replaces libc's mallinfo:
@@ -101,6 +118,10 @@ bool mc_vg_mode(void)
 	if (!mc_is_active || !RUNNING_ON_VALGRIND)
 		return false;
 	if (mode < 0) {
+		/* Under another tool memcheck's own figures stand, and
+		 * nothing is said: there is nothing of valgrind's to use. */
+		if (!tool_leak_checks())
+			return (mode = 0);
 		mode = valgrind_serves();
 		if (!mode)
 			mc_log("running under valgrind, which does not serve the allocator's "
