@@ -1222,6 +1222,8 @@ void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n)
 MC_API int memcheck_leak_site(const char **file, int *line, const char **function)
 {
 	static struct mc_frame_info site;
+	static char shown[MC_SHOWN_MAX]; /* the name as the reports show it */
+	const char *name = NULL;
 	uint32_t stack = atomic_load(&last_leak);
 	if (!stack)
 		return -1;
@@ -1238,6 +1240,8 @@ MC_API int memcheck_leak_site(const char **file, int *line, const char **functio
 				if (fi[j].file[0] && (at >= lead || pass) &&
 				    (pass || !mc_program_installed(fi[j].object))) {
 					site = fi[j];
+					/* a frame's own function is the last k gave */
+					name = mc_frame_shown(&site, j + 1 < k, shown, sizeof shown);
 					found = true;
 				}
 		}
@@ -1250,7 +1254,7 @@ MC_API int memcheck_leak_site(const char **file, int *line, const char **functio
 	if (line)
 		*line = site.line;
 	if (function)
-		*function = site.function;
+		*function = name;
 	return 0;
 }
 

@@ -235,6 +235,16 @@ H_CHECK(entries_cross)
 	h_res_free(&v);
 }
 
+/* memcheck_leak_site() names the site's function as the reports do
+ * (it gave the debug information's "make"): cxx_names site prints it. */
+H_CHECK(leak_site_named_as_reports)
+{
+	const char *want = "Widget::make(int) cxx_names.cc:";
+	ck_assert_msg(strncmp(x->r.out, want, strlen(want)) == 0,
+		      "%s: memcheck_leak_site gave \"%s\", expected \"%s<line>\"", x->label,
+		      x->r.out, want);
+}
+
 /* The gtest program is built where gtest is installed (tests.mk). */
 H_SETUP(gtest_built)
 {
@@ -253,6 +263,12 @@ static const struct h_case cases[] = {
 	{ "C++ names as valgrind's, -O2 with inlined frames", NAMES("cxx_names_o2") },
 	{ "C++ names as valgrind's, a gtest program at -O2", NAMES("cxx_gtest_o2"),
 	  .setup = gtest_built },
+	{ "memcheck_leak_site names the function as the reports",
+	  .run = { .prog = "cxx_names", .args = H_LIST("site"), .flags = H_PRELOAD },
+	  .records = 2, .check = leak_site_named_as_reports },
+	{ "memcheck_leak_site names the function as the reports, -O2",
+	  .run = { .prog = "cxx_names_o2", .args = H_LIST("site"), .flags = H_PRELOAD },
+	  .records = 2, .check = leak_site_named_as_reports },
 	{ "suppression entries cross as valgrind's", .run = { .prog = "cxx_names", .flags = H_PRELOAD },
 	  .exit = H_EXIT_ANY, .check = entries_cross },
 	{ "suppression entries cross as valgrind's, -O2",
