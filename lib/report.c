@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -1040,11 +1042,30 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 	mc_buf_free(&b);
 }
 
+/* MEMCHECK_TEXT=auto's answer for a passing region: its line where a
+ * person reads it (a terminal) or memcheck's own file (MEMCHECK_LOG), not
+ * in the program's standard error that a test script keeps or compares
+ * (pcre2's RunGrepTest, xz's test_scripts.sh: 2>&1 into the output diffed
+ * against the expected).  Asked once, where the first region passes. */
+static inline __attribute__((always_inline)) bool passing_line(void)
+{
+	static int answer = -1;
+	if (mc_opt.text != MC_TEXT_AUTO)
+		return mc_opt.text == MC_TEXT_SUMMARY || mc_opt.text == MC_TEXT_FULL;
+	if (answer < 0) {
+		struct termios t;
+		int fd = mc_text_fd();
+		answer = (mc_opt.log && mc_opt.log[0]) ||
+			 (fd >= 0 && mc_sys_ioctl(fd, TCGETS, &t) == 0);
+	}
+	return answer;
+}
+
 static void emit_text(const struct mc_region_report *rr, const struct peak_lines *ls)
 {
 	const struct memcheck_result *r = rr->r;
 	bool fail = !r->pass;
-	if (mc_opt.text == MC_TEXT_NONE || (mc_opt.text == MC_TEXT_FAIL && !fail))
+	if (mc_opt.text == MC_TEXT_NONE || (!fail && !passing_line()))
 		return;
 	/* The lines in pieces (mc_buf_strs, mc_commas, put_bytes), not
 	 * through vsnprintf: a leaking process's report was ~45 K
@@ -1058,7 +1079,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
 	mc_text_pid(p);
 	struct mc_buf b = { 0 };
-	if (!fail && mc_opt.text == MC_TEXT_SUMMARY) {
+	if (!fail && mc_opt.text != MC_TEXT_FULL) {
 		mc_buf_strs(&b, p, " memcheck: \"", name, "\" in ", prog, ": ",
 			    num(r->allocs, c1), " allocs, ", num(r->frees, c2), " frees, ",
 			    num(r->bytes_allocated, c3), " bytes allocated, peak ",

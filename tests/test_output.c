@@ -341,6 +341,28 @@ H_CHECK(program_output_first)
 	unlink(made[0]);
 }
 
+/* MEMCHECK_LOG=FILE, a fresh path */
+static const char *log_path;
+static bool log_to_file(struct h_spec *run, const struct h_case *c)
+{
+	(void)c;
+	static const char *env[2];
+	log_path = h_tmppath("text.log");
+	env[0] = h_env("MEMCHECK_LOG=%s", log_path);
+	run->env = env;
+	return true;
+}
+
+H_CHECK(line_in_log)
+{
+	char *got = h_read_file(log_path, NULL);
+	ck_assert_msg(got && strstr(got, "memcheck: \"process\" in ") && strstr(got, "no leaks ("),
+		      "%s: no summary line in MEMCHECK_LOG's file:\n%s", x->label,
+		      got ? got : "(unreadable)");
+	free(got);
+	unlink(log_path);
+}
+
 /* plain_errors leak preloaded, its report sent where given (no report
  * of the harness's) */
 #define LEAK_TO(...) .allocators = H_ONLY(H_GLIBC),                             \
@@ -387,6 +409,26 @@ static const struct h_case cases[] = {
 	  .check = value_shown_escaped },
 	{ "files created 0644", LEAK_TO(.text = "full"), .setup = log_and_report_under_umask_0,
 	  .check = both_0644 },
+	/* MEMCHECK_TEXT unset (auto): a passing process's line only where a
+	 * person reads it; a script comparing its programs' stderr (pcre2's
+	 * RunGrepTest) found it in every output.  A failing one everywhere. */
+	{ "a passing process says nothing into a redirected stderr",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD, .text = "", .no_report = true },
+	  .no_err = H_LIST("memcheck") },
+	{ "a passing process's line on a terminal",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD | H_TERMINAL, .text = "",
+		   .no_report = true },
+	  .out = H_LIST("memcheck: \"process\" in ", "no leaks (") },
+	{ "a passing process's line in MEMCHECK_LOG's file",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD, .text = "", .no_report = true },
+	  .setup = log_to_file, .no_err = H_LIST("memcheck"), .check = line_in_log },
+	{ "a failing process's text in a redirected stderr",
+	  .run = { .prog = "plain_errors", .args = H_LIST("leak"), .flags = H_PRELOAD, .text = "",
+		   .no_report = true },
+	  .err = H_LIST("are definitely lost in loss record", "FAIL: ") },
+	{ "MEMCHECK_TEXT=summary writes the line into a redirected stderr",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD, .text = "summary", .no_report = true },
+	  .err = H_LIST("memcheck: \"process\" in ", "no leaks (") },
 	{ "the program's stdout before the text in one file",
 	  .run = { .prog = "/bin/sh", .flags = H_PRELOAD, .text = "full", .no_report = true },
 	  .exit = H_EXIT_ANY, .setup = stdout_and_stderr_one_file, .check = program_output_first },

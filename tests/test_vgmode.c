@@ -273,7 +273,7 @@ static const struct h_case cases[] = {
 	/* the leaky region fails; the text report says whose figures
 	 * they are */
 	{ "memcheck run --valgrind", .allocators = H_ONCE, .setup = valgrind_mode,
-	  .run = { .prog = "vgmode", .text = "" }, .exit = 1, .check = each_region_as_valgrind_saw_it,
+	  .run = { .prog = "vgmode", .text = "summary" }, .exit = 1, .check = each_region_as_valgrind_saw_it,
 	  .err = H_LIST("LEAK SUMMARY (valgrind's", "no leaks (glibc; valgrind's leak check)") },
 	{ "nested regions", .allocators = H_ONCE, .setup = valgrind_mode,
 	  .run = { .prog = "vgmode", .args = H_LIST("nested"), .text = "" }, .exit = 1,

@@ -355,7 +355,7 @@ START_TEST(options_defaults_and_bad_values)
 	unsetenv("MEMCHECK_REPORT");
 	mc_options_init();
 	ck_assert_int_eq(mc_opt.stack_depth, 16);
-	ck_assert_int_eq(mc_opt.text, MC_TEXT_SUMMARY);
+	ck_assert_int_eq(mc_opt.text, MC_TEXT_AUTO);
 	ck_assert_int_eq(mc_opt.track, 1);
 	ck_assert_ptr_null(mc_opt.report);
 
@@ -377,7 +377,7 @@ START_TEST(options_defaults_and_bad_values)
 	setenv("MEMCHECK_TRACK", "maybe", 1);
 	mc_options_init();
 	ck_assert_int_eq(mc_opt.stack_depth, 16);
-	ck_assert_int_eq(mc_opt.text, MC_TEXT_SUMMARY);
+	ck_assert_int_eq(mc_opt.text, MC_TEXT_AUTO);
 	ck_assert_int_eq(mc_opt.track, 1);
 	setenv("MEMCHECK_STACK_DEPTH", "12abc", 1);
 	mc_options_init();
