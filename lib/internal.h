@@ -40,9 +40,8 @@
 
 /* ---- options.c ------------------------------------------------------- */
 
-/* MEMCHECK_TEXT; auto: summary where the text reaches a terminal or
- * MEMCHECK_LOG's file, fail where it would go into the program's own
- * redirected standard error (report.c) */
+/* MEMCHECK_TEXT; auto: summary where the text goes to MEMCHECK_LOG's
+ * file, fail where it goes to the program's standard error (report.c) */
 enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL, MC_TEXT_AUTO };
 /* MEMCHECK_VALGRIND_TEXT: valgrind's --leak-check, and all for
  * --show-leak-kinds=all (vgtext.c) */

@@ -9,8 +9,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -1042,23 +1040,17 @@ static void emit_json(const struct mc_region_report *rr, const struct peak_lines
 	mc_buf_free(&b);
 }
 
-/* MEMCHECK_TEXT=auto's answer for a passing region: its line where a
- * person reads it (a terminal) or memcheck's own file (MEMCHECK_LOG), not
- * in the program's standard error that a test script keeps or compares
- * (pcre2's RunGrepTest, xz's test_scripts.sh: 2>&1 into the output diffed
- * against the expected).  Asked once, where the first region passes. */
+/* MEMCHECK_TEXT=auto's answer for a passing region: its line where
+ * memcheck's text goes to a file of its own (MEMCHECK_LOG), none where it
+ * goes to the program's standard error.  A test script keeps or compares
+ * what its programs write there (pcre2's RunGrepTest and xz's
+ * test_scripts.sh diff 2>&1 against the expected; jq's shtest reads a
+ * program's terminal through script(1), so a terminal tells nothing). */
 static inline __attribute__((always_inline)) bool passing_line(void)
 {
-	static int answer = -1;
-	if (mc_opt.text != MC_TEXT_AUTO)
-		return mc_opt.text == MC_TEXT_SUMMARY || mc_opt.text == MC_TEXT_FULL;
-	if (answer < 0) {
-		struct termios t;
-		int fd = mc_text_fd();
-		answer = (mc_opt.log && mc_opt.log[0]) ||
-			 (fd >= 0 && mc_sys_ioctl(fd, TCGETS, &t) == 0);
-	}
-	return answer;
+	if (mc_opt.text == MC_TEXT_AUTO)
+		return mc_opt.log && mc_opt.log[0];
+	return mc_opt.text == MC_TEXT_SUMMARY || mc_opt.text == MC_TEXT_FULL;
 }
 
 static void emit_text(const struct mc_region_report *rr, const struct peak_lines *ls)
