@@ -33,6 +33,14 @@
  *    rule.  (Inside, only the holes between an object's segments are
  *    not readable, and no linker's table points there.)  fuzz/fuzz_cfi.c
  *    feeds the parser arbitrary bytes under ASan and UBSan.
+ *  - Where the RSS figures are measured, the tables are read in
+ *    memcheck's own read-only mapping of the object's file (ownread.c),
+ *    bounded by the segment that holds .eh_frame_hdr (every linker puts
+ *    .eh_frame there too), at a delta from the program's addresses: the
+ *    program's mappings then fault exactly as without memcheck.  A read
+ *    (struct cur) carries the delta, so a pc-relative value is computed
+ *    at its field's address in the program, and the table's datarel
+ *    base is .eh_frame_hdr's address there.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -52,10 +60,15 @@
 
 enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
 
-/* A reader over [p, end): a read past end sets bad and yields 0. */
+/* A reader over [p, end): a read past end sets bad and yields 0.
+ * delta: p's address less the program's address of the same byte, where
+ * the bytes are read in memcheck's own view of the object's file
+ * (ownread.c), 0 in the program's mapping: a pc-relative value is the
+ * program's address of its field plus the offset. */
 struct cur {
 	const uint8_t *p, *end;
 	bool bad;
+	uintptr_t delta;
 };
 
 /* n is 1, 2, 4 or 8 at every call: inlined, each read is one load.
@@ -123,7 +136,7 @@ static int64_t sleb(struct cur *c)
  * allowed.  Indirect pointers are only skipped, never followed. */
 static uintptr_t read_ptr(struct cur *c, uint8_t enc, uintptr_t datarel)
 {
-	uintptr_t at = (uintptr_t)c->p, v;
+	uintptr_t at = (uintptr_t)c->p - c->delta, v;
 	if (enc == DW_EH_PE_omit)
 		return 0;
 	switch (enc & 0x0f) {
@@ -162,7 +175,7 @@ static inline __attribute__((always_inline)) uintptr_t read_ptr4(struct cur *c, 
 		int32_t x;
 		if (enc == (DW_EH_PE_pcrel | DW_EH_PE_sdata4)) {
 			__builtin_memcpy(&x, c->p, 4);
-			uintptr_t at = (uintptr_t)c->p;
+			uintptr_t at = (uintptr_t)c->p - c->delta;
 			c->p += 4;
 			return at + (uintptr_t)(intptr_t)x;
 		}
@@ -188,24 +201,24 @@ struct cie {
 	struct cur insns; /* its initial instructions */
 };
 
-/* The entry at p: its contents, after the length, in *body.  A zero
- * length ends the section. */
-static bool entry(const uint8_t *p, const uint8_t *end, struct cur *body)
+/* The entry at p: its contents, after the length, in *body (read at
+ * delta).  A zero length ends the section. */
+static bool entry(const uint8_t *p, const uint8_t *end, uintptr_t delta, struct cur *body)
 {
-	struct cur c = { p, end, false };
+	struct cur c = { p, end, false, 0 };
 	uint64_t len = get(&c, 4);
 	if (len == 0xffffffff)
 		len = get(&c, 8);
 	if (c.bad || len == 0 || len > (uint64_t)(end - c.p))
 		return false;
-	*body = (struct cur){ c.p, c.p + len, false };
+	*body = (struct cur){ c.p, c.p + len, false, delta };
 	return true;
 }
 
-static bool parse_cie(const uint8_t *p, const uint8_t *end, struct cie *ci)
+static bool parse_cie(const uint8_t *p, const uint8_t *end, uintptr_t delta, struct cie *ci)
 {
 	struct cur c;
-	if (!entry(p, end, &c) || get(&c, 4) != 0) /* CIE id 0 in .eh_frame */
+	if (!entry(p, end, delta, &c) || get(&c, 4) != 0) /* CIE id 0 in .eh_frame */
 		return false;
 	uint8_t version = (uint8_t)get(&c, 1);
 	const char *aug = (const char *)c.p;
@@ -223,7 +236,7 @@ static bool parse_cie(const uint8_t *p, const uint8_t *end, struct cie *ci)
 		uint64_t n = uleb(&c);
 		if (c.bad || n > (uint64_t)(c.end - c.p))
 			return false;
-		struct cur a = { c.p, c.p + n, false };
+		struct cur a = { c.p, c.p + n, false, 0 };
 		c.p += n;
 		for (const char *s = aug + 1; *s; s++) {
 			if (*s == 'R')
@@ -557,42 +570,21 @@ static int run_fast(const uint8_t *p, const uint8_t *end, const struct cie *ci, 
 	return 1;
 }
 
-/* The bytes at p about to be read first, named to ownread.c: the pages
- * of the object's file that the read makes present are memcheck's, not
- * the program's (rd NULL: a buffer of the caller's, mc_cfi_rule_in). */
-static inline void named(struct mc_own_read *rd, const void *p, size_t len)
-{
-	if (rd)
-		mc_own_read_at(rd, p, len);
-}
-
-/* The same for the whole entry (a CIE or an FDE) at p, its length read
- * once its first bytes are named. */
-static void named_entry(struct mc_own_read *rd, const uint8_t *p, const uint8_t *end)
-{
-	if (!rd || end - p < 4)
-		return;
-	named(rd, p, 12);
-	uint32_t len;
-	__builtin_memcpy(&len, p, 4);
-	size_t whole = len == 0xffffffff ? 12 : 4 + (size_t)len;
-	named(rd, p, whole < (size_t)(end - p) ? whole : (size_t)(end - p));
-}
-
-/* The FDE that covers pc in the object whose .eh_frame_hdr is hdr,
- * mapped in [lo, hi), or NULL. */
+/* The FDE that covers pc in the object whose .eh_frame_hdr is read at
+ * hdr, in [lo, hi), at delta from the program's addresses (hdr - delta
+ * is the table's base, which its offsets are from); NULL if none. */
 static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, uintptr_t hi,
-			       struct mc_own_read *rd)
+			       uintptr_t delta)
 {
 	const uint8_t *end = (const uint8_t *)hi;
+	uintptr_t base = (uintptr_t)hdr - delta;
 	if ((uintptr_t)hdr < lo || (uintptr_t)hdr >= hi || hi - (uintptr_t)hdr < 4)
 		return NULL;
-	named(rd, hdr, 12); /* its version, encodings and two fields */
 	if (hdr[0] != 1)
 		return NULL;
-	struct cur c = { hdr + 4, end, false };
-	read_ptr4(&c, hdr[1], (uintptr_t)hdr); /* eh_frame_ptr */
-	uint64_t n = read_ptr4(&c, hdr[2], (uintptr_t)hdr);
+	struct cur c = { hdr + 4, end, false, delta };
+	read_ptr4(&c, hdr[1], base); /* eh_frame_ptr */
+	uint64_t n = read_ptr4(&c, hdr[2], base);
 	/* The table: (initial location, FDE address) pairs of 4-byte
 	 * offsets from hdr, sorted; every linker writes it so. */
 	if (c.bad || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || n == 0 ||
@@ -603,18 +595,16 @@ static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, uintptr_t lo, u
 	while (b - a > 1) {
 		size_t m = a + (b - a) / 2;
 		int32_t at;
-		named(rd, table + 8 * m, 4);
 		__builtin_memcpy(&at, table + 8 * m, 4);
-		if ((uintptr_t)hdr + (uintptr_t)(intptr_t)at <= pc)
+		if (base + (uintptr_t)(intptr_t)at <= pc)
 			a = m;
 		else
 			b = m;
 	}
 	int32_t start, fde;
-	named(rd, table + 8 * a, 8);
 	__builtin_memcpy(&start, table + 8 * a, 4);
 	__builtin_memcpy(&fde, table + 8 * a + 4, 4);
-	if ((uintptr_t)hdr + (uintptr_t)(intptr_t)start > pc)
+	if (base + (uintptr_t)(intptr_t)start > pc)
 		return NULL;
 	uintptr_t f = (uintptr_t)hdr + (uintptr_t)(intptr_t)fde;
 	return f >= lo && f < hi ? (const uint8_t *)f : NULL;
@@ -716,14 +706,14 @@ static void cie_keep(uintptr_t at, const struct cie *ci, const struct row *initi
 	cie_give();
 }
 
-/* The row of the FDE at fde for pc, into *r; false if not known. */
+/* The row of the FDE read at fde (in [lo, hi), at delta) for pc, into
+ * *r; false if not known. */
 static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
-		   struct row *r, bool *signal, bool fast, struct mc_own_read *rd)
+		   uintptr_t delta, struct row *r, bool *signal, bool fast)
 {
 	const uint8_t *end = (const uint8_t *)hi;
 	struct cur c;
-	named_entry(rd, fde, end);
-	if (!entry(fde, end, &c))
+	if (!entry(fde, end, delta, &c))
 		return false;
 	const uint8_t *idp = c.p;
 	uint32_t id = (uint32_t)get(&c, 4);
@@ -732,9 +722,8 @@ static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 	struct row initial;
 	if (c.bad || id == 0 || cie_at < lo || cie_at >= hi)
 		return false;
-	named_entry(rd, (const uint8_t *)cie_at, end);
 	bool kept = cie_known(cie_at, hi, &ci, &initial);
-	if (!kept && !parse_cie((const uint8_t *)cie_at, end, &ci))
+	if (!kept && !parse_cie((const uint8_t *)cie_at, end, delta, &ci))
 		return false;
 	uintptr_t begin = read_ptr4(&c, ci.fde_enc, 0);
 	uintptr_t range = read_ptr4(&c, ci.fde_enc & 0x0f, 0);
@@ -764,8 +753,8 @@ static bool row_at(uintptr_t pc, const uint8_t *fde, uintptr_t lo, uintptr_t hi,
 	return run(c, &ci, begin, pc, r, &initial, &moved);
 }
 
-static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
-		    struct mc_cfi_rule *out, bool fast, struct mc_own_read *rd);
+static void rule_in(uintptr_t ret, uintptr_t hdr, uintptr_t lo, uintptr_t hi, uintptr_t delta,
+		    struct mc_cfi_rule *out, bool fast);
 
 /* The main program's loaded segment [*lo, *hi) that holds p, where
  * bias (its link map's l_addr) is the main program's.  glibc 2.36's
@@ -806,33 +795,37 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 	}
 	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
 	uintptr_t hdr = (uintptr_t)fo.dlfo_eh_frame;
-	if ((hdr < lo || hdr >= hi) && fo.dlfo_link_map &&
-	    main_segment(hdr, fo.dlfo_link_map->l_addr, &lo, &hi)) {
-		lo &= ~(uintptr_t)4095; /* the segment's pages, for ownread.c */
-		hi = mc_page_round(hi);
+	/* Where the RSS figures are measured, the tables are read in a
+	 * view of memcheck's own (ownread.c): read in the program's
+	 * mapping, the pages they fault were either the program's (too
+	 * high) or, recorded as memcheck's, pages the program reads later
+	 * without a trace (too low).  Not measured (the defaults), the
+	 * program's mapping: a view costs five system calls an object for
+	 * figures nobody reads. */
+	struct mc_own_view v;
+	if (mc_own_read_recording() && fo.dlfo_link_map &&
+	    mc_own_view(hdr, lo, fo.dlfo_link_map, &v)) {
+		rule_in(ret, hdr, v.lo, v.hi, v.delta, out, true);
+		return;
 	}
-	/* The object's own mapping: the pages of it this read makes
-	 * present are memcheck's (ownread.c), where the RSS figures are
-	 * measured at all (footprint.c's measuring: with the defaults the
-	 * pagemap reads were +15 system calls of bench/suite_test 1 for
-	 * figures nobody reads). */
-	struct mc_own_read rd, *own = mc_own_read_recording() ? &rd : NULL;
-	if (own)
-		mc_own_read_begin(own, lo, hi);
-	rule_in(ret, fo.dlfo_eh_frame, lo, hi, out, true, own);
-	if (own)
-		mc_own_read_end(own);
+	if ((hdr < lo || hdr >= hi) && fo.dlfo_link_map)
+		main_segment(hdr, fo.dlfo_link_map->l_addr, &lo, &hi);
+	rule_in(ret, hdr, lo, hi, 0, out, true);
 }
 
-static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
-		    struct mc_cfi_rule *out, bool fast, struct mc_own_read *rd)
+/* The rule at ret, the object's .eh_frame_hdr at hdr, its bytes in [lo,
+ * hi) (the program's addresses) read at delta from there. */
+static void rule_in(uintptr_t ret, uintptr_t hdr, uintptr_t lo, uintptr_t hi, uintptr_t delta,
+		    struct mc_cfi_rule *out, bool fast)
 {
 	*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
 	uintptr_t pc = ret - 1;
-	const uint8_t *fde = find_fde(pc, hdr, lo, hi, rd);
+	lo += delta;
+	hi += delta;
+	const uint8_t *fde = find_fde(pc, (const uint8_t *)(hdr + delta), lo, hi, delta);
 	struct row r;
 	bool signal = false;
-	if (!fde || !row_at(pc, fde, lo, hi, &r, &signal, fast, rd) || signal)
+	if (!fde || !row_at(pc, fde, lo, hi, delta, &r, &signal, fast) || signal)
 		return;
 	if (r.ra.how == R_UNDEF) {
 		out->kind = MC_CFI_END; /* _start, clone: the outermost frame */
@@ -855,13 +848,13 @@ static void rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 void mc_cfi_rule_in(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 		    struct mc_cfi_rule *out)
 {
-	rule_in(ret, hdr, lo, hi, out, true, NULL);
+	rule_in(ret, (uintptr_t)hdr, lo, hi, 0, out, true);
 }
 
 int mc_cfi_rule_in_general(uintptr_t ret, const void *hdr, uintptr_t lo, uintptr_t hi,
 			   struct mc_cfi_rule *out)
 {
-	rule_in(ret, hdr, lo, hi, out, false, NULL);
+	rule_in(ret, (uintptr_t)hdr, lo, hi, 0, out, false);
 	return 1;
 }
 

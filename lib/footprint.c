@@ -76,8 +76,9 @@ static struct range object[8];  /* libmemcheck's own segments */
 static int nobject;
 static uint64_t object_bytes; /* their mapped bytes when last measured */
 /* The file pages of M when last measured: libmemcheck's code and data
- * not yet written, and the pages of the program's files that its own
- * reads made present (ownread.c); the rest of M is anonymous. */
+ * not yet written, and the pages of memcheck's own views of the
+ * program's files that its reads made present (ownread.c); the rest of
+ * M is anonymous. */
 static uint64_t m_file;
 /* /proc/self/pagemap, held open from start-up's first measure to its
  * window's end (as startup_statm), -1 otherwise. */
@@ -188,6 +189,21 @@ static uint64_t resident_runs(const struct range *r, int n, int fd)
 
 static uint64_t measure_object(int fd);
 
+/* The bytes mapped now of memcheck's views of the program's files
+ * (ownread.c: cfi.c reads the call-frame tables there), through pagemap
+ * (fd; mincore where it is -1 or a read fails). */
+static uint64_t views_bytes(int fd)
+{
+	struct mc_own_span v[MC_OWN_VIEWS];
+	int n = mc_own_views(v, MC_OWN_VIEWS);
+	uint64_t bytes = 0;
+	for (int i = 0; i < n; i++) {
+		int64_t b = fd >= 0 ? mc_mapped_bytes(fd, v[i].lo, v[i].hi) : -1;
+		bytes += b >= 0 ? (uint64_t)b : mc_resident_bytes(v[i].lo, v[i].hi);
+	}
+	return bytes;
+}
+
 /* M now.  fp_lock held.  libmemcheck's own pages are measured each time
  * (measure_object): they grow as memcheck's code first runs, in its
  * windows (then not counted in extra) and in the program's time (the
@@ -201,7 +217,7 @@ static uint64_t measure(void)
 	if (fd < 0 && nobject) /* linked into the program: no segment, mincore */
 		fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	uint64_t object_file = measure_object(fd);
-	uint64_t read_bytes = mc_own_read_bytes(fd);
+	uint64_t read_bytes = views_bytes(fd);
 	m_file = object_file + read_bytes;
 	int64_t m = known + extra + (int64_t)object_bytes + (int64_t)read_bytes;
 	m += (int64_t)resident_runs(lazy, nlazy, fd);

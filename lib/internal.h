@@ -627,57 +627,38 @@ void mc_footprint_mark_restore(void);
 
 /* ---- ownread.c ------------------------------------------------------- */
 
-/* A read of memcheck's own in a file the program maps (cfi.c's CFI):
- * the pages it makes present are memcheck's (see ownread.c).  Each
- * address is named (mc_own_read_at) before the first load from it;
- * a 64 KiB block seen before costs a compare or a look-up, no system
- * call.  A new block opens the window one fault may map around it (one
- * page table's reach, 2 MiB, within the object's segment): its pages'
- * present bits are read then and at the read's end. */
-#define MC_OWN_BLOCK_SHIFT 16
-#define MC_OWN_WINDOW_SHIFT 21
-#define MC_OWN_READ_BLOCKS 8
-#define MC_OWN_READ_WINDOWS 3
-struct mc_own_window {
-	uintptr_t first; /* its first page's number */
-	uint32_t pages;  /* how many (<= 512) */
-	uint64_t before[(1u << (MC_OWN_WINDOW_SHIFT - 12)) / 64]; /* present bits before */
+/* memcheck's own read-only mapping ("view") of the part of an object's
+ * file that holds its call-frame tables, which cfi.c reads there rather
+ * than in the program's mapping (see ownread.c). */
+struct mc_own_view {
+	uintptr_t lo, hi; /* the segment viewed, at the program's addresses */
+	uintptr_t delta;  /* the view's address of a byte less the program's */
 };
-struct mc_own_read {
-	int fd; /* pagemap, while a new block is being read; else -1 */
-	int n, nwin;
-	uintptr_t last;   /* the block last found seen, + 1; 0: none */
-	uintptr_t lo, hi; /* the object's mapping, whose segments bound a window */
-	uintptr_t block[MC_OWN_READ_BLOCKS]; /* named, new */
-	struct mc_own_window win[MC_OWN_READ_WINDOWS];
-};
-/* A read in the object mapped at [lo, hi) (its first segment maps the
- * ELF header at lo, as the dynamic linker maps every object). */
-static inline void mc_own_read_begin(struct mc_own_read *r, uintptr_t lo, uintptr_t hi)
-{
-	r->fd = -1;
-	r->n = 0;
-	r->nwin = 0;
-	r->last = 0;
-	r->lo = lo;
-	r->hi = hi;
-}
-void mc_own_read_new(struct mc_own_read *r, uintptr_t p, uintptr_t first, uintptr_t last);
-static inline void mc_own_read_at(struct mc_own_read *r, const void *p, size_t len)
-{
-	uintptr_t first = (uintptr_t)p >> MC_OWN_BLOCK_SHIFT;
-	uintptr_t last = ((uintptr_t)p + (len ? len - 1 : 0)) >> MC_OWN_BLOCK_SHIFT;
-	if (first + 1 != r->last || last != first)
-		mc_own_read_new(r, (uintptr_t)p, first, last);
-}
-void mc_own_read_end(struct mc_own_read *r);
-/* Records from now on (footprint.c, once the RSS figures are measured:
- * until then a read's pages stay the program's, and a read costs no
- * system call); whether it does. */
+struct link_map;
+/* The view of the object with link map lm, whose .eh_frame_hdr the
+ * program maps at hdr and its ELF header at image (_dl_find_object's
+ * dlfo_map_start), made at its first call; false where it has none (cfi.c
+ * then reads the program's mapping). */
+bool mc_own_view(uintptr_t hdr, uintptr_t image, const struct link_map *lm,
+		 struct mc_own_view *v);
+/* Whether lo is in one of the views: /proc/self/maps names a view by
+ * its object's file, and what reads it for the objects' mappings
+ * (resident.c's mc_maps_each: sandbox.c's files kept, elfmod.c's and
+ * symbolize.c's runs) would take it for the object's. */
+bool mc_own_view_at(uintptr_t lo);
+/* Views are made from now on (footprint.c, once the RSS figures are
+ * measured: until then cfi.c reads the program's mapping, and a read
+ * costs no system call); whether they are. */
 void mc_own_read_on(void);
 bool mc_own_read_recording(void);
-/* Bytes of the pages recorded so that are mapped now (pagemap, fd). */
-uint64_t mc_own_read_bytes(int fd);
+/* The views mapped now, at most cap of them into out (how many), those
+ * of objects unloaded since unmapped first (footprint.c counts their
+ * pages in M). */
+#define MC_OWN_VIEWS 64
+struct mc_own_span {
+	uintptr_t lo, hi;
+};
+int mc_own_views(struct mc_own_span *out, int cap);
 
 /* ---- dlstate.c ------------------------------------------------------- */
 

@@ -1,116 +1,78 @@
 /*
- * ownread.c - pages of the program's files that memcheck's own reads
- * made resident, counted as memcheck's (footprint.c adds them to M).
+ * ownread.c - memcheck's own read-only mappings of the program's objects'
+ * files ("views"), through which cfi.c reads their call-frame tables
+ * (.eh_frame_hdr, .eh_frame) without touching the program's mappings;
+ * footprint.c counts the views' mapped pages in M.
  *
- * cfi.c reads the C library's and libstdc++'s .eh_frame_hdr and
- * .eh_frame where the dynamic linker mapped them, in the program's
- * time, from malloc's path: the pages it faults in are the process's
- * RSS like any other, and were counted as the program's (tests/prog/
- * rss_self_cxx, glibc, smaps at exit, bare vs memcheck: libstdc++'s
- * read-only mapping 128 -> 320 KiB, libc's 156 -> 220 KiB).
+ * Why: cfi.c's stack walk reads those tables on malloc's path, in the
+ * program's time.  Read where the dynamic linker mapped them, each first
+ * read faults in a 64 KiB fault-around block of the program's mapping.
+ * Counted as the program's, libstdc++'s read-only mapping went 128 ->
+ * 320 KiB at exit (tests/prog/rss_self_cxx).  Recorded as memcheck's
+ * (this file's pagemap bookkeeping until session 30), the figures went
+ * 90-130 KiB low instead: the program reads the same pages later (its
+ * .rodata's tail on .eh_frame_hdr's first page, its unwinder's search of
+ * the same table), faults them bare but finds them mapped under
+ * memcheck, and a read of a page already mapped leaves no trace the
+ * kernel shows; giving the pages back (MADV_DONTNEED) put them in the
+ * kernel's peak mark first (doc/costs.md, session 29, peak29).  A view
+ * of memcheck's own leaves the program's mappings as they are bare:
+ * its pages are separate page-table entries of the same page-cache
+ * pages, in the process's RSS only while mapped in the view, measured
+ * there through pagemap, and never the program's.
  *
- * How: a read (mc_own_read_begin .. _end) names each address before it
- * loads from it (mc_own_read_at).  The first time a 64 KiB block is
- * named, pagemap's present bits of the window one fault there may map
- * are read before the load and again at the read's end: the file pages
- * that became present in between are memcheck's (kept by 64 KiB block,
- * a mask of its pages), exactly, whatever the kernel mapped with the
- * page the read faulted.  A block named again costs no system call: a
- * lock-free look-up in a table of blocks seen (a read's last block
- * first, which most of a binary search's probes are in); seen are the
- * blocks named and every block whose pages in a window read are all
- * present (nothing there left to fault).  Measured, each recorded page
- * is counted while pagemap says it is mapped (dlclose unmaps it).
+ * A view maps the part of the file that holds the segment with
+ * .eh_frame_hdr (every linker puts .eh_frame in the same segment, cfi.c
+ * bounds its reads by that segment): cfi.c reads at a delta (the view's
+ * address less the program's) and computes pc-relative values at the
+ * program's addresses.  Made once per object, at its first rule read
+ * while the RSS figures are measured: an open, two preads, an fstat, an
+ * mmap and a close.  Kept while the object is loaded (so nothing is
+ * unmapped in the program's time but for an object it unloaded);
+ * footprint.c's measure (mc_own_views) unmaps the views of objects
+ * unloaded since, which _dl_find_object tells without a lock, and
+ * counts the pages of the others.
  *
- * The window: one fault maps pages through one page table, never more
- * (2 MiB on x86-64), and within the faulting VMA.  Linux's fault-around
- * maps the page-cache pages of a fault_around_bytes window (64 KiB by
- * default, a debugfs setting up to the table's 2 MiB) aligned to its
- * size and clipped to the table and the VMA; newer kernels (patches of
- * September 2025) make a fault and fault-around map a large folio of
- * the page cache whole where it fits in the table and the VMA
- * ("mm/fault: try to map the entire file folio in finish_fault()",
- * "mm/filemap: map entire large folio faultaround"); a PMD-sized folio
- * is mapped by the table's entry itself.  So the window is the 2
- * MiB-aligned 2 MiB around the address,
- * within the object's segment that holds it (its program headers, read
- * where the dynamic linker mapped the ELF header; the whole object where
- * they cannot be read).  Watching the 64 KiB block alone missed the
- * rest: a 2 MiB file on a tmpfs mounted huge=always, one read fault
- * mapped all 512 pages and 16 were recorded (unit_ownread's huge-page
- * case, which fails that way on main); the official CI's kernel
- * presumably mapped a large folio of a 256 KiB file the same way.
- * Only file pages count (pagemap's bit 61): memcheck's anonymous memory
- * in the window (a table it maps beside a library) is footprint.c's.
- *
- * Premises: a block's pages that memcheck's read did not fault (not in
- * the page cache then) and that it reads later fault in without being
- * recorded: fault-around maps every page-cache page of its window at
- * the first fault, so this happens only for a file partly evicted.  A
- * page another thread of the program faulted in the window in the same
- * microseconds is counted as memcheck's.  A page memcheck faulted in
- * that the program reads later (a C++ throw's unwinder reads the same
- * tables) stays memcheck's: the program would have faulted it bare
- * (measured in tests/test_rss_self.c's throwing row).  Nothing here can
- * tell (session 29, doc/costs.md): the kernel shows no read of a page
- * already mapped, and the pages the program reads are those memcheck
- * named (the table's first probes, .rodata's last page where
- * .eh_frame_hdr begins), so giving back the rest of the block changed no
- * row; giving back every page a read faulted made the C++ and GLib rows
- * exact, but madvise's zap puts the pages in the kernel's peak mark
- * first (a read at the program's peak: peak_rss up by the block) and
- * each later read faults them in again.  What would: reading the tables
- * through a mapping of memcheck's own, never the program's.  The object's
- * first page (ELF and program headers) is present when its segment is
- * looked up: the dynamic linker read the program headers there when it
- * loaded the object (_dl_find_object's data); were it not, reading it
- * faults it before the window's first read, and what that fault mapped
- * counts as the program's.  The read-only segment of an object is a VMA
- * of its own (here the RELRO part after it is one apart, written by
- * relocation: /proc/self/maps of libc).
- *
- * Cost, main (dec8ddf) -> ownread22's base: system calls (strace -f -c)
- * 162 -> 177 for bench/suite_test 1 (3 reads with a new block: an open
- * of pagemap, 2 preads, a close each; pagemap read once more at each
- * measure), CPU +51 us a process (3,000 alternated pairs).  The window
- * (4925548 -> this): system calls the same (154 for suite_test 1: the
- * preads are larger, not more: the C library's window is its 83-page
- * read-only segment, 664 bytes of pagemap, the program's 1 page, where
- * 16 pages were read before); instructions (callgrind, whole process)
- * 698,032 -> 700,644; a pread of 83 entries at the C library's tables
- * ~2.3 us against ~1.7 us for 16 (2,000 pairs by turns, 200 preads
- * each), 512 entries ~3.8 us.  Timing a whole suite_test 1 by turns
- * did not resolve it: perf stat -r 100, 15-30 rounds, the median of
- * the rounds' differences +60 to +80 us, and the same library against
- * a copy of itself +230 us.
+ * No view, and cfi.c reads the program's mapping as before (the pages
+ * it faults count as the program's): an object without a file (the
+ * vdso, whose pages are the kernel's and always present), one named by
+ * a relative path, a file that cannot be opened (a sandbox's rules:
+ * mc_sys_open asks sandbox.c's kept copies first, which are named as
+ * /proc/self/maps names them), or whose ELF and program headers differ
+ * from those mapped (the file replaced on disk since it was loaded).
  */
 #include <elf.h>
 #include <errno.h>
-#include <link.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
-#define BLOCK_PAGES 16 /* 1 << MC_OWN_BLOCK_SHIFT bytes of 4 KiB pages */
-#define SEEN_BITS 9
-#define SEEN_SLOTS (1u << SEEN_BITS)
-#define MAX_OWNED 128 /* a 2 MiB window whole is 32 */
+#define NVIEWS MC_OWN_VIEWS
+#define PHDR_CHUNK 8 /* program headers read at once: 448 bytes of stack */
 
-/* Blocks seen (block number + 1; 0: a free slot), open addressing. */
-static _Atomic uintptr_t seen[SEEN_SLOTS];
-static unsigned nseen;
-/* No room left: nothing more is recorded (its pages the program's, as
- * before there was this file). */
-static atomic_bool seen_full;
-/* Blocks where memcheck's reads made pages present, and which (bit i:
- * the block's page i), sorted by block. */
-static struct owned {
-	uintptr_t block;
-	uint32_t mask;
-} owned[MAX_OWNED];
-static int nowned;
-static atomic_flag own_lock = ATOMIC_FLAG_INIT;
+enum { V_FREE, V_VIEW, V_NONE };
+
+/* A slot is written only under views_lock, with gen odd while it is:
+ * look-ups take no lock (a signal handler's capture may interrupt a
+ * thread that holds it) and retry nothing, they read gen before and
+ * after and ignore a slot that changed. */
+static struct view {
+	_Atomic uint32_t gen;
+	uint8_t state;
+	const void *lm;  /* the object's link map */
+	uintptr_t hdr;   /* its .eh_frame_hdr, where the program maps it */
+	uintptr_t lo, hi; /* the segment viewed, at the program's addresses */
+	uintptr_t base;  /* the view: [base, base + len) */
+	size_t len;
+	uintptr_t delta; /* the view's address of a byte less the program's */
+} views[NVIEWS];
+static _Atomic int nviews;
+static atomic_flag views_lock = ATOMIC_FLAG_INIT;
 
 /* Set by footprint.c when the RSS figures start to be measured. */
 static atomic_bool recording;
@@ -125,20 +87,12 @@ bool mc_own_read_recording(void)
 	return atomic_load_explicit(&recording, memory_order_relaxed);
 }
 
-static void lock(void)
-{
-	while (atomic_flag_test_and_set_explicit(&own_lock, memory_order_acquire))
-		;
-}
-
-/* The same where the caller may be a signal handler's capture that
- * interrupted this thread inside the lock (a spin would never end): a
- * bounded spin, false when it did not get the lock (as cfi.c's CIE memo
- * takes its lock with a try, never waits). */
-static bool lock_bounded(void)
+/* A bounded spin: the caller may be a signal handler's capture that
+ * interrupted this thread inside the lock (a spin would never end). */
+static bool view_lock(void)
 {
 	for (int i = 0; i < 4096; i++) {
-		if (!atomic_flag_test_and_set_explicit(&own_lock, memory_order_acquire))
+		if (!atomic_flag_test_and_set_explicit(&views_lock, memory_order_acquire))
 			return true;
 #if defined(__x86_64__) || defined(__i386__)
 		__builtin_ia32_pause();
@@ -147,285 +101,187 @@ static bool lock_bounded(void)
 	return false;
 }
 
-static void unlock(void)
+static void view_unlock(void)
 {
-	atomic_flag_clear_explicit(&own_lock, memory_order_release);
+	atomic_flag_clear_explicit(&views_lock, memory_order_release);
 }
 
-static unsigned slot(uintptr_t key)
+/* 1: the view of the object (lm, hdr) in *v; 0: known to have none;
+ * -1: not known. */
+static int view_find(const void *lm, uintptr_t hdr, struct mc_own_view *v)
 {
-	return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - SEEN_BITS));
+	int n = atomic_load_explicit(&nviews, memory_order_acquire);
+	for (int i = 0; i < n; i++) {
+		struct view *s = &views[i];
+		uint32_t g = atomic_load_explicit(&s->gen, memory_order_acquire);
+		if ((g & 1) || s->state == V_FREE || s->lm != lm || s->hdr != hdr)
+			continue;
+		uint8_t state = s->state;
+		*v = (struct mc_own_view){ s->lo, s->hi, s->delta };
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&s->gen, memory_order_relaxed) != g)
+			continue;
+		return state == V_VIEW;
+	}
+	return -1;
 }
 
-static bool seen_has(uintptr_t block)
+/* The program headers of the image whose ELF header the program maps at
+ * image (the main program's: where AT_PHDR says), n of them; NULL
+ * where they are not found. */
+static const ElfW(Phdr) *view_phdrs(uintptr_t image, uintptr_t bias, size_t *n)
 {
-	uintptr_t key = block + 1;
-	for (unsigned i = slot(key), k = 0; k < SEEN_SLOTS; k++, i = (i + 1) % SEEN_SLOTS) {
-		uintptr_t v = atomic_load_explicit(&seen[i], memory_order_acquire);
-		if (v == key)
+	uintptr_t main_bias;
+	const ElfW(Phdr) *ph = mc_main_phdrs(n, &main_bias);
+	if (ph && main_bias == bias)
+		return ph;
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)image;
+	if (!image || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)))
+		return NULL;
+	*n = eh->e_phnum;
+	return (const ElfW(Phdr) *)(image + eh->e_phoff);
+}
+
+/* The view of the object (lm, hdr) whose ELF header the program maps at
+ * image, made into *s (views_lock held, s's gen odd): false where there
+ * is none (see the top). */
+static bool view_make(struct view *s, const struct link_map *lm, uintptr_t hdr, uintptr_t image)
+{
+	size_t nph;
+	const ElfW(Phdr) *mine = view_phdrs(image, lm->l_addr, &nph);
+	const char *path = lm->l_name && lm->l_name[0] ? lm->l_name : "/proc/self/exe";
+	if (!mine || path[0] != '/' || nph == 0 || nph > 256)
+		return false;
+	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	bool ok = false;
+	ElfW(Ehdr) eh;
+	ElfW(Phdr) ph[PHDR_CHUNK], seg = { 0 };
+	struct stat st;
+	uintptr_t v = hdr - lm->l_addr;
+	if (mc_sys_pread(fd, &eh, sizeof eh, 0) != (long)sizeof eh ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phnum != nph ||
+	    eh.e_phentsize != sizeof(ElfW(Phdr)))
+		goto out;
+	/* The file's program headers are the mapped ones, or the file is
+	 * not the one the object was loaded from. */
+	for (size_t i = 0; i < nph; i += PHDR_CHUNK) {
+		size_t k = nph - i < PHDR_CHUNK ? nph - i : PHDR_CHUNK;
+		long want = (long)(k * sizeof ph[0]);
+		if (mc_sys_pread(fd, ph, (size_t)want, (off_t)(eh.e_phoff + i * sizeof ph[0])) != want ||
+		    memcmp(ph, mine + i, (size_t)want) != 0)
+			goto out;
+		for (size_t j = 0; j < k; j++)
+			if (ph[j].p_type == PT_LOAD && v - ph[j].p_vaddr < ph[j].p_filesz)
+				seg = ph[j];
+	}
+	if (seg.p_type != PT_LOAD || mc_sys_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < seg.p_offset + seg.p_filesz)
+		goto out;
+	size_t skip = seg.p_offset & 4095;
+	void *base = mc_sys_mmap(NULL, skip + seg.p_filesz, PROT_READ, MAP_PRIVATE, fd,
+				 (off_t)(seg.p_offset - skip));
+	if (base == MAP_FAILED)
+		goto out;
+	s->base = (uintptr_t)base;
+	s->len = skip + seg.p_filesz;
+	s->lo = lm->l_addr + seg.p_vaddr;
+	s->hi = s->lo + seg.p_filesz;
+	s->delta = s->base + skip - s->lo;
+	ok = true;
+out:
+	mc_sys_close(fd);
+	return ok;
+}
+
+bool mc_own_view(uintptr_t hdr, uintptr_t image, const struct link_map *lm,
+		 struct mc_own_view *v)
+{
+	int known = view_find(lm, hdr, v);
+	if (known >= 0)
+		return known;
+	if (!view_lock())
+		return false;
+	known = view_find(lm, hdr, v); /* another thread's, made meanwhile */
+	if (known < 0) {
+		int n = atomic_load_explicit(&nviews, memory_order_relaxed), i = 0;
+		while (i < n && views[i].state != V_FREE)
+			i++;
+		if (i == NVIEWS) {
+			view_unlock();
+			return false; /* no room: read as before there were views */
+		}
+		int saved = errno;
+		struct view *s = &views[i];
+		atomic_fetch_add_explicit(&s->gen, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_release);
+		s->lm = lm;
+		s->hdr = hdr;
+		s->state = view_make(s, lm, hdr, image) ? V_VIEW : V_NONE;
+		*v = (struct mc_own_view){ s->lo, s->hi, s->delta };
+		known = s->state == V_VIEW;
+		atomic_fetch_add_explicit(&s->gen, 1, memory_order_release);
+		if (i == n)
+			atomic_store_explicit(&nviews, n + 1, memory_order_release);
+		errno = saved;
+	}
+	view_unlock();
+	return known;
+}
+
+bool mc_own_view_at(uintptr_t lo)
+{
+	int n = atomic_load_explicit(&nviews, memory_order_acquire);
+	for (int i = 0; i < n; i++) {
+		const struct view *s = &views[i];
+		uint32_t g = atomic_load_explicit(&s->gen, memory_order_acquire);
+		if (!(g & 1) && s->state == V_VIEW && lo - s->base < s->len)
 			return true;
-		if (v == 0)
-			break;
 	}
-	return atomic_load_explicit(&seen_full, memory_order_relaxed);
+	return false;
 }
 
-/* own_lock held. */
-static void seen_add(uintptr_t block)
+/* Whether the object of view s is still loaded: dlclose unmaps it, and
+ * another object may be loaded where it was. */
+static bool view_loaded(const struct view *s)
 {
-	uintptr_t key = block + 1;
-	if (nseen >= SEEN_SLOTS * 3 / 4) {
-		atomic_store_explicit(&seen_full, true, memory_order_relaxed);
-		return;
-	}
-	unsigned i = slot(key);
-	for (;; i = (i + 1) % SEEN_SLOTS) {
-		uintptr_t v = atomic_load_explicit(&seen[i], memory_order_relaxed);
-		if (v == key)
-			return;
-		if (v == 0)
-			break;
-	}
-	nseen++;
-	atomic_store_explicit(&seen[i], key, memory_order_release);
-}
-
-/* own_lock held. */
-static void owned_add(uintptr_t block, uint32_t mask)
-{
-	int i = 0;
-	while (i < nowned && owned[i].block < block)
-		i++;
-	if (i < nowned && owned[i].block == block) {
-		owned[i].mask |= mask; /* two threads' reads of one block */
-		return;
-	}
-	if (nowned == MAX_OWNED)
-		return;
-	memmove(&owned[i + 1], &owned[i], (size_t)(nowned - i) * sizeof owned[0]);
-	owned[i] = (struct owned){ block, mask };
-	nowned++;
-}
-
-/* The pages [*first, *first + *pages) of the window a fault at address
- * a may map: the 2 MiB that one page table maps (a fault maps pages
- * through one table: fault-around's window is aligned to its size and
- * clipped to the table, a large folio of the page cache is mapped whole
- * only where it fits in the table, a PMD mapping is that table's reach)
- * and within a's VMA, taken as the segment of the object at [lo, hi)
- * that holds a (its program headers, read where the first segment maps
- * the ELF header), or the whole object where they cannot be read. */
-static void window(uintptr_t a, uintptr_t lo, uintptr_t hi, uintptr_t *first, uint32_t *pages)
-{
-	uintptr_t wlo = a & ~(((uintptr_t)1 << MC_OWN_WINDOW_SHIFT) - 1);
-	uintptr_t whi = wlo + ((uintptr_t)1 << MC_OWN_WINDOW_SHIFT);
-	if (a < lo || a >= hi)
-		lo = hi = 0; /* not the object's: the table's reach alone */
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lo;
-	if (lo && hi - lo >= sizeof *eh && eh->e_ident[EI_MAG0] == ELFMAG0 &&
-	    eh->e_ident[EI_MAG1] == ELFMAG1 && eh->e_ident[EI_MAG2] == ELFMAG2 &&
-	    eh->e_ident[EI_MAG3] == ELFMAG3 &&
-	    eh->e_phentsize == sizeof(ElfW(Phdr)) &&
-	    eh->e_phoff + (uintptr_t)eh->e_phnum * sizeof(ElfW(Phdr)) <= hi - lo) {
-		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(lo + eh->e_phoff);
-		uintptr_t bias = 0, slo = 0, shi = 0;
-		bool based = false;
-		for (int i = 0; i < eh->e_phnum; i++) {
-			if (ph[i].p_type != PT_LOAD)
-				continue;
-			if (!based) { /* the first PT_LOAD maps at lo */
-				bias = lo - (ph[i].p_vaddr & ~(uintptr_t)4095);
-				based = true;
-			}
-			uintptr_t s = (bias + ph[i].p_vaddr) & ~(uintptr_t)4095;
-			uintptr_t e = mc_page_round(bias + ph[i].p_vaddr + ph[i].p_memsz);
-			if (a >= s && a < e) {
-				slo = s;
-				shi = e;
-			}
-		}
-		if (shi) {
-			lo = slo;
-			hi = shi;
-		}
-	}
-	if (hi) {
-		wlo = wlo > lo ? wlo : lo;
-		whi = whi < hi ? whi : hi;
-	}
-	*first = wlo / 4096;
-	*pages = (uint32_t)((whi - wlo) / 4096);
-}
-
-/* Pages [first, first + n) of a window, n <= 512, through pagemap (fd):
- * bits set in present[] where pagemap says present; in file[] (may be
- * NULL) where it also says a file's page (bit 61: memcheck's own
- * anonymous memory, which footprint.c counts apart, never is). */
-static bool present(int fd, uintptr_t first, uint32_t n, uint64_t *present_bits, uint64_t *file)
-{
-	/* 128 entries a read (1 KiB of stack on malloc's path, which may run
-	 * on a small thread stack or a signal stack; a whole 2 MiB window
-	 * would take 4 KiB): the C library's read-only segment here, 83
-	 * pages, is one read. */
-	uint64_t e[128];
-	for (uint32_t at = 0; at < n; at += 128) {
-		uint32_t k = n - at < 128 ? n - at : 128;
-		if (!mc_pagemap_read(fd, (first + at) * 4096, e, k))
-			return false;
-		for (uint32_t j = 0; j < k; j++) {
-			uint32_t i = at + j;
-			uint64_t bit = 1ull << (i % 64);
-			if (i % 64 == 0) {
-				present_bits[i / 64] = 0;
-				if (file)
-					file[i / 64] = 0;
-			}
-			if (e[j] >> 63) {
-				present_bits[i / 64] |= bit;
-				if (file && (e[j] >> 61 & 1))
-					file[i / 64] |= bit;
-			}
-		}
-	}
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	return _dl_find_object((void *)s->hdr, &fo) == 0 && fo.dlfo_link_map == s->lm &&
+	       (uintptr_t)fo.dlfo_eh_frame == s->hdr;
+#else
+	(void)s;
 	return true;
+#endif
 }
 
-static bool in_window(const struct mc_own_window *w, uintptr_t page)
+int mc_own_views(struct mc_own_span *out, int cap)
 {
-	return page - w->first < w->pages;
-}
-
-void mc_own_read_new(struct mc_own_read *r, uintptr_t p, uintptr_t first, uintptr_t last)
-{
-	for (uintptr_t b = first; b <= last && b - first < 4; b++) {
-		if (b + 1 == r->last)
+	int nout = 0, saved = errno;
+	/* Only the look-up and the rare unmap under the lock: the caller's
+	 * pagemap reads after it, so a capture that wants a new view
+	 * meanwhile does not spin through them. */
+	if (!view_lock())
+		return 0;
+	int n = atomic_load_explicit(&nviews, memory_order_relaxed);
+	for (int i = 0; i < n; i++) {
+		struct view *s = &views[i];
+		if (s->state == V_FREE)
 			continue;
-		int k = 0;
-		while (k < r->n && r->block[k] != b)
-			k++;
-		if (k < r->n)
-			continue; /* named already in this read */
-		if (seen_has(b)) {
-			r->last = b + 1;
-			continue;
+		if (!view_loaded(s)) {
+			atomic_fetch_add_explicit(&s->gen, 1, memory_order_relaxed);
+			atomic_thread_fence(memory_order_release);
+			if (s->state == V_VIEW)
+				mc_sys_munmap((void *)s->base, s->len);
+			s->state = V_FREE;
+			atomic_fetch_add_explicit(&s->gen, 1, memory_order_release);
+		} else if (s->state == V_VIEW && nout < cap) {
+			out[nout++] = (struct mc_own_span){ s->base, s->base + s->len };
 		}
-		if (r->n == MC_OWN_READ_BLOCKS)
-			continue; /* left for a later read, which finds it present */
-		/* the read's first address in the block */
-		uintptr_t a = b == first ? p : b << MC_OWN_BLOCK_SHIFT;
-		int w = 0;
-		while (w < r->nwin && !in_window(&r->win[w], a / 4096))
-			w++;
-		if (w == r->nwin) {
-			if (r->nwin == MC_OWN_READ_WINDOWS)
-				continue;
-			int saved = errno;
-			if (r->fd < 0)
-				r->fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
-			struct mc_own_window *nw = &r->win[w];
-			window(a, r->lo, r->hi, &nw->first, &nw->pages);
-			bool ok = r->fd >= 0 && present(r->fd, nw->first, nw->pages, nw->before, NULL);
-			errno = saved;
-			if (!ok)
-				continue;
-			r->nwin++;
-		}
-		r->block[r->n++] = b;
 	}
-}
-
-/* own_lock held: the pages of window w that became present (mine, bits
- * by page) recorded by block; the blocks named (and every block whose
- * pages in the window are all present: nothing there left to fault)
- * marked seen. */
-static void record(const struct mc_own_read *r, const struct mc_own_window *w,
-		   const uint64_t *mine, const uint64_t *after)
-{
-	uintptr_t b0 = w->first >> (MC_OWN_BLOCK_SHIFT - 12);
-	uintptr_t b1 = (w->first + w->pages - 1) >> (MC_OWN_BLOCK_SHIFT - 12);
-	for (uintptr_t b = b0; b <= b1; b++) {
-		uint32_t m = 0;
-		bool full = true;
-		for (int i = 0; i < BLOCK_PAGES; i++) {
-			uintptr_t page = (b << (MC_OWN_BLOCK_SHIFT - 12)) + (uintptr_t)i;
-			if (!in_window(w, page))
-				continue;
-			uintptr_t at = page - w->first;
-			m |= (uint32_t)(mine[at / 64] >> (at % 64) & 1) << i;
-			full &= after[at / 64] >> (at % 64) & 1;
-		}
-		if (m)
-			owned_add(b, m);
-		bool named = false;
-		for (int k = 0; k < r->n && !named; k++)
-			named = r->block[k] == b;
-		if (named || full)
-			seen_add(b);
-	}
-}
-
-void mc_own_read_end(struct mc_own_read *r)
-{
-	if (r->fd < 0)
-		return;
-	int saved = errno;
-	enum { WORDS = sizeof r->win[0].before / sizeof r->win[0].before[0] };
-	uint64_t mine[MC_OWN_READ_WINDOWS][WORDS], after[MC_OWN_READ_WINDOWS][WORDS];
-	bool ok[MC_OWN_READ_WINDOWS];
-	for (int w = 0; w < r->nwin; w++) {
-		const struct mc_own_window *win = &r->win[w];
-		ok[w] = present(r->fd, win->first, win->pages, after[w], mine[w]);
-		for (int i = 0; ok[w] && i < WORDS; i++)
-			mine[w][i] &= ~win->before[i];
-	}
-	mc_sys_close(r->fd);
-	r->fd = -1;
-	/* Not taken: nothing recorded, the blocks stay unseen (a later
-	 * read finds their pages present: the program's, as before). */
-	if (lock_bounded()) {
-		for (int w = 0; w < r->nwin; w++)
-			if (ok[w])
-				record(r, &r->win[w], mine[w], after[w]);
-		unlock();
-	}
-	r->n = 0;
-	r->nwin = 0;
+	view_unlock();
 	errno = saved;
-}
-
-/* Bytes of the recorded pages mapped now: through pagemap (fd), the
- * blocks within 32 of the first of a run in one pread (an object's
- * .eh_frame_hdr and .eh_frame lie together: libc's 180 KiB, one pread,
- * where a pread a block made rss_self_cxx's 449 system calls 8 more);
- * where fd is -1 or a read fails, every recorded page (they stay mapped
- * while their object is). */
-#define SPAN 32
-uint64_t mc_own_read_bytes(int fd)
-{
-	uint64_t pages = 0;
-	int saved = errno;
-	struct owned own[MAX_OWNED]; /* copied: no system call under the spin */
-	lock();
-	int nown = nowned;
-	memcpy(own, owned, (size_t)nown * sizeof own[0]);
-	unlock();
-	for (int i = 0; i < nown;) {
-		uintptr_t first = own[i].block;
-		int n = 1;
-		while (i + n < nown && own[i + n].block - first < SPAN)
-			n++;
-		uintptr_t span = own[i + n - 1].block - first + 1;
-		uint64_t e[SPAN * BLOCK_PAGES];
-		bool read = fd >= 0 &&
-			    mc_pagemap_read(fd, first << MC_OWN_BLOCK_SHIFT, e, span * BLOCK_PAGES);
-		for (int k = 0; k < n; k++) {
-			const uint64_t *b = &e[(own[i + k].block - first) * BLOCK_PAGES];
-			for (int p = 0; p < BLOCK_PAGES; p++)
-				if (own[i + k].mask >> p & 1)
-					pages += read ? b[p] >> 63 : 1;
-		}
-		i += n;
-	}
-	errno = saved;
-	return pages * 4096;
+	return nout;
 }

@@ -235,7 +235,10 @@ bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg)
 		while (go && (nl = memchr(line, '\n', len - (size_t)(line - buf)))) {
 			*nl = 0;
 			struct mc_mapping m;
-			if (!skipping && parse_line(line, &m))
+			/* memcheck's views of objects' files (ownread.c)
+			 * left out: named as the objects' mappings, which
+			 * they are not */
+			if (!skipping && parse_line(line, &m) && (m.anonymous || !mc_own_view_at(m.lo)))
 				go = cb(&m, arg);
 			skipping = false;
 			line = nl + 1;

@@ -17,7 +17,8 @@
  * plain_bigpage_stacks: frames without frame pointers in a program
  * linked with -z max-page-size=16384, unwound from its own tables.
  * plain_first_capture: the first capture of the main thread reads no
- * file (its stack's bounds; pagemap's entries for ownread.c aside).
+ * file (its stack's bounds; the headers ownread.c reads to view an
+ * object's file aside).
  *
  * A row a program, under each allocator: its callback checks what the
  * program says of itself, then the records against the reference.

@@ -13,16 +13,16 @@ TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 UNIT_util      := util options
 UNIT_blocks    := blocks snapshot depot util
 UNIT_stacks    := stacks depot cfi ownread elfsym dlstate util
-UNIT_symbolize := symbolize symcache symtab elfmod resident elfsym dlstate util
+UNIT_symbolize := symbolize symcache symtab elfmod resident ownread elfsym dlstate util
 UNIT_rss       := rss util
 UNIT_json      := json util programs options
 UNIT_budget    := budget budget_check util
-UNIT_scan      := scan scanpool roots threads rss maps resident blocks snapshot depot elfsym util
+UNIT_scan      := scan scanpool roots threads rss maps resident ownread blocks snapshot depot elfsym util
 UNIT_supp      := suppress util
-UNIT_resident  := resident util
+UNIT_resident  := resident ownread util
 UNIT_elfsym    := elfsym util
 UNIT_footprint := footprint ownread util
-UNIT_ownread   := ownread util
+UNIT_ownread   := ownread resident util
 UNIT_ownheap   := ownheap util
 UNIT_symcache  := symcache util
 # extra flags for a unit test's own file and link
@@ -223,6 +223,17 @@ $(B)/tests/prog/librss_exit.so: tests/prog/shim/rss_exit.c | $(B)/tests
 	$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
 $(B)/tests/prog/plain_rss_exit: tests/prog/plain_rss_exit.c $(B)/tests/prog/librss_exit.so | $(B)/tests
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' -lrss_exit
+
+# A GLib program (tests/test_rss_self.c), where GLib is installed: its
+# libraries have no frame pointers, so memcheck's stacks read their
+# call-frame tables.
+GLIB_FLAGS := $(shell pkg-config --cflags --libs gobject-2.0 2>/dev/null)
+ifneq ($(GLIB_FLAGS),)
+PROG_BINS += $(B)/tests/prog/rss_self_glib
+$(B)/tests/prog/rss_self_glib: tests/prog/glib/rss_self_glib.c tests/prog/rss_self.h | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -Itests/prog -o $@ $< $(GLIB_FLAGS)
+endif
 
 WP_SRC  := $(wildcard tests/test_*.c)
 WP_BINS := $(WP_SRC:tests/%.c=$(B)/tests/%)

@@ -900,6 +900,62 @@ START_TEST(cfi_rule_from_a_made_table)
 }
 END_TEST
 
+/* The C library's call-frame table, where the program maps it. */
+struct libc_cfi {
+	const uint8_t *hdr;
+	uintptr_t lo, hi;
+	const struct link_map *lm;
+};
+
+static struct libc_cfi libc_cfi(void)
+{
+	struct dl_find_object fo;
+	ck_assert_int_eq(_dl_find_object((void *)&strdup, &fo), 0);
+	struct libc_cfi t = { fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start,
+			      (uintptr_t)fo.dlfo_map_end, fo.dlfo_link_map };
+	ck_assert_ptr_nonnull(t.hdr);
+	/* version 1, eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
+	ck_assert(t.hdr[0] == 1 && t.hdr[1] == 0x1b && t.hdr[2] == 0x03 && t.hdr[3] == 0x3b);
+	return t;
+}
+
+/* fn(t, return address, arg) for a return address every step bytes of
+ * each function the table covers (its first 64 KiB); how many. */
+static unsigned each_libc_return(const struct libc_cfi *t, unsigned step,
+				 void (*fn)(const struct libc_cfi *t, uintptr_t ret, void *arg),
+				 void *arg)
+{
+	uint32_t n;
+	memcpy(&n, t->hdr + 8, 4);
+	ck_assert_uint_gt(n, 1000);
+	const uint8_t *table = t->hdr + 12;
+	unsigned count = 0;
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		int32_t a, b;
+		memcpy(&a, table + 8 * i, 4);
+		memcpy(&b, table + 8 * (i + 1), 4);
+		uintptr_t start = (uintptr_t)t->hdr + (uintptr_t)(intptr_t)a;
+		uintptr_t end = (uintptr_t)t->hdr + (uintptr_t)(intptr_t)b;
+		for (uintptr_t pc = start; pc < end && pc < start + 65536; pc += step, count++)
+			fn(t, pc + 1, arg);
+	}
+	return count;
+}
+
+static void fast_is_general(const struct libc_cfi *t, uintptr_t ret, void *arg)
+{
+	unsigned *kinds = arg;
+	struct mc_cfi_rule fast, general;
+	mc_cfi_rule_in(ret, t->hdr, t->lo, t->hi, &fast);
+	ck_assert_int_eq(mc_cfi_rule_in_general(ret, t->hdr, t->lo, t->hi, &general), 1);
+	ck_assert_msg(fast.kind == general.kind && fast.cfa_off == general.cfa_off &&
+			      fast.rbp_off == general.rbp_off,
+		      "libc+%#lx: fast %d %d %d, general %d %d %d", (unsigned long)(ret - 1 - t->lo),
+		      fast.kind, fast.cfa_off, fast.rbp_off, general.kind, general.cfa_off,
+		      general.rbp_off);
+	kinds[general.kind & 7]++;
+}
+
 /* cfi.c's fast interpreter of an FDE's instructions (run_fast) gives
  * run()'s answer, or hands over to it: every FDE of the C library (built
  * without frame pointers, its CFI as gcc and glibc's assembly write it),
@@ -908,43 +964,51 @@ END_TEST
  * frames, 6,431 unknown, 9 ends). */
 START_TEST(cfi_fast_run_is_run)
 {
-	struct dl_find_object fo;
-	ck_assert_int_eq(_dl_find_object((void *)&strdup, &fo), 0);
-	const uint8_t *hdr = fo.dlfo_eh_frame;
-	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
-	ck_assert_ptr_nonnull(hdr);
-	/* version 1, eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
-	ck_assert(hdr[0] == 1 && hdr[1] == 0x1b && hdr[2] == 0x03 && hdr[3] == 0x3b);
-	uint32_t n;
-	memcpy(&n, hdr + 8, 4);
-	ck_assert_uint_gt(n, 1000);
-	const uint8_t *table = hdr + 12;
-	unsigned compared = 0, kinds[8] = { 0 };
-	for (uint32_t i = 0; i + 1 < n; i++) {
-		int32_t a, b;
-		memcpy(&a, table + 8 * i, 4);
-		memcpy(&b, table + 8 * (i + 1), 4);
-		uintptr_t start = (uintptr_t)hdr + (uintptr_t)(intptr_t)a;
-		uintptr_t end = (uintptr_t)hdr + (uintptr_t)(intptr_t)b;
-		for (uintptr_t pc = start; pc < end && pc < start + 65536; pc += 5) {
-			struct mc_cfi_rule fast, general;
-			mc_cfi_rule_in(pc + 1, hdr, lo, hi, &fast);
-			ck_assert_int_eq(mc_cfi_rule_in_general(pc + 1, hdr, lo, hi, &general), 1);
-			ck_assert_msg(fast.kind == general.kind && fast.cfa_off == general.cfa_off &&
-					      fast.rbp_off == general.rbp_off,
-				      "libc+%#lx: fast %d %d %d, general %d %d %d",
-				      (unsigned long)(pc - lo), fast.kind, fast.cfa_off, fast.rbp_off,
-				      general.kind, general.cfa_off, general.rbp_off);
-			kinds[general.kind & 7]++;
-			compared++;
-		}
-	}
+	struct libc_cfi t = libc_cfi();
+	unsigned kinds[8] = { 0 };
+	unsigned compared = each_libc_return(&t, 5, fast_is_general, kinds);
 	ck_assert_uint_gt(compared, 100000);
 	ck_assert_uint_gt(kinds[MC_CFI_SP], 10000);
 	ck_assert_msg(kinds[MC_CFI_FP] > 100 && kinds[MC_CFI_UNKNOWN] > 100,
 		      "%u compared: %u unknown, %u sp, %u fp, %u bp, %u end", compared,
 		      kinds[MC_CFI_UNKNOWN], kinds[MC_CFI_SP], kinds[MC_CFI_FP], kinds[MC_CFI_BP],
 		      kinds[MC_CFI_END]);
+}
+END_TEST
+
+static void viewed_is_mapped(const struct libc_cfi *t, uintptr_t ret, void *arg)
+{
+	unsigned *known = arg;
+	struct mc_cfi_rule viewed, mapped;
+	mc_cfi_rule(ret, &viewed);
+	mc_cfi_rule_in(ret, t->hdr, t->lo, t->hi, &mapped);
+	ck_assert_msg(viewed.kind == mapped.kind && viewed.cfa_off == mapped.cfa_off &&
+			      viewed.rbp_off == mapped.rbp_off,
+		      "libc+%#lx: viewed %d %d %d, mapped %d %d %d",
+		      (unsigned long)(ret - 1 - t->lo), viewed.kind, viewed.cfa_off,
+		      viewed.rbp_off, mapped.kind, mapped.cfa_off, mapped.rbp_off);
+	*known += mapped.kind != MC_CFI_UNKNOWN;
+}
+
+/* Where the RSS figures are measured, mc_cfi_rule reads the tables in
+ * memcheck's own view of the object's file (lib/ownread.c): at the
+ * view's delta, with pc-relative values computed at the program's
+ * addresses, every rule is the one read in the program's mapping (a
+ * return address every 7 bytes of each of the C library's functions),
+ * and the view is the one footprint.c counts as memcheck's. */
+START_TEST(cfi_view_is_the_mapping)
+{
+	struct libc_cfi t = libc_cfi();
+	mc_own_read_on();
+	struct mc_own_view v;
+	ck_assert(mc_own_view((uintptr_t)t.hdr, t.lo, t.lm, &v));
+	ck_assert_uint_ne(v.delta, 0);
+	unsigned known = 0;
+	ck_assert_uint_gt(each_libc_return(&t, 7, viewed_is_mapped, &known), 100000);
+	ck_assert_uint_gt(known, 100000);
+	struct mc_own_span views[MC_OWN_VIEWS];
+	ck_assert_int_eq(mc_own_views(views, MC_OWN_VIEWS), 1);
+	ck_assert_uint_eq(views[0].lo, (v.lo + v.delta) & ~(uintptr_t)4095);
 }
 END_TEST
 
@@ -1473,6 +1537,7 @@ int main(void)
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
 	tcase_add_test(tc, cfi_fast_run_is_run);
+	tcase_add_test(tc, cfi_view_is_the_mapping);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
 	tcase_add_test(tc, depot_id_lines_across_segments);
 	return h_run_suite(NULL);

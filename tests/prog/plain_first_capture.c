@@ -5,10 +5,11 @@
  * a thread takes learns the thread's stack bounds; for the main thread
  * that reads no file (lib/stacks.c: learn_main_stack), where
  * pthread_getattr_np read /proc/self/maps through stdio (3-4 read calls,
- * the whole file).  What it may read is pagemap's entries for the CFI
- * blocks the capture reads first (lib/ownread.c: 128 bytes a block,
- * before and after; 512-768 bytes in all here), whose calls syscr,
- * counted before, does not tell from a file's.
+ * the whole file).  What it may read, where the RSS figures are
+ * measured, is the ELF and program headers of an object whose call-frame
+ * tables the capture reads first (lib/ownread.c maps its own view of
+ * the file: 64 bytes and ~800 a file), whose calls syscr, counted
+ * before, does not tell from others.
  */
 #include <stdio.h>
 #include <stdlib.h>
