@@ -616,8 +616,9 @@ static bool light_region(struct memcheck_result *res, struct mc_leak *groups, si
 		mc_unmap(out->count, out->cmapped);
 		out->count = NULL;
 	}
+	/* the set's load takes the summary's verdicts over where its
+	 * file is the summary's (suppcache.c), else drops them */
 	light = false;
-	mc_suppcache_light_off();
 	return false;
 }
 

@@ -226,10 +226,19 @@ static struct {
 	uint32_t nnotes;
 	bool summed;              /* the file has this set's summary */
 	bool light;               /* the set's file not read (mc_suppcache_light) */
+	bool same;                /* the set's file is the summary's (its sum, inode) */
 } vc;
 
 static void verdicts_from(const char *p, size_t len, uint64_t set, const struct mc_supps *s)
 {
+	/* the summary's set after all (light_region asked what its records
+	 * did not answer): its verdicts as read and indexed */
+	if (vc.light && vc.same && s && set == vc.set) {
+		vc.s = s;
+		vc.nset = mc_supp_count(s);
+		vc.light = vc.same = false;
+		return;
+	}
 	if (vc.tab)
 		mc_unmap(vc.tab, vc.mapped);
 	if (vc.vmap)
@@ -594,15 +603,10 @@ bool mc_suppcache_light(const char *key, size_t keylen, size_t *nset)
 		vc.file = vc.light = vc.summed = true;
 		*nset = vc.nset;
 	} else {
-		mc_suppcache_light_off();
+		verdicts_from(NULL, 0, 0, NULL);
 	}
 	errno = saved;
 	return ok;
-}
-
-void mc_suppcache_light_off(void)
-{
-	verdicts_from(NULL, 0, 0, NULL);
 }
 
 const char *mc_suppcache_light_name(size_t i, const char **file, int *line)
@@ -696,8 +700,14 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 	struct stat st;
 	size_t len;
 	char *p = read_whole(name, SP_FILE_MAX, &len, &st);
+	/* the file of the summary whose notes mc_suppcache_light stat'ed
+	 * a moment ago: not stat'ed again */
+	uint64_t sum;
+	vc.same = vc.light && p && len >= sizeof(struct sp_hdr) && st.st_ino == vc.ino &&
+		  (__builtin_memcpy(&sum, p + offsetof(struct sp_hdr, sum), sizeof sum), sum == vc.set);
 	if (p)
-		s = mc_suppcache_decode(p, len, len, key, keylen, true);
+		s = mc_suppcache_decode(p, len, len, key, keylen, !vc.same);
+	vc.same = false;
 	if (s)
 		set_file(name, &st);   /* getauxval's ENOENT: errno restored */
 	if (p && !s)

@@ -84,16 +84,18 @@ END_TEST
  * cache, the suppressions file supp: its process's end suppresses
  * every record); its exit status, its report (the caller frees) and
  * whether it opened the cache's set file, supp-HASH (not its program's
- * verdicts, supp-HASH-PROG.v). */
-static int run_supp(const char *so, const char *cache, const char *supp, char **report,
-		    bool *set_read)
+ * verdicts, supp-HASH-PROG.v), and how many times it stat'ed supp. */
+static int run_supp(const char *so, const char *cache, const char *supp, const char *depth,
+		    char **report, bool *set_read, int *supp_stats)
 {
 	const char *trace = h_tmppath("trace"), *json = h_tmppath("report");
-	char *argv[] = { STRACE, "-f", "-qq", "-e", "trace=openat", "-o", (char *)trace,
+	char *argv[] = { STRACE, "-f", "-qq", "-e", "trace=openat,stat,newfstatat", "-o",
+			 (char *)trace,
 			 "-E", (char *)h_env("LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : ""),
 			 "-E", (char *)h_env("MEMCHECK_CACHE=%s", cache),
 			 "-E", (char *)h_env("MEMCHECK_SUPPRESSIONS=%s", supp),
 			 "-E", (char *)h_env("MEMCHECK_REPORT=%s", json),
+			 "-E", (char *)h_env("MEMCHECK_STACK_DEPTH=%s", depth),
 			 "-E", "MEMCHECK_PROGRAMS=*", "--", (char *)h_prog("plain_leak_direct"), NULL };
 	char *env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
 	pid_t pid = h_spawn_quiet(argv, env, false);
@@ -106,6 +108,7 @@ static int run_supp(const char *so, const char *cache, const char *supp, char **
 		size_t hex = strspn(p + 6, "0123456789abcdef");
 		*set_read |= hex == 16 && p[6 + hex] == '"';
 	}
+	*supp_stats = h_count_lines(t, h_env("tat(AT_FDCWD, \"%s\"", supp)); /* [newf]stat */
 	free(t);
 	*report = h_read_file(json, NULL);
 	ck_assert_msg(*report, "no report at %s", json);
@@ -135,7 +138,8 @@ START_TEST(warm_exit_set_unread)
 		for (int r = 0; r < 3; r++) {
 			char *rep;
 			bool set_read;
-			int code = run_supp(so, cache, supp, &rep, &set_read);
+			int stats;
+			int code = run_supp(so, cache, supp, "16", &rep, &set_read, &stats);
 			const char *want = h_env("{\"name\":\"%s\",\"file\":\"%s\"", names[n], supp);
 			ck_assert_msg(code == 0 && strstr(rep, want),
 				      "under %s, file %d, run %d: exit %d, want 0 and %s in:\n%.3000s",
@@ -151,6 +155,18 @@ START_TEST(warm_exit_set_unread)
 					      "read", h_allocator_name(_i), n);
 		}
 	}
+	/* Stacks of another depth (MEMCHECK_STACK_DEPTH: other verdict
+	 * keys), the same set: the summary's notes hold, its records do
+	 * not answer, and the set's file is read, its notes not stat'ed a
+	 * second time (the summary's verdicts taken over). */
+	char *rep;
+	bool set_read;
+	int stats;
+	int code = run_supp(so, cache, supp, "2", &rep, &set_read, &stats);
+	ck_assert_msg(code == 0 && set_read && stats == 1,
+		      "under %s, other stacks: exit %d, set read %d, %s stat'ed %d times (want "
+		      "0, 1, once)", h_allocator_name(_i), code, set_read, supp, stats);
+	free(rep);
 }
 END_TEST
 
