@@ -2520,6 +2520,17 @@ void mc_suppcache_verdicts_flush(void);
  * forgotten with the set (mc_suppress_forget), not unmapped; the next
  * load's set brings its own. */
 void mc_suppcache_verdicts_forget(void);
+/* A region's end at exit without the set's file (memcheck-cache(5)):
+ * the program's verdict file read, its last summary's notes all as
+ * noted; *nset, the set's entry count.  Then _verdict answers from it
+ * and _light_name names a used entry (NULL: not kept).  A load of the
+ * set after it (mc_suppcache_get) keeps its verdicts where the set's
+ * file is the summary's, its notes then not stat'ed again. */
+bool mc_suppcache_light(const char *key, size_t keylen, size_t *nset);
+const char *mc_suppcache_light_name(size_t i, const char **file, int *line);
+/* Entry i's name kept in the program's file (appended with the verdicts)
+ * if it has none yet. */
+void mc_suppcache_name_keep(size_t i, const char *name, const char *file, int line);
 /* The valid verdict records of the records p[0, len) of the set whose
  * sum is set, in the file of inode ino (the fuzz target's entry). */
 size_t mc_suppcache_verdicts_count(const char *p, size_t len, uint64_t set, uint64_t ino);

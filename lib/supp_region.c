@@ -28,6 +28,8 @@
 
 static struct mc_supps *supps;
 static bool loaded;
+static bool light, light_off;    /* the exit's verdicts without the set */
+static size_t light_n;           /* the set's entries, then */
 static char bad[200];            /* the first file that did not parse */
 static char self[1024];          /* libmemcheck's path, for obj: patterns */
 static bool failed;              /* a file of this load did not parse */
@@ -485,7 +487,13 @@ static void list_used(struct mc_supp_report *out, size_t ns)
 			continue;
 		struct mc_supp_used *u = &out->used[out->nused++];
 		*u = out->count[i];
+		if (light) {
+			u->name = mc_suppcache_light_name(i, &u->file, &u->line);
+			continue;
+		}
 		u->name = mc_supp_name(supps, i, &u->file, &u->line);
+		/* for a later process that leaves the set's file unread */
+		mc_suppcache_name_keep(i, u->name, u->file, u->line);
 	}
 }
 
@@ -560,6 +568,60 @@ static void take_kept(struct memcheck_result *res, struct mc_leak *groups, size_
 		name_ahead(left, stay, at_exit, NULL);
 }
 
+/* The process's end, where every record asked has a verdict another
+ * process kept and every entry they name has its name kept beside them
+ * (suppcache.c): done without reading the set's file; false (nothing
+ * changed): load the set.  Tried once a process. */
+static bool light_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
+			 struct mc_supp_report *out, unsigned kinds)
+{
+	if (!light) {
+		if (light_off || mc_opt.gen_suppressions)
+			return false;
+		light_off = true;
+		if (!self[0])
+			mc_suppress_init();
+		char key[sizeof self + 4096 + 8];
+		size_t keylen = 0;
+		if (!cache_key(key, sizeof key, &keylen) || !mc_suppcache_light(key, keylen, &light_n))
+			return false;
+		light = true;
+	}
+	size_t ns = light_n;
+	if (!ns)
+		return true;
+	if (!out->count) {
+		out->cmapped = ns * sizeof(struct mc_supp_used);
+		out->count = mc_map(out->cmapped);
+	}
+	int32_t small[128], *vd = *n <= MC_ARRAY_SIZE(small) ? small : NULL;
+	bool all = out->count && vd;
+	mc_own_work_begin(false);
+	all = all && kept_verdicts(groups, *n, kinds, vd);
+	const char *f;
+	int line;
+	for (size_t i = 0; all && i < *n; i++)
+		all = vd[i] < 0 || mc_suppcache_light_name((size_t)vd[i], &f, &line);
+	if (all)
+		take_kept(res, groups, n, kinds, vd, out->count, out->at_exit);
+	mc_own_work_end();
+	if (all) {
+		list_used(out, ns);
+		return true;
+	}
+	/* the set loaded as before: the count is the earlier calls' (the
+	 * same set, its files unchanged since: mc_suppress_region makes a
+	 * larger one if not), or none */
+	if (out->count && !out->used) {
+		mc_unmap(out->count, out->cmapped);
+		out->count = NULL;
+	}
+	/* the set's load takes the summary's verdicts over where its
+	 * file is the summary's (suppcache.c), else drops them */
+	light = false;
+	return false;
+}
+
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
 			struct mc_supp_report *out, unsigned kinds)
 {
@@ -572,6 +634,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	bool need = false;
 	for (size_t i = 0; groups && i < *n && !need; i++)
 		need = (kinds >> (groups[i].kind & 3)) & 1;
+	if (!loaded && need && out->at_exit && light_region(res, groups, n, out, kinds))
+		return;
 	if (!loaded && (need || mc_opt.suppressions))
 		load();
 	if (bad[0])
@@ -582,6 +646,12 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	size_t ns = mc_supp_count(supps);
 	if (!ns && !mc_opt.gen_suppressions)
 		return;
+	if (out->count && out->cmapped < ns * sizeof(struct mc_supp_used)) {
+		/* an earlier call's without the set, whose files changed
+		 * since (light_region): its counts are another set's */
+		mc_unmap(out->count, out->cmapped);
+		out->count = NULL;
+	}
 	if (!out->count) {
 		out->cmapped = (ns ? ns : 1) * sizeof(struct mc_supp_used);
 		out->count = mc_map(out->cmapped);
@@ -770,6 +840,7 @@ void mc_suppress_forget(void)
 {
 	supps = NULL;
 	loaded = false;
+	light = light_off = false;
 	bad[0] = 0;
 	/* a verdict is an index into the set it was read with: a load
 	 * that keeps no cache must not take the old set's */

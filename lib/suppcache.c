@@ -35,6 +35,8 @@
 #define SP_MAGIC 0x4353434dU         /* "MCSC", little-endian */
 #define SP_VERSION 2
 #define SP_VMAGIC 0x5256434dU        /* "MCVR": a verdict record */
+#define SP_SMAGIC 0x5356434dU        /* "MCVS": the set's notes and counts */
+#define SP_NMAGIC 0x4e56434dU        /* "MCVN": an entry's name, file, line */
 #define SP_FILE_MAX (4u << 20)
 /* No verdict appended past this to a program's verdict file: a failing
  * process reads its program's file whole (its pages faulted in, ~4 KiB
@@ -128,6 +130,43 @@ void mc_suppcache_note(const char *path, bool opened)
 	nnotes++;
 }
 
+static size_t up8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* The count notes p[0, len) whole, each path as it was noted where
+ * check says (stat'ed again); false: damaged, or a path changed. */
+static bool notes_hold(const char *p, size_t len, uint32_t count, bool check)
+{
+	size_t at = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		struct sp_note n;
+		if (len - at < sizeof n)
+			return false;
+		memcpy(&n, p + at, sizeof n);
+		at += sizeof n;
+		if (n.pathlen >= 4096 || len - at < up8(n.pathlen) || n.absent > 1)
+			return false;
+		char path[4096];
+		memcpy(path, p + at, n.pathlen);
+		path[n.pathlen] = 0;
+		at += up8(n.pathlen);
+		if (!check)
+			continue;
+		int saved = errno;
+		struct stat st;
+		bool there = stat(path, &st) == 0;
+		errno = saved;
+		struct sp_note now = n;
+		if (there)
+			fill(&now, &st);
+		if (there == (bool)n.absent || memcmp(&now, &n, sizeof n) != 0)
+			return false;
+	}
+	return at == len;
+}
+
 static void file_name(char *name, const char *key, size_t keylen)
 {
 	uint64_t h = mc_fnv1a(key, keylen);
@@ -136,11 +175,6 @@ static void file_name(char *name, const char *key, size_t keylen)
 	for (int i = 0; i < 16; i++)
 		name[5 + i] = digits[(h >> (60 - 4 * i)) & 15];
 	name[21] = 0;
-}
-
-static size_t up8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
 }
 
 /* ---- verdicts: which entry a leak record's stack matched ----------------
@@ -186,16 +220,31 @@ static struct {
 	struct mc_buf mine;       /* this process's records */
 	size_t flushed;           /* mine[0, flushed) written */
 	char name[48];            /* the program's verdict file */
+	const struct mc_supps *s; /* the set, for the names written */
+	const char *notes;        /* its notes, for the summary written */
+	size_t notes_len;
+	uint32_t nnotes;
+	bool summed;              /* the file has this set's summary */
+	bool light;               /* the set's file not read (mc_suppcache_light) */
+	bool same;                /* the set's file is the summary's (its sum, inode) */
 } vc;
 
 static void verdicts_from(const char *p, size_t len, uint64_t set, const struct mc_supps *s)
 {
+	/* the summary's set after all (light_region asked what its records
+	 * did not answer): its verdicts as read and indexed */
+	if (vc.light && vc.same && s && set == vc.set) {
+		vc.s = s;
+		vc.nset = mc_supp_count(s);
+		vc.light = vc.same = false;
+		return;
+	}
 	if (vc.tab)
 		mc_unmap(vc.tab, vc.mapped);
 	if (vc.vmap)
 		mc_unmap_io(vc.vmap, vc.vmapped);
 	mc_buf_free(&vc.mine);
-	vc = (typeof(vc)){ .p = p, .len = len, .set = set, .nset = mc_supp_count(s) };
+	vc = (typeof(vc)){ .p = p, .len = len, .set = set, .nset = mc_supp_count(s), .s = s };
 }
 
 void mc_suppcache_verdicts_forget(void)
@@ -294,31 +343,37 @@ static void verdicts_read(void)
 }
 
 /* A record's checksum: its head (the checksum 0) and its links.  Not
- * its key, which a reader compares byte for byte with the one it made:
- * a damaged key is one that is never found. */
+ * a verdict's key, which a reader compares byte for byte with the one
+ * it made: a damaged key is one that is never found.  A summary's or a
+ * name's body (its "key") is summed: it is taken as it reads. */
 static uint64_t vrec_sum(const char *p, const struct sp_vrec *r)
 {
 	struct sp_vrec h = *r;
 	h.check = 0;
-	return mc_symcache_hash((const char *)&h, sizeof h) ^
-	       mc_symcache_hash(p + sizeof h + r->keylen, r->linkslen) * 31;
+	uint64_t sum = mc_symcache_hash((const char *)&h, sizeof h) ^
+		       mc_symcache_hash(p + sizeof h + r->keylen, r->linkslen) * 31;
+	if (r->magic != SP_VMAGIC)
+		sum ^= mc_symcache_hash(p + sizeof h, r->keylen) * 17;
+	return sum;
 }
 
 /* The record at p[0, len)'s length if it is whole, else 0 (the walk
- * stops); *valid: its set and file are the set's, its parts inside it,
- * and (where check says) its checksum holds. */
+ * stops); *valid: it is of kind magic, its set and file are the set's,
+ * its parts inside it, and (where check says) its checksum holds. */
 static size_t vrec_at(const char *p, size_t len, uint64_t set, uint64_t ino, bool check,
-		      bool *valid)
+		      uint32_t magic, bool *valid)
 {
 	struct sp_vrec r;
 	*valid = false;
 	if (len < sizeof r)
 		return 0;
 	__builtin_memcpy(&r, p, sizeof r);
-	if (r.magic != SP_VMAGIC || r.len % 8 || r.len < sizeof r || r.len > len)
+	if ((r.magic != SP_VMAGIC && r.magic != SP_SMAGIC && r.magic != SP_NMAGIC) || r.len % 8 ||
+	    r.len < sizeof r || r.len > len)
 		return 0;
-	*valid = r.set == set && r.ino == ino && r.keylen <= r.len - sizeof r &&
-		 r.linkslen <= r.len - sizeof r - r.keylen && r.verdict >= -1;
+	*valid = r.magic == magic && r.set == set && r.ino == ino &&
+		 r.keylen <= r.len - sizeof r && r.linkslen <= r.len - sizeof r - r.keylen &&
+		 r.verdict >= (magic == SP_VMAGIC ? -1 : 0);
 	if (*valid && check)
 		*valid = r.check == vrec_sum(p, &r);
 	return r.len;
@@ -328,7 +383,7 @@ size_t mc_suppcache_verdicts_count(const char *p, size_t len, uint64_t set, uint
 {
 	size_t n = 0, at = 0, l;
 	bool valid;
-	while ((l = vrec_at(p + at, len - at, set, ino, true, &valid)) != 0) {
+	while ((l = vrec_at(p + at, len - at, set, ino, true, SP_VMAGIC, &valid)) != 0) {
 		n += valid;
 		at += l;
 	}
@@ -340,7 +395,8 @@ static void index_build(void)
 	vc.indexed = true;
 	if (!vc.file)
 		return;
-	verdicts_read();
+	if (!vc.vmap)   /* mc_suppcache_light read it */
+		verdicts_read();
 	if (vc.len > UINT32_MAX / 2)
 		return;
 	/* at most this many: the walk below checks no sums (a record's is
@@ -357,7 +413,7 @@ static void index_build(void)
 	vc.mapped = cap * sizeof *vc.tab;
 	size_t at = 0, l;
 	bool valid;
-	while ((l = vrec_at(vc.p + at, vc.len - at, vc.set, vc.ino, false, &valid)) != 0) {
+	while ((l = vrec_at(vc.p + at, vc.len - at, vc.set, vc.ino, false, SP_VMAGIC, &valid)) != 0) {
 		if (valid) {
 			struct sp_vrec r;
 			__builtin_memcpy(&r, vc.p + at, sizeof r);
@@ -365,6 +421,8 @@ static void index_build(void)
 			while (vc.tab[i])
 				i = (i + 1) & (cap - 1);
 			vc.tab[i] = (uint32_t)at + 1;
+		} else if (!vc.summed) {
+			vrec_at(vc.p + at, l, vc.set, vc.ino, true, SP_SMAGIC, &vc.summed);
 		}
 		at += l;
 	}
@@ -378,7 +436,7 @@ static long vrec_verdict(const char *r, const struct mc_verdict_stack *s)
 	bool valid;
 	__builtin_memcpy(&v, r, sizeof v);
 	if (v.hash != s->hash || v.keylen != s->len || v.verdict >= (long)vc.nset ||
-	    !vrec_at(r, v.len, vc.set, vc.ino, true, &valid) || !valid ||
+	    !vrec_at(r, v.len, vc.set, vc.ino, true, SP_VMAGIC, &valid) || !valid ||
 	    !mc_symbolize_verdict_holds(s, r + sizeof v, v.keylen, r + sizeof v + v.keylen,
 					v.linkslen))
 		return -2;
@@ -453,10 +511,129 @@ void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *lin
 	mc_buf_end(&vc.mine, w + r.len);
 }
 
+/* ---- the set's file not read: a summary and names beside the verdicts --
+ *
+ * A reporting process whose every record has a verdict needs of the set
+ * only its entry count and the names of the entries it used (the
+ * report's used_suppression lines); a warm /bin/date's exit read the
+ * whole set (11.7 KB into three fresh pages: an open, fstat, read and
+ * close) for those.  So the program's file also holds, from the first
+ * process that appended to it, the set's summary (MCVS: the set's
+ * notes, as its file holds them, and its entry count) and a name record
+ * (MCVN) for each entry a process of the program used; a later process
+ * takes the last summary whose notes all stat as noted (the files are
+ * those the set was parsed from: the same set, by the same library, as
+ * the cache directory is the library's) and reads the set's file only
+ * where a record lacks a verdict or an entry used lacks its name. */
+
+static void append(uint32_t magic, uint64_t hash, int32_t v, uint32_t pad, const char *a,
+		   size_t alen, const char *b, size_t blen)
+{
+	struct sp_vrec r = { .magic = magic, .set = vc.set, .ino = vc.ino, .hash = hash,
+			     .keylen = (uint32_t)alen, .linkslen = (uint32_t)blen, .verdict = v,
+			     .pad = pad };
+	size_t body = alen + blen;
+	r.len = (uint32_t)(sizeof r + up8(body));
+	char *w = mc_buf_room(&vc.mine, r.len);
+	if (!w)
+		return;
+	memcpy(w + sizeof r, a, alen);
+	memcpy(w + sizeof r + alen, b, blen);
+	memset(w + sizeof r + body, 0, up8(body) - body);
+	r.check = vrec_sum(w, &r);
+	memcpy(w, &r, sizeof r);
+	mc_buf_end(&vc.mine, w + r.len);
+}
+
+/* The name record of entry i for this set, in p[0, len), or NULL. */
+static const char *name_in(const char *p, size_t len, size_t i, const char **file, int *line)
+{
+	size_t at = 0, l;
+	bool valid;
+	while ((l = vrec_at(p + at, len - at, vc.set, vc.ino, true, SP_NMAGIC, &valid)) != 0) {
+		struct sp_vrec r;
+		__builtin_memcpy(&r, p + at, sizeof r);
+		const char *name = p + at + sizeof r, *f = name + r.keylen;
+		if (valid && (size_t)r.verdict == i && r.keylen && r.linkslen &&
+		    !name[r.keylen - 1] && !f[r.linkslen - 1]) {
+			*file = f;
+			*line = (int)r.pad;
+			return name;
+		}
+		at += l;
+	}
+	return NULL;
+}
+
+bool mc_suppcache_light(const char *key, size_t keylen, size_t *nset)
+{
+	if (mc_opt.gen_suppressions)
+		return false;
+	int saved = errno;
+	verdicts_from(NULL, 0, 0, NULL);
+	char name[32];
+	file_name(name, key, keylen);
+	memcpy(vc.name, name, 21);
+	vc.name[21] = '-';
+	hex16(vc.name + 22, program_hash());
+	memcpy(vc.name + 38, ".v", 3);
+	verdicts_read();
+	/* the last summary whole, its sum holding */
+	size_t at = 0, l, last = SIZE_MAX;
+	struct sp_vrec r;
+	while (vc.p && at + sizeof r <= vc.len) {
+		__builtin_memcpy(&r, vc.p + at, sizeof r);
+		bool valid;
+		if (!(l = vrec_at(vc.p + at, vc.len - at, r.set, r.ino, true, SP_SMAGIC, &valid)))
+			break;
+		if (valid)
+			last = at;
+		at += l;
+	}
+	bool ok = last != SIZE_MAX;
+	if (ok) {
+		__builtin_memcpy(&r, vc.p + last, sizeof r);
+		ok = r.hash <= UINT32_MAX &&
+		     notes_hold(vc.p + last + sizeof r, r.keylen, (uint32_t)r.hash, true);
+	}
+	if (ok) {
+		vc.set = r.set;
+		vc.ino = r.ino;
+		vc.nset = (size_t)r.verdict;
+		vc.file = vc.light = vc.summed = true;
+		*nset = vc.nset;
+	} else {
+		verdicts_from(NULL, 0, 0, NULL);
+	}
+	errno = saved;
+	return ok;
+}
+
+const char *mc_suppcache_light_name(size_t i, const char **file, int *line)
+{
+	return vc.light && vc.p ? name_in(vc.p, vc.len, i, file, line) : NULL;
+}
+
+void mc_suppcache_name_keep(size_t i, const char *name, const char *file, int line)
+{
+	const char *f;
+	int n;
+	if (!vc.file || vc.light || !vc.indexed || !name || !file || line < 0 ||
+	    (vc.p && name_in(vc.p, vc.len, i, &f, &n)) || name_in(vc.mine.s, vc.mine.len, i, &f, &n))
+		return;
+	size_t a = strlen(name) + 1, b = strlen(file) + 1;
+	if (a + b <= 8192)
+		append(SP_NMAGIC, 0, (int32_t)i, (uint32_t)line, name, a, file, b);
+}
+
 void mc_suppcache_verdicts_flush(void)
 {
 	if (!vc.file || vc.flushed >= vc.mine.len)
 		return;
+	/* the summary with the first records a file takes of this set */
+	if (!vc.summed && vc.indexed && vc.notes && vc.notes_len <= (64u << 10))
+		append(SP_SMAGIC, vc.nnotes, (int32_t)vc.nset, 0, vc.notes, vc.notes_len, "", 0);
+	vc.summed = true;
 	int saved = errno;
 	/* created only where absent: a create goes through the directory
 	 * opened and checked (symcache.c's dir_open), 3 more system calls */
@@ -501,37 +678,16 @@ struct mc_supps *mc_suppcache_decode(char *p, size_t len, size_t maplen, const c
 	    mc_suppcache_sum(p + sizeof h, img + (size_t)h.image_len - sizeof h) != h.sum ||
 	    memcmp(p + sizeof h, key, keylen) != 0)
 		return NULL;
-	size_t end = at + (size_t)h.notes_len;
-	for (uint32_t i = 0; i < h.nnotes; i++) {
-		struct sp_note n;
-		if (end - at < sizeof n)
-			return NULL;
-		memcpy(&n, p + at, sizeof n);
-		at += sizeof n;
-		if (n.pathlen >= 4096 || end - at < up8(n.pathlen) || n.absent > 1)
-			return NULL;
-		char path[4096];
-		memcpy(path, p + at, n.pathlen);
-		path[n.pathlen] = 0;
-		at += up8(n.pathlen);
-		if (!check)
-			continue;
-		int saved = errno;
-		struct stat st;
-		bool there = stat(path, &st) == 0;
-		errno = saved;
-		struct sp_note now = n;
-		if (there)
-			fill(&now, &st);
-		if (there == (bool)n.absent || memcmp(&now, &n, sizeof n) != 0)
-			return NULL;
-	}
-	if (at != end)
+	if (!notes_hold(p + at, (size_t)h.notes_len, h.nnotes, check))
 		return NULL;
 	struct mc_supps *s = mc_supp_image_take(p + img, (size_t)h.image_len, maplen ? p : NULL,
 						maplen);
-	if (s)
+	if (s) {
 		verdicts_from(NULL, 0, h.sum, s);
+		vc.notes = p + at;
+		vc.notes_len = (size_t)h.notes_len;
+		vc.nnotes = h.nnotes;
+	}
 	return s;
 }
 
@@ -544,8 +700,14 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 	struct stat st;
 	size_t len;
 	char *p = read_whole(name, SP_FILE_MAX, &len, &st);
+	/* the file of the summary whose notes mc_suppcache_light stat'ed
+	 * a moment ago: not stat'ed again */
+	uint64_t sum;
+	vc.same = vc.light && p && len >= sizeof(struct sp_hdr) && st.st_ino == vc.ino &&
+		  (__builtin_memcpy(&sum, p + offsetof(struct sp_hdr, sum), sizeof sum), sum == vc.set);
 	if (p)
-		s = mc_suppcache_decode(p, len, len, key, keylen, true);
+		s = mc_suppcache_decode(p, len, len, key, keylen, !vc.same);
+	vc.same = false;
 	if (s)
 		set_file(name, &st);   /* getauxval's ENOENT: errno restored */
 	if (p && !s)
@@ -611,6 +773,9 @@ void mc_suppcache_put(const struct mc_supps *s)
 			/* this process's verdicts follow the set it wrote */
 			verdicts_from(NULL, 0, h.sum, s);
 			set_file(name, &st);
+			vc.notes = notes.s + key_len;
+			vc.notes_len = notes.len - key_len;
+			vc.nnotes = nnotes;
 		}
 	}
 	mc_buf_free(&b);

@@ -1,6 +1,8 @@
 /*
  * test_shortexit.c - what a short failing process's exit asks of /proc
- * when its parent runs without memcheck (lib/descend.c).
+ * when its parent runs without memcheck (lib/descend.c), and which of
+ * the cache's files a warm one reads (lib/suppcache.c; see
+ * warm_exit_set_unread).
  *
  * A process whose region failed walks up its ancestors while they have
  * memcheck loaded (MEMCHECK_ANCESTORS).  Its first question is whether
@@ -29,15 +31,23 @@
 
 #define STRACE "/usr/bin/strace"
 
+/* Allocator i is installed (its preload in *so) and strace can run. */
+static bool traced_allocator(int i, const char **so)
+{
+	if (!h_allocator(i, so))
+		return false;
+	if (access(STRACE, X_OK) != 0 || !h_can_ptrace()) {
+		printf("note: %s missing or ptrace refused; skipping\n", STRACE);
+		return false;
+	}
+	return true;
+}
+
 START_TEST(bare_parent)
 {
 	const char *so;
-	if (!h_allocator(_i, &so))
+	if (!traced_allocator(_i, &so))
 		return;
-	if (access(STRACE, X_OK) != 0 || !h_can_ptrace()) {
-		printf("note: %s missing or ptrace refused; skipping\n", STRACE);
-		return;
-	}
 	const char *trace = h_tmppath("trace");
 	char pre[4096], cache[4096], out[4096];
 	snprintf(pre, sizeof pre, "LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : "");
@@ -70,9 +80,100 @@ START_TEST(bare_parent)
 }
 END_TEST
 
+/* plain_leak_direct run by strace with the preload so (LD_PRELOAD, the
+ * cache, the suppressions file supp: its process's end suppresses
+ * every record); its exit status, its report (the caller frees) and
+ * whether it opened the cache's set file, supp-HASH (not its program's
+ * verdicts, supp-HASH-PROG.v), and how many times it stat'ed supp. */
+static int run_supp(const char *so, const char *cache, const char *supp, const char *depth,
+		    char **report, bool *set_read, int *supp_stats)
+{
+	const char *trace = h_tmppath("trace"), *json = h_tmppath("report");
+	char *argv[] = { STRACE, "-f", "-qq", "-e", "trace=openat,stat,newfstatat", "-o",
+			 (char *)trace,
+			 "-E", (char *)h_env("LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : ""),
+			 "-E", (char *)h_env("MEMCHECK_CACHE=%s", cache),
+			 "-E", (char *)h_env("MEMCHECK_SUPPRESSIONS=%s", supp),
+			 "-E", (char *)h_env("MEMCHECK_REPORT=%s", json),
+			 "-E", (char *)h_env("MEMCHECK_STACK_DEPTH=%s", depth),
+			 "-E", "MEMCHECK_PROGRAMS=*", "--", (char *)h_prog("plain_leak_direct"), NULL };
+	char *env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
+	pid_t pid = h_spawn_quiet(argv, env, false);
+	int st;
+	ck_assert(waitpid(pid, &st, 0) == pid);
+	char *t = h_read_file(trace, NULL);
+	ck_assert_msg(t, "no trace at %s", trace);
+	*set_read = false;
+	for (const char *p = t; (p = strstr(p, "/supp-")) != NULL; p++) {
+		size_t hex = strspn(p + 6, "0123456789abcdef");
+		*set_read |= hex == 16 && p[6 + hex] == '"';
+	}
+	*supp_stats = h_count_lines(t, h_env("tat(AT_FDCWD, \"%s\"", supp)); /* [newf]stat */
+	free(t);
+	*report = h_read_file(json, NULL);
+	ck_assert_msg(*report, "no report at %s", json);
+	unlink(json);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A warm process's end whose every record has a verdict another process
+ * kept, and every entry it used its name kept beside them, does not read
+ * the set's file (suppcache.c's summary and name records): a measured
+ * /bin/date's exit read its 11.7 KB (an open, fstat, read and close,
+ * three fresh pages) for its entry count and nine names.  The report is
+ * the same; a suppressions file changed since (another entry's name,
+ * the file's size and times with it) is read again at once. */
+START_TEST(warm_exit_set_unread)
+{
+	const char *so;
+	if (!traced_allocator(_i, &so))
+		return;
+	const char *cache = h_tmppath("cache"), *supp = h_tmppath("supp");
+	const char *names[] = { "by-leak", "by-leak-renamed" };
+	for (int n = 0; n < 2; n++) {
+		FILE *f = fopen(supp, "w");
+		ck_assert(f);
+		fprintf(f, "{\n   %s\n   Memcheck:Leak\n   ...\n   fun:leak\n   ...\n}\n", names[n]);
+		fclose(f);
+		for (int r = 0; r < 3; r++) {
+			char *rep;
+			bool set_read;
+			int stats;
+			int code = run_supp(so, cache, supp, "16", &rep, &set_read, &stats);
+			const char *want = h_env("{\"name\":\"%s\",\"file\":\"%s\"", names[n], supp);
+			ck_assert_msg(code == 0 && strstr(rep, want),
+				      "under %s, file %d, run %d: exit %d, want 0 and %s in:\n%.3000s",
+				      h_allocator_name(_i), n, r, code, want, rep);
+			free(rep);
+			/* the changed file's first run reads the set; the
+			 * third run of each has what the second kept */
+			if (n == 1 && r == 0)
+				ck_assert_msg(set_read, "under %s, file %d: the changed file's set "
+					      "not read", h_allocator_name(_i), n);
+			if (r == 2)
+				ck_assert_msg(!set_read, "under %s, file %d, warm: the set's file "
+					      "read", h_allocator_name(_i), n);
+		}
+	}
+	/* Stacks of another depth (MEMCHECK_STACK_DEPTH: other verdict
+	 * keys), the same set: the summary's notes hold, its records do
+	 * not answer, and the set's file is read, its notes not stat'ed a
+	 * second time (the summary's verdicts taken over). */
+	char *rep;
+	bool set_read;
+	int stats;
+	int code = run_supp(so, cache, supp, "2", &rep, &set_read, &stats);
+	ck_assert_msg(code == 0 && set_read && stats == 1,
+		      "under %s, other stacks: exit %d, set read %d, %s stat'ed %d times (want "
+		      "0, 1, once)", h_allocator_name(_i), code, set_read, supp, stats);
+	free(rep);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("shortexit", 60);
 	tcase_add_loop_test(tc, bare_parent, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, warm_exit_set_unread, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

@@ -748,7 +748,14 @@ static void put_file(const char *path, const char *s, size_t len)
 /* The cache is what a warm process reads (a name changed in it, its
  * checksum mended, is reported); a damaged one (bytes flipped, cut
  * short, emptied) is not: the files are parsed again, the cache
- * written again. */
+ * written again.  Each run without the program's verdicts: with them,
+ * its summary and names, a warm exit reads no set file at all. */
+static void drop_verdicts(const char *dir)
+{
+	const char *v = verdict_file(dir);
+	ck_assert_msg(v && unlink(v) == 0, "no verdicts' file in %s", dir);
+}
+
 START_TEST(cache_read_and_damage)
 {
 	const char *dir = h_tmppath("cache"), *user = copy_of_supp_file();
@@ -766,6 +773,7 @@ START_TEST(cache_read_and_damage)
 	memcpy(m, "lost-from-MAIN", 14);
 	supp_cache_resum(s, len);
 	put_file(f, (char *)s, len);
+	drop_verdicts(dir);
 	char *doctored = supp_outcome(H_GLIBC, dir, user);
 	ck_assert_msg(strstr(doctored, "lost-from-MAIN"), "the cache unread:\n%s", doctored);
 	free(doctored);
@@ -782,6 +790,7 @@ START_TEST(cache_read_and_damage)
 		else                  /* empty */
 			n = 0;
 		put_file(f, (char *)s, n);
+		drop_verdicts(dir);
 		char *again = supp_outcome(H_GLIBC, dir, user);
 		ck_assert_msg(strcmp(again, off) == 0, "harm %d:\n%s---\n%s", harm, again, off);
 		free(again);
@@ -864,7 +873,8 @@ static uint64_t cache_sum_tail(const unsigned char *p, size_t n)
 }
 
 /* A record's checksum: over its 56-byte head (the checksum, at 48, as
- * 0), then over its links (after its key). */
+ * 0), then over its links (after its key); a summary's and a name's
+ * (MCVS, MCVN) over their key too. */
 static uint64_t verdict_sum(const unsigned char *r, uint32_t len)
 {
 	unsigned char head[56];
@@ -874,7 +884,12 @@ static uint64_t verdict_sum(const unsigned char *r, uint32_t len)
 	memcpy(&keylen, r + 32, 4);
 	memcpy(&linkslen, r + 36, 4);
 	ck_assert(keylen <= len - 56 && linkslen <= len - 56 - keylen);
-	return cache_sum_tail(head, 56) ^ cache_sum_tail(r + 56 + keylen, linkslen) * 31;
+	uint64_t sum = cache_sum_tail(head, 56) ^ cache_sum_tail(r + 56 + keylen, linkslen) * 31;
+	uint32_t magic;
+	memcpy(&magic, r, 4);
+	if (magic != 0x5256434dU)
+		sum ^= cache_sum_tail(r + 56, keylen) * 17;
+	return sum;
 }
 
 /* The verdict records of a program's verdict file (s, len bytes), every
@@ -899,13 +914,19 @@ static size_t verdict_records(uint64_t set, const unsigned char *s, size_t len,
 		memcpy(&rino, s + at + 16, 8);
 		memcpy(&verdict, s + at + 40, 4);
 		memcpy(&check, s + at + 48, 8);
-		ck_assert_msg(magic == 0x5256434dU && rlen % 8 == 0 && rlen >= 56 &&
+		/* verdicts, and the set's summary and names beside them */
+		bool kind = magic == 0x5256434dU || magic == 0x5356434dU || magic == 0x4e56434dU;
+		ck_assert_msg(kind && rlen % 8 == 0 && rlen >= 56 &&
 			      rlen <= len - at, "a record damaged at %zu of %zu", at, len);
 		ck_assert_msg(check == verdict_sum(s + at, rlen), "record at %zu: checksum", at);
 		ck_assert_msg(rset == set, "record at %zu: another set's", at);
 		if (!ino)
 			ino = rino;
 		ck_assert_msg(rino == ino, "record at %zu: another file's", at);
+		if (magic != 0x5256434dU) {
+			at += rlen;
+			continue;
+		}
 		if (first_suppressing && *first_suppressing == SIZE_MAX && verdict >= 0)
 			*first_suppressing = at;
 		n++;
@@ -949,14 +970,33 @@ START_TEST(cache_verdicts_kept_and_read)
 	ck_assert_msg(strcmp(doctored, off) != 0, "the doctored verdict unread:\n%s", doctored);
 	free(doctored);
 	/* the set's file copied to a new inode (as a rename over it would
-	 * leave it): the verdicts' records another file's, skipped, the
-	 * verdicts reached again and kept after them; then a torn record
-	 * at the end, as a full disk leaves one */
+	 * leave it), and the set's summary dropped from the verdicts' file
+	 * (with it, a warm exit reads no set file: the summary's notes
+	 * hold, and its records are the summary's set's): the verdicts'
+	 * records another file's, skipped, the verdicts reached again and
+	 * kept after them; then a torn record at the end, as a full disk
+	 * leaves one */
 	const char *copy = h_env("%s.copy", setf);
 	t = h_read_file(setf, &len);
 	put_file(copy, t, len);
 	free(t);
 	ck_assert(rename(copy, setf) == 0);
+	t = h_read_file(f, &len);
+	size_t kept = 0;
+	for (size_t r = 0; r + 8 <= len;) {
+		uint32_t magic, l;
+		memcpy(&magic, t + r, 4);
+		memcpy(&l, t + r + 4, 4);
+		ck_assert(l >= 56 && l <= len - r);
+		if (magic != 0x5356434dU) {
+			memmove(t + kept, t + r, l);
+			kept += l;
+		}
+		r += l;
+	}
+	ck_assert_msg(kept < len, "no summary of the set in the verdicts' file");
+	put_file(f, t, kept);
+	free(t);
 	free(h_read_file(f, &len));
 	char *moved = supp_outcome(H_GLIBC, dir, user);
 	ck_assert_str_eq(moved, off);
