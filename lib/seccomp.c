@@ -27,7 +27,9 @@
  * process's, though one without SECCOMP_FILTER_FLAG_TSYNC binds only
  * its thread: memcheck then avoids calls it could have made.
  */
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -340,13 +342,35 @@ static __attribute__((noinline, cold)) long sc_refusable(long nr, long a, long b
 	return -1;
 }
 
-/* libmemcheck's own code: from its ELF header to the end of its text */
-extern const char __ehdr_start[], etext[];
+/* libmemcheck's own code: from its ELF header to the end of its last
+ * executable segment (its program headers, read once, with the first
+ * filter: a linker symbol for the end would be exported) */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+static uintptr_t own_hi;
+
+static __attribute__((noinline, cold)) bool own_code(const void *ra)
+{
+	uintptr_t lo = (uintptr_t)__ehdr_start;
+	if (!own_hi) {
+		const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)__ehdr_start;
+		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(__ehdr_start + e->e_phoff);
+		uintptr_t first = UINTPTR_MAX, hi = 0;
+		for (int i = 0; i < e->e_phnum; i++) {
+			if (ph[i].p_type != PT_LOAD)
+				continue;
+			if (ph[i].p_vaddr < first)
+				first = ph[i].p_vaddr;
+			if ((ph[i].p_flags & PF_X) && ph[i].p_vaddr + ph[i].p_memsz > hi)
+				hi = ph[i].p_vaddr + ph[i].p_memsz;
+		}
+		own_hi = lo - first + hi;
+	}
+	return (uintptr_t)ra >= lo && (uintptr_t)ra < own_hi;
+}
 
 long mc_syscall_from(const void *ra, long nr, long a, long b, long c, long d, long e, long f)
 {
-	if (unlikely(atomic_load_explicit(&nfilters, memory_order_relaxed) != 0) &&
-	    (const char *)ra >= __ehdr_start && (const char *)ra < etext)
+	if (unlikely(atomic_load_explicit(&nfilters, memory_order_relaxed) != 0) && own_code(ra))
 		return sc_refusable(nr, a, b, c, d, e, f);
 	return sc_raw(nr, a, b, c, d, e, f);
 }
