@@ -13,6 +13,19 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+/* before the names seccomp.c redirects below are defined */
+#include <fcntl.h>
+#include <bits/types/siginfo_t.h>
+#include <bits/types/sigset_t.h>
+#include <bits/types/struct_timespec.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "memcheck/memcheck.h"
 
@@ -308,6 +321,92 @@ void mc_fd_hook_set(int (*hook)(int fd));
 void mc_open_hook_set(int (*hook)(const char *path));
 /* The hook's copy of path's file, or -1 (no hook, or none kept). */
 int mc_kept_open(const char *path);
+/* memcheck's own system calls (seccomp.c): none that the program's
+ * seccomp filter would refuse is made (it fails with EPERM instead).
+ * sandbox.c gives it the filters the program installs (mc_seccomp_add,
+ * insn a copy of memcheck's), memory for where mmap is refused
+ * (mc_seccomp_spare), the ids that cannot be asked then
+ * (mc_seccomp_ids, before the install) and the line that says what
+ * was refused (mc_seccomp_say_set). */
+/* syscall(2) is memcheck's (sandbox.c), for the program's calls and
+ * its own alike (they bind to the export); ra, the caller's return
+ * address, tells memcheck's own, which the filters are asked of. */
+long mc_syscall_from(const void *ra, long nr, long a, long b, long c, long d, long e, long f);
+long mc_seccomp_raw(long nr, long a, long b, long c, long d, long e, long f);
+void mc_seccomp_add(const void *insn, unsigned short len);
+bool mc_seccomp_prog_allows(const void *insn, unsigned short len, long nr, const long args[6]);
+void mc_seccomp_spare(void *lo, size_t size);
+void mc_seccomp_ids(void);
+void mc_seccomp_say_set(void (*fn)(const char *name, long nr, const char *what));
+bool mc_seccomp_allows(long nr, long a0, long a1, long a2);
+/* Whether the filter lets libdw's own calls through (opens, maps, reads). */
+bool mc_seccomp_foreign_ok(void);
+/* The C library's functions memcheck's exit calls, asked of the filter
+ * the same way (seccomp.c; the C library makes the system call itself). */
+int mc_sc_open(const char *path, int flags, ...);
+int mc_sc_openat(int dir, const char *path, int flags, ...);
+ssize_t mc_sc_read(int fd, void *buf, size_t n);
+int mc_sc_close(int fd);
+int mc_sc_stat(const char *restrict path, struct stat *restrict st);
+int mc_sc_lstat(const char *restrict path, struct stat *restrict st);
+int mc_sc_fstat(int fd, struct stat *st);
+ssize_t mc_sc_readlink(const char *restrict path, char *restrict buf, size_t n);
+int mc_sc_sigpending(sigset_t *set);
+int mc_sc_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+int mc_sc_sigtimedwait(const sigset_t *restrict set, siginfo_t *restrict info,
+		       const struct timespec *restrict timeout);
+ssize_t mc_sc_write(int fd, const void *buf, size_t n);
+pid_t mc_sc_getpid(void);
+pid_t mc_sc_getppid(void);
+pid_t mc_sc_gettid(void);
+uid_t mc_sc_geteuid(void);
+int mc_sc_getresuid(uid_t *r, uid_t *e, uid_t *s);
+int mc_sc_getresgid(gid_t *r, gid_t *e, gid_t *s);
+int mc_sc_access(const char *path, int mode);
+int mc_sc_mkdir(const char *path, mode_t mode);
+int mc_sc_renameat(int from_dir, const char *from, int to_dir, const char *to);
+int mc_sc_unlinkat(int dir, const char *path, int flags);
+int mc_sc_flock(int fd, int op);
+int mc_sc_madvise(void *p, size_t len, int advice);
+int mc_sc_mincore(void *p, size_t len, unsigned char *vec);
+char *mc_sc_getcwd(char *buf, size_t size);
+char *mc_sc_realpath(const char *restrict path, char *restrict out);
+int mc_sc_nanosleep(const struct timespec *want, struct timespec *left);
+int mc_sc_sched_yield(void);
+/* In the library only (GNUmakefile's LIBFLAGS): the command, the man
+ * page generator and the unit tests that compile lib/ files make their
+ * calls plainly. */
+#ifdef MC_SECCOMP_CALLS
+#define open(...) mc_sc_open(__VA_ARGS__)
+#define openat(...) mc_sc_openat(__VA_ARGS__)
+#define read(...) mc_sc_read(__VA_ARGS__)
+#define close(...) mc_sc_close(__VA_ARGS__)
+#define stat(...) mc_sc_stat(__VA_ARGS__)
+#define lstat(...) mc_sc_lstat(__VA_ARGS__)
+#define fstat(...) mc_sc_fstat(__VA_ARGS__)
+#define readlink(...) mc_sc_readlink(__VA_ARGS__)
+#define sigpending(...) mc_sc_sigpending(__VA_ARGS__)
+#define pthread_sigmask(...) mc_sc_pthread_sigmask(__VA_ARGS__)
+#define sigtimedwait(...) mc_sc_sigtimedwait(__VA_ARGS__)
+#define write(...) mc_sc_write(__VA_ARGS__)
+#define getpid(...) mc_sc_getpid(__VA_ARGS__)
+#define getppid(...) mc_sc_getppid(__VA_ARGS__)
+#define gettid(...) mc_sc_gettid(__VA_ARGS__)
+#define geteuid(...) mc_sc_geteuid(__VA_ARGS__)
+#define getresuid(...) mc_sc_getresuid(__VA_ARGS__)
+#define getresgid(...) mc_sc_getresgid(__VA_ARGS__)
+#define access(...) mc_sc_access(__VA_ARGS__)
+#define mkdir(...) mc_sc_mkdir(__VA_ARGS__)
+#define renameat(...) mc_sc_renameat(__VA_ARGS__)
+#define unlinkat(...) mc_sc_unlinkat(__VA_ARGS__)
+#define flock(...) mc_sc_flock(__VA_ARGS__)
+#define madvise(...) mc_sc_madvise(__VA_ARGS__)
+#define mincore(...) mc_sc_mincore(__VA_ARGS__)
+#define getcwd(...) mc_sc_getcwd(__VA_ARGS__)
+#define realpath(...) mc_sc_realpath(__VA_ARGS__)
+#define nanosleep(...) mc_sc_nanosleep(__VA_ARGS__)
+#define sched_yield(...) mc_sc_sched_yield(__VA_ARGS__)
+#endif
 /* The other system calls of memcheck's own start-up and figures (util.c),
  * through syscall(2) as those: a C library wrapper called from
  * libmemcheck is bound at its first call in every process (~700

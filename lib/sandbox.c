@@ -35,6 +35,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -172,6 +174,16 @@ static int kept_open(const char *path)
 	return -1;
 }
 
+struct filter_copy {
+	struct sock_filter *insn;
+	size_t bytes;
+	unsigned short len;
+	void *spare;
+	size_t spare_bytes;
+};
+static struct filter_copy filter_copy(const struct sock_fprog *prog);
+static void filter_installed(struct filter_copy *f, bool ok);
+
 MC_API int prctl(int option, ...)
 {
 	va_list ap;
@@ -187,5 +199,100 @@ MC_API int prctl(int option, ...)
 		errno = ENOSYS;
 		return -1;
 	}
-	return fn(option, a, b, c, d);
+	if (option != PR_SET_SECCOMP || a != SECCOMP_MODE_FILTER)
+		return fn(option, a, b, c, d);
+	struct filter_copy f = filter_copy((const struct sock_fprog *)b);
+	int rc = fn(option, a, b, c, d);
+	filter_installed(&f, rc == 0);
+	return rc;
+}
+
+/* The line that says which of memcheck's system calls the filter
+ * refused, and what is missing for it (seccomp.c says it once). */
+static void say_refused(const char *name, long nr, const char *what)
+{
+	if (name)
+		mc_log("the program's seccomp filter refuses %s(2), which memcheck needs: %s",
+		       name, what);
+	else
+		mc_log("the program's seccomp filter refuses system call %ld, which memcheck "
+		       "needs: %s",
+		       nr, what);
+}
+
+/* The spare room's size where the filter refuses mmap: the scan's
+ * nodes, marks and groups and the report's tables are ~100 bytes a
+ * live block, the rest (suppressions, names, the report's text) a few
+ * MiB; reserved, not resident until touched. */
+#define SPARE_FIXED (64u << 20)
+#define SPARE_PER_BLOCK 256u
+
+/* A copy of the filter prog (memcheck's own from now on: the program
+ * may free its own), taken before the kernel has it, while memcheck may
+ * still map; with the spare room where the filter would refuse mmap. */
+static struct filter_copy filter_copy(const struct sock_fprog *prog)
+{
+	int saved = errno;
+	struct filter_copy f = { 0 };
+	if (!prog || !prog->len || prog->len > BPF_MAXINSNS)
+		return f;
+	f.bytes = prog->len * sizeof *prog->filter;
+	if (!(f.insn = mc_map(f.bytes)))
+		return f;
+	memcpy(f.insn, prog->filter, f.bytes);
+	f.len = prog->len;
+	const long anon[6] = { 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 };
+	if (!mc_seccomp_prog_allows(f.insn, f.len, SYS_mmap, anon)) {
+		size_t size = mc_page_round(SPARE_FIXED + SPARE_PER_BLOCK * (size_t)mc_blocks_count());
+		/* counted as memcheck's where its pieces are mapped
+		 * (mc_sys_mmap), not here */
+		long p = mc_seccomp_raw(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != -1) {
+			f.spare = (void *)p;
+			f.spare_bytes = size;
+		}
+	}
+	mc_seccomp_ids();
+	mc_seccomp_say_set(say_refused);
+	errno = saved;
+	return f;
+}
+
+static void filter_installed(struct filter_copy *f, bool ok)
+{
+	int saved = errno;
+	if (ok && f->insn) {
+		mc_seccomp_add(f->insn, f->len);
+		if (f->spare)
+			mc_seccomp_spare(f->spare, f->spare_bytes);
+	} else {
+		if (f->insn)
+			mc_unmap(f->insn, f->bytes);
+		if (f->spare)
+			mc_seccomp_raw(SYS_munmap, (long)f->spare, (long)f->spare_bytes, 0, 0, 0, 0);
+	}
+	errno = saved;
+}
+
+/* The C library's syscall(2) (a system call, errno), for the program,
+ * whose libseccomp's seccomp_load installs its filter through it, and
+ * for memcheck's own system calls, which bind to it too: those are asked
+ * of the installed filters first (seccomp.c). */
+MC_API long syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long x[6];
+	for (int i = 0; i < 6; i++)
+		x[i] = va_arg(ap, long);
+	va_end(ap);
+	const void *ra = __builtin_return_address(0);
+	if (likely(nr != SYS_seccomp) || x[0] != SECCOMP_SET_MODE_FILTER)
+		return mc_syscall_from(ra, nr, x[0], x[1], x[2], x[3], x[4], x[5]);
+	struct filter_copy f = filter_copy((const struct sock_fprog *)x[2]);
+	long r = mc_seccomp_raw(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
+	/* SECCOMP_FILTER_FLAG_NEW_LISTENER returns a descriptor */
+	filter_installed(&f, r >= 0);
+	return r;
 }

@@ -253,6 +253,12 @@ static bool bind_libdw(void)
  * the program's and its dlerror(). */
 static bool load_libdw(void)
 {
+	/* libdw's opens and maps are its own: none past a seccomp filter
+	 * that would refuse them (seccomp.c; not in the unit tests) */
+#ifdef MC_SECCOMP_CALLS
+	if (!mc_seccomp_foreign_ok())
+		return false;
+#endif
 	if (dw_state != DW_UNTRIED)
 		return dw_state == DW_LOADED;
 	struct mc_dlerror e;
