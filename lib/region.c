@@ -933,6 +933,13 @@ void mc_regions_after_fork_child(void)
 	for (int i = 0; i < nregions; i++) {
 		regions[i].early.taken = false; /* the parent's figures */
 		regions[i].early.stats = false;
+		/* Under valgrind's text the process region goes on counting
+		 * from the process's start, as valgrind's child does: its
+		 * HEAP SUMMARY has the parent's allocations and frees, and
+		 * the blocks it inherited are in use at exit (a check test's
+		 * child lists the runner's still reachable ones). */
+		if (regions[i].process && mc_opt.valgrind_text != MC_VGTEXT_NONE)
+			continue;
 		region_rebase(&regions[i], epoch, false);
 	}
 }

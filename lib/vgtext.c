@@ -138,8 +138,24 @@ static uint64_t error_contexts(uint64_t errors)
 	return n < errors ? n : errors;
 }
 
+/* valgrind's --child-silent-after-fork=yes (MEMCHECK_VALGRIND_CHILD_SILENT),
+ * in a child forked since the last exec: no report and no message; the
+ * regions are still judged and a heap error counted, and the status is
+ * still MEMCHECK_EXITCODE where one fails, as valgrind's silent child
+ * exits with --error-exitcode's N. */
+static bool silent;
+
+bool mc_vgtext_silent(void)
+{
+	return silent;
+}
+
 void mc_vgtext_after_fork_child(void)
 {
+	if (mc_opt.valgrind_child_silent) {
+		silent = true;
+		mc_opt.text = MC_TEXT_NONE;
+	}
 	for (int i = 0; i < VG_CONTEXTS; i++)
 		atomic_store(&contexts[i], 0);
 	atomic_store(&more_contexts, 0);

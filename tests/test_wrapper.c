@@ -541,12 +541,25 @@ static const struct h_case cases[] = {
 	  .prog = "plain_supp", .args = H_LIST("lost") }, .setup = vg_under_allocator,
 	  .check = records_as_valgrind },
 	/* a forked child that leaves by _exit is reported as valgrind
-	 * reports it, its status --error-exitcode's (the parent's its own:
-	 * MEMCHECK_ANCESTORS=0, as under valgrind) */
+	 * reports it, its status --error-exitcode's, the parent's its own
+	 * (each process judged alone, as under valgrind) */
 	{ "a forked child's _exit", VG("-q", "--leak-check=full", "--error-exitcode=42"),
-	  .prog = "plain_exit", .args = H_LIST("fork-_exit"),
-	  .env = H_LIST("MEMCHECK_ANCESTORS=0") }, .setup = vg_under_allocator,
+	  .prog = "plain_exit", .args = H_LIST("fork-_exit") }, .setup = vg_under_allocator,
 	  .stdout_is = "out child=42", .check = records_as_valgrind },
+	/* a forked child's figures count from the process's start, as
+	 * valgrind's child's: the parent's allocations in its total heap
+	 * usage, the stdout buffer it inherited freed by freeres at its
+	 * exit; the parent exits 0 as valgrind's does */
+	{ "a forked child, valgrind's lines", VG("--leak-check=full", "--show-leak-kinds=all",
+	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("fork") },
+	  .setup = vg_under_allocator, .stdout_is = "out child=42", .check = as_valgrind },
+	/* --child-silent-after-fork=yes: the child says nothing, and still
+	 * exits with --error-exitcode's status */
+	{ "--child-silent-after-fork=yes", VG("--leak-check=full", "--child-silent-after-fork=yes",
+	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("fork") },
+	  .setup = vg_under_allocator, .stdout_is = "out child=42", .check = as_valgrind },
+	{ "--child-silent-after-fork=maybe", ONCE, MC("--child-silent-after-fork=maybe"),
+	  EXIT("clean"), .setup = vg, .exit = 2, .err = H_LIST("expected yes or no") },
 	/* suppressed records among ERROR SUMMARY's suppressed errors only
 	 * where their kind is an error's.  Not under tcmalloc, whose own
 	 * block memcheck's shipped suppressions take (valgrind does not see
