@@ -2629,6 +2629,9 @@ bool mc_text_is_main(const struct mc_frame_info *fi, int k);
  * for ERROR SUMMARY's count. */
 void mc_vgtext_error(unsigned kind, uint32_t stack);
 void mc_vgtext_after_fork_child(void);
+/* The process region's loss records before the suppressions take any
+ * (region.c): valgrind numbers its records over all of them. */
+void mc_vgtext_records(const struct mc_leak *g, size_t n);
 /* A forked child under --child-silent-after-fork=yes: it writes nothing
  * (report.c's heap errors ask; its regions' text is MEMCHECK_TEXT=none). */
 bool mc_vgtext_silent(void);
