@@ -74,6 +74,7 @@ struct mc_options {
 	int valgrind_show;        /* 1 << enum mc_kind, each kind listed */
 	int valgrind_errors;      /* 1 << enum mc_kind, each kind an error */
 	int valgrind_freeres;     /* MC_FREERES_CXX | MC_FREERES_LIBC */
+	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
 	int unwinder;             /* enum mc_unwinder */
@@ -2721,6 +2722,12 @@ bool mc_text_is_main(const struct mc_frame_info *fi, int k);
  * for ERROR SUMMARY's count. */
 void mc_vgtext_error(unsigned kind, uint32_t stack);
 void mc_vgtext_after_fork_child(void);
+/* The process region's loss records before the suppressions take any
+ * (region.c): valgrind numbers its records over all of them. */
+void mc_vgtext_records(const struct mc_leak *g, size_t n);
+/* A forked child under --child-silent-after-fork=yes: it writes nothing
+ * (report.c's heap errors ask; its regions' text is MEMCHECK_TEXT=none). */
+bool mc_vgtext_silent(void);
 /* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
 void mc_vgtext_emit(const struct mc_region_report *rr);
 /* Does a leak of kind (enum mc_kind) fail a region: valgrind's rule for

@@ -469,9 +469,11 @@ __attribute__((destructor)) static void mc_destructor(void)
  * every object's destructor done; not so for libmemcheck.a, whose
  * handler runs before _dl_fini) and the caller is the process's only
  * thread (valgrind kills the others first; memcheck leaves them be, and
- * their blocks counted).  Not in a child forked since the last exec:
- * its heap is the parent's copy, its figures its own (freeing the
- * parent's blocks there said "0 allocs, 136 frees").  What runs after them is glibc's own: the
+ * their blocks counted).  In a forked child too, as valgrind runs them
+ * at every process's exit: under valgrind's text the child's figures
+ * count from the process's start (region.c), the parent's blocks
+ * theirs (a stdout buffer the parent filled before the fork is freed
+ * there, as valgrind's child says).  What runs after them is glibc's own: the
  * handlers registered before memcheck's constructor (a library's
  * initialised before it) and exit's stdio clean-up, which finds every
  * stream flushed and unbuffered (glibc leaves a FILE valid after
@@ -480,7 +482,7 @@ __attribute__((destructor)) static void mc_destructor(void)
  * this call at the end (valgrind, mtrace). */
 static void freeres(void)
 {
-	if (mc_opt.valgrind_text == MC_VGTEXT_NONE || !atomic_load(&deferred) || forked_child)
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE || !atomic_load(&deferred))
 		return;
 	if (!mc_never_threaded() && !mc_threads_alone())
 		return;

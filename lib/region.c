@@ -570,6 +570,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		   (!r->fold && (out || mc_opt.report || mc_opt.text == MC_TEXT_FULL)) ||
 		   mc_vgtext_all_kinds(r->process);
 	size_t errors_before = mc_opt.valgrind_text ? mc_vgtext_error_groups(groups, acc.n) : 0;
+	if (r->process && mc_opt.valgrind_text >= MC_VGTEXT_FULL)
+		mc_vgtext_records(groups, acc.n);
 	struct mc_supp_report supp = { .at_exit = at_exit };
 	mc_suppress_region(&res, groups, &acc.n, &supp, all ? MC_SUPP_ALL : MC_SUPP_LOST);
 	if (!all && mc_gate_reads_kept())
@@ -941,6 +943,13 @@ void mc_regions_after_fork_child(void)
 	for (int i = 0; i < nregions; i++) {
 		regions[i].early.taken = false; /* the parent's figures */
 		regions[i].early.stats = false;
+		/* Under valgrind's text the process region goes on counting
+		 * from the process's start, as valgrind's child does: its
+		 * HEAP SUMMARY has the parent's allocations and frees, and
+		 * the blocks it inherited are in use at exit (a check test's
+		 * child lists the runner's still reachable ones). */
+		if (regions[i].process && mc_opt.valgrind_text != MC_VGTEXT_NONE)
+			continue;
 		region_rebase(&regions[i], epoch, false);
 	}
 }

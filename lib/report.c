@@ -1306,6 +1306,11 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	mc_own_work_begin(true);
 	mc_fds_room_begin(); /* the log's file, libdw: above the program's limit */
 	mc_vgtext_error(free_stack ? 1 : block ? 2 : 3, now_stack);
+	if (mc_vgtext_silent()) { /* counted, not said */
+		mc_fds_room_end();
+		mc_own_work_end();
+		return;
+	}
 	mc_text_pid(p);
 	struct mc_buf b = { 0 };
 	/* A block memcheck knows of, freed again or freed through a pointer

@@ -87,12 +87,14 @@ H_SETUP(leak_suppressed)
 	return vg_line(run, supp, h_tmppath("vg.%p.log"));
 }
 
-/* The log has valgrind's words for the leak, and the allocator's name. */
+/* The log has valgrind's words for the leak, and the allocator's name.
+ * Its number is the allocator's: tcmalloc's own two records, suppressed,
+ * come first ("3 of 3", as valgrind numbers them under tcmalloc). */
 H_CHECK(leak_in_log)
 {
 	char *text = h_read_file(log_path, NULL);
 	ck_assert_msg(text && strstr(text, "== 40 bytes in 1 blocks are "
-				     "definitely lost in loss record 1 of 1\n"),
+				     "definitely lost in loss record "),
 		      "%s: the log has no valgrind-worded leak record:\n%s", x->label,
 		      text ? text : "(no file)");
 	ck_assert_msg(strstr(text, h_env("(allocator %s)", h_allocators[x->alloc].name)) &&
@@ -187,8 +189,9 @@ H_SETUP(vg_under_allocator)
  * memcheck suppresses and valgrind's freeres frees; a free valgrind
  * counts of a double free; in a passing run the blocks the shipped
  * suppressions would match, left unmatched and still reachable): the
- * records, ERROR SUMMARY without its suppressed part, and the lost
- * kinds' lines that are not 0 bytes in 0 blocks. */
+ * records without their numbers (the suppressed ones count there),
+ * ERROR SUMMARY without its suppressed part, and the lost kinds' lines
+ * that are not 0 bytes in 0 blocks. */
 static char *read_lines(const char *text, bool some)
 {
 	static const char *const whole[] = { "HEAP SUMMARY:", "in use at exit:",
@@ -218,6 +221,10 @@ static char *read_lines(const char *text, bool some)
 			/* the allocator's own blocks' records, suppressed */
 			if (some && strstr(line, " (suppressed: "))
 				*strstr(line, " (suppressed: ") = 0;
+			/* and numbered among the records, as valgrind numbers
+			 * suppressed ones too */
+			if (some && strstr(line, " in loss record "))
+				strstr(line, " in loss record ")[15] = 0;
 			if (take)
 				n += (size_t)snprintf(out + n, cap - n, "==P== %s\n", line);
 		}
@@ -491,7 +498,7 @@ static const struct h_case cases[] = {
 	{ "--errors-for-leak-kinds=none -q", VG("-q", "--leak-check=full",
 	  "--errors-for-leak-kinds=none", "--error-exitcode=42"), .prog = "plain_exit",
 	  .args = H_LIST("leak") }, .setup = vg_under_allocator, .stdout_is = "out",
-	  .err = H_LIST("definitely lost in loss record 1 of 1"), .check = status_as_valgrind },
+	  .err = H_LIST("definitely lost in loss record "), .check = status_as_valgrind },
 	{ "--errors-for-leak-kinds=reachable", VG("--leak-check=full",
 	  "--errors-for-leak-kinds=reachable", "--error-exitcode=42"),
 	  .prog = "plain_keep_strings" }, .setup = vg_under_allocator, .exit = 42,
@@ -541,12 +548,25 @@ static const struct h_case cases[] = {
 	  .prog = "plain_supp", .args = H_LIST("lost") }, .setup = vg_under_allocator,
 	  .check = records_as_valgrind },
 	/* a forked child that leaves by _exit is reported as valgrind
-	 * reports it, its status --error-exitcode's (the parent's its own:
-	 * MEMCHECK_ANCESTORS=0, as under valgrind) */
+	 * reports it, its status --error-exitcode's, the parent's its own
+	 * (each process judged alone, as under valgrind) */
 	{ "a forked child's _exit", VG("-q", "--leak-check=full", "--error-exitcode=42"),
-	  .prog = "plain_exit", .args = H_LIST("fork-_exit"),
-	  .env = H_LIST("MEMCHECK_ANCESTORS=0") }, .setup = vg_under_allocator,
+	  .prog = "plain_exit", .args = H_LIST("fork-_exit") }, .setup = vg_under_allocator,
 	  .stdout_is = "out child=42", .check = records_as_valgrind },
+	/* a forked child's figures count from the process's start, as
+	 * valgrind's child's: the parent's allocations in its total heap
+	 * usage, the stdout buffer it inherited freed by freeres at its
+	 * exit; the parent exits 0 as valgrind's does */
+	{ "a forked child, valgrind's lines", VG("--leak-check=full", "--show-leak-kinds=all",
+	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("fork") },
+	  .setup = vg_under_allocator, .stdout_is = "out child=42", .check = as_valgrind },
+	/* --child-silent-after-fork=yes: the child says nothing, and still
+	 * exits with --error-exitcode's status */
+	{ "--child-silent-after-fork=yes", VG("--leak-check=full", "--child-silent-after-fork=yes",
+	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("fork") },
+	  .setup = vg_under_allocator, .stdout_is = "out child=42", .check = as_valgrind },
+	{ "--child-silent-after-fork=maybe", ONCE, MC("--child-silent-after-fork=maybe"),
+	  EXIT("clean"), .setup = vg, .exit = 2, .err = H_LIST("expected yes or no") },
 	/* suppressed records among ERROR SUMMARY's suppressed errors only
 	 * where their kind is an error's.  Not under tcmalloc, whose own
 	 * block memcheck's shipped suppressions take (valgrind does not see
@@ -555,6 +575,18 @@ static const struct h_case cases[] = {
 	  H_ONLY(H_JEMALLOC) | H_ONLY(H_MIMALLOC), VG("--leak-check=full",
 	  "--errors-for-leak-kinds=all"), .prog = "plain_supp", .args = H_LIST("lost") },
 	  .setup = kept_suppressed, .check = error_summary_as_valgrind },
+	/* loss records numbered over all of them, the suppressed ones
+	 * included, as valgrind numbers them (plain_supp's first still
+	 * reachable record "2 of 8", where memcheck said "1 of 5") */
+	{ "loss records numbered with the suppressed ones", .allocators = H_ONLY(H_GLIBC),
+	  VG("--leak-check=full", "--show-leak-kinds=all"), .prog = "plain_supp",
+	  .args = H_LIST("lost") }, .setup = lost_suppressed, .check = as_valgrind },
+	/* a forked child's figures alone (MEMCHECK_ANCESTORS=0 keeps the
+	 * parent's status its own in any case) */
+	{ "a forked child's HEAP SUMMARY", .allocators = H_ONLY(H_GLIBC),
+	  VG("--leak-check=full", "--error-exitcode=42"), .prog = "plain_exit",
+	  .args = H_LIST("fork"), .env = H_LIST("MEMCHECK_ANCESTORS=0") },
+	  .setup = vg_under_allocator, .stdout_is = "out child=42", .check = as_valgrind },
 	{ "suppressed lost records not errors", .allocators = H_ONLY(H_GLIBC) |
 	  H_ONLY(H_JEMALLOC) | H_ONLY(H_MIMALLOC), VG("--leak-check=full",
 	  "--errors-for-leak-kinds=reachable"), .prog = "plain_supp", .args = H_LIST("lost") },

@@ -48,8 +48,7 @@
  * instrumentation, or choose what it prints beside what memcheck
  * prints anyway. */
 static const char *const ignored[] = {
-	"--leak-resolution", "--trace-children",
-	"--child-silent-after-fork", "--track-origins", "--track-fds",
+	"--leak-resolution", "--trace-children", "--track-origins", "--track-fds",
 	"--time-stamp", "--read-var-info", "--read-inline-info", "--demangle",
 	"--smc-check", "--max-stackframe", "--main-stacksize", "--malloc-fill",
 	"--free-fill", "--keep-stacktraces", "--freelist-vol", "--freelist-big-blocks",
@@ -211,7 +210,7 @@ int cmd_vgcompat(int argc, char **argv)
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
-	bool gen = false;
+	bool gen = false, child_silent = false;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
@@ -260,6 +259,10 @@ int cmd_vgcompat(int argc, char **argv)
 				show = yes ? 15 : 5;
 			else
 				show = yes ? show | 4 : show & ~4;
+		} else if ((v = value_of(a, "--child-silent-after-fork"))) {
+			if (strcmp(v, "yes") && strcmp(v, "no"))
+				return bad_usage(NULL, "%s: expected yes or no", a);
+			child_silent = v[0] == 'y';
 		} else if ((v = value_of(a, "--run-libc-freeres"))) {
 			if (!freeres_option(v, 2, &freeres))
 				return bad_usage(NULL, "%s: expected yes or no", a);
@@ -322,6 +325,12 @@ int cmd_vgcompat(int argc, char **argv)
 	setenv("MEMCHECK_VALGRIND_TEXT", leak_check, 1);
 	set_kinds("MEMCHECK_VALGRIND_SHOW", show);
 	set_kinds("MEMCHECK_VALGRIND_ERRORS", errors);
+	setenv("MEMCHECK_VALGRIND_CHILD_SILENT", child_silent ? "1" : "0", 1);
+	/* Each process judged alone, as valgrind judges it: a parent whose
+	 * forked child failed keeps its own status (valgrind's parent of a
+	 * child that exits with --error-exitcode's N exits 0), unless the
+	 * caller set MEMCHECK_ANCESTORS itself. */
+	setenv("MEMCHECK_ANCESTORS", "0", 0);
 	static const char *const freeres_words[] = { "none", "cxx", "libc", "all" };
 	setenv("MEMCHECK_VALGRIND_FREERES", freeres_words[freeres], 1);
 	bool quiet = text && !strcmp(text, "fail");

@@ -74,11 +74,19 @@ expect "$C/Testing/Temporary/MemoryChecker.2.log" \
 expect "$C/Testing/Temporary/MemoryChecker.2.log" 'at .*: parse_name \(.*name\.c:[0-9]+\)' \
 	"ctest -T memcheck: the leak's stack in the project's library"
 # A Criterion suite without the glue: its runner ignores the status of
-# the worker that leaked; the leak fails the suite all the same
+# the worker that leaked.  valgrind's command line judges each process
+# alone, as valgrind does: the suite passes, the leak a defect;
+# MEMCHECK_ANCESTORS=1 in the environment fails it
 (cd "$C" && ctest -T memcheck -L workers) >"$WORK/ctest-memcheck-criterion.log" 2>&1
 L=$WORK/ctest-memcheck-criterion.log
+expect "$L" 'MemCheck #[0-9]+: criterion_plain \.+ +Passed' \
+	"ctest -T memcheck: a Criterion suite passes, its worker judged alone, as under valgrind"
+expect "$L" '^Memory Leak - 1$' "ctest -T memcheck: the Criterion worker's leak a defect"
+(cd "$C" && MEMCHECK_ANCESTORS=1 ctest -T memcheck -L workers) \
+	>"$WORK/ctest-memcheck-criterion-ancestors.log" 2>&1
+L=$WORK/ctest-memcheck-criterion-ancestors.log
 expect "$L" 'MemCheck #[0-9]+: criterion_plain \.+\*+Failed' \
-	"ctest -T memcheck: a Criterion suite's leaking worker fails it"
+	"ctest -T memcheck, MEMCHECK_ANCESTORS=1: a Criterion suite's leaking worker fails it"
 # No glue at all: a project without include(CTest), memcheck given to
 # ctest on its command line
 C2=$WORK/cmake-plain
