@@ -154,6 +154,9 @@ void mc_map_tail_begin(void);
  * a tracking process): the first reservation is the large one (util.c,
  * "carved reservations"). */
 void mc_map_carve_large_first(void);
+/* In a forked child: the exit's tail's lock, which a thread of the
+ * parent's may have held, free (life.c's fork_child). */
+void mc_map_after_fork(void);
 /* How footprint.c learns of each mapping (see there).  Unset, nothing
  * is counted. */
 struct mc_map_hooks {

@@ -650,6 +650,7 @@ static void fork_child(void)
 	mc_fault_postfork_child();
 	mc_pid_after_fork();
 	mc_walks_postfork(true);
+	mc_map_after_fork();
 	mc_text_after_fork();
 	mc_symbolize_postfork(true);
 	mc_roots_postfork(true);
