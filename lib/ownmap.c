@@ -1,7 +1,13 @@
 /*
- * util.c - small things every file needs: mmap'd memory, an mmap'd string
- * buffer, writing to a file descriptor, logging.  Nothing here calls
- * malloc, so it is safe inside the hooks.
+ * ownmap.c - memcheck's own memory: mmap'd, never malloc'd, so it is safe
+ * inside the hooks.  mc_map (populated, counted at once), mc_map_lazy
+ * (counted as touched), mc_map_reserve (the caller counts), mc_map_io
+ * (visible to valgrind: read(2) and write(2) buffers), mc_grow; every
+ * mapping listed (own[]) so that a figure of the program's memory can
+ * leave it out, and told to footprint.c through its hooks.  The ways the
+ * system calls are saved: small populated mappings kept for reuse,
+ * start-up's reservations carved from one, and the exit's tail.  Not
+ * here: the system calls themselves (sys.c), buffers of text (buf.c).
  *
  * On the VMs this project runs on, memory system calls are dear: a page
  * fault 20-35 us, a munmap 7-80 us, populating a page about 1 us.  So
@@ -9,36 +15,16 @@
  * and a small populated mapping unmapped is kept for the next request
  * it fits (keep_take, keep_put) instead of going back to the kernel.
  */
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
 #include <link.h>
-#include <linux/membarrier.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-#if defined(__x86_64__)
-#include <cpuid.h>
-#if __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>
-#endif
-#endif
 
 /* Under valgrind, memcheck's own memory (the live-block table above all,
  * which holds every block's address) must not be a root of valgrind's
@@ -59,8 +45,6 @@
 #define VG_HIDE(p, n) ((void)0)
 #define VG_UNHIDE(p, n) ((void)0)
 #endif
-
-extern char *program_invocation_name;
 
 /* Every mapping memcheck makes for itself, so that a figure of the
  * program's memory can leave them out (allocator.c).  A fixed array of
