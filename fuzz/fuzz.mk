@@ -6,7 +6,7 @@
 #           fuzz/corpus_supp)
 #   cfi     lib/cfi.c, call-frame information (.eh_frame_hdr and .eh_frame)
 #           and a return address (fuzz/fuzz_cfi.c, seeds fuzz/corpus_cfi)
-#   report  lib/util.c's escaping of names in the text and the JSON, and
+#   report  lib/buf.c's escaping of names in the text and the JSON, and
 #           lib/json.c's record reader (fuzz/fuzz_report.c, seeds
 #           fuzz/corpus_report)
 #   symcache lib/symcache.c's reading of cache files, memcheck-cache(5)
