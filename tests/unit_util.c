@@ -1,7 +1,7 @@
 /*
  * unit_util.c - util.c's parts (UTIL in GNUmakefile) and lib/options.c on
- * their own: JSON string escaping, the text's escaping, name cutting, number formatting, option
- * parsing; SIGPIPE blocked around memcheck's text only where a write can
+ * their own: JSON string escaping, the text's escaping, name cutting,
+ * number formatting, option parsing; SIGPIPE blocked around memcheck's text only where a write can
  * raise it.
  */
 #include <check.h>
