@@ -6,7 +6,7 @@
 #           fuzz/corpus_supp)
 #   cfi     lib/cfi.c, call-frame information (.eh_frame_hdr and .eh_frame)
 #           and a return address (fuzz/fuzz_cfi.c, seeds fuzz/corpus_cfi)
-#   report  lib/util.c's escaping of names in the text and the JSON, and
+#   report  lib/buf.c's escaping of names in the text and the JSON, and
 #           lib/json.c's record reader (fuzz/fuzz_report.c, seeds
 #           fuzz/corpus_report)
 #   symcache lib/symcache.c's reading of cache files, memcheck-cache(5)
@@ -31,18 +31,18 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS ?= budget supp cfi report symcache suppcache
-FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c lib/util.c
+FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c $(UTIL:%=lib/%.c)
 FUZZ_SEEDS_budget := fuzz/corpus
-FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c lib/util.c
+FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c $(UTIL:%=lib/%.c)
 FUZZ_SEEDS_supp   := fuzz/corpus_supp
-FUZZ_SRC_cfi      := fuzz/fuzz_cfi.c lib/cfi.c lib/ownread.c lib/util.c
+FUZZ_SRC_cfi      := fuzz/fuzz_cfi.c lib/cfi.c lib/ownread.c $(UTIL:%=lib/%.c)
 FUZZ_SEEDS_cfi    := fuzz/corpus_cfi
-FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c lib/util.c lib/programs.c lib/options.c
+FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c $(UTIL:%=lib/%.c) lib/programs.c lib/options.c
 FUZZ_SEEDS_report := fuzz/corpus_report
-FUZZ_SRC_symcache   := fuzz/fuzz_symcache.c lib/symcache.c lib/util.c lib/options.c lib/programs.c
+FUZZ_SRC_symcache   := fuzz/fuzz_symcache.c lib/symcache.c $(UTIL:%=lib/%.c) lib/options.c lib/programs.c
 FUZZ_SEEDS_symcache := fuzz/corpus_symcache
 FUZZ_SRC_suppcache   := fuzz/fuzz_suppcache.c lib/suppcache.c lib/suppress.c lib/symcache.c \
-			lib/util.c lib/options.c lib/programs.c
+			$(UTIL:%=lib/%.c) lib/options.c lib/programs.c
 FUZZ_SEEDS_suppcache := fuzz/corpus_suppcache
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -601,7 +601,7 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	 * touched only as entries land in them: a short process's table
 	 * stays a few pages, not 512 KiB zeroed), or a grown one fresh
 	 * from mc_map, zero and already resident (MAP_POPULATE: counted
-	 * as memcheck's own when made, lib/util.c). */
+	 * as memcheck's own when made, lib/ownmap.c). */
 	uint32_t end = cap * (uint32_t)sizeof *e;
 	for (uint32_t i = 0; i < old_cap; i++) {
 		struct entry *b = &old[i];
@@ -734,7 +734,7 @@ void mc_blocks_init(void)
 	}
 }
 
-/* The MIN_CAP arrays' reservation (4 MiB: util.c carves it from a
+/* The MIN_CAP arrays' reservation (4 MiB: ownmap.c carves it from a
  * reservation of its own, where the pieces after it follow), made after
  * the stacks' memo pool (life.c), not with tiny: the leaf pool, tiny and
  * the memo pool, all three measured with mincore (footprint.c), are then

@@ -460,7 +460,7 @@ static void add_page_range(struct range *pages, int *n, int max, uintptr_t p, si
 /* libmemcheck's small variables, which a measured process nearly all
  * touches, the block table's shards where it tracks, and the pages of
  * the objects marked MC_START_TOUCHED (the first slots of fault.c's
- * levels, region.c's regions, vgmode.c's vg_regions and util.c's
+ * levels, region.c's regions, vgmode.c's vg_regions and ownmap.c's
  * own-mapping list, each at the head of a large array of its own):
  * made resident before they are measured as memcheck's own, neighbours
  * in one call, not faulted in one by one (measured here: a fault 14 us,

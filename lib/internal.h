@@ -139,156 +139,8 @@ static inline bool mc_opts_full_report(void)
 /* Print the option table as mdoc (for memcheck(7)) to fd. */
 void mc_options_mdoc(int fd);
 
-/* ---- util.c ---------------------------------------------------------- */
+/* ---- sys.c ----------------------------------------------------------- */
 
-/* A library's optional symbols, by the feature that needs them all
- * (symbolize.c and symtab.c's use of libdw): each slot a function
- * pointer of the caller's, written as dlsym's POSIX rationale writes
- * them.  mc_dl_bind_group binds every one and says whether all are
- * there: a feature whose group lacks one is off (an elfutils too old for
- * it). */
-struct mc_dl_sym {
-	void **slot;
-	const char *name;
-};
-#define MC_DL_SYM(lvalue, name) { (void **)&(lvalue), name }
-bool mc_dl_bind_group(void *handle, const struct mc_dl_sym *group, size_t n);
-
-/* Memory for memcheck itself: mmap, never malloc.  mc_map's pages are
- * populated (resident at once, and counted as memcheck's by
- * footprint.c); mc_map_lazy's are touched as used and measured with
- * mincore; mc_map_reserve's are the caller's to count (mc_own_grow) as
- * it touches them. */
-void *mc_map(size_t size);
-void *mc_map_lazy(size_t size);
-void *mc_map_reserve(size_t size);
-/* The process's end has begun: from here on mc_map, mc_map_io and
- * mc_map_lazy cut their pieces from one lazily counted reservation,
- * packed, never given back (util.c, "the exit's tail"). */
-void mc_map_tail_begin(void);
-/* Start-up will cut a piece over 1 MiB (the block table's first arrays:
- * a tracking process): the first reservation is the large one (util.c,
- * "carved reservations"). */
-void mc_map_carve_large_first(void);
-/* How footprint.c learns of each mapping (see there).  Unset, nothing
- * is counted. */
-struct mc_map_hooks {
-	bool (*before)(size_t bytes);
-	void (*after)(bool folding, int64_t bytes);
-	void (*lazy)(const void *p, size_t len);
-	bool (*lazy_remove)(const void *p, size_t len);
-};
-void mc_map_hooks_set(const struct mc_map_hooks *h);
-/* Pages of an mc_map_reserve mapping touched for the first time (or,
- * negative, given back): counted through the hooks. */
-void mc_own_grow(int64_t bytes);
-/* Is anyone counting (footprint.c started)? */
-bool mc_own_hooked(void);
-/* Does the processor have AVX2, the system keeping its registers?  The
- * C library's answer: no cpuid, a trap to a hypervisor. */
-bool mc_cpu_avx2(void);
-/* 64-bit FNV-1a of n bytes: a name for a cache file's key, not a checksum. */
-uint64_t mc_fnv1a(const void *p, size_t n);
-/* n bytes as 2n lowercase hex digits at w, NUL-terminated (no
- * snprintf: a call a byte); the NUL's address. */
-char *mc_hex(char *w, const unsigned char *bytes, size_t n);
-/* The GNU build ID among the ELF notes at n (size bytes: a SHT_NOTE
- * section's or a PT_NOTE segment's): its bytes (in n) and *len, or NULL. */
-const unsigned char *mc_note_build_id(const unsigned char *n, size_t size, size_t *len);
-/* The same from a loaded object's PT_NOTE segments, read in memory (no
- * file): eh its ELF header, bias its load bias; only notes inside a
- * readable PT_LOAD's file bytes, the program headers on the first page. */
-const unsigned char *mc_image_build_id(const void *eh, uintptr_t bias, size_t *len);
-/* base[0, n) of size-byte elements (at most 64) sorted by cmp, stably, in
- * place, without malloc (qsort may call it). */
-void mc_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
-/* libmemcheck's own program headers (ElfW(Phdr)), *n of them, from the
- * linker's __ehdr_start: its ELF header, mapped at the start of its
- * first segment (linked from libmemcheck.a, the program's).  *bias (if
- * asked): the address less the link address of its first PT_LOAD, 0
- * where it lies at the address it was linked at. */
-const void *mc_own_phdrs(int *n, uintptr_t *bias);
-/* Is libmemcheck linked into the main program (libmemcheck.a) rather
- * than an object of its own?  The kernel's AT_PHDR is then its own
- * program headers.  Premise: the program headers lie in the first
- * PT_LOAD (PT_PHDR), as every linker lays an executable out. */
-bool mc_own_is_program(void);
-/* fn for each of libmemcheck's PT_LOAD segments where they are mapped,
- * [lo, hi) rounded out to whole pages, and whether it is writable;
- * none where libmemcheck is linked into the program (its pages are the
- * program's). */
-void mc_own_image_each(void (*fn)(uintptr_t lo, uintptr_t hi, bool writable, void *arg),
-		       void *arg);
-/* The main program's program headers (ElfW(Phdr)), *n of them, from the
- * kernel's AT_PHDR, and *bias, the address less the link address, from
- * its PT_PHDR; NULL where it has none (no bias can be told). */
-const void *mc_main_phdrs(size_t *n, uintptr_t *bias);
-/* n bytes as whole 4 KiB pages: a mapping's length as the kernel maps
- * it, and the resident memory it can take. */
-static inline size_t mc_page_round(size_t n)
-{
-	return (n + 4095) & ~(size_t)4095;
-}
-/* Each page of [p, p + len) (fresh, zero, not yet seen by another
- * thread) written once: a hash table probed before it is written takes
- * two page faults a page where its memory is faulted in (the exit's
- * tail, util.c), the read mapping the zero page and the write then
- * copying it; written first, one. */
-static inline void mc_write_first(void *p, size_t len)
-{
-	for (uintptr_t a = (uintptr_t)p; a < (uintptr_t)p + len; a = (a | 4095) + 1)
-		*(volatile char *)a = 0;
-}
-/* Make the pages of [p, p + len) resident now, in one system call,
- * where they would otherwise be faulted in one by one as first touched
- * (on these VMs a page costs ~2 us either way: one call for many pages
- * saves the faults' entries).  Only for memory that is about to be used
- * and counted as resident. */
-void mc_populate(void *p, size_t len);
-/* The same for libmemcheck's own static variables (footprint.c's
- * start-up populate), which no variable of util.c is read for first. */
-void mc_populate_static(void *p, size_t len);
-/* How much more of an arena to count and populate ahead of its writes,
- * counted bytes counted so far: as much again, a page at least, most at
- * most (a short process's few pages, a long one's fewer calls). */
-static inline size_t mc_ahead(size_t counted, size_t most)
-{
-	return counted < 4096 ? 4096 : counted < most ? counted : most;
-}
-/* The same for a file's pages memcheck maps to read (a symbol table):
- * made present from the page cache in one call, not faulted in 64 KiB
- * at a time. */
-void mc_populate_read(const void *p, size_t len);
-/* MC_START_TOUCHED(x): the bytes of x (a static object in .bss, the
- * first slot of a per-region array) are written by every measured
- * process, from its start-up on.  footprint.c populates them all at
- * start-up, neighbours merged, instead of a page fault each as first
- * touched (measured here: a fault 14 us, a one-page MADV_POPULATE_WRITE
- * 3 us, a page in a run of them 1.3 us).  The list is a section of its
- * own, which lib/bss-layout.sh's linker script bounds. */
-struct mc_start_span {
-	void *p;
-	size_t len;
-};
-#define MC_START_CAT2(a, b) a##b
-#define MC_START_CAT(a, b) MC_START_CAT2(a, b)
-#define MC_START_TOUCHED(x)                                                              \
-	static struct mc_start_span MC_START_CAT(mc_start_span_, __LINE__)               \
-		__attribute__((used, section("mc_start_spans"), aligned(sizeof(void *)))) = \
-			{ &(x), sizeof(x) }
-/* The same for buffers read(2) fills or write(2) empties: visible to
- * valgrind (util.c). */
-void *mc_map_io(size_t size);
-void mc_unmap_io(void *p, size_t size);
-void mc_unmap(void *p, size_t size);
-/* Room for one more element of elem bytes in the mmap'd array *v with
- * used elements of *cap: doubles it (first elements the first time);
- * false when memory runs out, the array as it was. */
-bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
-/* The same for an array whose first storage, fixed, is part of a larger
- * mapping of the caller's: left alone when the array moves out of it. */
-bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
-		  const void *fixed);
 /* memcheck's own mappings: the system call, never the program's mmap,
  * which memcheck wraps (mappings.c).  Their bytes (mc_own_vm) are
  * memcheck's, left out of the address-space limits the program sets:
@@ -301,22 +153,6 @@ void mc_own_vm_hook_set(void (*hook)(void));
  * limits.c's getrlimit answers with the program's view). */
 struct rlimit;
 int mc_sys_getrlimit(int resource, struct rlimit *rl);
-/* rlimits.c: the program's RLIMIT_AS and RLIMIT_DATA without memcheck's
- * own mappings.  mc_rlimit_set/get: the process's own limit set or read
- * as the program sees it (get: false where the program set none of that
- * resource, the kernel's is its view). */
-struct rlimit64;
-int mc_rlimit_set(int resource, const struct rlimit64 *want);
-bool mc_rlimit_get(int resource, struct rlimit64 *out);
-void mc_rlimits_lock(void);
-void mc_rlimits_unlock(void);
-/* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
- * end, the exit, a heap error's report) runs between these two, which
- * give it room above the program's view (rlimits.c); util.c's
- * mc_dup_high copies a descriptor into that room through the hook. */
-void mc_fds_room_begin(void);
-void mc_fds_room_end(void);
-void mc_fd_hook_set(int (*hook)(int fd));
 /* mc_sys_open asks hook first where it is set (sandbox.c: the files kept
  * for a program that restricts its own file access). */
 void mc_open_hook_set(int (*hook)(const char *path));
@@ -408,7 +244,7 @@ int mc_sc_sched_yield(void);
 #define nanosleep(...) mc_sc_nanosleep(__VA_ARGS__)
 #define sched_yield(...) mc_sc_sched_yield(__VA_ARGS__)
 #endif
-/* The other system calls of memcheck's own start-up and figures (util.c),
+/* The other system calls of memcheck's own start-up and figures (sys.c),
  * through syscall(2) as those: a C library wrapper called from
  * libmemcheck is bound at its first call in every process (~700
  * instructions in the dynamic linker each), and a program that defines
@@ -436,10 +272,123 @@ struct sigaction;
 int mc_sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 void mc_sys_sigaction_set(int (*fn)(int, const struct sigaction *, struct sigaction *));
 bool mc_sys_sigaction_resolve(void);
+/* Does the processor have AVX2, the system keeping its registers?  The
+ * C library's answer: no cpuid, a trap to a hypervisor. */
+bool mc_cpu_avx2(void);
+double mc_now(void);
+size_t mc_page_size(void); /* the system's, from the auxiliary vector */
+pid_t mc_pid(void); /* getpid(), asked once (again in a forked child) */
+pid_t mc_tid(void); /* gettid(), asked once a thread (again in a forked child) */
+bool mc_membarrier_register(void); /* membarrier(2) registered, asked once */
+void mc_pid_after_fork(void);
+
+/* ---- ownmap.c -------------------------------------------------------- */
+
+/* Memory for memcheck itself: mmap, never malloc.  mc_map's pages are
+ * populated (resident at once, and counted as memcheck's by
+ * footprint.c); mc_map_lazy's are touched as used and measured with
+ * mincore; mc_map_reserve's are the caller's to count (mc_own_grow) as
+ * it touches them. */
+void *mc_map(size_t size);
+void *mc_map_lazy(size_t size);
+void *mc_map_reserve(size_t size);
+/* The process's end has begun: from here on mc_map, mc_map_io and
+ * mc_map_lazy cut their pieces from one lazily counted reservation,
+ * packed, never given back ("the exit's tail"). */
+void mc_map_tail_begin(void);
+/* Start-up will cut a piece over 1 MiB (the block table's first arrays:
+ * a tracking process): the first reservation is the large one
+ * ("carved reservations"). */
+void mc_map_carve_large_first(void);
+/* In a forked child: the exit's tail's lock, which a thread of the
+ * parent's may have held, free (life.c's fork_child). */
+void mc_map_after_fork(void);
+/* How footprint.c learns of each mapping (see there).  Unset, nothing
+ * is counted. */
+struct mc_map_hooks {
+	bool (*before)(size_t bytes);
+	void (*after)(bool folding, int64_t bytes);
+	void (*lazy)(const void *p, size_t len);
+	bool (*lazy_remove)(const void *p, size_t len);
+};
+void mc_map_hooks_set(const struct mc_map_hooks *h);
+/* Pages of an mc_map_reserve mapping touched for the first time (or,
+ * negative, given back): counted through the hooks. */
+void mc_own_grow(int64_t bytes);
+/* Is anyone counting (footprint.c started)? */
+bool mc_own_hooked(void);
+/* n bytes as whole 4 KiB pages: a mapping's length as the kernel maps
+ * it, and the resident memory it can take. */
+static inline size_t mc_page_round(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+/* Each page of [p, p + len) (fresh, zero, not yet seen by another
+ * thread) written once: a hash table probed before it is written takes
+ * two page faults a page where its memory is faulted in (the exit's
+ * tail, ownmap.c), the read mapping the zero page and the write then
+ * copying it; written first, one. */
+static inline void mc_write_first(void *p, size_t len)
+{
+	for (uintptr_t a = (uintptr_t)p; a < (uintptr_t)p + len; a = (a | 4095) + 1)
+		*(volatile char *)a = 0;
+}
+/* Make the pages of [p, p + len) resident now, in one system call,
+ * where they would otherwise be faulted in one by one as first touched
+ * (on these VMs a page costs ~2 us either way: one call for many pages
+ * saves the faults' entries).  Only for memory that is about to be used
+ * and counted as resident. */
+void mc_populate(void *p, size_t len);
+/* The same for libmemcheck's own static variables (footprint.c's
+ * start-up populate), which no variable of ownmap.c is read for first. */
+void mc_populate_static(void *p, size_t len);
+/* How much more of an arena to count and populate ahead of its writes,
+ * counted bytes counted so far: as much again, a page at least, most at
+ * most (a short process's few pages, a long one's fewer calls). */
+static inline size_t mc_ahead(size_t counted, size_t most)
+{
+	return counted < 4096 ? 4096 : counted < most ? counted : most;
+}
+/* The same for a file's pages memcheck maps to read (a symbol table):
+ * made present from the page cache in one call, not faulted in 64 KiB
+ * at a time. */
+void mc_populate_read(const void *p, size_t len);
+/* MC_START_TOUCHED(x): the bytes of x (a static object in .bss, the
+ * first slot of a per-region array) are written by every measured
+ * process, from its start-up on.  footprint.c populates them all at
+ * start-up, neighbours merged, instead of a page fault each as first
+ * touched (measured here: a fault 14 us, a one-page MADV_POPULATE_WRITE
+ * 3 us, a page in a run of them 1.3 us).  The list is a section of its
+ * own, which lib/bss-layout.sh's linker script bounds. */
+struct mc_start_span {
+	void *p;
+	size_t len;
+};
+#define MC_START_CAT2(a, b) a##b
+#define MC_START_CAT(a, b) MC_START_CAT2(a, b)
+#define MC_START_TOUCHED(x)                                                              \
+	static struct mc_start_span MC_START_CAT(mc_start_span_, __LINE__)               \
+		__attribute__((used, section("mc_start_spans"), aligned(sizeof(void *)))) = \
+			{ &(x), sizeof(x) }
+/* The same for buffers read(2) fills or write(2) empties: visible to
+ * valgrind (ownmap.c). */
+void *mc_map_io(size_t size);
+void mc_unmap_io(void *p, size_t size);
+void mc_unmap(void *p, size_t size);
+/* Room for one more element of elem bytes in the mmap'd array *v with
+ * used elements of *cap: doubles it (first elements the first time);
+ * false when memory runs out, the array as it was. */
+bool mc_grow(void **v, size_t *cap, size_t used, size_t elem, size_t first);
+/* The same for an array whose first storage, fixed, is part of a larger
+ * mapping of the caller's: left alone when the array moves out of it. */
+bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
+		  const void *fixed);
 /* cb for each mapping mc_map and mc_map_io have made and not unmapped:
  * memcheck's own memory, never the allocator's.  False when some were
  * not listed (more at once than the list holds). */
 bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+
+/* ---- buf.c ----------------------------------------------------------- */
 
 /* A growable string in mmap'd memory. */
 struct mc_buf {
@@ -497,6 +446,15 @@ size_t mc_utf8_len(const unsigned char *p, const unsigned char *end);
 const char *mc_text_escape(const char *s, char *out, size_t cap);
 /* Copy src into dst[size], NUL-padded, cut at a UTF-8 character boundary. */
 void mc_copy_name(char *dst, size_t size, const char *src);
+/* 64-bit FNV-1a of n bytes: a name for a cache file's key, not a checksum. */
+uint64_t mc_fnv1a(const void *p, size_t n);
+/* n bytes as 2n lowercase hex digits at w, NUL-terminated (no
+ * snprintf: a call a byte); the NUL's address. */
+char *mc_hex(char *w, const unsigned char *bytes, size_t n);
+/* Group a number with commas, as valgrind does: 1,234,567. */
+const char *mc_commas(uint64_t v, char buf[32]);
+
+/* ---- textout.c ------------------------------------------------------- */
 
 /* Write all of s to fd, retrying short writes and EINTR, never raising
  * SIGPIPE; 0, or the error that stopped it (errno is left alone). */
@@ -531,7 +489,7 @@ int mc_text_write(const char *s, size_t n);
  * standard error is closed. */
 void mc_text_release_stderr(void);
 /* The program set RLIMIT_NOFILE: memcheck's kept descriptors moved above
- * its view where they lie below it (util.c, through rlimits.c's hook). */
+ * its view where they lie below it (through rlimits.c's hook). */
 void mc_text_fds_lift(void);
 /* stdout flushed first where it shares the text's file (process end) */
 void mc_text_flush_stdout(bool text_on);
@@ -539,16 +497,71 @@ void mc_text_flush_stdout(bool text_on);
  * -1 when the pattern has another % (*bad: its offset) or the result
  * does not fit (*bad: SIZE_MAX); else the length. */
 int mc_text_path(const char *pattern, long pid, char *out, size_t cap, size_t *bad);
+/* rlimits.c's hook for mc_dup_high (see rlimits.c's section). */
+void mc_fd_hook_set(int (*hook)(int fd));
 
-/* Group a number with commas, as valgrind does: 1,234,567. */
-const char *mc_commas(uint64_t v, char buf[32]);
+/* ---- objects.c ------------------------------------------------------- */
 
-double mc_now(void);
-size_t mc_page_size(void); /* the system's, from the auxiliary vector */
-pid_t mc_pid(void); /* getpid(), asked once (again in a forked child) */
-pid_t mc_tid(void); /* gettid(), asked once a thread (again in a forked child) */
-bool mc_membarrier_register(void); /* membarrier(2) registered, asked once */
-void mc_pid_after_fork(void);
+/* A library's optional symbols, by the feature that needs them all
+ * (symbolize.c and symtab.c's use of libdw): each slot a function
+ * pointer of the caller's, written as dlsym's POSIX rationale writes
+ * them.  mc_dl_bind_group binds every one and says whether all are
+ * there: a feature whose group lacks one is off (an elfutils too old for
+ * it). */
+struct mc_dl_sym {
+	void **slot;
+	const char *name;
+};
+#define MC_DL_SYM(lvalue, name) { (void **)&(lvalue), name }
+bool mc_dl_bind_group(void *handle, const struct mc_dl_sym *group, size_t n);
+/* libmemcheck's own program headers (ElfW(Phdr)), *n of them, from the
+ * linker's __ehdr_start: its ELF header, mapped at the start of its
+ * first segment (linked from libmemcheck.a, the program's).  *bias (if
+ * asked): the address less the link address of its first PT_LOAD, 0
+ * where it lies at the address it was linked at. */
+const void *mc_own_phdrs(int *n, uintptr_t *bias);
+/* Is libmemcheck linked into the main program (libmemcheck.a) rather
+ * than an object of its own?  The kernel's AT_PHDR is then its own
+ * program headers.  Premise: the program headers lie in the first
+ * PT_LOAD (PT_PHDR), as every linker lays an executable out. */
+bool mc_own_is_program(void);
+/* fn for each of libmemcheck's PT_LOAD segments where they are mapped,
+ * [lo, hi) rounded out to whole pages, and whether it is writable;
+ * none where libmemcheck is linked into the program (its pages are the
+ * program's). */
+void mc_own_image_each(void (*fn)(uintptr_t lo, uintptr_t hi, bool writable, void *arg),
+		       void *arg);
+/* The main program's program headers (ElfW(Phdr)), *n of them, from the
+ * kernel's AT_PHDR, and *bias, the address less the link address, from
+ * its PT_PHDR; NULL where it has none (no bias can be told). */
+const void *mc_main_phdrs(size_t *n, uintptr_t *bias);
+/* The GNU build ID among the ELF notes at n (size bytes: a SHT_NOTE
+ * section's or a PT_NOTE segment's): its bytes (in n) and *len, or NULL. */
+const unsigned char *mc_note_build_id(const unsigned char *n, size_t size, size_t *len);
+/* The same from a loaded object's PT_NOTE segments, read in memory (no
+ * file): eh its ELF header, bias its load bias; only notes inside a
+ * readable PT_LOAD's file bytes, the program headers on the first page. */
+const unsigned char *mc_image_build_id(const void *eh, uintptr_t bias, size_t *len);
+/* Is memcheck part of the program, not only preloaded: linked from
+ * libmemcheck.a, or a library some loaded object needs?  Only such a
+ * program can call memcheck's functions. */
+bool mc_linked_in(void);
+const void *mc_object_base(const void *addr, const char **name);
+/* dl_iterate_phdr, for memcheck's own walks: never under way while the
+ * process forks (mc_walks_prefork and _postfork, in the fork handlers). */
+struct dl_phdr_info;
+int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* The executable PT_LOAD segment of a loaded object that holds pc, in
+ * [*lo, *hi); false when pc is in no object's code. */
+bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+/* Walks take the lock fork waits for from now on: before the fork
+ * handlers are registered (life.c), never in a process left out. */
+void mc_walks_lock_from_now(void);
+void mc_walks_prefork(void);
+void mc_walks_postfork(bool child);
+
+/* ---- progname.c ------------------------------------------------------ */
+
 const char *mc_program(void);
 /* Does the executable at path (absolute) match one of MEMCHECK_PROGRAMS's
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
@@ -562,6 +575,9 @@ bool mc_programs_every(const char *patterns);
  * (footprint.c: a block of C library code only memcheck touched there
  * would count as the program's). */
 const char *mc_last_slash(const char *s);
+/* The value of the first "name=" in environ, or NULL: getenv's answer
+ * for a non-empty name (getenv is gslice.c's, above this layer). */
+const char *mc_env_value(const char *name);
 /* A left-out process's start-up compares strings in these loops of its
  * own, not the C library's: each C library function called there is a
  * lazy binding (~700 instructions) and may fault in a 64 KiB block of
@@ -594,26 +610,30 @@ static inline const char *mc_str_after(const char *s, const char *prefix)
 			return NULL;
 	return s;
 }
-/* Is memcheck part of the program, not only preloaded: linked from
- * libmemcheck.a, or a library some loaded object needs?  Only such a
- * program can call memcheck's functions. */
-bool mc_linked_in(void);
-const void *mc_object_base(const void *addr, const char **name);
-/* The value of the first "name=" in environ, or NULL: getenv's answer
- * for a non-empty name (getenv is gslice.c's, above this layer). */
-const char *mc_env_value(const char *name);
-/* dl_iterate_phdr, for memcheck's own walks: never under way while the
- * process forks (mc_walks_prefork and _postfork, in the fork handlers). */
-struct dl_phdr_info;
-int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
-/* The executable PT_LOAD segment of a loaded object that holds pc, in
- * [*lo, *hi); false when pc is in no object's code. */
-bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
-/* Walks take the lock fork waits for from now on: before the fork
- * handlers are registered (life.c), never in a process left out. */
-void mc_walks_lock_from_now(void);
-void mc_walks_prefork(void);
-void mc_walks_postfork(bool child);
+
+/* ---- sort.c ---------------------------------------------------------- */
+
+/* base[0, n) of size-byte elements (at most 64) sorted by cmp, stably, in
+ * place, without malloc (qsort may call it). */
+void mc_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* ---- rlimits.c ------------------------------------------------------- */
+
+/* rlimits.c: the program's RLIMIT_AS and RLIMIT_DATA without memcheck's
+ * own mappings.  mc_rlimit_set/get: the process's own limit set or read
+ * as the program sees it (get: false where the program set none of that
+ * resource, the kernel's is its view). */
+struct rlimit64;
+int mc_rlimit_set(int resource, const struct rlimit64 *want);
+bool mc_rlimit_get(int resource, struct rlimit64 *out);
+void mc_rlimits_lock(void);
+void mc_rlimits_unlock(void);
+/* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
+ * end, the exit, a heap error's report) runs between these two, which
+ * give it room above the program's view (rlimits.c); textout.c's
+ * mc_dup_high copies a descriptor into that room through the hook. */
+void mc_fds_room_begin(void);
+void mc_fds_room_end(void);
 
 /* ---- programs.c ------------------------------------------------------ */
 
@@ -659,7 +679,7 @@ bool mc_descend_failed(bool say);
 /* memcheck's own resident memory (M), kept out of every RSS figure a
  * region reports.  A change of M is bracketed: mc_own_before(bytes)
  * before it (true: the program's peak so far was folded and the lock is
- * held), mc_own_after(that, signed bytes) after it: util.c's mc_map
+ * held), mc_own_after(that, signed bytes) after it: ownmap.c's mc_map
  * and mc_own_grow call them through struct mc_map_hooks. */
 void mc_footprint_populate(bool tracking); /* tracking: mc_opt.track */
 /* wanted: the RSS figures are measured from start-up (life.c); else
@@ -1959,7 +1979,7 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 void mc_maps_query_set(bool on);
 /* A copy of fd (close-on-exec) out of the way of the program's own
  * descriptors: from 900 up, or near the limit where that is lower; -1
- * when there is no room (util.c). */
+ * when there is no room (textout.c). */
 int mc_dup_high(int fd);
 /* A table of runs that names no run but the open file fd, to ask
  * (mc_maps_run_at), with the file's identity.  The fd such a table

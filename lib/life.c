@@ -81,7 +81,7 @@ static void fork_child(void);
 /* ---- start-up -------------------------------------------------------- */
 
 /* The C library's functions memcheck calls past its own wrappers: the
- * mmap family (mappings.c) and sigaction (util.c), each the next
+ * mmap family (mappings.c) and sigaction (sys.c), each the next
  * definition after libmemcheck, found in the forwarding table's walk of
  * the objects (mc_forward_resolve), where six dlsym(RTLD_NEXT) calls
  * each walked every object's hash tables; and __libc_start_main for
@@ -603,7 +603,7 @@ MC_API void _Exit(int status)
 /* Every lock taken here is one nothing holds while calling the allocator
  * (region.c says why); the ones that are so held are only tried.  The
  * order: the mappings table (which the allocator's own mmap calls
- * change, its lock held: they queue their change, mappings.c); util.c's walk lock (first of the rest: a
+ * change, its lock held: they queue their change, mappings.c); objects.c's walk lock (first of the rest: a
  * walk's callback takes mc_map's lock); libdw's (tried); region_lock
  * (tried) and the region stack; the registered roots; the thread slots;
  * the stack depot; every shard of the block table; ownheap.c's and
@@ -652,6 +652,7 @@ static void fork_child(void)
 	mc_fault_postfork_child();
 	mc_pid_after_fork();
 	mc_walks_postfork(true);
+	mc_map_after_fork();
 	mc_text_after_fork();
 	mc_symbolize_postfork(true);
 	mc_roots_postfork(true);

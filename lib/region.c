@@ -467,7 +467,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	if (window)
 		mc_own_work_begin_taken();
 	/* The process's last figures are taken: what the exit maps from
-	 * here on comes from one reservation (util.c), counted as the
+	 * here on comes from one reservation (ownmap.c), counted as the
 	 * window's end counts it. */
 	if (window && r->process && from && from->at_exit)
 		mc_map_tail_begin();

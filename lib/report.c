@@ -913,7 +913,7 @@ void mc_report_expect_oom(const char *region_id, const char *region)
 }
 
 /* The process's JSON line is written at exit into memory faulted in as
- * touched (util.c's tail), and a leaking process's line is 5-20 KiB: a
+ * touched (ownmap.c's tail), and a leaking process's line is 5-20 KiB: a
  * buffer of 4 KiB that doubled copied it twice, into 8 and 16 KiB, where
  * one of JSON_EXIT_BUF takes only the pages the line fills (a leaking
  * bench/suite_test 1's exit: 4 page faults fewer). */

@@ -2,11 +2,11 @@
  * resident.c - which pages of the process are in memory, and whose they
  * are: the resident bytes of an address range (mincore), the process's
  * mappings as /proc/self/maps lists them.  allocator.c measures with
- * these the memory an allocator holds resident (and util.c keeps the list
+ * these the memory an allocator holds resident (and ownmap.c keeps the list
  * of memcheck's own mappings, which are not the allocator's).
  *
  * Traps that shaped it:
- * - It runs at region ends, with the guard held, and util.c's mc_map
+ * - It runs at region ends, with the guard held, and ownmap.c's mc_map
  *   calls it from inside the hooks: no malloc, no stdio, no locks that a
  *   fork could leave held.  /proc/self/maps is read in pieces into a
  *   buffer on the stack; a line that straddles two reads is kept whole.
@@ -38,7 +38,7 @@
 
 static uintptr_t page_size(void)
 {
-	return (uintptr_t)mc_page_size(); /* not sysconf: util.c says why */
+	return (uintptr_t)mc_page_size(); /* not sysconf: sys.c says why */
 }
 
 /* ---- resident bytes of a range --------------------------------------- */

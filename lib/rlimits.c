@@ -17,7 +17,7 @@
  * setrlimit, setrlimit64, prlimit and prlimit64 of the process itself)
  * is kept here as the program's view, and the kernel's soft limit is the
  * view's plus what memcheck holds of that resource now, moved whenever
- * memcheck maps or unmaps (util.c's mc_sys_mmap and mc_sys_munmap,
+ * memcheck maps or unmaps (sys.c's mc_sys_mmap and mc_sys_munmap,
  * which every mapping of memcheck's goes through, call apply once a
  * limit was set).  The kernel's hard limit leaves room for that: the
  * view's doubled, never above what the process could set itself (the
@@ -61,7 +61,7 @@
  * region's end, the exit, a heap error's report: mc_fds_room_begin and
  * _end) raises the soft limit by that much while it runs, and the
  * descriptors memcheck keeps are copied above the view's soft limit
- * (mc_fd_above, util.c's mc_dup_high through its hook, and limits.c's
+ * (mc_fd_above, textout.c's mc_dup_high through its hook, and limits.c's
  * lift of those kept already).  What stays: while memcheck's work runs
  * in one thread, another thread of the program that opens a file at
  * its limit gets one where it would get EMFILE; an exec'd child
@@ -213,7 +213,7 @@ static void apply_due(unsigned due)
 	errno = saved;
 }
 
-/* util.c's hook: memcheck's mappings changed */
+/* sys.c's hook: memcheck's mappings changed */
 static void apply(void)
 {
 	apply_due(VM_DUE);
@@ -270,7 +270,7 @@ void mc_fds_room_end(void)
 
 /* A copy of fd (close-on-exec) above the program's view of
  * RLIMIT_NOFILE, in the room the kernel's hard limit leaves, out of
- * the program's count; -1 where no view leaves room.  util.c's
+ * the program's count; -1 where no view leaves room.  textout.c's
  * mc_dup_high asks here first (its hook). */
 static int fd_above(int fd)
 {

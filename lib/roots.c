@@ -549,7 +549,7 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	bool self_main = from->alone || pid == (pid_t)syscall(SYS_gettid);
 	/* The stack the exit's work walks down is not populated ahead (it
 	 * was, 32 KiB below here): on these VMs a page faulted in costs
-	 * what a populated one does (~2 us, util.c's tail), and many of
+	 * what a populated one does (~2 us, ownmap.c's tail), and many of
 	 * the 8 populated went unused: the stack's resident pages at
 	 * exit_group, a measured /bin/date 8 against 11 populated, a
 	 * clean bench/suite_test 5 against 11 (8 under tcmalloc), a

@@ -78,7 +78,7 @@ static bool statm_rss(const char *buf, uint64_t *rss, uint64_t *anon)
 	}
 	if (*p != '\n')
 		return false;
-	*rss = pages * (uint64_t)mc_page_size(); /* not sysconf: util.c */
+	*rss = pages * (uint64_t)mc_page_size(); /* not sysconf: sys.c */
 	if (anon)
 		*anon = (pages > shared ? pages - shared : 0) * (uint64_t)mc_page_size();
 	return true;

@@ -722,7 +722,7 @@ bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own
 {
 #if SCAN_AVX2
 	if (!avx2)
-		avx2 = mc_cpu_avx2() ? 2 : 1; /* util.c: no cpuid trap */
+		avx2 = mc_cpu_avx2() ? 2 : 1; /* sys.c: no cpuid trap */
 #endif
 	/* Without from (own), out may lie in the callers' frames, a root,
 	 * and is cleared whole; with it, the stack is read from from->sp

@@ -36,7 +36,8 @@
  * instructions of matching, 0.24 M with anchors).  Everything lives in mmap'd memory (an arena of
  * chunks), never malloc: the library uses this file inside the malloc
  * interposer.  The CLI, the unit test and the fuzz target use it too;
- * nothing here depends on the rest of the library but util.c.
+ * nothing here depends on the rest of the library but util.c's parts
+ * (UTIL in GNUmakefile: buf.c, ownmap.c, sys.c...).
  */
 #include <errno.h>
 #include <stddef.h>

@@ -81,7 +81,7 @@ static _Atomic int dir_state;
 /* Mapped when found (mc_map_io: system calls read it), as long as it
  * is: a 4 KiB array of .bss was a page of its own that a measured
  * process's exit faulted in for its first bytes, where the exit's tail
- * (util.c) packs it beside the exit's other buffers. */
+ * (ownmap.c) packs it beside the exit's other buffers. */
 #define SC_DIR_MAX 4096
 static char *dir;
 

@@ -1018,7 +1018,7 @@ static void scan_init(struct scan *sc, const struct mc_symtab *t, const GElf_Add
 	sc->in_sec = secs ? secs - 1u : 0u;
 	sc->near = near;
 	sc->quick = how != MC_SCAN_FULL && scan_near(near, a, n, t->raw.bias, t->lo);
-	/* mc_cpu_avx2: the C library's answer (util.c), no cpuid trap */
+	/* mc_cpu_avx2: the C library's answer (sys.c), no cpuid trap */
 	sc->wide = how == MC_SCAN_BEST && sc->quick && sc->in_sec && sc->strsize && mc_cpu_avx2();
 #if defined(__x86_64__)
 	if (sc->wide)

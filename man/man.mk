@@ -22,9 +22,9 @@ $(MAN_B):
 	mkdir -p $@
 
 # The generator: mc_options_mdoc() from the library's own option table.
-$(MAN_GEN): man/gen-options.c lib/options.c lib/util.c lib/options.def \
+$(MAN_GEN): man/gen-options.c lib/options.c $(UTIL:%=lib/%.c) lib/options.def \
 		lib/internal.h include/memcheck/memcheck.h | $(MAN_B)
-	$(CC) $(BASE) -O1 -o $@ man/gen-options.c lib/options.c lib/util.c
+	$(CC) $(BASE) -O1 -o $@ man/gen-options.c lib/options.c $(UTIL:%=lib/%.c)
 
 # mc_options_mdoc() writes one sentence per line, as mdoc wants.
 $(MAN_OPTS): $(MAN_GEN)

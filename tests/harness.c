@@ -1452,6 +1452,6 @@ void h_suite_begin(void)
 	 * them: bare runs of one program differed by a huge page or two
 	 * (tcmalloc's heap: 27.3 to 30.4 MiB), more than test_fidelity's
 	 * 1.5 MiB or test_rss_self's 160 KiB tolerance.  memcheck's own
-	 * mappings never take them (util.c); unit_util checks that. */
+	 * mappings never take them (ownmap.c); unit_util checks that. */
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }

@@ -22,7 +22,7 @@
  * The test's processes run with huge pages off (PR_SET_THP_DISABLE,
  * inherited across fork and exec), so what it measures is memcheck's
  * memory, not that lottery; memcheck's own mappings never take huge
- * pages anyway (util.c).  The bare figure is still the range of three
+ * pages anyway (ownmap.c).  The bare figure is still the range of three
  * runs, and a measured run outside it is run once more before the test
  * believes it.
  *

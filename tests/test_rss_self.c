@@ -250,7 +250,7 @@ static void cache_libraries(void)
 }
 
 /* memcheck's start-up asks the C library's __sbrk for the program break
- * (util.c mc_program_break), never sbrk, which tcmalloc exports (hooks
+ * (sys.c mc_program_break), never sbrk, which tcmalloc exports (hooks
  * around the C library's): with sbrk(0) it ran the allocator's code in
  * its start-up and faulted that code's 64 KiB in (perf record -e
  * page-faults), pages the program's figures then held.  A shim preloaded after memcheck

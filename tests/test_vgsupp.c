@@ -12,7 +12,7 @@
  * memcheck's valgrind mode: the entries must allow for its wrapper's
  * frames, and memcheck.supp its own reads of frames valgrind calls
  * uninitialised (the frame-pointer unwinder).  memcheck tracks blocks as
- * usual: its tables are hidden from valgrind's scan (lib/util.c), so they
+ * usual: its tables are hidden from valgrind's scan (lib/ownmap.c), so they
  * do not make lost blocks look reachable.  valgrind frees glibc's and
  * libstdc++'s blocks itself at exit unless told not to; most runs tell
  * it not to (--run-libc-freeres=no --run-cxx-freeres=no): that is what

@@ -10,21 +10,21 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 
 # unit test -> the library objects it needs (without the build dir prefix)
-UNIT_util      := util options
-UNIT_blocks    := blocks snapshot depot util
-UNIT_stacks    := stacks depot cfi ownread elfsym dlstate util
-UNIT_symbolize := symbolize symcache symtab elfmod resident ownread elfsym dlstate util
-UNIT_rss       := rss util
-UNIT_json      := json util programs options
-UNIT_budget    := budget budget_check util
-UNIT_scan      := scan scanpool roots threads rss maps resident ownread blocks snapshot depot elfsym util
-UNIT_supp      := suppress util
-UNIT_resident  := resident ownread util
-UNIT_elfsym    := elfsym util
-UNIT_footprint := footprint ownread util
-UNIT_ownread   := ownread resident util
-UNIT_ownheap   := ownheap util
-UNIT_symcache  := symcache util
+UNIT_util      := $(UTIL) options
+UNIT_blocks    := blocks snapshot depot $(UTIL)
+UNIT_stacks    := stacks depot cfi ownread elfsym dlstate $(UTIL)
+UNIT_symbolize := symbolize symcache symtab elfmod resident ownread elfsym dlstate $(UTIL)
+UNIT_rss       := rss $(UTIL)
+UNIT_json      := json $(UTIL) programs options
+UNIT_budget    := budget budget_check $(UTIL)
+UNIT_scan      := scan scanpool roots threads rss maps resident ownread blocks snapshot depot elfsym $(UTIL)
+UNIT_supp      := suppress $(UTIL)
+UNIT_resident  := resident ownread $(UTIL)
+UNIT_elfsym    := elfsym $(UTIL)
+UNIT_footprint := footprint ownread $(UTIL)
+UNIT_ownread   := ownread resident $(UTIL)
+UNIT_ownheap   := ownheap $(UTIL)
+UNIT_symcache  := symcache $(UTIL)
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
 

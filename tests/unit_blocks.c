@@ -225,7 +225,7 @@ static long minor_faults(void)
 
 #if !defined(__SANITIZE_ADDRESS__)
 /* Whether this kernel populates pages in one call (MADV_POPULATE_WRITE,
- * Linux 5.14): where it says EINVAL, util.c's pages are faulted in as
+ * Linux 5.14): where it says EINVAL, ownmap.c's pages are faulted in as
  * touched (4 faults here under a filter that refuses it).  Not under
  * ASan, whose build does not count the faults. */
 static bool populate_works(void)

@@ -1,6 +1,6 @@
 /*
  * unit_resident.c - lib/resident.c on its own, and the list of memcheck's
- * own mappings in lib/util.c: mincore counts the pages written and no
+ * own mappings in lib/ownmap.c: mincore counts the pages written and no
  * others, /proc/self/maps is read line by line whatever its length, the
  * parts of a range outside a set of others are found, and a mapping
  * memcheck makes is listed until it is unmapped, or kept for the next

@@ -115,7 +115,7 @@ START_TEST(no_fds_left)
 END_TEST
 
 /* read(2) calls, counted: rss.c makes them through syscall(2)
- * (util.c's mc_sys_read), which this one wraps, passing on six
+ * (sys.c's mc_sys_read), which this one wraps, passing on six
  * arguments whatever the call (as the C library's does). */
 static int reads;
 

@@ -1,7 +1,7 @@
 /*
- * unit_util.c - lib/util.c and lib/options.c on their own: JSON string
- * escaping, the text's escaping, name cutting, number formatting, option
- * parsing; SIGPIPE blocked around memcheck's text only where a write can
+ * unit_util.c - util.c's parts (UTIL in GNUmakefile) and lib/options.c on
+ * their own: JSON string escaping, the text's escaping, name cutting,
+ * number formatting, option parsing; SIGPIPE blocked around memcheck's text only where a write can
  * raise it.
  */
 #include <check.h>
@@ -260,7 +260,7 @@ START_TEST(log_paths)
 }
 END_TEST
 
-/* The signal mask's changes, counted (util.c's calls reach this first). */
+/* The signal mask's changes, counted (textout.c's calls reach this first). */
 static int masks;
 
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
@@ -504,7 +504,7 @@ START_TEST(buffers_side_by_side)
 }
 END_TEST
 
-/* The exit's tail (util.c): a piece given back is taken again by a
+/* The exit's tail (ownmap.c): a piece given back is taken again by a
  * later request it fits, cleared (the exit's scan gives back pages its
  * suppressions and report then write: each page first touched costs a
  * fault); the length a caller gives back is not trusted (a page-rounded
@@ -583,7 +583,7 @@ START_TEST(tail_pieces_taken_again)
 }
 END_TEST
 
-/* util.c mc_sort: the order glibc's (stable) merge sort gives, which
+/* sort.c mc_sort: the order glibc's (stable) merge sort gives, which
  * region.c's leak records kept, for every length through its runs and
  * merges; ties keep their order. */
 struct sort_el {

@@ -31,7 +31,7 @@
  *
  * The CLI is an ordinary program: it allocates with malloc and exits on
  * out-of-memory.  It shares lib/json.c, lib/budget.c, lib/budget_check.c,
- * lib/suppress.c, lib/util.c, lib/programs.c and lib/options.c with the
+ * lib/suppress.c, util.c's parts (UTIL), lib/programs.c and lib/options.c with the
  * library, compiled apart and without interposition (tools/tools.mk):
  * the bottom layer, which calls nothing here.
  */

@@ -6,7 +6,7 @@
 # interposition; the CLI is an ordinary program.
 
 CLI_SRC := $(wildcard tools/*.c)
-CLI_LIB := json budget budget_check util suppress programs options
+CLI_LIB := json budget budget_check $(UTIL) suppress programs options
 CLI_OBJ := $(CLI_SRC:tools/%.c=$(B)/cli/%.o) $(CLI_LIB:%=$(B)/cli/lib_%.o)
 # Where Debian puts the allocators memcheck knows by name, and where an
 # installed libmemcheck.so.0 is when it is not at ../lib from the binary.

@@ -1,0 +1,532 @@
+/*
+ * textout.c - where memcheck's text goes, and the files it writes to:
+ * mc_write_all (SIGPIPE never raised), the report, log and suppression
+ * files opened for appending (no FIFO waited for, no planted symlink
+ * followed, one record a write under an flock), MEMCHECK_LOG's file or
+ * memcheck's own copy of standard error, each checked before a write
+ * (mc_text_fd), and mc_log's lines.  The text itself is built in a
+ * struct mc_buf (buf.c).  No stdio on the hooks' paths: system calls
+ * into the caller's buffers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* SIGPIPE is blocked around the write: a pipe whose reader has gone
+ * (prog 2>&1 | head -1) would otherwise kill the program at its exit
+ * report, which it survived without memcheck.  The SIGPIPE the failed
+ * write raised is taken back unless one was pending already. */
+static int write_all(int fd, const char *s, size_t n, bool may_pipe)
+{
+	int saved = errno, err = 0;
+	sigset_t pipe_only, old, pending;
+	bool was_pending = false;
+	/* The sets are made only where they are used: two of the C
+	 * library's functions fewer to bind (lazily, ~450 instructions
+	 * each) in a process whose report cannot raise SIGPIPE. */
+	if (may_pipe) {
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
+		was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+	}
+	while (n > 0) {
+		ssize_t w = mc_sys_write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			break;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	if (!may_pipe) {
+		errno = saved;
+		return err;
+	}
+	if (err == EPIPE && !was_pending) {
+		struct timespec now = { 0, 0 };
+		sigtimedwait(&pipe_only, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return err;
+}
+
+int mc_write_all(int fd, const char *s, size_t n)
+{
+	return write_all(fd, s, n, true);
+}
+
+/* ---- files memcheck writes to ------------------------------------------
+ * Report, log and suppression files are named by the user, and written
+ * by every process of a test run, children included.  Three traps.  A
+ * FIFO nobody reads makes open(2) wait forever (at the program's exit):
+ * it is opened without blocking, which fails there (ENXIO).  Records of
+ * several processes written to one FIFO or pipe interleave once they are
+ * longer than PIPE_BUF: a record is written under an flock of it.  And a
+ * symlink planted in a shared directory would point memcheck's writes at
+ * a file of the victim's: the last component of the path is followed
+ * only where the kernel's protected_symlinks would follow it (not in a
+ * sticky, world-writable directory such as /tmp, unless the link is the
+ * process's own or the directory owner's), whether or not that is on.
+ * Files are created 0644 before the umask. */
+
+/* May a symlink at path be followed?  The rule of fs.protected_symlinks. */
+static bool symlink_followable(const char *path)
+{
+	struct stat link, dir;
+	if (lstat(path, &link) != 0 || !S_ISLNK(link.st_mode))
+		return true; /* gone or replaced: the open decides */
+	char parent[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(parent, sizeof parent, ".");
+	else if (slash == path)
+		snprintf(parent, sizeof parent, "/");
+	else
+		snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+	if (stat(parent, &dir) != 0)
+		return false;
+	bool shared = (dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH);
+	return !shared || link.st_uid == geteuid() || link.st_uid == dir.st_uid;
+}
+
+/* path opened to append, and its status in *st (st_mode 0 when fstat
+ * fails).  O_NONBLOCK, which only the open of a FIFO needed, is taken
+ * off again where it could matter: a regular file's writes never wait
+ * for a reader (two fcntl calls fewer a JSON report). */
+static int open_append(const char *path, struct stat *st)
+{
+	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	int fd = mc_sys_open(path, flags | O_NOFOLLOW, 0644);
+	/* ELOOP: a symlink; some kernels (gVisor) say EACCES for one owned
+	 * by another user in a sticky directory. */
+	if (fd < 0 && (errno == ELOOP || errno == EACCES) && lstat(path, st) == 0 &&
+	    S_ISLNK(st->st_mode)) {
+		if (!symlink_followable(path)) {
+			errno = EPERM;
+			return -1;
+		}
+		fd = mc_sys_open(path, flags, 0644);
+	}
+	if (fd < 0)
+		return -1;
+	int saved = errno;
+	if (mc_sys_fstat(fd, st) != 0)
+		st->st_mode = 0;
+	/* Writes block as usual once there is a reader. */
+	if (!S_ISREG(st->st_mode))
+		mc_sys_fcntl(fd, F_SETFL, mc_sys_fcntl(fd, F_GETFL, 0) & ~O_NONBLOCK);
+	errno = saved;
+	return fd;
+}
+
+int mc_open_append(const char *path)
+{
+	struct stat st;
+	return open_append(path, &st);
+}
+
+/* A record to fd, whose status is st: under an flock on a FIFO; SIGPIPE
+ * blocked around the write only where it can be raised (not a regular
+ * file: a sigpending and two sigprocmask calls fewer a JSON report). */
+static int write_record(int fd, const struct stat *st, const char *s, size_t n)
+{
+	bool fifo = S_ISFIFO(st->st_mode);
+	int saved = errno;
+	if (fifo)
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+	int err = write_all(fd, s, n, !S_ISREG(st->st_mode));
+	if (fifo)
+		flock(fd, LOCK_UN);
+	errno = saved;
+	return err;
+}
+
+void mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said)
+{
+	int saved = errno;
+	struct stat st;
+	int fd = open_append(path, &st);
+	int err = fd < 0 ? errno : write_record(fd, &st, s, n);
+	if (fd >= 0)
+		mc_sys_close(fd);
+	if (err && !atomic_exchange(said, 1))
+		mc_log("cannot %s %s=%s: %s; this process's records are not there", fd < 0 ?
+		       "open" : "write to", what, path, mc_open_error(err));
+	errno = saved;
+}
+
+const char *mc_open_error(int err)
+{
+	switch (err) {
+	case ENXIO:
+		return "a FIFO no process has open for reading";
+	case EPERM:
+		return "a symlink in a shared directory that belongs to another user";
+	default:
+		return strerror(err);
+	}
+}
+
+/* ---- where the text goes -------------------------------------------
+ * MEMCHECK_LOG's file, or memcheck's own copy of the standard error the
+ * process started with, as valgrind keeps one: programs close file
+ * descriptor 2 and reuse the number for a data file (memcheck's report
+ * then went into it), and coreutils close it in an exit handler (the
+ * report was then lost to EBADF).  Both descriptors are held at a high
+ * number and checked before each write: the program may close them too
+ * (daemons close every descriptor, some test runners what they did not
+ * open) and reuse the number for a file of its own, which memcheck must
+ * never write to. */
+
+static const char *text_pattern; /* MEMCHECK_LOG, NULL or "-": standard error */
+static struct mc_kept_fd log_file = { -1, 0, 0, false };
+static bool text_failed;          /* said so once; standard error from now on */
+static atomic_flag text_busy = ATOMIC_FLAG_INIT;
+static struct mc_kept_fd err = { -1, 0, 0, false }; /* the copy of standard error */
+static bool err_known;            /* fd 2 was open at start: err's dev, ino */
+
+bool mc_kept_ours(const struct mc_kept_fd *k, struct stat *st)
+{
+	struct stat status;
+	if (!st)
+		st = &status;
+	if (k->sure && st == &status)
+		return k->fd >= 0;
+	return k->fd >= 0 && mc_sys_fstat(k->fd, st) == 0 && st->st_dev == k->dev &&
+	       st->st_ino == k->ino;
+}
+
+/* rlimits.c's copy above the open-file limit the program set, where
+ * its view leaves room (a hook: rlimits.c calls this file). */
+static int (*_Atomic fd_hook)(int fd);
+
+void mc_fd_hook_set(int (*hook)(int fd))
+{
+	atomic_store(&fd_hook, hook);
+}
+
+/* A copy of fd out of the way of the program's own descriptors: above
+ * the open-file limit the program set, where rlimits.c leaves room
+ * there; else from 900 up (a program that counts up from 3 does not
+ * meet it), or near the descriptor limit where that is lower.  -1 when
+ * there is no room. */
+int mc_dup_high(int fd)
+{
+	int (*hook)(int) = atomic_load(&fd_hook);
+	int high = hook ? hook(fd) : -1;
+	if (high >= 0)
+		return high;
+	high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	struct rlimit rl;
+	if (high < 0 && mc_sys_getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128 &&
+	    rl.rlim_cur < 900)
+		high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 64);
+	return high;
+}
+
+/* Where standard error's text goes: memcheck's copy while it is still
+ * that file; else descriptor 2 while it still is; else nowhere (-1). */
+static int stderr_fd_of(struct stat *st)
+{
+	if (mc_kept_ours(&err, st))
+		return err.fd;
+	struct mc_kept_fd two = { 2, err.dev, err.ino, false };
+	return err_known && mc_kept_ours(&two, st) ? 2 : -1;
+}
+
+static int stderr_fd(void)
+{
+	struct stat st;
+	return stderr_fd_of(&st);
+}
+
+/* At start-up, before the program can have touched descriptor 2. */
+static void keep_stderr(void)
+{
+	struct stat st;
+	if (err_known || mc_sys_fstat(2, &st) != 0)
+		return; /* closed from the start: the text has nowhere to go */
+	err_known = true;
+	err.dev = st.st_dev;
+	err.ino = st.st_ino;
+	err.fd = mc_dup_high(2);
+}
+
+/* The program set its open-file limit (limits.c): the descriptors kept
+ * across its code (the copy of standard error, MEMCHECK_LOG's file)
+ * move above it where they lie below, out of its count (rlimits.c).
+ * Only tried while text is being found (another thread, or this one
+ * interrupted by a handler that sets the limit): they stay. */
+void mc_text_fds_lift(void)
+{
+	if (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
+		return;
+	int saved = errno;
+	struct rlimit rl;
+	struct mc_kept_fd *held[] = { &err, &log_file };
+	for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
+		struct mc_kept_fd *k = held[i];
+		if (!mc_kept_ours(k, NULL) || mc_sys_getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+		    (rlim_t)k->fd >= rl.rlim_cur)
+			continue;
+		int (*hook)(int) = atomic_load(&fd_hook);
+		int high = hook ? hook(k->fd) : -1;
+		if (high < 0)
+			continue;
+		mc_sys_close(k->fd);
+		k->fd = high;
+	}
+	errno = saved;
+	atomic_flag_clear_explicit(&text_busy, memory_order_release);
+}
+
+void mc_text_release_stderr(void)
+{
+	if (err.fd >= 0)
+		mc_sys_close(err.fd);
+	err.fd = -1;
+}
+
+/* One line: the values in it escaped (mc_text_escape), so that a
+ * newline in a region name, a path or a variable's value cannot make
+ * another. */
+/* may_pipe: as write_all's (text_fd says it of the text's file) */
+static void vlog_to(int fd, bool may_pipe, const char *fmt, va_list ap)
+{
+	char raw[1024], msg[1536], prog[512], line[2048];
+	if (vsnprintf(raw, sizeof raw, fmt, ap) < 0)
+		raw[0] = 0;
+	mc_text_escape(raw, msg, sizeof msg);
+	mc_text_escape(mc_program(), prog, sizeof prog);
+	int n = snprintf(line, sizeof line - 1, "memcheck[%d] %s: %s", (int)mc_pid(), prog, msg);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+	line[len++] = '\n';
+	write_all(fd, line, len, may_pipe);
+}
+
+__attribute__((format(printf, 1, 2))) static void say_on_stderr(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog_to(stderr_fd(), true, fmt, ap);
+	va_end(ap);
+}
+
+int mc_text_path(const char *pattern, long pid, char *out, size_t cap, size_t *bad)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p; p++) {
+		char num[24];
+		const char *piece = p;
+		size_t len = 1;
+		if (*p == '%') {
+			if (p[1] == 'p') {
+				len = (size_t)snprintf(num, sizeof num, "%ld", pid);
+				piece = num;
+			} else if (p[1] != '%') {
+				*bad = (size_t)(p - pattern);
+				return -1;
+			}
+			p++;
+		}
+		if (n + len >= cap) {
+			*bad = SIZE_MAX;
+			return -1;
+		}
+		memcpy(out + n, piece, len);
+		n += len;
+	}
+	out[n] = 0;
+	return (int)n;
+}
+
+/* Open MEMCHECK_LOG's file for this process; false, said once on
+ * standard error, when it cannot be. */
+static bool text_reopen(void)
+{
+	char path[4096];
+	size_t bad;
+	int saved = errno;
+	log_file.fd = -1;
+	if (mc_text_path(text_pattern, (long)mc_pid(), path, sizeof path, &bad) < 0) {
+		if (bad == SIZE_MAX)
+			say_on_stderr("MEMCHECK_LOG=%s: the file name is too long; writing to "
+				      "standard error", text_pattern);
+		else if (!text_pattern[bad + 1])
+			say_on_stderr("MEMCHECK_LOG=%s: a %% at the end: expected %%p (the process "
+				      "id) or %%%% (a percent sign); writing to standard error",
+				      text_pattern);
+		else
+			say_on_stderr("MEMCHECK_LOG=%s: \"%%%c\" at character %zu: expected %%p "
+				      "(the process id) or %%%% (a percent sign); writing to "
+				      "standard error", text_pattern, text_pattern[bad + 1], bad + 1);
+		text_failed = true;
+		errno = saved;
+		return false;
+	}
+	int fd = mc_open_append(path);
+	struct stat st;
+	if (fd < 0 || mc_sys_fstat(fd, &st) != 0) {
+		say_on_stderr("cannot open MEMCHECK_LOG=%s: %s; writing to standard error", path,
+			      mc_open_error(errno));
+		if (fd >= 0)
+			mc_sys_close(fd);
+		text_failed = true;
+		errno = saved;
+		return false;
+	}
+	int high = mc_dup_high(fd);
+	if (high >= 0) {
+		mc_sys_close(fd);
+		fd = high;
+	}
+	log_file = (struct mc_kept_fd){ fd, st.st_dev, st.st_ino, false };
+	errno = saved;
+	return true;
+}
+
+static bool wants_file(void)
+{
+	return text_pattern && strcmp(text_pattern, "-") != 0 && !text_failed;
+}
+
+/* The file is made at the first write, not here: a process with nothing
+ * to say (a program left out by MEMCHECK_PROGRAMS, a clean one with
+ * MEMCHECK_TEXT=fail) leaves no empty file behind. */
+void mc_text_open(const char *pattern)
+{
+	text_pattern = pattern;
+	int saved = errno;
+	keep_stderr();
+	errno = saved;
+}
+
+/* mc_text_fd, and whether a write to it can raise SIGPIPE (a pipe, a
+ * FIFO, a socket; or not known): the status its check just read says. */
+static int text_fd(bool *may_pipe)
+{
+	struct stat st;
+	int fd;
+	*may_pipe = true;
+	if (!wants_file()) {
+		int saved = errno;
+		fd = stderr_fd_of(&st);
+		errno = saved;
+	} else {
+		while (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
+			;
+		int saved = errno;
+		bool ours = mc_kept_ours(&log_file, &st);
+		/* Not ours (not opened yet, or the number is the program's now): a
+		 * new descriptor, the old number left alone.  Ours but gone from
+		 * its directory (a test cleaned up): closed, and a new file. */
+		if (ours && st.st_nlink == 0)
+			mc_sys_close(log_file.fd);
+		bool known = ours && st.st_nlink != 0;
+		if (!known) {
+			text_reopen();
+			known = log_file.fd >= 0 && mc_sys_fstat(log_file.fd, &st) == 0;
+		}
+		bool logged = log_file.fd >= 0;
+		fd = logged ? log_file.fd : stderr_fd_of(&st);
+		errno = saved;
+		atomic_flag_clear_explicit(&text_busy, memory_order_release);
+		if (logged && !known)
+			return fd; /* its kind not known: may be a pipe */
+	}
+	if (fd >= 0)
+		*may_pipe = !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode);
+	return fd;
+}
+
+int mc_text_fd(void)
+{
+	bool may_pipe;
+	return text_fd(&may_pipe);
+}
+
+/* A regular file or a character device (a terminal, /dev/null) cannot
+ * raise SIGPIPE: SIGPIPE is then not blocked around the write (a
+ * sigpending and two sigprocmask calls fewer a report). */
+int mc_text_write(const char *s, size_t n)
+{
+	bool may_pipe;
+	int fd = text_fd(&may_pipe);
+	return write_all(fd, s, n, may_pipe);
+}
+
+/* The program's standard output flushed before memcheck's text at the
+ * process's end, where both go to one regular file or terminal (a test
+ * script's `prog > out 2>&1`, compared with an expected file): stdio
+ * flushes it only after the destructors and exit handlers, so the text
+ * came first, or in the middle of a line once the buffer had been
+ * written in part (json-c's tests: "js==15087== memcheck: ..." then
+ * "on_object_get_type()"), where valgrind's text follows all of the
+ * program's output.  The bytes and their order within stdout are the
+ * ones exit would write a moment later.  Not through a pipe, a FIFO or
+ * a socket: a write there may raise SIGPIPE, which exit would raise
+ * only after memcheck's report.  Only tried (ftrylockfile): a thread
+ * still inside stdout's lock is left alone.  No system call where the
+ * buffer holds nothing (most processes).  text_on: some text may be
+ * written (MEMCHECK_TEXT is not none; the caller's, as options.c is
+ * above this file). */
+void mc_text_flush_stdout(bool text_on)
+{
+	FILE *out = stdout;
+	if (!out || !text_on || wants_file() ||
+	    out->_IO_write_ptr <= out->_IO_write_base)
+		return;
+	int saved = errno;
+	struct stat a, b;
+	int fd = stderr_fd_of(&b);
+	if (fd >= 0 && (S_ISREG(b.st_mode) || S_ISCHR(b.st_mode)) && ftrylockfile(out) == 0) {
+		int ofd = fileno_unlocked(out);
+		if (ofd >= 0 && mc_sys_fstat(ofd, &a) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			fflush_unlocked(out);
+		funlockfile(out);
+	}
+	errno = saved;
+}
+
+void mc_text_after_fork(void)
+{
+	atomic_flag_clear(&text_busy);
+	if (!wants_file() || !strstr(text_pattern, "%p"))
+		return; /* the parent's file, shared: appends do not overwrite */
+	struct stat st;
+	if (mc_kept_ours(&log_file, &st))
+		mc_sys_close(log_file.fd); /* the child's copy of memcheck's own descriptor */
+	log_file.fd = -1; /* its own file, at its first write */
+}
+
+void mc_log(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	/* to a file or a terminal, without SIGPIPE blocked (mc_text_write):
+	 * a failing process's exit status line, 3 system calls fewer */
+	bool may_pipe;
+	int fd = text_fd(&may_pipe);
+	vlog_to(fd, may_pipe, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
