@@ -15,9 +15,10 @@
  * Neither restriction can be had without no_new_privs set first (or
  * CAP_SYS_ADMIN): xz sets it, libseccomp's seccomp_load sets it by
  * default, through prctl(2), whose wrapper here sees PR_SET_NO_NEW_PRIVS
- * and PR_SET_SECCOMP.  Not syscall(2), which landlock_restrict_self and
- * seccomp themselves go through: memcheck's own system calls go through
- * it too, and a wrapper there would be in front of every one of them.
+ * and PR_SET_SECCOMP.  syscall(2), which landlock_restrict_self and
+ * seccomp themselves go through, is memcheck's too (below): it copies a
+ * seccomp filter installed through it; memcheck's own system calls,
+ * which bind to it, are told by their return address (seccomp.c).
  * When no_new_privs is set, in a process memcheck measures, what the exit will open
  * is opened and kept, above the program's descriptors: the /proc files
  * of the scan and the RSS figures, and the report file; and the

@@ -17,8 +17,9 @@
  *
  * syscall(2) is exported for that: the program's calls are the C
  * library's (a system call and errno), with a look at SYS_seccomp; the
- * library's own, renamed mc_syscall by internal.h, are asked first, at
- * the cost of a load and a branch where no filter is installed.
+ * library's own, which bind to the same export and are told by their
+ * return address (mc_syscall_from), are asked first, at the cost of a
+ * load and a branch where no filter is installed.
  *
  * Not seen: a filter installed by an inline system call (no wrapper),
  * or before an execve that started this process (the kernel keeps it,
@@ -323,7 +324,7 @@ bool mc_seccomp_foreign_ok(void)
 	return true;
 }
 
-/* mc_syscall where a filter is installed */
+/* memcheck's own system call where a filter is installed */
 static __attribute__((noinline, cold)) long sc_refusable(long nr, long a, long b, long c, long d,
 							  long e, long f)
 {
