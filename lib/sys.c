@@ -127,8 +127,7 @@ long mc_sys_pread(int fd, void *buf, size_t n, off_t off)
 
 /* n entries of /proc/self/pagemap (fd) from the page that holds addr
  * (8 bytes a page: bit 63 present, bit 61 a file's page); false where
- * the read came short.  resident.c's RSS of memcheck's own ranges and
- * ownread.c's pages of the program's files read it alike. */
+ * the read came short: resident.c's RSS of memcheck's own ranges. */
 bool mc_pagemap_read(int fd, uintptr_t addr, uint64_t *e, size_t n)
 {
 	long len = (long)(n * sizeof e[0]);
