@@ -490,42 +490,9 @@ bool mc_suppcache_verdict_key(int kind, const uintptr_t *pcs, int n, struct mc_b
 	       verdict_key(kind, pcs, n, key, links);
 }
 
-void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *links, long verdict)
-{
-	if (key->oom || links->oom || key->len + links->len > (64u << 10))
-		return;
-	struct sp_vrec r = { .magic = SP_VMAGIC, .set = vc.set, .ino = vc.ino,
-			     .hash = mc_symbolize_verdict_hash(key->s, key->len),
-			     .keylen = (uint32_t)key->len,
-			     .linkslen = (uint32_t)links->len, .verdict = (int32_t)verdict };
-	size_t body = key->len + links->len;
-	r.len = (uint32_t)(sizeof r + up8(body));
-	char *w = mc_buf_room(&vc.mine, r.len);
-	if (!w)
-		return;
-	memcpy(w + sizeof r, key->s, key->len);
-	memcpy(w + sizeof r + key->len, links->s, links->len);
-	memset(w + sizeof r + body, 0, up8(body) - body);
-	r.check = vrec_sum(w, &r);
-	memcpy(w, &r, sizeof r);
-	mc_buf_end(&vc.mine, w + r.len);
-}
-
-/* ---- the set's file not read: a summary and names beside the verdicts --
- *
- * A reporting process whose every record has a verdict needs of the set
- * only its entry count and the names of the entries it used (the
- * report's used_suppression lines); a warm /bin/date's exit read the
- * whole set (11.7 KB into three fresh pages: an open, fstat, read and
- * close) for those.  So the program's file also holds, from the first
- * process that appended to it, the set's summary (MCVS: the set's
- * notes, as its file holds them, and its entry count) and a name record
- * (MCVN) for each entry a process of the program used; a later process
- * takes the last summary whose notes all stat as noted (the files are
- * those the set was parsed from: the same set, by the same library, as
- * the cache directory is the library's) and reads the set's file only
- * where a record lacks a verdict or an entry used lacks its name. */
-
+/* A record of kind magic (its head, a then b, padded to 8) appended to
+ * this process's records: a verdict (its stack's key and links), a
+ * summary or a name. */
 static void append(uint32_t magic, uint64_t hash, int32_t v, uint32_t pad, const char *a,
 		   size_t alen, const char *b, size_t blen)
 {
@@ -544,6 +511,29 @@ static void append(uint32_t magic, uint64_t hash, int32_t v, uint32_t pad, const
 	memcpy(w, &r, sizeof r);
 	mc_buf_end(&vc.mine, w + r.len);
 }
+
+void mc_suppcache_verdict_put(const struct mc_buf *key, const struct mc_buf *links, long verdict)
+{
+	if (key->oom || links->oom || key->len + links->len > (64u << 10))
+		return;
+	append(SP_VMAGIC, mc_symbolize_verdict_hash(key->s, key->len), (int32_t)verdict, 0, key->s,
+	       key->len, links->s, links->len);
+}
+
+/* ---- the set's file not read: a summary and names beside the verdicts --
+ *
+ * A reporting process whose every record has a verdict needs of the set
+ * only its entry count and the names of the entries it used (the
+ * report's used_suppression lines); a warm /bin/date's exit read the
+ * whole set (11.7 KB into three fresh pages: an open, fstat, read and
+ * close) for those.  So the program's file also holds, from the first
+ * process that appended to it, the set's summary (MCVS: the set's
+ * notes, as its file holds them, and its entry count) and a name record
+ * (MCVN) for each entry a process of the program used; a later process
+ * takes the last summary whose notes all stat as noted (the files are
+ * those the set was parsed from: the same set, by the same library, as
+ * the cache directory is the library's) and reads the set's file only
+ * where a record lacks a verdict or an entry used lacks its name. */
 
 /* The name record of entry i for this set, in p[0, len), or NULL. */
 static const char *name_in(const char *p, size_t len, size_t i, const char **file, int *line)
