@@ -2015,6 +2015,10 @@ void mc_allocator_detect(void);
 /* The load address of the C library when its malloc is the allocator,
  * else NULL (roots.c: its arena's pointers to chunk headers). */
 const void *mc_allocator_glibc_base(void);
+/* glibcarena.c: the C library's main arena (struct malloc_state) where it
+ * lies in [lo, hi) (the C library's writable data), found by its shape:
+ * the allocator's words, none of them a root. */
+bool mc_glibc_arena(uintptr_t lo, uintptr_t hi, uintptr_t *alo, uintptr_t *ahi);
 /* Is pc in the allocator's own object, when that is not the C library
  * and its extent is known (_dl_find_object, glibc 2.35+)?  roots.c and
  * scan.c: its data is a root only for the blocks it asked for itself. */

@@ -5,7 +5,8 @@
  *  - The writable segments of every loaded object but memcheck's, to the
  *    end of their last page (the dynamic linker keeps memory of its own
  *    after its data), their resident pages only (mc_roots_stop says why),
- *    and memory the program registered (memcheck_add_root).
+ *    less glibc's main arena in the C library's (glibcarena.c), and
+ *    memory the program registered (memcheck_add_root).
  *  - The program's own mappings (mappings.c): arenas, shared memory.
  *  - Every thread of the process, other threads held still while the scan
  *    runs (threads.c), also those memcheck never saw allocate: its stack
@@ -267,7 +268,7 @@ void mc_roots_add(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
 	add_kind(r, lo, hi, MC_ROOT_PLAIN);
 }
 
-static void add_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
+static void add_root(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
 {
 	lo = (lo + 7) & ~(uintptr_t)7;
 	hi &= ~(uintptr_t)7;
@@ -281,6 +282,18 @@ static void add_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
 		return;
 	}
 	r->v[r->n++] = (struct mc_root){ lo, hi, kind };
+}
+
+/* The C library's main arena is cut out of its data: the allocator's
+ * words, none of them the program's (glibcarena.c). */
+static void add_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
+{
+	uintptr_t alo, ahi;
+	if (kind == MC_ROOT_GLIBC && mc_glibc_arena((lo + 7) & ~(uintptr_t)7, hi & ~(uintptr_t)7, &alo, &ahi)) {
+		add_root(r, lo, alo, kind);
+		lo = ahi;
+	}
+	add_root(r, lo, hi, kind);
 }
 
 static void add_cb(uintptr_t lo, uintptr_t hi, void *arg)

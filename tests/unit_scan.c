@@ -7,6 +7,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -159,6 +160,46 @@ static void note_any(const struct mc_block *b, int kind, uint64_t credit, void *
 	}
 	note(b, kind, credit, arg);
 }
+
+/* The C library's main arena is found in its writable data, and what is
+ * found is the arena: its top chunk (the word 0x50 bytes in) ends at the
+ * program's break, as the main arena's does; and nothing is found in a
+ * copy of it, whose empty bins no longer point at themselves. */
+static int libc_rw(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uintptr_t *seg = arg;
+	if (!strstr(info->dlpi_name, "libc.so"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+			seg[0] = (info->dlpi_addr + ph->p_vaddr + 7) & ~(uintptr_t)7;
+			seg[1] = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)7;
+		}
+	}
+	return 1;
+}
+
+START_TEST(glibc_arena_found)
+{
+	uintptr_t seg[2] = { 0, 0 }, lo = 0, hi = 0;
+	dl_iterate_phdr(libc_rw, seg);
+	ck_assert_msg(seg[0] && seg[1] > seg[0], "no writable segment of the C library");
+	void *volatile block = malloc(4000);
+	ck_assert(mc_glibc_arena(seg[0], seg[1], &lo, &hi));
+	ck_assert_uint_ge(lo, seg[0]);
+	ck_assert_uint_le(hi, seg[1]);
+	ck_assert_uint_eq(hi - lo, 0x60 + 127 * 16 + 16 + 5 * 8);
+	uintptr_t top = *(const uintptr_t *)(lo + 0x50);
+	uintptr_t top_size = *(const uintptr_t *)(top + 8) & ~(uintptr_t)7;
+	ck_assert_uint_eq(top + top_size, (uintptr_t)sbrk(0));
+	free(block);
+	static uintptr_t copy[(0x60 + 127 * 16 + 16 + 5 * 8) / 8 + 2];
+	memcpy(copy + 2, (const void *)lo, hi - lo);
+	ck_assert(!mc_glibc_arena((uintptr_t)copy, (uintptr_t)(copy + sizeof copy / 8), &lo, &hi));
+}
+END_TEST
 
 START_TEST(kinds_as_valgrind_counts_them)
 {
@@ -569,6 +610,7 @@ int main(void)
 {
 	TCase *tc = h_tcase("scan", 0);
 	tcase_add_test(tc, kinds_as_valgrind_counts_them);
+	tcase_add_test(tc, glibc_arena_found);
 	tcase_add_test(tc, registered_roots);
 	tcase_add_test(tc, pointers_into_pools_are_starts);
 	tcase_add_test(tc, large_scan_maps_apart);
