@@ -92,6 +92,7 @@ struct mc_options {
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
+	int leak_heuristics;      /* valgrind's interior-pointer heuristics (heuristics.c) */
 	int scrub;                /* bytes of new blocks cleaned of addresses (account.c) */
 	int glib_slices;          /* enum mc_glib_slices (gslice.c) */
 	int fail_nth;             /* failure injection (fault.c) */
@@ -2019,6 +2020,10 @@ const void *mc_allocator_glibc_base(void);
  * lies in [lo, hi) (the C library's writable data), found by its shape:
  * the allocator's words, none of them a root. */
 bool mc_glibc_arena(uintptr_t lo, uintptr_t hi, uintptr_t *alo, uintptr_t *ahi);
+/* heuristics.c: does w, a pointer into the live block [lo, lo + size) but
+ * not at its start, keep it reachable by valgrind's interior-pointer
+ * heuristics (MEMCHECK_LEAK_HEURISTICS)? */
+bool mc_heuristic_reaches(uintptr_t lo, uint64_t size, uintptr_t w);
 /* Is pc in the allocator's own object, when that is not the C library
  * and its extent is known (_dl_find_object, glibc 2.35+)?  roots.c and
  * scan.c: its data is a root only for the blocks it asked for itself. */

@@ -404,7 +404,9 @@ static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, u
 		/* a pointer into a pool is one to a start: the pieces the
 		 * program takes from it are the blocks valgrind sees there */
 		bool start = w == g->v[i].lo ||
-			     (g->npool && definite && *st != MC_KIND_REACHABLE && in_pool(g, (size_t)i));
+			     (g->npool && definite && *st != MC_KIND_REACHABLE && in_pool(g, (size_t)i)) ||
+			     (definite && *st != MC_KIND_REACHABLE && mc_opt.leak_heuristics &&
+			      mc_heuristic_reaches(g->v[i].lo, g->v[i].size, w)); /* heuristics.c */
 		if (start && definite && *st != MC_KIND_REACHABLE) {
 			*st = MC_KIND_REACHABLE;
 			g->reached++;

@@ -70,6 +70,9 @@ struct counts {
 	 * glibc before). */                                                  \
 	X(plain_leak_remainder, 1, 0, 0, 1, 3008, 0, 0, 16, "fail", same_as_valgrind, ELSEWHERE) \
 	X(plain_leak_aligned, 0, 0, 1, 2, 0, 0, 1008, 240, "fail", same_as_valgrind, ELSEWHERE) \
+	/* valgrind's interior-pointer heuristics, its default: four blocks  \
+	 * still reachable (all five possibly lost before). */                \
+	X(plain_leak_heuristics, 0, 0, 1, 4, 0, 0, 48, 329, "fail", same_as_valgrind, ELSEWHERE) \
 	/* The possibly lost block is the thread's DTV, which glibc allocates  \
 	 * with one 16-byte slot per module with TLS: libmemcheck is one       \
 	 * more, so it is 304 bytes under memcheck, 288 under valgrind.  The   \
@@ -129,8 +132,8 @@ H_CHECK(leaks_add_up)
 
 /* valgrind's LEAK SUMMARY of the row's program, without memcheck: want,
  * or false when valgrind is not installed (said on stdout). */
-static bool valgrind_agrees(const struct h_res *x, const struct h_case *c,
-			    const struct counts *want)
+static bool valgrind_agrees_with(const struct h_res *x, const struct h_case *c,
+				 const struct counts *want, const char *option)
 {
 	expect_leaks_add_up(x, h_rec(x, "process"));
 	const char *vg = h_valgrind_path();
@@ -141,7 +144,7 @@ static bool valgrind_agrees(const struct h_res *x, const struct h_case *c,
 	}
 	struct h_res v;
 	H_EXEC(&v, .prog = vg, .no_report = true, .text = "",
-	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all", h_prog(c->run.prog)));
+	       .args = H_LIST("--leak-check=full", "--show-leak-kinds=all", option, h_prog(c->run.prog)));
 	h_expect_exit(&v, 0);
 	struct h_vg_leaks l;
 	ck_assert_msg(h_valgrind_leaks(v.r.err, &l, 1) == 1,
@@ -154,6 +157,12 @@ static bool valgrind_agrees(const struct h_res *x, const struct h_case *c,
 	expect_counts("valgrind", v.label, &vc, want);
 	h_res_free(&v);
 	return true;
+}
+
+static bool valgrind_agrees(const struct h_res *x, const struct h_case *c,
+			    const struct counts *want)
+{
+	return valgrind_agrees_with(x, c, want, "--leak-check-heuristics=all");
 }
 
 H_CHECK(same_as_valgrind)
@@ -304,6 +313,14 @@ H_CHECK(violation_names_still_reachable)
 		      "the violation should name still_reachable");
 }
 
+/* MEMCHECK_LEAK_HEURISTICS=none as valgrind's --leak-check-heuristics=none:
+ * every block kept past its start possibly lost. */
+H_CHECK(same_as_valgrind_without_heuristics)
+{
+	struct counts w = wanted(c);
+	valgrind_agrees_with(x, c, &w, "--leak-check-heuristics=none");
+}
+
 /* Regions ended by a teardown after the test returned: the test's dead
  * frames are not roots (tests/prog/leakregion checks its own figures;
  * five runs, as the stack's leftovers vary). */
@@ -338,6 +355,11 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_leak_global", .flags = H_PRELOAD },
 	  .setup = budget_of_255_still_reachable, .want = { { "verdict", .str = "fail" } },
 	  .check = violation_names_still_reachable },
+	{ "plain_leak_heuristics without heuristics", .allocators = H_ONLY(H_GLIBC),
+	  SCANNED(plain_leak_heuristics, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=0", "MEMCHECK_SCRUB=0",
+		  "MEMCHECK_LEAK_HEURISTICS=none"),
+	  .want = { KINDS(0, 0, 5, 0, 0, 0, 377, 0), { "verdict", .str = "fail" } },
+	  .check = same_as_valgrind_without_heuristics },
 	FIXTURE_REGIONS(1), FIXTURE_REGIONS(2), FIXTURE_REGIONS(3), FIXTURE_REGIONS(4),
 	FIXTURE_REGIONS(5),
 	/* A region ended on another thread: the main thread's stack is a
@@ -346,9 +368,56 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "threadroots", .no_report = true } },
 };
 
+/* valgrind's --leak-check-heuristics on memcheck's valgrind command line:
+ * the same LEAK SUMMARY as valgrind's with the same option, and a word
+ * valgrind refuses refused. */
+START_TEST(heuristics_on_valgrinds_command_line)
+{
+	static const char *const sets[] = { "all", "none", "newarray,length64", "multipleinheritance" };
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+		const char *opt = h_env("--leak-check-heuristics=%s", sets[i]);
+		struct h_res m;
+		H_EXEC(&m, .cli = H_LIST("--leak-check=full", opt, h_prog("plain_leak_heuristics")),
+		       .no_report = true, .text = "");
+		struct h_vg_leaks lm;
+		ck_assert_msg(h_valgrind_leaks(m.r.err, &lm, 1) == 1, "%s: no LEAK SUMMARY:\n%s",
+			      opt, m.r.err);
+		uint64_t possibly = lm.blocks[HVG_DEF + POS], reachable = lm.blocks[HVG_DEF + REA];
+		h_res_free(&m);
+		/* the shapes each set takes: stdstring, length64, newarray,
+		 * multipleinheritance, and one taken by none */
+		static const uint64_t want_reachable[] = { 4, 0, 2, 1 };
+		ck_assert_msg(reachable == want_reachable[i] && possibly == 5 - want_reachable[i],
+			      "%s: %llu blocks still reachable, %llu possibly lost", opt,
+			      (unsigned long long)reachable, (unsigned long long)possibly);
+		const char *vg = h_valgrind_path();
+		if (!vg)
+			continue;
+		struct h_res v;
+		H_EXEC(&v, .prog = vg, .no_report = true, .text = "",
+		       .args = H_LIST("--leak-check=full", opt, h_prog("plain_leak_heuristics")));
+		struct h_vg_leaks lv;
+		ck_assert_msg(h_valgrind_leaks(v.r.err, &lv, 1) == 1, "%s", v.r.err);
+		ck_assert_msg(lv.blocks[HVG_DEF + REA] == reachable &&
+				      lv.blocks[HVG_DEF + POS] == possibly,
+			      "%s: valgrind says %llu still reachable, %llu possibly lost", opt,
+			      (unsigned long long)lv.blocks[HVG_DEF + REA],
+			      (unsigned long long)lv.blocks[HVG_DEF + POS]);
+		h_res_free(&v);
+	}
+	struct h_res bad;
+	H_EXEC(&bad, .cli = H_LIST("--leak-check-heuristics=bogus", h_prog("plain_leak_heuristics")),
+	       .no_report = true, .text = "");
+	ck_assert_msg(bad.r.exit_code != 0 && strstr(bad.r.err, "--leak-check-heuristics=bogus"),
+		      "a word valgrind refuses was taken:\n%s", bad.r.err);
+	h_res_free(&bad);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("leakkinds", 120);
 	H_ADD_CASES(tc, cases);
+	tcase_add_test(tc, heuristics_on_valgrinds_command_line);
 	return h_run_suite(NULL);
 }

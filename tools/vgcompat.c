@@ -194,6 +194,26 @@ static void set_kinds(const char *name, int set)
 	setenv(name, v, 1);
 }
 
+/* --leak-check-heuristics: all, none, or heuristics joined by commas,
+ * passed on as the library's MEMCHECK_LEAK_HEURISTICS takes them. */
+static bool heuristics_option(const char *v)
+{
+	static const char *const words[] = { "stdstring", "length64", "newarray",
+					      "multipleinheritance" };
+	if (!strcmp(v, "all") || !strcmp(v, "none"))
+		return true;
+	for (const char *w = v;; w++) {
+		size_t n = strcspn(w, ","), k = 0;
+		while (k < MC_ARRAY_SIZE(words) && (strlen(words[k]) != n || strncmp(w, words[k], n)))
+			k++;
+		if (k == MC_ARRAY_SIZE(words))
+			return false;
+		w += n;
+		if (!*w)
+			return true;
+	}
+}
+
 /* --run-libc-freeres and --run-cxx-freeres: yes or no, into the
  * library's MEMCHECK_VALGRIND_FREERES set (bit 0 cxx, bit 1 libc). */
 static bool freeres_option(const char *v, unsigned bit, unsigned *set)
@@ -206,7 +226,7 @@ static bool freeres_option(const char *v, unsigned bit, unsigned *set)
 
 int cmd_vgcompat(int argc, char **argv)
 {
-	const char *text = NULL, *scan = NULL, *leak_check = "summary";
+	const char *text = NULL, *scan = NULL, *leak_check = "summary", *heuristics = NULL;
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
@@ -259,6 +279,11 @@ int cmd_vgcompat(int argc, char **argv)
 				show = yes ? 15 : 5;
 			else
 				show = yes ? show | 4 : show & ~4;
+		} else if ((v = value_of(a, "--leak-check-heuristics"))) {
+			if (!heuristics_option(v))
+				return bad_usage(NULL, "%s: expected all, none, or stdstring, length64, "
+						 "newarray, multipleinheritance joined by commas", a);
+			heuristics = v;
 		} else if ((v = value_of(a, "--child-silent-after-fork"))) {
 			if (strcmp(v, "yes") && strcmp(v, "no"))
 				return bad_usage(NULL, "%s: expected yes or no", a);
@@ -317,6 +342,8 @@ int cmd_vgcompat(int argc, char **argv)
 		setenv("MEMCHECK_SCAN", scan, 1);
 	if (depth[0])
 		setenv("MEMCHECK_STACK_DEPTH", depth, 1);
+	if (heuristics)
+		setenv("MEMCHECK_LEAK_HEURISTICS", heuristics, 1);
 	/* valgrind's default --error-exitcode=0, unless the caller set
 	 * MEMCHECK_EXITCODE itself */
 	setenv("MEMCHECK_EXITCODE", code[0] ? code : "0", code[0] != 0);
