@@ -215,7 +215,7 @@ static uint64_t measure(void)
 	int saved = errno;
 	int fd = pagemap_fd;
 	if (fd < 0 && nobject) /* linked into the program: no segment, mincore */
-		fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+		fd = mc_proc_open("pagemap", O_RDONLY);
 	uint64_t object_file = measure_object(fd);
 	uint64_t read_bytes = views_bytes(fd);
 	m_file = object_file + read_bytes;
@@ -516,7 +516,7 @@ void mc_footprint_init(bool wanted)
 		if (wanted)
 			mc_own_read_on(); /* ownread.c records from here */
 		if (wanted && mc_text_len) /* libmemcheck's own pages to measure */
-			pagemap_fd = mc_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+			pagemap_fd = mc_proc_open("pagemap", O_RDONLY);
 		/* start-up's window's RSS (its statm kept open to its end) */
 		if (wanted) {
 			startup_begun = true;

@@ -254,6 +254,10 @@ int mc_sc_sched_yield(void);
 struct stat;
 struct sysinfo;
 int mc_sys_open(const char *path, int flags, int mode);
+/* The process's own /proc file tail ("maps", "statm"...) as the calling
+ * thread sees it: /proc/self from the main thread, else /proc/thread-self
+ * (the leader's go empty once it has exited). */
+int mc_proc_open(const char *tail, int flags);
 int mc_sys_close(int fd);
 long mc_sys_read(int fd, void *buf, size_t n);
 long mc_sys_pread(int fd, void *buf, size_t n, off_t off);
@@ -2240,6 +2244,7 @@ bool mc_vg_region_end(int index, struct memcheck_result *res);
 void mc_vg_region_drop(int index);
 
 /* ---- rss.c ----------------------------------------------------------- */
+
 
 uint64_t mc_rss_current(void);       /* bytes, 0 if unreadable */
 /* The same, statm left open in *fd (-1 where it could not be) for one

@@ -215,7 +215,7 @@ static bool parse_line(const char *s, struct mc_mapping *m)
 bool mc_maps_each(bool (*cb)(const struct mc_mapping *m, void *arg), void *arg)
 {
 	int saved = errno;
-	int fd = mc_sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	int fd = mc_proc_open("maps", O_RDONLY);
 	if (fd < 0) {
 		errno = saved;
 		return false;
@@ -293,7 +293,7 @@ static bool query_open(struct mc_kept_fd *f, bool sole)
 	if (query_off)
 		return false;
 	int saved = errno;
-	int fd = mc_sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	int fd = mc_proc_open("maps", O_RDONLY);
 	if (sole) {
 		/* Closed before any code of the program's runs: neither
 		 * out of its way nor checked (a dup, a close and two fstat

@@ -22,9 +22,21 @@
  * line is the end, and the read that would say so (0) is not made (one
  * system call fewer at each of the five to a dozen reads a measured
  * process makes). */
+static ssize_t read_fd(int fd, char *buf, size_t cap);
+
 static ssize_t read_file(const char *path, char *buf, size_t cap)
 {
-	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	return read_fd(mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0), buf, cap);
+}
+
+/* The process's own file tail under /proc (mc_proc_open). */
+static ssize_t read_own(const char *tail, char *buf, size_t cap)
+{
+	return read_fd(mc_proc_open(tail, O_RDONLY), buf, cap);
+}
+
+static ssize_t read_fd(int fd, char *buf, size_t cap)
+{
 	if (fd < 0)
 		return -1;
 	size_t len = 0;
@@ -106,7 +118,7 @@ static uint64_t current(uint64_t *anon)
 	uint64_t rss = 0;
 	if (anon)
 		*anon = 0;
-	if (read_file("/proc/self/statm", buf, sizeof buf) > 0 && !statm_rss(buf, &rss, anon))
+	if (read_own("statm", buf, sizeof buf) > 0 && !statm_rss(buf, &rss, anon))
 		rss = 0;
 	errno = saved;
 	return rss;
@@ -121,7 +133,7 @@ uint64_t mc_rss_current_open(int *fd, uint64_t *anon)
 {
 	int saved = errno;
 	uint64_t rss = 0;
-	*fd = mc_sys_open("/proc/self/statm", O_RDONLY | O_CLOEXEC, 0);
+	*fd = mc_proc_open("statm", O_RDONLY);
 	if (*fd >= 0 && !statm_at(*fd, &rss, anon)) {
 		mc_sys_close(*fd);
 		*fd = -1;
@@ -199,7 +211,7 @@ uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss)
 		*threads = 0;
 	if (rss)
 		*rss = 0;
-	ssize_t len = read_file("/proc/self/status", buf, sizeof buf);
+	ssize_t len = read_own("status", buf, sizeof buf);
 	if (len > 0) {
 		const char *at = buf, *end = buf + len;
 		peak = status_field(&at, end, "VmHWM:") * 1024; /* kB */
@@ -218,7 +230,7 @@ bool mc_rss_reset_peak(void)
 	bool ok = false;
 	/* "5" resets only the peak RSS; other values would clear the
 	 * referenced/soft-dirty bits that other tools may be relying on. */
-	int fd = mc_sys_open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC, 0);
+	int fd = mc_proc_open("clear_refs", O_WRONLY);
 	if (fd >= 0) {
 		ssize_t n;
 		do

@@ -1424,7 +1424,9 @@ static Dwfl *get_session(void)
 	Dwfl *d = dw.begin(&callbacks);
 	if (!d)
 		return NULL;
-	if ((!dw.lazy && dw.proc_report(d, pid) != 0) || dw.report_end(d, NULL, NULL) != 0) {
+	/* the calling thread's maps: the process's, where /proc/PID's are
+	 * empty once the main thread has exited (rss.c's mc_proc_open) */
+	if ((!dw.lazy && dw.proc_report(d, mc_tid()) != 0) || dw.report_end(d, NULL, NULL) != 0) {
 		dw.end(d);
 		return NULL;
 	}

@@ -110,6 +110,28 @@ int mc_sys_open(const char *path, int flags, int mode)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
+/* The process's own file TAIL under /proc, as the calling thread sees
+ * it.  /proc/self is the thread group's leader: once the main thread has
+ * returned through pthread_exit and another thread ends the process, its
+ * maps read empty and its status has no VmRSS or VmHWM (the leader has
+ * no memory of its own any more).  /proc/thread-self is the calling
+ * thread, whose memory is the process's: taken from any other thread
+ * than the main one (the main thread's /proc/self costs one symlink
+ * fewer to resolve). */
+int mc_proc_open(const char *tail, int flags)
+{
+	char path[64];
+	const char *dir = mc_tid() == mc_pid() ? "/proc/self/" : "/proc/thread-self/";
+	size_t d = strlen(dir), t = strlen(tail);
+	if (d + t >= sizeof path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(path, dir, d);
+	memcpy(path + d, tail, t + 1);
+	return mc_sys_open(path, flags | O_CLOEXEC, 0);
+}
+
 int mc_sys_close(int fd)
 {
 	return (int)syscall(SYS_close, fd);

@@ -145,7 +145,32 @@ H_CHECK(only_the_programs_frees)
 	  .run = { .prog = "plain_idle_threads", .args = H_LIST("3000"), .flags = H_PRELOAD }, \
 	  .want = { { "definitely_lost.bytes", 77 }, { "definitely_lost.blocks", 1 } } }
 
+/* plain_main_exits: the process ended by its last thread after the main
+ * thread's pthread_exit: the lost blocks named (frames read from the
+ * calling thread's maps), the RSS at the end known. */
+H_CHECK(named_after_the_main_thread)
+{
+	size_t named = 0;
+	for (size_t i = 0; i < h_nleaks(rec); i++) {
+		const struct h_json *l = h_json_at(h_json_get(rec, "leaks"), i);
+		const char *kind = h_str(l, "kind"), *fn = h_frame_str(rec, i, 0, "function");
+		if (!kind || strcmp(kind, "definitely_lost") != 0)
+			continue;
+		ck_assert_msg(fn && (!strcmp(fn, "worker") || !strcmp(fn, "main")),
+			      "%s: a lost block's first frame is %s, expected worker or main",
+			      x->label, fn ? fn : "unnamed");
+		named++;
+	}
+	ck_assert_msg(named == 2, "%s: %zu lost blocks named, expected 2", x->label, named);
+	const struct h_json *end = h_json_get(rec, "rss_end");
+	ck_assert_msg(end && end->type == HJ_NUM && end->num > 0, "%s: rss_end unknown", x->label);
+}
+
 static const struct h_case cases[] = {
+	{ "the main thread leaves first", .record = "process", .check = named_after_the_main_thread,
+	  .run = { .prog = "plain_main_exits", .flags = H_PRELOAD },
+	  .want = { { "definitely_lost.blocks", 2 }, { "definitely_lost.bytes", 78 },
+		    { "possibly_lost.blocks", 0 }, { "verdict", .str = "fail" } } },
 	{ "four threads, exact counts", .allocators = H_ONLY(H_GLIBC), .record = "threads",
 	  .run = { .prog = "threads", .args = H_LIST(STR(PER_THREAD)),
 		   .env = H_LIST("MEMCHECK_MAX_LEAKS=5", "MEMCHECK_SCAN=0") },
