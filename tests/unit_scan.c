@@ -183,6 +183,11 @@ static int libc_rw(struct dl_phdr_info *info, size_t size, void *arg)
 
 START_TEST(glibc_arena_found)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan serves malloc: the C library's arena is never used */
+	printf("note: glibc_arena_found: the C library's malloc is not the allocator under ASan\n");
+	return;
+#endif
 	uintptr_t seg[2] = { 0, 0 }, lo = 0, hi = 0;
 	dl_iterate_phdr(libc_rw, seg);
 	ck_assert_msg(seg[0] && seg[1] > seg[0], "no writable segment of the C library");
