@@ -2646,7 +2646,7 @@ void mc_suppcache_verdicts_forget(void);
  * and _light_name names a used entry (NULL: not kept).  A load of the
  * set after it (mc_suppcache_get) keeps its verdicts where the set's
  * file is the summary's, its notes then not stat'ed again. */
-bool mc_suppcache_light(const char *key, size_t keylen, size_t *nset);
+bool mc_suppcache_light(uint64_t keysum, size_t *nset); /* keysum: mc_fnv1a of the key */
 const char *mc_suppcache_light_name(size_t i, const char **file, int *line);
 /* Entry i's name kept in the program's file (appended with the verdicts)
  * if it has none yet. */
