@@ -2384,15 +2384,17 @@ const char *mc_frame_demangled(const struct mc_frame_info *fi, char *buf, size_t
  * name that is no C++ one.  The test inline: a C program's frames call
  * nothing more (no function of demangle.c's, blocks away from the exit's
  * code in text-order.ld's layout, is run). */
-static inline const char *mc_frame_shown(const struct mc_frame_info *fi, bool inlined, char *buf,
-					 size_t cap)
+static inline bool mc_frame_demangles(const struct mc_frame_info *fi, bool inlined)
 {
 	/* valgrind demangles Itanium ABI names alone (_Z...): a C
 	 * function's name, GCC's clones of one (foo.constprop.0) and the C
 	 * library's versioned names stay as they are */
-	if (inlined || fi->linkage[0] != '_' || fi->linkage[1] != 'Z')
-		return fi->function;
-	return mc_frame_demangled(fi, buf, cap);
+	return !inlined && fi->linkage[0] == '_' && fi->linkage[1] == 'Z';
+}
+static inline const char *mc_frame_shown(const struct mc_frame_info *fi, bool inlined, char *buf,
+					 size_t cap)
+{
+	return mc_frame_demangles(fi, inlined) ? mc_frame_demangled(fi, buf, cap) : fi->function;
 }
 
 /* ---- symcache.c: mc_symbolize_frames's answers kept across processes

@@ -59,30 +59,49 @@ bool mc_text_is_main(const struct mc_frame_info *fi, int k)
 	return strcmp(fi[k - 1].function, "main") == 0;
 }
 
-/* One frame's line.  A function of its own: its names (5 KiB) are off
- * the stack while mc_text_stack names the frames and asks which are
- * allocation functions, an exit's deepest path (each 4 KiB deeper was
- * a page fault). */
-static __attribute__((noinline)) void text_frame(struct mc_buf *b, const char *prefix,
-						 const char *by, uintptr_t pc,
-						 const struct mc_frame_info *fi, bool inlined,
-						 const char *mark)
+/* s escaped (mc_text_escape, cut at cap) into b, through a buffer as
+ * long as its escape can be (4 bytes a byte at most), not cap: the
+ * frames' lines are written at an exit's deepest, where each 4 KiB of
+ * stack deeper was a page fault. */
+static void put_escaped(struct mc_buf *b, const char *s, size_t cap)
 {
-	char fn[MC_SHOWN_MAX], shown[MC_SHOWN_MAX], where[4 * sizeof fi->file];
+	size_t n = 4 * strlen(s) + 1;
+	char out[n < cap ? n : cap];
+	mc_buf_puts(b, mc_text_escape(s, out, sizeof out));
+}
+
+/* A C++ frame's name demangled (its buffer in a function of its own,
+ * which a C program's frames do not call) */
+static __attribute__((noinline)) void put_demangled(struct mc_buf *b,
+						    const struct mc_frame_info *fi)
+{
+	char shown[MC_SHOWN_MAX];
+	put_escaped(b, mc_frame_shown(fi, false, shown, sizeof shown), MC_SHOWN_MAX);
+}
+
+/* One frame's line */
+static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uintptr_t pc,
+		       const struct mc_frame_info *fi, bool inlined, const char *mark)
+{
 	/* pieces, not mc_buf_printf: two formats a frame were ~3 K
 	 * instructions of vsnprintf */
 	mc_buf_strs(b, prefix, by, NULL);
 	mc_buf_hex(b, pc);
-	const char *name = mc_frame_shown(fi, inlined, shown, sizeof shown);
-	mc_buf_strs(b, ": ", mc_text_escape(name, fn, sizeof fn), NULL);
+	mc_buf_puts(b, ": ");
+	if (mc_frame_demangles(fi, inlined))
+		put_demangled(b, fi);
+	else
+		put_escaped(b, fi->function, MC_SHOWN_MAX);
 	if (fi->file[0]) {
-		mc_buf_strs(b, " (", mc_text_escape(fi->file, where, sizeof where), ":", NULL);
+		mc_buf_puts(b, " (");
+		put_escaped(b, fi->file, 4 * sizeof fi->file);
+		mc_buf_puts(b, ":");
 		mc_buf_int(b, fi->line);
 		mc_buf_strs(b, ")", inlined ? " [inlined]" : "", mark, "\n", NULL);
 	} else {
-		mc_buf_strs(b, " (in ",
-			    mc_text_escape(fi->object[0] ? fi->object : "?", where, sizeof where),
-			    ")", mark, "\n", NULL);
+		mc_buf_puts(b, " (in ");
+		put_escaped(b, fi->object[0] ? fi->object : "?", 4 * sizeof fi->file);
+		mc_buf_strs(b, ")", mark, "\n", NULL);
 	}
 }
 

@@ -198,7 +198,7 @@ END_TEST
  * suppressions' key and names, the report's escaped names, a stack's
  * frames' text): on main before this (d40e82b) memcheck added 4-5
  * pages to plain_leak_direct's stack and 6-7 to a measured /bin/date's
- * (glibc, mimalloc, jemalloc, tcmalloc), now 1-2 and 3-4: each buffer
+ * (glibc, mimalloc, jemalloc, tcmalloc), now 1-2 and 2-4: each buffer
  * lies in a function of its own that returns before the deep calls.
  * Counted as the blocks above, against the program run bare (no
  * preload but the allocator's), both without address randomization. */
