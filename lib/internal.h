@@ -2399,15 +2399,17 @@ const char *mc_frame_demangled(const struct mc_frame_info *fi, char *buf, size_t
  * name that is no C++ one.  The test inline: a C program's frames call
  * nothing more (no function of demangle.c's, blocks away from the exit's
  * code in text-order.ld's layout, is run). */
-static inline const char *mc_frame_shown(const struct mc_frame_info *fi, bool inlined, char *buf,
-					 size_t cap)
+static inline bool mc_frame_demangles(const struct mc_frame_info *fi, bool inlined)
 {
 	/* valgrind demangles Itanium ABI names alone (_Z...): a C
 	 * function's name, GCC's clones of one (foo.constprop.0) and the C
 	 * library's versioned names stay as they are */
-	if (inlined || fi->linkage[0] != '_' || fi->linkage[1] != 'Z')
-		return fi->function;
-	return mc_frame_demangled(fi, buf, cap);
+	return !inlined && fi->linkage[0] == '_' && fi->linkage[1] == 'Z';
+}
+static inline const char *mc_frame_shown(const struct mc_frame_info *fi, bool inlined, char *buf,
+					 size_t cap)
+{
+	return mc_frame_demangles(fi, inlined) ? mc_frame_demangled(fi, buf, cap) : fi->function;
 }
 
 /* ---- symcache.c: mc_symbolize_frames's answers kept across processes
@@ -2661,7 +2663,7 @@ void mc_suppcache_verdicts_forget(void);
  * and _light_name names a used entry (NULL: not kept).  A load of the
  * set after it (mc_suppcache_get) keeps its verdicts where the set's
  * file is the summary's, its notes then not stat'ed again. */
-bool mc_suppcache_light(const char *key, size_t keylen, size_t *nset);
+bool mc_suppcache_light(uint64_t keysum, size_t *nset); /* keysum: mc_fnv1a of the key */
 const char *mc_suppcache_light_name(size_t i, const char **file, int *line);
 /* Entry i's name kept in the program's file (appended with the verdicts)
  * if it has none yet. */

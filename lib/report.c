@@ -659,8 +659,11 @@ static void peak_lines(const struct mc_peak *pk, struct peak_lines *ls)
 }
 
 /* Where the memory was at the peak, line by line, file:line first. */
-static void text_peak(struct mc_buf *b, const char *p, const struct mc_peak *pk,
-		      const struct peak_lines *ls)
+/* Not inlined: its names (2 KiB) were emit_text's frame in every
+ * report, under each record's frames named (see text_head). */
+static __attribute__((noinline)) void text_peak(struct mc_buf *b, const char *p,
+						const struct mc_peak *pk,
+						const struct peak_lines *ls)
 {
 	char c1[32], c2[32];
 	mc_buf_printf(b, "%s   at the peak of live bytes, %s bytes in %s blocks were live "
@@ -919,7 +922,8 @@ void mc_report_expect_oom(const char *region_id, const char *region)
  * bench/suite_test 1's exit: 4 page faults fewer). */
 #define JSON_EXIT_BUF (16 * 1024)
 
-static void emit_json(const struct mc_region_report *rr, const struct peak_lines *ls)
+static __attribute__((noinline)) void emit_json(const struct mc_region_report *rr,
+						 const struct peak_lines *ls)
 {
 	const struct memcheck_result *r = rr->r;
 	struct mc_buf b = { 0 };
@@ -1053,7 +1057,90 @@ static inline __attribute__((always_inline)) bool passing_line(void)
 	return mc_opt.text == MC_TEXT_SUMMARY || mc_opt.text == MC_TEXT_FULL;
 }
 
-static void emit_text(const struct mc_region_report *rr, const struct peak_lines *ls)
+/* emit_text's first lines: the whole text of a region that passed
+ * (true), else the heading and the blocks in use.  Functions of their
+ * own, this and text_end: their names escaped (2 KiB each) are off the
+ * stack while the records' frames are named and printed, a process's
+ * exit's deepest path, where each 4 KiB deeper was a page fault. */
+static __attribute__((noinline)) bool text_head(struct mc_buf *b,
+						const struct mc_region_report *rr,
+						const char *p, const char *name, bool fail)
+{
+	const struct memcheck_result *r = rr->r;
+	char c1[32], c2[32], c3[32], c4[32];
+	/* The program's names, escaped: see emit_text's region name. */
+	char prog[1024], alloc[1024];
+	mc_text_escape(mc_program(), prog, sizeof prog);
+	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
+	if (!fail && mc_opt.text != MC_TEXT_FULL) {
+		mc_buf_strs(b, p, " memcheck: \"", name, "\" in ", prog, ": ",
+			    num(r->allocs, c1), " allocs, ", num(r->frees, c2), " frees, ",
+			    num(r->bytes_allocated, c3), " bytes allocated, peak ",
+			    num(r->peak_live_bytes, c4), " bytes live, no leaks (", alloc,
+			    rr->valgrind ? "; valgrind's leak check" : "", ")\n", NULL);
+		return true;
+	}
+	mc_buf_strs(b, p, " memcheck: region \"", name, "\" in ", prog, " (allocator ", alloc,
+		    ")\n", p, "   in use at end: ", num(r->live_bytes, c1), " bytes in ",
+		    num(r->live_blocks, c2), " blocks\n", NULL);
+	return false;
+}
+
+/* emit_text's injected failures (a function of its own: see text_head) */
+static __attribute__((noinline)) void text_injected(struct mc_buf *b,
+						    const struct mc_region_report *rr,
+						    const char *p)
+{
+	const struct memcheck_result *r = rr->r;
+	const struct mc_fault_info *f = rr->fault;
+	char c1[32];
+	char id[4 * sizeof f->id];
+	mc_buf_printf(b, "%s   injected failures: %s%s%s%s\n", p, num(r->injected, c1),
+		      f && f->counted ? " (region id " : "",
+		      f && f->counted ? mc_text_escape(f->id, id, sizeof id) : "",
+		      f && f->counted ? ")" : "");
+	for (size_t i = 0; f && i < f->nstacks; i++) {
+		mc_buf_printf(b, "%s   %s allocation failures injected at:\n", p,
+			      num(f->stacks[i].count, c1));
+		mc_text_stack(b, p, f->stacks[i].stack);
+	}
+}
+
+/* emit_text's last lines: the suppressions used, the verdict. */
+static __attribute__((noinline)) void text_end(struct mc_buf *b,
+					       const struct mc_region_report *rr,
+					       const char *p, bool fail)
+{
+	const struct memcheck_result *r = rr->r;
+	char c1[32], c2[32], c3[32];
+	/* A file's entries share its name (one string a file): escaped once
+	 * for all of them, where each line escaped it again (a measured
+	 * /bin/date's exit: ~1.6 K instructions an escape). */
+	const char *escaped = NULL;
+	char sfile[1024];
+	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
+		const struct mc_supp_used *u = &rr->supp->used[i];
+		char sname[1024];
+		if (i == 0)
+			mc_buf_strs(b, p, "\n", NULL);
+		if (u->file != escaped) {
+			mc_text_escape(u->file, sfile, sizeof sfile);
+			escaped = u->file;
+		}
+		mc_buf_strs(b, p, " used_suppression: ", num(u->records, c1), " ",
+			    mc_text_escape(u->name, sname, sizeof sname), " ", sfile, ":", NULL);
+		mc_buf_int(b, u->line);
+		mc_buf_strs(b, " suppressed: ", num(u->bytes, c2), " bytes in ",
+			    num(u->blocks, c3), " blocks\n", NULL);
+	}
+	char violations[4 * sizeof r->violations];
+	mc_buf_strs(b, p, " ", fail ? "FAIL: " : "PASS",
+		    fail ? mc_text_escape(r->violations, violations, sizeof violations) : "", "\n",
+		    NULL);
+}
+
+static __attribute__((noinline)) void emit_text(const struct mc_region_report *rr,
+						 const struct peak_lines *ls)
 {
 	const struct memcheck_result *r = rr->r;
 	bool fail = !r->pass;
@@ -1062,47 +1149,26 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 	/* The lines in pieces (mc_buf_strs, mc_commas, put_bytes), not
 	 * through vsnprintf: a leaking process's report was ~45 K
 	 * instructions of formats (callgrind, bench/suite_test 5). */
-	char p[32], c1[32], c2[32], c3[32], c4[32], t[32];
-	/* The program's names, escaped (mc_text_escape): a region name with
+	char p[32], c1[32], c2[32], c3[32], t[32];
+	/* The region's name, escaped (mc_text_escape): a region name with
 	 * a newline in it must not make a line of its own. */
-	char name[4 * sizeof r->name], prog[1024], alloc[1024];
+	char name[4 * sizeof r->name];
 	mc_text_escape(r->name, name, sizeof name);
-	mc_text_escape(mc_program(), prog, sizeof prog);
-	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
 	mc_text_pid(p);
 	struct mc_buf b = { 0 };
-	if (!fail && mc_opt.text != MC_TEXT_FULL) {
-		mc_buf_strs(&b, p, " memcheck: \"", name, "\" in ", prog, ": ",
-			    num(r->allocs, c1), " allocs, ", num(r->frees, c2), " frees, ",
-			    num(r->bytes_allocated, c3), " bytes allocated, peak ",
-			    num(r->peak_live_bytes, c4), " bytes live, no leaks (", alloc,
-			    rr->valgrind ? "; valgrind's leak check" : "", ")\n", NULL);
+	if (text_head(&b, rr, p, name, fail)) {
 		mc_text_write(b.s, b.len);
 		mc_buf_free(&b);
 		return;
 	}
-	mc_buf_strs(&b, p, " memcheck: region \"", name, "\" in ", prog, " (allocator ", alloc,
-		    ")\n", p, "   in use at end: ", num(r->live_bytes, c1), " bytes in ",
-		    num(r->live_blocks, c2), " blocks\n", NULL);
 	mc_buf_strs(&b, p, "   total heap usage: ", num(r->allocs, c1), " allocs, ",
 		    num(r->frees, c2), " frees, ", num(r->bytes_allocated, c3),
 		    " bytes allocated\n", NULL);
 	mc_buf_strs(&b, p, "   reallocs: ", num(r->reallocs, c1), ", failed allocations: ",
 		    num(r->failed_allocs, c2), ", peak live: ", num(r->peak_live_bytes, c3),
 		    " bytes\n", NULL);
-	if (r->injected) {
-		const struct mc_fault_info *f = rr->fault;
-		char id[4 * sizeof f->id];
-		mc_buf_printf(&b, "%s   injected failures: %s%s%s%s\n", p, num(r->injected, c1),
-			      f && f->counted ? " (region id " : "",
-			      f && f->counted ? mc_text_escape(f->id, id, sizeof id) : "",
-			      f && f->counted ? ")" : "");
-		for (size_t i = 0; f && i < f->nstacks; i++) {
-			mc_buf_printf(&b, "%s   %s allocation failures injected at:\n", p,
-				      num(f->stacks[i].count, c1));
-			mc_text_stack(&b, p, f->stacks[i].stack);
-		}
-	}
+	if (r->injected)
+		text_injected(&b, rr, p);
 	mc_buf_strs(&b, p, "   RSS: ", NULL);
 	if (r->rss_begin == MEMCHECK_UNKNOWN && r->rss_end == MEMCHECK_UNKNOWN &&
 	    r->peak_rss == MEMCHECK_UNKNOWN && rr->rss_asked) {
@@ -1188,30 +1254,7 @@ static void emit_text(const struct mc_region_report *rr, const struct peak_lines
 				    "memory for it: every block left behind counts as "
 				    "definitely lost)\n", NULL);
 	}
-	/* A file's entries share its name (one string a file): escaped once
-	 * for all of them, where each line escaped it again (a measured
-	 * /bin/date's exit: ~1.6 K instructions an escape). */
-	const char *escaped = NULL;
-	char sfile[1024];
-	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
-		const struct mc_supp_used *u = &rr->supp->used[i];
-		char sname[1024];
-		if (i == 0)
-			mc_buf_strs(&b, p, "\n", NULL);
-		if (u->file != escaped) {
-			mc_text_escape(u->file, sfile, sizeof sfile);
-			escaped = u->file;
-		}
-		mc_buf_strs(&b, p, " used_suppression: ", num(u->records, c1), " ",
-			    mc_text_escape(u->name, sname, sizeof sname), " ", sfile, ":", NULL);
-		mc_buf_int(&b, u->line);
-		mc_buf_strs(&b, " suppressed: ", num(u->bytes, c2), " bytes in ",
-			    num(u->blocks, c3), " blocks\n", NULL);
-	}
-	char violations[4 * sizeof r->violations];
-	mc_buf_strs(&b, p, " ", fail ? "FAIL: " : "PASS",
-		    fail ? mc_text_escape(r->violations, violations, sizeof violations) : "", "\n",
-		    NULL);
+	text_end(&b, rr, p, fail);
 	mc_text_write(b.s, b.len);
 	mc_buf_free(&b);
 }

@@ -510,7 +510,9 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo)
 		 * symbolize.c's lock (the name lives until the next call).
 		 * Where the program has closed the file (its number now
 		 * another file, or none), a copy opened for this question. */
-		static char name[4096];
+		/* page-aligned: at an odd offset in .bss a path past its
+		 * page's last bytes was two page faults, not one */
+		static char name[4096] __attribute__((aligned(4096)));
 		struct mc_mapping m;
 		struct mc_kept_fd own = { -1, 0, 0, false };
 		if (fd < 0 && mc_maps_query_open(&own))

@@ -364,7 +364,11 @@ static const struct mc_frame_info *past_frame(void *arg, int i)
 	return p->st->frame(p->st->arg, i + p->skip);
 }
 
-static void gen(const char *region, const struct mc_leak *l, const struct mc_supp_stack *full)
+/* Not inlined: its frames (8 KiB) were mc_suppress_region's in every
+ * process, under each exit's matching and naming, where only
+ * MEMCHECK_GEN_SUPPRESSIONS runs it. */
+static __attribute__((noinline, cold)) void gen(const char *region, const struct mc_leak *l,
+						const struct mc_supp_stack *full)
 {
 	const uintptr_t *pcs;
 	int npcs = mc_stack_get_code(l->stack, &pcs);
@@ -405,22 +409,14 @@ static void sort_pcs(uintptr_t *v, size_t n)
 		}
 }
 
-/* Every distinct return address of the first records (AHEAD of them),
- * named before matching reads them one at a time: an object's symbol
- * table is then read once for all of its addresses, and never sorted
- * whole (the C library's 10,000 symbols, ~1 M instructions and 320 KiB,
- * for a few dozen addresses).  Past that many records the sorted table
- * pays for itself, and each record's stack costs a decoding of its own
- * (parson's exit, 1,058 records: 8 M instructions for all of them). */
-static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit,
-		       struct memo *dec)
+/* The distinct addresses of the first records' stacks into v (cap of
+ * them), their count.  A function of its own: its table of those seen
+ * (4 KiB) is off the stack before the names are read, the exit's
+ * deepest path, where each 4 KiB deeper was a page fault. */
+static __attribute__((noinline)) size_t ahead_pcs(const struct mc_leak *groups, size_t n,
+						  struct memo *dec, uintptr_t *v, size_t cap)
 {
 	const uintptr_t *pcs;
-	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
-	size_t bytes = cap * sizeof(uintptr_t);
-	uintptr_t *v = cap ? mc_map_lazy(bytes) : NULL;
-	if (!v)
-		return;
 	/* Mapped for the most (AHEAD stacks of MC_MAX_DEPTH, 32 KiB) and
 	 * filled from the start: each 8 KiB populated before it is written,
 	 * where each page was a page fault (15-35 us here; a measured
@@ -458,6 +454,25 @@ static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit,
 			v[k++] = pc;
 		}
 	}
+	return k;
+}
+
+/* Every distinct return address of the first records (AHEAD of them),
+ * named before matching reads them one at a time: an object's symbol
+ * table is then read once for all of its addresses, and never sorted
+ * whole (the C library's 10,000 symbols, ~1 M instructions and 320 KiB,
+ * for a few dozen addresses).  Past that many records the sorted table
+ * pays for itself, and each record's stack costs a decoding of its own
+ * (parson's exit, 1,058 records: 8 M instructions for all of them). */
+static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit,
+		       struct memo *dec)
+{
+	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
+	size_t bytes = cap * sizeof(uintptr_t);
+	uintptr_t *v = cap ? mc_map_lazy(bytes) : NULL;
+	if (!v)
+		return;
+	size_t k = ahead_pcs(groups, n, dec, v, cap);
 	sort_pcs(v, k);
 	size_t u = 0;
 	for (size_t i = 0; i < k; i++)
@@ -572,6 +587,30 @@ static void take_kept(struct memcheck_result *res, struct mc_leak *groups, size_
  * process kept and every entry they name has its name kept beside them
  * (suppcache.c): done without reading the set's file; false (nothing
  * changed): load the set.  Tried once a process. */
+/* The sum of the cache's key, false if it has none.  A function of its
+ * own: the key (5 KiB) is off the stack before the summary's notes are
+ * stat'ed, the kept verdicts taken and their frames named, the exit's
+ * deepest paths, where each 4 KiB deeper was a page fault. */
+static __attribute__((noinline)) bool light_key(uint64_t *sum)
+{
+	if (!self[0])
+		mc_suppress_init();
+	char key[sizeof self + 4096 + 8];
+	size_t keylen = 0;
+	if (!cache_key(key, sizeof key, &keylen))
+		return false;
+	*sum = mc_fnv1a(key, keylen);
+	return true;
+}
+
+/* The summary of the set the cache's key names, its entry count into
+ * light_n. */
+static bool light_open(void)
+{
+	uint64_t sum;
+	return light_key(&sum) && mc_suppcache_light(sum, &light_n);
+}
+
 static bool light_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
 			 struct mc_supp_report *out, unsigned kinds)
 {
@@ -579,11 +618,7 @@ static bool light_region(struct memcheck_result *res, struct mc_leak *groups, si
 		if (light_off || mc_opt.gen_suppressions)
 			return false;
 		light_off = true;
-		if (!self[0])
-			mc_suppress_init();
-		char key[sizeof self + 4096 + 8];
-		size_t keylen = 0;
-		if (!cache_key(key, sizeof key, &keylen) || !mc_suppcache_light(key, keylen, &light_n))
+		if (!light_open())
 			return false;
 		light = true;
 	}
@@ -620,6 +655,28 @@ static bool light_region(struct memcheck_result *res, struct mc_leak *groups, si
 	 * file is the summary's (suppcache.c), else drops them */
 	light = false;
 	return false;
+}
+
+/* name_ahead for the records no kept verdict suppresses (vd: each
+ * record's, or NULL).  A function of its own: the records asked (2 KiB)
+ * were on mc_suppress_region's frame under all of its work. */
+static __attribute__((noinline)) void name_asked(const struct mc_leak *groups, size_t n,
+						 const int32_t *vd, bool at_exit, struct memo *memo)
+{
+	/* A record a kept verdict suppresses is neither matched nor
+	 * printed: its frames are not named (a process whose stacks
+	 * other processes matched but one, as a suite's processes of
+	 * one program are, named them all). */
+	struct mc_leak ask[AHEAD];
+	size_t nask = 0;
+	bool skip = false;
+	for (size_t i = 0; vd && i < n && nask < AHEAD; i++) {
+		if (vd[i] >= 0)
+			skip = true;
+		else
+			ask[nask++] = groups[i];
+	}
+	name_ahead(skip ? ask : groups, skip ? nask : n, at_exit, memo);
 }
 
 void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, size_t *n,
@@ -718,20 +775,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 		 * read first, each page is one fault, not two) */
 		mc_populate(frames, (size_t)((char *)(quick + 8) - frames));
 		mc_write_first(frames, (size_t)((char *)(quick + 8) - frames));
-		/* A record a kept verdict suppresses is neither matched nor
-		 * printed: its frames are not named (a process whose stacks
-		 * other processes matched but one, as a suite's processes of
-		 * one program are, named them all). */
-		struct mc_leak ask[AHEAD];
-		size_t nask = 0;
-		bool skip = false;
-		for (size_t i = 0; vd && i < *n && nask < AHEAD; i++) {
-			if (vd[i] >= 0)
-				skip = true;
-			else
-				ask[nask++] = groups[i];
-		}
-		name_ahead(skip ? ask : groups, skip ? nask : *n, out->at_exit, memo);
+		name_asked(groups, *n, vd, out->at_exit, memo);
 	}
 	size_t kept = 0;
 	uint32_t at = 0;   /* memo->dec's next, the records in their order */

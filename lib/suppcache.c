@@ -135,6 +135,17 @@ static size_t up8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* stat of the path p[0, len) (len < 4096).  Its copy on the stack as
+ * short as the path, where notes_hold's 4 KiB was a warm exit's deepest
+ * frame, each 4 KiB deeper a page fault. */
+static bool note_stat(const char *p, size_t len, struct stat *st)
+{
+	char path[len + 1];
+	memcpy(path, p, len);
+	path[len] = 0;
+	return stat(path, st) == 0;
+}
+
 /* The count notes p[0, len) whole, each path as it was noted where
  * check says (stat'ed again); false: damaged, or a path changed. */
 static bool notes_hold(const char *p, size_t len, uint32_t count, bool check)
@@ -148,15 +159,13 @@ static bool notes_hold(const char *p, size_t len, uint32_t count, bool check)
 		at += sizeof n;
 		if (n.pathlen >= 4096 || len - at < up8(n.pathlen) || n.absent > 1)
 			return false;
-		char path[4096];
-		memcpy(path, p + at, n.pathlen);
-		path[n.pathlen] = 0;
+		const char *path = p + at;
 		at += up8(n.pathlen);
 		if (!check)
 			continue;
 		int saved = errno;
 		struct stat st;
-		bool there = stat(path, &st) == 0;
+		bool there = note_stat(path, n.pathlen, &st);
 		errno = saved;
 		struct sp_note now = n;
 		if (there)
@@ -167,14 +176,18 @@ static bool notes_hold(const char *p, size_t len, uint32_t count, bool check)
 	return at == len;
 }
 
-static void file_name(char *name, const char *key, size_t keylen)
+static void file_name_of(char *name, uint64_t h)
 {
-	uint64_t h = mc_fnv1a(key, keylen);
 	static const char digits[] = "0123456789abcdef";
 	memcpy(name, "supp-", 5);
 	for (int i = 0; i < 16; i++)
 		name[5 + i] = digits[(h >> (60 - 4 * i)) & 15];
 	name[21] = 0;
+}
+
+static void file_name(char *name, const char *key, size_t keylen)
+{
+	file_name_of(name, mc_fnv1a(key, keylen));
 }
 
 /* ---- verdicts: which entry a leak record's stack matched ----------------
@@ -555,14 +568,14 @@ static const char *name_in(const char *p, size_t len, size_t i, const char **fil
 	return NULL;
 }
 
-bool mc_suppcache_light(const char *key, size_t keylen, size_t *nset)
+bool mc_suppcache_light(uint64_t keysum, size_t *nset)
 {
 	if (mc_opt.gen_suppressions)
 		return false;
 	int saved = errno;
 	verdicts_from(NULL, 0, 0, NULL);
 	char name[32];
-	file_name(name, key, keylen);
+	file_name_of(name, keysum);
 	memcpy(vc.name, name, 21);
 	vc.name[21] = '-';
 	hex16(vc.name + 22, program_hash());

@@ -59,6 +59,52 @@ bool mc_text_is_main(const struct mc_frame_info *fi, int k)
 	return strcmp(fi[k - 1].function, "main") == 0;
 }
 
+/* s escaped (mc_text_escape, cut at cap) into b, through a buffer as
+ * long as its escape can be (4 bytes a byte at most), not cap: the
+ * frames' lines are written at an exit's deepest, where each 4 KiB of
+ * stack deeper was a page fault. */
+static void put_escaped(struct mc_buf *b, const char *s, size_t cap)
+{
+	size_t n = 4 * strlen(s) + 1;
+	char out[n < cap ? n : cap];
+	mc_buf_puts(b, mc_text_escape(s, out, sizeof out));
+}
+
+/* A C++ frame's name demangled (its buffer in a function of its own,
+ * which a C program's frames do not call) */
+static __attribute__((noinline)) void put_demangled(struct mc_buf *b,
+						    const struct mc_frame_info *fi)
+{
+	char shown[MC_SHOWN_MAX];
+	put_escaped(b, mc_frame_shown(fi, false, shown, sizeof shown), MC_SHOWN_MAX);
+}
+
+/* One frame's line */
+static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uintptr_t pc,
+		       const struct mc_frame_info *fi, bool inlined, const char *mark)
+{
+	/* pieces, not mc_buf_printf: two formats a frame were ~3 K
+	 * instructions of vsnprintf */
+	mc_buf_strs(b, prefix, by, NULL);
+	mc_buf_hex(b, pc);
+	mc_buf_puts(b, ": ");
+	if (mc_frame_demangles(fi, inlined))
+		put_demangled(b, fi);
+	else
+		put_escaped(b, fi->function, MC_SHOWN_MAX);
+	if (fi->file[0]) {
+		mc_buf_puts(b, " (");
+		put_escaped(b, fi->file, 4 * sizeof fi->file);
+		mc_buf_puts(b, ":");
+		mc_buf_int(b, fi->line);
+		mc_buf_strs(b, ")", inlined ? " [inlined]" : "", mark, "\n", NULL);
+	} else {
+		mc_buf_puts(b, " (in ");
+		put_escaped(b, fi->object[0] ? fi->object : "?", 4 * sizeof fi->file);
+		mc_buf_strs(b, ")", mark, "\n", NULL);
+	}
+}
+
 void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
 	const uintptr_t *f;
@@ -72,27 +118,10 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 	for (int i = 0; i < n; i++) {
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++) {
-			char fn[MC_SHOWN_MAX], shown[MC_SHOWN_MAX], where[4 * sizeof fi[j].file];
 			if (leading)
 				leading = mc_allocfn_is(f[i], &fi[j]);
-			const char *mark = leading ? " [allocation function]" : "";
-			/* pieces, not mc_buf_printf: two formats a frame were
-			 * ~3 K instructions of vsnprintf */
-			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
-			mc_buf_hex(b, f[i]);
-			const char *name = mc_frame_shown(&fi[j], j + 1 < k, shown, sizeof shown);
-			mc_buf_strs(b, ": ", mc_text_escape(name, fn, sizeof fn), NULL);
-			if (fi[j].file[0]) {
-				mc_buf_strs(b, " (", mc_text_escape(fi[j].file, where, sizeof where),
-					    ":", NULL);
-				mc_buf_int(b, fi[j].line);
-				mc_buf_strs(b, ")", j + 1 < k ? " [inlined]" : "", mark, "\n", NULL);
-			} else {
-				mc_buf_strs(b, " (in ",
-					    mc_text_escape(fi[j].object[0] ? fi[j].object : "?",
-							   where, sizeof where), ")", mark, "\n",
-					    NULL);
-			}
+			text_frame(b, prefix, i || j ? "   by " : "   at ", f[i], &fi[j], j + 1 < k,
+				   leading ? " [allocation function]" : "");
 		}
 		if (mc_text_is_main(fi, k))
 			break;

@@ -1,6 +1,7 @@
 /*
  * test_codeblocks.c - a short process runs memcheck's code from few of
- * the file's 64 KiB blocks (lib/text-order.ld).
+ * the file's 64 KiB blocks (lib/text-order.ld), and its exit walks few
+ * pages down the stack (shallow_exit, below).
  *
  * The kernel maps a file's pages around each fault a 64 KiB block at a
  * time, and on these VMs each block a process first runs code from is a
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -53,9 +55,10 @@ static const struct row rows[] = {
 	{ "measured /bin/date", "/bin/date", "-u", true, { 4, 5, 6, 7 } },
 };
 
-/* The blocks of pid's mapping of libmemcheck's code with a page present;
- * -1 where there is none. */
-static int blocks_present(pid_t pid)
+/* Of pid's first mapping whose line in /proc/PID/maps holds what (and
+ * is executable where exec), the units of unit bytes with a page
+ * present (/proc/PID/pagemap); -1 where there is no such mapping. */
+static int units_present(pid_t pid, const char *what, bool exec, unsigned long unit)
 {
 	char path[64], line[4096];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
@@ -65,8 +68,8 @@ static int blocks_present(pid_t pid)
 	while (fgets(line, sizeof line, f)) {
 		unsigned long a, b;
 		char perm[8];
-		if (sscanf(line, "%lx-%lx %7s", &a, &b, perm) == 3 && perm[2] == 'x' &&
-		    strstr(line, "/libmemcheck.so")) {
+		if (sscanf(line, "%lx-%lx %7s", &a, &b, perm) == 3 && (!exec || perm[2] == 'x') &&
+		    strstr(line, what)) {
 			lo = a;
 			hi = b;
 			break;
@@ -78,25 +81,38 @@ static int blocks_present(pid_t pid)
 	snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
 	int fd = open(path, O_RDONLY);
 	ck_assert_msg(fd >= 0, "%s: cannot open", path);
-	int blocks = 0;
+	int units = 0;
 	long last = -1;
 	for (unsigned long a = lo; a < hi; a += 4096) {
 		uint64_t e = 0;
 		ck_assert(pread(fd, &e, sizeof e, (off_t)(a / 4096 * 8)) == sizeof e);
-		long b = (long)((a - lo) / 65536);
-		if ((e >> 63) && b != last) {
-			blocks++;
-			last = b;
+		long u = (long)((a - lo) / unit);
+		if ((e >> 63) && u != last) {
+			units++;
+			last = u;
 		}
 	}
 	close(fd);
-	return blocks;
+	return units;
 }
 
-/* Run argv with env, stopped at its exit: the blocks then, or -1. */
-static int run_counted(char *const argv[], char *const env[], bool count)
+/* The 64 KiB blocks of libmemcheck's code with a page present */
+static int blocks_present(pid_t pid)
 {
-	pid_t pid = h_spawn_quiet(argv, env, count);
+	return units_present(pid, "/libmemcheck.so", true, 65536);
+}
+
+/* The pages of the main thread's stack present */
+static int stack_pages_present(pid_t pid)
+{
+	return units_present(pid, "[stack]", false, 4096);
+}
+
+/* Run argv with env, stopped at its exit: what count says of it then, or
+ * -1 (count NULL: not stopped). */
+static int run_counted(char *const argv[], char *const env[], int (*count)(pid_t))
+{
+	pid_t pid = h_spawn_quiet(argv, env, count != NULL);
 	int st, blocks = -1;
 	if (!count) {
 		ck_assert(waitpid(pid, &st, 0) == pid);
@@ -110,7 +126,7 @@ static int run_counted(char *const argv[], char *const env[], bool count)
 		if (WIFEXITED(st) || WIFSIGNALED(st))
 			return blocks;
 		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
-			blocks = blocks_present(pid);
+			blocks = count(pid);
 			ptrace(PTRACE_CONT, pid, 0, 0);
 			continue;
 		}
@@ -119,30 +135,54 @@ static int run_counted(char *const argv[], char *const env[], bool count)
 	}
 }
 
-START_TEST(few_blocks)
+/* Row i / H_NALLOCATORS of table under allocator i % H_NALLOCATORS:
+ * its argv, its environment with memcheck preloaded (env) and without
+ * (bare_env: the allocator's alone), a cache of its own (prefix, i).
+ * NULL: skipped (no such allocator, no ptrace). */
+struct setup {
+	char *argv[3];
+	char pre[4096], bare_pre[4096], cache[4096];
+	char *env[5], *bare_env[5];
+};
+
+static const struct row *set_up(const struct row *table, int i, const char *prefix,
+				struct setup *u)
 {
-	const struct row *r = &rows[_i / H_NALLOCATORS];
-	int alloc = _i % H_NALLOCATORS;
+	const struct row *r = &table[i / H_NALLOCATORS];
 	const char *so;
-	if (!h_allocator(alloc, &so))
-		return;
+	if (!h_allocator(i % H_NALLOCATORS, &so))
+		return NULL;
 	if (!h_can_ptrace()) {
 		printf("note: ptrace refused here; skipping \"%s\"\n", r->what);
-		return;
+		return NULL;
 	}
-	const char *prog = r->prog[0] == '/' ? r->prog : h_prog(r->prog);
-	char *argv[] = { (char *)prog, (char *)r->arg, NULL };
-	char pre[4096], cache[4096];
-	snprintf(pre, sizeof pre, "LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : "");
 	char tag[32];
-	snprintf(tag, sizeof tag, "cache%d", _i);
+	snprintf(tag, sizeof tag, "%s%d", prefix, i);
+	u->argv[0] = (char *)(r->prog[0] == '/' ? r->prog : h_prog(r->prog));
+	u->argv[1] = (char *)r->arg;
+	u->argv[2] = NULL;
+	snprintf(u->pre, sizeof u->pre, "LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : "");
+	snprintf(u->bare_pre, sizeof u->bare_pre, "LD_PRELOAD=%s", so ? so : "");
 	const char *dir = h_tmppath(tag);
 	ck_assert(mkdir(dir, 0700) == 0);
-	snprintf(cache, sizeof cache, "MEMCHECK_CACHE=%s", dir);
-	char *env[] = { pre, cache, "LC_ALL=C", r->measure_all ? "MEMCHECK_PROGRAMS=*" : NULL,
-			NULL };
-	run_counted(argv, env, false); /* the cache warmed */
-	int blocks = run_counted(argv, env, true);
+	snprintf(u->cache, sizeof u->cache, "MEMCHECK_CACHE=%s", dir);
+	char *programs = r->measure_all ? "MEMCHECK_PROGRAMS=*" : NULL;
+	char *env[] = { u->pre, u->cache, "LC_ALL=C", programs, NULL };
+	char *bare_env[] = { u->bare_pre, u->cache, "LC_ALL=C", programs, NULL };
+	memcpy(u->env, env, sizeof env);
+	memcpy(u->bare_env, bare_env, sizeof bare_env);
+	return r;
+}
+
+START_TEST(few_blocks)
+{
+	struct setup u;
+	const struct row *r = set_up(rows, _i, "cache", &u);
+	if (!r)
+		return;
+	int alloc = _i % H_NALLOCATORS;
+	run_counted(u.argv, u.env, NULL); /* the cache warmed */
+	int blocks = run_counted(u.argv, u.env, blocks_present);
 	ck_assert_msg(blocks > 0, "%s under %s: no mapping of libmemcheck's code at its exit",
 		      r->what, h_allocator_name(alloc));
 	ck_assert_msg(blocks <= r->most[alloc],
@@ -152,9 +192,51 @@ START_TEST(few_blocks)
 }
 END_TEST
 
+/* The stack a leaking process's exit walks down: each page of it first
+ * touched is a page fault (10-15 us on these VMs).  The exit's frames
+ * held buffers of 2-12 KiB each under calls that go deeper (the
+ * suppressions' key and names, the report's escaped names, a stack's
+ * frames' text): on main before this (d40e82b) memcheck added 4-5
+ * pages to plain_leak_direct's stack and 6-7 to a measured /bin/date's
+ * (glibc, mimalloc, jemalloc, tcmalloc), now 1-2 and 2-4: each buffer
+ * lies in a function of its own that returns before the deep calls.
+ * Counted as the blocks above, against the program run bare (no
+ * preload but the allocator's), both without address randomization. */
+static const struct row stack_rows[] = {
+	{ "leaking, defaults (plain_leak_direct)", "plain_leak_direct", NULL, false,
+	  { 3, 3, 3, 3 } },
+	{ "measured /bin/date", "/bin/date", "-u", true, { 5, 5, 5, 5 } },
+};
+
+START_TEST(shallow_exit)
+{
+	struct setup u;
+	const struct row *r = set_up(stack_rows, _i, "scache", &u);
+	if (!r)
+		return;
+	int alloc = _i % H_NALLOCATORS;
+	/* the stack where it is in every run (inherited by the programs):
+	 * at a random offset a page more or less is touched either way */
+	int was = personality(0xffffffff);
+	ck_assert(was != -1 && personality((unsigned long)was | ADDR_NO_RANDOMIZE) != -1);
+	run_counted(u.argv, u.env, NULL); /* the cache warmed */
+	int pages = run_counted(u.argv, u.env, stack_pages_present);
+	int bare = run_counted(u.argv, u.bare_env, stack_pages_present);
+	ck_assert_msg(pages > 0 && bare > 0, "%s under %s: no [stack] mapping at its exit",
+		      r->what, h_allocator_name(alloc));
+	ck_assert_msg(pages - bare <= r->most[alloc],
+		      "%s under %s: the main thread's stack had %d pages present at its exit, "
+		      "%d bare: memcheck's %d, at most %d expected",
+		      r->what, h_allocator_name(alloc), pages, bare, pages - bare,
+		      r->most[alloc]);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("codeblocks", 60);
 	tcase_add_loop_test(tc, few_blocks, 0, (int)(sizeof rows / sizeof rows[0]) * H_NALLOCATORS);
+	tcase_add_loop_test(tc, shallow_exit, 0,
+			    (int)(sizeof stack_rows / sizeof stack_rows[0]) * H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
