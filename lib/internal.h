@@ -165,10 +165,17 @@ int mc_kept_open(const char *path);
  * (mc_seccomp_spare), the ids that cannot be asked then
  * (mc_seccomp_ids, before the install) and the line that says what
  * was refused (mc_seccomp_say_set). */
-/* syscall(2) is memcheck's (sandbox.c), for the program's calls and
- * its own alike (they bind to the export); ra, the caller's return
- * address, tells memcheck's own, which the filters are asked of. */
-long mc_syscall_from(const void *ra, long nr, long a, long b, long c, long d, long e, long f);
+/* syscall(2) is exported (sandbox.c) for the program's calls;
+ * memcheck's own are renamed to mc_sc_syscall (below), which asks the
+ * filters: linked from libmemcheck.a no address tells the two apart. */
+long mc_sc_syscall(long nr, ...);
+/* syscall(2)'s six arguments from its va_list, as the C library's reads
+ * them (those not passed are what the registers held) */
+static inline __attribute__((always_inline)) void mc_syscall_args(va_list ap, long x[6])
+{
+	for (int i = 0; i < 6; i++)
+		x[i] = va_arg(ap, long);
+}
 long mc_seccomp_raw(long nr, long a, long b, long c, long d, long e, long f);
 void mc_seccomp_add(const void *insn, unsigned short len);
 bool mc_seccomp_prog_allows(const void *insn, unsigned short len, long nr, const long args[6]);
@@ -243,6 +250,7 @@ int mc_sc_sched_yield(void);
 #define realpath(...) mc_sc_realpath(__VA_ARGS__)
 #define nanosleep(...) mc_sc_nanosleep(__VA_ARGS__)
 #define sched_yield(...) mc_sc_sched_yield(__VA_ARGS__)
+#define syscall(...) mc_sc_syscall(__VA_ARGS__)
 #endif
 /* The other system calls of memcheck's own start-up and figures (sys.c),
  * through syscall(2) as those: a C library wrapper called from
