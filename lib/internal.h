@@ -185,6 +185,13 @@ void mc_seccomp_say_set(void (*fn)(const char *name, long nr, const char *what))
 bool mc_seccomp_allows(long nr, long a0, long a1, long a2);
 /* Whether the filter lets libdw's own calls through (opens, maps, reads). */
 bool mc_seccomp_foreign_ok(void);
+/* memcheck's own opens (mc_sys_open, the renamed open and openat) that
+ * get EMFILE: fn releases a descriptor memcheck keeps and can reopen
+ * when it needs it again, true where it did (scan.c: the scan's
+ * /proc/self/maps); mc_emfile_retry(fd) whether an open that returned
+ * fd is to be made once more (a hook released one). */
+void mc_emfile_release_add(bool (*fn)(void));
+bool mc_emfile_retry(int fd);
 /* The C library's functions memcheck's exit calls, asked of the filter
  * the same way (seccomp.c; the C library makes the system call itself). */
 int mc_sc_open(const char *path, int flags, ...);
@@ -1997,6 +2004,11 @@ void mc_maps_runs_query(struct mc_buf *b, const struct mc_kept_fd *f);
 int mc_maps_runs_fd(const struct mc_buf *runs, bool *query);
 /* Close such a table's file, if it still is that file. */
 void mc_maps_runs_close(const struct mc_buf *runs);
+/* The same, and runs asks through a copy opened per question from now
+ * on (the number may be another file's next): the descriptor given back
+ * where memcheck's own open met the open-file limit.  true where one
+ * was closed. */
+bool mc_maps_runs_release(struct mc_buf *runs);
 /* Close fd if it still is the file it was when opened (dev, ino): a
  * thread of the program may have closed it and opened another under its
  * number since, which is the program's to close. */

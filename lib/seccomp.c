@@ -422,13 +422,58 @@ static inline __attribute__((always_inline)) bool sc_may(long nr, long a0, long 
 	return sc_may_ask(nr, a0, a1, a2);
 }
 
+/* ---- memcheck's own opens at the open-file limit ---------------------
+ *
+ * A program that lowers its limit to the descriptors it holds and one
+ * more (or inherits such a limit, which memcheck cannot lift) leaves
+ * memcheck one number: the scan's /proc/self/maps, lent to the
+ * symbolizer until the report is done, took it, and the suppression
+ * files then failed with EMFILE (the stdio buffer listed, the verdict
+ * another).  An own open that gets EMFILE has the files memcheck keeps
+ * and can reopen released (hooks: the scan's file, scan.c) and is made
+ * once more. */
+#define NRELEASE 4
+static bool (*_Atomic release_hooks[NRELEASE])(void);
+
+void mc_emfile_release_add(bool (*fn)(void))
+{
+	for (int i = 0; i < NRELEASE; i++) {
+		bool (*was)(void) = NULL;
+		if (atomic_load(&release_hooks[i]) == fn ||
+		    atomic_compare_exchange_strong(&release_hooks[i], &was, fn))
+			return;
+	}
+}
+
+/* whether a hook released a descriptor; errno as it was */
+static __attribute__((noinline, cold)) bool released(void)
+{
+	int saved = errno;
+	bool any = false;
+	for (int i = 0; i < NRELEASE; i++) {
+		bool (*fn)(void) = atomic_load(&release_hooks[i]);
+		if (fn && fn())
+			any = true;
+	}
+	errno = saved;
+	return any;
+}
+
+bool mc_emfile_retry(int fd)
+{
+	return unlikely(fd < 0) && errno == EMFILE && released();
+}
+
 int mc_sc_open(const char *path, int flags, ...)
 {
 	va_list ap;
 	va_start(ap, flags);
 	int mode = va_arg(ap, int);
 	va_end(ap);
-	return sc_may(SYS_openat, AT_FDCWD, (long)path, flags) ? open(path, flags, mode) : -1;
+	if (!sc_may(SYS_openat, AT_FDCWD, (long)path, flags))
+		return -1;
+	int fd = open(path, flags, mode);
+	return mc_emfile_retry(fd) ? open(path, flags, mode) : fd;
 }
 
 int mc_sc_openat(int dir, const char *path, int flags, ...)
@@ -437,7 +482,10 @@ int mc_sc_openat(int dir, const char *path, int flags, ...)
 	va_start(ap, flags);
 	int mode = va_arg(ap, int);
 	va_end(ap);
-	return sc_may(SYS_openat, dir, (long)path, flags) ? openat(dir, path, flags, mode) : -1;
+	if (!sc_may(SYS_openat, dir, (long)path, flags))
+		return -1;
+	int fd = openat(dir, path, flags, mode);
+	return mc_emfile_retry(fd) ? openat(dir, path, flags, mode) : fd;
 }
 
 ssize_t mc_sc_read(int fd, void *buf, size_t n)
