@@ -6,6 +6,7 @@
 #define MEMCHECK_INTERNAL_H
 
 #include <sched.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -191,7 +192,11 @@ bool mc_seccomp_foreign_ok(void);
  * /proc/self/maps); mc_emfile_retry(fd) whether an open that returned
  * fd is to be made once more (a hook released one). */
 void mc_emfile_release_add(bool (*fn)(void));
-bool mc_emfile_retry(int fd);
+bool mc_emfile_released(void);
+static inline bool mc_emfile_retry(int fd)
+{
+	return unlikely(fd < 0) && errno == EMFILE && mc_emfile_released();
+}
 /* The C library's functions memcheck's exit calls, asked of the filter
  * the same way (seccomp.c; the C library makes the system call itself). */
 int mc_sc_open(const char *path, int flags, ...);

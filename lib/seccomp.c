@@ -446,7 +446,7 @@ void mc_emfile_release_add(bool (*fn)(void))
 }
 
 /* whether a hook released a descriptor; errno as it was */
-static __attribute__((noinline, cold)) bool released(void)
+__attribute__((noinline, cold)) bool mc_emfile_released(void)
 {
 	int saved = errno;
 	bool any = false;
@@ -457,11 +457,6 @@ static __attribute__((noinline, cold)) bool released(void)
 	}
 	errno = saved;
 	return any;
-}
-
-bool mc_emfile_retry(int fd)
-{
-	return unlikely(fd < 0) && errno == EMFILE && released();
 }
 
 int mc_sc_open(const char *path, int flags, ...)
