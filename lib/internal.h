@@ -6,6 +6,7 @@
 #define MEMCHECK_INTERNAL_H
 
 #include <sched.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -166,10 +167,17 @@ int mc_kept_open(const char *path);
  * (mc_seccomp_spare), the ids that cannot be asked then
  * (mc_seccomp_ids, before the install) and the line that says what
  * was refused (mc_seccomp_say_set). */
-/* syscall(2) is memcheck's (sandbox.c), for the program's calls and
- * its own alike (they bind to the export); ra, the caller's return
- * address, tells memcheck's own, which the filters are asked of. */
-long mc_syscall_from(const void *ra, long nr, long a, long b, long c, long d, long e, long f);
+/* syscall(2) is exported (sandbox.c) for the program's calls;
+ * memcheck's own are renamed to mc_sc_syscall (below), which asks the
+ * filters: linked from libmemcheck.a no address tells the two apart. */
+long mc_sc_syscall(long nr, ...);
+/* syscall(2)'s six arguments from its va_list, as the C library's reads
+ * them (those not passed are what the registers held) */
+static inline __attribute__((always_inline)) void mc_syscall_args(va_list ap, long x[6])
+{
+	for (int i = 0; i < 6; i++)
+		x[i] = va_arg(ap, long);
+}
 long mc_seccomp_raw(long nr, long a, long b, long c, long d, long e, long f);
 void mc_seccomp_add(const void *insn, unsigned short len);
 bool mc_seccomp_prog_allows(const void *insn, unsigned short len, long nr, const long args[6]);
@@ -179,6 +187,17 @@ void mc_seccomp_say_set(void (*fn)(const char *name, long nr, const char *what))
 bool mc_seccomp_allows(long nr, long a0, long a1, long a2);
 /* Whether the filter lets libdw's own calls through (opens, maps, reads). */
 bool mc_seccomp_foreign_ok(void);
+/* memcheck's own opens (mc_sys_open, the renamed open and openat) that
+ * get EMFILE: fn releases a descriptor memcheck keeps and can reopen
+ * when it needs it again, true where it did (scan.c: the scan's
+ * /proc/self/maps); mc_emfile_retry(fd) whether an open that returned
+ * fd is to be made once more (a hook released one). */
+void mc_emfile_release_add(bool (*fn)(void));
+bool mc_emfile_released(void);
+static inline bool mc_emfile_retry(int fd)
+{
+	return unlikely(fd < 0) && errno == EMFILE && mc_emfile_released();
+}
 /* The C library's functions memcheck's exit calls, asked of the filter
  * the same way (seccomp.c; the C library makes the system call itself). */
 int mc_sc_open(const char *path, int flags, ...);
@@ -244,6 +263,7 @@ int mc_sc_sched_yield(void);
 #define realpath(...) mc_sc_realpath(__VA_ARGS__)
 #define nanosleep(...) mc_sc_nanosleep(__VA_ARGS__)
 #define sched_yield(...) mc_sc_sched_yield(__VA_ARGS__)
+#define syscall(...) mc_sc_syscall(__VA_ARGS__)
 #endif
 /* The other system calls of memcheck's own start-up and figures (sys.c),
  * through syscall(2) as those: a C library wrapper called from
@@ -1995,6 +2015,11 @@ void mc_maps_runs_query(struct mc_buf *b, const struct mc_kept_fd *f);
 int mc_maps_runs_fd(const struct mc_buf *runs, bool *query);
 /* Close such a table's file, if it still is that file. */
 void mc_maps_runs_close(const struct mc_buf *runs);
+/* The same, and runs asks through a copy opened per question from now
+ * on (the number may be another file's next): the descriptor given back
+ * where memcheck's own open met the open-file limit.  true where one
+ * was closed. */
+bool mc_maps_runs_release(struct mc_buf *runs);
 /* Close fd if it still is the file it was when opened (dev, ino): a
  * thread of the program may have closed it and opened another under its
  * number since, which is the program's to close. */

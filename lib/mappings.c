@@ -279,8 +279,9 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 		return MAP_FAILED;
 	}
 	/* the system call itself: the program's mapping, not memcheck's
-	 * (mc_sys_mmap counts its bytes as memcheck's, rlimits.c) */
-	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	 * (mc_sys_mmap counts its bytes as memcheck's, rlimits.c), made as
+	 * the program made it, whatever its seccomp filter says */
+	long r = mc_seccomp_raw(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
 	return r == -1 ? MAP_FAILED : (void *)r;
 }
 
@@ -297,7 +298,8 @@ MC_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 
 MC_API int munmap(void *addr, size_t len)
 {
-	int rc = real_munmap ? real_munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
+	int rc = real_munmap ? real_munmap(addr, len)
+			     : (int)mc_seccomp_raw(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
 	if (rc == 0 && len)
 		change(&(struct change){ .kind = CH_CUT, .lo = (uintptr_t)addr,
 					 .hi = (uintptr_t)addr + mc_page_round(len) });
@@ -317,7 +319,8 @@ MC_API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		va_end(ap);
 	}
 	void *p = real_mremap ? real_mremap(old, oldlen, newlen, flags, to)
-			      : (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, to);
+			      : (void *)mc_seccomp_raw(SYS_mremap, (long)old, (long)oldlen,
+							       (long)newlen, flags, (long)to, 0);
 	if (p != MAP_FAILED)
 		change(&(struct change){ .kind = CH_MOVE, .keep_old = flags & MREMAP_DONTUNMAP,
 					 .lo = (uintptr_t)old,
@@ -330,7 +333,7 @@ MC_API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 MC_API void *shmat(int id, const void *addr, int flags)
 {
 	void *p = real_shmat ? real_shmat(id, addr, flags)
-			     : (void *)syscall(SYS_shmat, id, addr, flags);
+			     : (void *)mc_seccomp_raw(SYS_shmat, id, (long)addr, flags, 0, 0, 0);
 	if (p != (void *)-1) {
 		int saved = errno;
 		struct shmid_ds ds;
@@ -344,7 +347,8 @@ MC_API void *shmat(int id, const void *addr, int flags)
 /* shmdt takes no length: the range that starts at addr goes. */
 MC_API int shmdt(const void *addr)
 {
-	int rc = real_shmdt ? real_shmdt(addr) : (int)syscall(SYS_shmdt, addr);
+	int rc = real_shmdt ? real_shmdt(addr)
+			    : (int)mc_seccomp_raw(SYS_shmdt, (long)addr, 0, 0, 0, 0, 0);
 	if (rc == 0)
 		change(&(struct change){ .kind = CH_DETACH, .lo = (uintptr_t)addr });
 	return rc;

@@ -482,6 +482,17 @@ void mc_maps_runs_close(const struct mc_buf *runs)
 		mc_maps_query_close(&f);
 }
 
+bool mc_maps_runs_release(struct mc_buf *runs)
+{
+	struct mc_kept_fd f;
+	if (!runs_file(runs, &f) || f.fd < 0)
+		return false;
+	mc_maps_query_close(&f);
+	f = (struct mc_kept_fd){ -1, 0, 0, false };
+	memcpy(runs->s + sizeof(uintptr_t), &f, sizeof f);
+	return true;
+}
+
 /* The first mapping of a loaded object is its file's (the ELF header):
  * a table of these names each object's file (elfmod.c), from the read
  * the scan made anyway (maps.c) or one of its own. */

@@ -43,6 +43,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -534,6 +535,31 @@ void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from)
 	mc_resident_each(r->seg, r->nseg, add_segment_run, r);
 }
 
+/* Without /proc/self/maps (no /proc in a chroot or a mount namespace;
+ * hidepid does not hide a process's own): the stack of the thread that
+ * ends the region, whose pages from its stack pointer to its top are
+ * mapped and readable, as the table's one mapping.  The main thread's
+ * top is the kernel's: the page that ends the program's file name, the
+ * last string it put there (AT_EXECFN); another thread's the end of its
+ * descriptor, at the top of its stack block.  false where neither is
+ * known. */
+static bool own_stack_known(struct mc_roots *r, const struct mc_scan_from *from)
+{
+	struct mc_vmas *t = r->maps;
+	uintptr_t sp = from->sp & ~(uintptr_t)4095, tp = mc_thread_pointer(), top = 0;
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	if (tp > sp && libc.pthread_size && tp != libc.main_tp)
+		top = tp + libc.pthread_size;
+	else if (execfn && (uintptr_t)execfn > sp)
+		top = mc_page_round((uintptr_t)execfn + strlen(execfn) + 1);
+	if (!top || !t->v || t->cap == 0 || top - sp > (64u << 20))
+		return false;
+	t->v[0] = (struct mc_vma){ .lo = sp, .hi = top, .prot = PROT_READ | PROT_WRITE,
+				   .kind = MC_VMA_STACK };
+	t->n = 1;
+	return true;
+}
+
 /* The rest, which /proc/self/maps cuts: the program's mappings, every
  * thread's stack, static TLS, DTV and registers.  Asked only when the
  * roots before them left a block unreached (scan.c): a clean exit's
@@ -547,12 +573,17 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	/* The process's only thread: the scan's table is freed within
 	 * the region's end (region.c), before the program runs again. */
 	bool few = r->prog.n <= ASK_MAX;
-	if (!(from->alone ? mc_vmas_read_sole : mc_vmas_read_into)(r->maps, map_of(r)->vma,
-								   FIRST_VMAS, few)) {
+	bool read = (from->alone ? mc_vmas_read_sole : mc_vmas_read_into)(r->maps, map_of(r)->vma,
+									FIRST_VMAS, few);
+	if (!read && !own_stack_known(r, from)) {
 		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
 		return;
 	}
-	mc_vmas_roots(r->maps, &r->prog, add_cb, r);
+	if (read)
+		mc_vmas_roots(r->maps, &r->prog, add_cb, r);
+	else
+		mc_log("cannot read /proc/self/maps: only the exiting thread's stack and the "
+		       "objects' data are roots");
 
 	/* The process's only thread is its main thread: a main thread gone
 	 * before the others stays counted in status's Threads: until they

@@ -17,8 +17,8 @@
  * default, through prctl(2), whose wrapper here sees PR_SET_NO_NEW_PRIVS
  * and PR_SET_SECCOMP.  syscall(2), which landlock_restrict_self and
  * seccomp themselves go through, is memcheck's too (below): it copies a
- * seccomp filter installed through it; memcheck's own system calls,
- * which bind to it, are told by their return address (seccomp.c).
+ * seccomp filter installed through it; memcheck's own system calls
+ * are not made through it (seccomp.c's mc_sc_syscall).
  * When no_new_privs is set, in a process memcheck measures, what the exit will open
  * is opened and kept, above the program's descriptors: the /proc files
  * of the scan and the RSS figures, and the report file; and the
@@ -277,20 +277,19 @@ static void filter_installed(struct filter_copy *f, bool ok)
 }
 
 /* The C library's syscall(2) (a system call, errno), for the program,
- * whose libseccomp's seccomp_load installs its filter through it, and
- * for memcheck's own system calls, which bind to it too: those are asked
- * of the installed filters first (seccomp.c). */
+ * whose libseccomp's seccomp_load installs its filter through it; the
+ * program's calls reach the kernel as without memcheck.  memcheck's own
+ * are mc_sc_syscall (seccomp.c), which asks the installed filters. */
+#undef syscall
 MC_API long syscall(long nr, ...)
 {
+	long x[6];
 	va_list ap;
 	va_start(ap, nr);
-	long x[6];
-	for (int i = 0; i < 6; i++)
-		x[i] = va_arg(ap, long);
+	mc_syscall_args(ap, x);
 	va_end(ap);
-	const void *ra = __builtin_return_address(0);
 	if (likely(nr != SYS_seccomp) || x[0] != SECCOMP_SET_MODE_FILTER)
-		return mc_syscall_from(ra, nr, x[0], x[1], x[2], x[3], x[4], x[5]);
+		return mc_seccomp_raw(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
 	struct filter_copy f = filter_copy((const struct sock_fprog *)x[2]);
 	long r = mc_seccomp_raw(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
 	/* SECCOMP_FILTER_FLAG_NEW_LISTENER returns a descriptor */

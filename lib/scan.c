@@ -719,6 +719,18 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 	return ok;
 }
 
+/* The runs lent to the symbolizer until the scan is freed: their open
+ * /proc/self/maps is the one number a program at its open-file limit
+ * may have left, which the suppression files and the report need more
+ * (mc_emfile_release_add); the symbolizer then opens a copy a question. */
+static struct mc_buf *_Atomic lent;
+
+static bool release_lent(void)
+{
+	struct mc_buf *runs = atomic_load(&lent);
+	return runs && mc_maps_runs_release(runs);
+}
+
 bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own,
 		  const void *regs, size_t nregs, const uint64_t *pool, size_t npool)
 {
@@ -759,8 +771,11 @@ bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own
 	out->joined = g.joined;
 	out->credit = g.credit;
 	out->runs = (struct mc_buf){ .s = out->runs_copy, .len = runs.len };
-	if (out->runs.len)
+	if (out->runs.len) {
 		mc_symbolize_maps_lend(&out->runs);
+		atomic_store(&lent, &out->runs);
+		mc_emfile_release_add(release_lent);
+	}
 	return true;
 }
 
@@ -780,6 +795,8 @@ void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 void mc_scan_free(struct mc_scan *s)
 {
 	if (s->runs.len) {
+		struct mc_buf *was = &s->runs;
+		atomic_compare_exchange_strong(&lent, &was, NULL);
 		mc_symbolize_maps_lend(NULL);
 		mc_maps_runs_close(&s->runs); /* the maps asked through it (mc_roots_end) */
 	}

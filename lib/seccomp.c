@@ -16,10 +16,10 @@
  * is missing and said once (where the filter lets memcheck write).
  *
  * syscall(2) is exported for that: the program's calls are the C
- * library's (a system call and errno), with a look at SYS_seccomp; the
- * library's own, which bind to the same export and are told by their
- * return address (mc_syscall_from), are asked first, at the cost of a
- * load and a branch where no filter is installed.
+ * library's (a system call and errno), with a look at SYS_seccomp.
+ * memcheck's own are mc_sc_syscall (internal.h renames them), asked
+ * first, at the cost of a load and a branch where no filter is
+ * installed.
  *
  * Not seen: a filter installed by an inline system call (no wrapper),
  * or before an execve that started this process (the kernel keeps it,
@@ -28,9 +28,7 @@
  * process's, though one without SECCOMP_FILTER_FLAG_TSYNC binds only
  * its thread: memcheck then avoids calls it could have made.
  */
-#include <elf.h>
 #include <errno.h>
-#include <link.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -183,7 +181,7 @@ static uint32_t bpf_run(const struct filter *f, const struct seccomp_data *d)
 static bool allowed(long nr, const long args[6])
 {
 	struct seccomp_data d = { .nr = (int)nr, .arch = MC_AUDIT_ARCH,
-				  .instruction_pointer = (uintptr_t)mc_syscall_from };
+				  .instruction_pointer = (uintptr_t)mc_sc_syscall };
 	for (int i = 0; i < 6; i++)
 		d.args[i] = (uint64_t)args[i];
 	int n = atomic_load_explicit(&nfilters, memory_order_acquire);
@@ -213,7 +211,7 @@ bool mc_seccomp_prog_allows(const void *insn, unsigned short len, long nr, const
 {
 	struct filter f = { insn, len };
 	struct seccomp_data d = { .nr = (int)nr, .arch = MC_AUDIT_ARCH,
-				  .instruction_pointer = (uintptr_t)mc_syscall_from };
+				  .instruction_pointer = (uintptr_t)mc_sc_syscall };
 	for (int i = 0; i < 6; i++)
 		d.args[i] = (uint64_t)args[i];
 	uint32_t action = bpf_run(&f, &d) & SECCOMP_RET_ACTION_FULL;
@@ -343,37 +341,21 @@ static __attribute__((noinline, cold)) long sc_refusable(long nr, long a, long b
 	return -1;
 }
 
-/* libmemcheck's own code: from its ELF header to the end of its last
- * executable segment (its program headers, read once, with the first
- * filter: a linker symbol for the end would be exported) */
-extern const char __ehdr_start[] __attribute__((visibility("hidden")));
-static uintptr_t own_hi;
-
-static __attribute__((noinline, cold)) bool own_code(const void *ra)
+/* memcheck's own syscall(2) (internal.h renames its calls): asked of
+ * the installed filters first.  Told apart from the program's at compile
+ * time, not by where the call comes from: linked from libmemcheck.a,
+ * memcheck's code and the program's are one object, and the program's
+ * own syscall(2) must reach the kernel as without memcheck. */
+long mc_sc_syscall(long nr, ...)
 {
-	uintptr_t lo = (uintptr_t)__ehdr_start;
-	if (!own_hi) {
-		const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)__ehdr_start;
-		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(__ehdr_start + e->e_phoff);
-		uintptr_t first = UINTPTR_MAX, hi = 0;
-		for (int i = 0; i < e->e_phnum; i++) {
-			if (ph[i].p_type != PT_LOAD)
-				continue;
-			if (ph[i].p_vaddr < first)
-				first = ph[i].p_vaddr;
-			if ((ph[i].p_flags & PF_X) && ph[i].p_vaddr + ph[i].p_memsz > hi)
-				hi = ph[i].p_vaddr + ph[i].p_memsz;
-		}
-		own_hi = lo - first + hi;
-	}
-	return (uintptr_t)ra >= lo && (uintptr_t)ra < own_hi;
-}
-
-long mc_syscall_from(const void *ra, long nr, long a, long b, long c, long d, long e, long f)
-{
-	if (unlikely(atomic_load_explicit(&nfilters, memory_order_relaxed) != 0) && own_code(ra))
-		return sc_refusable(nr, a, b, c, d, e, f);
-	return sc_raw(nr, a, b, c, d, e, f);
+	long x[6];
+	va_list ap;
+	va_start(ap, nr);
+	mc_syscall_args(ap, x);
+	va_end(ap);
+	if (unlikely(atomic_load_explicit(&nfilters, memory_order_relaxed) != 0))
+		return sc_refusable(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
+	return sc_raw(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
 }
 
 bool mc_seccomp_allows(long nr, long a0, long a1, long a2)
@@ -440,13 +422,53 @@ static inline __attribute__((always_inline)) bool sc_may(long nr, long a0, long 
 	return sc_may_ask(nr, a0, a1, a2);
 }
 
+/* ---- memcheck's own opens at the open-file limit ---------------------
+ *
+ * A program that lowers its limit to the descriptors it holds and one
+ * more (or inherits such a limit, which memcheck cannot lift) leaves
+ * memcheck one number: the scan's /proc/self/maps, lent to the
+ * symbolizer until the report is done, took it, and the suppression
+ * files then failed with EMFILE (the stdio buffer listed, the verdict
+ * another).  An own open that gets EMFILE has the files memcheck keeps
+ * and can reopen released (hooks: the scan's file, scan.c) and is made
+ * once more. */
+#define NRELEASE 4
+static bool (*_Atomic release_hooks[NRELEASE])(void);
+
+void mc_emfile_release_add(bool (*fn)(void))
+{
+	for (int i = 0; i < NRELEASE; i++) {
+		bool (*was)(void) = NULL;
+		if (atomic_load(&release_hooks[i]) == fn ||
+		    atomic_compare_exchange_strong(&release_hooks[i], &was, fn))
+			return;
+	}
+}
+
+/* whether a hook released a descriptor; errno as it was */
+__attribute__((noinline, cold)) bool mc_emfile_released(void)
+{
+	int saved = errno;
+	bool any = false;
+	for (int i = 0; i < NRELEASE; i++) {
+		bool (*fn)(void) = atomic_load(&release_hooks[i]);
+		if (fn && fn())
+			any = true;
+	}
+	errno = saved;
+	return any;
+}
+
 int mc_sc_open(const char *path, int flags, ...)
 {
 	va_list ap;
 	va_start(ap, flags);
 	int mode = va_arg(ap, int);
 	va_end(ap);
-	return sc_may(SYS_openat, AT_FDCWD, (long)path, flags) ? open(path, flags, mode) : -1;
+	if (!sc_may(SYS_openat, AT_FDCWD, (long)path, flags))
+		return -1;
+	int fd = open(path, flags, mode);
+	return mc_emfile_retry(fd) ? open(path, flags, mode) : fd;
 }
 
 int mc_sc_openat(int dir, const char *path, int flags, ...)
@@ -455,7 +477,10 @@ int mc_sc_openat(int dir, const char *path, int flags, ...)
 	va_start(ap, flags);
 	int mode = va_arg(ap, int);
 	va_end(ap);
-	return sc_may(SYS_openat, dir, (long)path, flags) ? openat(dir, path, flags, mode) : -1;
+	if (!sc_may(SYS_openat, dir, (long)path, flags))
+		return -1;
+	int fd = openat(dir, path, flags, mode);
+	return mc_emfile_retry(fd) ? openat(dir, path, flags, mode) : fd;
 }
 
 ssize_t mc_sc_read(int fd, void *buf, size_t n)

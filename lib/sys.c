@@ -107,7 +107,14 @@ int mc_sys_open(const char *path, int flags, int mode)
 	int fd = mc_kept_open(path);
 	if (fd >= 0)
 		return fd;
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+#ifdef MC_SECCOMP_CALLS
+	/* at the open-file limit: what memcheck keeps released, once more
+	 * (the library's; the command keeps nothing) */
+	if (mc_emfile_retry(fd))
+		fd = (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+#endif
+	return fd;
 }
 
 /* The process's own file TAIL under /proc, as the calling thread sees

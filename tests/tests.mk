@@ -188,6 +188,14 @@ $(B)/tests/prog/exitregion_static: tests/prog/exitregion.c $(ARLIB) include/memc
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl
 
+# plain_seccomp linked with the static archive (tests/test_sandbox.c):
+# memcheck's code and the program's are one object, whose own syscall(2)
+# must still reach the kernel as without memcheck.
+PROG_BINS += $(B)/tests/prog/seccomp_static
+$(B)/tests/prog/seccomp_static: tests/prog/plain_seccomp.c $(ARLIB) | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl
+
 # plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
 # code after a wrapper's call, which memcheck reads, is the compiler's.
 $(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests

@@ -18,6 +18,12 @@
  *          CAP_SYS_RESOURCE dropped from the effective set first, as a
  *          user without it runs (memcheck may then not raise a hard
  *          limit the program lowered)
+ *          "freeK" (K 0 or 1): the limit set by a raw prlimit64, soft
+ *          and hard alike, to the descriptors it holds (the lowest free
+ *          number) and K more, then one file opened and closed, and the
+ *          leak; "free-" the same with no limit set, to compare with.
+ *          Prints "free=K fd=OPENED errno=NAME" (OPENED -1 where the open
+ *          failed; errno as the program last saw it, after its printf)
  *   region the leak inside a region "full" (memcheck_begin and _end
  *          through weak references: bare, there are none), ended with
  *          the table full
@@ -49,6 +55,35 @@ __attribute__((noinline)) static void leak(size_t n)
 	memset(p, 0, n);
 }
 
+/* The limit at the descriptors held and k more (k "-": none set), the
+ * way a program that knows what it holds guards itself; memcheck's exit
+ * then has k numbers, or none, for its own files. */
+static int at_limit(const char *k)
+{
+	int held = 0;
+	while (fcntl(held, F_GETFD) != -1)
+		held++;
+	if (*k != '-') {
+		struct rlimit rl;
+		rl.rlim_cur = rl.rlim_max = (rlim_t)(held + atoi(k));
+		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL) != 0) {
+			perror("prlimit64");
+			return 1;
+		}
+	}
+	errno = 0;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	leak(48);
+	scrub();
+	printf("free=%s fd=%d errno=%s\n", k, fd < 0 ? -1 : fd - held,
+	       err ? strerrorname_np(err) : "0");
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4)
@@ -66,9 +101,11 @@ int main(int argc, char **argv)
 		perror("execv");
 		return 1;
 	}
-	long n = atol(argv[1]);
 	if (!strcmp(argv[2], "nocap"))
 		drop_resource_cap();
+	if (!strncmp(argv[1], "free", 4))
+		return at_limit(argv[1] + 4);
+	long n = atol(argv[1]);
 	if (n > 0) {
 		struct rlimit rl = { (rlim_t)n, (rlim_t)n };
 		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {

@@ -8,12 +8,16 @@
  * to one is dropped after it.
  *
  * usage: plain_seccomp openat|mmap|write2|fcntl|exitonly kill|errno|trap
- *                      seccomp|prctl clean|leak
+ *                      seccomp|prctl clean|leak [probe]
  * exitonly allows what the program itself still makes after the filter
  * (write to fd 1, exit_group) and applies the action to everything else.
- * Prints "filtered=1" (write to fd 1); exit 0.
+ * Prints "filtered=1" (write to fd 1); exit 0.  With probe (openat only)
+ * it then makes the call its filter refuses itself, through syscall(2),
+ * and prints its result and errno: "probe=-1 errno=13" where the filter
+ * fails it with EACCES; killed by SIGSYS where it kills.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -42,7 +46,7 @@ static __attribute__((noinline)) void make(size_t keep, size_t lost)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5)
+	if (argc != 5 && argc != 6)
 		return 2;
 	const char *what = argv[1], *how = argv[2], *via = argv[3];
 	unsigned action = !strcmp(how, "kill")	? SECCOMP_RET_KILL_PROCESS :
@@ -97,5 +101,13 @@ int main(int argc, char **argv)
 	static const char msg[] = "filtered=1\n";
 	if (write(1, msg, sizeof msg - 1) != sizeof msg - 1)
 		return 5;
+	if (argc == 6 && !strcmp(argv[5], "probe")) {
+		errno = 0;
+		long r = syscall(SYS_openat, AT_FDCWD, "/", O_RDONLY | O_CLOEXEC);
+		char line[96];
+		int n = snprintf(line, sizeof line, "probe=%d errno=%d\n", r < 0 ? -1 : 0, errno);
+		if (write(1, line, (size_t)n) != n)
+			return 5;
+	}
 	return 0;
 }
