@@ -364,6 +364,22 @@ H_CHECK(error_summary_as_valgrind)
 		      (int)strcspn(mc, "\n"), mc);
 }
 
+/* -q and nothing to say: memcheck says nothing, valgrind neither, and
+ * the exit status is valgrind's (an exec'd child valgrind does not
+ * trace runs unchecked, its status its own). */
+H_CHECK(silent_as_valgrind)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: stderr:\n%s", x->label, x->r.err);
+	if (!h_valgrind_path()) {
+		printf("%s: valgrind is not installed: not compared\n", x->label);
+		return;
+	}
+	const char *vg = valgrind_text(c);
+	ck_assert_msg(!*vg, "%s: valgrind said:\n%s", x->label, vg);
+	ck_assert_msg(x->r.exit_code == valgrind_status, "%s: exit status %d, valgrind's %d",
+		      x->label, x->r.exit_code, valgrind_status);
+}
+
 /* plain_supp's records: its still reachable ones (keep_*) or its
  * definitely lost ones (lose) suppressed, valgrind given the file too */
 static bool supp_setup(struct h_spec *run, const struct h_case *c, const char *fun)
@@ -565,6 +581,22 @@ static const struct h_case cases[] = {
 	{ "--child-silent-after-fork=yes", VG("--leak-check=full", "--child-silent-after-fork=yes",
 	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("fork") },
 	  .setup = vg_under_allocator, .stdout_is = "out child=42", .check = as_valgrind },
+	/* --trace-children=no, valgrind's default: a program exec'd by the
+	 * checked one, in a forked child (Criterion's workers) or in place
+	 * (a wrapper's exec), runs unchecked, silent, its status its own */
+	{ "an exec'd child not traced", VG("-q", "--leak-check=full", "--error-exitcode=42"),
+	  .prog = "plain_exit", .args = H_LIST("exec") }, .setup = vg_under_allocator,
+	  .stdout_is = "outout child=0", .check = silent_as_valgrind },
+	{ "a program exec'd in place not traced", VG("-q", "--leak-check=full",
+	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("exec-self") },
+	  .setup = vg_under_allocator, .stdout_is = "outout", .check = silent_as_valgrind },
+	/* --trace-children=yes: the exec'd child checked, as valgrind's */
+	{ "--trace-children=yes", VG("-q", "--leak-check=full", "--error-exitcode=42",
+	  "--trace-children=yes"), .prog = "plain_exit", .args = H_LIST("exec") },
+	  .setup = vg_under_allocator, .stdout_is = "outout child=42",
+	  .check = records_as_valgrind },
+	{ "--trace-children=maybe", ONCE, MC("--trace-children=maybe"), EXIT("clean"),
+	  .setup = vg, .exit = 2, .err = H_LIST("expected yes or no") },
 	{ "--child-silent-after-fork=maybe", ONCE, MC("--child-silent-after-fork=maybe"),
 	  EXIT("clean"), .setup = vg, .exit = 2, .err = H_LIST("expected yes or no") },
 	/* suppressed records among ERROR SUMMARY's suppressed errors only
