@@ -59,8 +59,53 @@ bool mc_text_is_main(const struct mc_frame_info *fi, int k)
 	return strcmp(fi[k - 1].function, "main") == 0;
 }
 
+/* A frame's file as valgrind shows it: the file name alone by default;
+ * with --fullpath-after (MEMCHECK_VALGRIND_FULLPATH, each prefix ended
+ * by ':'), the path with its directory shown from after the first of
+ * the prefixes found in it, in their order, or whole where none is (an
+ * empty prefix matches at once: --fullpath-after= shows every path
+ * whole).  valgrind's m_debuginfo does the same with the directory and
+ * file its line table gives, which libdw's path joins. */
+static const char *vg_file(const char *path, char *out, size_t size)
+{
+	const char *slash = mc_last_slash(path);
+	const char *fp = mc_opt.valgrind_fullpath;
+	if (!slash)
+		return path;
+	if (!fp || !*fp)
+		return slash + 1;
+	size_t dlen = (size_t)(slash - path);
+	if (dlen >= size)
+		return path;
+	memcpy(out, path, dlen);
+	out[dlen] = 0;
+	const char *dir = out;
+	for (const char *pre = fp; *pre;) {
+		const char *end = strchr(pre, ':');
+		size_t n = end ? (size_t)(end - pre) : strlen(pre);
+		const char *at = dir;
+		if (n) {
+			at = memmem(dir, dlen, pre, n);
+			if (at)
+				at += n;
+		}
+		if (at) {
+			dir = at;
+			break;
+		}
+		pre += n + (end != NULL);
+	}
+	/* valgrind writes "dir/file", or the file alone where the
+	 * prefix took the whole directory */
+	return *dir ? path + (dir - out) : slash + 1;
+}
+
 void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
+	/* valgrind's layout wherever its text is written (its command
+	 * line): file names as it shows them, and none of memcheck's own
+	 * marks, which its readers would take for part of a path */
+	bool vg = mc_opt.valgrind_text != MC_VGTEXT_NONE;
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	if (n == 0) {
@@ -75,7 +120,7 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 			char fn[MC_SHOWN_MAX], shown[MC_SHOWN_MAX], where[4 * sizeof fi[j].file];
 			if (leading)
 				leading = mc_allocfn_is(f[i], &fi[j]);
-			const char *mark = leading ? " [allocation function]" : "";
+			const char *mark = leading && !vg ? " [allocation function]" : "";
 			/* pieces, not mc_buf_printf: two formats a frame were
 			 * ~3 K instructions of vsnprintf */
 			mc_buf_strs(b, prefix, i || j ? "   by " : "   at ", NULL);
@@ -83,10 +128,14 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 			const char *name = mc_frame_shown(&fi[j], j + 1 < k, shown, sizeof shown);
 			mc_buf_strs(b, ": ", mc_text_escape(name, fn, sizeof fn), NULL);
 			if (fi[j].file[0]) {
-				mc_buf_strs(b, " (", mc_text_escape(fi[j].file, where, sizeof where),
-					    ":", NULL);
+				char dir[sizeof fi[j].file];
+				const char *file = vg ? vg_file(fi[j].file, dir, sizeof dir)
+						      : fi[j].file;
+				mc_buf_strs(b, " (", mc_text_escape(file, where, sizeof where), ":",
+					    NULL);
 				mc_buf_int(b, fi[j].line);
-				mc_buf_strs(b, ")", j + 1 < k ? " [inlined]" : "", mark, "\n", NULL);
+				mc_buf_strs(b, ")", j + 1 < k && !vg ? " [inlined]" : "", mark, "\n",
+					    NULL);
 			} else {
 				mc_buf_strs(b, " (in ",
 					    mc_text_escape(fi[j].object[0] ? fi[j].object : "?",

@@ -54,7 +54,7 @@ static const char *const ignored[] = {
 	"--free-fill", "--keep-stacktraces", "--freelist-vol", "--freelist-big-blocks",
 	"--undef-value-errors", "--partial-loads-ok", "--expensive-definedness-checks",
 	"--show-mismatched-frees", "--workaround-gcc296-bugs", "--alignment",
-	"--redzone-size", "--error-limit", "--show-below-main", "--fullpath-after",
+	"--redzone-size", "--error-limit", "--show-below-main",
 	"--soname-synonyms",
 	"--fair-sched", "--num-transtab-sectors", "--vex-iropt-register-updates",
 	"--xml",
@@ -209,7 +209,7 @@ int cmd_vgcompat(int argc, char **argv)
 	const char *text = NULL, *scan = NULL, *leak_check = "summary";
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
-	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
+	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
 	bool gen = false, child_silent = false, trace_children = false;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -295,6 +295,14 @@ int cmd_vgcompat(int argc, char **argv)
 			free(abs);
 			free(supp);
 			supp = joined;
+		} else if ((v = value_of(a, "--fullpath-after"))) {
+			/* each prefix ended by ':', an empty one too (a path shown
+			 * whole); valgrind tries them in order */
+			if (strchr(v, ':'))
+				return bad_usage(NULL, "%s: a prefix without ':' expected", a);
+			char *joined = xasprintf("%s%s:", fullpath ? fullpath : "", v);
+			free(fullpath);
+			fullpath = joined;
 		} else if ((v = value_of(a, "--alloc-fn"))) {
 			add_alloc_fn(v);
 		} else if ((v = value_of(a, "--gen-suppressions"))) {
@@ -326,6 +334,10 @@ int cmd_vgcompat(int argc, char **argv)
 	setenv("MEMCHECK_EXITCODE", code[0] ? code : "0", code[0] != 0);
 	if (supp)
 		setenv("MEMCHECK_SUPPRESSIONS", supp, 1);
+	if (fullpath)
+		setenv("MEMCHECK_VALGRIND_FULLPATH", fullpath, 1);
+	else
+		unsetenv("MEMCHECK_VALGRIND_FULLPATH");
 	setenv("MEMCHECK_VALGRIND_TEXT", leak_check, 1);
 	set_kinds("MEMCHECK_VALGRIND_SHOW", show);
 	set_kinds("MEMCHECK_VALGRIND_ERRORS", errors);
