@@ -76,6 +76,8 @@ struct mc_options {
 	int valgrind_errors;      /* 1 << enum mc_kind, each kind an error */
 	int valgrind_freeres;     /* MC_FREERES_CXX | MC_FREERES_LIBC */
 	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
+	const char *valgrind_children; /* the pid whose program alone is checked (life.c) */
+	const char *valgrind_fullpath; /* --fullpath-after's prefixes, each ended by ':' (vgtext.c) */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
 	int unwinder;             /* enum mc_unwinder */

@@ -179,6 +179,50 @@ MC_HOT static int verdict_errno; /* why the executable could not be read */
  * it were not there, and sets up nothing. */
 MC_HOT static bool forward_only;
 
+/* valgrind's --trace-children=no (memcheck's valgrind command line sets
+ * MEMCHECK_VALGRIND_CHILDREN to the pid it execs the program in): the
+ * program it starts is checked, no program exec'd after it is, in that
+ * process or a descendant (a Criterion worker re-executing the test,
+ * a test's helper tool), as valgrind runs it natively.  A forked child
+ * is the same program and stays checked (no exec, no new verdict).  The
+ * checked program's image marks the value consumed, in place, "0": an
+ * image exec'd later in the same process (a wrapper script's exec) has
+ * the same pid, and the environment it inherits is this one's strings,
+ * whatever the program did with environ.  Past the pid, nothing there is
+ * read. */
+static bool exec_untraced(void)
+{
+	for (char **e = environ; e && *e; e++) {
+		char *v = (char *)mc_str_after(*e, "MEMCHECK_VALGRIND_CHILDREN=");
+		if (!v)
+			continue;
+		if (!*v)
+			return false;
+		uint64_t pid = 0;
+		char *d = v;
+		while (*d >= '0' && *d <= '9' && pid < (1ull << 32))
+			pid = pid * 10 + (uint64_t)(*d++ - '0');
+		if (*d || pid != (uint64_t)mc_pid())
+			return true;
+		v[0] = '0';
+		v[1] = 0;
+		return false;
+	}
+	return false;
+}
+
+/* The verdict, and the exec'd programs valgrind's --trace-children=no
+ * leaves unchecked: left out, whatever MEMCHECK_PROGRAMS says. */
+static int image_verdict(void)
+{
+	int v = mc_process_verdict();
+	int e = errno;
+	if (exec_untraced())
+		v = MC_PROCESS_LEFT_OUT;
+	errno = e;
+	return v;
+}
+
 /* Decided at start-up where the environment can be read yet: a program
  * the rule leaves out, and not linked with memcheck, then only forwards
  * from its first call on.  None of memcheck's tables is made, no
@@ -190,7 +234,7 @@ static bool leave_out_early(void)
 {
 	if (!environ)
 		return false;
-	verdict = mc_process_verdict();
+	verdict = image_verdict();
 	verdict_errno = errno;
 	/* Forwarding only, without the start-up probe: whoever serves the
 	 * calls, nothing is counted and nothing said (process_begin). */
@@ -339,7 +383,7 @@ static pid_t deferred_pid;
 static void process_begin(void)
 {
 	if (verdict < 0) {
-		verdict = mc_process_verdict();
+		verdict = image_verdict();
 		verdict_errno = errno;
 	}
 	bool on = verdict == MC_PROCESS_MEASURED || verdict == MC_PROCESS_NO_EXE;

@@ -59,6 +59,47 @@ bool mc_text_is_main(const struct mc_frame_info *fi, int k)
 	return strcmp(fi[k - 1].function, "main") == 0;
 }
 
+/* A frame's file as valgrind shows it: the file name alone by default;
+ * with --fullpath-after (MEMCHECK_VALGRIND_FULLPATH, each prefix ended
+ * by ':'), the path with its directory shown from after the first of
+ * the prefixes found in it, in their order, or whole where none is (an
+ * empty prefix matches at once: --fullpath-after= shows every path
+ * whole).  valgrind's m_debuginfo does the same with the directory and
+ * file its line table gives, which libdw's path joins. */
+static const char *vg_file(const char *path, char *out, size_t size)
+{
+	const char *slash = mc_last_slash(path);
+	const char *fp = mc_opt.valgrind_fullpath;
+	if (!slash)
+		return path;
+	if (!fp || !*fp)
+		return slash + 1;
+	size_t dlen = (size_t)(slash - path);
+	if (dlen >= size)
+		return path;
+	memcpy(out, path, dlen);
+	out[dlen] = 0;
+	const char *dir = out;
+	for (const char *pre = fp; *pre;) {
+		const char *end = strchr(pre, ':');
+		size_t n = end ? (size_t)(end - pre) : strlen(pre);
+		const char *at = dir;
+		if (n) {
+			at = memmem(dir, dlen, pre, n);
+			if (at)
+				at += n;
+		}
+		if (at) {
+			dir = at;
+			break;
+		}
+		pre += n + (end != NULL);
+	}
+	/* valgrind writes "dir/file", or the file alone where the
+	 * prefix took the whole directory */
+	return *dir ? path + (dir - out) : slash + 1;
+}
+
 /* s escaped (mc_text_escape, cut at cap) into b, through a buffer as
  * long as its escape can be (4 bytes a byte at most), not cap: the
  * frames' lines are written at an exit's deepest, where each 4 KiB of
@@ -79,9 +120,18 @@ static __attribute__((noinline)) void put_demangled(struct mc_buf *b,
 	put_escaped(b, mc_frame_shown(fi, false, shown, sizeof shown), MC_SHOWN_MAX);
 }
 
-/* One frame's line */
+/* A frame's file in valgrind's layout (vg_file's directory buffer in a
+ * function of its own, which memcheck's own text does not call) */
+static __attribute__((noinline)) void put_vg_file(struct mc_buf *b, const char *path, size_t cap)
+{
+	char dir[MC_SHOWN_MAX];
+	put_escaped(b, vg_file(path, dir, sizeof dir), cap);
+}
+
+/* One frame's line; vg: valgrind's layout (the file as vg_file shows it,
+ * none of memcheck's marks) */
 static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uintptr_t pc,
-		       const struct mc_frame_info *fi, bool inlined, const char *mark)
+		       const struct mc_frame_info *fi, bool inlined, const char *mark, bool vg)
 {
 	/* pieces, not mc_buf_printf: two formats a frame were ~3 K
 	 * instructions of vsnprintf */
@@ -94,10 +144,13 @@ static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uin
 		put_escaped(b, fi->function, MC_SHOWN_MAX);
 	if (fi->file[0]) {
 		mc_buf_puts(b, " (");
-		put_escaped(b, fi->file, 4 * sizeof fi->file);
+		if (vg)
+			put_vg_file(b, fi->file, 4 * sizeof fi->file);
+		else
+			put_escaped(b, fi->file, 4 * sizeof fi->file);
 		mc_buf_puts(b, ":");
 		mc_buf_int(b, fi->line);
-		mc_buf_strs(b, ")", inlined ? " [inlined]" : "", mark, "\n", NULL);
+		mc_buf_strs(b, ")", inlined && !vg ? " [inlined]" : "", mark, "\n", NULL);
 	} else {
 		mc_buf_puts(b, " (in ");
 		put_escaped(b, fi->object[0] ? fi->object : "?", 4 * sizeof fi->file);
@@ -107,6 +160,10 @@ static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uin
 
 void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
+	/* valgrind's layout wherever its text is written (its command
+	 * line): file names as it shows them, and none of memcheck's own
+	 * marks, which its readers would take for part of a path */
+	bool vg = mc_opt.valgrind_text != MC_VGTEXT_NONE;
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
 	if (n == 0) {
@@ -121,7 +178,7 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 			if (leading)
 				leading = mc_allocfn_is(f[i], &fi[j]);
 			text_frame(b, prefix, i || j ? "   by " : "   at ", f[i], &fi[j], j + 1 < k,
-				   leading ? " [allocation function]" : "");
+				   leading && !vg ? " [allocation function]" : "", vg);
 		}
 		if (mc_text_is_main(fi, k))
 			break;

@@ -364,6 +364,65 @@ H_CHECK(error_summary_as_valgrind)
 		      (int)strcspn(mc, "\n"), mc);
 }
 
+/* The frames of text's stacks, each "function (file:line)" or
+ * "function (in object)", in order, without "at"/"by", the address and
+ * valgrind's own allocator frames (its replacements "in
+ * .../vgpreload_memcheck-...so", which memcheck's stacks begin above). */
+static char *stack_lines(const char *text)
+{
+	size_t cap = strlen(text) + 1, n = 0;
+	char *out = calloc(cap, 1);
+	ck_assert_ptr_nonnull(out);
+	for (const char *l = text; *l;) {
+		size_t len = strcspn(l, "\n");
+		const char *f = strstr(l, "==    ");
+		if (f && f < l + len && (!strncmp(f + 6, "at 0x", 5) || !strncmp(f + 6, "by 0x", 5))) {
+			const char *rest = strstr(f, ": ");
+			char line[1024] = "";
+			if (rest && rest < l + len)
+				snprintf(line, sizeof line, "%.*s", (int)(l + len - rest), rest);
+			if (line[0] && !strstr(line, "/vgpreload_"))
+				n += (size_t)snprintf(out + n, cap - n, "%s\n", line);
+		}
+		l += len + (l[len] != 0);
+	}
+	return out;
+}
+
+/* Every stack frame valgrind shows of the program's, as valgrind shows
+ * it: file names alone by default, or as --fullpath-after asks, and no
+ * mark of memcheck's own. */
+H_CHECK(stacks_as_valgrind)
+{
+	if (!h_valgrind_path()) {
+		printf("%s: valgrind is not installed: not compared\n", x->label);
+		return;
+	}
+	char *vg = stack_lines(valgrind_text(c)), *mc = stack_lines(x->r.err);
+	ck_assert_msg(strstr(vg, "main ("), "%s: valgrind shows no stack:\n%s", x->label,
+		      valgrind_text(c));
+	ck_assert_msg(!strcmp(vg, mc), "%s: valgrind's frames:\n%s\nmemcheck's:\n%s\n"
+		      "memcheck's whole text:\n%s", x->label, vg, mc, x->r.err);
+	free(vg);
+	free(mc);
+}
+
+/* -q and nothing to say: memcheck says nothing, valgrind neither, and
+ * the exit status is valgrind's (an exec'd child valgrind does not
+ * trace runs unchecked, its status its own). */
+H_CHECK(silent_as_valgrind)
+{
+	ck_assert_msg(x->r.err_len == 0, "%s: stderr:\n%s", x->label, x->r.err);
+	if (!h_valgrind_path()) {
+		printf("%s: valgrind is not installed: not compared\n", x->label);
+		return;
+	}
+	const char *vg = valgrind_text(c);
+	ck_assert_msg(!*vg, "%s: valgrind said:\n%s", x->label, vg);
+	ck_assert_msg(x->r.exit_code == valgrind_status, "%s: exit status %d, valgrind's %d",
+		      x->label, x->r.exit_code, valgrind_status);
+}
+
 /* plain_supp's records: its still reachable ones (keep_*) or its
  * definitely lost ones (lose) suppressed, valgrind given the file too */
 static bool supp_setup(struct h_spec *run, const struct h_case *c, const char *fun)
@@ -565,6 +624,22 @@ static const struct h_case cases[] = {
 	{ "--child-silent-after-fork=yes", VG("--leak-check=full", "--child-silent-after-fork=yes",
 	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("fork") },
 	  .setup = vg_under_allocator, .stdout_is = "out child=42", .check = as_valgrind },
+	/* --trace-children=no, valgrind's default: a program exec'd by the
+	 * checked one, in a forked child (Criterion's workers) or in place
+	 * (a wrapper's exec), runs unchecked, silent, its status its own */
+	{ "an exec'd child not traced", VG("-q", "--leak-check=full", "--error-exitcode=42"),
+	  .prog = "plain_exit", .args = H_LIST("exec") }, .setup = vg_under_allocator,
+	  .stdout_is = "outout child=0", .check = silent_as_valgrind },
+	{ "a program exec'd in place not traced", VG("-q", "--leak-check=full",
+	  "--error-exitcode=42"), .prog = "plain_exit", .args = H_LIST("exec-self") },
+	  .setup = vg_under_allocator, .stdout_is = "outout", .check = silent_as_valgrind },
+	/* --trace-children=yes: the exec'd child checked, as valgrind's */
+	{ "--trace-children=yes", VG("-q", "--leak-check=full", "--error-exitcode=42",
+	  "--trace-children=yes"), .prog = "plain_exit", .args = H_LIST("exec") },
+	  .setup = vg_under_allocator, .stdout_is = "outout child=42",
+	  .check = records_as_valgrind },
+	{ "--trace-children=maybe", ONCE, MC("--trace-children=maybe"), EXIT("clean"),
+	  .setup = vg, .exit = 2, .err = H_LIST("expected yes or no") },
 	{ "--child-silent-after-fork=maybe", ONCE, MC("--child-silent-after-fork=maybe"),
 	  EXIT("clean"), .setup = vg, .exit = 2, .err = H_LIST("expected yes or no") },
 	/* suppressed records among ERROR SUMMARY's suppressed errors only
@@ -591,6 +666,21 @@ static const struct h_case cases[] = {
 	  H_ONLY(H_JEMALLOC) | H_ONLY(H_MIMALLOC), VG("--leak-check=full",
 	  "--errors-for-leak-kinds=reachable"), .prog = "plain_supp", .args = H_LIST("lost") },
 	  .setup = lost_suppressed, .check = error_summary_as_valgrind },
+	/* stacks' frames as valgrind shows them: file names alone, or
+	 * after the first --fullpath-after prefix found; inlined frames
+	 * and allocation functions without memcheck's marks.  (The tests'
+	 * programs are built with relative paths, which libdw gives
+	 * without the compilation directory valgrind puts before them: a
+	 * path shown whole differs.) */
+	{ "valgrind's stacks", VG("--leak-check=full"), .prog = "plain_leak_family" },
+	  .setup = vg_under_allocator, .check = stacks_as_valgrind },
+	{ "valgrind's stacks, cliques", VG("--leak-check=full"), .prog = "plain_leak_cycle" },
+	  .setup = vg_under_allocator, .check = stacks_as_valgrind },
+	{ "valgrind's stacks, --fullpath-after=tests/", ONCE, VG("--leak-check=full",
+	  "--fullpath-after=/nowhere/", "--fullpath-after=tests/"), .prog = "plain_leak_direct" },
+	  .setup = vg_under_allocator, .check = stacks_as_valgrind },
+	{ "--fullpath-after=a:b", ONCE, MC("--fullpath-after=a:b"), EXIT("clean"), .setup = vg,
+	  .exit = 2, .err = H_LIST("a prefix without ':' expected") },
 	{ "valgrind's lines, clean", VG("--leak-check=full"), .prog = "plain_clean" },
 	  .setup = vg_under_allocator, .check = as_valgrind },
 	{ "valgrind's lines, a double free", VG("--leak-check=full"), .prog = "plain_errors",

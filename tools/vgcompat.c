@@ -48,13 +48,13 @@
  * instrumentation, or choose what it prints beside what memcheck
  * prints anyway. */
 static const char *const ignored[] = {
-	"--leak-resolution", "--trace-children", "--track-origins", "--track-fds",
+	"--leak-resolution", "--track-origins", "--track-fds",
 	"--time-stamp", "--read-var-info", "--read-inline-info", "--demangle",
 	"--smc-check", "--max-stackframe", "--main-stacksize", "--malloc-fill",
 	"--free-fill", "--keep-stacktraces", "--freelist-vol", "--freelist-big-blocks",
 	"--undef-value-errors", "--partial-loads-ok", "--expensive-definedness-checks",
 	"--show-mismatched-frees", "--workaround-gcc296-bugs", "--alignment",
-	"--redzone-size", "--error-limit", "--show-below-main", "--fullpath-after",
+	"--redzone-size", "--error-limit", "--show-below-main",
 	"--soname-synonyms",
 	"--fair-sched", "--num-transtab-sectors", "--vex-iropt-register-updates",
 	"--xml",
@@ -229,8 +229,8 @@ int cmd_vgcompat(int argc, char **argv)
 	const char *text = NULL, *scan = NULL, *leak_check = "summary", *heuristics = NULL;
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
-	char *log = NULL, *supp = NULL, depth[16] = "", code[16] = "";
-	bool gen = false, child_silent = false;
+	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
+	bool gen = false, child_silent = false, trace_children = false;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
@@ -288,6 +288,10 @@ int cmd_vgcompat(int argc, char **argv)
 			if (strcmp(v, "yes") && strcmp(v, "no"))
 				return bad_usage(NULL, "%s: expected yes or no", a);
 			child_silent = v[0] == 'y';
+		} else if ((v = value_of(a, "--trace-children"))) {
+			if (strcmp(v, "yes") && strcmp(v, "no"))
+				return bad_usage(NULL, "%s: expected yes or no", a);
+			trace_children = v[0] == 'y';
 		} else if ((v = value_of(a, "--run-libc-freeres"))) {
 			if (!freeres_option(v, 2, &freeres))
 				return bad_usage(NULL, "%s: expected yes or no", a);
@@ -316,6 +320,14 @@ int cmd_vgcompat(int argc, char **argv)
 			free(abs);
 			free(supp);
 			supp = joined;
+		} else if ((v = value_of(a, "--fullpath-after"))) {
+			/* each prefix ended by ':', an empty one too (a path shown
+			 * whole); valgrind tries them in order */
+			if (strchr(v, ':'))
+				return bad_usage(NULL, "%s: a prefix without ':' expected", a);
+			char *joined = xasprintf("%s%s:", fullpath ? fullpath : "", v);
+			free(fullpath);
+			fullpath = joined;
 		} else if ((v = value_of(a, "--alloc-fn"))) {
 			add_alloc_fn(v);
 		} else if ((v = value_of(a, "--gen-suppressions"))) {
@@ -349,10 +361,24 @@ int cmd_vgcompat(int argc, char **argv)
 	setenv("MEMCHECK_EXITCODE", code[0] ? code : "0", code[0] != 0);
 	if (supp)
 		setenv("MEMCHECK_SUPPRESSIONS", supp, 1);
+	if (fullpath)
+		setenv("MEMCHECK_VALGRIND_FULLPATH", fullpath, 1);
+	else
+		unsetenv("MEMCHECK_VALGRIND_FULLPATH");
 	setenv("MEMCHECK_VALGRIND_TEXT", leak_check, 1);
 	set_kinds("MEMCHECK_VALGRIND_SHOW", show);
 	set_kinds("MEMCHECK_VALGRIND_ERRORS", errors);
 	setenv("MEMCHECK_VALGRIND_CHILD_SILENT", child_silent ? "1" : "0", 1);
+	/* valgrind's default --trace-children=no: the program exec'd below,
+	 * in this process, is checked, and no program exec'd after it
+	 * (lib/life.c); an outer command line's value is not ours */
+	if (trace_children) {
+		unsetenv("MEMCHECK_VALGRIND_CHILDREN");
+	} else {
+		char pid[24];
+		snprintf(pid, sizeof pid, "%ld", (long)getpid());
+		setenv("MEMCHECK_VALGRIND_CHILDREN", pid, 1);
+	}
 	/* Each process judged alone, as valgrind judges it: a parent whose
 	 * forked child failed keeps its own status (valgrind's parent of a
 	 * child that exits with --error-exitcode's N exits 0), unless the

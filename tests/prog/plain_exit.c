@@ -21,6 +21,9 @@
  *   fork           the child leaks and exits 0; the parent, clean,
  *                  prints the child's status and returns 0
  *   fork-_exit     the same, the child leaving by _exit(0)
+ *   exec           the child execs this program's leak case; the
+ *                  parent, clean, prints the child's status, returns 0
+ *   exec-self      execs this program's leak case in place (same pid)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -123,6 +126,18 @@ int main(int argc, char **argv)
 			if (c[4])
 				_exit(0);
 			exit(0);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		printf(" child=%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return 0;
+	}
+	if (!strcmp(c, "exec") || !strcmp(c, "exec-self")) {
+		fflush(stdout);
+		pid_t pid = c[4] ? 0 : fork();
+		if (pid == 0) {
+			execl(argv[0], argv[0], "leak", (char *)NULL);
+			_exit(127);
 		}
 		int st = 0;
 		waitpid(pid, &st, 0);
