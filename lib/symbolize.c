@@ -62,103 +62,24 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "symbolize.h"
 #include "symtab.h"
 
-/* Entry points of libdw, typed from its header but never linked. */
-static struct {
-	__typeof__(dwfl_begin) *begin;
-	__typeof__(dwfl_end) *end;
-	__typeof__(dwfl_linux_proc_report) *proc_report;
-	__typeof__(dwfl_report_end) *report_end;
-	__typeof__(dwfl_addrmodule) *addrmodule;
-	__typeof__(dwfl_module_addrname) *addrname;
-	__typeof__(dwfl_module_getsrc) *getsrc;
-	__typeof__(dwfl_lineinfo) *lineinfo;
-	__typeof__(dwfl_module_info) *module_info;
-	__typeof__(dwfl_build_id_find_debuginfo) *build_id_find_debuginfo;
-	/* For inlined frames; optional: without them each address is one
-	 * frame, named after the function it was inlined into. */
-	__typeof__(dwfl_module_addrdie) *addrdie;
-	__typeof__(dwarf_getscopes) *getscopes;
-	__typeof__(dwarf_getscopes_die) *getscopes_die;
-	__typeof__(dwarf_tag) *tag;
-	__typeof__(dwarf_attr_integrate) *attr_integrate;
-	__typeof__(dwarf_attr) *attr;
-	__typeof__(dwarf_formstring) *formstring;
-	__typeof__(dwarf_formudata) *formudata;
-	__typeof__(dwarf_getsrcfiles) *getsrcfiles;
-	__typeof__(dwarf_filesrc) *filesrc;
-	bool inlines;
-	/* For the scopes at an address without dwarf_getscopes (scopes_at);
-	 * optional, with cu_walk's: without them getscopes is asked. */
-	__typeof__(dwarf_child) *child;
-	__typeof__(dwarf_siblingof) *siblingof;
-	__typeof__(dwarf_haspc) *haspc;
-	__typeof__(dwarf_dieoffset) *dieoffset;
-	bool fn_table;
-	/* For modules without .debug_aranges (cu_by_walk); optional: without
-	 * them their frames have no file:line. */
-	__typeof__(dwfl_module_getdwarf) *getdwarf;
-	__typeof__(dwarf_nextcu) *nextcu;
-	__typeof__(dwarf_offdie) *offdie;
-	__typeof__(dwarf_ranges) *ranges;
-	__typeof__(dwarf_getsrc_die) *getsrc_die;
-	__typeof__(dwarf_linesrc) *linesrc;
-	__typeof__(dwarf_lineno) *lineno;
-	bool cu_walk;
-	/* For a line libdw gives past its sequence's end (line_past_end);
-	 * optional: without them the line is taken. */
-	__typeof__(dwfl_linecu) *linecu;
-	__typeof__(dwfl_dwarf_line) *dwarf_line;
-	__typeof__(dwarf_getsrclines) *getsrclines;
-	__typeof__(dwarf_onesrcline) *onesrcline;
-	__typeof__(dwarf_lineaddr) *lineaddr;
-	__typeof__(dwarf_lineendsequence) *lineendsequence;
-	__typeof__(dwarf_haspc) *unit_haspc;
-	bool line_end;
-	/* For mc_symbolize_may_name; optional: without them every name
-	 * may be there. */
-	__typeof__(dwfl_module_getelf) *getelf;
-	__typeof__(elf_getshdrstrndx) *getshdrstrndx;
-	__typeof__(elf_strptr) *strptr;
-	__typeof__(elf_nextscn) *nextscn;
-	__typeof__(gelf_getshdr) *getshdr;
-	__typeof__(elf_getdata) *getdata;
-	bool strings;
-	/* For a session that reports its modules as they are asked for
-	 * (session_module); optional: without them, every module at the
-	 * session's start (dwfl_linux_proc_report). */
-	__typeof__(dwfl_report_begin_add) *report_begin_add;
-	__typeof__(dwfl_report_module) *report_module;
-	bool lazy;
-} dw;
+/* libdw's entry points (struct mc_dw, symbolize.h) */
+struct mc_dw dw;
 
 enum { DW_UNTRIED, DW_LOADED, DW_MISSING };
 static int dw_state = DW_UNTRIED;
 
-/* libdwfl keeps a pointer to its callbacks for the session's lifetime. */
-static Dwfl_Callbacks callbacks;
+/* libdwfl keeps a pointer to its dw_callbacks for the session's lifetime. */
+Dwfl_Callbacks dw_callbacks;
 static char *debuginfo_path;
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **debuginfo_file_name);
-static Dwfl *session;
-static pid_t session_pid;
-/* session_module's table of the modules to report (struct mod_run) */
-static struct mc_buf mod_runs;
-static bool mod_runs_read;
 
 /* libdwfl is not thread-safe and two threads may report at once. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void copy(char *dst, size_t cap, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(dst, src ? src : "", n);
-	dst[n] = 0;
-}
+pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The optional symbols, by the feature that needs them (inlined frames,
  * the walk of compile units, mc_symbolize_may_name's string search). */
@@ -230,7 +151,7 @@ static bool bind_libdw(void)
 	LOAD(dw.getsrc, "dwfl_module_getsrc");
 	LOAD(dw.lineinfo, "dwfl_lineinfo");
 	LOAD(dw.module_info, "dwfl_module_info");
-	LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf");
+	LOAD(dw_callbacks.find_elf, "dwfl_linux_proc_find_elf");
 	dw.inlines = mc_dl_bind_group(h, inline_syms, MC_ARRAY_SIZE(inline_syms));
 	dw.cu_walk = mc_dl_bind_group(h, cu_walk_syms, MC_ARRAY_SIZE(cu_walk_syms));
 	dw.strings = mc_dl_bind_group(h, string_syms, MC_ARRAY_SIZE(string_syms));
@@ -240,9 +161,9 @@ static bool bind_libdw(void)
 		      dw.inlines && dw.cu_walk;
 	mc_symtab_bind(h);
 	LOAD(dw.build_id_find_debuginfo, "dwfl_build_id_find_debuginfo");
-	callbacks.find_debuginfo = find_debuginfo;
+	dw_callbacks.find_debuginfo = find_debuginfo;
 #undef LOAD
-	callbacks.debuginfo_path = &debuginfo_path;
+	dw_callbacks.debuginfo_path = &debuginfo_path;
 	dw_state = DW_LOADED;
 	return true;
 }
@@ -251,7 +172,7 @@ static bool bind_libdw(void)
  * (dlstate.c): the first symbolization may come inside an allocation
  * (MEMCHECK_FAIL_SITE) or a region's end, between a failed dlopen of
  * the program's and its dlerror(). */
-static bool load_libdw(void)
+bool load_libdw(void)
 {
 	/* libdw's opens and maps are its own: none past a seccomp filter
 	 * that would refuse them (seccomp.c; not in the unit tests) */
@@ -298,26 +219,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return -1;
 }
 
-/* libdw 0.188 finds the compile unit of an address only through
- * .debug_aranges, which clang does not write (without -gdwarf-aranges):
- * dwfl_module_getsrc and dwfl_module_addrdie then find nothing although
- * the line tables are there.  For such a module the address ranges of
- * its compile units are read once, the first time its lookup fails, into
- * a table sorted by start address (mmap'd, through mc_buf).  An address
- * in no unit at all (code built without -g) costs a search in it. */
-struct cu_range {
-	Dwarf_Addr start, end;
-	Dwarf_Addr maxend;  /* the largest end of this and every earlier range */
-	Dwarf_Off die;      /* the unit's DIE */
-};
-
-struct cu_table {
-	bool built;
-	struct mc_buf buf;  /* struct cu_range[n] */
-	size_t n;
-};
-
-static void cu_table_free(struct cu_table *t)
+void cu_table_free(struct cu_table *t)
 {
 	mc_buf_free(&t->buf);
 	*t = (struct cu_table){ 0 };
@@ -339,7 +241,7 @@ static void sift(struct cu_range *r, size_t i, size_t n)
 
 /* The struct cu_range[] in b sorted by start, each maxend set; how
  * many (0 when b ran out of memory). */
-static size_t ranges_sort(struct mc_buf *b)
+size_t ranges_sort(struct mc_buf *b)
 {
 	struct cu_range *r = (struct cu_range *)b->s;
 	size_t n = b->oom ? 0 : b->len / sizeof *r;
@@ -357,21 +259,7 @@ static size_t ranges_sort(struct mc_buf *b)
 	return n;
 }
 
-/* How many of the sorted ranges start at or before a. */
-static size_t ranges_upto(const struct cu_range *r, size_t n, Dwarf_Addr a)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static void cu_table_build(struct cu_table *t, Dwarf *dbg)
+void cu_table_build(struct cu_table *t, Dwarf *dbg)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
@@ -390,24 +278,6 @@ static void cu_table_build(struct cu_table *t, Dwarf *dbg)
 	}
 	t->n = ranges_sort(&t->buf);
 }
-
-/* The string data of a module's debug information, for
- * mc_symbolize_may_name: every name libdw can read from it (DW_AT_name,
- * DW_AT_linkage_name) lies in .debug_str, .debug_line_str or, inline,
- * in .debug_info, all in the module's own file.  Where names may come
- * from elsewhere (a separate debug file, dwz's shared file, split DWARF,
- * compressed sections) it is not usable and every name may be there.
- * What it answered is kept, a few lookups a module. */
-struct dstr {
-	bool built, usable;
-	bool none;              /* no debug information at all, here or elsewhere */
-	const char *p[5];       /* .debug_info, .debug_str, .debug_line_str, */
-	size_t n[5];            /* .debug_aranges, .debug_abbrev */
-	Dwarf_Addr bias;
-	bool filtered;          /* dstr_filter_build was asked */
-	int filter;             /* 1 + its dstr_filter slot, 0: none */
-	int8_t aranges_all;     /* aranges_cover_all: 0 not asked, 1 yes, -1 no */
-};
 
 /* What dstr_has answered, for all modules: apart from mod_caches, whose
  * slots each lookup walks (every page of them is a page fault a short
@@ -455,33 +325,6 @@ static struct dstr_filter {
 } dstr_filter[DSTR_FILTERS];
 static unsigned dstr_filter_next;
 
-static uint32_t dstr_word_hash(const char *p, unsigned shift)
-{
-	uint32_t w;
-	__builtin_memcpy(&w, p, sizeof w);  /* a load, not a call (-fno-builtin) */
-	return (w * 0x9e3779b1u) >> (32 - shift);
-}
-
-static void dstr_memo_clear(void)
-{
-	if (dstr_nmemo)
-		memset(dstr_slot, 0, sizeof dstr_slot);
-	dstr_nmemo = 0;
-	for (int i = 0; i < DSTR_FILTERS; i++)
-		dstr_filter[i].d = NULL;
-}
-
-/* The filters' maps given back (a session's end), or forgotten (a
- * forked child, where another thread may have been building one). */
-static void dstr_filters_free(bool unmap)
-{
-	for (int i = 0; i < DSTR_FILTERS; i++)
-		if (unmap && dstr_filter[i].bit)
-			mc_unmap(dstr_filter[i].bit, (size_t)1 << dstr_filter[i].shift >> 3);
-	memset(dstr_filter, 0, sizeof dstr_filter);
-	dstr_filter_next = 0;
-}
-
 /* The units addresses were found in, by range, a few: the addresses of
  * one stack lie in a few functions. */
 #define UNIT_MEMO 16
@@ -492,89 +335,38 @@ static struct unit_memo {
 } unit_memo[UNIT_MEMO];
 static unsigned unit_next;
 
-/* A compile unit's top-level DIEs with addresses, by range (scopes_at):
- * the units of the printed frames, a few, the oldest replaced.  Like
- * mod_caches', its pages are touched only where a frame was printed
- * (fns_used, among the small variables, bounds end_session's walk). */
-struct unit_fns {
-	const void *unit;       /* the unit DIE's bytes (unique in a session) */
-	bool usable;            /* false: imported units, or libdw failed */
-	struct mc_buf buf;      /* struct cu_range[n], die the DIE's offset */
-	size_t n;
-};
-#define UNIT_FNS 8
-static struct unit_fns unit_fns[UNIT_FNS];
-static unsigned fns_next, fns_used;
-
-/* A top-level function's scopes (scopes_at), as a table built at its
- * second lookup: every DIE below it that libdw's walk could go into or
- * stop at, with its ranges.  The walk calls dwarf_haspc on each child
- * before the one that holds the address, level by level: in a large
- * C++ function (a gtest TestBody, thousands of inlined calls and call
- * sites) ~5,400 calls of ~1,000 instructions a frame, and the peak's
- * lines name many frames of one function (yaml-cpp's first run: 1,150
- * frames in 80 functions, 499 in one; 10.5 G instructions of its 14.6
- * G).  Built once, each lookup is a scan of the table. */
-struct fn_node {
-	Dwarf_Off die;
-	uint32_t parent;        /* its parent's node + 1; 0: the top-level DIE */
-	bool scopes;            /* may_have_scopes(its tag) */
-};
-struct fn_range {
-	Dwarf_Addr start, end;
-	uint32_t node;
-};
-struct fn_scopes {
-	const void *unit;       /* the unit DIE's bytes; NULL: a free slot */
-	Dwarf_Off top;          /* the top-level DIE's offset */
-	bool built, usable;     /* usable: every DIE read without error */
-	struct mc_buf nodes;    /* struct fn_node[], in DIE order */
-	struct mc_buf ranges;   /* struct fn_range[] */
-};
-#define FN_SCOPES 32
-static struct fn_scopes fn_scopes[FN_SCOPES];
-static unsigned fsc_next, fsc_used;
-
-static void unit_fns_forget(void)
+static uint32_t dstr_word_hash(const char *p, unsigned shift)
 {
-	for (unsigned i = 0; i < fns_used; i++) {
-		mc_buf_free(&unit_fns[i].buf);
-		unit_fns[i] = (struct unit_fns){ 0 };
-	}
-	fns_next = fns_used = 0;
-	for (unsigned i = 0; i < fsc_used; i++) {
-		mc_buf_free(&fn_scopes[i].nodes);
-		mc_buf_free(&fn_scopes[i].ranges);
-		fn_scopes[i] = (struct fn_scopes){ 0 };
-	}
-	fsc_next = fsc_used = 0;
+	uint32_t w;
+	__builtin_memcpy(&w, p, sizeof w);  /* a load, not a call (-fno-builtin) */
+	return (w * 0x9e3779b1u) >> (32 - shift);
 }
 
-/* What is built for a module once, on first need; a few modules at a
- * time (the program and the libraries it leaks from), the oldest
- * replaced. */
-struct mod_cache {
-	Dwfl_Module *mod;       /* NULL: a free slot */
-	struct cu_table cu;     /* its compile units, where libdw finds none */
-	struct mc_symtab sym;   /* its symbols, for names */
-	struct dstr str;        /* its debug information's strings */
-};
-
-static struct mod_cache mod_caches[16];
-static unsigned mod_caches_next; /* claims this session: the slots below it
-				  * (all past 16) are the only ones touched,
-				  * and the only ones walked: a session
-				  * without libdw faults in none of their
-				  * two pages */
-
-static size_t mod_caches_used(void)
+/* The memos of answers, filters and units forgotten: a session's end, a
+ * forked child. */
+void dstr_memo_clear(void)
 {
-	return mod_caches_next < MC_ARRAY_SIZE(mod_caches) ? mod_caches_next
-							   : MC_ARRAY_SIZE(mod_caches);
+	if (dstr_nmemo)
+		memset(dstr_slot, 0, sizeof dstr_slot);
+	dstr_nmemo = 0;
+	for (int i = 0; i < DSTR_FILTERS; i++)
+		dstr_filter[i].d = NULL;
+	memset(unit_memo, 0, sizeof unit_memo);
+}
+
+/* The filters' maps given back (a session's end), or forgotten (a
+ * forked child, where another thread may have been building one). */
+void dstr_filters_free(bool unmap)
+{
+	for (int i = 0; i < DSTR_FILTERS; i++)
+		if (unmap && dstr_filter[i].bit)
+			mc_unmap(dstr_filter[i].bit, (size_t)1 << dstr_filter[i].shift >> 3);
+	memset(dstr_filter, 0, sizeof dstr_filter);
+	dstr_filter_next = 0;
 }
 
 /* d forgotten, and what the memos kept of it. */
-static void dstr_forget(struct dstr *d)
+void dstr_forget(struct dstr *d)
 {
 	for (int i = 0; i < dstr_nmemo; i++)
 		if (dstr_memo[i].d == d)
@@ -586,153 +378,6 @@ static void dstr_forget(struct dstr *d)
 		if (dstr_filter[i].d == d)
 			dstr_filter[i].d = NULL;
 	*d = (struct dstr){ 0 };
-}
-
-static void mod_cache_free(struct mod_cache *c)
-{
-	cu_table_free(&c->cu);
-	mc_symtab_free(&c->sym);
-	dstr_forget(&c->str);
-	c->mod = NULL;
-}
-
-/* The debug strings of elfmod.c's objects, by slot. */
-static struct dstr own_str[MC_ELFMOD_SLOTS];
-
-/* Whether an elfmod.c object's full frames may be kept in symcache.c's
- * files, by slot: only where they depend on its file's bytes alone, so
- * that the build ID names them (installing debug packages later cannot
- * change them): its own .debug_info and .debug_line, its own one symbol
- * table, no part of its DWARF in another file (dwz's .gnu_debugaltlink,
- * .debug_sup, split DWARF's .debug_addr and .dwo sections). */
-struct own_key {
-	bool checked, ok;
-	bool info, line, elsewhere;
-	int symtabs;
-	unsigned char id[64];
-	size_t idlen;
-};
-static struct own_key own_keys[MC_ELFMOD_SLOTS];
-
-/* The keys of the objects' quick names in symcache.c's files (their
- * symbol tables' names: mc_elfmod_quick_key), found once an object a
- * session (a short process's: the program, the C library, a few more):
- * its build ID from its loaded image and one stat of its build-ID debug
- * file's path, no file opened.  Forgotten with elfmod.c's objects. */
-struct qkey {
-	struct mc_quick_key k;
-	bool ok;                  /* k is a key; else k's range alone is known */
-	int sys;                  /* -1: not asked yet (in_system_object) */
-	int keep;                 /* vobj_keep's answer, -1: not asked yet */
-	int linked;               /* linked_ok's answer, -1: not asked yet */
-	char link[256];           /* and its link name */
-	uint16_t absent_len;      /* a link name whose places hold no file */
-	char absent[256];         /* (mc_symbolize_verdict_holds), 0: none */
-	/* Its part of a verdict key (its key's length and bytes, its
-	 * path's length and bytes: vpart_len of them) hashed once a
-	 * session, where every look-up copied and hashed it again. */
-	bool vpart;               /* oid and vpart_len made */
-	uint16_t plen;            /* strnlen(k.path) */
-	uint32_t vpart_len;
-	uint64_t oid;
-};
-#define QKEYS 8
-static struct qkey *qkeys;    /* [QKEYS], mc_map'd at first use */
-static size_t nqkeys;
-
-/* For suppcache.c's verdicts: whether the places of a .gnu_debuglink
- * name are without a file, by (object's path, name), a session's last
- * few (links_absent).  Cleared with the qkeys. */
-#define LINK_MEMO 8
-static struct { uint64_t h; bool absent; } link_memo[LINK_MEMO];
-static unsigned link_memo_n;
-_Static_assert(QKEYS == MC_VERDICT_OBJS, "a verdict stack's objects are qkeys");
-/* The links of the last record mc_symbolize_verdict_holds took, with
- * its objects: the next record of the same objects holds the same
- * bytes (a process's stacks share their objects), whose places were
- * looked at once this session already. */
-static struct {
-	struct qkey *objs[QKEYS];
-	int nobj;
-	uint32_t len;             /* 0: none */
-	char b[512];
-} links_memo;
-/* The objects of the last stack mc_symbolize_verdict_stack keyed, tried
- * before the session's (qkey_of); forgotten with them. */
-static struct qkey *vhint[QKEYS];
-static int nvhint;
-
-/* elfmod.c's reading of the object at addr, NULL: libdw's. */
-static struct mc_elfmod *own_module(uintptr_t addr)
-{
-	int fresh;
-	struct mc_elfmod *m = mc_elfmod_find(addr, &fresh);
-	if (fresh >= 0) {
-		dstr_forget(&own_str[fresh]);
-		own_keys[fresh] = (struct own_key){ 0 };
-	}
-	return m;
-}
-
-static void key_take(const struct mc_elf_sec *sec, void *arg)
-{
-	struct own_key *k = arg;
-	const char *name = sec->name;
-	bool in_file = sec->data && sec->type != SHT_NOBITS;
-	size_t len = strlen(name);
-	k->symtabs += sec->type == SHT_SYMTAB;
-	k->info |= in_file && strcmp(name, ".debug_info") == 0;
-	k->line |= in_file && strcmp(name, ".debug_line") == 0;
-	k->elsewhere |= strcmp(name, ".gnu_debugaltlink") == 0 || strcmp(name, ".debug_sup") == 0 ||
-			strcmp(name, ".debug_addr") == 0 ||
-			(len > 4 && strcmp(name + len - 4, ".dwo") == 0);
-}
-
-/* m's key in symcache.c's files, NULL: not to be cached. */
-static const struct own_key *own_key(const struct mc_elfmod *m)
-{
-	struct own_key *k = &own_keys[mc_elfmod_slot(m)];
-	if (!k->checked) {
-		*k = (struct own_key){ .checked = true };
-		const unsigned char *id = mc_elfmod_build_id(m, &k->idlen);
-		k->ok = mc_elfmod_debuginfo(m) == MC_DI_OWN && id && k->idlen >= 8 &&
-			k->idlen <= sizeof k->id && mc_elfmod_sections(m, key_take, k) && k->info &&
-			k->line && !k->elsewhere && k->symtabs == 1;
-		if (k->ok)
-			memcpy(k->id, id, k->idlen);
-	}
-	return k->ok ? k : NULL;
-}
-
-static struct mod_cache *mod_cache(Dwfl_Module *mod)
-{
-	for (size_t i = 0; i < mod_caches_used(); i++)
-		if (mod_caches[i].mod == mod)
-			return &mod_caches[i];
-	struct mod_cache *c = &mod_caches[mod_caches_next++ % MC_ARRAY_SIZE(mod_caches)];
-	mod_cache_free(c);
-	c->mod = mod;
-	return c;
-}
-
-/* The compile unit DIE of addr in mod, found through mod's table; NULL
- * when mod has no DWARF or no unit covers addr.  *bias: mod's. */
-static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, Dwarf_Addr *bias)
-{
-	Dwarf *dbg = dw.cu_walk ? dw.getdwarf(mod, bias) : NULL;
-	if (!dbg)
-		return NULL;
-	struct cu_table *t = &mod_cache(mod)->cu;
-	if (!t->built)
-		cu_table_build(t, dbg);
-	/* The last range starting at or before a, then back over those that
-	 * may still reach past it (units' ranges rarely overlap). */
-	Dwarf_Addr a = addr - *bias;
-	const struct cu_range *r = (const struct cu_range *)t->buf.s;
-	for (size_t i = ranges_upto(r, t->n, a); i-- > 0 && r[i].maxend > a;)
-		if (r[i].end > a)
-			return dw.offdie(dbg, r[i].die, die);
-	return NULL;
 }
 
 /* The sections a module's debug names are read from, checked once.
@@ -821,7 +466,7 @@ static bool dstr_check(struct dstr *d, const struct dstr_scan *sc)
  * strings), dwz's shared file (.gnu_debugaltlink), a supplementary file
  * (.debug_sup), split DWARF (.debug_addr; DWARF 5 skeleton units):
  * names may then lie elsewhere. */
-static void dstr_build(struct dstr *d, Dwfl_Module *mod)
+void dstr_build(struct dstr *d, Dwfl_Module *mod)
 {
 	d->built = true;
 	Dwarf_Addr bias;
@@ -850,7 +495,7 @@ static void dstr_build(struct dstr *d, Dwfl_Module *mod)
 }
 
 /* The same from elfmod.c's reading of the module's file. */
-static void dstr_build_own(struct dstr *d, const struct mc_elfmod *m)
+void dstr_build_own(struct dstr *d, const struct mc_elfmod *m)
 {
 	d->built = true;
 	d->bias = mc_elfmod_bias(m);
@@ -1168,7 +813,7 @@ static bool dstr_filter_may(const struct dstr *d, const char *s, size_t len)
  * information, or names that may lie elsewhere, the filter's no, a
  * string section's yes, all of .debug_info's no), so that symcache.c
  * keeps it once a string, not once an address. */
-static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len, bool *anywhere)
+bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len, bool *anywhere)
 {
 	*anywhere = true;
 	if (d->none)
@@ -1230,305 +875,75 @@ static bool dstr_has(struct dstr *d, uint64_t addr, const char *s, size_t len, b
 	return found;
 }
 
-/* What mc_symbolize_frames gave each (pc, max) in this session, so
- * that a frame is resolved once however many leak records hold it and
- * whether suppression matching or the report asks: a return address in
- * a parser's recursion is in most of its records, and each resolution of
- * its inlined functions walks its compile unit's DIEs (parson's tests:
- * 6,300 resolutions of a few hundred addresses, 6.3 G instructions).
- * An open-addressed table of (pc, max) -> the frames, packed in an arena:
- * each frame's line, the lengths of its function, linkage, file and
- * object (two bytes each: a C++ symbol's name passes 255), then the
- * four, each ending in a NUL.  Cleared with the session (each report's end).
- * The table starts at PC_FIRST slots and doubles: a short process's exit
- * holds a few dozen addresses, and a first table of 1024 slots (16 KiB,
- * probed before written) was 8-10 page faults of a leaking
- * bench/suite_test's exit, two a page. */
-#define PC_FIRST 128
-struct pc_entry {
-	uintptr_t pc;        /* 0: a free slot */
-	uint32_t off;        /* in pc_arena */
-	uint16_t max, n;
+/* A compile unit's top-level DIEs with addresses, by range (scopes_at):
+ * the units of the printed frames, a few, the oldest replaced.  Like
+ * mod_caches', its pages are touched only where a frame was printed
+ * (fns_used, among the small variables, bounds end_session's walk). */
+struct unit_fns {
+	const void *unit;       /* the unit DIE's bytes (unique in a session) */
+	bool usable;            /* false: imported units, or libdw failed */
+	struct mc_buf buf;      /* struct cu_range[n], die the DIE's offset */
+	size_t n;
 };
-_Static_assert(sizeof((struct mc_frame_info *)0)->file <= 65536 &&
-	       sizeof((struct mc_frame_info *)0)->object <= 65536 &&
-	       sizeof((struct mc_frame_info *)0)->function <= 65536 &&
-	       sizeof((struct mc_frame_info *)0)->linkage <= 65536,
-	       "a cached string's length is two bytes");
-static struct pc_entry *pc_tab;
-static size_t pc_cap, pc_used;
-static struct mc_buf pc_arena;
+#define UNIT_FNS 8
+static struct unit_fns unit_fns[UNIT_FNS];
+static unsigned fns_next, fns_used;
 
-static void pc_cache_clear(void)
-{
-	if (pc_tab)
-		mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
-	pc_tab = NULL;
-	pc_cap = pc_used = 0;
-	mc_buf_free(&pc_arena);
-	pc_arena = (struct mc_buf){ 0 };
-}
-
-static struct pc_entry *pc_slot(struct pc_entry *tab, size_t cap, uintptr_t pc, int max)
-{
-	size_t i = (size_t)((pc ^ (uintptr_t)max) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-	while (tab[i].pc && (tab[i].pc != pc || tab[i].max != max))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
-}
-
-/* The cached frames of (pc, max) into out; 0 when there are none.  Each
- * string's length is stored: a copy is one memcpy of it with its NUL,
- * where a strlen and a memcpy a string cost ~250 instructions a quick
- * frame (a measured /bin/date's exit: 201 of them, 50 K). */
-static int pc_cache_get(uintptr_t pc, int max, struct mc_frame_info *out)
-{
-	if (!pc_tab || !pc)
-		return 0;
-	const struct pc_entry *e = pc_slot(pc_tab, pc_cap, pc, max);
-	if (!e->pc)
-		return 0;
-	const char *p = pc_arena.s + e->off;
-	for (int i = 0; i < e->n; i++) {
-		uint16_t len[4];  /* fixed sizes: loads, not calls (-fno-builtin) */
-		__builtin_memcpy(&out[i].line, p, sizeof out[i].line);
-		__builtin_memcpy(len, p + sizeof out[i].line, sizeof len);
-		p += sizeof out[i].line + sizeof len;
-		memcpy(out[i].function, p, len[0] + 1u);
-		p += len[0] + 1u;
-		memcpy(out[i].linkage, p, len[1] + 1u);
-		p += len[1] + 1u;
-		memcpy(out[i].file, p, len[2] + 1u);
-		p += len[2] + 1u;
-		memcpy(out[i].object, p, len[3] + 1u);
-		p += len[3] + 1u;
-	}
-	return e->n;
-}
-
-/* Room for one more entry (at most half full); false: none. */
-static bool pc_room(void)
-{
-	if (2 * (pc_used + 1) <= pc_cap)
-		return true;
-	size_t cap = pc_cap ? 2 * pc_cap : PC_FIRST;
-	struct pc_entry *tab = mc_map(cap * sizeof *tab);
-	if (!tab)
-		return false;
-	mc_write_first(tab, cap * sizeof *tab);
-	for (size_t i = 0; i < pc_cap; i++)
-		if (pc_tab[i].pc)
-			*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];
-	if (pc_tab)
-		mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
-	pc_tab = tab;
-	pc_cap = cap;
-	return true;
-}
-
-/* One frame's line and its four strings (function, linkage, file,
- * object: len[j] bytes each, at most their fields' size - 1) appended
- * to the arena. */
-static void pc_frame(int line, const char *const str[4], const size_t len[4])
-{
-	char rec[sizeof line + 8 + sizeof(struct mc_frame_info)];  /* the lengths' sum: 1280 */
-	size_t k = sizeof line + 8;
-	memcpy(rec, &line, sizeof line);
-	for (int j = 0; j < 4; j++) {
-		uint16_t l = (uint16_t)len[j];
-		memcpy(rec + sizeof line + 2 * j, &l, 2);
-		memcpy(rec + k, str[j], len[j]);
-		rec[k + len[j]] = 0;
-		k += len[j] + 1;
-	}
-	mc_buf_put(&pc_arena, rec, k);
-}
-
-/* The entry (pc, max) -> the n frames appended from off. */
-static void pc_commit(uintptr_t pc, int max, size_t off, int n)
-{
-	if (pc_arena.oom) {
-		pc_cache_clear();
-		return;
-	}
-	*pc_slot(pc_tab, pc_cap, pc, max) = (struct pc_entry){ pc, (uint32_t)off, (uint16_t)max,
-								 (uint16_t)n };
-	pc_used++;
-}
-
-static void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, int n)
-{
-	if (!pc || pc_arena.len > UINT32_MAX / 2 || max > UINT16_MAX || !pc_room())
-		return;
-	size_t off = pc_arena.len;
-	for (int i = 0; i < n; i++) {
-		const char *str[4] = { f[i].function, f[i].linkage, f[i].file, f[i].object };
-		const size_t cap[4] = { sizeof f[i].function, sizeof f[i].linkage, sizeof f[i].file,
-					sizeof f[i].object };
-		size_t len[4];
-		for (int j = 0; j < 4; j++)    /* as a copy cuts it: cap - 1 at most */
-			len[j] = strnlen(str[j], cap[j] - 1);
-		pc_frame(f[i].line, str, len);
-	}
-	pc_commit(pc, max, off, n);
-}
-
-/* Has this process seen that the session is its own?  (Cleared with
- * the session and in a forked child: getpid is a system call, and
- * suppression matching asks for the session thousands of times.) */
-static bool session_checked;
-
-static void any_clear(void);
-
-static void end_session(bool unmap_files)
-{
-	if (session)
-		dw.end(session);
-	session = NULL;
-	session_checked = false;
-	for (size_t i = 0; i < mod_caches_used(); i++)
-		mod_cache_free(&mod_caches[i]);
-	mod_caches_next = 0;
-	unit_fns_forget();
-	dstr_memo_clear();
-	dstr_filters_free(true);
-	memset(unit_memo, 0, sizeof unit_memo);
-	memset(own_str, 0, sizeof own_str);
-	memset(own_keys, 0, sizeof own_keys);
-	nqkeys = 0;
-	link_memo_n = 0;
-	links_memo.len = 0;
-	nvhint = 0;
-	any_clear();
-	mc_elfmod_forget(unmap_files);
-	pc_cache_clear();
-	if (unmap_files)
-		mc_buf_free(&mod_runs);
-	else
-		mod_runs = (struct mc_buf){ 0 };
-	mod_runs_read = false;
-}
-
-static Dwfl *get_session(void)
-{
-	if (session && session_checked)
-		return session;
-	/* A forked child (check runs each test in one) inherits the parent's
-	 * session, whose module list names the parent's pid. */
-	pid_t pid = getpid();
-	if (session && session_pid != pid)
-		end_session(true);
-	session_checked = true;
-	if (session)
-		return session;
-	Dwfl *d = dw.begin(&callbacks);
-	if (!d)
-		return NULL;
-	if ((!dw.lazy && dw.proc_report(d, pid) != 0) || dw.report_end(d, NULL, NULL) != 0) {
-		dw.end(d);
-		return NULL;
-	}
-	session = d;
-	session_pid = pid;
-	return session;
-}
-
-/* The modules dwfl_linux_proc_report would report, from one read of
- * /proc/self/maps made where the session first needs one (its start,
- * as before): each a record of its range, then its name and NUL, padded
- * to 8 bytes.  Reported to libdwfl one at a time, as a frame needs it:
- * the report of all of them read the maps through stdio and sscanf,
- * ~565,000 instructions (a process printing one leak with file:line:
- * 4.8 M in all), where a frame or two needs one module. */
-struct mod_run {
-	uint64_t lo, hi;
-	uint64_t size;            /* the whole record's */
-	char name[];              /* at sizeof(struct mod_run) */
+/* A top-level function's scopes (scopes_at), as a table built at its
+ * second lookup: every DIE below it that libdw's walk could go into or
+ * stop at, with its ranges.  The walk calls dwarf_haspc on each child
+ * before the one that holds the address, level by level: in a large
+ * C++ function (a gtest TestBody, thousands of inlined calls and call
+ * sites) ~5,400 calls of ~1,000 instructions a frame, and the peak's
+ * lines name many frames of one function (yaml-cpp's first run: 1,150
+ * frames in 80 functions, 499 in one; 10.5 G instructions of its 14.6
+ * G).  Built once, each lookup is a scan of the table. */
+struct fn_node {
+	Dwarf_Off die;
+	uint32_t parent;        /* its parent's node + 1; 0: the top-level DIE */
+	bool scopes;            /* may_have_scopes(its tag) */
 };
-struct runs_read {
-	struct mc_buf *b;
-	uintptr_t vdso;           /* AT_SYSINFO_EHDR */
-	size_t open;              /* the run being extended, + 1; 0: none */
+struct fn_range {
+	Dwarf_Addr start, end;
+	uint32_t node;
 };
+struct fn_scopes {
+	const void *unit;       /* the unit DIE's bytes; NULL: a free slot */
+	Dwarf_Off top;          /* the top-level DIE's offset */
+	bool built, usable;     /* usable: every DIE read without error */
+	struct mc_buf nodes;    /* struct fn_node[], in DIE order */
+	struct mc_buf ranges;   /* struct fn_range[] */
+};
+#define FN_SCOPES 32
+static struct fn_scopes fn_scopes[FN_SCOPES];
+static unsigned fsc_next, fsc_used;
 
-static void run_add(struct runs_read *w, uintptr_t lo, uintptr_t hi, const char *name)
+void unit_fns_forget(void)
 {
-	size_t n = strlen(name) + 1;
-	struct mod_run r = { lo, hi, (sizeof r + n + 7) & ~(size_t)7 };
-	static const char pad[8];
-	size_t at = w->b->len;
-	mc_buf_put(w->b, (const char *)&r, sizeof r);
-	mc_buf_put(w->b, name, n);
-	mc_buf_put(w->b, pad, r.size - sizeof r - n);
-	w->open = w->b->oom ? 0 : at + 1;
+	for (unsigned i = 0; i < fns_used; i++) {
+		mc_buf_free(&unit_fns[i].buf);
+		unit_fns[i] = (struct unit_fns){ 0 };
+	}
+	fns_next = fns_used = 0;
+	for (unsigned i = 0; i < fsc_used; i++) {
+		mc_buf_free(&fn_scopes[i].nodes);
+		mc_buf_free(&fn_scopes[i].ranges);
+		fn_scopes[i] = (struct fn_scopes){ 0 };
+	}
+	fsc_next = fsc_used = 0;
 }
 
-/* libdwfl's proc_maps_report, line by line: a file's mappings one
- * module, from its first to its last before another file's (the
- * mappings of no file between them inside it); the vDSO a module of
- * its own, which ends the run before it. */
-static bool note_mod_run(const struct mc_mapping *m, void *arg)
+/* The tables forgotten in a forked child: zeroed, not freed (the thread
+ * that held the lock may have been building or freeing one: a stale
+ * buffer's munmap in the child took away whatever was mapped there
+ * since, forklocks' children crashed in the suppressions).  Their maps
+ * stay, unused. */
+void scopes_drop(void)
 {
-	struct runs_read *w = arg;
-	if (m->lo == w->vdso && w->vdso) {
-		char name[32];
-		snprintf(name, sizeof name, "[vdso: %d]", (int)session_pid);
-		run_add(w, m->lo, m->hi, name);
-		w->open = 0;
-		return !w->b->oom;
-	}
-	if (m->name[0] != '/')
-		return true;
-	struct mod_run *r = w->open ? (struct mod_run *)(w->b->s + w->open - 1) : NULL;
-	if (r && strcmp(r->name, m->name) == 0)
-		r->hi = m->hi;
-	else
-		run_add(w, m->lo, m->hi, m->name);
-	return !w->b->oom;
-}
-
-static Dwfl_Module *report_module(Dwfl *d, const char *name, uintptr_t lo, uintptr_t hi,
-				  uintptr_t addr)
-{
-	dw.report_begin_add(d);
-	dw.report_module(d, name, lo, hi);
-	if (dw.report_end(d, NULL, NULL) != 0)
-		return NULL;
-	return dw.addrmodule(d, addr);
-}
-
-/* The module of addr in session d, reported now if it was not yet.  m:
- * elfmod.c's reading of addr's object, or NULL.  Its path is the name
- * of the mapping at its first byte, where its file's run begins: the
- * module is reported from it without a read of /proc/self/maps (59 K
- * instructions and four system calls of a leaking suite_test 0's
- * exit).  Its end is the end of the object's reservation, past the
- * run's last mapping where a .bss follows it: no return address lies
- * there. */
-static Dwfl_Module *session_module(Dwfl *d, uintptr_t addr, struct mc_elfmod *m)
-{
-	Dwfl_Module *mod = dw.addrmodule(d, addr);
-	if (mod || !dw.lazy)
-		return mod;
-	uintptr_t lo, hi;
-	if (m) {
-		mc_elfmod_range(m, &lo, &hi);
-		if (mc_elfmod_path(m)[0] == '/' && addr - lo < hi - lo)
-			return report_module(d, mc_elfmod_path(m), lo, hi, addr);
-	}
-	if (!mod_runs_read) {
-		mod_runs_read = true;
-		struct runs_read w = { &mod_runs, (uintptr_t)getauxval(AT_SYSINFO_EHDR), 0 };
-		if (!mc_maps_each(note_mod_run, &w) || mod_runs.oom)
-			mc_buf_free(&mod_runs);
-	}
-	for (size_t at = 0; at + sizeof(struct mod_run) <= mod_runs.len;) {
-		const struct mod_run *r = (const struct mod_run *)(mod_runs.s + at);
-		if (addr - r->lo < r->hi - r->lo)
-			return report_module(d, r->name, r->lo, r->hi, addr);
-		at += r->size;
-	}
-	return NULL;
+	memset(unit_fns, 0, sizeof unit_fns);
+	fns_next = fns_used = 0;
+	memset(fn_scopes, 0, sizeof fn_scopes);
+	fsc_next = fsc_used = 0;
 }
 
 static const char *die_name(Dwarf_Die *die, int at)
@@ -1792,7 +1207,7 @@ static int scopes_at(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Die *c
  * inlined call.  cu is addr's compile unit when the caller found it
  * (with mod's bias), else NULL.  Returns how many frames out[] now holds
  * (at least 1). */
-static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwarf_Addr bias,
+int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwarf_Addr bias,
 			   struct mc_frame_info *out, int max)
 {
 	if (!dw.inlines)
@@ -1876,10 +1291,990 @@ static int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwar
 	return n ? n : 1;
 }
 
+/* What mc_symbolize_frames gave each (pc, max) in this session, so
+ * that a frame is resolved once however many leak records hold it and
+ * whether suppression matching or the report asks: a return address in
+ * a parser's recursion is in most of its records, and each resolution of
+ * its inlined functions walks its compile unit's DIEs (parson's tests:
+ * 6,300 resolutions of a few hundred addresses, 6.3 G instructions).
+ * An open-addressed table of (pc, max) -> the frames, packed in an arena:
+ * each frame's line, the lengths of its function, linkage, file and
+ * object (two bytes each: a C++ symbol's name passes 255), then the
+ * four, each ending in a NUL.  Cleared with the session (each report's end).
+ * The table starts at PC_FIRST slots and doubles: a short process's exit
+ * holds a few dozen addresses, and a first table of 1024 slots (16 KiB,
+ * probed before written) was 8-10 page faults of a leaking
+ * bench/suite_test's exit, two a page. */
+#define PC_FIRST 128
+struct pc_entry {
+	uintptr_t pc;        /* 0: a free slot */
+	uint32_t off;        /* in pc_arena */
+	uint16_t max, n;
+};
+_Static_assert(sizeof((struct mc_frame_info *)0)->file <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->object <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->function <= 65536 &&
+	       sizeof((struct mc_frame_info *)0)->linkage <= 65536,
+	       "a cached string's length is two bytes");
+static struct pc_entry *pc_tab;
+static size_t pc_cap, pc_used;
+struct mc_buf pc_arena;
+
+void pc_cache_clear(void)
+{
+	if (pc_tab)
+		mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
+	pc_tab = NULL;
+	pc_cap = pc_used = 0;
+	mc_buf_free(&pc_arena);
+	pc_arena = (struct mc_buf){ 0 };
+}
+
+/* The memo forgotten in a forked child: another thread may have been
+ * growing or unmapping it. */
+void pc_cache_drop(void)
+{
+	pc_tab = NULL;
+	pc_cap = pc_used = 0;
+	pc_arena = (struct mc_buf){ 0 };
+}
+
+static struct pc_entry *pc_slot(struct pc_entry *tab, size_t cap, uintptr_t pc, int max)
+{
+	size_t i = (size_t)((pc ^ (uintptr_t)max) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+	while (tab[i].pc && (tab[i].pc != pc || tab[i].max != max))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* The cached frames of (pc, max) into out; 0 when there are none.  Each
+ * string's length is stored: a copy is one memcpy of it with its NUL,
+ * where a strlen and a memcpy a string cost ~250 instructions a quick
+ * frame (a measured /bin/date's exit: 201 of them, 50 K). */
+int pc_cache_get(uintptr_t pc, int max, struct mc_frame_info *out)
+{
+	if (!pc_tab || !pc)
+		return 0;
+	const struct pc_entry *e = pc_slot(pc_tab, pc_cap, pc, max);
+	if (!e->pc)
+		return 0;
+	const char *p = pc_arena.s + e->off;
+	for (int i = 0; i < e->n; i++) {
+		uint16_t len[4];  /* fixed sizes: loads, not calls (-fno-builtin) */
+		__builtin_memcpy(&out[i].line, p, sizeof out[i].line);
+		__builtin_memcpy(len, p + sizeof out[i].line, sizeof len);
+		p += sizeof out[i].line + sizeof len;
+		memcpy(out[i].function, p, len[0] + 1u);
+		p += len[0] + 1u;
+		memcpy(out[i].linkage, p, len[1] + 1u);
+		p += len[1] + 1u;
+		memcpy(out[i].file, p, len[2] + 1u);
+		p += len[2] + 1u;
+		memcpy(out[i].object, p, len[3] + 1u);
+		p += len[3] + 1u;
+	}
+	return e->n;
+}
+
+/* Room for one more entry (at most half full); false: none. */
+bool pc_room(void)
+{
+	if (2 * (pc_used + 1) <= pc_cap)
+		return true;
+	size_t cap = pc_cap ? 2 * pc_cap : PC_FIRST;
+	struct pc_entry *tab = mc_map(cap * sizeof *tab);
+	if (!tab)
+		return false;
+	mc_write_first(tab, cap * sizeof *tab);
+	for (size_t i = 0; i < pc_cap; i++)
+		if (pc_tab[i].pc)
+			*pc_slot(tab, cap, pc_tab[i].pc, pc_tab[i].max) = pc_tab[i];
+	if (pc_tab)
+		mc_unmap(pc_tab, pc_cap * sizeof *pc_tab);
+	pc_tab = tab;
+	pc_cap = cap;
+	return true;
+}
+
+/* One frame's line and its four strings (function, linkage, file,
+ * object: len[j] bytes each, at most their fields' size - 1) appended
+ * to the arena. */
+void pc_frame(int line, const char *const str[4], const size_t len[4])
+{
+	char rec[sizeof line + 8 + sizeof(struct mc_frame_info)];  /* the lengths' sum: 1280 */
+	size_t k = sizeof line + 8;
+	memcpy(rec, &line, sizeof line);
+	for (int j = 0; j < 4; j++) {
+		uint16_t l = (uint16_t)len[j];
+		memcpy(rec + sizeof line + 2 * j, &l, 2);
+		memcpy(rec + k, str[j], len[j]);
+		rec[k + len[j]] = 0;
+		k += len[j] + 1;
+	}
+	mc_buf_put(&pc_arena, rec, k);
+}
+
+/* The entry (pc, max) -> the n frames appended from off. */
+void pc_commit(uintptr_t pc, int max, size_t off, int n)
+{
+	if (pc_arena.oom) {
+		pc_cache_clear();
+		return;
+	}
+	*pc_slot(pc_tab, pc_cap, pc, max) = (struct pc_entry){ pc, (uint32_t)off, (uint16_t)max,
+								 (uint16_t)n };
+	pc_used++;
+}
+
+void pc_cache_put(uintptr_t pc, int max, const struct mc_frame_info *f, int n)
+{
+	if (!pc || pc_arena.len > UINT32_MAX / 2 || max > UINT16_MAX || !pc_room())
+		return;
+	size_t off = pc_arena.len;
+	for (int i = 0; i < n; i++) {
+		const char *str[4] = { f[i].function, f[i].linkage, f[i].file, f[i].object };
+		const size_t cap[4] = { sizeof f[i].function, sizeof f[i].linkage, sizeof f[i].file,
+					sizeof f[i].object };
+		size_t len[4];
+		for (int j = 0; j < 4; j++)    /* as a copy cuts it: cap - 1 at most */
+			len[j] = strnlen(str[j], cap[j] - 1);
+		pc_frame(f[i].line, str, len);
+	}
+	pc_commit(pc, max, off, n);
+}
+
+/* The debug strings of elfmod.c's objects, by slot. */
+struct dstr own_str[MC_ELFMOD_SLOTS];
+
+/* own_key's answers, by slot (struct own_key) */
+static struct own_key own_keys[MC_ELFMOD_SLOTS];
+
+static struct qkey *qkeys;    /* [QKEYS], mc_map'd at first use */
+static size_t nqkeys;
+
+/* For suppcache.c's verdicts: whether the places of a .gnu_debuglink
+ * name are without a file, by (object's path, name), a session's last
+ * few (links_absent).  Cleared with the qkeys. */
+#define LINK_MEMO 8
+static struct { uint64_t h; bool absent; } link_memo[LINK_MEMO];
+static unsigned link_memo_n;
+
+/* may_name's answers that hold for every address of an object (kept
+ * under MC_SYMCACHE_ANY, or dstr_has's anywhere), by its quick key and
+ * the string's bytes: a region's records ask each entry's names of each
+ * deep frame, most of those in one object, and each answer cost a
+ * look-up of symcache.c's index (the string's sum, two probes).  Cleared
+ * with the qkeys (end_session). */
+static struct any_memo any_memo[ANY_SLOTS];
+unsigned any_used;
+
+/* What the objects' keys hold, forgotten: at a session's end (links:
+ * the link memo too) and in a forked child. */
+void keys_forget(bool links)
+{
+	memset(own_str, 0, sizeof own_str);
+	memset(own_keys, 0, sizeof own_keys);
+	nqkeys = 0;
+	if (links)
+		link_memo_n = 0;
+	any_clear();
+}
+
+/* elfmod.c's reading of the object at addr, NULL: libdw's. */
+struct mc_elfmod *own_module(uintptr_t addr)
+{
+	int fresh;
+	struct mc_elfmod *m = mc_elfmod_find(addr, &fresh);
+	if (fresh >= 0) {
+		dstr_forget(&own_str[fresh]);
+		own_keys[fresh] = (struct own_key){ 0 };
+	}
+	return m;
+}
+
+static void key_take(const struct mc_elf_sec *sec, void *arg)
+{
+	struct own_key *k = arg;
+	const char *name = sec->name;
+	bool in_file = sec->data && sec->type != SHT_NOBITS;
+	size_t len = strlen(name);
+	k->symtabs += sec->type == SHT_SYMTAB;
+	k->info |= in_file && strcmp(name, ".debug_info") == 0;
+	k->line |= in_file && strcmp(name, ".debug_line") == 0;
+	k->elsewhere |= strcmp(name, ".gnu_debugaltlink") == 0 || strcmp(name, ".debug_sup") == 0 ||
+			strcmp(name, ".debug_addr") == 0 ||
+			(len > 4 && strcmp(name + len - 4, ".dwo") == 0);
+}
+
+/* m's key in symcache.c's files, NULL: not to be cached. */
+const struct own_key *own_key(const struct mc_elfmod *m)
+{
+	struct own_key *k = &own_keys[mc_elfmod_slot(m)];
+	if (!k->checked) {
+		*k = (struct own_key){ .checked = true };
+		const unsigned char *id = mc_elfmod_build_id(m, &k->idlen);
+		k->ok = mc_elfmod_debuginfo(m) == MC_DI_OWN && id && k->idlen >= 8 &&
+			k->idlen <= sizeof k->id && mc_elfmod_sections(m, key_take, k) && k->info &&
+			k->line && !k->elsewhere && k->symtabs == 1;
+		if (k->ok)
+			memcpy(k->id, id, k->idlen);
+	}
+	return k->ok ? k : NULL;
+}
+
+/* An address in the system's libraries (/usr/lib, /lib): with
+ * MEMCHECK_SYMBOLIZE_SYSTEM=0 their DWARF, large where it is installed
+ * (libc's takes ~40 ms to load), is left alone; their symbol tables'
+ * names, which suppression files match, are still read. */
+bool in_system_object(uintptr_t addr)
+{
+	const char *name = NULL;
+	if (!addr || !mc_object_base((void *)addr, &name) || !name)
+		return false;
+	if (!name[0]) {
+		/* the main program: dladdr names it by argv[0] */
+		Dl_info info;
+		if (!dladdr((void *)addr, &info) || !info.dli_fname)
+			return false;
+		name = info.dli_fname;
+	}
+	return strncmp(name, "/usr/lib/", 9) == 0 || strncmp(name, "/lib/", 5) == 0 ||
+	       strncmp(name, "/lib64/", 7) == 0;
+}
+
+struct qkey *qkey_of(uintptr_t addr)
+{
+	for (size_t i = 0; i < nqkeys; i++)
+		if (addr >= qkeys[i].k.lo && addr < qkeys[i].k.hi)
+			return qkeys[i].ok ? &qkeys[i] : NULL;
+	if (!qkeys && !(qkeys = mc_map(QKEYS * sizeof *qkeys)))
+		return NULL;
+	if (nqkeys == QKEYS)
+		return NULL;
+	struct qkey *e = &qkeys[nqkeys];
+	e->ok = mc_elfmod_quick_key(addr, &e->k);
+	e->sys = -1;
+	e->keep = -1;
+	e->linked = -1;
+	e->absent_len = 0;
+	e->vpart = false;
+	if (e->k.hi > e->k.lo)
+		nqkeys++;   /* its range known: not asked again */
+	return e->ok ? e : NULL;
+}
+
+bool linked_ok(struct qkey *q)
+{
+	if (q->linked < 0) {
+		const char *link = mc_symcache_link_get(q->k.key, q->k.len);
+		q->linked = link && links_absent(q->k.path, link);
+	}
+	return q->linked;
+}
+
+/* The MC_DI_* a key file's record's line gives, -1: none (damaged, or
+ * linked and the link's places hold a file now). */
+int quick_line(struct qkey *q, int32_t line)
+{
+	if (line & QUICK_LINKED) {
+		if (!linked_ok(q))
+			return -1;
+		line &= ~QUICK_LINKED;
+	}
+	return line >= MC_DI_NONE && line <= MC_DI_ELSEWHERE ? line : -1;
+}
+
+/* Which of q's two files likelier holds its quick frames: the quick
+ * key's (true) or its build ID's.  Where a build-ID debug file is, the
+ * object's table is its (the quick key's); an object in the system's
+ * own directories is a package's, stripped (Debian's policy): its names
+ * are its dynamic table's, kept under the quick key too, where its
+ * build ID's file, which only an object with DWARF of its own has
+ * (own_key), was opened first: a failed openat at every warm measured
+ * /bin/date's exit.  Either order finds the same record. */
+bool key_file_first(const struct qkey *q)
+{
+	static const char *const dirs[] = { "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/" };
+	if (q->k.debug)
+		return true;
+	for (size_t i = 0; i < MC_ARRAY_SIZE(dirs); i++)
+		if (strncmp(q->k.path, dirs[i], strlen(dirs[i])) == 0)
+			return true;
+	return false;
+}
+
+struct any_memo *any_slot(const struct qkey *q, const char *s, size_t len)
+{
+	uint8_t qi = (uint8_t)(q - qkeys + 1);
+	size_t h = ((size_t)qi * 0x9e37u + len * 31u + (unsigned char)s[0] * 7u +
+		    (unsigned char)s[len - 1]) & (ANY_SLOTS - 1);
+	struct any_memo *e;
+	while ((e = &any_memo[h])->q &&
+	       (e->q != qi || e->len != len || memcmp(e->s, s, len) != 0))
+		h = (h + 1) & (ANY_SLOTS - 1);
+	return e;
+}
+
+void any_put(const struct qkey *q, const char *s, size_t len, bool found)
+{
+	if (!q || !len || len > ANY_LEN || 2 * (any_used + 1) > ANY_SLOTS)
+		return;
+	struct any_memo *e = any_slot(q, s, len);
+	if (e->q)
+		return;
+	e->q = (uint8_t)(q - qkeys + 1);
+	e->len = (uint8_t)len;
+	e->found = found;
+	memcpy(e->s, s, len);
+	any_used++;
+}
+
+void any_clear(void)
+{
+	if (any_used)
+		memset(any_memo, 0, sizeof any_memo);
+	any_used = 0;
+}
+
+/* The places a .gnu_debuglink name is looked for beside path, each
+ * without a file (what the writer's elfmod.c reading found: a file
+ * there and it declines the object, own_module NULL), asked once a
+ * session for each (object, name): a memo of the last few. */
+
+bool links_absent(const char *path, const char *link)
+{
+	uint64_t h = mc_fnv1a(path, strlen(path)) ^ (mc_fnv1a(link, strlen(link)) * 31);
+	for (unsigned i = 0; i < link_memo_n && i < LINK_MEMO; i++)
+		if (link_memo[i].h == h)
+			return link_memo[i].absent;
+	bool absent = !mc_debuglink_found(path, link);
+	link_memo[link_memo_n++ % LINK_MEMO] = (typeof(link_memo[0])){ h, absent };
+	return absent;
+}
+
+/* The links of the last record mc_symbolize_verdict_holds took, with
+ * its objects: the next record of the same objects holds the same
+ * bytes (a process's stacks share their objects), whose places were
+ * looked at once this session already. */
+static struct {
+	struct qkey *objs[QKEYS];
+	int nobj;
+	uint32_t len;             /* 0: none */
+	char b[512];
+} links_memo;
+/* The objects of the last stack mc_symbolize_verdict_stack keyed, tried
+ * before the session's (qkey_of); forgotten with them. */
+static struct qkey *vhint[QKEYS];
+static int nvhint;
+
+/* The verdicts' memos forgotten, with the session's objects. */
+void verdict_forget(void)
+{
+	links_memo.len = 0;
+	nvhint = 0;
+}
+
+/* The writer's side for q's object at addr: may its verdicts be kept
+ * (its names its file's bytes, named by its build ID, and the states
+ * the quick key and the link places give)?  *link: the debuglink name
+ * the next process checks, "" where none is looked for. */
+static bool vobj_check(struct qkey *q, uintptr_t addr, char *link, size_t cap)
+{
+	link[0] = 0;
+	struct mc_elfmod *m = own_module(addr);
+	size_t idlen;
+	const unsigned char *id = m ? mc_elfmod_build_id(m, &idlen) : NULL;
+	if (!id || idlen != q->k.idlen || memcmp(id, q->k.key, idlen) != 0 ||
+	    mc_elfmod_bias(m) != q->k.bias || strcmp(mc_elfmod_path(m), q->k.path) != 0)
+		return false;
+	int di = mc_elfmod_debuginfo(m);
+	/* A system object's DWARF is never read (its frames the symbol
+	 * table's, never deep); an object without DWARF has its table's
+	 * names alone; one with its own has them from its own file only
+	 * where own_key says so (no dwz file, no split DWARF).  Anything
+	 * else (a debug file's DWARF, dwz's alternate file): not kept. */
+	if (!qkey_sys(q, addr) && di != MC_DI_NONE && !(di == MC_DI_OWN && own_key(m)))
+		return false;
+	/* The link whose places elfmod.c's reading looked at (pick_table
+	 * looks unless the object has both its own table and its own
+	 * DWARF, or a build-ID debug file of its ID was found: then the key
+	 * holds that file's state, and neither pick_table nor libdw's
+	 * callback looks at the link's places).  The C library with its
+	 * debug package had its link's three places checked by every
+	 * warm process (3 access calls of a measured suite_test 5's exit). */
+	const char *l = mc_elfmod_link(m);
+	if (l) {
+		size_t len = strlen(l);
+		if (len >= cap || !links_absent(q->k.path, l))
+			return false;
+		memcpy(link, l, len + 1);
+	}
+	return true;
+}
+
+/* vobj_check's answer, once an object a session (its link name kept) */
+static bool vobj_keep(struct qkey *q, uintptr_t addr, const char **link)
+{
+	if (q->keep < 0)
+		q->keep = vobj_check(q, addr, q->link, sizeof q->link);
+	*link = q->link;
+	return q->keep;
+}
+
+/* (the fixed-size copies inline: -fno-builtin made each a call, most of
+ * a warm exit's look-ups) */
+bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links)
+{
+	if (!mc_opt.symbolize || n < 0 || n > MC_MAX_DEPTH)
+		return false;
+	/* written in place: the frames, then at most QKEYS objects */
+	enum { MOST = 2 + MC_MAX_DEPTH * 9 + 1 + QKEYS * (1 + 64 + 2 + MC_ELFMOD_PATH),
+	       LINKS = QKEYS * (2 + MC_ELFMOD_PATH + 2 + sizeof ((struct qkey *)0)->link) };
+	char *w = mc_buf_room(a, MOST);
+	char *lw = links ? mc_buf_room(links, LINKS) : NULL;
+	if (!w || (links && !lw))
+		return false;
+	bool ok = true;
+	struct qkey *objs[QKEYS];
+	uintptr_t at[QKEYS];
+	int nobj = 0;
+	pthread_mutex_lock(&sym_lock);
+	uint16_t n16 = (uint16_t)n;
+	__builtin_memcpy(w, &n16, 2);
+	w += 2;
+	for (int i = 0; i < n; i++) {
+		uintptr_t addr = pcs[i] ? pcs[i] - 1 : 0;
+		struct qkey *q = NULL;
+		unsigned char o = 0xff;
+		uint64_t off = 0;
+		if (addr) {
+			/* the stack's objects so far first: a few, most
+			 * frames in one of them */
+			for (o = 0; o < nobj && !(addr >= objs[o]->k.lo && addr < objs[o]->k.hi); o++)
+				;
+			if (o < nobj) {
+				q = objs[o];
+			} else if (!(q = qkey_of(addr))) {
+				ok = false;
+				break;
+			} else {
+				for (o = 0; o < nobj && objs[o] != q; o++)
+					;
+				if (o == nobj) {
+					objs[nobj] = q;
+					at[nobj++] = addr;
+				}
+			}
+			off = addr - q->k.bias;
+		}
+		*w++ = (char)o;
+		__builtin_memcpy(w, &off, 8);
+		w += 8;
+	}
+	/* whether a system object's DWARF is read */
+	*w++ = (char)('0' + mc_opt.symbolize_system);
+	for (int o = 0; o < nobj && ok; o++) {
+		const struct mc_quick_key *k = &objs[o]->k;
+		uint16_t plen = (uint16_t)strnlen(k->path, sizeof k->path);
+		*w++ = (char)k->len;
+		memcpy(w, k->key, k->len);
+		w += k->len;
+		__builtin_memcpy(w, &plen, 2);
+		memcpy(w + 2, k->path, plen);
+		w += 2 + plen;
+		if (!links)
+			continue;
+		const char *link;
+		ok = vobj_keep(objs[o], at[o], &link);
+		uint16_t llen = (uint16_t)strlen(link);
+		__builtin_memcpy(lw, &plen, 2);
+		memcpy(lw + 2, k->path, plen);
+		lw += 2 + plen;
+		__builtin_memcpy(lw, &llen, 2);
+		memcpy(lw + 2, link, llen);
+		lw += 2 + llen;
+	}
+	pthread_mutex_unlock(&sym_lock);
+	mc_buf_end(a, w);
+	if (links)
+		mc_buf_end(links, lw);
+	return ok;
+}
+
+/* The verdict key's hash (memcheck-cache(5)): its frames part (kind,
+ * count, frames, MEMCHECK_SYMBOLIZE_SYSTEM) over whole words, then each
+ * object's part, hashed the same way, folded in: a reader hashes its
+ * stack's frames and takes each object's hash made once a session, where
+ * it copied each object's key and path into every stack's key and
+ * hashed all of it (~1,000 instructions a record of a measured
+ * /bin/date's exit, 25 records). */
+static uint64_t fold_hash(uint64_t h, uint64_t part)
+{
+	h = (h ^ part) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* The length of the frames part of a key of n frames */
+static size_t vframes_len(size_t n)
+{
+	return 1 + 2 + n * 9 + 1;
+}
+
+uint64_t mc_symbolize_verdict_hash(const char *key, size_t len)
+{
+	uint16_t n16;
+	if (len < 3)
+		return mc_symcache_hash(key, len);
+	__builtin_memcpy(&n16, key + 1, 2);
+	size_t at = vframes_len(n16);
+	if (at > len)
+		return mc_symcache_hash(key, len);
+	uint64_t h = mc_symcache_hash(key, at);
+	while (at < len) {
+		size_t klen = (unsigned char)key[at];
+		uint16_t plen;
+		if (len - at < 1 + klen + 2)
+			return fold_hash(h, mc_symcache_hash(key + at, len - at));
+		__builtin_memcpy(&plen, key + at + 1 + klen, 2);
+		size_t part = 1 + klen + 2 + plen;
+		if (part > len - at)
+			part = len - at;
+		h = fold_hash(h, mc_symcache_hash(key + at, part));
+		at += part;
+	}
+	return h;
+}
+
+/* q's part of a verdict key, hashed: once a session */
+static void vpart_make(struct qkey *q)
+{
+	if (q->vpart)
+		return;
+	char b[1 + sizeof q->k.key + 2 + sizeof q->k.path];
+	uint16_t plen = (uint16_t)strnlen(q->k.path, sizeof q->k.path);
+	b[0] = (char)q->k.len;
+	memcpy(b + 1, q->k.key, q->k.len);
+	__builtin_memcpy(b + 1 + q->k.len, &plen, 2);
+	memcpy(b + 1 + q->k.len + 2, q->k.path, plen);
+	q->plen = plen;
+	q->vpart_len = (uint32_t)(1 + q->k.len + 2 + plen);
+	q->oid = mc_symcache_hash(b, q->vpart_len);
+	q->vpart = true;
+}
+
+bool mc_symbolize_verdict_stack(int kind, const uintptr_t *pcs, int n,
+				struct mc_verdict_stack *s)
+{
+	if (!mc_opt.symbolize || n < 0 || n > MC_MAX_DEPTH)
+		return false;
+	/* the previous stack's objects first: a process's stacks share
+	 * them (the program, the C library), where each object new to a
+	 * stack was a walk of the session's objects (qkey_of) */
+	struct qkey **objs = (struct qkey **)s->objs;
+	int nobj = 0;
+	bool ok = true;
+	char *w = s->frames;
+	uint16_t n16 = (uint16_t)n;
+	*w++ = (char)(kind & 7); /* a leak kind or MC_SUPP_POOL */
+	__builtin_memcpy(w, &n16, 2);
+	w += 2;
+	pthread_mutex_lock(&sym_lock);
+	for (int i = 0; i < n && ok; i++) {
+		uintptr_t addr = pcs[i] ? pcs[i] - 1 : 0;
+		unsigned char o = 0xff;
+		uint64_t off = 0;
+		if (addr) {
+			for (o = 0; o < nobj && !(addr >= objs[o]->k.lo && addr < objs[o]->k.hi); o++)
+				;
+			if (o == nobj) {
+				struct qkey *q = NULL;
+				for (int h = 0; h < nvhint && !q; h++)
+					if (addr >= vhint[h]->k.lo && addr < vhint[h]->k.hi)
+						q = vhint[h];
+				if (!q && !(q = qkey_of(addr))) {
+					ok = false;
+					break;
+				}
+				for (o = 0; o < nobj && objs[o] != q; o++)
+					;
+				if (o == nobj)
+					objs[nobj++] = q;
+			}
+			off = addr - objs[o]->k.bias;
+		}
+		*w++ = (char)o;
+		__builtin_memcpy(w, &off, 8);
+		w += 8;
+	}
+	*w++ = (char)('0' + mc_opt.symbolize_system);
+	s->flen = (size_t)(w - s->frames);
+	uint64_t h = ok ? mc_symcache_hash(s->frames, s->flen) : 0;
+	size_t len = s->flen;
+	for (int o = 0; o < nobj && ok; o++) {
+		vpart_make(objs[o]);
+		h = fold_hash(h, objs[o]->oid);
+		len += objs[o]->vpart_len;
+	}
+	if (ok) {
+		memcpy(vhint, objs, (size_t)nobj * sizeof *objs);
+		nvhint = nobj;
+	}
+	pthread_mutex_unlock(&sym_lock);
+	s->nobj = ok ? nobj : 0;
+	s->hash = h;
+	s->len = len;
+	return ok;
+}
+
+/* key[0, len) the bytes of s's key (each object's part compared with
+ * its fields, not built)? */
+static bool vkey_same(const struct mc_verdict_stack *s, const char *key, size_t len)
+{
+	if (len != s->len || memcmp(key, s->frames, s->flen) != 0)
+		return false;
+	size_t at = s->flen;
+	for (int o = 0; o < s->nobj; o++) {
+		const struct qkey *q = s->objs[o];
+		const char *p = key + at;
+		uint16_t plen;
+		__builtin_memcpy(&plen, p + 1 + q->k.len, 2);
+		if ((unsigned char)p[0] != q->k.len || memcmp(p + 1, q->k.key, q->k.len) != 0 ||
+		    plen != q->plen || memcmp(p + 1 + q->k.len + 2, q->k.path, plen) != 0)
+			return false;
+		at += q->vpart_len;
+	}
+	return true;
+}
+
+/* links (as the writer's, one (path, name) an object of s, in order):
+ * does every name's place still hold no file? */
+static bool vlinks_hold(const struct mc_verdict_stack *s, const char *b, size_t len)
+{
+	char link[256];
+	bool ok = true;
+	int o = 0;
+	for (size_t at = 0; ok && at < len; o++) {
+		uint16_t plen, llen;
+		struct qkey *q = o < s->nobj ? s->objs[o] : NULL;
+		if (!q || len - at < 2 || (__builtin_memcpy(&plen, b + at, 2), plen != q->plen) ||
+		    len - at - 2 < (size_t)plen + 2 || memcmp(q->k.path, b + at + 2, plen) != 0) {
+			ok = false;
+			break;
+		}
+		at += 2 + (size_t)plen;
+		__builtin_memcpy(&llen, b + at, 2);
+		at += 2;
+		if (llen >= sizeof link || len - at < llen) {
+			ok = false;
+			break;
+		}
+		const char *l = b + at;
+		at += llen;
+		if (!llen || (q->absent_len == llen && memcmp(q->absent, l, llen) == 0))
+			continue;   /* none looked for, or found absent this session */
+		memcpy(link, l, llen);
+		link[llen] = 0;
+		ok = links_absent(q->k.path, link);
+		if (ok) {
+			memcpy(q->absent, l, llen);
+			q->absent_len = llen;
+		}
+	}
+	return ok && o == s->nobj;
+}
+
+bool mc_symbolize_verdict_holds(const struct mc_verdict_stack *s, const char *key, size_t len,
+				const char *links, size_t llen)
+{
+	pthread_mutex_lock(&sym_lock);
+	bool ok = vkey_same(s, key, len);
+	if (ok && !(llen && llen == links_memo.len && s->nobj == links_memo.nobj &&
+		    memcmp(s->objs, links_memo.objs, (size_t)s->nobj * sizeof *s->objs) == 0 &&
+		    memcmp(links, links_memo.b, llen) == 0)) {
+		ok = vlinks_hold(s, links, llen);
+		if (ok && llen <= sizeof links_memo.b) {
+			memcpy(links_memo.objs, s->objs, (size_t)s->nobj * sizeof *s->objs);
+			links_memo.nobj = s->nobj;
+			memcpy(links_memo.b, links, llen);
+			links_memo.len = (uint32_t)llen;
+		}
+	}
+	pthread_mutex_unlock(&sym_lock);
+	return ok;
+}
+
+static Dwfl *session;
+static pid_t session_pid;
+/* session_module's table of the modules to report (struct mod_run) */
+static struct mc_buf mod_runs;
+static bool mod_runs_read;
+
+static struct mod_cache mod_caches[16];
+static unsigned mod_caches_next; /* claims this session: the slots below it
+				  * (all past 16) are the only ones touched,
+				  * and the only ones walked: a session
+				  * without libdw faults in none of their
+				  * two pages */
+
+static size_t mod_caches_used(void)
+{
+	return mod_caches_next < MC_ARRAY_SIZE(mod_caches) ? mod_caches_next
+							   : MC_ARRAY_SIZE(mod_caches);
+}
+
+static void mod_cache_free(struct mod_cache *c)
+{
+	cu_table_free(&c->cu);
+	mc_symtab_free(&c->sym);
+	dstr_forget(&c->str);
+	c->mod = NULL;
+}
+
+struct mod_cache *mod_cache(Dwfl_Module *mod)
+{
+	for (size_t i = 0; i < mod_caches_used(); i++)
+		if (mod_caches[i].mod == mod)
+			return &mod_caches[i];
+	struct mod_cache *c = &mod_caches[mod_caches_next++ % MC_ARRAY_SIZE(mod_caches)];
+	mod_cache_free(c);
+	c->mod = mod;
+	return c;
+}
+
+/* Has this process seen that the session is its own?  (Cleared with
+ * the session and in a forked child: getpid is a system call, and
+ * suppression matching asks for the session thousands of times.) */
+static bool session_checked;
+
+void end_session(bool unmap_files)
+{
+	if (session)
+		dw.end(session);
+	session = NULL;
+	session_checked = false;
+	for (size_t i = 0; i < mod_caches_used(); i++)
+		mod_cache_free(&mod_caches[i]);
+	mod_caches_next = 0;
+	unit_fns_forget();
+	dstr_memo_clear();
+	dstr_filters_free(true);
+	keys_forget(true);
+	verdict_forget();
+	mc_elfmod_forget(unmap_files);
+	pc_cache_clear();
+	if (unmap_files)
+		mc_buf_free(&mod_runs);
+	else
+		mod_runs = (struct mc_buf){ 0 };
+	mod_runs_read = false;
+}
+
+Dwfl *get_session(void)
+{
+	if (session && session_checked)
+		return session;
+	/* A forked child (check runs each test in one) inherits the parent's
+	 * session, whose module list names the parent's pid. */
+	pid_t pid = getpid();
+	if (session && session_pid != pid)
+		end_session(true);
+	session_checked = true;
+	if (session)
+		return session;
+	Dwfl *d = dw.begin(&dw_callbacks);
+	if (!d)
+		return NULL;
+	if ((!dw.lazy && dw.proc_report(d, pid) != 0) || dw.report_end(d, NULL, NULL) != 0) {
+		dw.end(d);
+		return NULL;
+	}
+	session = d;
+	session_pid = pid;
+	return session;
+}
+
+/* The modules dwfl_linux_proc_report would report, from one read of
+ * /proc/self/maps made where the session first needs one (its start,
+ * as before): each a record of its range, then its name and NUL, padded
+ * to 8 bytes.  Reported to libdwfl one at a time, as a frame needs it:
+ * the report of all of them read the maps through stdio and sscanf,
+ * ~565,000 instructions (a process printing one leak with file:line:
+ * 4.8 M in all), where a frame or two needs one module. */
+struct mod_run {
+	uint64_t lo, hi;
+	uint64_t size;            /* the whole record's */
+	char name[];              /* at sizeof(struct mod_run) */
+};
+struct runs_read {
+	struct mc_buf *b;
+	uintptr_t vdso;           /* AT_SYSINFO_EHDR */
+	size_t open;              /* the run being extended, + 1; 0: none */
+};
+
+static void run_add(struct runs_read *w, uintptr_t lo, uintptr_t hi, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	struct mod_run r = { lo, hi, (sizeof r + n + 7) & ~(size_t)7 };
+	static const char pad[8];
+	size_t at = w->b->len;
+	mc_buf_put(w->b, (const char *)&r, sizeof r);
+	mc_buf_put(w->b, name, n);
+	mc_buf_put(w->b, pad, r.size - sizeof r - n);
+	w->open = w->b->oom ? 0 : at + 1;
+}
+
+/* libdwfl's proc_maps_report, line by line: a file's mappings one
+ * module, from its first to its last before another file's (the
+ * mappings of no file between them inside it); the vDSO a module of
+ * its own, which ends the run before it. */
+static bool note_mod_run(const struct mc_mapping *m, void *arg)
+{
+	struct runs_read *w = arg;
+	if (m->lo == w->vdso && w->vdso) {
+		char name[32];
+		snprintf(name, sizeof name, "[vdso: %d]", (int)session_pid);
+		run_add(w, m->lo, m->hi, name);
+		w->open = 0;
+		return !w->b->oom;
+	}
+	if (m->name[0] != '/')
+		return true;
+	struct mod_run *r = w->open ? (struct mod_run *)(w->b->s + w->open - 1) : NULL;
+	if (r && strcmp(r->name, m->name) == 0)
+		r->hi = m->hi;
+	else
+		run_add(w, m->lo, m->hi, m->name);
+	return !w->b->oom;
+}
+
+static Dwfl_Module *report_module(Dwfl *d, const char *name, uintptr_t lo, uintptr_t hi,
+				  uintptr_t addr)
+{
+	dw.report_begin_add(d);
+	dw.report_module(d, name, lo, hi);
+	if (dw.report_end(d, NULL, NULL) != 0)
+		return NULL;
+	return dw.addrmodule(d, addr);
+}
+
+/* The module of addr in session d, reported now if it was not yet.  m:
+ * elfmod.c's reading of addr's object, or NULL.  Its path is the name
+ * of the mapping at its first byte, where its file's run begins: the
+ * module is reported from it without a read of /proc/self/maps (59 K
+ * instructions and four system calls of a leaking suite_test 0's
+ * exit).  Its end is the end of the object's reservation, past the
+ * run's last mapping where a .bss follows it: no return address lies
+ * there. */
+Dwfl_Module *session_module(Dwfl *d, uintptr_t addr, struct mc_elfmod *m)
+{
+	Dwfl_Module *mod = dw.addrmodule(d, addr);
+	if (mod || !dw.lazy)
+		return mod;
+	uintptr_t lo, hi;
+	if (m) {
+		mc_elfmod_range(m, &lo, &hi);
+		if (mc_elfmod_path(m)[0] == '/' && addr - lo < hi - lo)
+			return report_module(d, mc_elfmod_path(m), lo, hi, addr);
+	}
+	if (!mod_runs_read) {
+		mod_runs_read = true;
+		struct runs_read w = { &mod_runs, (uintptr_t)getauxval(AT_SYSINFO_EHDR), 0 };
+		if (!mc_maps_each(note_mod_run, &w) || mod_runs.oom)
+			mc_buf_free(&mod_runs);
+	}
+	for (size_t at = 0; at + sizeof(struct mod_run) <= mod_runs.len;) {
+		const struct mod_run *r = (const struct mod_run *)(mod_runs.s + at);
+		if (addr - r->lo < r->hi - r->lo)
+			return report_module(d, r->name, r->lo, r->hi, addr);
+		at += r->size;
+	}
+	return NULL;
+}
+
+void mc_symbolize_end(void)
+{
+	pthread_mutex_lock(&sym_lock);
+	mc_symcache_flush();
+	end_session(true);
+	pthread_mutex_unlock(&sym_lock);
+}
+
+/* The objects' files (the C library's debug file: 4 MiB) and their
+ * tables left mapped: the process ends next, and an munmap of a file
+ * mapping cost 80-400 us here (strace -T, a measured /bin/date's three:
+ * the program, the C library and its debug file). */
+void mc_symbolize_end_at_exit(void)
+{
+	pthread_mutex_lock(&sym_lock);
+	mc_symcache_flush();
+	end_session(false);
+	pthread_mutex_unlock(&sym_lock);
+}
+
+static MC_TLS bool fork_has_lock; /* per thread: see region.c's */
+
+void mc_symbolize_prefork(void)
+{
+	fork_has_lock = pthread_mutex_trylock(&sym_lock) == 0;
+}
+
+/* In a child forked while another thread was inside libdw, the session
+ * and the tables built from it may be half changed: forgotten, not
+ * freed (dwfl_end would walk them).  A new session is begun when one is
+ * needed, as it is anyway for a child (get_session). */
+void mc_symbolize_postfork(bool child)
+{
+	if (!child) {
+		if (fork_has_lock)
+			pthread_mutex_unlock(&sym_lock);
+		return;
+	}
+	pthread_mutex_init(&sym_lock, NULL);
+	session_checked = false;
+	mc_elfmod_runs_lend(NULL);   /* the scan that lent it is the parent's */
+	/* The parent appends what it found; the cache's buffers may have
+	 * been changing in another thread. */
+	mc_symcache_forget();
+	if (!fork_has_lock) {
+		session = NULL;
+		memset(mod_caches, 0, sizeof mod_caches);
+		mod_caches_next = 0;
+		scopes_drop();
+		keys_forget(false);
+		verdict_forget();
+		mc_elfmod_forget(false);
+		mod_runs = (struct mc_buf){ 0 };
+		mod_runs_read = false;
+		dstr_memo_clear();
+		dstr_filters_free(false);
+		pc_cache_drop();
+	}
+}
+
+/* The compile unit DIE of addr in mod, found through mod's table; NULL
+ * when mod has no DWARF or no unit covers addr.  *bias: mod's. */
+static Dwarf_Die *cu_by_walk(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *die, Dwarf_Addr *bias)
+{
+	Dwarf *dbg = dw.cu_walk ? dw.getdwarf(mod, bias) : NULL;
+	if (!dbg)
+		return NULL;
+	struct cu_table *t = &mod_cache(mod)->cu;
+	if (!t->built)
+		cu_table_build(t, dbg);
+	/* The last range starting at or before a, then back over those that
+	 * may still reach past it (units' ranges rarely overlap). */
+	Dwarf_Addr a = addr - *bias;
+	const struct cu_range *r = (const struct cu_range *)t->buf.s;
+	for (size_t i = ranges_upto(r, t->n, a); i-- > 0 && r[i].maxend > a;)
+		if (r[i].end > a)
+			return dw.offdie(dbg, r[i].die, die);
+	return NULL;
+}
+
 /* full: file, line and inlined frames too; otherwise the symbol table's
  * name alone, which does not make libdw read the DWARF (tens of ms for
  * the C library's, where its debug information is installed). */
-static void set_function(struct mc_frame_info *out, const char *fn)
+void set_function(struct mc_frame_info *out, const char *fn)
 {
 	if (!fn || !*fn)
 		return;
@@ -1911,8 +2306,6 @@ static bool own_frame(struct mc_elfmod *m, uintptr_t addr, struct mc_frame_info 
 	copy(out->object, sizeof out->object, mc_elfmod_path(m));
 	return true;
 }
-
-static bool in_system_object(uintptr_t addr);
 
 /* Whether the row libdw's dwfl_module_getsrc gave for addr ends before
  * it: a row of no length at its sequence's end (GCC's view numbering
@@ -1998,35 +2391,6 @@ static int resolve_dwfl(uintptr_t addr, struct mc_frame_info *out, int max, bool
 	return full && max > 1 ? resolve_inlines(mod, addr, cu, bias, out, max) : 1;
 }
 
-/* An address in the system's libraries (/usr/lib, /lib): with
- * MEMCHECK_SYMBOLIZE_SYSTEM=0 their DWARF, large where it is installed
- * (libc's takes ~40 ms to load), is left alone; their symbol tables'
- * names, which suppression files match, are still read. */
-static bool in_system_object(uintptr_t addr)
-{
-	const char *name = NULL;
-	if (!addr || !mc_object_base((void *)addr, &name) || !name)
-		return false;
-	if (!name[0]) {
-		/* the main program: dladdr names it by argv[0] */
-		Dl_info info;
-		if (!dladdr((void *)addr, &info) || !info.dli_fname)
-			return false;
-		name = info.dli_fname;
-	}
-	return strncmp(name, "/usr/lib/", 9) == 0 || strncmp(name, "/lib/", 5) == 0 ||
-	       strncmp(name, "/lib64/", 7) == 0;
-}
-
-/* Cached beside the full frames under two keys mc_symbolize_frames
- * never asks for (its max is at most MC_MAX_INLINE): the quick frame of
- * a pc whose full resolution reads no debug information, and of one
- * whose does. */
-enum { QUICK_SHALLOW = 0, QUICK_DEEP = UINT16_MAX };
-
-static void frame_clear(struct mc_frame_info *out);
-static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n);
-
 /* libdw's frames at addr into symcache.c's file for m, where the object
  * of each is m's file (the one the cache's answers are given with). */
 static void cache_put(const struct own_key *key, struct mc_elfmod *m, uintptr_t addr, int max,
@@ -2038,98 +2402,10 @@ static void cache_put(const struct own_key *key, struct mc_elfmod *m, uintptr_t 
 	mc_symcache_put(key->id, key->idlen, addr - mc_elfmod_bias(m), max, out, n);
 }
 
-static struct qkey *qkey_of(uintptr_t addr)
-{
-	for (size_t i = 0; i < nqkeys; i++)
-		if (addr >= qkeys[i].k.lo && addr < qkeys[i].k.hi)
-			return qkeys[i].ok ? &qkeys[i] : NULL;
-	if (!qkeys && !(qkeys = mc_map(QKEYS * sizeof *qkeys)))
-		return NULL;
-	if (nqkeys == QKEYS)
-		return NULL;
-	struct qkey *e = &qkeys[nqkeys];
-	e->ok = mc_elfmod_quick_key(addr, &e->k);
-	e->sys = -1;
-	e->keep = -1;
-	e->linked = -1;
-	e->absent_len = 0;
-	e->vpart = false;
-	if (e->k.hi > e->k.lo)
-		nqkeys++;   /* its range known: not asked again */
-	return e->ok ? e : NULL;
-}
-
-/* Is q's object a system one whose DWARF is left alone? */
-static bool qkey_sys(struct qkey *q, uintptr_t addr)
-{
-	if (q->sys < 0)
-		q->sys = !mc_opt.symbolize_system && in_system_object(addr);
-	return q->sys;
-}
-
-/* A quick record's line in the file of q's key (not its build ID's):
- * where the object's DWARF is (MC_DI_*), and QUICK_LINKED where its
- * table was picked after a .gnu_debuglink name's places were found
- * without a file (a stripped program whose debug package is not
- * installed: /bin/date).  Such names hold while those places hold no
- * file, which the key (the build ID and the build-ID debug file's
- * state) does not say: the file's link record names the link, and
- * linked_ok looks at its places beside this process's object, once a
- * session (elfmod.c's memo of paths without a file, which the
- * verdicts' check of the same places shares).  Before, such an
- * object's names were never kept, and a warm /bin/date opened, mapped
- * and read its own file at every exit to find its dynamic table's
- * names again (openat, fstat, mmap, close, 3 madvise; its cache file
- * is now read instead: fstat, read, close; perf stat -r 50, 3 rounds
- * by turns: 195-197 -> 192-193 page faults). */
-#define QUICK_LINKED 0x100
-
-static bool links_absent(const char *path, const char *link);
-
-static bool linked_ok(struct qkey *q)
-{
-	if (q->linked < 0) {
-		const char *link = mc_symcache_link_get(q->k.key, q->k.len);
-		q->linked = link && links_absent(q->k.path, link);
-	}
-	return q->linked;
-}
-
-/* The MC_DI_* a key file's record's line gives, -1: none (damaged, or
- * linked and the link's places hold a file now). */
-static int quick_line(struct qkey *q, int32_t line)
-{
-	if (line & QUICK_LINKED) {
-		if (!linked_ok(q))
-			return -1;
-		line &= ~QUICK_LINKED;
-	}
-	return line >= MC_DI_NONE && line <= MC_DI_ELSEWHERE ? line : -1;
-}
-
-/* Which of q's two files likelier holds its quick frames: the quick
- * key's (true) or its build ID's.  Where a build-ID debug file is, the
- * object's table is its (the quick key's); an object in the system's
- * own directories is a package's, stripped (Debian's policy): its names
- * are its dynamic table's, kept under the quick key too, where its
- * build ID's file, which only an object with DWARF of its own has
- * (own_key), was opened first: a failed openat at every warm measured
- * /bin/date's exit.  Either order finds the same record. */
-static bool key_file_first(const struct qkey *q)
-{
-	static const char *const dirs[] = { "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/" };
-	if (q->k.debug)
-		return true;
-	for (size_t i = 0; i < MC_ARRAY_SIZE(dirs); i++)
-		if (strncmp(q->k.path, dirs[i], strlen(dirs[i])) == 0)
-			return true;
-	return false;
-}
-
 /* The quick frame at addr (the symbol table's name) from symcache.c's
  * file of q's object into out (function and object, as own_frame gives
  * them), *di where its DWARF is; false: not there. */
-static bool quick_get(struct qkey *q, uintptr_t addr, struct mc_frame_info *out, int *di)
+bool quick_get(struct qkey *q, uintptr_t addr, struct mc_frame_info *out, int *di)
 {
 	if (!q)
 		return false;
@@ -2163,7 +2439,7 @@ static bool quick_get(struct qkey *q, uintptr_t addr, struct mc_frame_info *out,
 
 /* own_frame's frame f at addr of m kept for the next process, where m's
  * names are q's key's. */
-static void quick_put(struct qkey *q, struct mc_elfmod *m, uintptr_t addr,
+void quick_put(struct qkey *q, struct mc_elfmod *m, uintptr_t addr,
 		      const struct mc_frame_info *f)
 {
 	const char *link;
@@ -2191,7 +2467,7 @@ static void quick_put(struct qkey *q, struct mc_elfmod *m, uintptr_t addr,
 
 /* quick: the symbol table's name alone wherever (mc_symbolize_quick);
  * *deep: whether the full resolution reads debug information at pc. */
-static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bool quick,
+int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bool quick,
 			    bool *deep)
 {
 	/* The call instruction ends just before the return address; pc-1
@@ -2201,7 +2477,7 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 
 	frame_clear(out);
 	bool full = false;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	if (mc_opt.symbolize) {
 		struct qkey *q = qkey_of(addr);
 		full = q ? !qkey_sys(q, addr) : mc_opt.symbolize_system || !in_system_object(addr);
@@ -2267,25 +2543,16 @@ static int symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max, bo
 		}
 	}
 done:
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sym_lock);
 	if (deep)
 		*deep = full;
 	return frame_finish(addr, out, n);
 }
 
-static void frame_clear(struct mc_frame_info *out)
-{
-	out->function[0] = 0;
-	out->linkage[0] = 0;
-	out->file[0] = 0;
-	out->line = 0;
-	out->object[0] = 0;
-}
-
 /* What every frame gets last: dladdr fills what libdw could not (a
  * module reported after the session began, or a system without libdw),
  * "???", and one name for C code and frames without debug information. */
-static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n)
+int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n)
 {
 	if (!out->function[0] || !out->object[0]) {
 		Dl_info info;
@@ -2309,34 +2576,34 @@ static int frame_finish(uintptr_t addr, struct mc_frame_info *out, int n)
 
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	int n = pc_cache_get(pc, max, out);
 	/* A quick frame that is not deep is the frame: no debug
 	 * information to read there (mc_symbolize_quick). */
 	if (!n && pc_cache_get(pc, QUICK_SHALLOW, out))
 		n = 1;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sym_lock);
 	if (n)
 		return n;
 	n = symbolize_frames(pc, out, max, false, NULL);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	pc_cache_put(pc, max, out, n);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sym_lock);
 	return n;
 }
 
 void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	int n = pc_cache_get(pc, QUICK_SHALLOW, out);
 	*deep = !n && pc_cache_get(pc, QUICK_DEEP, out);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sym_lock);
 	if (n || *deep)
 		return;
 	symbolize_frames(pc, out, 1, true, deep);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	pc_cache_put(pc, *deep ? QUICK_DEEP : QUICK_SHALLOW, out, 1);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sym_lock);
 }
 
 /* The quick frames of pcs (the n from i of an array sorted ascending)
@@ -2439,7 +2706,7 @@ void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
 	const char **name = (const char **)(a + n);
 	bool *done = (bool *)(name + n);
 	struct mc_frame_info f;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	for (size_t i = 0; i < n; i++) {
 		mods[i] = NULL;
 		q[i] = NULL;
@@ -2455,64 +2722,15 @@ void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (mods[i])
 			quick_batch(mods[i], pcs, n, mods, a, name, done, q[i]);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sym_lock);
 	mc_unmap(mem, bytes);
-}
-
-/* may_name's answers that hold for every address of an object (kept
- * under MC_SYMCACHE_ANY, or dstr_has's anywhere), by its quick key and
- * the string's bytes: a region's records ask each entry's names of each
- * deep frame, most of those in one object, and each answer cost a
- * look-up of symcache.c's index (the string's sum, two probes).  Cleared
- * with the qkeys (end_session). */
-#define ANY_SLOTS 64
-#define ANY_LEN 46
-static struct any_memo {
-	uint8_t q;               /* 1 + the qkey's index; 0: free */
-	uint8_t len;
-	bool found;
-	char s[ANY_LEN];
-} any_memo[ANY_SLOTS];
-static unsigned any_used;
-
-static struct any_memo *any_slot(const struct qkey *q, const char *s, size_t len)
-{
-	uint8_t qi = (uint8_t)(q - qkeys + 1);
-	size_t h = ((size_t)qi * 0x9e37u + len * 31u + (unsigned char)s[0] * 7u +
-		    (unsigned char)s[len - 1]) & (ANY_SLOTS - 1);
-	struct any_memo *e;
-	while ((e = &any_memo[h])->q &&
-	       (e->q != qi || e->len != len || memcmp(e->s, s, len) != 0))
-		h = (h + 1) & (ANY_SLOTS - 1);
-	return e;
-}
-
-static void any_put(const struct qkey *q, const char *s, size_t len, bool found)
-{
-	if (!q || !len || len > ANY_LEN || 2 * (any_used + 1) > ANY_SLOTS)
-		return;
-	struct any_memo *e = any_slot(q, s, len);
-	if (e->q)
-		return;
-	e->q = (uint8_t)(q - qkeys + 1);
-	e->len = (uint8_t)len;
-	e->found = found;
-	memcpy(e->s, s, len);
-	any_used++;
-}
-
-static void any_clear(void)
-{
-	if (any_used)
-		memset(any_memo, 0, sizeof any_memo);
-	any_used = 0;
 }
 
 bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 {
 	uintptr_t addr = pc ? pc - 1 : 0;
 	bool may = true;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	/* Another process's answer first: the object's file is then not
 	 * opened.  Kept under its build ID alone, where its names are its
 	 * file's alone (own_key), as its full frames are; not where a
@@ -2557,355 +2775,8 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len)
 			may = dstr_has(str, addr, s, len, &anywhere);
 	}
 out:
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sym_lock);
 	return may;
-}
-
-/* ---- suppcache.c's verdict records: a stack's key ---------------------- */
-
-/* The places a .gnu_debuglink name is looked for beside path, each
- * without a file (what the writer's elfmod.c reading found: a file
- * there and it declines the object, own_module NULL), asked once a
- * session for each (object, name): a memo of the last few. */
-
-static bool links_absent(const char *path, const char *link)
-{
-	uint64_t h = mc_fnv1a(path, strlen(path)) ^ (mc_fnv1a(link, strlen(link)) * 31);
-	for (unsigned i = 0; i < link_memo_n && i < LINK_MEMO; i++)
-		if (link_memo[i].h == h)
-			return link_memo[i].absent;
-	bool absent = !mc_debuglink_found(path, link);
-	link_memo[link_memo_n++ % LINK_MEMO] = (typeof(link_memo[0])){ h, absent };
-	return absent;
-}
-
-/* The writer's side for q's object at addr: may its verdicts be kept
- * (its names its file's bytes, named by its build ID, and the states
- * the quick key and the link places give)?  *link: the debuglink name
- * the next process checks, "" where none is looked for. */
-static bool vobj_check(struct qkey *q, uintptr_t addr, char *link, size_t cap)
-{
-	link[0] = 0;
-	struct mc_elfmod *m = own_module(addr);
-	size_t idlen;
-	const unsigned char *id = m ? mc_elfmod_build_id(m, &idlen) : NULL;
-	if (!id || idlen != q->k.idlen || memcmp(id, q->k.key, idlen) != 0 ||
-	    mc_elfmod_bias(m) != q->k.bias || strcmp(mc_elfmod_path(m), q->k.path) != 0)
-		return false;
-	int di = mc_elfmod_debuginfo(m);
-	/* A system object's DWARF is never read (its frames the symbol
-	 * table's, never deep); an object without DWARF has its table's
-	 * names alone; one with its own has them from its own file only
-	 * where own_key says so (no dwz file, no split DWARF).  Anything
-	 * else (a debug file's DWARF, dwz's alternate file): not kept. */
-	if (!qkey_sys(q, addr) && di != MC_DI_NONE && !(di == MC_DI_OWN && own_key(m)))
-		return false;
-	/* The link whose places elfmod.c's reading looked at (pick_table
-	 * looks unless the object has both its own table and its own
-	 * DWARF, or a build-ID debug file of its ID was found: then the key
-	 * holds that file's state, and neither pick_table nor libdw's
-	 * callback looks at the link's places).  The C library with its
-	 * debug package had its link's three places checked by every
-	 * warm process (3 access calls of a measured suite_test 5's exit). */
-	const char *l = mc_elfmod_link(m);
-	if (l) {
-		size_t len = strlen(l);
-		if (len >= cap || !links_absent(q->k.path, l))
-			return false;
-		memcpy(link, l, len + 1);
-	}
-	return true;
-}
-
-/* vobj_check's answer, once an object a session (its link name kept) */
-static bool vobj_keep(struct qkey *q, uintptr_t addr, const char **link)
-{
-	if (q->keep < 0)
-		q->keep = vobj_check(q, addr, q->link, sizeof q->link);
-	*link = q->link;
-	return q->keep;
-}
-
-/* (the fixed-size copies inline: -fno-builtin made each a call, most of
- * a warm exit's look-ups) */
-bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links)
-{
-	if (!mc_opt.symbolize || n < 0 || n > MC_MAX_DEPTH)
-		return false;
-	/* written in place: the frames, then at most QKEYS objects */
-	enum { MOST = 2 + MC_MAX_DEPTH * 9 + 1 + QKEYS * (1 + 64 + 2 + MC_ELFMOD_PATH),
-	       LINKS = QKEYS * (2 + MC_ELFMOD_PATH + 2 + sizeof qkeys->link) };
-	char *w = mc_buf_room(a, MOST);
-	char *lw = links ? mc_buf_room(links, LINKS) : NULL;
-	if (!w || (links && !lw))
-		return false;
-	bool ok = true;
-	struct qkey *objs[QKEYS];
-	uintptr_t at[QKEYS];
-	int nobj = 0;
-	pthread_mutex_lock(&lock);
-	uint16_t n16 = (uint16_t)n;
-	__builtin_memcpy(w, &n16, 2);
-	w += 2;
-	for (int i = 0; i < n; i++) {
-		uintptr_t addr = pcs[i] ? pcs[i] - 1 : 0;
-		struct qkey *q = NULL;
-		unsigned char o = 0xff;
-		uint64_t off = 0;
-		if (addr) {
-			/* the stack's objects so far first: a few, most
-			 * frames in one of them */
-			for (o = 0; o < nobj && !(addr >= objs[o]->k.lo && addr < objs[o]->k.hi); o++)
-				;
-			if (o < nobj) {
-				q = objs[o];
-			} else if (!(q = qkey_of(addr))) {
-				ok = false;
-				break;
-			} else {
-				for (o = 0; o < nobj && objs[o] != q; o++)
-					;
-				if (o == nobj) {
-					objs[nobj] = q;
-					at[nobj++] = addr;
-				}
-			}
-			off = addr - q->k.bias;
-		}
-		*w++ = (char)o;
-		__builtin_memcpy(w, &off, 8);
-		w += 8;
-	}
-	/* whether a system object's DWARF is read */
-	*w++ = (char)('0' + mc_opt.symbolize_system);
-	for (int o = 0; o < nobj && ok; o++) {
-		const struct mc_quick_key *k = &objs[o]->k;
-		uint16_t plen = (uint16_t)strnlen(k->path, sizeof k->path);
-		*w++ = (char)k->len;
-		memcpy(w, k->key, k->len);
-		w += k->len;
-		__builtin_memcpy(w, &plen, 2);
-		memcpy(w + 2, k->path, plen);
-		w += 2 + plen;
-		if (!links)
-			continue;
-		const char *link;
-		ok = vobj_keep(objs[o], at[o], &link);
-		uint16_t llen = (uint16_t)strlen(link);
-		__builtin_memcpy(lw, &plen, 2);
-		memcpy(lw + 2, k->path, plen);
-		lw += 2 + plen;
-		__builtin_memcpy(lw, &llen, 2);
-		memcpy(lw + 2, link, llen);
-		lw += 2 + llen;
-	}
-	pthread_mutex_unlock(&lock);
-	mc_buf_end(a, w);
-	if (links)
-		mc_buf_end(links, lw);
-	return ok;
-}
-
-/* The verdict key's hash (memcheck-cache(5)): its frames part (kind,
- * count, frames, MEMCHECK_SYMBOLIZE_SYSTEM) over whole words, then each
- * object's part, hashed the same way, folded in: a reader hashes its
- * stack's frames and takes each object's hash made once a session, where
- * it copied each object's key and path into every stack's key and
- * hashed all of it (~1,000 instructions a record of a measured
- * /bin/date's exit, 25 records). */
-static uint64_t fold_hash(uint64_t h, uint64_t part)
-{
-	h = (h ^ part) * 0x100000001b3ull;
-	return h ^ (h >> 29);
-}
-
-/* The length of the frames part of a key of n frames */
-static size_t vframes_len(size_t n)
-{
-	return 1 + 2 + n * 9 + 1;
-}
-
-uint64_t mc_symbolize_verdict_hash(const char *key, size_t len)
-{
-	uint16_t n16;
-	if (len < 3)
-		return mc_symcache_hash(key, len);
-	__builtin_memcpy(&n16, key + 1, 2);
-	size_t at = vframes_len(n16);
-	if (at > len)
-		return mc_symcache_hash(key, len);
-	uint64_t h = mc_symcache_hash(key, at);
-	while (at < len) {
-		size_t klen = (unsigned char)key[at];
-		uint16_t plen;
-		if (len - at < 1 + klen + 2)
-			return fold_hash(h, mc_symcache_hash(key + at, len - at));
-		__builtin_memcpy(&plen, key + at + 1 + klen, 2);
-		size_t part = 1 + klen + 2 + plen;
-		if (part > len - at)
-			part = len - at;
-		h = fold_hash(h, mc_symcache_hash(key + at, part));
-		at += part;
-	}
-	return h;
-}
-
-/* q's part of a verdict key, hashed: once a session */
-static void vpart_make(struct qkey *q)
-{
-	if (q->vpart)
-		return;
-	char b[1 + sizeof q->k.key + 2 + sizeof q->k.path];
-	uint16_t plen = (uint16_t)strnlen(q->k.path, sizeof q->k.path);
-	b[0] = (char)q->k.len;
-	memcpy(b + 1, q->k.key, q->k.len);
-	__builtin_memcpy(b + 1 + q->k.len, &plen, 2);
-	memcpy(b + 1 + q->k.len + 2, q->k.path, plen);
-	q->plen = plen;
-	q->vpart_len = (uint32_t)(1 + q->k.len + 2 + plen);
-	q->oid = mc_symcache_hash(b, q->vpart_len);
-	q->vpart = true;
-}
-
-bool mc_symbolize_verdict_stack(int kind, const uintptr_t *pcs, int n,
-				struct mc_verdict_stack *s)
-{
-	if (!mc_opt.symbolize || n < 0 || n > MC_MAX_DEPTH)
-		return false;
-	/* the previous stack's objects first: a process's stacks share
-	 * them (the program, the C library), where each object new to a
-	 * stack was a walk of the session's objects (qkey_of) */
-	struct qkey **objs = (struct qkey **)s->objs;
-	int nobj = 0;
-	bool ok = true;
-	char *w = s->frames;
-	uint16_t n16 = (uint16_t)n;
-	*w++ = (char)(kind & 7); /* a leak kind or MC_SUPP_POOL */
-	__builtin_memcpy(w, &n16, 2);
-	w += 2;
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < n && ok; i++) {
-		uintptr_t addr = pcs[i] ? pcs[i] - 1 : 0;
-		unsigned char o = 0xff;
-		uint64_t off = 0;
-		if (addr) {
-			for (o = 0; o < nobj && !(addr >= objs[o]->k.lo && addr < objs[o]->k.hi); o++)
-				;
-			if (o == nobj) {
-				struct qkey *q = NULL;
-				for (int h = 0; h < nvhint && !q; h++)
-					if (addr >= vhint[h]->k.lo && addr < vhint[h]->k.hi)
-						q = vhint[h];
-				if (!q && !(q = qkey_of(addr))) {
-					ok = false;
-					break;
-				}
-				for (o = 0; o < nobj && objs[o] != q; o++)
-					;
-				if (o == nobj)
-					objs[nobj++] = q;
-			}
-			off = addr - objs[o]->k.bias;
-		}
-		*w++ = (char)o;
-		__builtin_memcpy(w, &off, 8);
-		w += 8;
-	}
-	*w++ = (char)('0' + mc_opt.symbolize_system);
-	s->flen = (size_t)(w - s->frames);
-	uint64_t h = ok ? mc_symcache_hash(s->frames, s->flen) : 0;
-	size_t len = s->flen;
-	for (int o = 0; o < nobj && ok; o++) {
-		vpart_make(objs[o]);
-		h = fold_hash(h, objs[o]->oid);
-		len += objs[o]->vpart_len;
-	}
-	if (ok) {
-		memcpy(vhint, objs, (size_t)nobj * sizeof *objs);
-		nvhint = nobj;
-	}
-	pthread_mutex_unlock(&lock);
-	s->nobj = ok ? nobj : 0;
-	s->hash = h;
-	s->len = len;
-	return ok;
-}
-
-/* key[0, len) the bytes of s's key (each object's part compared with
- * its fields, not built)? */
-static bool vkey_same(const struct mc_verdict_stack *s, const char *key, size_t len)
-{
-	if (len != s->len || memcmp(key, s->frames, s->flen) != 0)
-		return false;
-	size_t at = s->flen;
-	for (int o = 0; o < s->nobj; o++) {
-		const struct qkey *q = s->objs[o];
-		const char *p = key + at;
-		uint16_t plen;
-		__builtin_memcpy(&plen, p + 1 + q->k.len, 2);
-		if ((unsigned char)p[0] != q->k.len || memcmp(p + 1, q->k.key, q->k.len) != 0 ||
-		    plen != q->plen || memcmp(p + 1 + q->k.len + 2, q->k.path, plen) != 0)
-			return false;
-		at += q->vpart_len;
-	}
-	return true;
-}
-
-/* links (as the writer's, one (path, name) an object of s, in order):
- * does every name's place still hold no file? */
-static bool vlinks_hold(const struct mc_verdict_stack *s, const char *b, size_t len)
-{
-	char link[256];
-	bool ok = true;
-	int o = 0;
-	for (size_t at = 0; ok && at < len; o++) {
-		uint16_t plen, llen;
-		struct qkey *q = o < s->nobj ? s->objs[o] : NULL;
-		if (!q || len - at < 2 || (__builtin_memcpy(&plen, b + at, 2), plen != q->plen) ||
-		    len - at - 2 < (size_t)plen + 2 || memcmp(q->k.path, b + at + 2, plen) != 0) {
-			ok = false;
-			break;
-		}
-		at += 2 + (size_t)plen;
-		__builtin_memcpy(&llen, b + at, 2);
-		at += 2;
-		if (llen >= sizeof link || len - at < llen) {
-			ok = false;
-			break;
-		}
-		const char *l = b + at;
-		at += llen;
-		if (!llen || (q->absent_len == llen && memcmp(q->absent, l, llen) == 0))
-			continue;   /* none looked for, or found absent this session */
-		memcpy(link, l, llen);
-		link[llen] = 0;
-		ok = links_absent(q->k.path, link);
-		if (ok) {
-			memcpy(q->absent, l, llen);
-			q->absent_len = llen;
-		}
-	}
-	return ok && o == s->nobj;
-}
-
-bool mc_symbolize_verdict_holds(const struct mc_verdict_stack *s, const char *key, size_t len,
-				const char *links, size_t llen)
-{
-	pthread_mutex_lock(&lock);
-	bool ok = vkey_same(s, key, len);
-	if (ok && !(llen && llen == links_memo.len && s->nobj == links_memo.nobj &&
-		    memcmp(s->objs, links_memo.objs, (size_t)s->nobj * sizeof *s->objs) == 0 &&
-		    memcmp(links, links_memo.b, llen) == 0)) {
-		ok = vlinks_hold(s, links, llen);
-		if (ok && llen <= sizeof links_memo.b) {
-			memcpy(links_memo.objs, s->objs, (size_t)s->nobj * sizeof *s->objs);
-			links_memo.nobj = s->nobj;
-			memcpy(links_memo.b, links, llen);
-			links_memo.len = (uint32_t)llen;
-		}
-	}
-	pthread_mutex_unlock(&lock);
-	return ok;
 }
 
 void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
@@ -2915,83 +2786,7 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out)
 
 void mc_symbolize_maps_lend(const struct mc_buf *runs)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&sym_lock);
 	mc_elfmod_runs_lend(runs);
-	pthread_mutex_unlock(&lock);
-}
-
-void mc_symbolize_end(void)
-{
-	pthread_mutex_lock(&lock);
-	mc_symcache_flush();
-	end_session(true);
-	pthread_mutex_unlock(&lock);
-}
-
-/* The objects' files (the C library's debug file: 4 MiB) and their
- * tables left mapped: the process ends next, and an munmap of a file
- * mapping cost 80-400 us here (strace -T, a measured /bin/date's three:
- * the program, the C library and its debug file). */
-void mc_symbolize_end_at_exit(void)
-{
-	pthread_mutex_lock(&lock);
-	mc_symcache_flush();
-	end_session(false);
-	pthread_mutex_unlock(&lock);
-}
-
-static MC_TLS bool fork_has_lock; /* per thread: see region.c's */
-
-void mc_symbolize_prefork(void)
-{
-	fork_has_lock = pthread_mutex_trylock(&lock) == 0;
-}
-
-/* In a child forked while another thread was inside libdw, the session
- * and the tables built from it may be half changed: forgotten, not
- * freed (dwfl_end would walk them).  A new session is begun when one is
- * needed, as it is anyway for a child (get_session). */
-void mc_symbolize_postfork(bool child)
-{
-	if (!child) {
-		if (fork_has_lock)
-			pthread_mutex_unlock(&lock);
-		return;
-	}
-	pthread_mutex_init(&lock, NULL);
-	session_checked = false;
-	mc_elfmod_runs_lend(NULL);   /* the scan that lent it is the parent's */
-	/* The parent appends what it found; the cache's buffers may have
-	 * been changing in another thread. */
-	mc_symcache_forget();
-	if (!fork_has_lock) {
-		session = NULL;
-		memset(mod_caches, 0, sizeof mod_caches);
-		mod_caches_next = 0;
-		/* Zeroed, not freed: the thread that held the lock may have been
-		 * building or freeing one (a stale buffer's munmap in the child
-		 * took away whatever was mapped there since: forklocks' children
-		 * crashed in the suppressions).  Their tables stay mapped, unused. */
-		memset(unit_fns, 0, sizeof unit_fns);
-		fns_next = fns_used = 0;
-		memset(fn_scopes, 0, sizeof fn_scopes);
-		fsc_next = fsc_used = 0;
-		memset(own_str, 0, sizeof own_str);
-		memset(own_keys, 0, sizeof own_keys);
-		nqkeys = 0;
-		links_memo.len = 0;
-		nvhint = 0;
-		any_clear();
-		mc_elfmod_forget(false);
-		mod_runs = (struct mc_buf){ 0 };
-		mod_runs_read = false;
-		dstr_memo_clear();
-		dstr_filters_free(false);
-		memset(unit_memo, 0, sizeof unit_memo);
-		/* The frame cache too: another thread may have been
-		 * growing or unmapping it. */
-		pc_tab = NULL;
-		pc_cap = pc_used = 0;
-		pc_arena = (struct mc_buf){ 0 };
-	}
+	pthread_mutex_unlock(&sym_lock);
 }
