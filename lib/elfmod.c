@@ -235,7 +235,7 @@ static void debug_path(char *path, const unsigned char *id, size_t idlen)
 /* Paths found without a file this session (until mc_elfmod_forget):
  * the build-ID debug file's, which mc_elfmod_quick_key stats and
  * open_debug then opens, and a .gnu_debuglink name's places, which
- * suppcache.c's verdicts (symbolize.c links_absent) and this file's
+ * suppcache.c's verdicts (symkeys.c links_absent) and this file's
  * reading of the object each probe.  A measured /bin/date's warm exit
  * looked at its program's four twice: 4 system calls of its 221.
  * Premise: no debug file appears in the microseconds between the two
@@ -285,7 +285,7 @@ static bool open_debug(struct mc_elfmod *m)
 /* Built by copies, not snprintf (~950 instructions a place): a
  * verdict's check of a stripped program's links (suppcache.c) builds
  * its three places at every failing exit, and the names' lookup
- * (symbolize.c find_debuginfo) again.  callgrind, a warm failing
+ * (symdw.c find_debuginfo) again.  callgrind, a warm failing
  * /bin/date -u -d @0: mc_debuglink_found 8.3 K -> 5.1 K instructions,
  * the whole process 1,063.5 K -> 1,055.8 K. */
 bool mc_debuglink_place(const char *file, const char *link, size_t i, char *path, size_t cap)
@@ -329,7 +329,7 @@ bool mc_debuglink_found(const char *file, const char *link)
 	return found;
 }
 
-/* Is there a file where memcheck's find_debuginfo (symbolize.c) looks
+/* Is there a file where memcheck's find_debuginfo (symdw.c) looks
  * for main's .gnu_debuglink name once the build ID found none?  Debian's
  * stripped programs name one that is not installed: then libdw has no
  * debug file either. */

@@ -2369,6 +2369,15 @@ void mc_symbolize_quick(uintptr_t pc, struct mc_frame_info *out, bool *deep);
 /* The quick frames of n pcs (ascending) made ahead, each object's table
  * read once for all of its pcs: what mc_symbolize_quick then gives. */
 void mc_symbolize_quick_many(const uintptr_t *pcs, size_t n);
+/* Could the debug information mc_symbolize_frames reads at pc name a
+ * function (inlined or not) whose name contains the len bytes at s?
+ * false only when its string data (the object's own .debug_str,
+ * .debug_line_str and .debug_info, uncompressed, no other file) holds
+ * no such bytes. */
+bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len);
+
+/* ---- symverdict.c ---------------------------------------------------- */
+
 /* For suppcache.c's verdicts: the key of the stack pcs[0, n) appended
  * to a (each frame as its object and offset, MEMCHECK_SYMBOLIZE_SYSTEM,
  * each object's quick key and path); with links (the writer's), each
@@ -2396,12 +2405,9 @@ bool mc_symbolize_verdict_stack(int kind, const uintptr_t *pcs, int n,
  * writer's links) still hold no file? */
 bool mc_symbolize_verdict_holds(const struct mc_verdict_stack *s, const char *key, size_t len,
 				const char *links, size_t llen);
-/* Could the debug information mc_symbolize_frames reads at pc name a
- * function (inlined or not) whose name contains the len bytes at s?
- * false only when its string data (the object's own .debug_str,
- * .debug_line_str and .debug_info, uncompressed, no other file) holds
- * no such bytes. */
-bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len);
+
+/* ---- symsession.c ---------------------------------------------------- */
+
 void mc_symbolize_end(void);
 /* The same at the process's last report: the objects' files and their
  * tables are forgotten, not unmapped (the exit drops them). */

@@ -1,5 +1,5 @@
 /*
- * symtab.h - shared by symbolize.c, symtab.c and elfmod.c only (it needs
+ * symtab.h - shared by symbolize.c's parts, symtab.c and elfmod.c only (it needs
  * libdw's types, which internal.h does not include): a module's symbol
  * table, searched as libdw searches it, and the objects' files elfmod.c
  * reads without libdw.
@@ -80,7 +80,7 @@ struct mc_symtab {
 };
 
 /* libdw's and libelf's entry points that symtab.c calls, from the handle
- * symbolize.c dlopened libdw.so.1 with (libelf is its dependency). */
+ * symdw.c dlopened libdw.so.1 with (libelf is its dependency). */
 void mc_symtab_bind(void *libdw);
 /* The name libdw's dwfl_module_addrname gives addr in mod, through t,
  * mod's table, built on first use. */

@@ -914,7 +914,7 @@ END_TEST
 
 /* A stripped program the system installed (/bin/date, measured): its
  * names are kept under its quick key (no DWARF of its own: no file of
- * its build ID's), which a warm process asks first (symbolize.c's
+ * its build ID's), which a warm process asks first (symkeys.c's
  * key_file_first): it opens no cache file that is not there, where it
  * opened its build ID's first, and failed, at every exit. */
 START_TEST(installed_program_names_first)

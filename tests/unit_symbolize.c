@@ -1,5 +1,5 @@
 /*
- * unit_symbolize.c - lib/symbolize.c on its own: the test's own frames
+ * unit_symbolize.c - lib/symbolize.c and its parts (symbolize.h) on their own: the test's own frames
  * resolve to function, file and line through libdw; libc addresses to
  * libc; garbage addresses to "???" without crashing; MEMCHECK_SYMBOLIZE=0
  * falls back to dladdr; the C library's frames get the names libdw's own
@@ -192,7 +192,7 @@ START_TEST(quick_frames)
 END_TEST
 
 /* The search of a module's debug strings answers through a filter of
- * their words before any search (symbolize.c dstr_filter_may): it must
+ * their words before any search (symstr.c dstr_filter_may): it must
  * never turn away a string that lies in them.  This test's own file
  * (~190 KB of strings: filtered; its ASan build's ~320 KB, past the
  * filters' limit: searched) is read here; every piece of 7 to
@@ -528,7 +528,7 @@ static int addr_cmp(const void *a, const void *b)
 }
 
 /* memcheck's session reports a module to libdwfl only when a frame
- * needs it (symbolize.c's session_module), from its own read of the
+ * needs it (symsession.c's session_module), from its own read of the
  * maps, where dwfl_linux_proc_report reported them all: at the start of
  * each object's code (the test, the C library and the others, read
  * through libdw here: MEMCHECK_SYMBOLIZE_SYSTEM=1) and in the vDSO,
@@ -869,7 +869,7 @@ END_TEST
 
 /* The frames of an address in inlined code and out of it, as memcheck
  * reads them from its table of a unit's top-level functions
- * (symbolize.c's scopes_at), against libdw's own dwarf_getscopes and
+ * (symscopes.c's scopes_at), against libdw's own dwarf_getscopes and
  * dwarf_getscopes_die, which memcheck asked before: over the code of
  * this program (built -O1 -g, lib/'s objects in it, with inlined calls),
  * the same number of frames with the same names. */
