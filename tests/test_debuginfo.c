@@ -214,6 +214,25 @@ H_SETUP(no_debuginfo)
 	return true;
 }
 
+/* After a stripped copy ran without its debug information (its frames
+ * unnamed, kept so in the shared cache under its build ID), the program
+ * it was copied from, which has the same build ID and its own DWARF, is
+ * named in full: the cache's key tells the two files apart (elfmod.c's
+ * quick key holds the section headers' place and count). */
+H_CHECK(original_still_named)
+{
+	struct h_res y;
+	H_EXEC(&y, .prog = h_prog("plain_leak_direct"), .flags = H_PRELOAD, .text = "");
+	const struct h_json *orig = h_rec(&y, "process");
+	ck_assert_uint_ge(h_nleaks(orig), 1);
+	H_EXPECT_FRAME(orig, 0, 0, "leak");
+	const char *file = h_frame_str(orig, 0, 0, "file");
+	ck_assert_msg(file && strstr(file, "plain_leak_direct.c"),
+		      "%s: the unstripped program's first frame's file is %s", x->label,
+		      file ? file : "null");
+	h_res_free(&y);
+}
+
 /* Preloaded, with the dynamic linker saying what it loads: never
  * libdebuginfod. */
 #define STRIPPED(setup_fn)                                                     \
@@ -230,7 +249,7 @@ static const struct h_case cases[] = {
 	  .check = symbolized },
 	/* frames without names, and still no network client loaded */
 	{ "no debug information, no debuginfod", STRIPPED(no_debuginfo),
-	  .err = H_LIST("definitely lost") },
+	  .err = H_LIST("definitely lost"), .check = original_still_named },
 };
 
 int main(void)
