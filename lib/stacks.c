@@ -124,6 +124,8 @@ static inline struct slot *capture_other_slot(uint64_t h)
 
 static void memo_pool_init(void);
 
+static void *getattr_real; /* the C library's pthread_getattr_np (mc_stack_getattr) */
+
 void mc_stacks_init(void)
 {
 	if (mc_opt.unwinder == MC_UNWIND_LIBUNWIND) {
@@ -146,6 +148,13 @@ void mc_stacks_init(void)
 		backtrace(f, 2);
 	}
 	memo_pool_init();
+	/* The C library's pthread_getattr_np found now, on the one thread
+	 * that starts, not at another thread's first capture: that lookup
+	 * walks the objects under objects.c's walk lock, inside a malloc of
+	 * the program's, and a fork whose handlers held the walk lock and
+	 * then waited for that thread's slot hung (tests/prog/forklocks, one
+	 * run in ten to sixty). */
+	mc_sym_next_cached("pthread_getattr_np", &getattr_real);
 }
 
 /* A polynomial hash of n frames, the sum of frame[i] * K^(n-i) mod 2^64,
@@ -762,8 +771,8 @@ static bool learn_main_stack(void)
  * (elfsym.c). */
 int mc_stack_getattr(pthread_t th, pthread_attr_t *attr)
 {
-	static void *real;
-	int (*f)(pthread_t, pthread_attr_t *) = mc_sym_next_cached("pthread_getattr_np", &real);
+	int (*f)(pthread_t, pthread_attr_t *) =
+		mc_sym_next_cached("pthread_getattr_np", &getattr_real);
 	return f ? f(th, attr) : ENOSYS;
 }
 
