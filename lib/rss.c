@@ -16,25 +16,13 @@
 
 #include "internal.h"
 
-/* Read the start of path into buf, NUL-terminated; length or -1.
+/* Read the start of the file open at fd into buf, NUL-terminated, and
+ * close fd; length, or -1 (also for an fd < 0, a failed open).
  * statm and status are made whole by the kernel at the first read(2),
  * which hands over all of the text that fits: a shorter read that ends a
  * line is the end, and the read that would say so (0) is not made (one
  * system call fewer at each of the five to a dozen reads a measured
  * process makes). */
-static ssize_t read_fd(int fd, char *buf, size_t cap);
-
-static ssize_t read_file(const char *path, char *buf, size_t cap)
-{
-	return read_fd(mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0), buf, cap);
-}
-
-/* The process's own file tail under /proc (mc_proc_open). */
-static ssize_t read_own(const char *tail, char *buf, size_t cap)
-{
-	return read_fd(mc_proc_open(tail, O_RDONLY), buf, cap);
-}
-
 static ssize_t read_fd(int fd, char *buf, size_t cap)
 {
 	if (fd < 0)
@@ -54,6 +42,17 @@ static ssize_t read_fd(int fd, char *buf, size_t cap)
 	mc_sys_close(fd);
 	buf[len] = 0;
 	return (ssize_t)len;
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	return read_fd(mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0), buf, cap);
+}
+
+/* The process's own file tail under /proc (mc_proc_open). */
+static ssize_t read_own(const char *tail, char *buf, size_t cap)
+{
+	return read_fd(mc_proc_open(tail, O_RDONLY), buf, cap);
 }
 
 /* Parse the decimal number at *p, skipping blanks before it. */
