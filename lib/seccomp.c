@@ -459,18 +459,6 @@ __attribute__((noinline, cold)) bool mc_emfile_released(void)
 	return any;
 }
 
-int mc_sc_open(const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	int mode = va_arg(ap, int);
-	va_end(ap);
-	if (!sc_may(SYS_openat, AT_FDCWD, (long)path, flags))
-		return -1;
-	int fd = open(path, flags, mode);
-	return mc_emfile_retry(fd) ? open(path, flags, mode) : fd;
-}
-
 int mc_sc_openat(int dir, const char *path, int flags, ...)
 {
 	va_list ap;
@@ -481,6 +469,17 @@ int mc_sc_openat(int dir, const char *path, int flags, ...)
 		return -1;
 	int fd = openat(dir, path, flags, mode);
 	return mc_emfile_retry(fd) ? openat(dir, path, flags, mode) : fd;
+}
+
+/* open is openat from the working directory (the C library's makes that
+ * system call, which the filters are asked about either way) */
+int mc_sc_open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	int mode = va_arg(ap, int);
+	va_end(ap);
+	return mc_sc_openat(AT_FDCWD, path, flags, mode);
 }
 
 ssize_t mc_sc_read(int fd, void *buf, size_t n)
