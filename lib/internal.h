@@ -515,6 +515,16 @@ int mc_text_write(const char *s, size_t n);
 /* A process memcheck only forwards for has no text: its copy of
  * standard error is closed. */
 void mc_text_release_stderr(void);
+/* Descriptor 2 is about to be closed or replaced (fdkeep.c): the copy
+ * of it memcheck writes to is made now, where it is still the file the
+ * process started with. */
+void mc_text_keep_stderr(void);
+/* fdkeep.c's wrappers: the C library's functions they pass on to,
+ * found[i] the definition after libmemcheck's of name[i], in this order
+ * (life.c's walk finds them with the forwarding table). */
+#define MC_FDKEEP_NAMES "close", "dup2", "dup3", "close_range", "closefrom", "fclose", \
+		"freopen", "freopen64", "daemon"
+void mc_fdkeep_resolve(const char *const *name, void *const *found);
 /* The program set RLIMIT_NOFILE: memcheck's kept descriptors moved above
  * its view where they lie below it (through rlimits.c's hook). */
 void mc_text_fds_lift(void);
@@ -845,7 +855,7 @@ void *mc_sym_next(const char *name, const void **where);
  * for a wrapper's next definition, from any thread, allocating nothing. */
 void *mc_sym_next_cached(const char *name, void **cache);
 /* found[i]: mc_sym_next(names[i]), for up to MC_SYM_EACH_MAX names. */
-#define MC_SYM_EACH_MAX 8
+#define MC_SYM_EACH_MAX 20
 struct mc_sym_next_req {
 	const char *const *names;
 	void **found;

@@ -87,7 +87,9 @@ static void fork_child(void);
  * each walked every object's hash tables; and __libc_start_main for
  * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
-					  "sigaction", "__libc_start_main", "_exit" };
+					  "sigaction", "__libc_start_main", "_exit",
+					  MC_FDKEEP_NAMES };
+#define FDKEEP_AT 8 /* the first of fdkeep.c's */
 /* MC_HOT: written by every process at its start, a left-out one too,
  * where in .bss it was the one page of memcheck's .bss such a process
  * wrote (a page fault of its start-up). */
@@ -261,6 +263,7 @@ static void resolve(bool from_ctor)
 						      MC_ARRAY_SIZE(next_names) };
 		mc_forward_resolve((const void *)mc_self_malloc, &next);
 		mc_mappings_resolve(next_symbol);
+		mc_fdkeep_resolve(next_names + FDKEEP_AT, next_found + FDKEEP_AT);
 		mc_sys_sigaction_set(next_symbol("sigaction"));
 		/* start.c's, which looked it up with a walk of its own:
 		 * ~1.8 K instructions of every process */

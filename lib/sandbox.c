@@ -146,6 +146,8 @@ static void prepare(void)
 		if (mc_opt.report)
 			keep(mc_opt.report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
 						    O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+		/* the copy of standard error while F_DUPFD is allowed */
+		mc_text_keep_stderr();
 		/* read now: the files, or the cache of their parse */
 		mc_suppress_pools_any();
 		mc_maps_each(keep_object, NULL);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -257,16 +258,44 @@ static int stderr_fd(void)
 	return stderr_fd_of(&st);
 }
 
-/* At start-up, before the program can have touched descriptor 2. */
-static void keep_stderr(void)
+/* At start-up, before the program can have touched descriptor 2: which
+ * file it is.  The copy waits for the program's first call that closes
+ * or replaces it (fdkeep.c): until then memcheck holds none of the
+ * program's descriptor numbers. */
+static void note_stderr(void)
 {
 	struct stat st;
 	if (err_known || mc_sys_fstat(2, &st) != 0)
 		return; /* closed from the start: the text has nowhere to go */
-	err_known = true;
 	err.dev = st.st_dev;
 	err.ino = st.st_ino;
-	err.fd = mc_dup_high(2);
+	err_known = true;
+}
+
+/* 0 no copy yet, 1 being made, 2 made (or none to make: not the file) */
+static _Atomic int err_copy;
+
+void mc_text_keep_stderr(void)
+{
+	if (!err_known || atomic_load_explicit(&err_copy, memory_order_acquire) == 2)
+		return;
+	/* a vfork'd child: its descriptors are its own, this memory the
+	 * parent's, which would take the copy for its own */
+	if (getpid() != mc_pid())
+		return;
+	int none = 0;
+	if (!atomic_compare_exchange_strong(&err_copy, &none, 1)) {
+		/* another thread makes it: the close waits for the copy
+		 * (bounded: a signal handler that interrupted the copy's
+		 * own thread goes on without it) */
+		for (int i = 0; i < 1000 && atomic_load_explicit(&err_copy, memory_order_acquire) != 2; i++)
+			sched_yield();
+		return;
+	}
+	struct mc_kept_fd two = { 2, err.dev, err.ino, false };
+	if (mc_kept_ours(&two, NULL))
+		err.fd = mc_dup_high(2);
+	atomic_store_explicit(&err_copy, 2, memory_order_release);
 }
 
 /* The program set its open-file limit (limits.c): the descriptors kept
@@ -302,6 +331,7 @@ void mc_text_release_stderr(void)
 	if (err.fd >= 0)
 		mc_sys_close(err.fd);
 	err.fd = -1;
+	atomic_store(&err_copy, 2); /* none made from now on */
 }
 
 /* One line: the values in it escaped (mc_text_escape), so that a
@@ -414,7 +444,7 @@ void mc_text_open(const char *pattern)
 {
 	text_pattern = pattern;
 	int saved = errno;
-	keep_stderr();
+	note_stderr();
 	errno = saved;
 }
 

@@ -129,6 +129,26 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("shipped suppressions not read: Too many open files",
 			"48 bytes in 1 blocks are definitely lost", "unknown at end"),
 	  .no_err = H_LIST(" 0 B at end", "peak 0 B"), .check = counts_as_bare },
+	/* A limit inherited with soft and hard alike, above 900: the copy of
+	 * standard error memcheck kept from start-up at 900 took one of
+	 * the program's numbers (994 opened where bare opens 995).  Now no
+	 * copy is made while descriptor 2 stays (lib/fdkeep.c). */
+	{ "inherited limit 1000, soft = hard: as many files as bare",
+	  .run = { .prog = "plain_nofile", .args = H_LIST("inherit1000", "nocap"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "full", .no_report = true },
+	  .exit = 23, .err = H_LIST("48 bytes in 1 blocks are definitely lost"),
+	  .check = counts_as_bare },
+	/* a program that lists its descriptors sees its own alone (900 was
+	 * memcheck's), and where it closed descriptor 2 memcheck's text
+	 * still goes to the standard error it started with */
+	{ "the program's descriptors as bare",
+	  .run = { .prog = "plain_fdlist", .flags = H_PRELOAD, .text = "full",
+		   .no_report = true },
+	  .err = H_LIST("32 bytes in 1 blocks are definitely lost"), .check = out_as_bare },
+	{ "descriptor 2 closed: the text still shown",
+	  .run = { .prog = "plain_fdlist", .args = H_LIST("close2"), .flags = H_PRELOAD,
+		   .text = "full", .no_report = true },
+	  .err = H_LIST("32 bytes in 1 blocks are definitely lost") },
 	/* memcheck run -q: nothing on the program's stderr, the leak fails it */
 	{ "memcheck run -q, limit 20",
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "plain_nofile",

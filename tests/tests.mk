@@ -304,7 +304,8 @@ EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
 	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal pthread_getattr_np getrusage getenv $(CXX_NEW) \
-	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit
+	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit \
+	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
 # every process it is loaded into (a left-out one too), are a page fault
 # each (~20 us on these VMs): the relocations' targets lie on at most

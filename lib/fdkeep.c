@@ -1,0 +1,200 @@
+/*
+ * fdkeep.c - the program's calls that close or replace descriptor 2.
+ *
+ * memcheck writes its text to the standard error the process started
+ * with, as valgrind does, also where the program closed descriptor 2
+ * (coreutils' exit handler) or put another file there.  That needs a
+ * copy of it, and a copy made at start-up held one of the program's
+ * numbers for the whole run: where the open-file limit is inherited
+ * with soft and hard alike (`ulimit -n 1024`, a container's), there is
+ * no room above it, and a program that opened files until EMFILE got
+ * one fewer than bare (tests/prog/plain_nofile_inherited: 1,019 bare,
+ * 1,018 before), one that listed /proc/self/fd to find descriptors it
+ * leaked found 900 open, and one that counts its descriptors up to the
+ * limit met it.
+ *
+ * So the copy is made only when descriptor 2 is about to go: in the
+ * calls here, before the C library's.  A process whose descriptor 2
+ * stays as it was holds no descriptor of memcheck's while the program
+ * runs; memcheck's text then goes to descriptor 2 itself (textout.c
+ * checks that it is still the same file first).  Made in a vfork'd
+ * child (its own descriptor table, the parent's memory), a copy would
+ * be recorded for a parent that has none: none is made there.  Left:
+ * descriptor 2 closed by a raw system call, by login_tty or forkpty's
+ * child, or by code linked statically with its own C library: the text
+ * is then written only if descriptor 2 is again the file it was
+ * (textout.c), else nowhere; a seccomp filter installed before the
+ * close that refuses F_DUPFD (sandbox.c makes the copy before one is
+ * installed).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* internal.h names memcheck's own calls of close (MC_SECCOMP_CALLS):
+ * the one defined here is the program's. */
+#undef close
+
+MC_HOT static int (*real_close)(int);
+MC_HOT static int (*real_dup2)(int, int);
+MC_HOT static int (*real_dup3)(int, int, int);
+MC_HOT static int (*real_close_range)(unsigned, unsigned, int);
+MC_HOT static void (*real_closefrom)(int);
+MC_HOT static int (*real_fclose)(FILE *);
+MC_HOT static FILE *(*real_freopen)(const char *, const char *, FILE *);
+MC_HOT static FILE *(*real_freopen64)(const char *, const char *, FILE *);
+MC_HOT static int (*real_daemon)(int, int);
+/* life.c's names (MC_FDKEEP_NAMES), for a name its walk did not find:
+ * no string of this file's own, which the linker would merge with
+ * life.c's and place with this file's read-only data, blocks away from
+ * the start-up's (test_codeblocks) */
+MC_HOT static const char *const *names;
+
+void mc_fdkeep_resolve(const char *const *name, void *const *found)
+{
+	names = name;
+	real_close = found[0];
+	real_dup2 = found[1];
+	real_dup3 = found[2];
+	real_close_range = found[3];
+	real_closefrom = found[4];
+	real_fclose = found[5];
+	real_freopen = found[6];
+	real_freopen64 = found[7];
+	real_daemon = found[8];
+}
+
+/* Descriptor 2 is about to be closed or replaced. */
+static inline void fd2_going(void)
+{
+	int saved = errno;
+	mc_text_keep_stderr();
+	errno = saved;
+}
+
+/* A call made before memcheck found the C library's (another library's
+ * constructor, before libmemcheck's): resolved now, as the malloc
+ * family's are (interpose.c); a name the forwarding table's walk did
+ * not find there (another C library's), by a walk of its own. */
+static __attribute__((noinline, cold)) void *real_of(void **p, int i)
+{
+	if (!__atomic_load_n(p, __ATOMIC_ACQUIRE))
+		mc_resolve_calls();
+	if (!__atomic_load_n(p, __ATOMIC_ACQUIRE) && names)
+		return mc_sym_next_cached(names[i], p);
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* The C library's function, found once; i: its place in MC_FDKEEP_NAMES */
+#define REAL(f, i) ((__typeof__(real_##f))(real_##f ? (void *)real_##f : real_of((void **)&real_##f, i)))
+
+MC_API int close(int fd)
+{
+	if (__builtin_expect(fd == 2, 0))
+		fd2_going();
+	int (*f)(int) = REAL(close, 0);
+	return f ? f(fd) : (int)mc_seccomp_raw(SYS_close, fd, 0, 0, 0, 0, 0);
+}
+
+MC_API int dup2(int old, int fd)
+{
+	if (__builtin_expect(fd == 2, 0) && old != 2)
+		fd2_going();
+	int (*f)(int, int) = REAL(dup2, 1);
+	return f ? f(old, fd) : (int)mc_seccomp_raw(SYS_dup2, old, fd, 0, 0, 0, 0);
+}
+
+MC_API int dup3(int old, int fd, int flags)
+{
+	if (__builtin_expect(fd == 2, 0))
+		fd2_going();
+	int (*f)(int, int, int) = REAL(dup3, 2);
+	return f ? f(old, fd, flags) : (int)mc_seccomp_raw(SYS_dup3, old, fd, flags, 0, 0, 0);
+}
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+MC_API int close_range(unsigned first, unsigned last, int flags)
+{
+	if (first <= 2 && last >= 2 && !(flags & CLOSE_RANGE_CLOEXEC))
+		fd2_going();
+	int (*f)(unsigned, unsigned, int) = REAL(close_range, 3);
+	return f ? f(first, last, flags)
+		 : (int)mc_seccomp_raw(SYS_close_range, first, last, flags, 0, 0, 0);
+}
+
+MC_API void closefrom(int lowfd)
+{
+	if (lowfd <= 2)
+		fd2_going();
+	void (*f)(int) = REAL(closefrom, 4);
+	if (f)
+		f(lowfd);
+	else
+		mc_seccomp_raw(SYS_close_range, lowfd < 0 ? 0 : lowfd, ~0U, 0, 0, 0, 0);
+}
+
+/* The stream's descriptor, read as the C library's fileno_unlocked
+ * does, with no call: fclose is on every program's path. */
+static inline bool on_fd2(FILE *fp)
+{
+	return fp && fp->_fileno == 2;
+}
+
+MC_API int fclose(FILE *fp)
+{
+	if (on_fd2(fp))
+		fd2_going();
+	int (*f)(FILE *) = REAL(fclose, 5);
+	if (!f) {
+		errno = ENOSYS;
+		return EOF;
+	}
+	return f(fp);
+}
+
+MC_API FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+	if (on_fd2(fp))
+		fd2_going();
+	FILE *(*f)(const char *, const char *, FILE *) = REAL(freopen, 6);
+	if (!f) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return f(path, mode, fp);
+}
+
+MC_API FILE *freopen64(const char *path, const char *mode, FILE *fp)
+{
+	if (on_fd2(fp))
+		fd2_going();
+	FILE *(*f)(const char *, const char *, FILE *) = REAL(freopen64, 7);
+	if (!f) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return f(path, mode, fp);
+}
+
+/* daemon(3) puts /dev/null on 0, 1 and 2 in its child unless told not
+ * to: the child's text goes where the process's did, as valgrind's. */
+MC_API int daemon(int nochdir, int noclose)
+{
+	if (!noclose)
+		fd2_going();
+	int (*f)(int, int) = REAL(daemon, 8);
+	if (!f) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return f(nochdir, noclose);
+}
