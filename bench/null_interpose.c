@@ -7,29 +7,13 @@
  * memcheck's own.  Not a tool: the rest of the family is left to the
  * allocator, which is fine for malloc_bench and nothing else.
  */
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
-static void *(*next_malloc)(size_t);
-static void *(*next_calloc)(size_t, size_t);
-static void *(*next_realloc)(void *, size_t);
-static void (*next_free)(void *);
-
-#include "boot.h" /* boot, is_boot, boot_alloc, resolving */
-
-static void resolve(void)
-{
-	resolving = 1;
-	next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
-	next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-	next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
-	next_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
-	resolving = 0;
-}
+#include "next.h" /* next_*, resolve, boot.h's buffer */
 
 __attribute__((constructor)) static void init(void)
 {
@@ -59,13 +43,8 @@ EXPORT void *calloc(size_t a, size_t b)
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	if (__builtin_expect(is_boot(p), 0)) {
-		size_t have = (size_t)(boot + sizeof boot - (char *)p);
-		void *q = malloc(n);
-		if (q)
-			memcpy(q, p, n < have ? n : have);
-		return q;
-	}
+	if (__builtin_expect(is_boot(p), 0))
+		return boot_realloc(p, n);
 	if (__builtin_expect(!next_realloc, 0))
 		resolve();
 	return next_realloc(p, n);

@@ -103,7 +103,7 @@ $(B)/tests/prog/cxx_new_nopie: tests/prog/cxx_new.cc | $(B)/tests
 # The floor test_fidelity compares memcheck with: a preload that only
 # forwards malloc, calloc, realloc and free (bench/null_interpose.c).
 NULL_SO := $(B)/tests/libnull_interpose.so
-$(NULL_SO): bench/null_interpose.c bench/boot.h | $(B)/tests
+$(NULL_SO): bench/null_interpose.c bench/next.h bench/boot.h | $(B)/tests
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -fno-builtin -o $@ $< -ldl
 
 # plain_phases again, linked, with a region per phase (test_ownmem).
