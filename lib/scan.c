@@ -75,6 +75,9 @@ struct graph {
 	bool no_credit;         /* that mapping failed: none credited */
 	const uint64_t *pool;   /* pools' stack ids, ascending (scanpool.c) */
 	size_t npool;
+	uint8_t *heur;          /* [cap]: the heuristic a block was reached by
+				 * (MC_HEUR_*), mapped at the first (heur_note) */
+	bool no_heur;           /* that mapping failed: none noted */
 };
 
 /* The three arrays, 33 bytes a block.  A small scan (a short process
@@ -386,6 +389,23 @@ static __attribute__((noinline)) bool in_pool(const struct graph *g, size_t i)
 	return lo < g->npool && g->pool[lo] == id;
 }
 
+/* Note h as the heuristic node i was last reached by, as valgrind keeps
+ * it (lc_push_without_clique_if_a_chunk_ptr): set by every interior
+ * pointer to a block not yet reachable, whether its prior is definite or
+ * not (a possibly lost block then counts under its heuristic too), none
+ * where such a pointer fits no heuristic, and cleared when a pointer to
+ * the start reaches the block afterwards.  valgrind's LEAK SUMMARY
+ * counts each block by it ("of which reachable via heuristic"). */
+static __attribute__((noinline)) void heur_note(struct graph *g, size_t i, int h)
+{
+	if (!g->heur && h && !g->no_heur) {
+		g->heur = mc_map(g->cap);
+		g->no_heur = !g->heur;
+	}
+	if (g->heur)
+		g->heur[i] = (uint8_t)h;
+}
+
 /* The word w at p, in memory [lo, hi) that the prior node makes
  * reachable (definite), possibly reachable (!definite) or, with
  * clique >= 0, in the clique led by node clique. */
@@ -401,13 +421,21 @@ static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, u
 		return;
 	uint8_t *st = &g->state[i];
 	if (clique < 0) {
+		if (*st == MC_KIND_REACHABLE) {
+			if (g->heur && w == g->v[i].lo)
+				g->heur[i] = MC_HEUR_NONE;
+			return;
+		}
 		/* a pointer into a pool is one to a start: the pieces the
 		 * program takes from it are the blocks valgrind sees there */
-		bool start = w == g->v[i].lo ||
-			     (g->npool && definite && *st != MC_KIND_REACHABLE && in_pool(g, (size_t)i)) ||
-			     (definite && *st != MC_KIND_REACHABLE && mc_opt.leak_heuristics &&
-			      mc_heuristic_reaches(g->v[i].lo, g->v[i].size, w)); /* heuristics.c */
-		if (start && definite && *st != MC_KIND_REACHABLE) {
+		bool start = w == g->v[i].lo || (g->npool && definite && in_pool(g, (size_t)i));
+		if (!start && mc_opt.leak_heuristics) {
+			int h = mc_heuristic_reaches(g->v[i].lo, g->v[i].size, w); /* heuristics.c */
+			if (h || g->heur)
+				heur_note(g, (size_t)i, h);
+			start = h != MC_HEUR_NONE;
+		}
+		if (start && definite) {
 			*st = MC_KIND_REACHABLE;
 			g->reached++;
 			push(g, (size_t)i);
@@ -762,6 +790,8 @@ bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own
 		nodes_unmap(g.v, g.state, g.cap, g.joined);
 		if (g.credit)
 			mc_unmap(g.credit, g.cap * sizeof *g.credit);
+		if (g.heur)
+			mc_unmap(g.heur, g.cap);
 		return false;
 	}
 	out->n = g.n;
@@ -770,6 +800,7 @@ bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own
 	out->state = g.state;
 	out->joined = g.joined;
 	out->credit = g.credit;
+	out->heur = g.heur;
 	out->runs = (struct mc_buf){ .s = out->runs_copy, .len = runs.len };
 	if (out->runs.len) {
 		mc_symbolize_maps_lend(&out->runs);
@@ -792,6 +823,18 @@ void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 	}
 }
 
+void mc_scan_heuristics(const struct mc_scan *s, uint32_t min_epoch,
+			struct memcheck_count out[MC_HEUR_N])
+{
+	memset(out, 0, MC_HEUR_N * sizeof *out);
+	const struct node *v = s->v;
+	for (size_t i = 0; s->heur && i < s->n; i++)
+		if (s->heur[i] && v[i].epoch >= min_epoch) {
+			out[s->heur[i]].blocks++;
+			out[s->heur[i]].bytes += v[i].size;
+		}
+}
+
 void mc_scan_free(struct mc_scan *s)
 {
 	if (s->runs.len) {
@@ -803,6 +846,8 @@ void mc_scan_free(struct mc_scan *s)
 	nodes_unmap(s->v, s->state, s->cap, s->joined);
 	if (s->credit)
 		mc_unmap(s->credit, s->cap * sizeof *s->credit);
+	if (s->heur)
+		mc_unmap(s->heur, s->cap);
 	/* runs_copy (3 KiB) is read to runs.len only; mc_scan clears it
 	 * where it may lie in a root (see there) */
 	memset(s, 0, offsetof(struct mc_scan, runs_copy));

@@ -435,10 +435,88 @@ START_TEST(heuristics_on_valgrinds_command_line)
 }
 END_TEST
 
+/* The lines valgrind writes between LEAK SUMMARY's "still reachable"
+ * and "suppressed" ("of which reachable via heuristic" and one a
+ * heuristic that reached a block), each without its "==pid==" (a fresh
+ * string, never freed). */
+static const char *heuristic_lines(const char *text)
+{
+	const char *at = strstr(text, "still reachable:");
+	const char *end = at ? strstr(at, "suppressed:") : NULL;
+	ck_assert_msg(at && end, "no still reachable and suppressed lines in:\n%s", text);
+	at = strchr(at, '\n') + 1;
+	while (end > at && end[-1] != '\n')
+		end--;
+	char *out = calloc(1, (size_t)(end - at) + 1), *w = out;
+	ck_assert_ptr_nonnull(out);
+	for (const char *l = at; l < end;) {
+		const char *nl = strchr(l, '\n');
+		const char *t = strstr(l, "== ");
+		t = t && t < nl ? t + 2 : l;
+		memcpy(w, t, (size_t)(nl + 1 - t));
+		w += nl + 1 - t;
+		l = nl + 1;
+	}
+	return out;
+}
+
+/* valgrind's LEAK SUMMARY counts the blocks each heuristic kept apart
+ * under "still reachable" ("of which reachable via heuristic"): memcheck's
+ * valgrind command line writes the same lines as valgrind for each set of
+ * heuristics, under the four allocators (none before; the figures are
+ * the program's own blocks, whichever allocator serves them). */
+START_TEST(heuristic_lines_as_valgrinds)
+{
+	static const char *const sets[] = { "all", "none", "newarray,length64", "multipleinheritance" };
+	static const char *const want[] = {
+		"                       of which reachable via heuristic:\n"
+		"                         stdstring          : 65 bytes in 1 blocks\n"
+		"                         length64           : 128 bytes in 1 blocks\n"
+		"                         newarray           : 104 bytes in 1 blocks\n"
+		"                         multipleinheritance: 32 bytes in 1 blocks\n",
+		"",
+		"                       of which reachable via heuristic:\n"
+		"                         length64           : 128 bytes in 1 blocks\n"
+		"                         newarray           : 104 bytes in 1 blocks\n",
+		"                       of which reachable via heuristic:\n"
+		"                         multipleinheritance: 32 bytes in 1 blocks\n",
+	};
+	const char *vg = h_valgrind_path();
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+		const char *opt = h_env("--leak-check-heuristics=%s", sets[i]);
+		if (vg) {
+			struct h_res v;
+			H_EXEC(&v, .prog = vg, .no_report = true, .text = "",
+			       .args = H_LIST("--leak-check=full", opt,
+					      h_prog("plain_leak_heuristics")));
+			const char *lines = heuristic_lines(v.r.err);
+			ck_assert_msg(!strcmp(lines, want[i]), "%s: valgrind's lines:\n%s", opt, lines);
+			h_res_free(&v);
+		}
+		for (int a = 0; a < H_NALLOCATORS; a++) {
+			const char *so;
+			if (!h_allocator(a, &so))
+				continue;
+			struct h_res m;
+			H_EXEC(&m, .cli = H_LIST("--leak-check=full", opt,
+						 h_prog("plain_leak_heuristics")),
+			       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL,
+			       .no_report = true, .text = "");
+			const char *lines = heuristic_lines(m.r.err);
+			ck_assert_msg(!strcmp(lines, want[i]), "%s under %s: memcheck wrote\n%s"
+				      "where valgrind writes\n%s", opt, h_allocator_name(a), lines,
+				      want[i]);
+			h_res_free(&m);
+		}
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("leakkinds", 120);
 	H_ADD_CASES(tc, cases);
 	tcase_add_test(tc, heuristics_on_valgrinds_command_line);
+	tcase_add_test(tc, heuristic_lines_as_valgrinds);
 	return h_run_suite(NULL);
 }
