@@ -1674,7 +1674,6 @@ struct mc_other_thread {
 	bool answered;          /* stopped in memcheck's handler: all known */
 	bool skip;              /* not waited for any longer */
 	bool exiting;           /* in its exit: dead, no roots (mc_task_exiting) */
-	bool in_syscall;        /* stopped in a system call: its red zone is stale */
 	uintptr_t sp;           /* its stack pointer, or 0: not known */
 	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
 	uintptr_t regs[MC_NREGS];
