@@ -1976,6 +1976,7 @@ int64_t mc_mapped_bytes_file(int fd, uintptr_t lo, uintptr_t hi, int64_t *file);
 struct mc_mapping {
 	uintptr_t lo, hi;
 	bool readable, writable, shared;
+	bool executable;            /* code may run there: an object's text */
 	bool anonymous;             /* no file behind it ([heap] included) */
 	const char *name;           /* the path or [name]; "" for none */
 };

@@ -152,6 +152,10 @@ static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uin
 		mc_buf_puts(b, ":");
 		mc_buf_int(b, fi->line);
 		mc_buf_strs(b, ")", inlined && !vg ? " [inlined]" : "", mark, "\n", NULL);
+	} else if (vg && !fi->object[0]) {
+		/* code of no object loaded (a dlclose'd library's): valgrind
+		 * writes "???" alone */
+		mc_buf_strs(b, mark, "\n", NULL);
 	} else {
 		mc_buf_puts(b, " (in ");
 		put_escaped(b, fi->object[0] ? fi->object : "?", 4 * sizeof fi->file);

@@ -447,6 +447,39 @@ START_TEST(heuristics_on_valgrinds_command_line)
 }
 END_TEST
 
+/* valgrind's standard error for prog under --leak-check=full and opt
+ * (a fresh string, never freed), or NULL where valgrind is not
+ * installed. */
+static const char *valgrind_text(const char *opt, const char *prog)
+{
+	const char *vg = h_valgrind_path();
+	if (!vg)
+		return NULL;
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .no_report = true, .text = "",
+	       .args = H_LIST("--leak-check=full", opt, h_prog(prog)));
+	h_expect_exit(&v, 0);
+	const char *err = strdup(v.r.err);
+	h_res_free(&v);
+	return err;
+}
+
+/* The same from memcheck's valgrind command line under allocator a, or
+ * NULL where that allocator is not installed. */
+static const char *memcheck_text(int a, const char *opt, const char *prog)
+{
+	const char *so;
+	if (!h_allocator(a, &so))
+		return NULL;
+	struct h_res m;
+	H_EXEC(&m, .cli = H_LIST("--leak-check=full", opt, h_prog(prog)),
+	       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL, .no_report = true,
+	       .text = "");
+	const char *err = strdup(m.r.err);
+	h_res_free(&m);
+	return err;
+}
+
 /* The lines valgrind writes between LEAK SUMMARY's "still reachable"
  * and "suppressed" ("of which reachable via heuristic" and one a
  * heuristic that reached a block), each without its "==pid==" (a fresh
@@ -493,33 +526,74 @@ START_TEST(heuristic_lines_as_valgrinds)
 		"                       of which reachable via heuristic:\n"
 		"                         multipleinheritance: 32 bytes in 1 blocks\n",
 	};
-	const char *vg = h_valgrind_path();
 	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
 		const char *opt = h_env("--leak-check-heuristics=%s", sets[i]);
-		if (vg) {
-			struct h_res v;
-			H_EXEC(&v, .prog = vg, .no_report = true, .text = "",
-			       .args = H_LIST("--leak-check=full", opt,
-					      h_prog("plain_leak_heuristics")));
-			const char *lines = heuristic_lines(v.r.err);
+		const char *v = valgrind_text(opt, "plain_leak_heuristics");
+		if (v) {
+			const char *lines = heuristic_lines(v);
 			ck_assert_msg(!strcmp(lines, want[i]), "%s: valgrind's lines:\n%s", opt, lines);
-			h_res_free(&v);
 		}
 		for (int a = 0; a < H_NALLOCATORS; a++) {
-			const char *so;
-			if (!h_allocator(a, &so))
+			const char *m = memcheck_text(a, opt, "plain_leak_heuristics");
+			if (!m)
 				continue;
-			struct h_res m;
-			H_EXEC(&m, .cli = H_LIST("--leak-check=full", opt,
-						 h_prog("plain_leak_heuristics")),
-			       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL,
-			       .no_report = true, .text = "");
-			const char *lines = heuristic_lines(m.r.err);
+			const char *lines = heuristic_lines(m);
 			ck_assert_msg(!strcmp(lines, want[i]), "%s under %s: memcheck wrote\n%s"
 				      "where valgrind writes\n%s", opt, h_allocator_name(a), lines,
 				      want[i]);
-			h_res_free(&m);
 		}
+	}
+}
+END_TEST
+
+/* The frames of text's first loss record, each as what follows its
+ * address ("???", "main (plain_leak_dlclosed.c:33)"), one a line, from
+ * frame first on (a fresh string, never freed). */
+static const char *record_frames(const char *text, int first)
+{
+	const char *at = strstr(text, " in loss record ");
+	ck_assert_msg(at != NULL, "no loss record in:\n%s", text);
+	char *out = calloc(1, strlen(at) + 1), *w = out;
+	ck_assert_ptr_nonnull(out);
+	int k = 0;
+	for (const char *l = strchr(at, '\n') + 1; *l; k++) {
+		const char *nl = strchr(l, '\n');
+		const char *frame = strstr(l, "== ");
+		if (!nl || !frame || frame > nl)
+			break;
+		frame += 3;
+		if (strncmp(frame, "   at 0x", 8) && strncmp(frame, "   by 0x", 8))
+			break;
+		const char *name = strstr(frame, ": ");
+		if (k >= first && name && name < nl) {
+			memcpy(w, name + 2, (size_t)(nl + 1 - (name + 2)));
+			w += nl + 1 - (name + 2);
+		}
+		l = nl + 1;
+	}
+	return out;
+}
+
+/* A frame in a library the program closed (dlclose) is "???" with no
+ * object, as valgrind names code no longer loaded: memcheck named it after
+ * its own read-only map of the program's file, which took the freed
+ * range ("??? (in .../plain_leak_dlclosed)"), under the four allocators.
+ * valgrind's first frame is its malloc, which memcheck leaves out. */
+START_TEST(dlclosed_frame_as_valgrinds)
+{
+	const char *opt = "--leak-check-heuristics=all";
+	const char *v = valgrind_text(opt, "plain_leak_dlclosed");
+	const char *want = v ? record_frames(v, 1) : NULL;
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *m = memcheck_text(a, opt, "plain_leak_dlclosed");
+		if (!m)
+			continue;
+		const char *got = record_frames(m, 0);
+		static const char first[] = "???\nmain (plain_leak_dlclosed.c:";
+		ck_assert_msg(!strncmp(got, first, sizeof first - 1),
+			      "under %s, the frames:\n%s", h_allocator_name(a), got);
+		ck_assert_msg(!want || !strcmp(got, want), "under %s, memcheck's frames:\n%s"
+			      "valgrind's:\n%s", h_allocator_name(a), got, want);
 	}
 }
 END_TEST
@@ -530,5 +604,6 @@ int main(void)
 	H_ADD_CASES(tc, cases);
 	tcase_add_test(tc, heuristics_on_valgrinds_command_line);
 	tcase_add_test(tc, heuristic_lines_as_valgrinds);
+	tcase_add_test(tc, dlclosed_frame_as_valgrinds);
 	return h_run_suite(NULL);
 }
