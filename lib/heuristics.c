@@ -22,8 +22,9 @@
  * under memcheck and passed under valgrind.  MEMCHECK_LEAK_HEURISTICS
  * chooses, as valgrind's option does.
  *
- * Not here: valgrind's summary line "of which reachable via heuristic",
- * which counts these blocks apart (they are still reachable here).
+ * Which one applied is kept per block (scan.c), as valgrind keeps it,
+ * for valgrind's LEAK SUMMARY lines "of which reachable via heuristic"
+ * (vgtext.c), which count such blocks apart; they are still reachable.
  *
  * A vtable's address is told by where it points: into a loaded object
  * (a vtable lies in its read-only data), at a word that itself points
@@ -66,8 +67,11 @@ static bool vtable_address(uintptr_t a)
 	return !(a % W) && a >= PAGE && in_object(a) && in_object(*(const uintptr_t *)a);
 }
 
+/* Tried in valgrind's order, which decides the name a block counts
+ * under: on a 64-bit machine every length64 block is a newarray one
+ * too. */
 __attribute__((no_sanitize_address))
-bool mc_heuristic_reaches(uintptr_t lo, uint64_t size, uintptr_t w)
+int mc_heuristic_reaches(uintptr_t lo, uint64_t size, uintptr_t w)
 {
 	unsigned set = (unsigned)mc_opt.leak_heuristics;
 	const uintptr_t *b = (const uintptr_t *)lo;
@@ -75,16 +79,17 @@ bool mc_heuristic_reaches(uintptr_t lo, uint64_t size, uintptr_t w)
 	if ((set & H_STDSTRING) && off == 3 * W && size >= 3 * W + 1) {
 		uintptr_t length = b[0], capacity = b[1];
 		if (3 * W + capacity + 1 == size && length <= capacity)
-			return true;
+			return MC_HEUR_STDSTRING;
 	}
 	if (off == W && size >= 2 * W) {
 		uintptr_t first = b[0];
 		if ((set & H_LENGTH64) && first && first == size - W)
-			return true;
+			return MC_HEUR_LENGTH64;
 		if ((set & H_NEWARRAY) && first && (size - W) % first == 0)
-			return true;
+			return MC_HEUR_NEWARRAY;
 	}
-	if ((set & H_MULTIPLE) && !(w % W) && off + W <= size && size >= W)
-		return vtable_address(*(const uintptr_t *)w) && vtable_address(b[0]);
-	return false;
+	if ((set & H_MULTIPLE) && !(w % W) && off + W <= size && size >= W &&
+	    vtable_address(*(const uintptr_t *)w) && vtable_address(b[0]))
+		return MC_HEUR_MULTIPLE;
+	return MC_HEUR_NONE;
 }

@@ -1539,6 +1539,10 @@ void mc_blocks_after_fork_child(void);
 
 /* Leak kinds, valgrind's: what the scan found for each block. */
 enum mc_kind { MC_KIND_DEFINITE, MC_KIND_INDIRECT, MC_KIND_POSSIBLE, MC_KIND_REACHABLE };
+/* valgrind's interior-pointer heuristics, in the order it tries them
+ * (heuristics.c). */
+enum { MC_HEUR_NONE, MC_HEUR_STDSTRING, MC_HEUR_LENGTH64, MC_HEUR_NEWARRAY, MC_HEUR_MULTIPLE,
+       MC_HEUR_N };
 /* Every live block, classified (mmap'd arrays). */
 /* Room for the table of where each file's mappings begin
  * (mc_maps_runs_note) that a scan's read keeps: a C test program's
@@ -1552,6 +1556,8 @@ struct mc_scan {
 	size_t n, cap;
 	bool joined;            /* both in one mapping at v (scan.c) */
 	uint64_t *credit;       /* [cap] a clique leader's indirect bytes, or NULL */
+	uint8_t *heur;          /* [cap] the heuristic (MC_HEUR_*) that reached
+				 * each, or NULL: none did */
 	double seconds;         /* the scan's own time */
 	/* The files' runs of its mappings (mc_maps_runs_note), lent to
 	 * elfmod.c until mc_scan_free: over runs_copy (len 0: none) */
@@ -1600,6 +1606,10 @@ void mc_scan_each(const struct mc_scan *s, uint32_t min_epoch,
 		  void (*fn)(const struct mc_block *, int kind, uint64_t credit, void *),
 		  void *arg);
 void mc_scan_free(struct mc_scan *s);
+/* The blocks with epoch >= min_epoch that valgrind's heuristics reached,
+ * bytes and blocks by heuristic (out[MC_HEUR_*]; [0] unused). */
+void mc_scan_heuristics(const struct mc_scan *s, uint32_t min_epoch,
+			struct memcheck_count out[MC_HEUR_N]);
 /* mc_scan's one pass into out (cleared before as mc_scan says; own: no
  * from was given): [regs, regs + nregs), the callers' registers, a root;
  * pool[0, npool), ascending, the stacks of the blocks that are pools
@@ -1674,7 +1684,6 @@ struct mc_other_thread {
 	bool answered;          /* stopped in memcheck's handler: all known */
 	bool skip;              /* not waited for any longer */
 	bool exiting;           /* in its exit: dead, no roots (mc_task_exiting) */
-	bool in_syscall;        /* stopped in a system call: its red zone is stale */
 	uintptr_t sp;           /* its stack pointer, or 0: not known */
 	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
 	uintptr_t regs[MC_NREGS];
@@ -1977,6 +1986,7 @@ int64_t mc_mapped_bytes_file(int fd, uintptr_t lo, uintptr_t hi, int64_t *file);
 struct mc_mapping {
 	uintptr_t lo, hi;
 	bool readable, writable, shared;
+	bool executable;            /* code may run there: an object's text */
 	bool anonymous;             /* no file behind it ([heap] included) */
 	const char *name;           /* the path or [name]; "" for none */
 };
@@ -2062,10 +2072,11 @@ const void *mc_allocator_glibc_base(void);
  * lies in [lo, hi) (the C library's writable data), found by its shape:
  * the allocator's words, none of them a root. */
 bool mc_glibc_arena(uintptr_t lo, uintptr_t hi, uintptr_t *alo, uintptr_t *ahi);
-/* heuristics.c: does w, a pointer into the live block [lo, lo + size) but
- * not at its start, keep it reachable by valgrind's interior-pointer
- * heuristics (MEMCHECK_LEAK_HEURISTICS)? */
-bool mc_heuristic_reaches(uintptr_t lo, uint64_t size, uintptr_t w);
+/* heuristics.c: which of valgrind's interior-pointer heuristics
+ * (MEMCHECK_LEAK_HEURISTICS) keeps the live block [lo, lo + size)
+ * reachable through w, a pointer into it but not at its start, or
+ * MC_HEUR_NONE (enum above, by mc_kind). */
+int mc_heuristic_reaches(uintptr_t lo, uint64_t size, uintptr_t w);
 /* Is pc in the allocator's own object, when that is not the C library
  * and its extent is known (_dl_find_object, glibc 2.35+)?  roots.c and
  * scan.c: its data is a root only for the blocks it asked for itself. */
@@ -2805,6 +2816,10 @@ void mc_vgtext_after_fork_child(void);
 /* The process region's loss records before the suppressions take any
  * (region.c): valgrind numbers its records over all of them. */
 void mc_vgtext_records(const struct mc_leak *g, size_t n);
+/* The process region's blocks that valgrind's heuristics reached, bytes
+ * and blocks by heuristic (mc_scan_heuristics; NULL: none), which its
+ * LEAK SUMMARY counts apart. */
+void mc_vgtext_heuristics(const struct memcheck_count by[MC_HEUR_N]);
 /* A forked child under --child-silent-after-fork=yes: it writes nothing
  * (report.c's heap errors ask; its regions' text is MEMCHECK_TEXT=none). */
 bool mc_vgtext_silent(void);

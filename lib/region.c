@@ -572,6 +572,12 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	size_t errors_before = mc_opt.valgrind_text ? mc_vgtext_error_groups(groups, acc.n) : 0;
 	if (r->process && mc_opt.valgrind_text >= MC_VGTEXT_FULL)
 		mc_vgtext_records(groups, acc.n);
+	if (r->process && mc_opt.valgrind_text) {
+		struct memcheck_count by_heuristic[MC_HEUR_N];
+		if (scanned)
+			mc_scan_heuristics(&scan, r->epoch, by_heuristic);
+		mc_vgtext_heuristics(scanned ? by_heuristic : NULL);
+	}
 	struct mc_supp_report supp = { .at_exit = at_exit };
 	mc_suppress_region(&res, groups, &acc.n, &supp, all ? MC_SUPP_ALL : MC_SUPP_LOST);
 	if (!all && mc_gate_reads_kept())

@@ -199,6 +199,7 @@ static bool parse_line(const char *s, struct mc_mapping *m)
 		return false;
 	m->readable = p[0] == 'r';
 	m->writable = p[1] == 'w';
+	m->executable = p[2] == 'x';
 	m->shared = p[3] == 's';
 	p = skip_field(p);              /* perms */
 	p = skip_field(p);              /* offset */

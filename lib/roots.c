@@ -10,8 +10,11 @@
  *  - The program's own mappings (mappings.c): arenas, shared memory.
  *  - Every thread of the process, other threads held still while the scan
  *    runs (threads.c), also those memcheck never saw allocate: its stack
- *    from its stack pointer up (the 128-byte red zone below it included,
- *    which valgrind takes as addressable too), its general registers,
+ *    from its stack pointer up (not the 128-byte red zone below it:
+ *    valgrind's memcheck makes it undefined at every call and return, so
+ *    that only what the function running wrote there since could count,
+ *    and a thread stopped anywhere held stale copies there of what its
+ *    returned calls handled), its general registers,
  *    and its thread descriptor with the static TLS blocks below it (which
  *    hold pthread_setspecific's values and __thread variables).  Its DTV,
  *    the array that leads to the dynamic TLS blocks of dlopen'd
@@ -114,7 +117,6 @@ static void user_roots_each(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), v
 	pthread_mutex_unlock(&user_lock);
 }
 
-#define RED_ZONE 128   /* x86-64 SysV: below the stack pointer, usable */
 #define SAVED_REGS 6   /* rbx, rbp, r12-r15: what a callee may save */
 
 struct mc_roots {
@@ -620,11 +622,15 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		uintptr_t tp = o->answered ? o->tp : is_main ? libc.main_tp : 0;
 		uintptr_t lo = 0, hi = 0;
 		if (o->sp) {
-			/* the red zone, where a leaf function the thread was
-			 * stopped in keeps its locals; in a system call it holds
-			 * only what returned calls left, which valgrind skips as
-			 * undefined (tests/prog/plain_leak_blocked.c) */
-			lo = (o->sp & ~(uintptr_t)7) - (o->in_syscall ? 0 : RED_ZONE);
+			/* from the stack pointer: the red zone below it is
+			 * undefined to valgrind at every call and return (its
+			 * AbiHint), and holds what returned calls left, in a
+			 * system call (tests/prog/plain_leak_blocked.c) or
+			 * between two (plain_leak_running.c).  A leaf function
+			 * stopped while it keeps a local there is the one case
+			 * valgrind would see and this does not; its registers
+			 * are still read. */
+			lo = o->sp & ~(uintptr_t)7;
 			hi = stack_top(r, o->sp, is_main ? 0 : tp);
 			if (hi)
 				add_thread_mapped(r, lo, hi, is_main ? 0 : tp);

@@ -120,6 +120,7 @@ Dwfl *get_session(void)
 struct mod_run {
 	uint64_t lo, hi;
 	uint64_t size;            /* the whole record's */
+	uint64_t code;            /* one of its mappings is executable */
 	char name[];              /* at sizeof(struct mod_run) */
 };
 struct runs_read {
@@ -128,10 +129,10 @@ struct runs_read {
 	size_t open;              /* the run being extended, + 1; 0: none */
 };
 
-static void run_add(struct runs_read *w, uintptr_t lo, uintptr_t hi, const char *name)
+static void run_add(struct runs_read *w, uintptr_t lo, uintptr_t hi, const char *name, bool code)
 {
 	size_t n = strlen(name) + 1;
-	struct mod_run r = { lo, hi, (sizeof r + n + 7) & ~(size_t)7 };
+	struct mod_run r = { lo, hi, (sizeof r + n + 7) & ~(size_t)7, code };
 	static const char pad[8];
 	size_t at = w->b->len;
 	mc_buf_put(w->b, (const char *)&r, sizeof r);
@@ -150,17 +151,19 @@ static bool note_mod_run(const struct mc_mapping *m, void *arg)
 	if (m->lo == w->vdso && w->vdso) {
 		char name[32];
 		snprintf(name, sizeof name, "[vdso: %d]", (int)session_pid);
-		run_add(w, m->lo, m->hi, name);
+		run_add(w, m->lo, m->hi, name, true);
 		w->open = 0;
 		return !w->b->oom;
 	}
 	if (m->name[0] != '/')
 		return true;
 	struct mod_run *r = w->open ? (struct mod_run *)(w->b->s + w->open - 1) : NULL;
-	if (r && strcmp(r->name, m->name) == 0)
+	if (r && strcmp(r->name, m->name) == 0) {
 		r->hi = m->hi;
-	else
-		run_add(w, m->lo, m->hi, m->name);
+		r->code |= m->executable;
+	} else {
+		run_add(w, m->lo, m->hi, m->name, m->executable);
+	}
 	return !w->b->oom;
 }
 
@@ -201,7 +204,11 @@ Dwfl_Module *session_module(Dwfl *d, uintptr_t addr, struct mc_elfmod *m)
 	}
 	for (size_t at = 0; at + sizeof(struct mod_run) <= mod_runs.len;) {
 		const struct mod_run *r = (const struct mod_run *)(mod_runs.s + at);
-		if (addr - r->lo < r->hi - r->lo)
+		/* a file's run with no code is no object's (memcheck's
+		 * own read-only map of a file, elfmod.c's, may lie where a
+		 * dlclose'd library's code was): its address is no one's,
+		 * "???" as valgrind names code no longer loaded */
+		if (r->code && addr - r->lo < r->hi - r->lo)
 			return report_module(d, r->name, r->lo, r->hi, addr);
 		at += r->size;
 	}

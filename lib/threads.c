@@ -54,7 +54,6 @@
 struct rec {
 	_Atomic uint32_t gen;  /* the scan it was written for */
 	pid_t tid;
-	bool in_syscall;
 	uintptr_t sp, tp;
 	uintptr_t regs[MC_NREGS];
 };
@@ -85,24 +84,6 @@ static bool released_by(uint32_t go, uint32_t g)
 	return (int32_t)(go - g) >= 0;
 }
 
-#if defined(__x86_64__)
-/* Was the thread stopped in a system call (blocked in it, or about to
- * restart it)?  The signal leaves rip after the syscall instruction with
- * an error in rax (-EINTR, or one of the kernel's restart codes, -512 to
- * -516), or on the instruction itself with the call's number in rax.
- * Such a thread is in a wrapper that keeps nothing below its stack
- * pointer: what lies there is left by calls that returned before. */
-static bool stopped_in_syscall(const ucontext_t *uc)
-{
-	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	long ax = (long)uc->uc_mcontext.gregs[REG_RAX];
-	const unsigned char *c = (const unsigned char *)ip;
-	if (c[0] == 0x0f && c[1] == 0x05 && ax >= 0 && ax < 1024)
-		return true;
-	return (ip & 4095) >= 2 && c[-2] == 0x0f && c[-1] == 0x05 && ax < 0 && ax >= -516;
-}
-#endif
-
 static void on_stop(int sig, siginfo_t *si, void *ucv)
 {
 	(void)sig;
@@ -121,7 +102,6 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 			for (int k = 0; k < MC_NREGS; k++)
 				r->regs[k] = (uintptr_t)uc->uc_mcontext.gregs[k];
 			r->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-			r->in_syscall = stopped_in_syscall(uc);
 #else
 			(void)uc;
 			r->sp = (uintptr_t)__builtin_frame_address(0);
@@ -173,11 +153,9 @@ static bool blocks_signal(pid_t tid, int sig)
 }
 
 /* A thread that did not answer: the stack pointer the kernel shows when
- * it is blocked ("NR args... sp pc", or "-1 sp pc"), else 0; *in_syscall
- * when it is blocked in a system call (the first form). */
-static uintptr_t blocked_sp(pid_t tid, bool *in_syscall)
+ * it is blocked ("NR args... sp pc", or "-1 sp pc"), else 0. */
+static uintptr_t blocked_sp(pid_t tid)
 {
-	*in_syscall = false;
 	char buf[256];
 	if (mc_task_read(tid, "/syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
 		return 0;
@@ -194,7 +172,6 @@ static uintptr_t blocked_sp(pid_t tid, bool *in_syscall)
 	}
 	if (n != 9 && n != 3)
 		return 0;
-	*in_syscall = n == 9;
 	return (uintptr_t)strtoull(f[n - 2], NULL, 16);
 }
 
@@ -231,7 +208,6 @@ static size_t collect(struct mc_threads *t, uint32_t g)
 				continue;
 			o->answered = true;
 			o->sp = r->sp;
-			o->in_syscall = r->in_syscall;
 			o->tp = r->tp;
 			memcpy(o->regs, r->regs, sizeof o->regs);
 			break;
@@ -266,7 +242,7 @@ bool mc_threads_stop(struct mc_threads *t, bool alone)
 	if (!stop_sig || mc_sys_sigaction(stop_sig, &sa, &saved_action) != 0) {
 		stop_sig = 0;
 		for (size_t k = 0; k < t->n; k++)
-			t->v[k].sp = blocked_sp(t->v[k].tid, &t->v[k].in_syscall);
+			t->v[k].sp = blocked_sp(t->v[k].tid);
 		return true;
 	}
 	uint32_t g = atomic_load(&area->gen) + 1;
@@ -310,7 +286,7 @@ bool mc_threads_stop(struct mc_threads *t, bool alone)
 		struct mc_other_thread *o = &t->v[k];
 		o->skip = false;
 		if (!o->answered && !o->exiting)
-			o->sp = blocked_sp(o->tid, &o->in_syscall);
+			o->sp = blocked_sp(o->tid);
 	}
 	return true;
 }

@@ -3,7 +3,8 @@
  * "at"/"by" frames (report.c's text and heap errors use them too), and,
  * under MEMCHECK_VALGRIND_TEXT (memcheck's valgrind command line,
  * tools/vgcompat.c), the process's end as valgrind's memcheck writes it:
- * HEAP SUMMARY, the loss records, LEAK SUMMARY or "All heap blocks were
+ * HEAP SUMMARY, the loss records, LEAK SUMMARY (with its lines "of which
+ * reachable via heuristic") or "All heap blocks were
  * freed -- no leaks are possible", and ERROR SUMMARY.
  *
  * Scripts and drivers read those lines by their bytes: jq's shtest greps
@@ -151,6 +152,10 @@ static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uin
 		mc_buf_puts(b, ":");
 		mc_buf_int(b, fi->line);
 		mc_buf_strs(b, ")", inlined && !vg ? " [inlined]" : "", mark, "\n", NULL);
+	} else if (vg && !fi->object[0]) {
+		/* code of no object loaded (a dlclose'd library's): valgrind
+		 * writes "???" alone */
+		mc_buf_strs(b, mark, "\n", NULL);
 	} else {
 		mc_buf_puts(b, " (in ");
 		put_escaped(b, fi->object[0] ? fi->object : "?", 4 * sizeof fi->file);
@@ -442,6 +447,51 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 	mc_unmap(v, bytes);
 }
 
+/* The process region's blocks by the heuristic that reached them,
+ * taken before the suppressions as valgrind counts them: a suppressed
+ * block reached so counts there too. */
+static struct memcheck_count heuristic_count[MC_HEUR_N];
+
+void mc_vgtext_heuristics(const struct memcheck_count by[MC_HEUR_N])
+{
+	if (by)
+		memcpy(heuristic_count, by, sizeof heuristic_count);
+	else
+		memset(heuristic_count, 0, sizeof heuristic_count);
+}
+
+/* valgrind's names of its heuristics (--leak-check-heuristics) */
+static const char *const heuristic_name[MC_HEUR_N] = {
+	[MC_HEUR_STDSTRING] = "stdstring",
+	[MC_HEUR_LENGTH64] = "length64",
+	[MC_HEUR_NEWARRAY] = "newarray",
+	[MC_HEUR_MULTIPLE] = "multipleinheritance",
+};
+
+/* valgrind's lines under "still reachable": a heading where any block
+ * was reached by a heuristic, then one line for each that reached one,
+ * its name padded to 19 (%-19s) */
+static void heuristic_lines(struct mc_buf *b, const char *p)
+{
+	bool any = false;
+	for (int h = 1; h < MC_HEUR_N; h++)
+		any |= heuristic_count[h].blocks != 0;
+	if (!any)
+		return;
+	mc_buf_strs(b, p, "                       of which reachable via heuristic:\n", NULL);
+	char c1[32], c2[32];
+	for (int h = 1; h < MC_HEUR_N; h++) {
+		if (!heuristic_count[h].blocks)
+			continue;
+		static const char pad[] = "                   ";
+		size_t len = strlen(heuristic_name[h]);
+		mc_buf_strs(b, p, "                         ", heuristic_name[h],
+			    pad + (len < sizeof pad - 1 ? len : sizeof pad - 1), ": ",
+			    mc_commas(heuristic_count[h].bytes, c1), " bytes in ",
+			    mc_commas(heuristic_count[h].blocks, c2), " blocks\n", NULL);
+	}
+}
+
 void mc_vgtext_emit(const struct mc_region_report *rr)
 {
 	const struct memcheck_result *r = rr->r;
@@ -490,9 +540,12 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 			    "\n", NULL);
 	} else {
 		mc_buf_strs(&b, p, " LEAK SUMMARY:\n", NULL);
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 5; i++) {
 			mc_buf_strs(&b, p, word[i], num_or_unknown(k[i]->bytes, c1), " bytes in ",
 				    num_or_unknown(k[i]->blocks, c2), " blocks\n", NULL);
+			if (k[i] == &r->still_reachable)
+				heuristic_lines(&b, p);
+		}
 		if (mc_opt.valgrind_text == MC_VGTEXT_SUMMARY)
 			mc_buf_strs(&b, p, " Rerun with --leak-check=full to see details of "
 				    "leaked memory\n", NULL);

@@ -84,7 +84,16 @@ struct counts {
 	 * seven of the eight lost blocks still reachable before); the       \
 	 * possibly lost blocks are their DTVs, as above. */                   \
 	X(plain_leak_blocked, 8, 0, 8, 8, 428, 0, 2304, 828, "fail", valgrind_eight_dtv_slots_less, \
-	  ELSEWHERE_NO_DTV)
+	  ELSEWHERE_NO_DTV)                                                     \
+	/* Two threads running (no call, no system call) at the exit: what   \
+	 * a returned call left in their red zones keeps nothing either      \
+	 * (both lost blocks still reachable before); DTVs as above. */       \
+	X(plain_leak_running, 2, 0, 2, 2, 112, 0, 576, 208, "fail", valgrind_two_dtv_slots_less, \
+	  ELSEWHERE_NO_DTV)                                                     \
+	/* A lost block right after a freed buffer whose end a structure     \
+	 * still holds (a global std::vector destroyed at exit): still       \
+	 * reachable under jemalloc, mimalloc and tcmalloc before. */          \
+	X(plain_leak_freedend, 1, 0, 0, 0, 32, 0, 0, 0, "fail", same_as_valgrind, ELSEWHERE)
 
 /* The row's own figures (its want[]) of each kind. */
 static struct counts wanted(const struct h_case *c)
@@ -190,6 +199,13 @@ H_CHECK(valgrind_eight_dtv_slots_less)
 {
 	struct counts w = wanted(c);
 	w.bytes[POS] -= 8 * 16;
+	valgrind_agrees(x, c, &w);
+}
+
+H_CHECK(valgrind_two_dtv_slots_less)
+{
+	struct counts w = wanted(c);
+	w.bytes[POS] -= 2 * 16;
 	valgrind_agrees(x, c, &w);
 }
 
@@ -435,10 +451,163 @@ START_TEST(heuristics_on_valgrinds_command_line)
 }
 END_TEST
 
+/* valgrind's standard error for prog under --leak-check=full and opt
+ * (a fresh string, never freed), or NULL where valgrind is not
+ * installed. */
+static const char *valgrind_text(const char *opt, const char *prog)
+{
+	const char *vg = h_valgrind_path();
+	if (!vg)
+		return NULL;
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .no_report = true, .text = "",
+	       .args = H_LIST("--leak-check=full", opt, h_prog(prog)));
+	h_expect_exit(&v, 0);
+	const char *err = strdup(v.r.err);
+	h_res_free(&v);
+	return err;
+}
+
+/* The same from memcheck's valgrind command line under allocator a, or
+ * NULL where that allocator is not installed. */
+static const char *memcheck_text(int a, const char *opt, const char *prog)
+{
+	const char *so;
+	if (!h_allocator(a, &so))
+		return NULL;
+	struct h_res m;
+	H_EXEC(&m, .cli = H_LIST("--leak-check=full", opt, h_prog(prog)),
+	       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL, .no_report = true,
+	       .text = "");
+	const char *err = strdup(m.r.err);
+	h_res_free(&m);
+	return err;
+}
+
+/* The lines valgrind writes between LEAK SUMMARY's "still reachable"
+ * and "suppressed" ("of which reachable via heuristic" and one a
+ * heuristic that reached a block), each without its "==pid==" (a fresh
+ * string, never freed). */
+static const char *heuristic_lines(const char *text)
+{
+	const char *at = strstr(text, "still reachable:");
+	const char *end = at ? strstr(at, "suppressed:") : NULL;
+	ck_assert_msg(at && end, "no still reachable and suppressed lines in:\n%s", text);
+	at = strchr(at, '\n') + 1;
+	while (end > at && end[-1] != '\n')
+		end--;
+	char *out = calloc(1, (size_t)(end - at) + 1), *w = out;
+	ck_assert_ptr_nonnull(out);
+	for (const char *l = at; l < end;) {
+		const char *nl = strchr(l, '\n');
+		const char *t = strstr(l, "== ");
+		t = t && t < nl ? t + 2 : l;
+		memcpy(w, t, (size_t)(nl + 1 - t));
+		w += nl + 1 - t;
+		l = nl + 1;
+	}
+	return out;
+}
+
+/* valgrind's LEAK SUMMARY counts the blocks each heuristic kept apart
+ * under "still reachable" ("of which reachable via heuristic"): memcheck's
+ * valgrind command line writes the same lines as valgrind for each set of
+ * heuristics, under the four allocators (none before; the figures are
+ * the program's own blocks, whichever allocator serves them). */
+START_TEST(heuristic_lines_as_valgrinds)
+{
+	static const char *const sets[] = { "all", "none", "newarray,length64", "multipleinheritance" };
+	static const char *const want[] = {
+		"                       of which reachable via heuristic:\n"
+		"                         stdstring          : 65 bytes in 1 blocks\n"
+		"                         length64           : 128 bytes in 1 blocks\n"
+		"                         newarray           : 104 bytes in 1 blocks\n"
+		"                         multipleinheritance: 32 bytes in 1 blocks\n",
+		"",
+		"                       of which reachable via heuristic:\n"
+		"                         length64           : 128 bytes in 1 blocks\n"
+		"                         newarray           : 104 bytes in 1 blocks\n",
+		"                       of which reachable via heuristic:\n"
+		"                         multipleinheritance: 32 bytes in 1 blocks\n",
+	};
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+		const char *opt = h_env("--leak-check-heuristics=%s", sets[i]);
+		const char *v = valgrind_text(opt, "plain_leak_heuristics");
+		if (v) {
+			const char *lines = heuristic_lines(v);
+			ck_assert_msg(!strcmp(lines, want[i]), "%s: valgrind's lines:\n%s", opt, lines);
+		}
+		for (int a = 0; a < H_NALLOCATORS; a++) {
+			const char *m = memcheck_text(a, opt, "plain_leak_heuristics");
+			if (!m)
+				continue;
+			const char *lines = heuristic_lines(m);
+			ck_assert_msg(!strcmp(lines, want[i]), "%s under %s: memcheck wrote\n%s"
+				      "where valgrind writes\n%s", opt, h_allocator_name(a), lines,
+				      want[i]);
+		}
+	}
+}
+END_TEST
+
+/* The frames of text's first loss record, each as what follows its
+ * address ("???", "main (plain_leak_dlclosed.c:33)"), one a line, from
+ * frame first on (a fresh string, never freed). */
+static const char *record_frames(const char *text, int first)
+{
+	const char *at = strstr(text, " in loss record ");
+	ck_assert_msg(at != NULL, "no loss record in:\n%s", text);
+	char *out = calloc(1, strlen(at) + 1), *w = out;
+	ck_assert_ptr_nonnull(out);
+	int k = 0;
+	for (const char *l = strchr(at, '\n') + 1; *l; k++) {
+		const char *nl = strchr(l, '\n');
+		const char *frame = strstr(l, "== ");
+		if (!nl || !frame || frame > nl)
+			break;
+		frame += 3;
+		if (strncmp(frame, "   at 0x", 8) && strncmp(frame, "   by 0x", 8))
+			break;
+		const char *name = strstr(frame, ": ");
+		if (k >= first && name && name < nl) {
+			memcpy(w, name + 2, (size_t)(nl + 1 - (name + 2)));
+			w += nl + 1 - (name + 2);
+		}
+		l = nl + 1;
+	}
+	return out;
+}
+
+/* A frame in a library the program closed (dlclose) is "???" with no
+ * object, as valgrind names code no longer loaded: memcheck named it after
+ * its own read-only map of the program's file, which took the freed
+ * range ("??? (in .../plain_leak_dlclosed)"), under the four allocators.
+ * valgrind's first frame is its malloc, which memcheck leaves out. */
+START_TEST(dlclosed_frame_as_valgrinds)
+{
+	const char *opt = "--leak-check-heuristics=all";
+	const char *v = valgrind_text(opt, "plain_leak_dlclosed");
+	const char *want = v ? record_frames(v, 1) : NULL;
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *m = memcheck_text(a, opt, "plain_leak_dlclosed");
+		if (!m)
+			continue;
+		const char *got = record_frames(m, 0);
+		static const char first[] = "???\nmain (plain_leak_dlclosed.c:";
+		ck_assert_msg(!strncmp(got, first, sizeof first - 1),
+			      "under %s, the frames:\n%s", h_allocator_name(a), got);
+		ck_assert_msg(!want || !strcmp(got, want), "under %s, memcheck's frames:\n%s"
+			      "valgrind's:\n%s", h_allocator_name(a), got, want);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("leakkinds", 120);
 	H_ADD_CASES(tc, cases);
 	tcase_add_test(tc, heuristics_on_valgrinds_command_line);
+	tcase_add_test(tc, heuristic_lines_as_valgrinds);
+	tcase_add_test(tc, dlclosed_frame_as_valgrinds);
 	return h_run_suite(NULL);
 }

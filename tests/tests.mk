@@ -211,6 +211,13 @@ $(B)/tests/prog/libcount_calls.so: tests/prog/shim/count_calls.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
+# The library plain_leak_dlclosed opens, leaks from and closes
+# (tests/test_leakkinds.c), beside it.
+PROG_BINS += $(B)/tests/prog/libleak_dlclosed.so
+$(B)/tests/prog/libleak_dlclosed.so: tests/prog/shim/leak_dlclosed.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -fPIC -shared -o $@ $<
+
 # A library whose destructor frees a block (tests/test_exitorder25.c),
 # and the program that links it (and, dtorfree_linked, memcheck too).
 PROG_BINS += $(B)/tests/prog/libdtorfree.so $(B)/tests/prog/dtorfree_linked
