@@ -161,11 +161,11 @@ MC_API int fclose(FILE *fp)
 	return f(fp);
 }
 
-MC_API FILE *freopen(const char *path, const char *mode, FILE *fp)
+/* freopen and freopen64 alike, each with the C library's own */
+static inline __attribute__((always_inline)) FILE *
+reopen_with(FILE *(*f)(const char *, const char *, FILE *), const char *path, const char *mode,
+	    FILE *fp)
 {
-	if (on_fd2(fp))
-		fd2_going();
-	FILE *(*f)(const char *, const char *, FILE *) = REAL(freopen, 6);
 	if (!f) {
 		errno = ENOSYS;
 		return NULL;
@@ -173,16 +173,18 @@ MC_API FILE *freopen(const char *path, const char *mode, FILE *fp)
 	return f(path, mode, fp);
 }
 
+MC_API FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+	if (on_fd2(fp))
+		fd2_going();
+	return reopen_with(REAL(freopen, 6), path, mode, fp);
+}
+
 MC_API FILE *freopen64(const char *path, const char *mode, FILE *fp)
 {
 	if (on_fd2(fp))
 		fd2_going();
-	FILE *(*f)(const char *, const char *, FILE *) = REAL(freopen64, 7);
-	if (!f) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	return f(path, mode, fp);
+	return reopen_with(REAL(freopen64, 7), path, mode, fp);
 }
 
 /* daemon(3) puts /dev/null on 0, 1 and 2 in its child unless told not
