@@ -524,6 +524,7 @@ void mc_text_keep_stderr(void);
  * (life.c's walk finds them with the forwarding table). */
 #define MC_FDKEEP_NAMES "close", "dup2", "dup3", "close_range", "closefrom", "fclose", \
 		"freopen", "freopen64", "daemon"
+#define MC_FDKEEP_N 9 /* the names above */
 void mc_fdkeep_resolve(const char *const *name, void *const *found);
 /* The program set RLIMIT_NOFILE: memcheck's kept descriptors moved above
  * its view where they lie below it (through rlimits.c's hook). */

@@ -89,7 +89,8 @@ static void fork_child(void);
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
 					  "sigaction", "__libc_start_main", "_exit",
 					  MC_FDKEEP_NAMES };
-#define FDKEEP_AT 8 /* the first of fdkeep.c's */
+/* the first of fdkeep.c's, which end the list */
+#define FDKEEP_AT (MC_ARRAY_SIZE(next_names) - MC_FDKEEP_N)
 /* MC_HOT: written by every process at its start, a left-out one too,
  * where in .bss it was the one page of memcheck's .bss such a process
  * wrote (a page fault of its start-up). */
