@@ -281,12 +281,26 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 			atomic_store(&user_fn[sig], prev_fn);
 		}
 	} else {
-		rc = mc_sys_sigaction(sig, act, old);
+		/* SIG_DFL where memcheck catches the signal: its handler
+		 * comes back (fatal.c), the program's view SIG_DFL */
+		struct sigaction dfl;
+		bool to_dfl = act && in_range && act->sa_handler == SIG_DFL &&
+			      mc_fatal_default(sig, act, &dfl);
+		rc = mc_sys_sigaction(sig, to_dfl ? &dfl : act, old);
+		if (rc == 0)
+			mc_fatal_view(sig, old);
+		if (rc == 0 && to_dfl)
+			mc_fatal_defaulted(sig, act);
 		if (rc == 0 && act && in_range)
 			atomic_store(&user_fn[sig], 0);
+		if (rc == 0)
+			unwrap(sig, old, prev_fn, prev_info);
+		return rc;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		mc_fatal_view(sig, old);
 		unwrap(sig, old, prev_fn, prev_info);
+	}
 	return rc;
 }
 
