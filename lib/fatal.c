@@ -46,11 +46,10 @@
  *   to any handler without one, and the kernel kills the process as
  *   bare (no record).  Giving every thread one would show in the
  *   program's sigaltstack(NULL, &old).
- * - Handlers installed with the raw system call, by glibc's sigset(3),
- *   sysv_signal(3) and bsd_signal(3) (which call the C library's
- *   sigaction inside it), or with SA_RESETHAND (after their one run the
- *   kernel's SIG_DFL is back, not memcheck's) are not followed: the
- *   record is then lost for that signal, never the bare behaviour.
+ * - Handlers installed with the raw system call, or with SA_RESETHAND
+ *   (after their one run the kernel's SIG_DFL is back, not memcheck's:
+ *   every handler sysv_signal sets) are not followed: the record is
+ *   then lost for that signal, never the bare behaviour.
  *   SIGKILL and SIGSTOP cannot be caught.
  */
 #include <errno.h>
@@ -60,6 +59,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -148,12 +148,17 @@ static _Noreturn void fatal_die(int sig, const siginfo_t *si)
 	__builtin_unreachable();
 }
 
+/* The value the watchdog's timer signals with: the program's own
+ * SIGALRM (an itimer still running, one pending) is not it. */
+#define WATCHDOG_VALUE 0x6d636b66
+
 /* The timer's SIGALRM: the record took too long. */
 static void fatal_watchdog(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
-	(void)si;
 	(void)uc;
+	if (!si || si->si_code != SI_TIMER || si->si_value.sival_int != WATCHDOG_VALUE)
+		return; /* the program's alarm: its process is ending */
 	/* nothing said: the writer may hold the text's lock */
 	int s = mc_fatal_sig;
 	struct sigaction dfl;
@@ -164,7 +169,9 @@ static void fatal_watchdog(int sig, siginfo_t *si, void *uc)
 	fatal_die(s, NULL);
 }
 
-static void fatal_arm_watchdog(void)
+/* A timer of its own (the system calls: no import, no thread), whose
+ * SIGALRM goes to the writing thread. */
+static void fatal_arm_watchdog(pid_t tid)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -173,8 +180,17 @@ static void fatal_arm_watchdog(void)
 	sigfillset(&sa.sa_mask);
 	if (mc_sys_sigaction(SIGALRM, &sa, NULL) != 0)
 		return;
-	struct itimerval t = { { 0, 0 }, { mc_opt.fatal_timeout, 0 } };
-	syscall(SYS_setitimer, ITIMER_REAL, &t, NULL);
+	struct sigevent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGALRM;
+	ev.sigev_value.sival_int = WATCHDOG_VALUE;
+	ev._sigev_un._tid = tid;
+	int id;
+	if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &id) != 0)
+		return;
+	struct itimerspec t = { { 0, 0 }, { mc_opt.fatal_timeout, 0 } };
+	syscall(SYS_timer_settime, id, 0, &t, NULL);
 }
 
 /* Read a word of the interrupted stack without faulting on a corrupt
@@ -241,10 +257,12 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		 * the fault left held cannot hang the process */
 		if (none == tid) {
 			/* a fault inside the record's own work */
+			/* (a signal that came before the first was noted: that one) */
+			int first = mc_fatal_sig ? mc_fatal_sig : sig;
 			if (!atomic_exchange(&said, true))
 				mc_log("signal %d while writing the record of a process killed by "
-				       "signal %d: record given up", sig, mc_fatal_sig);
-			fatal_die(mc_fatal_sig, &fatal_info);
+				       "signal %d: record given up", sig, first);
+			fatal_die(first, mc_fatal_sig ? &fatal_info : si);
 		}
 		/* another thread writes it, and ends the process */
 		for (;;)
@@ -256,15 +274,19 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	mc_fatal_code = si ? si->si_code : 0;
 	mc_fatal_addr = si ? (uintptr_t)si->si_addr : 0;
 	mc_fatal_main_thread = tid == mc_pid();
-	sigset_t block;
+	/* the others wait (bare, the process is gone); the faults and the
+	 * timer's SIGALRM come through, even where the program blocked
+	 * them (or SIGALRM is the signal being handled) */
+	sigset_t block, through;
 	sigemptyset(&block);
+	sigemptyset(&through);
 	for (int s = 1; s < _NSIG; s++)
-		if (!fatal_synchronous(s) && s != SIGABRT && s != SIGALRM)
-			sigaddset(&block, s);
+		sigaddset(fatal_synchronous(s) || s == SIGABRT || s == SIGALRM ? &through : &block, s);
 	fatal_mask(SIG_BLOCK, &block);
+	fatal_mask(SIG_UNBLOCK, &through);
 	/* first: what follows may wait on a lock the fault left held */
 	if (mc_opt.fatal_timeout > 0)
-		fatal_arm_watchdog();
+		fatal_arm_watchdog(tid);
 	if (mc_in_hook) {
 		atomic_store(&said, true);
 		mc_log("killed by signal %d while memcheck was at work in this thread: no record "

@@ -106,6 +106,18 @@ static void show(const char *when, int sig)
 	       sa.sa_restorer != NULL, mask);
 }
 
+/* sigset is deprecated, and still called by System V programs */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+/* XPG's, which the C library's header declares only for XPG4.2 */
+void (*bsd_signal(int sig, void (*handler)(int)))(int);
+
+static const char *name(void (*h)(int))
+{
+	return h == SIG_DFL ? "DFL" : h == SIG_IGN ? "IGN" : h == SIG_HOLD ? "HOLD" :
+	       h == noop ? "noop" : h == SIG_ERR ? "ERR" : "OTHER";
+}
+
 static void view(void)
 {
 	for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
@@ -129,6 +141,26 @@ static void view(void)
 		was = signal(sig, SIG_DFL);
 		printf("signal %d returned %s\n", sig, was == SIG_DFL ? "DFL" : "OTHER");
 		show("again", sig);
+	}
+	/* the C library's other setters: System V's (what signal() is in a
+	 * program built with -std=c99), XPG's, sigset with SIG_HOLD */
+	for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+		int sig = fatal[i];
+		void (*was)(int) = __sysv_signal(sig, noop);
+		printf("sysv %d returned %s\n", sig, name(was));
+		show("sysv", sig);
+		was = sysv_signal(sig, SIG_DFL);
+		printf("sysv %d returned %s\n", sig, name(was));
+		was = bsd_signal(sig, noop);
+		printf("bsd %d returned %s\n", sig, name(was));
+		show("bsd", sig);
+		was = sigset(sig, SIG_HOLD);
+		printf("sigset hold %d returned %s\n", sig, name(was));
+		was = sigset(sig, SIG_DFL);
+		printf("sigset dfl %d returned %s\n", sig, name(was));
+		show("sigset", sig);
+		was = sigset(sig, SIG_DFL);
+		printf("sigset dfl %d returned %s\n", sig, name(was));
 	}
 	sigset_t now;
 	sigprocmask(SIG_BLOCK, NULL, &now);
