@@ -7,8 +7,10 @@
 # then bench/chart.sh: one table of every row against issue 15's targets
 # (bench/targets) and one chart, build/bench/bench.md and bench.svg.
 # A measurement, not a test: a missed target prints MISS but does not
-# fail the build.  About 3.5 minutes with the defaults (4 with VALGRIND=1),
-# and 1-2 more for the suite.
+# fail the build.  About 3.5 minutes with the defaults at load 1.5 before
+# the floor rows (4 with VALGRIND=1), and 1-2 more for the suite; at load
+# 7-11 with the floor rows, 5 minutes a round and 2 a suite round
+# (session 33).
 #
 #   make bench BENCH_ITERS=40000000 BENCH_RUNS=5 BENCH_THREADS=4 VALGRIND=1
 #   make bench BENCH_OTHER=<another build>/libmemcheck.so   (before/after)
