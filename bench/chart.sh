@@ -60,14 +60,14 @@ awk -F'\t' -v targets="$TARGETS" '
 			n = split(line, w, /[ \t]+/)
 			if (w[1] == "floor" || w[1] == "lsan") {
 				if (n != 3) bad(ln, line, w[1] " KEY METRIC")
-				beside[w[1], w[2]] = w[3]
+				beside[w[1], w[2]] = w[3]; bline[w[1], w[2]] = ln
 				continue
 			}
 			if (w[1] == "proposed") {
 				if (n < 7 || (w[4] != "<=" && w[4] != ">=")) bad(ln, line, "proposed KEY METRIC <=|>= LIMIT UNIT DESCRIPTION")
 				pkey[w[2]] = w[3]; pop[w[2]] = w[4]; plim[w[2]] = w[5]; punit[w[2]] = w[6]
 				d = w[7]; for (i = 8; i <= n; i++) d = d " " w[i]
-				pdesc[w[2]] = d
+				pdesc[w[2]] = d; pline[w[2]] = ln
 				continue
 			}
 			if (n < 5 || (w[2] != "<=" && w[2] != ">=")) bad(ln, line, "KEY <=|>= LIMIT UNIT DESCRIPTION")
@@ -76,11 +76,11 @@ awk -F'\t' -v targets="$TARGETS" '
 			tdesc[nt] = d
 		}
 		# a floor, lsan or proposed line must name a target of the file
-		for (k in pkey) if (!(k in known)) bad(0, "proposed " k, "a KEY of a target line")
-		for (k in beside) { split(k, w, SUBSEP); if (!(w[2] in known)) bad(0, w[1] " " w[2], "a KEY of a target line") }
+		for (k in pkey) if (!(k in known)) bad(pline[k], "proposed " k, "a KEY of a target line")
+		for (k in beside) { split(k, w, SUBSEP); if (!(w[2] in known)) bad(bline[k], w[1] " " w[2], "a KEY of a target line") }
 	}
 	function bad(n, l, want) {
-		printf "chart.sh: %s:%s bad line (expected %s): %s\n", targets, n ? n : "", want, l > "/dev/stderr"
+		printf "chart.sh: %s:%d: bad line (expected %s): %s\n", targets, n, want, l > "/dev/stderr"
 		failed = 1
 		exit 2
 	}
