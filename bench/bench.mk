@@ -7,8 +7,10 @@
 # then bench/chart.sh: one table of every row against issue 15's targets
 # (bench/targets) and one chart, build/bench/bench.md and bench.svg.
 # A measurement, not a test: a missed target prints MISS but does not
-# fail the build.  About 3.5 minutes with the defaults (4 with VALGRIND=1),
-# and 1-2 more for the suite.
+# fail the build.  About 3.5 minutes with the defaults at load 1.5 before
+# the floor rows (4 with VALGRIND=1), and 1-2 more for the suite; at load
+# 7-11 with the floor rows, 5 minutes a round and 2 a suite round
+# (session 33).
 #
 #   make bench BENCH_ITERS=40000000 BENCH_RUNS=5 BENCH_THREADS=4 VALGRIND=1
 #   make bench BENCH_OTHER=<another build>/libmemcheck.so   (before/after)
@@ -33,8 +35,10 @@ BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fno-builtin \
 	-fno-omit-frame-pointer -pthread
 
 BENCH_BINS := $(B)/bench/malloc_bench $(B)/bench/malloc_bench_lsan \
-	$(B)/bench/libnull_interpose.so $(B)/bench/tree_bench $(B)/bench/tree_bench_lsan
-SUITE_BINS := $(B)/bench/suite_test $(B)/bench/suite_test_lsan
+	$(B)/bench/libnull_interpose.so $(B)/bench/libfloor_interpose.so \
+	$(B)/bench/tree_bench $(B)/bench/tree_bench_lsan
+SUITE_BINS := $(B)/bench/suite_test $(B)/bench/suite_test_lsan \
+	$(B)/bench/libfloor_interpose.so
 
 $(B)/bench:
 	mkdir -p $@
@@ -59,7 +63,8 @@ $(B)/bench/libnull_interpose.so: bench/null_interpose.c bench/next.h bench/boot.
 
 # The least a tracker of memcheck's kind must do a block (a frame-pointer
 # walk hashed, a table of live blocks): bench/floor_interpose.c, timed by
-# hand beside memcheck (doc/costs.md, session 32), not by run.sh.
+# run.sh and suite.sh in the same rounds as memcheck; bench/targets sets
+# the proposed targets against it.
 $(B)/bench/libfloor_interpose.so: bench/floor_interpose.c bench/next.h bench/boot.h | $(B)/bench
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -fno-builtin \
 		-fno-omit-frame-pointer -o $@ $< -ldl

@@ -5,13 +5,18 @@
 #
 # Reads BUILD_DIR/bench/malloc.tsv (bench/run.sh) and BUILD_DIR/bench/
 # suite.tsv (bench/suite.sh), whichever exist, and bench/targets (issue
-# 15's targets, one per line), and writes
+# 15's targets, one per line, and beside them the floor's and
+# LeakSanitizer's figures and the targets proposed against the floor),
+# and writes
 #   BUILD_DIR/bench/bench.md   the targets, measured against their limits
-#                              (PASS/MISS), then every timed row: median,
-#                              ratio to its bare run, cost per step
+#                              (PASS/MISS), the floor, LeakSanitizer and
+#                              the proposed targets beside them, then
+#                              every timed row: median, ratio to its bare
+#                              run, cost per step
 #   BUILD_DIR/bench/bench.svg  every row's ratio as a bar on a log scale,
-#                              memcheck's defaults, LeakSanitizer and
-#                              valgrind in their own colours
+#                              memcheck's defaults, the floors,
+#                              LeakSanitizer and valgrind in their own
+#                              colours
 # and prints the targets table.  Copy bench.svg to doc/bench.svg to update
 # the chart the README shows (it must come from one real run).
 #
@@ -19,7 +24,8 @@
 #   info   TEXT                             a line for the header
 #   row    GROUP ALLOC LABEL MEDIAN_S RATIO COST KIND
 #          KIND: bare, mc (memcheck's defaults), mcmode (another memcheck
-#          mode), lsan, vg, other (the floor, another library)
+#          mode), lsan, vg, floor (forwarding only, floor_interpose.c),
+#          other (BENCH_OTHER's library)
 #   metric KEY ALLOC VALUE                  compared with bench/targets
 # Two files from different libraries (a bench-suite run after an older
 # make bench) are flagged in the header rather than mixed silently.
@@ -45,25 +51,49 @@ done
 awk -F'\t' -v targets="$TARGETS" '
 	function fmt(v) { return (v >= 100) ? sprintf("%.0f", v) : (v >= 10) ? sprintf("%.1f", v) : sprintf("%.2f", v) }
 	BEGIN {
-		# bench/targets: KEY OP LIMIT UNIT DESCRIPTION...  (# comments)
+		# bench/targets: KEY OP LIMIT UNIT DESCRIPTION...; floor KEY
+		# METRIC; lsan KEY METRIC; proposed KEY METRIC OP LIMIT UNIT
+		# DESCRIPTION...  (# comments)
 		while ((getline line < targets) > 0) {
+			ln++
 			if (line ~ /^[ \t]*(#|$)/) continue
 			n = split(line, w, /[ \t]+/)
-			if (n < 5 || (w[2] != "<=" && w[2] != ">=")) {
-				printf "chart.sh: %s: bad line (expected KEY <=|>= LIMIT UNIT DESCRIPTION): %s\n", targets, line > "/dev/stderr"
-				exit 2
+			if (w[1] == "floor" || w[1] == "lsan") {
+				if (n != 3) bad(ln, line, w[1] " KEY METRIC")
+				beside[w[1], w[2]] = w[3]; bline[w[1], w[2]] = ln
+				continue
 			}
-			nt++; tkey[nt] = w[1]; top[nt] = w[2]; tlim[nt] = w[3]; tunit[nt] = w[4]
+			if (w[1] == "proposed") {
+				if (n < 7 || (w[4] != "<=" && w[4] != ">=")) bad(ln, line, "proposed KEY METRIC <=|>= LIMIT UNIT DESCRIPTION")
+				pkey[w[2]] = w[3]; pop[w[2]] = w[4]; plim[w[2]] = w[5]; punit[w[2]] = w[6]
+				d = w[7]; for (i = 8; i <= n; i++) d = d " " w[i]
+				pdesc[w[2]] = d; pline[w[2]] = ln
+				continue
+			}
+			if (n < 5 || (w[2] != "<=" && w[2] != ">=")) bad(ln, line, "KEY <=|>= LIMIT UNIT DESCRIPTION")
+			nt++; tkey[nt] = w[1]; top[nt] = w[2]; tlim[nt] = w[3]; tunit[nt] = w[4]; known[w[1]] = 1
 			d = w[5]; for (i = 6; i <= n; i++) d = d " " w[i]
 			tdesc[nt] = d
 		}
+		# a floor, lsan or proposed line must name a target of the file
+		for (k in pkey) if (!(k in known)) bad(pline[k], "proposed " k, "a KEY of a target line")
+		for (k in beside) { split(k, w, SUBSEP); if (!(w[2] in known)) bad(bline[k], w[1] " " w[2], "a KEY of a target line") }
 	}
+	function bad(n, l, want) {
+		printf "chart.sh: %s:%d: bad line (expected %s): %s\n", targets, n, want, l > "/dev/stderr"
+		failed = 1
+		exit 2
+	}
+	function fig(key, a, unit) { # a measured figure, or empty
+		return ((key, a) in mv) ? fmt(mv[key, a] + 0) " " unit : ""
+	}
+	function meets(v, op, lim) { return (op == "<=") ? (v <= lim + 0) : (v >= lim + 0) }
 	$1 == "info" { info[++ni] = $2; next }
 	$1 == "lib" { lib[$2] = 1; nlib = 0; for (k in lib) nlib++; next }
 	$1 == "metric" { mv[$2, $3] = $4; if (!(($2, $3) in seen)) { seen[$2, $3] = 1; mord[$2] = mord[$2] " " $3 }; next }
 	$1 == "row" { nr++; rg[nr] = $2; ra[nr] = $3; rl[nr] = $4; rm[nr] = $5; rr[nr] = $6; rc[nr] = $7; next }
 	END {
-		if (nt == 0) exit 2
+		if (failed || nt == 0) exit 2
 		print "# memcheck bench"
 		print ""
 		for (i = 1; i <= ni; i++) print info[i] "  "
@@ -71,22 +101,50 @@ awk -F'\t' -v targets="$TARGETS" '
 		print ""
 		print "## Targets (issue 15)"
 		print ""
-		print "| target | allocator | measured | limit | |"
-		print "|---|---|---|---|---|"
-		pass = miss = 0
+		print "Beside each: the floor preload (bench/floor_interpose.c: a 16-frame walk hashed and a table"
+		print "of live blocks, the least a tracker of this kind does; for counting, the forwarding-only"
+		print "preload) and LeakSanitizer, in the same rounds, and a target **proposed** against the floor"
+		print "(not issue 15 targets; bench/targets names who proposed each)."
+		print ""
+		print "| target | allocator | measured | limit | | floor | LeakSanitizer | proposed: memcheck against the floor | proposed limit | |"
+		print "|---|---|---|---|---|---|---|---|---|---|"
+		pass = miss = ppass = pmiss = 0
 		for (t = 1; t <= nt; t++) {
 			k = tkey[t]
-			if (!(k in mord)) { printf "| %s | | not measured | %s %s %s | |\n", tdesc[t], top[t], tlim[t], tunit[t]; continue }
+			if (!(k in mord)) { printf "| %s | | not measured | %s %s %s | | | | | | |\n", tdesc[t], top[t], tlim[t], tunit[t]; continue }
 			na = split(substr(mord[k], 2), al, " ")
 			for (j = 1; j <= na; j++) {
 				v = mv[k, al[j]] + 0
-				ok = (top[t] == "<=") ? (v <= tlim[t] + 0) : (v >= tlim[t] + 0)
+				ok = meets(v, top[t], tlim[t])
 				if (ok) pass++; else miss++
-				printf "| %s | %s | %s %s | %s %s %s | %s |\n", tdesc[t], al[j], fmt(v), tunit[t], top[t], tlim[t], tunit[t], ok ? "PASS" : "**MISS**"
+				fl = (("floor", k) in beside) ? fig(beside["floor", k], al[j], tunit[t]) : ""
+				ls = (("lsan", k) in beside) ? fig(beside["lsan", k], al[j], tunit[t]) : ""
+				pm = pl = pv = ""
+				if (k in pkey) {
+					pl = pop[k] " " plim[k] " " punit[k]
+					if ((pkey[k], al[j]) in mv) {
+						p = mv[pkey[k], al[j]] + 0
+						pm = fmt(p) " " punit[k]
+						pok = meets(p, pop[k], plim[k])
+						if (pok) ppass++; else pmiss++
+						pv = pok ? "PASS" : "**MISS**"
+					} else
+						pm = "not measured"
+				}
+				printf "| %s | %s | %s %s | %s %s %s | %s | %s | %s | %s | %s | %s |\n", tdesc[t], al[j], fmt(v), tunit[t], top[t], tlim[t], tunit[t], ok ? "PASS" : "**MISS**", fl, ls, pm, pl, pv
 			}
 		}
 		print ""
-		printf "%d met, %d missed.\n\n", pass, miss
+		printf "%d met, %d missed.", pass, miss
+		if (ppass + pmiss) printf "  Proposed against the floor: %d met, %d missed.", ppass, pmiss
+		printf "\n\n"
+		np = 0
+		for (t = 1; t <= nt; t++)
+			if (tkey[t] in pkey) {
+				if (!np++) print "Proposed targets:"
+				printf "- %s: %s %s %s %s\n", tdesc[t], pdesc[tkey[t]], pop[tkey[t]], plim[tkey[t]], punit[tkey[t]]
+			}
+		if (np) print ""
 		print "## Every timed row"
 		print ""
 		print "| workload | allocator | mode | median s | ratio | cost |"
@@ -108,7 +166,7 @@ awk -F'\t' '
 		# rows of a workload together, in the order workloads first appear
 		if (!($2 in gi)) { gi[$2] = ++ng; gname[ng] = $2 }
 		k = gi[$2]; c = ++gn[k]
-		gr_a[k, c] = $3; gr_l[k, c] = $4; gr_r[k, c] = $6 + 0; gr_k[k, c] = $8
+		gr_a[k, c] = $3; gr_l[k, c] = $4; gr_r[k, c] = $6 + 0; gr_k[k, c] = $8; kinds[$8] = 1
 		if ($6 + 0 > maxr) maxr = $6 + 0
 	}
 	END {
@@ -123,7 +181,7 @@ awk -F'\t' '
 		if (maxr > XMAX) XMAX = maxr
 		X0 = 330; W = 560; RH = 16; top = 58
 		col["mc"] = "#1f5fa8"; col["mcmode"] = "#7fa7d6"; col["lsan"] = "#d9822b"
-		col["vg"] = "#b8322e"; col["other"] = "#9a9a9a"
+		col["vg"] = "#b8322e"; col["floor"] = "#4d9a5a"; col["other"] = "#9a9a9a"
 		# rows plus a heading per group
 		y = top
 		for (i = 1; i <= nr; i++) { if (rg[i] != rg[i-1]) y += RH + 6; y += RH }
@@ -134,10 +192,13 @@ awk -F'\t' '
 		printf "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">memcheck: time against the bare run (log scale; 1x = bare)</text>\n"
 		printf "<text x=\"10\" y=\"38\" fill=\"#555\">%s</text>\n", esc(title)
 		# legend
-		lx = X0
-		n = split("mc mcmode lsan vg other", lk, " ")
+		lx = 10
 		nm["mc"] = "memcheck, defaults"; nm["mcmode"] = "memcheck, other modes"; nm["lsan"] = "LeakSanitizer"
-		nm["vg"] = "valgrind"; nm["other"] = "floor / other library"
+		nm["vg"] = "valgrind"; nm["floor"] = "floors (forwarding; walk + table)"; nm["other"] = "other library"
+		# the legend names only the kinds this run has
+		n = 0
+		split("mc mcmode floor lsan vg other", all, " ")
+		for (i = 1; i <= 6; i++) if (all[i] in kinds) lk[++n] = all[i]
 		for (i = 1; i <= n; i++) {
 			printf "<rect x=\"%d\" y=\"46\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"55\">%s</text>\n", lx, col[lk[i]], lx + 14, nm[lk[i]]
 			lx += 14 + length(nm[lk[i]]) * 6 + 14

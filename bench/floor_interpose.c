@@ -16,13 +16,21 @@
  * Whatever memcheck does beyond this is what exactness, threads and the
  * scan's fidelity cost; what this costs, no design that walks and keeps a
  * table can avoid.  Built by bench.mk (bench/libfloor_interpose.so);
- * timed side by side with memcheck by hand (doc/costs.md, session 32).
+ * bench/run.sh times it in the same rounds as bare and memcheck, and
+ * bench/targets weighs memcheck against it (doc/costs.md, sessions 32
+ * and 33).
+ *
+ * FLOOR_CHECK=1: at exit, "floor_interpose: peak N bytes" on standard
+ * error, the main thread's peak of live bytes; run.sh's untimed check
+ * that the preload is in front of the allocator (with the wrong order it
+ * would see nothing and time as bare) without a branch in the timed path.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -30,6 +38,7 @@
 
 static int depth = 16;
 static int table_on = 1;
+static int check;
 /* The main thread's stack top (the loader's): a walk stops at or above
  * it; another thread's walk ends at its start routine's rbp of 0. */
 extern void *__libc_stack_end;
@@ -54,14 +63,34 @@ static __thread __attribute__((tls_model("initial-exec"))) struct {
 
 __attribute__((constructor)) static void init(void)
 {
-	const char *d = getenv("FLOOR_DEPTH"), *t = getenv("FLOOR_TABLE");
+	const char *d = getenv("FLOOR_DEPTH"), *t = getenv("FLOOR_TABLE"),
+		   *c = getenv("FLOOR_CHECK");
 	if (d)
 		depth = atoi(d);
 	if (t)
 		table_on = atoi(t);
+	check = c && *c == '1';
 	stack_top = (uintptr_t)__libc_stack_end;
 	if (!next_free)
 		resolve();
+}
+
+/* Digits by hand: stdio would allocate through the wrappers at exit. */
+__attribute__((destructor)) static void report(void)
+{
+	static const char head[] = "floor_interpose: peak ";
+	char buf[sizeof head + 32], *q = buf + sizeof buf;
+	uint64_t v = me.peak > 0 ? (uint64_t)me.peak : 0;
+	if (!check)
+		return;
+	*--q = '\n';
+	memcpy(q -= 6, " bytes", 6);
+	do
+		*--q = (char)('0' + v % 10);
+	while (v /= 10);
+	memcpy(q -= sizeof head - 1, head, sizeof head - 1);
+	ssize_t r = write(2, q, (size_t)(buf + sizeof buf - q));
+	(void)r;
 }
 
 /* The frames from fp (the wrapper's own record: fp[1] is the program's

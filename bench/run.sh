@@ -11,7 +11,10 @@
 # a before and after side by side).
 #
 # Modes, each against the bare run of the same allocator: an interposer
-# that only forwards (the floor), memcheck counting, tracking without and
+# that only forwards (the floor of counting), the floor preload
+# (floor_interpose.c: the least a tracker of memcheck's kind does a
+# block, a frame-pointer walk hashed and a table of live blocks; on the
+# loop, the tree and the threads), memcheck counting, tracking without and
 # with stacks (and with stacks but without the peak snapshot's per-site
 # counts, or with a timeline; fp; under glibc also 16-deep stacks, libunwind and glibc
 # backtrace(3), the slow ones on fewer steps), LeakSanitizer, valgrind, a
@@ -56,6 +59,7 @@ LSAN_BIN=$BUILD/bench/malloc_bench_lsan
 TREE_BIN=$BUILD/bench/tree_bench
 TREE_LSAN_BIN=$BUILD/bench/tree_bench_lsan
 NULL_LIB=$BUILD/bench/libnull_interpose.so
+FLOOR_LIB=$BUILD/bench/libfloor_interpose.so
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
 [ -x "$BIN" ] || { echo "run.sh: $BIN not built" >&2; exit 2; }
@@ -92,7 +96,7 @@ done < <(awk '/^MC_ALLOCATOR\(/ && /MC_ALLOC_DEFAULT/ {
 [ -n "${ALLOC_LIB[glibc]+set}" ] || { echo "run.sh: lib/allocators.def has no default allocator glibc" >&2; exit 2; }
 
 # A mode: label | preloaded in front of the allocator (0 nothing, 1 memcheck,
-# 2 the forwarding-only interposer) | divisor of ITERS | environment
+# 2 the forwarding-only interposer, 3 BENCH_OTHER, 4 the floor preload) | divisor of ITERS | environment
 # (space-separated VAR=value) | extra arguments | allocators (all|glibc).
 # bareN is the bare run at 1/N of the steps, the reference of modes that
 # run shorter.
@@ -105,6 +109,12 @@ mode() {
 mode bare  "bare"                              0 1 ""                     "" all
 if [ -e "$NULL_LIB" ]; then
 	mode fwd "forwarding only (null_interpose.c)" 2 1 "" "" all
+fi
+# What any tracker that walks 16 frames and keeps a table of live blocks
+# pays (session 32, deep32): bench/targets sets memcheck's added time
+# against it, measured in the same rounds so that the load cancels.
+if [ -e "$FLOOR_LIB" ]; then
+	mode floor "floor preload: 16-frame walk + table" 4 1 "" "" all
 fi
 mode count "counting (TRACK=0)"                1 1 "MEMCHECK_TRACK=0"     "" all
 mode track "tracking, no stacks (DEPTH=0)"     1 1 "MEMCHECK_STACK_DEPTH=0" "" all
@@ -151,6 +161,10 @@ if [ -x "$TREE_BIN" ]; then
 	mode ptrack "tree: tracking, no stacks (DEPTH=0)" 1 $DIV_TREE "MEMCHECK_STACK_DEPTH=0" "" glibc
 	mode pfp    "tree: tracking + stacks (defaults)" 1 $DIV_TREE "" "" glibc
 	mode psite "tree: the same, with a JSON report" 1 $DIV_TREE "MEMCHECK_REPORT=/dev/null" "" glibc
+	if [ -e "$FLOOR_LIB" ]; then
+		mode pfloor "tree: floor preload, walk + table" 4 $DIV_TREE "" "" glibc
+		mode pfwalk "tree: floor preload, walk only" 4 $DIV_TREE "FLOOR_TABLE=0" "" glibc
+	fi
 	[ -n "$OTHER" ] && mode ofptree "other: tree: tracking + stacks" 3 $DIV_TREE "" "" glibc
 	[ -x "$TREE_LSAN_BIN" ] && mode plsan "tree: LeakSanitizer" 0 $DIV_TREE "" "" glibc
 fi
@@ -175,6 +189,7 @@ if [ "$THREADS" -gt 1 ] 2>/dev/null; then
 	mode tcount "$THREADS threads: counting (TRACK=0)"  1 1 "MEMCHECK_TRACK=0" "--threads $THREADS" all
 	mode tfp    "$THREADS threads: tracking + stacks, fp" 1 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 	mode tsite "$THREADS threads: the same, with a JSON report" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_REPORT=/dev/null" "--threads $THREADS" all
+	[ -e "$FLOOR_LIB" ] && mode tfloor "$THREADS threads: floor preload" 4 1 "" "--threads $THREADS" all
 	[ -n "$OTHER" ] && mode otfp "other: $THREADS threads: tracking + stacks" 3 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 fi
 
@@ -196,9 +211,9 @@ ref_of() {
 	lunw) echo barel$DIV_UNW ;;
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
-	tbare | tcount | tfp | tsite | otfp) echo tbare ;;
+	tbare | tcount | tfp | tsite | otfp | tfloor) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
-	pbare | ptrack | pfp | psite | ofptree | plsan) echo pbare ;;
+	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk) echo pbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
 	bare*) echo "$1" ;;
 	*) echo bare ;;
@@ -218,6 +233,7 @@ run_one() { # mode alloc [iters]
 	1) pre="$MC${lib:+ $lib}" ;;
 	2) pre="$NULL_LIB${lib:+ $lib}" ;;
 	3) pre="$OTHER_MC${lib:+ $lib}" ;;
+	4) pre="$FLOOR_LIB${lib:+ $lib}" ;;
 	*) pre=$lib ;;
 	esac
 	[ "$m" = lsan ] || [ "$m" = flsan ] && bin=$LSAN_BIN
@@ -266,6 +282,17 @@ for a in "${ALLOCS[@]}"; do
 		exit 1
 	fi
 	echo "  $a: memcheck active, allocator reported as '$seen', $allocs allocations counted in a 10000-step run"
+	# the floor too: in front of the allocator, or it would time as bare
+	if [ -e "$FLOOR_LIB" ]; then
+		env LD_PRELOAD="$FLOOR_LIB${lib:+ $lib}" FLOOR_CHECK=1 "$BIN" 10000 >/dev/null 2>"$TMP/err" ||
+			{ cat "$TMP/err" >&2; exit 1; }
+		peak=$(sed -n 's/^floor_interpose: peak \([0-9]*\) bytes$/\1/p' "$TMP/err")
+		if [ "${peak:-0}" -lt 16384 ]; then # the ring of 1024 blocks of 16..512 B
+			echo "run.sh: the floor preload saw a peak of ${peak:-nothing} bytes under $a: not active" >&2
+			exit 1
+		fi
+		echo "  $a: floor preload active, peak of $peak live bytes seen"
+	fi
 done
 
 # ---- the timed rounds ---------------------------------------------------
@@ -357,8 +384,8 @@ group_of() {
 	case $1 in
 	fbare | fcount | ffp | flsan) echo "malloc loop, every byte written" ;;
 	lbare | ltrack | lfp | barel* | lunw | olfp) echo "malloc loop, blocks from strndup (libc)" ;;
-	tbare | tcount | tfp | tsite | otfp) echo "malloc loop, $THREADS threads" ;;
-	pbare | ptrack | pfp | psite | ofptree | plsan) echo "parser, deep stacks (tree_bench.c)" ;;
+	tbare | tcount | tfp | tsite | otfp | tfloor) echo "malloc loop, $THREADS threads" ;;
+	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk) echo "parser, deep stacks (tree_bench.c)" ;;
 	*) echo "malloc loop" ;;
 	esac
 }
@@ -368,7 +395,8 @@ kind_of() {
 	fp | ffp | lfp | tfp | pfp) echo mc ;;
 	lsan | flsan | plsan) echo lsan ;;
 	vg) echo vg ;;
-	fwd | ofp | ofpdeep | olfp | ofptree | otfp) echo other ;;
+	fwd | floor | tfloor | pfloor | pfwalk) echo floor ;;
+	ofp | ofpdeep | olfp | ofptree | otfp) echo other ;;
 	*) echo mcmode ;;
 	esac
 }
@@ -400,14 +428,15 @@ for a in "${ALLOCS[@]}"; do
 		case $m in
 		lsan) note="same source, gcc -fsanitize=leak, no preload" ;;
 		fwd) note="the floor of any interposer: forwards, counts nothing" ;;
+		floor) note="floor_interpose.c: the least a tracker of memcheck's kind does a block" ;;
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
 		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
 		ofptree) note="BENCH_OTHER's library; tree_bench.c, seconds x$div" ;;
-		pbare | ptrack | pfp | psite | plsan) note="tree_bench.c: $steps blocks, seconds x$div" ;;
+		pbare | ptrack | pfp | psite | plsan | pfloor | pfwalk) note="tree_bench.c: $steps blocks, seconds x$div" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
 		site) note="the per-site counts of the peak snapshot kept (a report reads them)" ;;
 		tline) note="sampling live bytes, RSS, retained bytes" ;;
-		tbare | tcount | tfp | tsite | otfp) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
+		tbare | tcount | tfp | tsite | otfp | tfloor) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
 		esac
 		awk -v a="$a" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v d="$div" \
 			-v n="$steps" -v sp="$spread" -v note="$note" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
@@ -439,7 +468,8 @@ if [[ " ${MODES[*]} " == *" tfp "*" fp "* || " ${MODES[*]} " == *" fp "*" tfp "*
 	echo
 	echo "$THREADS threads over one, per round (tfp/tbare over fp/bare): median [quartiles] of $RUNS rounds"
 	for a in "${ALLOCS[@]}"; do
-		awk -v a="$a" -v out="$TMP/threl.$a" -v other="$([[ " ${MODES[*]} " == *" otfp "* ]] && echo 1)" '
+		awk -v a="$a" -v out="$TMP/threl.$a" -v other="$([[ " ${MODES[*]} " == *" otfp "* ]] && echo 1)" \
+			-v floor="$([[ " ${MODES[*]} " == *" tfloor "* ]] && echo 1)" '
 			function med(v, n, q,   i, j, t) { # the q-quantile of v[0..n-1], sorted in place
 				for (i = 1; i < n; i++)
 					for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
@@ -458,6 +488,8 @@ if [[ " ${MODES[*]} " == *" tfp "*" fp "* || " ${MODES[*]} " == *" fp "*" tfp "*
 					med(v, k, 0.25), med(v, k, 0.75), mr(tf, "tbare") / mr(f, "bare")
 				if (tag == "this")
 					printf "%.3f\n", m > out
+				if (tag == "floor")
+					printf "%.3f\n", m > (out ".floor")
 			}
 			function mr(m, b,   i, k, w, x) { # median of mode m over the median of b
 				k = 0
@@ -466,7 +498,8 @@ if [[ " ${MODES[*]} " == *" tfp "*" fp "* || " ${MODES[*]} " == *" fp "*" tfp "*
 				for (i = 1; i <= n; i++) if (t[b, i]) w[k++] = t[b, i]
 				return x / med(w, k, 0.5)
 			}
-			END { show("this", "fp", "tfp"); if (other) show("other", "ofp", "otfp") }' "$TMP/times"
+			END { show("this", "fp", "tfp"); if (other) show("other", "ofp", "otfp")
+				if (floor) show("floor", "floor", "tfloor") }' "$TMP/times"
 	done
 fi
 
@@ -510,6 +543,20 @@ for a in "${ALLOCS[@]}"; do
 	{
 		[ -n "${NS[$a/fp]:-}" ] && printf 'metric\tfp.ns\t%s\t%s\n' "$a" "${NS[$a/fp]}"
 		[ -n "${NS[$a/count]:-}" ] && printf 'metric\tcount.ns\t%s\t%s\n' "$a" "${NS[$a/count]}"
+		# the floors beside them (bench/targets' floor and proposed
+		# lines): memcheck's added time over the floor preload's
+		[ -n "${NS[$a/fwd]:-}" ] && printf 'metric\tfwd.ns\t%s\t%s\n' "$a" "${NS[$a/fwd]}"
+		[ -n "${NS[$a/lsan]:-}" ] && printf 'metric\tlsan.ns\t%s\t%s\n' "$a" "${NS[$a/lsan]}"
+		if [ -n "${NS[$a/floor]:-}" ]; then
+			printf 'metric\tfloor.ns\t%s\t%s\n' "$a" "${NS[$a/floor]}"
+			[ -n "${NS[$a/fp]:-}" ] && awk -v m="${NS[$a/fp]}" -v f="${NS[$a/floor]}" -v a="$a" \
+				'BEGIN { if (f > 0) printf "metric\tfp.floor\t%s\t%.3f\n", a, m / f }'
+		fi
+		[ -s "$TMP/threl.$a.floor" ] &&
+			printf 'metric\tfloor.threads.rel\t%s\t%s\n' "$a" "$(cat "$TMP/threl.$a.floor")"
+		[ -n "${NS[$a/tfp]:-}" ] && [ -n "${NS[$a/tfloor]:-}" ] &&
+			awk -v m="${NS[$a/tfp]}" -v f="${NS[$a/tfloor]}" -v a="$a" \
+				'BEGIN { if (f > 0) printf "metric\tthreads.floor\t%s\t%.3f\n", a, m / f }'
 		# per round (above), else the ratio of the medians
 		if [ -s "$TMP/threl.$a" ]; then
 			printf 'metric\tthreads.rel\t%s\t%s\n' "$a" "$(cat "$TMP/threl.$a")"
@@ -519,6 +566,15 @@ for a in "${ALLOCS[@]}"; do
 		fi
 		# the tree rows (glibc only)
 		[ -n "${RATIO[$a/pfp]:-}" ] && printf 'metric\ttree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/pfp]}"
+		[ -n "${RATIO[$a/pfloor]:-}" ] &&
+			printf 'metric\tfloor.tree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/pfloor]}"
+		[ -n "${RATIO[$a/pfwalk]:-}" ] &&
+			printf 'metric\tfwalk.tree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/pfwalk]}"
+		[ -n "${RATIO[$a/plsan]:-}" ] &&
+			printf 'metric\tlsan.tree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/plsan]}"
+		[ -n "${RATIO[$a/pfp]:-}" ] && [ -n "${RATIO[$a/pfloor]:-}" ] &&
+			awk -v m="${RATIO[$a/pfp]}" -v f="${RATIO[$a/pfloor]}" -v a="$a" \
+				'BEGIN { if (f > 1) printf "metric\ttree.floor\t%s\t%.3f\n", a, (m - 1) / (f - 1) }'
 		[ -n "${RATIO[$a/pfp]:-}" ] && [ -n "${RATIO[$a/plsan]:-}" ] &&
 			awk -v t="${RATIO[$a/pfp]}" -v l="${RATIO[$a/plsan]}" -v a="$a" \
 				'BEGIN { printf "metric\ttree.lsan\t%s\t%.3f\n", a, t / l }'

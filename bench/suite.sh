@@ -22,7 +22,9 @@
 # goes to /dev/null); counting only (MEMCHECK_TRACK=0); the suite with a
 # JSON report appended to one file, as `memcheck run` sets; BENCH_OTHER's
 # library with its defaults; LeakSanitizer (the same source built with
-# -fsanitize=leak, when the compiler has it).
+# -fsanitize=leak, when the compiler has it); the floor preload
+# (floor_interpose.c, when built: a 16-frame walk and a table of live
+# blocks, no start-up or exit work), a short process's floor.
 #
 # The machine is shared and noisy: every mode runs once per round, round-
 # robin, and the table shows medians; ratios are against the bare run of
@@ -43,6 +45,7 @@ RUNS=${BENCH_RUNS:-5}
 OTHER=${BENCH_OTHER:-}
 BIN=$BUILD/bench/suite_test
 LSAN_BIN=$BUILD/bench/suite_test_lsan
+FLOOR_LIB=$BUILD/bench/libfloor_interpose.so
 DATE=/bin/date
 MD=$BUILD/bench/suite.md
 
@@ -72,12 +75,14 @@ mode s_json  suite "memcheck, JSON report (as memcheck run sets)" "$MC" "MEMCHEC
 [ -n "$OTHER" ] && mode s_other suite "BENCH_OTHER's memcheck, defaults" "$OTHER_MC" ""
 [ -n "$OTHER" ] && mode s_ojson suite "BENCH_OTHER's memcheck, JSON report" "$OTHER_MC" "MEMCHECK_REPORT=$TMP/run-other.jsonl"
 [ -x "$LSAN_BIN" ] && mode s_lsan suite "LeakSanitizer (-fsanitize=leak)" "" ""
+[ -e "$FLOOR_LIB" ] && mode s_floor suite "floor preload: 16-frame walk + table" "$FLOOR_LIB" ""
 if [ -x "$DATE" ]; then
 	mode d_bare date "bare" "" ""
 	mode d_mc   date "memcheck, measured (PROGRAMS='*')" "$MC" "MEMCHECK_PROGRAMS=*"
 	[ -n "$OTHER" ] && mode d_other date "BENCH_OTHER's memcheck, measured" "$OTHER_MC" \
 		"MEMCHECK_PROGRAMS=*"
 	mode d_left date "memcheck, left out (default for /bin)" "$MC" ""
+	[ -e "$FLOOR_LIB" ] && mode d_floor date "floor preload: 16-frame walk + table" "$FLOOR_LIB" ""
 fi
 
 # Run one mode's whole workload once: its stdout to $TMP/out.MODE, the
@@ -181,6 +186,7 @@ TSV=$BUILD/bench/suite.tsv
 		*_bare) kind=bare ;;
 		s_mc | d_mc) kind=mc ;;
 		s_lsan) kind=lsan ;;
+		*_floor) kind=floor ;;
 		*_other) kind=other ;;
 		*) kind=mcmode ;;
 		esac
@@ -198,12 +204,19 @@ TSV=$BUILD/bench/suite.tsv
 		awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }'
 	}
 	printf 'metric\tsuite.ratio\tglibc\t%s\n' "$(ratio s_mc s_bare)"
+	# beside them (bench/targets' floor and lsan lines)
+	[ -e "$FLOOR_LIB" ] && printf 'metric\tfloor.suite.ratio\tglibc\t%s\n' "$(ratio s_floor s_bare)"
+	[ -x "$LSAN_BIN" ] && printf 'metric\tlsan.suite.ratio\tglibc\t%s\n' "$(ratio s_lsan s_bare)"
 	[ -x "$LSAN_BIN" ] && awk -v m="$(ratio s_mc s_bare)" -v l="$(ratio s_lsan s_bare)" \
 		'BEGIN { printf "metric\tsuite.lsan\tglibc\t%.4f\n", m / l }'
 	if [ -x "$DATE" ]; then
 		read -r a _ < <(stats d_mc)
 		read -r b _ < <(stats d_bare)
 		awk -v a="$a" -v b="$b" -v n="$DATES" 'BEGIN { printf "metric\tdate.ms\tglibc\t%.3f\n", (a - b) / n * 1000 }'
+		if [ -e "$FLOOR_LIB" ]; then
+			read -r a _ < <(stats d_floor)
+			awk -v a="$a" -v b="$b" -v n="$DATES" 'BEGIN { printf "metric\tfloor.date.ms\tglibc\t%.3f\n", (a - b) / n * 1000 }'
+		fi
 	fi
 } >"$TSV"
 exit 0
