@@ -354,6 +354,17 @@ bool mc_vgtext_all_kinds(bool process)
 	       ((unsigned)mc_opt.valgrind_errors & MC_SUPP_LOST) != MC_SUPP_LOST;
 }
 
+/* valgrind reads only the first --num-callers frame lines of each
+ * suppression entry (m_errormgr.c's loader: the lines past
+ * VG_(clo_backtrace_size) skipped), so a stack cut at that depth still
+ * matches an entry that goes deeper, where its frames agree; memcheck's
+ * stacks are one frame shorter than valgrind's N (its allocation
+ * function's frame is one of the N: tools/vgcompat.c). */
+int mc_vgtext_supp_lines(void)
+{
+	return mc_opt.valgrind_text != MC_VGTEXT_NONE ? mc_opt.stack_depth + 1 : 0;
+}
+
 static const char *const vg_kind[] = { "definitely lost", "indirectly lost", "possibly lost",
 				       "still reachable" };
 
