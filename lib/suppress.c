@@ -604,12 +604,11 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	int plain = 0;
 	for (int p = 0; p < e.nframes; p++)
 		plain += frames[p].kind != SF_DOTS;
-	if (!plain) {
-		/* valgrind refuses it too (and a file cut by --num-callers to
-		 * its leading '...' lines) */
+	if (!plain && s->lines > 0) {
+		/* valgrind's loader refuses it, which memcheck's own reading
+		 * (an entry of '...' alone matches every stack) does not */
 		fail(r, open, "expected a frame line other than '...' among the first %d of "
-		     "the suppression%s", e.nframes,
-		     s->lines > 0 ? " (valgrind's --num-callers reads no more)" : "");
+		     "the suppression (valgrind's --num-callers reads no more)", e.nframes);
 		return false;
 	}
 	s->pools += pool;
