@@ -26,6 +26,8 @@
  *   _exits with the last status): the program's buffered output is
  *   written as it would have been.
  * - _exit, _Exit, quick_exit, a fatal signal and execve run no handler.
+ *   A fatal signal's record is fatal.c's, and leaves the status alone:
+ *   the process dies of its signal whatever its regions say.
  *   life.c's wrapper of _exit and _Exit reports the process there and
  *   exits with mc_exit_status's status (a destructor's after memcheck's
  *   deferred the report, and a process's own: libsodium's tests from a

@@ -88,6 +88,7 @@ struct mc_options {
 	const char *programs;     /* MEMCHECK_PROGRAMS, or NULL: programs.c's rule */
 	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
 	int ancestors;            /* MEMCHECK_ANCESTORS: a failure fails them too */
+	int fatal_timeout;        /* seconds for a killed process's record (fatal.c) */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *cache;        /* MEMCHECK_CACHE, "off", or NULL: the default (symcache.c) */
@@ -1151,6 +1152,26 @@ bool mc_signal_handling(void);
 void *mc_signal_alloc(void *p, size_t size, uintptr_t site); /* returns p */
 void mc_signal_free(void *p, uintptr_t site);
 void *mc_signal_realloc(void *old, size_t n, uintptr_t site);
+
+/* ---- fatal.c --------------------------------------------------------- */
+
+/* A process killed by a fatal signal still gets its record: handlers at
+ * start-up where the default action was inherited (record: life.c's
+ * exit work), hidden from the program's view (signals.c). */
+void mc_fatal_init(void (*record)(void));
+bool mc_fatal_default(int sig, const struct sigaction *act, struct sigaction *mine);
+void mc_fatal_defaulted(int sig, const struct sigaction *act);
+void mc_fatal_view(int sig, struct sigaction *old);
+/* The signal the record is written for (0 at a normal end), its
+ * si_code and address, the faulting stack (0: none), whether the main
+ * thread took it. */
+extern int mc_fatal_sig;
+extern int mc_fatal_code;
+extern uintptr_t mc_fatal_addr;
+extern uint32_t mc_fatal_stack;
+extern bool mc_fatal_main_thread;
+const char *mc_fatal_name(int sig);
+unsigned long mc_fatal_stack_limit(void);
 
 /* ---- stacks.c -------------------------------------------------------- */
 

@@ -368,6 +368,7 @@ static void say_bypassed(void)
 }
 
 static void at_exit(int status, void *arg);
+static void fatal_record(void);
 
 /* The on_exit handler is registered (process_begin), has run, and the
  * destructor left the regions' ends to it (deferred, in the process
@@ -407,6 +408,9 @@ static void process_begin(void)
 	}
 	if (!only_forward && !watching)
 		watching = on_exit(at_exit, NULL) == 0;
+	/* a fatal signal's record: where there is one to write */
+	if (watching && mc_is_active)
+		mc_fatal_init(fatal_record);
 	mc_guard_enter();
 	if (!mc_is_active && !left_out)
 		say_bypassed();
@@ -445,7 +449,9 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 {
 	struct mc_scan_from from;
 	MC_SCAN_FROM(&from);
-	from.at_exit = true;
+	/* a fatal signal's handler: the whole interrupted stack is the
+	 * program's, no exit frame above */
+	from.at_exit = mc_fatal_sig == 0;
 	mc_guard_enter();
 	mc_fds_room_begin(); /* the program may have used its last descriptor */
 	if (flush_stdout)
@@ -644,6 +650,29 @@ MC_API void _exit(int status)
 MC_API void _Exit(int status)
 {
 	exit_now(status);
+}
+
+/* A fatal signal's default action is about to end the process
+ * (fatal.c): its record as at exit, where _exit would write one (a
+ * forked child's too, as exit writes it), or the regions' ends the
+ * destructor deferred.  Not the status: the process dies of its signal
+ * whatever its regions say; nor stdout, which bare loses; nor freeres,
+ * which valgrind does not run at a fatal signal either. */
+static void fatal_record(void)
+{
+	if (atomic_load(&deferred)) {
+		if (deferred_pid == mc_pid() && atomic_exchange(&deferred, false)) {
+			atomic_store(&exit_handler_ran, true);
+			process_end(false);
+		}
+		return;
+	}
+	if (!watching || atomic_exchange(&exit_handler_ran, true))
+		return;
+	if (mc_opt.text != MC_TEXT_NONE && mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		mc_log("killed by signal %d (%s): the record is the process's at the signal",
+		       mc_fatal_sig, mc_fatal_name(mc_fatal_sig));
+	process_end(false);
 }
 
 /* ---- fork ------------------------------------------------------------ */

@@ -983,6 +983,12 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 	}
 	PUTL(&b, ",\"seconds\":");
 	json_seconds(&b, r->seconds);
+	/* ended by a fatal signal (fatal.c): the process dies of it next */
+	if (mc_fatal_sig) {
+		JSON_U64(&b, "signal", (uint64_t)mc_fatal_sig);
+		PUTL(&b, ",\"signal_name\":");
+		mc_buf_json_str(&b, mc_fatal_name(mc_fatal_sig));
+	}
 	if (r->pass)
 		PUTL(&b, ",\"verdict\":\"pass\",\"violations\":[");
 	else

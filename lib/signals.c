@@ -36,10 +36,15 @@
  * would otherwise go back to the allocator before it leaves the table.
  * Handlers installed with a raw system call, or before memcheck resolves
  * the real sigaction, are not wrapped: their calls are treated as
- * before.
+ * before.  The C library's other setters (bsd_signal, System V's
+ * sysv_signal, which is signal() in a program built with -std=c99, and
+ * sigset) call its sigaction inside it, past this file: they are
+ * wrapped too, so that they show the action as bare shows it (fatal.c's
+ * handler as SIG_DFL) and put fatal.c's back for SIG_DFL.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -281,12 +286,26 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 			atomic_store(&user_fn[sig], prev_fn);
 		}
 	} else {
-		rc = mc_sys_sigaction(sig, act, old);
+		/* SIG_DFL where memcheck catches the signal: its handler
+		 * comes back (fatal.c), the program's view SIG_DFL */
+		struct sigaction dfl;
+		bool to_dfl = act && in_range && act->sa_handler == SIG_DFL &&
+			      mc_fatal_default(sig, act, &dfl);
+		rc = mc_sys_sigaction(sig, to_dfl ? &dfl : act, old);
+		if (rc == 0)
+			mc_fatal_view(sig, old);
+		if (rc == 0 && to_dfl)
+			mc_fatal_defaulted(sig, act);
 		if (rc == 0 && act && in_range)
 			atomic_store(&user_fn[sig], 0);
+		if (rc == 0)
+			unwrap(sig, old, prev_fn, prev_info);
+		return rc;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		mc_fatal_view(sig, old);
 		unwrap(sig, old, prev_fn, prev_info);
+	}
 	return rc;
 }
 
@@ -304,19 +323,90 @@ MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return install(sig, act, old);
 }
 
-/* glibc's signal(): BSD semantics, the signal blocked in its handler and
- * interrupted calls restarted.  Its own goes to the C library's
- * sigaction directly, past this file. */
-MC_API void (*signal(int sig, void (*handler)(int)))(int)
+/* signal() and its kin set an action through install, flags and mask
+ * as the C library's own would set them. */
+static void (*set_simple(int sig, void (*handler)(int), int flags, bool self_masked))(int)
 {
+	if (handler == SIG_ERR || sig <= 0 || sig >= _NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
 	struct sigaction act, old;
 	memset(&act, 0, sizeof act);
 	act.sa_handler = handler;
 	sigemptyset(&act.sa_mask);
-	if (sig > 0 && sig < _NSIG)
+	if (self_masked)
 		sigaddset(&act.sa_mask, sig);
-	act.sa_flags = SA_RESTART;
+	act.sa_flags = flags;
 	if (install(sig, &act, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+/* glibc's signal(): BSD semantics, the signal blocked in its handler and
+ * interrupted calls restarted.  Its own goes to the C library's
+ * sigaction directly, past this file.  bsd_signal is the same. */
+MC_API void (*signal(int sig, void (*handler)(int)))(int)
+{
+	return set_simple(sig, handler, SA_RESTART, true);
+}
+
+/* XPG's; the C library's header declares it only for XPG4.2 programs */
+MC_API void (*bsd_signal(int sig, void (*handler)(int)))(int);
+MC_API void (*bsd_signal(int sig, void (*handler)(int)))(int)
+{
+	return set_simple(sig, handler, SA_RESTART, true);
+}
+
+/* System V's: the handler runs once, the signal not blocked in it.  A
+ * program built with -std=c99 or c11 (no _DEFAULT_SOURCE) calls it for
+ * signal(): past this wrapper it would see fatal.c's handler where bare
+ * shows SIG_DFL, and put the kernel's SIG_DFL in its place. */
+MC_API void (*__sysv_signal(int sig, void (*handler)(int)))(int)
+{
+	return set_simple(sig, handler, SA_RESETHAND | SA_NODEFER, false);
+}
+
+MC_API void (*sysv_signal(int sig, void (*handler)(int)))(int)
+{
+	return set_simple(sig, handler, SA_RESETHAND | SA_NODEFER, false);
+}
+
+/* System V's sigset: SIG_HOLD blocks the signal; another disposition is
+ * set (no flags, no mask) and the signal unblocked; the previous
+ * disposition is returned, SIG_HOLD where the signal was blocked. */
+MC_API void (*sigset(int sig, void (*disp)(int)))(int)
+{
+	if (sig <= 0 || sig >= _NSIG || disp == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigset_t one, was;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	struct sigaction old;
+	if (disp == SIG_HOLD) {
+		int rc = pthread_sigmask(SIG_BLOCK, &one, &was);
+		if (rc != 0) {
+			errno = rc;
+			return SIG_ERR;
+		}
+		if (sigismember(&was, sig) == 1)
+			return SIG_HOLD;
+		if (install(sig, NULL, &old) != 0)
+			return SIG_ERR;
+		return old.sa_handler;
+	}
+	struct sigaction act;
+	memset(&act, 0, sizeof act);
+	act.sa_handler = disp;
+	sigemptyset(&act.sa_mask);
+	if (install(sig, &act, &old) != 0)
+		return SIG_ERR;
+	int rc = pthread_sigmask(SIG_UNBLOCK, &one, &was);
+	if (rc != 0) {
+		errno = rc;
+		return SIG_ERR;
+	}
+	return sigismember(&was, sig) == 1 ? SIG_HOLD : old.sa_handler;
 }

@@ -34,6 +34,7 @@
  * figures, which region.c matches for every kind when this text shows
  * them.
  */
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -510,6 +511,45 @@ static void heuristic_lines(struct mc_buf *b, const char *p)
 	}
 }
 
+/* A process a fatal signal ends (fatal.c): valgrind's lines before its
+ * HEAP SUMMARY, the faulting stack, and for an unmapped address in the
+ * main thread its stack-overflow hint.  Under -q (quiet) valgrind says
+ * so only for a signal the kernel raised whose action dumps core. */
+static void vg_terminating(struct mc_buf *b, const char *p, const char *sp, bool quiet)
+{
+	int sig = mc_fatal_sig;
+	if (!sig)
+		return;
+	bool core = sig == SIGQUIT || sig == SIGILL || sig == SIGTRAP || sig == SIGABRT ||
+		    sig == SIGBUS || sig == SIGFPE || sig == SIGSEGV || sig == SIGXCPU ||
+		    sig == SIGXFSZ || sig == SIGSYS;
+	bool kernel = mc_fatal_code > 0;
+	if (quiet && !(core && kernel))
+		return;
+	mc_buf_strs(b, sp, "\n", p, " Process terminating with default action of signal ", NULL);
+	mc_buf_int(b, sig);
+	mc_buf_strs(b, " (", mc_fatal_name(sig), ")\n", NULL);
+	if (sig == SIGSEGV && kernel && (mc_fatal_code == SEGV_MAPERR || mc_fatal_code == SEGV_ACCERR)) {
+		mc_buf_strs(b, p,
+			    mc_fatal_code == SEGV_MAPERR ? "  Access not within mapped region at address "
+							 : "  Bad permissions for mapped region at address ",
+			    NULL);
+		mc_buf_hex(b, mc_fatal_addr);
+		mc_buf_puts(b, "\n");
+	}
+	if (mc_fatal_stack)
+		mc_text_stack(b, sp, mc_fatal_stack);
+	if (sig == SIGSEGV && kernel && mc_fatal_code == SEGV_MAPERR && mc_fatal_main_thread) {
+		mc_buf_strs(b, p, "  If you believe this happened as a result of a stack\n", p,
+			    "  overflow in your program's main thread (unlikely but\n", p,
+			    "  possible), you can try to increase the size of the\n", p,
+			    "  main thread stack using the --main-stacksize= flag.\n", p,
+			    "  The main thread stack size used in this run was ", NULL);
+		mc_buf_u64(b, mc_fatal_stack_limit());
+		mc_buf_puts(b, ".\n");
+	}
+}
+
 void mc_vgtext_emit(const struct mc_region_report *rr)
 {
 	const struct memcheck_result *r = rr->r;
@@ -519,6 +559,7 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	memcpy(sp, p, strlen(p));
 	memcpy(sp + strlen(p), " ", 2); /* "==pid== ": an empty line, a frame's prefix */
 	struct mc_buf b = { 0 };
+	vg_terminating(&b, p, sp, quiet);
 	/* one empty line after the header's (vgcompat.c), as valgrind's */
 	if (!quiet)
 		mc_buf_strs(&b, sp, "\n", p, " HEAP SUMMARY:\n", p, "     in use at exit: ",

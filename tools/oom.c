@@ -18,7 +18,9 @@
  *   crashed      killed by a signal, or the process that failed the call
  *                never finished its region and the output says it got a
  *                signal (check's runner lives on and says "Received
- *                signal 11");
+ *                signal 11"), or its region's record was written at a
+ *                fatal signal (its "signal" key: memcheck writes a
+ *                killed process's record before it dies);
  *   leaked       the region left more blocks behind than in the baseline
  *                (whether the command then failed or not);
  *   test failed  exited unlike the baseline run, or the process that
@@ -301,6 +303,14 @@ static int signal_in_output(const char *path)
 	return sig;
 }
 
+/* The signal a record was written at (its "signal" key: the process was
+ * killed, and memcheck wrote its record first), 0 for an ended region. */
+static int record_signal(const char *line)
+{
+	const char *at = strstr(line, "\"signal\":");
+	return at ? atoi(at + 9) : 0;
+}
+
 /* A process region memcheck opened itself: "process", or a forked check
  * test's, named after the test (older reports: by its name). */
 static bool implicit(const struct rec *r)
@@ -501,6 +511,10 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 		 * an _exit (check's forked tests end so when they fail). */
 		res->sig = signal_in_output(s->out);
 		res->o = res->sig ? O_CRASHED : expected ? O_EXPECTED : O_FAILED;
+	} else if ((res->sig = record_signal(r->line)) != 0) {
+		/* killed (a check test's child, its runner alive): its
+		 * record was written at the signal, leaks and all */
+		res->o = O_CRASHED;
 	} else if (lost_blocks(&r->m.r) > t->lost_blocks ||
 		   (code == b->exit_code && left_blocks(&r->m.r) > t->left_blocks)) {
 		/* Lost blocks are a leak however the test ended.  Reachable

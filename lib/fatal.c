@@ -1,0 +1,394 @@
+/*
+ * fatal.c - a process killed by a fatal signal still gets its record.
+ *
+ * A signal whose default action ends the process (SIGSEGV, abort()'s
+ * SIGABRT, a SIGTERM nobody handles) runs no exit handler: without this
+ * file such a process left no record at all, where valgrind prints the
+ * faulting stack, its HEAP SUMMARY and LEAK SUMMARY, and then lets the
+ * process die of the same signal.  Test drivers run crashing tests all
+ * the time, and their figures are wanted most then.
+ *
+ * So at start-up memcheck puts a handler of its own wherever the
+ * program inherited the default action of such a signal; the handler
+ * writes the record as at exit (life.c's callback, with the signal
+ * marked in it), puts the default action back and sends the same signal
+ * again, with the same siginfo, to the same thread: the wait status,
+ * the core dump and the exit code are bare's.
+ *
+ * Traps that shaped it:
+ * - The program must not see the handler.  signals.c's sigaction and
+ *   signal show SIG_DFL, with the flags and mask bare would show
+ *   (mc_fatal_view); a program's SIG_DFL puts memcheck's handler back
+ *   in its place (mc_fatal_default); its own handler or SIG_IGN replace
+ *   it.  A signal inherited ignored is never caught: the handler is
+ *   installed with the one system call that returns the old action,
+ *   and an ignored one (or one with a handler already) is put back.
+ * - The fault may have come anywhere.  Inside memcheck (its guard up:
+ *   a shard's lock, the depot's, the allocator's lock while tracking)
+ *   the record would deadlock: it is given up, said in one line, and
+ *   the process dies as bare.  Inside stdio: the record writes through
+ *   memcheck's own descriptors, and the program's stdout is not flushed
+ *   (bare loses it too).  A second fault while the record is written
+ *   comes back here on the same thread: it ends the process with the
+ *   first signal, never a loop (said once).  A record that takes longer
+ *   than MEMCHECK_FATAL_TIMEOUT seconds (a lock another thread holds
+ *   for ever, a corrupt heap the scan walks slowly) is ended by a timer
+ *   whose handler kills the process with the first signal.
+ * - Threads: the first thread to take a fatal signal writes the record;
+ *   one that takes another meanwhile waits in its handler for the
+ *   process to end.  Asynchronous signals are blocked in the writing
+ *   thread meanwhile (bare, the process is already dead); the faults
+ *   (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS), SIGABRT and the
+ *   timer's SIGALRM are not, so that they come here.
+ * - A vfork child shares its parent's memory: it dies as bare, its
+ *   parent's state untouched.
+ * - No alternate stack: a stack overflow's SIGSEGV cannot be delivered
+ *   to any handler without one, and the kernel kills the process as
+ *   bare (no record).  Giving every thread one would show in the
+ *   program's sigaltstack(NULL, &old).
+ * - Handlers installed with the raw system call, or with SA_RESETHAND
+ *   (after their one run the kernel's SIG_DFL is back, not memcheck's:
+ *   every handler sysv_signal sets) are not followed: the record is
+ *   then lost for that signal, never the bare behaviour.
+ *   SIGKILL and SIGSTOP cannot be caught.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+
+/* Those whose default action ends the process (signal(7)) and that end
+ * tests: faults, abort, a driver's or a timeout's SIGTERM, SIGINT,
+ * SIGHUP, SIGALRM, SIGPIPE, the resource limits' SIGXCPU and SIGXFSZ, a
+ * seccomp filter's SIGSYS, an unhandled SIGUSR1 or SIGUSR2.  Each costs
+ * a system call at every measured process's start (~4 us each on these
+ * loaded VMs, a getppid's cost), so not the ones nothing sends a test
+ * without a handler of its own: SIGPROF and SIGVTALRM (profilers),
+ * SIGIO (O_ASYNC), SIGPWR, SIGSTKFLT, and the real-time ones (one is
+ * memcheck's scan's, threads.c). */
+static const unsigned char fatal_sigs[] = {
+	SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,  SIGFPE,  SIGUSR1,
+	SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS,
+};
+
+/* The ones a fault raises: left unblocked while the record is written,
+ * so that a fault there comes back to the handler. */
+static bool fatal_synchronous(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+	       sig == SIGTRAP || sig == SIGSYS;
+}
+
+/* Set at start-up: life.c's record, and whether handlers are armed.
+ * MC_HOT: written by every measured process at its start. */
+MC_HOT static void (*record_fn)(void);
+MC_HOT static bool armed;
+/* Per signal, the flags the kernel holds for memcheck's handler that
+ * the program's view does not have (SA_SIGINFO, and SA_RESTORER with
+ * its restorer where the program never set the action). */
+MC_HOT static unsigned hide[_NSIG];
+
+/* The thread writing the record (its tid), the signal and its
+ * details: what the record shows. */
+static _Atomic int writer;
+static atomic_bool said;
+int mc_fatal_sig;
+int mc_fatal_code;
+uintptr_t mc_fatal_addr;
+uint32_t mc_fatal_stack;
+bool mc_fatal_main_thread;
+static siginfo_t fatal_info;
+
+static void fatal_handler(int sig, siginfo_t *si, void *uc);
+
+static int fatal_mask(int how, const sigset_t *set)
+{
+	return (int)syscall(SYS_rt_sigprocmask, how, set, NULL, _NSIG / 8);
+}
+
+/* The default action back, and the signal again, with its siginfo, to
+ * this thread: it dies as bare (status, core) when the signal is let
+ * through, which it is at once. */
+static _Noreturn void fatal_die(int sig, const siginfo_t *si)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	mc_sys_sigaction(sig, &dfl, NULL);
+	pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
+	siginfo_t info;
+	if (si) {
+		info = *si;
+		if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &info) != 0)
+			syscall(SYS_tgkill, pid, tid, sig);
+	} else {
+		syscall(SYS_tgkill, pid, tid, sig);
+	}
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	fatal_mask(SIG_UNBLOCK, &one);
+	/* not reached: the signal ends the process; the whole process
+	 * then, and at the very last an exit that says which signal */
+	syscall(SYS_kill, pid, sig);
+	syscall(SYS_exit_group, 128 + sig);
+	__builtin_unreachable();
+}
+
+/* The value the watchdog's timer signals with: the program's own
+ * SIGALRM (an itimer still running, one pending) is not it. */
+#define WATCHDOG_VALUE 0x6d636b66
+
+/* The timer's SIGALRM: the record took too long. */
+static void fatal_watchdog(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (!si || si->si_code != SI_TIMER || si->si_value.sival_int != WATCHDOG_VALUE)
+		return; /* the program's alarm: its process is ending */
+	/* nothing said: the writer may hold the text's lock */
+	int s = mc_fatal_sig;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	mc_sys_sigaction(s, &dfl, NULL);
+	syscall(SYS_kill, (pid_t)syscall(SYS_getpid), s);
+	fatal_die(s, NULL);
+}
+
+/* A timer of its own (the system calls: no import, no thread), whose
+ * SIGALRM goes to the writing thread. */
+static void fatal_arm_watchdog(pid_t tid)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = fatal_watchdog;
+	sa.sa_flags = SA_SIGINFO;
+	sigfillset(&sa.sa_mask);
+	if (mc_sys_sigaction(SIGALRM, &sa, NULL) != 0)
+		return;
+	struct sigevent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGALRM;
+	ev.sigev_value.sival_int = WATCHDOG_VALUE;
+	ev._sigev_un._tid = tid;
+	int id;
+	if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &id) != 0)
+		return;
+	struct itimerspec t = { { 0, 0 }, { mc_opt.fatal_timeout, 0 } };
+	syscall(SYS_timer_settime, id, 0, &t, NULL);
+}
+
+/* Read a word of the interrupted stack without faulting on a corrupt
+ * one: the kernel copies it or says EFAULT. */
+static bool fatal_peek(uintptr_t at, uintptr_t *out)
+{
+	struct iovec here = { out, sizeof *out };
+	struct iovec there = { (void *)at, sizeof *out };
+	return syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_getpid), &here, 1, &there, 1,
+		       0) == (long)sizeof *out;
+}
+
+/* The faulting stack, from the interrupted registers, by the same
+ * call-frame rules the allocation stacks follow (cfi.c): valgrind's
+ * "Process terminating" shows it. */
+static uint32_t fatal_fault_stack(const ucontext_t *uc)
+{
+	if (!uc || mc_opt.stack_depth == 0)
+		return 0;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	uintptr_t frames[MC_MAX_DEPTH];
+	int n = 0, max = mc_opt.stack_depth < MC_MAX_DEPTH ? mc_opt.stack_depth : MC_MAX_DEPTH;
+	frames[n++] = pc;
+	/* the faulting pc is no return address: its own rule is at pc */
+	uintptr_t at = pc + 1;
+	while (n < max) {
+		struct mc_cfi_rule r;
+		mc_cfi_rule(at, &r);
+		uintptr_t cfa;
+		if (r.kind == MC_CFI_FP)
+			cfa = bp + 16;
+		else if (r.kind == MC_CFI_SP)
+			cfa = sp + (uintptr_t)(intptr_t)r.cfa_off;
+		else if (r.kind == MC_CFI_BP)
+			cfa = bp + (uintptr_t)(intptr_t)r.cfa_off;
+		else
+			break;
+		uintptr_t ret, nbp = bp;
+		if (cfa <= sp || (cfa & 7) || !fatal_peek(cfa - 8, &ret) || ret == 0)
+			break;
+		if (r.kind == MC_CFI_FP && !fatal_peek(cfa - 16, &nbp))
+			break;
+		if (r.kind != MC_CFI_FP && r.rbp_off && !fatal_peek(cfa + (uintptr_t)(intptr_t)r.rbp_off, &nbp))
+			break;
+		frames[n++] = ret;
+		sp = cfa;
+		bp = nbp;
+		at = ret;
+	}
+	return mc_stack_intern(frames, n);
+}
+
+static void fatal_handler(int sig, siginfo_t *si, void *uc)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	/* a vfork child: the parent's memory */
+	if ((pid_t)syscall(SYS_getpid) != mc_pid())
+		fatal_die(sig, si);
+	int none = 0;
+	if (!atomic_compare_exchange_strong(&writer, &none, tid)) {
+		/* the timer is armed already: a line that waits on a lock
+		 * the fault left held cannot hang the process */
+		if (none == tid) {
+			/* a fault inside the record's own work */
+			/* (a signal that came before the first was noted: that one) */
+			int first = mc_fatal_sig ? mc_fatal_sig : sig;
+			if (!atomic_exchange(&said, true))
+				mc_log("signal %d while writing the record of a process killed by "
+				       "signal %d: record given up", sig, first);
+			fatal_die(first, mc_fatal_sig ? &fatal_info : si);
+		}
+		/* another thread writes it, and ends the process */
+		for (;;)
+			syscall(SYS_pause);
+	}
+	mc_fatal_sig = sig;
+	if (si)
+		fatal_info = *si;
+	mc_fatal_code = si ? si->si_code : 0;
+	mc_fatal_addr = si ? (uintptr_t)si->si_addr : 0;
+	mc_fatal_main_thread = tid == mc_pid();
+	/* the others wait (bare, the process is gone); the faults and the
+	 * timer's SIGALRM come through, even where the program blocked
+	 * them (or SIGALRM is the signal being handled) */
+	sigset_t block, through;
+	sigemptyset(&block);
+	sigemptyset(&through);
+	for (int s = 1; s < _NSIG; s++)
+		sigaddset(fatal_synchronous(s) || s == SIGABRT || s == SIGALRM ? &through : &block, s);
+	fatal_mask(SIG_BLOCK, &block);
+	fatal_mask(SIG_UNBLOCK, &through);
+	/* first: what follows may wait on a lock the fault left held */
+	if (mc_opt.fatal_timeout > 0)
+		fatal_arm_watchdog(tid);
+	if (mc_in_hook) {
+		atomic_store(&said, true);
+		mc_log("killed by signal %d while memcheck was at work in this thread: no record "
+		       "(the locks it holds would be needed)", sig);
+		fatal_die(sig, si);
+	}
+	mc_fatal_stack = fatal_fault_stack(uc);
+	if (record_fn)
+		record_fn();
+	fatal_die(sig, si);
+}
+
+static bool fatal_caught(int sig)
+{
+	for (size_t i = 0; i < sizeof fatal_sigs; i++)
+		if (fatal_sigs[i] == sig)
+			return true;
+	return false;
+}
+
+/* At start-up (life.c), in a process that reports at its exit: the
+ * handler wherever the default action was inherited.  One system call a
+ * signal, two where the program inherited it ignored or handled. */
+void mc_fatal_init(void (*record)(void))
+{
+	if (mc_opt.fatal_timeout == 0 || armed)
+		return;
+	record_fn = record;
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = fatal_handler;
+	sa.sa_flags = SA_SIGINFO;
+	for (size_t i = 0; i < sizeof fatal_sigs; i++) {
+		int sig = fatal_sigs[i];
+		if (mc_sys_sigaction(sig, &sa, &old) != 0)
+			continue;
+		if (old.sa_handler != SIG_DFL && !(old.sa_flags & SA_SIGINFO && old.sa_sigaction == fatal_handler)) {
+			mc_sys_sigaction(sig, &old, NULL);
+			continue;
+		}
+		hide[sig] = SA_SIGINFO | SA_RESTORER;
+	}
+	armed = true;
+}
+
+/* The program sets SIG_DFL for sig (signals.c): memcheck's handler in
+ * its place, with the program's flags and mask.  False where memcheck
+ * does not catch sig: the program's action then goes as it is. */
+bool mc_fatal_default(int sig, const struct sigaction *act, struct sigaction *mine)
+{
+	if (!armed || !fatal_caught(sig))
+		return false;
+	*mine = *act;
+	mine->sa_sigaction = fatal_handler;
+	mine->sa_flags |= SA_SIGINFO;
+	return true;
+}
+
+/* After the call mc_fatal_default prepared succeeded: the flags to hide
+ * from the program's view from now on. */
+void mc_fatal_defaulted(int sig, const struct sigaction *act)
+{
+	hide[sig] = act->sa_flags & SA_SIGINFO ? 0 : SA_SIGINFO;
+}
+
+/* The kernel's action in *old, as the program must see it: SIG_DFL for
+ * memcheck's handler, without the flags it added. */
+void mc_fatal_view(int sig, struct sigaction *old)
+{
+	if (!old || sig <= 0 || sig >= _NSIG || !(old->sa_flags & SA_SIGINFO) ||
+	    old->sa_sigaction != fatal_handler)
+		return;
+	unsigned h = hide[sig];
+	old->sa_flags &= ~(int)h;
+	if (h & SA_RESTORER)
+		old->sa_restorer = NULL;
+	old->sa_handler = SIG_DFL;
+}
+
+/* The signal's name, as valgrind and the reports write it. */
+const char *mc_fatal_name(int sig)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",       [SIGQUIT] = "SIGQUIT",
+		[SIGILL] = "SIGILL",   [SIGTRAP] = "SIGTRAP",     [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",       [SIGUSR1] = "SIGUSR1",
+		[SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",     [SIGPIPE] = "SIGPIPE",
+		[SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",     [SIGSTKFLT] = "SIGSTKFLT",
+		[SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ",     [SIGVTALRM] = "SIGVTALRM",
+		[SIGPROF] = "SIGPROF", [SIGIO] = "SIGIO",         [SIGPWR] = "SIGPWR",
+		[SIGSYS] = "SIGSYS",
+	};
+	if (sig > 0 && (size_t)sig < MC_ARRAY_SIZE(names) && names[sig])
+		return names[sig];
+	return "?";
+}
+
+/* The main thread's stack limit, for valgrind's stack-overflow hint. */
+unsigned long mc_fatal_stack_limit(void)
+{
+	struct rlimit r;
+	if (syscall(SYS_getrlimit, RLIMIT_STACK, &r) != 0)
+		return 0;
+	return r.rlim_cur;
+}

@@ -1,0 +1,279 @@
+/*
+ * plain_fatal.c - processes that die of a fatal signal's default action
+ * (tests/test_fatal.c).  Each case leaks 100 bytes (one block, lost)
+ * and keeps 16 + 32 bytes reachable from a global, then dies:
+ *   segv       a write to address 8
+ *   abort      a failed assert
+ *   term       kill(getpid(), SIGTERM)
+ *   bus        a read past the end of a file it mapped (SIGBUS)
+ *   alarm      alarm(1) with no handler, then pause
+ *   fpe        an integer division by zero
+ *   thread     a second thread writes to address 8 while the main one
+ *              allocates and frees
+ *   longjmp    a SIGSEGV handler of its own that siglongjmps out: it
+ *              prints "recovered" and exits 0
+ *   dfl-again  a SIGSEGV handler of its own, then SIG_DFL again, then
+ *              the write to address 8
+ *   in-handler a SIGALRM handler of its own, run every 50 us amid
+ *              mallocs, writes to address 8 on its 20th run
+ *   term-child the parent kills its sleeping child with SIGTERM
+ *   epipe      run with SIGPIPE ignored (inherited, set by "wait"):
+ *              a write to a pipe without reader gets EPIPE
+ *   view       prints what sigaction and signal show for every signal
+ *              whose default action ends the process, then after
+ *              setting a handler, SIG_IGN, SIG_DFL (with flags and a
+ *              mask), and what sigprocmask shows
+ * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
+ * status: "CASE: signal N core C" or "CASE: exit N", then exits 0.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char **keep;
+
+static void leak(void)
+{
+	char *p = malloc(100);
+	memset(p, 1, 100);
+	p = NULL;
+	keep = malloc(16);
+	keep[0] = malloc(32);
+}
+
+static void segv(void)
+{
+	*(volatile int *)8 = 1;
+}
+
+static void *segv_thread(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	segv();
+	return NULL;
+}
+
+static sigjmp_buf jb;
+
+static void to_jump(int sig)
+{
+	(void)sig;
+	siglongjmp(jb, 1);
+}
+
+static void noop(int sig)
+{
+	(void)sig;
+}
+
+static volatile int runs;
+
+static void fault_in_handler(int sig)
+{
+	(void)sig;
+	if (++runs == 20)
+		segv();
+}
+
+static const int fatal[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGILL,   SIGTRAP,   SIGABRT, SIGBUS, SIGFPE,
+			     SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE,  SIGALRM,   SIGTERM, SIGXCPU, SIGXFSZ,
+			     SIGVTALRM, SIGPROF, SIGIO, SIGPWR,   SIGSYS,    SIGSTKFLT };
+/* (the last five memcheck does not catch: their view is checked too) */
+
+static void show(const char *when, int sig)
+{
+	struct sigaction sa;
+	sigaction(sig, NULL, &sa);
+	const char *h = sa.sa_handler == SIG_DFL ? "DFL" : sa.sa_handler == SIG_IGN ? "IGN" :
+		        (void *)sa.sa_handler == (void *)noop ? "noop" : "OTHER";
+	unsigned long mask = 0;
+	for (int s = 1; s < 64; s++)
+		if (sigismember(&sa.sa_mask, s) == 1)
+			mask |= 1ul << s;
+	printf("%s %d: %s flags %#x restorer %d mask %#lx\n", when, sig, h, (unsigned)sa.sa_flags,
+	       sa.sa_restorer != NULL, mask);
+}
+
+/* sigset is deprecated, and still called by System V programs */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+/* XPG's, which the C library's header declares only for XPG4.2 */
+void (*bsd_signal(int sig, void (*handler)(int)))(int);
+
+static const char *name(void (*h)(int))
+{
+	return h == SIG_DFL ? "DFL" : h == SIG_IGN ? "IGN" : h == SIG_HOLD ? "HOLD" :
+	       h == noop ? "noop" : h == SIG_ERR ? "ERR" : "OTHER";
+}
+
+static void view(void)
+{
+	for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+		int sig = fatal[i];
+		show("start", sig);
+		void (*was)(int) = signal(sig, noop);
+		printf("signal %d returned %s\n", sig, was == SIG_DFL ? "DFL" : was == SIG_IGN ? "IGN" : "OTHER");
+		show("handled", sig);
+		was = signal(sig, SIG_IGN);
+		printf("signal %d returned %s\n", sig, was == noop ? "noop" : "OTHER");
+		show("ignored", sig);
+		struct sigaction sa, old;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+		sa.sa_flags = SA_RESTART | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		sigaddset(&sa.sa_mask, SIGUSR2);
+		sigaction(sig, &sa, &old);
+		printf("old %d: %s\n", sig, old.sa_handler == SIG_IGN ? "IGN" : "OTHER");
+		show("default", sig);
+		was = signal(sig, SIG_DFL);
+		printf("signal %d returned %s\n", sig, was == SIG_DFL ? "DFL" : "OTHER");
+		show("again", sig);
+	}
+	/* the C library's other setters: System V's (what signal() is in a
+	 * program built with -std=c99), XPG's, sigset with SIG_HOLD */
+	for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+		int sig = fatal[i];
+		void (*was)(int) = __sysv_signal(sig, noop);
+		printf("sysv %d returned %s\n", sig, name(was));
+		show("sysv", sig);
+		was = sysv_signal(sig, SIG_DFL);
+		printf("sysv %d returned %s\n", sig, name(was));
+		was = bsd_signal(sig, noop);
+		printf("bsd %d returned %s\n", sig, name(was));
+		show("bsd", sig);
+		was = sigset(sig, SIG_HOLD);
+		printf("sigset hold %d returned %s\n", sig, name(was));
+		was = sigset(sig, SIG_DFL);
+		printf("sigset dfl %d returned %s\n", sig, name(was));
+		show("sigset", sig);
+		was = sigset(sig, SIG_DFL);
+		printf("sigset dfl %d returned %s\n", sig, name(was));
+	}
+	sigset_t now;
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	unsigned long m = 0;
+	for (int s = 1; s < 64; s++)
+		if (sigismember(&now, s) == 1)
+			m |= 1ul << s;
+	printf("blocked %#lx\n", m);
+}
+
+static int wait_case(char *self, const char *what)
+{
+	struct rlimit none = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &none);
+	if (strcmp(what, "epipe") == 0)
+		signal(SIGPIPE, SIG_IGN); /* inherited ignored by the child */
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *argv[] = { self, (char *)what, NULL };
+		execv(self, argv);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	if (WIFSIGNALED(st))
+		printf("%s: signal %d core %d\n", what, WTERMSIG(st), WCOREDUMP(st) ? 1 : 0);
+	else
+		printf("%s: exit %d\n", what, WEXITSTATUS(st));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "segv";
+	if (strcmp(what, "wait") == 0 && argc > 2)
+		return wait_case(argv[0], argv[2]);
+	if (strcmp(what, "view") == 0) {
+		view();
+		return 0;
+	}
+	leak();
+	if (strcmp(what, "segv") == 0) {
+		segv();
+	} else if (strcmp(what, "abort") == 0) {
+		assert(what[0] == 'x');
+	} else if (strcmp(what, "term") == 0) {
+		kill(getpid(), SIGTERM);
+		pause();
+	} else if (strcmp(what, "bus") == 0) {
+		char path[] = "/tmp/plain_fatal_XXXXXX";
+		int fd = mkstemp(path);
+		unlink(path);
+		if (fd < 0 || ftruncate(fd, 4096) != 0)
+			return 2;
+		volatile char *m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			return 2;
+		(void)m[4096];
+	} else if (strcmp(what, "alarm") == 0) {
+		alarm(1);
+		for (;;)
+			pause();
+	} else if (strcmp(what, "fpe") == 0) {
+		volatile int zero = 0, seven = 7;
+		printf("%d\n", seven / zero);
+	} else if (strcmp(what, "thread") == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, segv_thread, NULL);
+		for (;;)
+			free(malloc(64));
+	} else if (strcmp(what, "longjmp") == 0) {
+		signal(SIGSEGV, to_jump);
+		if (sigsetjmp(jb, 1) == 0)
+			segv();
+		printf("recovered\n");
+		return 0;
+	} else if (strcmp(what, "dfl-again") == 0) {
+		signal(SIGSEGV, to_jump);
+		signal(SIGSEGV, SIG_DFL);
+		segv();
+	} else if (strcmp(what, "in-handler") == 0) {
+		signal(SIGALRM, fault_in_handler);
+		struct itimerval t = { { 0, 50 }, { 0, 50 } };
+		setitimer(ITIMER_REAL, &t, NULL);
+		for (;;)
+			free(malloc(64));
+	} else if (strcmp(what, "term-child") == 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			for (;;)
+				pause();
+		}
+		usleep(100000);
+		kill(pid, SIGTERM);
+		int st;
+		waitpid(pid, &st, 0);
+		printf("child: signal %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		free(keep[0]);
+		free(keep);
+		return 0;
+	} else if (strcmp(what, "epipe") == 0) {
+		struct sigaction sa;
+		sigaction(SIGPIPE, NULL, &sa);
+		int p[2];
+		if (pipe(p) != 0)
+			return 2;
+		close(p[0]);
+		errno = 0;
+		ssize_t n = write(p[1], "x", 1);
+		printf("view %s write %zd %s\n", sa.sa_handler == SIG_IGN ? "IGN" : "OTHER", n,
+		       errno == EPIPE ? "EPIPE" : strerror(errno));
+		return 0;
+	}
+	return 3;
+}

@@ -1,0 +1,282 @@
+/*
+ * test_fatal.c - a process killed by a fatal signal's default action
+ * gets its record, marked with the signal, and dies exactly as bare
+ * (lib/fatal.c, tests/prog/plain_fatal.c), under every allocator.
+ *
+ * Most rows run "plain_fatal wait CASE": a parent that runs CASE in a
+ * child and prints its wait status (signal, core flag) on stdout, which
+ * must be what the same run without memcheck prints; the child's record
+ * must be there, with the signal and the figures a normal exit gives
+ * (100 bytes definitely lost, 48 in 2 blocks still reachable).  Others:
+ * what sigaction and signal show (the same as bare, line for line); a
+ * handler of the program's that leaves by siglongjmp (no record at the
+ * fault); SIGPIPE inherited ignored; valgrind's own LEAK SUMMARY for the
+ * same crash, and the text of memcheck's valgrind command line against
+ * valgrind's (CTest counts its Defects from those lines: with CTest's
+ * own options, each of three crashes has as many loss records).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* The record that is not the parent's ("wait"'s own), or NULL. */
+static const struct h_json *child_record(const struct h_res *x)
+{
+	for (size_t i = 0; i < x->rep.n; i++)
+		if (h_u64(x->rep.rec[i], "pid") != (uint64_t)x->r.pid)
+			return x->rep.rec[i];
+	return NULL;
+}
+
+static void expect_leaks(const struct h_res *x, const struct h_json *rec)
+{
+	H_EXPECT_COUNT(rec, "definitely_lost", "bytes", 100);
+	H_EXPECT_COUNT(rec, "definitely_lost", "blocks", 1);
+	H_EXPECT_COUNT(rec, "indirectly_lost", "bytes", 0);
+	H_EXPECT_COUNT(rec, "possibly_lost", "bytes", 0);
+	(void)x;
+}
+
+/* stdout as bare's (the child's wait status), the child's record with
+ * the signal the row's first out line names, and its leaks as at a
+ * normal exit.  A row whose name says "(may give up)" may instead have
+ * memcheck's line that it wrote no record. */
+H_CHECK(killed_as_bare)
+{
+	struct h_res b;
+	h_exec_bare(&b, x, c);
+	ck_assert_msg(strcmp(x->r.out, b.r.out) == 0, "%s: stdout \"%s\", bare \"%s\"", x->label,
+		      x->r.out, b.r.out);
+	h_res_free(&b);
+	const struct h_json *child = child_record(x);
+	int sig = 0;
+	const char *at = strstr(c->out[0], ": signal ");
+	ck_assert(at && sscanf(at, ": signal %d", &sig) == 1);
+	if (strstr(c->name, "(may give up)") && strstr(x->r.err, "no record"))
+		return;
+	ck_assert_msg(child, "%s: no record of the killed child; stderr:\n%s", x->label, x->r.err);
+	H_EXPECT_U64(child, "signal", (uint64_t)sig);
+	expect_leaks(x, child);
+	H_EXPECT_STR(child, "verdict", "fail");
+}
+
+/* MEMCHECK_EXITCODE left as it is: a killed process's leaks must not
+ * change how it ends. */
+#define WAIT(what)                                                                  \
+	.run = { .prog = "plain_fatal", .args = H_LIST("wait", what),              \
+		 .flags = H_PRELOAD | H_EXITCODE, .text = "none" },                \
+	.check = killed_as_bare, .records = 2
+
+static const struct h_case cases[] = {
+	{ "SIGSEGV with a leak", WAIT("segv"), .out = H_LIST("segv: signal 11 core") },
+	{ "abort from assert", WAIT("abort"), .out = H_LIST("abort: signal 6 core") },
+	{ "SIGTERM self-kill", WAIT("term"), .out = H_LIST("term: signal 15 core 0") },
+	{ "SIGBUS past a mapped file's end", WAIT("bus"), .out = H_LIST("bus: signal 7 core") },
+	{ "SIGALRM with no handler", WAIT("alarm"), .out = H_LIST("alarm: signal 14 core 0") },
+	{ "SIGFPE", WAIT("fpe"), .out = H_LIST("fpe: signal 8 core") },
+	{ "SIGSEGV in a thread while another allocates", WAIT("thread"),
+	  .out = H_LIST("thread: signal 11 core") },
+	{ "the program's handler, then SIG_DFL again", WAIT("dfl-again"),
+	  .out = H_LIST("dfl-again: signal 11 core") },
+	/* the fault may come while memcheck is at work (its guard up):
+	 * then "no record", never a hang nor another status */
+	{ "a fault in a handler amid mallocs (may give up)",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "in-handler"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "none" },
+	  .check = killed_as_bare,
+	  .out = H_LIST("in-handler: signal 11 core") },
+};
+
+/* The child that the parent's SIGTERM kills: its record (forked, not
+ * exec'd), the parent's own status 0. */
+H_CHECK(child_killed)
+{
+	const struct h_json *child = child_record(x);
+	ck_assert_msg(child, "%s: no record of the killed child; stderr:\n%s", x->label, x->r.err);
+	H_EXPECT_U64(child, "signal", 15);
+	H_EXPECT_STR(child, "signal_name", "SIGTERM");
+	H_EXPECT_U64(rec, "signal", H_MISSING);
+}
+
+/* What sigaction, signal and sigprocmask show, as bare. */
+H_CHECK(view_as_bare)
+{
+	struct h_res b;
+	h_exec_bare(&b, x, c);
+	ck_assert_msg(strcmp(x->r.out, b.r.out) == 0, "%s: stdout\n%s\nbare\n%s", x->label, x->r.out,
+		      b.r.out);
+	h_res_free(&b);
+}
+
+/* The program's own SIGSEGV handler leaves by siglongjmp: nothing of
+ * memcheck's at the fault, the record at its exit (no signal). */
+H_CHECK(recovered)
+{
+	const struct h_json *child = child_record(x);
+	ck_assert_msg(child, "%s: no record", x->label);
+	H_EXPECT_U64(child, "signal", H_MISSING);
+	expect_leaks(x, child);
+}
+
+static const struct h_case other_cases[] = {
+	{ "a child killed by its parent's SIGTERM",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("term-child"), .flags = H_PRELOAD,
+		   .text = "none" },
+	  .records = 2, .stdout_is = "child: signal 15\n", .check = child_killed },
+	{ "sigaction's and signal's view",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("view"), .flags = H_PRELOAD,
+		   .text = "none" },
+	  .records = 1, .check = view_as_bare },
+	{ "the program's SIGSEGV handler leaves by siglongjmp",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "longjmp"), .flags = H_PRELOAD,
+		   .text = "none" },
+	  .records = 2, .out = H_LIST("recovered", "longjmp: exit 0"), .check = recovered },
+	{ "SIGPIPE inherited ignored stays ignored",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "epipe"), .flags = H_PRELOAD,
+		   .text = "none" },
+	  .records = 2, .stdout_is = "view IGN write -1 EPIPE\nepipe: exit 0\n" },
+	{ "MEMCHECK_FATAL_TIMEOUT=0: no record, as before",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "segv"), .flags = H_PRELOAD,
+		   .text = "none", .env = H_LIST("MEMCHECK_FATAL_TIMEOUT=0") },
+	  .records = 1, .out = H_LIST("segv: signal 11 core") },
+};
+
+/* valgrind on the same crash: its LEAK SUMMARY is the record's. */
+START_TEST(leak_summary_as_valgrind)
+{
+	if (!h_valgrind_path()) {
+		printf("note: valgrind not installed; skipping\n");
+		return;
+	}
+	struct h_res v;
+	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "",
+	       .args = H_LIST("--leak-check=full", h_prog("plain_fatal"), "segv"));
+	ck_assert_msg(v.r.signal == 11, "valgrind: %s", h_status(&v.r));
+	struct h_vg_leaks l[2];
+	ck_assert_msg(h_valgrind_leaks(v.r.err, l, 2) == 1, "valgrind:\n%s", v.r.err);
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		if (!h_allocator(i, NULL))
+			continue;
+		struct h_res x;
+		H_EXEC(&x, .prog = "plain_fatal", .args = H_LIST("segv"), .alloc = i,
+		       .flags = H_PRELOAD);
+		ck_assert_msg(x.r.signal == 11, "%s: %s", x.label, h_status(&x.r));
+		const struct h_json *rec = h_rec(&x, "process");
+		static const char *const kinds[] = { "definitely_lost", "indirectly_lost",
+						     "possibly_lost" };
+		for (int k = 0; k < 3; k++) {
+			H_EXPECT_COUNT(rec, kinds[k], "bytes", l[0].bytes[HVG_DEF + k]);
+			H_EXPECT_COUNT(rec, kinds[k], "blocks", l[0].blocks[HVG_DEF + k]);
+		}
+		H_EXPECT_STR(rec, "signal_name", "SIGSEGV");
+		h_res_free(&x);
+	}
+	h_res_free(&v);
+}
+END_TEST
+
+/* Lines that have needle, as a count. */
+static int lines(const char *text, const char *needle)
+{
+	return h_count_lines(text, needle);
+}
+
+/* memcheck's valgrind command line on a test that aborts, against
+ * valgrind's: the same death, valgrind's "Process terminating" line,
+ * the same loss records (CTest's Defects) and ERROR SUMMARY. */
+START_TEST(valgrind_text_as_valgrind)
+{
+	if (!h_valgrind_path()) {
+		printf("note: valgrind not installed; skipping\n");
+		return;
+	}
+	struct h_res v;
+	H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "",
+	       .args = H_LIST("--leak-check=full", h_prog("plain_fatal"), "abort"));
+	ck_assert_msg(v.r.signal == 6, "valgrind: %s", h_status(&v.r));
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
+			continue;
+		struct h_res x;
+		H_EXEC(&x, .prog = h_env("%s/memcheck", h_build()), .no_report = true, .text = "",
+		       .args = H_LIST("--leak-check=full", h_prog("plain_fatal"), "abort"),
+		       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL);
+		ck_assert_msg(x.r.signal == 6, "%s: %s\n%s", x.label, h_status(&x.r), x.r.err);
+		static const char *const same[] = {
+			"Process terminating with default action of signal 6 (SIGABRT)",
+			"are definitely lost in loss record",
+			"ERROR SUMMARY: 1 errors from 1 contexts",
+			"by 0x", /* the stack */
+		};
+		for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+			int want = lines(v.r.err, same[k]), got = lines(x.r.err, same[k]);
+			if (k == 3)
+				ck_assert_msg(got >= 3, "%s: no stack at the signal:\n%s", x.label, x.r.err);
+			else
+				ck_assert_msg(got == want && want > 0,
+					      "%s: %d lines \"%s\", valgrind %d\n%s\nvalgrind:\n%s",
+					      x.label, got, same[k], want, x.r.err, v.r.err);
+		}
+		h_res_free(&x);
+	}
+	h_res_free(&v);
+}
+END_TEST
+
+/* What ctest -T memcheck counts as a crashed test's Defects: the loss
+ * records under its default options (-q --leak-check=yes
+ * --show-reachable=yes), memcheck's valgrind command line against
+ * valgrind's, for a fault, an abort and a SIGTERM.  (valgrind has one
+ * more for the fault, its "Invalid write", which memcheck does not see:
+ * not counted here.) */
+START_TEST(ctest_defects_as_valgrind)
+{
+	if (!h_valgrind_path()) {
+		printf("note: valgrind not installed; skipping\n");
+		return;
+	}
+	static const char *const crash[] = { "segv", "abort", "term" };
+	for (size_t k = 0; k < sizeof crash / sizeof crash[0]; k++) {
+		struct h_res v;
+		H_EXEC(&v, .prog = h_valgrind_path(), .no_report = true, .text = "",
+		       .args = H_LIST("-q", "--leak-check=yes", "--show-reachable=yes",
+				      h_prog("plain_fatal"), crash[k]));
+		int want = lines(v.r.err, "in loss record");
+		ck_assert_msg(v.r.signal > 0 && want > 0, "valgrind %s: %s\n%s", crash[k],
+			      h_status(&v.r), v.r.err);
+		for (int i = 0; i < H_NALLOCATORS; i++) {
+			const char *so;
+			if (!h_allocator(i, &so))
+				continue;
+			struct h_res x;
+			H_EXEC(&x, .prog = h_env("%s/memcheck", h_build()), .no_report = true,
+			       .text = "",
+			       .args = H_LIST("-q", "--leak-check=yes", "--show-reachable=yes",
+					      h_prog("plain_fatal"), crash[k]),
+			       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL);
+			ck_assert_msg(x.r.signal == v.r.signal, "%s: %s, valgrind's %s", x.label,
+				      h_status(&x.r), h_status(&v.r));
+			int got = lines(x.r.err, "in loss record");
+			ck_assert_msg(got == want, "%s: %d loss records, valgrind %d\n%s\nvalgrind:\n%s",
+				      x.label, got, want, x.r.err, v.r.err);
+			h_res_free(&x);
+		}
+		h_res_free(&v);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	TCase *tc = h_tcase("fatal", 120);
+	H_ADD_CASES(tc, cases);
+	H_ADD_CASES(tc, other_cases);
+	tcase_add_test(tc, leak_summary_as_valgrind);
+	tcase_add_test(tc, valgrind_text_as_valgrind);
+	tcase_add_test(tc, ctest_defects_as_valgrind);
+	return h_run_suite(NULL);
+}
