@@ -2620,6 +2620,10 @@ void mc_supp_free(struct mc_supps *s);
 bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,
 		   char *err, size_t errlen);
 bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen);
+/* Of each entry of the files parsed into s from now on, only the first
+ * lines frame lines, the rest skipped unread, as valgrind's loader reads
+ * a file under --num-callers=lines (0: every line). */
+void mc_supp_read_lines(struct mc_supps *s, int lines);
 /* mc_supp_load with the file read into io's buffer, kept for the next
  * file (grown for a larger one); mc_supp_io_free unmaps it. */
 struct mc_supp_io {
@@ -2855,6 +2859,10 @@ bool mc_vgtext_leak_fails(bool process, uint32_t kind);
 size_t mc_vgtext_error_groups(const struct mc_leak *g, size_t n);
 /* Must the process's unlost kinds be matched against suppressions? */
 bool mc_vgtext_all_kinds(bool process);
+/* The frame lines of each suppression entry of the user's files that
+ * valgrind reads under its command line (--num-callers:
+ * MEMCHECK_STACK_DEPTH + 1), 0 otherwise (mc_supp_read_lines). */
+int mc_vgtext_supp_lines(void);
 /* At each region's end: the first record of leaks[0..n) that fails a
  * region (none for a region that passed), for memcheck_leak_site(). */
 void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n);

@@ -183,12 +183,18 @@ static bool cache_key(char *key, size_t cap, size_t *len)
 {
 	const char *user = mc_opt.suppressions ? mc_opt.suppressions : "";
 	size_t a = strlen(self), b = strlen(user);
-	if (a + b + 3 > cap)
+	if (a + b + 3 + 12 > cap)
 		return false;
 	memcpy(key, self, a + 1);
 	key[a + 1] = mc_opt.default_suppressions ? '1' : '0';
 	memcpy(key + a + 2, user, b);
 	*len = a + 2 + b;
+	/* the user's files as valgrind's --num-callers cut them */
+	int lines = mc_vgtext_supp_lines();
+	if (lines) {
+		key[(*len)++] = 0;
+		*len = (size_t)(mc_utoa(key + *len, (uint64_t)lines) - key);
+	}
 	return true;
 }
 
@@ -233,6 +239,9 @@ static void load(void)
 		mc_suppcache_begin(key, keylen);
 	if (mc_opt.default_suppressions)
 		load_defaults();
+	/* the user's files are read as valgrind reads them; the shipped
+	 * ones, memcheck's own, whole */
+	mc_supp_read_lines(supps, mc_vgtext_supp_lines());
 	load_named();
 	/* a file that did not parse: its messages, every time */
 	if (keep && !failed)

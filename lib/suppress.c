@@ -110,6 +110,7 @@ struct mc_supps {
 	void *image;
 	size_t image_len;
 	bool own_image;           /* false: the caller's (a fuzz target's) */
+	int lines;                /* mc_supp_read_lines */
 };
 
 /* ---- memory ---------------------------------------------------------- */
@@ -573,6 +574,8 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	for (; have; have = next_line(r, &line, &len)) {
 		if (IS(line, len, "}"))
 			break;
+		if (s->lines > 0 && e.nframes >= s->lines)
+			continue; /* valgrind's loader skips them unread */
 		if (e.nframes == MC_SUPP_MAX_FRAMES) {
 			fail(r, r->lineno, "expected '}' after %d frame lines (valgrind's limit), "
 			     "found '%.*s'", MC_SUPP_MAX_FRAMES, FOUND(line, len));
@@ -598,6 +601,16 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		s->other++;
 		return true;
 	}
+	int plain = 0;
+	for (int p = 0; p < e.nframes; p++)
+		plain += frames[p].kind != SF_DOTS;
+	if (!plain && s->lines > 0) {
+		/* valgrind's loader refuses it, which memcheck's own reading
+		 * (an entry of '...' alone matches every stack) does not */
+		fail(r, open, "expected a frame line other than '...' among the first %d of "
+		     "the suppression (valgrind's --num-callers reads no more)", e.nframes);
+		return false;
+	}
 	s->pools += pool;
 	set_anchors(&e);
 	for (int p = 0; p < e.nframes; p++)
@@ -615,6 +628,11 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	*slot = e;
 	s->n++;
 	return true;
+}
+
+void mc_supp_read_lines(struct mc_supps *s, int lines)
+{
+	s->lines = lines;
 }
 
 bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,

@@ -299,11 +299,21 @@ int cmd_vgcompat(int argc, char **argv)
 			if (!freeres_option(v, 1, &freeres))
 				return bad_usage(NULL, "%s: expected yes or no", a);
 		} else if ((v = value_of(a, "--num-callers"))) {
+			/* valgrind's N frames count its allocation function's
+			 * (malloc, operator new), which memcheck's stacks do not
+			 * hold: N - 1 of the program's, so that records split
+			 * and merge where valgrind's do, and suppressions are
+			 * read as deep (lib/suppress.c). */
 			char *end;
 			long n = strtol(v, &end, 10);
 			if (*end || end == v || n < 1 || n > 500)
 				return bad_usage(NULL, "%s: expected 1 to 500", a);
-			snprintf(depth, sizeof depth, "%ld", n > 64 ? 64 : n);
+			if (n > MC_MAX_DEPTH + 1)
+				return bad_usage(NULL, "%s: memcheck keeps at most %d frames below the "
+						 "allocation function, which valgrind counts as one of "
+						 "the N: at most --num-callers=%d", a, MC_MAX_DEPTH,
+						 MC_MAX_DEPTH + 1);
+			snprintf(depth, sizeof depth, "%ld", n - 1);
 		} else if ((v = value_of(a, "--error-exitcode"))) {
 			char *end;
 			long n = strtol(v, &end, 10);
@@ -352,8 +362,9 @@ int cmd_vgcompat(int argc, char **argv)
 		setenv("MEMCHECK_TEXT", text, 1);
 	if (scan)
 		setenv("MEMCHECK_SCAN", scan, 1);
-	if (depth[0])
-		setenv("MEMCHECK_STACK_DEPTH", depth, 1);
+	/* valgrind's default --num-callers=12, unless the caller set
+	 * MEMCHECK_STACK_DEPTH itself */
+	setenv("MEMCHECK_STACK_DEPTH", depth[0] ? depth : "11", depth[0] != 0);
 	if (heuristics)
 		setenv("MEMCHECK_LEAK_HEURISTICS", heuristics, 1);
 	/* valgrind's default --error-exitcode=0, unless the caller set
