@@ -43,8 +43,7 @@ static bool bootstrapping(void);
  * paths, whose callers then take the slow path, which asks is_own. */
 static inline bool in_own_span(const void *p)
 {
-	return (uintptr_t)p - __atomic_load_n(&mc_ownheap_span_lo, __ATOMIC_RELAXED) <
-	       __atomic_load_n(&mc_ownheap_span_len, __ATOMIC_RELAXED);
+	return mc_in_range_relaxed((uintptr_t)p, &mc_ownheap_span_lo, &mc_ownheap_span_len);
 }
 
 /* An uncounted call that is memcheck's own (ownheap.c), not the
@@ -288,7 +287,7 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 		/* limits.c: a size that cannot fail here is not checked; it
 		 * is 0 while fault injection is on (mc_fault_on), so this
 		 * one test stands for fault_off() too */
-		if (likely(n < __atomic_load_n(&mc_sure_below, __ATOMIC_RELAXED)))
+		if (likely(mc_below_relaxed(n, &mc_sure_below)))
 			return mc_real.malloc(n);
 		return count_malloc_checked(t, n);
 	}
