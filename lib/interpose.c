@@ -505,9 +505,14 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
 }
 
 /* Count-only realloc, as realloc_common counts it: one realloc call; the
- * old block freed unless the call failed; the new one allocated. */
-static inline void *realloc_count(struct mc_totals *t, void *old, size_t n)
+ * old block freed unless the call failed; the new one allocated.  Where
+ * the result must be looked at: a size of 0 (the allocator may free the
+ * block and hand back NULL), one that can fail (limits.c), failure
+ * injection on (mc_sure_below is 0 then). */
+static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *old, size_t n)
 {
+	if (unlikely(!fault_off()))
+		return realloc_slow(old, n);
 	mc_add_own(&t->reallocs, 1);
 	void *p = mc_real.realloc(old, n);
 	if (unlikely(p == NULL)) {
@@ -524,15 +529,27 @@ static inline void *realloc_count(struct mc_totals *t, void *old, size_t n)
 	return p;
 }
 
+/* A size that cannot fail (as count-only malloc's) is counted in
+ * advance and the allocator reached by a jump, so the wrapper keeps no
+ * frame and saves no register on any path (it pushed three before,
+ * the tracking path's jump included). */
 MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 {
-	if (fault_off()) {
-		struct mc_totals *t = count_path();
-		if (t) {
-			if (likely(!in_own_span(old)))
-				return realloc_count(t, old, n);
-		} else if (likely(old != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
-			   likely(!in_own_span(old))) {
+	struct mc_totals *t = count_path();
+	if (t) {
+		if (likely(!in_own_span(old))) {
+			if (likely(n != 0) && likely(mc_below_relaxed(n, &mc_sure_below))) {
+				mc_add_own(&t->reallocs, 1);
+				mc_add_own(&t->frees, old != NULL);
+				mc_add_own(&t->allocs, 1);
+				mc_add_own(&t->bytes_allocated, n);
+				return mc_real.realloc(old, n);
+			}
+			return realloc_count(t, old, n);
+		}
+	} else if (fault_off()) {
+		if (likely(old != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
+		    likely(!in_own_span(old))) {
 			return mc_track_realloc(old, n);
 		} else if (passing() && likely(!mc_in_hook) && likely(!is_own(old))) {
 			return mc_real.realloc(old, n);
