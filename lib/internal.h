@@ -1110,7 +1110,9 @@ extern uintptr_t mc_text_lo, mc_text_len;
 static inline void *mc_call_frame(void *fp)
 {
 	uintptr_t *f = fp;
-	while (unlikely(f[1] - mc_text_lo < mc_text_len))
+	/* the bounds read by the compare (two movs fewer each tracked
+	 * malloc and free: gcc kept them in registers across the call) */
+	while (unlikely(mc_in_range_relaxed(f[1], &mc_text_lo, &mc_text_len)))
 		f = (uintptr_t *)f[0];
 	return f;
 }
