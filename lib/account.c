@@ -906,20 +906,23 @@ static inline __attribute__((always_inline)) void scrub_narrow(uintptr_t *w, uin
  * unsigned one): w + (2^63 - 4096) < 2^63 + 2^48 - 4096.  A lane all
  * ones where the word holds an address.  The vector registers hold the
  * words biased, never an address. */
-/* The two constants, made once a run: the empty asm in scrub_consts
- * keeps gcc 12 from making them again for the last step (five
- * instructions a block). */
+/* The two constants, made once a run: one vpbroadcastq from memory
+ * each (gcc 12 made each from an immediate in three instructions, 4 of
+ * a malloc_bench step's); the asm also keeps gcc from making them again
+ * for the last step (five instructions a block). */
 struct scrub_k {
 	__m256i bias, limit;
 };
 
+static const uint64_t scrub_k_words[2] = { UINT64_C(0x7fffffffffffffff) - 4095,
+					     UINT64_C(0x8000fffffffff000) };
+
 __attribute__((target("avx2"), always_inline)) static inline struct scrub_k scrub_consts(void)
 {
-	struct scrub_k k = {
-		_mm256_set1_epi64x((long long)(UINT64_C(0x7fffffffffffffff) - 4095)),
-		_mm256_set1_epi64x((long long)(UINT64_C(0x8000fffffffff000))),
-	};
-	__asm__("" : "+x"(k.bias), "+x"(k.limit));
+	struct scrub_k k;
+	__asm__("vpbroadcastq %2, %0\n\tvpbroadcastq %3, %1"
+		: "=x"(k.bias), "=x"(k.limit)
+		: "m"(scrub_k_words[0]), "m"(scrub_k_words[1]));
 	return k;
 }
 
@@ -929,12 +932,16 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i scrub_addr4
 	return _mm256_cmpgt_epi64(k.limit, _mm256_add_epi64(v, k.bias));
 }
 
-/* The words of w[0..3] whose lanes of a are set, cleared. */
+/* The words of w[0..3] whose lanes of a are set, cleared: one masked
+ * store (the lanes' bits one by one took 7 instructions a word: under
+ * glibc a reused block's first two words are its free-list links).
+ * Never with no lane set, so a page nobody wrote (the kernel's zero
+ * page, read by the test) is never the target of a store. */
 __attribute__((target("avx2"), always_inline)) static inline void scrub_clear4(uintptr_t *w,
 									       __m256i a)
 {
-	for (unsigned m = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(a)); m; m &= m - 1)
-		w[__builtin_ctz(m)] = 0;
+	if (!_mm256_testz_si256(a, a))
+		_mm256_maskstore_epi64((long long *)w, a, _mm256_setzero_si256());
 }
 
 /* w[0..3] and v[0..3] (v may overlap w: a word tested twice is cleared

@@ -43,8 +43,7 @@ static bool bootstrapping(void);
  * paths, whose callers then take the slow path, which asks is_own. */
 static inline bool in_own_span(const void *p)
 {
-	return (uintptr_t)p - __atomic_load_n(&mc_ownheap_span_lo, __ATOMIC_RELAXED) <
-	       __atomic_load_n(&mc_ownheap_span_len, __ATOMIC_RELAXED);
+	return mc_in_range_relaxed((uintptr_t)p, &mc_ownheap_span_lo, &mc_ownheap_span_len);
 }
 
 /* An uncounted call that is memcheck's own (ownheap.c), not the
@@ -288,7 +287,7 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 		/* limits.c: a size that cannot fail here is not checked; it
 		 * is 0 while fault injection is on (mc_fault_on), so this
 		 * one test stands for fault_off() too */
-		if (likely(n < __atomic_load_n(&mc_sure_below, __ATOMIC_RELAXED)))
+		if (likely(mc_below_relaxed(n, &mc_sure_below)))
 			return mc_real.malloc(n);
 		return count_malloc_checked(t, n);
 	}
@@ -506,9 +505,14 @@ static __attribute__((noinline)) void *realloc_slow(void *old, size_t n)
 }
 
 /* Count-only realloc, as realloc_common counts it: one realloc call; the
- * old block freed unless the call failed; the new one allocated. */
-static inline void *realloc_count(struct mc_totals *t, void *old, size_t n)
+ * old block freed unless the call failed; the new one allocated.  Where
+ * the result must be looked at: a size of 0 (the allocator may free the
+ * block and hand back NULL), one that can fail (limits.c), failure
+ * injection on (mc_sure_below is 0 then). */
+static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *old, size_t n)
 {
+	if (unlikely(!fault_off()))
+		return realloc_slow(old, n);
 	mc_add_own(&t->reallocs, 1);
 	void *p = mc_real.realloc(old, n);
 	if (unlikely(p == NULL)) {
@@ -525,15 +529,27 @@ static inline void *realloc_count(struct mc_totals *t, void *old, size_t n)
 	return p;
 }
 
+/* A size that cannot fail (as count-only malloc's) is counted in
+ * advance and the allocator reached by a jump, so the wrapper keeps no
+ * frame and saves no register on any path (it pushed three before,
+ * the tracking path's jump included). */
 MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 {
-	if (fault_off()) {
-		struct mc_totals *t = count_path();
-		if (t) {
-			if (likely(!in_own_span(old)))
-				return realloc_count(t, old, n);
-		} else if (likely(old != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
-			   likely(!in_own_span(old))) {
+	struct mc_totals *t = count_path();
+	if (t) {
+		if (likely(!in_own_span(old))) {
+			if (likely(n != 0) && likely(mc_below_relaxed(n, &mc_sure_below))) {
+				mc_add_own(&t->reallocs, 1);
+				mc_add_own(&t->frees, old != NULL);
+				mc_add_own(&t->allocs, 1);
+				mc_add_own(&t->bytes_allocated, n);
+				return mc_real.realloc(old, n);
+			}
+			return realloc_count(t, old, n);
+		}
+	} else if (fault_off()) {
+		if (likely(old != NULL) && likely(!mc_in_hook) && likely(tracking()) &&
+		    likely(!in_own_span(old))) {
 			return mc_track_realloc(old, n);
 		} else if (passing() && likely(!mc_in_hook) && likely(!is_own(old))) {
 			return mc_real.realloc(old, n);
