@@ -1619,6 +1619,17 @@ bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own
 		  const void *regs, size_t nregs, const uint64_t *pool, size_t npool);
 /* ids[0, n) sorted ascending, in place, without malloc. */
 void mc_scan_sort_ids(uint64_t *ids, size_t n);
+/* The counters as the last pass read its blocks: the table held, the
+ * other threads stopped (scan.c's moment_take); false where its caller
+ * was the process's only thread, whose counters nothing moved. */
+struct mc_totals;
+bool mc_scan_totals(struct mc_totals *t);
+/* The counters (*t) and the live blocks with epoch >= min_epoch (fn
+ * called for each, under the table's locks: it must not allocate) at
+ * one moment, the table held (stop: the other threads stopped too, as
+ * for a scan); returns how many blocks. */
+size_t mc_scan_moment(uint32_t min_epoch, void (*fn)(const struct mc_block *, void *),
+		      void *arg, struct mc_totals *t, bool stop);
 
 /* ---- roots.c --------------------------------------------------------- */
 
@@ -1866,6 +1877,7 @@ void mc_account_postfork_child(void);
 void mc_account_step_set(int64_t step);
 void mc_account_sampler_set(void (*fn)(void));
 void mc_account_sum(struct mc_totals *t);
+void mc_account_sum_held(struct mc_totals *t); /* slot_lock held */
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
 /* Restart this thread's timeline countdown (a region began). */
