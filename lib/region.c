@@ -541,7 +541,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			if (scanned)
 				mc_scan_each(&scan, r->epoch, leak_add_kind, &acc);
 			else if (others) {
-				mc_scan_moment(r->epoch, leak_add, &acc, &now, true);
+				mc_scan_moment(r->epoch, leak_add, &acc, &now, r->process);
 				moved = true;
 			} else
 				mc_blocks_each_live(r->epoch, leak_add, &acc);
