@@ -754,15 +754,23 @@ int64_t mc_account_live(void)
 
 void mc_account_sum(struct mc_totals *t)
 {
-	memset(t, 0, sizeof *t);
 	pthread_mutex_lock(&slot_lock);
+	mc_account_sum_held(t);
+	pthread_mutex_unlock(&slot_lock);
+}
+
+/* The sum with slot_lock held (mc_account_threads_lock): scan.c takes
+ * it before the block table, as fork does, and sums once the other
+ * threads are stopped, one of which might otherwise hold it. */
+void mc_account_sum_held(struct mc_totals *t)
+{
+	memset(t, 0, sizeof *t);
 	fold(t, &retired);
 	fold(t, &shared_slot.t);
 	if (slots)
 		for (int i = 0, hi = slots_hi; i < hi; i++)
 			if (slots[i].in_use)
 				fold(t, &slots[i].t);
-	pthread_mutex_unlock(&slot_lock);
 }
 
 /* A region's begin: the peak starts again from the live bytes now, read

@@ -477,7 +477,25 @@ static inline struct in lock(struct shard *s)
 	return likely(m != MULTI) ? (struct in){ m } : lock_slow(s);
 }
 
+/* lock_slow's wait, marked (mc_self.table_wait): a thread stopped for a
+ * scan here has not changed the table yet, so threads.c stops it at
+ * once, where it puts off the stop of one inside its guard otherwise. */
+static inline __attribute__((always_inline)) struct in lock_wait(struct shard *s);
 static __attribute__((noinline)) struct in lock_slow(struct shard *s)
+{
+	/* a scan's stop put off until now: here the table is unchanged */
+	if (unlikely(mc_self.stop_owed))
+		mc_guard_stop_owed();
+	int was = mc_self.table_wait;
+	mc_self.table_wait = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct in in = lock_wait(s);
+	atomic_signal_fence(memory_order_seq_cst);
+	mc_self.table_wait = was;
+	return in;
+}
+
+static inline __attribute__((always_inline)) struct in lock_wait(struct shard *s)
 {
 	if (unlikely(!joined))
 		join();

@@ -66,12 +66,38 @@ void mc_guard_drain_set(void (*fn)(void))
 	drain_hook = fn;
 }
 
+/* threads.c's, set before any stop is owed; its stop first, before the
+ * calls a handler queued, which change the table the scan holds. */
+static void (*stop_hook)(void);
+
+void mc_guard_stop_set(void (*fn)(void))
+{
+	stop_hook = fn;
+}
+
+void mc_guard_stop_owed(void)
+{
+	if (stop_hook)
+		stop_hook();
+}
+
 void mc_guard_drain(void)
 {
+	if (unlikely(mc_self.stop_owed) && stop_hook)
+		stop_hook();
+	/* MC_STOP_PENDING alone: signals.c queued nothing (and may have no
+	 * queue on this thread) */
+	int stop = MC_STOP_PENDING;
+	if (__atomic_compare_exchange_n(&mc_self.sig_pending, &stop, 0, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		return;
 	if (drain_hook)
 		drain_hook();
 	else
 		mc_self.sig_pending = 0;
+	/* owed while the queue was drained, with the guard up */
+	if (unlikely(mc_self.stop_owed) && stop_hook)
+		stop_hook();
 }
 
 /* A block memcheck's own work got from malloc with the guard held

@@ -950,7 +950,8 @@ struct mc_blocks_here {
  * address to compute instead of two. */
 struct mc_thread {
 	int in_hook;                 /* the recursion guard */
-	int sig_pending;             /* signals.c has calls to record */
+	int sig_pending;             /* signals.c has calls to record (1), or
+				      * threads.c a stop owed (MC_STOP_PENDING) */
 	struct mc_totals *totals;    /* account.c: the thread's own counters,
 				      * in count-only mode */
 	struct mc_totals *fast;      /* totals while the guard is down, else
@@ -977,6 +978,12 @@ struct mc_thread {
 				      * pthread_getattr_np on this thread,
 				      * which holds the thread's lock while it
 				      * allocates (mc_stack_bounds) */
+	/* threads.c: a scan's stop that came with the guard up, owed when
+	 * it comes down (the scan it was for, 0: none), and the scan whose
+	 * stop was put off so once already */
+	uint32_t stop_owed, stop_put_off;
+	int table_wait;              /* blocks.c: waiting to enter a shard,
+				      * before any change to the table */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -997,6 +1004,12 @@ static inline void mc_guard_enter(void)
  * hook signals.c sets (mc_guard_drain_set) records them. */
 void mc_guard_drain(void);
 void mc_guard_drain_set(void (*fn)(void));
+/* threads.c's stop, put off while the guard was up (mc_self.stop_owed):
+ * made first when the guard comes down. */
+void mc_guard_stop_set(void (*fn)(void));
+/* That stop made now, where the caller knows the table unchanged. */
+void mc_guard_stop_owed(void);
+#define MC_STOP_PENDING 2
 static inline void mc_guard_leave(void)
 {
 	if (--mc_self.in_hook == 0) {
@@ -1669,6 +1682,17 @@ bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own
 		  const void *regs, size_t nregs, const uint64_t *pool, size_t npool);
 /* ids[0, n) sorted ascending, in place, without malloc. */
 void mc_scan_sort_ids(uint64_t *ids, size_t n);
+/* The counters as the last pass read its blocks: the table held, the
+ * other threads stopped (scan.c's moment_take); false where its caller
+ * was the process's only thread, whose counters nothing moved. */
+struct mc_totals;
+bool mc_scan_totals(struct mc_totals *t);
+/* The counters (*t) and the live blocks with epoch >= min_epoch (fn
+ * called for each, under the table's locks: it must not allocate) at
+ * one moment, the table held (stop: the other threads stopped too, as
+ * for a scan); returns how many blocks. */
+size_t mc_scan_moment(uint32_t min_epoch, void (*fn)(const struct mc_block *, void *),
+		      void *arg, struct mc_totals *t, bool stop);
 
 /* ---- roots.c --------------------------------------------------------- */
 
@@ -1735,6 +1759,9 @@ struct mc_other_thread {
 	bool answered;          /* stopped in memcheck's handler: all known */
 	bool skip;              /* not waited for any longer */
 	bool exiting;           /* in its exit: dead, no roots (mc_task_exiting) */
+	bool put_off;           /* its stop owed till its guard comes down */
+	bool again;             /* signalled again since */
+	double put_off_at;      /* when the put-off was first seen */
 	uintptr_t sp;           /* its stack pointer, or 0: not known */
 	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
 	uintptr_t regs[MC_NREGS];
@@ -1916,6 +1943,7 @@ void mc_account_postfork_child(void);
 void mc_account_step_set(int64_t step);
 void mc_account_sampler_set(void (*fn)(void));
 void mc_account_sum(struct mc_totals *t);
+void mc_account_sum_held(struct mc_totals *t); /* slot_lock held */
 /* Live bytes counted for the whole process, and the high-water mark. */
 int64_t mc_account_live(void);
 /* Restart this thread's timeline countdown (a region began). */

@@ -356,6 +356,21 @@ static void take_rss(const struct region *r, struct region *outer, struct rss_en
 	unread_unknown(e);
 }
 
+/* A region's counts: the sums at its end (now) less those at its begin. */
+static inline __attribute__((always_inline)) void counts_from(struct memcheck_result *res,
+							       const struct mc_totals *now,
+							       const struct mc_totals *base)
+{
+	res->allocs = now->allocs - base->allocs;
+	res->frees = now->frees - base->frees;
+	res->reallocs = now->reallocs - base->reallocs;
+	res->failed_allocs = now->failed - base->failed;
+	res->bytes_allocated = now->bytes_allocated - base->bytes_allocated;
+	res->bytes_freed = now->bytes_freed - base->bytes_freed;
+	res->double_frees = now->double_frees - base->double_frees;
+	res->invalid_frees = now->invalid_frees - base->invalid_frees;
+}
+
 /* Pop the innermost region, measure it and report it; with region_lock
  * held.  The region's figures are taken under stack_lock too (nothing
  * there allocates); the scan, suppressions and report follow without
@@ -385,14 +400,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 
 	mc_copy_name(res.name, sizeof res.name, r->name);
 	bool vg = mc_vg_region_end(nregions, &res); /* valgrind's figures rule */
-	res.allocs = now.allocs - r->base.allocs;
-	res.frees = now.frees - r->base.frees;
-	res.reallocs = now.reallocs - r->base.reallocs;
-	res.failed_allocs = now.failed - r->base.failed;
-	res.bytes_allocated = now.bytes_allocated - r->base.bytes_allocated;
-	res.bytes_freed = now.bytes_freed - r->base.bytes_freed;
-	res.double_frees = now.double_frees - r->base.double_frees;
-	res.invalid_frees = now.invalid_frees - r->base.invalid_frees;
+	counts_from(&res, &now, &r->base);
 	res.pass = 1;
 	/* The region's own peak: how far the process's live bytes rose
 	 * above their level when it began. */
@@ -425,6 +433,28 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	struct mc_scan scan;
 	/* A region that left nothing behind needs no scan: most tests. */
 	bool left = mc_opt.track && mc_opt.scan && !vg && mc_blocks_any_live(r->epoch);
+	/* Other threads may still allocate and free (at exit too: valgrind
+	 * stops them there, and its "in use at exit" is their heap at that
+	 * moment).  The counts above were read before the blocks are; the
+	 * record's figures must be one moment's, so that they add up
+	 * (allocations - frees = the blocks in use, the kinds' sum the
+	 * same): the scan's blocks come with the counts read as it read
+	 * them (mc_scan_totals), and where there is no scan, the blocks and
+	 * the counts are read together, the table held (mc_scan_moment).
+	 * Alone, nothing moved since the take above. */
+	bool others = mc_opt.track && !vg && !(alone_read && alone) && !mc_never_threaded();
+	bool moved = false;
+	if (others && mc_opt.scan && !left) {
+		/* Nothing was left when asked, but a thread may have
+		 * allocated since: a block found now is scanned.  The
+		 * threads are stopped for the process region's figures
+		 * only: an inner region's counts take in frees of older
+		 * blocks, and no sum of its own can be checked against
+		 * them, while a stop at each clean end of a test would
+		 * cost every threaded suite. */
+		left = mc_scan_moment(r->epoch, NULL, NULL, &now, r->process) > 0;
+		moved = !left;
+	}
 	/* Frames deeper than where the region began are the region's own:
 	 * those still live when it ends are memcheck's and the code's that
 	 * ends it, and the rest hold stale copies of the addresses the
@@ -479,6 +509,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	bool scanned = false;
 	if (left)
 		scanned = mc_scan(&scan, from);
+	if (scanned && mc_scan_totals(&now))
+		moved = true;
 	if (mc_opt.track && vg) {
 		/* valgrind's leak check gives the kinds; the table still says
 		 * what is in use (no groups: valgrind lists its own records). */
@@ -508,7 +540,10 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			memset(acc.kinds, 0, sizeof acc.kinds);
 			if (scanned)
 				mc_scan_each(&scan, r->epoch, leak_add_kind, &acc);
-			else
+			else if (others) {
+				mc_scan_moment(r->epoch, leak_add, &acc, &now, r->process);
+				moved = true;
+			} else
 				mc_blocks_each_live(r->epoch, leak_add, &acc);
 			if (!acc.slot || acc.n * 2 + 2 < acc.cap || acc.cap >= (1u << 24))
 				break;
@@ -548,6 +583,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		res.bytes_freed = MEMCHECK_UNKNOWN;
 		res.peak_live_bytes = MEMCHECK_UNKNOWN;
 	}
+	if (moved)
+		counts_from(&res, &now, &r->base);
 	if (mc_opt.track && !vg) {
 		res.definitely_lost = acc.kinds[MC_KIND_DEFINITE];
 		res.indirectly_lost = acc.kinds[MC_KIND_INDIRECT];

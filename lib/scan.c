@@ -750,6 +750,28 @@ static void cliques(struct graph *g)
 /* The mark stack holds each node at most twice while roots are traced
  * (its state only rises: unreached, possible, reachable) and once more
  * while cliques are: 2n + 1 entries, n + 16 allotted per n. */
+/* The counters at the moment the blocks are read (the exit's record adds
+ * up: allocations - frees = the blocks in use, their kinds' sum the
+ * same).  Each thread counts a call after its change to the table: the
+ * sum waits until the table is held, no change comes into it, and the
+ * other threads are stopped, so that a thread that had changed the
+ * table but not yet counted it has had the collection's time to count
+ * it.  slot_lock is taken before the table (fork's order) and held
+ * until the sum: a stopped thread could hold it otherwise.  Under it
+ * no thread starts or retires a slot; the sum is taken once a pass
+ * (moment_taken), the lock given back then. */
+static struct mc_totals moment;
+static bool moment_taken;
+
+static inline __attribute__((always_inline)) void moment_take(bool locks)
+{
+	if (!locks || moment_taken)
+		return;
+	mc_account_sum_held(&moment);
+	moment_taken = true;
+	mc_account_threads_unlock();
+}
+
 static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan_from *from,
 		      struct mc_buf *runs)
 {
@@ -767,8 +789,11 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 	 * lock_all + unlock_all were ~10 K instructions of a
 	 * single-threaded exit's 33 K scan (256 shards, bench/suite_test 1). */
 	bool locks = !from->alone;
-	if (locks)
+	moment_taken = false;
+	if (locks) {
+		mc_account_threads_lock(); /* before the table, as fork */
 		mc_blocks_lock_all();
+	}
 	g->cap = mc_blocks_count() + 16;
 	bool ok = graph_map(g);
 	if (ok) {
@@ -790,6 +815,7 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 		 * can change one.  A clean exit's few blocks (stdio's
 		 * buffers) are found in the C library's data. */
 		mc_roots_stop(rs, from);
+		moment_take(locks);
 		size_t done = scan_roots(g, rs, 0);
 		/* A JSON report names the frames of its sites, for which
 		 * elfmod.c reads the maps the scan lends (a read of the whole
@@ -801,6 +827,7 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 		}
 		cliques(g);
 	}
+	moment_take(locks);
 	mc_roots_end(rs, runs);
 	if (locks)
 		mc_blocks_unlock_all();
@@ -914,4 +941,50 @@ void mc_scan_free(struct mc_scan *s)
 	/* runs_copy (3 KiB) is read to runs.len only; mc_scan clears it
 	 * where it may lie in a root (see there) */
 	memset(s, 0, offsetof(struct mc_scan, runs_copy));
+}
+
+bool mc_scan_totals(struct mc_totals *t)
+{
+	if (moment_taken)
+		*t = moment;
+	return moment_taken;
+}
+
+struct moment_walk {
+	uint32_t min_epoch;
+	void (*fn)(const struct mc_block *, void *);
+	void *arg;
+	size_t n;
+};
+
+static void moment_one(const struct mc_block *b, void *arg)
+{
+	struct moment_walk *w = arg;
+	if (b->aux < w->min_epoch)
+		return;
+	w->n++;
+	if (w->fn)
+		w->fn(b, w->arg);
+}
+
+/* As the scan's moment (see moment_take); stop: the other threads
+ * stopped too, as the scan stops them, so that none is caught between
+ * its change to the table and its count of it (threads.c puts such a
+ * stop off); else the walk's time is theirs to count what they changed
+ * before it. */
+size_t mc_scan_moment(uint32_t min_epoch, void (*fn)(const struct mc_block *, void *),
+		      void *arg, struct mc_totals *t, bool stop)
+{
+	struct moment_walk w = { min_epoch, fn, arg, 0 };
+	struct mc_threads th;
+	mc_account_threads_lock();
+	mc_blocks_lock_all();
+	bool stopped = stop && mc_threads_stop(&th, false);
+	mc_blocks_each_live_locked(moment_one, &w);
+	mc_account_sum_held(t);
+	mc_account_threads_unlock();
+	if (stopped)
+		mc_threads_resume(&th);
+	mc_blocks_unlock_all();
+	return w.n;
 }

@@ -22,6 +22,30 @@
 struct mc_options mc_opt = { .track = true, .valgrind_text = MC_VGTEXT_FULL };
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
 
+/* account.c and forward.c are not linked: no thread counts here, and
+ * no stop is ever put off (no guard is up in this program). */
+void mc_account_threads_lock(void)
+{
+}
+
+void mc_account_threads_unlock(void)
+{
+}
+
+void mc_account_sum_held(struct mc_totals *t)
+{
+	memset(t, 0, sizeof *t);
+}
+
+void mc_guard_stop_set(void (*fn)(void))
+{
+	(void)fn;
+}
+
+void mc_guard_stop_owed(void)
+{
+}
+
 /* mappings.c and allocator.c are not linked: the program has made no
  * mapping of its own (the test heap below is not one), and glibc's
  * malloc does not serve these blocks. */
