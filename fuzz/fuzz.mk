@@ -41,7 +41,7 @@ FUZZ_SRC_report   := fuzz/fuzz_report.c lib/json.c $(UTIL:%=lib/%.c) lib/program
 FUZZ_SEEDS_report := fuzz/corpus_report
 FUZZ_SRC_symcache   := fuzz/fuzz_symcache.c lib/symcache.c $(UTIL:%=lib/%.c) lib/options.c lib/programs.c
 FUZZ_SEEDS_symcache := fuzz/corpus_symcache
-FUZZ_SRC_suppcache   := fuzz/fuzz_suppcache.c lib/suppcache.c lib/suppress.c lib/symcache.c \
+FUZZ_SRC_suppcache   := fuzz/fuzz_suppcache.c lib/suppcache.c lib/suppress.c lib/symcache.c lib/ownread.c \
 			$(UTIL:%=lib/%.c) lib/options.c lib/programs.c
 FUZZ_SEEDS_suppcache := fuzz/corpus_suppcache
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h

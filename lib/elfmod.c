@@ -451,27 +451,38 @@ static bool note_run(const struct mc_mapping *mp, void *arg)
 	return true;
 }
 
-/* The name of the mapping that starts at lo, if the session's table has it. */
-static const char *run_at(uintptr_t lo)
+/* The name of the mapping that starts at lo, if the session's table has
+ * it; where the table asks the kernel, the name is written into buf (cap
+ * bytes). */
+static const char *run_at(uintptr_t lo, char *buf, size_t cap)
 {
 	if (lent)
-		return mc_maps_run_at(lent, lo);
+		return mc_maps_run_at(lent, lo, buf, cap);
 	if (!runs_read) {
 		runs_read = true;
 		struct mc_maps_runs w = { .b = &runs };
 		if (!mc_maps_each(note_run, &w) || runs.oom)
 			mc_buf_free(&runs);
 	}
-	return mc_maps_run_at(&runs, lo);
+	return mc_maps_run_at(&runs, lo, buf, cap);
 }
 
 /* The path of the object whose first byte is lo into path
  * (MC_ELFMOD_PATH bytes, zeroed); false: none to open. */
 static bool path_at(uintptr_t lo, char *path)
 {
-	/* The first mapping of the object is its file's (the ELF header). */
+	/* The first mapping of the object is its file's (the ELF header).
+	 * Asked of the kernel, its name is written into path itself (a
+	 * name path cannot hold is none): then taken as find_path takes
+	 * one, or cleared. */
 	struct path_find pf = { lo, path };
-	const char *name = run_at(lo);
+	const char *name = run_at(lo, path, MC_ELFMOD_PATH);
+	if (name == path) {
+		size_t n = strlen(path);
+		if (path[0] != '/' || (n > 10 && strcmp(path + n - 10, " (deleted)") == 0))
+			memset(path, 0, n);
+		return path[0];
+	}
 	struct mc_mapping first = { .lo = lo, .hi = lo + 1, .name = name };
 	return (name ? !find_path(&first, &pf) : mc_maps_each(find_path, &pf)) && path[0];
 }

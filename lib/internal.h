@@ -2084,8 +2084,9 @@ struct mc_maps_runs {
 };
 void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m);
 /* The name of the run that starts at lo in such a table, or NULL; in a
- * table made by mc_maps_runs_query, of the mapping that starts at lo. */
-const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo);
+ * table made by mc_maps_runs_query, of the mapping that starts at lo,
+ * asked into name (cap bytes: a longer name is none). */
+const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, size_t cap);
 /* PROCMAP_QUERY (Linux 6.11+): /proc/self/maps opened to ask by address
  * (-1: cannot, or the kernel had no such ioctl); the mapping covering
  * addr (or_next: or the first after it) into m, its name into name

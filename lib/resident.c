@@ -513,23 +513,22 @@ void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m)
 		memcpy(w->prev, m->name, n + 1);
 }
 
-const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo)
+const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, size_t cap)
 {
 	bool query;
 	int fd = mc_maps_runs_fd(runs, &query);
 	if (query) {
-		/* the mapping that starts at lo, asked; callers hold
-		 * symbolize.c's lock (the name lives until the next call).
-		 * Where the program has closed the file (its number now
-		 * another file, or none), a copy opened for this question. */
-		/* page-aligned: at an odd offset in .bss a path past its
-		 * page's last bytes was two page faults, not one */
-		static char name[4096] __attribute__((aligned(4096)));
+		/* the mapping that starts at lo, asked into the caller's
+		 * name (elfmod.c's path, on a page it has written): a
+		 * buffer of this file's own in .bss was a page first
+		 * touched at a measured /bin/date's exit, a fault.  Where
+		 * the program has closed the file (its number now another
+		 * file, or none), a copy opened for this question. */
 		struct mc_mapping m;
 		struct mc_kept_fd own = { -1, 0, 0, false };
 		if (fd < 0 && mc_maps_query_open(&own))
 			fd = own.fd;
-		bool found = fd >= 0 && mc_maps_query(fd, lo, false, &m, name, sizeof name) == 1 &&
+		bool found = fd >= 0 && mc_maps_query(fd, lo, false, &m, name, cap) == 1 &&
 			     m.lo == lo && name[0];
 		if (own.fd >= 0)
 			mc_sys_close(own.fd);
@@ -538,10 +537,10 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo)
 	for (size_t at = 0; at + sizeof lo < runs->len;) {
 		uintptr_t start;
 		memcpy(&start, runs->s + at, sizeof start);
-		const char *name = runs->s + at + sizeof start;
+		const char *run = runs->s + at + sizeof start;
 		if (start == lo)
-			return name;
-		at += sizeof start + strlen(name) + 1;
+			return run;
+		at += sizeof start + strlen(run) + 1;
 	}
 	return NULL;
 }

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -230,6 +231,7 @@ static struct {
 	size_t cap, mapped;
 	char *vmap;               /* the program's verdict file, read */
 	size_t vmapped;
+	bool vfile;               /* vmap maps the file (verdicts_read) */
 	struct mc_buf mine;       /* this process's records */
 	size_t flushed;           /* mine[0, flushed) written */
 	char name[48];            /* the program's verdict file */
@@ -261,7 +263,7 @@ static void verdicts_from(const char *p, size_t len, uint64_t set, const struct 
 		mc_unmap(vc.tab, vc.mapped);
 	if (vc.names)
 		mc_unmap(vc.names, vc.names_mapped);
-	if (vc.vmap)
+	if (vc.vmap && !vc.vfile)
 		mc_unmap_io(vc.vmap, vc.vmapped);
 	mc_buf_free(&vc.mine);
 	vc = (typeof(vc)){ .p = p, .len = len, .set = set, .nset = mc_supp_count(s), .s = s };
@@ -320,17 +322,27 @@ static void set_file(const char *name, const struct stat *st)
 
 /* The cache's file name, ours and regular, of 1 to max bytes, read
  * whole into a mc_map_io'd buffer of *len bytes (its stat in *st); NULL:
- * none.  errno as it was. */
-static char *read_whole(const char *name, size_t max, size_t *len, struct stat *st)
+ * none.  errno as it was.  *mapped (NULL: never): the file mapped
+ * instead, read-only, where the mmap succeeds (the caller's premise,
+ * verdicts_read's), and then true. */
+static char *read_whole(const char *name, size_t max, size_t *len, struct stat *st,
+			bool *mapped)
 {
 	int saved = errno;
 	char *p = NULL;
 	int fd = mc_symcache_open(name, O_RDONLY);
+	if (mapped)
+		*mapped = false;
 	if (fd >= 0 && mc_symcache_ours(fd, S_IFREG, st) && st->st_size > 0 &&
 	    (uint64_t)st->st_size <= max) {
 		*len = (size_t)st->st_size;
 		ssize_t got = -1;
-		if ((p = mc_map_io(*len))) {
+		void *m = mapped ? mc_sys_mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		if (m != MAP_FAILED) {
+			p = m;
+			got = (ssize_t)*len;
+			*mapped = true;
+		} else if ((p = mc_map_io(*len))) {
 			do
 				got = read(fd, p, *len);
 			while (got < 0 && errno == EINTR);
@@ -348,15 +360,32 @@ static char *read_whole(const char *name, size_t max, size_t *len, struct stat *
 
 /* The program's verdict file read whole into vc.p, vc.len (none, empty,
  * not ours or torn by a shorter read: no records; a torn last record
- * is skipped by the walk). */
-static void verdicts_read(void)
+ * is skipped by the walk).
+ *
+ * At the process's end at exit (mc_suppcache_light) where the RSS
+ * figures are not measured, the file is mapped, not read: read(2)
+ * copied it into fresh pages of the exit's tail, three for a measured
+ * /bin/date's 11 KB, each a first touch (10-15 us on these VMs), where
+ * one fault maps the page cache's pages (the kernel's fault-around).
+ * Never unmapped (verdicts_from): the exit takes it, as the tail's
+ * pieces, and a munmap costs more than it saves.  Where the figures are
+ * measured, read as before: the mapping's resident pages would count
+ * as the program's (footprint.c counts the tail's and ownread.c's views
+ * as memcheck's, not this).  Premise: the cache's files are never
+ * truncated in place (memcheck appends to a verdict file and replaces
+ * the others by rename): a truncation under the mapping would make its
+ * later pages fault with SIGBUS, where a read only came short. */
+static void verdicts_read(bool at_exit)
 {
 	struct stat st;
 	size_t len;
-	char *p = read_whole(vc.name, SP_VERDICTS_MAX, &len, &st);
+	bool mapped = false;
+	char *p = read_whole(vc.name, SP_VERDICTS_MAX, &len, &st,
+			     at_exit && !mc_own_read_recording() ? &mapped : NULL);
 	if (p) {
 		vc.vmap = p;
 		vc.vmapped = len;
+		vc.vfile = mapped;
 		vc.p = p;
 		vc.len = len;
 	}
@@ -416,7 +445,7 @@ static void index_build(void)
 	if (!vc.file)
 		return;
 	if (!vc.vmap)   /* mc_suppcache_light read it */
-		verdicts_read();
+		verdicts_read(false);
 	if (vc.len > UINT32_MAX / 2)
 		return;
 	/* at most this many: the walk below checks no sums (a record's is
@@ -675,7 +704,7 @@ bool mc_suppcache_light(uint64_t keysum, size_t *nset)
 	vc.name[21] = '-';
 	hex16(vc.name + 22, program_hash());
 	memcpy(vc.name + 38, ".v", 3);
-	verdicts_read();
+	verdicts_read(true);
 	/* the last summary whole, its sum holding */
 	size_t at = 0, l, last = SIZE_MAX;
 	struct sp_vrec r;
@@ -798,7 +827,7 @@ struct mc_supps *mc_suppcache_get(const char *key, size_t keylen)
 	file_name(name, key, keylen);
 	struct stat st;
 	size_t len;
-	char *p = read_whole(name, SP_FILE_MAX, &len, &st);
+	char *p = read_whole(name, SP_FILE_MAX, &len, &st, NULL);
 	/* the file of the summary whose notes mc_suppcache_light stat'ed
 	 * a moment ago: not stat'ed again */
 	uint64_t sum;

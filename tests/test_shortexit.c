@@ -4,6 +4,9 @@
  * the cache's files a warm one reads (lib/suppcache.c; see
  * warm_exit_set_unread).
  *
+ * A warm exit maps its program's verdict file where the RSS figures are
+ * not measured, and reads it where they are (warm_exit_verdicts_mapped).
+ *
  * A process whose region failed walks up its ancestors while they have
  * memcheck loaded (MEMCHECK_ANCESTORS).  Its first question is whether
  * the parent has memcheck (/proc/PPID/maps); the parent's stat (its own
@@ -80,29 +83,43 @@ START_TEST(bare_parent)
 }
 END_TEST
 
-/* plain_leak_direct run by strace with the preload so (LD_PRELOAD, the
- * cache, the suppressions file supp: its process's end suppresses
- * every record); its exit status, its report (the caller frees) and
- * whether it opened the cache's set file, supp-HASH (not its program's
- * verdicts, supp-HASH-PROG.v), and how many times it stat'ed supp. */
-static int run_supp(const char *so, const char *cache, const char *supp, const char *depth,
-		    char **report, bool *set_read, int *supp_stats)
+/* plain_leak_direct run by strace (the system calls calls) with the
+ * preload so (LD_PRELOAD, the cache, the suppressions file supp, and
+ * the settings a and b); its trace (the caller frees), its exit status
+ * in *code. */
+static char *traced_leak(const char *so, const char *cache, const char *supp, const char *calls,
+			 const char *a, const char *b, int *code)
 {
-	const char *trace = h_tmppath("trace"), *json = h_tmppath("report");
-	char *argv[] = { STRACE, "-f", "-qq", "-e", "trace=openat,stat,newfstatat", "-o",
+	const char *trace = h_tmppath("trace");
+	char *argv[] = { STRACE, "-f", "-qq", "-e", (char *)h_env("trace=%s", calls), "-o",
 			 (char *)trace,
 			 "-E", (char *)h_env("LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : ""),
 			 "-E", (char *)h_env("MEMCHECK_CACHE=%s", cache),
 			 "-E", (char *)h_env("MEMCHECK_SUPPRESSIONS=%s", supp),
-			 "-E", (char *)h_env("MEMCHECK_REPORT=%s", json),
-			 "-E", (char *)h_env("MEMCHECK_STACK_DEPTH=%s", depth),
+			 "-E", (char *)a, "-E", (char *)b,
 			 "-E", "MEMCHECK_PROGRAMS=*", "--", (char *)h_prog("plain_leak_direct"), NULL };
 	char *env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
 	pid_t pid = h_spawn_quiet(argv, env, false);
 	int st;
 	ck_assert(waitpid(pid, &st, 0) == pid);
+	*code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	char *t = h_read_file(trace, NULL);
 	ck_assert_msg(t, "no trace at %s", trace);
+	return t;
+}
+
+/* traced_leak with its report (the caller frees) and stacks depth deep;
+ * its exit status, whether it opened the cache's set file, supp-HASH
+ * (not its program's verdicts, supp-HASH-PROG.v), and how many times it
+ * stat'ed supp. */
+static int run_supp(const char *so, const char *cache, const char *supp, const char *depth,
+		    char **report, bool *set_read, int *supp_stats)
+{
+	const char *json = h_tmppath("report");
+	int code;
+	char *t = traced_leak(so, cache, supp, "openat,stat,newfstatat",
+			      h_env("MEMCHECK_REPORT=%s", json),
+			      h_env("MEMCHECK_STACK_DEPTH=%s", depth), &code);
 	*set_read = false;
 	for (const char *p = t; (p = strstr(p, "/supp-")) != NULL; p++) {
 		size_t hex = strspn(p + 6, "0123456789abcdef");
@@ -113,7 +130,7 @@ static int run_supp(const char *so, const char *cache, const char *supp, const c
 	*report = h_read_file(json, NULL);
 	ck_assert_msg(*report, "no report at %s", json);
 	unlink(json);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return code;
 }
 
 /* A warm process's end whose every record has a verdict another process
@@ -170,10 +187,77 @@ START_TEST(warm_exit_set_unread)
 }
 END_TEST
 
+/* traced_leak with its text in a log of its own (MEMCHECK_LOG), and a
+ * JSON report only where measured says (MEMCHECK_REPORT: the RSS
+ * figures measured); its exit status, and how it took its program's
+ * verdict file (supp-HASH-PROG.v): *mapped, an mmap of the file's
+ * descriptor; *read, a read(2) of it. */
+static int run_verdicts(const char *so, const char *cache, const char *supp, bool measured,
+			bool *mapped, bool *read)
+{
+	const char *json = h_tmppath("report"), *log = h_tmppath("log");
+	int code;
+	char *t = traced_leak(so, cache, supp, "openat,read,mmap,close",
+			      measured ? h_env("MEMCHECK_REPORT=%s", json) : "MEMCHECK_REPORT=",
+			      h_env("MEMCHECK_LOG=%s", log), &code);
+	*mapped = *read = false;
+	/* each open of the verdict file, then its descriptor's calls up to
+	 * its close */
+	for (const char *p = t; (p = strstr(p, ".v\", ")) != NULL; p++) {
+		const char *eq = strstr(p, ") = "), *nl = strchr(p, '\n');
+		if (!eq || !nl || eq > nl || eq[4] == '-')
+			continue;
+		int fd = atoi(eq + 4);
+		const char *end = strstr(nl, h_env("close(%d)", fd));
+		const char *m = strstr(nl, h_env("PROT_READ, MAP_PRIVATE, %d, 0)", fd));
+		const char *r = strstr(nl, h_env("read(%d, ", fd));
+		*mapped |= m && (!end || m < end);
+		*read |= r && (!end || r < end);
+	}
+	free(t);
+	unlink(json);
+	unlink(log);
+	return code;
+}
+
+/* A warm exit whose RSS figures are not measured (the defaults) maps
+ * its program's verdict file instead of reading it (suppcache.c's
+ * verdicts_read): the read copied it into fresh pages, each a first
+ * touch at 10-15 us on these VMs, where one fault maps the page
+ * cache's.  Where the figures are measured it is read as before (a
+ * mapping's pages would count as the program's).  The verdicts are the
+ * same either way: every run exits 0, its leak suppressed. */
+START_TEST(warm_exit_verdicts_mapped)
+{
+	const char *so;
+	if (!traced_allocator(_i, &so))
+		return;
+	const char *cache = h_tmppath("cache"), *supp = h_tmppath("supp");
+	FILE *f = fopen(supp, "w");
+	ck_assert(f);
+	fprintf(f, "{\n   by-leak\n   Memcheck:Leak\n   ...\n   fun:leak\n   ...\n}\n");
+	fclose(f);
+	for (int r = 0; r < 3; r++) {
+		bool measured = r == 2, mapped, read;
+		int code = run_verdicts(so, cache, supp, measured, &mapped, &read);
+		ck_assert_msg(code == 0, "under %s, run %d: exit %d, want 0 (the leak suppressed)",
+			      h_allocator_name(_i), r, code);
+		if (r == 1)
+			ck_assert_msg(mapped && !read, "under %s, warm: the verdict file mapped %d, "
+				      "read %d (want 1, 0)", h_allocator_name(_i), mapped, read);
+		if (r == 2)
+			ck_assert_msg(!mapped && read, "under %s, warm, measured: the verdict file "
+				      "mapped %d, read %d (want 0, 1)", h_allocator_name(_i), mapped,
+				      read);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("shortexit", 60);
 	tcase_add_loop_test(tc, bare_parent, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, warm_exit_set_unread, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, warm_exit_verdicts_mapped, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

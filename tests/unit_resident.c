@@ -18,6 +18,9 @@
 #include "internal.h"
 #include "suite.h"
 
+/* mc_maps_run_at asks the kernel into its caller's buffer: this */
+static char qname[4096];
+
 #define PAGES 64
 
 static size_t page(void)
@@ -369,11 +372,11 @@ START_TEST(notes_file_runs)
 	}
 	ck_assert_ptr_eq(b.s, fixed);
 	ck_assert(b.oom);
-	ck_assert_str_eq(mc_maps_run_at(&b, 0x1000), "/a");
-	ck_assert_ptr_null(mc_maps_run_at(&b, 0x2000));   /* inside a run */
-	ck_assert_str_eq(mc_maps_run_at(&b, 0x4000), "/a");
-	ck_assert_str_eq(mc_maps_run_at(&b, 0x5000), "[heap]");
-	ck_assert_ptr_null(mc_maps_run_at(&b, 0x6000));   /* did not fit */
+	ck_assert_str_eq(mc_maps_run_at(&b, 0x1000, qname, sizeof qname), "/a");
+	ck_assert_ptr_null(mc_maps_run_at(&b, 0x2000, qname, sizeof qname));   /* inside a run */
+	ck_assert_str_eq(mc_maps_run_at(&b, 0x4000, qname, sizeof qname), "/a");
+	ck_assert_str_eq(mc_maps_run_at(&b, 0x5000, qname, sizeof qname), "[heap]");
+	ck_assert_ptr_null(mc_maps_run_at(&b, 0x6000, qname, sizeof qname));   /* did not fit */
 	/* a growing one takes it all */
 	struct mc_buf g = { 0 };
 	struct mc_maps_runs wg = { .b = &g };
@@ -382,7 +385,7 @@ START_TEST(notes_file_runs)
 		mc_maps_runs_note(&wg, &mp);
 	}
 	ck_assert(!g.oom);
-	ck_assert_str_eq(mc_maps_run_at(&g, 0x6000), m[5].name);
+	ck_assert_str_eq(mc_maps_run_at(&g, 0x6000, qname, sizeof qname), m[5].name);
 	mc_buf_free(&g);
 }
 END_TEST
