@@ -28,8 +28,14 @@
  * process's exit opens memcheck-fail-PID there (descend.c), and where a
  * record a failing process left for an earlier process of its pid is
  * still there (/tmp, pids wrapping at 32768 in a long run), the exit
- * reads and removes it: code from two blocks more (CI's run of ca0c3fa
- * failed the passing row under jemalloc so).
+ * reads and removes it: code from two blocks more.
+ *
+ * A free whose block's next slot in the table is taken shifts the
+ * cluster back (blocks.c's mc_blocks_shift_leave): where the addresses
+ * fall so, which address randomization decides (1 run in 150 of
+ * plain_clean under jemalloc; nearly every longer process), its code
+ * lay in group 5, a block away (CI's run of ca0c3fa failed the passing
+ * row under jemalloc so; perf trace -F all found it, 3 hits of 3).
  *
  * Each few_blocks row runs twice: as this processor is, and as one
  * without AVX2 (glibc.cpu.hwcaps=-AVX2, which memcheck asks through
