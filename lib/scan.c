@@ -320,6 +320,35 @@ static inline void push(struct graph *g, size_t i)
  * libyaml's yaml_buffer_t do), and a buffer whose only other words are
  * copies of its start (nothing written yet: std::vector's begin,
  * finish, end) keeps them all before its end. */
+/* The END_NEAR words either side of p, within [lo, hi): [*q, *to). */
+static inline __attribute__((always_inline)) void near_words(const uintptr_t *p, uintptr_t lo,
+							      uintptr_t hi, const uintptr_t **q,
+							      const uintptr_t **to)
+{
+	uintptr_t at = (uintptr_t)p;
+	*q = (const uintptr_t *)(at - lo > END_NEAR * 8 ? at - END_NEAR * 8 : lo);
+	*to = (const uintptr_t *)(hi - at > (END_NEAR + 1) * 8 ? at + (END_NEAR + 1) * 8 : hi);
+}
+
+/* Do the words [q, to) around p describe the buffer [start, end] whose
+ * end p holds (the rule above)? */
+__attribute__((no_sanitize_address)) static inline __attribute__((always_inline)) bool
+describes_buffer(const uintptr_t *p, const uintptr_t *q, const uintptr_t *to, uintptr_t start,
+		 uintptr_t end)
+{
+	bool start_before = false, inside = false, start_after = false;
+	int near = 0;
+	for (; q < to; q++) {
+		if (q == p || *q < start || *q > end)
+			continue;
+		near++;
+		start_before |= *q == start && q < p;
+		start_after |= *q == start && q > p;
+		inside |= *q != start;
+	}
+	return start_before && near >= 2 && (inside || !start_after);
+}
+
 __attribute__((no_sanitize_address))
 static bool end_of_previous(const struct graph *g, size_t i, const uintptr_t *p, uintptr_t lo,
 			    uintptr_t hi)
@@ -330,20 +359,9 @@ static bool end_of_previous(const struct graph *g, size_t i, const uintptr_t *p,
 	uintptr_t end = a->lo + a->size;
 	if (!a->size || end != g->v[i].lo)
 		return false;
-	uintptr_t at = (uintptr_t)p;
-	const uintptr_t *q = (const uintptr_t *)(at - lo > END_NEAR * 8 ? at - END_NEAR * 8 : lo);
-	const uintptr_t *to = (const uintptr_t *)(hi - at > (END_NEAR + 1) * 8 ? at + (END_NEAR + 1) * 8 : hi);
-	bool start_before = false, inside = false, start_after = false;
-	int near = 0;
-	for (; q < to; q++) {
-		if (q == p || *q < a->lo || *q > end)
-			continue;
-		near++;
-		start_before |= *q == a->lo && q < p;
-		start_after |= *q == a->lo && q > p;
-		inside |= *q != a->lo;
-	}
-	return start_before && near >= 2 && (inside || !start_after);
+	const uintptr_t *q, *to;
+	near_words(p, lo, hi, &q, &to);
+	return describes_buffer(p, q, to, a->lo, end);
 }
 
 /* The same where the buffer is gone: is the word at p, the start of
@@ -386,25 +404,15 @@ __attribute__((no_sanitize_address, noinline))
 static bool end_of_freed(const struct graph *g, size_t i, const uintptr_t *p, uintptr_t lo,
 			 uintptr_t hi)
 {
-	uintptr_t w = *p, at = (uintptr_t)p, s = 0;
-	const uintptr_t *q = (const uintptr_t *)(at - lo > END_NEAR * 8 ? at - END_NEAR * 8 : lo);
-	const uintptr_t *to = (const uintptr_t *)(hi - at > (END_NEAR + 1) * 8 ? at + (END_NEAR + 1) * 8 : hi);
+	uintptr_t w = *p, s = 0;
+	const uintptr_t *q, *to;
+	near_words(p, lo, hi, &q, &to);
 	for (const uintptr_t *r = q; r < p; r++)
 		if (*r < w && w - *r <= FREED_MAX && (!s || *r < s))
 			s = *r;
 	if (!s || (i > 0 && g->v[i - 1].lo + g->v[i - 1].size > s) || lookup(g, s) >= 0)
 		return false;
-	bool start_before = false, inside = false, start_after = false;
-	int near = 0;
-	for (; q < to; q++) {
-		if (q == p || *q < s || *q > w)
-			continue;
-		near++;
-		start_before |= *q == s && q < p;
-		start_after |= *q == s && q > p;
-		inside |= *q != s;
-	}
-	return start_before && near >= 2 && (inside || !start_after);
+	return describes_buffer(p, q, to, s, w);
 }
 
 /* Node i, unreached, joins the clique led by node leader: the leader is
@@ -747,9 +755,6 @@ static void cliques(struct graph *g)
 		mc_unmap(turn, m * sizeof *turn);
 }
 
-/* The mark stack holds each node at most twice while roots are traced
- * (its state only rises: unreached, possible, reachable) and once more
- * while cliques are: 2n + 1 entries, n + 16 allotted per n. */
 /* The counters at the moment the blocks are read (the exit's record adds
  * up: allocations - frees = the blocks in use, their kinds' sum the
  * same).  Each thread counts a call after its change to the table: the
@@ -772,6 +777,9 @@ static inline __attribute__((always_inline)) void moment_take(bool locks)
 	mc_account_threads_unlock();
 }
 
+/* The mark stack holds each node at most twice while roots are traced
+ * (its state only rises: unreached, possible, reachable) and once more
+ * while cliques are: 2n + 1 entries, n + 16 allotted per n. */
 static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan_from *from,
 		      struct mc_buf *runs)
 {
