@@ -416,14 +416,20 @@ struct path_find {
 	char *path;               /* MC_ELFMOD_PATH bytes */
 };
 
+/* A mapping's name (n bytes) that is a file to open: a path, of a file
+ * not deleted since it was mapped. */
+static inline __attribute__((always_inline)) bool file_to_open(const char *name, size_t n)
+{
+	return name[0] == '/' && !(n > 10 && strcmp(name + n - 10, " (deleted)") == 0);
+}
+
 static bool find_path(const struct mc_mapping *mp, void *arg)
 {
 	struct path_find *pf = arg;
 	if (pf->lo < mp->lo || pf->lo >= mp->hi)
 		return true;
 	size_t n = strlen(mp->name);
-	if (mp->name[0] == '/' && n < MC_ELFMOD_PATH &&
-	    !(n > 10 && strcmp(mp->name + n - 10, " (deleted)") == 0))
+	if (n < MC_ELFMOD_PATH && file_to_open(mp->name, n))
 		memcpy(pf->path, mp->name, n + 1);
 	return false;
 }
@@ -479,7 +485,7 @@ static bool path_at(uintptr_t lo, char *path)
 	const char *name = run_at(lo, path, MC_ELFMOD_PATH);
 	if (name == path) {
 		size_t n = strlen(path);
-		if (path[0] != '/' || (n > 10 && strcmp(path + n - 10, " (deleted)") == 0))
+		if (!file_to_open(path, n))
 			memset(path, 0, n);
 		return path[0];
 	}
