@@ -352,11 +352,8 @@ MC_API void (*signal(int sig, void (*handler)(int)))(int)
 }
 
 /* XPG's; the C library's header declares it only for XPG4.2 programs */
-MC_API void (*bsd_signal(int sig, void (*handler)(int)))(int);
 MC_API void (*bsd_signal(int sig, void (*handler)(int)))(int)
-{
-	return set_simple(sig, handler, SA_RESTART, true);
-}
+	__attribute__((alias("signal"), copy(signal)));
 
 /* System V's: the handler runs once, the signal not blocked in it.  A
  * program built with -std=c99 or c11 (no _DEFAULT_SOURCE) calls it for
@@ -368,9 +365,7 @@ MC_API void (*__sysv_signal(int sig, void (*handler)(int)))(int)
 }
 
 MC_API void (*sysv_signal(int sig, void (*handler)(int)))(int)
-{
-	return set_simple(sig, handler, SA_RESETHAND | SA_NODEFER, false);
-}
+	__attribute__((alias("__sysv_signal")));
 
 /* System V's sigset: SIG_HOLD blocks the signal; another disposition is
  * set (no flags, no mask) and the signal unblocked; the previous
