@@ -83,8 +83,8 @@ void mc_guard_stop_owed(void)
 
 void mc_guard_drain(void)
 {
-	if (unlikely(mc_self.stop_owed) && stop_hook)
-		stop_hook();
+	if (unlikely(mc_self.stop_owed))
+		mc_guard_stop_owed();
 	/* MC_STOP_PENDING alone: signals.c queued nothing (and may have no
 	 * queue on this thread) */
 	int stop = MC_STOP_PENDING;
@@ -96,8 +96,8 @@ void mc_guard_drain(void)
 	else
 		mc_self.sig_pending = 0;
 	/* owed while the queue was drained, with the guard up */
-	if (unlikely(mc_self.stop_owed) && stop_hook)
-		stop_hook();
+	if (unlikely(mc_self.stop_owed))
+		mc_guard_stop_owed();
 }
 
 /* A block memcheck's own work got from malloc with the guard held

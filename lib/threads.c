@@ -92,6 +92,26 @@ static bool released_by(uint32_t go, uint32_t g)
 	return (int32_t)(go - g) >= 0;
 }
 
+/* This thread's record in the area, claimed with its tid (NULL: the
+ * area is full); the caller fills the rest and publishes it (gen). */
+static inline struct rec *rec_claim(struct area *a, bool put_off)
+{
+	int i = atomic_fetch_add(&a->next, 1);
+	if (i >= MAX_STOP)
+		return NULL;
+	struct rec *r = &a->r[i];
+	r->put_off = put_off;
+	r->tid = (pid_t)syscall(SYS_gettid);
+	return r;
+}
+
+/* Held until the scan of generation g lets the threads go. */
+static inline void wait_released(struct area *a, uint32_t g)
+{
+	for (uint32_t go; !released_by(go = atomic_load(&a->go), g);)
+		futex(&a->go, FUTEX_WAIT_PRIVATE, go);
+}
+
 /* A stop put off (on_stop) is made here, the guard down: the thread's
  * counters and the table agree again.  Its stack is read from here up,
  * the callee-saved registers spilled into this frame (the others hold
@@ -109,18 +129,14 @@ static __attribute__((noinline)) void stop_owed(void)
 #if defined(__x86_64__)
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
 #endif
-	int i = atomic_fetch_add(&a->next, 1);
-	if (i < MAX_STOP) {
-		struct rec *r = &a->r[i];
-		r->put_off = false;
-		r->tid = (pid_t)syscall(SYS_gettid);
+	struct rec *r = rec_claim(a, false);
+	if (r) {
 		memset(r->regs, 0, sizeof r->regs);
 		r->sp = sp;
 		r->tp = mc_thread_pointer();
 		atomic_store_explicit(&r->gen, g, memory_order_release);
 	}
-	for (uint32_t go; !released_by(go = atomic_load(&a->go), g);)
-		futex(&a->go, FUTEX_WAIT_PRIVATE, go);
+	wait_released(a, g);
 	errno = saved;
 }
 
@@ -145,13 +161,9 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	    !released_by(atomic_load(&a->go), g)) {
 		mc_self.stop_put_off = g;
 		mc_self.stop_owed = g;
-		int i = atomic_fetch_add(&a->next, 1);
-		if (i < MAX_STOP) {
-			struct rec *r = &a->r[i];
-			r->put_off = true;
-			r->tid = (pid_t)syscall(SYS_gettid);
+		struct rec *r = rec_claim(a, true);
+		if (r)
 			atomic_store_explicit(&r->gen, g, memory_order_release);
-		}
 		atomic_signal_fence(memory_order_seq_cst);
 		__atomic_fetch_or(&mc_self.sig_pending, MC_STOP_PENDING, __ATOMIC_RELAXED);
 		errno = saved;
@@ -159,12 +171,9 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	}
 	if (!released_by(atomic_load(&a->go), g)) {
 		mc_self.stop_owed = 0; /* made here, a second signal's */
-		int i = atomic_fetch_add(&a->next, 1);
-		if (i < MAX_STOP) {
-			struct rec *r = &a->r[i];
+		struct rec *r = rec_claim(a, false);
+		if (r) {
 			const ucontext_t *uc = ucv;
-			r->put_off = false;
-			r->tid = (pid_t)syscall(SYS_gettid);
 #if defined(__x86_64__)
 			for (int k = 0; k < MC_NREGS; k++)
 				r->regs[k] = (uintptr_t)uc->uc_mcontext.gregs[k];
@@ -176,8 +185,7 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 			r->tp = mc_thread_pointer();
 			atomic_store_explicit(&r->gen, g, memory_order_release);
 		}
-		for (uint32_t go; !released_by(go = atomic_load(&a->go), g);)
-			futex(&a->go, FUTEX_WAIT_PRIVATE, go);
+		wait_released(a, g);
 	}
 	errno = saved;
 }
