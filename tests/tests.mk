@@ -318,10 +318,12 @@ EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 # each (~20 us on these VMs): the relocations' targets lie on at most
 # RELOC_PAGES pages.  (A table of pointers, such as options.c's was,
 # adds relocations and relocated bytes; options.c's strings are offsets.)
+# The relative ones are packed (DT_RELR): readelf lists their offsets,
+# one a line, after the others.
 RELOC_PAGES := 3
 reloc-check: $(B)/libmemcheck.so
 	@pages=$$(readelf -rW $(B)/libmemcheck.so | \
-		awk '/R_X86_64_/ { p = substr($$1, 1, length($$1) - 3); if (!(p in s)) { s[p]; n++ } } \
+		awk '/^[0-9a-f]+( |$$)/ { p = substr($$1, 1, length($$1) - 3); if (!(p in s)) { s[p]; n++ } } \
 		     END { print n + 0 }'); \
 	if [ "$$pages" -gt $(RELOC_PAGES) ]; then \
 		echo "reloc-check: the dynamic linker writes $$pages pages of libmemcheck.so at load (at most $(RELOC_PAGES))"; \
