@@ -1,0 +1,379 @@
+# place.awk - make place-check: every function a process with the
+# defaults can reach lies in the first three 64 KiB blocks of the file.
+#
+# lib/text-order.ld is a hand-made list: a function added later, or one
+# the runs it was made from did not take (which path a free takes
+# depends on the blocks' addresses, so on address randomization), lies
+# in .text, blocks away, and the process that reaches it faults one
+# 64 KiB block more (test_codeblocks counts them; test_rss_self sees
+# them in the program's RSS).  This walks the linked library's call
+# graph instead (objdump -d of libmemcheck.so, so inlining, the
+# compiler's .part/.isra/.cold clones and tail calls are as they run)
+# from its roots: every exported function (the interposed entry points:
+# the malloc family, operator new and delete, mmap, sigaction, exit...)
+# but the memcheck_* API, which only a program that links libmemcheck
+# calls (and such a program is measured), and what .init_array and
+# .fini_array name (constructor, destructor).
+#
+# The edges: direct calls and jumps (tail calls, a .cold part); a call
+# through the PLT to a function the library defines; and, for the calls
+# the graph cannot follow (through function pointers: the on_exit and
+# atfork handlers, the signal trampolines, dl_iterate_phdr's and
+# mc_walk_objects' visitors, mc_sort's comparators, the hooks a file
+# sets for another, mc_guard_drain_set's and mc_map_hooks_set's), every
+# function whose address a reached function takes (a rip-relative lea
+# or mov of it), and every function a table it takes the address of
+# holds (the relocations in that table, and in the tables it names).
+# The allocator's functions (mc_real) and the C library's are not
+# memcheck's code.
+#
+# The walk stops at a function placed in .text.mc_then: the list put it
+# there as not a default process's (what a measured process, a leaking
+# exit, a failure adds).  It fails, naming the function, the block it
+# lies in and a path to it from a root, on every reached function that
+# lies in .text (placed nowhere: the list must decide, group 1 or
+# .text.mc_then) or in .text.mc_first past the third 64 KiB block, and
+# when .text.mc_first or .rodata.mc_first ends past it.  It prints the
+# room left and, with VERBOSE=1, every call from .text.mc_first into
+# .text.mc_then (the list's decisions, to review).
+#
+# Input: one stream of sections, each after a line "@@NAME":
+# "@@segments" readelf -lW, "@@sections" readelf -SW, "@@symbols"
+# nm -n -S --defined-only, "@@dynamic" nm -D --defined-only, "@@relocs"
+# readelf -rW, "@@words" objdump -s of the sections relocated words lie
+# in (.init_array, .fini_array, .data.rel.ro, .data, .got), "@@code"
+# objdump -d --no-show-raw-insn.  POSIX awk.
+
+function hexval(s,    n, i, c) {
+	if (s in hexcache)
+		return hexcache[s]
+	n = 0
+	for (i = 1; i <= length(s); i++) {
+		c = index("0123456789abcdef", tolower(substr(s, i, 1)))
+		if (!c)
+			break
+		n = n * 16 + c - 1
+	}
+	hexcache[s] = n
+	return n
+}
+
+# The index of the entry of start[] (sorted, n of them) whose size[]
+# bytes hold a, or 0: a function (fstart, fsize) or a data object
+function holder(a, start, size, n,    lo, hi, mid) {
+	lo = 1
+	hi = n
+	while (lo < hi) {
+		mid = int((lo + hi + 1) / 2)
+		if (start[mid] <= a)
+			lo = mid
+		else
+			hi = mid - 1
+	}
+	if (n && start[lo] <= a && a < start[lo] + (size[lo] ? size[lo] : 1))
+		return lo
+	return 0
+}
+
+function func_at(a) { return holder(a, fstart, fsize, nf) }
+
+function data_at(a) { return holder(a, dstart, dsize, nd) }
+
+function where(a) {
+	if (a >= s_lo["first"] && a < s_hi["first"])
+		return "first"
+	if ((a >= s_lo["then"] && a < s_hi["then"]) || (a >= s_lo["last"] && a < s_hi["last"]))
+		return "then"
+	if (a >= s_lo["text"] && a < s_hi["text"])
+		return "text"
+	return "other"
+}
+
+function block(a) { return int((a - base) / 65536) }
+
+# Node names: "f" index for a function, "d" index for a data object,
+# "r" address for a relocated word that no data object holds (a GOT slot).
+function add_edge(from, to) {
+	if (from == to || (from SUBSEP to) in edge)
+		return
+	edge[from, to]
+	nout[from]++
+	out[from, nout[from]] = to
+}
+
+function node_name(n,    k) {
+	k = substr(n, 2)
+	if (substr(n, 1, 1) == "f")
+		return fname[k]
+	if (substr(n, 1, 1) == "d")
+		return "(table " dname[k] ")"
+	return "(word at " k ")"
+}
+
+function path_to(n,    p) {
+	p = node_name(n)
+	while (n in parent && parent[n] != "") {
+		n = parent[n]
+		p = node_name(n) " -> " p
+	}
+	return p
+}
+
+BEGIN { part = "" }
+
+/^@@/ { part = substr($0, 3); next }
+
+part == "segments" && $1 == "LOAD" {
+	if (!have_base) {
+		base = hexval(substr($3, 3))
+		ro_end = base + hexval(substr($6, 3))
+		have_base = 1
+	}
+	next
+}
+
+part == "sections" && /^ *\[ *[0-9]+\]/ {
+	line = $0
+	sub(/^ *\[ *[0-9]+\] */, "", line)
+	split(line, f, /[ \t]+/)
+	lo = hexval(f[3])
+	hi = lo + hexval(f[5])
+	if (f[1] == ".text.mc_first") { s_lo["first"] = lo; s_hi["first"] = hi }
+	else if (f[1] == ".rodata.mc_first") { s_lo["rodata"] = lo; s_hi["rodata"] = hi }
+	else if (f[1] == ".text.mc_then") { s_lo["then"] = lo; s_hi["then"] = hi }
+	else if (f[1] == ".text.mc_last") { s_lo["last"] = lo; s_hi["last"] = hi }
+	else if (f[1] == ".text") { s_lo["text"] = lo; s_hi["text"] = hi }
+	else if (f[1] == ".init_array" || f[1] == ".fini_array") {
+		nroot_tables++
+		root_lo[nroot_tables] = lo
+		root_hi[nroot_tables] = hi
+		root_name[nroot_tables] = f[1]
+	}
+	next
+}
+
+# nm -n -S: address, size, type, name (no size: a label, not a function)
+part == "symbols" && NF == 4 {
+	t = $3
+	if (t == "t" || t == "T" || t == "W" || t == "i") {
+		a = hexval($1)
+		if (nf && fstart[nf] == a)
+			next             # an alias (bsd_signal of signal): one node
+		nf++
+		fstart[nf] = a
+		fsize[nf] = hexval($2)
+		fname[nf] = $4
+		byname[$4] = nf
+	} else if (t ~ /^[dDbBrRvV]$/) {
+		nd++
+		dstart[nd] = hexval($1)
+		dsize[nd] = hexval($2)
+		dname[nd] = $4
+	}
+	next
+}
+
+part == "dynamic" && NF == 3 && ($2 == "T" || $2 == "W" || $2 == "i") {
+	exported[$3]
+	next
+}
+
+part == "relocs" && $3 == "R_X86_64_RELATIVE" {
+	nrel++
+	rel_at[nrel] = hexval($1)
+	rel_to[nrel] = hexval($4)
+	next
+}
+
+# packed relative relocations (DT_RELR): their offsets, one a line; the
+# address each word holds is in the word itself (@@words)
+part == "relocs" && NF == 1 && $1 ~ /^[0-9a-f]+$/ {
+	nrel++
+	rel_at[nrel] = hexval($1)
+	rel_to[nrel] = -1
+	next
+}
+
+# objdump -s of the writable data: each line an address and up to 16
+# bytes, in four groups of four
+part == "words" && /^ [0-9a-f]+ [0-9a-f]/ {
+	# keys as offsets from the base: mawk writes a number above 2^31
+	# with CONVFMT (%.6g), which would make distinct addresses one key
+	a = hexval($1) - base
+	for (i = 2; i <= 5; i++) {
+		if ($i !~ /^[0-9a-f]+$/)
+			break
+		for (j = 1; j < length($i); j += 2)
+			byte[a++] = substr($i, j, 2)
+	}
+	next
+}
+
+# objdump: "<addr> <name>:" opens a function; "addr:\tinsn operands"
+part == "code" && /^[0-9a-f]+ <.*>:$/ {
+	cur = func_at(hexval($1))
+	next
+}
+
+part == "code" && cur && /:\t/ {
+	split($0, ins, "\t")
+	# data the link laid among the code (group 0's read-only data) is
+	# disassembled as if it were code: only the function's own bytes
+	a = ins[1]
+	sub(/^ */, "", a)
+	a = hexval(a)
+	if (a < fstart[cur] || a >= fstart[cur] + fsize[cur])
+		next
+	op = ins[2]
+	mnem = op
+	sub(/[ \t].*/, "", mnem)
+	if (mnem ~ /^(call|j[a-z]+|bnd)$/ && op !~ /\*/) {
+		# direct: "call   7e80000145d0 <mc_suppress_init>"
+		rest = op
+		sub(/^[a-z]+[ \t]+(bnd[ \t]+)?/, "", rest)
+		if (rest !~ /^[0-9a-f]+ </)
+			next
+		split(rest, w, /[ <>]/)
+		if (rest ~ /@plt>$/) {
+			tgt = w[3]
+			sub(/@plt$/, "", tgt)
+			if (tgt in byname && tgt in exported)
+				add_edge("f" cur, "f" byname[tgt])
+			next
+		}
+		k = func_at(hexval(w[1]))
+		if (k && k != cur)
+			add_edge("f" cur, "f" k)
+		next
+	}
+	# rip-relative operands: "# 7e800002b220 <at_exit>"
+	if (op ~ /# [0-9a-f]+ </) {
+		rest = op
+		sub(/.*# /, "", rest)
+		split(rest, w, " ")
+		a = hexval(w[1])
+		k = func_at(a)
+		if (k && k != cur && fstart[k] == a) {
+			add_edge("f" cur, "f" k)
+			next
+		}
+		refs[cur, ++nrefs[cur]] = a
+	}
+	next
+}
+
+END {
+	if (!have_base || !("first" in s_lo) || !("then" in s_lo)) {
+		print "place-check: no .text.mc_first or .text.mc_then in the library (lib/text-order.ld)"
+		exit 1
+	}
+	limit = base + 3 * 65536
+	for (i = 1; i <= nrel; i++)
+		if (rel_to[i] < 0) {
+			word = ""
+			for (j = 7; j >= 0; j--)
+				word = word byte[rel_at[i] - base + j]
+			rel_to[i] = hexval(word)
+		}
+	# the tables' words: each relocated word a function's address
+	for (i = 1; i <= nrel; i++) {
+		k = func_at(rel_to[i])
+		to = ""
+		if (k && fstart[k] == rel_to[i])
+			to = "f" k
+		else if ((d = data_at(rel_to[i])))
+			to = "d" d
+		if (to == "")
+			continue
+		d = data_at(rel_at[i])
+		from = d ? "d" d : "r" (rel_at[i] - base)
+		add_edge(from, to)
+		for (r = 1; r <= nroot_tables; r++)
+			if (rel_at[i] >= root_lo[r] && rel_at[i] < root_hi[r] && !(to in isroot)) {
+				isroot[to]
+				parent[to] = ""
+				queue[++qn] = to
+			}
+	}
+	# a function's data references: to a table, or a relocated word
+	for (c = 1; c <= nf; c++)
+		for (j = 1; j <= nrefs[c]; j++) {
+			a = refs[c, j]
+			if ((d = data_at(a)))
+				add_edge("f" c, "d" d)
+			else
+				add_edge("f" c, "r" (a - base))
+		}
+	for (c = 1; c <= nf; c++) {
+		n = fname[c]
+		if (!(n in exported) || n ~ /^memcheck_/ || ("f" c) in isroot)
+			continue
+		isroot["f" c]
+		parent["f" c] = ""
+		queue[++qn] = "f" c
+	}
+	# breadth first: each path printed is a shortest one
+	bad = 0
+	for (qh = 1; qh <= qn; qh++) {
+		n = queue[qh]
+		if (substr(n, 1, 1) == "f") {
+			k = substr(n, 2)
+			w0 = where(fstart[k])
+			if (REACHED)
+				print "place-check: reached " fname[k] " " where(fstart[k])
+			if (w0 == "then") {
+				if (VERBOSE && qh > 1 && parent[n] != "")
+					print "place-check: into .text.mc_then: " path_to(n)
+				continue
+			}
+			if (w0 == "text" || (w0 == "first" && fstart[k] + fsize[k] > limit)) {
+				bad++
+				printf "place-check: %s lies in %s, block %d of the file: reached by %s\n", \
+					fname[k], w0 == "text" ? ".text (placed nowhere)" : ".text.mc_first",
+					block(fstart[k]), path_to(n)
+			}
+			# the read-only data it reads (strings, tables, constants:
+			# a rip-relative address in the first segment that no
+			# function starts at) in the first three blocks too
+			for (j = 1; j <= nrefs[k]; j++) {
+				a = refs[k, j]
+				if (a < limit || a >= ro_end || (func_at(a) && fstart[func_at(a)] == a))
+					continue
+				bad++
+				printf "place-check: %s reads read-only data at 0x%x, block %d of the file: " \
+					"reached by %s\n", fname[k], a - base, block(a), path_to(n)
+			}
+		}
+		for (j = 1; j <= nout[n]; j++) {
+			t = out[n, j]
+			if (t in parent)
+				continue
+			parent[t] = n
+			queue[++qn] = t
+		}
+	}
+	if (s_hi["first"] > limit) {
+		bad++
+		printf "place-check: .text.mc_first ends in block %d of the file, past the third\n", \
+			block(s_hi["first"] - 1)
+	}
+	if (s_hi["rodata"] > limit) {
+		bad++
+		printf "place-check: .rodata.mc_first ends 0x%x bytes past the third 64 KiB block\n", \
+			s_hi["rodata"] - limit
+	}
+	printf "place-check: %d functions reached from the roots, %s; .text.mc_first 0x%x-0x%x, " \
+		".rodata.mc_first to 0x%x: 0x%x bytes (%.1f KiB) left in the first three blocks\n", \
+		reached_count(), bad ? bad " misplaced" : "all placed", s_lo["first"] - base,
+		s_hi["first"] - base, s_hi["rodata"] - base, limit - s_hi["rodata"],
+		(limit - s_hi["rodata"]) / 1024
+	exit bad ? 1 : 0
+}
+
+function reached_count(    n, c) {
+	n = 0
+	for (c = 1; c <= nf; c++)
+		if (("f" c) in parent)
+			n++
+	return n
+}
