@@ -295,11 +295,67 @@ START_TEST(warm_exit_verdicts_mapped)
 }
 END_TEST
 
+/* memcheck's own system calls (lib/seccomp.c's mc_sc_*) are made as
+ * system calls, not through the C library's functions of the same
+ * name: the first call of each from libmemcheck (linked -z lazy) had
+ * the dynamic linker look it up, 700-900 instructions, seven of them
+ * (lstat, geteuid, openat, fstat, stat, access, read) at a measured
+ * /bin/date's exit and getpid at its start.  The dynamic linker's own
+ * account of its bindings (LD_DEBUG=bindings) of a leaking process,
+ * warm and cold cache, names none of them bound for libmemcheck. */
+START_TEST(own_calls_unbound)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	static const char *const calls[] = { "open", "openat", "read", "write", "stat", "lstat",
+		"fstat", "readlink", "access", "getpid", "getppid", "gettid", "geteuid",
+		"getresuid", "getresgid", "mkdir", "renameat", "unlinkat", "flock", "madvise",
+		"mincore", "sigpending", "sched_yield" };
+	const char *cache = h_tmppath("cache");
+	for (int r = 0; r < 2; r++) {
+		const char *out = h_tmppath("bindings");
+		char *argv[] = { (char *)h_prog("plain_leak_direct"), NULL };
+		char *env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", "MEMCHECK_PROGRAMS=*",
+				(char *)h_env("LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : ""),
+				(char *)h_env("MEMCHECK_CACHE=%s", cache), "LD_DEBUG=bindings",
+				(char *)h_env("LD_DEBUG_OUTPUT=%s", out), NULL };
+		pid_t pid = h_spawn_quiet(argv, env, false);
+		int st;
+		ck_assert(waitpid(pid, &st, 0) == pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 23,
+			      "under %s, run %d: plain_leak_direct exited %d, not 23",
+			      h_allocator_name(_i), r, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		const char *file = h_env("%s.%d", out, (int)pid);
+		char *t = h_read_file(file, NULL);
+		ck_assert_msg(t && strstr(t, "binding file"), "under %s: no bindings in %s",
+			      h_allocator_name(_i), file);
+		for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+			/* "binding file LIB [0] to LIBC [0]: normal symbol `NAME'" */
+			const char *want = h_env("normal symbol `%s'", calls[c]);
+			for (const char *p = t; (p = strstr(p, want)) != NULL; p++) {
+				const char *line = p;
+				while (line > t && line[-1] != '\n')
+					line--;
+				const char *mc = strstr(line, "libmemcheck.so");
+				const char *to = strstr(line, " to ");
+				ck_assert_msg(!(mc && to && mc < to && to < p),
+					      "under %s, run %d: libmemcheck bound the C library's %s:\n%.*s",
+					      h_allocator_name(_i), r, calls[c], (int)(p - line + 40), line);
+			}
+		}
+		free(t);
+		unlink(file);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("shortexit", 60);
 	tcase_add_loop_test(tc, bare_parent, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, warm_exit_set_unread, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, warm_exit_verdicts_mapped, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, own_calls_unbound, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
