@@ -2,7 +2,8 @@
  * test_shortexit.c - what a short failing process's exit asks of /proc
  * when its parent runs without memcheck (lib/descend.c), and which of
  * the cache's files a warm one reads (lib/suppcache.c; see
- * warm_exit_set_unread).
+ * warm_exit_set_unread), and which C library functions it binds for
+ * its own system calls: none (own_calls_unbound, lib/seccomp.c).
  *
  * A warm exit maps its program's verdict file where the RSS figures are
  * not measured, and reads it where they are (warm_exit_verdicts_mapped).
