@@ -2097,6 +2097,11 @@ bool mc_maps_query_open(struct mc_kept_fd *f);
 bool mc_maps_query_open_sole(struct mc_kept_fd *f);
 int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, char *name,
 		  size_t cap);
+/* The same for the first mapping at or after addr that has a file
+ * behind it and may run code (an object's text), in a maps file of any
+ * process: the kernel skips the others.  -1 also where a test turned
+ * the queries off (mc_maps_query_set). */
+int mc_maps_query_code(int fd, uintptr_t addr, struct mc_mapping *m, char *name, size_t cap);
 /* cb for each private, readable and writable mapping with no file
  * behind it ("" or [heap]: the allocators' memory), in address order,
  * until it returns false; false when /proc/self/maps cannot be read.

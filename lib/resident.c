@@ -273,8 +273,10 @@ struct procmap_query {
 #define PROCMAP_QUERY_IOCTL 0xC0686611ul /* _IOWR('f', 17, 104 bytes) */
 #define Q_READABLE 0x01
 #define Q_WRITABLE 0x02
+#define Q_EXECUTABLE 0x04
 #define Q_SHARED 0x08
 #define Q_COVERING_OR_NEXT 0x10
+#define Q_FILE_BACKED 0x20
 
 static bool query_off; /* the kernel has none, or a test said so */
 
@@ -367,6 +369,13 @@ int mc_maps_query(int fd, uintptr_t addr, bool or_next, struct mc_mapping *m, ch
 		  size_t cap)
 {
 	return query(fd, addr, or_next ? Q_COVERING_OR_NEXT : 0, m, name, cap);
+}
+
+int mc_maps_query_code(int fd, uintptr_t addr, struct mc_mapping *m, char *name, size_t cap)
+{
+	if (query_off)
+		return -1;
+	return query(fd, addr, Q_COVERING_OR_NEXT | Q_FILE_BACKED | Q_EXECUTABLE, m, name, cap);
 }
 
 static bool anonymous(const struct mc_mapping *m)

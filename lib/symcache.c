@@ -30,7 +30,6 @@
  * Called with symbolize.c's lock held.  No malloc (mmap'd buffers), no
  * file descriptor kept open, errno as it was.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -365,15 +364,20 @@ size_t mc_symcache_link_encode(char *dst, size_t cap, const char *link)
 
 /* ---- the directory ---- */
 
-/* memcheck's own build ID, from its loaded image's PT_NOTE: no file read. */
+/* memcheck's own build ID, from its loaded image's PT_NOTE: no file read.
+ * Its ELF header is the linker's __ehdr_start, its bias objects.c's:
+ * dladdr1, asked before, looked for the nearest symbol too, a walk of
+ * libmemcheck's dynamic symbols, and was bound at that first call (-z
+ * lazy), at every measured process's first use of the cache. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
 static bool own_id(unsigned char *id, size_t *idlen)
 {
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (!dladdr1((void *)own_id, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
-		return false;
+	int n;
+	uintptr_t bias;
+	mc_own_phdrs(&n, &bias);
 	size_t len;
-	const unsigned char *note = mc_image_build_id(info.dli_fbase, lm->l_addr, &len);
+	const unsigned char *note = mc_image_build_id(__ehdr_start, bias, &len);
 	if (!note || len > SC_ID_MAX)
 		return false;
 	memcpy(id, note, len);

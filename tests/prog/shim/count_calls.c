@@ -1,24 +1,20 @@
 /*
  * count_calls.c - a preloaded shim (libcount_calls.so, after memcheck in
- * LD_PRELOAD) that logs the calls memcheck makes to look at its cache
- * directory and the debug files' places (test_symcache's
- * dir_looked_at_once, link_places_looked_at_once): every open, openat,
- * stat, lstat and access of a path that begins with $COUNT_CALLS_DIR
- * (a list split at ':'), every
- * geteuid, and every sbrk called from an object whose path begins so
- * (test_rss_self's start_up_calls_no_sbrk), one
- * line each ("open PATH", "geteuid", "sbrk OBJECT") appended to
+ * LD_PRELOAD) that logs every sbrk called from an object whose path
+ * begins with $COUNT_CALLS_DIR (a list split at ':'; test_rss_self's
+ * start_up_calls_no_sbrk), one line each ("sbrk OBJECT") appended to
  * $COUNT_CALLS_LOG.  Calls go on to the C library's (RTLD_NEXT); the log
- * is written with the raw system calls, no stdio, no malloc.
+ * is written with the raw system calls, no stdio, no malloc.  (It logged
+ * memcheck's opens, stats and geteuid calls too, for test_symcache,
+ * until memcheck made those as system calls, lib/seccomp.c: strace
+ * counts them there now.)
  */
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -60,56 +56,6 @@ static void note(const char *what, const char *path)
 static void *next(const char *name)
 {
 	return dlsym(RTLD_NEXT, name);
-}
-
-EXPORT int open(const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = (mode_t)va_arg(ap, int);
-	va_end(ap);
-	note("open", path);
-	int (*real)(const char *, int, ...) = next("open");
-	return real(path, flags, mode);
-}
-
-EXPORT int openat(int dfd, const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = (mode_t)va_arg(ap, int);
-	va_end(ap);
-	if (dfd == AT_FDCWD)
-		note("openat", path);
-	int (*real)(int, const char *, int, ...) = next("openat");
-	return real(dfd, path, flags, mode);
-}
-
-EXPORT int stat(const char *path, struct stat *st)
-{
-	note("stat", path);
-	int (*real)(const char *, struct stat *) = next("stat");
-	return real(path, st);
-}
-
-EXPORT int lstat(const char *path, struct stat *st)
-{
-	note("lstat", path);
-	int (*real)(const char *, struct stat *) = next("lstat");
-	return real(path, st);
-}
-
-EXPORT int access(const char *path, int mode)
-{
-	note("access", path);
-	int (*real)(const char *, int) = next("access");
-	return real(path, mode);
-}
-
-EXPORT uid_t geteuid(void)
-{
-	note("geteuid", NULL);
-	return (uid_t)syscall(SYS_geteuid);
 }
 
 EXPORT void *sbrk(intptr_t increment)
