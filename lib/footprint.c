@@ -58,6 +58,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -494,6 +495,138 @@ static void populate_small_bss(bool tracking)
 	}
 }
 
+/* ---- start-up's pages of the program's files ------------------------ */
+
+/* Pages of the loaded objects' read-only segments (the C library's
+ * code and read-only data, the dynamic linker's, the allocator's)
+ * that memcheck's start-up faults in are not the program's: bare, the
+ * program has them only if it runs that code itself.  pthread_atfork,
+ * which memcheck must call before the program can fork, faulted two
+ * 64 KiB blocks of the C library's (its code beside fork and exec, a
+ * block of .rodata: tests/prog/plain_rss_exit's rss_end 128 KiB over
+ * bare under glibc, perf trace -F all), and settle_read left them to
+ * the program for the whole process.  So start-up's first measure
+ * notes which of those pages are present (startup_note), and its
+ * window's end gives back the ones its work made present
+ * (startup_give_back: MADV_DONTNEED, after which the program, running
+ * that code, faults them as bare).  Only pages of segments nothing can
+ * write (no PF_W: code, read-only data), and only the file's own pages
+ * (pagemap's bit 61: a page written in place, a debugger's breakpoint,
+ * a text relocation, is anonymous and kept); libmemcheck's own are M
+ * and stay. */
+#define SNAP_SEGS 48
+#define SNAP_BITS (64 * 512) /* pages noted: 128 MiB of read-only segments */
+static struct range snap_seg[SNAP_SEGS];
+static unsigned snap_at[SNAP_SEGS]; /* each segment's first bit */
+static int nsnap;
+static unsigned snap_used;
+static uint64_t snap_bits[SNAP_BITS / 64];
+
+static bool own_page(uintptr_t a)
+{
+	for (int i = 0; i < nobject; i++)
+		if (a >= object[i].lo && a < object[i].lo + object[i].len)
+			return true;
+	return false;
+}
+
+/* Present bits of pages [lo, lo + pages * PAGE) from pagemap (fd) into
+ * snap_bits from bit at; false where a read came short. */
+static bool snap_read(int fd, uintptr_t lo, unsigned pages, unsigned at)
+{
+	uint64_t e[64]; /* small: start-up's stack is the program's */
+	for (unsigned i = 0; i < pages; i += 64) {
+		unsigned k = pages - i < 64 ? pages - i : 64;
+		if (!mc_pagemap_read(fd, lo + (uintptr_t)i * PAGE, e, k))
+			return false;
+		for (unsigned j = 0; j < k; j++) {
+			unsigned b = at + i + j;
+			if (e[j] >> 63)
+				snap_bits[b / 64] |= 1ull << (b % 64);
+		}
+	}
+	return true;
+}
+
+static int snap_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	int fd = *(int *)arg;
+	for (int i = 0; i < info->dlpi_phnum && nsnap < SNAP_SEGS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) || !ph->p_memsz)
+			continue;
+		uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(PAGE - 1);
+		uintptr_t hi = mc_page_round(info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+		unsigned pages = (unsigned)((hi - lo) / PAGE);
+		if (own_page(lo) || pages > SNAP_BITS - snap_used)
+			continue;
+		if (!snap_read(fd, lo, pages, snap_used))
+			continue;
+		snap_seg[nsnap] = (struct range){ lo, hi - lo };
+		snap_at[nsnap++] = snap_used;
+		snap_used += pages;
+	}
+	return 0;
+}
+
+static void startup_note(int fd)
+{
+	if (fd >= 0)
+		mc_walk_objects(snap_object, &fd);
+}
+
+/* madvise(2) made here, not through syscall(3): the C library's page
+ * that holds syscall may be among those given back, and the return
+ * into it faulted it in again at once. */
+static inline long raw_madvise(uintptr_t p, size_t len, int advice)
+{
+#if defined(__x86_64__)
+	long r;
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"((long)SYS_madvise), "D"(p), "S"(len), "d"((long)advice)
+			 : "rcx", "r11", "memory");
+	return r;
+#else
+	return syscall(SYS_madvise, p, len, advice);
+#endif
+}
+
+/* Each run of pages present now, not at startup_note, and the file's
+ * own, given back (fd: pagemap). */
+static void startup_give_back(int fd)
+{
+	for (int s = 0; s < nsnap && fd >= 0; s++) {
+		unsigned pages = (unsigned)(snap_seg[s].len / PAGE);
+		uintptr_t run = 0;
+		size_t run_len = 0;
+		uint64_t e[64];
+		for (unsigned i = 0; i < pages; i += 64) {
+			unsigned k = pages - i < 64 ? pages - i : 64;
+			if (!mc_pagemap_read(fd, snap_seg[s].lo + (uintptr_t)i * PAGE, e, k))
+				break;
+			for (unsigned j = 0; j < k; j++) {
+				unsigned b = snap_at[s] + i + j;
+				uintptr_t a = snap_seg[s].lo + (uintptr_t)(i + j) * PAGE;
+				bool was = snap_bits[b / 64] >> (b % 64) & 1;
+				if (!was && e[j] >> 63 && (e[j] >> 61 & 1)) {
+					if (!run_len)
+						run = a;
+					run_len += PAGE;
+					continue;
+				}
+				if (run_len)
+					raw_madvise(run, run_len, MADV_DONTNEED);
+				run_len = 0;
+			}
+		}
+		if (run_len)
+			raw_madvise(run, run_len, MADV_DONTNEED);
+	}
+	nsnap = 0;
+}
+
 /* The very first of memcheck's start-up, before any of its small
  * variables is read (a read first maps the zero page, which the populate
  * then copies: a page fault more; the block table's reservation read one
@@ -517,13 +650,15 @@ void mc_footprint_init(bool wanted)
 			mc_own_read_on(); /* ownread.c records from here */
 		if (wanted && mc_text_len) /* libmemcheck's own pages to measure */
 			pagemap_fd = mc_proc_open("pagemap", O_RDONLY);
+		add_own_object();
+		if (wanted)
+			startup_note(pagemap_fd);
 		/* start-up's window's RSS (its statm kept open to its end) */
 		if (wanted) {
 			startup_begun = true;
 			startup_open = true;
 			init_rss = mc_rss_current_open(&startup_statm, &init_anon);
 		}
-		add_own_object();
 		if (wanted) {
 			m_start = measure();
 			init_m_file = m_file;
@@ -633,8 +768,9 @@ static uint64_t work_rss, work_m;
  * whether it is start-up's (settle_read). */
 static uint64_t work_anon, work_m_file;
 static bool work_startup;
-/* What start-up's window left in file pages (the C library's code and
- * data it ran first), not in extra: the program's from the moment it
+/* What start-up's window left in file pages (since startup_give_back,
+ * those of writable segments: the C library's data it read), not in
+ * extra: the program's from the moment it
  * runs, but not yet at the process region's begin, which comes right
  * after the window with none of the program's code run (at main's
  * start, bare, those pages were not mapped: rss_begin 248 KiB high
@@ -696,6 +832,8 @@ void mc_own_work_begin_taken(void)
 static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 {
 	uint64_t anon = 0;
+	if (work_startup)
+		startup_give_back(pagemap_fd);
 	uint64_t rss = mc_rss_current_at(startup_statm, &anon); /* opened anew if -1 */
 	startup_statm = -1;
 	uint64_t m = measure() - (uint64_t)extra;
@@ -707,14 +845,15 @@ static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 	 * allocator's pages for what they allocated.  (Another thread
 	 * of the program allocating meanwhile would be counted here
 	 * too: see memcheck(7).)  In start-up's window, only what grew
-	 * of the anonymous RSS (less M's anonymous part): the file pages
-	 * it faulted in there are the C library's and the allocator's
-	 * code and data, which the program runs and reads too (every code
-	 * segment resident the same at exit, bare or not), and counted
-	 * whole they took 64 KiB (glibc) to 140 KiB (tcmalloc) off the
-	 * program's figures for the whole process.  Report windows count
-	 * everything: the file pages there (libdw, the debug information
-	 * it maps) are memcheck's alone. */
+	 * of the anonymous RSS (less M's anonymous part): the read-only
+	 * file pages it faulted in there were given back just now
+	 * (startup_give_back), and the few left (a writable segment's
+	 * pages read, not written) are the program's from its first run
+	 * of that code; counted whole they took 64 KiB (glibc) to
+	 * 140 KiB (tcmalloc) off the program's figures for the whole
+	 * process.  Report windows count everything: the file pages
+	 * there (libdw, the debug information it maps) are memcheck's
+	 * alone. */
 	int64_t all = ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
 	if (work_startup && anon && work_anon) {
 		int64_t a = ((int64_t)anon - (int64_t)work_anon) -
@@ -1068,6 +1207,7 @@ void mc_footprint_after_fork_child(void)
 	if (pagemap_fd >= 0)
 		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
+	nsnap = 0;
 	/* The child's mark starts afresh at fork (its own mm), bare too:
 	 * the parent's lost mark is not the child's. */
 	atomic_store_explicit(&mark_lost_kb, 0, memory_order_relaxed);
