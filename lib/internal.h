@@ -637,6 +637,15 @@ static inline bool mc_str_eq(const char *a, const char *b)
 static inline bool mc_mem_eq(const void *a, const void *b, size_t n)
 {
 	const unsigned char *x = a, *y = b;
+	/* eight bytes a step (ownread.c's program headers: a byte a step
+	 * was 10.6 K instructions more in a measured /bin/date, callgrind) */
+	for (; n >= 8; x += 8, y += 8, n -= 8) {
+		uint64_t u, v;
+		__builtin_memcpy(&u, x, 8);
+		__builtin_memcpy(&v, y, 8);
+		if (u != v)
+			return false;
+	}
 	while (n && *x == *y)
 		x++, y++, n--;
 	return n == 0;
