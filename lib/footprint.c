@@ -58,7 +58,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -495,172 +494,6 @@ static void populate_small_bss(bool tracking)
 	}
 }
 
-/* ---- start-up's pages of the program's files ------------------------ */
-
-/* Pages of the loaded objects' read-only segments (the C library's
- * code and read-only data, the dynamic linker's, the allocator's)
- * that memcheck's start-up faults in are not the program's: bare, the
- * program has them only if it runs that code itself.  pthread_atfork,
- * which memcheck must call before the program can fork, faulted two
- * 64 KiB blocks of the C library's (its code beside fork and exec, a
- * block of .rodata: tests/prog/plain_rss_exit's rss_end 128 KiB over
- * bare under glibc, perf trace -F all), and settle_read left them to
- * the program for the whole process.  So start-up's first measure
- * notes which of those pages are present (startup_note), and its
- * window's end gives back the ones its work made present
- * (startup_give_back: MADV_DONTNEED, after which the program, running
- * that code, faults them as bare).  Only pages of segments nothing can
- * write (no PF_W: code, read-only data), and only the file's own pages
- * (pagemap's bit 61: a page written in place, a debugger's breakpoint,
- * a text relocation, is anonymous and kept); libmemcheck's own are M
- * and stay. */
-#define SNAP_SEGS 48
-#define SNAP_BITS (64 * 512) /* pages noted: 128 MiB of read-only segments */
-static struct range snap_seg[SNAP_SEGS];
-static unsigned snap_at[SNAP_SEGS]; /* each segment's first bit */
-static int nsnap;
-static unsigned snap_used;
-static uint64_t snap_bits[SNAP_BITS / 64];
-/* pagemap's entries, 512 pages a read: an object's adjoining read-only
- * segments in one (the C library's three: 463 pages); fp_lock held. */
-#define SNAP_READ 512
-static uint64_t snap_buf[SNAP_READ];
-
-static bool own_page(uintptr_t a)
-{
-	for (int i = 0; i < nobject; i++)
-		if (a >= object[i].lo && a < object[i].lo + object[i].len)
-			return true;
-	return false;
-}
-
-/* The bits of the n entries of snap_buf from e: bit j set where
- * (entry >> shift) & 1, for each of (entry >> 63) (present) and, with
- * file, (entry >> 61) (the file's own page).  A word at a time: 3-4
- * instructions a page, where a bit at a time was ~10 (callgrind, a
- * measured /bin/date: 17 K instructions for its 1,000 pages). */
-static uint64_t snap_word(const uint64_t *e, unsigned n, bool file)
-{
-	/* bit 61 moved to 63 and'ed with it, or bit 63 kept alone */
-	uint64_t m = 0, alone = file ? 0 : 1ull << 63;
-	for (unsigned j = 0; j < n; j++)
-		m |= ((e[j] & ((e[j] << 2) | alone)) >> 63) << j;
-	return m;
-}
-
-/* Present bits of pages [lo, lo + pages * PAGE) from pagemap (fd) into
- * snap_bits from bit at (a multiple of 64); false where a read came
- * short. */
-static bool snap_read(int fd, uintptr_t lo, unsigned pages, unsigned at)
-{
-	for (unsigned i = 0; i < pages; i += SNAP_READ) {
-		unsigned k = pages - i < SNAP_READ ? pages - i : SNAP_READ;
-		if (!mc_pagemap_read(fd, lo + (uintptr_t)i * PAGE, snap_buf, k))
-			return false;
-		for (unsigned j = 0; j < k; j += 64)
-			snap_bits[(at + i + j) / 64] =
-				snap_word(snap_buf + j, k - j < 64 ? k - j : 64, false);
-	}
-	return true;
-}
-
-static int snap_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	int fd = *(int *)arg;
-	uintptr_t lo = 0, hi = 0; /* the read-only run of segments so far */
-	for (int i = 0; i <= info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = i < info->dlpi_phnum ? &info->dlpi_phdr[i] : NULL;
-		if (ph && (ph->p_type != PT_LOAD || !ph->p_memsz))
-			continue;
-		uintptr_t l = 0, h = 0;
-		if (ph && !(ph->p_flags & PF_W)) {
-			l = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(PAGE - 1);
-			h = mc_page_round(info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
-			if (hi && l == hi) { /* adjoining: one read */
-				hi = h;
-				continue;
-			}
-		}
-		unsigned pages = (unsigned)((hi - lo) / PAGE);
-		if (hi && nsnap < SNAP_SEGS && !own_page(lo) && pages + 63 <= SNAP_BITS - snap_used &&
-		    snap_read(fd, lo, pages, snap_used)) {
-			snap_seg[nsnap] = (struct range){ lo, hi - lo };
-			snap_at[nsnap++] = snap_used;
-			snap_used += (pages + 63) & ~63u; /* each at a word */
-		}
-		lo = l, hi = h;
-	}
-	return 0;
-}
-
-static void startup_note(int fd)
-{
-	if (fd >= 0)
-		mc_walk_objects(snap_object, &fd);
-}
-
-/* madvise(2) made here, not through syscall(3): the C library's page
- * that holds syscall may be among those given back, and the return
- * into it faulted it in again at once. */
-static inline long raw_madvise(uintptr_t p, size_t len, int advice)
-{
-#if defined(__x86_64__)
-	long r;
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "0"((long)SYS_madvise), "D"(p), "S"(len), "d"((long)advice)
-			 : "rcx", "r11", "memory");
-	return r;
-#else
-	return syscall(SYS_madvise, p, len, advice);
-#endif
-}
-
-/* Each run of pages present now, not at startup_note, and the file's
- * own, given back (fd: pagemap). */
-static void give_back_run(uintptr_t run, size_t *len)
-{
-	if (*len)
-		raw_madvise(run, *len, MADV_DONTNEED);
-	*len = 0;
-}
-
-/* Not inlined: settle_read lies in text-order.ld's group 2b before a
- * leaking exit's functions, which its growth pushed into the file's
- * fifth 64 KiB block (test_codeblocks). */
-static __attribute__((noinline)) void startup_give_back(int fd)
-{
-	for (int s = 0; s < nsnap && fd >= 0; s++) {
-		unsigned pages = (unsigned)(snap_seg[s].len / PAGE);
-		uintptr_t run = 0;
-		size_t run_len = 0;
-		for (unsigned i = 0; i < pages; i += SNAP_READ) {
-			unsigned k = pages - i < SNAP_READ ? pages - i : SNAP_READ;
-			if (!mc_pagemap_read(fd, snap_seg[s].lo + (uintptr_t)i * PAGE, snap_buf, k))
-				break;
-			for (unsigned j0 = 0; j0 < k; j0 += 64) {
-				unsigned n = k - j0 < 64 ? k - j0 : 64;
-				uint64_t m = snap_word(snap_buf + j0, n, true) &
-					     ~snap_bits[(snap_at[s] + i + j0) / 64];
-				for (unsigned j = 0; m && j < n; j++) {
-					if (!(m >> j & 1)) {
-						give_back_run(run, &run_len);
-						continue;
-					}
-					if (!run_len)
-						run = snap_seg[s].lo + (uintptr_t)(i + j0 + j) * PAGE;
-					run_len += PAGE;
-				}
-				if (!(m >> (n - 1) & 1))
-					give_back_run(run, &run_len); /* the run ended in the word */
-			}
-		}
-		give_back_run(run, &run_len);
-	}
-	nsnap = 0;
-}
-
 /* The very first of memcheck's start-up, before any of its small
  * variables is read (a read first maps the zero page, which the populate
  * then copies: a page fault more; the block table's reservation read one
@@ -686,7 +519,7 @@ void mc_footprint_init(bool wanted)
 			pagemap_fd = mc_proc_open("pagemap", O_RDONLY);
 		add_own_object();
 		if (wanted)
-			startup_note(pagemap_fd);
+			mc_start_pages_note(pagemap_fd);
 		/* start-up's window's RSS (its statm kept open to its end) */
 		if (wanted) {
 			startup_begun = true;
@@ -802,8 +635,8 @@ static uint64_t work_rss, work_m;
  * whether it is start-up's (settle_read). */
 static uint64_t work_anon, work_m_file;
 static bool work_startup;
-/* What start-up's window left in file pages (since startup_give_back,
- * those of writable segments: the C library's data it read), not in
+/* What start-up's window left in file pages (since startpages.c's
+ * give-back, those of writable segments: the C library's data it read), not in
  * extra: the program's from the moment it
  * runs, but not yet at the process region's begin, which comes right
  * after the window with none of the program's code run (at main's
@@ -867,7 +700,7 @@ static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 {
 	uint64_t anon = 0;
 	if (work_startup)
-		startup_give_back(pagemap_fd);
+		mc_start_pages_give_back(pagemap_fd);
 	uint64_t rss = mc_rss_current_at(startup_statm, &anon); /* opened anew if -1 */
 	startup_statm = -1;
 	uint64_t m = measure() - (uint64_t)extra;
@@ -881,7 +714,7 @@ static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 	 * too: see memcheck(7).)  In start-up's window, only what grew
 	 * of the anonymous RSS (less M's anonymous part): the read-only
 	 * file pages it faulted in there were given back just now
-	 * (startup_give_back), and the few left (a writable segment's
+	 * (startpages.c), and the few left (a writable segment's
 	 * pages read, not written) are the program's from its first run
 	 * of that code; counted whole they took 64 KiB (glibc) to
 	 * 140 KiB (tcmalloc) off the program's figures for the whole
@@ -1241,7 +1074,7 @@ void mc_footprint_after_fork_child(void)
 	if (pagemap_fd >= 0)
 		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
-	nsnap = 0;
+	mc_start_pages_forget();
 	/* The child's mark starts afresh at fork (its own mm), bare too:
 	 * the parent's lost mark is not the child's. */
 	atomic_store_explicit(&mark_lost_kb, 0, memory_order_relaxed);

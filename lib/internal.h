@@ -813,6 +813,13 @@ uint64_t mc_prog_peak_exit(uint64_t peak);
 /* The highest kernel mark memcheck's resets threw away, in kB (0: none);
  * lock-free, for getrusage (rusage.c), which a signal handler may call. */
 uint64_t mc_footprint_mark_lost_kb(void);
+/* startpages.c: the loaded objects' read-only pages present at
+ * footprint.c's first measure noted (fd: pagemap), those start-up's
+ * window made present given back at its end; a forked child's
+ * forgotten. */
+void mc_start_pages_note(int fd);
+void mc_start_pages_give_back(int fd);
+void mc_start_pages_forget(void);
 /* After the process's last report: the kernel's mark raised back to the
  * lost one, for the parent (footprint.c). */
 void mc_footprint_mark_restore(void);
