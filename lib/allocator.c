@@ -280,7 +280,7 @@ static void glibc_stats(void *const *syms, struct mc_alloc_stats *out)
 	if (!brk_lo)
 		brk_lo = (uintptr_t)mc_stat_field(MC_STAT_START_BRK);
 	uintptr_t brk_hi = mc_program_break();
-	struct glibc_walk w = { .page = (uintptr_t)sysconf(_SC_PAGESIZE) };
+	struct glibc_walk w = { .page = (uintptr_t)mc_page_size() }; /* sysconf's rodata: a block */
 	uint64_t heap_bytes = 0;
 	if (brk_lo && brk_hi > brk_lo) {
 		w.resident = mc_resident_bytes(brk_lo, brk_hi);

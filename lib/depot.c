@@ -415,7 +415,7 @@ static __attribute__((noinline)) uint32_t lookup_from(const struct walked_index 
 		uint32_t id = (uint32_t)atomic_load_explicit(&t->s[i].val, memory_order_relaxed);
 		struct entry *e = entry_of(id);
 		if (e->depth == (uint32_t)n && idx_key(e->hash) == key &&
-		    memcmp(e->frames, f, (size_t)n * sizeof *f) == 0)
+		    mc_words_eq(e->frames, f, (size_t)n))
 			return id;
 	}
 }

@@ -517,13 +517,15 @@ void mc_footprint_init(bool wanted)
 			mc_own_read_on(); /* ownread.c records from here */
 		if (wanted && mc_text_len) /* libmemcheck's own pages to measure */
 			pagemap_fd = mc_proc_open("pagemap", O_RDONLY);
+		add_own_object();
+		if (wanted)
+			mc_start_pages_note(pagemap_fd);
 		/* start-up's window's RSS (its statm kept open to its end) */
 		if (wanted) {
 			startup_begun = true;
 			startup_open = true;
 			init_rss = mc_rss_current_open(&startup_statm, &init_anon);
 		}
-		add_own_object();
 		if (wanted) {
 			m_start = measure();
 			init_m_file = m_file;
@@ -633,8 +635,9 @@ static uint64_t work_rss, work_m;
  * whether it is start-up's (settle_read). */
 static uint64_t work_anon, work_m_file;
 static bool work_startup;
-/* What start-up's window left in file pages (the C library's code and
- * data it ran first), not in extra: the program's from the moment it
+/* What start-up's window left in file pages (since startpages.c's
+ * give-back, those of writable segments: the C library's data it read), not in
+ * extra: the program's from the moment it
  * runs, but not yet at the process region's begin, which comes right
  * after the window with none of the program's code run (at main's
  * start, bare, those pages were not mapped: rss_begin 248 KiB high
@@ -696,6 +699,8 @@ void mc_own_work_begin_taken(void)
 static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 {
 	uint64_t anon = 0;
+	if (work_startup)
+		mc_start_pages_give_back(pagemap_fd);
 	uint64_t rss = mc_rss_current_at(startup_statm, &anon); /* opened anew if -1 */
 	startup_statm = -1;
 	uint64_t m = measure() - (uint64_t)extra;
@@ -707,14 +712,15 @@ static void settle_read(uint64_t *rss_out, uint64_t *m_out)
 	 * allocator's pages for what they allocated.  (Another thread
 	 * of the program allocating meanwhile would be counted here
 	 * too: see memcheck(7).)  In start-up's window, only what grew
-	 * of the anonymous RSS (less M's anonymous part): the file pages
-	 * it faulted in there are the C library's and the allocator's
-	 * code and data, which the program runs and reads too (every code
-	 * segment resident the same at exit, bare or not), and counted
-	 * whole they took 64 KiB (glibc) to 140 KiB (tcmalloc) off the
-	 * program's figures for the whole process.  Report windows count
-	 * everything: the file pages there (libdw, the debug information
-	 * it maps) are memcheck's alone. */
+	 * of the anonymous RSS (less M's anonymous part): the read-only
+	 * file pages it faulted in there were given back just now
+	 * (startpages.c), and the few left (a writable segment's
+	 * pages read, not written) are the program's from its first run
+	 * of that code; counted whole they took 64 KiB (glibc) to
+	 * 140 KiB (tcmalloc) off the program's figures for the whole
+	 * process.  Report windows count everything: the file pages
+	 * there (libdw, the debug information it maps) are memcheck's
+	 * alone. */
 	int64_t all = ((int64_t)rss - (int64_t)work_rss) - ((int64_t)m - (int64_t)work_m);
 	if (work_startup && anon && work_anon) {
 		int64_t a = ((int64_t)anon - (int64_t)work_anon) -
@@ -1068,6 +1074,7 @@ void mc_footprint_after_fork_child(void)
 	if (pagemap_fd >= 0)
 		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
+	mc_start_pages_forget();
 	/* The child's mark starts afresh at fork (its own mm), bare too:
 	 * the parent's lost mark is not the child's. */
 	atomic_store_explicit(&mark_lost_kb, 0, memory_order_relaxed);

@@ -628,6 +628,39 @@ static inline bool mc_str_eq(const char *a, const char *b)
 	return *a == *b;
 }
 
+/* memcmp(a, b, n) == 0, for the same reason, and in the program's time
+ * too: the C library's memcmp, which a program may never call, lies in
+ * a 64 KiB block of its string functions that memcheck's first stack
+ * capture (ownread.c's header checks) and the depot's lookups faulted in
+ * and the program's RSS held (perf trace -F all, plain_rss_exit under
+ * glibc: +64 KiB at its end). */
+static inline bool mc_mem_eq(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	/* eight bytes a step (ownread.c's program headers: a byte a step
+	 * was 10.6 K instructions more in a measured /bin/date, callgrind) */
+	for (; n >= 8; x += 8, y += 8, n -= 8) {
+		uint64_t u, v;
+		__builtin_memcpy(&u, x, 8);
+		__builtin_memcpy(&v, y, 8);
+		if (u != v)
+			return false;
+	}
+	while (n && *x == *y)
+		x++, y++, n--;
+	return n == 0;
+}
+
+/* The same for n words (stacks' frames): a word at a time, as fast as
+ * memcmp's call for the depot's 1-64 frames. */
+static inline bool mc_words_eq(const uintptr_t *a, const uintptr_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 /* Does s contain word? */
 static inline bool mc_str_has(const char *s, const char *word)
 {
@@ -780,6 +813,13 @@ uint64_t mc_prog_peak_exit(uint64_t peak);
 /* The highest kernel mark memcheck's resets threw away, in kB (0: none);
  * lock-free, for getrusage (rusage.c), which a signal handler may call. */
 uint64_t mc_footprint_mark_lost_kb(void);
+/* startpages.c: the loaded objects' read-only pages present at
+ * footprint.c's first measure noted (fd: pagemap), those start-up's
+ * window made present given back at its end; a forked child's
+ * forgotten. */
+void mc_start_pages_note(int fd);
+void mc_start_pages_give_back(int fd);
+void mc_start_pages_forget(void);
 /* After the process's last report: the kernel's mark raised back to the
  * lost one, for the parent (footprint.c). */
 void mc_footprint_mark_restore(void);

@@ -136,7 +136,7 @@ static const ElfW(Phdr) *view_phdrs(uintptr_t image, uintptr_t bias, size_t *n)
 	if (ph && main_bias == bias)
 		return ph;
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)image;
-	if (!image || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	if (!image || !mc_mem_eq(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_phentsize != sizeof(ElfW(Phdr)))
 		return NULL;
 	*n = eh->e_phnum;
@@ -162,7 +162,7 @@ static bool view_make(struct view *s, const struct link_map *lm, uintptr_t hdr, 
 	struct stat st;
 	uintptr_t v = hdr - lm->l_addr;
 	if (mc_sys_pread(fd, &eh, sizeof eh, 0) != (long)sizeof eh ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phnum != nph ||
+	    !mc_mem_eq(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phnum != nph ||
 	    eh.e_phentsize != sizeof(ElfW(Phdr)))
 		goto out;
 	/* The file's program headers are the mapped ones, or the file is
@@ -171,7 +171,7 @@ static bool view_make(struct view *s, const struct link_map *lm, uintptr_t hdr, 
 		size_t k = nph - i < PHDR_CHUNK ? nph - i : PHDR_CHUNK;
 		long want = (long)(k * sizeof ph[0]);
 		if (mc_sys_pread(fd, ph, (size_t)want, (off_t)(eh.e_phoff + i * sizeof ph[0])) != want ||
-		    memcmp(ph, mine + i, (size_t)want) != 0)
+		    !mc_mem_eq(ph, mine + i, (size_t)want))
 			goto out;
 		for (size_t j = 0; j < k; j++)
 			if (ph[j].p_type == PT_LOAD && v - ph[j].p_vaddr < ph[j].p_filesz)

@@ -74,8 +74,8 @@ static bool in_prefix_layout(const char *exe)
 	while (dir > exe && dir[-1] != '/')
 		dir--;
 	size_t dlen = (size_t)(slash - dir);
-	if (!((dlen == 3 && !memcmp(dir, "bin", 3)) || (dlen == 4 && !memcmp(dir, "sbin", 4)) ||
-	      (dlen == 7 && !memcmp(dir, "libexec", 7))))
+	if (!((dlen == 3 && mc_mem_eq(dir, "bin", 3)) || (dlen == 4 && mc_mem_eq(dir, "sbin", 4)) ||
+	      (dlen == 7 && mc_mem_eq(dir, "libexec", 7))))
 		return false;
 	char path[4096];
 	size_t plen = (size_t)(dir - exe);
@@ -141,7 +141,7 @@ static bool relative_names_exe(const char *fn, const char *exe)
 	size_t c = strlen(cwd);
 	if (c == 1) /* "/" */
 		return e - n == 1;
-	return c == e - n - 1 && memcmp(cwd, exe, c) == 0;
+	return c == e - n - 1 && mc_mem_eq(cwd, exe, c);
 }
 
 /* Did the kernel start this process to run a script: is the file named

@@ -1549,7 +1549,7 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 		}
 	m.nwords = (uint8_t)keep;
 	const uintptr_t *f;
-	if (mc_stack_get(id, &f) != n || memcmp(f, frames, (size_t)n * sizeof *f) != 0)
+	if (mc_stack_get(id, &f) != n || !mc_words_eq(f, frames, (size_t)n))
 		return;
 	struct memo_block *b = memo_block();
 	if (!b && !(b = memo_block_take()))

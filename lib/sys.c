@@ -280,7 +280,11 @@ bool mc_membarrier_register(void)
 
 /* The process id, asked of the system once: the C library no longer
  * caches it, and memcheck asked at start-up, at the first thread slot
- * and in every line of text (mc_log).  A forked child asks again
+ * and in every line of text (mc_log).  The system call, not getpid:
+ * the C library's getpid lies among its fork and exec functions, a
+ * 64 KiB block of code a measured process's start-up faulted in
+ * (footprint.c's first measure asks the pid) and the program's figures
+ * then held (perf trace -F all, tests/prog/plain_rss_exit under glibc).  A forked child asks again
  * (mc_pid_after_fork, from life.c's fork_child); a child made without
  * fork's handlers (a raw clone) would see the parent's, where it only
  * makes memcheck take a slower path (stacks.c) or print the parent's
@@ -291,7 +295,7 @@ pid_t mc_pid(void)
 {
 	pid_t p = atomic_load_explicit(&pid_cached, memory_order_relaxed);
 	if (!p) {
-		p = getpid();
+		p = (pid_t)syscall(SYS_getpid);
 		atomic_store_explicit(&pid_cached, p, memory_order_relaxed);
 	}
 	return p;

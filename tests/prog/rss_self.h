@@ -46,6 +46,19 @@ static void rss_self_put(char **at, const char *name, long long v)
 	*(*at)++ = ' ';
 }
 
+/* "HEAD NAME=N\n" on stdout, N the status file's KEY (head is 15
+ * characters). */
+static void rss_self_line(const char *head, const char *name, const char *key)
+{
+	char line[64], *at = line;
+	memcpy(at, head, 15);
+	at += 15;
+	rss_self_put(&at, name, proc_field("/proc/self/status", key));
+	at[-1] = '\n';
+	if (write(1, line, (size_t)(at - line)) < 0)
+		_exit(3);
+}
+
 /* "rss_self_exit: hwm=H\n" on stdout at the process's very end: VmHWM
  * after every library's destructor (the exit code's pages are the
  * process's peak too: ru_maxrss, time -f %M).  Registered by the
@@ -60,18 +73,27 @@ static void rss_self_put(char **at, const char *name, long long v)
 static void rss_self_exit_print(int status, void *arg)
 {
 	(void)status, (void)arg;
-	char line[64], *at = line;
-	memcpy(at, "rss_self_exit: ", 15);
-	at += 15;
-	rss_self_put(&at, "hwm", proc_field("/proc/self/status", "VmHWM:"));
-	at[-1] = '\n';
-	if (write(1, line, (size_t)(at - line)) < 0)
-		_exit(3);
+	rss_self_line("rss_self_exit: ", "hwm", "VmHWM:");
 }
 
 __attribute__((destructor)) static void rss_self_exit_register(void)
 {
 	on_exit(rss_self_exit_print, NULL);
+}
+
+/* "rss_self_fini: rss=R\n" on stdout: VmRSS where memcheck's destructor
+ * takes rss_end, after the program's own finalization and before any
+ * library's destructor (the dynamic linker finalizes the program first,
+ * a preloaded libmemcheck next).  A destructor of priority 101 runs
+ * after the program's other destructors and after crtbegin's
+ * __do_global_dtors_aux, whose __cxa_finalize calls the C library's
+ * __unregister_atfork: under glibc a 64 KiB block of its code that a
+ * program which never forks faults in only there (gdb: the program's
+ * __do_global_dtors_aux, then memcheck's mc_prog_peak_take), 64 KiB
+ * between main's end and memcheck's take, bare too. */
+__attribute__((destructor(101))) static void rss_self_fini_print(void)
+{
+	rss_self_line("rss_self_fini: ", "rss", "VmRSS:");
 }
 
 /* One line of /proc/self/maps (line, n bytes, no newline) to out: where

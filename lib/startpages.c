@@ -1,0 +1,188 @@
+/*
+ * startpages.c - the loaded objects' read-only pages that memcheck's
+ * start-up made present, given back at the end of its window.
+ *
+ * Pages of the objects' code and read-only data (the C library's, the
+ * dynamic linker's, the allocator's) that memcheck's start-up faults in
+ * are not the program's: bare, the program has them only if it runs
+ * that code itself, and a file's page stays mapped once faulted.
+ * pthread_atfork, which memcheck must call before the program can fork,
+ * faulted two 64 KiB blocks of the C library's under glibc (its code
+ * beside fork and exec, a block of .rodata: perf trace -F all), and
+ * footprint.c's settle_read left them to the program for the whole
+ * process (tests/prog/plain_rss_exit's rss_end 132 KiB above its own
+ * VmRSS at memcheck's take).  So footprint.c's first measure notes
+ * which of those pages are present (mc_start_pages_note, through the
+ * pagemap it holds open), and the window's end gives back the ones
+ * present now that were not (mc_start_pages_give_back: MADV_DONTNEED;
+ * the program, running that code later, faults them in as bare).
+ *
+ * Only pages of segments nothing writes (no PF_W: code, read-only
+ * data), and of those only the file's own (pagemap's bit 61: a page
+ * written in place, a debugger's breakpoint, a text relocation, is
+ * anonymous, and dropping it would lose the write); libmemcheck's own
+ * segments are M and stay.  Where the figures are not measured nothing
+ * is read (footprint.c's measuring) and nothing given back.
+ */
+#include <link.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PAGE 4096u
+#define SEGS 48
+#define BITS (64 * 512) /* pages noted: 128 MiB of read-only segments */
+/* pagemap's entries, 512 pages a read: an object's adjoining read-only
+ * segments in one (the C library's three: 463 pages).  Both callers
+ * hold footprint.c's lock. */
+#define READ 512
+
+static struct {
+	uintptr_t lo, len;
+	unsigned at; /* its first bit in bits, a multiple of 64 */
+} seg[SEGS];
+static int nseg;
+static unsigned used;
+static uint64_t bits[BITS / 64];
+static uint64_t entries[READ];
+
+/* The 64-page word of the n entries at e: bit j set where entry j is
+ * present and, with file, the file's own page too (bit 61 moved to 63
+ * and and'ed with it).  A word at a time, where a bit at a time cost a
+ * measured /bin/date 17.3 K instructions for its objects' ~1,000 pages,
+ * 15.7 K so (callgrind). */
+static uint64_t start_pages_word(const uint64_t *e, unsigned n, bool file)
+{
+	uint64_t m = 0, alone = file ? 0 : 1ull << 63;
+	for (unsigned j = 0; j < n; j++)
+		m |= ((e[j] & ((e[j] << 2) | alone)) >> 63) << j;
+	return m;
+}
+
+/* The present bits of pages [lo, lo + pages * PAGE) from pagemap (fd)
+ * into bits from bit at; false where a read came short. */
+static bool start_pages_read(int fd, uintptr_t lo, unsigned pages, unsigned at)
+{
+	for (unsigned i = 0; i < pages; i += READ) {
+		unsigned k = pages - i < READ ? pages - i : READ;
+		if (!mc_pagemap_read(fd, lo + (uintptr_t)i * PAGE, entries, k))
+			return false;
+		for (unsigned j = 0; j < k; j += 64)
+			bits[(at + i + j) / 64] =
+				start_pages_word(entries + j, k - j < 64 ? k - j : 64, false);
+	}
+	return true;
+}
+
+/* Each run of an object's adjoining read-only segments noted (the run
+ * ends at a writable segment or the last header). */
+static int start_pages_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	int fd = *(int *)arg;
+	int n;
+	uintptr_t bias;
+	if (info->dlpi_phdr == mc_own_phdrs(&n, &bias))
+		return 0; /* libmemcheck: M */
+	uintptr_t lo = 0, hi = 0;
+	for (int i = 0; i <= info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = i < info->dlpi_phnum ? &info->dlpi_phdr[i] : NULL;
+		if (ph && (ph->p_type != PT_LOAD || !ph->p_memsz))
+			continue;
+		uintptr_t l = 0, h = 0;
+		if (ph && !(ph->p_flags & PF_W)) {
+			l = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(PAGE - 1);
+			h = mc_page_round(info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+			if (hi && l == hi) { /* adjoining: one read */
+				hi = h;
+				continue;
+			}
+		}
+		unsigned pages = (unsigned)((hi - lo) / PAGE);
+		if (hi && nseg < SEGS && pages + 63 <= BITS - used &&
+		    start_pages_read(fd, lo, pages, used)) {
+			seg[nseg].lo = lo;
+			seg[nseg].len = hi - lo;
+			seg[nseg++].at = used;
+			used += (pages + 63) & ~63u;
+		}
+		lo = l, hi = h;
+	}
+	return 0;
+}
+
+void mc_start_pages_note(int fd)
+{
+	if (fd >= 0)
+		mc_walk_objects(start_pages_object, &fd);
+}
+
+/* madvise(2) made here, not through syscall(3): the C library's page
+ * that holds syscall may be among those given back, and the return
+ * into it faulted it in again at once. */
+static inline long raw_madvise(uintptr_t p, size_t len, int advice)
+{
+#if defined(__x86_64__)
+	long r;
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"((long)SYS_madvise), "D"(p), "S"(len), "d"((long)advice)
+			 : "rcx", "r11", "memory");
+	return r;
+#else
+	return syscall(SYS_madvise, p, len, advice);
+#endif
+}
+
+/* The run of *len bytes at run given back, if any. */
+static void start_pages_run(uintptr_t run, size_t *len)
+{
+	if (*len)
+		raw_madvise(run, *len, MADV_DONTNEED);
+	*len = 0;
+}
+
+/* Each run of pages present now, not at the note, and the file's own,
+ * given back; the note forgotten. */
+void mc_start_pages_give_back(int fd)
+{
+	for (int s = 0; s < nseg && fd >= 0; s++) {
+		unsigned pages = (unsigned)(seg[s].len / PAGE);
+		uintptr_t run = 0;
+		size_t run_len = 0;
+		for (unsigned i = 0; i < pages; i += READ) {
+			unsigned k = pages - i < READ ? pages - i : READ;
+			if (!mc_pagemap_read(fd, seg[s].lo + (uintptr_t)i * PAGE, entries, k))
+				break;
+			for (unsigned j0 = 0; j0 < k; j0 += 64) {
+				unsigned n = k - j0 < 64 ? k - j0 : 64;
+				uint64_t m = start_pages_word(entries + j0, n, true) &
+					     ~bits[(seg[s].at + i + j0) / 64];
+				for (unsigned j = 0; m && j < n; j++) {
+					if (!(m >> j & 1)) {
+						start_pages_run(run, &run_len);
+						continue;
+					}
+					if (!run_len)
+						run = seg[s].lo + (uintptr_t)(i + j0 + j) * PAGE;
+					run_len += PAGE;
+				}
+				if (!(m >> (n - 1) & 1))
+					start_pages_run(run, &run_len); /* the run ended in the word */
+			}
+		}
+		start_pages_run(run, &run_len);
+	}
+	mc_start_pages_forget();
+}
+
+/* A child forked in the window (another thread's) gives nothing back:
+ * its parent's note is not its own. */
+void mc_start_pages_forget(void)
+{
+	nseg = 0;
+	used = 0;
+}
