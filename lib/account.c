@@ -117,7 +117,9 @@ struct mc_slot {
 	pid_t tid;             /* its thread, while in use */
 	uintptr_t stack_lo, stack_hi; /* a thread's stack mapping (not the main
 				       * thread's): memory allocator.c knows is
-				       * not the allocator's; never read */
+				       * not the allocator's; read by the scan
+				       * only where mapped, for a thread it
+				       * could not stop */
 	int64_t sample_left;   /* bytes to move before the next timeline
 				* sample (timeline.c); huge when there is none */
 	/* Live bytes (see the head): room = grant - the change not yet
@@ -393,9 +395,9 @@ static struct mc_slot *slot_acquire(void)
 }
 
 /* allocator.c leaves other threads' stacks out of the memory it
- * attributes to the allocator.  The scan does not use these: a slot's
- * stack may be unmapped by the time it is read (roots.c finds every
- * thread's stack itself, with the thread stopped). */
+ * attributes to the allocator.  The scan finds every stopped thread's
+ * stack itself (roots.c): a slot's may be unmapped by the time it is
+ * read; it asks for one only where it could not stop the thread. */
 void mc_account_threads_lock(void)
 {
 	pthread_mutex_lock(&slot_lock);
@@ -418,6 +420,19 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max)
 		}
 	}
 	return n;
+}
+
+bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi)
+{
+	for (int i = 0, n = slots_hi; slots && i < n; i++) {
+		struct mc_slot *s = &slots[i];
+		if (s->in_use && s->tid == tid && s->stack_hi) {
+			*lo = s->stack_lo;
+			*hi = s->stack_hi;
+			return true;
+		}
+	}
+	return false;
 }
 
 static inline struct mc_slot *slot(void)

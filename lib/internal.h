@@ -1803,6 +1803,7 @@ struct mc_other_thread {
 	bool again;             /* signalled again since */
 	double put_off_at;      /* when the put-off was first seen */
 	uintptr_t sp;           /* its stack pointer, or 0: not known */
+	uintptr_t whole_lo, whole_hi; /* sp not known: its whole stack, if known */
 	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
 	uintptr_t regs[MC_NREGS];
 };
@@ -1813,7 +1814,8 @@ struct mc_threads {
 };
 /* Every thread but the caller, stopped where a signal can stop it;
  * false when they cannot be listed.  alone: the caller is known to be
- * the only thread (struct mc_scan_from), nothing is listed. */
+ * the only thread (struct mc_scan_from), nothing is listed; else
+ * account.c's slot lock is held (mc_account_threads_lock). */
 bool mc_threads_stop(struct mc_threads *t, bool alone);
 void mc_threads_resume(struct mc_threads *t);
 
@@ -2002,6 +2004,10 @@ int64_t mc_account_peak_end(int64_t saved_peak);
 void mc_account_threads_lock(void);
 void mc_account_threads_unlock(void);
 int mc_account_other_stacks(uintptr_t (*out)[2], int max);
+/* Thread tid's stack mapping, where it has allocated (its slot's):
+ * the scan's last resort for a thread it could not stop (threads.c),
+ * cut to what is mapped before it is read.  Slot lock held. */
+bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi);
 /* The calling thread's stack, from the program's own pthread_getattr_np
  * on it (threadattr.c), where its slot could not ask (mc_stack_bounds). */
 void mc_account_stack_known(uintptr_t lo, uintptr_t hi);

@@ -511,6 +511,12 @@ static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top, uin
 	add_thread_mapped(r, from, top, tp);
 }
 
+static void add_whole_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
+{
+	(void)i;
+	add_mapped(arg, lo, hi);
+}
+
 static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
 {
 	struct mc_roots *r = arg;
@@ -641,6 +647,14 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 			for (size_t i = 0; i < r->maps->n; i++)
 				if (r->maps->v[i].kind == MC_VMA_STACK)
 					add_mapped(r, lo = r->maps->v[i].lo, hi = r->maps->v[i].hi);
+		} else if (o->whole_hi) {
+			/* another, running where no signal stopped it: its
+			 * whole stack as its slot has it (threads.c), with its
+			 * static TLS at the top; its pages written only (one
+			 * never written holds nothing; reading it would map
+			 * one) */
+			struct mc_root whole = { lo = o->whole_lo, hi = o->whole_hi, MC_ROOT_PLAIN };
+			mc_resident_each(&whole, 1, add_whole_run, r);
 		}
 		thread_data(r, tp, lo, hi, is_block, arg);
 		if (o->answered && r->regs) {
