@@ -1337,6 +1337,8 @@ void mc_report_emit(const struct mc_region_report *rr)
 		emit_text(rr, &ls);
 	if (vg_text)
 		mc_vgtext_emit(rr);
+	if (rr->process)
+		mc_vgxml_emit(rr);
 	if (mc_opt.report)
 		emit_json(rr, &ls);
 	peak_lines_free(&ls);
