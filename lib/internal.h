@@ -78,8 +78,8 @@ struct mc_options {
 	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
 	const char *valgrind_children; /* the pid whose program alone is checked (life.c) */
 	const char *valgrind_fullpath; /* --fullpath-after's prefixes, each ended by ':' (vgtext.c) */
-	const char *valgrind_xml; /* --xml-file's pattern or --xml-fd's number (vgxml.c) */
-	const char *valgrind_xml_args; /* the XML's vargv, each word ended by '\n' (vgxml.c) */
+	const char *valgrind_xml; /* --xml-file's pattern or --xml-fd's number, and
+				   * after a newline the vargv's words (vgxml.c) */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
 	int unwinder;             /* enum mc_unwinder */
@@ -2952,7 +2952,8 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 
 /* ---- vgxml.c --------------------------------------------------------- */
 
-/* The process's end as valgrind's XML, to MEMCHECK_VALGRIND_XML. */
+/* The process's end in valgrind's layout (report.c): its XML, to
+ * MEMCHECK_VALGRIND_XML, else its text (mc_vgtext_emit). */
 void mc_vgxml_emit(const struct mc_region_report *rr);
 /* A checked program's start: valgrind's XML head, under
  * MEMCHECK_VALGRIND_XML alone (the test inline: every process's

@@ -1336,8 +1336,6 @@ void mc_report_emit(const struct mc_region_report *rr)
 	if (!vg_text || mc_opt.text == MC_TEXT_FULL)
 		emit_text(rr, &ls);
 	if (vg_text)
-		mc_vgtext_emit(rr);
-	if (rr->process)
 		mc_vgxml_emit(rr);
 	if (mc_opt.report)
 		emit_json(rr, &ls);

@@ -161,8 +161,10 @@ static void xml_stack(struct mc_buf *b, uint32_t id)
 	mc_buf_puts(b, "  </stack>\n");
 }
 
-static const char *const leak_kind[] = { "Leak_DefinitelyLost", "Leak_IndirectlyLost",
-					 "Leak_PossiblyLost", "Leak_StillReachable" };
+/* characters, not pointers: an array of pointers is a relocation each,
+ * which the dynamic linker writes at every load */
+static const char leak_kind[][20] = { "Leak_DefinitelyLost", "Leak_IndirectlyLost",
+				      "Leak_PossiblyLost", "Leak_StillReachable" };
 
 static void xml_records(struct mc_buf *b, const struct mc_region_report *rr)
 {
@@ -199,12 +201,30 @@ static void xml_records(struct mc_buf *b, const struct mc_region_report *rr)
 	mc_unmap(v, bytes);
 }
 
+/* MEMCHECK_VALGRIND_XML: the destination, a line, then valgrind's
+ * words, each ended by a newline (vgcompat.c) */
+static const char *xml_vargv(void)
+{
+	const char *v = mc_opt.valgrind_xml ? mc_opt.valgrind_xml : "";
+	const char *nl = strchr(v, '\n');
+	return nl ? nl + 1 : "";
+}
+
+static void xml_dest(char *out, size_t cap)
+{
+	const char *v = mc_opt.valgrind_xml ? mc_opt.valgrind_xml : "";
+	size_t n = strcspn(v, "\n");
+	n = n < cap ? n : cap - 1;
+	memcpy(out, v, n);
+	out[n] = 0;
+}
+
 /* valgrind's verbosity from its words, as it takes them (1, -q makes it
  * 0, each -v one more): the library's text under --xml=yes is silent
  * whatever they say (vgcompat.c), so MEMCHECK_TEXT does not tell. */
 static bool xml_quiet(void)
 {
-	const char *w = mc_opt.valgrind_xml_args ? mc_opt.valgrind_xml_args : "";
+	const char *w = xml_vargv();
 	int verbosity = 1;
 	for (const char *e; *w && (e = strchr(w, '\n')); w = e + 1) {
 		size_t n = (size_t)(e - w);
@@ -300,7 +320,7 @@ static void xml_head(struct mc_buf *b)
 	mc_buf_puts(b, "</pid>\n<ppid>");
 	mc_buf_int(b, (int)syscall(SYS_getppid));
 	mc_buf_puts(b, "</ppid>\n<tool>memcheck</tool>\n\n<args>\n  <vargv>\n");
-	const char *va = mc_opt.valgrind_xml_args ? mc_opt.valgrind_xml_args : "";
+	const char *va = xml_vargv();
 	xml_words(b, va, strlen(va), '\n');
 	mc_buf_puts(b, "  </vargv>\n  <argv>\n");
 	if (argv.s)
@@ -344,7 +364,8 @@ static int xml_open(const char *dest)
 /* Write what b holds to the XML's destination, in one write */
 static void xml_write(struct mc_buf *b)
 {
-	const char *dest = mc_opt.valgrind_xml;
+	char dest[4096];
+	xml_dest(dest, sizeof dest);
 	int saved = errno;
 	int fd = xml_open(dest);
 	if (fd >= 0) {
@@ -369,8 +390,14 @@ void mc_vgxml_begin_slow(void)
 
 void mc_vgxml_emit(const struct mc_region_report *rr)
 {
-	const char *dest = mc_opt.valgrind_xml;
-	if (!dest || !*dest || mc_vgtext_silent())
+	char dest[4096];
+	xml_dest(dest, sizeof dest);
+	/* valgrind's text says nothing where it writes XML */
+	if (!*dest) {
+		mc_vgtext_emit(rr);
+		return;
+	}
+	if (mc_vgtext_silent())
 		return;
 	struct mc_buf b = { 0 };
 	/* a forked child's end goes on in its parent's file, after the

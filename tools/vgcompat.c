@@ -161,10 +161,10 @@ static void create_log(const char *pattern, char **cmd, bool quiet)
 }
 
 /* --xml=yes: where the library writes valgrind's XML at the program's
- * exit (MEMCHECK_VALGRIND_XML), the file created now and emptied as
- * valgrind does at its start, and the command line for its vargv
- * (MEMCHECK_VALGRIND_XML_ARGS: memcheck's path, then the options, each
- * ended by a newline). */
+ * exit (MEMCHECK_VALGRIND_XML's first line), the file created now and
+ * emptied as valgrind does at its start, and the command line for its
+ * vargv (the lines after: memcheck's path, then the options, each ended
+ * by a newline). */
 static void xml_setup(const char *file, const char *fd, char **argv, int nopts)
 {
 	char self[PATH_MAX];
@@ -176,9 +176,10 @@ static void xml_setup(const char *file, const char *fd, char **argv, int nopts)
 		free(words);
 		words = more;
 	}
-	setenv("MEMCHECK_VALGRIND_XML_ARGS", words, 1);
+	char *v = xasprintf("%s\n%s", file ? file : fd, words);
+	setenv("MEMCHECK_VALGRIND_XML", v, 1);
+	free(v);
 	free(words);
-	setenv("MEMCHECK_VALGRIND_XML", file ? file : fd, 1);
 	if (!file)
 		return;
 	char path[PATH_MAX];
@@ -418,7 +419,7 @@ int cmd_vgcompat(int argc, char **argv)
 		 * text says nothing */
 		scan = NULL;
 		leak_check = "full";
-		text = "none";
+		text = "fail"; /* the library's valgrind text then says nothing */
 	}
 	char *lib = find_library();
 	if (!lib)
@@ -468,7 +469,7 @@ int cmd_vgcompat(int argc, char **argv)
 	setenv("MEMCHECK_ANCESTORS", "0", 0);
 	static const char *const freeres_words[] = { "none", "cxx", "libc", "all" };
 	setenv("MEMCHECK_VALGRIND_FREERES", freeres_words[freeres], 1);
-	bool quiet = text && (!strcmp(text, "fail") || !strcmp(text, "none"));
+	bool quiet = text && !strcmp(text, "fail");
 	if (log) {
 		setenv("MEMCHECK_LOG", log, 1);
 		create_log(log, argv + i, quiet);
