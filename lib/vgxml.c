@@ -16,13 +16,13 @@
  * its output on the same programs: tests/test_valgrind.c), so that a
  * reader that splits on lines reads it too.
  *
- * Written whole at the process's exit, in one write, where valgrind
- * writes the head at its start: memcheck has nothing to add at start
- * (no other error of valgrind's kinds goes into this file), and a
- * start-up that writes a file is a cost every process would pay.  A
- * forked child writes as valgrind's does: its end appended to its
- * parent's file (the same file: the pattern has no %p, or a
- * descriptor), or a file of its own whose head has no RUNNING status.
+ * The head (preamble, pid, ppid, the command lines, RUNNING) is written
+ * as a checked program starts, as valgrind writes it (mc_vgxml_begin,
+ * from life.c), so that what forked children append to the same file
+ * comes after it; the rest at the process's end, in one write.  A forked
+ * child writes as valgrind's does: its end appended to its parent's
+ * file (the pattern has no %p, or a descriptor), or a file of its own
+ * whose head has no RUNNING status.
  *
  * Not written: valgrind's first frame of each stack (its own
  * replacement of malloc, in vgpreload_memcheck-*.so; memcheck's stacks
@@ -261,7 +261,7 @@ static void xml_suppcounts(struct mc_buf *b, const struct mc_supp_report *s)
 }
 
 /* words, each ended by end (NUL for /proc/self/cmdline, newline for
- * MEMCHECK_VALGRIND_XML_ARGS), as <exe> then <arg>s */
+ * MEMCHECK_VALGRIND_XML's), as <exe> then <arg>s */
 static void xml_words(struct mc_buf *b, const char *s, size_t n, char end)
 {
 	bool first = true;
@@ -274,23 +274,21 @@ static void xml_words(struct mc_buf *b, const char *s, size_t n, char end)
 	}
 }
 
-/* The program's own words, as the kernel keeps them */
-static void xml_argv(struct mc_buf *b)
+/* The program's own words, as the kernel keeps them, each ended by a
+ * NUL, into c */
+static void xml_cmdline(struct mc_buf *c)
 {
 	int fd = mc_proc_open("cmdline", O_RDONLY);
 	if (fd < 0)
 		return;
-	struct mc_buf c = { 0 };
 	for (;;) {
-		char *room = mc_buf_room(&c, 4096);
+		char *room = mc_buf_room(c, 4096);
 		long got = room ? mc_sys_read(fd, room, 4096) : -1;
 		if (got <= 0)
 			break;
-		c.len += (size_t)got;
+		c->len += (size_t)got;
 	}
 	mc_sys_close(fd);
-	xml_words(b, c.s ? c.s : "", c.len, 0);
-	mc_buf_free(&c);
 }
 
 /* Everything before the run's errors: the preamble, the processes, the
@@ -302,20 +300,14 @@ static void xml_head(struct mc_buf *b)
 		       "  <line>memcheck " MEMCHECK_VERSION ": valgrind's command line, the program "
 		       "run with libmemcheck preloaded (leaks and heap errors)</line>\n");
 	struct mc_buf argv = { 0 };
-	xml_argv(&argv);
-	/* "Command:" and the words, from argv's elements */
-	struct mc_buf cmd = { 0 };
-	mc_buf_puts(&cmd, "Command:");
-	for (const char *p = argv.s; p && (p = strstr(p, ">")) && p[1];) {
-		const char *e = strstr(p, "</");
-		if (!e)
-			break;
-		mc_buf_puts(&cmd, " ");
-		mc_buf_put(&cmd, p + 1, (size_t)(e - p - 1));
-		p = strstr(e, "\n");
+	xml_cmdline(&argv);
+	const char *w = argv.s ? argv.s : "";
+	mc_buf_puts(b, "  <line>Command:");
+	for (size_t i = 0; i < argv.len; i += strlen(w + i) + 1) {
+		mc_buf_puts(b, " ");
+		xml_put(b, w + i, strlen(w + i));
 	}
-	mc_buf_strs(b, "  <line>", cmd.s, "</line>\n</preamble>\n\n<pid>", NULL);
-	mc_buf_free(&cmd);
+	mc_buf_puts(b, "</line>\n</preamble>\n\n<pid>");
 	mc_buf_int(b, (int)mc_pid());
 	mc_buf_puts(b, "</pid>\n<ppid>");
 	mc_buf_int(b, (int)syscall(SYS_getppid));
@@ -323,8 +315,7 @@ static void xml_head(struct mc_buf *b)
 	const char *va = xml_vargv();
 	xml_words(b, va, strlen(va), '\n');
 	mc_buf_puts(b, "  </vargv>\n  <argv>\n");
-	if (argv.s)
-		mc_buf_put(b, argv.s, argv.len);
+	xml_words(b, w, argv.len, 0);
 	mc_buf_puts(b, "  </argv>\n</args>\n\n");
 	mc_buf_free(&argv);
 	if (!mc_vgtext_forked())

@@ -272,7 +272,12 @@ static char *xml_fields(const char *doc, bool numbered, const char *want, const 
 	bool supp = false;
 	for (int i = 0; i < root->nkids; i++) {
 		const struct h_xml *e = root->kid[i];
-		if (!strcmp(e->name, "status")) {
+		if (!strcmp(e->name, "args")) {
+			/* the program's words; vargv names the checker */
+			const struct h_xml *av = h_xml_kid(e, "argv");
+			for (int j = 0; av && j < av->nkids; j++)
+				m += (size_t)snprintf(out + m, cap - m, "argv %s\n", av->kid[j]->text);
+		} else if (!strcmp(e->name, "status")) {
 			const struct h_xml *st = h_xml_kid(e, "state");
 			m += (size_t)snprintf(out + m, cap - m, "status %s\n", st ? st->text : "?");
 		} else if (!strcmp(e->name, "error")) {
@@ -392,6 +397,11 @@ START_TEST(xml_as_valgrinds)
 			      r->name, h_allocator_name(i), h_status(&x.r), vstatus, x.r.err);
 		char *mdoc = h_read_file(mfile, NULL);
 		ck_assert_msg(mdoc, "%s under %s: no %s", r->name, h_allocator_name(i), mfile);
+		/* the program keeps the pid the command was started in */
+		char pid[64];
+		snprintf(pid, sizeof pid, "<pid>%d</pid>", (int)x.r.pid);
+		ck_assert_msg(strstr(mdoc, pid), "%s under %s: no %s in:\n%.1000s", r->name,
+			      h_allocator_name(i), pid, mdoc);
 		char *want = xml_fields(vdoc, i == H_GLIBC, all, "valgrind's");
 		char *got = xml_fields(mdoc, i == H_GLIBC, all, "memcheck's");
 		ck_assert_msg(!strcmp(want, got), "%s under %s: valgrind's XML:\n%.2000s\n"
