@@ -78,6 +78,8 @@ struct mc_options {
 	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
 	const char *valgrind_children; /* the pid whose program alone is checked (life.c) */
 	const char *valgrind_fullpath; /* --fullpath-after's prefixes, each ended by ':' (vgtext.c) */
+	const char *valgrind_xml; /* --xml-file's pattern or --xml-fd's number, and
+				   * after a newline the vargv's words (vgxml.c) */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
 	int unwinder;             /* enum mc_unwinder */
@@ -2512,6 +2514,8 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
  * into, with the call's file:line.  Returns the frames written (>= 1). */
 #define MC_MAX_INLINE 8
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
+/* The compile directory of pc's unit (symsession.c), for valgrind's XML. */
+bool mc_symbolize_comp_dir(uintptr_t pc, char *out, size_t cap);
 /* The frame pc's symbol table names, one, with no file:line and no
  * inlined frames: what mc_symbolize_frames gives where it reads no debug
  * information (the system's libraries), without reading any.  *deep:
@@ -2958,6 +2962,8 @@ void mc_vgtext_heuristics(const struct memcheck_count by[MC_HEUR_N]);
 /* A forked child under --child-silent-after-fork=yes: it writes nothing
  * (report.c's heap errors ask; its regions' text is MEMCHECK_TEXT=none). */
 bool mc_vgtext_silent(void);
+/* A child forked since the last exec (vgxml.c). */
+bool mc_vgtext_forked(void);
 /* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
 void mc_vgtext_emit(const struct mc_region_report *rr);
 /* Does a leak of kind (enum mc_kind) fail a region: valgrind's rule for
@@ -2972,6 +2978,14 @@ bool mc_vgtext_all_kinds(bool process);
  * valgrind reads under its command line (--num-callers:
  * MEMCHECK_STACK_DEPTH + 1), 0 otherwise (mc_supp_read_lines). */
 int mc_vgtext_supp_lines(void);
+/* The process's records in valgrind's order, mmap'd (*bytes), or NULL. */
+struct mc_leak *mc_vgtext_sorted(const struct mc_region_report *rr, size_t *bytes);
+/* Is a record of kind listed (--show-leak-kinds, --leak-check)? */
+bool mc_vgtext_shown(uint32_t kind);
+/* "N bytes in B blocks are KIND in loss record K of M": the i-th of n
+ * sorted records' heading, without prefix or newline; returns K. */
+size_t mc_vgtext_heading(struct mc_buf *b, const struct mc_leak *l, size_t i, size_t n);
+
 /* At each region's end: the first record of leaks[0..n) that fails a
  * region (none for a region that passed), for memcheck_leak_site(). */
 void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n);
@@ -2986,6 +3000,21 @@ void mc_report_expect_oom(const char *region_id, const char *region);
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack,
 			  uint32_t now_stack, uintptr_t block);
+
+/* ---- vgxml.c --------------------------------------------------------- */
+
+/* The process's end in valgrind's layout (report.c): its XML, to
+ * MEMCHECK_VALGRIND_XML, else its text (mc_vgtext_emit). */
+void mc_vgxml_emit(const struct mc_region_report *rr);
+/* A checked program's start: valgrind's XML head, under
+ * MEMCHECK_VALGRIND_XML alone (the test inline: every process's
+ * start-up runs it, and its code lies in the caller's block). */
+void mc_vgxml_begin_slow(void);
+static inline __attribute__((always_inline)) void mc_vgxml_begin(void)
+{
+	if (__builtin_expect(mc_opt.valgrind_xml && *mc_opt.valgrind_xml, 0))
+		mc_vgxml_begin_slow();
+}
 
 #pragma GCC visibility pop
 

@@ -414,8 +414,10 @@ static void process_begin(void)
 	mc_guard_enter();
 	if (!mc_is_active && !left_out)
 		say_bypassed();
-	if (on)
+	if (on) {
 		mc_regions_begin_process();
+		mc_vgxml_begin();
+	}
 	mc_guard_leave();
 }
 

@@ -1336,7 +1336,7 @@ void mc_report_emit(const struct mc_region_report *rr)
 	if (!vg_text || mc_opt.text == MC_TEXT_FULL)
 		emit_text(rr, &ls);
 	if (vg_text)
-		mc_vgtext_emit(rr);
+		mc_vgxml_emit(rr);
 	if (mc_opt.report)
 		emit_json(rr, &ls);
 	peak_lines_free(&ls);

@@ -12,6 +12,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
@@ -273,4 +274,27 @@ void mc_symbolize_postfork(bool child)
 		dstr_filters_free(false);
 		pc_cache_drop();
 	}
+}
+
+/* The compile directory of the unit pc's call lies in (valgrind's XML
+ * gives a frame's directory joined to it where the line table's is
+ * relative), into out; false where no debug information says.  Asked
+ * only for valgrind's XML (vgxml.c), which libdw's session then serves. */
+bool mc_symbolize_comp_dir(uintptr_t pc, char *out, size_t cap)
+{
+	bool found = false;
+	uintptr_t addr = pc ? pc - 1 : 0;
+	pthread_mutex_lock(&sym_lock);
+	Dwfl *d = load_libdw() && dw.inlines ? get_session() : NULL;
+	Dwfl_Module *mod = d ? session_module(d, addr, NULL) : NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = mod ? dw.addrdie(mod, addr, &bias) : NULL;
+	Dwarf_Attribute at;
+	const char *dir = cu && dw.attr(cu, DW_AT_comp_dir, &at) ? dw.formstring(&at) : NULL;
+	if (dir && *dir && strlen(dir) < cap) {
+		memcpy(out, dir, strlen(dir) + 1);
+		found = true;
+	}
+	pthread_mutex_unlock(&sym_lock);
+	return found;
 }

@@ -237,10 +237,16 @@ static uint64_t error_contexts(uint64_t errors)
  * still MEMCHECK_EXITCODE where one fails, as valgrind's silent child
  * exits with --error-exitcode's N. */
 static bool silent;
+static bool forked; /* since the last exec (vgxml.c's head asks) */
 
 bool mc_vgtext_silent(void)
 {
 	return silent;
+}
+
+bool mc_vgtext_forked(void)
+{
+	return forked;
 }
 
 void mc_vgtext_after_fork_child(void)
@@ -252,6 +258,7 @@ void mc_vgtext_after_fork_child(void)
 	for (int i = 0; i < VG_CONTEXTS; i++)
 		atomic_store(&contexts[i], 0);
 	atomic_store(&more_contexts, 0);
+	forked = true;
 }
 
 /* ---- the process's end ------------------------------------------------ */
@@ -351,6 +358,9 @@ bool mc_vgtext_all_kinds(bool process)
 	unsigned unlost = 1u << MC_KIND_INDIRECT | 1u << MC_KIND_REACHABLE;
 	if (!process || mc_opt.valgrind_text == MC_VGTEXT_NONE)
 		return false;
+	/* valgrind's XML lists its suppressions' counts */
+	if (mc_opt.valgrind_xml && *mc_opt.valgrind_xml)
+		return true;
 	if (leak_checked() && mc_opt.text != MC_TEXT_NONE && mc_opt.text != MC_TEXT_FAIL)
 		return true;
 	if (mc_opt.valgrind_text < MC_VGTEXT_FULL)
@@ -428,38 +438,64 @@ static size_t record_number(const struct mc_leak *l, size_t i, size_t listed, si
 	return i + 1;
 }
 
+/* The process region's records in valgrind's order: a copy of the
+ * groups sorted, mmap'd (*bytes of it; the JSON report reads them in
+ * memcheck's order after this), or NULL. */
+struct mc_leak *mc_vgtext_sorted(const struct mc_region_report *rr, size_t *bytes)
+{
+	size_t n = rr->nleak_groups;
+	*bytes = n * sizeof(struct mc_leak);
+	struct mc_leak *v = n && rr->leaks ? mc_map(*bytes) : NULL;
+	if (!v)
+		return NULL;
+	memcpy(v, rr->leaks, *bytes);
+	mc_sort(v, n, sizeof *v, vg_cmp);
+	return v;
+}
+
+bool mc_vgtext_shown(uint32_t kind)
+{
+	return shown_kind(kind);
+}
+
+/* A loss record's heading as valgrind writes it, in its text and in
+ * its XML's <text>: "N bytes in B blocks are KIND in loss record K of
+ * M"; a record whose blocks lead cliques "N (D direct, I indirect)
+ * bytes", N their sum.  l: the i-th of the n listed, sorted.  Returns
+ * K, the record's number. */
+size_t mc_vgtext_heading(struct mc_buf *b, const struct mc_leak *l, size_t i, size_t n)
+{
+	char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
+	if (l->indirect)
+		mc_buf_strs(b, mc_commas(l->bytes + l->indirect, c1), " (",
+			    mc_commas(l->bytes, c5), " direct, ", mc_commas(l->indirect, c6),
+			    " indirect) bytes in ", mc_commas(l->blocks, c2), " blocks are ", NULL);
+	else
+		mc_buf_strs(b, num_or_unknown(l->bytes, c1), " bytes in ",
+			    num_or_unknown(l->blocks, c2), " blocks are ", NULL);
+	size_t of, k = record_number(l, i, n, &of);
+	mc_buf_strs(b, vg_kind[l->kind & 3], " in loss record ", mc_commas(k, c3), " of ",
+		    mc_commas(of, c4), NULL);
+	return k;
+}
+
 /* The loss records full or all shows, each followed by an empty line,
- * in valgrind's order: a copy of the groups sorted (the JSON report
- * reads them in memcheck's order after this). */
+ * in valgrind's order. */
 static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 			 const struct mc_region_report *rr)
 {
-	size_t n = rr->nleak_groups;
-	if (mc_opt.valgrind_text < MC_VGTEXT_FULL || !n || !rr->leaks)
+	size_t n = rr->nleak_groups, bytes;
+	if (mc_opt.valgrind_text < MC_VGTEXT_FULL)
 		return;
-	size_t bytes = n * sizeof(struct mc_leak);
-	struct mc_leak *v = mc_map(bytes);
+	struct mc_leak *v = mc_vgtext_sorted(rr, &bytes);
 	if (!v)
 		return;
-	memcpy(v, rr->leaks, bytes);
-	mc_sort(v, n, sizeof *v, vg_cmp);
-	char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
 	for (size_t i = 0; i < n; i++) {
 		if (!shown_kind(v[i].kind))
 			continue;
-		/* a record whose blocks lead cliques: "N (D direct, I
-		 * indirect) bytes", N their sum, as valgrind writes it */
-		if (v[i].indirect)
-			mc_buf_strs(b, p, " ", mc_commas(v[i].bytes + v[i].indirect, c1), " (",
-				    mc_commas(v[i].bytes, c5), " direct, ",
-				    mc_commas(v[i].indirect, c6), " indirect) bytes in ",
-				    mc_commas(v[i].blocks, c2), " blocks are ", NULL);
-		else
-			mc_buf_strs(b, p, " ", num_or_unknown(v[i].bytes, c1), " bytes in ",
-				    num_or_unknown(v[i].blocks, c2), " blocks are ", NULL);
-		size_t of, k = record_number(&v[i], i, n, &of);
-		mc_buf_strs(b, vg_kind[v[i].kind & 3], " in loss record ", mc_commas(k, c3),
-			    " of ", mc_commas(of, c4), "\n", NULL);
+		mc_buf_strs(b, p, " ", NULL);
+		mc_vgtext_heading(b, &v[i], i, n);
+		mc_buf_puts(b, "\n");
 		mc_text_stack(b, sp, v[i].stack);
 		mc_buf_strs(b, sp, "\n", NULL);
 	}

@@ -16,10 +16,12 @@
  * compared with valgrind's own for the same command line.
  */
 #include <check.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -164,6 +166,19 @@ static const char *const *vg_argv(const struct vg_row *r, const char *supp, bool
 	return argv;
 }
 
+/* A suppression file of text for a row, or NULL without */
+static const char *supp_file(const char *text)
+{
+	if (!text)
+		return NULL;
+	const char *path = h_tmppath("row.supp");
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
 START_TEST(records_cut_as_valgrinds)
 {
 	const struct vg_row *r = &vg_rows[_i];
@@ -172,14 +187,7 @@ START_TEST(records_cut_as_valgrinds)
 		printf("note: valgrind not installed; skipping %s\n", r->name);
 		return;
 	}
-	const char *supp = NULL;
-	if (r->supp) {
-		supp = h_tmppath("deep.supp");
-		FILE *f = fopen(supp, "w");
-		ck_assert_ptr_nonnull(f);
-		fputs(r->supp, f);
-		fclose(f);
-	}
+	const char *supp = supp_file(r->supp);
 	struct h_res v;
 	H_EXEC(&v, .prog = vg, .args = vg_argv(r, supp, r->shipped), .no_report = true, .text = "",
 	       .timeout = 120);
@@ -236,6 +244,265 @@ START_TEST(num_callers_bounds)
 }
 END_TEST
 
+/* ---- --xml=yes against valgrind's XML ------------------------------ */
+
+/* The fields of an XML document that memcheck's must share with
+ * valgrind's, one line each: every error's kind, heading, bytes, blocks
+ * and frames (fn, dir, file, line, and the ip's offset in its page: the
+ * objects load elsewhere), valgrind's own first frame (its malloc, in
+ * vgpreload_memcheck) left out; whether suppcounts is there, and its
+ * pairs sorted (valgrind moves a suppression to the front of its list at
+ * each match); the statuses.  numbered: the records' numbers and uniques
+ * and every suppression pair, which under an allocator other than
+ * glibc's count the allocator's own records (suppressed); else only
+ * the pairs of names in want. */
+static char *xml_fields(const char *doc, bool numbered, const char *want, const char *what)
+{
+	char err[256];
+	struct h_xml *root = h_xml_parse(doc, err, sizeof err);
+	ck_assert_msg(root, "%s: not XML (%s):\n%.2000s", what, err, doc);
+	ck_assert_str_eq(root->name, "valgrindoutput");
+	const struct h_xml *pv = h_xml_kid(root, "protocolversion");
+	ck_assert_msg(pv && pv->text && !strcmp(pv->text, "4"), "%s: no protocol 4", what);
+	size_t cap = strlen(doc) + 64, m = 0;
+	char *out = calloc(cap, 1);
+	ck_assert_ptr_nonnull(out);
+	char pairs[64][300];
+	int np = 0;
+	bool supp = false;
+	for (int i = 0; i < root->nkids; i++) {
+		const struct h_xml *e = root->kid[i];
+		if (!strcmp(e->name, "args")) {
+			/* the program's words; vargv names the checker */
+			const struct h_xml *av = h_xml_kid(e, "argv");
+			for (int j = 0; av && j < av->nkids; j++)
+				m += (size_t)snprintf(out + m, cap - m, "argv %s\n", av->kid[j]->text);
+		} else if (!strcmp(e->name, "status")) {
+			const struct h_xml *st = h_xml_kid(e, "state");
+			m += (size_t)snprintf(out + m, cap - m, "status %s\n", st ? st->text : "?");
+		} else if (!strcmp(e->name, "error")) {
+			const struct h_xml *x = h_xml_kid(e, "xwhat"), *k = h_xml_kid(e, "kind");
+			const struct h_xml *u = h_xml_kid(e, "unique");
+			ck_assert_msg(x && k && u, "%s: an error without kind or xwhat", what);
+			char text[512];
+			snprintf(text, sizeof text, "%s", h_xml_kid(x, "text")->text);
+			if (!numbered && strstr(text, " in loss record "))
+				*strstr(text, " in loss record ") = 0;
+			m += (size_t)snprintf(out + m, cap - m, "error %s %s %s: %s, %s bytes, %s blocks\n",
+					      numbered ? u->text : "", k->text,
+					      h_xml_kid(e, "tid")->text, text,
+					      h_xml_kid(x, "leakedbytes")->text,
+					      h_xml_kid(x, "leakedblocks")->text);
+			const struct h_xml *stack = h_xml_kid(e, "stack");
+			for (int f = 0; stack && f < stack->nkids; f++) {
+				const struct h_xml *fr = stack->kid[f];
+				const struct h_xml *obj = h_xml_kid(fr, "obj"), *fn = h_xml_kid(fr, "fn");
+				const struct h_xml *dir = h_xml_kid(fr, "dir"), *file = h_xml_kid(fr, "file");
+				const struct h_xml *line = h_xml_kid(fr, "line");
+				if (f == 0 && obj && strstr(obj->text, "vgpreload_memcheck"))
+					continue;
+				unsigned long ip = strtoul(h_xml_kid(fr, "ip")->text, NULL, 16);
+				m += (size_t)snprintf(out + m, cap - m, "  %s %s/%s:%s +0x%03lx\n",
+						      fn ? fn->text : "-", dir ? dir->text : "-",
+						      file ? file->text : "-", line ? line->text : "-",
+						      ip & 0xfff);
+			}
+		} else if (!strcmp(e->name, "suppcounts")) {
+			supp = true;
+			for (int j = 0; j < e->nkids && np < 64; j++) {
+				const char *name = h_xml_kid(e->kid[j], "name")->text;
+				if (numbered || (want && strstr(want, name)))
+					snprintf(pairs[np++], sizeof pairs[0], "pair %s %s\n", name,
+						 h_xml_kid(e->kid[j], "count")->text);
+			}
+		}
+	}
+	qsort(pairs, (size_t)np, sizeof pairs[0], (int (*)(const void *, const void *))strcmp);
+	m += (size_t)snprintf(out + m, cap - m, "suppcounts %s\n", supp ? "shown" : "left out");
+	for (int j = 0; j < np; j++)
+		m += (size_t)snprintf(out + m, cap - m, "%s", pairs[j]);
+	h_xml_free(root);
+	return out;
+}
+
+/* rows of vg_row: their words without --xml's */
+static const struct vg_row xml_rows[] = {
+	{ .name = "every kind listed", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=all"), .prog = "plain_leak_cycle" },
+	/* valgrind's XML lists the records of --show-leak-kinds whatever
+	 * --leak-check says */
+	{ .name = "--leak-check's default", .words = H_LIST("--num-callers=12"),
+	  .prog = "plain_leak_cycle" },
+	{ .name = "--leak-check=no", .words = H_LIST("--leak-check=no"), .prog = "plain_leak_cycle" },
+	{ .name = "-q: no suppcounts", .words = H_LIST("-q", "--show-reachable=yes"),
+	  .prog = "plain_leak_cycle" },
+	{ .name = "--show-leak-kinds=definite,indirect", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=definite,indirect"), .prog = "plain_leak_cycle" },
+	{ .name = "a deep stack, 100,000 bytes", .words = H_LIST("--leak-check=full"),
+	  .prog = "plain_errors", .args = H_LIST("leak") },
+	{ .name = "--num-callers=5", .words = H_LIST("--num-callers=5", "--leak-check=full",
+	  "--show-leak-kinds=all"), .prog = "plain_leak_depth", .args = H_LIST("2") },
+	{ .name = "a suppression used", .words = H_LIST("--leak-check=full"),
+	  .prog = "plain_leak_depth", .args = H_LIST("10"), .supp = deep_supp },
+	{ .name = "--errors-for-leak-kinds=all", .words = H_LIST("--leak-check=full",
+	  "--errors-for-leak-kinds=all", "--error-exitcode=3"), .prog = "plain_leak_cycle" },
+};
+
+/* A row's command line with --xml=yes --xml-file=file before its words */
+static const char *const *xml_argv(const struct vg_row *r, const char *file, const char *supp)
+{
+	static const char *words[64];
+	size_t n = 0;
+	words[n++] = "--xml=yes";
+	words[n++] = h_env("--xml-file=%s", file);
+	for (size_t i = 0; r->words[i] && n < 63; i++)
+		words[n++] = r->words[i];
+	words[n] = NULL;
+	struct vg_row row = *r;
+	row.words = words;
+	return vg_argv(&row, supp, false);
+}
+
+START_TEST(xml_as_valgrinds)
+{
+	const struct vg_row *r = &xml_rows[_i];
+	const char *vg = h_valgrind_path();
+	if (!vg) {
+		printf("note: valgrind not installed; skipping %s\n", r->name);
+		return;
+	}
+	const char *supp = supp_file(r->supp);
+	const char *vfile = h_tmppath("valgrind.xml");
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = xml_argv(r, vfile, supp), .no_report = true, .text = "",
+	       .timeout = 120, .flags = H_EXITCODE);
+	char *vdoc = h_read_file(vfile, NULL);
+	ck_assert_msg(vdoc, "%s: valgrind wrote no %s:\n%.2000s", r->name, vfile, v.r.err);
+	int vstatus = v.r.exit_code;
+	h_res_free(&v);
+	char *all = xml_fields(vdoc, true, NULL, "valgrind's");
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
+			continue;
+		const char *mfile = h_tmppath("memcheck.xml");
+		struct h_res x;
+		H_EXEC(&x, .cli = xml_argv(r, mfile, supp), .no_report = true, .text = "",
+		       .flags = H_EXITCODE, .alloc = i,
+		       .env = so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL);
+		/* valgrind's text under --xml=yes says nothing; the status is
+		 * valgrind's */
+		ck_assert_msg(x.r.exit_code == vstatus && !x.r.err[0],
+			      "%s under %s: %s, valgrind exit %d; standard error:\n%.1000s",
+			      r->name, h_allocator_name(i), h_status(&x.r), vstatus, x.r.err);
+		char *mdoc = h_read_file(mfile, NULL);
+		ck_assert_msg(mdoc, "%s under %s: no %s", r->name, h_allocator_name(i), mfile);
+		/* the program keeps the pid the command was started in */
+		char pid[64];
+		snprintf(pid, sizeof pid, "<pid>%d</pid>", (int)x.r.pid);
+		ck_assert_msg(strstr(mdoc, pid), "%s under %s: no %s in:\n%.1000s", r->name,
+			      h_allocator_name(i), pid, mdoc);
+		char *want = xml_fields(vdoc, i == H_GLIBC, all, "valgrind's");
+		char *got = xml_fields(mdoc, i == H_GLIBC, all, "memcheck's");
+		ck_assert_msg(!strcmp(want, got), "%s under %s: valgrind's XML:\n%.2000s\n"
+			      "memcheck's:\n%.2000s\nmemcheck's document:\n%.3000s", r->name,
+			      h_allocator_name(i), want, got, mdoc);
+		free(want);
+		free(got);
+		free(mdoc);
+		h_res_free(&x);
+	}
+	free(all);
+	free(vdoc);
+}
+END_TEST
+
+/* A forked child writes as valgrind's: with %p in --xml-file a file of
+ * its own, whose head has no RUNNING status; under
+ * --child-silent-after-fork=yes nothing. */
+static void xml_files(const char *dir, char *out, size_t cap)
+{
+	size_t m = 0;
+	char names[8][1024];
+	int n = 0;
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d)) && n < 8;)
+		if (e->d_name[0] != '.')
+			snprintf(names[n++], sizeof names[0], "%s/%s", dir, e->d_name);
+	closedir(d);
+	char docs[8][4096];
+	for (int i = 0; i < n; i++) {
+		char *doc = h_read_file(names[i], NULL);
+		ck_assert_ptr_nonnull(doc);
+		char *f = xml_fields(doc, true, NULL, names[i]);
+		snprintf(docs[i], sizeof docs[0], "%s", f);
+		free(f);
+		free(doc);
+	}
+	qsort(docs, (size_t)n, sizeof docs[0], (int (*)(const void *, const void *))strcmp);
+	for (int i = 0; i < n; i++)
+		m += (size_t)snprintf(out + m, cap - m, "-- a file\n%s", docs[i]);
+}
+
+START_TEST(xml_forked_child)
+{
+	const char *vg = h_valgrind_path();
+	if (!vg) {
+		printf("note: valgrind not installed; skipping\n");
+		return;
+	}
+	static const char *const silent[] = { "--child-silent-after-fork=no",
+					      "--child-silent-after-fork=yes" };
+	for (int s = 0; s < 2; s++) {
+		const char *vdir = h_tmppath("vgfork"), *mdir = h_tmppath("mcfork");
+		ck_assert_int_eq(mkdir(vdir, 0700), 0);
+		ck_assert_int_eq(mkdir(mdir, 0700), 0);
+		const char *const vargs[] = { "--xml=yes", h_env("--xml-file=%s/x.%%p.xml", vdir),
+					      "--leak-check=full", silent[s],
+					      h_prog("plain_fork"), "fork", NULL };
+		struct h_res v;
+		H_EXEC(&v, .prog = vg, .args = vargs, .no_report = true, .text = "", .timeout = 120);
+		h_res_free(&v);
+		char want[16384], got[16384];
+		xml_files(vdir, want, sizeof want);
+		const char *const margs[] = { "--xml=yes", h_env("--xml-file=%s/x.%%p.xml", mdir),
+					      "--leak-check=full", silent[s],
+					      h_prog("plain_fork"), "fork", NULL };
+		struct h_res x;
+		H_EXEC(&x, .cli = margs, .no_report = true, .text = "");
+		xml_files(mdir, got, sizeof got);
+		ck_assert_msg(!strcmp(want, got), "%s: valgrind's files:\n%s\nmemcheck's:\n%s",
+			      silent[s], want, got);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
+/* valgrind refuses --xml=yes without a destination; memcheck writes no
+ * socket */
+START_TEST(xml_bad_usage)
+{
+	static const struct {
+		const char *word, *err;
+	} bad[] = {
+		{ "--xml=yes", "no XML output destination" },
+		{ "--xml-socket=127.0.0.1:1500", "not to a socket" },
+		{ "--xml=maybe", "expected yes or no" },
+		{ "--xml-fd=x", "expected a descriptor's number" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct h_res x;
+		H_EXEC(&x, .cli = H_LIST(bad[i].word, h_prog("plain_leak_depth"), "3"),
+		       .no_report = true, .text = "", .flags = H_EXITCODE);
+		h_expect_exit(&x, 2);
+		ck_assert_msg(strstr(x.r.err, bad[i].err),
+			      "%s: expected \"%s\", stderr:\n%s", bad[i].word, bad[i].err, x.r.err);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
 static const struct h_case cases[] = {
 	{ "a varied mix", .allocators = H_ONLY(H_GLIBC), .check = same_as_valgrind,
 	  .run = { .prog = "plain_mix", .args = H_LIST("3000"), .flags = H_PRELOAD },
@@ -252,5 +519,8 @@ int main(void)
 	tcase_add_loop_test(tc, records_cut_as_valgrinds, 0,
 			    (int)(sizeof vg_rows / sizeof vg_rows[0]));
 	tcase_add_test(tc, num_callers_bounds);
+	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
+	tcase_add_test(tc, xml_forked_child);
+	tcase_add_test(tc, xml_bad_usage);
 	return h_run_suite(NULL);
 }

@@ -31,9 +31,14 @@
  *   written here, before the exec, under the pid the program keeps.
  * - valgrind's options that tune its own instrumentation
  *   (--track-origins, --malloc-fill, ...) mean nothing here and are
- *   accepted; options memcheck cannot honour (--xml=yes, another --tool)
- *   are refused, so that a setup does not silently check less than it
- *   says.
+ *   accepted; options memcheck cannot honour (--xml-socket, another
+ *   --tool) are refused, so that a setup does not silently check less
+ *   than it says.
+ * - Tools that read valgrind's XML (--xml=yes --xml-file=F) read the
+ *   library's (lib/vgxml.c): the file is created here, as valgrind
+ *   creates it, and the command line handed on for its vargv; valgrind
+ *   under --xml=yes says nothing in its text and lists the records of
+ *   --show-leak-kinds whatever --leak-check says, and so does this.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +62,6 @@ static const char *const ignored[] = {
 	"--redzone-size", "--error-limit", "--show-below-main",
 	"--soname-synonyms",
 	"--fair-sched", "--num-transtab-sectors", "--vex-iropt-register-updates",
-	"--xml",
 };
 
 /* "--name=value": value, or NULL when a is not that option. */
@@ -156,6 +160,39 @@ static void create_log(const char *pattern, char **cmd, bool quiet)
 	close(fd);
 }
 
+/* --xml=yes: where the library writes valgrind's XML at the program's
+ * exit (MEMCHECK_VALGRIND_XML's first line), the file created now and
+ * emptied as valgrind does at its start, and the command line for its
+ * vargv (the lines after: memcheck's path, then the options, each ended
+ * by a newline). */
+static void xml_setup(const char *file, const char *fd, char **argv, int nopts)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	self[n > 0 ? n : 0] = 0;
+	char *words = xasprintf("%s\n", n > 0 ? self : argv[0]);
+	for (int k = 1; k < nopts; k++) {
+		char *more = xasprintf("%s%s\n", words, argv[k]);
+		free(words);
+		words = more;
+	}
+	char *v = xasprintf("%s\n%s", file ? file : fd, words);
+	setenv("MEMCHECK_VALGRIND_XML", v, 1);
+	free(v);
+	free(words);
+	if (!file)
+		return;
+	char path[PATH_MAX];
+	size_t bad;
+	if (mc_text_path(file, (long)getpid(), path, sizeof path, &bad) < 0)
+		return;
+	int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f < 0)
+		say("--xml-file: %s: %s", path, strerror(errno));
+	else
+		close(f);
+}
+
 static const char *const kind_words[] = { "definite", "indirect", "possible", "reachable" };
 
 /* A kinds option's value (--show-leak-kinds, --errors-for-leak-kinds):
@@ -230,7 +267,8 @@ int cmd_vgcompat(int argc, char **argv)
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
-	bool gen = false, child_silent = false, trace_children = false;
+	bool gen = false, child_silent = false, trace_children = false, xml = false;
+	char *xml_file = NULL, *xml_fd = NULL;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
@@ -342,10 +380,28 @@ int cmd_vgcompat(int argc, char **argv)
 			add_alloc_fn(v);
 		} else if ((v = value_of(a, "--gen-suppressions"))) {
 			gen = strcmp(v, "no") != 0;
-		} else if (!strncmp(a, "--xml", 5) && (v = value_of(a, "--xml")) &&
-			   strcmp(v, "no") != 0) {
-			return bad_usage(NULL, "%s: memcheck writes no valgrind XML (its JSON "
-					 "report: MEMCHECK_REPORT)", a);
+		} else if ((v = value_of(a, "--xml"))) {
+			if (strcmp(v, "yes") && strcmp(v, "no"))
+				return bad_usage(NULL, "%s: expected yes or no", a);
+			xml = v[0] == 'y';
+		} else if ((v = value_of(a, "--xml-file"))) {
+			free(xml_file);
+			free(xml_fd);
+			xml_fd = NULL;
+			if (!(xml_file = log_pattern(v)))
+				return EXIT_USAGE;
+		} else if ((v = value_of(a, "--xml-fd"))) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || end == v || n < 0 || n > INT_MAX)
+				return bad_usage(NULL, "%s: expected a descriptor's number", a);
+			free(xml_file);
+			free(xml_fd);
+			xml_file = NULL;
+			xml_fd = xasprintf("%ld", n);
+		} else if ((v = value_of(a, "--xml-socket"))) {
+			return bad_usage(NULL, "%s: memcheck writes valgrind's XML to --xml-file "
+					 "or --xml-fd, not to a socket", a);
 		} else if (!is_ignored(a)) {
 			return bad_usage(NULL, "unknown option %s (valgrind's command line: "
 					 "memcheck [VALGRIND OPTIONS] PROGRAM [ARGS])", a);
@@ -353,6 +409,18 @@ int cmd_vgcompat(int argc, char **argv)
 	}
 	if (i >= argc)
 		return bad_usage(NULL, "no program to run after the options");
+	/* valgrind's own refusal: --xml=yes needs a destination */
+	if (xml && !xml_file && !xml_fd)
+		return bad_usage(NULL, "--xml=yes has been specified, but there is no XML output "
+				 "destination: give --xml-file=FILE or --xml-fd=N");
+	if (xml) {
+		/* valgrind under --xml=yes lists the records of the kinds
+		 * --show-leak-kinds names whatever --leak-check says, and its
+		 * text says nothing */
+		scan = NULL;
+		leak_check = "full";
+		text = "fail"; /* the library's valgrind text then says nothing */
+	}
 	char *lib = find_library();
 	if (!lib)
 		return EXIT_USAGE;
@@ -377,6 +445,10 @@ int cmd_vgcompat(int argc, char **argv)
 	else
 		unsetenv("MEMCHECK_VALGRIND_FULLPATH");
 	setenv("MEMCHECK_VALGRIND_TEXT", leak_check, 1);
+	if (xml)
+		xml_setup(xml_file, xml_fd, argv, i);
+	else
+		unsetenv("MEMCHECK_VALGRIND_XML");
 	set_kinds("MEMCHECK_VALGRIND_SHOW", show);
 	set_kinds("MEMCHECK_VALGRIND_ERRORS", errors);
 	setenv("MEMCHECK_VALGRIND_CHILD_SILENT", child_silent ? "1" : "0", 1);
