@@ -48,8 +48,9 @@
  *   comes from the environment its user sets.
  * - Not covered: an ancestor the programs rule leaves out (a shell
  *   script's test: the shell passes; `memcheck run` reads every
- *   process's records and fails it), a process that leaves by _exit or
- *   is killed (no region ends there), a descendant that fails after its
+ *   process's records and fails it), a process that leaves by _exit
+ *   from a forked child (no region ends there; a killed one's record
+ *   does end its regions: exitstatus.c), a descendant that fails after its
  *   ancestor exited (a daemon: its record is removed again when the
  *   ancestor is gone; one written after the ancestor read its file but
  *   before it was gone stays until a process of that pid reads it), an

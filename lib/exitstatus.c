@@ -27,7 +27,12 @@
  *   written as it would have been.
  * - _exit, _Exit, quick_exit, a fatal signal and execve run no handler.
  *   A fatal signal's record is fatal.c's, and leaves the status alone:
- *   the process dies of its signal whatever its regions say.
+ *   the process dies of its signal whatever its regions say.  Its failed
+ *   regions still reach its measured ancestors, as a leaking process's
+ *   do (mc_exit_killed): a parent that ignores how its child ended would
+ *   otherwise pass a crashed child's leak.  The signal itself is not a
+ *   failure passed on: a parent that kills its helper with SIGTERM, or a
+ *   death test whose child is meant to abort, passes bare.
  *   life.c's wrapper of _exit and _Exit reports the process there and
  *   exits with mc_exit_status's status (a destructor's after memcheck's
  *   deferred the report, and a process's own: libsodium's tests from a
@@ -87,6 +92,20 @@ int mc_exit_status(int status)
 		       "(MEMCHECK_EXITCODE=0 keeps the program's own)",
 		       mc_opt.exitcode, n, n == 1 ? "" : "s");
 	return mc_opt.exitcode;
+}
+
+/* A fatal signal's record was written (life.c): its failed regions
+ * reach the measured ancestors, and a descendant's record left for this
+ * process is removed (no one would read it), the status untouched. */
+void mc_exit_killed(void)
+{
+	unsigned n = atomic_load(&failed);
+	mc_fds_room_begin();
+	if (n)
+		mc_descend_fail(n);
+	if (mc_opt.exitcode != 0)
+		(void)mc_descend_failed(false);
+	mc_fds_room_end();
 }
 
 /* At exit (life.c's on_exit handler): the status changed by calling

@@ -42,20 +42,39 @@
  *   timer's SIGALRM are not, so that they come here.
  * - A vfork child shares its parent's memory: it dies as bare, its
  *   parent's state untouched.
- * - No alternate stack: a stack overflow's SIGSEGV cannot be delivered
- *   to any handler without one, and the kernel kills the process as
- *   bare (no record).  Giving every thread one would show in the
- *   program's sigaltstack(NULL, &old).
- * - Handlers installed with the raw system call, or with SA_RESETHAND
- *   (after their one run the kernel's SIG_DFL is back, not memcheck's:
- *   every handler sysv_signal sets) are not followed: the record is
- *   then lost for that signal, never the bare behaviour.
+ * - A stack overflow's SIGSEGV cannot be delivered to a handler on the
+ *   stack that overflowed: the kernel then kills the process as bare,
+ *   with no record.  So the main thread gets an alternate stack of
+ *   memcheck's (ALT_SIZE, lazily mapped: untouched, it costs no
+ *   resident page; its pages are memcheck's own in the figures, as
+ *   mc_map_lazy's are), with a guard page below it, and the SIGSEGV
+ *   and SIGBUS handlers run on it (SA_ONSTACK).  The program does not
+ *   see it: signals.c's sigaltstack shows SS_DISABLE where memcheck's is
+ *   set, a program's own replaces it, and its SS_DISABLE puts
+ *   memcheck's back.  Other threads get none (the kernel gives a new
+ *   thread no alternate stack): a mapping and a system call more per
+ *   thread, in every measured process, for the rare overflow outside
+ *   the main thread (doc/costs.md, session 34).  A program's own
+ *   SA_ONSTACK handler that runs in the main thread without an
+ *   alternate stack of its own runs on memcheck's, where bare runs it
+ *   on the interrupted stack.
+ * - SA_RESETHAND (every handler sysv_signal sets): the kernel would put
+ *   its SIG_DFL back after the handler's one run, not memcheck's.  So
+ *   signals.c installs such a handler without it, and its trampoline
+ *   makes the reset itself before the handler runs (mc_fatal_reset):
+ *   memcheck's handler back, shown as SIG_DFL with the flags, mask
+ *   and restorer the kernel keeps at a reset.  A second thread that
+ *   takes the signal before that reset is handled as the kernel's
+ *   SIG_DFL would, by memcheck's handler.
+ * - Handlers installed with the raw system call are not followed: the
+ *   record is then lost for that signal, never the bare behaviour.
  *   SIGKILL and SIGSTOP cannot be caught.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -110,7 +129,20 @@ int mc_fatal_code;
 uintptr_t mc_fatal_addr;
 uint32_t mc_fatal_stack;
 bool mc_fatal_main_thread;
+uintptr_t mc_fatal_sp;
 static siginfo_t fatal_info;
+
+/* Flags the program's view has that the kernel's action for memcheck's
+ * handler lacks: SA_RESETHAND after a reset memcheck made. */
+static unsigned show[_NSIG];
+
+/* The main thread's alternate stack: its lowest page a guard, so that a
+ * record that outgrows it faults (and is given up) instead of writing
+ * over the mapping below.  A record used 23-30 KiB of it, and 182 KiB
+ * where valgrind's text loaded libdw to name the frames (measured:
+ * doc/costs.md, session 34); untouched pages cost nothing. */
+#define ALT_SIZE (1024 * 1024)
+static char *alt_base;
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc);
 
@@ -245,6 +277,27 @@ static uint32_t fatal_fault_stack(const ucontext_t *uc)
 	return mc_stack_intern(frames, n);
 }
 
+/* On memcheck's alternate stack, the scan must start from the
+ * interrupted stack, not this one (life.c's process_end): its pointer,
+ * with the interrupted registers copied below its red zone where the
+ * kernel would have put the signal frame that holds them, so that they
+ * are roots as they are on a handler's usual stack.  Where that cannot
+ * be written (the guard page of an overflowed stack) the stack alone. */
+static void fatal_scan_from(const ucontext_t *uc)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (!uc || !alt_base || here < (uintptr_t)alt_base ||
+	    here >= (uintptr_t)alt_base + ALT_SIZE - 4096)
+		return;
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t at = (sp - 128 - sizeof uc->uc_mcontext.gregs) & ~(uintptr_t)15;
+	struct iovec here_v = { (void *)uc->uc_mcontext.gregs, sizeof uc->uc_mcontext.gregs };
+	struct iovec there = { (void *)at, sizeof uc->uc_mcontext.gregs };
+	bool copied = syscall(SYS_process_vm_writev, (pid_t)syscall(SYS_getpid), &here_v, 1,
+			      &there, 1, 0) == (long)sizeof uc->uc_mcontext.gregs;
+	mc_fatal_sp = copied ? at : sp;
+}
+
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
 	pid_t tid = (pid_t)syscall(SYS_gettid);
@@ -294,6 +347,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		fatal_die(sig, si);
 	}
 	mc_fatal_stack = fatal_fault_stack(uc);
+	fatal_scan_from(uc);
 	if (record_fn)
 		record_fn();
 	fatal_die(sig, si);
@@ -307,6 +361,35 @@ static bool fatal_caught(int sig)
 	return false;
 }
 
+/* The faults a stack overflow raises: their handler on the alternate
+ * stack. */
+static unsigned fatal_onstack(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0;
+}
+
+/* The main thread's alternate stack, where the program has none of its
+ * own (inherited across fork: a forked child's is the same, in its
+ * copy).  Two system calls: the guard's mprotect and sigaltstack (and
+ * the reservation's mmap where ALT_SIZE does not fit in what is left
+ * of it). */
+static void fatal_altstack(void)
+{
+	char *p = mc_map_lazy(ALT_SIZE);
+	if (!p || ((uintptr_t)p & 4095) ||
+	    syscall(SYS_mprotect, p, (size_t)4096, PROT_NONE) != 0)
+		return;
+	stack_t ss = { .ss_sp = p + 4096, .ss_size = ALT_SIZE - 4096, .ss_flags = 0 }, was;
+	if (syscall(SYS_sigaltstack, &ss, &was) != 0)
+		return;
+	/* one the program set before memcheck started (a constructor of
+	 * its own, libmemcheck.a linked in) wins */
+	if (!(was.ss_flags & SS_DISABLE))
+		syscall(SYS_sigaltstack, &was, NULL);
+	else
+		alt_base = p + 4096;
+}
+
 /* At start-up (life.c), in a process that reports at its exit: the
  * handler wherever the default action was inherited.  One system call a
  * signal, two where the program inherited it ignored or handled. */
@@ -315,21 +398,73 @@ void mc_fatal_init(void (*record)(void))
 	if (mc_opt.fatal_timeout == 0 || armed)
 		return;
 	record_fn = record;
+	fatal_altstack();
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = fatal_handler;
-	sa.sa_flags = SA_SIGINFO;
 	for (size_t i = 0; i < sizeof fatal_sigs; i++) {
 		int sig = fatal_sigs[i];
+		sa.sa_flags = SA_SIGINFO | (alt_base ? fatal_onstack(sig) : 0);
 		if (mc_sys_sigaction(sig, &sa, &old) != 0)
 			continue;
 		if (old.sa_handler != SIG_DFL && !(old.sa_flags & SA_SIGINFO && old.sa_sigaction == fatal_handler)) {
 			mc_sys_sigaction(sig, &old, NULL);
 			continue;
 		}
-		hide[sig] = SA_SIGINFO | SA_RESTORER;
+		hide[sig] = SA_SIGINFO | SA_RESTORER | (unsigned)(sa.sa_flags & SA_ONSTACK);
 	}
 	armed = true;
+}
+
+/* signals.c's sigaltstack: is this memcheck's alternate stack (the
+ * program's view: none)? */
+bool mc_fatal_altstack_is(const void *sp)
+{
+	return alt_base && sp == alt_base;
+}
+
+/* The program disabled its own alternate stack in the thread that had
+ * memcheck's (the main thread, or a forked child's): memcheck's back. */
+void mc_fatal_altstack_back(void)
+{
+	if (!alt_base || (pid_t)syscall(SYS_gettid) != (pid_t)syscall(SYS_getpid))
+		return;
+	stack_t ss = { .ss_sp = alt_base, .ss_size = ALT_SIZE - 4096, .ss_flags = 0 };
+	syscall(SYS_sigaltstack, &ss, NULL);
+}
+
+/* Does memcheck keep its handler after an SA_RESETHAND handler of the
+ * program's for sig (signals.c installs it without the flag then)? */
+bool mc_fatal_resets(int sig)
+{
+	return armed && sig > 0 && sig < _NSIG && fatal_caught(sig);
+}
+
+/* The kernel's reset of an SA_RESETHAND action, made by signals.c's
+ * trampoline before the program's handler runs: memcheck's handler in
+ * its place, the flags, mask and restorer kept as the kernel keeps
+ * them; the program's view SIG_DFL with SA_RESETHAND still set.  info:
+ * the program's handler took SA_SIGINFO. */
+void mc_fatal_reset(int sig, bool info)
+{
+	struct sigaction cur;
+	if (!mc_fatal_resets(sig) || mc_sys_sigaction(sig, NULL, &cur) != 0)
+		return;
+	cur.sa_sigaction = fatal_handler;
+	cur.sa_flags |= SA_SIGINFO;
+	unsigned on = alt_base && !(cur.sa_flags & SA_ONSTACK) ? fatal_onstack(sig) : 0;
+	cur.sa_flags |= (int)on;
+	if (mc_sys_sigaction(sig, &cur, NULL) != 0)
+		return;
+	hide[sig] = (info ? 0 : SA_SIGINFO) | on;
+	show[sig] = SA_RESETHAND;
+}
+
+/* A signal whose SA_RESETHAND action another thread has reset already
+ * (signals.c): what the kernel's SIG_DFL would do. */
+void mc_fatal_deliver(int sig, siginfo_t *si, void *uc)
+{
+	fatal_handler(sig, si, uc);
 }
 
 /* The program sets SIG_DFL for sig (signals.c): memcheck's handler in
@@ -342,6 +477,8 @@ bool mc_fatal_default(int sig, const struct sigaction *act, struct sigaction *mi
 	*mine = *act;
 	mine->sa_sigaction = fatal_handler;
 	mine->sa_flags |= SA_SIGINFO;
+	if (alt_base)
+		mine->sa_flags |= (int)fatal_onstack(sig);
 	return true;
 }
 
@@ -349,7 +486,9 @@ bool mc_fatal_default(int sig, const struct sigaction *act, struct sigaction *mi
  * from the program's view from now on. */
 void mc_fatal_defaulted(int sig, const struct sigaction *act)
 {
-	hide[sig] = act->sa_flags & SA_SIGINFO ? 0 : SA_SIGINFO;
+	hide[sig] = (act->sa_flags & SA_SIGINFO ? 0 : SA_SIGINFO) |
+		    (alt_base && !(act->sa_flags & SA_ONSTACK) ? fatal_onstack(sig) : 0);
+	show[sig] = 0;
 }
 
 /* The kernel's action in *old, as the program must see it: SIG_DFL for
@@ -361,6 +500,7 @@ void mc_fatal_view(int sig, struct sigaction *old)
 		return;
 	unsigned h = hide[sig];
 	old->sa_flags &= ~(int)h;
+	old->sa_flags |= (int)show[sig];
 	if (h & SA_RESTORER)
 		old->sa_restorer = NULL;
 	old->sa_handler = SIG_DFL;

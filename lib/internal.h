@@ -736,6 +736,8 @@ void mc_exit_region_ended(bool pass);
 void mc_exit_decide(int status);
 /* The status to exit with (life.c's _exit, which cannot call exit). */
 int mc_exit_status(int status);
+/* After a fatal signal's record (life.c): its failure to the ancestors. */
+void mc_exit_killed(void);
 bool mc_exit_handled(void);
 void mc_exit_after_fork_child(void);
 
@@ -1246,6 +1248,13 @@ void mc_fatal_init(void (*record)(void));
 bool mc_fatal_default(int sig, const struct sigaction *act, struct sigaction *mine);
 void mc_fatal_defaulted(int sig, const struct sigaction *act);
 void mc_fatal_view(int sig, struct sigaction *old);
+/* SA_RESETHAND kept by memcheck (signals.c's trampoline resets), and
+ * the main thread's alternate stack hidden from the program. */
+bool mc_fatal_resets(int sig);
+void mc_fatal_reset(int sig, bool info);
+void mc_fatal_deliver(int sig, siginfo_t *si, void *uc);
+bool mc_fatal_altstack_is(const void *sp);
+void mc_fatal_altstack_back(void);
 /* The signal the record is written for (0 at a normal end), its
  * si_code and address, the faulting stack (0: none), whether the main
  * thread took it. */
@@ -1254,6 +1263,9 @@ extern int mc_fatal_code;
 extern uintptr_t mc_fatal_addr;
 extern uint32_t mc_fatal_stack;
 extern bool mc_fatal_main_thread;
+/* Where the scan starts when the handler ran on memcheck's alternate
+ * stack (0: from the handler's own frame, on the interrupted stack). */
+extern uintptr_t mc_fatal_sp;
 const char *mc_fatal_name(int sig);
 unsigned long mc_fatal_stack_limit(void);
 

@@ -454,6 +454,8 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 	/* a fatal signal's handler: the whole interrupted stack is the
 	 * program's, no exit frame above */
 	from.at_exit = mc_fatal_sig == 0;
+	if (mc_fatal_sp)
+		from.sp = mc_fatal_sp; /* the handler ran on memcheck's alternate stack */
 	mc_guard_enter();
 	mc_fds_room_begin(); /* the program may have used its last descriptor */
 	if (flush_stdout)
@@ -666,6 +668,7 @@ static void fatal_record(void)
 		if (deferred_pid == mc_pid() && atomic_exchange(&deferred, false)) {
 			atomic_store(&exit_handler_ran, true);
 			process_end(false);
+			mc_exit_killed();
 		}
 		return;
 	}
@@ -675,6 +678,7 @@ static void fatal_record(void)
 		mc_log("killed by signal %d (%s): the record is the process's at the signal",
 		       mc_fatal_sig, mc_fatal_name(mc_fatal_sig));
 	process_end(false);
+	mc_exit_killed();
 }
 
 /* ---- fork ------------------------------------------------------------ */

@@ -48,8 +48,14 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
+
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
 
 #define MAX_NEST 8     /* nested handlers followed; deeper ones as before */
 #define QUEUE 256      /* deferred calls per thread */
@@ -77,7 +83,9 @@ static _Atomic uint64_t lost_said;
  * MC_HOT: a left-out shell installs handlers too, and in .bss these
  * were a page of its own that it read and wrote (two page faults). */
 MC_HOT static _Atomic uintptr_t user_fn[_NSIG];
-MC_HOT static _Atomic unsigned char user_info[_NSIG];
+MC_HOT static _Atomic unsigned char user_info[_NSIG]; /* USER_* bits */
+#define USER_INFO 1  /* the handler takes SA_SIGINFO's arguments */
+#define USER_RESET 2 /* installed with SA_RESETHAND, not yet reset */
 
 static void drain(void);
 
@@ -107,7 +115,19 @@ static struct sigstate *state(void)
 static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t fn = atomic_load_explicit(&user_fn[sig], memory_order_acquire);
-	bool info = atomic_load_explicit(&user_info[sig], memory_order_relaxed);
+	unsigned char ui = atomic_load_explicit(&user_info[sig], memory_order_relaxed);
+	bool info = ui & USER_INFO;
+	if (ui & USER_RESET) {
+		/* the kernel's SA_RESETHAND, made here (fatal.c): the first
+		 * thread to come runs the handler; one that comes after the
+		 * reset gets what SIG_DFL gives */
+		if (!(atomic_fetch_and(&user_info[sig], (unsigned char)~USER_RESET) & USER_RESET)) {
+			mc_fatal_deliver(sig, si, uc);
+			return;
+		}
+		atomic_store(&user_fn[sig], 0);
+		mc_fatal_reset(sig, info);
+	}
 	struct sigstate *st = state();
 	bool followed = st && st->depth < MAX_NEST;
 	if (followed) {
@@ -246,10 +266,13 @@ static bool wrappable(int sig, const struct sigaction *act)
 }
 
 /* The kernel's view of an action, as the program installed it. */
-static void unwrap(int sig, struct sigaction *old, uintptr_t fn, bool info)
+static void unwrap(int sig, struct sigaction *old, uintptr_t fn, unsigned char ui)
 {
 	if (!old || old->sa_sigaction != trampoline)
 		return;
+	bool info = ui & USER_INFO;
+	if (ui & USER_RESET)
+		old->sa_flags |= SA_RESETHAND;
 	if (info) {
 		old->sa_sigaction = (void (*)(int, siginfo_t *, void *))fn;
 	} else {
@@ -268,14 +291,19 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 	}
 	bool in_range = sig > 0 && sig < _NSIG;
 	uintptr_t prev_fn = in_range ? atomic_load(&user_fn[sig]) : 0;
-	bool prev_info = in_range && atomic_load(&user_info[sig]);
+	unsigned char prev_info = in_range ? atomic_load(&user_info[sig]) : 0;
 	int rc;
 	if (wrappable(sig, act)) {
 		struct sigaction mine = *act;
 		mine.sa_sigaction = trampoline;
 		mine.sa_flags |= SA_SIGINFO;
 		bool info = (act->sa_flags & SA_SIGINFO) != 0;
-		atomic_store(&user_info[sig], info);
+		/* the trampoline resets it, to memcheck's handler (fatal.c) */
+		bool reset = (act->sa_flags & SA_RESETHAND) && mc_fatal_resets(sig);
+		if (reset)
+			mine.sa_flags &= ~SA_RESETHAND;
+		atomic_store(&user_info[sig], (unsigned char)((info ? USER_INFO : 0) |
+							      (reset ? USER_RESET : 0)));
 		atomic_store_explicit(&user_fn[sig],
 				      info ? (uintptr_t)act->sa_sigaction :
 					     (uintptr_t)act->sa_handler,
@@ -296,8 +324,10 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 			mc_fatal_view(sig, old);
 		if (rc == 0 && to_dfl)
 			mc_fatal_defaulted(sig, act);
-		if (rc == 0 && act && in_range)
+		if (rc == 0 && act && in_range) {
 			atomic_store(&user_fn[sig], 0);
+			atomic_store(&user_info[sig], 0);
+		}
 		if (rc == 0)
 			unwrap(sig, old, prev_fn, prev_info);
 		return rc;
@@ -321,6 +351,40 @@ MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		return mc_sys_sigaction(sig, act, old);
 	}
 	return install(sig, act, old);
+}
+
+/* The program's view of its alternate stack: none where memcheck's is
+ * set (fatal.c); its own replaces memcheck's, and its SS_DISABLE puts
+ * memcheck's back.  The system call itself: the C library's
+ * sigaltstack is no more. */
+MC_API int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	stack_t was;
+	if (syscall(SYS_sigaltstack, NULL, &was) != 0)
+		return -1;
+	bool mine = !(was.ss_flags & SS_DISABLE) && mc_fatal_altstack_is(was.ss_sp);
+	if (ss && mine && (ss->ss_flags & SS_DISABLE) && !(was.ss_flags & SS_ONSTACK)) {
+		/* nothing of the program's to disable: as bare, which had
+		 * none (the flags checked as the kernel checks them) */
+		if (ss->ss_flags & ~(SS_DISABLE | SS_AUTODISARM)) {
+			errno = EINVAL;
+			return -1;
+		}
+	} else if (ss) {
+		if (syscall(SYS_sigaltstack, ss, NULL) != 0)
+			return -1;
+		if ((ss->ss_flags & SS_DISABLE) && !mine)
+			mc_fatal_altstack_back();
+	}
+	if (old) {
+		*old = was;
+		if (mine) {
+			old->ss_sp = NULL;
+			old->ss_size = 0;
+			old->ss_flags = SS_DISABLE;
+		}
+	}
+	return 0;
 }
 
 /* signal() and its kin set an action through install, flags and mask

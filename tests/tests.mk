@@ -310,7 +310,7 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
-	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset pthread_getattr_np getrusage getenv $(CXX_NEW) \
+	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np getrusage getenv $(CXX_NEW) \
 	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit \
 	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon
 # The pages of libmemcheck.so that the dynamic linker writes at load, in

@@ -49,6 +49,27 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
+
+/* A record written at a fatal signal (its "signal" key) says so first
+ * among its messages: the table's and gate's lines show that the
+ * figures are the killed process's at the signal. */
+static void killed_first(struct rec *r, const char *line, size_t len)
+{
+	struct mc_jv rec, v;
+	uint64_t sig;
+	char name[32] = "?";
+	if (!mc_jv_line(line, len, &rec) || !mc_jv_get(rec, "signal", &v) || !mc_jv_u64(v, &sig) ||
+	    sig == 0 || sig == MEMCHECK_UNKNOWN)
+		return;
+	if (mc_jv_get(rec, "signal_name", &v))
+		mc_jv_str(v, name, sizeof name);
+	char *msg = r->m.r.violations[0] ?
+		xasprintf("killed by signal %llu (%s); %s", (unsigned long long)sig, name,
+			  r->m.r.violations) :
+		xasprintf("killed by signal %llu (%s)", (unsigned long long)sig, name);
+	snprintf(r->m.r.violations, sizeof r->m.r.violations, "%s", msg);
+	free(msg);
+}
 int recs_read(struct recs *out, const char *path, bool missing_ok)
 {
 	FILE *f = fopen(path, "re");
@@ -84,6 +105,7 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 			bad++;
 			continue;
 		}
+		killed_first(&r, line, len);
 		r.line = xstrdup(line);
 		recs_push(out, &r);
 	}

@@ -17,6 +17,19 @@
  *   in-handler a SIGALRM handler of its own, run every 50 us amid
  *              mallocs, writes to address 8 on its 20th run
  *   term-child the parent kills its sleeping child with SIGTERM
+ *   death      abort() with nothing leaked first (a death test's child)
+ *   stall      its stderr a pipe nobody reads, filled up (run by "wait"),
+ *              then the write to address 8: a record written to stderr
+ *              cannot finish
+ *   overflow   unbounded recursion: SIGSEGV on the guard page below
+ *              the main thread's stack, with no alternate stack
+ *   overflow-own  the same with an alternate stack of its own set up
+ *              and SA_ONSTACK handler that prints its stack and _exits 5
+ *   altstack   prints what sigaltstack shows (start, after setting one
+ *              of its own, after SS_DISABLE, in a new thread)
+ *   resethand  a SA_RESETHAND SIGSEGV handler that returns, faults
+ *              again in the handler-less action: killed by SIGSEGV
+ *   sysv       the same with __sysv_signal's handler
  *   epipe      run with SIGPIPE ignored (inherited, set by "wait"):
  *              a write to a pipe without reader gets EPIPE
  *   view       prints what sigaction and signal show for every signal
@@ -24,7 +37,8 @@
  *              setting a handler, SIG_IGN, SIG_DFL (with flags and a
  *              mask), and what sigprocmask shows
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
- * status: "CASE: signal N core C" or "CASE: exit N", then exits 0.
+ * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
+ * stall, also "in time" when the child ended within 8 seconds.
  */
 #include <assert.h>
 #include <errno.h>
@@ -39,6 +53,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char **keep;
@@ -85,6 +100,72 @@ static void fault_in_handler(int sig)
 	(void)sig;
 	if (++runs == 20)
 		segv();
+}
+
+static volatile int faults;
+
+/* Returns, for its SA_RESETHAND action to be gone at the next fault. */
+static void once(int sig)
+{
+	(void)sig;
+	faults++;
+}
+
+/* The recursion a stack overflow needs, which the compiler keeps: it
+ * ends only where the depth wraps, far past any stack limit. */
+static volatile unsigned long depth_left = ~0ul;
+
+static int deep(volatile char *up)
+{
+	volatile char frame[256];
+	frame[0] = up ? up[0] : 1;
+	if (--depth_left == 0)
+		return frame[0];
+	return deep(frame) + frame[0];
+}
+
+static void on_own_stack(int sig)
+{
+	(void)sig;
+	stack_t now;
+	sigaltstack(NULL, &now);
+	char line[64];
+	int n = snprintf(line, sizeof line, "own handler on stack %d\n",
+			 (now.ss_flags & SS_ONSTACK) != 0);
+	(void)!write(1, line, (size_t)n);
+	_exit(5);
+}
+
+static void show_altstack(const char *when)
+{
+	stack_t ss;
+	if (sigaltstack(NULL, &ss) != 0) {
+		printf("%s: error\n", when);
+		return;
+	}
+	printf("%s: flags %#x size %zu sp %s\n", when, (unsigned)ss.ss_flags, ss.ss_size,
+	       ss.ss_sp ? "set" : "null");
+}
+
+static void show(const char *when, int sig);
+
+/* A one-run handler of SIGSEGV installed: its action before and after
+ * its run, then a fault with no handler left. */
+static void fault_twice(void)
+{
+	show("before", SIGSEGV);
+	raise(SIGSEGV);
+	printf("handled %d\n", faults);
+	show("after", SIGSEGV);
+	fflush(stdout);
+	segv();
+}
+
+static void *altstack_thread(void *arg)
+{
+	(void)arg;
+	show_altstack("thread");
+	return NULL;
 }
 
 static const int fatal[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGILL,   SIGTRAP,   SIGABRT, SIGBUS, SIGFPE,
@@ -171,21 +252,38 @@ static void view(void)
 	printf("blocked %#lx\n", m);
 }
 
+static int stall_end = -1;
+
 static int wait_case(char *self, const char *what)
 {
 	struct rlimit none = { 0, 0 };
 	setrlimit(RLIMIT_CORE, &none);
 	if (strcmp(what, "epipe") == 0)
 		signal(SIGPIPE, SIG_IGN); /* inherited ignored by the child */
+	/* stall: the child's stderr a pipe whose read end this process
+	 * keeps open and never reads */
+	int p[2] = { -1, -1 };
+	if (strcmp(what, "stall") == 0 && pipe(p) != 0)
+		return 2;
 	fflush(stdout);
+	stall_end = p[1];
 	pid_t pid = fork();
 	if (pid == 0) {
+		if (p[1] >= 0)
+			dup2(p[1], 2);
 		char *argv[] = { self, (char *)what, NULL };
 		execv(self, argv);
 		_exit(127);
 	}
 	int st;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (strcmp(what, "stall") == 0)
+		close(stall_end);
 	waitpid(pid, &st, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (strcmp(what, "stall") == 0 && t1.tv_sec - t0.tv_sec < 8)
+		printf("in time\n");
 	if (WIFSIGNALED(st))
 		printf("%s: signal %d core %d\n", what, WTERMSIG(st), WCOREDUMP(st) ? 1 : 0);
 	else
@@ -200,6 +298,26 @@ int main(int argc, char **argv)
 		return wait_case(argv[0], argv[2]);
 	if (strcmp(what, "view") == 0) {
 		view();
+		return 0;
+	}
+	if (strcmp(what, "death") == 0)
+		abort();
+	if (strcmp(what, "altstack") == 0) {
+		show_altstack("start");
+		static char own[65536];
+		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 }, old;
+		sigaltstack(&ss, &old);
+		printf("old: flags %#x size %zu sp %s\n", (unsigned)old.ss_flags, old.ss_size,
+		       old.ss_sp ? "set" : "null");
+		show_altstack("own");
+		ss.ss_flags = SS_DISABLE;
+		sigaltstack(&ss, &old);
+		printf("old: flags %#x size %zu sp %s\n", (unsigned)old.ss_flags, old.ss_size,
+		       old.ss_sp == own ? "own" : old.ss_sp ? "other" : "null");
+		show_altstack("disabled");
+		pthread_t t;
+		pthread_create(&t, NULL, altstack_thread, NULL);
+		pthread_join(t, NULL);
 		return 0;
 	}
 	leak();
@@ -262,6 +380,36 @@ int main(int argc, char **argv)
 		free(keep[0]);
 		free(keep);
 		return 0;
+	} else if (strcmp(what, "stall") == 0) {
+		int fl = fcntl(2, F_GETFL);
+		fcntl(2, F_SETFL, fl | O_NONBLOCK);
+		static char fill[4096];
+		while (write(2, fill, sizeof fill) > 0)
+			;
+		fcntl(2, F_SETFL, fl);
+		segv();
+	} else if (strcmp(what, "overflow") == 0) {
+		return deep(NULL);
+	} else if (strcmp(what, "overflow-own") == 0) {
+		static char own[65536];
+		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 };
+		sigaltstack(&ss, NULL);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_own_stack;
+		sa.sa_flags = SA_ONSTACK;
+		sigaction(SIGSEGV, &sa, NULL);
+		return deep(NULL);
+	} else if (strcmp(what, "resethand") == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = once;
+		sa.sa_flags = SA_RESETHAND;
+		sigaction(SIGSEGV, &sa, NULL);
+		fault_twice();
+	} else if (strcmp(what, "sysv") == 0) {
+		__sysv_signal(SIGSEGV, once);
+		fault_twice();
 	} else if (strcmp(what, "epipe") == 0) {
 		struct sigaction sa;
 		sigaction(SIGPIPE, NULL, &sa);
