@@ -2961,8 +2961,10 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id);
  * stop there, as valgrind does (--show-below-main=no). */
 bool mc_text_is_main(const struct mc_frame_info *fi, int k);
 /* A heap error shown (report.c): its context (kind 0..3, stack) noted
- * for ERROR SUMMARY's count. */
-void mc_vgtext_error(unsigned kind, uint32_t stack);
+ * for ERROR SUMMARY's count; its slot (-1: past the table's room), and
+ * *fresh where the context is new. */
+#define MC_VG_CONTEXTS 64
+int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh);
 void mc_vgtext_after_fork_child(void);
 /* The process region's loss records before the suppressions take any
  * (region.c): valgrind numbers its records over all of them. */
@@ -3015,6 +3017,12 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 
 /* ---- vgxml.c --------------------------------------------------------- */
 
+/* A heap error (report.c's arguments) as an <error> of valgrind's XML
+ * where MEMCHECK_VALGRIND_XML asks (true: then not in the text); slot:
+ * its context's (mc_vgtext_error), fresh: the context's first. */
+bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
+			 uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack,
+			 uintptr_t block);
 /* The process's end in valgrind's layout (report.c): its XML, to
  * MEMCHECK_VALGRIND_XML, else its text (mc_vgtext_emit). */
 void mc_vgxml_emit(const struct mc_region_report *rr);

@@ -1354,8 +1354,10 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	char p[32], c1[32], c2[32];
 	mc_own_work_begin(true);
 	mc_fds_room_begin(); /* the log's file, libdw: above the program's limit */
-	mc_vgtext_error(free_stack ? 1 : block ? 2 : 3, now_stack);
-	if (mc_vgtext_silent()) { /* counted, not said */
+	bool fresh;
+	int slot = mc_vgtext_error(free_stack ? 1 : block ? 2 : 3, now_stack, &fresh);
+	if (mc_vgtext_silent() || /* counted, not said */
+	    mc_vgxml_heap_error(slot, fresh, ptr, size, alloc_stack, free_stack, now_stack, block)) {
 		mc_fds_room_end();
 		mc_own_work_end();
 		return;

@@ -200,23 +200,28 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
  * new.  Slots are claimed by compare-and-swap: errors may come from
  * several threads at once, and one may be in a forked child's copy of a
  * lock. */
-#define VG_CONTEXTS 64
+#define VG_CONTEXTS MC_VG_CONTEXTS
 static _Atomic uint64_t contexts[VG_CONTEXTS];
 static _Atomic unsigned more_contexts;
 
-void mc_vgtext_error(unsigned kind, uint32_t stack)
+int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh)
 {
 	uint64_t key = 1 + ((uint64_t)stack << 2 | (kind & 3));
+	*fresh = false;
 	for (int i = 0; i < VG_CONTEXTS; i++) {
 		uint64_t v = atomic_load(&contexts[i]);
 		if (v == key)
-			return;
-		if (v == 0 && atomic_compare_exchange_strong(&contexts[i], &v, key))
-			return;
+			return i;
+		if (v == 0 && atomic_compare_exchange_strong(&contexts[i], &v, key)) {
+			*fresh = true;
+			return i;
+		}
 		if (v == key)
-			return;
+			return i;
 	}
 	atomic_fetch_add(&more_contexts, 1);
+	*fresh = true;
+	return -1;
 }
 
 static uint64_t error_contexts(uint64_t errors)

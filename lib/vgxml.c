@@ -26,12 +26,17 @@
  *
  * Not written: valgrind's first frame of each stack (its own
  * replacement of malloc, in vgpreload_memcheck-*.so; memcheck's stacks
- * start at the allocation's caller, as its text does), the heap errors
- * (memcheck writes those in its text as they happen; their counts are in
- * no <errorcounts> pair), the frames' ip as valgrind's (valgrind loads a
- * position-independent program at 0x108000, the kernel elsewhere).
+ * start at the allocation's caller, as its text does), the frames' ip as
+ * valgrind's (valgrind loads a position-independent program at
+ * 0x108000, the kernel elsewhere).
+ *
+ * The heap errors (a double free, a free inside a block or of a pointer
+ * memcheck does not know) are InvalidFree errors, written as they
+ * happen, each context once, as valgrind writes them, and counted in
+ * <errorcounts>; memcheck's text then says nothing of them.
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -163,6 +168,22 @@ static void xml_stack(struct mc_buf *b, uint32_t id)
 
 /* characters, not pointers: an array of pointers is a relocation each,
  * which the dynamic linker writes at every load */
+/* valgrind's uniques: each error takes the next, a context's repeat
+ * too (whose element is not written again), and the loss records come
+ * after them; each context's unique (+ 1) and count for errorcounts */
+static _Atomic unsigned heap_errors;
+static _Atomic unsigned ctx_unique[MC_VG_CONTEXTS], ctx_count[MC_VG_CONTEXTS];
+
+static void xml_hex(struct mc_buf *b, uint64_t v)
+{
+	char d[20], *w = d + sizeof d - 1;
+	*w = 0;
+	do
+		*--w = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	mc_buf_strs(b, "0x", w, NULL);
+}
+
 static const char leak_kind[][20] = { "Leak_DefinitelyLost", "Leak_IndirectlyLost",
 				      "Leak_PossiblyLost", "Leak_StillReachable" };
 
@@ -177,16 +198,9 @@ static void xml_records(struct mc_buf *b, const struct mc_region_report *rr)
 			continue;
 		struct mc_buf text = { 0 };
 		size_t k = mc_vgtext_heading(&text, &v[i], i, n);
-		char hex[20];
-		mc_buf_puts(b, "<error>\n  <unique>0x");
-		/* valgrind's %x: lower-case digits */
-		char *w = hex + sizeof hex - 1;
-		*w = 0;
-		size_t u = k - 1;
-		do
-			*--w = "0123456789abcdef"[u & 15];
-		while (u >>= 4);
-		mc_buf_strs(b, w, "</unique>\n  <tid>1</tid>\n  <kind>", leak_kind[v[i].kind & 3],
+		mc_buf_puts(b, "<error>\n  <unique>");
+		xml_hex(b, atomic_load(&heap_errors) + k - 1);
+		mc_buf_strs(b, "</unique>\n  <tid>1</tid>\n  <kind>", leak_kind[v[i].kind & 3],
 			    "</kind>\n  <xwhat>\n", NULL);
 		xml_elem(b, "    ", "text", text.s ? text.s : "", text.len);
 		mc_buf_free(&text);
@@ -240,7 +254,19 @@ static bool xml_quiet(void)
  * counts its suppressed loss records */
 static void xml_suppcounts(struct mc_buf *b, const struct mc_supp_report *s)
 {
-	mc_buf_puts(b, "<errorcounts>\n</errorcounts>\n\n");
+	/* the contexts newest first, as valgrind's list holds them */
+	mc_buf_puts(b, "<errorcounts>\n");
+	for (int i = MC_VG_CONTEXTS - 1; i >= 0; i--) {
+		unsigned u = atomic_load(&ctx_unique[i]), n = atomic_load(&ctx_count[i]);
+		if (!u || !n)
+			continue;
+		mc_buf_puts(b, "  <pair>\n    <count>");
+		mc_buf_u64(b, n);
+		mc_buf_puts(b, "</count>\n    <unique>");
+		xml_hex(b, u - 1);
+		mc_buf_puts(b, "</unique>\n  </pair>\n");
+	}
+	mc_buf_puts(b, "</errorcounts>\n\n");
 	/* valgrind -q leaves them out, an empty line in their place */
 	if (xml_quiet()) {
 		mc_buf_puts(b, "\n</valgrindoutput>\n\n");
@@ -377,6 +403,52 @@ void mc_vgxml_begin_slow(void)
 	xml_head(&b);
 	xml_write(&b);
 	mc_buf_free(&b);
+}
+
+bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
+			 uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack,
+			 uintptr_t block)
+{
+	if (!mc_opt.valgrind_xml || !*mc_opt.valgrind_xml)
+		return false;
+	unsigned u = atomic_fetch_add(&heap_errors, 1);
+	if (slot >= 0) {
+		atomic_fetch_add(&ctx_count[slot], 1);
+		if (fresh)
+			atomic_store(&ctx_unique[slot], u + 1);
+	}
+	if (!fresh)
+		return true;
+	/* valgrind's words for a free it refuses, and where the address
+	 * lies: a freed block (memcheck frees nothing twice), inside a
+	 * live one, or in none it knows */
+	char c1[32], c2[32];
+	struct mc_buf b = { 0 };
+	mc_buf_puts(&b, "<error>\n  <unique>");
+	xml_hex(&b, u);
+	mc_buf_puts(&b, "</unique>\n  <tid>1</tid>\n  <kind>InvalidFree</kind>\n"
+		       "  <what>Invalid free() / delete / delete[] / realloc()</what>\n");
+	xml_stack(&b, now_stack);
+	mc_buf_puts(&b, "  <auxwhat>Address ");
+	xml_hex(&b, ptr);
+	if (free_stack || block)
+		mc_buf_strs(&b, " is ", mc_commas(block ? ptr - block : 0, c1),
+			    " bytes inside a block of size ", mc_commas(size, c2),
+			    free_stack ? " free'd</auxwhat>\n" : " alloc'd</auxwhat>\n", NULL);
+	else
+		mc_buf_puts(&b, " is not stack'd, malloc'd or (recently) free'd</auxwhat>\n");
+	if (free_stack) {
+		xml_stack(&b, free_stack);
+		if (alloc_stack)
+			mc_buf_puts(&b, "  <auxwhat>Block was alloc'd at</auxwhat>\n");
+	}
+	if (alloc_stack && (free_stack || block))
+		xml_stack(&b, alloc_stack);
+	mc_buf_puts(&b, "</error>\n\n");
+	xml_write(&b);
+	mc_buf_free(&b);
+	mc_symbolize_end();
+	return true;
 }
 
 void mc_vgxml_emit(const struct mc_region_report *rr)
