@@ -116,9 +116,13 @@ static bool fatal_synchronous(int sig)
 MC_HOT static void (*record_fn)(void);
 MC_HOT static bool armed;
 /* Per signal, the flags the kernel holds for memcheck's handler that
- * the program's view does not have (SA_SIGINFO, and SA_RESTORER with
- * its restorer where the program never set the action). */
+ * the program's view does not have (SA_SIGINFO, SA_ONSTACK, and
+ * SA_RESTORER with its restorer where the program never set the
+ * action), and SA_RESETHAND where the view has it and the kernel not
+ * (after a reset memcheck made): each a flag the view toggles. */
 MC_HOT static unsigned hide[_NSIG];
+/* SA_ONSTACK once memcheck's alternate stack is set, else 0. */
+MC_HOT static unsigned onstack;
 
 /* The thread writing the record (its tid), the signal and its
  * details: what the record shows. */
@@ -131,10 +135,6 @@ uint32_t mc_fatal_stack;
 bool mc_fatal_main_thread;
 uintptr_t mc_fatal_sp;
 static siginfo_t fatal_info;
-
-/* Flags the program's view has that the kernel's action for memcheck's
- * handler lacks: SA_RESETHAND after a reset memcheck made. */
-static unsigned show[_NSIG];
 
 /* The main thread's alternate stack: its lowest page a guard, so that a
  * record that outgrows it faults (and is given up) instead of writing
@@ -362,10 +362,10 @@ static bool fatal_caught(int sig)
 }
 
 /* The faults a stack overflow raises: their handler on the alternate
- * stack. */
-static unsigned fatal_onstack(int sig)
+ * stack, once there is one. */
+static inline unsigned fatal_onstack(int sig)
 {
-	return sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0;
+	return (1ull << sig) & (1ull << SIGSEGV | 1ull << SIGBUS) ? onstack : 0;
 }
 
 /* The main thread's alternate stack, where the program has none of its
@@ -384,10 +384,12 @@ static void fatal_altstack(void)
 		return;
 	/* one the program set before memcheck started (a constructor of
 	 * its own, libmemcheck.a linked in) wins */
-	if (!(was.ss_flags & SS_DISABLE))
+	if (!(was.ss_flags & SS_DISABLE)) {
 		syscall(SYS_sigaltstack, &was, NULL);
-	else
-		alt_base = p + 4096;
+		return;
+	}
+	alt_base = p + 4096;
+	onstack = SA_ONSTACK;
 }
 
 /* At start-up (life.c), in a process that reports at its exit: the
@@ -404,7 +406,7 @@ void mc_fatal_init(void (*record)(void))
 	sa.sa_sigaction = fatal_handler;
 	for (size_t i = 0; i < sizeof fatal_sigs; i++) {
 		int sig = fatal_sigs[i];
-		sa.sa_flags = SA_SIGINFO | (alt_base ? fatal_onstack(sig) : 0);
+		sa.sa_flags = SA_SIGINFO | (int)fatal_onstack(sig);
 		if (mc_sys_sigaction(sig, &sa, &old) != 0)
 			continue;
 		if (old.sa_handler != SIG_DFL && !(old.sa_flags & SA_SIGINFO && old.sa_sigaction == fatal_handler)) {
@@ -452,12 +454,11 @@ void mc_fatal_reset(int sig, bool info)
 		return;
 	cur.sa_sigaction = fatal_handler;
 	cur.sa_flags |= SA_SIGINFO;
-	unsigned on = alt_base && !(cur.sa_flags & SA_ONSTACK) ? fatal_onstack(sig) : 0;
+	unsigned on = fatal_onstack(sig) & ~(unsigned)cur.sa_flags;
 	cur.sa_flags |= (int)on;
 	if (mc_sys_sigaction(sig, &cur, NULL) != 0)
 		return;
-	hide[sig] = (info ? 0 : SA_SIGINFO) | on;
-	show[sig] = SA_RESETHAND;
+	hide[sig] = (info ? 0 : SA_SIGINFO) | on | SA_RESETHAND;
 }
 
 /* A signal whose SA_RESETHAND action another thread has reset already
@@ -476,9 +477,7 @@ bool mc_fatal_default(int sig, const struct sigaction *act, struct sigaction *mi
 		return false;
 	*mine = *act;
 	mine->sa_sigaction = fatal_handler;
-	mine->sa_flags |= SA_SIGINFO;
-	if (alt_base)
-		mine->sa_flags |= (int)fatal_onstack(sig);
+	mine->sa_flags |= SA_SIGINFO | (int)fatal_onstack(sig);
 	return true;
 }
 
@@ -486,9 +485,7 @@ bool mc_fatal_default(int sig, const struct sigaction *act, struct sigaction *mi
  * from the program's view from now on. */
 void mc_fatal_defaulted(int sig, const struct sigaction *act)
 {
-	hide[sig] = (act->sa_flags & SA_SIGINFO ? 0 : SA_SIGINFO) |
-		    (alt_base && !(act->sa_flags & SA_ONSTACK) ? fatal_onstack(sig) : 0);
-	show[sig] = 0;
+	hide[sig] = (SA_SIGINFO | fatal_onstack(sig)) & ~(unsigned)act->sa_flags;
 }
 
 /* The kernel's action in *old, as the program must see it: SIG_DFL for
@@ -498,9 +495,10 @@ void mc_fatal_view(int sig, struct sigaction *old)
 	if (!old || sig <= 0 || sig >= _NSIG || !(old->sa_flags & SA_SIGINFO) ||
 	    old->sa_sigaction != fatal_handler)
 		return;
+	/* every hidden flag is set in the kernel's action, SA_RESETHAND
+	 * never: one toggle takes the first off and puts the second on */
 	unsigned h = hide[sig];
-	old->sa_flags &= ~(int)h;
-	old->sa_flags |= (int)show[sig];
+	old->sa_flags ^= (int)h;
 	if (h & SA_RESTORER)
 		old->sa_restorer = NULL;
 	old->sa_handler = SIG_DFL;

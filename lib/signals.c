@@ -112,22 +112,29 @@ static struct sigstate *state(void)
 	return st;
 }
 
+/* The kernel's SA_RESETHAND, made here (fatal.c) before the handler
+ * runs: the first thread to come runs the handler; one that comes after
+ * the reset gets what SIG_DFL gives (false: the handler is not to run).
+ * Out of the trampoline, which every handled signal runs: rare. */
+static __attribute__((noinline, cold)) bool reset_first(int sig, siginfo_t *si, void *uc,
+							 bool info)
+{
+	if (!(atomic_fetch_and(&user_info[sig], (unsigned char)~USER_RESET) & USER_RESET)) {
+		mc_fatal_deliver(sig, si, uc);
+		return false;
+	}
+	atomic_store(&user_fn[sig], 0);
+	mc_fatal_reset(sig, info);
+	return true;
+}
+
 static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t fn = atomic_load_explicit(&user_fn[sig], memory_order_acquire);
 	unsigned char ui = atomic_load_explicit(&user_info[sig], memory_order_relaxed);
 	bool info = ui & USER_INFO;
-	if (ui & USER_RESET) {
-		/* the kernel's SA_RESETHAND, made here (fatal.c): the first
-		 * thread to come runs the handler; one that comes after the
-		 * reset gets what SIG_DFL gives */
-		if (!(atomic_fetch_and(&user_info[sig], (unsigned char)~USER_RESET) & USER_RESET)) {
-			mc_fatal_deliver(sig, si, uc);
-			return;
-		}
-		atomic_store(&user_fn[sig], 0);
-		mc_fatal_reset(sig, info);
-	}
+	if ((ui & USER_RESET) && !reset_first(sig, si, uc, info))
+		return;
 	struct sigstate *st = state();
 	bool followed = st && st->depth < MAX_NEST;
 	if (followed) {
