@@ -33,7 +33,9 @@
 # lies in and a path to it from a root, on every reached function that
 # lies in .text (placed nowhere: the list must decide, group 1 or
 # .text.mc_then) or in .text.mc_first past the third 64 KiB block, and
-# when .text.mc_first or .rodata.mc_first ends past it.  It prints the
+# when .text.mc_first or .rodata.mc_first ends past it; and where
+# text-order.ld's mark mc_order_leak_end (the end of groups 2 and 3, the
+# code a leaking or measured exit runs) lies past the fourth block.  It prints the
 # room left and, with VERBOSE=1, every call from .text.mc_first into
 # .text.mc_then (the list's decisions, to review).
 #
@@ -170,6 +172,12 @@ part == "symbols" && NF == 4 {
 		dsize[nd] = hexval($2)
 		dname[nd] = $4
 	}
+	next
+}
+
+# text-order.ld's mark after group 3 (no size: not a function)
+part == "symbols" && NF == 3 && $3 == "mc_order_leak_end" {
+	leak_end = hexval($1)
 	next
 }
 
@@ -362,6 +370,19 @@ END {
 		printf "place-check: .rodata.mc_first ends 0x%x bytes past the third 64 KiB block\n", \
 			s_hi["rodata"] - limit
 	}
+	# a leaking or measured exit runs groups 2 and 3 (.text.mc_then up
+	# to the mark), which the graph cannot tell from group 1t: their end
+	# within the fourth block, as test_codeblocks' leaking rows count
+	if (!leak_end) {
+		bad++
+		print "place-check: no mc_order_leak_end mark in .text.mc_then (lib/text-order.ld)"
+	} else if (leak_end > base + 4 * 65536) {
+		bad++
+		printf "place-check: groups 2 and 3 (a leaking exit's code) end 0x%x bytes past the " \
+			"fourth 64 KiB block\n", leak_end - (base + 4 * 65536)
+	} else
+		printf "place-check: groups 2 and 3 end 0x%x bytes (%.1f KiB) before the fifth block\n", \
+			base + 4 * 65536 - leak_end, (base + 4 * 65536 - leak_end) / 1024
 	printf "place-check: %d functions reached from the roots, %s; .text.mc_first 0x%x-0x%x, " \
 		".rodata.mc_first to 0x%x: 0x%x bytes (%.1f KiB) left in the first three blocks\n", \
 		reached_count(), bad ? bad " misplaced" : "all placed", s_lo["first"] - base,
