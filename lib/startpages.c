@@ -120,28 +120,14 @@ void mc_start_pages_note(int fd)
 		mc_walk_objects(start_pages_object, &fd);
 }
 
-/* madvise(2) made here, not through syscall(3): the C library's page
- * that holds syscall may be among those given back, and the return
- * into it faulted it in again at once. */
-static inline long raw_madvise(uintptr_t p, size_t len, int advice)
-{
-#if defined(__x86_64__)
-	long r;
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "0"((long)SYS_madvise), "D"(p), "S"(len), "d"((long)advice)
-			 : "rcx", "r11", "memory");
-	return r;
-#else
-	return syscall(SYS_madvise, p, len, advice);
-#endif
-}
-
-/* The run of *len bytes at run given back, if any. */
+/* The run of *len bytes at run given back, if any: madvise(2) made
+ * here (seccomp.c's), not through syscall(3), whose page in the C
+ * library may be among those given back, and the return into it
+ * faulted it in again at once. */
 static void start_pages_run(uintptr_t run, size_t *len)
 {
 	if (*len)
-		raw_madvise(run, *len, MADV_DONTNEED);
+		mc_seccomp_raw(SYS_madvise, (long)run, (long)*len, MADV_DONTNEED, 0, 0, 0);
 	*len = 0;
 }
 
