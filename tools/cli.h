@@ -147,6 +147,10 @@ struct group {
  * (said) when the file cannot be read.  A missing file is empty when
  * missing_ok. */
 int recs_read(struct recs *out, const char *path, bool missing_ok);
+/* The fatal signal a record was written at (its "signal" key: memcheck
+ * writes a killed process's record before it dies), its name into name
+ * (cap bytes; NULL: not wanted); 0 for a region that ended. */
+int rec_signal(const char *line, size_t len, char *name, size_t cap);
 void recs_push(struct recs *out, const struct rec *r);
 void recs_free(struct recs *rs);
 /* Number the records of each repetition: occ of each record. */

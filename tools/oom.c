@@ -303,14 +303,6 @@ static int signal_in_output(const char *path)
 	return sig;
 }
 
-/* The signal a record was written at (its "signal" key: the process was
- * killed, and memcheck wrote its record first), 0 for an ended region. */
-static int record_signal(const char *line)
-{
-	const char *at = strstr(line, "\"signal\":");
-	return at ? atoi(at + 9) : 0;
-}
-
 /* A process region memcheck opened itself: "process", or a forked check
  * test's, named after the test (older reports: by its name). */
 static bool implicit(const struct rec *r)
@@ -511,7 +503,7 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 		 * an _exit (check's forked tests end so when they fail). */
 		res->sig = signal_in_output(s->out);
 		res->o = res->sig ? O_CRASHED : expected ? O_EXPECTED : O_FAILED;
-	} else if ((res->sig = record_signal(r->line)) != 0) {
+	} else if ((res->sig = rec_signal(r->line, strlen(r->line), NULL, 0)) != 0) {
 		/* killed (a check test's child, its runner alive): its
 		 * record was written at the signal, leaks and all */
 		res->o = O_CRASHED;

@@ -17,6 +17,7 @@
  * flip on an allocator that gives memory back on a timer.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,23 +51,33 @@ static bool blank(const char *s, size_t n)
 }
 
 
+int rec_signal(const char *line, size_t len, char *name, size_t cap)
+{
+	struct mc_jv rec, v;
+	uint64_t sig;
+	if (!mc_jv_line(line, len, &rec) || !mc_jv_get(rec, "signal", &v) || !mc_jv_u64(v, &sig) ||
+	    sig == 0 || sig == MEMCHECK_UNKNOWN || sig > INT_MAX)
+		return 0;
+	if (name && cap) {
+		snprintf(name, cap, "?");
+		if (mc_jv_get(rec, "signal_name", &v))
+			mc_jv_str(v, name, cap);
+	}
+	return (int)sig;
+}
+
 /* A record written at a fatal signal (its "signal" key) says so first
  * among its messages: the table's and gate's lines show that the
  * figures are the killed process's at the signal. */
 static void killed_first(struct rec *r, const char *line, size_t len)
 {
-	struct mc_jv rec, v;
-	uint64_t sig;
-	char name[32] = "?";
-	if (!mc_jv_line(line, len, &rec) || !mc_jv_get(rec, "signal", &v) || !mc_jv_u64(v, &sig) ||
-	    sig == 0 || sig == MEMCHECK_UNKNOWN)
+	char name[32];
+	int sig = rec_signal(line, len, name, sizeof name);
+	if (!sig)
 		return;
-	if (mc_jv_get(rec, "signal_name", &v))
-		mc_jv_str(v, name, sizeof name);
 	char *msg = r->m.r.violations[0] ?
-		xasprintf("killed by signal %llu (%s); %s", (unsigned long long)sig, name,
-			  r->m.r.violations) :
-		xasprintf("killed by signal %llu (%s)", (unsigned long long)sig, name);
+		xasprintf("killed by signal %d (%s); %s", sig, name, r->m.r.violations) :
+		xasprintf("killed by signal %d (%s)", sig, name);
 	snprintf(r->m.r.violations, sizeof r->m.r.violations, "%s", msg);
 	free(msg);
 }
