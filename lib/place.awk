@@ -84,7 +84,8 @@ function data_at(a) { return holder(a, dstart, dsize, nd) }
 function where(a) {
 	if (a >= s_lo["first"] && a < s_hi["first"])
 		return "first"
-	if ((a >= s_lo["then"] && a < s_hi["then"]) || (a >= s_lo["last"] && a < s_hi["last"]))
+	if ((a >= s_lo["then"] && a < s_hi["then"]) || (a >= s_lo["last"] && a < s_hi["last"]) ||
+	    (a >= s_lo["soon"] && a < s_hi["soon"]))
 		return "then"
 	if (a >= s_lo["text"] && a < s_hi["text"])
 		return "text"
@@ -144,6 +145,7 @@ part == "sections" && /^ *\[ *[0-9]+\]/ {
 	else if (f[1] == ".rodata.mc_first") { s_lo["rodata"] = lo; s_hi["rodata"] = hi }
 	else if (f[1] == ".text.mc_then") { s_lo["then"] = lo; s_hi["then"] = hi }
 	else if (f[1] == ".text.mc_last") { s_lo["last"] = lo; s_hi["last"] = hi }
+	else if (f[1] == ".text.mc_soon") { s_lo["soon"] = lo; s_hi["soon"] = hi }
 	else if (f[1] == ".text") { s_lo["text"] = lo; s_hi["text"] = hi }
 	else if (f[1] == ".init_array" || f[1] == ".fini_array") {
 		nroot_tables++
