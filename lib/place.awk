@@ -35,7 +35,8 @@
 # .text.mc_then) or in .text.mc_first past the third 64 KiB block, and
 # when .text.mc_first or .rodata.mc_first ends past it; and where
 # text-order.ld's mark mc_order_leak_end (the end of groups 2 and 3, the
-# code a leaking or measured exit runs) lies past the fourth block.  It prints the
+# code a leaking or measured exit runs) lies past the fourth block, or
+# .text.mc_then's end (group 1t's, a threaded process's).  It prints the
 # room left and, with VERBOSE=1, every call from .text.mc_first into
 # .text.mc_then (the list's decisions, to review).
 #
@@ -385,6 +386,16 @@ END {
 	} else
 		printf "place-check: groups 2 and 3 end 0x%x bytes (%.1f KiB) before the fifth block\n", \
 			base + 4 * 65536 - leak_end, (base + 4 * 65536 - leak_end) / 1024
+	# a threaded process's exit runs group 1t too (.text.mc_then past
+	# the mark): within the fourth block, as test_codeblocks' threads
+	# row counts (session 35: 1t spilled into the fifth block)
+	if (s_hi["then"] > base + 4 * 65536) {
+		bad++
+		printf "place-check: group 1t (a threaded process's code) ends 0x%x bytes past the " \
+			"fourth 64 KiB block\n", s_hi["then"] - (base + 4 * 65536)
+	} else
+		printf "place-check: group 1t ends 0x%x bytes (%.1f KiB) before the fifth block\n", \
+			base + 4 * 65536 - s_hi["then"], (base + 4 * 65536 - s_hi["then"]) / 1024
 	printf "place-check: %d functions reached from the roots, %s; .text.mc_first 0x%x-0x%x, " \
 		".rodata.mc_first to 0x%x: 0x%x bytes (%.1f KiB) left in the first three blocks\n", \
 		reached_count(), bad ? bad " misplaced" : "all placed", s_lo["first"] - base,
