@@ -35,9 +35,13 @@
 # .text.mc_then) or in .text.mc_first past the third 64 KiB block, and
 # when .text.mc_first or .rodata.mc_first ends past it; and where
 # text-order.ld's mark mc_order_leak_end (the end of groups 2 and 3, the
-# code a leaking or measured exit runs) lies past the fourth block.  It prints the
-# room left and, with VERBOSE=1, every call from .text.mc_first into
-# .text.mc_then (the list's decisions, to review).
+# code a leaking or measured exit runs) lies past the fourth block, or
+# .text.mc_then's end (group 1t's, a threaded process's).  Then it
+# walks the exit's code the same way (exit_walk, below): what a leaking,
+# measured or threaded process runs past the defaults' code, held to the
+# first four blocks.  It prints the room left and, with VERBOSE=1, every
+# call from .text.mc_first into .text.mc_then (the list's decisions, to
+# review).
 #
 # Input: one stream of sections, each after a line "@@NAME":
 # "@@segments" readelf -lW, "@@sections" readelf -SW, "@@symbols"
@@ -84,7 +88,8 @@ function data_at(a) { return holder(a, dstart, dsize, nd) }
 function where(a) {
 	if (a >= s_lo["first"] && a < s_hi["first"])
 		return "first"
-	if ((a >= s_lo["then"] && a < s_hi["then"]) || (a >= s_lo["last"] && a < s_hi["last"]))
+	if ((a >= s_lo["then"] && a < s_hi["then"]) || (a >= s_lo["last"] && a < s_hi["last"]) ||
+	    (a >= s_lo["soon"] && a < s_hi["soon"]))
 		return "then"
 	if (a >= s_lo["text"] && a < s_hi["text"])
 		return "text"
@@ -112,14 +117,17 @@ function node_name(n,    k) {
 	return "(word at " k ")"
 }
 
-function path_to(n,    p) {
+# The path to n from a root, as a walk's array of parents par records it
+function path_in(n, par,    p) {
 	p = node_name(n)
-	while (n in parent && parent[n] != "") {
-		n = parent[n]
+	while (n in par && par[n] != "") {
+		n = par[n]
 		p = node_name(n) " -> " p
 	}
 	return p
 }
+
+function path_to(n) { return path_in(n, parent) }
 
 BEGIN { part = "" }
 
@@ -144,6 +152,7 @@ part == "sections" && /^ *\[ *[0-9]+\]/ {
 	else if (f[1] == ".rodata.mc_first") { s_lo["rodata"] = lo; s_hi["rodata"] = hi }
 	else if (f[1] == ".text.mc_then") { s_lo["then"] = lo; s_hi["then"] = hi }
 	else if (f[1] == ".text.mc_last") { s_lo["last"] = lo; s_hi["last"] = hi }
+	else if (f[1] == ".text.mc_soon") { s_lo["soon"] = lo; s_hi["soon"] = hi }
 	else if (f[1] == ".text") { s_lo["text"] = lo; s_hi["text"] = hi }
 	else if (f[1] == ".init_array" || f[1] == ".fini_array") {
 		nroot_tables++
@@ -320,6 +329,7 @@ END {
 		parent["f" c] = ""
 		queue[++qn] = "f" c
 	}
+	nroots = qn
 	# breadth first: each path printed is a shortest one
 	bad = 0
 	for (qh = 1; qh <= qn; qh++) {
@@ -360,6 +370,7 @@ END {
 			queue[++qn] = t
 		}
 	}
+	exit_walk()
 	if (s_hi["first"] > limit) {
 		bad++
 		printf "place-check: .text.mc_first ends in block %d of the file, past the third\n", \
@@ -383,6 +394,16 @@ END {
 	} else
 		printf "place-check: groups 2 and 3 end 0x%x bytes (%.1f KiB) before the fifth block\n", \
 			base + 4 * 65536 - leak_end, (base + 4 * 65536 - leak_end) / 1024
+	# a threaded process's exit runs group 1t too (.text.mc_then past
+	# the mark): within the fourth block, as test_codeblocks' threads
+	# row counts (session 35: 1t spilled into the fifth block)
+	if (s_hi["then"] > base + 4 * 65536) {
+		bad++
+		printf "place-check: group 1t (a threaded process's code) ends 0x%x bytes past the " \
+			"fourth 64 KiB block\n", s_hi["then"] - (base + 4 * 65536)
+	} else
+		printf "place-check: group 1t ends 0x%x bytes (%.1f KiB) before the fifth block\n", \
+			base + 4 * 65536 - s_hi["then"], (base + 4 * 65536 - s_hi["then"]) / 1024
 	printf "place-check: %d functions reached from the roots, %s; .text.mc_first 0x%x-0x%x, " \
 		".rodata.mc_first to 0x%x: 0x%x bytes (%.1f KiB) left in the first three blocks\n", \
 		reached_count(), bad ? bad " misplaced" : "all placed", s_lo["first"] - base,
@@ -390,6 +411,72 @@ END {
 		(limit - s_hi["rodata"]) / 1024
 	exit bad ? 1 : 0
 }
+
+# The exit's walk: what a leaking, measured or threaded process runs
+# past the defaults' code (.text.mc_then: groups 2, 3 and 1t, the exit's
+# scan, suppressions, names and report, the threads' slots and stops)
+# lies in the first four 64 KiB blocks, with the read-only data it
+# reads.  From the same roots, through .text.mc_first and .text.mc_then,
+# stopping at .text.mc_last only (what an error, an option off by
+# default or a report's JSON record runs); a function the first walk
+# reached was checked there.  Without it an addition to those groups
+# pushed a leaking exit's code or data into the fifth block and only
+# test_codeblocks' rows saw it, at run time (session 34: vgxml.o's
+# read-only data; a function such an exit reaches left in .text, blocks
+# away, was not seen at all).
+function exit_walk(    qh, n, k, w0, j, a, t, lim, nx, nnew) {
+	lim = base + 4 * 65536
+	for (qh = 1; qh <= nroots; qh++) {
+		xparent[queue[qh]] = ""
+		xqueue[++xn] = queue[qh]
+	}
+	for (qh = 1; qh <= xn; qh++) {
+		n = xqueue[qh]
+		if (substr(n, 1, 1) == "f") {
+			k = substr(n, 2)
+			a = fstart[k]
+			if (a >= s_lo["last"] && a < s_hi["last"])
+				continue
+			w0 = where(a)
+			if (!(n in parent) || w0 == "then") {
+				if (w0 == "text" || a + fsize[k] > lim) {
+					bad++
+					printf "place-check: %s lies in %s, block %d of the file: reached " \
+						"by the exit's code (groups 2, 3, 1t) from %s\n", fname[k],
+						w0 == "text" ? ".text (placed nowhere)" : "the groups",
+						block(a), xpath_to(n)
+				}
+				for (j = 1; j <= nrefs[k]; j++) {
+					a = refs[k, j]
+					if (a < lim || a >= ro_end ||
+					    (func_at(a) && fstart[func_at(a)] == a))
+						continue
+					bad++
+					printf "place-check: %s reads read-only data at 0x%x, block %d of " \
+						"the file: reached by the exit's code from %s\n", fname[k],
+						a - base, block(a), xpath_to(n)
+				}
+			}
+		}
+		for (j = 1; j <= nout[n]; j++) {
+			t = out[n, j]
+			if (t in xparent)
+				continue
+			xparent[t] = n
+			xqueue[++xn] = t
+		}
+	}
+	for (k = 1; k <= nf; k++)
+		if (("f" k) in xparent && !(fstart[k] >= s_lo["last"] && fstart[k] < s_hi["last"])) {
+			nx++
+			if (!(("f" k) in parent))
+				nnew++
+		}
+	printf "place-check: the exit's walk: %d functions reached outside .text.mc_last, %d of " \
+		"them beyond the defaults' walk\n", nx, nnew
+}
+
+function xpath_to(n) { return path_in(n, xparent) }
 
 function reached_count(    n, c) {
 	n = 0
