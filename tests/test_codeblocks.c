@@ -87,6 +87,8 @@ static const struct row rows[] = {
 	  false, { 3, 3, 3, 6 } },
 	{ "passing, threads (plain_codeblocks threads)", "plain_codeblocks", "threads", false,
 	  { 5, 5, 5, 6 } },
+	{ "passing, pthread_getattr_np (plain_codeblocks getattr)", "plain_codeblocks", "getattr",
+	  false, { 5, 5, 5, 6 } },
 	{ "leaking, defaults (plain_leak_direct)", "plain_leak_direct", NULL, false, { 4, 4, 5, 6 } },
 	{ "measured /bin/date", "/bin/date", "-u", true, { 4, 5, 6, 7 } },
 };
