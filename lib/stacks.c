@@ -302,11 +302,27 @@ static struct rule_slot *rules_grow(struct rule_slot *rt, unsigned bits)
 }
 
 /* The rule at return address pc, as a slot's key and val, read from the
- * CFI and stored. */
+ * CFI and stored.
+ *
+ * A return address in libmemcheck's own code (mc_text_lo: its
+ * executable segment; no range where it is linked into the program)
+ * takes a frame pointer's rule without its CFI: the library is built
+ * with frame pointers (GNUmakefile's LIBFLAGS), and gcc sets up a
+ * function's frame before any call that is not a tail call, so at each
+ * such return address the CFI's rule is the frame pointer's (CFA rbp +
+ * 16, rbp saved at CFA - 16).  The wrappers built without one
+ * (MC_FRAMELESS) reach every function that records by a jump, as
+ * mc_call_frame, which steps memcheck's own frames by their frame
+ * pointers, already requires.  Such a frame is walked where memcheck
+ * called the C library with the guard down and the C library allocated
+ * (the program's pthread_getattr_np reads /proc/self/maps through
+ * stdio): its CFI lookup read libmemcheck's .eh_frame, 64 KiB blocks
+ * away from the code a process runs (tests/test_codeblocks). */
 static __attribute__((noinline)) uint64_t capture_rule_fill(uintptr_t pc, uint64_t *val)
 {
-	struct mc_cfi_rule r;
-	mc_cfi_rule(pc, &r);
+	struct mc_cfi_rule r = { MC_CFI_FP, 0, 0 };
+	if (pc - mc_text_lo >= mc_text_len)
+		mc_cfi_rule(pc, &r);
 	uint64_t key = pc;
 	*val = 0;
 	if (r.kind != MC_CFI_FP && r.kind != MC_CFI_UNKNOWN) {

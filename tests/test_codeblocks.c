@@ -103,6 +103,8 @@ static const struct row rows[] = {
 	  false, { 3, 3, 3, 4 }, false },
 	{ "passing, threads (plain_codeblocks threads)", "plain_codeblocks", "threads", false,
 	  { 5, 5, 5, 5 }, false },
+	{ "passing, pthread_getattr_np (plain_codeblocks getattr)", "plain_codeblocks", "getattr",
+	  false, { 5, 5, 5, 5 }, false },
 	{ "leaking, defaults (plain_leak_direct)", "plain_leak_direct", NULL, false, { 4, 4, 4, 4 },
 	  false },
 	{ "measured /bin/date", "/bin/date", "-u", true, { 4, 4, 4, 4 }, false },

@@ -21,6 +21,9 @@
 
 struct mc_options mc_opt;
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here */
+/* forward.c's too: libmemcheck's own code, none here (as where it is
+ * linked into the program): every frame's rule comes from its CFI */
+uintptr_t mc_text_lo, mc_text_len;
 
 START_TEST(intern_dedupes)
 {

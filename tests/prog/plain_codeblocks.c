@@ -7,15 +7,20 @@
  *   reallocarray of a live block (realloc's accounting out of
  *   mc_track_realloc), malloc_usable_size, the rlimit and rusage
  *   getters, prctl naming a thread, a fork whose child exits by _exit
- *   (fork's handlers in both).  Not pthread_getattr_np: the C library
- *   allocates inside it (fopen of /proc/self/maps), and that block's
- *   stack, walked from the C library's frames by their call-frame
- *   information, reaches memcheck's wrapper, whose rule lies in
- *   libmemcheck's own .eh_frame, blocks away (not placed by the list).
+ *   (fork's handlers in both).  pthread_getattr_np only with the
+ *   argument getattr (below).
  * usage: plain_codeblocks [threads]: threads that allocate and are
  *   joined too (a slot taken and given back, the thread's stack asked
  *   of the C library, which allocates inside; the C library keeps the
  *   thread's blocks after the join, so that the exit scans them).
+ * plain_codeblocks getattr: pthread_getattr_np too, of the main thread
+ *   (the C library reads /proc/self/maps through stdio inside) and of a
+ *   thread of its own (it reallocs the CPU set inside): those blocks'
+ *   stacks, walked from the C library's frames by their call-frame
+ *   information, step through memcheck's wrapper, whose rule lay in
+ *   libmemcheck's own .eh_frame, blocks away (7 blocks under each
+ *   allocator before step35; stacks.c now takes a frame pointer's rule
+ *   for memcheck's own code without reading its CFI: 5).
  * Frees everything; no stdio; exit status 0 when every call worked.
  */
 #include <pthread.h>
@@ -26,6 +31,25 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static int own_stack_known(void)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	char here;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return 0;
+	int ok = pthread_attr_getstack(&attr, &addr, &size) == 0 && &here >= (char *)addr &&
+		 &here < (char *)addr + size;
+	pthread_attr_destroy(&attr);
+	return ok;
+}
+
+static void *asks_own_stack(void *arg)
+{
+	return own_stack_known() ? NULL : arg;
+}
 
 static void *worker(void *arg)
 {
@@ -65,6 +89,14 @@ int main(int argc, char **argv)
 			void *r;
 			bad |= pthread_join(t[i], &r) != 0 || r != NULL;
 		}
+	}
+
+	if (argc > 1 && strcmp(argv[1], "getattr") == 0) {
+		pthread_t t;
+		void *r = NULL;
+		bad |= !own_stack_known();
+		bad |= pthread_create(&t, NULL, asks_own_stack, (void *)1) != 0 ||
+		       pthread_join(t, &r) != 0 || r != NULL;
 	}
 
 	pid_t pid = fork();
