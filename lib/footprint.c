@@ -290,23 +290,29 @@ uint64_t mc_footprint_mark_lost_kb(void)
 /* *threads (if not NULL): the process's threads at the read, 0 when
  * none was made; *rss (if not NULL): the RSS the same read gave, or
  * false when none was made. */
-/* grown: what M grew by since m_start (measured by the caller), taken
- * as grown before the mark was reached: libmemcheck's code runs first
- * at the program's first calls into it, and its tables grow (by changes
- * too small to fold, pending) as the program allocates towards its
- * peak.  Not subtracted, /tmp/rssp2's peak under mimalloc was 88 KiB of
- * the stack depot's and the tables' pages high. */
-static bool fold_seen(unsigned *threads, uint64_t *rss, uint64_t grown)
+/* *m: M, measured here after the read, so that libmemcheck's code the
+ * read ran for the first time is in both (measured before it, a 64 KiB
+ * block of rss.c's was in the RSS alone, the program's: rss_begin under
+ * mimalloc, perf -e page-faults -d).  What M grew by since m_start is
+ * taken as grown before the mark was reached: libmemcheck's code runs
+ * first at the program's first calls into it, and its tables grow (by
+ * changes too small to fold, pending) as the program allocates towards
+ * its peak.  Not subtracted, /tmp/rssp2's peak under mimalloc was 88 KiB
+ * of the stack depot's and the tables' pages high. */
+static bool fold_seen(unsigned *threads, uint64_t *rss, uint64_t *m)
 {
 	if (threads)
 		*threads = 0;
 	mark_last_read = 0; /* not read: a restart after reads it */
-	if (work_depth)
+	if (work_depth) {
+		*m = measure();
 		return false; /* the mark since the window opened is memcheck's */
+	}
 	uint64_t hwm = mc_rss_peak(threads, rss);
+	*m = measure();
 	mark_last_read = hwm;
 	mark_note(hwm / 1024);
-	uint64_t base = m_start + grown;
+	uint64_t base = m_start + (*m > m_start ? *m - m_start : 0);
 	/* Only a rise is this interval's where the last restart left the
 	 * mark as it stood (mark_kept: restart_at). */
 	if (hwm > mark_kept && hwm > base && hwm - base > acc)
@@ -325,8 +331,8 @@ static void fold(void)
 {
 	if (work_depth)
 		return; /* fold_seen's answer, without measuring */
-	uint64_t m = measure();
-	fold_seen(NULL, NULL, m > m_start ? m - m_start : 0);
+	uint64_t m;
+	fold_seen(NULL, NULL, &m);
 }
 
 /* A new interval: M is m (measured by the caller just before) or, where
@@ -524,6 +530,13 @@ void mc_footprint_init(bool wanted)
 		if (wanted) {
 			startup_begun = true;
 			startup_open = true;
+			/* M measured once before the first pair of reads:
+			 * its code runs here first, and a block of it that
+			 * came in between the RSS's read and M's was in one
+			 * and not the other, where the window's end finds it
+			 * in both (rss_begin 64 KiB low under glibc against
+			 * the bare program's RSS at its entry point). */
+			measure();
 			init_rss = mc_rss_current_open(&startup_statm, &init_anon);
 		}
 		if (wanted) {
@@ -694,6 +707,31 @@ void mc_own_work_begin_taken(void)
 	work_begin(false, true);
 }
 
+/* Start-up's window again: the constructor's own work (the suppressions'
+ * and roots' set-up, on_exit, the signal stack) where start-up ran
+ * before it, from another object's initializer that called into
+ * memcheck first (mimalloc's close, libstdc++'s emergency pool's malloc
+ * under jemalloc and tcmalloc), whose window ended there.  That work ran
+ * in no window: the C library's pages it faulted were the program's
+ * (perf -e page-faults -d, plain_rss_self under mimalloc: strstr's
+ * 64 KiB block from mc_constructor, on_exit's from process_begin;
+ * rss_begin 128 KiB above the bare program's RSS at its entry).  As
+ * start-up's, the objects' read-only pages present now are noted and
+ * the new ones given back at its end, and only its anonymous growth is
+ * memcheck's (settle_read). */
+void mc_own_work_begin_start(void)
+{
+	fp_enter();
+	if (measuring && work_depth == 0 && pagemap_fd < 0) {
+		if (mc_text_len)
+			pagemap_fd = mc_proc_open("pagemap", O_RDONLY);
+		mc_start_pages_note(pagemap_fd);
+		startup_begun = false; /* work_begin: start-up's reads */
+	}
+	pthread_mutex_unlock(&fp_lock);
+	work_begin(false, false);
+}
+
 /* The end of the window: what it left (extra), from the RSS and M read
  * now (*rss, *m: M without extra).  fp_lock held. */
 static void settle_read(uint64_t *rss_out, uint64_t *m_out)
@@ -823,9 +861,10 @@ static void take_restart_at(bool *whole_process, uint64_t *rss_now, const uint64
 			    uint64_t known_m, bool read_mark, uint64_t mark)
 {
 	/* The new interval starts at the program's RSS now: a take that
-	 * follows at once gives that, not 0. */
-	uint64_t m = known_m ? known_m : measure();
+	 * follows at once gives that, not 0.  The RSS read before M is
+	 * measured, as fold_seen's. */
 	uint64_t rss = known_rss ? *known_rss : mc_rss_current();
+	uint64_t m = known_m ? known_m : measure();
 	restart_at(m, read_mark, rss > m ? rss - m : 0, mark);
 	peak_used = true;
 	acc = rss > m_start ? rss - m_start : 0;
@@ -869,8 +908,8 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 	/* The RSS that status gave with the mark serves the new interval:
 	 * the mark's reset and mincore, all that come between, change
 	 * neither (a statm read fewer at every region's end). */
-	uint64_t m = measure(); /* first: M's growth for the fold */
-	bool have_rss = fold_seen(&threads, &rss, m > m_start ? m - m_start : 0);
+	uint64_t m; /* M's growth for the fold */
+	bool have_rss = fold_seen(&threads, &rss, &m);
 	/* The calling thread was the only one: no other can start before
 	 * it starts one itself (a region's end does not). */
 	if (alone)

@@ -783,6 +783,10 @@ void mc_own_work_begin(bool fold_first);
 /* mc_own_work_begin(false) right after mc_prog_peak_take, whose RSS and
  * M reading it reuses (a region's end). */
 void mc_own_work_begin_taken(void);
+/* start-up's window again, for the constructor's work where start-up ran
+ * before it (another object's initializer called memcheck first): its
+ * objects' read-only pages given back at its end (footprint.c) */
+void mc_own_work_begin_start(void);
 void mc_own_work_end(void);
 void mc_own_work_end_process(void); /* the process region's: see footprint.c */
 /* start-up's, where the process region begins next: settled by its

@@ -423,14 +423,23 @@ static void process_begin(void)
 
 __attribute__((constructor)) static void mc_constructor(void)
 {
+	/* Start-up ran already, from another object's initializer, and
+	 * its window of memcheck's own work ended there: the work here is
+	 * memcheck's too, in a window of its own like start-up's, that the
+	 * process region's begin settles (footprint.c). */
+	bool started = atomic_load_explicit(&mc_state, memory_order_acquire) >= MC_FORWARDING;
 	resolve(true);
 	if (forward_only)
 		return;
+	if (started)
+		mc_own_work_begin_start();
 	mc_guard_enter();
 	mc_suppress_init();
 	mc_roots_init();
 	mc_fault_start();
 	mc_guard_leave();
+	if (started)
+		mc_own_work_end_start();
 	process_begin();
 	/* Start-up's window ends here at the latest, when no process
 	 * region ended it (nothing is read when one did). */
