@@ -2753,6 +2753,11 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
  * lines frame lines, the rest skipped unread, as valgrind's loader reads
  * a file under --num-callers=lines (0: every line). */
 void mc_supp_read_lines(struct mc_supps *s, int lines);
+/* Entries parsed from now on that carry a "# freeres:" mark of one of
+ * bits (MC_FREERES_*) are parsed and not applied, as another tool's:
+ * the shipped files' entries for what valgrind's freeres frees, under
+ * valgrind's command line with that freeres off (0: all applied). */
+void mc_supp_drop_freeres(struct mc_supps *s, unsigned bits);
 /* mc_supp_load with the file read into io's buffer, kept for the next
  * file (grown for a larger one); mc_supp_io_free unmaps it. */
 struct mc_supp_io {

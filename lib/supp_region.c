@@ -176,9 +176,23 @@ void mc_suppress_init(void)
 	mc_copy_name(self, sizeof self, resolve && realpath(name, abs) ? abs : name);
 }
 
+/* The freeres functions whose blocks the shipped entries marked for
+ * them ("# freeres:") must leave in use: under valgrind's command line
+ * with --run-libc-freeres=no or --run-cxx-freeres=no valgrind reports
+ * those blocks still reachable (its own suppressions do not take them);
+ * elsewhere memcheck judges the blocks before any freeres runs, and the
+ * entries take them. */
+static unsigned freeres_off(void)
+{
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		return 0;
+	return ~(unsigned)mc_opt.valgrind_freeres & (MC_FREERES_CXX | MC_FREERES_LIBC);
+}
+
 /* What decides which files a load reads, the cache's key: the library's
  * path (the shipped directory's candidates), whether the shipped files
- * are read, the user's list.  false: too long to keep. */
+ * are read (and which of their freeres entries), the user's list.
+ * false: too long to keep. */
 static bool cache_key(char *key, size_t cap, size_t *len)
 {
 	const char *user = mc_opt.suppressions ? mc_opt.suppressions : "";
@@ -186,7 +200,7 @@ static bool cache_key(char *key, size_t cap, size_t *len)
 	if (a + b + 3 + 12 > cap)
 		return false;
 	memcpy(key, self, a + 1);
-	key[a + 1] = mc_opt.default_suppressions ? '1' : '0';
+	key[a + 1] = mc_opt.default_suppressions ? (char)('1' + freeres_off()) : '0';
 	memcpy(key + a + 2, user, b);
 	*len = a + 2 + b;
 	/* the user's files as valgrind's --num-callers cut them */
@@ -237,8 +251,11 @@ static void load(void)
 	failed = false;
 	if (keep)
 		mc_suppcache_begin(key, keylen);
-	if (mc_opt.default_suppressions)
+	if (mc_opt.default_suppressions) {
+		mc_supp_drop_freeres(supps, freeres_off());
 		load_defaults();
+		mc_supp_drop_freeres(supps, 0);
+	}
 	/* the user's files are read as valgrind reads them; the shipped
 	 * ones, memcheck's own, whole */
 	mc_supp_read_lines(supps, mc_vgtext_supp_lines());

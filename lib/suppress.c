@@ -111,6 +111,7 @@ struct mc_supps {
 	size_t image_len;
 	bool own_image;           /* false: the caller's (a fuzz target's) */
 	int lines;                /* mc_supp_read_lines */
+	unsigned drop_freeres;    /* mc_supp_drop_freeres */
 };
 
 /* ---- memory ---------------------------------------------------------- */
@@ -231,6 +232,7 @@ struct reader {
 	char *err;
 	size_t errlen;
 	bool failed;
+	unsigned freeres;         /* the entry's "# freeres:" marks (comment_mark) */
 };
 
 static void fail(struct reader *r, int line, const char *fmt, ...)
@@ -255,6 +257,43 @@ static bool space(char c)
 {
 	/* ' ', '\t', '\v', '\f', '\r' */
 	return c == ' ' || ((unsigned char)(c - '\t') <= '\r' - '\t' && c != '\n');
+}
+
+/* A comment inside an entry that says what it stands for: blocks a
+ * freeres function frees at exit, "# freeres: libc" (__libc_freeres),
+ * "# freeres: cxx" (libstdc++'s __gnu_cxx::__freeres) or both joined
+ * by a comma (memcheck-suppressions(5)).  valgrind skips every comment
+ * line, inside an entry too, so the file stays its.  The bits
+ * (MC_FREERES_*) of a comment of that form, 0 for any other. */
+static __attribute__((noinline)) unsigned comment_mark(const char *s, const char *e)
+{
+	static const char word[] = "freeres:";
+	s++;
+	while (s < e && space(*s))
+		s++;
+	if ((size_t)(e - s) < sizeof word - 1 || memcmp(s, word, sizeof word - 1) != 0)
+		return 0;
+	s += sizeof word - 1;
+	unsigned bits = 0;
+	for (;;) {
+		while (s < e && space(*s))
+			s++;
+		const char *w = s;
+		while (s < e && *s != ',' && !space(*s))
+			s++;
+		if (s - w == 4 && memcmp(w, "libc", 4) == 0)
+			bits |= MC_FREERES_LIBC;
+		else if (s - w == 3 && memcmp(w, "cxx", 3) == 0)
+			bits |= MC_FREERES_CXX;
+		else
+			return 0;
+		while (s < e && space(*s))
+			s++;
+		if (s == e)
+			return bits;
+		if (*s++ != ',')
+			return 0;
+	}
 }
 
 /* The next line that is neither blank nor a comment, without the
@@ -287,8 +326,12 @@ static inline __attribute__((always_inline)) bool next_line(struct reader *r, co
 			fail(r, lineno, "a NUL byte: expected a text file");
 			break;
 		}
-		if (s == e || *s == '#')
+		if (s == e)
 			continue;
+		if (*s == '#') {
+			r->freeres |= comment_mark(s, e);
+			continue;
+		}
 		while (e > s && space(e[-1]))
 			e--;
 		*line = s;
@@ -486,6 +529,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	const char *line;
 	size_t len;
 	int open = r->lineno;
+	r->freeres = 0;
 	if (!next_line(r, &line, &len)) {
 		fail(r, r->lineno, "expected the suppression's name after '{' at line %d, "
 		     "found the end of the file", open);
@@ -597,7 +641,10 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		     "before '}'");
 		return false;
 	}
-	if (!leak && !pool) {
+	/* what a freeres function frees, where it runs before the blocks
+	 * are judged or where, as under valgrind with --run-libc-freeres=no,
+	 * those blocks are in use at exit and not to be taken */
+	if ((!leak && !pool) || (r->freeres & s->drop_freeres)) {
 		s->other++;
 		return true;
 	}
@@ -633,6 +680,11 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 void mc_supp_read_lines(struct mc_supps *s, int lines)
 {
 	s->lines = lines;
+}
+
+void mc_supp_drop_freeres(struct mc_supps *s, unsigned bits)
+{
+	s->drop_freeres = bits;
 }
 
 bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,

@@ -74,6 +74,15 @@ static bool have_glib(struct h_spec *run, const struct h_case *c)
 #define SLICES_AS_VALGRIND                                                             \
 	{ LOST("definitely_lost", 3, 4128), LOST("indirectly_lost", 1, 300),         \
 	  LOST("possibly_lost", 0, 0) }
+/* the same without the C library's freeres (valgrind's
+ * --run-libc-freeres=no): possibly lost not compared, where
+ * _dl_find_object's table segment, which the shipped glibc.supp no
+ * longer takes then, is possibly lost under glibc (2,304 bytes, as
+ * valgrind says) and still reachable under mimalloc, jemalloc and
+ * tcmalloc, whose malloc returns it 64-byte aligned: the table's
+ * pointer is to its start */
+#define SLICES_AS_VALGRIND_NO_FREERES                                                  \
+	{ LOST("definitely_lost", 3, 4128), LOST("indirectly_lost", 1, 300) }
 #define SLICES_UNSEEN                                                                  \
 	{ LOST("definitely_lost", 0, 0), LOST("indirectly_lost", 0, 0),               \
 	  LOST("possibly_lost", 0, 0) }
@@ -103,7 +112,7 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
 		   .env = H_LIST("MEMCHECK_VALGRIND_TEXT=summary", "MEMCHECK_VALGRIND_FREERES=none") },
 	  .setup = have_glib, .out = H_LIST("slices leaked, G_SLICE unset\n"),
-	  .want = SLICES_AS_VALGRIND },
+	  .want = SLICES_AS_VALGRIND_NO_FREERES },
 	/* auto elsewhere, and G_SLICE set empty by the user (GLib's own way
 	 * to keep its slices under valgrind) even with blocks asked for:
 	 * GLib keeps its chunks as bare, the slices' leaks unseen */

@@ -159,6 +159,47 @@ START_TEST(reads_valgrinds_files)
 }
 END_TEST
 
+/* "# freeres: libc" / "cxx" inside an entry (memcheck-suppressions(5)):
+ * a comment to valgrind; with those bits dropped the entry is parsed and
+ * not applied, otherwise it applies as any; other comments mark nothing,
+ * and a mark stays with its own entry. */
+START_TEST(freeres_marks)
+{
+	static const char text[] =
+		"# freeres: libc\n"
+		"{\n stdio\n Memcheck:Leak\n # freeres: libc\n match-leak-kinds: reachable\n"
+		" ...\n fun:_IO_file_doallocate\n}\n"
+		"{\n pool\n Memcheck:Leak\n ...\n #freeres:cxx\n obj:*/libstdc++.so.6*\n}\n"
+		"{\n both\n Memcheck:Leak\n # freeres: libc, cxx\n fun:both\n}\n"
+		"{\n not a mark\n Memcheck:Leak\n # freeres: libc maybe\n # freeres libc\n"
+		" fun:kept\n}\n";
+	static const struct {
+		unsigned drop;
+		size_t n;
+		long stdio, both, kept;
+	} rows[] = {
+		{ 0, 4, 0, 2, 3 },
+		{ MC_FREERES_LIBC, 2, -1, -1, 1 },
+		{ MC_FREERES_CXX, 2, 0, -1, 1 },
+		{ MC_FREERES_LIBC | MC_FREERES_CXX, 1, -1, -1, 0 },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct mc_supps *s = mc_supp_new();
+		ck_assert_ptr_nonnull(s);
+		mc_supp_drop_freeres(s, rows[i].drop);
+		ck_assert_msg(mc_supp_parse(s, text, strlen(text), "t.supp", err, sizeof err),
+			      "%s", err);
+		ck_assert_uint_eq(mc_supp_count(s), rows[i].n);
+		ck_assert_uint_eq(mc_supp_others(s), 4 - rows[i].n);
+		ck_assert_int_eq(match(s, MC_KIND_REACHABLE, "_IO_file_doallocate;main"),
+				 rows[i].stdio);
+		ck_assert_int_eq(match(s, MC_KIND_DEFINITE, "both;main"), rows[i].both);
+		ck_assert_int_eq(match(s, MC_KIND_DEFINITE, "kept;main"), rows[i].kept);
+		mc_supp_free(s);
+	}
+}
+END_TEST
+
 /* libmemcheck:Pool, memcheck's own kind (valgrind skips the tool):
  * counted among the entries, matched by MC_SUPP_POOL alone, and kept as
  * such through the cache's image (suppcache.c). */
@@ -737,6 +778,7 @@ int main(void)
 	tcase_add_test(tc, reads_valgrinds_files);
 	tcase_add_test(tc, refuses_bad_entries);
 	tcase_add_test(tc, pool_entries);
+	tcase_add_test(tc, freeres_marks);
 	tcase_add_test(tc, wildcards);
 	tcase_add_test(tc, frames_and_dots);
 	tcase_add_test(tc, virtual_frame_zero);

@@ -462,6 +462,13 @@ int cmd_vgcompat(int argc, char **argv)
 		snprintf(pid, sizeof pid, "%ld", (long)getpid());
 		setenv("MEMCHECK_VALGRIND_CHILDREN", pid, 1);
 	}
+	/* valgrind checks the program it is given wherever that is
+	 * installed, and under --trace-children=yes every program exec'd
+	 * below it, /usr/bin/true and sh too: the default rule, which
+	 * leaves out the system's programs a test driver runs
+	 * (lib/programs.c), is not valgrind's.  --trace-children=no still
+	 * leaves out each exec'd one.  A caller's MEMCHECK_PROGRAMS is kept. */
+	setenv("MEMCHECK_PROGRAMS", "*", 0);
 	/* Each process judged alone, as valgrind judges it: a parent whose
 	 * forked child failed keeps its own status (valgrind's parent of a
 	 * child that exits with --error-exitcode's N exits 0), unless the
