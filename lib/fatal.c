@@ -205,7 +205,9 @@ static void fatal_watchdog(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	if (!si || si->si_code != SI_TIMER || si->si_value.sival_int != WATCHDOG_VALUE)
 		return; /* the program's alarm: its process is ending */
-	/* nothing said: the writer may hold the text's lock */
+	/* nothing said: the writer may hold the text's lock; what the
+	 * record held, where it can go without waiting */
+	mc_text_hold_salvage();
 	int s = mc_fatal_sig;
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);

@@ -525,6 +525,8 @@ void mc_text_release_stderr(void);
  * pipe nobody reads) then holds up only the text. */
 void mc_text_hold(void);
 void mc_text_hold_end(void);
+/* The watchdog's: what is held written where that cannot wait. */
+void mc_text_hold_salvage(void);
 /* Descriptor 2 is about to be closed or replaced (fdkeep.c): the copy
  * of it memcheck writes to is made now, where it is still the file the
  * process started with. */

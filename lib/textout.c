@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -79,6 +82,9 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe)
  * the only one held: a test of one word where nothing is held). */
 static _Atomic pid_t hold_tid;
 static struct mc_buf held_text;
+/* Set while a piece is added or the text written (the watchdog's
+ * salvage leaves the buffer alone then). */
+static atomic_bool hold_busy;
 
 struct held_write {
 	int fd;
@@ -101,21 +107,24 @@ static __attribute__((noinline, cold)) bool hold_write(int fd, const char *s, si
 	if (likely(t == 0) || t != gettid())
 		return false;
 	struct held_write h = { fd, may_pipe, n };
+	atomic_store(&hold_busy, true);
 	char *w = mc_buf_room(&held_text, sizeof h + n);
-	if (!w) {
-		mc_text_hold_end();
-		return false;
+	if (w) {
+		memcpy(w, &h, sizeof h);
+		memcpy(w + sizeof h, s, n);
+		mc_buf_end(&held_text, w + sizeof h + n);
 	}
-	memcpy(w, &h, sizeof h);
-	memcpy(w + sizeof h, s, n);
-	mc_buf_end(&held_text, w + sizeof h + n);
-	return true;
+	atomic_store(&hold_busy, false);
+	if (!w)
+		mc_text_hold_end();
+	return w != NULL;
 }
 
 void mc_text_hold_end(void)
 {
 	if (atomic_load(&hold_tid) != gettid())
 		return;
+	atomic_store(&hold_busy, true);
 	atomic_store(&hold_tid, 0);
 	struct held_write h;
 	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
@@ -126,6 +135,28 @@ void mc_text_hold_end(void)
 		write_all(h.fd, held_text.s + off, h.n, h.may_pipe);
 	}
 	mc_buf_free(&held_text);
+	atomic_store(&hold_busy, false);
+}
+
+/* The watchdog ends a record that took too long (fatal.c), in the
+ * writing thread's signal handler: what the record held so far (its
+ * "killed by signal" line first) is written where it cannot wait, each
+ * piece a write of at most PIPE_BUF bytes to a descriptor that poll says
+ * takes it now; the rest is lost with the process. */
+void mc_text_hold_salvage(void)
+{
+	if (atomic_load(&hold_tid) != gettid() || atomic_load(&hold_busy))
+		return;
+	atomic_store(&hold_tid, 0);
+	struct held_write h;
+	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
+		memcpy(&h, held_text.s + off, sizeof h);
+		off += sizeof h;
+		struct pollfd p = { .fd = h.fd, .events = POLLOUT };
+		if (h.n > held_text.len - off || h.n > PIPE_BUF || syscall(SYS_poll, &p, 1, 0) != 1 ||
+		    !(p.revents & POLLOUT) || mc_sys_write(h.fd, held_text.s + off, h.n) != (long)h.n)
+			break;
+	}
 }
 
 /* The text's writes: held in a killed process's record, else made. */
