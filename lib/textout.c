@@ -120,43 +120,48 @@ static __attribute__((noinline, cold)) bool hold_write(int fd, const char *s, si
 	return w != NULL;
 }
 
+/* The held pieces in order, until one fails; with
+ * wait, as any text (write_all), else only where that cannot wait: a
+ * piece of at most PIPE_BUF bytes to a descriptor poll says takes it. */
+static void held_out(bool wait)
+{
+	struct held_write h;
+	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
+		memcpy(&h, held_text.s + off, sizeof h);
+		off += sizeof h;
+		if (h.n > held_text.len - off)
+			return;
+		struct pollfd p = { .fd = h.fd, .events = POLLOUT };
+		if (wait)
+			write_all(h.fd, held_text.s + off, h.n, h.may_pipe);
+		else if (h.n > PIPE_BUF || syscall(SYS_poll, &p, 1, 0) != 1 ||
+			 !(p.revents & POLLOUT) ||
+			 mc_sys_write(h.fd, held_text.s + off, h.n) != (long)h.n)
+			return;
+	}
+}
+
 void mc_text_hold_end(void)
 {
 	if (atomic_load(&hold_tid) != gettid())
 		return;
 	atomic_store(&hold_busy, true);
 	atomic_store(&hold_tid, 0);
-	struct held_write h;
-	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
-		memcpy(&h, held_text.s + off, sizeof h);
-		off += sizeof h;
-		if (h.n > held_text.len - off)
-			break;
-		write_all(h.fd, held_text.s + off, h.n, h.may_pipe);
-	}
+	held_out(true);
 	mc_buf_free(&held_text);
 	atomic_store(&hold_busy, false);
 }
 
 /* The watchdog ends a record that took too long (fatal.c), in the
  * writing thread's signal handler: what the record held so far (its
- * "killed by signal" line first) is written where it cannot wait, each
- * piece a write of at most PIPE_BUF bytes to a descriptor that poll says
- * takes it now; the rest is lost with the process. */
+ * "killed by signal" line first) is written where it cannot wait; the
+ * rest is lost with the process. */
 void mc_text_hold_salvage(void)
 {
 	if (atomic_load(&hold_tid) != gettid() || atomic_load(&hold_busy))
 		return;
 	atomic_store(&hold_tid, 0);
-	struct held_write h;
-	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
-		memcpy(&h, held_text.s + off, sizeof h);
-		off += sizeof h;
-		struct pollfd p = { .fd = h.fd, .events = POLLOUT };
-		if (h.n > held_text.len - off || h.n > PIPE_BUF || syscall(SYS_poll, &p, 1, 0) != 1 ||
-		    !(p.revents & POLLOUT) || mc_sys_write(h.fd, held_text.s + off, h.n) != (long)h.n)
-			break;
-	}
+	held_out(false);
 }
 
 /* The text's writes: held in a killed process's record, else made. */
