@@ -472,7 +472,13 @@ void mc_fatal_init(void (*record)(void))
 		if (mc_sys_sigaction(sig, &sa, &old) != 0)
 			continue;
 		if (old.sa_handler != SIG_DFL && !(old.sa_flags & SA_SIGINFO && old.sa_sigaction == fatal_handler)) {
-			mc_sys_sigaction(sig, &old, NULL);
+			/* back as the kernel had it: the C library's sigaction
+			 * would add its SA_RESTORER and restorer to an
+			 * inherited SIG_IGN, which the program's view shows */
+			struct mc_k_sigaction k = { (uintptr_t)old.sa_handler, (unsigned)old.sa_flags,
+						    (uintptr_t)old.sa_restorer, 0 };
+			memcpy(&k.mask, &old.sa_mask, sizeof k.mask);
+			syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof k.mask);
 			continue;
 		}
 		hide[sig] = SA_SIGINFO | SA_RESTORER | (unsigned)(sa.sa_flags & SA_ONSTACK);

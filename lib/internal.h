@@ -1250,6 +1250,13 @@ void *mc_signal_realloc(void *old, size_t n, uintptr_t site);
 /* The program's syscall(2) of SYS_rt_sigaction or SYS_sigaltstack
  * (sandbox.c), x its arguments: as its sigaction and sigaltstack. */
 long mc_signals_syscall(long nr, const long x[6]);
+/* An action as the kernel's rt_sigaction reads and writes it. */
+struct mc_k_sigaction {
+	uintptr_t handler;
+	unsigned long flags;
+	uintptr_t restorer;
+	uint64_t mask;
+};
 
 /* ---- fatal.c --------------------------------------------------------- */
 

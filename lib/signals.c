@@ -407,13 +407,6 @@ MC_API int sigaltstack(const stack_t *ss, stack_t *old)
  * (EFAULT, never a signal): so do these copies.  The C library's own
  * signals (32, 33: its sigaction refuses them) and a set size other than
  * the kernel's go to the kernel as they are. */
-struct k_sigaction {
-	uintptr_t handler;
-	unsigned long flags;
-	uintptr_t restorer;
-	uint64_t mask;
-};
-
 static bool copy_user(void *to, const void *from, size_t n, bool in)
 {
 	struct iovec mine = { in ? to : (void *)from, n };
@@ -438,7 +431,7 @@ long mc_signals_syscall(long nr, const long x[6])
 	int sig = (int)x[0];
 	if (x[3] != (long)sizeof(uint64_t) || sig <= 0 || sig >= _NSIG || sig == 32 || sig == 33)
 		return mc_seccomp_raw(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
-	struct k_sigaction k;
+	struct mc_k_sigaction k;
 	struct sigaction act, old;
 	if (x[1]) {
 		if (!copy_user(&k, (const void *)x[1], sizeof k, true))
@@ -454,7 +447,7 @@ long mc_signals_syscall(long nr, const long x[6])
 		return -1;
 	if (!x[2])
 		return 0;
-	k = (struct k_sigaction){ (uintptr_t)old.sa_sigaction, (unsigned)old.sa_flags,
+	k = (struct mc_k_sigaction){ (uintptr_t)old.sa_sigaction, (unsigned)old.sa_flags,
 				  (uintptr_t)old.sa_restorer, 0 };
 	memcpy(&k.mask, &old.sa_mask, sizeof k.mask);
 	return copy_user((void *)x[2], &k, sizeof k, false) ? 0 : -1;

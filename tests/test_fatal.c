@@ -237,6 +237,14 @@ static const struct h_case other_cases[] = {
 	  .run = { .prog = "plain_fatal", .args = H_LIST("view"), .flags = H_PRELOAD,
 		   .text = "none" },
 	  .records = 1, .check = view_as_bare },
+	/* inherited ignored (nohup): put back as the kernel had it (main
+	 * showed the C library's SA_RESTORER and restorer in its flags
+	 * before session 35) */
+	{ "sigaction's and signal's view, SIGHUP inherited ignored",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "view-hup"), .flags = H_PRELOAD,
+		   .text = "none" },
+	  .records = 2, .out = H_LIST("start 1: IGN flags 0 restorer 0", "view-hup: exit 0"),
+	  .check = view_as_bare },
 	{ "the program's SIGSEGV handler leaves by siglongjmp",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "longjmp"), .flags = H_PRELOAD,
 		   .text = "none" },

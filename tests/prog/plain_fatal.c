@@ -49,6 +49,7 @@
  *   sysv       the same with __sysv_signal's handler
  *   epipe      run with SIGPIPE ignored (inherited, set by "wait"):
  *              a write to a pipe without reader gets EPIPE
+ *   view-hup   (run by "wait") view with SIGHUP inherited ignored
  *   view       prints what sigaction and signal show for every signal
  *              whose default action ends the process, then after
  *              setting a handler, SIG_IGN, SIG_DFL (with flags and a
@@ -391,6 +392,9 @@ static int wait_case(char *self, const char *what)
 	setrlimit(RLIMIT_CORE, &none);
 	if (strcmp(what, "epipe") == 0)
 		signal(SIGPIPE, SIG_IGN); /* inherited ignored by the child */
+	/* view-hup: "view" with SIGHUP inherited ignored (nohup's) */
+	if (strcmp(what, "view-hup") == 0)
+		signal(SIGHUP, SIG_IGN);
 	/* stall: the child's stderr a pipe whose read end this process
 	 * keeps open and never reads */
 	int p[2] = { -1, -1 };
@@ -402,7 +406,7 @@ static int wait_case(char *self, const char *what)
 	if (pid == 0) {
 		if (p[1] >= 0)
 			dup2(p[1], 2);
-		char *argv[] = { self, (char *)what, NULL };
+		char *argv[] = { self, strcmp(what, "view-hup") == 0 ? "view" : (char *)what, NULL };
 		execv(self, argv);
 		_exit(127);
 	}
