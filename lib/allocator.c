@@ -733,7 +733,8 @@ bool mc_allocator_own_code(uintptr_t pc)
 bool mc_allocator_stats(struct mc_alloc_stats *out)
 {
 	out->allocated = out->resident = out->retained = MEMCHECK_UNKNOWN;
-	if (!live)
+	/* a killed process whose allocator may hold its lock (fatal.c) */
+	if (!live || mc_fatal_in_allocator)
 		return false;
 	int saved = errno;
 	live->stats(syms, out);
@@ -747,7 +748,7 @@ bool mc_allocator_stats(struct mc_alloc_stats *out)
 
 uint64_t mc_allocator_timed_purge_ms(void)
 {
-	if (!live)
+	if (!live || mc_fatal_in_allocator)
 		return MEMCHECK_UNKNOWN;
 	if (!live->timed)
 		return 0;
@@ -759,7 +760,7 @@ uint64_t mc_allocator_timed_purge_ms(void)
 
 bool mc_allocator_release(void)
 {
-	if (!live)
+	if (!live || mc_fatal_in_allocator)
 		return false;
 	int saved = errno;
 	bool ok = live->release(syms);

@@ -54,10 +54,21 @@
  *   memcheck's back.  Other threads get none (the kernel gives a new
  *   thread no alternate stack): a mapping and a system call more per
  *   thread, in every measured process, for the rare overflow outside
- *   the main thread (doc/costs.md, session 34).  A program's own
- *   SA_ONSTACK handler that runs in the main thread without an
- *   alternate stack of its own runs on memcheck's, where bare runs it
- *   on the interrupted stack.
+ *   the main thread (doc/costs.md, session 34).
+ * - A program's own SA_ONSTACK handler, where the program has no
+ *   alternate stack of its own, runs on the interrupted stack bare; the
+ *   kernel puts it on memcheck's.  So signals.c's trampoline, finding
+ *   itself there, calls it on the interrupted stack, below its red zone
+ *   and the room the kernel's frame would have taken there
+ *   (mc_fatal_beside): its locals, its stack's depth, a stack overflow
+ *   in it are bare's.  memcheck's stack is armed with SS_AUTODISARM: the
+ *   kernel disarms it while a handler runs on it (and puts it back at
+ *   the handler's return), so a signal that comes while the program's
+ *   handler runs goes where bare puts it, never over the frames still
+ *   in use up there.  The handler sees the ucontext's uc_stack bare's
+ *   (none).  One it leaves by siglongjmp leaves the stack disarmed until
+ *   a handler runs again above the frame it had (it was left, then):
+ *   armed again there.
  * - SA_RESETHAND (every handler sysv_signal sets): the kernel would put
  *   its SIG_DFL back after the handler's one run, not memcheck's.  So
  *   signals.c installs such a handler without it, and its trampoline
@@ -66,9 +77,12 @@
  *   and restorer the kernel keeps at a reset.  A second thread that
  *   takes the signal before that reset is handled as the kernel's
  *   SIG_DFL would, by memcheck's handler.
- * - Handlers installed with the raw system call are not followed: the
- *   record is then lost for that signal, never the bare behaviour.
- *   SIGKILL and SIGSTOP cannot be caught.
+ * - Handlers and alternate stacks the program sets with syscall(2)
+ *   (SYS_rt_sigaction, SYS_sigaltstack) go through signals.c as its
+ *   sigaction and sigaltstack do (sandbox.c's syscall); ones set by an
+ *   inline system call instruction are not followed: the record is then
+ *   lost for that signal, never the bare behaviour.  SIGKILL and
+ *   SIGSTOP cannot be caught.
  */
 #include <errno.h>
 #include <signal.h>
@@ -191,7 +205,9 @@ static void fatal_watchdog(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	if (!si || si->si_code != SI_TIMER || si->si_value.sival_int != WATCHDOG_VALUE)
 		return; /* the program's alarm: its process is ending */
-	/* nothing said: the writer may hold the text's lock */
+	/* nothing said: the writer may hold the text's lock; what the
+	 * record held, where it can go without waiting */
+	mc_text_hold_salvage();
 	int s = mc_fatal_sig;
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
@@ -235,18 +251,15 @@ static bool fatal_peek(uintptr_t at, uintptr_t *out)
 		       0) == (long)sizeof *out;
 }
 
-/* The faulting stack, from the interrupted registers, by the same
- * call-frame rules the allocation stacks follow (cfi.c): valgrind's
- * "Process terminating" shows it. */
-static uint32_t fatal_fault_stack(const ucontext_t *uc)
+/* The interrupted stack's frames, from its registers, by the same
+ * call-frame rules the allocation stacks follow (cfi.c): at most max
+ * (>= 1) into frames, their number returned. */
+static int fatal_walk(const ucontext_t *uc, uintptr_t *frames, int max)
 {
-	if (!uc || mc_opt.stack_depth == 0)
-		return 0;
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-	uintptr_t frames[MC_MAX_DEPTH];
-	int n = 0, max = mc_opt.stack_depth < MC_MAX_DEPTH ? mc_opt.stack_depth : MC_MAX_DEPTH;
+	int n = 0;
 	frames[n++] = pc;
 	/* the faulting pc is no return address: its own rule is at pc */
 	uintptr_t at = pc + 1;
@@ -274,7 +287,37 @@ static uint32_t fatal_fault_stack(const ucontext_t *uc)
 		bp = nbp;
 		at = ret;
 	}
-	return mc_stack_intern(frames, n);
+	return n;
+}
+
+/* The faulting stack: valgrind's "Process terminating" shows it. */
+static uint32_t fatal_fault_stack(const ucontext_t *uc, const uintptr_t *frames, int n)
+{
+	if (!uc || mc_opt.stack_depth == 0)
+		return 0;
+	return mc_stack_intern(frames, n < mc_opt.stack_depth ? n : mc_opt.stack_depth);
+}
+
+/* Count-only (MEMCHECK_TRACK=0) calls jump to the allocator with no
+ * guard of memcheck's raised: a signal that came inside it, its lock
+ * perhaps held by this very thread, left the record waiting for that
+ * lock at the allocator's statistics until the watchdog ended the
+ * process, with no record.  A frame of the interrupted stack in the
+ * allocator's object says it may have: the record then asks the
+ * allocator nothing (allocator.c; retained bytes unknown).  Where the
+ * allocator is the C library's, any frame in the C library says so (an
+ * abort's too): only the statistics are lost.  Tracking raises the
+ * guard around the allocator: mc_in_hook says it there. */
+bool mc_fatal_in_allocator;
+
+static bool fatal_allocator_frames(const uintptr_t *frames, int n)
+{
+	if (mc_opt.track || !mc_real.base)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (mc_object_base((const void *)(frames[i] - (i > 0)), NULL) == mc_real.base)
+			return true;
+	return false;
 }
 
 /* On memcheck's alternate stack, the scan must start from the
@@ -312,6 +355,8 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 			/* a fault inside the record's own work */
 			/* (a signal that came before the first was noted: that one) */
 			int first = mc_fatal_sig ? mc_fatal_sig : sig;
+			/* what the record had written, then the line */
+			mc_text_hold_end();
 			if (!atomic_exchange(&said, true))
 				mc_log("signal %d while writing the record of a process killed by "
 				       "signal %d: record given up", sig, first);
@@ -346,7 +391,15 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		       "(the locks it holds would be needed)", sig);
 		fatal_die(sig, si);
 	}
-	mc_fatal_stack = fatal_fault_stack(uc);
+	/* the faulting stack's frames, all of them where the allocator's
+	 * are looked for */
+	int want = mc_opt.track ? mc_opt.stack_depth : MC_MAX_DEPTH;
+	if (uc && want > 0) {
+		uintptr_t frames[MC_MAX_DEPTH];
+		int n = fatal_walk(uc, frames, want < MC_MAX_DEPTH ? want : MC_MAX_DEPTH);
+		mc_fatal_in_allocator = fatal_allocator_frames(frames, n);
+		mc_fatal_stack = fatal_fault_stack(uc, frames, n);
+	}
 	fatal_scan_from(uc);
 	if (record_fn)
 		record_fn();
@@ -368,6 +421,15 @@ static inline unsigned fatal_onstack(int sig)
 	return (1ull << sig) & (1ull << SIGSEGV | 1ull << SIGBUS) ? onstack : 0;
 }
 
+/* memcheck's alternate stack at base set for this thread, the one it
+ * replaced in *was (NULL: not wanted); disarmed while a handler runs on
+ * it (Linux 4.7; none where the kernel refuses that). */
+static inline long altstack_arm(char *base, stack_t *was)
+{
+	stack_t ss = { .ss_sp = base, .ss_size = ALT_SIZE - 4096, .ss_flags = SS_AUTODISARM };
+	return syscall(SYS_sigaltstack, &ss, was);
+}
+
 /* The main thread's alternate stack, where the program has none of its
  * own (inherited across fork: a forked child's is the same, in its
  * copy).  Two system calls: the guard's mprotect and sigaltstack (and
@@ -379,8 +441,8 @@ static void fatal_altstack(void)
 	if (!p || ((uintptr_t)p & 4095) ||
 	    syscall(SYS_mprotect, p, (size_t)4096, PROT_NONE) != 0)
 		return;
-	stack_t ss = { .ss_sp = p + 4096, .ss_size = ALT_SIZE - 4096, .ss_flags = 0 }, was;
-	if (syscall(SYS_sigaltstack, &ss, &was) != 0)
+	stack_t was;
+	if (altstack_arm(p + 4096, &was) != 0)
 		return;
 	/* one the program set before memcheck started (a constructor of
 	 * its own, libmemcheck.a linked in) wins */
@@ -410,7 +472,13 @@ void mc_fatal_init(void (*record)(void))
 		if (mc_sys_sigaction(sig, &sa, &old) != 0)
 			continue;
 		if (old.sa_handler != SIG_DFL && !(old.sa_flags & SA_SIGINFO && old.sa_sigaction == fatal_handler)) {
-			mc_sys_sigaction(sig, &old, NULL);
+			/* back as the kernel had it: the C library's sigaction
+			 * would add its SA_RESTORER and restorer to an
+			 * inherited SIG_IGN, which the program's view shows */
+			struct mc_k_sigaction k = { (uintptr_t)old.sa_handler, (unsigned)old.sa_flags,
+						    (uintptr_t)old.sa_restorer, 0 };
+			memcpy(&k.mask, &old.sa_mask, sizeof k.mask);
+			syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof k.mask);
 			continue;
 		}
 		hide[sig] = SA_SIGINFO | SA_RESTORER | (unsigned)(sa.sa_flags & SA_ONSTACK);
@@ -425,14 +493,109 @@ bool mc_fatal_altstack_is(const void *sp)
 	return alt_base && sp == alt_base;
 }
 
+/* The main thread's handlers mc_fatal_beside moved, not returned yet,
+ * and the stack address the innermost one began at. */
+static unsigned beside_live;
+static uintptr_t beside_to;
+
 /* The program disabled its own alternate stack in the thread that had
  * memcheck's (the main thread, or a forked child's): memcheck's back. */
 void mc_fatal_altstack_back(void)
 {
 	if (!alt_base || (pid_t)syscall(SYS_gettid) != (pid_t)syscall(SYS_getpid))
 		return;
-	stack_t ss = { .ss_sp = alt_base, .ss_size = ALT_SIZE - 4096, .ss_flags = 0 };
-	syscall(SYS_sigaltstack, &ss, NULL);
+	/* in a moved handler: the handler's return puts it back (the
+	 * frames up there are in use till then) */
+	if (beside_live)
+		return;
+	altstack_arm(alt_base, NULL);
+}
+
+/* fn(sig, si, uc) called with the stack pointer at sp (16-aligned: the
+ * call's return address makes it the ABI's entry alignment), and back.
+ * The frame pointer holds the way back, so that unwinders go through. */
+void mc_fatal_call_at(uintptr_t sp, uintptr_t fn, int sig, siginfo_t *si, void *uc);
+__asm__(".pushsection .text.mc_fatal_call_at,\"ax\",@progbits\n"
+	".globl mc_fatal_call_at\n"
+	".hidden mc_fatal_call_at\n"
+	".type mc_fatal_call_at,@function\n"
+	"mc_fatal_call_at:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"mov %rdi, %rsp\n"
+	"mov %rsi, %rax\n"
+	"mov %edx, %edi\n"
+	"mov %rcx, %rsi\n"
+	"mov %r8, %rdx\n"
+	"call *%rax\n"
+	"mov %rbp, %rsp\n"
+	"pop %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size mc_fatal_call_at, .-mc_fatal_call_at\n"
+	".popsection\n");
+
+/* A moved handler was left by siglongjmp (this thread was interrupted
+ * above where it began): memcheck's stack, which the kernel disarmed
+ * for it, armed again, unless the program has set one of its own. */
+static bool beside_left(void)
+{
+	if ((pid_t)syscall(SYS_gettid) != mc_pid())
+		return false;
+	beside_live = 0;
+	stack_t now;
+	return syscall(SYS_sigaltstack, NULL, &now) == 0 && (now.ss_flags & SS_DISABLE) &&
+	       altstack_arm(alt_base, NULL) == 0;
+}
+
+/* signals.c's trampoline, for a handler whose action has SA_ONSTACK: on
+ * memcheck's alternate stack, interrupted off it (not inside memcheck's
+ * own handler), it runs fn on the interrupted stack, where bare's
+ * kernel would have put its frame: below the red zone, the frame's
+ * size lower.  The ucontext's uc_stack shows none meanwhile, as bare's;
+ * the kernel's, put back for the return, arms memcheck's again. */
+bool mc_fatal_beside(uintptr_t fn, bool info, int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t lo = (uintptr_t)alt_base, len = ALT_SIZE - 4096;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (!alt_base || !uc)
+		return false;
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (here - lo >= len) {
+		/* interrupted above where the moved handler began: armed
+		 * again; the kernel's frame holds the disarmed stack, which
+		 * the return would set, and shows it: bare's none meanwhile,
+		 * memcheck's for the return */
+		if (!beside_live || sp <= beside_to || !beside_left())
+			return false;
+		uc->uc_stack = (stack_t){ .ss_sp = NULL, .ss_flags = 0, .ss_size = 0 };
+		if (info)
+			((void (*)(int, siginfo_t *, void *))fn)(sig, si, uc);
+		else
+			((void (*)(int))fn)(sig);
+		uc->uc_stack = (stack_t){ .ss_sp = alt_base, .ss_flags = SS_AUTODISARM, .ss_size = len };
+		return true;
+	}
+	if (sp - lo < len)
+		return false;
+	uintptr_t frame = lo + len - ((uintptr_t)uc - sizeof(void *));
+	uintptr_t to = (sp - 128 - frame) & ~(uintptr_t)15;
+	stack_t kept = uc->uc_stack;
+	uc->uc_stack = (stack_t){ .ss_sp = NULL, .ss_flags = 0, .ss_size = 0 };
+	uintptr_t outer = beside_to;
+	beside_to = to;
+	beside_live++;
+	mc_fatal_call_at(to, fn, sig, si, uc);
+	beside_live--;
+	beside_to = outer;
+	uc->uc_stack = kept;
+	return true;
 }
 
 /* Does memcheck keep its handler after an SA_RESETHAND handler of the

@@ -518,6 +518,15 @@ int mc_text_write(const char *s, size_t n);
 /* A process memcheck only forwards for has no text: its copy of
  * standard error is closed. */
 void mc_text_release_stderr(void);
+/* A fatal signal's record (life.c): from mc_text_hold on, the calling
+ * thread's text (mc_log, mc_text_write, mc_write_all) is kept in memory,
+ * and written by mc_text_hold_end, after the report's file and the
+ * ancestors' have been written: a reader that stalls (standard error a
+ * pipe nobody reads) then holds up only the text. */
+void mc_text_hold(void);
+void mc_text_hold_end(void);
+/* The watchdog's: what is held written where that cannot wait. */
+void mc_text_hold_salvage(void);
 /* Descriptor 2 is about to be closed or replaced (fdkeep.c): the copy
  * of it memcheck writes to is made now, where it is still the file the
  * process started with. */
@@ -1242,6 +1251,16 @@ bool mc_signal_handling(void);
 void *mc_signal_alloc(void *p, size_t size, uintptr_t site); /* returns p */
 void mc_signal_free(void *p, uintptr_t site);
 void *mc_signal_realloc(void *old, size_t n, uintptr_t site);
+/* The program's syscall(2) of SYS_rt_sigaction or SYS_sigaltstack
+ * (sandbox.c), x its arguments: as its sigaction and sigaltstack. */
+long mc_signals_syscall(long nr, const long x[6]);
+/* An action as the kernel's rt_sigaction reads and writes it. */
+struct mc_k_sigaction {
+	uintptr_t handler;
+	unsigned long flags;
+	uintptr_t restorer;
+	uint64_t mask;
+};
 
 /* ---- fatal.c --------------------------------------------------------- */
 
@@ -1259,6 +1278,16 @@ void mc_fatal_reset(int sig, bool info);
 void mc_fatal_deliver(int sig, siginfo_t *si, void *uc);
 bool mc_fatal_altstack_is(const void *sp);
 void mc_fatal_altstack_back(void);
+/* A handler of the program's whose action has SA_ONSTACK (fn, with the
+ * trampoline's arguments): run on the interrupted stack where the kernel
+ * put it on memcheck's alternate stack, which bare has not (true: it
+ * ran); false where it is to run where it is. */
+bool mc_fatal_beside(uintptr_t fn, bool info, int sig, siginfo_t *si, void *uc);
+/* An alternate stack the kernel disarms while a handler runs on it
+ * (Linux 4.7; the C library's header may not have it yet). */
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
 /* The signal the record is written for (0 at a normal end), its
  * si_code and address, the faulting stack (0: none), whether the main
  * thread took it. */
@@ -1267,6 +1296,9 @@ extern int mc_fatal_code;
 extern uintptr_t mc_fatal_addr;
 extern uint32_t mc_fatal_stack;
 extern bool mc_fatal_main_thread;
+/* The signal came inside the allocator, unguarded (count-only): the
+ * record asks it nothing (allocator.c). */
+extern bool mc_fatal_in_allocator;
 /* Where the scan starts when the handler ran on memcheck's alternate
  * stack (0: from the handler's own frame, on the interrupted stack). */
 extern uintptr_t mc_fatal_sp;

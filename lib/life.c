@@ -673,21 +673,23 @@ MC_API void _Exit(int status)
  * which valgrind does not run at a fatal signal either. */
 static void fatal_record(void)
 {
+	/* the text after the report and the ancestors' file: a stalled
+	 * standard error then loses only the text (textout.c) */
+	mc_text_hold();
 	if (atomic_load(&deferred)) {
 		if (deferred_pid == mc_pid() && atomic_exchange(&deferred, false)) {
 			atomic_store(&exit_handler_ran, true);
 			process_end(false);
 			mc_exit_killed();
 		}
-		return;
+	} else if (watching && !atomic_exchange(&exit_handler_ran, true)) {
+		if (mc_opt.text != MC_TEXT_NONE && mc_opt.valgrind_text == MC_VGTEXT_NONE)
+			mc_log("killed by signal %d (%s): the record is the process's at the signal",
+			       mc_fatal_sig, mc_fatal_name(mc_fatal_sig));
+		process_end(false);
+		mc_exit_killed();
 	}
-	if (!watching || atomic_exchange(&exit_handler_ran, true))
-		return;
-	if (mc_opt.text != MC_TEXT_NONE && mc_opt.valgrind_text == MC_VGTEXT_NONE)
-		mc_log("killed by signal %d (%s): the record is the process's at the signal",
-		       mc_fatal_sig, mc_fatal_name(mc_fatal_sig));
-	process_end(false);
-	mc_exit_killed();
+	mc_text_hold_end();
 }
 
 /* ---- fork ------------------------------------------------------------ */

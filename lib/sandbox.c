@@ -280,7 +280,9 @@ static void filter_installed(struct filter_copy *f, bool ok)
 
 /* The C library's syscall(2) (a system call, errno), for the program,
  * whose libseccomp's seccomp_load installs its filter through it; the
- * program's calls reach the kernel as without memcheck.  memcheck's own
+ * program's calls reach the kernel as without memcheck, a signal's
+ * action and the alternate stack through signals.c (its sigaction's
+ * and sigaltstack's view and wrapping).  memcheck's own
  * are mc_sc_syscall (seccomp.c), which asks the installed filters. */
 #undef syscall
 MC_API long syscall(long nr, ...)
@@ -290,6 +292,9 @@ MC_API long syscall(long nr, ...)
 	va_start(ap, nr);
 	mc_syscall_args(ap, x);
 	va_end(ap);
+	/* a handler or an alternate stack: as sigaction's and sigaltstack's */
+	if (unlikely(nr == SYS_rt_sigaction || nr == SYS_sigaltstack))
+		return mc_signals_syscall(nr, x);
 	if (likely(nr != SYS_seccomp) || x[0] != SECCOMP_SET_MODE_FILTER)
 		return mc_seccomp_raw(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
 	struct filter_copy f = filter_copy((const struct sock_fprog *)x[2]);

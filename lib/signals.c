@@ -34,9 +34,9 @@
  * realloc in a handler becomes
  * malloc, copy and a deferred free, since a moved block's old address
  * would otherwise go back to the allocator before it leaves the table.
- * Handlers installed with a raw system call, or before memcheck resolves
- * the real sigaction, are not wrapped: their calls are treated as
- * before.  The C library's other setters (bsd_signal, System V's
+ * Handlers installed with syscall(2) are wrapped too (below); ones set
+ * by an inline system call instruction, or before memcheck resolves
+ * the real sigaction, are not: their calls are treated as before.  The C library's other setters (bsd_signal, System V's
  * sysv_signal, which is signal() in a program built with -std=c99, and
  * sigset) call its sigaction inside it, past this file: they are
  * wrapped too, so that they show the action as bare shows it (fatal.c's
@@ -49,13 +49,10 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-#ifndef SS_AUTODISARM
-#define SS_AUTODISARM (1U << 31)
-#endif
 
 #define MAX_NEST 8     /* nested handlers followed; deeper ones as before */
 #define QUEUE 256      /* deferred calls per thread */
@@ -86,6 +83,7 @@ MC_HOT static _Atomic uintptr_t user_fn[_NSIG];
 MC_HOT static _Atomic unsigned char user_info[_NSIG]; /* USER_* bits */
 #define USER_INFO 1  /* the handler takes SA_SIGINFO's arguments */
 #define USER_RESET 2 /* installed with SA_RESETHAND, not yet reset */
+#define USER_ONSTACK 4 /* installed with SA_ONSTACK (fatal.c's mc_fatal_beside) */
 
 static void drain(void);
 
@@ -144,9 +142,11 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 	} else if (st) {
 		st->depth++;
 	}
-	if (fn && info)
+	if (!fn || ((ui & USER_ONSTACK) && mc_fatal_beside(fn, info, sig, si, uc)))
+		;
+	else if (info)
 		((void (*)(int, siginfo_t *, void *))fn)(sig, si, uc);
-	else if (fn)
+	else
 		((void (*)(int))fn)(sig);
 	if (st)
 		st->depth--;
@@ -309,8 +309,9 @@ static int install(int sig, const struct sigaction *act, struct sigaction *old)
 		bool reset = (act->sa_flags & SA_RESETHAND) && mc_fatal_resets(sig);
 		if (reset)
 			mine.sa_flags &= ~SA_RESETHAND;
-		atomic_store(&user_info[sig], (unsigned char)((info ? USER_INFO : 0) |
-							      (reset ? USER_RESET : 0)));
+		atomic_store(&user_info[sig],
+			     (unsigned char)((info ? USER_INFO : 0) | (reset ? USER_RESET : 0) |
+					     (act->sa_flags & SA_ONSTACK ? USER_ONSTACK : 0)));
 		atomic_store_explicit(&user_fn[sig],
 				      info ? (uintptr_t)act->sa_sigaction :
 					     (uintptr_t)act->sa_handler,
@@ -392,6 +393,64 @@ MC_API int sigaltstack(const stack_t *ss, stack_t *old)
 		}
 	}
 	return 0;
+}
+
+/* ---- the program's raw system calls ----------------------------------
+ * syscall(SYS_rt_sigaction, ...) and syscall(SYS_sigaltstack, ...),
+ * which sandbox.c's syscall passes here: past sigaction and sigaltstack
+ * they would install a handler memcheck does not wrap (its calls in a
+ * handler that interrupted memcheck then pass unrecorded), replace
+ * fatal.c's handler by the kernel's SIG_DFL (no record at that signal),
+ * show the program memcheck's handler and alternate stack.  So they go
+ * through install and sigaltstack, the action in the kernel's layout.
+ * The kernel reads and writes the caller's memory where it may fault
+ * (EFAULT, never a signal): so do these copies.  The C library's own
+ * signals (32, 33: its sigaction refuses them) and a set size other than
+ * the kernel's go to the kernel as they are. */
+static bool copy_user(void *to, const void *from, size_t n, bool in)
+{
+	struct iovec mine = { in ? to : (void *)from, n };
+	struct iovec theirs = { in ? (void *)from : to, n };
+	long nr = in ? SYS_process_vm_readv : SYS_process_vm_writev;
+	if (syscall(nr, mc_pid(), &mine, 1, &theirs, 1, 0) == (long)n)
+		return true;
+	errno = EFAULT;
+	return false;
+}
+
+long mc_signals_syscall(long nr, const long x[6])
+{
+	if (nr == SYS_sigaltstack) {
+		stack_t ss, old;
+		if (x[0] && !copy_user(&ss, (const void *)x[0], sizeof ss, true))
+			return -1;
+		if (sigaltstack(x[0] ? &ss : NULL, x[1] ? &old : NULL) != 0)
+			return -1;
+		return x[1] && !copy_user((void *)x[1], &old, sizeof old, false) ? -1 : 0;
+	}
+	int sig = (int)x[0];
+	if (x[3] != (long)sizeof(uint64_t) || sig <= 0 || sig >= _NSIG || sig == 32 || sig == 33)
+		return mc_seccomp_raw(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
+	struct mc_k_sigaction k;
+	struct sigaction act, old;
+	if (x[1]) {
+		if (!copy_user(&k, (const void *)x[1], sizeof k, true))
+			return -1;
+		memset(&act, 0, sizeof act);
+		act.sa_sigaction = (void (*)(int, siginfo_t *, void *))k.handler;
+		memcpy(&act.sa_mask, &k.mask, sizeof k.mask);
+		act.sa_flags = (int)k.flags;
+		act.sa_restorer = (void (*)(void))k.restorer;
+	}
+	memset(&old, 0, sizeof old);
+	if (install(sig, x[1] ? &act : NULL, x[2] ? &old : NULL) != 0)
+		return -1;
+	if (!x[2])
+		return 0;
+	k = (struct mc_k_sigaction){ (uintptr_t)old.sa_sigaction, (unsigned)old.sa_flags,
+				  (uintptr_t)old.sa_restorer, 0 };
+	memcpy(&k.mask, &old.sa_mask, sizeof k.mask);
+	return copy_user((void *)x[2], &k, sizeof k, false) ? 0 : -1;
 }
 
 /* signal() and its kin set an action through install, flags and mask

@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -67,9 +70,113 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe)
 	return err;
 }
 
+/* ---- a killed process's text, held ------------------------------------
+ * A fatal signal's record (fatal.c, life.c) writes the text first, the
+ * JSON report after it, and the file its measured ancestors read last
+ * (exitstatus.c).  Where standard error is a pipe nobody reads (a
+ * parent that collects it only after the child has ended) the text's
+ * first line blocks, and the watchdog ends the process with nothing
+ * written: the report, the parent's failure, lost with the text.  So
+ * the writing thread's text is kept in memcheck's memory meanwhile and
+ * written last.  Other threads write as always (the record's thread is
+ * the only one held: a test of one word where nothing is held). */
+static _Atomic pid_t hold_tid;
+static struct mc_buf held_text;
+/* Set while a piece is added or the text written (the watchdog's
+ * salvage leaves the buffer alone then). */
+static atomic_bool hold_busy;
+
+struct held_write {
+	int fd;
+	bool may_pipe;
+	size_t n;
+};
+
+void mc_text_hold(void)
+{
+	mc_buf_free(&held_text);
+	atomic_store(&hold_tid, gettid());
+}
+
+/* Kept for mc_text_hold_end: true; false where nothing is held by this
+ * thread, or memory ran out (then what was kept goes first). */
+static __attribute__((noinline, cold)) bool hold_write(int fd, const char *s, size_t n,
+							  bool may_pipe)
+{
+	pid_t t = atomic_load_explicit(&hold_tid, memory_order_relaxed);
+	if (likely(t == 0) || t != gettid())
+		return false;
+	struct held_write h = { fd, may_pipe, n };
+	atomic_store(&hold_busy, true);
+	char *w = mc_buf_room(&held_text, sizeof h + n);
+	if (w) {
+		memcpy(w, &h, sizeof h);
+		memcpy(w + sizeof h, s, n);
+		mc_buf_end(&held_text, w + sizeof h + n);
+	}
+	atomic_store(&hold_busy, false);
+	if (!w)
+		mc_text_hold_end();
+	return w != NULL;
+}
+
+/* The held pieces in order, until one fails; with
+ * wait, as any text (write_all), else only where that cannot wait: a
+ * piece of at most PIPE_BUF bytes to a descriptor poll says takes it. */
+static void held_out(bool wait)
+{
+	struct held_write h;
+	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
+		memcpy(&h, held_text.s + off, sizeof h);
+		off += sizeof h;
+		if (h.n > held_text.len - off)
+			return;
+		struct pollfd p = { .fd = h.fd, .events = POLLOUT };
+		if (wait)
+			write_all(h.fd, held_text.s + off, h.n, h.may_pipe);
+		else if (h.n > PIPE_BUF || syscall(SYS_poll, &p, 1, 0) != 1 ||
+			 !(p.revents & POLLOUT) ||
+			 mc_sys_write(h.fd, held_text.s + off, h.n) != (long)h.n)
+			return;
+	}
+}
+
+void mc_text_hold_end(void)
+{
+	if (atomic_load(&hold_tid) != gettid())
+		return;
+	atomic_store(&hold_busy, true);
+	atomic_store(&hold_tid, 0);
+	held_out(true);
+	mc_buf_free(&held_text);
+	atomic_store(&hold_busy, false);
+}
+
+/* The watchdog ends a record that took too long (fatal.c), in the
+ * writing thread's signal handler: what the record held so far (its
+ * "killed by signal" line first) is written where it cannot wait; the
+ * rest is lost with the process. */
+void mc_text_hold_salvage(void)
+{
+	if (atomic_load(&hold_tid) != gettid() || atomic_load(&hold_busy))
+		return;
+	atomic_store(&hold_tid, 0);
+	held_out(false);
+}
+
+/* The text's writes: held in a killed process's record, else made. */
+static inline __attribute__((always_inline)) int text_write(int fd, const char *s, size_t n,
+							     bool may_pipe)
+{
+	if (unlikely(atomic_load_explicit(&hold_tid, memory_order_relaxed) != 0) &&
+	    hold_write(fd, s, n, may_pipe))
+		return 0;
+	return write_all(fd, s, n, may_pipe);
+}
+
 int mc_write_all(int fd, const char *s, size_t n)
 {
-	return write_all(fd, s, n, true);
+	return text_write(fd, s, n, true);
 }
 
 /* ---- files memcheck writes to ------------------------------------------
@@ -348,7 +455,7 @@ static void vlog_to(int fd, bool may_pipe, const char *fmt, va_list ap)
 	int n = snprintf(line, sizeof line - 1, "memcheck[%d] %s: %s", (int)mc_pid(), prog, msg);
 	size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
 	line[len++] = '\n';
-	write_all(fd, line, len, may_pipe);
+	text_write(fd, line, len, may_pipe);
 }
 
 __attribute__((format(printf, 1, 2))) static void say_on_stderr(const char *fmt, ...)
@@ -499,7 +606,7 @@ int mc_text_write(const char *s, size_t n)
 {
 	bool may_pipe;
 	int fd = text_fd(&may_pipe);
-	return write_all(fd, s, n, may_pipe);
+	return text_write(fd, s, n, may_pipe);
 }
 
 /* The program's standard output flushed before memcheck's text at the

@@ -93,6 +93,19 @@ static const struct h_case cases[] = {
 	 * program does not see (no record on main before session 34) */
 	{ "a stack overflow in the main thread", WAIT("overflow"),
 	  .out = H_LIST("overflow: signal 11 core") },
+	/* the program's SA_ONSTACK handler, with no alternate stack of
+	 * its own, runs on the interrupted stack as bare (on memcheck's
+	 * before session 35); memcheck's is there again for the overflow
+	 * after it, a run left by siglongjmp included */
+	{ "a SA_ONSTACK handler without an alternate stack of the program's", WAIT("onstack"),
+	  .out = H_LIST("onstack: signal 11 core", "run 1: on the interrupted stack 1",
+			"run 3: on the interrupted stack 1") },
+	/* syscall(2)'s SYS_rt_sigaction and SYS_sigaltstack are seen as
+	 * sigaction's and sigaltstack's: the view, a handler, SIG_DFL
+	 * (memcheck's handler shown, the kernel's SIG_DFL set, no record,
+	 * before session 35) */
+	{ "handlers and the alternate stack set through syscall(2)", WAIT("raw"),
+	  .out = H_LIST("raw: signal 11 core", "raw handler ran", "default 11: rc 0 DFL") },
 	/* the handler runs once, then memcheck's is back, not the
 	 * kernel's SIG_DFL (no record on main before session 34) */
 	{ "an SA_RESETHAND handler after its one run", WAIT("resethand"),
@@ -149,15 +162,6 @@ H_CHECK(died_clean)
 	H_EXPECT_STR(child, "verdict", "pass");
 }
 
-/* The record could not be written (its stderr a full pipe): the
- * watchdog ended the child with its signal, as bare, in time; no
- * record, so nothing failed the parent. */
-H_CHECK(watchdog_fired)
-{
-	view_as_bare(x, rec, c);
-	ck_assert_msg(child_record(x) == NULL, "%s: the stalled child wrote a record", x->label);
-}
-
 /* memcheck run's table and memcheck gate's line say the record is a
  * killed process's; gate reads the report run wrote. */
 H_CHECK(cli_says_killed)
@@ -170,7 +174,26 @@ H_CHECK(cli_says_killed)
 	h_res_free(&g);
 }
 
+/* Count-only, the signal inside the allocator: the record written at
+ * once (without the allocator's figures where its frames were on the
+ * stack), not the watchdog's end with none. */
+H_CHECK(killed_in_allocator)
+{
+	view_as_bare(x, rec, c);
+	const struct h_json *child = child_record(x);
+	ck_assert_msg(child, "%s: no record of the killed child; stderr:\n%s", x->label, x->r.err);
+	H_EXPECT_U64(child, "signal", 15);
+	H_EXPECT_STR(child, "verdict", "pass");
+}
+
 static const struct h_case other_cases[] = {
+	/* waited for the watchdog, no record (10 s), before session 35 */
+	{ "count-only: a signal inside the allocator",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "in-allocator"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "none",
+		   .env = H_LIST("MEMCHECK_TRACK=0") },
+	  .records = 2, .out = H_LIST("in-allocator: signal 15 core 0", "in time"),
+	  .check = killed_in_allocator },
 	{ "a death test's child aborts, nothing leaked: the parent passes",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "death"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "none" },
@@ -181,11 +204,15 @@ static const struct h_case other_cases[] = {
 	  .records = 2, .exit = 23, .out = H_LIST("abort: signal 6 core"),
 	  .err = H_LIST("exit status 23 instead of 0: descendant process ",
 			"plain_fatal) failed 1 region") },
-	{ "the record cannot be written: the watchdog ends it as bare",
+	/* the child's stderr a full pipe: its report and its parent's
+	 * failure are written first, the text last, which the watchdog
+	 * ends as bare, in time (no record, parent 0, before session 35) */
+	{ "the text cannot be written: the record first, the watchdog ends it as bare",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "stall"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
 		   .env = H_LIST("MEMCHECK_FATAL_TIMEOUT=1") },
-	  .records = 1, .out = H_LIST("in time", "stall: signal 11 core"), .check = watchdog_fired },
+	  .records = 2, .exit = H_EXIT_ANY, .out = H_LIST("stall: signal 11 core", "in time"),
+	  .check = killed_as_bare },
 	{ "what sigaltstack shows, as bare",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("altstack"), .flags = H_PRELOAD,
 		   .text = "none" },
@@ -210,6 +237,14 @@ static const struct h_case other_cases[] = {
 	  .run = { .prog = "plain_fatal", .args = H_LIST("view"), .flags = H_PRELOAD,
 		   .text = "none" },
 	  .records = 1, .check = view_as_bare },
+	/* inherited ignored (nohup): put back as the kernel had it (main
+	 * showed the C library's SA_RESTORER and restorer in its flags
+	 * before session 35) */
+	{ "sigaction's and signal's view, SIGHUP inherited ignored",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "view-hup"), .flags = H_PRELOAD,
+		   .text = "none" },
+	  .records = 2, .out = H_LIST("start 1: IGN flags 0 restorer 0", "view-hup: exit 0"),
+	  .check = view_as_bare },
 	{ "the program's SIGSEGV handler leaves by siglongjmp",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "longjmp"), .flags = H_PRELOAD,
 		   .text = "none" },

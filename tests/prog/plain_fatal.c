@@ -19,12 +19,29 @@
  *   term-child the parent kills its sleeping child with SIGTERM
  *   death      abort() with nothing leaked first (a death test's child)
  *   stall      its stderr a pipe nobody reads, filled up (run by "wait"),
- *              then the write to address 8: a record written to stderr
- *              cannot finish
+ *              then the write to address 8: memcheck's text cannot be
+ *              written, its report can
+ *   in-allocator  a second thread sends the main one SIGTERM after
+ *              30 ms while it allocates and frees blocks of 5,000,
+ *              100,000 and 300,000 bytes (run by "wait" with
+ *              MEMCHECK_TRACK=0): the signal most likely comes inside
+ *              the allocator, its lock held (glibc's arena, jemalloc's
+ *              large extents, tcmalloc's page heap)
  *   overflow   unbounded recursion: SIGSEGV on the guard page below
  *              the main thread's stack, with no alternate stack
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
+ *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
+ *              its own: prints whether a local of the handler lies on
+ *              the interrupted thread's stack, what sigaltstack and the
+ *              ucontext's uc_stack say there; three runs (the second
+ *              left by siglongjmp); then the stack overflow (killed by
+ *              SIGSEGV)
+ *   raw        handlers and the alternate stack through syscall(2):
+ *              prints what SYS_rt_sigaction shows for SIGSEGV and
+ *              SIGUSR1 and what SYS_sigaltstack shows; a SIGUSR1
+ *              handler installed so runs; SIGSEGV set to SIG_DFL so, then
+ *              the write to address 8
  *   altstack   prints what sigaltstack shows (start, after setting one
  *              of its own, after SS_DISABLE, in a new thread)
  *   resethand  a SA_RESETHAND SIGSEGV handler that returns, faults
@@ -32,13 +49,15 @@
  *   sysv       the same with __sysv_signal's handler
  *   epipe      run with SIGPIPE ignored (inherited, set by "wait"):
  *              a write to a pipe without reader gets EPIPE
+ *   view-hup   (run by "wait") view with SIGHUP inherited ignored
  *   view       prints what sigaction and signal show for every signal
  *              whose default action ends the process, then after
  *              setting a handler, SIG_IGN, SIG_DFL (with flags and a
  *              mask), and what sigprocmask shows
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
  * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
- * stall, also "in time" when the child ended within 8 seconds.
+ * stall and in-allocator, also "in time" when the child ended within 8
+ * seconds.
  */
 #include <assert.h>
 #include <errno.h>
@@ -51,9 +70,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static char **keep;
@@ -138,6 +159,113 @@ static void on_own_stack(int sig)
 			 (now.ss_flags & SS_ONSTACK) != 0);
 	(void)!write(1, line, (size_t)n);
 	_exit(5);
+}
+
+/* onstack: a local of the code the handler interrupts, its runs */
+static char *interrupted_local;
+static volatile int onstack_runs;
+static sigjmp_buf onstack_jb;
+
+static void on_interrupted(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	const ucontext_t *uc = ucv;
+	volatile char here = 0;
+	long below = (long)(interrupted_local - (const char *)&here);
+	stack_t now;
+	sigaltstack(NULL, &now);
+	char line[160];
+	int n = snprintf(line, sizeof line,
+			 "run %d: on the interrupted stack %d, sigaltstack flags %#x, "
+			 "uc_stack flags %#x size %zu sp %s\n",
+			 ++onstack_runs, below > 0 && below < 65536, (unsigned)now.ss_flags,
+			 (unsigned)uc->uc_stack.ss_flags, uc->uc_stack.ss_size,
+			 uc->uc_stack.ss_sp ? "set" : "null");
+	(void)!write(1, line, (size_t)n);
+	if (onstack_runs == 2)
+		siglongjmp(onstack_jb, 1);
+}
+
+static void onstack(void)
+{
+	volatile char mine = 0;
+	interrupted_local = (char *)&mine;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_interrupted;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	if (sigsetjmp(onstack_jb, 1) == 0)
+		raise(SIGUSR1);
+	raise(SIGUSR1);
+}
+
+/* raw: the kernel's own action layout, and the restorer the kernel
+ * needs on x86-64 (the C library's is not exported) */
+struct k_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask;
+};
+void raw_restorer(void);
+__asm__(".text\nraw_restorer:\n\tmov $15, %eax\n\tsyscall\n");
+
+static void raw_usr1(int sig)
+{
+	(void)sig;
+	(void)!write(1, "raw handler ran\n", 16);
+}
+
+static void raw_show(const char *when, int sig)
+{
+	struct k_sigaction k;
+	memset(&k, 0xff, sizeof k);
+	long rc = syscall(SYS_rt_sigaction, sig, NULL, &k, 8);
+	printf("%s %d: rc %ld %s flags %#lx restorer %d mask %#lx\n", when, sig, rc,
+	       k.handler == (void *)SIG_DFL ? "DFL" : k.handler == (void *)raw_usr1 ? "raw_usr1" :
+									 "OTHER",
+	       k.flags & ~0x04000000ul, k.restorer != NULL, k.mask);
+}
+
+static void raw(void)
+{
+	raw_show("start", SIGSEGV);
+	raw_show("start", SIGUSR1);
+	stack_t ss;
+	long rc = syscall(SYS_sigaltstack, NULL, &ss);
+	printf("altstack: rc %ld flags %#x size %zu sp %s\n", rc, (unsigned)ss.ss_flags, ss.ss_size,
+	       ss.ss_sp ? "set" : "null");
+	struct k_sigaction k = { (void *)raw_usr1, 0x04000000ul /* SA_RESTORER */, (void *)raw_restorer,
+				 1ul << (SIGUSR2 - 1) };
+	rc = syscall(SYS_rt_sigaction, SIGUSR1, &k, NULL, 8);
+	printf("set: rc %ld\n", rc);
+	raw_show("set", SIGUSR1);
+	fflush(stdout);
+	raise(SIGUSR1);
+	k = (struct k_sigaction){ (void *)SIG_DFL, 0x04000000ul, (void *)raw_restorer, 0 };
+	rc = syscall(SYS_rt_sigaction, SIGSEGV, &k, NULL, 8);
+	printf("default: rc %ld\n", rc);
+	raw_show("default", SIGSEGV);
+	errno = 0;
+	rc = syscall(SYS_rt_sigaction, SIGSEGV, (void *)8, NULL, 8);
+	printf("bad pointer: rc %ld %s\n", rc, errno == EFAULT ? "EFAULT" : strerror(errno));
+	fflush(stdout);
+}
+
+/* in-allocator: the thread that ends the main one */
+static pthread_t main_thread;
+
+static void *terminator(void *arg)
+{
+	(void)arg;
+	usleep(30000);
+	pthread_kill(main_thread, SIGTERM);
+	for (;;)
+		pause();
+	return NULL;
 }
 
 static void show_altstack(const char *when)
@@ -264,6 +392,9 @@ static int wait_case(char *self, const char *what)
 	setrlimit(RLIMIT_CORE, &none);
 	if (strcmp(what, "epipe") == 0)
 		signal(SIGPIPE, SIG_IGN); /* inherited ignored by the child */
+	/* view-hup: "view" with SIGHUP inherited ignored (nohup's) */
+	if (strcmp(what, "view-hup") == 0)
+		signal(SIGHUP, SIG_IGN);
 	/* stall: the child's stderr a pipe whose read end this process
 	 * keeps open and never reads */
 	int p[2] = { -1, -1 };
@@ -275,7 +406,7 @@ static int wait_case(char *self, const char *what)
 	if (pid == 0) {
 		if (p[1] >= 0)
 			dup2(p[1], 2);
-		char *argv[] = { self, (char *)what, NULL };
+		char *argv[] = { self, strcmp(what, "view-hup") == 0 ? "view" : (char *)what, NULL };
 		execv(self, argv);
 		_exit(127);
 	}
@@ -286,7 +417,8 @@ static int wait_case(char *self, const char *what)
 		close(stall_end);
 	waitpid(pid, &st, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (strcmp(what, "stall") == 0 && t1.tv_sec - t0.tv_sec < 8)
+	if ((strcmp(what, "stall") == 0 || strcmp(what, "in-allocator") == 0) &&
+	    t1.tv_sec - t0.tv_sec < 8)
 		printf("in time\n");
 	if (WIFSIGNALED(st))
 		printf("%s: signal %d core %d\n", what, WTERMSIG(st), WCOREDUMP(st) ? 1 : 0);
@@ -326,6 +458,23 @@ int main(int argc, char **argv)
 	}
 	leak();
 	if (strcmp(what, "segv") == 0) {
+		segv();
+	} else if (strcmp(what, "in-allocator") == 0) {
+		main_thread = pthread_self();
+		pthread_t t;
+		pthread_create(&t, NULL, terminator, NULL);
+		for (;;) {
+			void *a = malloc(5000), *b = malloc(100000), *c = malloc(300000);
+			free(a);
+			free(b);
+			free(c);
+		}
+	} else if (strcmp(what, "onstack") == 0) {
+		onstack();
+		fflush(stdout);
+		return deep(NULL);
+	} else if (strcmp(what, "raw") == 0) {
+		raw();
 		segv();
 	} else if (strcmp(what, "abort") == 0) {
 		assert(what[0] == 'x');
