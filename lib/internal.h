@@ -212,7 +212,6 @@ int mc_sc_close(int fd);
 int mc_sc_stat(const char *restrict path, struct stat *restrict st);
 int mc_sc_lstat(const char *restrict path, struct stat *restrict st);
 int mc_sc_fstat(int fd, struct stat *st);
-int mc_sc_fstatat(int dir, const char *restrict path, struct stat *restrict st, int flags);
 ssize_t mc_sc_readlink(const char *restrict path, char *restrict buf, size_t n);
 int mc_sc_sigpending(sigset_t *set);
 int mc_sc_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);

@@ -519,17 +519,6 @@ int mc_sc_lstat(const char *restrict path, struct stat *restrict st)
 		       : -1;
 }
 
-/* path relative to the directory descriptor dir, as stat (flags 0) or
- * lstat (AT_SYMLINK_NOFOLLOW) of dir's path joined with it: one name
- * looked up, not every component of a long path again (suppcache.c's
- * notes, nine files of one directory at every warm exit) */
-int mc_sc_fstatat(int dir, const char *restrict path, struct stat *restrict st, int flags)
-{
-	return sc_may(SYS_newfstatat, dir, (long)path, (long)st)
-		       ? (int)SC(SYS_newfstatat, dir, path, st, flags)
-		       : -1;
-}
-
 /* The empty path on the stack: a literal "" is merged by the linker into
  * the end of another object's string, blocks away from this code (a
  * page the kernel read at every measured exit, test_codeblocks). */

@@ -136,53 +136,15 @@ static size_t up8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* The directory notes_hold opened last (O_PATH), for the notes of the
- * files in it: each then a lookup of its own name in that descriptor,
- * not of the whole path again.  The shipped set is a directory's note
- * and its nine files': a warm exit stat'ed eleven long paths, each
- * walked from the root through the library's directory (a symbolic
- * link where bench/suite.sh installs it); ten stats of them against
- * an open, an fstat, nine lookups by name and a close, in a fresh
- * process at load 8: 155-184 against 116-122 us (median of 40). */
-struct note_dir {
-	int fd;
-	const char *path; /* the note's bytes: not terminated */
-	size_t len;
-};
-
-/* stat of the path p[0, len) (len < 4096), as stat(2) would answer.  A
- * directory where it was noted (dir) is opened and kept in *d for the
- * notes after it; a file of *d's looked up there.  The path's copy on
- * the stack as short as the path, where notes_hold's 4 KiB was a warm
- * exit's deepest frame, each 4 KiB deeper a page fault. */
-static bool note_stat(const char *p, size_t len, bool dir, struct stat *st, struct note_dir *d)
+/* stat of the path p[0, len) (len < 4096).  Its copy on the stack as
+ * short as the path, where notes_hold's 4 KiB was a warm exit's deepest
+ * frame, each 4 KiB deeper a page fault. */
+static bool note_stat(const char *p, size_t len, struct stat *st)
 {
-	size_t n = d->fd >= 0 && len > d->len + 1 && p[d->len] == '/' &&
-			   mc_mem_eq(p, d->path, d->len) ? len - d->len - 1 : 0;
-	for (size_t i = 0; i < n; i++)
-		if (p[d->len + 1 + i] == '/')
-			n = 0; /* not directly in it */
-	if (n) {
-		char name[n + 1];
-		memcpy(name, p + d->len + 1, n);
-		name[n] = 0;
-		return mc_sc_fstatat(d->fd, name, st, 0) == 0;
-	}
 	char path[len + 1];
 	memcpy(path, p, len);
 	path[len] = 0;
-	int fd = dir ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (fd < 0 || fstat(fd, st) != 0) {
-		/* not a directory (any more), or not to be opened: stat
-		 * tells */
-		if (fd >= 0)
-			close(fd);
-		return stat(path, st) == 0;
-	}
-	if (d->fd >= 0)
-		close(d->fd);
-	*d = (struct note_dir){ fd, p, len };
-	return true;
+	return stat(path, st) == 0;
 }
 
 /* The count notes p[0, len) whole, each path as it was noted where
@@ -190,39 +152,29 @@ static bool note_stat(const char *p, size_t len, bool dir, struct stat *st, stru
 static bool notes_hold(const char *p, size_t len, uint32_t count, bool check)
 {
 	size_t at = 0;
-	struct note_dir d = { .fd = -1 };
-	bool hold = true;
-	for (uint32_t i = 0; hold && i < count; i++) {
+	for (uint32_t i = 0; i < count; i++) {
 		struct sp_note n;
-		if (len - at < sizeof n) {
-			hold = false;
-			break;
-		}
+		if (len - at < sizeof n)
+			return false;
 		memcpy(&n, p + at, sizeof n);
 		at += sizeof n;
-		if (n.pathlen >= 4096 || len - at < up8(n.pathlen) || n.absent > 1) {
-			hold = false;
-			break;
-		}
+		if (n.pathlen >= 4096 || len - at < up8(n.pathlen) || n.absent > 1)
+			return false;
 		const char *path = p + at;
 		at += up8(n.pathlen);
 		if (!check)
 			continue;
 		int saved = errno;
 		struct stat st;
-		bool there = note_stat(path, n.pathlen, !n.absent && S_ISDIR(n.mode), &st, &d);
+		bool there = note_stat(path, n.pathlen, &st);
 		errno = saved;
 		struct sp_note now = n;
 		if (there)
 			fill(&now, &st);
-		hold = there != (bool)n.absent && memcmp(&now, &n, sizeof n) == 0;
+		if (there == (bool)n.absent || memcmp(&now, &n, sizeof n) != 0)
+			return false;
 	}
-	if (d.fd >= 0) {
-		int saved = errno;
-		close(d.fd);
-		errno = saved;
-	}
-	return hold && at == len;
+	return at == len;
 }
 
 static void file_name_of(char *name, uint64_t h)

@@ -29,7 +29,6 @@
  * rows are skipped.
  */
 #include <check.h>
-#include <dirent.h>
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -38,7 +37,6 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,13 +132,13 @@ END_TEST
  * preload so (LD_PRELOAD, the cache, the suppressions file supp, and
  * the settings a and b); its trace (the caller frees), its exit status
  * in *code. */
-static char *traced_leak_of(const char *lib, const char *so, const char *cache, const char *supp,
-			    const char *calls, const char *a, const char *b, int *code)
+static char *traced_leak(const char *so, const char *cache, const char *supp, const char *calls,
+			 const char *a, const char *b, int *code)
 {
 	const char *trace = h_tmppath("trace");
 	char *argv[] = { STRACE, "-f", "-qq", "-e", (char *)h_env("trace=%s", calls), "-o",
 			 (char *)trace,
-			 "-E", (char *)h_env("LD_PRELOAD=%s%s%s", lib, so ? " " : "", so ? so : ""),
+			 "-E", (char *)h_env("LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : ""),
 			 "-E", (char *)h_env("MEMCHECK_CACHE=%s", cache),
 			 "-E", (char *)h_env("MEMCHECK_SUPPRESSIONS=%s", supp),
 			 "-E", (char *)a, "-E", (char *)b,
@@ -153,12 +151,6 @@ static char *traced_leak_of(const char *lib, const char *so, const char *cache, 
 	char *t = h_read_file(trace, NULL);
 	ck_assert_msg(t, "no trace at %s", trace);
 	return t;
-}
-
-static char *traced_leak(const char *so, const char *cache, const char *supp, const char *calls,
-			 const char *a, const char *b, int *code)
-{
-	return traced_leak_of(h_lib(), so, cache, supp, calls, a, b, code);
 }
 
 /* traced_leak with its report (the caller frees) and stacks depth deep;
@@ -362,98 +354,6 @@ START_TEST(own_calls_unbound)
 }
 END_TEST
 
-/* src copied to dst whole (a library, a suppression file) */
-static void copy_file(const char *src, const char *dst)
-{
-	size_t len;
-	char *t = h_read_file(src, &len);
-	ck_assert_msg(t, "cannot read %s", src);
-	FILE *f = fopen(dst, "w");
-	ck_assert_msg(f && fwrite(t, 1, len, f) == len && fclose(f) == 0, "cannot write %s", dst);
-	free(t);
-}
-
-/* The shipped suppression files' notes, which a warm exit checks against
- * the files (suppcache.c's notes_hold), are looked up by name in their
- * directory, opened once, not by their whole paths: eleven paths walked
- * from the root at every warm exit, through the library's directory (a
- * symbolic link where bench/suite.sh installs a copy), were ~14 us a
- * stat at load 8 here.  A copy of libmemcheck installed as lib/ beside
- * its own suppressions/ (the shipped files, and one whose entry
- * suppresses plain_leak_direct's leak): the warm run's trace has each
- * file looked up in a descriptor, none by its path (main at f19e58e
- * stat'ed the paths), and a file of the directory edited in place
- * afterwards (its size the same, a new mtime: the directory's own times
- * unchanged) is read again, its new entry's name reported. */
-START_TEST(warm_exit_notes_by_name)
-{
-	const char *so;
-	if (!traced_allocator(_i, &so))
-		return;
-	const char *top = h_tmppath("inst");
-	const char *libdir = h_env("%s/lib", top), *sdir = h_env("%s/suppressions", top);
-	ck_assert(mkdir(top, 0700) == 0 && mkdir(libdir, 0700) == 0 && mkdir(sdir, 0700) == 0);
-	const char *lib = h_env("%s/libmemcheck.so", libdir);
-	copy_file(h_lib(), lib);
-	const char *shipped = h_env("%s/../suppressions", h_build());
-	DIR *d = opendir(shipped);
-	ck_assert_msg(d, "no %s", shipped);
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		size_t n = strlen(e->d_name);
-		if (n > 5 && strcmp(e->d_name + n - 5, ".supp") == 0)
-			copy_file(h_env("%s/%s", shipped, e->d_name), h_env("%s/%s", sdir, e->d_name));
-	}
-	closedir(d);
-	const char *mine = h_env("%s/zz-leak.supp", sdir);
-	FILE *f = fopen(mine, "w");
-	ck_assert(f);
-	fprintf(f, "{\n   by-leak\n   Memcheck:Leak\n   ...\n   fun:leak\n   ...\n}\n");
-	fclose(f);
-	const char *cache = h_tmppath("cache"), *json = h_tmppath("report");
-	const char *none = h_tmppath("none.supp"); /* MEMCHECK_SUPPRESSIONS: no entry */
-	f = fopen(none, "w");
-	ck_assert(f && fclose(f) == 0);
-	for (int r = 0; r < 3; r++) {
-		if (r == 2) {
-			/* edited in place: the same size, a new mtime */
-			size_t len;
-			char *t = h_read_file(mine, &len);
-			char *at = t ? strstr(t, "by-leak") : NULL;
-			ck_assert(at);
-			memcpy(at, "by-LEAK", 7);
-			int fd = open(mine, O_WRONLY);
-			ck_assert(fd >= 0 && pwrite(fd, t, len, 0) == (ssize_t)len && close(fd) == 0);
-			free(t);
-			struct timespec times[2] = { { 0, UTIME_OMIT }, { 1000000000, 123 } };
-			ck_assert(utimensat(AT_FDCWD, mine, times, 0) == 0);
-		}
-		unlink(json);
-		int code;
-		char *t = traced_leak_of(lib, so, cache, none, "openat,stat,newfstatat",
-					 h_env("MEMCHECK_REPORT=%s", json), "MEMCHECK_STACK_DEPTH=16",
-					 &code);
-		char *rep = h_read_file(json, NULL);
-		const char *want = h_env("{\"name\":\"%s\",\"file\":\"%s\"", r == 2 ? "by-LEAK" : "by-leak",
-					 mine);
-		ck_assert_msg(code == 0 && rep && strstr(rep, want),
-			      "under %s, run %d: exit %d, want 0 and %s in:\n%.3000s",
-			      h_allocator_name(_i), r, code, want, rep ? rep : "(no report)");
-		if (r == 1) {
-			ck_assert_msg(!strstr(t, h_env("tat(AT_FDCWD, \"%s\"", mine)) &&
-					      !strstr(t, h_env("tat(AT_FDCWD, \"%s/glibc.supp\"", sdir)),
-				      "under %s, warm: the notes' files stat'ed by their paths:\n%.4000s",
-				      h_allocator_name(_i), t);
-			ck_assert_msg(strstr(t, "newfstatat(") && strstr(t, ", \"zz-leak.supp\", {") &&
-					      strstr(t, ", \"glibc.supp\", {"),
-				      "under %s, warm: the notes' files not looked up by name:\n%.4000s",
-				      h_allocator_name(_i), t);
-		}
-		free(rep);
-		free(t);
-	}
-}
-END_TEST
-
 /* A symbol of libmemcheck's own symbol table (hidden ones too: the link
  * script's marks), as an offset from its first loaded segment; 0 when
  * absent. */
@@ -559,6 +459,5 @@ int main(void)
 	tcase_add_loop_test(tc, warm_exit_verdicts_mapped, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, own_calls_unbound, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, start_populates_small_bss, 0, H_NALLOCATORS);
-	tcase_add_loop_test(tc, warm_exit_notes_by_name, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
