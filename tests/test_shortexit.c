@@ -444,7 +444,7 @@ START_TEST(start_populates_small_bss)
 		uint64_t lo = base + (track ? run : small);
 		ck_assert_msg(populated(t, lo & ~(uint64_t)4095, base + hi),
 			      "under %s, MEMCHECK_TRACK=%d: %#" PRIx64 "-%#" PRIx64
-			      " not populated in one call:\n%.4000s", h_allocator_name(_i), track,
+			      " not populated in one call:\n%.3000s", h_allocator_name(_i), track,
 			      lo, base + hi, t);
 		free(t);
 	}
