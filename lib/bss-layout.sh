@@ -103,5 +103,11 @@ done
 # The object's end at a multiple of 64 KiB (see above).
 echo "    . = ALIGN(0x10000);"
 echo "  }"
+# footprint.c populates the shards and the small variables in one call
+# where they span at most its MC_BSS_SMALL_MAX (128 KiB; more means an
+# object built without -fdata-sections), and silently not beyond: the
+# link fails instead where they grew past it.
+echo '  ASSERT(mc_bss_small_hi - mc_bss_run_lo <= 0x20000,'
+echo '         "small .bss variables and shards past 128 KiB: footprint.c would not populate them")'
 echo "}"
 echo "INSERT AFTER .bss;"
