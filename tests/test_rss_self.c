@@ -105,6 +105,21 @@
  * jemalloc/tcmalloc): no stdio, printf, dlopen +4/+4/+4/+8; C++ and
  * C++ throw +12/+20/+4/+16; GLib 0/+4/+4/+8; exit code 0/+4/+8/+4. */
 #define TOLERANCE_END_KIB 32
+/* ... and below it by up to one whole 64 KiB block: a page of the C
+ * library that only the first of several callers faults.  Session 35,
+ * on a fresh machine (kernel 6.18), main's library and the branches'
+ * alike: the exit code row under tcmalloc read -60 KiB in every run of
+ * seven engineers for two hours (bare 6,796 KiB, memcheck 6,736), then,
+ * after an apt-get install had changed what of the C library the page
+ * cache held, +4 in every run (bare 6,736).  rssb35's page-fault trace
+ * (perf record -e page-faults -d): memcheck's pthread_atfork call at
+ * start-up is the C library's first and faults a 64 KiB block of its
+ * read-only data, start-up gives that block back, and tcmalloc's own
+ * registration, the first bare, no longer faults it; which pages
+ * fault-around maps depends on what the page cache holds.  What would
+ * make it exact: memcheck's fork handlers registered after the
+ * allocator's, which the fork's lock order does not allow today. */
+#define TOLERANCE_END_LOW_KIB 64
 
 /* rss_begin against the bare program's VmRSS at its entry point, both
  * ways: half of one 64 KiB block of a library's code that fault-around
@@ -292,7 +307,7 @@ static void compare(struct h_res *x, const struct h_json *rec, const struct h_ca
 		expect_near(x, "rss_begin", begin, o.entry, TOLERANCE_BEGIN_KIB);
 	else
 		printf("note: %s: not stopped at its entry point; rss_begin not compared\n", x->label);
-	expect_near(x, "rss_end", end, o.fini, TOLERANCE_END_KIB);
+	expect_within(x, "rss_end", end, o.fini, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
 	expect_within(x, "peak_rss", peak, o.exit_hwm, low, tolerance);
 }
 
@@ -335,7 +350,7 @@ H_CHECK(peak_as_its_own)
 	printf("test_rss_self: %s: bare finalized %lld, at exit %lld; memcheck end %lld, "
 	       "peak %lld KiB\n",
 	       x->label, o.fini, o.exit_hwm, end, peak);
-	expect_near(x, "rss_end", end, o.fini, TOLERANCE_END_KIB);
+	expect_within(x, "rss_end", end, o.fini, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
 	expect_near(x, "peak_rss", peak, o.exit_hwm, TOLERANCE_EXIT_KIB);
 }
 
