@@ -129,6 +129,21 @@ function path_in(n, par,    p) {
 
 function path_to(n) { return path_in(n, parent) }
 
+# Function k's reads of read-only data (strings, tables, constants: a
+# rip-relative address in the first segment that no function starts at)
+# at or past lim, each counted bad and named with the path to node n in
+# par, after how.
+function reads_past(k, lim, n, par, how,    j, a) {
+	for (j = 1; j <= nrefs[k]; j++) {
+		a = refs[k, j]
+		if (a < lim || a >= ro_end || (func_at(a) && fstart[func_at(a)] == a))
+			continue
+		bad++
+		printf "place-check: %s reads read-only data at 0x%x, block %d of the file: " \
+			"reached by %s%s\n", fname[k], a - base, block(a), how, path_in(n, par)
+	}
+}
+
 BEGIN { part = "" }
 
 /^@@/ { part = substr($0, 3); next }
@@ -350,17 +365,8 @@ END {
 					fname[k], w0 == "text" ? ".text (placed nowhere)" : ".text.mc_first",
 					block(fstart[k]), path_to(n)
 			}
-			# the read-only data it reads (strings, tables, constants:
-			# a rip-relative address in the first segment that no
-			# function starts at) in the first three blocks too
-			for (j = 1; j <= nrefs[k]; j++) {
-				a = refs[k, j]
-				if (a < limit || a >= ro_end || (func_at(a) && fstart[func_at(a)] == a))
-					continue
-				bad++
-				printf "place-check: %s reads read-only data at 0x%x, block %d of the file: " \
-					"reached by %s\n", fname[k], a - base, block(a), path_to(n)
-			}
+			# the read-only data it reads in the first three blocks too
+			reads_past(k, limit, n, parent, "")
 		}
 		for (j = 1; j <= nout[n]; j++) {
 			t = out[n, j]
@@ -446,16 +452,7 @@ function exit_walk(    qh, n, k, w0, j, a, t, lim, nx, nnew) {
 						w0 == "text" ? ".text (placed nowhere)" : "the groups",
 						block(a), xpath_to(n)
 				}
-				for (j = 1; j <= nrefs[k]; j++) {
-					a = refs[k, j]
-					if (a < lim || a >= ro_end ||
-					    (func_at(a) && fstart[func_at(a)] == a))
-						continue
-					bad++
-					printf "place-check: %s reads read-only data at 0x%x, block %d of " \
-						"the file: reached by the exit's code from %s\n", fname[k],
-						a - base, block(a), xpath_to(n)
-				}
+				reads_past(k, lim, n, xparent, "the exit's code from ")
 			}
 		}
 		for (j = 1; j <= nout[n]; j++) {
