@@ -120,6 +120,7 @@ struct mc_slot {
 				       * not the allocator's; read by the scan
 				       * only where mapped, for a thread it
 				       * could not stop */
+	uintptr_t tp;          /* and its thread pointer, with them */
 	int64_t sample_left;   /* bytes to move before the next timeline
 				* sample (timeline.c); huge when there is none */
 	/* Live bytes (see the head): room = grant - the change not yet
@@ -316,6 +317,7 @@ static void set_stack(struct mc_slot *s, uintptr_t lo, uintptr_t hi)
 	pthread_mutex_lock(&slot_lock);
 	s->stack_lo = lo;
 	s->stack_hi = hi;
+	s->tp = mc_thread_pointer(); /* set by the thread itself */
 	pthread_mutex_unlock(&slot_lock);
 }
 
@@ -422,13 +424,14 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max)
 	return n;
 }
 
-bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi)
+bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi, uintptr_t *tp)
 {
 	for (int i = 0, n = slots_hi; slots && i < n; i++) {
 		struct mc_slot *s = &slots[i];
 		if (s->in_use && s->tid == tid && s->stack_hi) {
 			*lo = s->stack_lo;
 			*hi = s->stack_hi;
+			*tp = s->tp;
 			return true;
 		}
 	}

@@ -1853,7 +1853,8 @@ struct mc_other_thread {
 	bool again;             /* signalled again since */
 	double put_off_at;      /* when the put-off was first seen */
 	uintptr_t sp;           /* its stack pointer, or 0: not known */
-	uintptr_t whole_lo, whole_hi; /* sp not known: its whole stack, if known */
+	uintptr_t whole_lo, whole_hi; /* sp not known: its whole stack, if known, */
+	uintptr_t whole_tp;     /* and its thread pointer */
 	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
 	uintptr_t regs[MC_NREGS];
 };
@@ -2054,10 +2055,10 @@ int64_t mc_account_peak_end(int64_t saved_peak);
 void mc_account_threads_lock(void);
 void mc_account_threads_unlock(void);
 int mc_account_other_stacks(uintptr_t (*out)[2], int max);
-/* Thread tid's stack mapping, where it has allocated (its slot's):
- * the scan's last resort for a thread it could not stop (threads.c),
- * cut to what is mapped before it is read.  Slot lock held. */
-bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi);
+/* Thread tid's stack mapping and thread pointer, where it has allocated
+ * (its slot's): the scan's last resort for a thread it could not stop
+ * (threads.c), cut to what is mapped before it is read.  Slot lock held. */
+bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi, uintptr_t *tp);
 /* The calling thread's stack, from the program's own pthread_getattr_np
  * on it (threadattr.c), where its slot could not ask (mc_stack_bounds). */
 void mc_account_stack_known(uintptr_t lo, uintptr_t hi);

@@ -126,6 +126,8 @@ struct mc_roots {
 	bool self_seen;               /* libmemcheck's object found (skipped) */
 	uintptr_t self_tls_off;       /* libmemcheck's static TLS block, below */
 	uintptr_t self_tls_size;      /* each thread pointer: skipped too */
+	uintptr_t alloc_tls_off;      /* the allocator's, below each thread */
+	uintptr_t alloc_tls_size;     /* pointer: a root of its data's kind */
 	struct mc_prog_maps prog;        /* the program's mappings, copied */
 	struct mc_root *seg;          /* the objects' writable segments, */
 	size_t nseg, segcap;          /* roots once cut to resident pages */
@@ -304,8 +306,9 @@ static void add_cb(uintptr_t lo, uintptr_t hi, void *arg)
 	mc_roots_add(arg, lo, hi);
 }
 
-/* [lo, hi), cut to the readable parts /proc/self/maps showed. */
-static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
+/* [lo, hi), cut to the readable parts /proc/self/maps showed, roots of
+ * kind kind. */
+static void add_mapped_kind(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
 {
 	while (lo < hi) {
 		const struct mc_vma *m = mc_vmas_next(r->maps, lo);
@@ -318,24 +321,55 @@ static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
 		}
 		uintptr_t end = m->hi < hi ? m->hi : hi;
 		if ((m->prot & PROT_READ) && m->kind != MC_VMA_DEVICE)
-			mc_roots_add(r, lo, end);
+			add_kind(r, lo, end, kind);
 		lo = end;
 	}
 }
 
+static void add_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
+{
+	add_mapped_kind(r, lo, hi, MC_ROOT_PLAIN);
+}
+
 /* The same, for memory of the thread whose pointer is tp (its stack, its
- * static TLS): memcheck's own TLS block left out. */
+ * static TLS): memcheck's own TLS block left out, and the allocator's a
+ * root of its kind, as its other data (scan.c's not_programs).  jemalloc
+ * keeps there the keys of its radix tree's cache, each the start of the
+ * gigabyte an address it looked up lies in: a block the program lost
+ * that starts there was still reachable (one round in a hundred of
+ * tests/prog/plain_leak_asleep under jemalloc, where a new arena's first
+ * block fell on a gigabyte; every aligned_alloc(1 << 30, n) the program
+ * lost, tests/prog/plain_leak_gigabyte).  valgrind replaces the
+ * allocator: its thread-local data then holds none of them. */
 static void add_thread_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi, uintptr_t tp)
 {
-	uintptr_t cut_lo = tp - r->self_tls_off, cut_hi = cut_lo + r->self_tls_size;
-	if (!tp || !r->self_tls_size || cut_hi <= lo || cut_lo >= hi) {
-		add_mapped(r, lo, hi);
-		return;
+	struct {
+		uintptr_t lo, hi;
+		int kind; /* -1: not a root */
+	} cut[2] = { { tp - r->self_tls_off, tp - r->self_tls_off + r->self_tls_size, -1 },
+		     { tp - r->alloc_tls_off, tp - r->alloc_tls_off + r->alloc_tls_size,
+		       MC_ROOT_ALLOCATOR } };
+	if (!tp || !r->self_tls_size)
+		cut[0].lo = cut[0].hi = 0;
+	if (!tp || !r->alloc_tls_size)
+		cut[1].lo = cut[1].hi = 0;
+	if (cut[1].lo < cut[0].lo) { /* in address order */
+		__typeof__(cut[0]) t = cut[0];
+		cut[0] = cut[1];
+		cut[1] = t;
 	}
-	if (lo < cut_lo)
-		add_mapped(r, lo, cut_lo);
-	if (cut_hi < hi)
-		add_mapped(r, cut_hi, hi);
+	for (int i = 0; i < 2 && lo < hi; i++) {
+		if (cut[i].hi <= lo || cut[i].lo >= hi)
+			continue;
+		if (lo < cut[i].lo)
+			add_mapped(r, lo, cut[i].lo);
+		uintptr_t end = cut[i].hi < hi ? cut[i].hi : hi;
+		if (cut[i].kind >= 0)
+			add_mapped_kind(r, lo > cut[i].lo ? lo : cut[i].lo, end, cut[i].kind);
+		lo = end;
+	}
+	if (lo < hi)
+		add_mapped(r, lo, hi);
 }
 
 size_t mc_roots_count(const struct mc_roots *r)
@@ -394,6 +428,13 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 		kind = MC_ROOT_ALLOCATOR;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t at = (uintptr_t)info->dlpi_tls_data;
+		if (kind == MC_ROOT_ALLOCATOR && ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
+			/* static TLS: at the same distance below every thread's
+			 * pointer (add_thread_mapped) */
+			r->alloc_tls_off = mc_thread_pointer() - at;
+			r->alloc_tls_size = ph->p_memsz;
+		}
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
 			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 			uintptr_t hi = (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095;
@@ -405,8 +446,7 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 		} else if (ph->p_type == PT_TLS && info->dlpi_tls_data && !libc.static_size) {
 			/* no word from the C library on where static TLS is:
 			 * this thread's blocks, as dl_iterate_phdr gives them */
-			uintptr_t lo = (uintptr_t)info->dlpi_tls_data;
-			mc_roots_add(r, lo, lo + ph->p_memsz);
+			add_kind(r, at, at + ph->p_memsz, kind == MC_ROOT_ALLOCATOR ? kind : MC_ROOT_PLAIN);
 		}
 	}
 	return 0;
@@ -511,10 +551,16 @@ static void exiting_stack(struct mc_roots *r, uintptr_t from, uintptr_t top, uin
 	add_thread_mapped(r, from, top, tp);
 }
 
+struct whole_run {
+	struct mc_roots *r;
+	uintptr_t tp;
+};
+
 static void add_whole_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
 {
 	(void)i;
-	add_mapped(arg, lo, hi);
+	const struct whole_run *w = arg;
+	add_thread_mapped(w->r, lo, hi, w->tp);
 }
 
 static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
@@ -625,7 +671,7 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		if (o->exiting)
 			continue; /* dead: no stack, TLS or registers (threads.c) */
 		bool is_main = o->tid == pid;
-		uintptr_t tp = o->answered ? o->tp : is_main ? libc.main_tp : 0;
+		uintptr_t tp = o->answered ? o->tp : is_main ? libc.main_tp : o->whole_tp;
 		uintptr_t lo = 0, hi = 0;
 		if (o->sp) {
 			/* from the stack pointer: the red zone below it is
@@ -652,9 +698,12 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 			 * whole stack as its slot has it (threads.c), with its
 			 * static TLS at the top; its pages written only (one
 			 * never written holds nothing; reading it would map
-			 * one) */
+			 * one), memcheck's and the allocator's TLS blocks
+			 * there as in any other thread's (the spinner of
+			 * tests/prog/plain_leak_asleep under jemalloc) */
 			struct mc_root whole = { lo = o->whole_lo, hi = o->whole_hi, MC_ROOT_PLAIN };
-			mc_resident_each(&whole, 1, add_whole_run, r);
+			struct whole_run w = { r, tp };
+			mc_resident_each(&whole, 1, add_whole_run, &w);
 		}
 		thread_data(r, tp, lo, hi, is_block, arg);
 		if (o->answered && r->regs) {

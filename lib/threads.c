@@ -280,8 +280,8 @@ static uintptr_t blocked_sp(pid_t tid)
 static void taken_as_is(struct mc_other_thread *o)
 {
 	o->sp = blocked_sp(o->tid);
-	if (!o->sp && !mc_account_thread_stack_held(o->tid, &o->whole_lo, &o->whole_hi))
-		o->whole_lo = o->whole_hi = 0;
+	if (!o->sp && !mc_account_thread_stack_held(o->tid, &o->whole_lo, &o->whole_hi, &o->whole_tp))
+		o->whole_lo = o->whole_hi = o->whole_tp = 0;
 }
 
 static double now(void)

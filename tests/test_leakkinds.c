@@ -358,6 +358,27 @@ H_CHECK(same_as_valgrind_without_heuristics)
 	valgrind_agrees_with(x, c, &w, "--leak-check-heuristics=none");
 }
 
+/* plain_leak_gigabyte: the two lost blocks on a gigabyte definitely
+ * lost under every allocator (jemalloc's thread-local cache kept both
+ * still reachable), the kept one still reachable.  valgrind aborts on a
+ * gigabyte's alignment: the program's own figures. */
+H_CHECK(gigabyte_blocks_lost)
+{
+	expect_leaks_add_up(x, rec);
+	ck_assert_msg(h_count(rec, "definitely_lost", "blocks") == 2 &&
+			      h_count(rec, "definitely_lost", "bytes") == 128,
+		      "%s: definitely lost %s bytes in %s blocks, expected 128 in 2", x->label,
+		      h_fmt(h_count(rec, "definitely_lost", "bytes")),
+		      h_fmt(h_count(rec, "definitely_lost", "blocks")));
+	bool kept = false;
+	for (size_t i = 0; i < h_nleaks(rec); i++) {
+		const char *kind = h_str(h_json_at(h_json_get(rec, "leaks"), i), "kind");
+		if (kind && !strcmp(kind, "still_reachable") && h_leak_u64(rec, i, "bytes") == 48)
+			kept = true;
+	}
+	ck_assert_msg(kept, "%s: no still reachable record of the kept 48 bytes", x->label);
+}
+
 /* Regions ended by a teardown after the test returned: the test's dead
  * frames are not roots (tests/prog/leakregion checks its own figures;
  * five runs, as the stack's leftovers vary). */
@@ -397,6 +418,9 @@ static const struct h_case cases[] = {
 		  "MEMCHECK_LEAK_HEURISTICS=none"),
 	  .want = { KINDS(0, 0, 5, 0, 0, 0, 377, 0), { "verdict", .str = "fail" } },
 	  .check = same_as_valgrind_without_heuristics },
+	{ "lost blocks on a gigabyte",
+	  SCANNED(plain_leak_gigabyte, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1"),
+	  .want = { { "verdict", .str = "fail" } }, .check = gigabyte_blocks_lost },
 	FIXTURE_REGIONS(1), FIXTURE_REGIONS(2), FIXTURE_REGIONS(3), FIXTURE_REGIONS(4),
 	FIXTURE_REGIONS(5),
 	/* A region ended on another thread: the main thread's stack is a

@@ -41,9 +41,9 @@ void mc_account_sum_held(struct mc_totals *t)
 }
 
 /* no slots: a thread the scan cannot stop has no stack known here */
-bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi)
+bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi, uintptr_t *tp)
 {
-	(void)tid, (void)lo, (void)hi;
+	(void)tid, (void)lo, (void)hi, (void)tp;
 	return false;
 }
 
