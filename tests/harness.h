@@ -101,7 +101,7 @@ struct h_run {
 	pid_t pid;            /* of the program started */
 	int exit_code;        /* -1 when killed by a signal */
 	int signal;           /* 0 unless killed by a signal */
-	bool timed_out;       /* killed after $H_TIMEOUT seconds (default 20) */
+	bool timed_out;       /* killed after its limit (h_run) */
 	long maxrss_kib;      /* its peak resident set: getrusage of the child */
 	char *out;            /* its stdout, NUL-terminated */
 	char *err;            /* its stderr, NUL-terminated */
@@ -116,8 +116,9 @@ struct h_run {
  * MEMCHECK_CACHE=$MEMCHECK_BUILD/tests/cache, never the real home's
  * (env's own wins).  flags as above;
  * so is an extra object for LD_PRELOAD (may be NULL).  Waits for the
- * program, at most $H_TIMEOUT seconds (default 20; then it is killed and
- * timed_out set).  Returns 0, or -1 when it could not be started. */
+ * program, at most $H_TIMEOUT seconds (default 20) times the load over the
+ * processors when over 1 (h_load_stretch; then it is killed and timed_out
+ * set).  Returns 0, or -1 when it could not be started. */
 int h_run(struct h_run *r, const char *const argv[], const char *const env[],
 	  unsigned flags, const char *so);
 void h_run_free(struct h_run *r);
@@ -245,8 +246,9 @@ struct h_spec {
 	const char *text;             /* MEMCHECK_TEXT when env has none ("none") */
 	bool no_report;               /* no MEMCHECK_REPORT: nothing loaded */
 	double timeout;               /* seconds before the run is killed, if more
-				       * than $H_TIMEOUT's (default 20): a run
-				       * whose time the test checks itself */
+				       * than $H_TIMEOUT's (default 20; stretched
+				       * by the load alike): a run whose time
+				       * the test checks itself */
 };
 #define H_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
 

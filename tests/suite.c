@@ -56,6 +56,11 @@ static double load_factor(void)
 	return factor;
 }
 
+double h_load_stretch(void)
+{
+	return load_factor();
+}
+
 double h_stretch(double timeout)
 {
 	const char *t = getenv("H_TIMEOUT");

@@ -27,6 +27,9 @@ struct TCase *h_tcase(const char *name, double timeout);
  * the load over the processors, whichever is larger, when over 1): for
  * limits a test measures itself. */
 double h_stretch(double secs);
+/* The load over the processors the tests may use, when over 1 (else 1):
+ * what h_stretch stretches by without $H_TIMEOUT (a run's limit, h_run). */
+double h_load_stretch(void);
 /* Run s (NULL: the one h_tcase made) in CK_NORMAL mode; returns the
  * process exit status. */
 int h_run_suite(struct Suite *s);

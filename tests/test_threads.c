@@ -182,8 +182,8 @@ H_CHECK(named_after_the_main_thread)
 #define ASLEEP_ROUNDS 15
 H_CHECK(every_round_exact)
 {
-	ck_assert_msg(strstr(x->r.out, " bad 0\n"), "%s: rounds with other leak kinds:\n%s",
-		      x->label, x->r.out);
+	ck_assert_msg(strstr(x->r.out, " bad 0\n"), "%s: %s; rounds with other leak kinds:\n%s%s",
+		      x->label, h_status(&x->r), x->r.out, x->r.err);
 	H_EXPECT_COUNT(rec, "definitely_lost", "blocks", ASLEEP_SLEEPERS * ASLEEP_ROUNDS);
 }
 #define ASLEEP(vars)                                                           \
