@@ -174,6 +174,8 @@ static struct {
 	uintptr_t exit_lo, exit_hi; /* exit(), and its frame below the return */
 	size_t exit_frame;         /* address, from its prologue */
 	uintptr_t main_tp;         /* the main thread's thread pointer */
+	const void *in_libc;       /* the C library's object */
+	bool cache_looked;         /* stack_cache_found ran */
 	uintptr_t stack_cache;     /* the list head of finished threads' stacks */
 	size_t list_off;           /* the descriptor's link in that list */
 } libc;
@@ -227,13 +229,19 @@ static size_t prologue_frame(const unsigned char *c)
  * of the link in the descriptor; the structure itself through
  * __nptl_rtld_global.  Where the two offsets are not 16 bytes apart,
  * the layout is not the one read here, and no cache is scanned. */
-static void stack_cache_found(const void *in_libc)
+static void stack_cache_found(void)
 {
+	/* none in a process that never made a thread: a measured
+	 * process's exit spent ~5 K instructions on the lookups (the walk of
+	 * the objects) */
+	if (libc.cache_looked || !libc.in_libc || mc_never_threaded())
+		return;
+	libc.cache_looked = true;
 	static const char *const names[] = { "_thread_db_rtld_global__dl_stack_used",
 					     "_thread_db_rtld_global__dl_stack_user",
 					     "_thread_db_pthread_list", "__nptl_rtld_global" };
 	void *found[MC_ARRAY_SIZE(names)];
-	mc_sym_in_each(in_libc, names, found, MC_ARRAY_SIZE(names));
+	mc_sym_in_each(libc.in_libc, names, found, MC_ARRAY_SIZE(names));
 	const uint32_t *used = found[0], *user = found[1], *link = found[2];
 	uintptr_t *const *rtld = found[3];
 	if (!used || !user || !link || !rtld || !*rtld || user[2] != used[2] + 16 ||
@@ -271,7 +279,7 @@ static void libc_facts(void)
 		libc.dtv_off = dtvp[2]; /* nptl_db's {bits, count, offset} */
 		if (libc.static_size < libc.pthread_size || libc.dtv_off >= libc.pthread_size)
 			libc.static_size = libc.pthread_size = 0;
-		stack_cache_found(in_libc);
+		libc.in_libc = in_libc;
 	}
 #if defined(__x86_64__)
 	/* exit's size from its own entry, found by its hash: dladdr1
@@ -460,6 +468,7 @@ struct mc_roots *mc_roots_begin(void)
 	r->segcap = FIRST_SEGS;
 	r->maps = &m->maps;
 	libc_facts();
+	stack_cache_found();
 	mc_walk_objects(phdr_roots, r);
 	user_roots_each(add_cb, r);
 	mc_mappings_copy(&r->prog);
