@@ -116,7 +116,21 @@ struct mc_options {
 	const char *log;        /* MEMCHECK_LOG, or NULL: standard error */
 	const char *alloc_fn;   /* MEMCHECK_ALLOC_FN patterns, or NULL (allocfn.c) */
 	int alloc_fn_auto;      /* thin wrappers found by their code */
+	const char *valgrind;   /* MEMCHECK_VALGRIND: the valgrind command line's settings */
 };
+/* MEMCHECK_VALGRIND's entries are separated by this byte, and the whole
+ * value is read up to this length (options.c; tools/vgcompat.c). */
+#define MC_VALGRIND_SEP '\x1f'
+#define MC_VALGRIND_MAX 65536
+/* The value of the entry NAME (without MEMCHECK_) in settings, a
+ * MEMCHECK_VALGRIND value in the environment's own string, ended by
+ * MC_VALGRIND_SEP or NUL; NULL where there is none.  Writable in place
+ * (life.c marks MEMCHECK_VALGRIND_CHILDREN consumed). */
+char *mc_valgrind_entry(const char *settings, const char *name);
+/* The program valgrind's command line checks, after its options are
+ * read: MEMCHECK_VALGRIND out of its environment, the library out of
+ * its LD_PRELOAD (options.c). */
+void mc_valgrind_hide(void);
 extern struct mc_options mc_opt;
 
 /* Read every MEMCHECK_* variable, writing nothing and opening nothing. */

@@ -193,24 +193,37 @@ MC_HOT static bool forward_only;
  * the same pid, and the environment it inherits is this one's strings,
  * whatever the program did with environ.  Past the pid, nothing there is
  * read. */
+MC_HOT static bool hide_settings; /* the checked program: mc_valgrind_hide */
+
 static bool exec_untraced(void)
 {
+	/* an entry of MEMCHECK_VALGRIND (options.c), ended by its separator,
+	 * or the variable, found in one walk; consumed as "0" or "00...":
+	 * pid 0 is no process's */
+	char *v = NULL, *var = NULL;
 	for (char **e = environ; e && *e; e++) {
-		char *v = (char *)mc_str_after(*e, "MEMCHECK_VALGRIND_CHILDREN=");
-		if (!v)
+		char *rest = (*e)[0] == 'M' ? (char *)mc_str_after(*e, "MEMCHECK_VALGRIND") : NULL;
+		if (!rest)
 			continue;
-		if (!*v)
-			return false;
-		uint64_t pid = 0;
-		char *d = v;
-		while (*d >= '0' && *d <= '9' && pid < (1ull << 32))
-			pid = pid * 10 + (uint64_t)(*d++ - '0');
-		if (*d || pid != (uint64_t)mc_pid())
-			return true;
-		v[0] = '0';
-		v[1] = 0;
-		return false;
+		if (*rest == '=' && !v)
+			v = mc_valgrind_entry(rest + 1, "VALGRIND_CHILDREN");
+		else if (!var && (rest = (char *)mc_str_after(rest, "_CHILDREN=")))
+			var = rest;
 	}
+	bool combined = v != NULL;
+	if (!v)
+		v = var;
+	if (!v || !*v || *v == MC_VALGRIND_SEP)
+		return false;
+	uint64_t pid = 0;
+	char *d = v;
+	while (*d >= '0' && *d <= '9' && pid < (1ull << 32))
+		pid = pid * 10 + (uint64_t)(*d++ - '0');
+	if ((*d && *d != MC_VALGRIND_SEP) || pid != (uint64_t)mc_pid())
+		return true;
+	hide_settings = combined;
+	while (v < d)
+		*v++ = '0';
 	return false;
 }
 
@@ -418,6 +431,8 @@ static void process_begin(void)
 		mc_regions_begin_process();
 		mc_vgxml_begin();
 	}
+	if (hide_settings)
+		mc_valgrind_hide();
 	mc_guard_leave();
 }
 

@@ -283,6 +283,123 @@ static bool read_by_verdict(size_t i)
 	       options[i].offset == offsetof(struct mc_options, programs);
 }
 
+/* MEMCHECK_VALGRIND: the valgrind command line's settings in one
+ * variable (tools/vgcompat.c), so that a program copying its
+ * environment allocates for one string more than bare, where it
+ * allocated for eleven (dash: 59 blocks where valgrind's run has 52).
+ * Its entries are copied, each ended by a NUL, into a buffer of the
+ * library's (.bss: only the pages written are resident); the program's
+ * string and its children's stay as they were.  An entry takes the
+ * place of the variable of its name: the command line set it over the
+ * caller's (it leaves out the entries whose caller's value it keeps). */
+static char combined_buf[MC_VALGRIND_MAX];
+
+static void read_combined(const char *combined, const char **vals, bool verdict)
+{
+	size_t len = 0;
+	while (combined[len] && len < sizeof combined_buf - 1)
+		len++;
+	if (combined[len])
+		return; /* longer than the command line writes it */
+	for (size_t k = 0; k <= len; k++)
+		combined_buf[k] = combined[k] == MC_VALGRIND_SEP ? 0 : combined[k];
+	for (const char *entry = combined_buf; entry < combined_buf + len;) {
+		for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
+			if (verdict && !read_by_verdict(i))
+				continue;
+			const char *val = mc_str_after(entry, str_at(options[i].name) + 9);
+			if (val && *val == '=') {
+				vals[i] = val + 1;
+				break;
+			}
+		}
+		while (*entry)
+			entry++;
+		entry++;
+	}
+}
+
+/* The value option i was read from, for its complaint: its entry in
+ * MEMCHECK_VALGRIND (as read_combined copied it) or its variable. */
+static const char *value_read(size_t i)
+{
+	for (const char *entry = combined_buf; *entry;) {
+		const char *val = mc_str_after(entry, str_at(options[i].name) + 9);
+		if (val && *val == '=')
+			return val + 1;
+		while (*entry)
+			entry++;
+		entry++;
+	}
+	return secure_getenv(str_at(options[i].name));
+}
+
+char *mc_valgrind_entry(const char *settings, const char *name)
+{
+	const char *v = settings;
+	while (v && *v) {
+		const char *val = mc_str_after(v, name);
+		if (val && *val == '=')
+			return (char *)val + 1;
+		while (*v && *v != MC_VALGRIND_SEP)
+			v++;
+		if (*v)
+			v++;
+	}
+	return NULL;
+}
+
+/* The program valgrind's command line checks under --trace-children=no
+ * (life.c's exec_untraced): the settings have been read, and no program
+ * it execs is checked, as valgrind's execve runs them natively with its
+ * preload taken out of LD_PRELOAD.  So the program's environment loses
+ * MEMCHECK_VALGRIND, and its LD_PRELOAD the library (libmemcheck.so*),
+ * before its main: a program that copies or counts its environment then
+ * allocates exactly as under valgrind, whose only variable is LD_PRELOAD
+ * (kept, empty where the library was all of it), and whatever it execs,
+ * directly or through system, popen or posix_spawn, runs without
+ * memcheck.  Nothing changes where LD_PRELOAD does not fit the buffer:
+ * its programs would have the library without its settings. */
+static char preload_buf[4096];
+
+void mc_valgrind_hide(void)
+{
+	char **settings = NULL, **preload = NULL;
+	for (char **e = environ; e && *e; e++) {
+		if (!settings && mc_str_after(*e, "MEMCHECK_VALGRIND="))
+			settings = e;
+		else if (!preload && mc_str_after(*e, "LD_PRELOAD="))
+			preload = e;
+	}
+	if (!settings || !preload)
+		return;
+	char *w = preload_buf, *end = preload_buf + sizeof preload_buf - 1;
+	for (const char *c = "LD_PRELOAD="; *c;)
+		*w++ = *c++;
+	for (const char *p = *preload + 11; *p;) {
+		const char *q = p, *base = p;
+		while (*q && *q != ' ' && *q != ':') {
+			if (*q == '/')
+				base = q + 1;
+			q++;
+		}
+		if (q > p && !mc_str_after(base, "libmemcheck.so")) {
+			if (w + (q - p) + 1 > end)
+				return;
+			if (w[-1] != '=')
+				*w++ = ' ';
+			while (p < q)
+				*w++ = *p++;
+		}
+		p = *q ? q + 1 : q;
+	}
+	*w = 0;
+	*preload = preload_buf;
+	do
+		settings[0] = settings[1];
+	while (*settings++);
+}
+
 /* verdict: only the two options read_by_verdict names (a suite's
  * MEMCHECK_CACHE and MEMCHECK_REPORT were each compared with every
  * option's name in every left-out process). */
@@ -290,9 +407,12 @@ static void read_environment(const char **vals, bool verdict)
 {
 	if (!environ || getauxval(AT_SECURE))
 		return;
+	const char *combined = NULL;
 	for (char **e = environ; *e; e++) {
 		const char *v = *e;
 		if (v[0] != 'M' || !mc_str_after(v, "MEMCHECK_"))
+			continue;
+		if (!combined && (combined = mc_str_after(v + 9, "VALGRIND=")))
 			continue;
 		for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++) {
 			if (verdict && !read_by_verdict(i))
@@ -306,6 +426,8 @@ static void read_environment(const char **vals, bool verdict)
 			}
 		}
 	}
+	if (combined)
+		read_combined(combined, vals, verdict);
 }
 
 static void init_one(size_t i, const char *v)
@@ -360,7 +482,7 @@ void mc_options_say(void)
 	mc_text_open(mc_opt.log);
 	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
 		if (bad_value[i])
-			say_bad(&options[i], secure_getenv(str_at(options[i].name)));
+			say_bad(&options[i], value_read(i));
 	if (getauxval(AT_SECURE))
 		say_ignored();
 }

@@ -176,6 +176,10 @@ static struct {
 	uintptr_t exit_lo, exit_hi; /* exit(), and its frame below the return */
 	size_t exit_frame;         /* address, from its prologue */
 	uintptr_t main_tp;         /* the main thread's thread pointer */
+	const void *in_libc;       /* the C library's object */
+	bool cache_looked;         /* stack_cache_found ran */
+	uintptr_t stack_cache;     /* the list head of finished threads' stacks */
+	size_t list_off;           /* the descriptor's link in that list */
 } libc;
 
 /* The frame exit() keeps below its caller's return address: its pushes
@@ -211,6 +215,44 @@ static size_t prologue_frame(const unsigned char *c)
 	return frame;
 }
 
+/* glibc's cache of finished threads' stacks (nptl's allocatestack.c,
+ * 2.34 on): a joined or detached thread that ended leaves its stack
+ * block, descriptor and static TLS included, mapped on the list
+ * _rtld_global._dl_stack_cache, for the next thread to take.  Its
+ * descriptor still points into its DTV (header.dtv, one entry past the
+ * array's start), a block of malloc's that no live thread reaches:
+ * valgrind, which reads every mapping of the program's, finds that
+ * pointer (a joined thread's DTV, --run-libc-freeres=no: possibly lost
+ * 272 bytes, where memcheck said definitely lost), and so does the scan
+ * now (mc_roots_rest).  The list head is found through nptl_db's
+ * descriptions in the C library: the offsets of _dl_stack_used and
+ * _dl_stack_user in struct rtld_global, which the cache's list follows
+ * (ldsodefs.h: used, user, cache, each a list_t of two pointers), and
+ * of the link in the descriptor; the structure itself through
+ * __nptl_rtld_global.  Where the two offsets are not 16 bytes apart,
+ * the layout is not the one read here, and no cache is scanned. */
+static void stack_cache_found(void)
+{
+	/* none in a process that never made a thread: a measured
+	 * process's exit spent ~5 K instructions on the lookups (the walk of
+	 * the objects) */
+	if (libc.cache_looked || !libc.in_libc || mc_never_threaded())
+		return;
+	libc.cache_looked = true;
+	static const char *const names[] = { "_thread_db_rtld_global__dl_stack_used",
+					     "_thread_db_rtld_global__dl_stack_user",
+					     "_thread_db_pthread_list", "__nptl_rtld_global" };
+	void *found[MC_ARRAY_SIZE(names)];
+	mc_sym_in_each(libc.in_libc, names, found, MC_ARRAY_SIZE(names));
+	const uint32_t *used = found[0], *user = found[1], *link = found[2];
+	uintptr_t *const *rtld = found[3];
+	if (!used || !user || !link || !rtld || !*rtld || user[2] != used[2] + 16 ||
+	    link[2] + 16 > libc.pthread_size)
+		return;
+	libc.stack_cache = (uintptr_t)*rtld + user[2] + 16;
+	libc.list_off = link[2];
+}
+
 /* Before the first scan's locks.  Found by hand (elfsym.c), not with
  * dlsym: any call into the dynamic linker's dlerror machinery (dlsym,
  * dlopen) throws away the thread's pending dlerror state, which is the
@@ -229,7 +271,8 @@ static void libc_facts(void)
 	libc.done = true;
 	void (*static_info)(size_t *, size_t *) =
 		(void (*)(size_t *, size_t *))mc_sym_first("_dl_get_tls_static_info", NULL);
-	const uint32_t *psize = mc_sym_first("_thread_db_sizeof_pthread", NULL);
+	const void *in_libc = NULL;
+	const uint32_t *psize = mc_sym_first("_thread_db_sizeof_pthread", &in_libc);
 	const uint32_t *dtvp = mc_sym_first("_thread_db_pthread_dtvp", NULL);
 	if (static_info && psize && dtvp) {
 		size_t align = 0;
@@ -238,6 +281,7 @@ static void libc_facts(void)
 		libc.dtv_off = dtvp[2]; /* nptl_db's {bits, count, offset} */
 		if (libc.static_size < libc.pthread_size || libc.dtv_off >= libc.pthread_size)
 			libc.static_size = libc.pthread_size = 0;
+		libc.in_libc = in_libc;
 	}
 #if defined(__x86_64__)
 	/* exit's size from its own entry, found by its hash: dladdr1
@@ -464,6 +508,7 @@ struct mc_roots *mc_roots_begin(void)
 	r->segcap = FIRST_SEGS;
 	r->maps = &m->maps;
 	libc_facts();
+	stack_cache_found();
 	mc_walk_objects(phdr_roots, r);
 	user_roots_each(add_cb, r);
 	mc_mappings_copy(&r->prog);
@@ -614,6 +659,30 @@ static bool own_stack_known(struct mc_roots *r, const struct mc_scan_from *from)
 	return true;
 }
 
+/* The descriptors and static TLS of the finished threads whose stacks
+ * glibc keeps for reuse (stack_cache_found), as valgrind reads them:
+ * not the rest of the dead stack, whose words valgrind's memcheck made
+ * undefined as the thread's calls returned.  Each link read only where
+ * the maps show it readable; a list another thread was changing when
+ * it was stopped ends the walk (at most 4,096 stacks). */
+static void cached_stacks(struct mc_roots *r)
+{
+	uintptr_t head = libc.stack_cache;
+	const struct mc_vma *m = head ? mc_vmas_find(r->maps, head) : NULL;
+	if (!m || !(m->prot & PROT_READ) || head + 16 > m->hi)
+		return;
+	uintptr_t n = *(const uintptr_t *)head;
+	for (int k = 0; n != head && k < 4096; k++) {
+		m = mc_vmas_find(r->maps, n);
+		if (!m || !(m->prot & PROT_READ) || n + 8 > m->hi || n < libc.list_off)
+			return;
+		uintptr_t tp = n - libc.list_off;
+		add_thread_mapped(r, tp + libc.pthread_size - libc.static_size, tp + libc.pthread_size,
+				  tp);
+		n = *(const uintptr_t *)n;
+	}
+}
+
 /* The rest, which /proc/self/maps cuts: the program's mappings, every
  * thread's stack, static TLS, DTV and registers.  Asked only when the
  * roots before them left a block unreached (scan.c): a clean exit's
@@ -714,6 +783,7 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	}
 	if (nregs)
 		mc_roots_add(r, (uintptr_t)r->regs, (uintptr_t)(r->regs + nregs));
+	cached_stacks(r);
 }
 
 void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)

@@ -160,6 +160,53 @@ static void create_log(const char *pattern, char **cmd, bool quiet)
 	close(fd);
 }
 
+/* The library's settings, in one variable, MEMCHECK_VALGRIND: entries
+ * NAME=VALUE separated by MC_VALGRIND_SEP, each standing for
+ * MEMCHECK_NAME.  One variable, not eleven: a program that copies its
+ * environment (dash: a block for each variable) allocates as under
+ * valgrind but for one string, where it made seven blocks more (59 to
+ * valgrind's 52).  The variable is made anew: an outer command line's
+ * entries (--trace-children=yes running memcheck again) are replaced,
+ * but for the values a caller keeps (keep). */
+static char *settings;
+static const char *cut; /* the first entry whose value holds MC_VALGRIND_SEP */
+
+static void put_setting(const char *name, const char *value)
+{
+	if (!cut && strchr(value, MC_VALGRIND_SEP))
+		cut = name;
+	char *more = xasprintf("%s%s%s=%s", settings ? settings : "",
+			       settings ? (char[]){ MC_VALGRIND_SEP, 0 } : "", name, value);
+	free(settings);
+	settings = more;
+	char var[64];
+	snprintf(var, sizeof var, "MEMCHECK_%s", name);
+	unsetenv(var); /* the entry takes its place: no second string */
+}
+
+/* An option whose caller's value is kept: the variable, else an outer
+ * command line's entry, else the default given. */
+static void keep(const char *name, const char *def)
+{
+	char var[64];
+	snprintf(var, sizeof var, "MEMCHECK_%s", name);
+	if (getenv(var))
+		return;
+	const char *outer = getenv("MEMCHECK_VALGRIND");
+	size_t n = strlen(name);
+	for (const char *e = outer; e && *e;) {
+		size_t len = strcspn(e, (char[]){ MC_VALGRIND_SEP, 0 });
+		if (len > n && !strncmp(e, name, n) && e[n] == '=') {
+			char *v = xasprintf("%.*s", (int)(len - n - 1), e + n + 1);
+			put_setting(name, v);
+			free(v);
+			return;
+		}
+		e += len + (e[len] != 0);
+	}
+	put_setting(name, def);
+}
+
 /* --xml=yes: where the library writes valgrind's XML at the program's
  * exit (MEMCHECK_VALGRIND_XML's first line), the file created now and
  * emptied as valgrind does at its start, and the command line for its
@@ -177,7 +224,7 @@ static void xml_setup(const char *file, const char *fd, char **argv, int nopts)
 		words = more;
 	}
 	char *v = xasprintf("%s\n%s", file ? file : fd, words);
-	setenv("MEMCHECK_VALGRIND_XML", v, 1);
+	put_setting("VALGRIND_XML", v);
 	free(v);
 	free(words);
 	if (!file)
@@ -220,15 +267,15 @@ static int leak_kinds(const char *v)
 
 /* A set of kinds in the words the library's MEMCHECK_VALGRIND_SHOW and
  * _ERRORS take. */
-static void set_kinds(const char *name, int set)
+static void set_kinds(const char *name, int kinds)
 {
 	char v[64] = "none";
 	size_t len = 0;
 	for (size_t k = 0; k < MC_ARRAY_SIZE(kind_words); k++)
-		if (set >> k & 1)
+		if (kinds >> k & 1)
 			len += (size_t)snprintf(v + len, sizeof v - len, "%s%s", len ? "," : "",
 						kind_words[k]);
-	setenv(name, v, 1);
+	put_setting(name, v);
 }
 
 /* --leak-check-heuristics: all, none, or heuristics joined by commas,
@@ -427,31 +474,37 @@ int cmd_vgcompat(int argc, char **argv)
 	char *preload = spawn_preload(lib, NULL, true);
 	setenv("LD_PRELOAD", preload, 1);
 	if (text)
-		setenv("MEMCHECK_TEXT", text, 1);
+		put_setting("TEXT", text);
 	if (scan)
-		setenv("MEMCHECK_SCAN", scan, 1);
+		put_setting("SCAN", scan);
 	/* valgrind's default --num-callers=12, unless the caller set
 	 * MEMCHECK_STACK_DEPTH itself */
-	setenv("MEMCHECK_STACK_DEPTH", depth[0] ? depth : "11", depth[0] != 0);
+	if (depth[0])
+		put_setting("STACK_DEPTH", depth);
+	else
+		keep("STACK_DEPTH", "11");
 	if (heuristics)
-		setenv("MEMCHECK_LEAK_HEURISTICS", heuristics, 1);
+		put_setting("LEAK_HEURISTICS", heuristics);
 	/* valgrind's default --error-exitcode=0, unless the caller set
 	 * MEMCHECK_EXITCODE itself */
-	setenv("MEMCHECK_EXITCODE", code[0] ? code : "0", code[0] != 0);
+	if (code[0])
+		put_setting("EXITCODE", code);
+	else
+		keep("EXITCODE", "0");
 	if (supp)
-		setenv("MEMCHECK_SUPPRESSIONS", supp, 1);
+		put_setting("SUPPRESSIONS", supp);
 	if (fullpath)
-		setenv("MEMCHECK_VALGRIND_FULLPATH", fullpath, 1);
+		put_setting("VALGRIND_FULLPATH", fullpath);
 	else
 		unsetenv("MEMCHECK_VALGRIND_FULLPATH");
-	setenv("MEMCHECK_VALGRIND_TEXT", leak_check, 1);
+	put_setting("VALGRIND_TEXT", leak_check);
 	if (xml)
 		xml_setup(xml_file, xml_fd, argv, i);
 	else
 		unsetenv("MEMCHECK_VALGRIND_XML");
-	set_kinds("MEMCHECK_VALGRIND_SHOW", show);
-	set_kinds("MEMCHECK_VALGRIND_ERRORS", errors);
-	setenv("MEMCHECK_VALGRIND_CHILD_SILENT", child_silent ? "1" : "0", 1);
+	set_kinds("VALGRIND_SHOW", show);
+	set_kinds("VALGRIND_ERRORS", errors);
+	put_setting("VALGRIND_CHILD_SILENT", child_silent ? "1" : "0");
 	/* valgrind's default --trace-children=no: the program exec'd below,
 	 * in this process, is checked, and no program exec'd after it
 	 * (lib/life.c); an outer command line's value is not ours */
@@ -460,7 +513,7 @@ int cmd_vgcompat(int argc, char **argv)
 	} else {
 		char pid[24];
 		snprintf(pid, sizeof pid, "%ld", (long)getpid());
-		setenv("MEMCHECK_VALGRIND_CHILDREN", pid, 1);
+		put_setting("VALGRIND_CHILDREN", pid);
 	}
 	/* valgrind checks the program it is given wherever that is
 	 * installed, and under --trace-children=yes every program exec'd
@@ -468,17 +521,17 @@ int cmd_vgcompat(int argc, char **argv)
 	 * leaves out the system's programs a test driver runs
 	 * (lib/programs.c), is not valgrind's.  --trace-children=no still
 	 * leaves out each exec'd one.  A caller's MEMCHECK_PROGRAMS is kept. */
-	setenv("MEMCHECK_PROGRAMS", "*", 0);
+	keep("PROGRAMS", "*");
 	/* Each process judged alone, as valgrind judges it: a parent whose
 	 * forked child failed keeps its own status (valgrind's parent of a
 	 * child that exits with --error-exitcode's N exits 0), unless the
 	 * caller set MEMCHECK_ANCESTORS itself. */
-	setenv("MEMCHECK_ANCESTORS", "0", 0);
+	keep("ANCESTORS", "0");
 	static const char *const freeres_words[] = { "none", "cxx", "libc", "all" };
-	setenv("MEMCHECK_VALGRIND_FREERES", freeres_words[freeres], 1);
+	put_setting("VALGRIND_FREERES", freeres_words[freeres]);
 	bool quiet = text && !strcmp(text, "fail");
 	if (log) {
-		setenv("MEMCHECK_LOG", log, 1);
+		put_setting("LOG", log);
 		create_log(log, argv + i, quiet);
 	} else if (!quiet) {
 		header(STDERR_FILENO, argv + i);
@@ -486,7 +539,17 @@ int cmd_vgcompat(int argc, char **argv)
 	/* valgrind writes the entries into its log; one file without %p
 	 * can take them too */
 	if (gen)
-		setenv("MEMCHECK_GEN_SUPPRESSIONS", log && !strchr(log, '%') ? log : "-", 1);
+		put_setting("GEN_SUPPRESSIONS", log && !strchr(log, '%') ? log : "-");
+	/* the library reads the variable up to MC_VALGRIND_MAX and splits
+	 * it at every MC_VALGRIND_SEP: a value holding that byte (a file
+	 * name, a word of the command line for the XML) would be cut */
+	if (cut)
+		return bad_usage(NULL, "MEMCHECK_%s: a byte 0x1f in a file name or a word of the "
+				 "command line, which memcheck cannot pass on", cut);
+	if (strlen(settings) >= MC_VALGRIND_MAX - 1)
+		return bad_usage(NULL, "the options and file names are longer than memcheck "
+				 "passes on (%d bytes)", MC_VALGRIND_MAX - 2);
+	setenv("MEMCHECK_VALGRIND", settings, 1);
 	execvp(argv[i], argv + i);
 	say("cannot run %s: %s", argv[i], strerror(errno));
 	return 127;
