@@ -1,8 +1,9 @@
 /*
  * test_frameworks.c - the glue for test frameworks, in the frameworks'
  * own output: a test that leaks fails in the console and XML output of
- * check (forked or not), cmocka and Criterion, at the line that
- * allocated the block, under every allocator; a test that fails its own
+ * check (forked or not), cmocka, Criterion and GoogleTest (where it is
+ * installed), at the line that allocated the block, under every
+ * allocator; a test that fails its own
  * assertion shows that failure, a skipped test stays skipped, a clean
  * one whose fixtures allocate and free passes (tests/prog/fw_*.c).
  *
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -139,12 +141,18 @@ H_CHECK(cmocka_xml_fails_at_the_leak)
 	free(xml);
 }
 
+/* An option naming a fresh file (fmt has its %s), the file's path in
+ * *path for the callback. */
+static const char *file_option(const char **path, const char *tag, const char *fmt)
+{
+	*path = h_tmppath(tag);
+	return h_env(fmt, *path);
+}
+
 H_SETUP(criterion_files)
 {
-	files.xml = h_tmppath("criterion.xml");
-	files.json = h_tmppath("criterion.json");
-	files.args[0] = h_env("--xml=%s", files.xml);
-	files.args[1] = h_env("--json=%s", files.json);
+	files.args[0] = file_option(&files.xml, "criterion.xml", "--xml=%s");
+	files.args[1] = file_option(&files.json, "criterion.json", "--json=%s");
 	files.args[2] = NULL;
 	run->args = files.args;
 	return true;
@@ -171,6 +179,43 @@ H_CHECK(criterion_fails_at_the_leak)
 		      j ? err : "no file");
 	h_json_free(doc);
 	free(j);
+}
+
+/* GoogleTest: its suite is built where gtest is installed (tests.mk),
+ * and must be there; its XML report beside it. */
+H_SETUP(gtest_files)
+{
+	if (access("/usr/include/gtest/gtest.h", R_OK) != 0) {
+		printf("note: gtest not installed; %s not built, its row skipped\n", run->prog);
+		return false;
+	}
+	files.args[0] = file_option(&files.xml, "gtest.xml", "--gtest_output=xml:%s");
+	files.args[1] = NULL;
+	run->args = files.args;
+	return true;
+}
+
+/* The leak fails its test at the line that allocated it, in the console
+ * and the XML; the test that failed its own assertion shows its own
+ * failure alone, the skipped one stays skipped, the death tests' children
+ * leave no region unended. */
+H_CHECK(gtest_fails_at_the_leak)
+{
+	EXPECT_LINE(x->r.out, copy_site("gtest/fw_gtest.cc", "fw_gtest.cc:%d: Failure"));
+	ck_assert_msg(h_count_lines(x->r.out, "memcheck: region") == 1,
+		      "%s: one memcheck failure expected, the leaking test's:\n%s", x->label,
+		      x->r.out);
+	ck_assert_msg(!strstr(x->r.err, "not ended"), "%s: a region not ended:\n%s", x->label,
+		      x->r.err);
+	char *xml = h_read_file(files.xml, NULL);
+	ck_assert_msg(xml && h_count_lines(xml, "<failure message=") == 2 &&
+		      strstr(xml, copy_site("gtest/fw_gtest.cc", "fw_gtest.cc:%d&#x0A;Failed&#x0A;"
+					    "memcheck: region &quot;Core.Leaks&quot;: 30 bytes in "
+					    "1 blocks definitely lost")) &&
+		      strstr(xml, "<testcase name=\"LeaksAndSkips\"") &&
+		      strstr(xml, "result=\"skipped\""),
+		      "%s: GoogleTest's XML:\n%s", x->label, xml ? xml : "(no file)");
+	free(xml);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -209,6 +254,15 @@ static void expect_records(const struct h_res *x, const char *want)
 H_CHECK(cmocka_records)
 {
 	expect_records(x, "clean:pass leaks:fail clean:pass process:pass");
+}
+
+/* The death tests' children: the forked one judged by its process
+ * region (which writes no record when it passes), the one started again
+ * from the program's file a process of its own. */
+H_CHECK(gtest_records)
+{
+	expect_records(x, "Core.Clean:pass Core.Leaks:fail WithFixture.Clean:pass "
+			  "Death.Aborts:pass Death.ThreadsafeAborts:pass process:pass process:pass");
 }
 
 H_CHECK(criterion_records)
@@ -262,6 +316,15 @@ static const struct h_case cases[] = {
 			"(allocated in copy_of)",
 			"memcheck: region 'param': 6 bytes in 1 blocks definitely lost "
 			"(allocated in copy_of)", "[FAIL] fw::leaks_and_fails") },
+	/* GoogleTest's status: 1 when a test failed */
+	{ "GoogleTest", FW("fw_gtest"), .setup = gtest_files, .exit = 1,
+	  .check = gtest_fails_at_the_leak,
+	  .out = H_LIST("memcheck: region \"Core.Leaks\": 30 bytes in 1 blocks definitely lost "
+			"(allocated in copy_of(char const*))", "[  FAILED  ] Core.Leaks (",
+			"[  FAILED  ] Core.LeaksAndFails (", "the test's own failure",
+			"[  SKIPPED ] Core.LeaksAndSkips (", "[       OK ] WithFixture.Clean (",
+			"[       OK ] Death.Aborts (", "[       OK ] Death.ThreadsafeAborts (",
+			"[  PASSED  ] 4 tests.") },
 	/* Preloaded as well (memcheck run -q, a driver's wrapper, over a
 	 * linked suite): the tests' records alone, a failure reported once.
 	 * The framework's leak failures are handled: the process regions
@@ -272,6 +335,10 @@ static const struct h_case cases[] = {
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_cmocka", .flags = H_EXITCODE,
 		   .text = "" },
 	  .exit = 2, .check = cmocka_records },
+	{ "GoogleTest under memcheck run", .allocators = H_ONLY(H_GLIBC), .setup = gtest_files,
+	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_gtest", .flags = H_EXITCODE,
+		   .text = "" },
+	  .exit = 1, .check = gtest_records },
 	{ "Criterion under memcheck run", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_criterion", .flags = H_EXITCODE,
 		   .text = "" },

@@ -156,6 +156,20 @@ H_CHECK(killed_by_sigsegv)
 	ck_assert_msg(x->r.signal == SIGSEGV, "%s: %s", x->label, h_status(&x->r));
 }
 
+/* A shell runs plain_exit with its standard error sent to /dev/null, as
+ * a test script or a death test's parent may: the library's text is
+ * lost, and run -q names the failing record itself. */
+H_SETUP(text_sent_away)
+{
+	static const char *args[4];
+	args[0] = "-c";
+	args[1] = "exec \"$0\" leak 2>/dev/null";
+	args[2] = h_prog("plain_exit");
+	args[3] = NULL;
+	run->args = args;
+	return true;
+}
+
 /* ---- valgrind's lines -------------------------------------------------- */
 
 /* The allocator preloaded, the row's own variables kept (valgrind's run
@@ -739,6 +753,12 @@ static const struct h_case cases[] = {
 	{ "run -q, MEMCHECK_EXITCODE=0", ONCE,
 	  .run = { .cli = H_LIST("run", "-q"), .text = "", .no_report = true, EXIT("leak"),
 	  .exit = 1, .err = H_LIST("exit 1: 1 of 1 region record failed") },
+	/* the failing record named by run -q where the test's own stderr
+	 * went elsewhere */
+	{ "run -q, a leak whose text the test sent away", ONCE, MC("run", "-q"), .no_report = true,
+	  .prog = "/bin/sh" }, .setup = text_sent_away, .exit = 23,
+	  .err = H_LIST("memcheck: plain_exit[", "], region \"process\": 40 bytes in 1 blocks "
+			"definitely lost at ", "plain_exit.c:") },
 	/* killed by a signal: the same signal, so the driver says so */
 	{ "run -q, a crash", ONCE, MC("run", "-q"), .no_report = true, .prog = "/bin/sh",
 	  .args = H_LIST("-c", "kill -SEGV $$") }, .exit = H_EXIT_ANY, .check = killed_by_sigsegv },

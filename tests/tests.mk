@@ -90,6 +90,14 @@ CXX_PROG_BINS += $(B)/tests/prog/cxx_gtest_o2
 $(B)/tests/prog/cxx_gtest_o2: tests/prog/gtest/cxx_gtest.cc | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CXX) $(filter-out -O1 -fno-inline,$(PROG_CXXFLAGS)) -O2 -o $@ $< -lgtest_main -lgtest -pthread
+# A gtest suite under memcheck/gtest.h (tests/test_frameworks.c), linked
+# with memcheck as the other frameworks' suites are.
+CXX_PROG_BINS += $(B)/tests/prog/fw_gtest
+$(B)/tests/prog/fw_gtest: tests/prog/gtest/fw_gtest.cc include/memcheck/gtest.h \
+		include/memcheck/memcheck.h $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(PROG_CXXFLAGS) -Iinclude -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck \
+		-lgtest_main -lgtest -pthread
 endif
 # Non-PIE builds that take the allocation functions' addresses
 # (tests/test_nopie.c): canonical PLT entries in the program.

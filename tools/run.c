@@ -357,6 +357,31 @@ static int quiet_status(int own, int sig, size_t failed, size_t total, bool bad)
 	return EXIT_PASS;
 }
 
+/* --quiet: each failing record in one line, for the test's log.  The
+ * library wrote its text to the failing process's own standard error,
+ * which the test may have sent elsewhere: a GoogleTest death test's
+ * child started again ("threadsafe" style) writes into a pipe its
+ * parent reads and drops, and its parent then fails naming the child
+ * alone. */
+static void say_failed_records(const struct group *groups, size_t ng)
+{
+	for (size_t gi = 0; gi < ng; gi++) {
+		const struct group *g = &groups[gi];
+		for (int rep = 0; rep < g->nreps && !g->stored; rep++)
+			for (size_t k = 0; k < g->reps[rep].n; k++) {
+				const struct rec *x = &g->reps[rep].v[k];
+				if (!x->fail)
+					continue;
+				const char *why = x->m.r.violations[0] ? x->m.r.violations : x->cli;
+				say("%s[%d], region \"%s\": %s%s%s%s%s", base_name(x->m.program),
+				    x->m.pid, x->m.r.name, why[0] ? why : "verdict fail",
+				    x->m.r.violations[0] && x->cli[0] ? "; " : "",
+				    x->m.r.violations[0] ? x->cli : "",
+				    x->leak.site[0] ? " at " : "", short_path(x->leak.site));
+			}
+	}
+}
+
 /* Runs of an allocator that gives memory back on a timer, without -n:
  * the median of three is one run's figure in the middle. */
 #define AUTO_RUNS 3
@@ -679,6 +704,7 @@ int cmd_run(int argc, char **argv)
 	}
 
 	if (o.quiet) {
+		say_failed_records(groups, ng);
 		status = quiet_status(own_status, own_signal, failed, total,
 				      bad_reports || !files_ok);
 		reraise = own_signal;

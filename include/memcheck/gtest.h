@@ -1,0 +1,151 @@
+/*
+ * memcheck/gtest.h - glue for GoogleTest.
+ *
+ * One line, in one source file of the test program (a program linked
+ * with gtest_main too), puts every test under memcheck:
+ *
+ *     #include <memcheck/gtest.h>
+ *
+ * Each test (its fixture's constructor, SetUp, body, TearDown and
+ * destructor) then runs in a region of its own, named Suite.Test, and a
+ * test that leaves memory behind fails with GoogleTest's own failure, at
+ * the line that allocated the block, in its console and XML or JSON
+ * output alike.
+ *
+ * Traps that shaped it:
+ * - GoogleTest runs no code of the program's between a test's end and
+ *   its verdict but its event listeners'.  Ours is appended to the list
+ *   by a static object's constructor, before main, after the console
+ *   printer that GoogleTest installs first; listeners hear of a test's
+ *   end in the reverse order of the list, so ours ends the region and
+ *   adds its failure while the test is still the current one, before
+ *   the printer and the XML writer read the test's result.
+ * - A test that failed or skipped on its own keeps that result: its
+ *   region is discarded unreported (a fatal assertion leaves the body
+ *   before its frees).
+ * - A death test's child, forked ("fast" style) or started again from
+ *   the program's file ("threadsafe" style, --gtest_internal_run_death_test
+ *   on its command line), dies inside the test on purpose: the child
+ *   opens no region, or discards the one it inherited at the fork, and
+ *   its process region judges it as any forked child's.
+ * - The listener allocates nothing of its own while a test's region is
+ *   open: the region's name goes into a static buffer.
+ *
+ * Link with -lmemcheck and -lgtest (or -lgtest_main), and -pthread.
+ */
+#ifndef MEMCHECK_GTEST_H
+#define MEMCHECK_GTEST_H
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "memcheck/memcheck.h"
+
+namespace memcheck_gtest {
+
+/* Whether a test's region is open in this process. */
+inline int &region_open()
+{
+	static int open;
+	return open;
+}
+
+/* A region the process does not end itself (a death test's child, which
+ * dies inside the test): discarded. */
+inline void close_unended()
+{
+	if (region_open()) {
+		region_open() = 0;
+		memcheck_discard();
+	}
+}
+
+/* Whether this process is a "threadsafe" death test's child, started
+ * again to run one death test's statement. */
+inline bool death_test_child()
+{
+#ifdef GTEST_FLAG_GET
+	return !GTEST_FLAG_GET(internal_run_death_test).empty();
+#else
+	return !::testing::internal::GTEST_FLAG(internal_run_death_test).empty();
+#endif
+}
+
+/* Zero the stack the test's frames used: their dead copies of a leaked
+ * block's address would make the block reachable for the scan that ends
+ * the region. */
+__attribute__((noinline)) inline void scrub_stack()
+{
+	volatile char frames[8192];
+	for (size_t i = 0; i < sizeof frames; i++)
+		frames[i] = 0;
+}
+
+class Listener : public ::testing::EmptyTestEventListener {
+	void OnTestStart(const ::testing::TestInfo &t) override
+	{
+		static char name[512];
+		close_unended();
+		if (death_test_child())
+			return;
+		snprintf(name, sizeof name, "%s.%s", t.test_suite_name(), t.name());
+		memcheck_begin(name);
+		region_open() = 1;
+	}
+
+	void OnTestEnd(const ::testing::TestInfo &t) override
+	{
+		if (!region_open())
+			return;
+		region_open() = 0;
+		const ::testing::TestResult *result = t.result();
+		if (result->Failed() || result->Skipped()) {
+			memcheck_discard();
+			return;
+		}
+		scrub_stack();
+		struct memcheck_result r;
+		if (memcheck_end(&r) == 0)
+			return;
+		/* GoogleTest reports the failure, and its status is the
+		 * program's */
+		memcheck_handled();
+		const char *file, *fn;
+		int line;
+		bool at_site = memcheck_leak_site(&file, &line, &fn) == 0;
+		::testing::Message why;
+		why << "memcheck: region \"" << r.name << "\": " << r.violations;
+		if (at_site)
+			why << " (allocated in " << fn << ")";
+		else if (r.definitely_lost.blocks || r.possibly_lost.blocks)
+			why << " (no frame with a source line in the program's code in the "
+			       "leak's stack: a deeper MEMCHECK_STACK_DEPTH, or -g)";
+		if (at_site)
+			ADD_FAILURE_AT(file, line) << why;
+		else
+			ADD_FAILURE() << why;
+	}
+};
+
+/* Appends the listener, once however many files include the header. */
+inline void install_once()
+{
+	static bool done;
+	if (done)
+		return;
+	done = true;
+	atexit(close_unended);
+	pthread_atfork(nullptr, nullptr, close_unended);
+	::testing::UnitTest::GetInstance()->listeners().Append(new Listener);
+}
+
+/* Before main: in each file that includes the header. */
+static const struct Install {
+	Install() { install_once(); }
+} install;
+
+} /* namespace memcheck_gtest */
+
+#endif /* MEMCHECK_GTEST_H */
