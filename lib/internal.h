@@ -810,6 +810,9 @@ void mc_own_work_begin_taken(void);
  * before it (another object's initializer called memcheck first): its
  * objects' read-only pages given back at its end (footprint.c) */
 void mc_own_work_begin_start(void);
+/* a forked child's handlers' window, as start-up's: every read-only
+ * page of the objects present at its end given back (footprint.c) */
+void mc_own_work_begin_fork(void);
 void mc_own_work_end(void);
 void mc_own_work_end_process(void); /* the process region's: see footprint.c */
 /* start-up's, where the process region begins next: settled by its
@@ -850,6 +853,7 @@ uint64_t mc_footprint_mark_lost_kb(void);
  * forgotten. */
 void mc_start_pages_note(int fd);
 void mc_start_pages_give_back(int fd);
+void mc_start_pages_none(void);
 void mc_start_pages_forget(void);
 /* After the process's last report: the kernel's mark raised back to the
  * lost one, for the parent (footprint.c). */
@@ -2095,6 +2099,7 @@ void mc_regions_exit_take(void);
 void mc_regions_lock(void);
 void mc_regions_unlock(void);
 void mc_regions_after_fork_child(void);
+void mc_regions_restart_after_fork(void);
 /* What region ends keep, forgotten in a child forked during one. */
 void mc_report_state_forget(void);
 

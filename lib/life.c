@@ -753,24 +753,31 @@ static void fork_parent(void)
 }
 
 /* The child has one thread and the parent's counters and blocks.  Its
- * figures are its own: every open region starts again here. */
+ * figures are its own: every open region starts again here, last, after
+ * a window of memcheck's own work around the rest, whose end gives back
+ * the C library's and the dynamic linker's pages that the handlers
+ * faulted in (footprint.c mc_own_work_begin_fork).  The window opens as
+ * soon as the objects can be walked and footprint.c's lock taken. */
 static void fork_child(void)
 {
 	mc_rlimits_unlock();
 	forked_child = true;
-	mc_fault_postfork_child();
 	mc_pid_after_fork();
 	mc_walks_postfork(true);
+	mc_footprint_after_fork_child();
+	mc_own_work_begin_fork();
+	mc_fault_postfork_child();
 	mc_map_after_fork();
 	mc_text_after_fork();
 	mc_symbolize_postfork(true);
 	mc_roots_postfork(true);
-	mc_footprint_after_fork_child();
 	mc_ownheap_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
 	mc_account_postfork_child();
 	mc_regions_after_fork_child();
-	mc_guard_leave();
 	mc_mappings_postfork(true);
+	mc_own_work_end_start();
+	mc_regions_restart_after_fork();
+	mc_guard_leave();
 }

@@ -58,10 +58,23 @@ void mc_own_image_each(void (*fn)(uintptr_t lo, uintptr_t hi, bool writable, voi
 		}
 }
 
+/* Asked of the auxiliary vector once: a forked child that captures a
+ * stack through the program's call-frame tables (ownread.c's view of
+ * it) ran getauxval again, and faulted its 64 KiB block of the C
+ * library in, a block the bare child never maps (test_rss_self's fork
+ * rows, perf record -e page-faults -g). */
 const void *mc_main_phdrs(size_t *n, uintptr_t *bias)
 {
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	*n = ph ? (size_t)getauxval(AT_PHNUM) : 0;
+	static const ElfW(Phdr) *main_ph;
+	static size_t main_n;
+	static bool asked;
+	if (!asked) {
+		main_ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+		main_n = main_ph ? (size_t)getauxval(AT_PHNUM) : 0;
+		asked = true;
+	}
+	const ElfW(Phdr) *ph = main_ph;
+	*n = main_n;
 	for (size_t i = 0; i < *n; i++)
 		if (ph[i].p_type == PT_PHDR) {
 			*bias = (uintptr_t)ph - ph[i].p_vaddr;

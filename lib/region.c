@@ -928,7 +928,8 @@ void mc_regions_unlock(void)
 		pthread_mutex_unlock(&region_lock);
 }
 
-/* The child has the parent's figures: every open region starts again. */
+/* The child has the parent's figures: every open region starts again
+ * (mc_regions_restart_after_fork). */
 void mc_regions_after_fork_child(void)
 {
 	pthread_mutex_init(&stack_lock, NULL);
@@ -982,6 +983,12 @@ void mc_regions_after_fork_child(void)
 		}
 	if (moved)
 		mc_fault_region_reorder(from, nregions);
+}
+
+/* Every open region starts again, after the rest of the child's
+ * handlers (life.c): their own work is not in its figures. */
+void mc_regions_restart_after_fork(void)
+{
 	uint32_t epoch = next_epoch();
 	for (int i = 0; i < nregions; i++) {
 		regions[i].early.taken = false; /* the parent's figures */

@@ -63,10 +63,13 @@ static uint64_t start_pages_word(const uint64_t *e, unsigned n, bool file)
 }
 
 /* The present bits of pages [lo, lo + pages * PAGE) from pagemap (fd)
- * into bits from bit at; false where a read came short. */
+ * into bits from bit at; false where a read came short.  fd -1: none
+ * present. */
 static bool start_pages_read(int fd, uintptr_t lo, unsigned pages, unsigned at)
 {
-	for (unsigned i = 0; i < pages; i += READ) {
+	for (unsigned i = 0; fd < 0 && i < pages; i += 64)
+		bits[(at + i) / 64] = 0;
+	for (unsigned i = 0; fd >= 0 && i < pages; i += READ) {
 		unsigned k = pages - i < READ ? pages - i : READ;
 		if (!mc_pagemap_read(fd, lo + (uintptr_t)i * PAGE, entries, k))
 			return false;
@@ -78,7 +81,8 @@ static bool start_pages_read(int fd, uintptr_t lo, unsigned pages, unsigned at)
 }
 
 /* Each run of an object's adjoining read-only segments noted (the run
- * ends at a writable segment or the last header). */
+ * ends at a writable segment or the last header); fd -1: none of their
+ * pages present (mc_start_pages_none). */
 static int start_pages_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -118,6 +122,23 @@ void mc_start_pages_note(int fd)
 {
 	if (fd >= 0)
 		mc_walk_objects(start_pages_object, &fd);
+}
+
+/* A forked child's window (footprint.c mc_own_work_begin_fork): fork
+ * copies no page table entry of a mapping that holds no anonymous page
+ * (the objects' code and read-only data), so every file page of those
+ * segments that the child has at the window's end was faulted in the
+ * child, by the C library's fork code on its way to the handlers or by
+ * memcheck's handlers; each is given back, and the program faults in
+ * again, as bare, those it runs on returning from fork.  Noted as none
+ * present, without reading pagemap: the objects' walk and pagemap's
+ * open and reads at the note would fault the C library's pages that
+ * they run before the note could see them. */
+void mc_start_pages_none(void)
+{
+	int none = -1;
+	mc_start_pages_forget();
+	mc_walk_objects(start_pages_object, &none);
 }
 
 /* The run of *len bytes at run given back, if any: madvise(2) made

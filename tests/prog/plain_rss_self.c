@@ -5,11 +5,17 @@
  *   dlopen  the same as plain, and libm loaded, called and unloaded
  *   heaperror  the same as plain, and 16 MiB written and freed before a
  *           small block is freed twice (under memcheck only: the
- *           allocators abort at it) */
+ *           allocators abort at it)
+ *   fork    the same as plain in a forked child, which prints the
+ *           figures (its start read right after fork returns) and
+ *           leaves by returning from main; the parent waits and leaves by _exit with
+ *           the child's status, printing nothing */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "rss_self.h"
 
@@ -18,8 +24,20 @@ static void *volatile keep;
 int main(int argc, char **argv)
 {
 	rss_self_fixed_layout(argv);
-	long long start = proc_field("/proc/self/status", "VmRSS:");
 	const char *mode = argc > 1 ? argv[1] : "plain";
+	bool child = strcmp(mode, "fork") == 0;
+	if (child) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return 2;
+		if (pid > 0) {
+			int st;
+			if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+				_exit(2);
+			_exit(WEXITSTATUS(st));
+		}
+	}
+	long long start = proc_field("/proc/self/status", "VmRSS:");
 	char *p = malloc(100000);
 	if (!p)
 		return 1;
