@@ -62,9 +62,10 @@ $(B)/bench/libnull_interpose.so: bench/null_interpose.c bench/next.h bench/boot.
 		-o $@ $< -ldl
 
 # The least a tracker of memcheck's kind must do a block (a frame-pointer
-# walk hashed, a table of live blocks): bench/floor_interpose.c, timed by
-# run.sh and suite.sh in the same rounds as memcheck; bench/targets sets
-# the proposed targets against it.
+# walk hashed, a table of live blocks; with FLOOR_SCRUB, the scrub of
+# memcheck's MEMCHECK_SCRUB): bench/floor_interpose.c, timed by run.sh
+# and suite.sh in the same rounds as memcheck; bench/targets sets the
+# proposed targets against it.
 $(B)/bench/libfloor_interpose.so: bench/floor_interpose.c bench/next.h bench/boot.h | $(B)/bench
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -fno-builtin \
 		-fno-omit-frame-pointer -o $@ $< -ldl

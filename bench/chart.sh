@@ -52,15 +52,28 @@ awk -F'\t' -v targets="$TARGETS" '
 	function fmt(v) { return (v >= 100) ? sprintf("%.0f", v) : (v >= 10) ? sprintf("%.1f", v) : sprintf("%.2f", v) }
 	BEGIN {
 		# bench/targets: KEY OP LIMIT UNIT DESCRIPTION...; floor KEY
-		# METRIC; lsan KEY METRIC; proposed KEY METRIC OP LIMIT UNIT
-		# DESCRIPTION...  (# comments)
+		# METRIC [LABEL...]; lsan KEY METRIC; proposed KEY METRIC OP
+		# LIMIT UNIT DESCRIPTION...; also KEY METRIC UNIT LABEL...
+		# (# comments)
 		while ((getline line < targets) > 0) {
 			ln++
 			if (line ~ /^[ \t]*(#|$)/) continue
 			n = split(line, w, /[ \t]+/)
 			if (w[1] == "floor" || w[1] == "lsan") {
-				if (n != 3) bad(ln, line, w[1] " KEY METRIC")
-				beside[w[1], w[2]] = w[3]; bline[w[1], w[2]] = ln
+				if (n < 3 || (w[1] == "lsan" && n != 3)) bad(ln, line, w[1] " KEY METRIC" (w[1] == "floor" ? " [LABEL]" : ""))
+				# a key may have several floors, each after the first
+				# shown with its label
+				c = ++nbes[w[1], w[2]]
+				beside[w[1], w[2]] = c; bmet[w[1], w[2], c] = w[3]; bline[w[1], w[2]] = ln
+				d = ""; for (i = 4; i <= n; i++) d = d (i > 4 ? " " : "") w[i]
+				blab[w[1], w[2], c] = d
+				continue
+			}
+			if (w[1] == "also") {
+				if (n < 5) bad(ln, line, "also KEY METRIC UNIT LABEL")
+				c = ++nalso[w[2]]; am[w[2], c] = w[3]; au[w[2], c] = w[4]; aline[w[2]] = ln
+				d = w[5]; for (i = 6; i <= n; i++) d = d " " w[i]
+				alab[w[2], c] = d
 				continue
 			}
 			if (w[1] == "proposed") {
@@ -78,6 +91,7 @@ awk -F'\t' -v targets="$TARGETS" '
 		# a floor, lsan or proposed line must name a target of the file
 		for (k in pkey) if (!(k in known)) bad(pline[k], "proposed " k, "a KEY of a target line")
 		for (k in beside) { split(k, w, SUBSEP); if (!(w[2] in known)) bad(bline[k], w[1] " " w[2], "a KEY of a target line") }
+		for (k in nalso) if (!(k in pkey)) bad(aline[k], "also " k, "a KEY of a proposed line")
 	}
 	function bad(n, l, want) {
 		printf "chart.sh: %s:%d: bad line (expected %s): %s\n", targets, n, want, l > "/dev/stderr"
@@ -86,6 +100,15 @@ awk -F'\t' -v targets="$TARGETS" '
 	}
 	function fig(key, a, unit) { # a measured figure, or empty
 		return ((key, a) in mv) ? fmt(mv[key, a] + 0) " " unit : ""
+	}
+	function besides(kind, k, a, unit,   c, f, out) { # the figures beside a target, joined
+		out = ""
+		for (c = 1; c <= nbes[kind, k]; c++) {
+			f = fig(bmet[kind, k, c], a, unit)
+			if (f == "") continue
+			out = out (out == "" ? "" : "; ") f (blab[kind, k, c] == "" ? "" : " " blab[kind, k, c])
+		}
+		return out
 	}
 	function meets(v, op, lim) { return (op == "<=") ? (v <= lim + 0) : (v >= lim + 0) }
 	$1 == "info" { info[++ni] = $2; next }
@@ -104,7 +127,10 @@ awk -F'\t' -v targets="$TARGETS" '
 		print "Beside each: the floor preload (bench/floor_interpose.c: a 16-frame walk hashed and a table"
 		print "of live blocks, the least a tracker of this kind does; for counting, the forwarding-only"
 		print "preload) and LeakSanitizer, in the same rounds, and a target **proposed** against the floor"
-		print "(not issue 15 targets; bench/targets names who proposed each)."
+		print "(not issue 15 targets; bench/targets names who proposed each).  The step has two floors:"
+		print "without a scrub, and scrubbing the bytes that memcheck scrubs by default (FLOOR_SCRUB), which"
+		print "valgrind-equal leak kinds need and the plain floor does not do; the proposed target weighs"
+		print "memcheck against the scrubbing floor, the ratio to the plain floor shown after it."
 		print ""
 		print "| target | allocator | measured | limit | | floor | LeakSanitizer | proposed: memcheck against the floor | proposed limit | |"
 		print "|---|---|---|---|---|---|---|---|---|---|"
@@ -117,8 +143,8 @@ awk -F'\t' -v targets="$TARGETS" '
 				v = mv[k, al[j]] + 0
 				ok = meets(v, top[t], tlim[t])
 				if (ok) pass++; else miss++
-				fl = (("floor", k) in beside) ? fig(beside["floor", k], al[j], tunit[t]) : ""
-				ls = (("lsan", k) in beside) ? fig(beside["lsan", k], al[j], tunit[t]) : ""
+				fl = besides("floor", k, al[j], tunit[t])
+				ls = besides("lsan", k, al[j], tunit[t])
 				pm = pl = pv = ""
 				if (k in pkey) {
 					pl = pop[k] " " plim[k] " " punit[k]
@@ -130,6 +156,10 @@ awk -F'\t' -v targets="$TARGETS" '
 						pv = pok ? "PASS" : "**MISS**"
 					} else
 						pm = "not measured"
+					# the same figure against other floors, shown only
+					for (c = 1; c <= nalso[k]; c++)
+						if ((am[k, c], al[j]) in mv)
+							pm = pm "; " fmt(mv[am[k, c], al[j]] + 0) " " au[k, c] " " alab[k, c]
 				}
 				printf "| %s | %s | %s %s | %s %s %s | %s | %s | %s | %s | %s | %s |\n", tdesc[t], al[j], fmt(v), tunit[t], top[t], tlim[t], tunit[t], ok ? "PASS" : "**MISS**", fl, ls, pm, pl, pv
 			}

@@ -392,6 +392,16 @@ H_CHECK(gigabyte_blocks_lost)
 	  .run = { .prog = "plain_scrub", .args = H_LIST(#n), .flags = H_PRELOAD,   \
 		   .env = H_LIST("MEMCHECK_SCRUB=" #n), .no_report = true },        \
 	  .stdout_is = "ok\n" }
+/* The default scrub on blocks of SIZE bytes (plain_scrub's second
+ * argument), and an address alone at word J. */
+#define SCRUB_4096(name, ...)                                                  \
+	{ "MEMCHECK_SCRUB=4096, a block of " name,                              \
+	  .run = { .prog = "plain_scrub", .args = H_LIST("4096", __VA_ARGS__),    \
+		   .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_SCRUB=4096"),      \
+		   .no_report = true },                                       \
+	  .stdout_is = "ok\n" }
+#define SCRUB_SIZE(size) SCRUB_4096(#size " bytes", #size)
+#define SCRUB_ALONE(size, j) SCRUB_4096(#size " bytes, an address alone at word " #j, #size, #j)
 
 static const struct h_case cases[] = {
 	CORPUS(ROWS)
@@ -400,6 +410,11 @@ static const struct h_case cases[] = {
 	 * a last eight overlapping the step before */
 	SCRUB(8), SCRUB(24), SCRUB(32), SCRUB(40), SCRUB(56), SCRUB(64), SCRUB(72), SCRUB(100),
 	SCRUB(136), SCRUB(200), SCRUB(4096),
+	/* account.c scrub_fixed (64 to 519 bytes): the first eight words,
+	 * then seven steps at min(8i, words - 8) tested together; an
+	 * address alone in the first step, a middle one, the last */
+	SCRUB_SIZE(64), SCRUB_SIZE(136), SCRUB_SIZE(520), SCRUB_ALONE(72, 8), SCRUB_ALONE(264, 2),
+	SCRUB_ALONE(264, 32), SCRUB_ALONE(512, 56), SCRUB_ALONE(512, 63),
 	/* the default scrub reads no page past a large block's first */
 	{ "a large block: no page read past its first", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .prog = "plain_scrub_pages", .flags = H_PRELOAD, .no_report = true,

@@ -1,10 +1,10 @@
 /*
  * plain_scrub.c - MEMCHECK_SCRUB=N word by word (test_leakkinds).
  *
- *   plain_scrub N        (run with MEMCHECK_SCRUB=N; prints "ok")
+ *   plain_scrub N [SIZE [J]] (run with MEMCHECK_SCRUB=N; prints "ok")
  *
- * Seven blocks of 200 bytes are filled with words on both sides of the
- * bounds of what holds an address (4096 <= w < 2^48), freed, and taken
+ * Seven blocks of SIZE bytes (200 by default, 16 to 4096) are filled
+ * with words on both sides of the bounds of what holds an address (4096 <= w < 2^48), freed, and taken
  * back by later mallocs of the same size (at once from a thread cache,
  * or after a page's fresh blocks under mimalloc).  In each, of the first
  * N bytes, every word that held an address must be 0 and every other
@@ -14,13 +14,16 @@
  * keeps seven blocks of a size, so no block is merged with a neighbour
  * (which would write further words).  Exits 1 naming the first wrong
  * word.
+ *
+ * With J (2 <= J < SIZE / 8), every word but word J is 0 and word J
+ * holds one of seven values, five of them addresses: a scrub that tests
+ * a block's words in steps must find an address that is alone in its
+ * step (account.c's scrub_fixed: the later steps' masks joined).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define SIZE 200
-#define WORDS (SIZE / 8)
 #define BLOCKS 7
 #define MAX_TRIES 100000
 
@@ -34,25 +37,42 @@ static const uint64_t pattern[] = {
 };
 #define NPAT (sizeof pattern / sizeof pattern[0])
 
+/* One word's values, block by block (J given): five addresses, two not. */
+static const uint64_t alone[] = {
+	UINT64_C(0x55555555a000), 4096, 0xffffffffffff, 4095, UINT64_C(0x7fffffffffff),
+	UINT64_C(0x1000000000000), 4097,
+};
+static int only = -1; /* J, or -1 */
+
 /* Word i of block k as filled: each block's words in another order, so
  * that every value falls on both sides of N. */
 static uint64_t filled(int k, int i)
 {
+	if (only >= 0)
+		return i == only ? alone[k] : 0;
 	return pattern[(size_t)(i * 5 + k * 3) % NPAT];
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 2)
+	if (argc < 2 || argc > 4)
 		return 2;
 	long n = strtol(argv[1], NULL, 10);
-	int lim = (int)((n < SIZE ? n : SIZE) / 8); /* words scrubbed */
+	long size = argc >= 3 ? strtol(argv[2], NULL, 10) : 200;
+	if (size < 16 || size > 4096)
+		return 2;
+	int words = (int)(size / 8);
+	if (argc == 4)
+		only = (int)strtol(argv[3], NULL, 10);
+	if (argc == 4 && (only < 2 || only >= words))
+		return 2;
+	int lim = (int)((n < size ? n : size) / 8); /* words scrubbed */
 	uint64_t *mine[BLOCKS];
 	for (int k = 0; k < BLOCKS; k++) {
-		mine[k] = malloc(SIZE);
+		mine[k] = malloc((size_t)size);
 		if (!mine[k])
 			return 2;
-		for (int i = 0; i < WORDS; i++)
+		for (int i = 0; i < words; i++)
 			mine[k][i] = filled(k, i);
 	}
 	for (int k = BLOCKS - 1; k >= 0; k--)
@@ -61,7 +81,7 @@ int main(int argc, char **argv)
 	static uint64_t *taken[MAX_TRIES];
 	int ntaken = 0, seen = 0, bad = 0;
 	while (seen < BLOCKS && ntaken < MAX_TRIES) {
-		uint64_t *p = taken[ntaken++] = malloc(SIZE);
+		uint64_t *p = taken[ntaken++] = malloc((size_t)size);
 		if (!p)
 			return 2;
 		int k = 0;
@@ -70,7 +90,7 @@ int main(int argc, char **argv)
 		if (k == BLOCKS)
 			continue;
 		seen++;
-		for (int i = 0; i < WORDS && !bad; i++) {
+		for (int i = 0; i < words && !bad; i++) {
 			uint64_t was = filled(k, i), now = p[i];
 			if (i < 2) {
 				if (i < lim && IS_ADDR(now)) {
