@@ -22,8 +22,9 @@
  *   without memcheck.  The failing process finds its ancestors itself,
  *   at its exit, through /proc/PID/stat's parent links.
  * - The walk goes up while the ancestors have libmemcheck in their
- *   mappings (/proc/PID/maps: its code asked for, where the kernel can
- *   answer, not the whole file read), and ends at the first that has
+ *   mappings (/proc/PID/maps: asked of the kernel at libmemcheck's link
+ *   address, then its code mapping by mapping where that does not
+ *   settle it, not the whole file read), and ends at the first that has
  *   not.
  * - An ancestor is written to only where it will read: libmemcheck is
  *   in its mappings and the programs rule measures its
@@ -54,10 +55,13 @@
  *   ancestor exited (a daemon: its record is removed again when the
  *   ancestor is gone; one written after the ancestor read its file but
  *   before it was gone stays until a process of that pid reads it), an
- *   ancestor in another pid namespace.
+ *   ancestor in another pid namespace, an ancestor whose libmemcheck
+ *   lies elsewhere while nothing lies at this one's link address (a
+ *   build linked at another address).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -165,9 +169,53 @@ static int names_memcheck_code(int fd)
 	return rc;
 }
 
+/* The address libmemcheck is linked at (GNUmakefile's MC_LOAD_ADDR),
+ * which the dynamic linker asks of mmap for it in every process that
+ * loads it; 0 where it is linked at none (into the program, from
+ * libmemcheck.a). */
+static uintptr_t link_address(void)
+{
+	if (mc_own_is_program())
+		return 0;
+	int n;
+	const ElfW(Phdr) *ph = mc_own_phdrs(&n, NULL);
+	for (int i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD)
+			return (uintptr_t)(ph[i].p_vaddr - ph[i].p_offset);
+	return 0;
+}
+
+/* Whether the maps file fd shows libmemcheck at its link address, asked
+ * of the kernel for that one address: 1 there, 0 where nothing is
+ * mapped there, -1 where the answer is not that plain (something else
+ * lies there; no link address; an older kernel): then the code
+ * mappings are walked.  libmemcheck is placed at its link address in
+ * every process unless it was taken when the library loaded, which
+ * nothing but the program itself can map first, 1 TiB below where the
+ * kernel places mappings (under valgrind too): with nothing there, the
+ * ancestor has no libmemcheck of this build's address.  A bare shell,
+ * the usual parent, answered in one ioctl where its walk took eight
+ * (PROCMAP_QUERY mapping by mapping: the program, its libraries, the
+ * dynamic linker, and the query that finds none after them). */
+static int memcheck_at_link_address(int fd)
+{
+	uintptr_t at = link_address();
+	if (!at)
+		return -1;
+	char name[4096];
+	/* zeroed: valgrind knows nothing of what the ioctl writes */
+	memset(name, 0, sizeof name);
+	struct mc_mapping m;
+	int rc = mc_maps_query(fd, at, false, &m, name, sizeof name);
+	if (rc == 0)
+		return 0;
+	return rc == 1 && strstr(name, memcheck_name) ? 1 : -1;
+}
+
 /* Does process pid have libmemcheck mapped?  Asked of the kernel where
- * it can answer, else its maps read in pieces, the name looked for
- * across each piece's end. */
+ * it can answer (at its link address, else mapping by mapping), else
+ * its maps read in pieces, the name looked for across each piece's
+ * end. */
 static bool has_memcheck(pid_t pid)
 {
 	char path[64];
@@ -176,7 +224,9 @@ static bool has_memcheck(pid_t pid)
 	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
-	int asked = names_memcheck_code(fd);
+	int asked = memcheck_at_link_address(fd);
+	if (asked < 0)
+		asked = names_memcheck_code(fd);
 	if (asked >= 0) {
 		mc_sys_close(fd);
 		return asked == 1;

@@ -25,8 +25,11 @@
  * PROCMAP_QUERY (Linux 6.11+) the maps are asked for the objects' code
  * alone, not read: a read had the kernel print every mapping of the
  * parent's (~19 us of a measured /bin/date's exit; main before this,
- * 8dcf6bc, read them).  Without strace, or where ptrace is refused, the
- * rows are skipped.
+ * 8dcf6bc, read them); and asked once, at libmemcheck's link address,
+ * where nothing lies in a parent without it (main before this, b5a81a3,
+ * asked mapping by mapping: strace's code mappings and one more, 8 and
+ * up).  Without strace, or where ptrace is refused, the rows are
+ * skipped.
  */
 #include <check.h>
 #include <elf.h>
@@ -87,6 +90,24 @@ static bool fd_read_after(const char *t, const char *path)
 	return r && (!end || r < end);
 }
 
+/* In trace t, how many ioctl calls the file whose open names path (its
+ * quoted path and closing quote) had before its descriptor was closed;
+ * -1 where it was not opened. */
+static int fd_ioctls(const char *t, const char *path)
+{
+	const char *p = strstr(t, path);
+	const char *eq = p ? strstr(p, ") = ") : NULL;
+	if (!eq || eq[4] == '-')
+		return -1;
+	int fd = atoi(eq + 4);
+	const char *end = strstr(eq, h_env("close(%d)", fd));
+	const char *call = h_env("ioctl(%d, ", fd);
+	int n = 0;
+	for (const char *q = eq; (q = strstr(q, call)) != NULL && (!end || q < end); q++)
+		n++;
+	return n;
+}
+
 START_TEST(bare_parent)
 {
 	const char *so;
@@ -97,7 +118,7 @@ START_TEST(bare_parent)
 	snprintf(pre, sizeof pre, "LD_PRELOAD=%s%s%s", h_lib(), so ? " " : "", so ? so : "");
 	snprintf(cache, sizeof cache, "MEMCHECK_CACHE=%s/tests/cache", h_build());
 	snprintf(out, sizeof out, "%s", trace);
-	char *argv[] = { STRACE, "-f", "-qq", "-e", "trace=openat,readlink,read,close", "-o", out,
+	char *argv[] = { STRACE, "-f", "-qq", "-e", "trace=openat,readlink,read,close,ioctl", "-o", out,
 			 "-E", pre, "-E", cache, "-E", "MEMCHECK_PROGRAMS=*", "--", (char *)h_prog("plain_leak_direct"), NULL };
 	char *env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
 	pid_t pid = h_spawn_quiet(argv, env, false);
@@ -118,10 +139,16 @@ START_TEST(bare_parent)
 	ck_assert_msg(!strstr(t, stat),
 		      "under %s: the parent's stat read, though it has no memcheck:\n%.3000s",
 		      h_allocator_name(_i), t);
-	if (kernel_answers_maps())
+	if (kernel_answers_maps()) {
 		ck_assert_msg(!fd_read_after(t, maps),
 			      "under %s: the parent's maps read, where the kernel answers "
 			      "PROCMAP_QUERY:\n%.3000s", h_allocator_name(_i), t);
+		int asked = fd_ioctls(t, maps);
+		ck_assert_msg(asked == 1,
+			      "under %s: the parent's maps asked %d times, where nothing lies at "
+			      "libmemcheck's link address (once):\n%.3000s",
+			      h_allocator_name(_i), asked, t);
+	}
 	ck_assert_msg(!strstr(t, "readlink(\"/proc/self/exe\""),
 		      "under %s: its own path read for no record:\n%.3000s", h_allocator_name(_i), t);
 	free(t);
