@@ -28,16 +28,32 @@
 
 #include "internal.h"
 
-/* A write to fd that waits for room until until (mc_now's time) at
- * most: poll for room, then at most PIPE_BUF bytes, which a pipe with
- * room for any takes whole without waiting (one page of its ring free),
- * as a socket whose buffer poll calls writable does; -1 and ETIMEDOUT
- * where there was none by then. */
-static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size_t n, double until)
+/* The end's text waits for room until this time (mc_now's), set at its
+ * first wait: MEMCHECK_TEXT_TIMEOUT's seconds in all (0: not yet). */
+static double hold_deadline;
+static int hold_wait;      /* seconds: the bound of the holds */
+static bool hold_no_wait;  /* the watchdog's salvage: no wait at all */
+
+/* A write to fd that waits for room until hold_deadline at most: poll
+ * for room (the clock read only where there is none at once), then at
+ * most PIPE_BUF bytes, which a pipe with room for any takes whole
+ * without waiting (one page of its ring free), as a socket whose buffer
+ * poll calls writable does; -1 and ETIMEDOUT where there was none by
+ * then. */
+static __attribute__((noinline, cold)) long wait_room(struct pollfd *p)
 {
-	double left = until - mc_now();
+	if (hold_deadline == 0)
+		hold_deadline = mc_now() + hold_wait;
+	double left = hold_deadline - mc_now();
+	return left > 0 ? syscall(SYS_poll, p, 1, (int)(left * 1000) + 1) : 0;
+}
+
+static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size_t n)
+{
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	long r = syscall(SYS_poll, &p, 1, left <= 0 ? 0 : (int)(left * 1000) + 1);
+	long r = syscall(SYS_poll, &p, 1, 0);
+	if (r == 0 && !hold_no_wait)
+		r = wait_room(&p); /* a stall: rare, its code apart */
 	if (r == 0)
 		errno = ETIMEDOUT;
 	if (r <= 0)
@@ -49,10 +65,10 @@ static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size
 /* SIGPIPE is blocked around the write: a pipe whose reader has gone
  * (prog 2>&1 | head -1) would otherwise kill the program at its exit
  * report, which it survived without memcheck.  The SIGPIPE the failed
- * write raised is taken back unless one was pending already.  until:
- * NULL, the writes wait as long as the file makes them; else each waits
- * until then at most (write_by). */
-static int write_all(int fd, const char *s, size_t n, bool may_pipe, const double *until)
+ * write raised is taken back unless one was pending already.  bounded:
+ * each write waits until hold_deadline at most (write_by); else as long
+ * as the file makes it. */
+static int write_all(int fd, const char *s, size_t n, bool may_pipe, bool bounded)
 {
 	int saved = errno, err = 0;
 	sigset_t pipe_only, old, pending;
@@ -67,8 +83,7 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe, const doubl
 		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	}
 	while (n > 0) {
-		ssize_t w = unlikely(until != NULL) ? write_by(fd, s, n, *until) :
-						      mc_sys_write(fd, s, n);
+		ssize_t w = unlikely(bounded) ? write_by(fd, s, n) : mc_sys_write(fd, s, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -105,14 +120,11 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe, const doubl
  * can make a write wait (a pipe, a FIFO, a socket): what it has not
  * taken by then is dropped, and the rest of the process's text (the
  * exit status's line) waits no more: it goes only where the file has
- * room at once.  A regular file or a
- * terminal is written as always.  Other threads write as always (the
- * end's thread is the only one held: a test of one word where nothing
- * is held). */
+ * room at once.  A regular file or a terminal is written as always.
+ * Other threads write as always (the end's thread is the only one held:
+ * a test of one word where nothing is held). */
 static _Atomic pid_t hold_tid;
 static struct mc_buf held_text;
-static int hold_wait;   /* seconds: the bound of this hold */
-static bool hold_given_up; /* a bound passed: the process's later text dropped */
 /* Set while a piece is added or the text written (the watchdog's
  * salvage leaves the buffer alone then). */
 static atomic_bool hold_busy;
@@ -131,36 +143,24 @@ void mc_text_hold(int wait_seconds)
 }
 
 /* The held pieces in order, until one fails: a piece to a file that can
- * make it wait written until until (write_all's), else whole. */
-static void held_out(double until)
+ * make it wait written within the bound (write_all's), else whole. */
+static void held_out(void)
 {
 	struct held_write h;
 	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
 		memcpy(&h, held_text.s + off, sizeof h);
 		off += sizeof h;
-		if (h.n > held_text.len - off)
+		if (h.n > held_text.len - off ||
+		    write_all(h.fd, held_text.s + off, h.n, h.may_pipe, h.may_pipe) == ETIMEDOUT)
 			return;
-		int err = write_all(h.fd, held_text.s + off, h.n, h.may_pipe,
-				    h.may_pipe ? &until : NULL);
-		if (err == ETIMEDOUT) {
-			hold_given_up = true;
-			return;
-		}
 	}
-}
-
-/* When the held text's writes stop: the bound from now, or now where a
- * bound passed already. */
-static double held_until(void)
-{
-	return mc_now() + (hold_given_up ? 0 : hold_wait);
 }
 
 /* What was held written (within the bound), the buffer emptied. */
 static void held_flush(void)
 {
 	atomic_store(&hold_busy, true);
-	held_out(held_until());
+	held_out();
 	mc_buf_free(&held_text);
 	atomic_store(&hold_busy, false);
 }
@@ -185,9 +185,7 @@ static __attribute__((noinline, cold)) bool hold_write(int fd, const char *s, si
 	atomic_store(&hold_busy, false);
 	if (!w) {
 		held_flush();
-		double until = held_until();
-		if (write_all(fd, s, n, may_pipe, may_pipe ? &until : NULL) == ETIMEDOUT)
-			hold_given_up = true;
+		write_all(fd, s, n, may_pipe, may_pipe);
 	}
 	return true;
 }
@@ -211,8 +209,8 @@ void mc_text_hold_salvage(void)
 	if (atomic_load(&hold_tid) != mc_tid() || atomic_load(&hold_busy))
 		return;
 	atomic_store(&hold_tid, 0);
-	hold_given_up = true;
-	held_out(held_until());
+	hold_no_wait = true;
+	held_out();
 }
 
 /* The text's writes: held in a killed process's record, else made. */
@@ -222,7 +220,7 @@ static inline __attribute__((always_inline)) int text_write(int fd, const char *
 	if (unlikely(atomic_load_explicit(&hold_tid, memory_order_relaxed) != 0) &&
 	    hold_write(fd, s, n, may_pipe))
 		return 0;
-	return write_all(fd, s, n, may_pipe, NULL);
+	return write_all(fd, s, n, may_pipe, false);
 }
 
 int mc_write_all(int fd, const char *s, size_t n)
@@ -310,7 +308,7 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n)
 	if (fifo)
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 			;
-	int err = write_all(fd, s, n, !S_ISREG(st->st_mode), NULL);
+	int err = write_all(fd, s, n, !S_ISREG(st->st_mode), false);
 	if (fifo)
 		flock(fd, LOCK_UN);
 	errno = saved;
