@@ -223,10 +223,6 @@ static inline __attribute__((always_inline)) int text_write(int fd, const char *
 	return write_all(fd, s, n, may_pipe, false);
 }
 
-int mc_write_all(int fd, const char *s, size_t n)
-{
-	return text_write(fd, s, n, true);
-}
 
 /* ---- files memcheck writes to ------------------------------------------
  * Report, log and suppression files are named by the user, and written
@@ -488,6 +484,16 @@ void mc_text_release_stderr(void)
 		mc_sys_close(err.fd);
 	err.fd = -1;
 	atomic_store(&err_copy, 2); /* none made from now on */
+}
+
+/* Held only where it goes where the text goes (standard error, the copy
+ * of it, MEMCHECK_LOG's file): a file opened for one write and closed
+ * after it (MEMCHECK_VALGRIND_XML's) would be gone by the hold's end. */
+int mc_write_all(int fd, const char *s, size_t n)
+{
+	if (fd == 2 || fd == err.fd || fd == log_file.fd)
+		return text_write(fd, s, n, true);
+	return write_all(fd, s, n, true, false);
 }
 
 /* One line: the values in it escaped (mc_text_escape), so that a
