@@ -723,24 +723,42 @@ static __attribute__((noinline, cold)) void sample_due(struct mc_slot *s)
 }
 
 /* One allocation (up) or free of size bytes: its call counter, its
- * byte counter and live bytes, with the shared-slot test made once. */
-static inline __attribute__((always_inline)) void tally(struct mc_slot *s, uint64_t *calls, uint64_t *bytes, uint64_t size,
-			 bool up)
+ * byte counter and live bytes, with the shared-slot test made once;
+ * true where the timeline's countdown ran out (tally samples then). */
+static inline __attribute__((always_inline)) bool tally_due(struct mc_slot *s, uint64_t *calls,
+							    uint64_t *bytes, uint64_t size, bool up)
 {
 	int64_t d = up ? (int64_t)size : -(int64_t)size;
 	if (unlikely(s == &shared_slot)) {
 		__atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(bytes, size, __ATOMIC_RELAXED);
 		live_slow(s, d, FROZEN);
-		return; /* threads share it: no timeline countdown */
+		return false; /* threads share it: no timeline countdown */
 	}
 	mc_add_own(calls, 1);
 	mc_add_own(bytes, size);
 	live_change(s, d, up);
 	/* The timeline's countdown: one subtraction while it is off. */
 	s->sample_left -= (int64_t)size;
-	if (unlikely(s->sample_left < 0))
+	return unlikely(s->sample_left < 0);
+}
+
+static inline __attribute__((always_inline)) void tally(struct mc_slot *s, uint64_t *calls, uint64_t *bytes, uint64_t size,
+			 bool up)
+{
+	if (tally_due(s, calls, bytes, size, up))
 		sample_due(s);
+}
+
+/* A block the program freed through a call memcheck does not wrap
+ * (mi_free, dallocx, tc_free, __libc_free), counted freed when the
+ * allocator hands its address out again: the free's tally without the
+ * countdown's check, which the allocation's tally right after makes, so
+ * that no timeline sample falls between the two (a figure with neither
+ * block, one every other sample of a loop that frees so: harden36). */
+static inline __attribute__((always_inline)) void tally_unseen_free(struct mc_slot *s, uint64_t size)
+{
+	(void)tally_due(s, &s->t.frees, &s->t.bytes_freed, size, false);
 }
 
 /* A region began: this thread's timeline countdown starts from its step. */
@@ -1153,7 +1171,7 @@ static inline __attribute__((always_inline)) void record_tracked(struct mc_slot 
 		/* The allocator handed out an address memcheck still had as
 		 * live: the program freed it through a call memcheck does not
 		 * wrap (mi_free, sdallocx, ...).  Count that free now. */
-		tally(s, &s->t.frees, &s->t.bytes_freed, old.size, false);
+		tally_unseen_free(s, old.size);
 	}
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
 }
@@ -1314,7 +1332,7 @@ static inline __attribute__((always_inline)) void place_tracked(struct mc_slot *
 	struct mc_block gone;
 	if (mc_blocks_place_leave(at->s, at->i, at->w0, at->w1, &gone, at->m) ==
 	    MC_REPLACED_LIVE)
-		tally(s, &s->t.frees, &s->t.bytes_freed, gone.size, false); /* as record_tracked */
+		tally_unseen_free(s, gone.size); /* as record_tracked */
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, n, true);
 }
 

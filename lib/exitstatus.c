@@ -52,7 +52,6 @@
  *   (descend.c).
  */
 #include <stdatomic.h>
-#include <stdlib.h>
 
 #include "internal.h"
 
@@ -106,15 +105,6 @@ void mc_exit_killed(void)
 	if (mc_opt.exitcode != 0)
 		(void)mc_descend_failed(false);
 	mc_fds_room_end();
-}
-
-/* At exit (life.c's on_exit handler): the status changed by calling
- * exit() again. */
-void mc_exit_decide(int status)
-{
-	int s = mc_exit_status(status);
-	if (s != status)
-		exit(s);
 }
 
 void mc_exit_region_ended(bool pass)

@@ -117,6 +117,7 @@ struct mc_options {
 	const char *alloc_fn;   /* MEMCHECK_ALLOC_FN patterns, or NULL (allocfn.c) */
 	int alloc_fn_auto;      /* thin wrappers found by their code */
 	const char *valgrind;   /* MEMCHECK_VALGRIND: the valgrind command line's settings */
+	int text_timeout;       /* seconds the end's text waits for its reader (textout.c) */
 };
 /* MEMCHECK_VALGRIND's entries are separated by this byte, and the whole
  * value is read up to this length (options.c; tools/vgcompat.c). */
@@ -532,12 +533,14 @@ int mc_text_write(const char *s, size_t n);
 /* A process memcheck only forwards for has no text: its copy of
  * standard error is closed. */
 void mc_text_release_stderr(void);
-/* A fatal signal's record (life.c): from mc_text_hold on, the calling
- * thread's text (mc_log, mc_text_write, mc_write_all) is kept in memory,
- * and written by mc_text_hold_end, after the report's file and the
- * ancestors' have been written: a reader that stalls (standard error a
- * pipe nobody reads) then holds up only the text. */
-void mc_text_hold(void);
+/* A process's end (life.c: exit, _exit, a fatal signal's record): from
+ * mc_text_hold on, the calling thread's text (mc_log, mc_text_write,
+ * mc_write_all) is kept in memory, and written by mc_text_hold_end,
+ * after the report's file and the ancestors' have been written and the
+ * exit status decided: a reader that stalls (standard error a pipe
+ * nobody reads) then holds up only the text, for at most wait_seconds
+ * (MEMCHECK_TEXT_TIMEOUT), after which what it did not take is dropped. */
+void mc_text_hold(int wait_seconds);
 void mc_text_hold_end(void);
 /* The watchdog's: what is held written where that cannot wait. */
 void mc_text_hold_salvage(void);
@@ -752,12 +755,11 @@ int mc_process_verdict(void);
 /* ---- exitstatus.c ---------------------------------------------------- */
 
 /* Change the exit status at exit when a region failed: _region_ended at
- * every region's end (region.c), _decide from life.c's on_exit handler
- * (may call exit()), _handled for memcheck_handled() (false: the last
- * region did not fail). */
+ * every region's end (region.c), _handled for memcheck_handled() (false:
+ * the last region did not fail). */
 void mc_exit_region_ended(bool pass);
-void mc_exit_decide(int status);
-/* The status to exit with (life.c's _exit, which cannot call exit). */
+/* The status to exit with (life.c's on_exit handler calls exit() again
+ * with it where it differs; its _exit gives it to the real _exit). */
 int mc_exit_status(int status);
 /* After a fatal signal's record (life.c): its failure to the ancestors. */
 void mc_exit_killed(void);

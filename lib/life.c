@@ -494,6 +494,20 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 	mc_guard_leave();
 }
 
+/* The process's end with its text held (textout.c): the JSON report
+ * and the ancestors' file written and the exit status decided first;
+ * then the text, which a standard error nobody reads holds up for at
+ * most MEMCHECK_TEXT_TIMEOUT seconds (bare, the program, its own writes
+ * done, exits).  The status to exit with. */
+static int end_held(int status, bool flush_stdout)
+{
+	mc_text_hold(mc_opt.text_timeout);
+	process_end(flush_stdout);
+	int s = mc_exit_status(status);
+	mc_text_hold_end();
+	return s;
+}
+
 /* A program left out at start-up has no region to end: nothing is
  * touched (each page of memcheck's state read or written for the first
  * time at exit is a page fault of ~25 us on these VMs).
@@ -534,7 +548,9 @@ __attribute__((destructor)) static void mc_destructor(void)
 		mc_guard_leave();
 		return;
 	}
+	mc_text_hold(mc_opt.text_timeout);
 	process_end(true);
+	mc_text_hold_end();
 }
 
 /* valgrind's end of a process, for valgrind's text alone (its figures
@@ -590,8 +606,10 @@ static void at_exit(int status, void *arg)
 	mc_footprint_final();
 	freeres();
 	atomic_store(&deferred, false);
-	process_end(true);
-	mc_exit_decide(status);
+	int s = end_held(status, true);
+	/* the status changed by calling exit() again (exitstatus.c) */
+	if (s != status)
+		exit(s);
 }
 
 /* A process that leaves by _exit before its exit handlers (libsodium's
@@ -653,11 +671,9 @@ static _Noreturn void exit_now(int status)
 	pid_t self = was_deferred || may_report_at_exit() ? (pid_t)syscall(SYS_getpid) : 0;
 	if (was_deferred && self == deferred_pid && atomic_exchange(&deferred, false)) {
 		atomic_store(&exit_handler_ran, true);
-		process_end(false);
-		status = mc_exit_status(status);
+		status = end_held(status, false);
 	} else if (!was_deferred && self && report_at_exit(self)) {
-		process_end(false);
-		status = mc_exit_status(status);
+		status = end_held(status, false);
 	}
 	/* found in start-up's walk (a left-out shell, dash, leaves by
 	 * _exit: a walk of its own there was ~1.8 K instructions and code
@@ -690,7 +706,7 @@ static void fatal_record(void)
 {
 	/* the text after the report and the ancestors' file: a stalled
 	 * standard error then loses only the text (textout.c) */
-	mc_text_hold();
+	mc_text_hold(mc_opt.text_timeout);
 	if (atomic_load(&deferred)) {
 		if (deferred_pid == mc_pid() && atomic_exchange(&deferred, false)) {
 			atomic_store(&exit_handler_ran, true);

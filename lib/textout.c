@@ -28,11 +28,47 @@
 
 #include "internal.h"
 
+/* The end's text waits for room until this time (mc_now's), set at its
+ * first wait: MEMCHECK_TEXT_TIMEOUT's seconds in all (0: not yet). */
+static double hold_deadline;
+static int hold_wait;      /* seconds: the bound of the holds */
+static bool hold_no_wait;  /* the watchdog's salvage: no wait at all */
+
+/* A write to fd that waits for room until hold_deadline at most: poll
+ * for room (the clock read only where there is none at once), then at
+ * most PIPE_BUF bytes, which a pipe with room for any takes whole
+ * without waiting (one page of its ring free), as a socket whose buffer
+ * poll calls writable does; -1 and ETIMEDOUT where there was none by
+ * then. */
+static __attribute__((noinline, cold)) long wait_room(struct pollfd *p)
+{
+	if (hold_deadline == 0)
+		hold_deadline = mc_now() + hold_wait;
+	double left = hold_deadline - mc_now();
+	return left > 0 ? syscall(SYS_poll, p, 1, (int)(left * 1000) + 1) : 0;
+}
+
+static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size_t n)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	long r = syscall(SYS_poll, &p, 1, 0);
+	if (r == 0 && !hold_no_wait)
+		r = wait_room(&p); /* a stall: rare, its code apart */
+	if (r == 0)
+		errno = ETIMEDOUT;
+	if (r <= 0)
+		return -1;
+	/* POLLERR, POLLHUP, POLLNVAL: the write says which */
+	return mc_sys_write(fd, s, n < PIPE_BUF ? n : PIPE_BUF);
+}
+
 /* SIGPIPE is blocked around the write: a pipe whose reader has gone
  * (prog 2>&1 | head -1) would otherwise kill the program at its exit
  * report, which it survived without memcheck.  The SIGPIPE the failed
- * write raised is taken back unless one was pending already. */
-static int write_all(int fd, const char *s, size_t n, bool may_pipe)
+ * write raised is taken back unless one was pending already.  bounded:
+ * each write waits until hold_deadline at most (write_by); else as long
+ * as the file makes it. */
+static int write_all(int fd, const char *s, size_t n, bool may_pipe, bool bounded)
 {
 	int saved = errno, err = 0;
 	sigset_t pipe_only, old, pending;
@@ -47,7 +83,7 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe)
 		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	}
 	while (n > 0) {
-		ssize_t w = mc_sys_write(fd, s, n);
+		ssize_t w = unlikely(bounded) ? write_by(fd, s, n) : mc_sys_write(fd, s, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -70,16 +106,23 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe)
 	return err;
 }
 
-/* ---- a killed process's text, held ------------------------------------
- * A fatal signal's record (fatal.c, life.c) writes the text first, the
- * JSON report after it, and the file its measured ancestors read last
- * (exitstatus.c).  Where standard error is a pipe nobody reads (a
- * parent that collects it only after the child has ended) the text's
- * first line blocks, and the watchdog ends the process with nothing
- * written: the report, the parent's failure, lost with the text.  So
- * the writing thread's text is kept in memcheck's memory meanwhile and
- * written last.  Other threads write as always (the record's thread is
- * the only one held: a test of one word where nothing is held). */
+/* ---- the text of a process's end, held -------------------------------
+ * A process's end (life.c: the exit, _exit, a fatal signal's record)
+ * writes the text first, the JSON report after it, and the file its
+ * measured ancestors read last (exitstatus.c).  Where standard error is
+ * a pipe nobody reads (a parent that collects it only after the child
+ * has ended, a full pipe) the text's first line blocks: an exit waited
+ * for ever, where bare the program, its own writes done, had exited; a
+ * killed process waited for the watchdog, which ended it with nothing
+ * written.  So the writing thread's text is kept in memcheck's memory
+ * meanwhile and written last, by mc_text_hold_end, for at most the
+ * bound mc_text_hold was given (MEMCHECK_TEXT_TIMEOUT) where the file
+ * can make a write wait (a pipe, a FIFO, a socket): what it has not
+ * taken by then is dropped, and the rest of the process's text (the
+ * exit status's line) waits no more: it goes only where the file has
+ * room at once.  A regular file or a terminal is written as always.
+ * Other threads write as always (the end's thread is the only one held:
+ * a test of one word where nothing is held). */
 static _Atomic pid_t hold_tid;
 static struct mc_buf held_text;
 /* Set while a piece is added or the text written (the watchdog's
@@ -92,19 +135,44 @@ struct held_write {
 	size_t n;
 };
 
-void mc_text_hold(void)
+void mc_text_hold(int wait_seconds)
 {
 	mc_buf_free(&held_text);
-	atomic_store(&hold_tid, gettid());
+	hold_wait = wait_seconds;
+	atomic_store(&hold_tid, mc_tid());
+}
+
+/* The held pieces in order, until one fails: a piece to a file that can
+ * make it wait written within the bound (write_all's), else whole. */
+static void held_out(void)
+{
+	struct held_write h;
+	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
+		memcpy(&h, held_text.s + off, sizeof h);
+		off += sizeof h;
+		if (h.n > held_text.len - off ||
+		    write_all(h.fd, held_text.s + off, h.n, h.may_pipe, h.may_pipe) == ETIMEDOUT)
+			return;
+	}
+}
+
+/* What was held written (within the bound), the buffer emptied. */
+static void held_flush(void)
+{
+	atomic_store(&hold_busy, true);
+	held_out();
+	mc_buf_free(&held_text);
+	atomic_store(&hold_busy, false);
 }
 
 /* Kept for mc_text_hold_end: true; false where nothing is held by this
- * thread, or memory ran out (then what was kept goes first). */
+ * thread.  Where memory runs out, what was kept goes first, then the
+ * piece, each within the bound. */
 static __attribute__((noinline, cold)) bool hold_write(int fd, const char *s, size_t n,
 							  bool may_pipe)
 {
 	pid_t t = atomic_load_explicit(&hold_tid, memory_order_relaxed);
-	if (likely(t == 0) || t != gettid())
+	if (likely(t == 0) || t != mc_tid())
 		return false;
 	struct held_write h = { fd, may_pipe, n };
 	atomic_store(&hold_busy, true);
@@ -115,41 +183,21 @@ static __attribute__((noinline, cold)) bool hold_write(int fd, const char *s, si
 		mc_buf_end(&held_text, w + sizeof h + n);
 	}
 	atomic_store(&hold_busy, false);
-	if (!w)
-		mc_text_hold_end();
-	return w != NULL;
-}
-
-/* The held pieces in order, until one fails; with
- * wait, as any text (write_all), else only where that cannot wait: a
- * piece of at most PIPE_BUF bytes to a descriptor poll says takes it. */
-static void held_out(bool wait)
-{
-	struct held_write h;
-	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
-		memcpy(&h, held_text.s + off, sizeof h);
-		off += sizeof h;
-		if (h.n > held_text.len - off)
-			return;
-		struct pollfd p = { .fd = h.fd, .events = POLLOUT };
-		if (wait)
-			write_all(h.fd, held_text.s + off, h.n, h.may_pipe);
-		else if (h.n > PIPE_BUF || syscall(SYS_poll, &p, 1, 0) != 1 ||
-			 !(p.revents & POLLOUT) ||
-			 mc_sys_write(h.fd, held_text.s + off, h.n) != (long)h.n)
-			return;
+	if (!w) {
+		held_flush();
+		write_all(fd, s, n, may_pipe, may_pipe);
 	}
+	return true;
 }
 
 void mc_text_hold_end(void)
 {
-	if (atomic_load(&hold_tid) != gettid())
+	if (atomic_load(&hold_tid) != mc_tid())
 		return;
-	atomic_store(&hold_busy, true);
 	atomic_store(&hold_tid, 0);
-	held_out(true);
-	mc_buf_free(&held_text);
-	atomic_store(&hold_busy, false);
+	/* most processes' end says nothing: no clock read, no call */
+	if (held_text.len)
+		held_flush();
 }
 
 /* The watchdog ends a record that took too long (fatal.c), in the
@@ -158,10 +206,11 @@ void mc_text_hold_end(void)
  * rest is lost with the process. */
 void mc_text_hold_salvage(void)
 {
-	if (atomic_load(&hold_tid) != gettid() || atomic_load(&hold_busy))
+	if (atomic_load(&hold_tid) != mc_tid() || atomic_load(&hold_busy))
 		return;
 	atomic_store(&hold_tid, 0);
-	held_out(false);
+	hold_no_wait = true;
+	held_out();
 }
 
 /* The text's writes: held in a killed process's record, else made. */
@@ -171,13 +220,9 @@ static inline __attribute__((always_inline)) int text_write(int fd, const char *
 	if (unlikely(atomic_load_explicit(&hold_tid, memory_order_relaxed) != 0) &&
 	    hold_write(fd, s, n, may_pipe))
 		return 0;
-	return write_all(fd, s, n, may_pipe);
+	return write_all(fd, s, n, may_pipe, false);
 }
 
-int mc_write_all(int fd, const char *s, size_t n)
-{
-	return text_write(fd, s, n, true);
-}
 
 /* ---- files memcheck writes to ------------------------------------------
  * Report, log and suppression files are named by the user, and written
@@ -259,7 +304,7 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n)
 	if (fifo)
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 			;
-	int err = write_all(fd, s, n, !S_ISREG(st->st_mode));
+	int err = write_all(fd, s, n, !S_ISREG(st->st_mode), false);
 	if (fifo)
 		flock(fd, LOCK_UN);
 	errno = saved;
@@ -439,6 +484,16 @@ void mc_text_release_stderr(void)
 		mc_sys_close(err.fd);
 	err.fd = -1;
 	atomic_store(&err_copy, 2); /* none made from now on */
+}
+
+/* Held only where it goes where the text goes (standard error, the copy
+ * of it, MEMCHECK_LOG's file): a file opened for one write and closed
+ * after it (MEMCHECK_VALGRIND_XML's) would be gone by the hold's end. */
+int mc_write_all(int fd, const char *s, size_t n)
+{
+	if (fd == 2 || fd == err.fd || fd == log_file.fd)
+		return text_write(fd, s, n, true);
+	return write_all(fd, s, n, true, false);
 }
 
 /* One line: the values in it escaped (mc_text_escape), so that a

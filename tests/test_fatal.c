@@ -186,6 +186,18 @@ H_CHECK(killed_in_allocator)
 	H_EXPECT_STR(child, "verdict", "pass");
 }
 
+/* A normal end with a stalled standard error: the child's record and
+ * its status (its leak's 23), its failure passed to the parent, within
+ * the text's bound. */
+H_CHECK(ended_in_time)
+{
+	const struct h_json *child = child_record(x);
+	ck_assert_msg(child, "%s: no record of the child; stderr:\n%s", x->label, x->r.err);
+	H_EXPECT_U64(child, "signal", H_MISSING);
+	expect_leaks(x, child);
+	H_EXPECT_STR(child, "verdict", "fail");
+}
+
 static const struct h_case other_cases[] = {
 	/* waited for the watchdog, no record (10 s), before session 35 */
 	{ "count-only: a signal inside the allocator",
@@ -213,6 +225,21 @@ static const struct h_case other_cases[] = {
 		   .env = H_LIST("MEMCHECK_FATAL_TIMEOUT=1") },
 	  .records = 2, .exit = H_EXIT_ANY, .out = H_LIST("stall: signal 11 core", "in time"),
 	  .check = killed_as_bare },
+	/* the same at a normal end: the child's exit and _exit waited for
+	 * ever to write the text before session 36 (no record, killed by
+	 * the parent after 20 s) */
+	{ "exit, the text cannot be written: the record and the status, in time",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "stall-exit"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
+	  .records = 2, .exit = 23, .out = H_LIST("in time", "stall-exit: exit 23"),
+	  .check = ended_in_time },
+	{ "_exit, the text cannot be written: the record and the status, in time",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "stall-_exit"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
+	  .records = 2, .exit = 23, .out = H_LIST("in time", "stall-_exit: exit 23"),
+	  .check = ended_in_time },
 	{ "what sigaltstack shows, as bare",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("altstack"), .flags = H_PRELOAD,
 		   .text = "none" },

@@ -319,6 +319,26 @@ static void timeline_bounded(const struct h_res *x, const struct h_json *rec, bo
 			      "moved", under, (unsigned long long)m_prev);
 }
 
+/* Blocks freed through a call memcheck does not wrap, each counted freed
+ * when its address comes back: memcheck's live bytes never go down, and
+ * no sample may show them lower (every other sample did, between the
+ * free's and the allocation's counting, before session 36). */
+H_CHECK(timeline_never_between)
+{
+	const char *under = h_allocators[x->alloc].name;
+	const struct h_json *v = h_json_get(h_json_get(rec, "timeline"), "samples");
+	ck_assert_msg(v && v->type == HJ_ARR && v->n > 1000, "%s: %zu samples", under,
+		      v ? v->n : 0);
+	uint64_t prev = 0;
+	for (size_t k = 0; k < v->n; k++) {
+		uint64_t live = h_json_at(h_json_at(v, k), 2)->u64;
+		ck_assert_msg(live >= prev, "%s: sample %zu has %llu live bytes, the one before "
+			      "%llu", under, k, (unsigned long long)live,
+			      (unsigned long long)prev);
+		prev = live;
+	}
+}
+
 H_CHECK(timeline_tracked)
 {
 	timeline_bounded(x, rec, true);
@@ -491,6 +511,9 @@ static const struct h_case cases[] = {
 	  PRELOADED("plain_peak", .args = H_LIST("20000"),
 		    .env = H_LIST("MEMCHECK_TIMELINE=32", "MEMCHECK_TRACK=0")),
 	  .check = timeline_counted },
+	{ "timeline, frees memcheck does not see",
+	  PRELOADED("plain_unseen_free", .env = H_LIST("MEMCHECK_TIMELINE=100000")),
+	  .check = timeline_never_between },
 	{ "massif's out-file read by ms_print", PEAK_REPORT, .check = massif_file_reads_in_ms_print },
 	{ "folded stacks", PEAK_REPORT, .check = folded_stacks },
 	{ "HTML escapes and stands alone", .allocators = H_ONCE,

@@ -21,6 +21,8 @@
  *   stall      its stderr a pipe nobody reads, filled up (run by "wait"),
  *              then the write to address 8: memcheck's text cannot be
  *              written, its report can
+ *   stall-exit the same, then it returns 0 from main (no signal)
+ *   stall-_exit the same, then _exit(0)
  *   in-allocator  a second thread sends the main one SIGTERM after
  *              30 ms while it allocates and frees blocks of 5,000,
  *              100,000 and 300,000 bytes (run by "wait" with
@@ -56,8 +58,9 @@
  *              mask), and what sigprocmask shows
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
  * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
- * stall and in-allocator, also "in time" when the child ended within 8
- * seconds.
+ * the stall cases and in-allocator, also "in time" when the child ended
+ * within 8 seconds.  A child that has not ended after 20 seconds is
+ * killed (SIGKILL): "signal 9".
  */
 #include <assert.h>
 #include <errno.h>
@@ -65,6 +68,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,7 +402,8 @@ static int wait_case(char *self, const char *what)
 	/* stall: the child's stderr a pipe whose read end this process
 	 * keeps open and never reads */
 	int p[2] = { -1, -1 };
-	if (strcmp(what, "stall") == 0 && pipe(p) != 0)
+	bool stall = strncmp(what, "stall", 5) == 0;
+	if (stall && pipe(p) != 0)
 		return 2;
 	fflush(stdout);
 	stall_end = p[1];
@@ -413,12 +418,16 @@ static int wait_case(char *self, const char *what)
 	int st;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (strcmp(what, "stall") == 0)
+	if (stall)
 		close(stall_end);
-	waitpid(pid, &st, 0);
+	/* a child that waits for ever fails the test, not hangs it */
+	for (int i = 0; waitpid(pid, &st, WNOHANG) == 0; i++) {
+		if (i == 2000)
+			kill(pid, SIGKILL);
+		usleep(10000);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if ((strcmp(what, "stall") == 0 || strcmp(what, "in-allocator") == 0) &&
-	    t1.tv_sec - t0.tv_sec < 8)
+	if ((stall || strcmp(what, "in-allocator") == 0) && t1.tv_sec - t0.tv_sec < 8)
 		printf("in time\n");
 	if (WIFSIGNALED(st))
 		printf("%s: signal %d core %d\n", what, WTERMSIG(st), WCOREDUMP(st) ? 1 : 0);
@@ -533,13 +542,17 @@ int main(int argc, char **argv)
 		free(keep[0]);
 		free(keep);
 		return 0;
-	} else if (strcmp(what, "stall") == 0) {
+	} else if (strncmp(what, "stall", 5) == 0) {
 		int fl = fcntl(2, F_GETFL);
 		fcntl(2, F_SETFL, fl | O_NONBLOCK);
 		static char fill[4096];
 		while (write(2, fill, sizeof fill) > 0)
 			;
 		fcntl(2, F_SETFL, fl);
+		if (strcmp(what, "stall-exit") == 0)
+			return 0;
+		if (strcmp(what, "stall-_exit") == 0)
+			_exit(0);
 		segv();
 	} else if (strcmp(what, "overflow") == 0) {
 		return deep(NULL);
