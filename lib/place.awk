@@ -129,6 +129,19 @@ function path_in(n, par,    p) {
 
 function path_to(n) { return path_in(n, parent) }
 
+# Each walk's step: the callees of n it has not reached yet, each given n
+# as its parent in par and queued behind q's first qn: the new length.
+function reach_from(n, par, q, qn,    j, t) {
+	for (j = 1; j <= nout[n]; j++) {
+		t = out[n, j]
+		if (t in par)
+			continue
+		par[t] = n
+		q[++qn] = t
+	}
+	return qn
+}
+
 # Function k's reads of read-only data (strings, tables, constants: a
 # rip-relative address in the first segment that no function starts at)
 # at or past lim, each counted bad and named with the path to node n in
@@ -368,13 +381,7 @@ END {
 			# the read-only data it reads in the first three blocks too
 			reads_past(k, limit, n, parent, "")
 		}
-		for (j = 1; j <= nout[n]; j++) {
-			t = out[n, j]
-			if (t in parent)
-				continue
-			parent[t] = n
-			queue[++qn] = t
-		}
+		qn = reach_from(n, parent, queue, qn)
 	}
 	exit_walk()
 	if (s_hi["first"] > limit) {
@@ -430,7 +437,7 @@ END {
 # test_codeblocks' rows saw it, at run time (session 34: vgxml.o's
 # read-only data; a function such an exit reaches left in .text, blocks
 # away, was not seen at all).
-function exit_walk(    qh, n, k, w0, j, a, t, lim, nx, nnew) {
+function exit_walk(    qh, n, k, w0, a, lim, nx, nnew) {
 	lim = base + 4 * 65536
 	for (qh = 1; qh <= nroots; qh++) {
 		xparent[queue[qh]] = ""
@@ -455,13 +462,7 @@ function exit_walk(    qh, n, k, w0, j, a, t, lim, nx, nnew) {
 				reads_past(k, lim, n, xparent, "the exit's code from ")
 			}
 		}
-		for (j = 1; j <= nout[n]; j++) {
-			t = out[n, j]
-			if (t in xparent)
-				continue
-			xparent[t] = n
-			xqueue[++xn] = t
-		}
+		xn = reach_from(n, xparent, xqueue, xn)
 	}
 	for (k = 1; k <= nf; k++)
 		if (("f" k) in xparent && !(fstart[k] >= s_lo["last"] && fstart[k] < s_hi["last"])) {
