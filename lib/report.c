@@ -205,21 +205,41 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
 	mc_buf_end(b, w);
 }
 
+/* The frames the report's naming asks mc_symbolize_frames for
+ * (json_stack, site_key, name_group): one array of the library's, taken
+ * by whichever asks first, where each had MC_MAX_INLINE of them (10.3
+ * KiB) on the stack under the symbolizer's calls, which then ran 10 KiB
+ * deeper each: a passing plain_clean with a JSON report touched 5-7
+ * pages of its stack more than bare at its exit, a page fault each
+ * (test_codeblocks' shallow_exit).  Most names fill fi[0] alone: one
+ * page of it is touched.  Taken with a flag, not a lock (a fatal
+ * signal's report may come in while the thread holds it, and a failure
+ * injection's record may name a stack while another thread's region
+ * ends): whoever finds it taken names on its own stack, as before. */
+static struct mc_frame_info names_fi[MC_MAX_INLINE];
+static atomic_flag names_taken = ATOMIC_FLAG_INIT;
+
+static struct mc_frame_info *names_take(void)
+{
+	return atomic_flag_test_and_set_explicit(&names_taken, memory_order_acquire) ? NULL
+										     : names_fi;
+}
+
+static void names_give(void)
+{
+	atomic_flag_clear_explicit(&names_taken, memory_order_release);
+}
+
 /* A stack's entries, innermost first, up to main.  Whether allocation
  * functions lead (allocfn.c) is asked frame by frame as they are named,
  * as mc_allocfn_lead's walk asks it: that walk named the leading frames
  * a second time. */
-static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
+static void json_stack_in(struct mc_buf *b, uint32_t id, struct json_memo *memo,
+			  struct mc_frame_info *fi)
 {
-	for (unsigned s = 0; memo && s < memo->nstacks; s++)
-		if (memo->stack[s].id == id) {
-			mc_buf_repeat(b, memo->stack[s].off, memo->stack[s].len);
-			return;
-		}
 	size_t whole = b->len;
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
-	struct mc_frame_info fi[MC_MAX_INLINE];
 	bool leading = true; /* every entry so far an allocation function's */
 	struct json_last local = { 0 }, *last = memo ? &memo->last : &local;
 	PUTL(b, "[");
@@ -272,6 +292,30 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 	}
 }
 
+/* json_stack where the shared frames are taken: its own, on the stack */
+static __attribute__((noinline)) void json_stack_aside(struct mc_buf *b, uint32_t id,
+						       struct json_memo *memo)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	json_stack_in(b, id, memo, fi);
+}
+
+static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
+{
+	for (unsigned s = 0; memo && s < memo->nstacks; s++)
+		if (memo->stack[s].id == id) {
+			mc_buf_repeat(b, memo->stack[s].off, memo->stack[s].len);
+			return;
+		}
+	struct mc_frame_info *fi = names_take();
+	if (!fi) {
+		json_stack_aside(b, id, memo);
+		return;
+	}
+	json_stack_in(b, id, memo, fi);
+	names_give();
+}
+
 /* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found;
  * inlined: a function inlined there, named as a stack names it), or
  * "(no stack recorded)". */
@@ -294,6 +338,40 @@ static bool same_site(bool fa, const struct mc_frame_info *a, bool fb, const str
 		return fa == fb;
 	return a->line == b->line && !strcmp(a->file, b->file) &&
 	       !strcmp(a->function, b->function) && !strcmp(a->object, b->object);
+}
+
+/* site_key's walk: mc_allocfn_lead's, stopped at its first frame that
+ * is not an allocation function's: that frame is the key (a walk to
+ * count the lead, then one to find its frame, named the frames twice);
+ * fi, MC_MAX_INLINE frames to name them in. */
+static bool site_key_walk(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool *lead0,
+			  struct mc_frame_info *fi)
+{
+	for (int i = 0, at = 0; i < n; i++) {
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++, at++)
+			if (!mc_allocfn_is(f[i], &fi[j])) {
+				*pc = f[i];
+				*depth = j;
+				*lead0 = at == 0;
+				return true;
+			}
+		if (i == n - 1) { /* every frame an allocation function's */
+			*pc = f[i];
+			*depth = k - 1;
+			*lead0 = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* site_key_walk where the shared frames are taken: its own, on the stack */
+static __attribute__((noinline)) bool site_key_aside(const uintptr_t *f, int n, uintptr_t *pc,
+						     int *depth, bool *lead0)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	return site_key_walk(f, n, pc, depth, lead0, fi);
 }
 
 /* The frame a site is named by: the first of its stack past the
@@ -321,27 +399,12 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 		*lead0 = true;
 		return true;
 	}
-	/* mc_allocfn_lead's walk, stopped at its first frame that is not an
-	 * allocation function's: that frame is the key (a walk to count the
-	 * lead, then one to find its frame, named the frames twice) */
-	struct mc_frame_info fi[MC_MAX_INLINE];
-	for (int i = 0, at = 0; i < n; i++) {
-		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++, at++)
-			if (!mc_allocfn_is(f[i], &fi[j])) {
-				*pc = f[i];
-				*depth = j;
-				*lead0 = at == 0;
-				return true;
-			}
-		if (i == n - 1) { /* every frame an allocation function's */
-			*pc = f[i];
-			*depth = k - 1;
-			*lead0 = false;
-			return true;
-		}
-	}
-	return false;
+	struct mc_frame_info *fi = names_take();
+	if (!fi)
+		return site_key_aside(f, n, pc, depth, lead0);
+	bool found = site_key_walk(f, n, pc, depth, lead0, fi);
+	names_give();
+	return found;
 }
 
 /* The peak's lines: its stacks grouped by the line that names them
@@ -544,14 +607,34 @@ static bool group_stack(const struct mc_peak *pk, size_t s, struct key_table *ke
 }
 
 /* Group gr named, into its line. */
+static bool name_group_in(struct peak_lines *ls, uint32_t *heads, size_t nb,
+			  const struct key_group *gr, struct mc_frame_info *fi, size_t *l)
+{
+	int k = gr->pc ? mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE) : 1;
+	*l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0],
+		     gr->pc && gr->depth + 1 < k);
+	return *l != (size_t)-1;
+}
+
+/* name_group's naming where the shared frames are taken */
+static __attribute__((noinline)) bool name_group_aside(struct peak_lines *ls, uint32_t *heads,
+						       size_t nb, const struct key_group *gr,
+						       size_t *l)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	return name_group_in(ls, heads, nb, gr, fi, l);
+}
+
 static bool name_group(struct peak_lines *ls, uint32_t *heads, size_t nb,
 		       const struct mc_peak *pk, const struct key_group *gr)
 {
-	struct mc_frame_info fi[MC_MAX_INLINE];
-	int k = gr->pc ? mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE) : 1;
-	size_t l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0],
-			   gr->pc && gr->depth + 1 < k);
-	if (l == (size_t)-1)
+	size_t l;
+	struct mc_frame_info *fi = names_take();
+	bool named = fi ? name_group_in(ls, heads, nb, gr, fi, &l)
+			: name_group_aside(ls, heads, nb, gr, &l);
+	if (fi)
+		names_give();
+	if (!named)
 		return false;
 	struct peak_line *line = &ls->v[l];
 	const struct mc_peak_site *a = &pk->all[gr->top], *b = &pk->all[line->top];
