@@ -205,31 +205,6 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
 	mc_buf_end(b, w);
 }
 
-/* The frames the report's naming asks mc_symbolize_frames for
- * (json_stack, site_key, name_group): one array of the library's, taken
- * by whichever asks first, where each had MC_MAX_INLINE of them (10.3
- * KiB) on the stack under the symbolizer's calls, which then ran 10 KiB
- * deeper each: a passing plain_clean with a JSON report touched 5-7
- * pages of its stack more than bare at its exit, a page fault each
- * (test_codeblocks' shallow_exit).  Most names fill fi[0] alone: one
- * page of it is touched.  Taken with a flag, not a lock (a fatal
- * signal's report may come in while the thread holds it, and a failure
- * injection's record may name a stack while another thread's region
- * ends): whoever finds it taken names on its own stack, as before. */
-static struct mc_frame_info names_fi[MC_MAX_INLINE];
-static atomic_flag names_taken = ATOMIC_FLAG_INIT;
-
-static struct mc_frame_info *names_take(void)
-{
-	return atomic_flag_test_and_set_explicit(&names_taken, memory_order_acquire) ? NULL
-										     : names_fi;
-}
-
-static void names_give(void)
-{
-	atomic_flag_clear_explicit(&names_taken, memory_order_release);
-}
-
 /* A stack's entries, innermost first, up to main.  Whether allocation
  * functions lead (allocfn.c) is asked frame by frame as they are named,
  * as mc_allocfn_lead's walk asks it: that walk named the leading frames
@@ -307,13 +282,13 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 			mc_buf_repeat(b, memo->stack[s].off, memo->stack[s].len);
 			return;
 		}
-	struct mc_frame_info *fi = names_take();
+	struct mc_frame_info *fi = mc_symbolize_frames_borrow();
 	if (!fi) {
 		json_stack_aside(b, id, memo);
 		return;
 	}
 	json_stack_in(b, id, memo, fi);
-	names_give();
+	mc_symbolize_frames_return();
 }
 
 /* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found;
@@ -399,11 +374,11 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 		*lead0 = true;
 		return true;
 	}
-	struct mc_frame_info *fi = names_take();
+	struct mc_frame_info *fi = mc_symbolize_frames_borrow();
 	if (!fi)
 		return site_key_aside(f, n, pc, depth, lead0);
 	bool found = site_key_walk(f, n, pc, depth, lead0, fi);
-	names_give();
+	mc_symbolize_frames_return();
 	return found;
 }
 
@@ -629,11 +604,11 @@ static bool name_group(struct peak_lines *ls, uint32_t *heads, size_t nb,
 		       const struct mc_peak *pk, const struct key_group *gr)
 {
 	size_t l;
-	struct mc_frame_info *fi = names_take();
+	struct mc_frame_info *fi = mc_symbolize_frames_borrow();
 	bool named = fi ? name_group_in(ls, heads, nb, gr, fi, &l)
 			: name_group_aside(ls, heads, nb, gr, &l);
 	if (fi)
-		names_give();
+		mc_symbolize_frames_return();
 	if (!named)
 		return false;
 	struct peak_line *line = &ls->v[l];
