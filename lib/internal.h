@@ -2584,6 +2584,10 @@ void mc_symbolize(uintptr_t pc, struct mc_frame_info *out);
  * into, with the call's file:line.  Returns the frames written (>= 1). */
 #define MC_MAX_INLINE 8
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
+/* MC_MAX_INLINE frames of the library's to name a stack in, or NULL where
+ * another caller has them (name on the stack then); given back after. */
+struct mc_frame_info *mc_symbolize_frames_borrow(void);
+void mc_symbolize_frames_return(void);
 /* The compile directory of pc's unit (symsession.c), for valgrind's XML. */
 bool mc_symbolize_comp_dir(uintptr_t pc, char *out, size_t cap);
 /* The frame pc's symbol table names, one, with no file:line and no

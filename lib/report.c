@@ -209,17 +209,12 @@ static void json_frame(struct mc_buf *b, bool comma, uintptr_t pc, const struct 
  * functions lead (allocfn.c) is asked frame by frame as they are named,
  * as mc_allocfn_lead's walk asks it: that walk named the leading frames
  * a second time. */
-static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
+static void json_stack_in(struct mc_buf *b, uint32_t id, struct json_memo *memo,
+			  struct mc_frame_info *fi)
 {
-	for (unsigned s = 0; memo && s < memo->nstacks; s++)
-		if (memo->stack[s].id == id) {
-			mc_buf_repeat(b, memo->stack[s].off, memo->stack[s].len);
-			return;
-		}
 	size_t whole = b->len;
 	const uintptr_t *f;
 	int n = mc_stack_get_code(id, &f);
-	struct mc_frame_info fi[MC_MAX_INLINE];
 	bool leading = true; /* every entry so far an allocation function's */
 	struct json_last local = { 0 }, *last = memo ? &memo->last : &local;
 	PUTL(b, "[");
@@ -272,6 +267,30 @@ static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
 	}
 }
 
+/* json_stack where the shared frames are taken: its own, on the stack */
+static __attribute__((noinline)) void json_stack_aside(struct mc_buf *b, uint32_t id,
+						       struct json_memo *memo)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	json_stack_in(b, id, memo, fi);
+}
+
+static void json_stack(struct mc_buf *b, uint32_t id, struct json_memo *memo)
+{
+	for (unsigned s = 0; memo && s < memo->nstacks; s++)
+		if (memo->stack[s].id == id) {
+			mc_buf_repeat(b, memo->stack[s].off, memo->stack[s].len);
+			return;
+		}
+	struct mc_frame_info *fi = mc_symbolize_frames_borrow();
+	if (!fi) {
+		json_stack_aside(b, id, memo);
+		return;
+	}
+	json_stack_in(b, id, memo, fi);
+	mc_symbolize_frames_return();
+}
+
 /* "file.c:42 (fn)" for a site named by fi (site_key's frame, when found;
  * inlined: a function inlined there, named as a stack names it), or
  * "(no stack recorded)". */
@@ -294,6 +313,40 @@ static bool same_site(bool fa, const struct mc_frame_info *a, bool fb, const str
 		return fa == fb;
 	return a->line == b->line && !strcmp(a->file, b->file) &&
 	       !strcmp(a->function, b->function) && !strcmp(a->object, b->object);
+}
+
+/* site_key's walk: mc_allocfn_lead's, stopped at its first frame that
+ * is not an allocation function's: that frame is the key (a walk to
+ * count the lead, then one to find its frame, named the frames twice);
+ * fi, MC_MAX_INLINE frames to name them in. */
+static bool site_key_walk(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool *lead0,
+			  struct mc_frame_info *fi)
+{
+	for (int i = 0, at = 0; i < n; i++) {
+		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
+		for (int j = 0; j < k; j++, at++)
+			if (!mc_allocfn_is(f[i], &fi[j])) {
+				*pc = f[i];
+				*depth = j;
+				*lead0 = at == 0;
+				return true;
+			}
+		if (i == n - 1) { /* every frame an allocation function's */
+			*pc = f[i];
+			*depth = k - 1;
+			*lead0 = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* site_key_walk where the shared frames are taken: its own, on the stack */
+static __attribute__((noinline)) bool site_key_aside(const uintptr_t *f, int n, uintptr_t *pc,
+						     int *depth, bool *lead0)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	return site_key_walk(f, n, pc, depth, lead0, fi);
 }
 
 /* The frame a site is named by: the first of its stack past the
@@ -321,27 +374,12 @@ static bool site_key(const uintptr_t *f, int n, uintptr_t *pc, int *depth, bool 
 		*lead0 = true;
 		return true;
 	}
-	/* mc_allocfn_lead's walk, stopped at its first frame that is not an
-	 * allocation function's: that frame is the key (a walk to count the
-	 * lead, then one to find its frame, named the frames twice) */
-	struct mc_frame_info fi[MC_MAX_INLINE];
-	for (int i = 0, at = 0; i < n; i++) {
-		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
-		for (int j = 0; j < k; j++, at++)
-			if (!mc_allocfn_is(f[i], &fi[j])) {
-				*pc = f[i];
-				*depth = j;
-				*lead0 = at == 0;
-				return true;
-			}
-		if (i == n - 1) { /* every frame an allocation function's */
-			*pc = f[i];
-			*depth = k - 1;
-			*lead0 = false;
-			return true;
-		}
-	}
-	return false;
+	struct mc_frame_info *fi = mc_symbolize_frames_borrow();
+	if (!fi)
+		return site_key_aside(f, n, pc, depth, lead0);
+	bool found = site_key_walk(f, n, pc, depth, lead0, fi);
+	mc_symbolize_frames_return();
+	return found;
 }
 
 /* The peak's lines: its stacks grouped by the line that names them
@@ -544,14 +582,34 @@ static bool group_stack(const struct mc_peak *pk, size_t s, struct key_table *ke
 }
 
 /* Group gr named, into its line. */
+static bool name_group_in(struct peak_lines *ls, uint32_t *heads, size_t nb,
+			  const struct key_group *gr, struct mc_frame_info *fi, size_t *l)
+{
+	int k = gr->pc ? mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE) : 1;
+	*l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0],
+		     gr->pc && gr->depth + 1 < k);
+	return *l != (size_t)-1;
+}
+
+/* name_group's naming where the shared frames are taken */
+static __attribute__((noinline)) bool name_group_aside(struct peak_lines *ls, uint32_t *heads,
+						       size_t nb, const struct key_group *gr,
+						       size_t *l)
+{
+	struct mc_frame_info fi[MC_MAX_INLINE];
+	return name_group_in(ls, heads, nb, gr, fi, l);
+}
+
 static bool name_group(struct peak_lines *ls, uint32_t *heads, size_t nb,
 		       const struct mc_peak *pk, const struct key_group *gr)
 {
-	struct mc_frame_info fi[MC_MAX_INLINE];
-	int k = gr->pc ? mc_symbolize_frames(gr->pc, fi, MC_MAX_INLINE) : 1;
-	size_t l = line_of(ls, heads, nb, gr->pc != 0, &fi[gr->pc ? gr->depth : 0],
-			   gr->pc && gr->depth + 1 < k);
-	if (l == (size_t)-1)
+	size_t l;
+	struct mc_frame_info *fi = mc_symbolize_frames_borrow();
+	bool named = fi ? name_group_in(ls, heads, nb, gr, fi, &l)
+			: name_group_aside(ls, heads, nb, gr, &l);
+	if (fi)
+		mc_symbolize_frames_return();
+	if (!named)
 		return false;
 	struct peak_line *line = &ls->v[l];
 	const struct mc_peak_site *a = &pk->all[gr->top], *b = &pk->all[line->top];

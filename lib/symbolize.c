@@ -55,6 +55,7 @@
  * these files themselves never call malloc.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include <elfutils/libdw.h>
@@ -62,6 +63,31 @@
 
 #include "internal.h"
 #include "symbolize.h"
+
+/* MC_MAX_INLINE frames for mc_symbolize_frames' answers, one array of
+ * the library's lent to whoever names a stack (report.c's JSON and peak
+ * lines, vgtext.c's text): each had them on the stack (10.3 KiB) under
+ * the symbolizer's calls, which then ran 10 KiB deeper, a page fault for
+ * each page of stack touched so (test_codeblocks' shallow_exit: a
+ * passing plain_clean with a JSON report, 5-7 pages more than bare at
+ * its exit before).  Most names fill the first frame alone: one page of
+ * it is touched.  Lent by a flag, not a lock (a fatal signal's report
+ * may come in while the thread holds it, and a failure injection's
+ * record may name a stack while another thread's region ends): NULL
+ * where it is out, and the caller names on its own stack, as before. */
+static struct mc_frame_info lent_frames[MC_MAX_INLINE];
+static atomic_flag frames_out = ATOMIC_FLAG_INIT;
+
+struct mc_frame_info *mc_symbolize_frames_borrow(void)
+{
+	return atomic_flag_test_and_set_explicit(&frames_out, memory_order_acquire) ? NULL
+										    : lent_frames;
+}
+
+void mc_symbolize_frames_return(void)
+{
+	atomic_flag_clear_explicit(&frames_out, memory_order_release);
+}
 
 int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max)
 {
