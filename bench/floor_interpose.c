@@ -29,6 +29,17 @@
  * bench/targets weighs memcheck against it (doc/costs.md, sessions 32
  * and 33).
  *
+ * FLOOR_DEPOT=1 (default 0: off) adds (d): a stack the 64-slot cache does
+ * not name is looked up by its hash in a depot, an open-addressing table
+ * of 16-byte slots (hash, id; half full at most), and a hash not there is
+ * stored once, its frames walked again into an arena that only grows:
+ * the least a tracker that reports allocation stacks does beyond (a),
+ * and what the plain floor leaves out (its cache hands a new id to every
+ * stack it lost).  Where a program's stacks are many (tree_bench.c: some
+ * 90,000), that lookup, the stores and the memory they take are weighed
+ * against memcheck's depot (doc/costs.md, 2026-12-06 stack37).  Not in
+ * make bench's rows; per thread, as the table.
+ *
  * FLOOR_CHECK=1: at exit, "floor_interpose: peak N bytes" on standard
  * error, the main thread's peak of live bytes; run.sh's untimed check
  * that the preload is in front of the allocator (with the wrong order it
@@ -50,6 +61,7 @@
 
 static int depth = 16;
 static int table_on = 1;
+static int depot_on;
 static int check;
 static size_t scrub_cap; /* FLOOR_SCRUB, a multiple of 8; 0: off */
 #if defined(__x86_64__)
@@ -67,20 +79,31 @@ struct ent {
 	uint64_t w;   /* size << 27 | stack id, as memcheck's entries */
 };
 
-static __thread __attribute__((tls_model("initial-exec"))) struct {
+/* An open-addressing table of entries keyed by p, half full at most. */
+struct tab {
 	struct ent *e;
 	uint64_t mask, n;
 	unsigned shift;
+};
+
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	struct tab t; /* (b): the live blocks */
 	int64_t live, peak;
 	uint64_t hash[64];
 	uint32_t id[64];
 	uint32_t next_id;
+	/* (d): the depot, entries keyed by the stack's hash (0 kept as 1),
+	 * the id their value */
+	struct tab d;
+	uintptr_t *arena, *arena_end;
 } me;
 
 __attribute__((constructor)) static void init(void)
 {
 	const char *d = getenv("FLOOR_DEPTH"), *t = getenv("FLOOR_TABLE"),
-		   *c = getenv("FLOOR_CHECK"), *sc = getenv("FLOOR_SCRUB");
+		   *c = getenv("FLOOR_CHECK"), *sc = getenv("FLOOR_SCRUB"),
+		   *dp = getenv("FLOOR_DEPOT");
+	depot_on = dp && *dp == '1';
 	if (d)
 		depth = atoi(d);
 	if (t)
@@ -114,12 +137,89 @@ __attribute__((destructor)) static void report(void)
 	(void)r;
 }
 
+/* The frames from fp, as stack_of walks them, stored at the arena's end
+ * (their number first); 0 where no room could be mapped. */
+static int depot_store(const uintptr_t *fp)
+{
+	if (me.arena_end - me.arena < 1 + depth) {
+		size_t len = 1 << 20;
+		void *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a == MAP_FAILED)
+			return 0;
+		me.arena = a;
+		me.arena_end = (uintptr_t *)((char *)a + len);
+	}
+	uintptr_t *n = me.arena++, lo = (uintptr_t)fp;
+	*n = 0;
+	for (int i = 0; i < depth; i++) {
+		uintptr_t f = (uintptr_t)fp;
+		if (f < lo || f >= stack_top || (f & 7))
+			break;
+		*me.arena++ = fp[1];
+		++*n;
+		lo = f + 16;
+		fp = (const uintptr_t *)fp[0];
+	}
+	return 1;
+}
+
+static void put(struct ent *e, uint64_t mask, unsigned shift, uintptr_t p, uint64_t w)
+{
+	uint64_t i = (p * K) >> shift;
+	while (e[i].p)
+		i = (i + 1) & mask;
+	e[i].p = p;
+	e[i].w = w;
+}
+
+/* Twice the slots at half full (4,096 to start), every entry put again. */
+static int grow(struct tab *t)
+{
+	uint64_t slots = t->e ? (t->mask + 1) * 2 : 4096;
+	struct ent *e = mmap(NULL, slots * sizeof *e, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e == MAP_FAILED)
+		return 0;
+	unsigned shift = (unsigned)__builtin_clzll(slots) + 1;
+	if (t->e) {
+		for (uint64_t i = 0; i <= t->mask; i++)
+			if (t->e[i].p)
+				put(e, slots - 1, shift, t->e[i].p, t->e[i].w);
+		munmap(t->e, (t->mask + 1) * sizeof *e);
+	}
+	t->e = e;
+	t->mask = slots - 1;
+	t->shift = shift;
+	return 1;
+}
+
+/* (d): the id of the stack of hash h walked from fp, stored where new. */
+static __attribute__((noinline)) uint32_t depot_id(uint64_t h, const uintptr_t *fp)
+{
+	h = h ? h : 1;
+	if (me.d.e) {
+		for (uint64_t i = (h * K) >> me.d.shift;; i = (i + 1) & me.d.mask) {
+			if (me.d.e[i].p == h)
+				return (uint32_t)me.d.e[i].w;
+			if (!me.d.e[i].p)
+				break;
+		}
+	}
+	if ((2 * (me.d.n + 1) > me.d.mask + 1 && !grow(&me.d)) || !depot_store(fp))
+		return 0;
+	uint32_t id = ++me.next_id & ((1u << 27) - 1);
+	put(me.d.e, me.d.mask, me.d.shift, h, id);
+	me.d.n++;
+	return id;
+}
+
 /* The frames from fp (the wrapper's own record: fp[1] is the program's
  * call), hashed and named: a chain of dependent loads, as every
  * frame-pointer unwinder's. */
 static inline __attribute__((always_inline)) uint32_t stack_of(const uintptr_t *fp)
 {
 	uint64_t h = 0;
+	const uintptr_t *fp0 = fp;
 	uintptr_t lo = (uintptr_t)fp;
 	for (int i = 0; i < depth; i++) {
 		uintptr_t f = (uintptr_t)fp;
@@ -132,7 +232,7 @@ static inline __attribute__((always_inline)) uint32_t stack_of(const uintptr_t *
 	unsigned s = (unsigned)(h >> 58);
 	if (__builtin_expect(me.hash[s] != h, 0)) {
 		me.hash[s] = h;
-		me.id[s] = ++me.next_id & ((1u << 27) - 1);
+		me.id[s] = depot_on ? depot_id(h, fp0) : ++me.next_id & ((1u << 27) - 1);
 	}
 	return me.id[s];
 }
@@ -199,36 +299,6 @@ static __attribute__((noinline)) void scrub(void *p, size_t from, size_t n)
 			*w = 0;
 }
 
-static void put(struct ent *e, uint64_t mask, unsigned shift, uintptr_t p, uint64_t w)
-{
-	uint64_t i = (p * K) >> shift;
-	while (e[i].p)
-		i = (i + 1) & mask;
-	e[i].p = p;
-	e[i].w = w;
-}
-
-/* Twice the slots at half full (4,096 to start), every entry put again. */
-static int grow(void)
-{
-	uint64_t slots = me.e ? (me.mask + 1) * 2 : 4096;
-	struct ent *e = mmap(NULL, slots * sizeof *e, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (e == MAP_FAILED)
-		return 0;
-	unsigned shift = (unsigned)__builtin_clzll(slots) + 1;
-	if (me.e) {
-		for (uint64_t i = 0; i <= me.mask; i++)
-			if (me.e[i].p)
-				put(e, slots - 1, shift, me.e[i].p, me.e[i].w);
-		munmap(me.e, (me.mask + 1) * sizeof *e);
-	}
-	me.e = e;
-	me.mask = slots - 1;
-	me.shift = shift;
-	return 1;
-}
-
 static inline __attribute__((always_inline)) void enter(void *p, size_t n, const uintptr_t *fp)
 {
 	uint32_t id = depth > 0 ? stack_of(fp) : 0;
@@ -236,10 +306,10 @@ static inline __attribute__((always_inline)) void enter(void *p, size_t n, const
 		__asm__ volatile("" : : "r"(id)); /* the walk is not dead code */
 		return;
 	}
-	if (__builtin_expect(2 * (me.n + 1) > me.mask + 1, 0) && !grow())
+	if (__builtin_expect(2 * (me.t.n + 1) > me.t.mask + 1, 0) && !grow(&me.t))
 		return;
-	put(me.e, me.mask, me.shift, (uintptr_t)p, (uint64_t)n << 27 | id);
-	me.n++;
+	put(me.t.e, me.t.mask, me.t.shift, (uintptr_t)p, (uint64_t)n << 27 | id);
+	me.t.n++;
 	me.live += (int64_t)n;
 	if (me.live > me.peak)
 		me.peak = me.live;
@@ -249,29 +319,29 @@ static inline __attribute__((always_inline)) void enter(void *p, size_t n, const
  * every entry stays reachable from its home slot. */
 static inline __attribute__((always_inline)) size_t leave(void *p)
 {
-	if (!table_on || !me.e)
+	if (!table_on || !me.t.e)
 		return 0;
-	uint64_t i = ((uintptr_t)p * K) >> me.shift;
-	while (me.e[i].p != (uintptr_t)p) {
-		if (!me.e[i].p)
+	uint64_t i = ((uintptr_t)p * K) >> me.t.shift;
+	while (me.t.e[i].p != (uintptr_t)p) {
+		if (!me.t.e[i].p)
 			return 0; /* not ours: before init, or another thread's */
-		i = (i + 1) & me.mask;
+		i = (i + 1) & me.t.mask;
 	}
-	size_t n = (size_t)(me.e[i].w >> 27);
+	size_t n = (size_t)(me.t.e[i].w >> 27);
 	me.live -= (int64_t)n;
-	me.n--;
-	for (uint64_t j = (i + 1) & me.mask;; j = (j + 1) & me.mask) {
-		uintptr_t q = me.e[j].p;
+	me.t.n--;
+	for (uint64_t j = (i + 1) & me.t.mask;; j = (j + 1) & me.t.mask) {
+		uintptr_t q = me.t.e[j].p;
 		if (!q)
 			break;
-		uint64_t home = (q * K) >> me.shift;
+		uint64_t home = (q * K) >> me.t.shift;
 		/* q stays where it is if its home lies cyclically in (i, j] */
-		if (((j - home) & me.mask) < ((j - i) & me.mask))
+		if (((j - home) & me.t.mask) < ((j - i) & me.t.mask))
 			continue;
-		me.e[i] = me.e[j];
+		me.t.e[i] = me.t.e[j];
 		i = j;
 	}
-	me.e[i].p = 0;
+	me.t.e[i].p = 0;
 	return n;
 }
 
