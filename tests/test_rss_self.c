@@ -407,9 +407,9 @@ H_CHECK(peak_before_heap_error)
  * the child's first capture asked where the parent had captured
  * nothing) asked in the fork's window instead (life.c fork_child):
  * glibc's rss_end and peak_rss +132 -> +68 KiB, the same in 3 of 3
- * runs (mimalloc/jemalloc/tcmalloc, whose start-up asks it bare,
- * +72/+76/+72 and -52/-28 peak, unchanged); the tolerance 104 KiB,
- * between those and main's +132. */
+ * runs (mimalloc/jemalloc/tcmalloc +72/+76/+72, peak -52/-28,
+ * unchanged: there the parent had asked it before the fork); the
+ * tolerance 104 KiB, between those and main's +132. */
 #define TOLERANCE_FORK_KIB 104
 H_CHECK(child_as_its_own)
 {
