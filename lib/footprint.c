@@ -747,17 +747,20 @@ void mc_own_work_begin_start(void)
  * the bare child's (test_rss_self's fork rows).  All of them are given
  * back at the window's end (mc_start_pages_none), and only its
  * anonymous growth is memcheck's. */
-void mc_own_work_begin_fork(void)
+bool mc_own_work_begin_fork(void)
 {
 	fp_enter();
+	bool gives_back = false;
 	if (measuring && work_depth == 0 && pagemap_fd < 0) {
 		pagemap_fd = mc_proc_open("pagemap", O_RDONLY);
-		if (pagemap_fd >= 0)
+		gives_back = pagemap_fd >= 0;
+		if (gives_back)
 			mc_start_pages_none();
 		startup_begun = false; /* work_begin: start-up's reads */
 	}
 	pthread_mutex_unlock(&fp_lock);
 	work_begin(false, false);
+	return gives_back;
 }
 
 /* The end of the window: what it left (extra), from the RSS and M read

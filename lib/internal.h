@@ -813,8 +813,9 @@ void mc_own_work_begin_taken(void);
  * objects' read-only pages given back at its end (footprint.c) */
 void mc_own_work_begin_start(void);
 /* a forked child's handlers' window, as start-up's: every read-only
- * page of the objects present at its end given back (footprint.c) */
-void mc_own_work_begin_fork(void);
+ * page of the objects present at its end given back (footprint.c);
+ * true where it will be (the figures measured) */
+bool mc_own_work_begin_fork(void);
 void mc_own_work_end(void);
 void mc_own_work_end_process(void); /* the process region's: see footprint.c */
 /* start-up's, where the process region begins next: settled by its

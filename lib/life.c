@@ -793,7 +793,20 @@ static void fork_child(void)
 	mc_pid_after_fork();
 	mc_walks_postfork(true);
 	mc_footprint_after_fork_child();
-	mc_own_work_begin_fork();
+	bool gives_back = mc_own_work_begin_fork();
+	/* What the child's first stack capture asks the auxiliary vector
+	 * (ownread.c's view of the main program's headers), asked here if
+	 * the parent never did: getauxval's 64 KiB block of the C library,
+	 * which the bare child never maps, faulted in the window and given
+	 * back at its end, not after it as the child's own.  Only where the
+	 * figures are measured: elsewhere nothing is given back, and the
+	 * call ran a block of libmemcheck's code more in every forked child
+	 * (test_codeblocks). */
+	if (gives_back) {
+		size_t main_phnum;
+		uintptr_t main_bias;
+		(void)mc_main_phdrs(&main_phnum, &main_bias);
+	}
 	mc_fault_postfork_child();
 	mc_map_after_fork();
 	mc_text_after_fork();

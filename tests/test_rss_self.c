@@ -402,8 +402,15 @@ H_CHECK(peak_before_heap_error)
  * the blocks of the C library and the dynamic linker that memcheck's
  * first tracked calls in the child run (pthread_mutex_lock's,
  * _dl_find_object's in both: a pagemap diff at the child's figures),
- * which the parent had present from its start, bare too. */
-#define TOLERANCE_FORK_KIB 160
+ * which the parent had present from its start, bare too.  Session 37:
+ * getauxval's block of the C library (objects.c mc_main_phdrs, which
+ * the child's first capture asked where the parent had captured
+ * nothing) asked in the fork's window instead (life.c fork_child):
+ * glibc's rss_end and peak_rss +132 -> +68 KiB, the same in 3 of 3
+ * runs (mimalloc/jemalloc/tcmalloc +72/+76/+72, peak -52/-28,
+ * unchanged: there the parent had asked it before the fork); the
+ * tolerance 104 KiB, between those and main's +132. */
+#define TOLERANCE_FORK_KIB 104
 H_CHECK(child_as_its_own)
 {
 	const struct h_json *child = NULL;
