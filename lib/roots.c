@@ -458,6 +458,22 @@ static bool is_self(const struct dl_phdr_info *info)
 	return false;
 }
 
+/* An object's static TLS block, which lies at the same distance below
+ * every thread's pointer (add_thread_mapped): that distance and its
+ * size in *off and *size, left as they are for an object without one
+ * or with dynamic TLS (above the thread pointer or not yet made). */
+static void static_tls(const struct dl_phdr_info *info, uintptr_t *off, uintptr_t *size)
+{
+	uintptr_t at = (uintptr_t)info->dlpi_tls_data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
+			*off = mc_thread_pointer() - at;
+			*size = ph->p_memsz;
+		}
+	}
+}
+
 static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -465,16 +481,8 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!r->self_seen && is_self(info)) {
 		r->self_seen = true;
 		/* memcheck's own thread-local data (the unwinder's copies of
-		 * stack words, its caches) is no root either: its block lies
-		 * at the same distance below every thread's pointer */
-		for (int i = 0; i < info->dlpi_phnum; i++) {
-			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-			uintptr_t at = (uintptr_t)info->dlpi_tls_data;
-			if (ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
-				r->self_tls_off = mc_thread_pointer() - at;
-				r->self_tls_size = ph->p_memsz;
-			}
-		}
+		 * stack words, its caches) is no root either */
+		static_tls(info, &r->self_tls_off, &r->self_tls_size);
 		return 0;
 	}
 	int kind = MC_ROOT_PLAIN;
@@ -482,15 +490,11 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 		kind = MC_ROOT_GLIBC;
 	else if (info->dlpi_addr && mc_allocator_own_code(info->dlpi_addr))
 		kind = MC_ROOT_ALLOCATOR;
+	if (kind == MC_ROOT_ALLOCATOR)
+		static_tls(info, &r->alloc_tls_off, &r->alloc_tls_size);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t at = (uintptr_t)info->dlpi_tls_data;
-		if (kind == MC_ROOT_ALLOCATOR && ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
-			/* static TLS: at the same distance below every thread's
-			 * pointer (add_thread_mapped) */
-			r->alloc_tls_off = mc_thread_pointer() - at;
-			r->alloc_tls_size = ph->p_memsz;
-		}
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
 			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 			uintptr_t hi = (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095;
