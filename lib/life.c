@@ -565,6 +565,23 @@ __attribute__((destructor)) static void mc_destructor(void)
 	mc_text_hold_end();
 }
 
+/* libstdc++'s __gnu_cxx::__freeres (its emergency exception pool),
+ * under valgrind's text, unless --run-cxx-freeres=no.  at_exit: from
+ * _exit, where valgrind calls it too and memcheck leaves the C
+ * library's alone (it flushes stdio, which _exit does not): there the
+ * caller asks whether the process is down to its one thread (freeres
+ * asked already).  A C program that leaves by _exit under jemalloc or
+ * tcmalloc, which bring libstdc++ (dash), kept the pool in use where
+ * valgrind freed it: one free fewer.  Rare: out of line, in group 7. */
+__attribute__((noinline)) static void freeres_cxx(bool at_exit)
+{
+	if (at_exit && !mc_never_threaded() && !mc_threads_alone())
+		return;
+	void (*cxx)(void) = (void (*)(void))mc_sym_first("_ZN9__gnu_cxx9__freeresEv", NULL);
+	if (cxx && (mc_opt.valgrind_freeres & MC_FREERES_CXX))
+		cxx();
+}
+
 /* valgrind's end of a process, for valgrind's text alone (its figures
  * are valgrind's): valgrind calls libstdc++'s __gnu_cxx::__freeres (the
  * emergency exception pool) and then glibc's __libc_freeres (stdio's
@@ -596,11 +613,9 @@ static void freeres(void)
 		return;
 	if (!mc_never_threaded() && !mc_threads_alone())
 		return;
-	void (*cxx)(void) = (void (*)(void))mc_sym_first("_ZN9__gnu_cxx9__freeresEv", NULL);
+	freeres_cxx(false);
 	void (*libc)(void) = (void (*)(void))mc_sym_first("__libc_freeres", NULL);
-	/* --run-cxx-freeres=no, --run-libc-freeres=no */
-	if (cxx && (mc_opt.valgrind_freeres & MC_FREERES_CXX))
-		cxx();
+	/* --run-libc-freeres=no */
 	if (libc && (mc_opt.valgrind_freeres & MC_FREERES_LIBC))
 		libc();
 }
@@ -683,8 +698,12 @@ static _Noreturn void exit_now(int status)
 	pid_t self = was_deferred || may_report_at_exit() ? (pid_t)syscall(SYS_getpid) : 0;
 	if (was_deferred && self == deferred_pid && atomic_exchange(&deferred, false)) {
 		atomic_store(&exit_handler_ran, true);
+		if (mc_opt.valgrind_text != MC_VGTEXT_NONE)
+			freeres_cxx(true);
 		status = end_held(status, false);
 	} else if (!was_deferred && self && report_at_exit(self)) {
+		if (mc_opt.valgrind_text != MC_VGTEXT_NONE)
+			freeres_cxx(true);
 		status = end_held(status, false);
 	}
 	/* found in start-up's walk (a left-out shell, dash, leaves by

@@ -458,6 +458,22 @@ static bool is_self(const struct dl_phdr_info *info)
 	return false;
 }
 
+/* An object's static TLS block, which lies at the same distance below
+ * every thread's pointer (add_thread_mapped): that distance and its
+ * size in *off and *size, left as they are for an object without one
+ * or with dynamic TLS (above the thread pointer or not yet made). */
+static void static_tls(const struct dl_phdr_info *info, uintptr_t *off, uintptr_t *size)
+{
+	uintptr_t at = (uintptr_t)info->dlpi_tls_data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
+			*off = mc_thread_pointer() - at;
+			*size = ph->p_memsz;
+		}
+	}
+}
+
 static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -465,16 +481,8 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!r->self_seen && is_self(info)) {
 		r->self_seen = true;
 		/* memcheck's own thread-local data (the unwinder's copies of
-		 * stack words, its caches) is no root either: its block lies
-		 * at the same distance below every thread's pointer */
-		for (int i = 0; i < info->dlpi_phnum; i++) {
-			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-			uintptr_t at = (uintptr_t)info->dlpi_tls_data;
-			if (ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
-				r->self_tls_off = mc_thread_pointer() - at;
-				r->self_tls_size = ph->p_memsz;
-			}
-		}
+		 * stack words, its caches) is no root either */
+		static_tls(info, &r->self_tls_off, &r->self_tls_size);
 		return 0;
 	}
 	int kind = MC_ROOT_PLAIN;
@@ -482,15 +490,11 @@ static int phdr_roots(struct dl_phdr_info *info, size_t size, void *arg)
 		kind = MC_ROOT_GLIBC;
 	else if (info->dlpi_addr && mc_allocator_own_code(info->dlpi_addr))
 		kind = MC_ROOT_ALLOCATOR;
+	if (kind == MC_ROOT_ALLOCATOR)
+		static_tls(info, &r->alloc_tls_off, &r->alloc_tls_size);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t at = (uintptr_t)info->dlpi_tls_data;
-		if (kind == MC_ROOT_ALLOCATOR && ph->p_type == PT_TLS && at && at < mc_thread_pointer()) {
-			/* static TLS: at the same distance below every thread's
-			 * pointer (add_thread_mapped) */
-			r->alloc_tls_off = mc_thread_pointer() - at;
-			r->alloc_tls_size = ph->p_memsz;
-		}
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
 			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 			uintptr_t hi = (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095;
@@ -677,10 +681,10 @@ static bool own_stack_known(struct mc_roots *r, const struct mc_scan_from *from)
  * undefined as the thread's calls returned.  Each link read only where
  * the maps show it readable; a list another thread was changing when
  * it was stopped ends the walk (at most 4,096 stacks). */
-static void cached_stacks(struct mc_roots *r)
+__attribute__((noinline)) static void cached_stacks(struct mc_roots *r)
 {
-	uintptr_t head = cache_read() ? libc.stack_cache : 0;
-	const struct mc_vma *m = head ? mc_vmas_find(r->maps, head) : NULL;
+	uintptr_t head = libc.stack_cache;
+	const struct mc_vma *m = mc_vmas_find(r->maps, head);
 	if (!m || !(m->prot & PROT_READ) || head + 16 > m->hi)
 		return;
 	uintptr_t n = *(const uintptr_t *)head;
@@ -692,6 +696,57 @@ static void cached_stacks(struct mc_roots *r)
 		add_thread_mapped(r, tp + libc.pthread_size - libc.static_size, tp + libc.pthread_size,
 				  tp);
 		n = *(const uintptr_t *)n;
+	}
+}
+
+/* The link maps of the objects ld.so loaded at the start: it made them
+ * before any allocator ran, with its own one, in pages it mapped itself
+ * (the rest of its data's last page, then pages of its own), which
+ * valgrind, seeing every mapping, reads as roots, and memcheck, which
+ * sees the program's mappings through mmap, did not.  The chain's last
+ * such map holds the first map dlopen made (a block) in its l_next:
+ * where that last one is not ld.so's own (in its data) but, say, the
+ * allocator's libgcc_s, every object dlopen loaded, and what its map
+ * holds, was definitely lost (libexpat's 1,238 + 240 bytes under
+ * jemalloc and tcmalloc, reachable to valgrind).  Each map of the chain
+ * that is no block is a root, from its start to the end of the name
+ * that ld.so's allocation keeps after it: the first word past the
+ * public fields that points into the map's first 2 KiB (its own
+ * allocation: a map is larger) to a libname_list { name, next,
+ * dont_free } whose name follows it; one in an object's data (the
+ * rest of ld.so's last page, where glibc alone loads few enough to fit)
+ * is a root already.  A map of another shape is left as it was.  No lookup
+ * of the mappings: the chain holds ld.so's live maps alone, each read
+ * within itself (two queries more for a leaking process's exit). */
+static void startup_maps(struct mc_roots *r, bool (*is_block)(uintptr_t p, void *arg), void *arg)
+{
+	enum { PUBLIC = sizeof(struct link_map), LOOK = 256, WITHIN = 2048 };
+	/* the chain from libmemcheck's own map (no _r_debug: a symbol
+	 * more for ld.so to look up at every start, ~370 instructions) */
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)(uintptr_t)&startup_maps, &fo) != 0 || !fo.dlfo_link_map)
+		return;
+	const struct link_map *m = fo.dlfo_link_map;
+	while (m->l_prev)
+		m = m->l_prev;
+	for (; m; m = m->l_next) {
+		uintptr_t lo = (uintptr_t)m;
+		size_t i = 0;
+		while (i < r->nseg && (lo < r->seg[i].lo || lo >= r->seg[i].hi))
+			i++;
+		if (i < r->nseg || is_block(lo, arg))
+			continue; /* in an object's data (ld.so's), read already; or a block */
+		for (uintptr_t at = lo + PUBLIC; at < lo + LOOK; at += sizeof(uintptr_t)) {
+			const uintptr_t *q = *(const uintptr_t *const *)at;
+			if ((uintptr_t)q <= at || (uintptr_t)q & 7 || (uintptr_t)q - lo >= WITHIN ||
+			    *q != (uintptr_t)(q + 3))
+				continue;
+			const char *end = (const char *)(q + 3);
+			while (*end && end - (const char *)q < 4096)
+				end++;
+			add_kind(r, lo, (uintptr_t)end + 1, MC_ROOT_PLAIN);
+			break;
+		}
 	}
 }
 
@@ -714,9 +769,10 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		mc_log("cannot read /proc/self/maps: no stack, thread or mapping is a root");
 		return;
 	}
-	if (read)
+	if (read) {
 		mc_vmas_roots(r->maps, &r->prog, add_cb, r);
-	else
+		startup_maps(r, is_block, arg);
+	} else
 		mc_log("cannot read /proc/self/maps: only the exiting thread's stack and the "
 		       "objects' data are roots");
 
@@ -795,7 +851,8 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	}
 	if (nregs)
 		mc_roots_add(r, (uintptr_t)r->regs, (uintptr_t)(r->regs + nregs));
-	cached_stacks(r);
+	if (libc.stack_cache && cache_read())
+		cached_stacks(r); /* rare: out of line, in group 7 */
 }
 
 void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)
