@@ -195,7 +195,7 @@ MC_HOT static bool forward_only;
  * read. */
 MC_HOT static bool hide_settings; /* the checked program: mc_valgrind_hide */
 
-static bool exec_untraced(void)
+static __attribute__((noinline)) bool exec_untraced_named(void)
 {
 	/* an entry of MEMCHECK_VALGRIND (options.c), ended by its separator,
 	 * or the variable, found in one walk; consumed as "0" or "00...":
@@ -224,6 +224,18 @@ static bool exec_untraced(void)
 	hide_settings = combined;
 	while (v < d)
 		*v++ = '0';
+	return false;
+}
+
+/* Only valgrind's command line sets the variables exec_untraced_named
+ * reads: every other process walks its environment for their common
+ * prefix and no further, and that code (in lib/text-order.ld's group 7)
+ * stays out of the blocks every start runs. */
+static bool exec_untraced(void)
+{
+	for (char **e = environ; e && *e; e++)
+		if ((*e)[0] == 'M' && mc_str_after(*e, "MEMCHECK_VALGRIND"))
+			return exec_untraced_named();
 	return false;
 }
 

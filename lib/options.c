@@ -294,7 +294,11 @@ static bool read_by_verdict(size_t i)
  * caller's (it leaves out the entries whose caller's value it keeps). */
 static char combined_buf[MC_VALGRIND_MAX];
 
-static void read_combined(const char *combined, const char **vals, bool verdict)
+/* Out of line: only valgrind's command line sets MEMCHECK_VALGRIND, and
+ * this code lies in lib/text-order.ld's group 7, out of the blocks every
+ * start runs. */
+static __attribute__((noinline)) void read_combined(const char *combined, const char **vals,
+						     bool verdict)
 {
 	size_t len = 0;
 	while (combined[len] && len < sizeof combined_buf - 1)
