@@ -511,8 +511,12 @@ int mc_open_append(const char *path);
 /* mc_open_append's errors said plainly. */
 const char *mc_open_error(int err);
 /* Append one record (n bytes at s) to path; what names the variable in
- * the one complaint per process and per *said (a static flag). */
-void mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said);
+ * the one complaint per process and per *said (a static flag).  To a
+ * pipe, a FIFO or a socket it waits wait seconds at most for room (at a
+ * process's end what is left of mc_text_hold's bound), the rest dropped
+ * (ETIMEDOUT).  0, or the error that stopped it. */
+int mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said,
+	      int wait);
 
 /* One line of memcheck's text (mc_text_fd), prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -763,6 +767,9 @@ void mc_exit_region_ended(bool pass);
 int mc_exit_status(int status);
 /* After a fatal signal's record (life.c): its failure to the ancestors. */
 void mc_exit_killed(void);
+/* A JSON report record dropped, its reader stalled (report.c): a
+ * process about to exit 0 exits with MEMCHECK_EXITCODE, said. */
+void mc_exit_record_dropped(void);
 bool mc_exit_handled(void);
 void mc_exit_after_fork_child(void);
 

@@ -240,6 +240,23 @@ static const struct h_case other_cases[] = {
 		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
 	  .records = 2, .exit = 23, .out = H_LIST("in time", "stall-_exit: exit 23"),
 	  .check = ended_in_time },
+	/* the child's MEMCHECK_REPORT a FIFO its reader never reads, full:
+	 * the child waited for ever in its report's write (killed by the
+	 * parent after 20 s, before session 37); now its record is dropped
+	 * after the text's bound, said in its text and its status */
+	{ "exit, the report's FIFO is never read: dropped in time, said, status 23",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-stall"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
+	  .records = 1, .out = H_LIST("in time", "report-stall: exit 23"),
+	  .err = H_LIST("/fifo: its reader took no more of this process's record within 1 s",
+			"exit status 23 instead of 0: 1 record of MEMCHECK_REPORT dropped") },
+	/* a pipe read slowly (~0.5 s) within the bound: the record whole */
+	{ "exit, the report's pipe read slowly: the record whole, status 0",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-slow"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .records = 1, .out = H_LIST("record whole", "in time", "report-slow: exit 0"),
+	  .no_err = H_LIST("MEMCHECK_REPORT") },
 	{ "what sigaltstack shows, as bare",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("altstack"), .flags = H_PRELOAD,
 		   .text = "none" },
