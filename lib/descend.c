@@ -342,34 +342,23 @@ void mc_descend_fail(unsigned regions)
 	errno = saved;
 }
 
-bool mc_descend_failed(bool say)
+/* Process pid's records, read and removed: the lines that name this
+ * process (its start time), how many; the first's "PID REGIONS
+ * PROGRAM" copied into first (size bytes).  Rare: a record exists. */
+static __attribute__((noinline)) unsigned take_records(int fd, const char *path, char *first,
+						      size_t size)
 {
-	if (!mc_opt.ancestors)
-		return false;
-	char path[4096];
-	if (!record_path(path, sizeof path, mc_pid()))
-		return false;
-	int saved = errno;
-	int fd = mc_sys_open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-	if (fd < 0) {
-		errno = saved;
-		return false;
-	}
-	/* Rare from here on: a record exists for this pid. */
 	struct stat st;
 	bool ours = mc_sys_fstat(fd, &st) == 0 && st.st_uid == geteuid() && S_ISREG(st.st_mode);
 	char buf[8192];
 	long len = ours ? mc_sys_read(fd, buf, sizeof buf - 1) : -1;
 	mc_sys_close(fd);
-	if (!ours) {
-		errno = saved;
-		return false;
-	}
+	if (!ours)
+		return 0;
 	remove_file(path); /* read: a later process with this pid starts clean */
 	buf[len > 0 ? len : 0] = 0;
 	unsigned long long me = mc_stat_field(MC_STAT_START_TIME);
 	unsigned processes = 0;
-	const char *first = NULL;
 	for (char *p = buf; *p;) {
 		char *end = strchr(p, '\n');
 		if (!end)
@@ -377,24 +366,64 @@ bool mc_descend_failed(bool say)
 		*end = 0;
 		const char *rest = p;
 		if (number(&rest) == me && *rest == ' ') {
-			if (!processes)
-				first = rest + 1;
+			if (!processes && size) {
+				size_t n = strlen(rest + 1);
+				n = n < size - 1 ? n : size - 1;
+				memcpy(first, rest + 1, n);
+				first[n] = 0;
+			}
 			processes++;
 		}
 		p = end + 1;
 	}
-	if (processes && say && mc_opt.text != MC_TEXT_NONE) {
-		/* first: "PID REGIONS PROGRAM" */
-		const char *r = first;
-		unsigned long long dpid = number(&r);
-		r += *r == ' ';
-		unsigned long long regions = number(&r);
+	return processes;
+}
+
+/* The records left for this process, taken: how many processes failed,
+ * the first's "PID REGIONS PROGRAM" in first (size bytes, may be 0). */
+static unsigned take(char *first, size_t size)
+{
+	if (!mc_opt.ancestors)
+		return 0;
+	char path[4096];
+	if (!record_path(path, sizeof path, mc_pid()))
+		return 0;
+	int fd = mc_sys_open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+	return fd < 0 ? 0 : take_records(fd, path, first, size);
+}
+
+unsigned mc_descend_take(unsigned long long *pid, unsigned long long *regions, char *program,
+			 size_t size)
+{
+	int saved = errno;
+	char first[4200];
+	first[0] = 0; /* not the whole array: a page of stack at every exit */
+	unsigned processes = take(first, sizeof first);
+	const char *r = first;
+	*pid = number(&r);
+	r += *r == ' ';
+	*regions = number(&r);
+	r += *r == ' ';
+	if (size) {
+		size_t n = strlen(r);
+		n = n < size - 1 ? n : size - 1;
+		memcpy(program, r, n);
+		program[n] = 0;
+	}
+	errno = saved;
+	return processes;
+}
+
+bool mc_descend_failed(bool say)
+{
+	unsigned long long dpid, regions;
+	char prog[4096];
+	unsigned processes = mc_descend_take(&dpid, &regions, prog, sizeof prog);
+	if (processes && say && mc_opt.text != MC_TEXT_NONE)
 		mc_log("exit status %d instead of 0: descendant process %llu (%s) failed %llu "
 		       "region%s%s (MEMCHECK_ANCESTORS=0 leaves a descendant's failure to its "
 		       "parent)",
-		       mc_opt.exitcode, dpid, *r == ' ' ? r + 1 : "?", regions, regions == 1 ? "" : "s",
+		       mc_opt.exitcode, dpid, prog[0] ? prog : "?", regions, regions == 1 ? "" : "s",
 		       processes > 1 ? ", and other descendants failed too" : "");
-	}
-	errno = saved;
 	return processes > 0;
 }

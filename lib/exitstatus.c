@@ -75,6 +75,22 @@ static __attribute__((noinline)) int dropped_status(unsigned d)
 	return mc_opt.exitcode;
 }
 
+MC_API int memcheck_descendants_failed(long *pid, char *program, size_t size)
+{
+	unsigned long long p = 0, regions = 0;
+	mc_fds_room_begin(); /* descend.c's file: room above the program's limit */
+	unsigned n = mc_descend_take(&p, &regions, program, program ? size : 0);
+	mc_fds_room_end();
+	if (pid)
+		*pid = (long)p;
+	return (int)n;
+}
+
+unsigned mc_exit_failed_regions(void)
+{
+	return atomic_load(&failed);
+}
+
 void mc_exit_record_dropped(void)
 {
 	atomic_fetch_add(&dropped, 1);

@@ -546,6 +546,11 @@ void mc_text_release_stderr(void);
  * (MEMCHECK_TEXT_TIMEOUT), after which what it did not take is dropped. */
 void mc_text_hold(int wait_seconds);
 void mc_text_hold_end(void);
+/* Where the held text ends now (0 where this thread holds none), and
+ * the text held between two such marks taken back (a line that turned
+ * out to have nothing to head: life.c's killed process's). */
+size_t mc_text_hold_mark(void);
+void mc_text_hold_cut(size_t from, size_t to);
 /* The watchdog's: what is held written where that cannot wait. */
 void mc_text_hold_salvage(void);
 /* Descriptor 2 is about to be closed or replaced (fdkeep.c): the copy
@@ -770,6 +775,8 @@ void mc_exit_killed(void);
 /* A JSON report record dropped, its reader stalled (report.c): a
  * process about to exit 0 exits with MEMCHECK_EXITCODE, said. */
 void mc_exit_record_dropped(void);
+/* Regions failed in this process and not handled (memcheck_handled). */
+unsigned mc_exit_failed_regions(void);
 bool mc_exit_handled(void);
 void mc_exit_after_fork_child(void);
 
@@ -781,6 +788,11 @@ void mc_descend_fail(unsigned regions);
 /* At a process's exit: did a descendant leave a record for it (read,
  * removed; said where say)? */
 bool mc_descend_failed(bool say);
+/* The same, taken for memcheck_descendants_failed: how many descendant
+ * processes failed, the first's pid, regions failed and program (in
+ * program, size bytes). */
+unsigned mc_descend_take(unsigned long long *pid, unsigned long long *regions, char *program,
+			 size_t size);
 
 /* ---- footprint.c ----------------------------------------------------- */
 

@@ -210,6 +210,21 @@ void mc_text_hold_end(void)
 		held_flush();
 }
 
+size_t mc_text_hold_mark(void)
+{
+	return atomic_load(&hold_tid) == mc_tid() ? held_text.len : 0;
+}
+
+void mc_text_hold_cut(size_t from, size_t to)
+{
+	if (atomic_load(&hold_tid) != mc_tid() || from >= to || to > held_text.len)
+		return;
+	atomic_store(&hold_busy, true);
+	memmove(held_text.s + from, held_text.s + to, held_text.len - to);
+	held_text.len -= to - from;
+	atomic_store(&hold_busy, false);
+}
+
 /* The watchdog ends a record that took too long (fatal.c), in the
  * writing thread's signal handler: what the record held so far (its
  * "killed by signal" line first) is written where it cannot wait; the

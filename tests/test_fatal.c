@@ -210,11 +210,20 @@ static const struct h_case other_cases[] = {
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "death"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "none" },
 	  .records = 2, .out = H_LIST("death: signal 6 core"), .check = died_clean },
+	/* memcheck run -q's text: the child's "killed by signal" line was
+	 * written with nothing after it before session 37 */
+	{ "a death test's child aborts, nothing leaked, failures only: nothing said",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "death"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .records = 2, .out = H_LIST("death: signal 6 core"), .no_err = H_LIST("memcheck"),
+	  .check = died_clean },
 	{ "a crashed child's leak: the parent says which descendant failed",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "abort"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
 	  .records = 2, .exit = 23, .out = H_LIST("abort: signal 6 core"),
-	  .err = H_LIST("exit status 23 instead of 0: descendant process ",
+	  .err = H_LIST("killed by signal 6 (SIGABRT): the record is the process's at the signal\n",
+			"definitely lost",
+			"exit status 23 instead of 0: descendant process ",
 			"plain_fatal) failed 1 region") },
 	/* the child's stderr a full pipe: its report and its parent's
 	 * failure are written first, the text last, which the watchdog
