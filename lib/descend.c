@@ -344,12 +344,17 @@ void mc_descend_fail(unsigned regions)
 	errno = saved;
 }
 
-/* mc_descend_failed's rare part, out of line: a record exists for this
- * process's pid (open in fd), read, removed, and said.  Its buffer, 8
- * KiB, lay in the reader's frame, under which every measured process's
- * exit then went two stack pages deeper (test_codeblocks' shallow_exit:
- * a passing plain_clean with the defaults, 1-3 pages more than bare). */
-static __attribute__((noinline)) bool record_read(int fd, const char *path, bool say)
+/* A record exists for this process's pid (open in fd): read, removed,
+ * and, where say, said.  How many processes it names failed; the first's
+ * "PID REGIONS PROGRAM" into *pid, *regions and program (size bytes, may
+ * be 0).  Out of line, rare: its buffer, 8 KiB, lay in the reader's
+ * frame, under which every measured process's exit then went two stack
+ * pages deeper (test_codeblocks' shallow_exit: a passing plain_clean with
+ * the defaults, 1-3 pages more than bare). */
+static __attribute__((noinline)) unsigned record_read(int fd, const char *path, bool say,
+						       unsigned long long *pid,
+						       unsigned long long *regions, char *program,
+						       size_t size)
 {
 	struct stat st;
 	bool ours = mc_sys_fstat(fd, &st) == 0 && st.st_uid == geteuid() && S_ISREG(st.st_mode);
@@ -357,7 +362,7 @@ static __attribute__((noinline)) bool record_read(int fd, const char *path, bool
 	long len = ours ? mc_sys_read(fd, buf, sizeof buf - 1) : -1;
 	mc_sys_close(fd);
 	if (!ours)
-		return false;
+		return 0;
 	remove_file(path); /* read: a later process with this pid starts clean */
 	buf[len > 0 ? len : 0] = 0;
 	unsigned long long me = mc_stat_field(MC_STAT_START_TIME);
@@ -376,31 +381,57 @@ static __attribute__((noinline)) bool record_read(int fd, const char *path, bool
 		}
 		p = end + 1;
 	}
-	if (processes && say && mc_opt.text != MC_TEXT_NONE) {
-		/* first: "PID REGIONS PROGRAM" */
-		const char *r = first;
-		unsigned long long dpid = number(&r);
-		r += *r == ' ';
-		unsigned long long regions = number(&r);
+	if (!processes)
+		return 0;
+	/* first: "PID REGIONS PROGRAM" */
+	const char *r = first;
+	*pid = number(&r);
+	r += *r == ' ';
+	*regions = number(&r);
+	const char *prog = *r == ' ' ? r + 1 : "?";
+	if (size) {
+		size_t n = strlen(prog);
+		n = n < size - 1 ? n : size - 1;
+		memcpy(program, prog, n);
+		program[n] = 0;
+	}
+	if (say && mc_opt.text != MC_TEXT_NONE)
 		mc_log("exit status %d instead of 0: descendant process %llu (%s) failed %llu "
 		       "region%s%s (MEMCHECK_ANCESTORS=0 leaves a descendant's failure to its "
 		       "parent)",
-		       mc_opt.exitcode, dpid, *r == ' ' ? r + 1 : "?", regions, regions == 1 ? "" : "s",
+		       mc_opt.exitcode, *pid, prog, *regions, *regions == 1 ? "" : "s",
 		       processes > 1 ? ", and other descendants failed too" : "");
-	}
-	return processes > 0;
+	return processes;
+}
+
+/* The records left for this process's pid, taken (record_read); errno
+ * kept. */
+static unsigned take(bool say, unsigned long long *pid, unsigned long long *regions,
+		     char *program, size_t size)
+{
+	*pid = *regions = 0;
+	if (size)
+		program[0] = 0;
+	if (!mc_opt.ancestors)
+		return 0;
+	char path[4096];
+	if (!record_path(path, sizeof path, mc_pid()))
+		return 0;
+	int saved = errno;
+	int fd = mc_sys_open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+	unsigned processes = fd < 0 ? 0 : record_read(fd, path, say, pid, regions, program, size);
+	errno = saved;
+	return processes;
+}
+
+unsigned mc_descend_take(unsigned long long *pid, unsigned long long *regions, char *program,
+			 size_t size)
+{
+	return take(false, pid, regions, program, size);
 }
 
 bool mc_descend_failed(bool say)
 {
-	if (!mc_opt.ancestors)
-		return false;
-	char path[4096];
-	if (!record_path(path, sizeof path, mc_pid()))
-		return false;
-	int saved = errno;
-	int fd = mc_sys_open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-	bool failed = fd >= 0 && record_read(fd, path, say);
-	errno = saved;
-	return failed;
+	unsigned long long pid, regions;
+	return take(say, &pid, &regions, NULL, 0) > 0;
 }

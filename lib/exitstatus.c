@@ -57,6 +57,44 @@
 
 static _Atomic unsigned failed;      /* regions failed, not handled */
 static _Atomic bool last_failed;     /* the region ended last failed */
+static _Atomic unsigned dropped;     /* report records dropped (textout.c's bound) */
+
+/* A record of the JSON report that its reader did not take in time was
+ * dropped (a pipe or FIFO nobody reads: textout.c), so a driver that
+ * reads the report would find this process clean or missing: about to
+ * exit 0, it fails, as a failed region does (not under valgrind's text,
+ * whose status is valgrind's rule).  Said in the text, which the same
+ * stalled reader may not take.  Rare: its code apart (text-order.ld's
+ * group 7). */
+static __attribute__((noinline)) int dropped_status(unsigned d)
+{
+	if (mc_opt.text != MC_TEXT_NONE)
+		mc_log("exit status %d instead of 0: %u record%s of MEMCHECK_REPORT dropped, its "
+		       "reader stalled (MEMCHECK_EXITCODE=0 keeps the program's own)",
+		       mc_opt.exitcode, d, d == 1 ? "" : "s");
+	return mc_opt.exitcode;
+}
+
+MC_API int memcheck_descendants_failed(long *pid, char *program, size_t size)
+{
+	unsigned long long p = 0, regions = 0;
+	mc_fds_room_begin(); /* descend.c's file: room above the program's limit */
+	unsigned n = mc_descend_take(&p, &regions, program, program ? size : 0);
+	mc_fds_room_end();
+	if (pid)
+		*pid = (long)p;
+	return (int)n;
+}
+
+unsigned mc_exit_failed_regions(void)
+{
+	return atomic_load(&failed);
+}
+
+void mc_exit_record_dropped(void)
+{
+	atomic_fetch_add(&dropped, 1);
+}
 
 /* After the process region has ended: the status the process exits
  * with, the program's or, when a region failed, MEMCHECK_EXITCODE
@@ -84,6 +122,9 @@ int mc_exit_status(int status)
 	bool vg = mc_opt.valgrind_text != MC_VGTEXT_NONE;
 	if (own && !(vg && n))
 		return status;
+	unsigned d = atomic_load_explicit(&dropped, memory_order_relaxed);
+	if (unlikely(d != 0) && n == 0 && !below && !vg)
+		return dropped_status(d);
 	if (n == 0)
 		return below ? mc_opt.exitcode : status;
 	if (mc_opt.text != MC_TEXT_NONE && !vg)
@@ -118,6 +159,7 @@ void mc_exit_after_fork_child(void)
 {
 	atomic_store(&failed, 0);
 	atomic_store(&last_failed, false);
+	atomic_store(&dropped, 0);
 }
 
 /* memcheck_handled() (region.c): the region that ended last failed, and

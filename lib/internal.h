@@ -511,8 +511,12 @@ int mc_open_append(const char *path);
 /* mc_open_append's errors said plainly. */
 const char *mc_open_error(int err);
 /* Append one record (n bytes at s) to path; what names the variable in
- * the one complaint per process and per *said (a static flag). */
-void mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said);
+ * the one complaint per process and per *said (a static flag).  To a
+ * pipe, a FIFO or a socket it waits wait seconds at most for room (at a
+ * process's end what is left of mc_text_hold's bound), the rest dropped
+ * (ETIMEDOUT).  0, or the error that stopped it. */
+int mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said,
+	      int wait);
 
 /* One line of memcheck's text (mc_text_fd), prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -542,6 +546,11 @@ void mc_text_release_stderr(void);
  * (MEMCHECK_TEXT_TIMEOUT), after which what it did not take is dropped. */
 void mc_text_hold(int wait_seconds);
 void mc_text_hold_end(void);
+/* Where the held text ends now (0 where this thread holds none), and
+ * the text held between two such marks taken back (a line that turned
+ * out to have nothing to head: life.c's killed process's). */
+size_t mc_text_hold_mark(void);
+void mc_text_hold_cut(size_t from, size_t to);
 /* The watchdog's: what is held written where that cannot wait. */
 void mc_text_hold_salvage(void);
 /* Descriptor 2 is about to be closed or replaced (fdkeep.c): the copy
@@ -763,6 +772,11 @@ void mc_exit_region_ended(bool pass);
 int mc_exit_status(int status);
 /* After a fatal signal's record (life.c): its failure to the ancestors. */
 void mc_exit_killed(void);
+/* A JSON report record dropped, its reader stalled (report.c): a
+ * process about to exit 0 exits with MEMCHECK_EXITCODE, said. */
+void mc_exit_record_dropped(void);
+/* Regions failed in this process and not handled (memcheck_handled). */
+unsigned mc_exit_failed_regions(void);
 bool mc_exit_handled(void);
 void mc_exit_after_fork_child(void);
 
@@ -774,6 +788,11 @@ void mc_descend_fail(unsigned regions);
 /* At a process's exit: did a descendant leave a record for it (read,
  * removed; said where say)? */
 bool mc_descend_failed(bool say);
+/* The same, taken for memcheck_descendants_failed: how many descendant
+ * processes failed, the first's pid, regions failed and program (in
+ * program, size bytes). */
+unsigned mc_descend_take(unsigned long long *pid, unsigned long long *regions, char *program,
+			 size_t size);
 
 /* ---- footprint.c ----------------------------------------------------- */
 

@@ -745,10 +745,22 @@ static void fatal_record(void)
 			mc_exit_killed();
 		}
 	} else if (watching && !atomic_exchange(&exit_handler_ran, true)) {
-		if (mc_opt.text != MC_TEXT_NONE && mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		size_t from = mc_text_hold_mark(), to = from;
+		if (mc_opt.text != MC_TEXT_NONE && mc_opt.valgrind_text == MC_VGTEXT_NONE) {
 			mc_log("killed by signal %d (%s): the record is the process's at the signal",
 			       mc_fatal_sig, mc_fatal_name(mc_fatal_sig));
+			to = mc_text_hold_mark();
+		}
 		process_end(false);
+		/* The line heads the record's text: where only failing
+		 * regions are written (MEMCHECK_TEXT=fail, memcheck run -q,
+		 * auto on standard error) and none failed, there is none to
+		 * head (a death test's child, meant to die), and a passing
+		 * process says nothing, as at exit. */
+		bool passing_said = mc_opt.text == MC_TEXT_SUMMARY || mc_opt.text == MC_TEXT_FULL ||
+				    (mc_opt.text == MC_TEXT_AUTO && mc_opt.log && mc_opt.log[0]);
+		if (!passing_said && mc_exit_failed_regions() == 0)
+			mc_text_hold_cut(from, to);
 		mc_exit_killed();
 	}
 	mc_text_hold_end();

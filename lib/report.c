@@ -935,7 +935,7 @@ static void append_line(const char *path, const struct mc_buf *b, const char *wh
 {
 	static _Atomic int said;
 	mc_fds_room_begin(); /* room above the program's open-file limit */
-	mc_append(path, b->s, b->len, what, &said);
+	mc_append(path, b->s, b->len, what, &said, mc_opt.text_timeout);
 	mc_fds_room_end();
 }
 
@@ -1103,7 +1103,9 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 		mc_log("out of memory writing the report of region \"%s\"", r->name);
 	} else {
 		static _Atomic int said; /* once per process, not per region */
-		mc_append(mc_opt.report, b.s, b.len, "MEMCHECK_REPORT", &said);
+		if (mc_append(mc_opt.report, b.s, b.len, "MEMCHECK_REPORT", &said,
+			      mc_opt.text_timeout) == ETIMEDOUT)
+			mc_exit_record_dropped();
 	}
 	mc_buf_free(&b);
 }

@@ -415,7 +415,8 @@ static __attribute__((noinline, cold)) void gen(const char *region, const struct
 		mc_write_all(mc_text_fd(), b.s, b.len);
 	} else {
 		static _Atomic int said;
-		mc_append(mc_opt.gen_suppressions, b.s, b.len, "MEMCHECK_GEN_SUPPRESSIONS", &said);
+		mc_append(mc_opt.gen_suppressions, b.s, b.len, "MEMCHECK_GEN_SUPPRESSIONS", &said,
+			  mc_opt.text_timeout);
 	}
 	mc_buf_free(&b);
 }

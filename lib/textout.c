@@ -28,32 +28,41 @@
 
 #include "internal.h"
 
-/* The end's text waits for room until this time (mc_now's), set at its
- * first wait: MEMCHECK_TEXT_TIMEOUT's seconds in all (0: not yet). */
-static double hold_deadline;
-static int hold_wait;      /* seconds: the bound of the holds */
-static bool hold_no_wait;  /* the watchdog's salvage: no wait at all */
+/* How long a write to a file that can make it wait (a pipe, a FIFO, a
+ * socket) may wait for room: until deadline (mc_now's), set at the
+ * first wait to wait seconds from then (0: not yet); no_wait: only what
+ * the file takes at once. */
+struct bound {
+	double deadline;
+	int wait;
+	bool no_wait;
+};
 
-/* A write to fd that waits for room until hold_deadline at most: poll
+/* The end's text and reports: MEMCHECK_TEXT_TIMEOUT's seconds in all
+ * (mc_text_hold); no wait at all in the watchdog's salvage. */
+static struct bound hold_bound;
+
+/* A write to fd that waits for room until b's deadline at most: poll
  * for room (the clock read only where there is none at once), then at
  * most PIPE_BUF bytes, which a pipe with room for any takes whole
  * without waiting (one page of its ring free), as a socket whose buffer
  * poll calls writable does; -1 and ETIMEDOUT where there was none by
  * then. */
-static __attribute__((noinline, cold)) long wait_room(struct pollfd *p)
+static __attribute__((noinline, cold)) long wait_room(struct pollfd *p, struct bound *b)
 {
-	if (hold_deadline == 0)
-		hold_deadline = mc_now() + hold_wait;
-	double left = hold_deadline - mc_now();
+	if (b->deadline == 0)
+		b->deadline = mc_now() + b->wait;
+	double left = b->deadline - mc_now();
 	return left > 0 ? syscall(SYS_poll, p, 1, (int)(left * 1000) + 1) : 0;
 }
 
-static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size_t n)
+static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size_t n,
+						      struct bound *b)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	long r = syscall(SYS_poll, &p, 1, 0);
-	if (r == 0 && !hold_no_wait)
-		r = wait_room(&p); /* a stall: rare, its code apart */
+	if (r == 0 && !b->no_wait)
+		r = wait_room(&p, b); /* a stall: rare, its code apart */
 	if (r == 0)
 		errno = ETIMEDOUT;
 	if (r <= 0)
@@ -65,10 +74,10 @@ static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size
 /* SIGPIPE is blocked around the write: a pipe whose reader has gone
  * (prog 2>&1 | head -1) would otherwise kill the program at its exit
  * report, which it survived without memcheck.  The SIGPIPE the failed
- * write raised is taken back unless one was pending already.  bounded:
- * each write waits until hold_deadline at most (write_by); else as long
+ * write raised is taken back unless one was pending already.  bound:
+ * each write waits until its deadline at most (write_by); NULL: as long
  * as the file makes it. */
-static int write_all(int fd, const char *s, size_t n, bool may_pipe, bool bounded)
+static int write_all(int fd, const char *s, size_t n, bool may_pipe, struct bound *bound)
 {
 	int saved = errno, err = 0;
 	sigset_t pipe_only, old, pending;
@@ -83,7 +92,7 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe, bool bounde
 		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	}
 	while (n > 0) {
-		ssize_t w = unlikely(bounded) ? write_by(fd, s, n) : mc_sys_write(fd, s, n);
+		ssize_t w = unlikely(bound != NULL) ? write_by(fd, s, n, bound) : mc_sys_write(fd, s, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -138,7 +147,7 @@ struct held_write {
 void mc_text_hold(int wait_seconds)
 {
 	mc_buf_free(&held_text);
-	hold_wait = wait_seconds;
+	hold_bound = (struct bound){ 0, wait_seconds, false };
 	atomic_store(&hold_tid, mc_tid());
 }
 
@@ -151,7 +160,8 @@ static void held_out(void)
 		memcpy(&h, held_text.s + off, sizeof h);
 		off += sizeof h;
 		if (h.n > held_text.len - off ||
-		    write_all(h.fd, held_text.s + off, h.n, h.may_pipe, h.may_pipe) == ETIMEDOUT)
+		    write_all(h.fd, held_text.s + off, h.n, h.may_pipe,
+			      h.may_pipe ? &hold_bound : NULL) == ETIMEDOUT)
 			return;
 	}
 }
@@ -185,7 +195,7 @@ static __attribute__((noinline, cold)) bool hold_write(int fd, const char *s, si
 	atomic_store(&hold_busy, false);
 	if (!w) {
 		held_flush();
-		write_all(fd, s, n, may_pipe, may_pipe);
+		write_all(fd, s, n, may_pipe, may_pipe ? &hold_bound : NULL);
 	}
 	return true;
 }
@@ -200,6 +210,21 @@ void mc_text_hold_end(void)
 		held_flush();
 }
 
+size_t mc_text_hold_mark(void)
+{
+	return atomic_load(&hold_tid) == mc_tid() ? held_text.len : 0;
+}
+
+void mc_text_hold_cut(size_t from, size_t to)
+{
+	if (atomic_load(&hold_tid) != mc_tid() || from >= to || to > held_text.len)
+		return;
+	atomic_store(&hold_busy, true);
+	memmove(held_text.s + from, held_text.s + to, held_text.len - to);
+	held_text.len -= to - from;
+	atomic_store(&hold_busy, false);
+}
+
 /* The watchdog ends a record that took too long (fatal.c), in the
  * writing thread's signal handler: what the record held so far (its
  * "killed by signal" line first) is written where it cannot wait; the
@@ -209,7 +234,7 @@ void mc_text_hold_salvage(void)
 	if (atomic_load(&hold_tid) != mc_tid() || atomic_load(&hold_busy))
 		return;
 	atomic_store(&hold_tid, 0);
-	hold_no_wait = true;
+	hold_bound.no_wait = true;
 	held_out();
 }
 
@@ -220,7 +245,7 @@ static inline __attribute__((always_inline)) int text_write(int fd, const char *
 	if (unlikely(atomic_load_explicit(&hold_tid, memory_order_relaxed) != 0) &&
 	    hold_write(fd, s, n, may_pipe))
 		return 0;
-	return write_all(fd, s, n, may_pipe, false);
+	return write_all(fd, s, n, may_pipe, NULL);
 }
 
 
@@ -294,35 +319,82 @@ int mc_open_append(const char *path)
 	return open_append(path, &st);
 }
 
+/* A record's write that stalled (its reader took nothing within the
+ * bound): the process's later records take only the room there is at
+ * once, each region's end waiting no longer. */
+static atomic_bool appends_stalled;
+
+/* The FIFO's lock within b's bound: another process's record may hold
+ * it while its own write waits (the same stalled reader). */
+static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
+{
+	for (unsigned ms = 1;; ms = ms < 64 ? ms * 2 : ms) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return errno;
+		if (b->no_wait)
+			return ETIMEDOUT;
+		if (b->deadline == 0)
+			b->deadline = mc_now() + b->wait;
+		if (mc_now() >= b->deadline)
+			return ETIMEDOUT;
+		struct timespec t = { 0, (long)ms * 1000000 };
+		nanosleep(&t, NULL);
+	}
+}
+
 /* A record to fd, whose status is st: under an flock on a FIFO; SIGPIPE
  * blocked around the write only where it can be raised (not a regular
- * file: a sigpending and two sigprocmask calls fewer a JSON report). */
-static int write_record(int fd, const struct stat *st, const char *s, size_t n)
+ * file: a sigpending and two sigprocmask calls fewer a JSON report).
+ * Where the file can make the write wait (a pipe, a FIFO, a socket:
+ * MEMCHECK_REPORT=/dev/fd/3, a FIFO a collector opened and reads only
+ * once the test has ended), it waits wait seconds at most, or at a
+ * process's end (a held text: life.c) what is left of the end's bound,
+ * shared with the text: bare, the program would have exited.  A
+ * regular file or a terminal is written as always. */
+static int write_record(int fd, const struct stat *st, const char *s, size_t n, int wait)
 {
-	bool fifo = S_ISFIFO(st->st_mode);
-	int saved = errno;
-	if (fifo)
+	bool fifo = S_ISFIFO(st->st_mode), may_pipe = !S_ISREG(st->st_mode);
+	struct bound own = { 0, wait, atomic_load(&appends_stalled) }, *b = NULL;
+	if (may_pipe && !S_ISCHR(st->st_mode)) {
+		pid_t t = atomic_load(&hold_tid);
+		b = t != 0 && t == mc_tid() ? &hold_bound : &own;
+	}
+	int saved = errno, err = 0;
+	if (fifo && b)
+		err = lock_by(fd, b);
+	else if (fifo)
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 			;
-	int err = write_all(fd, s, n, !S_ISREG(st->st_mode), false);
+	if (!err)
+		err = write_all(fd, s, n, may_pipe, b);
 	if (fifo)
-		flock(fd, LOCK_UN);
+		flock(fd, LOCK_UN); /* none held after lock_by failed: no error */
+	if (err == ETIMEDOUT)
+		atomic_store(&appends_stalled, true);
 	errno = saved;
 	return err;
 }
 
-void mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said)
+int mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said,
+	      int wait)
 {
 	int saved = errno;
 	struct stat st;
 	int fd = open_append(path, &st);
-	int err = fd < 0 ? errno : write_record(fd, &st, s, n);
+	int err = fd < 0 ? errno : write_record(fd, &st, s, n, wait);
 	if (fd >= 0)
 		mc_sys_close(fd);
-	if (err && !atomic_exchange(said, 1))
+	if (err == ETIMEDOUT && !atomic_exchange(said, 1))
+		mc_log("%s=%s: its reader took no more of this process's record within %d s "
+		       "(MEMCHECK_TEXT_TIMEOUT): the rest is dropped, and the process's later "
+		       "records take only the room there is", what, path, wait);
+	else if (err && !atomic_exchange(said, 1))
 		mc_log("cannot %s %s=%s: %s; this process's records are not there", fd < 0 ?
 		       "open" : "write to", what, path, mc_open_error(err));
 	errno = saved;
+	return err;
 }
 
 const char *mc_open_error(int err)
@@ -493,7 +565,7 @@ int mc_write_all(int fd, const char *s, size_t n)
 {
 	if (fd == 2 || fd == err.fd || fd == log_file.fd)
 		return text_write(fd, s, n, true);
-	return write_all(fd, s, n, true, false);
+	return write_all(fd, s, n, true, NULL);
 }
 
 /* One line: the values in it escaped (mc_text_escape), so that a

@@ -324,6 +324,15 @@ static const struct h_case cases[] = {
 	{ "help gate", WORDS("help", "gate"), .out = H_LIST("--baseline-file") },
 	{ "gate --help", WORDS("gate", "--help"), .out = H_LIST("--baseline-file") },
 	{ "--version", WORDS("--version"), .out = H_LIST("memcheck 0.") },
+	/* valgrind's command line probed as valgrind answers (exit 2 for
+	 * each before session 37): AX_VALGRIND_CHECK's configure asks
+	 * --tool=memcheck --help, and enables only the tools that answer */
+	{ "valgrind's probe of its memcheck tool", WORDS("--tool=memcheck", "--help"),
+	  .out = H_LIST("usage: memcheck COMMAND") },
+	{ "valgrind's probe of another tool", USAGE("--tool=helgrind", "--help"),
+	  SAYS("--tool=helgrind: only valgrind's memcheck tool") },
+	{ "valgrind's --version after an option", WORDS("-q", "--version"),
+	  .out = H_LIST("valgrind-3.19.0 (memcheck 0.") },
 
 	/* exit status */
 	{ "clean run", RUN(), ARGS("pass"), .stdout_is = "", .check = two_glibc_rows,

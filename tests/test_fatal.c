@@ -210,11 +210,20 @@ static const struct h_case other_cases[] = {
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "death"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "none" },
 	  .records = 2, .out = H_LIST("death: signal 6 core"), .check = died_clean },
+	/* memcheck run -q's text: the child's "killed by signal" line was
+	 * written with nothing after it before session 37 */
+	{ "a death test's child aborts, nothing leaked, failures only: nothing said",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "death"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .records = 2, .out = H_LIST("death: signal 6 core"), .no_err = H_LIST("memcheck"),
+	  .check = died_clean },
 	{ "a crashed child's leak: the parent says which descendant failed",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "abort"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
 	  .records = 2, .exit = 23, .out = H_LIST("abort: signal 6 core"),
-	  .err = H_LIST("exit status 23 instead of 0: descendant process ",
+	  .err = H_LIST("killed by signal 6 (SIGABRT): the record is the process's at the signal\n",
+			"definitely lost",
+			"exit status 23 instead of 0: descendant process ",
 			"plain_fatal) failed 1 region") },
 	/* the child's stderr a full pipe: its report and its parent's
 	 * failure are written first, the text last, which the watchdog
@@ -240,6 +249,23 @@ static const struct h_case other_cases[] = {
 		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
 	  .records = 2, .exit = 23, .out = H_LIST("in time", "stall-_exit: exit 23"),
 	  .check = ended_in_time },
+	/* the child's MEMCHECK_REPORT a FIFO its reader never reads, full:
+	 * the child waited for ever in its report's write (killed by the
+	 * parent after 20 s, before session 37); now its record is dropped
+	 * after the text's bound, said in its text and its status */
+	{ "exit, the report's FIFO is never read: dropped in time, said, status 23",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-stall"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
+	  .records = 1, .out = H_LIST("in time", "report-stall: exit 23"),
+	  .err = H_LIST("/fifo: its reader took no more of this process's record within 1 s",
+			"exit status 23 instead of 0: 1 record of MEMCHECK_REPORT dropped") },
+	/* a pipe read slowly (~0.5 s) within the bound: the record whole */
+	{ "exit, the report's pipe read slowly: the record whole, status 0",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-slow"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .records = 1, .out = H_LIST("record whole", "in time", "report-slow: exit 0"),
+	  .no_err = H_LIST("MEMCHECK_REPORT") },
 	{ "what sigaltstack shows, as bare",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("altstack"), .flags = H_PRELOAD,
 		   .text = "none" },

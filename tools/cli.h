@@ -447,8 +447,12 @@ int cmd_report(int argc, char **argv);
 
 /* ---- vgcompat.c ------------------------------------------------------ */
 
+/* The valgrind whose command line vgcompat.c speaks. */
+#define VALGRIND_SPOKEN "3.19.0"
+
 /* `memcheck [VALGRIND OPTIONS] PROGRAM [ARGS]`: argv[1] is the first
- * option.  Execs PROGRAM; returns only on error. */
+ * option.  Execs PROGRAM; returns only on error, or after --help or
+ * --version among the options (valgrind's probes). */
 int cmd_vgcompat(int argc, char **argv);
 
 #endif /* MEMCHECK_TOOLS_CLI_H */

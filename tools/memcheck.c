@@ -31,9 +31,6 @@ static const struct command {
 	{ "report", cmd_report },
 };
 
-/* The valgrind whose command line vgcompat.c speaks. */
-#define VALGRIND_SPOKEN "3.19.0"
-
 /* Drivers that find valgrind by its name (curl's runtests.pl, a
  * Makefile's VALGRIND = valgrind) reach memcheck through a link named
  * valgrind, and probe it as valgrind first: without arguments it must

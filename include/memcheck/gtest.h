@@ -27,7 +27,15 @@
  *   the program's file ("threadsafe" style, --gtest_internal_run_death_test
  *   on its command line), dies inside the test on purpose: the child
  *   opens no region, or discards the one it inherited at the fork, and
- *   its process region judges it as any forked child's.
+ *   its process region judges it as any forked child's.  A child that
+ *   failed (it leaked before it died) leaves a record for this process
+ *   (MEMCHECK_ANCESTORS); its text went to the stderr GoogleTest
+ *   captured and shows only when the death test fails, and this
+ *   process would exit 23 after GoogleTest printed PASSED.  So each
+ *   test's end takes those records (memcheck_descendants_failed) and
+ *   fails the test that started the child, naming it.  The child has a
+ *   region to fail only where the library is preloaded too (memcheck
+ *   run, a driver's wrapper): its process region.
  * - The listener allocates nothing of its own while a test's region is
  *   open: the region's name goes into a static buffer.
  *
@@ -96,6 +104,31 @@ class Listener : public ::testing::EmptyTestEventListener {
 	}
 
 	void OnTestEnd(const ::testing::TestInfo &t) override
+	{
+		end_region(t);
+		descendants(t);
+	}
+
+	/* A descendant (a death test's child) that failed while the test
+	 * ran: the test's failure, at the test's line. */
+	static void descendants(const ::testing::TestInfo &t)
+	{
+		static char program[1024];
+		long pid;
+		int n = memcheck_descendants_failed(&pid, program, sizeof program);
+		if (n <= 0)
+			return;
+		::testing::Message why;
+		why << "memcheck: descendant process " << pid << " (" << program
+		    << ") failed during this test";
+		if (n > 1)
+			why << ", and " << n - 1 << " other descendant process" << (n > 2 ? "es" : "");
+		why << ": a region of it failed (a death test's child that left memory behind "
+		       "before it died; its own text and record say what)";
+		ADD_FAILURE_AT(t.file(), t.line()) << why;
+	}
+
+	static void end_region(const ::testing::TestInfo &t)
 	{
 		if (!region_open())
 			return;

@@ -112,6 +112,17 @@ int memcheck_end(struct memcheck_result *out);
  * the region ended last passed or was handled already. */
 int memcheck_handled(void);
 
+/* A measured descendant of this process that failed (a region of its
+ * failed: a death test's child that leaked before it died, a worker
+ * whose exit status the program never reads) leaves a record for it,
+ * which makes its exit 0 a failure (MEMCHECK_ANCESTORS).  A test
+ * framework takes the records left since its last call here, to fail
+ * the test that started the descendant instead: they no longer change
+ * the exit status.  Returns how many descendant processes failed (0:
+ * none), with the first's process id in *pid and its executable in
+ * program (size bytes), each where not NULL. */
+int memcheck_descendants_failed(long *pid, char *program, size_t size);
+
 /* Where the leak that failed the region ended last was allocated (its
  * largest definitely or possibly lost record): the first frame of its
  * stack with a source file outside the system's libraries, the program's

@@ -3,7 +3,8 @@
 # memcheck, as a user's project meets it: a CMake project (find_package,
 # ctest -T memcheck, plain add_test, cmocka and Criterion suites), a meson
 # project (pkg-config, add_test_setup, meson test --wrapper) and an
-# automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT).
+# automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT,
+# autoconf-archive's make check-valgrind).
 # Each has a clean test, a leaking one and one that skips itself, and this
 # script asserts what the driver itself reports: the leak a failed test,
 # clean passed, skip skipped (and, for TAP, the subtests kept).
@@ -36,6 +37,11 @@ for tool in cmake ctest meson ninja autoreconf libtoolize; do
 		echo "drivers-check: $tool not found (make deps installs it)"; exit 1; }
 done
 mkdir -p "$WORK"
+# memcheck behind the name valgrind, for the projects' own valgrind hooks
+# (meson's add_test_setup, autoconf-archive's AX_VALGRIND_CHECK), first in
+# their PATH only: the real valgrind is installed too
+mkdir -p "$WORK/vg"
+ln -sf "$PREFIX/bin/memcheck" "$WORK/vg/valgrind"
 
 # expect FILE ERE WHAT: FILE has a line that matches ERE.
 expect() {
@@ -169,6 +175,10 @@ for setup in memcheck preload; do
 	(cd "$M" && meson test --no-rebuild --setup $setup) >"$WORK/meson-$setup.log" 2>&1
 	meson_expect "$M/meson-logs/testlog-$setup.json" "--setup $setup"
 done
+# valgrind's command line (memcheck's counterpart of it) behind the name
+(cd "$M" && PATH=$WORK/vg:$PATH meson test --no-rebuild --setup valgrind) \
+	>"$WORK/meson-valgrind.log" 2>&1
+meson_expect "$M/meson-logs/testlog-valgrind.json" "--setup valgrind"
 # meson names the log after the wrapper's program: testlog-memcheck again
 (cd "$M" && meson test --no-rebuild --wrapper "memcheck run -q --") >"$WORK/meson-wrapper.log" 2>&1
 meson_expect "$M/meson-logs/testlog-memcheck.json" "--wrapper"
@@ -188,7 +198,7 @@ done
 if [ $same = no ]; then
 	rm -rf "$A" && mkdir -p "$A" && cp -p "$HERE"/automake/* "$HERE"/src/*.c "$A"/
 	if ! (cd "$A" && run "$WORK/autoreconf.log" autoreconf -fi &&
-	      run "$WORK/configure.log" ./configure); then
+	      run "$WORK/configure.log" env PATH="$WORK/vg:$PATH" ./configure); then
 		cat "$WORK/autoreconf.log" "$WORK/configure.log" 2>/dev/null | tail -30
 		echo "drivers-check: the automake project does not configure"; exit 1
 	fi
@@ -202,9 +212,18 @@ trs_expect() {
 		expect "$A/${t%.tap}.trs" "^:test-result: $res" "automake $how: $t $res"
 	done
 }
-for how in LOG_COMPILER AM_TESTS_ENVIRONMENT; do
+# check-valgrind: configure asked `valgrind --tool=memcheck --help`,
+# which memcheck refused before session 37: no tool enabled, and make
+# check-valgrind ran no test and passed
+expect "$WORK/configure.log" '^checking for Valgrind tool memcheck\.\.\. yes' \
+	"automake: AX_VALGRIND_CHECK finds valgrind's memcheck tool"
+for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
+	# a run that runs nothing must not pass on the last one's results
+	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/tap-*.log "$A"/test-suite*.log
 	if [ $how = LOG_COMPILER ]; then
 		(cd "$A" && make check) >"$WORK/automake-$how.log" 2>&1
+	elif [ $how = check-valgrind ]; then
+		(cd "$A" && make check-valgrind) >"$WORK/automake-$how.log" 2>&1
 	else
 		(cd "$A" && make check LOG_COMPILER= TAP_LOG_COMPILER= \
 			AM_TESTS_ENVIRONMENT='LD_PRELOAD=$(MEMCHECK_PRELOAD); export LD_PRELOAD;') \

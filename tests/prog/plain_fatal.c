@@ -56,6 +56,14 @@
  *              whose default action ends the process, then after
  *              setting a handler, SIG_IGN, SIG_DFL (with flags and a
  *              mask), and what sigprocmask shows
+ *   report-stall  (run by "wait") its MEMCHECK_REPORT a FIFO the parent
+ *              holds open and never reads: it fills the FIFO, then
+ *              returns 0 with nothing leaked
+ *   report-slow   (run by "wait") its MEMCHECK_REPORT a pipe's write end
+ *              (/dev/fd/N): it fills the pipe, then returns 0 with
+ *              nothing leaked; the parent reads it slowly (4 KiB every
+ *              20 ms) and prints "record whole" when what follows the
+ *              fill is one JSON line of a passing "process" region
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
  * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
  * the stall cases and in-allocator, also "in time" when the child ended
@@ -74,6 +82,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -390,6 +399,70 @@ static void view(void)
 
 static int stall_end = -1;
 
+/* report-stall, report-slow: the child's report file (the parent's own
+ * report goes where the run's does) */
+static char report_path[64];
+static int report_fd[2] = { -1, -1 };
+
+static int report_open(const char *what)
+{
+	if (strcmp(what, "report-stall") == 0) {
+		char dir[] = "/tmp/plain_fatal_XXXXXX";
+		if (!mkdtemp(dir))
+			return -1;
+		snprintf(report_path, sizeof report_path, "%s/fifo", dir);
+		if (mkfifo(report_path, 0600) != 0)
+			return -1;
+		/* a reader that never reads: the writer's open succeeds */
+		report_fd[0] = open(report_path, O_RDWR | O_CLOEXEC);
+		return report_fd[0] < 0 ? -1 : 0;
+	}
+	if (pipe(report_fd) != 0)
+		return -1;
+	snprintf(report_path, sizeof report_path, "/dev/fd/%d", report_fd[1]);
+	return 0;
+}
+
+/* report-slow's parent: the pipe read 4 KiB every 20 ms until its end;
+ * what follows the child's fill ('\n' bytes) one passing record */
+static void report_read_slowly(void)
+{
+	close(report_fd[1]);
+	static char got[1 << 20];
+	size_t n = 0;
+	ssize_t r;
+	usleep(200000);
+	while (n < sizeof got && (r = read(report_fd[0], got + n, 4096)) > 0) {
+		n += (size_t)r;
+		usleep(20000);
+	}
+	size_t at = 0;
+	while (at < n && got[at] == '\n')
+		at++;
+	const char *end = memchr(got + at, '\n', n - at);
+	if (at < n && got[at] == '{' && end && end == got + n - 1 && end[-1] == '}' &&
+	    memmem(got + at, n - at, "\"name\":\"process\"", 16) &&
+	    memmem(got + at, n - at, "\"verdict\":\"pass\"", 16))
+		printf("record whole\n");
+	else
+		printf("record not whole: %zu bytes of fill, %zu after\n", at, n - at);
+}
+
+/* The child's side: the report's file filled up, nothing leaked. */
+static int report_fill(void)
+{
+	const char *path = getenv("MEMCHECK_REPORT");
+	int fd = path ? open(path, O_WRONLY | O_NONBLOCK) : -1;
+	if (fd < 0)
+		return 2;
+	static char fill[4096];
+	memset(fill, '\n', sizeof fill);
+	while (write(fd, fill, sizeof fill) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
 static int wait_case(char *self, const char *what)
 {
 	struct rlimit none = { 0, 0 };
@@ -405,12 +478,17 @@ static int wait_case(char *self, const char *what)
 	bool stall = strncmp(what, "stall", 5) == 0;
 	if (stall && pipe(p) != 0)
 		return 2;
+	bool report = strncmp(what, "report-", 7) == 0;
+	if (report && report_open(what) != 0)
+		return 2;
 	fflush(stdout);
 	stall_end = p[1];
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (p[1] >= 0)
 			dup2(p[1], 2);
+		if (report)
+			setenv("MEMCHECK_REPORT", report_path, 1);
 		char *argv[] = { self, strcmp(what, "view-hup") == 0 ? "view" : (char *)what, NULL };
 		execv(self, argv);
 		_exit(127);
@@ -420,6 +498,8 @@ static int wait_case(char *self, const char *what)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (stall)
 		close(stall_end);
+	if (report && report_fd[1] >= 0)
+		report_read_slowly();
 	/* a child that waits for ever fails the test, not hangs it */
 	for (int i = 0; waitpid(pid, &st, WNOHANG) == 0; i++) {
 		if (i == 2000)
@@ -427,7 +507,12 @@ static int wait_case(char *self, const char *what)
 		usleep(10000);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if ((stall || strcmp(what, "in-allocator") == 0) && t1.tv_sec - t0.tv_sec < 8)
+	if (report && report_fd[1] < 0) {
+		unlink(report_path);
+		*strrchr(report_path, '/') = 0;
+		rmdir(report_path);
+	}
+	if ((stall || report || strcmp(what, "in-allocator") == 0) && t1.tv_sec - t0.tv_sec < 8)
 		printf("in time\n");
 	if (WIFSIGNALED(st))
 		printf("%s: signal %d core %d\n", what, WTERMSIG(st), WCOREDUMP(st) ? 1 : 0);
@@ -447,6 +532,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(what, "death") == 0)
 		abort();
+	if (strncmp(what, "report-", 7) == 0)
+		return report_fill();
 	if (strcmp(what, "altstack") == 0) {
 		show_altstack("start");
 		static char own[65536];

@@ -4,7 +4,8 @@
  * copy_of() allocates, one that leaks and then fails an assertion of its
  * own, one that leaks and skips itself, a clean fixture whose SetUp
  * allocates what its TearDown frees, and clean death tests in both
- * styles.  The line marked SITE is where the
+ * styles; apart (GTEST_FILTER), death tests whose children leak.  The
+ * line marked SITE is where the
  * leak's failure must point.
  */
 #include <cstdlib>
@@ -70,6 +71,35 @@ TEST(Death, Aborts)
 }
 
 TEST(Death, ThreadsafeAborts)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_DEATH(abort(), "");
+}
+
+/* Death tests whose children leak a block before they die (run alone,
+ * GTEST_FILTER=DeathLeaks.*): each child fails its own process region,
+ * and the test that started it fails with it, in both styles. */
+static char *volatile lost;
+
+__attribute__((noinline)) static void lose_a_block()
+{
+	lost = copy_of("the child's");
+	lost = nullptr;
+}
+
+TEST(DeathLeaks, Forked)
+{
+	GTEST_FLAG_SET(death_test_style, "fast");
+	EXPECT_DEATH({ lose_a_block(); abort(); }, "");
+}
+
+TEST(DeathLeaks, Threadsafe)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_DEATH({ lose_a_block(); abort(); }, "");
+}
+
+TEST(DeathLeaks, Clean)
 {
 	GTEST_FLAG_SET(death_test_style, "threadsafe");
 	EXPECT_DEATH(abort(), "");
