@@ -200,6 +200,10 @@ if [ "$THREADS" -gt 1 ] 2>/dev/null; then
 	mode tfp    "$THREADS threads: tracking + stacks, fp" 1 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 	mode tsite "$THREADS threads: the same, with a JSON report" 1 1 "MEMCHECK_UNWINDER=fp MEMCHECK_REPORT=/dev/null" "--threads $THREADS" all
 	[ -e "$FLOOR_LIB" ] && mode tfloor "$THREADS threads: floor preload" 4 1 "" "--threads $THREADS" all
+	# and scrubbing as memcheck's defaults do: the threads' proposed
+	# target weighs memcheck against this one, as the step's (fscrub)
+	[ -e "$FLOOR_LIB" ] && mode tfscrub "$THREADS threads: floor preload + scrub" 4 1 \
+		"FLOOR_SCRUB=$SCRUB_DEFAULT" "--threads $THREADS" all
 	[ -n "$OTHER" ] && mode otfp "other: $THREADS threads: tracking + stacks" 3 1 "MEMCHECK_UNWINDER=fp" "--threads $THREADS" all
 fi
 
@@ -221,7 +225,7 @@ ref_of() {
 	lunw) echo barel$DIV_UNW ;;
 	bt) echo bare$DIV_BT ;;
 	vg) echo bare$DIV_VG ;;
-	tbare | tcount | tfp | tsite | otfp | tfloor) echo tbare ;;
+	tbare | tcount | tfp | tsite | otfp | tfloor | tfscrub) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
 	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk) echo pbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
@@ -394,7 +398,7 @@ group_of() {
 	case $1 in
 	fbare | fcount | ffp | flsan) echo "malloc loop, every byte written" ;;
 	lbare | ltrack | lfp | barel* | lunw | olfp) echo "malloc loop, blocks from strndup (libc)" ;;
-	tbare | tcount | tfp | tsite | otfp | tfloor) echo "malloc loop, $THREADS threads" ;;
+	tbare | tcount | tfp | tsite | otfp | tfloor | tfscrub) echo "malloc loop, $THREADS threads" ;;
 	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk) echo "parser, deep stacks (tree_bench.c)" ;;
 	*) echo "malloc loop" ;;
 	esac
@@ -405,7 +409,7 @@ kind_of() {
 	fp | ffp | lfp | tfp | pfp) echo mc ;;
 	lsan | flsan | plsan) echo lsan ;;
 	vg) echo vg ;;
-	fwd | floor | fscrub | tfloor | pfloor | pfwalk) echo floor ;;
+	fwd | floor | fscrub | tfloor | tfscrub | pfloor | pfwalk) echo floor ;;
 	ofp | ofpdeep | olfp | ofptree | otfp) echo other ;;
 	*) echo mcmode ;;
 	esac
@@ -447,7 +451,7 @@ for a in "${ALLOCS[@]}"; do
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
 		site) note="the per-site counts of the peak snapshot kept (a report reads them)" ;;
 		tline) note="sampling live bytes, RSS, retained bytes" ;;
-		tbare | tcount | tfp | tsite | otfp | tfloor) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
+		tbare | tcount | tfp | tsite | otfp | tfloor | tfscrub) note="$((ITERS / THREADS)) steps per thread, $NCPU CPUs; ns per step of wall time" ;;
 		esac
 		awk -v a="$a" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" -v d="$div" \
 			-v n="$steps" -v sp="$spread" -v note="$note" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
@@ -575,6 +579,9 @@ for a in "${ALLOCS[@]}"; do
 		[ -n "${NS[$a/tfp]:-}" ] && [ -n "${NS[$a/tfloor]:-}" ] &&
 			awk -v m="${NS[$a/tfp]}" -v f="${NS[$a/tfloor]}" -v a="$a" \
 				'BEGIN { if (f > 0) printf "metric\tthreads.floor\t%s\t%.3f\n", a, m / f }'
+		[ -n "${NS[$a/tfp]:-}" ] && [ -n "${NS[$a/tfscrub]:-}" ] &&
+			awk -v m="${NS[$a/tfp]}" -v f="${NS[$a/tfscrub]}" -v a="$a" \
+				'BEGIN { if (f > 0) printf "metric\tthreads.floor.scrub\t%s\t%.3f\n", a, m / f }'
 		# per round (above), else the ratio of the medians
 		if [ -s "$TMP/threl.$a" ]; then
 			printf 'metric\tthreads.rel\t%s\t%s\n' "$a" "$(cat "$TMP/threl.$a")"

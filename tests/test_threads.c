@@ -8,8 +8,10 @@
  * live bytes of threads that allocate while the main thread, holding
  * most of the memory, waits for them (tests/prog/plain_peak_threads).
  * The peak threads reach while they race, exactly as the program reads
- * it (tests/prog/plain_peak_exact).  A region's end lists the threads
- * only when the process has others (tests/prog/threadalone).
+ * it (tests/prog/plain_peak_exact), also where reallocs cross it; the
+ * counts of four threads exact under every allocator.  A region's end
+ * lists the threads only when the process has others
+ * (tests/prog/threadalone).
  */
 #include <check.h>
 #include <stdint.h>
@@ -98,6 +100,14 @@ H_CHECK(peak_exactly_the_programs)
 	  .check = peak_exactly_the_programs, .record = "process",             \
 	  .run = { .prog = "plain_peak_exact", .flags = H_PRELOAD,             \
 		   .env = H_LIST("MEMCHECK_STACK_DEPTH=" depth) } }
+/* plain_peak_exact realloc: the same with reallocs in the churn and
+ * holds grown by realloc, so that the threads cross their peak in
+ * realloc's live change (an old block's free, then the new block). */
+#define PEAK_REALLOC(depth)                                                    \
+	{ "exact peak of racing threads that realloc, stack depth " depth,     \
+	  .check = peak_exactly_the_programs, .record = "process",             \
+	  .run = { .prog = "plain_peak_exact", .args = H_LIST("realloc"),      \
+		   .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_STACK_DEPTH=" depth) } }
 /* plain_peak_exact solo: the first thread, which counts without a lock
  * while it is alone, crosses its peak after a second thread came and
  * holds bytes it has not told (lib/account.c, solo). */
@@ -210,19 +220,19 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_main_exits", .flags = H_PRELOAD },
 	  .want = { { "definitely_lost.blocks", 2 }, { "definitely_lost.bytes", 78 },
 		    { "possibly_lost.blocks", 0 }, { "verdict", .str = "fail" } } },
-	{ "four threads, exact counts", .allocators = H_ONLY(H_GLIBC), .record = "threads",
+	{ "four threads, exact counts", .record = "threads",
 	  .run = { .prog = "threads", .args = H_LIST(STR(PER_THREAD)),
 		   .env = H_LIST("MEMCHECK_MAX_LEAKS=5", "MEMCHECK_SCAN=0") },
 	  .check = exact_counts },
 	THREAD_ROUNDS("fp"), THREAD_ROUNDS("libunwind"), THREAD_ROUNDS("glibc"),
-	{ "four threads, exact counts, count-only", .allocators = H_ONLY(H_GLIBC),
-	  .record = "threads", .check = exact_counts,
+	{ "four threads, exact counts, count-only", .record = "threads", .check = exact_counts,
 	  .run = { .prog = "threads", .args = H_LIST(STR(PER_THREAD), "count-only"),
 		   .env = H_LIST("MEMCHECK_TRACK=0") } },
 	IDLE_THREADS, IDLE_THREADS, IDLE_THREADS,
 	{ "peak with a waiting main thread", .check = peak_as_the_program_says,
 	  .record = "process", .run = { .prog = "plain_peak_threads", .flags = H_PRELOAD } },
 	PEAK_EXACT("0"), PEAK_EXACT("16"), PEAK_SOLO("0"), PEAK_SOLO("16"),
+	PEAK_REALLOC("0"), PEAK_REALLOC("16"),
 	/* The threads are listed only when status says there are others:
 	 * it says what is wrong itself. */
 	{ "threads listed only when there are others", .allocators = H_ONLY(H_GLIBC),

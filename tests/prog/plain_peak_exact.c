@@ -30,6 +30,15 @@
  * minus the holds (the same in every round, or the program says so and
  * exits 1).
  *
+ *   plain_peak_exact realloc
+ *
+ * The same, the live bytes moved by realloc as well: one churn step in
+ * four reallocs its slot's block to the new size instead of freeing it
+ * and allocating anew, and each block of a hold is allocated at 16
+ * bytes and then realloc'd to its size, so that the peak is crossed by
+ * reallocs (memcheck counts the old block's free, then the new block's
+ * allocation, lib/account.c's realloc_done).  Eight rounds.
+ *
  *   plain_peak_exact solo
  *
  * The first thread's peak once a second one has come: main, the only
@@ -57,6 +66,7 @@
 static uint64_t (*live_bytes)(void);
 static pthread_barrier_t all_hold, all_freed;
 static int rounds = 8;
+static int use_realloc; /* "realloc": the churn and the holds realloc */
 static void *hold[NTHREADS][HOLD_BLOCKS];
 static uint64_t reading[64];
 
@@ -88,8 +98,16 @@ static void *work(void *arg)
 		for (int i = 0; i < CHURN * (t + 1) / 2; i++) { /* thread 3 comes last */
 			uint64_t x = next_rand(&seed);
 			int k = (int)(x % RING);
-			free(ring[k]);
-			ring[k] = malloc(1 + (x >> 32) % 1024);
+			size_t n = 1 + (x >> 32) % 1024;
+			if (use_realloc && (x >> 20 & 3) == 0) {
+				void *p = realloc(ring[k], n);
+				if (!p)
+					return NULL;
+				ring[k] = p;
+			} else {
+				free(ring[k]);
+				ring[k] = malloc(n);
+			}
 			if (!ring[k])
 				return NULL;
 			memset(ring[k], 1, 1);
@@ -99,7 +117,17 @@ static void *work(void *arg)
 			ring[k] = NULL;
 		}
 		for (int i = 0; i < HOLD_BLOCKS; i++) {
-			hold[t][i] = malloc(hold_size(r, t, i));
+			if (use_realloc) {
+				/* grown to its size: the hold's last bytes come
+				 * by realloc */
+				void *small = malloc(16);
+				hold[t][i] = small ? realloc(small, hold_size(r, t, i)) : NULL;
+				if (!hold[t][i]) {
+					free(small);
+					return NULL;
+				}
+			} else
+				hold[t][i] = malloc(hold_size(r, t, i));
 			if (!hold[t][i])
 				return NULL;
 			memset(hold[t][i], 2, 1);
@@ -173,7 +201,9 @@ int main(int argc, char **argv)
 	live_bytes = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "memcheck_live_bytes");
 	if (argc > 1 && !strcmp(argv[1], "solo"))
 		return live_bytes ? solo() : 2;
-	if (argc > 1)
+	if (argc > 1 && !strcmp(argv[1], "realloc"))
+		use_realloc = 1;
+	else if (argc > 1)
 		rounds = atoi(argv[1]);
 	if (rounds < 1 || rounds > 64)
 		return 2;
