@@ -406,8 +406,8 @@ static __attribute__((noinline)) unsigned record_read(int fd, const char *path, 
 
 /* The records left for this process's pid, taken (record_read); errno
  * kept. */
-static unsigned take(bool say, unsigned long long *pid, unsigned long long *regions,
-		     char *program, size_t size)
+static unsigned records_take(bool say, unsigned long long *pid, unsigned long long *regions,
+			     char *program, size_t size)
 {
 	*pid = *regions = 0;
 	if (size)
@@ -427,11 +427,11 @@ static unsigned take(bool say, unsigned long long *pid, unsigned long long *regi
 unsigned mc_descend_take(unsigned long long *pid, unsigned long long *regions, char *program,
 			 size_t size)
 {
-	return take(false, pid, regions, program, size);
+	return records_take(false, pid, regions, program, size);
 }
 
 bool mc_descend_failed(bool say)
 {
 	unsigned long long pid, regions;
-	return take(say, &pid, &regions, NULL, 0) > 0;
+	return records_take(say, &pid, &regions, NULL, 0) > 0;
 }
