@@ -715,9 +715,10 @@ __attribute__((noinline)) static void cached_stacks(struct mc_roots *r)
  * allocation: a map is larger) to a libname_list { name, next,
  * dont_free } whose name follows it; one in an object's data (the
  * rest of ld.so's last page, where glibc alone loads few enough to fit)
- * is a root already.  A map of another shape is left as it was.  No lookup
- * of the mappings: the chain holds ld.so's live maps alone, each read
- * within itself (two queries more for a leaking process's exit). */
+ * is a root already.  A map of another shape is left as it was.  Each
+ * read stays within the map's mapping, found in the maps read already
+ * (no query more): the chain holds ld.so's live maps alone, but a stray
+ * word of one near its mapping's end must not take the scan past it. */
 static void startup_maps(struct mc_roots *r, bool (*is_block)(uintptr_t p, void *arg), void *arg)
 {
 	enum { PUBLIC = sizeof(struct link_map), LOOK = 256, WITHIN = 2048 };
@@ -736,14 +737,24 @@ static void startup_maps(struct mc_roots *r, bool (*is_block)(uintptr_t p, void 
 			i++;
 		if (i < r->nseg || is_block(lo, arg))
 			continue; /* in an object's data (ld.so's), read already; or a block */
-		for (uintptr_t at = lo + PUBLIC; at < lo + LOOK; at += sizeof(uintptr_t)) {
+		/* every read within the map's mapping (the maps read already):
+		 * a stray word of a map near its mapping's end must not take
+		 * the scan past it */
+		const struct mc_vma *v = mc_vmas_find(r->maps, lo);
+		if (!v || !(v->prot & PROT_READ))
+			continue;
+		uintptr_t hi = v->hi;
+		for (uintptr_t at = lo + PUBLIC; at < lo + LOOK && at + sizeof(uintptr_t) <= hi;
+		     at += sizeof(uintptr_t)) {
 			const uintptr_t *q = *(const uintptr_t *const *)at;
 			if ((uintptr_t)q <= at || (uintptr_t)q & 7 || (uintptr_t)q - lo >= WITHIN ||
-			    *q != (uintptr_t)(q + 3))
+			    (uintptr_t)(q + 3) >= hi || *q != (uintptr_t)(q + 3))
 				continue;
 			const char *end = (const char *)(q + 3);
-			while (*end && end - (const char *)q < 4096)
+			while ((uintptr_t)end < hi && *end && end - (const char *)q < 4096)
 				end++;
+			if ((uintptr_t)end >= hi)
+				break;
 			add_kind(r, lo, (uintptr_t)end + 1, MC_ROOT_PLAIN);
 			break;
 		}
