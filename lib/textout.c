@@ -42,6 +42,14 @@ struct bound {
  * (mc_text_hold); no wait at all in the watchdog's salvage. */
 static struct bound hold_bound;
 
+/* Seconds left of b's wait, its deadline set at the first ask. */
+static double bound_left(struct bound *b)
+{
+	if (b->deadline == 0)
+		b->deadline = mc_now() + b->wait;
+	return b->deadline - mc_now();
+}
+
 /* A write to fd that waits for room until b's deadline at most: poll
  * for room (the clock read only where there is none at once), then at
  * most PIPE_BUF bytes, which a pipe with room for any takes whole
@@ -50,9 +58,7 @@ static struct bound hold_bound;
  * then. */
 static __attribute__((noinline, cold)) long wait_room(struct pollfd *p, struct bound *b)
 {
-	if (b->deadline == 0)
-		b->deadline = mc_now() + b->wait;
-	double left = b->deadline - mc_now();
+	double left = bound_left(b);
 	return left > 0 ? syscall(SYS_poll, p, 1, (int)(left * 1000) + 1) : 0;
 }
 
@@ -335,9 +341,7 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
 			return errno;
 		if (b->no_wait)
 			return ETIMEDOUT;
-		if (b->deadline == 0)
-			b->deadline = mc_now() + b->wait;
-		if (mc_now() >= b->deadline)
+		if (bound_left(b) <= 0)
 			return ETIMEDOUT;
 		struct timespec t = { 0, (long)ms * 1000000 };
 		nanosleep(&t, NULL);
