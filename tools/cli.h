@@ -447,12 +447,13 @@ int cmd_report(int argc, char **argv);
 
 /* ---- vgcompat.c ------------------------------------------------------ */
 
-/* The valgrind whose command line vgcompat.c speaks. */
-#define VALGRIND_SPOKEN "3.19.0"
-
 /* `memcheck [VALGRIND OPTIONS] PROGRAM [ARGS]`: argv[1] is the first
  * option.  Execs PROGRAM; returns only on error, or after --help or
  * --version among the options (valgrind's probes). */
 int cmd_vgcompat(int argc, char **argv);
+/* valgrind's --version line, as memcheck answers it under valgrind's
+ * name or among valgrind's options: the valgrind whose command line
+ * vgcompat.c speaks, then memcheck's version. */
+void vgcompat_version(void);
 
 #endif /* MEMCHECK_TOOLS_CLI_H */

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
 		if (as_valgrind)
-			printf("valgrind-%s (memcheck %s)\n", VALGRIND_SPOKEN, MEMCHECK_VERSION);
+			vgcompat_version();
 		else
 			printf("memcheck %s\n", MEMCHECK_VERSION);
 		return EXIT_PASS;

@@ -308,6 +308,14 @@ static bool freeres_option(const char *v, unsigned bit, unsigned *set)
 	return true;
 }
 
+/* The valgrind whose command line this file speaks. */
+#define VALGRIND_SPOKEN "3.19.0"
+
+void vgcompat_version(void)
+{
+	printf("valgrind-%s (memcheck %s)\n", VALGRIND_SPOKEN, MEMCHECK_VERSION);
+}
+
 int cmd_vgcompat(int argc, char **argv)
 {
 	const char *text = NULL, *scan = NULL, *leak_check = "summary", *heuristics = NULL;
@@ -336,7 +344,7 @@ int cmd_vgcompat(int argc, char **argv)
 			 * fails, runs no test under valgrind: its make
 			 * check-valgrind passed a leaking test, doing nothing. */
 			if (!strcmp(a, "--version"))
-				printf("valgrind-%s (memcheck %s)\n", VALGRIND_SPOKEN, MEMCHECK_VERSION);
+				vgcompat_version();
 			else
 				usage_of(NULL, stdout);
 			return EXIT_PASS;
