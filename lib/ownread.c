@@ -26,12 +26,12 @@
  * bounds its reads by that segment): cfi.c reads at a delta (the view's
  * address less the program's) and computes pc-relative values at the
  * program's addresses.  Made once per object, at its first rule read
- * while the RSS figures are measured: an open, two preads, an fstat, an
- * mmap and a close.  Kept while the object is loaded (so nothing is
- * unmapped in the program's time but for an object it unloaded);
- * footprint.c's measure (mc_own_views) unmaps the views of objects
- * unloaded since, which _dl_find_object tells without a lock, and
- * counts the pages of the others.
+ * while the RSS figures are measured: an open, a pread (the ELF and
+ * program headers), an fstat, an mmap and a close.  Kept while the
+ * object is loaded (so nothing is unmapped in the program's time but
+ * for an object it unloaded); footprint.c's measure (mc_own_views)
+ * unmaps the views of objects unloaded since, which _dl_find_object
+ * tells without a lock, and counts the pages of the others.
  *
  * No view, and cfi.c reads the program's mapping as before (the pages
  * it faults count as the program's): an object without a file (the
@@ -53,7 +53,18 @@
 #include "internal.h"
 
 #define NVIEWS MC_OWN_VIEWS
-#define PHDR_CHUNK 8 /* program headers read at once: 448 bytes of stack */
+/* The file's ELF header and program headers, read in one pread where
+ * they adjoin (every linker puts the program headers right after the ELF
+ * header) and are at most HEAD_PHDRS: libc's 14, a program's 13 (three
+ * preads an object before this: the header, then eight program headers
+ * at a time).  Static, under views_lock: the capture that makes a view
+ * runs on the program's stack, inside its malloc, and its frames' pages
+ * are the program's. */
+#define HEAD_PHDRS 24
+static struct {
+	ElfW(Ehdr) eh;
+	ElfW(Phdr) ph[HEAD_PHDRS];
+} view_head;
 
 enum { V_FREE, V_VIEW, V_NONE };
 
@@ -157,25 +168,34 @@ static bool view_make(struct view *s, const struct link_map *lm, uintptr_t hdr, 
 	if (fd < 0)
 		return false;
 	bool ok = false;
-	ElfW(Ehdr) eh;
-	ElfW(Phdr) ph[PHDR_CHUNK], seg = { 0 };
+	ElfW(Phdr) seg = { 0 };
+	const ElfW(Ehdr) *eh = &view_head.eh;
 	struct stat st;
 	uintptr_t v = hdr - lm->l_addr;
-	if (mc_sys_pread(fd, &eh, sizeof eh, 0) != (long)sizeof eh ||
-	    !mc_mem_eq(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phnum != nph ||
-	    eh.e_phentsize != sizeof(ElfW(Phdr)))
+	/* the header and, where they follow it, the program headers */
+	size_t adjoin = nph <= HEAD_PHDRS ? nph : 0;
+	long got = mc_sys_pread(fd, &view_head, sizeof view_head.eh + adjoin * sizeof view_head.ph[0], 0);
+	if (got < (long)sizeof view_head.eh || !mc_mem_eq(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_phnum != nph || eh->e_phentsize != sizeof(ElfW(Phdr)))
 		goto out;
 	/* The file's program headers are the mapped ones, or the file is
 	 * not the one the object was loaded from. */
-	for (size_t i = 0; i < nph; i += PHDR_CHUNK) {
-		size_t k = nph - i < PHDR_CHUNK ? nph - i : PHDR_CHUNK;
-		long want = (long)(k * sizeof ph[0]);
-		if (mc_sys_pread(fd, ph, (size_t)want, (off_t)(eh.e_phoff + i * sizeof ph[0])) != want ||
-		    !mc_mem_eq(ph, mine + i, (size_t)want))
+	size_t chunk = eh->e_phoff == sizeof view_head.eh && adjoin ? nph : HEAD_PHDRS;
+	for (size_t i = 0; i < nph; i += chunk) {
+		size_t k = nph - i < chunk ? nph - i : chunk;
+		long want = (long)(k * sizeof view_head.ph[0]);
+		if (chunk == nph) {
+			if (got != (long)sizeof view_head.eh + want)
+				goto out;
+		} else if (mc_sys_pread(fd, view_head.ph, (size_t)want,
+					(off_t)(eh->e_phoff + i * sizeof view_head.ph[0])) != want) {
 			goto out;
-		for (size_t j = 0; j < k; j++)
-			if (ph[j].p_type == PT_LOAD && v - ph[j].p_vaddr < ph[j].p_filesz)
-				seg = ph[j];
+		}
+		if (!mc_mem_eq(view_head.ph, mine + i, (size_t)want))
+			goto out;
+		for (const ElfW(Phdr) *q = view_head.ph; q < view_head.ph + k; q++)
+			if (q->p_type == PT_LOAD && v - q->p_vaddr < q->p_filesz)
+				seg = *q;
 	}
 	if (seg.p_type != PT_LOAD || mc_sys_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size < seg.p_offset + seg.p_filesz)
