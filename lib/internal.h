@@ -2710,6 +2710,11 @@ int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max
  * cache); false: none, or the record does not decode. */
 bool mc_symcache_quick_ref(const unsigned char *id, size_t idlen, uint64_t off, int32_t *line,
 			   const char *str[3], size_t len[3]);
+/* Whether the cache's file of id holds records (read at the first ask
+ * for id, as mc_symcache_get reads it): a build ID's file is written
+ * only for an object whose names and DWARF are its file's alone
+ * (symkeys.c's own_key), whose quick frames lie in it too. */
+bool mc_symcache_holds(const unsigned char *id, size_t idlen);
 /* The same of a record's payload p[0..size) (the fuzz target's). */
 bool mc_symcache_quick_view(const char *p, size_t size, int32_t *line, const char *str[3],
 			    size_t len[3]);

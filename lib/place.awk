@@ -48,7 +48,20 @@
 # nm -n -S --defined-only, "@@dynamic" nm -D --defined-only, "@@relocs"
 # readelf -rW, "@@words" objdump -s of the sections relocated words lie
 # in (.init_array, .fini_array, .data.rel.ro, .data, .got), "@@code"
-# objdump -d --no-show-raw-insn.  POSIX awk.
+# objdump -d --no-show-raw-insn, "@@map" the link's map (ld -Map).
+# POSIX awk.
+#
+# The list places by section name, and a static function's section is
+# named by the function alone: two files' static functions of one name
+# are both placed by the line written for one of them (session 37: a
+# static take in descend.c, which every measured exit ran, was placed
+# in group 7 by snapshot.c's line, and the walks, which trust where a
+# function lies once the list decided, called it placed).  So the map's
+# word is taken on each line of the list that names a function: the
+# input sections it placed, each with its object file and linked
+# address, are of one object file, or the check fails naming each
+# function the line placed, where it lies, and whether a walk reaches
+# it (map_check, below).
 
 function hexval(s,    n, i, c) {
 	if (s in hexcache)
@@ -307,6 +320,53 @@ part == "code" && cur && /:\t/ {
 	next
 }
 
+# ld -Map: past "Linker script and memory map", an output section opens
+# at column 0; a statement of the script (" *(.text.take ...)", or with
+# a file pattern, " *symkeys.o(...)") is followed by the input sections
+# it placed: " .text.take 0xADDR 0xSIZE file", the name on a line of its
+# own when long, its address, size and file on the next
+part == "map" && /^Linker script and memory map/ { in_map = 1; next }
+
+part == "map" && in_map && /^[^ ]/ { out_sec = $1; stmt = 0; next }
+
+part == "map" && in_map && /^ [^ .][^ ]*\(/ && $1 != "*fill*" {
+	stmt = 0
+	if (out_sec !~ /^\.(text|rodata)\.mc_/)
+		next
+	nstmt++
+	stmt = nstmt
+	stmt_text[stmt] = substr($0, 2)
+	next
+}
+
+part == "map" && stmt && /^ \.[^ ]+/ {
+	in_name = $1
+	if (NF >= 4 && $2 ~ /^0x/)
+		map_input(in_name, $2, $3, $4)
+	else
+		pending = in_name
+	next
+}
+
+part == "map" && stmt && pending != "" && /^  +0x[0-9a-f]+ +0x[0-9a-f]+ +[^ ]/ {
+	map_input(pending, $1, $2, $3)
+	pending = ""
+	next
+}
+
+part == "map" { pending = "" }
+
+# one input section the statement stmt placed
+function map_input(name, addr, size, file) {
+	if (hexval(substr(size, 3)) == 0)
+		return
+	nin[stmt]++
+	in_sec[stmt, nin[stmt]] = name
+	in_addr[stmt, nin[stmt]] = hexval(substr(addr, 3))
+	sub(/.*\//, "", file)
+	in_file[stmt, nin[stmt]] = file
+}
+
 END {
 	if (!have_base || !("first" in s_lo) || !("then" in s_lo)) {
 		print "place-check: no .text.mc_first or .text.mc_then in the library (lib/text-order.ld)"
@@ -384,6 +444,7 @@ END {
 		qn = reach_from(n, parent, queue, qn)
 	}
 	exit_walk()
+	map_check()
 	if (s_hi["first"] > limit) {
 		bad++
 		printf "place-check: .text.mc_first ends in block %d of the file, past the third\n", \
@@ -482,4 +543,86 @@ function reached_count(    n, c) {
 		if (("f" c) in parent)
 			n++
 	return n
+}
+
+# A line of the list names a function by a pattern with no "*" in it:
+# ".text." or ".text.unlikely." and the name, which the line's other
+# patterns follow with its clones' (.part.N, .isra.N...).  A line with
+# no file in its pattern ("*(...)") places every file's section of that
+# name: where two files have a function of the name, it placed one of
+# them by accident, and where that one belongs the walks cannot tell.
+function sec_base(x) {
+	sub(/^\.(text|rodata)\.(unlikely\.)?/, "", x)
+	sub(/\.(part|isra|constprop|cold|lto_priv)(\.[0-9]+)*$/, "", x)
+	sub(/\.(part|isra|constprop|cold|lto_priv)(\.[0-9]+)*$/, "", x)
+	return x
+}
+
+function group_of(a) {
+	if (a >= s_lo["last"] && a < s_hi["last"])
+		return ".text.mc_last"
+	if (a >= s_lo["soon"] && a < s_hi["soon"])
+		return ".text.mc_soon"
+	if (a >= s_lo["then"] && a < s_hi["then"])
+		return ".text.mc_then"
+	return where(a) == "first" ? ".text.mc_first" : where(a)
+}
+
+function reach_of(k) {
+	if (!k)
+		return "no function"
+	if (("f" k) in parent)
+		return "reached by " path_to("f" k)
+	if (("f" k) in xparent)
+		return "reached by the exit's code from " xpath_to("f" k)
+	return "reached by no walk"
+}
+
+function map_check(    i, j, t, toks, ntok, x, names, key, seen, nfiles, msg, a) {
+	if (!nstmt) {
+		bad++
+		print "place-check: no link map, or no statement of lib/text-order.ld in it"
+		return
+	}
+	for (i = 1; i <= nf; i++)
+		fbase[sec_base(".text." fname[i])]
+	for (i = 1; i <= nstmt; i++) {
+		t = stmt_text[i]
+		if (t !~ /^\*\(/ || nin[i] < 2)
+			continue
+		x = t
+		sub(/^[^(]*\(/, "", x)
+		sub(/\).*/, "", x)
+		ntok = split(x, toks, " ")
+		split("", names)
+		for (j = 1; j <= ntok; j++)
+			if (toks[j] !~ /\*/ && sec_base(toks[j]) in fbase)
+				names[sec_base(toks[j])]
+		split("", seen)
+		split("", nfiles)
+		for (j = 1; j <= nin[i]; j++) {
+			key = sec_base(in_sec[i, j])
+			if (!(key in names) || ((key, in_file[i, j]) in seen))
+				continue
+			seen[key, in_file[i, j]]
+			nfiles[key]++
+		}
+		for (key in nfiles) {
+			if (nfiles[key] < 2)
+				continue
+			bad++
+			msg = ""
+			for (j = 1; j <= nin[i]; j++) {
+				if (sec_base(in_sec[i, j]) != key)
+					continue
+				a = in_addr[i, j]
+				k = func_at(a)
+				msg = msg sprintf("\n  %s of %s at 0x%x (%s, block %d), %s", in_sec[i, j],
+					in_file[i, j], a - base, group_of(a), block(a), reach_of(func_at(a)))
+			}
+			printf "place-check: lib/text-order.ld's line %s placed %s of %d object files " \
+				"by one name: name the file its function is of (*file.o(...)) and " \
+				"place the others by lines of their own:%s\n", t, key, nfiles[key], msg
+		}
+	}
 }

@@ -176,6 +176,10 @@ static bool quick_cached(struct qkey *q, uintptr_t pc)
 		bool key_first = key_file_first(q);
 		for (int i = 0; i < 2 && line < 0; i++) {
 			bool dbg = (i == 0) == key_first;
+			/* as quick_get: no key's file where the build ID's
+			 * holds the object's frames */
+			if (dbg && !key_first && mc_symcache_holds(q->k.key, q->k.idlen))
+				break;
 			if (!mc_symcache_quick_ref(q->k.key, dbg ? q->k.len : q->k.idlen, off,
 						   &line, str, len) || len[2] ||
 			    (dbg ? (line = quick_line(q, line)) < 0 : line != 0))

@@ -763,6 +763,16 @@ int mc_symcache_get(const unsigned char *id, size_t idlen, uint64_t off, int max
 	return n;
 }
 
+bool mc_symcache_holds(const unsigned char *id, size_t idlen)
+{
+	int saved = errno;
+	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	if (m && !m->loaded)
+		load(m);
+	errno = saved;
+	return m && m->len > 0;
+}
+
 bool mc_symcache_quick_view(const char *p, size_t size, int32_t *line, const char *str[3],
 			    size_t len[3])
 {
@@ -810,6 +820,11 @@ void mc_symcache_put(const unsigned char *id, size_t idlen, uint64_t off, int ma
 {
 	int saved = errno;
 	struct sc_mod *m = dir_name() ? mod_of(id, idlen, true) : NULL;
+	/* read first where no get did (quick_get leaves a key's file alone
+	 * where the build ID's holds the object's frames): a record the
+	 * file holds is not appended again, nor one past its size */
+	if (m && !m->loaded)
+		load(m);
 	if (!m || m->pending.oom || (m->cap && find(m, off, (uint32_t)max)->at))
 		return;
 	char rec[12 + 12 + MC_MAX_INLINE * (4 + sizeof f->function + sizeof f->linkage +

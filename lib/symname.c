@@ -195,6 +195,12 @@ bool quick_get(struct qkey *q, uintptr_t addr, struct mc_frame_info *out, int *d
 			   !out->line && !out->file[0]) {
 			*di = MC_DI_OWN;
 			break;
+		} else if (!key_first && mc_symcache_holds(q->k.key, q->k.idlen)) {
+			/* the build ID's file there: the object's quick
+			 * frames are in it, none in its key's (a warm exit
+			 * opened that absent file for each such object) */
+			frame_clear(out);
+			return false;
 		}
 		frame_clear(out);
 		if (i == 1)

@@ -833,6 +833,65 @@ START_TEST(dir_looked_at_once)
 }
 END_TEST
 
+/* A warm measured exit opens no file of the cache that is not there.
+ * An object whose names and DWARF are its file's alone keeps its quick
+ * frames beside its full ones, in its build ID's file: its key's file
+ * never exists, yet quick_get opened it at every measured exit where a
+ * report's frame (the peak's site, fill here, in no leak's stack) had
+ * no quick record there, one failing open before the full frames
+ * answered (bench/suite_test's insert).  Counted by strace
+ * (traced_calls) with the JSON report memcheck run sets, under each
+ * allocator: each cache file the warm run opened exists after it. */
+START_TEST(warm_opens_only_files_there)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *dir = h_tmppath("peak"), *cache = h_tmppath("cache");
+	mkdir(dir, 0700);
+	const char *bin = compile(dir, "peak",
+				  "#include <stdlib.h>\nvoid *volatile p;\n"
+				  "static void *volatile held[64];\n"
+				  "__attribute__((noinline)) static void fill(void)\n"
+				  "{ for (int i = 0; i < 64; i++) held[i] = malloc(32); }\n"
+				  "int main(void) { fill(); for (int i = 0; i < 64; i++) free(held[i]);\n"
+				  "p = malloc(8); p = 0; return 0; }\n");
+	const char *prog[] = { bin, NULL };
+	const char *sets[] = { h_env("MEMCHECK_REPORT=%s", h_tmppath("report.jsonl")), NULL };
+	char *calls = NULL;
+	for (int r = 0; r < 2; r++) {
+		struct h_run x;
+		free(calls);
+		calls = traced_calls(prog, so, cache, sets, cache, &x);
+		if (!calls)
+			return;
+		ck_assert_msg(strstr(x.err, "definitely lost") && strstr(x.err, "(fill)"),
+			      "%s, run %d: no leak or no peak site reported:\n%s",
+			      h_allocator_name(_i), r, x.err);
+		h_run_free(&x);
+	}
+	const char *sub = subdir(cache);
+	size_t dlen = strlen(sub);
+	int opened = 0;
+	for (const char *l = calls; *l;) {
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		const char *line = h_env("%.*s", (int)len, l);
+		l += len + (eol != NULL);
+		const char *path = strchr(line, ' ');
+		if (strncmp(line, "open", 4) != 0 || !path || strncmp(path + 1, sub, dlen) != 0 ||
+		    path[1 + dlen] != '/')
+			continue;
+		opened++;
+		ck_assert_msg(access(path + 1, F_OK) == 0, "%s: warm, %s opened, which is not "
+			      "there:\n%s", h_allocator_name(_i), path + 1, calls);
+	}
+	ck_assert_msg(opened >= 2, "%s: warm, %d cache files opened, want 2 or more (suppressions, "
+		      "frames):\n%s", h_allocator_name(_i), opened, calls);
+	free(calls);
+}
+END_TEST
+
 /* A stripped program whose .gnu_debuglink file is in none of its places
  * (Debian's programs without their debug package, /bin/date among them):
  * a warm report looks at each place, and at the build-ID debug file's
@@ -1125,6 +1184,7 @@ int main(void)
 	tcase_add_test(tc, name_answers_kept);
 	tcase_add_test(tc, verdicts_follow_names);
 	tcase_add_loop_test(tc, dir_looked_at_once, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, warm_opens_only_files_there, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, link_places_looked_at_once, 0, H_NALLOCATORS);
 	tcase_add_test(tc, link_record_damaged);
 	tcase_add_test(tc, kept_verdicts_not_named);
