@@ -518,6 +518,42 @@ if [[ " ${MODES[*]} " == *" tfp "*" fp "* || " ${MODES[*]} " == *" fp "*" tfp "*
 	done
 fi
 
+# Counting's and forwarding's added time a step taken within each round
+# (the mode's run minus the bare run of the same round), then its median
+# and quartiles: the metrics count.ns and fwd.ns.  A step's added
+# nanosecond is 40 ms of a ~1 s run, less than one slow spell of a shared
+# machine: as the difference of two medians it came out below the bare
+# run (bench38, idle at the start: glibc counting -5.63 ns, the bare
+# run's median 1.078 s against 0.777 s the run before), which no preload
+# can be; the difference of medians is shown beside.
+if [[ " ${MODES[*]} " == *" count "* ]]; then
+	echo
+	echo "counting and forwarding, added ns a step per round (the mode minus bare, same round): median [quartiles] of $RUNS rounds"
+	for a in "${ALLOCS[@]}"; do
+		for m in count fwd; do
+			[[ " ${MODES[*]} " == *" $m "* ]] || continue
+			awk -v a="$a" -v m="$m" -v n="$ITERS" -v out="$TMP/pair.$a.$m" '
+				function q(v, k, f,   i, j, t) { # the f-quantile of v[0..k-1], sorted in place
+					for (i = 1; i < k; i++)
+						for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+					return v[int(f * (k - 1) + 0.5)]
+				}
+				$1 == a && ($2 == m || $2 == "bare") { r = ++seen[$2]; t[$2, r] = $3 }
+				END {
+					k = 0
+					for (i = 1; i <= seen[m]; i++)
+						if ((m, i) in t && ("bare", i) in t)
+							v[k++] = (t[m, i] - t["bare", i]) / n * 1e9
+					if (!k)
+						exit
+					md = q(v, k, 0.5)
+					printf "  %-9s %-6s %+.2f [%+.2f..%+.2f]\n", a, m, md, q(v, k, 0.25), q(v, k, 0.75)
+					printf "%.3f\n", md > out
+				}' "$TMP/times"
+		done
+	done
+fi
+
 echo "(the fp 16-deep, libunwind, glibc backtrace, LeakSanitizer and valgrind rows run under glibc"
 echo " only: what they add does not depend on the allocator; +ns/step is the mode's time minus its"
 echo " reference's, per malloc+free step)"
@@ -557,10 +593,19 @@ done
 for a in "${ALLOCS[@]}"; do
 	{
 		[ -n "${NS[$a/fp]:-}" ] && printf 'metric\tfp.ns\t%s\t%s\n' "$a" "${NS[$a/fp]}"
-		[ -n "${NS[$a/count]:-}" ] && printf 'metric\tcount.ns\t%s\t%s\n' "$a" "${NS[$a/count]}"
+		# per round (above), else the difference of the medians
+		if [ -s "$TMP/pair.$a.count" ]; then
+			printf 'metric\tcount.ns\t%s\t%s\n' "$a" "$(cat "$TMP/pair.$a.count")"
+		elif [ -n "${NS[$a/count]:-}" ]; then
+			printf 'metric\tcount.ns\t%s\t%s\n' "$a" "${NS[$a/count]}"
+		fi
 		# the floors beside them (bench/targets' floor and proposed
 		# lines): memcheck's added time over the floor preload's
-		[ -n "${NS[$a/fwd]:-}" ] && printf 'metric\tfwd.ns\t%s\t%s\n' "$a" "${NS[$a/fwd]}"
+		if [ -s "$TMP/pair.$a.fwd" ]; then
+			printf 'metric\tfwd.ns\t%s\t%s\n' "$a" "$(cat "$TMP/pair.$a.fwd")"
+		elif [ -n "${NS[$a/fwd]:-}" ]; then
+			printf 'metric\tfwd.ns\t%s\t%s\n' "$a" "${NS[$a/fwd]}"
+		fi
 		[ -n "${NS[$a/lsan]:-}" ] && printf 'metric\tlsan.ns\t%s\t%s\n' "$a" "${NS[$a/lsan]}"
 		if [ -n "${NS[$a/floor]:-}" ]; then
 			printf 'metric\tfloor.ns\t%s\t%s\n' "$a" "${NS[$a/floor]}"
