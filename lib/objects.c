@@ -215,14 +215,16 @@ void mc_walks_postfork(bool child)
  * dli_fbase, or NULL.  dladdr also looks for the nearest symbol, a walk
  * of the object's whole dynamic symbol table (~10 us for the C
  * library's, a dozen times at start-up); glibc's _dl_find_object (2.35)
- * finds the object alone.  If the link map's name is wanted, *name gets
- * it ("" for the main program, where dladdr gives argv[0]). */
+ * finds the object alone (mc_find_object: in a measured forked child,
+ * from its table, for the mmap wrapper's look-up of its caller among
+ * others).  If the link map's name is wanted, *name gets it ("" for the
+ * main program, where dladdr gives argv[0]). */
 
 const void *mc_object_base(const void *addr, const char **name)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 	struct dl_find_object fo;
-	if (_dl_find_object((void *)addr, &fo) == 0 && fo.dlfo_link_map) {
+	if (mc_find_object(addr, &fo) == 0 && fo.dlfo_link_map) {
 		if (name)
 			*name = fo.dlfo_link_map->l_name;
 		return fo.dlfo_map_start;
@@ -243,12 +245,14 @@ const void *mc_object_base(const void *addr, const char **name)
  * anonymous page: a forked child maps the C library's and the dynamic
  * linker's code afresh, page by page as it runs it.  Its first stack
  * captures look up the objects of return addresses the parent never
- * captured (cfi.c's mc_cfi_rule), and footprint.c's measures check each
- * view of memcheck's (ownread.c's view_loaded), through _dl_find_object:
+ * captured (cfi.c's mc_cfi_rule), footprint.c's measures check each
+ * view of memcheck's (ownread.c's view_loaded) and the mmap wrapper
+ * looks up its caller (mappings.c, mc_object_base: mimalloc maps in the
+ * child), through _dl_find_object:
  * its 64 KiB block of the C library and 20 KiB of the dynamic linker's,
  * which the bare child never maps, faulted in the child's time and
- * counted as its own (test_rss_self's forked child under glibc: rss_end
- * and peak_rss +68 KiB; skipping those look-ups, +4).  So the child's
+ * counted as its own (test_rss_self's forked child: rss_end +68 to
+ * +76 KiB over the bare child's; +4 to +12 now).  So the child's
  * fork handlers, in the window of memcheck's own work that gives back
  * the pages it faults (life.c fork_child, where the figures are
  * measured), note every object of the main namespace as _dl_find_object
