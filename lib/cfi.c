@@ -789,7 +789,7 @@ static bool main_segment(uintptr_t p, uint64_t bias, uintptr_t *lo, uintptr_t *h
 void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 {
 	struct dl_find_object fo;
-	if (_dl_find_object((void *)(ret - 1), &fo) != 0 || !fo.dlfo_eh_frame) {
+	if (mc_find_object((void *)(ret - 1), &fo) != 0 || !fo.dlfo_eh_frame) {
 		*out = (struct mc_cfi_rule){ MC_CFI_UNKNOWN, 0, 0 };
 		return;
 	}

@@ -630,6 +630,13 @@ int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
 /* The executable PT_LOAD segment of a loaded object that holds pc, in
  * [*lo, *hi); false when pc is in no object's code. */
 bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+/* _dl_find_object, answered in a forked child from the table its fork
+ * handlers noted while the loaded objects are those (glibc 2.35 and
+ * later; mc_fork_objects_note, in the window that gives back what it
+ * faults). */
+struct dl_find_object;
+int mc_find_object(const void *pc, struct dl_find_object *fo);
+void mc_fork_objects_note(void);
 /* Walks take the lock fork waits for from now on: before the fork
  * handlers are registered (life.c), never in a process left out. */
 void mc_walks_lock_from_now(void);

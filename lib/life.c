@@ -837,6 +837,8 @@ static void fork_child(void)
 		size_t main_phnum;
 		uintptr_t main_bias;
 		(void)mc_main_phdrs(&main_phnum, &main_bias);
+		/* and the objects, for its captures' look-ups (objects.c) */
+		mc_fork_objects_note();
 	}
 	mc_fault_postfork_child();
 	mc_map_after_fork();

@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -214,14 +215,16 @@ void mc_walks_postfork(bool child)
  * dli_fbase, or NULL.  dladdr also looks for the nearest symbol, a walk
  * of the object's whole dynamic symbol table (~10 us for the C
  * library's, a dozen times at start-up); glibc's _dl_find_object (2.35)
- * finds the object alone.  If the link map's name is wanted, *name gets
- * it ("" for the main program, where dladdr gives argv[0]). */
+ * finds the object alone (mc_find_object: in a measured forked child,
+ * from its table, for the mmap wrapper's look-up of its caller among
+ * others).  If the link map's name is wanted, *name gets it ("" for the
+ * main program, where dladdr gives argv[0]). */
 
 const void *mc_object_base(const void *addr, const char **name)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 	struct dl_find_object fo;
-	if (_dl_find_object((void *)addr, &fo) == 0 && fo.dlfo_link_map) {
+	if (mc_find_object(addr, &fo) == 0 && fo.dlfo_link_map) {
 		if (name)
 			*name = fo.dlfo_link_map->l_name;
 		return fo.dlfo_map_start;
@@ -234,6 +237,135 @@ const void *mc_object_base(const void *addr, const char **name)
 		*name = info.dli_fname;
 	return info.dli_fbase;
 }
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+/* ---- a forked child's table of the loaded objects ----------------------
+ *
+ * fork copies no page table entry of a file mapping that has no
+ * anonymous page: a forked child maps the C library's and the dynamic
+ * linker's code afresh, page by page as it runs it.  Its first stack
+ * captures look up the objects of return addresses the parent never
+ * captured (cfi.c's mc_cfi_rule), footprint.c's measures check each
+ * view of memcheck's (ownread.c's view_loaded) and the mmap wrapper
+ * looks up its caller (mappings.c, mc_object_base: mimalloc maps in the
+ * child), through _dl_find_object:
+ * its 64 KiB block of the C library and 20 KiB of the dynamic linker's,
+ * which the bare child never maps, faulted in the child's time and
+ * counted as its own (test_rss_self's forked child: rss_end +68 to
+ * +76 KiB over the bare child's; +4 to +12 now).  So the child's
+ * fork handlers, in the window of memcheck's own work that gives back
+ * the pages it faults (life.c fork_child, where the figures are
+ * measured), note every object of the main namespace as _dl_find_object
+ * answers for it, and the child's look-ups are answered from this
+ * table while the dynamic linker's chain of link maps is the one noted
+ * (the same maps, at the same addresses, with the same dynamic
+ * sections; read in their data, which fork copied: no code of the C
+ * library's).  A dlopen or dlclose since, an object of another
+ * namespace, an address in none: _dl_find_object, as before. */
+#define FORK_OBJECTS 48
+static struct dl_find_object fork_objects[FORK_OBJECTS];
+/* The chain as noted, from its head: each map, its l_addr and l_ld. */
+static struct {
+	const struct link_map *lm;
+	ElfW(Addr) addr;
+	const ElfW(Dyn) *ld;
+} fork_chain[FORK_OBJECTS];
+static int nfork_chain;
+/* The table's entries, 0 where there is none (the parent, a table that
+ * no longer holds): written by the child's fork handler alone, while
+ * it is the only thread, and set to 0 by any thread that finds the
+ * chain changed. */
+static _Atomic int nfork_objects;
+
+/* Whether the chain of link maps is the one noted. */
+static bool fork_chain_same(void)
+{
+	const struct link_map *lm = nfork_chain ? fork_chain[0].lm : NULL;
+	int i = 0;
+	for (; lm && i < nfork_chain; lm = lm->l_next, i++)
+		if (lm != fork_chain[i].lm || lm->l_addr != fork_chain[i].addr ||
+		    lm->l_ld != fork_chain[i].ld)
+			return false;
+	return i == nfork_chain && !lm;
+}
+
+/* pc's object in the table: true and *fo, or false (not there, or the
+ * table no longer holds: dropped). */
+static __attribute__((noinline)) bool fork_objects_find(uintptr_t pc, struct dl_find_object *fo)
+{
+	int n = atomic_load_explicit(&nfork_objects, memory_order_acquire);
+	if (!fork_chain_same()) {
+		atomic_store_explicit(&nfork_objects, 0, memory_order_relaxed);
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+		if (pc - (uintptr_t)fork_objects[i].dlfo_map_start <
+		    (uintptr_t)fork_objects[i].dlfo_map_end - (uintptr_t)fork_objects[i].dlfo_map_start) {
+			*fo = fork_objects[i];
+			return true;
+		}
+	return false;
+}
+
+int mc_find_object(const void *pc, struct dl_find_object *fo)
+{
+	if (atomic_load_explicit(&nfork_objects, memory_order_relaxed) &&
+	    fork_objects_find((uintptr_t)pc, fo))
+		return 0;
+	return _dl_find_object((void *)pc, fo);
+}
+
+/* One object of the walk into the table, where it is in the chain: as
+ * _dl_find_object answers for its first loaded segment it finds (the
+ * main program's answer may cover its code alone: cfi.c). */
+static int fork_objects_note_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	int *n = arg;
+	for (int i = 0; i < info->dlpi_phnum && *n < FORK_OBJECTS; i++) {
+		struct dl_find_object fo;
+		if (info->dlpi_phdr[i].p_type != PT_LOAD ||
+		    _dl_find_object((void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr), &fo) != 0 ||
+		    !fo.dlfo_link_map)
+			continue;
+		for (int k = 0; k < nfork_chain; k++)
+			if (fork_chain[k].lm == fo.dlfo_link_map) {
+				fork_objects[(*n)++] = fo;
+				break;
+			}
+		break;
+	}
+	return 0;
+}
+
+void mc_fork_objects_note(void)
+{
+	atomic_store_explicit(&nfork_objects, 0, memory_order_relaxed);
+	nfork_chain = 0;
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)mc_fork_objects_note, &fo) != 0 || !fo.dlfo_link_map)
+		return;
+	const struct link_map *lm = fo.dlfo_link_map;
+	while (lm->l_prev)
+		lm = lm->l_prev;
+	for (; lm; lm = lm->l_next) {
+		if (nfork_chain == FORK_OBJECTS) {
+			nfork_chain = 0; /* more than the table holds: none */
+			return;
+		}
+		fork_chain[nfork_chain].lm = lm;
+		fork_chain[nfork_chain].addr = lm->l_addr;
+		fork_chain[nfork_chain++].ld = lm->l_ld;
+	}
+	int n = 0;
+	mc_walk_objects(fork_objects_note_one, &n);
+	atomic_store_explicit(&nfork_objects, n, memory_order_release);
+}
+#else
+void mc_fork_objects_note(void)
+{
+}
+#endif
 
 bool mc_dl_bind_group(void *handle, const struct mc_dl_sym *group, size_t n)
 {

@@ -269,7 +269,7 @@ static bool view_loaded(const struct view *s)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 	struct dl_find_object fo;
-	return _dl_find_object((void *)s->hdr, &fo) == 0 && fo.dlfo_link_map == s->lm &&
+	return mc_find_object((void *)s->hdr, &fo) == 0 && fo.dlfo_link_map == s->lm &&
 	       (uintptr_t)fo.dlfo_eh_frame == s->hdr;
 #else
 	(void)s;

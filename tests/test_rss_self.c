@@ -409,8 +409,29 @@ H_CHECK(peak_before_heap_error)
  * glibc's rss_end and peak_rss +132 -> +68 KiB, the same in 3 of 3
  * runs (mimalloc/jemalloc/tcmalloc +72/+76/+72, peak -52/-28,
  * unchanged: there the parent had asked it before the fork); the
- * tolerance 104 KiB, between those and main's +132. */
-#define TOLERANCE_FORK_KIB 104
+ * tolerance 104 KiB, between those and main's +132.
+ * Session 38 (rss38): the child's first captures looked up the objects
+ * of return addresses the parent never captured with _dl_find_object,
+ * whose 64 KiB block of the C library and 20 KiB of the dynamic
+ * linker's the bare child never maps (perf record -e page-faults -d:
+ * capture_rule_fill's mc_cfi_rule); skipping those look-ups took
+ * glibc's +68 to +4.  They are now answered from a table of the
+ * objects that the child's fork handlers note in their window
+ * (objects.c mc_fork_objects_note), and so are those of mmap's wrapper
+ * (mappings.c, through mc_object_base: mimalloc maps in the child).
+ * The child's rss_end, KiB over the bare child's, glibc/mimalloc/
+ * jemalloc/tcmalloc: main at 4c45566 +68/+72/+76/+72, now +4/+8/+12/+8
+ * (3 of 3 runs alike); so rss_end and peak_rss within TOLERANCE_END_KIB
+ * above, which main fails under every allocator.  peak_rss may read
+ * low by TOLERANCE_FORK_LOW_KIB under
+ * jemalloc and tcmalloc: -116/-92 (main -52/-28, whose 64 KiB too many
+ * hid it): jemalloc's statistics at the child's exit, before the base
+ * of its exit's rise is read (region.c mc_regions_exit_take), raised
+ * its RSS by 496 KiB (fork copied none of jemalloc's code), part of
+ * which the bare child's exit code then faults itself; given back
+ * (startpages.c) the mark still held them and the rise hid below it
+ * (-180): not fixed. */
+#define TOLERANCE_FORK_LOW_KIB 128
 H_CHECK(child_as_its_own)
 {
 	const struct h_json *child = NULL;
@@ -432,9 +453,9 @@ H_CHECK(child_as_its_own)
 		      "without memcheck (%+lld, tolerance +%d KiB)",
 		      x->label, begin, o.start, begin - o.start, TOLERANCE_BEGIN_KIB);
 	expect_within(x, "the child's rss_end", end, o.fini, TOLERANCE_END_LOW_KIB,
-		      TOLERANCE_FORK_KIB);
-	expect_within(x, "the child's peak_rss", peak, o.exit_hwm, TOLERANCE_FORK_KIB,
-		      TOLERANCE_FORK_KIB);
+		      TOLERANCE_END_KIB);
+	expect_within(x, "the child's peak_rss", peak, o.exit_hwm, TOLERANCE_FORK_LOW_KIB,
+		      TOLERANCE_END_KIB);
 }
 
 /* The GLib program is built where GLib is installed (tests.mk). */
