@@ -93,6 +93,10 @@ static const struct h_case cases[] = {
 	 * program does not see (no record on main before session 34) */
 	{ "a stack overflow in the main thread", WAIT("overflow"),
 	  .out = H_LIST("overflow: signal 11 core") },
+	/* a thread's own alternate stack of memcheck's, armed at its first
+	 * allocation (no record, no text on main before session 38) */
+	{ "a stack overflow in a second thread", WAIT("overflow-thread"),
+	  .out = H_LIST("overflow-thread: signal 11 core") },
 	/* the program's SA_ONSTACK handler, with no alternate stack of
 	 * its own, runs on the interrupted stack as bare (on memcheck's
 	 * before session 35); memcheck's is there again for the overflow

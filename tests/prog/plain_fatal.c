@@ -31,6 +31,8 @@
  *              large extents, tcmalloc's page heap)
  *   overflow   unbounded recursion: SIGSEGV on the guard page below
  *              the main thread's stack, with no alternate stack
+ *   overflow-thread  the same in a second thread (after its first
+ *              malloc), the main thread waiting in pthread_join
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
  *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
@@ -45,7 +47,8 @@
  *              handler installed so runs; SIGSEGV set to SIG_DFL so, then
  *              the write to address 8
  *   altstack   prints what sigaltstack shows (start, after setting one
- *              of its own, after SS_DISABLE, in a new thread)
+ *              of its own, after SS_DISABLE, in a new thread: at its
+ *              start, after its first malloc, with one of its own)
  *   resethand  a SA_RESETHAND SIGSEGV handler that returns, faults
  *              again in the handler-less action: killed by SIGSEGV
  *   sysv       the same with __sysv_signal's handler
@@ -306,11 +309,42 @@ static void fault_twice(void)
 	segv();
 }
 
+/* An alternate stack of its own set, then disabled: what sigaltstack
+ * returned and shows each time, each line after who. */
+static void own_altstack(const char *who)
+{
+	static char own[65536];
+	stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 }, old;
+	char when[64];
+	sigaltstack(&ss, &old);
+	printf("%sold: flags %#x size %zu sp %s\n", who, (unsigned)old.ss_flags, old.ss_size,
+	       old.ss_sp ? "set" : "null");
+	snprintf(when, sizeof when, "%sown", who);
+	show_altstack(when);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, &old);
+	printf("%sold: flags %#x size %zu sp %s\n", who, (unsigned)old.ss_flags, old.ss_size,
+	       old.ss_sp == own ? "own" : old.ss_sp ? "other" : "null");
+	snprintf(when, sizeof when, "%sdisabled", who);
+	show_altstack(when);
+}
+
 static void *altstack_thread(void *arg)
 {
 	(void)arg;
 	show_altstack("thread");
+	/* after its first allocation (memcheck's armed then), and with
+	 * one of its own */
+	free(malloc(64));
+	show_altstack("thread allocated");
+	own_altstack("thread ");
 	return NULL;
+}
+
+static void *overflow_thread(void *arg)
+{
+	free(malloc(64));
+	return (void *)(intptr_t)deep(arg);
 }
 
 static const int fatal[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGILL,   SIGTRAP,   SIGABRT, SIGBUS, SIGFPE,
@@ -536,17 +570,7 @@ int main(int argc, char **argv)
 		return report_fill();
 	if (strcmp(what, "altstack") == 0) {
 		show_altstack("start");
-		static char own[65536];
-		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 }, old;
-		sigaltstack(&ss, &old);
-		printf("old: flags %#x size %zu sp %s\n", (unsigned)old.ss_flags, old.ss_size,
-		       old.ss_sp ? "set" : "null");
-		show_altstack("own");
-		ss.ss_flags = SS_DISABLE;
-		sigaltstack(&ss, &old);
-		printf("old: flags %#x size %zu sp %s\n", (unsigned)old.ss_flags, old.ss_size,
-		       old.ss_sp == own ? "own" : old.ss_sp ? "other" : "null");
-		show_altstack("disabled");
+		own_altstack("");
 		pthread_t t;
 		pthread_create(&t, NULL, altstack_thread, NULL);
 		pthread_join(t, NULL);
@@ -643,6 +667,12 @@ int main(int argc, char **argv)
 		segv();
 	} else if (strcmp(what, "overflow") == 0) {
 		return deep(NULL);
+	} else if (strcmp(what, "overflow-thread") == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, overflow_thread, NULL);
+		void *r;
+		pthread_join(t, &r);
+		return (int)(intptr_t)r;
 	} else if (strcmp(what, "overflow-own") == 0) {
 		static char own[65536];
 		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 };
