@@ -67,6 +67,11 @@
  *              nothing leaked; the parent reads it slowly (4 KiB every
  *              20 ms) and prints "record whole" when what follows the
  *              fill is one JSON line of a passing "process" region
+ *   report-cut    (run by "wait") the same pipe, filled, with 100 bytes
+ *              leaked (a record of more than a page); the parent reads
+ *              one page of the fill, then nothing for 3 s, then the rest,
+ *              and says whether the record is there whole, not at all,
+ *              or cut
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
  * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
  * the stall cases and in-allocator, also "in time" when the child ended
@@ -83,6 +88,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -437,9 +443,11 @@ static int stall_end = -1;
  * report goes where the run's does) */
 static char report_path[64];
 static int report_fd[2] = { -1, -1 };
+static const char *report_what = "";
 
 static int report_open(const char *what)
 {
+	report_what = what;
 	if (strcmp(what, "report-stall") == 0) {
 		char dir[] = "/tmp/plain_fatal_XXXXXX";
 		if (!mkdtemp(dir))
@@ -457,11 +465,48 @@ static int report_open(const char *what)
 	return 0;
 }
 
+/* report-cut's parent: once the child has filled the pipe, one page
+ * of it read (room for a piece of the record, not for all of it), then
+ * nothing until the child's bound has passed; then the rest, and what
+ * follows the fill said: "record dropped whole" (nothing), "record
+ * whole" (one line of JSON) or "record cut" (a partial line) */
+static void report_read_cut(void)
+{
+	static char got[1 << 20];
+	int unread = 0;
+	for (int i = 0; i < 500 && (ioctl(report_fd[0], FIONREAD, &unread) != 0 ||
+				    unread < fcntl(report_fd[0], F_GETPIPE_SZ));
+	     i++)
+		usleep(10000);
+	size_t n = 0;
+	ssize_t r = read(report_fd[0], got, 4096);
+	if (r <= 0)
+		return;
+	sleep(3);
+	n = (size_t)r;
+	while (n < sizeof got && (r = read(report_fd[0], got + n, sizeof got - n)) > 0)
+		n += (size_t)r;
+	size_t at = 0;
+	while (at < n && got[at] == '\n')
+		at++;
+	const char *end = memchr(got + at, '\n', n - at);
+	if (at == n)
+		printf("record dropped whole\n");
+	else if (got[at] == '{' && end && end == got + n - 1 && end[-1] == '}')
+		printf("record whole\n");
+	else
+		printf("record cut: %zu bytes\n", n - at);
+}
+
 /* report-slow's parent: the pipe read 4 KiB every 20 ms until its end;
  * what follows the child's fill ('\n' bytes) one passing record */
 static void report_read_slowly(void)
 {
 	close(report_fd[1]);
+	if (strcmp(report_what, "report-cut") == 0) {
+		report_read_cut();
+		return;
+	}
 	static char got[1 << 20];
 	size_t n = 0;
 	ssize_t r;
@@ -566,6 +611,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(what, "death") == 0)
 		abort();
+	if (strcmp(what, "report-cut") == 0)
+		leak(); /* a record of more than a page */
 	if (strncmp(what, "report-", 7) == 0)
 		return report_fill();
 	if (strcmp(what, "altstack") == 0) {
