@@ -229,6 +229,7 @@ static void slot_release(void *arg)
 	if (s->in_use && s->tid == mc_tid())
 		retire(s);
 	pthread_mutex_unlock(&slot_lock);
+	mc_fatal_thread_done();
 	my_slot = &shared_slot;
 	mc_self.own_slot = NULL;
 	mc_set_totals(NULL);
@@ -375,6 +376,7 @@ static struct mc_slot *slot_acquire(void)
 		uintptr_t stack_lo, stack_hi;
 		if (mc_stack_bounds(&stack_lo, &stack_hi))
 			set_stack(s, stack_lo, stack_hi);
+		mc_fatal_thread_arm((int)(s - slots)); /* its overflow's record */
 	}
 	if (s != &shared_slot) {
 		mc_sites_thread((int)(s - slots)); /* its shard of the peak sites */

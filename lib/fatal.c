@@ -51,10 +51,13 @@
  *   and SIGBUS handlers run on it (SA_ONSTACK).  The program does not
  *   see it: signals.c's sigaltstack shows SS_DISABLE where memcheck's is
  *   set, a program's own replaces it, and its SS_DISABLE puts
- *   memcheck's back.  Other threads get none (the kernel gives a new
- *   thread no alternate stack): a mapping and a system call more per
- *   thread, in every measured process, for the rare overflow outside
- *   the main thread (doc/costs.md, session 34).
+ *   memcheck's back.  The kernel gives a new thread no alternate
+ *   stack: each other thread gets one at its first allocation (account.c
+ *   takes its slot then), a slot of a reservation made at the first
+ *   thread, given back with the thread's slot at its end: one
+ *   sigaltstack call there and one at the end, no mapping a thread
+ *   (doc/costs.md, sessions 34, 36, 38).  A thread that never allocates
+ *   has none.
  * - A program's own SA_ONSTACK handler, where the program has no
  *   alternate stack of its own, runs on the interrupted stack bare; the
  *   kernel puts it on memcheck's.  So signals.c's trampoline, finding
@@ -157,6 +160,23 @@ static siginfo_t fatal_info;
  * doc/costs.md, session 34); untouched pages cost nothing. */
 #define ALT_SIZE (1024 * 1024)
 static char *alt_base;
+
+/* The other threads' alternate stacks: a slot of ALT_SIZE (its lowest
+ * page a guard, mprotected at the slot's first use) for each of
+ * account.c's per-thread slots, by the same index, so that a slot's
+ * stack is given back with it (a thread's end, a reaped thread) and
+ * taken again by the next thread that takes it.  Reserved ALT_CHUNK
+ * slots at a time, lazily mapped, at the first thread that needs one:
+ * a thread pays one sigaltstack at its first allocation and one at its
+ * end; its pages are memcheck's own (untouched, none resident). */
+#define ALT_CHUNK 16
+#define ALT_CHUNKS 64
+static char *_Atomic alt_chunks[ALT_CHUNKS];
+static atomic_flag alt_chunk_lock = ATOMIC_FLAG_INIT;
+static _Atomic unsigned char alt_guarded[ALT_CHUNK * ALT_CHUNKS];
+/* This thread's alternate stack of memcheck's (alt_base in the thread
+ * that started memcheck, a slot's in the others), or NULL. */
+static MC_TLS char *alt_mine;
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc);
 
@@ -329,8 +349,8 @@ static bool fatal_allocator_frames(const uintptr_t *frames, int n)
 static void fatal_scan_from(const ucontext_t *uc)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	if (!uc || !alt_base || here < (uintptr_t)alt_base ||
-	    here >= (uintptr_t)alt_base + ALT_SIZE - 4096)
+	if (!uc || !alt_mine || here < (uintptr_t)alt_mine ||
+	    here >= (uintptr_t)alt_mine + ALT_SIZE - 4096)
 		return;
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t at = (sp - 128 - sizeof uc->uc_mcontext.gregs) & ~(uintptr_t)15;
@@ -450,8 +470,74 @@ static void fatal_altstack(void)
 		syscall(SYS_sigaltstack, &was, NULL);
 		return;
 	}
-	alt_base = p + 4096;
+	alt_base = alt_mine = p + 4096;
 	onstack = SA_ONSTACK;
+}
+
+/* The threads' reservation's chunk i, made at its first need. */
+static char *alt_chunk(int i)
+{
+	char *c = atomic_load_explicit(&alt_chunks[i], memory_order_acquire);
+	if (c)
+		return c;
+	while (atomic_flag_test_and_set_explicit(&alt_chunk_lock, memory_order_acquire))
+		__builtin_ia32_pause();
+	c = atomic_load_explicit(&alt_chunks[i], memory_order_relaxed);
+	if (!c) {
+		c = mc_map_lazy((size_t)ALT_CHUNK * ALT_SIZE);
+		if (c && ((uintptr_t)c & 4095))
+			c = NULL; /* (never: a lazy mapping is page-aligned) */
+		atomic_store_explicit(&alt_chunks[i], c, memory_order_release);
+	}
+	atomic_flag_clear_explicit(&alt_chunk_lock, memory_order_release);
+	return c;
+}
+
+/* account.c, when a thread other than the main one takes its slot idx
+ * (its first allocation): the slot's alternate stack armed for it,
+ * where the main thread got memcheck's (the handlers have SA_ONSTACK)
+ * and the thread has none of its own.  Without one, a thread whose
+ * stack overflowed died with no record: the kernel cannot deliver the
+ * SIGSEGV on the stack that overflowed. */
+void mc_fatal_thread_arm(int idx)
+{
+	if (!onstack || alt_mine || idx < 0 || idx >= ALT_CHUNK * ALT_CHUNKS)
+		return;
+	int saved = errno;
+	char *c = alt_chunk(idx / ALT_CHUNK);
+	char *p = c ? c + (size_t)(idx % ALT_CHUNK) * ALT_SIZE : NULL;
+	if (p && !atomic_load_explicit(&alt_guarded[idx], memory_order_acquire)) {
+		if (syscall(SYS_mprotect, p, (size_t)4096, PROT_NONE) != 0)
+			p = NULL;
+		else
+			atomic_store_explicit(&alt_guarded[idx], 1, memory_order_release);
+	}
+	stack_t was;
+	if (p && altstack_arm(p + 4096, &was) == 0) {
+		if (!(was.ss_flags & SS_DISABLE))
+			syscall(SYS_sigaltstack, &was, NULL); /* the thread's own */
+		else
+			alt_mine = p + 4096;
+	}
+	errno = saved;
+}
+
+/* account.c, at the end of a thread that had a slot: its alternate
+ * stack disarmed, its slot's to the next thread that takes it (the
+ * thread may still run its other destructors meanwhile).  One the
+ * program set in its place is left as it is. */
+void mc_fatal_thread_done(void)
+{
+	char *mine = alt_mine;
+	if (!mine || mine == alt_base)
+		return;
+	alt_mine = NULL;
+	int saved = errno;
+	stack_t off = { .ss_flags = SS_DISABLE }, was;
+	if (syscall(SYS_sigaltstack, &off, &was) == 0 && !(was.ss_flags & SS_DISABLE) &&
+	    was.ss_sp != mine)
+		syscall(SYS_sigaltstack, &was, NULL);
+	errno = saved;
 }
 
 /* At start-up (life.c), in a process that reports at its exit: the
@@ -490,25 +576,26 @@ void mc_fatal_init(void (*record)(void))
  * program's view: none)? */
 bool mc_fatal_altstack_is(const void *sp)
 {
-	return alt_base && sp == alt_base;
+	return alt_mine && sp == alt_mine;
 }
 
-/* The main thread's handlers mc_fatal_beside moved, not returned yet,
- * and the stack address the innermost one began at. */
-static unsigned beside_live;
-static uintptr_t beside_to;
+/* This thread's handlers mc_fatal_beside moved, not returned yet, and
+ * the stack address the innermost one began at. */
+static MC_TLS unsigned beside_live;
+static MC_TLS uintptr_t beside_to;
 
-/* The program disabled its own alternate stack in the thread that had
- * memcheck's (the main thread, or a forked child's): memcheck's back. */
+/* The program disabled its own alternate stack in a thread that had
+ * memcheck's (a forked child's main thread keeps its parent thread's):
+ * memcheck's back. */
 void mc_fatal_altstack_back(void)
 {
-	if (!alt_base || (pid_t)syscall(SYS_gettid) != (pid_t)syscall(SYS_getpid))
+	if (!alt_mine)
 		return;
 	/* in a moved handler: the handler's return puts it back (the
 	 * frames up there are in use till then) */
 	if (beside_live)
 		return;
-	altstack_arm(alt_base, NULL);
+	altstack_arm(alt_mine, NULL);
 }
 
 /* fn(sig, si, uc) called with the stack pointer at sp (16-aligned: the
@@ -545,12 +632,10 @@ __asm__(".pushsection .text.mc_fatal_call_at,\"ax\",@progbits\n"
  * for it, armed again, unless the program has set one of its own. */
 static bool beside_left(void)
 {
-	if ((pid_t)syscall(SYS_gettid) != mc_pid())
-		return false;
 	beside_live = 0;
 	stack_t now;
 	return syscall(SYS_sigaltstack, NULL, &now) == 0 && (now.ss_flags & SS_DISABLE) &&
-	       altstack_arm(alt_base, NULL) == 0;
+	       altstack_arm(alt_mine, NULL) == 0;
 }
 
 /* signals.c's trampoline, for a handler whose action has SA_ONSTACK: on
@@ -562,9 +647,9 @@ static bool beside_left(void)
 bool mc_fatal_beside(uintptr_t fn, bool info, int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uintptr_t lo = (uintptr_t)alt_base, len = ALT_SIZE - 4096;
+	uintptr_t lo = (uintptr_t)alt_mine, len = ALT_SIZE - 4096;
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	if (!alt_base || !uc)
+	if (!alt_mine || !uc)
 		return false;
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	if (here - lo >= len) {
@@ -579,7 +664,7 @@ bool mc_fatal_beside(uintptr_t fn, bool info, int sig, siginfo_t *si, void *ucv)
 			((void (*)(int, siginfo_t *, void *))fn)(sig, si, uc);
 		else
 			((void (*)(int))fn)(sig);
-		uc->uc_stack = (stack_t){ .ss_sp = alt_base, .ss_flags = SS_AUTODISARM, .ss_size = len };
+		uc->uc_stack = (stack_t){ .ss_sp = alt_mine, .ss_flags = SS_AUTODISARM, .ss_size = len };
 		return true;
 	}
 	if (sp - lo < len)

@@ -1325,6 +1325,10 @@ void mc_fatal_reset(int sig, bool info);
 void mc_fatal_deliver(int sig, siginfo_t *si, void *uc);
 bool mc_fatal_altstack_is(const void *sp);
 void mc_fatal_altstack_back(void);
+/* A thread's alternate stack, by its account.c slot's index: armed at
+ * its first slot, disarmed at its end. */
+void mc_fatal_thread_arm(int idx);
+void mc_fatal_thread_done(void);
 /* A handler of the program's whose action has SA_ONSTACK (fn, with the
  * trampoline's arguments): run on the interrupted stack where the kernel
  * put it on memcheck's alternate stack, which bare has not (true: it

@@ -83,6 +83,8 @@ struct region {
 				   * test, a linked suite's runner or
 				   * worker), folded into them: reported
 				   * only when it fails */
+	bool with_process;        /* ends with the process, as the process
+				   * region does (memcheck_end_at_exit) */
 	bool foreign;             /* begun, before a fork, by a thread other
 				   * than the one that forked: no thread of
 				   * this process can end it (see
@@ -848,7 +850,7 @@ void mc_regions_end_all(const struct mc_scan_from *from)
 			name_forked(top);
 		else if (top->process && ended_here && parent_runs_this_program())
 			fold_worker(top);
-		if (top->process)
+		if (top->process || top->with_process)
 			region_pop(NULL, mc_is_active ? NULL :
 				   "memcheck was bypassed: the program's malloc calls do not reach it",
 				   from);
@@ -1155,6 +1157,32 @@ MC_API int memcheck_discard(void)
 	/* The table walk without the stack lock, as region_pop's scan. */
 	if (popped && mc_opt.track)
 		ignore_epochs(epoch, UINT32_MAX);
+	pthread_mutex_unlock(&region_lock);
+	mc_guard_leave();
+	return rc;
+}
+
+/* A region for the rest of the process, ended with it (its exit, _exit
+ * or a fatal signal's record) and judged as memcheck_end would judge it
+ * then, not as a region left open: for a test framework's process that
+ * ends inside its test on purpose (a death test's child) where no
+ * process region judges it (the library linked, not preloaded).  1:
+ * there is one (nothing begun). */
+MC_API int memcheck_begin_process(const char *name)
+{
+	mc_resolve();
+	mc_guard_enter();
+	pthread_mutex_lock(&region_lock);
+	int rc = 1;
+	if (nregions == 0 || !regions[0].process) {
+		mc_footprint_want();
+		/* no frame is its own: the process's whole stack is the
+		 * program's at its end, as for the process region */
+		struct region *r = region_push(name, false, 0);
+		if (r)
+			r->with_process = true;
+		rc = r ? 0 : -1;
+	}
 	pthread_mutex_unlock(&region_lock);
 	mc_guard_leave();
 	return rc;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -348,6 +349,35 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
 	}
 }
 
+/* A record to a pipe or FIFO goes whole or not at all: written in
+ * pieces as the reader takes them, a record cut by the bound left its
+ * first part as a line of its own in the reader's stream, which the
+ * next record (this process's or another's) then continued: two
+ * records lost, one line no reader could read.  So the write begins
+ * only once the pipe has room for all of it: its size (F_GETPIPE_SZ)
+ * less what is unread (FIONREAD), counted in pages, one more for a page
+ * the reader has begun and one for the record's pieces straddling
+ * pages.  0: room, or a record larger than the pipe can ever hold
+ * (written in pieces as before: the readers say such a cut line);
+ * ETIMEDOUT: none within b's bound, nothing written. */
+static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct bound *b)
+{
+	int cap = mc_sys_fcntl(fd, F_GETPIPE_SZ, 0), unread;
+	size_t need = ((n + 4095) & ~(size_t)4095) + 4096;
+	if (cap <= 0 || need + 4096 > (size_t)cap)
+		return 0;
+	for (unsigned ms = 1;; ms = ms < 64 ? ms * 2 : ms) {
+		if (mc_sys_ioctl(fd, FIONREAD, &unread) != 0 || unread < 0)
+			return 0;
+		if (((((size_t)unread + 4095) & ~(size_t)4095) + 4096) + need <= (size_t)cap)
+			return 0;
+		if (b->no_wait || bound_left(b) <= 0)
+			return ETIMEDOUT;
+		struct timespec t = { 0, (long)ms * 1000000 };
+		nanosleep(&t, NULL);
+	}
+}
+
 /* A record to fd, whose status is st: under an flock on a FIFO; SIGPIPE
  * blocked around the write only where it can be raised (not a regular
  * file: a sigpending and two sigprocmask calls fewer a JSON report).
@@ -356,7 +386,8 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
  * once the test has ended), it waits wait seconds at most, or at a
  * process's end (a held text: life.c) what is left of the end's bound,
  * shared with the text: bare, the program would have exited.  A
- * regular file or a terminal is written as always. */
+ * regular file or a terminal is written as always; a pipe or a FIFO
+ * whole or not at all (room_whole). */
 static int write_record(int fd, const struct stat *st, const char *s, size_t n, int wait)
 {
 	bool fifo = S_ISFIFO(st->st_mode), may_pipe = !S_ISREG(st->st_mode);
@@ -371,6 +402,8 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n, 
 	else if (fifo)
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 			;
+	if (!err && fifo && b)
+		err = room_whole(fd, n, b);
 	if (!err)
 		err = write_all(fd, s, n, may_pipe, b);
 	if (fifo)

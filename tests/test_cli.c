@@ -479,6 +479,40 @@ START_TEST(gate_bad_budget_exits_2)
 }
 END_TEST
 
+/* A record its writer cut short (a pipe's bound, a process killed as
+ * it wrote), and another process's record appended after it on the
+ * same line: the readers say which line holds the cut record and read
+ * the whole one (before session 38: a parse error at a column, the
+ * whole record lost with it). */
+START_TEST(cut_record_said)
+{
+	static const char good[] = "{\"name\":\"r\",\"pid\":1,\"program\":\"p\","
+				   "\"allocator\":\"glibc\",\"suppressions\":[{\"name\":\"s\","
+				   "\"file\":\"f\"}],\"verdict\":\"pass\"}\n";
+	char text[1024];
+	/* the cut record ends inside its suppressions' list */
+	snprintf(text, sizeof text, "%s%.*s%s", good, 60, good, good);
+	const char *f = tmpfile_with("cut.jsonl", text);
+	struct h_res x;
+	MC(&x, "gate", f);
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s:2: column ", f), "gate");
+	EXPECT_HAS(x.r.err, ": a record cut short after 60 bytes (its writer stopped", "gate");
+	EXPECT_HAS(x.r.err, "; the record after it on the line is read", "gate");
+	ck_assert_msg(!strstr(x.r.err, h_env("%s:3:", f)), "gate: %s", x.r.err);
+	h_res_free(&x);
+	/* cut at the file's end: said, nothing read after it */
+	snprintf(text, sizeof text, "%s%.*s\n", good, 30, good);
+	f = tmpfile_with("cut-end.jsonl", text);
+	MC(&x, "compare", f, f);
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s:2: column 31: ", f), "compare");
+	EXPECT_HAS(x.r.err, ": a record cut short after 30 bytes", "compare");
+	ck_assert_msg(!strstr(x.r.err, "the record after it"), "compare: %s", x.r.err);
+	h_res_free(&x);
+}
+END_TEST
+
 START_TEST(bad_report_exits_2)
 {
 	static const char good[] = "{\"name\":\"r\",\"pid\":1,\"program\":\"p\","
@@ -846,6 +880,7 @@ int main(void)
 	tcase_add_test(tc, crash_stops_the_other_allocators);
 	tcase_add_test(tc, gate_bad_budget_exits_2);
 	tcase_add_test(tc, bad_report_exits_2);
+	tcase_add_test(tc, cut_record_said);
 	tcase_add_test(tc, environment_of_the_command);
 	tcase_add_test(tc, unpreloadable_paths_refused);
 	tcase_add_test(tc, report_then_gate_agree);

@@ -93,6 +93,10 @@ static const struct h_case cases[] = {
 	 * program does not see (no record on main before session 34) */
 	{ "a stack overflow in the main thread", WAIT("overflow"),
 	  .out = H_LIST("overflow: signal 11 core") },
+	/* a thread's own alternate stack of memcheck's, armed at its first
+	 * allocation (no record, no text on main before session 38) */
+	{ "a stack overflow in a second thread", WAIT("overflow-thread"),
+	  .out = H_LIST("overflow-thread: signal 11 core") },
 	/* the program's SA_ONSTACK handler, with no alternate stack of
 	 * its own, runs on the interrupted stack as bare (on memcheck's
 	 * before session 35); memcheck's is there again for the overflow
@@ -260,6 +264,18 @@ static const struct h_case other_cases[] = {
 	  .records = 1, .out = H_LIST("in time", "report-stall: exit 23"),
 	  .err = H_LIST("/fifo: its reader took no more of this process's record within 1 s",
 			"exit status 23 instead of 0: 1 record of MEMCHECK_REPORT dropped") },
+	/* the report's pipe with room for a page of the record, not all of
+	 * it, then never read within the bound: the record's first page
+	 * was written, a line cut short that the next record would have
+	 * continued (before session 38); now nothing of it */
+	{ "exit, the report's pipe has room for a part of the record: none of it written",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-cut"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
+	  .records = 1, .exit = 23,
+	  .out = H_LIST("record dropped whole", "in time", "report-cut: exit 23"),
+	  .err = H_LIST("MEMCHECK_REPORT=/dev/fd/",
+			": its reader took no more of this process's record within 1 s") },
 	/* a pipe read slowly (~0.5 s) within the bound: the record whole */
 	{ "exit, the report's pipe read slowly: the record whole, status 0",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-slow"),

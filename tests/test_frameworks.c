@@ -358,6 +358,20 @@ static const struct h_case cases[] = {
 			"[  FAILED  ] DeathLeaks.Forked (", "[  FAILED  ] DeathLeaks.Threadsafe (",
 			"[       OK ] DeathLeaks.Clean (", " 2 FAILED TESTS"),
 	  .no_err = H_LIST("exit status 23 instead of 0") },
+	/* The same linked only (no preload: glibc's malloc, the only one
+	 * a linked memcheck reaches without one): the children had no
+	 * process region, their leaks went unseen and every test passed
+	 * (before session 38); now each child's region of its test's name
+	 * (memcheck_begin_process) fails the test that started it */
+	{ "GoogleTest linked only, death tests' leaking children", .setup = gtest_files,
+	  .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "fw_gtest", .flags = H_LINKED | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("GTEST_FILTER=DeathLeaks.*") },
+	  .exit = 1,
+	  .out = H_LIST("fw_gtest.cc:", ": a region of it failed (a death test's child",
+			"[  FAILED  ] DeathLeaks.Forked (", "[  FAILED  ] DeathLeaks.Threadsafe (",
+			"[       OK ] DeathLeaks.Clean (", " 2 FAILED TESTS"),
+	  .no_err = H_LIST("exit status 23 instead of 0", "not ended") },
 	{ "Criterion under memcheck run", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_criterion", .flags = H_EXITCODE,
 		   .text = "" },

@@ -81,6 +81,42 @@ static void killed_first(struct rec *r, const char *line, size_t len)
 	snprintf(r->m.r.violations, sizeof r->m.r.violations, "%s", msg);
 	free(msg);
 }
+/* A record's line begins with its name and pid (report.c writes them
+ * first; a string value cannot hold the quotes unescaped, and the
+ * records nested in one, suppressions', name no pid). */
+static const char record_head[] = "{\"name\":\"";
+
+static bool record_starts(const char *p, const char *end)
+{
+	size_t head = sizeof record_head - 1;
+	if ((size_t)(end - p) <= head || memcmp(p, record_head, head) != 0)
+		return false;
+	for (p += head; p < end && *p != '"'; p++)
+		if (*p == '\\')
+			p++;
+	return end - p > 7 && memcmp(p, "\",\"pid\":", 8) == 0;
+}
+
+/* Where a line that does not parse holds a record its writer did not
+ * finish (memcheck's bound on a pipe or socket reached, MEMCHECK_TEXT_
+ * TIMEOUT; a process killed as it wrote): the line begins as a record
+ * and the parser stopped at its end or at a second record's start,
+ * which the cut one's writer, or another process, wrote after it.  0:
+ * not so (malformed otherwise); else the cut record's length, the
+ * second record's offset where there is one. */
+static size_t cut_record(const char *line, size_t len, const char *err)
+{
+	size_t head = sizeof record_head - 1, col;
+	if (!record_starts(line, line + len) || sscanf(err, "column %zu", &col) != 1)
+		return 0;
+	const char *next = line + 1, *end = line + len;
+	while ((next = memmem(next, (size_t)(end - next), record_head, head)) &&
+	       !record_starts(next, end))
+		next++;
+	size_t at = next ? (size_t)(next - line) : len;
+	return col - 1 >= at ? at : 0;
+}
+
 int recs_read(struct recs *out, const char *path, bool missing_ok)
 {
 	FILE *f = fopen(path, "re");
@@ -112,9 +148,27 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 			continue;
 		}
 		if (!mc_json_record_leak(line, len, &r.m, &r.leak, err, sizeof err)) {
-			fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
+			size_t cut = cut_record(line, len, err);
+			if (!cut) {
+				fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
+				bad++;
+				continue;
+			}
+			/* said as what it is; a whole record after it read */
+			fprintf(stderr, "%s:%d: %s: a record cut short after %zu bytes (its writer "
+				"stopped in the middle: MEMCHECK_TEXT_TIMEOUT's bound on a pipe or "
+				"socket, or a process killed as it wrote)%s\n", path, lineno, err, cut,
+				cut < len ? "; the record after it on the line is read" : "");
 			bad++;
-			continue;
+			memset(&r, 0, sizeof r);
+			if (cut == len)
+				continue;
+			if (!mc_json_record_leak(line + cut, len - cut, &r.m, &r.leak, err, sizeof err)) {
+				fprintf(stderr, "%s:%d: after byte %zu: %s\n", path, lineno, cut, err);
+				continue;
+			}
+			memmove(line, line + cut, len - cut + 1);
+			len -= cut;
 		}
 		killed_first(&r, line, len);
 		r.line = xstrdup(line);

@@ -33,9 +33,13 @@
  *   captured and shows only when the death test fails, and this
  *   process would exit 23 after GoogleTest printed PASSED.  So each
  *   test's end takes those records (memcheck_descendants_failed) and
- *   fails the test that started the child, naming it.  The child has a
- *   region to fail only where the library is preloaded too (memcheck
- *   run, a driver's wrapper): its process region.
+ *   fails the test that started the child, naming it.  Preloaded too
+ *   (memcheck run, a driver's wrapper), the child's process region
+ *   judges it; linked only, it has none, and its leak went unseen: so a
+ *   child forked inside a test, or started again for one, opens a
+ *   region of the test's name that ends with it (memcheck_begin_process:
+ *   at its exit, _exit or fatal signal), unless a process region is
+ *   there to judge it.
  * - The listener allocates nothing of its own while a test's region is
  *   open: the region's name goes into a static buffer.
  *
@@ -44,10 +48,13 @@
 #ifndef MEMCHECK_GTEST_H
 #define MEMCHECK_GTEST_H
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "memcheck/memcheck.h"
 
@@ -60,6 +67,14 @@ inline int &region_open()
 	return open;
 }
 
+/* The running test's name, Suite.Test (static: nothing allocated while
+ * a region is open). */
+inline char *test_name()
+{
+	static char name[512];
+	return name;
+}
+
 /* A region the process does not end itself (a death test's child, which
  * dies inside the test): discarded. */
 inline void close_unended()
@@ -68,6 +83,52 @@ inline void close_unended()
 		region_open() = 0;
 		memcheck_discard();
 	}
+}
+
+/* A process that ends inside the test (a death test's child, forked or
+ * started again): a region of the test's name that ends with it, where
+ * no process region judges it. */
+inline void child_region()
+{
+	memcheck_begin_process(test_name());
+}
+
+/* A "threadsafe" death test's child, started again from the program's
+ * file: GoogleTest forwards no event to the listeners there, so its
+ * region begins before main, named by the --gtest_filter its command
+ * line holds (the one test it runs). */
+inline void started_child()
+{
+	static char line[65536];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, line, sizeof line - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	bool child = false;
+	const char *filter = "death test";
+	for (const char *a = line; a < line + n; a += strlen(a) + 1) {
+		if (!strncmp(a, "--gtest_internal_run_death_test=", 32))
+			child = true;
+		else if (!strncmp(a, "--gtest_filter=", 15))
+			filter = a + 15;
+	}
+	if (!child)
+		return;
+	snprintf(test_name(), 512, "%s", filter);
+	child_region();
+}
+
+/* fork's child handler: the test's region, inherited, discarded; the
+ * child's own in its place. */
+inline void forked_child()
+{
+	bool in_test = region_open() != 0;
+	close_unended();
+	if (in_test)
+		child_region();
 }
 
 /* Whether this process is a "threadsafe" death test's child, started
@@ -94,12 +155,11 @@ __attribute__((noinline)) inline void scrub_stack()
 class Listener : public ::testing::EmptyTestEventListener {
 	void OnTestStart(const ::testing::TestInfo &t) override
 	{
-		static char name[512];
 		close_unended();
 		if (death_test_child())
-			return;
-		snprintf(name, sizeof name, "%s.%s", t.test_suite_name(), t.name());
-		memcheck_begin(name);
+			return; /* its region began before main (started_child) */
+		snprintf(test_name(), 512, "%s.%s", t.test_suite_name(), t.name());
+		memcheck_begin(test_name());
 		region_open() = 1;
 	}
 
@@ -170,7 +230,8 @@ inline void install_once()
 		return;
 	done = true;
 	atexit(close_unended);
-	pthread_atfork(nullptr, nullptr, close_unended);
+	pthread_atfork(nullptr, nullptr, forked_child);
+	started_child();
 	::testing::UnitTest::GetInstance()->listeners().Append(new Listener);
 }
 

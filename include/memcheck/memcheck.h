@@ -140,6 +140,17 @@ int memcheck_leak_site(const char **file, int *line, const char **function);
  * reports it either.  Returns 0, or -1 when no region is open. */
 int memcheck_discard(void);
 
+/* Begin a region named name for the rest of the process, as the process
+ * region of a preloaded program is: at the process's exit, _exit or
+ * fatal signal it is judged and reported as memcheck_end would, not as a
+ * region left open ("region not ended").  For a process that ends inside
+ * its test on purpose, where nothing else judges it: a death test's
+ * child in a program linked with memcheck, not preloaded
+ * (memcheck/gtest.h); its failure then fails the test that started it
+ * (memcheck_descendants_failed).  Returns 0, 1 when the process has its
+ * process region (nothing begun), -1 when regions nest too deep. */
+int memcheck_begin_process(const char *name);
+
 /* Rename the innermost open region (for fixtures that learn the test's
  * name only at its end).  Returns 0, or -1 when no region is open. */
 int memcheck_rename(const char *name);

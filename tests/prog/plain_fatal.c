@@ -31,6 +31,8 @@
  *              large extents, tcmalloc's page heap)
  *   overflow   unbounded recursion: SIGSEGV on the guard page below
  *              the main thread's stack, with no alternate stack
+ *   overflow-thread  the same in a second thread (after its first
+ *              malloc), the main thread waiting in pthread_join
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
  *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
@@ -45,7 +47,8 @@
  *              handler installed so runs; SIGSEGV set to SIG_DFL so, then
  *              the write to address 8
  *   altstack   prints what sigaltstack shows (start, after setting one
- *              of its own, after SS_DISABLE, in a new thread)
+ *              of its own, after SS_DISABLE, in a new thread: at its
+ *              start, after its first malloc, with one of its own)
  *   resethand  a SA_RESETHAND SIGSEGV handler that returns, faults
  *              again in the handler-less action: killed by SIGSEGV
  *   sysv       the same with __sysv_signal's handler
@@ -64,6 +67,11 @@
  *              nothing leaked; the parent reads it slowly (4 KiB every
  *              20 ms) and prints "record whole" when what follows the
  *              fill is one JSON line of a passing "process" region
+ *   report-cut    (run by "wait") the same pipe, filled, with 100 bytes
+ *              leaked (a record of more than a page); the parent reads
+ *              one page of the fill, then nothing for 3 s, then the rest,
+ *              and says whether the record is there whole, not at all,
+ *              or cut
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
  * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
  * the stall cases and in-allocator, also "in time" when the child ended
@@ -80,6 +88,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -306,11 +315,42 @@ static void fault_twice(void)
 	segv();
 }
 
+/* An alternate stack of its own set, then disabled: what sigaltstack
+ * returned and shows each time, each line after who. */
+static void own_altstack(const char *who)
+{
+	static char own[65536];
+	stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 }, old;
+	char when[64];
+	sigaltstack(&ss, &old);
+	printf("%sold: flags %#x size %zu sp %s\n", who, (unsigned)old.ss_flags, old.ss_size,
+	       old.ss_sp ? "set" : "null");
+	snprintf(when, sizeof when, "%sown", who);
+	show_altstack(when);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, &old);
+	printf("%sold: flags %#x size %zu sp %s\n", who, (unsigned)old.ss_flags, old.ss_size,
+	       old.ss_sp == own ? "own" : old.ss_sp ? "other" : "null");
+	snprintf(when, sizeof when, "%sdisabled", who);
+	show_altstack(when);
+}
+
 static void *altstack_thread(void *arg)
 {
 	(void)arg;
 	show_altstack("thread");
+	/* after its first allocation (memcheck's armed then), and with
+	 * one of its own */
+	free(malloc(64));
+	show_altstack("thread allocated");
+	own_altstack("thread ");
 	return NULL;
+}
+
+static void *overflow_thread(void *arg)
+{
+	free(malloc(64));
+	return (void *)(intptr_t)deep(arg);
 }
 
 static const int fatal[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGILL,   SIGTRAP,   SIGABRT, SIGBUS, SIGFPE,
@@ -403,9 +443,11 @@ static int stall_end = -1;
  * report goes where the run's does) */
 static char report_path[64];
 static int report_fd[2] = { -1, -1 };
+static const char *report_what = "";
 
 static int report_open(const char *what)
 {
+	report_what = what;
 	if (strcmp(what, "report-stall") == 0) {
 		char dir[] = "/tmp/plain_fatal_XXXXXX";
 		if (!mkdtemp(dir))
@@ -423,11 +465,48 @@ static int report_open(const char *what)
 	return 0;
 }
 
+/* report-cut's parent: once the child has filled the pipe, one page
+ * of it read (room for a piece of the record, not for all of it), then
+ * nothing until the child's bound has passed; then the rest, and what
+ * follows the fill said: "record dropped whole" (nothing), "record
+ * whole" (one line of JSON) or "record cut" (a partial line) */
+static void report_read_cut(void)
+{
+	static char got[1 << 20];
+	int unread = 0;
+	for (int i = 0; i < 500 && (ioctl(report_fd[0], FIONREAD, &unread) != 0 ||
+				    unread < fcntl(report_fd[0], F_GETPIPE_SZ));
+	     i++)
+		usleep(10000);
+	size_t n = 0;
+	ssize_t r = read(report_fd[0], got, 4096);
+	if (r <= 0)
+		return;
+	sleep(3);
+	n = (size_t)r;
+	while (n < sizeof got && (r = read(report_fd[0], got + n, sizeof got - n)) > 0)
+		n += (size_t)r;
+	size_t at = 0;
+	while (at < n && got[at] == '\n')
+		at++;
+	const char *end = memchr(got + at, '\n', n - at);
+	if (at == n)
+		printf("record dropped whole\n");
+	else if (got[at] == '{' && end && end == got + n - 1 && end[-1] == '}')
+		printf("record whole\n");
+	else
+		printf("record cut: %zu bytes\n", n - at);
+}
+
 /* report-slow's parent: the pipe read 4 KiB every 20 ms until its end;
  * what follows the child's fill ('\n' bytes) one passing record */
 static void report_read_slowly(void)
 {
 	close(report_fd[1]);
+	if (strcmp(report_what, "report-cut") == 0) {
+		report_read_cut();
+		return;
+	}
 	static char got[1 << 20];
 	size_t n = 0;
 	ssize_t r;
@@ -532,21 +611,13 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(what, "death") == 0)
 		abort();
+	if (strcmp(what, "report-cut") == 0)
+		leak(); /* a record of more than a page */
 	if (strncmp(what, "report-", 7) == 0)
 		return report_fill();
 	if (strcmp(what, "altstack") == 0) {
 		show_altstack("start");
-		static char own[65536];
-		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 }, old;
-		sigaltstack(&ss, &old);
-		printf("old: flags %#x size %zu sp %s\n", (unsigned)old.ss_flags, old.ss_size,
-		       old.ss_sp ? "set" : "null");
-		show_altstack("own");
-		ss.ss_flags = SS_DISABLE;
-		sigaltstack(&ss, &old);
-		printf("old: flags %#x size %zu sp %s\n", (unsigned)old.ss_flags, old.ss_size,
-		       old.ss_sp == own ? "own" : old.ss_sp ? "other" : "null");
-		show_altstack("disabled");
+		own_altstack("");
 		pthread_t t;
 		pthread_create(&t, NULL, altstack_thread, NULL);
 		pthread_join(t, NULL);
@@ -643,6 +714,12 @@ int main(int argc, char **argv)
 		segv();
 	} else if (strcmp(what, "overflow") == 0) {
 		return deep(NULL);
+	} else if (strcmp(what, "overflow-thread") == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, overflow_thread, NULL);
+		void *r;
+		pthread_join(t, &r);
+		return (int)(intptr_t)r;
 	} else if (strcmp(what, "overflow-own") == 0) {
 		static char own[65536];
 		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 };
