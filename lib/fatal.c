@@ -493,6 +493,15 @@ static char *alt_chunk(int i)
 	return c;
 }
 
+/* life.c, in a forked child: the chunk lock free again.  A thread of
+ * the parent that held it (its chunk's mmap, a few microseconds) is not
+ * in the child, and the child's next thread would spin on it forever;
+ * a chunk it was mapping stays unnoted (untouched address space). */
+void mc_fatal_after_fork_child(void)
+{
+	atomic_flag_clear_explicit(&alt_chunk_lock, memory_order_relaxed);
+}
+
 /* account.c, when a thread other than the main one takes its slot idx
  * (its first allocation): the slot's alternate stack armed for it,
  * where the main thread got memcheck's (the handlers have SA_ONSTACK)

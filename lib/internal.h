@@ -1329,6 +1329,7 @@ void mc_fatal_altstack_back(void);
  * its first slot, disarmed at its end. */
 void mc_fatal_thread_arm(int idx);
 void mc_fatal_thread_done(void);
+void mc_fatal_after_fork_child(void);
 /* A handler of the program's whose action has SA_ONSTACK (fn, with the
  * trampoline's arguments): run on the interrupted stack where the kernel
  * put it on memcheck's alternate stack, which bare has not (true: it

@@ -843,6 +843,7 @@ static void fork_child(void)
 	mc_fault_postfork_child();
 	mc_map_after_fork();
 	mc_text_after_fork();
+	mc_fatal_after_fork_child();
 	mc_symbolize_postfork(true);
 	mc_roots_postfork(true);
 	mc_ownheap_after_fork_child();
