@@ -742,15 +742,25 @@ END_TEST
  * what it holds indirectly).  valgrind once, without an allocator (it
  * serves every block itself); memcheck under each: the four kinds'
  * lines alike (the suppressed one counts tcmalloc's own blocks). */
+/* _i 1: an object with a dependency of its own (libidn2's libunistring):
+ * its map and names, still reachable to valgrind, were suppressed by
+ * glibc.supp's dlopen-deps entry, whose "..." took them for the opened
+ * object's dependency list (1,322 bytes in 3 blocks fewer still
+ * reachable, four allocators, on main) */
 START_TEST(dlopened_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
 	const char *const args[] = { "--leak-check=full", "--show-leak-kinds=all",
-				     h_prog("plain_leak_dlopen"), NULL };
+				     h_prog("plain_leak_dlopen"), _i ? "libidn2.so.0" : NULL, NULL };
 	struct h_res v;
 	H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
+	if (_i && v.r.exit_code == 77) {
+		printf("note: libidn2.so.0 not installed; skipping\n");
+		h_res_free(&v);
+		return;
+	}
 	h_expect_exit(&v, 0);
 	struct h_vg_leaks vl;
 	ck_assert_msg(h_valgrind_leaks(v.r.err, &vl, 1) == 1, "valgrind's text:\n%s", v.r.err);
@@ -873,7 +883,7 @@ int main(void)
 	tcase_add_test(tc, xml_bad_usage);
 	tcase_add_test(tc, environment_as_valgrinds);
 	tcase_add_test(tc, joined_threads_as_valgrinds);
-	tcase_add_test(tc, dlopened_as_valgrinds);
+	tcase_add_loop_test(tc, dlopened_as_valgrinds, 0, 2);
 	tcase_add_test(tc, tcmalloc_default_extension_kept);
 	return h_run_suite(NULL);
 }
