@@ -2853,6 +2853,9 @@ void mc_supp_read_lines(struct mc_supps *s, int lines);
  * the shipped files' entries for what valgrind's freeres frees, under
  * valgrind's command line with that freeres off (0: all applied). */
 void mc_supp_drop_freeres(struct mc_supps *s, unsigned bits);
+/* The freeres functions memcheck ran at the exit (life.c sets it,
+ * supp_region.c drops their entries then) */
+extern unsigned mc_freeres_ran;
 /* mc_supp_load with the file read into io's buffer, kept for the next
  * file (grown for a larger one); mc_supp_io_free unmaps it. */
 struct mc_supp_io {

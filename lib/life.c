@@ -578,8 +578,10 @@ __attribute__((noinline)) static void freeres_cxx(bool at_exit)
 	if (at_exit && !mc_never_threaded() && !mc_threads_alone())
 		return;
 	void (*cxx)(void) = (void (*)(void))mc_sym_first("_ZN9__gnu_cxx9__freeresEv", NULL);
-	if (cxx && (mc_opt.valgrind_freeres & MC_FREERES_CXX))
+	if (cxx && (mc_opt.valgrind_freeres & MC_FREERES_CXX)) {
 		cxx();
+		mc_freeres_ran |= MC_FREERES_CXX;
+	}
 }
 
 /* valgrind's end of a process, for valgrind's text alone (its figures
@@ -616,8 +618,10 @@ static void freeres(void)
 	freeres_cxx(false);
 	void (*libc)(void) = (void (*)(void))mc_sym_first("__libc_freeres", NULL);
 	/* --run-libc-freeres=no */
-	if (libc && (mc_opt.valgrind_freeres & MC_FREERES_LIBC))
+	if (libc && (mc_opt.valgrind_freeres & MC_FREERES_LIBC)) {
 		libc();
+		mc_freeres_ran |= MC_FREERES_LIBC;
+	}
 }
 
 /* After the last exit handler registered after it: the process region
