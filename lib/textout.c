@@ -388,7 +388,8 @@ static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct b
  * shared with the text: bare, the program would have exited.  A
  * regular file or a terminal is written as always; a pipe or a FIFO
  * whole or not at all (room_whole). */
-static int write_record(int fd, const struct stat *st, const char *s, size_t n, int wait)
+static int write_record(int fd, const struct stat *st, const char *s, size_t n, int wait,
+			bool *none)
 {
 	bool fifo = S_ISFIFO(st->st_mode), may_pipe = !S_ISREG(st->st_mode);
 	struct bound own = { 0, wait, atomic_load(&appends_stalled) }, *b = NULL;
@@ -404,6 +405,7 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n, 
 			;
 	if (!err && fifo && b)
 		err = room_whole(fd, n, b);
+	*none = err != 0; /* nothing of it written */
 	if (!err)
 		err = write_all(fd, s, n, may_pipe, b);
 	if (fifo)
@@ -420,13 +422,16 @@ int mc_append(const char *path, const char *s, size_t n, const char *what, _Atom
 	int saved = errno;
 	struct stat st;
 	int fd = open_append(path, &st);
-	int err = fd < 0 ? errno : write_record(fd, &st, s, n, wait);
+	bool none = true;
+	int err = fd < 0 ? errno : write_record(fd, &st, s, n, wait, &none);
 	if (fd >= 0)
 		mc_sys_close(fd);
 	if (err == ETIMEDOUT && !atomic_exchange(said, 1))
-		mc_log("%s=%s: its reader took no more of this process's record within %d s "
-		       "(MEMCHECK_TEXT_TIMEOUT): the rest is dropped, and the process's later "
-		       "records take only the room there is", what, path, wait);
+		mc_log("%s=%s: its reader %s within %d s (MEMCHECK_TEXT_TIMEOUT): %s, and the "
+		       "process's later records take only the room there is", what, path,
+		       none ? "made no room for this process's record" :
+			      "took no more of this process's record",
+		       wait, none ? "the record is dropped whole" : "the rest is dropped");
 	else if (err && !atomic_exchange(said, 1))
 		mc_log("cannot %s %s=%s: %s; this process's records are not there", fd < 0 ?
 		       "open" : "write to", what, path, mc_open_error(err));

@@ -262,7 +262,8 @@ static const struct h_case other_cases[] = {
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
 		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1") },
 	  .records = 1, .out = H_LIST("in time", "report-stall: exit 23"),
-	  .err = H_LIST("/fifo: its reader took no more of this process's record within 1 s",
+	  .err = H_LIST("/fifo: its reader made no room for this process's record within 1 s",
+			"the record is dropped whole",
 			"exit status 23 instead of 0: 1 record of MEMCHECK_REPORT dropped") },
 	/* the report's pipe with room for a page of the record, not all of
 	 * it, then never read within the bound: the record's first page
@@ -275,7 +276,8 @@ static const struct h_case other_cases[] = {
 	  .records = 1, .exit = 23,
 	  .out = H_LIST("record dropped whole", "in time", "report-cut: exit 23"),
 	  .err = H_LIST("MEMCHECK_REPORT=/dev/fd/",
-			": its reader took no more of this process's record within 1 s") },
+			": its reader made no room for this process's record within 1 s",
+			"the record is dropped whole") },
 	/* a pipe read slowly (~0.5 s) within the bound: the record whole */
 	{ "exit, the report's pipe read slowly: the record whole, status 0",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-slow"),
