@@ -520,7 +520,9 @@ fi
 
 # Counting's and forwarding's added time a step taken within each round
 # (the mode's run minus the bare run of the same round), then its median
-# and quartiles: the metrics count.ns and fwd.ns.  A step's added
+# and quartiles: the metrics count.ns and fwd.ns; and counting's over
+# forwarding's, the same way (count.over.fwd): what counting adds to the
+# call every malloc-family interposer makes.  A step's added
 # nanosecond is 40 ms of a ~1 s run, less than one slow spell of a shared
 # machine: as the difference of two medians it came out below the bare
 # run (bench38, idle at the start: glibc counting -5.63 ns, the bare
@@ -530,24 +532,28 @@ if [[ " ${MODES[*]} " == *" count "* ]]; then
 	echo
 	echo "counting and forwarding, added ns a step per round (the mode minus bare, same round): median [quartiles] of $RUNS rounds"
 	for a in "${ALLOCS[@]}"; do
-		for m in count fwd; do
-			[[ " ${MODES[*]} " == *" $m "* ]] || continue
-			awk -v a="$a" -v m="$m" -v n="$ITERS" -v out="$TMP/pair.$a.$m" '
+		for pair in count:bare fwd:bare count:fwd; do
+			m=${pair%:*} r=${pair#*:}
+			[[ " ${MODES[*]} " == *" $m "* && " ${MODES[*]} bare " == *" $r "* ]] || continue
+			out=$TMP/pair.$a.$m
+			[ "$r" = bare ] || out=$TMP/pair.$a.$m.$r
+			awk -v a="$a" -v m="$m" -v r="$r" -v n="$ITERS" -v out="$out" '
 				function q(v, k, f,   i, j, t) { # the f-quantile of v[0..k-1], sorted in place
 					for (i = 1; i < k; i++)
 						for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
 					return v[int(f * (k - 1) + 0.5)]
 				}
-				$1 == a && ($2 == m || $2 == "bare") { r = ++seen[$2]; t[$2, r] = $3 }
+				$1 == a && ($2 == m || $2 == r) { i = ++seen[$2]; t[$2, i] = $3 }
 				END {
 					k = 0
 					for (i = 1; i <= seen[m]; i++)
-						if ((m, i) in t && ("bare", i) in t)
-							v[k++] = (t[m, i] - t["bare", i]) / n * 1e9
+						if ((m, i) in t && (r, i) in t)
+							v[k++] = (t[m, i] - t[r, i]) / n * 1e9
 					if (!k)
 						exit
 					md = q(v, k, 0.5)
-					printf "  %-9s %-6s %+.2f [%+.2f..%+.2f]\n", a, m, md, q(v, k, 0.25), q(v, k, 0.75)
+					printf "  %-9s %-6s %+.2f [%+.2f..%+.2f]%s\n", a, m, md, q(v, k, 0.25), q(v, k, 0.75),
+						r == "bare" ? "" : " over " r
 					printf "%.3f\n", md > out
 				}' "$TMP/times"
 		done
@@ -601,6 +607,8 @@ for a in "${ALLOCS[@]}"; do
 		fi
 		# the floors beside them (bench/targets' floor and proposed
 		# lines): memcheck's added time over the floor preload's
+		[ -s "$TMP/pair.$a.count.fwd" ] &&
+			printf 'metric\tcount.over.fwd\t%s\t%s\n' "$a" "$(cat "$TMP/pair.$a.count.fwd")"
 		if [ -s "$TMP/pair.$a.fwd" ]; then
 			printf 'metric\tfwd.ns\t%s\t%s\n' "$a" "$(cat "$TMP/pair.$a.fwd")"
 		elif [ -n "${NS[$a/fwd]:-}" ]; then
