@@ -497,9 +497,14 @@ static void populate_small_bss(bool tracking)
 	add_page_range(pages, &n, (int)MC_ARRAY_SIZE(pages), lo, hi - lo);
 	for (struct mc_start_span *s = mc_start_spans_lo; s && s < mc_start_spans_hi; s++)
 		add_page_range(pages, &n, (int)MC_ARRAY_SIZE(pages), (uintptr_t)s->p, s->len);
+	/* Runs one page apart in one call, the page between them with them:
+	 * a page of a populate costs less than a call (above).  The small
+	 * variables had grown until vg_regions, just after them, spanned
+	 * three pages, regions' first slot on the third (lib/bss-layout.sh):
+	 * two calls where one was meant. */
 	for (int i = 0; i < n;) {
 		uintptr_t from = pages[i].lo, to = from + pages[i].len;
-		for (i++; i < n && pages[i].lo <= to; i++)
+		for (i++; i < n && pages[i].lo <= to + PAGE; i++)
 			if (pages[i].lo + pages[i].len > to)
 				to = pages[i].lo + pages[i].len;
 		mc_populate_static((void *)from, to - from);
