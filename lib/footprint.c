@@ -142,6 +142,12 @@ static bool settle_at_region;
  * in between (each clears it). */
 static bool fresh;
 static uint64_t fresh_rss, fresh_m;
+/* A lazy range registered or removed since the take set fresh: the
+ * pair still gives a difference (its present pages count in both), but
+ * a later read of the RSS alone (mc_prog_peak_exit_base) does not pair
+ * with the take's M.  A populated mapping moves both by its bytes
+ * (mc_own_after keeps the pair as of now). */
+static bool fresh_moved;
 /* The RSS and M that mc_footprint_init read (in that order, as a
  * window's begin reads them), and nothing has changed M since: start-up's
  * window, which life.c begins right after, starts from them.  M was
@@ -584,7 +590,7 @@ void mc_footprint_want(void)
 
 /* A change of M told here (a populated mapping of memcheck's made or
  * gone: resident by construction) moves the RSS by as much as M, so a
- * take's fresh RSS and M still give the window's begin its difference
+ * take's fresh RSS and M, each moved by it, still begin the window
  * (fresh): only a fold (its restart) or a settled window makes them
  * stale.  The peak's snapshot maps its array between the process
  * region's take and its window's begin (mc_peak_end): with a JSON
@@ -617,6 +623,9 @@ void mc_own_after(bool folding, int64_t bytes)
 		fresh = false;
 		restart();
 	} else {
+		/* resident by construction: the RSS moved by as much */
+		fresh_rss += (uint64_t)bytes;
+		fresh_m += (uint64_t)bytes;
 		pending += (uint64_t)(bytes < 0 ? -bytes : bytes);
 	}
 	pthread_mutex_unlock(&fp_lock);
@@ -629,6 +638,7 @@ void mc_own_after(bool folding, int64_t bytes)
 void mc_own_lazy(const void *p, size_t len)
 {
 	fp_enter_change();
+	fresh_moved = true;
 	if (nlazy < MAX_LAZY) {
 		/* Kept sorted by address, for resident_runs. */
 		int i = nlazy++;
@@ -649,7 +659,7 @@ bool mc_own_lazy_remove(const void *p, size_t len)
 	for (int i = 0; i < nlazy; i++) {
 		if (lazy[i].lo == (uintptr_t)p) {
 			memmove(&lazy[i], &lazy[i + 1], (size_t)(--nlazy - i) * sizeof lazy[0]);
-			found = true;
+			found = fresh_moved = true;
 			break;
 		}
 	}
@@ -967,6 +977,7 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 		exit_mark = mark;
 	}
 	fresh = true;
+	fresh_moved = false;
 	pthread_mutex_unlock(&fp_lock);
 	return peak;
 }
@@ -1072,8 +1083,10 @@ static void exit_read(void)
  * are read: that window's begin read statm and measured M again (10
  * system calls at every exit with a JSON report or the full text), for
  * an end settled only where a region begins after the last report.
- * A mapping of memcheck's made meanwhile (a malloc of the statistics'
- * tracked) cleared fresh already (mc_own_after): then they are read. */
+ * A populated mapping of memcheck's meanwhile (the statistics' sort
+ * under jemalloc) moved the take's pair with it (mc_own_after); where a
+ * lazy range came or went (fresh_moved), this RSS would not pair with
+ * the take's M: then they are read at the window's begin as before. */
 void mc_prog_peak_exit_base(void)
 {
 	fp_enter();
@@ -1081,8 +1094,10 @@ void mc_prog_peak_exit_base(void)
 	if (hwm && rss) {
 		exit_base = rss > m_start ? rss - m_start : 0;
 		exit_mark = hwm;
+	}
+	if (hwm && rss && !fresh_moved)
 		fresh_rss = rss;
-	} else
+	else
 		fresh = false;
 	pthread_mutex_unlock(&fp_lock);
 }
