@@ -142,6 +142,12 @@ static bool settle_at_region;
  * in between (each clears it). */
 static bool fresh;
 static uint64_t fresh_rss, fresh_m;
+/* A lazy range registered or removed since the take set fresh: the
+ * pair still gives a difference (its present pages count in both), but
+ * a later read of the RSS alone (mc_prog_peak_exit_base) does not pair
+ * with the take's M.  A populated mapping moves both by its bytes
+ * (mc_own_after keeps the pair as of now). */
+static bool fresh_moved;
 /* The RSS and M that mc_footprint_init read (in that order, as a
  * window's begin reads them), and nothing has changed M since: start-up's
  * window, which life.c begins right after, starts from them.  M was
@@ -408,6 +414,7 @@ static void fp_enter_change(void)
 	init_fresh = false;
 	if (settle_due && !settle_at_region) {
 		settle_due = false;
+		fresh = false;
 		work_settle();
 	}
 }
@@ -586,16 +593,24 @@ void mc_footprint_want(void)
 
 /* ---- changes of M ----------------------------------------------------- */
 
+/* A change of M told here (a populated mapping of memcheck's made or
+ * gone: resident by construction) moves the RSS by as much as M, so a
+ * take's fresh RSS and M, each moved by it, still begin the window
+ * (fresh): only a fold (its restart) or a settled window makes them
+ * stale.  The peak's snapshot maps its array between the process
+ * region's take and its window's begin (mc_peak_end): with a JSON
+ * report, that window read statm and measured M again at every exit,
+ * 10 system calls. */
 bool mc_own_before(size_t bytes)
 {
 	fp_enter_change();
-	fresh = false;
 	/* Inside a window of memcheck's own work the mark is not folded,
 	 * and the window's end measures everything again. */
 	if (!measuring || work_depth || pending + mc_page_round(bytes) < threshold()) {
 		pthread_mutex_unlock(&fp_lock);
 		return false;
 	}
+	fresh = false;
 	if (settle_due) { /* start-up's, before the fold */
 		settle_due = settle_at_region = false;
 		work_settle();
@@ -608,28 +623,37 @@ void mc_own_after(bool folding, int64_t bytes)
 {
 	if (!folding)
 		fp_enter_change();
-	fresh = false;
 	known += bytes;
 	if (folding) {
+		fresh = false;
 		restart();
 	} else {
+		/* resident by construction: the RSS moved by as much */
+		fresh_rss += (uint64_t)bytes;
+		fresh_m += (uint64_t)bytes;
 		pending += (uint64_t)(bytes < 0 ? -bytes : bytes);
 	}
 	pthread_mutex_unlock(&fp_lock);
 }
 
+/* A lazy range's pages count in M as they count in the RSS, when
+ * present (measure): neither its registration nor its removal moves
+ * one without the other, and fresh holds; one counted whole (a bound,
+ * past MAX_LAZY) moves M alone. */
 void mc_own_lazy(const void *p, size_t len)
 {
 	fp_enter_change();
-	fresh = false;
+	fresh_moved = true;
 	if (nlazy < MAX_LAZY) {
 		/* Kept sorted by address, for resident_runs. */
 		int i = nlazy++;
 		for (; i > 0 && lazy[i - 1].lo > (uintptr_t)p; i--)
 			lazy[i] = lazy[i - 1];
 		lazy[i] = (struct range){ (uintptr_t)p, len };
-	} else
+	} else {
+		fresh = false;
 		known += (int64_t)mc_page_round(len); /* counted whole: a bound */
+	}
 	pthread_mutex_unlock(&fp_lock);
 }
 
@@ -637,11 +661,10 @@ bool mc_own_lazy_remove(const void *p, size_t len)
 {
 	bool found = false;
 	fp_enter_change();
-	fresh = false;
 	for (int i = 0; i < nlazy; i++) {
 		if (lazy[i].lo == (uintptr_t)p) {
 			memmove(&lazy[i], &lazy[i + 1], (size_t)(--nlazy - i) * sizeof lazy[0]);
-			found = true;
+			found = fresh_moved = true;
 			break;
 		}
 	}
@@ -959,6 +982,7 @@ uint64_t mc_prog_peak_take(bool *whole_process, uint64_t *rss_now, bool *alone)
 		exit_mark = mark;
 	}
 	fresh = true;
+	fresh_moved = false;
 	pthread_mutex_unlock(&fp_lock);
 	return peak;
 }
@@ -1058,16 +1082,28 @@ static void exit_read(void)
  * bare at exit by smaps, which bare never runs): the program's RSS less
  * M again, the base of the stretch's rise, with M as the take measured
  * it (the statistics map nothing of memcheck's; measuring it again was
- * 8 system calls more at every measured exit). */
+ * 8 system calls more at every measured exit).  The RSS read here and
+ * the take's M stay fresh for the window the process region's end
+ * opens (mc_own_work_begin_taken), as the take's do where no statistics
+ * are read: that window's begin read statm and measured M again (10
+ * system calls at every exit with a JSON report or the full text), for
+ * an end settled only where a region begins after the last report.
+ * A populated mapping of memcheck's meanwhile (the statistics' sort
+ * under jemalloc) moved the take's pair with it (mc_own_after); where a
+ * lazy range came or went (fresh_moved), this RSS would not pair with
+ * the take's M: then they are read at the window's begin as before. */
 void mc_prog_peak_exit_base(void)
 {
 	fp_enter();
-	fresh = false;
 	uint64_t rss = 0, hwm = exit_armed ? mc_rss_peak(NULL, &rss) : 0;
 	if (hwm && rss) {
 		exit_base = rss > m_start ? rss - m_start : 0;
 		exit_mark = hwm;
 	}
+	if (hwm && rss && !fresh_moved)
+		fresh_rss = rss;
+	else
+		fresh = false;
 	pthread_mutex_unlock(&fp_lock);
 }
 
