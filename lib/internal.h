@@ -870,6 +870,9 @@ void mc_footprint_final(void);
 /* memcheck's destructor's own work after its take is done: what it left
  * is not the program's exit code's (footprint.c's exit stretch). */
 void mc_prog_peak_exit_base(void);
+/* Before that work: the objects' read-only pages present noted, those
+ * it faults given back at mc_prog_peak_exit_base. */
+void mc_prog_peak_exit_note(void);
 /* peak raised to what the program reached after the destructor's take,
  * in the exit code that ran before the on_exit handler (footprint.c). */
 uint64_t mc_prog_peak_exit(uint64_t peak);
@@ -880,7 +883,7 @@ uint64_t mc_footprint_mark_lost_kb(void);
  * footprint.c's first measure noted (fd: pagemap), those start-up's
  * window made present given back at its end; a forked child's
  * forgotten. */
-void mc_start_pages_note(int fd);
+void mc_start_pages_note(int fd, bool headers);
 void mc_start_pages_give_back(int fd);
 void mc_start_pages_none(void);
 void mc_start_pages_forget(void);
