@@ -636,7 +636,11 @@ bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
  * faults). */
 struct dl_find_object;
 int mc_find_object(const void *pc, struct dl_find_object *fo);
-void mc_fork_objects_note(void);
+/* rtld_global: the dynamic linker's _rtld_global, or NULL. */
+void mc_fork_objects_note(const void *rtld_global);
+/* A dlclose begins (dlclose.c): the forked child's table no longer
+ * answers. */
+void mc_objects_closing(void);
 /* Walks take the lock fork waits for from now on: before the fork
  * handlers are registered (life.c), never in a process left out. */
 void mc_walks_lock_from_now(void);
