@@ -636,7 +636,11 @@ bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
  * faults). */
 struct dl_find_object;
 int mc_find_object(const void *pc, struct dl_find_object *fo);
-void mc_fork_objects_note(void);
+/* rtld_global: the dynamic linker's _rtld_global, or NULL. */
+void mc_fork_objects_note(const void *rtld_global);
+/* A dlclose begins (dlclose.c): the forked child's table no longer
+ * answers. */
+void mc_objects_closing(void);
 /* Walks take the lock fork waits for from now on: before the fork
  * handlers are registered (life.c), never in a process left out. */
 void mc_walks_lock_from_now(void);
@@ -870,6 +874,9 @@ void mc_footprint_final(void);
 /* memcheck's destructor's own work after its take is done: what it left
  * is not the program's exit code's (footprint.c's exit stretch). */
 void mc_prog_peak_exit_base(void);
+/* Before that work: the objects' read-only pages present noted, those
+ * it faults given back at mc_prog_peak_exit_base. */
+void mc_prog_peak_exit_note(void);
 /* peak raised to what the program reached after the destructor's take,
  * in the exit code that ran before the on_exit handler (footprint.c). */
 uint64_t mc_prog_peak_exit(uint64_t peak);
@@ -880,7 +887,7 @@ uint64_t mc_footprint_mark_lost_kb(void);
  * footprint.c's first measure noted (fd: pagemap), those start-up's
  * window made present given back at its end; a forked child's
  * forgotten. */
-void mc_start_pages_note(int fd);
+void mc_start_pages_note(int fd, bool headers);
 void mc_start_pages_give_back(int fd);
 void mc_start_pages_none(void);
 void mc_start_pages_forget(void);

@@ -842,7 +842,7 @@ static void fork_child(void)
 		uintptr_t main_bias;
 		(void)mc_main_phdrs(&main_phnum, &main_bias);
 		/* and the objects, for its captures' look-ups (objects.c) */
-		mc_fork_objects_note();
+		mc_fork_objects_note(mc_sym_first("_rtld_global", NULL));
 	}
 	mc_fault_postfork_child();
 	mc_map_after_fork();

@@ -238,6 +238,14 @@ const void *mc_object_base(const void *addr, const char **name)
 	return info.dli_fbase;
 }
 
+/* dlclose calls begun (dlclose.c's wrapper, mc_objects_closing). */
+static _Atomic unsigned long objects_closes;
+
+void mc_objects_closing(void)
+{
+	atomic_fetch_add_explicit(&objects_closes, 1, memory_order_seq_cst);
+}
+
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 /* ---- a forked child's table of the loaded objects ----------------------
  *
@@ -258,43 +266,49 @@ const void *mc_object_base(const void *addr, const char **name)
  * measured), note every object of the main namespace as _dl_find_object
  * answers for it, and the child's look-ups are answered from this
  * table while the dynamic linker's chain of link maps is the one noted
- * (the same maps, at the same addresses, with the same dynamic
- * sections; read in their data, which fork copied: no code of the C
- * library's).  A dlopen or dlclose since, an object of another
- * namespace, an address in none: _dl_find_object, as before. */
+ * (no dlclose begun since, dlclose.c's wrapper, and as many objects in
+ * the main namespace as then; read in memcheck's own copies, which fork
+ * copied: no code of the C library's).  A dlclose since, an object of
+ * another namespace, an address in none: _dl_find_object, as before.
+ *
+ * The check is two loads, no walk: session 38's compared the whole
+ * chain of link maps (up to 48) with the one noted at every look-up,
+ * and read them without the dynamic linker's lock, so that another
+ * thread's dlclose could have it read a map being freed.  The wrapper
+ * counts a dlclose before the dynamic linker begins it: a look-up that
+ * loads the count after that answers from _dl_find_object, one that
+ * loaded it before answers from the copies alone, as _dl_find_object
+ * itself would have for a pc of an object then loaded.  The C
+ * library's own unloads (its gconv modules, through no exported
+ * dlclose) are seen in the namespace's count of loaded objects
+ * (_ns_nloaded, the second field of the dynamic linker's _rtld_global,
+ * whose first is the chain's head: both compared with the chain noted
+ * before either is trusted); an unload and a load between two look-ups
+ * that keep that count, of the C library's own alone, are not. */
 #define FORK_OBJECTS 48
 static struct dl_find_object fork_objects[FORK_OBJECTS];
-/* The chain as noted, from its head: each map, its l_addr and l_ld. */
-static struct {
-	const struct link_map *lm;
-	ElfW(Addr) addr;
-	const ElfW(Dyn) *ld;
-} fork_chain[FORK_OBJECTS];
+/* The chain as noted, from its head (the note's walk alone reads it). */
+static const struct link_map *fork_chain[FORK_OBJECTS];
 static int nfork_chain;
 /* The table's entries, 0 where there is none (the parent, a table that
  * no longer holds): written by the child's fork handler alone, while
  * it is the only thread, and set to 0 by any thread that finds the
- * chain changed. */
+ * objects changed. */
 static _Atomic int nfork_objects;
-
-/* Whether the chain of link maps is the one noted. */
-static bool fork_chain_same(void)
-{
-	const struct link_map *lm = nfork_chain ? fork_chain[0].lm : NULL;
-	int i = 0;
-	for (; lm && i < nfork_chain; lm = lm->l_next, i++)
-		if (lm != fork_chain[i].lm || lm->l_addr != fork_chain[i].addr ||
-		    lm->l_ld != fork_chain[i].ld)
-			return false;
-	return i == nfork_chain && !lm;
-}
+/* dlclose's count when noted; the main namespace's count of loaded
+ * objects (the dynamic linker's, NULL where its layout was not the one
+ * expected) and its value then. */
+static unsigned long fork_closes;
+static const volatile unsigned *fork_nloaded;
+static unsigned fork_nloaded_then;
 
 /* pc's object in the table: true and *fo, or false (not there, or the
  * table no longer holds: dropped). */
 static __attribute__((noinline)) bool fork_objects_find(uintptr_t pc, struct dl_find_object *fo)
 {
 	int n = atomic_load_explicit(&nfork_objects, memory_order_acquire);
-	if (!fork_chain_same()) {
+	if (atomic_load_explicit(&objects_closes, memory_order_seq_cst) != fork_closes ||
+	    (fork_nloaded && *fork_nloaded != fork_nloaded_then)) {
 		atomic_store_explicit(&nfork_objects, 0, memory_order_relaxed);
 		return false;
 	}
@@ -329,7 +343,7 @@ static int fork_objects_note_one(struct dl_phdr_info *info, size_t size, void *a
 		    !fo.dlfo_link_map)
 			continue;
 		for (int k = 0; k < nfork_chain; k++)
-			if (fork_chain[k].lm == fo.dlfo_link_map) {
+			if (fork_chain[k] == fo.dlfo_link_map) {
 				fork_objects[(*n)++] = fo;
 				break;
 			}
@@ -338,32 +352,40 @@ static int fork_objects_note_one(struct dl_phdr_info *info, size_t size, void *a
 	return 0;
 }
 
-void mc_fork_objects_note(void)
+void mc_fork_objects_note(const void *rtld_global)
 {
 	atomic_store_explicit(&nfork_objects, 0, memory_order_relaxed);
 	nfork_chain = 0;
+	fork_closes = atomic_load_explicit(&objects_closes, memory_order_seq_cst);
 	struct dl_find_object fo;
 	if (_dl_find_object((void *)mc_fork_objects_note, &fo) != 0 || !fo.dlfo_link_map)
 		return;
 	const struct link_map *lm = fo.dlfo_link_map;
 	while (lm->l_prev)
 		lm = lm->l_prev;
+	const struct link_map *head = lm;
 	for (; lm; lm = lm->l_next) {
 		if (nfork_chain == FORK_OBJECTS) {
 			nfork_chain = 0; /* more than the table holds: none */
 			return;
 		}
-		fork_chain[nfork_chain].lm = lm;
-		fork_chain[nfork_chain].addr = lm->l_addr;
-		fork_chain[nfork_chain++].ld = lm->l_ld;
+		fork_chain[nfork_chain++] = lm;
 	}
+	/* _rtld_global's first fields (glibc's struct link_namespaces):
+	 * the main namespace's head and its count, trusted only where they
+	 * are the chain just walked. */
+	const struct { const struct link_map *loaded; unsigned nloaded; } *ns = rtld_global;
+	fork_nloaded = ns && ns->loaded == head && ns->nloaded == (unsigned)nfork_chain ?
+			       &ns->nloaded : NULL;
+	fork_nloaded_then = (unsigned)nfork_chain;
 	int n = 0;
 	mc_walk_objects(fork_objects_note_one, &n);
 	atomic_store_explicit(&nfork_objects, n, memory_order_release);
 }
 #else
-void mc_fork_objects_note(void)
+void mc_fork_objects_note(const void *rtld_global)
 {
+	(void)rtld_global;
 }
 #endif
 

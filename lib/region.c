@@ -888,6 +888,7 @@ void mc_regions_exit_take(void)
 	bool stats = stats_wanted(mc_vg_mode(), false);
 	uint64_t retained = MEMCHECK_UNKNOWN, after = MEMCHECK_UNKNOWN;
 	if (stats) {
+		mc_prog_peak_exit_note();
 		take_alloc_stats(&retained, &after);
 		mc_prog_peak_exit_base();
 	}

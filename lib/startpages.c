@@ -80,17 +80,50 @@ static bool start_pages_read(int fd, uintptr_t lo, unsigned pages, unsigned at)
 	return true;
 }
 
+/* The pages of [blk, blk + BLOCK) that were not present before the
+ * walk read the program headers there (hdr: their present bits then)
+ * noted as not present, in the segments noted from first on. */
+#define BLOCK (16 * PAGE) /* fault-around's */
+static void start_pages_headers(int first, uintptr_t blk, uint64_t hdr)
+{
+	for (int s = first; s < nseg; s++)
+		for (unsigned j = 0; j < BLOCK / PAGE; j++) {
+			uintptr_t p = blk + (uintptr_t)j * PAGE;
+			if (!(hdr >> j & 1) && p - seg[s].lo < seg[s].len) {
+				unsigned b = seg[s].at + (unsigned)((p - seg[s].lo) / PAGE);
+				bits[b / 64] &= ~(1ull << (b % 64));
+			}
+		}
+}
+
+struct start_pages_walk {
+	int fd;
+	bool headers; /* their block asked first (see start_pages_object) */
+};
+
 /* Each run of an object's adjoining read-only segments noted (the run
  * ends at a writable segment or the last header); fd -1: none of their
- * pages present (mc_start_pages_none). */
+ * pages present (mc_start_pages_none).  The program headers' block is
+ * asked of pagemap before they are read: in a forked child (fork
+ * copies no page table entry of a mapping without anonymous pages) the
+ * read faults it in, 64 KiB of each object's first segment, which the
+ * bare child never maps and which were noted present, and kept, where
+ * the exit's note (footprint.c mc_prog_peak_exit_note) came before the
+ * allocator's statistics.  At start-up ld.so has read them already. */
 static int start_pages_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	int fd = *(int *)arg;
+	const struct start_pages_walk *w = arg;
+	int fd = w->fd;
 	int n;
 	uintptr_t bias;
 	if (info->dlpi_phdr == mc_own_phdrs(&n, &bias))
 		return 0; /* libmemcheck: M */
+	uintptr_t blk = (uintptr_t)info->dlpi_phdr & ~(uintptr_t)(BLOCK - 1);
+	uint64_t hdr = ~0ull;
+	if (fd >= 0 && w->headers && mc_pagemap_read(fd, blk, entries, BLOCK / PAGE))
+		hdr = start_pages_word(entries, BLOCK / PAGE, false);
+	int first = nseg;
 	uintptr_t lo = 0, hi = 0;
 	for (int i = 0; i <= info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = i < info->dlpi_phnum ? &info->dlpi_phdr[i] : NULL;
@@ -115,13 +148,16 @@ static int start_pages_object(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 		lo = l, hi = h;
 	}
+	if (hdr != ~0ull)
+		start_pages_headers(first, blk, hdr);
 	return 0;
 }
 
-void mc_start_pages_note(int fd)
+void mc_start_pages_note(int fd, bool headers)
 {
+	struct start_pages_walk w = { fd, headers };
 	if (fd >= 0)
-		mc_walk_objects(start_pages_object, &fd);
+		mc_walk_objects(start_pages_object, &w);
 }
 
 /* A forked child's window (footprint.c mc_own_work_begin_fork): fork
@@ -136,7 +172,7 @@ void mc_start_pages_note(int fd)
  * they run before the note could see them. */
 void mc_start_pages_none(void)
 {
-	int none = -1;
+	struct start_pages_walk none = { -1, false };
 	mc_start_pages_forget();
 	mc_walk_objects(start_pages_object, &none);
 }

@@ -5,6 +5,8 @@
  * raise it.
  */
 #include <check.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -661,6 +663,65 @@ START_TEST(sort_large_elements)
 }
 END_TEST
 
+/* objects.c's table of a forked child's objects (check runs each test
+ * in a forked child): it answers while no dlclose began since the note
+ * and the main namespace holds as many objects as then, and stops at
+ * either, never answering for an object unloaded.  The count is read
+ * where the note found the dynamic linker's layout (here a copy of its
+ * first two fields: the chain's head, the count). */
+struct fork_ns {
+	const struct link_map *loaded;
+	unsigned nloaded;
+};
+
+/* libm loaded now, its cos, and the table noted, which answers for it
+ * (NULL where libm was loaded before: its dlclose would unload
+ * nothing). */
+static void *fork_table_load(void **cosine, struct fork_ns *ns)
+{
+	*cosine = NULL;
+	if (dlopen("libm.so.6", RTLD_NOW | RTLD_NOLOAD))
+		return NULL;
+	void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+	ck_assert_ptr_nonnull(h);
+	*cosine = dlsym(h, "cos");
+	struct link_map *lm = NULL;
+	ck_assert_int_eq(dlinfo(h, RTLD_DI_LINKMAP, &lm), 0);
+	while (lm->l_prev)
+		lm = lm->l_prev;
+	ns->loaded = lm;
+	for (ns->nloaded = 0; lm; lm = lm->l_next)
+		ns->nloaded++;
+	struct dl_find_object fo;
+	mc_fork_objects_note(ns);
+	ck_assert_int_eq(mc_find_object(*cosine, &fo), 0);
+	ck_assert_ptr_eq(fo.dlfo_map_start, (void *)((struct link_map *)fo.dlfo_link_map)->l_addr);
+	return h;
+}
+
+/* _i 0: a dlclose through the wrapper, which notes it before the
+ * unload; 1: the C library's own unloads, through no wrapper, which
+ * the namespace's count shows. */
+START_TEST(fork_table_stops_at_unload)
+{
+	void *cosine;
+	struct fork_ns ns;
+	void *h = fork_table_load(&cosine, &ns);
+	if (!h)
+		return;
+	struct dl_find_object fo;
+	if (_i == 0)
+		mc_objects_closing(); /* dlclose.c's wrapper, before the unload */
+	ck_assert_int_eq(dlclose(h), 0);
+	if (_i == 1) {
+		/* the table's copy still, until the count says otherwise */
+		ck_assert_int_eq(mc_find_object(cosine, &fo), 0);
+		ns.nloaded--; /* as the dynamic linker's count went */
+	}
+	ck_assert_int_ne(mc_find_object(cosine, &fo), 0);
+}
+END_TEST
+
 int main(void)
 {
 	/* 20 s, stretched by the load: the ASan build's tenths_as_printf
@@ -685,5 +746,6 @@ int main(void)
 	tcase_add_test(tc, tail_pieces_taken_again);
 	tcase_add_test(tc, sort_stable_as_merge_sort);
 	tcase_add_test(tc, sort_large_elements);
+	tcase_add_loop_test(tc, fork_table_stops_at_unload, 0, 2);
 	return h_run_suite(NULL);
 }
