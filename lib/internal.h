@@ -63,6 +63,9 @@ enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_AL
 /* MEMCHECK_VALGRIND_FREERES's words, in its order */
 #define MC_FREERES_CXX 1
 #define MC_FREERES_LIBC 2
+/* A shipped entry's "# valgrind: lists" mark beside those bits (suppress.c):
+ * blocks valgrind itself reports, dropped under valgrind's text */
+#define MC_SUPP_VALGRIND_LISTS 4
 enum mc_unwinder { MC_UNWIND_FP, MC_UNWIND_LIBUNWIND, MC_UNWIND_GLIBC };
 enum mc_tristate { MC_AUTO, MC_ON, MC_OFF };
 /* MEMCHECK_GLIB_SLICES's words, in its order (gslice.c) */
@@ -2858,7 +2861,9 @@ void mc_supp_read_lines(struct mc_supps *s, int lines);
 /* Entries parsed from now on that carry a "# freeres:" mark of one of
  * bits (MC_FREERES_*) are parsed and not applied, as another tool's:
  * the shipped files' entries for what valgrind's freeres frees, under
- * valgrind's command line with that freeres off (0: all applied). */
+ * valgrind's command line with that freeres off; so too, with the bit
+ * MC_SUPP_VALGRIND_LISTS, those marked "# valgrind: lists" (0: all
+ * applied). */
 void mc_supp_drop_freeres(struct mc_supps *s, unsigned bits);
 /* The freeres functions memcheck ran at the exit (life.c sets it,
  * supp_region.c drops their entries then) */

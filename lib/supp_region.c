@@ -190,12 +190,19 @@ unsigned mc_freeres_ran;
  * getaddrinfo, which __libc_freeres never closes: glibc-2.36-libc-dlopen
  * took its 1,715 bytes in 5 blocks).  Elsewhere memcheck judges the
  * blocks before any freeres runs, and the entries take them. */
+/* And under valgrind's command line the entries marked "# valgrind:
+ * lists" (MC_SUPP_VALGRIND_LISTS), which stand for what valgrind itself
+ * reports, with its own suppressions, and memcheck's own reports take
+ * out: a running thread's DTV, possibly lost under valgrind (its
+ * __libc_freeres frees only the DTVs of glibc's stack cache, which the
+ * "# freeres: libc" entries take where memcheck could not run it: a
+ * process that exits with another thread running). */
 static unsigned freeres_off(void)
 {
 	if (mc_opt.valgrind_text == MC_VGTEXT_NONE)
 		return 0;
-	return (~(unsigned)mc_opt.valgrind_freeres | mc_freeres_ran) &
-	       (MC_FREERES_CXX | MC_FREERES_LIBC);
+	return ((~(unsigned)mc_opt.valgrind_freeres | mc_freeres_ran) &
+		(MC_FREERES_CXX | MC_FREERES_LIBC)) | MC_SUPP_VALGRIND_LISTS;
 }
 /* freeres_off as the loaded set was read with */
 static unsigned loaded_off;

@@ -232,7 +232,8 @@ struct reader {
 	char *err;
 	size_t errlen;
 	bool failed;
-	unsigned freeres;         /* the entry's "# freeres:" marks (comment_mark) */
+	unsigned freeres;         /* the entry's "# freeres:" and "# valgrind:" marks
+				   * (comment_mark) */
 };
 
 static void fail(struct reader *r, int line, const char *fmt, ...)
@@ -262,15 +263,23 @@ static bool space(char c)
 /* A comment inside an entry that says what it stands for: blocks a
  * freeres function frees at exit, "# freeres: libc" (__libc_freeres),
  * "# freeres: cxx" (libstdc++'s __gnu_cxx::__freeres) or both joined
- * by a comma (memcheck-suppressions(5)).  valgrind skips every comment
- * line, inside an entry too, so the file stays its.  The bits
- * (MC_FREERES_*) of a comment of that form, 0 for any other. */
+ * by a comma; or blocks valgrind itself reports, which only memcheck's
+ * own reports take out, "# valgrind: lists" (a running thread's DTV)
+ * (memcheck-suppressions(5)).  valgrind skips every comment line,
+ * inside an entry too, so the file stays its.  The bits (MC_FREERES_*,
+ * MC_SUPP_VALGRIND_LISTS) of a comment of that form, 0 for any other. */
 static __attribute__((noinline)) unsigned comment_mark(const char *s, const char *e)
 {
-	static const char word[] = "freeres:";
+	static const char word[] = "freeres:", lists[] = "valgrind:";
 	s++;
 	while (s < e && space(*s))
 		s++;
+	if ((size_t)(e - s) >= sizeof lists - 1 && memcmp(s, lists, sizeof lists - 1) == 0) {
+		s += sizeof lists - 1;
+		while (s < e && space(*s))
+			s++;
+		return e - s == 5 && memcmp(s, "lists", 5) == 0 ? MC_SUPP_VALGRIND_LISTS : 0;
+	}
 	if ((size_t)(e - s) < sizeof word - 1 || memcmp(s, word, sizeof word - 1) != 0)
 		return 0;
 	s += sizeof word - 1;
@@ -643,7 +652,8 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	}
 	/* what a freeres function frees, where it runs before the blocks
 	 * are judged or where, as under valgrind with --run-libc-freeres=no,
-	 * those blocks are in use at exit and not to be taken */
+	 * those blocks are in use at exit and not to be taken; what
+	 * valgrind itself lists, under valgrind's command line */
 	if ((!leak && !pool) || (r->freeres & s->drop_freeres)) {
 		s->other++;
 		return true;

@@ -159,6 +159,17 @@ START_TEST(reads_valgrinds_files)
 }
 END_TEST
 
+/* text parsed with the marks of drop dropped, n entries applied */
+static struct mc_supps *parsed_dropping(const char *text, unsigned drop, size_t n)
+{
+	struct mc_supps *s = mc_supp_new();
+	ck_assert_ptr_nonnull(s);
+	mc_supp_drop_freeres(s, drop);
+	ck_assert_msg(mc_supp_parse(s, text, strlen(text), "t.supp", err, sizeof err), "%s", err);
+	ck_assert_uint_eq(mc_supp_count(s), n);
+	return s;
+}
+
 /* "# freeres: libc" / "cxx" inside an entry (memcheck-suppressions(5)):
  * a comment to valgrind; with those bits dropped the entry is parsed and
  * not applied, otherwise it applies as any; other comments mark nothing,
@@ -184,16 +195,47 @@ START_TEST(freeres_marks)
 		{ MC_FREERES_LIBC | MC_FREERES_CXX, 1, -1, -1, 0 },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		struct mc_supps *s = mc_supp_new();
-		ck_assert_ptr_nonnull(s);
-		mc_supp_drop_freeres(s, rows[i].drop);
-		ck_assert_msg(mc_supp_parse(s, text, strlen(text), "t.supp", err, sizeof err),
-			      "%s", err);
-		ck_assert_uint_eq(mc_supp_count(s), rows[i].n);
+		struct mc_supps *s = parsed_dropping(text, rows[i].drop, rows[i].n);
 		ck_assert_uint_eq(mc_supp_others(s), 4 - rows[i].n);
 		ck_assert_int_eq(match(s, MC_KIND_REACHABLE, "_IO_file_doallocate;main"),
 				 rows[i].stdio);
 		ck_assert_int_eq(match(s, MC_KIND_DEFINITE, "both;main"), rows[i].both);
+		ck_assert_int_eq(match(s, MC_KIND_DEFINITE, "kept;main"), rows[i].kept);
+		mc_supp_free(s);
+	}
+}
+END_TEST
+
+/* "# valgrind: lists" (a running thread's DTV in glibc.supp): a comment
+ * to valgrind, applied by memcheck's own reports, parsed and not applied
+ * with MC_SUPP_VALGRIND_LISTS dropped (valgrind's command line), whatever
+ * the freeres bits; "# valgrind: lists it" or "# valgrind lists" mark
+ * nothing. */
+START_TEST(valgrind_lists_marks)
+{
+	static const char text[] =
+		"{\n running\n Memcheck:Leak\n # valgrind: lists\n match-leak-kinds: possible\n"
+		" ...\n fun:allocate_dtv\n}\n"
+		"{\n cached\n Memcheck:Leak\n # freeres: libc\n match-leak-kinds: definite\n"
+		" ...\n fun:allocate_dtv\n}\n"
+		"{\n not a mark\n Memcheck:Leak\n # valgrind: lists it\n # valgrind lists\n"
+		" fun:kept\n}\n";
+	static const struct {
+		unsigned drop;
+		size_t n;
+		long running, cached, kept;
+	} rows[] = {
+		{ 0, 3, 0, 1, 2 },
+		{ MC_SUPP_VALGRIND_LISTS, 2, -1, 0, 1 },
+		{ MC_SUPP_VALGRIND_LISTS | MC_FREERES_LIBC, 1, -1, -1, 0 },
+		{ MC_FREERES_LIBC, 2, 0, -1, 1 },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct mc_supps *s = parsed_dropping(text, rows[i].drop, rows[i].n);
+		ck_assert_int_eq(match(s, MC_KIND_POSSIBLE, "allocate_dtv;_dl_allocate_tls"),
+				 rows[i].running);
+		ck_assert_int_eq(match(s, MC_KIND_DEFINITE, "allocate_dtv;_dl_allocate_tls"),
+				 rows[i].cached);
 		ck_assert_int_eq(match(s, MC_KIND_DEFINITE, "kept;main"), rows[i].kept);
 		mc_supp_free(s);
 	}
@@ -779,6 +821,7 @@ int main(void)
 	tcase_add_test(tc, refuses_bad_entries);
 	tcase_add_test(tc, pool_entries);
 	tcase_add_test(tc, freeres_marks);
+	tcase_add_test(tc, valgrind_lists_marks);
 	tcase_add_test(tc, wildcards);
 	tcase_add_test(tc, frames_and_dots);
 	tcase_add_test(tc, virtual_frame_zero);
