@@ -1325,9 +1325,12 @@ void mc_fatal_reset(int sig, bool info);
 void mc_fatal_deliver(int sig, siginfo_t *si, void *uc);
 bool mc_fatal_altstack_is(const void *sp);
 void mc_fatal_altstack_back(void);
-/* A thread's alternate stack, by its account.c slot's index: armed at
- * its first slot, disarmed at its end. */
-void mc_fatal_thread_arm(int idx);
+/* A thread's alternate stack: armed as pthread_create starts it
+ * (threadstart.c) or at its first slot (account.c), disarmed at its
+ * end. */
+void mc_fatal_thread_arm(void);
+void mc_fatal_thread_start(void);
+bool mc_fatal_threads_armed(void);
 void mc_fatal_thread_done(void);
 void mc_fatal_after_fork_child(void);
 /* A handler of the program's whose action has SA_ONSTACK (fn, with the

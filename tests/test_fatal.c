@@ -97,6 +97,11 @@ static const struct h_case cases[] = {
 	 * allocation (no record, no text on main before session 38) */
 	{ "a stack overflow in a second thread", WAIT("overflow-thread"),
 	  .out = H_LIST("overflow-thread: signal 11 core") },
+	/* a thread that never allocates: armed as pthread_create starts it
+	 * (no record, no text on main before session 39); more threads
+	 * before it than memcheck has alternate stacks, each given back */
+	{ "a stack overflow in a thread that never allocates", WAIT("overflow-quiet"),
+	  .out = H_LIST("overflow-quiet: signal 11 core") },
 	/* the program's SA_ONSTACK handler, with no alternate stack of
 	 * its own, runs on the interrupted stack as bare (on memcheck's
 	 * before session 35); memcheck's is there again for the overflow

@@ -33,6 +33,11 @@
  *              the main thread's stack, with no alternate stack
  *   overflow-thread  the same in a second thread (after its first
  *              malloc), the main thread waiting in pthread_join
+ *   overflow-quiet  the same in a thread that never allocates, after
+ *              1,100 other threads that never allocated either (every
+ *              other one ended by pthread_exit), each joined before the
+ *              next starts: more threads than memcheck has alternate
+ *              stacks, so each must give its stack back at its end
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
  *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
@@ -351,6 +356,18 @@ static void *overflow_thread(void *arg)
 {
 	free(malloc(64));
 	return (void *)(intptr_t)deep(arg);
+}
+
+static void *overflow_quiet(void *arg)
+{
+	return (void *)(intptr_t)deep(arg);
+}
+
+static void *quiet(void *arg)
+{
+	if ((intptr_t)arg & 1)
+		pthread_exit(arg);
+	return arg;
 }
 
 static const int fatal[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGILL,   SIGTRAP,   SIGABRT, SIGBUS, SIGFPE,
@@ -718,6 +735,16 @@ int main(int argc, char **argv)
 		pthread_t t;
 		pthread_create(&t, NULL, overflow_thread, NULL);
 		void *r;
+		pthread_join(t, &r);
+		return (int)(intptr_t)r;
+	} else if (strcmp(what, "overflow-quiet") == 0) {
+		pthread_t t;
+		void *r;
+		for (intptr_t i = 0; i < 1100; i++)
+			if (pthread_create(&t, NULL, quiet, (void *)i) != 0 || pthread_join(t, &r) != 0 ||
+			    r != (void *)i)
+				return 3;
+		pthread_create(&t, NULL, overflow_quiet, NULL);
 		pthread_join(t, &r);
 		return (int)(intptr_t)r;
 	} else if (strcmp(what, "overflow-own") == 0) {
