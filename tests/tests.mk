@@ -344,7 +344,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, getrusage, getenv, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2 only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, getrusage, getenv, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2 only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
