@@ -357,15 +357,27 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
  * only once the pipe has room for all of it: its size (F_GETPIPE_SZ)
  * less what is unread (FIONREAD), counted in pages, one more for a page
  * the reader has begun and one for the record's pieces straddling
- * pages.  0: room, or a record larger than the pipe can ever hold
- * (written in pieces as before: the readers say such a cut line);
- * ETIMEDOUT: none within b's bound, nothing written. */
+ * pages.  A record larger than the pipe grows it first (F_SETPIPE_SZ,
+ * to the power of two pages that holds it: up to
+ * /proc/sys/fs/pipe-max-size, 1 MiB, for a process without
+ * CAP_SYS_RESOURCE), so that it too goes whole or not at all; the pipe
+ * stays that size (the reader reads the same bytes, in fewer wake-ups;
+ * its pages are the kernel's only as they fill).  0: room, or a record
+ * larger than the pipe can be made to hold (written in pieces as before:
+ * the readers say such a cut line); ETIMEDOUT: none within b's bound,
+ * nothing written. */
 static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct bound *b)
 {
 	int cap = mc_sys_fcntl(fd, F_GETPIPE_SZ, 0), unread;
 	size_t need = ((n + 4095) & ~(size_t)4095) + 4096;
-	if (cap <= 0 || need + 4096 > (size_t)cap)
+	if (cap <= 0)
 		return 0;
+	if (need + 4096 > (size_t)cap) {
+		int grown = need + 4096 <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)(need + 4096)) : -1;
+		if (grown <= 0 || need + 4096 > (size_t)grown)
+			return 0;
+		cap = grown;
+	}
 	for (unsigned ms = 1;; ms = ms < 64 ? ms * 2 : ms) {
 		if (mc_sys_ioctl(fd, FIONREAD, &unread) != 0 || unread < 0)
 			return 0;

@@ -283,6 +283,17 @@ static const struct h_case other_cases[] = {
 	  .err = H_LIST("MEMCHECK_REPORT=/dev/fd/",
 			": its reader made no room for this process's record within 1 s",
 			"the record is dropped whole") },
+	/* a record larger than the pipe (~200 KiB against 64 KiB), the
+	 * pipe not read within the bound: its first 64 KiB were written,
+	 * the rest dropped, a line cut short (before session 39); now the
+	 * pipe is grown to hold it and it goes whole */
+	{ "exit, a record larger than the report's pipe, not read in time: whole",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-big"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "none",
+		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1", "MEMCHECK_MAX_LEAKS=64") },
+	  .records = 1, .exit = 23,
+	  .out = H_LIST("record whole", "in time", "report-big: exit 23"),
+	  .no_err = H_LIST("MEMCHECK_REPORT=/dev/fd/") },
 	/* a pipe read slowly (~0.5 s) within the bound: the record whole */
 	{ "exit, the report's pipe read slowly: the record whole, status 0",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-slow"),

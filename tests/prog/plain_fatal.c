@@ -77,6 +77,11 @@
  *              one page of the fill, then nothing for 3 s, then the rest,
  *              and says whether the record is there whole, not at all,
  *              or cut
+ *   report-big    (run by "wait") the same pipe, empty, with a block
+ *              leaked from each of 64 distinct stacks (run with
+ *              MEMCHECK_MAX_LEAKS=64: a record of about 200 KiB, more
+ *              than the pipe's 64 KiB); the parent reads nothing for
+ *              3 s, then all, and says as report-cut does
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
  * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
  * the stall cases and in-allocator, also "in time" when the child ended
@@ -104,6 +109,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "stack_paths.h"
+
 static char **keep;
 
 static void leak(void)
@@ -113,6 +120,14 @@ static void leak(void)
 	p = NULL;
 	keep = malloc(16);
 	keep[0] = malloc(32);
+}
+
+static void *volatile small_sink;
+
+static void lose_small(void)
+{
+	small_sink = malloc(24);
+	small_sink = NULL; /* lost: nothing points to it */
 }
 
 static void segv(void)
@@ -491,16 +506,21 @@ static void report_read_cut(void)
 {
 	static char got[1 << 20];
 	int unread = 0;
-	for (int i = 0; i < 500 && (ioctl(report_fd[0], FIONREAD, &unread) != 0 ||
-				    unread < fcntl(report_fd[0], F_GETPIPE_SZ));
-	     i++)
-		usleep(10000);
 	size_t n = 0;
-	ssize_t r = read(report_fd[0], got, 4096);
-	if (r <= 0)
-		return;
-	sleep(3);
-	n = (size_t)r;
+	ssize_t r;
+	if (strcmp(report_what, "report-big") == 0) {
+		sleep(3); /* report-big: nothing read until the bound has passed */
+	} else {
+		for (int i = 0; i < 500 && (ioctl(report_fd[0], FIONREAD, &unread) != 0 ||
+					    unread < fcntl(report_fd[0], F_GETPIPE_SZ));
+		     i++)
+			usleep(10000);
+		r = read(report_fd[0], got, 4096);
+		if (r <= 0)
+			return;
+		sleep(3);
+		n = (size_t)r;
+	}
 	while (n < sizeof got && (r = read(report_fd[0], got + n, sizeof got - n)) > 0)
 		n += (size_t)r;
 	size_t at = 0;
@@ -520,7 +540,7 @@ static void report_read_cut(void)
 static void report_read_slowly(void)
 {
 	close(report_fd[1]);
-	if (strcmp(report_what, "report-cut") == 0) {
+	if (strcmp(report_what, "report-cut") == 0 || strcmp(report_what, "report-big") == 0) {
 		report_read_cut();
 		return;
 	}
@@ -630,6 +650,11 @@ int main(int argc, char **argv)
 		abort();
 	if (strcmp(what, "report-cut") == 0)
 		leak(); /* a record of more than a page */
+	if (strcmp(what, "report-big") == 0) {
+		for (unsigned i = 0; i < 64; i++)
+			path_down(i, 8, lose_small); /* a record larger than the pipe */
+		return 0;
+	}
 	if (strncmp(what, "report-", 7) == 0)
 		return report_fill();
 	if (strcmp(what, "altstack") == 0) {
