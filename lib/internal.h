@@ -517,6 +517,9 @@ const char *mc_open_error(int err);
  * (ETIMEDOUT).  0, or the error that stopped it. */
 int mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said,
 	      int wait);
+/* Is the record mc_append returned err for not in its file (a stalled
+ * reader, a full file)?  exitstatus.c's exit status counts it. */
+bool mc_append_dropped(int err);
 
 /* One line of memcheck's text (mc_text_fd), prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -294,6 +294,26 @@ static const struct h_case other_cases[] = {
 	  .records = 1, .exit = 23,
 	  .out = H_LIST("record whole", "in time", "report-big: exit 23"),
 	  .no_err = H_LIST("MEMCHECK_REPORT=/dev/fd/") },
+	/* MEMCHECK_LOG's file full (a disk, a quota; /dev/full here): the
+	 * text went nowhere, unsaid (before session 39); now it is said once
+	 * and the text goes to standard error */
+	{ "MEMCHECK_LOG's file is full: said, the text on standard error",
+	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("MEMCHECK_LOG=/dev/full") },
+	  .exit = 23,
+	  .err = H_LIST("cannot write to MEMCHECK_LOG=/dev/full: No space left on device; "
+			"writing to standard error",
+			"480 bytes in 10 blocks are definitely lost") },
+	/* MEMCHECK_REPORT's file full: the record is lost, said; a process
+	 * that would exit 0 exited 0 (a gate reading the records other
+	 * processes wrote before the disk filled passed: before session 39),
+	 * now 23, as where the reader stalled */
+	{ "MEMCHECK_REPORT's file is full: said, exit 23",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .no_report = true, .env = H_LIST("MEMCHECK_REPORT=/dev/full") },
+	  .exit = 23,
+	  .err = H_LIST("cannot write to MEMCHECK_REPORT=/dev/full: No space left on device",
+			"exit status 23 instead of 0: 1 record of MEMCHECK_REPORT dropped") },
 	/* a pipe read slowly (~0.5 s) within the bound: the record whole */
 	{ "exit, the report's pipe read slowly: the record whole, status 0",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-slow"),
