@@ -12,7 +12,18 @@
  * thread_begin, which arms it and jumps to the program's start routine
  * (a sibling call: no frame of memcheck's is left under the routine, so
  * its stacks, the ones leak records and suppressions show, are bare's,
- * ending in start_thread).
+ * ending in start_thread).  First it puts the routine and its argument
+ * back in the thread's descriptor (struct pthread's start_routine and
+ * arg, where glibc's start_thread read thread_begin and the record):
+ * glibc keeps the argument there for the thread's life, and the leak
+ * scan, as valgrind's, finds a block only it points to reachable
+ * (tests/prog/corpus/thread_nomalloc: a list handed to a thread that
+ * dropped it was "definitely lost" under memcheck, reachable under
+ * valgrind, before this).  The fields' offset is the one glibc exports
+ * for libthread_db (_thread_db_pthread_start_routine: {bits, count,
+ * offset}; arg follows it); both words are checked to hold what
+ * pthread_create put there before they are written, so another C
+ * library's layout is left alone.
  *
  * The routine and its argument reach the thread in a record of
  * start_recs, taken here and given back by the thread as it starts
@@ -28,6 +39,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "internal.h"
 
@@ -43,12 +55,30 @@ struct start_rec {
 static struct start_rec start_recs[256];
 static _Atomic unsigned start_next;
 static void *create_real; /* the C library's pthread_create */
+static void *start_field; /* its _thread_db_pthread_start_routine */
+
+static void *thread_begin(void *p);
+
+/* This thread's descriptor's start_routine and arg as bare's (the head
+ * comment says why). */
+static void descriptor_as_bare(struct start_rec *r, start_fn fn, void *arg)
+{
+	const uint32_t *f = mc_sym_next_cached("_thread_db_pthread_start_routine", &start_field);
+	if (!f || f[0] != 8 * sizeof(void *) || f[1] != 1 || f[2] % sizeof(void *) != 0)
+		return;
+	void **field = (void **)((char *)pthread_self() + f[2]);
+	if (field[0] == (void *)thread_begin && field[1] == (void *)r) {
+		field[0] = (void *)fn;
+		field[1] = arg;
+	}
+}
 
 static void *thread_begin(void *p)
 {
 	struct start_rec *r = p;
 	start_fn fn = atomic_load_explicit(&r->fn, memory_order_acquire);
 	void *arg = r->arg;
+	descriptor_as_bare(r, fn, arg);
 	atomic_store_explicit(&r->fn, NULL, memory_order_release);
 	mc_fatal_thread_start();
 	return fn(arg);
