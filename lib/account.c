@@ -376,7 +376,7 @@ static struct mc_slot *slot_acquire(void)
 		uintptr_t stack_lo, stack_hi;
 		if (mc_stack_bounds(&stack_lo, &stack_hi))
 			set_stack(s, stack_lo, stack_hi);
-		mc_fatal_thread_arm((int)(s - slots)); /* its overflow's record */
+		mc_fatal_thread_arm(); /* its overflow's record */
 	}
 	if (s != &shared_slot) {
 		mc_sites_thread((int)(s - slots)); /* its shard of the peak sites */

@@ -60,7 +60,8 @@ static _Atomic bool last_failed;     /* the region ended last failed */
 static _Atomic unsigned dropped;     /* report records dropped (textout.c's bound) */
 
 /* A record of the JSON report that its reader did not take in time was
- * dropped (a pipe or FIFO nobody reads: textout.c), so a driver that
+ * dropped (a pipe or FIFO nobody reads: textout.c), or that its file
+ * could not take (a full disk: mc_append_dropped), so a driver that
  * reads the report would find this process clean or missing: about to
  * exit 0, it fails, as a failed region does (not under valgrind's text,
  * whose status is valgrind's rule).  Said in the text, which the same
@@ -70,7 +71,8 @@ static __attribute__((noinline)) int dropped_status(unsigned d)
 {
 	if (mc_opt.text != MC_TEXT_NONE)
 		mc_log("exit status %d instead of 0: %u record%s of MEMCHECK_REPORT dropped, its "
-		       "reader stalled (MEMCHECK_EXITCODE=0 keeps the program's own)",
+		       "reader stalled or its file full (MEMCHECK_EXITCODE=0 keeps the program's "
+		       "own)",
 		       mc_opt.exitcode, d, d == 1 ? "" : "s");
 	return mc_opt.exitcode;
 }

@@ -52,12 +52,14 @@
  *   see it: signals.c's sigaltstack shows SS_DISABLE where memcheck's is
  *   set, a program's own replaces it, and its SS_DISABLE puts
  *   memcheck's back.  The kernel gives a new thread no alternate
- *   stack: each other thread gets one at its first allocation (account.c
- *   takes its slot then), a slot of a reservation made at the first
- *   thread, given back with the thread's slot at its end: one
+ *   stack: each other thread gets one as it starts (threadstart.c's
+ *   pthread_create, before the thread's start routine runs) or, for one
+ *   made otherwise (C11's thrd_create, a raw clone), at its first
+ *   allocation (account.c takes its slot then): a slot of a reservation
+ *   made at the first thread, given back at the thread's end: one
  *   sigaltstack call there and one at the end, no mapping a thread
- *   (doc/costs.md, sessions 34, 36, 38).  A thread that never allocates
- *   has none.
+ *   (doc/costs.md, sessions 34, 36, 38, 39).  A thread that neither
+ *   pthread_create started nor allocates has none.
  * - A program's own SA_ONSTACK handler, where the program has no
  *   alternate stack of its own, runs on the interrupted stack bare; the
  *   kernel puts it on memcheck's.  So signals.c's trampoline, finding
@@ -163,20 +165,32 @@ static char *alt_base;
 
 /* The other threads' alternate stacks: a slot of ALT_SIZE (its lowest
  * page a guard, mprotected at the slot's first use) for each of
- * account.c's per-thread slots, by the same index, so that a slot's
- * stack is given back with it (a thread's end, a reaped thread) and
- * taken again by the next thread that takes it.  Reserved ALT_CHUNK
- * slots at a time, lazily mapped, at the first thread that needs one:
- * a thread pays one sigaltstack at its first allocation and one at its
- * end; its pages are memcheck's own (untouched, none resident). */
+ * thread that runs (alt_state), given
+ * back at the thread's end (alt_key's destructor, or account.c's slot's
+ * for a thread armed at its first allocation) and taken again by the
+ * next thread.  They are memcheck's, not account.c's slots: a thread
+ * that never allocates takes no slot there (which would end its solo
+ * mode, a cost to every allocation after).  Reserved ALT_CHUNK slots at
+ * a time, lazily mapped, at the first thread that needs one: a thread
+ * pays one sigaltstack at its start and one at its end; its pages are
+ * memcheck's own (untouched, none resident). */
 #define ALT_CHUNK 16
 #define ALT_CHUNKS 64
+#define ALT_SLOTS (ALT_CHUNK * ALT_CHUNKS)
 static char *_Atomic alt_chunks[ALT_CHUNKS];
 static atomic_flag alt_chunk_lock = ATOMIC_FLAG_INIT;
-static _Atomic unsigned char alt_guarded[ALT_CHUNK * ALT_CHUNKS];
+/* Per slot, ALT_GUARDED once its guard page is set, ALT_TAKEN while a
+ * thread has it. */
+#define ALT_GUARDED 1
+#define ALT_TAKEN 2
+static _Atomic unsigned char alt_state[ALT_SLOTS];
+static _Atomic int alt_owner_hi; /* the slots from it on never taken */
+static pthread_key_t alt_key;
+static bool alt_key_made;
 /* This thread's alternate stack of memcheck's (alt_base in the thread
- * that started memcheck, a slot's in the others), or NULL. */
+ * that started memcheck, a slot's in the others), or NULL; its slot. */
 static MC_TLS char *alt_mine;
+static MC_TLS int alt_slot;
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc);
 
@@ -496,45 +510,107 @@ static char *alt_chunk(int i)
 /* life.c, in a forked child: the chunk lock free again.  A thread of
  * the parent that held it (its chunk's mmap, a few microseconds) is not
  * in the child, and the child's next thread would spin on it forever;
- * a chunk it was mapping stays unnoted (untouched address space). */
+ * a chunk it was mapping stays unnoted (untouched address space).  The
+ * parent's other threads are not in the child either: their slots are
+ * free again (the forking thread keeps its own, armed in the child). */
 void mc_fatal_after_fork_child(void)
 {
 	atomic_flag_clear_explicit(&alt_chunk_lock, memory_order_relaxed);
+	int hi = atomic_load_explicit(&alt_owner_hi, memory_order_relaxed);
+	for (int i = 0; i < hi; i++)
+		if (!(alt_mine && alt_mine != alt_base && i == alt_slot))
+			atomic_fetch_and_explicit(&alt_state[i], ~ALT_TAKEN, memory_order_relaxed);
 }
 
-/* account.c, when a thread other than the main one takes its slot idx
- * (its first allocation): the slot's alternate stack armed for it,
- * where the main thread got memcheck's (the handlers have SA_ONSTACK)
- * and the thread has none of its own.  Without one, a thread whose
- * stack overflowed died with no record: the kernel cannot deliver the
- * SIGSEGV on the stack that overflowed. */
-void mc_fatal_thread_arm(int idx)
+/* A free slot taken, or -1, the never-taken ones last.  (A thread that
+ * ends without its destructors, by a raw SYS_exit, keeps its slot: one
+ * fewer for the process, never one shared.) */
+static int alt_take(void)
 {
-	if (!onstack || alt_mine || idx < 0 || idx >= ALT_CHUNK * ALT_CHUNKS)
-		return;
-	int saved = errno;
+	int hi = atomic_load_explicit(&alt_owner_hi, memory_order_acquire);
+	for (int i = 0; i < hi; i++)
+		if (!(atomic_fetch_or(&alt_state[i], ALT_TAKEN) & ALT_TAKEN))
+			return i;
+	while (hi < ALT_SLOTS) {
+		if (atomic_compare_exchange_weak(&alt_owner_hi, &hi, hi + 1)) {
+			atomic_fetch_or(&alt_state[hi], ALT_TAKEN);
+			return hi;
+		}
+	}
+	return -1;
+}
+
+/* This thread's slot's alternate stack armed, where the main thread got
+ * memcheck's (the handlers have SA_ONSTACK) and the thread has none of
+ * its own.  Without one, a thread whose stack overflowed died with no
+ * record: the kernel cannot deliver the SIGSEGV on the stack that
+ * overflowed. */
+static bool alt_arm_here(void)
+{
+	if (!onstack || alt_mine)
+		return false;
+	int idx = alt_take();
+	if (idx < 0)
+		return false;
 	char *c = alt_chunk(idx / ALT_CHUNK);
 	char *p = c ? c + (size_t)(idx % ALT_CHUNK) * ALT_SIZE : NULL;
-	if (p && !atomic_load_explicit(&alt_guarded[idx], memory_order_acquire)) {
+	if (p && !(atomic_load(&alt_state[idx]) & ALT_GUARDED)) {
 		if (syscall(SYS_mprotect, p, (size_t)4096, PROT_NONE) != 0)
 			p = NULL;
 		else
-			atomic_store_explicit(&alt_guarded[idx], 1, memory_order_release);
+			atomic_fetch_or(&alt_state[idx], ALT_GUARDED);
 	}
 	stack_t was;
 	if (p && altstack_arm(p + 4096, &was) == 0) {
-		if (!(was.ss_flags & SS_DISABLE))
-			syscall(SYS_sigaltstack, &was, NULL); /* the thread's own */
-		else
+		if (was.ss_flags & SS_DISABLE) {
 			alt_mine = p + 4096;
+			alt_slot = idx;
+			return true;
+		}
+		syscall(SYS_sigaltstack, &was, NULL); /* the thread's own */
 	}
+	atomic_fetch_and(&alt_state[idx], ~ALT_TAKEN);
+	return false;
+}
+
+/* account.c, when a thread other than the main one takes its slot (its
+ * first allocation): armed where threadstart.c did not arm it (a thread
+ * pthread_create did not start); account.c's slot's destructor gives
+ * it back. */
+void mc_fatal_thread_arm(void)
+{
+	if (!onstack || alt_mine)
+		return;
+	int saved = errno;
+	alt_arm_here();
 	errno = saved;
 }
 
-/* account.c, at the end of a thread that had a slot: its alternate
- * stack disarmed, its slot's to the next thread that takes it (the
- * thread may still run its other destructors meanwhile).  One the
- * program set in its place is left as it is. */
+/* threadstart.c, in a thread pthread_create started, before its start
+ * routine: armed, so that the stack overflow of a thread that never
+ * allocates has its record too; alt_key's destructor gives it back
+ * (pthread_exit or a return alike). */
+void mc_fatal_thread_start(void)
+{
+	if (!onstack || alt_mine || !alt_key_made)
+		return;
+	int saved = errno;
+	if (alt_arm_here())
+		pthread_setspecific(alt_key, &alt_mine);
+	errno = saved;
+}
+
+/* Is there anything for threadstart.c to arm in the threads to come? */
+bool mc_fatal_threads_armed(void)
+{
+	return onstack && alt_key_made;
+}
+
+/* At the end of a thread that had a slot (account.c's slot's
+ * destructor, alt_key's): its alternate stack disarmed, its slot's to
+ * the next thread that takes it (the thread may still run its other
+ * destructors meanwhile).  One the program set in its place is left as
+ * it is. */
 void mc_fatal_thread_done(void)
 {
 	char *mine = alt_mine;
@@ -546,7 +622,14 @@ void mc_fatal_thread_done(void)
 	if (syscall(SYS_sigaltstack, &off, &was) == 0 && !(was.ss_flags & SS_DISABLE) &&
 	    was.ss_sp != mine)
 		syscall(SYS_sigaltstack, &was, NULL);
+	atomic_fetch_and(&alt_state[alt_slot], ~ALT_TAKEN);
 	errno = saved;
+}
+
+static void alt_key_done(void *unused)
+{
+	(void)unused;
+	mc_fatal_thread_done();
 }
 
 /* At start-up (life.c), in a process that reports at its exit: the
@@ -558,6 +641,8 @@ void mc_fatal_init(void (*record)(void))
 		return;
 	record_fn = record;
 	fatal_altstack();
+	if (onstack && !alt_key_made)
+		alt_key_made = pthread_key_create(&alt_key, alt_key_done) == 0;
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = fatal_handler;

@@ -520,6 +520,9 @@ const char *mc_open_error(int err);
  * (ETIMEDOUT).  0, or the error that stopped it. */
 int mc_append(const char *path, const char *s, size_t n, const char *what, _Atomic int *said,
 	      int wait);
+/* Is the record mc_append returned err for not in its file (a stalled
+ * reader, a full file)?  exitstatus.c's exit status counts it. */
+bool mc_append_dropped(int err);
 
 /* One line of memcheck's text (mc_text_fd), prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1335,9 +1338,12 @@ void mc_fatal_reset(int sig, bool info);
 void mc_fatal_deliver(int sig, siginfo_t *si, void *uc);
 bool mc_fatal_altstack_is(const void *sp);
 void mc_fatal_altstack_back(void);
-/* A thread's alternate stack, by its account.c slot's index: armed at
- * its first slot, disarmed at its end. */
-void mc_fatal_thread_arm(int idx);
+/* A thread's alternate stack: armed as pthread_create starts it
+ * (threadstart.c) or at its first slot (account.c), disarmed at its
+ * end. */
+void mc_fatal_thread_arm(void);
+void mc_fatal_thread_start(void);
+bool mc_fatal_threads_armed(void);
 void mc_fatal_thread_done(void);
 void mc_fatal_after_fork_child(void);
 /* A handler of the program's whose action has SA_ONSTACK (fn, with the

@@ -1103,8 +1103,8 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 		mc_log("out of memory writing the report of region \"%s\"", r->name);
 	} else {
 		static _Atomic int said; /* once per process, not per region */
-		if (mc_append(mc_opt.report, b.s, b.len, "MEMCHECK_REPORT", &said,
-			      mc_opt.text_timeout) == ETIMEDOUT)
+		if (mc_append_dropped(mc_append(mc_opt.report, b.s, b.len, "MEMCHECK_REPORT",
+						&said, mc_opt.text_timeout)))
 			mc_exit_record_dropped();
 	}
 	mc_buf_free(&b);

@@ -158,18 +158,31 @@ void mc_text_hold(int wait_seconds)
 	atomic_store(&hold_tid, mc_tid());
 }
 
-/* The held pieces in order, until one fails: a piece to a file that can
- * make it wait written within the bound (write_all's), else whole. */
+static int text_lost(int fd, int err);
+
+/* The held pieces in order, until one waits past the bound: a piece to a
+ * file that can make it wait written within the bound (write_all's),
+ * else whole; MEMCHECK_LOG's file full, this piece and the rest on
+ * standard error (text_lost). */
 static void held_out(void)
 {
 	struct held_write h;
+	int lost = -1, to = -1;
 	for (size_t off = 0; off + sizeof h <= held_text.len; off += h.n) {
 		memcpy(&h, held_text.s + off, sizeof h);
 		off += sizeof h;
-		if (h.n > held_text.len - off ||
-		    write_all(h.fd, held_text.s + off, h.n, h.may_pipe,
-			      h.may_pipe ? &hold_bound : NULL) == ETIMEDOUT)
+		if (h.n > held_text.len - off)
 			return;
+		int fd = h.fd == lost ? to : h.fd;
+		bool may_pipe = h.fd == lost || h.may_pipe;
+		int e = write_all(fd, held_text.s + off, h.n, may_pipe,
+				  may_pipe ? &hold_bound : NULL);
+		if (e == ETIMEDOUT)
+			return;
+		if (e && lost < 0 && (to = text_lost(fd, e)) >= 0) {
+			lost = fd;
+			write_all(to, held_text.s + off, h.n, true, &hold_bound);
+		}
 	}
 }
 
@@ -357,15 +370,27 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
  * only once the pipe has room for all of it: its size (F_GETPIPE_SZ)
  * less what is unread (FIONREAD), counted in pages, one more for a page
  * the reader has begun and one for the record's pieces straddling
- * pages.  0: room, or a record larger than the pipe can ever hold
- * (written in pieces as before: the readers say such a cut line);
- * ETIMEDOUT: none within b's bound, nothing written. */
+ * pages.  A record larger than the pipe grows it first (F_SETPIPE_SZ,
+ * to the power of two pages that holds it: up to
+ * /proc/sys/fs/pipe-max-size, 1 MiB, for a process without
+ * CAP_SYS_RESOURCE), so that it too goes whole or not at all; the pipe
+ * stays that size (the reader reads the same bytes, in fewer wake-ups;
+ * its pages are the kernel's only as they fill).  0: room, or a record
+ * larger than the pipe can be made to hold (written in pieces as before:
+ * the readers say such a cut line); ETIMEDOUT: none within b's bound,
+ * nothing written. */
 static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct bound *b)
 {
 	int cap = mc_sys_fcntl(fd, F_GETPIPE_SZ, 0), unread;
 	size_t need = ((n + 4095) & ~(size_t)4095) + 4096;
-	if (cap <= 0 || need + 4096 > (size_t)cap)
+	if (cap <= 0)
 		return 0;
+	if (need + 4096 > (size_t)cap) {
+		int grown = need + 4096 <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)(need + 4096)) : -1;
+		if (grown <= 0 || need + 4096 > (size_t)grown)
+			return 0;
+		cap = grown;
+	}
 	for (unsigned ms = 1;; ms = ms < 64 ? ms * 2 : ms) {
 		if (mc_sys_ioctl(fd, FIONREAD, &unread) != 0 || unread < 0)
 			return 0;
@@ -437,6 +462,16 @@ int mc_append(const char *path, const char *s, size_t n, const char *what, _Atom
 		       "open" : "write to", what, path, mc_open_error(err));
 	errno = saved;
 	return err;
+}
+
+/* A record that mc_append's err says is not in its file: its reader
+ * stalled (ETIMEDOUT), or the file is full (ENOSPC, EDQUOT, EFBIG, EIO:
+ * a disk, a quota, RLIMIT_FSIZE).  Not where the file could not be
+ * opened (a path the run named wrong: said in the text) or its reader
+ * has gone (EPIPE). */
+bool mc_append_dropped(int e)
+{
+	return e == ETIMEDOUT || e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO;
 }
 
 const char *mc_open_error(int err)
@@ -614,17 +649,42 @@ int mc_write_all(int fd, const char *s, size_t n)
  * newline in a region name, a path or a variable's value cannot make
  * another. */
 /* may_pipe: as write_all's (text_fd says it of the text's file) */
-static void vlog_to(int fd, bool may_pipe, const char *fmt, va_list ap)
+#define LOG_LINE 2048
+
+/* One of memcheck's lines, "memcheck[PID] PROGRAM: ...\n", into line
+ * (LOG_LINE bytes); its length. */
+static size_t log_line(char *line, const char *fmt, va_list ap)
 {
-	char raw[1024], msg[1536], prog[512], line[2048];
+	char raw[1024], msg[1536], prog[512];
 	if (vsnprintf(raw, sizeof raw, fmt, ap) < 0)
 		raw[0] = 0;
 	mc_text_escape(raw, msg, sizeof msg);
 	mc_text_escape(mc_program(), prog, sizeof prog);
-	int n = snprintf(line, sizeof line - 1, "memcheck[%d] %s: %s", (int)mc_pid(), prog, msg);
-	size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+	int n = snprintf(line, LOG_LINE - 1, "memcheck[%d] %s: %s", (int)mc_pid(), prog, msg);
+	size_t len = n < 0 ? 0 : (size_t)n < LOG_LINE - 1 ? (size_t)n : LOG_LINE - 2;
 	line[len++] = '\n';
-	text_write(fd, line, len, may_pipe);
+	return len;
+}
+
+static void vlog_to(int fd, bool may_pipe, const char *fmt, va_list ap)
+{
+	char line[LOG_LINE];
+	size_t len = log_line(line, fmt, ap);
+	int e = text_write(fd, line, len, may_pipe), to;
+	if (unlikely(e != 0) && (to = text_lost(fd, e)) >= 0)
+		write_all(to, line, len, true, NULL);
+}
+
+/* A line written at once to fd, never held (text_lost's, which a held
+ * text's flush may call). */
+__attribute__((format(printf, 2, 3))) static void say_now(int fd, const char *fmt, ...)
+{
+	char line[LOG_LINE];
+	va_list ap;
+	va_start(ap, fmt);
+	size_t len = log_line(line, fmt, ap);
+	va_end(ap);
+	write_all(fd, line, len, true, NULL);
 }
 
 __attribute__((format(printf, 1, 2))) static void say_on_stderr(const char *fmt, ...)
@@ -713,6 +773,30 @@ static bool wants_file(void)
 	return text_pattern && strcmp(text_pattern, "-") != 0 && !text_failed;
 }
 
+/* A write to MEMCHECK_LOG's file (fd) failed with err: where the file
+ * cannot take it (a full disk, ENOSPC or EDQUOT; EFBIG; EIO), said once
+ * on standard error, where the text goes from then on, the piece that
+ * failed first (it went nowhere before session 39, unsaid); that
+ * descriptor, or -1 where fd is not the log's or err is a reader's
+ * (EPIPE, the bound's ETIMEDOUT: said and handled as before). */
+static __attribute__((noinline, cold)) int text_lost(int fd, int e)
+{
+	if (e == EPIPE || e == ETIMEDOUT || e == EAGAIN || !wants_file() || fd < 0 ||
+	    fd != log_file.fd)
+		return -1;
+	int saved = errno, to = stderr_fd();
+	errno = saved;
+	if (to < 0 || to == fd)
+		return -1;
+	text_failed = true;
+	char path[4096];
+	size_t bad;
+	say_now(to, "cannot write to MEMCHECK_LOG=%s: %s; writing to standard error",
+		mc_text_path(text_pattern, (long)mc_pid(), path, sizeof path, &bad) < 0 ?
+			text_pattern : path, strerror(e));
+	return to;
+}
+
 /* The file is made at the first write, not here: a process with nothing
  * to say (a program left out by MEMCHECK_PROGRAMS, a clean one with
  * MEMCHECK_TEXT=fail) leaves no empty file behind. */
@@ -775,7 +859,10 @@ int mc_text_write(const char *s, size_t n)
 {
 	bool may_pipe;
 	int fd = text_fd(&may_pipe);
-	return text_write(fd, s, n, may_pipe);
+	int e = text_write(fd, s, n, may_pipe), to;
+	if (unlikely(e != 0) && (to = text_lost(fd, e)) >= 0)
+		e = write_all(to, s, n, true, NULL);
+	return e;
 }
 
 /* The program's standard output flushed before memcheck's text at the

@@ -97,6 +97,11 @@ static const struct h_case cases[] = {
 	 * allocation (no record, no text on main before session 38) */
 	{ "a stack overflow in a second thread", WAIT("overflow-thread"),
 	  .out = H_LIST("overflow-thread: signal 11 core") },
+	/* a thread that never allocates: armed as pthread_create starts it
+	 * (no record, no text on main before session 39); more threads
+	 * before it than memcheck has alternate stacks, each given back */
+	{ "a stack overflow in a thread that never allocates", WAIT("overflow-quiet"),
+	  .out = H_LIST("overflow-quiet: signal 11 core") },
 	/* the program's SA_ONSTACK handler, with no alternate stack of
 	 * its own, runs on the interrupted stack as bare (on memcheck's
 	 * before session 35); memcheck's is there again for the overflow
@@ -278,6 +283,37 @@ static const struct h_case other_cases[] = {
 	  .err = H_LIST("MEMCHECK_REPORT=/dev/fd/",
 			": its reader made no room for this process's record within 1 s",
 			"the record is dropped whole") },
+	/* a record larger than the pipe (~200 KiB against 64 KiB), the
+	 * pipe not read within the bound: its first 64 KiB were written,
+	 * the rest dropped, a line cut short (before session 39); now the
+	 * pipe is grown to hold it and it goes whole */
+	{ "exit, a record larger than the report's pipe, not read in time: whole",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-big"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "none",
+		   .env = H_LIST("MEMCHECK_TEXT_TIMEOUT=1", "MEMCHECK_MAX_LEAKS=64") },
+	  .records = 1, .exit = 23,
+	  .out = H_LIST("record whole", "in time", "report-big: exit 23"),
+	  .no_err = H_LIST("MEMCHECK_REPORT=/dev/fd/") },
+	/* MEMCHECK_LOG's file full (a disk, a quota; /dev/full here): the
+	 * text went nowhere, unsaid (before session 39); now it is said once
+	 * and the text goes to standard error */
+	{ "MEMCHECK_LOG's file is full: said, the text on standard error",
+	  .run = { .prog = "plain_leak_direct", .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("MEMCHECK_LOG=/dev/full") },
+	  .exit = 23,
+	  .err = H_LIST("cannot write to MEMCHECK_LOG=/dev/full: No space left on device; "
+			"writing to standard error",
+			"480 bytes in 10 blocks are definitely lost") },
+	/* MEMCHECK_REPORT's file full: the record is lost, said; a process
+	 * that would exit 0 exited 0 (a gate reading the records other
+	 * processes wrote before the disk filled passed: before session 39),
+	 * now 23, as where the reader stalled */
+	{ "MEMCHECK_REPORT's file is full: said, exit 23",
+	  .run = { .prog = "plain_clean", .flags = H_PRELOAD | H_EXITCODE, .text = "fail",
+		   .no_report = true, .env = H_LIST("MEMCHECK_REPORT=/dev/full") },
+	  .exit = 23,
+	  .err = H_LIST("cannot write to MEMCHECK_REPORT=/dev/full: No space left on device",
+			"exit status 23 instead of 0: 1 record of MEMCHECK_REPORT dropped") },
 	/* a pipe read slowly (~0.5 s) within the bound: the record whole */
 	{ "exit, the report's pipe read slowly: the record whole, status 0",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "report-slow"),

@@ -195,6 +195,20 @@ H_SETUP(gtest_files)
 	return true;
 }
 
+/* gtest_files' arguments, then one of 70 KiB: GoogleTest starts a
+ * threadsafe death test's child with the program's arguments first and
+ * its own flags after them (harden39). */
+H_SETUP(gtest_long_line)
+{
+	static char wide[70 * 1024];
+	if (!gtest_files(run, c))
+		return false;
+	memset(wide, 'x', sizeof wide - 1);
+	files.args[1] = wide;
+	files.args[2] = NULL;
+	return true;
+}
+
 /* The leak fails its test at the line that allocated it, in the console
  * and the XML; the test that failed its own assertion shows its own
  * failure alone, the skipped one stays skipped, the death tests' children
@@ -371,6 +385,16 @@ static const struct h_case cases[] = {
 			"[  FAILED  ] DeathLeaks.Forked (", "[  FAILED  ] DeathLeaks.Threadsafe (",
 			"[       OK ] DeathLeaks.Clean (", " 2 FAILED TESTS"),
 	  .no_err = H_LIST("exit status 23 instead of 0", "not ended") },
+	/* The same with the program's own arguments over 64 KiB: gtest.h
+	 * read the first 64 KiB of the command line into a buffer in the
+	 * program's .bss, GoogleTest's flags lay past it, and the
+	 * threadsafe child's leak went unseen (before session 39) */
+	{ "GoogleTest linked only, a command line over 64 KiB", .setup = gtest_long_line,
+	  .allocators = H_ONLY(H_GLIBC),
+	  .run = { .prog = "fw_gtest", .flags = H_LINKED | H_EXITCODE, .text = "fail",
+		   .env = H_LIST("GTEST_FILTER=DeathLeaks.*") },
+	  .exit = 1,
+	  .out = H_LIST("[  FAILED  ] DeathLeaks.Threadsafe (", " 2 FAILED TESTS") },
 	{ "Criterion under memcheck run", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_criterion", .flags = H_EXITCODE,
 		   .text = "" },

@@ -114,7 +114,7 @@ static size_t cut_record(const char *line, size_t len, const char *err)
 	       !record_starts(next, end))
 		next++;
 	size_t at = next ? (size_t)(next - line) : len;
-	return col - 1 >= at ? at : 0;
+	return col > at ? at : 0; /* (col counts from 1: the parser stopped at or past at) */
 }
 
 int recs_read(struct recs *out, const char *path, bool missing_ok)

@@ -591,6 +591,8 @@ int cmd_run(int argc, char **argv)
 			struct child c;
 			spawn_start(&sp, &c);
 			child = c.pid;
+			if (got_signal) /* it came before the command had a pid */
+				kill(child, got_signal);
 			spawn_wait(&c, true, &ri->end);
 			child = 0;
 			ri->done = true;

@@ -26,9 +26,13 @@ char *spawn_preload(const char *lib, const char *object, bool keep_user)
 			 has_user ? " " : "", has_user ? user : "");
 }
 
+/* The signals memcheck catches while a command runs, and passes on. */
+static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+
 /* In the child, before exec: what it inherits from memcheck besides
- * the environment. */
-static void child_setup(const struct spawn *sp)
+ * the environment.  mask: the signal mask memcheck had before
+ * spawn_start blocked the signals it passes on. */
+static void child_setup(const struct spawn *sp, const sigset_t *mask)
 {
 	/* exec would put every caught signal back to its default; do it
 	 * now, so that one that comes before the exec is not taken for
@@ -45,6 +49,8 @@ static void child_setup(const struct spawn *sp)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+	} else {
+		sigprocmask(SIG_SETMASK, mask, NULL);
 	}
 	if (sp->output) {
 		int fd = open(sp->output, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -78,13 +84,24 @@ void spawn_start(const struct spawn *sp, struct child *c)
 	memset(c, 0, sizeof *c);
 	c->start = mc_now();
 	c->own_group = sp->own_group;
+	/* The signals memcheck passes on to the command blocked until the
+	 * child has put their default actions back: one its caller passed
+	 * on as the child began (run.c's on_signal) ran memcheck's handler,
+	 * inherited, in the child and was lost there, and memcheck waited
+	 * for a command that went on (test_oom's hangup_stops_oom_and_run);
+	 * now it stays pending until the default action takes it. */
+	sigset_t passed, mask;
+	sigemptyset(&passed);
+	for (size_t i = 0; i < MC_ARRAY_SIZE(caught); i++)
+		sigaddset(&passed, caught[i]);
+	sigprocmask(SIG_BLOCK, &passed, &mask);
 	pid_t pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		if (pfd[0] >= 0)
 			close(pfd[0]);
-		child_setup(sp);
+		child_setup(sp, &mask);
 		execvp(sp->argv[0], sp->argv);
 		int err = errno;
 		if (pfd[1] >= 0) {
@@ -93,6 +110,7 @@ void spawn_start(const struct spawn *sp, struct child *c)
 		}
 		_exit(127);
 	}
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
 	c->pid = pid;
@@ -135,7 +153,6 @@ bool spawn_wait(struct child *c, bool block, struct ending *e)
 	return true;
 }
 
-static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
 static struct sigaction saved[MC_ARRAY_SIZE(caught)];
 
 /* A signal ignored by memcheck's parent (nohup, a background job) stays

@@ -48,6 +48,7 @@
 #ifndef MEMCHECK_GTEST_H
 #define MEMCHECK_GTEST_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -96,25 +97,39 @@ inline void child_region()
 /* A "threadsafe" death test's child, started again from the program's
  * file: GoogleTest forwards no event to the listeners there, so its
  * region begins before main, named by the --gtest_filter its command
- * line holds (the one test it runs). */
+ * line holds (the one test it runs).  GoogleTest puts its flags after
+ * the program's own arguments, however long those are: the command
+ * line is read in pieces on the stack (about 1.3 KiB, given back before
+ * main), each argument's head kept, never the whole line in the
+ * program's memory. */
 inline void started_child()
 {
-	static char line[65536];
+	static const char run[] = "--gtest_internal_run_death_test=", flt[] = "--gtest_filter=";
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ssize_t n = read(fd, line, sizeof line - 1);
-	close(fd);
-	if (n <= 0)
-		return;
+	char piece[256], arg[sizeof flt + 511], filter[512] = "death test";
+	size_t have = 0;
 	bool child = false;
-	const char *filter = "death test";
-	for (const char *a = line; a < line + n; a += strlen(a) + 1) {
-		if (!strncmp(a, "--gtest_internal_run_death_test=", 32))
-			child = true;
-		else if (!strncmp(a, "--gtest_filter=", 15))
-			filter = a + 15;
-	}
+	ssize_t n;
+	do {
+		n = read(fd, piece, sizeof piece);
+		for (ssize_t i = 0; i <= n; i++) {
+			bool end = i == n ? n == 0 && have > 0 : piece[i] == 0;
+			if (!end) {
+				if (i < n && have < sizeof arg - 1)
+					arg[have++] = piece[i];
+				continue;
+			}
+			arg[have] = 0;
+			if (!strncmp(arg, run, sizeof run - 1))
+				child = true;
+			else if (!strncmp(arg, flt, sizeof flt - 1))
+				snprintf(filter, sizeof filter, "%s", arg + sizeof flt - 1);
+			have = 0;
+		}
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	close(fd);
 	if (!child)
 		return;
 	snprintf(test_name(), 512, "%s", filter);

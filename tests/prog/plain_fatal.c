@@ -33,6 +33,11 @@
  *              the main thread's stack, with no alternate stack
  *   overflow-thread  the same in a second thread (after its first
  *              malloc), the main thread waiting in pthread_join
+ *   overflow-quiet  the same in a thread that never allocates, after
+ *              1,100 other threads that never allocated either (every
+ *              other one ended by pthread_exit), each joined before the
+ *              next starts: more threads than memcheck has alternate
+ *              stacks, so each must give its stack back at its end
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
  *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
@@ -72,6 +77,11 @@
  *              one page of the fill, then nothing for 3 s, then the rest,
  *              and says whether the record is there whole, not at all,
  *              or cut
+ *   report-big    (run by "wait") the same pipe, empty, with a block
+ *              leaked from each of 64 distinct stacks (run with
+ *              MEMCHECK_MAX_LEAKS=64: a record of about 200 KiB, more
+ *              than the pipe's 64 KiB); the parent reads nothing for
+ *              3 s, then all, and says as report-cut does
  * "wait CASE" runs "CASE" in a child (core dumps off) and prints its wait
  * status: "CASE: signal N core C" or "CASE: exit N", then exits 0; for
  * the stall cases and in-allocator, also "in time" when the child ended
@@ -99,6 +109,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "stack_paths.h"
+
 static char **keep;
 
 static void leak(void)
@@ -108,6 +120,14 @@ static void leak(void)
 	p = NULL;
 	keep = malloc(16);
 	keep[0] = malloc(32);
+}
+
+static void *volatile small_sink;
+
+static void lose_small(void)
+{
+	small_sink = malloc(24);
+	small_sink = NULL; /* lost: nothing points to it */
 }
 
 static void segv(void)
@@ -353,6 +373,18 @@ static void *overflow_thread(void *arg)
 	return (void *)(intptr_t)deep(arg);
 }
 
+static void *overflow_quiet(void *arg)
+{
+	return (void *)(intptr_t)deep(arg);
+}
+
+static void *quiet(void *arg)
+{
+	if ((intptr_t)arg & 1)
+		pthread_exit(arg);
+	return arg;
+}
+
 static const int fatal[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGILL,   SIGTRAP,   SIGABRT, SIGBUS, SIGFPE,
 			     SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE,  SIGALRM,   SIGTERM, SIGXCPU, SIGXFSZ,
 			     SIGVTALRM, SIGPROF, SIGIO, SIGPWR,   SIGSYS,    SIGSTKFLT };
@@ -474,16 +506,21 @@ static void report_read_cut(void)
 {
 	static char got[1 << 20];
 	int unread = 0;
-	for (int i = 0; i < 500 && (ioctl(report_fd[0], FIONREAD, &unread) != 0 ||
-				    unread < fcntl(report_fd[0], F_GETPIPE_SZ));
-	     i++)
-		usleep(10000);
 	size_t n = 0;
-	ssize_t r = read(report_fd[0], got, 4096);
-	if (r <= 0)
-		return;
-	sleep(3);
-	n = (size_t)r;
+	ssize_t r;
+	if (strcmp(report_what, "report-big") == 0) {
+		sleep(3); /* report-big: nothing read until the bound has passed */
+	} else {
+		for (int i = 0; i < 500 && (ioctl(report_fd[0], FIONREAD, &unread) != 0 ||
+					    unread < fcntl(report_fd[0], F_GETPIPE_SZ));
+		     i++)
+			usleep(10000);
+		r = read(report_fd[0], got, 4096);
+		if (r <= 0)
+			return;
+		sleep(3);
+		n = (size_t)r;
+	}
 	while (n < sizeof got && (r = read(report_fd[0], got + n, sizeof got - n)) > 0)
 		n += (size_t)r;
 	size_t at = 0;
@@ -503,7 +540,7 @@ static void report_read_cut(void)
 static void report_read_slowly(void)
 {
 	close(report_fd[1]);
-	if (strcmp(report_what, "report-cut") == 0) {
+	if (strcmp(report_what, "report-cut") == 0 || strcmp(report_what, "report-big") == 0) {
 		report_read_cut();
 		return;
 	}
@@ -613,6 +650,11 @@ int main(int argc, char **argv)
 		abort();
 	if (strcmp(what, "report-cut") == 0)
 		leak(); /* a record of more than a page */
+	if (strcmp(what, "report-big") == 0) {
+		for (unsigned i = 0; i < 64; i++)
+			path_down(i, 8, lose_small); /* a record larger than the pipe */
+		return 0;
+	}
 	if (strncmp(what, "report-", 7) == 0)
 		return report_fill();
 	if (strcmp(what, "altstack") == 0) {
@@ -718,6 +760,16 @@ int main(int argc, char **argv)
 		pthread_t t;
 		pthread_create(&t, NULL, overflow_thread, NULL);
 		void *r;
+		pthread_join(t, &r);
+		return (int)(intptr_t)r;
+	} else if (strcmp(what, "overflow-quiet") == 0) {
+		pthread_t t;
+		void *r;
+		for (intptr_t i = 0; i < 1100; i++)
+			if (pthread_create(&t, NULL, quiet, (void *)i) != 0 || pthread_join(t, &r) != 0 ||
+			    r != (void *)i)
+				return 3;
+		pthread_create(&t, NULL, overflow_quiet, NULL);
 		pthread_join(t, &r);
 		return (int)(intptr_t)r;
 	} else if (strcmp(what, "overflow-own") == 0) {

@@ -1,0 +1,118 @@
+/*
+ * threadstart.c - pthread_create, wrapped: a thread's alternate signal
+ * stack armed before its start routine runs.
+ *
+ * A stack overflow's SIGSEGV cannot be delivered on the stack that
+ * overflowed: without an alternate stack the kernel kills the process
+ * bare, and the record of its memory is lost.  memcheck arms one of its
+ * own in each thread (fatal.c), and only the thread itself can: the
+ * kernel gives a thread made with CLONE_VM none, whatever its creator
+ * had.  Armed at a thread's first allocation, a thread that never
+ * allocates had none (harden38's report).  So the thread starts in
+ * thread_begin, which arms it and jumps to the program's start routine
+ * (a sibling call: no frame of memcheck's is left under the routine, so
+ * its stacks, the ones leak records and suppressions show, are bare's,
+ * ending in start_thread).  First it puts the routine and its argument
+ * back in the thread's descriptor (struct pthread's start_routine and
+ * arg, where glibc's start_thread read thread_begin and the record):
+ * glibc keeps the argument there for the thread's life, and the leak
+ * scan, as valgrind's, finds a block only it points to reachable
+ * (tests/prog/corpus/thread_nomalloc: a list handed to a thread that
+ * dropped it was "definitely lost" under memcheck, reachable under
+ * valgrind, before this).  The fields' offset is the one glibc exports
+ * for libthread_db (_thread_db_pthread_start_routine: {bits, count,
+ * offset}; arg follows it); both words are checked to hold what
+ * pthread_create put there before they are written, so another C
+ * library's layout is left alone.
+ *
+ * The routine and its argument reach the thread in a record of
+ * start_recs, taken here and given back by the thread as it starts
+ * (nothing allocated: memcheck never calls malloc for itself); where
+ * every record is in use (that many threads created and not yet
+ * running), the thread starts bare and is armed at its first
+ * allocation, as before.  Where memcheck arms nothing (no handlers, the
+ * program's own alternate stack in the main thread, a process left
+ * out), the call only passes through.  Threads the C library starts
+ * without going through the name (C11's thrd_create, timer_create's
+ * SIGEV_THREAD helper) are armed at their first allocation.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef void *(*start_fn)(void *);
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, start_fn, void *);
+
+/* 4 KiB: a large array of .bss (bss-layout.sh), untouched in a program
+ * that makes no thread. */
+struct start_rec {
+	_Atomic start_fn fn; /* NULL: free */
+	void *arg;
+};
+static struct start_rec start_recs[256];
+static _Atomic unsigned start_next;
+static void *create_real; /* the C library's pthread_create */
+static void *start_field; /* its _thread_db_pthread_start_routine */
+
+static void *thread_begin(void *p);
+
+/* This thread's descriptor's start_routine and arg as bare's (the head
+ * comment says why). */
+static void descriptor_as_bare(struct start_rec *r, start_fn fn, void *arg)
+{
+	const uint32_t *f = mc_sym_next_cached("_thread_db_pthread_start_routine", &start_field);
+	if (!f || f[0] != 8 * sizeof(void *) || f[1] != 1 || f[2] % sizeof(void *) != 0)
+		return;
+	void **field = (void **)((char *)pthread_self() + f[2]);
+	if (field[0] == (void *)thread_begin && field[1] == (void *)r) {
+		field[0] = (void *)fn;
+		field[1] = arg;
+	}
+}
+
+static void *thread_begin(void *p)
+{
+	struct start_rec *r = p;
+	start_fn fn = atomic_load_explicit(&r->fn, memory_order_acquire);
+	void *arg = r->arg;
+	descriptor_as_bare(r, fn, arg);
+	atomic_store_explicit(&r->fn, NULL, memory_order_release);
+	mc_fatal_thread_start();
+	return fn(arg);
+}
+
+static struct start_rec *start_rec_take(start_fn fn, void *arg)
+{
+	unsigned n = sizeof start_recs / sizeof *start_recs;
+	unsigned at = atomic_fetch_add_explicit(&start_next, 1, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++) {
+		struct start_rec *r = &start_recs[(at + i) % n];
+		start_fn none = NULL;
+		if (atomic_compare_exchange_strong(&r->fn, &none, fn)) {
+			r->arg = arg;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+MC_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, start_fn fn, void *arg)
+{
+	create_fn real = mc_sym_next_cached("pthread_create", &create_real);
+	if (!real)
+		return EAGAIN;
+	/* (a NULL routine, declared nonnull, passes through: the thread
+	 * faults as bare's does, and NULL marks a free record) */
+	uintptr_t f = (uintptr_t)fn;
+	__asm__("" : "+r"(f));
+	struct start_rec *r = f && mc_fatal_threads_armed() ? start_rec_take(fn, arg) : NULL;
+	if (!r)
+		return real(th, attr, fn, arg);
+	int rc = real(th, attr, thread_begin, r);
+	if (rc != 0)
+		atomic_store_explicit(&r->fn, NULL, memory_order_release);
+	return rc;
+}
