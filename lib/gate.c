@@ -1,9 +1,10 @@
 /*
  * gate.c - what a region is judged against besides its leaks: the budget
  * file (MEMCHECK_BUDGET) and, for relative limits, the same region in a
- * report of the baseline allocator's run (MEMCHECK_BASELINE).  Both are
- * read once per process, on the first region end that needs them, into
- * mmap'd memory.
+ * report of the baseline allocator's run (MEMCHECK_BASELINE).  The budget
+ * is read once per process, on the first region end that needs it, into
+ * mmap'd memory; the baseline is mapped then, where a relative limit needs
+ * it, and its records read as far as a region's own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +31,21 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Read a JSON Lines report into baseline[].  A malformed line is named
- * once and skipped: the regions it would have matched then have no
- * baseline, which their relative limits report. */
+/* The baseline report, mapped once; its lines read as regions ask.  A
+ * process's region wants the first record of its own program and name,
+ * and a suite's baseline holds a record for every process it ran (13 MB
+ * for cmark's 695 spec-test processes): parsing all of it at every
+ * process's region end cost 130-240 ms a process, most of `memcheck run`'s
+ * time under a second allocator.  So a line is parsed only when no
+ * earlier one matched, and only if it can name this program (its name
+ * followed by the closing quote, where that name needs no escaping in
+ * JSON), each at most once.  A malformed line is named once, when it is
+ * reached: the regions it would have matched then have no baseline,
+ * which their relative limits report. */
+static const char *base_text;
+static size_t base_len, base_next;   /* the next line not yet looked at */
+static bool base_said;
+
 static void load_baseline(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -52,30 +65,71 @@ static void load_baseline(const char *path)
 		return;
 	}
 	size_t lines = 0;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	lines += len && text[len - 1] != '\n';
+	for (const char *p = text, *end = text + len; p < end; lines++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
 	baseline = lines ? mc_map(lines * sizeof *baseline) : NULL;
-	int lineno = 0;
-	bool said = false;
-	for (const char *p = text, *end = text + len; baseline && p < end;) {
+	if (baseline) {
+		base_text = text;
+		base_len = len;
+	} else if (len)
+		mc_sys_munmap((void *)text, len);
+}
+
+/* Whether a report's line can hold this program's record: the name a
+ * writer leaves as it is must be there, closing a string. */
+static bool base_line_may_be(const char *line, size_t n, const char *prog, size_t plen)
+{
+	for (size_t i = 0; i < plen; i++)
+		if (prog[i] == '"' || prog[i] == '\\' || (unsigned char)prog[i] < 0x20 ||
+		    (unsigned char)prog[i] >= 0x7f)
+			return true;
+	for (const char *p = line, *end = line + n; p + plen < end;) {
+		const char *q = memmem(p, (size_t)(end - p), prog, plen);
+		if (!q || q + plen >= end)
+			return false;
+		if (q[plen] == '"')
+			return true;
+		p = q + 1;
+	}
+	return false;
+}
+
+/* Parse the lines after base_next that may be this program's into
+ * baseline[] until one of region's name is found (true) or none is
+ * left. */
+static __attribute__((noinline)) bool base_read_until(const char *region, const char *prog)
+{
+	size_t plen = strlen(prog);
+	const char *end = base_text + base_len;
+	while (base_next < base_len) {
+		const char *p = base_text + base_next;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		base_next += n + 1;
+		if (n == 0 || !base_line_may_be(p, n, prog, plen))
+			continue;
 		char err[256];
-		lineno++;
-		if (n > 0) {
-			if (mc_json_record(p, n, &baseline[nbaseline], err, sizeof err))
-				nbaseline++;
-			else if (!said) {
-				mc_log("%s:%d: %s; that record is not used as a baseline",
-				       path, lineno, err);
-				said = true;
+		struct mc_record *r = &baseline[nbaseline];
+		if (!mc_json_record(p, n, r, err, sizeof err)) {
+			if (!base_said) {
+				size_t lineno = 1;
+				for (const char *c = base_text; c < p; c++)
+					lineno += *c == '\n';
+				mc_log("%s:%zu: %s; that record is not used as a baseline",
+				       mc_opt.baseline, lineno, err);
+				base_said = true;
 			}
+			continue;
 		}
-		p += n + 1;
+		if (strcmp(basename_of(r->program), prog) != 0)
+			continue;
+		nbaseline++;
+		if (strcmp(r->r.name, region) == 0)
+			return true;
 	}
-	if (len)
-		mc_sys_munmap((void *)text, len);
+	return false;
 }
 
 static void load(void)
@@ -101,7 +155,8 @@ static void load(void)
 				*nl = 0;
 		}
 	}
-	if (mc_opt.baseline)
+	/* only relative limits read the baseline */
+	if (mc_opt.baseline && budget && budget->relative)
 		load_baseline(mc_opt.baseline);
 }
 
@@ -109,12 +164,13 @@ static void load(void)
  * first, when the name repeats. */
 static const struct memcheck_result *baseline_for(const char *region)
 {
+	if (!baseline)
+		return NULL;
 	const char *prog = basename_of(mc_program());
 	for (size_t i = 0; i < nbaseline; i++)
-		if (strcmp(baseline[i].r.name, region) == 0 &&
-		    strcmp(basename_of(baseline[i].program), prog) == 0)
+		if (strcmp(baseline[i].r.name, region) == 0)
 			return &baseline[i].r;
-	return NULL;
+	return base_read_until(region, prog) ? &baseline[nbaseline - 1].r : NULL;
 }
 
 /* A child forked while another thread was reading the files: read them
@@ -126,6 +182,9 @@ void mc_gate_forget(void)
 	budget_error[0] = 0;
 	baseline = NULL;
 	nbaseline = 0;
+	base_text = NULL;
+	base_len = base_next = 0;
+	base_said = false;
 }
 
 static void load_once(void)

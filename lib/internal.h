@@ -148,8 +148,8 @@ void mc_options_say(void);
 /* Whether a report can show more of a region than the one-line
  * summary's counts: the JSON report (memcheck run, compare and gate read
  * it; the timeline is written only there), the full text, a budget (its
- * rules, and the full text that explains a failure), a baseline
- * (relative budget limits).  Two things are measured only then: the peak
+ * rules, and the full text that explains a failure; a baseline serves
+ * only its relative limits).  Two things are measured only then: the peak
  * snapshot (snapshot.c) and the RSS figures (footprint.c, life.c; of a
  * budget, only one that names them), whose /proc reads were ~80 us of
  * every measured process.  A region begun
@@ -158,7 +158,7 @@ void mc_options_say(void);
  * the unit tests that link snapshot.c define mc_opt without options.c. */
 static inline bool mc_opts_full_report(void)
 {
-	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.budget || mc_opt.baseline;
+	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.budget;
 }
 
 /* Print the option table as mdoc (for memcheck(7)) to fd. */

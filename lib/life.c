@@ -116,14 +116,13 @@ static void *next_symbol(const char *name)
 MC_HOT static int verdict = -1;
 
 /* Whether a report can show the RSS figures: the JSON report, the full
- * text, a baseline (relative limits), a budget that names one of them
- * (mc_gate_budget_names_rss).  mc_opts_full_report's readers less a
- * budget that names none: a failure's full text then shows the figures
- * its rules name, and the RSS is not one. */
+ * text, a budget that names one of them (mc_gate_budget_names_rss; a
+ * baseline serves only a budget's relative limits).  mc_opts_full_report's
+ * readers less a budget that names none: a failure's full text then shows
+ * the figures its rules name, and the RSS is not one. */
 static bool rss_shown(void)
 {
-	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_opt.baseline ||
-	       mc_gate_budget_names_rss();
+	return mc_opt.report || mc_opt.text == MC_TEXT_FULL || mc_gate_budget_names_rss();
 }
 
 /* Every module's start, in order, once the forwarding table is there.

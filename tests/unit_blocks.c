@@ -959,7 +959,9 @@ START_TEST(owners_and_walker)
 END_TEST
 
 /* snapshot.c counts the sites only where a report can show the peak
- * snapshot: the JSON report, the full text, a budget's violation. */
+ * snapshot: the JSON report, the full text, a budget's violation (a
+ * baseline alone shows nothing: only a budget's relative limits read
+ * it). */
 START_TEST(sites_only_where_shown)
 {
 	struct mc_options saved = mc_opt;
@@ -970,13 +972,17 @@ START_TEST(sites_only_where_shown)
 	mc_opt.report = mc_opt.budget = mc_opt.baseline = NULL;
 	mc_snapshot_init();
 	ck_assert_msg(!mc_sites_on, "sites counted with nothing to show them");
-	const char **shows[] = { &mc_opt.report, &mc_opt.budget, &mc_opt.baseline };
+	const char **shows[] = { &mc_opt.report, &mc_opt.budget };
 	for (size_t i = 0; i < sizeof shows / sizeof *shows; i++) {
 		*shows[i] = file;
 		mc_snapshot_init();
 		ck_assert_msg(mc_sites_on, "sites not counted with option %zu set", i);
 		*shows[i] = NULL;
 	}
+	mc_opt.baseline = file;
+	mc_snapshot_init();
+	ck_assert_msg(!mc_sites_on, "sites counted with MEMCHECK_BASELINE alone");
+	mc_opt.baseline = NULL;
 	mc_opt.text = MC_TEXT_FULL;
 	mc_snapshot_init();
 	ck_assert_msg(mc_sites_on, "sites not counted with MEMCHECK_TEXT=full");

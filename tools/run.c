@@ -568,11 +568,13 @@ int cmd_run(int argc, char **argv)
 				    valgrind ? " in valgrind" : "", rep + 1, g->nreps);
 			else
 				say("running under %s%s", g->label, valgrind ? " in valgrind" : "");
-			/* the budget and the baseline's report set or unset;
-			 * the suppression files only when given */
+			/* the budget and the baseline's report set or unset
+			 * (the baseline only with a budget, whose relative
+			 * limits alone read it); the suppression files only
+			 * when given */
 			struct env_var env[6] = { /* 2 + each optional one below */
 				{ "MEMCHECK_BUDGET", budget_abs },
-				{ "MEMCHECK_BASELINE", base_report },
+				{ "MEMCHECK_BASELINE", budget_abs ? base_report : NULL },
 			};
 			size_t nenv = 2;
 			if (o.timeline)

@@ -1,0 +1,138 @@
+/*
+ * test_field.c - what real suites run from outside found (session 39's
+ * trial of public suites as a user: cmark, libcsv, utf8proc).
+ *
+ * cmark's CTest runs its spec tests through Python, one `cmark` process
+ * an example (695 processes).  `memcheck run -a glibc,mimalloc -- ctest`
+ * took 24 s for them under glibc and 150-170 s under mimalloc: every
+ * process of a run after the baseline's got MEMCHECK_BASELINE, the glibc
+ * run's report (13 MB: a record a process), and parsed all of it at its
+ * region's end (130-240 ms a process), though no budget was given and
+ * only a budget's relative limits read a baseline.  Now:
+ *
+ * - `memcheck run` passes the baseline's report only with a budget
+ *   (tools/run.c): without one, the second allocator's command sees no
+ *   MEMCHECK_BASELINE (on main it did).
+ * - The library reads MEMCHECK_BASELINE only where the budget has a
+ *   relative limit (lib/gate.c): a baseline whose only line is malformed
+ *   is not named under a budget of absolute rules (on main it was, read
+ *   whole).
+ * - With a relative limit, the baseline is read only as far as the first
+ *   record of the program's name and region: a malformed line after it is
+ *   never reached (on main every line was parsed, and it was named),
+ *   and the relative limit still compares with that record.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* A line no reader takes for a record, naming the program as a record
+ * would: the library would have to parse it to know. */
+#define BAD_LINE "{\"name\":\"process\",\"program\":\"/x/plain_clean\",\"allocs\":\n"
+#define NOT_USED "that record is not used as a baseline"
+
+static void write_text(const char *path, const char *mode, const char *text)
+{
+	FILE *f = fopen(path, mode);
+	ck_assert_msg(f != NULL, "cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The environment of a row: the budget (of text) and the baseline at
+ * path, both fresh files. */
+static const char *const *budget_env(const char *budget_text, const char *baseline)
+{
+	const char *b = h_tmppath("field.budget");
+	write_text(b, "w", budget_text);
+	const char **env = calloc(3, sizeof *env);
+	ck_assert_ptr_nonnull(env);
+	env[0] = h_env("MEMCHECK_BUDGET=%s", b);
+	env[1] = h_env("MEMCHECK_BASELINE=%s", baseline);
+	return env;
+}
+
+/* plain_clean's record under glibc, then a malformed line naming the
+ * same program: the baseline a later run reads. */
+static const char *record_then_bad_line(void)
+{
+	const char *base = h_tmppath("field-base.jsonl");
+	const char *argv[] = { h_prog("plain_clean"), "plain", NULL };
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", base), "MEMCHECK_TEXT=none", NULL };
+	struct h_run r;
+	ck_assert_msg(h_run(&r, argv, env, H_PRELOAD, NULL) == 0 && r.exit_code == 0,
+		      "plain_clean under glibc for the baseline: %s", h_status(&r));
+	h_run_free(&r);
+	write_text(base, "a", BAD_LINE);
+	return base;
+}
+
+H_SETUP(relative_limit)
+{
+	run->env = budget_env("baseline glibc\n[*]\npeak_rss <= 100x\n", record_then_bad_line());
+	return true;
+}
+
+H_SETUP(tight_relative_limit)
+{
+	run->env = budget_env("baseline glibc\n[*]\npeak_rss <= 0.01x\n", record_then_bad_line());
+	return true;
+}
+
+H_SETUP(absolute_rules_only)
+{
+	const char *base = h_tmppath("field-bad.jsonl");
+	write_text(base, "w", BAD_LINE);
+	run->env = budget_env("[*]\ndefinitely_lost <= 0\n", base);
+	return true;
+}
+
+/* The tight limit failed against the baseline's record, not for want
+ * of one (under glibc, the baseline itself, relative limits are not
+ * judged). */
+H_CHECK(compared_with_glibc)
+{
+	ck_assert_msg(h_violation_has(rec, "0.01x glibc's"),
+		      "%s: no violation against glibc's record", x->label);
+}
+
+/* Under a second allocator, `memcheck run` without a budget: the command
+ * gets no baseline (cli_prog env prints it after glibc's run's lines). */
+H_CHECK(no_baseline_without_a_budget)
+{
+	ck_assert_msg(h_count_lines(x->r.out, "MEMCHECK_BASELINE unset") == 2 &&
+			      h_count_lines(x->r.out, "MEMCHECK_BASELINE=") == 0,
+		      "%s: each run's environment should have no MEMCHECK_BASELINE:\n%s",
+		      x->label, x->r.out);
+}
+
+static const struct h_case cases[] = {
+	{ "relative limit: the baseline read only as far as the program's record",
+	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
+	  .setup = relative_limit, .record = "process", .no_err = H_LIST(NOT_USED),
+	  .want = { { "verdict", .str = "pass" } } },
+	{ "relative limit: still compared with that record",
+	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
+	  .allocators = H_ONLY(H_MIMALLOC) | H_ONLY(H_JEMALLOC) | H_ONLY(H_TCMALLOC),
+	  .setup = tight_relative_limit, .record = "process", .exit = 23,
+	  .no_err = H_LIST(NOT_USED, "no baseline for region"), .check = compared_with_glibc,
+	  .want = { { "verdict", .str = "fail" } } },
+	{ "absolute rules: the baseline not read at all",
+	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
+	  .setup = absolute_rules_only, .record = "process", .no_err = H_LIST(NOT_USED),
+	  .want = { { "verdict", .str = "pass" } } },
+	{ "memcheck run without a budget: no baseline passed",
+	  .run = { .cli = H_LIST("run", "-n", "1", "-a", "glibc,mimalloc"), .prog = "cli_prog",
+		   .args = H_LIST("env") },
+	  .allocators = H_ONCE, .check = no_baseline_without_a_budget },
+};
+
+int main(void)
+{
+	TCase *tc = h_tcase("field", 120);
+	H_ADD_CASES(tc, cases);
+	return h_run_suite(NULL);
+}
