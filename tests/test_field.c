@@ -21,6 +21,11 @@
  *   record of the program's name and region: a malformed line after it is
  *   never reached (on main every line was parsed, and it was named),
  *   and the relative limit still compares with that record.
+ * - What the region's end read of the baseline is not left in the
+ *   program's RSS: the report stays mapped for the process's later
+ *   regions, and its pages read were the program's RssFile for the rest
+ *   of its run (16 MB of a baseline: +16 MB) until given back after each
+ *   read.
  */
 #include <check.h>
 #include <stdio.h>
@@ -109,6 +114,65 @@ H_CHECK(no_baseline_without_a_budget)
 		      x->label, x->r.out);
 }
 
+/* region_rssfile's RssFile after its region's end, in kB, run under
+ * allocator alloc with env. */
+static long rssfile_after_region(int alloc, const char *const *env)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = "region_rssfile", .alloc = alloc, .flags = H_PRELOAD, .env = env);
+	h_expect_exit(&x, 0);
+	long kb = -1;
+	ck_assert_msg(sscanf(x.r.out, "%ld", &kb) == 1 && kb >= 0, "%s: no RssFile figure in:\n%s",
+		      x.label, x.r.out);
+	h_res_free(&x);
+	return kb;
+}
+
+/* A 16 MB baseline whose last line is region_rssfile's record of its
+ * region (glibc's), every line before it another program's. */
+static const char *big_baseline(void)
+{
+	const char *rec = h_tmppath("field-rssfile-rec.jsonl");
+	const char *env[] = { h_env("MEMCHECK_REPORT=%s", rec), "MEMCHECK_TEXT=none", NULL };
+	const char *argv[] = { h_prog("region_rssfile"), NULL };
+	struct h_run r;
+	ck_assert_msg(h_run(&r, argv, env, H_PRELOAD, NULL) == 0 && r.exit_code == 0,
+		      "region_rssfile under glibc for the baseline: %s", h_status(&r));
+	h_run_free(&r);
+	const char *base = h_tmppath("field-rssfile-base.jsonl");
+	FILE *f = fopen(base, "w");
+	ck_assert_msg(f != NULL, "cannot write %s", base);
+	static const char other[] = "{\"name\":\"work\",\"program\":\"/x/another_program\",\"allocs\":1}\n";
+	for (size_t n = 0; n < (16u << 20); n += sizeof other - 1)
+		fputs(other, f);
+	FILE *in = fopen(rec, "r");
+	ck_assert_msg(in != NULL, "cannot read %s", rec);
+	char buf[4096];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+		fwrite(buf, 1, got, f);
+	fclose(in);
+	fclose(f);
+	return base;
+}
+
+/* Under a second allocator, a relative limit reads the baseline at the
+ * region's end: afterwards the program's RssFile is what it is with no
+ * baseline (within 4 MB: the library's own file pages vary less). */
+START_TEST(baseline_not_left_in_rss)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return; /* under glibc, the baseline's, nothing is compared */
+	const char *base = big_baseline();
+	long plain = rssfile_after_region(_i, NULL);
+	long with = rssfile_after_region(_i, budget_env("baseline glibc\n[*]\npeak_rss <= 100x\n", base));
+	ck_assert_msg(with < plain + 4096,
+		      "under %s: RssFile after the region's end %ld kB with a 16 MB baseline read, "
+		      "%ld kB without: the baseline's pages left in the program's RSS",
+		      h_allocators[_i].name, with, plain);
+}
+END_TEST
+
 static const struct h_case cases[] = {
 	{ "relative limit: the baseline read only as far as the program's record",
 	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
@@ -134,5 +198,6 @@ int main(void)
 {
 	TCase *tc = h_tcase("field", 120);
 	H_ADD_CASES(tc, cases);
+	tcase_add_loop_test(tc, baseline_not_left_in_rss, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
