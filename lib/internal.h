@@ -1877,6 +1877,7 @@ void mc_roots_postfork(bool child);
  * NULL when memory for them cannot be mapped. */
 struct mc_roots *mc_roots_begin(void);
 void mc_roots_add(struct mc_roots *r, uintptr_t lo, uintptr_t hi);
+void mc_roots_pending_starts(const void *lo, size_t size);
 /* With the block table locked: stop every other thread and add the
  * loaded objects' resident data.  Then, where a block is left unreached
  * by the roots so far, mc_roots_rest adds those of every thread and of

@@ -92,6 +92,19 @@ MC_API int memcheck_remove_root(const void *ptr)
 	return rc;
 }
 
+/* threadstart.c's records of threads made and not yet started, each
+ * with the program's argument that the thread's descriptor holds bare:
+ * a root from the first (mc_roots_pending_starts). */
+static _Atomic uintptr_t pending_lo, pending_hi;
+
+void mc_roots_pending_starts(const void *lo, size_t size)
+{
+	if (atomic_load_explicit(&pending_hi, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&pending_lo, (uintptr_t)lo, memory_order_relaxed);
+	atomic_store_explicit(&pending_hi, (uintptr_t)lo + size, memory_order_release);
+}
+
 /* Held across fork (life.c's handlers): a child must not start with
  * it held by a thread it does not have.  Nothing allocates under it. */
 void mc_roots_prefork(void)
@@ -527,6 +540,9 @@ struct mc_roots *mc_roots_begin(void)
 	stack_cache_found();
 	mc_walk_objects(phdr_roots, r);
 	user_roots_each(add_cb, r);
+	uintptr_t pend_hi = atomic_load_explicit(&pending_hi, memory_order_acquire);
+	if (pend_hi)
+		mc_roots_add(r, atomic_load_explicit(&pending_lo, memory_order_relaxed), pend_hi);
 	mc_mappings_copy(&r->prog);
 	return r;
 }

@@ -79,14 +79,22 @@ static void *thread_begin(void *p)
 	start_fn fn = atomic_load_explicit(&r->fn, memory_order_acquire);
 	void *arg = r->arg;
 	descriptor_as_bare(r, fn, arg);
+	r->arg = NULL; /* a root no more (start_rec_take) */
 	atomic_store_explicit(&r->fn, NULL, memory_order_release);
 	mc_fatal_thread_start();
 	return fn(arg);
 }
 
+/* A record's argument is the program's until its thread starts: bare,
+ * the new thread's descriptor holds it (a root of the scan's, on the
+ * thread's stack mapping), and a thread not yet run when the process
+ * ends (made just before exit) would leave it definitely lost where
+ * valgrind finds it still reachable.  So the records are a root
+ * (roots.c), each argument cleared as its thread takes it. */
 static struct start_rec *start_rec_take(start_fn fn, void *arg)
 {
 	unsigned n = sizeof start_recs / sizeof *start_recs;
+	mc_roots_pending_starts(start_recs, sizeof start_recs);
 	unsigned at = atomic_fetch_add_explicit(&start_next, 1, memory_order_relaxed);
 	for (unsigned i = 0; i < n; i++) {
 		struct start_rec *r = &start_recs[(at + i) % n];
@@ -112,7 +120,9 @@ MC_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, start_fn fn
 	if (!r)
 		return real(th, attr, fn, arg);
 	int rc = real(th, attr, thread_begin, r);
-	if (rc != 0)
+	if (rc != 0) {
+		r->arg = NULL;
 		atomic_store_explicit(&r->fn, NULL, memory_order_release);
+	}
 	return rc;
 }
