@@ -268,6 +268,17 @@ static inline __attribute__((always_inline)) int text_write(int fd, const char *
 	return write_all(fd, s, n, may_pipe, NULL);
 }
 
+/* The same, and where MEMCHECK_LOG's file cannot take it, on standard
+ * error (text_lost): the log's lines and the text's pieces. */
+static inline __attribute__((always_inline)) int text_write_kept(int fd, const char *s, size_t n,
+								  bool may_pipe)
+{
+	int e = text_write(fd, s, n, may_pipe), to;
+	if (unlikely(e != 0) && (to = text_lost(fd, e)) >= 0)
+		e = write_all(to, s, n, true, NULL);
+	return e;
+}
+
 
 /* ---- files memcheck writes to ------------------------------------------
  * Report, log and suppression files are named by the user, and written
@@ -670,9 +681,7 @@ static void vlog_to(int fd, bool may_pipe, const char *fmt, va_list ap)
 {
 	char line[LOG_LINE];
 	size_t len = log_line(line, fmt, ap);
-	int e = text_write(fd, line, len, may_pipe), to;
-	if (unlikely(e != 0) && (to = text_lost(fd, e)) >= 0)
-		write_all(to, line, len, true, NULL);
+	text_write_kept(fd, line, len, may_pipe);
 }
 
 /* A line written at once to fd, never held (text_lost's, which a held
@@ -859,10 +868,7 @@ int mc_text_write(const char *s, size_t n)
 {
 	bool may_pipe;
 	int fd = text_fd(&may_pipe);
-	int e = text_write(fd, s, n, may_pipe), to;
-	if (unlikely(e != 0) && (to = text_lost(fd, e)) >= 0)
-		e = write_all(to, s, n, true, NULL);
-	return e;
+	return text_write_kept(fd, s, n, may_pipe);
 }
 
 /* The program's standard output flushed before memcheck's text at the
