@@ -60,8 +60,11 @@
 # and /bin/date).  First in .bss, they share
 # the last page of .data, which the dynamic linker writes in every
 # process (the lazy bindings' .got.plt, the zeroing of .bss's head up to
-# the page's end): no fault of their own.
-EARLY="objects.o:.bss.nfork_objects seccomp.o:.bss.nfilters textout.o:.bss.err_known life.o:.bss.deferred life.o:.bss.watching rlimits.o:.bss.any_set cxxnew.o:.bss.next_fn mappings.o:.bss.alloc.0 mappings.o:.bss.lock"
+# the page's end): no fault of their own.  cxxnew.c's resolved,
+# alloc_base and slow_all too: a left-out process's first call of an
+# operator new or delete that tcmalloc makes through memcheck's reads
+# them (next_of), a page of its own under tcmalloc until session 40.
+EARLY="objects.o:.bss.nfork_objects seccomp.o:.bss.nfilters textout.o:.bss.err_known life.o:.bss.deferred life.o:.bss.watching rlimits.o:.bss.any_set cxxnew.o:.bss.next_fn cxxnew.o:.bss.resolved cxxnew.o:.bss.alloc_base cxxnew.o:.bss.slow_all mappings.o:.bss.alloc.0 mappings.o:.bss.lock"
 RUN_BEFORE="blocks.o:.bss.mc_shards"
 RUN_AFTER="vgmode.o:.bss.vg_regions region.o:.bss.regions"
 set -e

@@ -249,9 +249,22 @@ static bool programs_call(const void *caller)
 	return !mc_in_hook && (uintptr_t)caller - mc_text_lo >= mc_text_len;
 }
 
+/* A program left out at start-up (life.c, mc_pass) is never scanned:
+ * none of its mappings is noted, neither the table nor its lock read.
+ * Under jemalloc, whose arenas come from the C library's mmap (this
+ * wrapper), each left-out process read the table's length, a page of
+ * libmemcheck's .bss faulted in for nothing (tests/test_shortexit.c's
+ * left_out_bss_untouched).  A mapping made before the verdict (an
+ * allocator that starts first) is noted as before; the flag is never
+ * cleared, and a fork's child inherits it. */
+static inline bool left_out(void)
+{
+	return atomic_load_explicit(&mc_pass, memory_order_relaxed) != 0;
+}
+
 static void note_map(void *p, size_t len, const void *caller)
 {
-	if (p == MAP_FAILED || !len)
+	if (p == MAP_FAILED || !len || left_out())
 		return;
 	bool mine = programs_call(caller);
 	uintptr_t object = mine ? (uintptr_t)mc_object_base(caller, NULL) : 0;
@@ -300,7 +313,7 @@ MC_API int munmap(void *addr, size_t len)
 {
 	int rc = real_munmap ? real_munmap(addr, len)
 			     : (int)mc_seccomp_raw(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
-	if (rc == 0 && len)
+	if (rc == 0 && len && !left_out())
 		change(&(struct change){ .kind = CH_CUT, .lo = (uintptr_t)addr,
 					 .hi = (uintptr_t)addr + mc_page_round(len) });
 	return rc;
@@ -321,7 +334,7 @@ MC_API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	void *p = real_mremap ? real_mremap(old, oldlen, newlen, flags, to)
 			      : (void *)mc_seccomp_raw(SYS_mremap, (long)old, (long)oldlen,
 							       (long)newlen, flags, (long)to, 0);
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && !left_out())
 		change(&(struct change){ .kind = CH_MOVE, .keep_old = flags & MREMAP_DONTUNMAP,
 					 .lo = (uintptr_t)old,
 					 .hi = (uintptr_t)old + mc_page_round(oldlen),
@@ -334,7 +347,7 @@ MC_API void *shmat(int id, const void *addr, int flags)
 {
 	void *p = real_shmat ? real_shmat(id, addr, flags)
 			     : (void *)mc_seccomp_raw(SYS_shmat, id, (long)addr, flags, 0, 0, 0);
-	if (p != (void *)-1) {
+	if (p != (void *)-1 && !left_out()) {
 		int saved = errno;
 		struct shmid_ds ds;
 		if (shmctl(id, IPC_STAT, &ds) == 0)
@@ -349,7 +362,7 @@ MC_API int shmdt(const void *addr)
 {
 	int rc = real_shmdt ? real_shmdt(addr)
 			    : (int)mc_seccomp_raw(SYS_shmdt, (long)addr, 0, 0, 0, 0, 0);
-	if (rc == 0)
+	if (rc == 0 && !left_out())
 		change(&(struct change){ .kind = CH_DETACH, .lo = (uintptr_t)addr });
 	return rc;
 }

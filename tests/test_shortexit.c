@@ -505,10 +505,14 @@ END_TEST
  * lib/bss-layout.sh now puts them first in .bss, on the last page of
  * .data, which the dynamic linker writes in every process.  A left-out
  * tests/prog/plain_own_bss, each allocator, lists the pages of
- * libmemcheck's .bss that are present at the end of its main: neither
- * variable's page is among them, and under the C library's malloc,
- * where nothing else runs of memcheck's but its start-up and forwarding,
- * none is. */
+ * libmemcheck's .bss that are present at the end of its main: none,
+ * under every allocator.  Until session 40 (main 1d0142c) one page
+ * under jemalloc and tcmalloc: mappings.c noted the allocator's mmaps
+ * (jemalloc's arenas, through the wrapper) and the program's own in its
+ * table, which a left-out process never scans, and cxxnew.c's first
+ * look-up of an operator tcmalloc calls read three variables laid out
+ * among the others; the program's own mmap and munmap (plain_own_bss
+ * makes one) took a page under every allocator. */
 START_TEST(left_out_bss_untouched)
 {
 	const char *so;
@@ -544,9 +548,8 @@ START_TEST(left_out_bss_untouched)
 				      h_allocator_name(_i), names[k], at[k], r.out);
 		p = end;
 	}
-	if (!so)
-		ck_assert_msg(count == 0, "under %s, left out: %ld pages of libmemcheck's .bss "
-			      "present at the end of main: %s", h_allocator_name(_i), count, r.out);
+	ck_assert_msg(count == 0, "under %s, left out: %ld pages of libmemcheck's .bss "
+		      "present at the end of main: %s", h_allocator_name(_i), count, r.out);
 	h_run_free(&r);
 }
 END_TEST
