@@ -421,6 +421,9 @@ struct mc_start_span {
 /* The same for buffers read(2) fills or write(2) empties: visible to
  * valgrind (ownmap.c). */
 void *mc_map_io(size_t size);
+/* The same, not cleared where it is memory memcheck used before: for a
+ * buffer written before it is read (an mc_buf's). */
+void *mc_map_io_written(size_t size);
 void mc_unmap_io(void *p, size_t size);
 void mc_unmap(void *p, size_t size);
 /* Room for one more element of elem bytes in the mmap'd array *v with
