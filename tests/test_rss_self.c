@@ -106,8 +106,9 @@
  * behind fails the row, as main at 8dcf6bc fails 4 rows (+72 to +132
  * KiB: no stdio and dlopen under glibc, exit code under glibc and
  * mimalloc).  Measured (KiB, memcheck less bare, glibc/mimalloc/
- * jemalloc/tcmalloc): no stdio, printf, dlopen +4/+4/+4/+8; C++ and
- * C++ throw +12/+20/+4/+16; GLib 0/+4/+4/+8; exit code 0/+4/+8/+4. */
+ * jemalloc/tcmalloc), against the very end (session 40): no stdio,
+ * printf, dlopen +4/+4/0/0; C++ and C++ throw +12/+8/-4/0; GLib
+ * -4/0/-8/0; exit code +4/0/+4/-12; threads 0/-4/+8/0. */
 #define TOLERANCE_END_KIB 32
 /* ... and below it by up to one whole 64 KiB block: a page of the C
  * library that only the first of several callers faults.  Session 35,
