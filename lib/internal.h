@@ -889,6 +889,9 @@ void mc_prog_peak_exit_note(void);
 /* peak raised to what the program reached after the destructor's take,
  * in the exit code that ran before the on_exit handler (footprint.c). */
 uint64_t mc_prog_peak_exit(uint64_t peak);
+/* end replaced by the program's RSS where the on_exit handler read it
+ * (footprint.c exit_read), the process's very end. */
+uint64_t mc_prog_rss_exit(uint64_t end);
 /* The highest kernel mark memcheck's resets threw away, in kB (0: none);
  * lock-free, for getrusage (rusage.c), which a signal handler may call. */
 uint64_t mc_footprint_mark_lost_kb(void);

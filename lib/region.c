@@ -415,8 +415,14 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	struct rss_end e;
 	if (r->early.taken) {
 		e = r->early.rss;
-		if (e.measured && e.peak_rss != MEMCHECK_UNKNOWN) /* the exit code's pages since */
+		/* The exit code's pages since: the region ends here. */
+		if (e.measured && e.rss_end != MEMCHECK_UNKNOWN)
+			e.rss_end = mc_prog_rss_exit(e.rss_end);
+		if (e.measured && e.peak_rss != MEMCHECK_UNKNOWN) {
 			e.peak_rss = mc_prog_peak_exit(e.peak_rss);
+			if (!e.whole && e.peak_rss < e.rss_end)
+				e.peak_rss = e.rss_end;
+		}
 	} else
 		take_rss(r, nregions > 0 ? &regions[nregions - 1] : NULL, &e);
 	res.rss_begin = e.rss_begin;
@@ -864,8 +870,11 @@ void mc_regions_end_all(const struct mc_scan_from *from)
  * end the regions after every other object's destructor (life.c): the
  * figures that must not see those destructors are taken here, each
  * region's as its end would take them, innermost first.  The RSS and
- * its peak: tcmalloc's and libstdc++'s exit code raised rss_end by 176
- * KiB in test_rss_self's rows, taken at the handler.  The allocator's
+ * its peak: the base of the exit's stretch, whose rise raises peak_rss
+ * and whose RSS at the handler, where the regions end, is rss_end (the
+ * bare process's last VmRSS holds the pages of tcmalloc's and
+ * libstdc++'s exit code too: rss_end read 100-700 KiB low against it
+ * when it was this take's, footprint.c exit_read).  The allocator's
  * statistics, where the end reads them whatever its verdict: its own
  * destructor (mimalloc's mi_process_done) may run before the handler.
  * The timeline's end sample, with the live bytes of this moment.  What

@@ -6,11 +6,16 @@
  *   heaperror  the same as plain, and 16 MiB written and freed before a
  *           small block is freed twice (under memcheck only: the
  *           allocators abort at it)
+ *   threads the same as plain, and 8 MB in 1000 blocks kept by main
+ *           while 4 threads each write 1 MB in 100 blocks, hold them
+ *           all at once (a barrier) and free them; main frees its own
+ *           after the joins (tests/prog/plain_peak_threads.c's shape)
  *   fork    the same as plain in a forked child, which prints the
  *           figures (its start read right after fork returns) and
  *           leaves by returning from main; the parent waits and leaves by _exit with
  *           the child's status, printing nothing */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,47 @@
 #include "rss_self.h"
 
 static void *volatile keep;
+
+#define HOLDERS 4
+static pthread_barrier_t all_hold;
+
+/* One thread of the threads mode: 1 MB written in 100 blocks, held
+ * until every thread holds its own, then freed. */
+static void *hold(void *arg)
+{
+	void *v[100];
+	for (int i = 0; i < 100; i++) {
+		v[i] = malloc(10000);
+		if (v[i])
+			memset(v[i], 1, 10000);
+	}
+	pthread_barrier_wait(&all_hold);
+	for (int i = 0; i < 100; i++)
+		free(v[i]);
+	return arg;
+}
+
+static int threads_mode(void)
+{
+	static void *kept[1000];
+	for (int i = 0; i < 1000; i++) {
+		kept[i] = malloc(8000);
+		if (!kept[i])
+			return 2;
+		memset(kept[i], 1, 8000);
+	}
+	pthread_barrier_init(&all_hold, NULL, HOLDERS);
+	pthread_t t[HOLDERS];
+	for (int i = 0; i < HOLDERS; i++)
+		if (pthread_create(&t[i], NULL, hold, NULL) != 0)
+			return 2;
+	for (int i = 0; i < HOLDERS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&all_hold);
+	for (int i = 0; i < 1000; i++)
+		free(kept[i]);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -60,6 +106,9 @@ int main(int argc, char **argv)
 		if (!cosine || cosine(0.0) != 1.0)
 			return 2;
 		dlclose(h);
+	} else if (strcmp(mode, "threads") == 0) {
+		if (threads_mode() != 0)
+			return 2;
 	} else if (strcmp(mode, "heaperror") == 0) {
 		size_t big = 16u << 20;
 		char *b = malloc(big);

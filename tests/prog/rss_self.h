@@ -59,21 +59,24 @@ static void rss_self_line(const char *head, const char *name, const char *key)
 		_exit(3);
 }
 
-/* "rss_self_exit: hwm=H\n" on stdout at the process's very end: VmHWM
- * after every library's destructor (the exit code's pages are the
- * process's peak too: ru_maxrss, time -f %M).  Registered by the
- * program's own destructor, which the dynamic linker's _dl_fini runs
- * first of all (the main program is finalized first); a handler
- * registered while exit runs the handlers runs next after the one that
- * registered it, here _dl_fini, so after every destructor, and before
- * the handlers registered earlier (memcheck's).  Not the parent's
- * ru_maxrss: on this kernel (6.18) the RSS counters the mark is kept
- * from are per-CPU and folded lazily, and wait4 gave 1,228 KiB where
- * the program had read VmHWM 1,300 at main's end (up to 188 KiB low). */
+/* "rss_self_exit: hwm=H\n" and "rss_self_exit: rss=R\n" on stdout at the
+ * process's very end: VmHWM and VmRSS after every library's destructor
+ * (the exit code's pages are the process's peak too: ru_maxrss, time -f
+ * %M; and its RSS at the end, where memcheck's on_exit handler ends the
+ * process region).  Registered by the program's own destructor, which
+ * the dynamic linker's _dl_fini runs first of all (the main program is
+ * finalized first); a handler registered while exit runs the handlers
+ * runs next after the one that registered it, here _dl_fini, so after
+ * every destructor, and before the handlers registered earlier
+ * (memcheck's).  Not the parent's ru_maxrss: on this kernel (6.18) the
+ * RSS counters the mark is kept from are per-CPU and folded lazily, and
+ * wait4 gave 1,228 KiB where the program had read VmHWM 1,300 at main's
+ * end (up to 188 KiB low). */
 static void rss_self_exit_print(int status, void *arg)
 {
 	(void)status, (void)arg;
 	rss_self_line("rss_self_exit: ", "hwm", "VmHWM:");
+	rss_self_line("rss_self_exit: ", "rss", "VmRSS:");
 }
 
 __attribute__((destructor)) static void rss_self_exit_register(void)
@@ -82,10 +85,11 @@ __attribute__((destructor)) static void rss_self_exit_register(void)
 }
 
 /* "rss_self_fini: rss=R\n" on stdout: VmRSS where memcheck's destructor
- * takes rss_end, after the program's own finalization and before any
- * library's destructor (the dynamic linker finalizes the program first,
- * a preloaded libmemcheck next).  A destructor of priority 101 runs
- * after the program's other destructors and after crtbegin's
+ * takes its exit figures, after the program's own finalization and
+ * before any library's destructor (the dynamic linker finalizes the
+ * program first, a preloaded libmemcheck next); shown beside the very
+ * end's, where rss_end is read again.  A destructor of priority 101
+ * runs after the program's other destructors and after crtbegin's
  * __do_global_dtors_aux, whose __cxa_finalize calls the C library's
  * __unregister_atfork: under glibc a 64 KiB block of its code that a
  * program which never forks faults in only there (gdb: the program's
