@@ -124,6 +124,17 @@ static const struct vg_row vg_rows[] = {
 	 * modules, iconv's modules) */
 	{ .name = "--run-libc-freeres=no: stdio, locale, time zone",
 	  .words = FREERES_OFF, .prog = "plain_stdio_locale", .env = H_LIST("LANG=C.UTF-8") },
+	/* a process a fatal signal ends: valgrind runs neither freeres and
+	 * lists what they would free, as with both off (memcheck took those
+	 * blocks out, suppressed, before): a C++ program's uncaught
+	 * exception, libstdc++'s pool; a C program's abort, the C library's
+	 * (under glibc alone: jemalloc and tcmalloc bring libstdc++, and its
+	 * pool, which valgrind, with its own allocator, does not load) */
+	{ .name = "std::terminate: no freeres", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=all"), .prog = "cxx_throw", .args = H_LIST("uncaught") },
+	{ .name = "SIGABRT: no freeres", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=all"), .prog = "plain_stdio_locale", .args = H_LIST("abort"),
+	  .env = H_LIST("LANG=C.UTF-8"), .glibc_only = true },
 	{ .name = "--run-libc-freeres=no: the name service",
 	  .words = FREERES_OFF, .prog = "plain_audit28_nss" },
 	/* under glibc alone: the iconv module's dlopen grows
