@@ -631,6 +631,9 @@ const unsigned char *mc_image_build_id(const void *eh, uintptr_t bias, size_t *l
  * libmemcheck.a, or a library some loaded object needs?  Only such a
  * program can call memcheck's functions. */
 bool mc_linked_in(void);
+/* Does a loaded object other than the one at path besides (and than lib
+ * itself) need a library whose name has lib (DT_NEEDED)? */
+bool mc_needed_besides(const char *lib, const char *besides);
 const void *mc_object_base(const void *addr, const char **name);
 /* dl_iterate_phdr, for memcheck's own walks: never under way while the
  * process forks (mc_walks_prefork and _postfork, in the fork handlers). */

@@ -84,13 +84,11 @@ const void *mc_main_phdrs(size_t *n, uintptr_t *bias)
 	return NULL;
 }
 
-/* Does this loaded object name libmemcheck among the libraries it needs? */
-static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
+/* Does this loaded object name a library whose name has lib among the
+ * libraries it needs (DT_NEEDED)?  Inline: the constructor's
+ * needs_memcheck stays one function of the start-up's blocks. */
+static inline __attribute__((always_inline)) bool object_needs(const struct dl_phdr_info *info, const char *lib)
 {
-	(void)size;
-	(void)arg;
-	if (info->dlpi_name && mc_str_has(info->dlpi_name, "libmemcheck"))
-		return 0; /* memcheck itself */
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
 			continue;
@@ -100,17 +98,25 @@ static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
 			if (e->d_tag == DT_STRTAB)
 				strtab = e->d_un.d_ptr;
 		if (!strtab)
-			return 0;
+			return false;
 		/* the dynamic linker has made it absolute, but where the
 		 * section is read-only (the vDSO) */
 		if (strtab < info->dlpi_addr)
 			strtab += info->dlpi_addr;
 		for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
-			if (e->d_tag == DT_NEEDED &&
-			    mc_str_has((const char *)strtab + e->d_un.d_val, "libmemcheck"))
-				return 1;
+			if (e->d_tag == DT_NEEDED && mc_str_has((const char *)strtab + e->d_un.d_val, lib))
+				return true;
 	}
-	return 0;
+	return false;
+}
+
+static int needs_memcheck(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (info->dlpi_name && mc_str_has(info->dlpi_name, "libmemcheck"))
+		return 0; /* memcheck itself */
+	return object_needs(info, "libmemcheck");
 }
 
 bool mc_linked_in(void)
@@ -119,6 +125,27 @@ bool mc_linked_in(void)
 	if (mc_object_base((const void *)mc_linked_in, &name) && name && !name[0])
 		return true; /* in the program itself: libmemcheck.a */
 	return mc_walk_objects(needs_memcheck, NULL) != 0;
+}
+
+struct needed_by {
+	const char *lib, *besides;
+};
+
+static int needs_lib(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	const struct needed_by *n = arg;
+	if (info->dlpi_name && info->dlpi_name[0] &&
+	    (mc_str_has(info->dlpi_name, n->lib) ||
+	     (n->besides && !strcmp(info->dlpi_name, n->besides))))
+		return 0;
+	return object_needs(info, n->lib);
+}
+
+bool mc_needed_besides(const char *lib, const char *besides)
+{
+	struct needed_by n = { lib, besides };
+	return mc_walk_objects(needs_lib, &n) != 0;
 }
 
 /* dl_iterate_phdr holds the dynamic linker's lock while it calls fn, and

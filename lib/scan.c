@@ -392,10 +392,18 @@ static bool end_of_previous(const struct graph *g, size_t i, const uintptr_t *p,
  * new int[7] after a global vector of one std::string was still
  * reachable under jemalloc and mimalloc, definitely lost under valgrind,
  * whose freed blocks are not handed out again at once and lie between
- * red zones).  The buffer's start s is the lowest word among the END_NEAR
- * before p below w, less than FREED_MAX under it; [s, w) holds no live
- * block (nothing of the table's there: freed), and the words around p
- * describe [s, w] as end_of_previous's rule asks of a live buffer. */
+ * red zones).  The buffer lay in the slot before block i's, of its size
+ * class: as long as block i's size at least, and less than twice it (16
+ * bytes for blocks of 8 or less; the three allocators' classes are
+ * closer than that), so its start s is the lowest word among the
+ * END_NEAR before p that far below w; [s, w) holds no live block
+ * (nothing of the table's there: freed), and the words around p
+ * describe [s, w] as end_of_previous's rule asks of a live buffer.
+ * Without the bound on s, a structure's words that point into freed
+ * buffers of other classes far below (a global std::deque destroyed at
+ * exit, its iterators' cur, first, last) made the global after it a
+ * buffer's end: the std::list it kept, and all its nodes, definitely
+ * lost under the four allocators, still reachable under valgrind. */
 #define FREED_MAX (1u << 20)
 
 /* Before end_of_freed: is one of the two words before p in the gap
@@ -424,10 +432,11 @@ static bool end_of_freed(const struct graph *g, size_t i, const uintptr_t *p, ui
 			 uintptr_t hi)
 {
 	uintptr_t w = *p, s = 0;
+	uint64_t size = g->v[i].size, slot_max = size > 8 ? 2 * size - 1 : 16;
 	const uintptr_t *q, *to;
 	near_words(p, lo, hi, &q, &to);
 	for (const uintptr_t *r = q; r < p; r++)
-		if (*r < w && w - *r <= FREED_MAX && (!s || *r < s))
+		if (*r < w && w - *r >= size && w - *r <= slot_max && (!s || *r < s))
 			s = *r;
 	if (!s || (i > 0 && g->v[i - 1].lo + g->v[i - 1].size > s) || lookup(g, s) >= 0)
 		return false;

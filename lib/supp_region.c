@@ -197,12 +197,29 @@ unsigned mc_freeres_ran;
  * __libc_freeres frees only the DTVs of glibc's stack cache, which the
  * "# freeres: libc" entries take where memcheck could not run it: a
  * process that exits with another thread running). */
+/* A process a fatal signal ends (fatal.c's mc_fatal_sig): valgrind runs
+ * no freeres there and lists what they would free (a C++ program that
+ * dies of an uncaught exception: libstdc++'s 72,704-byte pool, still
+ * reachable; a C program that used stdio and setlocale and aborts: 139
+ * blocks), as with both off.  But libstdc++'s pool only where the
+ * program loaded libstdc++: jemalloc and tcmalloc bring it to a C
+ * program, valgrind, whose allocator serves the program, does not, and
+ * has no pool to list (its entries then applied, as before). */
+static __attribute__((noinline)) unsigned fatal_runs(void)
+{
+	static int cxx_listed = -1;
+	if (cxx_listed < 0)
+		cxx_listed = mc_needed_besides("libstdc++", mc_real.object);
+	return cxx_listed ? 0 : (unsigned)mc_opt.valgrind_freeres & MC_FREERES_CXX;
+}
+
 static unsigned freeres_off(void)
 {
 	if (mc_opt.valgrind_text == MC_VGTEXT_NONE)
 		return 0;
-	return ((~(unsigned)mc_opt.valgrind_freeres | mc_freeres_ran) &
-		(MC_FREERES_CXX | MC_FREERES_LIBC)) | MC_SUPP_VALGRIND_LISTS;
+	unsigned runs = mc_fatal_sig ? fatal_runs() : (unsigned)mc_opt.valgrind_freeres;
+	return ((~runs | mc_freeres_ran) & (MC_FREERES_CXX | MC_FREERES_LIBC)) |
+	       MC_SUPP_VALGRIND_LISTS;
 }
 /* freeres_off as the loaded set was read with */
 static unsigned loaded_off;

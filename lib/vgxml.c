@@ -59,6 +59,20 @@ static void xml_put(struct mc_buf *b, const char *s, size_t n)
 	}
 }
 
+/* A word of the preamble's "Command:" line, as valgrind writes it there:
+ * a control character or a byte past ASCII as '_' (the <argv> elements
+ * keep them), the rest escaped. */
+static void xml_put_command_word(struct mc_buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c >= 0x80)
+			mc_buf_put(b, "_", 1);
+		else
+			xml_put(b, s + i, 1);
+	}
+}
+
 static void xml_elem(struct mc_buf *b, const char *indent, const char *tag, const char *s,
 		     size_t n)
 {
@@ -331,7 +345,7 @@ static void xml_head(struct mc_buf *b)
 	mc_buf_puts(b, "  <line>Command:");
 	for (size_t i = 0; i < argv.len; i += strlen(w + i) + 1) {
 		mc_buf_puts(b, " ");
-		xml_put(b, w + i, strlen(w + i));
+		xml_put_command_word(b, w + i, strlen(w + i));
 	}
 	mc_buf_puts(b, "</line>\n</preamble>\n\n<pid>");
 	mc_buf_int(b, (int)mc_pid());

@@ -124,6 +124,17 @@ static const struct vg_row vg_rows[] = {
 	 * modules, iconv's modules) */
 	{ .name = "--run-libc-freeres=no: stdio, locale, time zone",
 	  .words = FREERES_OFF, .prog = "plain_stdio_locale", .env = H_LIST("LANG=C.UTF-8") },
+	/* a process a fatal signal ends: valgrind runs neither freeres and
+	 * lists what they would free, as with both off (memcheck took those
+	 * blocks out, suppressed, before): a C++ program's uncaught
+	 * exception, libstdc++'s pool; a C program's abort, the C library's
+	 * (under glibc alone: jemalloc and tcmalloc bring libstdc++, and its
+	 * pool, which valgrind, with its own allocator, does not load) */
+	{ .name = "std::terminate: no freeres", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=all"), .prog = "cxx_throw", .args = H_LIST("uncaught") },
+	{ .name = "SIGABRT: no freeres", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=all"), .prog = "plain_stdio_locale", .args = H_LIST("abort"),
+	  .env = H_LIST("LANG=C.UTF-8"), .glibc_only = true },
 	{ .name = "--run-libc-freeres=no: the name service",
 	  .words = FREERES_OFF, .prog = "plain_audit28_nss" },
 	/* under glibc alone: the iconv module's dlopen grows
@@ -289,6 +300,60 @@ START_TEST(num_callers_bounds)
 		h_expect_exit(&x, 2);
 		ck_assert_msg(strstr(x.r.err, bad[i].err) && strstr(x.r.err, bad[i].word),
 			      "%s: expected \"%s\", stderr:\n%s", bad[i].word, bad[i].err, x.r.err);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
+/* The "Command:" line of a document or a text, from "Command:" to the
+ * line's end, or "" without one. */
+static char *command_line(const char *text)
+{
+	const char *c = strstr(text, "Command:");
+	return strndup(c ? c : "", c ? strcspn(c, "\n") : 0);
+}
+
+/* valgrind's "Command:" line, in its text and in its XML's preamble:
+ * words with a space, a backslash, '<' or '>', a tab and a byte past
+ * ASCII, as valgrind writes them (the text's words as they were, the
+ * path of a program with a space in it unreadable, before) */
+START_TEST(command_line_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const words[] = { "a b", "c<d>", "e\tf", "g\\h", "\xc3\xa9", "x;y" };
+	for (int xml = 0; xml < 2; xml++) {
+		const char *vfile = h_tmppath("valgrind.out"), *mfile = h_tmppath("memcheck.out");
+		const char *argv[2][16];
+		for (int t = 0; t < 2; t++) {
+			size_t n = 0;
+			if (xml) {
+				argv[t][n++] = "--xml=yes";
+				argv[t][n++] = h_env("--xml-file=%s", t ? mfile : vfile);
+			} else {
+				argv[t][n++] = "--leak-check=full";
+				argv[t][n++] = h_env("--log-file=%s", t ? mfile : vfile);
+			}
+			argv[t][n++] = h_prog("plain_empty");
+			for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+				argv[t][n++] = words[i];
+			argv[t][n] = NULL;
+		}
+		struct h_res v, x;
+		H_EXEC(&v, .prog = vg, .args = argv[0], .no_report = true, .text = "", .timeout = 120);
+		H_EXEC(&x, .cli = argv[1], .no_report = true, .text = "");
+		char *vdoc = h_read_file(vfile, NULL), *mdoc = h_read_file(mfile, NULL);
+		ck_assert_msg(vdoc && mdoc, "%s: no output (valgrind %s, memcheck %s)",
+			      xml ? "XML" : "text", vdoc ? "wrote" : "none", mdoc ? "wrote" : "none");
+		char *want = command_line(vdoc), *got = command_line(mdoc);
+		ck_assert_msg(want[0] && !strcmp(want, got), "%s: valgrind's\n%s\nmemcheck's\n%s",
+			      xml ? "XML" : "text", want, got);
+		free(want);
+		free(got);
+		free(vdoc);
+		free(mdoc);
+		h_res_free(&v);
 		h_res_free(&x);
 	}
 }
@@ -949,6 +1014,7 @@ int main(void)
 	tcase_add_loop_test(tc, records_cut_as_valgrinds, 0,
 			    (int)(sizeof vg_rows / sizeof vg_rows[0]));
 	tcase_add_test(tc, num_callers_bounds);
+	tcase_add_test(tc, command_line_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_test(tc, trace_children_system_programs);

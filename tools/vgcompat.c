@@ -123,6 +123,28 @@ static char *log_pattern(const char *v)
 	return out;
 }
 
+/* A word of the command as valgrind's "Command:" line writes it: a
+ * space, a backslash, '<' and '>' after a backslash (a path with a
+ * space reads as one word), a control character or a byte past ASCII
+ * as '_' (valgrind 3.19 writes the words a b, c<d>, e TAB f and g\h
+ * as "a\ b c\<d\> e_f g\\h"). */
+static char *command_word(const char *w)
+{
+	char *out = xmalloc(2 * strlen(w) + 1), *o = out;
+	for (; *w; w++) {
+		unsigned char c = (unsigned char)*w;
+		if (c < 0x20 || c >= 0x80) {
+			*o++ = '_';
+			continue;
+		}
+		if (c == ' ' || c == '\\' || c == '<' || c == '>')
+			*o++ = '\\';
+		*o++ = (char)c;
+	}
+	*o = 0;
+	return out;
+}
+
 /* valgrind's start: "==PID== " lines naming the tool and the command,
  * and an empty one; -q writes none. */
 static void header(int fd, char **cmd)
@@ -132,7 +154,9 @@ static void header(int fd, char **cmd)
 			    "with libmemcheck preloaded (leaks and heap errors)\n==%ld== Command:",
 			    pid, MEMCHECK_VERSION, pid);
 	for (; *cmd; cmd++) {
-		char *more = xasprintf("%s %s", h, *cmd);
+		char *word = command_word(*cmd);
+		char *more = xasprintf("%s %s", h, word);
+		free(word);
 		free(h);
 		h = more;
 	}
