@@ -256,6 +256,13 @@ PROG_BINS += $(B)/tests/prog/rss_self_glib
 $(B)/tests/prog/rss_self_glib: tests/prog/glib/rss_self_glib.c tests/prog/rss_self.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -Itests/prog -o $@ $< $(GLIB_FLAGS)
+# A GLib test program under memcheck/glib.h (tests/test_frameworks.c),
+# linked with memcheck as the other frameworks' suites are.
+PROG_BINS += $(B)/tests/prog/fw_glib
+$(B)/tests/prog/fw_glib: tests/prog/glib/fw_glib.c include/memcheck/glib.h \
+		include/memcheck/memcheck.h $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(GLIB_FLAGS)
 endif
 
 WP_SRC  := $(wildcard tests/test_*.c)
