@@ -5,7 +5,8 @@
  * (non-fatal assertions), a clean one whose fixture's setup allocates
  * what its teardown frees, one that leaks in a fixture, and two that run
  * in a child of g_test_trap_subprocess(), one of them leaking there.
- * The line marked SITE is where the leak's failure must point.
+ * copy_of() is fw_site.h's, whose line marked SITE is where the leak's
+ * failure must point.
  * FW_GLIB_CLEAN=1 registers the clean tests only.
  */
 #include <glib.h>
@@ -14,12 +15,7 @@
 
 #include <memcheck/glib.h>
 
-static char *copy_of(const char *s)
-{
-	char *p = malloc(strlen(s) + 1); /* SITE copy_of */
-	strcpy(p, s);
-	return p;
-}
+#include "../fw_site.h"
 
 static void clean(void)
 {
