@@ -57,10 +57,12 @@ struct mcglue_g_case {
 #define mcglue_g_fail(...) (g_test_message(__VA_ARGS__), g_test_fail())
 #endif
 
-/* The region the test ran in, ended: the test fails where it leaked. */
-static inline void mcglue_g_end(void)
+/* The region the test ran in, ended: the test fails where it leaked.
+ * Called after mcglue_scrub(), from the frame that called the test (the
+ * test's dead frames lie under it, and this one's own frame over them
+ * is written before the scan). */
+__attribute__((noinline)) static void mcglue_g_end(void)
 {
-	mcglue_scrub();
 	if (g_test_failed()) {
 		memcheck_discard(); /* the test's own failure stands */
 		return;
@@ -79,6 +81,7 @@ static void mcglue_g_run(gconstpointer data)
 		c->func();
 	else
 		c->data_func(c->data);
+	mcglue_scrub();
 	mcglue_g_end();
 }
 
@@ -94,6 +97,7 @@ static void mcglue_g_test(gpointer fixture, gconstpointer data)
 	const struct mcglue_g_case *c = (const struct mcglue_g_case *)data;
 	memcheck_begin(c->path);
 	c->test(fixture, c->data);
+	mcglue_scrub();
 	mcglue_g_end();
 }
 
