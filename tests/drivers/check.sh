@@ -1,7 +1,7 @@
 #!/bin/sh
 # check.sh - the test drivers of tests/drivers/, each against an installed
 # memcheck, as a user's project meets it: a CMake project (find_package,
-# ctest -T memcheck, plain add_test, cmocka and Criterion suites), a meson
+# ctest -T memcheck, plain add_test, cmocka, Criterion and CUnit suites), a meson
 # project (pkg-config, add_test_setup, meson test --wrapper) and an
 # automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT,
 # autoconf-archive's make check-valgrind).
@@ -166,6 +166,17 @@ expect "$L" 'Test +#[0-9]+: preload_criterion \.+\*+Failed' \
 L=$WORK/ctest-framework.log
 expect "$L" 'Test +#[0-9]+: cmocka \.+\*+Failed' "cmocka: the suite fails"
 expect "$L" 'Test +#[0-9]+: criterion \.+\*+Failed' "Criterion: the suite fails"
+expect "$L" 'Test +#[0-9]+: cunit \.+\*+Failed' "CUnit: the suite fails"
+T=$C/Testing/Temporary/LastTest.log
+expect "$T" 'name\.c:[0-9]+  - memcheck: region "leaks": 29 bytes in 1 blocks definitely lost' \
+	"CUnit: the leaking test fails at the leak's line"
+expect "$T" 'Test: clean \.\.\.passed' "CUnit: the clean test passes"
+# the same suite under memcheck as CTest's memory checker: the leak its
+# one defect, CUnit's own blocks none
+(cd "$C" && ctest -T memcheck -L glue) >"$WORK/ctest-memcheck-glue.log" 2>&1
+L=$WORK/ctest-memcheck-glue.log
+expect "$L" 'MemCheck #[0-9]+: cunit \.+\*+Failed' "ctest -T memcheck: the CUnit suite fails"
+expect "$L" 'MemCheck: #[0-9]+: cunit \.+ +Defects: 1$' "ctest -T memcheck: CUnit's one defect, the leak's"
 X=$C/cmocka.xml
 expect "$X" 'tests="3" failures="1" errors="0" skipped="1"' "cmocka's XML: 1 failure, 1 skip"
 expect "$X" 'memcheck: region "leaks": 29 bytes in 1 blocks definitely lost \(allocated in parse_name\)' \
@@ -283,5 +294,5 @@ if [ -n "$failed" ]; then
 	echo "drivers-check: failed:$failed"
 	exit 1
 fi
-echo "drivers-check: ctest -T memcheck, ctest, cmocka, Criterion, meson and automake+libtool" \
+echo "drivers-check: ctest -T memcheck, ctest, cmocka, Criterion, CUnit, meson and automake+libtool" \
 	"report the leak as a failed test, the clean test as passed, the skip as skipped"
