@@ -108,7 +108,10 @@ static void mcglue_g_teardown(gpointer fixture, gconstpointer data)
 		c->teardown(fixture, c->data);
 }
 
-/* A case record, freed with the test suite (g_test_run frees it). */
+/* A case record, reachable from GLib's test case: given to GLib with
+ * g_free to destroy it where GLib takes a destroy function (GLib 2.74
+ * freed a test's record after running it; the records of tests not run,
+ * and of fixture tests, stay reachable until the exit). */
 static inline struct mcglue_g_case *mcglue_g_case_new(const char *path)
 {
 	struct mcglue_g_case *c = g_new0(struct mcglue_g_case, 1);
