@@ -1,8 +1,9 @@
 /*
  * test_frameworks.c - the glue for test frameworks, in the frameworks'
  * own output: a test that leaks fails in the console and XML output of
- * check (forked or not), cmocka, Criterion and GoogleTest (where it is
- * installed), at the line that allocated the block, under every
+ * check (forked or not), cmocka, Criterion, GoogleTest, GLib's g_test
+ * and CUnit (where they are installed), at the line that allocated the
+ * block, under every
  * allocator; a test that fails its own
  * assertion shows that failure, a skipped test stays skipped, a clean
  * one whose fixtures allocate and free passes (tests/prog/fw_*.c).
@@ -232,6 +233,61 @@ H_CHECK(gtest_fails_at_the_leak)
 	free(xml);
 }
 
+/* A framework's suite is built where its header is installed
+ * (tests.mk): whether it is, said where not. */
+static bool installed(const struct h_spec *run, const char *header, const char *framework)
+{
+	if (access(header, R_OK) == 0)
+		return true;
+	printf("note: %s not installed; %s not built, its row skipped\n", framework, run->prog);
+	return false;
+}
+
+H_SETUP(glib_installed)
+{
+	(void)c;
+	return installed(run, "/usr/include/glib-2.0/glib.h", "GLib");
+}
+
+/* The leaks fail their tests in GLib's TAP stream, at the line that
+ * allocated the block; the test that failed on its own shows its own
+ * failure alone; the child of g_test_trap_subprocess() that leaked
+ * fails the test that started it. */
+H_CHECK(glib_fails_at_the_leak)
+{
+	EXPECT_LINE(x->r.out, "not ok 2 /core/leaks - ",
+		    copy_site("fw_site.h", "fw_site.h:%d: memcheck: region \"/core/leaks\": 30 "
+			      "bytes in 1 blocks definitely lost (allocated in copy_of)"));
+	EXPECT_LINE(x->r.out, "not ok 5 /fixture/leaks - ",
+		    copy_site("fw_site.h", "fw_site.h:%d: memcheck: region \"/fixture/leaks\": "
+			      "8 bytes in 1 blocks definitely lost (allocated in copy_of)"));
+	ck_assert_msg(h_count_lines(x->r.out, "memcheck: region") == 2,
+		      "%s: two memcheck failures expected, the leaking tests':\n%s", x->label,
+		      x->r.out);
+}
+
+H_SETUP(cunit_installed)
+{
+	(void)c;
+	return installed(run, "/usr/include/CUnit/CUnit.h", "CUnit");
+}
+
+/* The leaks fail their tests in CUnit's console, at the line that
+ * allocated the block; the test that failed on its own shows its own
+ * failure alone. */
+H_CHECK(cunit_fails_at_the_leak)
+{
+	EXPECT_LINE(x->r.out, copy_site("fw_site.h", "fw_site.h:%d  - memcheck: region "
+					"\"leaks\": 30 bytes in 1 blocks definitely lost "
+					"(allocated in copy_of)"));
+	EXPECT_LINE(x->r.out, copy_site("fw_site.h", "fw_site.h:%d  - memcheck: region "
+					"\"fixture_leaks\": 8 bytes in 1 blocks definitely lost "
+					"(allocated in copy_of)"));
+	ck_assert_msg(h_count_lines(x->r.out, "memcheck: region") == 2,
+		      "%s: two memcheck failures expected, the leaking tests':\n%s", x->label,
+		      x->r.out);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -277,6 +333,23 @@ H_CHECK(gtest_records)
 {
 	expect_records(x, "Core.Clean:pass Core.Leaks:fail WithFixture.Clean:pass "
 			  "Death.Aborts:pass Death.ThreadsafeAborts:pass process:pass process:pass");
+}
+
+/* Each test's region, twice for the tests run again in a child of
+ * g_test_trap_subprocess(): the parent's /trap/leaks failed on its own
+ * (the child's status) and is discarded, unreported. */
+H_CHECK(glib_records)
+{
+	expect_records(x, "/core/clean:pass /core/leaks:fail /fixture/clean:pass "
+			  "/fixture/leaks:fail /trap/clean:pass /trap/clean:pass "
+			  "/trap/leaks:fail process:pass");
+}
+
+/* The test that failed on its own is discarded, unreported. */
+H_CHECK(cunit_records)
+{
+	expect_records(x, "clean:pass leaks:fail with_fixture:pass fixture_leaks:fail "
+			  "process:pass");
 }
 
 H_CHECK(criterion_records)
@@ -395,6 +468,40 @@ static const struct h_case cases[] = {
 		   .env = H_LIST("GTEST_FILTER=DeathLeaks.*") },
 	  .exit = 1,
 	  .out = H_LIST("[  FAILED  ] DeathLeaks.Threadsafe (", " 2 FAILED TESTS") },
+	/* GLib (memcheck/glib.h): a leak fails its test, named in the TAP
+	 * stream (preloaded alone, GLib printed "ok" for it and the run
+	 * exited 23 naming no test); g_test_run's status 1 */
+	{ "GLib", FW("fw_glib"), .setup = glib_installed, .exit = 1,
+	  .check = glib_fails_at_the_leak,
+	  .out = H_LIST("ok 1 /core/clean", "not ok 3 /core/leaks_and_fails",
+			"ok 4 /fixture/clean", "ok 6 /trap/clean", "not ok 7 /trap/leaks"),
+	  .err = H_LIST("child process (/trap/leaks [", "failed unexpectedly") },
+	/* the clean tests alone: GLib's own set-up is no leak, under
+	 * every allocator, and nothing is said */
+	{ "GLib, clean", FW("fw_glib", .env = H_LIST("FW_GLIB_CLEAN=1")),
+	  .setup = glib_installed,
+	  .out = H_LIST("ok 1 /core/clean", "ok 2 /fixture/clean", "ok 3 /trap/clean"),
+	  .no_err = H_LIST("memcheck", "exit status") },
+	{ "GLib under memcheck run", .allocators = H_ONLY(H_GLIBC), .setup = glib_installed,
+	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_glib", .flags = H_EXITCODE,
+		   .text = "" },
+	  .exit = 1, .check = glib_records },
+	/* CUnit (memcheck/cunit.h): a leak fails its test, named, at its
+	 * line (preloaded alone, CUnit counted it passed and the run exited
+	 * 23 naming no test) */
+	{ "CUnit", FW("fw_cunit"), .setup = cunit_installed, .exit = 1,
+	  .check = cunit_fails_at_the_leak,
+	  .out = H_LIST("Test: clean ...passed", "Test: leaks ...FAILED",
+			"Test: leaks_and_fails ...FAILED", "CU_ASSERT_PTR_NULL_FATAL(p)",
+			"Test: with_fixture ...passed", "Test: fixture_leaks ...FAILED") },
+	{ "CUnit, clean", FW("fw_cunit", .env = H_LIST("FW_CUNIT_CLEAN=1")),
+	  .setup = cunit_installed,
+	  .out = H_LIST("Test: clean ...passed", "Test: with_fixture ...passed"),
+	  .no_err = H_LIST("memcheck", "exit status") },
+	{ "CUnit under memcheck run", .allocators = H_ONLY(H_GLIBC), .setup = cunit_installed,
+	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_cunit", .flags = H_EXITCODE,
+		   .text = "" },
+	  .exit = 1, .check = cunit_records },
 	{ "Criterion under memcheck run", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_criterion", .flags = H_EXITCODE,
 		   .text = "" },

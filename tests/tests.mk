@@ -171,6 +171,15 @@ $(B)/tests/prog/fw_%: tests/prog/fw_%.c include/memcheck/%.h $(B)/libmemcheck.so
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(FW_LIBS_$*)
 
+# A CUnit suite under memcheck/cunit.h, where CUnit is installed.
+ifneq ($(wildcard /usr/include/CUnit/CUnit.h),)
+PROG_BINS += $(B)/tests/prog/fw_cunit
+$(B)/tests/prog/fw_cunit: tests/prog/cunit/fw_cunit.c include/memcheck/cunit.h \
+		include/memcheck/glue.h include/memcheck/memcheck.h $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -lcunit
+endif
+
 # A Criterion suite met only through LD_PRELOAD (tests/test_audit25b.c).
 $(B)/tests/prog/plain_audit25b_criterion: tests/prog/plain_audit25b_criterion.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
@@ -256,6 +265,13 @@ PROG_BINS += $(B)/tests/prog/rss_self_glib
 $(B)/tests/prog/rss_self_glib: tests/prog/glib/rss_self_glib.c tests/prog/rss_self.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -Itests/prog -o $@ $< $(GLIB_FLAGS)
+# A GLib test program under memcheck/glib.h (tests/test_frameworks.c),
+# linked with memcheck as the other frameworks' suites are.
+PROG_BINS += $(B)/tests/prog/fw_glib
+$(B)/tests/prog/fw_glib: tests/prog/glib/fw_glib.c include/memcheck/glib.h \
+		include/memcheck/memcheck.h $(B)/libmemcheck.so | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck $(GLIB_FLAGS)
 endif
 
 WP_SRC  := $(wildcard tests/test_*.c)

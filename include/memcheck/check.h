@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memcheck/glue.h"
 #include "memcheck/memcheck.h"
 
 /* End the innermost region and fail the running test, with check's
@@ -38,25 +39,14 @@
  * its stack in the program's code) when there is one, else at file:line. */
 static inline void memcheck_ck_end_at(const char *file, int line)
 {
-	struct memcheck_result r;
-	int rc = memcheck_end(&r);
+	struct mcglue_failure f = { file, line, "" };
+	int rc = mcglue_end('"', &f);
 	if (rc == 0)
 		return;
 	if (rc < 0)
 		_ck_assert_failed(file, line, "memcheck_end()", "memcheck: no region open");
 	/* check reports the failure, and the program's status is check's */
-	memcheck_handled();
-	const char *at, *fn;
-	int at_line;
-	if (memcheck_leak_site(&at, &at_line, &fn) == 0)
-		_ck_assert_failed(at, at_line, "memcheck_end()",
-				  "memcheck: region \"%s\": %s (allocated in %s)", r.name,
-				  r.violations, fn);
-	_ck_assert_failed(file, line, "memcheck_end()", "memcheck: region \"%s\": %s%s",
-			  r.name, r.violations,
-			  r.definitely_lost.blocks || r.possibly_lost.blocks ?
-			  " (no frame with a source line in the program's code in the leak's "
-			  "stack: a deeper MEMCHECK_STACK_DEPTH, or -g)" : "");
+	_ck_assert_failed(f.file, f.line, "memcheck_end()", "%s", f.why);
 }
 
 #define ck_assert_memcheck_end() memcheck_ck_end_at(__FILE__, __LINE__)

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "memcheck/glue.h"
 #include "memcheck/memcheck.h"
 
 void cm_print_error(const char *format, ...);
@@ -70,16 +71,6 @@ static inline void mcglue_cm_close(void)
 	}
 }
 
-/* Zero the stack the test function's frames used: their dead copies of
- * a leaked block's address would make the block reachable for the scan
- * that ends the region. */
-__attribute__((noinline)) static void mcglue_cm_scrub(void)
-{
-	volatile char frames[8192];
-	for (size_t i = 0; i < sizeof frames; i++)
-		frames[i] = 0;
-}
-
 /* The test function, in a region of its own. */
 static inline void mcglue_cm_test(void **state)
 {
@@ -88,25 +79,14 @@ static inline void mcglue_cm_test(void **state)
 	memcheck_begin(t->name);
 	mcglue_cm_group.open = 1;
 	t->test_func(state);
-	mcglue_cm_scrub();
+	mcglue_scrub();
 	mcglue_cm_group.open = 0;
-	struct memcheck_result r;
-	if (memcheck_end(&r) == 0)
-		return;
 	/* cmocka reports the failure, and its status is the program's */
-	memcheck_handled();
-	const char *file, *fn;
-	int line;
-	if (memcheck_leak_site(&file, &line, &fn) == 0) {
-		cm_print_error("memcheck: region \"%s\": %s (allocated in %s)\n", r.name,
-			       r.violations, fn);
-		_fail(file, line);
-	}
-	cm_print_error("memcheck: region \"%s\": %s%s\n", r.name, r.violations,
-		       r.definitely_lost.blocks || r.possibly_lost.blocks ?
-		       " (no frame with a source line in the program's code in the leak's "
-		       "stack: a deeper MEMCHECK_STACK_DEPTH, or -g)" : "");
-	_fail(__FILE__, __LINE__);
+	struct mcglue_failure f = { __FILE__, __LINE__, "" };
+	if (mcglue_end('"', &f) <= 0)
+		return;
+	cm_print_error("%s\n", f.why);
+	_fail(f.file, f.line);
 }
 
 /* The test's own teardown, after a region its test left open is

@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "memcheck/glue.h"
 #include "memcheck/memcheck.h"
 
 /* The running test's function, and whether its region is open. */
@@ -62,16 +63,6 @@ static void mcglue_cr_at_exit(void)
 	}
 }
 
-/* Zero the stack the test function's frames used: their dead copies of
- * a leaked block's address would make the block reachable for the scan
- * that ends the region. */
-__attribute__((noinline)) static void mcglue_cr_scrub(void)
-{
-	volatile char frames[8192];
-	for (size_t i = 0; i < sizeof frames; i++)
-		frames[i] = 0;
-}
-
 /* The test's function in a region of its own. */
 static void mcglue_cr_wrapper(void *param)
 {
@@ -85,26 +76,16 @@ static void mcglue_cr_wrapper(void *param)
 		((void (*)(void *))mcglue_cr_fn)(param);
 	else
 		mcglue_cr_fn();
-	mcglue_cr_scrub();
+	mcglue_scrub();
 	mcglue_cr_open = 0;
-	struct memcheck_result r;
-	if (memcheck_end(&r) == 0)
-		return;
 	/* Criterion reports the failure, and its status is the program's */
-	memcheck_handled();
-	static char msg[1024];
-	const char *file = __FILE__, *fn;
-	int line = __LINE__;
-	if (memcheck_leak_site(&file, &line, &fn) == 0)
-		snprintf(msg, sizeof msg, "memcheck: region '%s': %s (allocated in %s)",
-			 r.name, r.violations, fn);
-	else
-		snprintf(msg, sizeof msg, "memcheck: region '%s': %s%s", r.name, r.violations,
-			 r.definitely_lost.blocks || r.possibly_lost.blocks ?
-			 " (no frame with a source line in the program's code in the leak's "
-			 "stack: a deeper MEMCHECK_STACK_DEPTH, or -g)" : "");
+	static struct mcglue_failure f;
+	f.file = __FILE__;
+	f.line = __LINE__;
+	if (mcglue_end('\'', &f) <= 0)
+		return;
 	struct criterion_assert_stats stats = {
-		.message = msg, .passed = 0, .line = (unsigned)line, .file = file,
+		.message = f.why, .passed = 0, .line = (unsigned)f.line, .file = f.file,
 	};
 	criterion_send_assert(&stats);
 	criterion_abort_test();

@@ -57,6 +57,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memcheck/glue.h"
 #include "memcheck/memcheck.h"
 
 namespace memcheck_gtest {
@@ -157,16 +158,6 @@ inline bool death_test_child()
 #endif
 }
 
-/* Zero the stack the test's frames used: their dead copies of a leaked
- * block's address would make the block reachable for the scan that ends
- * the region. */
-__attribute__((noinline)) inline void scrub_stack()
-{
-	volatile char frames[8192];
-	for (size_t i = 0; i < sizeof frames; i++)
-		frames[i] = 0;
-}
-
 class Listener : public ::testing::EmptyTestEventListener {
 	void OnTestStart(const ::testing::TestInfo &t) override
 	{
@@ -213,27 +204,16 @@ class Listener : public ::testing::EmptyTestEventListener {
 			memcheck_discard();
 			return;
 		}
-		scrub_stack();
-		struct memcheck_result r;
-		if (memcheck_end(&r) == 0)
-			return;
+		mcglue_scrub();
 		/* GoogleTest reports the failure, and its status is the
 		 * program's */
-		memcheck_handled();
-		const char *file, *fn;
-		int line;
-		bool at_site = memcheck_leak_site(&file, &line, &fn) == 0;
-		::testing::Message why;
-		why << "memcheck: region \"" << r.name << "\": " << r.violations;
-		if (at_site)
-			why << " (allocated in " << fn << ")";
-		else if (r.definitely_lost.blocks || r.possibly_lost.blocks)
-			why << " (no frame with a source line in the program's code in the "
-			       "leak's stack: a deeper MEMCHECK_STACK_DEPTH, or -g)";
-		if (at_site)
-			ADD_FAILURE_AT(file, line) << why;
+		struct mcglue_failure f = { NULL, 0, "" };
+		if (mcglue_end('"', &f) <= 0)
+			return;
+		if (f.file)
+			ADD_FAILURE_AT(f.file, f.line) << f.why;
 		else
-			ADD_FAILURE() << why;
+			ADD_FAILURE() << f.why;
 	}
 };
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # check.sh - the test drivers of tests/drivers/, each against an installed
 # memcheck, as a user's project meets it: a CMake project (find_package,
-# ctest -T memcheck, plain add_test, cmocka and Criterion suites), a meson
+# ctest -T memcheck, plain add_test, cmocka, Criterion and CUnit suites), a meson
 # project (pkg-config, add_test_setup, meson test --wrapper) and an
 # automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT,
 # autoconf-archive's make check-valgrind).
@@ -57,6 +57,22 @@ expect_none() {
 	if grep -Eq -- "$2" "$1"; then
 		echo "drivers-check: $3: a line matching /$2/ in $1:"
 		tail -40 "$1" | sed 's/^/    /'
+		failed="$failed $3"
+	fi
+}
+
+# junit_failed FILE NAMES WHAT: the JUnit file's failed test cases are
+# exactly NAMES (sorted, space-separated), each named; the file valid.
+junit_failed() {
+	if ! xmllint --noout "$1" 2>/dev/null; then
+		echo "drivers-check: $3: $1 missing or not XML"
+		failed="$failed $3"
+		return
+	fi
+	got=$(xmllint --xpath '//testcase[failure or error]/@name' "$1" 2>/dev/null |
+		sed 's/^ *name="\(.*\)"$/\1/' | sort | tr '\n' ' ' | sed 's/ $//')
+	if [ "$got" != "$2" ]; then
+		echo "drivers-check: $3: failed test cases \"$got\" in $1, expected \"$2\""
 		failed="$failed $3"
 	fi
 }
@@ -132,19 +148,35 @@ expect "$L" 'MemCheck #[0-9]+: clean \.+ +Passed' "ctest --overwrite: clean pass
 expect "$L" 'MemCheck #[0-9]+: leak \.+\*+Failed' "ctest --overwrite: the leak fails"
 expect "$L" 'MemCheck #[0-9]+: skip \.+\*+Skipped' "ctest --overwrite: skip is skipped"
 expect "$L" '^Memory Leak - 1$' "ctest --overwrite: dynamic analysis counts the leak"
-(cd "$C" && ctest -L plain) >"$WORK/ctest-plain.log" 2>&1
+# in parallel, with CTest's JUnit file: exactly the leaking tests failed
+(cd "$C" && ctest -L plain -j4 --output-junit "$C/junit-plain.xml") >"$WORK/ctest-plain.log" 2>&1
 L=$WORK/ctest-plain.log
 for how in preload run; do
 	expect "$L" "Test +#[0-9]+: ${how}_clean \\.+ +Passed" "ctest, $how: clean passes"
 	expect "$L" "Test +#[0-9]+: ${how}_leak \\.+\\*+Failed" "ctest, $how: the leak fails"
 	expect "$L" "Test +#[0-9]+: ${how}_skip \\.+\\*+Skipped" "ctest, $how: skip is skipped"
 done
+expect "$L" 'Test +#[0-9]+: run_ignore \.+\*+Failed' \
+	"ctest, run: a shell script's test that ignores its leaking program's status fails"
+junit_failed "$C/junit-plain.xml" "preload_criterion preload_leak run_ignore run_leak" \
+	"ctest -j4 --output-junit"
 expect "$L" 'Test +#[0-9]+: preload_criterion \.+\*+Failed' \
 	"ctest, preload: a Criterion suite's leaking worker fails it"
 (cd "$C" && ctest -L framework) >"$WORK/ctest-framework.log" 2>&1
 L=$WORK/ctest-framework.log
 expect "$L" 'Test +#[0-9]+: cmocka \.+\*+Failed' "cmocka: the suite fails"
 expect "$L" 'Test +#[0-9]+: criterion \.+\*+Failed' "Criterion: the suite fails"
+expect "$L" 'Test +#[0-9]+: cunit \.+\*+Failed' "CUnit: the suite fails"
+T=$C/Testing/Temporary/LastTest.log
+expect "$T" 'name\.c:[0-9]+  - memcheck: region "leaks": 29 bytes in 1 blocks definitely lost' \
+	"CUnit: the leaking test fails at the leak's line"
+expect "$T" 'Test: clean \.\.\.passed' "CUnit: the clean test passes"
+# the same suite under memcheck as CTest's memory checker: the leak its
+# one defect, CUnit's own blocks none
+(cd "$C" && ctest -T memcheck -L glue) >"$WORK/ctest-memcheck-glue.log" 2>&1
+L=$WORK/ctest-memcheck-glue.log
+expect "$L" 'MemCheck #[0-9]+: cunit \.+\*+Failed' "ctest -T memcheck: the CUnit suite fails"
+expect "$L" 'MemCheck: #[0-9]+: cunit \.+ +Defects: 1$' "ctest -T memcheck: CUnit's one defect, the leak's"
 X=$C/cmocka.xml
 expect "$X" 'tests="3" failures="1" errors="0" skipped="1"' "cmocka's XML: 1 failure, 1 skip"
 expect "$X" 'memcheck: region "leaks": 29 bytes in 1 blocks definitely lost \(allocated in parse_name\)' \
@@ -167,14 +199,24 @@ if ! run "$WORK/meson.log" meson setup "$M" "$HERE/meson" ||
 fi
 # meson's JSON log, one test a line: "name" ... "result"
 meson_expect() {
-	for t in clean:OK leak:FAIL skip:SKIP tap-clean:OK tap-leak:ERROR; do
+	# ignore.sh fails where memcheck run reads the records; preloaded
+	# or under valgrind's command line the shell is left out
+	case $2 in --setup\ memcheck|--wrapper) ign=ignore:FAIL ;; *) ign= ;; esac
+	for t in clean:OK leak:FAIL skip:SKIP tap-clean:OK tap-leak:ERROR $ign; do
 		expect "$1" "\"name\": \"${t%%:*}\".*\"result\": \"${t#*:}\"" "meson $2: ${t%%:*} ${t#*:}"
 	done
 }
 for setup in memcheck preload; do
-	(cd "$M" && meson test --no-rebuild --setup $setup) >"$WORK/meson-$setup.log" 2>&1
+	(cd "$M" && meson test --no-rebuild --setup $setup --num-processes 4) \
+		>"$WORK/meson-$setup.log" 2>&1
 	meson_expect "$M/meson-logs/testlog-$setup.json" "--setup $setup"
 done
+# meson's JUnit file: the leaking tests failed, named.  Not the TAP
+# test's: meson 1.0 writes a TAP test's subtests there, not the test's
+# own ERROR (its exit status), as it does for any TAP test that exits
+# non-zero (README, "In a test driver")
+junit_failed "$M/meson-logs/testlog-memcheck.junit.xml" "ignore leak" \
+	"meson test --num-processes 4, JUnit"
 # valgrind's command line (memcheck's counterpart of it) behind the name
 (cd "$M" && PATH=$WORK/vg:$PATH meson test --no-rebuild --setup valgrind) \
 	>"$WORK/meson-valgrind.log" 2>&1
@@ -191,12 +233,12 @@ expect "$M/meson-logs/testlog-memcheck.json" \
 A=$WORK/automake
 mkdir -p "$A"
 same=yes
-for f in "$HERE"/automake/* "$HERE"/src/*.c; do
+for f in "$HERE"/automake/* "$HERE"/src/*.c "$HERE"/src/*.sh; do
 	cmp -s "$f" "$A/$(basename "$f")" || same=no
 done
 [ -x "$A/configure" ] || same=no
 if [ $same = no ]; then
-	rm -rf "$A" && mkdir -p "$A" && cp -p "$HERE"/automake/* "$HERE"/src/*.c "$A"/
+	rm -rf "$A" && mkdir -p "$A" && cp -p "$HERE"/automake/* "$HERE"/src/*.c "$HERE"/src/*.sh "$A"/
 	if ! (cd "$A" && run "$WORK/autoreconf.log" autoreconf -fi &&
 	      run "$WORK/configure.log" env PATH="$WORK/vg:$PATH" ./configure); then
 		cat "$WORK/autoreconf.log" "$WORK/configure.log" 2>/dev/null | tail -30
@@ -219,9 +261,11 @@ expect "$WORK/configure.log" '^checking for Valgrind tool memcheck\.\.\. yes' \
 	"automake: AX_VALGRIND_CHECK finds valgrind's memcheck tool"
 for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	# a run that runs nothing must not pass on the last one's results
-	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/tap-*.log "$A"/test-suite*.log
+	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/ignore.log "$A"/tap-*.log \
+		"$A"/test-suite*.log
 	if [ $how = LOG_COMPILER ]; then
-		(cd "$A" && make check) >"$WORK/automake-$how.log" 2>&1
+		# the parallel harness, four tests at a time
+		(cd "$A" && make -j4 check) >"$WORK/automake-$how.log" 2>&1
 	elif [ $how = check-valgrind ]; then
 		(cd "$A" && make check-valgrind) >"$WORK/automake-$how.log" 2>&1
 	else
@@ -234,6 +278,15 @@ for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	trs_expect skip.sh SKIP
 	trs_expect tap-clean.tap PASS
 	trs_expect tap-leak.tap PASS ERROR
+	if [ $how = LOG_COMPILER ]; then
+		# memcheck run fails a shell script's test that ignores its
+		# leaking program's status; the harness runs every test and
+		# sums them up: the two failures, the TAP test's error
+		trs_expect ignore.sh FAIL
+		expect "$WORK/automake-$how.log" '^# FAIL: +2$' "automake -j4: two tests failed"
+		expect "$WORK/automake-$how.log" '^# ERROR: +1$' "automake -j4: the TAP test's error"
+		expect "$WORK/automake-$how.log" '^FAIL: ignore\.sh$' "automake -j4: ignore.sh named"
+	fi
 	expect "$A/t_leak.log" 'definitely lost in loss record 1 of 1' "automake $how: the leak in its log"
 done
 
@@ -241,5 +294,5 @@ if [ -n "$failed" ]; then
 	echo "drivers-check: failed:$failed"
 	exit 1
 fi
-echo "drivers-check: ctest -T memcheck, ctest, cmocka, Criterion, meson and automake+libtool" \
+echo "drivers-check: ctest -T memcheck, ctest, cmocka, Criterion, CUnit, meson and automake+libtool" \
 	"report the leak as a failed test, the clean test as passed, the skip as skipped"

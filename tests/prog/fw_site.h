@@ -1,0 +1,19 @@
+/*
+ * fw_site.h - the allocation the frameworks' suites of
+ * tests/prog/glib/ and tests/prog/cunit/ leak (tests/test_frameworks.c):
+ * the line marked SITE is where a leak's failure must point.
+ */
+#ifndef FW_SITE_H
+#define FW_SITE_H
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *copy_of(const char *s)
+{
+	char *p = malloc(strlen(s) + 1); /* SITE copy_of */
+	strcpy(p, s);
+	return p;
+}
+
+#endif
