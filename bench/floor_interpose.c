@@ -37,8 +37,9 @@
  * and what the plain floor leaves out (its cache hands a new id to every
  * stack it lost).  Where a program's stacks are many (tree_bench.c: some
  * 90,000), that lookup, the stores and the memory they take are weighed
- * against memcheck's depot (doc/costs.md, 2026-12-06 stack37).  Not in
- * make bench's rows; per thread, as the table.
+ * against memcheck's depot (doc/costs.md, 2026-12-06 stack37); make
+ * bench times it on the tree (run.sh's pfdepot).  Per thread, as the
+ * table.
  *
  * FLOOR_CHECK=1: at exit, "floor_interpose: peak N bytes" on standard
  * error, the main thread's peak of live bytes; run.sh's untimed check

@@ -174,6 +174,12 @@ if [ -x "$TREE_BIN" ]; then
 	if [ -e "$FLOOR_LIB" ]; then
 		mode pfloor "tree: floor preload, walk + table" 4 $DIV_TREE "" "" glibc
 		mode pfwalk "tree: floor preload, walk only" 4 $DIV_TREE "FLOOR_TABLE=0" "" glibc
+		# and interning its stacks (FLOOR_DEPOT=1: a hash table looked
+		# up where its cache misses, a new stack's frames stored once),
+		# as any tool that reports a leak's stack must: the plain floor
+		# names a stack by its hash and stores nothing, and on this
+		# workload the first pass stores ~90,000 stacks
+		mode pfdepot "tree: floor preload, walk + table + depot" 4 $DIV_TREE "FLOOR_DEPOT=1" "" glibc
 	fi
 	[ -n "$OTHER" ] && mode ofptree "other: tree: tracking + stacks" 3 $DIV_TREE "" "" glibc
 	[ -x "$TREE_LSAN_BIN" ] && mode plsan "tree: LeakSanitizer" 0 $DIV_TREE "" "" glibc
@@ -227,7 +233,7 @@ ref_of() {
 	vg) echo bare$DIV_VG ;;
 	tbare | tcount | tfp | tsite | otfp | tfloor | tfscrub) echo tbare ;;
 	fbare | fcount | ffp | flsan) echo fbare ;;
-	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk) echo pbare ;;
+	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk | pfdepot) echo pbare ;;
 	lbare | ltrack | lfp | olfp) echo lbare ;;
 	bare*) echo "$1" ;;
 	*) echo bare ;;
@@ -399,7 +405,7 @@ group_of() {
 	fbare | fcount | ffp | flsan) echo "malloc loop, every byte written" ;;
 	lbare | ltrack | lfp | barel* | lunw | olfp) echo "malloc loop, blocks from strndup (libc)" ;;
 	tbare | tcount | tfp | tsite | otfp | tfloor | tfscrub) echo "malloc loop, $THREADS threads" ;;
-	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk) echo "parser, deep stacks (tree_bench.c)" ;;
+	pbare | ptrack | pfp | psite | ofptree | plsan | pfloor | pfwalk | pfdepot) echo "parser, deep stacks (tree_bench.c)" ;;
 	*) echo "malloc loop" ;;
 	esac
 }
@@ -409,7 +415,7 @@ kind_of() {
 	fp | ffp | lfp | tfp | pfp) echo mc ;;
 	lsan | flsan | plsan) echo lsan ;;
 	vg) echo vg ;;
-	fwd | floor | fscrub | tfloor | tfscrub | pfloor | pfwalk) echo floor ;;
+	fwd | floor | fscrub | tfloor | tfscrub | pfloor | pfwalk | pfdepot) echo floor ;;
 	ofp | ofpdeep | olfp | ofptree | otfp) echo other ;;
 	*) echo mcmode ;;
 	esac
@@ -447,7 +453,7 @@ for a in "${ALLOCS[@]}"; do
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
 		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
 		ofptree) note="BENCH_OTHER's library; tree_bench.c, seconds x$div" ;;
-		pbare | ptrack | pfp | psite | plsan | pfloor | pfwalk) note="tree_bench.c: $steps blocks, seconds x$div" ;;
+		pbare | ptrack | pfp | psite | plsan | pfloor | pfwalk | pfdepot) note="tree_bench.c: $steps blocks, seconds x$div" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
 		site) note="the per-site counts of the peak snapshot kept (a report reads them)" ;;
 		tline) note="sampling live bytes, RSS, retained bytes" ;;
@@ -648,6 +654,11 @@ for a in "${ALLOCS[@]}"; do
 			printf 'metric\tfloor.tree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/pfloor]}"
 		[ -n "${RATIO[$a/pfwalk]:-}" ] &&
 			printf 'metric\tfwalk.tree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/pfwalk]}"
+		[ -n "${RATIO[$a/pfdepot]:-}" ] &&
+			printf 'metric\tfdepot.tree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/pfdepot]}"
+		[ -n "${RATIO[$a/pfp]:-}" ] && [ -n "${RATIO[$a/pfdepot]:-}" ] &&
+			awk -v m="${RATIO[$a/pfp]}" -v f="${RATIO[$a/pfdepot]}" -v a="$a" \
+				'BEGIN { if (f > 1) printf "metric\ttree.fdepot\t%s\t%.3f\n", a, (m - 1) / (f - 1) }'
 		[ -n "${RATIO[$a/plsan]:-}" ] &&
 			printf 'metric\tlsan.tree.ratio\t%s\t%.3f\n' "$a" "${RATIO[$a/plsan]}"
 		[ -n "${RATIO[$a/pfp]:-}" ] && [ -n "${RATIO[$a/pfloor]:-}" ] &&

@@ -40,8 +40,9 @@
  * which footprint.c keeps out of the program's RSS figures: a segment is
  * reserved (mc_map_reserve) and counted ahead of what is written into
  * it (mc_ahead: a page at first, then three more, then as much again
- * as is counted, 32 KiB at most), the index, written anywhere, is mapped resident
- * (mc_map).  Walks over the stacks (mc_depot_each) go by id,
+ * as is counted, 32 KiB at most; a segment of 2 MiB or more 2 MiB at a
+ * time, in huge pages: below), the index, written anywhere, is mapped
+ * resident (mc_map; a table of 2 MiB or more as those segments).  Walks over the stacks (mc_depot_each) go by id,
  * never through the arena, whose segments end in unused units.
  *
  * A stack is found by its frames through one open-addressing index of
@@ -144,6 +145,44 @@ static uint32_t units_of(size_t n)
 	return (uint32_t)((sizeof(struct entry) + n * sizeof(uintptr_t) + UNIT - 1) / UNIT);
 }
 
+/* ---- huge pages -------------------------------------------------------
+ * On these guests the first store a process makes to a 4 KiB page costs
+ * its hypervisor's fault even where MADV_POPULATE_WRITE has made the page
+ * resident (measured, tree40: 16 MiB populated at ~4-5 us a page, then a
+ * store a page 23-34 us a page at load 13, the second store 0.03-0.05;
+ * the same range advised MADV_HUGEPAGE and granted huge pages: populated
+ * at 0.26-0.28 us a page, its first stores 0.03): the populate does the
+ * guest kernel's work, the first access the host's.  Where stacks are
+ * many (tree_bench.c: ~90,000, 14 MiB of entries, 5.7 MiB of ids' lines,
+ * an index of 4 MiB and the 4 MiB before it), that was a page's fault
+ * every 25 new stacks in the arena, 64 in the ids, and every growth of
+ * the index.  So a segment or an index table of HUGE bytes or more is
+ * reserved HUGE-aligned, advised MADV_HUGEPAGE, and counted and
+ * populated HUGE at a time: what is resident is what is counted whether
+ * the kernel grants huge pages or not, and no partly counted huge page
+ * is ever faulted in (khugepaged collapses no range without a present
+ * page).  Smaller ones (a process of fewer than ~13,000 stacks) are as
+ * before, 32 KiB at a time: their last chunk ahead stays small. */
+#define HUGE ((size_t)2 << 20)
+
+/* size bytes (a multiple of HUGE) reserved HUGE-aligned and advised for
+ * huge pages: the reservation's first address there, or NULL.  (The
+ * reservation's unaligned ends are never touched: address space only.)
+ * Out of line, and placed with the code no default process runs
+ * (text-order.ld's group 7): only a process of thousands of stacks
+ * reaches it. */
+static __attribute__((noinline)) char *depot_huge_reserve(size_t size)
+{
+	char *p = mc_map_reserve(size + HUGE);
+	if (!p)
+		return NULL;
+	char *a = (char *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+	int saved = errno;
+	(void)madvise(a, size, MADV_HUGEPAGE); /* a hint: EINVAL without THP */
+	errno = saved;
+	return a;
+}
+
 /* Segment k of an array of elements of elem bytes (the arena's units or
  * the ids) mapped, and its first end elements counted as resident, a
  * chunk at a time (*counted: bytes of the last segment counted); false
@@ -153,7 +192,7 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
 {
 	size_t size = (size_t)(seg_end(k) - seg_base(k)) * elem;
 	if (!atomic_load_explicit(seg, memory_order_relaxed)) {
-		void *s = mc_map_reserve(size);
+		void *s = size >= HUGE ? depot_huge_reserve(size) : mc_map_reserve(size);
 		if (!s)
 			return false;
 		/* (before its ids are handed out) */
@@ -176,13 +215,16 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
 		 * 7 pages of lines and 4 of ids, counted in 3 and 2 calls
 		 * (4 and 3 before), as many pages; a process of a few dozen
 		 * stacks still takes one page of each. */
-		size_t chunk = *counted == 4096 ? 3 * 4096 : mc_ahead(*counted, CHUNK);
+		size_t chunk = size >= HUGE ? HUGE :
+			       *counted == 4096 ? 3 * 4096 : mc_ahead(*counted, CHUNK);
 		if (chunk > size - *counted)
 			chunk = size - *counted;
 		mc_own_grow((int64_t)chunk);
 		/* Resident as it is counted: one system call for the chunk's
 		 * pages (~1 us a page here), where the first stacks' writes
-		 * were a page fault each (15-35 us) */
+		 * were a page fault each (15-35 us); their first stores still
+		 * take the hypervisor's fault, which only huge pages spare
+		 * (above) */
 		mc_populate((char *)atomic_load_explicit(seg, memory_order_relaxed) + *counted,
 			    chunk);
 		*counted += chunk;
@@ -358,6 +400,21 @@ static void idx_drop(const struct walked_index *t)
 	errno = saved;
 }
 
+/* An index table of len bytes (HUGE or more) in huge pages, counted and
+ * populated as mc_map's: memcheck's resident memory.  Group 7, as
+ * depot_huge_reserve. */
+static __attribute__((noinline)) struct idx_slot *idx_huge_table(size_t len)
+{
+	struct idx_slot *s = (struct idx_slot *)depot_huge_reserve(len);
+	if (s) {
+		mc_own_grow((int64_t)len);
+		mc_populate(s, len);
+	} else {
+		s = mc_map(len);
+	}
+	return s;
+}
+
 /* The index with room for one slot more, doubled if it was half full;
  * NULL where it has none (a larger table cannot be mapped).  Under the
  * lock. */
@@ -368,9 +425,10 @@ static __attribute__((noinline)) struct walked_index *idx_grow(void)
 		unsigned bits = !t ? IDX_MIN_BITS : t->bits < IDX_SECOND_BITS ? IDX_SECOND_BITS :
 			t->bits + 1;
 		struct walked_index *n = &idx_tables[bits - IDX_MIN_BITS];
+		size_t len = ((size_t)1 << bits) * sizeof n->s[0];
 		n->s = t ? NULL : idx_first_table();
 		if (!n->s)
-			n->s = mc_map(((size_t)1 << bits) * sizeof n->s[0]);
+			n->s = len >= HUGE ? idx_huge_table(len) : mc_map(len);
 		if (n->s) {
 			n->bits = bits;
 			for (size_t i = 0; t && i < (size_t)1 << t->bits; i++) {
