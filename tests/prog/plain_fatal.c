@@ -38,6 +38,12 @@
  *              other one ended by pthread_exit), each joined before the
  *              next starts: more threads than memcheck has alternate
  *              stacks, so each must give its stack back at its end
+ *   overflow-c11  the same in a thread C11's thrd_create starts (the C
+ *              library calls pthread_create inside itself, not through
+ *              the name), which never allocates: main waits in thrd_join
+ *   overflow-timer  the same in the thread a SIGEV_THREAD timer's
+ *              expiry starts (the C library's helper thread makes it),
+ *              which never allocates: main waits in pause
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
  *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
@@ -105,6 +111,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -376,6 +383,16 @@ static void *overflow_thread(void *arg)
 static void *overflow_quiet(void *arg)
 {
 	return (void *)(intptr_t)deep(arg);
+}
+
+static int overflow_c11(void *arg)
+{
+	return deep(arg);
+}
+
+static void overflow_notified(union sigval v)
+{
+	depth_left = (unsigned long)deep(v.sival_ptr);
 }
 
 static void *quiet(void *arg)
@@ -772,6 +789,23 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, overflow_quiet, NULL);
 		pthread_join(t, &r);
 		return (int)(intptr_t)r;
+	} else if (strcmp(what, "overflow-c11") == 0) {
+		thrd_t t;
+		int r = 0;
+		if (thrd_create(&t, overflow_c11, NULL) != thrd_success || thrd_join(t, &r) != thrd_success)
+			return 3;
+		return r;
+	} else if (strcmp(what, "overflow-timer") == 0) {
+		struct sigevent ev;
+		memset(&ev, 0, sizeof ev);
+		ev.sigev_notify = SIGEV_THREAD;
+		ev.sigev_notify_function = overflow_notified;
+		timer_t id;
+		struct itimerspec in = { .it_value = { 0, 20 * 1000 * 1000 } };
+		if (timer_create(CLOCK_MONOTONIC, &ev, &id) != 0 || timer_settime(id, 0, &in, NULL) != 0)
+			return 3;
+		for (;;)
+			pause();
 	} else if (strcmp(what, "overflow-own") == 0) {
 		static char own[65536];
 		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 };
