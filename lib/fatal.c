@@ -543,13 +543,11 @@ static int alt_take(void)
 
 /* This thread's slot's alternate stack armed, where the main thread got
  * memcheck's (the handlers have SA_ONSTACK) and the thread has none of
- * its own.  Without one, a thread whose stack overflowed died with no
- * record: the kernel cannot deliver the SIGSEGV on the stack that
- * overflowed. */
+ * its own: its callers' test (onstack, and no alt_mine yet).  Without
+ * one, a thread whose stack overflowed died with no record: the kernel
+ * cannot deliver the SIGSEGV on the stack that overflowed. */
 static bool alt_arm_here(void)
 {
-	if (!onstack || alt_mine)
-		return false;
 	int idx = alt_take();
 	if (idx < 0)
 		return false;

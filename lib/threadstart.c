@@ -70,7 +70,8 @@ static void *start_field; /* its _thread_db_pthread_start_routine */
 
 /* This thread's descriptor's start_routine and arg as bare's (the head
  * comment says why); begin: the routine memcheck gave in its place. */
-static void descriptor_as_bare(struct start_rec *r, void *begin, start_fn fn, void *arg)
+static inline __attribute__((always_inline)) void descriptor_as_bare(struct start_rec *r, void *begin,
+								     start_fn fn, void *arg)
 {
 	const uint32_t *f = mc_sym_next_cached("_thread_db_pthread_start_routine", &start_field);
 	if (!f || f[0] != 8 * sizeof(void *) || f[1] != 1 || f[2] % sizeof(void *) != 0)

@@ -213,7 +213,37 @@ H_CHECK(ended_in_time)
 	H_EXPECT_STR(child, "verdict", "fail");
 }
 
+/* RLIMIT_FSIZE: the child exits as bare (stdout: its status, "exit
+ * 0"), its record there. */
+H_CHECK(fsize_as_bare)
+{
+	view_as_bare(x, rec, c);
+	const struct h_json *child = child_record(x);
+	ck_assert_msg(child, "%s: no record of the child; stderr:\n%s", x->label, x->r.err);
+	expect_leaks(x, child);
+}
+
 static const struct h_case other_cases[] = {
+	/* RLIMIT_FSIZE (ulimit -f): memcheck's writes past it raised
+	 * SIGXFSZ, which killed a program that exits 0 bare (signal 25 on
+	 * main before session 40); its text is lost there, its record
+	 * (not limited here) written */
+	{ "memcheck's text past the file size limit: the program ends as bare",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "fsize"), .flags = H_PRELOAD,
+		   .text = "fail" },
+	  .records = 2, .out = H_LIST("fsize: exit 0", "done"), .check = fsize_as_bare },
+	/* a record the file cannot take is dropped whole, not cut at the
+	 * limit (the report stays readable: the parent's record alone),
+	 * and counts as dropped (exit MEMCHECK_EXITCODE where a process
+	 * would exit 0: 0 here); the line that says so is past the limit
+	 * too (standard error a file here) */
+	{ "a record past the file size limit: dropped whole, the program ends as bare",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "fsize-report"),
+		   .flags = H_PRELOAD, .text = "fail" },
+	  .records = 1, .out = H_LIST("fsize-report: exit 0", "done"), .check = view_as_bare },
+	/* the program's own write past it: its record, then SIGXFSZ */
+	{ "the program's write past the file size limit: its record, SIGXFSZ as bare",
+	  WAIT("fsize-over"), .out = H_LIST("fsize-over: signal 25 core") },
 	/* waited for the watchdog, no record (10 s), before session 35 */
 	{ "count-only: a signal inside the allocator",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "in-allocator"),
