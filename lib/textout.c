@@ -470,12 +470,14 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
 static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct bound *b)
 {
 	int cap = mc_sys_fcntl(fd, F_GETPIPE_SZ, 0), unread;
-	size_t need = ((n + 4095) & ~(size_t)4095) + 4096;
+	/* the record's pages, one more for its pieces straddling pages;
+	 * and with nothing unread, the page a reader has begun */
+	size_t need = ((n + 4095) & ~(size_t)4095) + 4096, need_empty = need + 4096;
 	if (cap <= 0)
 		return 0;
-	if (need + 4096 > (size_t)cap) {
-		int grown = need + 4096 <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)(need + 4096)) : -1;
-		if (grown <= 0 || need + 4096 > (size_t)grown)
+	if (need_empty > (size_t)cap) {
+		int grown = need_empty <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)need_empty) : -1;
+		if (grown <= 0 || need_empty > (size_t)grown)
 			return 0;
 		cap = grown;
 	}
@@ -732,11 +734,14 @@ void mc_text_release_stderr(void)
 
 /* Held only where it goes where the text goes (standard error, the copy
  * of it, MEMCHECK_LOG's file): a file opened for one write and closed
- * after it (MEMCHECK_VALGRIND_XML's) would be gone by the hold's end. */
+ * after it (MEMCHECK_VALGRIND_XML's) would be gone by the hold's end.
+ * What MEMCHECK_LOG's file cannot take goes to standard error, as the
+ * text's other pieces (text_write_kept): the suppressions
+ * MEMCHECK_GEN_SUPPRESSIONS=- writes there were lost before session 40. */
 int mc_write_all(int fd, const char *s, size_t n)
 {
 	if (fd == 2 || fd == err.fd || fd == log_file.fd)
-		return text_write(fd, s, n, true);
+		return text_write_kept(fd, s, n, true);
 	return write_all(fd, s, n, true, NULL);
 }
 

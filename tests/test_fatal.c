@@ -241,6 +241,16 @@ static const struct h_case other_cases[] = {
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "fsize-report"),
 		   .flags = H_PRELOAD, .text = "fail" },
 	  .records = 1, .out = H_LIST("fsize-report: exit 0", "done"), .check = view_as_bare },
+	/* MEMCHECK_LOG's file full: memcheck's text on standard error
+	 * from then on, the suppressions MEMCHECK_GEN_SUPPRESSIONS=- writes
+	 * at a region's end too (lost before session 40: only the text's
+	 * other writes went there) */
+	{ "MEMCHECK_LOG's file at the size limit: a region's suppression on stderr",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "fsize-log"), .flags = H_PRELOAD,
+		   .text = "none", .env = H_LIST("MEMCHECK_GEN_SUPPRESSIONS=-") },
+	  .records = 3, .out = H_LIST("fsize-log: exit 0", "done"),
+	  .err = H_LIST("cannot write to MEMCHECK_LOG=", "File too large; writing to standard error",
+			"memcheck-region-1", "fun:lose_small") },
 	/* the program's own write past it: its record, then SIGXFSZ */
 	{ "the program's write past the file size limit: its record, SIGXFSZ as bare",
 	  WAIT("fsize-over"), .out = H_LIST("fsize-over: signal 25 core") },
