@@ -251,6 +251,12 @@ static const struct h_case other_cases[] = {
 	  .records = 3, .out = H_LIST("fsize-log: exit 0", "done"),
 	  .err = H_LIST("cannot write to MEMCHECK_LOG=", "File too large; writing to standard error",
 			"memcheck-region-1", "fun:lose_small") },
+	/* threads that end by a raw SYS_exit keep their alternate stacks
+	 * (no destructor runs): past memcheck's 1,024 the others start
+	 * without one (an overflow there loses the record), and run as bare */
+	{ "1,100 threads ended by a raw SYS_exit, then one more: as bare",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("rawexit"), .flags = H_PRELOAD },
+	  .out = H_LIST("threads 1100, last 7"), .check = view_as_bare },
 	/* the program's own write past it: its record, then SIGXFSZ */
 	{ "the program's write past the file size limit: its record, SIGXFSZ as bare",
 	  WAIT("fsize-over"), .out = H_LIST("fsize-over: signal 25 core") },
