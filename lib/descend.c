@@ -284,7 +284,7 @@ static void record(pid_t pid, unsigned long long start, const char *line, size_t
 		return;
 	struct stat st;
 	if (mc_sys_fstat(fd, &st) == 0 && st.st_uid == geteuid() && S_ISREG(st.st_mode))
-		(void)mc_sys_write(fd, line, len);
+		(void)mc_file_write(fd, line, len);
 	mc_sys_close(fd);
 	pid_t pp;
 	unsigned long long now;

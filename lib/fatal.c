@@ -53,13 +53,14 @@
  *   set, a program's own replaces it, and its SS_DISABLE puts
  *   memcheck's back.  The kernel gives a new thread no alternate
  *   stack: each other thread gets one as it starts (threadstart.c's
- *   pthread_create, before the thread's start routine runs) or, for one
- *   made otherwise (C11's thrd_create, a raw clone), at its first
+ *   pthread_create and thrd_create, before the thread's start routine
+ *   runs) or, for one made otherwise (a raw clone), at its first
  *   allocation (account.c takes its slot then): a slot of a reservation
  *   made at the first thread, given back at the thread's end: one
  *   sigaltstack call there and one at the end, no mapping a thread
  *   (doc/costs.md, sessions 34, 36, 38, 39).  A thread that neither
- *   pthread_create started nor allocates has none.
+ *   pthread_create nor thrd_create started and that never allocates
+ *   has none.
  * - A program's own SA_ONSTACK handler, where the program has no
  *   alternate stack of its own, runs on the interrupted stack bare; the
  *   kernel puts it on memcheck's.  So signals.c's trampoline, finding
@@ -542,13 +543,11 @@ static int alt_take(void)
 
 /* This thread's slot's alternate stack armed, where the main thread got
  * memcheck's (the handlers have SA_ONSTACK) and the thread has none of
- * its own.  Without one, a thread whose stack overflowed died with no
- * record: the kernel cannot deliver the SIGSEGV on the stack that
- * overflowed. */
+ * its own: its callers' test (onstack, and no alt_mine yet).  Without
+ * one, a thread whose stack overflowed died with no record: the kernel
+ * cannot deliver the SIGSEGV on the stack that overflowed. */
 static bool alt_arm_here(void)
 {
-	if (!onstack || alt_mine)
-		return false;
 	int idx = alt_take();
 	if (idx < 0)
 		return false;

@@ -576,6 +576,10 @@ void mc_fdkeep_resolve(const char *const *name, void *const *found);
 /* The program set RLIMIT_NOFILE: memcheck's kept descriptors moved above
  * its view where they lie below it (through rlimits.c's hook). */
 void mc_text_fds_lift(void);
+/* textout.c: the program set RLIMIT_FSIZE (limits.c): read it again */
+void mc_text_fsize_forget(void);
+/* textout.c: one write(2) to a regular file of memcheck's, SIGXFSZ held */
+long mc_file_write(int fd, const void *s, size_t n);
 /* stdout flushed first where it shares the text's file (process end) */
 void mc_text_flush_stdout(bool text_on);
 /* MEMCHECK_LOG's pattern with %p as pid and %% as %, into out[cap].

@@ -107,6 +107,9 @@ static int after(int rc, int resource)
 	/* memcheck's kept descriptors out of the program's new count */
 	if (resource == RLIMIT_NOFILE && rc == 0)
 		mc_text_fds_lift();
+	/* whether memcheck's writes may raise SIGXFSZ (textout.c) */
+	if (resource == RLIMIT_FSIZE && rc == 0)
+		mc_text_fsize_forget();
 	return rc;
 }
 

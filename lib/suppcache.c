@@ -778,7 +778,7 @@ void mc_suppcache_verdicts_flush(void)
 	    (uint64_t)st.st_size + n <= SP_VERDICTS_MAX) {
 		ssize_t w;
 		do
-			w = write(fd, vc.mine.s + vc.flushed, n);
+			w = mc_file_write(fd, vc.mine.s + vc.flushed, n);
 		while (w < 0 && errno == EINTR);
 	}
 	vc.flushed = vc.mine.len;   /* tried once */
@@ -884,7 +884,7 @@ void mc_suppcache_put(const struct mc_supps *s)
 	if (fd >= 0) {
 		size_t done = 0;
 		while (done < b.len) {
-			ssize_t n = write(fd, b.s + done, b.len - done);
+			ssize_t n = mc_file_write(fd, b.s + done, b.len - done);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0)

@@ -963,7 +963,7 @@ void mc_symcache_flush(void)
 		    (size_t)st.st_size + m->pending.len - m->written <= SC_FILE_MAX) {
 			ssize_t w;
 			do
-				w = write(fd, m->pending.s + m->written, m->pending.len - m->written);
+				w = mc_file_write(fd, m->pending.s + m->written, m->pending.len - m->written);
 			while (w < 0 && errno == EINTR);
 		}
 		if (fd >= 0)

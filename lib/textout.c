@@ -1,8 +1,9 @@
 /*
  * textout.c - where memcheck's text goes, and the files it writes to:
- * mc_write_all (SIGPIPE never raised), the report, log and suppression
- * files opened for appending (no FIFO waited for, no planted symlink
- * followed, one record a write under an flock), MEMCHECK_LOG's file or
+ * mc_write_all (SIGPIPE never raised, nor SIGXFSZ: mc_file_write too,
+ * for memcheck's caches), the report, log and suppression files opened
+ * for appending (no FIFO waited for, no planted symlink followed, one
+ * record a write under an flock), MEMCHECK_LOG's file or
  * memcheck's own copy of standard error, each checked before a write
  * (mc_text_fd), and mc_log's lines.  The text itself is built in a
  * struct mc_buf (buf.c).  No stdio on the hooks' paths: system calls
@@ -78,26 +79,96 @@ static __attribute__((noinline, cold)) long write_by(int fd, const char *s, size
 	return mc_sys_write(fd, s, n < PIPE_BUF ? n : PIPE_BUF);
 }
 
+/* RLIMIT_FSIZE: a write past the soft limit raises SIGXFSZ, whose
+ * default action dumps core.  A program that wrote less than its limit
+ * was killed by memcheck's own text or record past it (its report file,
+ * its standard error a file the program had filled to the limit), where
+ * bare it exited as it chose.  So where the limit is finite, SIGXFSZ is
+ * blocked around memcheck's writes as SIGPIPE is, and the one a write
+ * raised taken back: the write fails with EFBIG (a record then counts
+ * as dropped: mc_append_dropped).  The limit read at the process's
+ * first write (one getrlimit), again after the program sets one
+ * (limits.c's wrappers: mc_text_fsize_forget); one set by a raw
+ * syscall(2) or by another process (prlimit(1)) is not seen. */
+#define FSIZE_UNKNOWN 0
+#define FSIZE_UNLIMITED 1
+#define FSIZE_LIMITED 2
+static _Atomic int fsize_state;
+static uint64_t fsize_max; /* the soft limit, where FSIZE_LIMITED */
+
+void mc_text_fsize_forget(void)
+{
+	atomic_store_explicit(&fsize_state, FSIZE_UNKNOWN, memory_order_relaxed);
+}
+
+static __attribute__((noinline, cold)) int fsize_read(void)
+{
+	/* Not read where a seccomp filter of the program's refuses the
+	 * call (said once, as any call of memcheck's it refuses): taken for
+	 * none, as before session 40, the records written. */
+	int saved = errno;
+	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
+	syscall(SYS_getrlimit, RLIMIT_FSIZE, &r);
+	fsize_max = (uint64_t)r.rlim_cur;
+	int st = r.rlim_cur != RLIM_INFINITY ? FSIZE_LIMITED : FSIZE_UNLIMITED;
+	errno = saved;
+	atomic_store_explicit(&fsize_state, st, memory_order_release);
+	return st;
+}
+
+static inline bool fsize_limited(void)
+{
+	int st = atomic_load_explicit(&fsize_state, memory_order_acquire);
+	return (likely(st != FSIZE_UNKNOWN) ? st : fsize_read()) == FSIZE_LIMITED;
+}
+
+/* SIGPIPE (where pipe says a write can raise it) and SIGXFSZ (where the
+ * file size is limited) blocked around memcheck's writes, and the one
+ * a failed write raised (EPIPE's, EFBIG's) taken back, unless one was
+ * pending already.  As the kernel's masks: bit sig - 1, in the first
+ * word of the C library's sigset_t. */
+struct held_sigs {
+	sigset_t old;
+	unsigned long mask, pending;
+};
+
+#define SIG_BIT(sig) (1ul << ((sig) - 1))
+
+/* False: nothing to hold (no system call made). */
+static inline __attribute__((always_inline)) bool sigs_hold(struct held_sigs *h, bool pipe)
+{
+	h->mask = (pipe ? SIG_BIT(SIGPIPE) : 0) | (fsize_limited() ? SIG_BIT(SIGXFSZ) : 0);
+	if (!h->mask)
+		return false;
+	sigset_t set = { { h->mask } };
+	h->pending = 0;
+	pthread_sigmask(SIG_BLOCK, &set, &h->old);
+	if (sigpending(&set) == 0)
+		h->pending = set.__val[0] & h->mask;
+	return true;
+}
+
+static inline __attribute__((always_inline)) void sigs_release(struct held_sigs *h, int err)
+{
+	unsigned long raised = err == EPIPE ? SIG_BIT(SIGPIPE) : err == EFBIG ? SIG_BIT(SIGXFSZ) : 0;
+	if (raised & h->mask & ~h->pending) {
+		sigset_t one = { { raised } };
+		struct timespec now = { 0, 0 };
+		sigtimedwait(&one, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &h->old, NULL);
+}
+
 /* SIGPIPE is blocked around the write: a pipe whose reader has gone
  * (prog 2>&1 | head -1) would otherwise kill the program at its exit
- * report, which it survived without memcheck.  The SIGPIPE the failed
- * write raised is taken back unless one was pending already.  bound:
- * each write waits until its deadline at most (write_by); NULL: as long
- * as the file makes it. */
+ * report, which it survived without memcheck; SIGXFSZ too where the
+ * file size is limited (above).  bound: each write waits until its
+ * deadline at most (write_by); NULL: as long as the file makes it. */
 static int write_all(int fd, const char *s, size_t n, bool may_pipe, struct bound *bound)
 {
 	int saved = errno, err = 0;
-	sigset_t pipe_only, old, pending;
-	bool was_pending = false;
-	/* The sets are made only where they are used: two of the C
-	 * library's functions fewer to bind (lazily, ~450 instructions
-	 * each) in a process whose report cannot raise SIGPIPE. */
-	if (may_pipe) {
-		sigemptyset(&pipe_only);
-		sigaddset(&pipe_only, SIGPIPE);
-		was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
-		pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-	}
+	struct held_sigs h;
+	bool held = sigs_hold(&h, may_pipe);
 	while (n > 0) {
 		ssize_t w = unlikely(bound != NULL) ? write_by(fd, s, n, bound) : mc_sys_write(fd, s, n);
 		if (w < 0) {
@@ -109,17 +180,26 @@ static int write_all(int fd, const char *s, size_t n, bool may_pipe, struct boun
 		s += w;
 		n -= (size_t)w;
 	}
-	if (!may_pipe) {
-		errno = saved;
-		return err;
-	}
-	if (err == EPIPE && !was_pending) {
-		struct timespec now = { 0, 0 };
-		sigtimedwait(&pipe_only, NULL, &now);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (held)
+		sigs_release(&h, err);
 	errno = saved;
 	return err;
+}
+
+/* One write(2) to a regular file of memcheck's own (its caches, the
+ * file its measured ancestors read), SIGXFSZ held as write_all holds
+ * it: what the write returns, errno EFBIG past the limit. */
+long mc_file_write(int fd, const void *s, size_t n)
+{
+	struct held_sigs h;
+	bool held = sigs_hold(&h, false);
+	long w = mc_sys_write(fd, s, n);
+	if (held) {
+		int e = errno;
+		sigs_release(&h, w < 0 ? e : 0);
+		errno = e;
+	}
+	return w;
 }
 
 /* ---- the text of a process's end, held -------------------------------
@@ -393,12 +473,14 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
 static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct bound *b)
 {
 	int cap = mc_sys_fcntl(fd, F_GETPIPE_SZ, 0), unread;
-	size_t need = ((n + 4095) & ~(size_t)4095) + 4096;
+	/* the record's pages, one more for its pieces straddling pages;
+	 * and with nothing unread, the page a reader has begun */
+	size_t need = ((n + 4095) & ~(size_t)4095) + 4096, need_empty = need + 4096;
 	if (cap <= 0)
 		return 0;
-	if (need + 4096 > (size_t)cap) {
-		int grown = need + 4096 <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)(need + 4096)) : -1;
-		if (grown <= 0 || need + 4096 > (size_t)grown)
+	if (need_empty > (size_t)cap) {
+		int grown = need_empty <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)need_empty) : -1;
+		if (grown <= 0 || need_empty > (size_t)grown)
 			return 0;
 		cap = grown;
 	}
@@ -422,8 +504,9 @@ static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct b
  * once the test has ended), it waits wait seconds at most, or at a
  * process's end (a held text: life.c) what is left of the end's bound,
  * shared with the text: bare, the program would have exited.  A
- * regular file or a terminal is written as always; a pipe or a FIFO
- * whole or not at all (room_whole). */
+ * regular file or a terminal is written as always (not at all where
+ * the record would cross RLIMIT_FSIZE); a pipe or a FIFO whole or not
+ * at all (room_whole). */
 static int write_record(int fd, const struct stat *st, const char *s, size_t n, int wait,
 			bool *none)
 {
@@ -441,6 +524,12 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n, 
 			;
 	if (!err && fifo && b)
 		err = room_whole(fd, n, b);
+	/* a regular file whose size limit the record would cross: none of
+	 * it written (past the limit the kernel takes what fits, and the
+	 * file's last line would be a record cut short) */
+	if (!err && S_ISREG(st->st_mode) && fsize_limited() &&
+	    (uint64_t)st->st_size + n > fsize_max)
+		err = EFBIG;
 	*none = err != 0; /* nothing of it written */
 	if (!err)
 		err = write_all(fd, s, n, may_pipe, b);
@@ -648,11 +737,14 @@ void mc_text_release_stderr(void)
 
 /* Held only where it goes where the text goes (standard error, the copy
  * of it, MEMCHECK_LOG's file): a file opened for one write and closed
- * after it (MEMCHECK_VALGRIND_XML's) would be gone by the hold's end. */
+ * after it (MEMCHECK_VALGRIND_XML's) would be gone by the hold's end.
+ * What MEMCHECK_LOG's file cannot take goes to standard error, as the
+ * text's other pieces (text_write_kept): the suppressions
+ * MEMCHECK_GEN_SUPPRESSIONS=- writes there were lost before session 40. */
 int mc_write_all(int fd, const char *s, size_t n)
 {
 	if (fd == 2 || fd == err.fd || fd == log_file.fd)
-		return text_write(fd, s, n, true);
+		return text_write_kept(fd, s, n, true);
 	return write_all(fd, s, n, true, NULL);
 }
 

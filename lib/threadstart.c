@@ -32,19 +32,29 @@
  * running), the thread starts bare and is armed at its first
  * allocation, as before.  Where memcheck arms nothing (no handlers, the
  * program's own alternate stack in the main thread, a process left
- * out), the call only passes through.  Threads the C library starts
- * without going through the name (C11's thrd_create, timer_create's
- * SIGEV_THREAD helper) are armed at their first allocation.
+ * out), the call only passes through.
+ *
+ * C11's thrd_create calls the C library's pthread_create inside it, not
+ * through the name: it is wrapped the same way (thread_begin_c11: its
+ * routine returns an int, which start_thread reads as the thread's
+ * result).  Not armed: a SIGEV_THREAD timer's expiry's thread (the C
+ * library makes it inside too) runs with every signal blocked (glibc
+ * 2.36), so the kernel kills the process at a fault there whatever the
+ * handler, bare as with memcheck; and a thread made by a raw clone(2)
+ * until it allocates (nothing of memcheck's runs in it before, and the
+ * kernel gives it no alternate stack).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <threads.h>
 
 #include "internal.h"
 
 typedef void *(*start_fn)(void *);
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, start_fn, void *);
+typedef int (*thrd_create_fn)(thrd_t *, thrd_start_t, void *);
 
 /* 4 KiB: a large array of .bss (bss-layout.sh), untouched in a program
  * that makes no thread. */
@@ -55,33 +65,50 @@ struct start_rec {
 static struct start_rec start_recs[256];
 static _Atomic unsigned start_next;
 static void *create_real; /* the C library's pthread_create */
+static void *thrd_real;   /* its thrd_create */
 static void *start_field; /* its _thread_db_pthread_start_routine */
 
-static void *thread_begin(void *p);
-
 /* This thread's descriptor's start_routine and arg as bare's (the head
- * comment says why). */
-static void descriptor_as_bare(struct start_rec *r, start_fn fn, void *arg)
+ * comment says why); begin: the routine memcheck gave in its place. */
+static inline __attribute__((always_inline)) void descriptor_as_bare(struct start_rec *r, void *begin,
+								     start_fn fn, void *arg)
 {
 	const uint32_t *f = mc_sym_next_cached("_thread_db_pthread_start_routine", &start_field);
 	if (!f || f[0] != 8 * sizeof(void *) || f[1] != 1 || f[2] % sizeof(void *) != 0)
 		return;
 	void **field = (void **)((char *)pthread_self() + f[2]);
-	if (field[0] == (void *)thread_begin && field[1] == (void *)r) {
+	if (field[0] == begin && field[1] == (void *)r) {
 		field[0] = (void *)fn;
 		field[1] = arg;
 	}
 }
 
-static void *thread_begin(void *p)
+/* The new thread's start: its routine and argument taken from r (the
+ * record free again), its descriptor as bare's, its alternate stack
+ * armed. */
+static inline __attribute__((always_inline)) start_fn start_rec_open(struct start_rec *r,
+									void *begin, void **arg)
 {
-	struct start_rec *r = p;
 	start_fn fn = atomic_load_explicit(&r->fn, memory_order_acquire);
-	void *arg = r->arg;
-	descriptor_as_bare(r, fn, arg);
+	*arg = r->arg;
+	descriptor_as_bare(r, begin, fn, *arg);
 	r->arg = NULL; /* a root no more (start_rec_take) */
 	atomic_store_explicit(&r->fn, NULL, memory_order_release);
 	mc_fatal_thread_start();
+	return fn;
+}
+
+static void *thread_begin(void *p)
+{
+	void *arg;
+	start_fn fn = start_rec_open(p, (void *)thread_begin, &arg);
+	return fn(arg);
+}
+
+static int thread_begin_c11(void *p)
+{
+	void *arg;
+	thrd_start_t fn = (thrd_start_t)(void (*)(void))start_rec_open(p, (void *)thread_begin_c11, &arg);
 	return fn(arg);
 }
 
@@ -93,7 +120,7 @@ static void *thread_begin(void *p)
  * (roots.c), each argument cleared as its thread takes it. */
 static struct start_rec *start_rec_take(start_fn fn, void *arg)
 {
-	unsigned n = sizeof start_recs / sizeof *start_recs;
+	unsigned n = MC_ARRAY_SIZE(start_recs);
 	mc_roots_pending_starts(start_recs, sizeof start_recs);
 	unsigned at = atomic_fetch_add_explicit(&start_next, 1, memory_order_relaxed);
 	for (unsigned i = 0; i < n; i++) {
@@ -107,22 +134,48 @@ static struct start_rec *start_rec_take(start_fn fn, void *arg)
 	return NULL;
 }
 
+/* A record for a thread about to start fn(arg), or NULL: the thread
+ * then starts as it is.  (A NULL routine, declared nonnull, passes
+ * through: the thread faults as bare's does, and NULL marks a free
+ * record.) */
+static struct start_rec *start_rec_for(void *fn, void *arg)
+{
+	uintptr_t f = (uintptr_t)fn;
+	__asm__("" : "+r"(f));
+	return f && mc_fatal_threads_armed() ? start_rec_take((start_fn)fn, arg) : NULL;
+}
+
+/* The thread was not made: its record free again. */
+static void start_rec_unused(struct start_rec *r)
+{
+	r->arg = NULL;
+	atomic_store_explicit(&r->fn, NULL, memory_order_release);
+}
+
 MC_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, start_fn fn, void *arg)
 {
 	create_fn real = mc_sym_next_cached("pthread_create", &create_real);
 	if (!real)
 		return EAGAIN;
-	/* (a NULL routine, declared nonnull, passes through: the thread
-	 * faults as bare's does, and NULL marks a free record) */
-	uintptr_t f = (uintptr_t)fn;
-	__asm__("" : "+r"(f));
-	struct start_rec *r = f && mc_fatal_threads_armed() ? start_rec_take(fn, arg) : NULL;
+	struct start_rec *r = start_rec_for((void *)fn, arg);
 	if (!r)
 		return real(th, attr, fn, arg);
 	int rc = real(th, attr, thread_begin, r);
-	if (rc != 0) {
-		r->arg = NULL;
-		atomic_store_explicit(&r->fn, NULL, memory_order_release);
-	}
+	if (rc != 0)
+		start_rec_unused(r);
+	return rc;
+}
+
+MC_API int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
+{
+	thrd_create_fn real = mc_sym_next_cached("thrd_create", &thrd_real);
+	if (!real)
+		return thrd_error;
+	struct start_rec *r = start_rec_for((void *)fn, arg);
+	if (!r)
+		return real(th, fn, arg);
+	int rc = real(th, thread_begin_c11, r);
+	if (rc != thrd_success)
+		start_rec_unused(r);
 	return rc;
 }

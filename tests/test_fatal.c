@@ -102,6 +102,12 @@ static const struct h_case cases[] = {
 	 * before it than memcheck has alternate stacks, each given back */
 	{ "a stack overflow in a thread that never allocates", WAIT("overflow-quiet"),
 	  .out = H_LIST("overflow-quiet: signal 11 core") },
+	/* a thread C11's thrd_create starts (the C library's own call of
+	 * pthread_create), which never allocates: armed as it starts, as
+	 * memcheck wraps thrd_create too (no record on main before
+	 * session 40) */
+	{ "a stack overflow in a thrd_create thread that never allocates", WAIT("overflow-c11"),
+	  .out = H_LIST("overflow-c11: signal 11 core") },
 	/* the program's SA_ONSTACK handler, with no alternate stack of
 	 * its own, runs on the interrupted stack as bare (on memcheck's
 	 * before session 35); memcheck's is there again for the overflow
@@ -207,7 +213,53 @@ H_CHECK(ended_in_time)
 	H_EXPECT_STR(child, "verdict", "fail");
 }
 
+/* RLIMIT_FSIZE: the child exits as bare (stdout: its status, "exit
+ * 0"), its record there. */
+H_CHECK(fsize_as_bare)
+{
+	view_as_bare(x, rec, c);
+	const struct h_json *child = child_record(x);
+	ck_assert_msg(child, "%s: no record of the child; stderr:\n%s", x->label, x->r.err);
+	expect_leaks(x, child);
+}
+
 static const struct h_case other_cases[] = {
+	/* RLIMIT_FSIZE (ulimit -f): memcheck's writes past it raised
+	 * SIGXFSZ, which killed a program that exits 0 bare (signal 25 on
+	 * main before session 40); its text is lost there, its record
+	 * (not limited here) written */
+	{ "memcheck's text past the file size limit: the program ends as bare",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "fsize"), .flags = H_PRELOAD,
+		   .text = "fail" },
+	  .records = 2, .out = H_LIST("fsize: exit 0", "done"), .check = fsize_as_bare },
+	/* a record the file cannot take is dropped whole, not cut at the
+	 * limit (the report stays readable: the parent's record alone),
+	 * and counts as dropped (exit MEMCHECK_EXITCODE where a process
+	 * would exit 0: 0 here); the line that says so is past the limit
+	 * too (standard error a file here) */
+	{ "a record past the file size limit: dropped whole, the program ends as bare",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "fsize-report"),
+		   .flags = H_PRELOAD, .text = "fail" },
+	  .records = 1, .out = H_LIST("fsize-report: exit 0", "done"), .check = view_as_bare },
+	/* MEMCHECK_LOG's file full: memcheck's text on standard error
+	 * from then on, the suppressions MEMCHECK_GEN_SUPPRESSIONS=- writes
+	 * at a region's end too (lost before session 40: only the text's
+	 * other writes went there) */
+	{ "MEMCHECK_LOG's file at the size limit: a region's suppression on stderr",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "fsize-log"), .flags = H_PRELOAD,
+		   .text = "none", .env = H_LIST("MEMCHECK_GEN_SUPPRESSIONS=-") },
+	  .records = 3, .out = H_LIST("fsize-log: exit 0", "done"),
+	  .err = H_LIST("cannot write to MEMCHECK_LOG=", "File too large; writing to standard error",
+			"memcheck-region-1", "fun:lose_small") },
+	/* threads that end by a raw SYS_exit keep their alternate stacks
+	 * (no destructor runs): past memcheck's 1,024 the others start
+	 * without one (an overflow there loses the record), and run as bare */
+	{ "1,100 threads ended by a raw SYS_exit, then one more: as bare",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("rawexit"), .flags = H_PRELOAD },
+	  .out = H_LIST("threads 1100, last 7"), .check = view_as_bare },
+	/* the program's own write past it: its record, then SIGXFSZ */
+	{ "the program's write past the file size limit: its record, SIGXFSZ as bare",
+	  WAIT("fsize-over"), .out = H_LIST("fsize-over: signal 25 core") },
 	/* waited for the watchdog, no record (10 s), before session 35 */
 	{ "count-only: a signal inside the allocator",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "in-allocator"),

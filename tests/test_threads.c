@@ -216,9 +216,20 @@ H_CHECK(every_round_exact)
 	  .run = { .prog = "plain_thread_unstarted", .flags = H_PRELOAD },      \
 	  .want = { { "definitely_lost.blocks", 0 }, { "possibly_lost.blocks", 0 } } }
 
+/* The same with C11's thrd_create, which memcheck wraps too (session 40:
+ * its threads start armed): the arguments kept, and two threads joined
+ * first with their results as bare's (an int returned, thrd_exit's). */
+#define UNSTARTED_C11                                                          \
+	{ "C11 threads not yet run at exit keep their arguments", .record = "process", \
+	  .run = { .prog = "plain_thread_unstarted", .args = H_LIST("8", "c11"),   \
+		   .flags = H_PRELOAD },                                           \
+	  .out = H_LIST("joined 42 7"),                                           \
+	  .want = { { "definitely_lost.blocks", 0 }, { "possibly_lost.blocks", 0 } } }
+
 static const struct h_case cases[] = {
 	UNSTARTED, UNSTARTED, UNSTARTED, UNSTARTED, UNSTARTED,
 	UNSTARTED, UNSTARTED, UNSTARTED, UNSTARTED, UNSTARTED,
+	UNSTARTED_C11, UNSTARTED_C11, UNSTARTED_C11, UNSTARTED_C11, UNSTARTED_C11,
 	ASLEEP(H_LIST("MEMCHECK_TEXT=none")),
 	/* valgrind mode's scan is the same one: its LEAK SUMMARY too */
 	{ "kept blocks of stopped threads reachable, valgrind's words",

@@ -38,6 +38,27 @@
  *              other one ended by pthread_exit), each joined before the
  *              next starts: more threads than memcheck has alternate
  *              stacks, so each must give its stack back at its end
+ *   overflow-c11  the same in a thread C11's thrd_create starts (the C
+ *              library calls pthread_create inside itself, not through
+ *              the name), which never allocates: main waits in thrd_join
+ *   overflow-timer  the same in the thread a SIGEV_THREAD timer's
+ *              expiry starts (the C library's helper thread makes it),
+ *              which never allocates: main waits in pause
+ *   fsize      (run by "wait", RLIMIT_FSIZE 1 MiB, its stderr a regular
+ *              file already 1 MiB long) prints "done" and returns 0:
+ *              memcheck's text is past the limit
+ *   fsize-report  (run by "wait", RLIMIT_FSIZE 512 bytes, less than its
+ *              record) prints "done" and returns 0
+ *   fsize-log  (run by "wait", RLIMIT_FSIZE 1 MiB, MEMCHECK_LOG a
+ *              file already 1 MiB long) a region of memcheck's API
+ *              ("region", found with dlsym) that loses 24 bytes, then
+ *              prints "done" and returns 0
+ *   fsize-over (run by "wait", RLIMIT_FSIZE 1 MiB) writes 1 MiB and one
+ *              byte to a file of its own: SIGXFSZ's default action
+ *   rawexit    1,100 threads, each joined before the next starts, that
+ *              end by a raw SYS_exit (no destructor runs: memcheck's
+ *              alternate stacks, 1,024, are not given back); then one
+ *              that returns 7: prints "threads 1100, last 7"
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
  *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
@@ -89,6 +110,7 @@
  * killed (SIGKILL): "signal 9".
  */
 #include <assert.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -105,6 +127,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -112,6 +135,9 @@
 #include "stack_paths.h"
 
 static char **keep;
+
+/* fsize, fsize-over: RLIMIT_FSIZE, room for any record of the child's */
+#define FSIZE_LIMIT (1 << 20)
 
 static void leak(void)
 {
@@ -378,6 +404,23 @@ static void *overflow_quiet(void *arg)
 	return (void *)(intptr_t)deep(arg);
 }
 
+static int overflow_c11(void *arg)
+{
+	return deep(arg);
+}
+
+static void overflow_notified(union sigval v)
+{
+	depth_left = (unsigned long)deep(v.sival_ptr);
+}
+
+static void *raw_exit(void *arg)
+{
+	(void)arg;
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
 static void *quiet(void *arg)
 {
 	if ((intptr_t)arg & 1)
@@ -599,10 +642,36 @@ static int wait_case(char *self, const char *what)
 		return 2;
 	fflush(stdout);
 	stall_end = p[1];
+	/* fsize: the child's stderr a regular file at its size limit */
+	bool fsize = strncmp(what, "fsize", 5) == 0;
+	int full = -1;
+	char log_path[] = "/tmp/plain_fatal_XXXXXX";
+	if (strcmp(what, "fsize") == 0 || strcmp(what, "fsize-log") == 0) {
+		char *path = log_path;
+		static char fill[FSIZE_LIMIT];
+		full = mkstemp(path);
+		if (full < 0)
+			return 2;
+		if (strcmp(what, "fsize") == 0)
+			unlink(path);
+		memset(fill, '.', sizeof fill);
+		if (write(full, fill, sizeof fill) != (ssize_t)sizeof fill)
+			return 2;
+	}
+	bool log = strcmp(what, "fsize-log") == 0;
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (p[1] >= 0)
 			dup2(p[1], 2);
+		if (full >= 0 && !log)
+			dup2(full, 2);
+		if (log)
+			setenv("MEMCHECK_LOG", log_path, 1);
+		struct rlimit fs = { FSIZE_LIMIT, FSIZE_LIMIT };
+		if (strcmp(what, "fsize-report") == 0)
+			fs.rlim_cur = fs.rlim_max = 512;
+		if (fsize)
+			setrlimit(RLIMIT_FSIZE, &fs);
 		if (report)
 			setenv("MEMCHECK_REPORT", report_path, 1);
 		char *argv[] = { self, strcmp(what, "view-hup") == 0 ? "view" : (char *)what, NULL };
@@ -623,6 +692,8 @@ static int wait_case(char *self, const char *what)
 		usleep(10000);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (log)
+		unlink(log_path);
 	if (report && report_fd[1] < 0) {
 		unlink(report_path);
 		*strrchr(report_path, '/') = 0;
@@ -772,6 +843,54 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, overflow_quiet, NULL);
 		pthread_join(t, &r);
 		return (int)(intptr_t)r;
+	} else if (strcmp(what, "overflow-c11") == 0) {
+		thrd_t t;
+		int r = 0;
+		if (thrd_create(&t, overflow_c11, NULL) != thrd_success || thrd_join(t, &r) != thrd_success)
+			return 3;
+		return r;
+	} else if (strcmp(what, "overflow-timer") == 0) {
+		struct sigevent ev;
+		memset(&ev, 0, sizeof ev);
+		ev.sigev_notify = SIGEV_THREAD;
+		ev.sigev_notify_function = overflow_notified;
+		timer_t id;
+		struct itimerspec in = { .it_value = { 0, 20 * 1000 * 1000 } };
+		if (timer_create(CLOCK_MONOTONIC, &ev, &id) != 0 || timer_settime(id, 0, &in, NULL) != 0)
+			return 3;
+		for (;;)
+			pause();
+	} else if (strncmp(what, "fsize", 5) == 0) {
+		void (*begin)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "memcheck_begin");
+		int (*end)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT, "memcheck_end");
+		if (strcmp(what, "fsize-log") == 0 && begin && end) {
+			begin("region");
+			lose_small();
+			end(NULL);
+		}
+		if (strcmp(what, "fsize-over") == 0) {
+			char path[] = "/tmp/plain_fatal_XXXXXX";
+			int fd = mkstemp(path);
+			if (fd < 0)
+				return 2;
+			unlink(path);
+			static char fill[FSIZE_LIMIT];
+			(void)!write(fd, fill, sizeof fill);
+			(void)!write(fd, fill, 1);
+		}
+		printf("done\n");
+		return 0;
+	} else if (strcmp(what, "rawexit") == 0) {
+		pthread_t t;
+		void *r;
+		int n = 0;
+		for (; n < 1100; n++)
+			if (pthread_create(&t, NULL, raw_exit, NULL) != 0 || pthread_join(t, NULL) != 0)
+				break;
+		if (pthread_create(&t, NULL, quiet, (void *)(intptr_t)7) != 0 || pthread_join(t, &r) != 0)
+			return 3;
+		printf("threads %d, last %d\n", n, (int)(intptr_t)r);
+		return 0;
 	} else if (strcmp(what, "overflow-own") == 0) {
 		static char own[65536];
 		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 };

@@ -7,7 +7,7 @@
  * that no allocator maps memory after it; with "leak" the only pointer
  * to one is dropped after it.
  *
- * usage: plain_seccomp openat|mmap|write2|fcntl|exitonly kill|errno|trap
+ * usage: plain_seccomp openat|mmap|write2|fcntl|getrlimit|exitonly kill|errno|trap
  *                      seccomp|prctl clean|leak [probe]
  * exitonly allows what the program itself still makes after the filter
  * (write to fd 1, exit_group) and applies the action to everything else.
@@ -56,6 +56,7 @@ int main(int argc, char **argv)
 	int nr = !strcmp(what, "openat") ? SYS_openat :
 		 !strcmp(what, "mmap")	 ? SYS_mmap :
 		 !strcmp(what, "fcntl")	 ? SYS_fcntl :
+		 !strcmp(what, "getrlimit") ? SYS_getrlimit :
 					   SYS_write;
 	struct sock_filter one[] = {
 		LD_NR,
