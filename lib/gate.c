@@ -231,10 +231,8 @@ static __attribute__((noinline)) size_t gate_reported_before(const char *region,
  * record of the rank this one has in its own run's report (the first
  * without a report); with fewer of them in the baseline, counted round,
  * as the CLI pairs a run of several repetitions with one. */
-static const struct memcheck_result *baseline_for(const char *region)
+static __attribute__((noinline)) const struct memcheck_result *baseline_for(const char *region)
 {
-	if (!baseline)
-		return NULL;
 	const char *prog = basename_of(mc_program());
 	size_t want = gate_reported_before(region, prog), m = 0;
 	for (size_t i = 0; i < nbaseline; i++)
@@ -387,7 +385,7 @@ void mc_gate_region(struct memcheck_result *res)
 		return;
 	}
 	if (budget && mc_budget_check(budget, res->name, mc_allocator_name(), res,
-				      baseline_for(res->name), res->violations,
+				      baseline ? baseline_for(res->name) : NULL, res->violations,
 				      sizeof res->violations) > 0)
 		res->pass = 0;
 }
