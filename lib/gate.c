@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -22,8 +23,6 @@
 static bool loaded;
 static struct mc_budget *budget;
 static char budget_error[512];      /* why the budget file is unusable */
-static struct mc_record *baseline;   /* records of the baseline report */
-static size_t nbaseline;
 
 static const char *basename_of(const char *path)
 {
@@ -32,18 +31,29 @@ static const char *basename_of(const char *path)
 }
 
 /* The baseline report, mapped once; its lines read as regions ask.  A
- * process's region wants the first record of its own program and name,
- * and a suite's baseline holds a record for every process it ran (13 MB
- * for cmark's 695 spec-test processes): parsing all of it at every
- * process's region end cost 130-240 ms a process, most of `memcheck run`'s
- * time under a second allocator.  So a line is parsed only when no
- * earlier one matched, and only if it can name this program (its name
+ * process's region wants the record of its own program and name that
+ * has its rank (gate_rank_take), and a suite's baseline holds a record
+ * for every process it ran (13 MB for cmark's 695 spec-test processes):
+ * parsing all of it at every process's region end cost 130-240 ms a
+ * process, most of `memcheck run`'s time under a second allocator.  So
+ * the lines are looked at only as far as a region needs, each at most
+ * once a process, and only one that can name this program (its name
  * followed by the closing quote, where that name needs no escaping in
- * JSON), each at most once.  A malformed line is named once, when it is
- * reached: the regions it would have matched then have no baseline,
- * which their relative limits report. */
+ * JSON) and whose "program" key does is kept, by place (base_lines); a
+ * region's end reads the "name" key of those, the first of a record, and
+ * parses the one record it picks.  field40's ranks parsed every record
+ * of the program before the picked one, k records for a suite's k-th
+ * run of it (O(n^2) over a suite).  A malformed record is named when it
+ * is picked: its region then has no baseline, which its relative limits
+ * report. */
+struct base_line {
+	size_t off, len;
+};
 static const char *base_text;
 static size_t base_len, base_next;   /* the next line not yet looked at */
+static struct base_line *base_lines; /* the lines of this program so far */
+static size_t nbase_lines, base_cap;
+static struct mc_record *base_rec;   /* the record picked last */
 static bool base_said;
 
 /* The report's pages read, given back after each read: the mapping stays
@@ -71,21 +81,21 @@ static void load_baseline(const char *path)
 	size_t len = (size_t)st.st_size;
 	const char *text = len ? mc_sys_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 	close(fd);
-	if (len && text == MAP_FAILED) {
+	if (!len)
+		return;
+	if (text == MAP_FAILED) {
 		mc_log("MEMCHECK_BASELINE=%s: cannot map it: %s", path, strerror(errno));
 		return;
 	}
-	size_t lines = 0;
-	for (const char *p = text, *end = text + len; p < end; lines++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		p = nl ? nl + 1 : end;
-	}
-	baseline = lines ? mc_map(lines * sizeof *baseline) : NULL;
-	if (baseline) {
+	/* A record's line holds at least its name and program keys (27
+	 * bytes): room for every line, address space only until used. */
+	base_cap = len / 27 + 1;
+	base_lines = mc_map(base_cap * sizeof *base_lines);
+	base_rec = base_lines ? mc_map(sizeof *base_rec) : NULL;
+	if (base_rec) {
 		base_text = text;
 		base_len = len;
-		base_give_back();
-	} else if (len)
+	} else
 		mc_sys_munmap((void *)text, len);
 }
 
@@ -108,43 +118,56 @@ static bool base_line_may_be(const char *line, size_t n, const char *prog, size_
 	return false;
 }
 
-/* Parse the lines after base_next that may be this program's into
- * baseline[] until one of region's name is found (true) or none is
- * left. */
-static __attribute__((noinline)) bool base_read_until(const char *region, const char *prog)
+/* Is the string of the record's key (its base name where base) want? */
+static bool base_key_is(const char *p, size_t n, const char *key, const char *want, bool base)
 {
-	size_t plen = strlen(prog);
+	struct mc_jv obj = { p, p + n, 0 }, v;
+	char s[4096];
+	return mc_jv_get(obj, key, &v) && mc_jv_str(v, s, sizeof s) &&
+	       strcmp(base ? basename_of(s) : s, want) == 0;
+}
+
+/* The next line after base_next that is a record of this program, kept
+ * in base_lines; false when none is left. */
+static bool base_scan_one(const char *prog, size_t plen)
+{
 	const char *end = base_text + base_len;
-	while (base_next < base_len) {
+	while (base_next < base_len && nbase_lines < base_cap) {
 		const char *p = base_text + base_next;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p), off = base_next;
 		base_next += n + 1;
-		if (n == 0 || !base_line_may_be(p, n, prog, plen))
-			continue;
-		char err[256];
-		struct mc_record *r = &baseline[nbaseline];
-		if (!mc_json_record(p, n, r, err, sizeof err)) {
-			if (!base_said) {
-				size_t lineno = 1;
-				for (const char *c = base_text; c < p; c++)
-					lineno += *c == '\n';
-				mc_log("%s:%zu: %s; that record is not used as a baseline",
-				       mc_opt.baseline, lineno, err);
-				base_said = true;
-			}
-			continue;
-		}
-		if (strcmp(basename_of(r->program), prog) != 0)
-			continue;
-		nbaseline++;
-		if (strcmp(r->r.name, region) == 0) {
-			base_give_back();
+		if (n && base_line_may_be(p, n, prog, plen) && base_key_is(p, n, "program", prog, true)) {
+			base_lines[nbase_lines++] = (struct base_line){ off, n };
 			return true;
 		}
 	}
-	base_give_back();
 	return false;
+}
+
+/* Is the kept line i region's record? */
+static bool base_line_named(size_t i, const char *region)
+{
+	return base_key_is(base_text + base_lines[i].off, base_lines[i].len, "name", region, false);
+}
+
+/* The kept line of this program's region that has rank want among them
+ * (counted round where the baseline has fewer), reading further lines as
+ * needed; NULL with none. */
+static __attribute__((noinline)) const struct base_line *base_pick(const char *region,
+								   const char *prog, size_t want)
+{
+	size_t plen = strlen(prog), m = 0;
+	for (size_t i = 0; i < nbase_lines || base_scan_one(prog, plen); i++)
+		if (base_line_named(i, region) && m++ == want)
+			return &base_lines[i];
+	if (!m)
+		return NULL;
+	want %= m;
+	for (size_t i = 0; i < nbase_lines; i++)
+		if (base_line_named(i, region) && want-- == 0)
+			return &base_lines[i];
+	return NULL;
 }
 
 static void load(void)
@@ -175,56 +198,71 @@ static void load(void)
 		load_baseline(mc_opt.baseline);
 }
 
-/* Does the report line [p, p + n) hold region's record of the program
- * named prog (a basename)?  Read from its first keys alone ("name",
- * "program"), each decoded as JSON: a record's other keys, most of its
- * line, are never looked at. */
-static bool gate_line_names(const char *p, size_t n, const char *region, const char *prog)
-{
-	struct mc_jv obj = { p, p + n, 0 }, v;
-	char s[4096];
-	if (!mc_jv_get(obj, "name", &v) || !mc_jv_str(v, s, sizeof s) || strcmp(s, region) != 0)
-		return false;
-	return mc_jv_get(obj, "program", &v) && mc_jv_str(v, s, sizeof s) &&
-	       strcmp(basename_of(s), prog) == 0;
-}
-
-/* How many records of this program and region MEMCHECK_REPORT's file
- * already holds: this one is the next of them, and memcheck run, compare
- * and gate pair it with the baseline's record of the same rank (tools/
- * records.c).  A suite that runs one program many times (libtiff's
- * tests, tiff2rgba 21 times from 2.4 to 100 MB) compared each of them
- * with the first one before, failing a test over another's figures.
- * Only a regular file is read (a pipe or FIFO's reader is someone
- * else's), only its whole lines (a record being written is not one yet),
- * mapped and given back at once; 0 without a report. */
-static __attribute__((noinline)) size_t gate_reported_before(const char *region, const char *prog)
+/* The rank of this region's record among the records of its program
+ * and region in MEMCHECK_REPORT's file, taken at its end: this one is
+ * the next of them, and memcheck run, compare and gate pair it with the
+ * baseline's record of the same rank (tools/records.c).  A suite that
+ * runs one program many times (libtiff's tests, tiff2rgba 21 times from
+ * 2.4 to 100 MB) compared each of them with the first one before,
+ * failing a test over another's figures.
+ *
+ * Counted in a file of its own for each program and region, in the
+ * directory REPORT.rank beside the report: a region's end appends a
+ * byte to it, and the offset the append leaves is the rank.  An append
+ * is atomic among processes (ctest -j, make -j, forked children each
+ * take their own), and costs six system calls whatever the report's
+ * size.  field40 counted the records already in the report, reading all
+ * of it at every region's end: +20 ms a process with a 9.2 MB report,
+ * O(n^2) over a suite; and two processes ending together read the same
+ * count.  The file's name is the two 64-bit FNV-1a hashes of the
+ * program's base name and the region's.  0 without a report, or where
+ * the count cannot be kept (said once). */
+static __attribute__((noinline)) size_t gate_rank_take(const char *region, const char *prog)
 {
 	if (!mc_opt.report || !*mc_opt.report)
 		return 0;
-	int fd = mc_sys_open(mc_opt.report, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
-	if (fd < 0)
-		return 0;
-	struct stat st;
-	const char *text = MAP_FAILED;
-	size_t len = 0, n = 0;
-	if (mc_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		len = (size_t)st.st_size;
-		text = mc_sys_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	int saved = errno;
+	char dir[4096], name[40];
+	size_t rank = 0;
+	int fd = -1, dfd = -1;
+	bool counted = false;
+	if ((size_t)snprintf(dir, sizeof dir, "%s.rank", mc_opt.report) >= sizeof dir) {
+		errno = ENAMETOOLONG;
+		goto out;
 	}
-	mc_sys_close(fd);
-	if (text == MAP_FAILED)
-		return 0;
-	size_t plen = strlen(prog);
-	for (const char *p = text, *end = text + len, *nl; p < end; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			break;
-		size_t ln = (size_t)(nl - p);
-		n += ln && base_line_may_be(p, ln, prog, plen) && gate_line_names(p, ln, region, prog);
+	snprintf(name, sizeof name, "%016llx%016llx", (unsigned long long)mc_fnv1a(prog, strlen(prog)),
+		 (unsigned long long)mc_fnv1a(region, strlen(region)));
+	/* not through a symlink planted where the report is (a shared /tmp) */
+	int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	dfd = mc_sys_open(dir, dflags, 0);
+	if (dfd < 0 && errno == ENOENT && (mkdir(dir, 0755) == 0 || errno == EEXIST))
+		dfd = mc_sys_open(dir, dflags, 0);
+	if (dfd < 0)
+		goto out;
+	fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0 || write(fd, "\n", 1) != 1)
+		goto out;
+	long end = syscall(SYS_lseek, fd, 0L, SEEK_CUR);
+	if (end > 0) {
+		rank = (size_t)end - 1;
+		counted = true;
 	}
-	mc_sys_munmap((void *)text, len);
-	return n;
+out:
+	if (!counted) {
+		static bool said;
+		if (!said) {
+			said = true;
+			mc_log("MEMCHECK_REPORT=%s: cannot count its records in %s: %s; relative limits "
+			       "compare with the baseline's first record of each program and region",
+			       mc_opt.report, dir, strerror(errno));
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	errno = saved;
+	return rank;
 }
 
 /* The same program's region of that name in the baseline report: the
@@ -234,20 +272,19 @@ static __attribute__((noinline)) size_t gate_reported_before(const char *region,
 static __attribute__((noinline)) const struct memcheck_result *baseline_for(const char *region)
 {
 	const char *prog = basename_of(mc_program());
-	size_t want = gate_reported_before(region, prog), m = 0;
-	for (size_t i = 0; i < nbaseline; i++)
-		if (strcmp(baseline[i].r.name, region) == 0 && m++ == want)
-			return &baseline[i].r;
-	while (base_read_until(region, prog))
-		if (m++ == want)
-			return &baseline[nbaseline - 1].r;
-	if (!m)
-		return NULL;
-	want %= m;
-	for (size_t i = 0; i < nbaseline; i++)
-		if (strcmp(baseline[i].r.name, region) == 0 && want-- == 0)
-			return &baseline[i].r;
-	return NULL;
+	const struct base_line *l = base_pick(region, prog, gate_rank_take(region, prog));
+	char err[256];
+	bool ok = l && mc_json_record(base_text + l->off, l->len, base_rec, err, sizeof err);
+	if (l && !ok && !base_said) {
+		size_t lineno = 1;
+		for (const char *c = base_text; c < base_text + l->off; c++)
+			lineno += *c == '\n';
+		mc_log("%s:%zu: %s; that record is not used as a baseline", mc_opt.baseline, lineno,
+		       err);
+		base_said = true;
+	}
+	base_give_back();
+	return ok ? &base_rec->r : NULL;
 }
 
 /* A child forked while another thread was reading the files: read them
@@ -257,10 +294,11 @@ void mc_gate_forget(void)
 	loaded = false;
 	budget = NULL;
 	budget_error[0] = 0;
-	baseline = NULL;
-	nbaseline = 0;
 	base_text = NULL;
 	base_len = base_next = 0;
+	base_lines = NULL;
+	nbase_lines = base_cap = 0;
+	base_rec = NULL;
 	base_said = false;
 }
 
@@ -385,7 +423,7 @@ void mc_gate_region(struct memcheck_result *res)
 		return;
 	}
 	if (budget && mc_budget_check(budget, res->name, mc_allocator_name(), res,
-				      baseline ? baseline_for(res->name) : NULL, res->violations,
+				      base_text ? baseline_for(res->name) : NULL, res->violations,
 				      sizeof res->violations) > 0)
 		res->pass = 0;
 }

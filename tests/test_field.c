@@ -34,11 +34,20 @@
  * while memcheck run paired them in order and called every record
  * within budget.  The library now pairs them as memcheck run does: a
  * record with the baseline's record of its rank in its own run's report.
+ *
+ * Session 41 (field41): that rank was the count of the records already in
+ * the report, read whole at every region's end (O(n^2) over a suite), and
+ * processes ending together counted the same ones: under ctest -j several
+ * compared with one baseline record.  Now each region's end takes its
+ * rank by appending a byte to its program's and region's count file in
+ * REPORT.rank (the append's offset: atomic among processes).
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -225,6 +234,95 @@ START_TEST(repeated_program_paired_in_order)
 }
 END_TEST
 
+/* plain_field41_rank touching mib MiB, waiting for all of its copies
+ * at ready, under allocator alloc with MEMCHECK_REPORT=report and env:
+ * its exit status (0 when it ran; MEMCHECK_EXITCODE=0). */
+static int ranker(int alloc, const char *report, const char *const *env, int mib,
+		  const char *ready, int all)
+{
+	const char *so = NULL;
+	h_allocator(alloc, &so);
+	char nm[16], na[16];
+	snprintf(nm, sizeof nm, "%d", mib);
+	snprintf(na, sizeof na, "%d", all);
+	const char *argv[] = { h_prog("plain_field41_rank"), nm, ready, na, NULL };
+	const char *e[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+			    env ? env[0] : NULL, env ? env[1] : NULL, NULL };
+	struct h_run r;
+	if (h_run(&r, argv, e, H_PRELOAD, so) != 0)
+		return -1;
+	int status = r.timed_out ? -1 : r.exit_code;
+	h_run_free(&r);
+	return status;
+}
+
+#define RANKERS 12
+
+/* The baseline's figure a record's violation names ("... (0.001x
+ * glibc's 3.0 MiB)"), into out; false without one. */
+static bool compared_with(const struct h_json *rec, char *out, size_t size)
+{
+	const struct h_json *v = h_json_get(rec, "violations");
+	for (size_t i = 0; v && h_json_at(v, i); i++) {
+		const struct h_json *s = h_json_at(v, i);
+		const char *t = s->type == HJ_STR ? s->str : NULL, *at = t ? strstr(t, "glibc's ") : NULL,
+			   *end = at ? strchr(at, ')') : NULL;
+		if (end) {
+			snprintf(out, size, "%.*s", (int)(end - at), at);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A parallel suite ends RANKERS processes of one program at once, each
+ * with a relative limit (peak_rss <= 0.001x glibc's, which fails and
+ * names the baseline's figure): the baseline's RANKERS records (1 to
+ * RANKERS MiB touched, each its own peak RSS) are each compared with one
+ * of them, every rank taken once.  On main each process counted the
+ * records already in its report, and processes ending together counted
+ * the same ones: several compared with one baseline record. */
+START_TEST(ranks_apart_under_parallel_writers)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return; /* under glibc, the baseline's, nothing is compared */
+	const char *base = h_tmppath("field41-base.jsonl");
+	for (int k = 1; k <= RANKERS; k++)
+		ck_assert_int_eq(ranker(H_GLIBC, base, NULL, k, h_tmppath("field41-base-ready"), 1), 0);
+	const char *own = h_tmppath("field41-own.jsonl"), *ready = h_tmppath("field41-ready");
+	const char *const *env = budget_env("baseline glibc\n[*]\npeak_rss <= 0.001x\n", base);
+	pid_t kids[RANKERS];
+	for (int i = 0; i < RANKERS; i++) {
+		kids[i] = fork();
+		ck_assert_int_ge(kids[i], 0);
+		if (kids[i] == 0)
+			_exit(ranker(_i, own, env, 1, ready, RANKERS) == 0 ? 0 : 1);
+	}
+	for (int i = 0; i < RANKERS; i++) {
+		int st;
+		ck_assert_int_eq(waitpid(kids[i], &st, 0), kids[i]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "copy %d of plain_field41_rank "
+			      "under %s did not run", i, h_allocators[_i].name);
+	}
+	struct h_report o;
+	ck_assert_msg(h_report_load(own, &o) == 0, "%s", o.error);
+	ck_assert_uint_eq(o.n, RANKERS);
+	ck_assert_uint_eq(h_record_count(&o, "process"), RANKERS);
+	char seen[RANKERS][64];
+	for (size_t i = 0; i < o.n; i++) {
+		ck_assert_msg(compared_with(o.rec[i], seen[i], sizeof seen[i]),
+			      "under %s: record %zu compared with no baseline record",
+			      h_allocators[_i].name, i + 1);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_msg(strcmp(seen[i], seen[j]) != 0,
+				      "under %s: processes %zu and %zu of %d ending together both "
+				      "compared with %s, one baseline record", h_allocators[_i].name,
+				      j + 1, i + 1, RANKERS, seen[i]);
+	}
+	h_report_free(&o);
+}
+END_TEST
+
 static const struct h_case cases[] = {
 	{ "relative limit: the baseline read only as far as the program's record",
 	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
@@ -252,5 +350,6 @@ int main(void)
 	H_ADD_CASES(tc, cases);
 	tcase_add_loop_test(tc, baseline_not_left_in_rss, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, repeated_program_paired_in_order, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, ranks_apart_under_parallel_writers, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

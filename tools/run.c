@@ -119,7 +119,9 @@ static void rm_tmpdir(const char *dir)
 			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 				continue;
 			char *p = xasprintf("%s/%s", dir, e->d_name);
-			unlink(p);
+			/* a report's REPORT.rank directory of counts (lib/gate.c) */
+			if (unlink(p) != 0 && errno == EISDIR)
+				rm_tmpdir(p);
 			free(p);
 		}
 		closedir(d);

@@ -1,0 +1,43 @@
+/*
+ * plain_field41_rank.c - one of several processes of one program that a
+ * parallel suite (ctest -j, make -j) ends at the same moment: it touches
+ * argv[1] MiB, then appends a byte to the file argv[2] and waits
+ * until that file holds argv[3] bytes (every process started and
+ * allocated), then frees it and returns.  tests/test_field.c runs it
+ * once per size under glibc for a baseline, then argv[3] copies at once
+ * under another allocator with a relative limit: each process's region
+ * end, all of them together, is to take a rank of its own.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	if (argc < 4)
+		return 2;
+	size_t mib = strtoul(argv[1], NULL, 10);
+	long all = strtol(argv[3], NULL, 10);
+	char *p = malloc(mib << 20);
+	if (!p)
+		return 1;
+	memset(p, 1, mib << 20);
+	int fd = open(argv[2], O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (fd < 0 || write(fd, "x", 1) != 1)
+		return 1;
+	close(fd);
+	struct timespec tick = { 0, 1000000 };
+	struct stat st;
+	/* at most 60 s: a copy that never started must not hang the rest */
+	for (int waited = 0; waited < 60000; waited++) {
+		if (stat(argv[2], &st) == 0 && st.st_size >= all)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	int ret = p[(mib << 20) - 1] != 1;
+	free(p);
+	return ret;
+}
