@@ -2480,6 +2480,9 @@ bool mc_violations_name_peak(const char *violations);
  * for relative limits): violations are appended and pass cleared. */
 void mc_gate_region(struct memcheck_result *res);
 void mc_gate_forget(void);   /* as mc_allocator_forget */
+/* The budget and baseline files read now: the program is about to
+ * restrict its own opens (sandbox.c). */
+void mc_gate_prepare(void);
 /* Does the budget read a figure that matching indirectly lost and still
  * reachable records changes (their own, suppressed), or fail every region
  * (a file that does not parse)?  Reads the files if not read yet. */

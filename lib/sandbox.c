@@ -22,7 +22,8 @@
  * When no_new_privs is set, in a process memcheck measures, what the exit will open
  * is opened and kept, above the program's descriptors: the /proc files
  * of the scan and the RSS figures, and the report file; and the
- * suppression files are read.  mc_sys_open then hands out a copy of a
+ * suppression files are read, and the budget and baseline (gate.c,
+ * with the process region's rank: its count file).  mc_sys_open then hands out a copy of a
  * kept file for its path, rewound, without asking the kernel (a
  * seccomp filter may kill the process for an open it does not allow).
  * A forked child's kept /proc files are its parent's: it never uses
@@ -150,6 +151,8 @@ static void prepare(void)
 		mc_text_keep_stderr();
 		/* read now: the files, or the cache of their parse */
 		mc_suppress_pools_any();
+		/* the budget and baseline files (gate.c) */
+		mc_gate_prepare();
 		mc_maps_each(keep_object, NULL);
 		atomic_store_explicit(&prepared, true, memory_order_release);
 		mc_open_hook_set(kept_open);
