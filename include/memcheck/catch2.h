@@ -2,10 +2,14 @@
  * memcheck/catch2.h - glue for Catch2 (version 2, the single header
  * catch.hpp).
  *
- * One line, in one source file of the test program (after catch.hpp),
- * puts every test case under memcheck:
+ * One line, in the source file of the test program that defines
+ * CATCH_CONFIG_MAIN or CATCH_CONFIG_RUNNER (after catch.hpp), puts every
+ * test case under memcheck:
  *
  *     #include <memcheck/catch2.h>
+ *
+ * (in another file, one that defines CATCH_CONFIG_EXTERNAL_INTERFACES
+ * before catch.hpp, as Catch2's listeners need).
  *
  * Each run of a test case's body (once per leaf SECTION or generated
  * value, as Catch2 runs it) is a region named after the test case, and
@@ -43,6 +47,14 @@
 
 #include "memcheck/glue.h"
 #include "memcheck/memcheck.h"
+
+/* With CATCH_CONFIG_DISABLE the tests are compiled out: nothing to do.
+ * catch.hpp declares the listeners' base classes only where it is asked
+ * for its interfaces (the main's file asks by itself). */
+#if defined(CATCH_CONFIG_DISABLE)
+#elif !defined(CATCH_CONFIG_EXTERNAL_INTERFACES)
+#error "memcheck/catch2.h: include it in the file that defines CATCH_CONFIG_MAIN or CATCH_CONFIG_RUNNER, or define CATCH_CONFIG_EXTERNAL_INTERFACES before <catch2/catch.hpp>"
+#else
 
 namespace memcheck_catch2 {
 
@@ -123,5 +135,7 @@ static const struct Install {
 } install;
 
 } /* namespace memcheck_catch2 */
+
+#endif /* CATCH_CONFIG_DISABLE, CATCH_CONFIG_EXTERNAL_INTERFACES */
 
 #endif /* MEMCHECK_CATCH2_H */

@@ -35,6 +35,9 @@
 #include "memcheck/glue.h"
 #include "memcheck/memcheck.h"
 
+/* With DOCTEST_CONFIG_DISABLE the tests are compiled out: nothing to do. */
+#ifndef DOCTEST_CONFIG_DISABLE
+
 namespace memcheck_doctest {
 
 /* Test cases this glue failed, to add to the run's figures. */
@@ -124,5 +127,7 @@ private:
 DOCTEST_REGISTER_LISTENER("memcheck", 0, Listener);
 
 } /* namespace memcheck_doctest */
+
+#endif /* DOCTEST_CONFIG_DISABLE */
 
 #endif /* MEMCHECK_DOCTEST_H */
