@@ -1,12 +1,12 @@
 /*
  * test_frameworks.c - the glue for test frameworks, in the frameworks'
  * own output: a test that leaks fails in the console and XML output of
- * check (forked or not), cmocka, Criterion, GoogleTest, GLib's g_test
- * and CUnit (where they are installed), at the line that allocated the
- * block, under every
- * allocator; a test that fails its own
+ * check (forked or not), cmocka, Criterion, GoogleTest, GLib's g_test,
+ * CUnit, Catch2 and doctest (where they are installed), at the line that
+ * allocated the block, under every allocator; a test that fails its own
  * assertion shows that failure, a skipped test stays skipped, a clean
- * one whose fixtures allocate and free passes (tests/prog/fw_*.c).
+ * one whose fixtures allocate and free passes (tests/prog/fw_*.c,
+ * tests/prog/FRAMEWORK/fw_*).
  *
  * A row a run: the framework's suite (linked with memcheck; another
  * allocator put behind it, H_LINKED), its exit status and the lines its
@@ -72,7 +72,7 @@ static const char *copy_site(const char *prog_c, const char *fmt)
  * on the command line (--xml=path); its path for the callback. */
 static struct {
 	const char *xml, *json;
-	const char *env[8], *args[3];
+	const char *env[8], *args[4];
 } files;
 
 /* env: the row's, then NAME=a fresh path for the XML file. */
@@ -288,6 +288,95 @@ H_CHECK(cunit_fails_at_the_leak)
 		      x->r.out);
 }
 
+H_SETUP(catch2_installed)
+{
+	(void)c;
+	return installed(run, "/usr/include/catch2/catch.hpp", "Catch2");
+}
+
+/* Catch2's JUnit report too (-r junit -o FILE). */
+H_SETUP(catch2_junit)
+{
+	if (!catch2_installed(run, c))
+		return false;
+	files.xml = h_tmppath("catch2.xml");
+	files.args[0] = "-r";
+	files.args[1] = "junit";
+	files.args[2] = h_env("--out=%s", files.xml);
+	files.args[3] = NULL;
+	run->args = files.args;
+	return true;
+}
+
+/* The two leaks (a test case's, a section's or subcase's) fail their
+ * test cases in the framework's console, each a line with site; the
+ * test case that failed a REQUIRE of its own shows that failure alone. */
+static void two_leaks_at(const struct h_res *x, const char *site)
+{
+	ck_assert_msg(h_count_lines(x->r.out, site) == 2,
+		      "%s: two failures at %s expected:\n%s", x->label, site, x->r.out);
+	ck_assert_msg(h_count_lines(x->r.out, "memcheck: region") == 2,
+		      "%s: two memcheck failures expected, the leaking test cases':\n%s", x->label,
+		      x->r.out);
+}
+
+H_CHECK(catch2_fails_at_the_leak)
+{
+	two_leaks_at(x, copy_site("fw_site.h", "fw_site.h:%d: FAILED:"));
+}
+
+/* The JUnit report fails the two leaking test cases, at the leak's
+ * line. */
+H_CHECK(catch2_junit_fails_at_the_leak)
+{
+	char *xml = h_read_file(files.xml, NULL);
+	ck_assert_msg(xml && strstr(xml, "failures=\"3\"") &&
+		      h_count_lines(xml, "<failure type=\"memcheck\">") == 2 &&
+		      strstr(xml, "memcheck: region \"leaks\": 30 bytes in 1 blocks definitely lost") &&
+		      strstr(xml, copy_site("fw_site.h", "fw_site.h:%d")),
+		      "%s: Catch2's JUnit report:\n%s", x->label, xml ? xml : "(no file)");
+	free(xml);
+}
+
+H_SETUP(doctest_installed)
+{
+	(void)c;
+	return installed(run, "/usr/include/doctest/doctest.h", "doctest");
+}
+
+/* doctest's JUnit report too (-r=junit --out=FILE). */
+H_SETUP(doctest_junit)
+{
+	if (!doctest_installed(run, c))
+		return false;
+	files.args[0] = "-r=junit";
+	files.args[1] = file_option(&files.xml, "doctest.xml", "--out=%s");
+	files.args[2] = NULL;
+	run->args = files.args;
+	return true;
+}
+
+H_CHECK(doctest_fails_at_the_leak)
+{
+	two_leaks_at(x, copy_site("fw_site.h", "fw_site.h:%d: ERROR: CHECK( memcheck_end() == 0 ) "
+				  "is NOT correct!"));
+}
+
+/* The JUnit report fails the two leaking test cases, at the leak's
+ * line. */
+H_CHECK(doctest_junit_fails_at_the_leak)
+{
+	char *xml = h_read_file(files.xml, NULL);
+	ck_assert_msg(xml && strstr(xml, "failures=\"3\"") &&
+		      strstr(xml, "<failure message=\"memcheck: region &quot;leaks&quot;: 30 "
+				  "bytes in 1 blocks definitely lost") &&
+		      strstr(xml, "<failure message=\"memcheck: region &quot;subcases&quot;: 16 "
+				  "bytes in 1 blocks definitely lost") &&
+		      strstr(xml, copy_site("fw_site.h", "fw_site.h:%d:\n")),
+		      "%s: doctest's JUnit report:\n%s", x->label, xml ? xml : "(no file)");
+	free(xml);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -350,6 +439,22 @@ H_CHECK(cunit_records)
 {
 	expect_records(x, "clean:pass leaks:fail with_fixture:pass fixture_leaks:fail "
 			  "process:pass");
+}
+
+/* Each run of a test case's body a region: the section test case's
+ * twice, its clean section's run passing; the test case that failed on
+ * its own discarded, unreported.  Names are split at spaces. */
+H_CHECK(catch2_records)
+{
+	expect_records(x, "clean:pass leaks:fail sections:pass sections:fail with fixture:pass "
+			  "process:pass");
+}
+
+/* A test case's region spans its subcases' runs; the skipped one has
+ * none, the one that failed on its own is discarded, unreported. */
+H_CHECK(doctest_records)
+{
+	expect_records(x, "clean:pass leaks:fail subcases:fail with fixture:pass process:pass");
 }
 
 H_CHECK(criterion_records)
@@ -502,6 +607,45 @@ static const struct h_case cases[] = {
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_cunit", .flags = H_EXITCODE,
 		   .text = "" },
 	  .exit = 1, .check = cunit_records },
+	/* Catch2 (memcheck/catch2.h): a leak fails its test case, named,
+	 * at its line (preloaded alone, Catch2 counted it passed and the run
+	 * exited 23 naming no test); Catch2's status: the failed test
+	 * cases */
+	{ "Catch2", FW("fw_catch2"), .setup = catch2_installed, .exit = 3,
+	  .check = catch2_fails_at_the_leak,
+	  .out = H_LIST("memcheck: region \"leaks\": 30 bytes in 1 blocks definitely lost",
+			"memcheck: region \"sections\": 16 bytes in 1 blocks definitely lost",
+			"REQUIRE( p == nullptr )", "test cases: 5 | 2 passed | 3 failed") },
+	{ "Catch2, JUnit", FW("fw_catch2"), .setup = catch2_junit, .exit = 3,
+	  .check = catch2_junit_fails_at_the_leak },
+	/* the clean test cases alone: nothing said, under every allocator */
+	{ "Catch2, clean", FW("fw_catch2", .args = H_LIST("clean,with fixture")),
+	  .setup = catch2_installed, .out = H_LIST("All tests passed (2 assertions in 2 test cases)"),
+	  .no_err = H_LIST("memcheck", "exit status") },
+	{ "Catch2 under memcheck run", .allocators = H_ONLY(H_GLIBC), .setup = catch2_installed,
+	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_catch2", .flags = H_EXITCODE,
+		   .text = "" },
+	  .exit = 3, .check = catch2_records },
+	/* doctest (memcheck/doctest.h): a leak fails its test case, named,
+	 * at its line, in the summary and the status (preloaded alone,
+	 * doctest counted it passed and the run exited 23 naming no test) */
+	{ "doctest", FW("fw_doctest"), .setup = doctest_installed, .exit = 1,
+	  .check = doctest_fails_at_the_leak,
+	  .out = H_LIST("memcheck: region \"leaks\": 30 bytes in 1 blocks definitely lost",
+			"memcheck: region \"subcases\": 16 bytes in 1 blocks definitely lost",
+			"REQUIRE( p == nullptr )",
+			"[doctest] test cases: 5 | 2 passed | 3 failed | 1 skipped",
+			"[doctest] assertions: 7 | 4 passed | 3 failed |") },
+	{ "doctest, JUnit", FW("fw_doctest"), .setup = doctest_junit, .exit = 1,
+	  .check = doctest_junit_fails_at_the_leak },
+	{ "doctest, clean", FW("fw_doctest", .args = H_LIST("--test-case=clean,with fixture")),
+	  .setup = doctest_installed,
+	  .out = H_LIST("[doctest] test cases: 2 | 2 passed | 0 failed"),
+	  .no_err = H_LIST("memcheck", "exit status") },
+	{ "doctest under memcheck run", .allocators = H_ONLY(H_GLIBC), .setup = doctest_installed,
+	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_doctest", .flags = H_EXITCODE,
+		   .text = "" },
+	  .exit = 1, .check = doctest_records },
 	{ "Criterion under memcheck run", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_criterion", .flags = H_EXITCODE,
 		   .text = "" },

@@ -99,6 +99,27 @@ $(B)/tests/prog/fw_gtest: tests/prog/gtest/fw_gtest.cc include/memcheck/gtest.h 
 	$(CXX) $(PROG_CXXFLAGS) -Iinclude -o $@ $< -L$(B) -Wl,-rpath,'$$ORIGIN/../..' -lmemcheck \
 		-lgtest_main -lgtest -pthread
 endif
+# Catch2 (2.x, catch.hpp) and doctest suites under memcheck/catch2.h and
+# memcheck/doctest.h (tests/test_frameworks.c), where the framework is
+# installed: both header-only, each suite a main of the framework's own.
+FW_CXX_GLUE := tests/prog/fw_site.h include/memcheck/glue.h include/memcheck/memcheck.h \
+	$(B)/libmemcheck.so
+ifneq ($(wildcard /usr/include/catch2/catch.hpp),)
+CXX_PROG_BINS += $(B)/tests/prog/fw_catch2
+$(B)/tests/prog/fw_catch2: tests/prog/catch2/fw_catch2.cc include/memcheck/catch2.h $(FW_CXX_GLUE) \
+		| $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(PROG_CXXFLAGS) -DMEMCHECK_GLUE -Iinclude -o $@ $< -L$(B) \
+		-Wl,-rpath,'$$ORIGIN/../..' -lmemcheck
+endif
+ifneq ($(wildcard /usr/include/doctest/doctest.h),)
+CXX_PROG_BINS += $(B)/tests/prog/fw_doctest
+$(B)/tests/prog/fw_doctest: tests/prog/doctest/fw_doctest.cc include/memcheck/doctest.h \
+		$(FW_CXX_GLUE) | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CXX) $(PROG_CXXFLAGS) -DMEMCHECK_GLUE -Iinclude -o $@ $< -L$(B) \
+		-Wl,-rpath,'$$ORIGIN/../..' -lmemcheck
+endif
 # Non-PIE builds that take the allocation functions' addresses
 # (tests/test_nopie.c): canonical PLT entries in the program.
 NOPIE_BINS := $(B)/tests/prog/plain_nopie $(B)/tests/prog/cxx_new_nopie

@@ -1,6 +1,7 @@
 /*
  * memcheck/glue.h - the end of a test's region, as every framework's
- * glue (check.h, cmocka.h, criterion.h, glib.h, gtest.h) has it: the
+ * glue (check.h, cmocka.h, criterion.h, glib.h, gtest.h, cunit.h,
+ * catch2.h, doctest.h) has it: the
  * stack the test used scrubbed, the region ended, and, where it failed,
  * the message the framework shows and the line it shows it at.
  * Included by those headers; a test program need not include it.

@@ -1,7 +1,8 @@
 /*
  * fw_site.h - the allocation the frameworks' suites of
- * tests/prog/glib/ and tests/prog/cunit/ leak (tests/test_frameworks.c):
- * the line marked SITE is where a leak's failure must point.
+ * tests/prog/glib/, cunit/, catch2/ and doctest/ leak
+ * (tests/test_frameworks.c): the line marked SITE is where a leak's
+ * failure must point.  C and C++ alike.
  */
 #ifndef FW_SITE_H
 #define FW_SITE_H
@@ -11,7 +12,7 @@
 
 static char *copy_of(const char *s)
 {
-	char *p = malloc(strlen(s) + 1); /* SITE copy_of */
+	char *p = (char *)malloc(strlen(s) + 1); /* SITE copy_of */
 	strcpy(p, s);
 	return p;
 }
