@@ -690,15 +690,66 @@ static inline __attribute__((always_inline)) uint32_t intern(uint64_t h, const u
 	return id;
 }
 
+/* Does f hold a return address in libmemcheck's own code?  Only where
+ * memcheck called the C library and the C library allocated: the
+ * program's pthread_create, through threadstart.c's wrapper, allocates
+ * the new thread's DTV in ld.so (tests/prog/plain_dtv_running); a
+ * program's signal handler that allocates runs under signals.c's
+ * trampoline.  Bare, and under valgrind, no such frame lies between
+ * the C library and the program, and a user's suppression that names
+ * the frames as valgrind shows them (fun:pthread_create@@GLIBC_2.34,
+ * then fun:main) missed the stack.  Asked of every stack stored or
+ * looked up by its frames (not of one the caches find): a compare a
+ * frame.  No range (mc_text_len 0) where libmemcheck.a is linked into
+ * the program: its frames are the program's there. */
+static inline bool own_frame_in(const uintptr_t *f, int n)
+{
+	uintptr_t lo = mc_text_lo, len = mc_text_len;
+	for (int i = 0; i < n; i++)
+		if (f[i] - lo < len)
+			return true;
+	return false;
+}
+
+/* f less its frames in libmemcheck's own code (own_frame_in), into out
+ * (MC_MAX_DEPTH words): the stack stored and looked up as bare's, still
+ * under the hash of the walk that found it (h), so that the walk finds
+ * it again.  Its new depth. */
+static __attribute__((noinline)) int frames_as_bare(const uintptr_t *f, int n, uintptr_t *out)
+{
+	int m = 0;
+	for (int i = 0; i < n && i < MC_MAX_DEPTH; i++)
+		if (f[i] - mc_text_lo >= mc_text_len)
+			out[m++] = f[i];
+	return m;
+}
+
+/* mc_depot_intern or, with walked, mc_depot_intern_walked of f's
+ * frames as bare's (frames_as_bare): rare, out of line (group 7). */
+static __attribute__((noinline)) uint32_t intern_bare(uint64_t h, const uintptr_t *f, int n,
+						     bool with_walked, bool absent, uint64_t wkey,
+						     int walked, uint32_t after)
+{
+	uintptr_t bare[MC_MAX_DEPTH];
+	int m = frames_as_bare(f, n, bare);
+	if (with_walked)
+		return mc_depot_intern_walked(h, bare, m, absent, wkey, walked, after);
+	return mc_depot_intern(h, bare, m);
+}
+
 uint32_t mc_depot_intern(uint64_t h, const uintptr_t *f, int n)
 {
 	bool fresh;
+	if (unlikely(own_frame_in(f, n)))
+		return intern_bare(h, f, n, false, false, 0, 0, 0);
 	return intern(h, f, n, false, 0, 0, &fresh);
 }
 
 uint32_t mc_depot_intern_walked(uint64_t h, const uintptr_t *f, int n, bool absent,
 				uint64_t wkey, int walked, uint32_t after)
 {
+	if (unlikely(own_frame_in(f, n)))
+		return intern_bare(h, f, n, true, absent, wkey, walked, after);
 	bool fresh;
 	uint32_t id = intern(h, f, n, absent, wkey, walked, &fresh);
 	if (!fresh)

@@ -473,6 +473,16 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 	}
 	if (!keep)
 		return true;
+	/* A versioned symbol ("pthread_create@@GLIBC_2.34"), as valgrind
+	 * names the C library's default version of a symbol it has two of
+	 * (its --gen-suppressions entries, and the suppressions users copy
+	 * from them): memcheck names the C library's functions from its
+	 * dynamic symbols, whose versions are apart from the names, so the
+	 * name alone (tests/test_valgrind.c, running_threads_dtvs_as_valgrinds) */
+	const char *at = f->kind == SF_FUN ? memchr(line, '@', len) : NULL;
+	if (at && at > line && !memchr(line, '*', len) && !memchr(line, '?', len) &&
+	    !memchr(line, '\\', len))
+		len = (size_t)(at - line);
 	f->pat = arena_str(s, line, len);
 	char lit[128];
 	_Static_assert(sizeof lit <= UINT8_MAX, "a literal run's length fits litlen");
@@ -856,7 +866,7 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
  * this build's own (the cache's directory is named by memcheck's build
  * ID); the header's sizes check it all the same. */
 #define IMG_MAGIC 0x49534d4dU        /* "MMSI" */
-#define IMG_VERSION 1
+#define IMG_VERSION 2 /* 2: versioned names without the version */
 #define IMG_NONE UINT64_MAX          /* a NULL lit */
 
 struct img_hdr {

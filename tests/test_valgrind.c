@@ -842,12 +842,24 @@ static bool memcheck_leaks(int i, const char *const *args, struct h_res *x,
  * an entry more under memcheck, for its own thread-local block), and
  * ERROR SUMMARY's errors and contexts; "in use at exit" keeps the
  * cached DTV, which valgrind's freeres freed (README, Limits). */
+/* _i 1: a user's suppression of those DTVs as valgrind shows their
+ * stack (pthread_create@@GLIBC_2.34 called by main): memcheck's own
+ * pthread_create (threadstart.c) was a frame between the two, and the
+ * C library's is named without its version, so the entry missed (the
+ * two DTVs possibly lost, 1 error, four allocators, on main); now the
+ * depot stores no frame of libmemcheck's (depot.c) and a versioned
+ * name takes the frame (suppress.c). */
+static const char dtv_supp[] = "{\n   a thread's DTV, made in main\n   Memcheck:Leak\n"
+	"   match-leak-kinds: possible\n   ...\n   fun:pthread_create@@GLIBC_2.34\n"
+	"   fun:main\n}\n";
+
 START_TEST(running_threads_dtvs_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
-	const char *const args[] = { "--leak-check=full", "--show-leak-kinds=all",
+	const char *supp = _i ? h_env("--suppressions=%s", supp_file(dtv_supp)) : "--num-callers=12";
+	const char *const args[] = { "--leak-check=full", "--show-leak-kinds=all", supp,
 				     h_prog("plain_dtv_running"), NULL };
 	struct h_res v;
 	H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
@@ -855,8 +867,10 @@ START_TEST(running_threads_dtvs_as_valgrinds)
 	struct h_vg_leaks vl;
 	ck_assert_msg(h_valgrind_leaks(v.r.err, &vl, 1) == 1, "valgrind's text:\n%s", v.r.err);
 	const char *ve = strstr(v.r.err, "ERROR SUMMARY: ");
-	ck_assert_msg(vl.blocks[HVG_POS] == 2 && ve && !strncmp(ve, "ERROR SUMMARY: 1 errors", 23),
-		      "valgrind: the two running threads' DTVs possibly lost:\n%s", v.r.err);
+	ck_assert_msg(vl.blocks[HVG_POS] == (_i ? 0u : 2u) && ve &&
+		      !strncmp(ve, _i ? "ERROR SUMMARY: 0 errors" : "ERROR SUMMARY: 1 errors", 23),
+		      "valgrind: the two running threads' DTVs possibly lost (%s):\n%s",
+		      _i ? "suppressed" : "listed", v.r.err);
 	for (int i = 0; i < H_NALLOCATORS; i++) {
 		struct h_res x;
 		struct h_vg_leaks ml;
@@ -1022,7 +1036,7 @@ int main(void)
 	tcase_add_test(tc, environment_as_valgrinds);
 	tcase_add_test(tc, joined_threads_as_valgrinds);
 	tcase_add_loop_test(tc, dlopened_as_valgrinds, 0, 2);
-	tcase_add_test(tc, running_threads_dtvs_as_valgrinds);
+	tcase_add_loop_test(tc, running_threads_dtvs_as_valgrinds, 0, 2);
 	tcase_add_test(tc, tcmalloc_default_extension_kept);
 	return h_run_suite(NULL);
 }
