@@ -1114,6 +1114,10 @@ struct mc_thread {
 	uint32_t stop_owed, stop_put_off;
 	int table_wait;              /* blocks.c: waiting to enter a shard,
 				      * before any change to the table */
+	int own_frames;              /* threadstart.c: inside the C library's
+				      * pthread_create from memcheck's, whose
+				      * frame lies under what it allocates
+				      * (depot.c stores the stack without it) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
