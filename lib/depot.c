@@ -457,6 +457,49 @@ static inline struct walked_index *idx_room(void)
 	return idx_grow();
 }
 
+/* A stack is stored without the return addresses in libmemcheck's own
+ * code: there is one only where memcheck called the C library and the C
+ * library allocated (the program's pthread_create, through
+ * threadstart.c's wrapper, allocates the new thread's DTV in ld.so:
+ * tests/prog/plain_dtv_running; a program's signal handler that
+ * allocates runs under signals.c's trampoline, which marks nothing, and
+ * keeps that frame).  Bare, and under
+ * valgrind, no such frame lies between the C library and the program,
+ * and a user's suppression that names the frames as valgrind shows
+ * them (fun:pthread_create@@GLIBC_2.34, then fun:main) missed the
+ * stack.  The stack keeps the hash of the walk that found it, so that
+ * the walk finds it again: the index's lookup compares its frames with
+ * the walk's as bare's (bare_eq) where they differ in depth alone.
+ * f's frames into out, those in libmemcheck's code left out; how many
+ * (no range, mc_text_len 0, where libmemcheck.a is linked into the
+ * program: its frames are the program's there).  Run only where the
+ * thread is inside such a call (mc_self.own_frames: threadstart.c),
+ * out of line (group 7): a compare a frame of every stack stored was
+ * +9.2 M instructions of tree_bench 200000's 282 M (callgrind: each
+ * stack looked up or stored); this way +0.4 M (doc/costs.md). */
+static __attribute__((noinline)) int frames_as_bare(uintptr_t *out, const uintptr_t *f, int n)
+{
+	uintptr_t lo = mc_text_lo, len = mc_text_len;
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		if (f[i] - lo >= len)
+			out[m++] = f[i];
+	return m;
+}
+
+/* Are the d frames e the n frames f less those in libmemcheck's own
+ * code (d < n: a stored stack's, whose walk was f)?  Asked where an
+ * index key matched and the depth did not: rare, out of line (group 7). */
+static __attribute__((noinline)) bool bare_eq(const uintptr_t *e, uint32_t d,
+					      const uintptr_t *f, int n)
+{
+	uint32_t k = 0;
+	for (int i = 0; i < n; i++)
+		if (f[i] - mc_text_lo >= mc_text_len && (k >= d || e[k++] != f[i]))
+			return false;
+	return k == d;
+}
+
 /* The stored stack of the n frames f, whose index key is key, in table
  * t, from its probe's slot i: each slot of the key is a candidate, its
  * entry compared. */
@@ -472,8 +515,10 @@ static __attribute__((noinline)) uint32_t lookup_from(const struct walked_index 
 			continue;
 		uint32_t id = (uint32_t)atomic_load_explicit(&t->s[i].val, memory_order_relaxed);
 		struct entry *e = entry_of(id);
-		if (e->depth == (uint32_t)n && idx_key(e->hash) == key &&
-		    mc_words_eq(e->frames, f, (size_t)n))
+		if (idx_key(e->hash) != key)
+			continue;
+		if (e->depth == (uint32_t)n ? mc_words_eq(e->frames, f, (size_t)n) :
+		    e->depth < (uint32_t)n && bare_eq(e->frames, e->depth, f, n))
 			return id;
 	}
 }
@@ -668,7 +713,10 @@ static inline __attribute__((always_inline)) uint32_t intern(uint64_t h, const u
 			struct entry *e = entry_at(unit);
 			e->hash = h;
 			e->depth = (uint32_t)n;
-			memcpy(e->frames, f, (size_t)n * sizeof *f);
+			if (unlikely(mc_self.own_frames))
+				e->depth = (uint32_t)frames_as_bare(e->frames, f, n);
+			else
+				memcpy(e->frames, f, (size_t)n * sizeof *f);
 			/* the site's unit, then the id, then the slot: a reader
 			 * that finds the slot finds the entry */
 			__atomic_store_n(&mc_site_of(id)->unit, unit, __ATOMIC_RELEASE);

@@ -1114,6 +1114,10 @@ struct mc_thread {
 	uint32_t stop_owed, stop_put_off;
 	int table_wait;              /* blocks.c: waiting to enter a shard,
 				      * before any change to the table */
+	int own_frames;              /* threadstart.c: inside the C library's
+				      * pthread_create from memcheck's, whose
+				      * frame lies under what it allocates
+				      * (depot.c stores the stack without it) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -2910,6 +2914,8 @@ size_t mc_supp_others(const struct mc_supps *s);  /* other entries */
  * with a leak kind never them. */
 size_t mc_supp_pools(const struct mc_supps *s);
 #define MC_SUPP_POOL 4
+/* Entry i's "# freeres:" marks: MC_FREERES_CXX, MC_FREERES_LIBC. */
+unsigned mc_supp_freeres(const struct mc_supps *s, size_t i);
 /* Entry i's name, and the file and line of its '{'. */
 const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line);
 /* The frames of one stack, inlined calls expanded, innermost first:
@@ -3036,6 +3042,8 @@ struct mc_supp_report {
 	size_t nmemo;
 	unsigned done;                  /* kinds matched so far (1 << enum mc_kind) */
 	bool at_exit;                   /* the process ends next: nothing unmapped */
+	size_t freed_errors;            /* records of valgrind's error kinds counted
+					 * freed, not suppressed (supp_region.c) */
 	char violation[256];            /* a file that did not parse, or "" */
 };
 /* The kinds whose records make violations (region.c: definitely and
@@ -3111,6 +3119,8 @@ void mc_vgtext_after_fork_child(void);
 /* The process region's loss records before the suppressions take any
  * (region.c): valgrind numbers its records over all of them. */
 void mc_vgtext_records(const struct mc_leak *g, size_t n);
+/* One of them counted freed (supp_region.c): numbered with none. */
+void mc_vgtext_record_freed(const struct mc_leak *l);
 /* The process region's blocks that valgrind's heuristics reached, bytes
  * and blocks by heuristic (mc_scan_heuristics; NULL: none), which its
  * LEAK SUMMARY counts apart. */

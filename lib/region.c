@@ -699,8 +699,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			add_violation(&res, "%s", supp.violation);
 	}
 	mc_report_last_leak(res.pass || vg, groups, acc.n);
-	size_t errors_suppressed =
-		mc_opt.valgrind_text ? errors_before - mc_vgtext_error_groups(groups, acc.n) : 0;
+	size_t errors_suppressed = mc_opt.valgrind_text ? errors_before - supp.freed_errors -
+							  mc_vgtext_error_groups(groups, acc.n) : 0;
 
 	struct mc_region_report rr = {
 		.r = &res,

@@ -83,6 +83,7 @@ struct mc_supp {
 	int line;                 /* of its '{' */
 	uint8_t kinds;            /* 1 << enum mc_kind */
 	uint8_t nanchors;
+	uint8_t freeres;          /* its "# freeres:" marks (mc_supp_freeres) */
 	uint32_t dots;            /* bit p: frame p is '...' (the automaton's) */
 	uint8_t anchor[ANCHORS];  /* indexes into frames */
 	uint32_t anchor_hash[ANCHORS];
@@ -189,6 +190,11 @@ size_t mc_supp_pools(const struct mc_supps *s)
 size_t mc_supp_others(const struct mc_supps *s)
 {
 	return s ? s->other : 0;
+}
+
+unsigned mc_supp_freeres(const struct mc_supps *s, size_t i)
+{
+	return s->v[i].freeres;
 }
 
 const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line)
@@ -473,6 +479,16 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 	}
 	if (!keep)
 		return true;
+	/* A versioned symbol ("pthread_create@@GLIBC_2.34"), as valgrind
+	 * names the C library's default version of a symbol it has two of
+	 * (its --gen-suppressions entries, and the suppressions users copy
+	 * from them): memcheck names the C library's functions from its
+	 * dynamic symbols, whose versions are apart from the names, so the
+	 * name alone (tests/test_valgrind.c, running_threads_dtvs_as_valgrinds) */
+	const char *at = f->kind == SF_FUN ? memchr(line, '@', len) : NULL;
+	if (at && at > line && !memchr(line, '*', len) && !memchr(line, '?', len) &&
+	    !memchr(line, '\\', len))
+		len = (size_t)(at - line);
 	f->pat = arena_str(s, line, len);
 	char lit[128];
 	_Static_assert(sizeof lit <= UINT8_MAX, "a literal run's length fits litlen");
@@ -669,6 +685,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		return false;
 	}
 	s->pools += pool;
+	e.freeres = (uint8_t)(r->freeres & (MC_FREERES_CXX | MC_FREERES_LIBC));
 	set_anchors(&e);
 	for (int p = 0; p < e.nframes; p++)
 		e.dots |= (uint32_t)(frames[p].kind == SF_DOTS) << p;
@@ -856,7 +873,7 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
  * this build's own (the cache's directory is named by memcheck's build
  * ID); the header's sizes check it all the same. */
 #define IMG_MAGIC 0x49534d4dU        /* "MMSI" */
-#define IMG_VERSION 1
+#define IMG_VERSION 3 /* 2: versioned names without the version; 3: an entry's freeres marks */
 #define IMG_NONE UINT64_MAX          /* a NULL lit */
 
 struct img_hdr {

@@ -439,10 +439,8 @@ void mc_vgtext_records(const struct mc_leak *g, size_t n)
 	all_records.n = n;
 }
 
-/* A record's number and the records' count, valgrind's: from
- * all_records where it holds the record, else its place i in the
- * listed ones. */
-static size_t record_number(const struct mc_leak *l, size_t i, size_t listed, size_t *of)
+/* Where all_records holds record l, or all_records.n. */
+static size_t record_at(const struct mc_leak *l)
 {
 	struct mc_leak key = *l;
 	key.kind &= 3;
@@ -450,14 +448,38 @@ static size_t record_number(const struct mc_leak *l, size_t i, size_t listed, si
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		int c = vg_cmp(&all_records.v[mid], &key);
-		if (c == 0) {
-			*of = all_records.n;
-			return mid + 1;
-		}
+		if (c == 0)
+			return mid;
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	return all_records.n;
+}
+
+/* Record l's blocks counted freed (supp_region.c: what a freeres
+ * function valgrind runs would have freed): no loss record of
+ * valgrind's, numbered with none. */
+void mc_vgtext_record_freed(const struct mc_leak *l)
+{
+	size_t at = record_at(l);
+	if (at == all_records.n)
+		return;
+	memmove(&all_records.v[at], &all_records.v[at + 1],
+		(all_records.n - at - 1) * sizeof *all_records.v);
+	all_records.n--;
+}
+
+/* A record's number and the records' count, valgrind's: from
+ * all_records where it holds the record, else its place i in the
+ * listed ones. */
+static size_t record_number(const struct mc_leak *l, size_t i, size_t listed, size_t *of)
+{
+	size_t at = record_at(l);
+	if (at < all_records.n) {
+		*of = all_records.n;
+		return at + 1;
 	}
 	*of = listed;
 	return i + 1;

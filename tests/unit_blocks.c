@@ -22,6 +22,9 @@
 /* Tracking: mc_blocks_init makes a table only then (count_only_no_table). */
 struct mc_options mc_opt = { .track = true };
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
+/* forward.c's too: libmemcheck's own code, none here (depot.c stores
+ * a stack without its frames) */
+uintptr_t mc_text_lo, mc_text_len;
 /* forward.c's too: no scan here puts a thread's stop off (threads.c) */
 void mc_guard_stop_owed(void)
 {

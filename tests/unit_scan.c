@@ -23,6 +23,9 @@ static char qname[4096];
 
 /* the block table is made; the cliques' credit kept (valgrind's text) */
 struct mc_options mc_opt = { .track = true, .valgrind_text = MC_VGTEXT_FULL };
+/* forward.c's: libmemcheck's own code, none here (depot.c stores a
+ * stack without its frames) */
+uintptr_t mc_text_lo, mc_text_len;
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
 
 /* account.c and forward.c are not linked: no thread counts here, and
