@@ -785,6 +785,10 @@ struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
 		if (n == 0)
 			break;
 		mc_buf_put(&text, chunk, (size_t)n);
+		/* its memory short: out of memory below, not a read that
+		 * never ends (/dev/zero: the length stays where it was) */
+		if (text.oom)
+			break;
 		if (text.len > MAX_FILE) {
 			fail(&P, "larger than %u MiB: not a budget file?", MAX_FILE >> 20);
 			break;

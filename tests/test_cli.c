@@ -400,6 +400,17 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("Debian package libmimalloc2.0", "Debian package libjemalloc2",
 			"Debian package libtcmalloc-minimal4", "Debian package libgoogle-perftools4",
 			"skipping mimalloc is not installed") },
+	/* hostile input (harden41's sweep of every MEMCHECK_* variable):
+	 * a budget file that never ends, read by the library at start-up,
+	 * kept the program from starting at all (killed after the run's
+	 * time on main before session 41); now said, with the file's name
+	 * and what was wrong, every region failed as with any bad budget,
+	 * the program's output and work as bare, under every allocator */
+	{ "MEMCHECK_BUDGET a device that never ends: said, the program runs",
+	  .run = { .prog = "cli_prog", .args = H_LIST("out", "pass"), .flags = H_PRELOAD | H_EXITCODE,
+		   .env = H_LIST("MEMCHECK_BUDGET=/dev/zero") },
+	  .exit = 23, .stdout_is = "hello stdout\n",
+	  .err = H_LIST("hello stderr", "MEMCHECK_BUDGET: /dev/zero: larger than 16 MiB: not a budget file?") },
 	/* a missing baseline cannot be skipped */
 	{ "missing baseline", RUN("--baseline", "mimalloc"), ARGS("pass"), .exit = 2,
 	  .setup = no_allocator_installed, .err = H_LIST("libmimalloc2.0") },
