@@ -766,11 +766,15 @@ struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
 	struct parser P = { .name = path ? path : "budget", .err = err, .errlen = errlen };
 	if (errlen)
 		err[0] = 0;
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	/* a FIFO without a writer: opened at once, not waited for (the
+	 * program would hang at its first region's end), and read as
+	 * empty; the reads then wait for a pipe's writer as before */
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
 	if (fd < 0) {
 		fail(&P, "cannot open: %s", path ? strerror(errno) : "no file name");
 		return NULL;
 	}
+	fcntl(fd, F_SETFL, 0);
 	/* Read, not fstat+mmap: the file may be a pipe (<(...)). */
 	struct mc_buf text = { 0 };
 	char chunk[4096];

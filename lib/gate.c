@@ -336,7 +336,11 @@ bool mc_gate_budget_names_rss(void)
 static __attribute__((noinline)) bool budget_file_names_rss(const char *path)
 {
 	int saved = errno;
-	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	/* never waiting for a FIFO's writer; read with pread, which
+	 * refuses a pipe (ESPIPE: says yes) instead of taking its bytes,
+	 * which budget.c's load would then miss (a <(...) budget had no
+	 * rule before session 41) */
+	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 	if (fd < 0) {
 		errno = saved;
 		return true;
@@ -349,13 +353,12 @@ static __attribute__((noinline)) bool budget_file_names_rss(const char *path)
 	/* at most what budget.c loads: a file that never ends (/dev/zero,
 	 * a device) says yes, and budget.c says it is too large, where the
 	 * start-up read here went on for ever before session 41 */
-	unsigned long left = 16ul << 20;
-	while (!found && (got = mc_sys_read(fd, buf, sizeof buf)) > 0) {
-		if ((unsigned long)got > left) {
+	unsigned long at = 0;
+	while (!found && (got = mc_sys_pread(fd, buf, sizeof buf, (off_t)at)) > 0) {
+		if ((at += (unsigned long)got) > 16ul << 20) {
 			found = true;
 			break;
 		}
-		left -= (unsigned long)got;
 		for (long i = 0; i < got && !found; prev = buf[i++]) {
 			char c = buf[i];
 			if (comment) {
