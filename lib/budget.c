@@ -766,11 +766,15 @@ struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
 	struct parser P = { .name = path ? path : "budget", .err = err, .errlen = errlen };
 	if (errlen)
 		err[0] = 0;
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	/* a FIFO without a writer: opened at once, not waited for (the
+	 * program would hang at its first region's end), and read as
+	 * empty; the reads then wait for a pipe's writer as before */
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
 	if (fd < 0) {
 		fail(&P, "cannot open: %s", path ? strerror(errno) : "no file name");
 		return NULL;
 	}
+	fcntl(fd, F_SETFL, 0);
 	/* Read, not fstat+mmap: the file may be a pipe (<(...)). */
 	struct mc_buf text = { 0 };
 	char chunk[4096];
@@ -785,6 +789,10 @@ struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
 		if (n == 0)
 			break;
 		mc_buf_put(&text, chunk, (size_t)n);
+		/* its memory short: out of memory below, not a read that
+		 * never ends (/dev/zero: the length stays where it was) */
+		if (text.oom)
+			break;
 		if (text.len > MAX_FILE) {
 			fail(&P, "larger than %u MiB: not a budget file?", MAX_FILE >> 20);
 			break;

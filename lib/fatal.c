@@ -58,9 +58,11 @@
  *   allocation (account.c takes its slot then): a slot of a reservation
  *   made at the first thread, given back at the thread's end: one
  *   sigaltstack call there and one at the end, no mapping a thread
- *   (doc/costs.md, sessions 34, 36, 38, 39).  A thread that neither
- *   pthread_create nor thrd_create started and that never allocates
- *   has none.
+ *   (doc/costs.md, sessions 34, 36, 38, 39).  A thread ended by a raw
+ *   SYS_exit gives nothing back (no destructor runs): once every slot
+ *   is taken, those whose owner thread no longer exists are taken back
+ *   (session 41).  A thread that neither pthread_create nor
+ *   thrd_create started and that never allocates has none.
  * - A program's own SA_ONSTACK handler, where the program has no
  *   alternate stack of its own, runs on the interrupted stack bare; the
  *   kernel puts it on memcheck's.  So signals.c's trampoline, finding
@@ -186,6 +188,19 @@ static atomic_flag alt_chunk_lock = ATOMIC_FLAG_INIT;
 #define ALT_TAKEN 2
 static _Atomic unsigned char alt_state[ALT_SLOTS];
 static _Atomic int alt_owner_hi; /* the slots from it on never taken */
+/* Per slot, its owner: the taking thread's id in the low 32 bits (0
+ * while none is known), a count of its takings above it, so that a
+ * slot given back and taken again by a thread that got a dead owner's
+ * id is never mistaken for the dead owner's.  A thread that ends by a
+ * raw SYS_exit runs no destructor and keeps its slot: once no slot is
+ * free, those whose owner no longer exists are taken back
+ * (alt_reclaim). */
+static _Atomic uint64_t alt_who[ALT_SLOTS];
+/* alt_reclaim's backoff: after a pass that found no dead owner, the
+ * next pass waits for twice as many thread starts (a program with more
+ * than ALT_SLOTS threads alive pays ALT_SLOTS tgkill calls only at
+ * the 1st, 2nd, 4th, 8th... start past them, not at each). */
+static _Atomic unsigned alt_reclaim_wait, alt_reclaim_gap;
 static pthread_key_t alt_key;
 static bool alt_key_made;
 /* This thread's alternate stack of memcheck's (alt_base in the thread
@@ -508,6 +523,8 @@ static char *alt_chunk(int i)
 	return c;
 }
 
+static void alt_after_fork(int hi);
+
 /* life.c, in a forked child: the chunk lock free again.  A thread of
  * the parent that held it (its chunk's mmap, a few microseconds) is not
  * in the child, and the child's next thread would spin on it forever;
@@ -518,27 +535,112 @@ void mc_fatal_after_fork_child(void)
 {
 	atomic_flag_clear_explicit(&alt_chunk_lock, memory_order_relaxed);
 	int hi = atomic_load_explicit(&alt_owner_hi, memory_order_relaxed);
-	for (int i = 0; i < hi; i++)
-		if (!(alt_mine && alt_mine != alt_base && i == alt_slot))
-			atomic_fetch_and_explicit(&alt_state[i], ~ALT_TAKEN, memory_order_relaxed);
+	if (hi)
+		alt_after_fork(hi);
 }
 
-/* A free slot taken, or -1, the never-taken ones last.  (A thread that
- * ends without its destructors, by a raw SYS_exit, keeps its slot: one
- * fewer for the process, never one shared.) */
+/* The same for the slots, in the child of a process that had threads
+ * (out of line: a rare path). */
+static __attribute__((noinline)) void alt_after_fork(int hi)
+{
+	for (int i = 0; i < hi; i++) {
+		uint64_t w = atomic_load_explicit(&alt_who[i], memory_order_relaxed);
+		if (alt_mine && alt_mine != alt_base && i == alt_slot) {
+			/* the forking thread's, under the child's own id */
+			w = (w & ~(uint64_t)UINT32_MAX) | (uint32_t)mc_tid();
+			atomic_store_explicit(&alt_who[i], w, memory_order_relaxed);
+			continue;
+		}
+		atomic_store_explicit(&alt_who[i], w & ~(uint64_t)UINT32_MAX, memory_order_relaxed);
+		atomic_fetch_and_explicit(&alt_state[i], ~ALT_TAKEN, memory_order_relaxed);
+	}
+	atomic_store_explicit(&alt_reclaim_wait, 0, memory_order_relaxed);
+	atomic_store_explicit(&alt_reclaim_gap, 0, memory_order_relaxed);
+}
+
+/* Slot i's owner from now on: this thread (its id, one gettid a thread
+ * that never allocated before: account.c's slot asks it too). */
+static __attribute__((noinline)) int alt_own(int i)
+{
+	uint64_t w = atomic_load_explicit(&alt_who[i], memory_order_relaxed);
+	w = ((w >> 32) + 1) << 32 | (uint32_t)mc_tid();
+	atomic_store_explicit(&alt_who[i], w, memory_order_release);
+	return i;
+}
+
+/* Every slot is taken: the ones whose owner thread no longer exists
+ * (ended by a raw SYS_exit, which runs no destructor: tgkill's probe
+ * says ESRCH) given back; whether any was.  An owner that still exits,
+ * or whose id a new thread of the process got meanwhile, keeps its
+ * slot; a slot given back and taken again meanwhile changed its count
+ * and is left.  A rare path: none of this runs while a slot is free. */
+static bool alt_reclaim(int hi)
+{
+	unsigned wait = atomic_load_explicit(&alt_reclaim_wait, memory_order_relaxed);
+	if (wait) {
+		atomic_compare_exchange_strong(&alt_reclaim_wait, &wait, wait - 1);
+		return false;
+	}
+	pid_t pid = mc_pid(), me = mc_tid();
+	bool any = false;
+	int saved = errno;
+	for (int i = 0; i < hi; i++) {
+		uint64_t w = atomic_load_explicit(&alt_who[i], memory_order_acquire);
+		pid_t tid = (pid_t)(uint32_t)w;
+		if (tid <= 0 || tid == me || !(atomic_load(&alt_state[i]) & ALT_TAKEN))
+			continue;
+		if (syscall(SYS_tgkill, pid, tid, 0) == 0 || errno != ESRCH)
+			continue;
+		/* the owner's id cleared first: no other pass takes it back
+		 * again, and none takes the slot till it is free */
+		if (atomic_compare_exchange_strong(&alt_who[i], &w, w & ~(uint64_t)UINT32_MAX)) {
+			atomic_fetch_and(&alt_state[i], ~ALT_TAKEN);
+			any = true;
+		}
+	}
+	errno = saved;
+	unsigned gap = atomic_load_explicit(&alt_reclaim_gap, memory_order_relaxed);
+	gap = any ? 0 : gap ? (gap < (1u << 20) ? gap * 2 : gap) : 1;
+	atomic_store_explicit(&alt_reclaim_gap, gap, memory_order_relaxed);
+	atomic_store_explicit(&alt_reclaim_wait, gap, memory_order_relaxed);
+	return any;
+}
+
+/* Every slot taken: one of those alt_reclaim gave back, or -1. */
+static __attribute__((noinline)) int alt_take_back(void)
+{
+	if (!alt_reclaim(ALT_SLOTS))
+		return -1;
+	for (int i = 0; i < ALT_SLOTS; i++)
+		if (!(atomic_fetch_or(&alt_state[i], ALT_TAKEN) & ALT_TAKEN))
+			return alt_own(i);
+	return -1;
+}
+
+/* A free slot taken, or -1, the never-taken ones last, then the ones
+ * of threads that ended without giving theirs back (alt_take_back). */
 static int alt_take(void)
 {
 	int hi = atomic_load_explicit(&alt_owner_hi, memory_order_acquire);
 	for (int i = 0; i < hi; i++)
 		if (!(atomic_fetch_or(&alt_state[i], ALT_TAKEN) & ALT_TAKEN))
-			return i;
+			return alt_own(i);
 	while (hi < ALT_SLOTS) {
 		if (atomic_compare_exchange_weak(&alt_owner_hi, &hi, hi + 1)) {
 			atomic_fetch_or(&alt_state[hi], ALT_TAKEN);
-			return hi;
+			return alt_own(hi);
 		}
 	}
-	return -1;
+	return alt_take_back();
+}
+
+/* Slot i free again: its owner's id cleared first (alt_reclaim's
+ * probe skips it), its count kept. */
+static __attribute__((noinline)) void alt_give_back(int i)
+{
+	uint64_t w = atomic_load_explicit(&alt_who[i], memory_order_relaxed);
+	atomic_store_explicit(&alt_who[i], w & ~(uint64_t)UINT32_MAX, memory_order_relaxed);
+	atomic_fetch_and(&alt_state[i], ~ALT_TAKEN);
 }
 
 /* This thread's slot's alternate stack armed, where the main thread got
@@ -568,7 +670,7 @@ static bool alt_arm_here(void)
 		}
 		syscall(SYS_sigaltstack, &was, NULL); /* the thread's own */
 	}
-	atomic_fetch_and(&alt_state[idx], ~ALT_TAKEN);
+	alt_give_back(idx);
 	return false;
 }
 
@@ -621,7 +723,7 @@ void mc_fatal_thread_done(void)
 	if (syscall(SYS_sigaltstack, &off, &was) == 0 && !(was.ss_flags & SS_DISABLE) &&
 	    was.ss_sp != mine)
 		syscall(SYS_sigaltstack, &was, NULL);
-	atomic_fetch_and(&alt_state[alt_slot], ~ALT_TAKEN);
+	alt_give_back(alt_slot);
 	errno = saved;
 }
 

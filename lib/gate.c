@@ -393,12 +393,23 @@ static bool names_rss(const char *s, size_t n)
  * calls).  Its words are read through a buffer on the stack, nothing
  * mapped or parsed (the file is loaded at the first region's end, as
  * before); a file that cannot be read says yes, as every budget did. */
+static __attribute__((noinline)) bool budget_file_names_rss(const char *path);
+
 bool mc_gate_budget_names_rss(void)
 {
-	if (!mc_opt.budget)
-		return false;
+	return mc_opt.budget && budget_file_names_rss(mc_opt.budget);
+}
+
+/* Its read, out of line with the budget's own load (a process without
+ * a budget never runs it). */
+static __attribute__((noinline)) bool budget_file_names_rss(const char *path)
+{
 	int saved = errno;
-	int fd = mc_sys_open(mc_opt.budget, O_RDONLY | O_CLOEXEC, 0);
+	/* never waiting for a FIFO's writer; read with pread, which
+	 * refuses a pipe (ESPIPE: says yes) instead of taking its bytes,
+	 * which budget.c's load would then miss (a <(...) budget had no
+	 * rule before session 41) */
+	int fd = mc_sys_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
 	if (fd < 0) {
 		errno = saved;
 		return true;
@@ -408,7 +419,15 @@ bool mc_gate_budget_names_rss(void)
 	bool long_word = false, found = false, comment = false;
 	char prev = '\n';
 	long got;
-	while (!found && (got = mc_sys_read(fd, buf, sizeof buf)) > 0) {
+	/* at most what budget.c loads: a file that never ends (/dev/zero,
+	 * a device) says yes, and budget.c says it is too large, where the
+	 * start-up read here went on for ever before session 41 */
+	unsigned long at = 0;
+	while (!found && (got = mc_sys_pread(fd, buf, sizeof buf, (off_t)at)) > 0) {
+		if ((at += (unsigned long)got) > 16ul << 20) {
+			found = true;
+			break;
+		}
 		for (long i = 0; i < got && !found; prev = buf[i++]) {
 			char c = buf[i];
 			if (comment) {

@@ -805,7 +805,8 @@ static size_t read_regular(int fd, struct mc_supp_io *io, bool *big, bool *oom)
 bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io,
 		     char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused below, not waited for */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || (!io->regular && fstat(fd, &st) != 0)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

@@ -400,6 +400,17 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("Debian package libmimalloc2.0", "Debian package libjemalloc2",
 			"Debian package libtcmalloc-minimal4", "Debian package libgoogle-perftools4",
 			"skipping mimalloc is not installed") },
+	/* hostile input (harden41's sweep of every MEMCHECK_* variable):
+	 * a budget file that never ends, read by the library at start-up,
+	 * kept the program from starting at all (killed after the run's
+	 * time on main before session 41); now said, with the file's name
+	 * and what was wrong, every region failed as with any bad budget,
+	 * the program's output and work as bare, under every allocator */
+	{ "MEMCHECK_BUDGET a device that never ends: said, the program runs",
+	  .run = { .prog = "cli_prog", .args = H_LIST("out", "pass"), .flags = H_PRELOAD | H_EXITCODE,
+		   .env = H_LIST("MEMCHECK_BUDGET=/dev/zero") },
+	  .exit = 23, .stdout_is = "hello stdout\n",
+	  .err = H_LIST("hello stderr", "MEMCHECK_BUDGET: /dev/zero: larger than 16 MiB: not a budget file?") },
 	/* a missing baseline cannot be skipped */
 	{ "missing baseline", RUN("--baseline", "mimalloc"), ARGS("pass"), .exit = 2,
 	  .setup = no_allocator_installed, .err = H_LIST("libmimalloc2.0") },
@@ -752,6 +763,49 @@ START_TEST(relative_budget)
 }
 END_TEST
 
+/* Budgets that are not regular files, read by the library (harden41's
+ * sweep): one given as a pipe (a shell's <(...), here /dev/stdin) had
+ * its bytes taken by the start-up look for an RSS key, and the region
+ * passed with no rule at all before session 41; a FIFO nobody writes
+ * kept the program from starting (open waited for a writer); a
+ * suppression file that is such a FIFO, the same.  Each allocator. */
+START_TEST(budget_not_a_regular_file)
+{
+	const char *fifo = h_tmppath("fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		if (!h_allocator(i, NULL))
+			continue;
+		struct h_res x;
+		H_EXEC(&x, .prog = "/bin/sh", .alloc = i, .flags = H_PRELOAD | H_EXITCODE,
+		       .args = H_LIST("-c", h_env("printf '[alloc_free]\\npeak_live_bytes <= 1\\n' | "
+						 "MEMCHECK_BUDGET=/dev/stdin exec %s pass",
+						 prog())));
+		const struct h_json *rec = NULL;
+		for (size_t k = 0; k < x.rep.n; k++)
+			if (strcmp(h_str(x.rep.rec[k], "name"), "alloc_free") == 0)
+				rec = x.rep.rec[k];
+		ck_assert_msg(rec && strcmp(h_str(rec, "verdict"), "fail") == 0,
+			      "%s: the budget read from a pipe did not fail alloc_free; stderr:\n%s",
+			      x.label, x.r.err);
+		h_res_free(&x);
+		H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
+		       .flags = H_PRELOAD | H_EXITCODE, .env = H_LIST(h_env("MEMCHECK_BUDGET=%s", fifo)));
+		h_expect_exit(&x, 0);
+		ck_assert_str_eq(x.r.out, "hello stdout\n");
+		h_res_free(&x);
+		H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
+		       .flags = H_PRELOAD | H_EXITCODE,
+		       .env = H_LIST(h_env("MEMCHECK_SUPPRESSIONS=%s", fifo)));
+		h_expect_exit(&x, 23);
+		ck_assert_str_eq(x.r.out, "hello stdout\n");
+		EXPECT_HAS(x.r.err, h_env("suppressions not read: %s: not a regular file", fifo),
+			   "a FIFO as suppressions");
+		h_res_free(&x);
+	}
+}
+END_TEST
+
 START_TEST(junit_structure)
 {
 	const char *j = h_tmppath("junit.xml");
@@ -886,6 +940,7 @@ int main(void)
 	tcase_add_test(tc, report_then_gate_agree);
 	tcase_add_test(tc, relative_budget);
 	tcase_add_test(tc, junit_structure);
+	tcase_add_test(tc, budget_not_a_regular_file);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
 	return h_run_suite(NULL);

@@ -108,6 +108,12 @@ static const struct h_case cases[] = {
 	 * session 40) */
 	{ "a stack overflow in a thrd_create thread that never allocates", WAIT("overflow-c11"),
 	  .out = H_LIST("overflow-c11: signal 11 core") },
+	/* after 1,100 threads ended by a raw SYS_exit, which give no
+	 * alternate stack back: the dead threads' taken back once every
+	 * one of memcheck's 1,024 is taken (no record on main before
+	 * session 41: the thread had none) */
+	{ "a stack overflow after 1,100 threads ended by a raw SYS_exit", WAIT("overflow-rawexit"),
+	  .out = H_LIST("overflow-rawexit: signal 11 core") },
 	/* the program's SA_ONSTACK handler, with no alternate stack of
 	 * its own, runs on the interrupted stack as bare (on memcheck's
 	 * before session 35); memcheck's is there again for the overflow
@@ -252,8 +258,8 @@ static const struct h_case other_cases[] = {
 	  .err = H_LIST("cannot write to MEMCHECK_LOG=", "File too large; writing to standard error",
 			"memcheck-region-1", "fun:lose_small") },
 	/* threads that end by a raw SYS_exit keep their alternate stacks
-	 * (no destructor runs): past memcheck's 1,024 the others start
-	 * without one (an overflow there loses the record), and run as bare */
+	 * (no destructor runs) till memcheck's 1,024 are all taken, then
+	 * the dead ones are taken back: the program runs as bare */
 	{ "1,100 threads ended by a raw SYS_exit, then one more: as bare",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("rawexit"), .flags = H_PRELOAD },
 	  .out = H_LIST("threads 1100, last 7"), .check = view_as_bare },

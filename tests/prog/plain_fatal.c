@@ -59,6 +59,9 @@
  *              end by a raw SYS_exit (no destructor runs: memcheck's
  *              alternate stacks, 1,024, are not given back); then one
  *              that returns 7: prints "threads 1100, last 7"
+ *   overflow-rawexit  the same 1,100 threads, then a stack overflow
+ *              in a thread that never allocates: past memcheck's 1,024
+ *              alternate stacks, the dead threads' must be taken back
  *   overflow-own  the same with an alternate stack of its own set up
  *              and SA_ONSTACK handler that prints its stack and _exits 5
  *   onstack    a SA_ONSTACK handler of its own, no alternate stack of
@@ -891,6 +894,15 @@ int main(int argc, char **argv)
 			return 3;
 		printf("threads %d, last %d\n", n, (int)(intptr_t)r);
 		return 0;
+	} else if (strcmp(what, "overflow-rawexit") == 0) {
+		pthread_t t;
+		void *r;
+		for (int n = 0; n < 1100; n++)
+			if (pthread_create(&t, NULL, raw_exit, NULL) != 0 || pthread_join(t, NULL) != 0)
+				return 3;
+		pthread_create(&t, NULL, overflow_quiet, NULL);
+		pthread_join(t, &r);
+		return (int)(intptr_t)r;
 	} else if (strcmp(what, "overflow-own") == 0) {
 		static char own[65536];
 		stack_t ss = { .ss_sp = own, .ss_size = sizeof own, .ss_flags = 0 };
