@@ -75,13 +75,14 @@ EARLY="objects.o:.bss.nfork_objects seccomp.o:.bss.nfilters textout.o:.bss.err_k
 # 1 and 5, suite_test 1 with a JSON report; every load and store in
 # libmemcheck's .bss listed by valgrind --tool=lackey --trace-mem=yes,
 # the library built with RUNNING_ON_VALGRIND 0) touched 188-200
-# sections, 21.7 KiB in all; these 25 of 256 bytes or more (27 KiB:
+# sections, 21.7 KiB in all; these 24 of 256 bytes or more (26 KiB:
 # budgets, timelines, threads' alternate stacks, valgrind's text,
 # sandboxes, the allocator's heaps, symbolization without a cache, a
-# thread's held blocks, the exit's given-back pieces) none of them
-# touched.  Among the others they spread the small variables over 13
-# pages, each populated and each touched (perf trace -F all with the
-# populate off: a store in every one of them); without them 6 pages.
+# thread's held blocks) none of them touched (lackey also listed
+# ownmap.c's tail_pieces, which a measured exit does touch: perf trace
+# -F all, so it stays).  Among the others they spread the small
+# variables over 13 pages, each populated and each touched (perf trace
+# -F all with the populate off: a store in every one); now 7.
 # On these guests a 4 KiB page's first store costs the hypervisor's
 # fault even after the populate (7-34 us by the load, doc/costs.md
 # 2026-12-06 short41), so pages, not bytes, are what a short process

@@ -571,7 +571,7 @@ END_TEST
  * these guests every 4 KiB page a process first stores to costs the
  * hypervisor's fault even after the populate (7-34 us by the load), so
  * the run's pages are what a short process pays.  Of the 51 KiB of
- * small variables on main at 80c127f, 27 KiB in 25 arrays of 256 bytes
+ * small variables on main at 80c127f, 26 KiB in 24 arrays of 256 bytes
  * or more were ones no default short process touches (budgets,
  * timelines, alternate stacks, valgrind's text, ...): laid among the
  * others they spread the run over 13 pages, each touched.
