@@ -7,9 +7,11 @@
 # this project runs on.  In link order, the ~170 small variables of the
 # library (locks, counters, pointers: 15 KiB in all) sat between fifteen
 # arrays of 4 KiB to 256 KiB (1 MiB in all), and a measured process
-# touched about sixteen pages of .bss for them.  Together they fill four
+# touched about sixteen pages of .bss for them.  Together they filled four
 # pages, which footprint.c populates in one call at start-up
 # (mc_bss_small_lo, the end of the large arrays, marks where they begin).
+# They have grown since (51 KiB by session 41); those no default short
+# process touches now lie with the large arrays (COLD, below).
 #
 # The objects are built with -fdata-sections, so each variable is a
 # section of its own; a section of 4 KiB or more is a large one.  The
@@ -65,6 +67,28 @@
 # operator new or delete that tcmalloc makes through memcheck's reads
 # them (next_of), a page of its own under tcmalloc until session 40.
 EARLY="objects.o:.bss.nfork_objects seccomp.o:.bss.nfilters textout.o:.bss.err_known life.o:.bss.deferred life.o:.bss.watching rlimits.o:.bss.any_set cxxnew.o:.bss.next_fn cxxnew.o:.bss.resolved cxxnew.o:.bss.alloc_base cxxnew.o:.bss.slow_all mappings.o:.bss.alloc.0 mappings.o:.bss.lock"
+# Small variables no default short process touches, laid out with the
+# large arrays (not populated; a process that does touch one faults its
+# page in, as it does a large array's).  Of the 51 KiB of small
+# variables (415 sections) in 80c127f's library, the four default short
+# processes measured (a measured /bin/date that leaks, bench/suite_test
+# 1 and 5, suite_test 1 with a JSON report; every load and store in
+# libmemcheck's .bss listed by valgrind --tool=lackey --trace-mem=yes,
+# the library built with RUNNING_ON_VALGRIND 0) touched 188-200
+# sections, 21.7 KiB in all; these 24 of 256 bytes or more (26 KiB:
+# budgets, timelines, threads' alternate stacks, valgrind's text,
+# sandboxes, the allocator's heaps, symbolization without a cache, a
+# thread's held blocks) none of them touched (lackey also listed
+# ownmap.c's tail_pieces, which a measured exit does touch: perf trace
+# -F all, so it stays).  Among the others they spread the small
+# variables over 13 pages, each populated and each touched (perf trace
+# -F all with the populate off: a store in every one); now 7.
+# On these guests a 4 KiB page's first store costs the hypervisor's
+# fault even after the populate (7-34 us by the load, doc/costs.md
+# 2026-12-06 short41), so pages, not bytes, are what a short process
+# pays.  Found again by the same lackey run where the code changes; a
+# name that is gone matches nothing.
+COLD="objects.o:.bss.fork_chain blocks.o:.bss.held.0 blocks.o:.bss.odd allocator.o:.bss.name_buf allocator.o:.bss.heaps symdw.o:.bss.dw symstr.o:.bss.dstr_slot symscopes.o:.bss.fn_scopes symscopes.o:.bss.unit_fns symkeys.o:.bss.any_memo report.o:.bss.shown.2 report.o:.bss.site.3 gate.o:.bss.budget_error sandbox.o:.bss.kept seccomp.o:.bss.filters mappings.o:.bss.queue ownheap.o:.bss.extents ownheap.o:.bss.free_list timeline.o:.bss.lines fatal.o:.bss.alt_state fatal.o:.bss.alt_chunks vgtext.o:.bss.contexts vgxml.o:.bss.ctx_count vgxml.o:.bss.ctx_unique"
 RUN_BEFORE="blocks.o:.bss.mc_shards"
 RUN_AFTER="vgmode.o:.bss.vg_regions region.o:.bss.regions"
 set -e
@@ -86,7 +110,7 @@ for s in $EARLY; do
 done
 echo "  }"
 echo "  .mc_large_bss : {"
-readelf -SW "$@" | awk -v skip="$EARLY $RUN_BEFORE $RUN_AFTER" '
+readelf -SW "$@" | awk -v skip="$EARLY $COLD $RUN_BEFORE $RUN_AFTER" '
 BEGIN {
 	n = split(skip, named, " ")
 	for (i = 1; i <= n; i++)
@@ -109,6 +133,10 @@ function hex(s,   i, v) {
 	if ($2 == "NOBITS" && hex($5) >= 4096 && !((file ":" $1) in placed))
 		printf "    *%s(%s)\n", file, $1
 }'
+# the cold small variables after the large arrays, below the run
+for s in $COLD; do
+	echo "    *${s%%:*}(${s#*:})"
+done
 echo "    HIDDEN(mc_bss_run_lo = .);"
 for s in $RUN_BEFORE; do
 	echo "    *${s%%:*}(${s#*:})"
