@@ -391,7 +391,14 @@ H_CHECK(peak_as_its_own)
  * -4/+8/0/-4, main's library and the branch's alike.  rss_end, taken
  * at memcheck's destructor until session 40, read -128/-132 under
  * jemalloc and tcmalloc against the very end (their exit code's
- * pages), which main at 1d0142c fails here. */
+ * pages), which main at 1d0142c fails here.  Session 41's merge: bare
+ * 16,128 or 16,256 KiB (the median of three bare runs takes the
+ * majority), memcheck 15,996 or 16,124 (main's library 16,092 in ten
+ * runs, the branches' 16,020 to 16,168): one run of each in opposite
+ * modes is 260 KiB apart, so under jemalloc the peak's tolerance has
+ * the arena's 128 KiB step added (with MALLOC_CONF=narenas:1 both runs
+ * are steady: bare 16,056, memcheck 16,192-16,200, main alike). */
+#define THREADS_ARENA_STEP_KIB 128
 H_CHECK(threads_as_its_own)
 {
 	struct own o = bare_figures(x, c);
@@ -399,7 +406,10 @@ H_CHECK(threads_as_its_own)
 	printf("test_rss_self: %s: bare at exit %lld, peak %lld; memcheck end %lld, peak %lld KiB\n",
 	       x->label, o.exit_rss, o.exit_hwm, f.end, f.peak);
 	expect_within(x, "rss_end", f.end, o.exit_rss, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
-	expect_near(x, "peak_rss", f.peak, o.exit_hwm, TOLERANCE_C_KIB);
+	const char *so = h_allocators[x->alloc].soname;
+	bool arenas = so && strstr(so, "jemalloc");
+	expect_near(x, "peak_rss", f.peak, o.exit_hwm,
+		    TOLERANCE_C_KIB + (arenas ? THREADS_ARENA_STEP_KIB : 0));
 }
 
 /* The peak before a heap error's report is kept: the report is a window
