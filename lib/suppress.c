@@ -479,16 +479,6 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 	}
 	if (!keep)
 		return true;
-	/* A versioned symbol ("pthread_create@@GLIBC_2.34"), as valgrind
-	 * names the C library's default version of a symbol it has two of
-	 * (its --gen-suppressions entries, and the suppressions users copy
-	 * from them): memcheck names the C library's functions from its
-	 * dynamic symbols, whose versions are apart from the names, so the
-	 * name alone (tests/test_valgrind.c, running_threads_dtvs_as_valgrinds) */
-	const char *at = f->kind == SF_FUN ? memchr(line, '@', len) : NULL;
-	if (at && at > line && !memchr(line, '*', len) && !memchr(line, '?', len) &&
-	    !memchr(line, '\\', len))
-		len = (size_t)(at - line);
 	f->pat = arena_str(s, line, len);
 	char lit[128];
 	_Static_assert(sizeof lit <= UINT8_MAX, "a literal run's length fits litlen");
@@ -500,6 +490,11 @@ static bool parse_frame(struct reader *r, struct mc_supps *s, struct supp_frame 
 	size_t n = 0;
 	if (f->plain) {
 		n = len < sizeof lit ? len : sizeof lit;
+		/* a versioned name's run is the name before the '@', which
+		 * both names it matches hold (match_versioned_plain) */
+		const char *at = f->kind == SF_FUN ? memchr(f->pat, '@', n) : NULL;
+		if (at && at > f->pat)
+			n = (size_t)(at - f->pat);
 		f->lit = f->pat;
 		f->litlen = (uint8_t)n;
 	} else if (f->pat && (n = literal_run(f->pat, lit, sizeof lit))) {
@@ -538,7 +533,9 @@ static void set_anchors(struct mc_supp *e)
 {
 	for (int p = 0; p < e->nframes && e->nanchors < ANCHORS; p++) {
 		const struct supp_frame *f = &e->frames[p];
-		if (f->kind != SF_FUN || !f->plain)
+		/* a versioned name matches two names (match_versioned_plain):
+		 * no one name's hash to look for */
+		if (f->kind != SF_FUN || !f->plain || strchr(f->pat, '@'))
 			continue;
 		size_t n = strlen(f->pat);
 		if (alloc_fn_n(f->pat, n))
@@ -874,7 +871,7 @@ bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen
  * this build's own (the cache's directory is named by memcheck's build
  * ID); the header's sizes check it all the same. */
 #define IMG_MAGIC 0x49534d4dU        /* "MMSI" */
-#define IMG_VERSION 3 /* 2: versioned names without the version; 3: an entry's freeres marks */
+#define IMG_VERSION 3 /* 2 (never on main): versioned names cut; 3: an entry's freeres marks */
 #define IMG_NONE UINT64_MAX          /* a NULL lit */
 
 struct img_hdr {
@@ -1216,6 +1213,25 @@ static bool match_clone_plain(const char *pat, const char *name)
 	       match_clone(pat, name);
 }
 
+/* A versioned symbol ("pthread_create@@GLIBC_2.34"), as valgrind names
+ * the C library's default version of a symbol it has two of (its
+ * --gen-suppressions entries, and the suppressions users copy from
+ * them), for a pattern without wildcards: memcheck names the C
+ * library's functions from its dynamic symbols, whose versions are
+ * apart from the names, so the name before the '@' is the function's
+ * (tests/test_valgrind.c, running_threads_dtvs_as_valgrinds).  The
+ * pattern is kept whole: a frame whose own name holds an '@' is
+ * matched by the whole name, as memcheck's generated entry writes it
+ * (fuzz/fuzz_supp.c's round trip). */
+static bool match_versioned_plain(const char *pat, const char *name)
+{
+	const char *at = strchr(pat, '@');
+	if (!at || at == pat || strchr(name, '@'))
+		return false;
+	size_t n = (size_t)(at - pat);
+	return strncmp(pat, name, n) == 0 && name[n] == 0;
+}
+
 /* Does s hold p's longest plain run, as every string p matches does?
  * Asked only of a pattern that starts with '*', whose glob tries every
  * position of s (/bin/date's exit: 0.75 M instructions of globs); one
@@ -1240,7 +1256,9 @@ static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
 			return strcmp(p->pat, f->linkage[0] ? f->linkage : f->function) == 0 ||
 			       (strcmp(f->linkage, f->function) != 0 &&
 				strcmp(p->pat, f->function) == 0) ||
-			       match_clone_plain(p->pat, f->function);
+			       match_clone_plain(p->pat, f->function) ||
+			       match_versioned_plain(p->pat, f->linkage[0] ? f->linkage : f->function) ||
+			       match_versioned_plain(p->pat, f->function);
 		/* the clone's name is a prefix of the function's */
 		if (!may_hold(p, f->linkage) && !may_hold(p, f->function))
 			return false;
