@@ -600,15 +600,22 @@ static __attribute__((noinline)) unsigned freeres_unrun(void)
 	return want && !mc_never_threaded() && !mc_threads_alone() ? want : 0;
 }
 
-/* l's figures moved into "suppressed", entry m's use counted */
-static inline __attribute__((always_inline)) void suppressed_figures(
-	struct memcheck_result *res, const struct mc_leak *l, long m, struct mc_supp_used *count)
+/* l's figures out of its kind's */
+static inline __attribute__((always_inline)) void leave_kind(struct memcheck_result *res,
+							     const struct mc_leak *l)
 {
 	struct memcheck_count *kc[] = { &res->definitely_lost, &res->indirectly_lost,
 					&res->possibly_lost, &res->still_reachable };
 	struct memcheck_count *k = kc[l->kind & 3];
 	k->blocks -= l->blocks;
 	k->bytes -= l->bytes;
+}
+
+/* l's figures moved into "suppressed", entry m's use counted */
+static inline __attribute__((always_inline)) void suppressed_figures(
+	struct memcheck_result *res, const struct mc_leak *l, long m, struct mc_supp_used *count)
+{
+	leave_kind(res, l);
 	res->suppressed.blocks += l->blocks;
 	res->suppressed.bytes += l->bytes;
 	count[m].records++;
@@ -628,10 +635,7 @@ static __attribute__((noinline)) void freed_or_suppressed(struct memcheck_result
 		suppressed_figures(res, l, m, count);
 		return;
 	}
-	struct memcheck_count *kc[] = { &res->definitely_lost, &res->indirectly_lost,
-					&res->possibly_lost, &res->still_reachable };
-	kc[l->kind & 3]->blocks -= l->blocks;
-	kc[l->kind & 3]->bytes -= l->bytes;
+	leave_kind(res, l);
 	res->live_blocks -= l->blocks;
 	res->live_bytes -= l->bytes;
 	res->frees += l->blocks;
