@@ -1258,7 +1258,8 @@ static bool match_one(const struct supp_frame *p, const struct mc_frame_info *f,
 				strcmp(p->pat, f->function) == 0) ||
 			       match_clone_plain(p->pat, f->function) ||
 			       match_versioned_plain(p->pat, f->linkage[0] ? f->linkage : f->function) ||
-			       match_versioned_plain(p->pat, f->function);
+			       (f->linkage[0] && strcmp(f->linkage, f->function) != 0 &&
+				match_versioned_plain(p->pat, f->function));
 		/* the clone's name is a prefix of the function's */
 		if (!may_hold(p, f->linkage) && !may_hold(p, f->function))
 			return false;
