@@ -340,6 +340,9 @@ void mc_pid_after_fork(void);
 void *mc_map(size_t size);
 void *mc_map_lazy(size_t size);
 void *mc_map_reserve(size_t size);
+/* A read-only private view of a file's bytes (len from off), placed
+ * with memcheck's own mappings, apart from the program's. */
+void *mc_map_file(size_t len, int fd, off_t off);
 /* The process's end has begun: from here on mc_map, mc_map_io and
  * mc_map_lazy cut their pieces from one lazily counted reservation,
  * packed, never given back ("the exit's tail"). */

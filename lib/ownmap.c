@@ -206,6 +206,21 @@ static void *map_plain(size_t size, int flags)
 	return p;
 }
 
+/* A read-only private mapping of len bytes of the file open at fd from
+ * off (a page's multiple), for memcheck's own reading: asked where
+ * memcheck's own mappings are (own_place), apart from the program's.
+ * Asked with NULL, the kernel put it just below the lowest mapping,
+ * where the program's next mmap(NULL) would have gone: ownread.c's view
+ * of the C library's call-frame segment (332 KiB), made at a measured
+ * process's first capture through it, moved each later mapping of the
+ * program's (its allocator's arenas and segments) 332 KiB lower than
+ * bare, tcmalloc's 3 MiB (tests/prog/plain_mmap_where.c).  Counted by
+ * its caller (footprint.c's measure of the views), not here. */
+void *mc_map_file(size_t len, int fd, off_t off)
+{
+	return mc_sys_mmap(own_place(mc_page_round(len)), len, PROT_READ, MAP_PRIVATE, fd, off);
+}
+
 /* Who counts memcheck's own memory (footprint.c, in the library; nobody
  * in the command-line tool and the unit tests, which share this file). */
 static const struct mc_map_hooks *hooks;

@@ -509,6 +509,33 @@ H_CHECK(child_as_its_own)
 		      TOLERANCE_END_KIB);
 }
 
+/* The program's own mappings where they land without memcheck
+ * (plain_mmap_where: each against its first, KiB below it; memcheck's
+ * view of the C library's call-frame table made between them).  Main
+ * at c4e11b3 mapped that view with mmap(NULL), just below the program's
+ * lowest mapping, where its next one went bare: glibc and mimalloc
+ * 0=396 1=460 2=524 3=588 where bare reads 0=64 1=128 2=192 3=256,
+ * jemalloc 2=6344 3=6408 (tcmalloc's start-up had made the view before
+ * the program's first mapping); the allocators' arenas and segments
+ * moved alike.  Now memcheck's own views are asked for beside its other
+ * mappings (ownmap.c mc_map_file): the same offsets as bare. */
+H_CHECK(mappings_where_bare)
+{
+	struct h_res b;
+	h_exec_bare(&b, x, c);
+	const char *mine = strstr(x->r.out, "mmap_where:"), *own = strstr(b.r.out, "mmap_where:");
+	ck_assert_msg(own, "%s: no offsets without memcheck:\n%s", x->label, b.r.out);
+	ck_assert_msg(mine, "%s: no offsets under memcheck:\n%s", x->label, x->r.out);
+	size_t n = strcspn(own, "\n");
+	printf("test_rss_self: %s: bare %.*s, memcheck %.*s\n", x->label, (int)n, own,
+	       (int)strcspn(mine, "\n"), mine);
+	ck_assert_msg(strcspn(mine, "\n") == n && !strncmp(mine, own, n),
+		      "%s: the program's mappings moved: %.*s, without memcheck %.*s", x->label,
+		      (int)strcspn(mine, "\n"), mine, (int)n, own);
+	(void)rec;
+	h_res_free(&b);
+}
+
 /* The GLib program is built where GLib is installed (tests.mk). */
 H_SETUP(glib_built)
 {
@@ -539,6 +566,8 @@ static const struct h_case cases[] = {
 	  .check = child_as_its_own },
 	{ "threads", RUN("plain_rss_self", "threads"), .record = "process",
 	  .check = threads_as_its_own },
+	{ "mappings' places", RUN("plain_mmap_where", "where"), .record = "process",
+	  .check = mappings_where_bare },
 };
 
 /* Every page of the file in the page cache: fault-around maps only the
