@@ -151,7 +151,7 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 static _Atomic uintptr_t place_next; /* 0: not decided; 1: no preference */
 
-static void *own_place(size_t size)
+void *mc_own_place(size_t size)
 {
 	uintptr_t at = atomic_load_explicit(&place_next, memory_order_relaxed);
 	if (at == 0) {
@@ -190,7 +190,7 @@ static void *map_plain(size_t size, int flags)
 	 * and counted outside memcheck's memory, as the program's RSS and
 	 * the allocator's retained bytes */
 	size = mc_page_round(size);
-	void *p = mc_sys_mmap(own_place(size), size, PROT_READ | PROT_WRITE,
+	void *p = mc_sys_mmap(mc_own_place(size), size, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -204,21 +204,6 @@ static void *map_plain(size_t size, int flags)
 		syscall(SYS_madvise, p, size, MADV_NOHUGEPAGE);
 	own_mapped(p, size);
 	return p;
-}
-
-/* A read-only private mapping of len bytes of the file open at fd from
- * off (a page's multiple), for memcheck's own reading: asked where
- * memcheck's own mappings are (own_place), apart from the program's.
- * Asked with NULL, the kernel put it just below the lowest mapping,
- * where the program's next mmap(NULL) would have gone: ownread.c's view
- * of the C library's call-frame segment (332 KiB), made at a measured
- * process's first capture through it, moved each later mapping of the
- * program's (its allocator's arenas and segments) 332 KiB lower than
- * bare, tcmalloc's 3 MiB (tests/prog/plain_mmap_where.c).  Counted by
- * its caller (footprint.c's measure of the views), not here. */
-void *mc_map_file(size_t len, int fd, off_t off)
-{
-	return mc_sys_mmap(own_place(mc_page_round(len)), len, PROT_READ, MAP_PRIVATE, fd, off);
 }
 
 /* Who counts memcheck's own memory (footprint.c, in the library; nobody
@@ -526,7 +511,7 @@ static void *carve(size_t size)
 		if (i >= CARVE_ARENAS)
 			return NULL;
 		size_t want = size > CARVE_MAX || (i == 0 && large_first) ? CARVE_BIG : CARVE_ARENA;
-		void *a = mc_sys_mmap(own_place(want), want, PROT_READ | PROT_WRITE,
+		void *a = mc_sys_mmap(mc_own_place(want), want, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (a == MAP_FAILED)
 			return NULL;
