@@ -568,7 +568,7 @@ H_CHECK(child_as_its_own)
  * jemalloc 2=6344 3=6408 (tcmalloc's start-up had made the view before
  * the program's first mapping); the allocators' arenas and segments
  * moved alike.  Now memcheck's own views are asked for beside its other
- * mappings (ownmap.c mc_map_file): the same offsets as bare. */
+ * mappings (internal.h mc_map_file): the same offsets as bare. */
 H_CHECK(mappings_where_bare)
 {
 	struct h_res b;
