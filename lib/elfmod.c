@@ -141,7 +141,7 @@ static bool file_open(struct elf_file *f, const char *path)
 	struct stat st;
 	void *map = MAP_FAILED;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof(Elf64_Ehdr))
-		map = mc_sys_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		map = mc_map_file((size_t)st.st_size, fd, 0); /* kept: apart from the program's */
 	close(fd);
 	if (map == MAP_FAILED)
 		return false;

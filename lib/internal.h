@@ -340,6 +340,10 @@ void mc_pid_after_fork(void);
 void *mc_map(size_t size);
 void *mc_map_lazy(size_t size);
 void *mc_map_reserve(size_t size);
+/* Where memcheck's next own mapping of size bytes is asked for (a
+ * hint: above libmemcheck, apart from the program's), NULL for the
+ * kernel's choice. */
+void *mc_own_place(size_t size);
 /* The process's end has begun: from here on mc_map, mc_map_io and
  * mc_map_lazy cut their pieces from one lazily counted reservation,
  * packed, never given back ("the exit's tail"). */
@@ -370,6 +374,21 @@ bool mc_own_hooked(void);
 static inline size_t mc_page_round(size_t n)
 {
 	return (n + 4095) & ~(size_t)4095;
+}
+/* A read-only private mapping of len bytes of the file open at fd from
+ * off (a page's multiple), for memcheck's own reading, asked for where
+ * memcheck's own mappings are, apart from the program's.  Asked with
+ * NULL, the kernel put it just below the lowest mapping, where the
+ * program's next mmap(NULL) would have gone: ownread.c's view of the C
+ * library's call-frame segment (332 KiB), made at a measured process's
+ * first capture through it, moved each later mapping of the program's
+ * (its allocator's arenas and segments) 332 KiB lower than bare
+ * (tests/prog/plain_mmap_where.c).  Counted by its caller (ownread.c's
+ * views: footprint.c's measure), not here.  Inline: no function more in
+ * a leaking exit's code (the cache's mapping, suppcache.c). */
+static inline void *mc_map_file(size_t len, int fd, off_t off)
+{
+	return mc_sys_mmap(mc_own_place(mc_page_round(len)), len, PROT_READ, MAP_PRIVATE, fd, off);
 }
 /* Each page of [p, p + len) (fresh, zero, not yet seen by another
  * thread) written once: a hash table probed before it is written takes

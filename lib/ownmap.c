@@ -151,7 +151,7 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 static _Atomic uintptr_t place_next; /* 0: not decided; 1: no preference */
 
-static void *own_place(size_t size)
+void *mc_own_place(size_t size)
 {
 	uintptr_t at = atomic_load_explicit(&place_next, memory_order_relaxed);
 	if (at == 0) {
@@ -190,7 +190,7 @@ static void *map_plain(size_t size, int flags)
 	 * and counted outside memcheck's memory, as the program's RSS and
 	 * the allocator's retained bytes */
 	size = mc_page_round(size);
-	void *p = mc_sys_mmap(own_place(size), size, PROT_READ | PROT_WRITE,
+	void *p = mc_sys_mmap(mc_own_place(size), size, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -511,7 +511,7 @@ static void *carve(size_t size)
 		if (i >= CARVE_ARENAS)
 			return NULL;
 		size_t want = size > CARVE_MAX || (i == 0 && large_first) ? CARVE_BIG : CARVE_ARENA;
-		void *a = mc_sys_mmap(own_place(want), want, PROT_READ | PROT_WRITE,
+		void *a = mc_sys_mmap(mc_own_place(want), want, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (a == MAP_FAILED)
 			return NULL;

@@ -201,8 +201,7 @@ static bool view_make(struct view *s, const struct link_map *lm, uintptr_t hdr, 
 	    (uint64_t)st.st_size < seg.p_offset + seg.p_filesz)
 		goto out;
 	size_t skip = seg.p_offset & 4095;
-	void *base = mc_sys_mmap(NULL, skip + seg.p_filesz, PROT_READ, MAP_PRIVATE, fd,
-				 (off_t)(seg.p_offset - skip));
+	void *base = mc_map_file(skip + seg.p_filesz, fd, (off_t)(seg.p_offset - skip));
 	if (base == MAP_FAILED)
 		goto out;
 	s->base = (uintptr_t)base;

@@ -337,7 +337,7 @@ static char *read_whole(const char *name, size_t max, size_t *len, struct stat *
 	    (uint64_t)st->st_size <= max) {
 		*len = (size_t)st->st_size;
 		ssize_t got = -1;
-		void *m = mapped ? mc_sys_mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		void *m = mapped ? mc_map_file(*len, fd, 0) : MAP_FAILED; /* kept: apart */
 		if (m != MAP_FAILED) {
 			p = m;
 			got = (ssize_t)*len;

@@ -9,7 +9,8 @@
  *   threads the same as plain, and 8 MB in 1000 blocks kept by main
  *           while 4 threads each write 1 MB in 100 blocks, hold them
  *           all at once (a barrier) and free them; main frees its own
- *           after the joins (tests/prog/plain_peak_threads.c's shape)
+ *           after the joins (tests/prog/plain_peak_threads.c's shape);
+ *           at the peak, all holding, one thread prints VmRSS
  *   fork    the same as plain in a forked child, which prints the
  *           figures (its start read right after fork returns) and
  *           leaves by returning from main; the parent waits and leaves by _exit with
@@ -27,7 +28,7 @@
 static void *volatile keep;
 
 #define HOLDERS 4
-static pthread_barrier_t all_hold;
+static pthread_barrier_t all_hold, all_read;
 
 /* One thread of the threads mode: 1 MB written in 100 blocks, held
  * until every thread holds its own, then freed. */
@@ -39,7 +40,11 @@ static void *hold(void *arg)
 		if (v[i])
 			memset(v[i], 1, 10000);
 	}
-	pthread_barrier_wait(&all_hold);
+	/* The peak: one thread reads VmRSS (which the kernel sums
+	 * exactly), none frees before it has ("rss_self_peak: rss=N") */
+	if (pthread_barrier_wait(&all_hold) == PTHREAD_BARRIER_SERIAL_THREAD)
+		rss_self_line("rss_self_peak: ", "rss", "VmRSS:");
+	pthread_barrier_wait(&all_read);
 	for (int i = 0; i < 100; i++)
 		free(v[i]);
 	return arg;
@@ -55,6 +60,7 @@ static int threads_mode(void)
 		memset(kept[i], 1, 8000);
 	}
 	pthread_barrier_init(&all_hold, NULL, HOLDERS);
+	pthread_barrier_init(&all_read, NULL, HOLDERS);
 	pthread_t t[HOLDERS];
 	for (int i = 0; i < HOLDERS; i++)
 		if (pthread_create(&t[i], NULL, hold, NULL) != 0)
@@ -62,6 +68,7 @@ static int threads_mode(void)
 	for (int i = 0; i < HOLDERS; i++)
 		pthread_join(t[i], NULL);
 	pthread_barrier_destroy(&all_hold);
+	pthread_barrier_destroy(&all_read);
 	for (int i = 0; i < 1000; i++)
 		free(kept[i]);
 	return 0;

@@ -10,24 +10,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/personality.h>
 #include <unistd.h>
 
+#include "fixed_layout.h"
 #include "proc_field.h"
-
-/* The program again with address randomization off, once: where the
- * kernel puts the mappings moved the bare figures by up to 160 KiB from
- * run to run (fault-around's 64 KiB blocks of a library's pages start
- * where its mapping does), 0-16 KiB without it. */
-static void rss_self_fixed_layout(char **argv)
-{
-	int now = personality(0xffffffff);
-	if (now == -1 || (now & ADDR_NO_RANDOMIZE))
-		return;
-	if (personality((unsigned long)now | ADDR_NO_RANDOMIZE) == -1)
-		return;
-	execv("/proc/self/exe", argv);
-}
 
 /* "name=N " appended at *at (N >= 0). */
 static void rss_self_put(char **at, const char *name, long long v)
