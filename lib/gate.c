@@ -151,21 +151,45 @@ static bool base_line_named(size_t i, const char *region)
 	return base_key_is(base_text + base_lines[i].off, base_lines[i].len, "name", region, false);
 }
 
-/* The kept line of this program's region that has rank want among them
- * (counted round where the baseline has fewer), reading further lines as
- * needed; NULL with none. */
-static __attribute__((noinline)) const struct base_line *base_pick(const char *region,
-								   const char *prog, size_t want)
+/* Is the kept line i's record of these arguments (key: 16 hex digits)?
+ * Its member "args_hash":"..." found as it is, since its unescaped
+ * quotes cannot lie inside a JSON string, and report.c writes it fourth,
+ * a few hundred bytes into a line of kilobytes: a fifth of a parse's
+ * instructions to the key, and the rest of the line never read. */
+static bool base_line_keyed(size_t i, const char *key)
 {
-	size_t plen = strlen(prog), m = 0;
+	const char *line = base_text + base_lines[i].off, *end = line + base_lines[i].len;
+	const char *at = memmem(line, base_lines[i].len, "\"args_hash\":\"", 13);
+	return at && end - at > 29 && memcmp(at + 13, key, 16) == 0 && at[29] == '"';
+}
+
+/* The kept line of this program's region, among those of the same
+ * arguments' key, that has rank r->key among them (counted round where
+ * the baseline has fewer); where the baseline has none of that key (a
+ * report written before the key, arguments that name a temporary file),
+ * the one of rank r->all among all of the program's region, as before
+ * the key.  Lines are read further as needed; NULL with none. */
+struct gate_rank {
+	size_t all, key;
+};
+
+static __attribute__((noinline)) const struct base_line *base_pick(const char *region,
+								   const char *prog, const char *key,
+								   struct gate_rank r)
+{
+	size_t plen = strlen(prog), m = 0, mk = 0;
 	for (size_t i = 0; i < nbase_lines || base_scan_one(prog, plen); i++)
-		if (base_line_named(i, region) && m++ == want)
-			return &base_lines[i];
+		if (base_line_named(i, region)) {
+			m++;
+			if (base_line_keyed(i, key) && mk++ == r.key)
+				return &base_lines[i];
+		}
 	if (!m)
 		return NULL;
-	want %= m;
+	bool keyed = mk > 0;
+	size_t want = keyed ? r.key % mk : r.all % m;
 	for (size_t i = 0; i < nbase_lines; i++)
-		if (base_line_named(i, region) && want-- == 0)
+		if (base_line_named(i, region) && (!keyed || base_line_keyed(i, key)) && want-- == 0)
 			return &base_lines[i];
 	return NULL;
 }
@@ -198,40 +222,50 @@ static void load(void)
 		load_baseline(mc_opt.baseline);
 }
 
-/* The rank of this region's record among the records of its program
- * and region in MEMCHECK_REPORT's file, taken at its end: this one is
- * the next of them, and memcheck run, compare and gate pair it with the
- * baseline's record of the same rank (tools/records.c).  A suite that
- * runs one program many times (libtiff's tests, tiff2rgba 21 times from
- * 2.4 to 100 MB) compared each of them with the first one before,
- * failing a test over another's figures.
+/* The ranks of this region's record among the records of its program
+ * and region in MEMCHECK_REPORT's file, taken at its end: among all of
+ * them and among those of its arguments' key (args_key); memcheck run,
+ * compare and gate pair it with the baseline's record of the same key
+ * and rank (tools/records.c).  A suite that runs one program many times
+ * (libtiff's tests, tiff2rgba 21 times from 2.4 to 100 MB) compared each
+ * of them with the first one before field40, failing a test over
+ * another's figures; and by the rank among all alone, in the order the
+ * processes ended, a parallel run paired other inputs' (field41).
  *
  * Counted in a file of its own for each program and region, in the
- * directory REPORT.rank beside the report: a region's end appends a
- * byte to it, and the offset the append leaves is the rank.  An append
- * is atomic among processes (ctest -j, make -j, forked children each
- * take their own), and costs six system calls whatever the report's
- * size.  field40 counted the records already in the report, reading all
- * of it at every region's end: +20 ms a process with a 9.2 MB report,
- * O(n^2) over a suite; and two processes ending together read the same
- * count.  The file's name is the two 64-bit FNV-1a hashes of the
- * program's base name and the region's.  0 without a report, or where
- * the count cannot be kept (said once). */
-static __attribute__((noinline)) size_t gate_rank_take(const char *region, const char *prog)
+ * directory REPORT.rank beside the report: a region's end appends its
+ * key, a line of 17 bytes, and the offset the append leaves is its rank
+ * among all; the lines before it that hold the same key, read back
+ * (one pread of 4 KiB up to 240 records), give its rank among those.
+ * An append is atomic among processes (ctest -j, make -j, forked
+ * children each take their own), and costs seven system calls whatever
+ * the report's size.  field40 counted the records already in the report,
+ * reading all of it at every region's end: +20 ms a process with a
+ * 9.2 MB report, O(n^2) over a suite; and two processes ending together
+ * read the same count.  The file's name is the two 64-bit FNV-1a hashes
+ * of the program's base name and the region's, then 'k' (session 41's
+ * files held a byte a record, and are not read as keys).  0 and 0
+ * without a report, or where the count cannot be kept (said once). */
+#define RANK_LINE 17
+
+static __attribute__((noinline)) struct gate_rank gate_rank_take(const char *region,
+								  const char *prog)
 {
+	struct gate_rank rank = { 0, 0 };
 	if (!mc_opt.report || !*mc_opt.report)
-		return 0;
+		return rank;
 	int saved = errno;
-	char dir[4096], name[40];
-	size_t rank = 0;
+	char dir[4096], name[40], line[RANK_LINE + 1];
 	int fd = -1, dfd = -1;
 	bool counted = false;
 	if ((size_t)snprintf(dir, sizeof dir, "%s.rank", mc_opt.report) >= sizeof dir) {
 		errno = ENAMETOOLONG;
 		goto out;
 	}
-	snprintf(name, sizeof name, "%016llx%016llx", (unsigned long long)mc_fnv1a(prog, strlen(prog)),
+	snprintf(name, sizeof name, "%016llx%016llxk",
+		 (unsigned long long)mc_fnv1a(prog, strlen(prog)),
 		 (unsigned long long)mc_fnv1a(region, strlen(region)));
+	*mc_args_key_at(line) = '\n';
 	/* not through a symlink planted where the report is (a shared /tmp) */
 	int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	dfd = mc_sys_open(dir, dflags, 0);
@@ -239,14 +273,27 @@ static __attribute__((noinline)) size_t gate_rank_take(const char *region, const
 		dfd = mc_sys_open(dir, dflags, 0);
 	if (dfd < 0)
 		goto out;
-	fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
-	if (fd < 0 || write(fd, "\n", 1) != 1)
+	fd = openat(dfd, name, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0 || write(fd, line, RANK_LINE) != RANK_LINE)
 		goto out;
 	long end = syscall(SYS_lseek, fd, 0L, SEEK_CUR);
-	if (end > 0) {
-		rank = (size_t)end - 1;
-		counted = true;
+	if (end < RANK_LINE || end % RANK_LINE) {
+		errno = EILSEQ; /* not a file of keys: a line written by something else */
+		goto out;
 	}
+	size_t before = (size_t)end - RANK_LINE;
+	rank.all = before / RANK_LINE;
+	char buf[RANK_LINE * 240];
+	for (size_t at = 0; at < before;) {
+		size_t want = before - at < sizeof buf ? before - at : sizeof buf;
+		long got = mc_sys_pread(fd, buf, want, (off_t)at);
+		if (got <= 0 || (size_t)got % RANK_LINE)
+			goto out;
+		for (long i = 0; i < got; i += RANK_LINE)
+			rank.key += memcmp(buf + i, line, RANK_LINE) == 0;
+		at += (size_t)got;
+	}
+	counted = true;
 out:
 	if (!counted) {
 		static bool said;
@@ -256,6 +303,7 @@ out:
 			       "compare with the baseline's first record of each program and region",
 			       mc_opt.report, dir, strerror(errno));
 		}
+		rank.all = rank.key = 0;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -265,25 +313,30 @@ out:
 	return rank;
 }
 
-/* The rank of region "process" taken before the program restricted its
- * own opens (mc_gate_prepare), by the process that took it; -1: none. */
-static long pre_rank = -1;
+/* The ranks of region "process" taken before the program restricted its
+ * own opens (mc_gate_prepare), by the process that took them; taken:
+ * false when none. */
+static struct gate_rank pre_rank;
+static bool pre_rank_taken;
 static pid_t pre_rank_pid;
 
 /* The same program's region of that name in the baseline report: the
- * record of the rank this one has in its own run's report (the first
- * without a report); with fewer of them in the baseline, counted round,
- * as the CLI pairs a run of several repetitions with one. */
+ * record of the same arguments' key and of the rank this one has among
+ * those in its own run's report (the first without a report); with
+ * fewer of them in the baseline, counted round, as the CLI pairs a run
+ * of several repetitions with one (base_pick). */
 static __attribute__((noinline)) const struct memcheck_result *baseline_for(const char *region)
 {
 	const char *prog = basename_of(mc_program());
-	size_t want;
-	if (pre_rank >= 0 && pre_rank_pid == mc_pid() && strcmp(region, "process") == 0) {
-		want = (size_t)pre_rank;
-		pre_rank = -1;
+	struct gate_rank want;
+	if (pre_rank_taken && pre_rank_pid == mc_pid() && strcmp(region, "process") == 0) {
+		want = pre_rank;
+		pre_rank_taken = false;
 	} else
 		want = gate_rank_take(region, prog);
-	const struct base_line *l = base_pick(region, prog, want);
+	char key[17];
+	mc_args_key_at(key);
+	const struct base_line *l = base_pick(region, prog, key, want);
 	char err[256];
 	bool ok = l && mc_json_record(base_text + l->off, l->len, base_rec, err, sizeof err);
 	if (l && !ok && !base_said) {
@@ -335,8 +388,9 @@ void mc_gate_prepare(void)
 	load_once();
 	/* and the whole process's rank, whose count file could not be
 	 * opened then either (a region of another name gets rank 0, said) */
-	if (base_text && (pre_rank < 0 || pre_rank_pid != mc_pid())) {
-		pre_rank = (long)gate_rank_take("process", basename_of(mc_program()));
+	if (base_text && (!pre_rank_taken || pre_rank_pid != mc_pid())) {
+		pre_rank = gate_rank_take("process", basename_of(mc_program()));
+		pre_rank_taken = true;
 		pre_rank_pid = mc_pid();
 	}
 }

@@ -685,6 +685,23 @@ void mc_walks_postfork(bool child);
 /* ---- progname.c ------------------------------------------------------ */
 
 const char *mc_program(void);
+/* The program's arguments after argv[0] as the constructor found them
+ * (life.c): the first's and the last's strings, which the kernel lays
+ * out one after another; NULL without arguments. */
+extern const char *mc_args_first, *mc_args_last;
+static inline void mc_args_note(int argc, char **argv)
+{
+	if (argc > 1 && argv) {
+		mc_args_first = argv[1];
+		mc_args_last = argv[argc - 1];
+	}
+}
+/* The key as 16 hex digits and a NUL at w (17 bytes); the NUL's
+ * address. */
+char *mc_args_key_at(char *w);
+/* ,"args_hash":"<16 hex digits>": the key of the arguments that pairs a
+ * process's records with the baseline's of the same command. */
+void mc_args_json(struct mc_buf *b);
 /* Does the executable at path (absolute) match one of MEMCHECK_PROGRAMS's
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
  * one without against its last component. */
@@ -2525,6 +2542,7 @@ struct mc_record {
 	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
 	uint64_t run, runs;         /* memcheck run's repetition, of how
 				     * many; MEMCHECK_UNKNOWN when absent */
+	char args_hash[17];         /* the arguments' key; "" when absent */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

@@ -485,6 +485,7 @@ static const struct key {
 	{ "pid", K_PID, REC(pid), 0, true },
 	{ "program", K_STR, REC(program), sizeof(((struct mc_record *)0)->program), true },
 	{ "allocator", K_STR, REC(allocator), sizeof(((struct mc_record *)0)->allocator), true },
+	{ "args_hash", K_STR, REC(args_hash), sizeof(((struct mc_record *)0)->args_hash), false },
 	{ "allocs", K_U64, R(allocs), 0, false },
 	{ "frees", K_U64, R(frees), 0, false },
 	{ "reallocs", K_U64, R(reallocs), 0, false },

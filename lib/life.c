@@ -447,8 +447,9 @@ static void process_begin(void)
 	mc_guard_leave();
 }
 
-__attribute__((constructor)) static void mc_constructor(void)
+__attribute__((constructor)) static void mc_constructor(int argc, char **argv)
 {
+	mc_args_note(argc, argv); /* the C library passes its main's */
 	/* Start-up ran already, from another object's initializer, and
 	 * its window of memcheck's own work ended there: the work here is
 	 * memcheck's too, in a window of its own like start-up's, that the

@@ -3,11 +3,13 @@
  * program's name as memcheck's lines print it (mc_program), whether an
  * executable's path matches the patterns (mc_program_matches,
  * mc_programs_every), and getenv's answer from memcheck's own walk of
- * environ (mc_env_value).  Loops of memcheck's own where the C library's
+ * environ (mc_env_value), and the key of its arguments (mc_args_key_at,
+ * mc_args_json).  Loops of memcheck's own where the C library's
  * would be bound lazily in a left-out process's start-up.  Which
  * programs the default measures is programs.c's.
  */
 #include <fnmatch.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
@@ -36,6 +38,49 @@ const char *mc_program(void)
 	if (file && strcmp(base_name(argv0), base_name(file)) != 0)
 		return file;
 	return argv0;
+}
+
+/* The key of a process's arguments (argv[1] on, each with its NUL),
+ * written in each of its records as "args_hash" (report.c) and looked
+ * for in the baseline's (gate.c): a suite's processes of one program told apart by what
+ * they were asked to do.  By rank alone (the k-th json_process record
+ * of a run paired with the baseline's k-th) a parallel run paired them
+ * by the order they happened to end in: under ctest -j2, 194 of
+ * jansson's 196 json_process records were paired with another input's
+ * baseline record (field41), and xz's pipelines (xz | xz -d) even
+ * serially.  The strings as the constructor found them, read where the
+ * kernel put them: getopt's permutation of argv[] changes nothing. */
+const char *mc_args_first, *mc_args_last;
+
+static uint64_t args_key(void)
+{
+	const char *lo = mc_args_first, *hi = mc_args_last;
+	if (!lo || !hi)
+		return 0; /* no arguments */
+	if (hi < lo) /* not laid out by the kernel: each string apart */
+		return mc_fnv1a(lo, strlen(lo) + 1) ^ (mc_fnv1a(hi, strlen(hi) + 1) * 31);
+	return mc_fnv1a(lo, (size_t)(hi + strlen(hi) + 1 - lo));
+}
+
+/* The key as 16 hex digits and a NUL at w (17 bytes). */
+char *mc_args_key_at(char *w)
+{
+	uint64_t k = args_key();
+	unsigned char be[8];
+	for (int i = 0; i < 8; i++)
+		be[i] = (unsigned char)(k >> (56 - 8 * i));
+	return mc_hex(w, be, sizeof be);
+}
+
+void mc_args_json(struct mc_buf *b)
+{
+	char *w = mc_buf_room(b, 14 + 17);
+	if (!w)
+		return;
+	__builtin_memcpy(w, ",\"args_hash\":\"", 14); /* stores, no read-only data */
+	w = mc_args_key_at(w + 14);
+	*w++ = '"';
+	mc_buf_end(b, w);
 }
 
 /* A pattern of '*' alone matches every name (fnmatch without flags:

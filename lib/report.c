@@ -996,6 +996,7 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 	mc_buf_int(&b, (int)getpid());
 	PUTL(&b, ",\"program\":");
 	mc_buf_json_str(&b, mc_program());
+	mc_args_json(&b);
 	PUTL(&b, ",\"allocator\":");
 	mc_buf_json_str(&b, mc_allocator_name());
 	if (rr->process)

@@ -66,15 +66,20 @@ static void write_text(const char *path, const char *mode, const char *text)
 
 /* The environment of a row: the budget (of text) and the baseline at
  * path, both fresh files. */
-static const char *const *budget_env(const char *budget_text, const char *baseline)
+static const char *const *budget_env_at(const char *b, const char *budget_text,
+					const char *baseline)
 {
-	const char *b = h_tmppath("field.budget");
 	write_text(b, "w", budget_text);
 	const char **env = calloc(3, sizeof *env);
 	ck_assert_ptr_nonnull(env);
 	env[0] = h_env("MEMCHECK_BUDGET=%s", b);
 	env[1] = h_env("MEMCHECK_BASELINE=%s", baseline);
 	return env;
+}
+
+static const char *const *budget_env(const char *budget_text, const char *baseline)
+{
+	return budget_env_at(h_tmppath("field.budget"), budget_text, baseline);
 }
 
 /* plain_clean's record under glibc, then a malformed line naming the
@@ -340,6 +345,142 @@ START_TEST(ranks_apart_under_parallel_writers)
 }
 END_TEST
 
+/* ---- session 42 (field42): records paired by their arguments ---------- */
+
+/* The inputs of a parallel suite: peak RSS far apart, each 4x the one
+ * below it, where the budget allows 2x the baseline's, so that every
+ * wrong pairing of them fails (it compares one with a smaller one); the
+ * smallest large enough that tcmalloc's own 6 MiB stay within it. */
+static const char *const input_mib[] = { "10", "40", "160" };
+#define NINPUTS (sizeof input_mib / sizeof *input_mib)
+#define INPUT_BUDGET "baseline glibc\n[*]\npeak_rss <= 2x\n"
+
+/* The shell command line cmd under allocator alloc, MEMCHECK_REPORT=
+ * report and env (a budget's two variables, or NULL). */
+static void shell_under(int alloc, const char *cmd, const char *report, const char *const *env)
+{
+	const char *so = NULL;
+	h_allocator(alloc, &so);
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	const char *e[] = { h_env("MEMCHECK_REPORT=%s", report), "MEMCHECK_TEXT=none",
+			    env ? env[0] : NULL, env ? env[1] : NULL, NULL };
+	struct h_run r;
+	ck_assert_msg(h_run(&r, argv, e, H_PRELOAD, so) == 0 && !r.timed_out && r.exit_code == 0,
+		      "under %s: sh -c '%s': %s\n%s", h_allocators[alloc].name, cmd, h_status(&r),
+		      r.err);
+	h_run_free(&r);
+}
+
+/* Every record of the report at own has its arguments' key, was compared
+ * with the baseline (its verdict, given each input's peak within 2x of
+ * its own input's) and passed; and `memcheck gate` of that report with
+ * the baseline and budget pairs them alike (tools/records.c): 0 failed. */
+static void each_with_its_own_input(int alloc, const char *own, size_t want, const char *base,
+				    const char *budget_path)
+{
+	struct h_report o;
+	ck_assert_msg(h_report_load(own, &o) == 0, "%s", o.error);
+	ck_assert_uint_eq(h_record_count(&o, "process"), want);
+	for (size_t i = 0; i < o.n; i++) {
+		const struct h_json *v = h_json_get(o.rec[i], "violations");
+		const struct h_json *first = v ? h_json_at(v, 0) : NULL;
+		ck_assert_msg(!first, "under %s: record %zu (peak_rss %s) compared with another "
+			      "input's baseline record: %s", h_allocators[alloc].name, i + 1,
+			      h_fmt(h_u64(o.rec[i], "peak_rss")),
+			      first && first->type == HJ_STR ? first->str : "?");
+		ck_assert_str_eq(h_str(o.rec[i], "verdict"), "pass");
+	}
+	for (size_t i = 0; i < o.n; i++) {
+		const char *key = h_str(o.rec[i], "args_hash");
+		ck_assert_msg(key && strlen(key) == 16, "under %s: record %zu has no args_hash",
+			      h_allocators[alloc].name, i + 1);
+	}
+	h_report_free(&o);
+	const char *cli = h_env("%s/memcheck", h_build());
+	const char *argv[] = { cli, "gate", "--budget", budget_path, "--baseline-file", base, own,
+			       NULL };
+	struct h_run r;
+	ck_assert_msg(h_run(&r, argv, NULL, 0, NULL) == 0 && r.exit_code == 0 &&
+			      strstr(r.out, ", 0 failed"),
+		      "under %s: memcheck gate paired the records with other inputs': %s\n%s%s",
+		      h_allocators[alloc].name, h_status(&r), r.out, r.err);
+	h_run_free(&r);
+}
+
+/* A suite run with -j: one program's processes on NINPUTS inputs end
+ * together, in whatever order (plain_field41_rank: each waits for all of
+ * them), where the baseline's ended one after another.  Each is judged
+ * against its own input's baseline record, by the library and by
+ * memcheck gate.  On main a record was paired by its rank among the
+ * program's records, the order the processes ended in (jansson under
+ * ctest -j2: 194 of 196 json_process records with another input's). */
+START_TEST(inputs_paired_under_parallel_run)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return; /* under glibc, the baseline's, nothing is compared */
+	const char *base = h_tmppath("field42-base.jsonl"), *ready = h_tmppath("field42-ready");
+	char all[16];
+	snprintf(all, sizeof all, "%zu", NINPUTS);
+	/* the baseline: one after another, from the smallest (no wait: the
+	 * ready file already holds every byte); together, the largest
+	 * writes its byte last, sees all of them at once and ends first,
+	 * while the others sleep between their looks */
+	write_text(ready, "w", "xxxxxxxxxxxxxxxx");
+	for (size_t k = 0; k < NINPUTS; k++) {
+		char *cmd = (char *)h_env("%s %s %s %s", h_prog("plain_field41_rank"), input_mib[k],
+					  ready, all);
+		shell_under(H_GLIBC, cmd, base, NULL);
+	}
+	write_text(ready, "w", "");
+	const char *budget = h_tmppath("field42.budget");
+	const char *const *env = budget_env_at(budget, INPUT_BUDGET, base);
+	const char *own = h_tmppath("field42-own.jsonl");
+	char cmd[4096];
+	size_t len = 0;
+	for (size_t k = 0; k < NINPUTS; k++)
+		len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s %s %s %s & ",
+					h_prog("plain_field41_rank"), input_mib[k], ready, all);
+	snprintf(cmd + len, sizeof cmd - len, "wait");
+	shell_under(_i, cmd, own, env);
+	each_with_its_own_input(_i, own, NINPUTS, base, budget);
+}
+END_TEST
+
+/* Pipelines of one program (xz -c | xz -d): its two processes end in
+ * either order, run after run, serially too.  Each pipeline here pairs
+ * two inputs far apart, the two waiting for each other (the larger then
+ * ends first: above), where in the baseline's run neither waited (their
+ * ready files held both bytes before) and the smaller ended first; every
+ * record is judged against its own input's baseline record.  On main the
+ * two of a pipeline took ranks in the order they ended: xz's tests
+ * mispaired even under ctest -j1 (field41). */
+START_TEST(pipelines_of_one_program)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *prog = h_prog("plain_field41_rank");
+	char cmd[4096];
+	const char *ready[NINPUTS];
+	size_t len = 0;
+	for (size_t k = 0; k < NINPUTS; k++) {
+		ready[k] = h_tmppath(k == 0 ? "field42-pipe0" : k == 1 ? "field42-pipe1" : "field42-pipe2");
+		len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s %s %s 2 | %s %s %s 2; ",
+					prog, input_mib[k], ready[k], prog,
+					input_mib[(k + 1) % NINPUTS], ready[k]);
+	}
+	snprintf(cmd + len, sizeof cmd - len, "true");
+	const char *base = h_tmppath("field42-pipe-base.jsonl");
+	for (size_t k = 0; k < NINPUTS; k++)
+		write_text(ready[k], "w", "xx");
+	shell_under(H_GLIBC, cmd, base, NULL);
+	for (size_t k = 0; k < NINPUTS; k++)
+		write_text(ready[k], "w", "");
+	const char *own = h_tmppath("field42-pipe-own.jsonl"), *budget = h_tmppath("field42.budget");
+	shell_under(_i, cmd, own, budget_env_at(budget, INPUT_BUDGET, base));
+	each_with_its_own_input(_i, own, 2 * NINPUTS, base, budget);
+}
+END_TEST
+
 static const struct h_case cases[] = {
 	{ "relative limit: the baseline read only as far as the program's record",
 	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
@@ -378,5 +519,7 @@ int main(void)
 	tcase_add_loop_test(tc, baseline_not_left_in_rss, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, repeated_program_paired_in_order, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, ranks_apart_under_parallel_writers, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, inputs_paired_under_parallel_run, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, pipelines_of_one_program, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

@@ -97,6 +97,7 @@ struct rec {
 	char *line;              /* the line as read, without its newline */
 	size_t occ;              /* earlier records of the same program
 				  * basename and region in its repetition */
+	size_t kocc;             /* and of the same arguments' key */
 	char cli[512];           /* violations the CLI's budget check found */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
@@ -153,13 +154,15 @@ int recs_read(struct recs *out, const char *path, bool missing_ok);
 int rec_signal(const char *line, size_t len, char *name, size_t cap);
 void recs_push(struct recs *out, const struct rec *r);
 void recs_free(struct recs *rs);
-/* Number the records of each repetition: occ of each record. */
+/* Number the records of each repetition: occ and kocc of each record. */
 void recs_number(struct recs *rs);
 /* Records of rs from the same program basename and region as r: the
- * occ-th one (cycling when rs has fewer), or NULL. */
+ * kocc-th of r's arguments' key where rs has records of that key, else
+ * the occ-th (cycling when rs has fewer), or NULL. */
 const struct rec *recs_match(const struct recs *rs, const struct rec *r);
 
-/* The same region: program basename, name and occurrence. */
+/* The same region: program basename, name, arguments' key and
+ * occurrence among that key (occurrence alone where one has no key). */
 bool same_key(const struct rec *a, const struct rec *b);
 /* Every record of g of the same region as like, over its repetitions,
  * in *out (free it); their number. */
