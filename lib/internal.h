@@ -2857,8 +2857,12 @@ bool mc_allocfn_named(const struct mc_frame_info *fi);
 /* Does the code at return address pc hand the block it got back to its
  * caller and do nothing else (MEMCHECK_ALLOC_FN_AUTO)? */
 bool mc_allocfn_thin(uintptr_t pc);
-/* Either: fi is one of the functions at pc (inlined ones first). */
-bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi);
+/* Either, for frame f[i] of a stack f[0..n): fi is one of the
+ * functions at f[i] (inlined ones first: inlined, not its own function).
+ * A thin function's own frame counts only where its caller takes the
+ * value (the code at f[i+1], or a caller it returns it to). */
+bool mc_allocfn_is(const uintptr_t *f, int n, int i, const struct mc_frame_info *fi,
+		   bool inlined);
 /* How many frames at the start of f[0..n), inlined ones expanded as
  * mc_symbolize_frames expands them, are allocation functions; fi: the
  * caller's MC_MAX_INLINE frames to name them in (6 KiB: the report's

@@ -22,20 +22,6 @@
 
 #include "harness.h"
 
-/* The line of tests/prog/NAME that has the comment "SITE what". */
-static int site_line(const char *name, const char *what)
-{
-	char *src = h_read_file(h_env("%s/../tests/prog/%s", h_build(), name), NULL);
-	ck_assert_msg(src != NULL, "cannot read tests/prog/%s", name);
-	const char *mark = strstr(src, h_env("SITE %s */", what));
-	ck_assert_msg(mark != NULL, "no SITE %s in tests/prog/%s", what, name);
-	int line = 1;
-	for (const char *p = src; p < mark; p++)
-		line += *p == '\n';
-	free(src);
-	return line;
-}
-
 /* text has a line that contains every one of the NULL-terminated needles. */
 static bool line_with(const char *text, const char *const needles[])
 {
@@ -65,7 +51,7 @@ static bool line_with(const char *text, const char *const needles[])
  * shows it. */
 static const char *copy_site(const char *prog_c, const char *fmt)
 {
-	return h_env(fmt, site_line(prog_c, "copy_of"));
+	return h_env(fmt, h_site_line(prog_c, "copy_of"));
 }
 
 /* A file the row's run writes, named in the environment (var=path) or
@@ -98,7 +84,7 @@ H_SETUP(check_xml)
 
 H_CHECK(check_fails_at_the_leak)
 {
-	int copy = site_line("fw_check.c", "copy_of");
+	int copy = h_site_line("fw_check.c", "copy_of");
 	EXPECT_LINE(x->r.out, h_env("fw_check.c:%d:", copy), ":core:leaks:0: memcheck: region "
 		    "\"leaks\": 6 bytes in 1 blocks definitely lost (allocated in copy_of)");
 	char *xml = h_read_file(files.xml, NULL);
@@ -114,7 +100,7 @@ H_CHECK(check_fails_at_the_leak)
  * library to the test's own line. */
 H_CHECK(strdup_leak_at_the_tests_line)
 {
-	EXPECT_LINE(x->r.out, h_env("fw_check.c:%d:", site_line("fw_check.c", "strdup")),
+	EXPECT_LINE(x->r.out, h_env("fw_check.c:%d:", h_site_line("fw_check.c", "strdup")),
 		    ":libc:strdup_leaks:0: memcheck: region \"strdup_leaks\": 7 bytes in 1 "
 		    "blocks definitely lost (allocated in strdup_leaks_fn)");
 }

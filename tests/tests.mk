@@ -241,6 +241,11 @@ $(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
 	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
 # (before prog-check's rule: its prerequisites are expanded where it stands)
 PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
+# plain_voidtest likewise: a runner's void tests at each level.
+$(B)/tests/prog/plain_voidtest_o%: tests/prog/plain_voidtest.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
+PROG_BINS += $(B)/tests/prog/plain_voidtest_o0 $(B)/tests/prog/plain_voidtest_o2
 # A shim preloaded after memcheck that logs its calls on the cache
 # directory (tests/test_symcache.c); in a directory of its own, out of
 # PROG_SRC's programs.
