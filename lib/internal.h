@@ -121,6 +121,7 @@ struct mc_options {
 	int alloc_fn_auto;      /* thin wrappers found by their code */
 	const char *valgrind;   /* MEMCHECK_VALGRIND: the valgrind command line's settings */
 	int text_timeout;       /* seconds the end's text waits for its reader (textout.c) */
+	int follow_exec;        /* checked here; execenv.c reads the first environment's */
 };
 /* MEMCHECK_VALGRIND's entries are separated by this byte, and the whole
  * value is read up to this length (options.c; tools/vgcompat.c). */
@@ -137,6 +138,8 @@ char *mc_valgrind_entry(const char *settings, const char *name);
 void mc_valgrind_hide(void);
 extern struct mc_options mc_opt;
 
+/* A boolean option's value as the options read it: 1, 0, or -1 (not one). */
+int mc_options_bool(const char *s);
 /* Read every MEMCHECK_* variable, writing nothing and opening nothing. */
 void mc_options_init(void);
 /* Only MEMCHECK_PROCESS and MEMCHECK_PROGRAMS, the two the programs

@@ -6,7 +6,8 @@
  * allocated the block, under every allocator; a test that fails its own
  * assertion shows that failure, a skipped test stays skipped, a clean
  * one whose fixtures allocate and free passes (tests/prog/fw_*.c,
- * tests/prog/FRAMEWORK/fw_*).
+ * tests/prog/FRAMEWORK/fw_*); a test run with a cleared environment
+ * (env -i) still fails on its leak (tests/prog/plain_envclear.c).
  *
  * A row a run: the framework's suite (linked with memcheck; another
  * allocator put behind it, H_LINKED), its exit status and the lines its
@@ -450,6 +451,9 @@ H_CHECK(criterion_records)
 }
 
 #define FW(name, ...) .run = { .prog = name, .flags = H_LINKED, __VA_ARGS__ }
+/* tests/prog/plain_envclear MODE, preloaded, memcheck's exit status */
+#define ENVCLEAR(mode, ...) .run = { .prog = "plain_envclear", .args = H_LIST(mode), \
+				     .flags = H_PRELOAD | H_EXITCODE, ##__VA_ARGS__ }
 static const struct h_case cases[] = {
 	{ "check, forked", FW("fw_check", .env = H_LIST("CK_FORK=yes", "CK_RUN_CASE=core")),
 	  .setup = check_xml, .exit = 1, .check = check_fails_at_the_leak,
@@ -632,6 +636,23 @@ static const struct h_case cases[] = {
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_doctest", .flags = H_EXITCODE,
 		   .text = "" },
 	  .exit = 1, .check = doctest_records },
+	/* A test run with a cleared environment (lib/execenv.c): memcheck
+	 * is carried into it and its leak fails it, whether a wrapper left
+	 * out of the measuring clears it (env -i), the test execs with PATH
+	 * alone, or spawns a helper with nothing and ignores its status
+	 * (the measured parent fails); it ran unchecked and passed before
+	 * session 42, as MEMCHECK_FOLLOW_EXEC=0 still has it */
+	{ "env -i", ENVCLEAR("env"), .exit = 23, .out = H_LIST("child: LD_PRELOAD set") },
+	{ "execve with PATH alone", ENVCLEAR("execve"), .exit = 23,
+	  .out = H_LIST("child: LD_PRELOAD set") },
+	{ "posix_spawn with no environment", ENVCLEAR("spawn"), .exit = 23,
+	  .out = H_LIST("child: LD_PRELOAD set", "spawn: the child's status ignored") },
+	{ "env -i, MEMCHECK_FOLLOW_EXEC=0", ENVCLEAR("env", .env = H_LIST("MEMCHECK_FOLLOW_EXEC=0")),
+	  .out = H_LIST("child: LD_PRELOAD unset") },
+	{ "env -i under memcheck run",
+	  .run = { .cli = H_LIST("run", "-q"), .prog = "plain_envclear", .args = H_LIST("env"),
+		   .flags = H_EXITCODE, .text = "" },
+	  .exit = 23, .out = H_LIST("child: LD_PRELOAD set") },
 	{ "Criterion under memcheck run", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_criterion", .flags = H_EXITCODE,
 		   .text = "" },

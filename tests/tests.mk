@@ -362,7 +362,8 @@ EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
 	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose $(CXX_NEW) \
 	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit \
-	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon
+	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon \
+	execve execv execvp execvpe posix_spawn posix_spawnp
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
 # every process it is loaded into (a left-out one too), are a page fault
 # each (~20 us on these VMs): the relocations' targets lie on at most
@@ -386,7 +387,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2 only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
