@@ -236,12 +236,16 @@ $(B)/tests/prog/seccomp_static: tests/prog/plain_seccomp.c $(ARLIB) | $(B)/tests
 
 # plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
 # code after a wrapper's call, which memcheck reads, is the compiler's.
+# (static patterns: the .d files -MMD writes beside them, which make
+# tries to remake as included makefiles, are no targets of theirs)
+$(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2: \
 $(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
 # (before prog-check's rule: its prerequisites are expanded where it stands)
 PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
 # plain_voidtest likewise: a runner's void tests at each level.
+$(B)/tests/prog/plain_voidtest_o0 $(B)/tests/prog/plain_voidtest_o2: \
 $(B)/tests/prog/plain_voidtest_o%: tests/prog/plain_voidtest.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl

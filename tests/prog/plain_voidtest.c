@@ -14,6 +14,10 @@
  *   use_result    a runner's hook that returns the block to a caller that
  *                 keeps it (a wrapper through a pointer): passed over,
  *                 the keeping caller is the site
+ *   made          a checked wrapper run both ways: as a test by the runner,
+ *                 which drops what it returns (made is the site), and by
+ *                 keep_made, which keeps it (keep_made is the site): one
+ *                 return address in made, two verdicts
  *
  * The blocks are lost: one definitely lost record each.
  */
@@ -53,6 +57,13 @@ NOINLINE void assert_wrap(void)
 	ASSERT_NOT_NULL(wrap(40)); /* SITE assert_wrap */
 }
 
+NOINLINE void *made(void)
+{
+	void *p = malloc(60); /* SITE made */
+	ASSERT_NOT_NULL(p);
+	return p;
+}
+
 typedef void (*test_fn)(void);
 static const char *volatile current;
 static volatile int ran;
@@ -74,14 +85,24 @@ static NOINLINE void keep_from(alloc_fn a)
 	kept = a(50); /* SITE use_result */
 }
 
+static void *volatile kept2;
+static NOINLINE void keep_made(void)
+{
+	kept2 = made(); /* SITE keep_made */
+}
+
 int main(void)
 {
-	test_fn volatile tests[] = { assert_leak, assert_wrap };
-	for (int i = 0; i < 2; i++)
-		run_test(tests[i], i ? "assert_wrap" : "assert_leak");
+	/* made as a test: its result dropped (void (*)(void) is the
+	 * function pointers' common type) */
+	test_fn volatile tests[] = { assert_leak, assert_wrap, (test_fn)made };
+	static const char *const names[] = { "assert_leak", "assert_wrap", "made" };
+	for (int i = 0; i < 3; i++)
+		run_test(tests[i], names[i]);
 	alloc_fn volatile a = wrap;
 	keep_from(a);
-	kept = NULL;
+	keep_made();
+	kept = kept2 = NULL;
 	printf("%d tests, %d failures\n", ran, failures);
 	return failures != 0;
 }
