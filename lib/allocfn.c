@@ -37,6 +37,19 @@
  *   or malloc for a NULL pointer) both return the block; a constructor
  *   whose call of malloc is followed by stores into the block is never
  *   folded, however small.  Undecodable bytes mean "no".
+ * - A function whose last act leaves the block in rax returns it only
+ *   if its caller takes it: Unity's void test function
+ *   `TEST_ASSERT_NOT_NULL(malloc(30));` at -O0 tests the block and
+ *   returns with it still in rax, the shape of a checked wrapper, and its
+ *   leak was named at the framework's call of the test.  So the
+ *   function's own frame (not a function inlined in it, which hands its
+ *   value on inside the frame) counts only where the code at its caller's
+ *   return address reads rax before anything overwrites it (a move, a
+ *   test, an address through it, a store of it); an overwrite (a move
+ *   into eax/rax, a zeroing, a call: rax is no argument) says the value
+ *   was not wanted, a return hands the question to the next caller.
+ *   Undecodable code counts as a use: the verdict is then the code's
+ *   alone, as before the caller was asked.
  * - Not on the hot path: judged when a report names a site, once per
  *   return address (a lock-free table of verdicts), never per malloc.
  * - The bytes read are the executable segment's of the object the return
@@ -235,29 +248,50 @@ static bool branch(const struct code *c, struct state *s, uintptr_t next, uintpt
 	return path_returns_block(c, next, *s) && path_returns_block(c, target, *s);
 }
 
+/* An instruction at `at`, inside c (16 bytes of it), and its prefixes:
+ * the bytes they take, whether 0x66 and 0xf3 are among them and its REX
+ * (0: none); NULL past c or past five prefixes.  Only cs (the long
+ * no-ops') besides 0x66 and 0xf3, or, where any, also 0xf2 and the other
+ * segments. */
+struct prefixes {
+	int n, rex;
+	bool p66, pf3;
+};
+
+static inline __attribute__((always_inline)) const uint8_t *insn_at(const struct code *c, uintptr_t at, bool any, struct prefixes *x)
+{
+	if (at < c->lo || at + 16 > c->hi)
+		return NULL;
+	const uint8_t *p = (const uint8_t *)at;
+	int n = 0;
+	x->p66 = x->pf3 = false;
+	for (;; n++) {
+		if (p[n] == 0x66)
+			x->p66 = true;
+		else if (p[n] == 0xf3)
+			x->pf3 = true;
+		else if (p[n] != 0x2e && (!any || (p[n] != 0xf2 && p[n] != 0x3e && p[n] != 0x26 &&
+						   p[n] != 0x36 && p[n] != 0x64 && p[n] != 0x65)))
+			break;
+		if (n > 4)
+			return NULL;
+	}
+	x->rex = (p[n] & 0xf0) == 0x40 ? p[n++] : 0;
+	x->n = n;
+	return p;
+}
+
 /* Does the code from at, along every path the block (rax at `at`) is not
  * NULL on, return it unchanged in rax, with nothing else done? */
 static bool path_returns_block(const struct code *c, uintptr_t at, struct state s)
 {
 	while (s.steps++ < MAX_STEPS) {
-		if (at < c->lo || at + 16 > c->hi)
+		struct prefixes x;
+		const uint8_t *p = insn_at(c, at, false, &x);
+		if (!p)
 			return false;
-		const uint8_t *p = (const uint8_t *)at;
-		int n = 0, rex = 0;
-		bool p66 = false, pf3 = false;
-		for (;; n++) {
-			if (p[n] == 0x66)
-				p66 = true;
-			else if (p[n] == 0xf3)
-				pf3 = true;
-			else if (p[n] != 0x2e) /* cs: in the long no-ops */
-				break;
-			if (n > 4)
-				return false;
-		}
-		if ((p[n] & 0xf0) == 0x40)
-			rex = p[n++];
-		bool w = rex & 8;
+		int n = x.n, rex = x.rex;
+		bool p66 = x.p66, pf3 = x.pf3, w = rex & 8;
 		uint8_t op = p[n++];
 		struct modrm m;
 		uint8_t base;
@@ -422,29 +456,323 @@ static bool path_returns_block(const struct code *c, uintptr_t at, struct state 
 	return false;
 }
 
-static bool judge(uintptr_t pc)
+/* ---- the caller's use of the result (x86-64) --------------------------- */
+
+/* What the code at a return address does with rax as the call left it */
+enum { FATE_DEAD = 1, FATE_USED = 2, FATE_PASSED = 3 };
+#define FATE_STEPS 48
+#define FATE_FORKS 6
+
+/* Does the memory operand m address through rax? */
+static bool modrm_reads_rax(const struct modrm *m)
+{
+	return m->mem && (m->base == RAX || m->index == RAX);
+}
+
+/* Is the register operand r (a ModRM field's, REX applied) rax, or for a
+ * byte operand without REX ah (4), part of it? */
+static bool is_rax(int r, bool byte, int rex)
+{
+	return r == RAX || (byte && !rex && r == 4);
+}
+
+static int fate_from(const struct code *c, uintptr_t at, int *steps, int *forks);
+
+static int fate_fork(const struct code *c, uintptr_t next, uintptr_t target, int *steps,
+		     int *forks)
+{
+	if (++*forks > FATE_FORKS)
+		return FATE_USED;
+	int a = fate_from(c, next, steps, forks);
+	if (a == FATE_USED)
+		return a;
+	int b = fate_from(c, target, steps, forks);
+	if (b == FATE_USED)
+		return b;
+	return a == FATE_PASSED || b == FATE_PASSED ? FATE_PASSED : FATE_DEAD;
+}
+
+/* One path from at: the first instruction that reads rax (used), writes
+ * all of it (dead) or returns (passed); anything not decoded, used. */
+static int fate_from(const struct code *c, uintptr_t at, int *steps, int *forks)
+{
+	while ((*steps)++ < FATE_STEPS) {
+		struct prefixes x;
+		const uint8_t *p = insn_at(c, at, true, &x);
+		if (!p)
+			return FATE_USED;
+		int n = x.n, rex = x.rex;
+		bool w = rex & 8, pf3 = x.pf3;
+		bool full = !x.p66 || w;        /* a write of it all (32 bits zero-extend) */
+		int imm = w || !x.p66 ? 4 : 2;  /* an immediate of the operand's size */
+		uint8_t op = p[n++];
+		struct modrm m;
+		bool byte = false, reads_reg = false, reads_rm = false, writes_reg = false,
+		     writes_rm = false;
+		int tail = 0;                 /* bytes after ModRM */
+		if (op < 0x40 && (op & 7) < 4) {             /* ALU r/m, r and r, r/m */
+			byte = !(op & 1);
+			parse_modrm(p + n, rex, &m);
+			int alu = op >> 3;
+			if ((alu == 5 || alu == 6) && !m.mem && m.reg == m.rm && !byte && full) {
+				if (m.reg == RAX)
+					return FATE_DEAD;    /* xor eax, eax: a zeroing */
+			} else {
+				reads_reg = reads_rm = true;
+			}
+		} else if (op < 0x40 && ((op & 7) == 4 || (op & 7) == 5)) {
+			return FATE_USED;                    /* op al/eax, imm */
+		} else {
+			switch (op) {
+			case 0x50 ... 0x5f:                          /* push r, pop r */
+				if (((op & 7) | (rex & 1 ? 8 : 0)) == RAX)
+					return op < 0x58 ? FATE_USED : FATE_DEAD;
+				at += (uintptr_t)n;
+				continue;
+			case 0x68:                                   /* push imm */
+				at += (uintptr_t)n + 4;
+				continue;
+			case 0x6a:
+				at += (uintptr_t)n + 1;
+				continue;
+			case 0x70 ... 0x7f: {                        /* jcc rel8 */
+				uintptr_t next = at + (uintptr_t)n + 1;
+				return fate_fork(c, next, next + (uintptr_t)(int64_t)(int8_t)p[n],
+						 steps, forks);
+			}
+			case 0x63:                                   /* movsxd */
+			case 0x8b:                                   /* mov r, r/m */
+			case 0x8d:                                   /* lea */
+				reads_rm = op != 0x8d;
+				writes_reg = true;
+				break;
+			case 0x69:                                   /* imul r, r/m, imm */
+				reads_rm = writes_reg = true;
+				tail = imm;
+				break;
+			case 0x6b:
+				reads_rm = writes_reg = true;
+				tail = 1;
+				break;
+			case 0x80:                                   /* ALU r/m, imm */
+				byte = true;
+				reads_rm = true;
+				tail = 1;
+				break;
+			case 0x81:
+				reads_rm = true;
+				tail = imm;
+				break;
+			case 0x83:
+				reads_rm = true;
+				tail = 1;
+				break;
+			case 0x84: case 0x86:                        /* test, xchg */
+				byte = true;
+				reads_reg = reads_rm = true;
+				break;
+			case 0x85: case 0x87:
+				reads_reg = reads_rm = true;
+				break;
+			case 0x88:                                   /* mov r/m8, r8 */
+				byte = true;
+				reads_reg = writes_rm = true;
+				break;
+			case 0x89:                                   /* mov r/m, r */
+				reads_reg = writes_rm = true;
+				break;
+			case 0x8a:                                   /* mov r8, r/m8 */
+				byte = true;
+				reads_rm = writes_reg = true;
+				break;
+			case 0x8f:                                   /* pop r/m */
+				writes_rm = true;
+				break;
+			case 0x90:                                   /* nop, xchg r8, rax */
+				if (rex & 1)
+					return FATE_USED;
+				at += (uintptr_t)n;
+				continue;
+			case 0xb0 ... 0xb7:                          /* mov r8, imm8 */
+				if (is_rax((op & 7) | (rex & 1 ? 8 : 0), true, rex))
+					return FATE_USED;    /* a part of it: not followed */
+				at += (uintptr_t)n + 1;
+				continue;
+			case 0xb8 ... 0xbf:                          /* mov r, imm */
+				if (((op & 7) | (rex & 1 ? 8 : 0)) == RAX)
+					return full ? FATE_DEAD : FATE_USED;
+				at += (uintptr_t)n + (w ? 8 : (uintptr_t)imm);
+				continue;
+			case 0xc0: case 0xd0: case 0xd2:             /* shifts */
+				byte = true;
+				reads_rm = true;
+				tail = op == 0xc0;
+				break;
+			case 0xc1: case 0xd1: case 0xd3:
+				reads_rm = true;
+				tail = op == 0xc1;
+				break;
+			case 0xc2: case 0xc3:                        /* ret */
+				return FATE_PASSED;
+			case 0xc6:                                   /* mov r/m8, imm8 */
+				byte = true;
+				writes_rm = true;
+				tail = 1;
+				break;
+			case 0xc7:                                   /* mov r/m, imm */
+				writes_rm = true;
+				tail = imm;
+				break;
+			case 0xc9:                                   /* leave */
+				at += (uintptr_t)n;
+				continue;
+			case 0xe8:                                   /* call: rax is no argument */
+				return FATE_DEAD;
+			case 0xe9: {                                 /* jmp rel32 */
+				int32_t d;
+				memcpy(&d, p + n, 4);
+				at += (uintptr_t)n + 4 + (uintptr_t)(int64_t)d;
+				continue;
+			}
+			case 0xeb:                                   /* jmp rel8 */
+				at += (uintptr_t)n + 1 + (uintptr_t)(int64_t)(int8_t)p[n];
+				continue;
+			case 0xf6: case 0xf7: {                      /* group 3 */
+				parse_modrm(p + n, rex, &m);
+				int ext = m.reg & 7;
+				if (ext >= 4)
+					return FATE_USED;    /* mul, div: rax implied */
+				byte = op == 0xf6;
+				reads_rm = true;
+				tail = ext < 2 ? (byte ? 1 : imm) : 0;
+				break;
+			}
+			case 0xfe: case 0xff: {                      /* group 5 */
+				parse_modrm(p + n, rex, &m);
+				int ext = m.reg & 7;
+				byte = op == 0xfe;
+				bool on_rax = modrm_reads_rax(&m) || (!m.mem && is_rax(m.rm, byte, rex));
+				if (ext == 2 && !byte)           /* call r/m */
+					return on_rax ? FATE_USED : FATE_DEAD;
+				if (ext > 1 && (byte || ext != 6))
+					return FATE_USED;        /* jmp r/m and the rest */
+				if (on_rax)
+					return FATE_USED;
+				at += (uintptr_t)n + (uintptr_t)m.len;
+				continue;
+			}
+			case 0x0f: {
+				uint8_t op2 = p[n++];
+				if (op2 >= 0x80 && op2 <= 0x8f) {    /* jcc rel32 */
+					int32_t d;
+					memcpy(&d, p + n, 4);
+					uintptr_t next = at + (uintptr_t)n + 4;
+					return fate_fork(c, next, next + (uintptr_t)(int64_t)d, steps,
+							 forks);
+				}
+				if (pf3 && op2 == 0x1e && p[n] == 0xfa) { /* endbr64 */
+					at += (uintptr_t)n + 1;
+					continue;
+				}
+				if (op2 == 0x0b)                     /* ud2: no way on */
+					return FATE_DEAD;
+				if (op2 == 0x1f) {                   /* nop r/m */
+					parse_modrm(p + n, rex, &m);
+					at += (uintptr_t)n + (uintptr_t)m.len;
+					continue;
+				}
+				if ((op2 >= 0x40 && op2 <= 0x4f) || op2 == 0xaf) {
+					reads_reg = reads_rm = writes_reg = true; /* cmov, imul */
+				} else if (op2 >= 0x90 && op2 <= 0x9f) {  /* setcc */
+					byte = true;
+					writes_rm = true;
+				} else if (op2 == 0xb6 || op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf) {
+					byte = op2 == 0xb6 || op2 == 0xbe; /* movzx, movsx */
+					parse_modrm(p + n, rex, &m);
+					if (modrm_reads_rax(&m) || (!m.mem && is_rax(m.rm, byte, rex)))
+						return FATE_USED;
+					if (m.reg == RAX)
+						return FATE_DEAD;
+					at += (uintptr_t)n + (uintptr_t)m.len;
+					continue;
+				} else if (op2 == 0x6e || op2 == 0x2a) { /* movd/q xmm, r; cvtsi2s */
+					reads_rm = true;
+				} else if (op2 == 0x10 || op2 == 0x11 || op2 == 0x28 ||
+					   op2 == 0x29 || op2 == 0x57 || op2 == 0x6f ||
+					   op2 == 0x7f || op2 == 0xd6 || op2 == 0xef ||
+					   (op2 == 0x7e && pf3) || op2 == 0x2e || op2 == 0x2f ||
+					   (op2 >= 0x58 && op2 <= 0x5f) || op2 == 0x14 || op2 == 0x16 ||
+					   op2 == 0x12 || op2 == 0x13 || op2 == 0x17 || op2 == 0x6c) {
+					/* moves and arithmetic of xmm registers: rax
+					 * only in an address */
+					parse_modrm(p + n, rex, &m);
+					if (modrm_reads_rax(&m))
+						return FATE_USED;
+					at += (uintptr_t)n + (uintptr_t)m.len;
+					continue;
+				} else {
+					return FATE_USED;
+				}
+				break;
+			}
+			default:
+				return FATE_USED;
+			}
+		}
+		parse_modrm(p + n, rex, &m);
+		if (modrm_reads_rax(&m))
+			return FATE_USED;
+		bool reg_rax = is_rax(m.reg, byte, rex);
+		bool rm_rax = !m.mem && is_rax(m.rm, byte, rex);
+		if ((reads_reg && reg_rax) || (reads_rm && rm_rax))
+			return FATE_USED;
+		if ((writes_reg && reg_rax) || (writes_rm && rm_rax))
+			return full && !byte ? FATE_DEAD : FATE_USED;
+		at += (uintptr_t)n + (uintptr_t)m.len + (uintptr_t)tail;
+	}
+	return FATE_USED;
+}
+
+static int fate(uintptr_t pc)
 {
 	struct code c;
 	if (!mc_code_segment(pc, &c.lo, &c.hi))
-		return false;
+		return FATE_USED;
+	int steps = 0, forks = 0;
+	return fate_from(&c, pc, &steps, &forks);
+}
+
+/* 2: the code at pc hands the block on (thin), 1: no */
+static int judge(uintptr_t pc)
+{
+	struct code c;
+	if (!mc_code_segment(pc, &c.lo, &c.hi))
+		return 1;
 	struct state s;
 	memset(&s, 0, sizeof s);
 	s.regs = 1u << RAX;
 	s.rsp_known = s.rbp_known = true;
-	return path_returns_block(&c, pc, s);
+	return path_returns_block(&c, pc, s) ? 2 : 1;
 }
 
 #else
 
-static bool judge(uintptr_t pc)
+static int judge(uintptr_t pc)
 {
 	(void)pc;
-	return false;
+	return 1;
+}
+
+enum { FATE_DEAD = 1, FATE_USED = 2, FATE_PASSED = 3 };
+static int fate(uintptr_t pc)
+{
+	(void)pc;
+	return FATE_USED;
 }
 
 #endif
 
-/* Verdicts by return address: (pc << 2) | 1 (no) or 2 (yes), in two
+/* Verdicts by return address: (key << 2) | verdict (1-3), in two
  * tables mapped at first need, tried in turn: a small one (2 KiB, its
  * window of slots full before the large one is asked) and a large one
  * (64 KiB, lazily mapped).  A short process's exit judges a few dozen
@@ -452,9 +780,12 @@ static bool judge(uintptr_t pc)
  * faults, two a page (probed, then written).  Nothing is taken out of a
  * table, so a window once full stays full and an address is always
  * looked for where it was put; a full large table only means judging
- * again. */
+ * again.  Two questions share the tables: the code's (judge, keyed by
+ * the pc: 1 no, 2 yes) and the caller's (fate, keyed by the pc with bit
+ * 61 set: a user address has 47 bits). */
 #define VERDICTS_FIRST 256
 #define VERDICTS 8192
+#define FATE_KEY (1ull << 61)
 static _Atomic(_Atomic uint64_t *) verdicts_first, verdicts;
 
 static _Atomic uint64_t *verdict_table(_Atomic(_Atomic uint64_t *) *at, size_t slots, bool lazy)
@@ -473,42 +804,65 @@ static _Atomic uint64_t *verdict_table(_Atomic(_Atomic uint64_t *) *at, size_t s
 	return t;
 }
 
-/* 1: no, 2: yes, judged and kept in t; 0: t's window for pc is full
- * (or there is no t). */
-static int verdict_in(_Atomic uint64_t *t, size_t slots, uintptr_t pc)
+/* key's question answered (1-3): judged by ask(pc) and kept in t; 0:
+ * t's window for key is full (or there is no t). */
+static int verdict_in(_Atomic uint64_t *t, size_t slots, uint64_t key, uintptr_t pc,
+		      int (*ask)(uintptr_t))
 {
-	uint64_t key = (uint64_t)pc << 2;
-	size_t h = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 51) & (slots - 1);
+	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 51) & (slots - 1);
 	for (size_t i = 0; t && i < 16; i++) {
 		uint64_t v = atomic_load_explicit(&t[(h + i) & (slots - 1)],
 						  memory_order_relaxed);
-		if (v >> 2 == (uint64_t)pc)
+		if (v >> 2 == key)
 			return (int)(v & 3);
 		if (v)
 			continue;
-		bool yes = judge(pc);
+		int got = ask(pc);
 		uint64_t none = 0;
 		atomic_compare_exchange_strong(&t[(h + i) & (slots - 1)], &none,
-					       key | (yes ? 2 : 1));
-		return yes ? 2 : 1;
+					       key << 2 | (uint64_t)got);
+		return got;
 	}
 	return 0;
+}
+
+static int verdict(uint64_t key, uintptr_t pc, int (*ask)(uintptr_t))
+{
+	int v = verdict_in(verdict_table(&verdicts_first, VERDICTS_FIRST, false),
+			   VERDICTS_FIRST, key, pc, ask);
+	if (!v)
+		v = verdict_in(verdict_table(&verdicts, VERDICTS, true), VERDICTS, key, pc, ask);
+	return v ? v : ask(pc);
 }
 
 bool mc_allocfn_thin(uintptr_t pc)
 {
 	if (!mc_opt.alloc_fn_auto || !pc)
 		return false;
-	int v = verdict_in(verdict_table(&verdicts_first, VERDICTS_FIRST, false),
-			   VERDICTS_FIRST, pc);
-	if (!v)
-		v = verdict_in(verdict_table(&verdicts, VERDICTS, true), VERDICTS, pc);
-	return v ? v == 2 : judge(pc);
+	return verdict((uint64_t)pc, pc, judge) == 2;
 }
 
-bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi)
+/* Does the caller of frame i take what it returns: the code at f[i+1]
+ * reads rax, or returns it to a caller that does?  Past the stack's
+ * last frame, yes: nothing says otherwise.  Out of line: asked only of a
+ * thin function's frame (lib/text-order.ld's group 7). */
+static __attribute__((noinline)) bool result_taken(const uintptr_t *f, int n, int i)
 {
-	return mc_allocfn_named(fi) || mc_allocfn_thin(pc);
+	for (int k = i + 1; k < n; k++) {
+		if (!f[k])
+			return true;
+		int v = verdict(FATE_KEY | (uint64_t)f[k], f[k], fate);
+		if (v != FATE_PASSED)
+			return v == FATE_USED;
+	}
+	return true;
+}
+
+bool mc_allocfn_is(const uintptr_t *f, int n, int i, const struct mc_frame_info *fi,
+		   bool inlined)
+{
+	return mc_allocfn_named(fi) ||
+	       (mc_allocfn_thin(f[i]) && (inlined || result_taken(f, n, i)));
 }
 
 int mc_allocfn_lead(const uintptr_t *f, int n, struct mc_frame_info *fi)
@@ -517,7 +871,7 @@ int mc_allocfn_lead(const uintptr_t *f, int n, struct mc_frame_info *fi)
 	for (int i = 0; i < n; i++) {
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++) {
-			if (!mc_allocfn_is(f[i], &fi[j]))
+			if (!mc_allocfn_is(f, n, i, &fi[j], j + 1 < k))
 				return lead;
 			lead++;
 		}

@@ -121,6 +121,7 @@ struct mc_options {
 	int alloc_fn_auto;      /* thin wrappers found by their code */
 	const char *valgrind;   /* MEMCHECK_VALGRIND: the valgrind command line's settings */
 	int text_timeout;       /* seconds the end's text waits for its reader (textout.c) */
+	int follow_exec;        /* checked here; execenv.c reads the first environment's */
 };
 /* MEMCHECK_VALGRIND's entries are separated by this byte, and the whole
  * value is read up to this length (options.c; tools/vgcompat.c). */
@@ -137,6 +138,8 @@ char *mc_valgrind_entry(const char *settings, const char *name);
 void mc_valgrind_hide(void);
 extern struct mc_options mc_opt;
 
+/* A boolean option's value as the options read it: 1, 0, or -1 (not one). */
+int mc_options_bool(const char *s);
 /* Read every MEMCHECK_* variable, writing nothing and opening nothing. */
 void mc_options_init(void);
 /* Only MEMCHECK_PROCESS and MEMCHECK_PROGRAMS, the two the programs
@@ -2894,8 +2897,12 @@ bool mc_allocfn_named(const struct mc_frame_info *fi);
 /* Does the code at return address pc hand the block it got back to its
  * caller and do nothing else (MEMCHECK_ALLOC_FN_AUTO)? */
 bool mc_allocfn_thin(uintptr_t pc);
-/* Either: fi is one of the functions at pc (inlined ones first). */
-bool mc_allocfn_is(uintptr_t pc, const struct mc_frame_info *fi);
+/* Either, for frame f[i] of a stack f[0..n): fi is one of the
+ * functions at f[i] (inlined ones first: inlined, not its own function).
+ * A thin function's own frame counts only where its caller takes the
+ * value (the code at f[i+1], or a caller it returns it to). */
+bool mc_allocfn_is(const uintptr_t *f, int n, int i, const struct mc_frame_info *fi,
+		   bool inlined);
 /* How many frames at the start of f[0..n), inlined ones expanded as
  * mc_symbolize_frames expands them, are allocation functions; fi: the
  * caller's MC_MAX_INLINE frames to name them in (6 KiB: the report's

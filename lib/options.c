@@ -183,6 +183,11 @@ static int parse_bool(const char *s)
 	return -1;
 }
 
+int mc_options_bool(const char *s)
+{
+	return parse_bool(s);
+}
+
 /* A decimal number with an optional sign at s, to *end, as strtol takes
  * it but with no space before it; false when there is no digit or it
  * overflows a long. */

@@ -242,7 +242,7 @@ static void json_stack_in(struct mc_buf *b, uint32_t id, struct json_memo *memo,
 		bool any_alloc = false, was_leading = leading;
 		for (int j = 0; j < k; j++) {
 			if (leading)
-				leading = mc_allocfn_is(f[i], &fi[j]);
+				leading = mc_allocfn_is(f, n, i, &fi[j], j + 1 < k);
 			any_alloc |= leading;
 			json_frame(b, i || j, f[i], &fi[j], j + 1 < k, leading, last);
 		}
@@ -253,7 +253,8 @@ static void json_stack_in(struct mc_buf *b, uint32_t id, struct json_memo *memo,
 			memo->slot[ms].off = start;
 			memo->slot[ms].len = b->len - start;
 			memo->slot[ms].main = main;
-			memo->slot[ms].plain0 = was_leading;
+			/* not thin: a verdict of f[i] alone, not of its caller */
+			memo->slot[ms].plain0 = was_leading && !mc_allocfn_thin(f[i]);
 			memo->used++;
 		}
 		if (main)
@@ -325,10 +326,12 @@ static bool site_key_walk(const uintptr_t *f, int n, uintptr_t *pc, int *depth, 
 	for (int i = 0, at = 0; i < n; i++) {
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++, at++)
-			if (!mc_allocfn_is(f[i], &fi[j])) {
+			if (!mc_allocfn_is(f, n, i, &fi[j], j + 1 < k)) {
 				*pc = f[i];
 				*depth = j;
-				*lead0 = at == 0;
+				/* f[0]'s alone where it is not thin (a thin one's
+				 * verdict is its caller's too) */
+				*lead0 = at == 0 && !mc_allocfn_thin(f[i]);
 				return true;
 			}
 		if (i == n - 1) { /* every frame an allocation function's */

@@ -176,7 +176,7 @@ static void text_stack_in(struct mc_buf *b, const char *prefix, const uintptr_t 
 		int k = mc_symbolize_frames(f[i], fi, MC_MAX_INLINE);
 		for (int j = 0; j < k; j++) {
 			if (leading)
-				leading = mc_allocfn_is(f[i], &fi[j]);
+				leading = mc_allocfn_is(f, n, i, &fi[j], j + 1 < k);
 			text_frame(b, prefix, i || j ? "   by " : "   at ", f[i], &fi[j], j + 1 < k,
 				   leading && !vg ? " [allocation function]" : "", vg);
 		}

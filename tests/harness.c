@@ -272,6 +272,19 @@ char *h_read_file(const char *path, size_t *len)
 	return s;
 }
 
+int h_site_line(const char *name, const char *what)
+{
+	char *src = h_read_file(h_env("%s/../tests/prog/%s", h_build(), name), NULL);
+	ck_assert_msg(src != NULL, "cannot read tests/prog/%s", name);
+	const char *mark = strstr(src, h_env("SITE %s */", what));
+	ck_assert_msg(mark != NULL, "no SITE %s in tests/prog/%s", what, name);
+	int line = 1;
+	for (const char *p = src; p < mark; p++)
+		line += *p == '\n';
+	free(src);
+	return line;
+}
+
 static bool drop_var(const char *e)
 {
 	return strncmp(e, "MEMCHECK_", 9) == 0 || strncmp(e, "LD_PRELOAD=", 11) == 0;

@@ -129,6 +129,9 @@ const char *h_status(const struct h_run *r);
 int h_count_lines(const char *text, const char *needle);
 /* Whole contents of a file (NUL-terminated), or NULL; *len if not NULL. */
 char *h_read_file(const char *path, size_t *len);
+/* The line of tests/prog/NAME that has the comment "SITE what" (the
+ * leak's line a test expects named); fails the test where there is none. */
+int h_site_line(const char *name, const char *what);
 
 /* valgrind's "total heap usage: N allocs, M frees, B bytes allocated"
  * (commas allowed).  Returns true when the line was found. */

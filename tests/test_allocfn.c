@@ -5,8 +5,9 @@
  * the leak records, generated suppressions (checked under valgrind too)
  * and memcheck oom's table; full stacks keep the wrappers, marked.
  * Programs: tests/prog/plain_allocfn.c at -O0, -O1 and -O2
- * (plain_allocfn_o0, plain_allocfn, plain_allocfn_o2), preloaded under
- * each allocator.
+ * (plain_allocfn_o0, plain_allocfn, plain_allocfn_o2) and
+ * tests/prog/plain_voidtest.c (a test runner's void tests, likewise),
+ * preloaded under each allocator.
  *
  * A run judged alone is a row, its sites and marks checked by its
  * callback.  The generated suppressions are a test of steps: the files
@@ -164,6 +165,39 @@ H_CHECK(oom_named)
 	expect_oom_sites(x, true);
 }
 
+/* A void test function called through a pointer by its runner
+ * (plain_voidtest.c, Unity's shape) is no wrapper, though it returns
+ * with the block in rax: its leak is named at its own line, the
+ * runner's never; a function through a pointer whose caller keeps the
+ * block still is one, and one return address (made's) is a wrapper's
+ * in one stack and a site in another (the JSON record's names are
+ * memoized by address). */
+H_CHECK(void_tests_named)
+{
+	static const char *const want[][2] = { { "assert_leak", "assert_leak" },
+					       { "assert_wrap", "assert_wrap" },
+					       { "keep_from", "use_result" },
+					       { "made", "made" },
+					       { "keep_made", "keep_made" } };
+	ck_assert_uint_eq(h_nleaks(rec), 5);
+	for (size_t w = 0; w < 5; w++) {
+		bool seen = false;
+		for (size_t i = 0; i < h_nleaks(rec) && !seen; i++) {
+			if (strcmp(site_of(rec, i), want[w][0]))
+				continue;
+			seen = true;
+			size_t d = 0;
+			while (strcmp(h_frame_str(rec, i, d, "function"), want[w][0]))
+				d++;
+			ck_assert_int_eq(h_frame_line(rec, i, d),
+					 h_site_line("plain_voidtest.c", want[w][1]));
+		}
+		ck_assert_msg(seen, "%s: no leak named at %s", x->label, want[w][0]);
+	}
+	for (size_t i = 0; i < h_nleaks(rec); i++)
+		ck_assert_int_ne(frame_mark(rec, i, "run_test"), 1);
+}
+
 /* BUILD leak, preloaded, its records */
 #define LEAK(build, ...) .run = { .prog = build, .args = H_LIST("leak"), .flags = H_PRELOAD, \
 				  ##__VA_ARGS__ }
@@ -186,6 +220,12 @@ static const struct h_case cases[] = {
 	{ "text", LEAK("plain_allocfn", .env = H_LIST("MEMCHECK_TEXT=full"), .no_report = true),
 	  .err = H_LIST("wrap2 (", "[allocation function]"),
 	  .check = counted_not_marked },
+	{ "void tests -O0", .run = { .prog = "plain_voidtest_o0", .flags = H_PRELOAD },
+	  .record = "process", .check = void_tests_named },
+	{ "void tests -O1", .run = { .prog = "plain_voidtest", .flags = H_PRELOAD },
+	  .record = "process", .check = void_tests_named },
+	{ "void tests -O2", .run = { .prog = "plain_voidtest_o2", .flags = H_PRELOAD },
+	  .record = "process", .check = void_tests_named },
 	{ "oom", OOM("--jobs=2"), .check = oom_callers },
 	{ "oom --alloc-fn", OOM("--alloc-fn=counted"), .check = oom_named },
 };

@@ -6,7 +6,8 @@
  * allocated the block, under every allocator; a test that fails its own
  * assertion shows that failure, a skipped test stays skipped, a clean
  * one whose fixtures allocate and free passes (tests/prog/fw_*.c,
- * tests/prog/FRAMEWORK/fw_*).
+ * tests/prog/FRAMEWORK/fw_*); a test run with a cleared environment
+ * (env -i) still fails on its leak (tests/prog/plain_envclear.c).
  *
  * A row a run: the framework's suite (linked with memcheck; another
  * allocator put behind it, H_LINKED), its exit status and the lines its
@@ -21,20 +22,6 @@
 #include <unistd.h>
 
 #include "harness.h"
-
-/* The line of tests/prog/NAME that has the comment "SITE what". */
-static int site_line(const char *name, const char *what)
-{
-	char *src = h_read_file(h_env("%s/../tests/prog/%s", h_build(), name), NULL);
-	ck_assert_msg(src != NULL, "cannot read tests/prog/%s", name);
-	const char *mark = strstr(src, h_env("SITE %s */", what));
-	ck_assert_msg(mark != NULL, "no SITE %s in tests/prog/%s", what, name);
-	int line = 1;
-	for (const char *p = src; p < mark; p++)
-		line += *p == '\n';
-	free(src);
-	return line;
-}
 
 /* text has a line that contains every one of the NULL-terminated needles. */
 static bool line_with(const char *text, const char *const needles[])
@@ -65,7 +52,7 @@ static bool line_with(const char *text, const char *const needles[])
  * shows it. */
 static const char *copy_site(const char *prog_c, const char *fmt)
 {
-	return h_env(fmt, site_line(prog_c, "copy_of"));
+	return h_env(fmt, h_site_line(prog_c, "copy_of"));
 }
 
 /* A file the row's run writes, named in the environment (var=path) or
@@ -98,7 +85,7 @@ H_SETUP(check_xml)
 
 H_CHECK(check_fails_at_the_leak)
 {
-	int copy = site_line("fw_check.c", "copy_of");
+	int copy = h_site_line("fw_check.c", "copy_of");
 	EXPECT_LINE(x->r.out, h_env("fw_check.c:%d:", copy), ":core:leaks:0: memcheck: region "
 		    "\"leaks\": 6 bytes in 1 blocks definitely lost (allocated in copy_of)");
 	char *xml = h_read_file(files.xml, NULL);
@@ -114,7 +101,7 @@ H_CHECK(check_fails_at_the_leak)
  * library to the test's own line. */
 H_CHECK(strdup_leak_at_the_tests_line)
 {
-	EXPECT_LINE(x->r.out, h_env("fw_check.c:%d:", site_line("fw_check.c", "strdup")),
+	EXPECT_LINE(x->r.out, h_env("fw_check.c:%d:", h_site_line("fw_check.c", "strdup")),
 		    ":libc:strdup_leaks:0: memcheck: region \"strdup_leaks\": 7 bytes in 1 "
 		    "blocks definitely lost (allocated in strdup_leaks_fn)");
 }
@@ -464,6 +451,9 @@ H_CHECK(criterion_records)
 }
 
 #define FW(name, ...) .run = { .prog = name, .flags = H_LINKED, __VA_ARGS__ }
+/* tests/prog/plain_envclear MODE, preloaded, memcheck's exit status */
+#define ENVCLEAR(mode, ...) .run = { .prog = "plain_envclear", .args = H_LIST(mode), \
+				     .flags = H_PRELOAD | H_EXITCODE, ##__VA_ARGS__ }
 static const struct h_case cases[] = {
 	{ "check, forked", FW("fw_check", .env = H_LIST("CK_FORK=yes", "CK_RUN_CASE=core")),
 	  .setup = check_xml, .exit = 1, .check = check_fails_at_the_leak,
@@ -646,6 +636,23 @@ static const struct h_case cases[] = {
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_doctest", .flags = H_EXITCODE,
 		   .text = "" },
 	  .exit = 1, .check = doctest_records },
+	/* A test run with a cleared environment (lib/execenv.c): memcheck
+	 * is carried into it and its leak fails it, whether a wrapper left
+	 * out of the measuring clears it (env -i), the test execs with PATH
+	 * alone, or spawns a helper with nothing and ignores its status
+	 * (the measured parent fails); it ran unchecked and passed before
+	 * session 42, as MEMCHECK_FOLLOW_EXEC=0 still has it */
+	{ "env -i", ENVCLEAR("env"), .exit = 23, .out = H_LIST("child: LD_PRELOAD set") },
+	{ "execve with PATH alone", ENVCLEAR("execve"), .exit = 23,
+	  .out = H_LIST("child: LD_PRELOAD set") },
+	{ "posix_spawn with no environment", ENVCLEAR("spawn"), .exit = 23,
+	  .out = H_LIST("child: LD_PRELOAD set", "spawn: the child's status ignored") },
+	{ "env -i, MEMCHECK_FOLLOW_EXEC=0", ENVCLEAR("env", .env = H_LIST("MEMCHECK_FOLLOW_EXEC=0")),
+	  .out = H_LIST("child: LD_PRELOAD unset") },
+	{ "env -i under memcheck run",
+	  .run = { .cli = H_LIST("run", "-q"), .prog = "plain_envclear", .args = H_LIST("env"),
+		   .flags = H_EXITCODE, .text = "" },
+	  .exit = 23, .out = H_LIST("child: LD_PRELOAD set") },
 	{ "Criterion under memcheck run", .allocators = H_ONLY(H_GLIBC),
 	  .run = { .cli = H_LIST("run", "-q"), .prog = "fw_criterion", .flags = H_EXITCODE,
 		   .text = "" },

@@ -236,11 +236,20 @@ $(B)/tests/prog/seccomp_static: tests/prog/plain_seccomp.c $(ARLIB) | $(B)/tests
 
 # plain_allocfn at -O0 and -O2 besides -O1 (tests/test_allocfn.c): the
 # code after a wrapper's call, which memcheck reads, is the compiler's.
+# (static patterns: the .d files -MMD writes beside them, which make
+# tries to remake as included makefiles, are no targets of theirs)
+$(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2: \
 $(B)/tests/prog/plain_allocfn_o%: tests/prog/plain_allocfn.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
 # (before prog-check's rule: its prerequisites are expanded where it stands)
 PROG_BINS += $(B)/tests/prog/plain_allocfn_o0 $(B)/tests/prog/plain_allocfn_o2
+# plain_voidtest likewise: a runner's void tests at each level.
+$(B)/tests/prog/plain_voidtest_o0 $(B)/tests/prog/plain_voidtest_o2: \
+$(B)/tests/prog/plain_voidtest_o%: tests/prog/plain_voidtest.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
+PROG_BINS += $(B)/tests/prog/plain_voidtest_o0 $(B)/tests/prog/plain_voidtest_o2
 # A shim preloaded after memcheck that logs its calls on the cache
 # directory (tests/test_symcache.c); in a directory of its own, out of
 # PROG_SRC's programs.
@@ -357,7 +366,8 @@ EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
 	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose $(CXX_NEW) \
 	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit \
-	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon
+	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon \
+	execve execv execvp execvpe posix_spawn posix_spawnp
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
 # every process it is loaded into (a left-out one too), are a page fault
 # each (~20 us on these VMs): the relocations' targets lie on at most
@@ -381,7 +391,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2 only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,

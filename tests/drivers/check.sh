@@ -5,7 +5,8 @@
 # project (pkg-config, add_test_setup, meson test --wrapper) and an
 # automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT,
 # autoconf-archive's make check-valgrind).
-# Each has a clean test, a leaking one and one that skips itself, and this
+# Each has a clean test, a leaking one (also run with a cleared
+# environment, env -i) and one that skips itself, and this
 # script asserts what the driver itself reports: the leak a failed test,
 # clean passed, skip skipped (and, for TAP, the subtests kept).
 #
@@ -158,7 +159,12 @@ for how in preload run; do
 done
 expect "$L" 'Test +#[0-9]+: run_ignore \.+\*+Failed' \
 	"ctest, run: a shell script's test that ignores its leaking program's status fails"
-junit_failed "$C/junit-plain.xml" "preload_criterion preload_leak run_ignore run_leak" \
+for how in preload run; do
+	expect "$L" "Test +#[0-9]+: ${how}_envi \\.+\\*+Failed" \
+		"ctest, $how: the leaking test run with a cleared environment (env -i) fails"
+done
+junit_failed "$C/junit-plain.xml" \
+	"preload_criterion preload_envi preload_leak run_envi run_ignore run_leak" \
 	"ctest -j4 --output-junit"
 expect "$L" 'Test +#[0-9]+: preload_criterion \.+\*+Failed' \
 	"ctest, preload: a Criterion suite's leaking worker fails it"
@@ -202,7 +208,10 @@ meson_expect() {
 	# ignore.sh fails where memcheck run reads the records; preloaded
 	# or under valgrind's command line the shell is left out
 	case $2 in --setup\ memcheck|--wrapper) ign=ignore:FAIL ;; *) ign= ;; esac
-	for t in clean:OK leak:FAIL skip:SKIP tap-clean:OK tap-leak:ERROR $ign; do
+	# a cleared environment (env -i) is followed, but not by valgrind's
+	# command line, whose --trace-children=no runs it unchecked
+	case $2 in --setup\ valgrind) envi=env-i:OK ;; *) envi=env-i:FAIL ;; esac
+	for t in clean:OK leak:FAIL skip:SKIP tap-clean:OK tap-leak:ERROR $ign $envi; do
 		expect "$1" "\"name\": \"${t%%:*}\".*\"result\": \"${t#*:}\"" "meson $2: ${t%%:*} ${t#*:}"
 	done
 }
@@ -215,7 +224,7 @@ done
 # test's: meson 1.0 writes a TAP test's subtests there, not the test's
 # own ERROR (its exit status), as it does for any TAP test that exits
 # non-zero (README, "In a test driver")
-junit_failed "$M/meson-logs/testlog-memcheck.junit.xml" "ignore leak" \
+junit_failed "$M/meson-logs/testlog-memcheck.junit.xml" "env-i ignore leak" \
 	"meson test --num-processes 4, JUnit"
 # valgrind's command line (memcheck's counterpart of it) behind the name
 (cd "$M" && PATH=$WORK/vg:$PATH meson test --no-rebuild --setup valgrind) \
@@ -261,7 +270,7 @@ expect "$WORK/configure.log" '^checking for Valgrind tool memcheck\.\.\. yes' \
 	"automake: AX_VALGRIND_CHECK finds valgrind's memcheck tool"
 for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	# a run that runs nothing must not pass on the last one's results
-	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/ignore.log "$A"/tap-*.log \
+	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/ignore.log "$A"/envi.log "$A"/tap-*.log \
 		"$A"/test-suite*.log
 	if [ $how = LOG_COMPILER ]; then
 		# the parallel harness, four tests at a time
@@ -278,12 +287,16 @@ for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	trs_expect skip.sh SKIP
 	trs_expect tap-clean.tap PASS
 	trs_expect tap-leak.tap PASS ERROR
+	# a cleared environment (env -i) followed, but not by valgrind's
+	# command line (--trace-children=no)
+	if [ $how = check-valgrind ]; then trs_expect envi.sh PASS; else trs_expect envi.sh FAIL; fi
 	if [ $how = LOG_COMPILER ]; then
 		# memcheck run fails a shell script's test that ignores its
 		# leaking program's status; the harness runs every test and
-		# sums them up: the two failures, the TAP test's error
+		# sums them up: the three failures (env -i's among them), the
+		# TAP test's error
 		trs_expect ignore.sh FAIL
-		expect "$WORK/automake-$how.log" '^# FAIL: +2$' "automake -j4: two tests failed"
+		expect "$WORK/automake-$how.log" '^# FAIL: +3$' "automake -j4: three tests failed"
 		expect "$WORK/automake-$how.log" '^# ERROR: +1$' "automake -j4: the TAP test's error"
 		expect "$WORK/automake-$how.log" '^FAIL: ignore\.sh$' "automake -j4: ignore.sh named"
 	fi

@@ -1,0 +1,264 @@
+/*
+ * execenv.c - memcheck's settings carried across an exec that drops them.
+ * A test started by a wrapper that clears the environment (`env -i
+ * ./test`, a harness that passes only PATH, a program that builds its
+ * helper's environment from nothing) loses LD_PRELOAD and memcheck's
+ * MEMCHECK_* variables with it: the exec'd program ran unchecked, its
+ * leaks failed nothing, under a plain preload and under memcheck run
+ * (whose MEMCHECK_REPORT went too) alike.  valgrind's --trace-children
+ * follows such an exec, its execve putting its own preload back into the
+ * new environment; so does memcheck (MEMCHECK_FOLLOW_EXEC, on by default):
+ * where the environment an exec is given has no LD_PRELOAD naming
+ * libmemcheck, the process's own first environment's LD_PRELOAD (the
+ * allocator behind memcheck with it) goes in front of the new one's, and
+ * each of its MEMCHECK_* variables the new environment does not set is
+ * added.  The first environment decides, MEMCHECK_FOLLOW_EXEC among it:
+ * a program left out (env, a shell) parses no options, and the
+ * environment it execs with may have none.  An environment that keeps memcheck's preload is passed on
+ * untouched (`env -u MEMCHECK_X` still unsets X), and so is every exec
+ * where the first environment did not preload libmemcheck (a program
+ * linked with it) or was started by memcheck's valgrind command line
+ * (MEMCHECK_VALGRIND: its --trace-children decides there).
+ *
+ * Traps that shaped it:
+ * - The C library's exec functions call its execve inside the library,
+ *   where no wrapper sees them (env -i's execvp among them), so each
+ *   entry point that takes an environment or is how a wrapper clears it
+ *   is wrapped: execve, execv, execvp, execvpe (env, shells, Python's
+ *   subprocess), posix_spawn, posix_spawnp (Python, GLib, Rust).  Not
+ *   execl, execle, execlp, fexecve nor execveat: each export grows the
+ *   dynamic symbol tables in front of the default path's code (11 of
+ *   them pushed group 1t 0xac bytes past its block), and these run with
+ *   the program's own environ or are rare.  system and popen spawn
+ *   inside the C library with the environment as it is, which keeps the
+ *   preload unless the program removed it.
+ * - A vfork child shares its parent's memory, and an exec may fail: the
+ *   new environment is built in memory of memcheck's own (mapped, never
+ *   the program's heap), read from /proc/self/environ (the first
+ *   environment, whatever the program did to environ since), and
+ *   unmapped where the exec returns; the next definitions are found
+ *   without the dynamic linker, which may allocate.
+ * - Not on any default path: an exec is rare; the code lies in
+ *   lib/text-order.ld's group 7.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define ENVIRON_MAX (4u << 20)
+
+/* The new environment, where one was built: its vector and the first
+ * environment's text its strings point into. */
+struct carry {
+	char *text;
+	size_t text_size;
+	char **envp;
+	size_t envp_size;
+};
+
+/* Does LD_PRELOAD's value v name libmemcheck (a word of it, split at
+ * spaces and colons as the dynamic linker splits it)? */
+static bool preloads_memcheck(const char *v)
+{
+	while (*v) {
+		size_t n = strcspn(v, " :");
+		const char *word = v;
+		v += n;
+		while (*v == ' ' || *v == ':')
+			v++;
+		const char *base = word + n;
+		while (base > word && base[-1] != '/')
+			base--;
+		if ((size_t)(word + n - base) >= 11 && !strncmp(base, "libmemcheck", 11))
+			return true;
+	}
+	return false;
+}
+
+static const char *env_value(char *const *envp, const char *name, size_t len)
+{
+	for (char *const *e = envp; e && *e; e++)
+		if (!strncmp(*e, name, len) && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+/* The first environment, NUL-separated strings, into c->text; its
+ * length, 0 where it cannot be read whole. */
+static size_t first_environ(struct carry *c)
+{
+	for (size_t size = 64 << 10; size <= ENVIRON_MAX; size *= 4) {
+		char *buf = mc_map(size);
+		if (!buf)
+			return 0;
+		int fd = mc_sys_open("/proc/self/environ", O_RDONLY | O_CLOEXEC, 0);
+		size_t len = 0;
+		long r = 1;
+		while (fd >= 0 && len < size - 1 && (r = mc_sys_read(fd, buf + len, size - 1 - len)) > 0)
+			len += (size_t)r;
+		if (fd >= 0)
+			mc_sys_close(fd);
+		if (fd < 0 || r < 0) {
+			mc_unmap(buf, size);
+			return 0;
+		}
+		if (len < size - 1) {
+			buf[len] = 0;
+			c->text = buf;
+			c->text_size = size;
+			return len;
+		}
+		mc_unmap(buf, size);
+	}
+	return 0;
+}
+
+static void carry_free(struct carry *c)
+{
+	int e = errno;
+	if (c->envp)
+		mc_unmap(c->envp, c->envp_size);
+	if (c->text)
+		mc_unmap(c->text, c->text_size);
+	errno = e;
+}
+
+/* envp with memcheck's settings put back, or envp itself where nothing
+ * is to be carried (c then holds nothing). */
+static char *const *carried(char *const envp[], struct carry *c)
+{
+	memset(c, 0, sizeof *c);
+	const char *pre = env_value(envp, "LD_PRELOAD", 10);
+	if (pre && preloads_memcheck(pre))
+		return envp;
+	int e = errno;
+	size_t len = first_environ(c);
+	const char *first_pre = NULL;
+	size_t carry_n = 0, carry_bytes = 0;
+	bool skip = false; /* valgrind's command line, or carrying off */
+	for (size_t at = 0; at < len; at += strlen(c->text + at) + 1) {
+		const char *s = c->text + at;
+		if (!strncmp(s, "LD_PRELOAD=", 11))
+			first_pre = s + 11;
+		else if (!strncmp(s, "MEMCHECK_VALGRIND=", 18))
+			skip = true;
+		else if (!strncmp(s, "MEMCHECK_FOLLOW_EXEC=", 21) && !mc_options_bool(s + 21))
+			skip = true;
+		else if (!strncmp(s, "MEMCHECK_", 9) && strchr(s, '='))
+			carry_n++;
+	}
+	if (!first_pre || !preloads_memcheck(first_pre) || skip) {
+		carry_free(c);
+		memset(c, 0, sizeof *c);
+		errno = e;
+		return envp;
+	}
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	carry_bytes = 12 + strlen(first_pre) + (pre ? 1 + strlen(pre) : 0);
+	c->envp_size = (n + carry_n + 2) * sizeof(char *) + carry_bytes;
+	c->envp = mc_map(c->envp_size);
+	if (!c->envp) {
+		carry_free(c);
+		memset(c, 0, sizeof *c);
+		errno = e;
+		return envp;
+	}
+	char **out = c->envp;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], "LD_PRELOAD=", 11))
+			out[k++] = envp[i];
+	for (size_t at = 0; at < len; at += strlen(c->text + at) + 1) {
+		char *s = c->text + at;
+		const char *eq = strchr(s, '=');
+		if (!strncmp(s, "MEMCHECK_", 9) && eq && !env_value(envp, s, (size_t)(eq - s)))
+			out[k++] = s;
+	}
+	char *p = (char *)(out + n + carry_n + 2);
+	out[k++] = p;
+	memcpy(p, "LD_PRELOAD=", 11);
+	p += 11;
+	size_t first_len = strlen(first_pre);
+	memcpy(p, first_pre, first_len + 1);
+	if (pre && *pre) {
+		p[first_len] = ' ';
+		memcpy(p + first_len + 1, pre, strlen(pre) + 1);
+	}
+	out[k] = NULL;
+	errno = e;
+	return out;
+}
+
+typedef int execve_fn(const char *, char *const[], char *const[]);
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+
+static void *next_execve, *next_execvpe, *next_spawn, *next_spawnp;
+
+/* execve, or execvpe where search (a file looked for in PATH), with envp
+ * carried */
+static int exec_with(bool search, const char *file, char *const argv[], char *const envp[])
+{
+	execve_fn *fn = mc_sym_next_cached(search ? "execvpe" : "execve",
+					   search ? &next_execvpe : &next_execve);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	struct carry c;
+	int r = fn(file, argv, carried(envp, &c));
+	carry_free(&c);
+	return r;
+}
+
+MC_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_with(false, path, argv, envp);
+}
+
+MC_API int execv(const char *path, char *const argv[])
+{
+	return exec_with(false, path, argv, environ);
+}
+
+MC_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_with(true, file, argv, envp);
+}
+
+MC_API int execvp(const char *file, char *const argv[])
+{
+	return exec_with(true, file, argv, environ);
+}
+
+static int spawn_with(bool search, pid_t *pid, const char *file,
+		      const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		      char *const argv[], char *const envp[])
+{
+	spawn_fn *fn = mc_sym_next_cached(search ? "posix_spawnp" : "posix_spawn",
+					  search ? &next_spawnp : &next_spawn);
+	if (!fn)
+		return ENOSYS;
+	struct carry c;
+	int r = fn(pid, file, fa, attr, argv, carried(envp, &c));
+	carry_free(&c);
+	return r;
+}
+
+MC_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_with(false, pid, path, fa, attr, argv, envp);
+}
+
+MC_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_with(true, pid, file, fa, attr, argv, envp);
+}
