@@ -561,13 +561,14 @@ static void *carve(size_t size)
  * measured (pagemap, else mincore): memcheck's own memory stays out of the
  * program's figures exactly, whether a page was populated or faulted
  * in.  The tail's pages are populated as the pieces reach them, TAIL_AHEAD
- * at least a call (a lazy piece starts past them): a page faulted in by
+ * at least a call (a lazy piece may start among them: the suppressions'
+ * pcs, one that is touched, did at a warm /bin/date's exit): a page faulted in by
  * its first store costs 11-16 us on these VMs, a populated one ~1.5 us
  * in the call and 5-6 us at its first store (2026-12-06 short41 and
  * short42, doc/costs.md; earlier, at 2 us a fault, populating paid
  * nothing and nothing here was).  A warm measured /bin/date's exit
- * stored 9 of the 12 pages so populated in 3 calls, where it faulted
- * those 9 in; a passing test's exit (bench/suite_test 1) 2 of 4 in one
+ * stored 9 of the 12 pages so populated in 3 calls (one, a lazy
+ * piece's, before its call), where it faulted those 9 in; a passing test's exit (bench/suite_test 1) 2 of 4 in one
  * call.  Not where a caller asks (mc_populate): a call a piece.  A
  * request the tail has no room for takes the usual way.  Cursor and bounds are
  * atomics, the pieces' table under a spin lock: any thread, inside the
@@ -654,9 +655,7 @@ static void *tail_take(size_t size, bool lazy, bool zero)
 	uintptr_t p = lazy ? 0 : tail_reuse(size, zero), fill = 0;
 	if (!p) {
 		uintptr_t hi = atomic_load(&tail_hi), at = atomic_load(&tail_at);
-		/* a lazy piece past the pages populated ahead */
-		p = ((lazy && at < tail_filled ? tail_filled : at) + align - 1) &
-		    ~(uintptr_t)(align - 1);
+		p = (at + align - 1) & ~(uintptr_t)(align - 1);
 		if (p + size > hi || p + size < p) {
 			p = 0;
 		} else {
