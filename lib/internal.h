@@ -1117,7 +1117,9 @@ struct mc_thread {
 	int own_frames;              /* threadstart.c: inside the C library's
 				      * pthread_create from memcheck's, whose
 				      * frame lies under what it allocates
-				      * (depot.c stores the stack without it) */
+				      * (depot.c stores the stack without it);
+				      * signals.c: a handler run from its
+				      * trampoline */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
