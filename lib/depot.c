@@ -463,7 +463,7 @@ static inline struct walked_index *idx_room(void)
  * threadstart.c's wrapper, allocates the new thread's DTV in ld.so:
  * tests/prog/plain_dtv_running), and where a program's signal
  * handler allocates under signals.c's trampoline
- * (tests/prog/plain_leak_signal).  Bare, and under
+ * (tests/prog/plain_leak_altstack none).  Bare, and under
  * valgrind, no such frame lies between the C library and the program,
  * and a user's suppression that names the frames as valgrind shows
  * them (fun:pthread_create@@GLIBC_2.34, then fun:main) missed the

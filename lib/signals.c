@@ -395,6 +395,8 @@ MC_API int sigaltstack(const stack_t *ss, stack_t *old)
 			return -1;
 		if ((ss->ss_flags & SS_DISABLE) && !mine)
 			mc_fatal_altstack_back();
+		else if (!(ss->ss_flags & SS_DISABLE))
+			atomic_store_explicit(&mc_program_altstack, true, memory_order_relaxed);
 	}
 	if (old) {
 		*old = was;
