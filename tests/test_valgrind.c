@@ -15,7 +15,12 @@
  * loss records' headings, LEAK SUMMARY's and ERROR SUMMARY's lines are
  * compared with valgrind's own for the same command line.  Threads
  * still running at the exit: their DTVs listed as valgrind lists them
- * (tests/prog/plain_dtv_running).
+ * (tests/prog/plain_dtv_running).  Signal handlers that lose a block:
+ * its stack as valgrind's, without memcheck's trampoline, and, on the
+ * program's alternate stack, definitely lost as valgrind says
+ * (plain_leak_altstack).  An address a live frame keeps after a free,
+ * reused at once by the allocator: the limit memcheck(7) gives, pinned
+ * (plain_leak_stale).
  */
 #include <check.h>
 #include <dirent.h>
