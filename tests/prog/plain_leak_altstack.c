@@ -12,7 +12,11 @@
  * the alternate stack is a buffer in .bss, a block the program keeps (a
  * global points to it), or, for "thread", a .bss buffer of a second
  * thread's, which raises the signal and then waits in pause() while
- * main exits.  The handler
+ * main exits; for "freed", a block the program frees after the handler
+ * ran without disabling the stack, and then allocates a block that
+ * holds the only pointer to another (the allocator may put it where
+ * the stack was: it is the program's data, and what it points to is
+ * still reachable, no false leak).  The handler
  * allocates 48 bytes, fills them and drops the pointer, and keeps 32
  * bytes in a global.  Its frame, once it returned, lies below the
  * stack pointer: valgrind finds the words there undefined and skips
@@ -31,6 +35,7 @@
 static char alt_bss[ALT] __attribute__((aligned(16)));
 void *alt_heap;
 void *kept;
+void **holder;
 static pthread_barrier_t raised;
 
 __attribute__((noinline)) static void on_usr1(int sig)
@@ -80,6 +85,17 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	void *stack = alt_bss;
+	if (!strcmp(argv[1], "freed")) {
+		if (handle_on(stack = malloc(ALT)) != 0)
+			return 1;
+		free(stack);
+		holder = malloc(64);
+		memset(holder, 0, 64);
+		holder[0] = malloc(40);
+		memset(holder[0], 3, 40);
+		scrub();
+		return 0;
+	}
 	if (!strcmp(argv[1], "heap"))
 		stack = alt_heap = malloc(ALT);
 	else if (!strcmp(argv[1], "none"))
