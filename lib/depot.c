@@ -461,9 +461,9 @@ static inline struct walked_index *idx_room(void)
  * code: there is one only where memcheck called the C library and the C
  * library allocated (the program's pthread_create, through
  * threadstart.c's wrapper, allocates the new thread's DTV in ld.so:
- * tests/prog/plain_dtv_running; a program's signal handler that
- * allocates runs under signals.c's trampoline, which marks nothing, and
- * keeps that frame).  Bare, and under
+ * tests/prog/plain_dtv_running), and where a program's signal
+ * handler allocates under signals.c's trampoline
+ * (tests/prog/plain_leak_altstack none).  Bare, and under
  * valgrind, no such frame lies between the C library and the program,
  * and a user's suppression that names the frames as valgrind shows
  * them (fun:pthread_create@@GLIBC_2.34, then fun:main) missed the
@@ -473,7 +473,8 @@ static inline struct walked_index *idx_room(void)
  * f's frames into out, those in libmemcheck's code left out; how many
  * (no range, mc_text_len 0, where libmemcheck.a is linked into the
  * program: its frames are the program's there).  Run only where the
- * thread is inside such a call (mc_self.own_frames: threadstart.c),
+ * thread is inside such a call (mc_self.own_frames: threadstart.c,
+ * signals.c),
  * out of line (group 7): a compare a frame of every stack stored was
  * +9.2 M instructions of tree_bench 200000's 282 M (callgrind: each
  * stack looked up or stored); this way +0.4 M (doc/costs.md). */

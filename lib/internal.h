@@ -1156,7 +1156,9 @@ struct mc_thread {
 	int own_frames;              /* threadstart.c: inside the C library's
 				      * pthread_create from memcheck's, whose
 				      * frame lies under what it allocates
-				      * (depot.c stores the stack without it) */
+				      * (depot.c stores the stack without it);
+				      * signals.c: a handler run from its
+				      * trampoline */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -1942,6 +1944,9 @@ void mc_roots_pending_starts(const void *lo, size_t size);
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from);
 void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
+/* The dead alternate stacks cut out of the roots, for the blocks' scan
+ * (mc_roots_stop's; usually none). */
+size_t mc_roots_dead(const struct mc_roots *r, const struct mc_root **v);
 size_t mc_roots_count(const struct mc_roots *r);
 const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
 /* Let the other threads go on; free r.  runs (if not NULL, over
@@ -1982,6 +1987,8 @@ struct mc_other_thread {
 	uintptr_t whole_tp;     /* and its thread pointer */
 	uintptr_t tp;           /* its thread pointer (descriptor), if answered */
 	uintptr_t regs[MC_NREGS];
+	uintptr_t alt_lo, alt_hi; /* its dead alternate stack, if answered
+				   * (mc_threads_dead_altstack), or 0, 0 */
 };
 struct mc_threads {
 	struct mc_other_thread *v;   /* mmap'd */
@@ -1993,6 +2000,14 @@ struct mc_threads {
  * the only thread (struct mc_scan_from), nothing is listed; else
  * account.c's slot lock is held (mc_account_threads_lock). */
 bool mc_threads_stop(struct mc_threads *t, bool alone);
+/* The program has set an alternate signal stack of its own (signals.c's
+ * sigaltstack sets it) */
+extern _Atomic bool mc_program_altstack;
+/* The calling thread's alternate stack where the program set one and
+ * no handler runs on it ([*lo, *hi): frames of handlers that returned,
+ * no root, as valgrind, which finds them undefined), else false (each
+ * thread stopped answers it; roots.c asks it of the caller). */
+bool mc_threads_dead_altstack(uintptr_t *lo, uintptr_t *hi);
 void mc_threads_resume(struct mc_threads *t);
 
 /* ---- maps.c ---------------------------------------------------------- */

@@ -151,6 +151,8 @@ struct mc_roots {
 	struct mc_threads threads;
 	uintptr_t *regs;              /* stopped threads' registers: a root */
 	size_t regs_bytes;
+	struct mc_root *dead;         /* dead alternate stacks: cut out of */
+	size_t ndead;                 /* every root (mc_roots_stop) */
 };
 
 /* The root list with the first storage of its three arrays, in one
@@ -344,6 +346,16 @@ void mc_roots_add(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
 
 static void add_root(struct mc_roots *r, uintptr_t lo, uintptr_t hi, int kind)
 {
+	for (size_t i = 0; unlikely(i < r->ndead); i++) {
+		const struct mc_root *d = &r->dead[i];
+		if (d->lo < hi && d->hi > lo) {
+			if (lo < d->lo)
+				add_root(r, lo, d->lo, kind);
+			if (d->hi < hi)
+				add_root(r, d->hi, hi, kind);
+			return;
+		}
+	}
 	lo = (lo + 7) & ~(uintptr_t)7;
 	hi &= ~(uintptr_t)7;
 	if (lo >= hi)
@@ -653,9 +665,37 @@ static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
  * mappings: the scan 309 us asked, 282 us read. */
 #define ASK_MAX 32
 
+/* The dead alternate stacks of this thread and of those stopped, once
+ * the program has set one: out of every root added from here on, and
+ * of every block (scan.c).  Rare: out of line (group 7). */
+#define DEAD_BYTES 4096 /* 170 threads' stacks; more are read */
+static __attribute__((noinline, cold)) void dead_altstacks(struct mc_roots *r)
+{
+	size_t cap = DEAD_BYTES / sizeof *r->dead;
+	r->dead = mc_map(DEAD_BYTES);
+	if (!r->dead)
+		return;
+	uintptr_t lo, hi;
+	if (mc_threads_dead_altstack(&lo, &hi))
+		r->dead[r->ndead++] = (struct mc_root){ lo, hi, MC_ROOT_PLAIN };
+	for (size_t k = 0; k < r->threads.n && r->ndead < cap; k++) {
+		const struct mc_other_thread *o = &r->threads.v[k];
+		if (o->answered && o->alt_hi > o->alt_lo)
+			r->dead[r->ndead++] = (struct mc_root){ o->alt_lo, o->alt_hi, MC_ROOT_PLAIN };
+	}
+}
+
+size_t mc_roots_dead(const struct mc_roots *r, const struct mc_root **v)
+{
+	*v = r->dead;
+	return r->ndead;
+}
+
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from)
 {
 	mc_threads_stop(&r->threads, from->alone);
+	if (unlikely(atomic_load_explicit(&mc_program_altstack, memory_order_relaxed)))
+		dead_altstacks(r);
 	/* The objects' writable segments, their resident pages only, now
 	 * that no other thread can write a page for the first time.  A page
 	 * not resident was never written: .bss zeros, or .data as the file
@@ -907,6 +947,8 @@ void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)
 		mc_unmap(r->seg, r->segcap * sizeof *r->seg);
 	if (r->regs)
 		mc_unmap(r->regs, r->regs_bytes);
+	if (r->dead)
+		mc_unmap(r->dead, DEAD_BYTES);
 	if (r->v && r->v != m->v)
 		mc_unmap(r->v, r->cap * sizeof *r->v);
 	mc_unmap(m, sizeof *m);

@@ -146,12 +146,20 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 	} else if (st) {
 		st->depth++;
 	}
+	/* this frame lies under what the handler allocates, where bare and
+	 * valgrind show the C library's signal return next: the stacks are
+	 * stored without memcheck's frames (depot.c), so a suppression that
+	 * names the frames as valgrind shows them matches.  A handler left
+	 * with siglongjmp keeps the mark: stacks are then stored through
+	 * that slower path, the same frames. */
+	mc_self.own_frames++;
 	if (!fn || ((ui & USER_ONSTACK) && mc_fatal_beside(fn, info, sig, si, uc)))
 		;
 	else if (info)
 		((void (*)(int, siginfo_t *, void *))fn)(sig, si, uc);
 	else
 		((void (*)(int))fn)(sig);
+	mc_self.own_frames--;
 	if (st)
 		st->depth--;
 }
@@ -387,6 +395,8 @@ MC_API int sigaltstack(const stack_t *ss, stack_t *old)
 			return -1;
 		if ((ss->ss_flags & SS_DISABLE) && !mine)
 			mc_fatal_altstack_back();
+		else if (!(ss->ss_flags & SS_DISABLE))
+			atomic_store_explicit(&mc_program_altstack, true, memory_order_relaxed);
 	}
 	if (old) {
 		*old = was;

@@ -1,0 +1,109 @@
+/*
+ * plain_leak_altstack.c - a signal handler that loses a block it
+ * allocated, run on the thread's stack or on the program's alternate
+ * stack (sigaltstack, SA_ONSTACK) (preloaded only, never linked to
+ * memcheck; no stdio; tests/test_valgrind.c).
+ *
+ * Usage: plain_leak_altstack none|bss|heap|thread.  "none": on the
+ * thread's own stack; under valgrind the lost block's stack is malloc,
+ * on_usr1, then the C library's signal return (obj: libc): memcheck's
+ * trampoline (lib/signals.c) must not show between them, or a
+ * suppression written as valgrind shows the stack misses it.  Else
+ * the alternate stack is a buffer in .bss, a block the program keeps (a
+ * global points to it), or, for "thread", a .bss buffer of a second
+ * thread's, which raises the signal and then waits in pause() while
+ * main exits; for "freed", a block the program frees after the handler
+ * ran without disabling the stack, and then allocates a block that
+ * holds the only pointer to another (the allocator may put it where
+ * the stack was: it is the program's data, and what it points to is
+ * still reachable, no false leak).  The handler
+ * allocates 48 bytes, fills them and drops the pointer, and keeps 32
+ * bytes in a global.  Its frame, once it returned, lies below the
+ * stack pointer: valgrind finds the words there undefined and skips
+ * them, and says 48 bytes definitely lost, 32 (and, "heap", the stack's
+ * block) still reachable.  memcheck read the dead frame as part of
+ * the .bss or of the block, and found the lost block still reachable.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "plain_leak_common.h"
+
+#define ALT (64 * 1024)
+
+static char alt_bss[ALT] __attribute__((aligned(16)));
+void *alt_heap;
+void *kept;
+void **holder;
+static pthread_barrier_t raised;
+
+__attribute__((noinline)) static void on_usr1(int sig)
+{
+	(void)sig;
+	void *lost = malloc(48);
+	memset(lost, 1, 48);
+	kept = malloc(32);
+	__asm__ volatile("" : : "r"(lost) : "memory"); /* the only copy dies here */
+}
+
+/* The handler installed, on stack if not NULL, and the signal raised. */
+static int handle_on(void *stack)
+{
+	stack_t ss = { .ss_sp = stack, .ss_size = ALT };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = stack ? SA_ONSTACK : 0;
+	if ((stack && sigaltstack(&ss, NULL) != 0) || sigaction(SIGUSR1, &sa, NULL) != 0)
+		return -1;
+	return pthread_kill(pthread_self(), SIGUSR1) != 0 ? -1 : 0;
+}
+
+static void *second(void *arg)
+{
+	(void)arg;
+	if (handle_on(alt_bss) != 0)
+		_exit(1);
+	scrub();
+	pthread_barrier_wait(&raised);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return 2;
+	if (!strcmp(argv[1], "thread")) {
+		pthread_t t;
+		pthread_barrier_init(&raised, NULL, 2);
+		if (pthread_create(&t, NULL, second, NULL) != 0)
+			return 1;
+		pthread_barrier_wait(&raised);
+		return 0;
+	}
+	void *stack = alt_bss;
+	if (!strcmp(argv[1], "freed")) {
+		if (handle_on(stack = malloc(ALT)) != 0)
+			return 1;
+		free(stack);
+		holder = malloc(64);
+		memset(holder, 0, 64);
+		holder[0] = malloc(40);
+		memset(holder[0], 3, 40);
+		scrub();
+		return 0;
+	}
+	if (!strcmp(argv[1], "heap"))
+		stack = alt_heap = malloc(ALT);
+	else if (!strcmp(argv[1], "none"))
+		stack = NULL;
+	else if (strcmp(argv[1], "bss"))
+		return 2;
+	if (handle_on(stack) != 0)
+		return 1;
+	scrub();
+	return 0;
+}
