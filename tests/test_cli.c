@@ -806,6 +806,43 @@ START_TEST(budget_not_a_regular_file)
 }
 END_TEST
 
+/* A baseline report that is not a regular file (harden42's sweep): a
+ * FIFO no process writes kept the program from reaching its first
+ * region's end (open waited for a writer, killed after the run's time on
+ * main); /dev/zero (size 0) and a directory went unnamed, the regions
+ * failing "no baseline" with nothing saying why.  Now each is named with
+ * what was expected, the program's output as bare, and under an
+ * allocator other than the baseline its relative limits fail for want of
+ * a baseline, as with a missing file.  Each allocator. */
+START_TEST(baseline_not_a_regular_file)
+{
+	const char *fifo = h_tmppath("base.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	const char *budget = tmpfile_with("loose.budget", "[*]\npeak_rss <= 100x\n");
+	static const struct {
+		const char *file, *what;
+	} bad[] = { { NULL, "not a regular file" }, { "/dev/zero", "not a regular file" },
+		    { "/tmp", "a directory" } };
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		if (!h_allocator(i, NULL))
+			continue;
+		for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+			const char *file = bad[k].file ? bad[k].file : fifo;
+			struct h_res x;
+			H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
+			       .flags = H_PRELOAD | H_EXITCODE,
+			       .env = H_LIST(h_env("MEMCHECK_BUDGET=%s", budget),
+					     h_env("MEMCHECK_BASELINE=%s", file)));
+			h_expect_exit(&x, strcmp(h_allocators[i].name, "glibc") == 0 ? 0 : 23);
+			ck_assert_str_eq(x.r.out, "hello stdout\n");
+			EXPECT_HAS(x.r.err, h_env("MEMCHECK_BASELINE=%s: %s: expected a JSON Lines report",
+						  file, bad[k].what), "the baseline's error");
+			h_res_free(&x);
+		}
+	}
+}
+END_TEST
+
 START_TEST(junit_structure)
 {
 	const char *j = h_tmppath("junit.xml");
@@ -941,6 +978,7 @@ int main(void)
 	tcase_add_test(tc, relative_budget);
 	tcase_add_test(tc, junit_structure);
 	tcase_add_test(tc, budget_not_a_regular_file);
+	tcase_add_test(tc, baseline_not_a_regular_file);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
 	return h_run_suite(NULL);
