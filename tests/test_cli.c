@@ -843,6 +843,46 @@ START_TEST(baseline_not_a_regular_file)
 }
 END_TEST
 
+/* Files the CLI reads or writes that are not what it expects
+ * (harden42's sweep): a report that is a device never ending a line
+ * (/dev/zero, /dev/full) was read until memory ran out, gate, compare
+ * and run --baseline-file hanging meanwhile (killed after the run's
+ * time on main); an output (--report, --junit, --html) that is a FIFO
+ * no process reads held memcheck run after the command's runs for ever.
+ * Now each is an error naming the file, exit 2, the command's output
+ * passed through as before; a FIFO with a reader is written. */
+START_TEST(cli_files_not_regular)
+{
+	const char *fifo = h_tmppath("out.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	const char *rep = tmpfile_with("r.jsonl", "{\"name\":\"r\",\"pid\":1,\"program\":\"p\","
+				       "\"allocator\":\"glibc\",\"verdict\":\"pass\"}\n");
+	struct h_res x;
+	MC(&x, "gate", "/dev/zero");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, "/dev/zero:1: a NUL byte, and no line end in the MiB after it: not a "
+		   "memcheck report?", "gate /dev/zero");
+	h_res_free(&x);
+	MC(&x, "compare", rep, "/dev/full");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, "/dev/full:1: a NUL byte", "compare with /dev/full");
+	h_res_free(&x);
+	MC(&x, "run", "-a", "glibc", "--baseline-file", "/dev/zero", "--", prog(), "pass");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, "/dev/zero:1: a NUL byte", "run --baseline-file /dev/zero");
+	h_res_free(&x);
+	static const char *const outputs[] = { "--report", "--junit", "--html" };
+	for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+		MC(&x, "run", "-a", "glibc", outputs[i], fifo, "--", prog(), "out", "pass");
+		h_expect_exit(&x, 2);
+		ck_assert_str_eq(x.r.out, "hello stdout\n");
+		EXPECT_HAS(x.r.err, h_env("cannot write %s: a FIFO no process has open for reading",
+					  fifo), outputs[i]);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
 START_TEST(junit_structure)
 {
 	const char *j = h_tmppath("junit.xml");
@@ -979,6 +1019,7 @@ int main(void)
 	tcase_add_test(tc, junit_structure);
 	tcase_add_test(tc, budget_not_a_regular_file);
 	tcase_add_test(tc, baseline_not_a_regular_file);
+	tcase_add_test(tc, cli_files_not_regular);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
 	return h_run_suite(NULL);

@@ -117,6 +117,49 @@ static size_t cut_record(const char *line, size_t len, const char *err)
 	return col > at ? at : 0; /* (col counts from 1: the parser stopped at or past at) */
 }
 
+/* A report's lines are read up to a NUL byte or this many bytes: a file
+ * that is no report and never ends a line (/dev/zero, /dev/full, given
+ * where a report was expected) was read until memory ran out, the
+ * command hanging meanwhile, before harden42.  A record's line is far
+ * shorter (plain_bigrecords' 1,000 leak records: 1.2 MiB). */
+#define LINE_MAX_BYTES ((size_t)1 << 30)
+/* After a NUL byte, the rest of its line is skipped up to this many
+ * bytes (a report whose end a crash left as zeros goes on after them);
+ * further, the file is taken for no report and not read on. */
+#define NUL_SKIP_BYTES ((size_t)1 << 20)
+
+enum line_end { LINE_OK, LINE_EOF, LINE_NUL, LINE_LONG, LINE_NUL_NO_END };
+
+/* The next line of f into *line (its '\n' off, NUL-terminated), its
+ * length in *len; LINE_NUL with the column of its first NUL byte in
+ * *col, the line skipped to its end. */
+static enum line_end report_line(FILE *f, char **line, size_t *cap, size_t *len, size_t *col)
+{
+	size_t n = 0;
+	int c = EOF;
+	while ((c = getc_unlocked(f)) != EOF && c != '\n' && c != 0) {
+		if (n + 1 >= *cap) {
+			if (*cap >= LINE_MAX_BYTES)
+				return LINE_LONG;
+			*cap = *cap ? *cap * 2 : 4096;
+			*line = xrealloc(*line, *cap);
+		}
+		(*line)[n++] = (char)c;
+	}
+	if (!*line)
+		*line = xrealloc(NULL, *cap = 4096);
+	(*line)[n] = 0;
+	*len = n;
+	if (c == 0) {
+		*col = n + 1;
+		for (size_t skipped = 0; (c = getc_unlocked(f)) != EOF && c != '\n';)
+			if (++skipped > NUL_SKIP_BYTES)
+				return LINE_NUL_NO_END;
+		return LINE_NUL;
+	}
+	return c == EOF && !n ? LINE_EOF : LINE_OK;
+}
+
 int recs_read(struct recs *out, const char *path, bool missing_ok)
 {
 	FILE *f = fopen(path, "re");
@@ -127,26 +170,30 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 		return -1;
 	}
 	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	size_t cap = 0, len = 0, col = 0;
+	enum line_end got;
 	int lineno = 0, bad = 0;
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	while ((got = report_line(f, &line, &cap, &len, &col)) != LINE_EOF) {
 		lineno++;
-		size_t len = (size_t)n;
-		if (len && line[len - 1] == '\n')
-			line[--len] = 0;
+		if (got == LINE_LONG || got == LINE_NUL_NO_END) {
+			fprintf(stderr, "%s:%d: %s: not a memcheck report? the rest of it is not read\n",
+				path, lineno, got == LINE_LONG ? "a line longer than 1 GiB" :
+				"a NUL byte, and no line end in the MiB after it");
+			bad++;
+			break;
+		}
+		if (got == LINE_NUL) {
+			fprintf(stderr, "%s:%d: column %zu: expected JSON text, got a NUL byte\n",
+				path, lineno, col);
+			bad++;
+			continue;
+		}
 		/* Blank lines carry nothing; JSON Lines readers skip them. */
 		if (blank(line, len))
 			continue;
 		struct rec r;
 		char err[256];
 		memset(&r, 0, sizeof r);
-		if (memchr(line, 0, len)) {
-			fprintf(stderr, "%s:%d: column %zu: expected JSON text, got a NUL byte\n",
-				path, lineno, (size_t)((char *)memchr(line, 0, len) - line) + 1);
-			bad++;
-			continue;
-		}
 		if (!mc_json_record_leak(line, len, &r.m, &r.leak, err, sizeof err)) {
 			size_t cut = cut_record(line, len, err);
 			if (!cut) {
