@@ -130,34 +130,58 @@ static size_t cut_record(const char *line, size_t len, const char *err)
 
 enum line_end { LINE_OK, LINE_EOF, LINE_NUL, LINE_LONG, LINE_NUL_NO_END };
 
-/* The next line of f into *line (its '\n' off, NUL-terminated), its
+/* A report read in blocks, its lines found with memchr: getline stopped
+ * at nothing but a newline, and a byte at a time (getc) cost 14
+ * instructions a byte, 8% of gate's on a 1.2 MB report (callgrind). */
+struct lines {
+	FILE *f;
+	char *buf;                /* cap bytes and a NUL's room */
+	size_t cap, start, end;   /* the bytes not yet returned: start..end */
+	bool eof;
+};
+
+/* The next line (its '\n' off, NUL-terminated in place) in *line, its
  * length in *len; LINE_NUL with the column of its first NUL byte in
- * *col, the line skipped to its end. */
-static enum line_end report_line(FILE *f, char **line, size_t *cap, size_t *len, size_t *col)
+ * *col. */
+static enum line_end next_report_line(struct lines *l, char **line, size_t *len, size_t *col)
 {
-	size_t n = 0;
-	int c = EOF;
-	while ((c = getc_unlocked(f)) != EOF && c != '\n' && c != 0) {
-		if (n + 1 >= *cap) {
-			if (*cap >= LINE_MAX_BYTES)
-				return LINE_LONG;
-			*cap = *cap ? *cap * 2 : 4096;
-			*line = xrealloc(*line, *cap);
+	size_t scanned = l->start;    /* no newline before it */
+	for (;;) {
+		char *nl = l->end > scanned ? memchr(l->buf + scanned, '\n', l->end - scanned) : NULL;
+		if (nl || l->eof) {
+			size_t e = nl ? (size_t)(nl - l->buf) : l->end;
+			if (!nl && e == l->start)
+				return LINE_EOF;
+			char *p = l->buf + l->start, *z = memchr(p, 0, e - l->start);
+			*line = p;
+			*len = e - l->start;
+			p[*len] = 0;
+			l->start = nl ? e + 1 : e;
+			if (z) {
+				*col = (size_t)(z - p) + 1;
+				return LINE_NUL;
+			}
+			return LINE_OK;
 		}
-		(*line)[n++] = (char)c;
+		char *z = l->end > l->start ? memchr(l->buf + l->start, 0, l->end - l->start) : NULL;
+		if (z && l->end - (size_t)(z - l->buf) > NUL_SKIP_BYTES)
+			return LINE_NUL_NO_END;
+		if (l->end - l->start >= LINE_MAX_BYTES)
+			return LINE_LONG;
+		if (l->start) {
+			memmove(l->buf, l->buf + l->start, l->end - l->start);
+			l->end -= l->start;
+			l->start = 0;
+		}
+		scanned = l->end;
+		if (l->end == l->cap) {
+			l->cap = l->cap ? l->cap * 2 : 1 << 16;
+			l->buf = xrealloc(l->buf, l->cap + 1);
+		}
+		size_t got = fread(l->buf + l->end, 1, l->cap - l->end, l->f);
+		l->end += got;
+		l->eof = got == 0;
 	}
-	if (!*line)
-		*line = xrealloc(NULL, *cap = 4096);
-	(*line)[n] = 0;
-	*len = n;
-	if (c == 0) {
-		*col = n + 1;
-		for (size_t skipped = 0; (c = getc_unlocked(f)) != EOF && c != '\n';)
-			if (++skipped > NUL_SKIP_BYTES)
-				return LINE_NUL_NO_END;
-		return LINE_NUL;
-	}
-	return c == EOF && !n ? LINE_EOF : LINE_OK;
 }
 
 int recs_read(struct recs *out, const char *path, bool missing_ok)
@@ -169,11 +193,12 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 		say("cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
+	struct lines lines = { .f = f };
 	char *line = NULL;
-	size_t cap = 0, len = 0, col = 0;
+	size_t len = 0, col = 0;
 	enum line_end got;
 	int lineno = 0, bad = 0;
-	while ((got = report_line(f, &line, &cap, &len, &col)) != LINE_EOF) {
+	while ((got = next_report_line(&lines, &line, &len, &col)) != LINE_EOF) {
 		lineno++;
 		if (got == LINE_LONG || got == LINE_NUL_NO_END) {
 			fprintf(stderr, "%s:%d: %s: not a memcheck report? the rest of it is not read\n",
@@ -225,7 +250,7 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 		say("cannot read %s: %s", path, strerror(errno));
 		bad = -1;
 	}
-	free(line);
+	free(lines.buf);
 	fclose(f);
 	return bad;
 }
