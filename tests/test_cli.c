@@ -883,6 +883,35 @@ START_TEST(cli_files_not_regular)
 }
 END_TEST
 
+/* Suppression files as valgrind 3.19 reads them (harden42's sweep of
+ * malformed entries against valgrind's messages): an entry of more than
+ * 24 frame lines, which valgrind takes (25, 100, 10,000 alike, the lines
+ * past --num-callers skipped), made memcheck run refuse the whole file,
+ * exit 2, on main; an entry of '...' alone, which valgrind refuses ("at
+ * least one location line which is not ..."), was taken and suppressed
+ * every leak, cli_prog's leak passing.  Now the first is read (its first
+ * 24 lines kept) and the second refused naming the file and line. */
+START_TEST(suppressions_as_valgrind_reads_them)
+{
+	char text[4096] = "{\n   leaky, deep\n   Memcheck:Leak\n   fun:malloc\n   fun:leak\n";
+	for (int i = 0; i < 40; i++)
+		strcat(text, "   ...\n");
+	strcat(text, "}\n");
+	const char *deep = tmpfile_with("deep.supp", text);
+	const char *dots = tmpfile_with("dots.supp", "{\n   everything\n   Memcheck:Leak\n"
+					"   ...\n}\n");
+	struct h_res x;
+	MC(&x, "run", "-a", "glibc", "--suppressions", deep, "--", prog(), "leak");
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	MC(&x, "run", "-a", "glibc", "--suppressions", dots, "--", prog(), "leak");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s:1: expected a frame line other than '...' in the "
+				  "suppression", dots), "'...' alone");
+	h_res_free(&x);
+}
+END_TEST
+
 START_TEST(junit_structure)
 {
 	const char *j = h_tmppath("junit.xml");
@@ -1020,6 +1049,7 @@ int main(void)
 	tcase_add_test(tc, budget_not_a_regular_file);
 	tcase_add_test(tc, baseline_not_a_regular_file);
 	tcase_add_test(tc, cli_files_not_regular);
+	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
 	return h_run_suite(NULL);
