@@ -14,6 +14,10 @@
 #   suppcache lib/suppcache.c's reading of the cache's suppression file
 #           and suppress.c's image in it, memcheck-cache(5)
 #           (fuzz/fuzz_suppcache.c, seeds fuzz/corpus_suppcache)
+#   records tools/records.c's reading of whole report files for memcheck
+#           run, compare and gate: cut short at many bytes, a byte
+#           changed; nothing lost silently (fuzz/fuzz_records.c, seeds
+#           fuzz/corpus_records: real reports)
 #
 #   make fuzz         build $(B)/fuzz/fuzz_<target> with clang's libFuzzer
 #                     (Debian: apt-get install clang libclang-rt-14-dev)
@@ -30,7 +34,7 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= budget supp cfi report symcache suppcache
+FUZZ_TARGETS ?= budget supp cfi report symcache suppcache records
 FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c $(UTIL:%=lib/%.c)
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c $(UTIL:%=lib/%.c)
@@ -44,6 +48,10 @@ FUZZ_SEEDS_symcache := fuzz/corpus_symcache
 FUZZ_SRC_suppcache   := fuzz/fuzz_suppcache.c lib/suppcache.c lib/suppress.c lib/symcache.c lib/ownread.c \
 			$(UTIL:%=lib/%.c) lib/options.c lib/programs.c
 FUZZ_SEEDS_suppcache := fuzz/corpus_suppcache
+# the CLI's reader, with the library files the CLI is built with (tools.mk)
+FUZZ_SRC_records   = fuzz/fuzz_records.c tools/records.c tools/helpers.c $(CLI_LIB:%=lib/%.c)
+FUZZ_SEEDS_records := fuzz/corpus_records
+FUZZ_FLAGS_records = -Itools $(CLI_DEFS)
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -53,11 +61,11 @@ $(B)/fuzz:
 	mkdir -p $@
 
 # .SECONDEXPANSION is on (tests.mk): each target's own sources.
-$(B)/fuzz/fuzz_%: $$(FUZZ_SRC_$$*) $(FUZZ_HDRS) | $(B)/fuzz
-	$(FUZZ_CC) $(BASE) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*)
+$(B)/fuzz/fuzz_%: $$(FUZZ_SRC_$$*) $(FUZZ_HDRS) tools/cli.h | $(B)/fuzz
+	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS_$*) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*)
 
-$(B)/fuzz/replay_%: $$(FUZZ_SRC_$$*) fuzz/replay.c $(FUZZ_HDRS) | $(B)/fuzz
-	$(CC) $(BASE) -O1 -g $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*) fuzz/replay.c
+$(B)/fuzz/replay_%: $$(FUZZ_SRC_$$*) fuzz/replay.c $(FUZZ_HDRS) tools/cli.h | $(B)/fuzz
+	$(CC) $(BASE) $(FUZZ_FLAGS_$*) -O1 -g $(FUZZ_SAN) -o $@ $(FUZZ_SRC_$*) fuzz/replay.c
 
 fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 

@@ -67,9 +67,23 @@ static void base_give_back(void)
 		madvise((void *)base_text, base_len, MADV_DONTNEED);
 }
 
+/* The baseline is mapped, so only a regular file serves; anything else
+ * is said with what was expected, each region's relative limits then
+ * failing for want of a baseline.  O_NONBLOCK: a FIFO no process writes
+ * held the program before its first region's end, for ever (harden42);
+ * /dev/zero (size 0) and a directory (mmap's ENODEV) went unnamed.  Out
+ * of line, its strings with it: load's are read early (text-order.ld). */
+static __attribute__((noinline, cold)) void baseline_unusable(const char *path, mode_t mode)
+{
+	mc_log("MEMCHECK_BASELINE=%s: %s: expected a JSON Lines report of the baseline "
+	       "allocator's run (MEMCHECK_REPORT's file); relative budget limits have no "
+	       "baseline", path,
+	       S_ISDIR(mode) ? "a directory" : !S_ISREG(mode) ? "not a regular file" : "empty");
+}
+
 static void load_baseline(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		mc_log("MEMCHECK_BASELINE=%s: %s; relative budget limits have no baseline",
@@ -79,10 +93,13 @@ static void load_baseline(const char *path)
 		return;
 	}
 	size_t len = (size_t)st.st_size;
-	const char *text = len ? mc_sys_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-	close(fd);
-	if (!len)
+	if (!S_ISREG(st.st_mode) || !len) {
+		close(fd);
+		baseline_unusable(path, st.st_mode);
 		return;
+	}
+	const char *text = mc_sys_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
 	if (text == MAP_FAILED) {
 		mc_log("MEMCHECK_BASELINE=%s: cannot map it: %s", path, strerror(errno));
 		return;

@@ -392,6 +392,19 @@ static int xml_open(const char *dest)
 	return f;
 }
 
+/* A write that failed (a full disk, /dev/full: harden42's sweep found it
+ * unsaid, the XML cut or empty), said once a process, as MEMCHECK_REPORT's
+ * and MEMCHECK_LOG's are. */
+static __attribute__((noinline, cold)) void xml_write_failed(const char *dest, int e)
+{
+	static pid_t said_by;   /* a forked child says its own */
+	if (said_by == mc_pid())
+		return;
+	said_by = mc_pid();
+	mc_log("cannot write to MEMCHECK_VALGRIND_XML=%s: %s; this process's XML is not whole",
+	       dest, strerror(e));
+}
+
 /* Write what b holds to the XML's destination, in one write */
 static void xml_write(struct mc_buf *b)
 {
@@ -400,10 +413,11 @@ static void xml_write(struct mc_buf *b)
 	int saved = errno;
 	int fd = xml_open(dest);
 	if (fd >= 0) {
-		if (b->s)
-			mc_write_all(fd, b->s, b->len);
+		int e = b->s ? mc_write_all(fd, b->s, b->len) : 0;
 		if (xml_fd(dest) < 0)
 			mc_sys_close(fd);
+		if (e)
+			xml_write_failed(dest, e);
 	}
 	errno = saved;
 }

@@ -411,6 +411,15 @@ static const struct h_case cases[] = {
 		   .env = H_LIST("MEMCHECK_BUDGET=/dev/zero") },
 	  .exit = 23, .stdout_is = "hello stdout\n",
 	  .err = H_LIST("hello stderr", "MEMCHECK_BUDGET: /dev/zero: larger than 16 MiB: not a budget file?") },
+	/* harden42's sweep of the variables naming files: valgrind's XML
+	 * written to a full disk (/dev/full) failed unsaid on main, where
+	 * MEMCHECK_REPORT's and MEMCHECK_LOG's failures are said */
+	{ "MEMCHECK_VALGRIND_XML on a full disk: said, the program runs",
+	  .run = { .prog = "cli_prog", .args = H_LIST("out", "pass"), .flags = H_PRELOAD | H_EXITCODE,
+		   .env = H_LIST("MEMCHECK_VALGRIND_XML=/dev/full") },
+	  .exit = 0, .stdout_is = "hello stdout\n",
+	  .err = H_LIST("hello stderr", "cannot write to MEMCHECK_VALGRIND_XML=/dev/full: No space "
+			"left on device; this process's XML is not whole") },
 	/* a missing baseline cannot be skipped */
 	{ "missing baseline", RUN("--baseline", "mimalloc"), ARGS("pass"), .exit = 2,
 	  .setup = no_allocator_installed, .err = H_LIST("libmimalloc2.0") },
@@ -806,6 +815,112 @@ START_TEST(budget_not_a_regular_file)
 }
 END_TEST
 
+/* A baseline report that is not a regular file (harden42's sweep): a
+ * FIFO no process writes kept the program from reaching its first
+ * region's end (open waited for a writer, killed after the run's time on
+ * main); /dev/zero (size 0) and a directory went unnamed, the regions
+ * failing "no baseline" with nothing saying why.  Now each is named with
+ * what was expected, the program's output as bare, and under an
+ * allocator other than the baseline its relative limits fail for want of
+ * a baseline, as with a missing file.  Each allocator. */
+START_TEST(baseline_not_a_regular_file)
+{
+	const char *fifo = h_tmppath("base.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	const char *budget = tmpfile_with("loose.budget", "[*]\npeak_rss <= 100x\n");
+	static const struct {
+		const char *file, *what;
+	} bad[] = { { NULL, "not a regular file" }, { "/dev/zero", "not a regular file" },
+		    { "/tmp", "a directory" } };
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		if (!h_allocator(i, NULL))
+			continue;
+		for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+			const char *file = bad[k].file ? bad[k].file : fifo;
+			struct h_res x;
+			H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
+			       .flags = H_PRELOAD | H_EXITCODE,
+			       .env = H_LIST(h_env("MEMCHECK_BUDGET=%s", budget),
+					     h_env("MEMCHECK_BASELINE=%s", file)));
+			h_expect_exit(&x, strcmp(h_allocators[i].name, "glibc") == 0 ? 0 : 23);
+			ck_assert_str_eq(x.r.out, "hello stdout\n");
+			EXPECT_HAS(x.r.err, h_env("MEMCHECK_BASELINE=%s: %s: expected a JSON Lines report",
+						  file, bad[k].what), "the baseline's error");
+			h_res_free(&x);
+		}
+	}
+}
+END_TEST
+
+/* Files the CLI reads or writes that are not what it expects
+ * (harden42's sweep): a report that is a device never ending a line
+ * (/dev/zero, /dev/full) was read until memory ran out, gate, compare
+ * and run --baseline-file hanging meanwhile (killed after the run's
+ * time on main); an output (--report, --junit, --html) that is a FIFO
+ * no process reads held memcheck run after the command's runs for ever.
+ * Now each is an error naming the file, exit 2, the command's output
+ * passed through as before; a FIFO with a reader is written. */
+START_TEST(cli_files_not_regular)
+{
+	const char *fifo = h_tmppath("out.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	const char *rep = tmpfile_with("r.jsonl", "{\"name\":\"r\",\"pid\":1,\"program\":\"p\","
+				       "\"allocator\":\"glibc\",\"verdict\":\"pass\"}\n");
+	struct h_res x;
+	MC(&x, "gate", "/dev/zero");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, "/dev/zero:1: a NUL byte, and no line end in the MiB after it: not a "
+		   "memcheck report?", "gate /dev/zero");
+	h_res_free(&x);
+	MC(&x, "compare", rep, "/dev/full");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, "/dev/full:1: a NUL byte", "compare with /dev/full");
+	h_res_free(&x);
+	MC(&x, "run", "-a", "glibc", "--baseline-file", "/dev/zero", "--", prog(), "pass");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, "/dev/zero:1: a NUL byte", "run --baseline-file /dev/zero");
+	h_res_free(&x);
+	static const char *const outputs[] = { "--report", "--junit", "--html" };
+	for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+		MC(&x, "run", "-a", "glibc", outputs[i], fifo, "--", prog(), "out", "pass");
+		h_expect_exit(&x, 2);
+		ck_assert_str_eq(x.r.out, "hello stdout\n");
+		EXPECT_HAS(x.r.err, h_env("cannot write %s: a FIFO no process has open for reading",
+					  fifo), outputs[i]);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
+/* Suppression files as valgrind 3.19 reads them (harden42's sweep of
+ * malformed entries against valgrind's messages): an entry of more than
+ * 24 frame lines, which valgrind takes (25, 100, 10,000 alike, the lines
+ * past --num-callers skipped), made memcheck run refuse the whole file,
+ * exit 2, on main; an entry of '...' alone, which valgrind refuses ("at
+ * least one location line which is not ..."), was taken and suppressed
+ * every leak, cli_prog's leak passing.  Now the first is read (its first
+ * 24 lines kept) and the second refused naming the file and line. */
+START_TEST(suppressions_as_valgrind_reads_them)
+{
+	char text[4096] = "{\n   leaky, deep\n   Memcheck:Leak\n   fun:malloc\n   fun:leak\n";
+	for (int i = 0; i < 40; i++)
+		strcat(text, "   ...\n");
+	strcat(text, "}\n");
+	const char *deep = tmpfile_with("deep.supp", text);
+	const char *dots = tmpfile_with("dots.supp", "{\n   everything\n   Memcheck:Leak\n"
+					"   ...\n}\n");
+	struct h_res x;
+	MC(&x, "run", "-a", "glibc", "--suppressions", deep, "--", prog(), "leak");
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	MC(&x, "run", "-a", "glibc", "--suppressions", dots, "--", prog(), "leak");
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s:1: expected a frame line other than '...' in the "
+				  "suppression", dots), "'...' alone");
+	h_res_free(&x);
+}
+END_TEST
+
 START_TEST(junit_structure)
 {
 	const char *j = h_tmppath("junit.xml");
@@ -941,6 +1056,9 @@ int main(void)
 	tcase_add_test(tc, relative_budget);
 	tcase_add_test(tc, junit_structure);
 	tcase_add_test(tc, budget_not_a_regular_file);
+	tcase_add_test(tc, baseline_not_a_regular_file);
+	tcase_add_test(tc, cli_files_not_regular);
+	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
 	return h_run_suite(NULL);

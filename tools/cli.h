@@ -347,6 +347,7 @@ char *printable(const char *name, size_t occ);
 /* A file to write whole, or NULL (said); closed by close_written,
  * false (said) when writing it failed. */
 FILE *open_written(const char *path);
+int open_output(const char *path, int flags);
 bool close_written(FILE *f, const char *path);
 /* Markup-escaped text for XML and HTML (control characters as '?'). */
 void xml_text(FILE *f, const char *s);

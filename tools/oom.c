@@ -584,11 +584,9 @@ static bool write_json(const struct oom_opts *o, const struct baseline *b,
 		       const struct result *res, size_t nres, const struct site_row *rows,
 		       size_t nrows, double secs, const char *stopped)
 {
-	FILE *f = fopen(o->report, "we");
-	if (!f) {
-		say("oom: cannot write %s: %s", o->report, strerror(errno));
+	FILE *f = open_written(o->report);
+	if (!f)
 		return false;
-	}
 	fputs("{\"command\":[", f);
 	for (int i = 0; o->argv[i]; i++) {
 		if (i)

@@ -461,9 +461,10 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	if (o.gen) {
 		gen_abs = absolute(o.gen);
-		int fd = open(gen_abs, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd = open_output(gen_abs, O_TRUNC);
 		if (fd < 0) {
-			say("--gen-suppressions %s: %s", o.gen, strerror(errno));
+			say("--gen-suppressions %s: %s", o.gen, errno == ENXIO ?
+			    "a FIFO no process has open for reading" : strerror(errno));
 			goto out;
 		}
 		close(fd);

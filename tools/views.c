@@ -7,9 +7,11 @@
  * a figure that is the same in every run (most counts) shows bare.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -524,13 +526,39 @@ void print_spread(FILE *f, const struct group *g)
 	fprintf(f, "; gated on the medians\n");
 }
 
-/* A file to write whole, or NULL (said). */
+/* A file to write whole, or NULL (said).  A FIFO no process reads is
+ * refused, as the library refuses one for its report: opened for
+ * writing, it held memcheck run after the command's runs, for ever
+ * (harden42); one a reader has open is written as before. */
 FILE *open_written(const char *path)
 {
-	FILE *f = fopen(path, "we");
-	if (!f)
-		say("cannot write %s: %s", path, strerror(errno));
+	int fd = open_output(path, O_TRUNC);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		say("cannot write %s: %s", path, errno == ENXIO ?
+		    "a FIFO no process has open for reading" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	return f;
+}
+
+/* open(2) of a file memcheck writes (flags: O_TRUNC or O_APPEND), never
+ * waiting for a FIFO's reader (ENXIO), blocking once open; -1 (errno)
+ * on failure. */
+int open_output(const char *path, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags, 0666);
+	if (fd < 0)
+		return -1;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 /* Close a file written whole; false (said) when writing it failed. */

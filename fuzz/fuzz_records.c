@@ -1,0 +1,190 @@
+/*
+ * fuzz_records.c - the CLI's report reader under libFuzzer (make fuzz,
+ * make fuzz-check; FUZZ_TARGETS=records for this one alone):
+ * tools/records.c's recs_read, which memcheck run (its own runs' reports
+ * and --baseline-file), compare and gate feed with report files that a
+ * process killed as it wrote, a full disk or a hand may have cut short or
+ * damaged.  fuzz_report checks one record's parser on one line; this one
+ * the reading of whole files, line by line, the cut-record recovery and
+ * the messages.  The input is a report file (seeds: fuzz/corpus_records,
+ * real reports of tests/prog programs); the target reads it as given,
+ * cut short at many places (every byte of an input up to 512 bytes; 8
+ * places spread over a longer one, and two its hash picks) and
+ * with one byte changed where the hash says.  Besides what ASan and UBSan
+ * catch, and libFuzzer's hang and memory limits, it checks that nothing
+ * is lost silently:
+ *   - every line that is not blank is a record read or said on stderr as
+ *     FILE:LINE: (its file and line named), and the count of bad lines
+ *     recs_read returns is 0 exactly when nothing was said;
+ *   - a file cut short reads no record the whole file does not have, in
+ *     the same order, and a record cut inside its line (not in the
+ *     blanks after it) is said, never dropped quietly.
+ *
+ * Linked with fuzz/replay.c it is a plain program that runs the target
+ * over the files named on its command line (make fuzz-replay).
+ */
+#include <sanitizer/common_interface_defs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The input's file and stderr's, memfds kept for the process. */
+static int in_fd = -1, err_fd = -1, saved_err = -1;
+static char in_path[64];
+
+static void setup(void)
+{
+	if (in_fd >= 0)
+		return;
+	in_fd = memfd_create("report", 0);
+	err_fd = memfd_create("stderr", 0);
+	saved_err = dup(2);
+	if (in_fd < 0 || err_fd < 0 || saved_err < 0)
+		abort();
+	snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
+	/* the sanitizers' reports to the real stderr, not the memfd */
+	__sanitizer_set_report_fd((void *)(intptr_t)saved_err);
+}
+
+static void put(int fd, const uint8_t *p, size_t n)
+{
+	/* (stderr's writes go at the shared offset: back to 0) */
+	if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 || (n && write(fd, p, n) != (ssize_t)n))
+		abort();
+}
+
+/* What stderr got, NUL-terminated; free it. */
+static char *said(void)
+{
+	off_t n = lseek(err_fd, 0, SEEK_END);
+	char *s = malloc((size_t)n + 1);
+	if (n < 0 || pread(err_fd, s, (size_t)n, 0) != n)
+		abort();
+	s[n] = 0;
+	return s;
+}
+
+static bool blank_line(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+			return false;
+	return true;
+}
+
+/* Read n bytes of data as a report into rs; the bad count; *err what was
+ * said (free it).  Checks the first property above. */
+static int read_as_report(const uint8_t *data, size_t n, struct recs *rs, char **err)
+{
+	put(in_fd, data, n);
+	put(err_fd, NULL, 0);
+	fflush(stderr);
+	if (dup2(err_fd, 2) < 0)
+		abort();
+	memset(rs, 0, sizeof *rs);
+	int bad = recs_read(rs, in_path, false);
+	fflush(stderr);
+	if (dup2(saved_err, 2) < 0)
+		abort();
+	*err = said();
+	if (bad < 0 || (bad == 0) != (**err == 0))
+		abort();                     /* a count that is not what was said */
+	/* every line not blank: a record read (in order), or named */
+	size_t next = 0, lineno = 0;
+	char name[96];
+	for (size_t at = 0; at < n;) {
+		const uint8_t *nl = memchr(data + at, '\n', n - at);
+		size_t len = nl ? (size_t)(nl - (data + at)) : n - at;
+		lineno++;
+		if (!blank_line(data + at, len) || memchr(data + at, 0, len)) {
+			snprintf(name, sizeof name, "%s:%zu:", in_path, lineno);
+			bool named = strstr(*err, name) != NULL;
+			bool read = next < rs->n && strlen(rs->v[next].line) <= len &&
+				    memmem(data + at, len, rs->v[next].line, strlen(rs->v[next].line));
+			if (read)
+				next++;
+			else if (!named)
+				abort();             /* a line lost silently */
+		}
+		at += len + 1;
+	}
+	if (next != rs->n)
+		abort();                     /* a record from no line */
+	return bad;
+}
+
+/* The input (size bytes) cut after k: its records a prefix of the
+ * whole's, and a record line cut inside its text said. */
+static void check_cut(const uint8_t *data, size_t size, size_t k, const struct recs *whole)
+{
+	struct recs rs;
+	char *err;
+	int bad = read_as_report(data, k, &rs, &err);
+	for (size_t i = 0; i < rs.n; i++)
+		if (i >= whole->n || strcmp(rs.v[i].line, whole->v[i].line) != 0)
+			abort();             /* a record the whole file does not have */
+	/* the line the cut falls in: text cut off it (not blanks alone)
+	 * while its record was read whole from the whole file */
+	size_t start = k, end = k;
+	while (start > 0 && data[start - 1] != '\n')
+		start--;
+	while (end < size && data[end] != '\n')
+		end++;
+	if (k > start && !blank_line(data + k, end - k)) {
+		bool was_record = false;
+		for (size_t i = 0; i < whole->n; i++)
+			was_record |= strlen(whole->v[i].line) == end - start &&
+				      memcmp(whole->v[i].line, data + start, end - start) == 0;
+		if (was_record && bad == 0)
+			abort();             /* a cut record dropped quietly */
+	}
+	recs_free(&rs);
+	free(err);
+}
+
+static uint64_t hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	setup();
+	struct recs whole;
+	char *err;
+	read_as_report(data, size, &whole, &err);
+	free(err);
+	if (size) {
+		uint64_t h = hash(data, size);
+		if (size <= 512) {
+			for (size_t k = 0; k < size; k++)
+				check_cut(data, size, k, &whole);
+		} else {
+			for (size_t i = 0; i < 8; i++)
+				check_cut(data, size, size * i / 8, &whole);
+			check_cut(data, size, h % size, &whole);
+			check_cut(data, size, (h >> 32) % size, &whole);
+		}
+		/* one byte changed: read without a crash, every line accounted */
+		uint8_t *flipped = malloc(size);
+		memcpy(flipped, data, size);
+		flipped[(h >> 16) % size] ^= (uint8_t)(1u << (h >> 8) % 8);
+		struct recs rs;
+		read_as_report(flipped, size, &rs, &err);
+		recs_free(&rs);
+		free(err);
+		free(flipped);
+	}
+	recs_free(&whole);
+	return 0;
+}
