@@ -1944,9 +1944,6 @@ void mc_roots_pending_starts(const void *lo, size_t size);
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from);
 void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
-/* The dead alternate stacks cut out of the roots, for the blocks' scan
- * (mc_roots_stop's; usually none). */
-size_t mc_roots_dead(const struct mc_roots *r, const struct mc_root **v);
 size_t mc_roots_count(const struct mc_roots *r);
 const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
 /* Let the other threads go on; free r.  runs (if not NULL, over

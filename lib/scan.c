@@ -78,8 +78,6 @@ struct graph {
 	uint8_t *heur;          /* [cap]: the heuristic a block was reached by
 				 * (MC_HEUR_*), mapped at the first (heur_note) */
 	bool no_heur;           /* that mapping failed: none noted */
-	const struct mc_root *dead; /* dead alternate stacks (roots.c), */
-	size_t ndead;           /* not read in a block that holds one */
 };
 
 /* The three arrays, 33 bytes a block.  A small scan (a short process
@@ -672,49 +670,8 @@ static void scan_allocator_root(struct graph *g, uintptr_t lo, uintptr_t hi, int
 			consider(g, p, lo, hi, true, -1);
 }
 
-/* scan_range of [lo, hi) less the dead alternate stacks: a program's
- * alternate stack in a block it allocated holds the frames of handlers
- * that returned, undefined to valgrind (roots.c).  Only a block that
- * holds the whole stack: one the allocator made in the place of a
- * stack freed and never disabled is the program's data, read whole.
- * Rare: group 7. */
-static __attribute__((noinline, cold)) void scan_live_parts(struct graph *g, uintptr_t lo,
-							    uintptr_t hi, bool definite,
-							    int64_t clique)
-{
-	for (size_t k = 0; k < g->ndead; k++) {
-		const struct mc_root *d = &g->dead[k];
-		if (d->lo >= lo && d->hi <= hi) {
-			if (lo < d->lo)
-				scan_live_parts(g, lo, d->lo & ~(uintptr_t)7, definite, clique);
-			if (d->hi < hi)
-				scan_live_parts(g, (d->hi + 7) & ~(uintptr_t)7, hi, definite, clique);
-			return;
-		}
-	}
-	scan_range(g, lo, hi, definite, clique);
-}
-
-/* drain's loop where the program has dead alternate stacks: out of
- * line, so that drain's own stays as it was (a test a block in it was
- * +6.6 instructions a block: callgrind, mc_scan_pass of
- * tests/prog/plain_scan_million). */
-static __attribute__((noinline, cold)) void drain_live_parts(struct graph *g, int64_t clique)
-{
-	while (g->nmark) {
-		size_t i = g->mark[--g->nmark];
-		const struct node *b = &g->v[i];
-		bool definite = g->state[i] != MC_KIND_POSSIBLE;
-		scan_live_parts(g, b->lo, b->lo + (b->size & ~(uint64_t)7), definite, clique);
-	}
-}
-
 static void drain(struct graph *g, int64_t clique)
 {
-	if (unlikely(g->ndead)) {
-		drain_live_parts(g, clique);
-		return;
-	}
 	while (g->nmark) {
 		size_t i = g->mark[--g->nmark];
 		const struct node *b = &g->v[i];
@@ -894,8 +851,6 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 		 * can change one.  A clean exit's few blocks (stdio's
 		 * buffers) are found in the C library's data. */
 		mc_roots_stop(rs, from);
-		if (unlikely(atomic_load_explicit(&mc_program_altstack, memory_order_relaxed)))
-			g->ndead = mc_roots_dead(rs, &g->dead);
 		moment_take(locks);
 		size_t done = scan_roots(g, rs, 0);
 		/* A JSON report names the frames of its sites, for which

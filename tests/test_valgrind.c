@@ -1002,20 +1002,24 @@ END_TEST
  * read the dead frame as part of the .bss buffer or the block that
  * holds the stack, or of a second thread's buffer, and said still
  * reachable (48 bytes, four allocators, on main); now each thread's
- * alternate stack where no handler runs on it is no root and is not
- * read in a block (roots.c).  The kinds' blocks, and the definitely
- * lost and still reachable bytes, as valgrind's (the running thread's
- * DTV, possibly lost, is 16 bytes larger under memcheck: README,
- * Limits).  "none": on the thread's stack (the suppression row above);
- * "freed": a stack freed and never disabled, a block made in its place
- * (glibc) read whole, the block it points to still reachable (passes
- * on main too: no false leak from the cut). */
+ * alternate stack where no handler runs on it is no root (roots.c).
+ * The kinds' blocks, and the definitely lost and still reachable
+ * bytes, as valgrind's (the running thread's DTV, possibly lost, is 16
+ * bytes larger under memcheck: README, Limits).  "none": on the
+ * thread's stack (the suppression row above); "freed": a stack in a
+ * block, freed and never disabled, a block of its size made in its
+ * place (glibc) read whole, the block it points to still reachable
+ * (passes on main too; a cut of the stack out of the block that holds
+ * it, as the merge of session 42 first had, said the 40 bytes
+ * definitely lost under glibc).  Not "heap", a stack in a block the
+ * program keeps: read whole, the handler's block still reachable
+ * (README, Limits). */
 START_TEST(altstack_handler_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
-	static const char *const modes[] = { "bss", "heap", "thread", "none", "freed" };
+	static const char *const modes[] = { "bss", "thread", "none", "freed" };
 	const char *const args[] = { "--leak-check=full", "--show-leak-kinds=all",
 				     h_prog("plain_leak_altstack"), modes[_i], NULL };
 	struct h_res v;
@@ -1217,6 +1221,6 @@ int main(void)
 	tcase_add_loop_test(tc, running_thread_freeres_as_valgrinds, 0, 2);
 	tcase_add_test(tc, tcmalloc_default_extension_kept);
 	tcase_add_loop_test(tc, stale_address_in_a_live_frame, 0, 2);
-	tcase_add_loop_test(tc, altstack_handler_as_valgrinds, 0, 5);
+	tcase_add_loop_test(tc, altstack_handler_as_valgrinds, 0, 4);
 	return h_run_suite(NULL);
 }

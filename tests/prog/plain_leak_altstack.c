@@ -13,10 +13,10 @@
  * global points to it), or, for "thread", a .bss buffer of a second
  * thread's, which raises the signal and then waits in pause() while
  * main exits; for "freed", a block the program frees after the handler
- * ran without disabling the stack, and then allocates a block that
- * holds the only pointer to another (the allocator may put it where
- * the stack was: it is the program's data, and what it points to is
- * still reachable, no false leak).  The handler
+ * ran without disabling the stack, and then allocates a block of the
+ * stack's size that holds the only pointer to another (glibc puts it
+ * where the stack was: it is the program's data, and what it points to
+ * is still reachable, no false leak).  The handler
  * allocates 48 bytes, fills them and drops the pointer, and keeps 32
  * bytes in a global.  Its frame, once it returned, lies below the
  * stack pointer: valgrind finds the words there undefined and skips
@@ -89,8 +89,8 @@ int main(int argc, char **argv)
 		if (handle_on(stack = malloc(ALT)) != 0)
 			return 1;
 		free(stack);
-		holder = malloc(64);
-		memset(holder, 0, 64);
+		holder = malloc(ALT);
+		memset(holder, 0, ALT);
 		holder[0] = malloc(40);
 		memset(holder[0], 3, 40);
 		scrub();
