@@ -525,16 +525,16 @@ static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit,
 	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
 	size_t bytes = cap * sizeof(uintptr_t);
 	/* Room for the most (MC_MAX_DEPTH a record, 32 KiB for AHEAD of
-	 * them), filled from the start, populated: at the exit a packed
-	 * piece of the tail, whose pages are populated as pieces reach them
-	 * (ownmap.c).  A lazy mapping, each 8 KiB populated by ahead_pcs
-	 * before it wrote there, was at the exit a lazy piece of the tail,
-	 * page-aligned past its populated pages, which the tail does not
-	 * populate for a caller: its first page a fault at every leaking
-	 * exit (perf trace -F all: ahead_pcs' first store, bench/suite_test
-	 * 5 and 0, a measured /bin/date; short43).  A report of many records
-	 * now populates pages it may not fill (~1.5-2 us each, a fault
-	 * 11-16 us: short42's figures). */
+	 * them), filled from the start: at the exit a packed piece of the
+	 * tail (ownmap.c), on pages the pieces before it touched.  A lazy
+	 * mapping, each 8 KiB populated by ahead_pcs before it wrote there,
+	 * was at the exit a lazy piece of the tail, page-aligned past the
+	 * others, which the tail does not populate for a caller: a page of
+	 * its own faulted in at every leaking exit (perf trace -F all:
+	 * ahead_pcs' first store, bench/suite_test 5 and a measured
+	 * /bin/date, session 42's populating tail; short43).  Before the
+	 * exit a populated mapping: a report of many records populates
+	 * pages it may not fill. */
 	uintptr_t *v = cap ? mc_map(bytes) : NULL;
 	if (!v)
 		return;
