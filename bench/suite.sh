@@ -27,8 +27,14 @@
 # blocks, no start-up or exit work), a short process's floor.
 #
 # The machine is shared and noisy: every mode runs once per round, round-
-# robin, and the table shows medians; ratios are against the bare run of
-# the same round's workload.  The processes' standard output must be the
+# robin, the order reversed every other round, and the table shows
+# medians; ratios are against the bare run of the same round's workload.
+# Each mode's CPU time (its processes' user and system time, as the
+# shell's children) is kept beside its wall time: at load, wall time is
+# mostly waiting for a CPU, and a mode's place in the round moved it
+# (2026-12-06, short43: one library timed as this one and as BENCH_OTHER
+# in the same rounds, the later rows +0.2 to +1.0 ms a process), where
+# the CPU time of the same processes moved by tens of microseconds.  The processes' standard output must be the
 # same in every mode (memcheck must not change what a test prints); their
 # exit status is left alone (a leaking test fails under memcheck and
 # LeakSanitizer, as it should).  The table is also written as Markdown to
@@ -85,13 +91,35 @@ if [ -x "$DATE" ]; then
 	[ -e "$FLOOR_LIB" ] && mode d_floor date "floor preload: 16-frame walk + table" "$FLOOR_LIB" ""
 fi
 
+# The CPU milliseconds (user + system) of the shell's children so far,
+# in REPLY: bash's times, whose second line is its children's, written to
+# a file (a command substitution would run it in a subshell of its own)
+# and read by the shell itself (an awk here would count its own time).
+ms_of() { # 1m2.345s -> 62345
+	local m=${1%%m*} s=${1#*m}
+	s=${s%s}
+	REPLY=$((10#$m * 60000 + 10#${s%.*} * 1000 + 10#${s#*.}))
+}
+children_cpu() {
+	local _ u s
+	times >"$TMP/cpu"
+	{ read -r _ && read -r u s; } <"$TMP/cpu"
+	ms_of "$u"
+	u=$REPLY
+	ms_of "$s"
+	REPLY=$((u + REPLY))
+}
+
 # Run one mode's whole workload once: its stdout to $TMP/out.MODE, the
-# wall seconds to T.  The loop is the driver: a subshell with the mode's
-# environment exported (no env(1) in between) starts each process.
+# wall seconds to T, its processes' CPU seconds to C.  The loop is the
+# driver: a subshell with the mode's environment exported (no env(1) in
+# between) starts each process.
 run_mode() { # mode
-	local m=$1 bin=$BIN n=$PROCS t0
+	local m=$1 bin=$BIN n=$PROCS t0 c0
 	[ "$m" = s_lsan ] && bin=$LSAN_BIN
 	[ "${M_WORK[$m]}" = date ] && bin=$DATE n=$DATES
+	children_cpu
+	c0=$REPLY
 	clock
 	t0=$REPLY
 	(
@@ -110,7 +138,10 @@ run_mode() { # mode
 		done
 	) >"$TMP/out.$m" 2>/dev/null
 	clock
-	T=$(awk -v a="$t0" -v b="$REPLY" 'BEGIN { printf "%.6f\n", b - a }')
+	local t1=$REPLY
+	children_cpu
+	C=$(((REPLY - c0) / 1000)).$(printf %03d $(((REPLY - c0) % 1000)))
+	T=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }')
 }
 
 echo "memcheck suite bench: $PROCS suite_test processes, $DATES runs of $DATE, $RUNS rounds"
@@ -125,9 +156,11 @@ grep -q '"name":"process"' "$TMP/check.jsonl" 2>/dev/null ||
 : >"$TMP/times"
 for ((r = 1; r <= RUNS; r++)); do
 	printf '  round %d/%d ...' "$r" "$RUNS"
-	for m in "${MODES[@]}"; do
+	order=("${MODES[@]}")
+	((r % 2)) || for ((i = 0; i < ${#MODES[@]}; i++)); do order[i]=${MODES[${#MODES[@]} - 1 - i]}; done
+	for m in "${order[@]}"; do
 		run_mode "$m"
-		echo "$m $T" >>"$TMP/times"
+		echo "$m $T $C" >>"$TMP/times"
 	done
 	echo
 done
@@ -140,8 +173,8 @@ for m in "${MODES[@]}"; do
 		{ echo "suite.sh: $m printed other output than $ref" >&2; diff "$TMP/out.$ref" "$TMP/out.$m" | head >&2; exit 1; }
 done
 
-stats() { # mode -> "median spread%"
-	awk -v m="$1" '$1 == m { v[n++] = $2 }
+stats() { # mode [column: 2 wall, 3 CPU] -> "median spread%"
+	awk -v m="$1" -v c="${2:-2}" '$1 == m { v[n++] = $c }
 		END {
 			for (i = 1; i < n; i++)
 				for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
@@ -151,21 +184,25 @@ stats() { # mode -> "median spread%"
 }
 
 {
-	echo "| workload | processes | mode | median s | ratio | ms per process over bare | spread |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| workload | processes | mode | median s | ratio | ms per process over bare | spread | CPU ms per process over bare | CPU spread |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	for m in "${MODES[@]}"; do
 		ref=s_bare n=$PROCS
 		[ "${M_WORK[$m]}" = date ] && ref=d_bare n=$DATES
 		read -r med spread < <(stats "$m")
 		read -r refmed _ < <(stats "$ref")
+		read -r cmed cspread < <(stats "$m" 3)
+		read -r crefmed _ < <(stats "$ref" 3)
 		awk -v w="${M_WORK[$m]}" -v n="$n" -v l="${M_LABEL[$m]}" -v t="$med" -v r="$refmed" \
-			-v sp="$spread" -v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
-			printf "| %s | %d | %s | %.3f | %.2fx | %s | %s%% |\n", w, n, l, t, t / r,
-				bare ? "-" : sprintf("%+.2f", (t - r) / n * 1000), sp
+			-v sp="$spread" -v c="$cmed" -v cr="$crefmed" -v csp="$cspread" \
+			-v bare="$([ "$m" = "$ref" ] && echo 1)" 'BEGIN {
+			printf "| %s | %d | %s | %.3f | %.2fx | %s | %s%% | %s | %s%% |\n", w, n, l, t, t / r,
+				bare ? "-" : sprintf("%+.2f", (t - r) / n * 1000), sp,
+				bare ? sprintf("(%.2f)", c / n * 1000) : sprintf("%+.3f", (c - cr) / n * 1000), csp
 		}'
 	done
 	echo
-	echo "Medians of $RUNS rounds, every mode once a round; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+	echo "Medians of $RUNS rounds, every mode once a round (the order reversed every other round); CPU: the processes' user + system time (the bare row: its own, in brackets); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end."
 } >"$MD"
 echo
 cat "$MD"

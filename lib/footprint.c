@@ -538,6 +538,21 @@ void mc_footprint_populate(bool tracking)
 	populate_small_bss(tracking);
 }
 
+/* The heads of the large arrays a process that measures its RSS
+ * figures writes (lib/bss-layout.sh's MEASURED: the pagemap entries,
+ * the start pages' bits, the views, the lent frames' first page), in
+ * one call: each was a page fault of its own (short43).  0 (weak) when
+ * linked without the layout. */
+extern char mc_bss_measured_lo[] __attribute__((weak, visibility("hidden")));
+extern char mc_bss_measured_hi[] __attribute__((weak, visibility("hidden")));
+
+static __attribute__((noinline)) void populate_measured_bss(void)
+{
+	uintptr_t lo = (uintptr_t)mc_bss_measured_lo, hi = (uintptr_t)mc_bss_measured_hi;
+	if (lo && hi > lo && hi - lo <= 8 * PAGE)
+		mc_populate_static((void *)lo, hi - lo);
+}
+
 /* First of memcheck's start-up after mc_footprint_populate: every
  * mapping after it is counted.  wanted: the RSS figures are measured
  * from here (see measuring). */
@@ -547,6 +562,8 @@ void mc_footprint_init(bool wanted)
 	if (!started) {
 		started = true;
 		measuring = wanted;
+		if (wanted)
+			populate_measured_bss();
 		if (wanted)
 			mc_own_read_on(); /* ownread.c records from here */
 		if (wanted && mc_text_len) /* libmemcheck's own pages to measure */

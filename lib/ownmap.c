@@ -323,7 +323,6 @@ static bool keep_put(void *p, size_t len, uintptr_t *evicted)
 /* The exit's tail (see there). */
 #define TAIL_BYTES ((size_t)512 * 1024)
 #define TAIL_ALIGN 64
-#define TAIL_AHEAD ((uintptr_t)4 * 4096) /* populated at least a call */
 static void *tail_take(size_t size, bool lazy, bool zero);
 static bool in_tail(const void *p);
 static void tail_give_back(const void *p);
@@ -413,7 +412,7 @@ static void populate_pages(const void *p, size_t len, int advice)
 
 static void populate(const void *p, size_t len, int advice)
 {
-	if (!in_tail(p)) /* the tail populates its pages as pieces reach them */
+	if (!in_tail(p)) /* the tail's pages are faulted in as touched (see there) */
 		populate_pages(p, len, advice);
 }
 
@@ -425,10 +424,8 @@ void mc_populate(void *p, size_t len)
 /* libmemcheck's own .bss is never in the tail, and asking would read the
  * tail's bounds, small variables on the very page being populated: at
  * start-up, a read fault that mapped the zero page, then the populate's
- * copy of it (one page fault in every measured process).  Out of line
- * for tail_take too, which populates the tail's pages it reaches: inlined
- * there it took 0x69 bytes more of the default path's blocks. */
-__attribute__((noinline)) void mc_populate_static(void *p, size_t len)
+ * copy of it (one page fault in every measured process). */
+void mc_populate_static(void *p, size_t len)
 {
 	populate_pages(p, len, MADV_POPULATE_WRITE);
 }
@@ -560,17 +557,18 @@ static void *carve(size_t size)
  * tail is one lazy mapping of footprint.c's, its resident pages
  * measured (pagemap, else mincore): memcheck's own memory stays out of the
  * program's figures exactly, whether a page was populated or faulted
- * in.  The tail's pages are populated as the pieces reach them, TAIL_AHEAD
- * at least a call (a lazy piece may start among them: the suppressions'
- * pcs, one that is touched, did at a warm /bin/date's exit): a page faulted in by
- * its first store costs 11-16 us on these VMs, a populated one ~1.5 us
- * in the call and 5-6 us at its first store (2026-12-06 short41 and
- * short42, doc/costs.md; earlier, at 2 us a fault, populating paid
- * nothing and nothing here was).  A warm measured /bin/date's exit
- * stored 9 of the 12 pages so populated in 3 calls (one, a lazy
- * piece's, before its call), where it faulted those 9 in; a passing test's exit (bench/suite_test 1) 2 of 4 in one
- * call.  Not where a caller asks (mc_populate): a call a piece.  A
- * request the tail has no room for takes the usual way.  Cursor and bounds are
+ * in.  Nothing of the tail is populated, not even where a caller asks
+ * (mc_populate): a page populated that the exit never stores is paid for
+ * nothing, and the pieces' pages are not known ahead.  Session 42
+ * (short42) populated four pages at least a call as the pieces reached
+ * them, from a micro benchmark's wall time (a fault 11-16 us, a populated
+ * page ~1.5 us and 5-6 us at its first store); the processes' own CPU
+ * time by turns (wait4's rusage, 400-800 rounds, short43) said
+ * otherwise: a passing bench/suite_test with a JSON report 10-13 us
+ * more with the populates (17 pages populated in 4 calls, 11 of them
+ * stored), a leaking one and a measured /bin/date 0 and -4 us (within
+ * +-30).  A request the tail has no room for takes the usual way.
+ * Cursor and bounds are
  * atomics, the pieces' table under a spin lock: any thread, inside the
  * hooks (no signal handler runs memcheck's code there).  Under valgrind
  * there is no tail (hidden and visible memory must not share pages). */
@@ -588,7 +586,6 @@ struct tail_piece {
 #define TAIL_PIECES 32 /* a measured /bin/date's exit: 23 */
 static struct tail_piece tail_pieces[TAIL_PIECES]; /* .bss's small variables, populated */
 static int tail_npieces;
-static uintptr_t tail_filled; /* the tail is populated below this (lock held) */
 static atomic_flag tail_lock = ATOMIC_FLAG_INIT;
 
 static bool in_tail(const void *p)
@@ -607,7 +604,6 @@ void mc_map_tail_begin(void)
 	own_mapped(p, TAIL_BYTES);
 	hooks->lazy(p, TAIL_BYTES);
 	tail_npieces = 0;
-	tail_filled = (uintptr_t)p;
 	atomic_store(&tail_at, (uintptr_t)p);
 	atomic_store(&tail_hi, (uintptr_t)p + TAIL_BYTES);
 	atomic_store_explicit(&tail_lo, (uintptr_t)p, memory_order_release);
@@ -652,7 +648,7 @@ static void *tail_take(size_t size, bool lazy, bool zero)
 	size_t align = lazy ? 4096 : TAIL_ALIGN;
 	while (atomic_flag_test_and_set_explicit(&tail_lock, memory_order_acquire))
 		;
-	uintptr_t p = lazy ? 0 : tail_reuse(size, zero), fill = 0;
+	uintptr_t p = lazy ? 0 : tail_reuse(size, zero);
 	if (!p) {
 		uintptr_t hi = atomic_load(&tail_hi), at = atomic_load(&tail_at);
 		p = (at + align - 1) & ~(uintptr_t)(align - 1);
@@ -665,19 +661,9 @@ static void *tail_take(size_t size, bool lazy, bool zero)
 			if (!lazy && tail_npieces < TAIL_PIECES)
 				tail_pieces[tail_npieces++] = (struct tail_piece){
 					(uint32_t)(p - atomic_load(&tail_lo)), (uint32_t)len, 0 };
-			/* its pages not populated yet, TAIL_AHEAD at least */
-			uintptr_t end = (p + size + 4095) & ~(uintptr_t)4095;
-			if (!lazy && end > tail_filled) {
-				fill = tail_filled > p ? tail_filled : p & ~(uintptr_t)4095;
-				end = end > fill + TAIL_AHEAD ? end : fill + TAIL_AHEAD;
-				tail_filled = end < hi ? end : hi;
-			}
 		}
 	}
-	uintptr_t to = tail_filled;
 	atomic_flag_clear_explicit(&tail_lock, memory_order_release);
-	if (fill)
-		mc_populate_static((void *)fill, to - fill);
 	return (void *)p;
 }
 

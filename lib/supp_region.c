@@ -480,11 +480,6 @@ static __attribute__((noinline)) size_t ahead_pcs(const struct mc_leak *groups, 
 						  struct memo *dec, uintptr_t *v, size_t cap)
 {
 	const uintptr_t *pcs;
-	/* Mapped for the most (AHEAD stacks of MC_MAX_DEPTH, 32 KiB) and
-	 * filled from the start: each 8 KiB populated before it is written,
-	 * where each page was a page fault (15-35 us here; a measured
-	 * /bin/date's exit took two). */
-	enum { CHUNK = 8192 / sizeof(uintptr_t) };
 	/* An address already taken is not taken again (the records' stacks
 	 * share most of their frames): the sort then orders the distinct
 	 * ones, where sorting them all was ~27,000 instructions of a
@@ -511,9 +506,6 @@ static __attribute__((noinline)) size_t ahead_pcs(const struct mc_leak *groups, 
 				seen[h] = pc;
 				nseen++;
 			}
-			if (k % CHUNK == 0)
-				mc_populate(v + k, (cap - k < CHUNK ? cap - k : CHUNK) *
-						   sizeof(uintptr_t));
 			v[k++] = pc;
 		}
 	}
@@ -532,7 +524,18 @@ static void name_ahead(const struct mc_leak *groups, size_t n, bool at_exit,
 {
 	size_t cap = (n < AHEAD ? n : AHEAD) * MC_MAX_DEPTH;
 	size_t bytes = cap * sizeof(uintptr_t);
-	uintptr_t *v = cap ? mc_map_lazy(bytes) : NULL;
+	/* Room for the most (MC_MAX_DEPTH a record, 32 KiB for AHEAD of
+	 * them), filled from the start: at the exit a packed piece of the
+	 * tail (ownmap.c), on pages the pieces before it touched.  A lazy
+	 * mapping, each 8 KiB populated by ahead_pcs before it wrote there,
+	 * was at the exit a lazy piece of the tail, page-aligned past the
+	 * others, which the tail does not populate for a caller: a page of
+	 * its own faulted in at every leaking exit (perf trace -F all:
+	 * ahead_pcs' first store, bench/suite_test 5 and a measured
+	 * /bin/date, session 42's populating tail; short43).  Before the
+	 * exit a populated mapping: a report of many records populates
+	 * pages it may not fill. */
+	uintptr_t *v = cap ? mc_map(bytes) : NULL;
 	if (!v)
 		return;
 	size_t k = ahead_pcs(groups, n, dec, v, cap);
