@@ -1159,6 +1159,10 @@ struct mc_thread {
 				      * (depot.c stores the stack without it);
 				      * signals.c: a handler run from its
 				      * trampoline */
+	void *moved_uc;              /* fatal.c: a handler moved off memcheck's
+				      * alternate stack runs (mc_fatal_beside):
+				      * the kernel's ucontext, whose registers
+				      * go on under it (stacks.c's walk) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -1603,7 +1607,10 @@ enum mc_cfi_kind {
 	MC_CFI_SP,      /* CFA = rsp + cfa_off */
 	MC_CFI_BP,      /* CFA = rbp + cfa_off */
 	MC_CFI_END,     /* no caller: the return address is undefined */
+	MC_CFI_SIGNAL,  /* a signal frame: the interrupted rsp at rsp + cfa_off,
+			 * its rip at rsp + cfa_off + 8, its rbp at rsp + rbp_off */
 };
+#define MC_CFI_SIGNAL_MAX 4096 /* a signal frame's offsets, at most */
 struct mc_cfi_rule {
 	int kind;
 	int32_t cfa_off;

@@ -1034,6 +1034,113 @@ START_TEST(altstack_handler_as_valgrinds)
 }
 END_TEST
 
+/* The functions of the record headed by a line containing heading in a
+ * valgrind-style text, from its first frame line (valgrind's "at" is
+ * the allocation function, memcheck's the caller: skip says how many to
+ * leave out), into out[0..max): how many, -1 without that record. */
+static int record_functions(const char *text, const char *heading, int skip,
+			    char out[][96], int max)
+{
+	const char *l = strstr(text, heading);
+	if (!l)
+		return -1;
+	int n = 0;
+	for (l = strchr(l, '\n'); l && *++l; l = strchr(l, '\n')) {
+		const char *at = strstr(l, "==    at 0x"), *by = strstr(l, "==    by 0x");
+		const char *nl = strchr(l, '\n');
+		const char *f = at && (!nl || at < nl) ? at : by && (!nl || by < nl) ? by : NULL;
+		if (!f)
+			break;
+		f = strstr(f, ": ");
+		if (!f || (nl && f > nl))
+			break;
+		f += 2;
+		size_t len = strcspn(f, " \n");
+		if (skip > 0) {
+			skip--;
+			continue;
+		}
+		if (n < max)
+			snprintf(out[n++], 96, "%.*s", (int)len, f);
+	}
+	return n;
+}
+
+/* A signal handler's lost block, as valgrind shows its stack: the
+ * handler, the C library's signal return, the interrupted function and
+ * its callers (plain_leak_altstack "none": __pthread_kill_implementation,
+ * handle_on, main; "onstack", SA_ONSTACK with no alternate stack, the
+ * same; on an alternate stack, "bss" and "thread", valgrind's walk
+ * stays on the stack it starts on and ends at the interrupted
+ * function).  memcheck's stack, function by function below valgrind's
+ * allocation function, is valgrind's, under the four allocators, and
+ * the suppression valgrind writes for the block (--gen-suppressions)
+ * suppresses it under memcheck.  Before (on main): the handler, the
+ * signal return, then main (the interrupted rbp followed: the C
+ * library's frames and handle_on lost), or the handler alone on an
+ * alternate stack, memcheck's too ("onstack": the kernel puts it there,
+ * fatal.c moves it to the thread's stack); valgrind's entry missed (48
+ * bytes definitely lost, four allocators). */
+START_TEST(handler_stack_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const modes[] = { "none", "bss", "thread", "onstack" };
+	static const char heading[] = "48 bytes in 1 blocks are definitely lost";
+	const char *prog = h_prog("plain_leak_altstack");
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full", "--gen-suppressions=all", prog,
+					      modes[_i]),
+	       .no_report = true, .text = "", .timeout = 120);
+	h_expect_exit(&v, 0);
+	char want[16][96], got[16][96];
+	int nw = record_functions(v.r.err, heading, 1, want, 16);
+	ck_assert_msg(nw >= 3 && !strcmp(want[0], "on_usr1") && !strcmp(want[1], "???") &&
+			      !strcmp(want[2], "__pthread_kill_implementation"),
+		      "%s: valgrind's record:\n%s", modes[_i], v.r.err);
+	/* its entry for that record: the first after the heading */
+	const char *e = strchr(strstr(v.r.err, heading), '{'), *end = e ? strchr(e, '}') : NULL;
+	ck_assert_msg(e && end && strstr(e, "match-leak-kinds: definite") < end,
+		      "%s: no entry after valgrind's record:\n%s", modes[_i], v.r.err);
+	const char *supp = h_tmppath("handler.supp");
+	FILE *f = fopen(supp, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%.*s}\n", (int)(end - e), e);
+	fclose(f);
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
+			continue;
+		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
+		struct h_res x;
+		H_EXEC(&x, .cli = H_LIST("--leak-check=full", prog, modes[_i]), .no_report = true,
+		       .text = "", .alloc = i, .env = so ? env : NULL);
+		h_expect_exit(&x, 0);
+		int ng = record_functions(x.r.err, heading, 0, got, 16);
+		bool same = ng == nw;
+		for (int k = 0; same && k < nw; k++)
+			same = !strcmp(want[k], got[k]);
+		ck_assert_msg(same, "%s, %s: frame by frame, valgrind's %d (%s %s %s ...), "
+			      "memcheck's %d; memcheck's text:\n%s", h_allocator_name(i), modes[_i],
+			      nw, want[0], want[1], want[2], ng, x.r.err);
+		h_res_free(&x);
+		H_EXEC(&x, .cli = H_LIST("--leak-check=full", h_env("--suppressions=%s", supp), prog,
+					 modes[_i]),
+		       .no_report = true, .text = "", .alloc = i, .env = so ? env : NULL);
+		h_expect_exit(&x, 0);
+		struct h_vg_leaks ml;
+		ck_assert_msg(h_valgrind_leaks(x.r.err, &ml, 1) == 1 && ml.blocks[HVG_DEF] == 0 &&
+				      ml.bytes[HVG_SUP] >= 48,
+			      "%s, %s: valgrind's entry does not take the block:\n%.*s\n"
+			      "memcheck's text:\n%s", h_allocator_name(i), modes[_i],
+			      (int)(end - e + 1), e, x.r.err);
+		h_res_free(&x);
+	}
+	h_res_free(&v);
+}
+END_TEST
+
 /* An address a live frame still holds after its block was freed, handed
  * out again to a block that is then lost (plain_leak_stale): valgrind,
  * whose heap hands a freed address out again only 20 MB of frees later,
@@ -1222,5 +1329,6 @@ int main(void)
 	tcase_add_test(tc, tcmalloc_default_extension_kept);
 	tcase_add_loop_test(tc, stale_address_in_a_live_frame, 0, 2);
 	tcase_add_loop_test(tc, altstack_handler_as_valgrinds, 0, 4);
+	tcase_add_loop_test(tc, handler_stack_as_valgrinds, 0, 4);
 	return h_run_suite(NULL);
 }

@@ -4,11 +4,16 @@
  * stack (sigaltstack, SA_ONSTACK) (preloaded only, never linked to
  * memcheck; no stdio; tests/test_valgrind.c).
  *
- * Usage: plain_leak_altstack none|bss|heap|thread.  "none": on the
- * thread's own stack; under valgrind the lost block's stack is malloc,
- * on_usr1, then the C library's signal return (obj: libc): memcheck's
+ * Usage: plain_leak_altstack none|onstack|bss|heap|thread|freed.
+ * "none": on the thread's own stack; under valgrind the lost block's
+ * stack is malloc, on_usr1, then the C library's signal return (obj:
+ * libc), __pthread_kill_implementation, handle_on, main: memcheck's
  * trampoline (lib/signals.c) must not show between them, or a
- * suppression written as valgrind shows the stack misses it.  Else
+ * suppression written as valgrind shows the stack misses it.
+ * "onstack": SA_ONSTACK with no alternate stack of the program's: bare,
+ * and under valgrind, on the thread's stack as "none" (under memcheck
+ * the kernel puts it on memcheck's own, and lib/fatal.c runs it on the
+ * thread's stack).  Else
  * the alternate stack is a buffer in .bss, a block the program keeps (a
  * global points to it), or, for "thread", a .bss buffer of a second
  * thread's, which raises the signal and then waits in pause() while
@@ -26,6 +31,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "plain_leak_common.h"
@@ -47,17 +53,23 @@ __attribute__((noinline)) static void on_usr1(int sig)
 	__asm__ volatile("" : : "r"(lost) : "memory"); /* the only copy dies here */
 }
 
-/* The handler installed, on stack if not NULL, and the signal raised. */
-static int handle_on(void *stack)
+/* The handler installed, on stack if not NULL (SA_ONSTACK also where
+ * onstack), and the signal raised. */
+static int handle_with(void *stack, bool onstack)
 {
 	stack_t ss = { .ss_sp = stack, .ss_size = ALT };
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_usr1;
-	sa.sa_flags = stack ? SA_ONSTACK : 0;
+	sa.sa_flags = stack || onstack ? SA_ONSTACK : 0;
 	if ((stack && sigaltstack(&ss, NULL) != 0) || sigaction(SIGUSR1, &sa, NULL) != 0)
 		return -1;
 	return pthread_kill(pthread_self(), SIGUSR1) != 0 ? -1 : 0;
+}
+
+static int handle_on(void *stack)
+{
+	return handle_with(stack, false);
 }
 
 static void *second(void *arg)
@@ -98,11 +110,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "heap"))
 		stack = alt_heap = malloc(ALT);
-	else if (!strcmp(argv[1], "none"))
+	else if (!strcmp(argv[1], "none") || !strcmp(argv[1], "onstack"))
 		stack = NULL;
 	else if (strcmp(argv[1], "bss"))
 		return 2;
-	if (handle_on(stack) != 0)
+	if (handle_with(stack, !strcmp(argv[1], "onstack")) != 0)
 		return 1;
 	scrub();
 	return 0;
