@@ -1217,6 +1217,8 @@ static __attribute__((noinline, cold)) uint32_t capture_elsewhere(uintptr_t *fp,
 {
 	const ucontext_t *uc = mc_self.moved_uc;
 	uintptr_t top = me.top;
+	if (!top) /* the stack not learned: not after the common path's walk */
+		return 0;
 	if ((uintptr_t)fp - me.lo > me.top - me.lo) {
 		stack_t ss;
 		int saved = errno;
@@ -1279,8 +1281,10 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 							const struct slot *c, uintptr_t fp_end_sp,
 							uintptr_t fp_end_bp)
 {
-	if (unlikely(((uintptr_t)fp - me.lo > me.top - me.lo || mc_self.moved_uc) &&
-		     mc_self.own_frames)) {
+	/* inside a handler memcheck wrapped: one test here (capture_more
+	 * runs for every new stack: the two others were +89 K instructions
+	 * of tree_bench 20000's 70.2 M, callgrind) */
+	if (unlikely(mc_self.own_frames)) {
 		uint32_t id = capture_elsewhere(fp, max);
 		if (id)
 			return id;
