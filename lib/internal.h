@@ -1784,6 +1784,9 @@ struct mc_block {
 /* The newest region epoch (blocks.c): a block carries the epoch current
  * when it was allocated.  Kept at or below MC_EPOCH_MAX by renumbering. */
 extern _Atomic uint32_t mc_epoch;
+/* Times mc_blocks_renumber has run: an epoch noted before a change of
+ * this count names nothing now (roots.c's alternate stacks). */
+extern _Atomic unsigned mc_epochs_renumbered;
 #define MC_EPOCH_MAX 0xffffu
 #define MC_EPOCH_NOW UINT32_MAX     /* mc_blocks_insert: the current epoch */
 #define MC_STACK_ID_MAX ((1u << 27) - 1)
@@ -1957,6 +1960,22 @@ const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
  * MC_RUNS_FIXED bytes of the caller's) takes the files' runs of the read
  * of /proc/self/maps the roots were cut by (len 0: none). */
 void mc_roots_end(struct mc_roots *r, struct mc_buf *runs);
+/* The program's alternate stack [lo, lo + size) set by the calling
+ * thread (signals.c's sigaltstack), noted with the block b that starts
+ * at lo and the mc_epochs_renumbered count b's epoch is of; b NULL:
+ * the thread's stack is no block's (or none), forgotten. */
+void mc_roots_altstack_note(uintptr_t lo, size_t size, const struct mc_block *b,
+			    unsigned renumbered);
+/* A dead alternate stack of mc_roots_stop's that lies in the block that
+ * held it when it was set, as it was then (its start, size, stack and
+ * epoch), while no renumbering came between: the scan reads that block
+ * without the stack's range where it is that very block (scan.c). */
+struct mc_heap_stack {
+	uintptr_t lo, hi;
+	struct mc_block b;
+};
+#define MC_HEAP_STACKS 8 /* at most this many cut at one scan */
+size_t mc_roots_heap_stacks(const struct mc_roots *r, struct mc_heap_stack *out);
 
 static inline uintptr_t mc_thread_pointer(void)
 {
@@ -2228,6 +2247,9 @@ void mc_regions_after_fork_child(void);
 void mc_regions_restart_after_fork(void);
 /* What region ends keep, forgotten in a child forked during one. */
 void mc_report_state_forget(void);
+/* A new epoch (signals.c's note of an alternate stack in a block,
+ * roots.c); 0 where a region's begin or end holds the locks. */
+uint32_t mc_region_epoch_mark(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 

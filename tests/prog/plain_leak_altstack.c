@@ -4,7 +4,7 @@
  * stack (sigaltstack, SA_ONSTACK) (preloaded only, never linked to
  * memcheck; no stdio; tests/test_valgrind.c).
  *
- * Usage: plain_leak_altstack none|onstack|bss|heap|thread|freed.
+ * Usage: plain_leak_altstack none|onstack|bss|heap|thread|freed|reused.
  * "none": on the thread's own stack; under valgrind the lost block's
  * stack is malloc, on_usr1, then the C library's signal return (obj:
  * libc), __pthread_kill_implementation, handle_on, main: memcheck's
@@ -21,7 +21,12 @@
  * ran without disabling the stack, and then allocates a block of the
  * stack's size that holds the only pointer to another (glibc puts it
  * where the stack was: it is the program's data, and what it points to
- * is still reachable, no false leak).  The handler
+ * is still reachable, no false leak); for "reused", the same from one
+ * call path: the stack's block and the data block after it made by
+ * the same call of the same function, of the same size, so that only
+ * their times tell them apart (it prints "reused" where the allocator
+ * gave the data the stack's address: glibc, jemalloc, tcmalloc).  The
+ * handler
  * allocates 48 bytes, fills them and drops the pointer, and keeps 32
  * bytes in a global.  Its frame, once it returned, lies below the
  * stack pointer: valgrind finds the words there undefined and skips
@@ -84,6 +89,34 @@ static void *second(void *arg)
 	return NULL;
 }
 
+/* One call site for both blocks of "reused": one allocation stack. */
+static __attribute__((noinline)) void *block_of_stack_size(void)
+{
+	return malloc(ALT);
+}
+
+static int reused(void)
+{
+	void *first = NULL;
+	for (int round = 0; round < 2; round++) {
+		void *b = block_of_stack_size();
+		if (!round) {
+			if (handle_on(first = b) != 0)
+				return 1;
+			free(b);
+			continue;
+		}
+		holder = b;
+		memset(holder, 0, ALT);
+		holder[0] = malloc(40);
+		memset(holder[0], 3, 40);
+	}
+	if ((void *)holder == first)
+		write(1, "reused\n", 7);
+	scrub();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -97,6 +130,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	void *stack = alt_bss;
+	if (!strcmp(argv[1], "reused"))
+		return reused();
 	if (!strcmp(argv[1], "freed")) {
 		if (handle_on(stack = malloc(ALT)) != 0)
 			return 1;
