@@ -1044,18 +1044,21 @@ END_TEST
 /* The functions of the record headed by a line containing heading in a
  * valgrind-style text, from its first frame line (valgrind's "at" is
  * the allocation function, memcheck's the caller: skip says how many to
- * leave out), into out[0..max): how many, -1 without that record. */
+ * leave out; lines before the first frame, a fault's address, passed
+ * over), into out[0..max): how many, -1 without that record. */
 static int record_functions(const char *text, const char *heading, int skip,
 			    char out[][96], int max)
 {
 	const char *l = strstr(text, heading);
 	if (!l)
 		return -1;
-	int n = 0;
+	int n = 0, lines = 0;
 	for (l = strchr(l, '\n'); l && *++l; l = strchr(l, '\n')) {
 		const char *at = strstr(l, "==    at 0x"), *by = strstr(l, "==    by 0x");
 		const char *nl = strchr(l, '\n');
 		const char *f = at && (!nl || at < nl) ? at : by && (!nl || by < nl) ? by : NULL;
+		if (!f && !lines++ && n == 0 && skip >= 0)
+			continue; /* one line before the frames */
 		if (!f)
 			break;
 		f = strstr(f, ": ");
@@ -1142,6 +1145,49 @@ START_TEST(handler_stack_as_valgrinds)
 			      "%s, %s: valgrind's entry does not take the block:\n%.*s\n"
 			      "memcheck's text:\n%s", h_allocator_name(i), modes[_i],
 			      (int)(end - e + 1), e, x.r.err);
+		h_res_free(&x);
+	}
+	h_res_free(&v);
+}
+END_TEST
+
+/* A signal handler that faults (plain_leak_altstack segv): the stack of
+ * valgrind's "Process terminating", the faulting handler, the signal
+ * return and the interrupted frames under it, is valgrind's under the
+ * four allocators (fatal.c's walk steps through the signal frame: on
+ * main it ended at the signal return, two frames of valgrind's five). */
+START_TEST(handler_fault_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char heading[] = "Process terminating with default action of signal 11";
+	const char *prog = h_prog("plain_leak_altstack");
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full", prog, "segv"), .no_report = true,
+	       .text = "", .timeout = 120);
+	ck_assert_msg(v.r.signal == 11, "valgrind: %s\n%s", h_status(&v.r), v.r.err);
+	char want[16][96], got[16][96];
+	int nw = record_functions(v.r.err, heading, 0, want, 16);
+	ck_assert_msg(nw == 5 && !strcmp(want[0], "on_usr1") && !strcmp(want[1], "???") &&
+			      !strcmp(want[4], "main"),
+		      "valgrind's stack at the fault:\n%s", v.r.err);
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
+			continue;
+		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
+		struct h_res x;
+		H_EXEC(&x, .cli = H_LIST("--leak-check=full", prog, "segv"), .no_report = true,
+		       .text = "", .alloc = i, .env = so ? env : NULL, .flags = H_EXITCODE);
+		ck_assert_msg(x.r.signal == 11, "%s: %s\n%s", h_allocator_name(i), h_status(&x.r),
+			      x.r.err);
+		int ng = record_functions(x.r.err, heading, 0, got, 16);
+		bool same = ng == nw;
+		for (int k = 0; same && k < nw; k++)
+			same = !strcmp(want[k], got[k]);
+		ck_assert_msg(same, "%s: at the fault, valgrind's %d frames, memcheck's %d:\n%s",
+			      h_allocator_name(i), nw, ng, x.r.err);
 		h_res_free(&x);
 	}
 	h_res_free(&v);
@@ -1337,5 +1383,6 @@ int main(void)
 	tcase_add_loop_test(tc, stale_address_in_a_live_frame, 0, 2);
 	tcase_add_loop_test(tc, altstack_handler_as_valgrinds, 0, 7);
 	tcase_add_loop_test(tc, handler_stack_as_valgrinds, 0, 4);
+	tcase_add_test(tc, handler_fault_as_valgrinds);
 	return h_run_suite(NULL);
 }

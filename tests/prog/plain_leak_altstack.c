@@ -4,7 +4,11 @@
  * stack (sigaltstack, SA_ONSTACK) (preloaded only, never linked to
  * memcheck; no stdio; tests/test_valgrind.c).
  *
- * Usage: plain_leak_altstack none|onstack|bss|heap|thread|freed|reused.
+ * Usage: plain_leak_altstack none|onstack|bss|heap|thread|freed|reused|segv.
+ * "segv": as "none", then the handler writes to address 8: the process
+ * dies of SIGSEGV in the handler, valgrind's "Process terminating"
+ * stack the handler, the signal return, __pthread_kill_implementation,
+ * handle_on, main.
  * "none": on the thread's own stack; under valgrind the lost block's
  * stack is malloc, on_usr1, then the C library's signal return (obj:
  * libc), __pthread_kill_implementation, handle_on, main: memcheck's
@@ -49,12 +53,16 @@ void *kept;
 void **holder;
 static pthread_barrier_t raised;
 
+static volatile int crash;
+
 __attribute__((noinline)) static void on_usr1(int sig)
 {
 	(void)sig;
 	void *lost = malloc(48);
 	memset(lost, 1, 48);
 	kept = malloc(32);
+	if (crash)
+		*(volatile int *)8 = 1;
 	__asm__ volatile("" : : "r"(lost) : "memory"); /* the only copy dies here */
 }
 
@@ -145,7 +153,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "heap"))
 		stack = alt_heap = malloc(ALT);
-	else if (!strcmp(argv[1], "none") || !strcmp(argv[1], "onstack"))
+	else if (!strcmp(argv[1], "none") || !strcmp(argv[1], "onstack") ||
+		 (crash = !strcmp(argv[1], "segv")))
 		stack = NULL;
 	else if (strcmp(argv[1], "bss"))
 		return 2;
