@@ -832,14 +832,25 @@ static const char *text_end(const char *t)
 
 /* args under valgrind's command line with allocator i preloaded, into
  * *x and its one process's figures *ml; false where i is not installed */
-static bool memcheck_leaks(int i, const char *const *args, struct h_res *x,
-			   struct h_vg_leaks *ml)
+/* memcheck's valgrind command line args under allocator i, preloaded,
+ * into x (flags: the run's, H_EXITCODE where it may die); false where i
+ * is not installed. */
+static bool memcheck_under(int i, const char *const *args, struct h_res *x, int flags)
 {
 	const char *so;
 	if (!h_allocator(i, &so))
 		return false;
 	const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-	H_EXEC(x, .cli = args, .no_report = true, .text = "", .alloc = i, .env = so ? env : NULL);
+	H_EXEC(x, .cli = args, .no_report = true, .text = "", .alloc = i, .env = so ? env : NULL,
+	       .flags = flags);
+	return true;
+}
+
+static bool memcheck_leaks(int i, const char *const *args, struct h_res *x,
+			   struct h_vg_leaks *ml)
+{
+	if (!memcheck_under(i, args, x, 0))
+		return false;
 	h_expect_exit(x, 0);
 	ck_assert_msg(h_valgrind_leaks(x->r.err, ml, 1) == 1, "memcheck's text:\n%s", x->r.err);
 	return true;
@@ -1076,6 +1087,18 @@ static int record_functions(const char *text, const char *heading, int skip,
 	return n;
 }
 
+/* Does the record headed by heading in memcheck's text name want's nw
+ * functions, frame by frame? */
+static bool same_functions(char want[][96], int nw, const char *text, const char *heading)
+{
+	char got[16][96];
+	int ng = record_functions(text, heading, 0, got, 16);
+	bool same = ng == nw;
+	for (int k = 0; same && k < nw; k++)
+		same = !strcmp(want[k], got[k]);
+	return same;
+}
+
 /* A signal handler's lost block, as valgrind shows its stack: the
  * handler, the C library's signal return, the interrupted function and
  * its callers (plain_leak_altstack "none": __pthread_kill_implementation,
@@ -1104,7 +1127,7 @@ START_TEST(handler_stack_as_valgrinds)
 					      modes[_i]),
 	       .no_report = true, .text = "", .timeout = 120);
 	h_expect_exit(&v, 0);
-	char want[16][96], got[16][96];
+	char want[16][96];
 	int nw = record_functions(v.r.err, heading, 1, want, 16);
 	ck_assert_msg(nw >= 3 && !strcmp(want[0], "on_usr1") && !strcmp(want[1], "???") &&
 			      !strcmp(want[2], "__pthread_kill_implementation"),
@@ -1119,25 +1142,16 @@ START_TEST(handler_stack_as_valgrinds)
 	fprintf(f, "%.*s}\n", (int)(end - e), e);
 	fclose(f);
 	for (int i = 0; i < H_NALLOCATORS; i++) {
-		const char *so;
-		if (!h_allocator(i, &so))
-			continue;
-		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
 		struct h_res x;
-		H_EXEC(&x, .cli = H_LIST("--leak-check=full", prog, modes[_i]), .no_report = true,
-		       .text = "", .alloc = i, .env = so ? env : NULL);
+		if (!memcheck_under(i, H_LIST("--leak-check=full", prog, modes[_i]), &x, 0))
+			continue;
 		h_expect_exit(&x, 0);
-		int ng = record_functions(x.r.err, heading, 0, got, 16);
-		bool same = ng == nw;
-		for (int k = 0; same && k < nw; k++)
-			same = !strcmp(want[k], got[k]);
-		ck_assert_msg(same, "%s, %s: frame by frame, valgrind's %d (%s %s %s ...), "
-			      "memcheck's %d; memcheck's text:\n%s", h_allocator_name(i), modes[_i],
-			      nw, want[0], want[1], want[2], ng, x.r.err);
+		ck_assert_msg(same_functions(want, nw, x.r.err, heading), "%s, %s: frame by frame "
+			      "not valgrind's %d (%s %s %s ...); memcheck's text:\n%s",
+			      h_allocator_name(i), modes[_i], nw, want[0], want[1], want[2], x.r.err);
 		h_res_free(&x);
-		H_EXEC(&x, .cli = H_LIST("--leak-check=full", h_env("--suppressions=%s", supp), prog,
-					 modes[_i]),
-		       .no_report = true, .text = "", .alloc = i, .env = so ? env : NULL);
+		memcheck_under(i, H_LIST("--leak-check=full", h_env("--suppressions=%s", supp), prog,
+					 modes[_i]), &x, 0);
 		h_expect_exit(&x, 0);
 		struct h_vg_leaks ml;
 		ck_assert_msg(h_valgrind_leaks(x.r.err, &ml, 1) == 1 && ml.blocks[HVG_DEF] == 0 &&
@@ -1167,27 +1181,19 @@ START_TEST(handler_fault_as_valgrinds)
 	H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full", prog, "segv"), .no_report = true,
 	       .text = "", .timeout = 120);
 	ck_assert_msg(v.r.signal == 11, "valgrind: %s\n%s", h_status(&v.r), v.r.err);
-	char want[16][96], got[16][96];
+	char want[16][96];
 	int nw = record_functions(v.r.err, heading, 0, want, 16);
 	ck_assert_msg(nw == 5 && !strcmp(want[0], "on_usr1") && !strcmp(want[1], "???") &&
 			      !strcmp(want[4], "main"),
 		      "valgrind's stack at the fault:\n%s", v.r.err);
 	for (int i = 0; i < H_NALLOCATORS; i++) {
-		const char *so;
-		if (!h_allocator(i, &so))
-			continue;
-		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
 		struct h_res x;
-		H_EXEC(&x, .cli = H_LIST("--leak-check=full", prog, "segv"), .no_report = true,
-		       .text = "", .alloc = i, .env = so ? env : NULL, .flags = H_EXITCODE);
+		if (!memcheck_under(i, H_LIST("--leak-check=full", prog, "segv"), &x, H_EXITCODE))
+			continue;
 		ck_assert_msg(x.r.signal == 11, "%s: %s\n%s", h_allocator_name(i), h_status(&x.r),
 			      x.r.err);
-		int ng = record_functions(x.r.err, heading, 0, got, 16);
-		bool same = ng == nw;
-		for (int k = 0; same && k < nw; k++)
-			same = !strcmp(want[k], got[k]);
-		ck_assert_msg(same, "%s: at the fault, valgrind's %d frames, memcheck's %d:\n%s",
-			      h_allocator_name(i), nw, ng, x.r.err);
+		ck_assert_msg(same_functions(want, nw, x.r.err, heading), "%s: at the fault, not "
+			      "valgrind's %d frames:\n%s", h_allocator_name(i), nw, x.r.err);
 		h_res_free(&x);
 	}
 	h_res_free(&v);
