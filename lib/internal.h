@@ -1904,6 +1904,9 @@ void mc_scan_heuristics(const struct mc_scan *s, uint32_t min_epoch,
  * from was given): [regs, regs + nregs), the callers' registers, a root;
  * pool[0, npool), ascending, the stacks of the blocks that are pools
  * (scanpool.c). */
+/* The stacks (ascending) whose blocks the next pass does not read: the
+ * freeres functions' (scanpool.c); NULL, 0: none. */
+void mc_scan_freed(const uint64_t *ids, size_t n);
 bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own,
 		  const void *regs, size_t nregs, const uint64_t *pool, size_t npool);
 /* ids[0, n) sorted ascending, in place, without malloc. */
@@ -3159,6 +3162,10 @@ void mc_suppress_forget(void);   /* as mc_allocator_forget */
  * touching a frame where the files hold no such entry. */
 size_t mc_suppress_pools(uint32_t *stacks, size_t n);
 bool mc_suppress_pools_any(void); /* the files read, as above: any such entry? */
+/* At the exit under valgrind's text with another thread running: the
+ * stacks[0..n) (still reachable blocks') that entries marked "# freeres:"
+ * match, at the front; how many (0 elsewhere). */
+size_t mc_suppress_freeres(uint32_t *stacks, size_t n);
 
 /* ---- report.c -------------------------------------------------------- */
 

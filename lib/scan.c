@@ -82,7 +82,33 @@ struct graph {
 	 * (roots.c's mc_roots_heap_stacks; usually none): each one's node */
 	struct mc_heap_stack cut[MC_HEAP_STACKS];
 	size_t cut_node[MC_HEAP_STACKS], ncut;
+	bool slow_drain;        /* cuts, or blocks not read: drain_cut */
 };
+
+/* The stacks whose blocks a pass does not read (mc_scan_freed). */
+static const uint64_t *freed_ids;
+static size_t nfreed_ids;
+
+void mc_scan_freed(const uint64_t *ids, size_t n)
+{
+	freed_ids = ids;
+	nfreed_ids = n;
+}
+
+/* Is node i's stack one of those? */
+static bool freed_node(const struct graph *g, size_t i)
+{
+	uint64_t s = g->v[i].stack;
+	size_t lo = 0, hi = nfreed_ids;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (freed_ids[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nfreed_ids && freed_ids[lo] == s;
+}
 
 /* The three arrays, 33 bytes a block.  A small scan (a short process
  * leaves a few blocks) takes them from one mapping, held until
@@ -689,6 +715,8 @@ static __attribute__((noinline, cold)) void drain_cut(struct graph *g, int64_t c
 		const struct node *b = &g->v[i];
 		bool definite = g->state[i] != MC_KIND_POSSIBLE;
 		uintptr_t lo = b->lo, hi = b->lo + (b->size & ~(uint64_t)7);
+		if (nfreed_ids && freed_node(g, i))
+			continue; /* freed before valgrind's scan: not read */
 		size_t k = 0;
 		while (k < g->ncut && g->cut_node[k] != i)
 			k++;
@@ -718,13 +746,14 @@ static __attribute__((noinline, cold)) void heap_stacks_take(struct graph *g,
 		    v[k].hi - b->lo <= b->size) {
 			g->cut[g->ncut] = v[k];
 			g->cut_node[g->ncut++] = (size_t)i;
+			g->slow_drain = true;
 		}
 	}
 }
 
 static void drain(struct graph *g, int64_t clique)
 {
-	if (unlikely(g->ncut)) {
+	if (unlikely(g->slow_drain)) {
 		drain_cut(g, clique);
 		return;
 	}
@@ -967,6 +996,7 @@ bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own
 	memset(&g, 0, sizeof g);
 	g.pool = pool;
 	g.npool = npool;
+	g.slow_drain = nfreed_ids > 0;
 	struct mc_buf runs = { .s = out->runs_copy, .cap = sizeof out->runs_copy };
 	bool ok = scan_work(&g, rs, from, &runs);
 	if (!ok) {
