@@ -95,6 +95,25 @@ void mc_scan_freed(const uint64_t *ids, size_t n)
 	nfreed_ids = n;
 }
 
+/* The blocks of those stacks that the roots did not reach, reachable
+ * all the same, their contents still not read: each one's stack is one
+ * an entry for what freeres frees took while it was reachable, so the
+ * first pass counted it freed, and valgrind frees it with the rest
+ * (xz -T2: the locale's and gettext's blocks, which only other such
+ * blocks point to, would have been definitely lost, where valgrind and
+ * the first pass list none).  Before the cliques: none is a leader, nor
+ * in another's. */
+static bool freed_node(const struct graph *g, size_t i);
+
+static __attribute__((noinline, cold)) void freed_reached(struct graph *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->state[i] != MC_KIND_REACHABLE && freed_node(g, i)) {
+			g->state[i] = MC_KIND_REACHABLE;
+			g->reached++;
+		}
+}
+
 /* Is node i's stack one of those? */
 static bool freed_node(const struct graph *g, size_t i)
 {
@@ -948,6 +967,8 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 			mc_roots_rest(rs, from, is_block_start, g);
 			scan_roots(g, rs, done);
 		}
+		if (unlikely(nfreed_ids))
+			freed_reached(g);
 		cliques(g);
 	}
 	moment_take(locks);
