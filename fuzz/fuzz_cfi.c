@@ -48,6 +48,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.cfa_off < 8 || (r.rbp_off != 0 && r.rbp_off >= -8))
 			abort(); /* the return address below the CFA, rbp below it */
 		break;
+	case MC_CFI_SIGNAL:
+		if (r.cfa_off < 0 || r.cfa_off > MC_CFI_SIGNAL_MAX || r.rbp_off < 0 ||
+		    r.rbp_off > MC_CFI_SIGNAL_MAX || ((r.cfa_off | r.rbp_off) & 7))
+			abort(); /* the ucontext's words above the stack pointer */
+		break;
 	default:
 		abort();
 	}

@@ -133,6 +133,7 @@
 #define GROW_DEN 5
 #define PAGE_SLOTS (4096 / 16) /* arrays are whole pages */
 _Atomic uint32_t mc_epoch = 1;
+_Atomic unsigned mc_epochs_renumbered;
 
 static inline void unpack(const struct entry *e, struct mc_block *b)
 {
@@ -1197,6 +1198,7 @@ void mc_blocks_renumber(const uint32_t *open, int n)
 		odd[i].aux = renumbered(odd[i].aux, open, n);
 	odd_leave();
 	atomic_store(&mc_epoch, renumbered(atomic_load(&mc_epoch), open, n));
+	atomic_fetch_add(&mc_epochs_renumbered, 1);
 	mc_blocks_unlock_all();
 }
 

@@ -25,9 +25,18 @@
  *    mid-function rely on it, as libgcc's unwinder does).
  *  - Only rules the walk can apply from rsp and rbp alone are given: a
  *    CFA from an expression or another register (the PLT, stack
- *    realignment), a signal frame or a register rule other than
- *    "saved at CFA+n" give MC_CFI_UNKNOWN, and stacks.c then follows the
- *    frame pointer, as it did for everything before there was CFI.
+ *    realignment) or a register rule other than "saved at CFA+n" give
+ *    MC_CFI_UNKNOWN, and stacks.c then follows the frame pointer, as it
+ *    did for everything before there was CFI.  One expression is read:
+ *    the signal frame's (MC_CFI_SIGNAL, signal_rule), where a handler
+ *    returns to the C library's __restore_rt and the interrupted
+ *    registers lie in the kernel's ucontext at the stack pointer.  A
+ *    handler's block was otherwise walked by the interrupted rbp, which
+ *    code without frame pointers keeps anything in: valgrind shows the
+ *    handler, the signal return, then the interrupted function and its
+ *    callers (__pthread_kill_implementation, the caller of raise,
+ *    main), memcheck jumped from the signal return to main, and a
+ *    suppression valgrind wrote for the block missed it.
  *  - Every read is checked against the object's mapping, whose bounds
  *    _dl_find_object gives: a table that points outside it gives no
  *    rule.  (Inside, only the holes between an object's segments are
@@ -266,18 +275,60 @@ static int64_t scaled(uint64_t v, int64_t align)
 	return (int64_t)(v * (uint64_t)align);
 }
 
-/* The rules of a row: the CFA's, rbp's and the return address's. */
-enum { R_SAME, R_UNDEF, R_OFFSET, R_OTHER };
+/* The rules of a row: the CFA's, rbp's and the return address's.
+ * R_AT_SP: saved at the address rsp + off (DW_CFA_expression
+ * DW_OP_breg7 off), as the C library's signal frame says where the
+ * interrupted registers lie in the kernel's ucontext.  cfa_expr:
+ * CFA_DEREF_SP, the CFA loaded from rsp + expr_off (DW_OP_breg7
+ * expr_off, DW_OP_deref: the interrupted rsp there), any other
+ * expression CFA_EXPR. */
+enum { R_SAME, R_UNDEF, R_OFFSET, R_OTHER, R_AT_SP };
+enum { CFA_REG, CFA_EXPR, CFA_DEREF_SP };
 struct reg {
 	uint8_t how;
 	int64_t off;
 };
 struct row {
 	uint8_t cfa_reg;
-	bool cfa_expr;
-	int64_t cfa_off;
+	uint8_t cfa_expr;
+	int64_t cfa_off, expr_off;
 	struct reg bp, ra;
 };
+
+/* The operands of an expression instruction at c (DW_CFA_expression,
+ * DW_CFA_val_expression: a register's rule, its number in *reg, the rule
+ * in *rule; DW_CFA_def_cfa_expression: the CFA's, in r), consumed.  One
+ * shape is understood, the signal frame's: DW_OP_breg7 off (rsp + off),
+ * with DW_OP_deref after it (the word there) for the CFA.  False on a
+ * read past the end.  Out of line: only signal frames and the PLT have
+ * expressions, and run() is on every rule read's path. */
+static __attribute__((noinline, cold)) bool expr_op(struct cur *c, uint8_t op, struct row *r,
+						      uint64_t *reg, struct reg *rule)
+{
+	if (op != DW_CFA_def_cfa_expression)
+		*reg = uleb(c);
+	uint64_t n = uleb(c);
+	if (c->bad || n > (uint64_t)(c->end - c->p))
+		return false;
+	struct cur e = { c->p, c->p + n, false, 0 };
+	c->p += n;
+	int64_t off = 0;
+	int form = 0; /* 1: DW_OP_breg7 off; 2: and DW_OP_deref */
+	if (get(&e, 1) == DW_OP_breg7) {
+		off = sleb(&e);
+		if (!e.bad && e.p == e.end)
+			form = 1;
+		else if (!e.bad && e.end - e.p == 1 && *e.p == DW_OP_deref)
+			form = 2;
+	}
+	if (op == DW_CFA_def_cfa_expression) {
+		r->cfa_expr = form == 2 ? CFA_DEREF_SP : CFA_EXPR;
+		r->expr_off = off;
+	} else if (form == 1 && op == DW_CFA_expression) {
+		*rule = (struct reg){ R_AT_SP, off };
+	}
+	return true;
+}
 
 #define STATE_DEPTH 8
 
@@ -369,15 +420,11 @@ static bool run(struct cur c, const struct cie *ci, uintptr_t loc, uintptr_t tar
 				set = true;
 				break;
 			case DW_CFA_expression:
-			case DW_CFA_val_expression: {
-				reg = uleb(&c);
-				uint64_t n = uleb(&c);
-				if (n > (uint64_t)(c.end - c.p))
+			case DW_CFA_val_expression:
+				if (!expr_op(&c, op, r, &reg, &rule))
 					return false;
-				c.p += n;
 				set = true;
 				break;
-			}
 			case DW_CFA_remember_state:
 				if (depth == STATE_DEPTH)
 					return false;
@@ -391,16 +438,16 @@ static bool run(struct cur c, const struct cie *ci, uintptr_t loc, uintptr_t tar
 			case DW_CFA_def_cfa:
 				r->cfa_reg = (uint8_t)uleb(&c);
 				r->cfa_off = (int64_t)uleb(&c);
-				r->cfa_expr = false;
+				r->cfa_expr = CFA_REG;
 				break;
 			case DW_CFA_def_cfa_sf:
 				r->cfa_reg = (uint8_t)uleb(&c);
 				r->cfa_off = scaled((uint64_t)sleb(&c), ci->data_align);
-				r->cfa_expr = false;
+				r->cfa_expr = CFA_REG;
 				break;
 			case DW_CFA_def_cfa_register:
 				r->cfa_reg = (uint8_t)uleb(&c);
-				r->cfa_expr = false;
+				r->cfa_expr = CFA_REG;
 				break;
 			case DW_CFA_def_cfa_offset:
 				r->cfa_off = (int64_t)uleb(&c);
@@ -408,14 +455,10 @@ static bool run(struct cur c, const struct cie *ci, uintptr_t loc, uintptr_t tar
 			case DW_CFA_def_cfa_offset_sf:
 				r->cfa_off = scaled((uint64_t)sleb(&c), ci->data_align);
 				break;
-			case DW_CFA_def_cfa_expression: {
-				uint64_t n = uleb(&c);
-				if (n > (uint64_t)(c.end - c.p))
+			case DW_CFA_def_cfa_expression:
+				if (!expr_op(&c, op, r, &reg, &rule))
 					return false;
-				c.p += n;
-				r->cfa_expr = true;
 				break;
-			}
 			case DW_CFA_GNU_args_size:
 				uleb(&c);
 				break;
@@ -534,7 +577,7 @@ static int run_fast(const uint8_t *p, const uint8_t *end, const struct cie *ci, 
 				return -1;
 			r->cfa_reg = (uint8_t)rg;
 			r->cfa_off = v;
-			r->cfa_expr = false;
+			r->cfa_expr = CFA_REG;
 			break;
 		}
 		case DW_CFA_def_cfa_register: {
@@ -542,7 +585,7 @@ static int run_fast(const uint8_t *p, const uint8_t *end, const struct cie *ci, 
 			if (rg < 0)
 				return -1;
 			r->cfa_reg = (uint8_t)rg;
-			r->cfa_expr = false;
+			r->cfa_expr = CFA_REG;
 			break;
 		}
 		case DW_CFA_advance_loc1:
@@ -813,6 +856,25 @@ void mc_cfi_rule(uintptr_t ret, struct mc_cfi_rule *out)
 	rule_in(ret, hdr, lo, hi, 0, out, true);
 }
 
+/* A signal frame's row (an 'S' CIE's: the C library's __restore_rt,
+ * where a handler returns to, its FDE from the byte before it): the
+ * interrupted rsp loaded from rsp + k, its rip saved at rsp + k + 8 and
+ * its rbp at rsp + j, as the kernel's sigcontext lays them out (rsp is
+ * the ucontext there): MC_CFI_SIGNAL, cfa_off k, rbp_off j.  Any other
+ * row of a signal frame (another layout, another expression) stays
+ * unknown, and the walk follows the frame pointer there as it did. */
+static __attribute__((noinline, cold)) void signal_rule(const struct row *r,
+							  struct mc_cfi_rule *out)
+{
+	if (r->cfa_expr != CFA_DEREF_SP || r->ra.how != R_AT_SP || r->bp.how != R_AT_SP ||
+	    r->expr_off < 0 || r->expr_off > MC_CFI_SIGNAL_MAX || r->ra.off != r->expr_off + 8 ||
+	    r->bp.off < 0 || r->bp.off > MC_CFI_SIGNAL_MAX || (r->expr_off & 7) || (r->bp.off & 7))
+		return;
+	out->kind = MC_CFI_SIGNAL;
+	out->cfa_off = (int32_t)r->expr_off;
+	out->rbp_off = (int32_t)r->bp.off;
+}
+
 /* The rule at ret, the object's .eh_frame_hdr at hdr, its bytes in [lo,
  * hi) (the program's addresses) read at delta from there. */
 static void rule_in(uintptr_t ret, uintptr_t hdr, uintptr_t lo, uintptr_t hi, uintptr_t delta,
@@ -825,8 +887,12 @@ static void rule_in(uintptr_t ret, uintptr_t hdr, uintptr_t lo, uintptr_t hi, ui
 	const uint8_t *fde = find_fde(pc, (const uint8_t *)(hdr + delta), lo, hi, delta);
 	struct row r;
 	bool signal = false;
-	if (!fde || !row_at(pc, fde, lo, hi, delta, &r, &signal, fast) || signal)
+	if (!fde || !row_at(pc, fde, lo, hi, delta, &r, &signal, fast))
 		return;
+	if (signal) {
+		signal_rule(&r, out);
+		return;
+	}
 	if (r.ra.how == R_UNDEF) {
 		out->kind = MC_CFI_END; /* _start, clone: the outermost frame */
 		return;

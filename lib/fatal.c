@@ -317,6 +317,23 @@ static int fatal_walk(const ucontext_t *uc, uintptr_t *frames, int max)
 		struct mc_cfi_rule r;
 		mc_cfi_rule(at, &r);
 		uintptr_t cfa;
+		if (r.kind == MC_CFI_SIGNAL) {
+			/* a fault in a signal handler: the signal return, then
+			 * the registers the handler's signal interrupted, from
+			 * the kernel's ucontext at sp (cfi.c) */
+			uintptr_t npc, nsp, nbp;
+			if (!fatal_peek(sp + (uintptr_t)r.cfa_off, &nsp) ||
+			    !fatal_peek(sp + (uintptr_t)r.cfa_off + 8, &npc) ||
+			    !fatal_peek(sp + (uintptr_t)r.rbp_off, &nbp) || npc < 4096)
+				break;
+			frames[n++] = npc;
+			if (nsp <= sp || (nsp & 7))
+				break;
+			sp = nsp;
+			bp = nbp;
+			at = npc;
+			continue;
+		}
 		if (r.kind == MC_CFI_FP)
 			cfa = bp + 16;
 		else if (r.kind == MC_CFI_SP)
@@ -869,9 +886,12 @@ bool mc_fatal_beside(uintptr_t fn, bool info, int sig, siginfo_t *si, void *ucv)
 	stack_t kept = uc->uc_stack;
 	uc->uc_stack = (stack_t){ .ss_sp = NULL, .ss_flags = 0, .ss_size = 0 };
 	uintptr_t outer = beside_to;
+	void *outer_uc = mc_self.moved_uc;
 	beside_to = to;
 	beside_live++;
+	mc_self.moved_uc = uc;
 	mc_fatal_call_at(to, fn, sig, si, uc);
+	mc_self.moved_uc = outer_uc;
 	beside_live--;
 	beside_to = outer;
 	uc->uc_stack = kept;

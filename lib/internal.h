@@ -1159,6 +1159,10 @@ struct mc_thread {
 				      * (depot.c stores the stack without it);
 				      * signals.c: a handler run from its
 				      * trampoline */
+	void *moved_uc;              /* fatal.c: a handler moved off memcheck's
+				      * alternate stack runs (mc_fatal_beside):
+				      * the kernel's ucontext, whose registers
+				      * go on under it (stacks.c's walk) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -1603,7 +1607,10 @@ enum mc_cfi_kind {
 	MC_CFI_SP,      /* CFA = rsp + cfa_off */
 	MC_CFI_BP,      /* CFA = rbp + cfa_off */
 	MC_CFI_END,     /* no caller: the return address is undefined */
+	MC_CFI_SIGNAL,  /* a signal frame: the interrupted rsp at rsp + cfa_off,
+			 * its rip at rsp + cfa_off + 8, its rbp at rsp + rbp_off */
 };
+#define MC_CFI_SIGNAL_MAX 4096 /* a signal frame's offsets, at most */
 struct mc_cfi_rule {
 	int kind;
 	int32_t cfa_off;
@@ -1777,6 +1784,9 @@ struct mc_block {
 /* The newest region epoch (blocks.c): a block carries the epoch current
  * when it was allocated.  Kept at or below MC_EPOCH_MAX by renumbering. */
 extern _Atomic uint32_t mc_epoch;
+/* Times mc_blocks_renumber has run: an epoch noted before a change of
+ * this count names nothing now (roots.c's alternate stacks). */
+extern _Atomic unsigned mc_epochs_renumbered;
 #define MC_EPOCH_MAX 0xffffu
 #define MC_EPOCH_NOW UINT32_MAX     /* mc_blocks_insert: the current epoch */
 #define MC_STACK_ID_MAX ((1u << 27) - 1)
@@ -1894,6 +1904,9 @@ void mc_scan_heuristics(const struct mc_scan *s, uint32_t min_epoch,
  * from was given): [regs, regs + nregs), the callers' registers, a root;
  * pool[0, npool), ascending, the stacks of the blocks that are pools
  * (scanpool.c). */
+/* The stacks (ascending) whose blocks the next pass does not read: the
+ * freeres functions' (scanpool.c); NULL, 0: none. */
+void mc_scan_freed(const uint64_t *ids, size_t n);
 bool mc_scan_pass(struct mc_scan *out, const struct mc_scan_from *from, bool own,
 		  const void *regs, size_t nregs, const uint64_t *pool, size_t npool);
 /* ids[0, n) sorted ascending, in place, without malloc. */
@@ -1950,6 +1963,22 @@ const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
  * MC_RUNS_FIXED bytes of the caller's) takes the files' runs of the read
  * of /proc/self/maps the roots were cut by (len 0: none). */
 void mc_roots_end(struct mc_roots *r, struct mc_buf *runs);
+/* The program's alternate stack [lo, lo + size) set by the calling
+ * thread (signals.c's sigaltstack), noted with the block b that starts
+ * at lo and the mc_epochs_renumbered count b's epoch is of; b NULL:
+ * the thread's stack is no block's (or none), forgotten. */
+void mc_roots_altstack_note(uintptr_t lo, size_t size, const struct mc_block *b,
+			    unsigned renumbered);
+/* A dead alternate stack of mc_roots_stop's that lies in the block that
+ * held it when it was set, as it was then (its start, size, stack and
+ * epoch), while no renumbering came between: the scan reads that block
+ * without the stack's range where it is that very block (scan.c). */
+struct mc_heap_stack {
+	uintptr_t lo, hi;
+	struct mc_block b;
+};
+#define MC_HEAP_STACKS 8 /* at most this many cut at one scan */
+size_t mc_roots_heap_stacks(const struct mc_roots *r, struct mc_heap_stack *out);
 
 static inline uintptr_t mc_thread_pointer(void)
 {
@@ -2221,6 +2250,9 @@ void mc_regions_after_fork_child(void);
 void mc_regions_restart_after_fork(void);
 /* What region ends keep, forgotten in a child forked during one. */
 void mc_report_state_forget(void);
+/* A new epoch (signals.c's note of an alternate stack in a block,
+ * roots.c); 0 where a region's begin or end holds the locks. */
+uint32_t mc_region_epoch_mark(void);
 
 /* ---- fault.c -------------------------------------------------------- */
 
@@ -3130,6 +3162,10 @@ void mc_suppress_forget(void);   /* as mc_allocator_forget */
  * touching a frame where the files hold no such entry. */
 size_t mc_suppress_pools(uint32_t *stacks, size_t n);
 bool mc_suppress_pools_any(void); /* the files read, as above: any such entry? */
+/* At the exit under valgrind's text with another thread running: the
+ * stacks[0..n) (still reachable blocks') that entries marked "# freeres:"
+ * match, at the front; how many (0 elsewhere). */
+size_t mc_suppress_freeres(uint32_t *stacks, size_t n);
 
 /* ---- report.c -------------------------------------------------------- */
 

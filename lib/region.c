@@ -142,6 +142,24 @@ static uint32_t next_epoch(void)
 	return atomic_fetch_add(&mc_epoch, 1) + 1;
 }
 
+/* A new epoch begun for signals.c's note of an alternate stack in a
+ * block of the program's (roots.c): every block allocated from here on
+ * carries it or a later one.  0 where a region's begin or end holds the
+ * locks now (no note is made then: never a wait inside the program's
+ * sigaltstack, which a scan's stop may come to). */
+uint32_t mc_region_epoch_mark(void)
+{
+	if (pthread_mutex_trylock(&region_lock) != 0)
+		return 0;
+	uint32_t e = 0;
+	if (pthread_mutex_trylock(&stack_lock) == 0) {
+		e = next_epoch();
+		pthread_mutex_unlock(&stack_lock);
+	}
+	pthread_mutex_unlock(&region_lock);
+	return e;
+}
+
 /* from_start: the region counts from the start of the process (its
  * baseline is zero, its peak the peak so far), else from now. */
 static void region_rebase(struct region *r, uint32_t epoch, bool from_start)

@@ -45,6 +45,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -666,14 +667,10 @@ static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
 #define ASK_MAX 32
 
 /* The dead alternate stacks of this thread and of those stopped, once
- * the program has set one: out of every root added from here on.  Not
- * out of a block that holds one (a stack in the program's heap): a
- * stack freed and never disabled, its place handed out again to a block
- * of the program's data, would have been cut out of that data, the
- * blocks it alone points to taken for lost (a 64 KiB stack freed, a
- * 64 KiB block in its place under glibc: session 42's merge); such a
- * handler's lost block stays reachable from its dead frame (README,
- * Limits).  Rare: out of line (group 7). */
+ * the program has set one: out of every root added from here on, and
+ * out of a block that holds one only where it is the very block that
+ * held it when it was set (mc_roots_heap_stacks, below).  Rare: out of
+ * line (group 7). */
 #define DEAD_BYTES 4096 /* 170 threads' stacks; more are read */
 static __attribute__((noinline, cold)) void dead_altstacks(struct mc_roots *r)
 {
@@ -689,6 +686,83 @@ static __attribute__((noinline, cold)) void dead_altstacks(struct mc_roots *r)
 		if (o->answered && o->alt_hi > o->alt_lo)
 			r->dead[r->ndead++] = (struct mc_root){ o->alt_lo, o->alt_hi, MC_ROOT_PLAIN };
 	}
+}
+
+/* ---- alternate stacks in the program's heap ----------------------------
+ * A stack the program allocated (stack = malloc(n), then sigaltstack)
+ * holds, where no handler runs on it, the frames of the handlers that
+ * returned: valgrind finds their words undefined and skips them, and a
+ * handler's lost block is definitely lost; memcheck, reading the block
+ * whole, found it still reachable from the dead frame.  The stack's
+ * range may be cut out of the block only while the block is the very
+ * one that held the stack when it was set: a stack freed without
+ * SS_DISABLE leaves the kernel naming memory the allocator hands out
+ * again, for a block of the stack's size in its place (glibc), to the
+ * program's data, which must be read whole (a cut there took the block
+ * it alone points to for lost: session 42's merge).  So signals.c's
+ * sigaltstack notes the block that starts at the stack (its start,
+ * size, stack and epoch) after beginning a new epoch (region.c's
+ * mc_region_epoch_mark): every block allocated after the note carries
+ * that epoch or a later one, so a block live at the scan with the noted
+ * start, size, stack and epoch (not 0: memcheck_ignore's, or one
+ * allocated with memcheck disabled, whatever its time) is the noted one
+ * (another allocated before the note cannot hold that start at the
+ * scan: the noted block held it then), while no renumbering of the
+ * epochs came between (mc_epochs_renumbered).  Any doubt (no note, the
+ * table full or busy, a stack not at a block's start or longer than it)
+ * reads the block whole, as before: a handler's lost block there stays
+ * still reachable, never a block of the program's data taken for lost.
+ * A slot a thread; both sides only try the lock (a forked child may
+ * inherit it taken): busy, no note, no cut. */
+#define HEAP_STACK_SLOTS 32
+static struct {
+	pid_t tid;           /* the thread that set it; 0: a free slot */
+	unsigned renumbered; /* mc_epochs_renumbered of b's epoch */
+	uintptr_t lo, hi;
+	struct mc_block b;
+} heap_stacks[HEAP_STACK_SLOTS];
+static atomic_flag heap_stacks_lock = ATOMIC_FLAG_INIT;
+
+void mc_roots_altstack_note(uintptr_t lo, size_t size, const struct mc_block *b,
+			    unsigned renumbered)
+{
+	if (atomic_flag_test_and_set_explicit(&heap_stacks_lock, memory_order_acquire))
+		return;
+	pid_t tid = mc_tid();
+	int at = -1;
+	for (int i = 0; i < HEAP_STACK_SLOTS && at < 0; i++)
+		if (heap_stacks[i].tid == tid)
+			at = i;
+	for (int i = 0; i < HEAP_STACK_SLOTS && at < 0 && b; i++)
+		if (!heap_stacks[i].tid)
+			at = i;
+	if (at >= 0) {
+		heap_stacks[at].tid = b ? tid : 0;
+		heap_stacks[at].renumbered = renumbered;
+		heap_stacks[at].lo = lo;
+		heap_stacks[at].hi = lo + size;
+		if (b)
+			heap_stacks[at].b = *b;
+	}
+	atomic_flag_clear_explicit(&heap_stacks_lock, memory_order_release);
+}
+
+size_t mc_roots_heap_stacks(const struct mc_roots *r, struct mc_heap_stack *out)
+{
+	size_t n = 0;
+	if (!r->ndead || atomic_flag_test_and_set_explicit(&heap_stacks_lock, memory_order_acquire))
+		return 0;
+	unsigned now = atomic_load(&mc_epochs_renumbered);
+	for (size_t k = 0; k < r->ndead && n < MC_HEAP_STACKS; k++)
+		for (int i = 0; i < HEAP_STACK_SLOTS; i++)
+			if (heap_stacks[i].tid && heap_stacks[i].lo == r->dead[k].lo &&
+			    heap_stacks[i].hi == r->dead[k].hi && heap_stacks[i].renumbered == now) {
+				out[n++] = (struct mc_heap_stack){ heap_stacks[i].lo, heap_stacks[i].hi,
+								   heap_stacks[i].b };
+				break;
+			}
+	atomic_flag_clear_explicit(&heap_stacks_lock, memory_order_release);
+	return n;
 }
 
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from)

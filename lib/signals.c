@@ -373,6 +373,34 @@ MC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return install(sig, act, old);
 }
 
+/* The program's alternate stack set (ss; NULL: disabled) by this thread,
+ * told to roots.c with the block it is, where it starts one: the scan
+ * cuts the dead frames out of that block while it is still that very
+ * block (roots.c says how it knows).  A new epoch is begun between
+ * (region.c): the blocks allocated after the note carry a later one.
+ * Not noted (the block read whole, as before): in a left-out process,
+ * counting only, in a signal handler or with the guard up (a lock the
+ * interrupted code holds), or where a region's begin or end holds the
+ * epochs' locks.  Rare: group 7. */
+static __attribute__((noinline, cold)) void altstack_note(const stack_t *ss)
+{
+	if (atomic_load_explicit(&mc_pass, memory_order_relaxed) || !mc_opt.track || mc_in_hook ||
+	    mc_signal_handling())
+		return;
+	int saved = errno;
+	mc_guard_enter();
+	struct mc_block b;
+	unsigned before = atomic_load(&mc_epochs_renumbered);
+	uint32_t mark = ss ? mc_region_epoch_mark() : 0;
+	bool heap = mark && mc_blocks_find((uintptr_t)ss->ss_sp, &b) && b.size >= ss->ss_size &&
+		    b.aux && b.aux < mark;
+	unsigned after = atomic_load(&mc_epochs_renumbered);
+	mc_roots_altstack_note(ss ? (uintptr_t)ss->ss_sp : 0, ss ? ss->ss_size : 0,
+			       heap && before == after ? &b : NULL, after);
+	mc_guard_leave();
+	errno = saved;
+}
+
 /* The program's view of its alternate stack: none where memcheck's is
  * set (fatal.c); its own replaces memcheck's, and its SS_DISABLE puts
  * memcheck's back.  The system call itself: the C library's
@@ -397,6 +425,7 @@ MC_API int sigaltstack(const stack_t *ss, stack_t *old)
 			mc_fatal_altstack_back();
 		else if (!(ss->ss_flags & SS_DISABLE))
 			atomic_store_explicit(&mc_program_altstack, true, memory_order_relaxed);
+		altstack_note(ss->ss_flags & SS_DISABLE ? NULL : ss);
 	}
 	if (old) {
 		*old = was;

@@ -63,10 +63,12 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -510,6 +512,57 @@ _Static_assert(RUN_FRAMES == 4, "run_kpow's powers");
 struct memo_words;
 static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_t word);
 
+/* The step through a signal frame (cfi.c's MC_CFI_SIGNAL, for which
+ * step() answers false, so that its inlined copies stay as they were:
+ * capture_cfi_steps and capture_memo_keep, where every walk's steps
+ * through such a frame go, ask capture_signal after it; ret is the C
+ * library's __restore_rt, where the handler returns to, and *sp the
+ * kernel's ucontext): the interrupted rip, rsp and rbp read from it.
+ * The frame after is the interrupted pc, taken as a return address as
+ * valgrind takes it (its function and line are the instruction
+ * before's, its rule the row before it).  The words lie above sp, no
+ * higher than top + 16.  An interrupted rsp off this stack (a handler
+ * on an alternate stack: capture_elsewhere's walk; another stack's
+ * code interrupted) gives the interrupted frame and ends the walk
+ * there, as valgrind's, whose walk stays in the mapping of the stack
+ * it starts on: *sp is then past any address, which fails every later
+ * step's check.  Never part of a kept run: it reads three words
+ * (RUN_WORDS counts two a step), so it spoils the run (nwords past
+ * RUN_WORDS); nor of a kept walk (capture_memo_keep keeps none that
+ * meets one): such a stack is walked again at each capture.  Out of
+ * line: rare. */
+static __attribute__((noinline, cold)) bool
+capture_signal_step(uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top,
+		    struct run *run)
+{
+	uintptr_t base = *sp, sp_off = (uint32_t)val, bp_off = (uint32_t)(val >> 32);
+	uintptr_t end = (sp_off + 16 > bp_off + 8 ? sp_off + 16 : bp_off + 8);
+	if (sp_off > MC_CFI_SIGNAL_MAX || bp_off > MC_CFI_SIGNAL_MAX || (base & 7) ||
+	    base > top + 16 || end > top + 16 - base)
+		return false;
+	const uintptr_t *at_sp = (const uintptr_t *)(base + sp_off);
+	const uintptr_t *at_bp = (const uintptr_t *)(base + bp_off);
+	uintptr_t nsp = at_sp[0], pc = at_sp[1], nbp = *at_bp;
+	if (run)
+		run->nwords = RUN_WORDS + 1;
+	if (pc < 4096)
+		return false;
+	if (nsp <= base || nsp > top + 16 || (nsp & 7))
+		nsp = UINTPTR_MAX & ~(uintptr_t)7; /* the walk ends after this frame */
+	*ret = pc;
+	*sp = nsp;
+	*bp = nbp;
+	return true;
+}
+
+/* After step() said no: the signal frame's step where key is one. */
+static inline bool capture_signal(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp,
+				  uintptr_t *bp, uintptr_t top, struct run *run)
+{
+	return unlikely(key >> RULE_KIND_SHIFT == (RULE_CFI >> RULE_KIND_SHIFT | MC_CFI_SIGNAL)) &&
+	       capture_signal_step(val, ret, sp, bp, top, run);
+}
+
 static inline __attribute__((always_inline)) bool
 step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top,
      struct run *run, struct memo_words *w)
@@ -530,7 +583,7 @@ step(uint64_t key, uint64_t val, uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, u
 	} else {
 		int kind = (int)(key >> RULE_KIND_SHIFT & 7);
 		int32_t rbp_off = (int32_t)(val >> 32);
-		if (kind == MC_CFI_END)
+		if (kind >= MC_CFI_END) /* the end; a signal frame: capture_signal_step */
 			return false;
 		cfa = (kind == MC_CFI_SP ? *sp : f) + (uintptr_t)(intptr_t)(int32_t)(uint32_t)val;
 		if (cfa <= *sp || cfa > top + 16 || (cfa & 7))
@@ -627,8 +680,11 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 	run.nframes = run.nwords = 0;
 	bool in_run = true;
 	for (;;) {
-		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL, NULL)) {
-			if (in_run) { /* the run ends the walk: keep it */
+		if (!step(key, val, ret, sp, bp, top, in_run ? &run : NULL, NULL) &&
+		    !capture_signal(key, val, ret, sp, bp, top, in_run ? &run : NULL)) {
+			/* the run ends the walk: keep it (not one a signal
+			 * frame's step spoiled) */
+			if (in_run && run.nwords <= RUN_WORDS) {
 				run.fixed = (key & RULE_CFI) &&
 					    (int)(key >> RULE_KIND_SHIFT & 7) == MC_CFI_END &&
 					    run.nframes <= RUN_FIXED_FRAMES;
@@ -640,7 +696,7 @@ capture_cfi_steps(uintptr_t *ret, uintptr_t *sp, uintptr_t *bp, uintptr_t top, i
 			return 0;
 		}
 		if (in_run) {
-			if (run.nframes == RUN_FRAMES || run.nwords == RUN_WORDS)
+			if (run.nframes == RUN_FRAMES || run.nwords >= RUN_WORDS)
 				in_run = false; /* too long to keep */
 			else
 				run.frames[run.nframes++] = *ret;
@@ -1134,6 +1190,74 @@ capture_store_end(uint64_t ck, uint64_t hk, const uintptr_t *frames, int m, uint
 	return id;
 }
 
+/* A capture inside a signal handler (mc_self.own_frames: signals.c's
+ * trampoline) whose stack the common walks cut short:
+ *  - its frame off the thread's stack, on the program's alternate stack
+ *    (sigaltstack, SA_ONSTACK): walk_fp's first link failed the bounds,
+ *    and the stack was the handler's frame alone (valgrind: the handler,
+ *    the signal return and the interrupted function).  The kernel names
+ *    that stack in use (SS_ONSTACK), and the walk steps within it,
+ *    through the signal frame to the interrupted pc, where it ends as
+ *    valgrind's does, whose walk stays in the mapping of the stack it
+ *    starts on (capture_signal_step);
+ *  - a handler fatal.c moved off memcheck's own alternate stack to the
+ *    interrupted one (SA_ONSTACK, no stack of the program's:
+ *    mc_fatal_beside, mc_self.moved_uc): its caller is memcheck's stack
+ *    switch, whose link goes to memcheck's stack, and the stack was the
+ *    handler's frames alone, where bare's kernel, and valgrind, put the
+ *    frame on the interrupted stack, the signal return and the
+ *    interrupted frames under it.  At that frame (libmemcheck's code,
+ *    left out of the stack stored) the walk takes the kernel's frame:
+ *    its return address (the restorer, the word before the ucontext)
+ *    and the interrupted registers, and goes on on this stack.
+ * Neither the thread's cache nor the depot's walked index is asked or
+ * told: their keys are walk_fp's hash, the same for every such stack of
+ * one handler.  0 where neither holds (capture_more walks as before). */
+static __attribute__((noinline, cold)) uint32_t capture_elsewhere(uintptr_t *fp, int max)
+{
+	const ucontext_t *uc = mc_self.moved_uc;
+	uintptr_t top = me.top;
+	if (!top) /* the stack not learned: not after the common path's walk */
+		return 0;
+	if ((uintptr_t)fp - me.lo > me.top - me.lo) {
+		stack_t ss;
+		int saved = errno;
+		bool on = syscall(SYS_sigaltstack, NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
+			  (uintptr_t)fp - (uintptr_t)ss.ss_sp < ss.ss_size &&
+			  ss.ss_size - ((uintptr_t)fp - (uintptr_t)ss.ss_sp) >= 16;
+		errno = saved;
+		if (!on)
+			return 0;
+		top = (uintptr_t)ss.ss_sp + ss.ss_size - 16;
+		uc = NULL;
+	} else if (!uc) {
+		return 0;
+	}
+	uintptr_t frames[MC_MAX_DEPTH], ret = fp[1], sp = (uintptr_t)fp + 16, bp = fp[0];
+	struct rule_view rv;
+	rule_view_load(&rv);
+	int n = 0;
+	frames[n++] = ret;
+	while (n < max) {
+		uint64_t val = 0, key = capture_rule(&rv, ret, &val);
+		if (!step(key, val, &ret, &sp, &bp, top, NULL, NULL) &&
+		    !capture_signal(key, val, &ret, &sp, &bp, top, NULL)) {
+			uintptr_t usp = uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+			if (!uc || ret - mc_text_lo >= mc_text_len || usp <= sp || usp > top + 16)
+				break;
+			frames[n++] = ((const uintptr_t *)uc)[-1]; /* rt_sigframe's pretcode */
+			ret = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+			sp = usp;
+			bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+			uc = NULL;
+			if (n == max || ret < 4096)
+				break;
+		}
+		frames[n++] = ret;
+	}
+	return mc_depot_intern(hash_frames(frames, n), frames, n);
+}
+
 /* A stack the thread's cache does not have as GEN_FP, or whose run no
  * longer holds: the exact walk, a segment at a time.  A segment is
  * walk_fp's from a frame whose function keeps its frame pointer, stored
@@ -1157,6 +1281,14 @@ static __attribute__((noinline)) uint32_t capture_more(void *fp, int max, uint64
 							const struct slot *c, uintptr_t fp_end_sp,
 							uintptr_t fp_end_bp)
 {
+	/* inside a handler memcheck wrapped: one test here (capture_more
+	 * runs for every new stack: the two others were +89 K instructions
+	 * of tree_bench 20000's 70.2 M, callgrind) */
+	if (unlikely(mc_self.own_frames)) {
+		uint32_t id = capture_elsewhere(fp, max);
+		if (id)
+			return id;
+	}
 	/* A stack the cache marks GEN_EXACT was never indexed under walk_fp's
 	 * hash (capture_known's keys): its first function without a frame
 	 * pointer comes before walk_fp's last frame, and the rules are the
@@ -1536,6 +1668,8 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 		uintptr_t t = n == 1 ? memo_first_top(key, bp, top) : top;
 		first[steps] = (uint8_t)(w.n < MEMO_WORDS ? w.n : MEMO_WORDS);
 		uses_bp[steps++] = !(key & RULE_CFI) || (kind != MC_CFI_SP && kind != MC_CFI_END);
+		if (unlikely(key >> RULE_KIND_SHIFT == (RULE_CFI >> RULE_KIND_SHIFT | MC_CFI_SIGNAL)))
+			return; /* a signal frame: not kept, walked at each capture */
 		bool on = step(key, val, &ret, &sp, &bp, t, NULL, &w);
 		if (!on)
 			break;

@@ -980,10 +980,12 @@ bool mc_suppress_pools_any(void)
 	return mc_supp_pools(supps) > 0;
 }
 
-size_t mc_suppress_pools(uint32_t *stacks, size_t n)
+/* The stacks[0..n) that an entry matches for kind (MC_SUPP_POOL, or a
+ * leak kind), kept at the front; with freeres, only those whose entry
+ * has one of its marks.  Matched as records are, frames read only as
+ * far as matching needs them, the verdicts kept for other processes. */
+static size_t stacks_matching(uint32_t *stacks, size_t n, int kind, unsigned freeres)
 {
-	if (!n || !mc_suppress_pools_any())
-		return 0;
 	char *frames = mc_map_lazy(FRAMES_BYTES);
 	if (!frames)
 		return 0;
@@ -997,21 +999,47 @@ size_t mc_suppress_pools(uint32_t *stacks, size_t n)
 		z.npcs = mc_stack_get_code(stacks[i], &z.pcs);
 		/* kept as the records' verdicts are: a warm process names
 		 * no frame for the question */
-		long m = mc_opt.gen_suppressions ? -2 : mc_suppcache_verdict(MC_SUPP_POOL, z.pcs, z.npcs);
+		long m = mc_opt.gen_suppressions ? -2 : mc_suppcache_verdict(kind, z.pcs, z.npcs);
 		if (m == -2) {
 			struct mc_supp_stack st = { .frame = lazy_frame, .arg = &z };
 			if (z.npcs <= MC_MAX_DEPTH && quick_covers(&z)) {
 				st.quick = quick_frame;
 				st.may_name = may_name;
 			}
-			m = match_kept(MC_SUPP_POOL, &z, &st);
+			m = match_kept(kind, &z, &st);
 		}
-		if (m >= 0)
+		if (m >= 0 && (!freeres || (mc_supp_freeres(supps, (size_t)m) & freeres)))
 			stacks[kept++] = stacks[i];
 	}
 	mc_own_work_end();
 	mc_unmap(frames, FRAMES_BYTES);
 	return kept;
+}
+
+size_t mc_suppress_pools(uint32_t *stacks, size_t n)
+{
+	if (!n || !mc_suppress_pools_any())
+		return 0;
+	return stacks_matching(stacks, n, MC_SUPP_POOL, 0);
+}
+
+/* The scan's other question, at the exit under valgrind's text where
+ * memcheck cannot run the freeres functions valgrind runs (another
+ * thread runs: freeres_unrun): of the stacks of the blocks it left
+ * still reachable, which allocated what those functions free (the
+ * entries marked "# freeres:")?  valgrind frees those blocks before its
+ * scan: what they alone point to (a block whose only copy is in stdio's
+ * buffer, a putenv string in the environment's array) is lost there,
+ * and the scan is made again without reading them (scanpool.c).  0
+ * elsewhere. */
+size_t mc_suppress_freeres(uint32_t *stacks, size_t n)
+{
+	if (!n || mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		return 0;
+	if (!loaded)
+		load();
+	unsigned freeres = supps ? freeres_unrun() : 0;
+	return freeres ? stacks_matching(stacks, n, MC_KIND_REACHABLE, freeres) : 0;
 }
 
 /* A child forked while another thread was reading the files or matching

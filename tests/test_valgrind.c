@@ -832,14 +832,25 @@ static const char *text_end(const char *t)
 
 /* args under valgrind's command line with allocator i preloaded, into
  * *x and its one process's figures *ml; false where i is not installed */
-static bool memcheck_leaks(int i, const char *const *args, struct h_res *x,
-			   struct h_vg_leaks *ml)
+/* memcheck's valgrind command line args under allocator i, preloaded,
+ * into x (flags: the run's, H_EXITCODE where it may die); false where i
+ * is not installed. */
+static bool memcheck_under(int i, const char *const *args, struct h_res *x, int flags)
 {
 	const char *so;
 	if (!h_allocator(i, &so))
 		return false;
 	const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-	H_EXEC(x, .cli = args, .no_report = true, .text = "", .alloc = i, .env = so ? env : NULL);
+	H_EXEC(x, .cli = args, .no_report = true, .text = "", .alloc = i, .env = so ? env : NULL,
+	       .flags = flags);
+	return true;
+}
+
+static bool memcheck_leaks(int i, const char *const *args, struct h_res *x,
+			   struct h_vg_leaks *ml)
+{
+	if (!memcheck_under(i, args, x, 0))
+		return false;
 	h_expect_exit(x, 0);
 	ck_assert_msg(h_valgrind_leaks(x->r.err, ml, 1) == 1, "memcheck's text:\n%s", x->r.err);
 	return true;
@@ -1006,20 +1017,27 @@ END_TEST
  * The kinds' blocks, and the definitely lost and still reachable
  * bytes, as valgrind's (the running thread's DTV, possibly lost, is 16
  * bytes larger under memcheck: README, Limits).  "none": on the
- * thread's stack (the suppression row above); "freed": a stack in a
- * block, freed and never disabled, a block of its size made in its
+ * thread's stack (the suppression row above); "onstack", the same
+ * with SA_ONSTACK and no stack of the program's; "heap", a stack in a
+ * block the program keeps: that very block read without the stack (48
+ * bytes still reachable, four allocators, on main); "freed": a stack in
+ * a block, freed and never disabled, a block of its size made in its
  * place (glibc) read whole, the block it points to still reachable
  * (passes on main too; a cut of the stack out of the block that holds
  * it, as the merge of session 42 first had, said the 40 bytes
- * definitely lost under glibc).  Not "heap", a stack in a block the
- * program keeps: read whole, the handler's block still reachable
- * (README, Limits). */
+ * definitely lost under glibc); "reused": the same with the data block
+ * made by the same call as the stack's, of the same size, at its
+ * address (glibc, tcmalloc): still reachable (a cut that took the
+ * block's start, size, stack and epoch for its identity, without the
+ * epoch signals.c begins at the note, said the 40 bytes definitely
+ * lost: 88 in 2 blocks, glibc and tcmalloc). */
 START_TEST(altstack_handler_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
-	static const char *const modes[] = { "bss", "thread", "none", "freed" };
+	static const char *const modes[] = { "bss", "thread", "none", "freed", "heap", "reused",
+					     "onstack" };
 	const char *const args[] = { "--leak-check=full", "--show-leak-kinds=all",
 				     h_prog("plain_leak_altstack"), modes[_i], NULL };
 	struct h_res v;
@@ -1030,6 +1048,190 @@ START_TEST(altstack_handler_as_valgrinds)
 		      vl.bytes[HVG_DEF] == 48, "valgrind, %s: the handler's 48 bytes definitely "
 		      "lost:\n%s", modes[_i], v.r.err);
 	kinds_as_valgrinds(args, &vl, true, modes[_i]);
+	h_res_free(&v);
+}
+END_TEST
+
+/* The functions of the record headed by a line containing heading in a
+ * valgrind-style text, from its first frame line (valgrind's "at" is
+ * the allocation function, memcheck's the caller: skip says how many to
+ * leave out; lines before the first frame, a fault's address, passed
+ * over), into out[0..max): how many, -1 without that record. */
+static int record_functions(const char *text, const char *heading, int skip,
+			    char out[][96], int max)
+{
+	const char *l = strstr(text, heading);
+	if (!l)
+		return -1;
+	int n = 0, lines = 0;
+	for (l = strchr(l, '\n'); l && *++l; l = strchr(l, '\n')) {
+		const char *at = strstr(l, "==    at 0x"), *by = strstr(l, "==    by 0x");
+		const char *nl = strchr(l, '\n');
+		const char *f = at && (!nl || at < nl) ? at : by && (!nl || by < nl) ? by : NULL;
+		if (!f && !lines++ && n == 0 && skip >= 0)
+			continue; /* one line before the frames */
+		if (!f)
+			break;
+		f = strstr(f, ": ");
+		if (!f || (nl && f > nl))
+			break;
+		f += 2;
+		size_t len = strcspn(f, " \n");
+		if (skip > 0) {
+			skip--;
+			continue;
+		}
+		if (n < max)
+			snprintf(out[n++], 96, "%.*s", (int)len, f);
+	}
+	return n;
+}
+
+/* Does the record headed by heading in memcheck's text name want's nw
+ * functions, frame by frame? */
+static bool same_functions(char want[][96], int nw, const char *text, const char *heading)
+{
+	char got[16][96];
+	int ng = record_functions(text, heading, 0, got, 16);
+	bool same = ng == nw;
+	for (int k = 0; same && k < nw; k++)
+		same = !strcmp(want[k], got[k]);
+	return same;
+}
+
+/* A signal handler's lost block, as valgrind shows its stack: the
+ * handler, the C library's signal return, the interrupted function and
+ * its callers (plain_leak_altstack "none": __pthread_kill_implementation,
+ * handle_on, main; "onstack", SA_ONSTACK with no alternate stack, the
+ * same; on an alternate stack, "bss" and "thread", valgrind's walk
+ * stays on the stack it starts on and ends at the interrupted
+ * function).  memcheck's stack, function by function below valgrind's
+ * allocation function, is valgrind's, under the four allocators, and
+ * the suppression valgrind writes for the block (--gen-suppressions)
+ * suppresses it under memcheck.  Before (on main): the handler, the
+ * signal return, then main (the interrupted rbp followed: the C
+ * library's frames and handle_on lost), or the handler alone on an
+ * alternate stack, memcheck's too ("onstack": the kernel puts it there,
+ * fatal.c moves it to the thread's stack); valgrind's entry missed (48
+ * bytes definitely lost, four allocators). */
+START_TEST(handler_stack_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const modes[] = { "none", "bss", "thread", "onstack" };
+	static const char heading[] = "48 bytes in 1 blocks are definitely lost";
+	const char *prog = h_prog("plain_leak_altstack");
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full", "--gen-suppressions=all", prog,
+					      modes[_i]),
+	       .no_report = true, .text = "", .timeout = 120);
+	h_expect_exit(&v, 0);
+	char want[16][96];
+	int nw = record_functions(v.r.err, heading, 1, want, 16);
+	ck_assert_msg(nw >= 3 && !strcmp(want[0], "on_usr1") && !strcmp(want[1], "???") &&
+			      !strcmp(want[2], "__pthread_kill_implementation"),
+		      "%s: valgrind's record:\n%s", modes[_i], v.r.err);
+	/* its entry for that record: the first after the heading */
+	const char *e = strchr(strstr(v.r.err, heading), '{'), *end = e ? strchr(e, '}') : NULL;
+	ck_assert_msg(e && end && strstr(e, "match-leak-kinds: definite") < end,
+		      "%s: no entry after valgrind's record:\n%s", modes[_i], v.r.err);
+	const char *supp = h_tmppath("handler.supp");
+	FILE *f = fopen(supp, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%.*s}\n", (int)(end - e), e);
+	fclose(f);
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		struct h_res x;
+		if (!memcheck_under(i, H_LIST("--leak-check=full", prog, modes[_i]), &x, 0))
+			continue;
+		h_expect_exit(&x, 0);
+		ck_assert_msg(same_functions(want, nw, x.r.err, heading), "%s, %s: frame by frame "
+			      "not valgrind's %d (%s %s %s ...); memcheck's text:\n%s",
+			      h_allocator_name(i), modes[_i], nw, want[0], want[1], want[2], x.r.err);
+		h_res_free(&x);
+		memcheck_under(i, H_LIST("--leak-check=full", h_env("--suppressions=%s", supp), prog,
+					 modes[_i]), &x, 0);
+		h_expect_exit(&x, 0);
+		struct h_vg_leaks ml;
+		ck_assert_msg(h_valgrind_leaks(x.r.err, &ml, 1) == 1 && ml.blocks[HVG_DEF] == 0 &&
+				      ml.bytes[HVG_SUP] >= 48,
+			      "%s, %s: valgrind's entry does not take the block:\n%.*s\n"
+			      "memcheck's text:\n%s", h_allocator_name(i), modes[_i],
+			      (int)(end - e + 1), e, x.r.err);
+		h_res_free(&x);
+	}
+	h_res_free(&v);
+}
+END_TEST
+
+/* Blocks whose only copies are in what the C library's freeres frees
+ * (plain_leak_unfreed: an address in stdio's unflushed buffer, a putenv
+ * string in the environment's array), definitely lost to valgrind,
+ * which runs freeres before its scan; "thread": with a thread still
+ * running at the exit, where memcheck cannot run freeres and found
+ * both still reachable through the buffer and the array (51 bytes in 2
+ * blocks, four allocators, on main): now a second pass of the scan
+ * without the blocks the "# freeres:" entries take (scanpool.c).  The
+ * kinds as valgrind's (the running thread's DTV, possibly lost, 16
+ * bytes larger under memcheck: README, Limits); "alone": memcheck runs
+ * freeres itself (passes on main too).  The locale's and a message
+ * catalogue's blocks, which only other such blocks point to, none lost:
+ * the pass first made without reading the blocks the entries take said
+ * 14 records of them definitely lost (xz -T2 likewise), where they are
+ * reachable all the same and counted freed (scan.c's freed_reached). */
+START_TEST(unfreed_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	setenv("LANG", "C.UTF-8", 1); /* this test's process, and its runs */
+	const char *mode = _i ? "alone" : "thread";
+	const char *const args[] = { "--leak-check=full", "--show-leak-kinds=all",
+				     h_prog("plain_leak_unfreed"), mode, NULL };
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
+	h_expect_exit(&v, 0);
+	struct h_vg_leaks vl;
+	ck_assert_msg(h_valgrind_leaks(v.r.err, &vl, 1) == 1 && vl.blocks[HVG_DEF] == 2 &&
+			      vl.bytes[HVG_DEF] == 51,
+		      "valgrind, %s: 51 bytes in 2 blocks definitely lost:\n%s", mode, v.r.err);
+	kinds_as_valgrinds(args, &vl, true, mode);
+	h_res_free(&v);
+}
+END_TEST
+
+/* A signal handler that faults (plain_leak_altstack segv): the stack of
+ * valgrind's "Process terminating", the faulting handler, the signal
+ * return and the interrupted frames under it, is valgrind's under the
+ * four allocators (fatal.c's walk steps through the signal frame: on
+ * main it ended at the signal return, two frames of valgrind's five). */
+START_TEST(handler_fault_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char heading[] = "Process terminating with default action of signal 11";
+	const char *prog = h_prog("plain_leak_altstack");
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full", prog, "segv"), .no_report = true,
+	       .text = "", .timeout = 120);
+	ck_assert_msg(v.r.signal == 11, "valgrind: %s\n%s", h_status(&v.r), v.r.err);
+	char want[16][96];
+	int nw = record_functions(v.r.err, heading, 0, want, 16);
+	ck_assert_msg(nw == 5 && !strcmp(want[0], "on_usr1") && !strcmp(want[1], "???") &&
+			      !strcmp(want[4], "main"),
+		      "valgrind's stack at the fault:\n%s", v.r.err);
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		struct h_res x;
+		if (!memcheck_under(i, H_LIST("--leak-check=full", prog, "segv"), &x, H_EXITCODE))
+			continue;
+		ck_assert_msg(x.r.signal == 11, "%s: %s\n%s", h_allocator_name(i), h_status(&x.r),
+			      x.r.err);
+		ck_assert_msg(same_functions(want, nw, x.r.err, heading), "%s: at the fault, not "
+			      "valgrind's %d frames:\n%s", h_allocator_name(i), nw, x.r.err);
+		h_res_free(&x);
+	}
 	h_res_free(&v);
 }
 END_TEST
@@ -1221,6 +1423,9 @@ int main(void)
 	tcase_add_loop_test(tc, running_thread_freeres_as_valgrinds, 0, 2);
 	tcase_add_test(tc, tcmalloc_default_extension_kept);
 	tcase_add_loop_test(tc, stale_address_in_a_live_frame, 0, 2);
-	tcase_add_loop_test(tc, altstack_handler_as_valgrinds, 0, 4);
+	tcase_add_loop_test(tc, altstack_handler_as_valgrinds, 0, 7);
+	tcase_add_loop_test(tc, handler_stack_as_valgrinds, 0, 4);
+	tcase_add_test(tc, handler_fault_as_valgrinds);
+	tcase_add_loop_test(tc, unfreed_as_valgrinds, 0, 2);
 	return h_run_suite(NULL);
 }

@@ -8,6 +8,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -964,6 +965,88 @@ START_TEST(cfi_rule_from_a_made_table)
 }
 END_TEST
 
+/* A signal frame's FDE in a made table, as the C library writes
+ * __restore_rt's (an "zRS" CIE; the CFA loaded from rsp + 160, rbp and
+ * rip saved at rsp + 120 and rsp + 168): MC_CFI_SIGNAL, cfa_off 160,
+ * rbp_off 120.  Changed in one place each, no rule: the CIE without
+ * 'S', rip not right after the loaded rsp, the CFA's expression with
+ * another operation after the load, rbp's rule missing, and an
+ * expression cut short by the table's end. */
+static void signal_table(uint8_t *t, size_t size, bool s_aug, int rip_off, bool extra_op,
+			 bool rbp_rule)
+{
+	memset(t, 0, size);
+	/* .eh_frame_hdr as above: one entry, the function at 0x1000, the FDE at 64 */
+	static const uint8_t head[] = { 1, 0x1b, 0x03, 0x3b, 28, 0, 0, 0, 1, 0, 0, 0,
+					0x00, 0x10, 0, 0, 64, 0, 0, 0 };
+	memcpy(t, head, sizeof head);
+	/* CIE at 32: "zRS" (or "zR"), code 1, data -8, RA 16, udata8; CFA
+	 * rsp + 8; its length 18 either way (a nop after "zR"'s) */
+	uint8_t cie[] = { 18, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 'S', 0, 1, 0x78, 16, 1, 0x04,
+			  0x0c, 7, 8, 0 };
+	if (!s_aug)
+		memmove(cie + 11, cie + 12, sizeof cie - 12);
+	memcpy(t + 32, cie, sizeof cie);
+	uint8_t ins[32];
+	size_t n = 0;
+	/* DW_CFA_def_cfa_expression: DW_OP_breg7 160, DW_OP_deref (and a
+	 * DW_OP_plus_uconst 8 where extra_op) */
+	ins[n++] = 0x0f;
+	ins[n++] = extra_op ? 6 : 4;
+	ins[n++] = 0x77, ins[n++] = 0xa0, ins[n++] = 0x01, ins[n++] = 0x06;
+	if (extra_op)
+		ins[n++] = 0x23, ins[n++] = 8;
+	if (rbp_rule) /* DW_CFA_expression r6: DW_OP_breg7 120 */
+		ins[n++] = 0x10, ins[n++] = 6, ins[n++] = 3, ins[n++] = 0x77, ins[n++] = 0xf8,
+		ins[n++] = 0x00;
+	/* DW_CFA_expression r16: DW_OP_breg7 rip_off (two bytes of SLEB128) */
+	ins[n++] = 0x10, ins[n++] = 16, ins[n++] = 3, ins[n++] = 0x77;
+	ins[n++] = (uint8_t)(0x80 | (rip_off & 0x7f)), ins[n++] = (uint8_t)(rip_off >> 7);
+	uint32_t len = (uint32_t)(4 + 16 + 1 + n);
+	memcpy(t + 64, &len, 4);
+	uint32_t cie_ptr = 64 + 4 - 32;
+	memcpy(t + 68, &cie_ptr, 4);
+	uint64_t begin = (uintptr_t)t + 0x1000, range = 16;
+	memcpy(t + 72, &begin, 8);
+	memcpy(t + 80, &range, 8);
+	memcpy(t + 89, ins, n); /* (t[88] 0: no augmentation data) */
+}
+
+START_TEST(cfi_signal_rule_from_a_made_table)
+{
+	static uint8_t t[256];
+	uintptr_t hdr = (uintptr_t)t, ret = hdr + 0x1000 + 1; /* __restore_rt, after its nop */
+	static const struct {
+		bool s_aug;
+		int rip_off;
+		bool extra_op, rbp_rule;
+		int kind;
+	} rows[] = {
+		{ true, 168, false, true, MC_CFI_SIGNAL },
+		{ false, 168, false, true, MC_CFI_UNKNOWN },
+		{ true, 176, false, true, MC_CFI_UNKNOWN },
+		{ true, 168, true, true, MC_CFI_UNKNOWN },
+		{ true, 168, false, false, MC_CFI_UNKNOWN },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		signal_table(t, sizeof t, rows[i].s_aug, rows[i].rip_off, rows[i].extra_op,
+			     rows[i].rbp_rule);
+		struct mc_cfi_rule r, g;
+		mc_cfi_rule_in(ret, t, hdr, hdr + sizeof t, &r);
+		ck_assert_msg(r.kind == rows[i].kind, "row %zu: kind %d", i, r.kind);
+		if (r.kind == MC_CFI_SIGNAL)
+			ck_assert(r.cfa_off == 160 && r.rbp_off == 120);
+		mc_cfi_rule_in_general(ret, t, hdr, hdr + sizeof t, &g);
+		ck_assert(g.kind == r.kind && g.cfa_off == r.cfa_off && g.rbp_off == r.rbp_off);
+	}
+	/* the table cut inside the CFA's expression */
+	signal_table(t, sizeof t, true, 168, false, true);
+	struct mc_cfi_rule r;
+	mc_cfi_rule_in(ret, t, hdr, hdr + 64 + 4 + 16 + 1 + 3, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN);
+}
+END_TEST
+
 /* The C library's call-frame table, where the program maps it. */
 struct libc_cfi {
 	const uint8_t *hdr;
@@ -1099,6 +1182,102 @@ START_TEST(cfi_walk_in_a_thread)
 	struct mc_cfi_rule r;
 	mc_cfi_rule(f[n - 1], &r);
 	ck_assert_int_eq(r.kind, MC_CFI_END);
+}
+END_TEST
+
+/* ---- through a signal frame ---------------------------------------------
+ * A handler's capture: its return address is the C library's
+ * __restore_rt (the restorer its sigaction shows), and the interrupted
+ * registers lie in the kernel's ucontext above it (cfi.c's
+ * MC_CFI_SIGNAL, stacks.c's capture_signal_step).  The frames after it
+ * are the interrupted function's (the C library's raise, at its system
+ * call), then raise's caller here, then this test: where the walk
+ * followed the interrupted rbp instead, which the C library keeps
+ * anything in, it went from the signal return to the test, raise's
+ * caller lost.  On the program's alternate stack (SA_ONSTACK), as
+ * valgrind's: the signal return and the interrupted function alone (the
+ * walk stays on the stack it starts on; stacks.c's capture_elsewhere,
+ * inside a handler: mc_self.own_frames, signals.c's trampoline's mark,
+ * made here by the handler). */
+static uint32_t sig_captured;
+static bool sig_mark;
+
+static __attribute__((noinline)) void on_sig(int sig)
+{
+	(void)sig;
+	mc_self.own_frames += sig_mark;
+	sig_captured = mc_stack_capture(__builtin_frame_address(0));
+	mc_self.own_frames -= sig_mark;
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void raiser(void)
+{
+	raise(SIGUSR2);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void raiser_caller(void)
+{
+	raiser();
+	__asm__ volatile("" ::: "memory");
+}
+
+static bool in_fn(uintptr_t pc, void (*fn)(void))
+{
+	return pc > (uintptr_t)fn && pc < (uintptr_t)fn + 64;
+}
+
+START_TEST(cfi_walk_through_a_signal_frame)
+{
+	mc_opt.unwinder = MC_UNWIND_FP;
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	static char alt[64 * 1024] __attribute__((aligned(16)));
+	for (int onstack = 0; onstack < 2; onstack++) {
+		struct sigaction sa, was;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_sig;
+		sa.sa_flags = onstack ? SA_ONSTACK : 0;
+		stack_t ss = { .ss_sp = alt, .ss_size = sizeof alt };
+		ck_assert_int_eq(sigaltstack(onstack ? &ss : NULL, NULL), 0);
+		ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+		ck_assert_int_eq(sigaction(SIGUSR2, NULL, &was), 0);
+		uintptr_t restorer = (uintptr_t)was.sa_restorer;
+		struct mc_cfi_rule r;
+		mc_cfi_rule(restorer, &r);
+		ck_assert_int_eq(r.kind, MC_CFI_SIGNAL);
+		ck_assert_int_eq(r.cfa_off, 160); /* uc_mcontext's rsp, rip after it */
+		ck_assert_int_eq(r.rbp_off, 120);
+		sig_mark = onstack;
+		for (int round = 0; round < 3; round++) { /* a miss, then the cache */
+			raiser_caller();
+			const uintptr_t *f;
+			int n = mc_stack_get(sig_captured, &f);
+			ck_assert_msg(n >= 2 && f[0] == restorer, "onstack %d: %d frames, the first "
+				      "%#lx, not the restorer %#lx", onstack, n,
+				      n ? (unsigned long)f[0] : 0ul, (unsigned long)restorer);
+			Dl_info di;
+			ck_assert_msg(dladdr((void *)(f[1] - 1), &di) && di.dli_fname &&
+					      strstr(di.dli_fname, "libc.so"),
+				      "onstack %d: frame 1 %#lx is not the C library's", onstack,
+				      (unsigned long)f[1]);
+			if (onstack) {
+				ck_assert_int_eq(n, 2);
+				continue;
+			}
+			int at = 2;
+			while (at < n && !in_fn(f[at], raiser))
+				at++;
+			ck_assert_msg(at < n && at < 5, "no frame in raiser() after the signal's "
+				      "(%d frames)", n);
+			ck_assert_msg(at + 1 < n && in_fn(f[at + 1], raiser_caller),
+				      "frame %d, after raiser()'s, is not in its caller", at + 1);
+		}
+		ss.ss_flags = SS_DISABLE;
+		ck_assert_int_eq(sigaltstack(&ss, NULL), 0);
+	}
+	sig_mark = false;
 }
 END_TEST
 
@@ -1595,12 +1774,14 @@ int main(void)
 	tcase_add_test(tc, cfi_kept_walk_follows_a_changed_rbp);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
+	tcase_add_test(tc, cfi_walk_through_a_signal_frame);
 	tcase_add_test(tc, cfi_kept_walk_is_the_full_walk);
 	tcase_add_test(tc, cfi_kept_walks_outlive_no_thread);
 	tcase_add_test(tc, fp_indirect_call_skipping_a_frame);
 	tcase_add_test(tc, cfi_run_of_three_frames_compared);
 	tcase_add_test(tc, cfi_walk_cut_at_every_depth);
 	tcase_add_test(tc, cfi_rule_from_a_made_table);
+	tcase_add_test(tc, cfi_signal_rule_from_a_made_table);
 	tcase_add_test(tc, cfi_fast_run_is_run);
 	tcase_add_test(tc, cfi_view_is_the_mapping);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
