@@ -481,6 +481,75 @@ START_TEST(pipelines_of_one_program)
 }
 END_TEST
 
+/* ---- session 43 (field43): one pairing for the table and the budget --- */
+
+/* The lines of the table in text (memcheck run's stderr, compare's
+ * stdout) that belong to the block of rows whose first line names prog:
+ * into lines[] (at most max), their number; blocks counts such blocks. */
+static size_t table_block_lines(const char *text, const char *prog, char lines[][512], size_t max,
+				size_t *blocks)
+{
+	const char *t = strstr(text, "\nprogram ");
+	size_t n = 0;
+	bool in = false;
+	*blocks = 0;
+	for (const char *line = t ? strchr(t + 1, '\n') : NULL; line && line[1] && line[1] != '\n';
+	     line = strchr(line + 1, '\n')) {
+		const char *nl = strchr(line + 1, '\n');
+		size_t len = nl ? (size_t)(nl - line - 1) : strlen(line + 1);
+		if (!strncmp(line + 1, "    ", 4) && line[5] != ' ')
+			continue; /* a violation's line under a row, indented by 4 */
+		if (line[1] != ' ') {
+			in = strncmp(line + 1, prog, strlen(prog)) == 0 && line[1 + strlen(prog)] == ' ';
+			*blocks += in;
+		}
+		if (in && n < max)
+			snprintf(lines[n++], 512, "%.*s", (int)(len < 511 ? len : 511), line + 1);
+	}
+	return n;
+}
+
+/* A program whose arguments name a temporary file (mktemp's: another
+ * under each allocator), run twice, 10 then 40 MiB: no record has the
+ * baseline's key, and each is paired by its rank among the program's
+ * records (the budget's 3x holds only so).  The table shows each beside
+ * the baseline record it was judged against, its "vs glibc" figure that
+ * record's: before field43 the budget compared it with glibc's record
+ * of its rank while the table, pairing by the key, put it in a row of
+ * its own (4 blocks, "-" in the column). */
+START_TEST(temporary_arguments_in_their_baselines_row)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *prog = h_prog("plain_field41_rank");
+	const char *dir = h_tmppath("field43-tmp");
+	char *mk = (char *)h_env("mkdir -p %s && %s 10 $(mktemp -p %s) 1 && %s 40 $(mktemp -p %s) 1",
+				 dir, prog, dir, prog, dir);
+	const char *budget = h_tmppath("field43.budget");
+	write_text(budget, "w", "baseline glibc\n[*]\npeak_rss <= 3x\n");
+	char alloc[64];
+	snprintf(alloc, sizeof alloc, "glibc,%s", h_allocators[_i].name);
+	struct h_res x;
+	H_EXEC(&x, .cli = H_LIST("run", "-n", "1", "-a", alloc, "--budget", budget), .prog = "/bin/sh",
+	       .args = H_LIST("-c", mk));
+	h_expect_exit(&x, 0);
+	char lines[8][512];
+	size_t blocks, n = table_block_lines(x.r.err, "plain_field41_rank", lines, 8, &blocks);
+	ck_assert_msg(blocks == 2 && n == 4, "under %s: %zu blocks of %zu lines for "
+		      "plain_field41_rank, expected 2 of 2 (glibc's record and the one judged "
+		      "against it):\n%s", h_allocators[_i].name, blocks, n, x.r.err);
+	for (size_t i = 0; i < n; i++) {
+		bool base = strstr(lines[i], "  glibc  ") != NULL;
+		ck_assert_msg(base || strchr(lines[i], '%'), "under %s: no \"vs glibc\" figure beside "
+			      "the record the budget compared with glibc's:\n%s\n(table:\n%s)",
+			      h_allocators[_i].name, lines[i], x.r.err);
+		ck_assert_msg(base == (i % 2 == 0), "under %s: line %zu of the blocks: %s",
+			      h_allocators[_i].name, i, lines[i]);
+	}
+	h_res_free(&x);
+}
+END_TEST
+
 static const struct h_case cases[] = {
 	{ "relative limit: the baseline read only as far as the program's record",
 	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
@@ -521,5 +590,6 @@ int main(void)
 	tcase_add_loop_test(tc, ranks_apart_under_parallel_writers, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, inputs_paired_under_parallel_run, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, pipelines_of_one_program, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, temporary_arguments_in_their_baselines_row, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
