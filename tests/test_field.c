@@ -41,6 +41,14 @@
  * compared with one baseline record.  Now each region's end takes its
  * rank by appending a byte to its program's and region's count file in
  * REPORT.rank (the append's offset: atomic among processes).
+ *
+ * Session 43 (field43): memcheck run's table put a record that no
+ * baseline record's arguments match (a temporary file's name among
+ * them) in a row of its own, with no figure against the baseline, while
+ * its budget judged it against the baseline's record of its rank; and
+ * a region more often in the run than in the baseline's likewise.  The
+ * table now shows each record in the row of the record it is judged
+ * against (tools/pairing.c).
  */
 #include <check.h>
 #include <stdio.h>
@@ -550,6 +558,47 @@ START_TEST(temporary_arguments_in_their_baselines_row)
 }
 END_TEST
 
+/* A region ended once a run in the baseline's (cli_prog iter 1) and
+ * three times in the other's (iter 3: other arguments, so paired by
+ * rank, counted round): the three are each judged against the
+ * baseline's one, and `memcheck compare` shows them in its row, each a
+ * line with its figure against it (iter, iter #2, iter #3); on main
+ * each was a row of its own, and every figure of the other report "-":
+ * 6 blocks where there are 2. */
+START_TEST(occurrences_counted_round_beside_their_baseline)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *base = h_tmppath("field43-iter-base.jsonl"), *own = h_tmppath("field43-iter.jsonl");
+	struct h_res x;
+	H_EXEC(&x, .cli = H_LIST("run", "-n", "1", "-a", "glibc", "--report", base, "--",
+				 h_prog("cli_prog"), "iter", "1"));
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	H_EXEC(&x, .cli = H_LIST("run", "-n", "1", "-a", h_allocators[_i].name, "--baseline-file",
+				 base, "--report", own, "--", h_prog("cli_prog"), "iter", "3"));
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	H_EXEC(&x, .cli = H_LIST("compare", base, own));
+	h_expect_exit(&x, 0);
+	char lines[16][512];
+	size_t blocks, n = table_block_lines(x.r.out, "cli_prog", lines, 16, &blocks);
+	ck_assert_msg(blocks == 2 && n == 6, "under %s: %zu blocks of %zu lines, expected "
+		      "iter's and process's, 4 and 2 lines:\n%s", h_allocators[_i].name,
+		      blocks, n, x.r.out);
+	size_t numbered = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool baseline = strstr(lines[i], "  glibc  ") != NULL;
+		ck_assert_msg(baseline || strchr(lines[i], '%'), "under %s: no figure against the "
+			      "baseline's record: %s\n%s", h_allocators[_i].name, lines[i], x.r.out);
+		numbered += strstr(lines[i], "iter #2") || strstr(lines[i], "iter #3");
+	}
+	ck_assert_msg(numbered == 2, "under %s: iter #2 and #3 not each a line of iter's "
+		      "block:\n%s", h_allocators[_i].name, x.r.out);
+	h_res_free(&x);
+}
+END_TEST
+
 static const struct h_case cases[] = {
 	{ "relative limit: the baseline read only as far as the program's record",
 	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
@@ -591,5 +640,6 @@ int main(void)
 	tcase_add_loop_test(tc, inputs_paired_under_parallel_run, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, pipelines_of_one_program, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, temporary_arguments_in_their_baselines_row, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, occurrences_counted_round_beside_their_baseline, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
