@@ -48,6 +48,12 @@ int rec_signal(const char *line, size_t len, char *name, size_t cap)
 {
 	struct mc_jv rec, v;
 	uint64_t sig;
+	/* Only a killed process's record has the key: a line without the
+	 * word in quotes, and without an escape that could spell it, has
+	 * none.  The parse that looked for it in every record was 46% of
+	 * `memcheck gate`'s instructions over 10,000 records (field43). */
+	if (!memmem(line, len, "\"signal\"", 8) && !memchr(line, '\\', len))
+		return 0;
 	if (!mc_jv_line(line, len, &rec) || !mc_jv_get(rec, "signal", &v) || !mc_jv_u64(v, &sig) ||
 	    sig == 0 || sig == MEMCHECK_UNKNOWN || sig > INT_MAX)
 		return 0;
