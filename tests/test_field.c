@@ -500,6 +500,53 @@ START_TEST(pipelines_of_one_program)
 }
 END_TEST
 
+/* ---- session 43 (field43): standard input in the arguments' key ------- */
+
+/* One program with the same arguments on NINPUTS inputs given on its
+ * standard input, which it closes before its exit (`prog - ready n <
+ * input`: zlib-ng's `minigzip` under CMake's INPUT_FILE), ending in
+ * another order than in the baseline's run (a parallel driver's; here
+ * the baseline's from the largest, the run's from the smallest), and
+ * read from files of other names with the same bytes (CMake's and the
+ * shell tests' names change from run to run): each is judged against its
+ * own input's baseline record, by the library and by memcheck gate.  On
+ * main the arguments' key was the same for all of them, and they paired
+ * by the order they ended in. */
+START_TEST(inputs_on_stdin_paired_by_their_bytes)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *base = h_tmppath("field43-stdin-base.jsonl"), *ready = h_tmppath("field43-ready");
+	const char *prog = h_prog("plain_field41_rank");
+	const char *input[2][NINPUTS];
+	for (size_t k = 0; k < NINPUTS; k++)
+		for (int run = 0; run < 2; run++) {
+			input[run][k] = h_tmppath(run ? (k == 0 ? "f43-in-b0" : k == 1 ? "f43-in-b1" : "f43-in-b2")
+						      : (k == 0 ? "f43-in-a0" : k == 1 ? "f43-in-a1" : "f43-in-a2"));
+			char text[32];
+			snprintf(text, sizeof text, "%s\n", input_mib[k]);
+			write_text(input[run][k], "w", text);
+		}
+	/* the ready file holds every byte: none waits */
+	write_text(ready, "w", "xxxxxxxxxxxxxxxx");
+	for (size_t k = NINPUTS; k-- > 0;) {
+		char *cmd = (char *)h_env("%s - %s %zu < %s", prog, ready, NINPUTS, input[0][k]);
+		shell_under(H_GLIBC, cmd, base, NULL);
+	}
+	const char *budget = h_tmppath("field43-stdin.budget");
+	const char *const *env = budget_env_at(budget, INPUT_BUDGET, base);
+	const char *own = h_tmppath("field43-stdin-own.jsonl");
+	char cmd[4096];
+	size_t len = 0;
+	for (size_t k = 0; k < NINPUTS; k++)
+		len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s - %s %zu < %s; ", prog, ready,
+					NINPUTS, input[1][k]);
+	snprintf(cmd + len, sizeof cmd - len, "true");
+	shell_under(_i, cmd, own, env);
+	each_with_its_own_input(_i, own, NINPUTS, base, budget);
+}
+END_TEST
+
 /* ---- session 43 (field43): one pairing for the table and the budget --- */
 
 /* The lines of the table in text (memcheck run's stderr, compare's
@@ -651,6 +698,7 @@ int main(void)
 	tcase_add_loop_test(tc, inputs_paired_under_parallel_run, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, pipelines_of_one_program, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, temporary_arguments_in_their_baselines_row, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, inputs_on_stdin_paired_by_their_bytes, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, occurrences_counted_round_beside_their_baseline, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
