@@ -529,20 +529,14 @@ START_TEST(inputs_on_stdin_paired_by_their_bytes)
 		}
 	/* the ready file holds every byte: none waits */
 	write_text(ready, "w", "xxxxxxxxxxxxxxxx");
-	for (size_t k = NINPUTS; k-- > 0;) {
-		char *cmd = (char *)h_env("%s - %s %zu < %s", prog, ready, NINPUTS, input[0][k]);
-		shell_under(H_GLIBC, cmd, base, NULL);
-	}
+	for (size_t k = NINPUTS; k-- > 0;)
+		shell_under(H_GLIBC, h_env("%s - %s %zu < %s", prog, ready, NINPUTS, input[0][k]), base,
+			    NULL);
 	const char *budget = h_tmppath("field43-stdin.budget");
 	const char *const *env = budget_env_at(budget, INPUT_BUDGET, base);
 	const char *own = h_tmppath("field43-stdin-own.jsonl");
-	char cmd[4096];
-	size_t len = 0;
 	for (size_t k = 0; k < NINPUTS; k++)
-		len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s - %s %zu < %s; ", prog, ready,
-					NINPUTS, input[1][k]);
-	snprintf(cmd + len, sizeof cmd - len, "true");
-	shell_under(_i, cmd, own, env);
+		shell_under(_i, h_env("%s - %s %zu < %s", prog, ready, NINPUTS, input[1][k]), own, env);
 	each_with_its_own_input(_i, own, NINPUTS, base, budget);
 }
 END_TEST
