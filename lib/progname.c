@@ -56,11 +56,10 @@ const char *mc_args_first, *mc_args_last;
 
 /* Standard input's part of the key, where it is a regular file (a
  * suite's `prog < a.json`, CMake's INPUT_FILE): 0 otherwise.  Processes
- * of one program with the same arguments on different inputs (zlib-ng's
- * `minigzip -d` reading its test's .gz, xz's `xz -d` its compressed
- * file) were told apart by nothing but the order they ended in: 2 of
- * zlib-ng's 131 `minigzip` records and 7 of xz's 207 paired with another
- * input's (field42).  The file's path is no identity: CMake's and the
+ * of one program with the same arguments on different inputs were told
+ * apart by nothing but the order they ended in: 73 of zlib-ng's 131
+ * `minigzip` records under ctest -j2 had one key, each compressing its
+ * test's INPUT_FILE (field43).  The file's path is no identity: CMake's and the
  * shell tests' temporary names change from run to run (zlib-ng's
  * `<test>-<RANDOM>.gz`), which would leave every such record without a
  * baseline record of its key; nor are its device and inode.  What is the
