@@ -49,7 +49,7 @@ FUZZ_SRC_suppcache   := fuzz/fuzz_suppcache.c lib/suppcache.c lib/suppress.c lib
 			$(UTIL:%=lib/%.c) lib/options.c lib/programs.c
 FUZZ_SEEDS_suppcache := fuzz/corpus_suppcache
 # the CLI's reader, with the library files the CLI is built with (tools.mk)
-FUZZ_SRC_records   = fuzz/fuzz_records.c tools/records.c tools/helpers.c $(CLI_LIB:%=lib/%.c)
+FUZZ_SRC_records   = fuzz/fuzz_records.c tools/records.c tools/pairing.c tools/helpers.c $(CLI_LIB:%=lib/%.c)
 FUZZ_SEEDS_records := fuzz/corpus_records
 FUZZ_FLAGS_records = -Itools $(CLI_DEFS)
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h

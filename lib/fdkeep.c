@@ -75,6 +75,23 @@ static inline void fd2_going(void)
 	errno = saved;
 }
 
+/* Descriptor 0 or 2 (fd) is about to be closed or replaced: 0, its file
+ * noted first for the arguments' key (progname.c; zlib-ng's minigzip
+ * closes its standard input before its exit's record), out of line:
+ * the wrappers' one test, (fd & ~2) == 0, stands for both. */
+static __attribute__((noinline, cold)) void fd_going(int fd)
+{
+	if (fd == 2) {
+		fd2_going();
+		return;
+	}
+	if (!mc_opt.report)
+		return; /* no record: no key */
+	int saved = errno;
+	mc_args_stdin_note();
+	errno = saved;
+}
+
 /* A call made before memcheck found the C library's (another library's
  * constructor, before libmemcheck's): resolved now, as the malloc
  * family's are (interpose.c); a name the forwarding table's walk did
@@ -93,24 +110,24 @@ static __attribute__((noinline, cold)) void *real_of(void **p, int i)
 
 MC_API int close(int fd)
 {
-	if (__builtin_expect(fd == 2, 0))
-		fd2_going();
+	if (__builtin_expect((fd & ~2) == 0, 0))
+		fd_going(fd);
 	int (*f)(int) = REAL(close, 0);
 	return f ? f(fd) : (int)mc_seccomp_raw(SYS_close, fd, 0, 0, 0, 0, 0);
 }
 
 MC_API int dup2(int old, int fd)
 {
-	if (__builtin_expect(fd == 2, 0) && old != 2)
-		fd2_going();
+	if (__builtin_expect((fd & ~2) == 0, 0) && old != fd)
+		fd_going(fd);
 	int (*f)(int, int) = REAL(dup2, 1);
 	return f ? f(old, fd) : (int)mc_seccomp_raw(SYS_dup2, old, fd, 0, 0, 0, 0);
 }
 
 MC_API int dup3(int old, int fd, int flags)
 {
-	if (__builtin_expect(fd == 2, 0))
-		fd2_going();
+	if (__builtin_expect((fd & ~2) == 0, 0))
+		fd_going(fd);
 	int (*f)(int, int, int) = REAL(dup3, 2);
 	return f ? f(old, fd, flags) : (int)mc_seccomp_raw(SYS_dup3, old, fd, flags, 0, 0, 0);
 }
@@ -124,6 +141,8 @@ MC_API int dup3(int old, int fd, int flags)
 
 MC_API int close_range(unsigned first, unsigned last, int flags)
 {
+	if (first == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		fd_going(0);
 	if (first <= 2 && last >= 2 && !(flags & CLOSE_RANGE_CLOEXEC))
 		fd2_going();
 	int (*f)(unsigned, unsigned, int) = REAL(close_range, 3);
@@ -133,6 +152,8 @@ MC_API int close_range(unsigned first, unsigned last, int flags)
 
 MC_API void closefrom(int lowfd)
 {
+	if (lowfd <= 0)
+		fd_going(0);
 	if (lowfd <= 2)
 		fd2_going();
 	void (*f)(int) = REAL(closefrom, 4);
@@ -142,17 +163,12 @@ MC_API void closefrom(int lowfd)
 		mc_seccomp_raw(SYS_close_range, lowfd < 0 ? 0 : lowfd, ~0U, 0, 0, 0, 0);
 }
 
-/* The stream's descriptor, read as the C library's fileno_unlocked
- * does, with no call: fclose is on every program's path. */
-static inline bool on_fd2(FILE *fp)
-{
-	return fp && fp->_fileno == 2;
-}
-
+/* A stream's descriptor is read as the C library's fileno_unlocked
+ * does (fp->_fileno), with no call: fclose is on every program's path. */
 MC_API int fclose(FILE *fp)
 {
-	if (on_fd2(fp))
-		fd2_going();
+	if (fp && (fp->_fileno & ~2) == 0)
+		fd_going(fp->_fileno);
 	int (*f)(FILE *) = REAL(fclose, 5);
 	if (!f) {
 		errno = ENOSYS;
@@ -175,15 +191,15 @@ reopen_with(FILE *(*f)(const char *, const char *, FILE *), const char *path, co
 
 MC_API FILE *freopen(const char *path, const char *mode, FILE *fp)
 {
-	if (on_fd2(fp))
-		fd2_going();
+	if (fp && (fp->_fileno & ~2) == 0)
+		fd_going(fp->_fileno);
 	return reopen_with(REAL(freopen, 6), path, mode, fp);
 }
 
 MC_API FILE *freopen64(const char *path, const char *mode, FILE *fp)
 {
-	if (on_fd2(fp))
-		fd2_going();
+	if (fp && (fp->_fileno & ~2) == 0)
+		fd_going(fp->_fileno);
 	return reopen_with(REAL(freopen64, 7), path, mode, fp);
 }
 
@@ -191,8 +207,10 @@ MC_API FILE *freopen64(const char *path, const char *mode, FILE *fp)
  * to: the child's text goes where the process's did, as valgrind's. */
 MC_API int daemon(int nochdir, int noclose)
 {
-	if (!noclose)
+	if (!noclose) {
+		fd_going(0);
 		fd2_going();
+	}
 	int (*f)(int, int) = REAL(daemon, 8);
 	if (!f) {
 		errno = ENOSYS;

@@ -702,6 +702,9 @@ static inline void mc_args_note(int argc, char **argv)
 /* The key as 16 hex digits and a NUL at w (17 bytes); the NUL's
  * address. */
 char *mc_args_key_at(char *w);
+/* Standard input is about to be closed or replaced (fdkeep.c, where
+ * the process writes a report): its part of the key taken now. */
+void mc_args_stdin_note(void);
 /* ,"args_hash":"<16 hex digits>": the key of the arguments that pairs a
  * process's records with the baseline's of the same command. */
 void mc_args_json(struct mc_buf *b);

@@ -41,6 +41,14 @@
  * compared with one baseline record.  Now each region's end takes its
  * rank by appending a byte to its program's and region's count file in
  * REPORT.rank (the append's offset: atomic among processes).
+ *
+ * Session 43 (field43): memcheck run's table put a record that no
+ * baseline record's arguments match (a temporary file's name among
+ * them) in a row of its own, with no figure against the baseline, while
+ * its budget judged it against the baseline's record of its rank; and
+ * a region more often in the run than in the baseline's likewise.  The
+ * table now shows each record in the row of the record it is judged
+ * against (tools/pairing.c).
  */
 #include <check.h>
 #include <stdio.h>
@@ -153,12 +161,13 @@ H_CHECK(no_baseline_without_a_budget)
 		      x->label, x->r.out);
 }
 
-/* region_rssfile's RssFile after its region's end, in kB, run under
- * allocator alloc with env. */
-static long rssfile_after_region(int alloc, const char *const *env)
+/* region_rssfile's RssFile (field: another of /proc/self/status's)
+ * after its region's end, in kB, run under allocator alloc with env. */
+static long rss_after_region(int alloc, const char *field, const char *const *env)
 {
 	struct h_res x;
-	H_EXEC(&x, .prog = "region_rssfile", .alloc = alloc, .flags = H_PRELOAD, .env = env);
+	H_EXEC(&x, .prog = "region_rssfile", .args = H_LIST(field), .alloc = alloc,
+	       .flags = H_PRELOAD, .env = env);
 	h_expect_exit(&x, 0);
 	long kb = -1;
 	ck_assert_msg(sscanf(x.r.out, "%ld", &kb) == 1 && kb >= 0, "%s: no RssFile figure in:\n%s",
@@ -203,11 +212,21 @@ START_TEST(baseline_not_left_in_rss)
 	if (_i == H_GLIBC || !h_allocator(_i, NULL))
 		return; /* under glibc, the baseline's, nothing is compared */
 	const char *base = big_baseline();
-	long plain = rssfile_after_region(_i, NULL);
-	long with = rssfile_after_region(_i, budget_env("baseline glibc\n[*]\npeak_rss <= 100x\n", base));
+	long plain = rss_after_region(_i, "RssFile", NULL);
+	const char *const *env = budget_env("baseline glibc\n[*]\npeak_rss <= 100x\n", base);
+	long with = rss_after_region(_i, "RssFile", env);
 	ck_assert_msg(with < plain + 4096,
 		      "under %s: RssFile after the region's end %ld kB with a 16 MB baseline read, "
 		      "%ld kB without: the baseline's pages left in the program's RSS",
+		      h_allocators[_i].name, with, plain);
+	/* and memcheck's own table of the baseline's lines: room for every
+	 * line of 27 bytes or more, populated whole before field43 (+9.5 MB
+	 * of a 16 MB baseline's 600,000 lines, of which the pick kept one) */
+	plain = rss_after_region(_i, "RssAnon", NULL);
+	with = rss_after_region(_i, "RssAnon", env);
+	ck_assert_msg(with < plain + 4096,
+		      "under %s: RssAnon after the region's end %ld kB with a 16 MB baseline read, "
+		      "%ld kB without: memcheck's table of its lines resident whole",
 		      h_allocators[_i].name, with, plain);
 }
 END_TEST
@@ -481,6 +500,157 @@ START_TEST(pipelines_of_one_program)
 }
 END_TEST
 
+/* ---- session 43 (field43): standard input in the arguments' key ------- */
+
+/* One program with the same arguments on NINPUTS inputs given on its
+ * standard input, which it closes before its exit (`prog - ready n <
+ * input`: zlib-ng's `minigzip` under CMake's INPUT_FILE), ending in
+ * another order than in the baseline's run (a parallel driver's; here
+ * the baseline's from the largest, the run's from the smallest), and
+ * read from files of other names with the same bytes (CMake's and the
+ * shell tests' names change from run to run): each is judged against its
+ * own input's baseline record, by the library and by memcheck gate.  On
+ * main the arguments' key was the same for all of them, and they paired
+ * by the order they ended in. */
+START_TEST(inputs_on_stdin_paired_by_their_bytes)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *base = h_tmppath("field43-stdin-base.jsonl"), *ready = h_tmppath("field43-ready");
+	const char *prog = h_prog("plain_field41_rank");
+	const char *input[2][NINPUTS];
+	for (size_t k = 0; k < NINPUTS; k++)
+		for (int run = 0; run < 2; run++) {
+			input[run][k] = h_tmppath(run ? (k == 0 ? "f43-in-b0" : k == 1 ? "f43-in-b1" : "f43-in-b2")
+						      : (k == 0 ? "f43-in-a0" : k == 1 ? "f43-in-a1" : "f43-in-a2"));
+			char text[32];
+			snprintf(text, sizeof text, "%s\n", input_mib[k]);
+			write_text(input[run][k], "w", text);
+		}
+	/* the ready file holds every byte: none waits */
+	write_text(ready, "w", "xxxxxxxxxxxxxxxx");
+	for (size_t k = NINPUTS; k-- > 0;)
+		shell_under(H_GLIBC, h_env("%s - %s %zu < %s", prog, ready, NINPUTS, input[0][k]), base,
+			    NULL);
+	const char *budget = h_tmppath("field43-stdin.budget");
+	const char *const *env = budget_env_at(budget, INPUT_BUDGET, base);
+	const char *own = h_tmppath("field43-stdin-own.jsonl");
+	for (size_t k = 0; k < NINPUTS; k++)
+		shell_under(_i, h_env("%s - %s %zu < %s", prog, ready, NINPUTS, input[1][k]), own, env);
+	each_with_its_own_input(_i, own, NINPUTS, base, budget);
+}
+END_TEST
+
+/* ---- session 43 (field43): one pairing for the table and the budget --- */
+
+/* The lines of the table in text (memcheck run's stderr, compare's
+ * stdout) that belong to the block of rows whose first line names prog:
+ * into lines[] (at most max), their number; blocks counts such blocks. */
+static size_t table_block_lines(const char *text, const char *prog, char lines[][512], size_t max,
+				size_t *blocks)
+{
+	const char *t = strstr(text, "\nprogram ");
+	size_t n = 0;
+	bool in = false;
+	*blocks = 0;
+	for (const char *line = t ? strchr(t + 1, '\n') : NULL; line && line[1] && line[1] != '\n';
+	     line = strchr(line + 1, '\n')) {
+		const char *nl = strchr(line + 1, '\n');
+		size_t len = nl ? (size_t)(nl - line - 1) : strlen(line + 1);
+		if (!strncmp(line + 1, "    ", 4) && line[5] != ' ')
+			continue; /* a violation's line under a row, indented by 4 */
+		if (line[1] != ' ') {
+			in = strncmp(line + 1, prog, strlen(prog)) == 0 && line[1 + strlen(prog)] == ' ';
+			*blocks += in;
+		}
+		if (in && n < max)
+			snprintf(lines[n++], 512, "%.*s", (int)(len < 511 ? len : 511), line + 1);
+	}
+	return n;
+}
+
+/* A program whose arguments name a temporary file (mktemp's: another
+ * under each allocator), run twice, 10 then 40 MiB: no record has the
+ * baseline's key, and each is paired by its rank among the program's
+ * records (the budget's 3x holds only so).  The table shows each beside
+ * the baseline record it was judged against, its "vs glibc" figure that
+ * record's: before field43 the budget compared it with glibc's record
+ * of its rank while the table, pairing by the key, put it in a row of
+ * its own (4 blocks, "-" in the column). */
+START_TEST(temporary_arguments_in_their_baselines_row)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *prog = h_prog("plain_field41_rank");
+	const char *dir = h_tmppath("field43-tmp");
+	char *mk = (char *)h_env("mkdir -p %s && %s 10 $(mktemp -p %s) 1 && %s 40 $(mktemp -p %s) 1",
+				 dir, prog, dir, prog, dir);
+	const char *budget = h_tmppath("field43.budget");
+	write_text(budget, "w", "baseline glibc\n[*]\npeak_rss <= 3x\n");
+	char alloc[64];
+	snprintf(alloc, sizeof alloc, "glibc,%s", h_allocators[_i].name);
+	struct h_res x;
+	H_EXEC(&x, .cli = H_LIST("run", "-n", "1", "-a", alloc, "--budget", budget), .prog = "/bin/sh",
+	       .args = H_LIST("-c", mk));
+	h_expect_exit(&x, 0);
+	char lines[8][512];
+	size_t blocks, n = table_block_lines(x.r.err, "plain_field41_rank", lines, 8, &blocks);
+	ck_assert_msg(blocks == 2 && n == 4, "under %s: %zu blocks of %zu lines for "
+		      "plain_field41_rank, expected 2 of 2 (glibc's record and the one judged "
+		      "against it):\n%s", h_allocators[_i].name, blocks, n, x.r.err);
+	for (size_t i = 0; i < n; i++) {
+		bool base = strstr(lines[i], "  glibc  ") != NULL;
+		ck_assert_msg(base || strchr(lines[i], '%'), "under %s: no \"vs glibc\" figure beside "
+			      "the record the budget compared with glibc's:\n%s\n(table:\n%s)",
+			      h_allocators[_i].name, lines[i], x.r.err);
+		ck_assert_msg(base == (i % 2 == 0), "under %s: line %zu of the blocks: %s",
+			      h_allocators[_i].name, i, lines[i]);
+	}
+	h_res_free(&x);
+}
+END_TEST
+
+/* A region ended once a run in the baseline's (cli_prog iter 1) and
+ * three times in the other's (iter 3: other arguments, so paired by
+ * rank, counted round): the three are each judged against the
+ * baseline's one, and `memcheck compare` shows them in its row, each a
+ * line with its figure against it (iter, iter #2, iter #3); on main
+ * each was a row of its own, and every figure of the other report "-":
+ * 6 blocks where there are 2. */
+START_TEST(occurrences_counted_round_beside_their_baseline)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *base = h_tmppath("field43-iter-base.jsonl"), *own = h_tmppath("field43-iter.jsonl");
+	struct h_res x;
+	H_EXEC(&x, .cli = H_LIST("run", "-n", "1", "-a", "glibc", "--report", base, "--",
+				 h_prog("cli_prog"), "iter", "1"));
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	H_EXEC(&x, .cli = H_LIST("run", "-n", "1", "-a", h_allocators[_i].name, "--baseline-file",
+				 base, "--report", own, "--", h_prog("cli_prog"), "iter", "3"));
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	H_EXEC(&x, .cli = H_LIST("compare", base, own));
+	h_expect_exit(&x, 0);
+	char lines[16][512];
+	size_t blocks, n = table_block_lines(x.r.out, "cli_prog", lines, 16, &blocks);
+	ck_assert_msg(blocks == 2 && n == 6, "under %s: %zu blocks of %zu lines, expected "
+		      "iter's and process's, 4 and 2 lines:\n%s", h_allocators[_i].name,
+		      blocks, n, x.r.out);
+	size_t numbered = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool baseline = strstr(lines[i], "  glibc  ") != NULL;
+		ck_assert_msg(baseline || strchr(lines[i], '%'), "under %s: no figure against the "
+			      "baseline's record: %s\n%s", h_allocators[_i].name, lines[i], x.r.out);
+		numbered += strstr(lines[i], "iter #2") || strstr(lines[i], "iter #3");
+	}
+	ck_assert_msg(numbered == 2, "under %s: iter #2 and #3 not each a line of iter's "
+		      "block:\n%s", h_allocators[_i].name, x.r.out);
+	h_res_free(&x);
+}
+END_TEST
+
 static const struct h_case cases[] = {
 	{ "relative limit: the baseline read only as far as the program's record",
 	  .run = { .prog = "plain_clean", .args = H_LIST("plain"), .flags = H_PRELOAD | H_EXITCODE },
@@ -521,5 +691,8 @@ int main(void)
 	tcase_add_loop_test(tc, ranks_apart_under_parallel_writers, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, inputs_paired_under_parallel_run, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, pipelines_of_one_program, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, temporary_arguments_in_their_baselines_row, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, inputs_on_stdin_paired_by_their_bytes, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, occurrences_counted_round_beside_their_baseline, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

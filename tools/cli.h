@@ -6,8 +6,9 @@
  *
  * helpers   helpers.c   say, die, allocation that cannot fail, paths
  *           usage.c     help texts, usage errors, the option loop
- * data      records.c   report files read back, records matched across
- *                       allocators, budgets evaluated, medians
+ * data      records.c   report files read back, budgets evaluated, medians
+ *           pairing.c   records matched across runs and allocators: the
+ *                       budget's baseline record and the table's row
  *           detail.c    a record's nested parts read back: leaks, peak
  *                       snapshot, timeline
  *           spawn.c     the command under test started, waited for, its
@@ -154,20 +155,6 @@ int recs_read(struct recs *out, const char *path, bool missing_ok);
 int rec_signal(const char *line, size_t len, char *name, size_t cap);
 void recs_push(struct recs *out, const struct rec *r);
 void recs_free(struct recs *rs);
-/* Number the records of each repetition: occ and kocc of each record. */
-void recs_number(struct recs *rs);
-/* Records of rs from the same program basename and region as r: the
- * kocc-th of r's arguments' key where rs has records of that key, else
- * the occ-th (cycling when rs has fewer), or NULL. */
-const struct rec *recs_match(const struct recs *rs, const struct rec *r);
-
-/* The same region: program basename, name, arguments' key and
- * occurrence among that key (occurrence alone where one has no key). */
-bool same_key(const struct rec *a, const struct rec *b);
-/* Every record of g of the same region as like, over its repetitions,
- * in *out (free it); their number. */
-size_t recs_of(const struct group *g, const struct rec *like, const struct rec ***out);
-
 /* A figure over several records: the measured values (unknown ones left
  * out); u* for integers, exact. */
 struct spread {
@@ -213,6 +200,44 @@ void group_number(struct group *g);
 void group_free(struct group *g);
 /* group_free for each, and the array. */
 void groups_free(struct group *groups, size_t ng);
+
+/* ---- pairing.c ------------------------------------------------------- */
+
+/* Number the records of a repetition: occ and kocc of each record. */
+void recs_number(struct recs *rs);
+/* The same region: program basename, name, arguments' key and
+ * occurrence among that key (occurrence alone where one has no key). */
+bool same_key(const struct rec *a, const struct rec *b);
+
+/* A table row: a region's identity across allocators, its first record
+ * (program, name) and occurrence. */
+struct key {
+	const struct rec *first;
+	size_t occ;
+};
+/* Which records of groups[] (numbered) are one region, built once:
+ * lookups in O(1) where a scan of every record was O(n) (field43). */
+struct pairing;
+struct pairing *pairing_new(const struct group *groups, size_t ng);
+void pairing_free(struct pairing *p);
+/* The baseline group's record that record r of repetition rep of
+ * groups[gi] is judged against: of r's program basename and region, the
+ * kocc-th of r's arguments' key where the baseline's run has records of
+ * that key, else the occ-th (counted round where it has fewer); from the
+ * baseline's run rep, or its first when stored or with fewer runs.  NULL
+ * without one (or for the baseline's own records). */
+const struct rec *pairing_base(const struct pairing *p, size_t gi, int rep, const struct rec *r);
+/* Every record of groups[gi] of the same region as like (same_key), over
+ * its repetitions in order, in *out (free it); their number. */
+size_t pairing_series(const struct pairing *p, size_t gi, const struct rec *like,
+		      const struct rec ***out);
+/* The rows: each region of the baseline (same_key), in the order they
+ * first appear, then those of the other groups' records that have no
+ * baseline record; a record with one is in its baseline record's row. */
+const struct key *pairing_rows(const struct pairing *p, size_t *nkeys);
+/* The records of groups[gi] in row row, over its repetitions in order, in
+ * *out (free it); their number. */
+size_t pairing_cell(const struct pairing *p, size_t row, size_t gi, const struct rec ***out);
 
 /* ---- detail.c -------------------------------------------------------- */
 
@@ -330,16 +355,6 @@ const char *sig_name(int sig);
 void describe_end(const struct ending *e, char *buf, size_t size);
 
 /* ---- views.c --------------------------------------------------------- */
-
-/* A region's identity across allocators: its first record (program,
- * name) and occurrence. */
-struct key {
-	const struct rec *first;
-	size_t occ;
-};
-/* Every region of the groups, in the order it first appears (the
- * baseline's first); free it. */
-struct key *keys_of(struct group *groups, size_t ng, size_t *nkeys);
 
 /* name for a terminal: control characters as C escapes, and " #N" for
  * the N-th occurrence (occ + 1) when occ > 0.  Free it. */

@@ -59,10 +59,10 @@ static void put_bytes(FILE *f, uint64_t v)
 
 /* The record a region's pictures come from, of the allocator's runs: the
  * one whose peak RSS is the median (the table's figure), else the first. */
-static const struct rec *representative(const struct group *g, const struct key *k)
+static const struct rec *representative(const struct pairing *p, size_t gi, size_t row)
 {
 	const struct rec **v;
-	size_t n = recs_of(g, k->first, &v);
+	size_t n = pairing_cell(p, row, gi, &v);
 	const struct rec *pick = n ? v[0] : NULL;
 	struct spread sp;
 	if (n > 1 && spread_of(v, n, offsetof(struct memcheck_result, peak_rss), false, &sp))
@@ -321,8 +321,8 @@ static void region_title(FILE *f, const struct key *k)
 		fprintf(f, " #%zu", k->occ + 1);
 }
 
-static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct key *keys,
-			  size_t nkeys)
+static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct pairing *p,
+			  const struct key *keys, size_t nkeys)
 {
 	fputs("<table class=\"verdicts\"><thead><tr><th>program &middot; region</th><th>allocator"
 	      "</th><th>runs</th><th>peak RSS</th><th>peak live</th><th>retained</th><th>lost (d+i)"
@@ -330,7 +330,7 @@ static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct
 	for (size_t k = 0; k < nkeys; k++)
 		for (size_t gi = 0; gi < ng; gi++) {
 			const struct rec **v;
-			size_t n = recs_of(&groups[gi], keys[k].first, &v);
+			size_t n = pairing_cell(p, k, gi, &v);
 			if (!n) {
 				free(v);
 				continue;
@@ -342,7 +342,7 @@ static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct
 					nfail++;
 					failed = failed ? failed : v[i];
 				}
-			const struct rec *r = representative(&groups[gi], &keys[k]);
+			const struct rec *r = representative(p, gi, k);
 			const struct memcheck_result *x = &r->m.r;
 			uint64_t lost = x->definitely_lost.bytes;
 			if (lost != MEMCHECK_UNKNOWN && x->indirectly_lost.bytes != MEMCHECK_UNKNOWN)
@@ -561,7 +561,8 @@ bool write_html(const char *path, struct group *groups, size_t ng, const char *s
 	if (!f)
 		return false;
 	size_t nkeys;
-	struct key *keys = keys_of(groups, ng, &nkeys);
+	struct pairing *p = pairing_new(groups, ng);
+	const struct key *keys = pairing_rows(p, &nkeys);
 	const struct group *base = baseline_group(groups, ng);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -573,13 +574,13 @@ bool write_html(const char *path, struct group *groups, size_t ng, const char *s
 	esc(f, sources);
 	fprintf(f, " &middot; memcheck %s</p>\n", MEMCHECK_VERSION);
 	legend(f, groups, ng);
-	verdict_table(f, groups, ng, keys, nkeys);
+	verdict_table(f, groups, ng, p, keys, nkeys);
 	for (size_t k = 0; k < nkeys; k++) {
 		struct column *c = xcalloc(ng ? ng : 1, sizeof *c);
 		size_t nc = 0;
 		bool timeline = false;
 		for (size_t gi = 0; gi < ng; gi++) {
-			const struct rec *r = representative(&groups[gi], &keys[k]);
+			const struct rec *r = representative(p, gi, k);
 			if (!r)
 				continue;
 			c[nc].g = &groups[gi];
@@ -589,7 +590,7 @@ bool write_html(const char *path, struct group *groups, size_t ng, const char *s
 			timeline |= c[nc].d.tl.n > 0;
 			nc++;
 		}
-		const struct rec *bl = base ? representative(base, &keys[k]) : NULL;
+		const struct rec *bl = base ? representative(p, (size_t)(base - groups), k) : NULL;
 		fprintf(f, "<h2 id=\"r%zu\">", k);
 		region_title(f, &keys[k]);
 		fputs("</h2>\n<div class=\"charts\">", f);
@@ -606,6 +607,6 @@ bool write_html(const char *path, struct group *groups, size_t ng, const char *s
 	fputs("<script>", f);
 	fputs(script, f);
 	fputs("</script>\n</body></html>\n", f);
-	free(keys);
+	pairing_free(p);
 	return close_written(f, path);
 }

@@ -28,11 +28,6 @@ struct cell {
 
 #define OFF(f) offsetof(struct memcheck_result, f)
 
-static bool key_is(const struct rec *r, const struct key *k)
-{
-	return same_key(r, k->first);
-}
-
 /* Lost: definitely and indirectly together, which does not depend on
  * how a cycle nothing points to is split (its lowest block definitely
  * lost, the others indirectly: where the allocator put them decides).
@@ -53,11 +48,12 @@ static void lost_of(const struct cell *c, struct spread *out)
 	free(tmp);
 }
 
-/* The records of region k under group g, over every repetition. */
-static void cell_fill(struct cell *c, const struct group *g, const struct key *k)
+/* The cell of records recs[n] (taken: freed with the cell). */
+static void cell_fill(struct cell *c, const struct rec **recs, size_t n)
 {
 	memset(c, 0, sizeof *c);
-	c->n = recs_of(g, k->first, &c->recs);
+	c->recs = recs;
+	c->n = n;
 	for (size_t i = 0; i < c->n; i++)
 		c->nfail += c->recs[i]->fail;
 	if (!c->n)
@@ -72,31 +68,49 @@ static void cell_fill(struct cell *c, const struct group *g, const struct key *k
 	spread_of(c->recs, c->n, OFF(retained_bytes), false, &c->retained);
 }
 
-/* Every region, in the order it first appears (the baseline's first). */
-struct key *keys_of(struct group *groups, size_t ng, size_t *nkeys)
+/* The records of row k under group gi, over every repetition. */
+static void cell_of(struct cell *c, const struct pairing *p, size_t k, size_t gi)
 {
-	struct key *keys = NULL;
-	size_t n = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t gi = 0; gi < ng; gi++) {
-			const struct group *g = &groups[gi];
-			if (g->baseline != (pass == 0))
-				continue;
-			for (int rep = 0; rep < g->nreps; rep++)
-				for (size_t i = 0; i < g->reps[rep].n; i++) {
-					const struct rec *r = &g->reps[rep].v[i];
-					struct key k = { r, r->occ };
-					size_t j = 0;
-					while (j < n && !key_is(r, &keys[j]))
-						j++;
-					if (j == n) {
-						keys = xrealloc(keys, (n + 1) * sizeof *keys);
-						keys[n++] = k;
-					}
-				}
-		}
-	*nkeys = n;
-	return keys;
+	const struct rec **v;
+	size_t n = pairing_cell(p, k, gi, &v);
+	cell_fill(c, v, n);
+}
+
+/* Row k under group gi as lines, a cell each: one region's records over
+ * the runs (same_key) each, the first usually the only one.  Several
+ * where the baseline has fewer of the region than gi, whose records
+ * then share baseline records (counted round): each is judged against
+ * the row's baseline record, and shown beside it.  Their number; free
+ * each line's recs and the array. */
+static size_t cell_lines(const struct pairing *p, size_t k, size_t gi, struct cell **out)
+{
+	const struct rec **v;
+	size_t n = pairing_cell(p, k, gi, &v), nl = 0;
+	const struct rec ***line = xmalloc((n ? n : 1) * sizeof *line);
+	size_t *len = xcalloc(n ? n : 1, sizeof *len);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = 0;
+		while (l < nl && !same_key(v[i], line[l][0]))
+			l++;
+		if (l == nl)
+			line[nl++] = xmalloc(n * sizeof **line);
+		line[l][len[l]++] = v[i];
+	}
+	struct cell *c = xmalloc((nl ? nl : 1) * sizeof *c);
+	for (size_t l = 0; l < nl; l++)
+		cell_fill(&c[l], line[l], len[l]);
+	free(line);
+	free(len);
+	free(v);
+	*out = c;
+	return nl;
+}
+
+static void lines_free(struct cell *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].recs);
+	free(c);
 }
 
 /* Each "; "-separated message of the cell's records once, in order;
@@ -362,16 +376,17 @@ static void print_row(FILE *f, char *const cell[NCOLS], const size_t width[NCOLS
 
 void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 {
-	const struct group *base = NULL;
+	size_t base = ng;
 	int reps = 1;
 	for (size_t i = 0; i < ng; i++) {
-		if (groups[i].baseline)
-			base = &groups[i];
+		if (groups[i].baseline && base == ng)
+			base = i;
 		if (!groups[i].stored && groups[i].nreps > reps)
 			reps = groups[i].nreps;
 	}
 	size_t nkeys;
-	struct key *keys = keys_of(groups, ng, &nkeys);
+	struct pairing *p = pairing_new(groups, ng);
+	const struct key *keys = pairing_rows(p, &nkeys);
 	if (title)
 		fprintf(f, "\n%s\n", title);
 	if (reps > 1)
@@ -380,11 +395,11 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 			"measured figures are gated on the median)\n");
 	if (!nkeys) {
 		fprintf(f, "(no records)\n");
-		free(keys);
+		pairing_free(p);
 		return;
 	}
 
-	char *vs = xasprintf("vs %s", base ? base->label : "base");
+	char *vs = xasprintf("vs %s", base < ng ? groups[base].label : "base");
 	char *head[NCOLS] = { "program", "region", "allocator", "time", "peak RSS", vs,
 			      "allocs", "frees", "peak live", "lost (d+i)", "reachable",
 			      "retained", "verdict" };
@@ -393,52 +408,55 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 	for (size_t k = 0; k < nkeys; k++) {
 		struct cell bc = { 0 };
 		bool first = true;
-		if (base)
-			cell_fill(&bc, base, &keys[k]);
+		if (base < ng)
+			cell_of(&bc, p, k, base);
 		/* the baseline's row first */
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t gi = 0; gi < ng; gi++) {
 				const struct group *g = &groups[gi];
 				if (g->baseline != (pass == 0))
 					continue;
-				struct cell c;
-				cell_fill(&c, g, &keys[k]);
-				if (!c.n) {
-					free(c.recs);
-					continue;
+				struct cell *lines;
+				size_t nl = cell_lines(p, k, gi, &lines);
+				for (size_t l = 0; l < nl; l++) {
+					const struct cell *c = &lines[l];
+					rows = xrealloc(rows, (nrows + 1) * sizeof *rows);
+					struct row *r = &rows[nrows++];
+					memset(r, 0, sizeof *r);
+					if (first) {
+						r->cell[C_PROG] = printable(base_name(keys[k].first->m.program), 0);
+						r->cell[C_REGION] = printable(keys[k].first->m.r.name,
+									      keys[k].occ);
+						first = false;
+					} else if (l) {
+						/* another occurrence judged against this row's */
+						r->cell[C_REGION] = printable(c->recs[0]->m.r.name,
+									      c->recs[0]->occ);
+					}
+					r->cell[C_ALLOC] = xstrdup(g->label);
+					r->cell[C_TIME] = fmt_fig(&c->time, FIG_SECONDS);
+					r->cell[C_RSS] = fmt_fig(&c->rss, FIG_BYTES);
+					r->cell[C_VS] = gi == base || !bc.n || !c->rss.n || !bc.rss.n ?
+							xstrdup("-") : fmt_change(c->rss.umedian, bc.rss.umedian);
+					r->cell[C_ALLOCS] = fmt_fig(&c->allocs, FIG_COUNT);
+					r->cell[C_FREES] = fmt_fig(&c->frees, FIG_COUNT);
+					r->cell[C_LIVE] = fmt_fig(&c->live, FIG_BYTES);
+					r->cell[C_LOST] = fmt_fig(&c->lost, FIG_BYTES);
+					r->cell[C_REACH] = fmt_fig(&c->reach, FIG_BYTES);
+					r->cell[C_RETAINED] = fmt_fig(&c->retained, FIG_BYTES);
+					if (!c->nfail)
+						r->cell[C_VERDICT] = xstrdup("pass");
+					else if (c->n == 1)
+						r->cell[C_VERDICT] = xstrdup("FAIL");
+					else
+						r->cell[C_VERDICT] = xasprintf("FAIL %zu/%zu", c->nfail, c->n);
+					if (c->nfail)
+						r->msgs = messages(c, &r->nmsgs);
+					for (size_t i = 0; i < c->n && !r->failed; i++)
+						if (c->recs[i]->fail)
+							r->failed = c->recs[i];
 				}
-				rows = xrealloc(rows, (nrows + 1) * sizeof *rows);
-				struct row *r = &rows[nrows++];
-				memset(r, 0, sizeof *r);
-				if (first) {
-					r->cell[C_PROG] = printable(base_name(keys[k].first->m.program), 0);
-					r->cell[C_REGION] = printable(keys[k].first->m.r.name,
-								      keys[k].occ);
-					first = false;
-				}
-				r->cell[C_ALLOC] = xstrdup(g->label);
-				r->cell[C_TIME] = fmt_fig(&c.time, FIG_SECONDS);
-				r->cell[C_RSS] = fmt_fig(&c.rss, FIG_BYTES);
-				r->cell[C_VS] = g == base || !bc.n || !c.rss.n || !bc.rss.n ? xstrdup("-") :
-						fmt_change(c.rss.umedian, bc.rss.umedian);
-				r->cell[C_ALLOCS] = fmt_fig(&c.allocs, FIG_COUNT);
-				r->cell[C_FREES] = fmt_fig(&c.frees, FIG_COUNT);
-				r->cell[C_LIVE] = fmt_fig(&c.live, FIG_BYTES);
-				r->cell[C_LOST] = fmt_fig(&c.lost, FIG_BYTES);
-				r->cell[C_REACH] = fmt_fig(&c.reach, FIG_BYTES);
-				r->cell[C_RETAINED] = fmt_fig(&c.retained, FIG_BYTES);
-				if (!c.nfail)
-					r->cell[C_VERDICT] = xstrdup("pass");
-				else if (c.n == 1)
-					r->cell[C_VERDICT] = xstrdup("FAIL");
-				else
-					r->cell[C_VERDICT] = xasprintf("FAIL %zu/%zu", c.nfail, c.n);
-				if (c.nfail)
-					r->msgs = messages(&c, &r->nmsgs);
-				for (size_t i = 0; i < c.n && !r->failed; i++)
-					if (c.recs[i]->fail)
-						r->failed = c.recs[i];
-				free(c.recs);
+				lines_free(lines, nl);
 			}
 		free(bc.recs);
 	}
@@ -469,7 +487,7 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 		messages_free(rows[i].msgs, rows[i].nmsgs);
 	}
 	free(rows);
-	free(keys);
+	pairing_free(p);
 	free(vs);
 }
 
@@ -485,6 +503,7 @@ void print_spread(FILE *f, const struct group *g)
 		{ "retained", offsetof(struct memcheck_result, retained_bytes) },
 	};
 	fprintf(f, "  %-14s varied between runs by up to:", "");
+	struct pairing *p = pairing_new(g, 1);
 	for (size_t i = 0; i < MC_ARRAY_SIZE(figs); i++) {
 		double worst = 0;
 		const struct rec *where = NULL;
@@ -492,7 +511,7 @@ void print_spread(FILE *f, const struct group *g)
 		for (int rep = 0; rep < g->nreps; rep++)
 			for (size_t k = 0; k < g->reps[rep].n; k++) {
 				const struct rec **cell;
-				size_t n = recs_of(g, &g->reps[rep].v[k], &cell);
+				size_t n = pairing_series(p, 0, &g->reps[rep].v[k], &cell);
 				struct spread sp;
 				if (spread_of(cell, n, figs[i].off, false, &sp) && sp.umedian) {
 					double pct = spread_pct(&sp);
@@ -523,6 +542,7 @@ void print_spread(FILE *f, const struct group *g)
 		free(lo);
 		free(hi);
 	}
+	pairing_free(p);
 	fprintf(f, "; gated on the medians\n");
 }
 
@@ -622,8 +642,8 @@ struct suite_counts {
 
 /* What one allocator's <testsuite> holds: a testcase for the command
  * (when there is one) and one per region. */
-static struct suite_counts suite_counts(const struct group *g, const struct key *keys,
-					size_t nkeys, bool command)
+static struct suite_counts suite_counts(const struct group *g, const struct pairing *p,
+					size_t gi, size_t nkeys, bool command)
 {
 	struct suite_counts c = { 0 };
 	for (int rep = 0; g->runs && rep < g->nreps; rep++)
@@ -635,18 +655,19 @@ static struct suite_counts suite_counts(const struct group *g, const struct key 
 	if (command) {
 		c.tests = 1;
 		for (int rep = 0; g->runs && rep < g->nreps; rep++) {
-			char *p = run_problem(&g->runs[rep]);
-			if (p)
+			char *problem = run_problem(&g->runs[rep]);
+			if (problem)
 				c.errors = 1;
-			free(p);
+			free(problem);
 		}
 	}
 	for (size_t k = 0; k < nkeys; k++) {
-		struct cell cl;
-		cell_fill(&cl, g, &keys[k]);
-		c.tests += cl.n > 0;
-		c.failures += cl.nfail > 0;
-		free(cl.recs);
+		struct cell *lines;
+		size_t nl = cell_lines(p, k, gi, &lines);
+		c.tests += nl;
+		for (size_t l = 0; l < nl; l++)
+			c.failures += lines[l].nfail > 0;
+		lines_free(lines, nl);
 	}
 	return c;
 }
@@ -685,15 +706,19 @@ static void junit_command(FILE *f, const struct group *g, const char *cls, doubl
 	fprintf(f, open ? "</error>\n    </testcase>\n" : "/>\n");
 }
 
-/* A region's testcase, with a <failure> that lists its violations. */
-static void junit_region(FILE *f, const struct key *k, const struct cell *c)
+/* A region's testcase, with a <failure> that lists its violations:
+ * named as its row (k), or as its own occurrence where it is another
+ * line of that row (cell_lines). */
+static void junit_region(FILE *f, const struct key *k, const struct cell *c, bool own)
 {
+	const struct rec *named = own ? c->recs[0] : k->first;
+	size_t occ = own ? c->recs[0]->occ : k->occ;
 	fprintf(f, "    <testcase classname=\"");
-	xml_text(f, base_name(k->first->m.program));
+	xml_text(f, base_name(named->m.program));
 	fprintf(f, "\" name=\"");
-	xml_text(f, k->first->m.r.name);
-	if (k->occ)
-		fprintf(f, " #%zu", k->occ + 1);
+	xml_text(f, named->m.r.name);
+	if (occ)
+		fprintf(f, " #%zu", occ + 1);
 	fprintf(f, "\" time=\"");
 	xml_seconds(f, c->time.n ? c->time.median : NAN);
 	if (!c->nfail) {
@@ -755,12 +780,13 @@ bool write_junit(const char *path, struct group *groups, size_t ng, const char *
 	if (!f)
 		return false;
 	size_t nkeys;
-	struct key *keys = keys_of(groups, ng, &nkeys);
+	struct pairing *p = pairing_new(groups, ng);
+	const struct key *keys = pairing_rows(p, &nkeys);
 	struct suite_counts all = { 0 };
 	for (size_t gi = 0; gi < ng; gi++) {
 		if (groups[gi].stored)
 			continue;
-		struct suite_counts c = suite_counts(&groups[gi], keys, nkeys, command != NULL);
+		struct suite_counts c = suite_counts(&groups[gi], p, gi, nkeys, command != NULL);
 		all.tests += c.tests;
 		all.failures += c.failures;
 		all.errors += c.errors;
@@ -777,7 +803,7 @@ bool write_junit(const char *path, struct group *groups, size_t ng, const char *
 		const struct group *g = &groups[gi];
 		if (g->stored)
 			continue;
-		struct suite_counts c = suite_counts(g, keys, nkeys, command != NULL);
+		struct suite_counts c = suite_counts(g, p, gi, nkeys, command != NULL);
 		fprintf(f, "  <testsuite name=\"");
 		xml_text(f, g->label);
 		fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"",
@@ -793,30 +819,31 @@ bool write_junit(const char *path, struct group *groups, size_t ng, const char *
 			junit_command(f, g, command ? base_name(command) : "memcheck",
 				      g->nreps ? c.time / g->nreps : 0);
 		for (size_t k = 0; k < nkeys && !g->skipped; k++) {
-			struct cell cl;
-			cell_fill(&cl, g, &keys[k]);
-			if (cl.n)
-				junit_region(f, &keys[k], &cl);
-			free(cl.recs);
+			struct cell *lines;
+			size_t nl = cell_lines(p, k, gi, &lines);
+			for (size_t l = 0; l < nl; l++)
+				junit_region(f, &keys[k], &lines[l], l > 0);
+			lines_free(lines, nl);
 		}
 		fprintf(f, "  </testsuite>\n");
 	}
 	fprintf(f, "</testsuites>\n");
-	free(keys);
+	pairing_free(p);
 	return close_written(f, path);
 }
 
-/* ,"run":K,"runs":N,"spread":{...} for record x of repetition rep of g:
- * each figure that differs between g's runs of the region, as
- * {"min":N,"median":N,"max":N}. */
-static void report_keys(FILE *f, const struct group *g, int rep, const struct rec *x)
+/* ,"run":K,"runs":N,"spread":{...} for record x of repetition rep of
+ * group gi of p: each figure that differs between its runs of the
+ * region, as {"min":N,"median":N,"max":N}. */
+static void report_keys(FILE *f, const struct group *g, const struct pairing *p, size_t gi,
+			int rep, const struct rec *x)
 {
 	int runs = 0;
 	for (int r = 0; r < g->nreps; r++)
 		runs += g->reps[r].n > 0 || (g->runs && g->runs[r].done);
 	fprintf(f, ",\"run\":%d,\"runs\":%d,\"spread\":{", rep + 1, runs);
 	const struct rec **cell;
-	size_t n = recs_of(g, x, &cell);
+	size_t n = pairing_series(p, gi, x, &cell);
 	const char *sep = "";
 	for (size_t i = 0; mc_result_keys[i]; i++) {
 		const struct mc_key *k = &mc_keys[i];
@@ -844,6 +871,7 @@ bool write_report(const char *path, struct group *groups, size_t ng, bool runs)
 	FILE *f = open_written(path);
 	if (!f)
 		return false;
+	struct pairing *p = pairing_new(groups, ng);
 	/* the baseline's records first, as a later compare or gate wants */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t gi = 0; gi < ng; gi++) {
@@ -860,9 +888,10 @@ bool write_report(const char *path, struct group *groups, size_t ng, bool runs)
 						continue;
 					}
 					fprintf(f, "%.*s", (int)(len - 1), x->line);
-					report_keys(f, g, rep, x);
+					report_keys(f, g, p, gi, rep, x);
 					fprintf(f, "}\n");
 				}
 		}
+	pairing_free(p);
 	return close_written(f, path);
 }

@@ -6,7 +6,9 @@
  * allocated), then frees it and returns.  tests/test_field.c runs it
  * once per size under glibc for a baseline, then argv[3] copies at once
  * under another allocator with a relative limit: each process's region
- * end, all of them together, is to take a rank of its own.
+ * end, all of them together, is to take a rank of its own.  argv[1] "-":
+ * the MiB read from standard input, which it then closes (field43: the
+ * same arguments on different inputs, `prog - ready n < input`).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -19,7 +21,11 @@ int main(int argc, char **argv)
 {
 	if (argc < 4)
 		return 2;
-	size_t mib = strtoul(argv[1], NULL, 10);
+	char in[32] = "";
+	/* and closes it, as zlib-ng's minigzip does before its exit */
+	if (!strcmp(argv[1], "-") && (read(0, in, sizeof in - 1) <= 0 || close(0) != 0))
+		return 2;
+	size_t mib = strtoul(strcmp(argv[1], "-") ? argv[1] : in, NULL, 10);
 	long all = strtol(argv[3], NULL, 10);
 	char *p = malloc(mib << 20);
 	if (!p)

@@ -4,9 +4,10 @@
  * budget's baseline report, MEMCHECK_BASELINE) must not stay in the
  * program's RSS after it.
  *
- * usage: region_rssfile
- *   one region "work" (a block made and freed), then prints RssFile of
- *   /proc/self/status in kB on a line of its own; exit 0
+ * usage: region_rssfile [FIELD]
+ *   one region "work" (a block made and freed), then prints RssFile (or
+ *   FIELD: RssAnon) of /proc/self/status in kB on a line of its own;
+ *   exit 0
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,10 @@
 
 static void *volatile sink;
 
-int main(void)
+int main(int argc, char **argv)
 {
+	char want[64];
+	snprintf(want, sizeof want, "%s: %%ld kB", argc > 1 ? argv[1] : "RssFile");
 	memcheck_begin("work");
 	char *p = malloc(64);
 	memset(p, 1, 64);
@@ -30,7 +33,7 @@ int main(void)
 	char line[256];
 	long kb = -1;
 	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "RssFile: %ld kB", &kb) == 1)
+		if (sscanf(line, want, &kb) == 1)
 			break;
 	fclose(f);
 	printf("%ld\n", kb);
