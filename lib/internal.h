@@ -2933,7 +2933,10 @@ struct mc_supps *mc_supp_new(void);
 void mc_supp_free(struct mc_supps *s);
 /* Parse text (len bytes) named name and add its entries to s.  False on
  * error, with "name:line: what was expected" in err; s is then as it
- * was.  mc_supp_load reads the file at path first. */
+ * was.  True with err not empty: a note on a file that parses (an entry
+ * skipped as valgrind skips it, whose author meant otherwise: its name
+ * line missing), for the caller to say.  mc_supp_load reads the file at
+ * path first. */
 bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,
 		   char *err, size_t errlen);
 bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen);

@@ -142,6 +142,8 @@ static char *check_suppressions(const char *const *files, int n)
 		struct mc_supps *s = mc_supp_new();
 		bool ok = s && mc_supp_load(s, abs, err, sizeof err);
 		mc_supp_free(s);
+		if (ok && err[0])
+			say("%s", err); /* a note: the file is read as valgrind reads it */
 		if (!ok) {
 			say_path_error(s ? err : "out of memory", abs, files[i]);
 		} else if (strchr(abs, ':')) {
