@@ -2436,8 +2436,13 @@ void mc_allocator_forget(void);
 /* A parsed budget file (memcheck-budget(5)), in mmap'd memory. */
 struct mc_budget;
 
-/* Read and parse path.  NULL on error, with "path:line: message" in err. */
+/* Read and parse path.  NULL on error, with "path:line: message" in err.
+ * A FIFO no process writes is refused, not waited for. */
 struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen);
+/* The same for the CLI: a FIFO's writer waited for, as cat(1) waits;
+ * the file's text left in text (mc_buf_free), whatever the outcome. */
+struct mc_budget *mc_budget_load_waiting(const char *path, struct mc_buf *text, char *err,
+					 size_t errlen);
 /* Parse text (len bytes) named name in messages; the same contract. */
 struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name,
 				  char *err, size_t errlen);
