@@ -466,10 +466,9 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
  * /proc/sys/fs/pipe-max-size, 1 MiB, for a process without
  * CAP_SYS_RESOURCE), so that it too goes whole or not at all; the pipe
  * stays that size (the reader reads the same bytes, in fewer wake-ups;
- * its pages are the kernel's only as they fill).  0: room, or a record
- * larger than the pipe can be made to hold (written in pieces as before:
- * the readers say such a cut line); ETIMEDOUT: none within b's bound,
- * nothing written. */
+ * its pages are the kernel's only as they fill).  0: room; E2BIG: a
+ * record larger than the pipe can be made to hold (written in parts:
+ * write_parts); ETIMEDOUT: none within b's bound, nothing written. */
 static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct bound *b)
 {
 	int cap = mc_sys_fcntl(fd, F_GETPIPE_SZ, 0), unread;
@@ -481,7 +480,7 @@ static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct b
 	if (need_empty > (size_t)cap) {
 		int grown = need_empty <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)need_empty) : -1;
 		if (grown <= 0 || need_empty > (size_t)grown)
-			return 0;
+			return E2BIG;
 		cap = grown;
 	}
 	for (unsigned ms = 1;; ms = ms < 64 ? ms * 2 : ms) {
@@ -494,6 +493,83 @@ static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct b
 		struct timespec t = { 0, (long)ms * 1000000 };
 		nanosleep(&t, NULL);
 	}
+}
+
+/* ---- a record in parts ------------------------------------------------
+ * A record larger than the pipe can be made to hold (past
+ * /proc/sys/fs/pipe-max-size, 1 MiB, for a process without
+ * CAP_SYS_RESOURCE: plain_bigrecords 0 1024's is 4 MiB) cannot go
+ * whole: written in pieces, one cut by the bound (a reader that stalls)
+ * left its first part as a line that the next record, this process's or
+ * another's, continued.  Such a record goes as parts, each a JSON line
+ * of its own no longer than PIPE_BUF (one write(2), which a pipe takes
+ * whole, never interleaved with another writer's):
+ *   {"part":{"pid":P,"seq":S,"i":I,"n":N},"text":"..."}
+ * I from 1 to N, the text the record's next bytes (its newline off) as a
+ * JSON string, never a UTF-8 sequence cut; the readers glue them back
+ * (tools/records.c) and say a part missing, repeated or out of order
+ * with its file and line (memcheck-report(5)).  Still under the FIFO's
+ * flock, so that they come one after another. */
+static _Atomic uint64_t parts_seq;
+
+/* What s[at] costs escaped, at most: mc_buf_json_at writes no more. */
+static inline size_t part_cost(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 ? (c == '"' || c == '\\' ? 2 : 1) : 6;
+}
+
+/* How many bytes from s[at] (of n) the next part's text holds within
+ * room bytes escaped; a UTF-8 continuation byte begins no part. */
+static size_t part_take(const char *s, size_t at, size_t n, size_t room)
+{
+	size_t k = at, used = 0;
+	while (k < n && used + part_cost((unsigned char)s[k]) <= room)
+		used += part_cost((unsigned char)s[k++]);
+	size_t back = k;
+	while (k < n && back > at + 1 && ((unsigned char)s[back] & 0xc0) == 0x80)
+		back--;
+	return (k < n && back > at ? back : k) - at;
+}
+
+/* A part's head, {"part":{"pid":P,"seq":S,"i":I,"n":N},"text": at w;
+ * the address past it. */
+static char *part_head(char *w, uint64_t pid, uint64_t seq, uint64_t i, uint64_t nparts)
+{
+	static const char *const words[] = { "{\"part\":{\"pid\":", ",\"seq\":", ",\"i\":",
+					     ",\"n\":" };
+	const uint64_t v[] = { pid, seq, i, nparts };
+	for (int k = 0; k < 4; k++) {
+		size_t len = strlen(words[k]);
+		memcpy(w, words[k], len);
+		w = mc_utoa(w + len, v[k]);
+	}
+	memcpy(w, "},\"text\":", 9);
+	return w + 9;
+}
+
+static __attribute__((noinline, cold)) int write_parts(int fd, const char *s, size_t n,
+							struct bound *b)
+{
+	if (n && s[n - 1] == '\n')
+		n--;
+	uint64_t seq = atomic_fetch_add(&parts_seq, 1) + 1, pid = (uint64_t)mc_pid();
+	char line[PIPE_BUF];
+	/* the head's length where I and N have as many digits as n, which
+	 * they never pass; the text's quotes, the '}' and the newline */
+	size_t room = PIPE_BUF - (size_t)(part_head(line, pid, seq, n, n) - line) - 4;
+	uint64_t nparts = 0;
+	for (size_t at = 0; at < n; nparts++)
+		at += part_take(s, at, n, room);
+	int err = 0;
+	for (size_t at = 0, i = 1; !err && at < n; i++) {
+		size_t k = part_take(s, at, n, room);
+		char *w = mc_buf_json_at(part_head(line, pid, seq, i, nparts), s + at, k);
+		*w++ = '}';
+		*w++ = '\n';
+		err = write_all(fd, line, (size_t)(w - line), true, b);
+		at += k;
+	}
+	return err;
 }
 
 /* A record to fd, whose status is st: under an flock on a FIFO; SIGPIPE
@@ -522,8 +598,11 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n, 
 	else if (fifo)
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 			;
-	if (!err && fifo && b)
-		err = room_whole(fd, n, b);
+	bool parts = false;
+	if (!err && fifo && b && (err = room_whole(fd, n, b)) == E2BIG) {
+		err = 0;
+		parts = true;
+	}
 	/* a regular file whose size limit the record would cross: none of
 	 * it written (past the limit the kernel takes what fits, and the
 	 * file's last line would be a record cut short) */
@@ -532,7 +611,7 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n, 
 		err = EFBIG;
 	*none = err != 0; /* nothing of it written */
 	if (!err)
-		err = write_all(fd, s, n, may_pipe, b);
+		err = parts ? write_parts(fd, s, n, b) : write_all(fd, s, n, may_pipe, b);
 	if (fifo)
 		flock(fd, LOCK_UN); /* none held after lock_by failed: no error */
 	if (err == ETIMEDOUT)
