@@ -14,7 +14,9 @@
  * catch, and libFuzzer's hang and memory limits, it checks that nothing
  * is lost silently:
  *   - every line that is not blank is a record read or said on stderr as
- *     FILE:LINE: (its file and line named), and the count of bad lines
+ *     FILE:LINE: (its file and line named), or a record's part: the last
+ *     of a record read, or one whose record is said (its pid and seq
+ *     named), and the count of bad lines
  *     recs_read returns is 0 exactly when nothing was said;
  *   - a file cut short reads no record the whole file does not have, in
  *     the same order, and a record cut inside its line (not in the
@@ -79,6 +81,28 @@ static bool blank_line(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* A record's part (lib/textout.c's write_parts) that is not named by
+ * its line: 1 where its record is said (its pid and seq in err) or its
+ * last part is to come, 2 where it is the last part of a record read
+ * (the glued record, which no line holds as it is), 0 where it is no
+ * part. */
+static int part_line(const uint8_t *p, size_t n, const char *err)
+{
+	char head[160];
+	unsigned long long pid, seq, i, parts;
+	if (n < 8 || memcmp(p, "{\"part\":", 8) != 0)
+		return 0;
+	snprintf(head, sizeof head, "%.*s", (int)(n < sizeof head - 1 ? n : sizeof head - 1), p);
+	if (sscanf(head, "{\"part\":{\"pid\":%llu,\"seq\":%llu,\"i\":%llu,\"n\":%llu}", &pid,
+		   &seq, &i, &parts) != 4)
+		return 0;
+	char said_as[96];
+	snprintf(said_as, sizeof said_as, "pid %llu (seq %llu)", pid, seq);
+	if (strstr(err, said_as))
+		return 1;
+	return i == parts ? 2 : 1;
+}
+
 /* Read n bytes of data as a report into rs; the bad count; *err what was
  * said (free it).  Checks the first property above. */
 static int read_as_report(const uint8_t *data, size_t n, struct recs *rs, char **err)
@@ -108,9 +132,10 @@ static int read_as_report(const uint8_t *data, size_t n, struct recs *rs, char *
 			bool named = strstr(*err, name) != NULL;
 			bool read = next < rs->n && strlen(rs->v[next].line) <= len &&
 				    memmem(data + at, len, rs->v[next].line, strlen(rs->v[next].line));
-			if (read)
-				next++;
-			else if (!named)
+			int part = named || read ? 0 : part_line(data + at, len, *err);
+			if (read || part == 2)
+				next++;              /* a record's line, or its last part */
+			else if (!named && !part)
 				abort();             /* a line lost silently */
 		}
 		at += len + 1;

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -761,48 +762,80 @@ struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name
 	return b;
 }
 
-struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
+/* path read into text and parsed.  keep: the CLI's, which waits for a
+ * FIFO's writer as cat(1) does (open(2) blocks until one opens it) and
+ * is handed the text (run passes a copy to its processes, which cannot
+ * read the FIFO again).  Else the library's: a FIFO without a writer is
+ * opened at once, not waited for (the program would hang at its first
+ * region's end), and refused, where it was read as an empty budget
+ * that passed every region (harden43); one with a writer is read, the
+ * reads waiting for the writer's end as before. */
+static struct mc_budget *load_from(const char *path, struct mc_buf *keep, char *err,
+				   size_t errlen)
 {
 	struct parser P = { .name = path ? path : "budget", .err = err, .errlen = errlen };
 	if (errlen)
 		err[0] = 0;
-	/* a FIFO without a writer: opened at once, not waited for (the
-	 * program would hang at its first region's end), and read as
-	 * empty; the reads then wait for a pipe's writer as before */
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | (keep ? 0 : O_NONBLOCK)) : -1;
 	if (fd < 0) {
 		fail(&P, "cannot open: %s", path ? strerror(errno) : "no file name");
 		return NULL;
 	}
-	fcntl(fd, F_SETFL, 0);
+	struct stat st;
+	/* the first read of a FIFO without waiting: 0 says no writer */
+	bool probe = !keep && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+	if (!probe)
+		fcntl(fd, F_SETFL, 0);
 	/* Read, not fstat+mmap: the file may be a pipe (<(...)). */
-	struct mc_buf text = { 0 };
+	struct mc_buf own = { 0 }, *text = keep ? keep : &own;
 	char chunk[4096];
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof chunk);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (probe && n == 0) {
+			fail(&P, "a FIFO no process has open for writing: expected a budget file "
+			     "(memcheck-budget(5)); not waited for");
+			break;
+		}
+		if (probe) {
+			probe = false;
+			fcntl(fd, F_SETFL, 0);
+			if (n < 0 && errno == EAGAIN)
+				continue; /* a writer, nothing written yet */
+		}
 		if (n < 0) {
 			fail(&P, "cannot read: %s", strerror(errno));
 			break;
 		}
 		if (n == 0)
 			break;
-		mc_buf_put(&text, chunk, (size_t)n);
+		mc_buf_put(text, chunk, (size_t)n);
 		/* its memory short: out of memory below, not a read that
 		 * never ends (/dev/zero: the length stays where it was) */
-		if (text.oom)
+		if (text->oom)
 			break;
-		if (text.len > MAX_FILE) {
+		if (text->len > MAX_FILE) {
 			fail(&P, "larger than %u MiB: not a budget file?", MAX_FILE >> 20);
 			break;
 		}
 	}
 	close(fd);
-	if (text.oom && !P.nerr)
+	if (text->oom && !P.nerr)
 		fail(&P, "out of memory");
-	struct mc_budget *b = P.nerr ? NULL : mc_budget_parse(text.s, text.len, path, err, errlen);
-	mc_buf_free(&text);
+	struct mc_budget *b = P.nerr ? NULL : mc_budget_parse(text->s, text->len, path, err, errlen);
+	mc_buf_free(&own);
 	return b;
+}
+
+struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
+{
+	return load_from(path, NULL, err, errlen);
+}
+
+struct mc_budget *mc_budget_load_waiting(const char *path, struct mc_buf *text, char *err,
+					 size_t errlen)
+{
+	return load_from(path, text, err, errlen);
 }
 

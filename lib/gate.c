@@ -47,7 +47,8 @@ static const char *basename_of(const char *path)
  * is picked: its region then has no baseline, which its relative limits
  * report. */
 struct base_line {
-	size_t off, len;
+	const char *p;   /* the record: in the file, or glued */
+	size_t off, len; /* its (first) line's place in the file */
 	uint32_t name;   /* its name's number (base_names), NO_NAME, or 0 where
 			  * names are not numbered: its "name" read each time */
 	uint8_t keyed;   /* of this process's arguments' key: KEY_* */
@@ -173,7 +174,7 @@ static bool base_key_is(const char *p, size_t n, const char *key, const char *wa
 /* Is the kept line i region's record? */
 static bool base_line_named(size_t i, const char *region)
 {
-	return base_key_is(base_text + base_lines[i].off, base_lines[i].len, "name", region, false);
+	return base_key_is(base_lines[i].p, base_lines[i].len, "name", region, false);
 }
 
 static uint32_t name_hash(const char *s)
@@ -222,8 +223,7 @@ static uint32_t base_name_find(const char *name, uint32_t h, bool add, size_t li
  * could have, 0 where names cannot be numbered (each read then). */
 static uint32_t base_name_number(size_t i)
 {
-	struct mc_jv obj = { base_text + base_lines[i].off,
-			     base_text + base_lines[i].off + base_lines[i].len, 0 }, v;
+	struct mc_jv obj = { base_lines[i].p, base_lines[i].p + base_lines[i].len, 0 }, v;
 	char s[4096];
 	if (base_names_failed || i >= UINT32_MAX - 1)
 		return 0;
@@ -232,8 +232,64 @@ static uint32_t base_name_number(size_t i)
 	return base_name_find(s, name_hash(s), true, i);
 }
 
+/* The line number of the file's byte off, in messages. */
+static size_t base_lineno(size_t off)
+{
+	size_t lineno = 1;
+	for (const char *c = base_text; c < base_text + off; c++)
+		lineno += *c == '\n';
+	return lineno;
+}
+
+/* A record written in parts (a FIFO's stream saved: lib/textout.c's
+ * write_parts, memcheck-report(5)) from the line at off, glued into
+ * *out; the offset past its last part in *past.  Its parts must follow
+ * one another, as memcheck writes them under the FIFO's lock (the CLI's
+ * reader also takes other lines between them); false, said once with
+ * the file and line, where one is missing, repeated or out of order:
+ * that record is not a baseline. */
+static __attribute__((noinline, cold)) bool base_glue(size_t off, struct mc_buf *out,
+						      size_t *past)
+{
+	const char *end = base_text + base_len;
+	uint64_t pid = 0, seq = 0, n = 0;
+	for (uint64_t want = 1;; want++) {
+		const char *p = base_text + off, *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		struct mc_jv v, part, f, t;
+		uint64_t P = 0, S = 0, I = 0, N = 0;
+		bool ok = off < base_len && len > 8 && memcmp(p, "{\"part\":", 8) == 0 &&
+			  mc_jv_line(p, len, &v) && mc_jv_get(v, "part", &part) &&
+			  mc_jv_get(part, "pid", &f) && mc_jv_u64(f, &P) &&
+			  mc_jv_get(part, "seq", &f) && mc_jv_u64(f, &S) && mc_jv_get(part, "i", &f) &&
+			  mc_jv_u64(f, &I) && mc_jv_get(part, "n", &f) && mc_jv_u64(f, &N) &&
+			  mc_jv_get(v, "text", &t) && I == want && I <= N &&
+			  (want == 1 || (P == pid && S == seq && N == n));
+		char *w = ok ? mc_buf_room(out, (size_t)(t.end - t.p)) : NULL;
+		if (!w || !mc_jv_str(t, w, (size_t)(t.end - t.p) + 1)) {
+			if (!base_said)
+				mc_log("%s:%zu: expected part %llu of a record written in parts%s; that "
+				       "record is not used as a baseline", mc_opt.baseline,
+				       base_lineno(off), (unsigned long long)want,
+				       want > 1 ? " right after the one before it" : " (its first)");
+			base_said = true;
+			*past = want > 1 ? off : off + len + 1; /* a line that is no part: read */
+			return false;
+		}
+		if (want == 1)
+			pid = P, seq = S, n = N;
+		mc_buf_end(out, w + strlen(w));
+		off += len + 1;
+		if (I == N) {
+			*past = off;
+			return true;
+		}
+	}
+}
+
 /* The next line after base_next that is a record of this program, kept
- * in base_lines; false when none is left. */
+ * in base_lines (a record in parts glued, kept in a buffer of its own);
+ * false when none is left. */
 static bool base_scan_one(const char *prog, size_t plen)
 {
 	const char *end = base_text + base_len;
@@ -242,12 +298,19 @@ static bool base_scan_one(const char *prog, size_t plen)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p), off = base_next;
 		base_next += n + 1;
+		struct mc_buf glued = { 0 };
+		if (unlikely(n > 8 && memcmp(p, "{\"part\":", 8) == 0)) {
+			bool whole = base_glue(off, &glued, &base_next);
+			p = glued.s;
+			n = whole && !glued.oom ? glued.len : 0;
+		}
 		if (n && base_line_may_be(p, n, prog, plen) && base_key_is(p, n, "program", prog, true)) {
-			base_lines[nbase_lines] = (struct base_line){ off, n, 0, KEY_UNKNOWN };
+			base_lines[nbase_lines] = (struct base_line){ p, off, n, 0, KEY_UNKNOWN };
 			base_lines[nbase_lines].name = base_name_number(nbase_lines);
 			nbase_lines++;
-			return true;
+			return true; /* a glued one's buffer kept for the process */
 		}
+		mc_buf_free(&glued);
 	}
 	return false;
 }
@@ -259,7 +322,7 @@ static bool base_scan_one(const char *prog, size_t plen)
  * instructions to the key, and the rest of the line never read. */
 static bool base_line_keyed(size_t i, const char *key)
 {
-	const char *line = base_text + base_lines[i].off, *end = line + base_lines[i].len;
+	const char *line = base_lines[i].p, *end = line + base_lines[i].len;
 	const char *at = memmem(line, base_lines[i].len, "\"args_hash\":\"", 13);
 	return at && end - at > 29 && memcmp(at + 13, key, 16) == 0 && at[29] == '"';
 }
@@ -461,13 +524,10 @@ static __attribute__((noinline)) const struct memcheck_result *baseline_for(cons
 	mc_args_key_at(key);
 	const struct base_line *l = base_pick(region, prog, key, want);
 	char err[256];
-	bool ok = l && mc_json_record(base_text + l->off, l->len, base_rec, err, sizeof err);
+	bool ok = l && mc_json_record(l->p, l->len, base_rec, err, sizeof err);
 	if (l && !ok && !base_said) {
-		size_t lineno = 1;
-		for (const char *c = base_text; c < base_text + l->off; c++)
-			lineno += *c == '\n';
-		mc_log("%s:%zu: %s; that record is not used as a baseline", mc_opt.baseline, lineno,
-		       err);
+		mc_log("%s:%zu: %s; that record is not used as a baseline", mc_opt.baseline,
+		       base_lineno(l->off), err);
 		base_said = true;
 	}
 	base_give_back();

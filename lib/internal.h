@@ -2471,8 +2471,13 @@ void mc_allocator_forget(void);
 /* A parsed budget file (memcheck-budget(5)), in mmap'd memory. */
 struct mc_budget;
 
-/* Read and parse path.  NULL on error, with "path:line: message" in err. */
+/* Read and parse path.  NULL on error, with "path:line: message" in err.
+ * A FIFO no process writes is refused, not waited for. */
 struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen);
+/* The same for the CLI: a FIFO's writer waited for, as cat(1) waits;
+ * the file's text left in text (mc_buf_free), whatever the outcome. */
+struct mc_budget *mc_budget_load_waiting(const char *path, struct mc_buf *text, char *err,
+					 size_t errlen);
 /* Parse text (len bytes) named name in messages; the same contract. */
 struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name,
 				  char *err, size_t errlen);
@@ -2968,7 +2973,10 @@ struct mc_supps *mc_supp_new(void);
 void mc_supp_free(struct mc_supps *s);
 /* Parse text (len bytes) named name and add its entries to s.  False on
  * error, with "name:line: what was expected" in err; s is then as it
- * was.  mc_supp_load reads the file at path first. */
+ * was.  True with err not empty: a note on a file that parses (an entry
+ * skipped as valgrind skips it, whose author meant otherwise: its name
+ * line missing), for the caller to say.  mc_supp_load reads the file at
+ * path first. */
 bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,
 		   char *err, size_t errlen);
 bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen);

@@ -824,6 +824,12 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	mc_rlimits_unlock();
+	/* First: what runs below may allocate, served by ownheap.c under
+	 * the guard; its lock, held across the fork, was then taken again
+	 * by the child for ever (harden43: fault.c's level_reset matching
+	 * MEMCHECK_FAIL_REGION with fnmatch, which allocates in a UTF-8
+	 * locale: every forked child of such a program hung) */
+	mc_ownheap_after_fork_child();
 	forked_child = true;
 	mc_pid_after_fork();
 	mc_walks_postfork(true);
@@ -850,7 +856,6 @@ static void fork_child(void)
 	mc_fatal_after_fork_child();
 	mc_symbolize_postfork(true);
 	mc_roots_postfork(true);
-	mc_ownheap_after_fork_child();
 	mc_blocks_after_fork_child();
 	mc_stacks_after_fork_child();
 	mc_account_postfork_child();

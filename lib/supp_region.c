@@ -34,14 +34,25 @@ static char bad[200];            /* the first file that did not parse */
 static char self[1024];          /* libmemcheck's path, for obj: patterns */
 static bool failed;              /* a file of this load did not parse */
 
+/* A note on a file that is read (an entry skipped as valgrind skips
+ * it): its own function, its string with those no default exit reads
+ * (text-order.ld). */
+static __attribute__((noinline, cold)) void load_note(const char *err)
+{
+	mc_log("suppressions: %s", err);
+}
+
 /* io: a buffer kept for the next file, or NULL */
 static void load_file(const char *path, struct mc_supp_io *io)
 {
 	char err[512];
 	mc_suppcache_note(path, true);   /* before the read: a later edit shows */
 	if (io ? mc_supp_load_io(supps, path, io, err, sizeof err)
-	       : mc_supp_load(supps, path, err, sizeof err))
+	       : mc_supp_load(supps, path, err, sizeof err)) {
+		if (err[0])
+			load_note(err);
 		return;
+	}
 	mc_log("suppressions not read: %s", err);
 	failed = true;
 	if (!bad[0])

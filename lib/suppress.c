@@ -238,12 +238,21 @@ struct reader {
 	char *err;
 	size_t errlen;
 	bool failed;
+	bool noted;               /* err holds a note (the file still parses) */
 	unsigned freeres;         /* the entry's "# freeres:" and "# valgrind:" marks
 				   * (comment_mark) */
 };
 
 static void fail(struct reader *r, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* "name:line: " and the message, into err. */
+static void put_err(struct reader *r, int line, const char *fmt, va_list ap)
+{
+	int n = snprintf(r->err, r->errlen, "%s:%d: ", r->name, line);
+	if (n >= 0 && (size_t)n < r->errlen)
+		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+}
+
 static void fail(struct reader *r, int line, const char *fmt, ...)
 {
 	if (r->failed)
@@ -251,13 +260,26 @@ static void fail(struct reader *r, int line, const char *fmt, ...)
 	r->failed = true;
 	if (!r->errlen)
 		return;
-	int n = snprintf(r->err, r->errlen, "%s:%d: ", r->name, line);
-	if (n >= 0 && (size_t)n < r->errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	put_err(r, line, fmt, ap);
+	va_end(ap);
+}
+
+/* A note on a file that parses: the first one kept in err, where a
+ * failure's message would go (mc_supp_parse's callers say it when the
+ * parse succeeds: err not empty). */
+static void note(struct reader *r, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static __attribute__((noinline, cold)) void note(struct reader *r, int line, const char *fmt, ...)
+{
+	if (r->failed || r->noted || !r->errlen)
+		return;
+	r->noted = true;
+	va_list ap;
+	va_start(ap, fmt);
+	put_err(r, line, fmt, ap);
+	va_end(ap);
 }
 
 static bool space(char c)
@@ -589,6 +611,17 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 		t = comma ? comma + 1 : colon;
 	}
 	if (!memcheck && !own) {
+		/* No tool is named fun, obj or src: the entry's name line is
+		 * missing, its Tool:Kind line taken for the name.  valgrind
+		 * 3.19 skips such an entry without a word, as another tool's;
+		 * memcheck skips it too (the same verdict), and says so. */
+		size_t tl = (size_t)(colon - line);
+		if (IS(line, tl, "fun") || IS(line, tl, "obj") || IS(line, tl, "src") ||
+		    IS(line, tl, "match-leak-kinds"))
+			note(r, open + 1, "the suppression begun at line %d has no name line: "
+			     "'%.*s' is read as its name and '%.*s' as its Tool:Kind, so valgrind "
+			     "and memcheck skip it as another tool's (add a name line after '{')",
+			     open, FOUND(name, name_len), FOUND(line, len));
 		s->other++;
 		return skip_entry(r, open);
 	}

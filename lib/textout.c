@@ -466,10 +466,9 @@ static __attribute__((noinline, cold)) int lock_by(int fd, struct bound *b)
  * /proc/sys/fs/pipe-max-size, 1 MiB, for a process without
  * CAP_SYS_RESOURCE), so that it too goes whole or not at all; the pipe
  * stays that size (the reader reads the same bytes, in fewer wake-ups;
- * its pages are the kernel's only as they fill).  0: room, or a record
- * larger than the pipe can be made to hold (written in pieces as before:
- * the readers say such a cut line); ETIMEDOUT: none within b's bound,
- * nothing written. */
+ * its pages are the kernel's only as they fill).  0: room; E2BIG: a
+ * record larger than the pipe can be made to hold (written in parts:
+ * write_parts); ETIMEDOUT: none within b's bound, nothing written. */
 static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct bound *b)
 {
 	int cap = mc_sys_fcntl(fd, F_GETPIPE_SZ, 0), unread;
@@ -481,7 +480,7 @@ static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct b
 	if (need_empty > (size_t)cap) {
 		int grown = need_empty <= INT_MAX ? mc_sys_fcntl(fd, F_SETPIPE_SZ, (long)need_empty) : -1;
 		if (grown <= 0 || need_empty > (size_t)grown)
-			return 0;
+			return E2BIG;
 		cap = grown;
 	}
 	for (unsigned ms = 1;; ms = ms < 64 ? ms * 2 : ms) {
@@ -494,6 +493,131 @@ static __attribute__((noinline, cold)) int room_whole(int fd, size_t n, struct b
 		struct timespec t = { 0, (long)ms * 1000000 };
 		nanosleep(&t, NULL);
 	}
+}
+
+/* ---- a record in parts ------------------------------------------------
+ * A record larger than the pipe can be made to hold (past
+ * /proc/sys/fs/pipe-max-size, 1 MiB, for a process without
+ * CAP_SYS_RESOURCE: plain_bigrecords 0 1024's is 4 MiB) cannot go
+ * whole: written in pieces, one cut by the bound (a reader that stalls)
+ * left its first part as a line that the next record, this process's or
+ * another's, continued.  Such a record goes as parts, each a JSON line
+ * of its own no longer than PIPE_BUF (one write(2), which a pipe takes
+ * whole, never interleaved with another writer's):
+ *   {"part":{"pid":P,"seq":S,"i":I,"n":N},"text":"..."}
+ * I from 1 to N, the text the record's next bytes (its newline off) as a
+ * JSON string, never a UTF-8 sequence cut; the readers glue them back
+ * (tools/records.c) and say a part missing, repeated or out of order
+ * with its file and line (memcheck-report(5)).  Still under the FIFO's
+ * flock, so that they come one after another. */
+static _Atomic uint64_t parts_seq;
+
+/* What a byte of the record costs in a part's text: 1 as it is (printable
+ * ASCII; and UTF-8, which memcheck's records are: its own strings
+ * escaped with mc_buf_json_at), 2 for '"' and '\\', 6 for a control
+ * byte (\u00XX), which a record, one line of JSON, never holds. */
+static const uint8_t part_cost[256] = {
+	[0 ... 0x1f] = 6, [0x20 ... 0x21] = 1, ['"'] = 2, [0x23 ... 0x5b] = 1, ['\\'] = 2,
+	[0x5d ... 0xff] = 1,
+};
+
+/* Does s[0..n) hold a control byte?  8 bytes a step: a borrow starts
+ * only at a byte below 0x20. */
+static bool has_control(const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	size_t k = 0;
+	for (uint64_t x; k + 8 <= n; k += 8) {
+		__builtin_memcpy(&x, s + k, 8);
+		if ((x - ones * 0x20) & ~x & high)
+			return true;
+	}
+	for (; k < n; k++)
+		if ((unsigned char)s[k] < 0x20)
+			return true;
+	return false;
+}
+
+/* Where the next part, from s[at] (of n), ends: take bytes of the
+ * record (as many as its text holds escaped at the most each byte can
+ * cost), fewer where the cut would fall inside a UTF-8 character.  Not
+ * the escaped length byte by byte: counted in a first pass (each part
+ * carries the count of parts) and again for each part, with
+ * mc_buf_json_at's escaping, it cost 232 M instructions for a 4 MiB
+ * record (callgrind, plain_bigrecords 0 1024), where the process's
+ * whole run on main was 21 M; this way 59 M more (twice the parts,
+ * each half full: 2,025 writes of at most 2.3 KB, not 1,030). */
+static size_t part_end(const char *s, size_t at, size_t n, size_t take)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t k = n - at > take ? at + take : n, back = k;
+	while (k < n && back > at + 1 && (u[back] & 0xc0) == 0x80)
+		back--;
+	return k < n ? back : k;
+}
+
+/* s[at..end) escaped as part_cost counts it, at w; past it. */
+static char *part_text(char *w, const char *s, size_t at, size_t end)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (const unsigned char *u = (const unsigned char *)s + at, *e = (const unsigned char *)s + end;
+	     u < e; u++) {
+		if (part_cost[*u] == 1) {
+			*w++ = (char)*u;
+		} else if (part_cost[*u] == 2) {
+			*w++ = '\\';
+			*w++ = (char)*u;
+		} else {
+			__builtin_memcpy(w, "\\u00", 4);
+			w[4] = hex[*u >> 4];
+			w[5] = hex[*u & 15];
+			w += 6;
+		}
+	}
+	return w;
+}
+
+/* A part's head, {"part":{"pid":P,"seq":S,"i":I,"n":N},"text": at w;
+ * the address past it. */
+static char *part_head(char *w, uint64_t pid, uint64_t seq, uint64_t i, uint64_t nparts)
+{
+	static const char *const words[] = { "{\"part\":{\"pid\":", ",\"seq\":", ",\"i\":",
+					     ",\"n\":" };
+	const uint64_t v[] = { pid, seq, i, nparts };
+	for (int k = 0; k < 4; k++) {
+		size_t len = strlen(words[k]);
+		memcpy(w, words[k], len);
+		w = mc_utoa(w + len, v[k]);
+	}
+	memcpy(w, "},\"text\":", 9);
+	return w + 9;
+}
+
+static __attribute__((noinline, cold)) int write_parts(int fd, const char *s, size_t n,
+							struct bound *b)
+{
+	if (n && s[n - 1] == '\n')
+		n--;
+	uint64_t seq = atomic_fetch_add(&parts_seq, 1) + 1, pid = (uint64_t)mc_pid();
+	char line[PIPE_BUF];
+	/* the head's length where I and N have as many digits as n, which
+	 * they never pass; the text's quotes, the '}' and the newline */
+	size_t room = PIPE_BUF - (size_t)(part_head(line, pid, seq, n, n) - line) - 4;
+	size_t take = room / (has_control(s, n) ? 6 : 2);
+	uint64_t nparts = 0;
+	for (size_t at = 0; at < n; nparts++)
+		at = part_end(s, at, n, take);
+	int err = 0;
+	for (size_t at = 0, i = 1; !err && at < n; i++) {
+		size_t e = part_end(s, at, n, take);
+		char *w = part_head(line, pid, seq, i, nparts);
+		*w++ = '"';
+		w = part_text(w, s, at, e);
+		memcpy(w, "\"}\n", 3);
+		err = write_all(fd, line, (size_t)(w + 3 - line), true, b);
+		at = e;
+	}
+	return err;
 }
 
 /* A record to fd, whose status is st: under an flock on a FIFO; SIGPIPE
@@ -522,8 +646,11 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n, 
 	else if (fifo)
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 			;
-	if (!err && fifo && b)
-		err = room_whole(fd, n, b);
+	bool parts = false;
+	if (!err && fifo && b && (err = room_whole(fd, n, b)) == E2BIG) {
+		err = 0;
+		parts = true;
+	}
 	/* a regular file whose size limit the record would cross: none of
 	 * it written (past the limit the kernel takes what fits, and the
 	 * file's last line would be a record cut short) */
@@ -532,7 +659,7 @@ static int write_record(int fd, const struct stat *st, const char *s, size_t n, 
 		err = EFBIG;
 	*none = err != 0; /* nothing of it written */
 	if (!err)
-		err = write_all(fd, s, n, may_pipe, b);
+		err = parts ? write_parts(fd, s, n, b) : write_all(fd, s, n, may_pipe, b);
 	if (fifo)
 		flock(fd, LOCK_UN); /* none held after lock_by failed: no error */
 	if (err == ETIMEDOUT)

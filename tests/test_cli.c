@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -776,8 +777,9 @@ END_TEST
  * sweep): one given as a pipe (a shell's <(...), here /dev/stdin) had
  * its bytes taken by the start-up look for an RSS key, and the region
  * passed with no rule at all before session 41; a FIFO nobody writes
- * kept the program from starting (open waited for a writer); a
- * suppression file that is such a FIFO, the same.  Each allocator. */
+ * kept the program from starting (open waited for a writer), then read
+ * as an empty budget (refused since harden43); a suppression file that
+ * is such a FIFO, refused.  Each allocator. */
 START_TEST(budget_not_a_regular_file)
 {
 	const char *fifo = h_tmppath("fifo");
@@ -798,10 +800,14 @@ START_TEST(budget_not_a_regular_file)
 			      "%s: the budget read from a pipe did not fail alloc_free; stderr:\n%s",
 			      x.label, x.r.err);
 		h_res_free(&x);
+		/* refused, every region failing, where it read as an empty
+		 * budget that passed them (exit 0) before harden43 */
 		H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
 		       .flags = H_PRELOAD | H_EXITCODE, .env = H_LIST(h_env("MEMCHECK_BUDGET=%s", fifo)));
-		h_expect_exit(&x, 0);
+		h_expect_exit(&x, 23);
 		ck_assert_str_eq(x.r.out, "hello stdout\n");
+		EXPECT_HAS(x.r.err, h_env("MEMCHECK_BUDGET: %s: a FIFO no process has open for "
+					  "writing", fifo), "the library's refusal");
 		h_res_free(&x);
 		H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
 		       .flags = H_PRELOAD | H_EXITCODE,
@@ -849,6 +855,113 @@ START_TEST(baseline_not_a_regular_file)
 			h_res_free(&x);
 		}
 	}
+}
+END_TEST
+
+/* path's records rewritten at dst as memcheck writes a record too
+ * long for a pipe (memcheck-report(5), "Records in parts"): each line
+ * in parts of 200 bytes of its text; skip: a part number left out
+ * (0: none). */
+static void write_in_parts(const char *path, const char *dst, int skip)
+{
+	char *text = h_read_file(path, NULL);
+	FILE *out = fopen(dst, "w");
+	ck_assert(text && out);
+	int seq = 0;
+	for (char *l = text, *nl; (nl = strchr(l, '\n')); l = nl + 1) {
+		size_t len = (size_t)(nl - l), n = (len + 199) / 200;
+		seq++;
+		for (size_t i = 1; i <= n; i++) {
+			if ((int)i == skip)
+				continue;
+			fprintf(out, "{\"part\":{\"pid\":77,\"seq\":%d,\"i\":%zu,\"n\":%zu},\"text\":\"",
+				seq, i, n);
+			for (const char *c = l + (i - 1) * 200; c < l + len && c < l + i * 200; c++)
+				fprintf(out, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+			fputs("\"}\n", out);
+		}
+	}
+	fclose(out);
+	free(text);
+}
+
+/* A baseline saved from a FIFO's stream holds its long records in parts
+ * (harden43): the library's baseline reader glues them, and a region is
+ * judged against its record (on main: no record of the program found,
+ * the relative limit failed for want of a baseline); a part missing is
+ * said with the file and line, that record not used. */
+START_TEST(baseline_in_parts)
+{
+	if (!h_allocator(_i, NULL))
+		return;
+	const char *budget = tmpfile_with("rel.budget", "[*]\npeak_rss <= 100x\n");
+	struct h_res b, x;
+	H_EXEC(&b, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = _i,
+	       .flags = H_PRELOAD);
+	h_expect_exit(&b, 0);
+	for (int skip = 0; skip < 3; skip += 2) {
+		const char *parts = h_tmppath(skip ? "broken.jsonl" : "parts.jsonl");
+		write_in_parts(b.report, parts, skip);
+		H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = _i,
+		       .flags = H_PRELOAD | H_EXITCODE,
+		       .env = H_LIST(h_env("MEMCHECK_BUDGET=%s", budget),
+				     h_env("MEMCHECK_BASELINE=%s", parts)));
+		ck_assert_str_eq(x.r.out, "hello stdout\n");
+		if (!skip) {
+			h_expect_exit(&x, 0);
+			ck_assert_msg(!strstr(x.r.err, "baseline"), "%s", x.r.err);
+		} else {
+			/* (glibc's own regions are its baseline: no relative limit) */
+			h_expect_exit(&x, strcmp(h_allocators[_i].name, "glibc") == 0 ? 0 : 23);
+			EXPECT_HAS(x.r.err, h_env("%s:2: expected part 2 of a record written in parts "
+						  "right after the one before it", parts), "the gap");
+		}
+		h_res_free(&x);
+	}
+	h_res_free(&b);
+}
+END_TEST
+
+/* A budget that is a FIFO (harden43).  memcheck run reads it as cat
+ * does, waiting for its writer (on main it was read at once as an empty
+ * budget: a program over the budget's one rule passed, exit 0), and its
+ * processes judge the same rules (a copy: they cannot read the FIFO
+ * again, and refuse one no process writes: budget_not_a_regular_file). */
+static pid_t write_fifo_later(const char *fifo, const char *text)
+{
+	pid_t w = fork();
+	ck_assert_int_ge(w, 0);
+	if (w == 0) {
+		usleep(300 * 1000); /* after memcheck has opened it */
+		FILE *f = fopen(fifo, "w");
+		if (!f)
+			_exit(1);
+		fputs(text, f);
+		_exit(fclose(f) == 0 ? 0 : 1);
+	}
+	return w;
+}
+
+START_TEST(budget_fifo)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *fifo = h_tmppath("budget.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	static const char rule[] = "[*]\npeak_live_bytes <= 16\n";
+	pid_t w = write_fifo_later(fifo, rule);
+	struct h_res x;
+	MC(&x, "run", "-a", h_allocators[_i].name, "--budget", fifo, "--", prog(), "out", "pass");
+	int st;
+	ck_assert_int_eq(waitpid(w, &st, 0), w);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the FIFO's writer failed");
+	h_expect_exit(&x, 1);
+	EXPECT_HAS(x.r.out, "hello stdout\n", "the program's output");
+	EXPECT_HAS(x.r.err, h_env("%s:2: peak_live_bytes", fifo), "the FIFO's rule, named");
+	ck_assert_msg(!strstr(x.r.err, "a FIFO no process"), "%s", x.r.err);
+	h_res_free(&x);
+	unlink(fifo);
 }
 END_TEST
 
@@ -1057,6 +1170,8 @@ int main(void)
 	tcase_add_test(tc, junit_structure);
 	tcase_add_test(tc, budget_not_a_regular_file);
 	tcase_add_test(tc, baseline_not_a_regular_file);
+	tcase_add_loop_test(tc, budget_fifo, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, baseline_in_parts, 0, H_NALLOCATORS);
 	tcase_add_test(tc, cli_files_not_regular);
 	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);

@@ -107,6 +107,26 @@ START_TEST(test_preloaded_fork_both_report_process)
 }
 END_TEST
 
+/* harden43: MEMCHECK_FAIL_REGION (any pattern: "abc") in a program
+ * that set a UTF-8 locale and forked: the child's fork handler matched
+ * the pattern with fnmatch, which allocated under memcheck's guard from
+ * its own heap, whose lock the fork had left taken: every forked child
+ * hung (coreutils' timeout under MEMCHECK_PROGRAMS=*, killed after its
+ * time).  Each allocator. */
+START_TEST(test_fork_with_fail_region_in_utf8)
+{
+	if (!h_allocator(_i, NULL))
+		return;
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_fork", .args = H_LIST("fork", "utf8"), .alloc = _i,
+	       .flags = H_PRELOAD, .timeout = 10, .env = H_LIST("MEMCHECK_FAIL_REGION=abc"));
+	h_expect_exit(&x, 0);
+	pid_t child = pid_after(x.r.out, "child=");
+	h_expect_wants(&x, rec_of(&x, "process", child, "child"), FIGURES(2, 1, 50, 1, 20));
+	h_res_free(&x);
+}
+END_TEST
+
 START_TEST(test_exec_child_writes_its_own_record)
 {
 	/* MEMCHECK_PROGRAMS: /usr/bin/true is installed on the system, which
@@ -301,6 +321,7 @@ int main(void)
 	tcase_add_test(tc, test_child_region_has_only_child_figures);
 	tcase_add_test(tc, test_preloaded_fork_both_report_process);
 	tcase_add_test(tc, test_exec_child_writes_its_own_record);
+	tcase_add_loop_test(tc, test_fork_with_fail_region_in_utf8, 0, H_NALLOCATORS);
 	tcase_add_test(tc, test_fork_while_threads_allocate);
 	TCase *locks = h_tcase("locks", 90);
 	tcase_add_loop_test(locks, test_fork_against_every_lock, 0, H_NALLOCATORS);

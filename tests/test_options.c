@@ -94,6 +94,57 @@ static unsigned long allocations_under_1g(int alloc, const char *const *env, uns
 	return allocations_under("1g", alloc, env, flags, what);
 }
 
+/* Every MEMCHECK_* variable of lib/options.def with values no one means
+ * (empty, huge, negative, a format string, 4 KiB of one letter): the
+ * program runs as bare, its output and exit status its own, memcheck
+ * saying what it makes of the value in a few lines at most (harden43's
+ * sweep: MEMCHECK_FAIL_REGION=anything hung every forked child of a
+ * program in a UTF-8 locale, test_fork).  plain_fork in C.UTF-8: a
+ * fork, a child's exit, the parent's wait.  Options naming files
+ * memcheck writes are left out (they would land in the test's
+ * directory). */
+#define MC_OPT(name, field, kind, def, values, doc) #name,
+static const char *const every_option[] = {
+#include "../lib/options.def"
+};
+#undef MC_OPT
+
+START_TEST(test_garbage_values_leave_the_program_alone)
+{
+	if (!h_allocator(_i, NULL))
+		return;
+	static const char *const writes[] = { "REPORT", "LOG", "GEN_SUPPRESSIONS", "FAIL_LOG",
+					      "VALGRIND_XML", "CACHE" };
+	static char letters[4097];
+	memset(letters, 'A', sizeof letters - 1);
+	const char *const values[] = { "", "99999999999999999999999999", "-1", "%s%n,x|y", letters };
+	for (size_t o = 0; o < sizeof every_option / sizeof every_option[0]; o++) {
+		bool skip = false;
+		for (size_t w = 0; w < sizeof writes / sizeof writes[0]; w++)
+			skip |= strcmp(every_option[o], writes[w]) == 0;
+		for (size_t v = 0; !skip && v < sizeof values / sizeof values[0]; v++) {
+			struct h_res x;
+			H_EXEC(&x, .prog = "plain_fork", .args = H_LIST("fork", "utf8"), .alloc = _i,
+			       .flags = H_PRELOAD, .no_report = true, .text = "none", .timeout = 10,
+			       .env = H_LIST(h_env("MEMCHECK_%s=%s", every_option[o], values[v])));
+			/* (a bad MEMCHECK_EXITCODE is its default, 23: plain_fork leaks) */
+			int want = strcmp(every_option[o], "EXITCODE") == 0 ? 23 : 0;
+			ck_assert_msg(x.r.exit_code == want && strncmp(x.r.out, "child=", 6) == 0,
+				      "MEMCHECK_%s='%.20s': exit %d, stdout '%s', stderr:\n%.2000s",
+				      every_option[o], values[v], x.r.exit_code, x.r.out, x.r.err);
+			/* memcheck's own messages (its reports aside: the
+			 * garbage may turn the text on, whose lines are ==PID==) */
+			int said = 0;
+			for (const char *c = x.r.err; (c = strstr(c, "memcheck[")); c++)
+				said++;
+			ck_assert_msg(said <= 4, "MEMCHECK_%s='%.20s': %d messages on stderr:\n%.2000s",
+				      every_option[o], values[v], said, x.r.err);
+			h_res_free(&x);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_a_1g_address_space_limit_leaves_the_program_its_memory)
 {
 	const char *so, *a = h_allocator_name(_i);
@@ -509,12 +560,13 @@ static const struct h_case cases[] = {
 
 int main(void)
 {
-	TCase *tc = h_tcase("options", 30);
+	TCase *tc = h_tcase("options", 240);
 	H_ADD_CASES(tc, cases);
 	tcase_add_loop_test(tc, test_a_1g_address_space_limit_leaves_the_program_its_memory, 0,
 			    H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_a_tight_limit_counts_only_the_programs_mappings, 0,
 			    H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_limits_read_back_as_set, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_garbage_values_leave_the_program_alone, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

@@ -139,6 +139,42 @@ H_SETUP(a_bad_one)
 	return true;
 }
 
+/* An entry whose name line is missing: valgrind 3.19 reads its
+ * Memcheck:Leak line as the name and its first frame line as the tool
+ * ("fun", no tool of its), and skips it without a word; memcheck skips
+ * it too, and says so once with the file and line (harden43). */
+static const char noname_text[] = "{\n   Memcheck:Leak\n   fun:malloc\n   fun:lose\n}\n";
+
+H_SETUP(a_nameless_entry)
+{
+	files.bad = write_tmp("noname.supp", noname_text);
+	env_adding(run, h_env("MEMCHECK_SUPPRESSIONS=%s", files.bad));
+	return true;
+}
+
+/* The note names the file and line; valgrind's verdict on the same
+ * program and file is memcheck's: nothing suppressed, 160 bytes lost. */
+H_CHECK(nameless_entry_noted_as_valgrind_skips)
+{
+	const char *msg = h_env("%s:2: the suppression begun at line 1 has no name line",
+				files.bad);
+	ck_assert_msg(strstr(x->r.err, msg), "no '%s' in:\n%s", msg, x->r.err);
+	const char *vg = h_valgrind_path();
+	if (!vg || x->alloc != 0)
+		return;
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full",
+					      h_env("--suppressions=%s", files.bad),
+					      h_prog("plain_supp"), "lost"),
+	       .no_report = true, .text = "");
+	struct h_vg_leaks l[1];
+	ck_assert_int_eq(h_valgrind_leaks(v.r.err, l, 1), 1);
+	ck_assert_uint_eq(l[0].bytes[HVG_DEF], 160);
+	ck_assert_uint_eq(l[0].blocks[HVG_SUP], 0);
+	ck_assert_msg(!strstr(v.r.err, "FATAL"), "%s", v.r.err);
+	h_res_free(&v);
+}
+
 /* The figures moved, the use counts in the file's order, the text
  * report in valgrind's words. */
 H_CHECK(suppressed_and_counted)
@@ -364,6 +400,13 @@ static const struct h_case cases[] = {
 		    { "live_bytes", REACHABLE_BYTES + 2 * 64 + 32 },
 		    { "verdict", .str = "fail" } },   /* lose_other's block */
 	  .err = H_LIST("suppressed: 304 bytes in 4 blocks") },
+	/* an entry without its name line: skipped as valgrind skips it, said */
+	{ "an entry without its name line", .record = "process",
+	  .run = { .prog = "plain_supp", .args = H_LIST("lost"), .flags = H_PRELOAD,
+		   .text = "summary" },
+	  .setup = a_nameless_entry, .check = nameless_entry_noted_as_valgrind_skips,
+	  .want = { { "definitely_lost.blocks", 3 }, { "definitely_lost.bytes", 160 } },
+	  .err_lines = { { "has no name line", 1 } } },
 	/* without the file: nothing suppressed, no suppressions listed */
 	{ "without the file", PLAIN_SUPP(H_LIST("lost"), H_PRELOAD,
 					 .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),

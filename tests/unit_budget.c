@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -739,6 +741,52 @@ START_TEST(load_files)
 	/* Not a file to read whole: /dev/zero never ends. */
 	ck_assert_ptr_null(mc_budget_load("/dev/zero", err, sizeof err));
 	ck_assert_str_eq(err, "/dev/zero: larger than 16 MiB: not a budget file?");
+	/* A FIFO no process writes: refused at once, never read as an empty
+	 * budget (harden43); one with a writer read to its end, the writer
+	 * waited for by the CLI's load. */
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_ptr_null(mc_budget_load(path, err, sizeof err));
+	snprintf(want, sizeof want, "%s: a FIFO no process has open for writing: expected a "
+		 "budget file (memcheck-budget(5)); not waited for", path);
+	ck_assert_str_eq(err, want);
+	for (int waiting = 0; waiting < 2; waiting++) {
+		/* not waiting: a writer that has written nothing yet (a reader
+		 * of the test's own holds the FIFO open meanwhile), whose
+		 * text the reads wait for; waiting: a writer that opens the
+		 * FIFO after the load has begun to wait */
+		int rfd = -1, wfd = -1;
+		if (!waiting) {
+			rfd = open(path, O_RDONLY | O_NONBLOCK);
+			wfd = open(path, O_WRONLY);
+			ck_assert_int_ge(wfd, 0);
+		}
+		pid_t w = fork();
+		ck_assert_int_ge(w, 0);
+		if (w == 0) {
+			usleep(200 * 1000);
+			int fd2 = wfd >= 0 ? wfd : open(path, O_WRONLY);
+			_exit(fd2 >= 0 && write(fd2, "[x]\nallocs <= 2\n", 16) == 16 ? 0 : 1);
+		}
+		if (wfd >= 0)
+			close(wfd);
+		struct mc_buf copy = { 0 };
+		b = waiting ? mc_budget_load_waiting(path, &copy, err, sizeof err)
+			    : mc_budget_load(path, err, sizeof err);
+		ck_assert_msg(b != NULL, "%s", err);
+		struct memcheck_result three = result();
+		three.allocs = 3;
+		ck_assert_int_eq(mc_budget_check(b, "x", "glibc", &three, NULL, out, sizeof out), 1);
+		if (waiting)
+			ck_assert_str_eq(copy.s, "[x]\nallocs <= 2\n");
+		mc_buf_free(&copy);
+		mc_budget_free(b);
+		if (rfd >= 0)
+			close(rfd);
+		int st;
+		ck_assert_int_eq(waitpid(w, &st, 0), w);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	unlink(path);
 }
 END_TEST
 

@@ -378,6 +378,21 @@ START_TEST(refuses_bad_entries)
 	char tiny[12];
 	ck_assert(!mc_supp_parse(s, "x", 1, "t.supp", tiny, sizeof tiny));
 	ck_assert_str_eq(tiny, "t.supp:1: e");
+	/* a good file leaves err empty; one whose entry lacks its name line
+	 * is read (valgrind 3.19 skips such an entry as another tool's, its
+	 * frame line taken for the tool), the entry skipped, the first such
+	 * said in err, the file's other entries applied */
+	ck_assert(mc_supp_parse(s, half, sizeof half - 3, "t.supp", err, sizeof err));
+	ck_assert_str_eq(err, "");
+	static const char nameless[] = "{\n Memcheck:Leak\n fun:f\n}\n{\n a\n Memcheck:Leak\n"
+				       " fun:g\n}\n{\n Memcheck:Leak\n match-leak-kinds: all\n"
+				       " fun:h\n}\n";
+	ck_assert(mc_supp_parse(s, nameless, sizeof nameless - 1, "t.supp", err, sizeof err));
+	ck_assert_uint_eq(mc_supp_count(s), 5);
+	ck_assert_str_eq(err, "t.supp:2: the suppression begun at line 1 has no name line: "
+			 "'Memcheck:Leak' is read as its name and 'fun:f' as its Tool:Kind, so "
+			 "valgrind and memcheck skip it as another tool's (add a name line after "
+			 "'{')");
 	mc_supp_free(s);
 }
 END_TEST

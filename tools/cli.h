@@ -434,8 +434,13 @@ const char *unpreloadable(const char *path);
 void add_alloc_fn(const char *pattern);
 /* Load a budget file given as path; its rules are named by the absolute
  * path (*abs, when not NULL), as the library names them; errors are said
- * with path as given.  NULL on error. */
-struct mc_budget *load_budget(const char *path, char **abs);
+ * with path as given.  NULL on error.  A FIFO's writer is waited for;
+ * stream (or NULL): a file that is not a regular one leaves its text
+ * there (stream->s not NULL), for the processes run starts. */
+struct mc_budget *load_budget(const char *path, char **abs, struct mc_buf *stream);
+/* That text written to DIR/budget, for MEMCHECK_BUDGET; its path, or
+ * NULL (said, "--budget given"); stream emptied. */
+char *write_budget_copy(struct mc_buf *stream, const char *dir, const char *given);
 /* g becomes the stored baseline group: the records of path whose
  * allocator is name, or all of them when none is.  False (said) when
  * path cannot be read or has a malformed line. */

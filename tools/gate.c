@@ -91,7 +91,7 @@ int cmd_gate(int argc, char **argv)
 	struct group *groups = NULL;
 	size_t ng = 0;
 	struct recs all = { 0 };
-	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
+	if (o.budget && !(budget = load_budget(o.budget, &budget_abs, NULL)))
 		goto out;
 	if (pick_baseline("gate", o.baseline, budget, &bname))
 		goto out;

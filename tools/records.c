@@ -183,6 +183,181 @@ static enum line_end next_report_line(struct lines *l, char **line, size_t *len,
 	}
 }
 
+/* ---- records in parts ------------------------------------------------
+ * A record the library could not write whole to a FIFO or pipe (larger
+ * than the pipe can be made to hold: lib/textout.c's write_parts) comes
+ * as parts, each a line {"part":{"pid":P,"seq":S,"i":I,"n":N},"text":T},
+ * I from 1 to N, T the record's next bytes; glued back here, in the
+ * order of the lines, other lines between them read as they come.  A
+ * part missing, repeated or out of order, and a record whose last part
+ * the file does not hold, are said with the file and line, and that
+ * record is not read (memcheck-report(5)). */
+static const char part_head[] = "{\"part\":";
+
+struct glue {
+	uint64_t pid, seq, n, next;   /* next: the part expected; 0: dropped */
+	int line;                     /* of its first part */
+	char *text;
+	size_t len;
+};
+
+struct glues {
+	struct glue *v;
+	size_t n, cap;
+};
+
+static struct glue *glue_of(struct glues *g, uint64_t pid, uint64_t seq)
+{
+	for (size_t k = 0; k < g->n; k++)
+		if (g->v[k].pid == pid && g->v[k].seq == seq)
+			return &g->v[k];
+	return NULL;
+}
+
+static void glue_drop(struct glues *g, struct glue *x)
+{
+	free(x->text);
+	*x = g->v[--g->n];
+}
+
+static struct glue *glue_push(struct glues *g, uint64_t pid, uint64_t seq, uint64_t n,
+			      uint64_t next, int line)
+{
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 4;
+		g->v = xrealloc(g->v, g->cap * sizeof *g->v);
+	}
+	g->v[g->n] = (struct glue){ pid, seq, n, next, line, NULL, 0 };
+	return &g->v[g->n++];
+}
+
+/* A part line: true and the record in *whole (free it) once its last
+ * part is read; what is said counted in *bad. */
+static bool glue_part(struct glues *g, const char *path, int lineno, const char *line,
+		      size_t len, char **whole, size_t *wlen, int *bad)
+{
+	struct mc_jv v, part, t, f;
+	uint64_t pid, seq, i, n;
+	if (!mc_jv_line(line, len, &v) || !mc_jv_get(v, "part", &part) ||
+	    !mc_jv_get(part, "pid", &f) || !mc_jv_u64(f, &pid) || !mc_jv_get(part, "seq", &f) ||
+	    !mc_jv_u64(f, &seq) || !mc_jv_get(part, "i", &f) || !mc_jv_u64(f, &i) ||
+	    !mc_jv_get(part, "n", &f) || !mc_jv_u64(f, &n) || !mc_jv_get(v, "text", &t) ||
+	    t.end - t.p < 2 || *t.p != '"' || i == 0 || n == MEMCHECK_UNKNOWN || i > n ||
+	    pid == MEMCHECK_UNKNOWN || seq == MEMCHECK_UNKNOWN) {
+		fprintf(stderr, "%s:%d: expected a record's part, {\"part\":{\"pid\":P,\"seq\":S,"
+			"\"i\":I,\"n\":N},\"text\":\"...\"} with 1 <= I <= N\n", path, lineno);
+		++*bad;
+		return false;
+	}
+	unsigned long long ui = i, un = n, upid = pid, useq = seq;
+	struct glue *x = glue_of(g, pid, seq);
+	if (x && x->next == 0) {
+		if (i > 1)
+			return false; /* the rest of a record said not read */
+		glue_drop(g, x);      /* its part 1 again: a record from here */
+		x = NULL;
+	}
+	if (x && (x->next != i || x->n != n)) {
+		fprintf(stderr, "%s:%d: part %llu of %llu of the record of pid %llu (seq %llu) begun "
+			"at line %d: expected part %llu of %llu (%s); the record is not read\n", path,
+			lineno, ui, un, upid, useq, x->line, (unsigned long long)x->next,
+			(unsigned long long)x->n, x->n != n ? "another count of parts" :
+			i < x->next ? "a part repeated or out of order" : "parts missing");
+		++*bad;
+		glue_drop(g, x);
+		x = NULL;
+		if (i > 1) {
+			glue_push(g, pid, seq, n, 0, lineno); /* its later parts skipped */
+			return false;
+		}
+	} else if (!x && i > 1) {
+		fprintf(stderr, "%s:%d: part %llu of %llu of the record of pid %llu (seq %llu): "
+			"expected its part 1 before it (parts missing or out of order); the record "
+			"is not read\n", path, lineno, ui, un, upid, useq);
+		++*bad;
+		glue_push(g, pid, seq, n, 0, lineno);
+		return false;
+	}
+	if (!x)
+		x = glue_push(g, pid, seq, n, 1, lineno);
+	size_t room = (size_t)(t.end - t.p);   /* the decoded text is never longer */
+	x->text = xrealloc(x->text, x->len + room + 1);
+	if (!mc_jv_str(t, x->text + x->len, room + 1)) {
+		fprintf(stderr, "%s:%d: part %llu of %llu: its text is not a JSON string; the record "
+			"of pid %llu (seq %llu) is not read\n", path, lineno, ui, un, upid, useq);
+		++*bad;
+		free(x->text);
+		*x = (struct glue){ pid, seq, n, 0, lineno, NULL, 0 };
+		return false;
+	}
+	x->len += strlen(x->text + x->len);
+	x->next++;
+	if (i < n)
+		return false;
+	*whole = x->text;
+	*wlen = x->len;
+	x->text = NULL;
+	glue_drop(g, x);
+	return true;
+}
+
+/* At the file's end: each record whose last part did not come, said;
+ * how many. */
+static int glue_end(struct glues *g, const char *path)
+{
+	int bad = 0;
+	for (size_t k = 0; k < g->n; k++) {
+		struct glue *x = &g->v[k];
+		if (x->next == 0)
+			continue;
+		fprintf(stderr, "%s:%d: the record of pid %llu (seq %llu) in %llu parts: parts 1 to "
+			"%llu, the rest missing (its writer stopped: MEMCHECK_TEXT_TIMEOUT's bound on "
+			"a pipe, or a process killed as it wrote); the record is not read\n", path,
+			x->line, (unsigned long long)x->pid, (unsigned long long)x->seq,
+			(unsigned long long)x->n, (unsigned long long)(x->next - 1));
+		bad++;
+	}
+	for (size_t k = 0; k < g->n; k++)
+		free(g->v[k].text);
+	free(g->v);
+	return bad;
+}
+
+/* One record's line (or the text its parts glued back) into out. */
+static void read_one(struct recs *out, const char *path, int lineno, char *line, size_t len,
+		     int *bad)
+{
+	struct rec r;
+	char err[256];
+	memset(&r, 0, sizeof r);
+	if (!mc_json_record_leak(line, len, &r.m, &r.leak, err, sizeof err)) {
+		size_t cut = cut_record(line, len, err);
+		if (!cut) {
+			fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
+			++*bad;
+			return;
+		}
+		/* said as what it is; a whole record after it read */
+		fprintf(stderr, "%s:%d: %s: a record cut short after %zu bytes (its writer "
+			"stopped in the middle: MEMCHECK_TEXT_TIMEOUT's bound on a pipe or "
+			"socket, or a process killed as it wrote)%s\n", path, lineno, err, cut,
+			cut < len ? "; the record after it on the line is read" : "");
+		++*bad;
+		memset(&r, 0, sizeof r);
+		if (cut == len)
+			return;
+		if (!mc_json_record_leak(line + cut, len - cut, &r.m, &r.leak, err, sizeof err)) {
+			fprintf(stderr, "%s:%d: after byte %zu: %s\n", path, lineno, cut, err);
+			return;
+		}
+		memmove(line, line + cut, len - cut + 1);
+		len -= cut;
+	}
+	killed_first(&r, line, len);
+	r.line = xstrdup(line);
+	recs_push(out, &r);
+}
+
 int recs_read(struct recs *out, const char *path, bool missing_ok)
 {
 	FILE *f = fopen(path, "re");
@@ -197,6 +372,7 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 	size_t len = 0, col = 0;
 	enum line_end got;
 	int lineno = 0, bad = 0;
+	struct glues glues = { 0 };
 	while ((got = next_report_line(&lines, &line, &len, &col)) != LINE_EOF) {
 		lineno++;
 		if (got == LINE_LONG || got == LINE_NUL_NO_END) {
@@ -215,36 +391,18 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 		/* Blank lines carry nothing; JSON Lines readers skip them. */
 		if (blank(line, len))
 			continue;
-		struct rec r;
-		char err[256];
-		memset(&r, 0, sizeof r);
-		if (!mc_json_record_leak(line, len, &r.m, &r.leak, err, sizeof err)) {
-			size_t cut = cut_record(line, len, err);
-			if (!cut) {
-				fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
-				bad++;
-				continue;
+		if (len >= sizeof part_head - 1 && memcmp(line, part_head, sizeof part_head - 1) == 0) {
+			char *whole;
+			size_t wlen;
+			if (glue_part(&glues, path, lineno, line, len, &whole, &wlen, &bad)) {
+				read_one(out, path, lineno, whole, wlen, &bad);
+				free(whole);
 			}
-			/* said as what it is; a whole record after it read */
-			fprintf(stderr, "%s:%d: %s: a record cut short after %zu bytes (its writer "
-				"stopped in the middle: MEMCHECK_TEXT_TIMEOUT's bound on a pipe or "
-				"socket, or a process killed as it wrote)%s\n", path, lineno, err, cut,
-				cut < len ? "; the record after it on the line is read" : "");
-			bad++;
-			memset(&r, 0, sizeof r);
-			if (cut == len)
-				continue;
-			if (!mc_json_record_leak(line + cut, len - cut, &r.m, &r.leak, err, sizeof err)) {
-				fprintf(stderr, "%s:%d: after byte %zu: %s\n", path, lineno, cut, err);
-				continue;
-			}
-			memmove(line, line + cut, len - cut + 1);
-			len -= cut;
+			continue;
 		}
-		killed_first(&r, line, len);
-		r.line = xstrdup(line);
-		recs_push(out, &r);
+		read_one(out, path, lineno, line, len, &bad);
 	}
+	bad += glue_end(&glues, path);
 	if (ferror(f)) {
 		say("cannot read %s: %s", path, strerror(errno));
 		bad = -1;

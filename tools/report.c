@@ -142,7 +142,7 @@ int cmd_report(int argc, char **argv)
 	size_t ng = 0;
 	struct recs all = { 0 };
 	const struct rec **chosen_v = NULL;
-	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
+	if (o.budget && !(budget = load_budget(o.budget, &budget_abs, NULL)))
 		goto out;
 	if (pick_baseline("report", o.baseline, budget, &bname))
 		goto out;

@@ -142,6 +142,8 @@ static char *check_suppressions(const char *const *files, int n)
 		struct mc_supps *s = mc_supp_new();
 		bool ok = s && mc_supp_load(s, abs, err, sizeof err);
 		mc_supp_free(s);
+		if (ok && err[0])
+			say("%s", err); /* a note: the file is read as valgrind reads it */
 		if (!ok) {
 			say_path_error(s ? err : "out of memory", abs, files[i]);
 		} else if (strchr(abs, ':')) {
@@ -416,6 +418,7 @@ int cmd_run(int argc, char **argv)
 	size_t ng = 0;
 	struct mc_budget *budget = NULL;
 	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
+	struct mc_buf budget_stream = { 0 }; /* a --budget FIFO's text */
 	char *supp_env = NULL, *gen_abs = NULL;
 	int status = EXIT_USAGE;
 	int reraise = 0; /* a signal to die of, once the directory is gone */
@@ -441,7 +444,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.quiet && !o.allocators_given)
 		o.allocators = "glibc";
-	if (o.budget && !(budget = load_budget(o.budget, &budget_abs)))
+	if (o.budget && !(budget = load_budget(o.budget, &budget_abs, &budget_stream)))
 		goto out;
 	if (pick_baseline("run", o.baseline, budget, &bname))
 		goto out;
@@ -524,6 +527,15 @@ int cmd_run(int argc, char **argv)
 		free(tmp);
 		tmp = NULL;
 		goto out;
+	}
+	if (budget_stream.s) {
+		/* the processes' MEMCHECK_BUDGET: the FIFO's text, which they
+		 * cannot read again; their budget's lines named by the copy */
+		char *copy = write_budget_copy(&budget_stream, tmp, o.budget);
+		if (!copy)
+			goto out;
+		free(budget_abs);
+		budget_abs = copy;
 	}
 	if (o.baseline_file) {
 		/* the library gets only the baseline allocator's records */
@@ -745,6 +757,7 @@ out:
 		free(tmp);
 	}
 	free(baseline_copy);
+	mc_buf_free(&budget_stream);
 	for (size_t i = 0; i < ng; i++)
 		group_free(&groups[i]);
 	free(groups);

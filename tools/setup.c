@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -155,11 +156,26 @@ void say_path_error(const char *err, const char *abs, const char *given)
 	fprintf(stderr, "%s\n", err);
 }
 
-struct mc_budget *load_budget(const char *path, char **abs_out)
+/* A FIFO given as the budget is read as cat(1) reads it: memcheck waits
+ * for its writer (harden43: a FIFO no process wrote was read as an empty
+ * budget, and every region passed).  stream: where the file is not a
+ * regular one (a FIFO, <(...)), which the processes run cannot read
+ * again, its text is left there (stream->s not NULL) for
+ * write_budget_copy. */
+struct mc_budget *load_budget(const char *path, char **abs_out, struct mc_buf *stream)
 {
 	char err[1024];
 	char *abs = absolute(path);
-	struct mc_budget *b = mc_budget_load(abs, err, sizeof err);
+	struct mc_buf text = { 0 };
+	struct mc_budget *b = mc_budget_load_waiting(abs, &text, err, sizeof err);
+	struct stat st;
+	if (b && stream && (stat(abs, &st) != 0 || !S_ISREG(st.st_mode))) {
+		if (!text.s && mc_buf_room(&text, 1))
+			mc_buf_end(&text, text.s); /* an empty FIFO: an empty copy */
+		*stream = text;
+	} else {
+		mc_buf_free(&text);
+	}
 	if (!b) {
 		say_path_error(err, abs, path);
 		free(abs);
@@ -170,6 +186,22 @@ struct mc_budget *load_budget(const char *path, char **abs_out)
 	else
 		free(abs);
 	return b;
+}
+
+char *write_budget_copy(struct mc_buf *stream, const char *dir, const char *given)
+{
+	char *copy = xasprintf("%s/budget", dir);
+	FILE *f = fopen(copy, "we");
+	bool ok = f && fwrite(stream->s, 1, stream->len, f) == stream->len;
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok) {
+		say("cannot write %s, the copy of --budget %s: %s", copy, given, strerror(errno));
+		free(copy);
+		copy = NULL;
+	}
+	mc_buf_free(stream);
+	return copy;
 }
 
 /* Records of the baseline allocator in a stored report: those whose

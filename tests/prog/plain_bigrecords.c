@@ -3,11 +3,12 @@
  * longer than PIPE_BUF, ending together (tests/test_output.c; issue 14,
  * item 9).  Not linked to memcheck.
  *
- * usage: plain_bigrecords N
+ * usage: plain_bigrecords N [PATHS]
  *   forks N children; every process (the parent too) leaks one 24-byte
- *   block from each of 256 distinct stacks (paths through two functions,
- *   eight calls deep), so that with MEMCHECK_MAX_LEAKS=256 its process
- *   record lists 256 leaks: tens of kilobytes.  The children wait for the
+ *   block from each of PATHS (256) distinct stacks (paths through two
+ *   functions, eight calls deep, or as deep as PATHS's bits), so that
+ *   with MEMCHECK_MAX_LEAKS=256 its process record lists 256 leaks: tens
+ *   of kilobytes (PATHS 2048, MEMCHECK_MAX_LEAKS=2048: past 1 MiB).  The children wait for the
  *   parent's word, so that they all end at once, and the parent waits
  *   for them.  Exits 0.
  */
@@ -28,6 +29,10 @@ static void leak(void)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
+	unsigned paths = argc > 2 ? (unsigned)atoi(argv[2]) : 256;
+	int depth = 8;
+	while ((1u << depth) < paths)
+		depth++;
 	int go[2];
 	if (pipe(go) != 0)
 		return 2;
@@ -40,14 +45,14 @@ int main(int argc, char **argv)
 			char x;
 			if (read(go[0], &x, 1) < 0)
 				_exit(2);
-			for (unsigned path = 0; path < 256; path++)
-				path_down(path, 8, leak);
+			for (unsigned path = 0; path < paths; path++)
+				path_down(path, depth, leak);
 			exit(0);
 		}
 	}
 	close(go[0]);
-	for (unsigned path = 0; path < 256; path++)
-		path_down(path, 8, leak);
+	for (unsigned path = 0; path < paths; path++)
+		path_down(path, depth, leak);
 	close(go[1]); /* every child reads end-of-file at once */
 	int bad = 0;
 	for (int i = 0; i < n; i++) {

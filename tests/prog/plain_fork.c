@@ -7,9 +7,12 @@
  *                          and 30 (freed) and leaves with exit(0); the
  *                          parent waits, then allocates and frees 40.
  *        plain_fork exec   the child execs /usr/bin/true.
+ *        plain_fork fork utf8   as fork, in the C.UTF-8 locale (set
+ *                          before the fork, as coreutils' timeout does).
  * Both print "child=PID\n" on stdout.  Exit status 0, or 1 when the
  * child failed.
  */
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -36,6 +39,8 @@ static void say_child(pid_t pid)
 int main(int argc, char **argv)
 {
 	int do_exec = argc > 1 && strcmp(argv[1], "exec") == 0;
+	if (argc > 2 && strcmp(argv[2], "utf8") == 0 && !setlocale(LC_ALL, "C.UTF-8"))
+		return 2;
 	void *volatile keep = malloc(10);
 	pid_t pid = fork();
 	if (pid < 0)
