@@ -1541,6 +1541,15 @@ static bool recently_freed(struct mc_slot *self, uintptr_t p, struct freed *out)
 	return self != &shared_slot && find_in_ring(&shared_slot, p, out);
 }
 
+bool mc_account_freed_size(uintptr_t p, uint64_t *size)
+{
+	struct freed f;
+	if (!recently_freed(&shared_slot, p, &f))
+		return false;
+	*size = f.size;
+	return true;
+}
+
 /* What unknown_free says, for free and for realloc. */
 static const char *const unknown_what[2][3] = {
 	{ "double free", "free of a pointer inside a live block",

@@ -2211,6 +2211,10 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max);
  * (its slot's): the scan's last resort for a thread it could not stop
  * (threads.c), cut to what is mapped before it is read.  Slot lock held. */
 bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi, uintptr_t *tp);
+/* The size of the block freed last at p, where a thread's ring of
+ * recent frees still holds it (scan.c's end_of_freed); false where none
+ * does.  With the other threads held still, or none running. */
+bool mc_account_freed_size(uintptr_t p, uint64_t *size);
 /* The calling thread's stack, from the program's own pthread_getattr_np
  * on it (threadattr.c), where its slot could not ask (mc_stack_bounds). */
 void mc_account_stack_known(uintptr_t lo, uintptr_t hi);
