@@ -1140,6 +1140,10 @@ MC_NO_STALE_REGS void mc_scrub_words(void *p, size_t from, size_t n)
 	scrub_narrow(w, end);
 }
 
+/* 0, or once the program has asked malloc_usable_size, a size past every
+ * scrub (mc_scrub_grown). */
+size_t mc_usable_asked;
+
 /* f: the block's earlier free (a double free); inside: the live block p
  * points into; neither: a pointer memcheck never saw. */
 static void report_error(const char *what, void *p, const struct freed *f,
@@ -1537,6 +1541,15 @@ static bool recently_freed(struct mc_slot *self, uintptr_t p, struct freed *out)
 	return self != &shared_slot && find_in_ring(&shared_slot, p, out);
 }
 
+bool mc_account_freed_size(uintptr_t p, uint64_t *size)
+{
+	struct freed f;
+	if (!recently_freed(&shared_slot, p, &f))
+		return false;
+	*size = f.size;
+	return true;
+}
+
 /* What unknown_free says, for free and for realloc. */
 static const char *const unknown_what[2][3] = {
 	{ "double free", "free of a pointer inside a live block",
@@ -1900,7 +1913,7 @@ void *mc_track_realloc(void *old, size_t n)
 	int err = errno;
 	realloc_done(s, old, p, n, st, &prev, fp, true);
 	if (st == 1)
-		mc_scrub(p, prev.size, n);
+		mc_scrub_grown(p, prev.size, n);
 	guard_lower();
 	errno = err;
 	return p;

@@ -2142,6 +2142,21 @@ static inline void mc_scrub(void *p, size_t from, size_t n)
 	if (unlikely(from < (size_t)mc_opt.scrub) && p)
 		mc_scrub_words(p, from, n);
 }
+/* The part a realloc of a tracked block added, [from, n).  Not once the
+ * program has asked malloc_usable_size (interpose.c sets
+ * mc_usable_asked to a size no scrub reaches): the bytes past the size
+ * it asked for, up to the usable size, are then the program's
+ * (malloc_usable_size(3)), every allocator's realloc keeps them, and
+ * memcheck cannot tell them from the allocator's leftovers.  QuickJS
+ * fills the slack of its arrays (pointers among the elements) and grows
+ * them with realloc: scrubbed, its test_builtin crashed under mimalloc,
+ * jemalloc and tcmalloc (tests/prog/plain_scrub_usable).  An or, not a
+ * call: the realloc paths lie in the first blocks (text-order.ld). */
+extern size_t mc_usable_asked;
+static inline void mc_scrub_grown(void *p, size_t from, size_t n)
+{
+	mc_scrub(p, from | __atomic_load_n(&mc_usable_asked, __ATOMIC_RELAXED), n);
+}
 
 /* Monotonic counters; a region's figures are the difference of two sums. */
 struct mc_totals {
@@ -2228,6 +2243,10 @@ int mc_account_other_stacks(uintptr_t (*out)[2], int max);
  * (its slot's): the scan's last resort for a thread it could not stop
  * (threads.c), cut to what is mapped before it is read.  Slot lock held. */
 bool mc_account_thread_stack_held(pid_t tid, uintptr_t *lo, uintptr_t *hi, uintptr_t *tp);
+/* The size of the block freed last at p, where a thread's ring of
+ * recent frees still holds it (scan.c's end_of_freed); false where none
+ * does.  With the other threads held still, or none running. */
+bool mc_account_freed_size(uintptr_t p, uint64_t *size);
 /* The calling thread's stack, from the program's own pthread_getattr_np
  * on it (threadattr.c), where its slot could not ask (mc_stack_bounds). */
 void mc_account_stack_known(uintptr_t lo, uintptr_t hi);

@@ -466,7 +466,7 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	int err = errno;
 	mc_account_realloc_end(old, p, n, st, &prev, fp);
 	if (st == 1 && mc_opt.track)
-		mc_scrub(p, prev.size, n);
+		mc_scrub_grown(p, prev.size, n);
 	mc_guard_leave();
 	errno = err;
 	return p;
@@ -678,6 +678,8 @@ MC_API size_t malloc_usable_size(void *p)
 		return 0;
 	if (unlikely(is_own(p)))
 		return mc_ownheap_size(p);
+	/* the program's: the slack is its own from now on (mc_scrub_grown) */
+	__atomic_store_n(&mc_usable_asked, (size_t)1 << 62, __ATOMIC_RELAXED);
 	if (bootstrapping())
 		mc_resolve_calls();
 	if (mc_real.usable_size)
