@@ -1159,6 +1159,10 @@ struct mc_thread {
 				      * (depot.c stores the stack without it);
 				      * signals.c: a handler run from its
 				      * trampoline */
+	int dtv_window;              /* account.c's mc_account_dtv_begin:
+				      * inside the C library's pthread_create
+				      * from memcheck's, whose DTV has an
+				      * entry of memcheck's (count it so) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -2145,6 +2149,11 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site);
 void mc_account_alloc(void *p, size_t size, void *fp);
 void mc_account_free(void *p, bool *pass_on, void *fp);
 void mc_account_failed(void);
+/* threadstart.c's window around the C library's pthread_create: the
+ * DTV the dynamic linker allocates in there counted without the entry
+ * for libmemcheck's own TLS module. */
+void mc_account_dtv_begin(void);
+void mc_account_dtv_end(void);
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);
