@@ -709,6 +709,9 @@ void mc_args_json(struct mc_buf *b);
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
  * one without against its last component. */
 bool mc_program_matches(const char *patterns, const char *path);
+/* fnmatch(pat, s, 0) == 0 in the C locale, pat the len bytes at pat (no
+ * NUL needed), in memcheck's own code (progname.c says why). */
+bool mc_glob_match(const char *pat, size_t len, const char *s);
 /* Is one of the patterns '*' alone, which every program matches (no path
  * needed)? */
 bool mc_programs_every(const char *patterns);
