@@ -446,8 +446,26 @@ H_CHECK(peak_as_its_own)
  * memcheck less the program's own peak, glibc/mimalloc/jemalloc/
  * tcmalloc): -8/0/+16 (-172 once)/-4; jemalloc with
  * MALLOC_CONF=narenas:1 (the row below) +8, where main's library reads
- * the same: the difference the lead saw was the bare mark's. */
+ * the same: the difference the lead saw was the bare mark's.
+ * Session 43 (rss43): one CPU's count was not the bound.  Main's library
+ * (b90c937), 16 runs of the row's program under jemalloc on 2 CPUs:
+ * peak_rss 16,248 (11), 16,120 (3), 15,992 (2): the at-peak reference
+ * 16,356 less 108, 236 or 364 KiB, in 128 KiB steps (one CPU's batch of
+ * 32 pages each), the branch's alike (16,248 x9, 16,120 x5, 15,992 x2);
+ * the row failed at -364.  The kernel's approximate sum can miss a
+ * batch on every CPU, so the slack is that: the online CPUs times their
+ * batch, max(32, 2 x CPUs) pages (256 KiB here).  What would make it
+ * exact, measured and not built: doc/costs.md, rss43. */
 #define KERNEL_BATCH_KIB 128
+static long long kernel_slack_kib(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		cpus = 1;
+	long long batch = 2 * cpus > 32 ? 2 * cpus * 4 : KERNEL_BATCH_KIB;
+	return cpus * batch;
+}
+
 H_CHECK(threads_as_its_own)
 {
 	struct own o = bare_figures(x, c);
@@ -458,7 +476,7 @@ H_CHECK(threads_as_its_own)
 	       x->label, o.exit_rss, o.exit_hwm, o.at_peak, f.end, f.peak);
 	ck_assert_msg(o.at_peak > 0, "%s: no VmRSS at the peak without memcheck", x->label);
 	expect_within(x, "rss_end", f.end, o.exit_rss, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
-	expect_within(x, "peak_rss", f.peak, own_peak, TOLERANCE_C_KIB + KERNEL_BATCH_KIB,
+	expect_within(x, "peak_rss", f.peak, own_peak, (int)(TOLERANCE_C_KIB + kernel_slack_kib()),
 		      TOLERANCE_C_KIB);
 }
 
