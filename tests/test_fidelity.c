@@ -30,6 +30,11 @@
  * tracking joins the table once that memory is kept out of the figures.
  * No report is written (.no_report), as before the rows: nothing but the
  * program's own allocations differs between the two preloads.
+ *
+ * And the figures are the program's, not memcheck's: a thread's DTV,
+ * which has an entry for libmemcheck's own TLS module, is counted as
+ * valgrind counts it with the same allocator loaded (the "threads'
+ * DTVs" rows, which read the report).
  */
 #include <check.h>
 #include <stdint.h>
