@@ -58,11 +58,13 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#include <link.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -1182,6 +1184,63 @@ static inline __attribute__((always_inline)) void record_tracked(struct mc_slot 
 	tally(s, &s->t.allocs, &s->t.bytes_allocated, size, true);
 }
 
+/* ---- the DTV's entry for memcheck's own TLS ------------------------- */
+
+/* libmemcheck has thread-local storage (mc_self, reached on the hot path
+ * by one %fs-relative load), so the dynamic linker gives it a TLS module
+ * id, and the DTV it allocates for each new thread (allocate_dtv, in
+ * _dl_allocate_tls, from pthread_create: calloc(highest id + 14 + 2,
+ * sizeof (dtv_t))) has one entry more than bare: 16 bytes a thread in
+ * bytes_allocated, the live and peak figures and the DTV's leak record
+ * (a program of one thread and no TLS of its own: valgrind's "total
+ * heap usage" 272 bytes, memcheck's 288).  That entry is memcheck's.
+ * While memcheck's pthread_create runs the C library's (threadstart.c),
+ * the thread's count-only and tracking fast paths are sent to the slow
+ * ones (mc_self.fast and own_slot NULL, where the guard or a thread
+ * without a slot of its own sends them anyway: nothing added to the
+ * hot paths), and there a block that the dynamic linker's own code
+ * asked for is counted one entry smaller: its record, so that its free,
+ * its leak kind and the scan agree (the scan then leaves out the last
+ * entry, which bare has not: it is memcheck's).  The caller is told by
+ * its return address, in ld.so's code (AT_BASE's object); in the window
+ * that is allocate_dtv's calloc, or _dl_resize_dtv's malloc where a
+ * cached stack's DTV is too short, both sized from the highest id. */
+#define DTV_ENTRY (2 * sizeof(void *)) /* dtv_t: a counter, or val and to_free */
+
+/* fp: the allocating call's frame (count-only), else NULL and stack its
+ * stack (tracking): its first frame is the caller's return address.
+ * Cold, out of line: the hot functions that call it keep a test and a
+ * jump (group 1t's room, text-order.ld). */
+static __attribute__((noinline, cold)) size_t dtv_counted(size_t size, const void *fp,
+							 uint32_t stack)
+{
+	const uintptr_t *f = NULL;
+	uintptr_t ret = fp ? ((const uintptr_t *)fp)[1] : mc_stack_get(stack, &f) > 0 ? f[0] : 0;
+	struct dl_find_object fo;
+	if (size < 2 * DTV_ENTRY || size % DTV_ENTRY != 0 || !ret ||
+	    mc_find_object((void *)ret, &fo) != 0 || !fo.dlfo_link_map ||
+	    fo.dlfo_link_map->l_addr != getauxval(AT_BASE))
+		return size;
+	return size - DTV_ENTRY;
+}
+
+void mc_account_dtv_begin(void)
+{
+	mc_self.dtv_window++;
+	mc_self.own_frames++;
+	mc_self.fast = NULL;
+	mc_self.own_slot = NULL;
+}
+
+void mc_account_dtv_end(void)
+{
+	mc_self.own_frames--;
+	mc_self.dtv_window--;
+	struct mc_slot *s = my_slot;
+	mc_self.own_slot = s != &shared_slot ? s : NULL;
+	mc_set_totals(mc_self.totals);
+}
+
 /* record_tracked out of line, for the callers off the hot paths (one
  * copy of it, not one each: the library's code stays within the pages
  * it had, see test_rss_self). */
@@ -1211,6 +1270,8 @@ static inline __attribute__((always_inline)) void record_alloc(struct mc_slot *s
 
 void mc_account_alloc(void *p, size_t size, void *fp)
 {
+	if (unlikely(mc_self.dtv_window))
+		size = dtv_counted(size, fp, 0);
 	record_alloc(slot(), p, size, fp);
 }
 
@@ -1308,6 +1369,8 @@ static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint
 							bool zeroed)
 {
 	struct mc_slot *s = slot();
+	if (unlikely(mc_self.dtv_window))
+		n = dtv_counted(n, NULL, stack);
 	if (likely(p != NULL))
 		record_tracked_far(s, p, n, stack); /* track_ready: tracking */
 	else {

@@ -191,3 +191,21 @@ echo '  ASSERT(mc_bss_small_hi - mc_bss_run_lo <= 0x20000,'
 echo '         "small .bss variables and shards past 128 KiB: footprint.c would not populate them")'
 echo "}"
 echo "INSERT AFTER .bss;"
+# libmemcheck's thread-local block (PT_TLS) ends at a multiple of 64 bytes
+# (the thread pointer's alignment, which the dynamic linker's static TLS
+# layout rounds to): preloaded first, it then moves every later module's
+# static TLS block and the thread pointer by the same amount, so in the
+# main thread each lies at its bare address (the thread pointer's page
+# stays where it was: ownmap.c).  jemalloc seeds the random in-page
+# offsets of its large blocks (cache-oblivious placement) from its own
+# TLS block's address, which a PT_TLS of 0x3f0 bytes moved by 16: each
+# 20,000-byte block lay at another offset in its pages than bare.
+echo "SECTIONS"
+echo "{"
+echo "  .tbss : {"
+echo "    *(.tbss .tbss.* .gnu.linkonce.tb.*)"
+echo "    *(.tcommon)"
+echo "    . = ALIGN(64);"
+echo "  }"
+echo "}"
+echo "INSERT AFTER .tdata;"

@@ -45,7 +45,11 @@
 MC_HOT struct mc_real mc_real;
 MC_HOT void *mc_next_start_main;
 MC_HOT uintptr_t mc_text_lo, mc_text_len;
-MC_TLS struct mc_thread mc_self;
+/* Aligned to 64, the thread pointer's alignment: libmemcheck's TLS
+ * segment then starts on it, and lib/bss-layout.sh ends it on it, so
+ * that the modules after it keep their static TLS blocks' bare places
+ * in the main thread (test_rss_self's "static TLS places"). */
+MC_TLS struct mc_thread mc_self __attribute__((aligned(64)));
 int mc_is_active = 1;
 MC_HOT _Atomic int mc_state;
 MC_HOT _Atomic int mc_track_ready;

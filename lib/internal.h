@@ -712,6 +712,9 @@ void mc_args_json(struct mc_buf *b);
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
  * one without against its last component. */
 bool mc_program_matches(const char *patterns, const char *path);
+/* fnmatch(pat, s, 0) == 0 in the C locale, pat the len bytes at pat (no
+ * NUL needed), in memcheck's own code (progname.c says why). */
+bool mc_glob_match(const char *pat, size_t len, const char *s);
 /* Is one of the patterns '*' alone, which every program matches (no path
  * needed)? */
 bool mc_programs_every(const char *patterns);
@@ -1166,6 +1169,10 @@ struct mc_thread {
 				      * alternate stack runs (mc_fatal_beside):
 				      * the kernel's ucontext, whose registers
 				      * go on under it (stacks.c's walk) */
+	int dtv_window;              /* account.c's mc_account_dtv_begin:
+				      * inside the C library's pthread_create
+				      * from memcheck's, whose DTV has an
+				      * entry of memcheck's (count it so) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -2192,6 +2199,11 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site);
 void mc_account_alloc(void *p, size_t size, void *fp);
 void mc_account_free(void *p, bool *pass_on, void *fp);
 void mc_account_failed(void);
+/* threadstart.c's window around the C library's pthread_create: the
+ * DTV the dynamic linker allocates in there counted without the entry
+ * for libmemcheck's own TLS module. */
+void mc_account_dtv_begin(void);
+void mc_account_dtv_end(void);
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);

@@ -162,9 +162,9 @@ MC_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, start_fn fn
 		return real(th, attr, fn, arg);
 	/* the new thread's DTV, allocated in there, is the program's
 	 * pthread_create's: its stack stored without this frame (depot.c) */
-	mc_self.own_frames++;
+	mc_account_dtv_begin(); /* and its entry for memcheck's TLS */
 	int rc = real(th, attr, thread_begin, r);
-	mc_self.own_frames--;
+	mc_account_dtv_end();
 	if (rc != 0)
 		start_rec_unused(r);
 	return rc;
@@ -178,9 +178,9 @@ MC_API int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
 	struct start_rec *r = start_rec_for((void *)fn, arg);
 	if (!r)
 		return real(th, fn, arg);
-	mc_self.own_frames++;
+	mc_account_dtv_begin();
 	int rc = real(th, thread_begin_c11, r);
-	mc_self.own_frames--;
+	mc_account_dtv_end();
 	if (rc != thrd_success)
 		start_rec_unused(r);
 	return rc;

@@ -446,8 +446,26 @@ H_CHECK(peak_as_its_own)
  * memcheck less the program's own peak, glibc/mimalloc/jemalloc/
  * tcmalloc): -8/0/+16 (-172 once)/-4; jemalloc with
  * MALLOC_CONF=narenas:1 (the row below) +8, where main's library reads
- * the same: the difference the lead saw was the bare mark's. */
+ * the same: the difference the lead saw was the bare mark's.
+ * Session 43 (rss43): one CPU's count was not the bound.  Main's library
+ * (b90c937), 16 runs of the row's program under jemalloc on 2 CPUs:
+ * peak_rss 16,248 (11), 16,120 (3), 15,992 (2): the at-peak reference
+ * 16,356 less 108, 236 or 364 KiB, in 128 KiB steps (one CPU's batch of
+ * 32 pages each), the branch's alike (16,248 x9, 16,120 x5, 15,992 x2);
+ * the row failed at -364.  The kernel's approximate sum can miss a
+ * batch on every CPU, so the slack is that: the online CPUs times their
+ * batch, max(32, 2 x CPUs) pages (256 KiB here).  What would make it
+ * exact, measured and not built: doc/costs.md, rss43. */
 #define KERNEL_BATCH_KIB 128
+static long long kernel_slack_kib(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		cpus = 1;
+	long long batch = 2 * cpus > 32 ? 2 * cpus * 4 : KERNEL_BATCH_KIB;
+	return cpus * batch;
+}
+
 H_CHECK(threads_as_its_own)
 {
 	struct own o = bare_figures(x, c);
@@ -458,7 +476,7 @@ H_CHECK(threads_as_its_own)
 	       x->label, o.exit_rss, o.exit_hwm, o.at_peak, f.end, f.peak);
 	ck_assert_msg(o.at_peak > 0, "%s: no VmRSS at the peak without memcheck", x->label);
 	expect_within(x, "rss_end", f.end, o.exit_rss, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
-	expect_within(x, "peak_rss", f.peak, own_peak, TOLERANCE_C_KIB + KERNEL_BATCH_KIB,
+	expect_within(x, "peak_rss", f.peak, own_peak, (int)(TOLERANCE_C_KIB + kernel_slack_kib()),
 		      TOLERANCE_C_KIB);
 }
 
@@ -569,21 +587,44 @@ H_CHECK(child_as_its_own)
  * the program's first mapping); the allocators' arenas and segments
  * moved alike.  Now memcheck's own views are asked for beside its other
  * mappings (internal.h mc_map_file): the same offsets as bare. */
-H_CHECK(mappings_where_bare)
+/* The line the program prints that starts with key, under memcheck and
+ * bare (the row's allocator preloaded alone), the same. */
+static void line_as_bare(struct h_res *x, const struct h_case *c, const char *key,
+			 const char *what)
 {
 	struct h_res b;
 	h_exec_bare(&b, x, c);
-	const char *mine = strstr(x->r.out, "mmap_where:"), *own = strstr(b.r.out, "mmap_where:");
-	ck_assert_msg(own, "%s: no offsets without memcheck:\n%s", x->label, b.r.out);
-	ck_assert_msg(mine, "%s: no offsets under memcheck:\n%s", x->label, x->r.out);
+	const char *mine = strstr(x->r.out, key), *own = strstr(b.r.out, key);
+	ck_assert_msg(own, "%s: no %s without memcheck:\n%s", x->label, key, b.r.out);
+	ck_assert_msg(mine, "%s: no %s under memcheck:\n%s", x->label, key, x->r.out);
 	size_t n = strcspn(own, "\n");
 	printf("test_rss_self: %s: bare %.*s, memcheck %.*s\n", x->label, (int)n, own,
 	       (int)strcspn(mine, "\n"), mine);
 	ck_assert_msg(strcspn(mine, "\n") == n && !strncmp(mine, own, n),
-		      "%s: the program's mappings moved: %.*s, without memcheck %.*s", x->label,
+		      "%s: %s moved: %.*s, without memcheck %.*s", x->label, what,
 		      (int)strcspn(mine, "\n"), mine, (int)n, own);
-	(void)rec;
 	h_res_free(&b);
+}
+
+H_CHECK(mappings_where_bare)
+{
+	line_as_bare(x, c, "mmap_where:", "the program's mappings");
+}
+
+/* The loaded objects' static TLS blocks in the main thread where they
+ * lie bare, and jemalloc's large blocks at the same offsets in their
+ * pages (plain_tls_where).  libmemcheck's own TLS block (0x3f0 bytes,
+ * preloaded first) moved every later module's by 16 to 48 bytes: the
+ * dynamic linker's layout rounds to the thread pointer's 64: at
+ * b90c937 jemalloc's at 0x7ffff7f8e748 where bare has 0x7ffff7f8e738,
+ * and so the random in-page offsets of its large blocks, which it seeds
+ * from that address (0x300 0x900 0x780 bare, 0xb80 0x400 0x2c0);
+ * libc.so.6's under glibc at ...680 (bare ...6b0), mimalloc's at ...740
+ * (...730), tcmalloc's libstdc++'s at ...7b0 (...7a0).  Now libmemcheck's
+ * block ends at a multiple of 64 bytes (lib/bss-layout.sh): each as bare. */
+H_CHECK(tls_where_bare)
+{
+	line_as_bare(x, c, "tls_where:", "the static TLS blocks or jemalloc's block offsets");
 }
 
 /* The GLib program is built where GLib is installed (tests.mk). */
@@ -602,6 +643,17 @@ static const struct h_case cases[] = {
 	{ "no stdio", RUN("plain_rss_self", "plain"), .record = "process", .check = as_its_own },
 	{ "printf, fopen", RUN("plain_rss_self", "stdio"), .record = "process",
 	  .check = as_its_own },
+	/* MEMCHECK_PROGRAMS with a wildcard: matched with the C library's
+	 * fnmatch until session 43, whose 64 KiB block of its code (with
+	 * the regex engine) stayed present as the program's, faulted
+	 * before start-up's first measure: rss_begin and rss_end +64 KiB
+	 * at b90c937 under the four allocators; now progname.c's own
+	 * matcher (python3 under glibc: peak_rss +52 KiB over bare, now
+	 * -12). */
+	{ "no stdio, a programs pattern",
+	  .run = { .prog = "plain_rss_self", .args = H_LIST("plain"), .flags = H_PRELOAD,
+		   .env = H_LIST("MEMCHECK_PROGRAMS=*/plain_rss_[s]elf") },
+	  .record = "process", .check = as_its_own },
 	{ "dlopen", RUN("plain_rss_self", "dlopen"), .record = "process", .check = as_its_own },
 	{ "C++", RUN("rss_self_cxx", "cxx"), .record = "process", .check = as_its_own_after_start },
 	{ "C++ throw", RUN("rss_self_cxx", "throw"), .record = "process",
@@ -622,6 +674,8 @@ static const struct h_case cases[] = {
 	  .allocators = H_ONLY(H_JEMALLOC), .record = "process", .check = threads_as_its_own },
 	{ "mappings' places", RUN("plain_mmap_where", "where"), .record = "process",
 	  .check = mappings_where_bare },
+	{ "static TLS places", RUN("plain_tls_where", "where"), .record = "process",
+	  .check = tls_where_bare },
 };
 
 /* Every page of the file in the page cache: fault-around maps only the

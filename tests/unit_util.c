@@ -9,6 +9,7 @@
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -347,6 +348,43 @@ START_TEST(program_patterns)
 	ck_assert(!mc_programs_every("::"));
 	ck_assert(mc_program_matches("sh:*", exe));
 	ck_assert(mc_program_matches("*", "/x/.hidden"));
+}
+END_TEST
+
+/* progname.c's matcher against the C library's fnmatch (flags 0, the C
+ * locale) on random patterns and names over the characters that mean
+ * something to either (brackets, classes, escapes, ranges, negations),
+ * classes and collating elements mixed in, well formed or not: the same
+ * answer every time (3 million pairs of seed 43 and 6 million of seed 7
+ * by hand while it was written, 0 apart; 300,000 here). */
+START_TEST(patterns_as_fnmatch)
+{
+	static const char pchars[] = "ab/.*?[]!^-\\:xz";
+	static const char schars[] = "ab/.-[]\\^!xz";
+	static const char *const pieces[] = { "[[:alpha:]]", "[[:digit:]x]", "[![:upper:]]",
+					      "[[:bogus:]]", "[[.a.]-z]",    "[[=b=]]",
+					      "[[.ab.]]",    "[[:[[:alpha:]]" };
+	unsigned r = 43;
+	char pat[32], subject[12];
+	for (int i = 0; i < 300000; i++) {
+		size_t pl = 0, sl;
+		for (size_t k = (r = r * 1103515245 + 12345) >> 16 & 7; k > 0; k--)
+			pat[pl++] = pchars[((r = r * 1103515245 + 12345) >> 16) % (sizeof pchars - 1)];
+		if (((r = r * 1103515245 + 12345) >> 16) % 6 == 0) {
+			const char *piece = pieces[(r >> 8) % (sizeof pieces / sizeof pieces[0])];
+			memcpy(pat + pl, piece, strlen(piece));
+			pl += strlen(piece);
+		}
+		pat[pl] = 0;
+		sl = ((r = r * 1103515245 + 12345) >> 16) % 8;
+		for (size_t k = 0; k < sl; k++)
+			subject[k] = schars[((r = r * 1103515245 + 12345) >> 16) % (sizeof schars - 1)];
+		subject[sl] = 0;
+		bool want = fnmatch(pat, subject, 0) == 0;
+		ck_assert_msg(mc_glob_match(pat, pl, subject) == want,
+			      "pattern \"%s\", name \"%s\": fnmatch says %s", pat, subject,
+			      want ? "match" : "no match");
+	}
 }
 END_TEST
 
@@ -757,6 +795,7 @@ int main(void)
 	tcase_add_test(tc, sigpipe_blocked_for_pipes_only);
 	tcase_add_test(tc, text_to_a_gone_pipe);
 	tcase_add_test(tc, program_patterns);
+	tcase_add_test(tc, patterns_as_fnmatch);
 	tcase_add_test(tc, options_defaults_and_bad_values);
 	tcase_add_test(tc, reservations_carved);
 	tcase_add_test(tc, buffers_side_by_side);
