@@ -824,6 +824,10 @@ bool mc_program_installed(const char *exe);
  * auto and preloaded), and is its program one under test?  NO_EXE: it
  * does, the executable could not be read (errno says why).  Needs the
  * options and the environment only. */
+/* Does LD_PRELOAD's value pre name this libmemcheck: a word whose file
+ * name begins with "libmemcheck", or is the one this copy was loaded
+ * from? */
+bool mc_preloads_memcheck(const char *pre);
 enum { MC_PROCESS_NONE, MC_PROCESS_MEASURED, MC_PROCESS_LEFT_OUT, MC_PROCESS_NO_EXE };
 int mc_process_verdict(void);
 

@@ -659,9 +659,41 @@ static const struct h_case cases[] = {
 	  .exit = 1, .check = criterion_records },
 };
 
+/* A test run with a cleared environment while memcheck is preloaded
+ * under another file name (a CI that ships it as lib-main.so, here a
+ * symbolic link): the exec carries it as it carries libmemcheck.so, and
+ * the leak fails the test.  Before, execenv.c looked for "libmemcheck"
+ * in the first environment's LD_PRELOAD, found nothing to carry, and the
+ * child ran unchecked: exit 0, its leak unseen (programs.c's rule had
+ * the same flaw fixed in session 42).  Modes env -i, execve with PATH
+ * alone and posix_spawn, under every allocator. */
+START_TEST(test_envclear_preloaded_under_another_name)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *link = h_tmppath("lib-main.so"); /* another file name */
+	ck_assert_int_eq(symlink(h_lib(), link), 0);
+	const char *pre = so ? h_env("LD_PRELOAD=%s %s", link, so) : h_env("LD_PRELOAD=%s", link);
+	static const char *const modes[] = { "env", "execve", "spawn" };
+	for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+		struct h_run r;
+		const char *const argv[] = { h_prog("plain_envclear"), modes[k], NULL };
+		ck_assert_int_eq(h_run(&r, argv, H_LIST(pre), H_EXITCODE, NULL), 0);
+		ck_assert_msg(r.exit_code == 23 && strstr(r.out, "child: LD_PRELOAD set") &&
+				      strstr(r.err, "41 bytes in 1 blocks are definitely lost"),
+			      "plain_envclear %s with %s under %s: %s (23, the child preloaded "
+			      "and its leak expected); stdout:\n%s\nstderr:\n%s",
+			      modes[k], pre, h_allocator_name(_i), h_status(&r), r.out, r.err);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("frameworks", 120);
 	H_ADD_CASES(tc, cases);
+	tcase_add_loop_test(tc, test_envclear_preloaded_under_another_name, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
