@@ -63,14 +63,6 @@ struct carry {
 	size_t envp_size;
 };
 
-static const char *env_value(char *const *envp, const char *name, size_t len)
-{
-	for (char *const *e = envp; e && *e; e++)
-		if (!strncmp(*e, name, len) && (*e)[len] == '=')
-			return *e + len + 1;
-	return NULL;
-}
-
 /* The first environment, NUL-separated strings, into c->text; its
  * length, 0 where it cannot be read whole. */
 static size_t first_environ(struct carry *c)
@@ -116,7 +108,7 @@ static void carry_free(struct carry *c)
 static char *const *carried(char *const envp[], struct carry *c)
 {
 	memset(c, 0, sizeof *c);
-	const char *pre = env_value(envp, "LD_PRELOAD", 10);
+	const char *pre = mc_envp_value(envp, "LD_PRELOAD", 0);
 	if (pre && mc_preloads_memcheck(pre))
 		return envp;
 	int e = errno;
@@ -160,8 +152,7 @@ static char *const *carried(char *const envp[], struct carry *c)
 			out[k++] = envp[i];
 	for (size_t at = 0; at < len; at += strlen(c->text + at) + 1) {
 		char *s = c->text + at;
-		const char *eq = strchr(s, '=');
-		if (!strncmp(s, "MEMCHECK_", 9) && eq && !env_value(envp, s, (size_t)(eq - s)))
+		if (!strncmp(s, "MEMCHECK_", 9) && strchr(s, '=') && !mc_envp_value(envp, s, '='))
 			out[k++] = s;
 	}
 	char *p = (char *)(out + n + carry_n + 2);
