@@ -94,6 +94,7 @@ struct mc_options {
 	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
 	int ancestors;            /* MEMCHECK_ANCESTORS: a failure fails them too */
 	int fatal_timeout;        /* seconds for a killed process's record (fatal.c) */
+	int fatal_scan_ms;        /* its scan's limit at a signal asking it to end */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *cache;        /* MEMCHECK_CACHE, "off", or NULL: the default (symcache.c) */
@@ -855,8 +856,11 @@ int mc_process_verdict(void);
 
 /* Change the exit status at exit when a region failed: _region_ended at
  * every region's end (region.c), _handled for memcheck_handled() (false:
- * the last region did not fail). */
+ * the last region did not fail).  _region_incomplete instead where a
+ * region failed only because a killed process's scan was given up
+ * (MEMCHECK_FATAL_SCAN_MS): not a failure the ancestors take. */
 void mc_exit_region_ended(bool pass);
+void mc_exit_region_incomplete(void);
 /* The status to exit with (life.c's on_exit handler calls exit() again
  * with it where it differs; its _exit gives it to the real _exit). */
 int mc_exit_status(int status);
@@ -1452,6 +1456,10 @@ extern bool mc_fatal_in_allocator;
 /* Where the scan starts when the handler ran on memcheck's alternate
  * stack (0: from the handler's own frame, on the interrupted stack). */
 extern uintptr_t mc_fatal_sp;
+/* When the record's scan gives up (mc_now's clock, in nanoseconds; 0:
+ * never): set at a signal that asks the process to end
+ * (MEMCHECK_FATAL_SCAN_MS). */
+extern uint64_t mc_fatal_deadline_ns;
 const char *mc_fatal_name(int sig);
 unsigned long mc_fatal_stack_limit(void);
 
@@ -1903,6 +1911,8 @@ struct mc_scan_from {
  * the scan could not be mapped.  Call with the guard held.  from: where
  * the program's stack begins, or NULL (the caller's frames). */
 bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
+/* The last mc_scan gave up at mc_fatal_deadline_ns (fatal.c). */
+bool mc_scan_cut(void);
 /* Call fn for each scanned block with epoch >= min_epoch, its kind and
  * its credit: a definitely lost block's, the bytes of the blocks its
  * clique took (valgrind's indirect_szB of a clique leader); else 0. */
@@ -3177,6 +3187,8 @@ struct mc_region_report {
 	const struct mc_timeline *timeline; /* its samples, or NULL */
 	size_t errors_suppressed;       /* records of valgrind's error kinds suppressed */
 	bool rss_asked;                 /* RSS measured: an unknown figure was unread */
+	bool incomplete;                /* the scan given up at a killed process's
+					 * deadline: no leak kinds (fatal.c) */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 

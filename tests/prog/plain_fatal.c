@@ -5,6 +5,8 @@
  *   segv       a write to address 8
  *   abort      a failed assert
  *   term       kill(getpid(), SIGTERM)
+ *   term-many  100,000 blocks more kept reachable (a test's large heap),
+ *              then kill(getpid(), SIGTERM)
  *   bus        a read past the end of a file it mapped (SIGBUS)
  *   alarm      alarm(1) with no handler, then pause
  *   fpe        an integer division by zero
@@ -762,6 +764,12 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "abort") == 0) {
 		assert(what[0] == 'x');
 	} else if (strcmp(what, "term") == 0) {
+		kill(getpid(), SIGTERM);
+		pause();
+	} else if (strcmp(what, "term-many") == 0) {
+		static void *many[100000];
+		for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
+			many[i] = malloc(16 + i % 32);
 		kill(getpid(), SIGTERM);
 		pause();
 	} else if (strcmp(what, "bus") == 0) {
