@@ -1462,6 +1462,10 @@ extern uintptr_t mc_fatal_sp;
 extern uint64_t mc_fatal_deadline_ns;
 const char *mc_fatal_name(int sig);
 unsigned long mc_fatal_stack_limit(void);
+/* A signal asking the process to end that came while memcheck was at
+ * work in this thread, owed to the guard's coming down: its handler
+ * now (signals.c's drain; nothing where none is owed here). */
+void mc_fatal_owed(void);
 
 /* ---- stacks.c -------------------------------------------------------- */
 

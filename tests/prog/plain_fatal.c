@@ -7,6 +7,11 @@
  *   term       kill(getpid(), SIGTERM)
  *   term-many  100,000 blocks more kept reachable (a test's large heap),
  *              then kill(getpid(), SIGTERM)
+ *   term-mallocs  a second thread sends the main one SIGTERM after 30 ms
+ *              while it mallocs 24-byte blocks (at most 10 million) kept
+ *              in a list from a global: the signal most likely comes
+ *              inside memcheck's work (blocks tracked, the allocator
+ *              called inside it)
  *   bus        a read past the end of a file it mapped (SIGBUS)
  *   alarm      alarm(1) with no handler, then pause
  *   fpe        an integer division by zero
@@ -765,6 +770,17 @@ int main(int argc, char **argv)
 		assert(what[0] == 'x');
 	} else if (strcmp(what, "term") == 0) {
 		kill(getpid(), SIGTERM);
+		pause();
+	} else if (strcmp(what, "term-mallocs") == 0) {
+		main_thread = pthread_self();
+		pthread_t t;
+		pthread_create(&t, NULL, terminator, NULL);
+		static void **list;
+		for (long i = 0; i < 10000000; i++) {
+			void **p = malloc(24);
+			*p = list;
+			list = p;
+		}
 		pause();
 	} else if (strcmp(what, "term-many") == 0) {
 		static void *many[100000];
