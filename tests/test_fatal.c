@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -606,12 +609,46 @@ START_TEST(ctest_defects_as_valgrind)
 }
 END_TEST
 
+/* memcheck run interrupted as a driver's timeout interrupts it (meson:
+ * SIGTERM to the test's process group): it passes the signal on, the
+ * command's killed process writes its record, and memcheck run's
+ * --report holds it before memcheck run dies of the same signal.  Before
+ * session 43 it said "interrupted" and wrote no report: the record was
+ * lost.  Under glibc (the command's allocators are run's -a). */
+START_TEST(run_interrupted_keeps_the_record)
+{
+	const char *report = h_tmppath("run.json"), *ready = h_tmppath("ready");
+	setenv("PLAIN_FATAL_READY", ready, 1);
+	unsetenv("LD_PRELOAD");
+	char *argv[] = { (char *)h_env("%s/memcheck", h_build()), "run", "-q", "-a", "glibc",
+			 "--report", (char *)report, "--", (char *)h_prog("plain_fatal"),
+			 "leak-wait", NULL };
+	pid_t pid = h_spawn_quiet(argv, NULL, false);
+	ck_assert_int_gt(pid, 0);
+	for (int i = 0; i < 2000 && access(ready, F_OK) != 0; i++)
+		usleep(10000);
+	ck_assert_msg(access(ready, F_OK) == 0, "plain_fatal leak-wait never ready");
+	kill(pid, SIGTERM);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
+		      "memcheck run: status 0x%x, killed by SIGTERM expected", st);
+	char *text = h_read_file(report, NULL);
+	ck_assert_msg(text, "memcheck run --report %s: not written", report);
+	ck_assert_msg(strstr(text, "\"signal_name\":\"SIGTERM\"") &&
+			      strstr(text, "\"verdict\":\"fail\""),
+		      "memcheck run --report: no killed process's failing record in:\n%s", text);
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("fatal", 120);
 	H_ADD_CASES(tc, cases);
 	H_ADD_CASES(tc, other_cases);
 	tcase_add_test(tc, leak_summary_as_valgrind);
+	tcase_add_test(tc, run_interrupted_keeps_the_record);
 	tcase_add_test(tc, valgrind_text_as_valgrind);
 	tcase_add_test(tc, ctest_defects_as_valgrind);
 	return h_run_suite(NULL);

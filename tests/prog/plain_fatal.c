@@ -5,6 +5,8 @@
  *   segv       a write to address 8
  *   abort      a failed assert
  *   term       kill(getpid(), SIGTERM)
+ *   leak-wait  creates the file $PLAIN_FATAL_READY, then waits in pause
+ *              for the signal that ends it (a test a driver times out)
  *   term-many  100,000 blocks more kept reachable (a test's large heap),
  *              then kill(getpid(), SIGTERM)
  *   term-mallocs  a second thread sends the main one SIGTERM after 30 ms
@@ -771,6 +773,12 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "term") == 0) {
 		kill(getpid(), SIGTERM);
 		pause();
+	} else if (strcmp(what, "leak-wait") == 0) {
+		const char *ready = getenv("PLAIN_FATAL_READY");
+		if (ready)
+			close(open(ready, O_WRONLY | O_CREAT, 0644));
+		for (;;)
+			pause();
 	} else if (strcmp(what, "term-mallocs") == 0) {
 		main_thread = pthread_self();
 		pthread_t t;
