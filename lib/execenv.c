@@ -9,15 +9,18 @@
  * follows such an exec, its execve putting its own preload back into the
  * new environment; so does memcheck (MEMCHECK_FOLLOW_EXEC, on by default):
  * where the environment an exec is given has no LD_PRELOAD naming
- * libmemcheck, the process's own first environment's LD_PRELOAD (the
- * allocator behind memcheck with it) goes in front of the new one's, and
- * each of its MEMCHECK_* variables the new environment does not set is
- * added.  The first environment decides, MEMCHECK_FOLLOW_EXEC among it:
- * a program left out (env, a shell) parses no options, and the
- * environment it execs with may have none.  An environment that keeps memcheck's preload is passed on
- * untouched (`env -u MEMCHECK_X` still unsets X), and so is every exec
- * where the first environment did not preload libmemcheck (a program
- * linked with it) or was started by memcheck's valgrind command line
+ * libmemcheck (by its file name, or the one this copy was loaded from:
+ * programs.c's mc_preloads_memcheck, the process verdict's), the
+ * process's own first environment's LD_PRELOAD (the allocator behind
+ * memcheck with it) goes in front of the new one's, and each of its
+ * MEMCHECK_* variables the new environment does not set is added.  The
+ * first environment decides, MEMCHECK_FOLLOW_EXEC among it: a program
+ * left out (env, a shell) parses no options, and the environment it
+ * execs with may have none.  An environment that keeps memcheck's
+ * preload is passed on untouched (`env -u MEMCHECK_X` still unsets X),
+ * and so is every exec where the first environment did not preload
+ * libmemcheck (a program linked with it) or was started by memcheck's
+ * valgrind command line
  * (MEMCHECK_VALGRIND: its --trace-children decides there).
  *
  * Traps that shaped it:
@@ -59,33 +62,6 @@ struct carry {
 	char **envp;
 	size_t envp_size;
 };
-
-/* Does LD_PRELOAD's value v name libmemcheck (a word of it, split at
- * spaces and colons as the dynamic linker splits it)? */
-static bool preloads_memcheck(const char *v)
-{
-	while (*v) {
-		size_t n = strcspn(v, " :");
-		const char *word = v;
-		v += n;
-		while (*v == ' ' || *v == ':')
-			v++;
-		const char *base = word + n;
-		while (base > word && base[-1] != '/')
-			base--;
-		if ((size_t)(word + n - base) >= 11 && !strncmp(base, "libmemcheck", 11))
-			return true;
-	}
-	return false;
-}
-
-static const char *env_value(char *const *envp, const char *name, size_t len)
-{
-	for (char *const *e = envp; e && *e; e++)
-		if (!strncmp(*e, name, len) && (*e)[len] == '=')
-			return *e + len + 1;
-	return NULL;
-}
 
 /* The first environment, NUL-separated strings, into c->text; its
  * length, 0 where it cannot be read whole. */
@@ -132,8 +108,8 @@ static void carry_free(struct carry *c)
 static char *const *carried(char *const envp[], struct carry *c)
 {
 	memset(c, 0, sizeof *c);
-	const char *pre = env_value(envp, "LD_PRELOAD", 10);
-	if (pre && preloads_memcheck(pre))
+	const char *pre = mc_envp_value(envp, "LD_PRELOAD", 0);
+	if (pre && mc_preloads_memcheck(pre))
 		return envp;
 	int e = errno;
 	size_t len = first_environ(c);
@@ -151,7 +127,7 @@ static char *const *carried(char *const envp[], struct carry *c)
 		else if (!strncmp(s, "MEMCHECK_", 9) && strchr(s, '='))
 			carry_n++;
 	}
-	if (!first_pre || !preloads_memcheck(first_pre) || skip) {
+	if (!first_pre || !mc_preloads_memcheck(first_pre) || skip) {
 		carry_free(c);
 		memset(c, 0, sizeof *c);
 		errno = e;
@@ -176,8 +152,7 @@ static char *const *carried(char *const envp[], struct carry *c)
 			out[k++] = envp[i];
 	for (size_t at = 0; at < len; at += strlen(c->text + at) + 1) {
 		char *s = c->text + at;
-		const char *eq = strchr(s, '=');
-		if (!strncmp(s, "MEMCHECK_", 9) && eq && !env_value(envp, s, (size_t)(eq - s)))
+		if (!strncmp(s, "MEMCHECK_", 9) && strchr(s, '=') && !mc_envp_value(envp, s, '='))
 			out[k++] = s;
 	}
 	char *p = (char *)(out + n + carry_n + 2);

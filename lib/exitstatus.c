@@ -32,7 +32,9 @@
  *   do (mc_exit_killed): a parent that ignores how its child ended would
  *   otherwise pass a crashed child's leak.  The signal itself is not a
  *   failure passed on: a parent that kills its helper with SIGTERM, or a
- *   death test whose child is meant to abort, passes bare.
+ *   death test whose child is meant to abort, passes bare; nor is a
+ *   record's failure that only the signal's deadline made (its scan
+ *   given up: MEMCHECK_FATAL_SCAN_MS), which the record itself shows.
  *   life.c's wrapper of _exit and _Exit reports the process there and
  *   exits with mc_exit_status's status (a destructor's after memcheck's
  *   deferred the report, and a process's own: libsodium's tests from a
@@ -56,6 +58,9 @@
 #include "internal.h"
 
 static _Atomic unsigned failed;      /* regions failed, not handled */
+/* regions failed only because a killed process's scan was given up at
+ * its deadline (region.c): the record's failure, not the ancestors' */
+static _Atomic unsigned incomplete;
 static _Atomic bool last_failed;     /* the region ended last failed */
 static _Atomic unsigned dropped;     /* report records dropped (textout.c's bound) */
 
@@ -90,7 +95,7 @@ MC_API int memcheck_descendants_failed(long *pid, char *program, size_t size)
 
 unsigned mc_exit_failed_regions(void)
 {
-	return atomic_load(&failed);
+	return atomic_load(&failed) + atomic_load(&incomplete);
 }
 
 void mc_exit_record_dropped(void)
@@ -155,6 +160,15 @@ void mc_exit_region_ended(bool pass)
 	if (!pass)
 		atomic_fetch_add(&failed, 1);
 	atomic_store(&last_failed, !pass);
+}
+
+/* A region whose only failure is its scan given up at a killed
+ * process's deadline (region.c): the record's failure and the text's,
+ * not the ancestors' (mc_exit_killed reads failed alone).  Rare: cold. */
+void mc_exit_region_incomplete(void)
+{
+	atomic_fetch_add(&incomplete, 1);
+	atomic_store(&last_failed, true);
 }
 
 void mc_exit_after_fork_child(void)

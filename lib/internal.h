@@ -94,6 +94,7 @@ struct mc_options {
 	int exitcode;             /* MEMCHECK_EXITCODE: status for a failing run */
 	int ancestors;            /* MEMCHECK_ANCESTORS: a failure fails them too */
 	int fatal_timeout;        /* seconds for a killed process's record (fatal.c) */
+	int fatal_scan_ms;        /* its scan's limit at a signal asking it to end */
 	int symbolize;            /* resolve file:line with libdw */
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *cache;        /* MEMCHECK_CACHE, "off", or NULL: the default (symcache.c) */
@@ -792,6 +793,26 @@ static inline const char *mc_str_after(const char *s, const char *prefix)
 	return s;
 }
 
+/* mc_env_value's walk, over envp (may be NULL): the value of its first
+ * entry named name, which ends at its NUL or at end ('=': an entry of
+ * another environment, as execenv.c asks it of the environment an exec
+ * is given).  Inline, in mc_str_after's loop shape: mc_env_value's
+ * call of an out-of-line walk took 0x40 bytes of group 1t's room
+ * (text-order.ld), other loop shapes 0x20. */
+static inline const char *mc_envp_value(char *const *envp, const char *name, char end)
+{
+	for (char *const *e = envp; e && *e; e++) {
+		const char *s = *e, *n = name;
+		while (*n && *n != end)
+			if (*s++ != *n++)
+				goto next;
+		if (*s == '=')
+			return s + 1;
+	next:;
+	}
+	return NULL;
+}
+
 /* ---- sort.c ---------------------------------------------------------- */
 
 /* base[0, n) of size-byte elements (at most 64) sorted by cmp, stably, in
@@ -830,6 +851,10 @@ bool mc_program_installed(const char *exe);
  * auto and preloaded), and is its program one under test?  NO_EXE: it
  * does, the executable could not be read (errno says why).  Needs the
  * options and the environment only. */
+/* Does LD_PRELOAD's value pre name this libmemcheck: a word whose file
+ * name begins with "libmemcheck", or is the one this copy was loaded
+ * from? */
+bool mc_preloads_memcheck(const char *pre);
 enum { MC_PROCESS_NONE, MC_PROCESS_MEASURED, MC_PROCESS_LEFT_OUT, MC_PROCESS_NO_EXE };
 int mc_process_verdict(void);
 
@@ -837,8 +862,11 @@ int mc_process_verdict(void);
 
 /* Change the exit status at exit when a region failed: _region_ended at
  * every region's end (region.c), _handled for memcheck_handled() (false:
- * the last region did not fail). */
+ * the last region did not fail).  _region_incomplete instead where a
+ * region failed only because a killed process's scan was given up
+ * (MEMCHECK_FATAL_SCAN_MS): not a failure the ancestors take. */
 void mc_exit_region_ended(bool pass);
+void mc_exit_region_incomplete(void);
 /* The status to exit with (life.c's on_exit handler calls exit() again
  * with it where it differs; its _exit gives it to the real _exit). */
 int mc_exit_status(int status);
@@ -1442,8 +1470,16 @@ extern bool mc_fatal_in_allocator;
 /* Where the scan starts when the handler ran on memcheck's alternate
  * stack (0: from the handler's own frame, on the interrupted stack). */
 extern uintptr_t mc_fatal_sp;
+/* When the record's scan gives up (mc_now's clock, in nanoseconds; 0:
+ * never): set at a signal that asks the process to end
+ * (MEMCHECK_FATAL_SCAN_MS). */
+extern uint64_t mc_fatal_deadline_ns;
 const char *mc_fatal_name(int sig);
 unsigned long mc_fatal_stack_limit(void);
+/* A signal asking the process to end that came while memcheck was at
+ * work in this thread, owed to the guard's coming down: its handler
+ * now (signals.c's drain; nothing where none is owed here). */
+void mc_fatal_owed(void);
 
 /* ---- stacks.c -------------------------------------------------------- */
 
@@ -1899,6 +1935,8 @@ struct mc_scan_from {
  * the scan could not be mapped.  Call with the guard held.  from: where
  * the program's stack begins, or NULL (the caller's frames). */
 bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from);
+/* The last mc_scan gave up at mc_fatal_deadline_ns (fatal.c). */
+bool mc_scan_cut(void);
 /* Call fn for each scanned block with epoch >= min_epoch, its kind and
  * its credit: a definitely lost block's, the bytes of the blocks its
  * clique took (valgrind's indirect_szB of a clique leader); else 0. */
@@ -3231,6 +3269,8 @@ struct mc_region_report {
 	const struct mc_timeline *timeline; /* its samples, or NULL */
 	size_t errors_suppressed;       /* records of valgrind's error kinds suppressed */
 	bool rss_asked;                 /* RSS measured: an unknown figure was unread */
+	bool incomplete;                /* the scan given up at a killed process's
+					 * deadline: no leak kinds (fatal.c) */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 

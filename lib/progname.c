@@ -3,7 +3,8 @@
  * program's name as memcheck's lines print it (mc_program), whether an
  * executable's path matches the patterns (mc_program_matches,
  * mc_programs_every), and getenv's answer from memcheck's own walk of
- * environ (mc_env_value), and the key of its arguments (mc_args_key_at,
+ * environ or an exec's new vector (mc_env_value, mc_envp_value), and
+ * the key of its arguments (mc_args_key_at,
  * mc_args_json).  Loops of memcheck's own where the C library's
  * would be bound lazily in a left-out process's start-up.  Which
  * programs the default measures is programs.c's.
@@ -410,18 +411,12 @@ bool mc_program_matches(const char *patterns, const char *path)
 	return false;
 }
 
-/* getenv's answer, from a walk of memcheck's own: the C library's getenv
- * lies in a block of its code that a left-out /bin/true never touched
- * otherwise (a page fault), and its call was one more lazy binding; and
- * getenv is memcheck's own now (gslice.c). */
+/* getenv's answer, from a walk of memcheck's own (internal.h's
+ * mc_envp_value over environ): the C library's getenv lies in a block of
+ * its code that a left-out /bin/true never touched otherwise (a page
+ * fault), and its call was one more lazy binding; and getenv is
+ * memcheck's own now (gslice.c). */
 const char *mc_env_value(const char *name)
 {
-	if (!environ)
-		return NULL;
-	for (char **e = environ; *e; e++) {
-		const char *v = mc_str_after(*e, name);
-		if (v && *v == '=')
-			return v + 1;
-	}
-	return NULL;
+	return mc_envp_value(environ, name, 0);
 }

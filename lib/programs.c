@@ -169,44 +169,53 @@ bool mc_program_under_test(const char *exe)
 	return !mc_program_installed(exe) && !runs_script(exe);
 }
 
-/* Is this object, libmemcheck, among LD_PRELOAD's entries?  As
- * installed and as `memcheck run` sets it, its name says "libmemcheck";
- * a copy preloaded under another file name (a CI that ships it as
- * lib-main.so) is found by the base name of the file the dynamic linker
- * loaded it from.  Before, such a copy measured nothing: no report, a
- * leaking program exited 0, without a word.  Loops of its own: no
- * import the common case does not need (-z lazy binds each at its first
- * call). */
-static bool preloaded(const char *pre)
+/* Is some word of LD_PRELOAD's value pre (split at spaces and colons, as
+ * the dynamic linker splits it: ld.so(8)) a file whose base name is name,
+ * or begins with it where prefix? */
+static bool preload_word(const char *pre, const char *name, bool prefix)
 {
-	if (mc_str_has(pre, "libmemcheck"))
-		return true;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-	struct dl_find_object fo;
-	if (_dl_find_object((void *)preloaded, &fo) != 0 || !fo.dlfo_link_map)
-		return false;
-	const char *name = fo.dlfo_link_map->l_name, *base = name;
-	if (!name || !*name)
-		return false; /* the main program: linked in, not preloaded */
-	for (const char *c = name; *c; c++)
-		if (*c == '/')
-			base = c + 1;
-	/* entries are separated by spaces or colons (ld.so(8)) */
 	for (const char *p = pre; *p;) {
-		const char *start = p, *b = p;
+		const char *b = p;
 		for (; *p && *p != ' ' && *p != ':'; p++)
 			if (*p == '/')
 				b = p + 1;
-		const char *q = base;
+		const char *q = name;
 		while (b < p && *q && *b == *q)
 			b++, q++;
-		if (b == p && !*q && p > start)
+		if (!*q && q != name && (prefix || b == p))
 			return true;
 		if (*p)
 			p++;
 	}
-#endif
 	return false;
+}
+
+/* Is this object, libmemcheck, among LD_PRELOAD's entries (pre, its
+ * value)?  As installed and as `memcheck run` sets it, its file's name
+ * begins with "libmemcheck"; a copy preloaded under another file name
+ * (a CI that ships it as lib-main.so) is found by the base name of the
+ * file the dynamic linker loaded it from.  Before, such a copy measured
+ * nothing: no report, a leaking program exited 0, without a word.  The
+ * process verdict asks it at start-up, execenv.c at an exec (does the
+ * new environment still preload memcheck, did the first one).  Loops of
+ * its own: no import the common case does not need (-z lazy binds each
+ * at its first call). */
+bool mc_preloads_memcheck(const char *pre)
+{
+	if (preload_word(pre, "libmemcheck", true))
+		return true;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)mc_preloads_memcheck, &fo) != 0 || !fo.dlfo_link_map)
+		return false;
+	const char *name = fo.dlfo_link_map->l_name;
+	if (!name || !*name)
+		return false; /* the main program: linked in, not preloaded */
+	const char *slash = mc_last_slash(name);
+	return preload_word(pre, slash ? slash + 1 : name, false);
+#else
+	return false;
+#endif
 }
 
 int mc_process_verdict(void)
@@ -214,7 +223,7 @@ int mc_process_verdict(void)
 	bool on = mc_opt.process_region == MC_ON;
 	if (mc_opt.process_region == MC_AUTO) {
 		const char *pre = mc_env_value("LD_PRELOAD");
-		on = pre && preloaded(pre);
+		on = pre && mc_preloads_memcheck(pre);
 	}
 	if (!on)
 		return MC_PROCESS_NONE;

@@ -310,6 +310,23 @@ static void add_violation(struct memcheck_result *r, const char *fmt, ...)
 	r->pass = 0;
 }
 
+/* A killed process's scan given up at its deadline (scan.c, fatal.c):
+ * the leak kinds unknown (null in the record), and the region fails for
+ * it, never a pass its figures did not show. */
+static __attribute__((noinline, cold)) void kinds_unknown(struct memcheck_result *r)
+{
+	const struct memcheck_count unknown = { MEMCHECK_UNKNOWN, MEMCHECK_UNKNOWN };
+	r->definitely_lost = r->indirectly_lost = unknown;
+	r->possibly_lost = r->still_reachable = unknown;
+}
+
+static __attribute__((noinline, cold)) void cut_violation(struct memcheck_result *r)
+{
+	add_violation(r, "leak check incomplete: the scan of %llu blocks given up %d ms after "
+		      "signal %d (MEMCHECK_FATAL_SCAN_MS)",
+		      (unsigned long long)r->live_blocks, mc_opt.fatal_scan_ms, mc_fatal_sig);
+}
+
 /* The allocator's retained bytes (and, with MEMCHECK_RELEASE, after its
  * release call) into *retained, *after (left as they are when unknown). */
 static void take_alloc_stats(uint64_t *retained, uint64_t *after)
@@ -535,6 +552,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	bool scanned = false;
 	if (left)
 		scanned = mc_scan(&scan, from);
+	/* given up at a killed process's deadline (fatal.c): the blocks
+	 * are counted, their kinds unknown, the region fails */
+	bool cut = left && !scanned && mc_scan_cut();
 	if (scanned && mc_scan_totals(&now))
 		moved = true;
 	if (mc_opt.track && vg) {
@@ -559,7 +579,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			for (acc.cap = 16; acc.cap < 2 * scan.n + 3 && acc.cap < (1u << 24);)
 				acc.cap *= 2;
 		for (;;) {
-			acc.slot = mc_map(leak_acc_bytes(acc.cap));
+			/* cut: counted, not grouped (no table: leak_add_kind
+			 * only counts), the record's time being short */
+			acc.slot = cut ? NULL : mc_map(leak_acc_bytes(acc.cap));
 			acc.v = acc.slot ? (struct mc_leak *)(acc.slot + acc.cap) : NULL;
 			acc.n = 0;
 			acc.blocks = acc.bytes = 0;
@@ -611,7 +633,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	}
 	if (moved)
 		counts_from(&res, &now, &r->base);
-	if (mc_opt.track && !vg) {
+	if (mc_opt.track && !vg && unlikely(cut)) {
+		kinds_unknown(&res);
+	} else if (mc_opt.track && !vg) {
 		res.definitely_lost = acc.kinds[MC_KIND_DEFINITE];
 		res.indirectly_lost = acc.kinds[MC_KIND_INDIRECT];
 		res.possibly_lost = acc.kinds[MC_KIND_POSSIBLE];
@@ -704,6 +728,11 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	if (supp.violation[0])
 		add_violation(&res, "%s", supp.violation);
 	mc_gate_region(&res);
+	/* The scan's cut fails the record, not the measured ancestors: it
+	 * comes of the signal, which does not fail them either. */
+	bool known_pass = res.pass;
+	if (unlikely(cut))
+		cut_violation(&res);
 	/* At exit, after the other objects' destructors (mimalloc's
 	 * mi_process_done among them): the failing text's figure is the
 	 * heap's then. */
@@ -734,6 +763,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.timeline = timed ? &tl : NULL,
 		.errors_suppressed = errors_suppressed,
 		.rss_asked = e.measured,
+		.incomplete = cut,
 	};
 	if (!r->fold || !res.pass)
 		mc_report_emit(&rr);
@@ -748,7 +778,10 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		mc_own_work_end_process();
 	else if (window)
 		mc_own_work_end();
-	mc_exit_region_ended(res.pass);
+	if (unlikely(cut) && known_pass)
+		mc_exit_region_incomplete();
+	else
+		mc_exit_region_ended(res.pass);
 	/* What a failing region left behind from here on carries a later
 	 * epoch than its blocks, for memcheck_handled(). */
 	pthread_mutex_lock(&stack_lock); /* next_epoch: see the head */

@@ -906,6 +906,18 @@ static void json_count_at(struct mc_buf *b, const char *key, size_t n,
 /* ,"key":{"blocks":..,"bytes":..} */
 #define JSON_COUNT(b, key, c) json_count_at((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (c))
 
+/* A killed process's scan given up (region.c): rare, apart (cold). */
+static __attribute__((noinline, cold)) void leak_check_incomplete(struct mc_buf *b)
+{
+	PUTL(b, ",\"leak_check\":\"incomplete\"");
+}
+
+static __attribute__((noinline, cold)) void text_incomplete(struct mc_buf *b, const char *p)
+{
+	mc_buf_strs(b, p, "    (reachability scan given up at the signal's deadline, "
+		    "MEMCHECK_FATAL_SCAN_MS: the leak kinds are unknown)\n", NULL);
+}
+
 /* Failure injection: the region's id and allocation calls (null unless
  * counting was on), whether the test expects to fail on OOM, and the
  * stacks of the failures injected. */
@@ -1023,6 +1035,8 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 	JSON_COUNT(&b, "suppressed", &r->suppressed);
 	if (rr->valgrind)
 		PUTL(&b, ",\"leak_check\":\"valgrind\"");
+	else if (unlikely(rr->incomplete))
+		leak_check_incomplete(&b);
 	else
 		PUTL(&b, ",\"leak_check\":\"memcheck\"");
 	JSON_U64(&b, "double_frees", r->double_frees);
@@ -1321,6 +1335,8 @@ static __attribute__((noinline)) void emit_text(const struct mc_region_report *r
 		if (rr->scan_seconds >= 0)
 			mc_buf_strs(&b, p, "    (reachability scan: ", secs(rr->scan_seconds, t),
 				    " s)\n", NULL);
+		else if (unlikely(rr->incomplete))
+			text_incomplete(&b, p);
 		else
 			mc_buf_strs(&b, p, "    (no reachability scan, MEMCHECK_SCAN=0 or no "
 				    "memory for it: every block left behind counts as "

@@ -85,7 +85,8 @@ MC_HOT static _Atomic unsigned char user_info[_NSIG]; /* USER_* bits */
 #define USER_RESET 2 /* installed with SA_RESETHAND, not yet reset */
 #define USER_ONSTACK 4 /* installed with SA_ONSTACK (fatal.c's mc_fatal_beside) */
 
-static void drain(void);
+static __attribute__((noinline)) void drain(void);
+static void drain_owed(void);
 
 /* At start-up (life.c), and before a handler is first wrapped (the
  * program may install one before memcheck starts): the guard's last
@@ -94,7 +95,7 @@ static void drain(void);
  * when there is none. */
 bool mc_signals_init(void)
 {
-	mc_guard_drain_set(drain);
+	mc_guard_drain_set(drain_owed);
 	return mc_sys_sigaction_resolve();
 }
 
@@ -273,6 +274,19 @@ static void drain(void)
 		mc_self.fast = mc_self.totals;
 		atomic_signal_fence(memory_order_seq_cst);
 	} while (mc_self.sig_pending);
+}
+
+/* The guard's hook: what handlers queued on this thread (none where it
+ * has no queue: a fatal signal owed alone), then a signal asking the
+ * process to end that came inside memcheck, its record now, the guard
+ * down (fatal.c's mc_fatal_owed). */
+static void drain_owed(void)
+{
+	if (my_sig)
+		drain();
+	else
+		__atomic_and_fetch(&mc_self.sig_pending, ~1, __ATOMIC_RELAXED);
+	mc_fatal_owed();
 }
 
 /* ---- the program's handlers ------------------------------------------ */

@@ -659,9 +659,88 @@ static const struct h_case cases[] = {
 	  .exit = 1, .check = criterion_records },
 };
 
+/* A test run with a cleared environment while memcheck is preloaded
+ * under another file name (a CI that ships it as lib-main.so, here a
+ * symbolic link): the exec carries it as it carries libmemcheck.so, and
+ * the leak fails the test.  Before, execenv.c looked for "libmemcheck"
+ * in the first environment's LD_PRELOAD, found nothing to carry, and the
+ * child ran unchecked: exit 0, its leak unseen (programs.c's rule had
+ * the same flaw fixed in session 42).  Modes env -i, execve with PATH
+ * alone and posix_spawn, under every allocator. */
+START_TEST(test_envclear_preloaded_under_another_name)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *link = h_tmppath("lib-main.so"); /* another file name */
+	ck_assert_int_eq(symlink(h_lib(), link), 0);
+	const char *pre = so ? h_env("LD_PRELOAD=%s %s", link, so) : h_env("LD_PRELOAD=%s", link);
+	static const char *const modes[] = { "env", "execve", "spawn" };
+	for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+		struct h_run r;
+		const char *const argv[] = { h_prog("plain_envclear"), modes[k], NULL };
+		ck_assert_int_eq(h_run(&r, argv, H_LIST(pre), H_EXITCODE, NULL), 0);
+		ck_assert_msg(r.exit_code == 23 && strstr(r.out, "child: LD_PRELOAD set") &&
+				      strstr(r.err, "41 bytes in 1 blocks are definitely lost"),
+			      "plain_envclear %s with %s under %s: %s (23, the child preloaded "
+			      "and its leak expected); stdout:\n%s\nstderr:\n%s",
+			      modes[k], pre, h_allocator_name(_i), h_status(&r), r.out, r.err);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
+/* A leaking test run through the wrappers drivers and scripts put in
+ * front of a test (each installed, so left out of the measuring itself):
+ * timeout(1), env, nice, stdbuf, sh -c with and without exec, xargs -P
+ * (its status 123 where a command failed), and a driver that closes
+ * descriptors 0-2 (no text can be written: the status still says it).
+ * The leak fails each as it fails the bare test (measured, 6 December
+ * 2026: each was right already; these rows keep it so).  Under every
+ * allocator. */
+START_TEST(test_wrapped_leak_fails)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *leak = h_prog("plain_exit");
+	const char *sh_xargs = h_env("printf '%%s\\n' leak leak | xargs -P2 -n1 %s", leak);
+	/* "@": the leaking program's path; "@x": the xargs pipeline */
+	static const struct {
+		const char *what;
+		int exit;
+		const char *argv[6];
+	} ways[] = {
+		{ "timeout", 23, { "/usr/bin/timeout", "60", "@", "leak", NULL } },
+		{ "env", 23, { "/usr/bin/env", "@", "leak", NULL } },
+		{ "nice", 23, { "/usr/bin/nice", "@", "leak", NULL } },
+		{ "stdbuf", 23, { "/usr/bin/stdbuf", "-o0", "@", "leak", NULL } },
+		{ "sh -c", 23, { "/bin/sh", "-c", "\"$0\" leak", "@", NULL } },
+		{ "sh -c exec", 23, { "/bin/sh", "-c", "exec \"$0\" leak", "@", NULL } },
+		{ "fds 0-2 closed", 23, { "/bin/sh", "-c", "exec \"$0\" leak <&- >&- 2>&-", "@", NULL } },
+		{ "xargs -P2", 123, { "/bin/sh", "-c", "@x", NULL } },
+	};
+	for (size_t k = 0; k < sizeof ways / sizeof ways[0]; k++) {
+		const char *argv[6];
+		size_t n = 0;
+		for (const char *const *a = ways[k].argv; *a; a++)
+			argv[n++] = !strcmp(*a, "@") ? leak : !strcmp(*a, "@x") ? sh_xargs : *a;
+		argv[n] = NULL;
+		struct h_run r;
+		ck_assert_int_eq(h_run(&r, argv, NULL, H_PRELOAD | H_EXITCODE, so), 0);
+		ck_assert_msg(r.exit_code == ways[k].exit,
+			      "a leaking test through %s under %s: %s (%d expected); stderr:\n%s",
+			      ways[k].what, h_allocator_name(_i), h_status(&r), ways[k].exit, r.err);
+		h_run_free(&r);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("frameworks", 120);
 	H_ADD_CASES(tc, cases);
+	tcase_add_loop_test(tc, test_envclear_preloaded_under_another_name, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_wrapped_leak_fails, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

@@ -27,6 +27,8 @@ struct mc_options mc_opt = { .track = true, .valgrind_text = MC_VGTEXT_FULL };
  * stack without its frames) */
 uintptr_t mc_text_lo, mc_text_len;
 MC_TLS struct mc_thread mc_self; /* forward.c's, not linked here: blocks.c keeps a thread's groups there */
+/* fatal.c's: a killed process's deadline for the scan (0: none) */
+uint64_t mc_fatal_deadline_ns;
 
 /* account.c and forward.c are not linked: no thread counts here, and
  * no stop is ever put off (no guard is up in this program). */
@@ -418,6 +420,29 @@ START_TEST(large_scan_maps_apart)
 }
 END_TEST
 
+/* A killed process's deadline past (fatal.c's mc_fatal_deadline_ns): the
+ * scan gives up, says so (mc_scan_cut) and leaves nothing to free; the
+ * next without one runs to its end, its kinds as before. */
+START_TEST(deadline_past_cuts_the_scan)
+{
+	build();
+	struct mc_scan s;
+	scrub();
+	mc_fatal_deadline_ns = 1; /* long past */
+	ck_assert(!mc_scan(&s, NULL));
+	ck_assert(mc_scan_cut());
+	mc_fatal_deadline_ns = 0;
+	scrub();
+	ck_assert(mc_scan(&s, NULL));
+	ck_assert(!mc_scan_cut());
+	memset(kinds, -1, sizeof kinds);
+	mc_scan_each(&s, 0, note_any, NULL);
+	ck_assert_int_eq(kinds[R], MC_KIND_REACHABLE);
+	ck_assert_int_eq(kinds[L2], MC_KIND_INDIRECT);
+	mc_scan_free(&s);
+}
+END_TEST
+
 /* memcheck_add_root: a block only an anonymous mapping points to is lost
  * until that mapping is made a root. */
 START_TEST(registered_roots)
@@ -734,6 +759,7 @@ int main(void)
 	tcase_add_test(tc, pointers_into_pools_are_starts);
 	tcase_add_test(tc, freeres_blocks_not_read_at_exit);
 	tcase_add_test(tc, large_scan_maps_apart);
+	tcase_add_test(tc, deadline_past_cuts_the_scan);
 	tcase_add_test(tc, untouched_data_pages_not_read);
 	tcase_add_loop_test(tc, lends_its_maps_read, 0, 2);
 	tcase_add_test(tc, maps_asked_as_read);

@@ -696,6 +696,18 @@ int cmd_run(int argc, char **argv)
 		say("interrupted");
 		reraise = got_signal;
 		status = 128 + got_signal;
+		/* The records the interrupted command wrote, in the files asked
+		 * for: a driver that times a test out (meson: SIGTERM to the
+		 * group, SIGKILL 0.5 s later) keeps its killed process's record
+		 * (lost before session 43).  Evaluated as they are: the runs
+		 * that did not end have none. */
+		if (o.report || o.junit) {
+			evaluate(groups, ng, budget, budget_abs);
+			if (o.report)
+				write_report(o.report, groups, ng, true);
+			if (o.junit)
+				write_junit(o.junit, groups, ng, cmd[0]);
+		}
 		goto out;
 	}
 

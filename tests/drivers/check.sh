@@ -2,7 +2,8 @@
 # check.sh - the test drivers of tests/drivers/, each against an installed
 # memcheck, as a user's project meets it: a CMake project (find_package,
 # ctest -T memcheck, plain add_test, cmocka, Criterion and CUnit suites), a meson
-# project (pkg-config, add_test_setup, meson test --wrapper) and an
+# project (pkg-config, add_test_setup, meson test --wrapper; a test it
+# times out, its record kept) and an
 # automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT,
 # autoconf-archive's make check-valgrind).
 # Each has a clean test, a leaking one (also run with a cleared
@@ -237,6 +238,33 @@ meson_expect "$M/meson-logs/testlog-memcheck.json" "--wrapper"
 expect "$M/meson-logs/testlog-memcheck.json" \
 	'"name": "tap-leak", "stdout": "1\.\.2\\nok 1 - first\\nok 2 - second\\n"' \
 	"meson --wrapper: the leaking TAP test's output is its own"
+
+# A test meson times out (SIGTERM, SIGKILL 0.5 s later) while it holds
+# 500,000 live blocks: its record arrives before the SIGKILL, preloaded
+# and through memcheck run's --report (before 6 December 2026 a scan
+# that outlasted the 0.5 s lost it, and memcheck run, interrupted, wrote
+# no report)
+MT=$WORK/meson-timeout
+rm -rf "$MT" "$WORK/timeout.jsonl" "$WORK/timeout-run.json"
+if ! run "$WORK/meson-timeout-setup.log" meson setup "$MT" "$HERE/meson-timeout" ||
+	! run "$WORK/meson-timeout-build.log" ninja -C "$MT"; then
+	cat "$WORK/meson-timeout-setup.log" "$WORK/meson-timeout-build.log" 2>/dev/null | tail -30
+	echo "drivers-check: the meson timeout project does not build"; exit 1
+fi
+(cd "$MT" && MEMCHECK_REPORT="$WORK/timeout.jsonl" \
+	LD_PRELOAD="$(pkg-config --variable=preload memcheck)" meson test --no-rebuild) \
+	>"$WORK/meson-timeout.log" 2>&1
+expect "$MT/meson-logs/testlog.json" '"name": "timeout".*"result": "TIMEOUT"' \
+	"meson, a test timed out: TIMEOUT"
+expect "$WORK/timeout.jsonl" '"signal_name":"SIGTERM"' \
+	"meson, a test timed out, preloaded: its record"
+(cd "$MT" && meson test --no-rebuild \
+	--wrapper "memcheck run -q --report $WORK/timeout-run.json --") \
+	>"$WORK/meson-timeout-run.log" 2>&1
+expect "$MT/meson-logs/testlog-memcheck.json" '"name": "timeout".*"result": "TIMEOUT"' \
+	"meson --wrapper, a test timed out: TIMEOUT"
+expect "$WORK/timeout-run.json" '"signal_name":"SIGTERM"' \
+	"meson --wrapper, a test timed out: memcheck run's --report has its record"
 
 # ---- automake and libtool -------------------------------------------
 A=$WORK/automake

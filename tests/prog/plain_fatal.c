@@ -5,6 +5,15 @@
  *   segv       a write to address 8
  *   abort      a failed assert
  *   term       kill(getpid(), SIGTERM)
+ *   leak-wait  creates the file $PLAIN_FATAL_READY, then waits in pause
+ *              for the signal that ends it (a test a driver times out)
+ *   term-many  100,000 blocks more kept reachable (a test's large heap),
+ *              then kill(getpid(), SIGTERM)
+ *   term-mallocs  a second thread sends the main one SIGTERM after 30 ms
+ *              while it mallocs 24-byte blocks (at most 10 million) kept
+ *              in a list from a global: the signal most likely comes
+ *              inside memcheck's work (blocks tracked, the allocator
+ *              called inside it)
  *   bus        a read past the end of a file it mapped (SIGBUS)
  *   alarm      alarm(1) with no handler, then pause
  *   fpe        an integer division by zero
@@ -762,6 +771,29 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "abort") == 0) {
 		assert(what[0] == 'x');
 	} else if (strcmp(what, "term") == 0) {
+		kill(getpid(), SIGTERM);
+		pause();
+	} else if (strcmp(what, "leak-wait") == 0) {
+		const char *ready = getenv("PLAIN_FATAL_READY");
+		if (ready)
+			close(open(ready, O_WRONLY | O_CREAT, 0644));
+		for (;;)
+			pause();
+	} else if (strcmp(what, "term-mallocs") == 0) {
+		main_thread = pthread_self();
+		pthread_t t;
+		pthread_create(&t, NULL, terminator, NULL);
+		static void **list;
+		for (long i = 0; i < 10000000; i++) {
+			void **p = malloc(24);
+			*p = list;
+			list = p;
+		}
+		pause();
+	} else if (strcmp(what, "term-many") == 0) {
+		static void *many[100000];
+		for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
+			many[i] = malloc(16 + i % 32);
 		kill(getpid(), SIGTERM);
 		pause();
 	} else if (strcmp(what, "bus") == 0) {
