@@ -1904,8 +1904,16 @@ struct mc_scan {
  * (memcheck_end, the library destructor): memcheck's own frames below
  * it hold stale copies of block addresses from its malloc hooks and must
  * not be roots.  MC_SCAN_FROM spills the callee-saved registers, which
- * may hold the program's pointers, into the entry point's frame, which
- * is scanned. */
+ * may hold the program's pointers, into the entry point's frame, and the
+ * stack is scanned from the lowest of them: on x86-64, with the frame
+ * pointer (the library is built with it, make fp-check), the prologue
+ * pushes rbx and r12-r15 right below the saved rbp, and the entry
+ * point's locals lie below them.  Those locals are not the program's:
+ * a slot not yet written when the scan runs holds whatever the
+ * program's dead frames left there (an -O2 memcheck_end has 14 such
+ * bytes, an -O0 one more), and a stale copy of a lost block's address
+ * there kept it still reachable (examples/check_kvparse's key under an
+ * -O0 libmemcheck in about one run of three; tests/prog/stale_end). */
 struct mc_scan_from {
 	uintptr_t sp;
 	bool at_exit;   /* the process is exiting: the stack is scanned from
@@ -1918,7 +1926,8 @@ struct mc_scan_from {
 #define MC_SCAN_FROM(f)                                                        \
 	do {                                                                   \
 		__builtin_unwind_init();                                       \
-		__asm__ volatile("mov %%rsp, %0" : "=r"((f)->sp) : : "memory"); \
+		(f)->sp = (uintptr_t)__builtin_frame_address(0) -              \
+			  5 * sizeof(void *);                                  \
 		(f)->at_exit = false;                                          \
 		(f)->alone = false;                                            \
 	} while (0)
