@@ -13,8 +13,9 @@
  * with one byte changed where the hash says.  Besides what ASan and UBSan
  * catch, and libFuzzer's hang and memory limits, it checks that nothing
  * is lost silently:
- *   - every line that is not blank is a record read or said on stderr as
- *     FILE:LINE: (its file and line named), or a record's part: the last
+ *   - every line that is not blank holds records read (more than one
+ *     where damage joined them), or is said on stderr as FILE:LINE:
+ *     (its file and line named), or is a record's part: the last
  *     of a record read, or one whose record is said (its pid and seq
  *     named), and the count of bad lines
  *     recs_read returns is 0 exactly when nothing was said;
@@ -130,12 +131,20 @@ static int read_as_report(const uint8_t *data, size_t n, struct recs *rs, char *
 		if (!blank_line(data + at, len) || memchr(data + at, 0, len)) {
 			snprintf(name, sizeof name, "%s:%zu:", in_path, lineno);
 			bool named = strstr(*err, name) != NULL;
-			bool read = next < rs->n && strlen(rs->v[next].line) <= len &&
-				    memmem(data + at, len, rs->v[next].line, strlen(rs->v[next].line));
+			/* the records read from it, in order (a damaged line
+			 * may hold more than one) */
+			bool read = false;
+			for (size_t from = at, rl; next < rs->n; next++, read = true) {
+				const uint8_t *r = memmem(data + from, at + len - from, rs->v[next].line,
+							  rl = strlen(rs->v[next].line));
+				if (!r)
+					break;
+				from = (size_t)(r - data) + rl;
+			}
 			int part = named || read ? 0 : part_line(data + at, len, *err);
-			if (read || part == 2)
-				next++;              /* a record's line, or its last part */
-			else if (!named && !part)
+			if (part == 2)
+				next++;              /* its last part */
+			else if (!read && !named && !part)
 				abort();             /* a line lost silently */
 		}
 		at += len + 1;

@@ -531,6 +531,38 @@ START_TEST(cut_record_said)
 	EXPECT_HAS(x.r.err, ": a record cut short after 30 bytes", "compare");
 	ck_assert_msg(!strstr(x.r.err, "the record after it"), "compare: %s", x.r.err);
 	h_res_free(&x);
+	/* a whole record, and after it on its line another writer's record
+	 * or damage: the whole one is read, not called cut short (before
+	 * session 44: "a record cut short after 75 bytes" of a whole record,
+	 * and a line with damage after a record read as no record while the
+	 * same file cut right after the record's brace read it:
+	 * fuzz_records) */
+	static const char one[] = "{\"name\":\"r\",\"pid\":1,\"program\":\"p\","
+				  "\"allocator\":\"glibc\",\"verdict\":\"pass\"}";
+	snprintf(text, sizeof text, "%s%s\n%sjunk\n", one, one, one);
+	f = tmpfile_with("joined.jsonl", text);
+	MC(&x, "gate", f);
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s:1: column 72: expected the end of the line after the "
+				  "object, got '{'; the record before it is read; the record after "
+				  "it on the line is read\n", f), "gate");
+	EXPECT_HAS(x.r.err, h_env("%s:2: column 72: expected the end of the line after the "
+				  "object, got 'j'; the record before it is read\n", f), "gate");
+	ck_assert_msg(!strstr(x.r.err, "cut short"), "gate: %s", x.r.err);
+	h_res_free(&x);
+	/* a NUL byte after a whole record (a crash's zeros where its line
+	 * end was): the record before it read, and said so */
+	char nul[256];
+	int n = snprintf(nul, sizeof nul, "%s", one);
+	memcpy(nul + n, "\0\0\n", 3);
+	f = h_tmppath("nul.jsonl");
+	FILE *w = fopen(f, "w");
+	ck_assert(w && fwrite(nul, 1, (size_t)n + 3, w) == (size_t)n + 3 && fclose(w) == 0);
+	MC(&x, "gate", f);
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s:1: column 72: expected JSON text, got a NUL byte; the "
+				  "line's records before it are read\n", f), "gate");
+	h_res_free(&x);
 }
 END_TEST
 

@@ -323,39 +323,79 @@ static int glue_end(struct glues *g, const char *path)
 	return bad;
 }
 
-/* One record's line (or the text its parts glued back) into out. */
-static void read_one(struct recs *out, const char *path, int lineno, char *line, size_t len,
-		     int *bad)
+/* Where a line that does not parse as a record may begin with a whole
+ * one: the length of the JSON value it begins with, where that ends
+ * before the line does; 0: not so.  What follows such a record on its
+ * line is another writer's (a record of its own, or one cut short) or
+ * damage: the record is read either way, as a file cut right after it
+ * reads it (fuzz_records found the reader taking the line for no
+ * record, and the same file cut short after the record's brace for
+ * one). */
+static size_t first_value(const char *line, size_t len)
+{
+	struct mc_jv v;
+	if (!mc_jv_line(line, len, &v) || v.p != line || v.end >= line + len)
+		return 0;
+	return (size_t)(v.end - line);
+}
+
+/* One record of n bytes at p (a line's, or part of one) into out. */
+static void push_record(struct recs *out, const char *p, size_t n, struct rec *r)
+{
+	char *line = xmalloc(n + 1);
+	memcpy(line, p, n);
+	line[n] = 0;
+	killed_first(r, line, n);
+	r->line = line;
+	recs_push(out, r);
+}
+
+/* The records of a line (or the text its parts glued back) into out:
+ * one, as a rule; where the line is damaged, what can be read of it,
+ * and what cannot said with the file, the line and the byte.  quiet:
+ * the line's caller says what ends it (a NUL byte), and a last piece
+ * that is no record is left to that. */
+static void read_one(struct recs *out, const char *path, int lineno, const char *line,
+		     size_t len, bool quiet, int *bad)
 {
 	struct rec r;
-	char err[256];
-	memset(&r, 0, sizeof r);
-	if (!mc_json_record_leak(line, len, &r.m, &r.leak, err, sizeof err)) {
-		size_t cut = cut_record(line, len, err);
-		if (!cut) {
-			fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
-			++*bad;
-			return;
-		}
-		/* said as what it is; a whole record after it read */
-		fprintf(stderr, "%s:%d: %s: a record cut short after %zu bytes (its writer "
-			"stopped in the middle: MEMCHECK_TEXT_TIMEOUT's bound on a pipe or "
-			"socket, or a process killed as it wrote)%s\n", path, lineno, err, cut,
-			cut < len ? "; the record after it on the line is read" : "");
-		++*bad;
+	char err[256], after[48] = "";
+	for (size_t at = 0; at < len;) {
+		const char *p = line + at;
+		size_t n = len - at, used;
 		memset(&r, 0, sizeof r);
-		if (cut == len)
-			return;
-		if (!mc_json_record_leak(line + cut, len - cut, &r.m, &r.leak, err, sizeof err)) {
-			fprintf(stderr, "%s:%d: after byte %zu: %s\n", path, lineno, cut, err);
+		if (at)
+			snprintf(after, sizeof after, "after byte %zu: ", at);
+		if (mc_json_record_leak(p, n, &r.m, &r.leak, err, sizeof err)) {
+			push_record(out, p, n, &r);
 			return;
 		}
-		memmove(line, line + cut, len - cut + 1);
-		len -= cut;
+		used = first_value(p, n);
+		memset(&r, 0, sizeof r);
+		bool whole = used && mc_json_record_leak(p, used, &r.m, &r.leak, NULL, 0);
+		if (whole) {
+			push_record(out, p, used, &r);
+		} else if (!(used = cut_record(p, n, err))) {
+			if (!quiet) {
+				fprintf(stderr, "%s:%d: %s%s\n", path, lineno, after, err);
+				++*bad;
+			}
+			return;
+		}
+		/* said as what it is; a record after it on the line read */
+		const char *next = p + used, *end = line + len;
+		while (next < end && !record_starts(next, end))
+			next++;
+		char what[64] = "; the record before it is read";
+		if (!whole)
+			snprintf(what, sizeof what, ": a record cut short after %zu bytes", used);
+		fprintf(stderr, "%s:%d: %s%s%s%s%s\n", path, lineno, after, err, what,
+			whole ? "" : " (its writer stopped in the middle: MEMCHECK_TEXT_TIMEOUT's "
+			"bound on a pipe or socket, or a process killed as it wrote)",
+			next < end ? "; the record after it on the line is read" : "");
+		++*bad;
+		at = (size_t)(next - line);
 	}
-	killed_first(&r, line, len);
-	r.line = xstrdup(line);
-	recs_push(out, &r);
 }
 
 int recs_read(struct recs *out, const char *path, bool missing_ok)
@@ -383,8 +423,14 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 			break;
 		}
 		if (got == LINE_NUL) {
-			fprintf(stderr, "%s:%d: column %zu: expected JSON text, got a NUL byte\n",
-				path, lineno, col);
+			/* the records before it read, as a file cut short at
+			 * the NUL reads them (fuzz_records) */
+			size_t had = out->n;
+			if (!blank(line, col - 1))
+				read_one(out, path, lineno, line, col - 1, true, &bad);
+			fprintf(stderr, "%s:%d: column %zu: expected JSON text, got a NUL byte%s\n",
+				path, lineno, col, out->n > had ? "; the line's records before it are "
+				"read" : "");
 			bad++;
 			continue;
 		}
@@ -395,12 +441,12 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 			char *whole;
 			size_t wlen;
 			if (glue_part(&glues, path, lineno, line, len, &whole, &wlen, &bad)) {
-				read_one(out, path, lineno, whole, wlen, &bad);
+				read_one(out, path, lineno, whole, wlen, false, &bad);
 				free(whole);
 			}
 			continue;
 		}
-		read_one(out, path, lineno, line, len, &bad);
+		read_one(out, path, lineno, line, len, false, &bad);
 	}
 	bad += glue_end(&glues, path);
 	if (ferror(f)) {
