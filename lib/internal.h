@@ -1907,8 +1907,9 @@ struct mc_scan {
  * may hold the program's pointers, into the entry point's frame, and the
  * stack is scanned from the lowest of them: on x86-64, with the frame
  * pointer (the library is built with it, make fp-check), the prologue
- * pushes rbx and r12-r15 right below the saved rbp, and the entry
- * point's locals lie below them.  Those locals are not the program's:
+ * pushes rbx and r12-r15 right below the saved rbp (lib/scanfrom.awk
+ * checks it in the linked library, -O0's too), and the entry point's
+ * locals lie below them.  Those locals are not the program's:
  * a slot not yet written when the scan runs holds whatever the
  * program's dead frames left there (an -O2 memcheck_end has 14 such
  * bytes, an -O0 one more), and a stale copy of a lost block's address
