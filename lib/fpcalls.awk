@@ -53,13 +53,16 @@ part == "code" && /^ +[0-9a-f]+:\t/ {
 	if (want_ret) {
 		ret[ncalls] = hex(addr)
 		retstr[ncalls] = addr
-		retname[ncalls] = fn
+		retname[ncalls] = callfn   # the call's function, not the next one
 		ncalls++
 		want_ret = 0
 	}
 	# the mnemonic: the field after the address
-	if ($2 ~ /^call/)
+	if ($2 ~ /^call/) {
 		want_ret = 1
+		callfn = fn  # a noreturn call may end its function: its return
+			     # address is the next function's first byte
+	}
 	next
 }
 

@@ -403,10 +403,10 @@ exports-check: $(B)/libmemcheck.so
 # region counts (tcmalloc's 8 bytes lost on purpose).
 o0-check:
 	@$(MAKE) --no-print-directory B=$(B)/o0 OPT=-O0 SUPPDIR=$(CURDIR)/suppressions \
-		examples-check scanfrom-check >$(B)/o0-check.log 2>&1 || \
+		examples-check fp-check >$(B)/o0-check.log 2>&1 || \
 		{ tail -20 $(B)/o0-check.log; echo "o0-check: the -O0 build fails examples-check" \
-			"or scanfrom-check"; exit 1; }
-	@echo "o0-check: an -O0 build gets the examples' leak stacks right, MC_SCAN_FROM's premise holds"
+			"or fp-check"; exit 1; }
+	@echo "o0-check: an -O0 build gets the examples' leak stacks right and keeps fp-check's premises"
 
 # The stress test for minutes, not part of make check (which runs its
 # short form, tests/test_stress with the defaults: the mix alone, 1 s a
