@@ -2251,6 +2251,16 @@ void mc_account_failed(void);
  * for libmemcheck's own TLS module. */
 void mc_account_dtv_begin(void);
 void mc_account_dtv_end(void);
+/* Blocks recorded shorter than they are (that DTV), which the scan reads
+ * whole: where the live block at ptr has this size and stack, extra
+ * bytes more.  Call with the threads' lock held (or alone). */
+struct mc_tail {
+	uintptr_t ptr;
+	uint64_t size;
+	uint32_t stack, extra;
+};
+size_t mc_account_tails(const struct mc_tail **out);
+extern size_t mc_account_ntails; /* 0: none (the scan asks nothing) */
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);
