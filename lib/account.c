@@ -2019,6 +2019,14 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 			remember_free(s, prev, fp);
 		}
 	}
+	/* in memcheck's pthread_create: a cached stack's DTV, too short for
+	 * the libraries with TLS loaded since, grown by the dynamic
+	 * linker's realloc (_dl_resize_dtv): one entry smaller, as
+	 * allocate_dtv's (tests/prog/plain_dtv_last cached: 16 bytes over
+	 * valgrind's before) */
+	size_t whole = size;
+	if (unlikely(mc_self.dtv_window) && p)
+		size = dtv_counted(size, fp, 0);
 	if (p && !track) {
 		record_alloc_as(s, p, size, fp, false);
 	} else if (p) {
@@ -2036,6 +2044,8 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 			place_tracked(s, &at, size);
 		else
 			record_tracked_far(s, p, size, stack);
+		if (unlikely(size != whole))
+			tail_note((uintptr_t)p, size, stack, (uint32_t)(whole - size));
 	}
 }
 

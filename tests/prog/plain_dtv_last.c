@@ -17,14 +17,23 @@
  * running thread's DTV (its descriptor points one entry into it:
  * possibly lost), which memcheck's shipped suppressions take.
  *
- * Usage: plain_dtv_last [exit|region].  Prints "slot N of N" (the
- * module id the touched copy got, and the DTV's last entry); exits 0,
- * 2 when no copy got the last entry (more modules were loaded than
- * the copies built cover).
+ * Mode "cached": a first thread ends and is joined (the C library keeps
+ * its stack, DTV included, for the next thread), copies are dlopened
+ * until one gets the module id past that DTV's last entry, and a second
+ * thread, which takes the first's stack, touches that copy's TLS: the C
+ * library grows the DTV for it (_dl_resize_dtv's realloc) inside
+ * pthread_create, a block valgrind counts one entry smaller than the
+ * one libmemcheck's own TLS module makes (tests/test_fidelity.c).
+ *
+ * Usage: plain_dtv_last [exit|region|cached].  Prints "slot N of L"
+ * (the module id the touched copy got, and the length of the touching
+ * thread's DTV); exits 0, 2 when no copy got the id wanted (more
+ * modules were loaded than the copies built cover).
  */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +68,15 @@ static size_t my_dtv_len(void)
 	uintptr_t *dtv;
 	__asm__ volatile("mov %%fs:8, %0" : "=r"(dtv));
 	return dtv[-2];
+}
+
+/* Mode "cached"'s first thread: its length, and its end. */
+static void *first(void *arg)
+{
+	pthread_mutex_lock(&lock);
+	dtv_len = my_dtv_len();
+	pthread_mutex_unlock(&lock);
+	return arg;
 }
 
 static void *thread(void *arg)
@@ -96,19 +114,23 @@ int main(int argc, char **argv)
 		if (begin)
 			begin("dtv_last");
 	}
+	bool cached = strcmp(mode, "cached") == 0;
 	pthread_t t;
-	if (pthread_create(&t, NULL, thread, NULL))
+	if (cached && (pthread_create(&t, NULL, first, NULL) || pthread_join(t, NULL)))
+		return 1;
+	if (!cached && pthread_create(&t, NULL, thread, NULL))
 		return 1;
 	pthread_mutex_lock(&lock);
-	wait_step(1);
-	size_t len = dtv_len;
+	if (!cached)
+		wait_step(1);
+	size_t len = dtv_len, want = cached ? len + 1 : len;
 	pthread_mutex_unlock(&lock);
 
 	char dir[4096], path[4200];
 	dir_of_self(dir, sizeof dir);
 	size_t id = 0;
 	void *(*found)(void) = NULL;
-	for (int i = 1; i <= COPIES && id < len; i++) {
+	for (int i = 1; i <= COPIES && id < want; i++) {
 		snprintf(path, sizeof path, "%s/libtls_slot%d.so", dir, i);
 		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
@@ -119,10 +141,22 @@ int main(int argc, char **argv)
 			return 1;
 		found = (void *(*)(void))dlsym(h, "tls_slot_touch");
 	}
-	printf("slot %zu of %zu\n", id, len);
-	if (id != len || !found)
+	if (id != want || !found) {
+		printf("slot %zu of %zu\n", id, len);
 		return 2;
+	}
 	pthread_mutex_lock(&lock);
+	if (cached) {
+		/* the second thread on the first's stack, whose DTV the C
+		 * library grows to the modules loaded since */
+		step = 0;
+		if (pthread_create(&t, NULL, thread, NULL))
+			return 1;
+		wait_step(1);
+		if (dtv_len < id)
+			return 2;
+	}
+	printf("slot %zu of %zu\n", id, dtv_len);
 	touch = found;
 	set_step(2);
 	wait_step(3);
