@@ -1204,8 +1204,13 @@ static inline __attribute__((always_inline)) void record_tracked(struct mc_slot 
  * entry, which bare has not: it is memcheck's).  The caller is told by
  * its return address, in ld.so's code (AT_BASE's object); in the window
  * that is allocate_dtv's calloc, or _dl_resize_dtv's malloc where a
- * cached stack's DTV is too short, both sized from the highest id. */
-#define DTV_ENTRY (2 * sizeof(void *)) /* dtv_t: a counter, or val and to_free */
+ * cached stack's DTV is too short, both sized from the highest id.
+ * The scan still reads that last entry (tail_note, below): it is
+ * memcheck's in the figures only, and the dynamic linker puts there the
+ * TLS block of the module it numbers last, the 14th dlopened after the
+ * thread started (tests/prog/plain_dtv_last: that block definitely lost,
+ * where valgrind and the entries before it say possibly lost with the
+ * DTV). */
 
 /* fp: the allocating call's frame (count-only), else NULL and stack its
  * stack (tracking): its first frame is the caller's return address.
@@ -1217,11 +1222,98 @@ static __attribute__((noinline, cold)) size_t dtv_counted(size_t size, const voi
 	const uintptr_t *f = NULL;
 	uintptr_t ret = fp ? ((const uintptr_t *)fp)[1] : mc_stack_get(stack, &f) > 0 ? f[0] : 0;
 	struct dl_find_object fo;
-	if (size < 2 * DTV_ENTRY || size % DTV_ENTRY != 0 || !ret ||
+	if (size < 2 * MC_DTV_ENTRY || size % MC_DTV_ENTRY != 0 || !ret ||
 	    mc_find_object((void *)ret, &fo) != 0 || !fo.dlfo_link_map ||
 	    fo.dlfo_link_map->l_addr != getauxval(AT_BASE))
 		return size;
-	return size - DTV_ENTRY;
+	return size - MC_DTV_ENTRY;
+}
+
+/* ---- blocks recorded shorter than they are -------------------------- */
+
+/* A block whose figures leave out its last bytes (a DTV's entry for
+ * memcheck's module, above) is read whole by the scan all the same:
+ * those bytes are not the program's to count, but what they hold is
+ * its.  Each such block is noted by its pointer, recorded size and
+ * stack with the bytes left out; the scan reads them where the live
+ * block at the pointer still has that size and stack
+ * (mc_account_tails).  Nothing takes a note back when its block is
+ * freed (the dynamic linker frees a DTV through free, whose paths stay
+ * as they are): a note whose block is gone no longer matches it, and
+ * is dropped when the list is full.  A block made later at that
+ * address of that size and stack that was not recorded short (the
+ * same call, outside memcheck's pthread_create) would be read past its
+ * end by the bytes noted, inside the allocator's chunk: no block of
+ * the C library's is made so.  Tracking only (count-only has no scan);
+ * under slot_lock, which the scan holds while it reads them. */
+static struct mc_tail *tails;
+size_t mc_account_ntails; /* how many: the scan's one test */
+#define ntails mc_account_ntails
+static size_t tails_cap;
+
+/* Keep the notes whose blocks are still live as noted. */
+static void tails_prune(void)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < ntails; i++) {
+		struct mc_block b;
+		if (mc_blocks_find(tails[i].ptr, &b) && b.size == tails[i].size &&
+		    b.stack == tails[i].stack)
+			tails[k++] = tails[i];
+	}
+	ntails = k;
+}
+
+static __attribute__((noinline, cold)) void tail_note(uintptr_t p, uint64_t size,
+						     uint32_t stack, uint32_t extra)
+{
+	pthread_mutex_lock(&slot_lock);
+	size_t i = 0;
+	while (i < ntails && tails[i].ptr != p)
+		i++;
+	if (i == ntails && ntails == tails_cap)
+		tails_prune();
+	if (i == ntails && ntails * 2 >= tails_cap) {
+		size_t cap = tails_cap ? 2 * tails_cap : 4096 / sizeof *tails;
+		struct mc_tail *t = mc_map(cap * sizeof *t);
+		if (t) {
+			if (ntails)
+				memcpy(t, tails, ntails * sizeof *t);
+			if (tails)
+				mc_unmap(tails, tails_cap * sizeof *t);
+			tails = t;
+			tails_cap = cap;
+		}
+	}
+	if (i < tails_cap) {
+		tails[i] = (struct mc_tail){ p, size, stack, extra };
+		if (i == ntails)
+			ntails++;
+	}
+	pthread_mutex_unlock(&slot_lock);
+}
+
+size_t mc_account_tails(const struct mc_tail **out)
+{
+	*out = tails;
+	return ntails;
+}
+
+/* ---- a DTV outside memcheck's pthread_create ------------------------- */
+
+/* The threads the C library starts itself (timer_create's and
+ * mq_notify's SIGEV_THREAD, aio's and getaddrinfo_a's helpers) are made
+ * by its own pthread_create, inside, where memcheck's is not called: no
+ * window.  Their DTVs reach memcheck as the dynamic linker's
+ * calloc(length + 2, sizeof (dtv_t)) from allocate_dtv, the length the
+ * calling thread's own DTV's (both the highest module id + 14, unless a
+ * library with TLS was loaded since that DTV was made, which leaves the
+ * block counted whole, as before: internal.h's mc_dtv_entries, which
+ * interpose.c's calloc asks).  Such a call is counted as in the window
+ * (dtv_counted: its caller in ld.so's code, else counted whole). */
+bool mc_account_dtv_outside(size_t nmemb)
+{
+	return !mc_self.dtv_window && mc_dtv_entries(nmemb);
 }
 
 void mc_account_dtv_begin(void)
@@ -1268,10 +1360,26 @@ static inline __attribute__((always_inline)) void record_alloc(struct mc_slot *s
 	record_alloc_as(s, p, size, fp, mc_opt.track);
 }
 
+/* mc_account_alloc in the window: the block counted as dtv_counted says,
+ * and, tracked, its bytes left out noted. */
+static __attribute__((noinline, cold)) void alloc_in_window(void *p, size_t size, void *fp)
+{
+	size_t n = dtv_counted(size, fp, 0);
+	if (!mc_opt.track || n == size) {
+		record_alloc_as(slot(), p, n, fp, mc_opt.track);
+		return;
+	}
+	uint32_t stack = mc_stack_capture(fp);
+	record_tracked_far(slot(), p, n, stack);
+	tail_note((uintptr_t)p, n, stack, (uint32_t)(size - n));
+}
+
 void mc_account_alloc(void *p, size_t size, void *fp)
 {
-	if (unlikely(mc_self.dtv_window))
-		size = dtv_counted(size, fp, 0);
+	if (unlikely(mc_self.dtv_window)) {
+		alloc_in_window(p, size, fp);
+		return;
+	}
 	record_alloc(slot(), p, size, fp);
 }
 
@@ -1369,11 +1477,14 @@ static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint
 							bool zeroed)
 {
 	struct mc_slot *s = slot();
+	size_t whole = n;
 	if (unlikely(mc_self.dtv_window))
 		n = dtv_counted(n, NULL, stack);
-	if (likely(p != NULL))
+	if (likely(p != NULL)) {
 		record_tracked_far(s, p, n, stack); /* track_ready: tracking */
-	else {
+		if (unlikely(n != whole))
+			tail_note((uintptr_t)p, n, stack, (uint32_t)(whole - n));
+	} else {
 		bump(s, &s->t.failed, 1);
 		guard_lower();
 		return NULL;
@@ -1924,6 +2035,14 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 			remember_free(s, prev, fp);
 		}
 	}
+	/* in memcheck's pthread_create: a cached stack's DTV, too short for
+	 * the libraries with TLS loaded since, grown by the dynamic
+	 * linker's realloc (_dl_resize_dtv): one entry smaller, as
+	 * allocate_dtv's (tests/prog/plain_dtv_last cached: 16 bytes over
+	 * valgrind's before) */
+	size_t whole = size;
+	if (unlikely(mc_self.dtv_window) && p)
+		size = dtv_counted(size, fp, 0);
 	if (p && !track) {
 		record_alloc_as(s, p, size, fp, false);
 	} else if (p) {
@@ -1941,6 +2060,8 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 			place_tracked(s, &at, size);
 		else
 			record_tracked_far(s, p, size, stack);
+		if (unlikely(size != whole))
+			tail_note((uintptr_t)p, size, stack, (uint32_t)(whole - size));
 	}
 }
 

@@ -2252,6 +2252,35 @@ void mc_account_failed(void);
  * for libmemcheck's own TLS module. */
 void mc_account_dtv_begin(void);
 void mc_account_dtv_end(void);
+/* Blocks recorded shorter than they are (that DTV), which the scan reads
+ * whole: where the live block at ptr has this size and stack, extra
+ * bytes more.  Call with the threads' lock held (or alone). */
+struct mc_tail {
+	uintptr_t ptr;
+	uint64_t size;
+	uint32_t stack, extra;
+};
+size_t mc_account_tails(const struct mc_tail **out);
+/* Is a calloc of nmemb 16-byte entries a DTV made outside memcheck's
+ * pthread_create (as many as the calling thread's own DTV has, and not
+ * in the window)? */
+bool mc_account_dtv_outside(size_t nmemb);
+#define MC_DTV_ENTRY (2 * sizeof(void *)) /* dtv_t: a counter, or val and to_free */
+/* nmemb entries as many as the calling thread's DTV has, with its two
+ * heads (its length, its generation): the thread pointer's second word
+ * points one entry into the array (x86-64's tcbhead_t). */
+static inline bool mc_dtv_entries(size_t nmemb)
+{
+#if defined(__x86_64__)
+	const uintptr_t *dtv;
+	__asm__ volatile("mov %%fs:8, %0" : "=r"(dtv));
+	return dtv && dtv[-2] + 2 == nmemb;
+#else
+	(void)nmemb;
+	return false;
+#endif
+}
+extern size_t mc_account_ntails; /* 0: none (the scan asks nothing) */
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);

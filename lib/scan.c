@@ -83,6 +83,10 @@ struct graph {
 	struct mc_heap_stack cut[MC_HEAP_STACKS];
 	size_t cut_node[MC_HEAP_STACKS], ncut;
 	bool slow_drain;        /* cuts, or blocks not read: drain_cut */
+	/* blocks read past their recorded size (tails_take): each one's
+	 * node, ascending, and the bytes added to its size for the scan */
+	struct scan_tail { size_t node; uint64_t extra; } *tail;
+	size_t ntail, tail_cap;
 };
 
 /* The stacks whose blocks a pass does not read (mc_scan_freed). */
@@ -272,6 +276,68 @@ static bool sort_nodes(struct graph *g)
 	if (count != narrow)
 		mc_unmap(count, radix * sizeof *count);
 	return true;
+}
+
+/* ---- blocks read past their recorded size ---------------------------- */
+
+/* The blocks account.c recorded shorter than they are (a thread's DTV,
+ * whose last entry the figures leave out as memcheck's), each read
+ * whole: its node's size is the block's real one while the scan runs
+ * (its words read, a pointer into its last bytes its), and the recorded
+ * one again before anything counts or reports it (tails_give_back;
+ * credit_to meanwhile).  Only a live block that still has the noted
+ * size and stack.  With the threads' lock held (scan_work), before the
+ * extent of the blocks (g->max) is taken. */
+static __attribute__((noinline, cold)) void tails_take(struct graph *g)
+{
+	const struct mc_tail *t;
+	size_t n = mc_account_tails(&t);
+	g->tail = mc_map(n * sizeof *g->tail);
+	if (!g->tail)
+		return;
+	g->tail_cap = n;
+	for (size_t k = 0; k < n; k++) {
+		size_t lo = 0, hi = g->n;
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+			if (g->v[mid].lo <= t[k].ptr)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		struct node *b = &g->v[lo];
+		if (b->lo != t[k].ptr || b->size != t[k].size || b->stack != t[k].stack)
+			continue;
+		b->size += t[k].extra;
+		size_t j = g->ntail++; /* in node order: an insertion */
+		for (; j > 0 && g->tail[j - 1].node > lo; j--)
+			g->tail[j] = g->tail[j - 1];
+		g->tail[j] = (struct scan_tail){ lo, t[k].extra };
+	}
+}
+
+/* Node i's bytes the scan reads but the figures leave out. */
+static uint64_t tail_of(const struct graph *g, size_t i)
+{
+	size_t lo = 0, hi = g->ntail;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->tail[mid].node < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->ntail && g->tail[lo].node == i ? g->tail[lo].extra : 0;
+}
+
+/* The recorded sizes back, for the records. */
+static __attribute__((noinline, cold)) void tails_give_back(struct graph *g)
+{
+	for (size_t k = 0; k < g->ntail; k++)
+		g->v[g->tail[k].node].size -= g->tail[k].extra;
+	mc_unmap(g->tail, g->tail_cap * sizeof *g->tail);
+	g->tail = NULL;
+	g->ntail = 0;
 }
 
 /* The binary search of every word that falls in [min, max) was most of
@@ -538,7 +604,7 @@ static __attribute__((noinline)) void credit_to(struct graph *g, size_t leader, 
 	}
 	if (!g->credit)
 		return;
-	g->credit[leader] += g->v[i].size + g->credit[i];
+	g->credit[leader] += g->v[i].size - (g->ntail ? tail_of(g, i) : 0) + g->credit[i];
 	g->credit[i] = 0;
 }
 
@@ -995,6 +1061,8 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 		ok = sort_nodes(g);
 	}
 	if (ok && g->n && !(unlikely(mc_fatal_deadline_ns != 0) && past_deadline())) {
+		if (unlikely(mc_account_ntails != 0))
+			tails_take(g);
 		g->min = g->v[0].lo;
 		for (size_t i = 0; i < g->n; i++) {
 			uintptr_t end = g->v[i].lo + (g->v[i].size ? g->v[i].size : 1);
@@ -1025,6 +1093,8 @@ static bool scan_work(struct graph *g, struct mc_roots *rs, const struct mc_scan
 			freed_reached(g);
 		if (!cut)
 			cliques(g); /* a drain cut there returns at once */
+		if (unlikely(g->tail != NULL))
+			tails_give_back(g);
 	}
 	moment_take(locks);
 	mc_roots_end(rs, runs);

@@ -196,6 +196,21 @@ H_CHECK(same_as_valgrind)
 	valgrind_agrees(x, c, &w);
 }
 
+/* Each kind as valgrind's LEAK SUMMARY of the same program (whose still
+ * reachable bytes hold the path it was built in: not written down),
+ * without valgrind's __libc_freeres, which frees what the C library
+ * keeps (the dynamic linker's _dl_find_object segments, possibly lost
+ * under both before it) after memcheck's judgement. */
+H_CHECK(kinds_as_valgrinds_without_freeres)
+{
+	struct counts got;
+	for (int k = 0; k < NKINDS; k++) {
+		got.blocks[k] = h_count(rec, keys[k], "blocks");
+		got.bytes[k] = h_count(rec, keys[k], "bytes");
+	}
+	valgrind_agrees_with(x, c, &got, "--run-libc-freeres=no");
+}
+
 /* Definitely and indirectly lost as one figure, in DEF. */
 static void lost_as_one(struct counts *c)
 {
@@ -382,6 +397,23 @@ H_CHECK(gigabyte_blocks_lost)
 	{ "fixture regions, run " #n " of 5", .allocators = H_ONLY(H_GLIBC),    \
 	  .run = { .prog = "leakregion", .no_report = true } }
 
+/* plain_dtv_last MODE: a thread's TLS block that only the last entry
+ * of its DTV roots (the 14th library with TLS dlopened after the thread
+ * started), the thread alive at the exit or at the region's end: the
+ * block possibly lost with the DTV, as the entries before the last and
+ * as valgrind says, and both taken by the shipped suppressions.  The
+ * last entry, memcheck's in the figures (account.c), was not read:
+ * 200 bytes definitely lost under the four allocators (c7d4a67).  Mode
+ * cached: a DTV the C library grew for the block, possibly lost while
+ * its thread runs, as valgrind says (c7d4a67: not suppressed, 528
+ * bytes). */
+#define DTV_LAST(what, mode, rec_)                                            \
+	{ "a TLS block " what ", " mode, .record = rec_,                        \
+	  .run = { .prog = "plain_dtv_last", .args = H_LIST(mode), .flags = H_PRELOAD }, \
+	  .want = { { "definitely_lost.blocks", 0 }, { "indirectly_lost.blocks", 0 },      \
+		    { "possibly_lost.blocks", 0 }, { "verdict", .str = "pass" } },          \
+	  .check = leaks_add_up }
+
 /* plain_scrub N under MEMCHECK_SCRUB=N: it says what is wrong itself. */
 #define SCRUB(n)                                                               \
 	{ "MEMCHECK_SCRUB=" #n " word by word",                                 \
@@ -447,6 +479,20 @@ static const struct h_case cases[] = {
 	  .want = { { "verdict", .str = "fail" } }, .check = gigabyte_blocks_lost },
 	FIXTURE_REGIONS(1), FIXTURE_REGIONS(2), FIXTURE_REGIONS(3), FIXTURE_REGIONS(4),
 	FIXTURE_REGIONS(5),
+	/* without the shipped suppressions, the DTV and the TLS block
+	 * possibly lost (and the dynamic linker's two _dl_find_object
+	 * segments), each kind as valgrind's */
+	{ "a TLS block in the DTV's last entry, as valgrind", .allocators = H_ONLY(H_GLIBC),
+	  SCANNED(plain_dtv_last, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=0", "MEMCHECK_SCRUB=0"),
+	  .want = { { "definitely_lost.blocks", 0 }, { "possibly_lost.blocks", 4 },
+		    { "verdict", .str = "fail" } },
+	  .check = kinds_as_valgrinds_without_freeres },
+	DTV_LAST("in the DTV's last entry", "exit", "process"),
+	DTV_LAST("in the DTV's last entry", "region", "dtv_last"),
+	/* and where the DTV was grown for it: a cached stack's, in the
+	 * pthread_create that took the stack (realloc), taken by glibc.supp
+	 * as the one allocate_dtv makes */
+	DTV_LAST("in a DTV grown for it", "cached", "process"),
 	/* A region ended on another thread: the main thread's stack is a
 	 * root. */
 	{ "main stack is a root for other threads", .allocators = H_ONLY(H_GLIBC),

@@ -265,6 +265,18 @@ $(B)/tests/prog/libleak_dlclosed.so: tests/prog/shim/leak_dlclosed.c | $(B)/test
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -fPIC -shared -o $@ $<
 
+# Copies of a library with TLS that plain_dtv_last dlopens one after
+# another (tests/test_leakkinds.c), beside it: each copy a TLS module of
+# its own, the last ones past the DTV's spare entries of the thread it
+# started before.
+TLS_SLOTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24,\
+	$(B)/tests/prog/libtls_slot$(n).so)
+PROG_BINS += $(TLS_SLOTS)
+$(TLS_SLOTS): $(B)/tests/prog/libtls_slot%.so: tests/prog/shim/tls_slot.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -fPIC -shared -o $@ $<
+$(B)/tests/prog/plain_dtv_last: $(TLS_SLOTS)
+
 # A library whose destructor frees a block (tests/test_exitorder25.c),
 # and the program that links it (and, dtorfree_linked, memcheck too).
 PROG_BINS += $(B)/tests/prog/libdtorfree.so $(B)/tests/prog/dtorfree_linked
