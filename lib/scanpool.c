@@ -17,7 +17,7 @@
  * its start), paid only by a process whose scan left a block possibly
  * reachable and whose files have a Pool entry.
  */
-#include <setjmp.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -144,20 +144,23 @@ static __attribute__((noinline, cold)) bool freeres_pass(struct mc_scan *out,
 
 /* Not inlined: without `from`, the stack scanned is the callers' frames,
  * from the word above this function's return address up, and the
- * caller's callee-saved registers are copied in through setjmp, before
+ * caller's callee-saved registers are copied in, before
  * memcheck's own code has touched a block address. */
 __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan_from *from)
 {
 	double t0 = mc_now();
-	static jmp_buf regs; /* the scans are serialised (region.c's lock) */
+	static uintptr_t regs[6]; /* the scans are serialised (region.c's lock) */
 	struct mc_scan_from here;
 	bool own = !from;
 	if (own) {
 		__builtin_unwind_init();
-		/* glibc mangles the saved stack and frame pointers in a
-		 * jmp_buf, not the callee-saved registers that may hold the
-		 * program's pointers: those are what matter here. */
-		setjmp(regs);
+		/* the callee-saved registers, which may hold the program's
+		 * pointers, stored as they are (not through setjmp, which
+		 * is the program's entry point here: jmpbuf.c) */
+		__asm__ volatile("movq %%rbx, 0(%0)\n\tmovq %%rbp, 8(%0)\n\t"
+				 "movq %%r12, 16(%0)\n\tmovq %%r13, 24(%0)\n\t"
+				 "movq %%r14, 32(%0)\n\tmovq %%r15, 40(%0)"
+				 : : "r"(regs) : "memory");
 		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 		here.at_exit = false;
 		here.alone = false;

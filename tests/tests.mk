@@ -250,6 +250,10 @@ $(B)/tests/prog/plain_voidtest_o%: tests/prog/plain_voidtest.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
 PROG_BINS += $(B)/tests/prog/plain_voidtest_o0 $(B)/tests/prog/plain_voidtest_o2
+# plain_leak_stripped without a symbol table, as installed programs are.
+$(B)/tests/prog/plain_leak_stripped: tests/prog/plain_leak_stripped.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -s -o $@ $< -ldl
 # A shim preloaded after memcheck that logs its calls on the cache
 # directory (tests/test_symcache.c); in a directory of its own, out of
 # PROG_SRC's programs.
@@ -363,7 +367,8 @@ prog-check: $(PROG_RUNS)
 # The library exports the public API and what it interposes: the malloc
 # family, C++'s operator new and delete, the rlimit setters (limits.c),
 # the signal-handler setters (signals.c), pthread_getattr_np
-# (threadattr.c), pthread_create and thrd_create (threadstart.c), getrusage (rusage.c), the mmap family (mappings.c)
+# (threadattr.c), pthread_create and thrd_create (threadstart.c), getrusage (rusage.c), _setjmp and
+# __sigsetjmp (jmpbuf.c), the mmap family (mappings.c)
 # and __libc_start_main (start.c); nothing else (internals are hidden:
 # -fvisibility=hidden).
 CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
@@ -376,7 +381,7 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
-	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose $(CXX_NEW) \
+	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose _setjmp __sigsetjmp $(CXX_NEW) \
 	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit \
 	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon \
 	execve execv execvp execvpe posix_spawn posix_spawnp
@@ -403,7 +408,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, _setjmp and __sigsetjmp, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
