@@ -1464,9 +1464,13 @@ extern int mc_fatal_code;
 extern uintptr_t mc_fatal_addr;
 extern uint32_t mc_fatal_stack;
 extern bool mc_fatal_main_thread;
-/* The signal came inside the allocator, unguarded (count-only): the
- * record asks it nothing (allocator.c). */
+/* The signal came inside the allocator (a frame of its object on the
+ * interrupted stack), or a question of the record's to it outlasted its
+ * bound: the record asks it nothing (more) (allocator.c). */
 extern bool mc_fatal_in_allocator;
+/* fn(arg), a question of a killed process's record to the allocator,
+ * given up (false) where it outlasts its bound (a lock held for good). */
+bool mc_fatal_bounded(void (*fn)(void *), void *arg);
 /* Where the scan starts when the handler ran on memcheck's alternate
  * stack (0: from the handler's own frame, on the interrupted stack). */
 extern uintptr_t mc_fatal_sp;
