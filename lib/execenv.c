@@ -187,7 +187,11 @@ static int exec_with(bool search, const char *file, char *const argv[], char *co
 		return -1;
 	}
 	struct carry c;
+	/* the address-space limits as the program sees them (rlimits.c) */
+	bool moved = mc_rlimits_exec();
 	int r = fn(file, argv, carried(envp, &c));
+	if (moved)
+		mc_rlimits_exec_failed();
 	carry_free(&c);
 	return r;
 }

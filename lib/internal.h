@@ -830,6 +830,13 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want);
 bool mc_rlimit_get(int resource, struct rlimit64 *out);
 void mc_rlimits_lock(void);
 void mc_rlimits_unlock(void);
+/* Start-up: an inherited RLIMIT_AS/RLIMIT_DATA taken as the program's
+ * view (memcheck's own mappings left out where the hard limit allows);
+ * an exec: the kernel's soft limits back to the views (true: moved; the
+ * exec failed: mc_rlimits_exec_failed). */
+void mc_rlimits_inherited(void);
+bool mc_rlimits_exec(void);
+void mc_rlimits_exec_failed(void);
 /* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
  * end, the exit, a heap error's report) runs between these two, which
  * give it room above the program's view (rlimits.c); textout.c's
