@@ -34,8 +34,9 @@
  *   (bare loses it too).  Inside the allocator (count-only calls it
  *   with no guard up; tracking's free, after its guard came down): its
  *   lock may be held, so the record asks it nothing, and every question
- *   it asks the allocator is bounded (mc_fatal_bounded).  A second fault while the record is written
- *   comes back here on the same thread: it ends the process with the
+ *   it asks the allocator is bounded (mc_fatal_bounded).  A second
+ *   fault while the record is written comes back here on the same
+ *   thread: it ends the process with the
  *   first signal, never a loop (said once).  A record that takes longer
  *   than MEMCHECK_FATAL_TIMEOUT seconds (a lock another thread holds
  *   for ever, a corrupt heap the scan walks slowly) is ended by a timer

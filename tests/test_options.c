@@ -283,8 +283,9 @@ START_TEST(test_an_inherited_limit_leaves_the_program_its_room)
 	}
 	/* and the exec'd program reads the limit as set, as bare */
 	struct h_res x;
-	H_EXEC(&x, .prog = "/bin/sh", .args = H_LIST("-c", "ulimit -Sv 300000 && exec sh -c 'ulimit -Sv'"),
-	       .alloc = _i, .flags = H_PRELOAD, .no_report = true, .text = "none");
+	H_EXEC(&x, .prog = "/bin/sh",
+	       .args = H_LIST("-c", "ulimit -Sv 300000 && exec sh -c 'ulimit -Sv'"), .alloc = _i,
+	       .flags = H_PRELOAD, .no_report = true, .text = "none");
 	ck_assert_msg(strcmp(x.r.out, "300000\n") == 0,
 		      "under %s: the exec'd shell reads its soft limit as %s", a, x.r.out);
 	h_res_free(&x);
