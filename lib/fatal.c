@@ -470,18 +470,21 @@ static uint32_t fatal_fault_stack(const ucontext_t *uc, const uintptr_t *frames,
  * interrupted stack in the allocator's object says it may have: the
  * record then asks the allocator nothing (allocator.c; retained bytes
  * unknown).  Where the allocator is the C library's, any frame in the
- * C library would say so, a pause()'s too: count-only keeps that rule
- * (an abort's stack is the C library's too), tracking asks (the figures
- * of a test a driver times out in its sleep are wanted) and relies on
- * the bound every question of the record has (mc_fatal_bounded): a
- * lock held for good gives up the figures there, not the record. */
+ * C library would say so, a pause()'s or a kill()'s too: count-only
+ * keeps that rule for a fault or an abort (a corrupt heap's abort comes
+ * from inside malloc, and its statistics would read that heap), but a
+ * signal that asks the process to end (asked: a driver's SIGTERM, most
+ * often in a sleep, whose figures are wanted; count-only's "term" row
+ * had retained_bytes null) and tracking ask, relying on the bound every
+ * question of the record has (mc_fatal_bounded): a lock held for good
+ * gives up the figures there, not the record. */
 bool mc_fatal_in_allocator;
 
-static bool fatal_allocator_frames(const uintptr_t *frames, int n)
+static bool fatal_allocator_frames(const uintptr_t *frames, int n, bool asked)
 {
 	/* the C library's object: sigfillset's (not allocator.c's, above) */
-	if (!mc_real.base ||
-	    (mc_opt.track && mc_real.base == mc_object_base((const void *)&sigfillset, NULL)))
+	if (!mc_real.base || ((mc_opt.track || asked) &&
+			      mc_real.base == mc_object_base((const void *)&sigfillset, NULL)))
 		return false;
 	for (int i = 0; i < n; i++)
 		if (mc_object_base((const void *)(frames[i] - (i > 0)), NULL) == mc_real.base)
@@ -641,7 +644,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	if (uc) {
 		uintptr_t frames[MC_MAX_DEPTH];
 		int n = fatal_walk(uc, frames, MC_MAX_DEPTH);
-		mc_fatal_in_allocator = fatal_allocator_frames(frames, n);
+		mc_fatal_in_allocator = fatal_allocator_frames(frames, n, fatal_asked(sig));
 		mc_fatal_stack = fatal_fault_stack(uc, frames, n);
 	}
 	fatal_scan_from(uc);

@@ -281,6 +281,20 @@ H_CHECK(killed_in_allocator_tracked)
 	}
 }
 
+/* Count-only, a SIGTERM outside the allocator (in kill()): the record
+ * has the allocator's figures.  Under glibc any frame of the C library
+ * left them out (retained_bytes null on main); only a fault's or an
+ * abort's does now, a SIGTERM's question being bounded instead. */
+H_CHECK(killed_with_figures)
+{
+	view_as_bare(x, rec, c);
+	const struct h_json *child = child_record(x);
+	ck_assert_msg(child, "%s: no record of the killed child; stderr:\n%s", x->label, x->r.err);
+	H_EXPECT_U64(child, "signal", 15);
+	uint64_t r = h_u64(child, "retained_bytes");
+	ck_assert_msg(r != H_NULL && r != H_MISSING, "%s: retained_bytes %s", x->label, h_fmt(r));
+}
+
 /* SIGTERM amid mallocs with blocks tracked: most likely inside
  * memcheck's own work, where no record can be written; owed to the
  * guard's coming down (fatal.c), the record is there with the leak, as
@@ -365,6 +379,11 @@ static const struct h_case other_cases[] = {
 		   .env = H_LIST("MEMCHECK_TRACK=0") },
 	  .records = 2, .out = H_LIST("in-allocator: signal 15 core 0", "in time"),
 	  .check = killed_in_allocator },
+	{ "count-only: a SIGTERM outside the allocator, its figures in the record",
+	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "term"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "none",
+		   .env = H_LIST("MEMCHECK_TRACK=0") },
+	  .records = 2, .out = H_LIST("term: signal 15 core 0"), .check = killed_with_figures },
 	{ "blocks tracked: a SIGTERM inside the allocator's free, 20 runs",
 	  .run = { .prog = "plain_fatal", .args = H_LIST("wait", "in-allocator"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "none",
