@@ -730,6 +730,40 @@ bool mc_allocator_own_code(uintptr_t pc)
 	return pc - own_lo < own_hi - own_lo;
 }
 
+/* A killed process's record asks the allocator (below) through
+ * mc_fatal_bounded: its lock may be held by the interrupted code.  The
+ * question and its answer (the record's questions come one at a time,
+ * on the writing thread); cold, off the region's end's own path. */
+static struct ask {
+	int what; /* 0 statistics, 1 release, 2 the purge timer */
+	struct mc_alloc_stats *stats;
+	bool released;
+	uint64_t ms;
+} ask;
+
+static void ask_allocator(void *arg)
+{
+	struct ask *q = arg;
+	if (q->what == 0)
+		live->stats(syms, q->stats);
+	else if (q->what == 1)
+		q->released = live->release(syms);
+	else
+		q->ms = live->timed(syms);
+}
+
+/* false: given up, the answer unknown */
+static __attribute__((noinline, cold)) bool ask_bounded(int what, struct mc_alloc_stats *out)
+{
+	ask.what = what;
+	ask.stats = out;
+	if (mc_fatal_bounded(ask_allocator, &ask))
+		return true;
+	if (out)
+		out->allocated = out->resident = MEMCHECK_UNKNOWN;
+	return false;
+}
+
 bool mc_allocator_stats(struct mc_alloc_stats *out)
 {
 	out->allocated = out->resident = out->retained = MEMCHECK_UNKNOWN;
@@ -737,7 +771,10 @@ bool mc_allocator_stats(struct mc_alloc_stats *out)
 	if (!live || mc_fatal_in_allocator)
 		return false;
 	int saved = errno;
-	live->stats(syms, out);
+	if (unlikely(mc_fatal_sig != 0))
+		ask_bounded(0, out);
+	else
+		live->stats(syms, out);
 	if (out->allocated != MEMCHECK_UNKNOWN && out->resident != MEMCHECK_UNKNOWN)
 		/* Blocks in use that were never written are not resident:
 		 * with enough of them, in use exceeds resident. */
@@ -753,7 +790,8 @@ uint64_t mc_allocator_timed_purge_ms(void)
 	if (!live->timed)
 		return 0;
 	int saved = errno;
-	uint64_t ms = live->timed(syms);
+	uint64_t ms = unlikely(mc_fatal_sig != 0) ? (ask_bounded(2, NULL) ? ask.ms : MEMCHECK_UNKNOWN)
+						 : live->timed(syms);
 	errno = saved;
 	return ms;
 }
@@ -763,7 +801,8 @@ bool mc_allocator_release(void)
 	if (!live || mc_fatal_in_allocator)
 		return false;
 	int saved = errno;
-	bool ok = live->release(syms);
+	bool ok = unlikely(mc_fatal_sig != 0) ? ask_bounded(1, NULL) && ask.released
+					      : live->release(syms);
 	errno = saved;
 	return ok;
 }

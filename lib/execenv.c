@@ -187,7 +187,13 @@ static int exec_with(bool search, const char *file, char *const argv[], char *co
 		return -1;
 	}
 	struct carry c;
-	int r = fn(file, argv, carried(envp, &c));
+	char *const *env = carried(envp, &c);
+	/* the address-space limits as the program sees them (rlimits.c),
+	 * after carried's mapping, which would move them again */
+	bool moved = mc_rlimits_exec();
+	int r = fn(file, argv, env);
+	if (moved)
+		mc_rlimits_exec_failed();
 	carry_free(&c);
 	return r;
 }

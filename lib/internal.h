@@ -830,6 +830,13 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want);
 bool mc_rlimit_get(int resource, struct rlimit64 *out);
 void mc_rlimits_lock(void);
 void mc_rlimits_unlock(void);
+/* Start-up: an inherited RLIMIT_AS/RLIMIT_DATA taken as the program's
+ * view (memcheck's own mappings left out where the hard limit allows);
+ * an exec: the kernel's soft limits back to the views (true: moved; the
+ * exec failed: mc_rlimits_exec_failed). */
+void mc_rlimits_inherited(void);
+bool mc_rlimits_exec(void);
+void mc_rlimits_exec_failed(void);
 /* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
  * end, the exit, a heap error's report) runs between these two, which
  * give it room above the program's view (rlimits.c); textout.c's
@@ -1464,9 +1471,13 @@ extern int mc_fatal_code;
 extern uintptr_t mc_fatal_addr;
 extern uint32_t mc_fatal_stack;
 extern bool mc_fatal_main_thread;
-/* The signal came inside the allocator, unguarded (count-only): the
- * record asks it nothing (allocator.c). */
+/* The signal came inside the allocator (a frame of its object on the
+ * interrupted stack), or a question of the record's to it outlasted its
+ * bound: the record asks it nothing (more) (allocator.c). */
 extern bool mc_fatal_in_allocator;
+/* fn(arg), a question of a killed process's record to the allocator,
+ * given up (false) where it outlasts its bound (a lock held for good). */
+bool mc_fatal_bounded(void (*fn)(void *), void *arg);
 /* Where the scan starts when the handler ran on memcheck's alternate
  * stack (0: from the handler's own frame, on the interrupted stack). */
 extern uintptr_t mc_fatal_sp;

@@ -133,6 +133,8 @@ static bool rss_shown(void)
 static void start_all(bool from_ctor)
 {
 	mc_guard_enter();
+	/* first: an inherited address-space limit leaves out what follows */
+	mc_rlimits_inherited();
 	mc_footprint_populate(mc_opt.track); /* before any is read */
 	if (mc_opt.track)
 		mc_map_carve_large_first(); /* the block table's 4 MiB comes */

@@ -37,13 +37,22 @@
  * thread's part of memcheck's thread-local storage.
  *
  * Limits the process starts with (`ulimit -v` in the shell that runs
- * it) are the kernel's as they are: nothing is moved at start-up, where
- * a parent under memcheck may already have moved them (its view is not
- * inherited).  An exec'd child inherits the kernel's values: the parent's
- * view plus the parent's own bytes, which a child under memcheck spends
- * on its own mappings, so that it too gets about the view; a child
- * memcheck leaves out gets that much more.  A limit set with a raw
- * syscall(2) or by another process is not seen.
+ * it) become the program's view at start-up (mc_rlimits_inherited):
+ * memcheck's start-up mappings (11.9 MiB of address space at main's
+ * first line, every allocator) took from the program's room, where
+ * tcmalloc at the edge aborted instead of returning NULL (harden43).
+ * The kernel's soft limit can move up only where the hard one leaves
+ * room (ulimit -Sv), or the process may raise that (CAP_SYS_RESOURCE:
+ * to twice the view's, as for a set limit); soft and hard one and
+ * unprivileged, nothing moves.  So that the view is what the process
+ * inherited, an exec through memcheck's wrappers (execenv.c: execve,
+ * execv, execvp, execvpe) puts the kernel's soft limits back to the
+ * views first (mc_rlimits_exec; memcheck's room back where it fails):
+ * the new program inherits them as without memcheck.  A child started
+ * by posix_spawn (system, popen) or an exec the wrappers do not see
+ * inherits the view plus the parent's own bytes, which its memcheck
+ * takes as its view.  A limit set with a raw syscall(2) or by another
+ * process is not seen.
  *
  * RLIMIT_NOFILE likewise, for the descriptors memcheck opens.  A test
  * that lowers it and opens files until EMFILE (libevent's regress:
@@ -283,6 +292,68 @@ static int fd_above(int fd)
 	int high = mc_sys_fcntl(fd, F_DUPFD_CLOEXEC, (int)v.cur);
 	mc_fds_room_end();
 	return high;
+}
+
+/* Start-up: a limit the process inherited (`ulimit -v`, `ulimit -d`,
+ * prlimit(1), a driver's) becomes the program's view, with memcheck's
+ * own mappings left out of it as of one it sets: the kernel's soft limit
+ * its plus what memcheck holds, where the hard limit leaves room (a
+ * soft limit below it, `ulimit -Sv`; or CAP_SYS_RESOURCE, which may
+ * raise it: to twice the view's, as mc_rlimit_set).  Where soft and hard
+ * are one and cannot be raised, nothing moves: memcheck's mappings take
+ * from the program's room (README, Limits).  Two system calls where
+ * nothing is limited. */
+static __attribute__((noinline, cold)) void inherited_take(int r, const struct rlimit64 *k)
+{
+	uint64_t kmax = k->rlim_max;
+	if (kmax <= k->rlim_cur && may_raise_hard())
+		kmax = add_sat(k->rlim_max, k->rlim_max);
+	if (kmax <= k->rlim_cur)
+		return;
+	image_measure();
+	views_lock();
+	if (!views[r].set) {
+		views[r] = (struct view){ true, k->rlim_cur, k->rlim_max, kmax };
+		atomic_store(&any_set, true);
+		mc_own_vm_hook_set(apply);
+		atomic_fetch_or(&dirty, 1u << r);
+	}
+	views_unlock();
+	apply_due(0);
+}
+
+void mc_rlimits_inherited(void)
+{
+	for (int r = AS; r <= DATA; r++) {
+		struct rlimit64 k;
+		if (kernel_prlimit(resource_of(r), NULL, &k) == 0 && k.rlim_cur != INF)
+			inherited_take(r, &k);
+	}
+}
+
+/* An exec of the process: the kernel's soft limits back to the views,
+ * which the new program inherits as it would without memcheck (its own
+ * memcheck then leaves its own mappings out again); true where moved,
+ * for mc_rlimits_exec_failed to put memcheck's room back. */
+bool mc_rlimits_exec(void)
+{
+	if (!atomic_load(&any_set))
+		return false;
+	views_lock();
+	for (int r = AS; r <= DATA; r++) {
+		struct view *v = &views[r];
+		if (v->set && v->cur != INF)
+			kernel_prlimit(resource_of(r), &(struct rlimit64){ v->cur, v->kmax }, NULL);
+	}
+	views_unlock();
+	return true;
+}
+
+void mc_rlimits_exec_failed(void)
+{
+	int saved = errno;
+	apply();
+	errno = saved;
 }
 
 bool mc_rlimit_get(int resource, struct rlimit64 *out)

@@ -32,13 +32,17 @@ static bool light, light_off;    /* the exit's verdicts without the set */
 static size_t light_n;           /* the set's entries, then */
 static char bad[200];            /* the first file that did not parse */
 static char self[1024];          /* libmemcheck's path, for obj: patterns */
-static bool failed;              /* a file of this load did not parse */
+static bool failed;              /* a file of this load did not parse, or
+				  * had a note (load_note): not kept */
 
 /* A note on a file that is read (an entry skipped as valgrind skips
  * it): its own function, its string with those no default exit reads
- * (text-order.ld). */
+ * (text-order.ld).  The load is not kept then (suppcache.c): a warm
+ * cache's set, not parsed, said nothing at later runs (session 43's
+ * nameless entry, noted once only). */
 static __attribute__((noinline, cold)) void load_note(const char *err)
 {
+	failed = true;
 	mc_log("suppressions: %s", err);
 }
 
@@ -307,7 +311,7 @@ static void load(void)
 	 * ones, memcheck's own, whole */
 	mc_supp_read_lines(supps, mc_vgtext_supp_lines());
 	load_named();
-	/* a file that did not parse: its messages, every time */
+	/* a file that did not parse or had a note: its messages, every time */
 	if (keep && !failed)
 		mc_suppcache_put(supps);
 }

@@ -14,8 +14,9 @@
  * stats each path and takes the image if every one is as noted; any
  * mismatch, damage (a checksum over the file) or failure: the files are
  * parsed as before and the cache written again, whole, to a temporary
- * file renamed over it.  A load in which a file did not parse is never
- * kept: its messages are the parse's to give, every time.
+ * file renamed over it.  A load in which a file did not parse, or had
+ * a note (an entry skipped, supp_region.c's load_note), is never kept:
+ * its messages are the parse's to give, every time.
  *
  * No malloc (mmap'd buffers), no file descriptor kept open, errno as it
  * was.

@@ -227,10 +227,23 @@ static void make_tmpdir(void)
 	atexit(remove_tmpdir);
 }
 
+/* Each process's names in a directory of its own in the suite's, made
+ * by mkdtemp: named by the pid alone, a test whose pid an earlier test of
+ * the suite had (pid_max 32768: a loaded suite wraps it) took that
+ * one's names, and appended its records to that one's report
+ * (test_harness: test_tmppath_unique_when_a_pid_comes_back). */
 const char *h_tmppath(const char *tag)
 {
+	static char mine[sizeof tmpdir + 32];
+	static pid_t mine_owner;
 	make_tmpdir();
-	return xprintf("%s/%d-%u-%s", tmpdir, (int)getpid(), ++tmp_seq, tag);
+	if (mine_owner != getpid()) {
+		snprintf(mine, sizeof mine, "%s/%d-XXXXXX", tmpdir, (int)getpid());
+		if (!mkdtemp(mine))
+			die("mkdtemp %s: %s", mine, strerror(errno));
+		mine_owner = getpid();
+	}
+	return xprintf("%s/%u-%s", mine, ++tmp_seq, tag);
 }
 
 /* ---- running programs ------------------------------------------------ */

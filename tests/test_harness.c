@@ -251,6 +251,53 @@ START_TEST(test_table_rows_fail_when_they_should)
 }
 END_TEST
 
+/* h_tmppath's names were the pid and a count in the suite's one
+ * directory: a test process whose pid an earlier one of the suite had
+ * (pid_max 32768 here: a loaded suite wraps it) got that one's names,
+ * and its report, not removed till the suite's end, already held the
+ * earlier run's records: "4 records, expected 2" (test_fatal's stall
+ * rows, twice in ~10 loaded runs, session 43).  A child of this test
+ * makes a file at its name; one more is forked at the same pid (the
+ * kernel's next pid set back, where this user may: else skipped), whose
+ * name must be another. */
+START_TEST(test_tmppath_unique_when_a_pid_comes_back)
+{
+	int fd[2];
+	ck_assert_int_eq(pipe(fd), 0);
+	pid_t a = fork();
+	if (a == 0) {
+		const char *p = h_tmppath("report.jsonl");
+		int f = open(p, O_CREAT | O_WRONLY, 0600);
+		_exit(f < 0 || write(fd[1], p, strlen(p)) != (ssize_t)strlen(p));
+	}
+	close(fd[1]);
+	char first[4096] = "";
+	ck_assert_int_gt(read(fd[0], first, sizeof first - 1), 0);
+	close(fd[0]);
+	int st;
+	ck_assert_int_eq(waitpid(a, &st, 0), a);
+	ck_assert_int_eq(st, 0);
+	for (int tries = 0; tries < 50; tries++) {
+		FILE *last = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		if (!last || fprintf(last, "%d", (int)a - 1) < 0 || fclose(last) != 0) {
+			printf("note: the next pid cannot be set here; skipping\n");
+			return;
+		}
+		pid_t b = fork();
+		if (b == 0)
+			_exit(getpid() == a && access(h_tmppath("report.jsonl"), F_OK) == 0);
+		ck_assert_int_eq(waitpid(b, &st, 0), b);
+		if (b != a)
+			continue; /* another process took it first */
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "pid %d came back and got %s, its first life's file, again", (int)a,
+			      first);
+		return;
+	}
+	printf("note: pid %d never came back; skipping\n", (int)a);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("harness", 30);
@@ -265,5 +312,6 @@ int main(void)
 	tcase_add_test(tc, test_run_captures_status_and_output);
 	tcase_add_test(tc, test_exec_runs_and_reads_the_report);
 	tcase_add_test(tc, test_table_rows_fail_when_they_should);
+	tcase_add_test(tc, test_tmppath_unique_when_a_pid_comes_back);
 	return h_run_suite(NULL);
 }

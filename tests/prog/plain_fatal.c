@@ -34,10 +34,11 @@
  *   stall-_exit the same, then _exit(0)
  *   in-allocator  a second thread sends the main one SIGTERM after
  *              30 ms while it allocates and frees blocks of 5,000,
- *              100,000 and 300,000 bytes (run by "wait" with
- *              MEMCHECK_TRACK=0): the signal most likely comes inside
- *              the allocator, its lock held (glibc's arena, jemalloc's
- *              large extents, tcmalloc's page heap)
+ *              100,000 and 300,000 bytes (run by "wait"; blocks
+ *              tracked, or MEMCHECK_TRACK=0): the signal most likely
+ *              comes inside the allocator, its lock held (glibc's arena,
+ *              jemalloc's large extents, tcmalloc's page heap; tracked,
+ *              inside free, called after memcheck's guard came down)
  *   overflow   unbounded recursion: SIGSEGV on the guard page below
  *              the main thread's stack, with no alternate stack
  *   overflow-thread  the same in a second thread (after its first
