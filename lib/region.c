@@ -97,6 +97,13 @@ struct region {
 static struct region regions[MAX_REGIONS];
 MC_START_TOUCHED(regions[0]); /* the process region's */
 static int nregions;      /* open regions, the process region included */
+
+/* When the process region began (mc_now's clock); 0 before (progname.c:
+ * a file the program changed since is not an input it was given). */
+__attribute__((cold)) double mc_process_t0(void)
+{
+	return regions[0].t0;
+}
 static int overflowed;    /* begins beyond MAX_REGIONS, ended without report */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;

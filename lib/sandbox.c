@@ -154,6 +154,9 @@ static void prepare(void)
 		/* the budget and baseline files (gate.c) */
 		mc_gate_prepare();
 		mc_maps_each(keep_object, NULL);
+		/* what the arguments' files hold, for the records' key
+		 * (progname.c), while they may be opened */
+		mc_args_files_note();
 		atomic_store_explicit(&prepared, true, memory_order_release);
 		mc_open_hook_set(kept_open);
 	}
