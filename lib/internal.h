@@ -666,6 +666,19 @@ const void *mc_object_base(const void *addr, const char **name);
  * process forks (mc_walks_prefork and _postfork, in the fork handlers). */
 struct dl_phdr_info;
 int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* The dynamic linker's counts of the objects it loaded and unloaded
+ * (dlpi_adds, dlpi_subs), read from the first object alone (~400
+ * instructions): what memcheck keeps of the loaded objects (depot.c's
+ * code segments, elfmod.c's table of the files' mappings) holds while
+ * they are the same.  False where the C library gives none. */
+struct mc_objects_gen {
+	unsigned long long adds, subs;
+};
+int mc_first_object_gen(struct dl_phdr_info *info, size_t size, void *arg);
+static inline bool mc_objects_gen(struct mc_objects_gen *g)
+{
+	return mc_walk_objects(mc_first_object_gen, g) == 1;
+}
 /* The executable PT_LOAD segment of a loaded object that holds pc, in
  * [*lo, *hi); false when pc is in no object's code. */
 bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);

@@ -265,6 +265,13 @@ $(B)/tests/prog/libleak_dlclosed.so: tests/prog/shim/leak_dlclosed.c | $(B)/test
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -fPIC -shared -o $@ $<
 
+# The two libraries regions_dlswap opens one after the other at one
+# address (tests/test_stacks.c), beside it: one source, two names.
+PROG_BINS += $(B)/tests/prog/libswap_a.so $(B)/tests/prog/libswap_b.so
+$(B)/tests/prog/libswap_%.so: tests/prog/shim/swap_make.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -DSWAP_NAME=swap_$*_make -fPIC -shared -o $@ $<
+
 # A library whose destructor frees a block (tests/test_exitorder25.c),
 # and the program that links it (and, dtorfree_linked, memcheck too).
 PROG_BINS += $(B)/tests/prog/libdtorfree.so $(B)/tests/prog/dtorfree_linked
