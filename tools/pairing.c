@@ -67,23 +67,46 @@ static uint64_t mix(uint64_t h)
 	return h;
 }
 
+/* ---- open addressing ---------------------------------------------------- */
+
+/* An open-addressing table's slots (each size bytes, *cap of them, a
+ * power of two) grown to twice as many (first where there are none),
+ * each used slot moved to its hash's place or the next free one after
+ * it: the string table's and the tuple table's growth, one loop. */
+static void *slots_grow(void *slots, size_t *cap, size_t size, size_t first,
+			bool (*used)(const void *), uint64_t (*hash)(const void *))
+{
+	size_t n = *cap ? *cap * 2 : first;
+	char *to = xcalloc(n, size);
+	for (size_t i = 0; i < *cap; i++) {
+		const char *from = (const char *)slots + i * size;
+		if (!used(from))
+			continue;
+		size_t j = hash(from) & (n - 1);
+		while (used(to + j * size))
+			j = (j + 1) & (n - 1);
+		memcpy(to + j * size, from, size);
+	}
+	free(slots);
+	*cap = n;
+	return to;
+}
+
+static bool str_used(const void *s)
+{
+	return ((const struct str_slot *)s)->id != 0;
+}
+
+static uint64_t str_hash(const void *s)
+{
+	return ((const struct str_slot *)s)->h;
+}
+
 /* The number of the len bytes at s, given one when add; 0 when absent. */
 static uint32_t str_id(struct strtab *t, const char *s, size_t len, bool add)
 {
-	if (add && t->n * 2 >= t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct str_slot *slot = xcalloc(cap, sizeof *slot);
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->slot[i].id) {
-				size_t j = t->slot[i].h & (cap - 1);
-				while (slot[j].id)
-					j = (j + 1) & (cap - 1);
-				slot[j] = t->slot[i];
-			}
-		free(t->slot);
-		t->slot = slot;
-		t->cap = cap;
-	}
+	if (add && t->n * 2 >= t->cap)
+		t->slot = slots_grow(t->slot, &t->cap, sizeof *t->slot, 64, str_used, str_hash);
 	if (!t->cap)
 		return 0;
 	uint64_t h = mix(mc_fnv1a(s, len));
@@ -172,22 +195,20 @@ static uint64_t tup_hash(const struct tup *t)
 		   mix(t->k ^ (uint64_t)t->fid << 40));
 }
 
+static bool tslot_used(const void *s)
+{
+	return ((const struct tslot *)s)->used;
+}
+
+static uint64_t tslot_hash(const void *s)
+{
+	return tup_hash(&((const struct tslot *)s)->t);
+}
+
 static struct tslot *tmap_at(struct tmap *m, struct tup t, bool add)
 {
-	if (add && m->n * 2 >= m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct tslot *slot = xcalloc(cap, sizeof *slot);
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->slot[i].used) {
-				size_t j = tup_hash(&m->slot[i].t) & (cap - 1);
-				while (slot[j].used)
-					j = (j + 1) & (cap - 1);
-				slot[j] = m->slot[i];
-			}
-		free(m->slot);
-		m->slot = slot;
-		m->cap = cap;
-	}
+	if (add && m->n * 2 >= m->cap)
+		m->slot = slots_grow(m->slot, &m->cap, sizeof *m->slot, 256, tslot_used, tslot_hash);
 	if (!m->cap)
 		return NULL;
 	size_t j = tup_hash(&t) & (m->cap - 1);
