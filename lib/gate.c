@@ -622,6 +622,9 @@ void mc_gate_prepare(void)
 	if (!mc_opt.budget && !mc_opt.baseline)
 		return;
 	load_once();
+	/* the arguments' files' key its baseline record is looked for by */
+	if (base_text)
+		mc_args_files_note();
 	/* and the whole process's rank, whose count file could not be
 	 * opened then either (a region of another name gets rank 0, said) */
 	if (base_text && (!pre_rank_taken || pre_rank_pid != mc_pid())) {

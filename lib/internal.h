@@ -727,7 +727,8 @@ double mc_process_t0(void) __attribute__((weak));
  * the process writes a report): its part of the key taken now. */
 void mc_args_stdin_note(void);
 /* The program is about to take away its own right to open files
- * (sandbox.c): its file arguments' part of the key taken now. */
+ * (sandbox.c, gate.c, where a record or a baseline needs the key): its
+ * arguments' files' key taken now. */
 void mc_args_files_note(void);
 /* ,"args_hash":"<16 hex digits>": the key of the arguments that pairs a
  * process's records with the baseline's of the same command; and
