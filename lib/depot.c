@@ -799,20 +799,6 @@ static struct {
 } codes;
 static atomic_flag codes_lock = ATOMIC_FLAG_INIT;
 
-struct objects_gen {
-	unsigned long long adds, subs;
-};
-
-static int first_object_gen(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct objects_gen *g = arg;
-	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-		return -1; /* no counts: nothing is kept */
-	g->adds = info->dlpi_adds;
-	g->subs = info->dlpi_subs;
-	return 1;
-}
-
 /* Is pc a return address in code: in a segment of the last found (seg,
  * kept for one stack: neighbouring frames are mostly in one object), of
  * those kept, or another (and then kept). */
@@ -849,8 +835,8 @@ int mc_stack_get_code(uint32_t id, const uintptr_t **frames)
 	int depth = mc_stack_get(id, frames), n = depth ? 1 : 0;
 	if (depth < 2)
 		return n;
-	struct objects_gen g;
-	bool keep = mc_walk_objects(first_object_gen, &g) == 1 &&
+	struct mc_objects_gen g;
+	bool keep = mc_objects_gen(&g) &&
 		    !atomic_flag_test_and_set_explicit(&codes_lock, memory_order_acquire);
 	if (keep && (g.adds != codes.adds || g.subs != codes.subs)) {
 		codes.adds = g.adds;

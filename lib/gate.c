@@ -52,6 +52,7 @@ struct base_line {
 	uint32_t name;   /* its name's number (base_names), NO_NAME, or 0 where
 			  * names are not numbered: its "name" read each time */
 	uint8_t keyed;   /* of this process's arguments' key: KEY_* */
+	uint8_t filed;   /* and of its arguments' files' key: KEY_* */
 };
 enum { KEY_UNKNOWN, KEY_YES, KEY_NO };
 #define NO_NAME UINT32_MAX
@@ -305,7 +306,7 @@ static bool base_scan_one(const char *prog, size_t plen)
 			n = whole && !glued.oom ? glued.len : 0;
 		}
 		if (n && base_line_may_be(p, n, prog, plen) && base_key_is(p, n, "program", prog, true)) {
-			base_lines[nbase_lines] = (struct base_line){ p, off, n, 0, KEY_UNKNOWN };
+			base_lines[nbase_lines] = (struct base_line){ p, off, n, 0, KEY_UNKNOWN, KEY_UNKNOWN };
 			base_lines[nbase_lines].name = base_name_number(nbase_lines);
 			nbase_lines++;
 			return true; /* a glued one's buffer kept for the process */
@@ -336,6 +337,20 @@ static bool base_line_own_key(size_t i, const char *key)
 	return base_lines[i].keyed == KEY_YES;
 }
 
+/* Is the kept line i's record of this process's arguments' files' key
+ * (files: 16 hex digits) too?  Its "args_files", found as the
+ * arguments' key is; kept with the line. */
+static __attribute__((noinline, cold)) bool base_line_own_files(size_t i, const char *files)
+{
+	if (base_lines[i].filed == KEY_UNKNOWN) {
+		const char *line = base_lines[i].p, *end = line + base_lines[i].len;
+		const char *at = memmem(line, base_lines[i].len, "\"args_files\":\"", 14);
+		bool yes = at && end - at > 30 && memcmp(at + 14, files, 16) == 0 && at[30] == '"';
+		base_lines[i].filed = yes ? KEY_YES : KEY_NO;
+	}
+	return base_lines[i].filed == KEY_YES;
+}
+
 /* Is kept line i of the name numbered want (region's)? */
 static bool base_line_is(size_t i, uint32_t want, const char *region)
 {
@@ -350,15 +365,45 @@ static bool base_line_is(size_t i, uint32_t want, const char *region)
  * the one of rank r->all among all of the program's region, as before
  * the key.  Lines are read further as needed; NULL with none. */
 struct gate_rank {
-	size_t all, key;
+	size_t all, key, files;
 };
+
+/* The line of the arguments' files' key (files) among the lines of this
+ * program's region (name id) and arguments' key, of rank r among them
+ * (counted round): where the process's arguments name files and the
+ * baseline has a record of both keys (progname.c says why the files'
+ * key is a second key); NULL where it has none.  Every line of the
+ * program read first. */
+static __attribute__((noinline, cold)) const struct base_line *
+base_pick_files(uint32_t id, const char *region, const char *prog, const char *key,
+		const char *files, size_t r)
+{
+	size_t plen = strlen(prog), mf = 0;
+	while (base_scan_one(prog, plen))
+		;
+	if (!id)
+		id = base_name_find(region, name_hash(region), false, 0);
+#define FILES_LINE(i)                                                                     \
+	(base_line_is(i, id, region) && base_line_own_key(i, key) && base_line_own_files(i, files))
+	for (size_t i = 0; i < nbase_lines; i++)
+		mf += FILES_LINE(i);
+	for (size_t i = 0, want = mf ? r % mf : 0; i < nbase_lines && mf; i++)
+		if (FILES_LINE(i) && want-- == 0)
+			return &base_lines[i];
+#undef FILES_LINE
+	return NULL;
+}
 
 static __attribute__((noinline)) const struct base_line *base_pick(const char *region,
 								   const char *prog, const char *key,
-								   struct gate_rank r)
+								   const char *files, struct gate_rank r)
 {
 	size_t plen = strlen(prog), m = 0, mk = 0;
 	uint32_t h = name_hash(region), id = base_name_find(region, h, false, 0);
+	const struct base_line *f;
+	if (unlikely(files[0] != '0' || memcmp(files, "0000000000000000", 16) != 0) &&
+	    (f = base_pick_files(id, region, prog, key, files, r.files)))
+		return f;
 	for (size_t i = 0; i < nbase_lines || base_scan_one(prog, plen); i++) {
 		/* a line just kept may be the name's first */
 		if (!id && base_lines[i].name == nbase_names && nbase_names)
@@ -429,15 +474,18 @@ static void load(void)
  * reading all of it at every region's end: +20 ms a process with a
  * 9.2 MB report, O(n^2) over a suite; and two processes ending together
  * read the same count.  The file's name is the two 64-bit FNV-1a hashes
- * of the program's base name and the region's, then 'k' (session 41's
- * files held a byte a record, and are not read as keys).  0 and 0
- * without a report, or where the count cannot be kept (said once). */
-#define RANK_LINE 17
+ * of the program's base name and the region's, then 'f' (session 41's
+ * files held a byte a record, session 43's ('k') the arguments' key
+ * alone: neither is read as keys).  Since field44 a line holds the
+ * arguments' files' key after the arguments' (33 bytes: progname.c), and
+ * the lines of both keys give the rank among those.  0s without a
+ * report, or where the count cannot be kept (said once). */
+#define RANK_LINE 33
 
 static __attribute__((noinline)) struct gate_rank gate_rank_take(const char *region,
 								  const char *prog)
 {
-	struct gate_rank rank = { 0, 0 };
+	struct gate_rank rank = { 0, 0, 0 };
 	if (!mc_opt.report || !*mc_opt.report)
 		return rank;
 	int saved = errno;
@@ -448,10 +496,11 @@ static __attribute__((noinline)) struct gate_rank gate_rank_take(const char *reg
 		errno = ENAMETOOLONG;
 		goto out;
 	}
-	snprintf(name, sizeof name, "%016llx%016llxk",
+	snprintf(name, sizeof name, "%016llx%016llxf",
 		 (unsigned long long)mc_fnv1a(prog, strlen(prog)),
 		 (unsigned long long)mc_fnv1a(region, strlen(region)));
-	*mc_args_key_at(line) = '\n';
+	mc_args_key_at(line);
+	*mc_args_files_at(line + 16) = '\n';
 	/* not through a symlink planted where the report is (a shared /tmp) */
 	int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	dfd = mc_sys_open(dir, dflags, 0);
@@ -476,7 +525,10 @@ static __attribute__((noinline)) struct gate_rank gate_rank_take(const char *reg
 		if (got <= 0 || (size_t)got % RANK_LINE)
 			goto out;
 		for (long i = 0; i < got; i += RANK_LINE)
-			rank.key += memcmp(buf + i, line, RANK_LINE) == 0;
+			if (memcmp(buf + i, line, 16) == 0) {
+				rank.key++;
+				rank.files += memcmp(buf + i + 16, line + 16, 16) == 0;
+			}
 		at += (size_t)got;
 	}
 	counted = true;
@@ -489,7 +541,7 @@ out:
 			       "compare with the baseline's first record of each program and region",
 			       mc_opt.report, dir, strerror(errno));
 		}
-		rank.all = rank.key = 0;
+		rank.all = rank.key = rank.files = 0;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -520,9 +572,10 @@ static __attribute__((noinline)) const struct memcheck_result *baseline_for(cons
 		pre_rank_taken = false;
 	} else
 		want = gate_rank_take(region, prog);
-	char key[17];
+	char key[17], files[17];
 	mc_args_key_at(key);
-	const struct base_line *l = base_pick(region, prog, key, want);
+	mc_args_files_at(files);
+	const struct base_line *l = base_pick(region, prog, key, files, want);
 	char err[256];
 	bool ok = l && mc_json_record(l->p, l->len, base_rec, err, sizeof err);
 	if (l && !ok && !base_said) {
@@ -569,6 +622,9 @@ void mc_gate_prepare(void)
 	if (!mc_opt.budget && !mc_opt.baseline)
 		return;
 	load_once();
+	/* the arguments' files' key its baseline record is looked for by */
+	if (base_text)
+		mc_args_files_note();
 	/* and the whole process's rank, whose count file could not be
 	 * opened then either (a region of another name gets rank 0, said) */
 	if (base_text && (!pre_rank_taken || pre_rank_pid != mc_pid())) {

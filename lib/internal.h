@@ -666,6 +666,19 @@ const void *mc_object_base(const void *addr, const char **name);
  * process forks (mc_walks_prefork and _postfork, in the fork handlers). */
 struct dl_phdr_info;
 int mc_walk_objects(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* The dynamic linker's counts of the objects it loaded and unloaded
+ * (dlpi_adds, dlpi_subs), read from the first object alone (~400
+ * instructions): what memcheck keeps of the loaded objects (depot.c's
+ * code segments, elfmod.c's table of the files' mappings) holds while
+ * they are the same.  False where the C library gives none. */
+struct mc_objects_gen {
+	unsigned long long adds, subs;
+};
+int mc_first_object_gen(struct dl_phdr_info *info, size_t size, void *arg);
+static inline bool mc_objects_gen(struct mc_objects_gen *g)
+{
+	return mc_walk_objects(mc_first_object_gen, g) == 1;
+}
 /* The executable PT_LOAD segment of a loaded object that holds pc, in
  * [*lo, *hi); false when pc is in no object's code. */
 bool mc_code_segment(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
@@ -703,11 +716,23 @@ static inline void mc_args_note(int argc, char **argv)
 /* The key as 16 hex digits and a NUL at w (17 bytes); the NUL's
  * address. */
 char *mc_args_key_at(char *w);
+/* The arguments' files' key (what the regular files the arguments name
+ * hold; "0000000000000000" with none) alike: paired on only where the
+ * other report has a record of both keys. */
+char *mc_args_files_at(char *w);
+/* When the process region began, on mc_now's clock; 0 before (region.c;
+ * weak: the command links progname.c without region.c) */
+double mc_process_t0(void) __attribute__((weak));
 /* Standard input is about to be closed or replaced (fdkeep.c, where
  * the process writes a report): its part of the key taken now. */
 void mc_args_stdin_note(void);
+/* The program is about to take away its own right to open files
+ * (sandbox.c, gate.c, where a record or a baseline needs the key): its
+ * arguments' files' key taken now. */
+void mc_args_files_note(void);
 /* ,"args_hash":"<16 hex digits>": the key of the arguments that pairs a
- * process's records with the baseline's of the same command. */
+ * process's records with the baseline's of the same command; and
+ * ,"args_files":"<16 hex digits>" where an argument names a file. */
 void mc_args_json(struct mc_buf *b);
 /* Does the executable at path (absolute) match one of MEMCHECK_PROGRAMS's
  * ':'-separated patterns?  A pattern with a '/' is matched against path,
@@ -2717,6 +2742,7 @@ struct mc_record {
 	uint64_t run, runs;         /* memcheck run's repetition, of how
 				     * many; MEMCHECK_UNKNOWN when absent */
 	char args_hash[17];         /* the arguments' key; "" when absent */
+	char args_files[17];        /* their files' key; "" when absent */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

@@ -148,6 +148,16 @@ bool mc_needed_besides(const char *lib, const char *besides)
 	return mc_walk_objects(needs_lib, &n) != 0;
 }
 
+int mc_first_object_gen(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mc_objects_gen *g = arg;
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		return -1; /* no counts: nothing is kept */
+	g->adds = info->dlpi_adds;
+	g->subs = info->dlpi_subs;
+	return 1;
+}
+
 /* dl_iterate_phdr holds the dynamic linker's lock while it calls fn, and
  * fork does not wait for that lock: a child forked meanwhile inherits it
  * held by a thread it does not have, and hangs in its first walk (the

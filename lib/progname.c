@@ -10,10 +10,13 @@
  * programs the default measures is programs.c's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -68,22 +71,22 @@ const char *mc_args_first, *mc_args_last;
  * read with pread (the program's offset untouched), once a process (its
  * pid kept with it: a forked child asks again): one fstat for a process
  * whose standard input is no file. */
-#define STDIN_PART ((off_t)16 << 10)
+#define FILE_PART ((off_t)16 << 10)
 
-/* The hash of a regular file's size and parts at fd 0; out of line, in
+/* The hash of a regular file's size and parts at fd; out of line, in
  * a later group of the code (text-order.ld): a process whose standard
- * input is no file never runs it.  4 KiB at a time: a region's end may
- * run on a thread's small stack. */
-static __attribute__((noinline, cold)) uint64_t stdin_hash(off_t size)
+ * input and arguments are no files never runs it.  4 KiB at a time: a
+ * region's end may run on a thread's small stack. */
+static __attribute__((noinline, cold)) uint64_t file_hash(int fd, off_t size)
 {
 	char buf[4096];
 	uint64_t k = mc_fnv1a(&size, sizeof size);
-	off_t tail = size - STDIN_PART > STDIN_PART ? size - STDIN_PART : STDIN_PART;
+	off_t tail = size - FILE_PART > FILE_PART ? size - FILE_PART : FILE_PART;
 	for (int part = 0; part < 2; part++) {
-		off_t at = part ? tail : 0, end = part ? size : STDIN_PART;
+		off_t at = part ? tail : 0, end = part ? size : FILE_PART;
 		while (at < end && at < size) {
 			size_t want = end - at < (off_t)sizeof buf ? (size_t)(end - at) : sizeof buf;
-			long got = mc_sys_pread(0, buf, want, at);
+			long got = mc_sys_pread(fd, buf, want, at);
 			if (got <= 0)
 				break;
 			k = k * 0x100000001b3ULL ^ mc_fnv1a(buf, (size_t)got);
@@ -93,23 +96,119 @@ static __attribute__((noinline, cold)) uint64_t stdin_hash(off_t size)
 	return k | 1; /* never 0: a regular file was there */
 }
 
+/* A part of the key taken once a process: its value and the process it
+ * was taken in (a forked child takes its own). */
+struct args_part {
+	uint64_t k;
+	pid_t pid;
+};
+
 static uint64_t stdin_key(void)
 {
-	static uint64_t memo;
-	static pid_t memo_pid;
-	if (memo_pid == mc_pid())
-		return memo;
+	static struct args_part memo;
+	if (__atomic_load_n(&memo.pid, __ATOMIC_ACQUIRE) == mc_pid())
+		return memo.k;
 	int saved = errno;
 	struct stat st;
-	memo = mc_sys_fstat(0, &st) == 0 && S_ISREG(st.st_mode) ? stdin_hash(st.st_size) : 0;
-	memo_pid = mc_pid();
+	memo.k = mc_sys_fstat(0, &st) == 0 && S_ISREG(st.st_mode) ? file_hash(0, st.st_size) : 0;
+	__atomic_store_n(&memo.pid, mc_pid(), __ATOMIC_RELEASE);
 	errno = saved;
-	return memo;
+	return memo.k;
 }
 
 void mc_args_stdin_note(void)
 {
 	(void)stdin_key();
+}
+
+/* The arguments' files' key, a second key beside the arguments' own
+ * ("args_files"): 0 where no argument names a regular file.  xz's
+ * test_compress.sh compresses one input at a dozen settings into one
+ * temporary name and runs `xz -cd tmp_comp_<input>` on each: 15
+ * processes of one arguments' key, each on other bytes, paired by the
+ * order they ended in (field43: 8 such keys of 294 records), as a suite
+ * that writes each case into one file name and runs the program on it
+ * is.  So what each argument that names a regular file (a path, not an
+ * option: not "-...") holds, as standard input's part: size and first
+ * and last 16 KiB.  Taken at the process's first record, as the file is
+ * then, or before the program takes away its own right to open files
+ * (sandbox.c: xz -d's Landlock); a file gone by then (xz without -k
+ * removes its input) adds nothing.
+ *
+ * A second key, not a part of the first: a file argument may hold other
+ * bytes in each run for no reason of the case's (a file the processes
+ * append to, as a log or a ready file; an output the program writes
+ * with its time in it), and a key of both would then leave those
+ * records without a baseline record of their key where the arguments'
+ * alone paired them.  Pairing (tools/pairing.c, gate.c) takes this key
+ * only where the other report has a record of both keys, else the
+ * arguments' alone, as before.
+ *
+ * At most ARGS_FILES files of the first ARGS_LOOKED arguments: a stat
+ * a path-like argument, a process with none (options alone) asks the
+ * kernel nothing.  A device or a FIFO is never opened (a tape rewinds
+ * at its close, a FIFO's writer would see a reader). */
+#define ARGS_FILES 8
+#define ARGS_LOOKED 64
+
+/* Was the file changed at or after since (the process's start on the
+ * files' clock)? */
+static inline bool changed_since(const struct stat *st, double since)
+{
+	return (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec * 1e-9 >= since;
+}
+
+/* The part of the argument s, where it names a regular file that was
+ * not changed since the process started (since); else 0. */
+static __attribute__((noinline, cold)) uint64_t arg_file_key(const char *s, double since)
+{
+	struct stat st;
+	if (!*s || *s == '-' || stat(s, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    changed_since(&st, since))
+		return 0;
+	int fd = mc_sys_open(s, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	uint64_t k = mc_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !changed_since(&st, since)
+			     ? file_hash(fd, st.st_size)
+			     : 0;
+	mc_sys_close(fd);
+	return k;
+}
+
+static __attribute__((noinline, cold)) uint64_t files_key(void)
+{
+	static struct args_part memo;
+	if (__atomic_load_n(&memo.pid, __ATOMIC_ACQUIRE) == mc_pid())
+		return memo.k;
+	int saved = errno;
+	const char *lo = mc_args_first, *hi = mc_args_last;
+	uint64_t k = 0;
+	int files = 0, looked = 0;
+	/* the process's start on the real-time clock, which files' times
+	 * are taken from (coarse: a time a tick before the change) */
+	struct timespec now;
+	double t0 = mc_process_t0 ? mc_process_t0() : 0, since = 1e300;
+	if (t0 > 0 && syscall(SYS_clock_gettime, CLOCK_REALTIME, &now) == 0)
+		since = (double)now.tv_sec + now.tv_nsec * 1e-9 - (mc_now() - t0);
+	/* laid out by the kernel, one after another; else the first and
+	 * the last alone (mc_args_note) */
+	for (const char *s = lo; s && files < ARGS_FILES && looked++ < ARGS_LOOKED;
+	     s = hi < lo ? (s == lo && hi ? hi : NULL) : s < hi ? s + strlen(s) + 1 : NULL) {
+		uint64_t f = arg_file_key(s, since);
+		/* which argument it is counts: a b is not b a */
+		k = (k ^ f) * 0x100000001b3ULL + (uint64_t)looked;
+		files += f != 0;
+	}
+	memo.k = files ? k | 1 : 0;
+	__atomic_store_n(&memo.pid, mc_pid(), __ATOMIC_RELEASE);
+	errno = saved;
+	return memo.k;
+}
+
+void mc_args_files_note(void)
+{
+	(void)files_key();
 }
 
 static uint64_t args_key(void)
@@ -125,14 +224,35 @@ static uint64_t args_key(void)
 	return in ? (k ^ in) * 0x9e3779b97f4a7c15ULL : k;
 }
 
-/* The key as 16 hex digits and a NUL at w (17 bytes). */
-char *mc_args_key_at(char *w)
+/* k as 16 hex digits and a NUL at w (17 bytes). */
+static char *key_at(char *w, uint64_t k)
 {
-	uint64_t k = args_key();
 	unsigned char be[8];
 	for (int i = 0; i < 8; i++)
 		be[i] = (unsigned char)(k >> (56 - 8 * i));
 	return mc_hex(w, be, sizeof be);
+}
+
+char *mc_args_key_at(char *w)
+{
+	return key_at(w, args_key());
+}
+
+char *mc_args_files_at(char *w)
+{
+	return key_at(w, mc_args_first ? files_key() : 0);
+}
+
+/* ,"args_files":"<16 hex digits>", where an argument names a file */
+static __attribute__((noinline, cold)) void files_json(struct mc_buf *b)
+{
+	char *w = mc_buf_room(b, 15 + 17);
+	if (!w)
+		return;
+	__builtin_memcpy(w, ",\"args_files\":\"", 15);
+	w = mc_args_files_at(w + 15);
+	*w++ = '"';
+	mc_buf_end(b, w);
 }
 
 void mc_args_json(struct mc_buf *b)
@@ -144,6 +264,8 @@ void mc_args_json(struct mc_buf *b)
 	w = mc_args_key_at(w + 14);
 	*w++ = '"';
 	mc_buf_end(b, w);
+	if (mc_args_first && files_key())
+		files_json(b);
 }
 
 /* A pattern of '*' alone matches every name (fnmatch without flags:

@@ -144,9 +144,13 @@ static void prepare(void)
 						    "/proc/self/status", "/proc/self/pagemap" };
 		for (size_t i = 0; i < MC_ARRAY_SIZE(proc); i++)
 			keep(proc[i], O_RDONLY | O_CLOEXEC);
-		if (mc_opt.report)
+		if (mc_opt.report) {
 			keep(mc_opt.report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
 						    O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+			/* what the arguments' files hold, for the records'
+			 * key (progname.c), while they may be opened */
+			mc_args_files_note();
+		}
 		/* the copy of standard error while F_DUPFD is allowed */
 		mc_text_keep_stderr();
 		/* read now: the files, or the cache of their parse */

@@ -541,6 +541,41 @@ START_TEST(inputs_on_stdin_paired_by_their_bytes)
 }
 END_TEST
 
+/* ---- session 44 (field44): the arguments' files in the key ------------- */
+
+/* One program run on one file name that the suite rewrites for each
+ * case (`prog FILE ready n`, FILE holding the input: xz's
+ * test_compress.sh compresses one input at a dozen settings into
+ * tmp_comp_<input> and runs `xz -cd tmp_comp_<input>` on each), in
+ * another order than in the baseline's run: each is judged against its
+ * own input's baseline record, by the library and by memcheck gate.  On
+ * main the arguments' key was the same for all of them (the file's name),
+ * and they paired by the order they ended in. */
+START_TEST(inputs_in_one_file_name_paired_by_their_bytes)
+{
+	if (_i == H_GLIBC || !h_allocator(_i, NULL))
+		return;
+	const char *base = h_tmppath("field44-args-base.jsonl"), *ready = h_tmppath("field44-ready");
+	const char *prog = h_prog("plain_field41_rank"), *file = h_tmppath("field44-tmp_comp");
+	char text[32];
+	write_text(ready, "w", "xxxxxxxxxxxxxxxx");
+	for (size_t k = NINPUTS; k-- > 0;) {
+		snprintf(text, sizeof text, "%s\n", input_mib[k]);
+		write_text(file, "w", text);
+		shell_under(H_GLIBC, h_env("%s %s %s %zu", prog, file, ready, NINPUTS), base, NULL);
+	}
+	const char *budget = h_tmppath("field44-args.budget");
+	const char *const *env = budget_env_at(budget, INPUT_BUDGET, base);
+	const char *own = h_tmppath("field44-args-own.jsonl");
+	for (size_t k = 0; k < NINPUTS; k++) {
+		snprintf(text, sizeof text, "%s\n", input_mib[k]);
+		write_text(file, "w", text);
+		shell_under(_i, h_env("%s %s %s %zu", prog, file, ready, NINPUTS), own, env);
+	}
+	each_with_its_own_input(_i, own, NINPUTS, base, budget);
+}
+END_TEST
+
 /* ---- session 43 (field43): one pairing for the table and the budget --- */
 
 /* The lines of the table in text (memcheck run's stderr, compare's
@@ -693,6 +728,7 @@ int main(void)
 	tcase_add_loop_test(tc, pipelines_of_one_program, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, temporary_arguments_in_their_baselines_row, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, inputs_on_stdin_paired_by_their_bytes, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, inputs_in_one_file_name_paired_by_their_bytes, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, occurrences_counted_round_beside_their_baseline, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

@@ -394,9 +394,47 @@ static const struct h_case cases[] = {
 	  .stdout_is = "loaded\n" },
 };
 
+/* A library dlclose'd and another of its size dlopen'd at its address
+ * between two regions' ends (regions_dlswap): each region's peak names
+ * its own library's function and file.  The table of which file each
+ * mapping is stays from one region's end to the next (lib/elfmod.c:
+ * read at each, it was two thirds of a region's end's instructions);
+ * with the dynamic linker's counts not checked, the second region's
+ * frame was named swap_a_make, in libswap_a.so. */
+START_TEST(frames_of_a_library_loaded_where_another_was)
+{
+	if (!h_allocator(_i, NULL))
+		return;
+	struct h_res x;
+	H_EXEC(&x, .prog = "regions_dlswap", .alloc = _i, .flags = H_PRELOAD,
+	       .args = H_LIST(h_prog("libswap_a.so"), h_prog("libswap_b.so")));
+	h_expect_exit(&x, 0);
+	ck_assert_uint_eq(h_record_count(&x.rep, "swap"), 2);
+	size_t k = 0;
+	for (size_t i = 0; i < x.rep.n; i++) {
+		const struct h_json *rec = x.rep.rec[i];
+		if (strcmp(h_str(rec, "name"), "swap") != 0)
+			continue;
+		const char *want = k++ ? "swap_b_make" : "swap_a_make";
+		const struct h_json *lines = h_json_get(h_json_get(rec, "peak_snapshot"), "lines");
+		bool found = false;
+		for (size_t l = 0; lines && h_json_at(lines, l) && !found; l++) {
+			const struct h_json *f = h_json_at(h_json_get(h_json_at(lines, l), "stack"), 0);
+			const char *fn = f ? h_str(f, "function") : NULL, *obj = f ? h_str(f, "object") : NULL;
+			found = fn && obj && !strcmp(fn, want) &&
+				strstr(obj, k == 1 ? "libswap_a.so" : "libswap_b.so");
+		}
+		ck_assert_msg(found, "%s: region %zu's peak does not name %s in its own library",
+			      x.label, k, want);
+	}
+	h_res_free(&x);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("stacks", 120);
 	H_ADD_CASES(tc, cases);
+	tcase_add_loop_test(tc, frames_of_a_library_loaded_where_another_was, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

@@ -281,6 +281,13 @@ $(TLS_SLOTS): $(B)/tests/prog/libtls_slot%.so: tests/prog/shim/tls_slot.c | $(B)
 	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -fPIC -shared -o $@ $<
 $(B)/tests/prog/plain_dtv_last: $(TLS_SLOTS)
 
+# The two libraries regions_dlswap opens one after the other at one
+# address (tests/test_stacks.c), beside it: one source, two names.
+PROG_BINS += $(B)/tests/prog/libswap_a.so $(B)/tests/prog/libswap_b.so
+$(B)/tests/prog/libswap_%.so: tests/prog/shim/swap_make.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -DSWAP_NAME=swap_$*_make -fPIC -shared -o $@ $<
+
 # A library whose destructor frees a block (tests/test_exitorder25.c),
 # and the program that links it (and, dtorfree_linked, memcheck too).
 PROG_BINS += $(B)/tests/prog/libdtorfree.so $(B)/tests/prog/dtorfree_linked

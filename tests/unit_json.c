@@ -179,6 +179,19 @@ START_TEST(leak_record)
 }
 END_TEST
 
+/* The arguments' two keys (field44's args_files beside args_hash), and
+ * "" for each where a record has neither (a report written before). */
+START_TEST(argument_keys)
+{
+	OK(WITH("\"args_hash\":\"d4dbcfd6d798400e\",\"args_files\":\"ce360583585b75a3\""));
+	ck_assert_str_eq(rec.args_hash, "d4dbcfd6d798400e");
+	ck_assert_str_eq(rec.args_files, "ce360583585b75a3");
+	OK(MIN);
+	ck_assert_str_eq(rec.args_hash, "");
+	ck_assert_str_eq(rec.args_files, "");
+}
+END_TEST
+
 START_TEST(budget_record)
 {
 	OK(BUDGET);
@@ -680,6 +693,7 @@ int main(void)
 {
 	TCase *tc = h_tcase("json", 60);
 	tcase_add_test(tc, leak_record);
+	tcase_add_test(tc, argument_keys);
 	tcase_add_test(tc, budget_record);
 	tcase_add_test(tc, escaped_name);
 	tcase_add_test(tc, null_and_missing);

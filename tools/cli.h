@@ -99,6 +99,7 @@ struct rec {
 	size_t occ;              /* earlier records of the same program
 				  * basename and region in its repetition */
 	size_t kocc;             /* and of the same arguments' key */
+	size_t focc;             /* and of the same arguments' files' key */
 	char cli[512];           /* violations the CLI's budget check found */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */

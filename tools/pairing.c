@@ -19,7 +19,12 @@
  * paired with another input's (field41).  Where the baseline has no
  * record of that key (a report written before the key, arguments
  * naming a temporary file), the k-th of the program and region, counting
- * all of them.
+ * all of them.  Where a record has the key of its arguments' files too
+ * ("args_files": what the files its arguments name hold, progname.c)
+ * and the baseline has records of both keys, the k-th of both keys
+ * first: one file name that a suite rewrites for each case (xz's
+ * tmp_comp_<input>) then pairs case by case.  Only there: a file the
+ * processes write themselves holds other bytes in each run.
  *
  * A record so paired by its rank among all is shown in its baseline
  * record's row: before field43 the table put it in a row of its own,
@@ -62,23 +67,46 @@ static uint64_t mix(uint64_t h)
 	return h;
 }
 
+/* ---- open addressing ---------------------------------------------------- */
+
+/* An open-addressing table's slots (each size bytes, *cap of them, a
+ * power of two) grown to twice as many (first where there are none),
+ * each used slot moved to its hash's place or the next free one after
+ * it: the string table's and the tuple table's growth, one loop. */
+static void *slots_grow(void *slots, size_t *cap, size_t size, size_t first,
+			bool (*used)(const void *), uint64_t (*hash)(const void *))
+{
+	size_t n = *cap ? *cap * 2 : first;
+	char *to = xcalloc(n, size);
+	for (size_t i = 0; i < *cap; i++) {
+		const char *from = (const char *)slots + i * size;
+		if (!used(from))
+			continue;
+		size_t j = hash(from) & (n - 1);
+		while (used(to + j * size))
+			j = (j + 1) & (n - 1);
+		memcpy(to + j * size, from, size);
+	}
+	free(slots);
+	*cap = n;
+	return to;
+}
+
+static bool str_used(const void *s)
+{
+	return ((const struct str_slot *)s)->id != 0;
+}
+
+static uint64_t str_hash(const void *s)
+{
+	return ((const struct str_slot *)s)->h;
+}
+
 /* The number of the len bytes at s, given one when add; 0 when absent. */
 static uint32_t str_id(struct strtab *t, const char *s, size_t len, bool add)
 {
-	if (add && t->n * 2 >= t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct str_slot *slot = xcalloc(cap, sizeof *slot);
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->slot[i].id) {
-				size_t j = t->slot[i].h & (cap - 1);
-				while (slot[j].id)
-					j = (j + 1) & (cap - 1);
-				slot[j] = t->slot[i];
-			}
-		free(t->slot);
-		t->slot = slot;
-		t->cap = cap;
-	}
+	if (add && t->n * 2 >= t->cap)
+		t->slot = slots_grow(t->slot, &t->cap, sizeof *t->slot, 64, str_used, str_hash);
 	if (!t->cap)
 		return 0;
 	uint64_t h = mix(mc_fnv1a(s, len));
@@ -106,7 +134,7 @@ static void strtab_free(struct strtab *t)
 /* A record's region (basename "\0" name) and arguments' key by number;
  * 0 for a region not numbered (when !add), and for no key. */
 static void rec_ids(struct strtab *regions, struct strtab *args, const struct rec *r, bool add,
-		    uint32_t *rid, uint32_t *aid)
+		    uint32_t *rid, uint32_t *aid, uint32_t *fid)
 {
 	const char *b = base_name(r->m.program);
 	size_t bl = strlen(b), nl = strlen(r->m.r.name);
@@ -117,8 +145,10 @@ static void rec_ids(struct strtab *regions, struct strtab *args, const struct re
 	*rid = str_id(regions, s, bl + 1 + nl, add);
 	if (s != stack)
 		free(s);
-	size_t al = strlen(r->m.args_hash);
+	size_t al = strlen(r->m.args_hash), fl = strlen(r->m.args_files);
 	*aid = al ? str_id(args, r->m.args_hash, al, add) : 0;
+	/* the files' key numbered among the arguments' (another string) */
+	*fid = al && fl ? str_id(args, r->m.args_files, fl, add) : 0;
 }
 
 /* ---- lists of records by a tuple ---------------------------------------- */
@@ -132,6 +162,7 @@ enum kind {
 	SER_ALL,         /* (region, rank among all): every record */
 	RUN_ALL,         /* (region, run) */
 	RUN_KEYED,       /* (region, key, run) */
+	RUN_FILES,       /* (region, key, files' key, run) */
 	ROW,             /* (row) */
 	/* the rows' own look-up: the first row whose first record has this */
 	ROW_KEYED,       /* (region, key, rank among the key), first with a key */
@@ -140,7 +171,7 @@ enum kind {
 };
 
 struct tup {
-	uint32_t kind, rid, aid, pad;
+	uint32_t kind, rid, aid, fid;
 	uint64_t k;
 };
 
@@ -161,26 +192,23 @@ struct tmap {
 static uint64_t tup_hash(const struct tup *t)
 {
 	return mix(((uint64_t)t->kind << 58 ^ (uint64_t)t->rid << 29 ^ t->aid) * 0x9e3779b97f4a7c15ULL ^
-		   mix(t->k));
+		   mix(t->k ^ (uint64_t)t->fid << 40));
+}
+
+static bool tslot_used(const void *s)
+{
+	return ((const struct tslot *)s)->used;
+}
+
+static uint64_t tslot_hash(const void *s)
+{
+	return tup_hash(&((const struct tslot *)s)->t);
 }
 
 static struct tslot *tmap_at(struct tmap *m, struct tup t, bool add)
 {
-	t.pad = 0;
-	if (add && m->n * 2 >= m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct tslot *slot = xcalloc(cap, sizeof *slot);
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->slot[i].used) {
-				size_t j = tup_hash(&m->slot[i].t) & (cap - 1);
-				while (slot[j].used)
-					j = (j + 1) & (cap - 1);
-				slot[j] = m->slot[i];
-			}
-		free(m->slot);
-		m->slot = slot;
-		m->cap = cap;
-	}
+	if (add && m->n * 2 >= m->cap)
+		m->slot = slots_grow(m->slot, &m->cap, sizeof *m->slot, 256, tslot_used, tslot_hash);
 	if (!m->cap)
 		return NULL;
 	size_t j = tup_hash(&t) & (m->cap - 1);
@@ -236,13 +264,15 @@ void recs_number(struct recs *rs)
 	struct tmap m = { 0 };
 	for (size_t i = 0; i < rs->n; i++) {
 		struct rec *r = &rs->v[i];
-		uint32_t rid, aid;
-		rec_ids(&regions, &args, r, true, &rid, &aid);
+		uint32_t rid, aid, fid;
+		rec_ids(&regions, &args, r, true, &rid, &aid, &fid);
 		/* every record with the same (possibly empty) key: a record
 		 * without one counts the others without one */
 		r->occ = tmap_at(&m, (struct tup){ .kind = RUN_ALL, .rid = rid }, true)->count++;
 		r->kocc = tmap_at(&m, (struct tup){ .kind = RUN_KEYED, .rid = rid, .aid = aid },
 				  true)->count++;
+		r->focc = fid ? tmap_at(&m, (struct tup){ .kind = RUN_FILES, .rid = rid, .aid = aid,
+							  .fid = fid }, true)->count++ : 0;
 	}
 	tmap_free(&m);
 	strtab_free(&regions);
@@ -267,7 +297,7 @@ struct gidx {
 	size_t n;
 	size_t *off;               /* off[rep]: the position of its first record */
 	const struct rec **at;
-	uint32_t *rid, *aid;
+	uint32_t *rid, *aid, *fid;
 	size_t *row;
 	struct tmap lists;         /* SER_*, RUN_* */
 	struct tmap cells;         /* ROW */
@@ -296,16 +326,23 @@ static struct tup run_keyed(uint32_t rid, uint32_t aid, int rep)
 	return (struct tup){ .kind = RUN_KEYED, .rid = rid, .aid = aid, .k = (uint64_t)rep };
 }
 
+static struct tup run_files(uint32_t rid, uint32_t aid, uint32_t fid, int rep)
+{
+	return (struct tup){ .kind = RUN_FILES, .rid = rid, .aid = aid, .fid = fid,
+			     .k = (uint64_t)rep };
+}
+
 /* The tuples of the lists a record is on (SER_* and RUN_*). */
-static size_t lists_of(const struct gidx *x, size_t pos, int rep, struct tup t[4])
+static size_t lists_of(const struct gidx *x, size_t pos, int rep, struct tup t[5])
 {
 	const struct rec *r = x->at[pos];
-	uint32_t rid = x->rid[pos], aid = x->aid[pos];
+	uint32_t rid = x->rid[pos], aid = x->aid[pos], fid = x->fid[pos];
 	t[0] = aid ? ser_keyed(rid, aid, r->kocc) : by_rank(SER_BARE, rid, r->occ);
 	t[1] = by_rank(SER_ALL, rid, r->occ);
 	t[2] = by_rank(RUN_ALL, rid, (size_t)rep);
 	t[3] = run_keyed(rid, aid, rep);
-	return 4;
+	t[4] = run_files(rid, aid, fid, rep);
+	return fid ? 5 : 4;
 }
 
 static void index_group(struct pairing *p, struct gidx *x, const struct group *g)
@@ -319,14 +356,16 @@ static void index_group(struct pairing *p, struct gidx *x, const struct group *g
 	x->at = xmalloc(n1 * sizeof *x->at);
 	x->rid = xmalloc(n1 * sizeof *x->rid);
 	x->aid = xmalloc(n1 * sizeof *x->aid);
+	x->fid = xmalloc(n1 * sizeof *x->fid);
 	x->row = xmalloc(n1 * sizeof *x->row);
 	for (int rep = 0; rep < g->nreps; rep++)
 		for (size_t i = 0; i < g->reps[rep].n; i++) {
 			size_t pos = x->off[rep] + i;
 			x->at[pos] = &g->reps[rep].v[i];
-			rec_ids(&p->regions, &p->args, x->at[pos], true, &x->rid[pos], &x->aid[pos]);
+			rec_ids(&p->regions, &p->args, x->at[pos], true, &x->rid[pos], &x->aid[pos],
+				&x->fid[pos]);
 		}
-	struct tup t[4];
+	struct tup t[5];
 	for (int pass = 0; pass < 2; pass++) {
 		for (int rep = 0; rep < g->nreps; rep++)
 			for (size_t pos = x->off[rep]; pos < x->off[rep + 1]; pos++) {
@@ -353,14 +392,17 @@ static size_t base_pos(const struct pairing *p, size_t gi, int rep, const struct
 	int brep = b->g->stored || rep >= b->g->nreps ? 0 : rep;
 	if (brep >= b->g->nreps)
 		return SIZE_MAX;
-	uint32_t rid, aid;
-	rec_ids((struct strtab *)&p->regions, (struct strtab *)&p->args, r, false, &rid, &aid);
+	uint32_t rid, aid, fid;
+	rec_ids((struct strtab *)&p->regions, (struct strtab *)&p->args, r, false, &rid, &aid, &fid);
 	if (!rid || (r->m.args_hash[0] && !aid))
 		aid = UINT32_MAX;   /* a key no baseline record has */
-	const size_t *all, *keyed;
+	const size_t *all, *keyed, *filed;
 	size_t m = rid ? tmap_get(&b->lists, by_rank(RUN_ALL, rid, (size_t)brep), &all) : 0;
 	if (!m)
 		return SIZE_MAX;
+	size_t mf = fid ? tmap_get(&b->lists, run_files(rid, aid, fid, brep), &filed) : 0;
+	if (mf)
+		return filed[r->focc % mf];
 	size_t mk = tmap_get(&b->lists, run_keyed(rid, aid, brep), &keyed);
 	return mk ? keyed[r->kocc % mk] : all[r->occ % m];
 }
@@ -375,8 +417,8 @@ size_t pairing_series(const struct pairing *p, size_t gi, const struct rec *like
 		      const struct rec ***out)
 {
 	const struct gidx *x = &p->g[gi];
-	uint32_t rid, aid;
-	rec_ids((struct strtab *)&p->regions, (struct strtab *)&p->args, like, false, &rid, &aid);
+	uint32_t rid, aid, fid;
+	rec_ids((struct strtab *)&p->regions, (struct strtab *)&p->args, like, false, &rid, &aid, &fid);
 	const size_t *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
 	if (rid && like->m.args_hash[0]) {
@@ -483,6 +525,7 @@ void pairing_free(struct pairing *p)
 		free(x->at);
 		free(x->rid);
 		free(x->aid);
+		free(x->fid);
 		free(x->row);
 		tmap_free(&x->lists);
 		tmap_free(&x->cells);

@@ -8,7 +8,9 @@
  * under another allocator with a relative limit: each process's region
  * end, all of them together, is to take a rank of its own.  argv[1] "-":
  * the MiB read from standard input, which it then closes (field43: the
- * same arguments on different inputs, `prog - ready n < input`).
+ * same arguments on different inputs, `prog - ready n < input`); argv[1]
+ * a path (from '/'): the MiB read from that file (field44: one file name
+ * rewritten for each run, as xz's test_compress.sh's tmp_comp_<input>).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -25,7 +27,13 @@ int main(int argc, char **argv)
 	/* and closes it, as zlib-ng's minigzip does before its exit */
 	if (!strcmp(argv[1], "-") && (read(0, in, sizeof in - 1) <= 0 || close(0) != 0))
 		return 2;
-	size_t mib = strtoul(strcmp(argv[1], "-") ? argv[1] : in, NULL, 10);
+	if (argv[1][0] == '/') {
+		int in_fd = open(argv[1], O_RDONLY);
+		if (in_fd < 0 || read(in_fd, in, sizeof in - 1) <= 0)
+			return 2;
+		close(in_fd);
+	}
+	size_t mib = strtoul(strcmp(argv[1], "-") && argv[1][0] != '/' ? argv[1] : in, NULL, 10);
 	long all = strtol(argv[3], NULL, 10);
 	char *p = malloc(mib << 20);
 	if (!p)
