@@ -527,42 +527,35 @@ static int same_section(const struct sym_search *s, GElf_Addr value)
 }
 
 /* valgrind names a function by one of the symbols at its address: of
- * aliases (one address and size: GCC's constructors C1 and C2, its
- * destructors D1 and D2), the shorter name, then the first in strcmp's
- * order (its storage.c, preferName), where libdw's table order may give
- * C2.  valgrind's suppressions match that name alone and the entries it
- * writes name it, so of C++'s (_Z...) aliases memcheck takes the same;
- * other names stay libdw's (a C library's aliases, which the shipped
- * suppressions name as they are).  c: the symbol chosen; e[n]: the
- * others that may be its aliases. */
-static bool cxx_name(const char *s)
-{
-	return s && s[0] == '_' && s[1] == 'Z';
-}
-
+ * aliases (one address and size), the one its storage.c's prefersym
+ * keeps: PMPI_x before MPI_x, then the shortest name up to any '@',
+ * then a versioned one, then the first in strcmp's order.  libdw takes
+ * a global symbol before a weak one, so of glibc's weak_alias pairs it
+ * named __strdup, __tsearch, __getdelim, __asprintf where valgrind says
+ * strdup, tsearch, getdelim, asprintf; of GCC's constructors C1 and C2
+ * the first in its table.  valgrind's suppressions match that name
+ * alone and the entries it writes name it (an entry naming strdup
+ * suppressed nothing under memcheck, one naming __strdup nothing under
+ * valgrind), so memcheck takes the same.  The aliases looked at are
+ * those of c's own binding class (global and weak, or local), the ones
+ * libdw's pass that found c looked at: glibc's local aliases are its
+ * longer __GI_ names.  c: the symbol chosen; e[n]: the others that may
+ * be its aliases; the rule is symtab.h's mc_valgrind_prefers. */
 static __attribute__((noinline)) const struct sym_entry *
-cxx_alias(const struct sym_entry *c, const struct sym_entry *e, size_t n)
+valgrind_alias(const struct sym_entry *c, const struct sym_entry *e, size_t n)
 {
+	if (!c)
+		return c;
 	const struct sym_entry *best = c;
-	size_t blen = strlen(c->name);
+	bool local = c->bind == 1; /* binding_value's STB_LOCAL */
 	for (size_t i = 0; i < n; i++) {
-		if (e[i].value != c->value || e[i].size != c->size || !cxx_name(e[i].name))
+		if (e[i].value != c->value || e[i].size != c->size || &e[i] == best ||
+		    (e[i].bind == 1) != local || !e[i].name || !e[i].name[0])
 			continue;
-		size_t len = strlen(e[i].name);
-		if (len < blen || (len == blen && strcmp(e[i].name, best->name) < 0)) {
+		if (mc_valgrind_prefers(e[i].name, best->name))
 			best = &e[i];
-			blen = len;
-		}
 	}
 	return best;
-}
-
-/* The test inline: a C program's names call nothing more (a function
- * outside text-order.ld's blocks is a page fault of a short exit). */
-static inline const struct sym_entry *valgrind_alias(const struct sym_entry *c,
-						     const struct sym_entry *e, size_t n)
-{
-	return c && cxx_name(c->name) ? cxx_alias(c, e, n) : c;
 }
 
 /* One symbol of the search, in the table's order. */

@@ -11,6 +11,27 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* Of two symbols at one address and size, whether valgrind names the
+ * function a rather than b (its storage.c's prefersym): PMPI_x before
+ * MPI_x, then the shorter name up to any '@', then a versioned one,
+ * then the first in strcmp's order.  symtab.c's choice among aliases;
+ * tests/unit_symbolize.c's expectation of it. */
+static inline bool mc_valgrind_prefers(const char *a, const char *b)
+{
+	if (strncmp(a, "PMPI_", 5) == 0 && strncmp(b, "MPI_", 4) == 0 && strcmp(a + 1, b) == 0)
+		return true;
+	if (strncmp(b, "PMPI_", 5) == 0 && strncmp(a, "MPI_", 4) == 0 && strcmp(b + 1, a) == 0)
+		return false;
+	const char *va = strchr(a, '@'), *vb = strchr(b, '@');
+	size_t la = va ? (size_t)(va - a) : strlen(a), lb = vb ? (size_t)(vb - b) : strlen(b);
+	if (la != lb)
+		return la < lb;
+	if (!va != !vb)
+		return va != NULL;
+	return strcmp(a, b) < 0;
+}
 
 /* One symbol as the search sees it. */
 struct sym_entry {

@@ -1447,6 +1447,17 @@ long h_frame_line(const struct h_json *rec, size_t leak, size_t frame)
 	return v >= H_MISSING ? -1 : (long)v;
 }
 
+bool h_leaks_mention(const struct h_json *rec, const char *fn)
+{
+	for (size_t i = 0; i < h_nleaks(rec); i++)
+		for (size_t j = 0; j < h_leak_depth(rec, i); j++) {
+			const char *f = h_frame_str(rec, i, j, "function");
+			if (f && strcmp(f, fn) == 0)
+				return true;
+		}
+	return false;
+}
+
 const char *h_fmt(uint64_t v)
 {
 	static char bufs[8][32];

@@ -215,6 +215,8 @@ size_t h_leak_depth(const struct h_json *rec, size_t i);
 const char *h_frame_str(const struct h_json *rec, size_t leak, size_t frame,
 			const char *key);
 long h_frame_line(const struct h_json *rec, size_t leak, size_t frame);
+/* Whether any frame of any loss record of rec is named fn. */
+bool h_leaks_mention(const struct h_json *rec, const char *fn);
 
 /* A figure for messages: the number, "null" or "missing" (a few
  * rotating static buffers). */

@@ -20,17 +20,6 @@ static pid_t pid_after(const char *out, const char *tag)
 	return (pid_t)atoi(s + strlen(tag));
 }
 
-static bool leaks_mention(const struct h_json *rec, const char *fn)
-{
-	for (size_t i = 0; i < h_nleaks(rec); i++)
-		for (size_t j = 0; j < h_leak_depth(rec, i); j++) {
-			const char *f = h_frame_str(rec, i, j, "function");
-			if (f && strcmp(f, fn) == 0)
-				return true;
-		}
-	return false;
-}
-
 /* Record name of process pid, which must be there. */
 static const struct h_json *rec_of(const struct h_res *x, const char *name, pid_t pid,
 				   const char *whose)
@@ -70,7 +59,7 @@ START_TEST(test_child_region_has_only_child_figures)
 	 * not the parent's 111 bytes from before the fork */
 	const struct h_json *pc = rec_of(&x, "parent", child, "child");
 	h_expect_wants(&x, pc, FIGURES(2, 1, 555, 1, 222));
-	ck_assert_msg(!leaks_mention(pc, "leak_in_parent"),
+	ck_assert_msg(!h_leaks_mention(pc, "leak_in_parent"),
 		      "the child's \"parent\" record lists the parent's leak");
 
 	/* the parent's region: 111 leaked + 4444 freed, nothing of the child */

@@ -18,18 +18,6 @@
 
 #include "harness.h"
 
-/* Does any frame of any leak of rec name fn? */
-static bool leaks_mention(const struct h_json *rec, const char *fn)
-{
-	for (size_t i = 0; i < h_nleaks(rec); i++)
-		for (size_t j = 0; j < h_leak_depth(rec, i); j++) {
-			const char *f = h_frame_str(rec, i, j, "function");
-			if (f && strcmp(f, fn) == 0)
-				return true;
-		}
-	return false;
-}
-
 /* Leak i of rec is n bytes. */
 static void expect_leak_bytes(const struct h_res *x, const struct h_json *rec, size_t i,
 			      uint64_t n)
@@ -47,7 +35,7 @@ H_CHECK(nested_leaks)
 		      x->label);
 	ck_assert_msg(h_nleaks(in) == 1, "inner: %zu leak records, expected 1", h_nleaks(in));
 	H_EXPECT_FRAME(in, 0, 0, "leak_inner");
-	ck_assert_msg(!leaks_mention(in, "leak_outer"),
+	ck_assert_msg(!h_leaks_mention(in, "leak_outer"),
 		      "inner: the outer region's leak (leak_outer) must not be listed");
 	ck_assert_msg(h_nleaks(out) == 2, "outer: %zu leak records, expected 2", h_nleaks(out));
 	H_EXPECT_FRAME(out, 0, 0, "leak_inner");

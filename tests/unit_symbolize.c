@@ -362,6 +362,73 @@ static void libdw_name(const char *name, char *out, size_t cap)
 		out[len - 11] = 0;
 }
 
+/* The symbols of one module, by address, for valgrind_named. */
+struct alias_syms {
+	Dwfl_Module *mod;
+	size_t n;
+	struct alias_sym {
+		GElf_Addr value;
+		GElf_Xword size;
+		bool local;
+		const char *name;
+	} *v;
+};
+
+static int alias_sym_cmp(const void *a, const void *b)
+{
+	const struct alias_sym *x = a, *y = b;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* valgrind's name of the function libdw names name at a in mod (libdw's
+ * symbol sym at value, from dwfl_module_addrinfo): of the symbols at
+ * its address with its size and its binding class (global and weak, or
+ * local), the one valgrind's prefersym keeps (symtab.h's
+ * mc_valgrind_prefers); name itself where the symbol has no size.  The
+ * module's symbols read once (getsym_info), kept for its next calls. */
+static const char *valgrind_named(struct alias_syms *t, Dwfl_Module *mod,
+				  int (*getsymtab)(Dwfl_Module *),
+				  const char *(*getsym_info)(Dwfl_Module *, int, GElf_Sym *,
+							     GElf_Addr *, GElf_Word *, Elf **,
+							     Dwarf_Addr *),
+				  const char *name, const GElf_Sym *sym, GElf_Addr value)
+{
+	if (!name || !sym->st_size)
+		return name;
+	if (t->mod != mod) {
+		free(t->v);
+		int n = getsymtab(mod);
+		t->v = calloc(n > 0 ? (size_t)n : 1, sizeof *t->v);
+		ck_assert_ptr_nonnull(t->v);
+		t->n = 0;
+		t->mod = mod;
+		for (int i = 1; i < n; i++) {
+			GElf_Sym y;
+			GElf_Addr v;
+			const char *nm = getsym_info(mod, i, &y, &v, NULL, NULL, NULL);
+			if (nm && *nm && y.st_size)
+				t->v[t->n++] = (struct alias_sym){ v, y.st_size,
+								   GELF_ST_BIND(y.st_info) == STB_LOCAL, nm };
+		}
+		qsort(t->v, t->n, sizeof *t->v, alias_sym_cmp);
+	}
+	bool local = GELF_ST_BIND(sym->st_info) == STB_LOCAL;
+	const char *best = name;
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].value < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < t->n && t->v[i].value == value; i++)
+		if (t->v[i].size == sym->st_size && t->v[i].local == local &&
+		    mc_valgrind_prefers(t->v[i].name, best))
+			best = t->v[i].name;
+	return best;
+}
+
 /* Around a sample of the C library's symbols (starts, ends, middles, the
  * bytes either side), memcheck names the address as libdw's own search
  * of the symbol table does, through a session of the test's own. */
@@ -382,6 +449,7 @@ START_TEST(names_as_libdw_chooses)
 	SYM(dwfl_module_getsymtab);
 	SYM(dwfl_module_getsym_info);
 	SYM(dwfl_module_addrname);
+	SYM(dwfl_module_addrinfo);
 	SYM(dwfl_linux_proc_find_elf);
 	SYM(dwfl_standard_find_debuginfo);
 #undef SYM
@@ -403,6 +471,7 @@ START_TEST(names_as_libdw_chooses)
 	mc_opt.symbolize = 1;
 	mc_opt.symbolize_system = 0;
 	int compared = 0;
+	struct alias_syms syms = { 0 };
 	for (int i = 1; i < n; i += n / 2000 + 1) {
 		GElf_Sym sym;
 		GElf_Addr v;
@@ -413,20 +482,27 @@ START_TEST(names_as_libdw_chooses)
 					    v + sym.st_size + 1 };
 		for (size_t k = 0; k < MC_ARRAY_SIZE(probe); k++) {
 			GElf_Addr a = probe[k];
-			const char *name = a >= lo && a < hi ? p_dwfl_module_addrname(mod, a) : NULL;
+			GElf_Sym sy;
+			GElf_Off off;
+			const char *name = a >= lo && a < hi ?
+				p_dwfl_module_addrinfo(mod, a, &off, &sy, NULL, NULL, NULL) : NULL;
 			if (!name || !*name)
 				continue;  /* memcheck asks dladdr then */
+			ck_assert_str_eq(name, p_dwfl_module_addrname(mod, a));
+			name = valgrind_named(&syms, mod, p_dwfl_module_getsymtab,
+					      p_dwfl_module_getsym_info, name, &sy, a - off);
 			char want[sizeof ((struct mc_frame_info *)0)->function];
 			libdw_name(name, want, sizeof want);
 			struct mc_frame_info fi;
 			mc_symbolize((uintptr_t)a + 1, &fi);  /* a return address: a + 1 */
 			ck_assert_msg(strcmp(fi.function, want) == 0,
-				      "libc+0x%lx: memcheck names it %s, libdw %s",
+				      "libc+0x%lx: memcheck names it %s, valgrind %s",
 				      (unsigned long)(a - lo), fi.function, want);
 			compared++;
 		}
 	}
 	ck_assert_int_gt(compared, 2000);
+	free(syms.v);
 	p_dwfl_end(d);
 	mc_symbolize_end();
 }
@@ -439,6 +515,7 @@ static struct {
 	__typeof__(dwfl_module_getsymtab) *getsymtab;
 	__typeof__(dwfl_module_getsym_info) *getsym_info;
 	__typeof__(dwfl_module_addrname) *addrname;
+	__typeof__(dwfl_module_addrinfo) *addrinfo;
 	__typeof__(dwfl_module_getdwarf) *getdwarf;
 	__typeof__(dwfl_end) *end;
 	__typeof__(dwfl_module_addrdie) *addrdie;
@@ -450,19 +527,33 @@ static struct {
 	Dwfl *d;
 } lw;
 
-/* memcheck's name own where libdw gives want: the same, or, of C++
- * names, the one valgrind takes of aliases at one address (a
- * constructor's C1 for C2, libstdc++'s _ZNSt9... for _ZNVSt9...): the
- * shorter, then the first in strcmp's order (symtab.c's valgrind_alias),
- * where libdw's table order gave the other.  That the two are aliases
- * is symtab.c's to find (cxx_names' suppression entries, test_cxxnames). */
+/* memcheck's name own where valgrind's is want (both NULL: none). */
 static bool as_libdw(const char *own, const char *want)
 {
-	if (!own || !want || strcmp(own, want) == 0)
-		return own == want || (own && want);
-	size_t no = strlen(own), nw = strlen(want);
-	return strncmp(own, "_Z", 2) == 0 && strncmp(want, "_Z", 2) == 0 &&
-	       (no < nw || (no == nw && strcmp(own, want) < 0));
+	return own && want ? strcmp(own, want) == 0 : own == want;
+}
+
+/* The name valgrind gives the function at a, in lw's session: libdw's
+ * symbol there, or of its aliases the one valgrind keeps (a C library
+ * function's public name for its __ one, a constructor's C1 for C2);
+ * NULL where libdw names none.  The aliases are read from the module's
+ * symbol table once (syms), forgotten with the session (lw_forget). */
+static struct alias_syms lw_syms;
+
+static const char *lw_valgrind_name(Dwfl_Module *mod, GElf_Addr a)
+{
+	GElf_Sym sy;
+	GElf_Off off;
+	const char *name = lw.addrinfo(mod, a, &off, &sy, NULL, NULL, NULL);
+	ck_assert_msg(!name == !lw.addrname(mod, a), "%#lx: addrinfo and addrname disagree",
+		      (unsigned long)a);
+	return valgrind_named(&lw_syms, mod, lw.getsymtab, lw.getsym_info, name, &sy, a - off);
+}
+
+static void lw_forget(void)
+{
+	free(lw_syms.v);
+	lw_syms = (struct alias_syms){ 0 };
 }
 
 static bool libdw_session(void)
@@ -484,6 +575,7 @@ static bool libdw_session(void)
 		MC_DL_SYM(lw.getsymtab, "dwfl_module_getsymtab"),
 		MC_DL_SYM(lw.getsym_info, "dwfl_module_getsym_info"),
 		MC_DL_SYM(lw.addrname, "dwfl_module_addrname"),
+		MC_DL_SYM(lw.addrinfo, "dwfl_module_addrinfo"),
 		MC_DL_SYM(lw.getdwarf, "dwfl_module_getdwarf"), MC_DL_SYM(lw.end, "dwfl_end"),
 		MC_DL_SYM(lw.addrdie, "dwfl_module_addrdie"),
 		MC_DL_SYM(lw.getscopes, "dwarf_getscopes"),
@@ -570,14 +662,14 @@ START_TEST(modules_reported_as_proc_report)
 		}
 		if (!a)
 			continue;
-		const char *mainfile = NULL, *fn = lw.addrname(mod, a);
+		const char *mainfile = NULL, *fn = lw_valgrind_name(mod, a);
 		const char *name = lw.info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
 		char want[256];
 		libdw_name(fn ? fn : "", want, sizeof want);
 		struct mc_frame_info f;
 		ck_assert_int_eq(mc_symbolize_frames(a + 1, &f, 1), 1);
 		if (fn && *fn)
-			ck_assert_msg(as_libdw(f.function, want), "%#lx in %s: memcheck %s, libdw %s",
+			ck_assert_msg(as_libdw(f.function, want), "%#lx in %s: memcheck %s, valgrind %s",
 				      (unsigned long)a, name, f.function, want);
 		if (name && (name[0] == '/' || mainfile))
 			ck_assert_str_eq(f.object, mainfile ? mainfile : name);
@@ -597,6 +689,7 @@ START_TEST(modules_reported_as_proc_report)
 	ck_assert_int_eq(in_vdso, vdso != 0);
 	mc_opt.symbolize_system = 0;
 	mc_symbolize_end();
+	lw_forget();
 	lw.end(lw.d);
 }
 END_TEST
@@ -682,7 +775,7 @@ START_TEST(own_reading_as_libdw)
 		for (size_t k = 0; k < na; k++) {
 			bool ask;
 			const char *own = mc_elfmod_name(m, addr[k], &ask);
-			const char *want = lw.addrname(mod, addr[k]);
+			const char *want = lw_valgrind_name(mod, addr[k]);
 			/* the first few alone, a read of the table each (a
 			 * report's few names), the table not built */
 			unbuilt += !ask && !mc_elfmod_symtab(m)->built;
@@ -693,7 +786,7 @@ START_TEST(own_reading_as_libdw)
 				}
 				batched += pass;
 				ck_assert_msg(as_libdw(own, want),
-					      "%s+0x%lx: memcheck reads %s (%s), libdw %s", mainfile,
+					      "%s+0x%lx: memcheck reads %s (%s), valgrind %s", mainfile,
 					      (unsigned long)(addr[k] - lo), own ? own : "(none)",
 					      pass ? "in a batch" : "alone", want ? want : "(none)");
 				compared++;
@@ -710,11 +803,11 @@ START_TEST(own_reading_as_libdw)
 				few[nf++] = addr[k];
 			mc_elfmod_names(m, few, nf, batch_name, done);
 			for (size_t k = 0; k < nf; k++) {
-				const char *want = lw.addrname(mod, few[k]);
+				const char *want = lw_valgrind_name(mod, few[k]);
 				if (!done[k])
 					continue;
 				ck_assert_msg(as_libdw(batch_name[k], want),
-					      "%s+0x%lx: memcheck reads %s (a batch of %zu), libdw %s",
+					      "%s+0x%lx: memcheck reads %s (a batch of %zu), valgrind %s",
 					      mainfile, (unsigned long)(few[k] - lo),
 					      batch_name[k] ? batch_name[k] : "(none)", nf,
 					      want ? want : "(none)");
@@ -733,11 +826,11 @@ START_TEST(own_reading_as_libdw)
 			    sym.st_shndx >= SHN_LORESERVE || v + 1 < lo || v + 1 >= hi || mc_elfmod_find(v + 1, &f2) != m)
 				continue;
 			const char *own = mc_elfmod_name(m, v + 1, &ask);
-			const char *want = lw.addrname(mod, v + 1);
+			const char *want = lw_valgrind_name(mod, v + 1);
 			if (ask)
 				continue;
 			ck_assert_msg((!own && !want) || (own && want && strcmp(own, want) == 0),
-				      "%s+0x%lx: memcheck reads %s past a symbol of no size, libdw %s",
+				      "%s+0x%lx: memcheck reads %s past a symbol of no size, valgrind %s",
 				      mainfile, (unsigned long)(v + 1 - lo), own ? own : "(none)",
 				      want ? want : "(none)");
 			/* libdw's choice of that symbol, which memcheck asked
@@ -756,6 +849,7 @@ START_TEST(own_reading_as_libdw)
 	/* Probes between symbols are left to the search where a symbol of
 	 * no size could be the answer; those inside one are answered. */
 	ck_assert_int_gt(batched, compared / 3);
+	lw_forget();
 	lw.end(lw.d);
 	mc_elfmod_forget(true);
 }
@@ -1125,6 +1219,7 @@ START_TEST(scopes_as_libdw_walks)
 		inlined += n > 1;
 	}
 	mc_symbolize_end();
+	lw_forget();
 	lw.end(lw.d);
 	/* the day it was written: 833, 137 inlined; under ASan (a larger
 	 * program, the same samples) 473, 90 */
