@@ -2316,6 +2316,20 @@ static inline bool mc_dtv_entries(size_t nmemb)
 	return false;
 #endif
 }
+/* Is p the calling thread's own DTV, the block the dynamic linker
+ * reallocs to grow it (realloc's old pointer: one entry before the
+ * array the thread pointer's second word points into)? */
+static inline bool mc_dtv_block(const void *p)
+{
+#if defined(__x86_64__)
+	const char *dtv;
+	__asm__ volatile("mov %%fs:8, %0" : "=r"(dtv));
+	return (const char *)p + MC_DTV_ENTRY == dtv;
+#else
+	(void)p;
+	return false;
+#endif
+}
 extern size_t mc_account_ntails; /* 0: none (the scan asks nothing) */
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);

@@ -478,7 +478,13 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	errno = saved;
 	void *p = MC_REAL(array ? mc_real.reallocarray(old, a, b) : mc_real.realloc(old, n));
 	int err = errno;
+	/* the thread's own DTV, grown by the dynamic linker for a library
+	 * with TLS loaded since (_dl_update_slotinfo): counted as in
+	 * memcheck's pthread_create (account.c) */
+	bool dtv = unlikely(mc_dtv_block(old)) && !mc_self.dtv_window;
+	mc_self.dtv_window += dtv;
 	mc_account_realloc_end(old, p, n, st, &prev, fp);
+	mc_self.dtv_window -= dtv;
 	if (st == 1 && mc_opt.track)
 		mc_scrub_grown(p, prev.size, n);
 	mc_guard_leave();
@@ -549,6 +555,8 @@ static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *
  * the tracking path's jump included). */
 MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 {
+	if (unlikely(mc_dtv_block(old)))
+		return realloc_slow(old, n);
 	struct mc_totals *t = count_path();
 	if (t) {
 		if (likely(!in_own_span(old))) {

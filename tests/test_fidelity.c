@@ -170,13 +170,14 @@ H_CHECK(threads_dtvs_as_valgrinds)
 
 /* A cached stack's DTV grown inside pthread_create (the C library's
  * _dl_resize_dtv, a realloc, for the libraries with TLS dlopened since
- * the stack's first thread: tests/prog/plain_dtv_last cached) counted
+ * the stack's first thread: tests/prog/plain_dtv_last cached), and a
+ * running thread's own grown at its touch of one (mode grown), counted
  * as valgrind counts it: what the mode allocates more than the same
  * program's "exit" mode, under memcheck and under valgrind (c7d4a67: 16
  * bytes more under memcheck, the four allocators, both modes). */
 H_CHECK(grown_dtv_as_valgrinds)
 {
-	more_as_valgrinds(x, c, "exit", "cached", "the grown DTV's run more");
+	more_as_valgrinds(x, c, "exit", c->run.args[0], "the grown DTV's run more");
 }
 
 /* The threads the C library starts itself (tests/prog/plain_libc_threads:
@@ -194,8 +195,8 @@ H_CHECK(libc_threads_as_valgrinds)
 		 .env = H_LIST("MEMCHECK_TRACK=" mode) },                                     \
 	.record = "process", .check = libc_threads_as_valgrinds
 
-#define GROWN(mode)                                                                  \
-	.run = { .prog = "plain_dtv_last", .flags = H_PRELOAD,                            \
+#define GROWN(how, mode)                                                             \
+	.run = { .prog = "plain_dtv_last", .args = H_LIST(how), .flags = H_PRELOAD,        \
 		 .env = H_LIST("MEMCHECK_TRACK=" mode) },                                     \
 	.record = "process", .check = grown_dtv_as_valgrinds
 
@@ -212,8 +213,13 @@ static const struct h_case cases[] = {
 	 * under glibc, both modes) */
 	{ "threads' DTVs, no fatal handlers, tracking", THREADS("1", "MEMCHECK_FATAL_TIMEOUT=0") },
 	{ "threads' DTVs, no fatal handlers, count-only", THREADS("0", "MEMCHECK_FATAL_TIMEOUT=0") },
-	{ "a cached stack's DTV grown, tracking", GROWN("1") },
-	{ "a cached stack's DTV grown, count-only", GROWN("0") },
+	{ "a cached stack's DTV grown, tracking", GROWN("cached", "1") },
+	{ "a cached stack's DTV grown, count-only", GROWN("cached", "0") },
+	/* and a thread's own, grown at its first touch of a library's TLS
+	 * loaded since it started (c7d4a67: 16 bytes more, the four
+	 * allocators, both modes) */
+	{ "a thread's own DTV grown, tracking", GROWN("grown", "1") },
+	{ "a thread's own DTV grown, count-only", GROWN("grown", "0") },
 	{ "a SIGEV_THREAD timer's threads' DTVs, tracking", LIBC_THREADS("timer", "1") },
 	{ "a SIGEV_THREAD timer's threads' DTVs, count-only", LIBC_THREADS("timer", "0") },
 	{ "aio's worker's DTV, tracking", LIBC_THREADS("aio", "1") },

@@ -505,6 +505,7 @@ static const struct h_case cases[] = {
 	 * pthread_create that took the stack (realloc), taken by glibc.supp
 	 * as the one allocate_dtv makes */
 	DTV_LAST("in a DTV grown for it", "cached", "process"),
+	DTV_LAST("in a DTV grown for it", "grown", "process"),
 	/* A region ended on another thread: the main thread's stack is a
 	 * root. */
 	{ "main stack is a root for other threads", .allocators = H_ONLY(H_GLIBC),

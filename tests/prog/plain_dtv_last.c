@@ -25,7 +25,12 @@
  * pthread_create, a block valgrind counts one entry smaller than the
  * one libmemcheck's own TLS module makes (tests/test_fidelity.c).
  *
- * Usage: plain_dtv_last [exit|region|cached].  Prints "slot N of L"
+ * Mode "grown": as "exit", but the copy touched gets the module id past
+ * the thread's DTV's last entry: the dynamic linker grows the thread's
+ * own DTV at the touch (_dl_update_slotinfo's realloc), outside any
+ * pthread_create.
+ *
+ * Usage: plain_dtv_last [exit|region|cached|grown].  Prints "slot N of L"
  * (the module id the touched copy got, and the length of the touching
  * thread's DTV); exits 0, 2 when no copy got the id wanted (more
  * modules were loaded than the copies built cover).
@@ -114,7 +119,7 @@ int main(int argc, char **argv)
 		if (begin)
 			begin("dtv_last");
 	}
-	bool cached = strcmp(mode, "cached") == 0;
+	bool cached = strcmp(mode, "cached") == 0, grown = strcmp(mode, "grown") == 0;
 	pthread_t t;
 	if (cached && (pthread_create(&t, NULL, first, NULL) || pthread_join(t, NULL)))
 		return 1;
@@ -123,7 +128,7 @@ int main(int argc, char **argv)
 	pthread_mutex_lock(&lock);
 	if (!cached)
 		wait_step(1);
-	size_t len = dtv_len, want = cached ? len + 1 : len;
+	size_t len = dtv_len, want = cached || grown ? len + 1 : len;
 	pthread_mutex_unlock(&lock);
 
 	char dir[4096], path[4200];
