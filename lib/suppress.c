@@ -1653,9 +1653,8 @@ long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stac
 static const char *const kind_words[] = { "definite", "indirect", "possible", "reachable" };
 
 /* valgrind's stacks stop at main (--show-below-main=no); these are the
- * frames below it, which valgrind names "(below main)" and where its
- * stacks stop when main has no name (a stripped program). */
-bool mc_supp_below_main(const char *fn)
+ * frames below it. */
+static bool below_main(const char *fn)
 {
 	static const char *const names[] = {
 		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
@@ -1694,7 +1693,7 @@ static int frames_to_write(const struct mc_supp_stack *st, int max, bool *specif
 	int n = 0;
 	*specific = false;
 	for (int i = 0; n < max && (f = st->frame(st->arg, i)); i++) {
-		if (mc_supp_below_main(f->linkage) || mc_supp_below_main(f->function))
+		if (below_main(f->linkage) || below_main(f->function))
 			break;
 		n++;
 		*specific |= !mc_supp_is_alloc_fn(f->linkage) &&
