@@ -819,15 +819,23 @@ static inline __attribute__((always_inline)) void drain_one(struct graph *g, int
 	scan_range(g, b->lo, b->lo + (b->size & ~(uint64_t)7), definite, clique);
 }
 
-/* drain under the record's deadline: the clock every 4,096 blocks (a
- * system call: sys.c's mc_now); past it the marks are dropped, cut. */
+/* The record's deadline, asked every 4,096 blocks of a drain (the clock
+ * is a system call: sys.c's mc_now): past it the marks are dropped, the
+ * scan cut; true then.  n: the blocks the drain has taken. */
+static inline bool drain_due(struct graph *g, unsigned n)
+{
+	if ((n & 4095) || !past_deadline())
+		return false;
+	g->nmark = 0;
+	return true;
+}
+
+/* drain under the record's deadline. */
 static __attribute__((noinline, cold)) void drain_timed(struct graph *g, int64_t clique)
 {
-	for (unsigned k = 0; g->nmark; k++) {
-		if (!(k & 4095) && past_deadline()) {
-			g->nmark = 0;
+	for (unsigned n = 0; g->nmark; n++) {
+		if (drain_due(g, n))
 			return;
-		}
 		drain_one(g, clique);
 	}
 }
@@ -841,10 +849,8 @@ static __attribute__((noinline, cold)) void drain_timed(struct graph *g, int64_t
 static __attribute__((noinline, cold)) void drain_cut(struct graph *g, int64_t clique)
 {
 	for (unsigned n = 0; g->nmark; n++) {
-		if (unlikely(mc_fatal_deadline_ns != 0) && !(n & 4095) && past_deadline()) {
-			g->nmark = 0; /* the record's deadline (drain_timed) */
+		if (unlikely(mc_fatal_deadline_ns != 0) && drain_due(g, n))
 			return;
-		}
 		size_t i = g->mark[--g->nmark];
 		const struct node *b = &g->v[i];
 		bool definite = g->state[i] != MC_KIND_POSSIBLE;
