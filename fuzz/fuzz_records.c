@@ -83,11 +83,15 @@ static bool blank_line(const uint8_t *p, size_t n)
 }
 
 /* A record's part (lib/textout.c's write_parts) that is not named by
- * its line: 1 where its record is said (its pid and seq in err) or its
- * last part is to come, 2 where it is the last part of a record read
- * (the glued record, which no line holds as it is), 0 where it is no
- * part. */
-static int part_line(const uint8_t *p, size_t n, const char *err)
+ * its line: 2 where it is the last part of the record read next (rs's
+ * next record ends with its text: the glued record, which no line holds
+ * as it is), 1 where its record is said (its pid and seq in err) or its
+ * last part is to come, 0 where it is no part or a last part neither
+ * read nor said.  (Its record's pid and seq said is no proof by itself:
+ * a report may hold the same part twice, one record read and the other
+ * said; fuzz_records found that.) */
+static int part_line(const uint8_t *p, size_t n, const char *err, const struct recs *rs,
+		     size_t next)
 {
 	char head[160];
 	unsigned long long pid, seq, i, parts;
@@ -97,11 +101,20 @@ static int part_line(const uint8_t *p, size_t n, const char *err)
 	if (sscanf(head, "{\"part\":{\"pid\":%llu,\"seq\":%llu,\"i\":%llu,\"n\":%llu}", &pid,
 		   &seq, &i, &parts) != 4)
 		return 0;
+	struct mc_jv v, t;
+	if (i == parts && next < rs->n && mc_jv_line((const char *)p, n, &v) &&
+	    mc_jv_get(v, "text", &t)) {
+		size_t room = (size_t)(t.end - t.p) + 1, tl, rl = strlen(rs->v[next].line);
+		char *text = malloc(room);
+		bool ends = mc_jv_str(t, text, room) && (tl = strlen(text)) <= rl &&
+			    memcmp(rs->v[next].line + rl - tl, text, tl) == 0;
+		free(text);
+		if (ends)
+			return 2;
+	}
 	char said_as[96];
 	snprintf(said_as, sizeof said_as, "pid %llu (seq %llu)", pid, seq);
-	if (strstr(err, said_as))
-		return 1;
-	return i == parts ? 2 : 1;
+	return strstr(err, said_as) || i < parts;
 }
 
 /* Read n bytes of data as a report into rs; the bad count; *err what was
@@ -141,7 +154,7 @@ static int read_as_report(const uint8_t *data, size_t n, struct recs *rs, char *
 					break;
 				from = (size_t)(r - data) + rl;
 			}
-			int part = named || read ? 0 : part_line(data + at, len, *err);
+			int part = named || read ? 0 : part_line(data + at, len, *err, rs, next);
 			if (part == 2)
 				next++;              /* its last part */
 			else if (!read && !named && !part)

@@ -370,8 +370,7 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 			push_record(out, p, n, &r);
 			return;
 		}
-		used = first_value(p, n);
-		memset(&r, 0, sizeof r);
+		used = first_value(p, n); /* (the parse sets r.m and r.leak afresh) */
 		bool whole = used && mc_json_record_leak(p, used, &r.m, &r.leak, NULL, 0);
 		if (whole) {
 			push_record(out, p, used, &r);
