@@ -3139,6 +3139,9 @@ void mc_supp_free(struct mc_supps *s);
 bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char *name,
 		   char *err, size_t errlen);
 bool mc_supp_load(struct mc_supps *s, const char *path, char *err, size_t errlen);
+/* fn is one of the C library's start-up functions below main, which
+ * valgrind shows as "(below main)" and where its stacks stop. */
+bool mc_supp_below_main(const char *fn);
 /* Of each entry of the files parsed into s from now on, only the first
  * lines frame lines, the rest skipped unread, as valgrind's loader reads
  * a file under --num-callers=lines (0: every line). */

@@ -1653,15 +1653,18 @@ long mc_supp_match(const struct mc_supps *s, int kind, const struct mc_supp_stac
 static const char *const kind_words[] = { "definite", "indirect", "possible", "reachable" };
 
 /* valgrind's stacks stop at main (--show-below-main=no); these are the
- * frames below it. */
-static bool below_main(const char *fn)
+ * frames below it, which valgrind names "(below main)" and where its
+ * stacks stop when main has no name (a stripped program). */
+bool mc_supp_below_main(const char *fn)
 {
-	static const char *const names[] = {
-		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
-		"_start", "generic_start_main", "(below main)",
-	};
-	for (size_t i = 0; i < MC_ARRAY_SIZE(names); i++)
-		if (strcmp(fn, names[i]) == 0)
+	/* one string of them, each ended by its NUL, the last by two: no
+	 * table of pointers (relocated, in the data segment); what a
+	 * leaking exit reads a frame, in .rodata.mc_then (text-order.ld) */
+	static const char below_main_names[] = "__libc_start_call_main\0__libc_start_main\0"
+				    "__libc_start_main_impl\0_start\0generic_start_main\0"
+				    "(below main)\0";
+	for (const char *n = below_main_names; *n; n += strlen(n) + 1)
+		if (strcmp(fn, n) == 0)
 			return true;
 	return false;
 }
@@ -1693,7 +1696,7 @@ static int frames_to_write(const struct mc_supp_stack *st, int max, bool *specif
 	int n = 0;
 	*specific = false;
 	for (int i = 0; n < max && (f = st->frame(st->arg, i)); i++) {
-		if (below_main(f->linkage) || below_main(f->function))
+		if (mc_supp_below_main(f->linkage) || mc_supp_below_main(f->function))
 			break;
 		n++;
 		*specific |= !mc_supp_is_alloc_fn(f->linkage) &&

@@ -55,10 +55,15 @@ const char *mc_text_pid(char p[32])
 
 /* Reports show a stack up to main, as valgrind does
  * (--show-below-main=no): what lies below, the C library's start-up, is
- * every stack's.  fi: a frame's functions, innermost first, k of them. */
-bool mc_text_is_main(const struct mc_frame_info *fi, int k)
+ * every stack's.  Where main has no name (a stripped program: "???"),
+ * up to the first start-up function, as valgrind's stacks stop there
+ * too (its "(below main)").  fi: a frame's functions, innermost first,
+ * k of them.  Out of line (the JSON record's and the XML's stacks call
+ * it too), beside the frames' loop in group 3 with mc_supp_below_main
+ * and its names: a leaking exit calls it at every frame. */
+__attribute__((noinline)) bool mc_text_is_main(const struct mc_frame_info *fi, int k)
 {
-	return strcmp(fi[k - 1].function, "main") == 0;
+	return strcmp(fi[k - 1].function, "main") == 0 || mc_supp_below_main(fi[k - 1].function);
 }
 
 /* A frame's file as valgrind shows it: the file name alone by default;
@@ -132,6 +137,17 @@ static __attribute__((noinline)) void put_vg_file(struct mc_buf *b, const char *
 
 /* One frame's line; vg: valgrind's layout (the file as vg_file shows it,
  * none of memcheck's marks) */
+/* A start-up function below main written as valgrind names it, "(below
+ * main)": true where fn is one (mc_supp_below_main).  Apart, so that the
+ * frames' loop stays as short as it was: it is reached once a stack. */
+static __attribute__((noinline)) bool below_main_put(struct mc_buf *b, const char *fn)
+{
+	if (!mc_supp_below_main(fn))
+		return false;
+	mc_buf_puts(b, "(below main)");
+	return true;
+}
+
 static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uintptr_t pc,
 		       const struct mc_frame_info *fi, bool inlined, const char *mark, bool vg)
 {
@@ -142,7 +158,7 @@ static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uin
 	mc_buf_puts(b, ": ");
 	if (mc_frame_demangles(fi, inlined))
 		put_demangled(b, fi);
-	else
+	else if (!vg || !below_main_put(b, fi->function))
 		put_escaped(b, fi->function, MC_SHOWN_MAX);
 	if (fi->file[0]) {
 		mc_buf_puts(b, " (");

@@ -135,7 +135,9 @@ static void xml_frame(struct mc_buf *b, uintptr_t pc, const struct mc_frame_info
 		xml_elem(b, "      ", "obj", fi->object, strlen(fi->object));
 	if (fi->function[0] && strcmp(fi->function, "???") != 0) {
 		char shown[MC_SHOWN_MAX];
-		const char *fn = mc_frame_shown(fi, inlined, shown, sizeof shown);
+		const char *fn = mc_supp_below_main(fi->function)
+					 ? "(below main)" /* as vgtext.c's frames */
+					 : mc_frame_shown(fi, inlined, shown, sizeof shown);
 		xml_elem(b, "      ", "fn", fn, strlen(fn));
 	}
 	if (fi->file[0]) {

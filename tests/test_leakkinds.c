@@ -698,6 +698,47 @@ START_TEST(dlclosed_frame_as_valgrinds)
 }
 END_TEST
 
+/* The function names of record_frames' lines: each line up to its last
+ * " (" (the file or object), one a line (a fresh string, never freed). */
+static const char *frame_names(const char *frames)
+{
+	char *out = calloc(1, strlen(frames) + 1), *w = out;
+	ck_assert_ptr_nonnull(out);
+	for (const char *l = frames; *l;) {
+		const char *nl = strchr(l, '\n'), *cut = NULL;
+		for (const char *q = l; q < nl; q++)
+			if (q[0] == ' ' && q[1] == '(')
+				cut = q;
+		memcpy(w, l, (size_t)((cut ? cut : nl) - l));
+		w += (cut ? cut : nl) - l;
+		*w++ = '\n';
+		l = nl + 1;
+	}
+	return out;
+}
+
+/* A stripped program's stack (main "???") stops where valgrind's does,
+ * at the first start-up function below main, named "(below main)" in
+ * valgrind's text (memcheck showed __libc_start_call_main,
+ * __libc_start_main and _start), under the four allocators. */
+START_TEST(stripped_stack_ends_as_valgrinds)
+{
+	const char *opt = "--leak-check-heuristics=all";
+	const char *v = valgrind_text(opt, "plain_leak_stripped");
+	const char *want = v ? frame_names(record_frames(v, 1)) : NULL;
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *m = memcheck_text(a, opt, "plain_leak_stripped");
+		if (!m)
+			continue;
+		const char *got = frame_names(record_frames(m, 0));
+		ck_assert_msg(!strcmp(got, "???\n(below main)\n"), "under %s, the frames:\n%s",
+			      h_allocator_name(a), got);
+		ck_assert_msg(!want || !strcmp(got, want), "under %s, memcheck's frames:\n%s"
+			      "valgrind's:\n%s", h_allocator_name(a), got, want);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("leakkinds", 120);
@@ -705,5 +746,6 @@ int main(void)
 	tcase_add_test(tc, heuristics_on_valgrinds_command_line);
 	tcase_add_test(tc, heuristic_lines_as_valgrinds);
 	tcase_add_test(tc, dlclosed_frame_as_valgrinds);
+	tcase_add_test(tc, stripped_stack_ends_as_valgrinds);
 	return h_run_suite(NULL);
 }

@@ -250,6 +250,10 @@ $(B)/tests/prog/plain_voidtest_o%: tests/prog/plain_voidtest.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -O1 -fno-inline,$(PROG_CFLAGS)) -O$* -o $@ $< -ldl
 PROG_BINS += $(B)/tests/prog/plain_voidtest_o0 $(B)/tests/prog/plain_voidtest_o2
+# plain_leak_stripped without a symbol table, as installed programs are.
+$(B)/tests/prog/plain_leak_stripped: tests/prog/plain_leak_stripped.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -s -o $@ $< -ldl
 # A shim preloaded after memcheck that logs its calls on the cache
 # directory (tests/test_symcache.c); in a directory of its own, out of
 # PROG_SRC's programs.

@@ -13,6 +13,9 @@
  *   joined too (a slot taken and given back, the thread's stack asked
  *   of the C library, which allocates inside; the C library keeps the
  *   thread's blocks after the join, so that the exit scans them).
+ * plain_codeblocks running: a thread that allocates, frees and then
+ *   waits in pause() is still running when main returns (a pool's worker
+ *   a program does not stop): the exit stops it to scan.
  * plain_codeblocks getattr: pthread_getattr_np too, of the main thread
  *   (the C library reads /proc/self/maps through stdio inside) and of a
  *   thread of its own (it reallocs the CPU set inside): those blocks'
@@ -61,6 +64,19 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static int started[2];
+
+/* worker's allocation, then a byte on started, then waits for ever */
+static void *keeps_running(void *arg)
+{
+	void *r = worker(arg);
+	if (write(started[1], "", 1) != 1)
+		return arg;
+	for (;;)
+		pause();
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	int bad = 0;
@@ -89,6 +105,14 @@ int main(int argc, char **argv)
 			void *r;
 			bad |= pthread_join(t[i], &r) != 0 || r != NULL;
 		}
+	}
+
+	if (argc > 1 && strcmp(argv[1], "running") == 0) {
+		pthread_t t;
+		char c;
+		bad |= pipe(started) != 0 ||
+		       pthread_create(&t, NULL, keeps_running, (void *)1) != 0 ||
+		       read(started[0], &c, 1) != 1;
 	}
 
 	if (argc > 1 && strcmp(argv[1], "getattr") == 0) {
