@@ -527,6 +527,19 @@ uint64_t mc_fnv1a(const void *p, size_t n);
 char *mc_hex(char *w, const unsigned char *bytes, size_t n);
 /* Group a number with commas, as valgrind does: 1,234,567. */
 const char *mc_commas(uint64_t v, char buf[32]);
+/* The first line of valgrind's preamble where memcheck's valgrind
+ * command line writes its text and XML: memcheck names itself. */
+#define MC_VG_PREAMBLE                                                                         \
+	"memcheck " MEMCHECK_VERSION ": valgrind's command line, the program run with "      \
+	"libmemcheck preloaded (leaks and heap errors)"
+/* valgrind's head in its text, as valgrind 3.19 writes it at a process's
+ * start: "==PID== " lines, the preamble, "Command:" with the words
+ * (words: n bytes, each word ended by a NUL; exe, where not NULL, in
+ * the first's place) written as valgrind writes them, "Parent PID:"
+ * where ppid >= 0 (valgrind writes it where its text goes to a
+ * --log-file), and an empty line. */
+void mc_buf_vg_head(struct mc_buf *b, long pid, long ppid, const char *exe, const char *words,
+		    size_t n);
 
 /* ---- textout.c ------------------------------------------------------- */
 
@@ -3394,6 +3407,13 @@ void mc_vgtext_heuristics(const struct memcheck_count by[MC_HEUR_N]);
 bool mc_vgtext_silent(void);
 /* A child forked since the last exec (vgxml.c). */
 bool mc_vgtext_forked(void);
+/* This image is the program memcheck's valgrind command line exec'd,
+ * whose head it wrote (life.c sets it from MEMCHECK_VALGRIND_CHILDREN). */
+extern bool mc_vgtext_top;
+/* The image's words for valgrind's "Command:", each ended by a NUL, into
+ * c; the name valgrind writes in the first's place (an exec'd image's
+ * execve file name), or NULL. */
+const char *mc_vgtext_words(struct mc_buf *c);
 /* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
 void mc_vgtext_emit(const struct mc_region_report *rr);
 /* Does a leak of kind (enum mc_kind) fail a region: valgrind's rule for
@@ -3442,14 +3462,18 @@ bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 /* The process's end in valgrind's layout (report.c): its XML, to
  * MEMCHECK_VALGRIND_XML, else its text (mc_vgtext_emit). */
 void mc_vgxml_emit(const struct mc_region_report *rr);
-/* A checked program's start: valgrind's XML head, under
- * MEMCHECK_VALGRIND_XML alone (the test inline: every process's
- * start-up runs it, and its code lies in the caller's block). */
+/* A checked program's start: valgrind's XML head (mc_vgtext_begin_slow
+ * calls it under MEMCHECK_VALGRIND_XML). */
 void mc_vgxml_begin_slow(void);
-static inline __attribute__((always_inline)) void mc_vgxml_begin(void)
+/* A checked program's start under MEMCHECK_VALGRIND_TEXT alone:
+ * valgrind's head in its text where memcheck's valgrind command line has
+ * not written it, and its XML's (the test inline: every process's
+ * start-up runs it, and its code lies in the caller's block). */
+void mc_vgtext_begin_slow(void);
+static inline __attribute__((always_inline)) void mc_vgtext_begin(void)
 {
-	if (__builtin_expect(mc_opt.valgrind_xml && *mc_opt.valgrind_xml, 0))
-		mc_vgxml_begin_slow();
+	if (__builtin_expect(mc_opt.valgrind_text != 0, 0))
+		mc_vgtext_begin_slow();
 }
 
 #pragma GCC visibility pop

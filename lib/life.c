@@ -193,7 +193,9 @@ MC_HOT static bool forward_only;
  * image exec'd later in the same process (a wrapper script's exec) has
  * the same pid, and the environment it inherits is this one's strings,
  * whatever the program did with environ.  Past the pid, nothing there is
- * read. */
+ * read.  Under --trace-children=yes the value is "PID+": every image is
+ * checked, and the one PID's consumes it as well, the image whose
+ * valgrind head the command line wrote (vgtext.c writes the others'). */
 MC_HOT static bool hide_settings; /* the checked program: mc_valgrind_hide */
 
 static __attribute__((noinline)) bool exec_untraced_named(void)
@@ -220,10 +222,15 @@ static __attribute__((noinline)) bool exec_untraced_named(void)
 	char *d = v;
 	while (*d >= '0' && *d <= '9' && pid < (1ull << 32))
 		pid = pid * 10 + (uint64_t)(*d++ - '0');
+	/* "PID+": --trace-children=yes, every program exec'd after it
+	 * checked; PID's names the image whose head vgcompat.c wrote */
+	bool traced = *d == '+';
+	d += traced;
 	if ((*d && *d != MC_VALGRIND_SEP) || pid != (uint64_t)mc_pid())
-		return true;
-	hide_settings = combined;
-	while (v < d)
+		return !traced;
+	mc_vgtext_top = true;
+	hide_settings = combined && !traced;
+	while (v < d - traced)
 		*v++ = '0';
 	return false;
 }
@@ -442,7 +449,7 @@ static void process_begin(void)
 		say_bypassed();
 	if (on) {
 		mc_regions_begin_process();
-		mc_vgxml_begin();
+		mc_vgtext_begin();
 	}
 	if (hide_settings)
 		mc_valgrind_hide();

@@ -34,9 +34,14 @@
  * figures, which region.c matches for every kind when this text shows
  * them.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -274,7 +279,94 @@ bool mc_vgtext_forked(void)
 	return forked;
 }
 
-void mc_vgtext_after_fork_child(void)
+/* ---- the head -------------------------------------------------------- */
+
+/* valgrind writes its head (mc_buf_vg_head) as each process it follows
+ * starts: the program it runs (memcheck's valgrind command line writes
+ * that one, before executing it: tools/vgcompat.c), each program
+ * exec'd below it under --trace-children=yes, and each forked child
+ * whose --log-file has %p, at the fork, in the file of its own, which
+ * then holds the head even where the child execs a program valgrind
+ * does not follow or is killed (c-blosc's test_forksafe: 31 of 39 files
+ * began at HEAP SUMMARY, session 44).  The command is the image's: the
+ * program's words as given, or in an exec'd image the file name execve
+ * was given in argv[0]'s place (valgrind 3.19: "Command: /bin/true"
+ * for execl("/bin/true", "true", NULL)); the parent's pid where the
+ * text goes to a file.  A forked child of a file shared with its parent
+ * (no %p), of standard error or of a descriptor writes none, as
+ * valgrind's. */
+bool mc_vgtext_top;
+
+/* MEMCHECK_LOG names a file, and one of each process's own (%p) */
+static bool log_file(bool *own)
+{
+	const char *l = mc_opt.log;
+	*own = false;
+	if (!l || !*l || !strcmp(l, "-"))
+		return false;
+	for (; *l; l++)
+		if (*l == '%' && l[1]) {
+			*own |= l[1] == 'p';
+			l++;
+		}
+	return true;
+}
+
+/* The image's words, each ended by a NUL, into c (/proc/self/cmdline);
+ * the name that takes the first's place in an exec'd image, or NULL */
+const char *mc_vgtext_words(struct mc_buf *c)
+{
+	int fd = mc_proc_open("cmdline", O_RDONLY);
+	for (; fd >= 0;) {
+		char *room = mc_buf_room(c, 4096);
+		long got = room ? mc_sys_read(fd, room, 4096) : -1;
+		if (got <= 0)
+			break;
+		c->len += (size_t)got;
+	}
+	if (fd >= 0)
+		mc_sys_close(fd);
+	return mc_vgtext_top ? NULL : (const char *)getauxval(AT_EXECFN);
+}
+
+/* The head into the text: a file of the process's own emptied first
+ * (fresh: valgrind opens it so, an image exec'd in the process replacing
+ * what the one before it wrote) */
+static __attribute__((noinline, cold)) void head(bool fresh)
+{
+	bool own;
+	bool file = log_file(&own);
+	if (mc_opt.text == MC_TEXT_FAIL || mc_opt.text == MC_TEXT_NONE || silent)
+		return;
+	int saved = errno;
+	char path[4096];
+	size_t bad;
+	if (fresh && own && mc_text_path(mc_opt.log, (long)mc_pid(), path, sizeof path, &bad) >= 0) {
+		int fd = mc_sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			mc_sys_close(fd);
+	}
+	struct mc_buf words = { 0 }, b = { 0 };
+	const char *exe = mc_vgtext_words(&words);
+	mc_buf_vg_head(&b, (long)mc_pid(), file ? (long)syscall(SYS_getppid) : -1, exe,
+		       words.s ? words.s : "", words.len);
+	if (b.s)
+		mc_text_write(b.s, b.len);
+	mc_buf_free(&b);
+	mc_buf_free(&words);
+	errno = saved;
+}
+
+void mc_vgtext_begin_slow(void)
+{
+	/* the program memcheck's valgrind command line runs has its head */
+	if (!mc_vgtext_top)
+		head(true);
+	if (mc_opt.valgrind_xml && *mc_opt.valgrind_xml)
+		mc_vgxml_begin_slow();
+}
+
+static __attribute__((noinline, cold)) void vg_after_fork(void)
 {
 	if (mc_opt.valgrind_child_silent) {
 		silent = true;
@@ -283,7 +375,17 @@ void mc_vgtext_after_fork_child(void)
 	for (int i = 0; i < VG_CONTEXTS; i++)
 		atomic_store(&contexts[i], 0);
 	atomic_store(&more_contexts, 0);
+	bool own;
+	if (mc_opt.valgrind_text && log_file(&own) && own)
+		head(true);
+}
+
+/* Every forked child runs it: valgrind's part out of its way */
+void mc_vgtext_after_fork_child(void)
+{
 	forked = true;
+	if (mc_opt.valgrind_text | mc_opt.valgrind_child_silent)
+		vg_after_fork();
 }
 
 /* ---- the process's end ------------------------------------------------ */

@@ -314,34 +314,26 @@ static void xml_words(struct mc_buf *b, const char *s, size_t n, char end)
 	}
 }
 
-/* The program's own words, as the kernel keeps them, each ended by a
- * NUL, into c */
-static void xml_cmdline(struct mc_buf *c)
-{
-	int fd = mc_proc_open("cmdline", O_RDONLY);
-	if (fd < 0)
-		return;
-	for (;;) {
-		char *room = mc_buf_room(c, 4096);
-		long got = room ? mc_sys_read(fd, room, 4096) : -1;
-		if (got <= 0)
-			break;
-		c->len += (size_t)got;
-	}
-	mc_sys_close(fd);
-}
-
 /* Everything before the run's errors: the preamble, the processes, the
  * command lines, and (not in a forked child) RUNNING */
 static void xml_head(struct mc_buf *b)
 {
 	mc_buf_puts(b, "<?xml version=\"1.0\"?>\n\n<valgrindoutput>\n\n<protocolversion>4"
 		       "</protocolversion>\n<protocoltool>memcheck</protocoltool>\n\n<preamble>\n"
-		       "  <line>memcheck " MEMCHECK_VERSION ": valgrind's command line, the program "
-		       "run with libmemcheck preloaded (leaks and heap errors)</line>\n");
+		       "  <line>" MC_VG_PREAMBLE "</line>\n");
+	/* an exec'd image's first word the file name execve was given, as
+	 * valgrind's <exe> and "Command:" say (vgtext.c) */
 	struct mc_buf argv = { 0 };
-	xml_cmdline(&argv);
+	const char *exe = mc_vgtext_words(&argv);
 	const char *w = argv.s ? argv.s : "";
+	if (exe && argv.len) {
+		struct mc_buf with = { 0 };
+		mc_buf_put(&with, exe, strlen(exe) + 1);
+		mc_buf_put(&with, w + strlen(w) + 1, argv.len - strlen(w) - 1);
+		mc_buf_free(&argv);
+		argv = with;
+		w = argv.s ? argv.s : "";
+	}
 	mc_buf_puts(b, "  <line>Command:");
 	for (size_t i = 0; i < argv.len; i += strlen(w + i) + 1) {
 		mc_buf_puts(b, " ");

@@ -588,10 +588,9 @@ END_TEST
 /* A forked child writes as valgrind's: with %p in --xml-file a file of
  * its own, whose head has no RUNNING status; under
  * --child-silent-after-fork=yes nothing. */
-static void xml_files(const char *dir, char *out, size_t cap)
+/* The files of dir (up to 8), their paths into names; how many */
+static int dir_files(const char *dir, char names[8][1024])
 {
-	size_t m = 0;
-	char names[8][1024];
 	int n = 0;
 	DIR *d = opendir(dir);
 	ck_assert_ptr_nonnull(d);
@@ -599,6 +598,14 @@ static void xml_files(const char *dir, char *out, size_t cap)
 		if (e->d_name[0] != '.')
 			snprintf(names[n++], sizeof names[0], "%s/%s", dir, e->d_name);
 	closedir(d);
+	return n;
+}
+
+static void xml_files(const char *dir, char *out, size_t cap)
+{
+	size_t m = 0;
+	char names[8][1024];
+	int n = dir_files(dir, names);
 	char docs[8][4096];
 	for (int i = 0; i < n; i++) {
 		char *doc = h_read_file(names[i], NULL);
@@ -651,6 +658,160 @@ START_TEST(xml_forked_child)
 		xml_both(vg, silent[s], H_LIST(h_prog("plain_fork"), "fork"), want, got, sizeof want);
 		ck_assert_msg(!strcmp(want, got), "%s: valgrind's files:\n%s\nmemcheck's:\n%s",
 			      silent[s], want, got);
+	}
+}
+END_TEST
+
+/* ---- each process's head, as valgrind writes it ---------------------- */
+
+static bool memcheck_under(int i, const char *const *args, struct h_res *x, int flags);
+
+/* A file's pid, from its name DIR/PID.log or DIR/PID.xml */
+static long file_pid(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	return strtol(slash ? slash + 1 : name, NULL, 10);
+}
+
+/* The head of one process's text (the lines from "Command:" to the
+ * first empty "==PID== " one; valgrind's preamble lines before it name
+ * valgrind, memcheck's name memcheck) or XML document ("Command:", the
+ * <ppid>, the <argv>'s <exe>), its parent's pid as the label of the
+ * file whose pid it is (pids[i], labels[i]: "Command: ..." lines), or
+ * "outside" */
+static void head_of(const char *doc, bool xml, const long *pids, char labels[][512], int n,
+		    char *out, size_t cap)
+{
+	size_t m = 0;
+	const char *cmd = strstr(doc, "Command:");
+	if (!cmd) {
+		snprintf(out, cap, "(no Command: line)\n");
+		return;
+	}
+	long ppid = -1;
+	const char *pp = strstr(doc, xml ? "<ppid>" : "Parent PID: ");
+	if (pp)
+		ppid = strtol(pp + (xml ? 6 : 12), NULL, 10);
+	const char *parent = "outside";
+	for (int i = 0; i < n; i++)
+		if (pids[i] == ppid)
+			parent = labels[i];
+	m += (size_t)snprintf(out + m, cap - m, "%.*s\n%s%s\n", (int)strcspn(cmd, "<\n"), cmd,
+			      pp ? "parent: " : "no parent line", pp ? parent : "");
+	if (xml) {
+		const char *argv = strstr(doc, "<argv>"), *exe = argv ? strstr(argv, "<exe>") : NULL;
+		m += (size_t)snprintf(out + m, cap - m, "exe %.*s\n",
+				      exe ? (int)strcspn(exe + 5, "<") : 0, exe ? exe + 5 : "");
+	} else {
+		/* the lines between "Command:" and the empty one */
+		const char *line = cmd + strcspn(cmd, "\n");
+		while (*line == '\n' && m < cap) {
+			line++;
+			const char *body = strstr(line, "== ");
+			size_t len = strcspn(line, "\n");
+			if (!body || body > line + len || len == (size_t)(body - line) + 3)
+				break;
+			if (!strstr(body, "Parent PID: ") || strstr(body, "Parent PID: ") > line + len)
+				m += (size_t)snprintf(out + m, cap - m, "line %.*s\n",
+						      (int)(len - (size_t)(body + 3 - line)), body + 3);
+			line += len;
+		}
+	}
+}
+
+/* Every file of dir, each as head_of gives it, sorted, into out */
+static void heads_of(const char *dir, bool xml, char *out, size_t cap)
+{
+	char names[8][1024], labels[8][512], heads[8][2048];
+	long pids[8];
+	char *docs[8];
+	int n = dir_files(dir, names);
+	for (int i = 0; i < n; i++) {
+		docs[i] = h_read_file(names[i], NULL);
+		ck_assert_ptr_nonnull(docs[i]);
+		pids[i] = file_pid(names[i]);
+		const char *c = strstr(docs[i], "Command:");
+		snprintf(labels[i], sizeof labels[0], "%.*s", c ? (int)strcspn(c, "<\n") : 4,
+			 c ? c : "none");
+	}
+	for (int i = 0; i < n; i++) {
+		head_of(docs[i], xml, pids, labels, n, heads[i], sizeof heads[0]);
+		free(docs[i]);
+	}
+	qsort(heads, (size_t)n, sizeof heads[0], (int (*)(const void *, const void *))strcmp);
+	size_t m = 0;
+	for (int i = 0; i < n; i++)
+		m += (size_t)snprintf(out + m, cap - m, "-- a file\n%s", heads[i]);
+}
+
+/* Each process's own log file (--log-file=DIR/%p.log) or XML document
+ * (--xml-file=DIR/%p.xml) starts as valgrind 3.19's: the command of the
+ * process's image (an exec'd program's: the file name execve was given,
+ * "/usr/bin/true", in argv[0]'s place "true") and "Parent PID:", the top
+ * process's, a forked child's (written at the fork: its file has the
+ * head where the child then execs a program not followed), an exec'd
+ * child's; under every allocator.  A forked child of a shared file
+ * writes no head, as valgrind's.  On main a forked child's file began
+ * at HEAP SUMMARY, and no head had "Parent PID:" (c-blosc's
+ * test_forksafe, session 44). */
+static const struct {
+	const char *opt, *mode;
+	bool xml, shared;
+	const char *arg; /* plain_fork's second word, or NULL */
+} head_rows[] = {
+	{ "--child-silent-after-fork=no", "fork", false, false },
+	{ "--trace-children=yes", "exec", false, false },
+	{ "--trace-children=no", "exec", false, false },
+	{ "--trace-children=yes", "exec", true, false },
+	{ "--trace-children=yes", "exec", true, false, "name" },
+	{ "--trace-children=yes", "exec", false, false, "name" },
+	{ "--child-silent-after-fork=no", "fork", false, true },
+};
+
+START_TEST(heads_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	char want[8192], got[8192];
+	for (int a = -1; a < H_NALLOCATORS; a++) {
+		const char *dir = h_tmppath(a < 0 ? "vghead" : h_env("mchead%d", a));
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		const char *dest = head_rows[_i].xml	 ? h_env("--xml-file=%s/%%p.xml", dir)
+				   : head_rows[_i].shared ? h_env("--log-file=%s/1.log", dir)
+							  : h_env("--log-file=%s/%%p.log", dir);
+		const char *args[] = { head_rows[_i].xml ? "--xml=yes" : "--leak-check=full", dest,
+				       head_rows[_i].opt, h_prog("plain_fork"), head_rows[_i].mode,
+				       head_rows[_i].arg, NULL };
+		struct h_res x;
+		if (a < 0)
+			H_EXEC(&x, .prog = vg, .args = args, .no_report = true, .text = "",
+			       .timeout = 120);
+		else if (!memcheck_under(a, args, &x, 0))
+			continue;
+		h_res_free(&x);
+		if (head_rows[_i].shared) {
+			/* one file: the heads in it, the parent's pid aside */
+			char *doc = h_read_file(h_env("%s/1.log", dir), NULL);
+			ck_assert_ptr_nonnull(doc);
+			size_t m = 0;
+			char *out = a < 0 ? want : got;
+			for (const char *l = doc; (l = strstr(l, "== ")); l += 3)
+				if (!strncmp(l + 3, "Command:", 8) || !strncmp(l + 3, "Parent PID:", 11))
+					m += (size_t)snprintf(out + m, sizeof want - m, "%.*s\n",
+							      (int)strcspn(l + 3, l[3] == 'P'
+										     ? "\n0123456789"
+										     : "\n"),
+							      l + 3);
+			free(doc);
+		} else {
+			heads_of(dir, head_rows[_i].xml, a < 0 ? want : got, sizeof want);
+		}
+		if (a < 0)
+			continue;
+		ck_assert_msg(!strcmp(want, got), "%s %s %s, %s: valgrind's heads:\n%s\nmemcheck's:\n%s",
+			      head_rows[_i].opt, head_rows[_i].mode, head_rows[_i].xml ? "XML" : "text",
+			      h_allocator_name(a), want, got);
 	}
 }
 END_TEST
@@ -1414,6 +1575,8 @@ int main(void)
 	tcase_add_test(tc, command_line_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
+	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
+			    (int)(sizeof head_rows / sizeof head_rows[0]));
 	tcase_add_test(tc, trace_children_system_programs);
 	tcase_add_test(tc, xml_bad_usage);
 	tcase_add_test(tc, environment_as_valgrinds);
