@@ -532,6 +532,10 @@ const char *mc_commas(uint64_t v, char buf[32]);
 #define MC_VG_PREAMBLE                                                                         \
 	"memcheck " MEMCHECK_VERSION ": valgrind's command line, the program run with "      \
 	"libmemcheck preloaded (leaks and heap errors)"
+/* The MEMCHECK_LOG memcheck's valgrind command line sets for
+ * --log-fd=N: this, then N (a descriptor, not a file: no "Parent PID:"
+ * and no file of a child's own, vgtext.c) */
+#define MC_VG_LOG_FD "/proc/self/fd/"
 /* valgrind's head in its text, as valgrind 3.19 writes it at a process's
  * start: "==PID== " lines, the preamble, "Command:" with the words
  * (words: n bytes, each word ended by a NUL; exe, where not NULL, in

@@ -297,12 +297,13 @@ bool mc_vgtext_forked(void)
  * valgrind's. */
 bool mc_vgtext_top;
 
-/* MEMCHECK_LOG names a file, and one of each process's own (%p) */
+/* MEMCHECK_LOG names a file, and one of each process's own (%p); not
+ * the descriptor --log-fd names (MC_VG_LOG_FD) */
 static bool log_file(bool *own)
 {
 	const char *l = mc_opt.log;
 	*own = false;
-	if (!l || !*l || !strcmp(l, "-"))
+	if (!l || !*l || !strcmp(l, "-") || mc_str_after(l, MC_VG_LOG_FD))
 		return false;
 	for (; *l; l++)
 		if (*l == '%' && l[1]) {

@@ -759,13 +759,13 @@ static const struct {
 	bool xml, shared;
 	const char *arg; /* plain_fork's second word, or NULL */
 } head_rows[] = {
-	{ "--child-silent-after-fork=no", "fork", false, false },
-	{ "--trace-children=yes", "exec", false, false },
-	{ "--trace-children=no", "exec", false, false },
-	{ "--trace-children=yes", "exec", true, false },
+	{ "--child-silent-after-fork=no", "fork", false, false, NULL },
+	{ "--trace-children=yes", "exec", false, false, NULL },
+	{ "--trace-children=no", "exec", false, false, NULL },
+	{ "--trace-children=yes", "exec", true, false, NULL },
 	{ "--trace-children=yes", "exec", true, false, "name" },
 	{ "--trace-children=yes", "exec", false, false, "name" },
-	{ "--child-silent-after-fork=no", "fork", false, true },
+	{ "--child-silent-after-fork=no", "fork", false, true, NULL },
 };
 
 START_TEST(heads_as_valgrinds)
@@ -812,6 +812,95 @@ START_TEST(heads_as_valgrinds)
 		ck_assert_msg(!strcmp(want, got), "%s %s %s, %s: valgrind's heads:\n%s\nmemcheck's:\n%s",
 			      head_rows[_i].opt, head_rows[_i].mode, head_rows[_i].xml ? "XML" : "text",
 			      h_allocator_name(a), want, got);
+	}
+}
+END_TEST
+
+/* The lines of valgrind's text a parser reads, each process's in the
+ * order written: the "==PID== " prefix and the frames' lines left out,
+ * and the lines that name the tool (valgrind's preamble, memcheck's
+ * first line, valgrind's "rerun with: -s", memcheck's verdict); all:
+ * every other line, else only the heads' and the HEAP SUMMARY and
+ * "definitely lost:" ones but "0 bytes" (an allocator's own records,
+ * which memcheck's shipped suppressions take, count in the others) */
+static void parsed_lines(const char *text, bool all, char *out, size_t cap)
+{
+	static const char *const some[] = { "Command:", "Parent PID:", "HEAP SUMMARY:",
+					    "definitely lost:" };
+	static const char *const skip[] = { "Memcheck, a memory error detector", "Copyright (C)",
+					    "Using Valgrind-", ": valgrind's command line, the program run",
+					    "rerun with: -s", "memcheck: PASS", "memcheck: FAIL",
+					    "   at ", "   by " };
+	size_t m = 0;
+	for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+		size_t len = strcspn(l, "\n");
+		const char *body = l[0] == '=' && l[1] == '=' ? strstr(l + 2, "==") : NULL;
+		if (!body || body > l + len)
+			continue;
+		body += 2;
+		bool drop = !all;
+		for (size_t i = 0; !all && i < sizeof some / sizeof some[0]; i++) {
+			const char *at = strstr(body, some[i]);
+			drop &= !(at && at < l + len);
+		}
+		/* a summary of the allocator's own blocks where valgrind has
+		 * none to write */
+		const char *none = strstr(body, "lost: 0 bytes");
+		drop |= !all && none && none < l + len;
+		for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++) {
+			const char *at = strstr(body, skip[i]);
+			drop |= at && at < l + len;
+		}
+		if (!drop && m < cap)
+			m += (size_t)snprintf(out + m, cap - m, "%.*s\n", (int)(len - (size_t)(body - l)),
+					      body);
+	}
+}
+
+/* --log-fd=9, as a script's `9>file` gives it: every process's text in
+ * the descriptor's file, the forked child's and the exec'd program's
+ * with it, their heads without "Parent PID:" (valgrind writes it to a
+ * --log-file only), as valgrind 3.19 writes them; under every allocator
+ * (preloaded in the shell too: every line compared under glibc, the
+ * heads and the leaks under the others, whose own blocks count in the
+ * rest: jemalloc's library brings libstdc++'s pool, 72,704 bytes).
+ * On main memcheck refused the option ("memcheck writes to standard
+ * error or to --log-file"). */
+START_TEST(log_fd_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const modes[][2] = { { "--trace-children=yes", "exec" },
+						  { "--child-silent-after-fork=no", "fork" } };
+	char want[2][8192], got[8192];
+	for (int a = -1; a < H_NALLOCATORS; a++) {
+		const char *so = NULL, *file = h_tmppath(a < 0 ? "vgfd9" : h_env("mcfd9.%d", a));
+		if (a >= 0 && !h_allocator(a, &so))
+			continue;
+		const char *cmd = h_env("exec 9>%s; exec %s --log-fd=9 --leak-check=full %s %s %s name",
+					file, a < 0 ? vg : h_env("%s/memcheck", h_build()),
+					modes[_i][0], h_prog("plain_fork"), modes[_i][1]);
+		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
+		struct h_res x;
+		H_EXEC(&x, .prog = "/bin/sh", .args = H_LIST("-c", cmd), .no_report = true, .text = "",
+		       .timeout = 120, .env = so ? env : NULL);
+		h_expect_exit(&x, 0);
+		h_res_free(&x);
+		char *doc = h_read_file(file, NULL);
+		ck_assert_msg(doc && strstr(doc, "Command:"), "%s: nothing written to descriptor 9",
+			      a < 0 ? "valgrind" : h_allocator_name(a));
+		if (a < 0) {
+			parsed_lines(doc, true, want[0], sizeof want[0]);
+			parsed_lines(doc, false, want[1], sizeof want[1]);
+		} else {
+			parsed_lines(doc, a == H_GLIBC, got, sizeof got);
+		}
+		free(doc);
+		if (a >= 0)
+			ck_assert_msg(!strcmp(want[a != H_GLIBC], got),
+				      "%s %s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", modes[_i][0],
+				      modes[_i][1], h_allocator_name(a), want[a != H_GLIBC], got);
 	}
 }
 END_TEST
@@ -1575,6 +1664,7 @@ int main(void)
 	tcase_add_test(tc, command_line_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
+	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
 			    (int)(sizeof head_rows / sizeof head_rows[0]));
 	tcase_add_test(tc, trace_children_system_programs);

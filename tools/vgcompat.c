@@ -322,7 +322,7 @@ int cmd_vgcompat(int argc, char **argv)
 	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
 	bool gen = false, child_silent = false, trace_children = false, xml = false;
 	char *xml_file = NULL, *xml_fd = NULL;
-	int i = 1;
+	int i = 1, log_fd = 2;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
 		if (!strcmp(a, "--")) {
@@ -352,12 +352,17 @@ int cmd_vgcompat(int argc, char **argv)
 						 "counterpart here", a);
 		} else if ((v = value_of(a, "--log-file"))) {
 			free(log);
+			log_fd = 2;
 			if (!(log = log_pattern(v)))
 				return EXIT_USAGE;
 		} else if ((v = value_of(a, "--log-fd"))) {
-			if (strcmp(v, "2") != 0)
-				return bad_usage(NULL, "%s: memcheck writes to standard error or "
-						 "to --log-file", a);
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || end == v || n < 0 || n > INT_MAX)
+				return bad_usage(NULL, "%s: expected a descriptor's number", a);
+			free(log);
+			log = NULL;
+			log_fd = (int)n;
 		} else if ((v = value_of(a, "--leak-check"))) {
 			if (!strcmp(v, "no"))
 				scan = "0"; /* blocks still counted, none judged */
@@ -548,9 +553,23 @@ int cmd_vgcompat(int argc, char **argv)
 	static const char *const freeres_words[] = { "none", "cxx", "libc", "all" };
 	put_setting("VALGRIND_FREERES", freeres_words[freeres]);
 	bool quiet = text && !strcmp(text, "fail");
+	/* --log-fd=N: the descriptor each process inherits, by its name
+	 * (lib/vgtext.c writes no "Parent PID:" to it, as valgrind writes
+	 * none to a descriptor); one not open is standard error, as
+	 * valgrind falls back to it */
+	if (log_fd != 2 && fcntl(log_fd, F_GETFD) < 0) {
+		say("--log-fd=%d: descriptor %d is not open; writing to standard error", log_fd,
+		    log_fd);
+		log_fd = 2;
+	}
+	if (log_fd != 2)
+		log = xasprintf(MC_VG_LOG_FD "%d", log_fd);
 	if (log) {
 		put_setting("LOG", log);
-		create_log(log, argv + i, quiet);
+		if (log_fd != 2 && !quiet)
+			header(log_fd, argv + i, false);
+		else if (log_fd == 2)
+			create_log(log, argv + i, quiet);
 	} else if (!quiet) {
 		header(STDERR_FILENO, argv + i, false);
 	}
