@@ -3411,6 +3411,15 @@ void mc_vgtext_heuristics(const struct memcheck_count by[MC_HEUR_N]);
 bool mc_vgtext_silent(void);
 /* A child forked since the last exec (vgxml.c). */
 bool mc_vgtext_forked(void);
+/* "Address 0x... is ..." as valgrind says where a refused free's
+ * address lies (freed: in a block freed before; block: the live block
+ * it lies inside, or 0). */
+void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool freed,
+		       uintptr_t block);
+/* A heap error in valgrind's text (report.c), where MEMCHECK_VALGRIND_TEXT
+ * is set: true, said or counted (a context's repeat, fresh false). */
+bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
+			  uint32_t free_stack, uint32_t now_stack, uintptr_t block);
 /* This image is the program memcheck's valgrind command line exec'd,
  * whose head it wrote (life.c sets it from MEMCHECK_VALGRIND_CHILDREN). */
 extern bool mc_vgtext_top;

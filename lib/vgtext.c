@@ -261,6 +261,61 @@ static uint64_t error_contexts(uint64_t errors)
 	return n < errors ? n : errors;
 }
 
+/* Where a refused free's address lies, in valgrind's words (its text's
+ * line after "Address", its XML's <auxwhat>): in a block freed before
+ * (memcheck frees nothing twice: free_stack), inside a live one (block),
+ * or in none it knows */
+void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool freed,
+		       uintptr_t block)
+{
+	char c1[32], c2[32];
+	mc_buf_puts(b, "Address ");
+	mc_buf_hex(b, ptr);
+	if (freed || block)
+		mc_buf_strs(b, " is ", mc_commas(block ? ptr - block : 0, c1),
+			    " bytes inside a block of size ", mc_commas(size, c2),
+			    freed ? " free'd" : " alloc'd", NULL);
+	else
+		mc_buf_puts(b, " is not stack'd, malloc'd or (recently) free'd");
+}
+
+/* A heap error in valgrind's text, where valgrind's text is written:
+ * its heading, which scripts grep from the line's start ("==PID==
+ * Invalid free() / delete / delete[] / realloc()"), the stack, the
+ * address, the stacks that freed and allocated the block, an empty
+ * line; each context once, as valgrind writes it (the repeats counted
+ * in ERROR SUMMARY).  False where memcheck's own text says it. */
+bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
+			  uint32_t free_stack, uint32_t now_stack, uintptr_t block)
+{
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		return false;
+	if (!fresh || mc_opt.text == MC_TEXT_NONE)
+		return true;
+	char p[32], sp[34];
+	mc_text_pid(p);
+	memcpy(sp, p, strlen(p));
+	memcpy(sp + strlen(p), " ", 2);
+	struct mc_buf b = { 0 };
+	mc_buf_strs(&b, p, " Invalid free() / delete / delete[] / realloc()\n", NULL);
+	mc_text_stack(&b, sp, now_stack);
+	mc_buf_strs(&b, p, "  ", NULL);
+	mc_vgtext_address(&b, ptr, size, free_stack != 0, block);
+	mc_buf_puts(&b, "\n");
+	if (free_stack)
+		mc_text_stack(&b, sp, free_stack);
+	if (alloc_stack && (free_stack || block)) {
+		if (free_stack)
+			mc_buf_strs(&b, p, "  Block was alloc'd at\n", NULL);
+		mc_text_stack(&b, sp, alloc_stack);
+	}
+	mc_buf_strs(&b, sp, "\n", NULL);
+	mc_text_write(b.s, b.len);
+	mc_buf_free(&b);
+	mc_symbolize_end();
+	return true;
+}
+
 /* valgrind's --child-silent-after-fork=yes (MEMCHECK_VALGRIND_CHILD_SILENT),
  * in a child forked since the last exec: no report and no message; the
  * regions are still judged and a heap error counted, and the status is
@@ -746,13 +801,19 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	memcpy(sp + strlen(p), " ", 2); /* "==pid== ": an empty line, a frame's prefix */
 	struct mc_buf b = { 0 };
 	vg_terminating(&b, p, sp, quiet);
+	/* valgrind counts every free it is given (but NULL's), a refused
+	 * one too: 1 allocs, 2 frees for a double free; memcheck's frees
+	 * are the blocks it freed, its heap errors counted apart */
+	uint64_t frees = r->frees == MEMCHECK_UNKNOWN
+				 ? r->frees
+				 : r->frees + r->double_frees + r->invalid_frees;
 	/* one empty line after the header's (vgcompat.c), as valgrind's */
 	if (!quiet)
 		mc_buf_strs(&b, sp, "\n", p, " HEAP SUMMARY:\n", p, "     in use at exit: ",
 			    num_or_unknown(r->live_bytes, c1), " bytes in ",
 			    num_or_unknown(r->live_blocks, c2), " blocks\n", p,
 			    "   total heap usage: ", num_or_unknown(r->allocs, c3), " allocs, ",
-			    num_or_unknown(r->frees, c4), " frees, ",
+			    num_or_unknown(frees, c4), " frees, ",
 			    num_or_unknown(r->bytes_allocated, c5), " bytes allocated\n", sp, "\n",
 			    NULL);
 	uint64_t errors = r->double_frees + r->invalid_frees;

@@ -442,21 +442,15 @@ bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 	/* valgrind's words for a free it refuses, and where the address
 	 * lies: a freed block (memcheck frees nothing twice), inside a
 	 * live one, or in none it knows */
-	char c1[32], c2[32];
 	struct mc_buf b = { 0 };
 	mc_buf_puts(&b, "<error>\n  <unique>");
 	xml_hex(&b, u);
 	mc_buf_puts(&b, "</unique>\n  <tid>1</tid>\n  <kind>InvalidFree</kind>\n"
 		       "  <what>Invalid free() / delete / delete[] / realloc()</what>\n");
 	xml_stack(&b, now_stack);
-	mc_buf_puts(&b, "  <auxwhat>Address ");
-	xml_hex(&b, ptr);
-	if (free_stack || block)
-		mc_buf_strs(&b, " is ", mc_commas(block ? ptr - block : 0, c1),
-			    " bytes inside a block of size ", mc_commas(size, c2),
-			    free_stack ? " free'd</auxwhat>\n" : " alloc'd</auxwhat>\n", NULL);
-	else
-		mc_buf_puts(&b, " is not stack'd, malloc'd or (recently) free'd</auxwhat>\n");
+	mc_buf_puts(&b, "  <auxwhat>");
+	mc_vgtext_address(&b, ptr, size, free_stack != 0, block);
+	mc_buf_puts(&b, "</auxwhat>\n");
 	if (free_stack) {
 		xml_stack(&b, free_stack);
 		if (alloc_stack)

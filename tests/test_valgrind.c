@@ -905,6 +905,88 @@ START_TEST(log_fd_as_valgrinds)
 }
 END_TEST
 
+/* The lines of a heap error's block in valgrind's text ("Invalid
+ * free() ..." to the empty line after it: the heading, "Address ... is
+ * N bytes inside a block of size S free'd", "Block was alloc'd at"),
+ * the frames and the addresses left out; with usage the "total heap
+ * usage" and ERROR SUMMARY lines too */
+static void error_lines(const char *text, bool usage, char *out, size_t cap)
+{
+	size_t m = 0;
+	bool in = false;
+	for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+		size_t len = strcspn(l, "\n");
+		const char *body = l[0] == '=' && l[1] == '=' ? strstr(l + 2, "== ") : NULL;
+		if (!body || body > l + len)
+			continue;
+		body += 3;
+		size_t n = len - (size_t)(body - l);
+		bool heading = n >= 13 && !strncmp(body, "Invalid free(", 13);
+		in = heading || (in && n > 0);
+		bool frame = !strncmp(body, "   at ", 6) || !strncmp(body, "   by ", 6);
+		bool more = usage && ((n > 20 && strstr(body, "total heap usage:") &&
+				       strstr(body, "total heap usage:") < l + len) ||
+				      !strncmp(body, "ERROR SUMMARY:", 14));
+		if ((!in || frame) && !more)
+			continue;
+		for (size_t i = 0; i < n && m + 2 < cap; i++) {
+			if (body[i] == '0' && i + 1 < n && body[i + 1] == 'x') {
+				out[m++] = 'X'; /* an address */
+				for (i += 2; i < n && strchr("0123456789abcdefABCDEF", body[i]); i++)
+					;
+				i--;
+				continue;
+			}
+			out[m++] = body[i];
+		}
+		out[m++] = '\n';
+	}
+	out[m] = 0;
+}
+
+/* A refused free or realloc in valgrind's text as valgrind writes it:
+ * "==PID== Invalid free() / delete / delete[] / realloc()" from the
+ * line's start (a script's '^==[0-9]*== Invalid free'), the address's
+ * place ("is 16 bytes inside a block of size 40 alloc'd", "0 bytes
+ * inside a block of size 24 free'd"), "Block was alloc'd at", the empty
+ * line; and HEAP SUMMARY's frees counting the refused free, as
+ * valgrind counts every free it is given ("1 allocs, 2 frees" for a
+ * double free); under every allocator (the usage under glibc: the
+ * others' own blocks count there).  On main memcheck's own heading
+ * ("==PID== memcheck: Invalid free() ...: double free in ...", which
+ * CTest's pattern matched, a script's anchored one not), and 1 frees. */
+START_TEST(heap_errors_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const modes[] = { "double", "interior", "realloc_freed",
+					     "realloc_interior" };
+	/* valgrind counts a refused realloc's new block too (allocs and
+	 * bytes): not memcheck, which allocates none */
+	bool usage = _i < 2;
+	const char *const args[] = { "--leak-check=no", h_prog("plain_errors"), modes[_i], NULL };
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
+	char want[2][4096], got[4096];
+	error_lines(v.r.err, usage, want[0], sizeof want[0]);
+	error_lines(v.r.err, false, want[1], sizeof want[1]);
+	ck_assert_msg(strstr(want[1], "Invalid free()"), "%s: valgrind's text:\n%s", modes[_i],
+		      v.r.err);
+	h_res_free(&v);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		struct h_res x;
+		if (!memcheck_under(a, args, &x, 0))
+			continue;
+		error_lines(x.r.err, usage && a == H_GLIBC, got, sizeof got);
+		ck_assert_msg(!strcmp(want[a != H_GLIBC || !usage], got),
+			      "%s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", modes[_i],
+			      h_allocator_name(a), want[a != H_GLIBC || !usage], got);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
 /* How many lines of text hold word */
 static int count_lines(const char *text, const char *word)
 {
@@ -1665,6 +1747,7 @@ int main(void)
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
+	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
 	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
 			    (int)(sizeof head_rows / sizeof head_rows[0]));
 	tcase_add_test(tc, trace_children_system_programs);
