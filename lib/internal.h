@@ -3427,6 +3427,9 @@ extern bool mc_vgtext_top;
  * c; the name valgrind writes in the first's place (an exec'd image's
  * execve file name), or NULL. */
 const char *mc_vgtext_words(struct mc_buf *c);
+/* A checked program's start: valgrind's head in its text, unless
+ * memcheck's valgrind command line wrote it (vgxml.c's begin calls it). */
+void mc_vgtext_begin(void);
 /* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
 void mc_vgtext_emit(const struct mc_region_report *rr);
 /* Does a leak of kind (enum mc_kind) fail a region: valgrind's rule for
@@ -3475,18 +3478,16 @@ bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 /* The process's end in valgrind's layout (report.c): its XML, to
  * MEMCHECK_VALGRIND_XML, else its text (mc_vgtext_emit). */
 void mc_vgxml_emit(const struct mc_region_report *rr);
-/* A checked program's start: valgrind's XML head (mc_vgtext_begin_slow
- * calls it under MEMCHECK_VALGRIND_XML). */
+/* A checked program's start under MEMCHECK_VALGRIND_TEXT: valgrind's
+ * head in its text where memcheck's valgrind command line has not
+ * written it (vgtext.c), and its XML's under MEMCHECK_VALGRIND_XML (the
+ * test inline: every process's start-up runs it, and its code lies in
+ * the caller's block). */
 void mc_vgxml_begin_slow(void);
-/* A checked program's start under MEMCHECK_VALGRIND_TEXT alone:
- * valgrind's head in its text where memcheck's valgrind command line has
- * not written it, and its XML's (the test inline: every process's
- * start-up runs it, and its code lies in the caller's block). */
-void mc_vgtext_begin_slow(void);
-static inline __attribute__((always_inline)) void mc_vgtext_begin(void)
+static inline __attribute__((always_inline)) void mc_vgxml_begin(void)
 {
 	if (__builtin_expect(mc_opt.valgrind_text != 0, 0))
-		mc_vgtext_begin_slow();
+		mc_vgxml_begin_slow();
 }
 
 #pragma GCC visibility pop

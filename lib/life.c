@@ -449,7 +449,7 @@ static void process_begin(void)
 		say_bypassed();
 	if (on) {
 		mc_regions_begin_process();
-		mc_vgtext_begin();
+		mc_vgxml_begin();
 	}
 	if (hide_settings)
 		mc_valgrind_hide();

@@ -413,13 +413,11 @@ static __attribute__((noinline, cold)) void head(bool fresh)
 	errno = saved;
 }
 
-void mc_vgtext_begin_slow(void)
+void mc_vgtext_begin(void)
 {
 	/* the program memcheck's valgrind command line runs has its head */
 	if (!mc_vgtext_top)
 		head(true);
-	if (mc_opt.valgrind_xml && *mc_opt.valgrind_xml)
-		mc_vgxml_begin_slow();
 }
 
 static __attribute__((noinline, cold)) void vg_after_fork(void)
