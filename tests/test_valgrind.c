@@ -816,6 +816,15 @@ START_TEST(heads_as_valgrinds)
 }
 END_TEST
 
+/* The line at l, its length into *len: its text after "==PID==" (from
+ * the space after it), or NULL where it has no such prefix */
+static const char *after_pid(const char *l, size_t *len)
+{
+	*len = strcspn(l, "\n");
+	const char *body = l[0] == '=' && l[1] == '=' ? strstr(l + 2, "==") : NULL;
+	return body && body + 2 <= l + *len ? body + 2 : NULL;
+}
+
 /* The lines of valgrind's text a parser reads, each process's in the
  * order written: the "==PID== " prefix and the frames' lines left out,
  * and the lines that name the tool (valgrind's preamble, memcheck's
@@ -831,13 +840,11 @@ static void parsed_lines(const char *text, bool all, char *out, size_t cap)
 					    "Using Valgrind-", ": valgrind's command line, the program run",
 					    "rerun with: -s", "memcheck: PASS", "memcheck: FAIL",
 					    "   at ", "   by " };
-	size_t m = 0;
-	for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
-		size_t len = strcspn(l, "\n");
-		const char *body = l[0] == '=' && l[1] == '=' ? strstr(l + 2, "==") : NULL;
-		if (!body || body > l + len)
+	size_t m = 0, len;
+	for (const char *l = text; *l; l += len + (l[len] != 0)) {
+		const char *body = after_pid(l, &len);
+		if (!body)
 			continue;
-		body += 2;
 		bool drop = !all;
 		for (size_t i = 0; !all && i < sizeof some / sizeof some[0]; i++) {
 			const char *at = strstr(body, some[i]);
@@ -912,14 +919,12 @@ END_TEST
  * usage" and ERROR SUMMARY lines too */
 static void error_lines(const char *text, bool usage, char *out, size_t cap)
 {
-	size_t m = 0;
+	size_t m = 0, len;
 	bool in = false;
-	for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
-		size_t len = strcspn(l, "\n");
-		const char *body = l[0] == '=' && l[1] == '=' ? strstr(l + 2, "== ") : NULL;
-		if (!body || body > l + len)
+	for (const char *l = text; *l; l += len + (l[len] != 0)) {
+		const char *body = after_pid(l, &len);
+		if (!body || *body++ != ' ')
 			continue;
-		body += 3;
 		size_t n = len - (size_t)(body - l);
 		bool heading = n >= 13 && !strncmp(body, "Invalid free(", 13);
 		in = heading || (in && n > 0);
