@@ -3427,6 +3427,10 @@ extern bool mc_vgtext_top;
  * c; the name valgrind writes in the first's place (an exec'd image's
  * execve file name), or NULL. */
 const char *mc_vgtext_words(struct mc_buf *c);
+/* Whether valgrind's text lists the process's records, each shown one
+ * with its MEMCHECK_GEN_SUPPRESSIONS entry after it (supp_region.c then
+ * writes none of the process region's). */
+bool mc_vgtext_gen_listed(void);
 /* A checked program's start: valgrind's head in its text, unless
  * memcheck's valgrind command line wrote it (vgxml.c's begin calls it). */
 void mc_vgtext_begin(void);

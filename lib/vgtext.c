@@ -689,6 +689,46 @@ size_t mc_vgtext_heading(struct mc_buf *b, const struct mc_leak *l, size_t i, si
 	return k;
 }
 
+bool mc_vgtext_gen_listed(void)
+{
+	return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.text != MC_TEXT_NONE &&
+	       !(mc_opt.valgrind_xml && *mc_opt.valgrind_xml);
+}
+
+/* A record's frames named, past the allocation functions (allocfn.c),
+ * for mc_supp_format */
+struct named {
+	struct mc_frame_info *f;
+	int n, skip;
+};
+
+static const struct mc_frame_info *named_frame(void *arg, int i)
+{
+	const struct named *z = arg;
+	return i + z->skip < z->n ? &z->f[i + z->skip] : NULL;
+}
+
+/* valgrind's --gen-suppressions=all in its text: after each listed
+ * record, its entry, named as valgrind names it, the frames as
+ * MEMCHECK_GEN_SUPPRESSIONS writes them (supp_region.c: '...' for the
+ * allocation function, memcheck's stacks starting at its caller) */
+static __attribute__((noinline, cold)) void gen_entry(struct mc_buf *b, const struct mc_leak *l)
+{
+	const uintptr_t *pcs;
+	int npcs = mc_stack_get_code(l->stack, &pcs), cap = MC_MAX_DEPTH * 2;
+	size_t bytes = (size_t)cap * sizeof(struct mc_frame_info);
+	struct named z = { mc_map(bytes), 0, 0 };
+	if (!z.f)
+		return;
+	z.skip = mc_allocfn_lead(pcs, npcs, z.f); /* z.f its room, before the frames */
+	for (int i = 0; i < npcs && z.n < cap; i++)
+		z.n += mc_symbolize_frames(pcs[i], &z.f[z.n],
+					   cap - z.n < MC_MAX_INLINE ? cap - z.n : MC_MAX_INLINE);
+	struct mc_supp_stack st = { .frame = named_frame, .arg = &z };
+	mc_supp_format(b, "<insert_a_suppression_name_here>", (int)l->kind, &st);
+	mc_unmap(z.f, bytes);
+}
+
 /* The loss records full or all shows, each followed by an empty line,
  * in valgrind's order. */
 static void loss_records(struct mc_buf *b, const char *p, const char *sp,
@@ -708,6 +748,8 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 		mc_buf_puts(b, "\n");
 		mc_text_stack(b, sp, v[i].stack);
 		mc_buf_strs(b, sp, "\n", NULL);
+		if (mc_opt.gen_suppressions && *mc_opt.gen_suppressions)
+			gen_entry(b, &v[i]);
 	}
 	mc_unmap(v, bytes);
 }

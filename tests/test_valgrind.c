@@ -992,6 +992,94 @@ START_TEST(heap_errors_as_valgrinds)
 }
 END_TEST
 
+/* Is the line at l (len bytes) an entry's frame of valgrind's
+ * allocation functions ("fun:malloc"; "fun:memalign" and then
+ * "fun:posix_memalign"), which memcheck's stacks do not hold, or
+ * memcheck's "..." in their place? */
+static bool alloc_frame(const char *l, size_t len)
+{
+	static const char *const fns[] = { "malloc", "calloc", "realloc", "memalign",
+					   "posix_memalign", "aligned_alloc", "valloc",
+					   "reallocarray" };
+	if (len == 6 && !strncmp(l, "   ...", 6))
+		return true;
+	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+		if (len == 7 + strlen(fns[i]) && !strncmp(l, "   fun:", 7) &&
+		    !strncmp(l + 7, fns[i], strlen(fns[i])))
+			return true;
+	return false;
+}
+
+/* The suppression entries of a text ("{" to "}"), their allocation
+ * functions' frame lines left out (alloc_frame); with heads, each entry
+ * after the heading of the loss record it follows, its number left out
+ * (an allocator's own records, suppressed, are numbered among them) */
+static void entries_of(const char *text, bool heads, char *out, size_t cap)
+{
+	size_t m = 0, len;
+	int in = 0; /* 0 outside, else the entry's line */
+	for (const char *l = text; *l && m < cap; l += len + (l[len] != 0)) {
+		const char *body = after_pid(l, &len);
+		if (heads && body && strstr(body, " in loss record ") &&
+		    strstr(body, " in loss record ") < l + len)
+			m += (size_t)snprintf(out + m, cap - m, "%.*s\n",
+					      (int)(strstr(body, " in loss record ") - body), body);
+		if (body)
+			continue;
+		if (!strncmp(l, "{", 1))
+			in = 1;
+		else if (in)
+			in++;
+		if (in && !(in >= 5 && alloc_frame(l, len)))
+			m += (size_t)snprintf(out + m, cap - m, "%.*s\n", (int)len, l);
+		if (!strncmp(l, "}", 1))
+			in = 0;
+	}
+}
+
+/* --gen-suppressions=all as valgrind writes it in its text: each listed
+ * record's entry right after it, named "<insert_a_suppression_name_here>",
+ * the records of the kinds listed only (every kind's under
+ * --show-leak-kinds=all, none under --leak-check=summary), under -q too;
+ * four allocators (the records' headings compared under glibc, whose
+ * numbers the others' own suppressed records change).  On main all the
+ * process's entries came before HEAP SUMMARY, named memcheck-process-N,
+ * one for each record, listed or not. */
+START_TEST(gen_suppressions_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const opts[][2] = { { "--show-leak-kinds=all", "--leak-check=full" },
+					       { "--show-leak-kinds=definite", "-q" },
+					       { "--leak-check=summary", "--show-leak-kinds=all" } };
+	const char *const args[] = { "--gen-suppressions=all", opts[_i][0], opts[_i][1],
+				     "--leak-check=full", h_prog("plain_leak_family"), NULL };
+	/* summary: the last --leak-check wins, so put it last */
+	const char *const sargs[] = { "--gen-suppressions=all", opts[_i][1], opts[_i][0],
+				      h_prog("plain_leak_family"), NULL };
+	const char *const *use = _i == 2 ? sargs : args;
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = use, .no_report = true, .text = "", .timeout = 120);
+	char want[2][16384], got[16384];
+	entries_of(v.r.err, true, want[0], sizeof want[0]);
+	entries_of(v.r.err, false, want[1], sizeof want[1]);
+	ck_assert_msg((_i == 2) == !strstr(want[1], "insert_a_suppression_name_here"),
+		      "valgrind's text:\n%s", v.r.err);
+	h_res_free(&v);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		struct h_res x;
+		if (!memcheck_under(a, use, &x, H_EXITCODE))
+			continue;
+		entries_of(x.r.err, a == H_GLIBC, got, sizeof got);
+		ck_assert_msg(!strcmp(want[a != H_GLIBC], got),
+			      "%s %s, %s: valgrind's:\n%s\nmemcheck's:\n%s", opts[_i][0], opts[_i][1],
+			      h_allocator_name(a), want[a != H_GLIBC], got);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
 /* How many lines of text hold word */
 static int count_lines(const char *text, const char *word)
 {
@@ -1753,6 +1841,7 @@ int main(void)
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
+	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
 			    (int)(sizeof head_rows / sizeof head_rows[0]));
 	tcase_add_test(tc, trace_children_system_programs);
