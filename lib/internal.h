@@ -3420,9 +3420,12 @@ void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool free
  * is set: true, said or counted (a context's repeat, fresh false). */
 bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
 			  uint32_t free_stack, uint32_t now_stack, uintptr_t block);
-/* This image is the program memcheck's valgrind command line exec'd,
- * whose head it wrote (life.c sets it from MEMCHECK_VALGRIND_CHILDREN). */
-extern bool mc_vgtext_top;
+/* Which image this is under memcheck's valgrind command line (life.c
+ * sets it from MEMCHECK_VALGRIND_CHILDREN): none (not under it: no head
+ * is written), the program it exec'd (whose head it wrote), or one
+ * exec'd below that program (--trace-children=yes). */
+enum { MC_VG_IMAGE_NONE, MC_VG_IMAGE_TOP, MC_VG_IMAGE_EXECD };
+extern int mc_vgtext_image;
 /* The image's words for valgrind's "Command:", each ended by a NUL, into
  * c; the name valgrind writes in the first's place (an exec'd image's
  * execve file name), or NULL. */

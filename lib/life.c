@@ -226,9 +226,10 @@ static __attribute__((noinline)) bool exec_untraced_named(void)
 	 * checked; PID's names the image whose head vgcompat.c wrote */
 	bool traced = *d == '+';
 	d += traced;
-	if ((*d && *d != MC_VALGRIND_SEP) || pid != (uint64_t)mc_pid())
+	bool mine = pid == (uint64_t)mc_pid();
+	mc_vgtext_image = mine ? MC_VG_IMAGE_TOP : MC_VG_IMAGE_EXECD;
+	if ((*d && *d != MC_VALGRIND_SEP) || !mine)
 		return !traced;
-	mc_vgtext_top = true;
 	hide_settings = combined && !traced;
 	while (v < d - traced)
 		*v++ = '0';

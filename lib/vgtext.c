@@ -349,8 +349,9 @@ bool mc_vgtext_forked(void)
  * for execl("/bin/true", "true", NULL)); the parent's pid where the
  * text goes to a file.  A forked child of a file shared with its parent
  * (no %p), of standard error or of a descriptor writes none, as
- * valgrind's. */
-bool mc_vgtext_top;
+ * valgrind's.  Only under memcheck's valgrind command line: a process
+ * MEMCHECK_VALGRIND_TEXT alone was set for writes its end alone. */
+int mc_vgtext_image;
 
 /* MEMCHECK_LOG names a file, and one of each process's own (%p); not
  * the descriptor --log-fd names (MC_VG_LOG_FD) */
@@ -382,7 +383,7 @@ const char *mc_vgtext_words(struct mc_buf *c)
 	}
 	if (fd >= 0)
 		mc_sys_close(fd);
-	return mc_vgtext_top ? NULL : (const char *)getauxval(AT_EXECFN);
+	return mc_vgtext_image == MC_VG_IMAGE_EXECD ? (const char *)getauxval(AT_EXECFN) : NULL;
 }
 
 /* The head into the text: a file of the process's own emptied first
@@ -422,8 +423,10 @@ static __attribute__((noinline, cold)) void head(bool fresh)
 
 void mc_vgtext_begin(void)
 {
-	/* the program memcheck's valgrind command line runs has its head */
-	if (!mc_vgtext_top)
+	/* the program memcheck's valgrind command line runs has its head;
+	 * a process not run by it (MEMCHECK_VALGRIND_TEXT set by hand)
+	 * writes none, its end alone */
+	if (mc_vgtext_image == MC_VG_IMAGE_EXECD)
 		head(true);
 }
 
@@ -437,7 +440,7 @@ static __attribute__((noinline, cold)) void vg_after_fork(void)
 		atomic_store(&contexts[i], 0);
 	atomic_store(&more_contexts, 0);
 	bool own;
-	if (mc_opt.valgrind_text && log_file(&own) && own)
+	if (mc_opt.valgrind_text && mc_vgtext_image != MC_VG_IMAGE_NONE && log_file(&own) && own)
 		head(true);
 }
 
