@@ -3434,8 +3434,8 @@ const char *mc_vgtext_words(struct mc_buf *c);
  * with its MEMCHECK_GEN_SUPPRESSIONS entry after it (supp_region.c then
  * writes none of the process region's). */
 bool mc_vgtext_gen_listed(void);
-/* A checked program's start: valgrind's head in its text, unless
- * memcheck's valgrind command line wrote it (vgxml.c's begin calls it). */
+/* A checked program's start, one exec'd below the program memcheck's
+ * valgrind command line runs: valgrind's head in its text (life.c). */
 void mc_vgtext_begin(void);
 /* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
 void mc_vgtext_emit(const struct mc_region_report *rr);
@@ -3485,15 +3485,13 @@ bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 /* The process's end in valgrind's layout (report.c): its XML, to
  * MEMCHECK_VALGRIND_XML, else its text (mc_vgtext_emit). */
 void mc_vgxml_emit(const struct mc_region_report *rr);
-/* A checked program's start under MEMCHECK_VALGRIND_TEXT: valgrind's
- * head in its text where memcheck's valgrind command line has not
- * written it (vgtext.c), and its XML's under MEMCHECK_VALGRIND_XML (the
- * test inline: every process's start-up runs it, and its code lies in
- * the caller's block). */
+/* A checked program's start: valgrind's XML head, under
+ * MEMCHECK_VALGRIND_XML alone (the test inline: every process's
+ * start-up runs it, and its code lies in the caller's block). */
 void mc_vgxml_begin_slow(void);
 static inline __attribute__((always_inline)) void mc_vgxml_begin(void)
 {
-	if (__builtin_expect(mc_opt.valgrind_text != 0, 0))
+	if (__builtin_expect(mc_opt.valgrind_xml && *mc_opt.valgrind_xml, 0))
 		mc_vgxml_begin_slow();
 }
 

@@ -196,7 +196,19 @@ MC_HOT static bool forward_only;
  * read.  Under --trace-children=yes the value is "PID+": every image is
  * checked, and the one PID's consumes it as well, the image whose
  * valgrind head the command line wrote (vgtext.c writes the others'). */
-MC_HOT static bool hide_settings; /* the checked program: mc_valgrind_hide */
+/* What the checked image's start does under the command line (one test
+ * on every start's way, main's): 1 mc_valgrind_hide (the program it
+ * runs, --trace-children=no), 2 valgrind's head (an image exec'd below
+ * it, --trace-children=yes: vgtext.c) */
+MC_HOT static unsigned char vg_start;
+
+static __attribute__((noinline, cold)) void vg_start_slow(bool on)
+{
+	if ((vg_start & 2) && on)
+		mc_vgtext_begin();
+	if (vg_start & 1)
+		mc_valgrind_hide();
+}
 
 static __attribute__((noinline)) bool exec_untraced_named(void)
 {
@@ -228,9 +240,11 @@ static __attribute__((noinline)) bool exec_untraced_named(void)
 	d += traced;
 	bool mine = pid == (uint64_t)mc_pid();
 	mc_vgtext_image = mine ? MC_VG_IMAGE_TOP : MC_VG_IMAGE_EXECD;
-	if ((*d && *d != MC_VALGRIND_SEP) || !mine)
+	if ((*d && *d != MC_VALGRIND_SEP) || !mine) {
+		vg_start = traced ? 2 : 0;
 		return !traced;
-	hide_settings = combined && !traced;
+	}
+	vg_start = combined && !traced;
 	while (v < d - traced)
 		*v++ = '0';
 	return false;
@@ -452,8 +466,8 @@ static void process_begin(void)
 		mc_regions_begin_process();
 		mc_vgxml_begin();
 	}
-	if (hide_settings)
-		mc_valgrind_hide();
+	if (vg_start)
+		vg_start_slow(on);
 	mc_guard_leave();
 }
 

@@ -426,7 +426,7 @@ void mc_vgtext_begin(void)
 	/* the program memcheck's valgrind command line runs has its head;
 	 * a process not run by it (MEMCHECK_VALGRIND_TEXT set by hand)
 	 * writes none, its end alone */
-	if (mc_vgtext_image == MC_VG_IMAGE_EXECD)
+	if (mc_vgtext_image == MC_VG_IMAGE_EXECD && mc_opt.valgrind_text)
 		head(true);
 }
 

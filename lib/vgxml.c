@@ -418,10 +418,6 @@ static double vgxml_t0; /* the process's start, for the statuses' times */
 
 void mc_vgxml_begin_slow(void)
 {
-	/* the text's head first (vgtext.c), where valgrind's text is written */
-	mc_vgtext_begin();
-	if (!mc_opt.valgrind_xml || !*mc_opt.valgrind_xml)
-		return;
 	vgxml_t0 = mc_now();
 	struct mc_buf b = { 0 };
 	xml_head(&b);
