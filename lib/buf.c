@@ -465,3 +465,47 @@ char *mc_hex(char *w, const unsigned char *bytes, size_t n)
 	*w = 0;
 	return w;
 }
+
+/* A word of the command as valgrind's "Command:" line writes it: a
+ * space, a backslash, '<' and '>' after a backslash (a path with a
+ * space reads as one word), a control character or a byte past ASCII
+ * as '_' (valgrind 3.19 writes the words a b, c<d>, e TAB f and g\h
+ * as "a\ b c\<d\> e_f g\\h"). */
+static void vg_command_word(struct mc_buf *b, const char *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)w[i];
+		if (c < 0x20 || c >= 0x80) {
+			mc_buf_put(b, "_", 1);
+			continue;
+		}
+		if (c == ' ' || c == '\\' || c == '<' || c == '>')
+			mc_buf_put(b, "\\", 1);
+		mc_buf_put(b, (const char *)&c, 1);
+	}
+}
+
+void mc_buf_vg_head(struct mc_buf *b, long pid, long ppid, const char *exe, const char *words,
+		    size_t n)
+{
+	char p[32], *w = p;
+	*w++ = '=';
+	*w++ = '=';
+	w = mc_utoa(w, (uint64_t)(pid < 0 ? 0 : pid));
+	memcpy(w, "==", 3);
+	mc_buf_strs(b, p, " " MC_VG_PREAMBLE "\n", p, " Command:", NULL);
+	for (size_t i = 0; i < n; i += strnlen(words + i, n - i) + 1) {
+		mc_buf_put(b, " ", 1);
+		if (i == 0 && exe)
+			vg_command_word(b, exe, strlen(exe));
+		else
+			vg_command_word(b, words + i, strnlen(words + i, n - i));
+	}
+	mc_buf_puts(b, "\n");
+	if (ppid >= 0) {
+		mc_buf_strs(b, p, " Parent PID: ", NULL);
+		mc_buf_u64(b, (uint64_t)ppid);
+		mc_buf_puts(b, "\n");
+	}
+	mc_buf_strs(b, p, " \n", NULL);
+}

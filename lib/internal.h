@@ -527,6 +527,23 @@ uint64_t mc_fnv1a(const void *p, size_t n);
 char *mc_hex(char *w, const unsigned char *bytes, size_t n);
 /* Group a number with commas, as valgrind does: 1,234,567. */
 const char *mc_commas(uint64_t v, char buf[32]);
+/* The first line of valgrind's preamble where memcheck's valgrind
+ * command line writes its text and XML: memcheck names itself. */
+#define MC_VG_PREAMBLE                                                                         \
+	"memcheck " MEMCHECK_VERSION ": valgrind's command line, the program run with "      \
+	"libmemcheck preloaded (leaks and heap errors)"
+/* The MEMCHECK_LOG memcheck's valgrind command line sets for
+ * --log-fd=N: this, then N (a descriptor, not a file: no "Parent PID:"
+ * and no file of a child's own, vgtext.c) */
+#define MC_VG_LOG_FD "/proc/self/fd/"
+/* valgrind's head in its text, as valgrind 3.19 writes it at a process's
+ * start: "==PID== " lines, the preamble, "Command:" with the words
+ * (words: n bytes, each word ended by a NUL; exe, where not NULL, in
+ * the first's place) written as valgrind writes them, "Parent PID:"
+ * where ppid >= 0 (valgrind writes it where its text goes to a
+ * --log-file), and an empty line. */
+void mc_buf_vg_head(struct mc_buf *b, long pid, long ppid, const char *exe, const char *words,
+		    size_t n);
 
 /* ---- textout.c ------------------------------------------------------- */
 
@@ -3397,6 +3414,32 @@ void mc_vgtext_heuristics(const struct memcheck_count by[MC_HEUR_N]);
 bool mc_vgtext_silent(void);
 /* A child forked since the last exec (vgxml.c). */
 bool mc_vgtext_forked(void);
+/* "Address 0x... is ..." as valgrind says where a refused free's
+ * address lies (freed: in a block freed before; block: the live block
+ * it lies inside, or 0). */
+void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool freed,
+		       uintptr_t block);
+/* A heap error in valgrind's text (report.c), where MEMCHECK_VALGRIND_TEXT
+ * is set: true, said or counted (a context's repeat, fresh false). */
+bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
+			  uint32_t free_stack, uint32_t now_stack, uintptr_t block);
+/* Which image this is under memcheck's valgrind command line (life.c
+ * sets it from MEMCHECK_VALGRIND_CHILDREN): none (not under it: no head
+ * is written), the program it exec'd (whose head it wrote), or one
+ * exec'd below that program (--trace-children=yes). */
+enum { MC_VG_IMAGE_NONE, MC_VG_IMAGE_TOP, MC_VG_IMAGE_EXECD };
+extern int mc_vgtext_image;
+/* The image's words for valgrind's "Command:", each ended by a NUL, into
+ * c; the name valgrind writes in the first's place (an exec'd image's
+ * execve file name), or NULL. */
+const char *mc_vgtext_words(struct mc_buf *c);
+/* Whether valgrind's text lists the process's records, each shown one
+ * with its MEMCHECK_GEN_SUPPRESSIONS entry after it (supp_region.c then
+ * writes none of the process region's). */
+bool mc_vgtext_gen_listed(void);
+/* A checked program's start, one exec'd below the program memcheck's
+ * valgrind command line runs: valgrind's head in its text (life.c). */
+void mc_vgtext_begin(void);
 /* The process region's end in valgrind's layout (MEMCHECK_VALGRIND_TEXT). */
 void mc_vgtext_emit(const struct mc_region_report *rr);
 /* Does a leak of kind (enum mc_kind) fail a region: valgrind's rule for

@@ -193,8 +193,22 @@ MC_HOT static bool forward_only;
  * image exec'd later in the same process (a wrapper script's exec) has
  * the same pid, and the environment it inherits is this one's strings,
  * whatever the program did with environ.  Past the pid, nothing there is
- * read. */
-MC_HOT static bool hide_settings; /* the checked program: mc_valgrind_hide */
+ * read.  Under --trace-children=yes the value is "PID+": every image is
+ * checked, and the one PID's consumes it as well, the image whose
+ * valgrind head the command line wrote (vgtext.c writes the others'). */
+/* What the checked image's start does under the command line (one test
+ * on every start's way, main's): 1 mc_valgrind_hide (the program it
+ * runs, --trace-children=no), 2 valgrind's head (an image exec'd below
+ * it, --trace-children=yes: vgtext.c) */
+MC_HOT static unsigned char vg_start;
+
+static __attribute__((noinline, cold)) void vg_start_slow(bool on)
+{
+	if ((vg_start & 2) && on)
+		mc_vgtext_begin();
+	if (vg_start & 1)
+		mc_valgrind_hide();
+}
 
 static __attribute__((noinline)) bool exec_untraced_named(void)
 {
@@ -220,10 +234,18 @@ static __attribute__((noinline)) bool exec_untraced_named(void)
 	char *d = v;
 	while (*d >= '0' && *d <= '9' && pid < (1ull << 32))
 		pid = pid * 10 + (uint64_t)(*d++ - '0');
-	if ((*d && *d != MC_VALGRIND_SEP) || pid != (uint64_t)mc_pid())
-		return true;
-	hide_settings = combined;
-	while (v < d)
+	/* "PID+": --trace-children=yes, every program exec'd after it
+	 * checked; PID's names the image whose head vgcompat.c wrote */
+	bool traced = *d == '+';
+	d += traced;
+	bool mine = pid == (uint64_t)mc_pid();
+	mc_vgtext_image = mine ? MC_VG_IMAGE_TOP : MC_VG_IMAGE_EXECD;
+	if ((*d && *d != MC_VALGRIND_SEP) || !mine) {
+		vg_start = traced ? 2 : 0;
+		return !traced;
+	}
+	vg_start = combined && !traced;
+	while (v < d - traced)
 		*v++ = '0';
 	return false;
 }
@@ -444,8 +466,8 @@ static void process_begin(void)
 		mc_regions_begin_process();
 		mc_vgxml_begin();
 	}
-	if (hide_settings)
-		mc_valgrind_hide();
+	if (vg_start)
+		vg_start_slow(on);
 	mc_guard_leave();
 }
 

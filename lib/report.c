@@ -1439,7 +1439,8 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	bool fresh;
 	int slot = mc_vgtext_error(free_stack ? 1 : block ? 2 : 3, now_stack, &fresh);
 	if (mc_vgtext_silent() || /* counted, not said */
-	    mc_vgxml_heap_error(slot, fresh, ptr, size, alloc_stack, free_stack, now_stack, block)) {
+	    mc_vgxml_heap_error(slot, fresh, ptr, size, alloc_stack, free_stack, now_stack, block) ||
+	    mc_vgtext_heap_error(fresh, ptr, size, alloc_stack, free_stack, now_stack, block)) {
 		mc_fds_room_end();
 		mc_own_work_end();
 		return;

@@ -443,10 +443,23 @@ static const struct mc_frame_info *past_frame(void *arg, int i)
 
 /* Not inlined: its frames (8 KiB) were mc_suppress_region's in every
  * process, under each exit's matching and naming, where only
- * MEMCHECK_GEN_SUPPRESSIONS runs it. */
+ * MEMCHECK_GEN_SUPPRESSIONS runs it.  Not where valgrind's text lists
+ * the records: each listed one's entry follows it there, as valgrind
+ * writes them (vgtext.c). */
+static size_t *freed_errors; /* below */
+
 static __attribute__((noinline, cold)) void gen(const char *region, const struct mc_leak *l,
 						const struct mc_supp_stack *full)
 {
+	/* the region's report, which freed_errors points into (nothing
+	 * more stored on mc_suppress_region's way, which every leaking
+	 * exit runs): the process's records, where valgrind's text lists
+	 * them */
+	const struct mc_supp_report *out =
+		(const void *)((const char *)freed_errors -
+			       offsetof(struct mc_supp_report, freed_errors));
+	if (out->at_exit && mc_vgtext_gen_listed())
+		return;
 	const uintptr_t *pcs;
 	int npcs = mc_stack_get_code(l->stack, &pcs);
 	struct mc_frame_info fi[MC_MAX_INLINE];

@@ -34,9 +34,14 @@
  * figures, which region.c matches for every kind when this text shows
  * them.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -272,6 +277,61 @@ static uint64_t error_contexts(uint64_t errors)
 	return n < errors ? n : errors;
 }
 
+/* Where a refused free's address lies, in valgrind's words (its text's
+ * line after "Address", its XML's <auxwhat>): in a block freed before
+ * (memcheck frees nothing twice: free_stack), inside a live one (block),
+ * or in none it knows */
+void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool freed,
+		       uintptr_t block)
+{
+	char c1[32], c2[32];
+	mc_buf_puts(b, "Address ");
+	mc_buf_hex(b, ptr);
+	if (freed || block)
+		mc_buf_strs(b, " is ", mc_commas(block ? ptr - block : 0, c1),
+			    " bytes inside a block of size ", mc_commas(size, c2),
+			    freed ? " free'd" : " alloc'd", NULL);
+	else
+		mc_buf_puts(b, " is not stack'd, malloc'd or (recently) free'd");
+}
+
+/* A heap error in valgrind's text, where valgrind's text is written:
+ * its heading, which scripts grep from the line's start ("==PID==
+ * Invalid free() / delete / delete[] / realloc()"), the stack, the
+ * address, the stacks that freed and allocated the block, an empty
+ * line; each context once, as valgrind writes it (the repeats counted
+ * in ERROR SUMMARY).  False where memcheck's own text says it. */
+bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
+			  uint32_t free_stack, uint32_t now_stack, uintptr_t block)
+{
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		return false;
+	if (!fresh || mc_opt.text == MC_TEXT_NONE)
+		return true;
+	char p[32], sp[34];
+	mc_text_pid(p);
+	memcpy(sp, p, strlen(p));
+	memcpy(sp + strlen(p), " ", 2);
+	struct mc_buf b = { 0 };
+	mc_buf_strs(&b, p, " Invalid free() / delete / delete[] / realloc()\n", NULL);
+	mc_text_stack(&b, sp, now_stack);
+	mc_buf_strs(&b, p, "  ", NULL);
+	mc_vgtext_address(&b, ptr, size, free_stack != 0, block);
+	mc_buf_puts(&b, "\n");
+	if (free_stack)
+		mc_text_stack(&b, sp, free_stack);
+	if (alloc_stack && (free_stack || block)) {
+		if (free_stack)
+			mc_buf_strs(&b, p, "  Block was alloc'd at\n", NULL);
+		mc_text_stack(&b, sp, alloc_stack);
+	}
+	mc_buf_strs(&b, sp, "\n", NULL);
+	mc_text_write(b.s, b.len);
+	mc_buf_free(&b);
+	mc_symbolize_end();
+	return true;
+}
+
 /* valgrind's --child-silent-after-fork=yes (MEMCHECK_VALGRIND_CHILD_SILENT),
  * in a child forked since the last exec: no report and no message; the
  * regions are still judged and a heap error counted, and the status is
@@ -290,7 +350,103 @@ bool mc_vgtext_forked(void)
 	return forked;
 }
 
-void mc_vgtext_after_fork_child(void)
+/* ---- the head -------------------------------------------------------- */
+
+/* valgrind writes its head (mc_buf_vg_head) as each process it follows
+ * starts: the program it runs (memcheck's valgrind command line writes
+ * that one, before executing it: tools/vgcompat.c), each program
+ * exec'd below it under --trace-children=yes, and each forked child
+ * whose --log-file has %p, at the fork, in the file of its own, which
+ * then holds the head even where the child execs a program valgrind
+ * does not follow or is killed (c-blosc's test_forksafe: 31 of 39 files
+ * began at HEAP SUMMARY, session 44).  The command is the image's: the
+ * program's words as given, or in an exec'd image the file name execve
+ * was given in argv[0]'s place (valgrind 3.19: "Command: /bin/true"
+ * for execl("/bin/true", "true", NULL)); the parent's pid where the
+ * text goes to a file.  A forked child of a file shared with its parent
+ * (no %p), of standard error or of a descriptor writes none, as
+ * valgrind's.  Only under memcheck's valgrind command line: a process
+ * MEMCHECK_VALGRIND_TEXT alone was set for writes its end alone. */
+int mc_vgtext_image;
+
+/* MEMCHECK_LOG names a file, and one of each process's own (%p); not
+ * the descriptor --log-fd names (MC_VG_LOG_FD) */
+static bool log_file(bool *own)
+{
+	const char *l = mc_opt.log;
+	*own = false;
+	if (!l || !*l || !strcmp(l, "-") || mc_str_after(l, MC_VG_LOG_FD))
+		return false;
+	for (; *l; l++)
+		if (*l == '%' && l[1]) {
+			*own |= l[1] == 'p';
+			l++;
+		}
+	return true;
+}
+
+/* The image's words, each ended by a NUL, into c (/proc/self/cmdline);
+ * the name that takes the first's place in an exec'd image, or NULL */
+const char *mc_vgtext_words(struct mc_buf *c)
+{
+	int fd = mc_proc_open("cmdline", O_RDONLY);
+	for (; fd >= 0;) {
+		char *room = mc_buf_room(c, 4096);
+		long got = room ? mc_sys_read(fd, room, 4096) : -1;
+		if (got <= 0)
+			break;
+		c->len += (size_t)got;
+	}
+	if (fd >= 0)
+		mc_sys_close(fd);
+	return mc_vgtext_image == MC_VG_IMAGE_EXECD ? (const char *)getauxval(AT_EXECFN) : NULL;
+}
+
+/* The head into the text: a file of the process's own emptied first
+ * (fresh: valgrind opens it so, an image exec'd in the process replacing
+ * what the one before it wrote) */
+static __attribute__((noinline, cold)) void head(bool fresh)
+{
+	bool own;
+	bool file = log_file(&own);
+	if (mc_opt.text == MC_TEXT_FAIL || mc_opt.text == MC_TEXT_NONE || silent)
+		return;
+	int saved = errno;
+	struct mc_buf words = { 0 }, b = { 0 };
+	const char *exe = mc_vgtext_words(&words);
+	mc_buf_vg_head(&b, (long)mc_pid(), file ? (long)syscall(SYS_getppid) : -1, exe,
+		       words.s ? words.s : "", words.len);
+	/* a file opened for the head alone: the program runs holding no
+	 * descriptor of memcheck's, as where the text is first written at
+	 * its end (a test that lists /proc/self/fd for its leaked ones);
+	 * where it cannot be, the text's own open says why */
+	char path[4096];
+	size_t bad;
+	int fd = -1;
+	if (file && b.s && mc_text_path(mc_opt.log, (long)mc_pid(), path, sizeof path, &bad) >= 0)
+		fd = mc_sys_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+				       (fresh && own ? O_TRUNC : 0), 0644);
+	if (fd >= 0) {
+		mc_write_all(fd, b.s, b.len);
+		mc_sys_close(fd);
+	} else if (b.s) {
+		mc_text_write(b.s, b.len);
+	}
+	mc_buf_free(&b);
+	mc_buf_free(&words);
+	errno = saved;
+}
+
+void mc_vgtext_begin(void)
+{
+	/* the program memcheck's valgrind command line runs has its head;
+	 * a process not run by it (MEMCHECK_VALGRIND_TEXT set by hand)
+	 * writes none, its end alone */
+	if (mc_vgtext_image == MC_VG_IMAGE_EXECD && mc_opt.valgrind_text)
+		head(true);
+}
+
+static __attribute__((noinline, cold)) void vg_after_fork(void)
 {
 	if (mc_opt.valgrind_child_silent) {
 		silent = true;
@@ -299,7 +455,17 @@ void mc_vgtext_after_fork_child(void)
 	for (int i = 0; i < VG_CONTEXTS; i++)
 		atomic_store(&contexts[i], 0);
 	atomic_store(&more_contexts, 0);
+	bool own;
+	if (mc_opt.valgrind_text && mc_vgtext_image != MC_VG_IMAGE_NONE && log_file(&own) && own)
+		head(true);
+}
+
+/* Every forked child runs it: valgrind's part out of its way */
+void mc_vgtext_after_fork_child(void)
+{
 	forked = true;
+	if (mc_opt.valgrind_text | mc_opt.valgrind_child_silent)
+		vg_after_fork();
 }
 
 /* ---- the process's end ------------------------------------------------ */
@@ -542,6 +708,46 @@ size_t mc_vgtext_heading(struct mc_buf *b, const struct mc_leak *l, size_t i, si
 	return k;
 }
 
+bool mc_vgtext_gen_listed(void)
+{
+	return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.text != MC_TEXT_NONE &&
+	       !(mc_opt.valgrind_xml && *mc_opt.valgrind_xml);
+}
+
+/* A record's frames named, past the allocation functions (allocfn.c),
+ * for mc_supp_format */
+struct named {
+	struct mc_frame_info *f;
+	int n, skip;
+};
+
+static const struct mc_frame_info *named_frame(void *arg, int i)
+{
+	const struct named *z = arg;
+	return i + z->skip < z->n ? &z->f[i + z->skip] : NULL;
+}
+
+/* valgrind's --gen-suppressions=all in its text: after each listed
+ * record, its entry, named as valgrind names it, the frames as
+ * MEMCHECK_GEN_SUPPRESSIONS writes them (supp_region.c: '...' for the
+ * allocation function, memcheck's stacks starting at its caller) */
+static __attribute__((noinline, cold)) void gen_entry(struct mc_buf *b, const struct mc_leak *l)
+{
+	const uintptr_t *pcs;
+	int npcs = mc_stack_get_code(l->stack, &pcs), cap = MC_MAX_DEPTH * 2;
+	size_t bytes = (size_t)cap * sizeof(struct mc_frame_info);
+	struct named z = { mc_map(bytes), 0, 0 };
+	if (!z.f)
+		return;
+	z.skip = mc_allocfn_lead(pcs, npcs, z.f); /* z.f its room, before the frames */
+	for (int i = 0; i < npcs && z.n < cap; i++)
+		z.n += mc_symbolize_frames(pcs[i], &z.f[z.n],
+					   cap - z.n < MC_MAX_INLINE ? cap - z.n : MC_MAX_INLINE);
+	struct mc_supp_stack st = { .frame = named_frame, .arg = &z };
+	mc_supp_format(b, "<insert_a_suppression_name_here>", (int)l->kind, &st);
+	mc_unmap(z.f, bytes);
+}
+
 /* The loss records full or all shows, each followed by an empty line,
  * in valgrind's order. */
 static void loss_records(struct mc_buf *b, const char *p, const char *sp,
@@ -561,6 +767,8 @@ static void loss_records(struct mc_buf *b, const char *p, const char *sp,
 		mc_buf_puts(b, "\n");
 		mc_text_stack(b, sp, v[i].stack);
 		mc_buf_strs(b, sp, "\n", NULL);
+		if (mc_opt.gen_suppressions && *mc_opt.gen_suppressions)
+			gen_entry(b, &v[i]);
 	}
 	mc_unmap(v, bytes);
 }
@@ -659,13 +867,19 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	memcpy(sp + strlen(p), " ", 2); /* "==pid== ": an empty line, a frame's prefix */
 	struct mc_buf b = { 0 };
 	vg_terminating(&b, p, sp, quiet);
+	/* valgrind counts every free it is given (but NULL's), a refused
+	 * one too: 1 allocs, 2 frees for a double free; memcheck's frees
+	 * are the blocks it freed, its heap errors counted apart */
+	uint64_t frees = r->frees == MEMCHECK_UNKNOWN
+				 ? r->frees
+				 : r->frees + r->double_frees + r->invalid_frees;
 	/* one empty line after the header's (vgcompat.c), as valgrind's */
 	if (!quiet)
 		mc_buf_strs(&b, sp, "\n", p, " HEAP SUMMARY:\n", p, "     in use at exit: ",
 			    num_or_unknown(r->live_bytes, c1), " bytes in ",
 			    num_or_unknown(r->live_blocks, c2), " blocks\n", p,
 			    "   total heap usage: ", num_or_unknown(r->allocs, c3), " allocs, ",
-			    num_or_unknown(r->frees, c4), " frees, ",
+			    num_or_unknown(frees, c4), " frees, ",
 			    num_or_unknown(r->bytes_allocated, c5), " bytes allocated\n", sp, "\n",
 			    NULL);
 	uint64_t errors = r->double_frees + r->invalid_frees;

@@ -316,34 +316,26 @@ static void xml_words(struct mc_buf *b, const char *s, size_t n, char end)
 	}
 }
 
-/* The program's own words, as the kernel keeps them, each ended by a
- * NUL, into c */
-static void xml_cmdline(struct mc_buf *c)
-{
-	int fd = mc_proc_open("cmdline", O_RDONLY);
-	if (fd < 0)
-		return;
-	for (;;) {
-		char *room = mc_buf_room(c, 4096);
-		long got = room ? mc_sys_read(fd, room, 4096) : -1;
-		if (got <= 0)
-			break;
-		c->len += (size_t)got;
-	}
-	mc_sys_close(fd);
-}
-
 /* Everything before the run's errors: the preamble, the processes, the
  * command lines, and (not in a forked child) RUNNING */
 static void xml_head(struct mc_buf *b)
 {
 	mc_buf_puts(b, "<?xml version=\"1.0\"?>\n\n<valgrindoutput>\n\n<protocolversion>4"
 		       "</protocolversion>\n<protocoltool>memcheck</protocoltool>\n\n<preamble>\n"
-		       "  <line>memcheck " MEMCHECK_VERSION ": valgrind's command line, the program "
-		       "run with libmemcheck preloaded (leaks and heap errors)</line>\n");
+		       "  <line>" MC_VG_PREAMBLE "</line>\n");
+	/* an exec'd image's first word the file name execve was given, as
+	 * valgrind's <exe> and "Command:" say (vgtext.c) */
 	struct mc_buf argv = { 0 };
-	xml_cmdline(&argv);
+	const char *exe = mc_vgtext_words(&argv);
 	const char *w = argv.s ? argv.s : "";
+	if (exe && argv.len) {
+		struct mc_buf with = { 0 };
+		mc_buf_put(&with, exe, strlen(exe) + 1);
+		mc_buf_put(&with, w + strlen(w) + 1, argv.len - strlen(w) - 1);
+		mc_buf_free(&argv);
+		argv = with;
+		w = argv.s ? argv.s : "";
+	}
 	mc_buf_puts(b, "  <line>Command:");
 	for (size_t i = 0; i < argv.len; i += strlen(w + i) + 1) {
 		mc_buf_puts(b, " ");
@@ -452,21 +444,15 @@ bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 	/* valgrind's words for a free it refuses, and where the address
 	 * lies: a freed block (memcheck frees nothing twice), inside a
 	 * live one, or in none it knows */
-	char c1[32], c2[32];
 	struct mc_buf b = { 0 };
 	mc_buf_puts(&b, "<error>\n  <unique>");
 	xml_hex(&b, u);
 	mc_buf_puts(&b, "</unique>\n  <tid>1</tid>\n  <kind>InvalidFree</kind>\n"
 		       "  <what>Invalid free() / delete / delete[] / realloc()</what>\n");
 	xml_stack(&b, now_stack);
-	mc_buf_puts(&b, "  <auxwhat>Address ");
-	xml_hex(&b, ptr);
-	if (free_stack || block)
-		mc_buf_strs(&b, " is ", mc_commas(block ? ptr - block : 0, c1),
-			    " bytes inside a block of size ", mc_commas(size, c2),
-			    free_stack ? " free'd</auxwhat>\n" : " alloc'd</auxwhat>\n", NULL);
-	else
-		mc_buf_puts(&b, " is not stack'd, malloc'd or (recently) free'd</auxwhat>\n");
+	mc_buf_puts(&b, "  <auxwhat>");
+	mc_vgtext_address(&b, ptr, size, free_stack != 0, block);
+	mc_buf_puts(&b, "</auxwhat>\n");
 	if (free_stack) {
 		xml_stack(&b, free_stack);
 		if (alloc_stack)

@@ -588,10 +588,9 @@ END_TEST
 /* A forked child writes as valgrind's: with %p in --xml-file a file of
  * its own, whose head has no RUNNING status; under
  * --child-silent-after-fork=yes nothing. */
-static void xml_files(const char *dir, char *out, size_t cap)
+/* The files of dir (up to 8), their paths into names; how many */
+static int dir_files(const char *dir, char names[8][1024])
 {
-	size_t m = 0;
-	char names[8][1024];
 	int n = 0;
 	DIR *d = opendir(dir);
 	ck_assert_ptr_nonnull(d);
@@ -599,6 +598,14 @@ static void xml_files(const char *dir, char *out, size_t cap)
 		if (e->d_name[0] != '.')
 			snprintf(names[n++], sizeof names[0], "%s/%s", dir, e->d_name);
 	closedir(d);
+	return n;
+}
+
+static void xml_files(const char *dir, char *out, size_t cap)
+{
+	size_t m = 0;
+	char names[8][1024];
+	int n = dir_files(dir, names);
 	char docs[8][4096];
 	for (int i = 0; i < n; i++) {
 		char *doc = h_read_file(names[i], NULL);
@@ -651,6 +658,424 @@ START_TEST(xml_forked_child)
 		xml_both(vg, silent[s], H_LIST(h_prog("plain_fork"), "fork"), want, got, sizeof want);
 		ck_assert_msg(!strcmp(want, got), "%s: valgrind's files:\n%s\nmemcheck's:\n%s",
 			      silent[s], want, got);
+	}
+}
+END_TEST
+
+/* ---- each process's head, as valgrind writes it ---------------------- */
+
+static bool memcheck_under(int i, const char *const *args, struct h_res *x, int flags);
+
+/* A file's pid, from its name DIR/PID.log or DIR/PID.xml */
+static long file_pid(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	return strtol(slash ? slash + 1 : name, NULL, 10);
+}
+
+/* The head of one process's text (the lines from "Command:" to the
+ * first empty "==PID== " one; valgrind's preamble lines before it name
+ * valgrind, memcheck's name memcheck) or XML document ("Command:", the
+ * <ppid>, the <argv>'s <exe>), its parent's pid as the label of the
+ * file whose pid it is (pids[i], labels[i]: "Command: ..." lines), or
+ * "outside" */
+static void head_of(const char *doc, bool xml, const long *pids, char labels[][512], int n,
+		    char *out, size_t cap)
+{
+	size_t m = 0;
+	const char *cmd = strstr(doc, "Command:");
+	if (!cmd) {
+		snprintf(out, cap, "(no Command: line)\n");
+		return;
+	}
+	long ppid = -1;
+	const char *pp = strstr(doc, xml ? "<ppid>" : "Parent PID: ");
+	if (pp)
+		ppid = strtol(pp + (xml ? 6 : 12), NULL, 10);
+	const char *parent = "outside";
+	for (int i = 0; i < n; i++)
+		if (pids[i] == ppid)
+			parent = labels[i];
+	m += (size_t)snprintf(out + m, cap - m, "%.*s\n%s%s\n", (int)strcspn(cmd, "<\n"), cmd,
+			      pp ? "parent: " : "no parent line", pp ? parent : "");
+	if (xml) {
+		const char *argv = strstr(doc, "<argv>"), *exe = argv ? strstr(argv, "<exe>") : NULL;
+		m += (size_t)snprintf(out + m, cap - m, "exe %.*s\n",
+				      exe ? (int)strcspn(exe + 5, "<") : 0, exe ? exe + 5 : "");
+	} else {
+		/* the lines between "Command:" and the empty one */
+		const char *line = cmd + strcspn(cmd, "\n");
+		while (*line == '\n' && m < cap) {
+			line++;
+			const char *body = strstr(line, "== ");
+			size_t len = strcspn(line, "\n");
+			if (!body || body > line + len || len == (size_t)(body - line) + 3)
+				break;
+			if (!strstr(body, "Parent PID: ") || strstr(body, "Parent PID: ") > line + len)
+				m += (size_t)snprintf(out + m, cap - m, "line %.*s\n",
+						      (int)(len - (size_t)(body + 3 - line)), body + 3);
+			line += len;
+		}
+	}
+}
+
+/* Every file of dir, each as head_of gives it, sorted, into out */
+static void heads_of(const char *dir, bool xml, char *out, size_t cap)
+{
+	char names[8][1024], labels[8][512], heads[8][2048];
+	long pids[8];
+	char *docs[8];
+	int n = dir_files(dir, names);
+	for (int i = 0; i < n; i++) {
+		docs[i] = h_read_file(names[i], NULL);
+		ck_assert_ptr_nonnull(docs[i]);
+		pids[i] = file_pid(names[i]);
+		const char *c = strstr(docs[i], "Command:");
+		snprintf(labels[i], sizeof labels[0], "%.*s", c ? (int)strcspn(c, "<\n") : 4,
+			 c ? c : "none");
+	}
+	for (int i = 0; i < n; i++) {
+		head_of(docs[i], xml, pids, labels, n, heads[i], sizeof heads[0]);
+		free(docs[i]);
+	}
+	qsort(heads, (size_t)n, sizeof heads[0], (int (*)(const void *, const void *))strcmp);
+	size_t m = 0;
+	for (int i = 0; i < n; i++)
+		m += (size_t)snprintf(out + m, cap - m, "-- a file\n%s", heads[i]);
+}
+
+/* Each process's own log file (--log-file=DIR/%p.log) or XML document
+ * (--xml-file=DIR/%p.xml) starts as valgrind 3.19's: the command of the
+ * process's image (an exec'd program's: the file name execve was given,
+ * "/usr/bin/true", in argv[0]'s place "true") and "Parent PID:", the top
+ * process's, a forked child's (written at the fork: its file has the
+ * head where the child then execs a program not followed), an exec'd
+ * child's; under every allocator.  A forked child of a shared file
+ * writes no head, as valgrind's.  On main a forked child's file began
+ * at HEAP SUMMARY, and no head had "Parent PID:" (c-blosc's
+ * test_forksafe, session 44). */
+static const struct {
+	const char *opt, *mode;
+	bool xml, shared;
+	const char *arg; /* plain_fork's second word, or NULL */
+} head_rows[] = {
+	{ "--child-silent-after-fork=no", "fork", false, false, NULL },
+	{ "--trace-children=yes", "exec", false, false, NULL },
+	{ "--trace-children=no", "exec", false, false, NULL },
+	{ "--trace-children=yes", "exec", true, false, NULL },
+	{ "--trace-children=yes", "exec", true, false, "name" },
+	{ "--trace-children=yes", "exec", false, false, "name" },
+	{ "--child-silent-after-fork=no", "fork", false, true, NULL },
+};
+
+START_TEST(heads_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	char want[8192], got[8192];
+	for (int a = -1; a < H_NALLOCATORS; a++) {
+		const char *dir = h_tmppath(a < 0 ? "vghead" : h_env("mchead%d", a));
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		const char *dest = head_rows[_i].xml	 ? h_env("--xml-file=%s/%%p.xml", dir)
+				   : head_rows[_i].shared ? h_env("--log-file=%s/1.log", dir)
+							  : h_env("--log-file=%s/%%p.log", dir);
+		const char *args[] = { head_rows[_i].xml ? "--xml=yes" : "--leak-check=full", dest,
+				       head_rows[_i].opt, h_prog("plain_fork"), head_rows[_i].mode,
+				       head_rows[_i].arg, NULL };
+		struct h_res x;
+		if (a < 0)
+			H_EXEC(&x, .prog = vg, .args = args, .no_report = true, .text = "",
+			       .timeout = 120);
+		else if (!memcheck_under(a, args, &x, 0))
+			continue;
+		h_res_free(&x);
+		if (head_rows[_i].shared) {
+			/* one file: the heads in it, the parent's pid aside */
+			char *doc = h_read_file(h_env("%s/1.log", dir), NULL);
+			ck_assert_ptr_nonnull(doc);
+			size_t m = 0;
+			char *out = a < 0 ? want : got;
+			for (const char *l = doc; (l = strstr(l, "== ")); l += 3)
+				if (!strncmp(l + 3, "Command:", 8) || !strncmp(l + 3, "Parent PID:", 11))
+					m += (size_t)snprintf(out + m, sizeof want - m, "%.*s\n",
+							      (int)strcspn(l + 3, l[3] == 'P'
+										     ? "\n0123456789"
+										     : "\n"),
+							      l + 3);
+			free(doc);
+		} else {
+			heads_of(dir, head_rows[_i].xml, a < 0 ? want : got, sizeof want);
+		}
+		if (a < 0)
+			continue;
+		ck_assert_msg(!strcmp(want, got), "%s %s %s, %s: valgrind's heads:\n%s\nmemcheck's:\n%s",
+			      head_rows[_i].opt, head_rows[_i].mode, head_rows[_i].xml ? "XML" : "text",
+			      h_allocator_name(a), want, got);
+	}
+}
+END_TEST
+
+/* The line at l, its length into *len: its text after "==PID==" (from
+ * the space after it), or NULL where it has no such prefix */
+static const char *after_pid(const char *l, size_t *len)
+{
+	*len = strcspn(l, "\n");
+	const char *body = l[0] == '=' && l[1] == '=' ? strstr(l + 2, "==") : NULL;
+	return body && body + 2 <= l + *len ? body + 2 : NULL;
+}
+
+/* The lines of valgrind's text a parser reads, each process's in the
+ * order written: the "==PID== " prefix and the frames' lines left out,
+ * and the lines that name the tool (valgrind's preamble, memcheck's
+ * first line, valgrind's "rerun with: -s", memcheck's verdict); all:
+ * every other line, else only the heads' and the HEAP SUMMARY and
+ * "definitely lost:" ones but "0 bytes" (an allocator's own records,
+ * which memcheck's shipped suppressions take, count in the others) */
+static void parsed_lines(const char *text, bool all, char *out, size_t cap)
+{
+	static const char *const some[] = { "Command:", "Parent PID:", "HEAP SUMMARY:",
+					    "definitely lost:" };
+	static const char *const skip[] = { "Memcheck, a memory error detector", "Copyright (C)",
+					    "Using Valgrind-", ": valgrind's command line, the program run",
+					    "rerun with: -s", "memcheck: PASS", "memcheck: FAIL",
+					    "   at ", "   by " };
+	size_t m = 0, len;
+	for (const char *l = text; *l; l += len + (l[len] != 0)) {
+		const char *body = after_pid(l, &len);
+		if (!body)
+			continue;
+		bool drop = !all;
+		for (size_t i = 0; !all && i < sizeof some / sizeof some[0]; i++) {
+			const char *at = strstr(body, some[i]);
+			drop &= !(at && at < l + len);
+		}
+		/* a summary of the allocator's own blocks where valgrind has
+		 * none to write */
+		const char *none = strstr(body, "lost: 0 bytes");
+		drop |= !all && none && none < l + len;
+		for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++) {
+			const char *at = strstr(body, skip[i]);
+			drop |= at && at < l + len;
+		}
+		if (!drop && m < cap)
+			m += (size_t)snprintf(out + m, cap - m, "%.*s\n", (int)(len - (size_t)(body - l)),
+					      body);
+	}
+}
+
+/* --log-fd=9, as a script's `9>file` gives it: every process's text in
+ * the descriptor's file, the forked child's and the exec'd program's
+ * with it, their heads without "Parent PID:" (valgrind writes it to a
+ * --log-file only), as valgrind 3.19 writes them; under every allocator
+ * (preloaded in the shell too: every line compared under glibc, the
+ * heads and the leaks under the others, whose own blocks count in the
+ * rest: jemalloc's library brings libstdc++'s pool, 72,704 bytes).
+ * On main memcheck refused the option ("memcheck writes to standard
+ * error or to --log-file"). */
+START_TEST(log_fd_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const modes[][2] = { { "--trace-children=yes", "exec" },
+						  { "--child-silent-after-fork=no", "fork" } };
+	char want[2][8192], got[8192];
+	for (int a = -1; a < H_NALLOCATORS; a++) {
+		const char *so = NULL, *file = h_tmppath(a < 0 ? "vgfd9" : h_env("mcfd9.%d", a));
+		if (a >= 0 && !h_allocator(a, &so))
+			continue;
+		const char *cmd = h_env("exec 9>%s; exec %s --log-fd=9 --leak-check=full %s %s %s name",
+					file, a < 0 ? vg : h_env("%s/memcheck", h_build()),
+					modes[_i][0], h_prog("plain_fork"), modes[_i][1]);
+		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
+		struct h_res x;
+		H_EXEC(&x, .prog = "/bin/sh", .args = H_LIST("-c", cmd), .no_report = true, .text = "",
+		       .timeout = 120, .env = so ? env : NULL);
+		h_expect_exit(&x, 0);
+		h_res_free(&x);
+		char *doc = h_read_file(file, NULL);
+		ck_assert_msg(doc && strstr(doc, "Command:"), "%s: nothing written to descriptor 9",
+			      a < 0 ? "valgrind" : h_allocator_name(a));
+		if (a < 0) {
+			parsed_lines(doc, true, want[0], sizeof want[0]);
+			parsed_lines(doc, false, want[1], sizeof want[1]);
+		} else {
+			parsed_lines(doc, a == H_GLIBC, got, sizeof got);
+		}
+		free(doc);
+		if (a >= 0)
+			ck_assert_msg(!strcmp(want[a != H_GLIBC], got),
+				      "%s %s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", modes[_i][0],
+				      modes[_i][1], h_allocator_name(a), want[a != H_GLIBC], got);
+	}
+}
+END_TEST
+
+/* The lines of a heap error's block in valgrind's text ("Invalid
+ * free() ..." to the empty line after it: the heading, "Address ... is
+ * N bytes inside a block of size S free'd", "Block was alloc'd at"),
+ * the frames and the addresses left out; with usage the "total heap
+ * usage" and ERROR SUMMARY lines too */
+static void error_lines(const char *text, bool usage, char *out, size_t cap)
+{
+	size_t m = 0, len;
+	bool in = false;
+	for (const char *l = text; *l; l += len + (l[len] != 0)) {
+		const char *body = after_pid(l, &len);
+		if (!body || *body++ != ' ')
+			continue;
+		size_t n = len - (size_t)(body - l);
+		bool heading = n >= 13 && !strncmp(body, "Invalid free(", 13);
+		in = heading || (in && n > 0);
+		bool frame = !strncmp(body, "   at ", 6) || !strncmp(body, "   by ", 6);
+		bool more = usage && ((n > 20 && strstr(body, "total heap usage:") &&
+				       strstr(body, "total heap usage:") < l + len) ||
+				      !strncmp(body, "ERROR SUMMARY:", 14));
+		if ((!in || frame) && !more)
+			continue;
+		for (size_t i = 0; i < n && m + 2 < cap; i++) {
+			if (body[i] == '0' && i + 1 < n && body[i + 1] == 'x') {
+				out[m++] = 'X'; /* an address */
+				for (i += 2; i < n && strchr("0123456789abcdefABCDEF", body[i]); i++)
+					;
+				i--;
+				continue;
+			}
+			out[m++] = body[i];
+		}
+		out[m++] = '\n';
+	}
+	out[m] = 0;
+}
+
+/* A refused free or realloc in valgrind's text as valgrind writes it:
+ * "==PID== Invalid free() / delete / delete[] / realloc()" from the
+ * line's start (a script's '^==[0-9]*== Invalid free'), the address's
+ * place ("is 16 bytes inside a block of size 40 alloc'd", "0 bytes
+ * inside a block of size 24 free'd"), "Block was alloc'd at", the empty
+ * line; and HEAP SUMMARY's frees counting the refused free, as
+ * valgrind counts every free it is given ("1 allocs, 2 frees" for a
+ * double free); under every allocator (the usage under glibc: the
+ * others' own blocks count there).  On main memcheck's own heading
+ * ("==PID== memcheck: Invalid free() ...: double free in ...", which
+ * CTest's pattern matched, a script's anchored one not), and 1 frees. */
+START_TEST(heap_errors_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const modes[] = { "double", "interior", "realloc_freed",
+					     "realloc_interior" };
+	/* valgrind counts a refused realloc's new block too (allocs and
+	 * bytes): not memcheck, which allocates none */
+	bool usage = _i < 2;
+	const char *const args[] = { "--leak-check=no", h_prog("plain_errors"), modes[_i], NULL };
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
+	char want[2][4096], got[4096];
+	error_lines(v.r.err, usage, want[0], sizeof want[0]);
+	error_lines(v.r.err, false, want[1], sizeof want[1]);
+	ck_assert_msg(strstr(want[1], "Invalid free()"), "%s: valgrind's text:\n%s", modes[_i],
+		      v.r.err);
+	h_res_free(&v);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		struct h_res x;
+		if (!memcheck_under(a, args, &x, 0))
+			continue;
+		error_lines(x.r.err, usage && a == H_GLIBC, got, sizeof got);
+		ck_assert_msg(!strcmp(want[a != H_GLIBC || !usage], got),
+			      "%s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", modes[_i],
+			      h_allocator_name(a), want[a != H_GLIBC || !usage], got);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
+/* Is the line at l (len bytes) an entry's frame of valgrind's
+ * allocation functions ("fun:malloc"; "fun:memalign" and then
+ * "fun:posix_memalign"), which memcheck's stacks do not hold, or
+ * memcheck's "..." in their place? */
+static bool alloc_frame(const char *l, size_t len)
+{
+	static const char *const fns[] = { "malloc", "calloc", "realloc", "memalign",
+					   "posix_memalign", "aligned_alloc", "valloc",
+					   "reallocarray" };
+	if (len == 6 && !strncmp(l, "   ...", 6))
+		return true;
+	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+		if (len == 7 + strlen(fns[i]) && !strncmp(l, "   fun:", 7) &&
+		    !strncmp(l + 7, fns[i], strlen(fns[i])))
+			return true;
+	return false;
+}
+
+/* The suppression entries of a text ("{" to "}"), their allocation
+ * functions' frame lines left out (alloc_frame); with heads, each entry
+ * after the heading of the loss record it follows, its number left out
+ * (an allocator's own records, suppressed, are numbered among them) */
+static void entries_of(const char *text, bool heads, char *out, size_t cap)
+{
+	size_t m = 0, len;
+	int in = 0; /* 0 outside, else the entry's line */
+	for (const char *l = text; *l && m < cap; l += len + (l[len] != 0)) {
+		const char *body = after_pid(l, &len);
+		if (heads && body && strstr(body, " in loss record ") &&
+		    strstr(body, " in loss record ") < l + len)
+			m += (size_t)snprintf(out + m, cap - m, "%.*s\n",
+					      (int)(strstr(body, " in loss record ") - body), body);
+		if (body)
+			continue;
+		if (!strncmp(l, "{", 1))
+			in = 1;
+		else if (in)
+			in++;
+		if (in && !(in >= 5 && alloc_frame(l, len)))
+			m += (size_t)snprintf(out + m, cap - m, "%.*s\n", (int)len, l);
+		if (!strncmp(l, "}", 1))
+			in = 0;
+	}
+}
+
+/* --gen-suppressions=all as valgrind writes it in its text: each listed
+ * record's entry right after it, named "<insert_a_suppression_name_here>",
+ * the records of the kinds listed only (every kind's under
+ * --show-leak-kinds=all, none under --leak-check=summary), under -q too;
+ * four allocators (the records' headings compared under glibc, whose
+ * numbers the others' own suppressed records change).  On main all the
+ * process's entries came before HEAP SUMMARY, named memcheck-process-N,
+ * one for each record, listed or not. */
+START_TEST(gen_suppressions_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const opts[][2] = { { "--show-leak-kinds=all", "--leak-check=full" },
+					       { "--show-leak-kinds=definite", "-q" },
+					       { "--leak-check=summary", "--show-leak-kinds=all" } };
+	const char *const args[] = { "--gen-suppressions=all", opts[_i][0], opts[_i][1],
+				     "--leak-check=full", h_prog("plain_leak_family"), NULL };
+	/* summary: the last --leak-check wins, so put it last */
+	const char *const sargs[] = { "--gen-suppressions=all", opts[_i][1], opts[_i][0],
+				      h_prog("plain_leak_family"), NULL };
+	const char *const *use = _i == 2 ? sargs : args;
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = use, .no_report = true, .text = "", .timeout = 120);
+	char want[2][16384], got[16384];
+	entries_of(v.r.err, true, want[0], sizeof want[0]);
+	entries_of(v.r.err, false, want[1], sizeof want[1]);
+	ck_assert_msg((_i == 2) == !strstr(want[1], "insert_a_suppression_name_here"),
+		      "valgrind's text:\n%s", v.r.err);
+	h_res_free(&v);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		struct h_res x;
+		if (!memcheck_under(a, use, &x, H_EXITCODE))
+			continue;
+		entries_of(x.r.err, a == H_GLIBC, got, sizeof got);
+		ck_assert_msg(!strcmp(want[a != H_GLIBC], got),
+			      "%s %s, %s: valgrind's:\n%s\nmemcheck's:\n%s", opts[_i][0], opts[_i][1],
+			      h_allocator_name(a), want[a != H_GLIBC], got);
+		h_res_free(&x);
 	}
 }
 END_TEST
@@ -1414,6 +1839,11 @@ int main(void)
 	tcase_add_test(tc, command_line_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
+	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
+	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
+	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
+	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
+			    (int)(sizeof head_rows / sizeof head_rows[0]));
 	tcase_add_test(tc, trace_children_system_programs);
 	tcase_add_test(tc, xml_bad_usage);
 	tcase_add_test(tc, environment_as_valgrinds);

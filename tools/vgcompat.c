@@ -123,47 +123,21 @@ static char *log_pattern(const char *v)
 	return out;
 }
 
-/* A word of the command as valgrind's "Command:" line writes it: a
- * space, a backslash, '<' and '>' after a backslash (a path with a
- * space reads as one word), a control character or a byte past ASCII
- * as '_' (valgrind 3.19 writes the words a b, c<d>, e TAB f and g\h
- * as "a\ b c\<d\> e_f g\\h"). */
-static char *command_word(const char *w)
+/* valgrind's start (mc_buf_vg_head): "==PID== " lines naming the tool,
+ * the command, the parent's pid where the text goes to a file (file),
+ * and an empty one; -q writes none.  The exec'd program keeps this
+ * pid, and its parent is this process's. */
+static void header(int fd, char **cmd, bool file)
 {
-	char *out = xmalloc(2 * strlen(w) + 1), *o = out;
-	for (; *w; w++) {
-		unsigned char c = (unsigned char)*w;
-		if (c < 0x20 || c >= 0x80) {
-			*o++ = '_';
-			continue;
-		}
-		if (c == ' ' || c == '\\' || c == '<' || c == '>')
-			*o++ = '\\';
-		*o++ = (char)c;
-	}
-	*o = 0;
-	return out;
-}
-
-/* valgrind's start: "==PID== " lines naming the tool and the command,
- * and an empty one; -q writes none. */
-static void header(int fd, char **cmd)
-{
-	long pid = (long)getpid();
-	char *h = xasprintf("==%ld== memcheck %s: valgrind's command line, the program run "
-			    "with libmemcheck preloaded (leaks and heap errors)\n==%ld== Command:",
-			    pid, MEMCHECK_VERSION, pid);
-	for (; *cmd; cmd++) {
-		char *word = command_word(*cmd);
-		char *more = xasprintf("%s %s", h, word);
-		free(word);
-		free(h);
-		h = more;
-	}
-	char *all = xasprintf("%s\n==%ld== \n", h, pid);
-	mc_write_all(fd, all, strlen(all));
-	free(all);
-	free(h);
+	struct mc_buf words = { 0 }, b = { 0 };
+	for (; *cmd; cmd++)
+		mc_buf_put(&words, *cmd, strlen(*cmd) + 1);
+	mc_buf_vg_head(&b, (long)getpid(), file ? (long)getppid() : -1, NULL,
+		       words.s ? words.s : "", words.len);
+	if (b.s)
+		mc_write_all(fd, b.s, b.len);
+	mc_buf_free(&b);
+	mc_buf_free(&words);
 }
 
 /* The file the exec'd program's own process writes: created and
@@ -180,7 +154,7 @@ static void create_log(const char *pattern, char **cmd, bool quiet)
 		return;
 	}
 	if (!quiet)
-		header(fd, cmd);
+		header(fd, cmd, true);
 	close(fd);
 }
 
@@ -348,7 +322,7 @@ int cmd_vgcompat(int argc, char **argv)
 	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
 	bool gen = false, child_silent = false, trace_children = false, xml = false;
 	char *xml_file = NULL, *xml_fd = NULL;
-	int i = 1;
+	int i = 1, log_fd = 2;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
 		if (!strcmp(a, "--")) {
@@ -378,12 +352,17 @@ int cmd_vgcompat(int argc, char **argv)
 						 "counterpart here", a);
 		} else if ((v = value_of(a, "--log-file"))) {
 			free(log);
+			log_fd = 2;
 			if (!(log = log_pattern(v)))
 				return EXIT_USAGE;
 		} else if ((v = value_of(a, "--log-fd"))) {
-			if (strcmp(v, "2") != 0)
-				return bad_usage(NULL, "%s: memcheck writes to standard error or "
-						 "to --log-file", a);
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || end == v || n < 0 || n > INT_MAX)
+				return bad_usage(NULL, "%s: expected a descriptor's number", a);
+			free(log);
+			log = NULL;
+			log_fd = (int)n;
 		} else if ((v = value_of(a, "--leak-check"))) {
 			if (!strcmp(v, "no"))
 				scan = "0"; /* blocks still counted, none judged */
@@ -553,13 +532,12 @@ int cmd_vgcompat(int argc, char **argv)
 	/* valgrind's default --trace-children=no: the program exec'd below,
 	 * in this process, is checked, and no program exec'd after it
 	 * (lib/life.c); an outer command line's value is not ours */
-	if (trace_children) {
-		unsetenv("MEMCHECK_VALGRIND_CHILDREN");
-	} else {
-		char pid[24];
-		snprintf(pid, sizeof pid, "%ld", (long)getpid());
-		put_setting("VALGRIND_CHILDREN", pid);
-	}
+	/* (under yes, "PID+": every exec'd program checked, and the one
+	 * this process execs known for the head written below, which the
+	 * library writes for the others) */
+	char pid[24];
+	snprintf(pid, sizeof pid, "%ld%s", (long)getpid(), trace_children ? "+" : "");
+	put_setting("VALGRIND_CHILDREN", pid);
 	/* valgrind checks the program it is given wherever that is
 	 * installed, and under --trace-children=yes every program exec'd
 	 * below it, /usr/bin/true and sh too: the default rule, which
@@ -575,11 +553,25 @@ int cmd_vgcompat(int argc, char **argv)
 	static const char *const freeres_words[] = { "none", "cxx", "libc", "all" };
 	put_setting("VALGRIND_FREERES", freeres_words[freeres]);
 	bool quiet = text && !strcmp(text, "fail");
+	/* --log-fd=N: the descriptor each process inherits, by its name
+	 * (lib/vgtext.c writes no "Parent PID:" to it, as valgrind writes
+	 * none to a descriptor); one not open is standard error, as
+	 * valgrind falls back to it */
+	if (log_fd != 2 && fcntl(log_fd, F_GETFD) < 0) {
+		say("--log-fd=%d: descriptor %d is not open; writing to standard error", log_fd,
+		    log_fd);
+		log_fd = 2;
+	}
+	if (log_fd != 2)
+		log = xasprintf(MC_VG_LOG_FD "%d", log_fd);
 	if (log) {
 		put_setting("LOG", log);
-		create_log(log, argv + i, quiet);
+		if (log_fd != 2 && !quiet)
+			header(log_fd, argv + i, false);
+		else if (log_fd == 2)
+			create_log(log, argv + i, quiet);
 	} else if (!quiet) {
-		header(STDERR_FILENO, argv + i);
+		header(STDERR_FILENO, argv + i, false);
 	}
 	/* valgrind writes the entries into its log; one file without %p
 	 * can take them too */

@@ -7,6 +7,8 @@
  *                          and 30 (freed) and leaves with exit(0); the
  *                          parent waits, then allocates and frees 40.
  *        plain_fork exec   the child execs /usr/bin/true.
+ *        plain_fork exec name   its argv[0] "true", the name a shell's
+ *                          PATH search was given, not the file's.
  *        plain_fork fork utf8   as fork, in the C.UTF-8 locale (set
  *                          before the fork, as coreutils' timeout does).
  * Both print "child=PID\n" on stdout.  Exit status 0, or 1 when the
@@ -47,8 +49,10 @@ int main(int argc, char **argv)
 		return 2;
 	if (pid == 0) {
 		if (do_exec) {
-			char *const args[] = { "/usr/bin/true", NULL };
-			execv(args[0], args);
+			char *const args[] = { argc > 2 && !strcmp(argv[2], "name") ? "true"
+										: "/usr/bin/true",
+					       NULL };
+			execv("/usr/bin/true", args);
 			_exit(127);
 		}
 		keep = malloc(20);
