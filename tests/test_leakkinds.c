@@ -162,31 +162,52 @@ H_CHECK(leaks_add_up)
 	expect_leaks_add_up(x, rec);
 }
 
+/* valgrind's pattern for each allocator's library (lib/allocators.def):
+ * its --soname-synonyms=somalloc= value, so that valgrind replaces that
+ * allocator's malloc where the row's run preloads it. */
+static const char *const vg_patterns[H_NALLOCATORS_ALL] = {
+#define MC_ALLOCATOR(name, soname, package, family, vgpattern, flags, note, id) \
+	[H_##id] = vgpattern,
+#include "allocators.def"
+#undef MC_ALLOCATOR
+};
+
 /* valgrind's LEAK SUMMARY of the row's program and arguments, without
  * memcheck, given option and, where supp is not NULL, the suppression
- * file supp: want, or false when valgrind is not installed (said on
- * stdout). */
+ * files supp names (colon-separated, as MEMCHECK_SUPPRESSIONS), under
+ * x's allocator (preloaded, valgrind's malloc in its place): want, or
+ * false when valgrind is not installed (said on stdout). */
 static bool valgrind_agrees_supp(const struct h_res *x, const struct h_case *c,
 				 const struct counts *want, const char *option, const char *supp)
 {
 	expect_leaks_add_up(x, h_rec(x, "process"));
-	const char *vg = h_valgrind_path();
+	const char *vg = h_valgrind_path(), *so = NULL;
 	if (!vg) {
 		printf("note: valgrind not installed; %s checked against the written figures only\n",
 		       c->run.prog);
 		return false;
 	}
-	const char *args[16] = { "--leak-check=full", "--show-leak-kinds=all", option };
-	size_t n = 3;
-	if (supp)
-		args[n++] = h_env("--suppressions=%s", supp);
+	const char *args[24] = { "--leak-check=full", "--show-leak-kinds=all", option };
+	const char *env[2] = { NULL, NULL };
+	size_t n = 3, max = sizeof args / sizeof args[0] - 1;
+	if (x->alloc != H_GLIBC && h_allocator(x->alloc, &so) && so) {
+		env[0] = h_env("LD_PRELOAD=%s", so);
+		args[n++] = h_env("--soname-synonyms=somalloc=%s", vg_patterns[x->alloc]);
+	}
+	for (const char *p = supp; p && *p;) {
+		size_t k = strcspn(p, ":");
+		ck_assert_msg(n < max, "%s: too many suppression files", c->name);
+		args[n++] = h_env("--suppressions=%.*s", (int)k, p);
+		p += k + (p[k] == ':');
+	}
 	args[n++] = h_prog(c->run.prog);
 	for (size_t i = 0; c->run.args && c->run.args[i]; i++) {
-		ck_assert_msg(n + 1 < sizeof args / sizeof args[0], "%s: too many arguments", c->name);
+		ck_assert_msg(n < max, "%s: too many arguments", c->name);
 		args[n++] = c->run.args[i];
 	}
 	struct h_res v;
-	H_EXEC(&v, .prog = vg, .no_report = true, .text = "", .args = args);
+	H_EXEC(&v, .prog = vg, .no_report = true, .text = "", .args = args, .env = env,
+	       .timeout = 120);
 	h_expect_exit(&v, 0);
 	struct h_vg_leaks l;
 	ck_assert_msg(h_valgrind_leaks(v.r.err, &l, 1) == 1,
@@ -375,16 +396,31 @@ static const char *find_object_supp(void)
 	return path;
 }
 
-/* The row's env, with the segments suppressed and none of the shipped
- * files read (the shipped glibc.supp would take the thread's DTV out of
- * its kind). */
+/* The row's suppression files: the segments alone; under jemalloc and
+ * tcmalloc, which load libstdc++, its emergency pool (72,704 bytes,
+ * which valgrind's C++ freeres frees: the shipped libstdcxx.supp); and
+ * tcmalloc's own start-up blocks (the shipped tcmalloc.supp).
+ * valgrind's run reads them too. */
+static const char *find_object_supps(int alloc)
+{
+	if (alloc == H_JEMALLOC)
+		return h_env("%s:%s/../suppressions/libstdcxx.supp", find_object_supp(), h_build());
+	if (alloc == H_TCMALLOC)
+		return h_env("%s:%s/../suppressions/libstdcxx.supp:%s/../suppressions/tcmalloc.supp",
+			     find_object_supp(), h_build(), h_build());
+	return find_object_supp();
+}
+
+/* The row's env, with those suppressions and none of the others shipped
+ * read (the shipped glibc.supp would take the thread's DTV out of its
+ * kind). */
 H_SETUP(find_object_segments_aside)
 {
 	static const char *env[8];
 	size_t n = 0;
 	for (; c->run.env && c->run.env[n] && n + 2 < sizeof env / sizeof env[0]; n++)
 		env[n] = c->run.env[n];
-	env[n++] = h_env("MEMCHECK_SUPPRESSIONS=%s", find_object_supp());
+	env[n++] = h_env("MEMCHECK_SUPPRESSIONS=%s", find_object_supps(run->alloc));
 	env[n] = NULL;
 	run->env = env;
 	return true;
@@ -401,7 +437,7 @@ H_CHECK(kinds_as_valgrinds_find_object_aside)
 		got.blocks[k] = h_count(rec, keys[k], "blocks");
 		got.bytes[k] = h_count(rec, keys[k], "bytes");
 	}
-	valgrind_agrees_supp(x, c, &got, "--run-libc-freeres=no", find_object_supp());
+	valgrind_agrees_supp(x, c, &got, "--run-libc-freeres=no", find_object_supps(x->alloc));
 }
 
 H_CHECK(violation_names_still_reachable)
@@ -545,10 +581,10 @@ static const struct h_case cases[] = {
 	 * pads 0-3, 12-15, valgrind at 45-52 more characters of the
 	 * directory, session 45), never a stale address.  Pads three apart
 	 * give both placements (here 0: one still reachable; 6, 9: both
-	 * possibly lost). */
+	 * possibly lost, under glibc), under each allocator. */
 #define DTV_AS_VALGRIND(pad)                                                   \
 	{ "a TLS block in the DTV's last entry, as valgrind, paths padded by " #pad, \
-	  .allocators = H_ONLY(H_GLIBC), .setup = find_object_segments_aside,     \
+	  .setup = find_object_segments_aside,                                   \
 	  .record = "process",                                                  \
 	  .run = { .prog = "plain_dtv_last", .args = H_LIST("exit", #pad), .flags = H_PRELOAD, \
 		   .env = H_LIST("MEMCHECK_SCAN=1", "MEMCHECK_MAX_LEAKS=100000",  \
