@@ -30,7 +30,13 @@
  * own DTV at the touch (_dl_update_slotinfo's realloc), outside any
  * pthread_create.
  *
- * Usage: plain_dtv_last [exit|region|cached|grown].  Prints "slot N of L"
+ * PAD, a number (0 by default), puts PAD "./" steps into the directory of
+ * every path dlopen is given: the dynamic linker keeps each path as the
+ * object's name (a block of its length), so the blocks malloc hands out
+ * after them (ld.so's _dl_find_object segments) lie elsewhere, as they
+ * would in a checkout whose path is 2 * PAD bytes longer.
+ *
+ * Usage: plain_dtv_last [exit|region|cached|grown [PAD]].  Prints "slot N of L"
  * (the module id the touched copy got, and the length of the touching
  * thread's DTV); exits 0, 2 when no copy got the id wanted (more
  * modules were loaded than the copies built cover).
@@ -41,6 +47,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -133,6 +140,8 @@ int main(int argc, char **argv)
 
 	char dir[4096], path[4200];
 	dir_of_self(dir, sizeof dir);
+	for (int pad = argc > 2 ? atoi(argv[2]) : 0; pad > 0 && strlen(dir) + 2 < 4000; pad--)
+		strcat(dir, "/.");
 	size_t id = 0;
 	void *(*found)(void) = NULL;
 	for (int i = 1; i <= COPIES && id < want; i++) {
