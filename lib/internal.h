@@ -1164,6 +1164,8 @@ extern void *mc_next_start_main;
  * start-up.  self_malloc: memcheck's own malloc (interpose.c's); next:
  * more names to find as mc_sym_next does, in the same walk. */
 void mc_forward_resolve(const void *self_malloc, const struct mc_sym_next_req *next);
+/* The first realloc is libmemcheck's (account.c's main DTV). */
+bool mc_forward_realloc_own(void);
 /* A block memcheck's own work got from malloc with the guard held
  * (libdw's), freed where it came from: ownheap.c or the allocator. */
 void mc_forward_free(void *p);
@@ -2330,6 +2332,19 @@ static inline bool mc_dtv_block(const void *p)
 	return false;
 #endif
 }
+/* The main thread's DTV moved to memcheck's own memory at start-up
+ * (life.c's constructor, the guard held), so that the dynamic linker
+ * grows it with realloc, not malloc; realloc's slow path asks
+ * mc_account_dtv_main whether old is it, and grows it with
+ * mc_account_dtv_main_grow (fp: the call's frame; count: calls are
+ * counted). */
+void mc_account_dtv_main_take(void);
+extern const void *mc_account_main_dtv;
+static inline bool mc_account_dtv_main(const void *old)
+{
+	return unlikely(old == mc_account_main_dtv) && old;
+}
+void *mc_account_dtv_main_grow(void *old, size_t n, void *fp, bool count);
 extern size_t mc_account_ntails; /* 0: none (the scan asks nothing) */
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);
