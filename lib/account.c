@@ -1362,7 +1362,10 @@ void mc_account_dtv_end(void)
  * allocator's to grow).  The contents are the same entries at another
  * address: the dynamic linker, the C library and the scan reach the
  * DTV through the thread's descriptor only (roots.c reads it whole where
- * it is no block, as it read the dynamic linker's). */
+ * it is no block, as it read the dynamic linker's).  The thread is the
+ * main one: the constructor runs there, but in a libmemcheck loaded by
+ * dlopen, whose malloc then is not the first (mc_is_active 0); and it
+ * has a DTV, libmemcheck having TLS of its own. */
 const void *mc_account_main_dtv; /* memcheck's copy (its counter entry), NULL: none */
 static size_t main_dtv_size;      /* its bytes */
 /* The copy's room: 48 entries with the two heads, a DTV of up to 32
@@ -1374,11 +1377,11 @@ static uintptr_t main_dtv_store[48 * MC_DTV_ENTRY / sizeof(uintptr_t)];
 void mc_account_dtv_main_take(void)
 {
 #if defined(__x86_64__)
-	uintptr_t *dtv;
+	const uintptr_t *dtv;
 	__asm__ volatile("mov %%fs:8, %0" : "=r"(dtv));
-	size_t size = dtv ? (dtv[-2] + 2) * MC_DTV_ENTRY : 0;
-	if (!mc_is_active || !dtv || size > sizeof main_dtv_store || mc_pid() != mc_tid() ||
-	    !mc_forward_realloc_own())
+	size_t size = (dtv[-2] + 2) * MC_DTV_ENTRY;
+	if (!mc_is_active || size > sizeof main_dtv_store ||
+	    (uintptr_t)mc_sym_first("realloc", NULL) - mc_text_lo >= mc_text_len)
 		return;
 	memcpy(main_dtv_store, dtv - 2, size);
 	mc_account_main_dtv = main_dtv_store;

@@ -281,15 +281,6 @@ static void resolve_all(const void *self_malloc, const struct mc_sym_next_req *n
 	mc_real = r;
 }
 
-/* Is the first definition of realloc, the one the dynamic linker calls,
- * libmemcheck's own (account.c's main thread's DTV)?  Not where the
- * program or an object before libmemcheck defines one, nor where
- * libmemcheck is the program itself (libmemcheck.a: no code range). */
-bool mc_forward_realloc_own(void)
-{
-	return (uintptr_t)mc_sym_first("realloc", NULL) - mc_text_lo < mc_text_len;
-}
-
 /* Where libmemcheck's code lies, from its own program headers: the
  * linker's __ehdr_start is its ELF header, mapped at the start of its
  * first segment.  Linked from libmemcheck.a, that object is the program

@@ -1164,8 +1164,6 @@ extern void *mc_next_start_main;
  * start-up.  self_malloc: memcheck's own malloc (interpose.c's); next:
  * more names to find as mc_sym_next does, in the same walk. */
 void mc_forward_resolve(const void *self_malloc, const struct mc_sym_next_req *next);
-/* The first realloc is libmemcheck's (account.c's main DTV). */
-bool mc_forward_realloc_own(void);
 /* A block memcheck's own work got from malloc with the guard held
  * (libdw's), freed where it came from: ownheap.c or the allocator. */
 void mc_forward_free(void *p);
