@@ -1349,17 +1349,19 @@ void mc_account_dtv_end(void)
  * thread, memcheck puts a copy of that DTV in its own memory and points
  * the thread at it: the dynamic linker then grows
  * it with realloc (the thread's DTV is no longer the one it made, the
- * only one it mallocs), which realloc's one DTV test already sends to
- * its slow path (interpose.c), where the copy is told by its address:
+ * only one it mallocs), which realloc's one DTV test already sends off
+ * its fast path (interpose.c's realloc_dtv), where the copy is told by
+ * its address:
  * the allocator is asked for a new block of the requested size with
  * malloc, as bare (realloc's old pointer is memcheck's), the entries
  * copied, and the block counted as the DTVs of the other threads are
  * (one entry smaller; dtv_counted, its caller in ld.so).  Only where
  * that realloc is memcheck's: the first definition of realloc in
  * libmemcheck's code (not a program or an object before it with a
- * realloc of its own, which would be handed memcheck's copy), and the
- * thread's DTV the dynamic linker's yet (a malloc'd block is the
- * allocator's to grow).  The contents are the same entries at another
+ * realloc of its own, which would be handed memcheck's copy).  Premise:
+ * at the constructor the main thread's DTV is still the one the dynamic
+ * linker made (growing it takes 15 libraries with TLS dlopened and used
+ * before, by another object's constructor).  The contents are the same entries at another
  * address: the dynamic linker, the C library and the scan reach the
  * DTV through the thread's descriptor only (roots.c reads it whole where
  * it is no block, as it read the dynamic linker's).  The thread is the

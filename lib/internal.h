@@ -2331,10 +2331,10 @@ static inline bool mc_dtv_block(const void *p)
 #endif
 }
 /* The main thread's DTV moved to memcheck's own memory at start-up
- * (life.c's constructor, the guard held), so that the dynamic linker
- * grows it with realloc, not malloc; realloc's slow path asks
- * mc_account_dtv_main whether old is it, and grows it with
- * mc_account_dtv_main_grow (fp: the call's frame; count: calls are
+ * (life.c's constructor, after the probe), so that the dynamic linker
+ * grows it with realloc, not malloc; realloc's DTV path (interpose.c's
+ * realloc_dtv) asks mc_account_dtv_main whether old is it, and grows it
+ * with mc_account_dtv_main_grow (fp: the call's frame; count: calls are
  * counted). */
 void mc_account_dtv_main_take(void);
 extern const void *mc_account_main_dtv;
