@@ -1345,29 +1345,28 @@ void mc_account_dtv_end(void)
  * (plain_dtv_last main: 32,370 bytes against valgrind's 32,354 under
  * glibc, 16 more under the four allocators, both modes), and a test on
  * every malloc's hot path would pay for a call made once.  So, at
- * start-up (its constructor, once the process is measured), in the main
- * thread, memcheck puts a copy of that DTV in its own memory and points
- * the thread at it: the dynamic linker then grows
- * it with realloc (the thread's DTV is no longer the one it made, the
- * only one it mallocs), which realloc's one DTV test already sends off
- * its fast path (interpose.c's realloc_dtv), where the copy is told by
- * its address:
+ * start-up (its constructor, once the process is measured), memcheck
+ * puts a copy of the main thread's DTV in its own memory and points the
+ * thread at it: the dynamic linker then grows it with realloc (the
+ * thread's DTV is no longer the one it made, the only one it mallocs),
+ * which realloc's one DTV test already sends off its fast path
+ * (interpose.c's realloc_dtv), where the copy is told by its address:
  * the allocator is asked for a new block of the requested size with
  * malloc, as bare (realloc's old pointer is memcheck's), the entries
  * copied, and the block counted as the DTVs of the other threads are
  * (one entry smaller; dtv_counted, its caller in ld.so).  Only where
  * that realloc is memcheck's: the first definition of realloc in
  * libmemcheck's code (not a program or an object before it with a
- * realloc of its own, which would be handed memcheck's copy).  Premise:
- * at the constructor the main thread's DTV is still the one the dynamic
- * linker made (growing it takes 15 libraries with TLS dlopened and used
- * before, by another object's constructor).  The contents are the same entries at another
- * address: the dynamic linker, the C library and the scan reach the
- * DTV through the thread's descriptor only (roots.c reads it whole where
- * it is no block, as it read the dynamic linker's).  The thread is the
- * main one: the constructor runs there, but in a libmemcheck loaded by
- * dlopen, whose malloc then is not the first (mc_is_active 0); and it
- * has a DTV, libmemcheck having TLS of its own. */
+ * realloc of its own, which would be handed memcheck's copy).  The
+ * contents are the same entries at another address: the dynamic
+ * linker, the C library and the scan reach the DTV through the
+ * thread's descriptor only (roots.c reads it whole where it is no
+ * block, as it read the dynamic linker's).  Premises: the constructor
+ * runs in the main thread (but in a libmemcheck loaded by dlopen, whose
+ * malloc then is not the first: mc_is_active 0), which has a DTV
+ * (libmemcheck has TLS of its own) still the one the dynamic linker
+ * made (growing it takes 15 libraries with TLS dlopened and used
+ * before, by another object's constructor). */
 const void *mc_account_main_dtv; /* memcheck's copy (its counter entry), NULL: none */
 static size_t main_dtv_size;      /* its bytes */
 /* The copy's room: 48 entries with the two heads, a DTV of up to 32

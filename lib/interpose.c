@@ -549,10 +549,6 @@ static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *
 	return p;
 }
 
-/* A size that cannot fail (as count-only malloc's) is counted in
- * advance and the allocator reached by a jump, so the wrapper keeps no
- * frame and saves no register on any path (it pushed three before,
- * the tracking path's jump included). */
 /* realloc of the calling thread's DTV, by the dynamic linker: the main
  * thread's, which memcheck holds since start-up (account.c), whatever
  * the state, is never the allocator's to grow; any other the slow path
@@ -565,6 +561,10 @@ static __attribute__((noinline)) void *realloc_dtv(void *old, size_t n)
 	return realloc_slow(old, n);
 }
 
+/* A size that cannot fail (as count-only malloc's) is counted in
+ * advance and the allocator reached by a jump, so the wrapper keeps no
+ * frame and saves no register on any path (it pushed three before,
+ * the tracking path's jump included). */
 MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 {
 	if (unlikely(mc_dtv_block(old)))
