@@ -1333,6 +1333,109 @@ void mc_account_dtv_end(void)
 	mc_set_totals(mc_self.totals);
 }
 
+/* ---- the main thread's DTV ----------------------------------------- */
+
+/* The main thread's first DTV is made at start-up by the dynamic
+ * linker's own minimal allocator, which cannot free: at its first growth
+ * (_dl_resize_dtv, once a library with TLS dlopened gets a module id past
+ * its last entry and the thread uses TLS) the dynamic linker mallocs the
+ * new one, where every other DTV is grown by realloc.  That malloc
+ * reaches memcheck with nothing to tell it by but its caller: its length
+ * counts libmemcheck's own TLS module, 16 bytes more than bare
+ * (plain_dtv_last main: 32,370 bytes against valgrind's 32,354 under
+ * glibc, 16 more under the four allocators, both modes), and a test on
+ * every malloc's hot path would pay for a call made once.  So, at
+ * start-up (its constructor, once the process is measured), memcheck
+ * puts a copy of the main thread's DTV in its own memory and points the
+ * thread at it: the dynamic linker then grows it with realloc (the
+ * thread's DTV is no longer the one it made, the only one it mallocs),
+ * which realloc's one DTV test already sends off its fast path
+ * (interpose.c's realloc_dtv), where the copy is told by its address:
+ * the allocator is asked for a new block of the requested size with
+ * malloc, as bare (realloc's old pointer is memcheck's), the entries
+ * copied, and the block counted as the DTVs of the other threads are
+ * (one entry smaller; dtv_counted, its caller in ld.so).  Only where
+ * that realloc is memcheck's: the first definition of realloc in
+ * libmemcheck's code (not a program or an object before it with a
+ * realloc of its own, which would be handed memcheck's copy).  The
+ * contents are the same entries at another address: the dynamic
+ * linker, the C library and the scan reach the DTV through the
+ * thread's descriptor only (roots.c reads it whole where it is no
+ * block, as it read the dynamic linker's).  Premises: the constructor
+ * runs in the main thread (but in a libmemcheck loaded by dlopen, whose
+ * malloc then is not the first: mc_is_active 0), which has a DTV
+ * (libmemcheck has TLS of its own) still the one the dynamic linker
+ * made (growing it takes 15 libraries with TLS dlopened and used
+ * before, by another object's constructor). */
+const void *mc_account_main_dtv; /* memcheck's copy (its counter entry), NULL: none */
+static size_t main_dtv_size;      /* its bytes */
+/* The copy's room: 48 entries with the two heads, a DTV of up to 32
+ * modules with TLS at start-up (and the dynamic linker's 14 spare);
+ * with more, the main thread keeps the dynamic linker's.  Small, with
+ * the other small variables that start-up populates (bss-layout.sh). */
+static uintptr_t main_dtv_store[48 * MC_DTV_ENTRY / sizeof(uintptr_t)];
+
+void mc_account_dtv_main_take(void)
+{
+#if defined(__x86_64__)
+	const uintptr_t *dtv;
+	__asm__ volatile("mov %%fs:8, %0" : "=r"(dtv));
+	size_t size = (dtv[-2] + 2) * MC_DTV_ENTRY;
+	if (!mc_is_active || size > sizeof main_dtv_store ||
+	    (uintptr_t)mc_sym_first("realloc", NULL) - mc_text_lo >= mc_text_len)
+		return;
+	memcpy(main_dtv_store, dtv - 2, size);
+	mc_account_main_dtv = main_dtv_store;
+	main_dtv_size = size;
+	atomic_signal_fence(memory_order_seq_cst);
+	__asm__ volatile("mov %0, %%fs:8" : : "r"(main_dtv_store + 2) : "memory");
+#endif
+}
+
+/* realloc(old, n) of that copy by the dynamic linker: a block of n bytes
+ * from where bare's malloc would take it, the entries copied; counted
+ * (count) as the dynamic linker's DTVs are, from the call's frame fp.
+ * With the guard held (memcheck's own work used TLS), memcheck's own
+ * memory again, which stays the copy. */
+__attribute__((noinline, cold)) void *mc_account_dtv_main_grow(void *old, size_t n, void *fp,
+								 bool count)
+{
+	int saved = errno;
+	size_t have = main_dtv_size < n ? main_dtv_size : n;
+	if (mc_in_hook) {
+		void *p = mc_ownheap_alloc(MC_DTV_ENTRY, n, false);
+		if (p) {
+			memcpy(p, old, have);
+			mc_account_main_dtv = p;
+			main_dtv_size = n;
+			if (old != main_dtv_store)
+				mc_ownheap_free(old);
+		}
+		errno = saved;
+		return p;
+	}
+	mc_guard_enter();
+	void *p = MC_REAL(mc_real.malloc(n));
+	int err = errno;
+	if (p) {
+		memcpy(p, old, have);
+		mc_account_main_dtv = NULL;
+		if (old != main_dtv_store)
+			mc_ownheap_free(old);
+	}
+	if (count) {
+		mc_self.dtv_window++;
+		if (p)
+			mc_account_alloc(p, n, fp);
+		else
+			mc_account_failed();
+		mc_self.dtv_window--;
+	}
+	mc_guard_leave();
+	errno = p ? saved : err;
+	return p;
+}
+
 /* record_tracked out of line, for the callers off the hot paths (one
  * copy of it, not one each: the library's code stays within the pages
  * it had, see test_rss_self). */

@@ -2347,6 +2347,19 @@ static inline bool mc_dtv_block(const void *p)
 	return false;
 #endif
 }
+/* The main thread's DTV moved to memcheck's own memory at start-up
+ * (life.c's constructor, after the probe), so that the dynamic linker
+ * grows it with realloc, not malloc; realloc's DTV path (interpose.c's
+ * realloc_dtv) asks mc_account_dtv_main whether old is it, and grows it
+ * with mc_account_dtv_main_grow (fp: the call's frame; count: calls are
+ * counted). */
+void mc_account_dtv_main_take(void);
+extern const void *mc_account_main_dtv;
+static inline bool mc_account_dtv_main(const void *old)
+{
+	return unlikely(old == mc_account_main_dtv) && old;
+}
+void *mc_account_dtv_main_grow(void *old, size_t n, void *fp, bool count);
 extern size_t mc_account_ntails; /* 0: none (the scan asks nothing) */
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);

@@ -549,6 +549,18 @@ static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *
 	return p;
 }
 
+/* realloc of the calling thread's DTV, by the dynamic linker: the main
+ * thread's, which memcheck holds since start-up (account.c), whatever
+ * the state, is never the allocator's to grow; any other the slow path
+ * counts as a DTV.  Out of the slow path's way: reached once in a
+ * process that dlopens 15 libraries with TLS. */
+static __attribute__((noinline)) void *realloc_dtv(void *old, size_t n)
+{
+	if (mc_account_dtv_main(old))
+		return mc_account_dtv_main_grow(old, n, CALL_FRAME(), !uncounted());
+	return realloc_slow(old, n);
+}
+
 /* A size that cannot fail (as count-only malloc's) is counted in
  * advance and the allocator reached by a jump, so the wrapper keeps no
  * frame and saves no register on any path (it pushed three before,
@@ -556,7 +568,7 @@ static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *
 MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 {
 	if (unlikely(mc_dtv_block(old)))
-		return realloc_slow(old, n);
+		return realloc_dtv(old, n);
 	struct mc_totals *t = count_path();
 	if (t) {
 		if (likely(!in_own_span(old))) {

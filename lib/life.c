@@ -492,6 +492,9 @@ __attribute__((constructor)) static void mc_constructor(int argc, char **argv)
 	if (started)
 		mc_own_work_end_start();
 	process_begin();
+	/* the main thread's DTV grown by realloc, not malloc (account.c):
+	 * after the probe, which leaves out a process valgrind runs */
+	mc_account_dtv_main_take();
 	/* Start-up's window ends here at the latest, when no process
 	 * region ended it (nothing is read when one did). */
 	mc_own_work_settle();

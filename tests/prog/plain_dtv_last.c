@@ -36,7 +36,16 @@
  * after them (ld.so's _dl_find_object segments) lie elsewhere, as they
  * would in a checkout whose path is 2 * PAD bytes longer.
  *
- * Usage: plain_dtv_last [exit|region|cached|grown [PAD]].  Prints "slot N of L"
+ * Mode "main": no thread; the main thread's own DTV, which the dynamic
+ * linker made at start-up with its own minimal allocator, is grown at
+ * the main thread's touch of the copy that gets the module id past its
+ * last entry (_dl_resize_dtv's malloc: the initial DTV cannot be
+ * realloc'd).  Mode "mainstay" loads the same copies and touches the
+ * one before the last before the last is loaded (no growth: a touch of
+ * any copy after the last load grows the DTV): what "main" allocates more is the grown
+ * DTV (the touched copy's block is allocated in both).
+ *
+ * Usage: plain_dtv_last [exit|region|cached|grown|main|mainstay [PAD]].  Prints "slot N of L"
  * (the module id the touched copy got, and the length of the touching
  * thread's DTV); exits 0, 2 when no copy got the id wanted (more
  * modules were loaded than the copies built cover).
@@ -127,15 +136,18 @@ int main(int argc, char **argv)
 			begin("dtv_last");
 	}
 	bool cached = strcmp(mode, "cached") == 0, grown = strcmp(mode, "grown") == 0;
+	bool in_main = strcmp(mode, "main") == 0, stay = strcmp(mode, "mainstay") == 0;
 	pthread_t t;
 	if (cached && (pthread_create(&t, NULL, first, NULL) || pthread_join(t, NULL)))
 		return 1;
-	if (!cached && pthread_create(&t, NULL, thread, NULL))
+	if (in_main || stay)
+		dtv_len = my_dtv_len();
+	else if (!cached && pthread_create(&t, NULL, thread, NULL))
 		return 1;
 	pthread_mutex_lock(&lock);
-	if (!cached)
+	if (!cached && !in_main && !stay)
 		wait_step(1);
-	size_t len = dtv_len, want = cached || grown ? len + 1 : len;
+	size_t len = dtv_len, want = cached || grown || in_main || stay ? len + 1 : len;
 	pthread_mutex_unlock(&lock);
 
 	char dir[4096], path[4200];
@@ -154,10 +166,19 @@ int main(int argc, char **argv)
 		if (dlinfo(h, RTLD_DI_TLS_MODID, &id) != 0)
 			return 1;
 		found = (void *(*)(void))dlsym(h, "tls_slot_touch");
+		if (stay && found && id + 1 == want)
+			found(); /* before the last copy is loaded: no growth */
 	}
 	if (id != want || !found) {
 		printf("slot %zu of %zu\n", id, len);
 		return 2;
+	}
+	if (in_main || stay) {
+		pthread_mutex_unlock(&lock);
+		if (in_main)
+			found();
+		printf("slot %zu of %zu, now %zu\n", id, len, my_dtv_len());
+		return 0;
 	}
 	pthread_mutex_lock(&lock);
 	if (cached) {
