@@ -70,6 +70,17 @@
  * exit, ran from 5 blocks under each allocator on main before this
  * (f19e58e: its fork handlers called elfmod.c's and startpages.c's
  * resets from groups 3 and 2b), now from 3.
+ *
+ * Session 45 (cost45): a process with a JSON report (MEMCHECK_REPORT, as
+ * memcheck run sets it), passing with an argument and leaking: on main
+ * before this (fca1a6f) 7, 7, 7, 8 blocks passing and 7, 8, 8, 9 leaking
+ * (glibc, mimalloc, jemalloc, tcmalloc): every such process ran the
+ * arguments' files' key (progname.c's files_key, cold by its attribute,
+ * with mc_process_t0 and the cold part of mc_args_json that calls it),
+ * the report's append (mc_append's cold part, mc_append_dropped) and
+ * each frame's JSON (report.c's json_frame) from .text and group 7, the
+ * fifth to ninth blocks; in group 2b with the rest of the record's code,
+ * 5, 6, 6, 7 both (the other allocators' statistics are further on).
  */
 #include <check.h>
 #include <fcntl.h>
@@ -112,6 +123,10 @@ static const struct row rows[] = {
 	{ "measured /bin/date", "/bin/date", "-u", true, { 4, 4, 4, 4 }, false, false },
 	{ "a forked child (plain_codeblocks')", "plain_codeblocks", NULL, false, { 3, 3, 3, 3 },
 	  true, false },
+	{ "passing, a JSON report (plain_clean plain)", "plain_clean", "plain", false,
+	  { 5, 6, 6, 7 }, false, true },
+	{ "leaking, a JSON report (plain_leak_direct)", "plain_leak_direct", NULL, false,
+	  { 5, 6, 6, 7 }, false, true },
 };
 
 /* Of pid's first mapping whose line in /proc/PID/maps holds what (and
