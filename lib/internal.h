@@ -2863,6 +2863,12 @@ uint64_t mc_rss_current_at(int fd, uint64_t *anon);
 uint64_t mc_rss_peak(unsigned *threads, uint64_t *rss);
 /* Reset the high-water mark to the current RSS; false if not permitted. */
 bool mc_rss_reset_peak(void);
+/* The process's page faults so far, every thread's (getrusage's minor
+ * and major ones: a page made present by a populate or a mapping's
+ * MAP_POPULATE counts too), through the system call; UINT64_MAX if
+ * unreadable.  Where it has not moved between two reads of status, the
+ * mark cannot have risen: no page came in. */
+uint64_t mc_rss_faults(void);
 /* The kernel's mark as getrusage(RUSAGE_SELF) gives it, kB, through the
  * system call (not the wrapper, rusage.c): the greater of the mark and
  * what the process's image before an exec reached; 0 if unreadable. */

@@ -242,6 +242,15 @@ bool mc_rss_reset_peak(void)
 	return ok;
 }
 
+uint64_t mc_rss_faults(void)
+{
+	int saved = errno;
+	struct rusage ru;
+	long rc = syscall(SYS_getrusage, RUSAGE_SELF, &ru);
+	errno = saved;
+	return rc == 0 ? (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt : UINT64_MAX;
+}
+
 uint64_t mc_rss_mark_kb(void)
 {
 	int saved = errno;

@@ -89,6 +89,20 @@
  * .text.mc_last: 9 blocks under each allocator on main (fca1a6f), 8
  * with the DTV code in group 1t; one group after 2b now (text-order.ld's
  * 1u): 5.
+ *
+ * Session 45 (cost45): a process with a JSON report (MEMCHECK_REPORT, as
+ * memcheck run sets it), passing with an argument and leaking: on main
+ * before this (fca1a6f) 7, 7, 7, 8 blocks passing and 7, 8, 8, 9 leaking
+ * (glibc, mimalloc, jemalloc, tcmalloc): every such process ran the
+ * arguments' files' key (progname.c's files_key, cold by its attribute,
+ * with mc_process_t0 and the cold part of mc_args_json that calls it),
+ * the report's append (mc_append's cold part, mc_append_dropped) and
+ * each frame's JSON (report.c's json_frame), and under the other
+ * allocators the end of their statistics' window (footprint.c's
+ * work_settle) and mimalloc's and jemalloc's timed_purge_ms, from .text
+ * and group 7, the fifth to ninth blocks; in group 2b with the rest of
+ * the record's code, 5, 5, 5, 6 both (tcmalloc's frames' demangled
+ * names, demangle.c, lie further on).
  */
 #include <check.h>
 #include <fcntl.h>
@@ -135,6 +149,10 @@ static const struct row rows[] = {
 	{ "measured /bin/date", "/bin/date", "-u", true, { 4, 4, 4, 4 }, false, false },
 	{ "a forked child (plain_codeblocks')", "plain_codeblocks", NULL, false, { 3, 3, 3, 3 },
 	  true, false },
+	{ "passing, a JSON report (plain_clean plain)", "plain_clean", "plain", false,
+	  { 5, 5, 5, 6 }, false, true },
+	{ "leaking, a JSON report (plain_leak_direct)", "plain_leak_direct", NULL, false,
+	  { 5, 5, 5, 6 }, false, true },
 };
 
 /* Of pid's first mapping whose line in /proc/PID/maps holds what (and
