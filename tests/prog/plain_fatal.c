@@ -36,11 +36,15 @@
  *              malloc_stats, which under glibc writes to it with an
  *              arena's lock held (blocked for good); the main thread
  *              raises SIGTERM in itself (run by "wait", "in time" said)
- *   term-fragmented  1,000,000 blocks of 24 bytes, every other one of
+ *   term-fragmented  3,000,000 blocks of 24 bytes, every other one of
  *              them freed in a random order (glibc's statistics walk
- *              every free chunk: 0.7 s bare here), then
+ *              every free chunk: 0.3 s bare here, idle), then
  *              kill(getpid(), SIGTERM)
+ *   term-fragmented-thread  the same with a second thread waiting in
+ *              pause (the record's questions then run under a timer)
  *   segv-libc  a write to address 8 inside the C library's memset
+ *   double-free  a block freed twice (a second one freed between): glibc
+ *              aborts inside free
  *   alarm-pending  SIGALRM blocked and pending (raised), then abort():
  *              bare, it stays pending
  *   alarm-pending-exit  the same with a SIGALRM handler of its own that
@@ -356,6 +360,15 @@ static void *stats_thread(void *arg)
 {
 	(void)arg;
 	malloc_stats();
+	return NULL;
+}
+
+/* term-fragmented-thread: a thread that waits */
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -843,10 +856,19 @@ int main(int argc, char **argv)
 			list = p;
 		}
 		pause();
-	} else if (strcmp(what, "term-fragmented") == 0) {
-		fragment(1000000);
+	} else if (strncmp(what, "term-fragmented", 15) == 0) {
+		if (strcmp(what, "term-fragmented-thread") == 0) {
+			pthread_t t;
+			pthread_create(&t, NULL, sleeper, NULL);
+		}
+		fragment(3000000);
 		kill(getpid(), SIGTERM);
 		pause();
+	} else if (strcmp(what, "double-free") == 0) {
+		void *volatile p = malloc(40), *volatile q = malloc(40);
+		free(p);
+		free(q);
+		free(p);
 	} else if (strcmp(what, "segv-libc") == 0) {
 		volatile size_t n = 64;
 		memset((void *)(uintptr_t)8, 0, n);
