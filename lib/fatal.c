@@ -280,20 +280,27 @@ static __attribute__((noinline, noreturn)) void bound_leave(void **at)
  * nanoseconds; 0: none but the watchdog's). */
 static uint64_t bound_cap_ns;
 
-/* Did the tick interrupt a wait for a lock: the thread stopped at a
- * system call instruction that the kernel will restart, a futex wait's
- * (glibc's, jemalloc's and tcmalloc's locks all wait there; a wait with
- * a timeout restarts as restart_syscall).  The handler has SA_RESTART:
- * the kernel then backs the pc up onto the instruction and puts the
- * call's number back in rax. */
+/* Did the tick interrupt a wait for a lock: a futex wait (glibc's,
+ * jemalloc's and tcmalloc's locks all wait there) or another blocking
+ * system call of the allocator's (a timed wait, a sleep between spins).
+ * The handler has SA_RESTART: where the kernel restarts the call, it
+ * backs the pc up onto the system call instruction and puts the call's
+ * number back in rax (an untimed futex wait); where it does not (a
+ * timed one), rax is -EINTR just after the instruction (both seen with
+ * a 20 ms itimer here).  The code's bytes read through the kernel
+ * (fatal_peek): pc - 2 may lie on a page of its own. */
+static bool fatal_peek(uintptr_t at, uintptr_t *out);
+
 static bool bound_waiting(const ucontext_t *uc)
 {
 	if (!uc)
 		return false;
-	uint16_t insn;
-	memcpy(&insn, (const void *)uc->uc_mcontext.gregs[REG_RIP], sizeof insn);
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], code;
 	long nr = (long)uc->uc_mcontext.gregs[REG_RAX];
-	return insn == 0x050f && (nr == SYS_futex || nr == SYS_restart_syscall);
+	if (!fatal_peek(pc - 2, &code))
+		return false;
+	return ((uint16_t)(code >> 16) == 0x050f && nr == SYS_futex) ||
+	       ((uint16_t)code == 0x050f && nr == -EINTR);
 }
 
 /* The timer's SIGALRM: the record took too long, or a bounded call. */
