@@ -265,6 +265,9 @@ static _Noreturn void fatal_die(int sig, const siginfo_t *si)
 /* The value of mc_fatal_bounded's timer, and where it jumps to. */
 #define BOUND_VALUE 0x6d636b62
 static void **volatile bound_jump;
+/* fatal_watchdog is SIGALRM's handler, from the record's start. */
+static bool alarm_ours;
+static bool fatal_asked(int sig);
 
 /* Out of the bounded call (gcc's builtin: no import of the C
  * library's; the mask is put back by mc_fatal_bounded). */
@@ -273,16 +276,45 @@ static __attribute__((noinline, noreturn)) void bound_leave(void **at)
 	__builtin_longjmp(at, 1);
 }
 
+/* The bounded call's cap on its work (mc_now's clock, in
+ * nanoseconds; 0: none but the watchdog's). */
+static uint64_t bound_cap_ns;
+
+/* Did the tick interrupt a wait for a lock: a futex wait (glibc's,
+ * jemalloc's and tcmalloc's locks all wait there) or another blocking
+ * system call of the allocator's (a timed wait, a sleep between spins).
+ * The handler has SA_RESTART: where the kernel restarts the call, it
+ * backs the pc up onto the system call instruction and puts the call's
+ * number back in rax (an untimed futex wait); where it does not (a
+ * timed one), rax is -EINTR just after the instruction (both seen with
+ * a 20 ms itimer here).  The code's bytes read through the kernel
+ * (fatal_peek): pc - 2 may lie on a page of its own. */
+static bool fatal_peek(uintptr_t at, uintptr_t *out);
+
+static bool bound_waiting(const ucontext_t *uc)
+{
+	if (!uc)
+		return false;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], code;
+	long nr = (long)uc->uc_mcontext.gregs[REG_RAX];
+	if (!fatal_peek(pc - 2, &code))
+		return false;
+	return ((uint16_t)(code >> 16) == 0x050f && nr == SYS_futex) ||
+	       ((uint16_t)code == 0x050f && nr == -EINTR);
+}
+
 /* The timer's SIGALRM: the record took too long, or a bounded call. */
 static void fatal_watchdog(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
-	(void)uc;
 	if (si && si->si_code == SI_TIMER && si->si_value.sival_int == BOUND_VALUE) {
+		/* the bounded call's tick: out of it where it waits for a
+		 * lock or has worked past its cap; on where it works */
 		void **at = bound_jump;
-		if (at)
+		if (at && (bound_waiting(uc) ||
+			   (bound_cap_ns && (uint64_t)(mc_now() * 1e9) >= bound_cap_ns)))
 			bound_leave(at);
-		return; /* the call had returned */
+		return; /* working, or the call had returned */
 	}
 	if (!si || si->si_code != SI_TIMER || si->si_value.sival_int != WATCHDOG_VALUE)
 		return; /* the program's alarm: its process is ending */
@@ -299,9 +331,9 @@ static void fatal_watchdog(int sig, siginfo_t *si, void *uc)
 }
 
 /* A timer of its own (the system calls: no import, no thread) that
- * sends sig, with value, to thread tid once, ns nanoseconds from now: its
- * id, or -1. */
-static int thread_timer(pid_t tid, int sig, int value, uint64_t ns)
+ * sends sig, with value, to thread tid once, ns nanoseconds from now
+ * (then every ns where every): its id, or -1. */
+static int thread_timer_every(pid_t tid, int sig, int value, uint64_t ns, bool every)
 {
 	struct sigevent ev;
 	memset(&ev, 0, sizeof ev);
@@ -312,7 +344,8 @@ static int thread_timer(pid_t tid, int sig, int value, uint64_t ns)
 	int id;
 	if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &id) != 0)
 		return -1;
-	struct itimerspec t = { { 0, 0 }, { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) } };
+	struct timespec v = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	struct itimerspec t = { every ? v : (struct timespec){ 0, 0 }, v };
 	if (syscall(SYS_timer_settime, id, 0, &t, NULL) != 0) {
 		syscall(SYS_timer_delete, id);
 		return -1;
@@ -320,13 +353,25 @@ static int thread_timer(pid_t tid, int sig, int value, uint64_t ns)
 	return id;
 }
 
-/* fatal_watchdog as SIGALRM's handler (true where it is). */
+static int thread_timer(pid_t tid, int sig, int value, uint64_t ns)
+{
+	return thread_timer_every(tid, sig, value, ns, false);
+}
+
+/* fatal_watchdog as SIGALRM's handler (true where it is), from the
+ * record's start: a SIGALRM the program's own alarm or itimer sends
+ * meanwhile ends in it, never in the program's handler (which bare
+ * never runs past the fatal signal: one that exits with a code of its
+ * own would change how the process ends) nor in fatal_handler (a
+ * second fatal signal, which gave the record up).  SA_RESTART: such a
+ * SIGALRM does not cut the record's writes short (EINTR), and the
+ * bounded call's tick can tell a lock's wait (bound_waiting). */
 static bool fatal_alarm_handler(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = fatal_watchdog;
-	sa.sa_flags = SA_SIGINFO;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
 	return mc_sys_sigaction(SIGALRM, &sa, NULL) == 0;
 }
@@ -334,34 +379,60 @@ static bool fatal_alarm_handler(void)
 /* The watchdog: a SIGALRM to the writing thread. */
 static void fatal_arm_watchdog(pid_t tid)
 {
-	if (!fatal_alarm_handler())
-		return;
 	thread_timer(tid, SIGALRM, WATCHDOG_VALUE, (uint64_t)mc_opt.fatal_timeout * 1000000000u);
 }
 
 /* A question the record asks the allocator (allocator.c: its
  * statistics, its release, its purge timer) whose answer may wait on a
- * lock the interrupted code holds (a fault in its heap's checks, a
- * signal fatal_allocator_frames cannot tell came inside it) or another
- * thread keeps: fn(arg) gets BOUND_MS, after which a timer's SIGALRM
- * leaves it by a long jump (the process ends after the record: the
- * allocator's state no longer matters; it is asked nothing more) and
- * false says its figures are unknown.  Only on a killed process's
- * record, on the writing thread. */
+ * lock the interrupted code holds (a signal fatal_allocator_frames
+ * found inside the allocator is asked nothing: mc_fatal_in_allocator)
+ * or another thread keeps (one stopped in a handler of its own, one
+ * blocked in malloc_stats's write to a full pipe with an arena's lock
+ * held), or never end (a fault's corrupt heap walked round a loop):
+ * fn(arg) runs on the writing thread, and false says its figures are
+ * unknown, the call left by a long jump (the process ends after the
+ * record: the allocator's state no longer matters; it is asked nothing
+ * more).
+ *   - Where none of that can be (a signal that asks the process to end,
+ *     so a heap as sound as at any exit; the interrupted stack walked
+ *     out of the allocator's code, none of its frames inside; no other
+ *     thread), fn runs as at an exit, without a timer: a large heap's
+ *     statistics take what they take (glibc's mallinfo2 walks every
+ *     free chunk).
+ *   - Otherwise a timer ticks every BOUND_TICK_MS: a tick that finds
+ *     the thread waiting for a lock (bound_waiting) leaves the call;
+ *     one that finds it working lets it work on, up to BOUND_MS after
+ *     a fault or an abort (the heap may be corrupt), without a cap after
+ *     an asked signal (the watchdog's still stands).
+ * (Session 44 capped every question at 100 ms, and took every frame of
+ * the C library for one of glibc's malloc: session 45.) */
 #define BOUND_MS 100
+#define BOUND_TICK_MS 20
+static bool frames_out; /* the walk left the allocator's code, no frame inside */
+
 bool mc_fatal_bounded(void (*fn)(void *), void *arg)
 {
 	if (mc_fatal_in_allocator)
 		return false;
-	int timer = fatal_alarm_handler() ?
-			    thread_timer((pid_t)syscall(SYS_gettid), SIGALRM, BOUND_VALUE,
-					 (uint64_t)BOUND_MS * 1000000u) :
-			    -1;
+	/* whether the process runs other threads: asked once a record */
+	static int alone = -1;
+	bool asked = fatal_asked(mc_fatal_sig);
+	if (asked && frames_out && alone < 0)
+		alone = mc_never_threaded() || mc_threads_alone();
+	if (asked && frames_out && alone > 0) {
+		fn(arg);
+		return true;
+	}
+	int timer = alarm_ours ? thread_timer_every((pid_t)syscall(SYS_gettid), SIGALRM,
+						    BOUND_VALUE, (uint64_t)BOUND_TICK_MS * 1000000u,
+						    true) :
+				 -1;
 	if (timer < 0) {
 		/* unbounded: the watchdog still ends the process */
 		fn(arg);
 		return true;
 	}
+	bound_cap_ns = asked ? 0 : (uint64_t)(mc_now() * 1e9) + (uint64_t)BOUND_MS * 1000000u;
 	int hook = mc_self.in_hook, in_real = mc_self.in_real;
 	sigset_t mask;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, NULL, &mask, _NSIG / 8);
@@ -467,28 +538,69 @@ static uint32_t fatal_fault_stack(const ucontext_t *uc, const uintptr_t *frames,
  * allocator's (account.c): a SIGTERM amid frees landed there in 2-3 of
  * 8 runs of plain_fatal in-allocator under glibc, jemalloc and
  * tcmalloc (session 44; mimalloc's frees take no lock).  A frame of the
- * interrupted stack in the allocator's object says it may have: the
+ * interrupted stack in the allocator's code says it may have: the
  * record then asks the allocator nothing (allocator.c; retained bytes
- * unknown).  Where the allocator is the C library's, any frame in the
- * C library would say so, a pause()'s or a kill()'s too: count-only
- * keeps that rule for a fault or an abort (a corrupt heap's abort comes
- * from inside malloc, and its statistics would read that heap), but a
- * signal that asks the process to end (asked: a driver's SIGTERM, most
- * often in a sleep, whose figures are wanted; count-only's "term" row
- * had retained_bytes null) and tracking ask, relying on the bound every
- * question of the record has (mc_fatal_bounded): a lock held for good
- * gives up the figures there, not the record. */
+ * unknown).  The allocator's code is its object's where the allocator
+ * is a library of its own.  Where it is the C library's, it is the C
+ * library's malloc functions (glibc_calls, their symbols' extents: an
+ * internal function of theirs, _int_free, is a frame below one of them
+ * on the stack), not the whole C library: a kill()'s, a sleep()'s, an
+ * assert's abort() are not inside malloc (session 44 took every frame
+ * of the C library for one, and so asked nothing after a fault or an
+ * abort there under count-only, and the rest under a cap of 100 ms).
+ * fork() holds every arena's lock around its clone in a process with
+ * threads.  frames_out: a frame outside the allocator's object, the
+ * stack seen far enough to say that none of its frames is inside
+ * (mc_fatal_bounded). */
 bool mc_fatal_in_allocator;
 
-static bool fatal_allocator_frames(const uintptr_t *frames, int n, bool asked)
+/* One string, no table of pointers: no relocation (the packed ones
+ * lie before the code, and each word of them moves group 1t). */
+static const char glibc_calls[] = "malloc\0free\0calloc\0realloc\0reallocarray\0memalign\0"
+				  "posix_memalign\0aligned_alloc\0valloc\0pvalloc\0malloc_trim\0"
+				  "mallinfo\0mallinfo2\0malloc_stats\0malloc_info\0mallopt\0"
+				  "__libc_freeres\0fork";
+#define GLIBC_CALLS 18
+
+/* Is pc inside one of glibc_calls (found at[i], size[i] bytes long)? */
+static bool in_glibc_calls(uintptr_t pc, void *const *at, const size_t *size, size_t n)
 {
-	/* the C library's object: sigfillset's (not allocator.c's, above) */
-	if (!mc_real.base || ((mc_opt.track || asked) &&
-			      mc_real.base == mc_object_base((const void *)&sigfillset, NULL)))
-		return false;
-	for (int i = 0; i < n; i++)
-		if (mc_object_base((const void *)(frames[i] - (i > 0)), NULL) == mc_real.base)
+	for (size_t i = 0; i < n; i++)
+		if (at[i] && pc - (uintptr_t)at[i] < size[i])
 			return true;
+	return false;
+}
+
+static bool fatal_allocator_frames(const uintptr_t *frames, int n)
+{
+	frames_out = false;
+	if (!mc_real.base)
+		return false;
+	/* the C library's object: sigfillset's (not allocator.c's, above) */
+	bool glibc = mc_real.base == mc_object_base((const void *)&sigfillset, NULL);
+	void *at[GLIBC_CALLS];
+	size_t size[GLIBC_CALLS], calls = 0;
+	bool found = false;
+	for (int i = 0; i < n; i++) {
+		uintptr_t pc = frames[i] - (i > 0);
+		if (mc_object_base((const void *)pc, NULL) != mc_real.base) {
+			frames_out = true;
+			continue;
+		}
+		if (!glibc)
+			return true;
+		if (!found) {
+			/* their extents, at the first frame in the C library;
+			 * fork's locks only where the process has threads */
+			found = true;
+			calls = mc_never_threaded() ? GLIBC_CALLS - 1 : GLIBC_CALLS;
+			const char *name = glibc_calls;
+			for (size_t j = 0; j < calls; j++, name += strlen(name) + 1)
+				at[j] = mc_sym_in_sized(mc_real.base, name, &size[j]);
+		}
+		if (in_glibc_calls(pc, at, size, calls))
+			return true;
+	}
 	return false;
 }
 
@@ -623,15 +735,19 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	/* the others wait (bare, the process is gone); the faults and the
 	 * timer's SIGALRM come through, even where the program blocked
 	 * them (or SIGALRM is the signal being handled) */
+	alarm_ours = fatal_alarm_handler();
 	sigset_t block, through;
 	sigemptyset(&block);
 	sigemptyset(&through);
 	for (int s = 1; s < _NSIG; s++)
-		sigaddset(fatal_synchronous(s) || s == SIGABRT || s == SIGALRM ? &through : &block, s);
+		sigaddset(fatal_synchronous(s) || s == SIGABRT || (s == SIGALRM && alarm_ours) ?
+				  &through :
+				  &block,
+			  s);
 	fatal_mask(SIG_BLOCK, &block);
 	fatal_mask(SIG_UNBLOCK, &through);
 	/* first: what follows may wait on a lock the fault left held */
-	if (mc_opt.fatal_timeout > 0)
+	if (mc_opt.fatal_timeout > 0 && alarm_ours)
 		fatal_arm_watchdog(tid);
 	if (mc_in_hook) {
 		atomic_store(&said, true);
@@ -644,7 +760,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 	if (uc) {
 		uintptr_t frames[MC_MAX_DEPTH];
 		int n = fatal_walk(uc, frames, MC_MAX_DEPTH);
-		mc_fatal_in_allocator = fatal_allocator_frames(frames, n, fatal_asked(sig));
+		mc_fatal_in_allocator = fatal_allocator_frames(frames, n);
 		mc_fatal_stack = fatal_fault_stack(uc, frames, n);
 	}
 	fatal_scan_from(uc);

@@ -427,7 +427,8 @@ static const struct h_case cases[] = {
 	{ "not a shared object", .allocators = H_ONCE,
 	  .run = { .cli = H_LIST("run", "-a", "glibc,/etc/passwd"), .prog = "cli_prog",
 		   .args = H_LIST("pass") },
-	  .exit = 2, .err = H_LIST("does not serve malloc"), .check = no_column_for_the_object },
+	  .exit = 2, .err = H_LIST("/etc/passwd: not an ELF file: expected the path of an allocator's"),
+	  .check = no_column_for_the_object },
 	{ "a shared object without malloc", .allocators = H_ONCE,
 	  .run = { .prog = "cli_prog", .args = H_LIST("pass") }, .setup = zlib,
 	  .exit = 2, .err = H_LIST("does not serve malloc"), .check = no_column_for_the_object },
@@ -649,6 +650,37 @@ START_TEST(unpreloadable_paths_refused)
 	EXPECT_HAS(x.r.err, h_env("%s: cannot be preloaded: its path has a colon", so),
 		   "allocator path");
 	h_res_free(&x);
+}
+END_TEST
+
+/* An allocator given by the path of a file that is no shared object (a
+ * text file, a directory, /dev/null, a relocatable object): the dynamic
+ * loader ignored it in LD_PRELOAD and the C library's malloc served; a
+ * command that wrote no record (/bin/true, left out) passed, exit 0
+ * (before session 45: a command with records was refused after its run,
+ * "does not serve malloc"); now bad usage before any run, said with the
+ * path and what was expected. */
+START_TEST(allocator_not_a_shared_object)
+{
+	static const char *const why[] = { "not an ELF file", "not a regular file",
+					   "not a regular file", "not a 64-bit ELF shared object" };
+	const char *paths[] = { tmpfile_with("liballoc.so", "not an object\n"), h_tmppath("adir"),
+				"/dev/null", h_tmppath("liballoc.o") };
+	mkdir(paths[1], 0700);
+	/* a relocatable object: ELF, not ET_DYN */
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "printf 'int f(void){return 1;}' | cc -x c -c -o '%s' -",
+		 paths[3]);
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+	for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+		struct h_res x;
+		H_EXEC(&x, .cli = H_LIST("run", "-a", h_env("glibc,%s", paths[i]), "--", "/bin/true"));
+		h_expect_exit(&x, 2);
+		EXPECT_HAS(x.r.err, h_env("allocator %s: %s: expected the path of an allocator's "
+					  "shared object", paths[i], why[i]),
+			   "allocator path");
+		h_res_free(&x);
+	}
 }
 END_TEST
 
@@ -1197,6 +1229,7 @@ int main(void)
 	tcase_add_test(tc, cut_record_said);
 	tcase_add_test(tc, environment_of_the_command);
 	tcase_add_test(tc, unpreloadable_paths_refused);
+	tcase_add_test(tc, allocator_not_a_shared_object);
 	tcase_add_test(tc, report_then_gate_agree);
 	tcase_add_test(tc, relative_budget);
 	tcase_add_test(tc, junit_structure);

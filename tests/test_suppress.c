@@ -132,6 +132,30 @@ H_SETUP(the_file_and_a_bad_one)
 	return true;
 }
 
+/* A path longer than the system takes (PATH_MAX): skipped without a
+ * word before session 45, the region passing with its entries unread;
+ * now said and failed as a file that cannot be read. */
+static char long_path[5001];
+
+H_SETUP(the_file_and_a_path_too_long)
+{
+	char *path = long_path;
+	memset(path, 'a', sizeof long_path - 1);
+	path[0] = '/';
+	env_adding(run, h_env("MEMCHECK_SUPPRESSIONS=%s:%s", supp_file(), path));
+	return true;
+}
+
+H_CHECK(path_too_long_said_once)
+{
+	const char *msg = "...: a path of 5000 bytes, longer than the system takes";
+	ck_assert_msg(h_violation_has(rec, msg), "no violation naming '%s'", msg);
+	const char *said = h_env("suppressions not read: %.48s%s", long_path, msg);
+	ck_assert_msg(h_count_lines(x->r.err, "suppressions not read") == 1 &&
+			      h_count_lines(x->r.err, said) == 1,
+		      "expected one line with '%s':\n%s", said, x->r.err);
+}
+
 H_SETUP(a_bad_one)
 {
 	files.bad = write_tmp("bad.supp", bad_text);
@@ -424,6 +448,10 @@ static const struct h_case cases[] = {
 	{ "a bad file beside a good one", PLAIN_SUPP(NULL, H_PRELOAD,
 						     .env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
 	  .setup = the_file_and_a_bad_one, .check = bad_file_said_once,
+	  .want = { { "verdict", .str = "fail" }, { "suppressed.blocks", 2 } } },
+	{ "a path too long beside a good file", PLAIN_SUPP(NULL, H_PRELOAD,
+							.env = H_LIST("MEMCHECK_DEFAULT_SUPPRESSIONS=0")),
+	  .setup = the_file_and_a_path_too_long, .check = path_too_long_said_once,
 	  .want = { { "verdict", .str = "fail" }, { "suppressed.blocks", 2 } } },
 	/* A region that leaves nothing fails too.  MEMCHECK_PROGRAMS:
 	 * /bin/true is installed on the system, which memcheck leaves out

@@ -134,6 +134,7 @@ struct group {
 	char *label;             /* "glibc", "mimalloc", a path, a file name */
 	char *object;            /* shared object preloaded, NULL for glibc */
 	char *skipped;           /* why it was not run, or NULL */
+	const char *bad;         /* why object is no allocator (run.c), or NULL */
 	bool baseline;           /* the others are compared with it */
 	bool stored;             /* read from a file, not run now: its
 				  * verdicts are not judged */

@@ -33,6 +33,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -40,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -47,6 +49,27 @@
 #ifndef MC_ALLOCATOR_DIR
 #define MC_ALLOCATOR_DIR "/usr/lib/x86_64-linux-gnu"
 #endif
+
+/* Why the file at path cannot be an allocator's shared object (not an
+ * ELF file of type ET_DYN: the dynamic loader ignores it in LD_PRELOAD,
+ * and the run is then the C library's under the file's name), or NULL. */
+static const char *not_shared_object(const char *path)
+{
+	Elf64_Ehdr h;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL; /* said by access(2) below */
+	struct stat st;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, &h, sizeof h) : -1;
+	close(fd);
+	if (n < 0)
+		return "not a regular file";
+	if (n < (ssize_t)EI_NIDENT || memcmp(h.e_ident, ELFMAG, SELFMAG) != 0)
+		return "not an ELF file";
+	if (n < (ssize_t)sizeof h || h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_type != ET_DYN)
+		return "not a 64-bit ELF shared object";
+	return NULL;
+}
 
 /* Fill in g for an allocator named on the command line: its object, or
  * why it is skipped.  False for a name memcheck does not know. */
@@ -64,6 +87,7 @@ static bool resolve_allocator(struct group *g, const char *name)
 		else if (why)
 			g->skipped = xasprintf("%s: cannot be preloaded: %s", path, why);
 		g->object = path;
+		g->bad = g->skipped ? NULL : not_shared_object(path);
 		return true;
 	}
 	const struct allocator_info *a = allocator_named(name);
@@ -254,6 +278,9 @@ static int add_allocator(struct group **groups, size_t *ng, const char *name, bo
 		return bad_usage("run", "unknown allocator '%s': expected one of %s, or the "
 				 "path of a shared object", name, names);
 	}
+	if (g->bad)
+		return bad_usage("run", "allocator %s: %s: expected the path of an allocator's "
+				 "shared object (.so)", g->object, g->bad);
 	return 0;
 }
 

@@ -32,6 +32,23 @@
  *              written, its report can
  *   stall-exit the same, then it returns 0 from main (no signal)
  *   stall-_exit the same, then _exit(0)
+ *   stall-stats the same stderr, full; then a second thread calls
+ *              malloc_stats, which under glibc writes to it with an
+ *              arena's lock held (blocked for good); the main thread
+ *              raises SIGTERM in itself (run by "wait", "in time" said)
+ *   term-fragmented  3,000,000 blocks of 24 bytes, every other one of
+ *              them freed in a random order (glibc's statistics walk
+ *              every free chunk: 0.3 s bare here, idle), then
+ *              kill(getpid(), SIGTERM)
+ *   term-fragmented-thread  the same with a second thread waiting in
+ *              pause (the record's questions then run under a timer)
+ *   segv-libc  a write to address 8 inside the C library's memset
+ *   double-free  a block freed twice (a second one freed between): glibc
+ *              aborts inside free
+ *   alarm-pending  SIGALRM blocked and pending (raised), then abort():
+ *              bare, it stays pending
+ *   alarm-pending-exit  the same with a SIGALRM handler of its own that
+ *              _exits 3: bare never runs it
  *   in-allocator  a second thread sends the main one SIGTERM after
  *              30 ms while it allocates and frees blocks of 5,000,
  *              100,000 and 300,000 bytes (run by "wait"; blocks
@@ -126,10 +143,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,6 +353,52 @@ static void raw(void)
 	rc = syscall(SYS_rt_sigaction, SIGSEGV, (void *)8, NULL, 8);
 	printf("bad pointer: rc %ld %s\n", rc, errno == EFAULT ? "EFAULT" : strerror(errno));
 	fflush(stdout);
+}
+
+/* stall-stats: the thread that holds glibc's arena lock for good */
+static void *stats_thread(void *arg)
+{
+	(void)arg;
+	malloc_stats();
+	return NULL;
+}
+
+/* term-fragmented-thread: a thread that waits */
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* alarm-pending-exit: a handler bare never runs */
+static void alarm_exit(int sig)
+{
+	(void)sig;
+	_exit(3);
+}
+
+/* term-fragmented: n blocks, every other one freed in a random order */
+void **fragmented;
+static void fragment(size_t n)
+{
+	void **p = malloc(n * sizeof *p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = malloc(24);
+	uint64_t x = 88172645463325252u;
+	for (size_t i = n - 1; i > 0; i--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		size_t j = (size_t)(x % (i + 1));
+		void *t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+	for (size_t i = 0; i < n; i += 2)
+		free(p[i]);
+	fragmented = p; /* the other half still reachable */
 }
 
 /* in-allocator: the thread that ends the main one */
@@ -791,6 +856,31 @@ int main(int argc, char **argv)
 			list = p;
 		}
 		pause();
+	} else if (strncmp(what, "term-fragmented", 15) == 0) {
+		if (strcmp(what, "term-fragmented-thread") == 0) {
+			pthread_t t;
+			pthread_create(&t, NULL, sleeper, NULL);
+		}
+		fragment(3000000);
+		kill(getpid(), SIGTERM);
+		pause();
+	} else if (strcmp(what, "double-free") == 0) {
+		void *volatile p = malloc(40), *volatile q = malloc(40);
+		free(p);
+		free(q);
+		free(p);
+	} else if (strcmp(what, "segv-libc") == 0) {
+		volatile size_t n = 64;
+		memset((void *)(uintptr_t)8, 0, n);
+	} else if (strncmp(what, "alarm-pending", 13) == 0) {
+		if (strcmp(what, "alarm-pending-exit") == 0)
+			signal(SIGALRM, alarm_exit);
+		sigset_t alrm;
+		sigemptyset(&alrm);
+		sigaddset(&alrm, SIGALRM);
+		sigprocmask(SIG_BLOCK, &alrm, NULL);
+		raise(SIGALRM);
+		abort();
 	} else if (strcmp(what, "term-many") == 0) {
 		static void *many[100000];
 		for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
@@ -860,6 +950,13 @@ int main(int argc, char **argv)
 			return 0;
 		if (strcmp(what, "stall-_exit") == 0)
 			_exit(0);
+		if (strcmp(what, "stall-stats") == 0) {
+			pthread_t t;
+			pthread_create(&t, NULL, stats_thread, NULL);
+			usleep(200000);
+			raise(SIGTERM);
+			pause();
+		}
 		segv();
 	} else if (strcmp(what, "overflow") == 0) {
 		return deep(NULL);
