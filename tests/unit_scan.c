@@ -105,6 +105,13 @@ bool mc_allocator_own_code(uintptr_t pc)
 	return false;
 }
 
+/* allocfn.c is not linked (and no frame lies in an allocator here). */
+bool mc_allocfn_thin(uintptr_t pc)
+{
+	(void)pc;
+	return false;
+}
+
 /* symbolize.c is not linked: what the scan lends it is kept here. */
 static const struct mc_buf *lent_runs;
 static int lends;
