@@ -1088,6 +1088,39 @@ START_TEST(gen_suppressions_as_valgrinds)
 }
 END_TEST
 
+/* A program --trace-children=yes follows writes its head at its start
+ * and runs holding no descriptor of memcheck's, as bare (plain_fdlist:
+ * the descriptors a test suite lists to find leaked ones); under every
+ * allocator.  With the head written through the text's kept descriptor
+ * the program listed one more. */
+START_TEST(head_keeps_no_descriptor)
+{
+	const char *cmd = h_env("%s; exit 0", h_prog("plain_fdlist"));
+	struct h_res bare;
+	H_EXEC(&bare, .prog = "/bin/sh", .args = H_LIST("-c", cmd), .no_report = true, .text = "");
+	h_expect_exit(&bare, 0);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *dir = h_tmppath(h_env("fdhead%d", a));
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		const char *args[] = { "--trace-children=yes", h_env("--log-file=%s/%%p.log", dir),
+				       "/bin/sh", "-c", cmd, NULL };
+		struct h_res x;
+		if (!memcheck_under(a, args, &x, 0))
+			continue;
+		h_expect_exit(&x, 0);
+		ck_assert_msg(!strcmp(bare.r.out, x.r.out), "%s: bare listed %s, under memcheck %s",
+			      h_allocator_name(a), bare.r.out, x.r.out);
+		char want[4096], got[4096];
+		heads_of(dir, false, got, sizeof got);
+		snprintf(want, sizeof want, "Command: %s", h_prog("plain_fdlist"));
+		ck_assert_msg(strstr(got, want), "%s: no head of plain_fdlist's:\n%s",
+			      h_allocator_name(a), got);
+		h_res_free(&x);
+	}
+	h_res_free(&bare);
+}
+END_TEST
+
 /* How many lines of text hold word */
 static int count_lines(const char *text, const char *word)
 {
@@ -1848,6 +1881,7 @@ int main(void)
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
+	tcase_add_test(tc, head_keeps_no_descriptor);
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
