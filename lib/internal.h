@@ -2803,8 +2803,9 @@ bool mc_jv_str(struct mc_jv v, char *dst, size_t size);
 
 /* ---- vgmode.c ------------------------------------------------------ */
 
-/* Under valgrind with memcheck's wrapper reached, a region's leak figures
- * are valgrind's: leak checks at its begin and end, the differences of
+/* Under valgrind with memcheck's wrapper reached, or with memcheck
+ * bypassed by valgrind's own malloc, a region's leak figures are
+ * valgrind's: leak checks at its begin and end, the differences of
  * valgrind's totals.  index is the region's place on the region stack. */
 bool mc_vg_mode(void);
 void mc_vg_region_begin(int index, const char *name);
