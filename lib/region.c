@@ -171,7 +171,7 @@ uint32_t mc_region_epoch_mark(void)
  * baseline is zero, its peak the peak so far), else from now. */
 static void region_rebase(struct region *r, uint32_t epoch, bool from_start)
 {
-	mc_vg_region_begin((int)(r - regions), r->name);
+	mc_vg_region_begin((int)(r - regions), r->name, r->process);
 	r->epoch = epoch;
 	if (from_start) {
 		memset(&r->base, 0, sizeof r->base);
@@ -416,8 +416,8 @@ static inline __attribute__((always_inline)) void counts_from(struct memcheck_re
 }
 
 /* The violation of a region that ended while memcheck was bypassed, or
- * NULL under valgrind's own malloc: valgrind's leak figures judge the
- * region then (vgmode.c), as valgrind judges the program bare. */
+ * NULL under valgrind's own malloc: valgrind judges the process at its
+ * exit, and its leak figures a region the program began (vgmode.c). */
 __attribute__((cold, noinline)) static const char *bypassed(void)
 {
 	return mc_vg_mode() ? NULL :

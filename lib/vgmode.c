@@ -18,13 +18,18 @@
  * (callgrind, massif...) the figures are memcheck's own.
  *
  * Without --soname-synonyms valgrind replaces malloc in every object,
- * memcheck's own included: memcheck is bypassed and counts nothing.  Its
- * regions then take valgrind's leak figures all the same, so that a
- * program run under valgrind with memcheck preloaded (a test suite that
- * runs some of its tests under valgrind itself, as nettle's side-channel
- * tests do, while the whole suite has memcheck preloaded) passes or
- * fails on valgrind's leaks, as it does bare, where every region failed
- * as bypassed (exit status 23 for every such program).
+ * memcheck's own included: memcheck is bypassed and counts nothing.  A
+ * program run so with memcheck preloaded (a test suite that runs some of
+ * its tests under valgrind itself, as nettle's side-channel tests do,
+ * while the whole suite has memcheck preloaded) must end as it does
+ * bare: every region failed as bypassed (exit status 23 for every such
+ * program).  The process region is then valgrind's to judge at its own
+ * exit, after its __libc_freeres: memcheck asks valgrind for no leak
+ * check (one in the process counts its records among valgrind's errors:
+ * a joined thread's stack kept by the C library, possibly lost before
+ * the freeres, made valgrind's --error-exitcode fail zix's thread tests)
+ * and does not fail it.  A region the program begins itself takes
+ * valgrind's leak figures, as in valgrind mode proper.
  *
  * A difference is a net change of the whole heap: a block older than the
  * region that the region makes unreachable counts as the region's, and
@@ -163,11 +168,11 @@ bool mc_vg_mode(void)
 #endif
 }
 
-void mc_vg_region_begin(int index, const char *name)
+void mc_vg_region_begin(int index, const char *name, bool process)
 {
 	if (index < 0 || index >= VG_MAX_REGIONS)
 		return;
-	vg_regions[index].on = mc_vg_mode();
+	vg_regions[index].on = mc_vg_mode() && (mc_is_active || !process);
 #if MC_HAVE_VALGRIND
 	if (!vg_regions[index].on)
 		return;
