@@ -2833,11 +2833,13 @@ bool mc_jv_str(struct mc_jv v, char *dst, size_t size);
 
 /* ---- vgmode.c ------------------------------------------------------ */
 
-/* Under valgrind with memcheck's wrapper reached, a region's leak figures
- * are valgrind's: leak checks at its begin and end, the differences of
- * valgrind's totals.  index is the region's place on the region stack. */
+/* Under valgrind with memcheck's wrapper reached, or with memcheck
+ * bypassed by valgrind's own malloc, a region's leak figures are
+ * valgrind's: leak checks at its begin and end, the differences of
+ * valgrind's totals.  index is the region's place on the region stack;
+ * bypassed, the process region is left to valgrind's own exit. */
 bool mc_vg_mode(void);
-void mc_vg_region_begin(int index, const char *name);
+void mc_vg_region_begin(int index, const char *name, bool process);
 /* Fill res's leak kinds and suppressed from valgrind; false (res
  * untouched) when the region did not begin in valgrind mode. */
 bool mc_vg_region_end(int index, struct memcheck_result *res);

@@ -5,6 +5,9 @@
  * leak figures are the changes valgrind's own leak check printed for the
  * region in the same run; memcheck still counts the region's calls.
  * Outside valgrind the records say "memcheck".  Skipped without valgrind.
+ * valgrind without --soname-synonyms and memcheck preloaded (each
+ * allocator): memcheck bypassed, the regions judged on valgrind's leak
+ * figures, a clean program's exit status its own.
  *
  * A row a run: `memcheck run --valgrind` on one of vgmode's cases (the
  * row's setup picks tcmalloc when installed, glibc alone otherwise), or
@@ -258,6 +261,33 @@ H_SETUP(valgrind_blind)
 	return true;
 }
 
+/* valgrind with no --soname-synonyms, memcheck and the row's allocator
+ * preloaded: valgrind's malloc serves every object, memcheck's own
+ * included, and memcheck counts nothing.  The program ends as it does
+ * under valgrind bare: the process region is valgrind's to judge at its
+ * exit (every region failed as bypassed: status 23, nettle's side-channel
+ * tests run under valgrind by its make check all failed under a preload;
+ * a leak check of memcheck's asked before valgrind's freeres counted a
+ * joined thread's kept stack among valgrind's errors), and a region the
+ * program begins takes valgrind's leak figures.  The row's args: valgrind's
+ * options, then the program's name (vgmode without any). */
+H_SETUP(valgrind_replaces_all)
+{
+	static const char *args[8];
+	if (!have_valgrind())
+		return false;
+	size_t n = 0;
+	for (; run->args && run->args[n] && n + 2 < sizeof args / sizeof args[0]; n++)
+		args[n] = run->args[n];
+	if (n == 0 || args[n - 1][0] == '-')
+		args[n++] = "vgmode";
+	if (args[n - 1][0] != '/')
+		args[n - 1] = h_prog(args[n - 1]);
+	args[n] = NULL;
+	run->args = args;
+	return true;
+}
+
 /* Without valgrind in PATH: a clear message, exit 2. */
 H_SETUP(no_valgrind_in_path)
 {
@@ -291,6 +321,36 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("does not serve the allocator's blocks"),
 	  .want = { { "leak_check", .str = "memcheck", .rec = "leaky" },
 		    { "indirectly_lost.blocks", 1, .rec = "leaky" } } },
+	{ "valgrind's malloc everywhere: a clean program's status as bare",
+	  .setup = valgrind_replaces_all,
+	  .run = { .prog = "/usr/bin/valgrind", .args = H_LIST("plain_empty"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "" },
+	  .want = { { "verdict", .str = "pass" } } },
+	/* valgrind's own status bare: 0, but 1 under tcmalloc, whose
+	 * start-up loses 8 bytes to valgrind (MallocExtension::Register) */
+	{ "valgrind's malloc everywhere: joined threads, valgrind's --error-exitcode as bare",
+	  .allocators = H_ONLY(H_GLIBC) | H_ONLY(H_MIMALLOC) | H_ONLY(H_JEMALLOC),
+	  .setup = valgrind_replaces_all,
+	  .run = { .prog = "/usr/bin/valgrind",
+		   .args = H_LIST("--leak-check=full", "--error-exitcode=1", "plain_thread_rounds"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "" },
+	  .want = { { "verdict", .str = "pass" } } },
+	{ "valgrind's malloc everywhere: tcmalloc's start-up, valgrind's --error-exitcode as bare",
+	  .allocators = H_ONLY(H_TCMALLOC), .setup = valgrind_replaces_all,
+	  .run = { .prog = "/usr/bin/valgrind",
+		   .args = H_LIST("--leak-check=full", "--error-exitcode=1", "plain_thread_rounds"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "" },
+	  .exit = 1, .err = H_LIST("MallocExtension::Register"),
+	  .want = { { "verdict", .str = "pass" } } },
+	{ "valgrind's malloc everywhere: valgrind's leak figures", .setup = valgrind_replaces_all,
+	  .run = { .prog = "/usr/bin/valgrind", .flags = H_PRELOAD | H_EXITCODE, .text = "" },
+	  .exit = 23,
+	  .want = { { "verdict", .str = "pass", .rec = "clean" },
+		    { "leak_check", .str = "valgrind", .rec = "leaky" },
+		    { "definitely_lost.blocks", 2, .rec = "leaky" },
+		    { "definitely_lost.bytes", 64, .rec = "leaky" },
+		    { "still_reachable.blocks", 1, .rec = "leaky" },
+		    { "still_reachable.bytes", 96, .rec = "leaky" } } },
 	{ "valgrind not installed", .allocators = H_ONCE, .setup = no_valgrind_in_path,
 	  .run = { .prog = "/usr/bin/env", .no_report = true, .text = "" }, .exit = 2,
 	  .err = H_LIST("valgrind is not installed") },
