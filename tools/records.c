@@ -339,9 +339,14 @@ static size_t first_value(const char *line, size_t len)
 	return (size_t)(v.end - line);
 }
 
-/* One record of n bytes at p (a line's, or part of one) into out. */
+/* One record of n bytes at p (a line's, or part of one) into out; the
+ * blanks after its JSON (a '\r' of a line ended "\r\n") are no part
+ * of it: a file cut right after the record's brace reads the same
+ * record (fuzz_records). */
 static void push_record(struct recs *out, const char *p, size_t n, struct rec *r)
 {
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+		n--;
 	char *line = xmalloc(n + 1);
 	memcpy(line, p, n);
 	line[n] = 0;
