@@ -93,27 +93,30 @@ static bool blank_line(const uint8_t *p, size_t n)
 static int part_line(const uint8_t *p, size_t n, const char *err, const struct recs *rs,
 		     size_t next)
 {
-	char head[160];
-	unsigned long long pid, seq, i, parts;
-	if (n < 8 || memcmp(p, "{\"part\":", 8) != 0)
+	/* its head read as the reader reads it (a key repeated or another
+	 * between them, as damage leaves it, is no reason to drop it) */
+	struct mc_jv v, part, f, t;
+	uint64_t pid, seq, i, parts;
+	if (n < 8 || memcmp(p, "{\"part\":", 8) != 0 || !mc_jv_line((const char *)p, n, &v) ||
+	    !mc_jv_get(v, "part", &part) || !mc_jv_get(part, "pid", &f) || !mc_jv_u64(f, &pid) ||
+	    !mc_jv_get(part, "seq", &f) || !mc_jv_u64(f, &seq) || !mc_jv_get(part, "i", &f) ||
+	    !mc_jv_u64(f, &i) || !mc_jv_get(part, "n", &f) || !mc_jv_u64(f, &parts))
 		return 0;
-	snprintf(head, sizeof head, "%.*s", (int)(n < sizeof head - 1 ? n : sizeof head - 1), p);
-	if (sscanf(head, "{\"part\":{\"pid\":%llu,\"seq\":%llu,\"i\":%llu,\"n\":%llu}", &pid,
-		   &seq, &i, &parts) != 4)
-		return 0;
-	struct mc_jv v, t;
-	if (i == parts && next < rs->n && mc_jv_line((const char *)p, n, &v) &&
-	    mc_jv_get(v, "text", &t)) {
+	if (i == parts && next < rs->n && mc_jv_get(v, "text", &t)) {
 		size_t room = (size_t)(t.end - t.p) + 1, tl, rl = strlen(rs->v[next].line);
 		char *text = malloc(room);
-		bool ends = mc_jv_str(t, text, room) && (tl = strlen(text)) <= rl &&
-			    memcmp(rs->v[next].line + rl - tl, text, tl) == 0;
+		bool ends = mc_jv_str(t, text, room);
+		/* (the blanks after a record's JSON are no part of it) */
+		for (tl = ends ? strlen(text) : 0; tl && strchr(" \t\r", text[tl - 1]); tl--)
+			;
+		ends = ends && tl <= rl && memcmp(rs->v[next].line + rl - tl, text, tl) == 0;
 		free(text);
 		if (ends)
 			return 2;
 	}
 	char said_as[96];
-	snprintf(said_as, sizeof said_as, "pid %llu (seq %llu)", pid, seq);
+	snprintf(said_as, sizeof said_as, "pid %llu (seq %llu)", (unsigned long long)pid,
+		 (unsigned long long)seq);
 	return strstr(err, said_as) || i < parts;
 }
 
