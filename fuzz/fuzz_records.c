@@ -13,11 +13,13 @@
  * with one byte changed where the hash says.  Besides what ASan and UBSan
  * catch, and libFuzzer's hang and memory limits, it checks that nothing
  * is lost silently:
- *   - every line that is not blank holds records read (more than one
- *     where damage joined them), or is said on stderr as FILE:LINE:
- *     (its file and line named), or is a record's part: the last
- *     of a record read, or one whose record is said (its pid and seq
- *     named), and the count of bad lines
+ *   - every record read comes from the line it says (struct rec's
+ *     lineno), which holds it (more than one where damage joined
+ *     them) or is the last part of a record in parts, in the order of
+ *     the lines; every line that is not blank holds records read, or
+ *     is said on stderr as FILE:LINE: (its file and line named), or is
+ *     a record's part: one before the last, or the last of a record
+ *     read or said (its pid and seq named); and the count of bad lines
  *     recs_read returns is 0 exactly when nothing was said;
  *   - a file cut short reads no record the whole file does not have, in
  *     the same order, and a record cut inside its line (not in the
@@ -82,42 +84,25 @@ static bool blank_line(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* A record's part (lib/textout.c's write_parts) that is not named by
- * its line: 2 where it is the last part of the record read next (rs's
- * next record ends with its text: the glued record, which no line holds
- * as it is), 1 where its record is said (its pid and seq in err) or its
- * last part is to come, 0 where it is no part or a last part neither
- * read nor said.  (Its record's pid and seq said is no proof by itself:
- * a report may hold the same part twice, one record read and the other
- * said; fuzz_records found that.) */
-static int part_line(const uint8_t *p, size_t n, const char *err, const struct recs *rs,
-		     size_t next)
+/* A record's part (lib/textout.c's write_parts): 0 where the line is
+ * none (its head read as the reader reads it: a key repeated or another
+ * between them, as damage leaves them, does not make it no part), 1
+ * where it is one but the last, 2 where it is the last; *said: its
+ * record (pid and seq) is named in err. */
+static int part_line(const uint8_t *p, size_t n, const char *err, bool *said)
 {
-	/* its head read as the reader reads it (a key repeated or another
-	 * between them, as damage leaves it, is no reason to drop it) */
-	struct mc_jv v, part, f, t;
+	struct mc_jv v, part, f;
 	uint64_t pid, seq, i, parts;
 	if (n < 8 || memcmp(p, "{\"part\":", 8) != 0 || !mc_jv_line((const char *)p, n, &v) ||
 	    !mc_jv_get(v, "part", &part) || !mc_jv_get(part, "pid", &f) || !mc_jv_u64(f, &pid) ||
 	    !mc_jv_get(part, "seq", &f) || !mc_jv_u64(f, &seq) || !mc_jv_get(part, "i", &f) ||
 	    !mc_jv_u64(f, &i) || !mc_jv_get(part, "n", &f) || !mc_jv_u64(f, &parts))
 		return 0;
-	if (i == parts && next < rs->n && mc_jv_get(v, "text", &t)) {
-		size_t room = (size_t)(t.end - t.p) + 1, tl, rl = strlen(rs->v[next].line);
-		char *text = malloc(room);
-		bool ends = mc_jv_str(t, text, room);
-		/* (the blanks after a record's JSON are no part of it) */
-		for (tl = ends ? strlen(text) : 0; tl && strchr(" \t\r", text[tl - 1]); tl--)
-			;
-		ends = ends && tl <= rl && memcmp(rs->v[next].line + rl - tl, text, tl) == 0;
-		free(text);
-		if (ends)
-			return 2;
-	}
 	char said_as[96];
 	snprintf(said_as, sizeof said_as, "pid %llu (seq %llu)", (unsigned long long)pid,
 		 (unsigned long long)seq);
-	return strstr(err, said_as) || i < parts;
+	*said = strstr(err, said_as) != NULL;
+	return i == parts ? 2 : 1;
 }
 
 /* Read n bytes of data as a report into rs; the bad count; *err what was
@@ -137,36 +122,39 @@ static int read_as_report(const uint8_t *data, size_t n, struct recs *rs, char *
 	*err = said();
 	if (bad < 0 || (bad == 0) != (**err == 0))
 		abort();                     /* a count that is not what was said */
-	/* every line not blank: a record read (in order), or named */
+	/* every record from a line that holds it (a record in parts: its
+	 * last part's line), in the order of the lines; every line not
+	 * blank: records read from it, or named, or a part whose record is
+	 * to come or is said */
 	size_t next = 0, lineno = 0;
 	char name[96];
 	for (size_t at = 0; at < n;) {
 		const uint8_t *nl = memchr(data + at, '\n', n - at);
 		size_t len = nl ? (size_t)(nl - (data + at)) : n - at;
 		lineno++;
+		bool said = false;
+		int part = part_line(data + at, len, *err, &said);
+		bool read = false;
+		for (size_t from = at, rl; next < rs->n && rs->v[next].lineno == (int)lineno;
+		     next++, read = true) {
+			if (part == 2)
+				continue;    /* glued: no line holds it as it is */
+			const uint8_t *r = memmem(data + from, at + len - from, rs->v[next].line,
+						  rl = strlen(rs->v[next].line));
+			if (part || !r)
+				abort();     /* a record its line does not hold */
+			from = (size_t)(r - data) + rl;
+		}
 		if (!blank_line(data + at, len) || memchr(data + at, 0, len)) {
 			snprintf(name, sizeof name, "%s:%zu:", in_path, lineno);
 			bool named = strstr(*err, name) != NULL;
-			/* the records read from it, in order (a damaged line
-			 * may hold more than one) */
-			bool read = false;
-			for (size_t from = at, rl; next < rs->n; next++, read = true) {
-				const uint8_t *r = memmem(data + from, at + len - from, rs->v[next].line,
-							  rl = strlen(rs->v[next].line));
-				if (!r)
-					break;
-				from = (size_t)(r - data) + rl;
-			}
-			int part = named || read ? 0 : part_line(data + at, len, *err, rs, next);
-			if (part == 2)
-				next++;              /* its last part */
-			else if (!read && !named && !part)
-				abort();             /* a line lost silently */
+			if (!read && !named && part != 1 && !(part == 2 && said))
+				abort();     /* a line lost silently */
 		}
 		at += len + 1;
 	}
 	if (next != rs->n)
-		abort();                     /* a record from no line */
+		abort();                     /* a record from no line, or out of order */
 	return bad;
 }
 

@@ -96,6 +96,8 @@ int parse_options(const char *cmd, int argc, char **argv, const char *shorts,
 struct rec {
 	struct mc_record m;
 	char *line;              /* the line as read, without its newline */
+	int lineno;              /* of its file (a record in parts: its last
+				  * part's) */
 	size_t occ;              /* earlier records of the same program
 				  * basename and region in its repetition */
 	size_t kocc;             /* and of the same arguments' key */

@@ -343,8 +343,9 @@ static size_t first_value(const char *line, size_t len)
  * blanks after its JSON (a '\r' of a line ended "\r\n") are no part
  * of it: a file cut right after the record's brace reads the same
  * record (fuzz_records). */
-static void push_record(struct recs *out, const char *p, size_t n, struct rec *r)
+static void push_record(struct recs *out, const char *p, size_t n, int lineno, struct rec *r)
 {
+	r->lineno = lineno;
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
 		n--;
 	char *line = xmalloc(n + 1);
@@ -372,13 +373,13 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 		if (at)
 			snprintf(after, sizeof after, "after byte %zu: ", at);
 		if (mc_json_record_leak(p, n, &r.m, &r.leak, err, sizeof err)) {
-			push_record(out, p, n, &r);
+			push_record(out, p, n, lineno, &r);
 			return;
 		}
 		used = first_value(p, n); /* (the parse sets r.m and r.leak afresh) */
 		bool whole = used && mc_json_record_leak(p, used, &r.m, &r.leak, NULL, 0);
 		if (whole) {
-			push_record(out, p, used, &r);
+			push_record(out, p, used, lineno, &r);
 		} else if (!(used = cut_record(p, n, err))) {
 			if (!quiet) {
 				fprintf(stderr, "%s:%d: %s%s\n", path, lineno, after, err);
