@@ -2051,6 +2051,8 @@ struct mc_root {
 struct mc_roots;
 /* At start-up, on the main thread: its thread pointer. */
 void mc_roots_init(void);
+/* memcheck_add_root's, for memcheck's own use (life.c); false: no room */
+bool mc_roots_user_add(const void *ptr, size_t size);
 /* The roots memcheck_add_root registered, held across fork. */
 void mc_roots_prefork(void);
 void mc_roots_postfork(bool child);
