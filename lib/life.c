@@ -606,7 +606,7 @@ __attribute__((destructor)) static void mc_destructor(void)
  * valgrind freed it: one free fewer.  Rare: out of line, in group 7. */
 __attribute__((noinline)) static void freeres_cxx(bool at_exit)
 {
-	if (at_exit && !mc_never_threaded() && !mc_threads_alone())
+	if (at_exit && !(mc_freeres_alone = mc_never_threaded() || mc_threads_alone()))
 		return;
 	void (*cxx)(void) = (void (*)(void))mc_sym_first("_ZN9__gnu_cxx9__freeresEv", NULL);
 	if (cxx && (mc_opt.valgrind_freeres & MC_FREERES_CXX)) {
@@ -644,7 +644,9 @@ static void freeres(void)
 {
 	if (mc_opt.valgrind_text == MC_VGTEXT_NONE || !atomic_load(&deferred))
 		return;
-	if (!mc_never_threaded() && !mc_threads_alone())
+	/* the answer kept: what is skipped here is counted freed by it
+	 * (supp_region.c's freeres_unrun), not by a question of its own */
+	if (!(mc_freeres_alone = mc_never_threaded() || mc_threads_alone()))
 		return;
 	freeres_cxx(false);
 	void (*libc)(void) = (void (*)(void))mc_sym_first("__libc_freeres", NULL);
