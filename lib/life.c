@@ -732,7 +732,7 @@ static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
  * the table before it is read.  Where memcheck's entry lies in the
  * static list (most processes) none is a block of a list's size: a few
  * look-ups. */
-#define EXIT_FRAME_WORDS 64
+#define EXIT_FRAME_WORDS 48
 static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void)
 {
 	struct mc_scan_from here;
@@ -740,8 +740,11 @@ static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void
 	const uintptr_t *w = (const uintptr_t *)here.sp;
 	for (size_t i = 0; i < EXIT_FRAME_WORDS; i++) {
 		struct mc_block b;
-		if (!(w[i] & 15) && w[i] >= 65536 && mc_blocks_find(w[i], &b) &&
-		    b.size == sizeof(struct exitfn_list) && exit_lists_count_freed(w[i]))
+		/* not a small number, nor an address in this stack (the
+		 * frames' own links and locals) */
+		if (!(w[i] & 15) && w[i] >= 65536 && w[i] - (here.sp - 65536) > 2 * 65536 &&
+		    mc_blocks_find(w[i], &b) && b.size == sizeof(struct exitfn_list) &&
+		    exit_lists_count_freed(w[i]))
 			return;
 	}
 }
