@@ -1875,6 +1875,13 @@ static const struct h_case cases[] = {
 	{ "a varied mix", .allocators = H_ONLY(H_GLIBC), .check = same_as_valgrind,
 	  .run = { .prog = "plain_mix", .args = H_LIST("3000"), .flags = H_PRELOAD },
 	  .record = "process" },
+	/* 40 exit handlers registered before memcheck's constructor
+	 * (libexitfn.so's default): the list glibc calloc'd for them, and
+	 * frees after memcheck's handler, freed (main 12d30ba: 0 frees,
+	 * valgrind's 1) */
+	{ "glibc's exit-function list", .allocators = H_ONLY(H_GLIBC), .check = same_as_valgrind,
+	  .run = { .prog = "plain_exitfn", .args = H_LIST("exit"), .flags = H_PRELOAD },
+	  .record = "process" },
 	{ "a leaking program", .allocators = H_ONLY(H_GLIBC), .check = same_as_valgrind,
 	  .run = { .prog = "plain_errors", .args = H_LIST("leak"), .flags = H_PRELOAD },
 	  .record = "process" },
