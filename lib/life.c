@@ -684,7 +684,9 @@ struct exitfn_list {
 	struct exitfn_entry fns[32];
 };
 #define EXITFN_ON 2
-#define EXITFN_MAX 32 /* lists counted freed at most (gdb has 2) */
+#define EXITFN_CXA 4
+#define EXITFN_PER_LIST 32
+#define EXITFN_LISTS 4096 /* the walk's bound: 131,072 handlers */
 
 /* The lists glibc frees after this handler, from ours, the list at l
  * (a live block of a list's size) if it holds memcheck's entry as the
@@ -701,17 +703,24 @@ struct exitfn_list {
 static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
 {
 	const struct exitfn_list *ours = (const struct exitfn_list *)l;
-	if (ours->idx >= EXITFN_MAX || ours->fns[ours->idx].flavor != EXITFN_ON ||
+	if (ours->idx >= EXITFN_PER_LIST || ours->fns[ours->idx].flavor != EXITFN_ON ||
 	    ours->fns[ours->idx].arg != (uintptr_t)&exit_mark)
 		return false;
-	for (int n = 0; l && n < EXITFN_MAX; n++) {
+	for (int n = 0; l && n < EXITFN_LISTS; n++) {
 		const struct exitfn_list *list = (const struct exitfn_list *)l;
 		uintptr_t next = list->next;
 		size_t unrun = list->idx;
-		if (!next || unrun > EXITFN_MAX)
+		if (!next || unrun > EXITFN_PER_LIST)
 			break; /* the last one, which glibc keeps */
-		if (unrun)
-			(void)mc_roots_user_add(list->fns, unrun * sizeof list->fns[0]);
+		/* a root where an entry not run yet has an argument (atexit's
+		 * have none); where the registered roots have no room, this
+		 * list and the older ones stay in use, as before */
+		bool args = false;
+		for (size_t i = 0; i < unrun; i++)
+			args |= (list->fns[i].flavor == EXITFN_ON || list->fns[i].flavor == EXITFN_CXA) &&
+				list->fns[i].arg;
+		if (args && !mc_roots_user_add(list->fns, unrun * sizeof list->fns[0]))
+			break;
 		bool pass_on;
 		mc_guard_enter();
 		mc_account_free((void *)l, &pass_on, __builtin_frame_address(0));

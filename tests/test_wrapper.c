@@ -739,6 +739,8 @@ static const struct h_case cases[] = {
 	EXITFN("33 handlers before memcheck's", 33, "exit"),
 	EXITFN("40 before, 5 after", 40, "after", "5", "exit"),
 	EXITFN("70 before, 40 after", 70, "after", "40", "exit"),
+	/* 93 lists: every one counted (a bound of 32 lists left 61 in use) */
+	EXITFN("3000 before", 3000, "exit"),
 	EXITFN("70 before, _exit", 70, "_exit"),
 	EXITFN("40 before, a region ended first", 40, "region"),
 	{ "valgrind's lines, clean", VG("--leak-check=full"), .prog = "plain_clean" },
