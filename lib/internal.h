@@ -2051,6 +2051,8 @@ struct mc_root {
 struct mc_roots;
 /* At start-up, on the main thread: its thread pointer. */
 void mc_roots_init(void);
+/* memcheck_add_root's, for memcheck's own use (life.c); false: no room */
+bool mc_roots_user_add(const void *ptr, size_t size);
 /* The roots memcheck_add_root registered, held across fork. */
 void mc_roots_prefork(void);
 void mc_roots_postfork(bool child);
@@ -3194,6 +3196,11 @@ void mc_supp_drop_freeres(struct mc_supps *s, unsigned bits);
 /* The freeres functions memcheck ran at the exit (life.c sets it,
  * supp_region.c drops their entries then) */
 extern unsigned mc_freeres_ran;
+/* Whether the process was down to its one thread where life.c decided
+ * whether to run them at the exit (1 alone, 0 not: they were skipped),
+ * -1 where it did not ask: supp_region.c counts what they would free
+ * freed by that one answer, not by asking again */
+extern int mc_freeres_alone;
 /* mc_supp_load with the file read into io's buffer, kept for the next
  * file (grown for a larger one); mc_supp_io_free unmaps it. */
 struct mc_supp_io {

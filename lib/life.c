@@ -416,6 +416,10 @@ static void say_bypassed(void)
 }
 
 static void at_exit(int status, void *arg);
+/* at_exit's argument, which the C library stores as it is (only the
+ * function is mangled): names memcheck's own entry among the others
+ * (exit_lists_freed) */
+static char exit_mark;
 static void fatal_record(void);
 
 /* The on_exit handler is registered (process_begin), has run, and the
@@ -455,7 +459,7 @@ static void process_begin(void)
 		only_forward = true;
 	}
 	if (!only_forward && !watching)
-		watching = on_exit(at_exit, NULL) == 0;
+		watching = on_exit(at_exit, &exit_mark) == 0;
 	/* a fatal signal's record: where there is one to write */
 	if (watching && mc_is_active)
 		mc_fatal_init(fatal_record);
@@ -602,7 +606,7 @@ __attribute__((destructor)) static void mc_destructor(void)
  * valgrind freed it: one free fewer.  Rare: out of line, in group 7. */
 __attribute__((noinline)) static void freeres_cxx(bool at_exit)
 {
-	if (at_exit && !mc_never_threaded() && !mc_threads_alone())
+	if (at_exit && !(mc_freeres_alone = mc_never_threaded() || mc_threads_alone()))
 		return;
 	void (*cxx)(void) = (void (*)(void))mc_sym_first("_ZN9__gnu_cxx9__freeresEv", NULL);
 	if (cxx && (mc_opt.valgrind_freeres & MC_FREERES_CXX)) {
@@ -640,7 +644,9 @@ static void freeres(void)
 {
 	if (mc_opt.valgrind_text == MC_VGTEXT_NONE || !atomic_load(&deferred))
 		return;
-	if (!mc_never_threaded() && !mc_threads_alone())
+	/* the answer kept: what is skipped here is counted freed by it
+	 * (supp_region.c's freeres_unrun), not by a question of its own */
+	if (!(mc_freeres_alone = mc_never_threaded() || mc_threads_alone()))
 		return;
 	freeres_cxx(false);
 	void (*libc)(void) = (void (*)(void))mc_sym_first("__libc_freeres", NULL);
@@ -648,6 +654,107 @@ static void freeres(void)
 	if (libc && (mc_opt.valgrind_freeres & MC_FREERES_LIBC)) {
 		libc();
 		mc_freeres_ran |= MC_FREERES_LIBC;
+	}
+}
+
+/* ---- the C library's exit-function lists ---------------------------- */
+
+/* glibc keeps the atexit, on_exit and __cxa_atexit entries in lists of
+ * 32 (stdlib/exit.h, the same layout since the lists were made): the
+ * first list static, each further one calloc'd from the program's
+ * allocator (memcheck's wrappers) and put at the head of the chain.
+ * exit runs the head's entries from its index down, taking the index
+ * down before each call, and frees each list but the last (the static
+ * one) once its entries have run.  Where more than 32 handlers were
+ * registered before memcheck's constructor (a library's constructor
+ * the dynamic linker ran first, a big C++ program's statics: gdb has
+ * two such lists), memcheck's own entry lies in a calloc'd list, and
+ * so do those of the handlers that run after it; glibc frees those
+ * lists after memcheck's handler, where valgrind, whose leak check
+ * comes after, counts them freed: memcheck said 1,040 bytes still
+ * reachable a list, one free fewer (stale45's exitfn repro, gdb -nx
+ * -batch: 2 lists). */
+struct exitfn_entry {
+	long flavor;               /* ef_free 0, ef_us 1, ef_on 2, ef_at 3, ef_cxa 4 */
+	uintptr_t fn, arg, dso;    /* fn mangled by the pointer guard */
+};
+struct exitfn_list {
+	uintptr_t next;            /* the older list, 0 at the static one */
+	size_t idx;                /* entries in use; while one runs, its index */
+	struct exitfn_entry fns[32];
+};
+#define EXITFN_ON 2
+#define EXITFN_CXA 4
+#define EXITFN_PER_LIST 32
+#define EXITFN_LISTS 4096 /* the walk's bound: 131,072 handlers */
+
+/* The lists glibc frees after this handler, from ours, the list at l
+ * (a live block of a list's size) if it holds memcheck's entry as the
+ * one running (fns[idx]: exit took the index down before the call),
+ * through each older one but the static last (the chain's head while
+ * its entries run is ours: the lists of the handlers registered after
+ * memcheck's constructor were freed before it ran): counted freed now,
+ * as the allocator will see them freed (its frees after the report are
+ * only passed on), out of the table, so that the scan neither lists
+ * nor reads them.  The entries that have not run yet (below the index:
+ * the running list's, every older list's) stay roots: what their
+ * arguments point to is their handlers' to free, after the report, as
+ * before.  false: l is not ours.  Rare: out of line, group 7. */
+static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
+{
+	const struct exitfn_list *ours = (const struct exitfn_list *)l;
+	if (ours->idx >= EXITFN_PER_LIST || ours->fns[ours->idx].flavor != EXITFN_ON ||
+	    ours->fns[ours->idx].arg != (uintptr_t)&exit_mark)
+		return false;
+	for (int n = 0; l && n < EXITFN_LISTS; n++) {
+		const struct exitfn_list *list = (const struct exitfn_list *)l;
+		uintptr_t next = list->next;
+		size_t unrun = list->idx;
+		if (!next || unrun > EXITFN_PER_LIST)
+			break; /* the last one, which glibc keeps */
+		/* a root where an entry not run yet has an argument (atexit's
+		 * have none); where the registered roots have no room, this
+		 * list and the older ones stay in use, as before */
+		bool args = false;
+		for (size_t i = 0; i < unrun; i++)
+			args |= (list->fns[i].flavor == EXITFN_ON || list->fns[i].flavor == EXITFN_CXA) &&
+				list->fns[i].arg;
+		if (args && !mc_roots_user_add(list->fns, unrun * sizeof list->fns[0]))
+			break;
+		bool pass_on;
+		mc_guard_enter();
+		mc_account_free((void *)l, &pass_on, __builtin_frame_address(0));
+		mc_guard_leave();
+		/* the static list is no block: the walk ends with it */
+		struct mc_block b;
+		l = mc_blocks_find(next, &b) && b.size == sizeof *list ? next : 0;
+	}
+	return true;
+}
+
+/* Called from the on_exit handler, inside exit (never at _exit, a fatal
+ * signal or a region's end): exit's frame, which called the handler,
+ * holds the running list (__run_exit_handlers' cur, kept across the
+ * call: in a callee-saved register, which this frame's prologue pushes
+ * with the others, MC_SCAN_FROM, or in its own frame), so the words
+ * from here up through its frame are the candidates, each looked up in
+ * the table before it is read.  Where memcheck's entry lies in the
+ * static list (most processes) none is a block of a list's size: a few
+ * look-ups. */
+#define EXIT_FRAME_WORDS 48
+static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void)
+{
+	struct mc_scan_from here;
+	MC_SCAN_FROM(&here);
+	const uintptr_t *w = (const uintptr_t *)here.sp;
+	for (size_t i = 0; i < EXIT_FRAME_WORDS; i++) {
+		struct mc_block b;
+		/* not a small number, nor an address in this stack (the
+		 * frames' own links and locals) */
+		if (!(w[i] & 15) && w[i] >= 65536 && w[i] - (here.sp - 65536) > 2 * 65536 &&
+		    mc_blocks_find(w[i], &b) && b.size == sizeof(struct exitfn_list) &&
+		    exit_lists_count_freed(w[i]))
+			return;
 	}
 }
 
@@ -663,6 +770,11 @@ static void at_exit(int status, void *arg)
 	 * work (freeres, which bare never runs; the report). */
 	mc_footprint_final();
 	freeres();
+	/* counting only, blocks are in no table; the guard up (a handler
+	 * that interrupted memcheck called exit), the table's locks may be
+	 * this thread's */
+	if (mc_opt.track && !mc_in_hook)
+		exit_lists_freed();
 	atomic_store(&deferred, false);
 	int s = end_held(status, true);
 	/* the status changed by calling exit() again (exitstatus.c) */

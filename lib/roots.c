@@ -61,7 +61,7 @@
 static struct mc_root user_roots[MAX_USER_ROOTS];
 static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
 
-MC_API int memcheck_add_root(const void *ptr, size_t size)
+static int user_root_add(const void *ptr, size_t size)
 {
 	if (!ptr || !size)
 		return -1;
@@ -76,6 +76,18 @@ MC_API int memcheck_add_root(const void *ptr, size_t size)
 	}
 	pthread_mutex_unlock(&user_lock);
 	return rc;
+}
+
+MC_API int memcheck_add_root(const void *ptr, size_t size)
+{
+	return user_root_add(ptr, size);
+}
+
+/* memcheck's own among them (life.c: the entries of the exit-function
+ * lists glibc has not run yet, at exit), not through the PLT */
+bool mc_roots_user_add(const void *ptr, size_t size)
+{
+	return user_root_add(ptr, size) == 0;
 }
 
 MC_API int memcheck_remove_root(const void *ptr)

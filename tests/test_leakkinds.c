@@ -475,6 +475,34 @@ H_CHECK(gigabyte_blocks_lost)
 	ck_assert_msg(kept, "%s: no still reachable record of the kept 48 bytes", x->label);
 }
 
+/* The bytes of the blocks the process record lists that glibc's
+ * __new_exitfn allocated (its exit-function lists). */
+static uint64_t exitfn_bytes(const struct h_json *rec)
+{
+	uint64_t bytes = 0;
+	const struct h_json *leaks = h_json_get(rec, "leaks");
+	for (size_t i = 0; i < h_nleaks(rec); i++) {
+		const struct h_json *stack = h_json_get(h_json_at(leaks, i), "stack");
+		const char *fn = stack ? h_str(h_json_at(stack, 0), "function") : NULL;
+		if (fn && !strcmp(fn, "__new_exitfn"))
+			bytes += h_leak_u64(rec, i, "bytes");
+	}
+	return bytes;
+}
+
+/* plain_exitfn: the exit-function lists glibc frees after memcheck's
+ * handler counted freed (life.c's exit_lists_freed), none listed (main
+ * 12d30ba: 2,080 bytes in 2 blocks still reachable), every kind's
+ * record as before; at _exit, where no handler runs and glibc frees
+ * nothing, both listed (as valgrind lists them). */
+H_CHECK(exit_lists_freed)
+{
+	uint64_t want = c->run.args && !strcmp(c->run.args[0], "_exit") ? 2080 : 0;
+	ck_assert_msg(exitfn_bytes(rec) == want,
+		      "%s: %s bytes of glibc's exit-function lists listed, expected %s",
+		      x->label, h_fmt(exitfn_bytes(rec)), h_fmt(want));
+}
+
 /* Regions ended by a teardown after the test returned: the test's dead
  * frames are not roots (tests/prog/leakregion checks its own figures;
  * five runs, as the stack's leftovers vary). */
@@ -619,6 +647,34 @@ static const struct h_case cases[] = {
 	 * as the one allocate_dtv makes */
 	DTV_LAST("in a DTV grown for it", "cached", "process"),
 	DTV_LAST("in a DTV grown for it", "grown", "process"),
+	/* glibc's exit-function lists: 70 handlers registered before
+	 * memcheck's constructor (libexitfn.so's) and 5 after
+	 * (tests/prog/plain_exitfn), the two lists glibc calloc'd for them
+	 * freed at exit; the entry whose handler runs after memcheck's,
+	 * its argument a block it frees, a root still (that block still
+	 * reachable, not lost); a region ended before the exit keeps its
+	 * figures */
+	{ "glibc's exit-function lists freed at exit", .record = "process",
+	  .run = { .prog = "plain_exitfn", .args = H_LIST("exit"), .flags = H_PRELOAD,
+		   .env = H_LIST("EXITFN_BEFORE=70", "MEMCHECK_MAX_LEAKS=100000") },
+	  .want = { { "definitely_lost.blocks", 0 }, { "possibly_lost.blocks", 0 },
+		    { "verdict", .str = "pass" } },
+	  .check = exit_lists_freed },
+	{ "glibc's exit-function lists at _exit", .record = "process",
+	  .run = { .prog = "plain_exitfn", .args = H_LIST("_exit"), .flags = H_PRELOAD,
+		   .env = H_LIST("EXITFN_BEFORE=70", "MEMCHECK_MAX_LEAKS=100000") },
+	  .want = { { "verdict", .str = "pass" } }, .check = exit_lists_freed },
+	{ "an exit handler's argument, its list freed at exit", .record = "process",
+	  .run = { .prog = "plain_exitfn", .args = H_LIST("exit"), .flags = H_PRELOAD,
+		   .env = H_LIST("EXITFN_BEFORE=40", "EXITFN_ARG=1", "MEMCHECK_MAX_LEAKS=100000") },
+	  .want = { { "definitely_lost.blocks", 0 }, { "possibly_lost.blocks", 0 },
+		    { "verdict", .str = "pass" } },
+	  .check = exit_lists_freed },
+	{ "a region ended before the exit-function lists are freed", .record = "early",
+	  .run = { .prog = "plain_exitfn", .args = H_LIST("region"), .flags = H_PRELOAD,
+		   .env = H_LIST("EXITFN_BEFORE=70") },
+	  .want = { { "allocs", 1 }, { "frees", 1 }, { "bytes_freed", 100 },
+		    { "live_blocks", 0 }, { "verdict", .str = "pass" } } },
 	/* A region ended on another thread: the main thread's stack is a
 	 * root. */
 	{ "main stack is a root for other threads", .allocators = H_ONLY(H_GLIBC),

@@ -300,6 +300,17 @@ $(B)/tests/prog/dtorfree_linked: tests/prog/plain_dtorfree.c $(B)/tests/prog/lib
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
 		-Wl,-rpath,'$$ORIGIN/../..' -lmemcheck -ldtorfree -ldl
 
+# A library whose constructor fills glibc's static list of exit functions
+# before libmemcheck's runs, and the program that links it
+# (tests/test_wrapper.c's exit-function list rows).
+PROG_BINS += $(B)/tests/prog/libexitfn.so
+$(B)/tests/prog/libexitfn.so: tests/prog/shim/exitfn.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+$(B)/tests/prog/plain_exitfn: tests/prog/plain_exitfn.c $(B)/tests/prog/libexitfn.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' -Wl,--no-as-needed \
+		-lexitfn -Wl,--as-needed
+
 # A library whose destructor writes what the program asked for, and the
 # program that links it (tests/test_rss_self.c's "exit code" row).
 PROG_BINS += $(B)/tests/prog/librss_exit.so
