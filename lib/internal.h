@@ -359,6 +359,13 @@ void mc_map_carve_large_first(void);
 /* In a forked child: the exit's tail's lock, which a thread of the
  * parent's may have held, free (life.c's fork_child). */
 void mc_map_after_fork(void);
+/* Under valgrind, at the process's end: every own mapping's address
+ * errors enabled again (valgrind's exit warns of ranges left disabled). */
+void mc_map_unhide_all(void);
+/* A mapping was hidden (valgrind's memcheck runs the process: the
+ * exit's test, no client request there); set by mc_map_unhide_all:
+ * memcheck's own heap (ownheap.c) is no longer touched. */
+extern bool mc_map_hid, mc_map_unhidden;
 /* How footprint.c learns of each mapping (see there).  Unset, nothing
  * is counted. */
 struct mc_map_hooks {

@@ -507,8 +507,14 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * same): the scan's blocks come with the counts read as it read
 	 * them (mc_scan_totals), and where there is no scan, the blocks and
 	 * the counts are read together, the table held (mc_scan_moment).
-	 * Alone, nothing moved since the take above. */
-	bool others = mc_opt.track && !vg && !(alone_read && alone) && !mc_never_threaded();
+	 * Alone, nothing moved since the take above.  Bypassed (valgrind's
+	 * malloc, or another allocator's, serves the program), nothing is
+	 * counted and no moment is wanted: the stop's futex words are
+	 * memcheck's hidden memory, which valgrind's check of a system
+	 * call's arguments reported ("Syscall param futex(futex) points to
+	 * unaddressable byte(s)", an error of each thread's stop). */
+	bool others = mc_opt.track && mc_is_active && !vg && !(alone_read && alone) &&
+		      !mc_never_threaded();
 	bool moved = false;
 	if (others && mc_opt.scan && !left) {
 		/* Nothing was left when asked, but a thread may have
