@@ -3409,6 +3409,10 @@ struct mc_region_report {
 	bool rss_asked;                 /* RSS measured: an unknown figure was unread */
 	bool incomplete;                /* the scan given up at a killed process's
 					 * deadline: no leak kinds (fatal.c) */
+	bool valgrind_exit;             /* the process region under valgrind's
+					 * malloc in every object (memcheck
+					 * bypassed): counted nothing, valgrind's
+					 * exit judges it (region.c) */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 

@@ -402,6 +402,57 @@ H_CHECK(stderr_as_bare)
 	  .exit = H_EXIT_ANY, .check = stderr_as_bare,                              \
 	  .no_err = H_LIST("address error disablement range") }
 
+/* The process region valgrind's exit judges (memcheck bypassed): its
+ * record says so (leak_check "valgrind_exit"), its figures are null,
+ * not zero, and the command reads it so: memcheck run's verdict
+ * "valgrind" and "not measured" (not "all clean"); memcheck gate the
+ * same, and a budget that names a figure fails as not measured.
+ * Before session 46: leak_check "memcheck", every count 0, verdict
+ * pass, "all clean and within budget", and the budget passed. */
+H_CHECK(judged_at_valgrind_exit)
+{
+	ck_assert_msg(strstr(x->r.err, "valgrind's own exit judged") &&
+			      strstr(x->r.err, "not measured"),
+		      "%s: memcheck run does not say valgrind judged the process:\n%s", x->label,
+		      x->r.err);
+	ck_assert_msg(!strstr(x->r.err, "all clean"), "%s: said clean:\n%s", x->label, x->r.err);
+	/* valgrind's child's records (the baseline's, glibc, too) */
+	ck_assert_msg(x->rep.n > 0, "%s: no record", x->label);
+	for (size_t i = 0; i < x->rep.n; i++) {
+		const struct h_json *p = x->rep.rec[i];
+		H_EXPECT_STR(p, "name", "process");
+		H_EXPECT_STR(p, "leak_check", "valgrind_exit");
+		H_EXPECT_STR(p, "verdict", "pass");
+		H_EXPECT_U64(p, "allocs", H_NULL);
+		H_EXPECT_U64(p, "frees", H_NULL);
+		H_EXPECT_U64(p, "definitely_lost", H_NULL);
+		H_EXPECT_U64(p, "still_reachable", H_NULL);
+	}
+	struct h_res g;
+	H_EXEC(&g, .cli = H_LIST("gate", x->report));
+	h_expect_exit(&g, 0);
+	ck_assert_msg(strstr(g.r.out, h_env("%zu not measured", x->rep.n)), "gate:\n%s", g.r.out);
+	h_res_free(&g);
+	const char *budget = h_tmppath("allocs.budget");
+	FILE *f = fopen(budget, "w");
+	ck_assert(f != NULL);
+	fputs("allocs < 100\n", f);
+	fclose(f);
+	H_EXEC(&g, .cli = H_LIST("gate", "--budget", budget, x->report));
+	h_expect_exit(&g, 1);
+	ck_assert_msg(strstr(g.r.out, "allocs not measured") || strstr(g.r.err, "allocs not measured"),
+		      "gate with a budget on allocs:\n%s%s", g.r.out, g.r.err);
+	h_res_free(&g);
+}
+
+H_SETUP(run_valgrind_quiet)
+{
+	static const char *words[4] = { "run", "-a" };
+	words[2] = h_allocators[run->alloc].name;
+	run->cli = words;
+	return valgrind_quiet(run, c);
+}
+
 /* Without valgrind in PATH: a clear message, exit 2. */
 H_SETUP(no_valgrind_in_path)
 {
@@ -506,6 +557,10 @@ static const struct h_case cases[] = {
 		   .args = VG_QUIET("--trace-children=yes", "@plain_exit", "fork-_exit"),
 		   .flags = H_PRELOAD | H_EXITCODE, .text = "none" },
 	  .no_err = H_LIST("address error disablement range") },
+	{ "valgrind's malloc everywhere: the process judged at valgrind's exit, not measured",
+	  .allocators = VG_THREE, .setup = run_valgrind_quiet,
+	  .run = { .prog = "/usr/bin/valgrind", .args = VG_QUIET("@plain_empty"), .text = "" },
+	  .check = judged_at_valgrind_exit },
 	{ "valgrind not installed", .allocators = H_ONCE, .setup = no_valgrind_in_path,
 	  .run = { .prog = "/usr/bin/env", .no_report = true, .text = "" }, .exit = 2,
 	  .err = H_LIST("valgrind is not installed") },
