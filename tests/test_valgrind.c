@@ -1088,6 +1088,103 @@ START_TEST(gen_suppressions_as_valgrinds)
 }
 END_TEST
 
+/* The suppression entries of a text, whole ("{" to "}", every line). */
+static void whole_entries_of(const char *text, char *out, size_t cap)
+{
+	size_t m = 0, len;
+	bool in = false;
+	for (const char *l = text; *l && m < cap; l += len + (l[len] != 0)) {
+		len = strcspn(l, "\n");
+		in |= !strncmp(l, "{", 1);
+		if (in)
+			m += (size_t)snprintf(out + m, cap - m, "%.*s\n", (int)len, l);
+		if (!strncmp(l, "}", 1))
+			in = false;
+	}
+}
+
+/* --gen-suppressions=all's entries line for line as valgrind's, their
+ * first frame too: valgrind's frames of its replacement ("fun:malloc",
+ * "fun:calloc", "fun:memalign" and "fun:posix_memalign" for
+ * posix_memalign, "fun:memalign" for aligned_alloc and valloc), which
+ * memcheck's stacks, starting at the caller, do not hold; but the
+ * realloc family's, where valgrind says malloc for a null pointer and
+ * realloc otherwise, and memcheck writes "..." (it keeps no old
+ * pointer).  Every function of the family (plain_leak_family), four
+ * allocators; then each tool reads the other's entries: valgrind with
+ * memcheck's suppresses every leak, memcheck with valgrind's too.  On
+ * main 12d30ba every entry began "...". */
+START_TEST(gen_suppressions_first_frames)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	const char *prog = h_prog("plain_leak_family");
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = H_LIST("-q", "--leak-check=full", "--gen-suppressions=all",
+						 prog),
+	       .no_report = true, .text = "", .timeout = 120);
+	static char want[16384], got[16384];
+	whole_entries_of(v.r.err, want, sizeof want);
+	ck_assert_msg(strstr(want, "fun:calloc") && strstr(want, "fun:posix_memalign"),
+		      "valgrind's entries:\n%s", want);
+	const char *vsupp = h_tmppath("valgrind.supp");
+	FILE *f = fopen(vsupp, "w");
+	ck_assert(f != NULL);
+	fputs(want, f);
+	fclose(f);
+	h_res_free(&v);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		struct h_res x;
+		if (!memcheck_under(a, H_LIST("-q", "--leak-check=full", "--gen-suppressions=all",
+					      prog),
+				    &x, H_EXITCODE))
+			continue;
+		whole_entries_of(x.r.err, got, sizeof got);
+		h_res_free(&x);
+		/* line by line, "..." standing for the realloc family's */
+		const char *w = want, *g = got;
+		while (*w && *g) {
+			size_t wl = strcspn(w, "\n"), gl = strcspn(g, "\n");
+			bool same = wl == gl && !strncmp(w, g, wl);
+			bool dots = gl == 6 && !strncmp(g, "   ...", 6) &&
+				    ((wl == 13 && !strncmp(w, "   fun:malloc", 13)) ||
+				     (wl == 14 && !strncmp(w, "   fun:realloc", 14)));
+			ck_assert_msg(same || dots, "%s: memcheck wrote \"%.*s\" where valgrind "
+				      "wrote \"%.*s\"\nvalgrind's:\n%s\nmemcheck's:\n%s",
+				      h_allocator_name(a), (int)gl, g, (int)wl, w, want, got);
+			w += wl + (w[wl] != 0);
+			g += gl + (g[gl] != 0);
+		}
+		ck_assert_msg(!*w && !*g, "%s: valgrind's:\n%s\nmemcheck's:\n%s",
+			      h_allocator_name(a), want, got);
+		const char *msupp = h_tmppath(h_env("memcheck%d.supp", a));
+		f = fopen(msupp, "w");
+		ck_assert(f != NULL);
+		fputs(got, f);
+		fclose(f);
+		/* valgrind reads memcheck's entries: nothing left lost */
+		H_EXEC(&v, .prog = vg, .args = H_LIST("--leak-check=full",
+						     h_env("--suppressions=%s", msupp), prog),
+		       .no_report = true, .text = "", .timeout = 120);
+		ck_assert_msg(strstr(v.r.err, "definitely lost: 0 bytes in 0 blocks") ||
+				      strstr(v.r.err, "All heap blocks were freed"),
+			      "%s: valgrind with memcheck's entries:\n%s", h_allocator_name(a),
+			      v.r.err);
+		h_res_free(&v);
+		/* and memcheck valgrind's */
+		if (!memcheck_under(a, H_LIST("--leak-check=full", h_env("--suppressions=%s", vsupp),
+					      prog),
+				    &x, H_EXITCODE))
+			continue;
+		ck_assert_msg(strstr(x.r.err, "definitely lost: 0 bytes in 0 blocks"),
+			      "%s: memcheck with valgrind's entries:\n%s", h_allocator_name(a),
+			      x.r.err);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
 /* A program --trace-children=yes follows writes its head at its start
  * and runs holding no descriptor of memcheck's, as bare (plain_fdlist:
  * the descriptors a test suite lists to find leaked ones); under every
@@ -1884,6 +1981,7 @@ int main(void)
 	tcase_add_test(tc, head_keeps_no_descriptor);
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
+	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
 			    (int)(sizeof head_rows / sizeof head_rows[0]));
 	tcase_add_test(tc, trace_children_system_programs);
