@@ -3469,6 +3469,9 @@ const char *mc_vgtext_words(struct mc_buf *c);
  * with its MEMCHECK_GEN_SUPPRESSIONS entry after it (supp_region.c then
  * writes none of the process region's). */
 bool mc_vgtext_gen_listed(void);
+/* valgrind's --gen-suppressions=all entry for a loss record, as its text
+ * writes it (its first frames valgrind's allocation function's). */
+void mc_vgtext_gen_entry(struct mc_buf *b, const struct mc_leak *l);
 /* A checked program's start, one exec'd below the program memcheck's
  * valgrind command line runs: valgrind's head in its text (life.c). */
 void mc_vgtext_begin(void);

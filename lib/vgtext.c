@@ -710,8 +710,10 @@ size_t mc_vgtext_heading(struct mc_buf *b, const struct mc_leak *l, size_t i, si
 
 bool mc_vgtext_gen_listed(void)
 {
-	return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.text != MC_TEXT_NONE &&
-	       !(mc_opt.valgrind_xml && *mc_opt.valgrind_xml);
+	/* --xml=yes: inside each record's <error>, as valgrind (vgxml.c) */
+	if (mc_opt.valgrind_xml && *mc_opt.valgrind_xml)
+		return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.track && mc_opt.scan;
+	return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.text != MC_TEXT_NONE;
 }
 
 /* A record's frames named, past the allocation functions (allocfn.c),
@@ -863,6 +865,11 @@ static __attribute__((noinline, cold)) void gen_entry(struct mc_buf *b, const st
 	}
 	mc_supp_format(b, "<insert_a_suppression_name_here>", (int)l->kind, &st);
 	mc_unmap(z.f, bytes);
+}
+
+void mc_vgtext_gen_entry(struct mc_buf *b, const struct mc_leak *l)
+{
+	gen_entry(b, l);
 }
 
 /* The loss records full or all shows, each followed by an empty line,

@@ -1185,6 +1185,89 @@ START_TEST(gen_suppressions_first_frames)
 }
 END_TEST
 
+/* The <suppression> elements of an XML document, whole, in order. */
+static void xml_suppressions_of(const char *doc, char *out, size_t cap)
+{
+	size_t m = 0;
+	for (const char *p = doc; (p = strstr(p, "  <suppression>")) && m < cap;) {
+		const char *e = strstr(p, "</suppression>\n");
+		ck_assert_msg(e != NULL, "an unclosed <suppression>:\n%s", doc);
+		e += strlen("</suppression>\n");
+		m += (size_t)snprintf(out + m, cap - m, "%.*s", (int)(e - p), p);
+		p = e;
+	}
+}
+
+/* --gen-suppressions=all under --xml=yes as valgrind's XML (protocol
+ * 4): each record's <suppression> inside its <error> (<sname>, <skind>,
+ * <skaux>, <sframe>s, <rawtext>) and, as valgrind 3.19 writes it, again
+ * right after the </error>; nothing on standard error, nothing after
+ * </valgrindoutput>.  Four allocators; the realloc family's first frame
+ * "..." as in the text (gen_suppressions_first_frames).  On main
+ * 12d30ba the XML held none, and the entries came as text after
+ * </valgrindoutput> in the XML file itself. */
+START_TEST(gen_suppressions_in_xml)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	const char *prog = h_prog("plain_leak_family"), *vfile = h_tmppath("vg.xml");
+	struct h_res v;
+	H_EXEC(&v, .prog = vg,
+	       .args = H_LIST("-q", "--leak-check=full", "--gen-suppressions=all", "--xml=yes",
+			      h_env("--xml-file=%s", vfile), prog),
+	       .no_report = true, .text = "", .timeout = 120);
+	h_res_free(&v);
+	char *vdoc = h_read_file(vfile, NULL);
+	ck_assert(vdoc != NULL);
+	static char want[65536], got[65536];
+	xml_suppressions_of(vdoc, want, sizeof want);
+	ck_assert_msg(strstr(want, "<sframe> <fun>calloc</fun> </sframe>"), "valgrind's XML:\n%s",
+		      vdoc);
+	free(vdoc);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		const char *mfile = h_tmppath(h_env("mc%d.xml", a));
+		struct h_res x;
+		if (!memcheck_under(a, H_LIST("-q", "--leak-check=full", "--gen-suppressions=all",
+					      "--xml=yes", h_env("--xml-file=%s", mfile), prog),
+				    &x, H_EXITCODE))
+			continue;
+		ck_assert_msg(!strstr(x.r.err, "Memcheck:Leak"), "%s: entries on stderr:\n%s",
+			      h_allocator_name(a), x.r.err);
+		h_res_free(&x);
+		char *mdoc = h_read_file(mfile, NULL);
+		ck_assert(mdoc != NULL);
+		const char *end = strstr(mdoc, "</valgrindoutput>");
+		ck_assert_msg(end && !strchr(end + strlen("</valgrindoutput>"), '{'),
+			      "%s: text after the document:\n%s", h_allocator_name(a), mdoc);
+		xml_suppressions_of(mdoc, got, sizeof got);
+		/* each <suppression> inside an <error>, and the copy after it */
+		for (const char *p = mdoc; (p = strstr(p, "</error>\n\n")); p++)
+			ck_assert_msg(!strncmp(p + 10, "  <suppression>", 15),
+				      "%s: no copy after </error>:\n%s", h_allocator_name(a), mdoc);
+		free(mdoc);
+		const char *w = want, *g = got;
+		while (*w && *g) {
+			size_t wl = strcspn(w, "\n"), gl = strcspn(g, "\n");
+			bool same = wl == gl && !strncmp(w, g, wl);
+			bool realloc_family =
+				(gl == 6 && !strncmp(g, "   ...", 6) &&
+				 ((wl == 13 && !strncmp(w, "   fun:malloc", 13)) ||
+				  (wl == 14 && !strncmp(w, "   fun:realloc", 14)))) ||
+				(strstr(g, "<sframe> <fun>...</fun> </sframe>") == g + 4 &&
+				 (strstr(w, "<fun>malloc</fun>") || strstr(w, "<fun>realloc</fun>")));
+			ck_assert_msg(same || realloc_family, "%s: memcheck wrote \"%.*s\" where "
+				      "valgrind wrote \"%.*s\"", h_allocator_name(a), (int)gl, g,
+				      (int)wl, w);
+			w += wl + (w[wl] != 0);
+			g += gl + (g[gl] != 0);
+		}
+		ck_assert_msg(!*w && !*g, "%s: valgrind's <suppression>s:\n%.3000s\nmemcheck's:\n%.3000s",
+			      h_allocator_name(a), want, got);
+	}
+}
+END_TEST
+
 /* A program --trace-children=yes follows writes its head at its start
  * and runs holding no descriptor of memcheck's, as bare (plain_fdlist:
  * the descriptors a test suite lists to find leaked ones); under every
@@ -1982,6 +2065,7 @@ int main(void)
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
+	tcase_add_test(tc, gen_suppressions_in_xml);
 	tcase_add_loop_test(tc, heads_as_valgrinds, 0,
 			    (int)(sizeof head_rows / sizeof head_rows[0]));
 	tcase_add_test(tc, trace_children_system_programs);
