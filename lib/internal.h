@@ -2371,6 +2371,12 @@ extern size_t mc_account_ntails; /* 0: none (the scan asks nothing) */
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);
+/* A realloc refused (a freed block's, a pointer inside a block: it
+ * returned NULL), and how many and of how many bytes in the process:
+ * valgrind's HEAP SUMMARY counts each as an allocation of its new size
+ * (vgtext.c); counted only under valgrind's text. */
+void mc_account_realloc_refused(size_t n);
+uint64_t mc_account_refused_reallocs(uint64_t *bytes);
 /* Before the allocator's realloc: 1 the block is live (now marked freed,
  * *prev holds it), 0 memcheck never saw it, -1 it was freed already (the
  * call must not reach the allocator). */

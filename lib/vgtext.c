@@ -997,14 +997,22 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	uint64_t frees = r->frees == MEMCHECK_UNKNOWN
 				 ? r->frees
 				 : r->frees + r->double_frees + r->invalid_frees;
+	/* and a refused realloc's new block as allocated (its mc_malloc
+	 * counts it before it looks the old block up): 2 allocs, 2 frees,
+	 * 110 bytes for malloc(10), free, realloc of it to 100 */
+	uint64_t refused_bytes, refused = mc_account_refused_reallocs(&refused_bytes);
+	uint64_t allocs = r->allocs == MEMCHECK_UNKNOWN ? r->allocs : r->allocs + refused;
+	uint64_t allocated = r->bytes_allocated == MEMCHECK_UNKNOWN
+				     ? r->bytes_allocated
+				     : r->bytes_allocated + refused_bytes;
 	/* one empty line after the header's (vgcompat.c), as valgrind's */
 	if (!quiet)
 		mc_buf_strs(&b, sp, "\n", p, " HEAP SUMMARY:\n", p, "     in use at exit: ",
 			    num_or_unknown(r->live_bytes, c1), " bytes in ",
 			    num_or_unknown(r->live_blocks, c2), " blocks\n", p,
-			    "   total heap usage: ", num_or_unknown(r->allocs, c3), " allocs, ",
+			    "   total heap usage: ", num_or_unknown(allocs, c3), " allocs, ",
 			    num_or_unknown(frees, c4), " frees, ",
-			    num_or_unknown(r->bytes_allocated, c5), " bytes allocated\n", sp, "\n",
+			    num_or_unknown(allocated, c5), " bytes allocated\n", sp, "\n",
 			    NULL);
 	uint64_t errors = r->double_frees + r->invalid_frees;
 	uint64_t ctx = error_contexts(errors), supp = 0;
