@@ -2177,6 +2177,23 @@ void mc_account_realloc_end(void *old, void *p, size_t size, int st,
 /* realloc while tracking, entered as mc_track_malloc is (old is neither
  * NULL nor a bootstrap block): as interpose.c's realloc_common, in one
  * frame.  The old block leaves the table before the allocator sees it. */
+static _Atomic uint64_t refused_reallocs, refused_realloc_bytes;
+
+/* Rare: out of line, in group 7 (lib/text-order.ld). */
+__attribute__((noinline, cold)) void mc_account_realloc_refused(size_t n)
+{
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE)
+		return;
+	atomic_fetch_add_explicit(&refused_reallocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&refused_realloc_bytes, n, memory_order_relaxed);
+}
+
+uint64_t mc_account_refused_reallocs(uint64_t *bytes)
+{
+	*bytes = atomic_load_explicit(&refused_realloc_bytes, memory_order_relaxed);
+	return atomic_load_explicit(&refused_reallocs, memory_order_relaxed);
+}
+
 void *mc_track_realloc(void *old, size_t n)
 {
 	void *fp = mc_call_frame(__builtin_frame_address(0));
@@ -2191,6 +2208,7 @@ void *mc_track_realloc(void *old, size_t n)
 		errno = saved;
 		if (st < 0) {
 			/* reported, and kept from the allocator */
+			mc_account_realloc_refused(n);
 			guard_lower();
 			errno = ENOMEM;
 			return NULL;

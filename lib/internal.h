@@ -359,6 +359,13 @@ void mc_map_carve_large_first(void);
 /* In a forked child: the exit's tail's lock, which a thread of the
  * parent's may have held, free (life.c's fork_child). */
 void mc_map_after_fork(void);
+/* Under valgrind, at the process's end: every own mapping's address
+ * errors enabled again (valgrind's exit warns of ranges left disabled). */
+void mc_map_unhide_all(void);
+/* A mapping was hidden (valgrind's memcheck runs the process: the
+ * exit's test, no client request there); set by mc_map_unhide_all:
+ * memcheck's own heap (ownheap.c) is no longer touched. */
+extern bool mc_map_hid, mc_map_unhidden;
 /* How footprint.c learns of each mapping (see there).  Unset, nothing
  * is counted. */
 struct mc_map_hooks {
@@ -2366,6 +2373,12 @@ extern size_t mc_account_ntails; /* 0: none (the scan asks nothing) */
 /* This thread's allocations and failed allocations counted so far. */
 uint64_t mc_account_thread_events(void);
 void mc_account_realloc_call(void);
+/* A realloc refused (a freed block's, a pointer inside a block: it
+ * returned NULL), and how many and of how many bytes in the process:
+ * valgrind's HEAP SUMMARY counts each as an allocation of its new size
+ * (vgtext.c); counted only under valgrind's text. */
+void mc_account_realloc_refused(size_t n);
+uint64_t mc_account_refused_reallocs(uint64_t *bytes);
 /* Before the allocator's realloc: 1 the block is live (now marked freed,
  * *prev holds it), 0 memcheck never saw it, -1 it was freed already (the
  * call must not reach the allocator). */
@@ -3409,6 +3422,10 @@ struct mc_region_report {
 	bool rss_asked;                 /* RSS measured: an unknown figure was unread */
 	bool incomplete;                /* the scan given up at a killed process's
 					 * deadline: no leak kinds (fatal.c) */
+	bool valgrind_exit;             /* the process region under valgrind's
+					 * malloc in every object (memcheck
+					 * bypassed): counted nothing, valgrind's
+					 * exit judges it (region.c) */
 };
 void mc_report_emit(const struct mc_region_report *rr);
 
@@ -3465,6 +3482,9 @@ const char *mc_vgtext_words(struct mc_buf *c);
  * with its MEMCHECK_GEN_SUPPRESSIONS entry after it (supp_region.c then
  * writes none of the process region's). */
 bool mc_vgtext_gen_listed(void);
+/* valgrind's --gen-suppressions=all entry for a loss record, as its text
+ * writes it (its first frames valgrind's allocation function's). */
+void mc_vgtext_gen_entry(struct mc_buf *b, const struct mc_leak *l);
 /* A checked program's start, one exec'd below the program memcheck's
  * valgrind command line runs: valgrind's head in its text (life.c). */
 void mc_vgtext_begin(void);

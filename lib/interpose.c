@@ -471,6 +471,7 @@ static void *realloc_common(void *old, size_t a, size_t b, bool array, void *fp)
 	if (st < 0) {
 		/* A block memcheck saw freed: reported, and kept from the
 		 * allocator, which would corrupt its heap. */
+		mc_account_realloc_refused(n);
 		mc_guard_leave();
 		errno = ENOMEM;
 		return NULL;

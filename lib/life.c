@@ -460,8 +460,12 @@ static void process_begin(void)
 	}
 	if (!only_forward && !watching)
 		watching = on_exit(at_exit, &exit_mark) == 0;
-	/* a fatal signal's record: where there is one to write */
-	if (watching && mc_is_active)
+	/* a fatal signal's record: where there is one to write; and under
+	 * valgrind bypassed, where the process region's record is still
+	 * written and its end must still enable address errors again over
+	 * memcheck's own mappings (VG_UNHIDE_ALL), or valgrind's exit
+	 * after the signal warns of them */
+	if (watching && (mc_is_active || mc_map_hid))
 		mc_fatal_init(fatal_record);
 	mc_guard_enter();
 	if (!mc_is_active && !left_out)
@@ -505,6 +509,33 @@ __attribute__((constructor)) static void mc_constructor(int argc, char **argv)
 }
 
 /* ---- exit ------------------------------------------------------------ */
+
+/* Under valgrind, the last of memcheck's own work in the process: calls
+ * only forwarded from here on (a forked child that leaves by _exit
+ * without a report still counted them: valgrind's own __libc_freeres,
+ * which it runs from its _exit, freed through the tracking path), then
+ * the address errors over memcheck's own mappings enabled again
+ * (ownmap.c), or valgrind's exit warns of the ranges left disabled, on
+ * the program's standard error (5 lines the bare program does not
+ * print).  Nothing of memcheck's reads those mappings after this but
+ * the tracking path of a thread stopped inside it when the main thread
+ * ended the process (valgrind runs one thread at a time: only where an
+ * exit handler registered before memcheck's makes a system call that
+ * lets it run on).  Rare: out of line, in group 7. */
+__attribute__((cold, noinline)) static void vg_unhide_all(void)
+{
+	if (atomic_load_explicit(&mc_state, memory_order_acquire) == MC_READY) {
+		mc_set_totals(NULL);
+		atomic_store_explicit(&mc_track_ready, 0, memory_order_release);
+		atomic_store_explicit(&mc_state, MC_FORWARDING, memory_order_release);
+	}
+	mc_map_unhide_all();
+}
+#define VG_UNHIDE_ALL()                                                        \
+	do {                                                                   \
+		if (unlikely(mc_map_hid))                                      \
+			vg_unhide_all();                                       \
+	} while (0)
 
 /* Every open region ends, the process region last; then calls pass
  * straight through, uncounted and unchecked: what happens after the last
@@ -578,8 +609,12 @@ static int end_held(int status, bool flush_stdout)
  * call, loses it. */
 __attribute__((destructor)) static void mc_destructor(void)
 {
-	if (forward_only)
+	if (forward_only) {
+		/* the program left out: start-up's lookups under valgrind
+		 * may have taken memory of memcheck's own heap (jemalloc) */
+		VG_UNHIDE_ALL();
 		return;
+	}
 	if (watching && !atomic_load(&exit_handler_ran)) {
 		mc_guard_enter();
 		mc_fds_room_begin(); /* /proc's files, read at the program's limit */
@@ -594,6 +629,7 @@ __attribute__((destructor)) static void mc_destructor(void)
 	mc_text_hold(mc_opt.text_timeout);
 	process_end(true);
 	mc_text_hold_end();
+	VG_UNHIDE_ALL();
 }
 
 /* libstdc++'s __gnu_cxx::__freeres (its emergency exception pool),
@@ -777,6 +813,7 @@ static void at_exit(int status, void *arg)
 		exit_lists_freed();
 	atomic_store(&deferred, false);
 	int s = end_held(status, true);
+	VG_UNHIDE_ALL();
 	/* the status changed by calling exit() again (exitstatus.c) */
 	if (s != status)
 		exit(s);
@@ -853,6 +890,7 @@ static _Noreturn void exit_now(int status)
 	 * _exit: a walk of its own there was ~1.8 K instructions and code
 	 * pages of its own); none before it, where the dynamic linker's
 	 * own start-up fails */
+	VG_UNHIDE_ALL();
 	void (*real)(int) = (void (*)(int))next_found[next_index("_exit")];
 	if (real)
 		real(status);
@@ -907,6 +945,7 @@ static void fatal_record(void)
 		mc_exit_killed();
 	}
 	mc_text_hold_end();
+	VG_UNHIDE_ALL();
 }
 
 /* ---- fork ------------------------------------------------------------ */

@@ -306,6 +306,12 @@ size_t mc_ownheap_size(const void *p)
 
 void mc_ownheap_free(void *p)
 {
+	/* under valgrind after memcheck's last work: the heap's memory is
+	 * unaddressable to valgrind again, and the process ends (a block
+	 * the C library frees at its freeres, which valgrind runs after the
+	 * exit handlers) */
+	if (mc_map_unhidden)
+		return;
 	struct hdr *h = (struct hdr *)p - 1;
 	char *blk = (char *)p - h->off;
 	uint32_t c = h->cls;

@@ -38,7 +38,8 @@
 #define VG_HIDE(p, n)                                                          \
 	do {                                                                   \
 		VALGRIND_DISABLE_ADDR_ERROR_REPORTING_IN_RANGE(p, n);          \
-		VALGRIND_MAKE_MEM_NOACCESS(p, n);                              \
+		if (VALGRIND_MAKE_MEM_NOACCESS(p, n))                          \
+			mc_map_hid = true; /* valgrind's memcheck said -1 */   \
 	} while (0)
 #define VG_UNHIDE(p, n) VALGRIND_ENABLE_ADDR_ERROR_REPORTING_IN_RANGE(p, n)
 #else
@@ -773,6 +774,35 @@ bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
 	*v = n;
 	*cap = ncap;
 	return true;
+}
+
+/* Under valgrind, at the process's end: address errors enabled again
+ * over every mapping of memcheck's (its own list, so a range the program
+ * disabled stays as the program left it), which stays unaddressable, as
+ * VG_HIDE marked it: valgrind's leak check, after the process's last
+ * instruction, skips it all the same (memcheck/mc_leakcheck.c reads a
+ * word only where its bytes are addressable and defined).  Without
+ * this, valgrind's exit (mc_fini, after its leak check) prints 5 lines
+ * ("WARNING: exiting program has the following client-requested address
+ * error disablement range(s) still in force" and the ranges) that the
+ * bare program does not.  The caller sees to it that no code of
+ * memcheck's reads or writes a hidden mapping after this (life.c: calls
+ * only forwarded; a block of memcheck's own heap the program frees is
+ * left where it is, mc_map_unhidden); a mapping made after it (none is)
+ * would be hidden again.  Enabling a range never disabled (a
+ * visible mapping's, mc_map_io) changes nothing. */
+bool mc_map_hid, mc_map_unhidden;
+
+void mc_map_unhide_all(void)
+{
+#if __has_include(<valgrind/memcheck.h>)
+	mc_map_unhidden = true;
+	for (int i = 0, n = atomic_load(&own_used); i < n; i++) {
+		uintptr_t lo = atomic_load(&own[i].lo), last = atomic_load(&own[i].last);
+		if (lo && last >= lo)
+			VG_UNHIDE((void *)lo, last - lo + 1);
+	}
+#endif
 }
 
 /* Memory a system call reads into or writes from (text, no pointers):

@@ -424,6 +424,30 @@ __attribute__((cold, noinline)) static const char *bypassed(void)
 	       "memcheck was bypassed: the program's malloc calls do not reach it";
 }
 
+/* The process region under valgrind's own malloc, served in every
+ * object, memcheck's wrapper included (memcheck bypassed, vgmode.c):
+ * memcheck counted nothing, and valgrind's leak check at its exit, after
+ * its __libc_freeres, judges the process.  Its figures are unknown, not
+ * zero (null in the JSON record, "unknown" in the text; leak_check
+ * "valgrind_exit"), so that no reader takes them for a clean process's
+ * or for a measurement; the record does not fail (the exit status is
+ * the program's under valgrind: its --error-exitcode). */
+__attribute__((cold, noinline)) static bool judged_at_valgrind_exit(struct memcheck_result *res)
+{
+	if (!mc_vg_mode())
+		return false;
+	const uint64_t u = MEMCHECK_UNKNOWN;
+	res->allocs = res->frees = res->reallocs = res->failed_allocs = u;
+	res->bytes_allocated = res->bytes_freed = res->live_blocks = res->live_bytes = u;
+	res->peak_live_bytes = res->double_frees = res->invalid_frees = u;
+	struct memcheck_count *k[] = { &res->definitely_lost, &res->indirectly_lost,
+				       &res->possibly_lost, &res->still_reachable,
+				       &res->suppressed };
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+		k[i]->blocks = k[i]->bytes = u;
+	return true;
+}
+
 /* Pop the innermost region, measure it and report it; with region_lock
  * held.  The region's figures are taken under stack_lock too (nothing
  * there allocates); the scan, suppressions and report follow without
@@ -507,8 +531,14 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * same): the scan's blocks come with the counts read as it read
 	 * them (mc_scan_totals), and where there is no scan, the blocks and
 	 * the counts are read together, the table held (mc_scan_moment).
-	 * Alone, nothing moved since the take above. */
-	bool others = mc_opt.track && !vg && !(alone_read && alone) && !mc_never_threaded();
+	 * Alone, nothing moved since the take above.  Bypassed (valgrind's
+	 * malloc, or another allocator's, serves the program), nothing is
+	 * counted and no moment is wanted: the stop's futex words are
+	 * memcheck's hidden memory, which valgrind's check of a system
+	 * call's arguments reported ("Syscall param futex(futex) points to
+	 * unaddressable byte(s)", an error of each thread's stop). */
+	bool others = mc_opt.track && mc_is_active && !vg && !(alone_read && alone) &&
+		      !mc_never_threaded();
 	bool moved = false;
 	if (others && mc_opt.scan && !left) {
 		/* Nothing was left when asked, but a thread may have
@@ -772,6 +802,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	size_t errors_suppressed = mc_opt.valgrind_text ? errors_before - supp.freed_errors -
 							  mc_vgtext_error_groups(groups, acc.n) : 0;
 
+	bool vg_exit = unlikely(!mc_is_active) && r->process && !vg && judged_at_valgrind_exit(&res);
 	struct mc_region_report rr = {
 		.r = &res,
 		.leaks = groups,
@@ -787,6 +818,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 		.errors_suppressed = errors_suppressed,
 		.rss_asked = e.measured,
 		.incomplete = cut,
+		.valgrind_exit = vg_exit,
 	};
 	if (!r->fold || !res.pass)
 		mc_report_emit(&rr);

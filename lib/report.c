@@ -907,9 +907,13 @@ static void json_count_at(struct mc_buf *b, const char *key, size_t n,
 #define JSON_COUNT(b, key, c) json_count_at((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (c))
 
 /* A killed process's scan given up (region.c): rare, apart (cold). */
-static __attribute__((noinline, cold)) void leak_check_incomplete(struct mc_buf *b)
+static __attribute__((noinline, cold)) void leak_check_incomplete(struct mc_buf *b,
+								 const struct mc_region_report *rr)
 {
-	PUTL(b, ",\"leak_check\":\"incomplete\"");
+	if (rr->valgrind_exit)
+		PUTL(b, ",\"leak_check\":\"valgrind_exit\"");
+	else
+		PUTL(b, ",\"leak_check\":\"incomplete\"");
 }
 
 static __attribute__((noinline, cold)) void text_incomplete(struct mc_buf *b, const char *p)
@@ -1035,8 +1039,8 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 	JSON_COUNT(&b, "suppressed", &r->suppressed);
 	if (rr->valgrind)
 		PUTL(&b, ",\"leak_check\":\"valgrind\"");
-	else if (unlikely(rr->incomplete))
-		leak_check_incomplete(&b);
+	else if (unlikely(rr->incomplete || rr->valgrind_exit))
+		leak_check_incomplete(&b, rr);
 	else
 		PUTL(&b, ",\"leak_check\":\"memcheck\"");
 	JSON_U64(&b, "double_frees", r->double_frees);
@@ -1148,6 +1152,19 @@ static inline __attribute__((always_inline)) bool passing_line(void)
  * own, this and text_end: their names escaped (2 KiB each) are off the
  * stack while the records' frames are named and printed, a process's
  * exit's deepest path, where each 4 KiB deeper was a page fault. */
+/* The process region that valgrind's exit judges (region.c's
+ * judged_at_valgrind_exit): one line, whatever the text's detail, in
+ * place of figures memcheck never counted. */
+static __attribute__((noinline, cold)) void text_valgrind_exit(struct mc_buf *b, const char *p,
+								const char *name,
+								const char *prog,
+								const char *alloc)
+{
+	mc_buf_strs(b, p, " memcheck: \"", name, "\" in ", prog, ": not measured (", alloc,
+		    "): valgrind's malloc serves every object, memcheck's included; "
+		    "valgrind's leak check at its exit judges the process\n", NULL);
+}
+
 static __attribute__((noinline)) bool text_head(struct mc_buf *b,
 						const struct mc_region_report *rr,
 						const char *p, const char *name, bool fail)
@@ -1158,6 +1175,10 @@ static __attribute__((noinline)) bool text_head(struct mc_buf *b,
 	char prog[1024], alloc[1024];
 	mc_text_escape(mc_program(), prog, sizeof prog);
 	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
+	if (unlikely(rr->valgrind_exit)) {
+		text_valgrind_exit(b, p, name, prog, alloc);
+		return true;
+	}
 	if (!fail && mc_opt.text != MC_TEXT_FULL) {
 		mc_buf_strs(b, p, " memcheck: \"", name, "\" in ", prog, ": ",
 			    num(r->allocs, c1), " allocs, ", num(r->frees, c2), " frees, ",

@@ -710,8 +710,10 @@ size_t mc_vgtext_heading(struct mc_buf *b, const struct mc_leak *l, size_t i, si
 
 bool mc_vgtext_gen_listed(void)
 {
-	return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.text != MC_TEXT_NONE &&
-	       !(mc_opt.valgrind_xml && *mc_opt.valgrind_xml);
+	/* --xml=yes: inside each record's <error>, as valgrind (vgxml.c) */
+	if (mc_opt.valgrind_xml && *mc_opt.valgrind_xml)
+		return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.track && mc_opt.scan;
+	return mc_opt.valgrind_text != MC_VGTEXT_NONE && mc_opt.text != MC_TEXT_NONE;
 }
 
 /* A record's frames named, past the allocation functions (allocfn.c),
@@ -727,15 +729,126 @@ static const struct mc_frame_info *named_frame(void *arg, int i)
 	return i + z->skip < z->n ? &z->f[i + z->skip] : NULL;
 }
 
+/* A word of code or data at a, where a lies in a loaded object (the
+ * decoding below follows addresses read from code: one that is not an
+ * object's is not read). */
+static bool object_word(uintptr_t a, size_t len, void *out)
+{
+	if (!mc_object_base((const void *)a, NULL) || !mc_object_base((const void *)(a + len - 1), NULL))
+		return false;
+	memcpy(out, (const void *)a, len);
+	return true;
+}
+
+/* Where the call that ends right at ret went: "call rel32" (to a PLT
+ * entry: its "jmp *GOT(%rip)", after an endbr64 and a bnd prefix in an
+ * IBT build's .plt.sec, followed to the address the dynamic linker put
+ * in the slot) or "call *GOT(%rip)" (-fno-plt); 0 when the code is
+ * neither. */
+static uintptr_t called_from(uintptr_t ret)
+{
+	unsigned char c[6];
+	int32_t d;
+	uintptr_t slot = 0, to;
+	if (!object_word(ret - 6, 6, c))
+		return 0;
+	if (c[0] == 0xff && c[1] == 0x15) { /* call *disp32(%rip) */
+		memcpy(&d, c + 2, 4);
+		slot = ret + (intptr_t)d;
+	} else if (c[1] == 0xe8) { /* call rel32 */
+		memcpy(&d, c + 2, 4);
+		uintptr_t plt = ret + (intptr_t)d;
+		unsigned char j[11];
+		if (!object_word(plt, sizeof j, j))
+			return 0;
+		size_t at = 0;
+		if (j[0] == 0xf3 && j[1] == 0x0f && j[2] == 0x1e && j[3] == 0xfa)
+			at = 4; /* endbr64 */
+		if (j[at] == 0xf2)
+			at++; /* bnd */
+		if (j[at] != 0xff || j[at + 1] != 0x25)
+			return plt; /* a direct call: plt is the function */
+		memcpy(&d, j + at + 2, 4);
+		slot = plt + at + 6 + (intptr_t)d;
+	} else
+		return 0;
+	return object_word(slot, sizeof to, &to) ? to : 0;
+}
+
+/* The frames valgrind 3.19's replacements of the C allocation
+ * functions put on top of a block's stack (its own vg_replace_malloc.c:
+ * posix_memalign, aligned_alloc and valloc allocate through its
+ * memalign), measured with tests/prog/plain_leak_family; realloc and
+ * reallocarray are not here: of a null pointer valgrind says malloc,
+ * and memcheck does not keep what the old pointer was ('...' stays,
+ * which matches either).  operator new and its kin: their own names. */
+static const char *const vg_tops[][3] = {
+	{ "malloc", "malloc" },
+	{ "calloc", "calloc" },
+	{ "memalign", "memalign" },
+	{ "posix_memalign", "memalign", "posix_memalign" },
+	{ "aligned_alloc", "memalign" },
+	{ "valloc", "memalign" },
+};
+
+/* valgrind's first frames of a loss record, which memcheck's stacks,
+ * starting at the allocation function's caller, do not hold: from the
+ * function of libmemcheck's own that the first frame's call went to,
+ * into fi[0..] ("malloc"; "memalign", "posix_memalign"; "_Znwm"); how
+ * many (0 where the call is not found, went elsewhere, or is realloc's:
+ * '...' then). */
+static int called_alloc_fn(uintptr_t ret, struct mc_frame_info *fi)
+{
+	uintptr_t to = called_from(ret);
+	if (!to || !mc_in_range_relaxed(to, &mc_text_lo, &mc_text_len))
+		return 0;
+	struct mc_frame_info in[MC_MAX_INLINE];
+	int k = mc_symbolize_frames(to + 1, in, MC_MAX_INLINE);
+	const char *fn = in[k - 1].linkage; /* the function, not one inlined into it */
+	if (!fn[0] || !mc_supp_is_alloc_fn(fn))
+		return 0;
+	if (fn[0] == '_' && fn[1] == 'Z') { /* C++'s: valgrind's frame is the operator's */
+		fi[0] = in[k - 1];
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof vg_tops / sizeof vg_tops[0]; i++) {
+		if (strcmp(fn, vg_tops[i][0]))
+			continue;
+		int n = vg_tops[i][2] ? 2 : 1;
+		for (int j = 0; j < n; j++) {
+			memset(&fi[j], 0, sizeof fi[j]);
+			snprintf(fi[j].function, sizeof fi[j].function, "%s", vg_tops[i][j + 1]);
+			snprintf(fi[j].linkage, sizeof fi[j].linkage, "%s", vg_tops[i][j + 1]);
+		}
+		return n;
+	}
+	return 0;
+}
+
+struct led {
+	struct named z;
+	int lead; /* frames at z.f[z.n...] before the stack's */
+};
+
+static const struct mc_frame_info *lead_frame(void *arg, int i)
+{
+	const struct led *l = arg;
+	return i < l->lead ? &l->z.f[l->z.n + i] : named_frame((void *)&l->z, i - l->lead);
+}
+
 /* valgrind's --gen-suppressions=all in its text: after each listed
  * record, its entry, named as valgrind names it, the frames as
  * MEMCHECK_GEN_SUPPRESSIONS writes them (supp_region.c: '...' for the
- * allocation function, memcheck's stacks starting at its caller) */
+ * allocation function, memcheck's stacks starting at its caller), but
+ * for the allocation function's frame, which valgrind writes first
+ * ("fun:malloc"): named where the first frame's call to libmemcheck's
+ * own function is found (called_alloc_fn).  Entries the same as
+ * valgrind's, which each tool's suppressions then match. */
 static __attribute__((noinline, cold)) void gen_entry(struct mc_buf *b, const struct mc_leak *l)
 {
 	const uintptr_t *pcs;
 	int npcs = mc_stack_get_code(l->stack, &pcs), cap = MC_MAX_DEPTH * 2;
-	size_t bytes = (size_t)cap * sizeof(struct mc_frame_info);
+	size_t bytes = (size_t)(cap + 2) * sizeof(struct mc_frame_info);
 	struct named z = { mc_map(bytes), 0, 0 };
 	if (!z.f)
 		return;
@@ -744,8 +857,19 @@ static __attribute__((noinline, cold)) void gen_entry(struct mc_buf *b, const st
 		z.n += mc_symbolize_frames(pcs[i], &z.f[z.n],
 					   cap - z.n < MC_MAX_INLINE ? cap - z.n : MC_MAX_INLINE);
 	struct mc_supp_stack st = { .frame = named_frame, .arg = &z };
+	/* the room after the frames: the allocation function's */
+	struct led led = { z, z.skip == 0 && npcs > 0 ? called_alloc_fn(pcs[0], &z.f[z.n]) : 0 };
+	if (led.lead) {
+		st.frame = lead_frame;
+		st.arg = &led;
+	}
 	mc_supp_format(b, "<insert_a_suppression_name_here>", (int)l->kind, &st);
 	mc_unmap(z.f, bytes);
+}
+
+void mc_vgtext_gen_entry(struct mc_buf *b, const struct mc_leak *l)
+{
+	gen_entry(b, l);
 }
 
 /* The loss records full or all shows, each followed by an empty line,
@@ -873,14 +997,22 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	uint64_t frees = r->frees == MEMCHECK_UNKNOWN
 				 ? r->frees
 				 : r->frees + r->double_frees + r->invalid_frees;
+	/* and a refused realloc's new block as allocated (its mc_malloc
+	 * counts it before it looks the old block up): 2 allocs, 2 frees,
+	 * 110 bytes for malloc(10), free, realloc of it to 100 */
+	uint64_t refused_bytes, refused = mc_account_refused_reallocs(&refused_bytes);
+	uint64_t allocs = r->allocs == MEMCHECK_UNKNOWN ? r->allocs : r->allocs + refused;
+	uint64_t allocated = r->bytes_allocated == MEMCHECK_UNKNOWN
+				     ? r->bytes_allocated
+				     : r->bytes_allocated + refused_bytes;
 	/* one empty line after the header's (vgcompat.c), as valgrind's */
 	if (!quiet)
 		mc_buf_strs(&b, sp, "\n", p, " HEAP SUMMARY:\n", p, "     in use at exit: ",
 			    num_or_unknown(r->live_bytes, c1), " bytes in ",
 			    num_or_unknown(r->live_blocks, c2), " blocks\n", p,
-			    "   total heap usage: ", num_or_unknown(r->allocs, c3), " allocs, ",
+			    "   total heap usage: ", num_or_unknown(allocs, c3), " allocs, ",
 			    num_or_unknown(frees, c4), " frees, ",
-			    num_or_unknown(r->bytes_allocated, c5), " bytes allocated\n", sp, "\n",
+			    num_or_unknown(allocated, c5), " bytes allocated\n", sp, "\n",
 			    NULL);
 	uint64_t errors = r->double_frees + r->invalid_frees;
 	uint64_t ctx = error_contexts(errors), supp = 0;

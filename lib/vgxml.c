@@ -203,6 +203,54 @@ static void xml_hex(struct mc_buf *b, uint64_t v)
 static const char leak_kind[][20] = { "Leak_DefinitelyLost", "Leak_IndirectlyLost",
 				      "Leak_PossiblyLost", "Leak_StillReachable" };
 
+/* --gen-suppressions=all under --xml=yes: the record's entry inside
+ * its <error>, as valgrind's XML (protocol 4) holds it: <sname> (the
+ * name without its angle brackets), <skind>, <skaux>, an <sframe> a
+ * frame line (<fun> or <obj>; memcheck's '...' as a <fun> of its own),
+ * and the entry's text whole in <rawtext>; and, as valgrind 3.19, the
+ * same element once more after the </error>.  A record with no entry (a
+ * stack with nothing past the allocation function: a comment) has no
+ * <suppression>. */
+static __attribute__((noinline, cold)) void xml_suppression(struct mc_buf *b,
+							    const struct mc_leak *l)
+{
+	struct mc_buf e = { 0 };
+	mc_vgtext_gen_entry(&e, l);
+	if (!e.s || e.oom || e.s[0] != '{') {
+		mc_buf_free(&e);
+		return;
+	}
+	mc_buf_puts(b, "  <suppression>\n");
+	int line = 0;
+	for (const char *p = e.s, *end = e.s + e.len; p < end; line++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *t = p;
+		while (n && *t == ' ')
+			t++, n--;
+		if (line == 1) {
+			bool angled = n >= 2 && t[0] == '<' && t[n - 1] == '>';
+			xml_elem(b, "    ", "sname", t + angled, n - 2 * angled);
+		} else if (line == 2) {
+			xml_elem(b, "    ", "skind", t, n);
+		} else if (line == 3) {
+			xml_elem(b, "    ", "skaux", t, n);
+		} else if (line > 3 && n && *t != '}') {
+			bool obj = n > 4 && !strncmp(t, "obj:", 4), fun = n > 4 && !strncmp(t, "fun:", 4);
+			const char *tag = obj ? "obj" : "fun";
+			size_t skip = obj || fun ? 4 : 0;
+			mc_buf_strs(b, "    <sframe> <", tag, ">", NULL);
+			xml_put(b, t + skip, n - skip);
+			mc_buf_strs(b, "</", tag, "> </sframe>\n", NULL);
+		}
+		p += n + (size_t)(t - p) + (nl != NULL);
+	}
+	mc_buf_puts(b, "    <rawtext>\n<![CDATA[\n");
+	mc_buf_put(b, e.s, e.len);
+	mc_buf_puts(b, "]]>\n    </rawtext>\n  </suppression>\n");
+	mc_buf_free(&e);
+}
+
 static void xml_records(struct mc_buf *b, const struct mc_region_report *rr)
 {
 	size_t n = rr->nleak_groups, bytes;
@@ -226,7 +274,17 @@ static void xml_records(struct mc_buf *b, const struct mc_region_report *rr)
 		mc_buf_u64(b, v[i].blocks);
 		mc_buf_puts(b, "</leakedblocks>\n  </xwhat>\n");
 		xml_stack(b, v[i].stack);
+		/* valgrind 3.19 writes the entry twice: inside the <error>
+		 * and again right after it (measured) */
+		struct mc_buf sb = { 0 };
+		if (mc_opt.gen_suppressions && *mc_opt.gen_suppressions)
+			xml_suppression(&sb, &v[i]);
+		if (sb.s)
+			mc_buf_put(b, sb.s, sb.len);
 		mc_buf_puts(b, "</error>\n\n");
+		if (sb.s)
+			mc_buf_put(b, sb.s, sb.len);
+		mc_buf_free(&sb);
 	}
 	mc_unmap(v, bytes);
 }

@@ -105,6 +105,11 @@ struct rec {
 	char cli[512];           /* violations the CLI's budget check found */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
+	bool vg_exit;            /* leak_check "valgrind_exit": memcheck was
+				  * bypassed under valgrind, counted nothing
+				  * (its figures null), and valgrind's exit
+				  * judged the process: neither clean nor a
+				  * figure (rec_vg_exit) */
 	struct mc_json_leak leak; /* its first failing leak record's stack */
 };
 
@@ -158,6 +163,8 @@ int recs_read(struct recs *out, const char *path, bool missing_ok);
  * (cap bytes; NULL: not wanted); 0 for a region that ended. */
 int rec_signal(const char *line, size_t len, char *name, size_t cap);
 void recs_push(struct recs *out, const struct rec *r);
+/* Records of rs[0..n) that valgrind's exit judged (struct rec's vg_exit). */
+size_t recs_vg_exit(const struct recs *rs, size_t n);
 void recs_free(struct recs *rs);
 /* A figure over several records: the measured values (unknown ones left
  * out); u* for integers, exact. */

@@ -80,6 +80,26 @@ static void killed_first(struct rec *r, const char *line, size_t len)
 	snprintf(r->m.r.violations, sizeof r->m.r.violations, "%s", msg);
 	free(msg);
 }
+/* A record of the process region valgrind's exit judged (memcheck
+ * bypassed by valgrind's malloc: lib/region.c's judged_at_valgrind_exit). */
+static bool judged_by_valgrind_exit(const char *line, size_t len)
+{
+	struct mc_jv rec, v;
+	char kind[32];
+	return memmem(line, len, "valgrind_exit", 13) && mc_jv_line(line, len, &rec) &&
+	       mc_jv_get(rec, "leak_check", &v) && mc_jv_str(v, kind, sizeof kind) &&
+	       !strcmp(kind, "valgrind_exit");
+}
+
+size_t recs_vg_exit(const struct recs *rs, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < rs[i].n; j++)
+			k += rs[i].v[j].vg_exit;
+	return k;
+}
+
 /* A record's line begins with its name and pid (report.c writes them
  * first; a string value cannot hold the quotes unescaped, and the
  * records nested in one, suppressions', name no pid). */
@@ -352,6 +372,7 @@ static void push_record(struct recs *out, const char *p, size_t n, int lineno, s
 	memcpy(line, p, n);
 	line[n] = 0;
 	killed_first(r, line, n);
+	r->vg_exit = judged_by_valgrind_exit(line, n);
 	r->line = line;
 	recs_push(out, r);
 }
