@@ -21,7 +21,8 @@
  * 8,440 against 2,672/3,044/4,980/8,316; zix's test_tree 6,248/6,584/
  * 8,672/12,272 against 6,180/6,476/8,628/12,096.  memcheck's figures
  * are read from /proc too (footprint.c): against the bare run's maxrss
- * they read 36 to 252 KiB high where they are the program's exactly.
+ * they read 0 to 252 KiB high (12 programs, four allocators) where they
+ * are the program's exactly.
  * Where the peak comes before a drop (a heap trimmed, a mapping
  * unmapped), the kernel raised VmHWM at the drop from the folded count
  * too, and the bare mark itself is that much low: these rows' programs
