@@ -47,7 +47,9 @@
  * jemalloc/tcmalloc): an empty main +4/0/-8/0, threads 0/0/-12/+20,
  * threads and dlopen 0/+28/+4/0, the malloc family's mix +4/0/-8/0,
  * the C library's own blocks +4/0/-8/0, C++ +12/+4/-8/0, getaddrinfo
- * +4/+4/-8/+4.  Main at 12d30ba failed the threads rows under glibc,
+ * +4/+4/-8/+4; leaking, with memcheck's report at the exit, 40,000
+ * blocks 0/0/-4/+4, a thread 0/0/-16/-4.  Main at 12d30ba failed the
+ * threads rows and the leaking thread's under glibc,
  * +64 KiB: memcheck's work at a thread's start read the C library's
  * thread-descriptor layout in the program's mapping, a 64 KiB block of
  * its .rodata the bare program never maps (threadstart.c).
@@ -176,6 +178,10 @@ static const struct h_case cases[] = {
 	ROW("the C library's own blocks", "plain_libcalls"),
 	ROW("C++, nothing of its own", "cxx_new", .args = H_LIST("empty")),
 	ROW("getaddrinfo", "plain_getaddrinfo"),
+	/* leaking: memcheck's report (the scan, the names, the suppressions)
+	 * runs at the exit */
+	ROW("40,000 blocks leaked and kept", "plain_leak_many"),
+	ROW("a thread that leaks", "plain_leak_thread"),
 };
 
 int main(void)
