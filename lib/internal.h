@@ -1064,6 +1064,12 @@ bool mc_own_view(uintptr_t hdr, uintptr_t image, const struct link_map *lm,
  * (resident.c's mc_maps_each: sandbox.c's files kept, elfmod.c's and
  * symbolize.c's runs) would take it for the object's. */
 bool mc_own_view_at(uintptr_t lo);
+/* n bytes at the program's address at, in an object's segment of the
+ * part that has a view (its .rodata, where the linker puts it there),
+ * copied to out from memcheck's view where the RSS figures are
+ * measured, so the program's mapping faults nothing; elsewhere, or
+ * without a view, from the program's mapping. */
+void mc_own_read(const void *at, void *out, size_t n);
 /* Views are made from now on (footprint.c, once the RSS figures are
  * measured: until then cfi.c reads the program's mapping, and a read
  * costs no system call); whether they are. */

@@ -33,6 +33,14 @@
  * unmaps the views of objects unloaded since, which _dl_find_object
  * tells without a lock, and counts the pages of the others.
  *
+ * The same views serve a read of a constant the program's objects hold
+ * in that segment (mc_own_read): threadstart.c's layout of the C
+ * library's thread descriptor (_thread_db_pthread_start_routine, in the
+ * C library's .rodata), read at a thread's start in the program's
+ * mapping until session 46, faulted a 64 KiB block of the C library's
+ * read-only data that a bare threaded program never maps (peak_rss and
+ * rss_end +64 KiB under glibc; the other allocators fault it bare).
+ *
  * No view, and cfi.c reads the program's mapping as before (the pages
  * it faults count as the program's): an object without a file (the
  * vdso, whose pages are the kernel's and always present), one named by
@@ -303,4 +311,23 @@ int mc_own_views(struct mc_own_span *out, int cap)
 	view_unlock();
 	errno = saved;
 	return nout;
+}
+
+void mc_own_read(const void *at, void *out, size_t n)
+{
+	const unsigned char *from = at;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	struct mc_own_view v;
+	uintptr_t a = (uintptr_t)at;
+	if (mc_own_read_recording() && mc_find_object(at, &fo) == 0 && fo.dlfo_eh_frame &&
+	    fo.dlfo_link_map &&
+	    mc_own_view((uintptr_t)fo.dlfo_eh_frame, (uintptr_t)fo.dlfo_map_start, fo.dlfo_link_map,
+			&v) &&
+	    a >= v.lo && a < v.hi && n <= v.hi - a)
+		from = (const unsigned char *)(a + v.delta);
+#endif
+	unsigned char *to = out;
+	for (size_t i = 0; i < n; i++)
+		to[i] = from[i];
 }

@@ -271,6 +271,22 @@ static bool cache_read(void)
 	return mc_opt.valgrind_text != MC_VGTEXT_NONE && !(mc_opt.valgrind_freeres & MC_FREERES_LIBC);
 }
 
+/* A word of the C library's nptl_db descriptions at p (its .rodata),
+ * read in memcheck's own view of its file where the RSS figures are
+ * measured (ownread.c's mc_own_read): read in the program's mapping, the
+ * first read at a measured exit's scan faulted a 64 KiB block of the C
+ * library's read-only data that the bare program never maps (zix's
+ * test_tree under mimalloc, perf record -e page-faults -d: libc_facts's
+ * read of _thread_db_sizeof_pthread). */
+static __attribute__((noinline)) uint32_t libc_word(const uint32_t *p)
+{
+	uint32_t w;
+	if (!mc_own_read_recording())
+		return *p;
+	mc_own_read(p, &w, sizeof w);
+	return w;
+}
+
 static void stack_cache_found(void)
 {
 	/* none in a process that never made a thread: a measured
@@ -284,13 +300,16 @@ static void stack_cache_found(void)
 					     "_thread_db_pthread_list", "__nptl_rtld_global" };
 	void *found[MC_ARRAY_SIZE(names)];
 	mc_sym_in_each(libc.in_libc, names, found, MC_ARRAY_SIZE(names));
-	const uint32_t *used = found[0], *user = found[1], *link = found[2];
 	uintptr_t *const *rtld = found[3];
-	if (!used || !user || !link || !rtld || !*rtld || user[2] != used[2] + 16 ||
-	    link[2] + 16 > libc.pthread_size)
+	if (!found[0] || !found[1] || !found[2] || !rtld || !*rtld)
 		return;
-	libc.stack_cache = (uintptr_t)*rtld + user[2] + 16;
-	libc.list_off = link[2];
+	/* each {bits, count, offset}: the offsets */
+	const uint32_t *const *d = (const uint32_t *const *)found;
+	uint32_t used = libc_word(d[0] + 2), user = libc_word(d[1] + 2), link = libc_word(d[2] + 2);
+	if (user != used + 16 || link + 16 > libc.pthread_size)
+		return;
+	libc.stack_cache = (uintptr_t)*rtld + user + 16;
+	libc.list_off = link;
 }
 
 /* Before the first scan's locks.  Found by hand (elfsym.c), not with
@@ -317,8 +336,8 @@ static void libc_facts(void)
 	if (static_info && psize && dtvp) {
 		size_t align = 0;
 		static_info(&libc.static_size, &align);
-		libc.pthread_size = *psize;
-		libc.dtv_off = dtvp[2]; /* nptl_db's {bits, count, offset} */
+		libc.pthread_size = libc_word(psize);
+		libc.dtv_off = libc_word(dtvp + 2); /* nptl_db's {bits, count, offset} */
 		if (libc.static_size < libc.pthread_size || libc.dtv_off >= libc.pthread_size)
 			libc.static_size = libc.pthread_size = 0;
 		libc.in_libc = in_libc;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -727,6 +728,47 @@ void h_exec_bare(struct h_res *b, const struct h_res *x, const struct h_case *c)
 	h_setup_allocator_preloaded(&bare, c);
 	h_exec(b, &bare);
 	h_expect_exit(b, 0);
+}
+
+static const char **bare_environ(int alloc, const char *const *extra)
+{
+	size_t n = 0, more = 0;
+	while (environ[n])
+		n++;
+	while (extra && extra[more])
+		more++;
+	const char **env = xcalloc(n + more + 2, sizeof *env);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "MEMCHECK_", 9))
+			env[k++] = environ[i];
+	const char *so = h_allocators[alloc].soname;
+	if (so)
+		env[k++] = h_env("LD_PRELOAD=%s", h_allocator_so(so));
+	for (size_t i = 0; i < more; i++)
+		env[k++] = extra[i];
+	return env;
+}
+
+pid_t h_spawn_traced(const struct h_case *c, int alloc, const char *const *extra)
+{
+	const char *argv[16] = { h_prog(c->run.prog) };
+	for (int i = 0; c->run.args && c->run.args[i] && i < 14; i++)
+		argv[i + 1] = c->run.args[i];
+	const char **env = bare_environ(alloc, extra);
+	pid_t pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, 1);
+		personality(ADDR_NO_RANDOMIZE);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execve(argv[0], (char *const *)argv, (char *const *)env);
+		_exit(127);
+	}
+	free(env);
+	return pid;
 }
 
 void h_add_cases(TCase *tc, const struct h_case *cases, size_t n)

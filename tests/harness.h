@@ -364,6 +364,13 @@ bool h_setup_allocator_preloaded(struct h_spec *run, const struct h_case *c);
  * (preloaded; MEMCHECK_TEXT unset, no report), which must exit 0: the
  * figures a row compares its own with. */
 void h_exec_bare(struct h_res *b, const struct h_res *x, const struct h_case *c);
+/* c's program run bare by the test itself, under its ptrace (stopped
+ * at the exec, before the dynamic linker ran: a waitpid sees the stop),
+ * address randomization off, its standard output to /dev/null; its
+ * environment the test's own without LD_PRELOAD and memcheck's
+ * variables, allocator alloc preloaded, then extra's (NULL-terminated,
+ * or NULL).  Its pid. */
+pid_t h_spawn_traced(const struct h_case *c, int alloc, const char *const *extra);
 
 /* Register cases[0..n) x their allocators as one loop test of tc. */
 struct TCase;

@@ -186,33 +186,7 @@ static uintptr_t entry_of(pid_t pid)
 static long long rss_at_entry(const struct h_res *x, const struct h_case *c)
 {
 #if defined(__x86_64__)
-	const char *argv[16] = { h_prog(c->run.prog) };
-	for (int i = 0; c->run.args && c->run.args[i] && i < 14; i++)
-		argv[i + 1] = c->run.args[i];
-	const char *so = h_allocators[x->alloc].soname;
-	size_t n = 0;
-	while (environ[n])
-		n++;
-	const char **env = calloc(n + 2, sizeof *env);
-	ck_assert(env);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "MEMCHECK_", 9))
-			env[k++] = environ[i];
-	if (so)
-		env[k++] = h_env("LD_PRELOAD=%s", h_allocator_so(so));
-	pid_t pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
-			dup2(null, 1);
-		personality(ADDR_NO_RANDOMIZE);
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		execve(argv[0], (char *const *)argv, (char *const *)env);
-		_exit(127);
-	}
-	free(env);
+	pid_t pid = h_spawn_traced(c, x->alloc, NULL);
 	int st;
 	long long kib = -1;
 	uintptr_t entry = 0;
@@ -666,6 +640,14 @@ static const struct h_case cases[] = {
 	  .check = peak_as_its_own },
 	{ "forked child", RUN("plain_rss_self", "fork"), .record = "process",
 	  .check = child_as_its_own },
+	/* memcheck's work at a thread's start (threadstart.c) read the C
+	 * library's layout of its thread descriptor in the program's
+	 * mapping, which faulted a 64 KiB block of its .rodata that this
+	 * bare program never maps: main at 12d30ba read rss_end and
+	 * peak_rss +64 KiB under glibc (the other allocators fault that
+	 * block themselves); now it reads it in its own view of the file
+	 * (ownread.c mc_own_read). */
+	{ "a thread", RUN("plain_rss_self", "thread"), .record = "process", .check = as_its_own },
 	{ "threads", RUN("plain_rss_self", "threads"), .record = "process",
 	  .check = threads_as_its_own },
 	{ "threads, one jemalloc arena",

@@ -4,8 +4,9 @@
  * reading it all maps none of the program's pages, its pages are counted
  * as memcheck's while mapped, and it is unmapped once the object is
  * unloaded, and what reads /proc/self/maps for the objects' mappings
- * does not see it; no view for an object without a file (the vdso) nor
- * for one whose file was replaced since it was loaded.
+ * does not see it; a constant of the object's read there (mc_own_read);
+ * no view for an object without a file (the vdso) nor for one whose
+ * file was replaced since it was loaded.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -127,6 +128,36 @@ START_TEST(view_reads_without_the_programs_pages)
 }
 END_TEST
 
+/* A constant the object holds in the viewed segment (threadstart.c's
+ * and roots.c's reads of the C library's nptl_db words): mc_own_read
+ * copies it from the view where the figures are measured, and the
+ * program's page stays unmapped; where they are not, from the
+ * program's mapping. */
+START_TEST(a_constant_read_in_the_view)
+{
+	void *sym, *h = open_unused("libz.so.1", "zlibVersion", &sym);
+	if (!h)
+		return;
+	struct mc_own_view v;
+	struct dl_find_object fo;
+	ck_assert(view_of(sym, &v, &fo));
+	uintptr_t at = (uintptr_t)fo.dlfo_eh_frame, page = at & ~(uintptr_t)4095;
+	unsigned char got[8], want[8];
+	ck_assert_int_eq(madvise((void *)page, 4096, MADV_DONTNEED), 0);
+	ck_assert_int_eq(present_in(page, page + 4096), 0);
+	mc_own_read_on();
+	ck_assert(mc_own_read_recording());
+	mc_own_read((const void *)at, got, sizeof got);
+	ck_assert_int_eq(present_in(page, page + 4096), 0);
+	memcpy(want, (const void *)at, sizeof want);
+	ck_assert_int_eq(memcmp(got, want, sizeof got), 0);
+	/* a range past the viewed segment: the program's mapping */
+	mc_own_read((const void *)(v.hi - 4), got, 4);
+	ck_assert_int_eq(memcmp(got, (const void *)(v.hi - 4), 4), 0);
+	dlclose(h);
+}
+END_TEST
+
 /* The object's file replaced on disk after it was loaded (a package
  * upgrade): the file at its path is another, and there is no view. */
 START_TEST(no_view_of_a_replaced_file)
@@ -179,6 +210,7 @@ int main(void)
 {
 	TCase *tc = h_tcase("ownread", 0);
 	tcase_add_test(tc, view_reads_without_the_programs_pages);
+	tcase_add_test(tc, a_constant_read_in_the_view);
 	tcase_add_test(tc, no_view_of_a_replaced_file);
 	tcase_add_test(tc, no_view_of_the_vdso);
 	return h_run_suite(NULL);

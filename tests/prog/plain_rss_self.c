@@ -11,6 +11,10 @@
  *           all at once (a barrier) and free them; main frees its own
  *           after the joins (tests/prog/plain_peak_threads.c's shape);
  *           at the peak, all holding, one thread prints VmRSS
+ *   thread  the same as plain, and one thread started that does nothing
+ *           but return, joined (no stdio, no barrier: memcheck's own
+ *           work at a thread's start faults nothing of the C library's
+ *           that this bare program does not)
  *   fork    the same as plain in a forked child, which prints the
  *           figures (its start read right after fork returns) and
  *           leaves by returning from main; the parent waits and leaves by _exit with
@@ -74,6 +78,11 @@ static int threads_mode(void)
 	return 0;
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	rss_self_fixed_layout(argv);
@@ -115,6 +124,10 @@ int main(int argc, char **argv)
 		dlclose(h);
 	} else if (strcmp(mode, "threads") == 0) {
 		if (threads_mode() != 0)
+			return 2;
+	} else if (strcmp(mode, "thread") == 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
 			return 2;
 	} else if (strcmp(mode, "heaperror") == 0) {
 		size_t big = 16u << 20;
