@@ -2546,7 +2546,8 @@ void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m);
  * asked into name (cap bytes: a longer name is none). */
 const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, size_t cap);
 /* The same asked of the kernel alone (PROCMAP_QUERY), through a maps
- * file opened for the question and closed: three system calls, where a
+ * file opened for the question and closed: three system calls in a
+ * process that never started a thread (five in one that did), where a
  * read of the whole file has the kernel write out every mapping.
  * *asked: false where it cannot ask (no such ioctl, the file not opened,
  * the queries off), and the caller reads the file. */

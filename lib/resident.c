@@ -567,16 +567,29 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, 
 	return NULL;
 }
 
+/* glibc's flag (<sys/single_threaded.h>), read as rss.c's
+ * mc_never_threaded reads it: rss.c is not linked with this file
+ * everywhere (the unit tests). */
+extern char __libc_single_threaded __attribute__((weak));
+
 const char *mc_maps_name_at(uintptr_t lo, char *name, size_t cap, bool *asked)
 {
-	/* opened, asked and closed with no code of the program's run in
-	 * between: the lowest free number, not moved out of its way (as
-	 * the scan's mc_vmas_read_sole) */
+	/* Opened, asked and closed with no code of the program's run in
+	 * between: where the process never started a thread, the lowest
+	 * free number, not moved out of its way (as the scan's
+	 * mc_vmas_read_sole, for the only thread); else moved out of the
+	 * way and closed only if still ours (a thread of the program may
+	 * close the number and open a file of its own under it). */
 	struct mc_kept_fd f;
 	int saved = errno;
-	int r = mc_maps_query_open_sole(&f) ? name_starting(f.fd, lo, name, cap) : -1;
-	if (f.fd >= 0)
+	bool sole = &__libc_single_threaded && __libc_single_threaded;
+	int r = (sole ? mc_maps_query_open_sole(&f) : mc_maps_query_open(&f))
+			? name_starting(f.fd, lo, name, cap)
+			: -1;
+	if (f.fd >= 0 && sole)
 		mc_sys_close(f.fd);
+	else if (f.fd >= 0)
+		mc_maps_query_close(&f);
 	errno = saved;
 	*asked = r >= 0;
 	return r == 1 ? name : NULL;
