@@ -4,7 +4,9 @@
 # loop sampled by perf (cpu-clock, the software timer: no hardware
 # counters in these VMs) with call chains, and every sample of the
 # workload's processes put in the phase of memcheck's frames in its chain
-# (start-up, stack capture, the exit's scan, suppressions, report ...)
+# (start-up, stack capture, the exit's scan, suppressions, report ...;
+# start-up is life.c's resolve wherever it runs: in the constructor, or
+# in the first call into memcheck, which mimalloc's start makes)
 # and its kind (user code, a system call, a page fault, other kernel
 # work).  Printed: microseconds a process, memcheck's loop less the bare
 # one's, by phase, biggest first.  Callgrind counts instructions; this
@@ -81,10 +83,11 @@ BEGIN {
 		"exit: reachability scan|mc_scan;" \
 		"exit: report written|mc_report_emit emit_text mc_text_hold_end held_out;" \
 		"exit: ancestors told (descend.c)|mc_descend;" \
+		"exit: the allocator'"'"'s statistics|take_alloc_stats mc_allocator_stats;" \
 		"exit: the rest|at_exit process_end mc_regions_end_all region_pop mc_exit_status;" \
+		"start-up|mc_constructor resolve. mc_resolve;" \
 		"allocations: stack capture|mc_stack_capture capture_ rule_in mc_cfi_rule mc_depot;" \
-		"allocations: the rest|mc_track_ malloc calloc realloc free posix_memalign aligned_alloc memalign;" \
-		"start-up|mc_constructor", ph, ";")
+		"allocations: the rest|mc_track_ malloc calloc realloc free posix_memalign aligned_alloc memalign", ph, ";")
 	for (i = 1; i <= n; i++) {
 		split(ph[i], a, "|")
 		name[i] = a[1]
