@@ -2566,6 +2566,13 @@ void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m);
  * table made by mc_maps_runs_query, of the mapping that starts at lo,
  * asked into name (cap bytes: a longer name is none). */
 const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, size_t cap);
+/* The same asked of the kernel alone (PROCMAP_QUERY), through a maps
+ * file opened for the question and closed: three system calls in a
+ * process that never started a thread (five in one that did), where a
+ * read of the whole file has the kernel write out every mapping.
+ * *asked: false where it cannot ask (no such ioctl, the file not opened,
+ * the queries off), and the caller reads the file. */
+const char *mc_maps_name_at(uintptr_t lo, char *name, size_t cap, bool *asked);
 /* PROCMAP_QUERY (Linux 6.11+): /proc/self/maps opened to ask by address
  * (-1: cannot, or the kernel had no such ioctl); the mapping covering
  * addr (or_next: or the first after it) into m, its name into name

@@ -527,6 +527,16 @@ void mc_maps_runs_note(struct mc_maps_runs *w, const struct mc_mapping *m)
 		memcpy(w->prev, m->name, n + 1);
 }
 
+/* The name of the mapping that starts at lo, asked through fd into
+ * name (cap bytes): 1, 0 for none, -1 where the kernel could not be
+ * asked. */
+static int name_starting(int fd, uintptr_t lo, char *name, size_t cap)
+{
+	struct mc_mapping m;
+	int r = fd >= 0 ? mc_maps_query(fd, lo, false, &m, name, cap) : -1;
+	return r == 1 ? m.lo == lo && name[0] : r;
+}
+
 const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, size_t cap)
 {
 	bool query;
@@ -538,12 +548,10 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, 
 		 * touched at a measured /bin/date's exit, a fault.  Where
 		 * the program has closed the file (its number now another
 		 * file, or none), a copy opened for this question. */
-		struct mc_mapping m;
 		struct mc_kept_fd own = { -1, 0, 0, false };
 		if (fd < 0 && mc_maps_query_open(&own))
 			fd = own.fd;
-		bool found = fd >= 0 && mc_maps_query(fd, lo, false, &m, name, cap) == 1 &&
-			     m.lo == lo && name[0];
+		bool found = name_starting(fd, lo, name, cap) == 1;
 		if (own.fd >= 0)
 			mc_sys_close(own.fd);
 		return found ? name : NULL;
@@ -557,6 +565,34 @@ const char *mc_maps_run_at(const struct mc_buf *runs, uintptr_t lo, char *name, 
 		at += sizeof start + strlen(run) + 1;
 	}
 	return NULL;
+}
+
+/* glibc's flag (<sys/single_threaded.h>), read as rss.c's
+ * mc_never_threaded reads it: rss.c is not linked with this file
+ * everywhere (the unit tests). */
+extern char __libc_single_threaded __attribute__((weak));
+
+const char *mc_maps_name_at(uintptr_t lo, char *name, size_t cap, bool *asked)
+{
+	/* Opened, asked and closed with no code of the program's run in
+	 * between: where the process never started a thread, the lowest
+	 * free number, not moved out of its way (as the scan's
+	 * mc_vmas_read_sole, for the only thread); else moved out of the
+	 * way and closed only if still ours (a thread of the program may
+	 * close the number and open a file of its own under it). */
+	struct mc_kept_fd f;
+	int saved = errno;
+	bool sole = &__libc_single_threaded && __libc_single_threaded;
+	int r = (sole ? mc_maps_query_open_sole(&f) : mc_maps_query_open(&f))
+			? name_starting(f.fd, lo, name, cap)
+			: -1;
+	if (f.fd >= 0 && sole)
+		mc_sys_close(f.fd);
+	else if (f.fd >= 0)
+		mc_maps_query_close(&f);
+	errno = saved;
+	*asked = r >= 0;
+	return r == 1 ? name : NULL;
 }
 
 /* ---- ranges to leave out ----------------------------------------------- */

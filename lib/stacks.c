@@ -222,16 +222,23 @@ uint32_t mc_stack_intern(const uintptr_t *f, int n)
  * readers of a val read the key again after it.  Slot 0 of each table
  * is its header: its val is the table's shift (64 - log2 of its slots),
  * so a reader finds it with the slots it goes with.  The table is
- * mapped at the first lookup, 1024 slots (16 KiB), and grows by fours
- * when a quarter full; old tables stay mapped for readers still in
- * them (together a third of the newest). */
+ * mapped at the first lookup, 512 slots (8 KiB), and grows when a
+ * quarter full: to 1024 slots, then by fours; old tables stay mapped for
+ * readers still in them (together at most half of the newest).
+ * Mapped populated (mc_map), each page a cost of every process that
+ * captures a stack: a short test built with frame pointers fills 16 to
+ * 50 rules (bench/suite_test), /bin/date 75, sort 69, git --version 124,
+ * all within 128, where the first table was 16 KiB (four pages
+ * populated, 1,024 slots for at most a few dozen rules; short46); ls -l
+ * fills 157, python3 -c pass 655: their tables are 8 KiB more than
+ * before. */
 struct rule_slot {
 	_Atomic uint64_t key, val;
 };
 #define RULE_CFI (1ull << 63)
 #define RULE_KIND_SHIFT 59 /* 3 bits of enum mc_cfi_kind */
 #define RULE_PC_MASK ((1ull << RULE_KIND_SHIFT) - 1)
-#define RULES_MIN_BITS 10
+#define RULES_MIN_BITS 9
 #define RULES_MAX_BITS 16
 #define PROBE 8
 
@@ -355,7 +362,8 @@ static __attribute__((noinline)) uint64_t capture_rule_fill(uintptr_t pc, uint64
 			there = at == key;
 		}
 		if (!there && ++rules_used > (1u << bits) / 4 && bits < RULES_MAX_BITS) {
-			struct rule_slot *t = rules_grow(rt, bits + 2);
+			/* 9, 10, 12, 14, 16: the maximum reached */
+			struct rule_slot *t = rules_grow(rt, bits + 2 - (bits & 1));
 			if (t)
 				atomic_store_explicit(&rules, rt = t, memory_order_release);
 		}
