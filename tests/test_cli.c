@@ -659,13 +659,17 @@ END_TEST
  * command that wrote no record (/bin/true, left out) passed, exit 0
  * (before session 45: a command with records was refused after its run,
  * "does not serve malloc"); now bad usage before any run, said with the
- * path and what was expected. */
+ * path and what was expected.  A position-independent executable
+ * (/bin/true: ET_DYN too, DF_1_PIE) ran under the C library's malloc
+ * named /bin/true, exit 0, until harden46. */
 START_TEST(allocator_not_a_shared_object)
 {
 	static const char *const why[] = { "not an ELF file", "not a regular file",
-					   "not a regular file", "not a 64-bit ELF shared object" };
+					   "not a regular file", "not a 64-bit ELF shared object",
+					   "a position-independent executable (DF_1_PIE), which the "
+					   "dynamic loader does not preload" };
 	const char *paths[] = { tmpfile_with("liballoc.so", "not an object\n"), h_tmppath("adir"),
-				"/dev/null", h_tmppath("liballoc.o") };
+				"/dev/null", h_tmppath("liballoc.o"), "/bin/true" };
 	mkdir(paths[1], 0700);
 	/* a relocatable object: ELF, not ET_DYN */
 	char cmd[4096];
