@@ -1073,6 +1073,55 @@ START_TEST(cli_files_not_regular)
 }
 END_TEST
 
+/* A report line that cannot hold a record, 128 MiB long (text that is no
+ * report, given where one was expected): on main the whole line was read
+ * into memory before the parser said what its first bytes already showed
+ * (memcheck gate's peak RSS 294 MB for a 300 MB line); now said at the
+ * line's first 64 KiB, the rest skipped, the reader's memory bounded
+ * whatever the line's length.  The message is the one the whole line
+ * gets (its column), from a FIFO whose writer goes on. */
+START_TEST(hopeless_line_not_held)
+{
+	static const struct {
+		const char *head, *want;
+	} rows[] = {
+		{ "", "column 1: expected '{' (a report line is one JSON object), got 'x'" },
+		{ "{\"x\":1,", "column 8: expected a key (a string), got 'x'" },
+		{ "[", "column 1: expected '{' (a report line is one JSON object), got '['" },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const char *fifo = h_tmppath(h_env("long%zu.fifo", i));
+		unlink(fifo);
+		ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+		pid_t w = fork();
+		ck_assert_int_ge(w, 0);
+		if (w == 0) {
+			FILE *f = fopen(fifo, "w");
+			static char x[1 << 16];
+			memset(x, 'x', sizeof x);
+			if (!f || fputs(rows[i].head, f) < 0)
+				_exit(1);
+			for (int k = 0; k < 2048; k++)   /* 128 MiB */
+				if (fwrite(x, 1, sizeof x, f) != sizeof x)
+					_exit(1);
+			fputs("\n{\"name\":\"r\",\"pid\":1,\"program\":\"p\",\"allocator\":"
+			      "\"glibc\",\"verdict\":\"pass\"}\n", f);
+			_exit(fclose(f) == 0 ? 0 : 1);
+		}
+		struct h_res x;
+		MC(&x, "gate", fifo);
+		int st;
+		ck_assert_int_eq(waitpid(w, &st, 0), w);
+		h_expect_exit(&x, 2);
+		EXPECT_HAS(x.r.err, h_env("%s:1: %s\n", fifo, rows[i].want), "gate");
+		ck_assert_msg(!strstr(x.r.err, ":2:"), "the record after it said: %s", x.r.err);
+		ck_assert_msg(x.r.maxrss_kib < 32 * 1024, "memcheck gate's peak RSS %ld KiB reading "
+			      "a 128 MiB line that holds no record", x.r.maxrss_kib);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
 /* Suppression files as valgrind 3.19 reads them (harden42's sweep of
  * malformed entries against valgrind's messages): an entry of more than
  * 24 frame lines, which valgrind takes (25, 100, 10,000 alike, the lines
@@ -1242,6 +1291,7 @@ int main(void)
 	tcase_add_loop_test(tc, budget_fifo, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, baseline_in_parts, 0, H_NALLOCATORS);
 	tcase_add_test(tc, cli_files_not_regular);
+	tcase_add_test(tc, hopeless_line_not_held);
 	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
