@@ -882,8 +882,8 @@ START_TEST(budget_not_a_regular_file)
 		       .env = H_LIST(h_env("MEMCHECK_SUPPRESSIONS=%s", fifo)));
 		h_expect_exit(&x, 23);
 		ck_assert_str_eq(x.r.out, "hello stdout\n");
-		EXPECT_HAS(x.r.err, h_env("suppressions not read: %s: not a regular file", fifo),
-			   "a FIFO as suppressions");
+		EXPECT_HAS(x.r.err, h_env("MEMCHECK_SUPPRESSIONS: suppressions not read: %s: not a "
+					  "regular file", fifo), "a FIFO as suppressions");
 		h_res_free(&x);
 	}
 }
