@@ -386,6 +386,16 @@ static const struct h_case cases[] = {
 	{ "gate, no report", USAGE("gate"), SAYS() },
 	{ "gate --bogus", USAGE("gate", "--bogus", "x.jsonl"), SAYS() },
 	{ "help on no command", USAGE("help", "nope"), SAYS() },
+	/* numbers past their type (harden46): report's --run 4294967297
+	 * was cast to int first and taken as run 1; oom's seconds took inf
+	 * and 1e400, a wait's timespec made from them (exit 0 or a run on
+	 * main) */
+	{ "report --run 2^32+1", USAGE("report", "--run", "4294967297", "--html", "x.html", "r"),
+	  SAYS("--run 4294967297: expected a run from 1 to 1000") },
+	{ "oom --run-timeout inf", USAGE("oom", "--run-timeout", "inf", "--", "/bin/true"),
+	  SAYS("--run-timeout inf: expected seconds, more than 0 and at most") },
+	{ "oom --timeout 1e400", USAGE("oom", "--timeout", "1e400", "--", "/bin/true"),
+	  SAYS("--timeout 1e400: expected seconds") },
 	{ "bad budget file", RUN("--budget", H_FILE), ARGS("out"), .exit = 2,
 	  .file = "peak_live_bytes <= 1 KiB\npeak_rs <= 1 MiB\n\n[unterminated\n",
 	  .check = bad_budget_lines },
