@@ -3274,8 +3274,9 @@ void mc_supp_format(struct mc_buf *b, const char *name, int kind,
 struct mc_leak;
 
 /* The set as an image a later process takes without parsing
- * (memcheck-cache(5)): appended to b; false: no memory. */
-bool mc_supp_image_put(const struct mc_supps *s, struct mc_buf *b);
+ * (memcheck-cache(5)): appended to b; false: no memory, or its entries
+ * and frames alone take more than max bytes (nothing built then). */
+bool mc_supp_image_put(const struct mc_supps *s, struct mc_buf *b, size_t max);
 /* The set in img[0, len) (16-aligned, written over: offsets made
  * pointers), which lies in map (mc_map_io'd, maplen bytes, the set's to
  * unmap from now on; NULL: img stays the caller's, to free after the
