@@ -28,8 +28,10 @@ void recs_push(struct recs *out, const struct rec *r)
 
 void recs_free(struct recs *rs)
 {
-	for (size_t i = 0; i < rs->n; i++)
+	for (size_t i = 0; i < rs->n; i++) {
 		free(rs->v[i].line);
+		free(rs->v[i].leak);
+	}
 	free(rs->v);
 	rs->v = NULL;
 	rs->n = rs->cap = 0;
@@ -411,9 +413,14 @@ static size_t first_value(const char *line, size_t len)
  * blanks after its JSON (a '\r' of a line ended "\r\n") are no part
  * of it: a file cut right after the record's brace reads the same
  * record (fuzz_records). */
-static void push_record(struct recs *out, const char *p, size_t n, int lineno, struct rec *r)
+static void push_record(struct recs *out, const char *p, size_t n, int lineno, struct rec *r,
+			const struct mc_json_leak *leak)
 {
 	r->lineno = lineno;
+	if (leak->kind[0]) {
+		r->leak = xmalloc(sizeof *leak);
+		*r->leak = *leak;
+	}
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
 		n--;
 	char *line = xmalloc(n + 1);
@@ -433,6 +440,7 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 		     size_t len, bool quiet, int *bad)
 {
 	struct rec r;
+	struct mc_json_leak leak;
 	char err[256], after[48] = "";
 	for (size_t at = 0; at < len;) {
 		const char *p = line + at;
@@ -440,14 +448,14 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 		memset(&r, 0, sizeof r);
 		if (at)
 			snprintf(after, sizeof after, "after byte %zu: ", at);
-		if (mc_json_record_leak(p, n, &r.m, &r.leak, err, sizeof err)) {
-			push_record(out, p, n, lineno, &r);
+		if (mc_json_record_leak(p, n, &r.m, &leak, err, sizeof err)) {
+			push_record(out, p, n, lineno, &r, &leak);
 			return;
 		}
-		used = first_value(p, n); /* (the parse sets r.m and r.leak afresh) */
-		bool whole = used && mc_json_record_leak(p, used, &r.m, &r.leak, NULL, 0);
+		used = first_value(p, n); /* (the parse sets r.m and leak afresh) */
+		bool whole = used && mc_json_record_leak(p, used, &r.m, &leak, NULL, 0);
 		if (whole) {
-			push_record(out, p, used, lineno, &r);
+			push_record(out, p, used, lineno, &r, &leak);
 		} else if (!(used = cut_record(p, n, err))) {
 			if (!quiet) {
 				fprintf(stderr, "%s:%d: %s%s\n", path, lineno, after, err);

@@ -452,7 +452,8 @@ static void say_failed_records(const struct group *groups, size_t ng)
 				    x->m.pid, x->m.r.name, why[0] ? why : "verdict fail",
 				    x->m.r.violations[0] && x->cli[0] ? "; " : "",
 				    x->m.r.violations[0] ? x->cli : "",
-				    x->leak.site[0] ? " at " : "", short_path(x->leak.site));
+				    x->leak && x->leak->site[0] ? " at " : "",
+				    x->leak ? short_path(x->leak->site) : "");
 			}
 	}
 }
