@@ -1132,6 +1132,27 @@ START_TEST(hopeless_line_not_held)
 }
 END_TEST
 
+/* A command named with a newline and a terminal's escape: the table's
+ * names were escaped, but the command's own lines ("memcheck: ... under
+ * glibc: exit status", the table's title) printed it raw on main, one
+ * line made two and the escape sent to the terminal (harden46). */
+START_TEST(command_name_escaped)
+{
+	const char *dir = h_tmppath("names");
+	mkdir(dir, 0700);
+	const char *name = h_env("%s/ev\nil\033[31m", dir);
+	ck_assert_msg(symlink(prog(), name) == 0, "symlink %s", name);
+	struct h_res x;
+	MC(&x, "run", "-a", "glibc", "--", name, "exit", "4");
+	h_expect_exit(&x, 3);
+	EXPECT_HAS(x.r.err, h_env("memcheck: %s/ev\\nil\\x1b[31m under glibc: exit status 4",
+				  dir), "the run's line");
+	EXPECT_HAS(x.r.err, h_env("memcheck run: %s/ev\\nil\\x1b[31m\n", dir), "the title");
+	ck_assert_msg(!strchr(x.r.err, '\033'), "an escape byte on stderr:\n%s", x.r.err);
+	h_res_free(&x);
+}
+END_TEST
+
 /* Suppression files as valgrind 3.19 reads them (harden42's sweep of
  * malformed entries against valgrind's messages): an entry of more than
  * 24 frame lines, which valgrind takes (25, 100, 10,000 alike, the lines
@@ -1302,6 +1323,7 @@ int main(void)
 	tcase_add_loop_test(tc, baseline_in_parts, 0, H_NALLOCATORS);
 	tcase_add_test(tc, cli_files_not_regular);
 	tcase_add_test(tc, hopeless_line_not_held);
+	tcase_add_test(tc, command_name_escaped);
 	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);

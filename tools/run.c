@@ -788,7 +788,9 @@ int cmd_run(int argc, char **argv)
 		for (int r = 0; r < groups[i].nreps && !groups[i].stored; r++)
 			total += groups[i].reps[r].n;
 	if (!o.quiet) {
-		char *title = xasprintf("memcheck run: %s", cmd[0]);
+		char shown[1024];   /* the command as the table's names are shown */
+		char *title = xasprintf("memcheck run: %s",
+					mc_text_escape(cmd[0], shown, sizeof shown));
 		print_table(stderr, groups, ng, title);
 		free(title);
 		print_runs(stderr, groups, ng);
