@@ -18,6 +18,9 @@
 #           run, compare and gate: cut short at many bytes, a byte
 #           changed; nothing lost silently (fuzz/fuzz_records.c, seeds
 #           fuzz/corpus_records: real reports)
+#   options lib/options.c's reading of the MEMCHECK_* variables, an
+#           environment of NUL-separated strings, against a model of the
+#           manual's rules (fuzz/fuzz_options.c, seeds fuzz/corpus_options)
 #
 #   make fuzz         build $(B)/fuzz/fuzz_<target> with clang's libFuzzer
 #                     (Debian: apt-get install clang libclang-rt-14-dev)
@@ -34,7 +37,7 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= budget supp cfi report symcache suppcache records
+FUZZ_TARGETS ?= budget supp cfi report symcache suppcache records options
 FUZZ_SRC_budget   := fuzz/fuzz_budget.c lib/budget.c lib/budget_check.c $(UTIL:%=lib/%.c)
 FUZZ_SEEDS_budget := fuzz/corpus
 FUZZ_SRC_supp     := fuzz/fuzz_supp.c lib/suppress.c $(UTIL:%=lib/%.c)
@@ -51,6 +54,8 @@ FUZZ_SEEDS_suppcache := fuzz/corpus_suppcache
 # the CLI's reader, with the library files the CLI is built with (tools.mk)
 FUZZ_SRC_records   = fuzz/fuzz_records.c tools/records.c tools/pairing.c tools/helpers.c $(CLI_LIB:%=lib/%.c)
 FUZZ_SEEDS_records := fuzz/corpus_records
+FUZZ_SRC_options   := fuzz/fuzz_options.c lib/options.c $(UTIL:%=lib/%.c) lib/programs.c
+FUZZ_SEEDS_options := fuzz/corpus_options
 FUZZ_FLAGS_records = -Itools $(CLI_DEFS)
 FUZZ_HDRS    := lib/internal.h include/memcheck/memcheck.h
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

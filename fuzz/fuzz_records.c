@@ -23,7 +23,11 @@
  *     recs_read returns is 0 exactly when nothing was said;
  *   - a file cut short reads no record the whole file does not have, in
  *     the same order, and a record cut inside its line (not in the
- *     blanks after it) is said, never dropped quietly.
+ *     blanks after it) is said, never dropped quietly;
+ *   - read with the probe of hopeless lines (recs_probe_bytes) at a few
+ *     bytes, where a line that can hold no record is said at its first
+ *     bytes and the rest skipped, the file gives the same records from
+ *     the same lines and names the same lines as read whole.
  *
  * Linked with fuzz/replay.c it is a plain program that runs the target
  * over the files named on its command line (make fuzz-replay).
@@ -187,6 +191,34 @@ static void check_cut(const uint8_t *data, size_t size, size_t k, const struct r
 	free(err);
 }
 
+/* The lines named in err ("PATH:N:" at a line's start), in order. */
+static size_t named_lines(const char *err, size_t *v, size_t cap)
+{
+	size_t n = 0, plen = strlen(in_path);
+	for (const char *p = err; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+		unsigned long line;
+		if (strncmp(p, in_path, plen) == 0 && sscanf(p + plen, ":%lu:", &line) == 1 && n < cap)
+			v[n++] = line;
+	}
+	return n;
+}
+
+/* Two reads of one input: the same records from the same lines, the
+ * same count of bad lines, the same lines named. */
+static void check_same(const struct recs *a, int abad, const char *aerr, const struct recs *b,
+		       int bbad, const char *berr)
+{
+	if (a->n != b->n || abad != bbad)
+		abort();
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].lineno != b->v[i].lineno || strcmp(a->v[i].line, b->v[i].line) != 0)
+			abort();
+	size_t la[64], lb[64];
+	size_t na = named_lines(aerr, la, 64), nb = named_lines(berr, lb, 64);
+	if (na != nb || memcmp(la, lb, na * sizeof *la) != 0)
+		abort();
+}
+
 static uint64_t hash(const uint8_t *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -199,9 +231,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	setup();
 	struct recs whole;
-	char *err;
-	read_as_report(data, size, &whole, &err);
-	free(err);
+	char *err, *whole_err;
+	int whole_bad = read_as_report(data, size, &whole, &whole_err);
 	if (size) {
 		uint64_t h = hash(data, size);
 		if (size <= 512) {
@@ -213,6 +244,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_cut(data, size, h % size, &whole);
 			check_cut(data, size, (h >> 32) % size, &whole);
 		}
+		/* a line that can hold no record said at its first bytes and
+		 * skipped (recs_probe_bytes, 64 KiB, set low here): the same
+		 * records, and the same lines named, as the line read whole */
+		struct recs early;
+		char *early_err;
+		size_t probe = recs_probe_bytes;
+		recs_probe_bytes = 1 + (h >> 40) % 96;
+		int early_bad = read_as_report(data, size, &early, &early_err);
+		recs_probe_bytes = probe;
+		check_same(&whole, whole_bad, whole_err, &early, early_bad, early_err);
+		recs_free(&early);
+		free(early_err);
 		/* one byte changed: read without a crash, every line accounted */
 		uint8_t *flipped = malloc(size);
 		memcpy(flipped, data, size);
@@ -224,5 +267,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(flipped);
 	}
 	recs_free(&whole);
+	free(whole_err);
 	return 0;
 }

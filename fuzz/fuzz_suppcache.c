@@ -165,7 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		struct mc_buf b = { 0 };
-		if (!mc_supp_image_put(s, &b))
+		if (!mc_supp_image_put(s, &b, SIZE_MAX))
 			abort();
 		char *again = aligned_alloc(16, (b.len + 15) & ~(size_t)15);
 		if (again) {

@@ -389,8 +389,8 @@ void mc_fault_init(void)
 		double p = strtod(mc_opt.fail_probability, &end);
 		if (end == mc_opt.fail_probability || *end || !(p >= 0 && p <= 1) ||
 		    isspace((unsigned char)mc_opt.fail_probability[0]))
-			mc_log("MEMCHECK_FAIL_PROBABILITY=%s: expected a number from 0 to 1; "
-			       "not failing at random", mc_opt.fail_probability);
+			mc_log("MEMCHECK_FAIL_PROBABILITY=%.*s%.*s: expected a number from 0 to 1; "
+			       "not failing at random", MC_CUT_VALUE(mc_opt.fail_probability));
 		else
 			probability = p;
 	}

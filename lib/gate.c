@@ -95,11 +95,17 @@ static void base_give_back(void)
  * held the program before its first region's end, for ever (harden42);
  * /dev/zero (size 0) and a directory (mmap's ENODEV) went unnamed.  Out
  * of line, its strings with it: load's are read early (text-order.ld). */
-static __attribute__((noinline, cold)) void baseline_unusable(const char *path, mode_t mode)
+static __attribute__((noinline, cold)) void baseline_unusable(const char *path, mode_t mode,
+								int err)
 {
-	mc_log("MEMCHECK_BASELINE=%s: %s: expected a JSON Lines report of the baseline "
+	if (err) {   /* it cannot be opened: said here too, the value cut (MC_CUT_VALUE) */
+		mc_log("MEMCHECK_BASELINE=%.*s%.*s: %s; relative budget limits have no baseline",
+		       MC_CUT_VALUE(path), strerror(err));
+		return;
+	}
+	mc_log("MEMCHECK_BASELINE=%.*s%.*s: %s: expected a JSON Lines report of the baseline "
 	       "allocator's run (MEMCHECK_REPORT's file); relative budget limits have no "
-	       "baseline", path,
+	       "baseline", MC_CUT_VALUE(path),
 	       S_ISDIR(mode) ? "a directory" : !S_ISREG(mode) ? "not a regular file" : "empty");
 }
 
@@ -108,8 +114,7 @@ static void load_baseline(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		mc_log("MEMCHECK_BASELINE=%s: %s; relative budget limits have no baseline",
-		       path, strerror(errno));
+		baseline_unusable(path, 0, errno);
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -117,7 +122,7 @@ static void load_baseline(const char *path)
 	size_t len = (size_t)st.st_size;
 	if (!S_ISREG(st.st_mode) || !len) {
 		close(fd);
-		baseline_unusable(path, st.st_mode);
+		baseline_unusable(path, st.st_mode, 0);
 		return;
 	}
 	const char *text = mc_sys_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -576,6 +576,18 @@ bool mc_append_dropped(int err);
 
 /* One line of memcheck's text (mc_text_fd), prefixed "memcheck[pid] program: ". */
 void mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A value a user set, in a line that says what was wrong with it and
+ * what was expected: "%.*s%.*s" with MC_CUT_VALUE(v), its first 64 bytes
+ * and "..." where it is longer than 96.  A line is cut at 1 KiB: a value
+ * of 4 KiB whole left no room for the rest (harden46).  Inline: no code
+ * placed in text-order.ld for it.  No "" literal: the linker merged a
+ * hot function's "" into a cold copy (make place-check). */
+static inline int mc_cut_value_len(const char *v)
+{
+	size_t n = strnlen(v, 97);
+	return n > 96 ? 64 : (int)n;
+}
+#define MC_CUT_VALUE(v) mc_cut_value_len(v), (v), strnlen((v), 97) > 96 ? 3 : 0, "..."
 
 /* Where memcheck's text goes: MEMCHECK_LOG's file, or standard error.
  * mc_text_open() takes MEMCHECK_LOG's value; mc_text_fd() opens the file
@@ -3295,8 +3307,9 @@ void mc_supp_format(struct mc_buf *b, const char *name, int kind,
 struct mc_leak;
 
 /* The set as an image a later process takes without parsing
- * (memcheck-cache(5)): appended to b; false: no memory. */
-bool mc_supp_image_put(const struct mc_supps *s, struct mc_buf *b);
+ * (memcheck-cache(5)): appended to b; false: no memory, or its entries
+ * and frames alone take more than max bytes (nothing built then). */
+bool mc_supp_image_put(const struct mc_supps *s, struct mc_buf *b, size_t max);
 /* The set in img[0, len) (16-aligned, written over: offsets made
  * pointers), which lies in map (mc_map_io'd, maplen bytes, the set's to
  * unmap from now on; NULL: img stays the caller's, to free after the

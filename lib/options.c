@@ -254,18 +254,23 @@ static bool set_option(const struct option_def *o, const char *val)
 	return true;
 }
 
-/* One line for a value that did not parse: the default stays. */
-static void say_bad(const struct option_def *o, const char *val)
+/* One line for a value that did not parse: the default stays.  A long
+ * value is cut: the line (mc_log's, 1 KiB) kept a 3,000-byte value
+ * whole and lost what was expected (harden46).  Out of line and cold:
+ * its code and strings out of the blocks every start reads. */
+static __attribute__((noinline, cold)) void say_bad(const struct option_def *o, const char *val)
 {
+	if (!val)
+		val = "";    /* the variable gone from the environment since */
 	if (o->kind == INT)
-		mc_log("%s=%s: expected an integer from %.*s to %s; using %s", str_at(o->name), val,
-		       (int)(strchr(str_at(o->values), ':') - str_at(o->values)), str_at(o->values),
-		       strchr(str_at(o->values), ':') + 1, str_at(o->def));
+		mc_log("%s=%.*s%.*s: expected an integer from %.*s to %s; using %s", str_at(o->name),
+		       MC_CUT_VALUE(val), (int)(strchr(str_at(o->values), ':') - str_at(o->values)),
+		       str_at(o->values), strchr(str_at(o->values), ':') + 1, str_at(o->def));
 	else if (o->kind == SET)
-		mc_log("%s=%s: expected all, none or words of %s joined by commas; using %s",
-		       str_at(o->name), val, str_at(o->values), str_at(o->def));
+		mc_log("%s=%.*s%.*s: expected all, none or words of %s joined by commas; using %s",
+		       str_at(o->name), MC_CUT_VALUE(val), str_at(o->values), str_at(o->def));
 	else
-		mc_log("%s=%s: expected %s %s; using %s", str_at(o->name), val,
+		mc_log("%s=%.*s%.*s: expected %s %s; using %s", str_at(o->name), MC_CUT_VALUE(val),
 		       o->kind == ENUM ? "one of" : "a boolean,", str_at(o->values), str_at(o->def));
 }
 

@@ -46,17 +46,27 @@ static __attribute__((noinline, cold)) void load_note(const char *err)
 	mc_log("suppressions: %s", err);
 }
 
-/* A file of MEMCHECK_SUPPRESSIONS not read: said, and the region fails. */
-static void read_failed(const char *err)
+/* A file of MEMCHECK_SUPPRESSIONS (named) or of a directory of the
+ * library's not read: said, and the region fails.  The variable is named
+ * where it gave the file, as for every other option's bad value (harden46:
+ * "suppressions not read: 1e3: No such file or directory" said neither
+ * where the name came from nor what was expected). */
+static void read_failed(const char *err, bool named)
 {
-	mc_log("suppressions not read: %s", err);
+	if (named && !strstr(err, "expected"))
+		mc_log("MEMCHECK_SUPPRESSIONS: suppressions not read: %s (expected valgrind "
+		       "suppression files, memcheck-suppressions(5), joined by colons)", err);
+	else if (named)
+		mc_log("MEMCHECK_SUPPRESSIONS: suppressions not read: %s", err);
+	else
+		mc_log("suppressions not read: %s", err);
 	failed = true;
 	if (!bad[0])
 		snprintf(bad, sizeof bad, "%s", err);
 }
 
 /* io: a buffer kept for the next file, or NULL */
-static void load_file(const char *path, struct mc_supp_io *io)
+static void load_file(const char *path, struct mc_supp_io *io, bool named)
 {
 	char err[512];
 	mc_suppcache_note(path, true);   /* before the read: a later edit shows */
@@ -66,7 +76,7 @@ static void load_file(const char *path, struct mc_supp_io *io)
 			load_note(err);
 		return;
 	}
-	read_failed(err);
+	read_failed(err, named);
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -131,7 +141,7 @@ static bool load_dir(const char *dir, int *why)
 		io.regular = f[i].regular;
 		if (dlen + len < sizeof path) {
 			memcpy(path + dlen, f[i].name, len + 1);
-			load_file(path, &io);
+			load_file(path, &io, false);
 		}
 	}
 	mc_supp_io_free(&io);
@@ -282,14 +292,14 @@ static __attribute__((noinline)) void load_named(void)
 		if (len && len < sizeof path) {
 			memcpy(path, p, len);
 			path[len] = 0;
-			load_file(path, NULL);
+			load_file(path, NULL, true);
 		} else if (len) {
 			/* skipped without a word before session 45: the
 			 * region passed with the file's entries unread */
 			char err[160];
 			snprintf(err, sizeof err, "%.48s...: a path of %zu bytes, longer than "
 				 "the system takes (4095: ENAMETOOLONG)", p, len);
-			read_failed(err);
+			read_failed(err, true);
 		}
 		p = colon ? colon + 1 : p + len;
 	}

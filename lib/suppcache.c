@@ -865,7 +865,7 @@ void mc_suppcache_put(const struct mc_supps *s)
 	mc_buf_put(&b, notes.s + key_len, notes.len - key_len);
 	mc_buf_put(&b, zero, (16 - b.len % 16) % 16);
 	size_t img = b.len;
-	if (!mc_supp_image_put(s, &b) || b.len > SP_FILE_MAX || b.len % 8) {
+	if (!mc_supp_image_put(s, &b, SP_FILE_MAX) || b.len > SP_FILE_MAX || b.len % 8) {
 		mc_buf_free(&b);
 		errno = saved;
 		return;

@@ -961,16 +961,17 @@ static bool text_reopen(void)
 	log_file.fd = -1;
 	if (mc_text_path(text_pattern, (long)mc_pid(), path, sizeof path, &bad) < 0) {
 		if (bad == SIZE_MAX)
-			say_on_stderr("MEMCHECK_LOG=%s: the file name is too long; writing to "
-				      "standard error", text_pattern);
+			say_on_stderr("MEMCHECK_LOG=%.*s%.*s: the file name is too long; writing to "
+				      "standard error", MC_CUT_VALUE(text_pattern));
 		else if (!text_pattern[bad + 1])
-			say_on_stderr("MEMCHECK_LOG=%s: a %% at the end: expected %%p (the process "
-				      "id) or %%%% (a percent sign); writing to standard error",
-				      text_pattern);
+			say_on_stderr("MEMCHECK_LOG=%.*s%.*s: a %% at the end: expected %%p (the "
+				      "process id) or %%%% (a percent sign); writing to standard "
+				      "error", MC_CUT_VALUE(text_pattern));
 		else
-			say_on_stderr("MEMCHECK_LOG=%s: \"%%%c\" at character %zu: expected %%p "
-				      "(the process id) or %%%% (a percent sign); writing to "
-				      "standard error", text_pattern, text_pattern[bad + 1], bad + 1);
+			say_on_stderr("MEMCHECK_LOG=%.*s%.*s: \"%%%c\" at character %zu: expected "
+				      "%%p (the process id) or %%%% (a percent sign); writing to "
+				      "standard error", MC_CUT_VALUE(text_pattern), text_pattern[bad + 1],
+				      bad + 1);
 		text_failed = true;
 		errno = saved;
 		return false;

@@ -434,8 +434,8 @@ static int xml_open(const char *dest)
 	char path[4096];
 	size_t bad;
 	if (mc_text_path(dest, (long)mc_pid(), path, sizeof path, &bad) < 0) {
-		mc_log("MEMCHECK_VALGRIND_XML=%s: expected an absolute file name, %%p and %%%% "
-			"its only %% escapes, or a descriptor's number", dest);
+		mc_log("MEMCHECK_VALGRIND_XML=%.*s%.*s: expected an absolute file name, %%p and "
+		       "%%%% its only %% escapes, or a descriptor's number", MC_CUT_VALUE(dest));
 		return -1;
 	}
 	int f = mc_open_append(path);

@@ -386,6 +386,16 @@ static const struct h_case cases[] = {
 	{ "gate, no report", USAGE("gate"), SAYS() },
 	{ "gate --bogus", USAGE("gate", "--bogus", "x.jsonl"), SAYS() },
 	{ "help on no command", USAGE("help", "nope"), SAYS() },
+	/* numbers past their type (harden46): report's --run 4294967297
+	 * was cast to int first and taken as run 1; oom's seconds took inf
+	 * and 1e400, a wait's timespec made from them (exit 0 or a run on
+	 * main) */
+	{ "report --run 2^32+1", USAGE("report", "--run", "4294967297", "--html", "x.html", "r"),
+	  SAYS("--run 4294967297: expected a run from 1 to 1000") },
+	{ "oom --run-timeout inf", USAGE("oom", "--run-timeout", "inf", "--", "/bin/true"),
+	  SAYS("--run-timeout inf: expected seconds, more than 0 and at most") },
+	{ "oom --timeout 1e400", USAGE("oom", "--timeout", "1e400", "--", "/bin/true"),
+	  SAYS("--timeout 1e400: expected seconds") },
 	{ "bad budget file", RUN("--budget", H_FILE), ARGS("out"), .exit = 2,
 	  .file = "peak_live_bytes <= 1 KiB\npeak_rs <= 1 MiB\n\n[unterminated\n",
 	  .check = bad_budget_lines },
@@ -659,13 +669,17 @@ END_TEST
  * command that wrote no record (/bin/true, left out) passed, exit 0
  * (before session 45: a command with records was refused after its run,
  * "does not serve malloc"); now bad usage before any run, said with the
- * path and what was expected. */
+ * path and what was expected.  A position-independent executable
+ * (/bin/true: ET_DYN too, DF_1_PIE) ran under the C library's malloc
+ * named /bin/true, exit 0, until harden46. */
 START_TEST(allocator_not_a_shared_object)
 {
 	static const char *const why[] = { "not an ELF file", "not a regular file",
-					   "not a regular file", "not a 64-bit ELF shared object" };
+					   "not a regular file", "not a 64-bit ELF shared object",
+					   "a position-independent executable (DF_1_PIE), which the "
+					   "dynamic loader does not preload" };
 	const char *paths[] = { tmpfile_with("liballoc.so", "not an object\n"), h_tmppath("adir"),
-				"/dev/null", h_tmppath("liballoc.o") };
+				"/dev/null", h_tmppath("liballoc.o"), "/bin/true" };
 	mkdir(paths[1], 0700);
 	/* a relocatable object: ELF, not ET_DYN */
 	char cmd[4096];
@@ -878,8 +892,8 @@ START_TEST(budget_not_a_regular_file)
 		       .env = H_LIST(h_env("MEMCHECK_SUPPRESSIONS=%s", fifo)));
 		h_expect_exit(&x, 23);
 		ck_assert_str_eq(x.r.out, "hello stdout\n");
-		EXPECT_HAS(x.r.err, h_env("suppressions not read: %s: not a regular file", fifo),
-			   "a FIFO as suppressions");
+		EXPECT_HAS(x.r.err, h_env("MEMCHECK_SUPPRESSIONS: suppressions not read: %s: not a "
+					  "regular file", fifo), "a FIFO as suppressions");
 		h_res_free(&x);
 	}
 }
@@ -1069,6 +1083,76 @@ START_TEST(cli_files_not_regular)
 }
 END_TEST
 
+/* A report line that cannot hold a record, 128 MiB long (text that is no
+ * report, given where one was expected): on main the whole line was read
+ * into memory before the parser said what its first bytes already showed
+ * (memcheck gate's peak RSS 294 MB for a 300 MB line); now said at the
+ * line's first 64 KiB, the rest skipped, the reader's memory bounded
+ * whatever the line's length.  The message is the one the whole line
+ * gets (its column), from a FIFO whose writer goes on. */
+START_TEST(hopeless_line_not_held)
+{
+	static const struct {
+		const char *head, *want;
+	} rows[] = {
+		{ "", "column 1: expected '{' (a report line is one JSON object), got 'x'" },
+		{ "{\"x\":1,", "column 8: expected a key (a string), got 'x'" },
+		{ "[", "column 1: expected '{' (a report line is one JSON object), got '['" },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const char *fifo = h_tmppath(h_env("long%zu.fifo", i));
+		unlink(fifo);
+		ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+		pid_t w = fork();
+		ck_assert_int_ge(w, 0);
+		if (w == 0) {
+			FILE *f = fopen(fifo, "w");
+			static char x[1 << 16];
+			memset(x, 'x', sizeof x);
+			if (!f || fputs(rows[i].head, f) < 0)
+				_exit(1);
+			for (int k = 0; k < 2048; k++)   /* 128 MiB */
+				if (fwrite(x, 1, sizeof x, f) != sizeof x)
+					_exit(1);
+			fputs("\n{\"name\":\"r\",\"pid\":1,\"program\":\"p\",\"allocator\":"
+			      "\"glibc\",\"verdict\":\"pass\"}\n", f);
+			_exit(fclose(f) == 0 ? 0 : 1);
+		}
+		struct h_res x;
+		MC(&x, "gate", fifo);
+		int st;
+		ck_assert_int_eq(waitpid(w, &st, 0), w);
+		h_expect_exit(&x, 2);
+		EXPECT_HAS(x.r.err, h_env("%s:1: %s\n", fifo, rows[i].want), "gate");
+		ck_assert_msg(!strstr(x.r.err, ":2:"), "the record after it said: %s", x.r.err);
+		ck_assert_msg(x.r.maxrss_kib < 32 * 1024, "memcheck gate's peak RSS %ld KiB reading "
+			      "a 128 MiB line that holds no record", x.r.maxrss_kib);
+		h_res_free(&x);
+	}
+}
+END_TEST
+
+/* A command named with a newline and a terminal's escape: the table's
+ * names were escaped, but the command's own lines ("memcheck: ... under
+ * glibc: exit status", the table's title) printed it raw on main, one
+ * line made two and the escape sent to the terminal (harden46). */
+START_TEST(command_name_escaped)
+{
+	const char *dir = h_tmppath("names");
+	mkdir(dir, 0700);
+	const char *name = h_env("%s/ev\nil\033[31m", dir);
+	ck_assert_msg(symlink(prog(), name) == 0, "symlink %s", name);
+	struct h_res x;
+	MC(&x, "run", "-a", "glibc", "--", name, "exit", "4");
+	h_expect_exit(&x, 3);
+	EXPECT_HAS(x.r.err, h_env("memcheck: %s/ev\\nil\\x1b[31m under glibc: exit status 4",
+				  dir), "the run's line");
+	EXPECT_HAS(x.r.err, h_env("memcheck run: %s/ev\\nil\\x1b[31m\n", dir), "the title");
+	ck_assert_msg(!strchr(x.r.err, '\033'), "an escape byte on stderr:\n%s", x.r.err);
+	h_res_free(&x);
+}
+END_TEST
+
 /* Suppression files as valgrind 3.19 reads them (harden42's sweep of
  * malformed entries against valgrind's messages): an entry of more than
  * 24 frame lines, which valgrind takes (25, 100, 10,000 alike, the lines
@@ -1238,6 +1322,8 @@ int main(void)
 	tcase_add_loop_test(tc, budget_fifo, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, baseline_in_parts, 0, H_NALLOCATORS);
 	tcase_add_test(tc, cli_files_not_regular);
+	tcase_add_test(tc, hopeless_line_not_held);
+	tcase_add_test(tc, command_name_escaped);
 	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);

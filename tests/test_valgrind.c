@@ -315,7 +315,12 @@ START_TEST(records_cut_as_valgrinds)
 END_TEST
 
 /* valgrind takes 1 to 500; memcheck keeps 64 frames below the
- * allocation function: beyond, a clear refusal, not a silent cut */
+ * allocation function: beyond, a clear refusal, not a silent cut.  And
+ * what valgrind refuses before the run (harden46; on main the program
+ * ran, exit 0 or its own): --gen-suppressions=sometimes (taken as yes),
+ * an empty --log-file (a file named after the directory), a suppression
+ * file that is a directory or does not parse (said by each process,
+ * valgrind's "FATAL"); --xml-file's pattern was said as --log-file's. */
 START_TEST(num_callers_bounds)
 {
 	static const struct {
@@ -326,6 +331,11 @@ START_TEST(num_callers_bounds)
 		{ "--num-callers=x", "expected 1 to 500" },
 		{ "--num-callers=66", "at most --num-callers=65" },
 		{ "--num-callers=500", "at most --num-callers=65" },
+		{ "--gen-suppressions=sometimes", "expected no, yes or all" },
+		{ "--log-file=", "no file name given" },
+		{ "--xml-file=x%q", ": %q is not supported" },
+		{ "--suppressions=/", "/: not a regular file" },
+		{ "--suppressions=/etc/passwd", "/etc/passwd:1: expected '{' to begin a suppression" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct h_res x;

@@ -257,7 +257,10 @@ START_TEST(pool_entries)
 		ck_assert_int_eq(match(s, k, "posix_memalign;g_slice_alloc;f"), -1);
 	ck_assert_int_eq(match(s, MC_KIND_POSSIBLE, "posix_memalign;g_slice_alloc;main"), 1);
 	struct mc_buf b = { 0 };
-	ck_assert(mc_supp_image_put(s, &b));
+	/* a bound its entries and frames pass: nothing built (harden46) */
+	ck_assert(!mc_supp_image_put(s, &b, 64));
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert(mc_supp_image_put(s, &b, SIZE_MAX));
 	struct mc_supps *t = mc_supp_image_take(b.s, b.len, NULL, 0);
 	ck_assert(t != NULL);
 	ck_assert_uint_eq(mc_supp_pools(t), 1);

@@ -15,6 +15,25 @@
 
 #include "cli.h"
 
+/* One line "memcheck: MESSAGE", the message escaped as the library's
+ * text is (mc_text_escape): a command, a file or an allocator named
+ * with a newline or a terminal's escape in it (argv, paths) made two
+ * lines of one, or reached the terminal (harden46: "memcheck: ./ev",
+ * "il" and a colour change for a program named "ev\nil\e[31m"). */
+static void say_line(const char *fmt, va_list ap)
+{
+	char *text = NULL;
+	if (vasprintf(&text, fmt, ap) < 0) {
+		fputs("memcheck: out of memory\n", stderr);
+		return;
+	}
+	size_t cap = 6 * strlen(text) + 1;   /* \u00NN: six bytes a byte at most */
+	char *shown = malloc(cap);
+	fprintf(stderr, "memcheck: %s\n", shown ? mc_text_escape(text, shown, cap) : text);
+	free(shown);
+	free(text);
+}
+
 void say(const char *fmt, ...)
 {
 	va_list ap;
@@ -22,9 +41,7 @@ void say(const char *fmt, ...)
 	/* the command's own stdout first, so that the two interleave as
 	 * they were written when both go to one file */
 	fflush(stdout);
-	fputs("memcheck: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say_line(fmt, ap);
 	va_end(ap);
 }
 
@@ -32,9 +49,7 @@ void die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("memcheck: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say_line(fmt, ap);
 	va_end(ap);
 	exit(EXIT_USAGE);
 }

@@ -846,6 +846,8 @@ static void progress(size_t done, uint64_t planned, double secs, const uint64_t 
 		(unsigned long long)seen[O_CRASHED], (unsigned long long)seen[O_FAILED]);
 }
 
+#define OOM_MAX_SECONDS (365 * 24 * 3600)
+
 static int oom_option(void *opts, int c, char *arg)
 {
 	struct oom_opts *o = opts;
@@ -865,9 +867,13 @@ static int oom_option(void *opts, int c, char *arg)
 	case 'T': {
 		char *end;
 		double secs = strtod(arg, &end);
-		if (end == arg || *end || !(secs > 0) || isspace((unsigned char)*arg))
-			return bad_usage("oom", "%s %s: expected seconds, more than 0",
-					 c == 't' ? "--timeout" : "--run-timeout", arg);
+		/* inf and 1e400 were taken, and made a wait's timespec from
+		 * a double no time_t holds (harden46) */
+		if (end == arg || *end || !(secs > 0) || !(secs <= OOM_MAX_SECONDS) ||
+		    isspace((unsigned char)*arg))
+			return bad_usage("oom", "%s %s: expected seconds, more than 0 and at most "
+					 "%d (a year)", c == 't' ? "--timeout" : "--run-timeout", arg,
+					 OOM_MAX_SECONDS);
 		*(c == 't' ? &o->timeout : &o->run_timeout) = secs;
 		break;
 	}

@@ -28,8 +28,10 @@ void recs_push(struct recs *out, const struct rec *r)
 
 void recs_free(struct recs *rs)
 {
-	for (size_t i = 0; i < rs->n; i++)
+	for (size_t i = 0; i < rs->n; i++) {
 		free(rs->v[i].line);
+		free(rs->v[i].leak);
+	}
 	free(rs->v);
 	rs->v = NULL;
 	rs->n = rs->cap = 0;
@@ -104,6 +106,8 @@ size_t recs_vg_exit(const struct recs *rs, size_t n)
  * first; a string value cannot hold the quotes unescaped, and the
  * records nested in one, suppressions', name no pid). */
 static const char record_head[] = "{\"name\":\"";
+/* A record's part's line begins so (records in parts, below). */
+static const char part_head[] = "{\"part\":";
 
 static bool record_starts(const char *p, const char *end)
 {
@@ -147,7 +151,7 @@ static size_t cut_record(const char *line, size_t len, const char *err)
  * further, the file is taken for no report and not read on. */
 #define NUL_SKIP_BYTES ((size_t)1 << 20)
 
-enum line_end { LINE_OK, LINE_EOF, LINE_NUL, LINE_LONG, LINE_NUL_NO_END };
+enum line_end { LINE_OK, LINE_EOF, LINE_NUL, LINE_LONG, LINE_NUL_NO_END, LINE_HOPELESS };
 
 /* A report read in blocks, its lines found with memchr: getline stopped
  * at nothing but a newline, and a byte at a time (getc) cost 14
@@ -157,7 +161,62 @@ struct lines {
 	char *buf;                /* cap bytes and a NUL's room */
 	size_t cap, start, end;   /* the bytes not yet returned: start..end */
 	bool eof;
+	char err[256];            /* LINE_HOPELESS: what the parser said */
 };
+
+size_t recs_probe_bytes = (size_t)1 << 16;
+
+/* Whether a line that has begun with the n bytes at p (no newline, no
+ * NUL among them) can hold nothing the reader takes, whatever follows
+ * on it: its first value's parse failed (err) well before the bytes'
+ * end, and the line begins as no record the reader could find after
+ * damage (cut_record: a record's head, or a part's).  read_one would
+ * say err for the whole line and read nothing from it, so it is said
+ * now and the rest of the line skipped, not held: a 1 GB line of text
+ * that is no report was read into memory before "too long" (harden45). */
+static bool line_hopeless(const char *p, size_t n, char *err, size_t errlen)
+{
+	struct mc_record m;
+	struct mc_jv v;
+	size_t col, head = sizeof record_head - 1, phead = sizeof part_head - 1;
+	if (memcmp(p, record_head, n < head ? n : head) == 0 ||
+	    memcmp(p, part_head, n < phead ? n : phead) == 0 || mc_jv_line(p, n, &v) ||
+	    mc_json_record_leak(p, n, &m, NULL, err, errlen) || sscanf(err, "column %zu", &col) != 1)
+		return false;
+	/* a token the bytes' end cuts (a literal, a UTF-8 sequence, an
+	 * escape) fails at its start: far from the end, the parse failed on
+	 * the bytes it read */
+	return col + 64 < n;
+}
+
+/* The rest of a hopeless line (its first bytes at l->start..l->end)
+ * read past, not kept; the bounds of next_report_line's reading hold. */
+static enum line_end skip_line(struct lines *l)
+{
+	size_t seen = 0, nul = SIZE_MAX;   /* bytes gone by; the first NUL's offset */
+	for (;;) {
+		char *p = l->buf + l->start, *nl = memchr(p, '\n', l->end - l->start);
+		size_t n = nl ? (size_t)(nl - p) : l->end - l->start;
+		char *z = nul == SIZE_MAX ? memchr(p, 0, n) : NULL;
+		if (z)
+			nul = seen + (size_t)(z - p);
+		seen += n;
+		if (nl) {
+			l->start += n + 1;
+			return LINE_HOPELESS;
+		}
+		l->start = l->end = 0;
+		if (l->eof)
+			return LINE_HOPELESS;
+		if (nul != SIZE_MAX && seen - nul > NUL_SKIP_BYTES)
+			return LINE_NUL_NO_END;
+		if (seen >= LINE_MAX_BYTES)
+			return LINE_LONG;
+		size_t got = fread(l->buf, 1, l->cap, l->f);
+		l->end = got;
+		l->eof = got == 0;
+	}
+}
 
 /* The next line (its '\n' off, NUL-terminated in place) in *line, its
  * length in *len; LINE_NUL with the column of its first NUL byte in
@@ -165,6 +224,7 @@ struct lines {
 static enum line_end next_report_line(struct lines *l, char **line, size_t *len, size_t *col)
 {
 	size_t scanned = l->start;    /* no newline before it */
+	size_t probe = recs_probe_bytes ? recs_probe_bytes : 1;
 	for (;;) {
 		char *nl = l->end > scanned ? memchr(l->buf + scanned, '\n', l->end - scanned) : NULL;
 		if (nl || l->eof) {
@@ -187,6 +247,14 @@ static enum line_end next_report_line(struct lines *l, char **line, size_t *len,
 			return LINE_NUL_NO_END;
 		if (l->end - l->start >= LINE_MAX_BYTES)
 			return LINE_LONG;
+		/* a line grown to the next probe (recs_probe_bytes, then each
+		 * doubling) that can hold no record: said, the rest skipped */
+		if (!z && l->end - l->start >= probe) {
+			if (line_hopeless(l->buf + l->start, l->end - l->start, l->err,
+					  sizeof l->err))
+				return skip_line(l);
+			probe = l->end - l->start <= SIZE_MAX / 2 ? 2 * (l->end - l->start) : SIZE_MAX;
+		}
 		if (l->start) {
 			memmove(l->buf, l->buf + l->start, l->end - l->start);
 			l->end -= l->start;
@@ -194,7 +262,10 @@ static enum line_end next_report_line(struct lines *l, char **line, size_t *len,
 		}
 		scanned = l->end;
 		if (l->end == l->cap) {
-			l->cap = l->cap ? l->cap * 2 : 1 << 16;
+			/* first the probe's size: a hopeless line is held no
+			 * longer (fuzz_records' small probes read in small
+			 * blocks, as a long line is read) */
+			l->cap = l->cap ? l->cap * 2 : probe > 16 ? probe : 16;
 			l->buf = xrealloc(l->buf, l->cap + 1);
 		}
 		size_t got = fread(l->buf + l->end, 1, l->cap - l->end, l->f);
@@ -212,7 +283,6 @@ static enum line_end next_report_line(struct lines *l, char **line, size_t *len,
  * part missing, repeated or out of order, and a record whose last part
  * the file does not hold, are said with the file and line, and that
  * record is not read (memcheck-report(5)). */
-static const char part_head[] = "{\"part\":";
 
 struct glue {
 	uint64_t pid, seq, n, next;   /* next: the part expected; 0: dropped */
@@ -363,9 +433,14 @@ static size_t first_value(const char *line, size_t len)
  * blanks after its JSON (a '\r' of a line ended "\r\n") are no part
  * of it: a file cut right after the record's brace reads the same
  * record (fuzz_records). */
-static void push_record(struct recs *out, const char *p, size_t n, int lineno, struct rec *r)
+static void push_record(struct recs *out, const char *p, size_t n, int lineno, struct rec *r,
+			const struct mc_json_leak *leak)
 {
 	r->lineno = lineno;
+	if (leak->kind[0]) {
+		r->leak = xmalloc(sizeof *leak);
+		*r->leak = *leak;
+	}
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
 		n--;
 	char *line = xmalloc(n + 1);
@@ -386,6 +461,7 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 		     size_t len, bool quiet, int *bad)
 {
 	struct rec r;
+	struct mc_json_leak leak;
 	char err[256], after[48] = "";
 	for (size_t at = 0; at < len;) {
 		const char *p = line + at;
@@ -393,14 +469,14 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 		memset(&r, 0, sizeof r);
 		if (at)
 			snprintf(after, sizeof after, "after byte %zu: ", at);
-		if (mc_json_record_leak(p, n, &r.m, &r.leak, err, sizeof err)) {
-			push_record(out, p, n, lineno, &r);
+		if (mc_json_record_leak(p, n, &r.m, &leak, err, sizeof err)) {
+			push_record(out, p, n, lineno, &r, &leak);
 			return;
 		}
-		used = first_value(p, n); /* (the parse sets r.m and r.leak afresh) */
-		bool whole = used && mc_json_record_leak(p, used, &r.m, &r.leak, NULL, 0);
+		used = first_value(p, n); /* (the parse sets r.m and leak afresh) */
+		bool whole = used && mc_json_record_leak(p, used, &r.m, &leak, NULL, 0);
 		if (whole) {
-			push_record(out, p, used, lineno, &r);
+			push_record(out, p, used, lineno, &r, &leak);
 		} else if (!(used = cut_record(p, n, err))) {
 			if (!quiet) {
 				fprintf(stderr, "%s:%d: %s%s\n", path, lineno, after, err);
@@ -447,6 +523,11 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 				"a NUL byte, and no line end in the MiB after it");
 			bad++;
 			break;
+		}
+		if (got == LINE_HOPELESS) {
+			fprintf(stderr, "%s:%d: %s\n", path, lineno, lines.err);
+			bad++;
+			continue;
 		}
 		if (got == LINE_NUL) {
 			/* the records before it read, as a file cut short at

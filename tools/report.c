@@ -12,6 +12,8 @@
  * holds one run of one program, so --massif wants exactly one record and
  * lists the candidates when the choice is not one.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -116,9 +118,12 @@ static int report_option(void *opts, int c, char *arg)
 	case 'R': o->region = arg; break;
 	case 'A': o->allocator = arg; break;
 	case 'N':
-		o->run = (int)strtol(arg, &end, 10);
-		if (end == arg || *end || o->run < 1 || o->run > 1000)
+		/* checked as a long: 4294967297 cast first was run 1 (harden46) */
+		errno = 0;
+		long n = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || n < 1 || n > 1000 || isspace((unsigned char)*arg))
 			return bad_usage("report", "--run %s: expected a run from 1 to 1000", arg);
+		o->run = (int)n;
 		break;
 	}
 	return 0;

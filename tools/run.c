@@ -50,9 +50,45 @@
 #define MC_ALLOCATOR_DIR "/usr/lib/x86_64-linux-gnu"
 #endif
 
+#if defined(__x86_64__)
+#define OWN_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define OWN_MACHINE EM_AARCH64
+#endif
+
+/* Whether the ET_DYN object open on fd is a position-independent
+ * executable (DF_1_PIE in its DT_FLAGS_1): the dynamic loader refuses
+ * to preload one ("cannot dynamically load position-independent
+ * executable": ignored), as /bin/true (harden45 left it: the run went
+ * on under the C library's malloc, named /bin/true).  Not PT_INTERP:
+ * libc.so.6 has one and preloads. */
+static bool pie_executable(int fd, const Elf64_Ehdr *h)
+{
+	Elf64_Phdr ph;
+	for (unsigned i = 0; i < h->e_phnum && i < 4096; i++) {
+		if (h->e_phentsize < sizeof ph ||
+		    pread(fd, &ph, sizeof ph, (off_t)(h->e_phoff + (uint64_t)i * h->e_phentsize)) !=
+		    (ssize_t)sizeof ph)
+			return false;
+		if (ph.p_type != PT_DYNAMIC)
+			continue;
+		Elf64_Dyn d;
+		for (uint64_t at = 0; at + sizeof d <= ph.p_filesz && at < (1u << 20); at += sizeof d) {
+			if (pread(fd, &d, sizeof d, (off_t)(ph.p_offset + at)) != (ssize_t)sizeof d ||
+			    d.d_tag == DT_NULL)
+				return false;
+			if (d.d_tag == DT_FLAGS_1)
+				return (d.d_un.d_val & DF_1_PIE) != 0;
+		}
+		return false;
+	}
+	return false;
+}
+
 /* Why the file at path cannot be an allocator's shared object (not an
- * ELF file of type ET_DYN: the dynamic loader ignores it in LD_PRELOAD,
- * and the run is then the C library's under the file's name), or NULL. */
+ * ELF file of type ET_DYN for this machine, or an executable: the
+ * dynamic loader ignores it in LD_PRELOAD, and the run is then the C
+ * library's under the file's name), or NULL. */
 static const char *not_shared_object(const char *path)
 {
 	Elf64_Ehdr h;
@@ -61,14 +97,22 @@ static const char *not_shared_object(const char *path)
 		return NULL; /* said by access(2) below */
 	struct stat st;
 	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, &h, sizeof h) : -1;
-	close(fd);
+	const char *why = NULL;
 	if (n < 0)
-		return "not a regular file";
-	if (n < (ssize_t)EI_NIDENT || memcmp(h.e_ident, ELFMAG, SELFMAG) != 0)
-		return "not an ELF file";
-	if (n < (ssize_t)sizeof h || h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_type != ET_DYN)
-		return "not a 64-bit ELF shared object";
-	return NULL;
+		why = "not a regular file";
+	else if (n < (ssize_t)EI_NIDENT || memcmp(h.e_ident, ELFMAG, SELFMAG) != 0)
+		why = "not an ELF file";
+	else if (n < (ssize_t)sizeof h || h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_type != ET_DYN)
+		why = "not a 64-bit ELF shared object";
+#ifdef OWN_MACHINE
+	else if (h.e_machine != OWN_MACHINE)
+		why = "a shared object for another machine (its e_machine)";
+#endif
+	else if (pie_executable(fd, &h))
+		why = "a position-independent executable (DF_1_PIE), which the dynamic loader "
+		      "does not preload";
+	close(fd);
+	return why;
 }
 
 /* Fill in g for an allocator named on the command line: its object, or
@@ -408,7 +452,8 @@ static void say_failed_records(const struct group *groups, size_t ng)
 				    x->m.pid, x->m.r.name, why[0] ? why : "verdict fail",
 				    x->m.r.violations[0] && x->cli[0] ? "; " : "",
 				    x->m.r.violations[0] ? x->cli : "",
-				    x->leak.site[0] ? " at " : "", short_path(x->leak.site));
+				    x->leak && x->leak->site[0] ? " at " : "",
+				    x->leak ? short_path(x->leak->site) : "");
 			}
 	}
 }
@@ -745,7 +790,9 @@ int cmd_run(int argc, char **argv)
 			by_vg += recs_vg_exit(&groups[i].reps[r], 1);
 		}
 	if (!o.quiet) {
-		char *title = xasprintf("memcheck run: %s", cmd[0]);
+		char shown[1024];   /* the command as the table's names are shown */
+		char *title = xasprintf("memcheck run: %s",
+					mc_text_escape(cmd[0], shown, sizeof shown));
 		print_table(stderr, groups, ng, title);
 		free(title);
 		print_runs(stderr, groups, ng);

@@ -84,8 +84,12 @@ static bool is_ignored(const char *a)
 /* valgrind's --log-file: %q{VAR} is VAR's value now; %p and %% are the
  * library's (MEMCHECK_LOG); relative to the directory memcheck starts
  * in.  NULL (said) for another %. */
-static char *log_pattern(const char *v)
+static char *log_pattern(const char *opt, const char *v)
 {
+	if (!*v) {   /* valgrind: "Bad option: --log-file=", "No filename given" */
+		say("%s=: no file name given", opt);
+		return NULL;
+	}
 	char cwd[PATH_MAX];
 	size_t cap = strlen(v) + PATH_MAX + 2, len = 0;
 	char *out = xmalloc(cap);
@@ -107,7 +111,8 @@ static char *log_pattern(const char *v)
 			n = strlen(add);
 			p = strchr(p, '}');
 		} else if (*p == '%') {
-			say("--log-file=%s: %%%c is not supported (%%p, %%q{VAR} and %%%% are)", v,
+			/* named as given: --xml-file's was said as --log-file's */
+			say("%s=%s: %%%c is not supported (%%p, %%q{VAR} and %%%% are)", opt, v,
 			    p[1] ? p[1] : ' ');
 			free(out);
 			return NULL;
@@ -353,7 +358,7 @@ int cmd_vgcompat(int argc, char **argv)
 		} else if ((v = value_of(a, "--log-file"))) {
 			free(log);
 			log_fd = 2;
-			if (!(log = log_pattern(v)))
+			if (!(log = log_pattern("--log-file", v)))
 				return EXIT_USAGE;
 		} else if ((v = value_of(a, "--log-fd"))) {
 			char *end;
@@ -435,6 +440,19 @@ int cmd_vgcompat(int argc, char **argv)
 				say("--suppressions=%s: %s", v, strerror(errno));
 				return EXIT_USAGE;
 			}
+			/* read as the library will: a directory or a file that
+			 * does not parse stops valgrind before the run ("FATAL:
+			 * suppressions file ... is a directory"); here the program
+			 * ran and each process said it (harden46) */
+			char err[1024];
+			struct mc_supps *s = mc_supp_new();
+			bool ok = s && mc_supp_load(s, abs, err, sizeof err);
+			mc_supp_free(s);
+			if (!ok) {
+				say("--suppressions=%s: %s", v, s ? err : "out of memory");
+				free(abs);
+				return EXIT_USAGE;
+			}
 			char *joined = supp ? xasprintf("%s:%s", supp, abs) : xstrdup(abs);
 			free(abs);
 			free(supp);
@@ -450,6 +468,10 @@ int cmd_vgcompat(int argc, char **argv)
 		} else if ((v = value_of(a, "--alloc-fn"))) {
 			add_alloc_fn(v);
 		} else if ((v = value_of(a, "--gen-suppressions"))) {
+			/* valgrind takes no, yes and all ("Unknown option"
+			 * otherwise): sometimes was taken as yes (harden46) */
+			if (strcmp(v, "no") && strcmp(v, "yes") && strcmp(v, "all"))
+				return bad_usage(NULL, "%s: expected no, yes or all", a);
 			gen = strcmp(v, "no") != 0;
 		} else if ((v = value_of(a, "--xml"))) {
 			if (strcmp(v, "yes") && strcmp(v, "no"))
@@ -459,7 +481,7 @@ int cmd_vgcompat(int argc, char **argv)
 			free(xml_file);
 			free(xml_fd);
 			xml_fd = NULL;
-			if (!(xml_file = log_pattern(v)))
+			if (!(xml_file = log_pattern("--xml-file", v)))
 				return EXIT_USAGE;
 		} else if ((v = value_of(a, "--xml-fd"))) {
 			char *end;

@@ -739,8 +739,8 @@ static void junit_region(FILE *f, const struct key *k, const struct cell *c, boo
 	 * follow the violations, as a stack trace does. */
 	const struct mc_json_leak *leak = NULL;
 	for (size_t i = 0; i < c->n && !leak; i++)
-		if (c->recs[i]->fail && c->recs[i]->leak.kind[0])
-			leak = &c->recs[i]->leak;
+		if (c->recs[i]->fail && c->recs[i]->leak)
+			leak = c->recs[i]->leak;
 	fprintf(f, "\">\n      <failure type=\"memcheck\" message=\"");
 	if (leak && leak->site[0]) {
 		xml_text(f, short_path(leak->site));
