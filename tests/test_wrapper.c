@@ -789,6 +789,13 @@ static const struct h_case cases[] = {
 	  .run = { .cli = H_LIST("run", "-q", "--report", "/nonexistent/r.%d.jsonl"), .text = "", .no_report = true,
 		   EXIT("leak"), .exit = 2, .stdout_is = "",
 	  .err = H_LIST("memcheck run: --report /nonexistent/r.%d.jsonl: '%d' at character 16: expected %p") },
+	/* %q{VAR} unset: bad usage, as valgrind's --log-file (one name for
+	 * every run otherwise) */
+	{ "run -q --junit with %q{VAR} unset", ONCE,
+	  .run = { .cli = H_LIST("run", "-q", "--junit", "/nonexistent/j.%q{MEMCHECK_TEST_UNSET}.xml"),
+		   .text = "", .no_report = true, EXIT("leak"), .exit = 2, .stdout_is = "",
+	  .err = H_LIST("memcheck run: --junit /nonexistent/j.%q{MEMCHECK_TEST_UNSET}.xml: the "
+			"environment variable 'MEMCHECK_TEST_UNSET' of %q{MEMCHECK_TEST_UNSET} is not set") },
 	/* a leak with MEMCHECK_EXITCODE=0: the command exits 0, run says 1 */
 	{ "run -q, MEMCHECK_EXITCODE=0", ONCE,
 	  .run = { .cli = H_LIST("run", "-q"), .text = "", .no_report = true, EXIT("leak"),

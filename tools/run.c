@@ -211,10 +211,10 @@ static const struct option run_options[] = {
 
 /* An output file's name (--report, --junit, --html, --gen-suppressions)
  * as valgrind's --log-file takes one: %p is this run's pid, %q{VAR} the
- * variable's value (empty when unset), %% a '%'.  A test driver that
- * runs its tests in parallel, each under its own `memcheck run`, gets a
- * file per test with %p, where one name for all kept the last test's
- * records only.  NULL (said, bad usage) for any other '%'. */
+ * variable's value, %% a '%'.  A test driver that runs its tests in
+ * parallel, each under its own `memcheck run`, gets a file per test with
+ * %p, where one name for all kept the last test's records only.  NULL
+ * (said, bad usage) for any other '%' and an unset VAR, as valgrind. */
 static char *out_name(const char *opt, const char *v)
 {
 	struct { char *s; size_t n, cap; } o = { NULL, 0, 0 };
@@ -233,7 +233,14 @@ static char *out_name(const char *opt, const char *v)
 				next = p + 2;
 			} else if (close) {
 				char *name = xasprintf("%.*s", (int)(close - p - 3), p + 3);
-				add = getenv(name) ? getenv(name) : "";
+				add = getenv(name);
+				if (!add) {
+					bad_usage("run", "--%s %s: the environment variable '%s' of "
+						  "%%q{%s} is not set", opt, v, name, name);
+					free(name);
+					free(o.s);
+					return NULL;
+				}
 				len = strlen(add);
 				free(name);
 				next = close + 1;
