@@ -146,6 +146,38 @@ H_CHECK(one_run_under_it)
 		      x->r.err);
 }
 
+/* memcheck run -q -a ALLOC --report DIR/r.%p.jsonl: a driver running
+ * tests in parallel, each under its own run, gets a file per run, named
+ * by the run's pid (before session 46 one file "r.%p.jsonl" for all,
+ * the last run's records in it). */
+static const char *report_pattern;
+
+H_SETUP(report_by_pid)
+{
+	report_pattern = h_tmppath("r.%p.jsonl");
+	const char **cli = calloc(7, sizeof *cli);
+	ck_assert_ptr_nonnull(cli);
+	memcpy(cli, (const char *[]){ "run", "-q", "-a", h_allocators[run->alloc].name,
+				      "--report", report_pattern },
+	       6 * sizeof *cli);
+	run->cli = cli;
+	return true;
+}
+
+H_CHECK(report_of_its_pid)
+{
+	const char *own = h_env("%.*s%d.jsonl",
+				(int)(strstr(report_pattern, "%p") - report_pattern),
+				report_pattern, (int)x->r.pid);
+	char *text = h_read_file(own, NULL);
+	ck_assert_msg(text && strstr(text, "\"definitely_lost\":{\"blocks\":1,\"bytes\":40}") &&
+			      strstr(text, h_env("\"allocator\":\"%s\"",
+						 h_allocators[x->alloc].name)),
+		      "%s: no report %s with the leak under that allocator:\n%s", x->label, own,
+		      text ? text : "(no file)");
+	free(text);
+}
+
 H_CHECK(nothing_on_stderr)
 {
 	ck_assert_msg(x->r.err_len == 0, "%s: stderr:\n%s", x->label, x->r.err);
@@ -771,6 +803,21 @@ static const struct h_case cases[] = {
 	  .setup = allocator_named, .stdout_is = "out", .check = nothing_on_stderr },
 	{ "run -q -a ALLOC, a leak", MC(NULL), .no_report = true, EXIT("leak"),
 	  .setup = allocator_named, .stdout_is = "out", .exit = 23, .check = one_run_under_it },
+	/* --report with %p: a file of this run's own */
+	{ "run -q -a ALLOC --report r.%p.jsonl", MC(NULL), .no_report = true, EXIT("leak"),
+	  .setup = report_by_pid, .stdout_is = "out", .exit = 23, .check = report_of_its_pid },
+	/* another % in an output file's name: bad usage, said, nothing run */
+	{ "run -q --report with %d", ONCE,
+	  .run = { .cli = H_LIST("run", "-q", "--report", "/nonexistent/r.%d.jsonl"), .text = "", .no_report = true,
+		   EXIT("leak"), .exit = 2, .stdout_is = "",
+	  .err = H_LIST("memcheck run: --report /nonexistent/r.%d.jsonl: '%d' at character 16: expected %p") },
+	/* %q{VAR} unset: bad usage, as valgrind's --log-file (one name for
+	 * every run otherwise) */
+	{ "run -q --junit with %q{VAR} unset", ONCE,
+	  .run = { .cli = H_LIST("run", "-q", "--junit", "/nonexistent/j.%q{MEMCHECK_TEST_UNSET}.xml"),
+		   .text = "", .no_report = true, EXIT("leak"), .exit = 2, .stdout_is = "",
+	  .err = H_LIST("memcheck run: --junit /nonexistent/j.%q{MEMCHECK_TEST_UNSET}.xml: the "
+			"environment variable 'MEMCHECK_TEST_UNSET' of %q{MEMCHECK_TEST_UNSET} is not set") },
 	/* a leak with MEMCHECK_EXITCODE=0: the command exits 0, run says 1 */
 	{ "run -q, MEMCHECK_EXITCODE=0", ONCE,
 	  .run = { .cli = H_LIST("run", "-q"), .text = "", .no_report = true, EXIT("leak"),

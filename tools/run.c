@@ -253,6 +253,75 @@ static const struct option run_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* An output file's name (--report, --junit, --html, --gen-suppressions)
+ * as valgrind's --log-file takes one: %p is this run's pid, %q{VAR} the
+ * variable's value, %% a '%'.  A test driver that runs its tests in
+ * parallel, each under its own `memcheck run`, gets a file per test with
+ * %p, where one name for all kept the last test's records only.  NULL
+ * (said, bad usage) for any other '%' and an unset VAR, as valgrind. */
+static char *out_name(const char *opt, const char *v)
+{
+	struct { char *s; size_t n, cap; } o = { NULL, 0, 0 };
+	for (const char *p = v; *p;) {
+		char pid[24];
+		const char *add = p, *next = p + 1;
+		size_t len = 1;
+		if (*p == '%') {
+			const char *close = p[1] == 'q' && p[2] == '{' ? strchr(p + 3, '}') : NULL;
+			if (p[1] == '%') {
+				next = p + 2;
+			} else if (p[1] == 'p') {
+				snprintf(pid, sizeof pid, "%ld", (long)getpid());
+				add = pid;
+				len = strlen(pid);
+				next = p + 2;
+			} else if (close) {
+				char *name = xasprintf("%.*s", (int)(close - p - 3), p + 3);
+				add = getenv(name);
+				if (!add) {
+					bad_usage("run", "--%s %s: the environment variable '%s' of "
+						  "%%q{%s} is not set", opt, v, name, name);
+					free(name);
+					free(o.s);
+					return NULL;
+				}
+				len = strlen(add);
+				free(name);
+				next = close + 1;
+			} else {
+				free(o.s);
+				bad_usage("run", "--%s %s: '%%%.1s' at character %zu: expected %%p (this "
+					  "run's pid), %%q{VARIABLE} or %%%%", opt, v, p + 1,
+					  (size_t)(p - v) + 1);
+				return NULL;
+			}
+		}
+		if (o.n + len + 1 > o.cap)
+			o.s = xrealloc(o.s, o.cap = 2 * (o.n + len + 1));
+		memcpy(o.s + o.n, add, len);
+		o.s[o.n += len] = 0;
+		p = next;
+	}
+	return o.s ? o.s : xstrdup(v);
+}
+
+/* out_name's copies, the options' own */
+static void free_out_names(struct run_opts *o)
+{
+	free((char *)o->report);
+	free((char *)o->junit);
+	free((char *)o->gen);
+	free((char *)o->html);
+}
+
+/* An output file option: its name expanded, an earlier copy freed. */
+static int set_out(const char **field, const char *opt, const char *arg)
+{
+	free((char *)*field);
+	*field = out_name(opt, arg);
+	return *field ? 0 : EXIT_USAGE;
+}
+
 static int run_option(void *opts, int c, char *arg)
 {
 	struct run_opts *o = opts;
@@ -268,8 +337,8 @@ static int run_option(void *opts, int c, char *arg)
 	case 'b': o->baseline = arg; break;
 	case 'B': o->budget = arg; break;
 	case 'F': o->baseline_file = arg; break;
-	case 'r': o->report = arg; break;
-	case 'j': o->junit = arg; break;
+	case 'r': return set_out(&o->report, "report", arg);
+	case 'j': return set_out(&o->junit, "junit", arg);
 	case 'k': o->keep_going = true; break;
 	case 'q': o->quiet = true; break;
 	case 'S':
@@ -278,8 +347,8 @@ static int run_option(void *opts, int c, char *arg)
 					 (int)MC_ARRAY_SIZE(o->supp));
 		o->supp[o->nsupp++] = arg;
 		break;
-	case 'G': o->gen = arg; break;
-	case 'H': o->html = arg; break;
+	case 'G': return set_out(&o->gen, "gen-suppressions", arg);
+	case 'H': return set_out(&o->html, "html", arg);
 	case 'A': add_alloc_fn(arg); break;
 	case 'T':
 		errno = 0;
@@ -482,8 +551,10 @@ int cmd_run(int argc, char **argv)
 	struct run_opts o = { .allocators = defaults, .repeat = 0 /* auto */ };
 	int rc = parse_options("run", argc, argv, "+:a:b:kn:qh", run_options, run_option, &o,
 			       "no command to run");
-	if (rc)
+	if (rc) {
+		free_out_names(&o);
 		return rc < 0 ? EXIT_PASS : rc;
+	}
 	char **cmd = argv + optind;
 	const char *bname;
 	struct group *groups = NULL;
@@ -864,6 +935,7 @@ out:
 	free(lib);
 	free(valgrind);
 	free(o.vg_opts);
+	free_out_names(&o);
 	if (reraise)
 		raise_again(reraise);
 	return status;
