@@ -536,21 +536,23 @@ static int same_section(const struct sym_search *s, GElf_Addr value)
  * the first in its table.  valgrind's suppressions match that name
  * alone and the entries it writes name it (an entry naming strdup
  * suppressed nothing under memcheck, one naming __strdup nothing under
- * valgrind), so memcheck takes the same.  The aliases looked at are
- * those of c's own binding class (global and weak, or local), the ones
- * libdw's pass that found c looked at: glibc's local aliases are its
- * longer __GI_ names.  c: the symbol chosen; e[n]: the others that may
- * be its aliases; the rule is symtab.h's mc_valgrind_prefers. */
+ * valgrind), so memcheck takes the same.  valgrind's table holds the
+ * locals beside the globals and merges them alike: of a C++ thread_local's
+ * init function, the global _ZTH6tl_strB5cxx11 and GCC's local
+ * __tls_init, it names __tls_init (session 46); glibc's local aliases
+ * are its longer __GI_ names.  So a global chosen by libdw's first pass
+ * is weighed against the locals too (local_alias where the passes are
+ * searched apart).  c: the symbol chosen; e[n]: the others that may be
+ * its aliases; the rule is symtab.h's mc_valgrind_prefers. */
 static __attribute__((noinline)) const struct sym_entry *
 valgrind_alias(const struct sym_entry *c, const struct sym_entry *e, size_t n)
 {
 	if (!c)
 		return c;
 	const struct sym_entry *best = c;
-	bool local = c->bind == 1; /* binding_value's STB_LOCAL */
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].value != c->value || e[i].size != c->size || &e[i] == best ||
-		    (e[i].bind == 1) != local || !e[i].name || !e[i].name[0])
+		    !e[i].name || !e[i].name[0])
 			continue;
 		if (mc_valgrind_prefers(e[i].name, best->name))
 			best = &e[i];
@@ -595,6 +597,33 @@ static void sym_search(struct sym_search *s, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++)
 		sym_visit(s, &s->t->v[i]);
+}
+
+/* The name valgrind gives c, a symbol of the globals' pass named name
+ * (valgrind_alias's choice among them), where the locals' sorted spans
+ * may hold an alias of it: the one of them valgrind_alias prefers, if
+ * it is preferred to name.  Out of line: a name a frame gets once. */
+static __attribute__((noinline)) const char *
+local_alias_at(const struct mc_symtab *t, int i, const char *name)
+{
+	struct sym_entry x;
+	return sym_get(t, i, &x) == SYM_OK && mc_valgrind_prefers(x.name, name) ? x.name : name;
+}
+
+static __attribute__((noinline)) const char *
+local_alias(const struct mc_symtab *t, const struct sym_entry *c, const char *name)
+{
+	const struct sym_pass *ps = &t->pass[1];
+	uint64_t mask = ((uint64_t)1 << t->idx_bits) - 1;
+	size_t steps = 0;
+	for (size_t i = first_above(t, ps, c->value); i-- > 0 && ps->s[i].maxend > c->value &&
+						       ++steps <= 64;) {
+		struct sym_entry x;
+		if (sym_get(t, (int)(ps->s[i].key & mask), &x) == SYM_OK && x.value == c->value &&
+		    x.size == c->size)
+			name = local_alias_at(t, (int)(ps->s[i].key & mask), name);
+	}
+	return name;
 }
 
 /* The walk's answer without the walk, where it depends only on the
@@ -644,6 +673,8 @@ static bool sym_fast(const struct mc_symtab *t, GElf_Addr addr, const char **nam
 			for (size_t i = 0; i < k; i++)
 				sym_visit(&s, &e[i]);
 			*name = valgrind_alias(s.closest, e, k)->name;
+			if (p == 0 && s.closest)
+				*name = local_alias(t, s.closest, *name);
 			return true;
 		}
 		if (zero_may(ps, addr) || (ps->abs_lo <= addr && addr <= ps->abs_hi))
@@ -1027,6 +1058,7 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 {
 	uint32_t cand[BATCH][8];
 	uint8_t k[BATCH], state[BATCH];
+	GElf_Addr at[BATCH], size[BATCH];   /* a global chosen: its symbol's */
 	memset(state, B_OPEN, n);
 	if (t->nsyms <= 1 || t->first_global < 0)
 		return;
@@ -1047,7 +1079,9 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 			if (got != SYM_SPAN)
 				continue;
 			for (size_t j = first_at(a, n, e.value); j < n && a[j] - e.value < e.size; j++) {
-				if (state[j] == B_OPEN && k[j] == 8)
+				if (state[j] == B_DONE && p && e.value == at[j] && e.size == size[j])
+					name[j] = local_alias_at(t, i, name[j]);
+				else if (state[j] == B_OPEN && k[j] == 8)
 					state[j] = B_LEFT;
 				else if (state[j] == B_OPEN)
 					cand[j][k[j]++] = (uint32_t)i;
@@ -1070,8 +1104,11 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 					state[j] = B_LEFT;
 			for (int q = 0; q < k[j] && state[j] == B_DONE; q++)
 				sym_visit(&s, &e[q]);
-			if (state[j] == B_DONE)
+			if (state[j] == B_DONE) {
 				name[j] = valgrind_alias(s.closest, e, (size_t)k[j])->name;
+				at[j] = s.closest ? s.closest->value : 0;
+				size[j] = s.closest ? s.closest->size : 0;
+			}
 		}
 	}
 	for (size_t j = 0; j < n; j++) {

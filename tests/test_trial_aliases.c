@@ -114,6 +114,30 @@ H_SETUP(libdws_file)
 #define LOSES(...) .run = { .prog = "plain_trial44_aliases", .args = H_LIST("all"), .flags = H_PRELOAD }, \
 		   .record = "process", __VA_ARGS__
 
+/* Session 46: with the C library's debug information read
+ * (MEMCHECK_SYMBOLIZE_SYSTEM=1), the function really at a frame's
+ * address was shown by its DW_AT_name (__strdup, __getdelim; also
+ * __re_compile_pattern), where valgrind, which names that function from
+ * the symbol table, says strdup, getdelim (re_compile_pattern). */
+H_SETUP(system_symbols)
+{
+	static const char *env[] = { "MEMCHECK_SYMBOLIZE_SYSTEM=1", NULL };
+	run->env = env;
+	return true;
+}
+
+/* Session 46: a C++ thread_local's initialisation function has two names
+ * at one address and size, the global _ZTH6tl_ptr and GCC's local
+ * __tls_init; valgrind names it __tls_init (it merges local and global
+ * aliases alike), memcheck said "TLS init function for tl_ptr". */
+H_CHECK(tls_init_as_valgrind)
+{
+	ck_assert_msg(h_leaks_mention(rec, "__tls_init"), "%s: no frame named __tls_init", x->label);
+	ck_assert_msg(!h_leaks_mention(rec, "TLS init function for tl_ptr"),
+		      "%s: a frame named \"TLS init function for tl_ptr\", valgrind says __tls_init",
+		      x->label);
+}
+
 static const struct h_case cases[] = {
 	{ "five frames of aliased functions, named as valgrind names them",
 	  LOSES(.check = named_as_valgrind),
@@ -122,6 +146,15 @@ static const struct h_case cases[] = {
 	{ "valgrind's entries for them suppress the five",
 	  LOSES(.setup = valgrinds_file, .check = each_entry_used),
 	  .want = { { "definitely_lost.blocks", 0 }, { "verdict", .str = "pass" } } },
+	{ "the C library's debug information read: the five named as valgrind names them",
+	  LOSES(.setup = system_symbols, .check = named_as_valgrind),
+	  .want = { { "definitely_lost.blocks", 5 }, { "definitely_lost.bytes", 155 },
+		    { "verdict", .str = "fail" } } },
+	{ "a thread_local's init function named __tls_init, as valgrind names it",
+	  .run = { .prog = "cxx_tls_init", .flags = H_PRELOAD }, .record = "process",
+	  .check = tls_init_as_valgrind,
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 48 },
+		    { "verdict", .str = "fail" } } },
 	{ "entries naming libdw's __ names suppress nothing, as under valgrind",
 	  LOSES(.setup = libdws_file),
 	  .want = { { "definitely_lost.blocks", 5 }, { "definitely_lost.bytes", 155 },

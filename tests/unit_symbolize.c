@@ -369,7 +369,6 @@ struct alias_syms {
 	struct alias_sym {
 		GElf_Addr value;
 		GElf_Xword size;
-		bool local;
 		const char *name;
 	} *v;
 };
@@ -382,8 +381,9 @@ static int alias_sym_cmp(const void *a, const void *b)
 
 /* valgrind's name of the function libdw names name at a in mod (libdw's
  * symbol sym at value, from dwfl_module_addrinfo): of the symbols at
- * its address with its size and its binding class (global and weak, or
- * local), the one valgrind's prefersym keeps (symtab.h's
+ * its address with its size, locals and globals alike (valgrind merges
+ * them: a thread_local's __tls_init beside its global _ZTH..., session
+ * 46), the one valgrind's prefersym keeps (symtab.h's
  * mc_valgrind_prefers); name itself where the symbol has no size.  The
  * module's symbols read once (getsym_info), kept for its next calls. */
 static const char *valgrind_named(struct alias_syms *t, Dwfl_Module *mod,
@@ -407,12 +407,10 @@ static const char *valgrind_named(struct alias_syms *t, Dwfl_Module *mod,
 			GElf_Addr v;
 			const char *nm = getsym_info(mod, i, &y, &v, NULL, NULL, NULL);
 			if (nm && *nm && y.st_size)
-				t->v[t->n++] = (struct alias_sym){ v, y.st_size,
-								   GELF_ST_BIND(y.st_info) == STB_LOCAL, nm };
+				t->v[t->n++] = (struct alias_sym){ v, y.st_size, nm };
 		}
 		qsort(t->v, t->n, sizeof *t->v, alias_sym_cmp);
 	}
-	bool local = GELF_ST_BIND(sym->st_info) == STB_LOCAL;
 	const char *best = name;
 	size_t lo = 0, hi = t->n;
 	while (lo < hi) {
@@ -423,8 +421,7 @@ static const char *valgrind_named(struct alias_syms *t, Dwfl_Module *mod,
 			hi = mid;
 	}
 	for (size_t i = lo; i < t->n && t->v[i].value == value; i++)
-		if (t->v[i].size == sym->st_size && t->v[i].local == local &&
-		    mc_valgrind_prefers(t->v[i].name, best))
+		if (t->v[i].size == sym->st_size && mc_valgrind_prefers(t->v[i].name, best))
 			best = t->v[i].name;
 	return best;
 }
