@@ -9,12 +9,14 @@
  * module, 16 bytes each, and each name is a binary search among them;
  * the walk over a copy of the whole table in libdw's order (40 bytes a
  * symbol) remains where a size-0 symbol could be libdw's answer, or the
- * table cannot be read raw.  Every name is the one libdw gives
- * (unit_symbolize compares them).  A table elfmod.c read from the
- * object's files itself (mc_symtab_raw) has no libdw behind it: what
- * only libdw could answer there is said (*ask) instead of asked.
- * Memory comes from mc_map, never
- * malloc, and every page of it is a page fault a short process pays:
+ * table cannot be read raw.  Every name is the one libdw gives but
+ * where valgrind's rules differ (unit_symbolize compares them): of a
+ * function's aliases valgrind's choice (valgrind_alias), and no name
+ * where libdw would take a symbol of no size or no type (valgrind_type).
+ * A table elfmod.c read from the object's files itself (mc_symtab_raw)
+ * has no libdw behind it: what only libdw could answer there is said
+ * (*ask) instead of asked.  Memory comes from mc_map, never malloc,
+ * and every page of it is a page fault a short process pays:
  * the structures are as small as the search allows.
  */
 #include <dlfcn.h>
@@ -149,6 +151,18 @@ static int raw_section(const struct raw_syms *r, const Elf64_Sym *y)
 	return r->sh[y->st_shndx].sh_flags & SHF_ALLOC ? SYM_OK : SYM_SKIP;
 }
 
+/* The symbols valgrind names code by (its readelf.c, get_elf_symbol_info):
+ * functions, objects and indirect functions; never a section's, a
+ * file's, a thread-local's or one of no type (assembly's labels: the
+ * dynamic loader's _dl_start_user, under every constructor's stack, is
+ * "???" under valgrind).  Of these it takes only those with a size
+ * (search): libdw's answer of a size-0 symbol is no name. */
+static bool valgrind_type(unsigned char info)
+{
+	unsigned type = GELF_ST_TYPE(info);
+	return type == STT_FUNC || type == STT_OBJECT || type == STT_GNU_IFUNC;
+}
+
 /* Symbol i of t's module as the search sees it: SYM_SKIP for one it
  * never chooses, SYM_ODD for one whose value is not st_value + bias
  * (function descriptors: the module is then left to libdw). */
@@ -170,9 +184,7 @@ static int sym_get(const struct mc_symtab *t, int i, struct sym_entry *e)
 			return sec;
 		bias = t->raw.bias;
 	}
-	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
-	    GELF_ST_TYPE(sym.st_info) == STT_SECTION || GELF_ST_TYPE(sym.st_info) == STT_FILE ||
-	    GELF_ST_TYPE(sym.st_info) == STT_TLS)
+	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || !valgrind_type(sym.st_info))
 		return SYM_SKIP;
 	/* Resolved (function descriptors): libdw's way.  Absolute symbols
 	 * keep their st_value. */
@@ -193,9 +205,7 @@ static int sym_quick(const struct mc_symtab *t, int i, struct sym_entry *e)
 	const Elf64_Sym *y = t->raw_ok ? &t->raw.sym[i] : NULL;
 	if (!y || y->st_shndx == SHN_XINDEX || y->st_name >= t->raw.strsize)
 		return sym_get(t, i, e);
-	unsigned type = ELF64_ST_TYPE(y->st_info);
-	if (!y->st_name || y->st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE ||
-	    type == STT_TLS)
+	if (!y->st_name || y->st_shndx == SHN_UNDEF || !valgrind_type(y->st_info))
 		return SYM_SKIP;
 	int sec = raw_section(&t->raw, y);
 	if (sec != SYM_OK)
@@ -697,16 +707,16 @@ static const char *search(struct mc_symtab *t, GElf_Addr addr, bool *ask)
 		*ask = true;
 		return NULL;
 	}
+	/* libdw's search but for its size-0 symbols, which valgrind never
+	 * names code by (valgrind_type): where no symbol with a size covers
+	 * addr the name is none, "???", as valgrind's. */
 	struct sym_search s = { .t = t, .addr = addr };
 	sym_search(&s, t->nlocal, t->n);
-	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
+	if (!s.closest && t->nlocal)
 		sym_search(&s, 0, t->nlocal);
-	*ask = s.ask_libdw;
-	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
-		s.closest = s.sizeless;
-	else if (s.closest)
+	if (s.closest)
 		s.closest = valgrind_alias(s.closest, t->v, t->n);
-	return s.closest && !*ask ? s.closest->name : NULL;
+	return s.closest ? s.closest->name : NULL;
 }
 
 const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr)

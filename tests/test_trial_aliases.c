@@ -111,6 +111,34 @@ H_SETUP(libdws_file)
 	return true;
 }
 
+/* Session 46: valgrind names code only by a function's (or object's)
+ * symbol with a size; where none covers the address the frame is
+ * "???" (its readelf.c).  The dynamic loader's _dl_start_user, an
+ * assembly label of no size and no type, ends the stack of everything a
+ * library's constructor allocates: memcheck named it, as libdw does. */
+H_CHECK(startup_frames_as_valgrind)
+{
+	int seen = 0;
+	for (size_t i = 0; i < h_nleaks(rec); i++)
+		for (size_t j = 0; j < h_leak_depth(rec, i); j++) {
+			const char *f = h_frame_str(rec, i, j, "function");
+			ck_assert_msg(!f || strcmp(f, "_dl_start_user") != 0,
+				      "%s: leak %zu frame %zu named _dl_start_user, valgrind says ???",
+				      x->label, i, j);
+			if (f && strcmp(f, "_dl_init") == 0 && j + 1 < h_leak_depth(rec, i)) {
+				const char *next = h_frame_str(rec, i, j + 1, "function");
+				const char *obj = h_frame_str(rec, i, j + 1, "object");
+				ck_assert_msg(next && strcmp(next, "???") == 0 && obj &&
+						      strstr(obj, "ld-linux"),
+					      "%s: leak %zu: _dl_init's caller %s (%s), valgrind says ??? "
+					      "(in ld-linux-x86-64.so.2)",
+					      x->label, i, next ? next : "(none)", obj ? obj : "no object");
+				seen++;
+			}
+		}
+	ck_assert_msg(seen > 0, "%s: no record of GObject's start-up blocks", x->label);
+}
+
 #define LOSES(...) .run = { .prog = "plain_trial44_aliases", .args = H_LIST("all"), .flags = H_PRELOAD }, \
 		   .record = "process", __VA_ARGS__
 
@@ -154,6 +182,11 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "cxx_tls_init", .flags = H_PRELOAD }, .record = "process",
 	  .check = tls_init_as_valgrind,
 	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 48 },
+		    { "verdict", .str = "fail" } } },
+	{ "a library constructor's frames end at ??? in the dynamic loader, as valgrind's",
+	  .run = { .prog = "plain_glib_ctor", .flags = H_PRELOAD }, .record = "process",
+	  .check = startup_frames_as_valgrind,
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 5 },
 		    { "verdict", .str = "fail" } } },
 	{ "entries naming libdw's __ names suppress nothing, as under valgrind",
 	  LOSES(.setup = libdws_file),
