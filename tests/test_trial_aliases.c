@@ -139,6 +139,23 @@ H_CHECK(startup_frames_as_valgrind)
 	ck_assert_msg(seen > 0, "%s: no record of GObject's start-up blocks", x->label);
 }
 
+/* Session 46: the cold part GCC splits out of a function (-O2) has a
+ * symbol of its own, lose.cold; valgrind names its frames by it, where
+ * memcheck took the DWARF subprogram's name, lose. */
+H_CHECK(cold_part_as_valgrind)
+{
+	ck_assert_msg(h_leaks_mention(rec, "lose.cold"), "%s: no frame named lose.cold", x->label);
+	ck_assert_msg(!h_leaks_mention(rec, "lose"), "%s: a frame named lose, valgrind says lose.cold",
+		      x->label);
+}
+
+/* the corpus's program, by its path (a name with a '/' is taken as one) */
+H_SETUP(cold_split_prog)
+{
+	run->prog = h_prog("corpus/cold_split");
+	return true;
+}
+
 #define LOSES(...) .run = { .prog = "plain_trial44_aliases", .args = H_LIST("all"), .flags = H_PRELOAD }, \
 		   .record = "process", __VA_ARGS__
 
@@ -187,6 +204,11 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_glib_ctor", .flags = H_PRELOAD }, .record = "process",
 	  .check = startup_frames_as_valgrind,
 	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 5 },
+		    { "verdict", .str = "fail" } } },
+	{ "a function's cold part named by its own symbol, lose.cold, as valgrind names it",
+	  .run = { .prog = "corpus/cold_split", .flags = H_PRELOAD }, .record = "process",
+	  .setup = cold_split_prog, .check = cold_part_as_valgrind,
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 33 },
 		    { "verdict", .str = "fail" } } },
 	{ "entries naming libdw's __ names suppress nothing, as under valgrind",
 	  LOSES(.setup = libdws_file),
