@@ -406,9 +406,12 @@ int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwarf_Addr 
 		 * table; the debug information names inlined calls only):
 		 * glibc's DW_AT_name is __getdelim, __re_compile_pattern
 		 * where the table's preferred alias (symtab.c) is getdelim,
-		 * re_compile_pattern.  A C++ symbol is shown demangled from
-		 * its linkage (demangle.c): DW_AT_name stays its fallback. */
-		bool by_sym = tag == DW_TAG_subprogram && sym[0] && !(sym[0] == '_' && sym[1] == 'Z');
+		 * re_compile_pattern; a cold part, lose.cold, where the
+		 * DWARF says lose.  A C++ symbol is shown demangled from its
+		 * linkage (demangle.c), and a Rust v0 one (_R...) memcheck
+		 * cannot demangle: DW_AT_name stays their fallback. */
+		bool by_sym = tag == DW_TAG_subprogram && sym[0] &&
+			      !(sym[0] == '_' && (sym[1] == 'Z' || sym[1] == 'R'));
 		if (by_sym || name)
 			copy(out[n].function, sizeof out[n].function, by_sym ? sym : name);
 		/* The function really at addr goes by its symbol's name, as
