@@ -625,9 +625,10 @@ local_alias(const struct mc_symtab *t, const struct sym_entry *c, const char *na
 {
 	const struct sym_pass *ps = &t->pass[1];
 	uint64_t mask = ((uint64_t)1 << t->idx_bits) - 1;
-	size_t steps = 0;
-	for (size_t i = first_above(t, ps, c->value); i-- > 0 && ps->s[i].maxend > c->value &&
-						       ++steps <= 64;) {
+	/* the spans sort by value: c's aliases are the last ones at or
+	 * below its value that start there */
+	for (size_t i = first_above(t, ps, c->value);
+	     i-- > 0 && (ps->s[i].key >> t->idx_bits) == c->value - t->lo;) {
 		struct sym_entry x;
 		if (sym_get(t, (int)(ps->s[i].key & mask), &x) == SYM_OK && x.value == c->value &&
 		    x.size == c->size)
