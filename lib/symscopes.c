@@ -401,8 +401,19 @@ int resolve_inlines(Dwfl_Module *mod, uintptr_t addr, Dwarf_Die *cu, Dwarf_Addr 
 			out[n].line = call_file ? call_line : 0;
 		}
 		const char *name = die_name(&chain[i], DW_AT_name);
-		if (name)
-			copy(out[n].function, sizeof out[n].function, name);
+		/* The function really at addr is shown by its symbol's name
+		 * too, as valgrind shows it (its names come from the symbol
+		 * table; the debug information names inlined calls only):
+		 * glibc's DW_AT_name is __getdelim, __re_compile_pattern
+		 * where the table's preferred alias (symtab.c) is getdelim,
+		 * re_compile_pattern; a cold part, lose.cold, where the
+		 * DWARF says lose.  A C++ symbol is shown demangled from its
+		 * linkage (demangle.c), and a Rust v0 one (_R...) memcheck
+		 * cannot demangle: DW_AT_name stays their fallback. */
+		bool by_sym = tag == DW_TAG_subprogram && sym[0] &&
+			      !(sym[0] == '_' && (sym[1] == 'Z' || sym[1] == 'R'));
+		if (by_sym || name)
+			copy(out[n].function, sizeof out[n].function, by_sym ? sym : name);
 		/* The function really at addr goes by its symbol's name, as
 		 * valgrind names it: its DW_AT_linkage_name may be an alias
 		 * the table does not prefer (a constructor's C2 where

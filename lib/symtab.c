@@ -9,12 +9,14 @@
  * module, 16 bytes each, and each name is a binary search among them;
  * the walk over a copy of the whole table in libdw's order (40 bytes a
  * symbol) remains where a size-0 symbol could be libdw's answer, or the
- * table cannot be read raw.  Every name is the one libdw gives
- * (unit_symbolize compares them).  A table elfmod.c read from the
- * object's files itself (mc_symtab_raw) has no libdw behind it: what
- * only libdw could answer there is said (*ask) instead of asked.
- * Memory comes from mc_map, never
- * malloc, and every page of it is a page fault a short process pays:
+ * table cannot be read raw.  Every name is the one libdw gives but
+ * where valgrind's rules differ (unit_symbolize compares them): of a
+ * function's aliases valgrind's choice (valgrind_alias), and no name
+ * where libdw would take a symbol of no size or no type (valgrind_type).
+ * A table elfmod.c read from the object's files itself (mc_symtab_raw)
+ * has no libdw behind it: what only libdw could answer there is said
+ * (*ask) instead of asked.  Memory comes from mc_map, never malloc,
+ * and every page of it is a page fault a short process pays:
  * the structures are as small as the search allows.
  */
 #include <dlfcn.h>
@@ -149,6 +151,18 @@ static int raw_section(const struct raw_syms *r, const Elf64_Sym *y)
 	return r->sh[y->st_shndx].sh_flags & SHF_ALLOC ? SYM_OK : SYM_SKIP;
 }
 
+/* The symbols valgrind names code by (its readelf.c, get_elf_symbol_info):
+ * functions, objects and indirect functions; never a section's, a
+ * file's, a thread-local's or one of no type (assembly's labels: the
+ * dynamic loader's _dl_start_user, under every constructor's stack, is
+ * "???" under valgrind).  Of these it takes only those with a size
+ * (search): libdw's answer of a size-0 symbol is no name. */
+static bool valgrind_type(unsigned char info)
+{
+	unsigned type = GELF_ST_TYPE(info);
+	return type == STT_FUNC || type == STT_OBJECT || type == STT_GNU_IFUNC;
+}
+
 /* Symbol i of t's module as the search sees it: SYM_SKIP for one it
  * never chooses, SYM_ODD for one whose value is not st_value + bias
  * (function descriptors: the module is then left to libdw). */
@@ -170,9 +184,7 @@ static int sym_get(const struct mc_symtab *t, int i, struct sym_entry *e)
 			return sec;
 		bias = t->raw.bias;
 	}
-	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
-	    GELF_ST_TYPE(sym.st_info) == STT_SECTION || GELF_ST_TYPE(sym.st_info) == STT_FILE ||
-	    GELF_ST_TYPE(sym.st_info) == STT_TLS)
+	if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || !valgrind_type(sym.st_info))
 		return SYM_SKIP;
 	/* Resolved (function descriptors): libdw's way.  Absolute symbols
 	 * keep their st_value. */
@@ -193,9 +205,7 @@ static int sym_quick(const struct mc_symtab *t, int i, struct sym_entry *e)
 	const Elf64_Sym *y = t->raw_ok ? &t->raw.sym[i] : NULL;
 	if (!y || y->st_shndx == SHN_XINDEX || y->st_name >= t->raw.strsize)
 		return sym_get(t, i, e);
-	unsigned type = ELF64_ST_TYPE(y->st_info);
-	if (!y->st_name || y->st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE ||
-	    type == STT_TLS)
+	if (!y->st_name || y->st_shndx == SHN_UNDEF || !valgrind_type(y->st_info))
 		return SYM_SKIP;
 	int sec = raw_section(&t->raw, y);
 	if (sec != SYM_OK)
@@ -536,21 +546,23 @@ static int same_section(const struct sym_search *s, GElf_Addr value)
  * the first in its table.  valgrind's suppressions match that name
  * alone and the entries it writes name it (an entry naming strdup
  * suppressed nothing under memcheck, one naming __strdup nothing under
- * valgrind), so memcheck takes the same.  The aliases looked at are
- * those of c's own binding class (global and weak, or local), the ones
- * libdw's pass that found c looked at: glibc's local aliases are its
- * longer __GI_ names.  c: the symbol chosen; e[n]: the others that may
- * be its aliases; the rule is symtab.h's mc_valgrind_prefers. */
+ * valgrind), so memcheck takes the same.  valgrind's table holds the
+ * locals beside the globals and merges them alike: of a C++ thread_local's
+ * init function, the global _ZTH6tl_strB5cxx11 and GCC's local
+ * __tls_init, it names __tls_init (session 46); glibc's local aliases
+ * are its longer __GI_ names.  So a global chosen by libdw's first pass
+ * is weighed against the locals too (local_alias where the passes are
+ * searched apart).  c: the symbol chosen; e[n]: the others that may be
+ * its aliases; the rule is symtab.h's mc_valgrind_prefers. */
 static __attribute__((noinline)) const struct sym_entry *
 valgrind_alias(const struct sym_entry *c, const struct sym_entry *e, size_t n)
 {
 	if (!c)
 		return c;
 	const struct sym_entry *best = c;
-	bool local = c->bind == 1; /* binding_value's STB_LOCAL */
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].value != c->value || e[i].size != c->size || &e[i] == best ||
-		    (e[i].bind == 1) != local || !e[i].name || !e[i].name[0])
+		    !e[i].name || !e[i].name[0])
 			continue;
 		if (mc_valgrind_prefers(e[i].name, best->name))
 			best = &e[i];
@@ -595,6 +607,34 @@ static void sym_search(struct sym_search *s, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++)
 		sym_visit(s, &s->t->v[i]);
+}
+
+/* The name valgrind gives c, a symbol of the globals' pass named name
+ * (valgrind_alias's choice among them), where the locals' sorted spans
+ * may hold an alias of it: the one of them valgrind_alias prefers, if
+ * it is preferred to name.  Out of line: a name a frame gets once. */
+static __attribute__((noinline)) const char *
+local_alias_at(const struct mc_symtab *t, int i, const char *name)
+{
+	struct sym_entry x;
+	return sym_get(t, i, &x) == SYM_OK && mc_valgrind_prefers(x.name, name) ? x.name : name;
+}
+
+static __attribute__((noinline)) const char *
+local_alias(const struct mc_symtab *t, const struct sym_entry *c, const char *name)
+{
+	const struct sym_pass *ps = &t->pass[1];
+	uint64_t mask = ((uint64_t)1 << t->idx_bits) - 1;
+	/* the spans sort by value: c's aliases are the last ones at or
+	 * below its value that start there */
+	for (size_t i = first_above(t, ps, c->value);
+	     i-- > 0 && (ps->s[i].key >> t->idx_bits) == c->value - t->lo;) {
+		struct sym_entry x;
+		if (sym_get(t, (int)(ps->s[i].key & mask), &x) == SYM_OK && x.value == c->value &&
+		    x.size == c->size)
+			name = local_alias_at(t, (int)(ps->s[i].key & mask), name);
+	}
+	return name;
 }
 
 /* The walk's answer without the walk, where it depends only on the
@@ -644,6 +684,8 @@ static bool sym_fast(const struct mc_symtab *t, GElf_Addr addr, const char **nam
 			for (size_t i = 0; i < k; i++)
 				sym_visit(&s, &e[i]);
 			*name = valgrind_alias(s.closest, e, k)->name;
+			if (p == 0 && s.closest)
+				*name = local_alias(t, s.closest, *name);
 			return true;
 		}
 		if (zero_may(ps, addr) || (ps->abs_lo <= addr && addr <= ps->abs_hi))
@@ -666,16 +708,16 @@ static const char *search(struct mc_symtab *t, GElf_Addr addr, bool *ask)
 		*ask = true;
 		return NULL;
 	}
+	/* libdw's search but for its size-0 symbols, which valgrind never
+	 * names code by (valgrind_type): where no symbol with a size covers
+	 * addr the name is none, "???", as valgrind's. */
 	struct sym_search s = { .t = t, .addr = addr };
 	sym_search(&s, t->nlocal, t->n);
-	if (!s.closest && t->nlocal && (!s.sizeless || s.sizeless->value != addr))
+	if (!s.closest && t->nlocal)
 		sym_search(&s, 0, t->nlocal);
-	*ask = s.ask_libdw;
-	if (!s.closest && s.sizeless && s.sizeless->value >= s.min_label)
-		s.closest = s.sizeless;
-	else if (s.closest)
+	if (s.closest)
 		s.closest = valgrind_alias(s.closest, t->v, t->n);
-	return s.closest && !*ask ? s.closest->name : NULL;
+	return s.closest ? s.closest->name : NULL;
 }
 
 const char *mc_symtab_name(struct mc_symtab *t, Dwfl_Module *mod, GElf_Addr addr)
@@ -1027,6 +1069,7 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 {
 	uint32_t cand[BATCH][8];
 	uint8_t k[BATCH], state[BATCH];
+	GElf_Addr at[BATCH], size[BATCH];   /* a global chosen: its symbol's */
 	memset(state, B_OPEN, n);
 	if (t->nsyms <= 1 || t->first_global < 0)
 		return;
@@ -1047,7 +1090,9 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 			if (got != SYM_SPAN)
 				continue;
 			for (size_t j = first_at(a, n, e.value); j < n && a[j] - e.value < e.size; j++) {
-				if (state[j] == B_OPEN && k[j] == 8)
+				if (state[j] == B_DONE && p && e.value == at[j] && e.size == size[j])
+					name[j] = local_alias_at(t, i, name[j]);
+				else if (state[j] == B_OPEN && k[j] == 8)
 					state[j] = B_LEFT;
 				else if (state[j] == B_OPEN)
 					cand[j][k[j]++] = (uint32_t)i;
@@ -1070,8 +1115,11 @@ static void batch(const struct mc_symtab *t, const GElf_Addr *a, size_t n, const
 					state[j] = B_LEFT;
 			for (int q = 0; q < k[j] && state[j] == B_DONE; q++)
 				sym_visit(&s, &e[q]);
-			if (state[j] == B_DONE)
+			if (state[j] == B_DONE) {
 				name[j] = valgrind_alias(s.closest, e, (size_t)k[j])->name;
+				at[j] = s.closest ? s.closest->value : 0;
+				size[j] = s.closest ? s.closest->size : 0;
+			}
 		}
 	}
 	for (size_t j = 0; j < n; j++) {

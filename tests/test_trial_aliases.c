@@ -111,8 +111,77 @@ H_SETUP(libdws_file)
 	return true;
 }
 
+/* Session 46: valgrind names code only by a function's (or object's)
+ * symbol with a size; where none covers the address the frame is
+ * "???" (its readelf.c).  The dynamic loader's _dl_start_user, an
+ * assembly label of no size and no type, ends the stack of everything a
+ * library's constructor allocates: memcheck named it, as libdw does. */
+H_CHECK(startup_frames_as_valgrind)
+{
+	int seen = 0;
+	for (size_t i = 0; i < h_nleaks(rec); i++)
+		for (size_t j = 0; j < h_leak_depth(rec, i); j++) {
+			const char *f = h_frame_str(rec, i, j, "function");
+			ck_assert_msg(!f || strcmp(f, "_dl_start_user") != 0,
+				      "%s: leak %zu frame %zu named _dl_start_user, valgrind says ???",
+				      x->label, i, j);
+			if (f && strcmp(f, "_dl_init") == 0 && j + 1 < h_leak_depth(rec, i)) {
+				const char *next = h_frame_str(rec, i, j + 1, "function");
+				const char *obj = h_frame_str(rec, i, j + 1, "object");
+				ck_assert_msg(next && strcmp(next, "???") == 0 && obj &&
+						      strstr(obj, "ld-linux"),
+					      "%s: leak %zu: _dl_init's caller %s (%s), valgrind says ??? "
+					      "(in ld-linux-x86-64.so.2)",
+					      x->label, i, next ? next : "(none)", obj ? obj : "no object");
+				seen++;
+			}
+		}
+	ck_assert_msg(seen > 0, "%s: no record of GObject's start-up blocks", x->label);
+}
+
+/* Session 46: the cold part GCC splits out of a function (-O2) has a
+ * symbol of its own, lose.cold; valgrind names its frames by it, where
+ * memcheck took the DWARF subprogram's name, lose. */
+H_CHECK(cold_part_as_valgrind)
+{
+	ck_assert_msg(h_leaks_mention(rec, "lose.cold"), "%s: no frame named lose.cold", x->label);
+	ck_assert_msg(!h_leaks_mention(rec, "lose"), "%s: a frame named lose, valgrind says lose.cold",
+		      x->label);
+}
+
+/* the corpus's program, by its path (a name with a '/' is taken as one) */
+H_SETUP(cold_split_prog)
+{
+	run->prog = h_prog("corpus/cold_split");
+	return true;
+}
+
 #define LOSES(...) .run = { .prog = "plain_trial44_aliases", .args = H_LIST("all"), .flags = H_PRELOAD }, \
 		   .record = "process", __VA_ARGS__
+
+/* Session 46: with the C library's debug information read
+ * (MEMCHECK_SYMBOLIZE_SYSTEM=1), the function really at a frame's
+ * address was shown by its DW_AT_name (__strdup, __getdelim; also
+ * __re_compile_pattern), where valgrind, which names that function from
+ * the symbol table, says strdup, getdelim (re_compile_pattern). */
+H_SETUP(system_symbols)
+{
+	static const char *env[] = { "MEMCHECK_SYMBOLIZE_SYSTEM=1", NULL };
+	run->env = env;
+	return true;
+}
+
+/* Session 46: a C++ thread_local's initialisation function has two names
+ * at one address and size, the global _ZTH6tl_ptr and GCC's local
+ * __tls_init; valgrind names it __tls_init (it merges local and global
+ * aliases alike), memcheck said "TLS init function for tl_ptr". */
+H_CHECK(tls_init_as_valgrind)
+{
+	ck_assert_msg(h_leaks_mention(rec, "__tls_init"), "%s: no frame named __tls_init", x->label);
+	ck_assert_msg(!h_leaks_mention(rec, "TLS init function for tl_ptr"),
+		      "%s: a frame named \"TLS init function for tl_ptr\", valgrind says __tls_init",
+		      x->label);
+}
 
 static const struct h_case cases[] = {
 	{ "five frames of aliased functions, named as valgrind names them",
@@ -122,6 +191,25 @@ static const struct h_case cases[] = {
 	{ "valgrind's entries for them suppress the five",
 	  LOSES(.setup = valgrinds_file, .check = each_entry_used),
 	  .want = { { "definitely_lost.blocks", 0 }, { "verdict", .str = "pass" } } },
+	{ "the C library's debug information read: the five named as valgrind names them",
+	  LOSES(.setup = system_symbols, .check = named_as_valgrind),
+	  .want = { { "definitely_lost.blocks", 5 }, { "definitely_lost.bytes", 155 },
+		    { "verdict", .str = "fail" } } },
+	{ "a thread_local's init function named __tls_init, as valgrind names it",
+	  .run = { .prog = "cxx_tls_init", .flags = H_PRELOAD }, .record = "process",
+	  .check = tls_init_as_valgrind,
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 48 },
+		    { "verdict", .str = "fail" } } },
+	{ "a library constructor's frames end at ??? in the dynamic loader, as valgrind's",
+	  .run = { .prog = "plain_glib_ctor", .flags = H_PRELOAD }, .record = "process",
+	  .check = startup_frames_as_valgrind,
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 5 },
+		    { "verdict", .str = "fail" } } },
+	{ "a function's cold part named by its own symbol, lose.cold, as valgrind names it",
+	  .run = { .prog = "corpus/cold_split", .flags = H_PRELOAD }, .record = "process",
+	  .setup = cold_split_prog, .check = cold_part_as_valgrind,
+	  .want = { { "definitely_lost.blocks", 1 }, { "definitely_lost.bytes", 33 },
+		    { "verdict", .str = "fail" } } },
 	{ "entries naming libdw's __ names suppress nothing, as under valgrind",
 	  LOSES(.setup = libdws_file),
 	  .want = { { "definitely_lost.blocks", 5 }, { "definitely_lost.bytes", 155 },

@@ -329,6 +329,12 @@ PROG_BINS += $(B)/tests/prog/rss_self_glib
 $(B)/tests/prog/rss_self_glib: tests/prog/glib/rss_self_glib.c tests/prog/rss_self.h | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(PROG_CFLAGS) -Itests/prog -o $@ $< $(GLIB_FLAGS)
+# GObject's start-up frames named as valgrind names them
+# (tests/test_trial_aliases.c).
+PROG_BINS += $(B)/tests/prog/plain_glib_ctor
+$(B)/tests/prog/plain_glib_ctor: tests/prog/glib/plain_glib_ctor.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(GLIB_FLAGS)
 # A GLib test program under memcheck/glib.h (tests/test_frameworks.c),
 # linked with memcheck as the other frameworks' suites are.
 PROG_BINS += $(B)/tests/prog/fw_glib
