@@ -4,16 +4,20 @@
  * libstdc++'s own, which the files in suppressions/ account for
  * (tests/test_vgsupp.c).  No stdio; not linked to memcheck.
  *
- * usage: plain_clean [plain|threads|dlopen|all]
+ * usage: plain_clean [plain|threads|serial|dlopen|all|serial-all]
  *   plain    a few malloc-family calls, all freed
  *   threads  also start and join threads (glibc's DTV and TLS blocks)
+ *   serial   the same threads, each joined before the next starts: how
+ *            many run at once no longer depends on their speed
  *   dlopen   also dlopen/dlclose a library, setlocale and newlocale
  *            (glibc's dlopen and locale data)
  *   all      threads, then dlopen
+ *   serial-all  serial, then dlopen
  */
 #include <dlfcn.h>
 #include <locale.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,13 +39,16 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int threads(void)
+static int threads(bool serial)
 {
 	pthread_t t[4];
-	for (long i = 0; i < 4; i++)
+	for (long i = 0; i < 4; i++) {
 		if (pthread_create(&t[i], NULL, worker, (void *)i) != 0)
 			return 1;
-	for (int i = 0; i < 4; i++)
+		if (serial)
+			pthread_join(t[i], NULL);
+	}
+	for (int i = 0; !serial && i < 4; i++)
 		pthread_join(t[i], NULL);
 	return 0;
 }
@@ -71,11 +78,12 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "plain";
 	churn();
-	if (strcmp(mode, "threads") == 0)
-		return threads();
+	bool serial = strncmp(mode, "serial", 6) == 0;
+	if (strcmp(mode, "threads") == 0 || strcmp(mode, "serial") == 0)
+		return threads(serial);
 	if (strcmp(mode, "dlopen") == 0)
 		return loading();
-	if (strcmp(mode, "all") == 0)
-		return threads() || loading();
+	if (strcmp(mode, "all") == 0 || strcmp(mode, "serial-all") == 0)
+		return threads(serial) || loading();
 	return strcmp(mode, "plain") == 0 ? 0 : 9;
 }
