@@ -452,6 +452,7 @@ static void push_record(struct recs *out, const char *p, size_t n, int lineno, s
 	recs_push(out, r);
 }
 
+
 /* The records of a line (or the text its parts glued back) into out:
  * one, as a rule; where the line is damaged, what can be read of it,
  * and what cannot said with the file, the line and the byte.  quiet:
@@ -500,6 +501,24 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 	}
 }
 
+/* A line's len bytes: a record's part glued with the parts before it
+ * (its record read once whole), or records; quiet: a line cut at a NUL,
+ * whose record text is not said again where it is no record. */
+static void read_line(struct recs *out, struct glues *glues, const char *path, int lineno,
+		      char *line, size_t len, bool quiet, int *bad)
+{
+	if (len >= sizeof part_head - 1 && memcmp(line, part_head, sizeof part_head - 1) == 0) {
+		char *whole;
+		size_t wlen;
+		if (glue_part(glues, path, lineno, line, len, &whole, &wlen, bad)) {
+			read_one(out, path, lineno, whole, wlen, false, bad);
+			free(whole);
+		}
+		return;
+	}
+	read_one(out, path, lineno, line, len, quiet, bad);
+}
+
 int recs_read(struct recs *out, const char *path, bool missing_ok)
 {
 	FILE *f = fopen(path, "re");
@@ -531,10 +550,13 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 		}
 		if (got == LINE_NUL) {
 			/* the records before it read, as a file cut short at
-			 * the NUL reads them (fuzz_records) */
+			 * the NUL reads them (fuzz_records): a record's part
+			 * too (before session 46's merge a part before a NUL
+			 * was taken for a record, and its record lost where
+			 * the file cut at the NUL glued it) */
 			size_t had = out->n;
 			if (!blank(line, col - 1))
-				read_one(out, path, lineno, line, col - 1, true, &bad);
+				read_line(out, &glues, path, lineno, line, col - 1, true, &bad);
 			fprintf(stderr, "%s:%d: column %zu: expected JSON text, got a NUL byte%s\n",
 				path, lineno, col, out->n > had ? "; the line's records before it are "
 				"read" : "");
@@ -544,16 +566,7 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 		/* Blank lines carry nothing; JSON Lines readers skip them. */
 		if (blank(line, len))
 			continue;
-		if (len >= sizeof part_head - 1 && memcmp(line, part_head, sizeof part_head - 1) == 0) {
-			char *whole;
-			size_t wlen;
-			if (glue_part(&glues, path, lineno, line, len, &whole, &wlen, &bad)) {
-				read_one(out, path, lineno, whole, wlen, false, &bad);
-				free(whole);
-			}
-			continue;
-		}
-		read_one(out, path, lineno, line, len, false, &bad);
+		read_line(out, &glues, path, lineno, line, len, false, &bad);
 	}
 	bad += glue_end(&glues, path);
 	if (ferror(f)) {
