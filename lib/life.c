@@ -714,15 +714,22 @@ struct exitfn_entry {
 	long flavor;               /* ef_free 0, ef_us 1, ef_on 2, ef_at 3, ef_cxa 4 */
 	uintptr_t fn, arg, dso;    /* fn mangled by the pointer guard */
 };
+#define EXITFN_PER_LIST 32
 struct exitfn_list {
 	uintptr_t next;            /* the older list, 0 at the static one */
 	size_t idx;                /* entries in use; while one runs, its index */
-	struct exitfn_entry fns[32];
+	struct exitfn_entry fns[EXITFN_PER_LIST];
 };
 #define EXITFN_ON 2
 #define EXITFN_CXA 4
-#define EXITFN_PER_LIST 32
 #define EXITFN_LISTS 4096 /* the walk's bound: 131,072 handlers */
+
+/* Whether a is a live block of a list's size (the static list is none). */
+static bool exit_list_block(uintptr_t a)
+{
+	struct mc_block b;
+	return mc_blocks_find(a, &b) && b.size == sizeof(struct exitfn_list);
+}
 
 /* The lists glibc frees after this handler, from ours, the list at l
  * (a live block of a list's size) if it holds memcheck's entry as the
@@ -762,8 +769,7 @@ static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
 		mc_account_free((void *)l, &pass_on, __builtin_frame_address(0));
 		mc_guard_leave();
 		/* the static list is no block: the walk ends with it */
-		struct mc_block b;
-		l = mc_blocks_find(next, &b) && b.size == sizeof *list ? next : 0;
+		l = exit_list_block(next) ? next : 0;
 	}
 	return true;
 }
@@ -784,12 +790,10 @@ static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void
 	MC_SCAN_FROM(&here);
 	const uintptr_t *w = (const uintptr_t *)here.sp;
 	for (size_t i = 0; i < EXIT_FRAME_WORDS; i++) {
-		struct mc_block b;
 		/* not a small number, nor an address in this stack (the
 		 * frames' own links and locals) */
 		if (!(w[i] & 15) && w[i] >= 65536 && w[i] - (here.sp - 65536) > 2 * 65536 &&
-		    mc_blocks_find(w[i], &b) && b.size == sizeof(struct exitfn_list) &&
-		    exit_lists_count_freed(w[i]))
+		    exit_list_block(w[i]) && exit_lists_count_freed(w[i]))
 			return;
 	}
 }
