@@ -2342,21 +2342,43 @@ struct mc_tail {
 };
 size_t mc_account_tails(const struct mc_tail **out);
 /* Is a calloc of nmemb 16-byte entries a DTV made outside memcheck's
- * pthread_create (as many as the calling thread's own DTV has, and not
- * in the window)? */
+ * pthread_create (as many as a DTV the dynamic linker makes now may
+ * have, below, and not in the window)?  Its caller is asked later
+ * (account.c's dtv_counted). */
 bool mc_account_dtv_outside(size_t nmemb);
 #define MC_DTV_ENTRY (2 * sizeof(void *)) /* dtv_t: a counter, or val and to_free */
-/* nmemb entries as many as the calling thread's DTV has, with its two
- * heads (its length, its generation): the thread pointer's second word
- * points one entry into the array (x86-64's tcbhead_t). */
-static inline bool mc_dtv_entries(size_t nmemb)
+/* The dynamic linker's mapping, [lo, lo + len), where its allocate_dtv
+ * calls calloc from: told at start-up (mc_stacks_runtime_object, from
+ * allocator.c), empty before and where it was not found. */
+extern uintptr_t mc_loader_lo, mc_loader_len;
+/* The calling thread's DTV's entries with its two heads (its length, its
+ * generation): the thread pointer's second word points one entry into
+ * the array (x86-64's tcbhead_t); SIZE_MAX where it has none. */
+static inline size_t mc_dtv_own(void)
 {
 #if defined(__x86_64__)
 	const uintptr_t *dtv;
 	__asm__ volatile("mov %%fs:8, %0" : "=r"(dtv));
-	return dtv && dtv[-2] + 2 == nmemb;
+	return dtv ? dtv[-2] + 2 : SIZE_MAX;
 #else
-	(void)nmemb;
+	return SIZE_MAX;
+#endif
+}
+/* A calloc of nmemb 16-byte entries from ret that may be a DTV the
+ * dynamic linker makes now: as many entries as the calling thread's own
+ * DTV has, or a call from the dynamic linker's mapping, which makes it
+ * with more where a library with thread-local storage was loaded since
+ * that DTV was made (each takes a module id, and a DTV made now has room
+ * for them all: a SIGEV_THREAD timer's helper thread made after such a
+ * dlopen). */
+static inline bool mc_dtv_entries(size_t nmemb, uintptr_t ret)
+{
+#if defined(__x86_64__)
+	const uintptr_t *dtv;
+	__asm__ volatile("mov %%fs:8, %0" : "=r"(dtv));
+	return dtv && (dtv[-2] + 2 == nmemb || ret - mc_loader_lo < mc_loader_len);
+#else
+	(void)nmemb, (void)ret;
 	return false;
 #endif
 }

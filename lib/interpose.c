@@ -340,15 +340,18 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 }
 
 /* A calloc of 16-byte entries as many as the calling thread's own DTV
- * has: perhaps the dynamic linker's DTV for a thread the C library
- * starts itself (allocate_dtv), which calloc_slow asks account.c about
- * (its caller's return address in ld.so).  The program's other calls
- * pay one compare for it (+2 instructions a call, callgrind:
- * doc/costs.md rss44); its calls of 16-byte entries a read of the DTV's
- * length more. */
+ * has, or called from the dynamic linker's mapping: perhaps the dynamic
+ * linker's DTV for a thread the C library starts itself (allocate_dtv),
+ * which calloc_slow asks account.c about (its caller's return address in
+ * ld.so).  The program's other calls pay one compare for it (+2
+ * instructions a call, callgrind: doc/costs.md rss44); its calls of
+ * 16-byte entries a read of the DTV's length and a compare of the return
+ * address with that mapping more (+4 instructions a call counted, +6
+ * tracked: doc/costs.md rss47). */
 MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 {
-	if (unlikely(size == MC_DTV_ENTRY) && unlikely(mc_dtv_entries(nmemb)))
+	if (unlikely(size == MC_DTV_ENTRY) &&
+	    unlikely(mc_dtv_entries(nmemb, (uintptr_t)__builtin_return_address(0))))
 		return calloc_slow(nmemb, size);
 	struct mc_totals *t = count_alloc_path();
 	if (t) {

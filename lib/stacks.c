@@ -1895,10 +1895,16 @@ static struct {
 	uintptr_t lo, len;
 } runtime_span;
 
+uintptr_t mc_loader_lo, mc_loader_len;
+
 void mc_stacks_runtime_object(int i, uintptr_t lo, uintptr_t hi)
 {
 	runtime[i].lo = lo;
 	runtime[i].hi = hi;
+	if (i == 0) { /* the dynamic loader, for calloc's DTV test */
+		mc_loader_lo = lo;
+		mc_loader_len = hi - lo;
+	}
 	uintptr_t slo = UINTPTR_MAX, shi = 0;
 	for (int j = 0; j < 2; j++) {
 		if (runtime[j].hi > runtime[j].lo) {

@@ -24,9 +24,17 @@
  * they read 0 to 252 KiB high (12 programs, four allocators) where they
  * are the program's exactly.
  * Where the peak comes before a drop (a heap trimmed, a mapping
- * unmapped), the kernel raised VmHWM at the drop from the folded count
- * too, and the bare mark itself is that much low: these rows' programs
- * end at their peak.
+ * unmapped, a thread's stack given back), the kernel raised VmHWM at the
+ * drop from the folded count too, and the bare mark itself may read low
+ * by what the CPUs had not folded, or high by what they had taken off
+ * and not folded: so the bare runs are stepped from one system call to
+ * the next and read the program's exact peak too (bare_once), and where
+ * it is above their VmHWM, memcheck's peak_rss may lie anywhere from the
+ * RSS at the exit to that exact peak (peak_window): plain_clean
+ * serial-all under mimalloc peaks in its dlopen, 116 KiB above its end,
+ * and read 2,304 or 2,368 KiB under memcheck from run to run, the bare
+ * VmHWM 2,308 (session 47, rss47: the "transient 48 KiB" of session 46
+ * was the kernel's count, not a page of memcheck's).
  *
  * Every run with address randomization off (the test sets it on itself,
  * and its children inherit it): with it, which 64 KiB blocks of a
@@ -77,33 +85,60 @@ static const char *const no_purge_timer[] = { NO_PURGE_TIMER, NULL };
 
 struct at_exit {
 	long long rss, hwm; /* KiB, -1 where not read */
+	long long top;      /* the highest VmRSS read at a stop, KiB */
 };
 
-/* One bare run of the row's program, stopped at its exit: its VmRSS and
- * VmHWM there.  It must exit with 0. */
+/* One bare run of the row's program, stepped from one system call to the
+ * next in every thread (PTRACE_SYSCALL), stopped at its exit: its VmRSS
+ * and VmHWM there, and the highest VmRSS it read at any stop, the
+ * program's exact peak (top).  The RSS grows by page faults, between
+ * system calls or inside one that writes to new pages, and drops only
+ * inside one (munmap, madvise, a thread's exit); each stop's VmRSS
+ * (status sums the per-CPU counts exactly) sees every rise before a
+ * drop.  Read from the program's first stop after its exec: the forked
+ * test process's own pages before it are not the program's.  It must
+ * exit with 0. */
 static struct at_exit bare_once(const struct h_res *x, const struct h_case *c)
 {
 	pid_t pid = h_spawn_traced(c, x->alloc, no_purge_timer);
-	struct at_exit r = { -1, -1 };
-	int st;
+	struct at_exit r = { -1, -1, -1 };
+	const char *status = h_env("/proc/%d/status", (int)pid);
+	int st = 0;
 	/* stopped at the exec */
 	if (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st))
-		ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT);
-	ptrace(PTRACE_CONT, pid, NULL, NULL);
-	while (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st)) {
+		ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		       (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD |
+				      PTRACE_O_TRACECLONE));
+	ptrace(PTRACE_SYSCALL, pid, NULL, NULL);
+	int leader = 0; /* the program's own status, once it ended */
+	pid_t t;
+	while ((t = waitpid(-1, &st, __WALL)) > 0) {
+		if (!WIFSTOPPED(st)) {
+			if (t == pid) {
+				leader = st;
+				break;
+			}
+			continue; /* a thread gone */
+		}
 		int sig = WSTOPSIG(st);
-		if (st >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
-			const char *status = h_env("/proc/%d/status", (int)pid);
+		if (sig == (SIGTRAP | 0x80)) { /* a system call's entry or exit */
+			long long now = proc_field(status, "VmRSS:");
+			if (now > r.top)
+				r.top = now;
+			sig = 0;
+		} else if (t == pid && st >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
 			r.rss = proc_field(status, "VmRSS:");
 			r.hwm = proc_field(status, "VmHWM:");
+			if (r.rss > r.top)
+				r.top = r.rss;
 			sig = 0;
-		} else if (sig == SIGTRAP) {
-			sig = 0; /* the exec's */
+		} else if (st >> 16 || sig == SIGTRAP || sig == SIGSTOP) {
+			sig = 0; /* an event's stop, a new thread's first */
 		}
-		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+		ptrace(PTRACE_SYSCALL, t, NULL, (void *)(long)sig);
 	}
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		      "%s: the bare run did not exit with 0 (status 0x%x)", x->label, st);
+	ck_assert_msg(WIFEXITED(leader) && WEXITSTATUS(leader) == 0,
+		      "%s: the bare run did not exit with 0 (status 0x%x)", x->label, leader);
 	ck_assert_msg(r.rss > 0 && r.hwm > 0, "%s: the bare run's status not read at its exit",
 		      x->label);
 	return r;
@@ -127,14 +162,41 @@ static void expect_near(const struct h_res *x, const char *what, long long mc, l
 		      x->label, what, mc, bare, mc - bare, TOLERANCE_KIB);
 }
 
-/* rss_end and peak_rss against the median of three bare runs' VmRSS and
- * VmHWM at the exit.  A pair outside the tolerance is run again under
- * memcheck, up to twice, and the run nearest the bare one compared: at
- * load 13 on 2 CPUs the threads row under mimalloc read rss_end +84 KiB
- * once in 25 runs (0 in the others), and the threads rows under
- * jemalloc -16 to +32 in 10 (bare: the same figure in each), as the
- * threads' order, which memcheck's slower threads change, decides which
- * of the allocator's caches their blocks take. */
+/* Where peak_rss may lie against the bare runs: their VmHWM, within the
+ * tolerance, where it is their exact peak (top no higher: the program
+ * peaks at its end, or the kernel's mark caught its peak).  Where the
+ * program's exact peak came before a drop and the bare mark missed part
+ * of it (top above VmHWM), the kernel took the mark at the drop from its
+ * per-CPU RSS counts, each CPU's count of file and of anonymous pages
+ * up to max(32, 2 x CPUs) - 1 pages from the sum, so any figure from
+ * the RSS at the exit to the exact peak is the kernel's mark of some run
+ * of the program: memcheck's runs fault pages of their own in between,
+ * and draw other counts (plain_clean serial-all under mimalloc, session
+ * 47: exact peak 2,420 KiB, bare VmHWM 2,308, memcheck's peak_rss 2,304
+ * or 2,368; a bare run that faulted 16, 20 or 24 pages more at its
+ * start, pinned to one CPU, read VmHWM 0, 36 and 20 KiB above its end).
+ * [*lo, *hi]. */
+static void peak_window(long long rss, long long hwm, long long top, long long *lo, long long *hi)
+{
+	bool missed = top > hwm;
+	*lo = (missed ? rss : hwm) - TOLERANCE_KIB;
+	*hi = (missed ? top : hwm) + TOLERANCE_KIB;
+}
+
+static bool within(long long v, long long lo, long long hi)
+{
+	return v >= lo && v <= hi;
+}
+
+/* rss_end against the median of three bare runs' VmRSS at the exit,
+ * peak_rss against their median VmHWM and exact peak (peak_window).  A
+ * pair outside is run again under memcheck, up to twice, and the run
+ * nearest the bare one compared: at load 13 on 2 CPUs the threads row
+ * under mimalloc read rss_end +84 KiB once in 25 runs (0 in the others),
+ * and the threads rows under jemalloc -16 to +32 in 10 (bare: the same
+ * figure in each), as the threads' order, which memcheck's slower
+ * threads change, decides which of the allocator's caches their blocks
+ * take. */
 H_CHECK(as_bare_at_exit)
 {
 	if (!h_can_ptrace()) {
@@ -147,13 +209,16 @@ H_CHECK(as_bare_at_exit)
 		b[i] = bare_once(x, c);
 	long long rss = middle(b[0].rss, b[1].rss, b[2].rss);
 	long long hwm = middle(b[0].hwm, b[1].hwm, b[2].hwm);
+	long long top = middle(b[0].top, b[1].top, b[2].top);
+	long long lo, hi;
+	peak_window(rss, hwm, top, &lo, &hi);
 	long long end = (long long)(h_u64(rec, "rss_end") / 1024);
 	long long peak = (long long)(h_u64(rec, "peak_rss") / 1024);
 	struct h_spec again = c->run;
 	again.alloc = x->alloc;
-	if (!(near(end, rss) && near(peak, hwm)))
+	if (!(near(end, rss) && within(peak, lo, hi)))
 		printf("test_rss_bare: %s: end %lld, peak %lld KiB: run again\n", x->label, end, peak);
-	for (int k = 0; k < 2 && !(near(end, rss) && near(peak, hwm)); k++) {
+	for (int k = 0; k < 2 && !(near(end, rss) && within(peak, lo, hi)); k++) {
 		struct h_res y;
 		h_exec(&y, &again);
 		const struct h_json *r = h_rec(&y, "process");
@@ -164,11 +229,14 @@ H_CHECK(as_bare_at_exit)
 			end = e, peak = p;
 		h_res_free(&y);
 	}
-	printf("test_rss_bare: %s: bare at exit %lld (peak %lld), memcheck end %lld (%+lld), "
-	       "peak %lld (%+lld) KiB\n",
-	       x->label, rss, hwm, end, end - rss, peak, peak - hwm);
+	printf("test_rss_bare: %s: bare at exit %lld (peak %lld, exact %lld), memcheck end %lld "
+	       "(%+lld), peak %lld (%+lld) KiB\n",
+	       x->label, rss, hwm, top, end, end - rss, peak, peak - hwm);
 	expect_near(x, "rss_end", end, rss);
-	expect_near(x, "peak_rss", peak, hwm);
+	ck_assert_msg(within(peak, lo, hi),
+		      "%s: peak_rss %lld KiB, the bare runs' VmHWM %lld KiB, their exact peak %lld, "
+		      "VmRSS at exit %lld: outside %lld-%lld",
+		      x->label, peak, hwm, top, rss, lo, hi);
 }
 
 #define ROW(name_, ...)                                                                 \
@@ -184,16 +252,18 @@ static const struct h_case cases[] = {
 	 * mimalloc's heaps of threads that overlap), 2,112-2,276 KiB from
 	 * run to run on main and the branch alike */
 	ROW("threads started and joined", "plain_clean", .args = H_LIST("serial")),
-	/* not under mimalloc: there memcheck's peak_rss of this program is
-	 * one of two figures, 2,308-2,312 or 2,356 KiB (rss_end 2,312), six
-	 * runs of one library giving the one and six of another the other,
-	 * main 12d30ba and the branch swapping at a second try: a transient
-	 * 48 KiB to be found (closing note of session 46) */
-	{ "threads, dlopen and locales",
-	  .run = { .prog = "plain_clean", .args = H_LIST("serial-all"), .flags = H_PRELOAD,
-		   .env = H_LIST(NO_PURGE_TIMER) },
-	  .allocators = H_EVERY_ONE & ~H_ONLY(H_MIMALLOC), .record = "process",
-	  .check = as_bare_at_exit },
+	/* all four alive at once (plain_clean together): each allocator
+	 * gives each live thread its caches, whatever the threads' speed
+	 * (started free, how many overlap follows their speed: under
+	 * mimalloc the bare runs read 2,024 or 2,104-2,120 KiB from run to
+	 * run at load 6, memcheck's 2,024 or 2,104, a live thread's heap
+	 * taking a segment of its own) */
+	ROW("four threads alive at once", "plain_clean", .args = H_LIST("together")),
+	/* under mimalloc the peak is in the dlopen, 116 KiB above the end
+	 * and given back at the dlclose (libm's pages, the loader's cache),
+	 * where the kernel's mark read 0 to 64 KiB of it, bare and under
+	 * memcheck, from run to run (peak_window) */
+	ROW("threads, dlopen and locales", "plain_clean", .args = H_LIST("serial-all")),
 	ROW("the malloc family's mix", "plain_mix"),
 	ROW("the C library's own blocks", "plain_libcalls"),
 	ROW("C++, nothing of its own", "cxx_new", .args = H_LIST("empty")),

@@ -280,6 +280,8 @@ $(TLS_SLOTS): $(B)/tests/prog/libtls_slot%.so: tests/prog/shim/tls_slot.c | $(B)
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(filter-out -MMD -MP,$(PROG_CFLAGS)) -fPIC -shared -o $@ $<
 $(B)/tests/prog/plain_dtv_last: $(TLS_SLOTS)
+# plain_libc_threads tls-*: the first copy, dlopened before a timer's threads
+$(B)/tests/prog/plain_libc_threads: $(B)/tests/prog/libtls_slot1.so
 
 # The two libraries regions_dlswap opens one after the other at one
 # address (tests/test_stacks.c), beside it: one source, two names.

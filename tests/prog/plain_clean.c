@@ -4,11 +4,15 @@
  * libstdc++'s own, which the files in suppressions/ account for
  * (tests/test_vgsupp.c).  No stdio; not linked to memcheck.
  *
- * usage: plain_clean [plain|threads|serial|dlopen|all|serial-all]
+ * usage: plain_clean [plain|threads|serial|together|dlopen|all|serial-all]
  *   plain    a few malloc-family calls, all freed
  *   threads  also start and join threads (glibc's DTV and TLS blocks)
  *   serial   the same threads, each joined before the next starts: how
  *            many run at once no longer depends on their speed
+ *   together the same threads, all four alive at once: each starts its
+ *            churn once all have started and ends once all have done
+ *            it, so every allocator sees four threads' blocks at once
+ *            whatever their speed
  *   dlopen   also dlopen/dlclose a library, setlocale and newlocale
  *            (glibc's dlopen and locale data)
  *   all      threads, then dlopen
@@ -32,11 +36,35 @@ static void churn(void)
 	free(c);
 }
 
+static pthread_barrier_t gate;
+
 static void *worker(void *arg)
 {
 	tls_buf[0] = (char)(long)arg;
 	churn();
 	return NULL;
+}
+
+static void *together_worker(void *arg)
+{
+	pthread_barrier_wait(&gate);
+	worker(arg);
+	pthread_barrier_wait(&gate);
+	return NULL;
+}
+
+/* Four threads, all alive while each one churns (together). */
+static int together(void)
+{
+	pthread_t t[4];
+	if (pthread_barrier_init(&gate, NULL, 4) != 0)
+		return 1;
+	for (long i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, together_worker, (void *)i) != 0)
+			return 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return pthread_barrier_destroy(&gate) != 0;
 }
 
 static int threads(bool serial)
@@ -81,6 +109,8 @@ int main(int argc, char **argv)
 	bool serial = strncmp(mode, "serial", 6) == 0;
 	if (strcmp(mode, "threads") == 0 || strcmp(mode, "serial") == 0)
 		return threads(serial);
+	if (strcmp(mode, "together") == 0)
+		return together();
 	if (strcmp(mode, "dlopen") == 0)
 		return loading();
 	if (strcmp(mode, "all") == 0 || strcmp(mode, "serial-all") == 0)

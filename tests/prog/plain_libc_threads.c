@@ -7,11 +7,16 @@
  * (tests/test_fidelity.c; c7d4a67 counted 16 bytes more a thread).
  * Each mode makes the same threads every run.
  *
- * Usage: plain_libc_threads none|timer|aio.  "timer" waits for EXPIRIES
- * expiries of a 1 ms timer, one at a time; "aio" reads
+ * Usage: plain_libc_threads none|timer|aio|tls-none|tls-timer.  "timer"
+ * waits for EXPIRIES expiries of a 1 ms timer, one at a time; "aio" reads
  * /proc/self/exe's first 256 bytes; "none" does neither (the same
- * program's base).  Exits 0.
+ * program's base).  "tls-timer" dlopens a library with thread-local
+ * storage (libtls_slot1.so, beside the program) first, which gives the
+ * DTVs the dynamic linker makes from then on one entry more than the
+ * main thread's own, then runs "timer"; "tls-none" only dlopens it (its
+ * base).  Exits 0.
  */
+#include <dlfcn.h>
 #include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -74,9 +79,29 @@ static int aio_thread(void)
 	return aio_return(&cb) != (ssize_t)sizeof buf || close(fd) != 0;
 }
 
+/* libtls_slot1.so, from the directory of /proc/self/exe, kept open. */
+static int load_tls(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+	if (n <= 0)
+		return 1;
+	path[n] = 0;
+	char *slash = strrchr(path, '/');
+	if (!slash)
+		return 1;
+	strcpy(slash + 1, "libtls_slot1.so");
+	return dlopen(path, RTLD_NOW) == NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "none";
+	if (strncmp(mode, "tls-", 4) == 0) {
+		if (load_tls())
+			return 2;
+		mode += 4;
+	}
 	if (strcmp(mode, "timer") == 0)
 		return timer_threads();
 	if (strcmp(mode, "aio") == 0)
