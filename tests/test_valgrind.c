@@ -333,7 +333,7 @@ START_TEST(num_callers_bounds)
 		{ "--num-callers=500", "at most --num-callers=65" },
 		{ "--gen-suppressions=sometimes", "expected no, yes or all" },
 		{ "--log-file=", "no file name given" },
-		{ "--xml-file=x%q", ": %q is not supported" },
+		{ "--xml-file=x%q", "expected '{' after '%q'" },
 		{ "--suppressions=/", "/: not a regular file" },
 		{ "--suppressions=/etc/passwd", "/etc/passwd:1: expected '{' to begin a suppression" },
 	};
@@ -345,6 +345,68 @@ START_TEST(num_callers_bounds)
 		ck_assert_msg(strstr(x.r.err, bad[i].err) && strstr(x.r.err, bad[i].word),
 			      "%s: expected \"%s\", stderr:\n%s", bad[i].word, bad[i].err, x.r.err);
 		h_res_free(&x);
+	}
+}
+END_TEST
+
+/* A file name's escapes valgrind refuses, refused as valgrind refuses
+ * them, before the program runs: an unset variable of %q{VAR} (main
+ * expanded it empty and ran the program, its text in "x.log"), %q{} (the
+ * variable with no name), %q without '{' or '}', another '%'; valgrind's
+ * reason (its line after "Bad option: OPTION") said, exit status 2
+ * (memcheck's for a bad option; valgrind's 1).  A variable set empty is
+ * expanded, by both: the file is "x.log". */
+START_TEST(log_file_escapes_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const bad[] = {
+		"--log-file=%s/x%%q{MC_TEST_UNSET_VAR}.log", "--log-file=%s/x%%q{}.log",
+		"--log-file=%s/x%%q{MC_TEST_EMPTY_VAR", "--log-file=%s/x%%qa.log",
+		"--log-file=%s/x%%z.log", "--xml-file=%s/x%%q{MC_TEST_UNSET_VAR}.xml",
+		"--log-file=%s/x%%q{MC_TEST_EMPTY_VAR}.log", /* set empty: expanded */
+	};
+	const char *const env[] = { "MC_TEST_EMPTY_VAR=", NULL };
+	const size_t good = sizeof bad / sizeof bad[0] - 1;
+	for (size_t i = 0; i <= good; i++) {
+		struct h_res r[2];
+		const char *dir[2], *word[2];
+		for (int t = 0; t < 2; t++) {
+			dir[t] = h_tmppath(t ? "mcdir" : "vgdir");
+			ck_assert(mkdir(dir[t], 0700) == 0);
+			word[t] = h_env(bad[i], dir[t]);
+			const char *args[] = { "--xml=yes", word[t], "/bin/sh", "-c", "echo ran", NULL };
+			const char *const *a = strstr(word[t], "--xml-file") ? args : args + 1;
+			H_EXEC(&r[t], .prog = t ? NULL : vg, .cli = t ? a : NULL, .args = t ? NULL : a,
+			       .no_report = true, .text = "", .flags = H_EXITCODE, .env = env,
+			       .timeout = 120);
+		}
+		const char *why = strstr(r[0].r.err, "Bad option: ");
+		why = why ? strstr(why, "\n") : NULL;
+		why = why ? strstr(why, "== ") : NULL;
+		if (i == good) {
+			h_expect_exit(&r[1], 0);
+			ck_assert_msg(r[0].r.exit_code == 0 && !why, "%s: valgrind:\n%s", word[0],
+				      r[0].r.err);
+			for (int t = 0; t < 2; t++)
+				ck_assert_msg(access(h_env("%s/x.log", dir[t]), F_OK) == 0 &&
+					      !strcmp(r[t].r.out, "ran\n"),
+					      "%s: %s's x.log; stdout \"%s\"", word[t],
+					      t ? "memcheck" : "valgrind", r[t].r.out);
+		} else {
+			ck_assert_msg(r[0].r.exit_code == 1 && why, "%s: valgrind, status %d:\n%s",
+				      word[0], r[0].r.exit_code, r[0].r.err);
+			char *reason = strndup(why + 3, strcspn(why + 3, "\n"));
+			h_expect_exit(&r[1], 2);
+			ck_assert_msg(strcasestr(r[1].r.err, reason) && strstr(r[1].r.err, word[1]) &&
+				      !*r[1].r.out,
+				      "%s: expected valgrind's \"%s\"; memcheck's stdout \"%s\", "
+				      "stderr:\n%s", word[1], reason, r[1].r.out, r[1].r.err);
+			free(reason);
+		}
+		for (int t = 0; t < 2; t++)
+			h_res_free(&r[t]);
 	}
 }
 END_TEST
@@ -2220,6 +2282,7 @@ int main(void)
 			    (int)(sizeof vg_rows / sizeof vg_rows[0]));
 	tcase_add_test(tc, num_callers_bounds);
 	tcase_add_test(tc, command_line_as_valgrinds);
+	tcase_add_test(tc, log_file_escapes_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);

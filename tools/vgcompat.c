@@ -83,7 +83,10 @@ static bool is_ignored(const char *a)
 
 /* valgrind's --log-file: %q{VAR} is VAR's value now; %p and %% are the
  * library's (MEMCHECK_LOG); relative to the directory memcheck starts
- * in.  NULL (said) for another %. */
+ * in.  NULL (said) where valgrind refuses the name, with its reason: an
+ * unset VAR (valgrind 3.19: "Bad option: --log-file=x%q{V}", then
+ * "Environment variable 'V' is not set"; an empty one is expanded), %q
+ * without {VAR}, another %. */
 static char *log_pattern(const char *opt, const char *v)
 {
 	if (!*v) {   /* valgrind: "Bad option: --log-file=", "No filename given" */
@@ -103,17 +106,29 @@ static char *log_pattern(const char *opt, const char *v)
 			one[1] = *++p;
 			n = 2;
 			add = one;
-		} else if (*p == '%' && p[1] == 'q' && p[2] == '{' && strchr(p, '}')) {
-			char *name = xasprintf("%.*s", (int)(strchr(p, '}') - p - 3), p + 3);
-			add = getenv(name);
+		} else if (*p == '%' && p[1] == 'q') {
+			const char *close = p[2] == '{' ? strchr(p + 3, '}') : NULL;
+			char *name = close ? xasprintf("%.*s", (int)(close - p - 3), p + 3) : NULL;
+			add = name ? getenv(name) : NULL;
+			if (!add) {
+				/* named as given: --xml-file's as --xml-file's */
+				if (name)
+					say("bad option %s=%s: environment variable '%s' is not set",
+					    opt, v, name);
+				else
+					say("bad option %s=%s: %s", opt, v,
+					    p[2] == '{' ? "missing '}' in %q specifier"
+							: "expected '{' after '%q'");
+				free(name);
+				free(out);
+				return NULL;
+			}
 			free(name);
-			add = add ? add : "";
 			n = strlen(add);
-			p = strchr(p, '}');
+			p = close;
 		} else if (*p == '%') {
-			/* named as given: --xml-file's was said as --log-file's */
-			say("%s=%s: %%%c is not supported (%%p, %%q{VAR} and %%%% are)", opt, v,
-			    p[1] ? p[1] : ' ');
+			say("bad option %s=%s: expected 'p' or 'q' or '%%' after '%%' (%%p, %%q{VAR} "
+			    "and %%%% are valgrind's escapes)", opt, v);
 			free(out);
 			return NULL;
 		} else {
