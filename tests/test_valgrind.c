@@ -1435,15 +1435,19 @@ END_TEST
 
 /* A program that copies its environment (plain_envcopy; dash, which
  * keeps a block for each variable) allocates under valgrind's command
- * line as under valgrind: memcheck's settings travel in one variable
- * that the checked program does not see (--trace-children=no), and its
- * LD_PRELOAD keeps its place (empty where the library was all of it),
- * as valgrind's with its own preload in it.  Debian's valgrind is a
+ * line as under valgrind, its bytes too: memcheck's settings travel in
+ * one variable that the checked program does not see
+ * (--trace-children=no), and its LD_PRELOAD has the length of
+ * valgrind's, which puts its two objects in front of the caller's value
+ * (a colon after them where the caller set one, an empty one too) or
+ * appends the variable where none was (107 bytes more than bare here:
+ * the library's entry padded, then colons).  Debian's valgrind is a
  * script that exports LD_LIBRARY_PATH, GLIBCPP_FORCE_NEW and
  * GLIBCXX_FORCE_NEW, and rebuilds the environment (its sh), before it
  * runs valgrind itself, valgrind.bin: that one runs here where it is
  * installed, and adds LD_PRELOAD alone.  Under each allocator,
- * preloaded in both runs (valgrind serves every block itself). */
+ * preloaded in both runs (valgrind serves every block itself); under
+ * glibc with no LD_PRELOAD and with an empty one. */
 START_TEST(environment_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
@@ -1464,38 +1468,46 @@ START_TEST(environment_as_valgrinds)
 		const char *so;
 		if (!h_allocator(i, &so))
 			continue;
-		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-		size_t ne = so != NULL;
-		for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
-			const char *args[8] = { "--leak-check=full" };
-			size_t na = 1;
-			for (size_t k = 0; progs[p][k]; k++)
-				args[na++] = k || progs[p][k][0] == '/' ? progs[p][k] : h_prog(progs[p][k]);
-			args[na] = NULL;
-			struct h_res v, x;
-			H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
-			       .flags = H_EXITCODE, .env = ne ? env : NULL, .timeout = 120);
-			H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
-			       .alloc = i, .env = ne ? env : NULL);
-			h_expect_exit(&x, 0);
-			uint64_t va, vf, vb, ma, mf, mb;
-			ck_assert_msg(h_valgrind_heap_usage(v.r.err, &va, &vf, &vb),
-				      "no \"total heap usage\" from valgrind:\n%s", v.r.err);
-			ck_assert_msg(h_valgrind_heap_usage(x.r.err, &ma, &mf, &mb),
-				      "no \"total heap usage\" from memcheck:\n%s", x.r.err);
-			/* tcmalloc's start-up calls malloc and free twice where
-			 * valgrind serves them and memcheck is not yet there:
-			 * there the blocks left, and the variables seen */
-			bool tcmalloc = strstr(h_allocator_name(i), "tcmalloc") != NULL;
-			ck_assert_msg((tcmalloc ? ma - mf == va - vf : ma == va && mf == vf) &&
-				      !strcmp(v.r.out, x.r.out),
-				      "%s under %s: memcheck %llu allocs, %llu frees, stdout \"%s\"; "
-				      "valgrind %llu allocs, %llu frees, stdout \"%s\"", args[1],
-				      h_allocator_name(i), (unsigned long long)ma,
-				      (unsigned long long)mf, x.r.out, (unsigned long long)va,
-				      (unsigned long long)vf, v.r.out);
-			h_res_free(&v);
-			h_res_free(&x);
+		/* glibc: with no LD_PRELOAD, then an empty one */
+		for (int empty = 0; empty <= !so; empty++) {
+			for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
+				const char *env[2] = { NULL, NULL };
+				env[0] = so ? h_env("LD_PRELOAD=%s", so) : empty ? "LD_PRELOAD=" : NULL;
+				size_t ne = env[0] != NULL;
+				const char *args[8] = { "--leak-check=full" };
+				size_t na = 1;
+				for (size_t k = 0; progs[p][k]; k++)
+					args[na++] = k || progs[p][k][0] == '/' ? progs[p][k]
+										: h_prog(progs[p][k]);
+				args[na] = NULL;
+				struct h_res v, x;
+				H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
+				       .flags = H_EXITCODE, .env = ne ? env : NULL, .timeout = 120);
+				H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
+				       .alloc = i, .env = ne ? env : NULL);
+				h_expect_exit(&x, 0);
+				uint64_t va, vf, vb, ma, mf, mb;
+				ck_assert_msg(h_valgrind_heap_usage(v.r.err, &va, &vf, &vb),
+					      "no \"total heap usage\" from valgrind:\n%s", v.r.err);
+				ck_assert_msg(h_valgrind_heap_usage(x.r.err, &ma, &mf, &mb),
+					      "no \"total heap usage\" from memcheck:\n%s", x.r.err);
+				/* tcmalloc's start-up calls malloc and free twice where
+				 * valgrind serves them and memcheck is not yet there:
+				 * there the blocks left, and the variables seen */
+				bool tcmalloc = strstr(h_allocator_name(i), "tcmalloc") != NULL;
+				bool same = tcmalloc ? ma - mf == va - vf
+						     : ma == va && mf == vf && mb == vb;
+				ck_assert_msg(same && !strcmp(v.r.out, x.r.out),
+					      "%s under %s%s: memcheck %llu allocs, %llu frees, %llu bytes, "
+					      "stdout \"%s\"; valgrind %llu allocs, %llu frees, %llu bytes, "
+					      "stdout \"%s\"", args[1], h_allocator_name(i),
+					      empty ? " with LD_PRELOAD=" : "", (unsigned long long)ma,
+					      (unsigned long long)mf, (unsigned long long)mb, x.r.out,
+					      (unsigned long long)va, (unsigned long long)vf,
+					      (unsigned long long)vb, v.r.out);
+				h_res_free(&v);
+				h_res_free(&x);
+			}
 		}
 	}
 }
