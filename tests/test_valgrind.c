@@ -1049,14 +1049,24 @@ static void error_lines(const char *text, bool usage, char *out, size_t cap)
  * double free); under every allocator (the usage under glibc: the
  * others' own blocks count there).  On main memcheck's own heading
  * ("==PID== memcheck: Invalid free() ...: double free in ...", which
- * CTest's pattern matched, a script's anchored one not), and 1 frees. */
+ * CTest's pattern matched, a script's anchored one not), and 1 frees.
+ * A pointer in no block (session 47): a local of a frame below, freed
+ * or reallocated ("Address 0x... is on thread 1's stack", "in frame #2,
+ * created by free_local (plain_errors.c:LINE)", the line where the
+ * function begins), a global ("is 4 bytes inside data symbol
+ * "global_buf""), a wild one ("not stack'd, malloc'd or (recently)
+ * free'd"); and the program goes on, its stdout and status valgrind's
+ * run's (main 0c24e7b: "not stack'd ..." for the first three, then
+ * passed to the allocator: glibc aborted "free(): invalid pointer",
+ * faulted on the wild one). */
 START_TEST(heap_errors_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
-	static const char *const modes[] = { "double", "interior", "realloc_freed",
-					     "realloc_interior" };
+	static const char *const modes[] = { "double",	      "interior", "realloc_freed",
+					     "realloc_interior", "stack",    "realloc_stack",
+					     "global",	      "wild" };
 	/* valgrind counts a refused realloc's new block too (allocs and
 	 * bytes), and so does memcheck's text since session 46 (main
 	 * 12d30ba: "1 allocs, 2 frees, 24 bytes allocated" where valgrind
@@ -1070,15 +1080,21 @@ START_TEST(heap_errors_as_valgrinds)
 	error_lines(v.r.err, false, want[1], sizeof want[1]);
 	ck_assert_msg(strstr(want[1], "Invalid free()"), "%s: valgrind's text:\n%s", modes[_i],
 		      v.r.err);
+	char out[256];
+	snprintf(out, sizeof out, "%s", v.r.out);
 	h_res_free(&v);
 	for (int a = 0; a < H_NALLOCATORS; a++) {
 		struct h_res x;
-		if (!memcheck_under(a, args, &x, 0))
+		if (!memcheck_under(a, args, &x, H_EXITCODE))
 			continue;
 		error_lines(x.r.err, usage && a == H_GLIBC, got, sizeof got);
 		ck_assert_msg(!strcmp(want[a != H_GLIBC || !usage], got),
 			      "%s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", modes[_i],
 			      h_allocator_name(a), want[a != H_GLIBC || !usage], got);
+		/* the program goes on as under valgrind, whose run goes on */
+		h_expect_exit(&x, 0);
+		ck_assert_msg(!strcmp(out, x.r.out), "%s, %s: stdout \"%s\", valgrind's \"%s\"",
+			      modes[_i], h_allocator_name(a), x.r.out, out);
 		h_res_free(&x);
 	}
 }
@@ -2299,7 +2315,7 @@ int main(void)
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_test(tc, head_keeps_no_descriptor);
-	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
+	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 8);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_test(tc, gen_suppressions_in_xml);
