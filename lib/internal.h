@@ -977,6 +977,9 @@ void mc_footprint_populate(bool tracking); /* tracking: mc_opt.track */
 void mc_footprint_init(bool wanted);
 /* A region begun through the API: its figures are measured (region.c). */
 void mc_footprint_want(void);
+/* No RSS figure read from here on: memcheck bypassed under valgrind,
+ * whose process's RSS it would be (life.c). */
+void mc_footprint_off(void);
 /* blocks.c: the block table's MIN_CAP arrays reserved, after
  * mc_stacks_init (the lazy ranges before it carved together). */
 void mc_blocks_init_small(void);
