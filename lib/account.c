@@ -1148,6 +1148,19 @@ size_t mc_usable_asked;
 
 /* f: the block's earlier free (a double free); inside: the live block p
  * points into; neither: a pointer memcheck never saw. */
+/* A pointer in no block memcheck knows: under valgrind's text, where it
+ * lies on the thread's stack said as valgrind says it (stacks.c), the
+ * walk made only here. */
+static __attribute__((noinline, cold)) void report_unknown(const char *what, void *p,
+							    uint32_t here, void *fp)
+{
+	struct mc_stack_place on;
+	bool vg = mc_opt.valgrind_text != MC_VGTEXT_NONE;
+	if (vg)
+		mc_stack_place(fp, (uintptr_t)p, &on);
+	mc_report_heap_error(what, (uintptr_t)p, 0, 0, 0, here, 0, vg ? &on : NULL);
+}
+
 static void report_error(const char *what, void *p, const struct freed *f,
 			 const struct mc_block *inside, void *fp)
 {
@@ -1158,12 +1171,12 @@ static void report_error(const char *what, void *p, const struct freed *f,
 	uint32_t here = mc_stack_capture(fp);
 	if (f)
 		mc_report_heap_error(what, (uintptr_t)p, f->size, f->alloc_stack,
-				     mc_stack_intern(&f->free_site, 1), here, 0);
+				     mc_stack_intern(&f->free_site, 1), here, 0, NULL);
 	else if (inside)
 		mc_report_heap_error(what, (uintptr_t)p, inside->size, inside->stack, 0, here,
-				     inside->ptr);
+				     inside->ptr, NULL);
 	else
-		mc_report_heap_error(what, (uintptr_t)p, 0, 0, 0, here, 0);
+		report_unknown(what, p, here, fp);
 	errno = saved;
 }
 
@@ -1844,7 +1857,10 @@ static const char *const unknown_what[2][3] = {
  * allocator), a pointer into a live block (-1 too: the allocator would
  * take it for a block of its own, and jemalloc and tcmalloc then crash
  * later), or never seen (0: passed on, it may come from an allocator
- * function memcheck does not wrap). */
+ * function memcheck does not wrap; -1 under valgrind's text, as valgrind
+ * keeps every pointer it did not hand out and the program goes on: a
+ * stack address or a global freed aborted in glibc's free, a wild one
+ * faulted, where valgrind's run goes on to its end). */
 static int unknown_free(struct mc_slot *s, void *p, void *fp, bool is_realloc)
 {
 	const char *const *what = unknown_what[is_realloc];
@@ -1862,7 +1878,7 @@ static int unknown_free(struct mc_slot *s, void *p, void *fp, bool is_realloc)
 		return -1;
 	}
 	report_error(what[2], p, NULL, NULL, fp);
-	return 0;
+	return mc_opt.valgrind_text != MC_VGTEXT_NONE ? -1 : 0;
 }
 
 /* Block b, which a free the program made took out of the table. */

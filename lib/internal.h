@@ -977,6 +977,9 @@ void mc_footprint_populate(bool tracking); /* tracking: mc_opt.track */
 void mc_footprint_init(bool wanted);
 /* A region begun through the API: its figures are measured (region.c). */
 void mc_footprint_want(void);
+/* No RSS figure read from here on: memcheck bypassed under valgrind,
+ * whose process's RSS it would be (life.c). */
+void mc_footprint_off(void);
 /* blocks.c: the block table's MIN_CAP arrays reserved, after
  * mc_stacks_init (the lazy ranges before it carved together). */
 void mc_blocks_init_small(void);
@@ -1589,6 +1592,19 @@ int mc_stack_getattr(pthread_t th, pthread_attr_t *attr);
 /* The calling thread's stack [lo, hi) as pthread_getattr_np gives it;
  * false when unknown, or not to be asked now (mc_self.in_getattr). */
 bool mc_stack_bounds(uintptr_t *lo, uintptr_t *hi);
+/* Where an address a refused free was given lies on the calling
+ * thread's stack, as valgrind describes it ("Address 0x... is on thread
+ * 1's stack", "in frame #2, created by outer (f.c:6)"): valgrind's number
+ * of the thread (0: not on its stack), the frame holding the address in
+ * valgrind's numbering (its frame #0 is its own free: memcheck's first
+ * frame is #1; -1: none of the first ones) and that frame's return
+ * address.  fp as mc_stack_capture's; frames walked: MEMCHECK_STACK_DEPTH
+ * less one, as valgrind's --num-callers leaves room for. */
+struct mc_stack_place {
+	int thread, frame;
+	uintptr_t pc;
+};
+void mc_stack_place(void *fp, uintptr_t a, struct mc_stack_place *on);
 
 /* ---- depot.c --------------------------------------------------------- */
 
@@ -3008,6 +3024,14 @@ int mc_symbolize_frames(uintptr_t pc, struct mc_frame_info *out, int max);
  * another caller has them (name on the stack then); given back after. */
 struct mc_frame_info *mc_symbolize_frames_borrow(void);
 void mc_symbolize_frames_return(void);
+/* The line where the function holding pc (a return address) begins: the
+ * line table's at its symbol's start, as valgrind names a stack frame's
+ * creator ("created by FN (FILE:LINE)"); 0 where unknown (symsession.c). */
+int mc_symbolize_fn_line(uintptr_t pc);
+/* The data symbol (an object's) holding addr, its name in out's function
+ * and linkage, and addr's offset in it: valgrind's "N bytes inside data
+ * symbol" (symsession.c). */
+bool mc_symbolize_data(uintptr_t addr, struct mc_frame_info *out, uint64_t *off);
 /* The compile directory of pc's unit (symsession.c), for valgrind's XML. */
 bool mc_symbolize_comp_dir(uintptr_t pc, char *out, size_t cap);
 /* The frame pc's symbol table names, one, with no file:line and no
@@ -3509,13 +3533,18 @@ bool mc_vgtext_silent(void);
 bool mc_vgtext_forked(void);
 /* "Address 0x... is ..." as valgrind says where a refused free's
  * address lies (freed: in a block freed before; block: the live block
- * it lies inside, or 0). */
+ * it lies inside, or 0; on: a pointer in none under valgrind's text,
+ * where on the thread's stack, or NULL), its second line after the words
+ * between where it has one (valgrind's "in frame #N, created by FN
+ * (FILE:LINE)"); xml: the names in it escaped as XML text. */
 void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool freed,
-		       uintptr_t block);
+		       uintptr_t block, const struct mc_stack_place *on, const char *between,
+		       bool xml);
 /* A heap error in valgrind's text (report.c), where MEMCHECK_VALGRIND_TEXT
  * is set: true, said or counted (a context's repeat, fresh false). */
 bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
-			  uint32_t free_stack, uint32_t now_stack, uintptr_t block);
+			  uint32_t free_stack, uint32_t now_stack, uintptr_t block,
+			  const struct mc_stack_place *on);
 /* Which image this is under memcheck's valgrind command line (life.c
  * sets it from MEMCHECK_VALGRIND_CHILDREN): none (not under it: no head
  * is written), the program it exec'd (whose head it wrote), or one
@@ -3571,7 +3600,7 @@ void mc_report_expect_oom(const char *region_id, const char *region);
  * alloc_stack are that block's). */
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack,
-			  uint32_t now_stack, uintptr_t block);
+			  uint32_t now_stack, uintptr_t block, const struct mc_stack_place *on);
 
 /* ---- vgxml.c --------------------------------------------------------- */
 
@@ -3580,7 +3609,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
  * its context's (mc_vgtext_error), fresh: the context's first. */
 bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 			 uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack,
-			 uintptr_t block);
+			 uintptr_t block, const struct mc_stack_place *on);
 /* The process's end in valgrind's layout (report.c): its XML, to
  * MEMCHECK_VALGRIND_XML, else its text (mc_vgtext_emit). */
 void mc_vgxml_emit(const struct mc_region_report *rr);

@@ -397,9 +397,12 @@ static bool calls_reach_us(void)
 	return seen;
 }
 
+/* (Under valgrind, also the RSS figures off: valgrind's process's,
+ * footprint.c's mc_footprint_off.) */
 static void say_bypassed(void)
 {
 	if (MC_ON_VALGRIND) {
+		mc_footprint_off();
 		mc_log("running under valgrind, which replaces malloc in every object: "
 		       "memcheck sees no allocations. Run valgrind with "
 		       "--soname-synonyms=somalloc=nouserintercepts (glibc) or "

@@ -367,13 +367,17 @@ char *mc_valgrind_entry(const char *settings, const char *name)
  * (life.c's exec_untraced): the settings have been read, and no program
  * it execs is checked, as valgrind's execve runs them natively with its
  * preload taken out of LD_PRELOAD.  So the program's environment loses
- * MEMCHECK_VALGRIND, and its LD_PRELOAD the library (libmemcheck.so*),
- * before its main: a program that copies or counts its environment then
- * allocates exactly as under valgrind, whose only variable is LD_PRELOAD
- * (kept, empty where the library was all of it), and whatever it execs,
- * directly or through system, popen or posix_spawn, runs without
- * memcheck.  Nothing changes where LD_PRELOAD does not fit the buffer:
- * its programs would have the library without its settings. */
+ * MEMCHECK_VALGRIND, and in its LD_PRELOAD each of the library's entries
+ * (libmemcheck.so*) turns into as many colons, before its main: the
+ * value keeps its length, which the command line made valgrind's
+ * (tools/vgcompat.c: valgrind 3.19 shows the program
+ * LD_PRELOAD=LIBDIR/vgpreload_core-amd64-linux.so:LIBDIR/vgpreload_
+ * memcheck-amd64-linux.so, the caller's value after a colon), so a
+ * program that copies or counts its environment allocates exactly as
+ * under valgrind; whatever it execs, directly or through system, popen
+ * or posix_spawn, runs without memcheck, the dynamic loader skipping
+ * empty entries.  Nothing changes where LD_PRELOAD does not fit the
+ * buffer: its programs would have the library without its settings. */
 static char preload_buf[4096];
 
 void mc_valgrind_hide(void)
@@ -388,26 +392,24 @@ void mc_valgrind_hide(void)
 	if (!settings || !preload)
 		return;
 	char *w = preload_buf, *end = preload_buf + sizeof preload_buf - 1;
-	for (const char *c = "LD_PRELOAD="; *c;)
-		*w++ = *c++;
-	for (const char *p = *preload + 11; *p;) {
-		const char *q = p, *base = p;
+	for (const char *p = *preload; *p; p++) {
+		if (w == end)
+			return;
+		*w++ = *p;
+	}
+	*w = 0;
+	for (char *p = preload_buf + 11; *p;) {
+		char *q = p, *base = p;
 		while (*q && *q != ' ' && *q != ':') {
 			if (*q == '/')
 				base = q + 1;
 			q++;
 		}
-		if (q > p && !mc_str_after(base, "libmemcheck.so")) {
-			if (w + (q - p) + 1 > end)
-				return;
-			if (w[-1] != '=')
-				*w++ = ' ';
+		if (mc_str_after(base, "libmemcheck.so"))
 			while (p < q)
-				*w++ = *p++;
-		}
+				*p++ = ':';
 		p = *q ? q + 1 : q;
 	}
-	*w = 0;
 	*preload = preload_buf;
 	do
 		settings[0] = settings[1];

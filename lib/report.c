@@ -1452,7 +1452,7 @@ void mc_report_emit(const struct mc_region_report *rr)
 
 void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 			  uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack,
-			  uintptr_t block)
+			  uintptr_t block, const struct mc_stack_place *on)
 {
 	char p[32], c1[32], c2[32];
 	mc_own_work_begin(true);
@@ -1460,8 +1460,9 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	bool fresh;
 	int slot = mc_vgtext_error(free_stack ? 1 : block ? 2 : 3, now_stack, &fresh);
 	if (mc_vgtext_silent() || /* counted, not said */
-	    mc_vgxml_heap_error(slot, fresh, ptr, size, alloc_stack, free_stack, now_stack, block) ||
-	    mc_vgtext_heap_error(fresh, ptr, size, alloc_stack, free_stack, now_stack, block)) {
+	    mc_vgxml_heap_error(slot, fresh, ptr, size, alloc_stack, free_stack, now_stack, block,
+				on) ||
+	    mc_vgtext_heap_error(fresh, ptr, size, alloc_stack, free_stack, now_stack, block, on)) {
 		mc_fds_room_end();
 		mc_own_work_end();
 		return;

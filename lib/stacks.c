@@ -895,6 +895,67 @@ static bool learn_stack(void)
 	return !later;
 }
 
+/* ---- a refused free's address on the stack: mc_stack_place ---------- */
+
+struct older { pid_t me; int n; };
+
+static bool count_older(pid_t tid, void *arg)
+{
+	struct older *o = arg;
+	o->n += tid < o->me;
+	return true;
+}
+
+/* valgrind's number of the calling thread: 1 for the process's first,
+ * else one more than the threads started before it that still run (a
+ * thread takes the lowest number free: the same where none of them has
+ * ended) */
+static int thread_number(void)
+{
+	struct older o = { mc_tid(), 0 };
+	if (o.me == mc_pid())
+		return 1;
+	return mc_tasks_each(count_older, &o) ? 1 + o.n : 0;
+}
+
+/* Out of line and rare (a program's refused free, under valgrind's
+ * text, after the capture of its stack, which learned the thread's):
+ * the walk is capture_elsewhere's, each frame from the stack pointer it
+ * had when it called on to its caller's; valgrind's test of a frame's
+ * bounds (inside the stack, at most 64 MiB) kept.  Not cold: the rule
+ * lookups stay inline, as in the capture's walks (a cold caller made
+ * GCC put them out of line, in no group of lib/text-order.ld). */
+__attribute__((noinline)) void mc_stack_place(void *fp, uintptr_t a, struct mc_stack_place *on)
+{
+	on->thread = 0;
+	on->frame = -1;
+	on->pc = 0;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	/* valgrind's: from the stack pointer less its red zone to the top */
+	if (me.lo == UINTPTR_MAX || me.top <= 1 || a + 128 < here || a > me.top + 15)
+		return;
+	on->thread = thread_number();
+	const uintptr_t *f = fp;
+	uintptr_t ret = f[1], sp = (uintptr_t)fp + 16, bp = f[0];
+	struct rule_view rv;
+	rule_view_load(&rv);
+	for (int k = 0; k + 1 < mc_opt.stack_depth; k++) {
+		uintptr_t r = ret, s = sp, b = bp;
+		uint64_t val = 0, key = capture_rule(&rv, r, &val);
+		if (!step(key, val, &r, &s, &b, me.top, NULL, NULL) &&
+		    !capture_signal(key, val, &r, &s, &b, me.top, NULL))
+			return;
+		if (sp <= a && a < s && s - sp <= (64u << 20)) {
+			on->frame = k + 1;
+			on->pc = ret;
+			return;
+		}
+		ret = r;
+		sp = s;
+		bp = b;
+	}
+}
+
 /* Unwinders that start from here: drop frames up to the call site. */
 static int trim_to(uintptr_t site, void **raw, int got, uintptr_t *out, int max)
 {

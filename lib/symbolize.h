@@ -102,6 +102,9 @@ struct mc_dw {
 	__typeof__(dwfl_report_begin_add) *report_begin_add;
 	__typeof__(dwfl_report_module) *report_module;
 	bool lazy;
+	/* For mc_symbolize_fn_line; optional: without it no line. */
+	__typeof__(dwfl_module_addrinfo) *addrinfo;
+	bool fn_start;
 };
 extern struct mc_dw dw;
 /* libdwfl keeps a pointer to its callbacks for the session's lifetime. */

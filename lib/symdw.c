@@ -68,6 +68,9 @@ static const struct mc_dl_sym string_syms[] = {
 	DW_SYM(strptr, "elf_strptr"), DW_SYM(nextscn, "elf_nextscn"),
 	DW_SYM(getshdr, "gelf_getshdr"), DW_SYM(getdata, "elf_getdata"),
 };
+static const struct mc_dl_sym fn_start_syms[] = {
+	DW_SYM(addrinfo, "dwfl_module_addrinfo"),
+};
 static const struct mc_dl_sym lazy_syms[] = {
 	DW_SYM(report_begin_add, "dwfl_report_begin_add"),
 	DW_SYM(report_module, "dwfl_report_module"),
@@ -113,6 +116,7 @@ static bool bind_libdw(void)
 	dw.strings = mc_dl_bind_group(h, string_syms, MC_ARRAY_SIZE(string_syms));
 	dw.lazy = mc_dl_bind_group(h, lazy_syms, MC_ARRAY_SIZE(lazy_syms));
 	dw.line_end = mc_dl_bind_group(h, line_end_syms, MC_ARRAY_SIZE(line_end_syms));
+	dw.fn_start = mc_dl_bind_group(h, fn_start_syms, MC_ARRAY_SIZE(fn_start_syms));
 	dw.fn_table = mc_dl_bind_group(h, fn_table_syms, MC_ARRAY_SIZE(fn_table_syms)) &&
 		      dw.inlines && dw.cu_walk;
 	mc_symtab_bind(h);

@@ -280,6 +280,48 @@ void mc_symbolize_postfork(bool child)
  * gives a frame's directory joined to it where the line table's is
  * relative), into out; false where no debug information says.  Asked
  * only for valgrind's XML (vgxml.c), which libdw's session then serves. */
+/* The symbol libdw's table gives addr, addr's offset in it, its module;
+ * NULL where none.  sym_lock held. */
+static const char *symbol_at(uintptr_t addr, Dwfl_Module **mod, GElf_Off *off, GElf_Sym *sym)
+{
+	Dwfl *d = load_libdw() && dw.fn_start ? get_session() : NULL;
+	*mod = d ? session_module(d, addr, NULL) : NULL;
+	return *mod ? dw.addrinfo(*mod, addr, off, sym, NULL, NULL, NULL) : NULL;
+}
+
+int mc_symbolize_fn_line(uintptr_t pc)
+{
+	int line = 0;
+	uintptr_t addr = pc ? pc - 1 : 0;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	Dwfl_Module *mod;
+	pthread_mutex_lock(&sym_lock);
+	Dwfl_Line *l = symbol_at(addr, &mod, &off, &sym) ? dw.getsrc(mod, addr - off) : NULL;
+	if (l)
+		dw.lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	pthread_mutex_unlock(&sym_lock);
+	return line;
+}
+
+bool mc_symbolize_data(uintptr_t addr, struct mc_frame_info *out, uint64_t *off)
+{
+	GElf_Off o = 0;
+	GElf_Sym sym;
+	Dwfl_Module *mod;
+	pthread_mutex_lock(&sym_lock);
+	const char *name = symbol_at(addr, &mod, &o, &sym);
+	bool found = name && GELF_ST_TYPE(sym.st_info) == STT_OBJECT && o < sym.st_size;
+	if (found) {
+		frame_clear(out);
+		copy(out->linkage, sizeof out->linkage, name);
+		copy(out->function, sizeof out->function, name);
+		*off = o;
+	}
+	pthread_mutex_unlock(&sym_lock);
+	return found;
+}
+
 bool mc_symbolize_comp_dir(uintptr_t pc, char *out, size_t cap)
 {
 	bool found = false;

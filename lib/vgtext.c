@@ -277,12 +277,102 @@ static uint64_t error_contexts(uint64_t errors)
 	return n < errors ? n : errors;
 }
 
+/* A name of the address's description (a function's, a file's, a data
+ * symbol's), escaped as the text escapes it, and as XML text in the XML
+ * (valgrind's %pS there: the words around it are written as they are) */
+static void put_name(struct mc_buf *b, const struct mc_frame_info *fi, const char *s, bool xml)
+{
+	struct mc_buf n = { 0 };
+	if (fi && mc_frame_demangles(fi, false))
+		put_demangled(&n, fi);
+	else
+		put_escaped(&n, s, MC_SHOWN_MAX);
+	for (size_t i = 0; xml && i < n.len; i++) {
+		char c = n.s[i];
+		mc_buf_puts(b, c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;"
+			       : c == '"' ? "&quot;" : (char[]){ c, 0 });
+	}
+	if (!xml && n.len)
+		mc_buf_put(b, n.s, n.len);
+	mc_buf_free(&n);
+}
+
+/* valgrind's second line for an address on a thread's stack, after
+ * between: the frame holding it, "in frame #N, created by FN
+ * (FILE:LINE)", FN the symbol table's name at the frame's return
+ * address, FILE its line's file (the name alone, whatever
+ * --fullpath-after says), LINE the one where FN begins ("???" and none
+ * where they are unknown; no line where neither FN nor FILE is known) */
+/* " (", ":" and ")" of frame_line, an array of its own: literals of the
+ * same text would be the ones text_frame's, which every exit's report
+ * reads, is given (the compiler keeps one copy), in this function's
+ * string section, outside lib/text-order.ld's groups */
+static const char frame_punct[] = " (:)";
+
+static __attribute__((noinline, cold)) void frame_line(struct mc_buf *b,
+						       const struct mc_stack_place *on,
+						       const char *between, bool xml)
+{
+	struct mc_frame_info fn, at;
+	bool deep;
+	mc_symbolize_quick(on->pc, &fn, &deep);
+	mc_symbolize_frames(on->pc, &at, 1);
+	if (!fn.function[0] && !at.file[0])
+		return;
+	mc_buf_strs(b, between, "in frame #", NULL);
+	mc_buf_int(b, on->frame);
+	mc_buf_puts(b, ", created by ");
+	put_name(b, fn.function[0] ? &fn : NULL, fn.function[0] ? fn.function : "???", xml);
+	const char *file = strrchr(at.file, '/');
+	file = file ? file + 1 : at.file;
+	mc_buf_put(b, frame_punct, 2);
+	put_name(b, NULL, *file ? file : "???", xml);
+	mc_buf_put(b, frame_punct + 2, 1);
+	int line = *file ? mc_symbolize_fn_line(on->pc) : 0;
+	if (line)
+		mc_buf_int(b, line);
+	mc_buf_put(b, frame_punct + 3, 1);
+}
+
+/* " is on thread N's stack", and the frame holding the address */
+static __attribute__((noinline, cold)) void on_stack(struct mc_buf *b,
+						     const struct mc_stack_place *on,
+						     const char *between, bool xml)
+{
+	mc_buf_puts(b, " is on thread ");
+	mc_buf_int(b, on->thread);
+	mc_buf_puts(b, "'s stack");
+	if (on->frame >= 0)
+		frame_line(b, on, between, xml);
+}
+
+/* " is N bytes inside data symbol "NAME"", where a data symbol of an
+ * object holds ptr: valgrind's description before any other of a
+ * pointer in no block */
+static __attribute__((noinline, cold)) bool data_symbol(struct mc_buf *b, uintptr_t ptr,
+							bool xml)
+{
+	struct mc_frame_info sym;
+	uint64_t off;
+	if (!mc_symbolize_data(ptr, &sym, &off))
+		return false;
+	char c[32];
+	mc_buf_strs(b, " is ", mc_commas(off, c), " bytes inside data symbol \"", NULL);
+	put_name(b, &sym, sym.function, xml);
+	mc_buf_puts(b, "\"");
+	return true;
+}
+
 /* Where a refused free's address lies, in valgrind's words (its text's
  * line after "Address", its XML's <auxwhat>): in a block freed before
  * (memcheck frees nothing twice: free_stack), inside a live one (block),
- * or in none it knows */
+ * or in none it knows: there, under valgrind's text (on), as valgrind
+ * looks (m_addrinfo's order), in an object's data symbol, on the
+ * calling thread's stack (another thread's is not looked at: its frames
+ * cannot be walked while it runs), else nowhere it can say */
 void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool freed,
-		       uintptr_t block)
+		       uintptr_t block, const struct mc_stack_place *on, const char *between,
+		       bool xml)
 {
 	char c1[32], c2[32];
 	mc_buf_puts(b, "Address ");
@@ -291,6 +381,10 @@ void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool free
 		mc_buf_strs(b, " is ", mc_commas(block ? ptr - block : 0, c1),
 			    " bytes inside a block of size ", mc_commas(size, c2),
 			    freed ? " free'd" : " alloc'd", NULL);
+	else if (on && data_symbol(b, ptr, xml))
+		return;
+	else if (on && on->thread)
+		on_stack(b, on, between, xml);
 	else
 		mc_buf_puts(b, " is not stack'd, malloc'd or (recently) free'd");
 }
@@ -302,7 +396,8 @@ void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool free
  * line; each context once, as valgrind writes it (the repeats counted
  * in ERROR SUMMARY).  False where memcheck's own text says it. */
 bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
-			  uint32_t free_stack, uint32_t now_stack, uintptr_t block)
+			  uint32_t free_stack, uint32_t now_stack, uintptr_t block,
+			  const struct mc_stack_place *on)
 {
 	if (mc_opt.valgrind_text == MC_VGTEXT_NONE)
 		return false;
@@ -316,7 +411,11 @@ bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t all
 	mc_buf_strs(&b, p, " Invalid free() / delete / delete[] / realloc()\n", NULL);
 	mc_text_stack(&b, sp, now_stack);
 	mc_buf_strs(&b, p, "  ", NULL);
-	mc_vgtext_address(&b, ptr, size, free_stack != 0, block);
+	char between[40];
+	memcpy(between, "\n", 2);
+	memcpy(between + 1, p, strlen(p) + 1);
+	memcpy(between + 1 + strlen(p), "  ", 3);
+	mc_vgtext_address(&b, ptr, size, free_stack != 0, block, on, between, false);
 	mc_buf_puts(&b, "\n");
 	if (free_stack)
 		mc_text_stack(&b, sp, free_stack);

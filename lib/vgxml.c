@@ -487,7 +487,7 @@ void mc_vgxml_begin_slow(void)
 
 bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 			 uint32_t alloc_stack, uint32_t free_stack, uint32_t now_stack,
-			 uintptr_t block)
+			 uintptr_t block, const struct mc_stack_place *on)
 {
 	if (!mc_opt.valgrind_xml || !*mc_opt.valgrind_xml)
 		return false;
@@ -509,7 +509,8 @@ bool mc_vgxml_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size,
 		       "  <what>Invalid free() / delete / delete[] / realloc()</what>\n");
 	xml_stack(&b, now_stack);
 	mc_buf_puts(&b, "  <auxwhat>");
-	mc_vgtext_address(&b, ptr, size, free_stack != 0, block);
+	mc_vgtext_address(&b, ptr, size, free_stack != 0, block, on, "</auxwhat>\n  <auxwhat>",
+			  true);
 	mc_buf_puts(&b, "</auxwhat>\n");
 	if (free_stack) {
 		xml_stack(&b, free_stack);

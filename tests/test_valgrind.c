@@ -333,7 +333,7 @@ START_TEST(num_callers_bounds)
 		{ "--num-callers=500", "at most --num-callers=65" },
 		{ "--gen-suppressions=sometimes", "expected no, yes or all" },
 		{ "--log-file=", "no file name given" },
-		{ "--xml-file=x%q", ": %q is not supported" },
+		{ "--xml-file=x%q", "expected '{' after '%q'" },
 		{ "--suppressions=/", "/: not a regular file" },
 		{ "--suppressions=/etc/passwd", "/etc/passwd:1: expected '{' to begin a suppression" },
 	};
@@ -345,6 +345,68 @@ START_TEST(num_callers_bounds)
 		ck_assert_msg(strstr(x.r.err, bad[i].err) && strstr(x.r.err, bad[i].word),
 			      "%s: expected \"%s\", stderr:\n%s", bad[i].word, bad[i].err, x.r.err);
 		h_res_free(&x);
+	}
+}
+END_TEST
+
+/* A file name's escapes valgrind refuses, refused as valgrind refuses
+ * them, before the program runs: an unset variable of %q{VAR} (main
+ * expanded it empty and ran the program, its text in "x.log"), %q{} (the
+ * variable with no name), %q without '{' or '}', another '%'; valgrind's
+ * reason (its line after "Bad option: OPTION") said, exit status 2
+ * (memcheck's for a bad option; valgrind's 1).  A variable set empty is
+ * expanded, by both: the file is "x.log". */
+START_TEST(log_file_escapes_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const bad[] = {
+		"--log-file=%s/x%%q{MC_TEST_UNSET_VAR}.log", "--log-file=%s/x%%q{}.log",
+		"--log-file=%s/x%%q{MC_TEST_EMPTY_VAR", "--log-file=%s/x%%qa.log",
+		"--log-file=%s/x%%z.log", "--xml-file=%s/x%%q{MC_TEST_UNSET_VAR}.xml",
+		"--log-file=%s/x%%q{MC_TEST_EMPTY_VAR}.log", /* set empty: expanded */
+	};
+	const char *const env[] = { "MC_TEST_EMPTY_VAR=", NULL };
+	const size_t good = sizeof bad / sizeof bad[0] - 1;
+	for (size_t i = 0; i <= good; i++) {
+		struct h_res r[2];
+		const char *dir[2], *word[2];
+		for (int t = 0; t < 2; t++) {
+			dir[t] = h_tmppath(t ? "mcdir" : "vgdir");
+			ck_assert(mkdir(dir[t], 0700) == 0);
+			word[t] = h_env(bad[i], dir[t]);
+			const char *args[] = { "--xml=yes", word[t], "/bin/sh", "-c", "echo ran", NULL };
+			const char *const *a = strstr(word[t], "--xml-file") ? args : args + 1;
+			H_EXEC(&r[t], .prog = t ? NULL : vg, .cli = t ? a : NULL, .args = t ? NULL : a,
+			       .no_report = true, .text = "", .flags = H_EXITCODE, .env = env,
+			       .timeout = 120);
+		}
+		const char *why = strstr(r[0].r.err, "Bad option: ");
+		why = why ? strstr(why, "\n") : NULL;
+		why = why ? strstr(why, "== ") : NULL;
+		if (i == good) {
+			h_expect_exit(&r[1], 0);
+			ck_assert_msg(r[0].r.exit_code == 0 && !why, "%s: valgrind:\n%s", word[0],
+				      r[0].r.err);
+			for (int t = 0; t < 2; t++)
+				ck_assert_msg(access(h_env("%s/x.log", dir[t]), F_OK) == 0 &&
+					      !strcmp(r[t].r.out, "ran\n"),
+					      "%s: %s's x.log; stdout \"%s\"", word[t],
+					      t ? "memcheck" : "valgrind", r[t].r.out);
+		} else {
+			ck_assert_msg(r[0].r.exit_code == 1 && why, "%s: valgrind, status %d:\n%s",
+				      word[0], r[0].r.exit_code, r[0].r.err);
+			char *reason = strndup(why + 3, strcspn(why + 3, "\n"));
+			h_expect_exit(&r[1], 2);
+			ck_assert_msg(strcasestr(r[1].r.err, reason) && strstr(r[1].r.err, word[1]) &&
+				      !*r[1].r.out,
+				      "%s: expected valgrind's \"%s\"; memcheck's stdout \"%s\", "
+				      "stderr:\n%s", word[1], reason, r[1].r.out, r[1].r.err);
+			free(reason);
+		}
+		for (int t = 0; t < 2; t++)
+			h_res_free(&r[t]);
 	}
 }
 END_TEST
@@ -987,14 +1049,24 @@ static void error_lines(const char *text, bool usage, char *out, size_t cap)
  * double free); under every allocator (the usage under glibc: the
  * others' own blocks count there).  On main memcheck's own heading
  * ("==PID== memcheck: Invalid free() ...: double free in ...", which
- * CTest's pattern matched, a script's anchored one not), and 1 frees. */
+ * CTest's pattern matched, a script's anchored one not), and 1 frees.
+ * A pointer in no block (session 47): a local of a frame below, freed
+ * or reallocated ("Address 0x... is on thread 1's stack", "in frame #2,
+ * created by free_local (plain_errors.c:LINE)", the line where the
+ * function begins), a global ("is 4 bytes inside data symbol
+ * "global_buf""), a wild one ("not stack'd, malloc'd or (recently)
+ * free'd"); and the program goes on, its stdout and status valgrind's
+ * run's (main 0c24e7b: "not stack'd ..." for the first three, then
+ * passed to the allocator: glibc aborted "free(): invalid pointer",
+ * faulted on the wild one). */
 START_TEST(heap_errors_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
-	static const char *const modes[] = { "double", "interior", "realloc_freed",
-					     "realloc_interior" };
+	static const char *const modes[] = { "double",	      "interior", "realloc_freed",
+					     "realloc_interior", "stack",    "realloc_stack",
+					     "global",	      "wild" };
 	/* valgrind counts a refused realloc's new block too (allocs and
 	 * bytes), and so does memcheck's text since session 46 (main
 	 * 12d30ba: "1 allocs, 2 frees, 24 bytes allocated" where valgrind
@@ -1008,15 +1080,21 @@ START_TEST(heap_errors_as_valgrinds)
 	error_lines(v.r.err, false, want[1], sizeof want[1]);
 	ck_assert_msg(strstr(want[1], "Invalid free()"), "%s: valgrind's text:\n%s", modes[_i],
 		      v.r.err);
+	char out[256];
+	snprintf(out, sizeof out, "%s", v.r.out);
 	h_res_free(&v);
 	for (int a = 0; a < H_NALLOCATORS; a++) {
 		struct h_res x;
-		if (!memcheck_under(a, args, &x, 0))
+		if (!memcheck_under(a, args, &x, H_EXITCODE))
 			continue;
 		error_lines(x.r.err, usage && a == H_GLIBC, got, sizeof got);
 		ck_assert_msg(!strcmp(want[a != H_GLIBC || !usage], got),
 			      "%s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", modes[_i],
 			      h_allocator_name(a), want[a != H_GLIBC || !usage], got);
+		/* the program goes on as under valgrind, whose run goes on */
+		h_expect_exit(&x, 0);
+		ck_assert_msg(!strcmp(out, x.r.out), "%s, %s: stdout \"%s\", valgrind's \"%s\"",
+			      modes[_i], h_allocator_name(a), x.r.out, out);
 		h_res_free(&x);
 	}
 }
@@ -1373,15 +1451,19 @@ END_TEST
 
 /* A program that copies its environment (plain_envcopy; dash, which
  * keeps a block for each variable) allocates under valgrind's command
- * line as under valgrind: memcheck's settings travel in one variable
- * that the checked program does not see (--trace-children=no), and its
- * LD_PRELOAD keeps its place (empty where the library was all of it),
- * as valgrind's with its own preload in it.  Debian's valgrind is a
+ * line as under valgrind, its bytes too: memcheck's settings travel in
+ * one variable that the checked program does not see
+ * (--trace-children=no), and its LD_PRELOAD has the length of
+ * valgrind's, which puts its two objects in front of the caller's value
+ * (a colon after them where the caller set one, an empty one too) or
+ * appends the variable where none was (107 bytes more than bare here:
+ * the library's entry padded, then colons).  Debian's valgrind is a
  * script that exports LD_LIBRARY_PATH, GLIBCPP_FORCE_NEW and
  * GLIBCXX_FORCE_NEW, and rebuilds the environment (its sh), before it
  * runs valgrind itself, valgrind.bin: that one runs here where it is
  * installed, and adds LD_PRELOAD alone.  Under each allocator,
- * preloaded in both runs (valgrind serves every block itself). */
+ * preloaded in both runs (valgrind serves every block itself); under
+ * glibc with no LD_PRELOAD and with an empty one. */
 START_TEST(environment_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
@@ -1402,38 +1484,46 @@ START_TEST(environment_as_valgrinds)
 		const char *so;
 		if (!h_allocator(i, &so))
 			continue;
-		const char *env[2] = { so ? h_env("LD_PRELOAD=%s", so) : NULL, NULL };
-		size_t ne = so != NULL;
-		for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
-			const char *args[8] = { "--leak-check=full" };
-			size_t na = 1;
-			for (size_t k = 0; progs[p][k]; k++)
-				args[na++] = k || progs[p][k][0] == '/' ? progs[p][k] : h_prog(progs[p][k]);
-			args[na] = NULL;
-			struct h_res v, x;
-			H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
-			       .flags = H_EXITCODE, .env = ne ? env : NULL, .timeout = 120);
-			H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
-			       .alloc = i, .env = ne ? env : NULL);
-			h_expect_exit(&x, 0);
-			uint64_t va, vf, vb, ma, mf, mb;
-			ck_assert_msg(h_valgrind_heap_usage(v.r.err, &va, &vf, &vb),
-				      "no \"total heap usage\" from valgrind:\n%s", v.r.err);
-			ck_assert_msg(h_valgrind_heap_usage(x.r.err, &ma, &mf, &mb),
-				      "no \"total heap usage\" from memcheck:\n%s", x.r.err);
-			/* tcmalloc's start-up calls malloc and free twice where
-			 * valgrind serves them and memcheck is not yet there:
-			 * there the blocks left, and the variables seen */
-			bool tcmalloc = strstr(h_allocator_name(i), "tcmalloc") != NULL;
-			ck_assert_msg((tcmalloc ? ma - mf == va - vf : ma == va && mf == vf) &&
-				      !strcmp(v.r.out, x.r.out),
-				      "%s under %s: memcheck %llu allocs, %llu frees, stdout \"%s\"; "
-				      "valgrind %llu allocs, %llu frees, stdout \"%s\"", args[1],
-				      h_allocator_name(i), (unsigned long long)ma,
-				      (unsigned long long)mf, x.r.out, (unsigned long long)va,
-				      (unsigned long long)vf, v.r.out);
-			h_res_free(&v);
-			h_res_free(&x);
+		/* glibc: with no LD_PRELOAD, then an empty one */
+		for (int empty = 0; empty <= !so; empty++) {
+			for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
+				const char *env[2] = { NULL, NULL };
+				env[0] = so ? h_env("LD_PRELOAD=%s", so) : empty ? "LD_PRELOAD=" : NULL;
+				size_t ne = env[0] != NULL;
+				const char *args[8] = { "--leak-check=full" };
+				size_t na = 1;
+				for (size_t k = 0; progs[p][k]; k++)
+					args[na++] = k || progs[p][k][0] == '/' ? progs[p][k]
+										: h_prog(progs[p][k]);
+				args[na] = NULL;
+				struct h_res v, x;
+				H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
+				       .flags = H_EXITCODE, .env = ne ? env : NULL, .timeout = 120);
+				H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
+				       .alloc = i, .env = ne ? env : NULL);
+				h_expect_exit(&x, 0);
+				uint64_t va, vf, vb, ma, mf, mb;
+				ck_assert_msg(h_valgrind_heap_usage(v.r.err, &va, &vf, &vb),
+					      "no \"total heap usage\" from valgrind:\n%s", v.r.err);
+				ck_assert_msg(h_valgrind_heap_usage(x.r.err, &ma, &mf, &mb),
+					      "no \"total heap usage\" from memcheck:\n%s", x.r.err);
+				/* tcmalloc's start-up calls malloc and free twice where
+				 * valgrind serves them and memcheck is not yet there:
+				 * there the blocks left, and the variables seen */
+				bool tcmalloc = strstr(h_allocator_name(i), "tcmalloc") != NULL;
+				bool same = tcmalloc ? ma - mf == va - vf
+						     : ma == va && mf == vf && mb == vb;
+				ck_assert_msg(same && !strcmp(v.r.out, x.r.out),
+					      "%s under %s%s: memcheck %llu allocs, %llu frees, %llu bytes, "
+					      "stdout \"%s\"; valgrind %llu allocs, %llu frees, %llu bytes, "
+					      "stdout \"%s\"", args[1], h_allocator_name(i),
+					      empty ? " with LD_PRELOAD=" : "", (unsigned long long)ma,
+					      (unsigned long long)mf, (unsigned long long)mb, x.r.out,
+					      (unsigned long long)va, (unsigned long long)vf,
+					      (unsigned long long)vb, v.r.out);
+				h_res_free(&v);
+				h_res_free(&x);
+			}
 		}
 	}
 }
@@ -2220,11 +2310,12 @@ int main(void)
 			    (int)(sizeof vg_rows / sizeof vg_rows[0]));
 	tcase_add_test(tc, num_callers_bounds);
 	tcase_add_test(tc, command_line_as_valgrinds);
+	tcase_add_test(tc, log_file_escapes_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_test(tc, head_keeps_no_descriptor);
-	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 4);
+	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 8);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_test(tc, gen_suppressions_in_xml);

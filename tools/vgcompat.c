@@ -83,7 +83,10 @@ static bool is_ignored(const char *a)
 
 /* valgrind's --log-file: %q{VAR} is VAR's value now; %p and %% are the
  * library's (MEMCHECK_LOG); relative to the directory memcheck starts
- * in.  NULL (said) for another %. */
+ * in.  NULL (said) where valgrind refuses the name, with its reason: an
+ * unset VAR (valgrind 3.19: "Bad option: --log-file=x%q{V}", then
+ * "Environment variable 'V' is not set"; an empty one is expanded), %q
+ * without {VAR}, another %. */
 static char *log_pattern(const char *opt, const char *v)
 {
 	if (!*v) {   /* valgrind: "Bad option: --log-file=", "No filename given" */
@@ -103,17 +106,29 @@ static char *log_pattern(const char *opt, const char *v)
 			one[1] = *++p;
 			n = 2;
 			add = one;
-		} else if (*p == '%' && p[1] == 'q' && p[2] == '{' && strchr(p, '}')) {
-			char *name = xasprintf("%.*s", (int)(strchr(p, '}') - p - 3), p + 3);
-			add = getenv(name);
+		} else if (*p == '%' && p[1] == 'q') {
+			const char *close = p[2] == '{' ? strchr(p + 3, '}') : NULL;
+			char *name = close ? xasprintf("%.*s", (int)(close - p - 3), p + 3) : NULL;
+			add = name ? getenv(name) : NULL;
+			if (!add) {
+				/* named as given: --xml-file's as --xml-file's */
+				if (name)
+					say("bad option %s=%s: environment variable '%s' is not set",
+					    opt, v, name);
+				else
+					say("bad option %s=%s: %s", opt, v,
+					    p[2] == '{' ? "missing '}' in %q specifier"
+							: "expected '{' after '%q'");
+				free(name);
+				free(out);
+				return NULL;
+			}
 			free(name);
-			add = add ? add : "";
 			n = strlen(add);
-			p = strchr(p, '}');
+			p = close;
 		} else if (*p == '%') {
-			/* named as given: --xml-file's was said as --log-file's */
-			say("%s=%s: %%%c is not supported (%%p, %%q{VAR} and %%%% are)", opt, v,
-			    p[1] ? p[1] : ' ');
+			say("bad option %s=%s: expected 'p' or 'q' or '%%' after '%%' (%%p, %%q{VAR} "
+			    "and %%%% are valgrind's escapes)", opt, v);
 			free(out);
 			return NULL;
 		} else {
@@ -161,6 +176,81 @@ static void create_log(const char *pattern, char **cmd, bool quiet)
 	if (!quiet)
 		header(fd, cmd, true);
 	close(fd);
+}
+
+/* The LD_PRELOAD valgrind gives the program it runs: its two objects,
+ * "LIBDIR/vgpreload_core-PLATFORM.so:LIBDIR/vgpreload_memcheck-
+ * PLATFORM.so", in front of the caller's value and a colon where the
+ * caller set one (an empty one too), appended to the environment where
+ * none was.  A program that copies its environment (gawk, perl, dash)
+ * allocates that value's length: the library's entry is padded here with
+ * colons to the length of valgrind's two, and the library turns its own
+ * name into colons as well before the program's main (lib/options.c,
+ * mc_valgrind_hide), so that the program's "total heap usage" is
+ * valgrind's, and what it execs loads no memcheck (the dynamic loader
+ * skips empty entries) and no object of valgrind's.  LIBDIR is
+ * valgrind's: VALGRIND_LIB, as its launcher reads it, else the directory
+ * beside the valgrind found on PATH that holds the core object, else
+ * the one distributions install (/usr/libexec/valgrind). */
+#if defined(__x86_64__)
+#define VG_PLATFORM "amd64-linux"
+#elif defined(__aarch64__)
+#define VG_PLATFORM "arm64-linux"
+#elif defined(__i386__)
+#define VG_PLATFORM "x86-linux"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define VG_PLATFORM "ppc64le-linux"
+#elif defined(__s390x__)
+#define VG_PLATFORM "s390x-linux"
+#else
+#define VG_PLATFORM "amd64-linux"
+#endif
+#define VG_CORE "/vgpreload_core-" VG_PLATFORM ".so"
+#define VG_TOOL "/vgpreload_memcheck-" VG_PLATFORM ".so"
+
+static bool holds_core(const char *dir)
+{
+	char *core = xasprintf("%s" VG_CORE, dir);
+	bool there = access(core, R_OK) == 0;
+	free(core);
+	return there;
+}
+
+static size_t valgrind_preload_len(void)
+{
+	static const char *const beside[] = { "/../libexec/valgrind", "/../lib/valgrind" };
+	const char *env = getenv("VALGRIND_LIB");
+	char *dir = env && *env ? xstrdup(env) : NULL;
+	const char *path = getenv("PATH");
+	while (!dir && path && *path) {
+		size_t n = strcspn(path, ":");
+		char *exe = xasprintf("%.*s/valgrind", (int)n, n ? path : ".");
+		for (size_t k = 0; !dir && k < MC_ARRAY_SIZE(beside) && access(exe, X_OK) == 0;
+		     k++) {
+			char *d = xasprintf("%.*s%s", (int)n, n ? path : ".", beside[k]);
+			char real[PATH_MAX];
+			if (holds_core(d) && realpath(d, real))
+				dir = xstrdup(real);
+			free(d);
+		}
+		free(exe);
+		path += n + (path[n] == ':');
+	}
+	size_t len = 2 * strlen(dir ? dir : "/usr/libexec/valgrind") + strlen(VG_CORE ":" VG_TOOL);
+	free(dir);
+	return len;
+}
+
+/* The library (lib) preloaded in valgrind's place, padded with colons
+ * to its length */
+static char *preload_as_valgrinds(const char *lib)
+{
+	size_t len = valgrind_preload_len(), n = strlen(lib);
+	const char *user = getenv("LD_PRELOAD");
+	char *v = xasprintf("%s%*s%s%s", lib, (int)(len > n ? len - n : 0), "", user ? ":" : "",
+			    user ? user : "");
+	memset(v + n, ':', len > n ? len - n : 0);
+	return v;
 }
 
 /* The library's settings, in one variable, MEMCHECK_VALGRIND: entries
@@ -517,7 +607,7 @@ int cmd_vgcompat(int argc, char **argv)
 	char *lib = find_library();
 	if (!lib)
 		return EXIT_USAGE;
-	char *preload = spawn_preload(lib, NULL, true);
+	char *preload = preload_as_valgrinds(lib);
 	setenv("LD_PRELOAD", preload, 1);
 	if (text)
 		put_setting("TEXT", text);

@@ -26,6 +26,18 @@
  *                                  ENOMEM" when realloc returned NULL with
  *                                  errno ENOMEM, "continued", free the
  *                                  block, exit 0.
+ *        plain_errors stack        free a pointer 8 bytes into a local
+ *                                  array of free_local(), from free_it()
+ *                                  called by it; print "continued", exit 0
+ *                                  (glibc aborts bare).
+ *        plain_errors realloc_stack  the same through realloc to 64
+ *                                  bytes: print "NULL ENOMEM" when it
+ *                                  returned NULL with errno ENOMEM, then
+ *                                  "continued"; exit 0.
+ *        plain_errors global       free a pointer 4 bytes into the
+ *                                  array global_buf; the same.
+ *        plain_errors wild         free 0x12345678; the same (a fault
+ *                                  bare).
  *        plain_errors leak [CODE]  leak 100,000 bytes from leak_here(),
  *                                  called by leak_level2(), called by
  *                                  leak_level1(); allocate and free 10
@@ -58,6 +70,32 @@ void *leak_level2(void)
 void *leak_level1(void)
 {
 	return leak_level2();
+}
+
+char global_buf[64];
+int free_it(void *p, int how);
+int free_local(int how);
+
+/* how: 0 free, 1 realloc to 64 bytes (1 returned where that gave NULL
+ * with errno ENOMEM) */
+int free_it(void *p, int how)
+{
+	if (!how) {
+		free(p);
+		return 0;
+	}
+	errno = 0;
+	void *q = realloc(p, 64);
+	return !q && errno == ENOMEM;
+}
+
+int free_local(int how)
+{
+	char local[32];
+	keep = local;
+	int r = free_it(local + 8, how);
+	keep = NULL;
+	return r;
 }
 
 static void say(const char *s)
@@ -141,6 +179,17 @@ int main(int argc, char **argv)
 		free(keep);
 		return 0;
 	}
+	if (strcmp(mode, "stack") == 0 || strcmp(mode, "realloc_stack") == 0) {
+		if (free_local(mode[0] == 'r'))
+			say("NULL ENOMEM\n");
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "global") == 0 || strcmp(mode, "wild") == 0) {
+		free_it(mode[0] == 'g' ? global_buf + 4 : (char *)0x12345678, 0);
+		say("continued\n");
+		return 0;
+	}
 	if (strcmp(mode, "leak") == 0) {
 		keep = leak_level1();
 		keep = NULL;
@@ -156,6 +205,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	say("usage: plain_errors double|unknown|realloc_freed|realloc_unknown|interior|"
-	    "realloc_interior|leak [CODE]|stdout\n");
+	    "realloc_interior|stack|realloc_stack|global|wild|leak [CODE]|stdout\n");
 	return 125;
 }
