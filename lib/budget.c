@@ -770,17 +770,21 @@ struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name
  * region's end), and refused, where it was read as an empty budget
  * that passed every region (harden43); one with a writer is read, the
  * reads waiting for the writer's end as before. */
-static struct mc_budget *load_from(const char *path, struct mc_buf *keep, char *err,
-				   size_t errlen)
+static struct mc_budget *load_from(const char *path, const char *name, struct mc_buf *keep,
+				   char *err, size_t errlen)
 {
-	struct parser P = { .name = path ? path : "budget", .err = err, .errlen = errlen };
+	if (!name)
+		name = path;
+	struct parser P = { .name = name ? name : "budget", .err = err, .errlen = errlen };
 	if (errlen)
 		err[0] = 0;
 	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | (keep ? 0 : O_NONBLOCK)) : -1;
-	if (fd < 0) {
+	if (fd < 0 && path && strcmp(path, P.name) != 0) /* a copy: said as such */
+		fail(&P, "cannot open its copy %s: %s", path, strerror(errno));
+	else if (fd < 0)
 		fail(&P, "cannot open: %s", path ? strerror(errno) : "no file name");
+	if (fd < 0)
 		return NULL;
-	}
 	struct stat st;
 	/* the first read of a FIFO without waiting: 0 says no writer */
 	bool probe = !keep && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
@@ -823,19 +827,19 @@ static struct mc_budget *load_from(const char *path, struct mc_buf *keep, char *
 	close(fd);
 	if (text->oom && !P.nerr)
 		fail(&P, "out of memory");
-	struct mc_budget *b = P.nerr ? NULL : mc_budget_parse(text->s, text->len, path, err, errlen);
+	struct mc_budget *b = P.nerr ? NULL : mc_budget_parse(text->s, text->len, P.name, err, errlen);
 	mc_buf_free(&own);
 	return b;
 }
 
-struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
+struct mc_budget *mc_budget_load(const char *path, const char *name, char *err, size_t errlen)
 {
-	return load_from(path, NULL, err, errlen);
+	return load_from(path, name, NULL, err, errlen);
 }
 
 struct mc_budget *mc_budget_load_waiting(const char *path, struct mc_buf *text, char *err,
 					 size_t errlen)
 {
-	return load_from(path, text, err, errlen);
+	return load_from(path, NULL, text, err, errlen);
 }
 

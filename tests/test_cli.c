@@ -396,6 +396,26 @@ static const struct h_case cases[] = {
 	  SAYS("--run-timeout inf: expected seconds, more than 0 and at most") },
 	{ "oom --timeout 1e400", USAGE("oom", "--timeout", "1e400", "--", "/bin/true"),
 	  SAYS("--timeout 1e400: expected seconds") },
+	/* The processes' budget is a copy the command owns (harden47): the
+	 * user's file removed while they ran failed their regions with
+	 * "cannot open" (exit 23) on main, while the command said "all
+	 * clean".  Four allocators, each run after the file is gone. */
+	{ "the budget file removed mid-run: the runs keep theirs", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("run", "-n", "1", "-a", "glibc,mimalloc,jemalloc,tcmalloc",
+				 "--budget", H_FILE),
+		   ARGS("rm", H_FILE, "big", "8", "pass"), .file = BIG_16K,
+	  .err = H_LIST("memcheck: exit 0:", "all clean"),
+	  .no_err = H_LIST("cannot open", "exit status 23", "not applied") },
+	/* ... and a process that could not read its budget is never clean:
+	 * its "cannot open" began with the budget's name, as a broken
+	 * rule's message does, and the command took it out as one of the
+	 * rules it checks again (exit 0, "all clean", on main) */
+	{ "the processes' budget removed: not clean", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("run", "-n", "1", "-a", "glibc,mimalloc,jemalloc,tcmalloc",
+				 "--budget", H_FILE),
+		   ARGS("rm-budget", "big", "8", "pass"), .file = BIG_16K, .exit = 1,
+	  .err = H_LIST("budget not applied: ", "cannot open its copy", "memcheck: exit 1:"),
+	  .no_err = H_LIST("all clean") },
 	{ "bad budget file", RUN("--budget", H_FILE), ARGS("out"), .exit = 2,
 	  .file = "peak_live_bytes <= 1 KiB\npeak_rs <= 1 MiB\n\n[unterminated\n",
 	  .check = bad_budget_lines },
@@ -699,8 +719,9 @@ START_TEST(allocator_not_a_shared_object)
 END_TEST
 
 /* The command gets memcheck, then the allocator, then the user's own
- * LD_PRELOAD; the budget as an absolute path; the baseline's report only
- * when it is not the baseline. */
+ * LD_PRELOAD; the budget as a copy in the run's own directory, named by
+ * the user's file's absolute path; the baseline's report only when it is
+ * not the baseline. */
 START_TEST(environment_of_the_command)
 {
 	const char *soname = NULL, *other = other_allocator_so(&soname);
@@ -712,14 +733,18 @@ START_TEST(environment_of_the_command)
 	h_expect_exit(&x, 0);
 	char want[8192];
 	snprintf(want, sizeof want, "LD_PRELOAD=%s/libmemcheck.so "
-		 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET=%s\nMEMCHECK_BASELINE unset\n",
-		 h_build(), b);
+		 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET_NAME=%s\nMEMCHECK_BASELINE "
+		 "unset\nMEMCHECK_BUDGET=/", h_build(), b);
 	ck_assert_msg(!strncmp(x.r.out, want, strlen(want)), "glibc run's environment:\n%s\n"
 		      "expected:\n%s", x.r.out, want);
+	const char *copy = x.r.out + strlen(want) - 1, *nl = strchr(copy, '\n');
+	const char *dir = strstr(copy, "/memcheck-run-");
+	ck_assert_msg(nl && dir && dir < nl && nl - copy > 7 && !strncmp(nl - 7, "/budget", 7),
+		      "MEMCHECK_BUDGET: not the run's copy:\n%s", x.r.out);
 	if (other) {
-		const char *second = x.r.out + strlen(want);
+		const char *second = nl + 1;
 		snprintf(want, sizeof want, "LD_PRELOAD=%s/libmemcheck.so /usr/lib/x86_64-linux-gnu/%s "
-			 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET=%s\n"
+			 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET_NAME=%s\n"
 			 "MEMCHECK_BASELINE=/", h_build(), soname, b);
 		ck_assert_msg(!strncmp(second, want, strlen(want)), "%s run's environment:\n%s\n"
 			      "expected:\n%s", other, second, want);

@@ -561,6 +561,7 @@ int cmd_run(int argc, char **argv)
 	size_t ng = 0;
 	struct mc_budget *budget = NULL;
 	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
+	char *budget_copy = NULL; /* the processes' MEMCHECK_BUDGET */
 	struct mc_buf budget_stream = { 0 }; /* a --budget FIFO's text */
 	char *supp_env = NULL, *gen_abs = NULL;
 	int status = EXIT_USAGE;
@@ -672,13 +673,13 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (budget_stream.s) {
-		/* the processes' MEMCHECK_BUDGET: the FIFO's text, which they
-		 * cannot read again; their budget's lines named by the copy */
-		char *copy = write_budget_copy(&budget_stream, tmp, o.budget);
-		if (!copy)
+		/* the processes' MEMCHECK_BUDGET: a copy of the text checked
+		 * above, which a FIFO cannot give again and a file changed or
+		 * removed meanwhile would not; MEMCHECK_BUDGET_NAME names the
+		 * user's file in their messages and violations, which
+		 * evaluate() takes out by that name */
+		if (!(budget_copy = write_budget_copy(&budget_stream, tmp, o.budget)))
 			goto out;
-		free(budget_abs);
-		budget_abs = copy;
 	}
 	if (o.baseline_file) {
 		/* the library gets only the baseline allocator's records */
@@ -730,11 +731,12 @@ int cmd_run(int argc, char **argv)
 			 * (the baseline only with a budget, whose relative
 			 * limits alone read it); the suppression files only
 			 * when given */
-			struct env_var env[6] = { /* 2 + each optional one below */
-				{ "MEMCHECK_BUDGET", budget_abs },
-				{ "MEMCHECK_BASELINE", budget_abs ? base_report : NULL },
+			struct env_var env[7] = { /* 3 + each optional one below */
+				{ "MEMCHECK_BUDGET", budget_copy },
+				{ "MEMCHECK_BUDGET_NAME", budget_copy ? budget_abs : NULL },
+				{ "MEMCHECK_BASELINE", budget_copy ? base_report : NULL },
 			};
-			size_t nenv = 2;
+			size_t nenv = 3;
 			if (o.timeline)
 				env[nenv++] = (struct env_var){ "MEMCHECK_TIMELINE", o.timeline };
 			/* a wrapper's output is the test's log: failures only,
@@ -923,6 +925,7 @@ out:
 		free(tmp);
 	}
 	free(baseline_copy);
+	free(budget_copy);
 	mc_buf_free(&budget_stream);
 	for (size_t i = 0; i < ng; i++)
 		group_free(&groups[i]);
