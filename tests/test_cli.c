@@ -936,16 +936,29 @@ START_TEST(baseline_not_a_regular_file)
 {
 	const char *fifo = h_tmppath("base.fifo");
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	/* A baseline of 48 MiB that holds no record (a log given by
+	 * mistake): every process read all of it at its first relative
+	 * limit, and nothing was said (harden46 measured 0.13 s a process
+	 * at 200 MB).  Now its first line that cannot be a record stops the
+	 * read, said with the file and line. */
+	const char *log = h_tmppath("base.log");
+	FILE *f = fopen(log, "w");
+	ck_assert(f != NULL);
+	for (int i = 0; i < (48 << 20) / 64; i++)
+		fprintf(f, "%-63s\n", "2026-12-07 06:00:00 INFO a line of some other program's log");
+	ck_assert(fclose(f) == 0);
 	const char *budget = tmpfile_with("loose.budget", "[*]\npeak_rss <= 100x\n");
-	static const struct {
+	const struct {
 		const char *file, *what;
-	} bad[] = { { NULL, "not a regular file" }, { "/dev/zero", "not a regular file" },
-		    { "/tmp", "a directory" } };
+	} bad[] = { { fifo, ": not a regular file: expected a JSON Lines report" },
+		    { "/dev/zero", ": not a regular file: expected a JSON Lines report" },
+		    { "/tmp", ": a directory: expected a JSON Lines report" },
+		    { log, ":1: not a memcheck record (expected a JSON Lines report" } };
 	for (int i = 0; i < H_NALLOCATORS; i++) {
 		if (!h_allocator(i, NULL))
 			continue;
 		for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-			const char *file = bad[k].file ? bad[k].file : fifo;
+			const char *file = bad[k].file;
 			struct h_res x;
 			H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
 			       .flags = H_PRELOAD | H_EXITCODE,
