@@ -966,8 +966,10 @@ START_TEST(baseline_not_a_regular_file)
 					     h_env("MEMCHECK_BASELINE=%s", file)));
 			h_expect_exit(&x, strcmp(h_allocators[i].name, "glibc") == 0 ? 0 : 23);
 			ck_assert_str_eq(x.r.out, "hello stdout\n");
-			EXPECT_HAS(x.r.err, h_env("MEMCHECK_BASELINE=%s: %s: expected a JSON Lines report",
-						  file, bad[k].what), "the baseline's error");
+			EXPECT_HAS(x.r.err, h_env("MEMCHECK_BASELINE=%s%s", file, bad[k].what),
+				   "the baseline's error");
+			ck_assert_msg(h_count_lines(x.r.err, "MEMCHECK_BASELINE=") == 1,
+				      "said once a process:\n%s", x.r.err);
 			h_res_free(&x);
 		}
 	}
@@ -1186,6 +1188,17 @@ START_TEST(command_name_escaped)
 	EXPECT_HAS(x.r.err, h_env("memcheck: %s/ev\\nil\\x1b[31m under glibc: exit status 4",
 				  dir), "the run's line");
 	EXPECT_HAS(x.r.err, h_env("memcheck run: %s/ev\\nil\\x1b[31m\n", dir), "the title");
+	ck_assert_msg(!strchr(x.r.err, '\033'), "an escape byte on stderr:\n%s", x.r.err);
+	h_res_free(&x);
+	/* a report's "path:line:" messages name it escaped too (harden46
+	 * left them raw: the line split in two, the escape reaching the
+	 * terminal) */
+	const char *rep = h_env("%s/r\nep\033[31m.jsonl", dir);
+	FILE *f = fopen(rep, "w");
+	ck_assert(f && fputs("not a record\n", f) >= 0 && fclose(f) == 0);
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s/r\\nep\\x1b[31m.jsonl:1: ", dir), "the report's line");
 	ck_assert_msg(!strchr(x.r.err, '\033'), "an escape byte on stderr:\n%s", x.r.err);
 	h_res_free(&x);
 }

@@ -519,15 +519,21 @@ static void read_line(struct recs *out, struct glues *glues, const char *path, i
 	read_one(out, path, lineno, line, len, quiet, bad);
 }
 
-int recs_read(struct recs *out, const char *path, bool missing_ok)
+int recs_read(struct recs *out, const char *file, bool missing_ok)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen(file, "re");
 	if (!f) {
 		if (missing_ok && errno == ENOENT)
 			return 0;
-		say("cannot read %s: %s", path, strerror(errno));
+		say("cannot read %s: %s", file, strerror(errno));
 		return -1;
 	}
+	/* the file as its "path:line:" messages name it: escaped as say()
+	 * escapes (a newline in the name made two lines of one message, a
+	 * terminal's escape reached the terminal: harden46 left it) */
+	size_t cap = 6 * strlen(file) + 1;
+	char *path = xmalloc(cap);
+	mc_text_escape(file, path, cap);
 	struct lines lines = { .f = f };
 	char *line = NULL;
 	size_t len = 0, col = 0;
@@ -570,9 +576,10 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 	}
 	bad += glue_end(&glues, path);
 	if (ferror(f)) {
-		say("cannot read %s: %s", path, strerror(errno));
+		say("cannot read %s: %s", file, strerror(errno));
 		bad = -1;
 	}
+	free(path);
 	free(lines.buf);
 	fclose(f);
 	return bad;
