@@ -92,9 +92,36 @@ int parse_options(const char *cmd, int argc, char **argv, const char *shorts,
 
 /* ---- records.c ------------------------------------------------------- */
 
+/* A record's region figures, compactly: struct memcheck_result's bytes
+ * from allocs up to violations, each at its offset there less
+ * REC_FIGS_AT (rec_fig, REC_FIG), so that mc_keys[].off reads them; its
+ * name and violations as strings of their own.  A struct mc_record in
+ * each record (1,336 bytes, its strings in fixed arrays) and the CLI's
+ * messages in a 512-byte array made a record of a 97-byte line 3.8 KB
+ * of memory in gate (10^5 records: 376 MB at its peak; harden47). */
+#define REC_FIGS_AT offsetof(struct memcheck_result, allocs)
+#define REC_FIGS_END offsetof(struct memcheck_result, violations)
+struct rec_result {
+	uint64_t figs[(REC_FIGS_END - REC_FIGS_AT + 7) / 8];
+	const char *name;        /* interned (rec_intern) */
+	char *violations;        /* its own copy, or rec_none when "" */
+};
+
+/* What the report line says besides its nested parts, as struct
+ * mc_record does (lib/json.c reads into that), compactly. */
+struct rec_head {
+	struct rec_result r;
+	const char *program, *allocator;   /* interned */
+	int pid;
+	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
+	uint64_t run, runs;         /* MEMCHECK_UNKNOWN when absent */
+	char args_hash[17];         /* "" when absent */
+	char args_files[17];
+};
+
 /* One record of a report, as read. */
 struct rec {
-	struct mc_record m;
+	struct rec_head m;
 	char *line;              /* the line as read, without its newline */
 	int lineno;              /* of its file (a record in parts: its last
 				  * part's) */
@@ -102,7 +129,8 @@ struct rec {
 				  * basename and region in its repetition */
 	size_t kocc;             /* and of the same arguments' key */
 	size_t focc;             /* and of the same arguments' files' key */
-	char cli[512];           /* violations the CLI's budget check found */
+	char *cli;               /* violations the CLI's budget check found:
+				  * its own copy, or rec_none */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
 	bool vg_exit;            /* leak_check "valgrind_exit": memcheck was
@@ -120,6 +148,22 @@ struct recs {
 	struct rec *v;
 	size_t n, cap;
 };
+
+/* The empty string of a record's violations and cli when it has none. */
+extern char rec_none[1];
+/* The figure at offset off of struct memcheck_result (allocs to pass)
+ * in x; REC_FIG(x, field) the same by its name, as an lvalue. */
+#define rec_fig(x, off) ((const void *)((const char *)(x)->m.r.figs + (off) - REC_FIGS_AT))
+#define REC_FIG(x, f)                                                              \
+	(*(__typeof__(((struct memcheck_result *)0)->f) *)((char *)(x)->m.r.figs +     \
+							    offsetof(struct memcheck_result, f) - \
+							    REC_FIGS_AT))
+/* x's figures, name and violations as a whole struct memcheck_result. */
+void rec_result(const struct rec *x, struct memcheck_result *out);
+/* One copy of each string s the records name (never freed). */
+const char *rec_intern(const char *s);
+/* What record x owns freed (its line, violations, messages, leak). */
+void rec_free(struct rec *x);
 
 /* How the command under test ended (spawn.c fills it in). */
 struct ending {

@@ -785,7 +785,7 @@ int cmd_run(int argc, char **argv)
 			 * the suite's tests fail on memcheck's verdicts, and the
 			 * other allocators still run. */
 			for (size_t k = 0; k < g->reps[rep].n; k++)
-				if (!g->reps[rep].v[k].m.r.pass)
+				if (!REC_FIG(&g->reps[rep].v[k], pass))
 					ri->explained = ri->end.exit_code != 0;
 			/* a wrapper runs the test once, as its driver expects */
 			if (!o.repeat && !o.quiet && rep == 0 && timed_ms(&g->reps[0], &g->timed_ms)) {

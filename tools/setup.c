@@ -226,7 +226,7 @@ bool read_baseline_file(struct group *g, const char *path, const char *name)
 		if (!any || strcmp(all.v[i].m.allocator, name) == 0)
 			group_add(g, &all.v[i]);
 		else
-			free(all.v[i].line);
+			rec_free(&all.v[i]);
 	}
 	free(all.v);
 	if (!g->reps[0].n) {

@@ -38,9 +38,9 @@ static void lost_of(const struct cell *c, struct spread *out)
 	struct rec *tmp = xcalloc(c->n ? c->n : 1, sizeof *tmp);
 	const struct rec **v = xcalloc(c->n ? c->n : 1, sizeof *v);
 	for (size_t i = 0; i < c->n; i++) {
-		const struct memcheck_result *r = &c->recs[i]->m.r;
-		uint64_t d = r->definitely_lost.bytes, ind = r->indirectly_lost.bytes;
-		tmp[i].m.r.definitely_lost.bytes =
+		uint64_t d = REC_FIG(c->recs[i], definitely_lost.bytes);
+		uint64_t ind = REC_FIG(c->recs[i], indirectly_lost.bytes);
+		REC_FIG(&tmp[i], definitely_lost.bytes) =
 			d == MEMCHECK_UNKNOWN ? MEMCHECK_UNKNOWN : d + (ind == MEMCHECK_UNKNOWN ? 0 : ind);
 		v[i] = &tmp[i];
 	}
