@@ -1172,6 +1172,30 @@ START_TEST(hopeless_line_not_held)
 }
 END_TEST
 
+/* 10^5 minimal records (97-byte lines, 9.7 MB, one program and region,
+ * each its own rank: the pairing's worst case): memcheck gate's peak
+ * RSS was 376 MB on main, a record 3.8 KB (a whole struct mc_record and
+ * a 512-byte message array in each, copied into its group by doubling;
+ * harden46 left it); 107 MB since harden47.  Bound: 1.5 KB a record. */
+START_TEST(gate_records_kept_compactly)
+{
+	const char *rep = h_tmppath("many.jsonl");
+	FILE *f = fopen(rep, "w");
+	ck_assert(f != NULL);
+	for (int i = 1; i <= 100000; i++)
+		fprintf(f, "{\"name\":\"r\",\"pid\":%d,\"program\":\"p\",\"allocator\":\"glibc\","
+			"\"allocs\":1,\"frees\":1,\"verdict\":\"pass\"}\n", i);
+	ck_assert(fclose(f) == 0);
+	struct h_res x;
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.out, "memcheck gate: 100000 records, 0 failed", "gate's count");
+	ck_assert_msg(x.r.maxrss_kib < 150 * 1000, "memcheck gate's peak RSS %ld KiB for 10^5 "
+		      "records of 97 bytes", x.r.maxrss_kib);
+	h_res_free(&x);
+}
+END_TEST
+
 /* A command named with a newline and a terminal's escape: the table's
  * names were escaped, but the command's own lines ("memcheck: ... under
  * glibc: exit status", the table's title) printed it raw on main, one
@@ -1375,6 +1399,7 @@ int main(void)
 	tcase_add_test(tc, cli_files_not_regular);
 	tcase_add_test(tc, hopeless_line_not_held);
 	tcase_add_test(tc, command_name_escaped);
+	tcase_add_test(tc, gate_records_kept_compactly);
 	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);
