@@ -416,6 +416,17 @@ static const struct h_case cases[] = {
 		   ARGS("rm-budget", "big", "8", "pass"), .file = BIG_16K, .exit = 1,
 	  .err = H_LIST("budget not applied: ", "cannot open its copy", "memcheck: exit 1:"),
 	  .no_err = H_LIST("all clean") },
+	/* an output file that cannot be written, refused before any run
+	 * (harden47: main ran every allocator, then said "cannot write") */
+	{ "run --report a directory", USAGE("run", "--report", "/tmp", "--", "cli_prog", "pass"),
+	  SAYS("--report /tmp: a directory: expected a file memcheck can write"),
+	  .no_err = H_LIST("running under") },
+	{ "run --junit in no directory",
+	  USAGE("run", "--junit", "/nonexistent/no/such/dir/x.xml", "--", "cli_prog", "pass"),
+	  SAYS("its directory does not exist: expected a file"), .no_err = H_LIST("running under") },
+	{ "oom --report a directory", USAGE("oom", "--report", "/tmp", "--", "cli_prog", "pass"),
+	  SAYS("--report /tmp: a directory: expected a file"),
+	  .no_err = H_LIST("allocation calls") },
 	{ "bad budget file", RUN("--budget", H_FILE), ARGS("out"), .exit = 2,
 	  .file = "peak_live_bytes <= 1 KiB\npeak_rs <= 1 MiB\n\n[unterminated\n",
 	  .check = bad_budget_lines },

@@ -425,6 +425,9 @@ char *printable(const char *name, size_t occ);
  * false (said) when writing it failed. */
 FILE *open_written(const char *path);
 int open_output(const char *path, int flags);
+/* Whether --opt path (of command cmd) can be written later (said as bad
+ * usage when not): asked before the runs, nothing created. */
+bool writable_later(const char *cmd, const char *opt, const char *path);
 bool close_written(FILE *f, const char *path);
 /* Markup-escaped text for XML and HTML (control characters as '?'). */
 void xml_text(FILE *f, const char *s);

@@ -895,6 +895,8 @@ int cmd_oom(int argc, char **argv)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o.jobs = n > 0 ? (int)n : 1;
 	}
+	if (o.report && !writable_later("oom", "report", o.report))
+		return EXIT_USAGE;
 	char *lib = find_library();
 	if (!lib)
 		return EXIT_USAGE;

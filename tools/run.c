@@ -588,6 +588,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.quiet && !o.allocators_given)
 		o.allocators = "glibc";
+	if ((o.report && !writable_later("run", "report", o.report)) ||
+	    (o.junit && !writable_later("run", "junit", o.junit)) ||
+	    (o.html && !writable_later("run", "html", o.html)))
+		goto out;
 	if (o.budget && !(budget = load_budget(o.budget, &budget_abs, &budget_stream)))
 		goto out;
 	if (pick_baseline("run", o.baseline, budget, &bname))

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -586,6 +587,37 @@ int open_output(const char *path, int flags)
 		return -1;
 	}
 	return fd;
+}
+
+/* Whether the file option opt names (path) can be written when the
+ * command ends, asked before anything runs, nothing created: a
+ * directory, a directory that does not exist or one not writable was
+ * said only after every run (`memcheck run --report /tmp`: all four
+ * allocators' runs, then "cannot write /tmp: Is a directory", exit 2;
+ * harden47).  Said as bad usage of cmd. */
+bool writable_later(const char *cmd, const char *opt, const char *path)
+{
+	struct stat st;
+	char *dir = NULL;
+	const char *why = NULL;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			why = "a directory";
+		else if (access(path, W_OK) != 0)
+			why = strerror(errno);
+	} else if (errno == ENOENT) {
+		const char *slash = strrchr(path, '/');
+		dir = slash ? xasprintf("%.*s", (int)(slash - path) + (slash == path), path)
+			    : xstrdup(".");
+		if (access(dir, W_OK) != 0)
+			why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+	} else {
+		why = strerror(errno);
+	}
+	if (why)
+		bad_usage(cmd, "--%s %s: %s: expected a file memcheck can write", opt, path, why);
+	free(dir);
+	return !why;
 }
 
 /* Close a file written whole; false (said) when writing it failed. */
