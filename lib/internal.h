@@ -2772,6 +2772,8 @@ struct mc_budget {
 /* The allocator relative limits compare against: the file's "baseline"
  * line, or "glibc" (also for b == NULL). */
 const char *mc_budget_baseline(const struct mc_budget *b);
+/* The file's name as its messages give it ("NAME:LINE: ..."). */
+const char *mc_budget_name(const struct mc_budget *b);
 /* True when some rule has a relative limit (+10%, 1.25x): the baseline
  * allocator's figures are needed. */
 bool mc_budget_relative(const struct mc_budget *b);

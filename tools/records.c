@@ -763,7 +763,9 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b, cons
 	size_t base = 0;
 	while (base < ng && !groups[base].baseline)
 		base++;
-	char *prefix = b && budget_abs ? xasprintf("%s:", budget_abs) : NULL;
+	/* the name the library's messages give the file (MEMCHECK_BUDGET_NAME
+	 * is budget_abs), as budget.c shows it: escaped, a long one cut */
+	char *prefix = b && budget_abs ? xasprintf("%s:", mc_budget_name(b)) : NULL;
 	size_t failed = 0;
 	for (size_t gi = 0; gi < ng; gi++) {
 		struct group *g = &groups[gi];
