@@ -363,6 +363,11 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("SIGSEGV") },
 	{ "command exits 4, memcheck content", RUN(), ARGS("pass", "exit", "4"), .exit = 3,
 	  .err = H_LIST("exit status 4") },
+	/* a run whose processes wrote no record is not "all clean" (main
+	 * said "exit 0: 0 region records, all clean and within budget") */
+	{ "nothing measured, nothing clean", RUN(), .prog = "/bin/true" },
+	  .err = H_LIST("wrote no report", "exit 0: no region record: nothing was measured"),
+	  .no_err = H_LIST("all clean") },
 	/* a command that cannot be started is bad usage */
 	{ "command not found", RUN(), .prog = "/nonexistent/command" }, .exit = 2,
 	  .err = H_LIST("cannot run /nonexistent/command: No such file") },
