@@ -421,6 +421,13 @@ static const struct h_case cases[] = {
 		   ARGS("rm-budget", "big", "8", "pass"), .file = BIG_16K, .exit = 1,
 	  .err = H_LIST("budget not applied: ", "cannot open its copy", "memcheck: exit 1:"),
 	  .no_err = H_LIST("all clean") },
+	/* the same for --suppressions, which the processes read themselves:
+	 * a file removed mid-run is said in each region, never clean */
+	{ "the suppressions removed mid-run: not clean",
+	  RUN("--suppressions", H_FILE), ARGS("rm", H_FILE, "leak"), .exit = 1,
+	  .file = "{\n   cli_prog's leak\n   Memcheck:Leak\n   fun:malloc\n   fun:leak\n}\n",
+	  .err = H_LIST("suppression file not read", "memcheck: exit 1:"),
+	  .no_err = H_LIST("all clean") },
 	/* an output file that cannot be written, refused before any run
 	 * (harden47: main ran every allocator, then said "cannot write") */
 	{ "run --report a directory", USAGE("run", "--report", "/tmp", "--", "cli_prog", "pass"),
