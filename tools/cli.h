@@ -244,10 +244,8 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b,
 /* Add a record read from a report to g: to the repetition its "run" key
  * names (memcheck run --report), else to the first. */
 void group_add(struct group *g, const struct rec *r);
-/* A new group labelled label in groups[]: one repetition, no run;
- * group_for: the one so labelled, added when new. */
+/* A new group labelled label in groups[]: one repetition, no run. */
 struct group *group_new(struct group **groups, size_t *ng, const char *label);
-struct group *group_for(struct group **groups, size_t *ng, const char *label);
 /* Read files[] into one list; false (every bad line said) when any is
  * malformed, cannot be read or holds no record. */
 bool read_all(struct recs *all, char **files, int n);

@@ -214,7 +214,7 @@ static struct tslot *tmap_at(struct tmap *m, struct tup t, bool add)
 {
 	/* grown at three quarters full (half full took a third more) */
 	if (add && m->n * 4 >= m->cap * 3)
-		m->slot = slots_grow(m->slot, &m->cap, sizeof *m->slot, 256, tslot_used, tslot_hash);
+		m->slot = slots_grow(m->slot, &m->cap, sizeof *m->slot, 16, tslot_used, tslot_hash);
 	if (!m->cap)
 		return NULL;
 	size_t j = tup_hash(&t) & (m->cap - 1);
