@@ -1262,6 +1262,24 @@ START_TEST(command_name_escaped)
 	EXPECT_HAS(x.r.err, h_env("%s/r\\nep\\x1b[31m.jsonl:1: ", dir), "the report's line");
 	ck_assert_msg(!strchr(x.r.err, '\033'), "an escape byte on stderr:\n%s", x.r.err);
 	h_res_free(&x);
+	/* a record's allocator and violations escaped as its names are, in
+	 * gate's FAIL line and compare's table (harden47: raw, a FAIL line
+	 * split in two and the escape sent to the terminal) */
+	f = fopen(rep, "w");
+	ck_assert(f && fputs("{\"name\":\"r\",\"pid\":1,\"program\":\"p\",\"allocator\":"
+			     "\"gl\\u001bibc\",\"allocs\":1,\"frees\":1,\"verdict\":\"fail\","
+			     "\"violations\":[\"bad\\nline \\u001b[31mred\"]}\n", f) >= 0 &&
+		  fclose(f) == 0);
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 1);
+	EXPECT_HAS(x.r.out, "FAIL p \"r\" (gl\\x1bibc, pid 1): bad\\nline \\x1b[31mred\n",
+		   "gate's FAIL line");
+	ck_assert_msg(!strchr(x.r.out, '\033'), "an escape byte on stdout:\n%s", x.r.out);
+	h_res_free(&x);
+	MC(&x, "compare", rep, rep);
+	EXPECT_HAS(x.r.out, "    bad\\nline \\x1b[31mred\n", "compare's violation");
+	ck_assert_msg(!strchr(x.r.out, '\033'), "an escape byte on stdout:\n%s", x.r.out);
+	h_res_free(&x);
 }
 END_TEST
 

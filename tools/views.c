@@ -391,8 +391,11 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 	size_t nkeys;
 	struct pairing *p = pairing_new(groups, ng);
 	const struct key *keys = pairing_rows(p, &nkeys);
-	if (title)
-		fprintf(f, "\n%s\n", title);
+	if (title) {   /* compare's names the files as typed */
+		char *shown = printable(title, 0);
+		fprintf(f, "\n%s\n", shown);
+		free(shown);
+	}
 	if (reps > 1)
 		fprintf(f, "(several runs: each figure is the median of an allocator's runs, and "
 			"±N%% how far the farthest run is from it; leaks fail in any run, "
@@ -403,7 +406,9 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 		return;
 	}
 
-	char *vs = xasprintf("vs %s", base < ng ? groups[base].label : "base");
+	char *base_label = printable(base < ng ? groups[base].label : "base", 0);
+	char *vs = xasprintf("vs %s", base_label);
+	free(base_label);
 	char *head[NCOLS] = { "program", "region", "allocator", "time", "peak RSS", vs,
 			      "allocs", "frees", "peak live", "lost (d+i)", "reachable",
 			      "retained", "verdict" };
@@ -437,7 +442,7 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 						r->cell[C_REGION] = printable(c->recs[0]->m.r.name,
 									      c->recs[0]->occ);
 					}
-					r->cell[C_ALLOC] = xstrdup(g->label);
+					r->cell[C_ALLOC] = printable(g->label, 0);
 					r->cell[C_TIME] = fmt_fig(&c->time, FIG_SECONDS);
 					r->cell[C_RSS] = fmt_fig(&c->rss, FIG_BYTES);
 					r->cell[C_VS] = gi == base || !bc.n || !c->rss.n || !bc.rss.n ?
@@ -482,7 +487,12 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 		/* repetitions can each say it with other figures: a few do */
 		bool sites = false;
 		for (size_t m = 0; m < rows[i].nmsgs && m < 5; m++) {
-			fprintf(f, "    %s\n", short_path(rows[i].msgs[m]));
+			/* a record's own text: escaped, as its names are (an
+			 * escape sequence in a violation reached the terminal,
+			 * a newline split it; harden47) */
+			char *shown = printable(short_path(rows[i].msgs[m]), 0);
+			fprintf(f, "    %s\n", shown);
+			free(shown);
 			if (!sites && rows[i].failed && mc_violations_name_peak(rows[i].msgs[m])) {
 				print_peak_sites(f, rows[i].failed);
 				sites = true;
