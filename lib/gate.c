@@ -293,8 +293,8 @@ static __attribute__((noinline, cold)) bool base_glue(size_t off, struct mc_buf 
 	}
 }
 
-/* A line that cannot be a record (its first byte but spaces not '{'):
- * the file is read no further, said once.  A 200 MB file of no records
+/* A line that cannot be a record (base_line_begins_record): the file
+ * is read no further, said once.  A 200 MB file of no records
  * was read whole by every process's first relative limit, 0.13 s each
  * and its pages resident meanwhile (the OS's peak 197 MB), and nothing
  * said (harden46). */
@@ -302,11 +302,30 @@ static __attribute__((noinline, cold)) void base_not_records(size_t off)
 {
 	if (!base_said)
 		mc_log("MEMCHECK_BASELINE=%.*s%.*s:%zu: not a memcheck record (expected a JSON "
-		       "Lines report, MEMCHECK_REPORT's file: a record begins with '{'); the file "
+		       "Lines report, MEMCHECK_REPORT's file: a record begins {\"name\":); the file "
 		       "is read no further, and the regions whose records lie past it have no "
 		       "baseline", MC_CUT_VALUE(mc_opt.baseline), base_lineno(off));
 	base_said = true;
 	base_next = base_len;
+}
+
+/* Whether the n bytes at p, a line, can begin a record: blank, or '{'
+ * and then its first key, "name" (memcheck-report(5): the keys in
+ * order; json.c reads them so) or a part's "part", spaces allowed; a
+ * line cut before it can tell, yes. */
+static bool base_line_begins_record(const char *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+		i++;
+	if (i == n)
+		return true;
+	if (p[i++] != '{')
+		return false;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+		i++;
+	size_t left = n - i < 6 ? n - i : 6;
+	return memcmp(p + i, "\"name\"", left) == 0 || memcmp(p + i, "\"part\"", left) == 0;
 }
 
 /* The next line after base_next that is a record of this program, kept
@@ -320,10 +339,7 @@ static bool base_scan_one(const char *prog, size_t plen)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p), off = base_next;
 		base_next += n + 1;
-		size_t sp = 0;
-		while (sp < n && (p[sp] == ' ' || p[sp] == '\t' || p[sp] == '\r'))
-			sp++;
-		if (unlikely(sp < n && p[sp] != '{')) {
+		if (unlikely(!base_line_begins_record(p, n))) {
 			base_not_records(off);
 			break;
 		}

@@ -970,13 +970,16 @@ START_TEST(baseline_not_a_regular_file)
 	for (int i = 0; i < (48 << 20) / 64; i++)
 		fprintf(f, "%-63s\n", "2026-12-07 06:00:00 INFO a line of some other program's log");
 	ck_assert(fclose(f) == 0);
+	/* and JSON Lines of another tool: read whole on main too */
+	const char *other = tmpfile_with("other.jsonl", "{\"ts\":1,\"msg\":\"x\"}\n{\"ts\":2}\n");
 	const char *budget = tmpfile_with("loose.budget", "[*]\npeak_rss <= 100x\n");
 	const struct {
 		const char *file, *what;
 	} bad[] = { { fifo, ": not a regular file: expected a JSON Lines report" },
 		    { "/dev/zero", ": not a regular file: expected a JSON Lines report" },
 		    { "/tmp", ": a directory: expected a JSON Lines report" },
-		    { log, ":1: not a memcheck record (expected a JSON Lines report" } };
+		    { log, ":1: not a memcheck record (expected a JSON Lines report" },
+		    { other, ":1: not a memcheck record (expected a JSON Lines report" } };
 	for (int i = 0; i < H_NALLOCATORS; i++) {
 		if (!h_allocator(i, NULL))
 			continue;
