@@ -128,7 +128,8 @@ static void load_baseline(const char *path)
 	const char *text = mc_sys_mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (text == MAP_FAILED) {
-		mc_log("MEMCHECK_BASELINE=%s: cannot map it: %s", path, strerror(errno));
+		mc_log("MEMCHECK_BASELINE=%.*s%.*s: cannot map it: %s", MC_CUT_VALUE(path),
+		       strerror(errno));
 		return;
 	}
 	/* A record's line holds at least its name and program keys (27
@@ -582,9 +583,11 @@ out:
 		static bool said;
 		if (!said) {
 			said = true;
-			mc_log("MEMCHECK_REPORT=%s: cannot count its records in %s: %s; relative limits "
-			       "compare with the baseline's first record of each program and region",
-			       mc_opt.report, dir, strerror(errno));
+			int e = errno;   /* the path cut, not the line (1 KiB): what it means kept */
+			mc_log("MEMCHECK_REPORT=%.*s%.*s: cannot count its records in %.*s%.*s: %s; "
+			       "relative limits compare with the baseline's first record of each "
+			       "program and region", MC_CUT_VALUE(mc_opt.report), MC_CUT_VALUE(dir),
+			       strerror(e));
 		}
 		rank.all = rank.key = rank.files = 0;
 	}
