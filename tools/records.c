@@ -29,10 +29,23 @@ static struct {
 	size_t n, cap;
 } interned;
 
+/* The table freed at exit: memory a report's records still point to
+ * until the command ends, and valgrind's check of the command (test_cli
+ * clean_under_valgrind, every kind an error) wants every block freed. */
+static void interned_free(void)
+{
+	for (size_t i = 0; i < interned.cap; i++)
+		free((char *)interned.v[i]);
+	free(interned.v);
+	memset(&interned, 0, sizeof interned);
+}
+
 const char *rec_intern(const char *s)
 {
 	if (!*s)
 		return rec_none;
+	if (!interned.cap)
+		atexit(interned_free);
 	if (2 * (interned.n + 1) > interned.cap) {
 		size_t cap = interned.cap ? 2 * interned.cap : 256;
 		const char **v = xcalloc(cap, sizeof *v);
