@@ -708,10 +708,36 @@ static void parse_line(struct parser *P, const char *s, size_t n)
 		parse_statement(P, s, e);
 }
 
+/* name as the messages give it: a control character as '?' (one
+ * message a line, and gate.c logs them a line each: a newline in a name
+ * made two, the region's violation "budget not applied: /tmp/x" of
+ * "/tmp/x\ny"; mc_log and the JSON escape the rest, so not escaped
+ * here, which they would escape again), and a name longer than 256
+ * bytes cut to its first 128 (a 5,000-byte path filled mc_log's line of
+ * 1 KiB: "cannot open" and what was expected lost; harden47). */
+static const char *shown_name(const char *name, char *buf, size_t cap)
+{
+	if (!name)
+		return "budget";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)name; *p && n + 1 < cap; p++)
+		buf[n++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+	buf[n] = 0;
+	if (n > 256) {
+		size_t k = 128;
+		while (k && ((unsigned char)buf[k] & 0xc0) == 0x80)
+			k--;   /* not inside a UTF-8 sequence */
+		memcpy(buf + k, "...", 4);
+	}
+	return buf;
+}
+
 struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name,
 				  char *err, size_t errlen)
 {
-	struct parser P = { .name = name ? name : "budget", .err = err, .errlen = errlen };
+	char shown[1024];
+	struct parser P = { .name = shown_name(name, shown, sizeof shown), .err = err,
+			    .errlen = errlen };
 	if (errlen)
 		err[0] = 0;
 	if (len > MAX_FILE) {
@@ -770,15 +796,25 @@ struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name
  * region's end), and refused, where it was read as an empty budget
  * that passed every region (harden43); one with a writer is read, the
  * reads waiting for the writer's end as before. */
-static struct mc_budget *load_from(const char *path, struct mc_buf *keep, char *err,
-				   size_t errlen)
+static struct mc_budget *load_from(const char *path, const char *name, struct mc_buf *keep,
+				   char *err, size_t errlen)
 {
-	struct parser P = { .name = path ? path : "budget", .err = err, .errlen = errlen };
+	if (!name)
+		name = path;
+	char shown[1024];
+	struct parser P = { .name = shown_name(name, shown, sizeof shown), .err = err,
+			    .errlen = errlen };
 	if (errlen)
 		err[0] = 0;
 	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | (keep ? 0 : O_NONBLOCK)) : -1;
 	if (fd < 0) {
-		fail(&P, "cannot open: %s", path ? strerror(errno) : "no file name");
+		const char *why = path ? strerror(errno) : "no file name";
+		char copy[1024];
+		if (path && strcmp(path, name) != 0) /* a copy: said as such */
+			fail(&P, "cannot open its copy %s: %s", shown_name(path, copy, sizeof copy),
+			     why);
+		else
+			fail(&P, "cannot open: %s", why);
 		return NULL;
 	}
 	struct stat st;
@@ -823,19 +859,19 @@ static struct mc_budget *load_from(const char *path, struct mc_buf *keep, char *
 	close(fd);
 	if (text->oom && !P.nerr)
 		fail(&P, "out of memory");
-	struct mc_budget *b = P.nerr ? NULL : mc_budget_parse(text->s, text->len, path, err, errlen);
+	struct mc_budget *b = P.nerr ? NULL : mc_budget_parse(text->s, text->len, name, err, errlen);
 	mc_buf_free(&own);
 	return b;
 }
 
-struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen)
+struct mc_budget *mc_budget_load(const char *path, const char *name, char *err, size_t errlen)
 {
-	return load_from(path, NULL, err, errlen);
+	return load_from(path, name, NULL, err, errlen);
 }
 
 struct mc_budget *mc_budget_load_waiting(const char *path, struct mc_buf *text, char *err,
 					 size_t errlen)
 {
-	return load_from(path, text, err, errlen);
+	return load_from(path, NULL, text, err, errlen);
 }
 

@@ -49,6 +49,11 @@ const char *mc_budget_baseline(const struct mc_budget *b)
 	return b && b->baseline ? POOL(b, b->baseline) : "glibc";
 }
 
+const char *mc_budget_name(const struct mc_budget *b)
+{
+	return POOL(b, b->name);
+}
+
 bool mc_budget_relative(const struct mc_budget *b)
 {
 	return b && b->relative;

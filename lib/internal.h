@@ -99,6 +99,7 @@ struct mc_options {
 	int symbolize_system;     /* ... also in /usr/lib and /lib */
 	const char *cache;        /* MEMCHECK_CACHE, "off", or NULL: the default (symcache.c) */
 	const char *budget;       /* MEMCHECK_BUDGET, or NULL */
+	const char *budget_name;  /* MEMCHECK_BUDGET_NAME, or NULL: its name in messages */
 	const char *baseline;     /* MEMCHECK_BASELINE, or NULL */
 	int release;              /* call the allocator's release at region end */
 	int scan;                 /* classify leftovers by a reachability scan */
@@ -2737,9 +2738,10 @@ void mc_allocator_forget(void);
 /* A parsed budget file (memcheck-budget(5)), in mmap'd memory. */
 struct mc_budget;
 
-/* Read and parse path.  NULL on error, with "path:line: message" in err.
+/* Read and parse path.  NULL on error, with "name:line: message" in err
+ * (name: path where NULL; the name the rules' messages give the file).
  * A FIFO no process writes is refused, not waited for. */
-struct mc_budget *mc_budget_load(const char *path, char *err, size_t errlen);
+struct mc_budget *mc_budget_load(const char *path, const char *name, char *err, size_t errlen);
 /* The same for the CLI: a FIFO's writer waited for, as cat(1) waits;
  * the file's text left in text (mc_buf_free), whatever the outcome. */
 struct mc_budget *mc_budget_load_waiting(const char *path, struct mc_buf *text, char *err,
@@ -2748,6 +2750,10 @@ struct mc_budget *mc_budget_load_waiting(const char *path, struct mc_buf *text, 
 struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name,
 				  char *err, size_t errlen);
 void mc_budget_free(struct mc_budget *b);
+/* How a region's violations begin the message of a budget that could
+ * not be read or parsed (gate.c), which a check of the budget's rules
+ * again (tools/records.c) must keep. */
+#define MC_BUDGET_NOT_APPLIED "budget not applied: "
 
 /* The keys mc_result_field knows, NULL-terminated (for messages and docs). */
 extern const char *const mc_result_keys[];
@@ -2804,6 +2810,8 @@ struct mc_budget {
 /* The allocator relative limits compare against: the file's "baseline"
  * line, or "glibc" (also for b == NULL). */
 const char *mc_budget_baseline(const struct mc_budget *b);
+/* The file's name as its messages give it ("NAME:LINE: ..."). */
+const char *mc_budget_name(const struct mc_budget *b);
 /* True when some rule has a relative limit (+10%, 1.25x): the baseline
  * allocator's figures are needed. */
 bool mc_budget_relative(const struct mc_budget *b);

@@ -87,8 +87,11 @@ static inline const char *str_at(uint32_t off)
 
 /* File options made absolute at start-up: the program may chdir later. */
 static char paths[MC_ARRAY_SIZE(options)][4096];
-/* The options whose value did not parse, said by mc_options_say. */
-MC_HOT static bool bad_value[MC_ARRAY_SIZE(options)];
+/* The options whose value did not parse, said by mc_options_say; and,
+ * in the last slot, MEMCHECK_VALGRIND too long to be the settings
+ * (read_combined). */
+#define LONG_SETTINGS MC_ARRAY_SIZE(options)
+MC_HOT static bool bad_value[LONG_SETTINGS + 1];
 
 static const char *absolute(size_t i, const char *path)
 {
@@ -254,12 +257,31 @@ static bool set_option(const struct option_def *o, const char *val)
 	return true;
 }
 
+/* MEMCHECK_VALGRIND longer than MC_VALGRIND_MAX, ignored (read_combined). */
+static __attribute__((noinline, cold)) void say_long_settings(void)
+{
+	const char *v = secure_getenv("MEMCHECK_VALGRIND");
+	if (!v)
+		v = "";
+	mc_log("MEMCHECK_VALGRIND=%.*s%.*s: longer than %d bytes: expected the settings "
+	       "memcheck's valgrind command line writes (memcheck(1), valgrind); ignored, "
+	       "each MEMCHECK_* variable read as set", MC_CUT_VALUE(v), MC_VALGRIND_MAX - 1);
+}
+
 /* One line for a value that did not parse: the default stays.  A long
  * value is cut: the line (mc_log's, 1 KiB) kept a 3,000-byte value
  * whole and lost what was expected (harden46).  Out of line and cold:
  * its code and strings out of the blocks every start reads. */
-static __attribute__((noinline, cold)) void say_bad(const struct option_def *o, const char *val)
+static const char *value_read(size_t i);
+
+static __attribute__((noinline, cold)) void say_bad(size_t i)
 {
+	if (i == LONG_SETTINGS) {
+		say_long_settings();
+		return;
+	}
+	const struct option_def *o = &options[i];
+	const char *val = value_read(i);
 	if (!val)
 		val = "";    /* the variable gone from the environment since */
 	if (o->kind == INT)
@@ -313,8 +335,13 @@ static __attribute__((noinline)) void read_combined(const char *combined, const 
 	size_t len = 0;
 	while (combined[len] && len < sizeof combined_buf - 1)
 		len++;
-	if (combined[len])
-		return; /* longer than the command line writes it */
+	if (combined[len]) {
+		/* longer than the command line writes it (tools/vgcompat.c
+		 * refuses more): not its settings, ignored, and said (it was
+		 * ignored unsaid before session 47) */
+		bad_value[LONG_SETTINGS] = true;
+		return;
+	}
 	for (size_t k = 0; k <= len; k++)
 		combined_buf[k] = combined[k] == MC_VALGRIND_SEP ? 0 : combined[k];
 	for (const char *entry = combined_buf; entry < combined_buf + len;) {
@@ -496,9 +523,9 @@ void mc_options_say(void)
 {
 	/* MEMCHECK_LOG first: complaints about the others go where it says. */
 	mc_text_open(mc_opt.log);
-	for (size_t i = 0; i < MC_ARRAY_SIZE(options); i++)
+	for (size_t i = 0; i <= LONG_SETTINGS; i++)
 		if (bad_value[i])
-			say_bad(&options[i], value_read(i));
+			say_bad(i);
 	if (getauxval(AT_SECURE))
 		say_ignored();
 }

@@ -363,6 +363,11 @@ static const struct h_case cases[] = {
 	  .err = H_LIST("SIGSEGV") },
 	{ "command exits 4, memcheck content", RUN(), ARGS("pass", "exit", "4"), .exit = 3,
 	  .err = H_LIST("exit status 4") },
+	/* a run whose processes wrote no record is not "all clean" (main
+	 * said "exit 0: 0 region records, all clean and within budget") */
+	{ "nothing measured, nothing clean", RUN(), .prog = "/bin/true" },
+	  .err = H_LIST("wrote no report", "exit 0: no region record: nothing was measured"),
+	  .no_err = H_LIST("all clean") },
 	/* a command that cannot be started is bad usage */
 	{ "command not found", RUN(), .prog = "/nonexistent/command" }, .exit = 2,
 	  .err = H_LIST("cannot run /nonexistent/command: No such file") },
@@ -396,6 +401,44 @@ static const struct h_case cases[] = {
 	  SAYS("--run-timeout inf: expected seconds, more than 0 and at most") },
 	{ "oom --timeout 1e400", USAGE("oom", "--timeout", "1e400", "--", "/bin/true"),
 	  SAYS("--timeout 1e400: expected seconds") },
+	/* The processes' budget is a copy the command owns (harden47): the
+	 * user's file removed while they ran failed their regions with
+	 * "cannot open" (exit 23) on main, while the command said "all
+	 * clean".  Four allocators, each run after the file is gone. */
+	{ "the budget file removed mid-run: the runs keep theirs", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("run", "-n", "1", "-a", "glibc,mimalloc,jemalloc,tcmalloc",
+				 "--budget", H_FILE),
+		   ARGS("rm", H_FILE, "big", "8", "pass"), .file = BIG_16K,
+	  .err = H_LIST("memcheck: exit 0:", "all clean"),
+	  .no_err = H_LIST("cannot open", "exit status 23", "not applied") },
+	/* ... and a process that could not read its budget is never clean:
+	 * its "cannot open" began with the budget's name, as a broken
+	 * rule's message does, and the command took it out as one of the
+	 * rules it checks again (exit 0, "all clean", on main) */
+	{ "the processes' budget removed: not clean", .allocators = H_ONCE,
+	  .run = { .cli = H_LIST("run", "-n", "1", "-a", "glibc,mimalloc,jemalloc,tcmalloc",
+				 "--budget", H_FILE),
+		   ARGS("rm-budget", "big", "8", "pass"), .file = BIG_16K, .exit = 1,
+	  .err = H_LIST("budget not applied: ", "cannot open its copy", "memcheck: exit 1:"),
+	  .no_err = H_LIST("all clean") },
+	/* the same for --suppressions, which the processes read themselves:
+	 * a file removed mid-run is said in each region, never clean */
+	{ "the suppressions removed mid-run: not clean",
+	  RUN("--suppressions", H_FILE), ARGS("rm", H_FILE, "leak"), .exit = 1,
+	  .file = "{\n   cli_prog's leak\n   Memcheck:Leak\n   fun:malloc\n   fun:leak\n}\n",
+	  .err = H_LIST("suppression file not read", "memcheck: exit 1:"),
+	  .no_err = H_LIST("all clean") },
+	/* an output file that cannot be written, refused before any run
+	 * (harden47: main ran every allocator, then said "cannot write") */
+	{ "run --report a directory", USAGE("run", "--report", "/tmp", "--", "cli_prog", "pass"),
+	  SAYS("--report /tmp: a directory: expected a file memcheck can write"),
+	  .no_err = H_LIST("running under") },
+	{ "run --junit in no directory",
+	  USAGE("run", "--junit", "/nonexistent/no/such/dir/x.xml", "--", "cli_prog", "pass"),
+	  SAYS("its directory does not exist: expected a file"), .no_err = H_LIST("running under") },
+	{ "oom --report a directory", USAGE("oom", "--report", "/tmp", "--", "cli_prog", "pass"),
+	  SAYS("--report /tmp: a directory: expected a file"),
+	  .no_err = H_LIST("allocation calls") },
 	{ "bad budget file", RUN("--budget", H_FILE), ARGS("out"), .exit = 2,
 	  .file = "peak_live_bytes <= 1 KiB\npeak_rs <= 1 MiB\n\n[unterminated\n",
 	  .check = bad_budget_lines },
@@ -699,8 +742,9 @@ START_TEST(allocator_not_a_shared_object)
 END_TEST
 
 /* The command gets memcheck, then the allocator, then the user's own
- * LD_PRELOAD; the budget as an absolute path; the baseline's report only
- * when it is not the baseline. */
+ * LD_PRELOAD; the budget as a copy in the run's own directory, named by
+ * the user's file's absolute path; the baseline's report only when it is
+ * not the baseline. */
 START_TEST(environment_of_the_command)
 {
 	const char *soname = NULL, *other = other_allocator_so(&soname);
@@ -712,14 +756,18 @@ START_TEST(environment_of_the_command)
 	h_expect_exit(&x, 0);
 	char want[8192];
 	snprintf(want, sizeof want, "LD_PRELOAD=%s/libmemcheck.so "
-		 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET=%s\nMEMCHECK_BASELINE unset\n",
-		 h_build(), b);
+		 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET_NAME=%s\nMEMCHECK_BASELINE "
+		 "unset\nMEMCHECK_BUDGET=/", h_build(), b);
 	ck_assert_msg(!strncmp(x.r.out, want, strlen(want)), "glibc run's environment:\n%s\n"
 		      "expected:\n%s", x.r.out, want);
+	const char *copy = x.r.out + strlen(want) - 1, *nl = strchr(copy, '\n');
+	const char *dir = strstr(copy, "/memcheck-run-");
+	ck_assert_msg(nl && dir && dir < nl && nl - copy > 7 && !strncmp(nl - 7, "/budget", 7),
+		      "MEMCHECK_BUDGET: not the run's copy:\n%s", x.r.out);
 	if (other) {
-		const char *second = x.r.out + strlen(want);
+		const char *second = nl + 1;
 		snprintf(want, sizeof want, "LD_PRELOAD=%s/libmemcheck.so /usr/lib/x86_64-linux-gnu/%s "
-			 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET=%s\n"
+			 "/usr/lib/x86_64-linux-gnu/libm.so.6\nMEMCHECK_BUDGET_NAME=%s\n"
 			 "MEMCHECK_BASELINE=/", h_build(), soname, b);
 		ck_assert_msg(!strncmp(second, want, strlen(want)), "%s run's environment:\n%s\n"
 			      "expected:\n%s", other, second, want);
@@ -911,16 +959,32 @@ START_TEST(baseline_not_a_regular_file)
 {
 	const char *fifo = h_tmppath("base.fifo");
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	/* A baseline of 48 MiB that holds no record (a log given by
+	 * mistake): every process read all of it at its first relative
+	 * limit, and nothing was said (harden46 measured 0.13 s a process
+	 * at 200 MB).  Now its first line that cannot be a record stops the
+	 * read, said with the file and line. */
+	const char *log = h_tmppath("base.log");
+	FILE *f = fopen(log, "w");
+	ck_assert(f != NULL);
+	for (int i = 0; i < (48 << 20) / 64; i++)
+		fprintf(f, "%-63s\n", "2026-12-07 06:00:00 INFO a line of some other program's log");
+	ck_assert(fclose(f) == 0);
+	/* and JSON Lines of another tool: read whole on main too */
+	const char *other = tmpfile_with("other.jsonl", "{\"ts\":1,\"msg\":\"x\"}\n{\"ts\":2}\n");
 	const char *budget = tmpfile_with("loose.budget", "[*]\npeak_rss <= 100x\n");
-	static const struct {
+	const struct {
 		const char *file, *what;
-	} bad[] = { { NULL, "not a regular file" }, { "/dev/zero", "not a regular file" },
-		    { "/tmp", "a directory" } };
+	} bad[] = { { fifo, ": not a regular file: expected a JSON Lines report" },
+		    { "/dev/zero", ": not a regular file: expected a JSON Lines report" },
+		    { "/tmp", ": a directory: expected a JSON Lines report" },
+		    { log, ":1: not a memcheck record (expected a JSON Lines report" },
+		    { other, ":1: not a memcheck record (expected a JSON Lines report" } };
 	for (int i = 0; i < H_NALLOCATORS; i++) {
 		if (!h_allocator(i, NULL))
 			continue;
 		for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-			const char *file = bad[k].file ? bad[k].file : fifo;
+			const char *file = bad[k].file;
 			struct h_res x;
 			H_EXEC(&x, .prog = "cli_prog", .args = H_LIST("out", "pass"), .alloc = i,
 			       .flags = H_PRELOAD | H_EXITCODE,
@@ -928,8 +992,10 @@ START_TEST(baseline_not_a_regular_file)
 					     h_env("MEMCHECK_BASELINE=%s", file)));
 			h_expect_exit(&x, strcmp(h_allocators[i].name, "glibc") == 0 ? 0 : 23);
 			ck_assert_str_eq(x.r.out, "hello stdout\n");
-			EXPECT_HAS(x.r.err, h_env("MEMCHECK_BASELINE=%s: %s: expected a JSON Lines report",
-						  file, bad[k].what), "the baseline's error");
+			EXPECT_HAS(x.r.err, h_env("MEMCHECK_BASELINE=%s%s", file, bad[k].what),
+				   "the baseline's error");
+			ck_assert_msg(h_count_lines(x.r.err, "MEMCHECK_BASELINE=") == 1,
+				      "said once a process:\n%s", x.r.err);
 			h_res_free(&x);
 		}
 	}
@@ -1132,6 +1198,44 @@ START_TEST(hopeless_line_not_held)
 }
 END_TEST
 
+/* memcheck gate on n minimal records, each of allocator "glibc" or,
+ * with own, of an allocator of its own: all pass, and gate's peak RSS
+ * stays under 150 MB. */
+static void gate_minimal_records(int n, bool own)
+{
+	const char *rep = h_tmppath("many.jsonl");
+	FILE *f = fopen(rep, "w");
+	ck_assert(f != NULL);
+	for (int i = 1; i <= n; i++)
+		fprintf(f, "{\"name\":\"r\",\"pid\":%d,\"program\":\"p\",\"allocator\":\"%s%d\","
+			"\"allocs\":1,\"frees\":1,\"verdict\":\"pass\"}\n", i, own ? "a" : "glibc",
+			own ? i : 0);
+	ck_assert(fclose(f) == 0);
+	struct h_res x;
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.out, h_env("memcheck gate: %d records, 0 failed", n), "gate's count");
+	ck_assert_msg(x.r.maxrss_kib < 150 * 1000, "memcheck gate's peak RSS %ld KiB for %d "
+		      "records%s", x.r.maxrss_kib, n, own ? " each of its own allocator" : "");
+	h_res_free(&x);
+	unlink(rep);
+}
+
+/* 10^5 minimal records (98-byte lines, 9.8 MB, one program and region,
+ * each its own rank: the pairing's worst case): memcheck gate's peak
+ * RSS was 376 MB on main, a record 3.8 KB (a whole struct mc_record and
+ * a 512-byte message array in each, copied into its group by doubling;
+ * harden46 left it); 107 MB since harden47.  Bound: 1.5 KB a record.
+ * And 20,000 records each of its own allocator: 706 MB and 2.1 s on
+ * main (a scan of the groups for each record, 16 KB of pairing tables
+ * a group), 44 MB since harden47. */
+START_TEST(gate_records_kept_compactly)
+{
+	gate_minimal_records(100000, false);
+	gate_minimal_records(20000, true);
+}
+END_TEST
+
 /* A command named with a newline and a terminal's escape: the table's
  * names were escaped, but the command's own lines ("memcheck: ... under
  * glibc: exit status", the table's title) printed it raw on main, one
@@ -1149,6 +1253,35 @@ START_TEST(command_name_escaped)
 				  dir), "the run's line");
 	EXPECT_HAS(x.r.err, h_env("memcheck run: %s/ev\\nil\\x1b[31m\n", dir), "the title");
 	ck_assert_msg(!strchr(x.r.err, '\033'), "an escape byte on stderr:\n%s", x.r.err);
+	h_res_free(&x);
+	/* a report's "path:line:" messages name it escaped too (harden46
+	 * left them raw: the line split in two, the escape reaching the
+	 * terminal) */
+	const char *rep = h_env("%s/r\nep\033[31m.jsonl", dir);
+	FILE *f = fopen(rep, "w");
+	ck_assert(f && fputs("not a record\n", f) >= 0 && fclose(f) == 0);
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 2);
+	EXPECT_HAS(x.r.err, h_env("%s/r\\nep\\x1b[31m.jsonl:1: ", dir), "the report's line");
+	ck_assert_msg(!strchr(x.r.err, '\033'), "an escape byte on stderr:\n%s", x.r.err);
+	h_res_free(&x);
+	/* a record's allocator and violations escaped as its names are, in
+	 * gate's FAIL line and compare's table (harden47: raw, a FAIL line
+	 * split in two and the escape sent to the terminal) */
+	f = fopen(rep, "w");
+	ck_assert(f && fputs("{\"name\":\"r\",\"pid\":1,\"program\":\"p\",\"allocator\":"
+			     "\"gl\\u001bibc\",\"allocs\":1,\"frees\":1,\"verdict\":\"fail\","
+			     "\"violations\":[\"bad\\nline \\u001b[31mred\"]}\n", f) >= 0 &&
+		  fclose(f) == 0);
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 1);
+	EXPECT_HAS(x.r.out, "FAIL p \"r\" (gl\\x1bibc, pid 1): bad\\nline \\x1b[31mred\n",
+		   "gate's FAIL line");
+	ck_assert_msg(!strchr(x.r.out, '\033'), "an escape byte on stdout:\n%s", x.r.out);
+	h_res_free(&x);
+	MC(&x, "compare", rep, rep);
+	EXPECT_HAS(x.r.out, "    bad\\nline \\x1b[31mred\n", "compare's violation");
+	ck_assert_msg(!strchr(x.r.out, '\033'), "an escape byte on stdout:\n%s", x.r.out);
 	h_res_free(&x);
 }
 END_TEST
@@ -1324,6 +1457,7 @@ int main(void)
 	tcase_add_test(tc, cli_files_not_regular);
 	tcase_add_test(tc, hopeless_line_not_held);
 	tcase_add_test(tc, command_name_escaped);
+	tcase_add_test(tc, gate_records_kept_compactly);
 	tcase_add_test(tc, suppressions_as_valgrind_reads_them);
 	TCase *vg = h_tcase("valgrind", 120);
 	tcase_add_test(vg, clean_under_valgrind);

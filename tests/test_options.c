@@ -160,6 +160,33 @@ START_TEST(test_garbage_values_leave_the_program_alone)
 }
 END_TEST
 
+/* MEMCHECK_VALGRIND longer than the settings memcheck's valgrind
+ * command line writes (64 KiB, which vgcompat.c refuses to pass) is
+ * ignored, and said, naming the variable and what was expected: it was
+ * ignored unsaid on main (harden46 left it).  The program as bare. */
+START_TEST(test_valgrind_settings_too_long_said)
+{
+	if (!h_allocator(_i, NULL))
+		return;
+	static char value[70001];
+	memset(value, 'A', sizeof value - 1);
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_fork", .args = H_LIST("fork", "utf8"), .alloc = _i,
+	       .flags = H_PRELOAD, .no_report = true, .text = "none", .timeout = 10,
+	       .env = H_LIST(h_env("MEMCHECK_VALGRIND=%s", value)));
+	ck_assert_msg(x.r.exit_code == 0 && strncmp(x.r.out, "child=", 6) == 0,
+		      "exit %d, stdout '%s', stderr:\n%.2000s", x.r.exit_code, x.r.out, x.r.err);
+	ck_assert_msg(h_count_lines(x.r.err, "MEMCHECK_VALGRIND=AAAA") == 1 &&
+		      h_count_lines(x.r.err, "longer than 65535 bytes: expected the settings") == 1 &&
+		      h_count_lines(x.r.err, "memcheck[") == 1,
+		      "one line naming MEMCHECK_VALGRIND, cut, and what was expected:\n%.2000s",
+		      x.r.err);
+	ck_assert_msg(strlen(x.r.err) < 1000, "the value not cut: %zu bytes on stderr",
+		      strlen(x.r.err));
+	h_res_free(&x);
+}
+END_TEST
+
 START_TEST(test_a_1g_address_space_limit_leaves_the_program_its_memory)
 {
 	const char *so, *a = h_allocator_name(_i);
@@ -646,5 +673,6 @@ int main(void)
 	tcase_add_loop_test(tc, test_an_inherited_limit_leaves_the_program_its_room, 0,
 			    H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_garbage_values_leave_the_program_alone, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_valgrind_settings_too_long_said, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }

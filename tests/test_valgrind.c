@@ -336,10 +336,18 @@ START_TEST(num_callers_bounds)
 		{ "--xml-file=x%q", "expected '{' after '%q'" },
 		{ "--suppressions=/", "/: not a regular file" },
 		{ "--suppressions=/etc/passwd", "/etc/passwd:1: expected '{' to begin a suppression" },
+		/* a log or XML file that cannot be created: valgrind runs
+		 * nothing ("Cannot create log file"); memcheck ran the program
+		 * on main, its text on stderr, the XML nowhere (harden47) */
+		{ "--log-file=/", "cannot create it: Is a directory; nothing run" },
+		{ "--log-file=/nonexistent-dir-h47/x.log", "cannot create it: No such file" },
+		{ "--xml-file=/", "cannot create it: Is a directory; nothing run" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct h_res x;
-		H_EXEC(&x, .cli = H_LIST(bad[i].word, h_prog("plain_leak_depth"), "3"),
+		bool xml = strncmp(bad[i].word, "--xml-file", 10) == 0;
+		H_EXEC(&x, .cli = H_LIST(bad[i].word, xml ? "--xml=yes" : "-q",
+					 h_prog("plain_leak_depth"), "3"),
 		       .no_report = true, .text = "", .flags = H_EXITCODE);
 		h_expect_exit(&x, 2);
 		ck_assert_msg(strstr(x.r.err, bad[i].err) && strstr(x.r.err, bad[i].word),

@@ -92,9 +92,36 @@ int parse_options(const char *cmd, int argc, char **argv, const char *shorts,
 
 /* ---- records.c ------------------------------------------------------- */
 
+/* A record's region figures, compactly: struct memcheck_result's bytes
+ * from allocs up to violations, each at its offset there less
+ * REC_FIGS_AT (rec_fig, REC_FIG), so that mc_keys[].off reads them; its
+ * name and violations as strings of their own.  A struct mc_record in
+ * each record (1,336 bytes, its strings in fixed arrays) and the CLI's
+ * messages in a 512-byte array made a record of a 97-byte line 3.8 KB
+ * of memory in gate (10^5 records: 376 MB at its peak; harden47). */
+#define REC_FIGS_AT offsetof(struct memcheck_result, allocs)
+#define REC_FIGS_END offsetof(struct memcheck_result, violations)
+struct rec_result {
+	uint64_t figs[(REC_FIGS_END - REC_FIGS_AT + 7) / 8];
+	const char *name;        /* interned (rec_intern) */
+	char *violations;        /* its own copy, or rec_none when "" */
+};
+
+/* What the report line says besides its nested parts, as struct
+ * mc_record does (lib/json.c reads into that), compactly. */
+struct rec_head {
+	struct rec_result r;
+	const char *program, *allocator;   /* interned */
+	int pid;
+	uint64_t timed_purge_ms;    /* MEMCHECK_UNKNOWN when absent */
+	uint64_t run, runs;         /* MEMCHECK_UNKNOWN when absent */
+	char args_hash[17];         /* "" when absent */
+	char args_files[17];
+};
+
 /* One record of a report, as read. */
 struct rec {
-	struct mc_record m;
+	struct rec_head m;
 	char *line;              /* the line as read, without its newline */
 	int lineno;              /* of its file (a record in parts: its last
 				  * part's) */
@@ -102,7 +129,8 @@ struct rec {
 				  * basename and region in its repetition */
 	size_t kocc;             /* and of the same arguments' key */
 	size_t focc;             /* and of the same arguments' files' key */
-	char cli[512];           /* violations the CLI's budget check found */
+	char *cli;               /* violations the CLI's budget check found:
+				  * its own copy, or rec_none */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
 	bool vg_exit;            /* leak_check "valgrind_exit": memcheck was
@@ -120,6 +148,22 @@ struct recs {
 	struct rec *v;
 	size_t n, cap;
 };
+
+/* The empty string of a record's violations and cli when it has none. */
+extern char rec_none[1];
+/* The figure at offset off of struct memcheck_result (allocs to pass)
+ * in x; REC_FIG(x, field) the same by its name, as an lvalue. */
+#define rec_fig(x, off) ((const void *)((const char *)(x)->m.r.figs + (off) - REC_FIGS_AT))
+#define REC_FIG(x, f)                                                              \
+	(*(__typeof__(((struct memcheck_result *)0)->f) *)((char *)(x)->m.r.figs +     \
+							    offsetof(struct memcheck_result, f) - \
+							    REC_FIGS_AT))
+/* x's figures, name and violations as a whole struct memcheck_result. */
+void rec_result(const struct rec *x, struct memcheck_result *out);
+/* One copy of each string s the records name (never freed). */
+const char *rec_intern(const char *s);
+/* What record x owns freed (its line, violations, messages, leak). */
+void rec_free(struct rec *x);
 
 /* How the command under test ended (spawn.c fills it in). */
 struct ending {
@@ -200,10 +244,8 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b,
 /* Add a record read from a report to g: to the repetition its "run" key
  * names (memcheck run --report), else to the first. */
 void group_add(struct group *g, const struct rec *r);
-/* A new group labelled label in groups[]: one repetition, no run;
- * group_for: the one so labelled, added when new. */
+/* A new group labelled label in groups[]: one repetition, no run. */
 struct group *group_new(struct group **groups, size_t *ng, const char *label);
-struct group *group_for(struct group **groups, size_t *ng, const char *label);
 /* Read files[] into one list; false (every bad line said) when any is
  * malformed, cannot be read or holds no record. */
 bool read_all(struct recs *all, char **files, int n);
@@ -381,6 +423,9 @@ char *printable(const char *name, size_t occ);
  * false (said) when writing it failed. */
 FILE *open_written(const char *path);
 int open_output(const char *path, int flags);
+/* Whether --opt path (of command cmd) can be written later (said as bad
+ * usage when not): asked before the runs, nothing created. */
+bool writable_later(const char *cmd, const char *opt, const char *path);
 bool close_written(FILE *f, const char *path);
 /* Markup-escaped text for XML and HTML (control characters as '?'). */
 void xml_text(FILE *f, const char *s);

@@ -52,7 +52,9 @@ static void print_failure(const struct rec *r)
 	printf("FAIL %s \"%s\"", prog, name);
 	if (r->occ)
 		printf(" #%zu", r->occ + 1);
-	printf(" (%s, pid %d):", r->m.allocator, r->m.pid);
+	char *alloc = printable(r->m.allocator, 0);
+	printf(" (%s, pid %d):", alloc, r->m.pid);
+	free(alloc);
 	free(prog);
 	free(name);
 	/* the library's messages, then the CLI's that are new */
@@ -64,7 +66,11 @@ static void print_failure(const struct rec *r)
 			size_t len = end ? (size_t)(end - v) : strlen(v);
 			char *one = xasprintf("%.*s", (int)len, v);
 			if (!which || !strstr(r->m.r.violations, one)) {
-				printf("%s%s", sep, short_path(one));
+				/* escaped as the names are: one FAIL line a
+				 * record, no escape reaching the terminal */
+				char *shown = printable(short_path(one), 0);
+				printf("%s%s", sep, shown);
+				free(shown);
 				sep = "; ";
 			}
 			free(one);

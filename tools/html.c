@@ -67,7 +67,7 @@ static const struct rec *representative(const struct pairing *p, size_t gi, size
 	struct spread sp;
 	if (n > 1 && spread_of(v, n, offsetof(struct memcheck_result, peak_rss), false, &sp))
 		for (size_t i = 0; i < n; i++)
-			if (v[i]->m.r.peak_rss == sp.umedian)
+			if (REC_FIG(v[i], peak_rss) == sp.umedian)
 				pick = v[i];
 	free(v);
 	return pick;
@@ -141,7 +141,7 @@ static const struct {
 
 static uint64_t fig(const struct rec *r, size_t off)
 {
-	return *(const uint64_t *)((const char *)&r->m.r + off);
+	return *(const uint64_t *)rec_fig(r, off);
 }
 
 /* Bars per figure and allocator, each with the budget's limit on it. */
@@ -151,6 +151,9 @@ static void bar_chart(FILE *f, const struct column *c, size_t nc, const struct m
 	double ymax = 0;
 	uint64_t lim[MC_ARRAY_SIZE(bar_figs)][16];
 	bool has[MC_ARRAY_SIZE(bar_figs)][16];
+	struct memcheck_result br;
+	if (base)
+		rec_result(base, &br);
 	for (size_t i = 0; i < MC_ARRAY_SIZE(bar_figs); i++)
 		for (size_t k = 0; k < nc && k < 16; k++) {
 			has[i][k] = false;
@@ -160,7 +163,7 @@ static void bar_chart(FILE *f, const struct column *c, size_t nc, const struct m
 			if (v != MEMCHECK_UNKNOWN && v > ymax)
 				ymax = (double)v;
 			has[i][k] = b && mc_budget_limit(b, c[k].r->m.r.name, c[k].r->m.allocator,
-							 bar_figs[i].key, base ? &base->m.r : NULL,
+							 bar_figs[i].key, base ? &br : NULL,
 							 &lim[i][k]);
 			if (has[i][k] && (double)lim[i][k] > ymax && lim[i][k] < UINT64_MAX / 2)
 				ymax = (double)lim[i][k];
@@ -343,7 +346,8 @@ static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct
 					failed = failed ? failed : v[i];
 				}
 			const struct rec *r = representative(p, gi, k);
-			const struct memcheck_result *x = &r->m.r;
+			struct memcheck_result whole, *x = &whole;
+			rec_result(r, &whole);
 			uint64_t lost = x->definitely_lost.bytes;
 			if (lost != MEMCHECK_UNKNOWN && x->indirectly_lost.bytes != MEMCHECK_UNKNOWN)
 				lost += x->indirectly_lost.bytes;

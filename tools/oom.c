@@ -320,16 +320,16 @@ static uint64_t known(uint64_t v)
 }
 
 /* Blocks valgrind would call lost: definitely and indirectly. */
-static uint64_t lost_blocks(const struct memcheck_result *r)
+static uint64_t lost_blocks(const struct rec *r)
 {
-	return known(r->definitely_lost.blocks) + known(r->indirectly_lost.blocks);
+	return known(REC_FIG(r, definitely_lost.blocks)) + known(REC_FIG(r, indirectly_lost.blocks));
 }
 
 /* Every block the region left behind that no suppression matched. */
-static uint64_t left_blocks(const struct memcheck_result *r)
+static uint64_t left_blocks(const struct rec *r)
 {
-	return lost_blocks(r) + known(r->possibly_lost.blocks) +
-	       known(r->still_reachable.blocks);
+	return lost_blocks(r) + known(REC_FIG(r, possibly_lost.blocks)) +
+	       known(REC_FIG(r, still_reachable.blocks));
 }
 
 struct baseline {
@@ -400,8 +400,8 @@ static int run_baseline(const struct oom_opts *o, struct baseline *b)
 		    !find_u64(r->line, "alloc_calls", &t.calls) || !t.calls)
 			continue;
 		mc_copy_name(t.name, sizeof t.name, r->m.r.name);
-		t.lost_blocks = lost_blocks(&r->m.r);
-		t.left_blocks = left_blocks(&r->m.r);
+		t.lost_blocks = lost_blocks(r);
+		t.left_blocks = left_blocks(r);
 		b->t[b->nt++] = t;
 	}
 	recs_free(&rs);
@@ -507,19 +507,19 @@ static void classify(const struct oom_opts *o, const struct baseline *b, struct 
 		/* killed (a check test's child, its runner alive): its
 		 * record was written at the signal, leaks and all */
 		res->o = O_CRASHED;
-	} else if (lost_blocks(&r->m.r) > t->lost_blocks ||
-		   (code == b->exit_code && left_blocks(&r->m.r) > t->left_blocks)) {
+	} else if (lost_blocks(r) > t->lost_blocks ||
+		   (code == b->exit_code && left_blocks(r) > t->left_blocks)) {
 		/* Lost blocks are a leak however the test ended.  Reachable
 		 * ones only where the test passed as its baseline did: one
 		 * that gave up on the failure (exit(1) from inside a test)
 		 * leaves its live objects behind by design. */
 		res->o = O_LEAKED;
-		res->leak_lost = lost_blocks(&r->m.r) > t->lost_blocks;
-		res->leak_blocks = res->leak_lost ? lost_blocks(&r->m.r) - t->lost_blocks
-						  : left_blocks(&r->m.r) - t->left_blocks;
-		res->leak_bytes = res->leak_lost ? known(r->m.r.definitely_lost.bytes) +
-						   known(r->m.r.indirectly_lost.bytes)
-						 : known(r->m.r.live_bytes);
+		res->leak_lost = lost_blocks(r) > t->lost_blocks;
+		res->leak_blocks = res->leak_lost ? lost_blocks(r) - t->lost_blocks
+						  : left_blocks(r) - t->left_blocks;
+		res->leak_bytes = res->leak_lost ? known(REC_FIG(r, definitely_lost.bytes)) +
+						   known(REC_FIG(r, indirectly_lost.bytes))
+						 : known(REC_FIG(r, live_bytes));
 		leak_record(r->line, res->leak_lost, &res->leak);
 	} else if (code != b->exit_code) {
 		res->o = exp ? O_EXPECTED : O_FAILED;
@@ -895,6 +895,8 @@ int cmd_oom(int argc, char **argv)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o.jobs = n > 0 ? (int)n : 1;
 	}
+	if (o.report && !writable_later("oom", "report", o.report))
+		return EXIT_USAGE;
 	char *lib = find_library();
 	if (!lib)
 		return EXIT_USAGE;

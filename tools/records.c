@@ -17,6 +17,94 @@
 
 #include "cli.h"
 
+/* ---- records, compactly (cli.h's struct rec_head) -------------------- */
+
+char rec_none[1];
+
+/* Interned strings: open addressing over FNV-1a, doubled at half full.
+ * A suite's records name a few programs, allocators and regions each
+ * many times over: one copy each. */
+static struct {
+	const char **v;
+	size_t n, cap;
+} interned;
+
+/* The table freed at exit: memory a report's records still point to
+ * until the command ends, and valgrind's check of the command (test_cli
+ * clean_under_valgrind, every kind an error) wants every block freed. */
+static void interned_free(void)
+{
+	for (size_t i = 0; i < interned.cap; i++)
+		free((char *)interned.v[i]);
+	free(interned.v);
+	memset(&interned, 0, sizeof interned);
+}
+
+const char *rec_intern(const char *s)
+{
+	if (!*s)
+		return rec_none;
+	if (!interned.cap)
+		atexit(interned_free);
+	if (2 * (interned.n + 1) > interned.cap) {
+		size_t cap = interned.cap ? 2 * interned.cap : 256;
+		const char **v = xcalloc(cap, sizeof *v);
+		for (size_t i = 0; i < interned.cap; i++) {
+			if (!interned.v[i])
+				continue;
+			size_t j = mc_fnv1a(interned.v[i], strlen(interned.v[i])) & (cap - 1);
+			while (v[j])
+				j = (j + 1) & (cap - 1);
+			v[j] = interned.v[i];
+		}
+		free(interned.v);
+		interned.v = v;
+		interned.cap = cap;
+	}
+	size_t j = mc_fnv1a(s, strlen(s)) & (interned.cap - 1);
+	for (; interned.v[j]; j = (j + 1) & (interned.cap - 1))
+		if (strcmp(interned.v[j], s) == 0)
+			return interned.v[j];
+	interned.n++;
+	return interned.v[j] = xstrdup(s);
+}
+
+/* x's head from a record as lib/json.c read it. */
+static void rec_take(struct rec *x, const struct mc_record *m)
+{
+	memcpy(x->m.r.figs, (const char *)&m->r + REC_FIGS_AT, REC_FIGS_END - REC_FIGS_AT);
+	x->m.r.name = rec_intern(m->r.name);
+	x->m.r.violations = m->r.violations[0] ? xstrdup(m->r.violations) : rec_none;
+	x->m.program = rec_intern(m->program);
+	x->m.allocator = rec_intern(m->allocator);
+	x->m.pid = m->pid;
+	x->m.timed_purge_ms = m->timed_purge_ms;
+	x->m.run = m->run;
+	x->m.runs = m->runs;
+	memcpy(x->m.args_hash, m->args_hash, sizeof x->m.args_hash);
+	memcpy(x->m.args_files, m->args_files, sizeof x->m.args_files);
+	x->cli = rec_none;
+}
+
+void rec_result(const struct rec *x, struct memcheck_result *out)
+{
+	memset(out, 0, sizeof *out);
+	memcpy((char *)out + REC_FIGS_AT, x->m.r.figs, REC_FIGS_END - REC_FIGS_AT);
+	mc_copy_name(out->name, sizeof out->name, x->m.r.name ? x->m.r.name : "");
+	snprintf(out->violations, sizeof out->violations, "%s",
+		 x->m.r.violations ? x->m.r.violations : "");
+}
+
+void rec_free(struct rec *x)
+{
+	free(x->line);
+	free(x->leak);
+	if (x->m.r.violations != rec_none)
+		free(x->m.r.violations);
+	if (x->cli != rec_none)
+		free(x->cli);
+}
+
 void recs_push(struct recs *out, const struct rec *r)
 {
 	if (out->n == out->cap) {
@@ -28,10 +116,8 @@ void recs_push(struct recs *out, const struct rec *r)
 
 void recs_free(struct recs *rs)
 {
-	for (size_t i = 0; i < rs->n; i++) {
-		free(rs->v[i].line);
-		free(rs->v[i].leak);
-	}
+	for (size_t i = 0; i < rs->n; i++)
+		rec_free(&rs->v[i]);
 	free(rs->v);
 	rs->v = NULL;
 	rs->n = rs->cap = 0;
@@ -79,8 +165,12 @@ static void killed_first(struct rec *r, const char *line, size_t len)
 	char *msg = r->m.r.violations[0] ?
 		xasprintf("killed by signal %d (%s); %s", sig, name, r->m.r.violations) :
 		xasprintf("killed by signal %d (%s)", sig, name);
-	snprintf(r->m.r.violations, sizeof r->m.r.violations, "%s", msg);
-	free(msg);
+	/* cut where the library's own array would have cut it */
+	if (strlen(msg) >= sizeof((struct memcheck_result *)0)->violations)
+		msg[sizeof((struct memcheck_result *)0)->violations - 1] = 0;
+	if (r->m.r.violations != rec_none)
+		free(r->m.r.violations);
+	r->m.r.violations = msg;
 }
 /* A record of the process region valgrind's exit judged (memcheck
  * bypassed by valgrind's malloc: lib/region.c's judged_at_valgrind_exit). */
@@ -433,10 +523,11 @@ static size_t first_value(const char *line, size_t len)
  * blanks after its JSON (a '\r' of a line ended "\r\n") are no part
  * of it: a file cut right after the record's brace reads the same
  * record (fuzz_records). */
-static void push_record(struct recs *out, const char *p, size_t n, int lineno, struct rec *r,
-			const struct mc_json_leak *leak)
+static void push_record(struct recs *out, const char *p, size_t n, int lineno,
+			const struct mc_record *m, const struct mc_json_leak *leak)
 {
-	r->lineno = lineno;
+	struct rec x = { .lineno = lineno }, *r = &x;
+	rec_take(r, m);
 	if (leak->kind[0]) {
 		r->leak = xmalloc(sizeof *leak);
 		*r->leak = *leak;
@@ -461,7 +552,7 @@ static void push_record(struct recs *out, const char *p, size_t n, int lineno, s
 static void read_one(struct recs *out, const char *path, int lineno, const char *line,
 		     size_t len, bool quiet, int *bad)
 {
-	struct rec r;
+	struct mc_record r;
 	struct mc_json_leak leak;
 	char err[256], after[48] = "";
 	for (size_t at = 0; at < len;) {
@@ -470,12 +561,12 @@ static void read_one(struct recs *out, const char *path, int lineno, const char 
 		memset(&r, 0, sizeof r);
 		if (at)
 			snprintf(after, sizeof after, "after byte %zu: ", at);
-		if (mc_json_record_leak(p, n, &r.m, &leak, err, sizeof err)) {
+		if (mc_json_record_leak(p, n, &r, &leak, err, sizeof err)) {
 			push_record(out, p, n, lineno, &r, &leak);
 			return;
 		}
 		used = first_value(p, n); /* (the parse sets r.m and leak afresh) */
-		bool whole = used && mc_json_record_leak(p, used, &r.m, &leak, NULL, 0);
+		bool whole = used && mc_json_record_leak(p, used, &r, &leak, NULL, 0);
 		if (whole) {
 			push_record(out, p, used, lineno, &r, &leak);
 		} else if (!(used = cut_record(p, n, err))) {
@@ -519,15 +610,21 @@ static void read_line(struct recs *out, struct glues *glues, const char *path, i
 	read_one(out, path, lineno, line, len, quiet, bad);
 }
 
-int recs_read(struct recs *out, const char *path, bool missing_ok)
+int recs_read(struct recs *out, const char *file, bool missing_ok)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen(file, "re");
 	if (!f) {
 		if (missing_ok && errno == ENOENT)
 			return 0;
-		say("cannot read %s: %s", path, strerror(errno));
+		say("cannot read %s: %s", file, strerror(errno));
 		return -1;
 	}
+	/* the file as its "path:line:" messages name it: escaped as say()
+	 * escapes (a newline in the name made two lines of one message, a
+	 * terminal's escape reached the terminal: harden46 left it) */
+	size_t cap = 6 * strlen(file) + 1;
+	char *path = xmalloc(cap);
+	mc_text_escape(file, path, cap);
 	struct lines lines = { .f = f };
 	char *line = NULL;
 	size_t len = 0, col = 0;
@@ -570,9 +667,10 @@ int recs_read(struct recs *out, const char *path, bool missing_ok)
 	}
 	bad += glue_end(&glues, path);
 	if (ferror(f)) {
-		say("cannot read %s: %s", path, strerror(errno));
+		say("cannot read %s: %s", file, strerror(errno));
 		bad = -1;
 	}
+	free(path);
 	free(lines.buf);
 	fclose(f);
 	return bad;
@@ -597,7 +695,7 @@ bool spread_of(const struct rec *const *v, size_t n, size_t off, bool seconds,
 	uint64_t *u = xcalloc(n ? n : 1, sizeof *u);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *f = (const char *)&v[i]->m.r + off;
+		const char *f = rec_fig(v[i], off);
 		if (seconds ? !isnan(*(const double *)f) : *(const uint64_t *)f != MEMCHECK_UNKNOWN) {
 			d[k] = seconds ? *(const double *)f : 0;
 			u[k] = seconds ? 0 : *(const uint64_t *)f;
@@ -651,7 +749,7 @@ void with_medians(const struct rec *const *v, size_t n, struct memcheck_result *
  * the runs); whether the record still fails on its own account. */
 static bool fails_without_budget(struct rec *x, const char *prefix)
 {
-	if (x->m.r.pass)
+	if (REC_FIG(x, pass))
 		return false;
 	if (!prefix || !*x->m.r.violations)
 		return true;
@@ -678,7 +776,9 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b, cons
 	size_t base = 0;
 	while (base < ng && !groups[base].baseline)
 		base++;
-	char *prefix = b && budget_abs ? xasprintf("%s:", budget_abs) : NULL;
+	/* the name the library's messages give the file (MEMCHECK_BUDGET_NAME
+	 * is budget_abs), as budget.c shows it: escaped, a long one cut */
+	char *prefix = b && budget_abs ? xasprintf("%s:", mc_budget_name(b)) : NULL;
 	size_t failed = 0;
 	for (size_t gi = 0; gi < ng; gi++) {
 		struct group *g = &groups[gi];
@@ -687,25 +787,31 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b, cons
 		for (int rep = 0; rep < g->nreps; rep++) {
 			for (size_t k = 0; k < g->reps[rep].n; k++) {
 				struct rec *x = &g->reps[rep].v[k];
-				x->cli[0] = 0;
+				if (x->cli != rec_none)
+					free(x->cli);
+				x->cli = rec_none;
 				x->ncli = 0;
 				if (b) {
 					/* measured figures on their medians over the
 					 * runs, here and in the baseline */
 					const struct rec **cell;
 					size_t n = pairing_series(p, gi, x, &cell);
-					struct memcheck_result judged = x->m.r, bj;
+					struct memcheck_result judged, bj;
+					rec_result(x, &judged);
 					with_medians(cell, n, &judged);
 					free(cell);
 					const struct rec *bl = pairing_base(p, gi, rep, x);
 					if (bl) {
-						bj = bl->m.r;
+						rec_result(bl, &bj);
 						n = pairing_series(p, base, bl, &cell);
 						with_medians(cell, n, &bj);
 						free(cell);
 					}
+					char cli[512] = "";
 					x->ncli = mc_budget_check(b, x->m.r.name, x->m.allocator, &judged,
-								  bl ? &bj : NULL, x->cli, sizeof x->cli);
+								  bl ? &bj : NULL, cli, sizeof cli);
+					if (cli[0])
+						x->cli = xstrdup(cli);
 				}
 				x->fail = fails_without_budget(x, prefix) || x->ncli > 0;
 				failed += x->fail;
@@ -717,7 +823,8 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b, cons
 	return failed;
 }
 
-void group_add(struct group *g, const struct rec *r)
+/* The repetition of g record r goes to (its "run" key), made. */
+static struct recs *group_list(struct group *g, const struct rec *r)
 {
 	int rep = 0;
 	if (r->m.run != MEMCHECK_UNKNOWN && r->m.run >= 1 && r->m.run <= 1000)
@@ -727,7 +834,12 @@ void group_add(struct group *g, const struct rec *r)
 		memset(g->reps + g->nreps, 0, (size_t)(rep + 1 - g->nreps) * sizeof *g->reps);
 		g->nreps = rep + 1;
 	}
-	recs_push(&g->reps[rep], r);
+	return &g->reps[rep];
+}
+
+void group_add(struct group *g, const struct rec *r)
+{
+	recs_push(group_list(g, r), r);
 }
 
 /* A new group in groups[]: one repetition, no run. */
@@ -742,24 +854,137 @@ struct group *group_new(struct group **groups, size_t *ng, const char *label)
 	return g;
 }
 
-/* The group labelled label in groups[], added when new. */
-struct group *group_for(struct group **groups, size_t *ng, const char *label)
+/* A record's list (group, repetition) as one number, and its place. */
+struct placed {
+	uint64_t list;
+	size_t at;
+};
+
+static int cmp_placed(const void *a, const void *b)
 {
-	for (size_t i = 0; i < *ng; i++)
-		if (!(*groups)[i].stored && strcmp((*groups)[i].label, label) == 0)
-			return &(*groups)[i];
-	return group_new(groups, ng, label);
+	const struct placed *x = a, *y = b;
+	if (x->list != y->list)
+		return x->list < y->list ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;   /* stable */
+}
+
+/* The n records at v appended to list to, exactly (to's own array
+ * taken over where to is empty and take: no copy). */
+static void recs_append(struct recs *to, struct rec *v, size_t n, bool take)
+{
+	if (!to->n && take) {
+		free(to->v);
+		to->v = xrealloc(v, (n ? n : 1) * sizeof *v);
+		to->n = to->cap = n;
+		return;
+	}
+	to->v = xrealloc(to->v, (to->n + n ? to->n + n : 1) * sizeof *to->v);
+	memcpy(to->v + to->n, v, n * sizeof *v);
+	to->n += n;
+	to->cap = to->n;
+	if (take)
+		free(v);
+}
+
+/* Each record moved to its group's list, not copied over all of them:
+ * group_add's growth by doubling, every record in two arrays at once and
+ * each array's slack were most of gate's memory (10^5 records of a
+ * 97-byte line: 376 MB at its peak with struct mc_record in each; with
+ * struct rec_head 141 MB, 117 MB with pairing.c's smaller slots;
+ * harden47).  The records sorted in place by list (stable), then each
+ * list's run copied out from the last, the array cut after each; the
+ * first run keeps the array itself.  One allocator's records: no copy. */
+/* The group of each interned allocator name, by the name's address: a
+ * report naming 20,000 allocators took a scan of every group for every
+ * record (O(n^2): 1.4 s), and each group's pairing tables 16 KB at
+ * least (344 MB), harden47. */
+struct group_map {
+	const char **name;
+	size_t *gi, cap;
+};
+
+/* name's slot, taken when new (*found false). */
+static size_t *group_map_at(struct group_map *m, const char *name, bool *found)
+{
+	size_t j = (size_t)(((uintptr_t)name >> 4) * 0x9e3779b97f4a7c15ULL >> 20) & (m->cap - 1);
+	while (m->name[j] && m->name[j] != name)
+		j = (j + 1) & (m->cap - 1);
+	*found = m->name[j] != NULL;
+	m->name[j] = name;
+	return &m->gi[j];
+}
+
+static void move_to_groups(struct recs *all, struct group **groups, size_t *ng)
+{
+	size_t n = all->n;
+	struct placed *pl = xmalloc((n ? n : 1) * sizeof *pl);
+	/* room for every group there may be, at most half full */
+	struct group_map map = { .cap = 16 };
+	while (map.cap < 2 * (n + *ng))
+		map.cap *= 2;
+	map.name = xcalloc(map.cap, sizeof *map.name);
+	map.gi = xmalloc(map.cap * sizeof *map.gi);
+	bool known;
+	for (size_t i = *ng; i-- > 0;)   /* the first group of a label wins */
+		if (!(*groups)[i].stored)
+			*group_map_at(&map, rec_intern((*groups)[i].label), &known) = i;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = all->v[i].m.allocator;
+		size_t *gi = group_map_at(&map, name, &known);
+		struct group *g;
+		if (known) {
+			g = &(*groups)[*gi];
+		} else {
+			g = group_new(groups, ng, name);
+			*gi = (size_t)(g - *groups);
+		}
+		size_t rep = (size_t)(group_list(g, &all->v[i]) - g->reps);
+		pl[i] = (struct placed){ (uint64_t)(g - *groups) << 32 | rep, i };
+	}
+	free(map.name);
+	free(map.gi);
+	qsort(pl, n, sizeof *pl, cmp_placed);
+	/* v[j] = old v[pl[j].at], by its cycles (at marked SIZE_MAX once moved) */
+	for (size_t j = 0; j < n; j++) {
+		if (pl[j].at == SIZE_MAX || pl[j].at == j)
+			continue;
+		struct rec tmp = all->v[j];
+		size_t k = j;
+		while (pl[k].at != j) {
+			size_t from = pl[k].at;
+			all->v[k] = all->v[from];
+			pl[k].at = SIZE_MAX;
+			k = from;
+		}
+		all->v[k] = tmp;
+		pl[k].at = SIZE_MAX;
+	}
+	for (size_t end = n; end > 0;) {
+		size_t start = end;
+		while (start > 0 && pl[start - 1].list == pl[end - 1].list)
+			start--;
+		struct group *g = &(*groups)[pl[end - 1].list >> 32];
+		struct recs *to = &g->reps[pl[end - 1].list & UINT32_MAX];
+		if (start) {
+			recs_append(to, all->v + start, end - start, false);
+			all->v = xrealloc(all->v, start * sizeof *all->v);
+		} else {
+			recs_append(to, all->v, end, true);
+			all->v = NULL;
+		}
+		end = start;
+	}
+	free(pl);
+	free(all->v);
+	all->v = NULL;
+	all->n = all->cap = 0;
 }
 
 void group_by_allocator(struct recs *all, struct group **groups, size_t *ng,
 			const char *baseline)
 {
 	bool stored = *ng && (*groups)[0].baseline;
-	for (size_t i = 0; i < all->n; i++)
-		group_add(group_for(groups, ng, all->v[i].m.allocator), &all->v[i]);
-	free(all->v);
-	all->v = NULL;
-	all->n = all->cap = 0;
+	move_to_groups(all, groups, ng);
 	for (size_t i = 0; i < *ng; i++) {
 		if (!stored && strcmp((*groups)[i].label, baseline) == 0)
 			(*groups)[i].baseline = true;

@@ -561,6 +561,7 @@ int cmd_run(int argc, char **argv)
 	size_t ng = 0;
 	struct mc_budget *budget = NULL;
 	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
+	char *budget_copy = NULL; /* the processes' MEMCHECK_BUDGET */
 	struct mc_buf budget_stream = { 0 }; /* a --budget FIFO's text */
 	char *supp_env = NULL, *gen_abs = NULL;
 	int status = EXIT_USAGE;
@@ -587,6 +588,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.quiet && !o.allocators_given)
 		o.allocators = "glibc";
+	if ((o.report && !writable_later("run", "report", o.report)) ||
+	    (o.junit && !writable_later("run", "junit", o.junit)) ||
+	    (o.html && !writable_later("run", "html", o.html)))
+		goto out;
 	if (o.budget && !(budget = load_budget(o.budget, &budget_abs, &budget_stream)))
 		goto out;
 	if (pick_baseline("run", o.baseline, budget, &bname))
@@ -672,13 +677,13 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (budget_stream.s) {
-		/* the processes' MEMCHECK_BUDGET: the FIFO's text, which they
-		 * cannot read again; their budget's lines named by the copy */
-		char *copy = write_budget_copy(&budget_stream, tmp, o.budget);
-		if (!copy)
+		/* the processes' MEMCHECK_BUDGET: a copy of the text checked
+		 * above, which a FIFO cannot give again and a file changed or
+		 * removed meanwhile would not; MEMCHECK_BUDGET_NAME names the
+		 * user's file in their messages and violations, which
+		 * evaluate() takes out by that name */
+		if (!(budget_copy = write_budget_copy(&budget_stream, tmp, o.budget)))
 			goto out;
-		free(budget_abs);
-		budget_abs = copy;
 	}
 	if (o.baseline_file) {
 		/* the library gets only the baseline allocator's records */
@@ -730,11 +735,12 @@ int cmd_run(int argc, char **argv)
 			 * (the baseline only with a budget, whose relative
 			 * limits alone read it); the suppression files only
 			 * when given */
-			struct env_var env[6] = { /* 2 + each optional one below */
-				{ "MEMCHECK_BUDGET", budget_abs },
-				{ "MEMCHECK_BASELINE", budget_abs ? base_report : NULL },
+			struct env_var env[7] = { /* 3 + each optional one below */
+				{ "MEMCHECK_BUDGET", budget_copy },
+				{ "MEMCHECK_BUDGET_NAME", budget_copy ? budget_abs : NULL },
+				{ "MEMCHECK_BASELINE", budget_copy ? base_report : NULL },
 			};
-			size_t nenv = 2;
+			size_t nenv = 3;
 			if (o.timeline)
 				env[nenv++] = (struct env_var){ "MEMCHECK_TIMELINE", o.timeline };
 			/* a wrapper's output is the test's log: failures only,
@@ -783,7 +789,7 @@ int cmd_run(int argc, char **argv)
 			 * the suite's tests fail on memcheck's verdicts, and the
 			 * other allocators still run. */
 			for (size_t k = 0; k < g->reps[rep].n; k++)
-				if (!g->reps[rep].v[k].m.r.pass)
+				if (!REC_FIG(&g->reps[rep].v[k], pass))
 					ri->explained = ri->end.exit_code != 0;
 			/* a wrapper runs the test once, as its driver expects */
 			if (!o.repeat && !o.quiet && rep == 0 && timed_ms(&g->reps[0], &g->timed_ms)) {
@@ -911,6 +917,12 @@ int cmd_run(int argc, char **argv)
 		say("exit 0: %zu region record%s: %zu clean and within budget, %zu not measured "
 		    "(memcheck bypassed by valgrind's malloc: valgrind's own exit judged %s)",
 		    total, total == 1 ? "" : "s", total - by_vg, by_vg, by_vg == 1 ? "it" : "them");
+	} else if (!total) {
+		/* no process wrote a record (said above for each run): nothing
+		 * judged, not "0 region records, all clean" (a program that
+		 * removed its report, one left out or not loaded; harden47) */
+		status = EXIT_PASS;
+		say("exit 0: no region record: nothing was measured, so nothing was judged clean");
 	} else {
 		status = EXIT_PASS;
 		say("exit 0: %zu region record%s, all clean and within budget", total,
@@ -923,6 +935,7 @@ out:
 		free(tmp);
 	}
 	free(baseline_copy);
+	free(budget_copy);
 	mc_buf_free(&budget_stream);
 	for (size_t i = 0; i < ng; i++)
 		group_free(&groups[i]);

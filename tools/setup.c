@@ -158,20 +158,21 @@ void say_path_error(const char *err, const char *abs, const char *given)
 
 /* A FIFO given as the budget is read as cat(1) reads it: memcheck waits
  * for its writer (harden43: a FIFO no process wrote was read as an empty
- * budget, and every region passed).  stream: where the file is not a
- * regular one (a FIFO, <(...)), which the processes run cannot read
- * again, its text is left there (stream->s not NULL) for
- * write_budget_copy. */
+ * budget, and every region passed).  stream: the text read is left there
+ * (stream->s not NULL) for write_budget_copy: the processes run get a
+ * copy of what was checked here, whatever the file (a FIFO, <(...),
+ * which they cannot read again; a regular file, which may change or go
+ * while they run: removed during `memcheck run`, its processes exited 23
+ * with "cannot open" while the command said "all clean", harden46). */
 struct mc_budget *load_budget(const char *path, char **abs_out, struct mc_buf *stream)
 {
 	char err[1024];
 	char *abs = absolute(path);
 	struct mc_buf text = { 0 };
 	struct mc_budget *b = mc_budget_load_waiting(abs, &text, err, sizeof err);
-	struct stat st;
-	if (b && stream && (stat(abs, &st) != 0 || !S_ISREG(st.st_mode))) {
+	if (b && stream) {
 		if (!text.s && mc_buf_room(&text, 1))
-			mc_buf_end(&text, text.s); /* an empty FIFO: an empty copy */
+			mc_buf_end(&text, text.s); /* an empty file: an empty copy */
 		*stream = text;
 	} else {
 		mc_buf_free(&text);
@@ -191,7 +192,7 @@ struct mc_budget *load_budget(const char *path, char **abs_out, struct mc_buf *s
 char *write_budget_copy(struct mc_buf *stream, const char *dir, const char *given)
 {
 	char *copy = xasprintf("%s/budget", dir);
-	FILE *f = fopen(copy, "we");
+	FILE *f = fopen(copy, "wxe");
 	bool ok = f && fwrite(stream->s, 1, stream->len, f) == stream->len;
 	if (f && fclose(f) != 0)
 		ok = false;
@@ -225,7 +226,7 @@ bool read_baseline_file(struct group *g, const char *path, const char *name)
 		if (!any || strcmp(all.v[i].m.allocator, name) == 0)
 			group_add(g, &all.v[i]);
 		else
-			free(all.v[i].line);
+			rec_free(&all.v[i]);
 	}
 	free(all.v);
 	if (!g->reps[0].n) {

@@ -160,22 +160,37 @@ static void header(int fd, char **cmd, bool file)
 	mc_buf_free(&words);
 }
 
-/* The file the exec'd program's own process writes: created and
- * emptied now, as valgrind does, with the header unless quiet. */
-static void create_log(const char *pattern, char **cmd, bool quiet)
+/* A file named by --log-file or --xml-file, created and emptied now, as
+ * valgrind does; -1 (said, as valgrind's "Cannot create log file") where
+ * it cannot be: valgrind then runs nothing (exit 1), where memcheck ran
+ * the program, its text on standard error, and the XML nowhere (a
+ * directory, a missing directory; harden47). */
+static int create_now(const char *opt, const char *pattern)
 {
 	char path[PATH_MAX];
 	size_t bad;
 	if (mc_text_path(pattern, (long)getpid(), path, sizeof path, &bad) < 0)
-		return;
+		return -2;   /* the library's to say */
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		say("--log-file: %s: %s", path, strerror(errno));
-		return;
-	}
+	if (fd < 0)
+		bad_usage(NULL, "%s=%s: cannot create it: %s; nothing run (valgrind runs "
+			  "nothing either)", opt, path, strerror(errno));
+	return fd;
+}
+
+/* The file the exec'd program's own process writes, with the header
+ * unless quiet; false (said) where it cannot be created. */
+static bool create_log(const char *pattern, char **cmd, bool quiet)
+{
+	int fd = create_now("--log-file", pattern);
+	if (fd == -2)
+		return true;
+	if (fd < 0)
+		return false;
 	if (!quiet)
 		header(fd, cmd, true);
 	close(fd);
+	return true;
 }
 
 /* The LD_PRELOAD valgrind gives the program it runs: its two objects,
@@ -305,7 +320,7 @@ static void keep(const char *name, const char *def)
  * emptied as valgrind does at its start, and the command line for its
  * vargv (the lines after: memcheck's path, then the options, each ended
  * by a newline). */
-static void xml_setup(const char *file, const char *fd, char **argv, int nopts)
+static bool xml_setup(const char *file, const char *fd, char **argv, int nopts)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -321,16 +336,11 @@ static void xml_setup(const char *file, const char *fd, char **argv, int nopts)
 	free(v);
 	free(words);
 	if (!file)
-		return;
-	char path[PATH_MAX];
-	size_t bad;
-	if (mc_text_path(file, (long)getpid(), path, sizeof path, &bad) < 0)
-		return;
-	int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (f < 0)
-		say("--xml-file: %s: %s", path, strerror(errno));
-	else
+		return true;
+	int f = create_now("--xml-file", file);
+	if (f >= 0)
 		close(f);
+	return f != -1;
 }
 
 static const char *const kind_words[] = { "definite", "indirect", "possible", "reachable" };
@@ -634,9 +644,9 @@ int cmd_vgcompat(int argc, char **argv)
 	else
 		unsetenv("MEMCHECK_VALGRIND_FULLPATH");
 	put_setting("VALGRIND_TEXT", leak_check);
-	if (xml)
-		xml_setup(xml_file, xml_fd, argv, i);
-	else
+	if (xml && !xml_setup(xml_file, xml_fd, argv, i))
+		return EXIT_USAGE;
+	else if (!xml)
 		unsetenv("MEMCHECK_VALGRIND_XML");
 	set_kinds("VALGRIND_SHOW", show);
 	set_kinds("VALGRIND_ERRORS", errors);
@@ -680,8 +690,8 @@ int cmd_vgcompat(int argc, char **argv)
 		put_setting("LOG", log);
 		if (log_fd != 2 && !quiet)
 			header(log_fd, argv + i, false);
-		else if (log_fd == 2)
-			create_log(log, argv + i, quiet);
+		else if (log_fd == 2 && !create_log(log, argv + i, quiet))
+			return EXIT_USAGE;
 	} else if (!quiet) {
 		header(STDERR_FILENO, argv + i, false);
 	}

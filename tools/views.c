@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,9 +39,9 @@ static void lost_of(const struct cell *c, struct spread *out)
 	struct rec *tmp = xcalloc(c->n ? c->n : 1, sizeof *tmp);
 	const struct rec **v = xcalloc(c->n ? c->n : 1, sizeof *v);
 	for (size_t i = 0; i < c->n; i++) {
-		const struct memcheck_result *r = &c->recs[i]->m.r;
-		uint64_t d = r->definitely_lost.bytes, ind = r->indirectly_lost.bytes;
-		tmp[i].m.r.definitely_lost.bytes =
+		uint64_t d = REC_FIG(c->recs[i], definitely_lost.bytes);
+		uint64_t ind = REC_FIG(c->recs[i], indirectly_lost.bytes);
+		REC_FIG(&tmp[i], definitely_lost.bytes) =
 			d == MEMCHECK_UNKNOWN ? MEMCHECK_UNKNOWN : d + (ind == MEMCHECK_UNKNOWN ? 0 : ind);
 		v[i] = &tmp[i];
 	}
@@ -390,8 +391,11 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 	size_t nkeys;
 	struct pairing *p = pairing_new(groups, ng);
 	const struct key *keys = pairing_rows(p, &nkeys);
-	if (title)
-		fprintf(f, "\n%s\n", title);
+	if (title) {   /* compare's names the files as typed */
+		char *shown = printable(title, 0);
+		fprintf(f, "\n%s\n", shown);
+		free(shown);
+	}
 	if (reps > 1)
 		fprintf(f, "(several runs: each figure is the median of an allocator's runs, and "
 			"±N%% how far the farthest run is from it; leaks fail in any run, "
@@ -402,7 +406,9 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 		return;
 	}
 
-	char *vs = xasprintf("vs %s", base < ng ? groups[base].label : "base");
+	char *base_label = printable(base < ng ? groups[base].label : "base", 0);
+	char *vs = xasprintf("vs %s", base_label);
+	free(base_label);
 	char *head[NCOLS] = { "program", "region", "allocator", "time", "peak RSS", vs,
 			      "allocs", "frees", "peak live", "lost (d+i)", "reachable",
 			      "retained", "verdict" };
@@ -436,7 +442,7 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 						r->cell[C_REGION] = printable(c->recs[0]->m.r.name,
 									      c->recs[0]->occ);
 					}
-					r->cell[C_ALLOC] = xstrdup(g->label);
+					r->cell[C_ALLOC] = printable(g->label, 0);
 					r->cell[C_TIME] = fmt_fig(&c->time, FIG_SECONDS);
 					r->cell[C_RSS] = fmt_fig(&c->rss, FIG_BYTES);
 					r->cell[C_VS] = gi == base || !bc.n || !c->rss.n || !bc.rss.n ?
@@ -481,7 +487,12 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 		/* repetitions can each say it with other figures: a few do */
 		bool sites = false;
 		for (size_t m = 0; m < rows[i].nmsgs && m < 5; m++) {
-			fprintf(f, "    %s\n", short_path(rows[i].msgs[m]));
+			/* a record's own text: escaped, as its names are (an
+			 * escape sequence in a violation reached the terminal,
+			 * a newline split it; harden47) */
+			char *shown = printable(short_path(rows[i].msgs[m]), 0);
+			fprintf(f, "    %s\n", shown);
+			free(shown);
 			if (!sites && rows[i].failed && mc_violations_name_peak(rows[i].msgs[m])) {
 				print_peak_sites(f, rows[i].failed);
 				sites = true;
@@ -586,6 +597,37 @@ int open_output(const char *path, int flags)
 		return -1;
 	}
 	return fd;
+}
+
+/* Whether the file option opt names (path) can be written when the
+ * command ends, asked before anything runs, nothing created: a
+ * directory, a directory that does not exist or one not writable was
+ * said only after every run (`memcheck run --report /tmp`: all four
+ * allocators' runs, then "cannot write /tmp: Is a directory", exit 2;
+ * harden47).  Said as bad usage of cmd. */
+bool writable_later(const char *cmd, const char *opt, const char *path)
+{
+	struct stat st;
+	char *dir = NULL;
+	const char *why = NULL;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			why = "a directory";
+		else if (access(path, W_OK) != 0)
+			why = strerror(errno);
+	} else if (errno == ENOENT) {
+		const char *slash = strrchr(path, '/');
+		dir = slash ? xasprintf("%.*s", (int)(slash - path) + (slash == path), path)
+			    : xstrdup(".");
+		if (access(dir, W_OK) != 0)
+			why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+	} else {
+		why = strerror(errno);
+	}
+	if (why)
+		bad_usage(cmd, "--%s %s: %s: expected a file memcheck can write", opt, path, why);
+	free(dir);
+	return !why;
 }
 
 /* Close a file written whole; false (said) when writing it failed. */

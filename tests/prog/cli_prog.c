@@ -11,12 +11,15 @@
  *   iter N         N regions named "iter"
  *   xml            a region whose name needs XML escapes
  *   out            "hello stdout" on stdout, "hello stderr" on stderr
- *   env            LD_PRELOAD, MEMCHECK_BUDGET and MEMCHECK_BASELINE as
- *                  "NAME=value" lines on stdout ("NAME unset" when unset)
+ *   env            LD_PRELOAD, MEMCHECK_BUDGET_NAME, MEMCHECK_BASELINE and
+ *                  MEMCHECK_BUDGET as "NAME=value" lines on stdout ("NAME
+ *                  unset" when unset)
  *   fork           a child process that does "pass" and exits 0
  *   crash          raise SIGSEGV
  *   crash-under A  raise SIGSEGV when memcheck's allocator is A
  *   exit N         exit with status N now
+ *   rm FILE        remove FILE (a budget file, mid-run)
+ *   rm-budget      remove the file MEMCHECK_BUDGET names
  *   strict         from here on, a region that fails makes the program
  *                  exit 1 at the end, as a test suite whose test failed
  *                  on memcheck_end would
@@ -101,9 +104,9 @@ int main(int argc, char **argv)
 			say(1, "hello stdout\n");
 			say(2, "hello stderr\n");
 		} else if (!strcmp(s, "env")) {
-			static const char *const names[] = { "LD_PRELOAD", "MEMCHECK_BUDGET",
-							     "MEMCHECK_BASELINE" };
-			for (int k = 0; k < 3; k++) {
+			static const char *const names[] = { "LD_PRELOAD", "MEMCHECK_BUDGET_NAME",
+							     "MEMCHECK_BASELINE", "MEMCHECK_BUDGET" };
+			for (int k = 0; k < 4; k++) {
 				const char *v = getenv(names[k]);
 				say(1, names[k]);
 				say(1, v ? "=" : " unset");
@@ -126,6 +129,12 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(s, "exit")) {
 			exit(atoi(arg));
+		} else if (!strcmp(s, "rm")) {
+			unlink(arg);
+			i++;
+		} else if (!strcmp(s, "rm-budget")) {
+			if (getenv("MEMCHECK_BUDGET"))
+				unlink(getenv("MEMCHECK_BUDGET"));
 		} else if (!strcmp(s, "strict")) {
 			strict = 1;
 		} else {
