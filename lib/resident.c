@@ -432,8 +432,7 @@ bool mc_maps_anonymous_each(bool (*cb)(const struct mc_mapping *m, void *arg), v
 	 * number, neither moved out of the way nor checked: a dup, a close
 	 * and two fstat calls fewer at a leaking exit under mimalloc,
 	 * jemalloc and tcmalloc (as mc_maps_name_at) */
-	bool sole = never_threaded();
-	if (sole ? mc_maps_query_open_sole(&f) : mc_maps_query_open(&f)) {
+	if (query_open(&f, never_threaded())) {
 		/* A longer path (a file's read-write data) is read.  Zeroed
 		 * first: under valgrind, which knows nothing of what this
 		 * ioctl writes there, the name would be undefined. */
@@ -596,9 +595,7 @@ const char *mc_maps_name_at(uintptr_t lo, char *name, size_t cap, bool *asked)
 	struct mc_kept_fd f;
 	int saved = errno;
 	bool sole = never_threaded();
-	int r = (sole ? mc_maps_query_open_sole(&f) : mc_maps_query_open(&f))
-			? name_starting(f.fd, lo, name, cap)
-			: -1;
+	int r = query_open(&f, sole) ? name_starting(f.fd, lo, name, cap) : -1;
 	if (f.fd >= 0 && sole)
 		mc_sys_close(f.fd);
 	else if (f.fd >= 0)
