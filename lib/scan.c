@@ -980,12 +980,15 @@ static __attribute__((noinline, cold)) void drain_cut(struct graph *g, int64_t c
 		uintptr_t lo = b->lo, hi = b->lo + (b->size & ~(uint64_t)7);
 		if (nfreed_ids && freed_node(g, i))
 			continue; /* freed before valgrind's scan: not read */
-		if (unlikely(g->sparse) && b->size >= SPARSE && scan_sparse(g, lo, hi, definite, clique))
-			continue;
 		size_t k = 0;
 		while (k < g->ncut && g->cut_node[k] != i)
 			k++;
 		if (k == g->ncut) {
+			/* (a block with a dead stack cut out is read as it
+			 * says, below, sparse or not) */
+			if (unlikely(g->sparse) && b->size >= SPARSE &&
+			    scan_sparse(g, lo, hi, definite, clique))
+				continue;
 			scan_range(g, lo, hi, definite, clique);
 			continue;
 		}
