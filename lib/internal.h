@@ -2276,6 +2276,10 @@ void mc_vmas_roots(struct mc_vmas *m, const struct mc_prog_maps *r,
  * swap (maps.c). */
 void mc_resident_each(const struct mc_root *v, size_t n,
 		      void (*fn)(size_t i, uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* Whether the system has swap, where a page the program wrote may be
+ * out of memory: mincore then cannot tell it from one never written
+ * (maps.c; sysinfo; scan.c's large blocks ask it too). */
+bool mc_swap_configured(void);
 /* The C library's mmap family, looked up by lookup (life.c's). */
 void mc_mappings_resolve(void *(*lookup)(const char *));
 /* Around fork (life.c's handlers): the table's lock; changes made while a

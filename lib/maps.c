@@ -253,7 +253,7 @@ static void clip_run(uintptr_t lo, uintptr_t hi, void *arg)
 
 /* Can a page the program wrote be out of memory?  mincore calls a
  * swapped-out page not resident, as it does a page never written. */
-static bool swap_configured(void)
+bool mc_swap_configured(void)
 {
 	struct sysinfo si;
 	return mc_sys_sysinfo(&si) != 0 || si.totalswap > 0;
@@ -268,7 +268,7 @@ void mc_resident_each(const struct mc_root *v, size_t n,
 	 * exit: roots.c), not a mapping of its own: an mmap and a page
 	 * fewer at each region's end. */
 	unsigned char stack_vec[CHUNK];
-	unsigned char *vec = n && !swap_configured() ? stack_vec : NULL;
+	unsigned char *vec = n && !mc_swap_configured() ? stack_vec : NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct clip c = { i, v[i].lo, v[i].hi, fn, arg };
 		if (c.lo >= c.hi)

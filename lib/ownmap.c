@@ -128,6 +128,9 @@ static void own_resize(const void *p, size_t len)
 		}
 }
 
+static __attribute__((noinline)) void carved_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg),
+						 void *arg);
+
 bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
 	for (int i = 0, n = atomic_load(&own_used); i < n; i++) {
@@ -135,6 +138,7 @@ bool mc_own_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 		if (lo && last >= lo)
 			cb(lo, last + 1, arg);
 	}
+	carved_each(cb, arg);
 	return !atomic_load(&own_overflow);
 }
 
@@ -532,6 +536,26 @@ static void *carve(size_t size)
 			return a;
 		}
 		mc_sys_munmap(a, want); /* another thread's came first */
+	}
+}
+
+/* Each carved reservation whole, for mc_own_each: what is not carved
+ * from it yet is memcheck's address space too, anonymous and never
+ * touched.  The allocator's statistics under jemalloc and tcmalloc
+ * (allocator.c's unclaimed_resident) asked mincore about those parts at
+ * every region's end they measured: two calls of a leaking /bin/date's
+ * nine, the 8 MiB reservation's last 94-618 KiB and the small one's
+ * last 448 KiB (strace).  Out of line, in group 7 (text-order.ld): not
+ * in the room groups 2, 3 and 1t share. */
+static __attribute__((noinline)) void carved_each(void (*cb)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+	for (int i = 0; i < CARVE_ARENAS; i++) {
+		uintptr_t a = atomic_load(&arena[i]);
+		size_t len = atomic_load(&arena_len[i]);
+		if (!a)
+			break;
+		if (len)
+			cb(a, a + len, arg);
 	}
 }
 
