@@ -38,10 +38,13 @@
  *   its locks by then; the ones that are so held are only tried (libdw's,
  *   region_lock).  A new lock a hook may hold goes into fork_prepare in
  *   its place, or a forked child deadlocks.
- * - Exit: an on_exit handler registered here, before the program's
- *   entry registers _dl_fini, runs after every object's destructor,
- *   gets the status, ends the process region there, and lets
- *   exitstatus.c change the status.  The destructor (which _dl_fini
+ * - Exit: an exit handler registered here (start.c's
+ *   mc_start_exit_register), before the program's entry registers
+ *   _dl_fini, runs after every object's destructor, gets the status,
+ *   ends the process region there, and lets exitstatus.c change the
+ *   status.  It takes no slot of the C library's lists: the program's
+ *   start gives it _dl_fini's entry, from which it is registered at exit
+ *   (start.c's head says how, and where it keeps its own slot).  The destructor (which _dl_fini
  *   runs) takes the figures that must not see the other objects' exit
  *   code (RSS, the allocator's statistics, the timeline), and ends the
  *   regions only where that handler is not registered, or ran already
@@ -88,7 +91,7 @@ static void fork_child(void);
  * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
 					  "sigaction", "__libc_start_main", "_exit",
-					  MC_FDKEEP_NAMES };
+					  "__cxa_atexit", "on_exit", MC_FDKEEP_NAMES };
 /* the first of fdkeep.c's, which end the list */
 #define FDKEEP_AT (MC_ARRAY_SIZE(next_names) - MC_FDKEEP_N)
 /* MC_HOT: written by every process at its start, a left-out one too,
@@ -317,6 +320,8 @@ static void resolve(bool from_ctor)
 		/* start.c's, which looked it up with a walk of its own:
 		 * ~1.8 K instructions of every process */
 		mc_next_start_main = next_symbol("__libc_start_main");
+		mc_next_cxa_atexit = next_symbol("__cxa_atexit");
+		mc_next_on_exit = next_symbol("on_exit");
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
 		/* nothing opened or written yet; a left-out process parses
@@ -415,10 +420,11 @@ static void say_bypassed(void)
 	       mc_real.object ? mc_real.object : "liballocator.so");
 }
 
-static void at_exit(int status, void *arg);
+static void at_exit(void *arg, int status);
 /* at_exit's argument, which the C library stores as it is (only the
  * function is mangled): names memcheck's own entry among the others
- * (exit_lists_freed) */
+ * (exit_lists_freed); and its DSO handle (start.c withdraws the entry
+ * with __cxa_finalize of it) */
 static char exit_mark;
 static void fatal_record(void);
 
@@ -459,7 +465,7 @@ static void process_begin(void)
 		only_forward = true;
 	}
 	if (!only_forward && !watching)
-		watching = on_exit(at_exit, &exit_mark) == 0;
+		watching = mc_start_exit_register(at_exit, &exit_mark) == 0;
 	/* a fatal signal's record: where there is one to write; and under
 	 * valgrind bypassed, where the process region's record is still
 	 * written and its end must still enable address errors again over
@@ -481,6 +487,7 @@ static void process_begin(void)
 
 __attribute__((constructor)) static void mc_constructor(int argc, char **argv)
 {
+	mc_start_ctor_ran = true;
 	mc_args_note(argc, argv); /* the C library passes its main's */
 	/* Start-up ran already, from another object's initializer, and
 	 * its window of memcheck's own work ended there: the work here is
@@ -615,6 +622,8 @@ __attribute__((destructor)) static void mc_destructor(void)
 		VG_UNHIDE_ALL();
 		return;
 	}
+	if (mc_start_exit_lost)
+		watching = false; /* not registered at exit after all (start.c) */
 	if (watching && !atomic_load(&exit_handler_ran)) {
 		mc_guard_enter();
 		mc_fds_room_begin(); /* /proc's files, read at the program's limit */
@@ -720,6 +729,7 @@ struct exitfn_list {
 	size_t idx;                /* entries in use; while one runs, its index */
 	struct exitfn_entry fns[EXITFN_PER_LIST];
 };
+#define EXITFN_FREE 0
 #define EXITFN_ON 2
 #define EXITFN_CXA 4
 #define EXITFN_LISTS 4096 /* the walk's bound: 131,072 handlers */
@@ -746,8 +756,9 @@ static bool exit_list_block(uintptr_t a)
 static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
 {
 	const struct exitfn_list *ours = (const struct exitfn_list *)l;
-	if (ours->idx >= EXITFN_PER_LIST || ours->fns[ours->idx].flavor != EXITFN_ON ||
-	    ours->fns[ours->idx].arg != (uintptr_t)&exit_mark)
+	if (ours->idx >= EXITFN_PER_LIST || ours->fns[ours->idx].flavor != EXITFN_FREE ||
+	    ours->fns[ours->idx].arg != (uintptr_t)&exit_mark ||
+	    ours->fns[ours->idx].dso != (uintptr_t)&exit_mark)
 		return false;
 	for (int n = 0; l && n < EXITFN_LISTS; n++) {
 		const struct exitfn_list *list = (const struct exitfn_list *)l;
@@ -801,7 +812,7 @@ static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void
 /* After the last exit handler registered after it: the process region
  * is reported by the destructor already (libmemcheck.a), or now; then
  * the status. */
-static void at_exit(int status, void *arg)
+static void at_exit(void *arg, int status)
 {
 	(void)arg;
 	atomic_store(&exit_handler_ran, true);

@@ -374,6 +374,8 @@ pid_t h_spawn_traced(const struct h_case *c, int alloc, const char *const *extra
 
 /* Register cases[0..n) x their allocators as one loop test of tc. */
 struct TCase;
+/* H_ROWS=TEXT in the environment: only the rows whose name contains
+ * TEXT are added (a table's rows picked while working on them). */
 void h_add_cases(struct TCase *tc, const struct h_case *cases, size_t n);
 #define H_ADD_CASES(tc, cases) h_add_cases((tc), (cases), sizeof(cases) / sizeof((cases)[0]))
 
