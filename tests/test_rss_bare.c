@@ -61,7 +61,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
-#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,29 +78,23 @@ struct at_exit {
 	long long rss, hwm; /* KiB, -1 where not read */
 };
 
+/* The stopped task's VmRSS and VmHWM, at its exit. */
+static int status_at_exit(const struct h_trace *t)
+{
+	struct at_exit *r = t->arg;
+	const char *status = h_env("/proc/%d/status", (int)t->pid);
+	r->rss = proc_field(status, "VmRSS:");
+	r->hwm = proc_field(status, "VmHWM:");
+	return H_TRACE_ON;
+}
+
 /* One bare run of the row's program, stopped at its exit: its VmRSS and
  * VmHWM there.  It must exit with 0. */
 static struct at_exit bare_once(const struct h_res *x, const struct h_case *c)
 {
 	pid_t pid = h_spawn_traced(c, x->alloc, no_purge_timer);
 	struct at_exit r = { -1, -1 };
-	int st;
-	/* stopped at the exec */
-	if (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st))
-		ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT);
-	ptrace(PTRACE_CONT, pid, NULL, NULL);
-	while (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st)) {
-		int sig = WSTOPSIG(st);
-		if (st >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
-			const char *status = h_env("/proc/%d/status", (int)pid);
-			r.rss = proc_field(status, "VmRSS:");
-			r.hwm = proc_field(status, "VmHWM:");
-			sig = 0;
-		} else if (sig == SIGTRAP) {
-			sig = 0; /* the exec's */
-		}
-		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
-	}
+	int st = h_trace(pid, H_TRACE_EXITS, status_at_exit, &r);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "%s: the bare run did not exit with 0 (status 0x%x)", x->label, st);
 	ck_assert_msg(r.rss > 0 && r.hwm > 0, "%s: the bare run's status not read at its exit",
