@@ -310,6 +310,17 @@ $(B)/tests/prog/libexitfn.so: tests/prog/shim/exitfn.c | $(B)/tests
 $(B)/tests/prog/plain_exitfn: tests/prog/plain_exitfn.c $(B)/tests/prog/libexitfn.so | $(B)/tests
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' -Wl,--no-as-needed \
 		-lexitfn -Wl,--as-needed
+# The same program linked with libmemcheck after libexitfn (libexitfn's
+# constructor runs after memcheck's: its handlers registered between
+# memcheck's constructor and the program's start), and with the static
+# archive (memcheck's constructor inside the program's start).
+PROG_BINS += $(B)/tests/prog/exitfn_linked $(B)/tests/prog/exitfn_static
+$(B)/tests/prog/exitfn_linked: tests/prog/plain_exitfn.c $(B)/tests/prog/libexitfn.so $(B)/libmemcheck.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
+		-Wl,-rpath,'$$ORIGIN/../..' -Wl,--no-as-needed -lexitfn -lmemcheck -Wl,--as-needed
+$(B)/tests/prog/exitfn_static: tests/prog/plain_exitfn.c $(B)/tests/prog/libexitfn.so $(ARLIB) | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl -pthread -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
+		-Wl,--no-as-needed -lexitfn -Wl,--as-needed
 
 # A library whose destructor writes what the program asked for, and the
 # program that links it (tests/test_rss_self.c's "exit code" row).
