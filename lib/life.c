@@ -805,6 +805,12 @@ static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
  * error (exit 99 under --error-exitcode, session 46's merge); the
  * program's own words keep what valgrind knows of them. */
 #define EXIT_FRAME_WORDS 48
+/* Under valgrind alone: out of line, in group 7. */
+static __attribute__((noinline, cold)) void vg_defined(void *p, size_t n)
+{
+	MC_VG_DEFINED(p, n);
+}
+
 static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void)
 {
 	struct mc_scan_from here;
@@ -816,7 +822,7 @@ static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void
 	for (size_t i = 0; i < EXIT_FRAME_WORDS; i++)
 		w[i] = from[i];
 	if (MC_ON_VALGRIND)
-		MC_VG_DEFINED(w, sizeof w);
+		vg_defined(w, sizeof w);
 	for (size_t i = 0; i < EXIT_FRAME_WORDS; i++) {
 		/* not a small number, nor an address in this stack (the
 		 * frames' own links and locals) */

@@ -164,12 +164,16 @@ typedef int (*on_exit_fn)(void (*)(int, void *), void *);
 /* a __cxa_atexit function takes the status too: glibc calls it so */
 #define AS_CXA(f) ((void (*)(void *))(void (*)(void))(f))
 
-/* The C library's registration call, resolved first where a library's
- * constructor registers before memcheck started (an allocator's, which
- * the dynamic linker initialises before libmemcheck: not rare, group 0
- * with the wrappers). */
+/* The C library's registration call (p: where start-up stored it), the
+ * wrappers' slow way: resolved first where a library's constructor
+ * registers before memcheck started (an allocator's, which the dynamic
+ * linker initialises before libmemcheck: not rare, group 0 with the
+ * wrappers); and a registration between memcheck's constructor and the
+ * program's start noted (the constructor's entry then stays). */
 static __attribute__((noinline)) void *exit_real_of(void **p, const char *name)
 {
+	if (exit_entry == EXIT_CTOR && !start_seen)
+		registered_after = true;
 	if (!__atomic_load_n(p, __ATOMIC_ACQUIRE))
 		mc_resolve_calls();
 	void *f = __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -179,7 +183,7 @@ static __attribute__((noinline)) void *exit_real_of(void **p, const char *name)
 static int cxa_atexit_real(void (*fn)(void *), void *arg, void *dso)
 {
 	cxa_atexit_fn f = (cxa_atexit_fn)mc_next_cxa_atexit;
-	if (!f)
+	if (!f || exit_entry == EXIT_CTOR)
 		f = (cxa_atexit_fn)exit_real_of(&mc_next_cxa_atexit, "__cxa_atexit");
 	return f ? f(fn, arg, dso) : -1;
 }
@@ -215,29 +219,15 @@ int mc_start_exit_register(void (*fn)(void *, int), void *mark)
 	return r;
 }
 
-/* A registration between memcheck's constructor and the program's
- * start: the constructor's entry stays (rare: out of line). */
-static __attribute__((noinline, cold)) void registered_early(void)
-{
-	registered_after = true;
-}
-#define EXIT_REGISTERING()                                                     \
-	do {                                                                   \
-		if (unlikely(exit_entry == EXIT_CTOR && !start_seen))          \
-			registered_early();                                    \
-	} while (0)
-
 MC_API int __cxa_atexit(void (*fn)(void *), void *arg, void *dso)
 {
-	EXIT_REGISTERING();
 	return cxa_atexit_real(fn, arg, dso);
 }
 
 MC_API int on_exit(void (*fn)(int, void *), void *arg)
 {
-	EXIT_REGISTERING();
 	on_exit_fn f = (on_exit_fn)mc_next_on_exit;
-	if (!f)
+	if (!f || exit_entry == EXIT_CTOR)
 		f = (on_exit_fn)exit_real_of(&mc_next_on_exit, "on_exit");
 	return f ? f(fn, arg) : -1;
 }
