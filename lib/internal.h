@@ -1206,6 +1206,16 @@ extern struct mc_real mc_real;
 /* The C library's __libc_start_main, which start.c's calls: found in
  * start-up's walk of the objects (life.c), NULL until then. */
 extern void *mc_next_start_main;
+/* start.c: the C library's __cxa_atexit and on_exit, which its wrappers
+ * call, set in start-up's walk (life.c); memcheck's exit handler
+ * registered (life.c's constructor: 0 or the C library's failure), taken out of the exit-function lists' slots where it can
+ * be (start.c's head); mc_start_ctor_ran: life.c's constructor ran (not
+ * yet at the start of a program linked with libmemcheck.a);
+ * mc_start_exit_lost: its registration at exit failed (the destructor
+ * ends the regions) */
+extern void *mc_next_cxa_atexit, *mc_next_on_exit;
+extern bool mc_start_ctor_ran, mc_start_exit_lost;
+int mc_start_exit_register(void (*fn)(void *, int), void *mark);
 /* Fill mc_real and find libmemcheck's own code (mc_text_lo): life.c, at
  * start-up.  self_malloc: memcheck's own malloc (interpose.c's); next:
  * more names to find as mc_sym_next does, in the same walk. */

@@ -38,10 +38,13 @@
  *   its locks by then; the ones that are so held are only tried (libdw's,
  *   region_lock).  A new lock a hook may hold goes into fork_prepare in
  *   its place, or a forked child deadlocks.
- * - Exit: an on_exit handler registered here, before the program's
- *   entry registers _dl_fini, runs after every object's destructor,
- *   gets the status, ends the process region there, and lets
- *   exitstatus.c change the status.  The destructor (which _dl_fini
+ * - Exit: an exit handler registered here (start.c's
+ *   mc_start_exit_register), before the program's entry registers
+ *   _dl_fini, runs after every object's destructor, gets the status,
+ *   ends the process region there, and lets exitstatus.c change the
+ *   status.  It takes no slot of the C library's lists: the program's
+ *   start gives it _dl_fini's entry, from which it is registered at exit
+ *   (start.c's head says how, and where it keeps its own slot).  The destructor (which _dl_fini
  *   runs) takes the figures that must not see the other objects' exit
  *   code (RSS, the allocator's statistics, the timeline), and ends the
  *   regions only where that handler is not registered, or ran already
@@ -67,6 +70,12 @@
 #else
 #define MC_ON_VALGRIND 0
 #endif
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define MC_VG_DEFINED(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#else
+#define MC_VG_DEFINED(p, n) ((void)0)
+#endif
 
 /* The C start files' one definition the library needs (it links
  * none, GNUmakefile says why): the C library's pthread_atfork passes it
@@ -88,7 +97,7 @@ static void fork_child(void);
  * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
 					  "sigaction", "__libc_start_main", "_exit",
-					  MC_FDKEEP_NAMES };
+					  "__cxa_atexit", "on_exit", MC_FDKEEP_NAMES };
 /* the first of fdkeep.c's, which end the list */
 #define FDKEEP_AT (MC_ARRAY_SIZE(next_names) - MC_FDKEEP_N)
 /* MC_HOT: written by every process at its start, a left-out one too,
@@ -317,6 +326,8 @@ static void resolve(bool from_ctor)
 		/* start.c's, which looked it up with a walk of its own:
 		 * ~1.8 K instructions of every process */
 		mc_next_start_main = next_symbol("__libc_start_main");
+		mc_next_cxa_atexit = next_symbol("__cxa_atexit");
+		mc_next_on_exit = next_symbol("on_exit");
 		mc_signals_init(); /* dlsym here, never in a signal handler */
 		mc_resolving_here = 0;
 		/* nothing opened or written yet; a left-out process parses
@@ -418,10 +429,11 @@ static void say_bypassed(void)
 	       mc_real.object ? mc_real.object : "liballocator.so");
 }
 
-static void at_exit(int status, void *arg);
+static void at_exit(void *arg, int status);
 /* at_exit's argument, which the C library stores as it is (only the
  * function is mangled): names memcheck's own entry among the others
- * (exit_lists_freed) */
+ * (exit_lists_freed); and its DSO handle (start.c withdraws the entry
+ * with __cxa_finalize of it) */
 static char exit_mark;
 static void fatal_record(void);
 
@@ -462,7 +474,7 @@ static void process_begin(void)
 		only_forward = true;
 	}
 	if (!only_forward && !watching)
-		watching = on_exit(at_exit, &exit_mark) == 0;
+		watching = mc_start_exit_register(at_exit, &exit_mark) == 0;
 	/* a fatal signal's record: where there is one to write; and under
 	 * valgrind bypassed, where the process region's record is still
 	 * written and its end must still enable address errors again over
@@ -484,6 +496,7 @@ static void process_begin(void)
 
 __attribute__((constructor)) static void mc_constructor(int argc, char **argv)
 {
+	mc_start_ctor_ran = true;
 	mc_args_note(argc, argv); /* the C library passes its main's */
 	/* Start-up ran already, from another object's initializer, and
 	 * its window of memcheck's own work ended there: the work here is
@@ -618,6 +631,8 @@ __attribute__((destructor)) static void mc_destructor(void)
 		VG_UNHIDE_ALL();
 		return;
 	}
+	if (mc_start_exit_lost)
+		watching = false; /* not registered at exit after all (start.c) */
 	if (watching && !atomic_load(&exit_handler_ran)) {
 		mc_guard_enter();
 		mc_fds_room_begin(); /* /proc's files, read at the program's limit */
@@ -723,6 +738,7 @@ struct exitfn_list {
 	size_t idx;                /* entries in use; while one runs, its index */
 	struct exitfn_entry fns[EXITFN_PER_LIST];
 };
+#define EXITFN_FREE 0
 #define EXITFN_ON 2
 #define EXITFN_CXA 4
 #define EXITFN_LISTS 4096 /* the walk's bound: 131,072 handlers */
@@ -749,8 +765,9 @@ static bool exit_list_block(uintptr_t a)
 static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
 {
 	const struct exitfn_list *ours = (const struct exitfn_list *)l;
-	if (ours->idx >= EXITFN_PER_LIST || ours->fns[ours->idx].flavor != EXITFN_ON ||
-	    ours->fns[ours->idx].arg != (uintptr_t)&exit_mark)
+	if (ours->idx >= EXITFN_PER_LIST || ours->fns[ours->idx].flavor != EXITFN_FREE ||
+	    ours->fns[ours->idx].arg != (uintptr_t)&exit_mark ||
+	    ours->fns[ours->idx].dso != (uintptr_t)&exit_mark)
 		return false;
 	for (int n = 0; l && n < EXITFN_LISTS; n++) {
 		const struct exitfn_list *list = (const struct exitfn_list *)l;
@@ -785,13 +802,30 @@ static __attribute__((noinline, cold)) bool exit_lists_count_freed(uintptr_t l)
  * from here up through its frame are the candidates, each looked up in
  * the table before it is read.  Where memcheck's entry lies in the
  * static list (most processes) none is a block of a list's size: a few
- * look-ups. */
+ * look-ups.  The words are copied first, and valgrind told that the
+ * copy is defined: some of them are slots of exit's frame that nothing
+ * wrote, which valgrind holds undefined, and a test of one was its
+ * error (exit 99 under --error-exitcode, session 46's merge); the
+ * program's own words keep what valgrind knows of them. */
 #define EXIT_FRAME_WORDS 48
+/* Under valgrind alone: out of line, in group 7. */
+static __attribute__((noinline, cold)) void vg_defined(void *p, size_t n)
+{
+	MC_VG_DEFINED(p, n);
+}
+
 static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void)
 {
 	struct mc_scan_from here;
 	MC_SCAN_FROM(&here);
-	const uintptr_t *w = (const uintptr_t *)here.sp;
+	uintptr_t w[EXIT_FRAME_WORDS];
+	/* volatile: word by word, never a memcpy call (ASan's would check
+	 * the frames' redzones) */
+	const volatile uintptr_t *from = (const volatile uintptr_t *)here.sp;
+	for (size_t i = 0; i < EXIT_FRAME_WORDS; i++)
+		w[i] = from[i];
+	if (MC_ON_VALGRIND)
+		vg_defined(w, sizeof w);
 	for (size_t i = 0; i < EXIT_FRAME_WORDS; i++) {
 		/* not a small number, nor an address in this stack (the
 		 * frames' own links and locals) */
@@ -804,7 +838,7 @@ static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void
 /* After the last exit handler registered after it: the process region
  * is reported by the destructor already (libmemcheck.a), or now; then
  * the status. */
-static void at_exit(int status, void *arg)
+static void at_exit(void *arg, int status)
 {
 	(void)arg;
 	atomic_store(&exit_handler_ran, true);
@@ -815,11 +849,10 @@ static void at_exit(int status, void *arg)
 	freeres();
 	/* counting only, blocks are in no table; the guard up (a handler
 	 * that interrupted memcheck called exit), the table's locks may be
-	 * this thread's; bypassed, no block is memcheck's; under valgrind,
-	 * exit's frame holds words valgrind calls uninitialised, and reading
-	 * them was its error (test_vgsupp, test_vgmode at the merge of
-	 * session 46): its own leak check counts the lists freed there */
-	if (mc_opt.track && !mc_in_hook && mc_is_active && !MC_ON_VALGRIND)
+	 * this thread's; bypassed, no block is memcheck's (under valgrind
+	 * too: exit_lists_freed reads exit's frame in a way valgrind takes
+	 * as defined) */
+	if (mc_opt.track && !mc_in_hook && mc_is_active)
 		exit_lists_freed();
 	atomic_store(&deferred, false);
 	int s = end_held(status, true);

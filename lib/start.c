@@ -36,6 +36,7 @@
  * allocation (twice the instructions of tracking on malloc_bench).
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -112,6 +113,144 @@ __attribute__((noinline)) static void clear_dead_stack(void)
 	(void)mark;
 }
 
+/* ---- exit's entry in the C library's exit-function list ------------- */
+
+/* What the last is for: memcheck's exit work (life.c's handler, called
+ * as a __cxa_atexit function: fn(arg, status)) must run after every
+ * object's destructor, that is after the dynamic linker's _dl_fini, which
+ * the C library's start registers as an exit function of its own from
+ * rtld_fini.  A handler registered for it took a slot of glibc's lists
+ * (32 a list, the first static, the others calloc'd: life.c), so that a
+ * program whose handlers filled a list to the last slot had one list
+ * (1,040 bytes) allocated and freed more than bare and valgrind (31
+ * handlers registered before memcheck's constructor, or 63...).  Here
+ * it takes none: rtld_fini's entry becomes fini_then_exit, which
+ * registers memcheck's handler at exit, in the slot exit has just freed
+ * (glibc then runs it next, after _dl_fini returns: it starts its loop
+ * over when a handler registers another; or first, in the exit() a
+ * later destructor calls), and calls _dl_fini.  Every handler registered
+ * before rtld_fini's runs after, as before, but those registered between
+ * memcheck's constructor and the program's start (a library initialised
+ * after libmemcheck, registering in its constructor): memcheck's handler
+ * ran after them.  So the constructor still registers it (a libmemcheck
+ * loaded by dlopen has no start of the program to come); the start
+ * withdraws that entry (__cxa_finalize of its own mark, the C library's
+ * way to free an entry, which the next registration, rtld_fini's, takes
+ * again: no list more) where no handler was registered after it (the
+ * two registration calls, wrapped below, say so), and keeps it where one
+ * was, one slot more than bare there.  libmemcheck.a's constructor runs
+ * inside the C library's start, after this wrapper: rtld_fini's entry is
+ * taken here first, and the constructor's registration is only noted
+ * (mc_start_exit_register). */
+MC_HOT void *mc_next_cxa_atexit, *mc_next_on_exit;
+/* __libc_start_main came through here; a handler registered between
+ * memcheck's constructor and it */
+MC_HOT static bool start_seen;
+static bool registered_after;
+enum { EXIT_NONE, EXIT_CTOR, EXIT_AT_FINI };
+MC_HOT static unsigned char exit_entry; /* where memcheck's handler is */
+static void (*exit_fn)(void *, int);
+static void *exit_arg;
+static void (*fini_real)(void);
+static bool withdrawing;
+bool mc_start_exit_lost;
+MC_HOT bool mc_start_ctor_ran;
+/* the C library's, declared by no header */
+void __cxa_finalize(void *dso);
+MC_API int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+typedef int (*cxa_atexit_fn)(void (*)(void *), void *, void *);
+typedef int (*on_exit_fn)(void (*)(int, void *), void *);
+/* a __cxa_atexit function takes the status too: glibc calls it so */
+#define AS_CXA(f) ((void (*)(void *))(void (*)(void))(f))
+
+/* The C library's registration call (p: where start-up stored it), the
+ * wrappers' slow way: resolved first where a library's constructor
+ * registers before memcheck started (an allocator's, which the dynamic
+ * linker initialises before libmemcheck: not rare, group 0 with the
+ * wrappers); and a registration between memcheck's constructor and the
+ * program's start noted (the constructor's entry then stays). */
+static __attribute__((noinline)) void *exit_real_of(void **p, const char *name)
+{
+	if (exit_entry == EXIT_CTOR && !start_seen)
+		registered_after = true;
+	if (!__atomic_load_n(p, __ATOMIC_ACQUIRE))
+		mc_resolve_calls();
+	void *f = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	return f ? f : mc_sym_next(name, NULL);
+}
+
+static int cxa_atexit_real(void (*fn)(void *), void *arg, void *dso)
+{
+	cxa_atexit_fn f = (cxa_atexit_fn)mc_next_cxa_atexit;
+	if (!f || exit_entry == EXIT_CTOR)
+		f = (cxa_atexit_fn)exit_real_of(&mc_next_cxa_atexit, "__cxa_atexit");
+	return f ? f(fn, arg, dso) : -1;
+}
+
+/* memcheck's handler, as registered: not while the start withdraws it
+ * (__cxa_finalize calls each entry it frees) */
+static void exit_thunk(void *arg, int status)
+{
+	if (!withdrawing)
+		exit_fn(arg, status);
+}
+
+/* rtld_fini's entry: memcheck's handler registered, then _dl_fini (every
+ * watched process's exit: group 1). */
+static __attribute__((noinline)) void fini_then_exit(void *arg, int status)
+{
+	(void)arg;
+	(void)status;
+	if (exit_fn && cxa_atexit_real(AS_CXA(exit_thunk), exit_arg, exit_arg) != 0)
+		mc_start_exit_lost = true; /* the destructor ends the regions itself */
+	fini_real();
+}
+
+int mc_start_exit_register(void (*fn)(void *, int), void *mark)
+{
+	exit_fn = fn;
+	exit_arg = mark;
+	if (exit_entry == EXIT_AT_FINI)
+		return 0; /* libmemcheck.a: rtld_fini's entry taken already */
+	int r = cxa_atexit_real(AS_CXA(exit_thunk), mark, mark);
+	if (r == 0)
+		exit_entry = EXIT_CTOR;
+	return r;
+}
+
+MC_API int __cxa_atexit(void (*fn)(void *), void *arg, void *dso)
+{
+	return cxa_atexit_real(fn, arg, dso);
+}
+
+MC_API int on_exit(void (*fn)(int, void *), void *arg)
+{
+	on_exit_fn f = (on_exit_fn)mc_next_on_exit;
+	if (!f || exit_entry == EXIT_CTOR)
+		f = (on_exit_fn)exit_real_of(&mc_next_on_exit, "on_exit");
+	return f ? f(fn, arg) : -1;
+}
+
+/* At the program's start: rtld_fini's entry for memcheck's handler
+ * where it may be (the head says when), else rtld_fini as it is. */
+static __attribute__((noinline)) void (*exit_at_fini(void (*rtld_fini)(void)))(void)
+{
+	start_seen = true;
+	if (!rtld_fini || exit_entry == EXIT_AT_FINI || (exit_entry == EXIT_CTOR && registered_after))
+		return rtld_fini;
+	if (exit_entry == EXIT_CTOR) {
+		withdrawing = true;
+		__cxa_finalize(exit_arg);
+		withdrawing = false;
+	} else if (mc_start_ctor_ran) {
+		return rtld_fini; /* a process left out, or not watching */
+	}
+	fini_real = rtld_fini;
+	exit_entry = EXIT_AT_FINI;
+	return (void (*)(void))fini_then_exit;
+}
+
 MC_API int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 			     void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
 			     void *stack_end);
@@ -133,5 +272,6 @@ MC_API MC_FRAMELESS int __libc_start_main(int (*main)(int, char **, char **), in
 	}
 	if (mc_is_active && mc_opt.track && mc_opt.scan)
 		clear_dead_stack();
+	rtld_fini = exit_at_fini(rtld_fini);
 	return real(main, argc, argv, init, fini, rtld_fini, stack_end);
 }

@@ -771,10 +771,71 @@ pid_t h_spawn_traced(const struct h_case *c, int alloc, const char *const *extra
 	return pid;
 }
 
+int h_trace(pid_t pid, unsigned flags, int (*cb)(const struct h_trace *t), void *arg)
+{
+	int st;
+	ck_assert(!(flags & H_TRACE_FORKS && flags & H_TRACE_THREADS));
+	ck_assert(waitpid(pid, &st, 0) == pid);
+	if (!WIFSTOPPED(st))
+		return st; /* it never reached its exec */
+	long opts = PTRACE_O_EXITKILL | (flags & H_TRACE_CALLS ? PTRACE_O_TRACESYSGOOD : 0) |
+		    (flags & H_TRACE_EXITS ? PTRACE_O_TRACEEXIT : 0) |
+		    (flags & H_TRACE_FORKS ? PTRACE_O_TRACEFORK : 0) |
+		    (flags & H_TRACE_THREADS ? PTRACE_O_TRACECLONE : 0);
+	ck_assert(ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)opts) == 0);
+	enum __ptrace_request go = flags & H_TRACE_CALLS ? PTRACE_SYSCALL : PTRACE_CONT;
+	bool traced = true;
+	int sig = 0;
+	pid_t w = pid;
+	for (;;) {
+		if (sig >= 0) /* -1: w ended or let go */
+			ptrace(w == pid || flags & H_TRACE_THREADS ? go : PTRACE_CONT, w, NULL,
+			       (void *)(long)sig);
+		w = waitpid(flags & (H_TRACE_FORKS | H_TRACE_THREADS) && traced ? -1 : pid, &st,
+			    __WALL);
+		ck_assert(w > 0);
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (w == pid)
+				return st;
+			sig = -1; /* nothing to resume */
+			continue;
+		}
+		sig = WSTOPSIG(st);
+		struct h_trace t = { pid, w, H_TRACE_EXIT, arg };
+		bool stop = false;
+		if (st >> 16 == PTRACE_EVENT_EXIT) {
+			stop = flags & H_TRACE_EXITS;
+			sig = 0;
+		} else if (st >> 16) {
+			sig = 0; /* a fork's or a thread's event */
+		} else if (sig == (SIGTRAP | 0x80)) {
+			/* entry or return: the kernel's word, each task has its own */
+			struct __ptrace_syscall_info info;
+			ck_assert(ptrace(PTRACE_GET_SYSCALL_INFO, w, (void *)sizeof info, &info) > 0);
+			t.stop = info.op == PTRACE_SYSCALL_INFO_EXIT ? H_TRACE_CALL_EXIT
+								      : H_TRACE_CALL_ENTRY;
+			stop = true;
+			sig = 0;
+		} else if (sig == SIGTRAP || (sig == SIGSTOP && w != pid)) {
+			sig = 0; /* an exec's in place; a forked task's or thread's first stop */
+		}
+		if (stop && cb(&t) == H_TRACE_DETACH) {
+			ptrace(PTRACE_DETACH, w, NULL, NULL);
+			traced = traced && w != pid;
+			sig = -1;
+		}
+	}
+}
+
 void h_add_cases(TCase *tc, const struct h_case *cases, size_t n)
 {
 	size_t first = nentries;
+	/* H_ROWS=TEXT: only the rows whose name contains it (a few rows of
+	 * a long table while working on them) */
+	const char *only = getenv("H_ROWS");
 	for (size_t i = 0; i < n; i++) {
+		if (only && *only && !strstr(cases[i].name, only))
+			continue;
 		unsigned set = cases[i].allocators ? cases[i].allocators
 						   : (1u << H_NALLOCATORS) - 1;
 		for (int a = 0; a < H_NALLOCATORS_ALL; a++) {

@@ -372,8 +372,40 @@ void h_exec_bare(struct h_res *b, const struct h_res *x, const struct h_case *c)
  * or NULL).  Its pid. */
 pid_t h_spawn_traced(const struct h_case *c, int alloc, const char *const *extra);
 
+/* ---- stepping a traced child ------------------------------------------ */
+
+/* What stopped the traced task (h_trace's callback). */
+enum h_trace_stop {
+	H_TRACE_CALL_ENTRY,   /* a system call's entry (H_TRACE_CALLS) */
+	H_TRACE_CALL_EXIT,    /* its return */
+	H_TRACE_EXIT,         /* the task's exit, its memory still there (H_TRACE_EXITS) */
+};
+enum {
+	H_TRACE_CALLS = 1,    /* stop at every system call of pid (PTRACE_SYSCALL) */
+	H_TRACE_EXITS = 2,    /* stop at each traced task's exit (PTRACE_O_TRACEEXIT) */
+	H_TRACE_FORKS = 4,    /* the processes pid forks traced too (their exits) */
+	H_TRACE_THREADS = 8,  /* pid's threads stepped as pid (not with H_TRACE_FORKS) */
+};
+struct h_trace {
+	pid_t root;           /* the child h_trace was given */
+	pid_t pid;            /* the stopped task (root, a forked one, a thread) */
+	enum h_trace_stop stop;
+	void *arg;            /* h_trace's */
+};
+/* The callback's answer: go on, or let pid run untraced from here
+ * (PTRACE_DETACH; h_trace then waits for its end). */
+enum { H_TRACE_ON, H_TRACE_DETACH };
+/* Step pid, a child that asked to be traced (PTRACE_TRACEME: h_spawn_quiet
+ * with traced, h_spawn_traced) and is stopped at its exec, through the
+ * stops flags asks for, calling cb at each (signals passed on, the
+ * exec's and the forks' own stops not); killed if the test dies first
+ * (PTRACE_O_EXITKILL).  pid's wait status at its end. */
+int h_trace(pid_t pid, unsigned flags, int (*cb)(const struct h_trace *t), void *arg);
+
 /* Register cases[0..n) x their allocators as one loop test of tc. */
 struct TCase;
+/* H_ROWS=TEXT in the environment: only the rows whose name contains
+ * TEXT are added (a table's rows picked while working on them). */
 void h_add_cases(struct TCase *tc, const struct h_case *cases, size_t n);
 #define H_ADD_CASES(tc, cases) h_add_cases((tc), (cases), sizeof(cases) / sizeof((cases)[0]))
 

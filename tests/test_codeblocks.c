@@ -112,7 +112,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -215,36 +214,32 @@ static int stack_pages_present(pid_t pid)
  * (fork copies no page table entry of a file mapping without an
  * anonymous page), so that each block its fork handlers and its exit run
  * from is a fault of its own in every child. */
+/* run_counted's count, at the exit of the process it is for */
+struct counted {
+	int (*count)(pid_t);
+	bool child;
+	int blocks;
+};
+
+static int count_at_exit(const struct h_trace *t)
+{
+	struct counted *c = t->arg;
+	if ((t->pid != t->root) == c->child)
+		c->blocks = c->count(t->pid);
+	return H_TRACE_ON;
+}
+
 static int run_counted(char *const argv[], char *const env[], int (*count)(pid_t), bool child)
 {
 	pid_t pid = h_spawn_quiet(argv, env, count != NULL);
-	int st, blocks = -1;
+	int st;
 	if (!count) {
 		ck_assert(waitpid(pid, &st, 0) == pid);
 		return -1;
 	}
-	ck_assert(waitpid(pid, &st, 0) == pid && WIFSTOPPED(st)); /* at the exec */
-	ck_assert(ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL |
-			 (child ? PTRACE_O_TRACEFORK : 0)) == 0);
-	ck_assert(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
-	for (;;) {
-		pid_t w = waitpid(-1, &st, __WALL);
-		ck_assert(w > 0);
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (w == pid)
-				return blocks;
-			continue;
-		}
-		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
-			if ((w != pid) == child)
-				blocks = count(w);
-			ptrace(PTRACE_CONT, w, 0, 0);
-			continue;
-		}
-		int sig = WSTOPSIG(st);
-		/* a fork's event, a traced child's first stop: not signals */
-		ptrace(PTRACE_CONT, w, 0, sig == SIGTRAP || (sig == SIGSTOP && w != pid) ? 0 : sig);
-	}
+	struct counted c = { count, child, -1 };
+	h_trace(pid, H_TRACE_EXITS | (child ? H_TRACE_FORKS : 0), count_at_exit, &c);
+	return c.blocks;
 }
 
 /* Row i / H_NALLOCATORS of table under allocator i % H_NALLOCATORS:

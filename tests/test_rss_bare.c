@@ -69,7 +69,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
-#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,57 +87,47 @@ struct at_exit {
 	long long top;      /* the highest VmRSS read at a stop, KiB */
 };
 
+/* The bare run's figures as h_trace's callback reads them: at each system
+ * call's entry and return, in every thread, the leader's VmRSS (top the
+ * highest); at the leader's exit its VmRSS and VmHWM. */
+struct bare_reading {
+	const char *status; /* /proc/PID/status of the leader */
+	struct at_exit r;
+};
+
+static int bare_step(const struct h_trace *t)
+{
+	struct bare_reading *b = t->arg;
+	if (t->stop == H_TRACE_EXIT && t->pid != t->root)
+		return H_TRACE_ON; /* a thread's exit */
+	long long now = proc_field(b->status, "VmRSS:");
+	if (now > b->r.top)
+		b->r.top = now;
+	if (t->stop == H_TRACE_EXIT) {
+		b->r.rss = now;
+		b->r.hwm = proc_field(b->status, "VmHWM:");
+	}
+	return H_TRACE_ON;
+}
+
 /* One bare run of the row's program, stepped from one system call to the
- * next in every thread (PTRACE_SYSCALL), stopped at its exit: its VmRSS
- * and VmHWM there, and the highest VmRSS it read at any stop, the
- * program's exact peak (top).  The RSS grows by page faults, between
- * system calls or inside one that writes to new pages, and drops only
- * inside one (munmap, madvise, a thread's exit); each stop's VmRSS
- * (status sums the per-CPU counts exactly) sees every rise before a
- * drop.  Read from the program's first stop after its exec: the forked
- * test process's own pages before it are not the program's.  It must
- * exit with 0. */
+ * next in every thread (h_trace, H_TRACE_CALLS | H_TRACE_THREADS), stopped
+ * at its exit: its VmRSS and VmHWM there, and the highest VmRSS it read
+ * at any stop, the program's exact peak (top).  The RSS grows by page
+ * faults, between system calls or inside one that writes to new pages,
+ * and drops only inside one (munmap, madvise, a thread's exit); each
+ * stop's VmRSS (status sums the per-CPU counts exactly) sees every rise
+ * before a drop.  Read from the program's first stop after its exec: the
+ * forked test process's own pages before it are not the program's.  It
+ * must exit with 0. */
 static struct at_exit bare_once(const struct h_res *x, const struct h_case *c)
 {
 	pid_t pid = h_spawn_traced(c, x->alloc, no_purge_timer);
-	struct at_exit r = { -1, -1, -1 };
-	const char *status = h_env("/proc/%d/status", (int)pid);
-	int st = 0;
-	/* stopped at the exec */
-	if (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st))
-		ptrace(PTRACE_SETOPTIONS, pid, NULL,
-		       (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD |
-				      PTRACE_O_TRACECLONE));
-	ptrace(PTRACE_SYSCALL, pid, NULL, NULL);
-	int leader = 0; /* the program's own status, once it ended */
-	pid_t t;
-	while ((t = waitpid(-1, &st, __WALL)) > 0) {
-		if (!WIFSTOPPED(st)) {
-			if (t == pid) {
-				leader = st;
-				break;
-			}
-			continue; /* a thread gone */
-		}
-		int sig = WSTOPSIG(st);
-		if (sig == (SIGTRAP | 0x80)) { /* a system call's entry or exit */
-			long long now = proc_field(status, "VmRSS:");
-			if (now > r.top)
-				r.top = now;
-			sig = 0;
-		} else if (t == pid && st >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
-			r.rss = proc_field(status, "VmRSS:");
-			r.hwm = proc_field(status, "VmHWM:");
-			if (r.rss > r.top)
-				r.top = r.rss;
-			sig = 0;
-		} else if (st >> 16 || sig == SIGTRAP || sig == SIGSTOP) {
-			sig = 0; /* an event's stop, a new thread's first */
-		}
-		ptrace(PTRACE_SYSCALL, t, NULL, (void *)(long)sig);
-	}
-	ck_assert_msg(WIFEXITED(leader) && WEXITSTATUS(leader) == 0,
-		      "%s: the bare run did not exit with 0 (status 0x%x)", x->label, leader);
+	struct bare_reading b = { h_env("/proc/%d/status", (int)pid), { -1, -1, -1 } };
+	int st = h_trace(pid, H_TRACE_CALLS | H_TRACE_EXITS | H_TRACE_THREADS, bare_step, &b);
+	struct at_exit r = b.r;
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "%s: the bare run did not exit with 0 (status 0x%x)", x->label, st);
 	ck_assert_msg(r.rss > 0 && r.hwm > 0, "%s: the bare run's status not read at its exit",
 		      x->label);
 	return r;

@@ -2209,6 +2209,40 @@ static int tasks_of(pid_t pid)
 	return n;
 }
 
+/* Where freeres_one_answer_to_threads's trace is (race_step). */
+struct race {
+	int state;  /* 0 before the mark, 1 after it, 2 /proc/self/task opened,
+		     * 3 its descriptor known, 4 closed: the thread let go */
+	int left;   /* the threads left then */
+	long fd;    /* the listing's descriptor */
+	int release; /* the pipe's end whose byte lets the thread go */
+};
+
+static int race_step(const struct h_trace *t)
+{
+	struct race *r = t->arg;
+	struct user_regs_struct regs;
+	ptrace(PTRACE_GETREGS, t->pid, NULL, &regs);
+	bool entry = t->stop == H_TRACE_CALL_ENTRY;
+	char path[64];
+	if (entry && r->state == 0 && regs.orig_rax == SYS_getcpu) {
+		r->state = 1;
+	} else if (entry && r->state == 1 && regs.orig_rax == SYS_openat) {
+		traced_str(t->pid, regs.rsi, path, sizeof path);
+		r->state = strcmp(path, "/proc/self/task") ? 1 : 2;
+	} else if (!entry && r->state == 2) {
+		r->fd = (long)regs.rax;
+		r->state = 3;
+	} else if (entry && r->state == 3 && regs.orig_rax == SYS_close && (long)regs.rdi == r->fd) {
+		ck_assert_int_eq(write(r->release, "x", 1), 1);
+		for (int i = 0; i < 10000 && (r->left = tasks_of(t->pid)) > 1; i++)
+			usleep(1000);
+		r->state = 4;
+		return H_TRACE_DETACH;
+	}
+	return H_TRACE_ON;
+}
+
 /* plain_freeres_race under valgrind's command line, its main thread
  * traced (ptrace, its system calls): after the program's mark (getcpu),
  * memcheck's first listing of /proc/self/task at the exit (life.c's
@@ -2251,47 +2285,9 @@ START_TEST(freeres_one_answer_to_threads)
 		_exit(127);
 	}
 	close(p[0]);
-	int st, state = 0, left = -1;
-	bool in_call = false, opts = false;
-	long fd = -1;
-	for (;;) {
-		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			break;
-		int sig = WSTOPSIG(st);
-		if (!opts) { /* the exec's stop */
-			ptrace(PTRACE_SETOPTIONS, pid, NULL,
-			       (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL));
-			opts = true;
-			sig = 0;
-		} else if (sig == (SIGTRAP | 0x80)) {
-			sig = 0;
-			in_call = !in_call;
-			struct user_regs_struct r;
-			ptrace(PTRACE_GETREGS, pid, NULL, &r);
-			char path[64];
-			if (in_call && state == 0 && r.orig_rax == SYS_getcpu) {
-				state = 1;
-			} else if (in_call && state == 1 && r.orig_rax == SYS_openat) {
-				traced_str(pid, r.rsi, path, sizeof path);
-				state = strcmp(path, "/proc/self/task") ? 1 : 2;
-			} else if (!in_call && state == 2) {
-				fd = (long)r.rax;
-				state = 3;
-			} else if (in_call && state == 3 && r.orig_rax == SYS_close &&
-				   (long)r.rdi == fd) {
-				ck_assert_int_eq(write(p[1], "x", 1), 1);
-				for (int i = 0; i < 10000 && (left = tasks_of(pid)) > 1; i++)
-					usleep(1000);
-				ptrace(PTRACE_DETACH, pid, NULL, NULL);
-				state = 4;
-				continue;
-			}
-		} else if (sig == SIGTRAP) {
-			sig = 0; /* the exec of the program, in place */
-		}
-		ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig);
-	}
+	struct race r = { .state = 0, .left = -1, .fd = -1, .release = p[1] };
+	int st = h_trace(pid, H_TRACE_CALLS, race_step, &r);
+	int state = r.state, left = r.left;
 	close(p[1]);
 	char *text = h_read_file(err, NULL);
 	ck_assert_msg(text && state == 4 && left == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,

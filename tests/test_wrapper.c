@@ -319,6 +319,40 @@ static const char *valgrind_text(const struct h_case *c)
 	return text[i];
 }
 
+/* exitfn_linked, exitfn_static (plain_exitfn linked with libmemcheck
+ * after libexitfn, or with libmemcheck.a), run as they are: the
+ * record's heap totals and still reachable bytes are valgrind's of
+ * plain_exitfn, the same program without memcheck, with the row's
+ * arguments and environment. */
+H_CHECK(heap_as_plain_exitfns)
+{
+	if (!h_valgrind_path()) {
+		printf("%s: valgrind is not installed: not compared\n", x->label);
+		return;
+	}
+	struct h_case bare = *c;
+	bare.run.prog = "plain_exitfn";
+	bare.run.cli = H_LIST("--leak-check=full", "--show-leak-kinds=all");
+	const char *text = valgrind_text(&bare);
+	uint64_t allocs, frees, bytes, reachable = 0;
+	ck_assert_msg(h_valgrind_heap_usage(text, &allocs, &frees, &bytes),
+		      "no \"total heap usage\" from valgrind:\n%s", text);
+	struct h_vg_leaks v;
+	if (!strstr(text, "All heap blocks were freed")) {
+		ck_assert_msg(h_valgrind_leaks(text, &v, 1) == 1, "no LEAK SUMMARY:\n%s", text);
+		reachable = v.bytes[HVG_REA];
+	}
+	const struct h_json *pr = h_rec(x, "process");
+	ck_assert_msg(h_u64(pr, "allocs") == allocs && h_u64(pr, "frees") == frees &&
+		      h_u64(pr, "bytes_allocated") == bytes &&
+		      h_count(pr, "still_reachable", "bytes") == reachable,
+		      "%s: %s allocs, %s frees, %s bytes allocated, %s still reachable; valgrind "
+		      "(plain_exitfn): %s, %s, %s, %s", x->label, h_fmt(h_u64(pr, "allocs")),
+		      h_fmt(h_u64(pr, "frees")), h_fmt(h_u64(pr, "bytes_allocated")),
+		      h_fmt(h_count(pr, "still_reachable", "bytes")), h_fmt(allocs), h_fmt(frees),
+		      h_fmt(bytes), h_fmt(reachable));
+}
+
 static void same_lines(struct h_res *x, const struct h_case *c, bool some, bool status)
 {
 	if (!h_valgrind_path()) {
@@ -768,7 +802,41 @@ static const struct h_case cases[] = {
 	  VG("--leak-check=full", "--show-leak-kinds=all"), .prog = "plain_exitfn", \
 	  .args = H_LIST(__VA_ARGS__), .env = H_LIST("EXITFN_BEFORE=" #before) },  \
 	  .setup = vg_under_allocator, .check = as_valgrind }
+	/* memcheck's own exit handler takes no slot of the lists (start.c):
+	 * a program whose handlers fill a list to its last slot has no list
+	 * more than under valgrind (main 0c24e7b: 31 before, 30 before and
+	 * 1 after, 62 before and 1 after, 31 after: 1 alloc, 1 free, 1,040
+	 * bytes more) */
+	EXITFN("30 handlers before memcheck's", 30, "exit"),
+	EXITFN("31 handlers before memcheck's", 31, "exit"),
+	EXITFN("32 handlers before memcheck's", 32, "exit"),
+	EXITFN("30 before, 1 after", 30, "after", "1", "exit"),
+	EXITFN("31 before, 1 after", 31, "after", "1", "exit"),
+	EXITFN("62 before, 1 after", 62, "after", "1", "exit"),
+	EXITFN("none before, 31 after", 0, "after", "31", "exit"),
+	EXITFN("31 before, 32 after", 31, "after", "32", "exit"),
 	EXITFN("33 handlers before memcheck's", 33, "exit"),
+	/* linked with libmemcheck after libexitfn, whose constructor then
+	 * runs after memcheck's: memcheck's handler keeps its own slot and
+	 * runs after libexitfn's, whose last frees its argument (24 bytes
+	 * freed, as valgrind says) */
+#define EXITFN_RUN(name, prog_, ...)                                            \
+	{ "glibc's exit-function lists, " name, .allocators = H_ONLY(H_GLIBC),   \
+	  .run = { .prog = prog_, .args = H_LIST("exit"), .flags = H_LINKED,    \
+		   .env = H_LIST("MEMCHECK_PROCESS=on", __VA_ARGS__) },         \
+	  .check = heap_as_plain_exitfns }
+	EXITFN_RUN("linked after libexitfn, 5 registered in its constructor", "exitfn_linked",
+		   "EXITFN_BEFORE=5", "EXITFN_ARG=1"),
+	EXITFN_RUN("linked after libexitfn, 40 registered in its constructor", "exitfn_linked",
+		   "EXITFN_BEFORE=40", "EXITFN_ARG=1"),
+	/* libmemcheck.a: memcheck's constructor runs inside the program's
+	 * start, which registered _dl_fini first (main 0c24e7b: 31 before,
+	 * 31 in the program's constructor: a list more than valgrind) */
+	EXITFN_RUN("libmemcheck.a, 31 before", "exitfn_static", "EXITFN_BEFORE=31"),
+	EXITFN_RUN("libmemcheck.a, 31 in the program's constructor", "exitfn_static",
+		   "EXITFN_BEFORE=0", "EXITFN_CTOR=31"),
+	EXITFN_RUN("libmemcheck.a, 40 in the program's constructor", "exitfn_static",
+		   "EXITFN_BEFORE=0", "EXITFN_CTOR=40"),
 	EXITFN("40 before, 5 after", 40, "after", "5", "exit"),
 	EXITFN("70 before, 40 after", 70, "after", "40", "exit"),
 	/* 93 lists: every one counted (a bound of 32 lists left 61 in use) */

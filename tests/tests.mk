@@ -312,6 +312,17 @@ $(B)/tests/prog/libexitfn.so: tests/prog/shim/exitfn.c | $(B)/tests
 $(B)/tests/prog/plain_exitfn: tests/prog/plain_exitfn.c $(B)/tests/prog/libexitfn.so | $(B)/tests
 	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' -Wl,--no-as-needed \
 		-lexitfn -Wl,--as-needed
+# The same program linked with libmemcheck after libexitfn (libexitfn's
+# constructor runs after memcheck's: its handlers registered between
+# memcheck's constructor and the program's start), and with the static
+# archive (memcheck's constructor inside the program's start).
+PROG_BINS += $(B)/tests/prog/exitfn_linked $(B)/tests/prog/exitfn_static
+$(B)/tests/prog/exitfn_linked: tests/prog/plain_exitfn.c $(B)/tests/prog/libexitfn.so $(B)/libmemcheck.so | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< -L$(B) -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
+		-Wl,-rpath,'$$ORIGIN/../..' -Wl,--no-as-needed -lexitfn -lmemcheck -Wl,--as-needed
+$(B)/tests/prog/exitfn_static: tests/prog/plain_exitfn.c $(B)/tests/prog/libexitfn.so $(ARLIB) | $(B)/tests
+	$(CC) $(PROG_CFLAGS) -o $@ $< $(ARLIB) -ldl -pthread -L$(B)/tests/prog -Wl,-rpath,'$$ORIGIN' \
+		-Wl,--no-as-needed -lexitfn -Wl,--as-needed
 
 # A library whose destructor writes what the program asked for, and the
 # program that links it (tests/test_rss_self.c's "exit code" row).
@@ -408,7 +419,7 @@ EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
 	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose _setjmp __sigsetjmp $(CXX_NEW) \
-	mmap mmap64 munmap mremap shmat shmdt __libc_start_main _exit _Exit \
+	mmap mmap64 munmap mremap shmat shmdt __libc_start_main __cxa_atexit on_exit _exit _Exit \
 	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon \
 	execve execv execvp execvpe posix_spawn posix_spawnp
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
@@ -434,7 +445,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, _setjmp and __sigsetjmp, the mmap family, __libc_start_main, _exit and _Exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, _setjmp and __sigsetjmp, the mmap family, __libc_start_main, the exit-handler registrations (__cxa_atexit, on_exit), _exit and _Exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,
