@@ -127,6 +127,20 @@ static __attribute__((noinline, cold)) bool reset_first(int sig, siginfo_t *si, 
 	return true;
 }
 
+/* The program's alternate stack this handler runs on, noted for the
+ * scan (threads.c's mc_threads_dead_altstack: a stack no handler ran
+ * on holds no dead frame).  The kernel's uc_stack names the thread's
+ * alternate stack; this frame lies on it when the handler runs there.
+ * Only for a handler installed with SA_ONSTACK: rare, out of line. */
+static __attribute__((noinline, cold)) void altstack_ran(const ucontext_t *uc)
+{
+	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, here = (uintptr_t)__builtin_frame_address(0);
+	if (!(uc->uc_stack.ss_flags & SS_DISABLE) && here - lo < uc->uc_stack.ss_size) {
+		mc_altstack_ran_lo = lo;
+		mc_altstack_ran_hi = lo + uc->uc_stack.ss_size;
+	}
+}
+
 static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t fn = atomic_load_explicit(&user_fn[sig], memory_order_acquire);
@@ -154,6 +168,8 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 	 * with siglongjmp keeps the mark: stacks are then stored through
 	 * that slower path, the same frames. */
 	mc_self.own_frames++;
+	if (unlikely(ui & USER_ONSTACK) && st)
+		altstack_ran(uc);
 	if (!fn || ((ui & USER_ONSTACK) && mc_fatal_beside(fn, info, sig, si, uc)))
 		;
 	else if (info)
