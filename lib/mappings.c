@@ -51,6 +51,8 @@ MC_HOT static int (*real_munmap)(void *, size_t);
 MC_HOT static void *(*real_mremap)(void *, size_t, size_t, int, ...);
 MC_HOT static void *(*real_shmat)(int, const void *, int);
 MC_HOT static int (*real_shmdt)(const void *);
+MC_HOT static void *(*real_sbrk)(intptr_t);
+MC_HOT static int (*real_brk)(void *);
 
 void mc_mappings_resolve(void *(*lookup)(const char *))
 {
@@ -59,6 +61,8 @@ void mc_mappings_resolve(void *(*lookup)(const char *))
 	real_mremap = lookup("mremap");
 	real_shmat = lookup("shmat");
 	real_shmdt = lookup("shmdt");
+	real_sbrk = lookup("sbrk");
+	real_brk = lookup("brk");
 }
 
 /* ---- the program's ranges -------------------------------------------- */
@@ -379,18 +383,21 @@ MC_API int shmdt(const void *addr)
  * brk segment is: a block only a word there points to is still
  * reachable (tests/prog/plain_leak_places.c, definitely lost before).
  * glibc's malloc grows its heap by the C library's internal __sbrk, past
- * these wrappers; an allocator that calls sbrk (jemalloc's dss) is its
+ * these wrappers; an allocator that calls sbrk (tcmalloc's system
+ * allocator, in every process it serves; jemalloc's dss) is its
  * object's, not kept, as its mmaps.  The range is the words between the
  * old break and the new (sbrk's increments need not be words).  The next
- * definition (the C library's, or tcmalloc's, which wraps it) is asked
- * once memcheck forwards; before, while an allocator that comes first
- * starts (jemalloc asks sbrk(0)), the C library's __sbrk, no look-up. */
+ * definition (the C library's, or tcmalloc's, which wraps it) is found
+ * with the mmap family's (life.c's next_names); before, while an
+ * allocator that comes first starts (jemalloc asks sbrk(0)), the C
+ * library's __sbrk, no look-up (a look-up of its own at tcmalloc's first
+ * sbrk ran code from one more 64 KiB block in every tcmalloc process:
+ * test_codeblocks). */
 extern void *__sbrk(intptr_t increment);
-static void *next_sbrk, *next_brk;
 
 static void note_break(uintptr_t was, uintptr_t now, const void *caller)
 {
-	if (was == now || left_out())
+	if (was == now)
 		return;
 	uintptr_t lo = was < now ? was : now, hi = was < now ? now : was;
 	lo = (lo + 7) & ~(uintptr_t)7;
@@ -401,17 +408,10 @@ static void note_break(uintptr_t was, uintptr_t now, const void *caller)
 		note_range(lo, hi, caller);
 }
 
-static bool forwarding(void)
-{
-	return atomic_load_explicit(&mc_state, memory_order_acquire) >= MC_FORWARDING;
-}
-
 MC_API void *sbrk(intptr_t increment)
 {
-	void *(*f)(intptr_t) = forwarding() ? (void *(*)(intptr_t))mc_sym_next_cached("sbrk", &next_sbrk)
-					    : NULL;
-	void *p = f ? f(increment) : __sbrk(increment);
-	if (p != (void *)-1 && increment) {
+	void *p = real_sbrk ? real_sbrk(increment) : __sbrk(increment);
+	if (p != (void *)-1 && increment && !left_out()) {
 		int saved = errno;
 		note_break((uintptr_t)p, (uintptr_t)p + (uintptr_t)increment,
 			   __builtin_return_address(0));
@@ -422,14 +422,13 @@ MC_API void *sbrk(intptr_t increment)
 
 MC_API int brk(void *addr)
 {
-	int (*f)(void *) = forwarding() ? (int (*)(void *))mc_sym_next_cached("brk", &next_brk) : NULL;
 	void *was = __sbrk(0);
 	int rc;
-	if (f)
-		rc = f(addr);
+	if (real_brk)
+		rc = real_brk(addr);
 	else
 		rc = __sbrk((intptr_t)((uintptr_t)addr - (uintptr_t)was)) == (void *)-1 ? -1 : 0;
-	if (rc == 0 && was != (void *)-1) {
+	if (rc == 0 && was != (void *)-1 && !left_out()) {
 		int saved = errno;
 		note_break((uintptr_t)was, (uintptr_t)addr, __builtin_return_address(0));
 		errno = saved;
