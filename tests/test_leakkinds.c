@@ -603,6 +603,13 @@ static const struct h_case cases[] = {
 		  "MEMCHECK_LEAK_HEURISTICS=none"),
 	  .want = { KINDS(0, 0, 5, 0, 0, 0, 377, 0), { "verdict", .str = "fail" } },
 	  .check = same_as_valgrind_without_heuristics },
+	/* jemalloc's arenas from the break (dss), through the sbrk memcheck
+	 * wraps (mappings.c): the allocator's, no root, as its mmaps; taken
+	 * for the program's, every lost block was still reachable */
+	{ "lost blocks in jemalloc's arenas from the break", .allocators = H_ONLY(H_JEMALLOC),
+	  SCANNED(plain_leak_direct, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1", "MALLOC_CONF=dss:primary"),
+	  .want = { KINDS(11, 0, 0, 0, 4576, 0, 0, 0), { "verdict", .str = "fail" } },
+	  .check = leaks_add_up },
 	{ "lost blocks on a gigabyte",
 	  SCANNED(plain_leak_gigabyte, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1"),
 	  .want = { { "verdict", .str = "fail" } }, .check = gigabyte_blocks_lost },
