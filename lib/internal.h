@@ -2194,11 +2194,15 @@ bool mc_threads_stop(struct mc_threads *t, bool alone);
 /* The program has set an alternate signal stack of its own (signals.c's
  * sigaltstack sets it) */
 extern _Atomic bool mc_program_altstack;
-/* The calling thread's alternate stack where the program set one and
- * no handler runs on it ([*lo, *hi): frames of handlers that returned,
- * no root, as valgrind, which finds them undefined), else false (each
- * thread stopped answers it; roots.c asks it of the caller). */
+/* The calling thread's alternate stack where the program set one, a
+ * handler of the program's ran on it and none runs on it now ([*lo,
+ * *hi): frames of handlers that returned, no root, as valgrind, which
+ * finds them undefined), else false (each thread stopped answers it;
+ * roots.c asks it of the caller). */
 bool mc_threads_dead_altstack(uintptr_t *lo, uintptr_t *hi);
+/* The alternate stack a handler of the program's last ran on, on this
+ * thread (signals.c's trampoline): [lo, hi), or 0, 0 */
+extern MC_TLS uintptr_t mc_altstack_ran_lo, mc_altstack_ran_hi;
 void mc_threads_resume(struct mc_threads *t);
 
 /* ---- maps.c ---------------------------------------------------------- */

@@ -96,7 +96,7 @@ static void fork_child(void);
  * each walked every object's hash tables; and __libc_start_main for
  * start.c. */
 static const char *const next_names[] = { "mmap", "munmap", "mremap", "shmat", "shmdt",
-					  "sigaction", "__libc_start_main", "_exit",
+					  "sbrk", "brk", "sigaction", "__libc_start_main", "_exit",
 					  "__cxa_atexit", "on_exit", MC_FDKEEP_NAMES };
 /* the first of fdkeep.c's, which end the list */
 #define FDKEEP_AT (MC_ARRAY_SIZE(next_names) - MC_FDKEEP_N)

@@ -12,7 +12,7 @@
  * function memcheck could wrap (glibc's malloc calls the C library's
  * internal mmap, tcmalloc makes the system call itself).  So the roots
  * are the mappings the program itself makes: memcheck wraps mmap,
- * mmap64, mremap, munmap, shmat and shmdt, and records each mapping
+ * mmap64, mremap, munmap, shmat, shmdt, sbrk and brk, and records each mapping
  * whose caller is neither the allocator's object nor memcheck (nor code
  * memcheck runs, such as libdw).  The scan intersects those ranges with
  * what /proc/self/maps shows readable and writable then (maps.c), so
@@ -51,6 +51,8 @@ MC_HOT static int (*real_munmap)(void *, size_t);
 MC_HOT static void *(*real_mremap)(void *, size_t, size_t, int, ...);
 MC_HOT static void *(*real_shmat)(int, const void *, int);
 MC_HOT static int (*real_shmdt)(const void *);
+MC_HOT static void *(*real_sbrk)(intptr_t);
+MC_HOT static int (*real_brk)(void *);
 
 void mc_mappings_resolve(void *(*lookup)(const char *))
 {
@@ -59,6 +61,8 @@ void mc_mappings_resolve(void *(*lookup)(const char *))
 	real_mremap = lookup("mremap");
 	real_shmat = lookup("shmat");
 	real_shmdt = lookup("shmdt");
+	real_sbrk = lookup("sbrk");
+	real_brk = lookup("brk");
 }
 
 /* ---- the program's ranges -------------------------------------------- */
@@ -262,10 +266,9 @@ static inline bool left_out(void)
 	return atomic_load_explicit(&mc_pass, memory_order_relaxed) != 0;
 }
 
-static void note_map(void *p, size_t len, const void *caller)
+/* [lo, hi), made by caller: the program's, or a cut. */
+static void note_range(uintptr_t lo, uintptr_t hi, const void *caller)
 {
-	if (p == MAP_FAILED || !len || left_out())
-		return;
 	bool mine = programs_call(caller);
 	uintptr_t object = mine ? (uintptr_t)mc_object_base(caller, NULL) : 0;
 	/* Once the allocator is known, its mappings are not kept at all. */
@@ -275,8 +278,15 @@ static void note_map(void *p, size_t len, const void *caller)
 	if (alloc && object == alloc)
 		mine = false;
 	/* not the program's: a cut, for MAP_FIXED over ours */
-	change(&(struct change){ .kind = mine ? CH_ADD : CH_CUT, .lo = (uintptr_t)p,
-				 .hi = (uintptr_t)p + mc_page_round(len), .object = object });
+	change(&(struct change){ .kind = mine ? CH_ADD : CH_CUT, .lo = lo, .hi = hi,
+				 .object = object });
+}
+
+static void note_map(void *p, size_t len, const void *caller)
+{
+	if (p == MAP_FAILED || !len || left_out())
+		return;
+	note_range((uintptr_t)p, (uintptr_t)p + mc_page_round(len), caller);
 }
 
 /* ---- the wrappers ---------------------------------------------------- */
@@ -364,6 +374,65 @@ MC_API int shmdt(const void *addr)
 			    : (int)mc_seccomp_raw(SYS_shmdt, (long)addr, 0, 0, 0, 0, 0);
 	if (rc == 0 && !left_out())
 		change(&(struct change){ .kind = CH_DETACH, .lo = (uintptr_t)addr });
+	return rc;
+}
+
+/* ---- the break --------------------------------------------------------
+ * Memory the program takes from the break itself (sbrk, brk: an arena
+ * of its own, an embedded allocator's morecore) is a root as valgrind's
+ * brk segment is: a block only a word there points to is still
+ * reachable (tests/prog/plain_leak_places.c, definitely lost before).
+ * glibc's malloc grows its heap by the C library's internal __sbrk, past
+ * these wrappers; an allocator that calls sbrk (tcmalloc's system
+ * allocator, in every process it serves; jemalloc's dss) is its
+ * object's, not kept, as its mmaps.  The range is the words between the
+ * old break and the new (sbrk's increments need not be words).  The next
+ * definition (the C library's, or tcmalloc's, which wraps it) is found
+ * with the mmap family's (life.c's next_names); before, while an
+ * allocator that comes first starts (jemalloc asks sbrk(0)), the C
+ * library's __sbrk, no look-up (a look-up of its own at tcmalloc's first
+ * sbrk ran code from one more 64 KiB block in every tcmalloc process:
+ * test_codeblocks). */
+extern void *__sbrk(intptr_t increment);
+
+static void note_break(uintptr_t was, uintptr_t now, const void *caller)
+{
+	if (was == now)
+		return;
+	uintptr_t lo = was < now ? was : now, hi = was < now ? now : was;
+	lo = (lo + 7) & ~(uintptr_t)7;
+	hi &= ~(uintptr_t)7;
+	if (was > now)
+		change(&(struct change){ .kind = CH_CUT, .lo = lo, .hi = hi });
+	else if (lo < hi)
+		note_range(lo, hi, caller);
+}
+
+MC_API void *sbrk(intptr_t increment)
+{
+	void *p = real_sbrk ? real_sbrk(increment) : __sbrk(increment);
+	if (p != (void *)-1 && increment && !left_out()) {
+		int saved = errno;
+		note_break((uintptr_t)p, (uintptr_t)p + (uintptr_t)increment,
+			   __builtin_return_address(0));
+		errno = saved;
+	}
+	return p;
+}
+
+MC_API int brk(void *addr)
+{
+	void *was = __sbrk(0);
+	int rc;
+	if (real_brk)
+		rc = real_brk(addr);
+	else
+		rc = __sbrk((intptr_t)((uintptr_t)addr - (uintptr_t)was)) == (void *)-1 ? -1 : 0;
+	if (rc == 0 && was != (void *)-1 && !left_out()) {
+		int saved = errno;
+		note_break((uintptr_t)was, (uintptr_t)addr, __builtin_return_address(0));
+		errno = saved;
+	}
 	return rc;
 }
 

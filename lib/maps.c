@@ -200,7 +200,10 @@ const struct mc_vma *mc_vmas_next(struct mc_vmas *m, uintptr_t addr)
 	return lookup(m, addr, true);
 }
 
-/* The resident pages of [lo, hi), in runs, to fn. */
+/* The resident pages of [lo, hi), in runs, to fn, cut to [lo, hi): a
+ * range of the program's need not be whole pages (the words it took
+ * from the break, mappings.c's sbrk; a range of part of a page looped
+ * here for good). */
 /* Pages per mincore call (4 MiB): vec's size, on the stack.  4096 (16
  * MiB a call) put every call below it 3 KiB deeper: the exit's scan
  * runs on stack pages it touches first. */
@@ -209,13 +212,15 @@ static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
 			  void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
 {
 	const size_t chunk = CHUNK;
-	for (uintptr_t at = lo; at < hi;) {
-		size_t pages = (hi - at) / 4096;
+	for (uintptr_t at = lo & ~(uintptr_t)4095; at < hi;) {
+		size_t pages = (hi - at + 4095) / 4096;
 		if (pages > chunk)
 			pages = chunk;
+		uintptr_t end = at + pages * 4096;
 		if (mc_sys_mincore((void *)at, pages * 4096, vec) != 0) {
-			fn(at, at + pages * 4096, arg); /* cannot tell: read it */
-			at += pages * 4096;
+			/* cannot tell: read it */
+			fn(at > lo ? at : lo, end < hi ? end : hi, arg);
+			at = end;
 			continue;
 		}
 		for (size_t i = 0; i < pages;) {
@@ -226,10 +231,11 @@ static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
 			size_t j = i;
 			while (j < pages && (vec[j] & 1))
 				j++;
-			fn(at + i * 4096, at + j * 4096, arg);
+			uintptr_t run_lo = at + i * 4096, run_hi = at + j * 4096;
+			fn(run_lo > lo ? run_lo : lo, run_hi < hi ? run_hi : hi, arg);
 			i = j;
 		}
-		at += pages * 4096;
+		at = end;
 	}
 }
 

@@ -124,8 +124,13 @@ static inline void wait_released(struct area *a, uint32_t g)
  * the stack a buffer in .bss; roots.c cuts them out).  The calling
  * thread's, from the kernel: one in use (SS_ONSTACK) is read as it is.
  * Asked only where the program has set one of its own (signals.c's
- * sigaltstack sets mc_program_altstack). */
+ * sigaltstack sets mc_program_altstack).  One no handler of the
+ * program's has run on (signals.c's trampoline notes the last it ran
+ * on) holds no dead frame: to valgrind it is the program's memory as
+ * any other, read whole (a block only a word there pointed to was
+ * definitely lost, valgrind's still reachable: plain_leak_altunused). */
 _Atomic bool mc_program_altstack;
+MC_TLS uintptr_t mc_altstack_ran_lo, mc_altstack_ran_hi;
 
 bool mc_threads_dead_altstack(uintptr_t *lo, uintptr_t *hi)
 {
@@ -135,7 +140,7 @@ bool mc_threads_dead_altstack(uintptr_t *lo, uintptr_t *hi)
 		return false;
 	*lo = (uintptr_t)ss.ss_sp;
 	*hi = *lo + ss.ss_size;
-	return true;
+	return *lo == mc_altstack_ran_lo && *hi == mc_altstack_ran_hi;
 }
 
 /* The thread's alternate stack, asked of the kernel (only the thread

@@ -110,7 +110,18 @@ struct counts {
 	 * valgrind's, which skips them as undefined (still reachable under  \
 	 * the four allocators before: Lua's os.exit). */                      \
 	X(plain_leak_jmpbuf, 0, 0, 1, 0, 0, 0, 80, 0, "fail", same_as_valgrind, ELSEWHERE) \
-	X(plain_leak_sigjmpbuf, 0, 0, 1, 0, 0, 0, 80, 0, "fail", same_as_valgrind, ELSEWHERE)
+	X(plain_leak_sigjmpbuf, 0, 0, 1, 0, 0, 0, 80, 0, "fail", same_as_valgrind, ELSEWHERE) \
+	/* Blocks only the program's own memory from the break points to   \
+	 * (sbrk, brk), still reachable as valgrind says (its brk segment);  \
+	 * one only a break given back pointed to, lost (both kept blocks    \
+	 * definitely lost under the four allocators before: mappings.c      \
+	 * wrapped the mmap family alone). */                                 \
+	X(plain_leak_sbrk, 2, 0, 0, 2, 80, 0, 0, 144, "fail", same_as_valgrind, ELSEWHERE) \
+	/* A block only a word of the alternate stack in place points to,   \
+	 * no handler ever run on that stack: still reachable as valgrind    \
+	 * says (definitely lost under the four allocators before: the stack \
+	 * in place was cut out of the roots, dead frames or none). */        \
+	X(plain_leak_altunused, 1, 0, 0, 2, 32, 0, 0, 112, "fail", same_as_valgrind, ELSEWHERE)
 
 /* The row's own figures (its want[]) of each kind. */
 static struct counts wanted(const struct h_case *c)
@@ -598,6 +609,13 @@ static const struct h_case cases[] = {
 		  "MEMCHECK_LEAK_HEURISTICS=none"),
 	  .want = { KINDS(0, 0, 5, 0, 0, 0, 377, 0), { "verdict", .str = "fail" } },
 	  .check = same_as_valgrind_without_heuristics },
+	/* jemalloc's arenas from the break (dss), through the sbrk memcheck
+	 * wraps (mappings.c): the allocator's, no root, as its mmaps; taken
+	 * for the program's, every lost block was still reachable */
+	{ "lost blocks in jemalloc's arenas from the break", .allocators = H_ONLY(H_JEMALLOC),
+	  SCANNED(plain_leak_direct, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1", "MALLOC_CONF=dss:primary"),
+	  .want = { KINDS(11, 0, 0, 0, 4576, 0, 0, 0), { "verdict", .str = "fail" } },
+	  .check = leaks_add_up },
 	{ "lost blocks on a gigabyte",
 	  SCANNED(plain_leak_gigabyte, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1"),
 	  .want = { { "verdict", .str = "fail" } }, .check = gigabyte_blocks_lost },

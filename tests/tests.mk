@@ -419,7 +419,7 @@ EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
 	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose _setjmp __sigsetjmp $(CXX_NEW) \
-	mmap mmap64 munmap mremap shmat shmdt __libc_start_main __cxa_atexit on_exit _exit _Exit \
+	mmap mmap64 munmap mremap shmat shmdt sbrk brk __libc_start_main __cxa_atexit on_exit _exit _Exit \
 	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon \
 	execve execv execvp execvpe posix_spawn posix_spawnp
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
