@@ -3,7 +3,8 @@
  * LD_PRELOAD) that logs every sbrk called from an object whose path
  * begins with $COUNT_CALLS_DIR (a list split at ':'; test_rss_self's
  * start_up_calls_no_sbrk), one line each ("sbrk OBJECT") appended to
- * $COUNT_CALLS_LOG.  Calls go on to the C library's (RTLD_NEXT); the log
+ * $COUNT_CALLS_LOG; a call memcheck's own sbrk forwards is logged by its
+ * caller's object, one frame up.  Calls go on to the C library's (RTLD_NEXT); the log
  * is written with the raw system calls, no stdio, no malloc.  (It logged
  * memcheck's opens, stats and geteuid calls too, for test_symcache,
  * until memcheck made those as system calls, lib/seccomp.c: strace
@@ -61,8 +62,16 @@ static void *next(const char *name)
 EXPORT void *sbrk(intptr_t increment)
 {
 	Dl_info info; /* dladdr allocates nothing */
-	if (dladdr(__builtin_return_address(0), &info) && info.dli_fname)
-		note("sbrk", info.dli_fname);
+	const char *from = dladdr(__builtin_return_address(0), &info) ? info.dli_fname : NULL;
+	/* from an object's own sbrk (memcheck's, which notes the program's
+	 * and the allocator's break): the call it forwards, whose caller,
+	 * one frame up (frame pointers), is the one that counts */
+	if (from && info.dli_sname && strcmp(info.dli_sname, "sbrk") == 0) {
+		void *const *up = *(void *const *const *)__builtin_frame_address(0);
+		from = up && dladdr(up[1], &info) ? info.dli_fname : NULL;
+	}
+	if (from)
+		note("sbrk", from);
 	void *(*real)(intptr_t) = next("sbrk");
 	return real(increment);
 }
