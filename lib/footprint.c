@@ -654,6 +654,11 @@ void mc_footprint_want(void)
 	pthread_mutex_unlock(&fp_lock);
 }
 
+bool mc_footprint_measuring(void)
+{
+	return measuring;
+}
+
 /* Under valgrind with memcheck bypassed (life.c: valgrind's malloc in
  * every object): the process's RSS is valgrind's, its heap and shadow
  * memory with the program's (rss_end 95 MB for plain_exit_churn, 2 MB

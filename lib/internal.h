@@ -978,6 +978,8 @@ void mc_footprint_populate(bool tracking); /* tracking: mc_opt.track */
 void mc_footprint_init(bool wanted);
 /* A region begun through the API: its figures are measured (region.c). */
 void mc_footprint_want(void);
+/* Are the RSS figures measured (from start-up, or since mc_footprint_want)? */
+bool mc_footprint_measuring(void);
 /* No RSS figure read from here on: memcheck bypassed under valgrind,
  * whose process's RSS it would be (life.c). */
 void mc_footprint_off(void);
