@@ -205,8 +205,9 @@ static bool create_log(const char *pattern, char **cmd, bool quiet)
  * valgrind's, and what it execs loads no memcheck (the dynamic loader
  * skips empty entries) and no object of valgrind's.  LIBDIR is
  * valgrind's: VALGRIND_LIB, as its launcher reads it, else the directory
- * beside the valgrind found on PATH that holds the core object, else
- * the one distributions install (/usr/libexec/valgrind). */
+ * beside the valgrind a shell finds on PATH (vgrun.c's vg_find) that
+ * holds the core object, else the one distributions install
+ * (/usr/libexec/valgrind). */
 #if defined(__x86_64__)
 #define VG_PLATFORM "amd64-linux"
 #elif defined(__aarch64__)
@@ -236,21 +237,16 @@ static size_t valgrind_preload_len(void)
 	static const char *const beside[] = { "/../libexec/valgrind", "/../lib/valgrind" };
 	const char *env = getenv("VALGRIND_LIB");
 	char *dir = env && *env ? xstrdup(env) : NULL;
-	const char *path = getenv("PATH");
-	while (!dir && path && *path) {
-		size_t n = strcspn(path, ":");
-		char *exe = xasprintf("%.*s/valgrind", (int)n, n ? path : ".");
-		for (size_t k = 0; !dir && k < MC_ARRAY_SIZE(beside) && access(exe, X_OK) == 0;
-		     k++) {
-			char *d = xasprintf("%.*s%s", (int)n, n ? path : ".", beside[k]);
-			char real[PATH_MAX];
-			if (holds_core(d) && realpath(d, real))
-				dir = xstrdup(real);
-			free(d);
-		}
-		free(exe);
-		path += n + (path[n] == ':');
+	char *exe = dir ? NULL : vg_find(); /* ".../valgrind" */
+	size_t n = exe ? strlen(exe) - strlen("/valgrind") : 0;
+	for (size_t k = 0; exe && !dir && k < MC_ARRAY_SIZE(beside); k++) {
+		char *d = xasprintf("%.*s%s", (int)n, exe, beside[k]);
+		char real[PATH_MAX];
+		if (holds_core(d) && realpath(d, real))
+			dir = xstrdup(real);
+		free(d);
 	}
+	free(exe);
 	size_t len = 2 * strlen(dir ? dir : "/usr/libexec/valgrind") + strlen(VG_CORE ":" VG_TOOL);
 	free(dir);
 	return len;
