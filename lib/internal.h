@@ -2287,6 +2287,12 @@ void mc_prog_maps_free(struct mc_prog_maps *r);
  * device mappings left out, to fn (maps.c). */
 void mc_vmas_roots(struct mc_vmas *m, const struct mc_prog_maps *r,
 		   void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+/* The resident pages of [lo, hi) (mincore, cap pages a call into the
+ * caller's vec), in runs cut to [lo, hi), to fn; a chunk mincore cannot
+ * answer for whole (maps.c; scan.c's large blocks).  Asks nothing of
+ * swap: the caller does (mc_swap_configured). */
+void mc_resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec, size_t cap,
+		      void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* The resident pages of each range v[i] (mincore), in runs cut to the
  * range, to fn with the range's index; every page where the system has
  * swap (maps.c). */

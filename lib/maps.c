@@ -200,22 +200,30 @@ const struct mc_vma *mc_vmas_next(struct mc_vmas *m, uintptr_t addr)
 	return lookup(m, addr, true);
 }
 
-/* The resident pages of [lo, hi), in runs, to fn, cut to [lo, hi): a
+/* Pages per mincore call (4 MiB) of this file's callers: their
+ * vectors' size, on the stack.  4096 (16 MiB a call) put every call
+ * below it 3 KiB deeper: the exit's scan runs on stack pages it touches
+ * first. */
+#define CHUNK 1024
+
+/* The resident pages of [lo, hi), in runs cut to [lo, hi), to fn: a
  * range of the program's need not be whole pages (the words it took
  * from the break, mappings.c's sbrk; a range of part of a page looped
- * here for good). */
-/* Pages per mincore call (4 MiB): vec's size, on the stack.  4096 (16
- * MiB a call) put every call below it 3 KiB deeper: the exit's scan
- * runs on stack pages it touches first. */
-#define CHUNK 1024
-static void resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec,
-			  void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+ * here for good).  One walk for every caller: vec, of cap bytes, is the
+ * caller's (on its stack: its size sets how deep the exit's scan goes),
+ * a page a byte, cap pages a mincore call; where mincore cannot answer
+ * for a chunk, the chunk goes to fn whole ("cannot tell: read it").  A
+ * caller that reads the partial pages at the ends whatever mincore says
+ * (scan.c's large blocks) passes the whole pages between them: that
+ * choice here cost 0xd8 bytes of group 1 (text-order.ld), whose room
+ * every threaded process's code shares. */
+void mc_resident_runs(uintptr_t lo, uintptr_t hi, unsigned char *vec, size_t cap,
+		      void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
-	const size_t chunk = CHUNK;
 	for (uintptr_t at = lo & ~(uintptr_t)4095; at < hi;) {
 		size_t pages = (hi - at + 4095) / 4096;
-		if (pages > chunk)
-			pages = chunk;
+		if (pages > cap)
+			pages = cap;
 		uintptr_t end = at + pages * 4096;
 		if (mc_sys_mincore((void *)at, pages * 4096, vec) != 0) {
 			/* cannot tell: read it */
@@ -282,8 +290,8 @@ void mc_resident_each(const struct mc_root *v, size_t n,
 		if (!vec) /* cannot tell: read it */
 			fn(i, c.lo, c.hi, arg);
 		else
-			resident_runs(c.lo & ~(uintptr_t)4095, (c.hi + 4095) & ~(uintptr_t)4095, vec,
-				      clip_run, &c);
+			mc_resident_runs(c.lo & ~(uintptr_t)4095, (c.hi + 4095) & ~(uintptr_t)4095,
+					 vec, CHUNK, clip_run, &c);
 	}
 }
 
@@ -301,7 +309,7 @@ void mc_vmas_roots(struct mc_vmas *m, const struct mc_prog_maps *r,
 				continue;
 			uintptr_t lo = mp->lo > r->v[i].lo ? mp->lo : r->v[i].lo;
 			uintptr_t hi = mp->hi < r->v[i].hi ? mp->hi : r->v[i].hi;
-			resident_runs(lo, hi, vec, fn, arg);
+			mc_resident_runs(lo, hi, vec, CHUNK, fn, arg);
 		}
 	}
 }

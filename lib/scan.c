@@ -648,8 +648,11 @@ static __attribute__((noinline)) void heur_note(struct graph *g, size_t i, int h
 
 /* The word w at p, in memory [lo, hi) that the prior node makes
  * reachable (definite), possibly reachable (!definite) or, with
- * clique >= 0, in the clique led by node clique. */
-static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, uintptr_t hi,
+ * clique >= 0, in the clique led by node clique.  Unchecked by ASan as
+ * its callers (an ASan build may keep it out of line): a stack's root
+ * holds the redzones between a frame's arrays, where a stale word that
+ * looked like a pointer into the heap failed unit_scan's ASan build. */
+__attribute__((no_sanitize_address)) static inline void consider(struct graph *g, const uintptr_t *p, uintptr_t lo, uintptr_t hi,
 			    bool definite, int64_t clique)
 {
 	uintptr_t w = *p;
@@ -793,13 +796,30 @@ scan_range(struct graph *g, uintptr_t lo, uintptr_t hi, bool definite, int64_t c
 #define SPARSE ((uint64_t)64 << 10)
 static int8_t sparse_ok; /* 0: not asked this scan, 1: yes, -1: swap */
 
+/* A run of a large block's pages in memory, read as part of the block
+ * (scan_sparse's, through maps.c's walk) */
+struct sparse {
+	struct graph *g;
+	uintptr_t lo, hi;
+	bool definite;
+	int64_t clique;
+};
+
+__attribute__((no_sanitize_address)) static void sparse_run(uintptr_t from, uintptr_t to,
+							     void *arg)
+{
+	const struct sparse *s = arg;
+	scan_part(s->g, from, to, s->lo, s->hi, s->definite, s->clique);
+}
+
 /* The block [lo, hi) read where its pages are in memory (drain_cut,
  * where sparse_find found one of them that is not): false where the
- * system has swap, and drain_cut reads it whole.  Out of line, the
- * vector on the stack, 256 pages (1 MiB) a call: the exit's scan runs on
- * stack pages it touches first. */
-__attribute__((no_sanitize_address)) static __attribute__((noinline)) bool
-scan_sparse(struct graph *g, uintptr_t lo, uintptr_t hi, bool definite, int64_t clique)
+ * system has swap, and drain_cut reads it whole.  The partial pages at
+ * its ends are read whatever mincore says (they hold the blocks beside
+ * it too).  Out of line, the vector on the stack, 256 pages (1 MiB) a
+ * call: the exit's scan runs on stack pages it touches first. */
+static __attribute__((noinline)) bool scan_sparse(struct graph *g, uintptr_t lo, uintptr_t hi,
+						  bool definite, int64_t clique)
 {
 	if (!sparse_ok)
 		sparse_ok = mc_swap_configured() ? -1 : 1;
@@ -807,29 +827,17 @@ scan_sparse(struct graph *g, uintptr_t lo, uintptr_t hi, bool definite, int64_t 
 	if (sparse_ok < 0 || in_hi <= in_lo)
 		return false;
 	unsigned char vec[256];
-	scan_part(g, lo, in_lo, lo, hi, definite, clique);
-	for (uintptr_t at = in_lo; at < in_hi;) {
-		size_t pages = (in_hi - at) / 4096 < sizeof vec ? (in_hi - at) / 4096 : sizeof vec;
-		uintptr_t to = at + pages * 4096;
-		if (mc_sys_mincore((void *)at, pages * 4096, vec) != 0) {
-			scan_part(g, at, to, lo, hi, definite, clique); /* cannot tell: read it */
-			at = to;
-			continue;
-		}
-		for (size_t i = 0; i < pages;) {
-			size_t j = i;
-			while (j < pages && (vec[j] & 1))
-				j++;
-			if (j > i)
-				scan_part(g, at + i * 4096, at + j * 4096, lo, hi, definite, clique);
-			while (j < pages && !(vec[j] & 1))
-				j++;
-			i = j;
-		}
-		at = to;
-	}
-	scan_part(g, in_hi, hi, lo, hi, definite, clique);
+	struct sparse s = { g, lo, hi, definite, clique };
+	sparse_run(lo, in_lo, &s);
+	mc_resident_runs(in_lo, in_hi, vec, sizeof vec, sparse_run, &s);
+	sparse_run(in_hi, hi, &s);
 	return true;
+}
+
+/* sparse_find's count of a block's pages in memory */
+static void count_run(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	*(uint64_t *)arg += (hi - lo) / 4096;
 }
 
 /* Whether the scan reads large blocks where their pages are in memory
@@ -857,13 +865,13 @@ static __attribute__((noinline)) void sparse_find(struct graph *g)
 			return;
 		uintptr_t lo = (b->lo + 4095) & ~(uintptr_t)4095;
 		uintptr_t hi = (b->lo + b->size) & ~(uintptr_t)4095;
-		for (uintptr_t at = lo; at < hi;) {
-			size_t pages = (hi - at) / 4096 < sizeof vec ? (hi - at) / 4096 : sizeof vec;
-			if (mc_sys_mincore((void *)at, pages * 4096, vec) == 0)
-				for (size_t k = 0; k < pages; k++)
-					out += !(vec[k] & 1);
-			at += pages * 4096;
-		}
+		if (hi <= lo)
+			continue;
+		/* the pages not in memory: those maps.c's walk leaves out
+		 * (a chunk mincore cannot answer for counts as in it) */
+		uint64_t in = 0;
+		mc_resident_runs(lo, hi, vec, sizeof vec, count_run, &in);
+		out += (hi - lo) / 4096 - in;
 	}
 	if (out && g->n < out * 250) {
 		g->sparse = true;

@@ -813,6 +813,127 @@ START_TEST(maps_asked_as_read)
 }
 END_TEST
 
+/* maps.c's one mincore walk (mc_resident_runs), which the roots' ranges
+ * and scan.c's large blocks share: runs cut to the range, a partial
+ * page at either end given only where it is in memory, the chunks'
+ * boundaries (cap pages a call) invisible once adjacent runs are
+ * joined, a chunk mincore cannot answer for (a page unmapped in it)
+ * given whole. */
+struct runs {
+	uintptr_t lo[16], hi[16];
+	int n;
+};
+
+static void add_run(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	struct runs *r = arg;
+	ck_assert_msg(lo < hi, "an empty run");
+	if (r->n && r->hi[r->n - 1] == lo) { /* a chunk's boundary: one run */
+		r->hi[r->n - 1] = hi;
+		return;
+	}
+	ck_assert_msg(!r->n || r->hi[r->n - 1] < lo, "runs out of order or overlapping");
+	ck_assert(r->n < 16);
+	r->lo[r->n] = lo;
+	r->hi[r->n++] = hi;
+}
+
+static void runs_are(uintptr_t lo, uintptr_t hi, size_t cap, const char *base, const long *want,
+		     int nwant)
+{
+	unsigned char vec[8];
+	struct runs r = { .n = 0 };
+	ck_assert(cap <= sizeof vec);
+	mc_resident_runs(lo, hi, vec, cap, add_run, &r);
+	ck_assert_msg(r.n == nwant / 2, "cap %zu: %d runs, %d expected", cap, r.n, nwant / 2);
+	for (int i = 0; i < r.n; i++)
+		ck_assert_msg(r.lo[i] == (uintptr_t)(base + want[2 * i]) &&
+				      r.hi[i] == (uintptr_t)(base + want[2 * i + 1]),
+			      "cap %zu: run %d [%#lx, %#lx), [%#lx, %#lx) expected", cap, i,
+			      (unsigned long)(r.lo[i] - (uintptr_t)base),
+			      (unsigned long)(r.hi[i] - (uintptr_t)base), (unsigned long)want[2 * i],
+			      (unsigned long)want[2 * i + 1]);
+}
+
+#define PG 4096L
+START_TEST(resident_runs_edges)
+{
+	/* pages 1, 2, 3 and 6 written, 0, 4, 5, 7 and 8 never */
+	char *m = mmap(NULL, 9 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(m != MAP_FAILED);
+	m[1 * PG] = m[2 * PG] = m[3 * PG] = m[6 * PG] = 1;
+	uintptr_t lo = (uintptr_t)m + 100, hi = (uintptr_t)m + 8 * PG + 56;
+	for (size_t cap = 1; cap <= 8; cap++) {
+		/* the partial pages at the ends, not in memory, left out */
+		const long plain[] = { PG, 4 * PG, 6 * PG, 7 * PG };
+		runs_are(lo, hi, cap, m, plain, 4);
+		/* the ends in memory: the run cut to the range */
+		const long cut[] = { PG + 8, 3 * PG + 24 };
+		runs_are((uintptr_t)m + PG + 8, (uintptr_t)m + 3 * PG + 24, cap, m, cut, 2);
+		/* within one page: in memory, the range; not, nothing */
+		const long one[] = { PG + 8, PG + 64 };
+		runs_are((uintptr_t)m + PG + 8, (uintptr_t)m + PG + 64, cap, m, one, 2);
+		runs_are((uintptr_t)m + 8, (uintptr_t)m + 64, cap, m, NULL, 0);
+	}
+	/* page 5 unmapped: the chunk holding it cannot be told, given whole */
+	ck_assert(munmap(m + 5 * PG, PG) == 0);
+	/* cap 2: chunks 0-1, 2-3, 4-5 (whole), 6-7, 8 */
+	const long failed2[] = { PG, 7 * PG };
+	runs_are(lo, hi, 2, m, failed2, 2);
+	/* cap 4: chunks 0-3, 4-7 (whole), 8 */
+	const long failed4[] = { PG, 8 * PG };
+	runs_are(lo, hi, 4, m, failed4, 2);
+	/* cap 8 from page 1: chunk 1-8 (whole, cut to the range) */
+	const long failed8[] = { PG + 8, 8 * PG + 56 };
+	runs_are((uintptr_t)m + PG + 8, hi, 8, m, failed8, 2);
+	munmap(m, 5 * PG);
+	munmap(m + 6 * PG, 3 * PG);
+}
+END_TEST
+
+/* A block of 301 pages, its ends partial pages, in a mapping of its
+ * own, the pointers it holds at its first word, either side of the
+ * boundary between two of scan_sparse's 256-page mincore calls and at
+ * its last word: each block they point to is reachable through it, and
+ * its 297 pages never written are not read (sparse_find counts them,
+ * scan_sparse leaves them out; mc_footprint_measuring is true here). */
+uintptr_t volatile root_big; /* the large block's root */
+
+START_TEST(large_block_read_in_its_pages)
+{
+	build();
+	char *m = mmap(NULL, 302 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(m != MAP_FAILED);
+	uintptr_t lo = (uintptr_t)m + PG - 64, hi = (uintptr_t)m + 301 * PG + 64;
+	struct mc_block old;
+	mc_blocks_insert(lo, hi - lo, NBLK + 1, 2, &old);
+	root_big = lo;
+	uintptr_t first = at(SELF), before = at(C1), after = at(AA), last = at(L1);
+	memcpy((void *)lo, &first, 8);                       /* page 0, partial */
+	memcpy(m + 257 * PG - 8, &before, 8);                /* page 256's last word */
+	memcpy(m + 257 * PG, &after, 8);                     /* page 257's first */
+	memcpy((void *)(hi - 8), &last, 8);                  /* page 301, partial */
+	scrub();
+	struct mc_scan s;
+	long faults = minor_faults();
+	ck_assert(mc_scan(&s, NULL));
+	faults = minor_faults() - faults;
+	memset(kinds, -1, sizeof kinds);
+	mc_scan_each(&s, 0, note_any, NULL);
+	const int found[] = { SELF, C1, C2, AA, AB, AC, L1, L2 };
+	for (size_t i = 0; i < MC_ARRAY_SIZE(found); i++)
+		ck_assert_msg(kinds[found[i]] == MC_KIND_REACHABLE, "block %d: kind %d", found[i],
+			      kinds[found[i]]);
+	struct sysinfo si;
+	if (sysinfo(&si) == 0 && si.totalswap == 0)
+		ck_assert_msg(faults < 150, "the scan faulted in %ld pages", faults);
+	mc_scan_free(&s);
+	root_big = 0;
+	ck_assert_int_eq(mc_blocks_remove(lo, &old), MC_REMOVED);
+	munmap(m, 302 * PG);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("scan", 0);
@@ -825,6 +946,8 @@ int main(void)
 	tcase_add_test(tc, large_scan_maps_apart);
 	tcase_add_test(tc, deadline_past_cuts_the_scan);
 	tcase_add_test(tc, untouched_data_pages_not_read);
+	tcase_add_test(tc, resident_runs_edges);
+	tcase_add_test(tc, large_block_read_in_its_pages);
 	tcase_add_loop_test(tc, lends_its_maps_read, 0, 2);
 	tcase_add_test(tc, maps_asked_as_read);
 	tcase_add_test(tc, asked_maps_leave_the_programs_files);
