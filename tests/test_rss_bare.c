@@ -76,6 +76,17 @@
 #include "prog/proc_field.h"
 
 #define TOLERANCE_KIB 32
+/* rss_end below the bare VmRSS at most by this: memcheck taking pages
+ * of the program's off its figure is a defect of the accounting, not
+ * noise.  Above it the preload's own traces are the program's (the
+ * dynamic linker's bookkeeping for one more object, a page or two of
+ * its minimal heap; the main stack's pages memcheck's exit went
+ * deeper into: tcmalloc +8 to +12 KiB), within TOLERANCE_KIB.  Under
+ * jemalloc rss_end read 4 to 16 KiB low in every row until session
+ * 48: footprint.c's exit_base held libmemcheck's code that the
+ * allocator statistics first ran, and the mapping their sort made, as
+ * the program's, and exit_read took them off again (rss48). */
+#define BELOW_KIB 4
 
 #define NO_PURGE_TIMER "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1,narenas:1", \
 	"MIMALLOC_DECOMMIT_DELAY=100000", "MIMALLOC_PURGE_DELAY=100000"
@@ -140,15 +151,15 @@ static long long middle(long long a, long long b, long long c)
 
 static bool near(long long mc, long long bare)
 {
-	return mc - bare <= TOLERANCE_KIB && bare - mc <= TOLERANCE_KIB;
+	return mc - bare <= TOLERANCE_KIB && bare - mc <= BELOW_KIB;
 }
 
 static void expect_near(const struct h_res *x, const char *what, long long mc, long long bare)
 {
 	ck_assert_msg(near(mc, bare),
 		      "%s: %s %lld KiB, the bare run's %lld KiB at its exit (%+lld, tolerance "
-		      "%d KiB either way)",
-		      x->label, what, mc, bare, mc - bare, TOLERANCE_KIB);
+		      "%d KiB above, %d below)",
+		      x->label, what, mc, bare, mc - bare, TOLERANCE_KIB, BELOW_KIB);
 }
 
 /* Where peak_rss may lie against the bare runs: their VmHWM, within the
