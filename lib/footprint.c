@@ -85,9 +85,12 @@ static uint64_t m_file;
 static int pagemap_fd = -1;
 /* The same, held open by memcheck's destructor from its takes to the
  * end of its statistics' reading (mc_prog_peak_exit_open to
- * mc_prog_peak_exit_base), -1 otherwise: none of the program's code
- * runs in between. */
-static int exit_pagemap = -1;
+ * mc_prog_peak_exit_base): none of the program's code runs in between.
+ * The descriptor plus one, 0 while none is held: in .bss, where a
+ * variable of .data's moved the small variables a left-out process
+ * touches off .data's last page, the one the dynamic linker writes
+ * (test_shortexit's left_out_bss_untouched). */
+static int exit_pagemap1;
 static int64_t known;         /* resident by construction */
 static int64_t extra;         /* left by memcheck's own work */
 static uint64_t pending;      /* |changes| not yet folded */
@@ -241,7 +244,7 @@ static uint64_t views_last, lazy_last;
 static __attribute__((noinline)) uint64_t measure_part(bool whole)
 {
 	int saved = errno;
-	int held = pagemap_fd >= 0 ? pagemap_fd : exit_pagemap, fd = held;
+	int held = pagemap_fd >= 0 ? pagemap_fd : exit_pagemap1 - 1, fd = held;
 	if (fd < 0 && nobject) /* linked into the program: no segment, mincore */
 		fd = mc_proc_open("pagemap", O_RDONLY);
 	uint64_t object_file = measure_object(fd);
@@ -1224,8 +1227,8 @@ void mc_prog_peak_exit_note(void)
 	fp_enter();
 	if (exit_armed && measuring && forked && pagemap_fd < 0) {
 		/* the takes' pagemap serves (mc_prog_peak_exit_open) */
-		pagemap_fd = exit_pagemap >= 0 ? exit_pagemap : mc_proc_open("pagemap", O_RDONLY);
-		exit_pagemap = -1;
+		pagemap_fd = exit_pagemap1 ? exit_pagemap1 - 1 : mc_proc_open("pagemap", O_RDONLY);
+		exit_pagemap1 = 0;
 		if (pagemap_fd >= 0)
 			mc_start_pages_note(pagemap_fd, true);
 	}
@@ -1254,8 +1257,8 @@ void mc_prog_peak_exit_note(void)
 void mc_prog_peak_exit_open(void)
 {
 	pthread_mutex_lock(&fp_lock); /* a window's end due is the take's */
-	if (measuring && nobject && pagemap_fd < 0 && exit_pagemap < 0)
-		exit_pagemap = mc_proc_open("pagemap", O_RDONLY);
+	if (measuring && nobject && pagemap_fd < 0 && !exit_pagemap1)
+		exit_pagemap1 = mc_proc_open("pagemap", O_RDONLY) + 1;
 	pthread_mutex_unlock(&fp_lock);
 }
 
@@ -1284,11 +1287,11 @@ void mc_prog_peak_exit_base(void)
 	 * touch (it runs under the guard: no block is tracked), as the
 	 * take measured them.  What the work made of memcheck's own is in
 	 * the RSS read below. */
-	bool held = pagemap_fd >= 0 || exit_pagemap >= 0;
+	bool held = pagemap_fd >= 0 || exit_pagemap1;
 	uint64_t m = exit_armed && held ? measure_part(false) : 0;
-	if (exit_pagemap >= 0)
-		mc_sys_close(exit_pagemap);
-	exit_pagemap = -1;
+	if (exit_pagemap1)
+		mc_sys_close(exit_pagemap1 - 1);
+	exit_pagemap1 = 0;
 	if (exit_armed && pagemap_fd >= 0) {
 		mc_start_pages_give_back(pagemap_fd);
 		mc_sys_close(pagemap_fd);
@@ -1403,9 +1406,9 @@ void mc_footprint_after_fork_child(void)
 	if (pagemap_fd >= 0)
 		mc_sys_close(pagemap_fd);
 	pagemap_fd = -1;
-	if (exit_pagemap >= 0)
-		mc_sys_close(exit_pagemap);
-	exit_pagemap = -1;
+	if (exit_pagemap1)
+		mc_sys_close(exit_pagemap1 - 1);
+	exit_pagemap1 = 0;
 	mc_start_pages_forget();
 	/* The child's mark starts afresh at fork (its own mm), bare too:
 	 * the parent's lost mark is not the child's. */
