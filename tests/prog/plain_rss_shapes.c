@@ -12,7 +12,9 @@
  *            until the kernel is short of memory), then unmapped
  *   burst    8 threads at once, each writing 4,000 blocks of 16 to 2,048
  *            bytes (the allocators' per-thread caches and arenas), all
- *            held at a barrier, then freed, then joined
+ *            held at a barrier, then freed, then joined (measured by hand,
+ *            doc/costs.md rss48: not a row, the threads' order moves its
+ *            figures under tcmalloc by 100 KiB from run to run)
  *   thread   the peak in a thread that has exited: one thread writes
  *            24 MiB in 256 KiB blocks, frees them and returns; main
  *            joins it and ends with a few small blocks
