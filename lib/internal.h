@@ -1040,6 +1040,9 @@ void mc_prog_peak_exit_base(void);
 /* Before that work: the objects' read-only pages present noted, those
  * it faults given back at mc_prog_peak_exit_base. */
 void mc_prog_peak_exit_note(void);
+/* Before the destructor's takes, where that work follows them: M's
+ * growth in it measured at mc_prog_peak_exit_base. */
+void mc_prog_peak_exit_open(void);
 /* peak raised to what the program reached after the destructor's take,
  * in the exit code that ran before the on_exit handler (footprint.c). */
 uint64_t mc_prog_peak_exit(uint64_t peak);

@@ -989,6 +989,12 @@ void mc_regions_end_all(const struct mc_scan_from *from)
 void mc_regions_exit_take(void)
 {
 	pthread_mutex_lock(&region_lock);
+	/* The process's statistics, the same for every region: asked
+	 * once, after the takes, which then measure memcheck's own pages
+	 * through a pagemap kept for after the statistics too. */
+	bool stats = stats_wanted(mc_vg_mode(), false);
+	if (stats)
+		mc_prog_peak_exit_open();
 	pthread_mutex_lock(&stack_lock);
 	for (int i = nregions - 1; i >= 0; i--) {
 		regions[i].early.taken = true;
@@ -997,8 +1003,6 @@ void mc_regions_exit_take(void)
 	pthread_mutex_unlock(&stack_lock);
 	/* The allocator's statistics may allocate: not under stack_lock
 	 * (see the head). */
-	/* The process's, the same for every region: asked once. */
-	bool stats = stats_wanted(mc_vg_mode(), false);
 	uint64_t retained = MEMCHECK_UNKNOWN, after = MEMCHECK_UNKNOWN;
 	if (stats) {
 		mc_prog_peak_exit_note();

@@ -50,13 +50,15 @@
  * from run to run, bare and under memcheck alike (test_rss_self.c, the
  * threads row).  TOLERANCE_KIB, 32 KiB: half of a
  * fault-around block, so that any 64 KiB block of a library memcheck
- * faults for the program, or takes from it, fails a row.  Measured
- * (KiB, memcheck less bare, rss_end and peak_rss alike, glibc/mimalloc/
- * jemalloc/tcmalloc): an empty main +4/0/-8/0, threads 0/0/-12/+20,
- * threads and dlopen 0/+28/+4/0, the malloc family's mix +4/0/-8/0,
- * the C library's own blocks +4/0/-8/0, C++ +12/+4/-8/0, getaddrinfo
- * +4/+4/-8/+4; leaking, with memcheck's report at the exit, 40,000
- * blocks 0/0/-4/+4, a thread 0/0/-16/-4.  Main at 12d30ba failed the
+ * faults for the program, or takes from it, fails a row; below the bare
+ * rss_end only BELOW_KIB.  Measured (KiB, memcheck less bare, rss_end
+ * and peak_rss alike, glibc/mimalloc/jemalloc/tcmalloc, session 48): an
+ * empty main +4/0/0/+8, threads 0/0/-4/+8, four at once +4/+4/-4/+12,
+ * threads and dlopen 0/0/-4/+8, the malloc family's mix +4/0/0/+8, the
+ * C library's own blocks 0/0/0/+8, C++ +12/+4/0/+12, getaddrinfo
+ * +4/+4/0/+12; leaking, with memcheck's report at the exit, 40,000
+ * blocks 0/0/0/+8, a thread 0/0/-4/+8 (jemalloc -4 to -16 and tcmalloc
+ * 0 to +4 before: BELOW_KIB's comment).  Main at 12d30ba failed the
  * threads rows and the leaking thread's under glibc,
  * +64 KiB: memcheck's work at a thread's start read the C library's
  * thread-descriptor layout in the program's mapping, a 64 KiB block of
@@ -76,6 +78,17 @@
 #include "prog/proc_field.h"
 
 #define TOLERANCE_KIB 32
+/* rss_end below the bare VmRSS at most by this: memcheck taking pages
+ * of the program's off its figure is a defect of the accounting, not
+ * noise.  Above it the preload's own traces are the program's (the
+ * dynamic linker's bookkeeping for one more object, a page or two of
+ * its minimal heap; the main stack's pages memcheck's exit went
+ * deeper into: tcmalloc +8 to +12 KiB), within TOLERANCE_KIB.  Under
+ * jemalloc rss_end read 4 to 16 KiB low in every row until session
+ * 48: footprint.c's exit_base held libmemcheck's code that the
+ * allocator statistics first ran, and the mapping their sort made, as
+ * the program's, and exit_read took them off again (rss48). */
+#define BELOW_KIB 4
 
 #define NO_PURGE_TIMER "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1,narenas:1", \
 	"MIMALLOC_DECOMMIT_DELAY=100000", "MIMALLOC_PURGE_DELAY=100000"
@@ -138,17 +151,18 @@ static long long middle(long long a, long long b, long long c)
 	return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
 }
 
-static bool near(long long mc, long long bare)
+static bool near(long long mc, long long bare, int below)
 {
-	return mc - bare <= TOLERANCE_KIB && bare - mc <= TOLERANCE_KIB;
+	return mc - bare <= TOLERANCE_KIB && bare - mc <= below;
 }
 
-static void expect_near(const struct h_res *x, const char *what, long long mc, long long bare)
+static void expect_near(const struct h_res *x, const char *what, long long mc, long long bare,
+			int below)
 {
-	ck_assert_msg(near(mc, bare),
+	ck_assert_msg(near(mc, bare, below),
 		      "%s: %s %lld KiB, the bare run's %lld KiB at its exit (%+lld, tolerance "
-		      "%d KiB either way)",
-		      x->label, what, mc, bare, mc - bare, TOLERANCE_KIB);
+		      "%d KiB above, %d below)",
+		      x->label, what, mc, bare, mc - bare, TOLERANCE_KIB, below);
 }
 
 /* Where peak_rss may lie against the bare runs: their VmHWM, within the
@@ -186,7 +200,8 @@ static bool within(long long v, long long lo, long long hi)
  * figure in each), as the threads' order, which memcheck's slower
  * threads change, decides which of the allocator's caches their blocks
  * take. */
-H_CHECK(as_bare_at_exit)
+static void compare_at_exit(struct h_res *x, const struct h_json *rec, const struct h_case *c,
+			    int below)
 {
 	if (!h_can_ptrace()) {
 		printf("test_rss_bare: %s: this machine lets no child be traced; row skipped\n",
@@ -205,9 +220,9 @@ H_CHECK(as_bare_at_exit)
 	long long peak = (long long)(h_u64(rec, "peak_rss") / 1024);
 	struct h_spec again = c->run;
 	again.alloc = x->alloc;
-	if (!(near(end, rss) && within(peak, lo, hi)))
+	if (!(near(end, rss, below) && within(peak, lo, hi)))
 		printf("test_rss_bare: %s: end %lld, peak %lld KiB: run again\n", x->label, end, peak);
-	for (int k = 0; k < 2 && !(near(end, rss) && within(peak, lo, hi)); k++) {
+	for (int k = 0; k < 2 && !(near(end, rss, below) && within(peak, lo, hi)); k++) {
 		struct h_res y;
 		h_exec(&y, &again);
 		const struct h_json *r = h_rec(&y, "process");
@@ -221,16 +236,32 @@ H_CHECK(as_bare_at_exit)
 	printf("test_rss_bare: %s: bare at exit %lld (peak %lld, exact %lld), memcheck end %lld "
 	       "(%+lld), peak %lld (%+lld) KiB\n",
 	       x->label, rss, hwm, top, end, end - rss, peak, peak - hwm);
-	expect_near(x, "rss_end", end, rss);
+	expect_near(x, "rss_end", end, rss, below);
 	ck_assert_msg(within(peak, lo, hi),
 		      "%s: peak_rss %lld KiB, the bare runs' VmHWM %lld KiB, their exact peak %lld, "
 		      "VmRSS at exit %lld: outside %lld-%lld",
 		      x->label, peak, hwm, top, rss, lo, hi);
 }
 
-#define ROW(name_, ...)                                                                 \
+H_CHECK(as_bare_at_exit)
+{
+	compare_at_exit(x, rec, c, BELOW_KIB);
+}
+
+/* Threads that run at once: which of the allocator's caches and arenas
+ * their blocks take follows their order, which memcheck's slower
+ * threads change (glibc's arenas, one a thread that finds the others
+ * locked): rss_end either way within TOLERANCE_KIB. */
+H_CHECK(as_bare_scheduled)
+{
+	compare_at_exit(x, rec, c, TOLERANCE_KIB);
+}
+
+#define ROW_CHECKED(check_, name_, ...)                                                  \
 	{ name_, .run = { .prog = __VA_ARGS__, .flags = H_PRELOAD, .env = H_LIST(NO_PURGE_TIMER) }, \
-	  .record = "process", .check = as_bare_at_exit }
+	  .record = "process", .check = check_ }
+#define ROW(name_, ...) ROW_CHECKED(as_bare_at_exit, name_, __VA_ARGS__)
+#define ROW_SCHEDULED(name_, ...) ROW_CHECKED(as_bare_scheduled, name_, __VA_ARGS__)
 
 static const struct h_case cases[] = {
 	ROW("an empty main", "plain_empty"),
@@ -247,7 +278,7 @@ static const struct h_case cases[] = {
 	 * mimalloc the bare runs read 2,024 or 2,104-2,120 KiB from run to
 	 * run at load 6, memcheck's 2,024 or 2,104, a live thread's heap
 	 * taking a segment of its own) */
-	ROW("four threads alive at once", "plain_clean", .args = H_LIST("together")),
+	ROW_SCHEDULED("four threads alive at once", "plain_clean", .args = H_LIST("together")),
 	/* under mimalloc the peak is in the dlopen, 116 KiB above the end
 	 * and given back at the dlclose (libm's pages, the loader's cache),
 	 * where the kernel's mark read 0 to 64 KiB of it, bare and under
@@ -261,6 +292,16 @@ static const struct h_case cases[] = {
 	 * runs at the exit */
 	ROW("40,000 blocks leaked and kept", "plain_leak_many"),
 	ROW("a thread that leaks", "plain_leak_thread"),
+	/* peaks before a drop, each allocator its own way (session 48):
+	 * blocks past the mapping thresholds, pages given back by madvise,
+	 * the peak in a thread gone.  Not plain_rss_shapes burst (eight
+	 * threads' caches at once): under tcmalloc its rss_end read
+	 * 42,916-43,020 KiB from run to run against the bare 42,952-42,968
+	 * (the threads' order: which thread caches hold what), -52 once
+	 * after two runs again; doc/costs.md has its figures */
+	ROW("shapes: blocks across the mapping thresholds", "plain_rss_shapes", .args = H_LIST("mmap")),
+	ROW("shapes: MADV_DONTNEED and MADV_FREE", "plain_rss_shapes", .args = H_LIST("madvise")),
+	ROW("shapes: the peak in a thread that exited", "plain_rss_shapes", .args = H_LIST("thread")),
 };
 
 int main(void)
