@@ -46,6 +46,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -363,6 +364,9 @@ static void libc_facts(void)
 			libc.static_size = libc.pthread_size = 0;
 		libc.in_libc = in_libc;
 	}
+	/* in the C library's own table, one hash look-up */
+	if (in_libc)
+		mc_io_list_all = mc_sym_in(in_libc, "_IO_list_all");
 #if defined(__x86_64__)
 	/* exit's size from its own entry, found by its hash: dladdr1
 	 * walked the C library's dynamic symbols for it (~40 K
@@ -505,6 +509,35 @@ static void add_thread_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi, ui
 	if (lo < hi)
 		add_mapped(r, lo, hi);
 }
+
+/* [lo, hi) taken out of every root listed so far: a root across it
+ * keeps its part below, its part above becomes a root of its own. */
+void mc_roots_cut(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t i = 0, n = r->n; i < n; i++) {
+		struct mc_root v = r->v[i];
+		if (v.lo >= hi || v.hi <= lo)
+			continue;
+		if (lo > v.lo) {
+			r->v[i].hi = lo & ~(uintptr_t)7;
+			if (v.hi > hi)
+				add_root(r, hi, v.hi, v.kind);
+		} else {
+			r->v[i].lo = v.hi > hi ? (hi + 7) & ~(uintptr_t)7 : v.hi;
+		}
+	}
+}
+
+/* Is [p, p + size) inside a loaded object's writable segment? */
+bool mc_roots_in_data(const struct mc_roots *r, uintptr_t p, size_t size)
+{
+	for (size_t i = 0; i < r->nseg; i++)
+		if (p >= r->seg[i].lo && p + size <= r->seg[i].hi)
+			return true;
+	return false;
+}
+
+FILE *const *mc_io_list_all;
 
 size_t mc_roots_count(const struct mc_roots *r)
 {
