@@ -590,6 +590,13 @@ static const struct h_case cases[] = {
 	{ "setjmp, sigsetjmp and pthread_cleanup_push as bare",
 	  .run = { .prog = "plain_setjmp", .flags = H_PRELOAD, .no_report = true },
 	  .stdout_is = "ok\n" },
+	/* a stream reading ungetc's backup area read whole at exit: its
+	 * buffer and the area still reachable, nothing lost (the area was
+	 * definitely lost with the stream's words cut, scan.c stdio_cuts) */
+	{ "a buffer given to a stream in ungetc's backup area",
+	  .record = "process",
+	  .run = { .prog = "plain_leak_setvbuf", .args = H_LIST("backup"), .flags = H_PRELOAD },
+	  .want = { KINDS(0, 0, 0, 3, 0, 0, 0, 696), { "verdict", .str = "pass" } } },
 	/* a start pointer after dangling pointers into a freed buffer that
 	 * lay right before its block, the buffer's size known: no end of
 	 * it (onetrueawk: definitely lost under mimalloc) */
