@@ -2032,6 +2032,8 @@ struct mc_scan_from {
 	bool alone;     /* the caller is the process's only thread, as read
 			 * at this region's end (mc_prog_peak_take): no other
 			 * thread to list and stop (threads.c) */
+	bool by_exit;   /* inside exit(), whose stdio clean-up comes after
+			 * the scan (scan.c's stdio_cuts) */
 };
 #if defined(__x86_64__)
 #define MC_SCAN_FROM(f)                                                        \
@@ -2041,6 +2043,7 @@ struct mc_scan_from {
 			  5 * sizeof(void *);                                  \
 		(f)->at_exit = false;                                          \
 		(f)->alone = false;                                            \
+		(f)->by_exit = false;                                          \
 	} while (0)
 #else
 #define MC_SCAN_FROM(f)                                                        \
@@ -2049,6 +2052,7 @@ struct mc_scan_from {
 		(f)->sp = (uintptr_t)(f);                                      \
 		(f)->at_exit = false;                                          \
 		(f)->alone = false;                                            \
+		(f)->by_exit = false;                                          \
 	} while (0)
 #endif
 /* Scan the roots and the heap; false (nothing to free) when memory for
@@ -2127,6 +2131,13 @@ void mc_roots_pending_starts(const void *lo, size_t size);
 void mc_roots_stop(struct mc_roots *r, const struct mc_scan_from *from);
 void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		   bool (*is_block)(uintptr_t p, void *arg), void *arg);
+/* [lo, hi) out of every root listed so far (a FILE's words, scan.c). */
+void mc_roots_cut(struct mc_roots *r, uintptr_t lo, uintptr_t hi);
+/* Is [p, p + size) inside a loaded object's writable segment? */
+bool mc_roots_in_data(const struct mc_roots *r, uintptr_t p, size_t size);
+/* The C library's list of stdio streams (_IO_list_all), NULL where not
+ * found; found with the roots' other facts (mc_roots_begin). */
+extern struct _IO_FILE *const *mc_io_list_all;
 size_t mc_roots_count(const struct mc_roots *r);
 const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
 /* Let the other threads go on; free r.  runs (if not NULL, over

@@ -568,6 +568,8 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 	/* a fatal signal's handler: the whole interrupted stack is the
 	 * program's, no exit frame above */
 	from.at_exit = mc_fatal_sig == 0;
+	/* exit's stdio clean-up still to come (not after _exit) */
+	from.by_exit = flush_stdout && from.at_exit;
 	if (mc_fatal_sp)
 		from.sp = mc_fatal_sp; /* the handler ran on memcheck's alternate stack */
 	mc_guard_enter();

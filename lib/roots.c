@@ -46,6 +46,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -205,9 +206,11 @@ static struct {
 	size_t exit_frame;         /* address, from its prologue */
 	uintptr_t main_tp;         /* the main thread's thread pointer */
 	const void *in_libc;       /* the C library's object */
-	bool cache_looked;         /* stack_cache_found ran */
+	bool cache_looked;         /* stack_lists_found ran */
 	uintptr_t stack_cache;     /* the list head of finished threads' stacks */
-	size_t list_off;           /* the descriptor's link in that list */
+	uintptr_t stack_used;      /* the list head of stacks in use, unjoined ones too */
+	size_t list_off;           /* the descriptor's link in those lists */
+	size_t tid_off;            /* the descriptor's tid, 0 once the thread ended */
 } libc;
 
 /* The frame exit() keeps below its caller's return address: its pushes
@@ -258,8 +261,22 @@ static size_t prologue_frame(const unsigned char *c)
  * (ldsodefs.h: used, user, cache, each a list_t of two pointers), and
  * of the link in the descriptor; the structure itself through
  * __nptl_rtld_global.  Where the two offsets are not 16 bytes apart,
- * the layout is not the one read here, and no cache is scanned. */
-/* Only under valgrind's text with --run-libc-freeres=no: valgrind's
+ * the layout is not the one read here, and no cache is scanned.
+ *
+ * A joinable thread that ended and was never joined keeps its stack
+ * block on the other list, _dl_stack_used, with the running threads',
+ * until a pthread_join that never comes: its descriptor holds what the
+ * thread returned (result) and the pointer into its DTV, and valgrind
+ * reads it as it reads a cached one (tests/prog/plain_unjoined: the
+ * two results still reachable, the two DTVs possibly lost, where
+ * memcheck said all four definitely lost), whatever
+ * --run-libc-freeres says: freeres frees the cache, not a stack in
+ * use.  Such a thread is no task of the process any more (not in
+ * /proc/self/task, not stopped, not scanned as a thread): the kernel
+ * cleared its descriptor's tid as it ended (CLONE_CHILD_CLEARTID),
+ * which tells it from the live threads on the list, read with the
+ * others (mc_roots_rest).  Looked up in every threaded process. */
+/* The cache only under valgrind's text with --run-libc-freeres=no: valgrind's
  * default runs __libc_freeres, which frees the cache before the leak
  * check, and so does memcheck's valgrind command line; memcheck's own
  * reports follow valgrind's default, where a block a joined thread
@@ -287,29 +304,34 @@ static __attribute__((noinline)) uint32_t libc_word(const uint32_t *p)
 	return w;
 }
 
-static void stack_cache_found(void)
+static void stack_lists_found(void)
 {
 	/* none in a process that never made a thread: a measured
 	 * process's exit spent ~5 K instructions on the lookups (the walk of
 	 * the objects) */
-	if (libc.cache_looked || !libc.in_libc || !cache_read() || mc_never_threaded())
+	if (libc.cache_looked || !libc.in_libc || mc_never_threaded())
 		return;
 	libc.cache_looked = true;
 	static const char *const names[] = { "_thread_db_rtld_global__dl_stack_used",
 					     "_thread_db_rtld_global__dl_stack_user",
-					     "_thread_db_pthread_list", "__nptl_rtld_global" };
+					     "_thread_db_pthread_list", "_thread_db_pthread_tid",
+					     "__nptl_rtld_global" };
 	void *found[MC_ARRAY_SIZE(names)];
 	mc_sym_in_each(libc.in_libc, names, found, MC_ARRAY_SIZE(names));
-	uintptr_t *const *rtld = found[3];
-	if (!found[0] || !found[1] || !found[2] || !rtld || !*rtld)
+	uintptr_t *const *rtld = found[4];
+	if (!found[0] || !found[1] || !found[2] || !found[3] || !rtld || !*rtld)
 		return;
 	/* each {bits, count, offset}: the offsets */
 	const uint32_t *const *d = (const uint32_t *const *)found;
 	uint32_t used = libc_word(d[0] + 2), user = libc_word(d[1] + 2), link = libc_word(d[2] + 2);
-	if (user != used + 16 || link + 16 > libc.pthread_size)
+	uint32_t tid = libc_word(d[3] + 2);
+	if (user != used + 16 || link + 16 > libc.pthread_size || tid + 4 > libc.pthread_size)
 		return;
-	libc.stack_cache = (uintptr_t)*rtld + user + 16;
+	libc.stack_used = (uintptr_t)*rtld + used;
+	if (cache_read())
+		libc.stack_cache = (uintptr_t)*rtld + user + 16;
 	libc.list_off = link;
+	libc.tid_off = tid;
 }
 
 /* Before the first scan's locks.  Found by hand (elfsym.c), not with
@@ -342,6 +364,9 @@ static void libc_facts(void)
 			libc.static_size = libc.pthread_size = 0;
 		libc.in_libc = in_libc;
 	}
+	/* in the C library's own table, one hash look-up */
+	if (in_libc)
+		mc_io_list_all = mc_sym_in(in_libc, "_IO_list_all");
 #if defined(__x86_64__)
 	/* exit's size from its own entry, found by its hash: dladdr1
 	 * walked the C library's dynamic symbols for it (~40 K
@@ -485,6 +510,35 @@ static void add_thread_mapped(struct mc_roots *r, uintptr_t lo, uintptr_t hi, ui
 		add_mapped(r, lo, hi);
 }
 
+/* [lo, hi) taken out of every root listed so far: a root across it
+ * keeps its part below, its part above becomes a root of its own. */
+void mc_roots_cut(struct mc_roots *r, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t i = 0, n = r->n; i < n; i++) {
+		struct mc_root v = r->v[i];
+		if (v.lo >= hi || v.hi <= lo)
+			continue;
+		if (lo > v.lo) {
+			r->v[i].hi = lo & ~(uintptr_t)7;
+			if (v.hi > hi)
+				add_root(r, hi, v.hi, v.kind);
+		} else {
+			r->v[i].lo = v.hi > hi ? (hi + 7) & ~(uintptr_t)7 : v.hi;
+		}
+	}
+}
+
+/* Is [p, p + size) inside a loaded object's writable segment? */
+bool mc_roots_in_data(const struct mc_roots *r, uintptr_t p, size_t size)
+{
+	for (size_t i = 0; i < r->nseg; i++)
+		if (p >= r->seg[i].lo && p + size <= r->seg[i].hi)
+			return true;
+	return false;
+}
+
+FILE *const *mc_io_list_all;
+
 size_t mc_roots_count(const struct mc_roots *r)
 {
 	return r->n;
@@ -581,7 +635,7 @@ struct mc_roots *mc_roots_begin(void)
 	r->segcap = FIRST_SEGS;
 	r->maps = &m->maps;
 	libc_facts();
-	stack_cache_found();
+	stack_lists_found();
 	mc_walk_objects(phdr_roots, r);
 	user_roots_each(add_cb, r);
 	uintptr_t pend_hi = atomic_load_explicit(&pending_hi, memory_order_acquire);
@@ -837,25 +891,30 @@ static bool own_stack_known(struct mc_roots *r, const struct mc_scan_from *from)
 }
 
 /* The descriptors and static TLS of the finished threads whose stacks
- * glibc keeps for reuse (stack_cache_found), as valgrind reads them:
- * not the rest of the dead stack, whose words valgrind's memcheck made
- * undefined as the thread's calls returned.  Each link read only where
- * the maps show it readable; a list another thread was changing when
- * it was stopped ends the walk (at most 4,096 stacks). */
-__attribute__((noinline)) static void cached_stacks(struct mc_roots *r)
+ * glibc keeps on the list at head (stack_lists_found), as valgrind reads
+ * them: not the rest of the dead stack, whose words valgrind's memcheck
+ * made undefined as the thread's calls returned.  On the cache's list
+ * every one; on the list of stacks in use (ended) those whose tid the
+ * kernel cleared, the live threads' read already.  Each link read only
+ * where the maps show it readable; a list another thread was changing
+ * when it was stopped ends the walk (at most 4,096 stacks). */
+__attribute__((noinline)) static void listed_stacks(struct mc_roots *r, uintptr_t head, bool ended)
 {
-	uintptr_t head = libc.stack_cache;
 	const struct mc_vma *m = mc_vmas_find(r->maps, head);
 	if (!m || !(m->prot & PROT_READ) || head + 16 > m->hi)
 		return;
 	uintptr_t n = *(const uintptr_t *)head;
 	for (int k = 0; n != head && k < 4096; k++) {
-		m = mc_vmas_find(r->maps, n);
-		if (!m || !(m->prot & PROT_READ) || n + 8 > m->hi || n < libc.list_off)
-			return;
+		/* the whole descriptor in one readable mapping (its stack
+		 * block's), the link and the tid inside it */
 		uintptr_t tp = n - libc.list_off;
-		add_thread_mapped(r, tp + libc.pthread_size - libc.static_size, tp + libc.pthread_size,
-				  tp);
+		m = mc_vmas_find(r->maps, n);
+		if (!m || !(m->prot & PROT_READ) || n < libc.list_off || tp < m->lo ||
+		    tp + libc.pthread_size > m->hi)
+			return;
+		if (!ended || *(const int32_t *)(tp + libc.tid_off) == 0)
+			add_thread_mapped(r, tp + libc.pthread_size - libc.static_size,
+					  tp + libc.pthread_size, tp);
 		n = *(const uintptr_t *)n;
 	}
 }
@@ -1024,7 +1083,9 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	if (nregs)
 		mc_roots_add(r, (uintptr_t)r->regs, (uintptr_t)(r->regs + nregs));
 	if (libc.stack_cache && cache_read())
-		cached_stacks(r); /* rare: out of line, in group 7 */
+		listed_stacks(r, libc.stack_cache, false); /* rare: out of line, in group 7 */
+	if (libc.stack_used)
+		listed_stacks(r, libc.stack_used, true);
 }
 
 void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)

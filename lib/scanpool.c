@@ -164,6 +164,7 @@ __attribute__((noinline)) bool mc_scan(struct mc_scan *out, const struct mc_scan
 		here.sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 		here.at_exit = false;
 		here.alone = false;
+		here.by_exit = false;
 		from = &here;
 	}
 	bool ok = pass_and_pools(out, from, own, own ? regs : NULL, sizeof regs);
