@@ -85,6 +85,10 @@ struct mc_options {
 				   * after a newline the vargv's words (vgxml.c) */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
+	int valgrind_deeper;      /* not an option: the frames stack_depth holds
+				   * more than MEMCHECK_STACK_DEPTH said, under
+				   * valgrind's text (options.c, vgtext.c's
+				   * mc_vgtext_depth) */
 	int unwinder;             /* enum mc_unwinder */
 	int max_leaks;            /* leak records per region in reports */
 	int peak_sites;           /* sites kept in a peak snapshot (snapshot.c) */
@@ -3607,6 +3611,21 @@ bool mc_vgtext_all_kinds(bool process);
  * valgrind reads under its command line (--num-callers:
  * MEMCHECK_STACK_DEPTH + 1), 0 otherwise (mc_supp_read_lines). */
 int mc_vgtext_supp_lines(void);
+/* The frames a stack holds past what valgrind's text shows, at most
+ * (options.c): room for the functions the program's own operator new
+ * calls before malloc. */
+#define MC_VG_DEEPER 4
+/* Which of a stack's n frames f valgrind's stack of the same call holds
+ * under its --num-callers (MEMCHECK_STACK_DEPTH + 1): from the first of
+ * f[0..MC_VG_DEEPER) in a function of the program's own that valgrind
+ * replaces (its operator new; *skip its index), MEMCHECK_STACK_DEPTH + 1
+ * frames, else MEMCHECK_STACK_DEPTH from f[0] (*skip 0); returns how
+ * many.  n and 0 outside valgrind's text. */
+int mc_vgtext_depth(const uintptr_t *f, int n, int *skip);
+/* The process region's n groups merged where valgrind's loss records
+ * are one (their stacks cut at mc_vgtext_depth alike, same kind), under
+ * valgrind's text; returns how many are left, in no order. */
+size_t mc_vgtext_regroup(struct mc_leak *g, size_t n);
 /* The process's records in valgrind's order, mmap'd (*bytes), or NULL. */
 struct mc_leak *mc_vgtext_sorted(const struct mc_region_report *rr, size_t *bytes);
 /* Is a record of kind listed (--show-leak-kinds, --leak-check)? */

@@ -669,6 +669,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			for (size_t i = 0; i < acc.cap; i++)
 				if (acc.slot[i])
 					groups[n++] = acc.v[acc.slot[i] - 1];
+			/* valgrind's loss records: stacks as deep as its */
+			if (r->process && unlikely(mc_opt.valgrind_deeper))
+				acc.n = n = mc_vgtext_regroup(groups, n);
 			mc_sort(groups, n, sizeof *groups, leak_cmp);
 		} else {
 			acc.n = 0;
