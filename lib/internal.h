@@ -60,6 +60,8 @@ enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL, MC_TEX
 /* MEMCHECK_VALGRIND_TEXT: valgrind's --leak-check, and all for
  * --show-leak-kinds=all (vgtext.c) */
 enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_ALL };
+/* MEMCHECK_VALGRIND_RESOLUTION's words, in its order */
+enum mc_vgres { MC_VGRES_LOW, MC_VGRES_MED, MC_VGRES_HIGH };
 /* MEMCHECK_VALGRIND_FREERES's words, in its order */
 #define MC_FREERES_CXX 1
 #define MC_FREERES_LIBC 2
@@ -81,6 +83,7 @@ struct mc_options {
 	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
 	const char *valgrind_children; /* the pid whose program alone is checked (life.c) */
 	const char *valgrind_fullpath; /* --fullpath-after's prefixes, each ended by ':' (vgtext.c) */
+	int valgrind_resolution;  /* enum mc_vgres: --leak-resolution (vgtext.c) */
 	const char *valgrind_xml; /* --xml-file's pattern or --xml-fd's number, and
 				   * after a newline the vargv's words (vgxml.c) */
 	int track;                /* keep the live-block table */
@@ -3509,6 +3512,8 @@ struct mc_leak {
 	uint32_t kind;                  /* enum mc_kind */
 	uint64_t blocks, bytes;
 	uint64_t indirect;              /* the cliques' bytes its blocks lead */
+	uintptr_t first;                /* its lowest block's address (valgrind's
+					 * --leak-resolution: vgtext.c) */
 };
 struct mc_region_report {
 	const struct memcheck_result *r;
@@ -3623,8 +3628,9 @@ int mc_vgtext_supp_lines(void);
  * many.  n and 0 outside valgrind's text. */
 int mc_vgtext_depth(const uintptr_t *f, int n, int *skip);
 /* The process region's n groups merged where valgrind's loss records
- * are one (their stacks cut at mc_vgtext_depth alike, same kind), under
- * valgrind's text; returns how many are left, in no order. */
+ * are one (same kind, their stacks cut at mc_vgtext_depth alike in
+ * --leak-resolution's first frames), under valgrind's text; returns how
+ * many are left, in no order. */
 size_t mc_vgtext_regroup(struct mc_leak *g, size_t n);
 /* The process's records in valgrind's order, mmap'd (*bytes), or NULL. */
 struct mc_leak *mc_vgtext_sorted(const struct mc_region_report *rr, size_t *bytes);

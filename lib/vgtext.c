@@ -778,46 +778,86 @@ int mc_vgtext_depth(const uintptr_t *f, int n, int *skip)
 	return n < shown ? n : shown;
 }
 
-static int stack_kind_cmp(const void *x, const void *y)
+/* A group's place among valgrind's records: the frames its record is
+ * told by (key, an interned stack), its kind, its lowest block. */
+struct vg_key {
+	uint32_t key, kind;
+	uintptr_t first;
+	size_t i;
+};
+
+static int key_cmp(const void *x, const void *y)
 {
-	const struct mc_leak *a = x, *b = y;
-	if (a->stack != b->stack)
-		return a->stack < b->stack ? -1 : 1;
-	return a->kind < b->kind ? -1 : a->kind > b->kind;
+	const struct vg_key *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* Group g's stack cut as valgrind's (interned: 0 where it is as it
+ * was), and the first frames its record is told by (--leak-resolution:
+ * 2 or 4 of valgrind's, its allocation function's one of them, which a
+ * stack from the program's own operator holds and another does not). */
+static uint32_t vg_cut(const struct mc_leak *g, uint32_t *key)
+{
+	const uintptr_t *f;
+	uintptr_t copy[MC_MAX_DEPTH];
+	int skip, n = mc_stack_get_code(g->stack, &f);
+	int keep = mc_vgtext_depth(f, n, &skip);
+	uint32_t cut = g->stack;
+	if (keep < n) {
+		memcpy(copy, f + skip, (size_t)keep * sizeof *copy);
+		cut = mc_stack_intern(copy, keep);
+		if (!cut)
+			cut = g->stack;
+	}
+	*key = cut;
+	if (mc_opt.valgrind_resolution == MC_VGRES_HIGH)
+		return cut;
+	int frames = mc_opt.valgrind_resolution == MC_VGRES_LOW ? 2 : 4;
+	int want = frames - (keep && n > skip && in_replaced(f[skip]) ? 0 : 1);
+	if (want < keep) {
+		memcpy(copy, f + skip, (size_t)want * sizeof *copy);
+		uint32_t k = mc_stack_intern(copy, want);
+		if (k)
+			*key = k;
+	}
+	return cut;
 }
 
 size_t mc_vgtext_regroup(struct mc_leak *g, size_t n)
 {
-	if (!mc_opt.valgrind_deeper || n == 0)
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE || n < 1 ||
+	    (!mc_opt.valgrind_deeper && mc_opt.valgrind_resolution == MC_VGRES_HIGH))
 		return n;
-	bool cut = false;
+	size_t bytes = n * (sizeof(struct vg_key) + sizeof *g);
+	struct vg_key *k = mc_map(bytes);
+	if (!k)
+		return n;
+	struct mc_leak *out = (struct mc_leak *)(k + n);
 	for (size_t i = 0; i < n; i++) {
-		const uintptr_t *f;
-		uintptr_t copy[MC_MAX_DEPTH];
-		int skip, k = mc_stack_get_code(g[i].stack, &f);
-		int keep = mc_vgtext_depth(f, k, &skip);
-		if (keep >= k)
-			continue;
-		memcpy(copy, f + skip, (size_t)keep * sizeof *copy);
-		uint32_t id = mc_stack_intern(copy, keep);
-		if (id) {
-			g[i].stack = id;
-			cut = true;
-		}
+		g[i].stack = vg_cut(&g[i], &k[i].key);
+		k[i].kind = g[i].kind;
+		k[i].first = g[i].first;
+		k[i].i = i;
 	}
-	if (!cut)
-		return n;
-	mc_sort(g, n, sizeof *g, stack_kind_cmp);
+	mc_sort(k, n, sizeof *k, key_cmp);
+	/* one record of each key and kind, its stack its lowest block's */
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (m && g[m - 1].stack == g[i].stack && g[m - 1].kind == g[i].kind) {
-			g[m - 1].blocks += g[i].blocks;
-			g[m - 1].bytes += g[i].bytes;
-			g[m - 1].indirect += g[i].indirect;
+		const struct mc_leak *x = &g[k[i].i];
+		if (m && k[i].key == k[i - 1].key && k[i].kind == k[i - 1].kind) {
+			out[m - 1].blocks += x->blocks;
+			out[m - 1].bytes += x->bytes;
+			out[m - 1].indirect += x->indirect;
 		} else {
-			g[m++] = g[i];
+			out[m++] = *x;
 		}
 	}
+	memcpy(g, out, m * sizeof *g);
+	mc_unmap(k, bytes);
 	return m;
 }
 
