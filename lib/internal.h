@@ -3001,6 +3001,10 @@ bool mc_tasks_each(bool (*fn)(pid_t tid, void *arg), void *arg);
 /* /proc/self/task/TID followed by tail ("/status") into buf,
  * NUL-terminated; its length or -1. */
 ssize_t mc_task_read(pid_t tid, const char *tail, char *buf, size_t size);
+/* The stack pointer and pc the kernel shows for thread tid blocked in a
+ * system call (/proc/self/task/TID/syscall: "NR args... sp pc", or "-1
+ * sp pc"); false where it runs or cannot be read. */
+bool mc_task_blocked(pid_t tid, uintptr_t *sp, uintptr_t *pc);
 /* The numeric fields fields[0..n) (each from 3) of /proc/PID/stat
  * (pid 0: /proc/self/stat), read once, into values: false where the
  * file cannot be read or a field is not a number. */

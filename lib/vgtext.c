@@ -214,16 +214,10 @@ static __attribute__((noinline)) void text_stack_aside(struct mc_buf *b, const c
 	text_stack_in(b, prefix, f, n, fi);
 }
 
-/* A stack's frames (depth: as valgrind shows a block's or a free's,
- * mc_vgtext_depth, or all) */
-static void text_stack_cut(struct mc_buf *b, const char *prefix, uint32_t id, bool depth)
+void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 {
 	const uintptr_t *f;
-	int n = mc_stack_get_code(id, &f), skip = 0;
-	if (depth) {
-		n = mc_vgtext_depth(f, n, &skip);
-		f += skip;
-	}
+	int n = mc_stack_get_code(id, &f);
 	if (n == 0) {
 		mc_buf_strs(b, prefix, "   (no stack recorded: MEMCHECK_STACK_DEPTH=0)\n", NULL);
 		return;
@@ -238,12 +232,9 @@ static void text_stack_cut(struct mc_buf *b, const char *prefix, uint32_t id, bo
 	mc_symbolize_frames_return();
 }
 
-void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
-{
-	text_stack_cut(b, prefix, id, false);
-}
-
 /* ---- heap errors' contexts ------------------------------------------- */
+
+static uint32_t vg_stack_id(uint32_t id);
 
 /* valgrind counts an error's context once: the same kind at the same
  * stack again is one more error of it.  The contexts of the errors
@@ -420,7 +411,7 @@ bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t all
 	memcpy(sp + strlen(p), " ", 2);
 	struct mc_buf b = { 0 };
 	mc_buf_strs(&b, p, " Invalid free() / delete / delete[] / realloc()\n", NULL);
-	text_stack_cut(&b, sp, now_stack, true);
+	mc_text_stack(&b, sp, vg_stack_id(now_stack));
 	mc_buf_strs(&b, p, "  ", NULL);
 	char between[40];
 	memcpy(between, "\n", 2);
@@ -429,11 +420,11 @@ bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t all
 	mc_vgtext_address(&b, ptr, size, free_stack != 0, block, on, between, false);
 	mc_buf_puts(&b, "\n");
 	if (free_stack)
-		text_stack_cut(&b, sp, free_stack, true);
+		mc_text_stack(&b, sp, vg_stack_id(free_stack));
 	if (alloc_stack && (free_stack || block)) {
 		if (free_stack)
 			mc_buf_strs(&b, p, "  Block was alloc'd at\n", NULL);
-		text_stack_cut(&b, sp, alloc_stack, true);
+		mc_text_stack(&b, sp, vg_stack_id(alloc_stack));
 	}
 	mc_buf_strs(&b, sp, "\n", NULL);
 	mc_text_write(b.s, b.len);
@@ -714,17 +705,19 @@ int mc_vgtext_supp_lines(void)
  * only in their sixth frame merged.  So the stacks are taken a frame
  * deeper under valgrind's text (options.c) and cut here: N where frame
  * 0 lies in such a function, else N - 1. */
-static const char *const vg_replaced[] = {
-	"malloc", "calloc", "realloc", "memalign", "valloc", "posix_memalign", "aligned_alloc",
-	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
-	"_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
-	"_ZnamSt11align_val_tRKSt9nothrow_t",
-	"free", "cfree", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "_ZdlPvRKSt9nothrow_t",
-	"_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
-	"_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
-	"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
-};
-#define VG_REPLACED (sizeof vg_replaced / sizeof vg_replaced[0])
+/* (the names one array of characters, each ended by a NUL, the last
+ * by two: not an array of pointers, a relocation each, nor strings in
+ * vgtext.o's .rodata.str1.1, which every process's first blocks hold) */
+static const char vg_replaced[] =
+	"malloc\0calloc\0realloc\0memalign\0valloc\0posix_memalign\0aligned_alloc\0"
+	"_Znwm\0_Znam\0_ZnwmRKSt9nothrow_t\0_ZnamRKSt9nothrow_t\0_ZnwmSt11align_val_t\0"
+	"_ZnamSt11align_val_t\0_ZnwmSt11align_val_tRKSt9nothrow_t\0"
+	"_ZnamSt11align_val_tRKSt9nothrow_t\0"
+	"free\0cfree\0_ZdlPv\0_ZdaPv\0_ZdlPvm\0_ZdaPvm\0_ZdlPvRKSt9nothrow_t\0"
+	"_ZdaPvRKSt9nothrow_t\0_ZdlPvSt11align_val_t\0_ZdaPvSt11align_val_t\0"
+	"_ZdlPvmSt11align_val_t\0_ZdaPvmSt11align_val_t\0"
+	"_ZdlPvSt11align_val_tRKSt9nothrow_t\0_ZdaPvSt11align_val_tRKSt9nothrow_t\0";
+#define VG_REPLACED 29
 
 /* The program's own definitions of them (its dynamic symbol table: one
  * the C library or libstdc++ calls is there), looked up once. */
@@ -741,10 +734,10 @@ static __attribute__((noinline, cold)) void replaced_find(void)
 		return;
 	const char *name = NULL;
 	const void *base = mc_object_base((const void *)getauxval(AT_PHDR), &name);
-	for (size_t i = 0; base && name && !name[0] && i < VG_REPLACED; i++) {
+	for (const char *fn = vg_replaced; base && name && !name[0] && *fn; fn += strlen(fn) + 1) {
 		size_t size;
-		void *at = mc_sym_in_sized(base, vg_replaced[i], &size);
-		if (at && size) {
+		void *at = mc_sym_in_sized(base, fn, &size);
+		if (at && size && replaced.n < VG_REPLACED) {
 			replaced.lo[replaced.n] = (uintptr_t)at;
 			replaced.len[replaced.n++] = size;
 		}
@@ -778,6 +771,21 @@ int mc_vgtext_depth(const uintptr_t *f, int n, int *skip)
 	return n < shown ? n : shown;
 }
 
+/* Stack id's frames as valgrind's stack of the same call holds them
+ * (mc_vgtext_depth), interned: id itself where they are all of it. */
+static uint32_t vg_stack_id(uint32_t id)
+{
+	const uintptr_t *f;
+	uintptr_t copy[MC_MAX_DEPTH];
+	int skip, n = mc_stack_get_code(id, &f);
+	int keep = mc_vgtext_depth(f, n, &skip);
+	if (keep >= n)
+		return id;
+	memcpy(copy, f + skip, (size_t)keep * sizeof *copy);
+	uint32_t cut = mc_stack_intern(copy, keep);
+	return cut ? cut : id;
+}
+
 /* A group's place among valgrind's records: the frames its record is
  * told by (key, an interned stack), its kind, its lowest block. */
 struct vg_key {
@@ -802,24 +810,17 @@ static int key_cmp(const void *x, const void *y)
  * stack from the program's own operator holds and another does not). */
 static uint32_t vg_cut(const struct mc_leak *g, uint32_t *key)
 {
-	const uintptr_t *f;
-	uintptr_t copy[MC_MAX_DEPTH];
-	int skip, n = mc_stack_get_code(g->stack, &f);
-	int keep = mc_vgtext_depth(f, n, &skip);
-	uint32_t cut = g->stack;
-	if (keep < n) {
-		memcpy(copy, f + skip, (size_t)keep * sizeof *copy);
-		cut = mc_stack_intern(copy, keep);
-		if (!cut)
-			cut = g->stack;
-	}
+	uint32_t cut = vg_stack_id(g->stack);
 	*key = cut;
 	if (mc_opt.valgrind_resolution == MC_VGRES_HIGH)
 		return cut;
+	const uintptr_t *f;
+	uintptr_t copy[MC_MAX_DEPTH];
+	int n = mc_stack_get_code(cut, &f);
 	int frames = mc_opt.valgrind_resolution == MC_VGRES_LOW ? 2 : 4;
-	int want = frames - (keep && n > skip && in_replaced(f[skip]) ? 0 : 1);
-	if (want < keep) {
-		memcpy(copy, f + skip, (size_t)want * sizeof *copy);
+	int want = frames - (n && in_replaced(f[0]) ? 0 : 1);
+	if (want < n) {
+		memcpy(copy, f, (size_t)want * sizeof *copy);
 		uint32_t k = mc_stack_intern(copy, want);
 		if (k)
 			*key = k;
