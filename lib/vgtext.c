@@ -370,8 +370,8 @@ static __attribute__((noinline, cold)) bool data_symbol(struct mc_buf *b, uintpt
  * (memcheck frees nothing twice: free_stack), inside a live one (block),
  * or in none it knows: there, under valgrind's text (on), as valgrind
  * looks (m_addrinfo's order), in an object's data symbol, on the
- * calling thread's stack (another thread's is not looked at: its frames
- * cannot be walked while it runs), else nowhere it can say */
+ * calling thread's stack or another's that waits in a system call
+ * (stacks.c's mc_stack_place), else nowhere it can say */
 void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool freed,
 		       uintptr_t block, const struct mc_stack_place *on, const char *between,
 		       bool xml)
