@@ -145,6 +145,10 @@ char *mc_valgrind_entry(const char *settings, const char *name);
  * read: MEMCHECK_VALGRIND out of its environment, the library out of
  * its LD_PRELOAD (options.c). */
 void mc_valgrind_hide(void);
+/* Is pre the LD_PRELOAD value mc_valgrind_hide left (the library's
+ * entries turned into colons)?  execenv.c then gives an exec'd program
+ * the value without them, as valgrind's execve takes its objects out. */
+bool mc_valgrind_hidden(const char *pre);
 extern struct mc_options mc_opt;
 
 /* A boolean option's value as the options read it: 1, 0, or -1 (not one). */

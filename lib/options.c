@@ -443,6 +443,11 @@ void mc_valgrind_hide(void)
 	while (*settings++);
 }
 
+bool mc_valgrind_hidden(const char *pre)
+{
+	return preload_buf[0] && !strcmp(pre, preload_buf + 11);
+}
+
 /* verdict: only the two options read_by_verdict names (a suite's
  * MEMCHECK_CACHE and MEMCHECK_REPORT were each compared with every
  * option's name in every left-out process). */

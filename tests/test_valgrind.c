@@ -1589,6 +1589,45 @@ START_TEST(environment_as_valgrinds)
 }
 END_TEST
 
+/* What the checked program executes under --trace-children=no sees
+ * LD_PRELOAD as valgrind's executed programs see it: valgrind's execve
+ * takes its objects out ("LD_PRELOAD=" where the caller had none, else
+ * the caller's value); memcheck's exec wrappers take the colons its
+ * library's entry became out of the value they pass on (main 68cf1f5:
+ * 106 colons, then the caller's value).  /usr/bin/printenv executed by
+ * sh -c, stdout compared, under each allocator and under glibc with no
+ * LD_PRELOAD and an empty one. */
+START_TEST(children_environment_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	const char *const args[] = { "-q", "--trace-children=no", "/bin/sh", "-c",
+				     "/usr/bin/printenv LD_PRELOAD; echo \"status $?\"", NULL };
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
+			continue;
+		for (int empty = 0; empty <= !so; empty++) {
+			const char *env[2] = { NULL, NULL };
+			env[0] = so ? h_env("LD_PRELOAD=%s", so) : empty ? "LD_PRELOAD=" : NULL;
+			struct h_res v, x;
+			H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
+			       .flags = H_EXITCODE, .env = env[0] ? env : NULL, .timeout = 120);
+			H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
+			       .alloc = i, .env = env[0] ? env : NULL);
+			ck_assert_msg(strstr(v.r.out, "status 0"), "valgrind's stdout \"%s\"", v.r.out);
+			ck_assert_msg(!strcmp(v.r.out, x.r.out),
+				      "under %s%s: memcheck's child printed \"%s\", valgrind's \"%s\"",
+				      h_allocator_name(i), empty ? " with LD_PRELOAD=" : "", x.r.out,
+				      v.r.out);
+			h_res_free(&v);
+			h_res_free(&x);
+		}
+	}
+}
+END_TEST
+
 /* Threads joined before the exit (plain_joined): glibc keeps their
  * stacks, and in each the dead thread's descriptor, which points into
  * its DTV, one entry past the block's start.  valgrind reads that
@@ -2365,6 +2404,7 @@ int main(void)
 	tcase_add_loop_test(tc, records_cut_as_valgrinds, 0,
 			    (int)(sizeof vg_rows / sizeof vg_rows[0]));
 	tcase_add_test(tc, num_callers_bounds);
+	tcase_add_test(tc, children_environment_as_valgrinds);
 	tcase_add_test(tc, command_line_as_valgrinds);
 	tcase_add_test(tc, log_file_escapes_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
