@@ -103,6 +103,33 @@ static void carry_free(struct carry *c)
 	errno = e;
 }
 
+/* The program valgrind's command line checks under --trace-children=no
+ * execs with the LD_PRELOAD options.c's mc_valgrind_hide left it (the
+ * library's entries colons, the value as long as valgrind's): the
+ * exec'd program gets the value without them, as valgrind's execve
+ * takes its own objects out ("LD_PRELOAD=" where the caller had none,
+ * else the caller's; sh -c env showed 106 colons).  envp itself where
+ * memory cannot be had. */
+static char *const *unpadded(char *const envp[], const char *pre, struct carry *c)
+{
+	size_t n = 0;
+	while (envp[n])
+		n++;
+	while (*pre == ':')
+		pre++;
+	size_t len = strlen(pre);
+	c->envp_size = (n + 1) * sizeof(char *) + 12 + len;
+	if (!(c->envp = mc_map(c->envp_size)))
+		return envp;
+	char *p = (char *)(c->envp + n + 1);
+	memcpy(p, "LD_PRELOAD=", 11);
+	memcpy(p + 11, pre, len + 1);
+	for (size_t i = 0; i < n; i++)
+		c->envp[i] = strncmp(envp[i], "LD_PRELOAD=", 11) ? envp[i] : p;
+	c->envp[n] = NULL;
+	return c->envp;
+}
+
 /* envp with memcheck's settings put back, or envp itself where nothing
  * is to be carried (c then holds nothing). */
 static char *const *carried(char *const envp[], struct carry *c)
@@ -111,6 +138,12 @@ static char *const *carried(char *const envp[], struct carry *c)
 	const char *pre = mc_envp_value(envp, "LD_PRELOAD", 0);
 	if (pre && mc_preloads_memcheck(pre))
 		return envp;
+	if (pre && *pre == ':' && mc_valgrind_hidden(pre)) {
+		int e = errno;
+		char *const *out = unpadded(envp, pre, c);
+		errno = e;
+		return out;
+	}
 	int e = errno;
 	size_t len = first_environ(c);
 	const char *first_pre = NULL;

@@ -524,9 +524,12 @@ static int fatal_walk(const ucontext_t *uc, uintptr_t *frames, int max)
 /* The faulting stack: valgrind's "Process terminating" shows it. */
 static uint32_t fatal_fault_stack(const ucontext_t *uc, const uintptr_t *frames, int n)
 {
-	if (!uc || mc_opt.stack_depth == 0)
+	/* (the frames valgrind's text takes more for allocations not
+	 * among them) */
+	int depth = mc_opt.stack_depth - mc_opt.valgrind_deeper;
+	if (!uc || depth == 0)
 		return 0;
-	return mc_stack_intern(frames, n < mc_opt.stack_depth ? n : mc_opt.stack_depth);
+	return mc_stack_intern(frames, n < depth ? n : depth);
 }
 
 /* A signal that came inside the allocator may have its lock held by

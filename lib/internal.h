@@ -60,6 +60,8 @@ enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL, MC_TEX
 /* MEMCHECK_VALGRIND_TEXT: valgrind's --leak-check, and all for
  * --show-leak-kinds=all (vgtext.c) */
 enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_ALL };
+/* MEMCHECK_VALGRIND_RESOLUTION's words, in its order */
+enum mc_vgres { MC_VGRES_LOW, MC_VGRES_MED, MC_VGRES_HIGH };
 /* MEMCHECK_VALGRIND_FREERES's words, in its order */
 #define MC_FREERES_CXX 1
 #define MC_FREERES_LIBC 2
@@ -81,10 +83,15 @@ struct mc_options {
 	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
 	const char *valgrind_children; /* the pid whose program alone is checked (life.c) */
 	const char *valgrind_fullpath; /* --fullpath-after's prefixes, each ended by ':' (vgtext.c) */
+	int valgrind_resolution;  /* enum mc_vgres: --leak-resolution (vgtext.c) */
 	const char *valgrind_xml; /* --xml-file's pattern or --xml-fd's number, and
 				   * after a newline the vargv's words (vgxml.c) */
 	int track;                /* keep the live-block table */
 	int stack_depth;          /* 0..MC_MAX_DEPTH */
+	int valgrind_deeper;      /* not an option: the frames stack_depth holds
+				   * more than MEMCHECK_STACK_DEPTH said, under
+				   * valgrind's text (options.c, vgtext.c's
+				   * mc_vgtext_depth) */
 	int unwinder;             /* enum mc_unwinder */
 	int max_leaks;            /* leak records per region in reports */
 	int peak_sites;           /* sites kept in a peak snapshot (snapshot.c) */
@@ -138,6 +145,10 @@ char *mc_valgrind_entry(const char *settings, const char *name);
  * read: MEMCHECK_VALGRIND out of its environment, the library out of
  * its LD_PRELOAD (options.c). */
 void mc_valgrind_hide(void);
+/* Is pre the LD_PRELOAD value mc_valgrind_hide left (the library's
+ * entries turned into colons)?  execenv.c then gives an exec'd program
+ * the value without them, as valgrind's execve takes its objects out. */
+bool mc_valgrind_hidden(const char *pre);
 extern struct mc_options mc_opt;
 
 /* A boolean option's value as the options read it: 1, 0, or -1 (not one). */
@@ -3014,6 +3025,10 @@ bool mc_tasks_each(bool (*fn)(pid_t tid, void *arg), void *arg);
 /* /proc/self/task/TID followed by tail ("/status") into buf,
  * NUL-terminated; its length or -1. */
 ssize_t mc_task_read(pid_t tid, const char *tail, char *buf, size_t size);
+/* The stack pointer and pc the kernel shows for thread tid blocked in a
+ * system call (/proc/self/task/TID/syscall: "NR args... sp pc", or "-1
+ * sp pc"); false where it runs or cannot be read. */
+bool mc_task_blocked(pid_t tid, uintptr_t *sp, uintptr_t *pc);
 /* The numeric fields fields[0..n) (each from 3) of /proc/PID/stat
  * (pid 0: /proc/self/stat), read once, into values: false where the
  * file cannot be read or a field is not a number. */
@@ -3525,6 +3540,8 @@ struct mc_leak {
 	uint32_t kind;                  /* enum mc_kind */
 	uint64_t blocks, bytes;
 	uint64_t indirect;              /* the cliques' bytes its blocks lead */
+	uintptr_t first;                /* its lowest block's address (valgrind's
+					 * --leak-resolution: vgtext.c) */
 };
 struct mc_region_report {
 	const struct memcheck_result *r;
@@ -3627,6 +3644,22 @@ bool mc_vgtext_all_kinds(bool process);
  * valgrind reads under its command line (--num-callers:
  * MEMCHECK_STACK_DEPTH + 1), 0 otherwise (mc_supp_read_lines). */
 int mc_vgtext_supp_lines(void);
+/* The frames a stack holds past what valgrind's text shows, at most
+ * (options.c): room for the functions the program's own operator new
+ * calls before malloc. */
+#define MC_VG_DEEPER 4
+/* Which of a stack's n frames f valgrind's stack of the same call holds
+ * under its --num-callers (MEMCHECK_STACK_DEPTH + 1): from the first of
+ * f[0..MC_VG_DEEPER) in a function of the program's own that valgrind
+ * replaces (its operator new; *skip its index), MEMCHECK_STACK_DEPTH + 1
+ * frames, else MEMCHECK_STACK_DEPTH from f[0] (*skip 0); returns how
+ * many.  n and 0 outside valgrind's text. */
+int mc_vgtext_depth(const uintptr_t *f, int n, int *skip);
+/* The process region's n groups merged where valgrind's loss records
+ * are one (same kind, their stacks cut at mc_vgtext_depth alike in
+ * --leak-resolution's first frames), under valgrind's text; returns how
+ * many are left, in no order. */
+size_t mc_vgtext_regroup(struct mc_leak *g, size_t n);
 /* The process's records in valgrind's order, mmap'd (*bytes), or NULL. */
 struct mc_leak *mc_vgtext_sorted(const struct mc_region_report *rr, size_t *bytes);
 /* Is a record of kind listed (--show-leak-kinds, --leak-check)? */

@@ -443,6 +443,11 @@ void mc_valgrind_hide(void)
 	while (*settings++);
 }
 
+bool mc_valgrind_hidden(const char *pre)
+{
+	return preload_buf[0] && !strcmp(pre, preload_buf + 11);
+}
+
 /* verdict: only the two options read_by_verdict names (a suite's
  * MEMCHECK_CACHE and MEMCHECK_REPORT were each compared with every
  * option's name in every left-out process). */
@@ -509,6 +514,21 @@ void mc_options_init_verdict(void)
 			init_one(i, vals[i]);
 }
 
+/* valgrind's text: up to MC_VG_DEEPER frames more than the N - 1
+ * valgrind shows below its allocation function, for the blocks the
+ * program's own operator new allocates (valgrind's frame 0 is that
+ * operator, N - 1 of its callers below it, the functions it calls
+ * before malloc never run); vgtext.c cuts each stack to valgrind's.  Out
+ * of line: every process's start-up runs mc_options_init. */
+static __attribute__((noinline)) void valgrind_deeper(void)
+{
+	if (mc_opt.stack_depth <= 0)
+		return;
+	int room = MC_MAX_DEPTH - mc_opt.stack_depth;
+	mc_opt.valgrind_deeper = room < MC_VG_DEEPER ? room : MC_VG_DEEPER;
+	mc_opt.stack_depth += mc_opt.valgrind_deeper;
+}
+
 void mc_options_init(void)
 {
 	const char *vals[MC_ARRAY_SIZE(options)] = { 0 };
@@ -517,6 +537,9 @@ void mc_options_init(void)
 		init_one(i, vals[i]);
 	if (mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > MC_MAX_DEPTH)
 		mc_opt.stack_depth = MC_MAX_DEPTH;
+	mc_opt.valgrind_deeper = 0;
+	if (mc_opt.valgrind_text != MC_VGTEXT_NONE)
+		valgrind_deeper();
 }
 
 void mc_options_say(void)

@@ -271,10 +271,13 @@ static void leak_add_kind(const struct mc_block *b, int kind, uint64_t credit, v
 	if (!a->slot[i]) {
 		if ((a->n + 1) * 2 > a->cap)
 			return; /* full: counted in the totals, not grouped */
-		a->v[a->n] = (struct mc_leak){ .stack = b->stack, .kind = (uint32_t)kind };
+		a->v[a->n] = (struct mc_leak){ .stack = b->stack, .kind = (uint32_t)kind,
+					       .first = b->ptr };
 		a->slot[i] = (uint32_t)++a->n;
 	}
 	struct mc_leak *g = &a->v[a->slot[i] - 1];
+	if (b->ptr < g->first)
+		g->first = b->ptr;
 	g->blocks++;
 	g->bytes += b->size;
 	g->indirect += credit;
@@ -669,6 +672,9 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 			for (size_t i = 0; i < acc.cap; i++)
 				if (acc.slot[i])
 					groups[n++] = acc.v[acc.slot[i] - 1];
+			/* valgrind's loss records: stacks as deep as its */
+			if (r->process && unlikely(mc_opt.valgrind_text))
+				acc.n = n = mc_vgtext_regroup(groups, n);
 			mc_sort(groups, n, sizeof *groups, leak_cmp);
 		} else {
 			acc.n = 0;

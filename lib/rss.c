@@ -423,6 +423,29 @@ ssize_t mc_task_read(pid_t tid, const char *tail, char *buf, size_t size)
 	return read_file(path, buf, size);
 }
 
+bool mc_task_blocked(pid_t tid, uintptr_t *sp, uintptr_t *pc)
+{
+	char buf[256];
+	if (mc_task_read(tid, "/syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
+		return false;
+	char *f[10];
+	int n = 0;
+	for (char *s = buf; *s && n < 10;) {
+		while (*s == ' ' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		f[n++] = s;
+		while (*s && *s != ' ' && *s != '\n')
+			s++;
+	}
+	if (n != 9 && n != 3)
+		return false;
+	*sp = (uintptr_t)strtoull(f[n - 2], NULL, 16);
+	*pc = (uintptr_t)strtoull(f[n - 1], NULL, 16);
+	return *sp != 0;
+}
+
 /* PF_EXITING in a task's flags (field 9 of its stat): do_exit has
  * begun, the thread runs no more code of its own. */
 #define MC_PF_EXITING 0x4u

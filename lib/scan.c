@@ -899,12 +899,22 @@ static bool glibc_next_chunk(const struct node *b, uintptr_t w)
  * MallocExtension (16 bytes), which tcmalloc's current_instance keeps,
  * has the program's operator new as its first frame and was definitely
  * lost here, where valgrind says still reachable (gdb --version under
- * tcmalloc; tests/prog/cxx_own_new.cc).  Out of line, in group 7: the
- * code of the frame is judged only where the frame after it lies in the
- * allocator. */
+ * tcmalloc; tests/prog/cxx_own_new.cc).  Such functions in a row too (an
+ * operator new that calls a helper of its own, which calls malloc:
+ * tests/prog/cxx_leak_depth.cc's, 16 bytes definitely lost).  Out of
+ * line, in group 7: the code of the frames is judged only where a frame
+ * after them lies in the allocator, at most 4 frames from the first. */
 static __attribute__((noinline)) bool allocator_called(const uintptr_t *f, int n)
 {
-	return n > 1 && mc_allocator_own_code(f[1] - 1) && mc_allocfn_thin(f[0]);
+	int at = 1;
+	while (at < n && at < 4 && !mc_allocator_own_code(f[at] - 1))
+		at++;
+	if (at >= n || !mc_allocator_own_code(f[at] - 1))
+		return false;
+	for (int i = 0; i < at; i++)
+		if (!mc_allocfn_thin(f[i]))
+			return false;
+	return true;
 }
 
 /* Is word w, read in the allocator's own data (a root of kind kind),

@@ -918,6 +918,80 @@ static int thread_number(void)
 	return mc_tasks_each(count_older, &o) ? 1 + o.n : 0;
 }
 
+/* The thread of the stack a lies on among the others, blocked in a
+ * system call (the kernel shows their stack pointers and pcs): the one
+ * whose stack pointer lies closest below a (a red zone of 128 bytes
+ * below it), at most 8 MiB below. */
+struct other_stack {
+	uintptr_t a, sp, pc;
+	pid_t me, tid;
+	int running;
+};
+
+static bool other_stack_of(pid_t tid, void *arg)
+{
+	struct other_stack *o = arg;
+	uintptr_t sp, pc;
+	if (tid == o->me)
+		return true;
+	if (!mc_task_blocked(tid, &sp, &pc)) {
+		o->running++;
+		return true;
+	}
+	if (o->a + 128 < sp || o->a - sp >= (8u << 20) || (o->tid && sp <= o->sp))
+		return true;
+	o->tid = tid;
+	o->sp = sp;
+	o->pc = pc;
+	return true;
+}
+
+/* valgrind's "on thread N's stack" for another thread's: its frame
+ * walked from the pc and stack pointer of its system call, by the CFI
+ * rules (the frame pointer is not known there: a frame the rules do not
+ * describe ends the walk); frame 0 its pc's.  Not cold, as
+ * mc_stack_place: the rule lookups stay inline. */
+static __attribute__((noinline)) void other_place(uintptr_t a, struct mc_stack_place *on)
+{
+	/* A thread still running (the free's caller has just released it
+	 * from a barrier: valgrind runs one thread at a time, and the others
+	 * wait where they are) is given up to 50 ms to block. */
+	struct other_stack o = { .a = a, .me = mc_tid() };
+	for (int tries = 0; tries < 50; tries++) {
+		o.running = 0;
+		if (!mc_tasks_each(other_stack_of, &o))
+			return;
+		if (o.tid || !o.running)
+			break;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	if (!o.tid)
+		return;
+	struct older n = { o.tid, 0 };
+	if (o.tid != mc_pid() && !mc_tasks_each(count_older, &n))
+		return;
+	on->thread = o.tid == mc_pid() ? 1 : 1 + n.n;
+	uintptr_t ret = o.pc, sp = o.sp, bp = 0, top = o.sp + (8u << 20);
+	struct rule_view rv;
+	rule_view_load(&rv);
+	for (int k = 0; k < mc_opt.stack_depth - mc_opt.valgrind_deeper; k++) {
+		uintptr_t r = ret, s = sp, b = bp;
+		uint64_t val = 0, key = capture_rule(&rv, r, &val);
+		if (!step(key, val, &r, &s, &b, top, NULL, NULL) &&
+		    !capture_signal(key, val, &r, &s, &b, top, NULL))
+			return;
+		if (sp <= a && a < s && s - sp <= (64u << 20)) {
+			on->frame = k;
+			on->pc = ret;
+			return;
+		}
+		ret = r;
+		sp = s;
+		bp = b;
+	}
+}
+
 /* Out of line and rare (a program's refused free, under valgrind's
  * text, after the capture of its stack, which learned the thread's):
  * the walk is capture_elsewhere's, each frame from the stack pointer it
@@ -932,14 +1006,16 @@ __attribute__((noinline)) void mc_stack_place(void *fp, uintptr_t a, struct mc_s
 	on->pc = 0;
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	/* valgrind's: from the stack pointer less its red zone to the top */
-	if (me.lo == UINTPTR_MAX || me.top <= 1 || a + 128 < here || a > me.top + 15)
+	if (me.lo == UINTPTR_MAX || me.top <= 1 || a + 128 < here || a > me.top + 15) {
+		other_place(a, on);
 		return;
+	}
 	on->thread = thread_number();
 	const uintptr_t *f = fp;
 	uintptr_t ret = f[1], sp = (uintptr_t)fp + 16, bp = f[0];
 	struct rule_view rv;
 	rule_view_load(&rv);
-	for (int k = 0; k + 1 < mc_opt.stack_depth; k++) {
+	for (int k = 0; k + 1 < mc_opt.stack_depth - mc_opt.valgrind_deeper; k++) {
 		uintptr_t r = ret, s = sp, b = bp;
 		uint64_t val = 0, key = capture_rule(&rv, r, &val);
 		if (!step(key, val, &r, &s, &b, me.top, NULL, NULL) &&

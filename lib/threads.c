@@ -288,26 +288,11 @@ static bool refuses_signal(pid_t tid, int sig)
 }
 
 /* A thread that did not answer: the stack pointer the kernel shows when
- * it is blocked ("NR args... sp pc", or "-1 sp pc"), else 0. */
+ * it is blocked (mc_task_blocked), else 0. */
 static uintptr_t blocked_sp(pid_t tid)
 {
-	char buf[256];
-	if (mc_task_read(tid, "/syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
-		return 0;
-	char *f[10];
-	int n = 0;
-	for (char *s = buf; *s && n < 10;) {
-		while (*s == ' ' || *s == '\n')
-			s++;
-		if (!*s)
-			break;
-		f[n++] = s;
-		while (*s && *s != ' ' && *s != '\n')
-			s++;
-	}
-	if (n != 9 && n != 3)
-		return 0;
-	return (uintptr_t)strtoull(f[n - 2], NULL, 16);
+	uintptr_t sp, pc;
+	return mc_task_blocked(tid, &sp, &pc) ? sp : 0;
 }
 
 /* A thread not stopped (it refuses the signal, or had no processor for

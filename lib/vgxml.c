@@ -169,7 +169,9 @@ static void xml_frame(struct mc_buf *b, uintptr_t pc, const struct mc_frame_info
 static void xml_stack(struct mc_buf *b, uint32_t id)
 {
 	const uintptr_t *f;
-	int n = mc_stack_get_code(id, &f);
+	int skip, n = mc_stack_get_code(id, &f);
+	n = mc_vgtext_depth(f, n, &skip);
+	f += skip;
 	mc_buf_puts(b, "  <stack>\n");
 	struct mc_frame_info fi[MC_MAX_INLINE];
 	for (int i = 0; i < n; i++) {

@@ -8,7 +8,9 @@
  * as --num-callers (default 12) with the allocation function's frame
  * one of them, so that records which differ only below that depth merge
  * and the others split (tests/prog/plain_leak_depth K: two paths alike
- * down to frame K + 2); a suppression deeper than --num-callers read
+ * down to frame K + 2; tests/prog/cxx_leak_depth K, the same through the
+ * program's own operator new, which valgrind replaces: its frame 1, the
+ * operator's callers below it); a suppression deeper than --num-callers read
  * only that deep; every record of every kind matched against the
  * suppressions where the LEAK SUMMARY is written (a check suite's
  * blocks that check.supp takes, still reachable in a passing run).  The
@@ -117,6 +119,7 @@ struct vg_row {
 };
 
 #define DEPTH(k) .prog = "plain_leak_depth", .args = H_LIST(k)
+#define CXX_DEPTH(k) .prog = "cxx_leak_depth", .args = H_LIST(k)
 #define FREERES_OFF H_LIST("--leak-check=full", "--show-leak-kinds=all", "--run-libc-freeres=no")
 static const struct vg_row vg_rows[] = {
 	/* valgrind's default --num-callers=12: malloc and 11 frames */
@@ -132,6 +135,52 @@ static const struct vg_row vg_rows[] = {
 	  "--show-reachable=yes", "--num-callers=50"), DEPTH("10") },
 	{ .name = "--num-callers=65, memcheck's deepest", .words = H_LIST("--num-callers=65",
 	  "--leak-check=full"), DEPTH("60") },
+	/* the program's own operator new and new[] (gdb's): valgrind's frame
+	 * 1 is the operator, which it replaces in the program as in
+	 * libstdc++, N - 1 of its callers below it; memcheck's stack starts
+	 * inside the operator (its call of malloc), one frame short of
+	 * valgrind's on main: the records that differ only at frame N were
+	 * one (gdb -batch under --num-callers=6: 1,603 records, valgrind
+	 * 2,188; the rows marked "split" failed on main) */
+	/* (1 and 2 frames: under glibc alone, tcmalloc's start-up blocks,
+	 * which go through the program's operator new too, are then told
+	 * from the program's by no frame tcmalloc.supp names, as under
+	 * valgrind with tcmalloc preloaded) */
+	{ .name = "own operator new, --num-callers=1", .words = H_LIST("--num-callers=1",
+	  "--leak-check=full", "--show-leak-kinds=all"), CXX_DEPTH("1"), .glibc_only = true },
+	{ .name = "own operator new, --num-callers=2", .words = H_LIST("--num-callers=2",
+	  "--leak-check=full", "--show-leak-kinds=all"), CXX_DEPTH("1"), .glibc_only = true },
+	{ .name = "own operator new, --num-callers=6, split at frame 6",
+	  .words = H_LIST("--num-callers=6", "--leak-check=full", "--show-leak-kinds=all"),
+	  CXX_DEPTH("3") },
+	{ .name = "own operator new, --num-callers=6, merged below frame 6",
+	  .words = H_LIST("--num-callers=6", "--leak-check=full", "--show-leak-kinds=all"),
+	  CXX_DEPTH("4") },
+	{ .name = "own operator new, split at frame 12", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=all"), CXX_DEPTH("9") },
+	{ .name = "own operator new, merged below frame 12", .words = H_LIST("--leak-check=full",
+	  "--show-leak-kinds=all"), CXX_DEPTH("10") },
+	{ .name = "own operator new, --num-callers=50, split at frame 50",
+	  .words = H_LIST("--num-callers=50", "--leak-check=full", "--show-leak-kinds=all"),
+	  CXX_DEPTH("47") },
+	/* --leak-resolution: records told by their first 2 (low) or 4 (med)
+	 * frames, valgrind's allocation function's one of them (the
+	 * program's own operator new's too); each record's stack its lowest
+	 * block's.  Ignored on main: the rows marked "merged" failed there
+	 * (4 records where valgrind prints 2). */
+	{ .name = "--leak-resolution=low, merged below frame 2", .words = H_LIST(
+	  "--leak-resolution=low", "--leak-check=full", "--show-leak-kinds=all"), DEPTH("1") },
+	{ .name = "--leak-resolution=med, split at frame 4", .words = H_LIST(
+	  "--leak-resolution=med", "--leak-check=full", "--show-leak-kinds=all"), DEPTH("1") },
+	{ .name = "--leak-resolution=med, merged below frame 4", .words = H_LIST(
+	  "--leak-resolution=med", "--leak-check=full", "--show-leak-kinds=all"), DEPTH("2") },
+	{ .name = "own operator new, --leak-resolution=med, split at frame 4", .words = H_LIST(
+	  "--leak-resolution=med", "--leak-check=full", "--show-leak-kinds=all"), CXX_DEPTH("1") },
+	{ .name = "own operator new, --leak-resolution=med, merged below frame 4",
+	  .words = H_LIST("--leak-resolution=med", "--leak-check=full", "--show-leak-kinds=all"),
+	  CXX_DEPTH("2") },
+	{ .name = "own operator new, --leak-resolution=low", .words = H_LIST(
+	  "--leak-resolution=low", "--num-callers=6", "--leak-check=full"), CXX_DEPTH("3") },
 	{ .name = "a suppression deeper than --num-callers", .words = H_LIST("--num-callers=3",
 	  "--leak-check=full"), DEPTH("10"), .supp = deep_supp },
 	{ .name = "a suppression as deep as the stack", .words = H_LIST("--leak-check=full"),
@@ -1066,7 +1115,10 @@ static void error_lines(const char *text, bool usage, char *out, size_t cap)
  * free'd"); and the program goes on, its stdout and status valgrind's
  * run's (main 0c24e7b: "not stack'd ..." for the first three, then
  * passed to the allocator: glibc aborted "free(): invalid pointer",
- * faulted on the wild one). */
+ * faulted on the wild one).  Another thread's local, freed while that
+ * thread waits at a barrier: "is on thread 2's stack", "in frame #1,
+ * created by thread_local_hold (plain_errors.c:LINE)" (main 68cf1f5:
+ * "not stack'd, malloc'd or (recently) free'd"). */
 START_TEST(heap_errors_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
@@ -1074,7 +1126,7 @@ START_TEST(heap_errors_as_valgrinds)
 		return;
 	static const char *const modes[] = { "double",	      "interior", "realloc_freed",
 					     "realloc_interior", "stack",    "realloc_stack",
-					     "global",	      "wild" };
+					     "global",	      "wild",     "thread_stack" };
 	/* valgrind counts a refused realloc's new block too (allocs and
 	 * bytes), and so does memcheck's text since session 46 (main
 	 * 12d30ba: "1 allocs, 2 frees, 24 bytes allocated" where valgrind
@@ -1532,6 +1584,45 @@ START_TEST(environment_as_valgrinds)
 				h_res_free(&v);
 				h_res_free(&x);
 			}
+		}
+	}
+}
+END_TEST
+
+/* What the checked program executes under --trace-children=no sees
+ * LD_PRELOAD as valgrind's executed programs see it: valgrind's execve
+ * takes its objects out ("LD_PRELOAD=" where the caller had none, else
+ * the caller's value); memcheck's exec wrappers take the colons its
+ * library's entry became out of the value they pass on (main 68cf1f5:
+ * 106 colons, then the caller's value).  /usr/bin/printenv executed by
+ * sh -c, stdout compared, under each allocator and under glibc with no
+ * LD_PRELOAD and an empty one. */
+START_TEST(children_environment_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	const char *const args[] = { "-q", "--trace-children=no", "/bin/sh", "-c",
+				     "/usr/bin/printenv LD_PRELOAD; echo \"status $?\"", NULL };
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
+			continue;
+		for (int empty = 0; empty <= !so; empty++) {
+			const char *env[2] = { NULL, NULL };
+			env[0] = so ? h_env("LD_PRELOAD=%s", so) : empty ? "LD_PRELOAD=" : NULL;
+			struct h_res v, x;
+			H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
+			       .flags = H_EXITCODE, .env = env[0] ? env : NULL, .timeout = 120);
+			H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
+			       .alloc = i, .env = env[0] ? env : NULL);
+			ck_assert_msg(strstr(v.r.out, "status 0"), "valgrind's stdout \"%s\"", v.r.out);
+			ck_assert_msg(!strcmp(v.r.out, x.r.out),
+				      "under %s%s: memcheck's child printed \"%s\", valgrind's \"%s\"",
+				      h_allocator_name(i), empty ? " with LD_PRELOAD=" : "", x.r.out,
+				      v.r.out);
+			h_res_free(&v);
+			h_res_free(&x);
 		}
 	}
 }
@@ -2319,13 +2410,14 @@ int main(void)
 	tcase_add_loop_test(tc, records_cut_as_valgrinds, 0,
 			    (int)(sizeof vg_rows / sizeof vg_rows[0]));
 	tcase_add_test(tc, num_callers_bounds);
+	tcase_add_test(tc, children_environment_as_valgrinds);
 	tcase_add_test(tc, command_line_as_valgrinds);
 	tcase_add_test(tc, log_file_escapes_as_valgrinds);
 	tcase_add_loop_test(tc, xml_as_valgrinds, 0, (int)(sizeof xml_rows / sizeof xml_rows[0]));
 	tcase_add_test(tc, xml_forked_child);
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_test(tc, head_keeps_no_descriptor);
-	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 8);
+	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 9);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_test(tc, gen_suppressions_in_xml);

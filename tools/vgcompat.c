@@ -53,7 +53,7 @@
  * instrumentation, or choose what it prints beside what memcheck
  * prints anyway. */
 static const char *const ignored[] = {
-	"--leak-resolution", "--track-origins", "--track-fds",
+	"--track-origins", "--track-fds",
 	"--time-stamp", "--read-var-info", "--read-inline-info", "--demangle",
 	"--smc-check", "--max-stackframe", "--main-stacksize", "--malloc-fill",
 	"--free-fill", "--keep-stacktraces", "--freelist-vol", "--freelist-big-blocks",
@@ -418,6 +418,7 @@ void vgcompat_version(void)
 int cmd_vgcompat(int argc, char **argv)
 {
 	const char *text = NULL, *scan = NULL, *leak_check = "summary", *heuristics = NULL;
+	const char *resolution = "high"; /* valgrind's default */
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
@@ -494,6 +495,10 @@ int cmd_vgcompat(int argc, char **argv)
 				return bad_usage(NULL, "%s: expected all, none, or stdstring, length64, "
 						 "newarray, multipleinheritance joined by commas", a);
 			heuristics = v;
+		} else if ((v = value_of(a, "--leak-resolution"))) {
+			if (strcmp(v, "low") && strcmp(v, "med") && strcmp(v, "high"))
+				return bad_usage(NULL, "%s: expected low, med or high", a);
+			resolution = v;
 		} else if ((v = value_of(a, "--child-silent-after-fork"))) {
 			if (strcmp(v, "yes") && strcmp(v, "no"))
 				return bad_usage(NULL, "%s: expected yes or no", a);
@@ -640,6 +645,7 @@ int cmd_vgcompat(int argc, char **argv)
 	else
 		unsetenv("MEMCHECK_VALGRIND_FULLPATH");
 	put_setting("VALGRIND_TEXT", leak_check);
+	put_setting("VALGRIND_RESOLUTION", resolution);
 	if (xml && !xml_setup(xml_file, xml_fd, argv, i))
 		return EXIT_USAGE;
 	else if (!xml)

@@ -34,6 +34,15 @@
  *                                  bytes: print "NULL ENOMEM" when it
  *                                  returned NULL with errno ENOMEM, then
  *                                  "continued"; exit 0.
+ *        plain_errors thread_stack  a thread's local array (of
+ *                                  thread_local_hold()), 8 bytes into it,
+ *                                  freed by the main thread (free_it())
+ *                                  while the thread waits; print
+ *                                  "continued", exit 0.
+ *        plain_errors main_stack   the main thread's local array (of
+ *                                  main_local_hold(), waiting for the
+ *                                  thread in pthread_join), freed by
+ *                                  the thread; the same.
  *        plain_errors global       free a pointer 4 bytes into the
  *                                  array global_buf; the same.
  *        plain_errors wild         free 0x12345678; the same (a fault
@@ -47,6 +56,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +106,47 @@ int free_local(int how)
 	int r = free_it(local + 8, how);
 	keep = NULL;
 	return r;
+}
+
+/* Another thread's stack: one thread's local, freed by the other while
+ * the first waits (a barrier, or pthread_join) */
+static pthread_barrier_t held, done;
+static char *volatile other_local;
+int thread_local_hold(void);
+int main_local_hold(void);
+
+int thread_local_hold(void)
+{
+	char local[32];
+	other_local = local + 8;
+	pthread_barrier_wait(&held);
+	pthread_barrier_wait(&done);
+	__asm__ volatile("" : : "r"(local) : "memory"); /* live until here */
+	return 0;
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	thread_local_hold();
+	return NULL;
+}
+
+static void *freer(void *arg)
+{
+	free_it(arg, 0);
+	return NULL;
+}
+
+int main_local_hold(void)
+{
+	char local[32];
+	pthread_t t;
+	keep = local;
+	if (pthread_create(&t, NULL, freer, local + 8) || pthread_join(t, NULL))
+		return 1;
+	keep = NULL;
+	return 0;
 }
 
 static void say(const char *s)
@@ -185,6 +236,25 @@ int main(int argc, char **argv)
 		say("continued\n");
 		return 0;
 	}
+	if (strcmp(mode, "thread_stack") == 0) {
+		pthread_t t;
+		pthread_barrier_init(&held, NULL, 2);
+		pthread_barrier_init(&done, NULL, 2);
+		if (pthread_create(&t, NULL, holder, NULL))
+			return 1;
+		pthread_barrier_wait(&held);
+		free_it(other_local, 0);
+		pthread_barrier_wait(&done);
+		pthread_join(t, NULL);
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "main_stack") == 0) {
+		if (main_local_hold())
+			return 1;
+		say("continued\n");
+		return 0;
+	}
 	if (strcmp(mode, "global") == 0 || strcmp(mode, "wild") == 0) {
 		free_it(mode[0] == 'g' ? global_buf + 4 : (char *)0x12345678, 0);
 		say("continued\n");
@@ -205,6 +275,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	say("usage: plain_errors double|unknown|realloc_freed|realloc_unknown|interior|"
-	    "realloc_interior|stack|realloc_stack|global|wild|leak [CODE]|stdout\n");
+	    "realloc_interior|stack|realloc_stack|thread_stack|main_stack|global|wild|leak [CODE]|"
+	    "stdout\n");
 	return 125;
 }

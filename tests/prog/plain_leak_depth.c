@@ -16,13 +16,19 @@
  */
 #include <stdlib.h>
 
+/* tests/prog/cxx_leak_depth.cc allocates through the program's own
+ * operator new and new[] instead */
+#ifndef LEAK_ALLOC
+#define LEAK_ALLOC(keep) malloc(keep ? 48 : 32)
+#endif
+
 #define KEPT 5
 void *kept[KEPT];
 static int nkept;
 
 __attribute__((noinline)) static void leaf(int keep)
 {
-	void *p = malloc(keep ? 48 : 32);
+	void *p = LEAK_ALLOC(keep);
 	if (keep)
 		kept[nkept++] = p;
 	__asm__ volatile("" : : "r"(p) : "memory"); /* lost: the only copy dies here */
