@@ -939,6 +939,10 @@ void mc_exit_region_incomplete(void);
 /* The status to exit with (life.c's on_exit handler calls exit() again
  * with it where it differs; its _exit gives it to the real _exit). */
 int mc_exit_status(int status);
+/* The status the program exits with, its own (before mc_exit_status),
+ * set by life.c just before the regions' ends at exit and _exit: the
+ * records written there say it (report.c's "exit_status"); -1 before. */
+extern int mc_exit_own;
 /* After a fatal signal's record (life.c): its failure to the ancestors. */
 void mc_exit_killed(void);
 /* A JSON report record dropped, its reader stalled (report.c): a
@@ -2893,6 +2897,9 @@ struct mc_record {
 				     * many; MEMCHECK_UNKNOWN when absent */
 	char args_hash[17];         /* the arguments' key; "" when absent */
 	char args_files[17];        /* their files' key; "" when absent */
+	uint64_t exit_status;       /* the program's own status at the exit
+				     * the record was written at; read by
+				     * the command only: MEMCHECK_UNKNOWN */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in

@@ -554,6 +554,34 @@ START_TEST(gate_bad_budget_exits_2)
 }
 END_TEST
 
+/* A failed record written at the exit of a process that exited non-zero
+ * on its own (exit_status 3): listed as EXITED, not counted (gate exited
+ * 1 before session 48); a failed one that exited 0 still fails. */
+START_TEST(gate_own_exit_not_counted)
+{
+	const char *rep = tmpfile_with("own.jsonl",
+				       "{\"name\":\"process\",\"pid\":7,\"program\":\"tool\","
+				       "\"allocator\":\"glibc\",\"exit_status\":3,\"verdict\":\"fail\","
+				       "\"violations\":[\"40 bytes in 1 blocks definitely lost\"]}\n"
+				       "{\"name\":\"process\",\"pid\":6,\"program\":\"test\","
+				       "\"allocator\":\"glibc\",\"exit_status\":0,\"verdict\":\"pass\"}\n");
+	struct h_res x;
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.out, "EXITED 3 tool \"process\" (glibc, pid 7): 40 bytes", "gate");
+	EXPECT_HAS(x.r.out, "2 records, 0 failed, 1 more in a process that exited non-zero on its own",
+		   "gate");
+	h_res_free(&x);
+	const char *zero = tmpfile_with("zero.jsonl",
+					"{\"name\":\"process\",\"pid\":7,\"program\":\"tool\","
+					"\"allocator\":\"glibc\",\"exit_status\":0,\"verdict\":\"fail\"}\n");
+	MC(&x, "gate", zero);
+	h_expect_exit(&x, 1);
+	EXPECT_HAS(x.r.out, "FAIL tool \"process\" (glibc, pid 7): verdict fail", "gate");
+	h_res_free(&x);
+}
+END_TEST
+
 /* A record its writer cut short (a pipe's bound, a process killed as
  * it wrote), and another process's record appended after it on the
  * same line: the readers say which line holds the cut record and read
@@ -1442,6 +1470,7 @@ int main(void)
 	H_ADD_CASES(tc, cases);
 	tcase_add_test(tc, crash_stops_the_other_allocators);
 	tcase_add_test(tc, gate_bad_budget_exits_2);
+	tcase_add_test(tc, gate_own_exit_not_counted);
 	tcase_add_test(tc, bad_report_exits_2);
 	tcase_add_test(tc, cut_record_said);
 	tcase_add_test(tc, environment_of_the_command);

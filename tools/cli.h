@@ -117,6 +117,8 @@ struct rec_head {
 	uint64_t run, runs;         /* MEMCHECK_UNKNOWN when absent */
 	char args_hash[17];         /* "" when absent */
 	char args_files[17];
+	uint64_t exit_status;       /* MEMCHECK_UNKNOWN when absent (a region
+				     * ended before the exit) */
 };
 
 /* One record of a report, as read. */
@@ -133,6 +135,9 @@ struct rec {
 				  * its own copy, or rec_none */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
+	bool own_end;            /* failed, written at an exit with a status
+				  * the program chose non-zero: its status
+				  * told its caller; not counted (evaluate) */
 	bool vg_exit;            /* leak_check "valgrind_exit": memcheck was
 				  * bypassed under valgrind, counted nothing
 				  * (its figures null), and valgrind's exit
@@ -181,6 +186,9 @@ struct runinfo {
 	bool done;               /* it ran (or was attempted) */
 	struct ending end;
 	bool explained;          /* non-zero exit, but a record failed */
+	bool chose;              /* its record says the command itself
+				  * exited non-zero (rec_own_end's status),
+				  * not memcheck's rule */
 };
 
 /* One allocator's records: one column of the comparison. */
@@ -238,7 +246,10 @@ void with_medians(const struct rec *const *v, size_t n, struct memcheck_result *
  * against the matching record of the baseline group, counted figures as
  * they are and measured figures on their medians over the runs.  The
  * baseline group's own records are checked without a baseline, as the
- * library checks them.  Returns the number of records that fail. */
+ * library checks them.  Returns the number of records that fail and
+ * count: not those of a process that exited non-zero on its own
+ * (rec_own_end, marked own_end), which are said, not counted. */
+bool rec_own_end(const struct rec *x);
 size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b,
 		const char *budget_abs);
 /* Add a record read from a report to g: to the repetition its "run" key
