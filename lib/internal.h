@@ -116,6 +116,7 @@ struct mc_options {
 	const char *fail_log;
 	const char *process_id;
 	const char *suppressions; /* MEMCHECK_SUPPRESSIONS, FILE:FILE..., or NULL */
+	const char *suppressions_names; /* MEMCHECK_SUPPRESSIONS_NAMES, or NULL */
 	int default_suppressions; /* also the shipped files */
 	const char *gen_suppressions; /* MEMCHECK_GEN_SUPPRESSIONS, or NULL */
 	const char *log;        /* MEMCHECK_LOG, or NULL: standard error */
@@ -3326,6 +3327,9 @@ struct mc_supp_io {
 	char *buf;
 	size_t cap;
 	bool regular;   /* the caller knows the file is a regular one: no fstat */
+	const char *name; /* the file's name in messages and entries, where
+			   * path is a copy of it (MEMCHECK_SUPPRESSIONS_NAMES);
+			   * NULL: path */
 };
 bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io,
 		     char *err, size_t errlen);

@@ -514,6 +514,10 @@ void add_alloc_fn(const char *pattern);
 struct mc_budget *load_budget(const char *path, char **abs, struct mc_buf *stream);
 /* That text written to DIR/budget, for MEMCHECK_BUDGET; its path, or
  * NULL (said, "--budget given"); stream emptied. */
+/* text[len] written to a new file dir/file, its path (free it); NULL
+ * when it cannot be, said naming option and the user's file given. */
+char *write_copy(const char *text, size_t len, const char *dir, const char *file,
+		 const char *option, const char *given);
 char *write_budget_copy(struct mc_buf *stream, const char *dir, const char *given);
 /* g becomes the stored baseline group: the records of path whose
  * allocator is name, or all of them when none is.  False (said) when

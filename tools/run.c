@@ -215,18 +215,58 @@ static void rm_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
-/* Parse every --suppressions file as the library will, so that a bad one
- * is said once, here, as "file:line: message" (exit 2), not by every
- * process the command starts.  Returns MEMCHECK_SUPPRESSIONS for them:
- * their absolute paths, colon-separated; NULL when one is bad (said). */
-static char *check_suppressions(const char *const *files, int n)
+/* The text of the suppression file at path into *text, refused as the
+ * library refuses it (lib/suppress.c's mc_supp_load_io: not a regular
+ * file, larger than 16 MiB), said in err. */
+static bool read_supp_text(const char *path, struct mc_buf *text, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool ok = false;
+	if (!S_ISREG(st.st_mode))
+		snprintf(err, errlen, "%s: not a regular file", path);
+	else if (st.st_size > 16 << 20)
+		snprintf(err, errlen, "%s: larger than 16 MiB: not a suppression file?", path);
+	else
+		ok = true;
+	char buf[8192];
+	ssize_t n;
+	while (ok && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			mc_buf_put(text, buf, (size_t)n);
+	if (ok && n < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		ok = false;
+	}
+	close(fd);
+	return ok;
+}
+
+/* Each --suppressions file read once and parsed as the library will, so
+ * that a bad one is said once, here, as "file:line: message" (exit 2),
+ * not by every process the command starts; its text kept for the copy
+ * the processes read (write_supp_copies).  Returns their absolute paths,
+ * colon-separated (MEMCHECK_SUPPRESSIONS_NAMES: the names the records
+ * and messages give them); NULL when one is bad (said). */
+static char *check_suppressions(const char *const *files, int n, struct mc_buf *texts)
 {
 	char *env = NULL;
 	for (int i = 0; i < n; i++) {
 		char *abs = absolute(files[i]);
-		char err[1024];
+		char err[1024] = "";
 		struct mc_supps *s = mc_supp_new();
-		bool ok = s && mc_supp_load(s, abs, err, sizeof err);
+		bool ok = s != NULL;
+		if (ok && !read_supp_text(abs, &texts[i], err, sizeof err))
+			ok = false;
+		else if (ok)
+			ok = mc_supp_parse(s, texts[i].s ? texts[i].s : "", texts[i].len, abs, err,
+					   sizeof err);
 		mc_supp_free(s);
 		if (ok && err[0])
 			say("%s", err); /* a note: the file is read as valgrind reads it */
@@ -245,6 +285,32 @@ static char *check_suppressions(const char *const *files, int n)
 		char *joined = env ? xasprintf("%s:%s", env, abs) : xstrdup(abs);
 		free(env);
 		free(abs);
+		env = joined;
+	}
+	return env;
+}
+
+/* The processes' MEMCHECK_SUPPRESSIONS: a copy of each file's text checked
+ * above in the run's directory, which a file changed or removed while
+ * they run would not be (harden47's guard row: such a run was never
+ * clean); MEMCHECK_SUPPRESSIONS_NAMES keeps the user's names in their
+ * records and messages.  NULL when one cannot be written (said). */
+static char *write_supp_copies(struct mc_buf *texts, const char *const *files, int n,
+			       const char *dir)
+{
+	char *env = NULL;
+	for (int i = 0; i < n; i++) {
+		char file[32];
+		snprintf(file, sizeof file, "suppressions-%d.supp", i + 1);
+		char *copy = write_copy(texts[i].s ? texts[i].s : "", texts[i].len, dir, file,
+					"--suppressions", files[i]);
+		if (!copy) {
+			free(env);
+			return NULL;
+		}
+		char *joined = env ? xasprintf("%s:%s", env, copy) : xstrdup(copy);
+		free(env);
+		free(copy);
 		env = joined;
 	}
 	return env;
@@ -602,7 +668,8 @@ int cmd_run(int argc, char **argv)
 	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
 	char *budget_copy = NULL; /* the processes' MEMCHECK_BUDGET */
 	struct mc_buf budget_stream = { 0 }; /* a --budget FIFO's text */
-	char *supp_env = NULL, *gen_abs = NULL;
+	char *supp_env = NULL, *supp_names = NULL, *gen_abs = NULL;
+	struct mc_buf *supp_texts = NULL;  /* each --suppressions file's text */
 	int status = EXIT_USAGE;
 	int reraise = 0; /* a signal to die of, once the directory is gone */
 
@@ -647,7 +714,8 @@ int cmd_run(int argc, char **argv)
 	 * allocator listed, which nothing compares with. */
 	bool quiet_base = o.quiet && !o.baseline && !o.baseline_file &&
 			  !(budget && mc_budget_relative(budget));
-	if (o.nsupp && !(supp_env = check_suppressions(o.supp, o.nsupp)))
+	supp_texts = o.nsupp ? xcalloc((size_t)o.nsupp, sizeof *supp_texts) : NULL;
+	if (o.nsupp && !(supp_names = check_suppressions(o.supp, o.nsupp, supp_texts)))
 		goto out;
 	if (o.gen) {
 		gen_abs = absolute(o.gen);
@@ -724,6 +792,8 @@ int cmd_run(int argc, char **argv)
 		if (!(budget_copy = write_budget_copy(&budget_stream, tmp, o.budget)))
 			goto out;
 	}
+	if (supp_names && !(supp_env = write_supp_copies(supp_texts, o.supp, o.nsupp, tmp)))
+		goto out;
 	if (o.baseline_file) {
 		/* the library gets only the baseline allocator's records */
 		baseline_copy = xasprintf("%s/baseline.jsonl", tmp);
@@ -775,7 +845,7 @@ int cmd_run(int argc, char **argv)
 			 * (the baseline only with a budget, whose relative
 			 * limits alone read it); the suppression files only
 			 * when given */
-			struct env_var env[8] = { /* 3 + each optional one below */
+			struct env_var env[9] = { /* 3 + each optional one below */
 				{ "MEMCHECK_BUDGET", budget_copy },
 				{ "MEMCHECK_BUDGET_NAME", budget_copy ? budget_abs : NULL },
 				{ "MEMCHECK_BASELINE", budget_copy ? base_report : NULL },
@@ -792,8 +862,11 @@ int cmd_run(int argc, char **argv)
 			if (o.quiet && !getenv("MEMCHECK_EXITCODE"))
 				env[nenv++] = (struct env_var){ "MEMCHECK_EXITCODE",
 								QUIET_EXITCODE_STR };
-			if (supp_env)
+			if (supp_env) {
 				env[nenv++] = (struct env_var){ "MEMCHECK_SUPPRESSIONS", supp_env };
+				env[nenv++] = (struct env_var){ "MEMCHECK_SUPPRESSIONS_NAMES",
+								supp_names };
+			}
 			if (gen_abs)
 				env[nenv++] = (struct env_var){ "MEMCHECK_GEN_SUPPRESSIONS", gen_abs };
 			struct spawn sp = { .argv = run_argv, .preload = preload, .report = report,
@@ -1008,6 +1081,10 @@ out:
 		mc_budget_free(budget);
 	free(budget_abs);
 	free(supp_env);
+	free(supp_names);
+	for (int i = 0; supp_texts && i < o.nsupp; i++)
+		mc_buf_free(&supp_texts[i]);
+	free(supp_texts);
 	free(gen_abs);
 	free(lib);
 	free(valgrind);
