@@ -66,6 +66,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* item appended to the colon-separated *list (NULL: empty), reallocated. */
+void join_colon(char **list, const char *item);
 const char *base_name(const char *path);
 /* Shorten "<cwd>/file:12: ..." to "file:12: ..." for display. */
 const char *short_path(const char *s);

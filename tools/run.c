@@ -282,10 +282,8 @@ static char *check_suppressions(const char *const *files, int n, struct mc_buf *
 			free(env);
 			return NULL;
 		}
-		char *joined = env ? xasprintf("%s:%s", env, abs) : xstrdup(abs);
-		free(env);
+		join_colon(&env, abs);
 		free(abs);
-		env = joined;
 	}
 	return env;
 }
@@ -308,10 +306,8 @@ static char *write_supp_copies(struct mc_buf *texts, const char *const *files, i
 			free(env);
 			return NULL;
 		}
-		char *joined = env ? xasprintf("%s:%s", env, copy) : xstrdup(copy);
-		free(env);
+		join_colon(&env, copy);
 		free(copy);
-		env = joined;
 	}
 	return env;
 }
