@@ -292,6 +292,10 @@ static void record(pid_t pid, unsigned long long start, const char *line, size_t
 		remove_file(path);
 }
 
+/* Here, not in exitstatus.c: this file reads it, and exitstatus.c calls
+ * this file (layers-check: no circle). */
+int mc_exit_own = -1;
+
 void mc_descend_fail(unsigned regions)
 {
 	/* a process that exits non-zero on its own keeps its failure: its

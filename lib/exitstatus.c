@@ -61,7 +61,7 @@
  *   that checks that a tool rejects bad input: wayland's scanner test),
  *   and such an exit from deep in a program rarely frees what it holds.
  *   So its failed regions stay in its record (verdict fail, and the
- *   record's "exit_status", mc_exit_own) and its text, but go no
+ *   record's "exit_status", descend.c's mc_exit_own) and its text, but go no
  *   further: its measured ancestors are not failed, and memcheck run
  *   does not count them (tools/records.c).  Valgrind replaces any
  *   status with --error-exitcode's (a program that leaks and exits 3
@@ -80,7 +80,6 @@ static _Atomic unsigned failed;      /* regions failed, not handled */
 static _Atomic unsigned incomplete;
 static _Atomic bool last_failed;     /* the region ended last failed */
 static _Atomic unsigned dropped;     /* report records dropped (textout.c's bound) */
-int mc_exit_own = -1;
 
 /* A record of the JSON report that its reader did not take in time was
  * dropped (a pipe or FIFO nobody reads: textout.c), or that its file

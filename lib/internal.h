@@ -940,10 +940,6 @@ void mc_exit_region_incomplete(void);
 /* The status to exit with (life.c's on_exit handler calls exit() again
  * with it where it differs; its _exit gives it to the real _exit). */
 int mc_exit_status(int status);
-/* The status the program exits with, its own (before mc_exit_status),
- * set by life.c just before the regions' ends at exit and _exit: the
- * records written there say it (report.c's "exit_status"); -1 before. */
-extern int mc_exit_own;
 /* After a fatal signal's record (life.c): its failure to the ancestors. */
 void mc_exit_killed(void);
 /* A JSON report record dropped, its reader stalled (report.c): a
@@ -956,6 +952,12 @@ void mc_exit_after_fork_child(void);
 
 /* ---- descend.c ------------------------------------------------------- */
 
+/* The status the program exits with, its own (before mc_exit_status),
+ * set by life.c just before the regions' ends at exit and _exit: the
+ * records written there say it (report.c's "exit_status"), and a
+ * process that chose it non-zero fails no ancestor (mc_descend_fail);
+ * -1 before (a killed process's record). */
+extern int mc_exit_own;
 /* At the exit of a process whose regions failed: a record for each
  * measured ancestor (MEMCHECK_ANCESTORS). */
 void mc_descend_fail(unsigned regions);
