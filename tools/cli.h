@@ -188,9 +188,6 @@ struct runinfo {
 	bool done;               /* it ran (or was attempted) */
 	struct ending end;
 	bool explained;          /* non-zero exit, but a record failed */
-	bool chose;              /* its record says the command itself
-				  * exited non-zero (rec_own_end's status),
-				  * not memcheck's rule */
 };
 
 /* One allocator's records: one column of the comparison. */
