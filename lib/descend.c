@@ -292,9 +292,17 @@ static void record(pid_t pid, unsigned long long start, const char *line, size_t
 		remove_file(path);
 }
 
+/* Here, not in exitstatus.c: this file reads it, and exitstatus.c calls
+ * this file (layers-check: no circle). */
+int mc_exit_own = -1;
+
 void mc_descend_fail(unsigned regions)
 {
-	if (!mc_opt.ancestors || mc_opt.exitcode == 0 || getauxval(AT_SECURE))
+	/* a process that exits non-zero on its own keeps its failure: its
+	 * status told its parent (exitstatus.c's head); one killed (-1:
+	 * no exit) passes it on */
+	if (!mc_opt.ancestors || mc_opt.exitcode == 0 || mc_exit_own > 0 ||
+	    getauxval(AT_SECURE))
 		return;
 	int saved = errno;
 	/* The program's path is named in a record only: asked at the first

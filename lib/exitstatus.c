@@ -52,6 +52,23 @@
  *   that forks a worker): a failing process leaves a record for its
  *   measured ancestors, and one about to exit 0 fails on finding one
  *   (descend.c).
+ * - One rule for the preload, memcheck run and the drivers (session 48):
+ *   a failure reaches a test through the exit status the driver reads,
+ *   and memcheck never changes what a status the program chose says.  A
+ *   process that exits non-zero on its own has already told whatever
+ *   runs it that it failed; a test may expect exactly that (CTest's
+ *   WILL_FAIL, meson's should_fail, automake's XFAIL_TESTS, a script
+ *   that checks that a tool rejects bad input: wayland's scanner test),
+ *   and such an exit from deep in a program rarely frees what it holds.
+ *   So its failed regions stay in its record (verdict fail, and the
+ *   record's "exit_status", descend.c's mc_exit_own) and its text, but go no
+ *   further: its measured ancestors are not failed, and memcheck run
+ *   does not count them (tools/records.c).  Valgrind replaces any
+ *   status with --error-exitcode's (a program that leaks and exits 3
+ *   under --error-exitcode=99 gives 99): non-zero either way, so a
+ *   driver's verdict is the same; the exact status is the program's
+ *   here, and valgrind's under its text.  A killed process did not
+ *   choose its end: its failed regions still reach its ancestors.
  */
 #include <stdatomic.h>
 
@@ -110,8 +127,11 @@ int mc_exit_status(int status)
 {
 	unsigned n = atomic_load(&failed);
 	/* A failure of this process's is its measured ancestors' too
-	 * (descend.c): a parent may ignore this status.  Else, about to
-	 * exit 0: a descendant's failure is this process's. */
+	 * (descend.c): a parent may ignore this status; not when this
+	 * process exits non-zero on its own, which its parent has been
+	 * told (the head's rule: mc_descend_fail reads mc_exit_own).
+	 * Else, about to exit 0: a descendant's failure is this
+	 * process's. */
 	mc_fds_room_begin(); /* descend.c's files: room above the program's limit */
 	if (n)
 		mc_descend_fail(n);

@@ -123,6 +123,7 @@ struct mc_options {
 	const char *fail_log;
 	const char *process_id;
 	const char *suppressions; /* MEMCHECK_SUPPRESSIONS, FILE:FILE..., or NULL */
+	const char *suppressions_names; /* MEMCHECK_SUPPRESSIONS_NAMES, or NULL */
 	int default_suppressions; /* also the shipped files */
 	const char *gen_suppressions; /* MEMCHECK_GEN_SUPPRESSIONS, or NULL */
 	const char *log;        /* MEMCHECK_LOG, or NULL: standard error */
@@ -962,6 +963,12 @@ void mc_exit_after_fork_child(void);
 
 /* ---- descend.c ------------------------------------------------------- */
 
+/* The status the program exits with, its own (before mc_exit_status),
+ * set by life.c just before the regions' ends at exit and _exit: the
+ * records written there say it (report.c's "exit_status"), and a
+ * process that chose it non-zero fails no ancestor (mc_descend_fail);
+ * -1 before (a killed process's record). */
+extern int mc_exit_own;
 /* At the exit of a process whose regions failed: a record for each
  * measured ancestor (MEMCHECK_ANCESTORS). */
 void mc_descend_fail(unsigned regions);
@@ -2924,6 +2931,9 @@ struct mc_record {
 				     * many; MEMCHECK_UNKNOWN when absent */
 	char args_hash[17];         /* the arguments' key; "" when absent */
 	char args_files[17];        /* their files' key; "" when absent */
+	uint64_t exit_status;       /* the program's own status at the exit
+				     * the record was written at; read by
+				     * the command only: MEMCHECK_UNKNOWN */
 };
 /* Parse one line of a report.  False on malformed JSON or a record that
  * is not memcheck's, with a message (column and what was expected) in
@@ -3354,6 +3364,9 @@ struct mc_supp_io {
 	char *buf;
 	size_t cap;
 	bool regular;   /* the caller knows the file is a regular one: no fstat */
+	const char *name; /* the file's name in messages and entries, where
+			   * path is a copy of it (MEMCHECK_SUPPRESSIONS_NAMES);
+			   * NULL: path */
 };
 bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io,
 		     char *err, size_t errlen);

@@ -491,6 +491,9 @@ static const struct key {
 	 * line itself (gate.c), and an entry here was one more relocation
 	 * in front of its code: group 1t's room (lib/text-order.ld) */
 	{ "args_files", K_STR, REC(args_files), sizeof(((struct mc_record *)0)->args_files), false },
+	/* the command's too (records.c: a failure of a process that exited
+	 * non-zero on its own is not counted) */
+	{ "exit_status", K_U64, REC(exit_status), 0, false },
 #endif
 	{ "allocs", K_U64, R(allocs), 0, false },
 	{ "frees", K_U64, R(frees), 0, false },

@@ -594,6 +594,7 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 static int end_held(int status, bool flush_stdout)
 {
 	mc_text_hold(mc_opt.text_timeout);
+	mc_exit_own = status & 0xff; /* the records' "exit_status" */
 	process_end(flush_stdout);
 	int s = mc_exit_status(status);
 	mc_text_hold_end();

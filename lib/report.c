@@ -1065,6 +1065,12 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 	}
 	PUTL(&b, ",\"seconds\":");
 	json_seconds(&b, r->seconds);
+	/* written at the process's exit: the status the program itself
+	 * exits with, before memcheck's rule changes it (memcheck run does
+	 * not count a failure of a process that exited non-zero on its
+	 * own: exitstatus.c) */
+	if (mc_exit_own >= 0)
+		JSON_U64(&b, "exit_status", (uint64_t)mc_exit_own);
 	/* ended by a fatal signal (fatal.c): the process dies of it next */
 	if (mc_fatal_sig) {
 		JSON_U64(&b, "signal", (uint64_t)mc_fatal_sig);

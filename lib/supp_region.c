@@ -262,7 +262,12 @@ static unsigned loaded_off;
  * false: too long to keep. */
 static bool cache_key(char *key, size_t cap, size_t *len)
 {
-	const char *user = mc_opt.suppressions ? mc_opt.suppressions : "";
+	/* copies (memcheck run's, a directory of its own each run) by the
+	 * user's names: one entry the run's processes share, its files'
+	 * stamps those of the run's copies */
+	const char *user = mc_opt.suppressions_names && *mc_opt.suppressions_names
+				   ? mc_opt.suppressions_names
+				   : mc_opt.suppressions ? mc_opt.suppressions : "";
 	size_t a = strlen(self), b = strlen(user);
 	if (a + b + 3 + 12 > cap)
 		return false;
@@ -285,14 +290,27 @@ static bool cache_key(char *key, size_t cap, size_t *len)
  * each page of that depth a page fault. */
 static __attribute__((noinline)) void load_named(void)
 {
+	/* the user's names of the files, where these are copies (memcheck
+	 * run's: MEMCHECK_SUPPRESSIONS_NAMES), one for each, in order */
+	const char *names = mc_opt.suppressions_names && *mc_opt.suppressions_names
+				    ? mc_opt.suppressions_names : NULL;
 	for (const char *p = mc_opt.suppressions; p && *p;) {
 		const char *colon = strchr(p, ':');
 		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		char path[4096];
+		char path[4096], name[4096];
+		const char *ncolon = names ? strchr(names, ':') : NULL;
+		size_t nlen = names ? (ncolon ? (size_t)(ncolon - names) : strlen(names)) : 0;
 		if (len && len < sizeof path) {
 			memcpy(path, p, len);
 			path[len] = 0;
-			load_file(path, NULL, true);
+			struct mc_supp_io io = { 0 };
+			if (nlen && nlen < sizeof name) {
+				memcpy(name, names, nlen);
+				name[nlen] = 0;
+				io.name = name;
+			}
+			load_file(path, &io, true);
+			mc_supp_io_free(&io);
 		} else if (len) {
 			/* skipped without a word before session 45: the
 			 * region passed with the file's entries unread */
@@ -302,6 +320,8 @@ static __attribute__((noinline)) void load_named(void)
 			read_failed(err, true);
 		}
 		p = colon ? colon + 1 : p + len;
+		if (names)
+			names = ncolon ? ncolon + 1 : names + nlen;
 	}
 }
 

@@ -841,11 +841,13 @@ static size_t read_regular(int fd, struct mc_supp_io *io, bool *big, bool *oom)
 bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io,
 		     char *err, size_t errlen)
 {
+	/* the user's name of a copy, in messages and entries */
+	const char *name = io->name ? io->name : path;
 	/* O_NONBLOCK: a FIFO is refused below, not waited for */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || (!io->regular && fstat(fd, &st) != 0)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return false;
@@ -855,7 +857,7 @@ bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io
 	if (io->regular) {
 		got = read_regular(fd, io, &big, &oom);
 	} else if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
+		snprintf(err, errlen, "%s: not a regular file", name);
 		close(fd);
 		return false;
 	} else if (st.st_size > SUPP_FILE_MAX) {
@@ -875,14 +877,14 @@ bool mc_supp_load_io(struct mc_supps *s, const char *path, struct mc_supp_io *io
 	}
 	close(fd);
 	if (big) {
-		snprintf(err, errlen, "%s: larger than 16 MiB: not a suppression file?", path);
+		snprintf(err, errlen, "%s: larger than 16 MiB: not a suppression file?", name);
 		return false;
 	}
 	if (oom) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		snprintf(err, errlen, "%s: out of memory", name);
 		return false;
 	}
-	return mc_supp_parse(s, io->buf, got, path, err, errlen);
+	return mc_supp_parse(s, io->buf, got, name, err, errlen);
 }
 
 void mc_supp_io_free(struct mc_supp_io *io)

@@ -315,6 +315,20 @@ H_CHECK(three_records_of_each)
 #define ARGS(...) .prog = "cli_prog", .args = H_LIST(__VA_ARGS__) }
 #define BIG_16K "[big]\npeak_live_bytes <= 16 KiB\n"
 
+/* The leak suppressed by the row's file, which the record names by the
+ * path the user gave (MEMCHECK_SUPPRESSIONS_NAMES), not by memcheck
+ * run's copy. */
+H_CHECK(supp_named_as_given)
+{
+	const struct h_json *last = x->rep.n ? x->rep.rec[x->rep.n - 1] : NULL;
+	ck_assert_msg(last, "%s: no record", x->label);
+	const struct h_json *used = h_json_at(h_json_get(last, "suppressions"), 0);
+	const char *file = used ? h_str(used, "file") : NULL;
+	ck_assert_msg(file && !strcmp(file, x->file), "%s: the suppression's file %s, expected %s",
+		      x->label, file ? file : "(none)", x->file);
+	ck_assert_msg(h_count(last, "suppressed", "blocks") >= 1, "%s: nothing suppressed", x->label);
+}
+
 static const struct h_case cases[] = {
 	/* help and version */
 	{ "--help", WORDS("--help"), .out = H_LIST("usage: memcheck COMMAND") },
@@ -421,10 +435,17 @@ static const struct h_case cases[] = {
 		   ARGS("rm-budget", "big", "8", "pass"), .file = BIG_16K, .exit = 1,
 	  .err = H_LIST("budget not applied: ", "cannot open its copy", "memcheck: exit 1:"),
 	  .no_err = H_LIST("all clean") },
-	/* the same for --suppressions, which the processes read themselves:
-	 * a file removed mid-run is said in each region, never clean */
-	{ "the suppressions removed mid-run: not clean",
-	  RUN("--suppressions", H_FILE), ARGS("rm", H_FILE, "leak"), .exit = 1,
+	/* the same for --suppressions: the processes read a copy the
+	 * command owns (drivers48; the run failed, "suppression file not
+	 * read", before), the records naming the user's file */
+	{ "the suppressions removed mid-run: the runs keep theirs",
+	  RUN("--suppressions", H_FILE), ARGS("rm", H_FILE, "leak"),
+	  .file = "{\n   cli_prog's leak\n   Memcheck:Leak\n   fun:malloc\n   fun:leak\n}\n",
+	  .err = H_LIST("memcheck: exit 0:", "all clean"), .no_err = H_LIST("not read"),
+	  .check = supp_named_as_given },
+	/* ... and a process that could not read its copy is never clean */
+	{ "the processes' suppressions removed: not clean",
+	  RUN("--suppressions", H_FILE), ARGS("rm-supp", "leak"), .exit = 1,
 	  .file = "{\n   cli_prog's leak\n   Memcheck:Leak\n   fun:malloc\n   fun:leak\n}\n",
 	  .err = H_LIST("suppression file not read", "memcheck: exit 1:"),
 	  .no_err = H_LIST("all clean") },
@@ -550,6 +571,34 @@ START_TEST(gate_bad_budget_exits_2)
 	MC(&x, "gate", "--budget", "/nonexistent/x.budget", rep);
 	h_expect_exit(&x, 2);
 	EXPECT_HAS(x.r.err, "/nonexistent/x.budget", "gate, missing budget file");
+	h_res_free(&x);
+}
+END_TEST
+
+/* A failed record written at the exit of a process that exited non-zero
+ * on its own (exit_status 3): listed as EXITED, not counted (gate exited
+ * 1 before session 48); a failed one that exited 0 still fails. */
+START_TEST(gate_own_exit_not_counted)
+{
+	const char *rep = tmpfile_with("own.jsonl",
+				       "{\"name\":\"process\",\"pid\":7,\"program\":\"tool\","
+				       "\"allocator\":\"glibc\",\"exit_status\":3,\"verdict\":\"fail\","
+				       "\"violations\":[\"40 bytes in 1 blocks definitely lost\"]}\n"
+				       "{\"name\":\"process\",\"pid\":6,\"program\":\"test\","
+				       "\"allocator\":\"glibc\",\"exit_status\":0,\"verdict\":\"pass\"}\n");
+	struct h_res x;
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.out, "EXITED 3 tool \"process\" (glibc, pid 7): 40 bytes", "gate");
+	EXPECT_HAS(x.r.out, "2 records, 0 failed, 1 more in a process that exited non-zero on its own",
+		   "gate");
+	h_res_free(&x);
+	const char *zero = tmpfile_with("zero.jsonl",
+					"{\"name\":\"process\",\"pid\":7,\"program\":\"tool\","
+					"\"allocator\":\"glibc\",\"exit_status\":0,\"verdict\":\"fail\"}\n");
+	MC(&x, "gate", zero);
+	h_expect_exit(&x, 1);
+	EXPECT_HAS(x.r.out, "FAIL tool \"process\" (glibc, pid 7): verdict fail", "gate");
 	h_res_free(&x);
 }
 END_TEST
@@ -1442,6 +1491,7 @@ int main(void)
 	H_ADD_CASES(tc, cases);
 	tcase_add_test(tc, crash_stops_the_other_allocators);
 	tcase_add_test(tc, gate_bad_budget_exits_2);
+	tcase_add_test(tc, gate_own_exit_not_counted);
 	tcase_add_test(tc, bad_report_exits_2);
 	tcase_add_test(tc, cut_record_said);
 	tcase_add_test(tc, environment_of_the_command);

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -33,6 +34,30 @@ H_CHECK(alarm_exit)
 	ck_assert_msg(x->r.exit_code == (skipped ? 0 : 23), "%s: %s; stderr:\n%s", x->label,
 		      h_status(&x->r), x->r.err);
 	ck_assert_msg(skipped || x->rep.n == 1, "%s: %zu records", x->label, x->rep.n);
+}
+
+/* Each record says the status the program itself exited with (the
+ * report's exit_status): the tool's own N, its parent's 0. */
+H_CHECK(expect_fail_records)
+{
+	ck_assert_msg(x->rep.n == 2, "%s: %zu records; stderr:\n%s", x->label, x->rep.n, x->r.err);
+	unsigned long n = strtoul(c->run.args[1], NULL, 10);
+	size_t tool = 0, parent = 0;
+	for (size_t i = 0; i < x->rep.n; i++) {
+		const struct h_json *r = x->rep.rec[i];
+		uint64_t st = h_u64(r, "exit_status");
+		if (h_count(r, "definitely_lost", "bytes") != 0) {
+			tool++;
+			H_EXPECT_U64(r, "exit_status", n);
+			H_EXPECT_STR(r, "verdict", "fail");
+		} else {
+			parent++;
+			ck_assert_msg(st == 0, "%s: the parent's exit_status %s", x->label, h_fmt(st));
+			H_EXPECT_STR(r, "verdict", "pass");
+		}
+	}
+	ck_assert_msg(tool == 1 && parent == 1, "%s: %zu leaking records, %zu clean", x->label,
+		      tool, parent);
 }
 
 /* plain_exit CASE [ARG] preloaded under each allocator installed. */
@@ -92,6 +117,21 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_exit", .args = H_LIST("fork"), .flags = H_PRELOAD | H_EXITCODE,
 		   .no_report = true, .env = H_LIST("MEMCHECK_ANCESTORS=0") },
 	  .allocators = H_ONLY(H_GLIBC), .exit = 0, .out = H_LIST("child=23") },
+	/* A tool that rejects bad input on purpose and leaks on that path,
+	 * its parent a test that expects the rejection (wayland's scanner
+	 * test): the tool keeps its status and its failure goes no further
+	 * (lib/exitstatus.c's rule); the parent, measured, passes, as bare
+	 * (23 before session 48: the tool's failure reached it) */
+	{ "a tool fails on purpose and leaks: its parent, which expects it, passes",
+	  .run = { .prog = "plain_exit", .args = H_LIST("expect-fail", "3"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .exit = 0, .out = H_LIST("child=3"), .check = expect_fail_records },
+	/* the same tool exits 0 leaking: 23, which its parent takes for the
+	 * rejection it expects; the leak still fails the parent */
+	{ "a tool expected to fail leaks and exits 0: its parent fails",
+	  .run = { .prog = "plain_exit", .args = H_LIST("expect-fail", "0"),
+		   .flags = H_PRELOAD | H_EXITCODE, .text = "fail" },
+	  .exit = 23, .out = H_LIST("child=23"), .check = expect_fail_records },
 	/* A forked child's _exit: its heap is the parent's copy (check's
 	 * forked tests leave so): not reported, its status its own. */
 	{ "a forked child's _exit",

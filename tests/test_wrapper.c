@@ -861,7 +861,28 @@ static const struct h_case cases[] = {
 	/* memcheck run --quiet: one allocator, nothing said when all is
 	 * well, the command's status as it is */
 	{ "run -q, clean", QUIET("clean"), .check = nothing_on_stderr },
-	{ "run -q, a leak", QUIET("leak"), .exit = 23, LEAK_SAID },
+	/* 99: a hard error to meson and automake whatever the test
+	 * expects (should_fail, XFAIL_TESTS); 23 before session 48 made a
+	 * leaking test expected to fail that exits 0 an expected failure */
+	{ "run -q, a leak", QUIET("leak"), .exit = 99, LEAK_SAID },
+	{ "run -q, a leak, MEMCHECK_EXITCODE set",
+	  .run = { .cli = H_LIST("run", "-q"), .text = "", .flags = H_EXITCODE, .prog = "plain_exit",
+		   .args = H_LIST("leak"), .env = H_LIST("MEMCHECK_EXITCODE=23"), .no_report = true },
+	  ONCE, .stdout_is = "out", .exit = 23, LEAK_SAID },
+	/* a tool that fails on purpose and leaks, in a test that expects
+	 * the failure (wayland's scanner test): its status told its caller,
+	 * its failure not counted (exit 1 before session 48, where preload
+	 * and valgrind's --error-exitcode left the test passing) */
+	{ "run -q, a child fails on purpose and leaks: the test passes",
+	  MC("run", "-q"), .no_report = true, EXIT("expect-fail", "3"),
+	  .setup = h_setup_allocator_preloaded, .stdout_is = "outout child=3", .exit = 0, LEAK_SAID,
+	  .no_err = H_LIST("], region \"process\"") },
+	/* the child expected to fail exits 0 leaking: 99, which the test
+	 * takes for the failure it expects, and its leak fails the test */
+	{ "run -q, a child expected to fail leaks and exits 0: the test fails",
+	  MC("run", "-q"), .no_report = true, EXIT("expect-fail", "0"),
+	  .setup = h_setup_allocator_preloaded, .stdout_is = "outout child=99", .exit = 99, LEAK_SAID },
+	/* the command fails on purpose itself: its own status, kept */
 	{ "run -q, exit 77", QUIET("leak-status", "77"), .exit = 77, LEAK_SAID },
 	{ "run -q, exit 99", QUIET("leak-status", "99"), .exit = 99, LEAK_SAID },
 	{ "run -q, exit 3", QUIET("leak-status", "3"), .exit = 3, LEAK_SAID },
@@ -870,10 +891,10 @@ static const struct h_case cases[] = {
 	{ "run -q -a ALLOC, clean", MC(NULL), .no_report = true, EXIT("clean"),
 	  .setup = allocator_named, .stdout_is = "out", .check = nothing_on_stderr },
 	{ "run -q -a ALLOC, a leak", MC(NULL), .no_report = true, EXIT("leak"),
-	  .setup = allocator_named, .stdout_is = "out", .exit = 23, .check = one_run_under_it },
+	  .setup = allocator_named, .stdout_is = "out", .exit = 99, .check = one_run_under_it },
 	/* --report with %p: a file of this run's own */
 	{ "run -q -a ALLOC --report r.%p.jsonl", MC(NULL), .no_report = true, EXIT("leak"),
-	  .setup = report_by_pid, .stdout_is = "out", .exit = 23, .check = report_of_its_pid },
+	  .setup = report_by_pid, .stdout_is = "out", .exit = 99, .check = report_of_its_pid },
 	/* another % in an output file's name: bad usage, said, nothing run */
 	{ "run -q --report with %d", ONCE,
 	  .run = { .cli = H_LIST("run", "-q", "--report", "/nonexistent/r.%d.jsonl"), .text = "", .no_report = true,
@@ -893,12 +914,18 @@ static const struct h_case cases[] = {
 	/* the failing record named by run -q where the test's own stderr
 	 * went elsewhere */
 	{ "run -q, a leak whose text the test sent away", ONCE, MC("run", "-q"), .no_report = true,
-	  .prog = "/bin/sh" }, .setup = text_sent_away, .exit = 23,
+	  .prog = "/bin/sh" }, .setup = text_sent_away, .exit = 99,
 	  .err = H_LIST("memcheck: plain_exit[", "], region \"process\": 40 bytes in 1 blocks "
 			"definitely lost at ", "plain_exit.c:") },
 	/* killed by a signal: the same signal, so the driver says so */
 	{ "run -q, a crash", ONCE, MC("run", "-q"), .no_report = true, .prog = "/bin/sh",
 	  .args = H_LIST("-c", "kill -SEGV $$") }, .exit = H_EXIT_ANY, .check = killed_by_sigsegv },
+	/* without --quiet: the child that failed on purpose, its failure
+	 * said and not counted (exit 1 before session 48) */
+	{ "run, a child fails on purpose and leaks", ONCE, MC("run", "-a", "glibc"),
+	  .no_report = true, EXIT("expect-fail", "3"), .exit = 0,
+	  .err = H_LIST("1 region record failed in a process that exited non-zero on its own: not "
+			"counted", "exit 0: 2 region records: 1 clean and within budget, 1 failed") },
 	/* without --quiet, 77 and 99 come through too; the table is still there */
 	{ "run, exit 77", ONCE, MC("run", "-a", "glibc,jemalloc"), .no_report = true,
 	  EXIT("leak-status", "77"), .exit = 77, .err = H_LIST("exit 77: the command exited 77") },

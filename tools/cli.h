@@ -66,6 +66,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* item appended to the colon-separated *list (NULL: empty), reallocated. */
+void join_colon(char **list, const char *item);
 const char *base_name(const char *path);
 /* Shorten "<cwd>/file:12: ..." to "file:12: ..." for display. */
 const char *short_path(const char *s);
@@ -117,6 +119,8 @@ struct rec_head {
 	uint64_t run, runs;         /* MEMCHECK_UNKNOWN when absent */
 	char args_hash[17];         /* "" when absent */
 	char args_files[17];
+	uint64_t exit_status;       /* MEMCHECK_UNKNOWN when absent (a region
+				     * ended before the exit) */
 };
 
 /* One record of a report, as read. */
@@ -133,6 +137,9 @@ struct rec {
 				  * its own copy, or rec_none */
 	int ncli;
 	bool fail;               /* verdict fail, or ncli > 0 */
+	bool own_end;            /* failed, written at an exit with a status
+				  * the program chose non-zero: its status
+				  * told its caller; not counted (evaluate) */
 	bool vg_exit;            /* leak_check "valgrind_exit": memcheck was
 				  * bypassed under valgrind, counted nothing
 				  * (its figures null), and valgrind's exit
@@ -238,7 +245,10 @@ void with_medians(const struct rec *const *v, size_t n, struct memcheck_result *
  * against the matching record of the baseline group, counted figures as
  * they are and measured figures on their medians over the runs.  The
  * baseline group's own records are checked without a baseline, as the
- * library checks them.  Returns the number of records that fail. */
+ * library checks them.  Returns the number of records that fail and
+ * count: not those of a process that exited non-zero on its own
+ * (rec_own_end, marked own_end), which are said, not counted. */
+bool rec_own_end(const struct rec *x);
 size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b,
 		const char *budget_abs);
 /* Add a record read from a report to g: to the repetition its "run" key
@@ -503,6 +513,10 @@ void add_alloc_fn(const char *pattern);
 struct mc_budget *load_budget(const char *path, char **abs, struct mc_buf *stream);
 /* That text written to DIR/budget, for MEMCHECK_BUDGET; its path, or
  * NULL (said, "--budget given"); stream emptied. */
+/* text[len] written to a new file dir/file, its path (free it); NULL
+ * when it cannot be, said naming option and the user's file given. */
+char *write_copy(const char *text, size_t len, const char *dir, const char *file,
+		 const char *option, const char *given);
 char *write_budget_copy(struct mc_buf *stream, const char *dir, const char *given);
 /* g becomes the stored baseline group: the records of path whose
  * allocator is name, or all of them when none is.  False (said) when

@@ -44,12 +44,17 @@ static int gate_option(void *opts, int c, char *arg)
 	return 0;
 }
 
-/* "FAIL prog "region" #N (allocator, pid P): message; message" */
+/* "FAIL prog "region" #N (allocator, pid P): message; message"; a
+ * failure not counted, of a process that exited non-zero on its own
+ * (rec_own_end), "EXITED N prog ..." */
 static void print_failure(const struct rec *r)
 {
 	char *prog = printable(base_name(r->m.program), 0);
 	char *name = printable(r->m.r.name, 0);
-	printf("FAIL %s \"%s\"", prog, name);
+	if (r->own_end)
+		printf("EXITED %u %s \"%s\"", (unsigned)(r->m.exit_status & 0xff), prog, name);
+	else
+		printf("FAIL %s \"%s\"", prog, name);
 	if (r->occ)
 		printf(" #%zu", r->occ + 1);
 	char *alloc = printable(r->m.allocator, 0);
@@ -124,7 +129,15 @@ int cmd_gate(int argc, char **argv)
 				print_failure(&g->reps[rep].v[k]);
 		}
 	}
+	size_t own = 0;
+	for (size_t i = 0; i < ng; i++)
+		for (int rep = 0; rep < groups[i].nreps && !groups[i].stored; rep++)
+			for (size_t k = 0; k < groups[i].reps[rep].n; k++)
+				own += groups[i].reps[rep].v[k].own_end;
 	printf("memcheck gate: %zu record%s, %zu failed", total, total == 1 ? "" : "s", failed);
+	if (own)
+		printf(", %zu more in a process that exited non-zero on its own (not counted: "
+		       "its status told its caller)", own);
 	/* their figures unknown, not zero: a budget that names one fails
 	 * ("not measured"), none passes them as clean */
 	if (by_vg)

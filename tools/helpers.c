@@ -98,6 +98,13 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
+void join_colon(char **list, const char *item)
+{
+	char *joined = *list ? xasprintf("%s:%s", *list, item) : xstrdup(item);
+	free(*list);
+	*list = joined;
+}
+
 const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');

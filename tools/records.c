@@ -83,6 +83,7 @@ static void rec_take(struct rec *x, const struct mc_record *m)
 	x->m.runs = m->runs;
 	memcpy(x->m.args_hash, m->args_hash, sizeof x->m.args_hash);
 	memcpy(x->m.args_files, m->args_files, sizeof x->m.args_files);
+	x->m.exit_status = m->exit_status;
 	x->cli = rec_none;
 }
 
@@ -770,6 +771,20 @@ static bool fails_without_budget(struct rec *x, const char *prefix)
 	return len > 0;
 }
 
+/* Written at an exit whose status the program chose non-zero (the
+ * record's "exit_status"; not one killed, which has "signal" instead):
+ * that status told whatever ran the process that it failed, and a test
+ * may expect it (WILL_FAIL, should_fail, XFAIL_TESTS, a script checking
+ * that a tool rejects bad input), so its failed regions are said but
+ * fail nothing more, as the library passes them to no ancestor
+ * (lib/exitstatus.c's head).  The regions a process ended itself while
+ * it ran (its API's) carry no status: their failure may be why it
+ * exits non-zero (a check suite). */
+bool rec_own_end(const struct rec *x)
+{
+	return x->m.exit_status != MEMCHECK_UNKNOWN && (x->m.exit_status & 0xff) != 0;
+}
+
 size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b, const char *budget_abs)
 {
 	struct pairing *p = pairing_new(groups, ng);
@@ -814,7 +829,8 @@ size_t evaluate(struct group *groups, size_t ng, const struct mc_budget *b, cons
 						x->cli = xstrdup(cli);
 				}
 				x->fail = fails_without_budget(x, prefix) || x->ncli > 0;
-				failed += x->fail;
+				x->own_end = x->fail && rec_own_end(x);
+				failed += x->fail && !x->own_end;
 			}
 		}
 	}

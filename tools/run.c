@@ -28,8 +28,15 @@
  * --quiet is the mode for a test driver's wrapper (meson's exe_wrapper,
  * automake's LOG_COMPILER): glibc alone, nothing said unless a region
  * fails, the library's text only for failing regions, and the exit
- * status the command's own (a signal raised again), or 1 when it exited
- * 0 while a region failed, 2 when a report could not be read.
+ * status the command's own (a signal raised again), or 99 when it exited
+ * 0 while a region failed (its processes' MEMCHECK_EXITCODE, 99 unless
+ * the environment sets it: QUIET_EXITCODE), 2 when a report could not
+ * be read.
+ *
+ * A region record written at the exit of a process that exited non-zero
+ * on its own (its "exit_status") fails nothing here (records.c's
+ * rec_own_end, lib/exitstatus.c's rule): the process's status told
+ * whatever ran it, which may expect that failure.  Said, not counted.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -49,6 +56,17 @@
 #ifndef MC_ALLOCATOR_DIR
 #define MC_ALLOCATOR_DIR "/usr/lib/x86_64-linux-gnu"
 #endif
+
+/* --quiet's status for a failing region, and its processes'
+ * MEMCHECK_EXITCODE unless the environment sets one: 99, the hard error
+ * of meson's and automake's test harnesses, which they count as failed
+ * whatever the test expects (should_fail, XFAIL_TESTS), where 23 or 1
+ * made a leaking test that exits 0, expected to fail, an expected
+ * failure that passed (CTest's WILL_FAIL takes any non-zero status as
+ * the failure it expects: ctest -T memcheck's defects fail the run
+ * there).  Any driver counts it a failure otherwise. */
+#define QUIET_EXITCODE 99
+#define QUIET_EXITCODE_STR "99"
 
 #if defined(__x86_64__)
 #define OWN_MACHINE EM_X86_64
@@ -197,18 +215,58 @@ static void rm_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
-/* Parse every --suppressions file as the library will, so that a bad one
- * is said once, here, as "file:line: message" (exit 2), not by every
- * process the command starts.  Returns MEMCHECK_SUPPRESSIONS for them:
- * their absolute paths, colon-separated; NULL when one is bad (said). */
-static char *check_suppressions(const char *const *files, int n)
+/* The text of the suppression file at path into *text, refused as the
+ * library refuses it (lib/suppress.c's mc_supp_load_io: not a regular
+ * file, larger than 16 MiB), said in err. */
+static bool read_supp_text(const char *path, struct mc_buf *text, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool ok = false;
+	if (!S_ISREG(st.st_mode))
+		snprintf(err, errlen, "%s: not a regular file", path);
+	else if (st.st_size > 16 << 20)
+		snprintf(err, errlen, "%s: larger than 16 MiB: not a suppression file?", path);
+	else
+		ok = true;
+	char buf[8192];
+	ssize_t n;
+	while (ok && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			mc_buf_put(text, buf, (size_t)n);
+	if (ok && n < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		ok = false;
+	}
+	close(fd);
+	return ok;
+}
+
+/* Each --suppressions file read once and parsed as the library will, so
+ * that a bad one is said once, here, as "file:line: message" (exit 2),
+ * not by every process the command starts; its text kept for the copy
+ * the processes read (write_supp_copies).  Returns their absolute paths,
+ * colon-separated (MEMCHECK_SUPPRESSIONS_NAMES: the names the records
+ * and messages give them); NULL when one is bad (said). */
+static char *check_suppressions(const char *const *files, int n, struct mc_buf *texts)
 {
 	char *env = NULL;
 	for (int i = 0; i < n; i++) {
 		char *abs = absolute(files[i]);
-		char err[1024];
+		char err[1024] = "";
 		struct mc_supps *s = mc_supp_new();
-		bool ok = s && mc_supp_load(s, abs, err, sizeof err);
+		bool ok = s != NULL;
+		if (ok && !read_supp_text(abs, &texts[i], err, sizeof err))
+			ok = false;
+		else if (ok)
+			ok = mc_supp_parse(s, texts[i].s ? texts[i].s : "", texts[i].len, abs, err,
+					   sizeof err);
 		mc_supp_free(s);
 		if (ok && err[0])
 			say("%s", err); /* a note: the file is read as valgrind reads it */
@@ -224,10 +282,32 @@ static char *check_suppressions(const char *const *files, int n)
 			free(env);
 			return NULL;
 		}
-		char *joined = env ? xasprintf("%s:%s", env, abs) : xstrdup(abs);
-		free(env);
+		join_colon(&env, abs);
 		free(abs);
-		env = joined;
+	}
+	return env;
+}
+
+/* The processes' MEMCHECK_SUPPRESSIONS: a copy of each file's text checked
+ * above in the run's directory, which a file changed or removed while
+ * they run would not be (harden47's guard row: such a run was never
+ * clean); MEMCHECK_SUPPRESSIONS_NAMES keeps the user's names in their
+ * records and messages.  NULL when one cannot be written (said). */
+static char *write_supp_copies(struct mc_buf *texts, const char *const *files, int n,
+			       const char *dir)
+{
+	char *env = NULL;
+	for (int i = 0; i < n; i++) {
+		char file[32];
+		snprintf(file, sizeof file, "suppressions-%d.supp", i + 1);
+		char *copy = write_copy(texts[i].s ? texts[i].s : "", texts[i].len, dir, file,
+					"--suppressions", files[i]);
+		if (!copy) {
+			free(env);
+			return NULL;
+		}
+		join_colon(&env, copy);
+		free(copy);
 	}
 	return env;
 }
@@ -480,9 +560,26 @@ static void raise_again(int sig)
 	raise(sig);
 }
 
+/* The status --quiet gives a failing region, as its processes exit with
+ * one (MEMCHECK_EXITCODE, which --quiet sets to QUIET_EXITCODE unless
+ * the environment sets it): that one where it is 1-255, else 1. */
+static int quiet_fail_status(void)
+{
+	const char *e = getenv("MEMCHECK_EXITCODE");
+	if (!e)
+		return QUIET_EXITCODE;
+	char *end;
+	long v = *e ? strtol(e, &end, 10) : 0;
+	return *e && !*end && v >= 1 && v <= 255 ? (int)v : EXIT_GATE;
+}
+
 /* --quiet's exit status: the command's own (128 + its signal, which
  * cmd_run raises again at the end), else 2 for a report that could not be
- * read, 1 for a failing region, 0.  Said only when not 0. */
+ * read, quiet_fail_status for a failing region, 0.  A status the command
+ * chose non-zero stays its own, whatever failed in other processes: it
+ * may be their failure (a Criterion runner's 1 for its workers' failed
+ * glue), and a driver counts it a failure unless the test expects one.
+ * Said only when not 0. */
 static int quiet_status(int own, int sig, size_t failed, size_t total, bool bad)
 {
 	if (sig)
@@ -494,9 +591,10 @@ static int quiet_status(int own, int sig, size_t failed, size_t total, bool bad)
 		return EXIT_USAGE;
 	}
 	if (failed) {
-		say("exit 1: %zu of %zu region record%s failed (leak, heap error or budget)",
+		int s = quiet_fail_status();
+		say("exit %d: %zu of %zu region record%s failed (leak, heap error or budget)", s,
 		    failed, total, total == 1 ? "" : "s");
-		return EXIT_GATE;
+		return s;
 	}
 	return EXIT_PASS;
 }
@@ -514,7 +612,10 @@ static void say_failed_records(const struct group *groups, size_t ng)
 		for (int rep = 0; rep < g->nreps && !g->stored; rep++)
 			for (size_t k = 0; k < g->reps[rep].n; k++) {
 				const struct rec *x = &g->reps[rep].v[k];
-				if (!x->fail)
+				/* a process that exited non-zero on its own: its
+				 * own text said its failure, its status told its
+				 * caller (rec_own_end) */
+				if (!x->fail || x->own_end)
 					continue;
 				const char *why = x->m.r.violations[0] ? x->m.r.violations : x->cli;
 				say("%s[%d], region \"%s\": %s%s%s%s%s", base_name(x->m.program),
@@ -563,7 +664,8 @@ int cmd_run(int argc, char **argv)
 	char *budget_abs = NULL, *lib = NULL, *tmp = NULL, *baseline_copy = NULL;
 	char *budget_copy = NULL; /* the processes' MEMCHECK_BUDGET */
 	struct mc_buf budget_stream = { 0 }; /* a --budget FIFO's text */
-	char *supp_env = NULL, *gen_abs = NULL;
+	char *supp_env = NULL, *supp_names = NULL, *gen_abs = NULL;
+	struct mc_buf *supp_texts = NULL;  /* each --suppressions file's text */
 	int status = EXIT_USAGE;
 	int reraise = 0; /* a signal to die of, once the directory is gone */
 
@@ -608,7 +710,8 @@ int cmd_run(int argc, char **argv)
 	 * allocator listed, which nothing compares with. */
 	bool quiet_base = o.quiet && !o.baseline && !o.baseline_file &&
 			  !(budget && mc_budget_relative(budget));
-	if (o.nsupp && !(supp_env = check_suppressions(o.supp, o.nsupp)))
+	supp_texts = o.nsupp ? xcalloc((size_t)o.nsupp, sizeof *supp_texts) : NULL;
+	if (o.nsupp && !(supp_names = check_suppressions(o.supp, o.nsupp, supp_texts)))
 		goto out;
 	if (o.gen) {
 		gen_abs = absolute(o.gen);
@@ -685,6 +788,8 @@ int cmd_run(int argc, char **argv)
 		if (!(budget_copy = write_budget_copy(&budget_stream, tmp, o.budget)))
 			goto out;
 	}
+	if (supp_names && !(supp_env = write_supp_copies(supp_texts, o.supp, o.nsupp, tmp)))
+		goto out;
 	if (o.baseline_file) {
 		/* the library gets only the baseline allocator's records */
 		baseline_copy = xasprintf("%s/baseline.jsonl", tmp);
@@ -735,7 +840,7 @@ int cmd_run(int argc, char **argv)
 			 * (the baseline only with a budget, whose relative
 			 * limits alone read it); the suppression files only
 			 * when given */
-			struct env_var env[7] = { /* 3 + each optional one below */
+			struct env_var env[9] = { /* 3 + each optional one below */
 				{ "MEMCHECK_BUDGET", budget_copy },
 				{ "MEMCHECK_BUDGET_NAME", budget_copy ? budget_abs : NULL },
 				{ "MEMCHECK_BASELINE", budget_copy ? base_report : NULL },
@@ -747,8 +852,16 @@ int cmd_run(int argc, char **argv)
 			 * unless the user asks for more */
 			if (o.quiet && !getenv("MEMCHECK_TEXT"))
 				env[nenv++] = (struct env_var){ "MEMCHECK_TEXT", "fail" };
-			if (supp_env)
+			/* a driver's wrapper: a failure is a hard error, which
+			 * no expected failure excuses (QUIET_EXITCODE) */
+			if (o.quiet && !getenv("MEMCHECK_EXITCODE"))
+				env[nenv++] = (struct env_var){ "MEMCHECK_EXITCODE",
+								QUIET_EXITCODE_STR };
+			if (supp_env) {
 				env[nenv++] = (struct env_var){ "MEMCHECK_SUPPRESSIONS", supp_env };
+				env[nenv++] = (struct env_var){ "MEMCHECK_SUPPRESSIONS_NAMES",
+								supp_names };
+			}
 			if (gen_abs)
 				env[nenv++] = (struct env_var){ "MEMCHECK_GEN_SUPPRESSIONS", gen_abs };
 			struct spawn sp = { .argv = run_argv, .preload = preload, .report = report,
@@ -788,9 +901,13 @@ int cmd_run(int argc, char **argv)
 			/* A region the library failed explains a non-zero exit:
 			 * the suite's tests fail on memcheck's verdicts, and the
 			 * other allocators still run. */
-			for (size_t k = 0; k < g->reps[rep].n; k++)
-				if (!REC_FIG(&g->reps[rep].v[k], pass))
+			for (size_t k = 0; k < g->reps[rep].n; k++) {
+				const struct rec *x = &g->reps[rep].v[k];
+				/* a process's own non-zero exit explains nothing:
+				 * its failure is its own (rec_own_end) */
+				if (!REC_FIG(x, pass) && !rec_own_end(x))
 					ri->explained = ri->end.exit_code != 0;
+			}
 			/* a wrapper runs the test once, as its driver expects */
 			if (!o.repeat && !o.quiet && rep == 0 && timed_ms(&g->reps[0], &g->timed_ms)) {
 				g->nreps = AUTO_RUNS;
@@ -860,11 +977,13 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	size_t failed = evaluate(groups, ng, budget, budget_abs), total = 0, by_vg = 0;
+	size_t failed = evaluate(groups, ng, budget, budget_abs), total = 0, by_vg = 0, own = 0;
 	for (size_t i = 0; i < ng; i++)
 		for (int r = 0; r < groups[i].nreps && !groups[i].stored; r++) {
 			total += groups[i].reps[r].n;
 			by_vg += recs_vg_exit(&groups[i].reps[r], 1);
+			for (size_t k = 0; k < groups[i].reps[r].n; k++)
+				own += groups[i].reps[r].v[k].own_end;
 		}
 	if (!o.quiet) {
 		char shown[1024];   /* the command as the table's names are shown */
@@ -887,6 +1006,10 @@ int cmd_run(int argc, char **argv)
 		free(what);
 	}
 
+	if (own && !o.quiet)
+		say("%zu region record%s failed in a process that exited non-zero on its own: not "
+		    "counted (its status told whatever ran it, which may expect that failure)", own,
+		    own == 1 ? "" : "s");
 	if (o.quiet) {
 		say_failed_records(groups, ng);
 		status = quiet_status(own_status, own_signal, failed, total,
@@ -923,6 +1046,11 @@ int cmd_run(int argc, char **argv)
 		 * removed its report, one left out or not loaded; harden47) */
 		status = EXIT_PASS;
 		say("exit 0: no region record: nothing was measured, so nothing was judged clean");
+	} else if (own) {
+		status = EXIT_PASS;
+		say("exit 0: %zu region record%s: %zu clean and within budget, %zu failed in a "
+		    "process that exited non-zero on its own (not counted)", total,
+		    total == 1 ? "" : "s", total - own, own);
 	} else {
 		status = EXIT_PASS;
 		say("exit 0: %zu region record%s, all clean and within budget", total,
@@ -944,6 +1072,10 @@ out:
 		mc_budget_free(budget);
 	free(budget_abs);
 	free(supp_env);
+	free(supp_names);
+	for (int i = 0; supp_texts && i < o.nsupp; i++)
+		mc_buf_free(&supp_texts[i]);
+	free(supp_texts);
 	free(gen_abs);
 	free(lib);
 	free(valgrind);

@@ -189,18 +189,25 @@ struct mc_budget *load_budget(const char *path, char **abs_out, struct mc_buf *s
 	return b;
 }
 
-char *write_budget_copy(struct mc_buf *stream, const char *dir, const char *given)
+char *write_copy(const char *text, size_t len, const char *dir, const char *file,
+		 const char *option, const char *given)
 {
-	char *copy = xasprintf("%s/budget", dir);
+	char *copy = xasprintf("%s/%s", dir, file);
 	FILE *f = fopen(copy, "wxe");
-	bool ok = f && fwrite(stream->s, 1, stream->len, f) == stream->len;
+	bool ok = f && fwrite(text, 1, len, f) == len;
 	if (f && fclose(f) != 0)
 		ok = false;
 	if (!ok) {
-		say("cannot write %s, the copy of --budget %s: %s", copy, given, strerror(errno));
+		say("cannot write %s, the copy of %s %s: %s", copy, option, given, strerror(errno));
 		free(copy);
 		copy = NULL;
 	}
+	return copy;
+}
+
+char *write_budget_copy(struct mc_buf *stream, const char *dir, const char *given)
+{
+	char *copy = write_copy(stream->s, stream->len, dir, "budget", "--budget", given);
 	mc_buf_free(stream);
 	return copy;
 }

@@ -554,10 +554,8 @@ int cmd_vgcompat(int argc, char **argv)
 				free(abs);
 				return EXIT_USAGE;
 			}
-			char *joined = supp ? xasprintf("%s:%s", supp, abs) : xstrdup(abs);
+			join_colon(&supp, abs);
 			free(abs);
-			free(supp);
-			supp = joined;
 		} else if ((v = value_of(a, "--fullpath-after"))) {
 			/* each prefix ended by ':', an empty one too (a path shown
 			 * whole); valgrind tries them in order */

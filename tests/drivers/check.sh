@@ -163,6 +163,13 @@ expect "$L" 'Test +#[0-9]+: run_ignore \.+\*+Failed' \
 for how in preload run; do
 	expect "$L" "Test +#[0-9]+: ${how}_envi \\.+\\*+Failed" \
 		"ctest, $how: the leaking test run with a cleared environment (env -i) fails"
+	# a tool that fails on purpose and leaks: WILL_FAIL passes it, and
+	# a script that checks its failure passes (run_expect failed before
+	# session 48)
+	expect "$L" "Test +#[0-9]+: ${how}_reject \\.+ +Passed" \
+		"ctest, $how: WILL_FAIL, the tool fails on purpose and leaks: passed"
+	expect "$L" "Test +#[0-9]+: ${how}_expect \\.+ +Passed" \
+		"ctest, $how: a script that expects the leaking tool's failure passes"
 done
 junit_failed "$C/junit-plain.xml" \
 	"preload_criterion preload_envi preload_leak run_envi run_ignore run_leak" \
@@ -206,13 +213,24 @@ if ! run "$WORK/meson.log" meson setup "$M" "$HERE/meson" ||
 fi
 # meson's JSON log, one test a line: "name" ... "result"
 meson_expect() {
+	# a leak is 99, meson's hard error (ERROR), under memcheck run -q
+	# and the preload setup's MEMCHECK_EXITCODE=99; valgrind's command
+	# line exits with the project's --error-exitcode=1 (FAIL)
+	case $2 in --setup\ valgrind) lk=FAIL ;; *) lk=ERROR ;; esac
 	# ignore.sh fails where memcheck run reads the records; preloaded
 	# or under valgrind's command line the shell is left out
-	case $2 in --setup\ memcheck|--wrapper) ign=ignore:FAIL ;; *) ign= ;; esac
+	case $2 in --setup\ memcheck|--wrapper) ign=ignore:ERROR ;; *) ign= ;; esac
 	# a cleared environment (env -i) is followed, but not by valgrind's
 	# command line, whose --trace-children=no runs it unchecked
-	case $2 in --setup\ valgrind) envi=env-i:OK ;; *) envi=env-i:FAIL ;; esac
-	for t in clean:OK leak:FAIL skip:SKIP tap-clean:OK tap-leak:ERROR $ign $envi; do
+	case $2 in --setup\ valgrind) envi=env-i:OK ;; *) envi=env-i:ERROR ;; esac
+	# should_fail: the tool that fails on purpose and leaks, an expected
+	# failure (the script that checks it passes); t_leak expected to fail,
+	# exiting 0 and leaking: ERROR (UNEXPECTEDPASS bare; EXPECTEDFAIL with
+	# 23 before session 48), and under valgrind's --error-exitcode=1 the
+	# failure it expected, as under valgrind
+	case $2 in --setup\ valgrind) xl=xleak:EXPECTEDFAIL ;; *) xl=xleak:ERROR ;; esac
+	for t in clean:OK leak:$lk skip:SKIP tap-clean:OK tap-leak:ERROR $ign $envi \
+		reject:EXPECTEDFAIL expect:OK $xl; do
 		expect "$1" "\"name\": \"${t%%:*}\".*\"result\": \"${t#*:}\"" "meson $2: ${t%%:*} ${t#*:}"
 	done
 }
@@ -225,7 +243,7 @@ done
 # test's: meson 1.0 writes a TAP test's subtests there, not the test's
 # own ERROR (its exit status), as it does for any TAP test that exits
 # non-zero (README, "In a test driver")
-junit_failed "$M/meson-logs/testlog-memcheck.junit.xml" "env-i ignore leak" \
+junit_failed "$M/meson-logs/testlog-memcheck.junit.xml" "env-i ignore leak xleak" \
 	"meson test --num-processes 4, JUnit"
 # valgrind's command line (memcheck's counterpart of it) behind the name
 (cd "$M" && PATH=$WORK/vg:$PATH meson test --no-rebuild --setup valgrind) \
@@ -298,7 +316,7 @@ expect "$WORK/configure.log" '^checking for Valgrind tool memcheck\.\.\. yes' \
 	"automake: AX_VALGRIND_CHECK finds valgrind's memcheck tool"
 for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	# a run that runs nothing must not pass on the last one's results
-	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/ignore.log "$A"/envi.log "$A"/tap-*.log \
+	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/ignore.log "$A"/envi.log "$A"/expect.log "$A"/xleak.log "$A"/tap-*.log \
 		"$A"/test-suite*.log
 	if [ $how = LOG_COMPILER ]; then
 		# the parallel harness, four tests at a time
@@ -307,26 +325,36 @@ for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 		(cd "$A" && make check-valgrind) >"$WORK/automake-$how.log" 2>&1
 	else
 		(cd "$A" && make check LOG_COMPILER= TAP_LOG_COMPILER= \
-			AM_TESTS_ENVIRONMENT='LD_PRELOAD=$(MEMCHECK_PRELOAD); export LD_PRELOAD;') \
+			AM_TESTS_ENVIRONMENT='LD_PRELOAD=$(MEMCHECK_PRELOAD) MEMCHECK_EXITCODE=99; export LD_PRELOAD MEMCHECK_EXITCODE;') \
 			>"$WORK/automake-$how.log" 2>&1
 	fi
 	trs_expect t_clean PASS
-	trs_expect t_leak FAIL
+	# a leak: 99, automake's hard error, under memcheck run -q and the
+	# preload's MEMCHECK_EXITCODE=99; valgrind's rules' own status else
+	if [ $how = check-valgrind ]; then trs_expect t_leak FAIL; else trs_expect t_leak ERROR; fi
+	# XFAIL_TESTS: the tool that fails on purpose and leaks is the
+	# expected failure, the script that checks it passes; t_leak expected
+	# to fail (xleak.sh) exits 0 and leaks: ERROR, not the XFAIL 23 made
+	# it (bare, and unchecked under valgrind's --trace-children=no: XPASS)
+	trs_expect t_reject XFAIL
+	trs_expect expect.sh PASS
+	if [ $how = check-valgrind ]; then trs_expect xleak.sh XPASS; else trs_expect xleak.sh ERROR; fi
 	trs_expect skip.sh SKIP
 	trs_expect tap-clean.tap PASS
 	trs_expect tap-leak.tap PASS ERROR
 	# a cleared environment (env -i) followed, but not by valgrind's
 	# command line (--trace-children=no)
-	if [ $how = check-valgrind ]; then trs_expect envi.sh PASS; else trs_expect envi.sh FAIL; fi
+	if [ $how = check-valgrind ]; then trs_expect envi.sh PASS; else trs_expect envi.sh ERROR; fi
 	if [ $how = LOG_COMPILER ]; then
 		# memcheck run fails a shell script's test that ignores its
 		# leaking program's status; the harness runs every test and
-		# sums them up: the three failures (env -i's among them), the
-		# TAP test's error
-		trs_expect ignore.sh FAIL
-		expect "$WORK/automake-$how.log" '^# FAIL: +3$' "automake -j4: three tests failed"
-		expect "$WORK/automake-$how.log" '^# ERROR: +1$' "automake -j4: the TAP test's error"
-		expect "$WORK/automake-$how.log" '^FAIL: ignore\.sh$' "automake -j4: ignore.sh named"
+		# sums them up: the five errors (the leak, env -i's, ignore.sh,
+		# xleak.sh and the TAP test's), no failure, the expected one
+		trs_expect ignore.sh ERROR
+		expect "$WORK/automake-$how.log" '^# FAIL: +0$' "automake -j4: no test failed"
+		expect "$WORK/automake-$how.log" '^# ERROR: +5$' "automake -j4: five errors"
+		expect "$WORK/automake-$how.log" '^# XFAIL: +1$' "automake -j4: the expected failure"
+		expect "$WORK/automake-$how.log" '^ERROR: ignore\.sh$' "automake -j4: ignore.sh named"
 	fi
 	expect "$A/t_leak.log" 'definitely lost in loss record 1 of 1' "automake $how: the leak in its log"
 done

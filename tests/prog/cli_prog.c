@@ -20,6 +20,7 @@
  *   exit N         exit with status N now
  *   rm FILE        remove FILE (a budget file, mid-run)
  *   rm-budget      remove the file MEMCHECK_BUDGET names
+ *   rm-supp        remove the files MEMCHECK_SUPPRESSIONS names
  *   strict         from here on, a region that fails makes the program
  *                  exit 1 at the end, as a test suite whose test failed
  *                  on memcheck_end would
@@ -135,6 +136,15 @@ int main(int argc, char **argv)
 		} else if (!strcmp(s, "rm-budget")) {
 			if (getenv("MEMCHECK_BUDGET"))
 				unlink(getenv("MEMCHECK_BUDGET"));
+		} else if (!strcmp(s, "rm-supp")) {
+			char files[4096];
+			const char *e = getenv("MEMCHECK_SUPPRESSIONS");
+			size_t n = e ? strlen(e) : 0;
+			n = n < sizeof files ? n : sizeof files - 1;
+			memcpy(files, e ? e : "", n);
+			files[n] = 0;
+			for (char *f = strtok(files, ":"); f; f = strtok(NULL, ":"))
+				unlink(f);
 		} else if (!strcmp(s, "strict")) {
 			strict = 1;
 		} else {

@@ -24,6 +24,12 @@
  *   exec           the child execs this program's leak case; the
  *                  parent, clean, prints the child's status, returns 0
  *   exec-self      execs this program's leak case in place (same pid)
+ *   expect-fail N  a test that expects a tool to reject its input (as
+ *                  wayland's scanner test): the child execs this
+ *                  program's leak-status N case (N non-zero: it fails
+ *                  on purpose, leaking); the parent, clean, prints
+ *                  the child's status and returns 0 when the child
+ *                  failed, 1 when it exited 0
  */
 #include <signal.h>
 #include <stdio.h>
@@ -131,6 +137,18 @@ int main(int argc, char **argv)
 		waitpid(pid, &st, 0);
 		printf(" child=%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return 0;
+	}
+	if (!strcmp(c, "expect-fail") && argc > 2) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl(argv[0], argv[0], "leak-status", argv[2], (char *)NULL);
+			_exit(127);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		printf(" child=%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return WIFEXITED(st) && WEXITSTATUS(st) != 0 ? 0 : 1;
 	}
 	if (!strcmp(c, "exec") || !strcmp(c, "exec-self")) {
 		fflush(stdout);
