@@ -633,6 +633,18 @@ void mc_text_keep_stderr(void);
 		"freopen", "freopen64", "daemon"
 #define MC_FDKEEP_N 9 /* the names above */
 void mc_fdkeep_resolve(const char *const *name, void *const *found);
+/* Descriptors memcheck keeps across the program's code (the copy of
+ * standard error, MEMCHECK_LOG's file, sandbox.c's), which the program's
+ * closes pass over (fdkeep.c): k registered (its fd may change later:
+ * mc_fd_kept_low follows it) or forgotten; fd, where kept, moved to
+ * another number before the program's call takes it; the kept ones in
+ * [first, last] (at most cap, ascending) into out, their count. */
+struct mc_kept_fd;
+extern int mc_fd_kept_low; /* none below it (INT_MAX: none) */
+void mc_fd_kept_add(struct mc_kept_fd *k);
+void mc_fd_kept_forget(struct mc_kept_fd *k);
+void mc_fd_kept_move(int fd);
+int mc_fds_kept_in(unsigned first, unsigned last, int *out, int cap);
 /* The program set RLIMIT_NOFILE: memcheck's kept descriptors moved above
  * its view where they lie below it (through rlimits.c's hook). */
 void mc_text_fds_lift(void);

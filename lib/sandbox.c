@@ -44,6 +44,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,7 +56,8 @@
 
 static struct kept {
 	const char *path;   /* the /proc names, mc_opt.report, or in names */
-	int fd;
+	struct mc_kept_fd file; /* passed over by the program's closes
+				 * (textout.c's mc_fd_kept_add) */
 	pid_t pid;          /* the process that opened it */
 } kept[NKEPT];
 static int nkept;
@@ -74,8 +76,15 @@ static void keep(const char *path, int flags)
 		return;
 	int high = mc_dup_high(fd);
 	mc_sys_close(fd);
-	if (high >= 0)
-		kept[nkept++] = (struct kept){ path, high, mc_pid() };
+	struct stat st;
+	if (high < 0)
+		return;
+	if (mc_sys_fstat(high, &st) != 0) {
+		mc_sys_close(high);
+		return;
+	}
+	kept[nkept] = (struct kept){ path, { high, st.st_dev, st.st_ino, false }, mc_pid() };
+	mc_fd_kept_add(&kept[nkept++].file);
 }
 
 static int kept_open(const char *path);
@@ -133,8 +142,10 @@ static void prepare(void)
 		/* a forked child restricting itself: its parent's files
 		 * out, its own kept */
 		atomic_store_explicit(&prepared, false, memory_order_release);
-		for (int i = 0; i < nkept; i++)
-			mc_sys_close(kept[i].fd);
+		for (int i = 0; i < nkept; i++) {
+			mc_fd_kept_forget(&kept[i].file);
+			mc_sys_close(kept[i].file.fd);
+		}
 		nkept = 0;
 		names_used = 0;
 	}
@@ -175,7 +186,7 @@ static int kept_open(const char *path)
 	for (int i = 0; i < nkept; i++) {
 		if (kept[i].pid != me || strcmp(kept[i].path, path) != 0)
 			continue;
-		int fd = mc_sys_fcntl(kept[i].fd, F_DUPFD_CLOEXEC, 0);
+		int fd = mc_sys_fcntl(kept[i].file.fd, F_DUPFD_CLOEXEC, 0);
 		/* a copy shares the offset: from the start, as an open's */
 		if (fd >= 0)
 			syscall(SYS_lseek, fd, 0L, SEEK_SET);
