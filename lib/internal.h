@@ -2555,6 +2555,12 @@ uint32_t mc_region_epoch_mark(void);
  * the wrappers test it, and only it, before calling the allocator. */
 extern int mc_fault_on;
 
+/* ---- sandbox.c ------------------------------------------------------- */
+
+/* A process with root's effective id is about to change its ids
+ * (creds.c): its report file opened now and kept for the exit. */
+void mc_sandbox_keep_report(void);
+
 /* ---- limits.c -------------------------------------------------------- */
 
 /* Count-only malloc does not look at the result of a call for fewer

@@ -24,9 +24,21 @@
  * them leaks counted, their output in their order) and ends the process
  * as _exit would (lib/life.c): the leak reported, the status the
  * program's own, or MEMCHECK_EXITCODE's for a 0.
+ *
+ * Root's rights given up (tests/prog/plain_dropuid, run as root; the
+ * rows skip otherwise): a program that drops to nobody with setuid, or
+ * seteuid, while MEMCHECK_REPORT lies in a directory root's alone.  On
+ * main at 68cf1f5 the exit's open failed ("cannot open
+ * MEMCHECK_REPORT=...: Permission denied"), the record lost.  Now the
+ * report file is opened and kept before the ids change (lib/creds.c,
+ * lib/sandbox.c): the record is there, its leak counted.
  */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -45,7 +57,43 @@
 		 .flags = H_PRELOAD, .text = "full" },                               \
 	.record = "process"
 
+/* The report's path in a directory only root may enter (its setup). */
+static const char *root_report;
+
+H_SETUP(report_in_roots_directory)
+{
+	if (geteuid() != 0) {
+		printf("note: not root; skipping the %s case\n", c->name);
+		return false;
+	}
+	static const char *env[2];
+	const char *dir = h_tmppath("rootonly");
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	root_report = h_env("%s/report.jsonl", dir);
+	env[0] = h_env("MEMCHECK_REPORT=%s", root_report);
+	run->env = env;
+	return true;
+}
+
+H_CHECK(record_kept_through_the_drop)
+{
+	char *got = h_read_file(root_report, NULL);
+	ck_assert_msg(got && strstr(got, "\"definitely_lost\":{\"blocks\":1,\"bytes\":100}"),
+		      "%s: no record with the leak in %s:\n%s\nstderr:\n%s", x->label, root_report,
+		      got ? got : "(none)", x->r.err);
+	free(got);
+}
+
+/* plain_dropuid MODE as root, its report where nobody may write */
+#define DROP(mode, ids)                                                        \
+	.run = { .prog = "plain_dropuid", .args = H_LIST(mode), .flags = H_PRELOAD,      \
+		 .text = "", .no_report = true },                                \
+	.setup = report_in_roots_directory, .stdout_is = ids,                    \
+	.no_err = H_LIST("cannot open MEMCHECK_REPORT"), .check = record_kept_through_the_drop
+
 static const struct h_case cases[] = {
+	{ "setuid to nobody: the record kept", DROP("setuid", "uid 65534 euid 65534\n") },
+	{ "seteuid to nobody: the record kept", DROP("seteuid", "uid 0 euid 65534\n") },
 	{ "quick_exit with no handler: the leak reported", QUICK("plain", "0"),
 	  .stdout_is = "", .err = H_LIST("leak_here ("), .want = { { "definitely_lost.bytes", 100 } } },
 	{ "quick_exit: the program's own status", QUICK("plain", "4"), .exit = 4,

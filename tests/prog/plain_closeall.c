@@ -21,25 +21,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "leak_here.h"
+
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
-
-static __attribute__((noinline)) void *leak_here(void)
-{
-	void *p = malloc(100);
-	memset(p, 1, 100);
-	return p;
-}
 
 int main(int argc, char **argv)
 {
 	if (argc != 2)
 		return 2;
 	const char *mode = argv[1];
-	volatile void *p = leak_here();
-	p = NULL;
-	(void)p;
+	leak(100);
 	char line[64];
 	size_t n = strlen(mode) < 32 ? strlen(mode) : 32;
 	memcpy(line, mode, n);

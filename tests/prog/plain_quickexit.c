@@ -19,14 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static int status;
+#include "leak_here.h"
+#include "plain_leak_common.h"
 
-static __attribute__((noinline)) void *leak_here(size_t n)
-{
-	void *p = malloc(n);
-	memset(p, 1, n);
-	return p;
-}
+static int status;
 
 static void h1(void)
 {
@@ -36,9 +32,7 @@ static void h1(void)
 
 static __attribute__((noinline)) void leak_more(void)
 {
-	volatile void *p = leak_here(333);
-	p = NULL;
-	(void)p;
+	leak(333);
 }
 
 static void h2(void)
@@ -46,15 +40,6 @@ static void h2(void)
 	leak_more();
 	if (write(1, "h2\n", 3) != 3)
 		_exit(5);
-}
-
-/* The stack below main's frame zeroed, where leak_here's frame left the
- * block's address: the main thread, blocked while the other ends the
- * process, is scanned from its stack pointer up. */
-static __attribute__((noinline)) void scrub(void)
-{
-	volatile char buf[4096];
-	memset((char *)buf, 0, sizeof buf);
 }
 
 static void *from_thread(void *arg)
@@ -68,9 +53,9 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 2;
 	status = argc > 2 ? atoi(argv[2]) : 0;
-	volatile void *p = leak_here(100);
-	p = NULL;
-	(void)p;
+	leak(100);
+	/* the main thread, blocked while another ends the process, is
+	 * scanned from its stack pointer up: no stale address there */
 	scrub();
 	if (!strcmp(argv[1], "handlers")) {
 		if (at_quick_exit(h1) != 0 || at_quick_exit(h2) != 0)
