@@ -1580,6 +1580,9 @@ extern uintptr_t mc_fatal_sp;
  * never): set at a signal that asks the process to end
  * (MEMCHECK_FATAL_SCAN_MS). */
 extern uint64_t mc_fatal_deadline_ns;
+/* the signal that set it (an exit's scan cut by one owed meanwhile:
+ * mc_fatal_sig is 0 there) */
+extern int mc_fatal_deadline_sig;
 const char *mc_fatal_name(int sig);
 unsigned long mc_fatal_stack_limit(void);
 /* A signal asking the process to end that came while memcheck was at

@@ -233,6 +233,13 @@ struct held_write {
 
 void mc_text_hold(int wait_seconds)
 {
+	/* This thread's hold already: a killed process's record begun
+	 * inside the exit's end (a SIGTERM owed to the guard's coming down
+	 * there).  Freed, the exit's text, held until its report was
+	 * written, died with the process unsaid (harden48): kept, and
+	 * written by the record's mc_text_hold_end. */
+	if (atomic_load(&hold_tid) == mc_tid())
+		return;
 	mc_buf_free(&held_text);
 	hold_bound = (struct bound){ 0, wait_seconds, false };
 	atomic_store(&hold_tid, mc_tid());
