@@ -93,7 +93,7 @@ EARLY="objects.o:.bss.nfork_objects seccomp.o:.bss.nfilters textout.o:.bss.err_k
 # 2026-12-06 short41), so pages, not bytes, are what a short process
 # pays.  Found again by the same lackey run where the code changes; a
 # name that is gone matches nothing.
-COLD="objects.o:.bss.fork_chain blocks.o:.bss.held.0 blocks.o:.bss.odd allocator.o:.bss.name_buf allocator.o:.bss.heaps symdw.o:.bss.dw symstr.o:.bss.dstr_slot symscopes.o:.bss.fn_scopes symscopes.o:.bss.unit_fns symkeys.o:.bss.any_memo report.o:.bss.shown.2 report.o:.bss.site.3 gate.o:.bss.budget_error sandbox.o:.bss.kept seccomp.o:.bss.filters mappings.o:.bss.queue ownheap.o:.bss.extents ownheap.o:.bss.free_list timeline.o:.bss.lines fatal.o:.bss.alt_state fatal.o:.bss.alt_chunks vgtext.o:.bss.contexts vgxml.o:.bss.ctx_count vgxml.o:.bss.ctx_unique"
+COLD="objects.o:.bss.fork_chain textout.o:.bss.kept_fds life.o:.bss.quick_exit_next life.o:.bss.at_quick_exit_next life.o:.bss.quick_exit_ours life.o:.bss.quick_exit_status blocks.o:.bss.held.0 blocks.o:.bss.odd allocator.o:.bss.name_buf allocator.o:.bss.heaps symdw.o:.bss.dw symstr.o:.bss.dstr_slot symscopes.o:.bss.fn_scopes symscopes.o:.bss.unit_fns symkeys.o:.bss.any_memo report.o:.bss.shown.2 report.o:.bss.site.3 gate.o:.bss.budget_error sandbox.o:.bss.kept seccomp.o:.bss.filters mappings.o:.bss.queue ownheap.o:.bss.extents ownheap.o:.bss.free_list timeline.o:.bss.lines fatal.o:.bss.alt_state fatal.o:.bss.alt_chunks vgtext.o:.bss.contexts vgxml.o:.bss.ctx_count vgxml.o:.bss.ctx_unique"
 RUN_BEFORE="blocks.o:.bss.mc_shards"
 RUN_AFTER="vgmode.o:.bss.vg_regions region.o:.bss.regions"
 # The large arrays whose heads every process that measures its RSS

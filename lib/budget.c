@@ -755,7 +755,10 @@ struct mc_budget *mc_budget_parse(const char *text, size_t len, const char *name
 	struct mc_section all = { .nglob = 1, .str = pool_put(&P, "*", 1) };
 	mc_buf_put(&b->sections, (const char *)&all, sizeof all);
 	b->nsections = 1;
-	for (size_t off = 0; off < len;) {
+	/* A UTF-8 byte order mark, which some editors write first: read
+	 * past (it made the first key "unknown", quoted invisibly) */
+	size_t off0 = len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3) ? 3 : 0;
+	for (size_t off = off0; off < len;) {
 		const char *nl = memchr(text + off, '\n', len - off);
 		size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
 		parse_line(&P, text + off, n);

@@ -22,6 +22,14 @@
  * effective one back to the real or saved id, which leaves them apart
  * only if they were already.  Ids changed by a raw syscall(2) are not
  * seen.
+ *
+ * And a process with root's effective id that changes its ids (setgid
+ * then setuid to nobody, a harness's seteuid around a test) may lose
+ * the right to open MEMCHECK_REPORT where the exit writes it (a
+ * directory root's alone): "cannot open ...: Permission denied", the
+ * records lost.  Before such a call the report file is opened and kept
+ * (sandbox.c's mc_sandbox_keep_report); setuid and setgid are wrapped
+ * for that alone.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -52,6 +60,13 @@ static int after(int rc, const char *call)
 	return rc;
 }
 
+/* Before a call that may change the ids: root's rights may be going. */
+static void before(void)
+{
+	if (geteuid() == 0)
+		mc_sandbox_keep_report();
+}
+
 #define WRAP(name, params, args)                                                    \
 	MC_API int name params                                                      \
 	{                                                                           \
@@ -61,8 +76,12 @@ static int after(int rc, const char *call)
 			errno = ENOSYS;                                             \
 			return -1;                                                  \
 		}                                                                   \
+		before();                                                           \
 		return after(f args, #name);                                        \
 	}
+
+WRAP(setuid, (uid_t u), (u))
+WRAP(setgid, (gid_t g), (g))
 
 WRAP(seteuid, (uid_t e), (e))
 WRAP(setegid, (gid_t e), (e))

@@ -35,7 +35,8 @@
  *   death test whose child is meant to abort, passes bare; nor is a
  *   record's failure that only the signal's deadline made (its scan
  *   given up: MEMCHECK_FATAL_SCAN_MS), which the record itself shows.
- *   life.c's wrapper of _exit and _Exit reports the process there and
+ *   life.c's wrapper of _exit and _Exit reports the process there (and
+ *   of quick_exit: after the program's at_quick_exit handlers) and
  *   exits with mc_exit_status's status (a destructor's after memcheck's
  *   deferred the report, and a process's own: libsodium's tests from a
  *   SIGABRT handler), except in a forked child (check's forked test that

@@ -29,7 +29,10 @@
  *   the process dies as bare.  A signal that asks the process to end
  *   (SIGTERM...) is owed instead: its record is written when memcheck's
  *   work in the thread ends (the guard's coming down), given up only
- *   where that takes past MEMCHECK_FATAL_SCAN_MS.  Inside stdio: the record writes through
+ *   where that takes past twice MEMCHECK_FATAL_SCAN_MS (an exit's scan
+ *   it came during cut at the deadline, and the record's rest after
+ *   it), said then on standard error with what the exit's text held.
+ *   Inside stdio: the record writes through
  *   memcheck's own descriptors, and the program's stdout is not flushed
  *   (bare loses it too).  Inside the allocator (count-only calls it
  *   with no guard up; tracking's free, after its guard came down): its
@@ -170,6 +173,7 @@ uint32_t mc_fatal_stack;
 bool mc_fatal_main_thread;
 uintptr_t mc_fatal_sp;
 uint64_t mc_fatal_deadline_ns;
+int mc_fatal_deadline_sig;
 static siginfo_t fatal_info;
 
 /* The main thread's alternate stack: its lowest page a guard, so that a
@@ -672,7 +676,13 @@ static __attribute__((noinline)) bool fatal_owe(int sig, const siginfo_t *si, pi
 	owed_sig = sig;
 	if (si)
 		owed_info = *si;
-	uint64_t ns = mc_opt.fatal_scan_ms > 0 ? (uint64_t)mc_opt.fatal_scan_ms * 1000000 :
+	/* twice the scan's deadline: the scan that holds the guard (an
+	 * exit's, the signal owed while it ran) gives up at the deadline,
+	 * and the rest of its record (suppressions, names, the files) wants
+	 * time of its own; a timer at the deadline itself killed the
+	 * process there every time, no record (harden48: two million live
+	 * blocks, a SIGTERM 0-0.2 s into the exit) */
+	uint64_t ns = mc_opt.fatal_scan_ms > 0 ? (uint64_t)mc_opt.fatal_scan_ms * 2000000 :
 						 (uint64_t)mc_opt.fatal_timeout * 1000000000u;
 	if ((owed_timer = thread_timer(tid, sig, RETRY_VALUE, ns)) < 0) {
 		atomic_store(&owed_tid, 0);
@@ -697,9 +707,11 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		fatal_die(sig, si);
 	if (unlikely(fatal_asked(sig))) {
 		/* the deadline from the signal's first coming */
-		if (!mc_fatal_deadline_ns && mc_opt.fatal_scan_ms > 0)
+		if (!mc_fatal_deadline_ns && mc_opt.fatal_scan_ms > 0) {
+			mc_fatal_deadline_sig = sig;
 			mc_fatal_deadline_ns = (uint64_t)(mc_now() * 1e9) +
 					       (uint64_t)mc_opt.fatal_scan_ms * 1000000;
+		}
 		bool owed = atomic_load(&owed_tid) != 0, timer = fatal_is_retry(si);
 		if (owed && timer)
 			si = &owed_info;
@@ -754,6 +766,12 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		fatal_arm_watchdog(tid);
 	if (mc_in_hook) {
 		atomic_store(&said, true);
+		/* at the process's end (a SIGTERM owed while its scan ran,
+		 * the guard still up at the deadline) the text is held until
+		 * the report is written: this line went into the hold and died
+		 * with the process, no record and nothing said (harden48).  What
+		 * the end held so far, and the line, where they cannot wait */
+		mc_text_hold_salvage();
 		mc_log("killed by signal %d while memcheck was at work in this thread: no record "
 		       "(the locks it holds would be needed)", sig);
 		fatal_die(sig, si);

@@ -28,6 +28,8 @@
  * installed).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -78,9 +80,15 @@ static inline void fd2_going(void)
 /* Descriptor 0 or 2 (fd) is about to be closed or replaced: 0, its file
  * noted first for the arguments' key (progname.c; zlib-ng's minigzip
  * closes its standard input before its exit's record), out of line:
- * the wrappers' one test, (fd & ~2) == 0, stands for both. */
+ * the wrappers' one test, (fd & ~2) == 0, stands for both.  Or one at
+ * or above mc_fd_kept_low, which may be a descriptor memcheck keeps:
+ * moved out of the way first (textout.c). */
 static __attribute__((noinline, cold)) void fd_going(int fd)
 {
+	if (fd >= 3) {
+		mc_fd_kept_move(fd);
+		return;
+	}
 	if (fd == 2) {
 		fd2_going();
 		return;
@@ -108,9 +116,12 @@ static __attribute__((noinline, cold)) void *real_of(void **p, int i)
 /* The C library's function, found once; i: its place in MC_FDKEEP_NAMES */
 #define REAL(f, i) ((__typeof__(real_##f))(real_##f ? (void *)real_##f : real_of((void **)&real_##f, i)))
 
+/* fd is 0 or 2, or may be one memcheck keeps */
+#define FD_WATCHED(fd) __builtin_expect((fd & ~2) == 0 || fd >= mc_fd_kept_low, 0)
+
 MC_API int close(int fd)
 {
-	if (__builtin_expect((fd & ~2) == 0, 0))
+	if (FD_WATCHED(fd))
 		fd_going(fd);
 	int (*f)(int) = REAL(close, 0);
 	return f ? f(fd) : (int)mc_seccomp_raw(SYS_close, fd, 0, 0, 0, 0, 0);
@@ -118,7 +129,7 @@ MC_API int close(int fd)
 
 MC_API int dup2(int old, int fd)
 {
-	if (__builtin_expect((fd & ~2) == 0, 0) && old != fd)
+	if (FD_WATCHED(fd) && old != fd)
 		fd_going(fd);
 	int (*f)(int, int) = REAL(dup2, 1);
 	return f ? f(old, fd) : (int)mc_seccomp_raw(SYS_dup2, old, fd, 0, 0, 0, 0);
@@ -126,7 +137,7 @@ MC_API int dup2(int old, int fd)
 
 MC_API int dup3(int old, int fd, int flags)
 {
-	if (__builtin_expect((fd & ~2) == 0, 0))
+	if (FD_WATCHED(fd))
 		fd_going(fd);
 	int (*f)(int, int, int) = REAL(dup3, 2);
 	return f ? f(old, fd, flags) : (int)mc_seccomp_raw(SYS_dup3, old, fd, flags, 0, 0, 0);
@@ -139,15 +150,70 @@ MC_API int dup3(int old, int fd, int flags)
 #define SYS_close_range 436
 #endif
 
+static inline __attribute__((always_inline)) int range_close(unsigned first, unsigned last,
+								    int flags)
+{
+	int (*f)(unsigned, unsigned, int) = REAL(close_range, 3);
+	return f ? f(first, last, flags)
+		 : (int)mc_seccomp_raw(SYS_close_range, first, last, flags, 0, 0, 0);
+}
+
+#define KEPT_IN_RANGE 72 /* textout.c's KEPT_MAX */
+
+/* close_range over [first, last] (closefrom's from first: to_end), but
+ * the descriptors memcheck keeps there (textout.c): the pieces between
+ * them, the first error returned (a kernel without close_range: each
+ * number below the last kept one closed alone for closefrom, as the C
+ * library's closefrom falls back).  Rare (a range over a number of
+ * memcheck's, past mc_fd_kept_low): not a cold part of the wrappers,
+ * which lie in group 0 (text-order.ld), but a function of its own at
+ * the end of the code. */
+__attribute__((noinline, optimize("no-reorder-blocks-and-partition"))) static int
+close_around(unsigned first, unsigned last, int flags, bool to_end)
+{
+	if (first > last || (flags & CLOSE_RANGE_CLOEXEC))
+		return range_close(first, last, flags);
+	int saved = errno;
+	int kept[KEPT_IN_RANGE];
+	int n = mc_fds_kept_in(first, last, kept, KEPT_IN_RANGE);
+	int rc = 0, err = 0;
+	unsigned lo = first;
+	for (int i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)kept[i] - 1 : last;
+		if (i < n && (unsigned)kept[i] == lo) {
+			lo++;
+			continue;
+		}
+		void (*from)(int) = i == n && to_end ? REAL(closefrom, 4) : NULL;
+		if (from) {
+			from((int)lo);
+			break;
+		}
+		if (lo <= hi && range_close(lo, hi, flags) != 0) {
+			if (errno == ENOSYS && to_end && i < n) {
+				for (unsigned fd = lo; fd <= hi; fd++)
+					mc_seccomp_raw(SYS_close, fd, 0, 0, 0, 0, 0);
+			} else if (!err) {
+				err = errno;
+				rc = -1;
+			}
+		}
+		if (i < n)
+			lo = (unsigned)kept[i] + 1;
+	}
+	errno = err ? err : saved;
+	return rc;
+}
+
 MC_API int close_range(unsigned first, unsigned last, int flags)
 {
 	if (first == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
 		fd_going(0);
 	if (first <= 2 && last >= 2 && !(flags & CLOSE_RANGE_CLOEXEC))
 		fd2_going();
-	int (*f)(unsigned, unsigned, int) = REAL(close_range, 3);
-	return f ? f(first, last, flags)
-		 : (int)mc_seccomp_raw(SYS_close_range, first, last, flags, 0, 0, 0);
+	if (last >= (unsigned)mc_fd_kept_low)
+		return close_around(first, last, flags, false);
+	return range_close(first, last, flags);
 }
 
 MC_API void closefrom(int lowfd)
@@ -156,6 +222,10 @@ MC_API void closefrom(int lowfd)
 		fd_going(0);
 	if (lowfd <= 2)
 		fd2_going();
+	if (mc_fd_kept_low != INT_MAX) {
+		close_around(lowfd < 0 ? 0 : (unsigned)lowfd, ~0U, 0, true);
+		return;
+	}
 	void (*f)(int) = REAL(closefrom, 4);
 	if (f)
 		f(lowfd);

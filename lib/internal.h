@@ -645,6 +645,18 @@ void mc_text_keep_stderr(void);
 		"freopen", "freopen64", "daemon"
 #define MC_FDKEEP_N 9 /* the names above */
 void mc_fdkeep_resolve(const char *const *name, void *const *found);
+/* Descriptors memcheck keeps across the program's code (the copy of
+ * standard error, MEMCHECK_LOG's file, sandbox.c's), which the program's
+ * closes pass over (fdkeep.c): k registered (its fd may change later:
+ * mc_fd_kept_low follows it) or forgotten; fd, where kept, moved to
+ * another number before the program's call takes it; the kept ones in
+ * [first, last] (at most cap, ascending) into out, their count. */
+struct mc_kept_fd;
+extern int mc_fd_kept_low; /* none below it (INT_MAX: none) */
+void mc_fd_kept_add(struct mc_kept_fd *k);
+void mc_fd_kept_forget(struct mc_kept_fd *k);
+void mc_fd_kept_move(int fd);
+int mc_fds_kept_in(unsigned first, unsigned last, int *out, int cap);
 /* The program set RLIMIT_NOFILE: memcheck's kept descriptors moved above
  * its view where they lie below it (through rlimits.c's hook). */
 void mc_text_fds_lift(void);
@@ -1589,6 +1601,9 @@ extern uintptr_t mc_fatal_sp;
  * never): set at a signal that asks the process to end
  * (MEMCHECK_FATAL_SCAN_MS). */
 extern uint64_t mc_fatal_deadline_ns;
+/* the signal that set it (an exit's scan cut by one owed meanwhile:
+ * mc_fatal_sig is 0 there) */
+extern int mc_fatal_deadline_sig;
 const char *mc_fatal_name(int sig);
 unsigned long mc_fatal_stack_limit(void);
 /* A signal asking the process to end that came while memcheck was at
@@ -2580,6 +2595,12 @@ uint32_t mc_region_epoch_mark(void);
 /* Set while any failure-injection control or allocation counting is on:
  * the wrappers test it, and only it, before calling the allocator. */
 extern int mc_fault_on;
+
+/* ---- sandbox.c ------------------------------------------------------- */
+
+/* A process with root's effective id is about to change its ids
+ * (creds.c): its report file opened now and kept for the exit. */
+void mc_sandbox_keep_report(void);
 
 /* ---- limits.c -------------------------------------------------------- */
 

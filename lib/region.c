@@ -334,7 +334,8 @@ static __attribute__((noinline, cold)) void cut_violation(struct memcheck_result
 {
 	add_violation(r, "leak check incomplete: the scan of %llu blocks given up %d ms after "
 		      "signal %d (MEMCHECK_FATAL_SCAN_MS)",
-		      (unsigned long long)r->live_blocks, mc_opt.fatal_scan_ms, mc_fatal_sig);
+		      (unsigned long long)r->live_blocks, mc_opt.fatal_scan_ms,
+		      mc_fatal_sig ? mc_fatal_sig : mc_fatal_deadline_sig);
 }
 
 /* The allocator's retained bytes (and, with MEMCHECK_RELEASE, after its

@@ -44,6 +44,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,7 +56,8 @@
 
 static struct kept {
 	const char *path;   /* the /proc names, mc_opt.report, or in names */
-	int fd;
+	struct mc_kept_fd file; /* passed over by the program's closes
+				 * (textout.c's mc_fd_kept_add) */
 	pid_t pid;          /* the process that opened it */
 } kept[NKEPT];
 static int nkept;
@@ -74,8 +76,15 @@ static void keep(const char *path, int flags)
 		return;
 	int high = mc_dup_high(fd);
 	mc_sys_close(fd);
-	if (high >= 0)
-		kept[nkept++] = (struct kept){ path, high, mc_pid() };
+	struct stat st;
+	if (high < 0)
+		return;
+	if (mc_sys_fstat(high, &st) != 0) {
+		mc_sys_close(high);
+		return;
+	}
+	kept[nkept] = (struct kept){ path, { high, st.st_dev, st.st_ino, false }, mc_pid() };
+	mc_fd_kept_add(&kept[nkept++].file);
 }
 
 static int kept_open(const char *path);
@@ -117,6 +126,19 @@ static bool keep_object(const struct mc_mapping *m, void *arg)
 	return true;
 }
 
+/* How the report file is kept: as the exit's open would open it, never
+ * through a symlink, never waiting for a FIFO's reader. */
+#define REPORT_FLAGS (O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW)
+
+/* Whether the process has its files kept (prepare), or its report file
+ * alone (mc_sandbox_keep_report), and which process kept it. */
+static bool in_force(pid_t me)
+{
+	return atomic_load_explicit(&prepared, memory_order_acquire) && prepared_by == me;
+}
+static atomic_bool report_kept;
+static pid_t report_kept_by;
+
 /* Before a restriction may come: once, and only where the exit has work. */
 static void prepare(void)
 {
@@ -125,7 +147,7 @@ static void prepare(void)
 	 * constructor), nor in a process left out or past its end */
 	if (atomic_load_explicit(&mc_state, memory_order_acquire) != MC_READY ||
 	    atomic_load_explicit(&mc_pass, memory_order_acquire) ||
-	    (atomic_load_explicit(&prepared, memory_order_acquire) && prepared_by == me))
+	    in_force(me))
 		return;
 	int saved = errno;
 	pthread_mutex_lock(&lock);
@@ -133,8 +155,10 @@ static void prepare(void)
 		/* a forked child restricting itself: its parent's files
 		 * out, its own kept */
 		atomic_store_explicit(&prepared, false, memory_order_release);
-		for (int i = 0; i < nkept; i++)
-			mc_sys_close(kept[i].fd);
+		for (int i = 0; i < nkept; i++) {
+			mc_fd_kept_forget(&kept[i].file);
+			mc_sys_close(kept[i].file.fd);
+		}
 		nkept = 0;
 		names_used = 0;
 	}
@@ -145,8 +169,7 @@ static void prepare(void)
 		for (size_t i = 0; i < MC_ARRAY_SIZE(proc); i++)
 			keep(proc[i], O_RDONLY | O_CLOEXEC);
 		if (mc_opt.report) {
-			keep(mc_opt.report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-						    O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+			keep(mc_opt.report, REPORT_FLAGS);
 			/* what the arguments' files hold, for the records'
 			 * key (progname.c), while they may be opened */
 			mc_args_files_note();
@@ -169,19 +192,52 @@ static void prepare(void)
  * -1 if none. */
 static int kept_open(const char *path)
 {
-	if (!atomic_load_explicit(&prepared, memory_order_acquire))
+	if (!atomic_load_explicit(&prepared, memory_order_acquire) &&
+	    !atomic_load_explicit(&report_kept, memory_order_acquire))
 		return -1;
 	pid_t me = mc_pid();
 	for (int i = 0; i < nkept; i++) {
 		if (kept[i].pid != me || strcmp(kept[i].path, path) != 0)
 			continue;
-		int fd = mc_sys_fcntl(kept[i].fd, F_DUPFD_CLOEXEC, 0);
+		int fd = mc_sys_fcntl(kept[i].file.fd, F_DUPFD_CLOEXEC, 0);
 		/* a copy shares the offset: from the start, as an open's */
 		if (fd >= 0)
 			syscall(SYS_lseek, fd, 0L, SEEK_SET);
 		return fd;
 	}
 	return -1;
+}
+
+/* A process with root's effective id about to change its ids (creds.c:
+ * setuid, seteuid, setresuid... to a user who may not write where
+ * MEMCHECK_REPORT names): the report file opened now and kept, as
+ * prepare keeps it, which the exit's open then gets (kept_open).  A
+ * test run as root whose program drops to nobody had its records lost
+ * ("cannot open MEMCHECK_REPORT=...: Permission denied") where the
+ * report's directory was root's alone.  Only the report: the /proc
+ * files stay the process's own to read, and the suppression, budget and
+ * baseline files are read as the user the program became, as the
+ * program would read them. */
+void mc_sandbox_keep_report(void)
+{
+	pid_t me = mc_pid();
+	if (!mc_opt.report || atomic_load_explicit(&mc_state, memory_order_acquire) != MC_READY ||
+	    atomic_load_explicit(&mc_pass, memory_order_acquire) || in_force(me) ||
+	    (atomic_load_explicit(&report_kept, memory_order_acquire) && report_kept_by == me))
+		return;
+	int saved = errno;
+	pthread_mutex_lock(&lock);
+	if (!atomic_load_explicit(&report_kept, memory_order_relaxed) || report_kept_by != me) {
+		int before = nkept;
+		keep(mc_opt.report, REPORT_FLAGS);
+		if (nkept > before) {
+			report_kept_by = me;
+			atomic_store_explicit(&report_kept, true, memory_order_release);
+			mc_open_hook_set(kept_open);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	errno = saved;
 }
 
 struct filter_copy {

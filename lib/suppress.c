@@ -768,8 +768,15 @@ bool mc_supp_parse(struct mc_supps *s, const char *text, size_t len, const char 
 	size_t llen;
 	while (!r.failed && next_line(&r, &line, &llen)) {
 		if (!IS(line, llen, "{")) {
-			fail(&r, r.lineno, "expected '{' to begin a suppression, found '%.*s'",
-			     FOUND(line, llen));
+			/* an editor's UTF-8 byte order mark, invisible in the
+			 * quoted line: named (valgrind refuses the file too) */
+			if (r.lineno == 1 && llen >= 3 && !memcmp(line, "\xef\xbb\xbf", 3))
+				fail(&r, 1, "expected '{' to begin a suppression, found a UTF-8 "
+				     "byte order mark (EF BB BF) before '%.*s': save the file "
+				     "without it (valgrind refuses it too)", FOUND(line + 3, llen - 3));
+			else
+				fail(&r, r.lineno, "expected '{' to begin a suppression, found '%.*s'",
+				     FOUND(line, llen));
 			break;
 		}
 		if (!parse_entry(&r, s, file))

@@ -233,6 +233,13 @@ struct held_write {
 
 void mc_text_hold(int wait_seconds)
 {
+	/* This thread's hold already: a killed process's record begun
+	 * inside the exit's end (a SIGTERM owed to the guard's coming down
+	 * there).  Freed, the exit's text, held until its report was
+	 * written, died with the process unsaid (harden48): kept, and
+	 * written by the record's mc_text_hold_end. */
+	if (atomic_load(&hold_tid) == mc_tid())
+		return;
 	mc_buf_free(&held_text);
 	hold_bound = (struct bound){ 0, wait_seconds, false };
 	atomic_store(&hold_tid, mc_tid());
@@ -800,6 +807,113 @@ static void note_stderr(void)
 	err_known = true;
 }
 
+/* ---- descriptors kept across the program's code ---------------------
+ * The program's calls that close or replace descriptors (fdkeep.c)
+ * leave memcheck's own alone.  A program that closed every descriptor
+ * (close_range(0, ~0U, 0), closefrom(0), a loop of close up to the
+ * limit: daemons, test runners, spawn helpers) closed the copy of
+ * standard error that its closing of descriptor 2 had made a moment
+ * before: the text went nowhere, unsaid, while the exit status still
+ * said a region failed.  The descriptors registered here (the copy of
+ * standard error, MEMCHECK_LOG's file, sandbox.c's kept files) are
+ * passed over by a range the program closes (mc_fds_kept_in: fdkeep.c
+ * closes around them), and moved to another number before a close,
+ * dup2 or dup3 of their own number (mc_fd_kept_move): the program's
+ * call then does what it does bare, on a number that bare was not open
+ * (close returns 0 where bare it fails with EBADF, for a number the
+ * program found open, listing /proc/self/fd: systemd's safe_close
+ * asserts on EBADF).  A registered descriptor whose number holds
+ * another file now (closed by a raw system call, the number reused) is
+ * the program's, and left to it. */
+#define KEPT_MAX 64 /* sandbox.c's NKEPT; this file's two apart */
+static struct mc_kept_fd *_Atomic kept_fds[KEPT_MAX];
+/* No kept descriptor lies below it: fdkeep.c's one test, read by every
+ * close (MC_HOT: the page loading writes, no fault of its own). */
+MC_HOT int mc_fd_kept_low = INT_MAX;
+
+/* Not a compare-and-swap loop: each caller makes its descriptor under
+ * a lock or flag of its own (err_copy, text_busy, sandbox.c's lock), and
+ * mc_text_keep_stderr, which every coreutils exit runs, stays small
+ * (group 0, text-order.ld). */
+static inline void kept_low_note(int fd)
+{
+	if (fd >= 0 && fd < __atomic_load_n(&mc_fd_kept_low, __ATOMIC_RELAXED))
+		__atomic_store_n(&mc_fd_kept_low, fd, __ATOMIC_RELEASE);
+}
+
+void mc_fd_kept_add(struct mc_kept_fd *k)
+{
+	int free_slot = -1;
+	for (int i = 0; i < KEPT_MAX; i++) {
+		struct mc_kept_fd *at = atomic_load(&kept_fds[i]);
+		if (at == k)
+			free_slot = -2;
+		else if (!at && free_slot == -1)
+			free_slot = i;
+	}
+	if (free_slot >= 0)
+		atomic_store(&kept_fds[free_slot], k);
+	kept_low_note(k->fd);
+}
+
+void mc_fd_kept_forget(struct mc_kept_fd *k)
+{
+	for (int i = 0; i < KEPT_MAX; i++) {
+		struct mc_kept_fd *at = k;
+		atomic_compare_exchange_strong(&kept_fds[i], &at, NULL);
+	}
+}
+
+/* The i-th kept descriptor (the copy of standard error, MEMCHECK_LOG's
+ * file, then the registered ones), NULL where none. */
+static struct mc_kept_fd *kept_nth(int i)
+{
+	return i == 0 ? &err : i == 1 ? &log_file : atomic_load(&kept_fds[i - 2]);
+}
+
+/* Not in a vfork'd child (its own descriptors, the parent's memory,
+ * which would take the new number for its own): there the program's
+ * call takes the number, as before. */
+void mc_fd_kept_move(int fd)
+{
+	if (fd < 0)
+		return;
+	int saved = errno;
+	for (int i = 0; i < KEPT_MAX + 2; i++) {
+		struct mc_kept_fd *k = kept_nth(i);
+		if (!k || k->fd != fd || !mc_kept_ours(k, NULL) || getpid() != mc_pid())
+			continue;
+		int high = mc_dup_high(fd);
+		if (high >= 0) {
+			k->fd = high;
+			kept_low_note(high);
+		}
+		break;
+	}
+	errno = saved;
+}
+
+int mc_fds_kept_in(unsigned first, unsigned last, int *out, int cap)
+{
+	int saved = errno, n = 0;
+	for (int i = 0; i < KEPT_MAX + 2; i++) {
+		struct mc_kept_fd *k = kept_nth(i);
+		int fd = k ? k->fd : -1;
+		if (fd < 0 || (unsigned)fd < first || (unsigned)fd > last || !mc_kept_ours(k, NULL))
+			continue;
+		int j = n;
+		while (j > 0 && out[j - 1] > fd)
+			j--;
+		if ((j > 0 && out[j - 1] == fd) || n == cap)
+			continue;
+		memmove(out + j + 1, out + j, (size_t)(n - j) * sizeof *out);
+		out[j] = fd;
+		n++;
+	}
+	errno = saved;
+	return n;
+}
+
 /* 0 no copy yet, 1 being made, 2 made (or none to make: not the file) */
 static _Atomic int err_copy;
 
@@ -823,6 +937,7 @@ void mc_text_keep_stderr(void)
 	struct mc_kept_fd two = { 2, err.dev, err.ino, false };
 	if (mc_kept_ours(&two, NULL))
 		err.fd = mc_dup_high(2);
+	kept_low_note(err.fd);
 	atomic_store_explicit(&err_copy, 2, memory_order_release);
 }
 
@@ -849,6 +964,7 @@ void mc_text_fds_lift(void)
 			continue;
 		mc_sys_close(k->fd);
 		k->fd = high;
+		kept_low_note(high);
 	}
 	errno = saved;
 	atomic_flag_clear_explicit(&text_busy, memory_order_release);
@@ -993,6 +1109,7 @@ static bool text_reopen(void)
 		fd = high;
 	}
 	log_file = (struct mc_kept_fd){ fd, st.st_dev, st.st_ino, false };
+	kept_low_note(fd);
 	errno = saved;
 	return true;
 }

@@ -418,8 +418,8 @@ CXX_NEW := _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
 EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	posix_memalign pvalloc realloc reallocarray valloc \
 	setrlimit setrlimit64 prlimit prlimit64 getrlimit getrlimit64 \
-	seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose _setjmp __sigsetjmp $(CXX_NEW) \
-	mmap mmap64 munmap mremap shmat shmdt sbrk brk __libc_start_main __cxa_atexit on_exit _exit _Exit \
+	setuid setgid seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose _setjmp __sigsetjmp $(CXX_NEW) \
+	mmap mmap64 munmap mremap shmat shmdt sbrk brk __libc_start_main __cxa_atexit on_exit _exit _Exit quick_exit __cxa_at_quick_exit \
 	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon \
 	execve execv execvp execvpe posix_spawn posix_spawnp
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
@@ -445,7 +445,7 @@ exports-check: $(B)/libmemcheck.so
 	missing=$$(for f in $(EXPORTS); do nm -D --defined-only $(B)/libmemcheck.so | \
 		awk '{ print $$3 }' | grep -qx $$f || echo $$f; done); \
 	if [ -n "$$missing" ]; then echo "exports-check: libmemcheck.so does not export:" $$missing; exit 1; fi; \
-	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, effective-id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, _setjmp and __sigsetjmp, the mmap family, __libc_start_main, the exit-handler registrations (__cxa_atexit, on_exit), _exit and _Exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
+	echo "exports-check: libmemcheck.so exports memcheck_*, the malloc family, operator new and delete, the rlimit, user and group id and signal setters, prctl, syscall, pthread_getattr_np, pthread_create, thrd_create, getrusage, getenv, dlclose, _setjmp and __sigsetjmp, the mmap family, __libc_start_main, the exit-handler registrations (__cxa_atexit, on_exit, __cxa_at_quick_exit), _exit, _Exit and quick_exit, the calls that close descriptor 2, the exec and spawn calls that take an environment only"
 
 # Allocation stacks start at the program's call because the wrappers
 # jump, never call, to the functions that record (interpose.c,

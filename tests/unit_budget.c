@@ -701,6 +701,22 @@ START_TEST(messages_append_and_fit)
 }
 END_TEST
 
+/* An editor's UTF-8 byte order mark before the first line: read past
+ * (the first key was "unknown", the mark quoted invisibly before it). */
+START_TEST(byte_order_mark_read_past)
+{
+	const char *text = "\xef\xbb\xbf" "allocs <= 2\n";
+	struct mc_budget *b = mc_budget_parse(text, strlen(text), "b.conf", err, sizeof err);
+	ck_assert_msg(b != NULL, "%s", err);
+	struct memcheck_result r = result();
+	r.allocs = 3;
+	out[0] = 0;
+	ck_assert_int_eq(mc_budget_check(b, "x", "glibc", &r, NULL, out, sizeof out), 1);
+	ck_assert_str_eq(out, "b.conf:1: allocs 3 > 2");
+	mc_budget_free(b);
+}
+END_TEST
+
 /* ---- files --------------------------------------------------------------- */
 
 START_TEST(load_files)
@@ -821,6 +837,7 @@ int main(void)
 	tcase_add_test(tc, relative_limits);
 	tcase_add_test(tc, unknown_figures_never_pass);
 	tcase_add_test(tc, messages_append_and_fit);
+	tcase_add_test(tc, byte_order_mark_read_past);
 	tcase_add_test(tc, load_files);
 	return h_run_suite(NULL);
 }

@@ -284,6 +284,9 @@ static const struct {
 	  "t.supp:4: expected a frame line (fun:PATTERN, obj:PATTERN, src:FILE[:LINE] or "
 	  "...) or '}', found 'match-leak-kinds: all'" },
 	{ "x\n", "t.supp:1: expected '{' to begin a suppression, found 'x'" },
+	{ "\xef\xbb\xbf{\n n\n Memcheck:Leak\n fun:f\n}\n", "t.supp:1: expected '{' to begin a "
+	  "suppression, found a UTF-8 byte order mark (EF BB BF) before '{': save the file "
+	  "without it (valgrind refuses it too)" },
 	{ "# c\n\n{\n", "t.supp:3: expected the suppression's name after '{' at line 3, "
 	  "found the end of the file" },
 	{ "{\n}\n", "t.supp:2: expected the suppression's name after '{' at line 1, found '}'" },
