@@ -95,6 +95,10 @@ static int64_t known;         /* resident by construction */
 static int64_t extra;         /* left by memcheck's own work */
 static uint64_t pending;      /* |changes| not yet folded */
 static uint64_t m_start;      /* M when the kernel's mark was last reset */
+/* object_bytes where the kernel's mark was last read after M was
+ * measured (fold_seen, restart_at, mc_prog_peak_exit_base): the code
+ * pages first run since are taken as not in the mark (code_since). */
+static uint64_t object_seen;
 static uint64_t acc;          /* the program's peak since the last take */
 /* The kernel's mark where restart_at left it unreset (bytes), 0 where
  * it reset it: a fold takes only a rise above it (fold_seen). */
@@ -357,6 +361,43 @@ static uint64_t exit_status_read(uint64_t *rss)
 	return status_read(faults, NULL, rss);
 }
 
+/* Of M (m, just measured), what is not to be taken off the kernel's
+ * mark hwm, read with the RSS rss just before m: libmemcheck's code and
+ * data pages first touched since the mark was last read after a
+ * measure (object_seen, moved to now), where the mark stands above the
+ * RSS.  Fault-around maps the code in 64 KiB blocks at the first call
+ * of a function in each, and a wrapper the program first calls after
+ * its peak (on_exit from a destructor, close_range, setuid, prlimit...)
+ * or memcheck's own exit path before the exit's take adds blocks to M
+ * that were not resident when the mark was made.  Taken off the mark
+ * with the rest of M, they read the program's peak low by as much
+ * (test_rss_self's threads row under jemalloc: 15,932 KiB against the
+ * program's own 16,356, one block of on_exit's; its late row, 16 MiB
+ * freed and then five such calls: -224 KiB under glibc, -212 under
+ * jemalloc).  When they came, before the mark or after, is not known;
+ * what is: pages present at a read of the mark are in every mark made
+ * after it (a rise past that read takes them off: fold_seen's base),
+ * and where the RSS stands at its mark (rss == hwm, one read of status
+ * gives both) the mark is now, with every page present now in it (the
+ * late row under mimalloc and tcmalloc, which keep the 16 MiB: the late
+ * blocks raised the mark).  Elsewhere the pages since the last read are
+ * left in the mark, the program's: its peak may read high by code that
+ * memcheck first ran between that read and the program's peak (a fold
+ * at each growth of its tables reads it, as the program allocates
+ * towards its peak), not low.  What stays: a program that freed less
+ * than such blocks' bytes after its peak, which their faults then
+ * raised the mark above, reads low by what it freed (less than the
+ * blocks; the mark, one number, cannot tell it from a program that
+ * freed nothing).  fp_lock held. */
+static uint64_t code_since(uint64_t m, uint64_t rss, uint64_t hwm)
+{
+	uint64_t since = object_bytes > object_seen ? object_bytes - object_seen : 0;
+	object_seen = object_bytes;
+	if (rss >= hwm)
+		return 0;
+	return since < m ? since : m;
+}
+
 /* *threads (if not NULL): the process's threads at the read, 0 when
  * none was made; *rss (if not NULL): the RSS the same read gave, or
  * false when none was made. */
@@ -368,7 +409,9 @@ static uint64_t exit_status_read(uint64_t *rss)
  * first at the program's first calls into it, and its tables grow (by
  * changes too small to fold, pending) as the program allocates towards
  * its peak.  Not subtracted, /tmp/rssp2's peak under mimalloc was 88 KiB
- * of the stack depot's and the tables' pages high. */
+ * of the stack depot's and the tables' pages high.  But libmemcheck's
+ * own pages first touched since the mark was last read are not taken
+ * off (code_since): present at the last read, they are in any rise. */
 static bool fold_seen(unsigned *threads, uint64_t *rss, uint64_t *m)
 {
 	if (threads)
@@ -378,11 +421,15 @@ static bool fold_seen(unsigned *threads, uint64_t *rss, uint64_t *m)
 		*m = measure();
 		return false; /* the mark since the window opened is memcheck's */
 	}
-	uint64_t hwm = status_read(final ? mc_rss_faults() : UINT64_MAX, threads, rss);
+	uint64_t rss_read;
+	uint64_t hwm = status_read(final ? mc_rss_faults() : UINT64_MAX, threads, &rss_read);
+	if (rss)
+		*rss = rss_read;
 	*m = measure();
 	mark_last_read = hwm;
 	mark_note(hwm / 1024);
-	uint64_t base = m_start + (*m > m_start ? *m - m_start : 0);
+	uint64_t at_mark = *m - code_since(*m, rss_read, hwm);
+	uint64_t base = m_start + (at_mark > m_start ? at_mark - m_start : 0);
 	/* Only a rise is this interval's where the last restart left the
 	 * mark as it stood (mark_kept: restart_at). */
 	if (hwm > mark_kept && hwm > base && hwm - base > acc)
@@ -430,6 +477,7 @@ static void fold(void)
 static void restart_at(uint64_t m, bool read_mark, uint64_t from, uint64_t mark)
 {
 	m_start = m ? m : measure();
+	object_seen = object_bytes; /* the mark read or reset below */
 	pending = 0;
 	mark_last_read = 0; /* a later restart's mark is read anew */
 	if (!resettable || final)
@@ -1199,6 +1247,8 @@ static void exit_read(void)
 	exit_end_read = true;
 	if (!rose)
 		return; /* nothing above the take */
+	/* the code first run in the stretch may have come after its mark */
+	m -= code_since(m, rss, hwm);
 	uint64_t rise = top > m + exit_base ? top - m - exit_base : 0;
 	exit_peak = exit_prog + rise;
 }
@@ -1303,8 +1353,10 @@ void mc_prog_peak_exit_base(void)
 		/* M from here on is the one measured now: exit_read
 		 * takes only its growth since off the RSS it reads, and a
 		 * window the process region's end opens starts from it */
-		if (m)
+		if (m) {
 			fresh_m = m_start = m;
+			object_seen = object_bytes; /* measured before hwm */
+		}
 		exit_base = rss > m_start ? rss - m_start : 0;
 		exit_mark = hwm;
 	}
