@@ -1010,6 +1010,11 @@ void mc_footprint_init(bool wanted);
 void mc_footprint_want(void);
 /* Are the RSS figures measured (from start-up, or since mc_footprint_want)? */
 bool mc_footprint_measuring(void);
+/* A thread's start reads the kernel's mark (footprint.c): the first
+ * one, where mc_fp_thread_observe is set (tested inline at every
+ * thread's start, threadstart.c). */
+extern _Atomic bool mc_fp_thread_observe;
+void mc_footprint_thread_observe(void);
 /* No RSS figure read from here on: memcheck bypassed under valgrind,
  * whose process's RSS it would be (life.c). */
 void mc_footprint_off(void);

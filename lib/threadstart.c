@@ -109,6 +109,16 @@ static inline __attribute__((always_inline)) void descriptor_as_bare(struct star
 	}
 }
 
+/* What a thread does as it starts, once for both kinds of start (one
+ * copy in group 1t): its alternate stack armed, and the first thread of
+ * a measured process reads the kernel's mark (footprint.c). */
+static __attribute__((noinline)) void thread_started(void)
+{
+	mc_fatal_thread_start();
+	if (__builtin_expect(atomic_load_explicit(&mc_fp_thread_observe, memory_order_relaxed), 0))
+		mc_footprint_thread_observe();
+}
+
 /* The new thread's start: its routine and argument taken from r (the
  * record free again), its descriptor as bare's, its alternate stack
  * armed. */
@@ -120,7 +130,7 @@ static inline __attribute__((always_inline)) start_fn start_rec_open(struct star
 	descriptor_as_bare(r, begin, fn, *arg);
 	r->arg = NULL; /* a root no more (start_rec_take) */
 	atomic_store_explicit(&r->fn, NULL, memory_order_release);
-	mc_fatal_thread_start();
+	thread_started();
 	return fn;
 }
 

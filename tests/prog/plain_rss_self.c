@@ -15,6 +15,14 @@
  *           but return, joined (no stdio, no barrier: memcheck's own
  *           work at a thread's start faults nothing of the C library's
  *           that this bare program does not)
+ *   late    the same as plain, and 16 MiB written and freed (the
+ *           peak), then calls the program makes only then and memcheck
+ *           wraps with code a process seldom runs (prlimit, shmdt,
+ *           setuid, at_quick_exit): its first run of that code comes
+ *           after the peak
+ *   lateunload  the same as late, with libm loaded before the peak and
+ *           unloaded after it (dlclose: the mark then stands above the
+ *           RSS under every allocator)
  *   fork    the same as plain in a forked child, which prints the
  *           figures (its start read right after fork returns) and
  *           leaves by returning from main; the parent waits and leaves by _exit with
@@ -25,7 +33,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "rss_self.h"
 
@@ -83,6 +94,32 @@ static void *nothing(void *arg)
 	return arg;
 }
 
+static void at_quick(void)
+{
+}
+
+/* The late mode: the peak, then the first calls of wrappers of
+ * memcheck's that lie in code a process seldom runs. */
+static int late_mode(bool unload)
+{
+	void *m = unload ? dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL) : NULL;
+	size_t big = 16u << 20;
+	char *b = malloc(big);
+	if (!b || (unload && !m))
+		return 2;
+	memset(b, 1, big);
+	free(b);
+	if (m)
+		dlclose(m);
+	struct rlimit r;
+	if (prlimit(0, RLIMIT_NOFILE, NULL, &r) != 0 || setuid(getuid()) != 0 ||
+	    at_quick_exit(at_quick) != 0)
+		return 2;
+	if (shmdt(&r) == 0)
+		return 2; /* &r is no segment: EINVAL */
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	rss_self_fixed_layout(argv);
@@ -128,6 +165,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "thread") == 0) {
 		pthread_t t;
 		if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 2;
+	} else if (strcmp(mode, "late") == 0 || strcmp(mode, "lateunload") == 0) {
+		if (late_mode(strcmp(mode, "lateunload") == 0) != 0)
 			return 2;
 	} else if (strcmp(mode, "heaperror") == 0) {
 		size_t big = 16u << 20;
