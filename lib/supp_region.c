@@ -640,13 +640,22 @@ static void list_used(struct mc_supp_report *out, size_t ns)
 			continue;
 		struct mc_supp_used *u = &out->used[out->nused++];
 		*u = out->count[i];
+		/* the cache keeps the '{' line in bits 0..23, the name's
+		 * line after it (valgrind's used_suppression's) above */
+		int packed;
 		if (light) {
-			u->name = mc_suppcache_light_name(i, &u->file, &u->line);
+			u->name = mc_suppcache_light_name(i, &u->file, &packed);
+			u->line = packed & 0xffffff;
+			u->name_line = u->line + (packed >> 24 & 0xff);
 			continue;
 		}
 		u->name = mc_supp_name(supps, i, &u->file, &u->line);
+		u->name_line = mc_supp_name_line(supps, i);
+		packed = u->line < 0 || u->line > 0xffffff || u->name_line - u->line > 0x7f
+				 ? -1
+				 : u->line | (u->name_line - u->line) << 24;
 		/* for a later process that leaves the set's file unread */
-		mc_suppcache_name_keep(i, u->name, u->file, u->line);
+		mc_suppcache_name_keep(i, u->name, u->file, packed);
 	}
 }
 

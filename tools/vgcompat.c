@@ -422,7 +422,7 @@ int cmd_vgcompat(int argc, char **argv)
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
-	bool gen = false, child_silent = false, trace_children = false, xml = false;
+	bool gen = false, child_silent = false, list = false, trace_children = false, xml = false;
 	char *xml_file = NULL, *xml_fd = NULL;
 	int i = 1, log_fd = 2;
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -433,8 +433,15 @@ int cmd_vgcompat(int argc, char **argv)
 		}
 		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			text = "fail";
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			text = "full";
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose") || !strcmp(a, "-s")) {
+			/* valgrind's -v lists the errors and the suppressions
+			 * used at the end, as -s does; memcheck's own lines
+			 * (MEMCHECK_TEXT=full) are not valgrind's */
+			list = true;
+		} else if ((v = value_of(a, "--show-error-list"))) {
+			if (strcmp(v, "yes") && strcmp(v, "no"))
+				return bad_usage(NULL, "%s: expected yes or no", a);
+			list = v[0] == 'y';
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "--help-debug") ||
 			   !strcmp(a, "--version")) {
 			/* A build system's probe of the tool, as valgrind answers it
@@ -651,6 +658,7 @@ int cmd_vgcompat(int argc, char **argv)
 	set_kinds("VALGRIND_SHOW", show);
 	set_kinds("VALGRIND_ERRORS", errors);
 	put_setting("VALGRIND_CHILD_SILENT", child_silent ? "1" : "0");
+	put_setting("VALGRIND_LIST", list ? "1" : "0");
 	/* valgrind's default --trace-children=no: the program exec'd below,
 	 * in this process, is checked, and no program exec'd after it
 	 * (lib/life.c); an outer command line's value is not ours */
