@@ -1415,16 +1415,16 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	 * SUMMARY and the exit status (--error-exitcode), so memcheck's own
 	 * PASS/FAIL line is not written here (a log compared line for line
 	 * with valgrind's had one more).  At verbosity 1 without -s valgrind
-	 * points at -s; with -s or -v it lists the contexts and the
-	 * suppressions used, then says the summary again. */
-	if (!quiet) {
-		if (!mc_opt.valgrind_list)
-			mc_buf_strs(&b, p, " For lists of detected and suppressed errors, "
-				    "rerun with: -s\n", NULL);
+	 * points at -s; with -s or -v (-q -s too) it lists the contexts and
+	 * the suppressions used, then says the summary again. */
+	if (!quiet && !mc_opt.valgrind_list)
+		mc_buf_strs(&b, p, " For lists of detected and suppressed errors, "
+			    "rerun with: -s\n", NULL);
+	/* -q -s: the summary and the list all the same, as valgrind's */
+	if (!quiet || mc_opt.valgrind_list)
 		error_summary(&b, p, errors, ctx, supp);
-		if (mc_opt.valgrind_list)
-			vg_error_list(&b, p, sp, rr, errors, ctx, supp);
-	}
+	if (mc_opt.valgrind_list)
+		vg_error_list(&b, p, sp, rr, errors, ctx, supp);
 	/* -q and a clean run: nothing, not even the text's file opened */
 	if (b.len)
 		mc_text_write(b.s, b.len);

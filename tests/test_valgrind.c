@@ -1160,7 +1160,8 @@ START_TEST(heap_errors_as_valgrinds)
 }
 END_TEST
 
-/* The end of a process's text as a tool reads it, from HEAP SUMMARY:
+/* The end of a process's text as a tool reads it, from HEAP SUMMARY
+ * (-q's: all of it):
  * the "==PID==" and "--PID--" prefixes and addresses left as "==" and
  * "--", the frames' lines and valgrind -v's scan lines ("Searching
  * for pointers", "Checked N bytes", which memcheck does not write, and
@@ -1173,10 +1174,11 @@ static void end_lines(const char *text, bool all, char *out, size_t cap)
 {
 	size_t m = 0, len;
 	bool after_scan = false;
+	out[0] = 0;
 	const char *from = strstr(text, "HEAP SUMMARY:");
 	while (from && from > text && from[-1] != '\n')
 		from--;
-	for (const char *l = from ? from : ""; *l && m < cap; l += len + (l[len] != 0)) {
+	for (const char *l = from ? from : text; *l && m < cap; l += len + (l[len] != 0)) {
 		len = strcspn(l, "\n");
 		char c = l[0];
 		const char *end = (c == '=' || c == '-') && l[1] == c ? memchr(l + 2, c, len - 2) : NULL;
@@ -1216,7 +1218,8 @@ static void end_lines(const char *text, bool all, char *out, size_t cap)
  * context "N errors in context I of M:" and its lines, then
  * "--PID-- used_suppression:      1 NAME FILE:LINE suppressed: B bytes
  * in N blocks" for the suppression that took a leak, and ERROR SUMMARY
- * again), with -q (nothing); every line compared under glibc, the
+ * again), with -q (nothing), with -q -s (ERROR SUMMARY and the list
+ * all the same); every line compared under glibc, the
  * lines that say it under the others; and nothing of memcheck's own.
  * On main memcheck wrote "memcheck: FAIL: ..." (or PASS) where valgrind
  * writes "rerun with: -s", refused -s and --show-error-list, and its -v
@@ -1227,8 +1230,9 @@ START_TEST(end_as_valgrinds)
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
-	static const char *const opts[] = { "--leak-check=full", "-s", "--show-error-list=yes",
-					    "-v", "-q" };
+	static const char *const opts[][2] = { { "--leak-check=full", NULL }, { "-s", NULL },
+					       { "--show-error-list=yes", NULL }, { "-v", NULL },
+					       { "-q", NULL }, { "-q", "-s" } };
 	static const char *const progs[][2] = { { "plain_errors", "double" },
 						{ "plain_exit", "leak" } };
 	const char *supp = h_tmppath("vgend.supp");
@@ -1239,7 +1243,8 @@ START_TEST(end_as_valgrinds)
 	fclose(f);
 	for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
 		const char *args[] = { "--leak-check=full", h_env("--suppressions=%s", supp),
-				       opts[_i], h_prog(progs[p][0]), progs[p][1], NULL };
+				       opts[_i][0], opts[_i][1] ? opts[_i][1] : "--leak-check=full",
+				       h_prog(progs[p][0]), progs[p][1], NULL };
 		struct h_res v;
 		H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
 		char want[2][8192], got[8192];
@@ -1247,15 +1252,15 @@ START_TEST(end_as_valgrinds)
 		end_lines(v.r.err, false, want[1], sizeof want[1]);
 		h_res_free(&v);
 		ck_assert_msg(_i == 4 || strstr(want[0], "ERROR SUMMARY"), "%s %s: valgrind's:\n%s",
-			      opts[_i], progs[p][0], want[0]);
+			      opts[_i][0], progs[p][0], want[0]);
 		for (int a = 0; a < H_NALLOCATORS; a++) {
 			struct h_res x;
 			if (!memcheck_under(a, args, &x, 0))
 				continue;
 			end_lines(x.r.err, a == H_GLIBC, got, sizeof got);
 			ck_assert_msg(!strcmp(want[a != H_GLIBC], got),
-				      "%s %s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", opts[_i],
-				      progs[p][0], h_allocator_name(a), want[a != H_GLIBC], got);
+				      "%s %s %s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", opts[_i][0],
+				      opts[_i][1] ? opts[_i][1] : "", progs[p][0], h_allocator_name(a), want[a != H_GLIBC], got);
 			h_res_free(&x);
 		}
 	}
@@ -2520,7 +2525,7 @@ int main(void)
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_test(tc, head_keeps_no_descriptor);
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 9);
-	tcase_add_loop_test(tc, end_as_valgrinds, 0, 5);
+	tcase_add_loop_test(tc, end_as_valgrinds, 0, 6);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_test(tc, gen_suppressions_in_xml);
