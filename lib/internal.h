@@ -3405,8 +3405,9 @@ size_t mc_supp_pools(const struct mc_supps *s);
 /* Entry i's "# freeres:" marks: MC_FREERES_CXX, MC_FREERES_LIBC. */
 unsigned mc_supp_freeres(const struct mc_supps *s, size_t i);
 /* Entry i's name, and the file and line of its '{'. */
-const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line);
-int mc_supp_name_line(const struct mc_supps *s, size_t i); /* its name's line */
+/* an entry's name, file, line of its '{' and of its name */
+const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line,
+			 int *name_line);
 /* The frames of one stack, inlined calls expanded, innermost first:
  * frame(arg, i) is frame i, or NULL past the last.
  *

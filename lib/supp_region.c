@@ -646,15 +646,13 @@ static void list_used(struct mc_supp_report *out, size_t ns)
 		if (light) {
 			u->name = mc_suppcache_light_name(i, &u->file, &packed);
 			u->line = packed & 0xffffff;
-			u->name_line = u->line + (packed >> 24 & 0xff);
+			u->name_line = u->line + (int)((unsigned)packed >> 24);
 			continue;
 		}
-		u->name = mc_supp_name(supps, i, &u->file, &u->line);
-		u->name_line = mc_supp_name_line(supps, i);
-		packed = u->line < 0 || u->line > 0xffffff || u->name_line - u->line > 0x7f
-				 ? -1
-				 : u->line | (u->name_line - u->line) << 24;
-		/* for a later process that leaves the set's file unread */
+		u->name = mc_supp_name(supps, i, &u->file, &u->line, &u->name_line);
+		/* for a later process that leaves the set's file unread (not
+		 * kept where the packing does not fit: negative) */
+		packed = u->line >> 24 ? -1 : u->line | (u->name_line - u->line) << 24;
 		mc_suppcache_name_keep(i, u->name, u->file, packed);
 	}
 }

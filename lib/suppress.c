@@ -199,18 +199,16 @@ unsigned mc_supp_freeres(const struct mc_supps *s, size_t i)
 	return s->v[i].freeres;
 }
 
-const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line)
+const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line,
+			 int *name_line)
 {
 	if (file)
 		*file = s->v[i].file;
 	if (line)
 		*line = s->v[i].line;
+	if (name_line)
+		*name_line = s->v[i].line + s->v[i].name_after;
 	return s->v[i].name;
-}
-
-int mc_supp_name_line(const struct mc_supps *s, size_t i)
-{
-	return s->v[i].line + s->v[i].name_after;
 }
 
 static struct mc_supp *push(struct mc_supps *s)
