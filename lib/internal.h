@@ -60,6 +60,7 @@ enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL, MC_TEX
 /* MEMCHECK_VALGRIND_TEXT: valgrind's --leak-check, and all for
  * --show-leak-kinds=all (vgtext.c) */
 enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_ALL };
+enum mc_vglist { MC_VGLIST_HINT, MC_VGLIST_LIST, MC_VGLIST_NONE };
 /* MEMCHECK_VALGRIND_RESOLUTION's words, in its order */
 enum mc_vgres { MC_VGRES_LOW, MC_VGRES_MED, MC_VGRES_HIGH };
 /* MEMCHECK_VALGRIND_FREERES's words, in its order */
@@ -81,7 +82,7 @@ struct mc_options {
 	int valgrind_errors;      /* 1 << enum mc_kind, each kind an error */
 	int valgrind_freeres;     /* MC_FREERES_CXX | MC_FREERES_LIBC */
 	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
-	int valgrind_list;         /* -s: the contexts and suppressions listed (vgtext.c) */
+	int valgrind_list;         /* enum mc_vglist: -s's list, -s's hint (vgtext.c) */
 	const char *valgrind_children; /* the pid whose program alone is checked (life.c) */
 	const char *valgrind_fullpath; /* --fullpath-after's prefixes, each ended by ':' (vgtext.c) */
 	int valgrind_resolution;  /* enum mc_vgres: --leak-resolution (vgtext.c) */

@@ -431,7 +431,7 @@ bool mc_vgtext_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size, ui
 	}
 	/* kept for -s's list, which writes them again (without the
 	 * empty line) */
-	if (mc_opt.valgrind_list && slot >= 0 && !context_text[slot].s)
+	if (mc_opt.valgrind_list == MC_VGLIST_LIST && slot >= 0 && !context_text[slot].s)
 		mc_buf_put(&context_text[slot], b.s, b.len);
 	mc_buf_strs(&b, sp, "\n", NULL);
 	mc_text_write(b.s, b.len);
@@ -1417,13 +1417,14 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 	 * with valgrind's had one more).  At verbosity 1 without -s valgrind
 	 * points at -s; with -s or -v (-q -s too) it lists the contexts and
 	 * the suppressions used, then says the summary again. */
-	if (!quiet && !mc_opt.valgrind_list)
+	bool list = mc_opt.valgrind_list == MC_VGLIST_LIST;
+	if (!quiet && mc_opt.valgrind_list == MC_VGLIST_HINT)
 		mc_buf_strs(&b, p, " For lists of detected and suppressed errors, "
 			    "rerun with: -s\n", NULL);
 	/* -q -s: the summary and the list all the same, as valgrind's */
-	if (!quiet || mc_opt.valgrind_list)
+	if (!quiet || list)
 		error_summary(&b, p, errors, ctx, supp);
-	if (mc_opt.valgrind_list)
+	if (list)
 		vg_error_list(&b, p, sp, rr, errors, ctx, supp);
 	/* -q and a clean run: nothing, not even the text's file opened */
 	if (b.len)

@@ -1219,7 +1219,9 @@ static void end_lines(const char *text, bool all, char *out, size_t cap)
  * "--PID-- used_suppression:      1 NAME FILE:LINE suppressed: B bytes
  * in N blocks" for the suppression that took a leak, and ERROR SUMMARY
  * again), with -q (nothing), with -q -s (ERROR SUMMARY and the list
- * all the same); every line compared under glibc, the
+ * all the same), with -v --show-error-list=no (neither the hint nor
+ * the list), with -v -q (as with neither: valgrind's -q takes one
+ * from the verbosity); every line compared under glibc, the
  * lines that say it under the others; and nothing of memcheck's own.
  * On main memcheck wrote "memcheck: FAIL: ..." (or PASS) where valgrind
  * writes "rerun with: -s", refused -s and --show-error-list, and its -v
@@ -1232,7 +1234,8 @@ START_TEST(end_as_valgrinds)
 		return;
 	static const char *const opts[][2] = { { "--leak-check=full", NULL }, { "-s", NULL },
 					       { "--show-error-list=yes", NULL }, { "-v", NULL },
-					       { "-q", NULL }, { "-q", "-s" } };
+					       { "-q", NULL }, { "-q", "-s" },
+					       { "-v", "--show-error-list=no" }, { "-v", "-q" } };
 	static const char *const progs[][2] = { { "plain_errors", "double" },
 						{ "plain_exit", "leak" } };
 	const char *supp = h_tmppath("vgend.supp");
@@ -2527,7 +2530,7 @@ int main(void)
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_test(tc, head_keeps_no_descriptor);
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 9);
-	tcase_add_loop_test(tc, end_as_valgrinds, 0, 6);
+	tcase_add_loop_test(tc, end_as_valgrinds, 0, 8);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_test(tc, gen_suppressions_in_xml);

@@ -426,9 +426,9 @@ int cmd_vgcompat(int argc, char **argv)
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
 	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
-	bool gen = false, child_silent = false, list = false, trace_children = false, xml = false;
+	bool gen = false, child_silent = false, trace_children = false, xml = false;
 	char *xml_file = NULL, *xml_fd = NULL;
-	int i = 1, log_fd = 2;
+	int i = 1, log_fd = 2, verbosity = 1, list = -1; /* list: -s's, -1 not given */
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
 		if (!strcmp(a, "--")) {
@@ -436,12 +436,16 @@ int cmd_vgcompat(int argc, char **argv)
 			break;
 		}
 		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			text = "fail";
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose") || !strcmp(a, "-s")) {
+			verbosity--; /* valgrind's: -v -q is neither */
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			/* valgrind's -v lists the errors and the suppressions
-			 * used at the end, as -s does; memcheck's own lines
-			 * (MEMCHECK_TEXT=full) are not valgrind's */
-			list = true;
+			 * used at the end, as -s does, unless
+			 * --show-error-list=no says otherwise (before or
+			 * after it); memcheck's own lines (MEMCHECK_TEXT=full)
+			 * are not valgrind's */
+			verbosity++;
+		} else if (!strcmp(a, "-s")) {
+			list = 1;
 		} else if ((v = value_of(a, "--show-error-list"))) {
 			if (strcmp(v, "yes") && strcmp(v, "no"))
 				return bad_usage(NULL, "%s: expected yes or no", a);
@@ -612,6 +616,8 @@ int cmd_vgcompat(int argc, char **argv)
 	}
 	if (i >= argc)
 		return bad_usage(NULL, "no program to run after the options");
+	if (verbosity < 1)
+		text = "fail";
 	/* valgrind's own refusal: --xml=yes needs a destination */
 	if (xml && !xml_file && !xml_fd)
 		return bad_usage(NULL, "--xml=yes has been specified, but there is no XML output "
@@ -662,7 +668,9 @@ int cmd_vgcompat(int argc, char **argv)
 	set_kinds("VALGRIND_SHOW", show);
 	set_kinds("VALGRIND_ERRORS", errors);
 	put_setting("VALGRIND_CHILD_SILENT", child_silent ? "1" : "0");
-	put_setting("VALGRIND_LIST", list ? "1" : "0");
+	/* valgrind's: the list where -s or -v asks, its hint at verbosity 1 */
+	put_setting("VALGRIND_LIST", list > 0 || (list < 0 && verbosity > 1) ? "list"
+				     : verbosity == 1 ? "hint" : "none");
 	/* valgrind's default --trace-children=no: the program exec'd below,
 	 * in this process, is checked, and no program exec'd after it
 	 * (lib/life.c); an outer command line's value is not ours */
