@@ -1299,7 +1299,18 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 		mc_buf_strs(b, sp, "\n", p, " ", mc_commas(atomic_load(&context_errors[min]), c1),
 			    " errors in context ", mc_commas(k, c2), " of ", mc_commas(ctx, c3),
 			    ":\n", NULL);
-		mc_buf_put(b, context_text[min].s, context_text[min].len);
+		/* each line under this process's pid: a forked child lists
+		 * its parent's contexts too, as valgrind's does */
+		const char *t = context_text[min].s, *e = t + context_text[min].len;
+		while (t < e) {
+			const char *nl = memchr(t, '\n', (size_t)(e - t));
+			const char *body = t + 2 < e ? memmem(t + 2, (size_t)(e - t - 2), "==", 2) : NULL;
+			nl = nl ? nl + 1 : e;
+			body = body && body < nl ? body + 2 : t;
+			mc_buf_puts(b, p);
+			mc_buf_put(b, body, (size_t)(nl - body));
+			t = nl;
+		}
 		mc_buf_strs(b, sp, "\n", NULL);
 	}
 	char dp[32], dsp[34];
