@@ -560,8 +560,12 @@ static __attribute__((noinline, cold)) void vg_after_fork(void)
 		silent = true;
 		mc_opt.text = MC_TEXT_NONE;
 	}
-	for (int i = 0; i < VG_CONTEXTS; i++)
+	for (int i = 0; i < VG_CONTEXTS; i++) {
 		atomic_store(&contexts[i], 0);
+		/* -s's list: the child's contexts alone, as it counts them */
+		atomic_store(&context_errors[i], 0);
+		mc_buf_free(&context_text[i]);
+	}
 	atomic_store(&more_contexts, 0);
 	bool own;
 	if (mc_opt.valgrind_text && mc_vgtext_image != MC_VG_IMAGE_NONE && log_file(&own) && own)
