@@ -60,6 +60,7 @@ enum mc_text { MC_TEXT_NONE, MC_TEXT_FAIL, MC_TEXT_SUMMARY, MC_TEXT_FULL, MC_TEX
 /* MEMCHECK_VALGRIND_TEXT: valgrind's --leak-check, and all for
  * --show-leak-kinds=all (vgtext.c) */
 enum mc_vgtext { MC_VGTEXT_NONE, MC_VGTEXT_SUMMARY, MC_VGTEXT_FULL, MC_VGTEXT_ALL };
+enum mc_vglist { MC_VGLIST_HINT, MC_VGLIST_LIST, MC_VGLIST_NONE };
 /* MEMCHECK_VALGRIND_RESOLUTION's words, in its order */
 enum mc_vgres { MC_VGRES_LOW, MC_VGRES_MED, MC_VGRES_HIGH };
 /* MEMCHECK_VALGRIND_FREERES's words, in its order */
@@ -81,6 +82,7 @@ struct mc_options {
 	int valgrind_errors;      /* 1 << enum mc_kind, each kind an error */
 	int valgrind_freeres;     /* MC_FREERES_CXX | MC_FREERES_LIBC */
 	int valgrind_child_silent; /* a forked child writes nothing (life.c) */
+	int valgrind_list;         /* enum mc_vglist: -s's list, -s's hint (vgtext.c) */
 	const char *valgrind_children; /* the pid whose program alone is checked (life.c) */
 	const char *valgrind_fullpath; /* --fullpath-after's prefixes, each ended by ':' (vgtext.c) */
 	int valgrind_resolution;  /* enum mc_vgres: --leak-resolution (vgtext.c) */
@@ -3409,7 +3411,9 @@ size_t mc_supp_pools(const struct mc_supps *s);
 /* Entry i's "# freeres:" marks: MC_FREERES_CXX, MC_FREERES_LIBC. */
 unsigned mc_supp_freeres(const struct mc_supps *s, size_t i);
 /* Entry i's name, and the file and line of its '{'. */
-const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line);
+/* an entry's name, file, line of its '{' and of its name */
+const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line,
+			 int *name_line);
 /* The frames of one stack, inlined calls expanded, innermost first:
  * frame(arg, i) is frame i, or NULL past the last.
  *
@@ -3523,7 +3527,8 @@ size_t mc_suppcache_verdicts_count(const char *p, size_t len, uint64_t set, uint
 /* The suppressions one region used. */
 struct mc_supp_used {
 	const char *name, *file;
-	int line;
+	int line;                       /* of its '{' */
+	int name_line;                  /* of its name (valgrind's used_suppression) */
 	uint64_t records, blocks, bytes;
 };
 struct mc_supp_report {
@@ -3646,7 +3651,7 @@ void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool free
 		       bool xml);
 /* A heap error in valgrind's text (report.c), where MEMCHECK_VALGRIND_TEXT
  * is set: true, said or counted (a context's repeat, fresh false). */
-bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
+bool mc_vgtext_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
 			  uint32_t free_stack, uint32_t now_stack, uintptr_t block,
 			  const struct mc_stack_place *on);
 /* Which image this is under memcheck's valgrind command line (life.c

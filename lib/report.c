@@ -1468,7 +1468,7 @@ void mc_report_heap_error(const char *what, uintptr_t ptr, uint64_t size,
 	if (mc_vgtext_silent() || /* counted, not said */
 	    mc_vgxml_heap_error(slot, fresh, ptr, size, alloc_stack, free_stack, now_stack, block,
 				on) ||
-	    mc_vgtext_heap_error(fresh, ptr, size, alloc_stack, free_stack, now_stack, block, on)) {
+	    mc_vgtext_heap_error(slot, fresh, ptr, size, alloc_stack, free_stack, now_stack, block, on)) {
 		mc_fds_room_end();
 		mc_own_work_end();
 		return;

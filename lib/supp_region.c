@@ -640,13 +640,20 @@ static void list_used(struct mc_supp_report *out, size_t ns)
 			continue;
 		struct mc_supp_used *u = &out->used[out->nused++];
 		*u = out->count[i];
+		/* the cache keeps the '{' line in bits 0..23, the name's
+		 * line after it (valgrind's used_suppression's) above */
+		int packed;
 		if (light) {
-			u->name = mc_suppcache_light_name(i, &u->file, &u->line);
+			u->name = mc_suppcache_light_name(i, &u->file, &packed);
+			u->line = packed & 0xffffff;
+			u->name_line = u->line + (int)((unsigned)packed >> 24);
 			continue;
 		}
-		u->name = mc_supp_name(supps, i, &u->file, &u->line);
-		/* for a later process that leaves the set's file unread */
-		mc_suppcache_name_keep(i, u->name, u->file, u->line);
+		u->name = mc_supp_name(supps, i, &u->file, &u->line, &u->name_line);
+		/* for a later process that leaves the set's file unread (not
+		 * kept where the packing does not fit: negative) */
+		packed = u->line >> 24 ? -1 : u->line | (u->name_line - u->line) << 24;
+		mc_suppcache_name_keep(i, u->name, u->file, packed);
 	}
 }
 

@@ -84,6 +84,8 @@ struct mc_supp {
 	uint8_t kinds;            /* 1 << enum mc_kind */
 	uint8_t nanchors;
 	uint8_t freeres;          /* its "# freeres:" marks (mc_supp_freeres) */
+	uint8_t name_after;       /* its name's line after the '{' one (valgrind's
+				   * used_suppression names that line), at most 255 */
 	uint32_t dots;            /* bit p: frame p is '...' (the automaton's) */
 	uint8_t anchor[ANCHORS];  /* indexes into frames */
 	uint32_t anchor_hash[ANCHORS];
@@ -197,12 +199,15 @@ unsigned mc_supp_freeres(const struct mc_supps *s, size_t i)
 	return s->v[i].freeres;
 }
 
-const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line)
+const char *mc_supp_name(const struct mc_supps *s, size_t i, const char **file, int *line,
+			 int *name_line)
 {
 	if (file)
 		*file = s->v[i].file;
 	if (line)
 		*line = s->v[i].line;
+	if (name_line)
+		*name_line = s->v[i].line + s->v[i].name_after;
 	return s->v[i].name;
 }
 
@@ -586,6 +591,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	}
 	const char *name = line;
 	size_t name_len = len;
+	int name_line = r->lineno;
 	if (!next_line(r, &line, &len)) {
 		fail(r, r->lineno, "expected 'Tool:Kind' (such as Memcheck:Leak) after the "
 		     "name, found the end of the file");
@@ -664,6 +670,7 @@ static bool parse_entry(struct reader *r, struct mc_supps *s, const char *file)
 	e.frames = frames;
 	e.kinds = pool ? 1u << MC_SUPP_POOL : 0xf;
 	e.line = open;
+	e.name_after = (uint8_t)(name_line - open > 255 ? 255 : name_line - open);
 	bool have = next_line(r, &line, &len);
 	if (have && leak && len >= 17 && memcmp(line, "match-leak-kinds:", 17) == 0) {
 		if (!leak_kinds(r, line + 17, len - 17, &e.kinds))

@@ -26,8 +26,9 @@
  * kinds --errors-for-leak-kinds names (definitely and possibly lost by
  * default) is an error of its own context, a suppressed one of those
  * kinds a suppressed error; a heap error is an error, its context its
- * kind and stack.  memcheck's verdict takes the place of
- * valgrind's "For lists of detected and suppressed errors" line.
+ * kind and stack.  Nothing follows ERROR SUMMARY but what valgrind
+ * writes there (-s's list, MEMCHECK_VALGRIND_LIST): the verdict is the
+ * summary's and the exit status's, as valgrind's.
  *
  * Nothing here reads RSS or the allocator's statistics: the figures are
  * the ones the one-line summary has, plus the kinds and suppressed
@@ -246,6 +247,10 @@ static uint32_t vg_stack_id(uint32_t id);
 #define VG_CONTEXTS MC_VG_CONTEXTS
 static _Atomic uint64_t contexts[VG_CONTEXTS];
 static _Atomic unsigned more_contexts;
+/* Under MEMCHECK_VALGRIND_LIST (-s, -v): each context's errors, and its
+ * lines as written (the first time), for the list at the end */
+static _Atomic unsigned context_errors[VG_CONTEXTS];
+static struct mc_buf context_text[VG_CONTEXTS];
 
 int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh)
 {
@@ -253,14 +258,12 @@ int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh)
 	*fresh = false;
 	for (int i = 0; i < VG_CONTEXTS; i++) {
 		uint64_t v = atomic_load(&contexts[i]);
-		if (v == key)
-			return i;
-		if (v == 0 && atomic_compare_exchange_strong(&contexts[i], &v, key)) {
+		if (v == 0 && atomic_compare_exchange_strong(&contexts[i], &v, key))
 			*fresh = true;
+		if (*fresh || v == key) {
+			atomic_fetch_add(&context_errors[i], 1);
 			return i;
 		}
-		if (v == key)
-			return i;
 	}
 	atomic_fetch_add(&more_contexts, 1);
 	*fresh = true;
@@ -397,7 +400,7 @@ void mc_vgtext_address(struct mc_buf *b, uintptr_t ptr, uint64_t size, bool free
  * address, the stacks that freed and allocated the block, an empty
  * line; each context once, as valgrind writes it (the repeats counted
  * in ERROR SUMMARY).  False where memcheck's own text says it. */
-bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
+bool mc_vgtext_heap_error(int slot, bool fresh, uintptr_t ptr, uint64_t size, uint32_t alloc_stack,
 			  uint32_t free_stack, uint32_t now_stack, uintptr_t block,
 			  const struct mc_stack_place *on)
 {
@@ -426,6 +429,10 @@ bool mc_vgtext_heap_error(bool fresh, uintptr_t ptr, uint64_t size, uint32_t all
 			mc_buf_strs(&b, p, "  Block was alloc'd at\n", NULL);
 		mc_text_stack(&b, sp, vg_stack_id(alloc_stack));
 	}
+	/* kept for -s's list, which writes them again (without the
+	 * empty line) */
+	if (mc_opt.valgrind_list == MC_VGLIST_LIST && slot >= 0 && !context_text[slot].s)
+		mc_buf_put(&context_text[slot], b.s, b.len);
 	mc_buf_strs(&b, sp, "\n", NULL);
 	mc_text_write(b.s, b.len);
 	mc_buf_free(&b);
@@ -553,8 +560,12 @@ static __attribute__((noinline, cold)) void vg_after_fork(void)
 		silent = true;
 		mc_opt.text = MC_TEXT_NONE;
 	}
-	for (int i = 0; i < VG_CONTEXTS; i++)
+	for (int i = 0; i < VG_CONTEXTS; i++) {
 		atomic_store(&contexts[i], 0);
+		/* -s's list: the child's contexts alone, as it counts them */
+		atomic_store(&context_errors[i], 0);
+		mc_buf_free(&context_text[i]);
+	}
 	atomic_store(&more_contexts, 0);
 	bool own;
 	if (mc_opt.valgrind_text && mc_vgtext_image != MC_VG_IMAGE_NONE && log_file(&own) && own)
@@ -1253,6 +1264,90 @@ static void vg_terminating(struct mc_buf *b, const char *p, const char *sp, bool
 	}
 }
 
+static void error_summary(struct mc_buf *b, const char *p, uint64_t errors, uint64_t ctx,
+			  uint64_t supp)
+{
+	char c1[32], c2[32], c3[32], c4[32];
+	mc_buf_strs(b, p, " ERROR SUMMARY: ", mc_commas(errors, c1), " errors from ",
+		    mc_commas(ctx, c2), " contexts (suppressed: ", mc_commas(supp, c3), " from ",
+		    mc_commas(supp, c4), ")\n", NULL);
+}
+
+/* valgrind's -s after its ERROR SUMMARY: the heap errors' contexts
+ * fewest errors first (of as many, the newest first, as valgrind's
+ * list holds them), each "N errors in context I of M:" and its lines;
+ * the suppressions that took records, as its debug lines ("--PID--");
+ * then the summary again.  Nothing but the summary where there is
+ * neither (valgrind 3.19's text, compared: tests/test_valgrind.c). */
+static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
+			  const struct mc_region_report *rr, uint64_t errors, uint64_t ctx,
+			  uint64_t supp)
+{
+	bool shown[VG_CONTEXTS] = { false }, any = false;
+	uint64_t n = 0, nsupp = 0;
+	for (int i = 0; i < VG_CONTEXTS; i++)
+		n += context_text[i].len != 0;
+	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++)
+		nsupp += rr->supp->used[i].records && rr->supp->used[i].name;
+	if (!n && !nsupp)
+		return;
+	char c1[32], c2[32], c3[32];
+	for (uint64_t k = 1; k <= n; k++) {
+		int min = -1;
+		for (int i = VG_CONTEXTS - 1; i >= 0; i--)
+			if (context_text[i].len && !shown[i] &&
+			    (min < 0 || atomic_load(&context_errors[i]) <
+						atomic_load(&context_errors[min])))
+				min = i;
+		shown[min] = true;
+		mc_buf_strs(b, sp, "\n", p, " ", mc_commas(atomic_load(&context_errors[min]), c1),
+			    " errors in context ", mc_commas(k, c2), " of ", mc_commas(ctx, c3),
+			    ":\n", NULL);
+		/* each line under this process's pid: a forked child lists
+		 * its parent's contexts too, as valgrind's does */
+		const char *t = context_text[min].s, *e = t + context_text[min].len;
+		while (t < e) {
+			const char *nl = memchr(t, '\n', (size_t)(e - t));
+			const char *body = t + 2 < e ? memmem(t + 2, (size_t)(e - t - 2), "==", 2) : NULL;
+			nl = nl ? nl + 1 : e;
+			body = body && body < nl ? body + 2 : t;
+			mc_buf_puts(b, p);
+			mc_buf_put(b, body, (size_t)(nl - body));
+			t = nl;
+		}
+		mc_buf_strs(b, sp, "\n", NULL);
+	}
+	char dp[32], dsp[34];
+	memcpy(dp, p, strlen(p) + 1);
+	dp[0] = dp[1] = '-';
+	dp[strlen(dp) - 2] = dp[strlen(dp) - 1] = '-';
+	memcpy(dsp, dp, strlen(dp));
+	memcpy(dsp + strlen(dp), " ", 2);
+	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
+		const struct mc_supp_used *u = &rr->supp->used[i];
+		if (!u->records || !u->name)
+			continue;
+		char cnt[16], name[1024], file[1024];
+		if (!any)
+			mc_buf_strs(b, dsp, "\n", NULL);
+		any = true;
+		/* valgrind's "%6d" */
+		*mc_utoa(cnt, u->records) = 0;
+		size_t w = strlen(cnt);
+		mc_buf_strs(b, dp, " used_suppression: ", NULL);
+		for (; w < 6; w++)
+			mc_buf_puts(b, " ");
+		mc_buf_strs(b, cnt, " ", mc_text_escape(u->name, name, sizeof name), " ",
+			    mc_text_escape(u->file, file, sizeof file), ":", NULL);
+		mc_buf_int(b, u->name_line);
+		mc_buf_strs(b, " suppressed: ", mc_commas(u->bytes, c1), " bytes in ",
+			    mc_commas(u->blocks, c2), " blocks\n", NULL);
+	}
+	if (any)
+		mc_buf_strs(b, sp, "\n", NULL);
+	error_summary(b, p, errors, ctx, supp);
+}
+
 void mc_vgtext_emit(const struct mc_region_report *rr)
 {
 	const struct memcheck_result *r = rr->r;
@@ -1331,26 +1426,21 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 				    "--leak-check=full --show-leak-kinds=all\n", NULL);
 		mc_buf_strs(&b, sp, "\n", NULL);
 	}
-	char alloc[1024], violations[4 * sizeof r->violations];
-	mc_text_escape(mc_allocator_name(), alloc, sizeof alloc);
-	/* valgrind's summary mode lists no record: say how to have them */
-	bool unlisted = mc_opt.valgrind_text == MC_VGTEXT_SUMMARY && leak_checked() &&
-			(r->definitely_lost.blocks || r->possibly_lost.blocks);
-	if (!r->pass)
-		mc_buf_strs(&b, p, " memcheck: FAIL: ",
-			    mc_text_escape(r->violations, violations, sizeof violations),
-			    " (allocator ", alloc,
-			    unlisted ? "; --leak-check=full lists the loss records" : "", ")\n",
-			    NULL);
-	else if (!quiet)
-		mc_buf_strs(&b, p, " memcheck: PASS (allocator ", alloc,
-			    r->peak_live_bytes == MEMCHECK_UNKNOWN ? "" : "; peak ",
-			    r->peak_live_bytes == MEMCHECK_UNKNOWN ? "" : mc_commas(r->peak_live_bytes, c1),
-			    r->peak_live_bytes == MEMCHECK_UNKNOWN ? ")\n" : " bytes live)\n", NULL);
-	if (!quiet)
-		mc_buf_strs(&b, p, " ERROR SUMMARY: ", mc_commas(errors, c1), " errors from ",
-			    mc_commas(ctx, c2), " contexts (suppressed: ", mc_commas(supp, c3),
-			    " from ", mc_commas(supp, c4), ")\n", NULL);
+	/* valgrind's end, nothing after it: its verdict is the ERROR
+	 * SUMMARY and the exit status (--error-exitcode), so memcheck's own
+	 * PASS/FAIL line is not written here (a log compared line for line
+	 * with valgrind's had one more).  At verbosity 1 without -s valgrind
+	 * points at -s; with -s or -v (-q -s too) it lists the contexts and
+	 * the suppressions used, then says the summary again. */
+	bool list = mc_opt.valgrind_list == MC_VGLIST_LIST;
+	if (!quiet && mc_opt.valgrind_list == MC_VGLIST_HINT)
+		mc_buf_strs(&b, p, " For lists of detected and suppressed errors, "
+			    "rerun with: -s\n", NULL);
+	/* -q -s: the summary and the list all the same, as valgrind's */
+	if (!quiet || list)
+		error_summary(&b, p, errors, ctx, supp);
+	if (list)
+		vg_error_list(&b, p, sp, rr, errors, ctx, supp);
 	/* -q and a clean run: nothing, not even the text's file opened */
 	if (b.len)
 		mc_text_write(b.s, b.len);

@@ -1160,6 +1160,118 @@ START_TEST(heap_errors_as_valgrinds)
 }
 END_TEST
 
+/* The end of a process's text as a tool reads it, from HEAP SUMMARY
+ * (-q's: all of it):
+ * the "==PID==" and "--PID--" prefixes and addresses left as "==" and
+ * "--", the frames' lines and valgrind -v's scan lines ("Searching
+ * for pointers", "Checked N bytes", which memcheck does not write, and
+ * the empty line after them) left out; all: every other line,
+ * else (another allocator, whose own blocks count in the figures) the
+ * lines that say what comes at the end: "rerun with: -s", the
+ * contexts' headings and errors, used_suppression lines of the test's
+ * file, the ERROR SUMMARY's counts of errors, and memcheck's own */
+static void end_lines(const char *text, bool all, char *out, size_t cap)
+{
+	size_t m = 0, len;
+	bool after_scan = false;
+	out[0] = 0;
+	const char *from = strstr(text, "HEAP SUMMARY:");
+	while (from && from > text && from[-1] != '\n')
+		from--;
+	for (const char *l = from ? from : text; *l && m < cap; l += len + (l[len] != 0)) {
+		len = strcspn(l, "\n");
+		char c = l[0];
+		const char *end = (c == '=' || c == '-') && l[1] == c ? memchr(l + 2, c, len - 2) : NULL;
+		if (!end || end[1] != c)
+			continue;
+		const char *body = end + 2;
+		size_t n = len - (size_t)(body - l);
+		char line[1024];
+		snprintf(line, sizeof line, "%.*s", (int)n, body);
+		/* -v's scan lines and the empty line after them */
+		bool scan = strstr(line, "Searching for pointers") || strstr(line, " Checked ");
+		if (after_scan && !line[strspn(line, " ")] && !(after_scan = false))
+			continue;
+		after_scan = scan;
+		if (strstr(line, "    at ") == line || strstr(line, "    by ") == line || scan)
+			continue;
+		for (char *x = line; (x = strstr(x, "0x")); x += 2)
+			memmove(x + 2, x + 2 + strspn(x + 2, "0123456789abcdefABCDEF"),
+				strlen(x + 2 + strspn(x + 2, "0123456789abcdefABCDEF")) + 1);
+		if (!all) {
+			char *paren = strstr(line, "ERROR SUMMARY:") ? strstr(line, " (suppressed") : NULL;
+			if (paren)
+				*paren = 0;
+			if (!paren && !strstr(line, "rerun with: -s") && !strstr(line, "errors in context") &&
+			    !strstr(line, "Invalid free") && !strstr(line, "vgend.supp") &&
+			    !strstr(line, "memcheck"))
+				continue;
+		}
+		m += (size_t)snprintf(out + m, cap - m, "%c%c%s\n", c, c, line);
+	}
+}
+
+/* What follows HEAP SUMMARY, as valgrind 3.19 writes it with none of
+ * -s, --show-error-list and -v (its "For lists of detected and
+ * suppressed errors, rerun with: -s" before ERROR SUMMARY), with -s,
+ * --show-error-list=yes or -v (after ERROR SUMMARY each heap error's
+ * context "N errors in context I of M:" and its lines, then
+ * "--PID-- used_suppression:      1 NAME FILE:LINE suppressed: B bytes
+ * in N blocks" for the suppression that took a leak, and ERROR SUMMARY
+ * again), with -q (nothing), with -q -s (ERROR SUMMARY and the list
+ * all the same), with -v --show-error-list=no (neither the hint nor
+ * the list), with -v -q (as with neither: valgrind's -q takes one
+ * from the verbosity); every line compared under glibc, the
+ * lines that say it under the others; and nothing of memcheck's own.
+ * On main memcheck wrote "memcheck: FAIL: ..." (or PASS) where valgrind
+ * writes "rerun with: -s", refused -s and --show-error-list, and its -v
+ * added memcheck's own report (6 lines a loss record against
+ * valgrind's 2) and listed no context. */
+START_TEST(end_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	static const char *const opts[][2] = { { "--leak-check=full", NULL }, { "-s", NULL },
+					       { "--show-error-list=yes", NULL }, { "-v", NULL },
+					       { "-q", NULL }, { "-q", "-s" },
+					       { "-v", "--show-error-list=no" }, { "-v", "-q" } };
+	static const char *const progs[][2] = { { "plain_errors", "double" },
+						{ "plain_exit", "leak" } };
+	const char *supp = h_tmppath("vgend.supp");
+	FILE *f = fopen(supp, "w");
+	ck_assert_ptr_nonnull(f);
+	/* a comment between '{' and the name: valgrind's used_suppression
+	 * names the name's line (5), not the brace's */
+	fputs("# the leak of plain_exit\n{\n   # its name\n\n   plain_exit's leak\n"
+	      "   Memcheck:Leak\n   fun:malloc\n   fun:leak\n}\n", f);
+	fclose(f);
+	for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
+		const char *args[] = { "--leak-check=full", h_env("--suppressions=%s", supp),
+				       opts[_i][0], opts[_i][1] ? opts[_i][1] : "--leak-check=full",
+				       h_prog(progs[p][0]), progs[p][1], NULL };
+		struct h_res v;
+		H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
+		char want[2][8192], got[8192];
+		end_lines(v.r.err, true, want[0], sizeof want[0]);
+		end_lines(v.r.err, false, want[1], sizeof want[1]);
+		h_res_free(&v);
+		ck_assert_msg(_i == 4 || strstr(want[0], "ERROR SUMMARY"), "%s %s: valgrind's:\n%s",
+			      opts[_i][0], progs[p][0], want[0]);
+		for (int a = 0; a < H_NALLOCATORS; a++) {
+			struct h_res x;
+			if (!memcheck_under(a, args, &x, 0))
+				continue;
+			end_lines(x.r.err, a == H_GLIBC, got, sizeof got);
+			ck_assert_msg(!strcmp(want[a != H_GLIBC], got),
+				      "%s %s %s, %s: valgrind's lines:\n%s\nmemcheck's:\n%s", opts[_i][0],
+				      opts[_i][1] ? opts[_i][1] : "", progs[p][0], h_allocator_name(a), want[a != H_GLIBC], got);
+			h_res_free(&x);
+		}
+	}
+}
+END_TEST
+
 /* Is the line at l (len bytes) an entry's frame of valgrind's
  * allocation functions ("fun:malloc"; "fun:memalign" and then
  * "fun:posix_memalign"), which memcheck's stacks do not hold, or
@@ -2418,6 +2530,7 @@ int main(void)
 	tcase_add_loop_test(tc, log_fd_as_valgrinds, 0, 2);
 	tcase_add_test(tc, head_keeps_no_descriptor);
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 9);
+	tcase_add_loop_test(tc, end_as_valgrinds, 0, 8);
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_test(tc, gen_suppressions_in_xml);

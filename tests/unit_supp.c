@@ -133,10 +133,10 @@ START_TEST(reads_valgrinds_files)
 	ck_assert_uint_eq(mc_supp_others(s), 3);
 	const char *file;
 	int line;
-	ck_assert_str_eq(mc_supp_name(s, 0, &file, &line), "leak, any kind");
+	ck_assert_str_eq(mc_supp_name(s, 0, &file, &line, NULL), "leak, any kind");
 	ck_assert_str_eq(file, "t.supp");
 	ck_assert_int_eq(line, 20);
-	ck_assert_str_eq(mc_supp_name(s, 1, &file, &line), "leak, definite");
+	ck_assert_str_eq(mc_supp_name(s, 1, &file, &line, NULL), "leak, definite");
 	ck_assert_int_eq(line, 27);
 	/* kinds: the first takes all, the second definite and possible */
 	ck_assert_int_eq(match(s, MC_KIND_REACHABLE, "make_list;main"), 0);
@@ -634,7 +634,8 @@ START_TEST(files_through_one_buffer)
 	for (size_t i = 0; i < mc_supp_count(alone); i++) {
 		const char *f1, *f2;
 		int l1, l2;
-		ck_assert_str_eq(mc_supp_name(s, 3 + i, &f1, &l1), mc_supp_name(alone, i, &f2, &l2));
+		ck_assert_str_eq(mc_supp_name(s, 3 + i, &f1, &l1, NULL),
+				 mc_supp_name(alone, i, &f2, &l2, NULL));
 		ck_assert_str_eq(f1, f2);
 		ck_assert_int_eq(l1, l2);
 	}
@@ -688,7 +689,7 @@ START_TEST(load_files)
 	ck_assert(mc_supp_load(s, path, err, sizeof err));
 	ck_assert_uint_eq(mc_supp_count(s), 4);
 	const char *file;
-	mc_supp_name(s, 3, &file, NULL);
+	mc_supp_name(s, 3, &file, NULL, NULL);
 	ck_assert_str_eq(file, path);
 	unlink(path);
 	/* valgrind's own file, every tool and kind in it */

@@ -51,7 +51,11 @@
 
 /* valgrind options accepted and ignored: they tune valgrind's own
  * instrumentation, or choose what it prints beside what memcheck
- * prints anyway. */
+ * prints anyway.  --track-fds=yes's FILE DESCRIPTORS section is not
+ * written (no stack opened a descriptor here: memcheck wraps no open,
+ * socket or pipe); valgrind 3.19 counts no error for it, so ERROR
+ * SUMMARY and the status are its own, and a setup that passes it (a
+ * project's MEMORYCHECK_COMMAND_OPTIONS, a meson --wrap) still runs. */
 static const char *const ignored[] = {
 	"--track-origins", "--track-fds",
 	"--time-stamp", "--read-var-info", "--read-inline-info", "--demangle",
@@ -424,7 +428,7 @@ int cmd_vgcompat(int argc, char **argv)
 	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
 	bool gen = false, child_silent = false, trace_children = false, xml = false;
 	char *xml_file = NULL, *xml_fd = NULL;
-	int i = 1, log_fd = 2;
+	int i = 1, log_fd = 2, verbosity = 1, list = -1; /* list: -s's, -1 not given */
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
 		if (!strcmp(a, "--")) {
@@ -432,9 +436,20 @@ int cmd_vgcompat(int argc, char **argv)
 			break;
 		}
 		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			text = "fail";
+			verbosity--; /* valgrind's: -v -q is neither */
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			text = "full";
+			/* valgrind's -v lists the errors and the suppressions
+			 * used at the end, as -s does, unless
+			 * --show-error-list=no says otherwise (before or
+			 * after it); memcheck's own lines (MEMCHECK_TEXT=full)
+			 * are not valgrind's */
+			verbosity++;
+		} else if (!strcmp(a, "-s")) {
+			list = 1;
+		} else if ((v = value_of(a, "--show-error-list"))) {
+			if (strcmp(v, "yes") && strcmp(v, "no"))
+				return bad_usage(NULL, "%s: expected yes or no", a);
+			list = v[0] == 'y';
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "--help-debug") ||
 			   !strcmp(a, "--version")) {
 			/* A build system's probe of the tool, as valgrind answers it
@@ -601,6 +616,8 @@ int cmd_vgcompat(int argc, char **argv)
 	}
 	if (i >= argc)
 		return bad_usage(NULL, "no program to run after the options");
+	if (verbosity < 1)
+		text = "fail";
 	/* valgrind's own refusal: --xml=yes needs a destination */
 	if (xml && !xml_file && !xml_fd)
 		return bad_usage(NULL, "--xml=yes has been specified, but there is no XML output "
@@ -651,6 +668,9 @@ int cmd_vgcompat(int argc, char **argv)
 	set_kinds("VALGRIND_SHOW", show);
 	set_kinds("VALGRIND_ERRORS", errors);
 	put_setting("VALGRIND_CHILD_SILENT", child_silent ? "1" : "0");
+	/* valgrind's: the list where -s or -v asks, its hint at verbosity 1 */
+	put_setting("VALGRIND_LIST", list > 0 || (list < 0 && verbosity > 1) ? "list"
+				     : verbosity == 1 ? "hint" : "none");
 	/* valgrind's default --trace-children=no: the program exec'd below,
 	 * in this process, is checked, and no program exec'd after it
 	 * (lib/life.c); an outer command line's value is not ours */
