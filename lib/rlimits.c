@@ -367,7 +367,11 @@ __attribute__((cold)) bool mc_rlimits_short(const char **name, uint64_t *limit,
 		struct rlimit64 k;
 		if (kernel_prlimit(resource_of(r), NULL, &k) != 0 || k.rlim_cur == INF)
 			continue;
-		views_lock();
+		/* not waited for: a fatal signal's report may have come
+		 * while this thread held it (a set then in progress says
+		 * nothing) */
+		if (atomic_exchange_explicit(&lock, 1, memory_order_acquire))
+			continue;
 		uint64_t view = views[r].set ? views[r].cur : k.rlim_cur;
 		views_unlock();
 		uint64_t held = own(r), room = k.rlim_cur > view ? k.rlim_cur - view : 0;
