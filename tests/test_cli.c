@@ -659,6 +659,31 @@ START_TEST(own_exit_views)
 }
 END_TEST
 
+/* memcheck run under `ulimit -v` (soft and hard one, as a CI job may set
+ * it): the program's allocations failed under a limit that counted
+ * memcheck's own mappings too, and run says so once, from the records'
+ * limit_shortfall (nothing said on main); without a limit, nothing. */
+START_TEST(limit_shortfall_said)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	struct h_res x;
+	const char *cmd = h_env("ulimit -v 300000 && exec %s run -a %s -- %s inherited", cli(),
+				h_allocators[_i].name, h_prog("plain_rlimit"));
+	H_EXEC(&x, .prog = "/bin/sh", .args = H_LIST("-c", cmd), .no_report = true, .text = "");
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.err, ": allocations failed under RLIMIT_AS of 293.0 MiB, which "
+		   "counted memcheck's own mappings too", "run under ulimit -v");
+	h_res_free(&x);
+	MC(&x, "run", "-a", h_allocators[_i].name, "--", h_prog("plain_rlimit"), "none");
+	h_expect_exit(&x, 0);
+	ck_assert_msg(!strstr(x.r.err, "allocations failed under"), "said without a limit:\n%s",
+		      x.r.err);
+	h_res_free(&x);
+}
+END_TEST
+
 /* A record its writer cut short (a pipe's bound, a process killed as
  * it wrote), and another process's record appended after it on the
  * same line: the readers say which line holds the cut record and read
@@ -1549,6 +1574,7 @@ int main(void)
 	tcase_add_test(tc, gate_bad_budget_exits_2);
 	tcase_add_test(tc, gate_own_exit_not_counted);
 	tcase_add_loop_test(tc, own_exit_views, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, limit_shortfall_said, 0, H_NALLOCATORS);
 	tcase_add_test(tc, bad_report_exits_2);
 	tcase_add_test(tc, cut_record_said);
 	tcase_add_test(tc, environment_of_the_command);
