@@ -681,6 +681,17 @@ START_TEST(limit_shortfall_said)
 	ck_assert_msg(!strstr(x.r.err, "allocations failed under"), "said without a limit:\n%s",
 		      x.r.err);
 	h_res_free(&x);
+	/* gate on a stored record says it too */
+	const char *rep = tmpfile_with("short.jsonl",
+				       "{\"name\":\"process\",\"pid\":7,\"program\":\"t\","
+				       "\"allocator\":\"glibc\",\"failed_allocs\":3,\"limit_shortfall\":"
+				       "{\"resource\":\"RLIMIT_DATA\",\"limit\":314572800,"
+				       "\"memcheck_bytes\":12582912},\"verdict\":\"pass\"}\n");
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.out, "memcheck gate: 1 record: allocations failed under RLIMIT_DATA of "
+		   "300.0 MiB, which counted memcheck's own mappings too (up to 12.0 MiB", "gate");
+	h_res_free(&x);
 }
 END_TEST
 
