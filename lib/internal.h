@@ -925,6 +925,10 @@ void mc_rlimits_unlock(void);
 void mc_rlimits_inherited(void);
 bool mc_rlimits_exec(void);
 void mc_rlimits_exec_failed(void);
+/* Where memcheck's own mappings took from the program's RLIMIT_AS or
+ * RLIMIT_DATA (soft = hard, not raisable): the limit's name, the
+ * program's limit and memcheck's bytes counted against it. */
+bool mc_rlimits_short(const char **name, uint64_t *limit, uint64_t *bytes);
 /* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
  * end, the exit, a heap error's report) runs between these two, which
  * give it room above the program's view (rlimits.c); textout.c's

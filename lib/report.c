@@ -992,6 +992,12 @@ void mc_report_expect_oom(const char *region_id, const char *region)
 	mc_buf_free(&b);
 }
 
+/* Where allocations failed under a limit memcheck's mappings count
+ * against (below, after emit_text: a string both use is emit_text's,
+ * in its group's read-only data) */
+static void text_shortfall(struct mc_buf *b, const struct memcheck_result *r, const char *p);
+static void json_shortfall(struct mc_buf *b, const struct memcheck_result *r);
+
 /* The process's JSON line is written at exit into memory faulted in as
  * touched (ownmap.c's tail), and a leaking process's line is 5-20 KiB: a
  * buffer of 4 KiB that doubled copied it twice, into 8 and 16 KiB, where
@@ -1027,6 +1033,8 @@ static __attribute__((noinline)) void emit_json(const struct mc_region_report *r
 	JSON_U64(&b, "reallocs", r->reallocs);
 	JSON_U64(&b, "failed_allocs", r->failed_allocs);
 	JSON_U64(&b, "injected", r->injected);
+	if (unlikely(r->failed_allocs))
+		json_shortfall(&b, r);
 	JSON_U64(&b, "bytes_allocated", r->bytes_allocated);
 	JSON_U64(&b, "bytes_freed", r->bytes_freed);
 	JSON_U64(&b, "live_blocks", r->live_blocks);
@@ -1282,6 +1290,8 @@ static __attribute__((noinline)) void emit_text(const struct mc_region_report *r
 		    " bytes\n", NULL);
 	if (r->injected)
 		text_injected(&b, rr, p);
+	if (unlikely(r->failed_allocs))
+		text_shortfall(&b, r, p);
 	mc_buf_strs(&b, p, "   RSS: ", NULL);
 	if (r->rss_begin == MEMCHECK_UNKNOWN && r->rss_end == MEMCHECK_UNKNOWN &&
 	    r->peak_rss == MEMCHECK_UNKNOWN && rr->rss_asked) {
@@ -1385,6 +1395,55 @@ void mc_report_last_leak(bool pass, const struct mc_leak *leaks, size_t n)
 		if (leaks[i].kind == MC_KIND_DEFINITE || leaks[i].kind == MC_KIND_POSSIBLE)
 			stack = leaks[i].stack;
 	atomic_store(&last_leak, stack);
+}
+
+/* Allocations failed, not injected, in a process where memcheck's own
+ * mappings counted against the program's RLIMIT_AS or RLIMIT_DATA (one
+ * whose soft and hard limits are one, which it may not raise:
+ * rlimits.c's mc_rlimits_short): the program had that much less room
+ * than without memcheck, and a failure it saw may be memcheck's doing.
+ * Said in the text and the record (limit_shortfall), where a test that
+ * runs until malloc fails got fewer blocks and nothing said why. */
+struct shortfall {
+	const char *name;
+	uint64_t limit, bytes;
+};
+
+static __attribute__((noinline, cold)) bool shortfall_of(const struct memcheck_result *r,
+							  struct shortfall *s)
+{
+	uint64_t injected = r->injected == MEMCHECK_UNKNOWN ? 0 : r->injected;
+	return r->failed_allocs != MEMCHECK_UNKNOWN && r->failed_allocs > injected &&
+	       mc_rlimits_short(&s->name, &s->limit, &s->bytes);
+}
+
+static __attribute__((noinline, cold)) void text_shortfall(struct mc_buf *b,
+							    const struct memcheck_result *r,
+							    const char *p)
+{
+	struct shortfall s;
+	if (!shortfall_of(r, &s))
+		return;
+	/* one format: a literal of its own (" of " alone was emit_text's,
+	 * which then read it from this function's, later, section) */
+	mc_buf_printf(b, "%s   note: allocations failed under %s of %.1f MiB, which counts "
+		      "memcheck's own mappings too (%.1f MiB of them at this report; soft and "
+		      "hard limits one, which memcheck may not raise): without memcheck the "
+		      "program has up to that much more room (memcheck(7), Limits)\n", p, s.name,
+		      (double)s.limit / 1048576.0, (double)s.bytes / 1048576.0);
+}
+
+static __attribute__((noinline, cold)) void json_shortfall(struct mc_buf *b,
+							    const struct memcheck_result *r)
+{
+	struct shortfall s;
+	if (!shortfall_of(r, &s))
+		return;
+	PUTL(b, ",\"limit_shortfall\":{\"resource\":\"");
+	mc_buf_puts(b, s.name);
+	JSON_NUM(b, "\",\"limit\":", s.limit);
+	JSON_NUM(b, ",\"memcheck_bytes\":", s.bytes);
+	PUTL(b, "}");
 }
 
 /* Past the allocation functions (allocfn.c): the first frame with a

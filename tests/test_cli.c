@@ -603,6 +603,98 @@ START_TEST(gate_own_exit_not_counted)
 }
 END_TEST
 
+/* The views agree with the exit status: a child that loses 40 bytes and
+ * exits 3 on its own, its parent going on to exit 0 (a test expecting
+ * a tool to fail): run exits 0, and its table shows the child's record
+ * as "exited 3", --junit as a <skipped> that names the leak (not a
+ * <failure>), --html as "exited 3" (on main all three said FAIL while
+ * the run exited 0); gate --junit on a stored report the same. */
+START_TEST(own_exit_views)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *j = h_tmppath("own.xml"), *html = h_tmppath("own.html");
+	struct h_res x;
+	MC(&x, "run", "-a", h_allocators[_i].name, "--junit", j, "--html", html, "--", prog(),
+	   "pass", "child-lose", "3");
+	h_expect_exit(&x, 0);
+	const char *t = strstr(x.r.err, "\nprogram ");
+	ck_assert_msg(t != NULL, "no table:\n%s", x.r.err);
+	EXPECT_HAS(t, "  exited 3", "the child's row");
+	ck_assert_msg(!strstr(t, "  FAIL"), "a row says FAIL while run exits 0:\n%s", t);
+	EXPECT_HAS(t, "    40 bytes in 1 blocks definitely lost", "the child's violation");
+	h_res_free(&x);
+	struct h_xml *root = junit_load(j);
+	const struct h_xml *s = junit_suite(root, h_allocators[_i].name);
+	ck_assert(s != NULL);
+	ck_assert_int_eq(xcount(s, "failures"), 0);
+	ck_assert_int_eq(xcount(s, "errors"), 0);
+	ck_assert_int_eq(xcount(s, "skipped"), 1);
+	const struct h_xml *c = junit_case(s, "process"), *k = c ? h_xml_kid(c, "skipped") : NULL;
+	ck_assert_msg(k != NULL, "the child's process record is not a <skipped>");
+	EXPECT_HAS(h_xml_attr(k, "message"), "not counted: the process exited 3 on its own: ",
+		   "skipped message");
+	EXPECT_HAS(h_xml_attr(k, "message"), "40 bytes in 1 blocks definitely lost",
+		   "skipped message");
+	h_xml_free(root);
+	char *page = h_read_file(html, NULL);
+	ck_assert(page != NULL);
+	EXPECT_HAS(page, "<tr class=\"exited\">", "html");
+	EXPECT_HAS(page, "<td>exited 3", "html");
+	ck_assert_msg(!strstr(page, "<tr class=\"fail\">"), "html: a FAIL row while run exits 0");
+	free(page);
+
+	const char *rep = tmpfile_with("own.jsonl",
+				       "{\"name\":\"process\",\"pid\":7,\"program\":\"tool\","
+				       "\"allocator\":\"glibc\",\"exit_status\":3,\"verdict\":\"fail\","
+				       "\"violations\":[\"40 bytes in 1 blocks definitely lost\"]}\n");
+	MC(&x, "gate", "--junit", j, rep);
+	h_expect_exit(&x, 0);
+	h_res_free(&x);
+	root = junit_load(j);
+	s = junit_suite(root, "glibc");
+	ck_assert(s && xcount(s, "failures") == 0 && xcount(s, "skipped") == 1);
+	h_xml_free(root);
+}
+END_TEST
+
+/* memcheck run under `ulimit -v` (soft and hard one, as a CI job may set
+ * it): the program's allocations failed under a limit that counted
+ * memcheck's own mappings too, and run says so once, from the records'
+ * limit_shortfall (nothing said on main); without a limit, nothing. */
+START_TEST(limit_shortfall_said)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	struct h_res x;
+	const char *cmd = h_env("ulimit -v 300000 && exec %s run -a %s -- %s inherited", cli(),
+				h_allocators[_i].name, h_prog("plain_rlimit"));
+	H_EXEC(&x, .prog = "/bin/sh", .args = H_LIST("-c", cmd), .no_report = true, .text = "");
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.err, ": allocations failed under RLIMIT_AS of 293.0 MiB, which "
+		   "counted memcheck's own mappings too", "run under ulimit -v");
+	h_res_free(&x);
+	MC(&x, "run", "-a", h_allocators[_i].name, "--", h_prog("plain_rlimit"), "none");
+	h_expect_exit(&x, 0);
+	ck_assert_msg(!strstr(x.r.err, "allocations failed under"), "said without a limit:\n%s",
+		      x.r.err);
+	h_res_free(&x);
+	/* gate on a stored record says it too */
+	const char *rep = tmpfile_with("short.jsonl",
+				       "{\"name\":\"process\",\"pid\":7,\"program\":\"t\","
+				       "\"allocator\":\"glibc\",\"failed_allocs\":3,\"limit_shortfall\":"
+				       "{\"resource\":\"RLIMIT_DATA\",\"limit\":314572800,"
+				       "\"memcheck_bytes\":12582912},\"verdict\":\"pass\"}\n");
+	MC(&x, "gate", rep);
+	h_expect_exit(&x, 0);
+	EXPECT_HAS(x.r.out, "memcheck gate: 1 record: allocations failed under RLIMIT_DATA of "
+		   "300.0 MiB, which counted memcheck's own mappings too (up to 12.0 MiB", "gate");
+	h_res_free(&x);
+}
+END_TEST
+
 /* A record its writer cut short (a pipe's bound, a process killed as
  * it wrote), and another process's record appended after it on the
  * same line: the readers say which line holds the cut record and read
@@ -1492,6 +1584,8 @@ int main(void)
 	tcase_add_test(tc, crash_stops_the_other_allocators);
 	tcase_add_test(tc, gate_bad_budget_exits_2);
 	tcase_add_test(tc, gate_own_exit_not_counted);
+	tcase_add_loop_test(tc, own_exit_views, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, limit_shortfall_said, 0, H_NALLOCATORS);
 	tcase_add_test(tc, bad_report_exits_2);
 	tcase_add_test(tc, cut_record_said);
 	tcase_add_test(tc, environment_of_the_command);

@@ -107,6 +107,9 @@ static const struct h_case cases[] = {
 	{ "run with a crash", RUN, .prog = "/bin/sh", .args = H_LIST("-c", "kill -SEGV $$") },
 	  .exit = 3 },
 	{ "a clean run", RUN, .prog = "plain_exit", .args = H_LIST("clean") } },
+	/* a child's leak in a process that exited 3 on its own: a <skipped>
+	 * with the leak in its text (test_cli's own_exit_views) */
+	{ "a leak not counted", RUN, .prog = "cli_prog", .args = H_LIST("pass", "child-lose", "3") } },
 };
 
 int main(void)

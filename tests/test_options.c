@@ -334,6 +334,65 @@ START_TEST(test_an_inherited_limit_leaves_the_program_its_room)
 }
 END_TEST
 
+/* An inherited limit memcheck cannot move (`ulimit -v`: soft and hard
+ * one, no CAP_SYS_RESOURCE): its own mappings take from the program's
+ * room there (plain_rlimit under `ulimit -v 300000`, 512 KiB blocks:
+ * 576/567/538/553 bare under glibc/mimalloc/jemalloc/tcmalloc, 553/504/
+ * 503/529 with memcheck), and where the program's
+ * allocations failed the text and the record say so, naming the limit
+ * and memcheck's bytes (rlimits.c's mc_rlimits_short; nothing said on
+ * main).  Under `ulimit -Sv`, which memcheck moves, nothing is said.  A
+ * shell under memcheck that sets the limit itself leaves room in the
+ * hard limit (rlimits.c): there the program has its whole limit. */
+static const struct h_json *shortfall_run(struct h_res *x, int alloc, const char *so,
+					  const char *ulimit)
+{
+	/* the shell without memcheck: under it, the shell's ulimit is a
+	 * limit set through memcheck, whose hard limit leaves room */
+	const char *cmd = h_env("%s 300000 && export LD_PRELOAD='%s%s%s' && exec %s inherited",
+				ulimit, h_lib(), so ? " " : "", so ? so : "", h_prog("plain_rlimit"));
+	H_EXEC(x, .prog = "/bin/sh", .args = H_LIST("-c", cmd), .alloc = alloc, .text = "full");
+	unsigned long ok = 0, failed = 0;
+	ck_assert_msg(x->r.exit_code == 0 && sscanf(x->r.out, "%lu %lu", &ok, &failed) == 2 &&
+		      failed > 0, "sh -c '%s' under %s: %s, stdout \"%s\"; stderr:\n%s", cmd,
+		      h_allocator_name(alloc), h_status(&x->r), x->r.out, x->r.err);
+	for (size_t i = 0; i < x->rep.n; i++) {
+		const char *prog = h_str(x->rep.rec[i], "program");
+		if (prog && strstr(prog, "plain_rlimit") && !strcmp(h_str(x->rep.rec[i], "name"),
+								     "process"))
+			return x->rep.rec[i];
+	}
+	ck_abort_msg("sh -c '%s' under %s: no record of plain_rlimit", cmd,
+		     h_allocator_name(alloc));
+	return NULL;
+}
+
+START_TEST(test_a_limit_memcheck_cannot_move_is_said)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	struct h_res x;
+	const struct h_json *rec = shortfall_run(&x, _i, so, "ulimit -v");
+	const struct h_json *s = h_json_get(rec, "limit_shortfall");
+	ck_assert_msg(s != NULL, "under %s: no limit_shortfall in the record; stderr:\n%s",
+		      h_allocator_name(_i), x.r.err);
+	ck_assert_str_eq(h_str(s, "resource"), "RLIMIT_AS");
+	ck_assert_uint_eq(h_u64(s, "limit"), 300000ull * 1024);
+	uint64_t own = h_u64(s, "memcheck_bytes");
+	ck_assert_msg(own >= (1u << 20) && own <= (64u << 20), "under %s: memcheck_bytes %llu",
+		      h_allocator_name(_i), (unsigned long long)own);
+	ck_assert_msg(strstr(x.r.err, "note: allocations failed under RLIMIT_AS of ") != NULL,
+		      "under %s: no note in the text:\n%s", h_allocator_name(_i), x.r.err);
+	h_res_free(&x);
+	rec = shortfall_run(&x, _i, so, "ulimit -Sv");
+	ck_assert_msg(!h_json_get(rec, "limit_shortfall") && !strstr(x.r.err, "note: allocations"),
+		      "under %s: a shortfall said where memcheck moved the limit:\n%s",
+		      h_allocator_name(_i), x.r.err);
+	h_res_free(&x);
+}
+END_TEST
+
 H_CHECK(empty_stack)
 {
 	/* one leak, the program's; the allocator's and libstdc++'s blocks
@@ -670,6 +729,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_a_tight_limit_counts_only_the_programs_mappings, 0,
 			    H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_limits_read_back_as_set, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, test_a_limit_memcheck_cannot_move_is_said, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_an_inherited_limit_leaves_the_program_its_room, 0,
 			    H_NALLOCATORS);
 	tcase_add_loop_test(tc, test_garbage_values_leave_the_program_alone, 0, H_NALLOCATORS);

@@ -364,6 +364,12 @@ struct detail {
 /* Read r's nested parts; missing ones are empty. */
 void detail_read(const struct rec *r, struct detail *d);
 void detail_free(struct detail *d);
+/* Records of groups (not stored ones) whose allocations failed under an
+ * address-space limit that counted memcheck's own mappings (their
+ * "limit_shortfall"), and that limit: the first's resource name (in
+ * name[16]) and limit, the most bytes of memcheck's any of them saw. */
+size_t limit_shortfalls(const struct group *groups, size_t ng, char name[16], uint64_t *limit,
+			uint64_t *bytes);
 /* The frame that names a site (the hook for allocation wrappers), NULL
  * for an empty stack; "file:line (function)" of it, to free. */
 const struct dframe *site_frame(const struct stack *st);

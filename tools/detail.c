@@ -153,6 +153,33 @@ void detail_read(const struct rec *r, struct detail *d)
 	read_leaks(rec, d);
 }
 
+size_t limit_shortfalls(const struct group *groups, size_t ng, char name[16], uint64_t *limit,
+			uint64_t *bytes)
+{
+	size_t n = 0;
+	*bytes = 0;
+	for (size_t gi = 0; gi < ng; gi++)
+		for (int rep = 0; rep < groups[gi].nreps && !groups[gi].stored; rep++)
+			for (size_t k = 0; k < groups[gi].reps[rep].n; k++) {
+				const struct rec *r = &groups[gi].reps[rep].v[k];
+				struct mc_jv rec, s, res;
+				char what[16];
+				if (!r->line || !mc_jv_line(r->line, strlen(r->line), &rec) ||
+				    !mc_jv_get(rec, "limit_shortfall", &s) ||
+				    !mc_jv_get(s, "resource", &res) ||
+				    !mc_jv_str(res, what, sizeof what))
+					continue;
+				uint64_t b = jv_u64(s, "memcheck_bytes");
+				if (!n++) {
+					memcpy(name, what, sizeof what);
+					*limit = jv_u64(s, "limit");
+				}
+				if (b != MEMCHECK_UNKNOWN && b > *bytes)
+					*bytes = b;
+			}
+	return n;
+}
+
 void detail_free(struct detail *d)
 {
 	for (size_t i = 0; i < d->peak.n; i++)

@@ -144,6 +144,15 @@ int cmd_gate(int argc, char **argv)
 		printf(", %zu not measured (memcheck bypassed by valgrind's malloc: "
 		       "valgrind's own exit judged %s)", by_vg, by_vg == 1 ? "it" : "them");
 	printf("\n");
+	char lim[16];
+	uint64_t lim_bytes, lim_own;
+	size_t short_n = limit_shortfalls(groups, ng, lim, &lim_bytes, &lim_own);
+	if (short_n)
+		printf("memcheck gate: %zu record%s: allocations failed under %s of %.1f MiB, which "
+		       "counted memcheck's own mappings too (up to %.1f MiB; soft and hard limits "
+		       "one): the program had less room than without memcheck (memcheck(7), "
+		       "Limits)\n", short_n, short_n == 1 ? "" : "s", lim,
+		       (double)lim_bytes / 1048576.0, (double)lim_own / 1048576.0);
 	status = failed ? EXIT_GATE : EXIT_PASS;
 	if (o.junit && !write_junit(o.junit, groups, ng, NULL))
 		status = EXIT_USAGE;

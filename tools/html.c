@@ -338,10 +338,15 @@ static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct
 				free(v);
 				continue;
 			}
-			size_t nfail = 0;
-			const struct rec *failed = NULL;
+			/* failed in a process that exited non-zero on its
+			 * own: not counted (rec_own_end), "exited N" */
+			size_t nfail = 0, nown = 0;
+			const struct rec *failed = NULL, *own = NULL;
 			for (size_t i = 0; i < n; i++)
-				if (v[i]->fail) {
+				if (v[i]->own_end) {
+					nown++;
+					own = own ? own : v[i];
+				} else if (v[i]->fail) {
 					nfail++;
 					failed = failed ? failed : v[i];
 				}
@@ -351,7 +356,8 @@ static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct
 			uint64_t lost = x->definitely_lost.bytes;
 			if (lost != MEMCHECK_UNKNOWN && x->indirectly_lost.bytes != MEMCHECK_UNKNOWN)
 				lost += x->indirectly_lost.bytes;
-			fprintf(f, "<tr class=\"%s\"><td><a href=\"#r%zu\">", nfail ? "fail" : "pass", k);
+			fprintf(f, "<tr class=\"%s\"><td><a href=\"#r%zu\">",
+				nfail ? "fail" : nown ? "exited" : "pass", k);
 			region_title(f, &keys[k]);
 			fprintf(f, "</a></td><td data-alloc=\"%zu\">", gi);
 			esc(f, groups[gi].label);
@@ -368,6 +374,13 @@ static void verdict_table(FILE *f, struct group *groups, size_t ng, const struct
 				if (n > 1)
 					fprintf(f, " %zu/%zu", nfail, n);
 				violations(f, failed->m.r.violations, failed->cli);
+				fputs("</td>", f);
+			} else if (nown) {
+				fprintf(f, "<td>exited %u", (unsigned)(own->m.exit_status & 0xff));
+				if (n > 1)
+					fprintf(f, " %zu/%zu", nown, n);
+				fputs(" (not counted: its status told whatever ran it)", f);
+				violations(f, own->m.r.violations, own->cli);
 				fputs("</td>", f);
 			} else {
 				fputs("<td>pass</td>", f);
@@ -533,6 +546,7 @@ static const char style[] =
 	"h3{font-size:15px}table{border-collapse:collapse;margin:8px 0}"
 	"th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}"
 	"td.num{text-align:right;white-space:nowrap}tr.fail td:last-child{color:#b00020;font-weight:600}"
+	"tr.exited td:last-child{color:#8a5a00;font-weight:600}"
 	"tr.total td{font-style:italic}ul.why{margin:2px 0;padding-left:18px;font-weight:400;color:#222}"
 	".legend span{margin-right:14px;cursor:default}.legend i{display:inline-block;width:12px;"
 	"height:12px;margin-right:4px;vertical-align:-1px}"

@@ -1006,6 +1006,15 @@ int cmd_run(int argc, char **argv)
 		free(what);
 	}
 
+	char lim[16];
+	uint64_t lim_bytes, lim_own;
+	size_t short_n = o.quiet ? 0 : limit_shortfalls(groups, ng, lim, &lim_bytes, &lim_own);
+	if (short_n)
+		say("%zu region record%s: allocations failed under %s of %.1f MiB, which counted "
+		    "memcheck's own mappings too (up to %.1f MiB; soft and hard limits one): the "
+		    "program had less room than without memcheck (memcheck(7), Limits)", short_n,
+		    short_n == 1 ? "" : "s", lim, (double)lim_bytes / 1048576.0,
+		    (double)lim_own / 1048576.0);
 	if (own && !o.quiet)
 		say("%zu region record%s failed in a process that exited non-zero on its own: not "
 		    "counted (its status told whatever ran it, which may expect that failure)", own,

@@ -22,7 +22,10 @@
 /* Each figure of the table over the runs: its median is shown, its
  * spread after it. */
 struct cell {
-	size_t n, nfail;           /* records, failing records */
+	size_t n, nfail;           /* records, failing records (counted) */
+	size_t nown;               /* failing records of a process that exited
+				    * non-zero on its own (own_end): not counted */
+	unsigned own_status;       /* the first of those's exit status */
 	size_t nvg;                /* records valgrind's exit judged */
 	const struct rec **recs;
 	struct spread time, rss, allocs, frees, live, lost, reach, retained;
@@ -57,8 +60,11 @@ static void cell_fill(struct cell *c, const struct rec **recs, size_t n)
 	c->recs = recs;
 	c->n = n;
 	for (size_t i = 0; i < c->n; i++) {
-		c->nfail += c->recs[i]->fail;
-		c->nvg += c->recs[i]->vg_exit;
+		const struct rec *x = c->recs[i];
+		if (x->own_end && !c->nown++)
+			c->own_status = (unsigned)(x->m.exit_status & 0xff);
+		c->nfail += x->fail && !x->own_end;
+		c->nvg += x->vg_exit;
 	}
 	if (!c->n)
 		return;
@@ -453,17 +459,25 @@ void print_table(FILE *f, struct group *groups, size_t ng, const char *title)
 					r->cell[C_LOST] = fmt_fig(&c->lost, FIG_BYTES);
 					r->cell[C_REACH] = fmt_fig(&c->reach, FIG_BYTES);
 					r->cell[C_RETAINED] = fmt_fig(&c->retained, FIG_BYTES);
-					if (!c->nfail && c->nvg == c->n)
+					if (!c->nfail && !c->nown && c->nvg == c->n)
 						/* memcheck bypassed: valgrind's own
 						 * exit judged it (its figures "-") */
 						r->cell[C_VERDICT] = xstrdup("valgrind");
-					else if (!c->nfail)
+					else if (!c->nfail && !c->nown)
 						r->cell[C_VERDICT] = xstrdup("pass");
+					else if (!c->nfail)
+						/* failed in a process whose own exit status
+						 * said it failed: not counted (rec_own_end),
+						 * so not FAIL beside an exit status of 0 */
+						r->cell[C_VERDICT] = c->n == 1 ?
+							xasprintf("exited %u", c->own_status) :
+							xasprintf("exited %u %zu/%zu", c->own_status,
+								  c->nown, c->n);
 					else if (c->n == 1)
 						r->cell[C_VERDICT] = xstrdup("FAIL");
 					else
 						r->cell[C_VERDICT] = xasprintf("FAIL %zu/%zu", c->nfail, c->n);
-					if (c->nfail)
+					if (c->nfail || c->nown)
 						r->msgs = messages(c, &r->nmsgs);
 					for (size_t i = 0; i < c->n && !r->failed; i++)
 						if (c->recs[i]->fail)
@@ -714,8 +728,10 @@ static struct suite_counts suite_counts(const struct group *g, const struct pair
 		struct cell *lines;
 		size_t nl = cell_lines(p, k, gi, &lines);
 		c.tests += nl;
-		for (size_t l = 0; l < nl; l++)
+		for (size_t l = 0; l < nl; l++) {
 			c.failures += lines[l].nfail > 0;
+			c.skipped += !lines[l].nfail && lines[l].nown;
+		}
 		lines_free(lines, nl);
 	}
 	return c;
@@ -757,7 +773,13 @@ static void junit_command(FILE *f, const struct group *g, const char *cls, doubl
 
 /* A region's testcase, with a <failure> that lists its violations:
  * named as its row (k), or as its own occurrence where it is another
- * line of that row (cell_lines). */
+ * line of that row (cell_lines).  Failed only in a process that exited
+ * non-zero on its own (rec_own_end), a <skipped> that lists them: not
+ * counted, as by run and gate, whose exit status may be 0 (a test that
+ * expects that process to fail), and a <failure> there failed the CI
+ * job's report (Jenkins: unstable, GitLab: failed) while the job
+ * passed; GitLab shows a <skipped>'s text as the test's details, Jenkins
+ * its message, and neither fails the build on it. */
 static void junit_region(FILE *f, const struct key *k, const struct cell *c, bool own)
 {
 	const struct rec *named = own ? c->recs[0] : k->first;
@@ -770,10 +792,11 @@ static void junit_region(FILE *f, const struct key *k, const struct cell *c, boo
 		fprintf(f, " #%zu", occ + 1);
 	fprintf(f, "\" time=\"");
 	xml_seconds(f, c->time.n ? c->time.median : NAN);
-	if (!c->nfail) {
+	if (!c->nfail && !c->nown) {
 		fprintf(f, "\"/>\n");
 		return;
 	}
+	bool counted = c->nfail > 0;
 	size_t nm;
 	char **m = messages(c, &nm);
 	/* The first failing run's leak: its site leads the message, as
@@ -781,9 +804,17 @@ static void junit_region(FILE *f, const struct key *k, const struct cell *c, boo
 	 * follow the violations, as a stack trace does. */
 	const struct mc_json_leak *leak = NULL;
 	for (size_t i = 0; i < c->n && !leak; i++)
-		if (c->recs[i]->fail && c->recs[i]->leak)
+		if (c->recs[i]->fail && c->recs[i]->own_end != counted && c->recs[i]->leak)
 			leak = c->recs[i]->leak;
-	fprintf(f, "\">\n      <failure type=\"memcheck\" message=\"");
+	char why[96];
+	snprintf(why, sizeof why, "not counted: the process exited %u on its own", c->own_status);
+	if (counted) {
+		fprintf(f, "\">\n      <failure type=\"memcheck\" message=\"");
+	} else {
+		fprintf(f, "\">\n      <skipped message=\"");
+		xml_text(f, why);
+		fputs(": ", f);
+	}
 	if (leak && leak->site[0]) {
 		xml_text(f, short_path(leak->site));
 		fputs(": ", f);
@@ -796,8 +827,11 @@ static void junit_region(FILE *f, const struct key *k, const struct cell *c, boo
 	if (!nm)
 		xml_text(f, "verdict fail");
 	fprintf(f, "\">");
+	if (!counted)
+		fprintf(f, "%s (its status told whatever ran it, which may expect it to "
+			"fail)&#10;", why);
 	if (c->n > 1)
-		fprintf(f, "failed in %zu of %zu runs&#10;", c->nfail, c->n);
+		fprintf(f, "failed in %zu of %zu runs&#10;", counted ? c->nfail : c->nown, c->n);
 	for (size_t i = 0; i < nm; i++) {
 		xml_text(f, m[i]);
 		fprintf(f, "&#10;");
@@ -819,7 +853,7 @@ static void junit_region(FILE *f, const struct key *k, const struct cell *c, boo
 		}
 		fprintf(f, "&#10;");
 	}
-	fprintf(f, "</failure>\n    </testcase>\n");
+	fprintf(f, "</%s>\n    </testcase>\n", counted ? "failure" : "skipped");
 	messages_free(m, nm);
 }
 

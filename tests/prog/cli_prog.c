@@ -15,6 +15,8 @@
  *                  MEMCHECK_BUDGET as "NAME=value" lines on stdout ("NAME
  *                  unset" when unset)
  *   fork           a child process that does "pass" and exits 0
+ *   child-lose N   a child process that loses 40 bytes (no region of its
+ *                  own: its process record) and exits N; this one goes on
  *   crash          raise SIGSEGV
  *   crash-under A  raise SIGSEGV when memcheck's allocator is A
  *   exit N         exit with status N now
@@ -122,6 +124,16 @@ int main(int argc, char **argv)
 			}
 			int st;
 			waitpid(pid, &st, 0);
+		} else if (!strcmp(s, "child-lose")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				sink = malloc(40);
+				sink = NULL;
+				exit(atoi(arg));
+			}
+			int st;
+			waitpid(pid, &st, 0);
+			i++;
 		} else if (!strcmp(s, "crash")) {
 			raise(SIGSEGV);
 		} else if (!strcmp(s, "crash-under")) {
