@@ -1,7 +1,9 @@
 /*
  * test_valgrind.c - memcheck's allocs, frees and bytes allocated equal
  * valgrind's "total heap usage" for the same program (tests/prog/
- * plain_mix: a varied, stdio-free mix; tests/prog/plain_errors leak).
+ * plain_mix: a varied, stdio-free mix; tests/prog/plain_errors leak;
+ * tests/prog/plain_stdio_exit, whose streams' blocks exit's stdio
+ * clean-up frees after the report, against valgrind without freeres).
  *
  * And valgrind's command line (tools/vgcompat.c) cuts and matches loss
  * records as valgrind does, under every allocator: the stacks as deep
