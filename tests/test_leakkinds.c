@@ -651,6 +651,9 @@ static const struct h_case cases[] = {
 	STDIO_EXIT("fwide", 0, 0, 2, 0, 0, 4568, 1, 472, "pass"),
 	STDIO_EXIT("closed", 0, 0, 1, 0, 0, 4096, 0, 0, "pass"),
 	STDIO_EXIT("memstream", 1, 1, 1, 504, 8192, 4096, 0, 0, "fail"),
+	/* buffers the program gave stdin, read in its backup area, and a
+	 * wide stream (main: stdin's still reachable, the area too) */
+	STDIO_EXIT("user-buffers", 2, 0, 2, 264, 0, 4568, 1, 472, "fail"),
 	/* a start pointer after dangling pointers into a freed buffer that
 	 * lay right before its block, the buffer's size known: no end of
 	 * it (onetrueawk: definitely lost under mimalloc) */

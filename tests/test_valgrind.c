@@ -270,6 +270,8 @@ static const struct vg_row vg_rows[] = {
 	  .words = FREERES_OFF, .prog = "plain_stdio_exit", .args = H_LIST("ungetwc") },
 	{ .name = "--run-libc-freeres=no: a buffer given to a stream in the backup area",
 	  .words = FREERES_OFF, .prog = "plain_leak_setvbuf", .args = H_LIST("backup") },
+	{ .name = "--run-libc-freeres=no: buffers given to stdin and a wide stream",
+	  .words = FREERES_OFF, .prog = "plain_stdio_exit", .args = H_LIST("user-buffers") },
 	{ .name = "ungetwc, freeres run", .words = H_LIST("--leak-check=full",
 	  "--show-leak-kinds=all"), .prog = "plain_stdio_exit", .args = H_LIST("ungetwc") },
 };

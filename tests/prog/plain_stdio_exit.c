@@ -17,7 +17,11 @@
  *   ungetwc        a wide read stream pushed back: its wide backup area
  *   fwide          fwide(f, 1) on a stream never written: no buffer yet
  *   memstream      open_memstream written, never closed
- *   closed         the first three on streams it closed: nothing left */
+ *   closed         the first three on streams it closed: nothing left
+ *   user-buffers   stdin given a buffer (setvbuf) then read in the backup
+ *                  area, and a wide stream given a byte buffer, both
+ *                  buffers dropped: definitely lost, as valgrind says
+ *                  (the clean-up leaves the streams pointing to neither) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +84,16 @@ int main(int argc, char **argv)
 		f = open_or_die("/dev/null", "w");
 		fwprintf(f, L"out\n");
 		fclose(f);
+	} else if (!strcmp(m, "user-buffers")) {
+		char *b = malloc(64);
+		if (!b || !freopen(self, "r", stdin) || setvbuf(stdin, b, _IOFBF, 64))
+			return 8;
+		pushed_back(stdin);
+		FILE *f = open_or_die("/dev/null", "w");
+		b = malloc(200);
+		if (!b || setvbuf(f, b, _IOFBF, 200) || fwprintf(f, L"out %d\n", 1) < 0)
+			return 8;
+		b = NULL;
 	} else {
 		return 1;
 	}
