@@ -1062,7 +1062,8 @@ static __attribute__((noinline, cold)) void heap_stacks_take(struct graph *g,
  * life.c's stdio_exit_freed): cut with the eight, as the stream that
  * reads the area (_IO_IN_BACKUP) holds the buffer in _IO_save_base
  * (read whole before: the buffer still reachable where valgrind says
- * definitely lost).  (glibc's clean-up treats
+ * definitely lost); where the area is still a live block (another
+ * thread ran at the exit), the stream is read as before.  (glibc's clean-up treats
  * old-ABI streams apart, which only a C library with 2.0-compatible
  * symbols has: not x86-64's.) */
 
@@ -1071,9 +1072,21 @@ static __attribute__((noinline, cold)) void stdio_cut(struct graph *g, struct mc
 						      const FILE *f)
 {
 	uintptr_t p = (uintptr_t)f;
-	uintptr_t lo = p + offsetof(FILE, _IO_read_ptr),
-		  hi = p + (f->_IO_backup_base ? offsetof(FILE, _markers) : offsetof(FILE, _IO_save_base));
+	uintptr_t lo = p + offsetof(FILE, _IO_read_ptr), hi = p + offsetof(FILE, _IO_save_base);
 	int64_t i;
+	if (f->_IO_backup_base) {
+		/* the area counted freed (life.c), or still live: another
+		 * thread ran at the exit, or it is no block of the table's;
+		 * live, the stream is read as before (whole where it reads
+		 * the area) */
+		uintptr_t area = (uintptr_t)(f->_flags & MC_IO_IN_BACKUP ? f->_IO_read_base
+									: f->_IO_save_base);
+		i = lookup(g, area);
+		if (i < 0 || g->v[i].lo != area)
+			hi = p + offsetof(FILE, _markers);
+		else if (f->_flags & MC_IO_IN_BACKUP)
+			return;
+	}
 	if (mc_roots_in_data(rs, p, sizeof *f)) {
 		mc_roots_cut(rs, lo, hi);
 	} else if ((i = lookup(g, p)) >= 0 && g->v[i].lo == p && g->v[i].size >= sizeof *f &&

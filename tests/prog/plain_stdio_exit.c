@@ -21,10 +21,16 @@
  *   user-buffers   stdin given a buffer (setvbuf) then read in the backup
  *                  area, and a wide stream given a byte buffer, both
  *                  buffers dropped: definitely lost, as valgrind says
- *                  (the clean-up leaves the streams pointing to neither) */
+ *                  (the clean-up leaves the streams pointing to neither)
+ *   thread-alive   ungetc-file with another thread blocked at the exit
+ *                  (a thread reading a stream frees its backup area when
+ *                  it leaves it: memcheck counts nothing freed then, the
+ *                  area still reachable) */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 static FILE *open_or_die(const char *path, const char *mode)
@@ -43,7 +49,20 @@ static void pushed_back(FILE *f)
 
 static const char *self;
 static char *mem;
+
 static size_t mem_size;
+static int never[2];
+
+/* Blocked on a pipe nobody writes, until the exit. */
+static void *blocked(void *arg)
+{
+	(void)arg;
+	char c;
+	for (;;)
+		if (read(never[0], &c, 1) <= 0)
+			pause();
+	return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -94,6 +113,11 @@ int main(int argc, char **argv)
 		if (!b || setvbuf(f, b, _IOFBF, 200) || fwprintf(f, L"out %d\n", 1) < 0)
 			return 8;
 		b = NULL;
+	} else if (!strcmp(m, "thread-alive")) {
+		pthread_t t;
+		if (pipe(never) || pthread_create(&t, NULL, blocked, NULL))
+			return 9;
+		pushed_back(open_or_die(self, "r"));
 	} else {
 		return 1;
 	}
