@@ -2182,6 +2182,15 @@ bool mc_roots_in_data(const struct mc_roots *r, uintptr_t p, size_t size);
 /* The C library's list of stdio streams (_IO_list_all), NULL where not
  * found; found with the roots' other facts (mc_roots_begin). */
 extern struct _IO_FILE *const *mc_io_list_all;
+/* The same, found now where no scan has found it yet (life.c, at exit). */
+struct _IO_FILE *const *mc_roots_io_list(void);
+/* glibc's FILE flags (libio.h) that exit's stdio clean-up reads
+ * (scan.c's stdio_cuts, life.c's stdio_exit_freed). */
+#define MC_IO_MAGIC_MASK 0xFFFF0000u
+#define MC_IO_MAGIC 0xFBAD0000u     /* _IO_MAGIC */
+#define MC_IO_USER_BUF 0x0001       /* the buffer is the program's */
+#define MC_IO_UNBUFFERED 0x0002
+#define MC_IO_IN_BACKUP 0x0100      /* reading ungetc's backup area */
 size_t mc_roots_count(const struct mc_roots *r);
 const struct mc_root *mc_roots_at(const struct mc_roots *r, size_t i);
 /* Let the other threads go on; free r.  runs (if not NULL, over

@@ -561,6 +561,7 @@ __attribute__((cold, noinline)) static void vg_unhide_all(void)
  * from this frame up (roots.c looks for exit's frame above it).
  * flush_stdout: the program's buffered stdout goes before the text, as
  * exit would write it (not after _exit, which drops it). */
+static void stdio_exit_freed(bool by_exit);
 static __attribute__((noinline)) void process_end(bool flush_stdout)
 {
 	struct mc_scan_from from;
@@ -572,6 +573,8 @@ static __attribute__((noinline)) void process_end(bool flush_stdout)
 	from.by_exit = flush_stdout && from.at_exit;
 	if (mc_fatal_sp)
 		from.sp = mc_fatal_sp; /* the handler ran on memcheck's alternate stack */
+	/* what that clean-up frees, counted freed (as at_exit's lists) */
+	stdio_exit_freed(from.by_exit);
 	mc_guard_enter();
 	mc_fds_room_begin(); /* the program may have used its last descriptor */
 	if (flush_stdout)
@@ -835,6 +838,91 @@ static __attribute__((noinline, no_sanitize_address)) void exit_lists_freed(void
 		if (!(w[i] & 15) && w[i] >= 65536 && w[i] - (here.sp - 65536) > 2 * 65536 &&
 		    exit_list_block(w[i]) && exit_lists_count_freed(w[i]))
 			return;
+	}
+}
+
+/* ---- exit's stdio clean-up ------------------------------------------ */
+
+/* glibc's exit runs its stdio clean-up after every exit handler,
+ * memcheck's report among them (_IO_cleanup's _IO_unbuffer_all; glibc
+ * 2.36 as Debian ships it, with BZ #27821's fix): for each stream still
+ * on _IO_list_all (one the program closed is off it, open_memstream's
+ * never on it) it frees ungetc's backup area where the stream has one
+ * (_IO_backup_base set: the area at _IO_save_base, or at _IO_read_base
+ * while the stream reads it, _IO_IN_BACKUP, which that free clears),
+ * then, for a wide-oriented stream (_mode > 0), its wide backup area
+ * alike, and its wide buffer where the stream is not unbuffered and the
+ * buffer glibc's (_IO_FLAGS2_USER_WBUF clear).  The byte buffers stay
+ * allocated (noted for __libc_freeres).  valgrind's leak check comes
+ * after that: each one counted freed, none listed, where memcheck said
+ * still reachable (plain_stdio_exit: 128 bytes after ungetc on stdin,
+ * 16,384 after fwprintf to stdout).  Counted freed here, before the
+ * report, as the exit-function lists are (exit_lists_count_freed); a
+ * block not in the table (allocated before memcheck's start) is left
+ * alone.  Under valgrind's text with freeres, __libc_freeres ran that
+ * clean-up already: nothing left to count. */
+struct io_wide_data {          /* the head of glibc's struct _IO_wide_data */
+	uintptr_t read_ptr, read_end, read_base, write_base, write_ptr, write_end;
+	uintptr_t buf_base, buf_end, save_base, backup_base, save_end;
+};
+#define IO_FLAGS2_USER_WBUF 8
+
+static void stdio_count_freed(uintptr_t p)
+{
+	struct mc_block b;
+	if (!p || !mc_blocks_find(p, &b))
+		return;
+	bool pass_on;
+	mc_guard_enter();
+	mc_account_free((void *)p, &pass_on, __builtin_frame_address(0));
+	mc_guard_leave();
+}
+
+/* A stream with a backup area or wide: rare, out of line, group 7.
+ * Only where no other thread runs (glibc's flag, or the process's
+ * tasks): a thread reading the stream frees its backup area itself
+ * when it leaves it, which after this count was an invalid free
+ * reported of the program's (a thread looping on fgetc and ungetc at
+ * the exit: 15 runs of 20).  Where one runs, the blocks stay as they
+ * are, still reachable (scan.c's stdio_cut then reads the stream's
+ * save pointers). */
+static __attribute__((noinline, cold)) void stdio_stream_freed(const FILE *f)
+{
+	if (!mc_never_threaded() && !mc_threads_alone())
+		return;
+	bool in_backup = f->_flags & MC_IO_IN_BACKUP;
+	if (f->_IO_backup_base) {
+		stdio_count_freed((uintptr_t)(in_backup ? f->_IO_read_base : f->_IO_save_base));
+		in_backup = false;
+	}
+	const struct io_wide_data *w = (const struct io_wide_data *)f->_wide_data;
+	if (f->_mode <= 0 || !w)
+		return;
+	if (w->backup_base)
+		stdio_count_freed(in_backup ? w->read_base : w->save_base);
+	if (!(f->_flags & MC_IO_UNBUFFERED) && !(f->_flags2 & IO_FLAGS2_USER_WBUF))
+		stdio_count_freed(w->buf_base);
+}
+
+/* At every process end, by_exit inside exit() (process_end: its test
+ * here, the call's branch in process_end was 0x5f bytes of group 1,
+ * gcc's copy of the guard's entry): the C library's list, as
+ * far as its exit walks it after the report (scan.c's stdio_cuts reads
+ * it alike); a stream without glibc's magic ends the walk.  Counting
+ * only, blocks are in no table; the guard up (a handler that
+ * interrupted memcheck called exit), the table's locks may be this
+ * thread's; bypassed, no block is memcheck's: nothing (as at_exit's
+ * exit_lists_freed). */
+static __attribute__((noinline)) void stdio_exit_freed(bool by_exit)
+{
+	if (!by_exit || !mc_opt.track || mc_in_hook || !mc_is_active)
+		return;
+	FILE *const *list = mc_roots_io_list();
+	for (const FILE *f = list ? *list : NULL; f; f = f->_chain) {
+		if (((unsigned)f->_flags & MC_IO_MAGIC_MASK) != MC_IO_MAGIC)
+			return;
+		if (f->_IO_backup_base || f->_mode > 0)
+			stdio_stream_freed(f);
 	}
 }
 

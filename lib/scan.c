@@ -1056,19 +1056,16 @@ static __attribute__((noinline, cold)) void heap_stacks_take(struct graph *g,
  * alternate stacks' cuts: at most MC_HEAP_STACKS in all; past that, or
  * a stream neither, it is read whole, as before).  Under valgrind's
  * text with freeres, __libc_freeres ran that clean-up before the scan:
- * every stream is unbuffered, none cut.  A stream reading ungetc's
- * backup area (_IO_IN_BACKUP: its read pointers in the area, a block
- * glibc frees at that clean-up, and its save pointers in the buffer)
- * is read whole, as before: cut, the area would be lost where valgrind
- * sees it freed (a failing verdict of memcheck's own), and the buffer
- * stays still reachable where valgrind says lost.  (glibc's clean-up treats
+ * every stream is unbuffered, none cut.  A stream with ungetc's backup
+ * area (_IO_backup_base set) has it freed by the same clean-up first,
+ * its three save pointers then 0 (counted freed before the scan:
+ * life.c's stdio_exit_freed): cut with the eight, as the stream that
+ * reads the area (_IO_IN_BACKUP) holds the buffer in _IO_save_base
+ * (read whole before: the buffer still reachable where valgrind says
+ * definitely lost); where the area is still a live block (another
+ * thread ran at the exit), the stream is read as before.  (glibc's clean-up treats
  * old-ABI streams apart, which only a C library with 2.0-compatible
  * symbols has: not x86-64's.) */
-#define IO_MAGIC_MASK 0xFFFF0000u
-#define IO_MAGIC 0xFBAD0000u     /* glibc's libio.h, _IO_MAGIC */
-#define IO_USER_BUF 0x0001       /* the buffer is the program's */
-#define IO_UNBUFFERED 0x0002
-#define IO_IN_BACKUP 0x0100      /* reading ungetc's backup area */
 
 /* Rare: out of line, in group 7. */
 static __attribute__((noinline, cold)) void stdio_cut(struct graph *g, struct mc_roots *rs,
@@ -1077,6 +1074,19 @@ static __attribute__((noinline, cold)) void stdio_cut(struct graph *g, struct mc
 	uintptr_t p = (uintptr_t)f;
 	uintptr_t lo = p + offsetof(FILE, _IO_read_ptr), hi = p + offsetof(FILE, _IO_save_base);
 	int64_t i;
+	if (f->_IO_backup_base) {
+		/* the area counted freed (life.c), or still live: another
+		 * thread ran at the exit, or it is no block of the table's;
+		 * live, the stream is read as before (whole where it reads
+		 * the area) */
+		uintptr_t area = (uintptr_t)(f->_flags & MC_IO_IN_BACKUP ? f->_IO_read_base
+									: f->_IO_save_base);
+		i = lookup(g, area);
+		if (i < 0 || g->v[i].lo != area)
+			hi = p + offsetof(FILE, _markers);
+		else if (f->_flags & MC_IO_IN_BACKUP)
+			return;
+	}
 	if (mc_roots_in_data(rs, p, sizeof *f)) {
 		mc_roots_cut(rs, lo, hi);
 	} else if ((i = lookup(g, p)) >= 0 && g->v[i].lo == p && g->v[i].size >= sizeof *f &&
@@ -1100,9 +1110,9 @@ static __attribute__((noinline, cold)) void stdio_cut(struct graph *g, struct mc
 static inline void stdio_cuts(struct graph *g, struct mc_roots *rs)
 {
 	for (const FILE *f = *mc_io_list_all; f; f = f->_chain) {
-		if (((unsigned)f->_flags & IO_MAGIC_MASK) != IO_MAGIC)
+		if (((unsigned)f->_flags & MC_IO_MAGIC_MASK) != MC_IO_MAGIC)
 			return;
-		if ((f->_flags & (IO_USER_BUF | IO_UNBUFFERED | IO_IN_BACKUP)) == IO_USER_BUF &&
+		if ((f->_flags & (MC_IO_USER_BUF | MC_IO_UNBUFFERED)) == MC_IO_USER_BUF &&
 		    f->_mode != 0)
 			stdio_cut(g, rs, f);
 	}
