@@ -151,9 +151,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (size_t i = 0; i < n; i++) {
 			const char *file;
-			int line;
-			const char *name = mc_supp_name(s, i, &file, &line);
-			if (!name || strcmp(file, NAME) != 0 || line < 1)
+			int line, name_line;
+			const char *name = mc_supp_name(s, i, &file, &line, &name_line);
+			if (!name || strcmp(file, NAME) != 0 || line < 1 || name_line < line)
 				abort();
 		}
 		struct stack st = { .n = 0 };

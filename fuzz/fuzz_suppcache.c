@@ -45,9 +45,11 @@ static void same(const struct mc_supps *a, const struct mc_supps *b)
 		abort();
 	for (size_t i = 0; i < mc_supp_count(a); i++) {
 		const char *fa, *fb;
-		int la, lb;
-		const char *na = mc_supp_name(a, i, &fa, &la), *nb = mc_supp_name(b, i, &fb, &lb);
-		if (strcmp(na, nb) != 0 || strcmp(fa, fb) != 0 || la != lb)
+		int la, lb, nla, nlb;
+		const char *na = mc_supp_name(a, i, &fa, &la, &nla),
+			   *nb = mc_supp_name(b, i, &fb, &lb, &nlb);
+		/* the name's line too: valgrind's used_suppression line names it */
+		if (strcmp(na, nb) != 0 || strcmp(fa, fb) != 0 || la != lb || nla != nlb)
 			abort();
 	}
 }
@@ -160,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < mc_supp_count(s); i++) {
 			const char *file;
 			int line;
-			const char *n = mc_supp_name(s, i, &file, &line);
+			const char *n = mc_supp_name(s, i, &file, &line, NULL);
 			if (!n || !file || strlen(n) > size || strlen(file) > size)
 				abort();
 		}
