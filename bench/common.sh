@@ -1,7 +1,7 @@
 # common.sh - sourced by bench/run.sh and bench/suite.sh: what both need
 # before they time anything.  Expects BUILD (absolute), OTHER (may be
 # empty) and TMP (a fresh directory, removed by the caller's trap); sets
-# MC (and OTHER_MC), clock().
+# MC (and OTHER_MC), clock(), children_cpu().
 
 # One library throughout, copied: a rebuild during the run (someone else's
 # make) cannot mix two versions in one table.  Each copy in a lib/ with the
@@ -34,3 +34,22 @@ if [ -n "${EPOCHREALTIME:-}" ]; then
 else # bash < 5
 	clock() { REPLY=$(date +%s.%N); }
 fi
+
+# The CPU milliseconds (user + system) of the shell's children so far,
+# in REPLY: bash's times, whose second line is its children's, written to
+# a file (a command substitution would run it in a subshell of its own)
+# and read by the shell itself (an awk here would count its own time).
+ms_of() { # 1m2.345s -> 62345
+	local m=${1%%m*} s=${1#*m}
+	s=${s%s}
+	REPLY=$((10#$m * 60000 + 10#${s%.*} * 1000 + 10#${s#*.}))
+}
+children_cpu() {
+	local _ u s
+	times >"$TMP/cpu"
+	{ read -r _ && read -r u s; } <"$TMP/cpu"
+	ms_of "$u"
+	u=$REPLY
+	ms_of "$s"
+	REPLY=$((u + REPLY))
+}
