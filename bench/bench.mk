@@ -15,6 +15,7 @@
 #   make bench BENCH_ITERS=40000000 BENCH_RUNS=5 BENCH_THREADS=4 VALGRIND=1
 #   make bench BENCH_OTHER=<another build>/libmemcheck.so   (before/after)
 #   make bench-suite SUITE_PROCS=300 DATE_PROCS=200 BENCH_RUNS=5
+#   make bench-instr BENCH_OTHER=<another build>/libmemcheck.so   (instructions)
 
 # 40M steps: a bare glibc run takes ~0.6 s here, long enough that start-up
 # and exit are noise, short enough for 5 interleaved rounds of every mode.
@@ -88,7 +89,14 @@ $(B)/bench/suite_test_lsan: bench/suite_test.c | $(B)/bench
 	$(CC) $(SUITE_CFLAGS) -fsanitize=leak -o $@ $< || \
 		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
 
-.PHONY: bench-suite bench-chart
+.PHONY: bench-suite bench-chart bench-instr
+# What memcheck adds a step in instructions (cachegrind, the slope between
+# INSTR_STEPS and twice as many), this library and BENCH_OTHER's: the
+# load-proof before and after (bench/instr.sh).
+INSTR_STEPS ?= 1000000
+bench-instr: all $(B)/bench/malloc_bench $(B)/bench/tree_bench
+	INSTR_STEPS=$(INSTR_STEPS) BENCH_OTHER=$(BENCH_OTHER) bash bench/instr.sh $(B)
+
 bench: all $(BENCH_BINS) $(SUITE_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \

@@ -1,7 +1,7 @@
 # common.sh - sourced by bench/run.sh and bench/suite.sh: what both need
 # before they time anything.  Expects BUILD (absolute), OTHER (may be
 # empty) and TMP (a fresh directory, removed by the caller's trap); sets
-# MC (and OTHER_MC), clock().
+# MC (and OTHER_MC), clock(), children_cpu().
 
 # One library throughout, copied: a rebuild during the run (someone else's
 # make) cannot mix two versions in one table.  Each copy in a lib/ with the
@@ -14,10 +14,16 @@ install_copy() { # library directory -> the copy's path in REPLY
 		ln -s "$(cd "$BUILD/.." && pwd)/suppressions" "$2/suppressions" || exit 2
 	REPLY=$2/lib/libmemcheck.so
 }
+# The two copies' paths of one length ("this", "that"): LD_PRELOAD's
+# value is in each process's environment, whose size moves where its
+# stack begins, so that a library timed against a copy of itself runs
+# the same layout in both roles (2026-12-07, tree50: "this" and "other"
+# differed by a byte, and the one named first read slower in five
+# runs of five, whose cause was not found).
 install_copy "$BUILD/libmemcheck.so" "$TMP/this"
 MC=$REPLY
 if [ -n "$OTHER" ]; then
-	install_copy "$OTHER" "$TMP/other"
+	install_copy "$OTHER" "$TMP/that"
 	OTHER_MC=$REPLY
 fi
 
@@ -34,3 +40,22 @@ if [ -n "${EPOCHREALTIME:-}" ]; then
 else # bash < 5
 	clock() { REPLY=$(date +%s.%N); }
 fi
+
+# The CPU milliseconds (user + system) of the shell's children so far,
+# in REPLY: bash's times, whose second line is its children's, written to
+# a file (a command substitution would run it in a subshell of its own)
+# and read by the shell itself (an awk here would count its own time).
+ms_of() { # 1m2.345s -> 62345
+	local m=${1%%m*} s=${1#*m}
+	s=${s%s}
+	REPLY=$((10#$m * 60000 + 10#${s%.*} * 1000 + 10#${s#*.}))
+}
+children_cpu() {
+	local _ u s
+	times >"$TMP/cpu"
+	{ read -r _ && read -r u s; } <"$TMP/cpu"
+	ms_of "$u"
+	u=$REPLY
+	ms_of "$s"
+	REPLY=$((u + REPLY))
+}

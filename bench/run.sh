@@ -27,8 +27,9 @@
 # and chart of make bench (bench.md, bench.svg).
 #
 # The machine is shared and noisy, so every mode of every allocator runs
-# once per round, round-robin, BENCH_RUNS rounds, and the table shows
-# medians: a slow spell then costs every mode alike instead of one.
+# once per round, round-robin (each round's order shuffled),
+# BENCH_RUNS rounds, and the table shows medians: a slow spell then costs
+# every mode alike instead of one.
 # Wall time is the whole process (start-up and memcheck's exit report
 # included), taken with bash's $EPOCHREALTIME: no fork for the clock.
 #
@@ -245,7 +246,7 @@ runs_here() { # mode alloc
 }
 
 # Run one mode under one allocator once: the program's output line goes to
-# $TMP/out, the wall seconds to T.
+# $TMP/out, the wall seconds to T, its CPU seconds (user + system) to C.
 run_one() { # mode alloc [iters]
 	local m=$1 a=$2 iters=${3:-$((ITERS / ${M_DIV[$1]}))}
 	local lib=${ALLOC_LIB[$a]} bin=$BIN pre cmd=()
@@ -260,7 +261,9 @@ run_one() { # mode alloc [iters]
 	case $m in p* | ofptree) bin=$TREE_BIN ;; esac
 	[ "$m" = plsan ] && bin=$TREE_LSAN_BIN
 	[ "$m" = vg ] && cmd=(valgrind -q --tool=memcheck --error-exitcode=99)
-	local t0 rc
+	local t0 c0 rc
+	children_cpu
+	c0=$REPLY
 	clock
 	t0=$REPLY
 	# shellcheck disable=SC2086 # M_ENV and M_ARGS are word lists
@@ -268,12 +271,15 @@ run_one() { # mode alloc [iters]
 		>"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	clock
+	local t1=$REPLY
+	children_cpu
+	C=$(((REPLY - c0) / 1000)).$(printf %03d $(((REPLY - c0) % 1000)))
 	if [ $rc -ne 0 ]; then
 		echo "run.sh: $a/$m failed (exit $rc):" >&2
 		cat "$TMP/err" >&2
 		return 1
 	fi
-	T=$(awk -v a="$t0" -v b="$REPLY" 'BEGIN { printf "%.6f\n", b - a }')
+	T=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }')
 }
 
 field() { # name: a field of the program's output line
@@ -320,14 +326,31 @@ done
 declare -A SUM # alloc/mode -> checksum, to compare with the bare run
 clock
 total_s=$REPLY
+# Each round runs an allocator's modes in an order of its own (shuffled,
+# seeded by the round: the same orders every run), so that no mode
+# always runs first, last, or right after the same mode.  In the order
+# fixed, BENCH_OTHER's tree row ran after this library's, which ran
+# after the bare one; the same library given as both read 12.8 to 314
+# ns a step slower as this one than as the other, in all of five runs
+# at load 15-35 (2026-12-07, tree50: three with the order fixed, two
+# with it turned by one a round, which keeps each mode after the same
+# one), where callgrind counts the same instructions for both.
 for ((r = 1; r <= RUNS; r++)); do
 	printf '  round %d/%d ...' "$r" "$RUNS"
 	for a in "${ALLOCS[@]}"; do
+		here=()
 		for m in "${MODES[@]}"; do
-			runs_here "$m" "$a" || continue
+			runs_here "$m" "$a" && here+=("$m")
+		done
+		RANDOM=$r
+		for ((k = ${#here[@]} - 1; k > 0; k--)); do # Fisher-Yates
+			j=$((RANDOM % (k + 1)))
+			m=${here[k]} here[k]=${here[j]} here[j]=$m
+		done
+		for m in "${here[@]}"; do
 			run_one "$m" "$a" || exit 1
 			SUM[$a/$m]=$(field checksum)
-			echo "$a $m $T" >>"$TMP/times"
+			echo "$a $m $T $C" >>"$TMP/times"
 		done
 	done
 	clock
@@ -561,6 +584,53 @@ if [[ " ${MODES[*]} " == *" count "* ]]; then
 					printf "  %-9s %-6s %+.2f [%+.2f..%+.2f]%s\n", a, m, md, q(v, k, 0.25), q(v, k, 0.75),
 						r == "bare" ? "" : " over " r
 					printf "%.3f\n", md > out
+				}' "$TMP/times"
+		done
+	done
+fi
+
+# BENCH_OTHER's rows against this library's, within each round: the
+# other library's added time (its run minus the round's bare run) over
+# this one's, median [quartiles] and in how many rounds it was the
+# smaller; by wall time and by the processes' CPU time (user + system,
+# 10 ms ticks: at load the wall time is mostly waiting for a CPU).  A
+# before and after of a few ns a step is less than the spread of either
+# median over a loaded machine's rounds; the pair taken in one round
+# moves less.
+if [ -n "$OTHER" ]; then
+	echo
+	echo "BENCH_OTHER's added time over this library's, per round (mode minus bare, same round): median [quartiles], rounds below 1"
+	for a in "${ALLOCS[@]}"; do
+		for pair in fp:ofp fpdeep:ofpdeep lfp:olfp pfp:ofptree; do
+			m=${pair%:*} o=${pair#*:} r=$(ref_of "${pair%:*}")
+			[[ " ${MODES[*]} " == *" $m "* && " ${MODES[*]} " == *" $o "* ]] || continue
+			if ! runs_here "$m" "$a" || ! runs_here "$o" "$a"; then
+				continue
+			fi
+			awk -v a="$a" -v m="$m" -v o="$o" -v r="$r" '
+				function q(v, k, f,   i, j, t) { # the f-quantile of v[0..k-1], sorted in place
+					for (i = 1; i < k; i++)
+						for (j = i; j > 0 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+					return v[int(f * (k - 1) + 0.5)]
+				}
+				function per_round(c,   i, k, below, v) { # c: 3 wall, 4 CPU
+					k = 0; below = 0
+					for (i = 1; i <= seen[m]; i++)
+						if ((o, i) in t && (r, i) in t && t[m, i, c] > t[r, i, c]) {
+							v[k] = (t[o, i, c] - t[r, i, c]) / (t[m, i, c] - t[r, i, c])
+							below += v[k++] < 1
+						}
+					if (!k)
+						return "-"
+					return sprintf("%.3f [%.3f-%.3f], %d of %d below 1", q(v, k, 0.5),
+						       q(v, k, 0.25), q(v, k, 0.75), below, k)
+				}
+				$1 == a && ($2 == m || $2 == o || $2 == r) {
+					i = ++seen[$2]; t[$2, i]; t[$2, i, 3] = $3; t[$2, i, 4] = $4
+				}
+				END {
+					if (seen[m])
+						printf "  %-9s %-8s wall %s; CPU %s\n", a, o, per_round(3), per_round(4)
 				}' "$TMP/times"
 		done
 	done

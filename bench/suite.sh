@@ -91,25 +91,6 @@ if [ -x "$DATE" ]; then
 	[ -e "$FLOOR_LIB" ] && mode d_floor date "floor preload: 16-frame walk + table" "$FLOOR_LIB" ""
 fi
 
-# The CPU milliseconds (user + system) of the shell's children so far,
-# in REPLY: bash's times, whose second line is its children's, written to
-# a file (a command substitution would run it in a subshell of its own)
-# and read by the shell itself (an awk here would count its own time).
-ms_of() { # 1m2.345s -> 62345
-	local m=${1%%m*} s=${1#*m}
-	s=${s%s}
-	REPLY=$((10#$m * 60000 + 10#${s%.*} * 1000 + 10#${s#*.}))
-}
-children_cpu() {
-	local _ u s
-	times >"$TMP/cpu"
-	{ read -r _ && read -r u s; } <"$TMP/cpu"
-	ms_of "$u"
-	u=$REPLY
-	ms_of "$s"
-	REPLY=$((u + REPLY))
-}
-
 # Run one mode's whole workload once: its stdout to $TMP/out.MODE, the
 # wall seconds to T, its processes' CPU seconds to C.  The loop is the
 # driver: a subshell with the mode's environment exported (no env(1) in
