@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# instr.sh - instructions a malloc_bench step under each allocator, by
+# mode: the load-proof half of `make bench` (make bench-instr).
+#
+#   bench/instr.sh BUILD_DIR
+#
+# Each mode runs malloc_bench under callgrind at two lengths
+# (INSTR_STEPS and twice that); the difference of the instruction totals
+# over the difference of steps is a step's instructions, start-up and
+# exit cancelled.  Callgrind counts what the CPU would retire, whatever
+# the load, so two libraries' figures from runs hours apart compare
+# exactly, where the time rows of `make bench` compare only within a
+# round.  Modes: bare, the forwarding-only preload (null_interpose.c),
+# the floor preload (floor_interpose.c), memcheck counting
+# (MEMCHECK_TRACK=0), tracking without stacks (MEMCHECK_STACK_DEPTH=0) and
+# with them (MEMCHECK_UNWINDER=fp, the defaults); with BENCH_OTHER=FILE
+# the other library's counting and tracking too, in the same table.
+# memcheck does not scrub new blocks under valgrind (MEMCHECK_SCRUB: it
+# would hide the program's reads of uninitialised bytes from valgrind),
+# so the tracking rows leave the scrub out; the floor's scrubbing mode
+# (FLOOR_SCRUB) is left out for the same reason.
+#
+# Environment: INSTR_STEPS (100000), BENCH_MODES (a regex over the mode
+# names bare fwd floor count track fp ocount ofp: only those; bare is
+# always run, the other rows are shown over it), BENCH_OTHER.  Prints a
+# Markdown table and writes it to BUILD_DIR/bench/instr.md.  Exits
+# non-zero when a run fails or gives a different checksum than the bare
+# run.  Needs valgrind (make deps).
+set -u
+export LC_ALL=C
+
+BUILD=${1:-build}
+BUILD=$(cd "$BUILD" && pwd) || exit 2
+STEPS=${INSTR_STEPS:-100000}
+OTHER=${BENCH_OTHER:-}
+BIN=$BUILD/bench/malloc_bench
+NULL_LIB=$BUILD/bench/libnull_interpose.so
+FLOOR_LIB=$BUILD/bench/libfloor_interpose.so
+LIBDIR=/usr/lib/x86_64-linux-gnu
+
+command -v valgrind >/dev/null || { echo "instr.sh: no valgrind (make deps)" >&2; exit 2; }
+[ -x "$BIN" ] || { echo "instr.sh: $BIN not built" >&2; exit 2; }
+[ "$STEPS" -ge 1000 ] 2>/dev/null || { echo "instr.sh: INSTR_STEPS must be a number >= 1000" >&2; exit 2; }
+
+declare -A ALLOC_LIB SUM SLOPE
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/memcheck-instr.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+# The library copied with the suppressions beside it, the environment
+# cleaned, the allocators as run.sh reads them: bench/common.sh.
+. "$(dirname "$0")/common.sh"
+read_allocators
+
+# name | preload (the allocator after it) | environment | label
+MODES=(bare fwd floor count track fp)
+declare -A PRE=([bare]='' [fwd]=$NULL_LIB [floor]=$FLOOR_LIB [count]=$MC [track]=$MC [fp]=$MC)
+declare -A ENV=([count]=MEMCHECK_TRACK=0 [track]=MEMCHECK_STACK_DEPTH=0 [fp]=MEMCHECK_UNWINDER=fp)
+declare -A LABEL=([bare]="bare" [fwd]="forwarding only (null_interpose.c)"
+	[floor]="floor preload: 16-frame walk + table" [count]="counting (TRACK=0)"
+	[track]="tracking, no stacks (DEPTH=0), no scrub" [fp]="tracking + stacks, fp (defaults), no scrub")
+if [ -n "$OTHER" ]; then
+	MODES+=(ocount ofp)
+	PRE[ocount]=$OTHER_MC PRE[ofp]=$OTHER_MC
+	ENV[ocount]=MEMCHECK_TRACK=0 ENV[ofp]=MEMCHECK_UNWINDER=fp
+	LABEL[ocount]="other: counting (TRACK=0)" LABEL[ofp]="other: tracking + stacks, fp, no scrub"
+fi
+if [ -n "${BENCH_MODES:-}" ]; then
+	kept=()
+	for m in "${MODES[@]}"; do
+		[[ $m = bare || $m =~ ^($BENCH_MODES)$ ]] && kept+=("$m")
+	done
+	MODES=("${kept[@]}")
+fi
+for m in "${MODES[@]}"; do
+	[ "$m" = bare ] || [ -e "${PRE[$m]}" ] || { echo "instr.sh: ${PRE[$m]} not built" >&2; exit 2; }
+done
+
+ir() { # alloc mode steps -> the run's instructions in REPLY
+	local a=$1 m=$2 n=$3 lib=${ALLOC_LIB[$1]} pre out=$TMP/cg.$1.$2.$3 sum
+	pre="${PRE[$m]}${lib:+ $lib}"
+	pre=${pre# }
+	# shellcheck disable=SC2086 # ENV is a word list
+	env ${pre:+LD_PRELOAD="$pre"} MEMCHECK_TEXT=none MEMCHECK_PROCESS=on MEMCHECK_EXITCODE=0 \
+		${ENV[$m]:-} valgrind --tool=callgrind \
+		--callgrind-out-file="$out" "$BIN" "$n" >"$TMP/out" 2>"$TMP/err" ||
+		{ echo "instr.sh: $a/$m ($n steps) failed:" >&2; tail -n 5 "$TMP/err" >&2; exit 1; }
+	read -r sum <"$TMP/out"
+	[[ " $sum " =~ \ checksum=([^ ]*)\  ]] && sum=${BASH_REMATCH[1]} # not the loop's time
+	if [ "$m" = bare ]; then
+		SUM[$a.$n]=$sum
+	elif [ "$sum" != "${SUM[$a.$n]}" ]; then
+		echo "instr.sh: $a/$m printed '$sum', the bare run '${SUM[$a.$n]}': the program changed" >&2
+		exit 1
+	fi
+	REPLY=$(awk '/^(summary|totals):/ { print $2; exit }' "$out")
+	rm -f "$out"
+	[ -n "$REPLY" ] || { echo "instr.sh: $a/$m: no totals in callgrind's output" >&2; exit 1; }
+}
+
+echo "instructions a malloc_bench step (callgrind: $STEPS -> $((2 * STEPS)) steps), library md5 $(md5sum <"$MC" | cut -c1-12)" >&2
+for a in "${ALLOCS[@]}"; do
+	for m in "${MODES[@]}"; do
+		ir "$a" "$m" "$STEPS"
+		lo=$REPLY
+		ir "$a" "$m" $((2 * STEPS))
+		SLOPE[$a/$m]=$(awk -v a="$lo" -v b="$REPLY" -v n="$STEPS" 'BEGIN { printf "%.2f", (b - a) / n }')
+		echo "  $a $m ${SLOPE[$a/$m]}" >&2
+	done
+done
+
+mkdir -p "$BUILD/bench"
+{
+	echo "# Instructions a step"
+	echo
+	echo "$(date -u +%Y-%m-%d), callgrind, malloc_bench $STEPS -> $((2 * STEPS)) steps, library md5 $(md5sum <"$MC" | cut -c1-12)${OTHER:+, other library md5 $(md5sum <"$OTHER_MC" | cut -c1-12)}; each row: a step's instructions in all, and over bare (over forwarding for the counting rows)"
+	echo
+	printf '| mode |'
+	for a in "${ALLOCS[@]}"; do printf ' %s |' "$a"; done
+	printf '\n|---|'
+	for a in "${ALLOCS[@]}"; do printf -- '---|'; done
+	printf '\n'
+	for m in "${MODES[@]}"; do
+		printf '| %s |' "${LABEL[$m]}"
+		for a in "${ALLOCS[@]}"; do
+			awk -v s="${SLOPE[$a/$m]}" -v b="${SLOPE[$a/bare]}" -v f="${SLOPE[$a/fwd]:-}" -v m="$m" 'BEGIN {
+				if (m == "bare") { printf " %.1f |", s; exit }
+				printf " %.1f (%+.1f", s, s - b
+				if ((m == "count" || m == "ocount") && f != "")
+					printf "; %+.1f over forwarding", s - f
+				printf ") |" }'
+		done
+		printf '\n'
+	done
+} >"$BUILD/bench/instr.md"
+cat "$BUILD/bench/instr.md"
