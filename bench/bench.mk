@@ -15,7 +15,8 @@
 #   make bench BENCH_ITERS=40000000 BENCH_RUNS=5 BENCH_THREADS=4 VALGRIND=1
 #   make bench BENCH_OTHER=<another build>/libmemcheck.so   (before/after)
 #   make bench-suite SUITE_PROCS=300 DATE_PROCS=200 BENCH_RUNS=5
-#   make bench-instr BENCH_OTHER=<another build>/libmemcheck.so   (instructions)
+#   make bench-instr INSTR_STEPS=100000 BENCH_OTHER=...  (callgrind: instructions
+#       a step of each mode, the load-proof figures; build/bench/instr.md)
 
 # 40M steps: a bare glibc run takes ~0.6 s here, long enough that start-up
 # and exit are noise, short enough for 5 interleaved rounds of every mode.
@@ -25,6 +26,7 @@ BENCH_THREADS ?= 4
 VALGRIND      ?= 0
 BENCH_OTHER   ?=
 SUITE_PROCS   ?= 300
+INSTR_STEPS   ?= 100000
 DATE_PROCS    ?= 200
 
 # -fno-builtin: compilers know malloc/free and delete pairs whose block
@@ -90,13 +92,6 @@ $(B)/bench/suite_test_lsan: bench/suite_test.c | $(B)/bench
 		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
 
 .PHONY: bench-suite bench-chart bench-instr
-# What memcheck adds a step in instructions (cachegrind, the slope between
-# INSTR_STEPS and twice as many), this library and BENCH_OTHER's: the
-# load-proof before and after (bench/instr.sh).
-INSTR_STEPS ?= 1000000
-bench-instr: all $(B)/bench/malloc_bench $(B)/bench/tree_bench
-	INSTR_STEPS=$(INSTR_STEPS) BENCH_OTHER=$(BENCH_OTHER) bash bench/instr.sh $(B)
-
 bench: all $(BENCH_BINS) $(SUITE_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \
@@ -112,3 +107,9 @@ bench-suite: all $(SUITE_BINS)
 	SUITE_PROCS=$(SUITE_PROCS) DATE_PROCS=$(DATE_PROCS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_OTHER=$(BENCH_OTHER) bash bench/suite.sh $(B)
 	bash bench/chart.sh $(B)
+
+# Instructions a step of each mode (bench/instr.sh: callgrind at two
+# lengths), which load does not move: a change's figures beside main's
+# with BENCH_OTHER, the table in build/bench/instr.md.
+bench-instr: all $(B)/bench/malloc_bench $(B)/bench/tree_bench $(B)/bench/libnull_interpose.so $(B)/bench/libfloor_interpose.so
+	INSTR_STEPS=$(INSTR_STEPS) BENCH_OTHER=$(BENCH_OTHER) bash bench/instr.sh $(B)

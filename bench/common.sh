@@ -1,7 +1,7 @@
-# common.sh - sourced by bench/run.sh and bench/suite.sh: what both need
+# common.sh - sourced by bench/run.sh, bench/suite.sh and bench/instr.sh: what they need
 # before they time anything.  Expects BUILD (absolute), OTHER (may be
 # empty) and TMP (a fresh directory, removed by the caller's trap); sets
-# MC (and OTHER_MC), clock(), children_cpu().
+# MC (and OTHER_MC), clock(), children_cpu(), read_allocators().
 
 # One library throughout, copied: a rebuild during the run (someone else's
 # make) cannot mix two versions in one table.  Each copy in a lib/ with the
@@ -58,4 +58,23 @@ children_cpu() {
 	u=$REPLY
 	ms_of "$s"
 	REPLY=$((u + REPLY))
+}
+
+# The allocators memcheck runs by default, from lib/allocators.def (one
+# MC_ALLOCATOR line each, MC_ALLOC_DEFAULT), into ALLOCS (their names)
+# and ALLOC_LIB (name -> the library to preload after memcheck, glibc's
+# empty: nothing preloaded); those not installed under LIBDIR are left
+# out.  The caller declares ALLOC_LIB (declare -A) at its own level.
+read_allocators() {
+	local a so
+	ALLOCS=()
+	while IFS=: read -r a so; do
+		if [ -z "$so" ] || [ -e "$LIBDIR/$so" ]; then
+			ALLOCS+=("$a")
+			ALLOC_LIB[$a]=${so:+$LIBDIR/$so}
+		fi
+	done < <(awk '/^MC_ALLOCATOR\(/ && /MC_ALLOC_DEFAULT/ {
+			sub(/^MC_ALLOCATOR\(/, ""); split($0, f, ",")
+			for (i = 1; i <= 2; i++) gsub(/^[ "]+|[ "]+$/, "", f[i])
+			print f[1] ":" (f[2] == "NULL" ? "" : f[2]) }' "$(dirname "$0")/../lib/allocators.def")
 }

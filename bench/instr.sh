@@ -1,96 +1,180 @@
 #!/usr/bin/env bash
-# instr.sh - what memcheck adds a step in instructions, which load does
-# not move: the before and after `make bench` cannot resolve on a busy
-# machine.
+# instr.sh - instructions a malloc_bench step under each allocator, by
+# mode, and a tree_bench step under glibc: the load-proof half of `make
+# bench` (make bench-instr).
 #
-#   bench/instr.sh BUILD_DIR        (make bench-instr runs it)
+#   bench/instr.sh BUILD_DIR
 #
-# Environment: BENCH_OTHER=FILE (another libmemcheck.so, main's say:
-# counted beside this one), INSTR_STEPS (the shorter run's steps,
-# 1,000,000; the longer runs twice as many).
+# Each mode runs malloc_bench under callgrind at two lengths
+# (INSTR_STEPS and twice that); the difference of the instruction totals
+# over the difference of steps is a step's instructions, start-up and
+# exit cancelled.  Callgrind counts what the CPU would retire, whatever
+# the load, so two libraries' figures from runs hours apart compare
+# exactly, where the time rows of `make bench` compare only within a
+# round.  Modes: bare, the forwarding-only preload (null_interpose.c),
+# the floor preload (floor_interpose.c), memcheck counting
+# (MEMCHECK_TRACK=0), tracking without stacks (MEMCHECK_STACK_DEPTH=0) and
+# with them (MEMCHECK_UNWINDER=fp, the defaults); with BENCH_OTHER=FILE
+# the other library's counting and tracking too, in the same table.
+# The deep-stack parser (tree_bench.c, its steps a tenth of the loop's)
+# runs bare and tracking with stacks (and BENCH_OTHER's) under glibc:
+# session 48's tree "regression" of main over 68cf1f5 (+3.5 to +13 ns a
+# step by time) counted the same instructions a step (doc/costs.md,
+# tree50).
+# memcheck does not scrub new blocks under valgrind (MEMCHECK_SCRUB: it
+# would hide the program's reads of uninitialised bytes from valgrind),
+# so the tracking rows leave the scrub out; the floor's scrubbing mode
+# (FLOOR_SCRUB) is left out for the same reason.
 #
-# Each workload (the allocation loop, bench/malloc_bench.c, and the
-# deep-stack parser, bench/tree_bench.c; under glibc) runs bare, with this
-# library and with BENCH_OTHER's, each at N and 2N steps under valgrind's
-# cachegrind without its cache model; a step's instructions are the
-# slope between the two, so that start-up and exit (the same in both
-# runs) fall out.  The table: the bare step, each library's added
-# instructions a step, and BENCH_OTHER's less this one's.  Why: session
-# 48's tree read 3.5-13 ns a step slower with main's library than with
-# 68cf1f5's in `make bench`, where the two count the same instructions
-# to 0.0002 a step and `make bench` read one library against a copy of
-# itself as far apart (doc/costs.md, tree50).
-#
-# Instructions are not time: a step's cache and TLB misses (the tree's
-# stack lines, the block table's) and its placement are not in them;
-# doc/costs.md's paragraphs weigh both.
+# Environment: INSTR_STEPS (100000), BENCH_MODES (a regex over the mode
+# names bare fwd floor count track fp ocount ofp: only those; bare is
+# always run, the other rows are shown over it), BENCH_OTHER.  Prints a
+# Markdown table and writes it to BUILD_DIR/bench/instr.md.  Exits
+# non-zero when a run fails or gives a different checksum than the bare
+# run.  Needs valgrind (make deps).
 set -u
 export LC_ALL=C
 
 BUILD=${1:-build}
 BUILD=$(cd "$BUILD" && pwd) || exit 2
+STEPS=${INSTR_STEPS:-100000}
 OTHER=${BENCH_OTHER:-}
-STEPS=${INSTR_STEPS:-1000000}
-[ "$STEPS" -ge 1000 ] 2>/dev/null || { echo "instr.sh: INSTR_STEPS must be >= 1000" >&2; exit 2; }
-command -v valgrind >/dev/null || { echo "instr.sh: valgrind not installed (make deps)" >&2; exit 2; }
-for b in malloc_bench tree_bench; do
-	[ -x "$BUILD/bench/$b" ] || { echo "instr.sh: $BUILD/bench/$b not built" >&2; exit 2; }
-done
-[ -e "$BUILD/libmemcheck.so" ] || { echo "instr.sh: $BUILD/libmemcheck.so not built" >&2; exit 2; }
+BIN=$BUILD/bench/malloc_bench
+TREE_BIN=$BUILD/bench/tree_bench
+NULL_LIB=$BUILD/bench/libnull_interpose.so
+FLOOR_LIB=$BUILD/bench/libfloor_interpose.so
+LIBDIR=/usr/lib/x86_64-linux-gnu
 
+command -v valgrind >/dev/null || { echo "instr.sh: no valgrind (make deps)" >&2; exit 2; }
+for b in "$BIN" "$TREE_BIN"; do
+	[ -x "$b" ] || { echo "instr.sh: $b not built" >&2; exit 2; }
+done
+[ "$STEPS" -ge 1000 ] 2>/dev/null || { echo "instr.sh: INSTR_STEPS must be a number >= 1000" >&2; exit 2; }
+
+declare -A ALLOC_LIB SUM SLOPE
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/memcheck-instr.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
-
-# The library copied, the environment cleaned: bench/common.sh.
+# The library copied with the suppressions beside it, the environment
+# cleaned, the allocators as run.sh reads them: bench/common.sh.
 . "$(dirname "$0")/common.sh"
-export MEMCHECK_TEXT=none MEMCHECK_PROCESS=on MEMCHECK_EXITCODE=0
+read_allocators
 
-# count PRELOAD BIN STEPS: the process's instructions in REPLY
-count() {
-	local n
-	# shellcheck disable=SC2086 # no preload: the word is empty
-	env ${1:+LD_PRELOAD="$1"} valgrind --tool=cachegrind --cache-sim=no \
-		--cachegrind-out-file=/dev/null "$2" "$3" >"$TMP/out" 2>"$TMP/err" || {
-		echo "instr.sh: $2 $3 failed under valgrind${1:+ with $1}:" >&2
-		cat "$TMP/err" >&2
-		exit 1
-	}
-	n=$(sed -n 's/^==[0-9]*== I *refs: *\([0-9,]*\)$/\1/p' "$TMP/err" | tr -d ,)
-	[ -n "$n" ] || { echo "instr.sh: no instruction count in valgrind's summary:" >&2; cat "$TMP/err" >&2; exit 1; }
-	REPLY=$n
-}
-
-# slope PRELOAD BIN: instructions a step, in REPLY (three decimals)
-slope() {
-	local a
-	count "$1" "$2" "$STEPS"
-	a=$REPLY
-	count "$1" "$2" $((2 * STEPS))
-	REPLY=$(awk -v a="$a" -v b="$REPLY" -v n="$STEPS" 'BEGIN { printf "%.3f", (b - a) / n }')
-}
-
-echo "memcheck instructions a step: slope between $STEPS and $((2 * STEPS)) steps, cachegrind, glibc"
-echo "library: $(readlink -f "$BUILD/libmemcheck.so") (md5 $(md5sum <"$MC" | cut -c1-12))"
-[ -n "$OTHER" ] && echo "other library (BENCH_OTHER): $(readlink -f "$OTHER") (md5 $(md5sum <"$OTHER_MC" | cut -c1-12))"
-printf '%-40s %10s %12s %12s %12s\n' workload bare "+this" "+other" "other-this"
-for b in malloc_bench tree_bench; do
-	case $b in
-	malloc_bench) what="malloc loop (malloc_bench.c)" ;;
-	tree_bench) what="parser, deep stacks (tree_bench.c)" ;;
-	esac
-	slope "" "$BUILD/bench/$b"
-	bare=$REPLY
-	slope "$MC" "$BUILD/bench/$b"
-	this=$REPLY
-	other=-
-	if [ -n "$OTHER" ]; then
-		slope "$OTHER_MC" "$BUILD/bench/$b"
-		other=$REPLY
-	fi
-	awk -v w="$what" -v b="$bare" -v t="$this" -v o="$other" 'BEGIN {
-		if (o == "-")
-			printf "%-40s %10.1f %+12.3f %12s %12s\n", w, b, t - b, "-", "-"
-		else
-			printf "%-40s %10.1f %+12.3f %+12.3f %+12.3f\n", w, b, t - b, o - b, o - t
-	}'
+# name | preload (the allocator after it) | environment | label
+MODES=(bare fwd floor count track fp)
+declare -A PRE=([bare]='' [fwd]=$NULL_LIB [floor]=$FLOOR_LIB [count]=$MC [track]=$MC [fp]=$MC)
+declare -A ENV=([count]=MEMCHECK_TRACK=0 [track]=MEMCHECK_STACK_DEPTH=0 [fp]=MEMCHECK_UNWINDER=fp)
+declare -A LABEL=([bare]="bare" [fwd]="forwarding only (null_interpose.c)"
+	[floor]="floor preload: 16-frame walk + table" [count]="counting (TRACK=0)"
+	[track]="tracking, no stacks (DEPTH=0), no scrub" [fp]="tracking + stacks, fp (defaults), no scrub")
+if [ -n "$OTHER" ]; then
+	MODES+=(ocount ofp)
+	PRE[ocount]=$OTHER_MC PRE[ofp]=$OTHER_MC
+	ENV[ocount]=MEMCHECK_TRACK=0 ENV[ofp]=MEMCHECK_UNWINDER=fp
+	LABEL[ocount]="other: counting (TRACK=0)" LABEL[ofp]="other: tracking + stacks, fp, no scrub"
+fi
+if [ -n "${BENCH_MODES:-}" ]; then
+	kept=()
+	for m in "${MODES[@]}"; do
+		[[ $m = bare || $m =~ ^($BENCH_MODES)$ ]] && kept+=("$m")
+	done
+	MODES=("${kept[@]}")
+fi
+for m in "${MODES[@]}"; do
+	[ "$m" = bare ] || [ -e "${PRE[$m]}" ] || { echo "instr.sh: ${PRE[$m]} not built" >&2; exit 2; }
 done
+
+ir() { # alloc mode steps [warm] -> the run's instructions in REPLY
+	local a=$1 m=$2 n=$3 lib=${ALLOC_LIB[$1]} pre out=$TMP/cg.$1.$2.$3 sum tool=()
+	pre="${PRE[$m]}${lib:+ $lib}"
+	pre=${pre# }
+	[ $# -gt 3 ] || tool=(valgrind --tool=callgrind --callgrind-out-file="$out")
+	# shellcheck disable=SC2086 # ENV is a word list
+	env ${pre:+LD_PRELOAD="$pre"} MEMCHECK_TEXT=none MEMCHECK_PROCESS=on MEMCHECK_EXITCODE=0 \
+		${ENV[$m]:-} "${tool[@]}" "$RUN_BIN" "$n" >"$TMP/out" 2>"$TMP/err" ||
+		{ echo "instr.sh: $a/$m ($n steps) failed:" >&2; tail -n 5 "$TMP/err" >&2; exit 1; }
+	[ $# -gt 3 ] && return
+	read -r sum <"$TMP/out"
+	[[ " $sum " =~ \ checksum=([^ ]*)\  ]] && sum=${BASH_REMATCH[1]} # not the loop's time
+	if [ "$m" = bare ]; then
+		SUM[$a.$n]=$sum
+	elif [ "$sum" != "${SUM[$a.$n]}" ]; then
+		echo "instr.sh: $a/$m printed '$sum', the bare run '${SUM[$a.$n]}': the program changed" >&2
+		exit 1
+	fi
+	REPLY=$(awk '/^(summary|totals):/ { print $2; exit }' "$out")
+	rm -f "$out"
+	[ -n "$REPLY" ] || { echo "instr.sh: $a/$m: no totals in callgrind's output" >&2; exit 1; }
+}
+
+# slope ALLOC MODE STEPS: a step's instructions into SLOPE[ALLOC/MODE]
+slope() {
+	local a=$1 m=$2 n=$3 lo
+	# memcheck's file:line cache (common.sh: fresh for the run) filled
+	# first: its first process's exit names what later ones read, and
+	# under tcmalloc that exit (its own block's suppression) was
+	# ~900,000 instructions more than a warm one's, 9 a step of the
+	# slope when it fell on the shorter run
+	ir "$a" "$m" 1000 warm
+	ir "$a" "$m" "$n"
+	lo=$REPLY
+	ir "$a" "$m" $((2 * n))
+	SLOPE[$a/$m]=$(awk -v a="$lo" -v b="$REPLY" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')
+	echo "  $a $m ${SLOPE[$a/$m]}" >&2
+}
+
+echo "instructions a malloc_bench step (callgrind: $STEPS -> $((2 * STEPS)) steps), library md5 $(md5sum <"$MC" | cut -c1-12)" >&2
+RUN_BIN=$BIN
+for a in "${ALLOCS[@]}"; do
+	for m in "${MODES[@]}"; do
+		slope "$a" "$m" "$STEPS"
+	done
+done
+# the tree under glibc: bare, tracking with stacks, BENCH_OTHER's
+TREE_STEPS=$(( STEPS / 10 < 1000 ? 1000 : STEPS / 10 ))
+TREE_MODES=()
+for m in bare fp ofp; do
+	[[ " ${MODES[*]} " = *" $m "* ]] && TREE_MODES+=("$m")
+done
+RUN_BIN=$TREE_BIN
+ALLOC_LIB[tree]=
+for m in "${TREE_MODES[@]}"; do
+	slope tree "$m" "$TREE_STEPS"
+done
+
+mkdir -p "$BUILD/bench"
+{
+	echo "# Instructions a step"
+	echo
+	echo "$(date -u +%Y-%m-%d), callgrind, malloc_bench $STEPS -> $((2 * STEPS)) steps, library md5 $(md5sum <"$MC" | cut -c1-12)${OTHER:+, other library md5 $(md5sum <"$OTHER_MC" | cut -c1-12)}; each row: a step's instructions in all, and over bare (over forwarding for the counting rows)"
+	echo
+	printf '| mode |'
+	for a in "${ALLOCS[@]}"; do printf ' %s |' "$a"; done
+	printf '\n|---|'
+	for a in "${ALLOCS[@]}"; do printf -- '---|'; done
+	printf '\n'
+	for m in "${MODES[@]}"; do
+		printf '| %s |' "${LABEL[$m]}"
+		for a in "${ALLOCS[@]}"; do
+			awk -v s="${SLOPE[$a/$m]}" -v b="${SLOPE[$a/bare]}" -v f="${SLOPE[$a/fwd]:-}" -v m="$m" 'BEGIN {
+				if (m == "bare") { printf " %.1f |", s; exit }
+				printf " %.1f (%+.1f", s, s - b
+				if ((m == "count" || m == "ocount") && f != "")
+					printf "; %+.1f over forwarding", s - f
+				printf ") |" }'
+		done
+		printf '\n'
+	done
+	if [ ${#TREE_MODES[@]} -gt 1 ]; then
+		echo
+		echo "The deep-stack parser (tree_bench.c, $TREE_STEPS -> $((2 * TREE_STEPS)) steps), glibc: a step's instructions, and over bare"
+		echo
+		echo "| mode | glibc |"
+		echo "|---|---|"
+		for m in "${TREE_MODES[@]}"; do
+			awk -v l="${LABEL[$m]}" -v s="${SLOPE[tree/$m]}" -v b="${SLOPE[tree/bare]}" -v m="$m" 'BEGIN {
+				if (m == "bare") printf "| %s | %.1f |\n", l, s
+				else printf "| %s | %.1f (%+.1f) |\n", l, s, s - b }'
+		done
+	fi
+} >"$BUILD/bench/instr.md"
+cat "$BUILD/bench/instr.md"

@@ -7,8 +7,8 @@
 # (runs per mode), BENCH_THREADS (threads of the threaded variant, 0: none),
 # VALGRIND=1 (also time valgrind --tool=memcheck), BENCH_MODES (a regex:
 # only those modes, and the bare runs), BENCH_OTHER=FILE (another
-# libmemcheck.so, main's say: its stack modes timed in the same rounds, for
-# a before and after side by side).
+# libmemcheck.so, main's say: its stack modes and its counting timed in the
+# same rounds, for a before and after side by side).
 #
 # Modes, each against the bare run of the same allocator: an interposer
 # that only forwards (the floor of counting), the floor preload
@@ -80,20 +80,9 @@ export MEMCHECK_TEXT=none MEMCHECK_PROCESS=on MEMCHECK_EXITCODE=0
 
 # ---- what runs ---------------------------------------------------------
 
-# The allocators memcheck runs by default, from lib/allocators.def (one
-# MC_ALLOCATOR line each, MC_ALLOC_DEFAULT): "name:soname", glibc's soname
-# empty (nothing preloaded); those not installed are left out.
-ALLOCS=()
+# The allocators memcheck runs by default: bench/common.sh.
 declare -A ALLOC_LIB
-while IFS=: read -r a so; do
-	if [ -z "$so" ] || [ -e "$LIBDIR/$so" ]; then
-		ALLOCS+=("$a")
-		ALLOC_LIB[$a]=${so:+$LIBDIR/$so}
-	fi
-done < <(awk '/^MC_ALLOCATOR\(/ && /MC_ALLOC_DEFAULT/ {
-		sub(/^MC_ALLOCATOR\(/, ""); split($0, f, ",")
-		for (i = 1; i <= 2; i++) gsub(/^[ "]+|[ "]+$/, "", f[i])
-		print f[1] ":" (f[2] == "NULL" ? "" : f[2]) }' "$(dirname "$0")/../lib/allocators.def")
+read_allocators
 [ -n "${ALLOC_LIB[glibc]+set}" ] || { echo "run.sh: lib/allocators.def has no default allocator glibc" >&2; exit 2; }
 
 # A mode: label | preloaded in front of the allocator (0 nothing, 1 memcheck,
@@ -152,6 +141,11 @@ if [ -n "$OTHER" ]; then
 	# under every allocator: the other library's one-thread ratio, over
 	# which its threads' ratio (otfp) is taken
 	mode ofp     "other: tracking + stacks, fp"     3 1 "MEMCHECK_UNWINDER=fp" "" all
+	# and its counting, under every allocator: what a change to the
+	# count-only paths buys is a fraction of a nanosecond a step, which
+	# only the two libraries' difference within each round shows
+	# (count:ocount below; session 50, count50)
+	mode ocount  "other: counting (TRACK=0)"        3 1 "MEMCHECK_TRACK=0" "" all
 	mode ofpdeep "other: fp, 16-deep stacks"        3 1 "MEMCHECK_UNWINDER=fp" "--depth 16" glibc
 	mode olfp    "other: libc: tracking + stacks, fp" 3 1 "MEMCHECK_UNWINDER=fp" "--libc 1" glibc
 fi
@@ -439,7 +433,7 @@ kind_of() {
 	lsan | flsan | plsan) echo lsan ;;
 	vg) echo vg ;;
 	fwd | floor | fscrub | tfloor | tfscrub | pfloor | pfwalk | pfdepot) echo floor ;;
-	ofp | ofpdeep | olfp | ofptree | otfp) echo other ;;
+	ofp | ofpdeep | olfp | ofptree | otfp | ocount) echo other ;;
 	*) echo mcmode ;;
 	esac
 }
@@ -474,7 +468,7 @@ for a in "${ALLOCS[@]}"; do
 		floor) note="floor_interpose.c: the least a tracker of memcheck's kind does a block" ;;
 		fscrub) note="the same, scrubbing the bytes memcheck's default scrub reads" ;;
 		fpdeep) note="loop run 16 frames down (--depth 16): stacks as deep as a suite's" ;;
-		ofp | ofpdeep | olfp) note="BENCH_OTHER's library" ;;
+		ofp | ofpdeep | olfp | ocount) note="BENCH_OTHER's library" ;;
 		ofptree) note="BENCH_OTHER's library; tree_bench.c, seconds x$div" ;;
 		pbare | ptrack | pfp | psite | plsan | pfloor | pfwalk | pfdepot) note="tree_bench.c: $steps blocks, seconds x$div" ;;
 		vg) note="$note; valgrind's start-up (~0.3 s) included" ;;
@@ -551,7 +545,8 @@ fi
 # (the mode's run minus the bare run of the same round), then its median
 # and quartiles: the metrics count.ns and fwd.ns; and counting's over
 # forwarding's, the same way (count.over.fwd): what counting adds to the
-# call every malloc-family interposer makes.  A step's added
+# call every malloc-family interposer makes; with BENCH_OTHER, the other
+# library's counting too, and this library's over it (count:ocount).  A step's added
 # nanosecond is 40 ms of a ~1 s run, less than one slow spell of a shared
 # machine: as the difference of two medians it came out below the bare
 # run (bench38, idle at the start: glibc counting -5.63 ns, the bare
@@ -561,7 +556,7 @@ if [[ " ${MODES[*]} " == *" count "* ]]; then
 	echo
 	echo "counting and forwarding, added ns a step per round (the mode minus bare, same round): median [quartiles] of $RUNS rounds"
 	for a in "${ALLOCS[@]}"; do
-		for pair in count:bare fwd:bare count:fwd; do
+		for pair in count:bare fwd:bare count:fwd ocount:bare count:ocount; do
 			m=${pair%:*} r=${pair#*:}
 			[[ " ${MODES[*]} " == *" $m "* && " ${MODES[*]} bare " == *" $r "* ]] || continue
 			out=$TMP/pair.$a.$m

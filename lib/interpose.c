@@ -149,13 +149,6 @@ static inline bool fault_off(void)
 	return likely(!__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED));
 }
 
-/* count_path() for the calls that allocate, which fault injection may
- * fail. */
-static inline struct mc_totals *count_alloc_path(void)
-{
-	return fault_off() ? count_path() : NULL;
-}
-
 static inline bool tracking(void)
 {
 	return atomic_load_explicit(&mc_track_ready, memory_order_acquire) != 0;
@@ -339,6 +332,30 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 	return p;
 }
 
+/* Count-only calloc where the result must be looked at (a product that
+ * overflows, which the allocator fails, counted with the same wrapped
+ * size and taken back; a size that can fail, limits.c; fault injection,
+ * which keeps mc_sure_below at 0, goes the slow way): counted in
+ * advance, taken back if the allocator fails.  Out of line, as
+ * realloc_count: the wrapper's common case is then a jump that keeps no
+ * frame (it saved a register and called the allocator for every calloc:
+ * 19 instructions a call, doc/costs.md count50).  The limits are read
+ * from here too at the MC_LIMITS_AFTER-th count, as from malloc's. */
+static __attribute__((noinline)) void *calloc_count(struct mc_totals *t, size_t nmemb, size_t size)
+{
+	if (unlikely(!fault_off()))
+		return calloc_slow(nmemb, size);
+	size_t n = nmemb * size;
+	mc_add_own(&t->allocs, 1);
+	mc_add_own(&t->bytes_allocated, n);
+	if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
+		mc_limits_read(); /* limits.c: read once */
+	void *p = mc_real.calloc(nmemb, size);
+	if (unlikely(p == NULL))
+		return uncount(n);
+	return p;
+}
+
 /* A calloc of 16-byte entries as many as the calling thread's own DTV
  * has, or called from the dynamic linker's mapping: perhaps the dynamic
  * linker's DTV for a thread the C library starts itself (allocate_dtv),
@@ -353,17 +370,20 @@ MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 	if (unlikely(size == MC_DTV_ENTRY) &&
 	    unlikely(mc_dtv_entries(nmemb, (uintptr_t)__builtin_return_address(0))))
 		return calloc_slow(nmemb, size);
-	struct mc_totals *t = count_alloc_path();
+	struct mc_totals *t = count_path();
 	if (t) {
-		/* An overflowing product fails in the allocator, and is
-		 * taken back with the same wrapped size. */
-		size_t n = nmemb * size;
-		mc_add_own(&t->allocs, 1);
-		mc_add_own(&t->bytes_allocated, n);
-		void *p = mc_real.calloc(nmemb, size);
-		if (unlikely(p == NULL))
-			return uncount(n);
-		return p;
+		/* as count-only malloc: a size that cannot fail counted in
+		 * advance and the allocator reached by a jump (mc_sure_below
+		 * is 0 while fault injection is on: this test stands for
+		 * fault_off() too); the rest in calloc_count */
+		size_t n;
+		if (likely(!__builtin_mul_overflow(nmemb, size, &n)) &&
+		    likely(mc_below_relaxed(n, &mc_sure_below))) {
+			mc_add_own(&t->allocs, 1);
+			mc_add_own(&t->bytes_allocated, n);
+			return mc_real.calloc(nmemb, size);
+		}
+		return calloc_count(t, nmemb, size);
 	}
 	/* Tracking and a left-out program's calls (passing), as malloc's:
 	 * past calloc_slow's tests a left-out call cost ~50 instructions

@@ -14,8 +14,9 @@
  * without memcheck's failure injection) or when the kernel does not
  * overcommit (vm.overcommit_memory = 2).  So mc_sure_below is 0 (every
  * result checked) when either holds, or when it cannot be told: the
- * policy and the limits are read at the count-only malloc's
- * MC_LIMITS_AFTER-th call (mc_limits_read), the limits again after every
+ * policy and the limits are read at the MC_LIMITS_AFTER-th allocation
+ * that count-only malloc or calloc counts (mc_limits_read; calloc's too
+ * since session 50, which jumps likewise), the limits again after every
  * setrlimit or prlimit the program makes through the C library (below).
  * Until then every result is looked at, as where a small request can
  * fail: read at start-up, they were five system calls (the policy's file
@@ -60,8 +61,8 @@ static bool unlimited(int resource)
 static void update(void)
 {
 	pthread_mutex_lock(&update_lock);
-	/* 0 too while fault injection is on: count-only malloc's one test
-	 * then stands for fault.c's (interpose.c) */
+	/* 0 too while fault injection is on: count-only malloc's and
+	 * calloc's test then stands for fault.c's (interpose.c) */
 	bool sure = !strict && unlimited(RLIMIT_AS) && unlimited(RLIMIT_DATA) &&
 		    !__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED);
 	__atomic_store_n(&mc_sure_below, sure ? SURE_SIZE : 0, __ATOMIC_RELAXED);

@@ -61,6 +61,9 @@ static const struct h_case cases[] = {
 	{ FAMILY("malloc_fail"), .want = { HEAP(0, 0, 0, 1, 0, 0, 0) } },
 	/* the product counted; an overflowing one fails */
 	{ FAMILY("calloc"), .want = { HEAP(1, 1, 0, 1, 120, 0, 0) } },
+	/* the same after 10,000 callocs: counting's calloc past the limits'
+	 * read (a jump for a size that cannot fail), 2 MiB more */
+	{ FAMILY("calloc_warm"), .want = { HEAP(2, 2, 0, 1, 120 + (2 << 20), 0, 0) } },
 	/* realloc(NULL,10) 1 alloc; grow to 100 and shrink to 50: 1 free +
 	 * 1 alloc each; realloc(p,0) 1 free; realloc(NULL,0) 1 alloc of 0,
 	 * then freed. */
@@ -90,8 +93,8 @@ static const struct h_case cases[] = {
 	/* malloc_usable_size counts nothing */
 	{ FAMILY("usable_size"), .want = { HEAP(0, 0, 0, 0, 0, 0, 0) } },
 	COUNT_ONLY("malloc"), COUNT_ONLY("malloc_fail"), COUNT_ONLY("calloc"),
-	COUNT_ONLY("realloc"), COUNT_ONLY("realloc_fail"), COUNT_ONLY("reallocarray"),
-	COUNT_ONLY("free_null"), COUNT_ONLY("posix_memalign"), COUNT_ONLY("aligned_alloc"),
+	COUNT_ONLY("calloc_warm"), COUNT_ONLY("realloc"), COUNT_ONLY("realloc_fail"),
+	COUNT_ONLY("reallocarray"), COUNT_ONLY("free_null"), COUNT_ONLY("posix_memalign"), COUNT_ONLY("aligned_alloc"),
 	COUNT_ONLY("memalign"), COUNT_ONLY("valloc"), COUNT_ONLY("pvalloc"),
 	COUNT_ONLY("usable_size"),
 };

@@ -5,7 +5,7 @@
  * Exit status: the number of wrong figures (0: all as expected).
  *
  * usage: family CASE [count-only]   (CASE: malloc, malloc_fail, calloc,
- *        realloc, realloc_fail, reallocarray, free_null, posix_memalign,
+ *        calloc_warm, realloc, realloc_fail, reallocarray, free_null, posix_memalign,
  *        aligned_alloc, memalign, valloc, pvalloc, usable_size;
  *        count-only: run with MEMCHECK_TRACK=0, which measures neither
  *        freed nor live bytes and lists no leaks)
@@ -117,10 +117,11 @@ static void case_malloc_fail(void)
 	end_and_check(&(struct want){ .failed = 1 });
 }
 
-static void case_calloc(void)
+/* calloc(10, 12), zeroed, and a product that overflows, which fails
+ * with ENOMEM: the block of 120 bytes handed back. */
+static unsigned char *calloc_and_overflow(void)
 {
 	unsigned char *p;
-	memcheck_begin("calloc");
 	ERRNO_KEPT(p = calloc(10, 12));
 	int zero = p != NULL;
 	for (int i = 0; p && i < 120; i++)
@@ -131,9 +132,37 @@ static void case_calloc(void)
 	int e = errno;
 	expect_true("calloc(SIZE_MAX/2+1, 2) == NULL (overflow)", q == NULL);
 	expect("errno after calloc overflow (ENOMEM)", (uint64_t)e, ENOMEM);
+	return p;
+}
+
+static void case_calloc(void)
+{
+	memcheck_begin("calloc");
+	unsigned char *p = calloc_and_overflow();
 	ERRNO_KEPT(free(p));
 	end_and_check(&(struct want){ .allocs = 1, .frees = 1, .failed = 1,
 				      .bytes_allocated = 120, .bytes_freed = 120 });
+}
+
+/* The same past the count at which count-only calls read the limits
+ * (lib/limits.c, MC_LIMITS_AFTER: 8192 calls, here callocs alone): a
+ * size that cannot fail then reaches the allocator by a jump, counted in
+ * advance; the overflowing product and a block of 2 MiB (past the size
+ * that cannot fail) still have their results looked at. */
+static void case_calloc_warm(void)
+{
+	for (int i = 0; i < 10000; i++)
+		free(calloc(1, 16));
+	unsigned char *big;
+	memcheck_begin("calloc_warm");
+	unsigned char *p = calloc_and_overflow();
+	ERRNO_KEPT(big = calloc(2, 1 << 20));
+	expect_true("calloc(2, 1 MiB) zeroed at both ends", big && !big[0] && !big[(2 << 20) - 1]);
+	ERRNO_KEPT(free(p));
+	ERRNO_KEPT(free(big));
+	end_and_check(&(struct want){ .allocs = 2, .frees = 2, .failed = 1,
+				      .bytes_allocated = 120 + (2 << 20),
+				      .bytes_freed = 120 + (2 << 20) });
 }
 
 static void case_realloc(void)
@@ -303,6 +332,7 @@ static const struct {
 	{ "malloc", case_malloc },
 	{ "malloc_fail", case_malloc_fail },
 	{ "calloc", case_calloc },
+	{ "calloc_warm", case_calloc_warm },
 	{ "realloc", case_realloc },
 	{ "realloc_fail", case_realloc_fail },
 	{ "reallocarray", case_reallocarray },
