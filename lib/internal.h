@@ -371,6 +371,15 @@ void mc_map_tail_begin(void);
  * a tracking process): the first reservation is the large one
  * ("carved reservations"). */
 void mc_map_carve_large_first(void);
+/* An address-space limit memcheck may not move is in force (rlimits.c):
+ * each reservation from here on a mapping of its own, no larger than
+ * asked, and what can be mapped on demand is ("under a limit"). */
+void mc_map_tight(void);
+extern bool mc_own_tight; /* mc_map_tight's */
+static inline bool mc_map_is_tight(void)
+{
+	return mc_own_tight;
+}
 /* In a forked child: the exit's tail's lock, which a thread of the
  * parent's may have held, free (life.c's fork_child). */
 void mc_map_after_fork(void);
@@ -929,6 +938,9 @@ void mc_rlimits_exec_failed(void);
  * RLIMIT_DATA (soft = hard, not raisable): the limit's name, the
  * program's limit and memcheck's bytes counted against it. */
 bool mc_rlimits_short(const char **name, uint64_t *limit, uint64_t *bytes);
+/* An allocation failed (account.c): the first's moment is the one
+ * mc_rlimits_short's bytes are taken at. */
+void mc_rlimits_failed(void);
 /* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
  * end, the exit, a heap error's report) runs between these two, which
  * give it room above the program's view (rlimits.c); textout.c's

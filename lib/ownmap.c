@@ -239,6 +239,7 @@ void mc_map_hooks_set(const struct mc_map_hooks *h)
  * visible (mc_map_io) memory must not trade places. */
 #define KEEP_SLOTS 8
 #define KEEP_MAX (16 * 4096)
+bool mc_own_tight; /* under a limit (see there): nothing kept */
 static _Atomic uintptr_t kept[KEEP_SLOTS];
 
 static size_t pages_of(size_t size)
@@ -291,8 +292,8 @@ static bool keep_put(void *p, size_t len, uintptr_t *evicted)
 {
 	size_t n = pages_of(len);
 	*evicted = 0;
-	if (!len || n * 4096 > KEEP_MAX || !keeping())
-		return false;
+	if (!len || n * 4096 > KEEP_MAX || !keeping() || mc_own_tight)
+		return false; /* under a limit, given back (see there) */
 	uintptr_t v = (uintptr_t)p | n;
 	bool kept_it = false;
 	for (int i = 0; i < KEEP_SLOTS && !kept_it; i++) {
@@ -496,6 +497,27 @@ static bool large_first;
 void mc_map_carve_large_first(void)
 {
 	large_first = true;
+}
+
+/* ---- under a limit ----------------------------------------------------
+ * Where the process inherited an RLIMIT_AS or RLIMIT_DATA that memcheck
+ * may not raise (soft and hard one, no CAP_SYS_RESOURCE: rlimits.c's
+ * inherited_take), every byte of address space memcheck maps is one the
+ * program does not get, touched or not: the kernel counts a mapping
+ * whole, MAP_NORESERVE or not.  There the reservations are not carved:
+ * the carved ones' unused rest (1.7 MiB of the 10 MiB a tracking
+ * process reserved) is address space no one uses, and the block table
+ * maps its first arrays shard by shard as they are used (blocks.c)
+ * instead of reserving 4 MiB for all 256.  A program that allocates
+ * 512 KiB blocks until malloc fails under `ulimit -v 300000` got
+ * (glibc/mimalloc/jemalloc/tcmalloc) 576/567/538/554 blocks bare,
+ * 553/504/503/530 with memcheck before; see doc/costs.md for after. */
+void mc_map_tight(void)
+{
+	mc_own_tight = true;
+	/* carve finds every reservation slot used: nothing carved (no test
+	 * of its own on start-up's way) */
+	atomic_store(&carve_at, (uint64_t)CARVE_ARENAS << 32);
 }
 
 static void *carve(size_t size)
