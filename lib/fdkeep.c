@@ -158,8 +158,6 @@ static inline __attribute__((always_inline)) int range_close(unsigned first, uns
 		 : (int)mc_seccomp_raw(SYS_close_range, first, last, flags, 0, 0, 0);
 }
 
-#define KEPT_IN_RANGE 72 /* textout.c's KEPT_MAX */
-
 /* close_range over [first, last] (closefrom's from first: to_end), but
  * the descriptors memcheck keeps there (textout.c): the pieces between
  * them, the first error returned (a kernel without close_range: each
@@ -174,8 +172,8 @@ close_around(unsigned first, unsigned last, int flags, bool to_end)
 	if (first > last || (flags & CLOSE_RANGE_CLOEXEC))
 		return range_close(first, last, flags);
 	int saved = errno;
-	int kept[KEPT_IN_RANGE];
-	int n = mc_fds_kept_in(first, last, kept, KEPT_IN_RANGE);
+	int kept[MC_FD_KEPT_ALL]; /* every one memcheck keeps */
+	int n = mc_fds_kept_in(first, last, kept, MC_FD_KEPT_ALL);
 	int rc = 0, err = 0;
 	unsigned lo = first;
 	for (int i = 0; i <= n; i++) {

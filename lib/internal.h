@@ -663,6 +663,12 @@ void mc_fdkeep_resolve(const char *const *name, void *const *found);
  * another number before the program's call takes it; the kept ones in
  * [first, last] (at most cap, ascending) into out, their count. */
 struct mc_kept_fd;
+/* How many: MC_FD_KEPT_MAX registered (sandbox.c's kept files, each
+ * registered once, are the most there are) and textout.c's own two
+ * (the copy of standard error, MEMCHECK_LOG's file) beside them; a
+ * range mc_fds_kept_in fills holds at most MC_FD_KEPT_ALL. */
+#define MC_FD_KEPT_MAX 64
+#define MC_FD_KEPT_ALL (MC_FD_KEPT_MAX + 2)
 extern int mc_fd_kept_low; /* none below it (INT_MAX: none) */
 void mc_fd_kept_add(struct mc_kept_fd *k);
 void mc_fd_kept_forget(struct mc_kept_fd *k);

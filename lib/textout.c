@@ -825,8 +825,7 @@ static void note_stderr(void)
  * asserts on EBADF).  A registered descriptor whose number holds
  * another file now (closed by a raw system call, the number reused) is
  * the program's, and left to it. */
-#define KEPT_MAX 64 /* sandbox.c's NKEPT; this file's two apart */
-static struct mc_kept_fd *_Atomic kept_fds[KEPT_MAX];
+static struct mc_kept_fd *_Atomic kept_fds[MC_FD_KEPT_MAX]; /* this file's two apart */
 /* No kept descriptor lies below it: fdkeep.c's one test, read by every
  * close (MC_HOT: the page loading writes, no fault of its own). */
 MC_HOT int mc_fd_kept_low = INT_MAX;
@@ -844,7 +843,7 @@ static inline void kept_low_note(int fd)
 void mc_fd_kept_add(struct mc_kept_fd *k)
 {
 	int free_slot = -1;
-	for (int i = 0; i < KEPT_MAX; i++) {
+	for (int i = 0; i < MC_FD_KEPT_MAX; i++) {
 		struct mc_kept_fd *at = atomic_load(&kept_fds[i]);
 		if (at == k)
 			free_slot = -2;
@@ -858,7 +857,7 @@ void mc_fd_kept_add(struct mc_kept_fd *k)
 
 void mc_fd_kept_forget(struct mc_kept_fd *k)
 {
-	for (int i = 0; i < KEPT_MAX; i++) {
+	for (int i = 0; i < MC_FD_KEPT_MAX; i++) {
 		struct mc_kept_fd *at = k;
 		atomic_compare_exchange_strong(&kept_fds[i], &at, NULL);
 	}
@@ -879,7 +878,7 @@ void mc_fd_kept_move(int fd)
 	if (fd < 0)
 		return;
 	int saved = errno;
-	for (int i = 0; i < KEPT_MAX + 2; i++) {
+	for (int i = 0; i < MC_FD_KEPT_ALL; i++) {
 		struct mc_kept_fd *k = kept_nth(i);
 		if (!k || k->fd != fd || !mc_kept_ours(k, NULL) || getpid() != mc_pid())
 			continue;
@@ -896,7 +895,7 @@ void mc_fd_kept_move(int fd)
 int mc_fds_kept_in(unsigned first, unsigned last, int *out, int cap)
 {
 	int saved = errno, n = 0;
-	for (int i = 0; i < KEPT_MAX + 2; i++) {
+	for (int i = 0; i < MC_FD_KEPT_ALL; i++) {
 		struct mc_kept_fd *k = kept_nth(i);
 		int fd = k ? k->fd : -1;
 		if (fd < 0 || (unsigned)fd < first || (unsigned)fd > last || !mc_kept_ours(k, NULL))
