@@ -66,6 +66,17 @@
 	.err = H_LIST("100 bytes in 1 blocks are definitely lost", "leak_here (",       \
 		      "FAIL: ")
 
+/* plain_closeall between: opens_between.c preloaded after memcheck,
+ * OPENS_BETWEEN set (glibc: the row is about descriptors). */
+H_SETUP(opens_between_preloaded)
+{
+	static const char *env[2];
+	env[0] = "OPENS_BETWEEN=1";
+	run->env = env;
+	run->so = h_prog("libopens_between.so");
+	return true;
+}
+
 /* plain_quickexit MODE STATUS under each allocator, its record read */
 #define QUICK(mode, status)                                                    \
 	.run = { .prog = "plain_quickexit", .args = H_LIST(mode, status),               \
@@ -149,6 +160,13 @@ static const struct h_case cases[] = {
 	{ "close of every number: the text still shown", CLOSEALL("loop") },
 	{ "dup2 onto every number: the text still shown", CLOSEALL("dup2") },
 	{ "close_range's CLOSE_RANGE_CLOEXEC: the text shown", CLOSEALL("cloexec") },
+	/* memcheck's pieces around its copy of standard error, from the top
+	 * down: files another thread opens between them are closed while
+	 * the pieces below have free numbers, then kept, never a later one
+	 * closed after an earlier one was kept (from the bottom up, main
+	 * before limit50: exit 4) */
+	{ "close_range in pieces: opens between them as around one call", CLOSEALL("between"),
+	  .setup = opens_between_preloaded, .allocators = H_ONCE },
 };
 
 int main(void)
