@@ -623,6 +623,9 @@ void mc_text_open(const char *pattern);
 int mc_text_fd(void);     /* -1: nowhere (standard error was closed, or is
 			   * another file than at start-up) */
 void mc_text_after_fork(void);
+/* A process with root's effective id is about to change its ids
+ * (creds.c): MEMCHECK_LOG's file opened now and kept, as the report's. */
+void mc_text_keep_log(void);
 /* mc_write_all to mc_text_fd(): SIGPIPE blocked only where the file
  * can raise it. */
 int mc_text_write(const char *s, size_t n);

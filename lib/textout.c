@@ -1241,6 +1241,30 @@ void mc_text_flush_stdout(bool text_on)
 	errno = saved;
 }
 
+/* A process with root's effective id about to change its ids (creds.c:
+ * setuid, seteuid, setresuid... to a user who may not write where
+ * MEMCHECK_LOG names): the file opened now (made, where it is not there
+ * yet) and kept, as sandbox.c keeps the report file, where the first
+ * write would open it after the change: "cannot open MEMCHECK_LOG=...:
+ * Permission denied; writing to standard error", the text in the
+ * stream a test that sets MEMCHECK_LOG compares.  The price: a process
+ * that then says nothing leaves an empty file, as its report file
+ * holds its record anyway.  A file the program closed or removed
+ * meanwhile is opened again as the user it became, as before. */
+void mc_text_keep_log(void)
+{
+	if (!wants_file())
+		return;
+	while (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
+		;
+	int saved = errno;
+	struct stat st;
+	if (!mc_kept_ours(&log_file, &st) || st.st_nlink == 0)
+		text_reopen();
+	errno = saved;
+	atomic_flag_clear_explicit(&text_busy, memory_order_release);
+}
+
 void mc_text_after_fork(void)
 {
 	atomic_flag_clear(&text_busy);
