@@ -470,6 +470,11 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want)
 		if (rc == 0) {
 			*v = (struct view){ true, want->rlim_cur, want->rlim_max, kmax };
 			atomic_store(&any_set, true);
+			/* a hard limit the process could not move leaves no room:
+			 * from here on memcheck maps as little as it can (what it
+			 * holds already stays: a table's arrays in use) */
+			if (r != NOFILE && kmax - want->rlim_cur < TIGHT_ROOM)
+				mc_map_tight();
 			if (r == NOFILE) {
 				atomic_store(&nofile_set, true);
 				mc_fd_hook_set(fd_above);
