@@ -512,8 +512,31 @@ void mc_map_carve_large_first(void)
  * 512 KiB blocks until malloc fails under `ulimit -v 300000` got
  * (glibc/mimalloc/jemalloc/tcmalloc) 576/567/538/554 blocks bare,
  * 553/504/503/530 with memcheck before; see doc/costs.md for after. */
+/* Under a limit, the exit's tail (below), reserved when the limit is
+ * seen: the exit maps its scan's, suppressions' and report's memory
+ * from it, where the program may have left no address space (jemalloc
+ * keeps what it was given: plain_rlimit under `ulimit -v`, 1 run of 4,
+ * had no scan at its exit, its C++ runtime's block "definitely lost",
+ * and no peak's lines).  The one reservation made ahead, 512 KiB of the
+ * program's room, for a report that is right. */
+static void *tight_tail;
+
+static void tight_tail_reserve(void)
+{
+	if (tight_tail || !keeping())
+		return;
+	void *p = mc_sys_mmap(mc_own_place(TAIL_BYTES), TAIL_BYTES, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	own_mapped(p, TAIL_BYTES);
+	tight_tail = p;
+}
+
 void mc_map_tight(void)
 {
+	if (mc_own_tight)
+		return;
 	mc_own_tight = true;
 	/* carve finds every reservation slot used (and an offset past any
 	 * reservation's end): nothing carved, with no test of its own on
@@ -525,14 +548,13 @@ void mc_map_tight(void)
 	uint64_t at = atomic_exchange(&carve_at, (uint64_t)CARVE_ARENAS << 32 | UINT32_MAX);
 	unsigned i = (unsigned)(at >> 32);
 	size_t off = (size_t)(uint32_t)at;
-	if (i == 0 || i > CARVE_ARENAS)
-		return;
-	uintptr_t a = atomic_load(&arena[i - 1]);
-	size_t len = atomic_load(&arena_len[i - 1]);
+	uintptr_t a = i && i <= CARVE_ARENAS ? atomic_load(&arena[i - 1]) : 0;
+	size_t len = a ? atomic_load(&arena_len[i - 1]) : 0;
 	if (a && off < len) {
 		atomic_store(&arena_len[i - 1], off);
 		mc_sys_munmap((void *)(a + off), len - off);
 	}
+	tight_tail_reserve();
 }
 
 static void *carve(size_t size)
@@ -658,13 +680,17 @@ static bool in_tail(const void *p)
 
 void mc_map_tail_begin(void)
 {
-	if (atomic_load(&tail_lo) || !hooks || !keeping())
+	/* under a limit, reserved (and registered) then, and taken by a
+	 * process whose figures are not measured too (no hooks) */
+	void *p = tight_tail;
+	if (atomic_load(&tail_lo) || (!hooks && !p) || !keeping())
 		return;
-	void *p = carve(TAIL_BYTES);
+	if (!p && (p = carve(TAIL_BYTES)))
+		own_mapped(p, TAIL_BYTES);
 	if (!p)
 		return;
-	own_mapped(p, TAIL_BYTES);
-	hooks->lazy(p, TAIL_BYTES);
+	if (hooks)
+		hooks->lazy(p, TAIL_BYTES);
 	tail_npieces = 0;
 	atomic_store(&tail_at, (uintptr_t)p);
 	atomic_store(&tail_hi, (uintptr_t)p + TAIL_BYTES);

@@ -374,12 +374,13 @@ static const struct h_json *shortfall_run(struct h_res *x, int alloc, const char
  * program gets nearly the blocks it gets bare.  Measured (limit50),
  * 512 KiB blocks under ulimit -v 300000, glibc/mimalloc/jemalloc/
  * tcmalloc: bare 576/567/526-538/554, main 553/504/503-515/530, now
- * 564/504/514-527/542; memcheck's bytes at the first failure 14.0 MiB on
- * main (taken at the report), 5.9 now.  glibc and tcmalloc lose 2 blocks
- * a MiB (checked: at most 14 fewer than bare); mimalloc's 32 MiB
+ * 563/504/513-526/541; memcheck's bytes at the first failure 14.0 MiB on
+ * main (taken at the report), 6.4 now (0.5 MiB of it the exit's reserve,
+ * ownmap.c's tight_tail).  glibc and tcmalloc lose 2 blocks
+ * a MiB (checked: at most 16 fewer than bare); mimalloc's 32 MiB
  * segments and jemalloc's extents move by larger steps (their bytes
  * alone checked).  Under ulimit -d: bare 580/567/538/565, main
- * 558/504/528/543, now 572/504/540/557. */
+ * 558/504/528/543, now 570/504/527/555. */
 static unsigned long blocks_bare(int alloc, const char *so, const char *ulimit)
 {
 	const char *cmd = h_env("%s 300000 && export LD_PRELOAD='%s' && exec %s inherited", ulimit,
@@ -410,11 +411,11 @@ START_TEST(test_under_a_limit_memcheck_maps_little)
 			      h_allocator_name(_i), x.r.err);
 		ck_assert_str_eq(h_str(s, "resource"), limits[l][1]);
 		uint64_t own = h_u64(s, "memcheck_bytes");
-		ck_assert_msg(own <= (7u << 20), "%s under %s: memcheck's own %.1f MiB counted against "
+		ck_assert_msg(own <= (8u << 20), "%s under %s: memcheck's own %.1f MiB counted against "
 			      "the limit (%lu blocks, %lu bare)", limits[l][0], h_allocator_name(_i),
 			      (double)own / 1048576, ok, bare);
 		if (_i == H_GLIBC || _i == H_TCMALLOC)
-			ck_assert_msg(ok + 14 >= bare, "%s under %s: %lu blocks under memcheck, %lu bare "
+			ck_assert_msg(ok + 16 >= bare, "%s under %s: %lu blocks under memcheck, %lu bare "
 				      "(memcheck's own %.1f MiB)", limits[l][0], h_allocator_name(_i), ok,
 				      bare, (double)own / 1048576);
 		h_res_free(&x);
@@ -428,7 +429,7 @@ END_TEST
  * on memcheck maps as little as it can (rlimits.c's mc_rlimit_set) and
  * gives back the reservation's unused rest; its start-up reservations
  * stay.  glibc/tcmalloc (2 blocks a MiB): bare 560/538, main 505/482
- * (the threads' 16 MiB of alternate stacks), branch 537/516. */
+ * (the threads' 16 MiB of alternate stacks), branch 536/515. */
 START_TEST(test_a_limit_made_immovable_late)
 {
 	const char *so;
