@@ -470,6 +470,15 @@ static inline void bump(struct mc_slot *s, uint64_t *c, uint64_t v)
 		mc_add_own(c, v);
 }
 
+/* A failed allocation counted; rlimits.c takes memcheck's own bytes at
+ * the process's first (a limit's shortfall is said as of then, not as
+ * of the report, which maps more).  Out of line: failures only. */
+static __attribute__((noinline, cold)) void count_failed(struct mc_slot *s)
+{
+	bump(s, &s->t.failed, 1);
+	mc_rlimits_failed();
+}
+
 /* ---- live bytes (see the head) ---------------------------------------- */
 
 static void live_lock_take(void)
@@ -1541,13 +1550,13 @@ static inline __attribute__((always_inline)) bool guard_drop(void)
 }
 
 /* Past guard_drop's false: the guard down with calls to record. */
-static inline bool guard_pending(void)
+static inline __attribute__((always_inline)) bool guard_pending(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return mc_in_hook == 0 && mc_self.sig_pending;
 }
 
-static inline void guard_lower(void)
+static inline __attribute__((always_inline)) void guard_lower(void)
 {
 	/* as mc_guard_leave: a signal handler's calls to record */
 	if (unlikely(!guard_drop()) && guard_pending())
@@ -1606,7 +1615,7 @@ static __attribute__((noinline)) void *track_malloc_rest(void *p, size_t n, uint
 		if (unlikely(n != whole))
 			tail_note((uintptr_t)p, n, stack, (uint32_t)(whole - n));
 	} else {
-		bump(s, &s->t.failed, 1);
+		count_failed(s);
 		guard_lower();
 		return NULL;
 	}
@@ -1728,7 +1737,7 @@ void *mc_track_calloc_sites(size_t nmemb, size_t size)
 void mc_account_failed(void)
 {
 	struct mc_slot *s = slot();
-	bump(s, &s->t.failed, 1);
+	count_failed(s);
 }
 
 /* Every allocation and failed allocation this thread has counted so far,
@@ -1935,7 +1944,7 @@ void mc_account_deferred(int op, void *p, size_t size, uintptr_t site)
 		return;
 	case MC_DEFER_FAILED:
 		if (counting)
-			bump(s, &s->t.failed, 1);
+			count_failed(s);
 		return;
 	case MC_DEFER_REALLOC:
 		if (counting)
@@ -2141,7 +2150,7 @@ static inline __attribute__((always_inline)) void realloc_done(struct mc_slot *s
 {
 	if (!p && size > 0) {
 		/* Failed: the old block is untouched, so put it back. */
-		bump(s, &s->t.failed, 1);
+		count_failed(s);
 		if (st == 1 && track) {
 			struct mc_block ignored;
 			mc_blocks_insert((uintptr_t)old, prev->size, prev->stack, prev->aux, &ignored);

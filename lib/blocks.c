@@ -761,7 +761,9 @@ void mc_blocks_init(void)
  * a measured process asked two at every region's begin and end. */
 void mc_blocks_init_small(void)
 {
-	if (made && !small)
+	/* under a limit (ownmap.c): each shard's MIN_CAP array mapped at
+	 * its first use (array_for), as where this reservation failed */
+	if (made && !small && !mc_map_is_tight())
 		small = mc_map_reserve((size_t)NSHARDS * MIN_CAP * sizeof *small);
 }
 

@@ -28,8 +28,9 @@
  * the right to open MEMCHECK_REPORT where the exit writes it (a
  * directory root's alone): "cannot open ...: Permission denied", the
  * records lost.  Before such a call the report file is opened and kept
- * (sandbox.c's mc_sandbox_keep_report); setuid and setgid are wrapped
- * for that alone.
+ * (sandbox.c's mc_sandbox_keep_report), and MEMCHECK_LOG's file
+ * (textout.c's mc_text_keep_log: the text went to standard error
+ * instead); setuid and setgid are wrapped for that alone.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -63,8 +64,10 @@ static int after(int rc, const char *call)
 /* Before a call that may change the ids: root's rights may be going. */
 static void before(void)
 {
-	if (geteuid() == 0)
+	if (geteuid() == 0) {
 		mc_sandbox_keep_report();
+		mc_text_keep_log();
+	}
 }
 
 #define WRAP(name, params, args)                                                    \

@@ -62,7 +62,8 @@
  *   stack that overflowed: the kernel then kills the process as bare,
  *   with no record.  So the main thread gets an alternate stack of
  *   memcheck's (ALT_SIZE, lazily mapped: untouched, it costs no
- *   resident page; its pages are memcheck's own in the figures, as
+ *   resident page, but address space, so ALT_TIGHT and none for other
+ *   threads under a limit memcheck may not move; its pages are memcheck's own in the figures, as
  *   mc_map_lazy's are), with a guard page below it, and the SIGSEGV
  *   and SIGBUS handlers run on it (SA_ONSTACK).  The program does not
  *   see it: signals.c's sigaltstack shows SS_DISABLE where memcheck's is
@@ -183,6 +184,17 @@ static siginfo_t fatal_info;
  * doc/costs.md, session 34); untouched pages cost nothing. */
 #define ALT_SIZE (1024 * 1024)
 static char *alt_base;
+/* Under an address-space limit memcheck may not move (ownmap.c's
+ * mc_map_tight), where every byte it maps is one the program loses: the
+ * main thread's is ALT_TIGHT (a record's 23-30 KiB, libdw's 182 KiB
+ * fit), and the other threads get none (a reservation of 16 MiB at the
+ * first thread): a stack overflow there kills the thread's process as
+ * bare, with no record. */
+#define ALT_TIGHT (256 * 1024)
+/* The usable bytes of every alternate stack of memcheck's (above its
+ * guard page): the threads' slots' (ALT_SIZE), or the main thread's
+ * alone, ALT_TIGHT, under a limit. */
+static size_t alt_len = ALT_SIZE - 4096;
 
 /* The other threads' alternate stacks: a slot of ALT_SIZE (its lowest
  * page a guard, mprotected at the slot's first use) for each of
@@ -621,7 +633,7 @@ static void fatal_scan_from(const ucontext_t *uc)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	if (!uc || !alt_mine || here < (uintptr_t)alt_mine ||
-	    here >= (uintptr_t)alt_mine + ALT_SIZE - 4096)
+	    here >= (uintptr_t)alt_mine + alt_len)
 		return;
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t at = (sp - 128 - sizeof uc->uc_mcontext.gregs) & ~(uintptr_t)15;
@@ -810,7 +822,7 @@ static inline unsigned fatal_onstack(int sig)
  * it (Linux 4.7; none where the kernel refuses that). */
 static inline long altstack_arm(char *base, stack_t *was)
 {
-	stack_t ss = { .ss_sp = base, .ss_size = ALT_SIZE - 4096, .ss_flags = SS_AUTODISARM };
+	stack_t ss = { .ss_sp = base, .ss_size = alt_len, .ss_flags = SS_AUTODISARM };
 	return syscall(SYS_sigaltstack, &ss, was);
 }
 
@@ -821,7 +833,9 @@ static inline long altstack_arm(char *base, stack_t *was)
  * of it). */
 static void fatal_altstack(void)
 {
-	char *p = mc_map_lazy(ALT_SIZE);
+	if (mc_map_is_tight())
+		alt_len = ALT_TIGHT - 4096;
+	char *p = mc_map_lazy(alt_len + 4096);
 	if (!p || ((uintptr_t)p & 4095) ||
 	    syscall(SYS_mprotect, p, (size_t)4096, PROT_NONE) != 0)
 		return;
@@ -847,7 +861,7 @@ static char *alt_chunk(int i)
 	while (atomic_flag_test_and_set_explicit(&alt_chunk_lock, memory_order_acquire))
 		__builtin_ia32_pause();
 	c = atomic_load_explicit(&alt_chunks[i], memory_order_relaxed);
-	if (!c) {
+	if (!c && !mc_map_is_tight()) {
 		c = mc_map_lazy((size_t)ALT_CHUNK * ALT_SIZE);
 		if (c && ((uintptr_t)c & 4095))
 			c = NULL; /* (never: a lazy mapping is page-aligned) */
@@ -1176,7 +1190,7 @@ static bool beside_left(void)
 bool mc_fatal_beside(uintptr_t fn, bool info, int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uintptr_t lo = (uintptr_t)alt_mine, len = ALT_SIZE - 4096;
+	uintptr_t lo = (uintptr_t)alt_mine, len = alt_len;
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	if (!alt_mine || !uc)
 		return false;

@@ -158,8 +158,6 @@ static inline __attribute__((always_inline)) int range_close(unsigned first, uns
 		 : (int)mc_seccomp_raw(SYS_close_range, first, last, flags, 0, 0, 0);
 }
 
-#define KEPT_IN_RANGE 72 /* textout.c's KEPT_MAX */
-
 /* close_range over [first, last] (closefrom's from first: to_end), but
  * the descriptors memcheck keeps there (textout.c): the pieces between
  * them, the first error returned (a kernel without close_range: each
@@ -167,27 +165,40 @@ static inline __attribute__((always_inline)) int range_close(unsigned first, uns
  * library's closefrom falls back).  Rare (a range over a number of
  * memcheck's, past mc_fd_kept_low): not a cold part of the wrappers,
  * which lie in group 0 (text-order.ld), but a function of its own at
- * the end of the code. */
+ * the end of the code.
+ *
+ * Several calls where the program made one, so another thread's open
+ * may come between two of them: it takes the lowest free number.  The
+ * pieces go from the top down, so that every number a call frees lies
+ * above every piece still to close: a number there is taken only once
+ * no number in the pieces below is free.  So another thread's opens
+ * meanwhile take the pieces' free numbers first (closed with their
+ * piece, as an open just before a single close_range is) and then the
+ * numbers freed (kept, as an open just after it is): never a file
+ * closed that was opened after one kept, which a single call cannot
+ * do either.  From the bottom up, a piece freed first took the opens
+ * after it, and once it was full (the kept copy of standard error lies
+ * near 900) the next open went to a free number of a piece above,
+ * which its call then closed, after the earlier open was kept.  (The
+ * program's own closes meanwhile race with its close_range bare too.) */
 __attribute__((noinline, optimize("no-reorder-blocks-and-partition"))) static int
 close_around(unsigned first, unsigned last, int flags, bool to_end)
 {
 	if (first > last || (flags & CLOSE_RANGE_CLOEXEC))
 		return range_close(first, last, flags);
 	int saved = errno;
-	int kept[KEPT_IN_RANGE];
-	int n = mc_fds_kept_in(first, last, kept, KEPT_IN_RANGE);
+	int kept[MC_FD_KEPT_ALL]; /* every one memcheck keeps */
+	int n = mc_fds_kept_in(first, last, kept, MC_FD_KEPT_ALL);
 	int rc = 0, err = 0;
-	unsigned lo = first;
-	for (int i = 0; i <= n; i++) {
+	for (int i = n; i >= 0; i--) {
+		unsigned lo = i > 0 ? (unsigned)kept[i - 1] + 1 : first;
+		if (i < n && (unsigned)kept[i] <= lo)
+			continue; /* nothing between two kept ones */
 		unsigned hi = i < n ? (unsigned)kept[i] - 1 : last;
-		if (i < n && (unsigned)kept[i] == lo) {
-			lo++;
-			continue;
-		}
 		void (*from)(int) = i == n && to_end ? REAL(closefrom, 4) : NULL;
 		if (from) {
 			from((int)lo);
-			break;
+			continue;
 		}
 		if (lo <= hi && range_close(lo, hi, flags) != 0) {
 			if (errno == ENOSYS && to_end && i < n) {
@@ -198,8 +209,6 @@ close_around(unsigned first, unsigned last, int flags, bool to_end)
 				rc = -1;
 			}
 		}
-		if (i < n)
-			lo = (unsigned)kept[i] + 1;
 	}
 	errno = err ? err : saved;
 	return rc;

@@ -371,6 +371,15 @@ void mc_map_tail_begin(void);
  * a tracking process): the first reservation is the large one
  * ("carved reservations"). */
 void mc_map_carve_large_first(void);
+/* An address-space limit memcheck may not move is in force (rlimits.c):
+ * each reservation from here on a mapping of its own, no larger than
+ * asked, and what can be mapped on demand is ("under a limit"). */
+void mc_map_tight(void);
+extern bool mc_own_tight; /* mc_map_tight's */
+static inline bool mc_map_is_tight(void)
+{
+	return mc_own_tight;
+}
 /* In a forked child: the exit's tail's lock, which a thread of the
  * parent's may have held, free (life.c's fork_child). */
 void mc_map_after_fork(void);
@@ -614,6 +623,9 @@ void mc_text_open(const char *pattern);
 int mc_text_fd(void);     /* -1: nowhere (standard error was closed, or is
 			   * another file than at start-up) */
 void mc_text_after_fork(void);
+/* A process with root's effective id is about to change its ids
+ * (creds.c): MEMCHECK_LOG's file opened now and kept, as the report's. */
+void mc_text_keep_log(void);
 /* mc_write_all to mc_text_fd(): SIGPIPE blocked only where the file
  * can raise it. */
 int mc_text_write(const char *s, size_t n);
@@ -654,6 +666,12 @@ void mc_fdkeep_resolve(const char *const *name, void *const *found);
  * another number before the program's call takes it; the kept ones in
  * [first, last] (at most cap, ascending) into out, their count. */
 struct mc_kept_fd;
+/* How many: MC_FD_KEPT_MAX registered (sandbox.c's kept files, each
+ * registered once, are the most there are) and textout.c's own two
+ * (the copy of standard error, MEMCHECK_LOG's file) beside them; a
+ * range mc_fds_kept_in fills holds at most MC_FD_KEPT_ALL. */
+#define MC_FD_KEPT_MAX 64
+#define MC_FD_KEPT_ALL (MC_FD_KEPT_MAX + 2)
 extern int mc_fd_kept_low; /* none below it (INT_MAX: none) */
 void mc_fd_kept_add(struct mc_kept_fd *k);
 void mc_fd_kept_forget(struct mc_kept_fd *k);
@@ -929,6 +947,9 @@ void mc_rlimits_exec_failed(void);
  * RLIMIT_DATA (soft = hard, not raisable): the limit's name, the
  * program's limit and memcheck's bytes counted against it. */
 bool mc_rlimits_short(const char **name, uint64_t *limit, uint64_t *bytes);
+/* An allocation failed (account.c): the first's moment is the one
+ * mc_rlimits_short's bytes are taken at. */
+void mc_rlimits_failed(void);
 /* RLIMIT_NOFILE too: memcheck's own work that may open files (a region's
  * end, the exit, a heap error's report) runs between these two, which
  * give it room above the program's view (rlimits.c); textout.c's

@@ -239,6 +239,7 @@ void mc_map_hooks_set(const struct mc_map_hooks *h)
  * visible (mc_map_io) memory must not trade places. */
 #define KEEP_SLOTS 8
 #define KEEP_MAX (16 * 4096)
+bool mc_own_tight; /* under a limit (see there): nothing kept */
 static _Atomic uintptr_t kept[KEEP_SLOTS];
 
 static size_t pages_of(size_t size)
@@ -291,8 +292,8 @@ static bool keep_put(void *p, size_t len, uintptr_t *evicted)
 {
 	size_t n = pages_of(len);
 	*evicted = 0;
-	if (!len || n * 4096 > KEEP_MAX || !keeping())
-		return false;
+	if (!len || n * 4096 > KEEP_MAX || !keeping() || mc_own_tight)
+		return false; /* under a limit, given back (see there) */
 	uintptr_t v = (uintptr_t)p | n;
 	bool kept_it = false;
 	for (int i = 0; i < KEEP_SLOTS && !kept_it; i++) {
@@ -507,6 +508,64 @@ void mc_map_carve_large_first(void)
 	large_first = true;
 }
 
+/* ---- under a limit ----------------------------------------------------
+ * Where the process inherited an RLIMIT_AS or RLIMIT_DATA that memcheck
+ * may not raise (soft and hard one, no CAP_SYS_RESOURCE: rlimits.c's
+ * inherited_take), every byte of address space memcheck maps is one the
+ * program does not get, touched or not: the kernel counts a mapping
+ * whole, MAP_NORESERVE or not.  There the reservations are not carved:
+ * the carved ones' unused rest (1.7 MiB of the 10 MiB a tracking
+ * process reserved) is address space no one uses, and the block table
+ * maps its first arrays shard by shard as they are used (blocks.c)
+ * instead of reserving 4 MiB for all 256.  A program that allocates
+ * 512 KiB blocks until malloc fails under `ulimit -v 300000` got
+ * (glibc/mimalloc/jemalloc/tcmalloc) 576/567/538/554 blocks bare,
+ * 553/504/503/530 with memcheck before; see doc/costs.md for after. */
+/* Under a limit, the exit's tail (below), reserved when the limit is
+ * seen: the exit maps its scan's, suppressions' and report's memory
+ * from it, where the program may have left no address space (jemalloc
+ * keeps what it was given: plain_rlimit under `ulimit -v`, 1 run of 4,
+ * had no scan at its exit, its C++ runtime's block "definitely lost",
+ * and no peak's lines).  The one reservation made ahead, 512 KiB of the
+ * program's room, for a report that is right. */
+static void *tight_tail;
+
+static void tight_tail_reserve(void)
+{
+	if (tight_tail || !keeping())
+		return;
+	void *p = mc_sys_mmap(mc_own_place(TAIL_BYTES), TAIL_BYTES, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	own_mapped(p, TAIL_BYTES);
+	tight_tail = p;
+}
+
+void mc_map_tight(void)
+{
+	if (mc_own_tight)
+		return;
+	mc_own_tight = true;
+	/* carve finds every reservation slot used (and an offset past any
+	 * reservation's end): nothing carved, with no test of its own on
+	 * start-up's way.  Where the limit came late (a program that raises
+	 * its soft limit to a hard one it cannot move: rlimits.c), the
+	 * reservation in use gives back what it never handed out, address
+	 * space no one touched (1.7 MiB of a tracking process's 10 MiB at
+	 * start-up); a carve racing with this finds the cursor moved. */
+	uint64_t at = atomic_exchange(&carve_at, (uint64_t)CARVE_ARENAS << 32 | UINT32_MAX);
+	unsigned i = (unsigned)(at >> 32);
+	size_t off = (size_t)(uint32_t)at;
+	uintptr_t a = i && i <= CARVE_ARENAS ? atomic_load(&arena[i - 1]) : 0;
+	size_t len = a ? atomic_load(&arena_len[i - 1]) : 0;
+	if (a && off < len) {
+		atomic_store(&arena_len[i - 1], off);
+		mc_sys_munmap((void *)(a + off), len - off);
+	}
+	tight_tail_reserve();
+}
+
 static void *carve(size_t size)
 {
 	size = mc_page_round(size);
@@ -630,13 +689,17 @@ static bool in_tail(const void *p)
 
 void mc_map_tail_begin(void)
 {
-	if (atomic_load(&tail_lo) || !hooks || !keeping())
+	/* under a limit, reserved (and registered) then, and taken by a
+	 * process whose figures are not measured too (no hooks) */
+	void *p = tight_tail;
+	if (atomic_load(&tail_lo) || (!hooks && !p) || !keeping())
 		return;
-	void *p = carve(TAIL_BYTES);
+	if (!p && (p = carve(TAIL_BYTES)))
+		own_mapped(p, TAIL_BYTES);
 	if (!p)
 		return;
-	own_mapped(p, TAIL_BYTES);
-	hooks->lazy(p, TAIL_BYTES);
+	if (hooks)
+		hooks->lazy(p, TAIL_BYTES);
 	tail_npieces = 0;
 	atomic_store(&tail_at, (uintptr_t)p);
 	atomic_store(&tail_hi, (uintptr_t)p + TAIL_BYTES);

@@ -599,8 +599,8 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	/* The process's last figures are taken: what the exit maps from
 	 * here on comes from one reservation (ownmap.c), counted as the
 	 * window's end counts it. */
-	if (window && r->process && from && from->at_exit)
-		mc_map_tail_begin();
+	if ((window || mc_map_is_tight()) && r->process && from && from->at_exit)
+		mc_map_tail_begin(); /* under a limit: the tail reserved for the exit */
 	/* The process region's end at exit leaves what it mapped for the
 	 * exit to take (the groups, the suppressions' buffers): each
 	 * munmap cost 7-80 us here, and a measured /bin/date's exit made

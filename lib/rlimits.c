@@ -96,6 +96,11 @@
 
 enum { AS, DATA, NOFILE, NRES };
 #define VM_DUE ((1u << AS) | (1u << DATA)) /* what memcheck's mappings move */
+/* Room in the hard limit below which memcheck maps as little as it can
+ * (ownmap.c's mc_map_tight): a tracking process's own mappings, 12 MiB
+ * of address space at start-up, more for a table of many blocks, would
+ * not fit beside the soft limit without taking from the program. */
+#define TIGHT_ROOM ((uint64_t)64 << 20)
 /* Descriptors memcheck may hold at once above the program's limit: the
  * report's and the log's, /proc files, libdw's dlopen and the objects it
  * opens.  tests/prog/plain_nofile at 20, its table full at exit, with
@@ -174,12 +179,35 @@ static void image_measure(void)
 
 /* What memcheck holds of r now, beyond the program's view: its bytes,
  * or the room for descriptors while its own work runs. */
-static uint64_t own(int r)
+static uint64_t own_of(int r, int64_t vm)
 {
 	if (r == NOFILE)
 		return atomic_load(&fd_users) > 0 ? FD_ROOM : 0;
-	int64_t vm = mc_own_vm();
 	return image[r] + (vm > 0 ? (uint64_t)vm : 0);
+}
+
+static uint64_t own(int r)
+{
+	return own_of(r, r == NOFILE ? 0 : mc_own_vm());
+}
+
+/* memcheck's mapped bytes (mc_own_vm) at the process's first failed
+ * allocation, + 1 (0: none failed yet).  The image is added where it is
+ * read (mc_rlimits_short): measuring it walks the loaded objects
+ * (dl_iterate_phdr, the loader's lock), which an allocation that failed
+ * inside dlopen would wait for. */
+static _Atomic uint64_t vm_at_failure;
+
+__attribute__((cold)) void mc_rlimits_failed(void)
+{
+	/* none under no limit (a failure of a huge request, say, long
+	 * before one is set: a limit is then one the program set, any_set) */
+	if (atomic_load_explicit(&vm_at_failure, memory_order_relaxed) ||
+	    !(atomic_load(&any_set) || mc_map_is_tight()))
+		return;
+	int64_t vm = mc_own_vm();
+	uint64_t none = 0;
+	atomic_compare_exchange_strong(&vm_at_failure, &none, (uint64_t)(vm > 0 ? vm : 0) + 1);
 }
 
 /* The kernel's soft limit for a view of cur under a hard limit kmax. */
@@ -301,13 +329,16 @@ static int fd_above(int fd)
  * soft limit below it, `ulimit -Sv`; or CAP_SYS_RESOURCE, which may
  * raise it: to twice the view's, as mc_rlimit_set).  Where soft and hard
  * are one and cannot be raised, nothing moves: memcheck's mappings take
- * from the program's room (README, Limits).  Two system calls where
- * nothing is limited. */
+ * from the program's room (README, Limits), so memcheck maps as little
+ * as it can (ownmap.c's mc_map_tight; also where the hard limit leaves
+ * under TIGHT_ROOM).  Two system calls where nothing is limited. */
 static __attribute__((noinline, cold)) void inherited_take(int r, const struct rlimit64 *k)
 {
 	uint64_t kmax = k->rlim_max;
 	if (kmax <= k->rlim_cur && may_raise_hard())
 		kmax = add_sat(k->rlim_max, k->rlim_max);
+	if (kmax - k->rlim_cur < TIGHT_ROOM)
+		mc_map_tight(); /* memcheck's mappings take from the program's room */
 	if (kmax <= k->rlim_cur)
 		return;
 	image_measure();
@@ -374,7 +405,10 @@ __attribute__((cold)) bool mc_rlimits_short(const char **name, uint64_t *limit,
 			continue;
 		uint64_t view = views[r].set ? views[r].cur : k.rlim_cur;
 		views_unlock();
-		uint64_t held = own(r), room = k.rlim_cur > view ? k.rlim_cur - view : 0;
+		/* as of the first failure, where one came */
+		uint64_t failed = atomic_load(&vm_at_failure);
+		uint64_t held = failed ? own_of(r, (int64_t)(failed - 1)) : own(r);
+		uint64_t room = k.rlim_cur > view ? k.rlim_cur - view : 0;
 		if (view == INF || room >= held)
 			continue;
 		*name = r == AS ? "RLIMIT_AS" : "RLIMIT_DATA";
@@ -436,6 +470,11 @@ int mc_rlimit_set(int resource, const struct rlimit64 *want)
 		if (rc == 0) {
 			*v = (struct view){ true, want->rlim_cur, want->rlim_max, kmax };
 			atomic_store(&any_set, true);
+			/* a hard limit the process could not move leaves no room:
+			 * from here on memcheck maps as little as it can (what it
+			 * holds already stays: a table's arrays in use) */
+			if (r != NOFILE && kmax - want->rlim_cur < TIGHT_ROOM)
+				mc_map_tight();
 			if (r == NOFILE) {
 				atomic_store(&nofile_set, true);
 				mc_fd_hook_set(fd_above);

@@ -51,7 +51,9 @@
 #include "internal.h"
 #include "symtab.h"
 
-#define NKEPT 64
+/* each one registered with textout.c (mc_fd_kept_add), whose table
+ * holds MC_FD_KEPT_MAX */
+#define NKEPT MC_FD_KEPT_MAX
 #define NAMES_BYTES (64 * 1024)
 
 static struct kept {

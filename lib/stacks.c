@@ -1675,10 +1675,30 @@ static struct memo_block *memo_pool;
 static _Atomic pid_t memo_owner[MEMO_THREADS];
 static _Atomic bool memo_used[MEMO_THREADS]; /* taken before: clear it when taken again */
 
+/* Under an address-space limit memcheck may not move (ownmap.c's
+ * mc_map_tight), MEMO_TIGHT blocks (52 KiB, where 416 KiB were that
+ * much less room for the program), the others' owners an id no thread
+ * has (-1: tgkill says EINVAL, not ESRCH), so that no thread takes one:
+ * a fifth thread keeps no walks, as a thirty-third does.  Out of line,
+ * with the mapping: start-up's code tests one flag. */
+#define MEMO_TIGHT 4
+static __attribute__((noinline, cold)) void memo_tight_owners(void)
+{
+	for (int i = MEMO_TIGHT; i < MEMO_THREADS; i++)
+		atomic_store_explicit(&memo_owner[i], -1, memory_order_relaxed);
+}
+
+static __attribute__((noinline, cold)) struct memo_block *memo_pool_tight(void)
+{
+	memo_tight_owners();
+	return mc_map_lazy(MEMO_TIGHT * sizeof *memo_pool);
+}
+
 static void memo_pool_init(void)
 {
 	if (!memo_pool && mc_opt.track && mc_opt.unwinder == MC_UNWIND_FP && mc_opt.stack_depth > 0)
-		memo_pool = mc_map_lazy(MEMO_THREADS * sizeof *memo_pool);
+		memo_pool = mc_map_is_tight() ? memo_pool_tight()
+					      : mc_map_lazy(MEMO_THREADS * sizeof *memo_pool);
 }
 
 /* Block i taken by this thread (its owner already set). */
@@ -2103,6 +2123,8 @@ void mc_stacks_after_fork_child(void)
 	 * are the parent's threads), its own taken again, cleared. */
 	for (int i = 0; i < MEMO_THREADS; i++)
 		atomic_store_explicit(&memo_owner[i], 0, memory_order_relaxed);
+	if (mc_map_is_tight())
+		memo_tight_owners();
 	me.memo = 0;
 	me.top = 0;
 }

@@ -825,8 +825,7 @@ static void note_stderr(void)
  * asserts on EBADF).  A registered descriptor whose number holds
  * another file now (closed by a raw system call, the number reused) is
  * the program's, and left to it. */
-#define KEPT_MAX 64 /* sandbox.c's NKEPT; this file's two apart */
-static struct mc_kept_fd *_Atomic kept_fds[KEPT_MAX];
+static struct mc_kept_fd *_Atomic kept_fds[MC_FD_KEPT_MAX]; /* this file's two apart */
 /* No kept descriptor lies below it: fdkeep.c's one test, read by every
  * close (MC_HOT: the page loading writes, no fault of its own). */
 MC_HOT int mc_fd_kept_low = INT_MAX;
@@ -844,7 +843,7 @@ static inline void kept_low_note(int fd)
 void mc_fd_kept_add(struct mc_kept_fd *k)
 {
 	int free_slot = -1;
-	for (int i = 0; i < KEPT_MAX; i++) {
+	for (int i = 0; i < MC_FD_KEPT_MAX; i++) {
 		struct mc_kept_fd *at = atomic_load(&kept_fds[i]);
 		if (at == k)
 			free_slot = -2;
@@ -858,7 +857,7 @@ void mc_fd_kept_add(struct mc_kept_fd *k)
 
 void mc_fd_kept_forget(struct mc_kept_fd *k)
 {
-	for (int i = 0; i < KEPT_MAX; i++) {
+	for (int i = 0; i < MC_FD_KEPT_MAX; i++) {
 		struct mc_kept_fd *at = k;
 		atomic_compare_exchange_strong(&kept_fds[i], &at, NULL);
 	}
@@ -879,7 +878,7 @@ void mc_fd_kept_move(int fd)
 	if (fd < 0)
 		return;
 	int saved = errno;
-	for (int i = 0; i < KEPT_MAX + 2; i++) {
+	for (int i = 0; i < MC_FD_KEPT_ALL; i++) {
 		struct mc_kept_fd *k = kept_nth(i);
 		if (!k || k->fd != fd || !mc_kept_ours(k, NULL) || getpid() != mc_pid())
 			continue;
@@ -896,7 +895,7 @@ void mc_fd_kept_move(int fd)
 int mc_fds_kept_in(unsigned first, unsigned last, int *out, int cap)
 {
 	int saved = errno, n = 0;
-	for (int i = 0; i < KEPT_MAX + 2; i++) {
+	for (int i = 0; i < MC_FD_KEPT_ALL; i++) {
 		struct mc_kept_fd *k = kept_nth(i);
 		int fd = k ? k->fd : -1;
 		if (fd < 0 || (unsigned)fd < first || (unsigned)fd > last || !mc_kept_ours(k, NULL))
@@ -1240,6 +1239,30 @@ void mc_text_flush_stdout(bool text_on)
 		funlockfile(out);
 	}
 	errno = saved;
+}
+
+/* A process with root's effective id about to change its ids (creds.c:
+ * setuid, seteuid, setresuid... to a user who may not write where
+ * MEMCHECK_LOG names): the file opened now (made, where it is not there
+ * yet) and kept, as sandbox.c keeps the report file, where the first
+ * write would open it after the change: "cannot open MEMCHECK_LOG=...:
+ * Permission denied; writing to standard error", the text in the
+ * stream a test that sets MEMCHECK_LOG compares.  The price: a process
+ * that then says nothing leaves an empty file, as its report file
+ * holds its record anyway.  A file the program closed or removed
+ * meanwhile is opened again as the user it became, as before. */
+void mc_text_keep_log(void)
+{
+	if (!wants_file())
+		return;
+	while (atomic_flag_test_and_set_explicit(&text_busy, memory_order_acquire))
+		;
+	int saved = errno;
+	struct stat st;
+	if (!mc_kept_ours(&log_file, &st) || st.st_nlink == 0)
+		text_reopen();
+	errno = saved;
+	atomic_flag_clear_explicit(&text_busy, memory_order_release);
 }
 
 void mc_text_after_fork(void)

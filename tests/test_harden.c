@@ -66,16 +66,36 @@
 	.err = H_LIST("100 bytes in 1 blocks are definitely lost", "leak_here (",       \
 		      "FAIL: ")
 
+/* plain_closeall between: opens_between.c preloaded after memcheck,
+ * OPENS_BETWEEN set (glibc: the row is about descriptors). */
+H_SETUP(opens_between_preloaded)
+{
+	static const char *env[2];
+	env[0] = "OPENS_BETWEEN=1";
+	run->env = env;
+	run->so = h_prog("libopens_between.so");
+	return true;
+}
+
 /* plain_quickexit MODE STATUS under each allocator, its record read */
 #define QUICK(mode, status)                                                    \
 	.run = { .prog = "plain_quickexit", .args = H_LIST(mode, status),               \
 		 .flags = H_PRELOAD, .text = "full" },                               \
 	.record = "process"
 
-/* The report's path in a directory only root may enter (its setup). */
-static const char *root_report;
+/* The file memcheck writes after the program drops root's ids (the
+ * report, or MEMCHECK_LOG's), in a directory only root may enter: the
+ * variable that names it, its path (made by the setup), and what it must
+ * hold (the leak, as a record or as text). */
+static struct root_file {
+	const char *var, *name, *want;
+	const char *path;
+} root_report = { "MEMCHECK_REPORT", "report.jsonl",
+		  "\"definitely_lost\":{\"blocks\":1,\"bytes\":100}", NULL },
+  root_log = { "MEMCHECK_LOG", "memcheck.log", "100 bytes in 1 blocks are definitely lost",
+	       NULL };
 
-H_SETUP(report_in_roots_directory)
+static bool in_roots_directory(struct h_spec *run, const struct h_case *c, struct root_file *f)
 {
 	if (geteuid() != 0) {
 		printf("note: not root; skipping the %s case\n", c->name);
@@ -84,19 +104,38 @@ H_SETUP(report_in_roots_directory)
 	static const char *env[2];
 	const char *dir = h_tmppath("rootonly");
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	root_report = h_env("%s/report.jsonl", dir);
-	env[0] = h_env("MEMCHECK_REPORT=%s", root_report);
+	f->path = h_env("%s/%s", dir, f->name);
+	env[0] = h_env("%s=%s", f->var, f->path);
 	run->env = env;
 	return true;
 }
 
+static void kept_through_the_drop(const struct h_res *x, const struct root_file *f)
+{
+	char *got = h_read_file(f->path, NULL);
+	ck_assert_msg(got && strstr(got, f->want), "%s: no leak in %s's %s:\n%s\nstderr:\n%s",
+		      x->label, f->var, f->path, got ? got : "(none)", x->r.err);
+	free(got);
+}
+
+H_SETUP(report_in_roots_directory)
+{
+	return in_roots_directory(run, c, &root_report);
+}
+
 H_CHECK(record_kept_through_the_drop)
 {
-	char *got = h_read_file(root_report, NULL);
-	ck_assert_msg(got && strstr(got, "\"definitely_lost\":{\"blocks\":1,\"bytes\":100}"),
-		      "%s: no record with the leak in %s:\n%s\nstderr:\n%s", x->label, root_report,
-		      got ? got : "(none)", x->r.err);
-	free(got);
+	kept_through_the_drop(x, &root_report);
+}
+
+H_SETUP(log_in_roots_directory)
+{
+	return in_roots_directory(run, c, &root_log);
+}
+
+H_CHECK(log_kept_through_the_drop)
+{
+	kept_through_the_drop(x, &root_log);
 }
 
 /* plain_dropuid MODE as root, its report where nobody may write */
@@ -105,6 +144,15 @@ H_CHECK(record_kept_through_the_drop)
 		 .text = "", .no_report = true },                                \
 	.setup = report_in_roots_directory, .stdout_is = ids,                    \
 	.no_err = H_LIST("cannot open MEMCHECK_REPORT"), .check = record_kept_through_the_drop
+
+/* plain_dropuid MODE as root, its MEMCHECK_LOG where nobody may write
+ * (the text there, none on stderr) */
+#define DROP_LOG(mode, ids)                                                    \
+	.run = { .prog = "plain_dropuid", .args = H_LIST(mode), .flags = H_PRELOAD,      \
+		 .text = "", .no_report = true },                                \
+	.setup = log_in_roots_directory, .stdout_is = ids,                       \
+	.no_err = H_LIST("cannot open MEMCHECK_LOG", "definitely lost"),          \
+	.check = log_kept_through_the_drop
 
 /* The exit's record, failed, whether its scan was cut or not, with its
  * FAIL line; or, where even the cut scan's record outlasted the
@@ -130,6 +178,11 @@ static const struct h_case cases[] = {
 	  .exit = H_EXIT_ANY, .stdout_is = "exiting\n", .check = record_failed_or_said },
 	{ "setuid to nobody: the record kept", DROP("setuid", "uid 65534 euid 65534\n") },
 	{ "seteuid to nobody: the record kept", DROP("seteuid", "uid 0 euid 65534\n") },
+	/* MEMCHECK_LOG's file kept through the drop as the report's is (on
+	 * main: "cannot open MEMCHECK_LOG=...: Permission denied; writing to
+	 * standard error", the text on the stream a test compares) */
+	{ "setuid to nobody: MEMCHECK_LOG's file kept", DROP_LOG("setuid", "uid 65534 euid 65534\n") },
+	{ "seteuid to nobody: MEMCHECK_LOG's file kept", DROP_LOG("seteuid", "uid 0 euid 65534\n") },
 	{ "quick_exit with no handler: the leak reported", QUICK("plain", "0"),
 	  .stdout_is = "", .err = H_LIST("leak_here ("), .want = { { "definitely_lost.bytes", 100 } } },
 	{ "quick_exit: the program's own status", QUICK("plain", "4"), .exit = 4,
@@ -149,6 +202,13 @@ static const struct h_case cases[] = {
 	{ "close of every number: the text still shown", CLOSEALL("loop") },
 	{ "dup2 onto every number: the text still shown", CLOSEALL("dup2") },
 	{ "close_range's CLOSE_RANGE_CLOEXEC: the text shown", CLOSEALL("cloexec") },
+	/* memcheck's pieces around its copy of standard error, from the top
+	 * down: files another thread opens between them are closed while
+	 * the pieces below have free numbers, then kept, never a later one
+	 * closed after an earlier one was kept (from the bottom up, main
+	 * before limit50: exit 4) */
+	{ "close_range in pieces: opens between them as around one call", CLOSEALL("between"),
+	  .setup = opens_between_preloaded, .allocators = H_ONCE },
 };
 
 int main(void)

@@ -262,6 +262,13 @@ $(B)/tests/prog/libcount_calls.so: tests/prog/shim/count_calls.c | $(B)/tests
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
+# A shim preloaded after memcheck that opens files between memcheck's
+# calls of close_range (tests/test_harden.c, plain_closeall between).
+PROG_BINS += $(B)/tests/prog/libopens_between.so
+$(B)/tests/prog/libopens_between.so: tests/prog/shim/opens_between.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
 # The library plain_leak_dlclosed opens, leaks from and closes
 # (tests/test_leakkinds.c), beside it.
 PROG_BINS += $(B)/tests/prog/libleak_dlclosed.so

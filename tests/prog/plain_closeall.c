@@ -12,11 +12,19 @@
  *     loop           close(fd) for every fd below 4096, errors ignored
  *     dup2           /dev/null dup2'd onto every fd below 1024 but its own
  *     cloexec        close_range(0, ~0U, CLOSE_RANGE_CLOEXEC)
+ *     between        close_range(0, ~0U, 0) with tests/prog/shim/
+ *                    opens_between.c preloaded after memcheck, which
+ *                    opens files between memcheck's calls (as another
+ *                    thread may): exits 4 where one it opened is still
+ *                    open while one it opened later is closed, which
+ *                    one close_range cannot do (fdkeep.c's close_around)
  *   and exits 0.  A call that fails with another error than EBADF (a
  *   closed number) exits 3.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,7 +65,22 @@ int main(int argc, char **argv)
 				rc = -1;
 	} else if (!strcmp(mode, "cloexec"))
 		rc = close_range(0, ~0U, CLOSE_RANGE_CLOEXEC);
-	else
+	else if (!strcmp(mode, "between")) {
+		rc = close_range(0, ~0U, 0);
+		int (*list)(const int **) =
+			(int (*)(const int **))dlsym(RTLD_DEFAULT, "opens_between_list");
+		const int *fds = NULL;
+		int nfds = list ? list(&fds) : 0;
+		if (nfds < 2)
+			return 5; /* the shim not preloaded, or it opened nothing */
+		bool kept = false;
+		for (int i = 0; i < nfds; i++) {
+			if (fcntl(fds[i], F_GETFD) != -1)
+				kept = true;
+			else if (kept)
+				return 4; /* opened later, closed; one before it kept */
+		}
+	} else
 		return 2;
 	return rc == 0 ? 0 : 3;
 }

@@ -14,6 +14,10 @@
  *             test of out-of-memory paths would: what memcheck maps for
  *             itself then takes from the program's allocations
  *   inherited the malloc loop alone
+ *   raise     the inherited soft RLIMIT_AS raised to its hard limit
+ *             (getrlimit, setrlimit), a thread started and joined,
+ *             then the malloc loop: a limit that became immovable after
+ *             memcheck's start-up
  *   tight     RLIMIT_AS 256 MiB, soft and hard, with setrlimit, as a
  *             test that wants malloc to fail soon does: what memcheck maps
  *             for itself must not take from it (a limit above the use
@@ -29,6 +33,7 @@
  * that succeeded and those that failed.  Exit 0, or 1 on a setup error.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +95,11 @@ static unsigned long vm_bytes(void)
 
 static unsigned long warmed;
 
+static void *thread_main(void *arg)
+{
+	return arg;
+}
+
 static int loop(void)
 {
 	unsigned long ok = 0, failed = 0;
@@ -112,6 +122,17 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	if (strcmp(mode, "inherited") == 0)
 		return loop();
+	if (strcmp(mode, "raise") == 0) {
+		struct rlimit rl;
+		pthread_t t;
+		if (getrlimit(RLIMIT_AS, &rl) != 0)
+			return 1;
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_AS, &rl) != 0 || pthread_create(&t, NULL, thread_main, NULL) != 0 ||
+		    pthread_join(t, NULL) != 0)
+			return 1;
+		return loop();
+	}
 	if (strcmp(mode, "none") == 0) {
 		unsigned long ok = 0;
 		for (; ok < 100; ok++)
