@@ -1165,7 +1165,9 @@ static void report_error(const char *what, void *p, const struct freed *f,
 			 const struct mc_block *inside, void *fp)
 {
 	static _Atomic int shown;
-	if (atomic_fetch_add(&shown, 1) >= 20) /* the rest are only counted */
+	/* the rest are only counted; under valgrind's text each goes on
+	 * to its rules (vgtext.c: its contexts, its cutoff) */
+	if (atomic_fetch_add(&shown, 1) >= 20 && !mc_opt.valgrind_text)
 		return;
 	int saved = errno;
 	uint32_t here = mc_stack_capture(fp);
