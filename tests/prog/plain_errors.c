@@ -5,6 +5,9 @@
  *
  * usage: plain_errors double       malloc(24), free it twice, then
  *                                  print "continued" and exit 0.
+ *        plain_errors double_deep  malloc(24), free it by free_it()
+ *                                  (free_twice(), main), then free it
+ *                                  again in main; the same.
  *        plain_errors unknown      free a block from mi_malloc (found
  *                                  with dlsym; exit 77 when mimalloc is
  *                                  not loaded), print "continued", exit 0.
@@ -195,6 +198,16 @@ FREE_AT_ALL(FREE_AT100)
 static void (*const free_at[])(void *) = { FREE_AT_ALL(FREE_REF100) };
 
 void free_again(void *p);
+void free_twice(void *p);
+
+/* a free two calls below main: valgrind's free'd stack free_it,
+ * free_twice, main */
+void free_twice(void *p)
+{
+	free_it(p, 0);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
 void free_inside(void *p);
 
 void free_again(void *p)
@@ -219,6 +232,13 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "double") == 0) {
 		char *p = malloc(24);
 		free(p);
+		free(p);
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "double_deep") == 0) {
+		char *p = malloc(24);
+		free_twice(p);
 		free(p);
 		say("continued\n");
 		return 0;
@@ -369,7 +389,7 @@ int main(int argc, char **argv)
 		free(keep);
 		return 0;
 	}
-	say("usage: plain_errors double|unknown|realloc_freed|realloc_unknown|interior|"
+	say("usage: plain_errors double|double_deep|unknown|realloc_freed|realloc_unknown|interior|"
 	    "realloc_interior|stack|realloc_stack|thread_stack|main_stack|global|wild|leak [CODE]|"
 	    "stdout|contexts N [again]|fork_errors [child]\n");
 	return 125;
