@@ -3638,9 +3638,11 @@ bool mc_text_is_main(const struct mc_frame_info *fi, int k);
  * for ERROR SUMMARY's count, by valgrind's rules (vgtext.c); its slot
  * (-1: past the table's room, -2: past valgrind's cutoff, neither
  * written nor counted), and *fresh where the context is new.  The
- * table holds valgrind's 1000 contexts (its --error-limit's); the
- * slots claimed so far: mc_vgtext_contexts_used(). */
-#define MC_VG_CONTEXTS 1000
+ * table holds valgrind's 1000 contexts (its --error-limit's) and more:
+ * 1024, so that each array of 4 bytes a slot is a large one for
+ * bss-layout.sh (4 KiB), away from the small variables start-up
+ * populates; the slots claimed so far: mc_vgtext_contexts_used(). */
+#define MC_VG_CONTEXTS 1024
 int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh);
 int mc_vgtext_contexts_used(void);
 void mc_vgtext_after_fork_child(void);

@@ -253,6 +253,7 @@ static uint32_t vg_stack_id(uint32_t id);
  * touched only as far as errors came).  A forked child keeps them all,
  * as valgrind's child is its parent's copy. */
 #define VG_CONTEXTS MC_VG_CONTEXTS
+#define VG_ERRORS_SHOWN_MAX 1000	/* valgrind's M_COLLECT_NO_ERRORS_AFTER_SHOWN */
 #define VG_ERRORS_SLOWLY 100		/* valgrind's M_COLLECT_ERRORS_SLOWLY_AFTER */
 #define VG_ERRORS_FOUND_MAX 10000000	/* its M_COLLECT_NO_ERRORS_AFTER_FOUND */
 static _Atomic uint64_t contexts[VG_CONTEXTS];
@@ -304,7 +305,7 @@ static void lines_after(struct mc_buf *b, const char *p, const char *lines)
 /* Once each (which: 1 the slow-down's, 2 the stop's) */
 static __attribute__((noinline, cold)) void cutoff_lines(int which)
 {
-	_Static_assert(VG_CONTEXTS == 1000 && VG_ERRORS_FOUND_MAX == 10000000 &&
+	_Static_assert(VG_ERRORS_SHOWN_MAX == 1000 && VG_ERRORS_FOUND_MAX == 10000000 &&
 			       VG_ERRORS_SLOWLY == 100, "valgrind's numbers, in its lines");
 	if (atomic_fetch_or(&cutoff_said, which) & which)
 		return;
@@ -316,7 +317,7 @@ static __attribute__((noinline, cold)) void cutoff_lines(int which)
 	if (which == 1) {
 		lines_after(&b, p, vg_slowly);
 	} else {
-		lines_after(&b, p, atomic_load(&contexts_used) >= VG_CONTEXTS ? vg_stop_shown
+		lines_after(&b, p, atomic_load(&contexts_used) >= VG_ERRORS_SHOWN_MAX ? vg_stop_shown
 									      : vg_stop_found);
 		lines_after(&b, p, vg_stop_rest);
 	}
@@ -329,9 +330,12 @@ int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh)
 	(void)kind; /* one kind of error for valgrind: Err_Free */
 	*fresh = false;
 	bool xml = mc_opt.valgrind_xml && *mc_opt.valgrind_xml;
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE && !xml)
+		return -1; /* memcheck's own text: no context asked */
 	bool text = !xml && mc_opt.valgrind_text, limit = text && mc_opt.valgrind_error_limit;
 	int used = atomic_load(&contexts_used);
-	if (limit && (used >= VG_CONTEXTS || atomic_load(&errors_found) >= VG_ERRORS_FOUND_MAX)) {
+	if (limit && (used >= VG_ERRORS_SHOWN_MAX ||
+		      atomic_load(&errors_found) >= VG_ERRORS_FOUND_MAX)) {
 		cutoff_lines(2);
 		atomic_fetch_add(&errors_dropped, 1);
 		return -2;
