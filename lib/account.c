@@ -86,7 +86,8 @@ struct freed {
 	uintptr_t ptr;
 	uint64_t size;
 	uint32_t alloc_stack;
-	uint32_t unused;
+	uint32_t free_stack;   /* under valgrind's text alone: the free's
+				* whole stack (free_stack_capture), else 0 */
 	uintptr_t free_site;   /* the call of free(): a full stack per free
 				* would double the cost of tracking */
 };
@@ -1174,13 +1175,16 @@ static void report_error(const char *what, void *p, const struct freed *f,
 			 const struct mc_block *inside, void *fp)
 {
 	static _Atomic int shown;
-	if (atomic_fetch_add(&shown, 1) >= 20) /* the rest are only counted */
+	/* the rest are only counted; under valgrind's text each goes on
+	 * to its rules (vgtext.c: its contexts, its cutoff) */
+	if (atomic_fetch_add(&shown, 1) >= 20 && !mc_opt.valgrind_text)
 		return;
 	int saved = errno;
 	uint32_t here = mc_stack_capture(fp);
 	if (f)
 		mc_report_heap_error(what, (uintptr_t)p, f->size, f->alloc_stack,
-				     mc_stack_intern(&f->free_site, 1), here, 0, NULL);
+				     f->free_stack ? f->free_stack : mc_stack_intern(&f->free_site, 1),
+				     here, 0, NULL);
 	else if (inside)
 		mc_report_heap_error(what, (uintptr_t)p, inside->size, inside->stack, 0, here,
 				     inside->ptr, NULL);
@@ -1781,6 +1785,24 @@ static __attribute__((noinline, cold)) void ring_grow(struct freed *ring, uint32
 	errno = saved;
 }
 
+/* valgrind's text shows a freed block's whole stack where the program
+ * frees it again ("Address ... free'd", then the free's frames, as
+ * valgrind keeps each free's stack: --keep-stacks=alloc-and-free), which
+ * the ring's one return address is not.  There every free takes the
+ * ring's slow path, remember_free, whose record takes the stack too,
+ * and then stops the common path (free_counted) from writing the next
+ * record itself.  Elsewhere the common path is as it was; the test is
+ * remember_free's, one a page of records (and a realloc's). */
+static __attribute__((noinline, cold)) void free_stack_capture(struct mc_slot *s, struct freed *f)
+{
+	/* the program's call, past memcheck's frames (MC_CALL_FRAME): the
+	 * callers keep no frame pointer of the program's live for it (a
+	 * realloc paid 9 instructions more for one, callgrind) */
+	f->free_stack = mc_stack_capture(MC_CALL_FRAME());
+	if (s != &shared_slot)
+		s->ring_stop = (uintptr_t)s->ring_next;
+}
+
 /* The records the common free (mc_track_free) may write from pos q on,
  * one after another (down the ring), without a test of its own: up to
  * the next multiple of RING_PAGE, whose record remember_free writes (a
@@ -1817,6 +1839,8 @@ static inline __attribute__((always_inline)) void remember_free(struct mc_slot *
 	f->free_site = ((uintptr_t *)fp)[1];
 	if (likely(s != &shared_slot))
 		ring_ahead(s, ring, pos + 1);
+	if (unlikely(mc_opt.valgrind_text))
+		free_stack_capture(s, f);
 }
 
 static bool find_in_ring(const struct mc_slot *s, uintptr_t p, struct freed *out)

@@ -134,6 +134,7 @@ struct mc_options {
 	const char *valgrind;   /* MEMCHECK_VALGRIND: the valgrind command line's settings */
 	int text_timeout;       /* seconds the end's text waits for its reader (textout.c) */
 	int follow_exec;        /* checked here; execenv.c reads the first environment's */
+	int valgrind_error_limit; /* --error-limit: valgrind's cutoffs of heap errors (vgtext.c) */
 };
 /* MEMCHECK_VALGRIND's entries are separated by this byte, and the whole
  * value is read up to this length (options.c; tools/vgcompat.c). */
@@ -3655,10 +3656,16 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id);
  * stop there, as valgrind does (--show-below-main=no). */
 bool mc_text_is_main(const struct mc_frame_info *fi, int k);
 /* A heap error shown (report.c): its context (kind 0..3, stack) noted
- * for ERROR SUMMARY's count; its slot (-1: past the table's room), and
- * *fresh where the context is new. */
-#define MC_VG_CONTEXTS 64
+ * for ERROR SUMMARY's count, by valgrind's rules (vgtext.c); its slot
+ * (-1: past the table's room, -2: past valgrind's cutoff, neither
+ * written nor counted), and *fresh where the context is new.  The
+ * table holds valgrind's 1000 contexts (its --error-limit's) and more:
+ * 1024, so that each array of 4 bytes a slot is a large one for
+ * bss-layout.sh (4 KiB), away from the small variables start-up
+ * populates; the slots claimed so far: mc_vgtext_contexts_used(). */
+#define MC_VG_CONTEXTS 1024
 int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh);
+int mc_vgtext_contexts_used(void);
 void mc_vgtext_after_fork_child(void);
 /* The process region's loss records before the suppressions take any
  * (region.c): valgrind numbers its records over all of them. */

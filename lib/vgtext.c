@@ -237,30 +237,126 @@ void mc_text_stack(struct mc_buf *b, const char *prefix, uint32_t id)
 
 static uint32_t vg_stack_id(uint32_t id);
 
-/* valgrind counts an error's context once: the same kind at the same
- * stack again is one more error of it.  The contexts of the errors
- * report.c shows (account.c shows the first 20 and counts the rest),
- * each 1 + (stack << 2 | kind); past the table's room each is taken as
- * new.  Slots are claimed by compare-and-swap: errors may come from
- * several threads at once, and one may be in a forked child's copy of a
- * lock. */
+/* valgrind counts an error's context once: an error at a stack it has
+ * seen is one more error of that context.  It tells them apart by the
+ * first 4 frames of the stack it shows (its error resolution, medium:
+ * the free function's frame one of them) and, once 100 contexts are
+ * written, by the first 2 (low); after 1000 it writes and counts no
+ * error at all (--error-limit=yes, its default).  Under --xml neither.
+ * Every kind of refused free is one kind of error for it (Err_Free):
+ * a double free and an interior one at the same stack are one context.
+ * Each slot here holds 1 + the interned stack of those first frames
+ * (and beside it 1 + the first 2's, for the comparisons past 100),
+ * claimed by compare-and-swap in order: errors may come from several
+ * threads at once, and one may be in a forked child's copy of a lock.
+ * used: the slots claimed, the loops' bound (the arrays' pages are
+ * touched only as far as errors came).  A forked child keeps them all,
+ * as valgrind's child is its parent's copy. */
 #define VG_CONTEXTS MC_VG_CONTEXTS
+#define VG_ERRORS_SHOWN_MAX 1000	/* valgrind's M_COLLECT_NO_ERRORS_AFTER_SHOWN */
+#define VG_ERRORS_SLOWLY 100		/* valgrind's M_COLLECT_ERRORS_SLOWLY_AFTER */
+#define VG_ERRORS_FOUND_MAX 10000000	/* its M_COLLECT_NO_ERRORS_AFTER_FOUND */
 static _Atomic uint64_t contexts[VG_CONTEXTS];
-static _Atomic unsigned more_contexts;
+static _Atomic uint32_t contexts_low[VG_CONTEXTS];
+static _Atomic int contexts_used;
+static _Atomic unsigned more_contexts;	/* past the table (--error-limit=no, XML) */
+static _Atomic uint64_t errors_found;	/* the errors counted */
+static _Atomic uint64_t errors_dropped; /* after the cutoff: neither written nor counted */
+static _Atomic int cutoff_said;		/* 1 the slow-down's lines, 2 the stop's */
 /* Under MEMCHECK_VALGRIND_LIST (-s, -v): each context's errors, and its
  * lines as written (the first time), for the list at the end */
 static _Atomic unsigned context_errors[VG_CONTEXTS];
 static struct mc_buf context_text[VG_CONTEXTS];
 
+static uint32_t vg_first_frames(uint32_t cut, int frames);
+
+int mc_vgtext_contexts_used(void)
+{
+	return atomic_load(&contexts_used);
+}
+
+/* valgrind's lines at its cutoffs, each after "==PID==", an empty line
+ * before them (and after the stop's), as its umsg writes them, -q or
+ * not; each line ended by a NUL, the last by two.  Arrays, not string
+ * literals: the linker merges a literal with an equal one or a tail of
+ * one of another function's, whose copy the exit's text then reads
+ * from a later block (make place-check). */
+static const char vg_slowly[] =
+	" \n\0 More than 100 errors detected.  Subsequent errors\n\0"
+	" will still be recorded, but in less detail than before.\n\0";
+static const char vg_stop_shown[] =
+	" \n\0 More than 1000 different errors detected.  I'm not reporting any more.\n\0";
+static const char vg_stop_found[] =
+	" \n\0 More than 10000000 total errors detected.  I'm not reporting any more.\n\0";
+static const char vg_stop_rest[] =
+	" Final error counts will be inaccurate.  Go fix your program!\n\0"
+	" Rerun with --error-limit=no to disable this cutoff.  Note\n\0"
+	" that errors may occur in your program without prior warning from\n\0"
+	" Valgrind, because errors are no longer being displayed.\n\0 \n\0";
+
+static void lines_after(struct mc_buf *b, const char *p, const char *lines)
+{
+	for (; *lines; lines += strlen(lines) + 1) {
+		mc_buf_puts(b, p);
+		mc_buf_puts(b, lines);
+	}
+}
+
+/* Once each (which: 1 the slow-down's, 2 the stop's) */
+static __attribute__((noinline, cold)) void cutoff_lines(int which)
+{
+	_Static_assert(VG_ERRORS_SHOWN_MAX == 1000 && VG_ERRORS_FOUND_MAX == 10000000 &&
+			       VG_ERRORS_SLOWLY == 100, "valgrind's numbers, in its lines");
+	if (atomic_fetch_or(&cutoff_said, which) & which)
+		return;
+	if (mc_vgtext_silent() || mc_opt.text == MC_TEXT_NONE)
+		return;
+	char p[32];
+	mc_text_pid(p);
+	struct mc_buf b = { 0 };
+	if (which == 1) {
+		lines_after(&b, p, vg_slowly);
+	} else {
+		lines_after(&b, p, atomic_load(&contexts_used) >= VG_ERRORS_SHOWN_MAX ? vg_stop_shown
+									      : vg_stop_found);
+		lines_after(&b, p, vg_stop_rest);
+	}
+	mc_text_write(b.s, b.len);
+	mc_buf_free(&b);
+}
+
 int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh)
 {
-	uint64_t key = 1 + ((uint64_t)stack << 2 | (kind & 3));
+	(void)kind; /* one kind of error for valgrind: Err_Free */
 	*fresh = false;
+	bool xml = mc_opt.valgrind_xml && *mc_opt.valgrind_xml;
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE && !xml)
+		return -1; /* memcheck's own text: no context asked */
+	bool text = !xml && mc_opt.valgrind_text, limit = text && mc_opt.valgrind_error_limit;
+	int used = atomic_load(&contexts_used);
+	if (limit && (used >= VG_ERRORS_SHOWN_MAX ||
+		      atomic_load(&errors_found) >= VG_ERRORS_FOUND_MAX)) {
+		cutoff_lines(2);
+		atomic_fetch_add(&errors_dropped, 1);
+		return -2;
+	}
+	atomic_fetch_add(&errors_found, 1);
+	bool low = text && used >= VG_ERRORS_SLOWLY; /* --error-limit=no too */
+	if (low)
+		cutoff_lines(1);
+	uint32_t cut = vg_stack_id(stack);
+	uint64_t key = 1 + (uint64_t)vg_first_frames(cut, 4);
+	uint32_t key_low = 1 + vg_first_frames(cut, 2);
 	for (int i = 0; i < VG_CONTEXTS; i++) {
 		uint64_t v = atomic_load(&contexts[i]);
-		if (v == 0 && atomic_compare_exchange_strong(&contexts[i], &v, key))
+		if (v == 0 && atomic_compare_exchange_strong(&contexts[i], &v, key)) {
+			atomic_store(&contexts_low[i], key_low);
+			for (int u = atomic_load(&contexts_used);
+			     u < i + 1 && !atomic_compare_exchange_weak(&contexts_used, &u, i + 1);)
+				;
 			*fresh = true;
-		if (*fresh || v == key) {
+		} /* else v is what another thread put there first */
+		if (*fresh || v == key || (low && atomic_load(&contexts_low[i]) == key_low)) {
 			atomic_fetch_add(&context_errors[i], 1);
 			return i;
 		}
@@ -273,10 +369,11 @@ int mc_vgtext_error(unsigned kind, uint32_t stack, bool *fresh)
 static uint64_t error_contexts(uint64_t errors)
 {
 	uint64_t n = atomic_load(&more_contexts);
-	for (int i = 0; i < VG_CONTEXTS; i++)
+	for (int i = 0, used = atomic_load(&contexts_used); i < used; i++)
 		n += atomic_load(&contexts[i]) != 0;
-	/* errors past the 20 shown may be of contexts not seen: at least
-	 * one context when there are errors, never more than errors */
+	/* errors memcheck's own text did not show may be of contexts not
+	 * seen: at least one context when there are errors, never more
+	 * than errors */
 	if (errors && !n)
 		n = 1;
 	return n < errors ? n : errors;
@@ -560,13 +657,11 @@ static __attribute__((noinline, cold)) void vg_after_fork(void)
 		silent = true;
 		mc_opt.text = MC_TEXT_NONE;
 	}
-	for (int i = 0; i < VG_CONTEXTS; i++) {
-		atomic_store(&contexts[i], 0);
-		/* -s's list: the child's contexts alone, as it counts them */
-		atomic_store(&context_errors[i], 0);
-		mc_buf_free(&context_text[i]);
-	}
-	atomic_store(&more_contexts, 0);
+	/* The contexts stay: valgrind's child is its parent's copy, whose
+	 * errors it counts (ERROR SUMMARY's "2 errors from 2 contexts",
+	 * -s's list), and a context of its parent's it makes again is not
+	 * written again (valgrind 3.19 on an invalid free before the fork
+	 * and the same one in the child: tests/test_valgrind.c) */
 	bool own;
 	if (mc_opt.valgrind_text && mc_vgtext_image != MC_VG_IMAGE_NONE && log_file(&own) && own)
 		head(true);
@@ -825,18 +920,26 @@ static uint32_t vg_cut(const struct mc_leak *g, uint32_t *key)
 	*key = cut;
 	if (mc_opt.valgrind_resolution == MC_VGRES_HIGH)
 		return cut;
+	*key = vg_first_frames(cut, mc_opt.valgrind_resolution == MC_VGRES_LOW ? 2 : 4);
+	return cut;
+}
+
+/* The first frames of stack cut (a stack as valgrind's holds it:
+ * vg_stack_id) that valgrind's first `frames` are, its allocation or
+ * free function's one of them, which a stack from the program's own
+ * operator holds and another does not: interned, or cut itself where
+ * it has no more (a stack not interned: cut) */
+static uint32_t vg_first_frames(uint32_t cut, int frames)
+{
 	const uintptr_t *f;
 	uintptr_t copy[MC_MAX_DEPTH];
 	int n = mc_stack_get_code(cut, &f);
-	int frames = mc_opt.valgrind_resolution == MC_VGRES_LOW ? 2 : 4;
 	int want = frames - (n && in_replaced(f[0]) ? 0 : 1);
-	if (want < n) {
-		memcpy(copy, f, (size_t)want * sizeof *copy);
-		uint32_t k = mc_stack_intern(copy, want);
-		if (k)
-			*key = k;
-	}
-	return cut;
+	if (want >= n)
+		return cut;
+	memcpy(copy, f, (size_t)want * sizeof *copy);
+	uint32_t k = mc_stack_intern(copy, want);
+	return k ? k : cut;
 }
 
 size_t mc_vgtext_regroup(struct mc_leak *g, size_t n)
@@ -1264,13 +1367,21 @@ static void vg_terminating(struct mc_buf *b, const char *p, const char *sp, bool
 	}
 }
 
+/* valgrind's "%u", without the separators of its HEAP SUMMARY's "%'lu"
+ * ("1000 errors from 1000 contexts", valgrind 3.19) */
+static const char *plain_num(uint64_t v, char buf[32])
+{
+	*mc_utoa(buf, v) = 0;
+	return buf;
+}
+
 static void error_summary(struct mc_buf *b, const char *p, uint64_t errors, uint64_t ctx,
 			  uint64_t supp)
 {
 	char c1[32], c2[32], c3[32], c4[32];
-	mc_buf_strs(b, p, " ERROR SUMMARY: ", mc_commas(errors, c1), " errors from ",
-		    mc_commas(ctx, c2), " contexts (suppressed: ", mc_commas(supp, c3), " from ",
-		    mc_commas(supp, c4), ")\n", NULL);
+	mc_buf_strs(b, p, " ERROR SUMMARY: ", plain_num(errors, c1), " errors from ",
+		    plain_num(ctx, c2), " contexts (suppressed: ", plain_num(supp, c3), " from ",
+		    plain_num(supp, c4), ")\n", NULL);
 }
 
 /* valgrind's -s after its ERROR SUMMARY: the heap errors' contexts
@@ -1285,7 +1396,8 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 {
 	bool shown[VG_CONTEXTS] = { false }, any = false;
 	uint64_t n = 0, nsupp = 0;
-	for (int i = 0; i < VG_CONTEXTS; i++)
+	int used = atomic_load(&contexts_used);
+	for (int i = 0; i < used; i++)
 		n += context_text[i].len != 0;
 	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++)
 		nsupp += rr->supp->used[i].records && rr->supp->used[i].name;
@@ -1294,14 +1406,14 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 	char c1[32], c2[32], c3[32];
 	for (uint64_t k = 1; k <= n; k++) {
 		int min = -1;
-		for (int i = VG_CONTEXTS - 1; i >= 0; i--)
+		for (int i = used - 1; i >= 0; i--)
 			if (context_text[i].len && !shown[i] &&
 			    (min < 0 || atomic_load(&context_errors[i]) <
 						atomic_load(&context_errors[min])))
 				min = i;
 		shown[min] = true;
-		mc_buf_strs(b, sp, "\n", p, " ", mc_commas(atomic_load(&context_errors[min]), c1),
-			    " errors in context ", mc_commas(k, c2), " of ", mc_commas(ctx, c3),
+		mc_buf_strs(b, sp, "\n", p, " ", plain_num(atomic_load(&context_errors[min]), c1),
+			    " errors in context ", plain_num(k, c2), " of ", plain_num(ctx, c3),
 			    ":\n", NULL);
 		/* each line under this process's pid: a forked child lists
 		 * its parent's contexts too, as valgrind's does */
@@ -1381,7 +1493,8 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 			    num_or_unknown(frees, c4), " frees, ",
 			    num_or_unknown(allocated, c5), " bytes allocated\n", sp, "\n",
 			    NULL);
-	uint64_t errors = r->double_frees + r->invalid_frees;
+	/* the heap errors valgrind counts: none past its cutoff */
+	uint64_t errors = r->double_frees + r->invalid_frees - atomic_load(&errors_dropped);
 	uint64_t ctx = error_contexts(errors), supp = 0;
 	if (leak_checked()) {
 		loss_records(&b, p, sp, rr);

@@ -332,7 +332,7 @@ static void xml_suppcounts(struct mc_buf *b, const struct mc_supp_report *s)
 {
 	/* the contexts newest first, as valgrind's list holds them */
 	mc_buf_puts(b, "<errorcounts>\n");
-	for (int i = MC_VG_CONTEXTS - 1; i >= 0; i--) {
+	for (int i = mc_vgtext_contexts_used() - 1; i >= 0; i--) {
 		unsigned u = atomic_load(&ctx_unique[i]), n = atomic_load(&ctx_count[i]);
 		if (!u || !n)
 			continue;

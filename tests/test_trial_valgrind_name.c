@@ -88,11 +88,49 @@ START_TEST(runs_the_program_as_valgrind)
 }
 END_TEST
 
+/* `valgrind ./test`, the program first without an option (a
+ * Makefile's $(VALGRIND) $(TEST), a CI script's `valgrind ./a.out`):
+ * under the name the first word is the program, as valgrind runs it,
+ * with valgrind's end in its text, its exit status the program's.  On
+ * main memcheck took the word for one of its commands: "unknown command
+ * '.../plain_errors'", status 2, the program never ran.  Under
+ * memcheck's own name the words stay its commands. */
+START_TEST(program_first_runs_as_valgrind)
+{
+	const char *vg = valgrind_link();
+	for (int i = 0; i < H_NALLOCATORS; i++) {
+		const char *so;
+		if (!h_allocator(i, &so))
+			continue;
+		struct h_run r;
+		ck_assert_int_eq(h_run(&r, H_LIST(vg, h_prog("plain_errors"), "leak", "3"),
+				       so ? H_LIST(h_env("LD_PRELOAD=%s", so)) : NULL, H_EXITCODE,
+				       NULL),
+				 0);
+		ck_assert_msg(r.exit_code == 3, "%s: %s, expected the program's exit 3 (stderr: %s)",
+			      h_allocator_name(i), h_status(&r), r.err);
+		ck_assert_msg(strstr(r.err, "Command: ") && strstr(r.err, "plain_errors leak 3\n") &&
+				      strstr(r.err, "definitely lost: 100,000 bytes in 1 blocks") &&
+				      strstr(r.err, "ERROR SUMMARY: 0 errors from 0 contexts"),
+			      "%s: stderr: %s", h_allocator_name(i), r.err);
+		h_run_free(&r);
+	}
+	struct h_run r;
+	ck_assert_int_eq(h_run(&r, H_LIST(h_env("%s/memcheck", h_build()), h_prog("plain_errors")),
+			       NULL, 0, NULL),
+			 0);
+	ck_assert_msg(r.exit_code == 2 && strstr(r.err, "unknown command"),
+		      "memcheck PROGRAM: %s (stderr: %s)", h_status(&r), r.err);
+	h_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("trial_valgrind_name", 120);
 	tcase_add_test(tc, no_program_fails_as_valgrind);
 	tcase_add_test(tc, version_is_the_valgrind_spoken);
 	tcase_add_test(tc, runs_the_program_as_valgrind);
+	tcase_add_test(tc, program_first_runs_as_valgrind);
 	return h_run_suite(NULL);
 }

@@ -1094,6 +1094,25 @@ START_TEST(log_fd_as_valgrinds)
 }
 END_TEST
 
+/* The n bytes at body and a newline, at out + m (cap bytes in all, one
+ * kept for the NUL), each address ("0x" and its digits) as "X"; the
+ * new m */
+static size_t put_masked(char *out, size_t m, size_t cap, const char *body, size_t n)
+{
+	for (size_t i = 0; i < n && m + 2 < cap; i++) {
+		if (body[i] == '0' && i + 1 < n && body[i + 1] == 'x') {
+			out[m++] = 'X'; /* an address */
+			for (i += 2; i < n && strchr("0123456789abcdefABCDEF", body[i]); i++)
+				;
+			i--;
+			continue;
+		}
+		out[m++] = body[i];
+	}
+	out[m++] = '\n';
+	return m;
+}
+
 /* The lines of a heap error's block in valgrind's text ("Invalid
  * free() ..." to the empty line after it: the heading, "Address ... is
  * N bytes inside a block of size S free'd", "Block was alloc'd at"),
@@ -1116,17 +1135,7 @@ static void error_lines(const char *text, bool usage, char *out, size_t cap)
 				      !strncmp(body, "ERROR SUMMARY:", 14));
 		if ((!in || frame) && !more)
 			continue;
-		for (size_t i = 0; i < n && m + 2 < cap; i++) {
-			if (body[i] == '0' && i + 1 < n && body[i + 1] == 'x') {
-				out[m++] = 'X'; /* an address */
-				for (i += 2; i < n && strchr("0123456789abcdefABCDEF", body[i]); i++)
-					;
-				i--;
-				continue;
-			}
-			out[m++] = body[i];
-		}
-		out[m++] = '\n';
+		m = put_masked(out, m, cap, body, n);
 	}
 	out[m] = 0;
 }
@@ -1192,6 +1201,119 @@ START_TEST(heap_errors_as_valgrinds)
 			      modes[_i], h_allocator_name(a), x.r.out, out);
 		h_res_free(&x);
 	}
+}
+END_TEST
+
+/* The lines of the heap errors' part of a text, as a script counts and
+ * reads them: from the first error's heading (or valgrind's cutoff
+ * lines) to the end, the "==PID==" prefixes left out, each frame's line
+ * as its function and place ("free_it (plain_errors.c:114)") but
+ * valgrind's frames in its preload (its free and malloc, which
+ * memcheck's stacks do not hold), addresses as "X", the HEAP SUMMARY's
+ * figures left out (another allocator's own blocks count there); each
+ * process's lines in the order written. */
+static char *error_part(const char *text)
+{
+	size_t cap = strlen(text) + 2, m = 0, len;
+	char *out = malloc(cap);
+	ck_assert_ptr_nonnull(out);
+	bool on = false, dashes = false;
+	for (const char *l = text; *l; l += len + (l[len] != 0)) {
+		const char *body = after_pid(l, &len);
+		/* memcheck's used_suppression lines of an allocator's own
+		 * blocks ("--PID--"), and the empty line after them */
+		bool after_dashes = dashes;
+		dashes = !body && l[0] == '-' && l[1] == '-';
+		if (!body || (after_dashes && len - (size_t)(body - l) == 1))
+			continue;
+		size_t n = len - (size_t)(body - l);
+		on = on || (n > 5 && (!strncmp(body, " Invalid free(", 14) ||
+				      !strncmp(body, " More than ", 11)));
+		bool frame = !strncmp(body, "    at ", 7) || !strncmp(body, "    by ", 7);
+		const char *fn = frame ? memmem(body, n, ": ", 2) : NULL;
+		if (!on || (frame && (!fn || memmem(body, n, "vgpreload", 9))) ||
+		    (n > 20 && (memmem(body, n, "in use at exit:", 15) ||
+				memmem(body, n, "total heap usage:", 17))))
+			continue;
+		if (fn)
+			m = put_masked(out, m, cap, fn + 2, n - (size_t)(fn + 2 - body));
+		else
+			m = put_masked(out, m, cap, body, n);
+	}
+	out[m] = 0;
+	return out;
+}
+
+/* Heap errors counted and written as valgrind counts them, its -s list
+ * and ERROR SUMMARY, under every allocator:
+ * - a forked child keeps its parent's contexts, as valgrind's child is
+ *   its parent's copy: "2 errors from 2 contexts" in a child that made
+ *   none (main: "2 errors from 1 contexts": its contexts emptied at the
+ *   fork, the errors kept), and an error of its own a third context;
+ * - contexts told apart by the first 4 frames of valgrind's stacks,
+ *   then by 2 once 100 are written ("More than 100 errors detected"):
+ *   contexts 150 again makes 300 errors of 150 contexts (main: 20
+ *   errors written, "300 errors from 20 contexts"; memcheck's own text
+ *   showed the first 20);
+ * - after 1000 contexts nothing more written or counted ("More than
+ *   1000 different errors detected", "1000 errors from 1000 contexts",
+ *   no thousands separator there), unless --error-limit=no (main kept
+ *   64 contexts, wrote 20 errors, "1,100 errors from 64 contexts");
+ * - every stack's frames valgrind's (but its free and malloc), the one
+ *   that freed a block refused again as deep as valgrind's, which keeps
+ *   each free's stack (--keep-stacks=alloc-and-free): double_deep's
+ *   free_it, free_twice, main (main: free_it alone, the ring of recent
+ *   frees keeping one return address). */
+static const struct {
+	const char *opt, *mode, *arg, *more;
+} context_rows[] = {
+	{ "-s", "fork_errors", NULL, NULL },
+	{ "-s", "fork_errors", "child", NULL },
+	{ "-s", "contexts", "150", "again" },
+	{ "--leak-check=no", "contexts", "1100", NULL },
+	{ "--error-limit=no", "contexts", "1100", NULL },
+	{ "--leak-check=no", "double_deep", NULL, NULL },
+};
+
+START_TEST(contexts_as_valgrinds)
+{
+	const char *vg = valgrind_or_note();
+	if (!vg)
+		return;
+	const char *args[] = { "--leak-check=no", context_rows[_i].opt, h_prog("plain_errors"),
+			       context_rows[_i].mode, context_rows[_i].arg, context_rows[_i].more,
+			       NULL };
+	struct h_res v;
+	H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "", .timeout = 120);
+	char *want = error_part(v.r.err);
+	ck_assert_msg(strstr(want, "ERROR SUMMARY"), "%s %s: valgrind's text:\n%s",
+		      context_rows[_i].opt, context_rows[_i].mode, v.r.err);
+	h_res_free(&v);
+	for (int a = 0; a < H_NALLOCATORS; a++) {
+		struct h_res x;
+		if (!memcheck_under(a, args, &x, 0))
+			continue;
+		h_expect_exit(&x, 0);
+		char *got = error_part(x.r.err);
+		/* where they part: a few lines before, some after */
+		size_t d = 0, from;
+		while (want[d] && want[d] == got[d])
+			d++;
+		from = d;
+		for (int lines = 0; lines < 4 && from > 0; lines++) {
+			from -= lines > 0; /* over the line before's newline */
+			while (from > 0 && want[from - 1] != '\n')
+				from--;
+		}
+		ck_assert_msg(!want[d] && !got[d],
+			      "%s %s %s, %s: from byte %zu, valgrind's lines:\n%.700s\nmemcheck's:\n%.700s",
+			      context_rows[_i].opt, context_rows[_i].mode,
+			      context_rows[_i].arg ? context_rows[_i].arg : "", h_allocator_name(a), from,
+			      want + from, got + from);
+		free(got);
+		h_res_free(&x);
+	}
+	free(want);
 }
 END_TEST
 
@@ -2577,6 +2699,8 @@ int main(void)
 	tcase_add_test(tc, head_keeps_no_descriptor);
 	tcase_add_loop_test(tc, heap_errors_as_valgrinds, 0, 9);
 	tcase_add_loop_test(tc, end_as_valgrinds, 0, 8);
+	tcase_add_loop_test(tc, contexts_as_valgrinds, 0,
+			    (int)(sizeof context_rows / sizeof context_rows[0]));
 	tcase_add_loop_test(tc, gen_suppressions_as_valgrinds, 0, 3);
 	tcase_add_test(tc, gen_suppressions_first_frames);
 	tcase_add_test(tc, gen_suppressions_in_xml);

@@ -68,7 +68,9 @@ int main(int argc, char **argv)
 			printf("memcheck %s\n", MEMCHECK_VERSION);
 		return EXIT_PASS;
 	}
-	if (cmd[0] == '-')
+	/* under valgrind's name the first word that is no option is the
+	 * program, as `valgrind ./test` runs it, whatever its name */
+	if (cmd[0] == '-' || as_valgrind)
 		return cmd_vgcompat(argc, argv);
 	if (!strcmp(cmd, "help")) {
 		if (usage_of(argc == 2 ? NULL : argv[2], stdout))

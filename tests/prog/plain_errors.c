@@ -5,6 +5,9 @@
  *
  * usage: plain_errors double       malloc(24), free it twice, then
  *                                  print "continued" and exit 0.
+ *        plain_errors double_deep  malloc(24), free it by free_it()
+ *                                  (free_twice(), main), then free it
+ *                                  again in main; the same.
  *        plain_errors unknown      free a block from mi_malloc (found
  *                                  with dlsym; exit 77 when mimalloc is
  *                                  not loaded), print "continued", exit 0.
@@ -53,6 +56,22 @@
  *                                  bytes; exit CODE (default 0).
  *        plain_errors stdout       print three lines with printf, leak
  *                                  a block, exit 0.
+ *        plain_errors contexts N [again]  N double frees (N <= 1100),
+ *                                  each of a block of its own freed
+ *                                  again by a function of its own
+ *                                  (free_at_I): N contexts of one error;
+ *                                  with again, the same N more times
+ *                                  from another line of main (stacks
+ *                                  alike in their first 2 frames as
+ *                                  valgrind shows them, not in their
+ *                                  first 4); print "continued", exit 0.
+ *        plain_errors fork_errors [child]  a double free (free_again)
+ *                                  and an interior free (free_inside),
+ *                                  then fork; the child (with "child"
+ *                                  another double free of the same
+ *                                  block, by free_it) exits 0, the
+ *                                  parent waits for it, frees its block
+ *                                  and exits 0.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -60,6 +79,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void *leak_here(void);
@@ -149,6 +169,57 @@ int main_local_hold(void)
 	return 0;
 }
 
+/* 1100 functions that free, each a call of its own (its own constant
+ * stored after it: not folded into one by identical code folding) */
+static volatile int freed_by;
+#define FREE_AT(n)                                                \
+	static __attribute__((noinline)) void free_at_##n(void *p) \
+	{                                                          \
+		free(p);                                           \
+		freed_by = n;                                      \
+	}
+#define FREE_AT10(n)                                                                     \
+	FREE_AT(n##0) FREE_AT(n##1) FREE_AT(n##2) FREE_AT(n##3) FREE_AT(n##4) FREE_AT(n##5) \
+		FREE_AT(n##6) FREE_AT(n##7) FREE_AT(n##8) FREE_AT(n##9)
+#define FREE_AT100(n)                                                                   \
+	FREE_AT10(n##0) FREE_AT10(n##1) FREE_AT10(n##2) FREE_AT10(n##3) FREE_AT10(n##4) \
+		FREE_AT10(n##5) FREE_AT10(n##6) FREE_AT10(n##7) FREE_AT10(n##8)         \
+			FREE_AT10(n##9)
+#define FREE_AT_ALL(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+FREE_AT_ALL(FREE_AT100)
+#define FREE_REF(n) free_at_##n,
+#define FREE_REF10(n)                                                                      \
+	FREE_REF(n##0) FREE_REF(n##1) FREE_REF(n##2) FREE_REF(n##3) FREE_REF(n##4)         \
+		FREE_REF(n##5) FREE_REF(n##6) FREE_REF(n##7) FREE_REF(n##8) FREE_REF(n##9)
+#define FREE_REF100(n)                                                                      \
+	FREE_REF10(n##0) FREE_REF10(n##1) FREE_REF10(n##2) FREE_REF10(n##3) FREE_REF10(n##4) \
+		FREE_REF10(n##5) FREE_REF10(n##6) FREE_REF10(n##7) FREE_REF10(n##8)         \
+			FREE_REF10(n##9)
+static void (*const free_at[])(void *) = { FREE_AT_ALL(FREE_REF100) };
+
+void free_again(void *p);
+void free_twice(void *p);
+
+/* a free two calls below main: valgrind's free'd stack free_it,
+ * free_twice, main */
+void free_twice(void *p)
+{
+	free_it(p, 0);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+void free_inside(void *p);
+
+void free_again(void *p)
+{
+	free(p);
+}
+
+void free_inside(void *p)
+{
+	free((char *)p + 8);
+}
+
 static void say(const char *s)
 {
 	if (write(1, s, strlen(s)) < 0)
@@ -161,6 +232,13 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "double") == 0) {
 		char *p = malloc(24);
 		free(p);
+		free(p);
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "double_deep") == 0) {
+		char *p = malloc(24);
+		free_twice(p);
 		free(p);
 		say("continued\n");
 		return 0;
@@ -274,8 +352,45 @@ int main(int argc, char **argv)
 		printf("line three: %d\n", 3);
 		return 0;
 	}
-	say("usage: plain_errors double|unknown|realloc_freed|realloc_unknown|interior|"
+	if (strcmp(mode, "contexts") == 0 && argc > 2) {
+		size_t n = strtoul(argv[2], NULL, 10);
+		if (n > sizeof free_at / sizeof free_at[0])
+			return 125;
+		for (size_t i = 0; i < n; i++) {
+			char *p = malloc(16);
+			free(p);
+			free_at[i](p);
+		}
+		for (size_t i = 0; argc > 3 && i < n; i++) {
+			char *p = malloc(16);
+			free(p);
+			free_at[i](p);
+		}
+		say("continued\n");
+		return 0;
+	}
+	if (strcmp(mode, "fork_errors") == 0) {
+		char *p = malloc(24);
+		free(p);
+		free_again(p);
+		keep = malloc(40);
+		free_inside(keep);
+		pid_t pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			if (argc > 2 && strcmp(argv[2], "child") == 0)
+				free_it(p, 0);
+			_exit(0);
+		}
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+		free(keep);
+		return 0;
+	}
+	say("usage: plain_errors double|double_deep|unknown|realloc_freed|realloc_unknown|interior|"
 	    "realloc_interior|stack|realloc_stack|thread_stack|main_stack|global|wild|leak [CODE]|"
-	    "stdout\n");
+	    "stdout|contexts N [again]|fork_errors [child]\n");
 	return 125;
 }
