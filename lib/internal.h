@@ -1021,6 +1021,14 @@ bool mc_footprint_measuring(void);
  * thread's start, threadstart.c). */
 extern _Atomic bool mc_fp_thread_observe;
 void mc_footprint_thread_observe(void);
+/* The live bytes at which libmemcheck's code is made present, before
+ * the program's peak (footprint.c mc_footprint_heap_grown); 0 while none
+ * is due (the test subtracts one: one compare, never true at 0):
+ * account.c tests it at each new peak of the live bytes. */
+extern uint64_t mc_fp_heap_at1;
+void mc_footprint_heap_grown(void);
+#define MC_FP_HEAP_DUE(peak) \
+	(__builtin_expect((uint64_t)(peak) > mc_fp_heap_at1 - 1, 0))
 /* No RSS figure read from here on: memcheck bypassed under valgrind,
  * whose process's RSS it would be (life.c). */
 void mc_footprint_off(void);
