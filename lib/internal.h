@@ -3181,6 +3181,11 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len);
  * unless every object's names follow from what the key holds; false
  * also where an object has no key. */
 bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links);
+/* After the match a writer's key was taken for: false where an object
+ * of pcs[0, n) was named in another state of its build-ID debug file
+ * than its key holds (elfmod.c's debug_unlike: the file there could not
+ * be opened): its verdict is not to be kept. */
+bool mc_symbolize_verdict_sound(const uintptr_t *pcs, int n);
 /* The hash a record of that key (the kind's byte first) is found by
  * (memcheck-cache(5)). */
 uint64_t mc_symbolize_verdict_hash(const char *key, size_t len);
