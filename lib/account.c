@@ -725,7 +725,7 @@ void mc_account_sampler_set(void (*fn)(void))
  * is off: a look every 4 MiB moved, until then, on no common path). */
 static __attribute__((noinline, cold)) void sample_due(struct mc_slot *s)
 {
-	if (sampler)
+	if (sampler && mc_opt.timeline > 0)
 		sampler();
 	if (MC_FP_HEAP_DUE(__atomic_load_n(&g_peak, __ATOMIC_RELAXED)))
 		mc_footprint_heap_grown();
