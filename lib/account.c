@@ -713,8 +713,8 @@ static inline __attribute__((always_inline)) void live_change(struct mc_slot *s,
  * there is no timeline. */
 static int64_t timeline_step(void)
 {
-	if (mc_opt.timeline <= 0)
-		return INT64_MAX;
+	if (mc_opt.timeline <= 0) /* footprint.c's check of the heap, if due */
+		return mc_fp_heap_at1 ? (int64_t)mc_fp_heap_at1 : INT64_MAX;
 	int64_t s = atomic_load_explicit(&step_now, memory_order_relaxed);
 	return s > 0 ? s : MC_TIMELINE_FIRST_STEP;
 }
@@ -729,10 +729,16 @@ void mc_account_sampler_set(void (*fn)(void))
 	sampler = fn;
 }
 
+/* The countdown ran out: the timeline's sample, and footprint.c's
+ * making its code present where the live heap has reached the bytes it
+ * asks (mc_fp_heap_at1, which is also the countdown where the timeline
+ * is off: a look every 4 MiB moved, until then, on no common path). */
 static __attribute__((noinline, cold)) void sample_due(struct mc_slot *s)
 {
-	if (sampler)
+	if (sampler && mc_opt.timeline > 0)
 		sampler();
+	if (MC_FP_HEAP_DUE(__atomic_load_n(&g_peak, __ATOMIC_RELAXED)))
+		mc_footprint_heap_grown();
 	s->sample_left = timeline_step();
 }
 

@@ -69,6 +69,7 @@ struct mc_elfmod {
 	uintptr_t hi;             /* past its last (its mappings' reservation) */
 	bool used, ok;
 	bool link_probed;         /* pick_table looked for a .gnu_debuglink file */
+	bool debug_tried;         /* and for the build-ID debug file (open_debug) */
 	const char *link;         /* and its name, where one was looked for (in main) */
 	uint64_t bias;
 	int debuginfo;            /* MC_DI_* */
@@ -380,6 +381,7 @@ static bool pick_table(struct mc_elfmod *m)
 	if (!nsym || !own_info) {
 		/* libdw looks for the debug file: for symbols, or for DWARF */
 		debug = open_debug(m);
+		m->debug_tried = true;
 		m->link_probed = !debug && named(f, ".gnu_debuglink");
 		if (!debug && debuglink_found(m))
 			return false;
@@ -782,12 +784,36 @@ bool mc_elfmod_quick_key(uintptr_t addr, struct mc_quick_key *k)
 #endif
 }
 
+/* m's names were read in another state of the build-ID debug file than
+ * k says (k->debug: a file stat found at its path): one that open_debug
+ * could not open or map (EACCES where a seccomp filter or Landlock
+ * allows stat and not open, ENFILE, an address-space limit), whose
+ * frames then had the dynamic table's names alone (the dynamic linker's
+ * call_init "???"), or one that appeared since the stat.  Kept under
+ * k, those names were every later process's: a process whose open of
+ * ld.so's debug file failed once left test_valgrind's
+ * running_threads_dtvs_as_valgrinds (libstdc++'s pool, fun:call_init)
+ * failing under tcmalloc in every run after it that shared the cache
+ * (strace -P DEBUGFILE -e inject=openat:error=EACCES). */
+static bool debug_unlike(const struct mc_elfmod *m, const struct mc_quick_key *k)
+{
+	return m->debug_tried && (m->debug.p != NULL) != k->debug;
+}
+
+bool mc_elfmod_names_keyed(const struct mc_quick_key *k)
+{
+	for (size_t i = 0; i < MC_ARRAY_SIZE(mods) && i < mods_next; i++)
+		if (mods[i].used && mods[i].ok && mods[i].lo == k->lo && debug_unlike(&mods[i], k))
+			return false;
+	return true;
+}
+
 bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k,
 			const char **link)
 {
 	if (link)
 		*link = m->link_probed ? m->link : NULL;
-	return (!m->link_probed || (link && *link)) && m->lo == k->lo &&
+	return (!m->link_probed || (link && *link)) && !debug_unlike(m, k) && m->lo == k->lo &&
 	       m->main.idlen == k->idlen && memcmp(m->main.id, k->key, k->idlen) == 0 &&
 	       strcmp(m->path, k->path) == 0;
 }

@@ -92,6 +92,7 @@ static struct range lazy[MAX_LAZY];
 static int nlazy;
 static struct range object[8];  /* libmemcheck's own segments */
 static int nobject;
+static unsigned object_ro;      /* which of them are read-only (bits) */
 static uint64_t object_bytes; /* their mapped bytes when last measured */
 /* The file pages of M when last measured: libmemcheck's code and data
  * not yet written, and the pages of memcheck's own views of the
@@ -563,9 +564,12 @@ extern char mc_bss_small_lo[] __attribute__((weak, visibility("hidden")));
  * pages are the program's, and nothing is added). */
 static void add_segment(uintptr_t lo, uintptr_t hi, bool writable, void *arg)
 {
-	(void)writable, (void)arg;
-	if (nobject < (int)MC_ARRAY_SIZE(object))
+	(void)arg;
+	if (nobject < (int)MC_ARRAY_SIZE(object)) {
+		if (!writable)
+			object_ro |= 1u << nobject;
 		object[nobject++] = (struct range){ lo, hi - lo };
+	}
 }
 
 static void add_own_object(void)
@@ -762,6 +766,59 @@ void mc_footprint_thread_observe(void)
 		fresh = false;
 		fold();
 		mark_last_read = 0; /* no restart follows */
+	}
+	pthread_mutex_unlock(&fp_lock);
+}
+
+/* ---- libmemcheck's code present before the program's peak ------------ */
+
+/* The live bytes at which it is made so (see mc_footprint_heap_grown);
+ * 0: not due (not measured, done, or not yet armed by the first
+ * region's take). */
+#define HEAP_AT (4u << 20)
+uint64_t mc_fp_heap_at1;
+
+/* The live heap has reached HEAP_AT (account.c, at a new peak of the
+ * live bytes): the rest of libmemcheck's code and read-only data is
+ * made present now, with the kernel's mark read just before (fold) and
+ * M measured just after, so that no block of it comes in after the
+ * program's peak.  A block that comes in after the peak (a wrapper the
+ * program first calls late: prlimit, setuid, at_quick_exit; memcheck's
+ * own exit path) is M that the mark made at the peak never held: where
+ * the program gave back less than such blocks after its peak, their
+ * faults raised the mark above it, to where the RSS stands, and the
+ * exit's fold, which then takes them off with the rest of M (the mark
+ * is now: code_since), read the peak low by what the program gave back
+ * (plain_rss_self latelittle: 256 KiB unmapped, then late's calls).
+ * Here nothing can move the figures: the fold before takes the
+ * interval's peak as it stood; the pages then raise the RSS and M
+ * alike, and the mark no more than to the RSS now, whose program part
+ * the fold already holds; they are in every mark made after (object_seen
+ * moved to them).  Once a process, where its live heap first passes
+ * 4 MiB on its way to its peak: a process that small pays nothing.
+ * Cost: see doc/costs.md (peak50).  The caller is an allocation's
+ * countdown (account.c sample_due), inside memcheck's guard: a signal
+ * handler's allocation that interrupts memcheck's own work, where
+ * fp_lock may be held, is forwarded, never counted down (and
+ * pthread_mutex_trylock was a 64 KiB block of the C library's that a
+ * program under glibc never maps: rss_end +64 KiB). */
+void mc_footprint_heap_grown(void)
+{
+	fp_enter();
+	mc_fp_heap_at1 = 0;
+	if (measuring && !final && !work_depth && nobject) {
+		fresh = false;
+		fold();
+		mark_last_read = 0; /* no restart follows */
+		/* the segments start-up noted: asking the headers again
+		 * (mc_own_image_each) ran getauxval, a 64 KiB block of the
+		 * C library's that the program never mapped under glibc
+		 * (test_rss_self's late rows: rss_end +64 KiB) */
+		for (int i = 0; i < nobject; i++)
+			if (object_ro & 1u << i)
+				mc_populate_read((const void *)object[i].lo, object[i].len);
+		measure();
+		object_seen = object_bytes;
 	}
 	pthread_mutex_unlock(&fp_lock);
 }
@@ -1120,8 +1177,11 @@ static void take_restart_at(bool *whole_process, uint64_t *rss_now, const uint64
 	uint64_t rss = known_rss ? *known_rss : mc_rss_current();
 	uint64_t m = known_m ? known_m : measure();
 	restart_at(m, read_mark, rss > m ? rss - m : 0, mark);
-	if (!peak_used) /* the first region: threads from here on */
+	if (!peak_used) { /* the first region: threads from here on */
 		atomic_store_explicit(&mc_fp_thread_observe, true, memory_order_relaxed);
+		if (nobject)
+			mc_fp_heap_at1 = HEAP_AT;
+	}
 	peak_used = true;
 	acc = rss > m_start ? rss - m_start : 0;
 	fresh_rss = rss;

@@ -1043,6 +1043,14 @@ bool mc_footprint_measuring(void);
  * thread's start, threadstart.c). */
 extern _Atomic bool mc_fp_thread_observe;
 void mc_footprint_thread_observe(void);
+/* The live bytes at which libmemcheck's code is made present, before
+ * the program's peak (footprint.c mc_footprint_heap_grown); 0 while none
+ * is due (the test subtracts one: one compare, never true at 0):
+ * account.c tests it at each new peak of the live bytes. */
+extern uint64_t mc_fp_heap_at1;
+void mc_footprint_heap_grown(void);
+#define MC_FP_HEAP_DUE(peak) \
+	(__builtin_expect((uint64_t)(peak) > mc_fp_heap_at1 - 1, 0))
 /* No RSS figure read from here on: memcheck bypassed under valgrind,
  * whose process's RSS it would be (life.c). */
 void mc_footprint_off(void);
@@ -3195,6 +3203,11 @@ bool mc_symbolize_may_name(uintptr_t pc, const char *s, size_t len);
  * unless every object's names follow from what the key holds; false
  * also where an object has no key. */
 bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, struct mc_buf *links);
+/* After the match a writer's key was taken for: false where an object
+ * of pcs[0, n) was named in another state of its build-ID debug file
+ * than its key holds (elfmod.c's debug_unlike: the file there could not
+ * be opened): its verdict is not to be kept. */
+bool mc_symbolize_verdict_sound(const uintptr_t *pcs, int n);
 /* The hash a record of that key (the kind's byte first) is found by
  * (memcheck-cache(5)). */
 uint64_t mc_symbolize_verdict_hash(const char *key, size_t len);

@@ -774,7 +774,8 @@ static long match_kept(int kind, const struct lazy *z, const struct mc_supp_stac
 	key.len = links.len = 0;
 	bool keep = mc_suppcache_verdict_key(kind, z->pcs, z->npcs, &key, &links);
 	long m = mc_supp_match(supps, kind, st, self);
-	if (keep)
+	/* not where the match named an object otherwise than its key says */
+	if (keep && mc_symbolize_verdict_sound(z->pcs, z->npcs))
 		mc_suppcache_verdict_put(&key, &links, m);
 	return m;
 }

@@ -209,6 +209,10 @@ bool mc_elfmod_debug_path_at(uintptr_t addr, char path[MC_DEBUG_PATH_MAX]);
  * name beside them, symcache.c's link record). */
 bool mc_elfmod_quick_ok(const struct mc_elfmod *m, const struct mc_quick_key *k,
 			const char **link);
+/* False where an object this process read (k's) took its names in
+ * another state of its build-ID debug file than k holds (elfmod.c
+ * debug_unlike): what they decided is not k's to keep. */
+bool mc_elfmod_names_keyed(const struct mc_quick_key *k);
 /* The .gnu_debuglink name whose places m's reading found without a
  * file (m's names hold while they stay so), NULL: none looked for (a
  * build-ID debug file was found, or both a symbol table and DWARF are

@@ -163,6 +163,18 @@ bool mc_symbolize_verdict_key(const uintptr_t *pcs, int n, struct mc_buf *a, str
 	return ok;
 }
 
+bool mc_symbolize_verdict_sound(const uintptr_t *pcs, int n)
+{
+	bool ok = true;
+	pthread_mutex_lock(&sym_lock);
+	for (int i = 0; i < n && ok; i++) {
+		struct qkey *q = pcs[i] ? qkey_of(pcs[i] - 1) : NULL;
+		ok = !q || mc_elfmod_names_keyed(&q->k);
+	}
+	pthread_mutex_unlock(&sym_lock);
+	return ok;
+}
+
 /* The verdict key's hash (memcheck-cache(5)): its frames part (kind,
  * count, frames, MEMCHECK_SYMBOLIZE_SYSTEM) over whole words, then each
  * object's part, hashed the same way, folded in: a reader hashes its

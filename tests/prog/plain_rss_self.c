@@ -23,6 +23,14 @@
  *   lateunload  the same as late, with libm loaded before the peak and
  *           unloaded after it (dlclose: the mark then stands above the
  *           RSS under every allocator)
+ *   latelittle  16 MiB written and kept, and 256 KiB of the program's own
+ *           mapping written and unmapped after the peak (the same under
+ *           every allocator: less than the code blocks memcheck's late
+ *           calls and exit first ran on main, whose faults then raised
+ *           the mark above the peak), then late's calls; VmRSS read at
+ *           the peak ("rss_self_peak: rss=N") and, under memcheck,
+ *           libmemcheck's code pages present at the peak and at the
+ *           very end ("rss_self_code: peak=N", "end=N")
  *   fork    the same as plain in a forked child, which prints the
  *           figures (its start read right after fork returns) and
  *           leaves by returning from main; the parent waits and leaves by _exit with
@@ -33,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/wait.h>
@@ -41,6 +50,7 @@
 #include "rss_self.h"
 
 static void *volatile keep;
+static void *volatile kept_big; /* latelittle's 16 MiB, reachable to the end */
 
 #define HOLDERS 4
 static pthread_barrier_t all_hold, all_read;
@@ -100,6 +110,105 @@ static void at_quick(void)
 
 /* The late mode: the peak, then the first calls of wrappers of
  * memcheck's that lie in code a process seldom runs. */
+static int late_calls(void)
+{
+	struct rlimit r;
+	if (prlimit(0, RLIMIT_NOFILE, NULL, &r) != 0 || setuid(getuid()) != 0 ||
+	    at_quick_exit(at_quick) != 0)
+		return 2;
+	if (shmdt(&r) == 0)
+		return 2; /* &r is no segment: EINVAL */
+	return 0;
+}
+
+/* The pages of libmemcheck's code (its executable mapping) present in
+ * this process (pagemap), -1 where none is mapped (the bare run). */
+static long long memcheck_code_pages(void)
+{
+	static char maps[1 << 16];
+	int fd = open("/proc/self/maps", O_RDONLY);
+	ssize_t n = 0, got;
+	while (fd >= 0 && (got = read(fd, maps + n, sizeof maps - 1 - (size_t)n)) > 0)
+		n += got;
+	if (fd >= 0)
+		close(fd);
+	maps[n] = 0;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	long long pages = -1;
+	for (char *line = maps; pm >= 0 && line && *line;) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = 0;
+		char *name = strstr(line, "/libmemcheck.so");
+		if (name && strstr(line, " r-xp ")) {
+			char *dash;
+			unsigned long long lo = strtoull(line, &dash, 16);
+			unsigned long long hi = strtoull(dash + 1, NULL, 16);
+			pages = pages < 0 ? 0 : pages;
+			for (unsigned long long a = lo; a < hi; a += 4096) {
+				unsigned long long e;
+				if (pread(pm, &e, 8, (off_t)(a / 4096 * 8)) == 8 && e >> 63)
+					pages++;
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	if (pm >= 0)
+		close(pm);
+	return pages;
+}
+
+/* "rss_self_code: NAME=N\n": memcheck_code_pages, where libmemcheck is
+ * mapped. */
+static void code_line(const char *name)
+{
+	long long pages = memcheck_code_pages();
+	char line[64], *at = line;
+	if (pages < 0)
+		return;
+	memcpy(at, "rss_self_code: ", 15);
+	at += 15;
+	rss_self_put(&at, name, pages);
+	at[-1] = '\n';
+	if (write(1, line, (size_t)(at - line)) < 0)
+		_exit(3);
+}
+
+static void code_at_exit(int status, void *arg)
+{
+	(void)status, (void)arg;
+	code_line("end");
+}
+
+static bool little_mode;
+
+/* In the latelittle mode, libmemcheck's code pages at the very end too
+ * (registered while exit runs: after every destructor, as
+ * rss_self_exit_print). */
+__attribute__((destructor)) static void code_at_exit_register(void)
+{
+	if (little_mode)
+		on_exit(code_at_exit, NULL);
+}
+
+/* The latelittle mode: the peak, 256 KiB given back, the late calls. */
+static int late_little_mode(void)
+{
+	size_t big = 16u << 20, little = 256u << 10;
+	char *b = malloc(big);
+	char *l = mmap(NULL, little, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!b || l == MAP_FAILED)
+		return 2;
+	memset(b, 1, big);
+	memset(l, 1, little);
+	kept_big = b;
+	rss_self_line("rss_self_peak: ", "rss", "VmRSS:"); /* the peak, summed exactly */
+	code_line("peak");
+	little_mode = true;
+	munmap(l, little);
+	return late_calls();
+}
+
 static int late_mode(bool unload)
 {
 	void *m = unload ? dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL) : NULL;
@@ -111,13 +220,7 @@ static int late_mode(bool unload)
 	free(b);
 	if (m)
 		dlclose(m);
-	struct rlimit r;
-	if (prlimit(0, RLIMIT_NOFILE, NULL, &r) != 0 || setuid(getuid()) != 0 ||
-	    at_quick_exit(at_quick) != 0)
-		return 2;
-	if (shmdt(&r) == 0)
-		return 2; /* &r is no segment: EINVAL */
-	return 0;
+	return late_calls();
 }
 
 int main(int argc, char **argv)
@@ -168,6 +271,9 @@ int main(int argc, char **argv)
 			return 2;
 	} else if (strcmp(mode, "late") == 0 || strcmp(mode, "lateunload") == 0) {
 		if (late_mode(strcmp(mode, "lateunload") == 0) != 0)
+			return 2;
+	} else if (strcmp(mode, "latelittle") == 0) {
+		if (late_little_mode() != 0)
 			return 2;
 	} else if (strcmp(mode, "heaperror") == 0) {
 		size_t big = 16u << 20;
