@@ -580,18 +580,26 @@ static bool is_small(uint32_t cap)
 }
 
 /* A shard's MIN_CAP array counts as memcheck's resident memory, all 16
- * KiB of it, from its first use (footprint.c): its pages are touched as
- * entries land in them, in no order, and a few hundred entries touch
- * them all.  Touching them at once would cost a system call and three
- * page faults a shard; counting them at once overstates memcheck's
- * share, in a process with a few dozen blocks a shard, by at most the
- * pages still untouched. */
+ * KiB of it, from its first use (footprint.c), and is populated then, in
+ * one call (MADV_POPULATE_WRITE: no page fault).  Touched as entries
+ * landed in them, its pages cost two page faults each: the insert's
+ * probe reads a slot first (a fault that maps the zero page), then
+ * writes it (a second that gives the page).  A shard moves here with
+ * ~27 entries, which leave one of its four pages untouched once in
+ * ~600 shards, so populating touches next to nothing they would not: once a thread
+ * has ~850 blocks live its group's 32 shards took 256 faults for 128
+ * pages, 0.6 ms of CPU in libxkbcommon's xkbcli-compile-keymap (470
+ * faults preloaded, 196 bare, 3.95 against 2.57 ms of task-clock; now
+ * 215 and 3.37 ms: session 50, tests/test_ownmem.c
+ * table_pages_faulted_once). */
 static struct entry *first_array(struct shard *s)
 {
 	int saved = errno;
 	mc_own_grow(MIN_CAP * sizeof(struct entry));
+	struct entry *e = small + (size_t)(s - mc_shards) * MIN_CAP;
+	mc_populate(e, MIN_CAP * sizeof *e);
 	errno = saved;
-	return small + (size_t)(s - mc_shards) * MIN_CAP;
+	return e;
 }
 
 static struct entry *array_for(struct shard *s, uint32_t cap)
@@ -616,11 +624,12 @@ static bool rebuild(struct shard *s, uint32_t cap)
 	struct entry *e = array_for(s, cap);
 	if (!e)
 		return false;
-	/* No memset: e is a first array never used before (its pages
-	 * touched only as entries land in them: a short process's table
-	 * stays a few pages, not 512 KiB zeroed), or a grown one fresh
-	 * from mc_map, zero and already resident (MAP_POPULATE: counted
-	 * as memcheck's own when made, lib/ownmap.c). */
+	/* No memset: e is a tiny array never used before, a first array
+	 * populated zero (first_array: only a shard that outgrew its tiny
+	 * one gets it, so a short process's table stays a few pages, not
+	 * 512 KiB), or a grown one fresh from mc_map, zero and already
+	 * resident (MAP_POPULATE: counted as memcheck's own when made,
+	 * lib/ownmap.c). */
 	uint32_t end = cap * (uint32_t)sizeof *e;
 	for (uint32_t i = 0; i < old_cap; i++) {
 		struct entry *b = &old[i];
