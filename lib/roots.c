@@ -899,6 +899,27 @@ static bool own_stack_known(struct mc_roots *r, const struct mc_scan_from *from)
 	return true;
 }
 
+/* A step of a walk of one of glibc's lists of stacks
+ * (stack_lists_found): the link that follows n (the list's head, or a
+ * descriptor's link), read only where the maps show n readable and, n
+ * not the head, its descriptor whole in one readable mapping (its stack
+ * block's), the link and the tid inside it; 0 ends the walk (a list
+ * another thread was changing when it was stopped).  *m, where m is
+ * not NULL: the mapping of n's descriptor. */
+static inline __attribute__((always_inline)) uintptr_t list_link(struct mc_roots *r, uintptr_t n,
+								 uintptr_t head, const struct mc_vma **m)
+{
+	const struct mc_vma *v = mc_vmas_find(r->maps, n);
+	uintptr_t tp = n - libc.list_off;
+	if (!v || !(v->prot & PROT_READ) || n + 16 > v->hi)
+		return 0;
+	if (n != head && (n < libc.list_off || tp < v->lo || tp + libc.pthread_size > v->hi))
+		return 0;
+	if (m)
+		*m = v;
+	return *(const uintptr_t *)n;
+}
+
 /* The descriptors and static TLS of the finished threads whose stacks
  * glibc keeps on the list at head (stack_lists_found), as valgrind reads
  * them: not the rest of the dead stack, whose words valgrind's memcheck
@@ -909,23 +930,67 @@ static bool own_stack_known(struct mc_roots *r, const struct mc_scan_from *from)
  * when it was stopped ends the walk (at most 4,096 stacks). */
 __attribute__((noinline)) static void listed_stacks(struct mc_roots *r, uintptr_t head, bool ended)
 {
-	const struct mc_vma *m = mc_vmas_find(r->maps, head);
-	if (!m || !(m->prot & PROT_READ) || head + 16 > m->hi)
-		return;
-	uintptr_t n = *(const uintptr_t *)head;
-	for (int k = 0; n != head && k < 4096; k++) {
-		/* the whole descriptor in one readable mapping (its stack
-		 * block's), the link and the tid inside it */
-		uintptr_t tp = n - libc.list_off;
-		m = mc_vmas_find(r->maps, n);
-		if (!m || !(m->prot & PROT_READ) || n < libc.list_off || tp < m->lo ||
-		    tp + libc.pthread_size > m->hi)
+	uintptr_t n = list_link(r, head, head, NULL);
+	for (int k = 0; n && n != head && k < 4096; k++) {
+		const struct mc_vma *m = NULL;
+		uintptr_t tp = n - libc.list_off, next = list_link(r, n, head, &m);
+		if (!m)
 			return;
 		if (!ended || *(const int32_t *)(tp + libc.tid_off) == 0)
 			add_thread_mapped(r, tp + libc.pthread_size - libc.static_size,
 					  tp + libc.pthread_size, tp);
-		n = *(const uintptr_t *)n;
+		n = next;
 	}
+}
+
+/* A thread taken as it is, running, whose stack neither a system call
+ * (its stack pointer) nor a slot (it never allocated) gives: its stack
+ * block from its descriptor on glibc's list of stacks in use, found by
+ * its tid, as [*lo, *hi) with the descriptor at *tp: the block's
+ * mapping from its start (past the guard, a mapping of its own) to the
+ * descriptor's end.  A thread that blocks every signal cannot be
+ * stopped (userspace-rcu's call_rcu worker, which its creator starts
+ * so): none of its stack was read, and a block only its locals held
+ * was definitely lost where valgrind, which reads every thread from
+ * its stack pointer, found it (tests/prog/plain_leak_sigblocked).
+ * false where the list does not have it (a stack of the program's own,
+ * pthread_attr_setstack: on the other list; a raw clone). */
+__attribute__((noinline)) static bool listed_thread_stack(struct mc_roots *r, pid_t tid, uintptr_t *lo,
+							   uintptr_t *hi, uintptr_t *tp)
+{
+	uintptr_t head = libc.stack_used, n = list_link(r, head, head, NULL);
+	for (int k = 0; n && n != head && k < 4096; k++) {
+		const struct mc_vma *m = NULL;
+		uintptr_t d = n - libc.list_off, next = list_link(r, n, head, &m);
+		if (!m)
+			return false;
+		if (*(const int32_t *)(d + libc.tid_off) == tid) {
+			*lo = m->lo;
+			*hi = d + libc.pthread_size;
+			*tp = d;
+			return true;
+		}
+		n = next;
+	}
+	return false;
+}
+
+/* Another thread, running where no signal stopped it: its whole stack
+ * as its slot has it (threads.c), or, one that never allocated, as
+ * glibc's list of stacks in use has it (listed_thread_stack), with its
+ * static TLS at the top; its pages written only (one never written
+ * holds nothing; reading it would map one), memcheck's and the
+ * allocator's TLS blocks there as in any other thread's (the spinner of
+ * tests/prog/plain_leak_asleep under jemalloc).  Out of line: rare (a
+ * thread that blocks the signal, or had no processor for a second). */
+__attribute__((noinline)) static void whole_stack(struct mc_roots *r, struct mc_other_thread *o)
+{
+	if (!o->whole_hi && (!libc.stack_used ||
+			     !listed_thread_stack(r, o->tid, &o->whole_lo, &o->whole_hi, &o->whole_tp)))
+		return;
+	struct mc_root whole = { o->whole_lo, o->whole_hi, MC_ROOT_PLAIN };
+	struct whole_run w = { r, o->whole_tp };
+	mc_resident_each(&whole, 1, add_whole_run, &w);
 }
 
 /* The link maps of the objects ld.so loaded at the start: it made them
@@ -1044,7 +1109,7 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	r->regs = t->n ? mc_map(r->regs_bytes) : NULL;
 	size_t nregs = 0;
 	for (size_t k = 0; k < t->n; k++) {
-		const struct mc_other_thread *o = &t->v[k];
+		struct mc_other_thread *o = &t->v[k];
 		if (o->exiting)
 			continue; /* dead: no stack, TLS or registers (threads.c) */
 		bool is_main = o->tid == pid;
@@ -1070,17 +1135,11 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 			for (size_t i = 0; i < r->maps->n; i++)
 				if (r->maps->v[i].kind == MC_VMA_STACK)
 					add_mapped(r, lo = r->maps->v[i].lo, hi = r->maps->v[i].hi);
-		} else if (o->whole_hi) {
-			/* another, running where no signal stopped it: its
-			 * whole stack as its slot has it (threads.c), with its
-			 * static TLS at the top; its pages written only (one
-			 * never written holds nothing; reading it would map
-			 * one), memcheck's and the allocator's TLS blocks
-			 * there as in any other thread's (the spinner of
-			 * tests/prog/plain_leak_asleep under jemalloc) */
-			struct mc_root whole = { lo = o->whole_lo, hi = o->whole_hi, MC_ROOT_PLAIN };
-			struct whole_run w = { r, tp };
-			mc_resident_each(&whole, 1, add_whole_run, &w);
+		} else if (!o->answered) {
+			whole_stack(r, o);
+			tp = o->whole_tp;
+			lo = o->whole_lo;
+			hi = o->whole_hi;
 		}
 		thread_data(r, tp, lo, hi, is_block, arg);
 		if (o->answered && r->regs) {

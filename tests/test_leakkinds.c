@@ -95,6 +95,13 @@ struct counts {
 	 * (both lost blocks still reachable before); DTVs as above. */       \
 	X(plain_leak_running, 2, 0, 2, 2, 112, 0, 544, 208, "fail", same_as_valgrind, \
 	  ELSEWHERE_NO_DTV)                                                     \
+	/* A thread that blocks every signal and never allocated, running   \
+	 * at the exit, the only pointer to a block (8 bytes in) in a local: \
+	 * possibly lost, with the thread's DTV (definitely lost under the   \
+	 * four allocators before: no signal stops it, and neither a system \
+	 * call nor a slot gave its stack; userspace-rcu's call_rcu worker). */ \
+	X(plain_leak_sigblocked, 0, 0, 2, 0, 0, 0, 320, 0, "fail", same_as_valgrind, \
+	  ELSEWHERE_ONE_DTV)                                                    \
 	/* Two threads ended and never joined: what each returned and its    \
 	 * __thread block still reachable through its descriptor, which      \
 	 * glibc keeps with its stack until a join; DTVs as above (all six    \
@@ -351,6 +358,14 @@ H_CHECK(unscrubbed_lost_as_one_sum)
 	  .allocators = H_ONLY(H_MIMALLOC) | H_ONLY(H_JEMALLOC) | H_ONLY(H_TCMALLOC), \
 	  SCANNED(program, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1"),                  \
 	  .want = { KINDS(d, i, 0, r, D, I, 0, R), { "verdict", .str = verdict } }, \
+	  .check = leaks_add_up },
+/* The same, where one of the possibly lost blocks is the thread's DTV
+ * (272 bytes under glibc), which the shipped glibc.supp takes out. */
+#define ELSEWHERE_ONE_DTV(program, d, i, p, r, D, I, P, R, verdict)               \
+	{ #program " under the other allocators",                                 \
+	  .allocators = H_ONLY(H_MIMALLOC) | H_ONLY(H_JEMALLOC) | H_ONLY(H_TCMALLOC), \
+	  SCANNED(program, 1, "MEMCHECK_DEFAULT_SUPPRESSIONS=1"),                  \
+	  .want = { KINDS(d, i, p - 1, r, D, I, P - 272, R), { "verdict", .str = verdict } }, \
 	  .check = leaks_add_up },
 #define GLIBC_ONLY(...)
 #define ROWS(program, d, i, p, r, D, I, P, R, verdict, vg, elsewhere)             \
