@@ -920,41 +920,19 @@ static inline __attribute__((always_inline)) uintptr_t list_link(struct mc_roots
 	return *(const uintptr_t *)n;
 }
 
-/* The descriptor at tp, of the live thread tid, where nothing of that
- * thread was read: not stopped, not blocked in a system call, without
- * a slot (it never allocated), so no thread pointer was known (one that
- * blocks the stop signal and runs).  Asked of each live thread's
- * descriptor, which only a process with a thread running at its scan
- * has: out of line, in group 1u with the stop's other code. */
-static __attribute__((noinline)) void unread_descriptor(struct mc_roots *r, uintptr_t tp, pid_t tid,
-							bool (*is_block)(uintptr_t, void *),
-							void *arg)
-{
-	const struct mc_threads *t = &r->threads;
-	for (size_t k = 0; k < t->n; k++)
-		if (t->v[k].tid == tid) {
-			if (!t->v[k].answered && !t->v[k].exiting && !t->v[k].sp &&
-			    !t->v[k].whole_tp)
-				thread_data(r, tp, 0, 0, is_block, arg);
-			return;
-		}
-}
-
 /* The descriptors and static TLS of the finished threads whose stacks
  * glibc keeps on the list at head (stack_lists_found), as valgrind reads
  * them: not the rest of the dead stack, whose words valgrind's memcheck
  * made undefined as the thread's calls returned.  On the cache's list
  * every one; on the list of stacks in use (ended) those whose tid the
- * kernel cleared, the live threads' read already, but for one of which
- * nothing was read (unread_descriptor): its descriptor, static TLS and DTV
- * from here, as valgrind reads every thread's (a thread that blocks
- * every signal and computes, never having allocated: its DTV counted
- * freed, valgrind's possibly lost; tests/prog/plain_dtv_spinning).
- * Each link read only where the maps show it readable; a list another
+ * kernel cleared, the live threads' read already (one that nothing
+ * stopped and no slot knows by mc_roots_rest's whole_stack, from the
+ * same list: a thread that blocks every signal and computes, never
+ * having allocated, tests/prog/plain_dtv_spinning and
+ * plain_leak_sigblocked).  Each link read only where the maps show it readable; a list another
  * thread was changing when it was stopped ends the walk (at most 4,096
  * stacks). */
-__attribute__((noinline)) static void listed_stacks(struct mc_roots *r, uintptr_t head, bool ended,
-						    bool (*is_block)(uintptr_t, void *), void *arg)
+__attribute__((noinline)) static void listed_stacks(struct mc_roots *r, uintptr_t head, bool ended)
 {
 	uintptr_t n = list_link(r, head, head, NULL);
 	for (int k = 0; n && n != head && k < 4096; k++) {
@@ -962,12 +940,9 @@ __attribute__((noinline)) static void listed_stacks(struct mc_roots *r, uintptr_
 		uintptr_t tp = n - libc.list_off, next = list_link(r, n, head, &m);
 		if (!m)
 			return;
-		pid_t tid = *(const int32_t *)(tp + libc.tid_off);
-		if (!ended || tid == 0)
+		if (!ended || *(const int32_t *)(tp + libc.tid_off) == 0)
 			add_thread_mapped(r, tp + libc.pthread_size - libc.static_size,
 					  tp + libc.pthread_size, tp);
-		else
-			unread_descriptor(r, tp, tid, is_block, arg);
 		n = next;
 	}
 }
@@ -1180,9 +1155,9 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 	if (nregs)
 		mc_roots_add(r, (uintptr_t)r->regs, (uintptr_t)(r->regs + nregs));
 	if (libc.stack_cache && cache_read())
-		listed_stacks(r, libc.stack_cache, false, is_block, arg); /* rare: out of line, in group 7 */
+		listed_stacks(r, libc.stack_cache, false); /* rare: out of line, in group 7 */
 	if (libc.stack_used)
-		listed_stacks(r, libc.stack_used, true, is_block, arg);
+		listed_stacks(r, libc.stack_used, true);
 }
 
 void mc_roots_end(struct mc_roots *r, struct mc_buf *runs)

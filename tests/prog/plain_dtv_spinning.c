@@ -6,8 +6,8 @@
  * read and its DTV (the one block of the program, pthread_create's)
  * was counted freed by glibc.supp's "# freeres: libc" entry.  valgrind
  * reads every thread's memory: possibly lost, 1 error.  Its descriptor
- * is now read from glibc's list of stacks in use (roots.c's
- * unread_descriptor; tests/test_valgrind.c,
+ * is now read from glibc's list of stacks in use, with its stack
+ * (roots.c's whole_stack; tests/test_valgrind.c,
  * spinning_thread_dtv_as_valgrinds).
  *
  * Usage: plain_dtv_spinning.  Exits 0.
