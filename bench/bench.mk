@@ -17,6 +17,10 @@
 #   make bench-suite SUITE_PROCS=300 DATE_PROCS=200 BENCH_RUNS=5
 #   make bench-instr INSTR_STEPS=100000 BENCH_OTHER=...  (callgrind: instructions
 #       a step of each mode, the load-proof figures; build/bench/instr.md)
+#   make bench-pairs BENCH_OTHER=... PAIRS=1000 PAIRS_PROG='build/bench/suite_test 1'
+#       (one short process, BENCH_OTHER's library against this one in
+#       interleaved pairs: the median of the pairs' CPU time differences,
+#       bench/suite_pairs.c, for start-up changes of a few microseconds)
 
 # 40M steps: a bare glibc run takes ~0.6 s here, long enough that start-up
 # and exit are noise, short enough for 5 interleaved rounds of every mode.
@@ -28,6 +32,8 @@ BENCH_OTHER   ?=
 SUITE_PROCS   ?= 300
 INSTR_STEPS   ?= 100000
 DATE_PROCS    ?= 200
+PAIRS         ?= 1000
+PAIRS_PROG    ?= $(abspath $(B))/bench/suite_test 1
 
 # -fno-builtin: compilers know malloc/free and delete pairs whose block
 # never escapes, which would leave nothing to measure.  Frame pointers:
@@ -91,7 +97,15 @@ $(B)/bench/suite_test_lsan: bench/suite_test.c | $(B)/bench
 	$(CC) $(SUITE_CFLAGS) -fsanitize=leak -o $@ $< || \
 		{ echo "bench: no -fsanitize=leak here; LeakSanitizer left out"; rm -f $@; }
 
-.PHONY: bench-suite bench-chart bench-instr
+$(B)/bench/suite_pairs: bench/suite_pairs.c | $(B)/bench
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+# BENCH_OTHER's library as A, this build's as B (bench/suite_pairs.c).
+bench-pairs: all $(B)/bench/suite_pairs $(B)/bench/suite_test
+	@[ -n "$(BENCH_OTHER)" ] || { echo "bench-pairs: set BENCH_OTHER=<another build>/libmemcheck.so" >&2; exit 2; }
+	$(B)/bench/suite_pairs $(BENCH_OTHER) $(abspath $(B))/libmemcheck.so $(PAIRS) $(PAIRS_PROG)
+
+.PHONY: bench-suite bench-chart bench-instr bench-pairs
 bench: all $(BENCH_BINS) $(SUITE_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \

@@ -721,6 +721,29 @@ bool h_setup_allocator_preloaded(struct h_spec *run, const struct h_case *c)
 	return true;
 }
 
+const char *h_setup_strace(struct h_spec *run, const struct h_case *c, const char *calls)
+{
+	if (access("/usr/bin/strace", X_OK) != 0 || !h_can_ptrace()) {
+		printf("note: /usr/bin/strace missing or ptrace refused; skipping \"%s\"\n", c->name);
+		return NULL;
+	}
+	const char *trace = h_tmppath("trace");
+	size_t n = 0;
+	while (run->args && run->args[n])
+		n++;
+	const char **argv = xcalloc(n + 9, sizeof *argv);
+	const char *head[] = { "-f", "-qq", "-e", h_env("trace=%s", calls), "-o", trace, "--",
+			       strchr(run->prog, '/') ? run->prog : h_prog(run->prog) };
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+		argv[k++] = head[i];
+	for (size_t i = 0; i < n; i++)
+		argv[k++] = run->args[i];
+	run->prog = "/usr/bin/strace";
+	run->args = argv;
+	return trace;
+}
+
 void h_exec_bare(struct h_res *b, const struct h_res *x, const struct h_case *c)
 {
 	struct h_spec bare = { .prog = c->run.prog, .args = c->run.args, .alloc = x->alloc,

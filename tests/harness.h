@@ -360,6 +360,13 @@ struct h_case {
  * allocator's object in LD_PRELOAD (run->env, which must have been
  * NULL), as a user would have it; memcheck puts itself in front. */
 bool h_setup_allocator_preloaded(struct h_spec *run, const struct h_case *c);
+/* A row's setup's last step: the row's run (run->prog, run->args) made
+ * strace -f's, each of calls (strace's trace= list) written to a fresh
+ * file; its path, or NULL (said on stdout: skip the row) where strace is
+ * missing or ptrace is refused.  The run's environment passes to the
+ * traced program (strace itself is left out by MEMCHECK_PROGRAMS's
+ * default). */
+const char *h_setup_strace(struct h_spec *run, const struct h_case *c, const char *calls);
 /* The row's program and arguments without memcheck, under x's allocator
  * (preloaded; MEMCHECK_TEXT unset, no report), which must exit 0: the
  * figures a row compares its own with. */

@@ -90,6 +90,84 @@ H_SETUP(script_and_interpreter_relative)
 	return true;
 }
 
+/* A link to plain_exit's copy in a build tree, placed in an installed
+ * prefix's bin: the executable is the build tree's (/proc/self/exe
+ * resolves the link), so it is measured; memcheck's look at AT_EXECFN
+ * (lib/programs.c's execfn_verdict) stops at the link and asks /proc. */
+H_SETUP(link_in_prefix)
+{
+	const char *target = tree_with_copy("linked", H_LIST("bin", NULL));
+	const char *prefix = h_tmppath("prefix");
+	ck_assert_int_eq(mkdir(prefix, 0755), 0);
+	static const char *const dirs[] = { "bin", "lib", "include", "share" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		ck_assert_int_eq(mkdir(h_env("%s/%s", prefix, dirs[i]), 0755), 0);
+	run->prog = h_env("%s/bin/link", prefix);
+	ck_assert_int_eq(symlink(target, run->prog), 0);
+	return true;
+}
+
+/* plain_exit's copy in a build tree run by the dynamic linker named as
+ * the program (`ld.so ./t`): the executable is ld.so, installed, and the
+ * program is left out as /proc/self/exe says, though the C library gives
+ * AT_EXECFN and AT_PHDR the program's (AT_BASE 0 tells). */
+#define LDSO "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+H_SETUP(by_ldso)
+{
+	if (access(LDSO, X_OK) != 0) {
+		printf("note: no %s; skipping \"%s\"\n", LDSO, c->name);
+		return false;
+	}
+	const char *prog = tree_with_copy("ldso", H_LIST("bin", NULL));
+	const char **argv = calloc(3, sizeof *argv);
+	ck_assert_ptr_nonnull(argv);
+	argv[0] = prog;
+	argv[1] = "leak";
+	run->prog = LDSO;
+	run->args = argv;
+	return true;
+}
+
+/* The trace of the row's run (h_setup_strace's), which its check reads. */
+static const char *trace_path;
+
+static bool traced(struct h_spec *run, const struct h_case *c)
+{
+	trace_path = h_setup_strace(run, c, "readlink,readlinkat,open,openat");
+	return trace_path != NULL;
+}
+
+H_SETUP(build_tree_traced)
+{
+	return in_build_tree(run, c) && traced(run, c);
+}
+
+H_SETUP(relative_traced)
+{
+	return script_and_interpreter_relative(run, c) && traced(run, c);
+}
+
+H_SETUP(installed_traced)
+{
+	return traced(run, c);
+}
+
+/* The verdict reached without /proc/self/exe's link: a process's first
+ * look into /proc costs the kernel its /proc/PID entries (11-13 us of a
+ * fresh process's start), which a process with the defaults, no report,
+ * then never pays. */
+H_CHECK(no_proc_exe)
+{
+	char *t = h_read_file(trace_path, NULL);
+	ck_assert_msg(t, "no trace at %s", trace_path);
+	/* the link read, where a measured process's later views open the
+	 * file itself (ownread.c) */
+	ck_assert_msg(!strstr(t, "readlinkat(AT_FDCWD, \"/proc/self/exe\"") &&
+			      !strstr(t, "readlink(\"/proc/self/exe\""),
+		      "%s: read the link /proc/self/exe; its trace:\n%.2000s", x->label, t);
+	free(t);
+}
+
 #define PROGRAMS(...) .allocators = H_ONLY(H_GLIBC), .run = { .flags = H_PRELOAD | H_EXITCODE, __VA_ARGS__ }
 static const struct h_case cases[] = {
 	/* a build tree: measured */
@@ -119,6 +197,19 @@ static const struct h_case cases[] = {
 	{ "/bin/true", PROGRAMS(.prog = "/bin/true"), .exit = 0, .records = H_NO_RECORDS },
 	{ "/bin/true named", PROGRAMS(.prog = "/bin/true", .env = H_LIST("MEMCHECK_PROGRAMS=true")),
 	  .exit = 0, .records = 1 },
+	/* the executable's path, not the one named: links resolved */
+	{ "a link in a prefix to a build tree's program", PROGRAMS(.args = H_LIST("leak")),
+	  .setup = link_in_prefix, .exit = 23, .records = 1 },
+	{ "a build tree's program run by ld.so", PROGRAMS(), .setup = by_ldso, .exit = 0,
+	  .records = H_NO_RECORDS },
+	/* the default rule's verdict without /proc (a passing run: a
+	 * failing one looks up its parents at exit) */
+	{ "in a build tree, its path not from /proc", PROGRAMS(.args = H_LIST("clean")), .setup = build_tree_traced,
+	  .exit = 0, .records = 1, .check = no_proc_exe },
+	{ "the interpreter, relative, its path not from /proc", PROGRAMS(.args = H_LIST("clean")),
+	  .setup = relative_traced, .exit = 0, .records = 1, .check = no_proc_exe },
+	{ "/usr/bin/true, its path not from /proc", PROGRAMS(.prog = "/usr/bin/true"),
+	  .setup = installed_traced, .exit = 0, .records = H_NO_RECORDS, .check = no_proc_exe },
 };
 
 /* libmemcheck preloaded under another file name (a CI that ships a

@@ -33,7 +33,6 @@
 
 #include "harness.h"
 
-#define STRACE "/usr/bin/strace"
 #define MiB (1024.0 * 1024.0)
 
 /* The files the figures read, then the one a reset of the kernel's mark
@@ -48,41 +47,11 @@ static const char *const rss_files[] = { "/proc/self/pagemap", "/proc/self/statm
 static const char *trace_path;
 
 /* The row's program run under strace -f, which writes every open to a
- * fresh file: the run's LD_PRELOAD and environment pass to the traced
- * program (strace itself is left out by MEMCHECK_PROGRAMS's default). */
+ * fresh file (tests/harness.h's h_setup_strace). */
 H_SETUP(traced)
 {
-	if (access(STRACE, X_OK) != 0) {
-		printf("note: %s not installed; skipping \"%s\"\n", STRACE, c->name);
-		return false;
-	}
-	/* A machine may forbid ptrace (a container's seccomp or Yama's
-	 * ptrace_scope): then strace runs nothing, and the row has no
-	 * trace to read. */
-	static int traces = -1;
-	if (traces < 0)
-		traces = system(STRACE " -qq -o /dev/null /bin/true >/dev/null 2>&1") == 0;
-	if (!traces) {
-		printf("note: %s cannot trace here (ptrace refused); skipping \"%s\"\n", STRACE,
-		       c->name);
-		return false;
-	}
-	trace_path = h_tmppath("trace");
-	size_t n = 0;
-	while (run->args && run->args[n])
-		n++;
-	const char **argv = calloc(n + 10, sizeof *argv);
-	ck_assert(argv);
-	size_t k = 0;
-	const char *head[] = { "-f", "-qq", "-e", "trace=open,openat,write", "-o", trace_path,
-			       "--", h_prog(run->prog) };
-	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
-		argv[k++] = head[i];
-	for (size_t i = 0; i < n; i++)
-		argv[k++] = run->args[i];
-	run->prog = STRACE;
-	run->args = argv;
-	return true;
+	trace_path = h_setup_strace(run, c, "open,openat,write");
+	return trace_path != NULL;
 }
 
 /* The offset in the trace of the first open of file, or -1. */
