@@ -833,7 +833,7 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	 * report's names, which named each object not named before (a C++
 	 * program's libstdc++ and libgcc_s, the allocator under jemalloc
 	 * or tcmalloc) by an open of /proc/self/maps, a PROCMAP_QUERY and
-	 * a close of its own: bench/proto's failing shapes, exit52. */
+	 * a close of its own (doc/costs.md, exit52). */
 	if (scanned)
 		mc_scan_free(&scan);
 	if (!r->process) {
