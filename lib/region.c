@@ -730,8 +730,6 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	if (!all && mc_gate_reads_kept())
 		mc_suppress_region(&res, groups, &acc.n, &supp, MC_SUPP_ALL);
 	double scan_seconds = scanned ? scan.seconds : -1;
-	if (scanned)
-		mc_scan_free(&scan);
 
 	/* What the allocator keeps that the program does not: measured after
 	 * the region's RSS is read, since asking may itself allocate.  Asked
@@ -829,6 +827,15 @@ static int region_pop(struct memcheck_result *out, const char *extra_violation,
 	};
 	if (!r->fold || !res.pass)
 		mc_report_emit(&rr);
+	/* Freed after the report, not after the first matching: its table
+	 * of the objects' mappings stays lent to the symbolizer (scan.c)
+	 * for a failing region's second matching, of every kind, and the
+	 * report's names, which named each object not named before (a C++
+	 * program's libstdc++ and libgcc_s, the allocator under jemalloc
+	 * or tcmalloc) by an open of /proc/self/maps, a PROCMAP_QUERY and
+	 * a close of its own (doc/costs.md, exit52). */
+	if (scanned)
+		mc_scan_free(&scan);
 	if (!r->process) {
 		ended_here++;
 		mc_copy_name(last_ended, sizeof last_ended, r->name);
