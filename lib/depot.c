@@ -5,8 +5,8 @@
  *
  * An id is the stack's ordinal: 1 for the first stored, 2 for the next,
  * up to 2^27 - 1 (a block table entry's share).  Two arrays hold the
- * stacks.  The arena of 32-byte units holds each stack's entry (hash,
- * depth, frames: a 16-frame stack takes five units), read when a
+ * stacks.  The arena of 16-byte units holds each stack's entry (hash,
+ * depth, frames: a 16-frame stack takes nine units), read when a
  * stack is stored or looked up by its frames and by reports.  The array
  * by id (struct mc_depot_id, internal.h) holds a cache line a stack of
  * what the hot paths read: the live figures of its blocks (struct
@@ -24,7 +24,7 @@
  * the same with the site alone in a dense array of 32-byte sites, and
  * the then left in the entry, 1.154 M (the then's line then was a load
  * of the site's unit first, not a prefetch).  Memory is as before: 224
- * bytes a 16-frame stack.
+ * bytes a 16-frame stack (208 since entries take 16-byte units, below).
  *
  * Neither array is one reservation of its largest size: every process
  * that loads memcheck would pay 4 GiB (the arena) and 8 GiB (the ids)
@@ -93,12 +93,21 @@ static inline _Atomic uint64_t *own_of(uint32_t id)
 #define key_of(id) (own_of(id)[0])
 #define then_of(id) (own_of(id) + 1)
 
-#define UNIT MC_DEPOT_UNIT        /* the arena counts 32-byte units */
+/* An entry takes 16-byte units: its 16-byte head and its frames, 8 bytes
+ * each, waste 8 bytes where the frames are odd.  In 32-byte units, a
+ * short test process's entries (bench/suite_test 1: 203 stacks of 11.7
+ * frames) took 24,704 bytes, 7 pages touched; in 16-byte units 22,304, 6
+ * pages (a 16-frame stack 144 bytes, was 160).  The segments are as they
+ * were in 32-byte grains, two units (the ids' geometry: seg_of), so the
+ * arena still ends at 4 GiB and its first segment is 64 KiB. */
+#define UNIT 16
+#define GRAIN MC_DEPOT_UNIT       /* the arena's segments count 32-byte grains */
 #define SEG0_BITS MC_DEPOT_SEG0_BITS /* segment 0: [0, 2^11), 64 KiB */
 #define NSEGS MC_DEPOT_NSEGS      /* segment k >= 1: [2^(10+k), 2^(11+k)) */
 _Static_assert((1ull << (SEG0_BITS + NSEGS - 1)) - 1 == MC_STACK_ID_MAX,
 	       "the last segment ends at the largest id a block entry holds");
-_Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= UNIT << SEG0_BITS,
+_Static_assert(GRAIN == 2 * UNIT && sizeof(struct entry) % UNIT == 0, "a grain is two units");
+_Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= GRAIN << SEG0_BITS,
 	       "an entry fits the smallest segment");
 
 /* A segment's pages are counted as resident by this much: with two
@@ -127,11 +136,27 @@ static uint32_t seg_end(unsigned k)
 	return 1u << (SEG0_BITS + k);
 }
 
+/* The arena's segment of a unit, and its first and end units. */
+static inline unsigned unit_seg(uint32_t unit)
+{
+	return seg_of(unit / 2);
+}
+
+static inline uint32_t unit_base(unsigned k)
+{
+	return seg_base(k) * 2;
+}
+
+static inline uint32_t unit_end(unsigned k)
+{
+	return seg_end(k) * 2;
+}
+
 static struct entry *entry_at(uint32_t unit)
 {
-	unsigned k = seg_of(unit);
+	unsigned k = unit_seg(unit);
 	char *s = atomic_load_explicit(&segs[k], memory_order_acquire);
-	return (struct entry *)(s + (size_t)(unit - seg_base(k)) * UNIT);
+	return (struct entry *)(s + (size_t)(unit - unit_base(k)) * UNIT);
 }
 
 static struct entry *entry_of(uint32_t id)
@@ -183,7 +208,7 @@ static __attribute__((noinline)) char *depot_huge_reserve(size_t size)
 	return a;
 }
 
-/* Segment k of an array of elements of elem bytes (the arena's units or
+/* Segment k of an array of elements of elem bytes (the arena's grains or
  * the ids) mapped, and its first end elements counted as resident, a
  * chunk at a time (*counted: bytes of the last segment counted); false
  * when it cannot be mapped.  Under the lock. */
@@ -248,14 +273,15 @@ static inline bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_
  * the lock.  A segment's rest that an entry does not fit stays unused. */
 static inline __attribute__((always_inline)) uint32_t take(uint32_t units)
 {
-	unsigned k = seg_of(used);
+	unsigned k = unit_seg(used);
 	uint32_t from = used;
-	if (from + units > seg_end(k)) {
+	if (from + units > unit_end(k)) {
 		if (++k == NSEGS)
 			return 0;
-		from = seg_base(k);
+		from = unit_base(k);
 	}
-	if (!seg_ready((void *_Atomic *)&segs[k], k, from + units, UNIT, &seg_counted))
+	/* (the grains its units reach, a unit base being a grain's) */
+	if (!seg_ready((void *_Atomic *)&segs[k], k, (from + units + 1) / 2, GRAIN, &seg_counted))
 		return 0;
 	used = from + units;
 	return from;
@@ -294,8 +320,9 @@ static inline __attribute__((always_inline)) uint32_t take_id(void)
  * (id, mark) is written before its key, so a reader that sees the key
  * sees the value, and a mark is set by storing the whole value again.
  * Doubled when half full (by fours it took 16 MiB for 90,000 stacks, no
- * faster); it may grow until it holds as many slots as two for every id
- * (IDX_MAX_BITS), so it never fills before the ids do: a stack it cannot
+ * faster), a table of up to 1,024 slots (16 KiB, IDX_DENSE_BITS) when
+ * three quarters full (below); it may grow until it holds as many slots
+ * as two for every id (IDX_MAX_BITS), so it never fills before the ids do: a stack it cannot
  * take (no memory for a larger table) is not stored, as where the depot
  * is full, since a stack stored but not indexed would be stored again at
  * every capture.  Old tables stay mapped for readers still in them, and
@@ -303,9 +330,22 @@ static inline __attribute__((always_inline)) uint32_t take_id(void)
  * 256 slots on one page, its header in .bss (idx_tables), the page just
  * before the arena's segment 0 (idx_first_table): 1,024 slots
  * and their header were five pages, populated in every process that
- * stores a stack, where /bin/date stores a few dozen.  The second has
- * 1,024 (a short test process of a few hundred stacks, bench/suite_test:
- * five pages in all, as before; doubling from 128 made it eleven). */
+ * stores a stack, where /bin/date stores a few dozen.
+ *
+ * A short test process fills a small table: bench/suite_test 1 stores
+ * 203 stacks in 300 slots (97 stacks marked WALKED_RUN take a second),
+ * which at half full took the 1,024-slot table (the second was 1,024
+ * slots, then doubled): 4 populated pages of its 17 depot pages (gdb at
+ * its _exit).  A table small enough to sit in the first-level cache
+ * costs a longer probe in instructions alone, so one of up to 1,024
+ * slots is filled to three quarters, and each is doubled: 300 slots take
+ * the first page and 512 slots (3 pages, were 5), up to 191 the first
+ * page alone (129 to 191 took 5); 385 to 512 slots populate 256, 512 and
+ * 1,024 slots, the 512 given back (7 pages populated, 5 kept, where they
+ * took 5); 513 to 767 the same 7 where they took 13 (the 2,048-slot
+ * table).  callgrind, bench/suite_test 1: the index's instructions +~5 K
+ * (longer probes, a rehash of 191 slots) of the process's 746 K. */
+#define IDX_DENSE_BITS 10
 /* A slot's value: the id and its walked mark. */
 static inline uint64_t idx_val(uint32_t id, int walked)
 {
@@ -314,11 +354,10 @@ static inline uint64_t idx_val(uint32_t id, int walked)
 
 struct walked_index {
 	struct idx_slot *s;     /* mapped; the header in idx_tables */
-	uint32_t used;          /* below 3/4 of 2^IDX_MAX_BITS */
+	uint32_t left;          /* slots it takes before it is doubled (idx_holds) */
 	unsigned bits;
 };
 #define IDX_MIN_BITS 8 /* 256 x 16 bytes: one page */
-#define IDX_SECOND_BITS 10 /* then 1,024 slots, then doubled */
 #define IDX_MAX_BITS 29
 _Static_assert((sizeof(struct idx_slot) << IDX_MIN_BITS) == 4096, "the first index is one page");
 /* One header a size, 16 bytes each among the small variables: they had
@@ -351,7 +390,7 @@ static inline __attribute__((always_inline)) void idx_put(struct walked_index *t
 		if (!atomic_load_explicit(&t->s[i].key, memory_order_relaxed)) {
 			atomic_store_explicit(&t->s[i].val, val, memory_order_relaxed);
 			atomic_store_explicit(&t->s[i].key, key, memory_order_release);
-			t->used++;
+			t->left--;
 			return;
 		}
 	}
@@ -368,7 +407,7 @@ static struct idx_slot *idx_first_table(void)
 {
 	if (atomic_load_explicit(&segs[0], memory_order_relaxed))
 		return NULL;
-	size_t seg = (size_t)seg_end(0) * UNIT;
+	size_t seg = (size_t)seg_end(0) * GRAIN;
 	char *p = mc_map_reserve(4096 + seg);
 	if (!p)
 		return NULL;
@@ -415,15 +454,36 @@ static __attribute__((noinline)) struct idx_slot *idx_huge_table(size_t len)
 	return s;
 }
 
-/* The index with room for one slot more, doubled if it was half full;
- * NULL where it has none (a larger table cannot be mapped).  Under the
- * lock. */
+/* The most slots a table of 2^bits ever holds: three quarters less one
+ * (a probe always meets an empty slot). */
+static uint32_t idx_cap(unsigned bits)
+{
+	return (uint32_t)(((size_t)1 << bits) / 4 * 3 - 1);
+}
+
+/* The slots a table of 2^bits holds before it is doubled: half, all it
+ * may in a small one (IDX_DENSE_BITS: in cache, a longer probe is a few
+ * instructions). */
+static uint32_t idx_holds(unsigned bits)
+{
+	return bits <= IDX_DENSE_BITS ? idx_cap(bits) : (uint32_t)1 << (bits - 1);
+}
+
+/* The table let fill past idx_holds, to idx_cap, as it could not be
+ * doubled (its bits; 0: none). */
+static unsigned idx_capped;
+
+/* The index with room for one slot more, doubled if it took what it
+ * holds (idx_holds: its left 0, or no table yet); NULL where it has none
+ * (full, and a larger table cannot be mapped).  Under the lock.  A table
+ * counts the slots it has left (idx_room's test a load and a branch,
+ * inline in four places, where a compare with its size took a shift and
+ * the dense table's branch besides: group 1t's room). */
 static __attribute__((noinline)) struct walked_index *idx_grow(void)
 {
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
-	if (!t || (t->used + 1 > ((size_t)1 << t->bits) / 2 && t->bits < IDX_MAX_BITS)) {
-		unsigned bits = !t ? IDX_MIN_BITS : t->bits < IDX_SECOND_BITS ? IDX_SECOND_BITS :
-			t->bits + 1;
+	if (!t || t->bits < IDX_MAX_BITS) {
+		unsigned bits = !t ? IDX_MIN_BITS : t->bits + 1;
 		struct walked_index *n = &idx_tables[bits - IDX_MIN_BITS];
 		size_t len = ((size_t)1 << bits) * sizeof n->s[0];
 		n->s = t ? NULL : idx_first_table();
@@ -431,6 +491,7 @@ static __attribute__((noinline)) struct walked_index *idx_grow(void)
 			n->s = len >= HUGE ? idx_huge_table(len) : mc_map(len);
 		if (n->s) {
 			n->bits = bits;
+			n->left = idx_holds(bits); /* less the slots put back */
 			for (size_t i = 0; t && i < (size_t)1 << t->bits; i++) {
 				uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);
 				if (k)
@@ -443,16 +504,21 @@ static __attribute__((noinline)) struct walked_index *idx_grow(void)
 			if (bits > IDX_THEN_BITS)
 				atomic_store_explicit(&mc_depot_then_first, true,
 						      memory_order_relaxed);
+			return t;
 		}
 	}
-	return t && t->used + 1 < ((size_t)1 << t->bits) / 4 * 3 ? t : NULL;
+	if (t && t->bits != idx_capped) {
+		idx_capped = t->bits;
+		t->left = idx_cap(t->bits) - idx_holds(t->bits);
+	}
+	return t && t->left ? t : NULL;
 }
 
-/* idx_grow's test, inline: a table below half full has room. */
+/* idx_grow's test, inline: a table with a slot left has room. */
 static inline struct walked_index *idx_room(void)
 {
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
-	if (likely(t != NULL && t->used + 1 <= ((size_t)1 << t->bits) / 2))
+	if (likely(t != NULL && t->left))
 		return t;
 	return idx_grow();
 }
@@ -525,7 +591,8 @@ static __attribute__((noinline)) uint32_t lookup_from(const struct walked_index 
 }
 
 /* lookup_from's first slot, inline: a new stack's probe mostly starts at
- * an empty slot (the index is at most half full), and its lookups, one
+ * an empty slot (the index is at most half full, a small one three
+ * quarters), and its lookups, one
  * or two a stack stored, then cost no call (~35 instructions each). */
 static inline uint32_t lookup(const struct walked_index *t, uint64_t key, const uintptr_t *f,
 			      int n)

@@ -104,6 +104,79 @@ START_TEST(depot_index_growth_gives_old_tables_back)
 }
 END_TEST
 
+/* memcheck's own memory the depot counts (depot.c: mc_map, mc_own_grow). */
+static int64_t depot_own;
+static bool own_before(size_t bytes)
+{
+	(void)bytes;
+	return false;
+}
+static void own_after(bool folding, int64_t bytes)
+{
+	(void)folding;
+	depot_own += bytes;
+}
+
+/* A short test process stores a few hundred stacks (bench/suite_test 1:
+ * 203, in 300 of the index's slots, 97 of them marked as a run's walk
+ * besides): the index is filled to three quarters while it is small
+ * (depot.c's IDX_DENSE_BITS), so 300 slots take the 512-slot table (8
+ * KiB) after the first page, where at half full they took 1,024 slots
+ * (16 KiB); 191 slots stay in the first page, where 129 and more took
+ * that 16 KiB table too.  What the depot counts for 300 two-frame stacks
+ * and for 190: the first page of the index and the arena's first page
+ * (8 KiB), the arena's units (32 bytes a stack) and the ids' lines (64)
+ * as their segments count them, a page and then three more, then as much
+ * again (depot.c's seg_grow), and the tables past the first. */
+START_TEST(depot_small_index_fills_three_quarters)
+{
+	static const struct mc_map_hooks hooks = { .before = own_before, .after = own_after };
+	mc_map_hooks_set(&hooks);
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	const int64_t K = 1024;
+	for (uintptr_t i = 1; i <= 300; i++) {
+		uintptr_t two[2] = { 0x7000000 + i * 64, i * 11 };
+		ck_assert_uint_ne(mc_stack_intern(two, 2), 0);
+		/* 190 stacks: units 6,080 bytes (the first page, then 16 KiB),
+		 * lines 12,224 (16 KiB), no table past the first */
+		if (i == 190)
+			ck_assert_msg(depot_own == 8 * K + 12 * K + 16 * K,
+				      "190 stacks counted %lld KiB (36: no index table past the "
+				      "first page)", (long long)(depot_own / K));
+	}
+	/* 300: units 9,600 bytes (16 KiB), lines 19,264 (32 KiB), the
+	 * 512-slot table 8 KiB */
+	ck_assert_msg(depot_own == 8 * K + 12 * K + 32 * K + 8 * K,
+		      "300 stacks counted %lld KiB (60: the index's second table 8 KiB)",
+		      (long long)(depot_own / K));
+	mc_map_hooks_set(NULL);
+}
+END_TEST
+
+/* An entry takes 16-byte units (depot.c's UNIT): a stack of three frames
+ * is its 16-byte head and 24 bytes of frames, 48 bytes in the arena,
+ * where 32-byte units made it 64 (a short test process's 203 stacks
+ * 24,704 -> 23,072 bytes, 7 -> 6 pages); one of four frames 48, as it
+ * was. */
+START_TEST(depot_entries_in_16_byte_units)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	for (int n = 3; n <= 4; n++) {
+		const uintptr_t *a, *b;
+		uintptr_t f[4] = { 0x7100000 + (uintptr_t)n, 2, 3, 4 };
+		ck_assert_int_eq(mc_stack_get(mc_stack_intern(f, n), &a), n);
+		f[1]++;
+		ck_assert_int_eq(mc_stack_get(mc_stack_intern(f, n), &b), n);
+		ck_assert_msg((uintptr_t)b - (uintptr_t)a == 48,
+			      "a stack of %d frames takes %lu bytes of the arena (48)", n,
+			      (unsigned long)((uintptr_t)b - (uintptr_t)a));
+		ck_assert_uint_eq((uintptr_t)b % 8, 0);
+	}
+}
+END_TEST
+
 /* The VmFlags line of the mapping that holds addr, in /proc/self/smaps
  * (empty where none does). */
 static void vm_flags_of(uintptr_t addr, char *out, size_t n)
@@ -1758,6 +1831,8 @@ int main(void)
 	TCase *tc = h_tcase("stacks", 0);
 	tcase_add_test(tc, intern_dedupes);
 	tcase_add_test(tc, depot_index_growth_gives_old_tables_back);
+	tcase_add_test(tc, depot_small_index_fills_three_quarters);
+	tcase_add_test(tc, depot_entries_in_16_byte_units);
 	tcase_add_test(tc, depot_large_segments_in_huge_pages);
 	tcase_add_test(tc, intern_tells_colliding_hashes_apart);
 	tcase_add_test(tc, depot_code_check_follows_dlclose);
