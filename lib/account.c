@@ -922,7 +922,7 @@ int64_t mc_account_peak_end(int64_t saved_peak)
 /* The smallest page size of the systems memcheck runs on (x86-64's,
  * aarch64's least): a larger one only makes the reach shorter. */
 #define MC_SCRUB_PAGE ((uintptr_t)4096)
-static unsigned char scrub_wide; /* 0 scalar, 1 AVX2, 2 AVX-512F (sys.c mc_cpu_avx512) */
+static bool scrub_wide;
 /* The scrub runs last in an allocation, and nothing after it need write
  * the scratch registers it left: one that kept a pointer into the block
  * (w + 4, the tail's bound) was a root of the exit scan in a thread that
@@ -1104,113 +1104,11 @@ __attribute__((target("avx2"), always_inline)) static inline void scrub_fixed(ui
 	scrub_pair(last, last + 4, k);
 }
 
-/* With AVX-512F: one pass.  Each step of eight words is compared into a
- * mask register (the words biased as above, a signed compare: no
- * register holds an address), the step's eight bits put into a map of
- * the block's words at the step's offset, and only where the map is
- * not empty are its words cleared, one store each: a page nobody wrote
- * is never written.  The AVX2 path above tests every step and, where a
- * word past the first eight holds an address (most glibc blocks: its
- * reused chunks keep old links deep, doc/costs.md count50), loads and
- * compares them all a second time.  perf's samples in the scrub, main's
- * AVX2 -> this (malloc_bench, 20 M steps, 3 runs each): glibc 2,301 ->
- * 2,017, jemalloc 1,724 -> 1,328 (doc/costs.md count52).  Not kept: the
- * same with 256-bit compares (AVX-512VL, two a step: 2,268 and 1,791,
- * no better than AVX2); a masked store of zeros through each step's
- * mask, no branch (a store with no lane set neither writes nor faults):
- * +25 ns a malloc_bench step under glibc, masked stores being slow on
- * this processor (AMD Zen 4). */
-struct scrub_z {
-	__m512i bias, limit;
-};
-
-__attribute__((target("avx512f"), always_inline)) static inline struct scrub_z scrub_consts_z(void)
-{
-	struct scrub_z k;
-	__asm__("vpbroadcastq %2, %0\n\tvpbroadcastq %3, %1"
-		: "=v"(k.bias), "=v"(k.limit)
-		: "m"(scrub_k_words[0]), "m"(scrub_k_words[1]));
-	return k;
-}
-
-/* w[0..7]'s words that hold an address, a bit each. */
-__attribute__((target("avx512f"), always_inline)) static inline uint64_t scrub_addr8(const uintptr_t *w,
-										   struct scrub_z k)
-{
-	return _mm512_cmpgt_epi64_mask(k.limit,
-				       _mm512_add_epi64(_mm512_loadu_si512((const void *)w), k.bias));
-}
-
-/* Clear the words of w whose bits are set in map. */
-static inline __attribute__((always_inline)) void scrub_clear_map(uintptr_t *w, uint64_t map)
-{
-	do {
-		w[__builtin_ctzll(map)] = 0;
-		map &= map - 1;
-	} while (map);
-}
-
-/* 8 <= words <= 64, as scrub_fixed: eight steps at min(8i, words - 8)
- * whatever the size (no branch the size sets), one map, one test. */
-__attribute__((target("avx512f"), always_inline)) static inline void scrub_fixed_z(uintptr_t *w,
-										    size_t words)
-{
-	struct scrub_z k = scrub_consts_z();
-	size_t lastoff = words - 8;
-	uint64_t map = scrub_addr8(w, k);
-#pragma GCC unroll 7
-	for (size_t i = 8; i < 64; i += 8) {
-		size_t o = i < lastoff ? i : lastoff;
-		map |= scrub_addr8(w + o, k) << o;
-	}
-	if (likely(map == 0))
-		return;
-	scrub_clear_map(w, map);
-}
-
-/* Any count of words: steps of eight, the last the last eight words;
- * fewer than eight as scrub_run. */
-__attribute__((target("avx512f"), always_inline)) static inline void scrub_run_z(uintptr_t *w,
-										  size_t words)
-{
-	if (words < 8) {
-		scrub_run(w, words);
-		return;
-	}
-	struct scrub_z k = scrub_consts_z();
-	uintptr_t *last = w + words - 8;
-	for (;; w += 8) {
-		if (w > last)
-			w = last;
-		uint64_t map = scrub_addr8(w, k);
-		if (unlikely(map != 0))
-			scrub_clear_map(w, map);
-		if (w == last)
-			break;
-	}
-}
-
-/* scrub_block's choice with AVX-512F: 8 to 64 words (64 to 519 bytes)
- * in eight fixed steps, the rest by steps up to the end. */
-__attribute__((target("avx512f"), always_inline)) static inline void scrub_words_z(uintptr_t *w,
-										    size_t words)
-{
-	if (likely(words - 8 <= 64 - 8))
-		return scrub_fixed_z(w, words);
-	scrub_run_z(w, words);
-}
-
 __attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS static void scrub_avx2(uintptr_t *w,
 											     uintptr_t *end)
 {
 	if (w < end)
 		scrub_run(w, (size_t)(end - w));
-}
-__attribute__((target("avx512f"), noinline)) MC_NO_STALE_REGS static void scrub_avx512(uintptr_t *w,
-											      uintptr_t *end)
-{
-	if (w < end)
-		scrub_run_z(w, (size_t)(end - w));
 }
 /* Every scratch register zeroed as it returns, not only those it used:
  * it is the allocation's last call, and the scratch registers the
@@ -1244,14 +1142,6 @@ __attribute__((target("avx2"), noinline)) MC_NO_STALE_REGS_ALL static void *scru
 		scrub_run(p, words);
 	return p;
 }
-
-/* The same with AVX-512F (scrub_wide 2). */
-__attribute__((target("avx512f"), noinline)) MC_NO_STALE_REGS_ALL static void *scrub_block_k(void *p,
-											       size_t n)
-{
-	scrub_words_z(p, scrub_reach(p, n, scrub_cap) / 8);
-	return p;
-}
 #endif
 
 MC_NO_STALE_REGS void mc_scrub_words(void *p, size_t from, size_t n)
@@ -1261,10 +1151,7 @@ MC_NO_STALE_REGS void mc_scrub_words(void *p, size_t from, size_t n)
 	uintptr_t *end = (uintptr_t *)((char *)p + to);
 #if defined(__x86_64__)
 	if (likely(scrub_wide)) {
-		if (scrub_wide > 1)
-			scrub_avx512(w, end);
-		else
-			scrub_avx2(w, end);
+		scrub_avx2(w, end);
 		return;
 	}
 #endif
@@ -1717,7 +1604,7 @@ static inline __attribute__((always_inline)) void *malloc_done(void *p, size_t n
 	if (!zeroed && unlikely(0 < (size_t)mc_opt.scrub)) {
 #if defined(__x86_64__)
 		if (likely(scrub_wide))
-			return scrub_wide > 1 ? scrub_block_k(p, n) : scrub_block(p, n);
+			return scrub_block(p, n);
 #endif
 		return scrub_new(p, n);
 	}
@@ -2465,8 +2352,7 @@ void mc_account_init(void)
 	pthread_key_create(&slot_key, slot_release);
 	solo_ok = mc_membarrier_register();
 	plain_room = solo_ok;
-	/* none without the scrub; 2: AVX-512's one pass */
-	scrub_wide = mc_opt.scrub && mc_cpu_avx2() ? 1 + mc_cpu_avx512() : 0;
+	scrub_wide = mc_opt.scrub && mc_cpu_avx2(); /* none without the scrub */
 #if defined(__x86_64__)
 	scrub_cap = (size_t)mc_opt.scrub & ~(size_t)7;
 #endif

@@ -343,7 +343,6 @@ bool mc_sys_sigaction_resolve(void);
 /* Does the processor have AVX2, the system keeping its registers?  The
  * C library's answer: no cpuid, a trap to a hypervisor. */
 bool mc_cpu_avx2(void);
-bool mc_cpu_avx512(void); /* F, on a processor that keeps its clock */
 double mc_now(void);
 size_t mc_page_size(void); /* the system's, from the auxiliary vector */
 pid_t mc_pid(void); /* getpid(), asked once (again in a forked child) */

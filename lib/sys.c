@@ -357,21 +357,3 @@ bool mc_cpu_avx2(void)
 	return false;
 #endif
 }
-
-/* Whether account.c's one-pass scrub may use 512-bit instructions:
- * AVX-512F there, the system keeping its registers, and a processor
- * that does not lower its clock for 512-bit integer work, which would
- * slow the program, not only memcheck (Intel's Skylake-SP, Cascade Lake
- * and Cooper Lake do, for some milliseconds after each use; Ice Lake and
- * later, and AMD's Zen 4 and later, which also have VBMI2, the first of
- * them, do not, to speak of).  Asked of the C library, as mc_cpu_avx2;
- * GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F turns it off (the tests run
- * each path so). */
-bool mc_cpu_avx512(void)
-{
-#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
-	return CPU_FEATURE_ACTIVE(AVX512F) && CPU_FEATURE_ACTIVE(AVX512_VBMI2);
-#else
-	return false;
-#endif
-}
