@@ -579,8 +579,8 @@ static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *
 	}
 	if (old)
 		mc_add_own(&t->frees, 1);
-	mc_add_own(&t->allocs, 1);
-	mc_add_own(&t->bytes_allocated, n);
+	count_alloc(t, n);
+	limits_due(t); /* a program that reallocs alone reads them too */
 	return p;
 }
 
@@ -627,7 +627,7 @@ MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 	return realloc_slow(old, n);
 }
 
-MC_API void *reallocarray(void *old, size_t a, size_t b)
+static __attribute__((noinline)) void *reallocarray_slow(void *old, size_t a, size_t b)
 {
 	if (fault_off() && likely(!mc_in_hook) && passing() && likely(!is_own(old)))
 		return mc_real.reallocarray(old, a, b);
@@ -650,6 +650,31 @@ MC_API void *reallocarray(void *old, size_t a, size_t b)
 	    INJECT(CALL_FRAME(), true))
 		return NULL;
 	return realloc_common(old, a, b, true, CALL_FRAME());
+}
+
+/* Count-only reallocarray as count-only realloc (count52: it took the
+ * slow path's guard and record, as the aligned family did): a product
+ * that does not overflow, is not 0 and cannot fail (limits.c) counted
+ * in advance and handed to the allocator's realloc by a jump, which is
+ * all reallocarray does with it; not to its reallocarray, which calls
+ * the public realloc (glibc's; forward.c's stand-in for jemalloc's and
+ * tcmalloc's): memcheck's, unguarded here, would count it again.  The
+ * rest by the result as count-only realloc's (realloc_count), an
+ * overflowing product the slow way, which counts it failed. */
+MC_API MC_FRAMELESS void *reallocarray(void *old, size_t a, size_t b)
+{
+	struct mc_totals *t = count_path();
+	size_t n;
+	if (t && likely(!in_own_span(old)) && likely(!__builtin_mul_overflow(a, b, &n))) {
+		if (likely(n != 0) && likely(mc_below_relaxed(n, &mc_sure_below))) {
+			mc_add_own(&t->reallocs, 1);
+			mc_add_own(&t->frees, old != NULL);
+			count_alloc(t, n);
+			return mc_real.realloc(old, n);
+		}
+		return realloc_count(t, old, n); /* as realloc's, by the result */
+	}
+	return reallocarray_slow(old, a, b);
 }
 
 /* ---- the aligned family --------------------------------------------- */

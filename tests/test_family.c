@@ -103,6 +103,13 @@ static const struct h_case cases[] = {
 	 * program checks it) */
 	{ "aligned_warm", .run = { .prog = "family", .args = H_LIST("aligned_warm"),
 				   .env = H_LIST("MEMCHECK_SCAN=0"), .no_report = true } },
+	/* reallocarray past the limits' read (count-only's jump), every
+	 * allocator (jemalloc and tcmalloc have none: forward.c's) */
+	{ "reallocarray_warm", .run = { .prog = "family", .args = H_LIST("reallocarray_warm"),
+					.env = H_LIST("MEMCHECK_SCAN=0"), .no_report = true } },
+	{ "reallocarray_warm (MEMCHECK_TRACK=0)",
+	  .run = { .prog = "family", .args = H_LIST("reallocarray_warm", "count-only"),
+		   .env = H_LIST("MEMCHECK_TRACK=0"), .no_report = true } },
 	{ "aligned_warm (MEMCHECK_TRACK=0)",
 	  .run = { .prog = "family", .args = H_LIST("aligned_warm", "count-only"),
 		   .env = H_LIST("MEMCHECK_TRACK=0"), .no_report = true } },

@@ -5,7 +5,7 @@
  * Exit status: the number of wrong figures (0: all as expected).
  *
  * usage: family CASE [count-only]   (CASE: malloc, malloc_fail, calloc,
- *        calloc_warm, realloc, realloc_fail, reallocarray, free_null, posix_memalign,
+ *        calloc_warm, realloc, realloc_fail, reallocarray, reallocarray_warm, free_null, posix_memalign,
  *        aligned_alloc, memalign, valloc, pvalloc, aligned_warm, usable_size;
  *        count-only: run with MEMCHECK_TRACK=0, which measures neither
  *        freed nor live bytes and lists no leaks)
@@ -209,10 +209,11 @@ static void case_realloc_fail(void)
 	end_and_check(&(struct want){ .frees = 1, .bytes_freed = 64 });
 }
 
-static void case_reallocarray(void)
+/* reallocarray's calls, in the region begun (reallocarray and
+ * reallocarray_warm). */
+static void reallocarray_calls(void)
 {
 	char *p;
-	memcheck_begin("reallocarray");
 	ERRNO_KEPT(p = reallocarray(NULL, 10, 8));      /* 1 alloc of 80 */
 	strcpy(p, "abc");
 	ERRNO_KEPT(p = reallocarray(p, 20, 8));         /* 1 free + 1 alloc of 160 */
@@ -226,6 +227,23 @@ static void case_reallocarray(void)
 	ERRNO_KEPT(free(p));
 	end_and_check(&(struct want){ .allocs = 2, .frees = 2, .reallocs = 3, .failed = 1,
 				      .bytes_allocated = 240, .bytes_freed = 240 });
+}
+
+static void case_reallocarray(void)
+{
+	memcheck_begin("reallocarray");
+	reallocarray_calls();
+}
+
+/* The same past the limits' read (10,000 mallocs first): count-only's
+ * reallocarray then counts a product that cannot fail in advance and
+ * jumps to the allocator (interpose.c); the overflow still fails. */
+static void case_reallocarray_warm(void)
+{
+	for (int i = 0; i < 10000; i++)
+		free(malloc(16));
+	memcheck_begin("reallocarray_warm");
+	reallocarray_calls();
 }
 
 static void case_free_null(void)
@@ -418,6 +436,7 @@ static const struct {
 	{ "realloc", case_realloc },
 	{ "realloc_fail", case_realloc_fail },
 	{ "reallocarray", case_reallocarray },
+	{ "reallocarray_warm", case_reallocarray_warm },
 	{ "free_null", case_free_null },
 	{ "posix_memalign", case_posix_memalign },
 	{ "aligned_alloc", case_aligned_alloc },
