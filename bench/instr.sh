@@ -16,6 +16,11 @@
 # (MEMCHECK_TRACK=0), tracking without stacks (MEMCHECK_STACK_DEPTH=0) and
 # with them (MEMCHECK_UNWINDER=fp, the defaults); with BENCH_OTHER=FILE
 # the other library's counting and tracking too, in the same table.
+# The aligned rows (abare, acount, aocount with BENCH_OTHER) run the loop
+# with its new blocks from aligned_alloc(64, size) (malloc_bench --align
+# 64), shown over their own bare run: count-only's aligned family
+# (session 52: it took the tracking path's guard before, +108
+# instructions a step where malloc's path adds 21).
 # The deep-stack parser (tree_bench.c, its steps a tenth of the loop's)
 # runs bare and tracking with stacks (and BENCH_OTHER's) under glibc:
 # session 48's tree "regression" of main over 68cf1f5 (+3.5 to +13 ns a
@@ -59,28 +64,37 @@ trap 'rm -rf "$TMP"' EXIT
 . "$(dirname "$0")/common.sh"
 read_allocators
 
-# name | preload (the allocator after it) | environment | label
-MODES=(bare fwd floor count track fp)
-declare -A PRE=([bare]='' [fwd]=$NULL_LIB [floor]=$FLOOR_LIB [count]=$MC [track]=$MC [fp]=$MC)
-declare -A ENV=([count]=MEMCHECK_TRACK=0 [track]=MEMCHECK_STACK_DEPTH=0 [fp]=MEMCHECK_UNWINDER=fp)
+# name | preload (the allocator after it) | environment | label | the
+# program's arguments | the bare run it is shown over
+MODES=(bare fwd floor count track fp abare acount)
+declare -A PRE=([bare]='' [fwd]=$NULL_LIB [floor]=$FLOOR_LIB [count]=$MC [track]=$MC [fp]=$MC
+	[abare]='' [acount]=$MC)
+declare -A ENV=([count]=MEMCHECK_TRACK=0 [track]=MEMCHECK_STACK_DEPTH=0 [fp]=MEMCHECK_UNWINDER=fp
+	[acount]=MEMCHECK_TRACK=0)
 declare -A LABEL=([bare]="bare" [fwd]="forwarding only (null_interpose.c)"
 	[floor]="floor preload: 16-frame walk + table" [count]="counting (TRACK=0)"
-	[track]="tracking, no stacks (DEPTH=0), no scrub" [fp]="tracking + stacks, fp (defaults), no scrub")
+	[track]="tracking, no stacks (DEPTH=0), no scrub" [fp]="tracking + stacks, fp (defaults), no scrub"
+	[abare]="aligned_alloc(64): bare" [acount]="aligned_alloc(64): counting (TRACK=0)")
+declare -A ARGS=([abare]="--align 64" [acount]="--align 64")
+declare -A REF=([abare]=abare [acount]=abare)
 if [ -n "$OTHER" ]; then
-	MODES+=(ocount ofp)
-	PRE[ocount]=$OTHER_MC PRE[ofp]=$OTHER_MC
-	ENV[ocount]=MEMCHECK_TRACK=0 ENV[ofp]=MEMCHECK_UNWINDER=fp
+	MODES+=(ocount ofp aocount)
+	PRE[ocount]=$OTHER_MC PRE[ofp]=$OTHER_MC PRE[aocount]=$OTHER_MC
+	ENV[ocount]=MEMCHECK_TRACK=0 ENV[ofp]=MEMCHECK_UNWINDER=fp ENV[aocount]=MEMCHECK_TRACK=0
 	LABEL[ocount]="other: counting (TRACK=0)" LABEL[ofp]="other: tracking + stacks, fp, no scrub"
+	LABEL[aocount]="other: aligned_alloc(64): counting (TRACK=0)"
+	ARGS[aocount]="--align 64" REF[aocount]=abare
 fi
 if [ -n "${BENCH_MODES:-}" ]; then
 	kept=()
 	for m in "${MODES[@]}"; do
-		[[ $m = bare || $m =~ ^($BENCH_MODES)$ ]] && kept+=("$m")
+		# the bare runs the kept rows are shown over, too
+		[[ $m = bare || $m =~ ^($BENCH_MODES)$ || ($m = abare && $BENCH_MODES =~ a) ]] && kept+=("$m")
 	done
 	MODES=("${kept[@]}")
 fi
 for m in "${MODES[@]}"; do
-	[ "$m" = bare ] || [ -e "${PRE[$m]}" ] || { echo "instr.sh: ${PRE[$m]} not built" >&2; exit 2; }
+	[ -z "${PRE[$m]}" ] || [ -e "${PRE[$m]}" ] || { echo "instr.sh: ${PRE[$m]} not built" >&2; exit 2; }
 done
 
 ir() { # alloc mode steps [warm] -> the run's instructions in REPLY
@@ -90,7 +104,7 @@ ir() { # alloc mode steps [warm] -> the run's instructions in REPLY
 	[ $# -gt 3 ] || tool=(valgrind --tool=callgrind --callgrind-out-file="$out")
 	# shellcheck disable=SC2086 # ENV is a word list
 	env ${pre:+LD_PRELOAD="$pre"} MEMCHECK_TEXT=none MEMCHECK_PROCESS=on MEMCHECK_EXITCODE=0 \
-		${ENV[$m]:-} "${tool[@]}" "$RUN_BIN" "$n" >"$TMP/out" 2>"$TMP/err" ||
+		${ENV[$m]:-} "${tool[@]}" "$RUN_BIN" "$n" ${ARGS[$m]:-} >"$TMP/out" 2>"$TMP/err" ||
 		{ echo "instr.sh: $a/$m ($n steps) failed:" >&2; tail -n 5 "$TMP/err" >&2; exit 1; }
 	[ $# -gt 3 ] && return
 	read -r sum <"$TMP/out"
@@ -155,8 +169,9 @@ mkdir -p "$BUILD/bench"
 	for m in "${MODES[@]}"; do
 		printf '| %s |' "${LABEL[$m]}"
 		for a in "${ALLOCS[@]}"; do
-			awk -v s="${SLOPE[$a/$m]}" -v b="${SLOPE[$a/bare]}" -v f="${SLOPE[$a/fwd]:-}" -v m="$m" 'BEGIN {
-				if (m == "bare") { printf " %.1f |", s; exit }
+			awk -v s="${SLOPE[$a/$m]}" -v b="${SLOPE[$a/${REF[$m]:-bare}]}" -v f="${SLOPE[$a/fwd]:-}" \
+				-v m="$m" -v r="${REF[$m]:-bare}" 'BEGIN {
+				if (m == r) { printf " %.1f |", s; exit }
 				printf " %.1f (%+.1f", s, s - b
 				if ((m == "count" || m == "ocount") && f != "")
 					printf "; %+.1f over forwarding", s - f

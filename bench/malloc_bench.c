@@ -16,6 +16,10 @@
  * stacks are as deep as in a real suite (test runner, test, code under
  * test) while each step costs the same as without.
  *
+ * --align N takes each new block from aligned_alloc(N, size) instead of
+ * malloc (N a power of two up to 4096; 0, the default: malloc): the
+ * aligned family's paths (bench/instr.sh's aligned rows).
+ *
  * --libc 1 takes each new block from the C library's strndup instead of
  * malloc: an allocation made inside a function built without frame
  * pointers, whose stack memcheck's unwinder follows by its call-frame
@@ -58,6 +62,7 @@ struct job {
 	long iters;
 	int fill;       /* write every byte of each new block, as a program would */
 	int libc;       /* new blocks from strndup */
+	size_t align;   /* new blocks from aligned_alloc(align, n); 0: malloc */
 	uint64_t seed;
 	uint64_t sum;
 	int failed;
@@ -66,7 +71,10 @@ struct job {
 /* 511 'x's: strndup(text, n - 1) is a block of n bytes. */
 static char text[512];
 
-static void *churn(void *arg)
+/* The loop, made twice (aligned: a constant), so that the malloc loop
+ * runs no test of --align: its step's instructions stay those of the
+ * runs before the option. */
+static inline __attribute__((always_inline)) void *churn_as(void *arg, int aligned)
 {
 	struct job *j = arg;
 	unsigned char *ring[RING];
@@ -93,7 +101,10 @@ static void *churn(void *arg)
 			p = realloc(p, n);
 		} else {
 			free(p);
-			p = j->libc ? (unsigned char *)strndup(text, n - 1) : malloc(n);
+			if (aligned)
+				p = aligned_alloc(j->align, n);
+			else
+				p = j->libc ? (unsigned char *)strndup(text, n - 1) : malloc(n);
 		}
 		if (!p) {
 			j->failed = 1;
@@ -110,6 +121,11 @@ static void *churn(void *arg)
 		free(ring[i]);
 	j->sum = sum;
 	return NULL;
+}
+
+static void *churn(void *arg)
+{
+	return ((struct job *)arg)->align ? churn_as(arg, 1) : churn_as(arg, 0);
 }
 
 /* Run the churn depth frames further down; the barrier after the call
@@ -155,7 +171,7 @@ static void usage(void)
 {
 	static const char msg[] =
 		"usage: malloc_bench [ITERS] [--threads N] [--keep N [--leave 1]] [--depth N] [--fill 0|1] "
-		"[--libc 0|1]\n";
+		"[--libc 0|1] [--align N]\n";
 	if (write(2, msg, sizeof msg - 1) < 0)
 		_exit(2);
 	exit(2);
@@ -164,7 +180,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	long iters = DEFAULT_ITERS, threads = 1, keep_n = 0, depth = 0, fill = 0, libc = 0,
-	     leave = 0;
+	     leave = 0, align = 0;
 	for (int i = 1; i < argc; i++) {
 		char *end;
 		long *dst = &iters;
@@ -182,6 +198,8 @@ int main(int argc, char **argv)
 				dst = &leave;
 			else if (!strcmp(argv[i], "--libc"))
 				dst = &libc;
+			else if (!strcmp(argv[i], "--align"))
+				dst = &align;
 			else
 				usage();
 			if (i + 1 >= argc)
@@ -192,7 +210,8 @@ int main(int argc, char **argv)
 		if (*end || *dst < 0)
 			usage();
 	}
-	if (threads < 1 || threads > 64 || depth > 1000 || fill > 1 || libc > 1 || leave > 1)
+	if (threads < 1 || threads > 64 || depth > 1000 || fill > 1 || libc > 1 || leave > 1 ||
+	    align > 4096 || (align & (align - 1)) || (align && libc))
 		usage();
 	g_depth = depth;
 	memset(text, 'x', sizeof text - 1);
@@ -211,6 +230,7 @@ int main(int argc, char **argv)
 			jobs[t] = (struct job){ .iters = iters / threads,
 						.fill = (int)fill,
 						.libc = (int)libc,
+						.align = (size_t)align,
 						.seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1) };
 			if (threads == 1)
 				thread_main(&jobs[t]);

@@ -2662,7 +2662,7 @@ void mc_sandbox_keep_report(void);
  * later calls return at once), and by the program's setrlimit/prlimit
  * calls, which limits.c wraps. */
 #define MC_LIMITS_AFTER 8192u
-extern size_t mc_sure_below;
+extern size_t mc_sure_below; /* 0 or a power of two (limits.c) */
 void mc_limits_read(void);
 /* mc_fault_on was set: mc_sure_below is 0 from now on (interpose.c's
  * count-only malloc tests only it). */

@@ -182,6 +182,22 @@ static __attribute__((noinline)) void *uncount(size_t size)
 	return NULL;
 }
 
+/* A count-only allocation counted in advance (its size cannot fail). */
+static inline __attribute__((always_inline)) void count_alloc(struct mc_totals *t, size_t n)
+{
+	mc_add_own(&t->allocs, 1);
+	mc_add_own(&t->bytes_allocated, n);
+}
+
+/* limits.c: the limits read at every MC_LIMITS_AFTER-th count-only
+ * allocation whose result is looked at (malloc's, calloc's, the aligned
+ * family's), once they are due. */
+static inline __attribute__((always_inline)) void limits_due(struct mc_totals *t)
+{
+	if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
+		mc_limits_read(); /* limits.c: read once, from here */
+}
+
 /* ---- the malloc family ----------------------------------------------- */
 
 /* Failure injection (fault.c): with it off, one load and one branch
@@ -263,8 +279,7 @@ static inline __attribute__((always_inline)) void *count_malloc_checked(struct m
 		mc_add_own(&t->bytes_allocated, -(uint64_t)n);
 		return malloc_slow(n);
 	}
-	if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
-		mc_limits_read(); /* limits.c: read once, from here */
+	limits_due(t);
 	void *p = mc_real.malloc(n);
 	if (unlikely(p == NULL))
 		return uncount(n);
@@ -275,8 +290,7 @@ MC_API MC_FRAMELESS void *malloc(size_t n)
 {
 	struct mc_totals *t = count_path();
 	if (t) {
-		mc_add_own(&t->allocs, 1);
-		mc_add_own(&t->bytes_allocated, n);
+		count_alloc(t, n);
 		/* limits.c: a size that cannot fail here is not checked; it
 		 * is 0 while fault injection is on (mc_fault_on), so this
 		 * one test stands for fault_off() too */
@@ -346,10 +360,8 @@ static __attribute__((noinline)) void *calloc_count(struct mc_totals *t, size_t 
 	if (unlikely(!fault_off()))
 		return calloc_slow(nmemb, size);
 	size_t n = nmemb * size;
-	mc_add_own(&t->allocs, 1);
-	mc_add_own(&t->bytes_allocated, n);
-	if (unlikely(__atomic_load_n(&t->allocs, __ATOMIC_RELAXED) % MC_LIMITS_AFTER == 0))
-		mc_limits_read(); /* limits.c: read once */
+	count_alloc(t, n);
+	limits_due(t);
 	void *p = mc_real.calloc(nmemb, size);
 	if (unlikely(p == NULL))
 		return uncount(n);
@@ -379,8 +391,7 @@ MC_API MC_FRAMELESS void *calloc(size_t nmemb, size_t size)
 		size_t n;
 		if (likely(!__builtin_mul_overflow(nmemb, size, &n)) &&
 		    likely(mc_below_relaxed(n, &mc_sure_below))) {
-			mc_add_own(&t->allocs, 1);
-			mc_add_own(&t->bytes_allocated, n);
+			count_alloc(t, n);
 			return mc_real.calloc(nmemb, size);
 		}
 		return calloc_count(t, nmemb, size);
@@ -568,8 +579,8 @@ static __attribute__((noinline)) void *realloc_count(struct mc_totals *t, void *
 	}
 	if (old)
 		mc_add_own(&t->frees, 1);
-	mc_add_own(&t->allocs, 1);
-	mc_add_own(&t->bytes_allocated, n);
+	count_alloc(t, n);
+	limits_due(t); /* a program that reallocs alone reads them too */
 	return p;
 }
 
@@ -616,7 +627,7 @@ MC_API MC_FRAMELESS void *realloc(void *old, size_t n)
 	return realloc_slow(old, n);
 }
 
-MC_API void *reallocarray(void *old, size_t a, size_t b)
+static __attribute__((noinline)) void *reallocarray_slow(void *old, size_t a, size_t b)
 {
 	if (fault_off() && likely(!mc_in_hook) && passing() && likely(!is_own(old)))
 		return mc_real.reallocarray(old, a, b);
@@ -641,7 +652,53 @@ MC_API void *reallocarray(void *old, size_t a, size_t b)
 	return realloc_common(old, a, b, true, CALL_FRAME());
 }
 
-MC_API int posix_memalign(void **out, size_t align, size_t n)
+/* Count-only reallocarray as count-only realloc (count52: it took the
+ * slow path's guard and record, as the aligned family did): a product
+ * that does not overflow, is not 0 and cannot fail (limits.c) counted
+ * in advance and handed to the allocator's realloc by a jump, which is
+ * all reallocarray does with it; not to its reallocarray, which calls
+ * the public realloc (glibc's; forward.c's stand-in for jemalloc's and
+ * tcmalloc's): memcheck's, unguarded here, would count it again.  The
+ * rest by the result as count-only realloc's (realloc_count), an
+ * overflowing product the slow way, which counts it failed. */
+MC_API MC_FRAMELESS void *reallocarray(void *old, size_t a, size_t b)
+{
+	struct mc_totals *t = count_path();
+	size_t n;
+	if (t && likely(!in_own_span(old)) && likely(!__builtin_mul_overflow(a, b, &n))) {
+		if (likely(n != 0) && likely(mc_below_relaxed(n, &mc_sure_below))) {
+			mc_add_own(&t->reallocs, 1);
+			mc_add_own(&t->frees, old != NULL);
+			count_alloc(t, n);
+			return mc_real.realloc(old, n);
+		}
+		return realloc_count(t, old, n); /* as realloc's, by the result */
+	}
+	return reallocarray_slow(old, a, b);
+}
+
+/* ---- the aligned family --------------------------------------------- */
+
+/* Count-only posix_memalign, aligned_alloc, memalign, valloc and pvalloc
+ * take malloc's path: counted in advance and the allocator reached by a
+ * jump, where the call can fail for want of memory alone and the size
+ * cannot (limits.c): an alignment that is a power of two, at least min
+ * (posix_memalign's sizeof(void *); 1: the others, for which the
+ * allocators differ on an alignment of 0, 3 or 24, which therefore go the
+ * way that looks at the result), and size and alignment each below
+ * mc_sure_below.  That bound is 0 or a power of two (limits.c), so one
+ * compare of the two or'ed tests both; an alignment of 0 is SIZE_MAX
+ * there.  The block then takes at most size + alignment bytes, twice
+ * malloc's sure size.  (They took the slow path's guard and record
+ * before: +108..+127 instructions a call where malloc's path adds 5,
+ * doc/costs.md count52.) */
+static inline __attribute__((always_inline)) bool aligned_sure(size_t align, size_t n, size_t min)
+{
+	size_t a1 = align - 1;
+	return likely(!(align & (a1 | (min - 1)))) && likely(mc_below_relaxed(n | a1, &mc_sure_below));
+}
+
+static __attribute__((noinline)) int posix_memalign_slow(void **out, size_t align, size_t n)
 {
 	if (fault_off() && likely(!mc_in_hook) && passing())
 		return mc_real.posix_memalign(out, align, n);
@@ -693,42 +750,105 @@ MC_API int posix_memalign(void **out, size_t align, size_t n)
 	return rc;
 }
 
-/* The aligned family: one shape, four forwarders. */
-#define MC_ALIGNED(name, params, call, size)                              \
-	MC_API void *name params                                          \
-	{                                                                 \
-		if (fault_off() && likely(!mc_in_hook) && passing())      \
-			return mc_real.call;                              \
-		if (INJECT(CALL_FRAME(), false))            \
-			return NULL;                                      \
-		if (unlikely(uncounted())) {                              \
-			if (passing() && !mc_in_hook)                     \
-				return mc_real.call;                      \
-			if (IN_HANDLER()) {                               \
-				void *p = mc_real.call;                   \
-				mc_scrub(p, 0, size);                     \
+/* Count-only aligned calls whose result must be looked at (an alignment
+ * the allocators differ on, a size that can fail, limits.c; fault
+ * injection, which keeps mc_sure_below at 0, goes the slow way): counted
+ * by the result, as the slow path's record counts them; the limits read
+ * from here too, at the MC_LIMITS_AFTER-th count. */
+static __attribute__((noinline)) int posix_memalign_count(struct mc_totals *t, void **out,
+							  size_t align, size_t n)
+{
+	if (unlikely(!fault_off()))
+		return posix_memalign_slow(out, align, n);
+	int rc = mc_real.posix_memalign(out, align, n);
+	if (unlikely(rc != 0)) {
+		mc_add_own(&t->failed, 1);
+		return rc;
+	}
+	count_alloc(t, n);
+	limits_due(t);
+	return rc;
+}
+
+MC_API MC_FRAMELESS int posix_memalign(void **out, size_t align, size_t n)
+{
+	struct mc_totals *t = count_path();
+	if (t) {
+		if (aligned_sure(align, n, sizeof(void *))) {
+			count_alloc(t, n);
+			return mc_real.posix_memalign(out, align, n);
+		}
+		return posix_memalign_count(t, out, align, n);
+	}
+	return posix_memalign_slow(out, align, n);
+}
+
+/* The rest: one shape, four forwarders; sure is the count-only jump's
+ * test, size what is counted. */
+#define MC_ALIGNED(name, params, args, size, sure)                               \
+	static __attribute__((noinline)) void *name##_slow params                \
+	{                                                                        \
+		if (fault_off() && likely(!mc_in_hook) && passing())             \
+			return mc_real.name args;                                \
+		if (INJECT(CALL_FRAME(), false))                                 \
+			return NULL;                                             \
+		if (unlikely(uncounted())) {                                     \
+			if (passing() && !mc_in_hook)                            \
+				return mc_real.name args;                        \
+			if (IN_HANDLER()) {                                      \
+				void *p = mc_real.name args;                     \
+				mc_scrub(p, 0, size);                            \
 				return mc_signal_alloc(p, size, HANDLER_SITE()); \
-			}                                                 \
-			bool served = false;                              \
+			}                                                        \
+			bool served = false;                                     \
 			void *p = own_call() ? own_alloc(mc_page_size(), size, false, \
-							   &served) : NULL; \
-			return served ? p : mc_real.call;                 \
-		}                                                         \
-		mc_guard_enter();                                             \
-		void *p = record(MC_REAL(mc_real.call), size, CALL_FRAME()); \
-		mc_scrub(p, 0, size);                                         \
-		mc_guard_leave();                                             \
-		return p;                                                 \
+							   &served) : NULL;      \
+			return served ? p : mc_real.name args;                   \
+		}                                                                \
+		mc_guard_enter();                                                \
+		void *p = record(MC_REAL(mc_real.name args), size, CALL_FRAME()); \
+		mc_scrub(p, 0, size);                                            \
+		mc_guard_leave();                                                \
+		return p;                                                        \
+	}                                                                        \
+	static __attribute__((noinline)) void *name##_count params               \
+	{                                                                        \
+		struct mc_totals *t = count_path();                              \
+		if (unlikely(!fault_off()) || unlikely(!t))                      \
+			return name##_slow args;                                 \
+		void *p = mc_real.name args;                                     \
+		if (unlikely(p == NULL)) {                                       \
+			mc_add_own(&t->failed, 1);                               \
+			return NULL;                                             \
+		}                                                                \
+		count_alloc(t, size);                                            \
+		limits_due(t);                                                   \
+		return p;                                                        \
+	}                                                                        \
+	MC_API MC_FRAMELESS void *name params                                    \
+	{                                                                        \
+		struct mc_totals *t = count_path();                              \
+		if (t) {                                                         \
+			if (sure) {                                              \
+				count_alloc(t, size);                            \
+				return mc_real.name args;                        \
+			}                                                        \
+			return name##_count args;                                \
+		}                                                                \
+		return name##_slow args;                                         \
 	}
 
-MC_ALIGNED(memalign, (size_t align, size_t n), memalign(align, n), n)
-MC_ALIGNED(aligned_alloc, (size_t align, size_t n), aligned_alloc(align, n), n)
-MC_ALIGNED(valloc, (size_t n), valloc(n), n)
+MC_ALIGNED(memalign, (size_t align, size_t n), (align, n), n, aligned_sure(align, n, 1))
+MC_ALIGNED(aligned_alloc, (size_t align, size_t n), (align, n), n, aligned_sure(align, n, 1))
+/* valloc and pvalloc: the page size is a power of two below
+ * mc_sure_below */
+MC_ALIGNED(valloc, (size_t n), (n), n, likely(mc_below_relaxed(n, &mc_sure_below)))
 /* pvalloc counts the page-rounded size: that is what the program gets
  * and may use.  (valgrind 3.19 aborts on pvalloc, so there is no count
- * of its to match.) */
-MC_ALIGNED(pvalloc, (size_t n), pvalloc(n),
-	   (n + mc_page_size() - 1) & ~(mc_page_size() - 1))
+ * of its to match.)  That size needs the page size, a call, which a
+ * frameless wrapper may not make (make fp-check): the obsolete call is
+ * counted by its result, out of line, always. */
+MC_ALIGNED(pvalloc, (size_t n), (n), (n + mc_page_size() - 1) & ~(mc_page_size() - 1), false)
 
 MC_API size_t malloc_usable_size(void *p)
 {

@@ -42,6 +42,9 @@
 #include "internal.h"
 
 #define SURE_SIZE ((size_t)1 << 20) /* far below any machine's memory */
+/* a power of two: the aligned family's test (interpose.c, aligned_sure)
+ * compares size | (alignment - 1) with it once, for both */
+_Static_assert((SURE_SIZE & (SURE_SIZE - 1)) == 0, "SURE_SIZE a power of two");
 
 size_t mc_sure_below; /* 0: every count-only malloc looks at its result */
 static bool strict;   /* the kernel does not overcommit, or unknown */

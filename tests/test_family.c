@@ -97,6 +97,22 @@ static const struct h_case cases[] = {
 	COUNT_ONLY("reallocarray"), COUNT_ONLY("free_null"), COUNT_ONLY("posix_memalign"), COUNT_ONLY("aligned_alloc"),
 	COUNT_ONLY("memalign"), COUNT_ONLY("valloc"), COUNT_ONLY("pvalloc"),
 	COUNT_ONLY("usable_size"),
+	/* the aligned family past the limits' read, alignments and sizes
+	 * each side of count-only's jump (interpose.c aligned_sure), under
+	 * every allocator: what each call returned is what is counted (the
+	 * program checks it) */
+	{ "aligned_warm", .run = { .prog = "family", .args = H_LIST("aligned_warm"),
+				   .env = H_LIST("MEMCHECK_SCAN=0"), .no_report = true } },
+	/* reallocarray past the limits' read (count-only's jump), every
+	 * allocator (jemalloc and tcmalloc have none: forward.c's) */
+	{ "reallocarray_warm", .run = { .prog = "family", .args = H_LIST("reallocarray_warm"),
+					.env = H_LIST("MEMCHECK_SCAN=0"), .no_report = true } },
+	{ "reallocarray_warm (MEMCHECK_TRACK=0)",
+	  .run = { .prog = "family", .args = H_LIST("reallocarray_warm", "count-only"),
+		   .env = H_LIST("MEMCHECK_TRACK=0"), .no_report = true } },
+	{ "aligned_warm (MEMCHECK_TRACK=0)",
+	  .run = { .prog = "family", .args = H_LIST("aligned_warm", "count-only"),
+		   .env = H_LIST("MEMCHECK_TRACK=0"), .no_report = true } },
 };
 
 /* Issue 14, item 13: jemalloc has no pvalloc; memcheck's own, built on

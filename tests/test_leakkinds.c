@@ -597,20 +597,28 @@ H_CHECK(exit_lists_freed)
 	  .want = { KINDS(d, i, 0, r2, D, I, 0, R2), { "verdict", .str = verdict_ } }, \
 	  .check = leaks_add_up }
 
-/* plain_scrub N under MEMCHECK_SCRUB=N: it says what is wrong itself. */
-#define SCRUB(n)                                                               \
-	{ "MEMCHECK_SCRUB=" #n " word by word",                                 \
+/* plain_scrub N under MEMCHECK_SCRUB=N: it says what is wrong itself.
+ * Each row twice: the path the processor takes (AVX2's here) and the
+ * scalar one (AVX2 turned off by the C library's tunable, which
+ * account.c's choice follows: sys.c mc_cpu_avx2). */
+#define NO_AVX2 "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2"
+#define SCRUB_ON(n, tag, ...)                                                  \
+	{ "MEMCHECK_SCRUB=" #n " word by word" tag,                             \
 	  .run = { .prog = "plain_scrub", .args = H_LIST(#n), .flags = H_PRELOAD,   \
-		   .env = H_LIST("MEMCHECK_SCRUB=" #n), .no_report = true },        \
+		   .env = H_LIST("MEMCHECK_SCRUB=" #n, __VA_ARGS__), .no_report = true }, \
 	  .stdout_is = "ok\n" }
+#define SCRUB(n) SCRUB_ON(n, "", NULL), SCRUB_ON(n, " (no AVX2)", NO_AVX2)
 /* The default scrub on blocks of SIZE bytes (plain_scrub's second
  * argument), and an address alone at word J. */
-#define SCRUB_4096(name, ...)                                                  \
-	{ "MEMCHECK_SCRUB=4096, a block of " name,                              \
+#define SCRUB_4096_ON(what, tag, ev, ...)                                      \
+	{ "MEMCHECK_SCRUB=4096, a block of " what tag,                          \
 	  .run = { .prog = "plain_scrub", .args = H_LIST("4096", __VA_ARGS__),    \
-		   .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_SCRUB=4096"),      \
+		   .flags = H_PRELOAD, .env = H_LIST("MEMCHECK_SCRUB=4096", ev),  \
 		   .no_report = true },                                       \
 	  .stdout_is = "ok\n" }
+#define SCRUB_4096(what, ...)                                                  \
+	SCRUB_4096_ON(what, "", NULL, __VA_ARGS__),                              \
+		SCRUB_4096_ON(what, " (no AVX2)", NO_AVX2, __VA_ARGS__)
 #define SCRUB_SIZE(size) SCRUB_4096(#size " bytes", #size)
 #define SCRUB_ALONE(size, j) SCRUB_4096(#size " bytes, an address alone at word " #j, #size, #j)
 
@@ -626,6 +634,11 @@ static const struct h_case cases[] = {
 	 * address alone in the first step, a middle one, the last */
 	SCRUB_SIZE(64), SCRUB_SIZE(136), SCRUB_SIZE(520), SCRUB_ALONE(72, 8), SCRUB_ALONE(264, 2),
 	SCRUB_ALONE(264, 32), SCRUB_ALONE(512, 56), SCRUB_ALONE(512, 63),
+	/* scrub_fixed's last step overlapping the one before (12 words:
+	 * steps at 0 and 4), and past 64 words (scrub_run: steps of eight,
+	 * a last one overlapping) */
+	SCRUB_ALONE(96, 11), SCRUB_ALONE(96, 5), SCRUB_ALONE(1000, 124), SCRUB_ALONE(1000, 117),
+	SCRUB_SIZE(1000), SCRUB_ALONE(4096, 511),
 	/* realloc keeps what the program wrote within malloc_usable_size:
 	 * once it has asked, realloc's added part is not scrubbed
 	 * (QuickJS's arrays fill that slack; its test_builtin crashed) */

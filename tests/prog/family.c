@@ -5,8 +5,8 @@
  * Exit status: the number of wrong figures (0: all as expected).
  *
  * usage: family CASE [count-only]   (CASE: malloc, malloc_fail, calloc,
- *        calloc_warm, realloc, realloc_fail, reallocarray, free_null, posix_memalign,
- *        aligned_alloc, memalign, valloc, pvalloc, usable_size;
+ *        calloc_warm, realloc, realloc_fail, reallocarray, reallocarray_warm, free_null, posix_memalign,
+ *        aligned_alloc, memalign, valloc, pvalloc, aligned_warm, usable_size;
  *        count-only: run with MEMCHECK_TRACK=0, which measures neither
  *        freed nor live bytes and lists no leaks)
  */
@@ -209,10 +209,11 @@ static void case_realloc_fail(void)
 	end_and_check(&(struct want){ .frees = 1, .bytes_freed = 64 });
 }
 
-static void case_reallocarray(void)
+/* reallocarray's calls, in the region begun (reallocarray and
+ * reallocarray_warm). */
+static void reallocarray_calls(void)
 {
 	char *p;
-	memcheck_begin("reallocarray");
 	ERRNO_KEPT(p = reallocarray(NULL, 10, 8));      /* 1 alloc of 80 */
 	strcpy(p, "abc");
 	ERRNO_KEPT(p = reallocarray(p, 20, 8));         /* 1 free + 1 alloc of 160 */
@@ -226,6 +227,23 @@ static void case_reallocarray(void)
 	ERRNO_KEPT(free(p));
 	end_and_check(&(struct want){ .allocs = 2, .frees = 2, .reallocs = 3, .failed = 1,
 				      .bytes_allocated = 240, .bytes_freed = 240 });
+}
+
+static void case_reallocarray(void)
+{
+	memcheck_begin("reallocarray");
+	reallocarray_calls();
+}
+
+/* The same past the limits' read (10,000 mallocs first): count-only's
+ * reallocarray then counts a product that cannot fail in advance and
+ * jumps to the allocator (interpose.c); the overflow still fails. */
+static void case_reallocarray_warm(void)
+{
+	for (int i = 0; i < 10000; i++)
+		free(malloc(16));
+	memcheck_begin("reallocarray_warm");
+	reallocarray_calls();
 }
 
 static void case_free_null(void)
@@ -312,6 +330,88 @@ static void case_pvalloc(void)
 				      .bytes_freed = 3 * pg });
 }
 
+/* The aligned family past the count at which count-only calls read the
+ * limits (lib/limits.c: 10,000 mallocs first), where a call that can
+ * fail only for want of memory is counted in advance and reaches the
+ * allocator by a jump (interpose.c, aligned_sure), and with alignments
+ * and sizes on both sides of that test: not a power of two, below a
+ * pointer's size, 0, at and past the sure size, too large to serve.
+ * The allocators differ on some (jemalloc fails an alignment of 0 or
+ * 24 where glibc serves it): each call's expected count is what it
+ * returned, a block counted (its size, pvalloc's page-rounded), a
+ * failure counted failed.  In tracking mode the same calls take the
+ * slow path. */
+struct aligned_call {
+	char fn;        /* p posix_memalign, a aligned_alloc, m memalign, v valloc, V pvalloc */
+	size_t align, n;
+};
+
+static void case_aligned_warm(void)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), mib = (size_t)1 << 20;
+	size_t far = (size_t)1 << 62; /* an alignment no machine serves */
+	const struct aligned_call calls[] = {
+		{ 'p', 64, 100 }, { 'p', 4096, 10 }, { 'p', 8, 0 }, { 'p', 3, 10 },
+		{ 'p', 4, 10 }, { 'p', 0, 10 }, { 'p', mib / 2, 100 }, { 'p', mib, 100 },
+		{ 'p', 64, mib - 1 }, { 'p', 64, mib }, { 'p', far, 16 }, { 'p', 16, huge },
+		{ 'a', 256, 512 }, { 'a', 64, 64 }, { 'a', 1, 10 }, { 'a', 0, 16 },
+		{ 'a', 24, 48 }, { 'a', mib, 8 }, { 'a', far, 16 }, { 'a', 16, huge },
+		{ 'm', 128, 100 }, { 'm', 16, 7 }, { 'm', 4, 3 }, { 'm', 0, 10 },
+		{ 'm', 24, 100 }, { 'm', 64, mib }, { 'm', far, 1 }, { 'm', 16, huge },
+		{ 'v', 0, 100 }, { 'v', 0, 0 }, { 'v', 0, mib }, { 'v', 0, huge },
+		{ 'V', 0, 100 }, { 'V', 0, pg + 1 }, { 'V', 0, huge },
+	};
+	struct want w = { 0 };
+	for (int i = 0; i < 10000; i++)
+		free(malloc(16));
+	memcheck_begin("aligned_warm");
+	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+		const struct aligned_call *c = &calls[i];
+		void *p = NULL;
+		size_t counted = c->n, want_align = c->align;
+		int e = 1234;
+		errno = 1234;
+		switch (c->fn) {
+		case 'p': {
+			void *out = (void *)&huge;
+			int rc = posix_memalign(&out, c->align, c->n);
+			if (rc == 0)
+				p = out;
+			else
+				expect_true("a failed posix_memalign leaves *out alone",
+					    out == (void *)&huge);
+			break;
+		}
+		case 'a': p = aligned_alloc(c->align, c->n); break;
+		case 'm': p = memalign(c->align, c->n); break;
+		case 'v': p = valloc(c->n); want_align = pg; break;
+		default:
+			p = pvalloc(c->n);
+			want_align = pg;
+			counted = (c->n + pg - 1) & ~(pg - 1);
+			break;
+		}
+		e = errno;
+		if (!p) {
+			w.failed++;
+			continue;
+		}
+		if (e != 1234) {
+			fprintf(stderr, "family %s: errno = %d after call %zu (%c %zu %zu), expected 1234\n",
+				kase, e, i, c->fn, c->align, c->n);
+			failures++;
+		}
+		if (want_align && !(want_align & (want_align - 1)))
+			expect_true("aligned as asked", aligned(p, want_align));
+		w.allocs++;
+		w.frees++;
+		w.bytes_allocated += counted;
+		w.bytes_freed += counted;
+		free(p);
+	}
+	end_and_check(&w);
+}
+
 static void case_usable_size(void)
 {
 	void *p = malloc(100);
@@ -336,12 +436,14 @@ static const struct {
 	{ "realloc", case_realloc },
 	{ "realloc_fail", case_realloc_fail },
 	{ "reallocarray", case_reallocarray },
+	{ "reallocarray_warm", case_reallocarray_warm },
 	{ "free_null", case_free_null },
 	{ "posix_memalign", case_posix_memalign },
 	{ "aligned_alloc", case_aligned_alloc },
 	{ "memalign", case_memalign },
 	{ "valloc", case_valloc },
 	{ "pvalloc", case_pvalloc },
+	{ "aligned_warm", case_aligned_warm },
 	{ "usable_size", case_usable_size },
 };
 
