@@ -1558,7 +1558,7 @@ void mc_footprint_unlock(void)
 
 void mc_footprint_after_fork_child(void)
 {
-	pthread_mutex_init(&fp_lock, NULL);
+	mc_mutex_reset(&fp_lock);
 	/* A fork in start-up's window (another thread's): the parent's. */
 	if (startup_statm >= 0)
 		mc_sys_close(startup_statm);

@@ -43,6 +43,13 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define MC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A default mutex fork left held, made free again in the child: the
+ * initializer stored, not pthread_mutex_init, a call the parent never
+ * makes, which every forked child bound lazily (the dynamic linker's
+ * lookup, libmemcheck's PLT page and the C library's page of the call:
+ * each a fault in the child, which fork gives no page tables of files;
+ * tests/prog/plain_fork_faults). */
+#define mc_mutex_reset(m) (*(m) = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER)
 
 /* Everything declared from here on is the library's own: hidden, so a
  * variable another file defines is reached directly, not through the
