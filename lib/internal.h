@@ -2653,6 +2653,12 @@ uint32_t mc_region_epoch_mark(void);
  * the wrappers test it, and only it, before calling the allocator. */
 extern int mc_fault_on;
 
+/* ---- execenv.c ------------------------------------------------------- */
+/* fork's prepare handler (life.c): the next execve and execvpe found in
+ * the parent, once, for every child that execs after fork.  Weak: the
+ * static archive has no execenv.o (GNUmakefile), and no exec to carry. */
+void mc_exec_prefork(void) __attribute__((weak));
+
 /* ---- sandbox.c ------------------------------------------------------- */
 
 /* A process with root's effective id is about to change its ids

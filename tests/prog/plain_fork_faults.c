@@ -2,7 +2,9 @@
  * plain_fork_faults.c - the page faults fork costs a process that keeps
  * N blocks live (argv[1], 2000 by default; 32 bytes each) and forks F
  * children (argv[2], 20) one after the other, each leaving at once with
- * _exit(0) (a child that execs leaves as early), counted by the program
+ * _exit(0), or with argv[3] "exec" after an execv that fails (a path
+ * that does not exist: what a child that execs runs of memcheck's
+ * before the new program, without one), counted by the program
  * itself around the fork loop: the CPU's page faults (perf's software
  * counter) of the parent alone (not inherited) and of the parent with
  * its children (inherited: a child's count is added when it exits).
@@ -40,6 +42,7 @@ static long long now(int fd)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 2000, forks = argc > 2 ? atoi(argv[2]) : 20;
+	int exec = argc > 3 && !strcmp(argv[3], "exec");
 	if (n < 1 || forks < 1)
 		return 2;
 	void **v = malloc((size_t)n * sizeof *v);
@@ -58,8 +61,13 @@ int main(int argc, char **argv)
 		pid_t pid = fork();
 		if (pid < 0)
 			return 1;
-		if (pid == 0)
+		if (pid == 0) {
+			if (exec) {
+				char *none[] = { "/nonexistent/plain_fork_faults", NULL };
+				execv(none[0], none);
+			}
 			_exit(0);
+		}
 		int st;
 		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
 			return 1;
