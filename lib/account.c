@@ -2304,7 +2304,7 @@ void mc_account_postfork_parent(void)
  * other threads' slots are retired, their counts kept. */
 void mc_account_postfork_child(void)
 {
-	pthread_mutex_init(&slot_lock, NULL);
+	mc_mutex_reset(&slot_lock);
 	atomic_store(&live_lock, 0);
 	if (slots) {
 		for (int i = 0, hi = slots_hi; i < hi; i++) {

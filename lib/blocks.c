@@ -194,7 +194,15 @@ struct group {
 				* owner reads (struct shard) */
 	atomic_flag claim;     /* set once a thread has claimed the group */
 	_Atomic int used;      /* a shard of the group has had an array */
+	/* Held by mc_blocks_lock_all: HELD_LENT (claimed for the walk, its
+	 * shards not written: a thread that comes waits in go_multi while
+	 * `walk` is set), else the mode every shard was entered in (an
+	 * owner's, or MULTI with each shard's lock).  Read and written by
+	 * the holder of all_lock only. */
+	_Atomic int walk;
+	int held;
 } __attribute__((aligned(64)));
+#define HELD_LENT (-1)
 static struct group groups[NGROUPS] = {
 	[0 ... NGROUPS - 1] = { .mode = MULTI, .claim = ATOMIC_FLAG_INIT }
 };
@@ -215,7 +223,6 @@ struct in {
 	int mode;
 };
 
-static struct in *fork_held;
 
 /* The groups: those of ptr's 2 MiB unit (ptr >> 21) in a directory, a
  * bit each, set as threads bring the unit blocks: a new block goes to
@@ -404,6 +411,11 @@ static void go_multi(struct group *g)
 	while (m < GOING && !atomic_compare_exchange_weak(&g->mode, &m, GOING))
 		;
 	if (m < GOING) {
+		/* lent to mc_blocks_lock_all, which marks none of its
+		 * shards busy: the walk (a fork, a scan) is waited for here
+		 * instead (read after the turn: see there) */
+		while (atomic_load(&g->walk))
+			__builtin_ia32_pause();
 		struct shard *first = &mc_shards[(g - groups) * GROUP_SHARDS];
 		for (int k = 0; k < GROUP_SHARDS; k++)
 			atomic_store(&first[k].mode, GOING);
@@ -1257,15 +1269,22 @@ static unsigned lent;
  * a thread which no longer exists there was holding.  Also the scan and
  * renumbering.  A group this thread owns is entered once for all its
  * shards (entering it shard by shard, a group turning MULTI between two
- * of them would have this thread wait for its own busy mark); one no
- * thread owns is claimed for the walk and entered so. */
+ * of them would have this thread wait for its own busy mark).  One no
+ * thread owns is claimed for the walk (lent) and its shards are left
+ * alone: no thread enters a group it has not claimed but through
+ * go_multi, which waits while the group's `walk` is set.  So a fork
+ * writes the lines of the groups in use and the groups' own, not all
+ * 256 shards' (16 KiB): each page a fork's handlers write is a
+ * copy-on-write fault in the parent after it and a page copied in the
+ * child (tests/prog/plain_fork_faults: a one-thread process's fork
+ * wrote 4 pages of shards and the per-shard record of how each was
+ * entered, a fifth, on each side; now the one page of its own group's
+ * shards). */
 void mc_blocks_lock_all(void)
 {
-	static struct in held[NSHARDS];
 	while (atomic_flag_test_and_set_explicit(&all_lock, memory_order_acquire))
 		__builtin_ia32_pause();
 	lent = 0;
-	fork_held = held;
 	if (!made)
 		return; /* no table: all_lock alone */
 	if (!joined)
@@ -1273,10 +1292,18 @@ void mc_blocks_lock_all(void)
 	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
 		struct group *g = group_of(&mc_shards[first]);
 		unsigned bit = mc_shards[first].bit;
-		if (bit && !(mc_blocks_mine & bit) && atomic_load(&g->mode) < GOING &&
-		    !atomic_flag_test_and_set(&g->claim)) {
-			mine_set(mc_blocks_mine | bit);
-			lent |= bit;
+		if (bit && !(mc_blocks_mine & bit)) {
+			/* walk set before the mode is read: a thread that
+			 * turns the group (go_multi) either reads walk after
+			 * it, and waits, or has turned it before the read
+			 * here, and the group is not lent (seq_cst, both) */
+			atomic_store(&g->walk, 1);
+			if (atomic_load(&g->mode) < GOING && !atomic_flag_test_and_set(&g->claim)) {
+				lent |= bit;
+				g->held = HELD_LENT;
+				continue;
+			}
+			atomic_store(&g->walk, 0);
 		}
 		struct in in = lock(&mc_shards[first]);
 		bool mark = in.mode != MULTI;
@@ -1296,42 +1323,58 @@ void mc_blocks_lock_all(void)
 				spin_lock(&mc_shards[first]);
 			}
 		}
-		held[first] = mark ? in : (struct in){ MULTI };
-		for (int k = first + 1; k < first + GROUP_SHARDS; k++)
-			held[k] = mark ? in : lock(&mc_shards[k]);
+		/* every other shard of a group that is MULTI is entered so */
+		for (int k = first + 1; !mark && k < first + GROUP_SHARDS; k++)
+			lock(&mc_shards[k]);
+		g->held = mark ? in.mode : MULTI;
 	}
 }
 
 void mc_blocks_unlock_all(void)
 {
-	for (int k = made ? NSHARDS - 1 : -1; k >= 0; k--)
-		unlock(&mc_shards[k], fork_held[k]);
+	for (int k = made ? NSHARDS - 1 : -1; k >= 0; k--) {
+		int held = group_of(&mc_shards[k])->held;
+		if (held != HELD_LENT)
+			unlock(&mc_shards[k], (struct in){ held });
+	}
 	/* Given back: the next thread to come claims it (one that came
-	 * during the walk has turned it to locks, for good). */
-	mine_set(mc_blocks_mine & ~lent);
+	 * during the walk waits in go_multi and turns it to locks, for
+	 * good, as it did when the walk marked the group's shards busy). */
 	for (int k = 0; k < NGROUPS; k++)
-		if (lent & 1u << k)
+		if (lent & 1u << k) {
 			atomic_flag_clear(&groups[k].claim);
+			atomic_store(&groups[k].walk, 0);
+		}
 	lent = 0;
 	atomic_flag_clear_explicit(&all_lock, memory_order_release);
 }
 
-/* The child has one thread: the one that forked.  It owns the table. */
+/* The child has one thread: the one that forked.  It owns the table.
+ * Only what differs is stored: a shard line the fork's walk did not
+ * write (a lent group's, lock_all) stays a page shared with the parent. */
+static inline void child_set(_Atomic int *v, int want)
+{
+	if (atomic_load_explicit(v, memory_order_relaxed) != want)
+		atomic_store(v, want);
+}
+
 void mc_blocks_after_fork_child(void)
 {
 	atomic_flag_clear(&all_lock);
 	if (!made)
 		return;
-	for (int k = 0; k < NSHARDS; k++)
-		atomic_store(&mc_shards[k].lock, 0);
 	bool ok = membarrier_ok();
 	for (int k = 0; k < NGROUPS; k++) {
 		atomic_flag_clear(&groups[k].claim);
+		atomic_store(&groups[k].walk, 0);
 		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
 	}
 	for (int k = 0; k < NSHARDS; k++) {
-		mc_shards[k].busy = 0;
-		atomic_store(&mc_shards[k].mode, ok ? ALONE : MULTI);
+		struct shard *s = &mc_shards[k];
+		child_set(&s->lock, 0);
+		if (s->busy)
+			s->busy = 0;
+		child_set(&s->mode, ok ? ALONE : MULTI);
 	}
 	mine_set(0);
 	lent = 0;

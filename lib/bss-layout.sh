@@ -99,7 +99,22 @@ EARLY="objects.o:.bss.nfork_objects seccomp.o:.bss.nfilters textout.o:.bss.err_k
 # thread's heap-allocated stack, the threads' stop signal, a fatal
 # signal or an API region's end use (4,928 bytes) joined the list, and
 # the start-up's populate of the run went from 13 pages to 12.
-COLD="vgtext.o:.bss.context_text vgtext.o:.bss.context_errors vgtext.o:.bss.replaced vgtext.o:.bss.heuristic_count roots.o:.bss.heap_stacks threads.o:.bss.saved_action fatal.o:.bss.fatal_info fatal.o:.bss.owed_info region.o:.bss.last_ended objects.o:.bss.fork_chain textout.o:.bss.kept_fds life.o:.bss.quick_exit_next life.o:.bss.at_quick_exit_next life.o:.bss.quick_exit_ours life.o:.bss.quick_exit_status blocks.o:.bss.held.0 blocks.o:.bss.odd allocator.o:.bss.name_buf allocator.o:.bss.heaps symdw.o:.bss.dw symstr.o:.bss.dstr_slot symscopes.o:.bss.fn_scopes symscopes.o:.bss.unit_fns symkeys.o:.bss.any_memo report.o:.bss.shown.2 report.o:.bss.site.3 gate.o:.bss.budget_error sandbox.o:.bss.kept seccomp.o:.bss.filters mappings.o:.bss.queue ownheap.o:.bss.extents ownheap.o:.bss.free_list timeline.o:.bss.lines fatal.o:.bss.alt_state fatal.o:.bss.alt_chunks vgtext.o:.bss.contexts vgxml.o:.bss.ctx_count vgxml.o:.bss.ctx_unique"
+COLD="vgtext.o:.bss.context_text vgtext.o:.bss.context_errors vgtext.o:.bss.replaced vgtext.o:.bss.heuristic_count roots.o:.bss.heap_stacks threads.o:.bss.saved_action fatal.o:.bss.fatal_info fatal.o:.bss.owed_info region.o:.bss.last_ended objects.o:.bss.fork_chain textout.o:.bss.kept_fds life.o:.bss.quick_exit_next life.o:.bss.at_quick_exit_next life.o:.bss.quick_exit_ours life.o:.bss.quick_exit_status blocks.o:.bss.odd allocator.o:.bss.name_buf allocator.o:.bss.heaps symdw.o:.bss.dw symstr.o:.bss.dstr_slot symscopes.o:.bss.fn_scopes symscopes.o:.bss.unit_fns symkeys.o:.bss.any_memo report.o:.bss.shown.2 report.o:.bss.site.3 gate.o:.bss.budget_error sandbox.o:.bss.kept seccomp.o:.bss.filters mappings.o:.bss.queue ownheap.o:.bss.extents ownheap.o:.bss.free_list timeline.o:.bss.lines fatal.o:.bss.alt_state fatal.o:.bss.alt_chunks vgtext.o:.bss.contexts vgxml.o:.bss.ctx_count vgxml.o:.bss.ctx_unique"
+# The small variables a fork writes, first among the small variables:
+# the locks fork's handlers take and release or set anew in the child,
+# the counters and flags a forked child starts again (life.c's
+# fork_prepare, fork_parent, fork_child).  Each page of memcheck's that
+# a fork writes is a copy-on-write fault in the parent after it and a
+# page copied in the child, before it execs or exits; spread among the
+# others, they were seven pages (p1bb..p1c1 of the run) written by every
+# forked child and five by the parent at every fork: now one
+# (tests/prog/plain_fork_faults, test_ownmem fork_pages_written_once).
+# Found by valgrind --tool=lackey --trace-mem=yes --trace-children=yes
+# on plain_fork_faults 10 1 preloaded: every store the child made to
+# libmemcheck's small variables, placed with the link map
+# (build/obj/libmemcheck.map); found again the same way where fork's
+# handlers change.
+FORK="ownmap.o:.bss.tail_lock sys.o:.bss.pid_cached textout.o:.bss.text_busy life.o:.bss.forked_child account.o:.bss.solo_busy account.o:.bss.g_peak account.o:.bss.g_granted account.o:.bss.g_flushed account.o:.bss.live_lock account.o:.bss.nslots_used account.o:.bss.slot_lock blocks.o:.bss.lent blocks.o:.bss.next_home blocks.o:.bss.homes blocks.o:.bss.all_lock blocks.o:.bss.crowd_done blocks.o:.bss.sole fault.o:.bss.lock fault.o:.bss.forks stacks.o:.bss.memo_owner stacks.o:.bss.rules_lock depot.o:.bss.codes_lock depot.o:.bss.depot_lock symdw.o:.bss.sym_lock symsession.o:.bss.session_checked elfmod.o:.bss.lent region.o:.bss.ended_here region.o:.bss.forked region.o:.bss.stack_lock region.o:.bss.region_lock rlimits.o:.bss.fork_pid rlimits.o:.bss.lock footprint.o:.bss.work_depth footprint.o:.bss.init_fresh footprint.o:.bss.fresh footprint.o:.bss.exit_armed footprint.o:.bss.work_measured footprint.o:.bss.mark_lost_kb footprint.o:.bss.exit_pagemap1 footprint.o:.bss.fp_lock startpages.o:.bss.used startpages.o:.bss.nseg mappings.o:.bss.queue_state roots.o:.bss.user_lock ownheap.o:.bss.lock exitstatus.o:.bss.dropped exitstatus.o:.bss.last_failed exitstatus.o:.bss.failed timeline.o:.bss.reading timeline.o:.bss.tl_lock fatal.o:.bss.alt_chunk_lock vgtext.o:.bss.forked"
 RUN_BEFORE="blocks.o:.bss.mc_shards"
 RUN_AFTER="vgmode.o:.bss.vg_regions region.o:.bss.regions"
 # The large arrays whose heads every process that measures its RSS
@@ -181,6 +196,13 @@ for s in $RUN_BEFORE; do
 done
 echo "  }"
 echo "  HIDDEN(mc_bss_small_lo = .);"
+# (an output section of its own, as .mc_early_bss: the first the
+# linker's rule for .bss would match otherwise)
+echo "  .mc_fork_bss : {"
+for s in $FORK; do
+	echo "    *${s%%:*}(${s#*:})"
+done
+echo "  }"
 echo "}"
 echo "INSERT BEFORE .bss;"
 echo "SECTIONS"

@@ -209,11 +209,27 @@ typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 
 static void *next_execve, *next_execvpe, *next_spawn, *next_spawnp;
 
+/* The next definitions of execve and execvpe, found in the parent at
+ * its first fork (life.c's fork_prepare, before fork takes the objects'
+ * walk lock), not by each child that execs: each child's walk faulted
+ * the header pages of every object before the C library's, which fork
+ * gives no child (no page tables of files), and its tables' pages
+ * (libssh's torture_config: ~7 page faults in each of its 12 fork+exec
+ * children; tests/prog/plain_fork_faults exec).  Once a process: a
+ * walk of the objects the parent has all present. */
+static const char execve_name[] = "execve", execvpe_name[] = "execvpe"; /* text-order.ld */
+
+void mc_exec_prefork(void)
+{
+	mc_sym_next_cached(execve_name, &next_execve);
+	mc_sym_next_cached(execvpe_name, &next_execvpe);
+}
+
 /* execve, or execvpe where search (a file looked for in PATH), with envp
  * carried */
 static int exec_with(bool search, const char *file, char *const argv[], char *const envp[])
 {
-	execve_fn *fn = mc_sym_next_cached(search ? "execvpe" : "execve",
+	execve_fn *fn = mc_sym_next_cached(search ? execvpe_name : execve_name,
 					   search ? &next_execvpe : &next_execve);
 	if (!fn) {
 		errno = ENOSYS;

@@ -367,10 +367,21 @@ void mc_fault_postfork_parent(void)
 /* The child's regions are its own from here: new ids, counts from 0. */
 void mc_fault_postfork_child(void)
 {
-	pthread_mutex_init(&lock, NULL);
-	char parent[sizeof proc_id];
-	memcpy(parent, proc_id, sizeof parent);
-	snprintf(proc_id, sizeof proc_id, "%s.%u", parent, forks);
+	mc_mutex_reset(&lock);
+	/* proc_id "%s.%u" of the parent's and forks, cut to size as
+	 * snprintf would; not snprintf, whose code (7 pages of the C
+	 * library's) no child has mapped: fork copies no page tables of
+	 * files (tests/prog/plain_fork_faults) */
+	char num[22];
+	const char *end = mc_utoa(num, forks);
+	size_t at = 0;
+	while (at + 1 < sizeof proc_id && proc_id[at])
+		at++;
+	if (at + 1 < sizeof proc_id)
+		proc_id[at++] = '.';
+	for (const char *c = num; c < end && at + 1 < sizeof proc_id; c++)
+		proc_id[at++] = *c;
+	proc_id[at] = 0;
 	forks = 0;
 	for (int i = 0; i <= depth; i++)
 		level_reset(&levels[i], i);

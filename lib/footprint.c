@@ -1558,7 +1558,7 @@ void mc_footprint_unlock(void)
 
 void mc_footprint_after_fork_child(void)
 {
-	pthread_mutex_init(&fp_lock, NULL);
+	mc_mutex_reset(&fp_lock);
 	/* A fork in start-up's window (another thread's): the parent's. */
 	if (startup_statm >= 0)
 		mc_sys_close(startup_statm);
@@ -1574,4 +1574,12 @@ void mc_footprint_after_fork_child(void)
 	 * the parent's lost mark is not the child's. */
 	atomic_store_explicit(&mark_lost_kb, 0, memory_order_relaxed);
 	exit_faults = UINT64_MAX; /* the child's count is its own */
+	/* Armed again (mc_footprint_heap_grown): fork gives the child no
+	 * page tables of libmemcheck's code, so what the parent made
+	 * present there the child faults anew as it runs it, its late
+	 * calls and its exit after its own peak (plain_rss_self
+	 * forklittle, whose parent passed 4 MiB before the fork: 64 pages
+	 * of code at the child's peak, 128 at its end). */
+	if (nobject && peak_used)
+		mc_fp_heap_at1 = HEAP_AT;
 }

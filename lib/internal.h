@@ -43,6 +43,13 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define MC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A default mutex fork left held, made free again in the child: the
+ * initializer stored, not pthread_mutex_init, a call the parent never
+ * makes, which every forked child bound lazily (the dynamic linker's
+ * lookup, libmemcheck's PLT page and the C library's page of the call:
+ * each a fault in the child, which fork gives no page tables of files;
+ * tests/prog/plain_fork_faults). */
+#define mc_mutex_reset(m) (*(m) = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER)
 
 /* Everything declared from here on is the library's own: hidden, so a
  * variable another file defines is reached directly, not through the
@@ -2645,6 +2652,12 @@ uint32_t mc_region_epoch_mark(void);
 /* Set while any failure-injection control or allocation counting is on:
  * the wrappers test it, and only it, before calling the allocator. */
 extern int mc_fault_on;
+
+/* ---- execenv.c ------------------------------------------------------- */
+/* fork's prepare handler (life.c): the next execve and execvpe found in
+ * the parent, once, for every child that execs after fork.  Weak: the
+ * static archive has no execenv.o (GNUmakefile), and no exec to carry. */
+void mc_exec_prefork(void) __attribute__((weak));
 
 /* ---- sandbox.c ------------------------------------------------------- */
 

@@ -1144,6 +1144,8 @@ static void fork_prepare(void)
 {
 	mc_mappings_prefork();
 	mc_guard_enter();
+	if (mc_exec_prefork)
+		mc_exec_prefork();
 	mc_walks_prefork();
 	mc_symbolize_prefork();
 	mc_regions_lock();

@@ -1066,8 +1066,8 @@ void mc_regions_unlock(void)
  * (mc_regions_restart_after_fork). */
 void mc_regions_after_fork_child(void)
 {
-	pthread_mutex_init(&stack_lock, NULL);
-	pthread_mutex_init(&region_lock, NULL);
+	mc_mutex_reset(&stack_lock);
+	mc_mutex_reset(&region_lock);
 	if (!fork_has_region_lock)
 		mc_report_state_forget();
 	mc_timeline_after_fork_child();

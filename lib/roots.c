@@ -129,7 +129,7 @@ void mc_roots_prefork(void)
 void mc_roots_postfork(bool child)
 {
 	if (child)
-		pthread_mutex_init(&user_lock, NULL);
+		mc_mutex_reset(&user_lock);
 	else
 		pthread_mutex_unlock(&user_lock);
 }

@@ -975,8 +975,14 @@ void mc_symcache_flush(void)
 	errno = saved;
 }
 
+/* A forked child's: only the modules used (those past mods_next are
+ * zero), none where the parent used none; every child wrote mods' 3.4
+ * KiB and mods_next, two pages copied from its parent's
+ * (tests/prog/plain_fork_faults). */
 void mc_symcache_forget(void)
 {
-	memset(mods, 0, sizeof mods);
+	if (!mods_next)
+		return;
+	memset(mods, 0, mods_next * sizeof *mods);
 	mods_next = 0;
 }

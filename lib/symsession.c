@@ -254,7 +254,7 @@ void mc_symbolize_postfork(bool child)
 			pthread_mutex_unlock(&sym_lock);
 		return;
 	}
-	pthread_mutex_init(&sym_lock, NULL);
+	mc_mutex_reset(&sym_lock);
 	session_checked = false;
 	mc_elfmod_runs_lend(NULL);   /* the scan that lent it is the parent's */
 	/* The parent appends what it found; the cache's buffers may have

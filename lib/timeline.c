@@ -206,6 +206,6 @@ void mc_timeline_sample(void)
 
 void mc_timeline_after_fork_child(void)
 {
-	pthread_mutex_init(&tl_lock, NULL);
+	mc_mutex_reset(&tl_lock);
 	atomic_flag_clear(&reading);
 }

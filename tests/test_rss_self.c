@@ -586,6 +586,30 @@ H_CHECK(child_as_its_own)
 		      TOLERANCE_END_KIB);
 }
 
+/* latelittle in a forked child whose parent's heap passed 4 MiB before
+ * the fork (plain_rss_self forklittle), so that the parent made
+ * libmemcheck's code present there (footprint.c mc_footprint_heap_grown):
+ * fork gives the child no page tables of it, and the child faulted the
+ * code of its late calls and exit anew after its peak.  Main a432e043:
+ * 64 pages of code at the child's peak, 128 at its end, under all four
+ * allocators; the child is armed again at fork now: 162 and 162.  Its
+ * figures are not compared here: the child's rss_end and peak_rss read
+ * +68/+72/+24/+80 KiB over the bare child's (glibc, mimalloc, jemalloc,
+ * tcmalloc) on main and with the re-arm alike, where the forked
+ * child's row (no 8 MiB in the parent first) is within its tolerance:
+ * a cause not found yet (session 52). */
+H_CHECK(child_no_code_after_the_peak)
+{
+	long long at_peak = code_pages(x, "rss_self_code: peak="),
+		  at_end = code_pages(x, "rss_self_code: end=");
+	printf("test_rss_self: %s: libmemcheck's code pages at the child's peak %lld, at its end "
+	       "%lld\n", x->label, at_peak, at_end);
+	ck_assert_msg(at_end == at_peak,
+		      "%s: %lld pages of libmemcheck's code first mapped after the forked child's "
+		      "peak (%lld at the peak, %lld at the end)",
+		      x->label, at_end - at_peak, at_peak, at_end);
+}
+
 /* The program's own mappings where they land without memcheck
  * (plain_mmap_where: each against its first, KiB below it; memcheck's
  * view of the C library's call-frame table made between them).  Main
@@ -707,6 +731,9 @@ static const struct h_case cases[] = {
 	 * memcheck first ran after it (no_code_after_the_peak) */
 	{ "late first calls after a small give-back", RUN("plain_rss_self", "latelittle"),
 	  .record = "process", .check = no_code_after_the_peak },
+	{ "late first calls after a small give-back, in a forked child",
+	  RUN("plain_rss_self", "forklittle"), .record = "process",
+	  .check = child_no_code_after_the_peak },
 	{ "mappings' places", RUN("plain_mmap_where", "where"), .record = "process",
 	  .check = mappings_where_bare },
 	{ "static TLS places", RUN("plain_tls_where", "where"), .record = "process",

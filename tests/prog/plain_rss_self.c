@@ -31,6 +31,8 @@
  *           the peak ("rss_self_peak: rss=N") and, under memcheck,
  *           libmemcheck's code pages present at the peak and at the
  *           very end ("rss_self_code: peak=N", "end=N")
+ *   forklittle  8 MiB written and freed, then latelittle in a forked
+ *           child, which prints its lines (the parent prints nothing)
  *   fork    the same as plain in a forked child, which prints the
  *           figures (its start read right after fork returns) and
  *           leaves by returning from main; the parent waits and leaves by _exit with
@@ -209,15 +211,22 @@ static int late_little_mode(void)
 	return late_calls();
 }
 
+/* big bytes malloc'd, written and freed: false where malloc failed */
+static bool written_and_freed(size_t big)
+{
+	char *b = malloc(big);
+	if (!b)
+		return false;
+	memset(b, 1, big);
+	free(b);
+	return true;
+}
+
 static int late_mode(bool unload)
 {
 	void *m = unload ? dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL) : NULL;
-	size_t big = 16u << 20;
-	char *b = malloc(big);
-	if (!b || (unload && !m))
+	if ((unload && !m) || !written_and_freed(16u << 20))
 		return 2;
-	memset(b, 1, big);
-	free(b);
 	if (m)
 		dlclose(m);
 	return late_calls();
@@ -227,7 +236,10 @@ int main(int argc, char **argv)
 {
 	rss_self_fixed_layout(argv);
 	const char *mode = argc > 1 ? argv[1] : "plain";
-	bool child = strcmp(mode, "fork") == 0;
+	bool child = strcmp(mode, "fork") == 0 || strcmp(mode, "forklittle") == 0;
+	/* forklittle: the parent's heap past 4 MiB before the fork */
+	if (strcmp(mode, "forklittle") == 0 && !written_and_freed(8u << 20))
+		return 2;
 	if (child) {
 		pid_t pid = fork();
 		if (pid < 0)
@@ -272,16 +284,12 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "late") == 0 || strcmp(mode, "lateunload") == 0) {
 		if (late_mode(strcmp(mode, "lateunload") == 0) != 0)
 			return 2;
-	} else if (strcmp(mode, "latelittle") == 0) {
+	} else if (strcmp(mode, "latelittle") == 0 || strcmp(mode, "forklittle") == 0) {
 		if (late_little_mode() != 0)
 			return 2;
 	} else if (strcmp(mode, "heaperror") == 0) {
-		size_t big = 16u << 20;
-		char *b = malloc(big);
-		if (!b)
+		if (!written_and_freed(16u << 20))
 			return 2;
-		memset(b, 1, big);
-		free(b);
 		keep = malloc(16);
 		free(keep);
 		free(keep);
