@@ -1349,8 +1349,18 @@ struct mc_thread {
 	 * it comes down (the scan it was for, 0: none), and the scan whose
 	 * stop was put off so once already */
 	uint32_t stop_owed, stop_put_off;
-	int table_wait;              /* blocks.c: waiting to enter a shard,
-				      * before any change to the table */
+	int dtv_window;              /* account.c's mc_account_dtv_begin:
+				      * inside the C library's pthread_create
+				      * from memcheck's, whose DTV has an
+				      * entry of memcheck's (count it so);
+				      * here, where table_wait had padding */
+	uintptr_t table_wait;        /* blocks.c: waiting to enter a shard,
+				      * before any change to the table (not
+				      * 0); spinning for a shard's lock, the
+				      * stack pointer there, the callee-saved
+				      * registers spilled above it: what a
+				      * scan reads of a thread no signal
+				      * stops (roots.c's table_wait_sp) */
 	int own_frames;              /* threadstart.c: inside the C library's
 				      * pthread_create from memcheck's, whose
 				      * frame lies under what it allocates
@@ -1361,10 +1371,6 @@ struct mc_thread {
 				      * alternate stack runs (mc_fatal_beside):
 				      * the kernel's ucontext, whose registers
 				      * go on under it (stacks.c's walk) */
-	int dtv_window;              /* account.c's mc_account_dtv_begin:
-				      * inside the C library's pthread_create
-				      * from memcheck's, whose DTV has an
-				      * entry of memcheck's (count it so) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
