@@ -478,32 +478,13 @@ static inline struct in lock(struct shard *s)
 	return likely(m != MULTI) ? (struct in){ m } : lock_slow(s);
 }
 
-/* lock_wait's wait for a shard's lock another thread holds (a scan holds
- * them all), its stack pointer in mc_self.table_wait and the
- * callee-saved registers spilled above it: a thread that blocks every
- * signal (userspace-rcu's call_rcu worker) and calls free during the
- * scan spins here, running, where no system call gives its stack
- * pointer; roots.c reads its stack from here up (table_wait_sp), as
- * valgrind reads a thread from its stack pointer, not its whole stack,
- * whose dead frames kept a lost block reachable.  Out of line: only a
- * lock found taken comes here. */
-static __attribute__((noinline)) void table_spin(struct shard *s)
-{
-	__builtin_unwind_init();
-	uintptr_t was = mc_self.table_wait, sp = (uintptr_t)__builtin_frame_address(0);
-#if defined(__x86_64__)
-	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
-#endif
-	mc_self.table_wait = sp;
-	atomic_signal_fence(memory_order_seq_cst);
-	mc_spin_lock(&s->lock);
-	atomic_signal_fence(memory_order_seq_cst);
-	mc_self.table_wait = was;
-}
-
 /* lock_slow's wait, marked (mc_self.table_wait): a thread stopped for a
  * scan here has not changed the table yet, so threads.c stops it at
- * once, where it puts off the stop of one inside its guard otherwise. */
+ * once, where it puts off the stop of one inside its guard otherwise.
+ * The mark is lock_slow's frame pointer (as cheap as a 1): where a
+ * thread no signal stops waits here for an owner (go_multi), roots.c
+ * reads its stack from just below it (table_wait_sp); spinning for the
+ * shard's lock, mc_spin_wait's exact stack pointer replaces it. */
 static inline __attribute__((always_inline)) struct in lock_wait(struct shard *s);
 static __attribute__((noinline)) struct in lock_slow(struct shard *s)
 {
@@ -511,7 +492,7 @@ static __attribute__((noinline)) struct in lock_slow(struct shard *s)
 	if (unlikely(mc_self.stop_owed))
 		mc_guard_stop_owed();
 	uintptr_t was = mc_self.table_wait;
-	mc_self.table_wait = 1;
+	mc_self.table_wait = (uintptr_t)__builtin_frame_address(0); /* as cheap as a 1 */
 	atomic_signal_fence(memory_order_seq_cst);
 	struct in in = lock_wait(s);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -537,9 +518,7 @@ static inline __attribute__((always_inline)) struct in lock_wait(struct shard *s
 	 * every thread reads the mode from. */
 	mine_set(mc_blocks_mine & ~bit);
 	go_multi(g);
-	if (atomic_load_explicit(&s->lock, memory_order_relaxed) ||
-	    atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-		table_spin(s);
+	spin_lock(s);
 	return (struct in){ MULTI };
 }
 
