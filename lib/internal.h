@@ -1357,8 +1357,8 @@ struct mc_thread {
 	uintptr_t table_wait;        /* blocks.c: waiting to enter a shard,
 				      * before any change to the table (not
 				      * 0): lock_slow's frame pointer; or,
-				      * spinning for one of memcheck's locks
-				      * (mc_spin_wait), the stack pointer
+				      * spinning for one of the locks a scan
+				      * holds (mc_spin_wait), the stack pointer
 				      * there | 1, the callee-saved registers
 				      * spilled above it: what a scan reads of
 				      * a thread no signal stops (roots.c's
@@ -1462,15 +1462,29 @@ static inline bool mc_in_range_relaxed(uintptr_t v, const uintptr_t *lo, const u
 
 /* A spin lock for short critical sections that never call out: pause,
  * then yield (two cores and four threads: the holder may be off the CPU). */
-/* mc_spin_lock past its first 64 spins (sys.c): yields until the lock
- * is free, its stack pointer | 1 in mc_self.table_wait meanwhile, the
- * callee-saved registers spilled above it.  A thread that blocks every
- * signal (userspace-rcu's call_rcu worker) and calls free while a scan
- * holds memcheck's locks waits here, running, where no system call
- * shows its stack pointer: roots.c reads it from there up
- * (table_wait_sp), not whole. */
-void mc_spin_wait(atomic_int *l);
 static inline void mc_spin_lock(atomic_int *l)
+{
+	for (int spins = 0;; spins++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		if (spins > 64)
+			sched_yield();
+		else
+			__builtin_ia32_pause();
+	}
+}
+
+/* mc_spin_lock for the locks a scan holds (the block table's shards,
+ * the live bytes'), its wait past the first 64 spins in blocks.c's
+ * mc_spin_wait: it yields until the lock is free, its stack pointer | 1
+ * in mc_self.table_wait meanwhile, the callee-saved registers spilled
+ * above it.  A thread that blocks every signal (userspace-rcu's
+ * call_rcu worker) and calls free while a scan holds those locks waits
+ * there, running, where no system call shows its stack pointer:
+ * roots.c reads it from there up (table_wait_sp), not whole. */
+void mc_spin_wait(atomic_int *l);
+static inline void mc_spin_lock_noted(atomic_int *l)
 {
 	for (int spins = 0; spins <= 64; spins++) {
 		if (!atomic_load_explicit(l, memory_order_relaxed) &&

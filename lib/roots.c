@@ -1009,7 +1009,7 @@ __attribute__((noinline)) static void whole_stack(struct mc_roots *r, struct mc_
  * (userspace-rcu's call_rcu worker freeing a node at the exit of a
  * forked child: the node still reachable from the worker's dead frames,
  * where valgrind reads it from its stack pointer).  Spinning (| 1,
- * sys.c's mc_spin_wait), its stack pointer there; else lock_slow's
+ * blocks.c's mc_spin_wait), its stack pointer there; else lock_slow's
  * frame pointer, read from WAIT_BELOW bytes under it (the registers
  * lock_slow saved, go_multi's frame, where it waits for a group's
  * owner: memcheck's own frames of this call).  One not there yet,

@@ -357,22 +357,3 @@ bool mc_cpu_avx2(void)
 	return false;
 #endif
 }
-
-/* mc_spin_lock's wait (internal.h says why the stack pointer is left
- * in mc_self.table_wait): out of line, only a lock held past 64 spins
- * comes here. */
-__attribute__((noinline)) void mc_spin_wait(atomic_int *l)
-{
-	__builtin_unwind_init();
-	uintptr_t was = mc_self.table_wait, sp = (uintptr_t)__builtin_frame_address(0);
-#if defined(__x86_64__)
-	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
-#endif
-	mc_self.table_wait = sp | 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	while (atomic_load_explicit(l, memory_order_relaxed) ||
-	       atomic_exchange_explicit(l, 1, memory_order_acquire))
-		sched_yield();
-	atomic_signal_fence(memory_order_seq_cst);
-	mc_self.table_wait = was;
-}
