@@ -1014,14 +1014,17 @@ __attribute__((noinline)) static void whole_stack(struct mc_roots *r, struct mc_
  * lock_slow saved, go_multi's frame, where it waits for a group's
  * owner: memcheck's own frames of this call).  One not there yet,
  * between two calls or waiting for a processor, is looked at again for
- * up to 10 ms where it has called into memcheck before (a slot): the
+ * up to 10 ms where it has called into memcheck before (a slot), or
+ * until a system call gives its stack pointer (threads.c's blocked_sp:
+ * userspace-rcu's worker spinning in synchronize_rcu waits on a futex
+ * next): the
  * exit scans twice, and the thread released from the first was not yet
  * back at the table when the second looked, at a load of 10 on two
  * processors (tests/prog/plain_leak_sigfree under tcmalloc, 1 exit in
  * 30 read whole with a 1 ms look).  One that never did (a thread that
  * computes) is not waited for. */
 #define WAIT_BELOW 256
-__attribute__((noinline)) static uintptr_t table_wait_sp(struct mc_roots *r, uintptr_t tp)
+__attribute__((noinline)) static uintptr_t table_wait_sp(struct mc_roots *r, uintptr_t tp, pid_t tid)
 {
 	uintptr_t at = tp + ((uintptr_t)&mc_self - mc_thread_pointer());
 	const struct mc_vma *v = tp ? mc_vmas_find(r->maps, at) : NULL;
@@ -1029,10 +1032,13 @@ __attribute__((noinline)) static uintptr_t table_wait_sp(struct mc_roots *r, uin
 		return 0;
 	const volatile struct mc_thread *other = (const struct mc_thread *)at;
 	uintptr_t sp = other->table_wait;
+	uintptr_t pc;
 	for (double t0 = mc_now(); !sp && other->slot && mc_now() - t0 < 0.01;) {
 		struct timespec ts = { 0, 50000 };
 		nanosleep(&ts, NULL);
 		sp = other->table_wait;
+		if (!sp && tid && mc_task_blocked(tid, &sp, &pc))
+			return sp; /* in a system call by now */
 	}
 	sp = sp & 1 ? sp & ~(uintptr_t)1 : sp ? sp - WAIT_BELOW : 0;
 	v = sp ? mc_vmas_find(r->maps, sp) : NULL;
@@ -1050,7 +1056,7 @@ __attribute__((noinline)) static void unanswered(struct mc_roots *r, struct mc_o
 	uintptr_t lo, hi, tp;
 	if (is_main) {
 		if (!o->sp)
-			o->sp = table_wait_sp(r, libc.main_tp);
+			o->sp = table_wait_sp(r, libc.main_tp, o->tid);
 		return;
 	}
 	if (!o->whole_tp && libc.stack_used && listed_thread_stack(r, o->tid, &lo, &hi, &tp)) {
@@ -1061,7 +1067,7 @@ __attribute__((noinline)) static void unanswered(struct mc_roots *r, struct mc_o
 		}
 	}
 	if (!o->sp)
-		o->sp = table_wait_sp(r, o->whole_tp);
+		o->sp = table_wait_sp(r, o->whole_tp, o->tid);
 }
 
 /* The link maps of the objects ld.so loaded at the start: it made them
