@@ -484,7 +484,7 @@ static __attribute__((noinline, cold)) void count_failed(struct mc_slot *s)
 
 static void live_lock_take(void)
 {
-	mc_spin_lock(&live_lock);
+	mc_spin_lock_noted(&live_lock); /* a scan holds it: blocks.c's mc_spin_wait */
 }
 
 static void live_lock_drop(void)

@@ -393,7 +393,26 @@ static inline struct group *group_of(const struct shard *s)
 
 static void spin_lock(struct shard *s)
 {
-	mc_spin_lock(&s->lock);
+	mc_spin_lock_noted(&s->lock);
+}
+
+/* mc_spin_lock_noted's wait (internal.h says why the stack pointer is
+ * left in mc_self.table_wait): out of line, only a lock held past 64
+ * spins comes here. */
+__attribute__((noinline)) void mc_spin_wait(atomic_int *l)
+{
+	__builtin_unwind_init();
+	uintptr_t was = mc_self.table_wait, sp = (uintptr_t)__builtin_frame_address(0);
+#if defined(__x86_64__)
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
+#endif
+	mc_self.table_wait = sp | 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	while (atomic_load_explicit(l, memory_order_relaxed) ||
+	       atomic_exchange_explicit(l, 1, memory_order_acquire))
+		sched_yield();
+	atomic_signal_fence(memory_order_seq_cst);
+	mc_self.table_wait = was;
 }
 
 static bool membarrier_ok(void)
@@ -492,15 +511,19 @@ static inline struct in lock(struct shard *s)
 
 /* lock_slow's wait, marked (mc_self.table_wait): a thread stopped for a
  * scan here has not changed the table yet, so threads.c stops it at
- * once, where it puts off the stop of one inside its guard otherwise. */
+ * once, where it puts off the stop of one inside its guard otherwise.
+ * The mark is lock_slow's frame pointer (as cheap as a 1): where a
+ * thread no signal stops waits here for an owner (go_multi), roots.c
+ * reads its stack from just below it (table_wait_sp); spinning for the
+ * shard's lock, mc_spin_wait's exact stack pointer replaces it. */
 static inline __attribute__((always_inline)) struct in lock_wait(struct shard *s);
 static __attribute__((noinline)) struct in lock_slow(struct shard *s)
 {
 	/* a scan's stop put off until now: here the table is unchanged */
 	if (unlikely(mc_self.stop_owed))
 		mc_guard_stop_owed();
-	int was = mc_self.table_wait;
-	mc_self.table_wait = 1;
+	uintptr_t was = mc_self.table_wait;
+	mc_self.table_wait = (uintptr_t)__builtin_frame_address(0); /* as cheap as a 1 */
 	atomic_signal_fence(memory_order_seq_cst);
 	struct in in = lock_wait(s);
 	atomic_signal_fence(memory_order_seq_cst);

@@ -1356,8 +1356,20 @@ struct mc_thread {
 	 * it comes down (the scan it was for, 0: none), and the scan whose
 	 * stop was put off so once already */
 	uint32_t stop_owed, stop_put_off;
-	int table_wait;              /* blocks.c: waiting to enter a shard,
-				      * before any change to the table */
+	int dtv_window;              /* account.c's mc_account_dtv_begin:
+				      * inside the C library's pthread_create
+				      * from memcheck's, whose DTV has an
+				      * entry of memcheck's (count it so);
+				      * here, where table_wait had padding */
+	uintptr_t table_wait;        /* blocks.c: waiting to enter a shard,
+				      * before any change to the table (not
+				      * 0): lock_slow's frame pointer; or,
+				      * spinning for one of the locks a scan
+				      * holds (mc_spin_wait), the stack pointer
+				      * there | 1, the callee-saved registers
+				      * spilled above it: what a scan reads of
+				      * a thread no signal stops (roots.c's
+				      * table_wait_sp) */
 	int own_frames;              /* threadstart.c: inside the C library's
 				      * pthread_create from memcheck's, whose
 				      * frame lies under what it allocates
@@ -1368,10 +1380,6 @@ struct mc_thread {
 				      * alternate stack runs (mc_fatal_beside):
 				      * the kernel's ucontext, whose registers
 				      * go on under it (stacks.c's walk) */
-	int dtv_window;              /* account.c's mc_account_dtv_begin:
-				      * inside the C library's pthread_create
-				      * from memcheck's, whose DTV has an
-				      * entry of memcheck's (count it so) */
 };
 /* A call to the allocator made with the guard held. */
 #define MC_REAL(call)                                                          \
@@ -1472,6 +1480,26 @@ static inline void mc_spin_lock(atomic_int *l)
 		else
 			__builtin_ia32_pause();
 	}
+}
+
+/* mc_spin_lock for the locks a scan holds (the block table's shards,
+ * the live bytes'), its wait past the first 64 spins in blocks.c's
+ * mc_spin_wait: it yields until the lock is free, its stack pointer | 1
+ * in mc_self.table_wait meanwhile, the callee-saved registers spilled
+ * above it.  A thread that blocks every signal (userspace-rcu's
+ * call_rcu worker) and calls free while a scan holds those locks waits
+ * there, running, where no system call shows its stack pointer:
+ * roots.c reads it from there up (table_wait_sp), not whole. */
+void mc_spin_wait(atomic_int *l);
+static inline void mc_spin_lock_noted(atomic_int *l)
+{
+	for (int spins = 0; spins <= 64; spins++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		__builtin_ia32_pause();
+	}
+	mc_spin_wait(l);
 }
 
 /* How far start-up has come (life.c moves it on; the wrappers test it):

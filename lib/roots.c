@@ -51,6 +51,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -997,6 +998,78 @@ __attribute__((noinline)) static void whole_stack(struct mc_roots *r, struct mc_
 	mc_resident_each(&whole, 1, add_whole_run, &w);
 }
 
+/* A thread nothing stopped (it blocks the signal, or had no processor
+ * for a second), whose descriptor is tp: the stack pointer where it
+ * waits for one of memcheck's locks the scan holds (the block table's,
+ * the live bytes'), read in its static TLS (mc_self.table_wait, at the
+ * offset of the caller's own: initial-exec, the same in every thread),
+ * else 0.  It stays there, its frames above unchanged, until the scan
+ * lets go.  Such a thread is running: no system call gives its stack
+ * pointer, and its whole stack was read, dead frames and all
+ * (userspace-rcu's call_rcu worker freeing a node at the exit of a
+ * forked child: the node still reachable from the worker's dead frames,
+ * where valgrind reads it from its stack pointer).  Spinning (| 1,
+ * blocks.c's mc_spin_wait), its stack pointer there; else lock_slow's
+ * frame pointer, read from WAIT_BELOW bytes under it (the registers
+ * lock_slow saved, go_multi's frame, where it waits for a group's
+ * owner: memcheck's own frames of this call).  One not there yet,
+ * between two calls or waiting for a processor, is looked at again for
+ * up to 10 ms where it has called into memcheck before (a slot), or
+ * until a system call gives its stack pointer (threads.c's blocked_sp:
+ * userspace-rcu's worker spinning in synchronize_rcu waits on a futex
+ * next): the
+ * exit scans twice, and the thread released from the first was not yet
+ * back at the table when the second looked, at a load of 10 on two
+ * processors (tests/prog/plain_leak_sigfree under tcmalloc, 1 exit in
+ * 30 read whole with a 1 ms look).  One that never did (a thread that
+ * computes) is not waited for. */
+#define WAIT_BELOW 256
+__attribute__((noinline)) static uintptr_t table_wait_sp(struct mc_roots *r, uintptr_t tp, pid_t tid)
+{
+	uintptr_t at = tp + ((uintptr_t)&mc_self - mc_thread_pointer());
+	const struct mc_vma *v = tp ? mc_vmas_find(r->maps, at) : NULL;
+	if (!v || !(v->prot & PROT_READ) || at + sizeof mc_self > v->hi)
+		return 0;
+	const volatile struct mc_thread *other = (const struct mc_thread *)at;
+	uintptr_t sp = other->table_wait;
+	uintptr_t pc;
+	for (double t0 = mc_now(); !sp && other->slot && mc_now() - t0 < 0.01;) {
+		struct timespec ts = { 0, 50000 };
+		nanosleep(&ts, NULL);
+		sp = other->table_wait;
+		if (!sp && tid && mc_task_blocked(tid, &sp, &pc))
+			return sp; /* in a system call by now */
+	}
+	sp = sp & 1 ? sp & ~(uintptr_t)1 : sp ? sp - WAIT_BELOW : 0;
+	v = sp ? mc_vmas_find(r->maps, sp) : NULL;
+	return v && (v->prot & PROT_READ) ? sp : 0;
+}
+
+/* Such a thread's descriptor from glibc's list (listed_thread_stack),
+ * where neither a signal nor its slot gave it: its static TLS and DTV
+ * roots, where a system call gave only its stack pointer; and its stack
+ * pointer where it waits for the table (table_wait_sp).  Out of line:
+ * rare. */
+__attribute__((noinline)) static void unanswered(struct mc_roots *r, struct mc_other_thread *o,
+						 bool is_main)
+{
+	uintptr_t lo, hi, tp;
+	if (is_main) {
+		if (!o->sp)
+			o->sp = table_wait_sp(r, libc.main_tp, o->tid);
+		return;
+	}
+	if (!o->whole_tp && libc.stack_used && listed_thread_stack(r, o->tid, &lo, &hi, &tp)) {
+		o->whole_tp = tp;
+		if (!o->sp) {
+			o->whole_lo = lo;
+			o->whole_hi = hi;
+		}
+	}
+	if (!o->sp)
+		o->sp = table_wait_sp(r, o->whole_tp, o->tid);
+}
+
 /* The link maps of the objects ld.so loaded at the start: it made them
  * before any allocator ran, with its own one, in pages it mapped itself
  * (the rest of its data's last page, then pages of its own), which
@@ -1117,6 +1190,8 @@ void mc_roots_rest(struct mc_roots *r, const struct mc_scan_from *from,
 		if (o->exiting)
 			continue; /* dead: no stack, TLS or registers (threads.c) */
 		bool is_main = o->tid == pid;
+		if (!o->answered)
+			unanswered(r, o, is_main);
 		uintptr_t tp = o->answered ? o->tp : is_main ? libc.main_tp : o->whole_tp;
 		uintptr_t lo = 0, hi = 0;
 		if (o->sp) {

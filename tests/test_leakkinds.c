@@ -102,6 +102,14 @@ struct counts {
 	 * call nor a slot gave its stack; userspace-rcu's call_rcu worker). */ \
 	X(plain_leak_sigblocked, 0, 0, 2, 0, 0, 0, 320, 0, "fail", same_as_valgrind, \
 	  ELSEWHERE_ONE_DTV)                                                    \
+	/* The same thread on a stack the program mapped (pthread_attr_     \
+	 * setstack), waiting in a system call: the mapping is a root, the  \
+	 * descriptor at its top (already so on main). */                     \
+	X(plain_leak_sigownstack, 0, 0, 2, 0, 0, 0, 320, 0, "fail", same_as_valgrind, \
+	  ELSEWHERE_ONE_DTV)                                                    \
+	/* And a raw clone's thread, computing: no descriptor, no list has   \
+	 * it; its mapped stack is a root (already so on main). */            \
+	X(plain_leak_sigclone, 0, 0, 1, 0, 0, 0, 48, 0, "fail", same_as_valgrind, ELSEWHERE) \
 	/* Two threads ended and never joined: what each returned and its    \
 	 * __thread block still reachable through its descriptor, which      \
 	 * glibc keeps with its stack until a join; DTVs as above (all six    \
