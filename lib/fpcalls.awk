@@ -16,9 +16,11 @@
 # each call whose row says anything else.
 
 BEGIN {
-	# MC_FRAMELESS (internal.h): interpose.c's wrappers, start.c's
+	# MC_FRAMELESS (internal.h): interpose.c's wrappers (the malloc
+	# family, reallocarray, the aligned family), start.c's
 	# __libc_start_main, cxxnew.c's operators (their mangled names)
-	split("malloc calloc realloc free __libc_start_main", f, " ")
+	split("malloc calloc realloc free reallocarray posix_memalign " \
+	    "aligned_alloc memalign valloc pvalloc __libc_start_main", f, " ")
 	for (i in f)
 		frameless[f[i]] = 1
 	part = ""
