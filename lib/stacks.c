@@ -1655,8 +1655,9 @@ static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_
  * pool is one lazy reservation made at start-up (mc_map_lazy: carved,
  * its resident pages measured with mincore as memcheck's own, never the
  * program's), MEMO_THREADS blocks of 13,312 bytes (416 KiB of address
- * space); a block is populated when first taken (one madvise, not three
- * page faults).  Taking one locks nothing and calls only madvise and
+ * space); a pair of its slots is populated when the first walk is kept
+ * there (one madvise, not two page faults: memo_ready).  Taking one
+ * locks nothing and calls only madvise and
  * tgkill, so a capture in a signal handler may take it (as the cache,
  * the block is the thread's: captures never nest on one thread, the
  * guard being up during each).  A block is its owner's (a thread id)
@@ -1674,6 +1675,17 @@ struct memo_block {
 static struct memo_block *memo_pool;
 static _Atomic pid_t memo_owner[MEMO_THREADS];
 static _Atomic bool memo_used[MEMO_THREADS]; /* taken before: clear it when taken again */
+/* Block i's pairs of slots (bit k: pair k) made resident by its owner,
+ * the only thread that reads or writes it: a pair not yet made resident
+ * was never written, so a capture does not read it (a read would map
+ * the zero page, a fault that the first walk kept there then pays
+ * again).  A block was populated whole when taken, 4 pages, where a
+ * short process keeps a few walks on one or two of them (a libyaml
+ * parser run: 1 page of 4 written; bench/suite_test: none): a pair's
+ * page or two are populated when its first walk is kept (a pair beside
+ * one kept before asks again for a page already resident: one madvise
+ * more, at most 16 a thread). */
+static uint16_t memo_ready[MEMO_THREADS];
 
 /* Under an address-space limit memcheck may not move (ownmap.c's
  * mc_map_tight), MEMO_TIGHT blocks (52 KiB, where 416 KiB were that
@@ -1705,10 +1717,12 @@ static void memo_pool_init(void)
 static __attribute__((noinline)) struct memo_block *memo_take(int i)
 {
 	struct memo_block *b = &memo_pool[i];
-	if (atomic_exchange_explicit(&memo_used[i], true, memory_order_relaxed))
+	if (atomic_exchange_explicit(&memo_used[i], true, memory_order_relaxed)) {
 		memset(b, 0, sizeof *b); /* an ended thread's walks */
-	else
-		mc_populate(b, sizeof *b);
+		memo_ready[i] = UINT16_MAX; /* resident now, all of it */
+	} else {
+		memo_ready[i] = 0; /* populated as walks are kept (above) */
+	}
 	me.memo = (uint32_t)i + 1;
 	return b;
 }
@@ -1746,19 +1760,22 @@ static inline struct memo_block *memo_block(void)
 	return i && i != MEMO_NONE ? &memo_pool[i - 1] : NULL;
 }
 
+/* The pair of slots a walk from fp is kept in. */
+static inline unsigned memo_pair(const uintptr_t *fp)
+{
+	return (unsigned)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60);
+}
+
 int mc_stack_kept_walks(void)
 {
 	const struct memo_block *b = memo_block();
 	int n = 0;
-	for (int i = 0; b && i < MEMO_SLOTS; i++)
-		n += b->m[i].id != 0;
+	for (int k = 0; b && k < MEMO_SLOTS / 2; k++)
+		if (memo_ready[me.memo - 1] >> k & 1)
+			n += (b->m[2 * k].id != 0) + (b->m[2 * k + 1].id != 0);
 	return n;
 }
 
-static inline struct memo *capture_memo_slot(struct memo_block *b, const uintptr_t *fp)
-{
-	return &b->m[(size_t)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60) * 2];
-}
 
 /* The top of a kept walk's first step, as capture_more's: 0 (the walk
  * ends) where a frame-pointer step starts from a link below lo. */
@@ -1869,7 +1886,12 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 	struct memo_block *b = memo_block();
 	if (!b && !(b = memo_block_take()))
 		return;
-	struct memo *p = capture_memo_slot(b, fp);
+	unsigned k = memo_pair(fp);
+	struct memo *p = &b->m[2 * k];
+	if (!(memo_ready[me.memo - 1] >> k & 1)) {
+		mc_populate(p, 2 * sizeof *p);
+		memo_ready[me.memo - 1] |= (uint16_t)(1u << k);
+	}
 	unsigned j = p[0].first ^ 1u; /* the one not used last */
 	p[j] = m;
 	p[0].first = (uint8_t)j;
@@ -1973,8 +1995,9 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 	/* (an empty slot's first frame, 0, is no return address) */
 	struct memo_block *b = memo_block();
 	uint32_t id;
-	if (b) {
-		struct memo *m = capture_memo_slot(b, fp);
+	unsigned k;
+	if (b && memo_ready[me.memo - 1] >> (k = memo_pair(fp)) & 1) {
+		struct memo *m = &b->m[2 * k];
 		if ((m[0].ret == fp[1] || m[1].ret == fp[1]) &&
 		    (id = capture_memo_find(m, fp, max)) != 0)
 			return id;
