@@ -464,15 +464,53 @@ H_CHECK(peak_as_its_own)
  * the row failed at -364.  The kernel's approximate sum can miss a
  * batch on every CPU, so the slack is that: the online CPUs times their
  * batch, max(32, 2 x CPUs) pages (256 KiB here).  What would make it
- * exact, measured and not built: doc/costs.md, rss43. */
+ * exact, measured and not built: doc/costs.md, rss43.
+ * Session 53 (flake53): that bound failed at load, -428 to -436 KiB in
+ * 2 of 10 runs on main.  40 runs at load 5-7 (two busy loops beside),
+ * the program's own figures under memcheck logged too: peak_rss was the
+ * program's VmHWM at its very end (the kernel's mark, read by the
+ * program itself under memcheck) less 1,876 KiB (memcheck's own pages)
+ * in 40 of 40 runs, while that mark stood 68, 136 (21 runs), 264 (8) or
+ * 404-420 (7) KiB below the VmRSS the same run read at its peak (18,212
+ * KiB in every run): memcheck's subtraction was steady, the kernel's
+ * mark was not.  Bare, that mark stood 100, 228 or 240 below its VmRSS
+ * at the peak (16,368 in every run).  105 pages is more than two CPUs'
+ * batches of one counter: the mark is get_mm_rss, the sum of the
+ * anonymous, file and shared memory counters, each per CPU and read
+ * without folding, and memcheck's work at a thread's start faults both
+ * anonymous pages (its state) and file pages (its code) on the
+ * thread's CPU.  So the row now takes the kernel's shortfall out of the
+ * run it measured (mark_shortfall: the program's VmRSS at its peak less
+ * its VmHWM at its very end, both with memcheck's pages in, which
+ * cancel) and compares the rest within a C program's tolerance both
+ * ways; the shortfall taken out is at most what the kernel can miss,
+ * every counter's batch on every CPU. */
 #define KERNEL_BATCH_KIB 128
+#define KERNEL_RSS_COUNTERS 3 /* MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES */
 static long long kernel_slack_kib(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (cpus < 1)
 		cpus = 1;
 	long long batch = 2 * cpus > 32 ? 2 * cpus * 4 : KERNEL_BATCH_KIB;
-	return cpus * batch;
+	return KERNEL_RSS_COUNTERS * cpus * batch;
+}
+
+/* How far the kernel's mark fell short of the peak in the run under
+ * memcheck: the program's own VmRSS at its peak (summed exactly) less
+ * its VmHWM at its very end, 0 where the mark stands at or above it, at
+ * most kernel_slack_kib(). */
+static long long mark_shortfall(const struct h_res *x)
+{
+	long long at_peak = -1, hwm = -1;
+	const char *line = strstr(x->r.out, "rss_self_peak: rss=");
+	ck_assert_msg(line && sscanf(line, "rss_self_peak: rss=%lld", &at_peak) == 1,
+		      "%s: no VmRSS at the peak under memcheck:\n%s", x->label, x->r.out);
+	line = strstr(x->r.out, "rss_self_exit: hwm=");
+	ck_assert_msg(line && sscanf(line, "rss_self_exit: hwm=%lld", &hwm) == 1,
+		      "%s: no VmHWM at its exit under memcheck:\n%s", x->label, x->r.out);
+	long long short_by = at_peak - hwm, most = kernel_slack_kib();
+	return short_by < 0 ? 0 : short_by > most ? most : short_by;
 }
 
 H_CHECK(threads_as_its_own)
@@ -480,13 +518,14 @@ H_CHECK(threads_as_its_own)
 	struct own o = bare_figures(x, c);
 	struct figs f = figures_of(rec);
 	long long own_peak = o.at_peak > o.exit_hwm ? o.at_peak : o.exit_hwm;
+	long long short_by = mark_shortfall(x);
 	printf("test_rss_self: %s: bare at exit %lld, peak %lld, at the peak %lld; memcheck end "
-	       "%lld, peak %lld KiB\n",
-	       x->label, o.exit_rss, o.exit_hwm, o.at_peak, f.end, f.peak);
+	       "%lld, peak %lld KiB (its run's mark %lld KiB short of its peak)\n",
+	       x->label, o.exit_rss, o.exit_hwm, o.at_peak, f.end, f.peak, short_by);
 	ck_assert_msg(o.at_peak > 0, "%s: no VmRSS at the peak without memcheck", x->label);
 	expect_within(x, "rss_end", f.end, o.exit_rss, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
-	expect_within(x, "peak_rss", f.peak, own_peak, (int)(TOLERANCE_C_KIB + kernel_slack_kib()),
-		      TOLERANCE_C_KIB);
+	expect_within(x, "peak_rss with the kernel's shortfall", f.peak + short_by, own_peak,
+		      TOLERANCE_C_KIB, TOLERANCE_C_KIB);
 }
 
 /* The peak before a heap error's report is kept: the report is a window
