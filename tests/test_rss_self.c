@@ -312,7 +312,15 @@ static struct figs figures_of(const struct h_json *rec)
 			      (long long)(h_u64(rec, "peak_rss") / 1024) };
 }
 
-/* with_begin: a C program (the tolerances of its end and peak). */
+static long long mark_shortfall(const struct h_res *x);
+
+/* with_begin: a C program (the tolerances of its end and peak).  Where
+ * the program reads its VmRSS at its peak (rss_self_peak: the late
+ * modes), the peak is the higher of that and its VmHWM at its end, and
+ * peak_rss is compared with the kernel's shortfall in its run taken out
+ * (mark_shortfall): the late first calls with libm unloaded read -204
+ * KiB under mimalloc in 1 of 10 runs at load 9 (-76 in the other 9),
+ * one CPU's batch of the mark at dlclose's munmap. */
 static void compare(struct h_res *x, const struct h_json *rec, const struct h_case *c,
 		    bool with_begin)
 {
@@ -325,12 +333,21 @@ static void compare(struct h_res *x, const struct h_json *rec, const struct h_ca
 	       x->label, o.start, o.end, o.hwm, o.entry, o.fini, o.exit_rss, o.exit_hwm, begin, end,
 	       peak);
 	int low = with_begin ? tolerance : TOLERANCE_LOW_KIB;
+	long long own_peak = o.at_peak > o.exit_hwm ? o.at_peak : o.exit_hwm;
+	if (o.at_peak > 0) {
+		long long short_by = mark_shortfall(x);
+		printf("test_rss_self: %s: bare at the peak %lld; memcheck's run's mark %lld KiB "
+		       "short of its peak\n",
+		       x->label, o.at_peak, short_by);
+		peak += short_by;
+	}
 	if (o.entry >= 0)
 		expect_near(x, "rss_begin", begin, o.entry, TOLERANCE_BEGIN_KIB);
 	else
 		printf("note: %s: not stopped at its entry point; rss_begin not compared\n", x->label);
 	expect_within(x, "rss_end", end, o.exit_rss, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
-	expect_within(x, "peak_rss", peak, o.exit_hwm, low, tolerance);
+	expect_within(x, o.at_peak > 0 ? "peak_rss with the kernel's shortfall" : "peak_rss", peak,
+		      own_peak, low, tolerance);
 }
 
 H_CHECK(as_its_own)
