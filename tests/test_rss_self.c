@@ -312,7 +312,15 @@ static struct figs figures_of(const struct h_json *rec)
 			      (long long)(h_u64(rec, "peak_rss") / 1024) };
 }
 
-/* with_begin: a C program (the tolerances of its end and peak). */
+static long long mark_shortfall(const struct h_res *x);
+
+/* with_begin: a C program (the tolerances of its end and peak).  Where
+ * the program reads its VmRSS at its peak (rss_self_peak: the late
+ * modes), the peak is the higher of that and its VmHWM at its end, and
+ * peak_rss is compared with the kernel's shortfall in its run taken out
+ * (mark_shortfall): the late first calls with libm unloaded read -204
+ * KiB under mimalloc in 1 of 10 runs at load 9 (-76 in the other 9),
+ * one CPU's batch of the mark at dlclose's munmap. */
 static void compare(struct h_res *x, const struct h_json *rec, const struct h_case *c,
 		    bool with_begin)
 {
@@ -325,12 +333,21 @@ static void compare(struct h_res *x, const struct h_json *rec, const struct h_ca
 	       x->label, o.start, o.end, o.hwm, o.entry, o.fini, o.exit_rss, o.exit_hwm, begin, end,
 	       peak);
 	int low = with_begin ? tolerance : TOLERANCE_LOW_KIB;
+	long long own_peak = o.at_peak > o.exit_hwm ? o.at_peak : o.exit_hwm;
+	if (o.at_peak > 0) {
+		long long short_by = mark_shortfall(x);
+		printf("test_rss_self: %s: bare at the peak %lld; memcheck's run's mark %lld KiB "
+		       "short of its peak\n",
+		       x->label, o.at_peak, short_by);
+		peak += short_by;
+	}
 	if (o.entry >= 0)
 		expect_near(x, "rss_begin", begin, o.entry, TOLERANCE_BEGIN_KIB);
 	else
 		printf("note: %s: not stopped at its entry point; rss_begin not compared\n", x->label);
 	expect_within(x, "rss_end", end, o.exit_rss, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
-	expect_within(x, "peak_rss", peak, o.exit_hwm, low, tolerance);
+	expect_within(x, o.at_peak > 0 ? "peak_rss with the kernel's shortfall" : "peak_rss", peak,
+		      own_peak, low, tolerance);
 }
 
 H_CHECK(as_its_own)
@@ -464,15 +481,59 @@ H_CHECK(peak_as_its_own)
  * the row failed at -364.  The kernel's approximate sum can miss a
  * batch on every CPU, so the slack is that: the online CPUs times their
  * batch, max(32, 2 x CPUs) pages (256 KiB here).  What would make it
- * exact, measured and not built: doc/costs.md, rss43. */
+ * exact, measured and not built: doc/costs.md, rss43.
+ * Session 53 (flake53): that bound failed at load, -428 to -436 KiB in
+ * 2 of 10 runs on main.  40 runs at load 5-7 (two busy loops beside),
+ * the program's own figures under memcheck logged too: peak_rss was the
+ * program's VmHWM at its very end (the kernel's mark, read by the
+ * program itself under memcheck) less 1,876 KiB (memcheck's own pages)
+ * in 40 of 40 runs, while that mark stood 68, 136 (21 runs), 264 (8) or
+ * 404-420 (7) KiB below the VmRSS the same run read at its peak (18,212
+ * KiB in every run): memcheck's subtraction was steady, the kernel's
+ * mark was not.  Bare, that mark stood 100, 228 or 240 below its VmRSS
+ * at the peak (16,368 in every run).  105 pages is more than two CPUs'
+ * batches of one counter: the mark is get_mm_rss, the sum of the
+ * anonymous, file and shared memory counters, each per CPU and read
+ * without folding, and memcheck's work at a thread's start faults both
+ * anonymous pages (its state) and file pages (its code) on the
+ * thread's CPU.  So the row now takes the kernel's shortfall out of the
+ * run it measured (mark_shortfall: the program's VmRSS at its peak less
+ * its VmHWM at its very end, both with memcheck's pages in, which
+ * cancel) and compares the rest within a C program's tolerance both
+ * ways; the shortfall taken out is at most what the kernel can miss,
+ * every counter's batch on every CPU (768 KiB on 2): a reset of the
+ * mark by memcheck that lost the program's peak, which would lower the
+ * program's own VmHWM too, cannot hide behind it, as the 3.7 MiB the
+ * threads give back before the end are more than that.  A mutant that
+ * counts memcheck's pages made since the mark's last reset as the
+ * program's (footprint.c fold_seen's base without M's growth) fails
+ * four of the five rows, +208 to +360 KiB. */
 #define KERNEL_BATCH_KIB 128
+#define KERNEL_RSS_COUNTERS 3 /* MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES */
 static long long kernel_slack_kib(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (cpus < 1)
 		cpus = 1;
 	long long batch = 2 * cpus > 32 ? 2 * cpus * 4 : KERNEL_BATCH_KIB;
-	return cpus * batch;
+	return KERNEL_RSS_COUNTERS * cpus * batch;
+}
+
+/* How far the kernel's mark fell short of the peak in the run under
+ * memcheck: the program's own VmRSS at its peak (summed exactly) less
+ * its VmHWM at its very end, 0 where the mark stands at or above it, at
+ * most kernel_slack_kib(). */
+static long long mark_shortfall(const struct h_res *x)
+{
+	long long at_peak = -1, hwm = -1;
+	const char *line = strstr(x->r.out, "rss_self_peak: rss=");
+	ck_assert_msg(line && sscanf(line, "rss_self_peak: rss=%lld", &at_peak) == 1,
+		      "%s: no VmRSS at the peak under memcheck:\n%s", x->label, x->r.out);
+	line = strstr(x->r.out, "rss_self_exit: hwm=");
+	ck_assert_msg(line && sscanf(line, "rss_self_exit: hwm=%lld", &hwm) == 1,
+		      "%s: no VmHWM at its exit under memcheck:\n%s", x->label, x->r.out);
+	long long short_by = at_peak - hwm, most = kernel_slack_kib();
+	return short_by < 0 ? 0 : short_by > most ? most : short_by;
 }
 
 H_CHECK(threads_as_its_own)
@@ -480,13 +541,14 @@ H_CHECK(threads_as_its_own)
 	struct own o = bare_figures(x, c);
 	struct figs f = figures_of(rec);
 	long long own_peak = o.at_peak > o.exit_hwm ? o.at_peak : o.exit_hwm;
+	long long short_by = mark_shortfall(x);
 	printf("test_rss_self: %s: bare at exit %lld, peak %lld, at the peak %lld; memcheck end "
-	       "%lld, peak %lld KiB\n",
-	       x->label, o.exit_rss, o.exit_hwm, o.at_peak, f.end, f.peak);
+	       "%lld, peak %lld KiB (its run's mark %lld KiB short of its peak)\n",
+	       x->label, o.exit_rss, o.exit_hwm, o.at_peak, f.end, f.peak, short_by);
 	ck_assert_msg(o.at_peak > 0, "%s: no VmRSS at the peak without memcheck", x->label);
 	expect_within(x, "rss_end", f.end, o.exit_rss, TOLERANCE_END_LOW_KIB, TOLERANCE_END_KIB);
-	expect_within(x, "peak_rss", f.peak, own_peak, (int)(TOLERANCE_C_KIB + kernel_slack_kib()),
-		      TOLERANCE_C_KIB);
+	expect_within(x, "peak_rss with the kernel's shortfall", f.peak + short_by, own_peak,
+		      TOLERANCE_C_KIB, TOLERANCE_C_KIB);
 }
 
 /* The peak before a heap error's report is kept: the report is a window
@@ -709,9 +771,16 @@ static const struct h_case cases[] = {
 	{ "a thread", RUN("plain_rss_self", "thread"), .record = "process", .check = as_its_own },
 	{ "threads", RUN("plain_rss_self", "threads"), .record = "process",
 	  .check = threads_as_its_own },
+	/* dirty_decay_ms:-1: jemalloc purges an arena's dirty pages by the
+	 * time they have lain, so a run slowed by load gave back 1-3 MiB of
+	 * the 8 MiB main frees after the joins before its end, bare (exit
+	 * VmRSS 13,288 KiB in 1 of 30 runs at load 9, 16,224 in the others)
+	 * and under memcheck alike (rss_end -1,124 KiB, 1 of 40; main's
+	 * library -2,932 and -916, 2 of 40): with it, 16,224-16,228 in 30 of
+	 * 30 bare runs at that load. */
 	{ "threads, one jemalloc arena",
 	  .run = { .prog = "plain_rss_self", .args = H_LIST("threads"), .flags = H_PRELOAD,
-		   .env = H_LIST("MALLOC_CONF=narenas:1") },
+		   .env = H_LIST("MALLOC_CONF=narenas:1,dirty_decay_ms:-1") },
 	  .allocators = H_ONLY(H_JEMALLOC), .record = "process", .check = threads_as_its_own },
 	/* The program's first calls of wrappers whose code lies in blocks
 	 * of libmemcheck that no earlier call faulted (prlimit, setuid,

@@ -15,8 +15,9 @@
  *           but return, joined (no stdio, no barrier: memcheck's own
  *           work at a thread's start faults nothing of the C library's
  *           that this bare program does not)
- *   late    the same as plain, and 16 MiB written and freed (the
- *           peak), then calls the program makes only then and memcheck
+ *   late    the same as plain, and 16 MiB written (the peak: VmRSS
+ *           read there, "rss_self_peak: rss=N") and freed, then calls
+ *           the program makes only then and memcheck
  *           wraps with code a process seldom runs (prlimit, shmdt,
  *           setuid, at_quick_exit): its first run of that code comes
  *           after the peak
@@ -225,8 +226,12 @@ static bool written_and_freed(size_t big)
 static int late_mode(bool unload)
 {
 	void *m = unload ? dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL) : NULL;
-	if ((unload && !m) || !written_and_freed(16u << 20))
+	char *b = malloc(16u << 20);
+	if ((unload && !m) || !b)
 		return 2;
+	memset(b, 1, 16u << 20);
+	rss_self_line("rss_self_peak: ", "rss", "VmRSS:");
+	free(b);
 	if (m)
 		dlclose(m);
 	return late_calls();
