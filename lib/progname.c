@@ -540,27 +540,20 @@ bool mc_program_matches(const char *patterns, const char *path)
  * programs at their C library's speed: check reads CK_MAX_MSG_SIZE at
  * every message.  The entry is the first that begins with name and '='
  * after it, as the C library's answer (2.36: its first two bytes, then
- * the rest); an entry is rejected on its first two bytes, the first
- * already in a register (doc/costs.md env53: mc_envp_value's walk, the
- * name reloaded at each entry, took 2.3x the C library's time over 41
+ * the rest); an entry is rejected on its first byte, the name's held in
+ * a register (doc/costs.md env53: mc_envp_value's walk, the name
+ * reloaded at each entry, took 2.3x the C library's time over 41
  * entries).  An empty name has none. */
 const char *mc_env_value(const char *name)
 {
 	char *const *e = environ;
-	const unsigned char c0 = (unsigned char)name[0];
+	const char c0 = name[0];
 	if (!e || !c0)
 		return NULL;
-	/* a one-byte name: its entry is that byte and '=' */
-	const unsigned char c1 = name[1] ? (unsigned char)name[1] : '=';
-	const char *rest = name[1] ? name + 2 : name + 1;
 	for (; *e; e++) {
-		const unsigned char *s = (const unsigned char *)*e;
-		if (s[0] != c0 || s[1] != c1)
+		if (**e != c0)
 			continue;
-		const char *t = (const char *)s + 2;
-		if (!name[1])
-			return t;
-		const char *after = mc_str_after(t, rest);
+		const char *after = mc_str_after(*e + 1, name + 1);
 		if (after && *after == '=')
 			return after + 1;
 	}
