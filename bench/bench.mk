@@ -17,6 +17,8 @@
 #   make bench-suite SUITE_PROCS=300 DATE_PROCS=200 BENCH_RUNS=5
 #   make bench-instr INSTR_STEPS=100000 BENCH_OTHER=...  (callgrind: instructions
 #       a step of each mode, the load-proof figures; build/bench/instr.md)
+#   make bench-getenv BENCH_OTHER=... GETENV_ROUNDS=9  (getenv's ns a call,
+#       bare against this library by turns: bench/getenv_bench.c)
 #   make bench-pairs BENCH_OTHER=... PAIRS=1000 PAIRS_PROG='build/bench/suite_test 1'
 #       (one short process, BENCH_OTHER's library against this one in
 #       interleaved pairs: the median of the pairs' CPU time differences,
@@ -105,7 +107,17 @@ bench-pairs: all $(B)/bench/suite_pairs $(B)/bench/suite_test
 	@[ -n "$(BENCH_OTHER)" ] || { echo "bench-pairs: set BENCH_OTHER=<another build>/libmemcheck.so" >&2; exit 2; }
 	$(B)/bench/suite_pairs $(BENCH_OTHER) $(abspath $(B))/libmemcheck.so $(PAIRS) $(PAIRS_PROG)
 
-.PHONY: bench-suite bench-chart bench-instr bench-pairs
+# getenv's cost a call, bare against this library (and BENCH_OTHER's), by
+# turns: bench/getenv_bench.c (doc/costs.md env53)
+GETENV_ROUNDS ?= 9
+GETENV_CALLS  ?= 2000000
+$(B)/bench/getenv_bench: bench/getenv_bench.c | $(B)/bench
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+bench-getenv: all $(B)/bench/getenv_bench
+	$(B)/bench/getenv_bench $(GETENV_ROUNDS) $(GETENV_CALLS) $(abspath $(B))/libmemcheck.so $(BENCH_OTHER)
+
+.PHONY: bench-suite bench-chart bench-instr bench-pairs bench-getenv
 bench: all $(BENCH_BINS) $(SUITE_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \

@@ -907,12 +907,13 @@ static inline const char *mc_str_after(const char *s, const char *prefix)
 	return s;
 }
 
-/* mc_env_value's walk, over envp (may be NULL): the value of its first
- * entry named name, which ends at its NUL or at end ('=': an entry of
- * another environment, as execenv.c asks it of the environment an exec
- * is given).  Inline, in mc_str_after's loop shape: mc_env_value's
- * call of an out-of-line walk took 0x40 bytes of group 1t's room
- * (text-order.ld), other loop shapes 0x20. */
+/* A walk over envp (may be NULL): the value of its first entry named
+ * name, which ends at its NUL or at end ('=': an entry of another
+ * environment, as execenv.c asks it of the environment an exec is
+ * given).  Inline, in mc_str_after's loop shape: mc_env_value's call of
+ * an out-of-line walk took 0x40 bytes of group 1t's room (text-order.ld),
+ * other loop shapes 0x20; mc_env_value (getenv's answer) has its own
+ * walk now, the name's first byte held (session 53, env53). */
 static inline const char *mc_envp_value(char *const *envp, const char *name, char end)
 {
 	for (char *const *e = envp; e && *e; e++) {

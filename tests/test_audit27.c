@@ -120,6 +120,21 @@ static const struct h_case cases[] = {
 	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD }, .setup = have_glib,
 	  .out = H_LIST("slices leaked, G_SLICE unset\n"),
 	  .want = SLICES_UNSEEN },
+	/* session 53 (env53): getenv a walk of memcheck's own at the C
+	 * library's speed; every answer the C library's own pointer, errno
+	 * kept, setenv/putenv/clearenv and an environ of the program's own
+	 * seen, measured, left out, and where G_SLICE is answered for GLib */
+	{ "getenv answers as the C library's: measured",
+	  .run = { .prog = "plain_getenv53", .flags = H_PRELOAD },
+	  .out = H_LIST("getenv agrees on "), .record = "process" },
+	{ "getenv answers as the C library's: left out",
+	  .run = { .prog = "plain_getenv53", .flags = H_PRELOAD,
+		   .env = H_LIST("MEMCHECK_PROGRAMS=plain_leak_direct") },
+	  .out = H_LIST("getenv agrees on "), .records = H_NO_RECORDS },
+	{ "getenv answers as the C library's: GLib's slices as blocks",
+	  .run = { .prog = "plain_getenv53", .flags = H_PRELOAD,
+		   .env = H_LIST("MEMCHECK_GLIB_SLICES=blocks", "MEMCHECK_VALGRIND_TEXT=summary") },
+	  .out = H_LIST("getenv agrees on "), .record = "process" },
 	{ "G_SLICE set empty by the user: GLib keeps its chunks",
 	  .run = { .prog = "plain_slice29_leak", .flags = H_PRELOAD,
 		   .env = H_LIST("G_SLICE=", "MEMCHECK_GLIB_SLICES=blocks") },
