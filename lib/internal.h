@@ -910,14 +910,21 @@ static inline const char *mc_str_after(const char *s, const char *prefix)
 /* A walk over envp (may be NULL): the value of its first entry named
  * name, which ends at its NUL or at end ('=': an entry of another
  * environment, as execenv.c asks it of the environment an exec is
- * given).  Inline, in mc_str_after's loop shape: mc_env_value's call of
- * an out-of-line walk took 0x40 bytes of group 1t's room (text-order.ld),
- * other loop shapes 0x20; mc_env_value (getenv's answer) has its own
- * walk now, the name's first byte held (session 53, env53). */
+ * given); an empty name has none.  An entry is rejected on its first
+ * byte, the name's held in a register (doc/costs.md env53: the name
+ * reloaded at each entry took 2.3x the C library's getenv over 41
+ * entries; check reads CK_MAX_MSG_SIZE at every message).  Inline:
+ * mc_env_value's call of an out-of-line walk took 0x40 bytes of group
+ * 1t's room (text-order.ld). */
 static inline const char *mc_envp_value(char *const *envp, const char *name, char end)
 {
-	for (char *const *e = envp; e && *e; e++) {
-		const char *s = *e, *n = name;
+	const char c0 = name[0];
+	if (!envp || !c0 || c0 == end)
+		return NULL;
+	for (char *const *e = envp; *e; e++) {
+		if (**e != c0)
+			continue;
+		const char *s = *e + 1, *n = name + 1;
 		while (*n && *n != end)
 			if (*s++ != *n++)
 				goto next;

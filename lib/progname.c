@@ -533,29 +533,14 @@ bool mc_program_matches(const char *patterns, const char *path)
 	return false;
 }
 
-/* getenv's answer, from a walk of memcheck's own: the C library's
- * getenv lies in a block of its code that a left-out /bin/true never
- * touched otherwise (a page fault), and its call was one more lazy
- * binding; and getenv is memcheck's own now (gslice.c), called by
- * programs at their C library's speed: check reads CK_MAX_MSG_SIZE at
- * every message.  The entry is the first that begins with name and '='
- * after it, as the C library's answer (2.36: its first two bytes, then
- * the rest); an entry is rejected on its first byte, the name's held in
- * a register (doc/costs.md env53: mc_envp_value's walk, the name
- * reloaded at each entry, took 2.3x the C library's time over 41
- * entries).  An empty name has none. */
+/* getenv's answer, from a walk of memcheck's own (internal.h's
+ * mc_envp_value over environ): the C library's getenv lies in a block of
+ * its code that a left-out /bin/true never touched otherwise (a page
+ * fault), and its call was one more lazy binding; and getenv is
+ * memcheck's own now (gslice.c), called by programs at their C
+ * library's speed (the walk's first-byte test).  The entry is the first
+ * that begins with name and '=' after it, as the C library's answer. */
 const char *mc_env_value(const char *name)
 {
-	char *const *e = environ;
-	const char c0 = name[0];
-	if (!e || !c0)
-		return NULL;
-	for (; *e; e++) {
-		if (**e != c0)
-			continue;
-		const char *after = mc_str_after(*e + 1, name + 1);
-		if (after && *after == '=')
-			return after + 1;
-	}
-	return NULL;
+	return mc_envp_value(environ, name, 0);
 }
