@@ -98,24 +98,31 @@ static bool env_targets(const struct level *l)
 	return !pat || strcmp(pat, l->id) == 0 || fnmatch(pat, l->name, 0) == 0;
 }
 
-/* dst = "proc/ordinal", cut to size as snprintf's "%s/%d" would be.
+/* dst = prefix, sep, then the digits num..end, cut to size as snprintf
+ * would cut it; format_id makes "proc/ordinal" ("%s/%d"), a forked
+ * child its proc_id "%s.%u".
  * Not snprintf: start-up makes the first level, and vfprintf's first
  * call faulted in 192 KiB of the C library's code and tables, counted
  * as memcheck's own; a program that prints then found them resident,
  * its figures that much low (footprint.c). */
+static inline __attribute__((always_inline)) void
+join_number(char *dst, size_t size, const char *prefix, char sep, const char *num, const char *end)
+{
+	size_t at = 0;
+	for (; prefix[at] && at + 1 < size; at++)
+		dst[at] = prefix[at]; /* prefix may be dst itself */
+	if (at + 1 < size)
+		dst[at++] = sep;
+	for (; num < end && at + 1 < size; num++)
+		dst[at++] = *num;
+	dst[at] = 0;
+}
+
 static void format_id(char *dst, size_t size, const char *proc, int ordinal)
 {
 	char num[22] = "-";
 	unsigned v = ordinal < 0 ? 0u - (unsigned)ordinal : (unsigned)ordinal;
-	const char *end = mc_utoa(num + (ordinal < 0), v);
-	size_t at = 0;
-	for (; *proc && at + 1 < size; proc++)
-		dst[at++] = *proc;
-	if (at + 1 < size)
-		dst[at++] = '/';
-	for (const char *c = num; c < end && at + 1 < size; c++)
-		dst[at++] = *c;
-	dst[at] = 0;
+	join_number(dst, size, proc, '/', num, mc_utoa(num + (ordinal < 0), v));
 }
 
 /* A level starts (or starts again in a forked child). */
@@ -373,15 +380,7 @@ void mc_fault_postfork_child(void)
 	 * library's) no child has mapped: fork copies no page tables of
 	 * files (tests/prog/plain_fork_faults) */
 	char num[22];
-	const char *end = mc_utoa(num, forks);
-	size_t at = 0;
-	while (at + 1 < sizeof proc_id && proc_id[at])
-		at++;
-	if (at + 1 < sizeof proc_id)
-		proc_id[at++] = '.';
-	for (const char *c = num; c < end && at + 1 < sizeof proc_id; c++)
-		proc_id[at++] = *c;
-	proc_id[at] = 0;
+	join_number(proc_id, sizeof proc_id, proc_id, '.', num, mc_utoa(num, forks));
 	forks = 0;
 	for (int i = 0; i <= depth; i++)
 		level_reset(&levels[i], i);

@@ -18,4 +18,41 @@ __attribute__((noinline)) static void scrub(void)
 	memset((char *)pad, 0, sizeof pad);
 	__asm__ volatile("" : : "r"(pad) : "memory");
 }
+
+#ifdef PLAIN_LEAK_HANDOFF
+/* The signal-blocking thread programs (plain_leak_sig*.c): main makes a
+ * 48-byte block whose only pointer, 8 bytes into it, goes to a worker
+ * through a global, which the worker clears once it holds the pointer
+ * in a local.  Inlined, so that no helper's dead frame keeps a copy. */
+#include <stdatomic.h>
+#include <time.h>
+
+static atomic_int ready;
+static char *volatile handed;
+
+/* main: returns the block's start (its caller drops it or parks it) */
+static inline __attribute__((always_inline)) char *hand_block(void)
+{
+	char *b = malloc(48);
+	memset(b, 0, 48);
+	handed = b + 8;
+	return b;
+}
+
+/* the worker: the pointer 8 bytes into the block; it adds 1 to ready
+ * once its stack holds nothing more of the block than it means to */
+static inline __attribute__((always_inline)) char *take_block(void)
+{
+	char *inner = handed;
+	handed = NULL;
+	return inner;
+}
+
+/* main: until the worker is ready */
+static inline __attribute__((always_inline)) void wait_taken(void)
+{
+	for (struct timespec ms = { 0, 1000000 }; !atomic_load(&ready);)
+		nanosleep(&ms, NULL);
+}
+#endif
 #endif

@@ -15,17 +15,15 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#define PLAIN_LEAK_HANDOFF
 #include "plain_leak_common.h"
 
-static atomic_int ready;
 static atomic_ulong spins;
-static char *volatile handed;
 
 static void *worker(void *arg)
 {
 	(void)arg;
-	char *volatile inner = handed; /* 8 bytes into the block */
-	handed = NULL;
+	char *volatile inner = take_block(); /* 8 bytes into the block */
 	atomic_fetch_add(&ready, 1);
 	for (;;)
 		atomic_fetch_add_explicit(&spins, 1, memory_order_relaxed);
@@ -34,18 +32,14 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	char *b = malloc(48);
-	memset(b, 0, 48);
-	handed = b + 8;
-	b = NULL;
+	hand_block();
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_t t;
 	pthread_create(&t, NULL, worker, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	while (atomic_load(&ready) < 1)
-		usleep(1000);
+	wait_taken();
 	scrub();
 	return 0;
 }

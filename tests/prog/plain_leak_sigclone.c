@@ -14,19 +14,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#define PLAIN_LEAK_HANDOFF
 #include "plain_leak_common.h"
 
 #define STACK_SIZE (256 << 10)
 
-static atomic_int ready;
 static atomic_ulong spins;
-static char *volatile handed;
 
 static int worker(void *arg)
 {
 	(void)arg;
-	char *volatile inner = handed; /* 8 bytes into the block */
-	handed = NULL;
+	char *volatile inner = take_block(); /* 8 bytes into the block */
 	atomic_fetch_add(&ready, 1);
 	for (;;)
 		atomic_fetch_add_explicit(&spins, 1, memory_order_relaxed);
@@ -35,10 +33,7 @@ static int worker(void *arg)
 
 int main(void)
 {
-	char *b = malloc(48);
-	memset(b, 0, 48);
-	handed = b + 8;
-	b = NULL;
+	hand_block();
 	char *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			   -1, 0);
 	if (stack == MAP_FAILED)
@@ -53,8 +48,7 @@ int main(void)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (tid < 0)
 		return 2;
-	for (struct timespec ms = { 0, 1000000 }; !atomic_load(&ready);)
-		nanosleep(&ms, NULL);
+	wait_taken();
 	scrub();
 	return 0;
 }

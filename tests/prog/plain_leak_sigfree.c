@@ -17,10 +17,9 @@
 #include <stdint.h>
 #include <time.h>
 
+#define PLAIN_LEAK_HANDOFF
 #include "plain_leak_common.h"
 
-static atomic_int ready;
-static char *volatile handed;
 static char *volatile start_once;
 
 /* The block's start left in the deepest of five 4 KiB frames, handed
@@ -41,8 +40,7 @@ __attribute__((noinline)) static void deep(int n)
 static void *worker(void *arg)
 {
 	(void)arg;
-	char *volatile inner = handed; /* 8 bytes into the block */
-	handed = NULL;
+	char *volatile inner = take_block(); /* 8 bytes into the block */
 	deep(4);
 	start_once = NULL;
 	atomic_fetch_add(&ready, 1);
@@ -55,11 +53,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	char *b = malloc(48);
-	memset(b, 0, 48);
-	start_once = b;
-	handed = b + 8;
-	b = NULL;
+	start_once = hand_block();
 	/* every signal blocked from the thread's start (glibc 2.32's
 	 * attribute: the mask its creator would otherwise set around the
 	 * call) */
@@ -71,8 +65,7 @@ int main(void)
 	    pthread_create(&t, &attr, worker, NULL))
 		return 2;
 	pthread_attr_destroy(&attr);
-	for (struct timespec ms = { 0, 1000000 }; !atomic_load(&ready);)
-		nanosleep(&ms, NULL);
+	wait_taken();
 	scrub();
 	return 0;
 }

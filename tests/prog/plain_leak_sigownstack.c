@@ -15,20 +15,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#define PLAIN_LEAK_HANDOFF
 #include "plain_leak_common.h"
 
 #define STACK_SIZE (256 << 10)
 
-static atomic_int ready;
 static atomic_ulong spins;
-static char *volatile handed;
 static int spin; /* argv[1] "spin": computes, no system call */
 
 static void *worker(void *arg)
 {
 	(void)arg;
-	char *volatile inner = handed; /* 8 bytes into the block */
-	handed = NULL;
+	char *volatile inner = take_block(); /* 8 bytes into the block */
 	atomic_fetch_add(&ready, 1);
 	for (;;)
 		if (spin)
@@ -41,10 +39,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	spin = argc > 1 && !strcmp(argv[1], "spin");
-	char *b = malloc(48);
-	memset(b, 0, 48);
-	handed = b + 8;
-	b = NULL;
+	hand_block();
 	void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			   -1, 0);
 	pthread_attr_t attr;
@@ -56,8 +51,7 @@ int main(int argc, char **argv)
 	    pthread_attr_setsigmask_np(&attr, &all) || pthread_create(&t, &attr, worker, NULL))
 		return 2;
 	pthread_attr_destroy(&attr);
-	for (struct timespec ms = { 0, 1000000 }; !atomic_load(&ready);)
-		nanosleep(&ms, NULL);
+	wait_taken();
 	usleep(20000); /* the thread in pause */
 	scrub();
 	return 0;
