@@ -1655,10 +1655,9 @@ static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_
  * pool is one lazy reservation made at start-up (mc_map_lazy: carved,
  * its resident pages measured with mincore as memcheck's own, never the
  * program's), MEMO_THREADS blocks of 13,312 bytes (416 KiB of address
- * space); a pair of its slots is populated when the first walk is kept
- * there (one madvise, not two page faults: memo_ready).  Taking one
- * locks nothing and calls only madvise and
- * tgkill, so a capture in a signal handler may take it (as the cache,
+ * space); a pair of its slots is written, never read, when the first walk
+ * is kept there (one write fault a page, not two: memo_ready).  Taking
+ * one locks nothing and calls only tgkill, so a capture in a signal handler may take it (as the cache,
  * the block is the thread's: captures never nest on one thread, the
  * guard being up during each).  A block is its owner's (a thread id)
  * until that thread is gone: memcheck has no hook at a thread's end
@@ -1675,16 +1674,21 @@ struct memo_block {
 static struct memo_block *memo_pool;
 static _Atomic pid_t memo_owner[MEMO_THREADS];
 static _Atomic bool memo_used[MEMO_THREADS]; /* taken before: clear it when taken again */
-/* Block i's pairs of slots (bit k: pair k) made resident by its owner,
- * the only thread that reads or writes it: a pair not yet made resident
- * was never written, so a capture does not read it (a read would map
- * the zero page, a fault that the first walk kept there then pays
- * again).  A block was populated whole when taken, 4 pages, where a
- * short process keeps a few walks on one or two of them (a libyaml
- * parser run: 1 page of 4 written; bench/suite_test: none): a pair's
- * page or two are populated when its first walk is kept (a pair beside
- * one kept before asks again for a page already resident: one madvise
- * more, at most 16 a thread). */
+/* Block i's pairs of slots (bit k: pair k) written by its owner, the
+ * only thread that reads or writes it: a pair not yet written is not
+ * read by a capture (a read would map the zero page, a fault that the
+ * first walk kept there then pays again), and its first walk kept is
+ * stored without reading it (the pair's other slot's id cleared: one
+ * store, no read), so each page is a write fault, once.  A block was
+ * populated whole when taken, 4 pages, where a short process keeps a
+ * few walks on one or two of them (a libyaml parser run: 1 page of 4
+ * written; bench/suite_test: none); then a pair's page or two when its
+ * first walk was kept, 16 madvise calls a thread at most, most of them
+ * for pages already resident (a measured /bin/date: 11 calls for 4
+ * pages).  The pool is a lazy mapping (mincore counts its resident
+ * pages as memcheck's own), so nothing is counted ahead of the faults;
+ * here a one-page populate costs what the page's write fault does
+ * (doc/costs.md r-session57-pop57). */
 static uint16_t memo_ready[MEMO_THREADS];
 
 /* Under an address-space limit memcheck may not move (ownmap.c's
@@ -1888,11 +1892,13 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 		return;
 	unsigned k = memo_pair(fp);
 	struct memo *p = &b->m[2 * k];
+	unsigned j = 0; /* a new pair's first slot, its other made empty */
 	if (!(memo_ready[me.memo - 1] >> k & 1)) {
-		mc_populate(p, 2 * sizeof *p);
+		p[1].id = 0;
 		memo_ready[me.memo - 1] |= (uint16_t)(1u << k);
+	} else {
+		j = p[0].first ^ 1u; /* the one not used last */
 	}
-	unsigned j = p[0].first ^ 1u; /* the one not used last */
 	p[j] = m;
 	p[0].first = (uint8_t)j;
 }
