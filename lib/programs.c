@@ -220,7 +220,8 @@ __attribute__((noinline)) static int relative_installed(const char *rel, size_t 
  * one getcwd and one newfstatat of "tests", where the walk from / made
  * one for each directory).  False where it cannot tell (a path longer
  * than the buffer): the caller reads /proc.  Os: 318 bytes of group 0's
- * code (lib/text-order.ld), O2's ~100 more out of group 1t's room. */
+ * code (lib/text-order.ld), where O2 made 355 without the short-path
+ * test: group 1t's room. */
 __attribute__((noinline, optimize("Os"))) static bool no_link_on_walk(const char *path, size_t len)
 {
 	char dir[512];
@@ -272,10 +273,11 @@ __attribute__((noinline, optimize("Os"))) static bool no_link_on_walk(const char
  * ends in " (deleted)") gives the default rule the same verdict: its
  * directories are the path's, and runs_script reads this same file.  A
  * file that begins with #! is a script whatever the executable, as
- * runs_script finds.  Not under valgrind, whose view of the auxiliary
- * vector is its own: it gets /proc/self/exe's verdict, as before.
- * System calls: only those the dynamic linker made to load the process
- * (newfstatat, openat, read, close) and getcwd, the fallback's own. */
+ * runs_script finds.  Not under valgrind, where the verdict stays
+ * /proc/self/exe's, as it was while this asked openat2 (which 3.19 does
+ * not know; the walk below has not been tried there).  System calls:
+ * only those the dynamic linker made to load the process (newfstatat,
+ * openat, read, close) and getcwd, the fallback's own. */
 __attribute__((noinline)) static int execfn_verdict(void)
 {
 	const char *fn = (const char *)getauxval(AT_EXECFN);
