@@ -886,8 +886,11 @@ bool mc_grow_from(void **v, size_t *cap, size_t used, size_t elem, size_t first,
  * only forwarded; a block of memcheck's own heap the program frees is
  * left where it is, mc_map_unhidden); a mapping made after it (none is)
  * would be hidden again.  Enabling a range never disabled (a
- * visible mapping's, mc_map_io) changes nothing. */
-bool mc_map_hid, mc_map_unhidden;
+ * visible mapping's, mc_map_io) changes nothing.  mc_map_hid in .data
+ * (MC_HOT): every process's destructor reads it, a left-out one too,
+ * where on a page of .bss it was a page fault at each exit. */
+MC_HOT bool mc_map_hid;
+bool mc_map_unhidden;
 
 void mc_map_unhide_all(void)
 {

@@ -10,6 +10,7 @@
  * alone.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,19 @@ static const char *tree_with_copy(const char *tag, const char *const dirs[])
 	const char *prog = h_env("%s/bin/plain_exit", base);
 	copy(h_prog("plain_exit"), prog);
 	return prog;
+}
+
+/* The directory levels up from path (a fresh string); chdir there when
+ * go. */
+static char *dir_up(const char *path, int levels, bool go)
+{
+	char *dir = strdup(path);
+	ck_assert_ptr_nonnull(dir);
+	while (levels--)
+		*strrchr(dir, '/') = 0;
+	if (go)
+		ck_assert_int_eq(chdir(dir), 0);
+	return dir;
 }
 
 /* In a build tree, even one with lib beside bin. */
@@ -81,11 +95,7 @@ H_SETUP(script_and_interpreter)
 H_SETUP(script_and_interpreter_relative)
 {
 	ck_assert(script_and_interpreter(run, c));
-	char *tools = strdup(run->prog);
-	ck_assert_ptr_nonnull(tools);
-	*strrchr(tools, '/') = 0;
-	ck_assert_int_eq(chdir(tools), 0);
-	free(tools);
+	free(dir_up(run->prog, 1, true));
 	run->prog = run->args ? "./interp" : "./script";
 	return true;
 }
@@ -104,6 +114,37 @@ H_SETUP(link_in_prefix)
 		ck_assert_int_eq(mkdir(h_env("%s/%s", prefix, dirs[i]), 0755), 0);
 	run->prog = h_env("%s/bin/link", prefix);
 	ck_assert_int_eq(symlink(target, run->prog), 0);
+	return true;
+}
+
+/* An installed prefix whose bin is a link to a build tree's directory,
+ * plain_exit's copy run through it: the executable is the build tree's,
+ * so it is measured; the link lies on the walk, not at its end, where
+ * O_NOFOLLOW would not see it: lib/programs.c's no_link_on_walk asks
+ * each directory (on main at a51f2faf openat2's RESOLVE_NO_SYMLINKS did;
+ * a walk that asked none left the program out). */
+H_SETUP(dir_link_in_prefix)
+{
+	const char *target = tree_with_copy("dirlinked", H_LIST("bin", NULL));
+	const char *prefix = h_tmppath("prefix");
+	ck_assert_int_eq(mkdir(prefix, 0755), 0);
+	static const char *const dirs[] = { "lib", "include", "share" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		ck_assert_int_eq(mkdir(h_env("%s/%s", prefix, dirs[i]), 0755), 0);
+	char *bin = dir_up(target, 1, false);
+	ck_assert_int_eq(symlink(bin, h_env("%s/bin", prefix)), 0);
+	free(bin);
+	run->prog = h_env("%s/bin/plain_exit", prefix);
+	return true;
+}
+
+/* The same, its absolute path run from the prefix: memcheck asks only
+ * the directories below the working directory (getcwd's path has no
+ * link), and bin is one. */
+H_SETUP(dir_link_in_prefix_from_it)
+{
+	ck_assert(dir_link_in_prefix(run, c));
+	free(dir_up(run->prog, 2, true));
 	return true;
 }
 
@@ -200,6 +241,11 @@ static const struct h_case cases[] = {
 	/* the executable's path, not the one named: links resolved */
 	{ "a link in a prefix to a build tree's program", PROGRAMS(.args = H_LIST("leak")),
 	  .setup = link_in_prefix, .exit = 23, .records = 1 },
+	{ "a prefix's bin a link to a build tree's directory", PROGRAMS(.args = H_LIST("leak")),
+	  .setup = dir_link_in_prefix, .exit = 23, .records = 1 },
+	{ "a prefix's bin a link to a build tree's directory, run from the prefix",
+	  PROGRAMS(.args = H_LIST("leak")), .setup = dir_link_in_prefix_from_it, .exit = 23,
+	  .records = 1 },
 	{ "a build tree's program run by ld.so", PROGRAMS(), .setup = by_ldso, .exit = 0,
 	  .records = H_NO_RECORDS },
 	/* the default rule's verdict without /proc (a passing run: a
