@@ -12,7 +12,8 @@
  * file; each reader of the figures sees them as with every record
  * matched), and the parsed files kept in MEMCHECK_CACHE (the same
  * outcome cold and warm under every allocator, the cache read, a
- * damaged one or an edited file parsed again, a bad file never kept).
+ * damaged one or an edited file parsed again, a shipped file edited or
+ * added seen at once, a bad file never kept).
  *
  * A run is a row (its files made by its setup: the paths are the
  * build's and the test's); what reads a file an earlier run wrote
@@ -667,6 +668,18 @@ END_TEST
 
 /* ---- the parsed files kept in MEMCHECK_CACHE (suppcache.c) ------------ */
 
+/* err's used_suppression lines appended to s (len of its cap bytes
+ * used). */
+static void used_lines(char *s, size_t len, size_t cap, const char *err)
+{
+	for (const char *p = err; (p = strstr(p, "used_suppression:")) && len < cap - 512;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		len += (size_t)snprintf(s + len, cap - len, "%.*s\n", (int)n, p);
+		p += n;
+	}
+}
+
 /* plain_supp lost under allocator i with the user's file and the
  * shipped ones, cache (a directory or "off"): what its suppressions did,
  * as one string (the JSON's list, the text's used_suppression lines,
@@ -695,12 +708,7 @@ static char *supp_outcome(int i, const char *cache, const char *user)
 					h_fmt(h_u64(u, "records")), h_fmt(h_u64(u, "blocks")),
 					h_fmt(h_u64(u, "bytes")));
 	}
-	for (const char *p = x.r.err; (p = strstr(p, "used_suppression:")) && len < cap - 512;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		len += (size_t)snprintf(s + len, cap - len, "%.*s\n", (int)n, p);
-		p += n;
-	}
+	used_lines(s, len, cap, x.r.err);
 	h_res_free(&x);
 	return s;
 }
@@ -1215,6 +1223,89 @@ START_TEST(cache_verdicts_capped)
 }
 END_TEST
 
+/* plain_supp lost under allocator i, preloaded as preload names (a
+ * library's copy in a tree of its own, own_tree_via), with the cache
+ * dir: its verdict and used_suppression lines (the full text). */
+static char *shipped_outcome(int i, const char *preload, const char *so, const char *cache)
+{
+	struct h_res x;
+	H_EXEC(&x, .prog = "plain_supp", .args = H_LIST("lost"), .alloc = i, .no_report = true,
+	       .text = "full", .flags = H_EXITCODE,
+	       .env = H_LIST(so && so[0] ? h_env("%s %s", preload, so) : preload,
+			     h_env("MEMCHECK_CACHE=%s", cache)));
+	size_t cap = 4096, len = 0;
+	char *s = malloc(cap);
+	ck_assert_ptr_nonnull(s);
+	len += (size_t)snprintf(s + len, cap - len, "exit %d %s\n", x.r.exit_code,
+				strstr(x.r.err, "FAIL: ") ? "FAIL" : "pass");
+	used_lines(s, len, cap, x.r.err);
+	h_res_free(&x);
+	return s;
+}
+
+/* The shipped directory's notes (suppcache.c's notes_hold: the
+ * directory opened and stat'ed, its files stat'ed by name from it): a
+ * warm process takes the cache, not a parse; a file of it edited in
+ * place (its size the same) and a file added to it each miss, under
+ * every allocator.  A mutant that takes the directory's note without
+ * its stat fails at the file added; one that stats the files by a
+ * wrong name at the warm run's inode. */
+START_TEST(cache_shipped_dir_changes)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	struct h_spec spec = { 0 };
+	own_tree_via(&spec, shipped_text, "");
+	const char *preload = spec.env[0], *dir = h_tmppath("cache");
+	ck_assert(strncmp(preload, "LD_PRELOAD=", 11) == 0);
+	char *off = shipped_outcome(_i, preload, so, "off");
+	ck_assert_msg(strstr(off, "FAIL") && strstr(off, "used_suppression: 1 shipped "), "%s", off);
+	char *cold = shipped_outcome(_i, preload, so, dir);
+	const char *f = supp_cache_file(dir);
+	ck_assert_msg(f, "no suppressions cached in %s", dir);
+	struct stat st0, st1;
+	ck_assert(stat(f, &st0) == 0);
+	char *warm = shipped_outcome(_i, preload, so, dir);
+	ck_assert_str_eq(cold, off);
+	ck_assert_str_eq(warm, off);
+	ck_assert_msg(stat(f, &st1) == 0 && st1.st_ino == st0.st_ino,
+		      "warm: the set parsed and written again");
+	/* a.supp edited in place, the same size, a new mtime */
+	const char *a = h_env("%s/a.supp", files.dir);
+	size_t len;
+	char *t = h_read_file(a, &len);
+	char *m = strstr(t, "shipped");
+	ck_assert_ptr_nonnull(m);
+	memcpy(m, "SHIPPED", 7);
+	put_file(a, t, len);
+	struct timespec times[2] = { { 0, UTIME_OMIT }, { 1000000000, 321 } };
+	ck_assert(utimensat(AT_FDCWD, a, times, 0) == 0);
+	for (int r = 0; r < 2; r++) {
+		char *edited = shipped_outcome(_i, preload, so, dir);
+		ck_assert_msg(strstr(edited, "used_suppression: 1 SHIPPED ") &&
+				      !strstr(edited, " shipped "),
+			      "run %d after the edit:\n%s", r, edited);
+		free(edited);
+	}
+	/* a file added beside it: the directory's note */
+	static const char other[] = "{\n   other\n   Memcheck:Leak\n   fun:malloc\n   fun:lose\n"
+				    "   fun:lose_other\n}\n";
+	put_file(h_env("%s/b.supp", files.dir), other, sizeof other - 1);
+	for (int r = 0; r < 2; r++) {
+		char *added = shipped_outcome(_i, preload, so, dir);
+		ck_assert_msg(strstr(added, "used_suppression: 1 other ") &&
+				      strstr(added, "used_suppression: 1 SHIPPED "),
+			      "run %d after a file was added:\n%s", r, added);
+		free(added);
+	}
+	free(t);
+	free(off);
+	free(cold);
+	free(warm);
+}
+END_TEST
+
 /* A bad file is never cached: its message every time. */
 START_TEST(cache_bad_file_said_each_time)
 {
@@ -1249,5 +1340,6 @@ int main(void)
 	tcase_add_test(tc, cache_verdicts_concurrent);
 	tcase_add_test(tc, cache_verdicts_capped);
 	tcase_add_test(tc, cache_bad_file_said_each_time);
+	tcase_add_loop_test(tc, cache_shipped_dir_changes, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
