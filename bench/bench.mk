@@ -17,6 +17,9 @@
 #   make bench-suite SUITE_PROCS=300 DATE_PROCS=200 BENCH_RUNS=5
 #   make bench-instr INSTR_STEPS=100000 BENCH_OTHER=...  (callgrind: instructions
 #       a step of each mode, the load-proof figures; build/bench/instr.md)
+#   make bench-parts PARTS_STEPS=1000000 BENCH_OTHER=...  (callgrind's cache
+#       and branch models: a tree_bench block's costs by function and mode;
+#       build/bench/parts.md)
 #   make bench-getenv BENCH_OTHER=... GETENV_ROUNDS=9  (getenv's ns a call,
 #       bare against this library by turns: bench/getenv_bench.c)
 #   make bench-pairs BENCH_OTHER=... PAIRS=1000 PAIRS_PROG='build/bench/suite_test 1'
@@ -33,6 +36,7 @@ VALGRIND      ?= 0
 BENCH_OTHER   ?=
 SUITE_PROCS   ?= 300
 INSTR_STEPS   ?= 100000
+PARTS_STEPS   ?= 1000000
 DATE_PROCS    ?= 200
 PAIRS         ?= 1000
 PAIRS_PROG    ?= $(abspath $(B))/bench/suite_test 1
@@ -117,7 +121,7 @@ $(B)/bench/getenv_bench: bench/getenv_bench.c | $(B)/bench
 bench-getenv: all $(B)/bench/getenv_bench
 	$(B)/bench/getenv_bench $(GETENV_ROUNDS) $(GETENV_CALLS) $(abspath $(B))/libmemcheck.so $(BENCH_OTHER)
 
-.PHONY: bench-suite bench-chart bench-instr bench-pairs bench-getenv
+.PHONY: bench-suite bench-chart bench-instr bench-parts bench-pairs bench-getenv
 bench: all $(BENCH_BINS) $(SUITE_BINS)
 	BENCH_ITERS=$(BENCH_ITERS) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_THREADS=$(BENCH_THREADS) VALGRIND=$(VALGRIND) BENCH_OTHER=$(BENCH_OTHER) \
@@ -139,3 +143,9 @@ bench-suite: all $(SUITE_BINS)
 # with BENCH_OTHER, the table in build/bench/instr.md.
 bench-instr: all $(B)/bench/malloc_bench $(B)/bench/tree_bench $(B)/bench/libnull_interpose.so $(B)/bench/libfloor_interpose.so
 	INSTR_STEPS=$(INSTR_STEPS) BENCH_OTHER=$(BENCH_OTHER) bash bench/instr.sh $(B)
+
+# A tree_bench block by function: instructions, cache misses and
+# mispredicts (callgrind's models) of each mode (bench/parts.sh),
+# build/bench/parts.md.
+bench-parts: all $(B)/bench/tree_bench $(B)/bench/libfloor_interpose.so
+	PARTS_STEPS=$(PARTS_STEPS) BENCH_OTHER=$(BENCH_OTHER) bash bench/parts.sh $(B)
