@@ -367,7 +367,16 @@ H_CHECK(as_its_own)
  * VmHWM at its end -72/-32/-96/-84: the kernel's mark from the per-CPU
  * counters, see threads_as_its_own).  Now every page of it present
  * before the peak (footprint.c mc_footprint_heap_grown): none comes in
- * after it, and the peak's figure is the mark the program made. */
+ * after it, and the peak's figure is the mark the program made.
+ * Left (session 57, address randomization off): under jemalloc
+ * peak_rss is rss_end, 104 KiB below the bare VmRSS at the peak (20,372
+ * against 20,476): the process's VmRSS at its exit (21,664 KiB) is above
+ * its VmRSS at the peak (21,504; code pages 163 at both), memcheck's
+ * anonymous pages grown ~270 KiB after the peak, more than the program
+ * gave back (104), so the mark is the exit's and the mark less
+ * memcheck's own is the end's figure.  glibc/mimalloc/tcmalloc read
+ * -44/-232/-64 against the bare VmRSS at the peak in the same runs
+ * (the kernel's shortfall, mark_shortfall, taken out in the row). */
 static long long code_pages(const struct h_res *x, const char *key)
 {
 	long long n = -1;
