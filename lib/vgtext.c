@@ -1399,8 +1399,13 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 	int used = atomic_load(&contexts_used);
 	for (int i = 0; i < used; i++)
 		n += context_text[i].len != 0;
-	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++)
-		nsupp += rr->supp->used[i].records && rr->supp->used[i].name;
+	/* the suppressions used are leak suppressions (supp_region.c), and
+	 * under --leak-check=no valgrind checks no leak, so it uses none:
+	 * main listed those that took the blocks left at the exit
+	 * (tcmalloc's own under memcheck's default files) */
+	const struct mc_supp_report *su = leak_checked() ? rr->supp : NULL;
+	for (size_t i = 0; su && i < su->nused; i++)
+		nsupp += su->used[i].records && su->used[i].name;
 	if (!n && !nsupp)
 		return;
 	char c1[32], c2[32], c3[32];
@@ -1435,8 +1440,8 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 	dp[strlen(dp) - 2] = dp[strlen(dp) - 1] = '-';
 	memcpy(dsp, dp, strlen(dp));
 	memcpy(dsp + strlen(dp), " ", 2);
-	for (size_t i = 0; rr->supp && i < rr->supp->nused; i++) {
-		const struct mc_supp_used *u = &rr->supp->used[i];
+	for (size_t i = 0; su && i < su->nused; i++) {
+		const struct mc_supp_used *u = &su->used[i];
 		if (!u->records || !u->name)
 			continue;
 		char cnt[16], name[1024], file[1024];
@@ -1530,7 +1535,11 @@ void mc_vgtext_emit(const struct mc_region_report *rr)
 			if (k[i] == &r->still_reachable)
 				heuristic_lines(&b, p);
 		}
-		if (mc_opt.valgrind_text == MC_VGTEXT_SUMMARY)
+		/* valgrind's hint where a block is listed under full: not
+		 * where the suppressions took every one */
+		if (mc_opt.valgrind_text == MC_VGTEXT_SUMMARY &&
+		    (r->definitely_lost.blocks | r->indirectly_lost.blocks |
+		     r->possibly_lost.blocks | r->still_reachable.blocks))
 			mc_buf_strs(&b, p, " Rerun with --leak-check=full to see details of "
 				    "leaked memory\n", NULL);
 		else if (r->still_reachable.blocks && !shown_kind(MC_KIND_REACHABLE))

@@ -367,7 +367,16 @@ H_CHECK(as_its_own)
  * VmHWM at its end -72/-32/-96/-84: the kernel's mark from the per-CPU
  * counters, see threads_as_its_own).  Now every page of it present
  * before the peak (footprint.c mc_footprint_heap_grown): none comes in
- * after it, and the peak's figure is the mark the program made. */
+ * after it, and the peak's figure is the mark the program made.
+ * Left (session 57, address randomization off): under jemalloc
+ * peak_rss is rss_end, 104 KiB below the bare VmRSS at the peak (20,372
+ * against 20,476): the process's VmRSS at its exit (21,664 KiB) is above
+ * its VmRSS at the peak (21,504; code pages 163 at both), memcheck's
+ * anonymous pages grown ~270 KiB after the peak, more than the program
+ * gave back (104), so the mark is the exit's and the mark less
+ * memcheck's own is the end's figure.  glibc/mimalloc/tcmalloc read
+ * -44/-232/-64 against the bare VmRSS at the peak in the same runs
+ * (the kernel's shortfall, mark_shortfall, taken out in the row). */
 static long long code_pages(const struct h_res *x, const char *key)
 {
 	long long n = -1;
@@ -658,8 +667,21 @@ H_CHECK(child_as_its_own)
  * figures are not compared here: the child's rss_end and peak_rss read
  * +68/+72/+24/+80 KiB over the bare child's (glibc, mimalloc, jemalloc,
  * tcmalloc) on main and with the re-arm alike, where the forked
- * child's row (no 8 MiB in the parent first) is within its tolerance:
- * a cause not found yet (session 52). */
+ * child's row (no 8 MiB in the parent first) is within its tolerance.
+ * The cause (session 57, glibc, address randomization off, the child's
+ * /proc/self/smaps and pagemap read in its last exit handler against
+ * the bare child's): the C library's r-xp segment 64 KiB more present,
+ * one fault-around block at offset 0x129000 of the segment (file
+ * 0x14f000: dl_iterate_phdr, _dl_find_object, __libc_early_init), and
+ * [vdso] 4 KiB.  fork copies no page of it, the fork window gives back
+ * what the handlers faulted (startpages.c), and then the late calls'
+ * wrappers look their next definitions up for the first time in the
+ * child (elfsym.c lookup: prlimit, setuid, __cxa_at_quick_exit) with
+ * mc_walk_objects, the C library's dl_iterate_phdr, outside any window
+ * (gdb, follow-fork-mode child).  A bare child never runs that block;
+ * a process not forked has it from its start (__libc_early_init), bare
+ * too, so only forked children read high.  Not fixed yet: the figures
+ * stay out of this row. */
 H_CHECK(child_no_code_after_the_peak)
 {
 	long long at_peak = code_pages(x, "rss_self_code: peak="),
