@@ -523,6 +523,140 @@ static inline struct walked_index *idx_room(void)
 	return idx_grow();
 }
 
+/* ---- the young index ------------------------------------------------------
+ * A forking program pays for every page it writes between forks: fork
+ * write-protects them all, and the parent's next store to each is a
+ * copy-on-write fault (~4-6 us here).  A new stack's slot lies at its
+ * hash's place in the index, on any page of it: libssh's torture_config
+ * (4,325 stacks, an index of 2^14 slots, 64 pages; 14 forks) took 195 of
+ * mc_depot_intern's faults at that one store, a page a new stack.  So
+ * once the process has forked (young_armed) and the index is larger
+ * than a dense one (IDX_DENSE_BITS: 4 pages at most, which a process
+ * writes all of soon enough), new stacks' slots go to a young table of
+ * 1,024 slots (YOUNG_BITS: 16 KiB, 4 pages), and only when it has taken
+ * what it holds (idx_holds: 767) are they merged into the index, all at
+ * once, under the lock: between two forks the parent writes those 4
+ * pages, where it wrote a page of the index a new stack
+ * (plain_fork_faults stacks: 48-53 faults of memcheck's a fork -> 14-17;
+ * doc/costs.md, fork57).  (One page of 256 slots: 22 a fork, each
+ * merge, every 191 slots, ~120 of the index's pages.)  A merged young
+ * table is given back (MADV_DONTNEED) and never reused: the next comes
+ * from a reservation of 64, so a lookup without the lock that is still
+ * in the old one reads its slots or zeros (a miss, which a lookup
+ * without the lock may have: see the head), never a slot written again
+ * with another stack's key and value.  Lookups ask the index first,
+ * then the young table (a stack found in the index costs nothing more;
+ * a miss a test, and one more probe where there is a young table); the
+ * merge puts the young slots into the index before the readers are
+ * given the next table. */
+#define YOUNG_BITS IDX_DENSE_BITS
+#define YOUNG_BYTES (sizeof(struct idx_slot) << YOUNG_BITS)
+#define YOUNG_RESERVE (64 * YOUNG_BYTES)
+static struct {
+	_Atomic(struct idx_slot *) s;   /* the readers' young table; NULL: none */
+	struct walked_index t;          /* the writers' (under the lock): s, left */
+	char *next, *end;               /* the reservation's pages not used yet */
+	bool off;                       /* no page could be mapped: the index alone */
+} young;
+
+/* Is there a young table?  The lookups' inline test: what they do there
+ * is out of line (young_lookup, young_find, in .text.mc_last), as a
+ * process that does not fork or stores few stacks never has one. */
+static inline bool young_there(void)
+{
+	return unlikely(atomic_load_explicit(&young.s, memory_order_relaxed) != NULL);
+}
+
+/* The young table, for the lookups. */
+static inline struct walked_index young_now(void)
+{
+	return (struct walked_index){ atomic_load_explicit(&young.s, memory_order_acquire), 0,
+				      YOUNG_BITS };
+}
+
+/* A fresh young table's slots, populated and counted; NULL where none
+ * can be mapped.  Under the lock. */
+static struct idx_slot *young_page(void)
+{
+	if (young.next == young.end) {
+		young.next = mc_map_reserve(YOUNG_RESERVE);
+		if (!young.next)
+			return NULL;
+		young.end = young.next + YOUNG_RESERVE;
+	}
+	struct idx_slot *p = (struct idx_slot *)young.next;
+	young.next += YOUNG_BYTES;
+	mc_own_grow(YOUNG_BYTES);
+	mc_populate(p, YOUNG_BYTES);
+	return p;
+}
+
+/* The young table's slots merged into the index, and a fresh table for
+ * the readers and the writers (see above); the table a new slot goes to
+ * (the index itself where none could be mapped), NULL where neither
+ * has room.  Under the lock. */
+static __attribute__((noinline)) struct walked_index *young_merge(void)
+{
+	struct idx_slot *old = young.t.s;
+	for (size_t i = 0; old && i < (size_t)1 << YOUNG_BITS; i++) {
+		uint64_t k = atomic_load_explicit(&old[i].key, memory_order_relaxed);
+		struct walked_index *t;
+		if (k && !(t = idx_room()))
+			return NULL; /* (the rest stay young, the young table full) */
+		if (k)
+			idx_put(t, k, atomic_load_explicit(&old[i].val, memory_order_relaxed));
+	}
+	struct idx_slot *n = young.off ? NULL : young_page();
+	young.off = !n;
+	atomic_store_explicit(&young.s, n, memory_order_release);
+	young.t = (struct walked_index){ n, n ? idx_holds(YOUNG_BITS) : 0, YOUNG_BITS };
+	if (old) {
+		int saved = errno;
+		if (madvise(old, YOUNG_BYTES, MADV_DONTNEED) == 0)
+			mc_own_grow(-(int64_t)YOUNG_BYTES);
+		errno = saved;
+	}
+	return n ? &young.t : idx_room();
+}
+
+/* put_room's young table, out of line (.text.mc_last): t is the index,
+ * with room, larger than a dense one, and the process has forked. */
+static __attribute__((noinline)) struct walked_index *young_room(struct walked_index *t)
+{
+	if (young.off)
+		return t;
+	return young.t.left ? &young.t : young_merge();
+}
+
+/* Whether the process has forked (mc_depot_prefork): only then do new
+ * stacks go to the young table.  A process that never forks has no
+ * page to keep from copies, and there the young table costs: callgrind,
+ * bench/tree_bench (tens of thousands of stacks), +62 instructions a
+ * step (its probes, filled to three quarters, on every new stack's
+ * lookups and store, and the merges' scans), where unarmed +7 (923.8
+ * -> 930.6: the inline tests).
+ * On the fork's page of small variables (lib/bss-layout.sh FORK):
+ * written once, at the first fork. */
+static bool young_armed;
+
+void mc_depot_prefork(void)
+{
+	if (!young_armed)
+		young_armed = true;
+}
+
+/* The table a new stack's slot goes to, with room for it: the index
+ * while it is a dense one, the process has not forked or no young table
+ * can be mapped, else the young table, merged first where it is full;
+ * NULL where none has room.  Under the lock. */
+static inline struct walked_index *put_room(void)
+{
+	struct walked_index *t = idx_room();
+	if (likely(!t || t->bits <= IDX_DENSE_BITS || !young_armed))
+		return t;
+	return young_room(t);
+}
+
 /* A stack is stored without the return addresses in libmemcheck's own
  * code: there is one only where memcheck called the C library and the C
  * library allocated (the program's pthread_create, through
@@ -605,12 +739,28 @@ static inline uint32_t lookup(const struct walked_index *t, uint64_t key, const 
 	return lookup_from(t, i, key, f, n);
 }
 
-
-static uint32_t idx_find(uint64_t h, int *walked)
+/* lookup in the young table (young_there), out of line. */
+static __attribute__((noinline)) uint32_t young_lookup(uint64_t key, const uintptr_t *f, int n)
 {
-	struct walked_index *t = atomic_load_explicit(&windex, memory_order_acquire);
-	if (!t)
-		return 0;
+	struct walked_index y = young_now();
+	return y.s ? lookup(&y, key, f, n) : 0;
+}
+
+/* lookup in the index t, then in the young table. */
+static inline uint32_t lookup_all(const struct walked_index *t, uint64_t key,
+				  const uintptr_t *f, int n)
+{
+	uint32_t id = lookup(t, key, f, n);
+	if (!id && young_there())
+		id = young_lookup(key, f, n);
+	return id;
+}
+
+/* The stack a slot of key h names in table t, and its walked mark;
+ * 0 where none. */
+static inline __attribute__((always_inline)) uint32_t idx_find_in(const struct walked_index *t,
+								  uint64_t h, int *walked)
+{
 	size_t mask = ((size_t)1 << t->bits) - 1;
 	for (size_t i = (size_t)(h >> (64 - t->bits));; i = (i + 1) & mask) {
 		uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_acquire);
@@ -622,6 +772,25 @@ static uint32_t idx_find(uint64_t h, int *walked)
 		if (!k)
 			return 0;
 	}
+}
+
+/* idx_find_in in the young table (young_there), out of line. */
+static __attribute__((noinline)) uint32_t young_find(uint64_t h, int *walked)
+{
+	struct walked_index y = young_now();
+	return y.s ? idx_find_in(&y, h, walked) : 0;
+}
+
+/* idx_find_in in the index, then in the young table. */
+static uint32_t idx_find(uint64_t h, int *walked)
+{
+	struct walked_index *t = atomic_load_explicit(&windex, memory_order_acquire);
+	if (!t)
+		return 0;
+	uint32_t id = idx_find_in(t, h, walked);
+	if (!id && young_there())
+		id = young_find(h, walked);
+	return id;
 }
 
 /* ---- what came next ------------------------------------------------------
@@ -716,6 +885,32 @@ uint32_t mc_depot_known(uint64_t h, uint32_t after, int *walked)
 	return mc_depot_known_index(h, after, walked);
 }
 
+/* Stack id's slot of key h in table t marked walked; false where t has
+ * none.  Under the lock. */
+static inline __attribute__((always_inline)) bool mark_in(struct walked_index *t, uint32_t id,
+							   uint64_t h, int walked)
+{
+	size_t mask = ((size_t)1 << t->bits) - 1;
+	for (size_t i = (size_t)(h >> (64 - t->bits));; i = (i + 1) & mask) {
+		uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);
+		if (!k)
+			return false;
+		uint64_t v = atomic_load_explicit(&t->s[i].val, memory_order_relaxed);
+		if (k == h && (uint32_t)v == id) {
+			if ((int)(v >> 32 & 3) != walked)
+				atomic_store_explicit(&t->s[i].val, idx_val(id, walked),
+						      memory_order_release);
+			return true;
+		}
+	}
+}
+
+/* mark_in the young table, out of line (.text.mc_last).  Under the lock. */
+static __attribute__((noinline)) bool young_mark(uint32_t id, uint64_t h, int walked)
+{
+	return mark_in(&young.t, id, h, walked);
+}
+
 /* Mark stack id walked under key h: its own slot where h is its key
  * (WALKED_FP), else a slot of h's (WALKED_RUN), if the index has room. */
 void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
@@ -728,20 +923,8 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 		then_put(then_of(after), then_entry(id, walked, h), THEN - 1);
 	mc_depot_lock();
 	struct walked_index *t = atomic_load_explicit(&windex, memory_order_relaxed);
-	size_t mask = t ? ((size_t)1 << t->bits) - 1 : 0;
-	for (size_t i = t ? (size_t)(h >> (64 - t->bits)) : 0; t; i = (i + 1) & mask) {
-		uint64_t k = atomic_load_explicit(&t->s[i].key, memory_order_relaxed);
-		if (!k)
-			break;
-		uint64_t v = atomic_load_explicit(&t->s[i].val, memory_order_relaxed);
-		if (k == h && (uint32_t)v == id) {
-			if ((int)(v >> 32 & 3) != walked)
-				atomic_store_explicit(&t->s[i].val, idx_val(id, walked),
-						      memory_order_release);
-			t = NULL; /* marked */
-		}
-	}
-	if (t && (t = idx_room()) != NULL)
+	if (t && !mark_in(t, id, h, walked) && !(young.t.s && young_mark(id, h, walked)) &&
+	    (t = put_room()) != NULL)
 		idx_put(t, h, idx_val(id, walked));
 	mc_depot_unlock();
 }
@@ -767,13 +950,13 @@ static inline __attribute__((always_inline)) uint32_t intern(uint64_t h, const u
 	if (n <= 0)
 		return 0;
 	uint64_t key = idx_key(h);
-	uint32_t id = absent ? 0 : lookup(atomic_load_explicit(&windex, memory_order_acquire),
-					  key, f, n);
+	uint32_t id = absent ? 0 : lookup_all(atomic_load_explicit(&windex, memory_order_acquire),
+					      key, f, n);
 	if (id)
 		return id;
 	mc_depot_lock();
-	struct walked_index *t = idx_room();
-	id = lookup(atomic_load_explicit(&windex, memory_order_relaxed), key, f, n);
+	struct walked_index *t = put_room();
+	id = lookup_all(atomic_load_explicit(&windex, memory_order_relaxed), key, f, n);
 	if (!id && t) {
 		uint32_t unit = take(units_of((size_t)n));
 		id = unit ? take_id() : 0;
@@ -792,7 +975,7 @@ static inline __attribute__((always_inline)) uint32_t intern(uint64_t h, const u
 			if (wkey)
 				atomic_store_explicit(&key_of(id), wkey, memory_order_release);
 			idx_put(t, key, idx_val(id, wkey == key ? walked : 0));
-			if (wkey && wkey != key && (t = idx_room()) != NULL)
+			if (wkey && wkey != key && (t = put_room()) != NULL)
 				idx_put(t, wkey, idx_val(id, walked));
 			*fresh = true;
 		}

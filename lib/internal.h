@@ -1868,6 +1868,11 @@ int mc_stack_get_code(uint32_t id, const uintptr_t **frames);
 void mc_depot_lock(void);
 void mc_depot_unlock(void);
 void mc_depot_after_fork_child(void);
+/* A fork's prepare handler (stacks.c's mc_stacks_lock, under the
+ * depot's lock): from the first fork on, new stacks' slots go to the
+ * index's young page (depot.c), so that a parent writes few pages of it
+ * between forks. */
+void mc_depot_prefork(void);
 
 /* ---- cfi.c ----------------------------------------------------------- */
 

@@ -2135,6 +2135,7 @@ void mc_stacks_lock(void)
 {
 	rules_take();
 	mc_depot_lock();
+	mc_depot_prefork();
 }
 
 void mc_stacks_unlock(void)

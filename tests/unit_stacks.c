@@ -1797,6 +1797,60 @@ END_TEST
  * mc_depot_set_walked does; absent (the first lookup skipped) still
  * finds a stored stack by the locked one.  Each as the two calls did:
  * the id stored once, its mark, its key, P's then. */
+/* Past a dense index (1,024 slots), once the process has forked, new
+ * stacks' slots go to the young table and are merged into the index when it has taken 767 (depot.c's
+ * young index): every stack is found by its frames and by its keys
+ * before, during and after the merges, with its walked mark, marked
+ * again where it lies (index or young table), and not stored twice.
+ * 5,000 stacks: the index grows past its dense tables and six merges
+ * run; each stack is stored with a key of its own besides (a second
+ * slot), half of them marked by a second call after. */
+static uint64_t young_hash(uintptr_t i)
+{
+	return (i + 1) * 0x9e3779b97f4a7c15ull;
+}
+
+START_TEST(depot_young_index_finds_every_stack)
+{
+	mc_opt.stack_depth = 16;
+	mc_stacks_init();
+	/* a fork's prepare and parent handlers: the young page armed */
+	mc_stacks_lock();
+	mc_stacks_unlock();
+	enum { N = 5000 };
+	static uint32_t id[N];
+	int walked;
+	for (uintptr_t i = 0; i < N; i++) {
+		uintptr_t f[2] = { 0x7300000 + i * 16, i };
+		uint64_t h = young_hash(i), k = ~h;
+		id[i] = i % 2 ? mc_depot_intern_walked(h, f, 2, true, k, 2, 0)
+			      : mc_depot_intern(h, f, 2);
+		ck_assert_uint_ne(id[i], 0);
+		if (i % 2 == 0)
+			mc_depot_set_walked(id[i], k, 1, 0);
+		/* the stacks just stored (young), and one long before (merged) */
+		for (uintptr_t j = i > 8 ? i - 8 : 0; j <= i + 1; j++) {
+			uintptr_t at = j <= i ? j : i / 2;
+			uintptr_t g[2] = { 0x7300000 + at * 16, at };
+			ck_assert_uint_eq(mc_depot_intern(young_hash(at), g, 2), id[at]);
+			ck_assert_uint_eq(mc_depot_known(~young_hash(at), 0, &walked), id[at]);
+		}
+	}
+	for (uintptr_t i = 0; i < N; i++) {
+		uintptr_t f[2] = { 0x7300000 + i * 16, i };
+		uint64_t h = young_hash(i), k = ~h;
+		ck_assert_uint_eq(mc_depot_intern(h, f, 2), id[i]);
+		ck_assert_uint_eq(mc_depot_known(k, 0, &walked), id[i]);
+		ck_assert_int_eq(walked, i % 2 ? 2 : 1);
+		/* marked again, where it lies */
+		mc_depot_set_walked(id[i], k, 3, 0);
+		ck_assert_uint_eq(mc_depot_known(k, 0, &walked), id[i]);
+		ck_assert_int_eq(walked, 3);
+	}
+	ck_assert_uint_eq(mc_depot_next_id(), id[N - 1] + 1);
+}
+END_TEST
+
 START_TEST(depot_intern_walked_marks)
 {
 	mc_opt.stack_depth = 16;
@@ -1937,6 +1991,7 @@ int main(void)
 	tcase_add_test(tc, fp_then_follows_any_order);
 	tcase_add_test(tc, depot_then_keeps_three);
 	tcase_add_test(tc, depot_intern_walked_marks);
+	tcase_add_test(tc, depot_young_index_finds_every_stack);
 	tcase_add_test(tc, fp_paths_alike_but_deep);
 	tcase_add_test(tc, cfi_walk_through_functions_without_frame_pointers);
 	tcase_add_test(tc, cfi_new_stacks_from_a_leaf_without_frame_pointer);

@@ -9,6 +9,16 @@
  * counter) of the parent alone (not inherited) and of the parent with
  * its children (inherited: a child's count is added when it exits).
  * Where perf_event_open is refused it says so ("faults refused").
+ * With argv[3] "stacks" the parent is a test runner that stores new
+ * allocation stacks between forks, as check's or a CTest driver's does
+ * (libssh's torture_config: 4,325 stacks, 14 forks): before the loop it
+ * allocates and frees a block from each of N distinct call paths, and
+ * before each fork from NEW_STACKS more (each block freed at once, so
+ * the allocator hands the same address back and the block table's
+ * writes stay on one page): what memcheck's stack depot writes between
+ * forks, each page a copy-on-write fault in the parent.  "oldstacks"
+ * is the same with the paths before each fork among the N stored
+ * already: the difference is what storing new stacks costs.
  * Prints "parent P children C perf" (totals over the F forks).
  * tests/test_ownmem.c (fork_pages_written_once) runs it bare and under
  * memcheck: what memcheck adds is the pages its fork handlers write,
@@ -21,6 +31,49 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Call paths: path(code, d) allocates d calls deep, each call one of
+ * two functions as code's bits say, so 2^PATH_DEPTH distinct stacks
+ * (path inline: a frame a level, the 12 within memcheck's 16 frames). */
+#define PATH_DEPTH 12
+#define NEW_STACKS 32
+static volatile int sink;
+static void *path_a(unsigned code, int d);
+static void *path_b(unsigned code, int d);
+
+static inline __attribute__((always_inline)) void *path(unsigned code, int d)
+{
+	if (!d)
+		return malloc(24);
+	return code & 1 ? path_a(code >> 1, d - 1) : path_b(code >> 1, d - 1);
+}
+
+/* Not a tail call (the store after it): each keeps its frame. */
+static __attribute__((noinline)) void *path_a(unsigned code, int d)
+{
+	void *p = path(code, d);
+	sink++;
+	return p;
+}
+
+static __attribute__((noinline)) void *path_b(unsigned code, int d)
+{
+	void *p = path(code, d);
+	sink--;
+	return p;
+}
+
+/* A block from each of paths [from, to), freed at once. */
+static int stacks_from(unsigned from, unsigned to)
+{
+	for (unsigned c = from; c < to; c++) {
+		void *p = path(c, PATH_DEPTH);
+		if (!p)
+			return -1;
+		free(p);
+	}
+	return 0;
+}
 
 static int counter(int inherit)
 {
@@ -43,8 +96,13 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 2000, forks = argc > 2 ? atoi(argv[2]) : 20;
 	int exec = argc > 3 && !strcmp(argv[3], "exec");
-	if (n < 1 || forks < 1)
+	int old = argc > 3 && !strcmp(argv[3], "oldstacks");
+	int stacks = old || (argc > 3 && !strcmp(argv[3], "stacks"));
+	if (n < 1 || forks < 1 || (old && n < NEW_STACKS) ||
+	    (stacks && (unsigned)n + (unsigned)forks * NEW_STACKS > 1u << PATH_DEPTH))
 		return 2;
+	if (stacks && stacks_from(0, (unsigned)n))
+		return 1;
 	void **v = malloc((size_t)n * sizeof *v);
 	if (!v)
 		return 1;
@@ -58,6 +116,10 @@ int main(int argc, char **argv)
 	}
 	long long s0 = now(self), a0 = now(all);
 	for (int k = 0; k < forks; k++) {
+		unsigned next = (unsigned)k * NEW_STACKS;
+		next = old ? next % ((unsigned)n - NEW_STACKS + 1) : next + (unsigned)n;
+		if (stacks && stacks_from(next, next + NEW_STACKS))
+			return 1;
 		pid_t pid = fork();
 		if (pid < 0)
 			return 1;
