@@ -471,11 +471,90 @@ bool mc_symcache_ours(int fd, mode_t type, struct stat *st)
 	return fstat(fd, st) == 0 && ours_st(st, type);
 }
 
+/* One line of /etc/passwd: the effective user's, with home as its
+ * home directory (name:password:uid:gid:gecos:dir:shell)? */
+static bool passwd_line_home(const char *line, size_t len, const char *home, size_t hlen)
+{
+	const char *f[7];
+	size_t n = 0;
+	f[n++] = line;
+	for (size_t i = 0; i < len && n < 7; i++)
+		if (line[i] == ':')
+			f[n++] = line + i + 1;
+	if (n < 7 || f[2] == f[3] - 1)
+		return false;
+	uintmax_t uid = 0;
+	for (const char *c = f[2]; c < f[3] - 1; c++) {
+		if (*c < '0' || *c > '9' || uid > UINT32_MAX)
+			return false;
+		uid = uid * 10 + (uintmax_t)(*c - '0');
+	}
+	size_t dl = (size_t)(f[6] - 1 - f[5]);
+	while (dl > 1 && f[5][dl - 1] == '/')
+		dl--;
+	return uid == own_uid() && dl == hlen && memcmp(f[5], home, hlen) == 0;
+}
+
+/* HOME is the effective user's own home, as /etc/passwd gives it (read
+ * here, not through getpwuid: the name service's modules would load
+ * into the program and allocate); a user the file does not list (a
+ * directory service's) is taken as not. */
+static bool home_is_users(const char *home, size_t hlen)
+{
+	while (hlen > 1 && home[hlen - 1] == '/')
+		hlen--;
+	int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[1024];
+	size_t have = 0;
+	bool found = false, skip = false; /* skip: the rest of a line too long */
+	for (bool end = false; !found && !end;) {
+		ssize_t r = read(fd, buf + have, sizeof buf - have);
+		end = r <= 0;
+		have += end ? 0 : (size_t)r;
+		size_t start = 0;
+		for (size_t i = 0; i < have && !found; i++) {
+			if (buf[i] != '\n' && !(end && i + 1 == have))
+				continue;
+			size_t len = i - start + (buf[i] != '\n');
+			found = !skip && passwd_line_home(buf + start, len, home, hlen);
+			skip = false;
+			start = i + 1;
+		}
+		if (start == 0 && have == sizeof buf) { /* a line longer than buf */
+			skip = true;
+			start = have;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+	}
+	close(fd);
+	return found;
+}
+
 /* dir and its parents made.  A function of its own: its copy of the
  * path is on the stack only here, not in every open of a warm
- * process's exit, where the stack's depth is a page fault a page. */
+ * process's exit, where the stack's depth is a page fault a page.
+ * From HOME, only where $HOME/.cache exists or HOME is the user's own
+ * home: a test that points HOME at a directory of its own (popt's
+ * testit.sh at its build directory, git's at its trash directory) finds
+ * no .cache made there by memcheck; its frames are named from the
+ * debug information each time, the reports the same. */
 static __attribute__((noinline)) void dir_make(void)
 {
+	/* dir_look's choice again, here where it costs no room of
+	 * group 1t's (make place-check VERBOSE=1) */
+	const char *x = mc_env_value("XDG_CACHE_HOME"), *h = mc_env_value("HOME");
+	size_t home_len = !mc_opt.cache && !(x && x[0] == '/') && h && h[0] == '/' ? strlen(h) : 0;
+	if (home_len) {
+		char cache[home_len + sizeof "/.cache"];
+		memcpy(cache, dir, sizeof cache - 1);
+		cache[sizeof cache - 1] = 0;
+		struct stat st;
+		if (lstat(cache, &st) != 0 && !home_is_users(dir, home_len))
+			return;
+	}
 	/* Each parent made in a copy: dir is read by other threads. */
 	char path[strlen(dir) + 1];
 	memcpy(path, dir, sizeof path);

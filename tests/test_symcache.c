@@ -1263,6 +1263,47 @@ START_TEST(verdicts_a_file_a_program)
 }
 END_TEST
 
+/* A test that points HOME at a directory of its own (popt's testit.sh
+ * at its build directory, git's test suite at its trash directory) and
+ * then lists or compares it finds no .cache that memcheck made there: the
+ * default cache, $HOME/.cache/memcheck, is made only where $HOME/.cache
+ * exists or HOME is the user's own home (/etc/passwd).  The frames are
+ * named from the debug information instead, the report the same; with
+ * .cache there, the cache is used.  Under each allocator, MEMCHECK_CACHE
+ * and XDG_CACHE_HOME unset (env -u: the harness sets the former). */
+START_TEST(home_of_a_test_left_alone)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	const char *home = h_tmppath(h_env("home%d", _i)), *dot = h_env("%s/.cache", home);
+	ck_assert(mkdir(home, 0700) == 0);
+	const char *env[] = { "MEMCHECK_TEXT=full", NULL };
+	char *text[2];
+	for (int made = 0; made < 2; made++) {
+		struct h_run r;
+		H_RUN(&r, H_PRELOAD, so, env, "/usr/bin/env", "-u", "MEMCHECK_CACHE", "-u",
+		      "XDG_CACHE_HOME", h_env("HOME=%s", home), h_prog("plain_leak_inlined"));
+		text[made] = normal(r.err);
+		ck_assert_msg(strstr(text[made], "definitely lost"), "%s, .cache %s: %s\n%s",
+			      h_allocator_name(_i), made ? "there" : "absent", h_status(&r), r.err);
+		h_run_free(&r);
+		struct stat st;
+		if (!made) {
+			ck_assert_msg(stat(dot, &st) != 0, "%s: memcheck made %s",
+				      h_allocator_name(_i), dot);
+			ck_assert(mkdir(dot, 0700) == 0);
+		} else {
+			subdir(h_env("%s/memcheck", dot));
+		}
+	}
+	ck_assert_msg(strcmp(text[0], text[1]) == 0, "%s: without a cache\n%s\n---\nwith\n%s",
+		      h_allocator_name(_i), text[0], text[1]);
+	free(text[0]);
+	free(text[1]);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = h_tcase("symcache", 300);
@@ -1280,5 +1321,6 @@ int main(void)
 	tcase_add_test(tc, kept_verdicts_not_named);
 	tcase_add_test(tc, installed_program_names_first);
 	tcase_add_test(tc, verdicts_a_file_a_program);
+	tcase_add_loop_test(tc, home_of_a_test_left_alone, 0, H_NALLOCATORS);
 	return h_run_suite(NULL);
 }
