@@ -17,12 +17,15 @@
 /* The first page of one buffer at a time: a page of libmemcheck's .bss
  * (a large array of lib/bss-layout.sh's), where every measured
  * process's exit mapped one for its report's text (an mmap fewer at
- * each).  Populated at start-up with own[] below, which it adjoins (the
- * same madvise call): the exit's report faulted it in, and on these VMs
- * a fault costs a populated page's ~6 us and ~4-10 us more (the first
- * touch after it, ~5 us, both pay: shadow page tables). */
+ * each).  Not populated at start-up (it was, with own[] beside it, in
+ * the same madvise call): only a process that writes a report or names
+ * a frame uses it, and one that does neither (bench/suite_test 1, a
+ * passing test) paid a page it never wrote.  The memset below writes it
+ * first, so where it is used it is one write fault, which after
+ * start-up's populate costs what a populated page does (doc/costs.md
+ * r-session57-pop57, r-session57-pages57), and it is measured as
+ * memcheck's own with the rest of the image (footprint.c). */
 static char first_page[4096] __attribute__((aligned(4096)));
-MC_START_TOUCHED(first_page);
 static atomic_flag first_page_taken = ATOMIC_FLAG_INIT;
 
 static void buf_release(char *s, size_t cap)

@@ -1654,9 +1654,9 @@ static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_
  * what was that struct's padding: the TLS block keeps its size).  The
  * pool is one lazy reservation made at start-up (mc_map_lazy: carved,
  * its resident pages measured with mincore as memcheck's own, never the
- * program's), MEMO_THREADS blocks of 13,312 bytes (416 KiB of address
+ * program's), MEMO_THREADS blocks of 13,336 bytes (417 KiB of address
  * space); a pair of its slots is written, never read, when the first walk
- * is kept there (one write fault a page, not two: memo_ready).  Taking
+ * is kept there (one write fault a page, not two: at[]).  Taking
  * one locks nothing and calls only tgkill, so a capture in a signal handler may take it (as the cache,
  * the block is the thread's: captures never nest on one thread, the
  * guard being up during each).  A block is its owner's (a thread id)
@@ -1664,17 +1664,11 @@ static inline void memo_note(struct memo_words *w, const uintptr_t *at, uintptr_
  * here, so a thread that finds every block owned asks which owners have
  * ended (tgkill with signal 0: ESRCH) and takes the first such, cleared;
  * where none has, it keeps no walks (MEMO_NONE: capture_more's walk,
- * the same stacks).  So at most MEMO_THREADS x 13,312 bytes stay resident
+ * the same stacks).  So at most MEMO_THREADS x 13,336 bytes stay resident
  * however many threads come and go. */
 #define MEMO_THREADS 32
 #define MEMO_NONE UINT32_MAX
-struct memo_block {
-	struct memo m[MEMO_SLOTS];
-};
-static struct memo_block *memo_pool;
-static _Atomic pid_t memo_owner[MEMO_THREADS];
-static _Atomic bool memo_used[MEMO_THREADS]; /* taken before: clear it when taken again */
-/* Block i's pairs of slots (bit k: pair k) written by its owner, the
+/* A block's pairs of slots (at[k]: pair k) written by its owner, the
  * only thread that reads or writes it: a pair not yet written is not
  * read by a capture (a read would map the zero page, a fault that the
  * first walk kept there then pays again), and its first walk kept is
@@ -1689,7 +1683,20 @@ static _Atomic bool memo_used[MEMO_THREADS]; /* taken before: clear it when take
  * pages as memcheck's own), so nothing is counted ahead of the faults;
  * here a one-page populate costs what the page's write fault does
  * (doc/costs.md r-session57-pop57). */
-static uint16_t memo_ready[MEMO_THREADS];
+struct memo_block {
+	/* Pair k's place among the pairs written (1 + it; 0: none yet),
+	 * given in the order the pairs take their first walks: a few walks
+	 * spread by hash over all 16 pairs wrote every page of the block (a
+	 * measured /bin/date: 7 pairs, 4 pages; bench/suite_test 0: 11, 4);
+	 * laid out densely they write the first pages only (2; 3).  On the
+	 * block's first page, which the first walk kept writes. */
+	uint8_t at[MEMO_SLOTS / 2];
+	uint8_t next; /* pairs placed */
+	struct memo m[MEMO_SLOTS];
+};
+_Static_assert(sizeof(struct memo_block) == 13336, "the block's size said above and in doc/costs.md");
+static struct memo_block *memo_pool;
+static _Atomic pid_t memo_owner[MEMO_THREADS];
 
 /* Under an address-space limit memcheck may not move (ownmap.c's
  * mc_map_tight), MEMO_TIGHT blocks (52 KiB, where 416 KiB were that
@@ -1721,12 +1728,10 @@ static void memo_pool_init(void)
 static __attribute__((noinline)) struct memo_block *memo_take(int i)
 {
 	struct memo_block *b = &memo_pool[i];
-	if (atomic_exchange_explicit(&memo_used[i], true, memory_order_relaxed)) {
-		memset(b, 0, sizeof *b); /* an ended thread's walks */
-		memo_ready[i] = UINT16_MAX; /* resident now, all of it */
-	} else {
-		memo_ready[i] = 0; /* populated as walks are kept (above) */
-	}
+	/* No pair placed: a fresh block's, or an ended thread's walks (a
+	 * pair is read only once placed, and its first walk clears its
+	 * other slot).  Written, not read first: the page's one fault. */
+	memset(b, 0, offsetof(struct memo_block, m));
 	me.memo = (uint32_t)i + 1;
 	return b;
 }
@@ -1774,9 +1779,8 @@ int mc_stack_kept_walks(void)
 {
 	const struct memo_block *b = memo_block();
 	int n = 0;
-	for (int k = 0; b && k < MEMO_SLOTS / 2; k++)
-		if (memo_ready[me.memo - 1] >> k & 1)
-			n += (b->m[2 * k].id != 0) + (b->m[2 * k + 1].id != 0);
+	for (int k = 0; b && k < b->next; k++)
+		n += (b->m[2 * k].id != 0) + (b->m[2 * k + 1].id != 0);
 	return n;
 }
 
@@ -1890,13 +1894,15 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 	struct memo_block *b = memo_block();
 	if (!b && !(b = memo_block_take()))
 		return;
-	unsigned k = memo_pair(fp);
-	struct memo *p = &b->m[2 * k];
+	unsigned k = memo_pair(fp), at = b->at[k];
 	unsigned j = 0; /* a new pair's first slot, its other made empty */
-	if (!(memo_ready[me.memo - 1] >> k & 1)) {
+	struct memo *p;
+	if (!at) {
+		at = b->at[k] = ++b->next; /* at most 16: one a pair */
+		p = &b->m[2 * (at - 1)];
 		p[1].id = 0;
-		memo_ready[me.memo - 1] |= (uint16_t)(1u << k);
 	} else {
+		p = &b->m[2 * (at - 1)];
 		j = p[0].first ^ 1u; /* the one not used last */
 	}
 	p[j] = m;
@@ -2001,9 +2007,9 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 	/* (an empty slot's first frame, 0, is no return address) */
 	struct memo_block *b = memo_block();
 	uint32_t id;
-	unsigned k;
-	if (b && memo_ready[me.memo - 1] >> (k = memo_pair(fp)) & 1) {
-		struct memo *m = &b->m[2 * k];
+	unsigned at;
+	if (b && (at = b->at[memo_pair(fp)]) != 0) {
+		struct memo *m = &b->m[2 * (at - 1)];
 		if ((m[0].ret == fp[1] || m[1].ret == fp[1]) &&
 		    (id = capture_memo_find(m, fp, max)) != 0)
 			return id;

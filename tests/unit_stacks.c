@@ -909,20 +909,30 @@ static long own_resident_pages(void)
 	}
 }
 
-/* The pages of memcheck's own mappings that five captures of one stack
- * through a frameless function make resident after the first (the
- * second keeps its walk, with the pool: track), in a child: its exit
- * status. */
-static int pages_after_first_capture(bool track)
+/* A child that captures 16 frames deep, keeping walks where track (the
+ * kept walks' pool): 0 there, its pid here. */
+static pid_t fork_capturing(bool track)
 {
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		mc_opt.unwinder = MC_UNWIND_FP;
 		mc_opt.stack_depth = 16;
-		mc_opt.track = track; /* (the kept walks' pool) */
+		mc_opt.track = track;
 		mc_stacks_init();
 		swap_to = NULL;
+	}
+	return pid;
+}
+
+/* The pages of memcheck's own mappings that five captures of one stack
+ * through a frameless function make resident after the first (the
+ * second keeps its walk, with the pool: track), in a child: its exit
+ * status. */
+static int pages_after_first_capture(bool track)
+{
+	pid_t pid = fork_capturing(track);
+	if (pid == 0) {
 		uint32_t first = 0;
 		long before = 0;
 		for (int round = 0; round < 5; round++) { /* stored, kept, then found */
@@ -944,12 +954,12 @@ static int pages_after_first_capture(bool track)
 	return WEXITSTATUS(status);
 }
 
-/* A thread's kept walks are a block of 13,312 bytes (4 pages), of which
- * a short process writes the pair or two of slots its few repeated
- * stacks hash to: only those pages are made resident, as each pair
- * takes its first walk (the whole block was populated when taken: 4
- * pages in every process with one kept walk, 1 of them written in a
- * libyaml parser run).  Counted against the same captures with no walk
+/* A thread's kept walks are a block of 13,336 bytes (4 pages), of which
+ * a short process writes the pages its few repeated stacks' pairs lie
+ * on (placed in the order they come: kept_walks_dense): only those
+ * pages are made resident, as each pair takes its first walk (the
+ * whole block was populated when taken: 4 pages in every process with
+ * one kept walk, 1 of them written in a libyaml parser run).  Counted against the same captures with no walk
  * kept (the other pages they touch, 0-2, vary with the addresses). */
 START_TEST(cfi_kept_walk_makes_its_pair_resident_only)
 {
@@ -957,6 +967,65 @@ START_TEST(cfi_kept_walk_makes_its_pair_resident_only)
 	ck_assert_msg(with - without >= 1 && with - without <= 2,
 		      "one kept walk made %d pages resident (its pair's: 1 or 2; %d with it, %d "
 		      "without)", with - without, with, without);
+}
+END_TEST
+
+/* caller(nofp_swap) from d frames deeper: another frame, so another
+ * kept walk's pair (chosen by the frame's address). */
+static __attribute__((noinline)) void caller_at_depth(int d)
+{
+	volatile char pad[48];
+	pad[0] = (char)d;
+	if (d > 0)
+		caller_at_depth(d - 1);
+	else
+		caller(nofp_swap);
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+/* The pages memcheck's own mappings gain while captures through
+ * nofp_swap from WALKS frames, each made three times, keep their walks
+ * (track) or not, in a child; its exit status, 100 + the kept walks'
+ * count where it is not WALKS. */
+#define WALKS 4
+static int pages_after_walks_from(bool track)
+{
+	pid_t pid = fork_capturing(track);
+	if (pid == 0) {
+		long before = 0;
+		for (int d = 0; d < WALKS; d++)
+			for (int round = 0; round < 3; round++) { /* stored, kept, found */
+				if (d == 0 && round == 1)
+					before = own_resident_pages();
+				caller_at_depth(d);
+			}
+		if (mc_stack_kept_walks() != (track ? WALKS : 0))
+			_exit(100 + mc_stack_kept_walks());
+		long n = own_resident_pages() - before;
+		_exit(n >= 0 && n < 100 ? (int)n : 99);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_msg(WEXITSTATUS(status) < 99, "track %d: exit %d (100 + kept walks)", track,
+		      WEXITSTATUS(status));
+	return WEXITSTATUS(status);
+}
+
+/* A thread's kept walks take the pairs of its block in the order their
+ * first walks come, whatever pair their frame hashes to: a few walks
+ * write the block's first pages only.  Spread by hash over all 16 pairs
+ * (13,312 bytes), a measured /bin/date's 7 pairs wrote all 4 pages,
+ * bench/suite_test 0's 11 too (2 and 3 laid out densely).  Four walks
+ * from four frames: one page (24 + 4 x 832 bytes), against the same
+ * captures keeping none.  On pre57 a5ab802 2-4 pages (the pairs at
+ * their hashes' places). */
+START_TEST(kept_walks_dense)
+{
+	int with = pages_after_walks_from(true), without = pages_after_walks_from(false);
+	ck_assert_msg(with - without == 1,
+		      "%d kept walks made %d pages resident (1 laid out densely; %d with them, %d "
+		      "without)", WALKS, with - without, with, without);
 }
 END_TEST
 
@@ -1997,6 +2066,7 @@ int main(void)
 	tcase_add_test(tc, cfi_new_stacks_from_a_leaf_without_frame_pointer);
 	tcase_add_test(tc, cfi_kept_walk_follows_a_changed_rbp);
 	tcase_add_test(tc, cfi_kept_walk_makes_its_pair_resident_only);
+	tcase_add_test(tc, kept_walks_dense);
 	tcase_add_test(tc, cfi_walk_ends_at_the_entry);
 	tcase_add_test(tc, cfi_walk_in_a_thread);
 	tcase_add_test(tc, cfi_walk_through_a_signal_frame);
