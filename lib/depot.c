@@ -833,13 +833,24 @@ static inline uint64_t then_entry(uint32_t id, int walked, uint64_t key)
 }
 
 /* e first in then, the entries before slot from (where e was, or the
- * last, which a new entry drops) one slot down. */
+ * last, which a new entry drops) one slot down.  Only where the then is
+ * read (mc_depot_then_first: an index of more than 2^IDX_THEN_BITS
+ * slots): below that nothing reads it, and each write was a line of the
+ * depot's loaded and dirtied for nothing (wren's test process: 7,009
+ * captures, 1,266 stacks, an index of 4,096 slots; ~4,300 writes, 54 K
+ * instructions and 2,600 first-level read misses of the process's
+ * 43,000, callgrind; doc/costs.md, wren57).  Once the index passes
+ * that size the thens fill as the index answers lookups (known_index
+ * puts what it finds), so the first lookup after each stack past that
+ * point asks the index, as a then that does not know the next stack
+ * does anyway. */
 static void then_put(_Atomic uint64_t *then, uint64_t e, int from)
 {
-	if (atomic_load_explicit(&then[0], memory_order_relaxed) == e)
+	if (!atomic_load_explicit(&mc_depot_then_first, memory_order_relaxed) ||
+	    atomic_load_explicit(&then[0], memory_order_relaxed) == e)
 		return; /* (a store would dirty a line other threads read) */
-	/* e where it is already (found by the index, which a small one
-	 * asks first: mc_depot_then_first), not twice */
+	/* e where it is already (found by the index, which answers where
+	 * the then did not), not twice */
 	for (int i = 1; i < from; i++)
 		if (atomic_load_explicit(&then[i], memory_order_relaxed) == e)
 			from = i;
