@@ -159,9 +159,12 @@ const void *mc_object_map_start(const struct dl_phdr_info *info)
 			lo = info->dlpi_phdr[i].p_vaddr;
 	if (lo == UINTPTR_MAX)
 		return NULL;
-	/* mc_page_size: asked of the auxiliary vector once, where
-	 * getauxval's block was faulted at every look-up */
-	return (const void *)(info->dlpi_addr + (lo & ~(uintptr_t)(mc_page_size() - 1)));
+	/* getauxval, not mc_page_size, whose code lies in another block
+	 * of libmemcheck's than a left-out process's (test_codeblocks) */
+	uintptr_t pg = (uintptr_t)getauxval(AT_PAGESZ);
+	if (!pg)
+		pg = 4096;
+	return (const void *)(info->dlpi_addr + (lo & ~(pg - 1)));
 }
 
 int mc_first_object_gen(struct dl_phdr_info *info, size_t size, void *arg)
@@ -458,8 +461,11 @@ void mc_fork_objects_note(const void *rtld_global)
 	fork_nloaded_then = (unsigned)nfork_chain;
 	int n = 0;
 	mc_walk_objects(fork_objects_note_one, &n);
-	if (nfork_walk != nfork_chain)
-		nfork_walk = 0; /* another namespace's objects too, or too many */
+	/* another namespace's objects too, or too many; or no count of
+	 * the namespace's objects to see a dlopen since by (a walk must
+	 * find what it loads: the table's look-ups by address need not) */
+	if (nfork_walk != nfork_chain || !fork_nloaded)
+		nfork_walk = 0;
 	atomic_store_explicit(&nfork_objects, n, memory_order_release);
 }
 
