@@ -67,22 +67,6 @@ static uint32_t sysv_hash(const char *s)
 	return h;
 }
 
-/* The start of an object's lowest mapping, as _dl_find_object and dladdr
- * give it (mc_object_base): a non-PIE program's is not its load bias. */
-static const void *map_start(const struct dl_phdr_info *info)
-{
-	uintptr_t lo = UINTPTR_MAX;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lo)
-			lo = info->dlpi_phdr[i].p_vaddr;
-	if (lo == UINTPTR_MAX)
-		return NULL;
-	uintptr_t pg = (uintptr_t)getauxval(AT_PAGESZ);
-	if (!pg)
-		pg = 4096;
-	return (const void *)(info->dlpi_addr + (lo & ~(pg - 1)));
-}
-
 struct tables {
 	const ElfW(Sym) *sym;
 	const char *str;
@@ -232,7 +216,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct lookup *l = arg;
-	const void *start = map_start(info);
+	const void *start = mc_object_map_start(info);
 	if (l->anchor && !l->past) {
 		if (start == l->anchor) {
 			l->past = true;
@@ -255,13 +239,25 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* A walk of the objects for a look-up: in a forked child, the one its
+ * fork handlers noted while it holds (objects.c): a wrapper's first call
+ * there (prlimit, setuid, at_quick_exit after the fork) ran the C
+ * library's dl_iterate_phdr and faulted its 64 KiB block, which the bare
+ * child never maps (test_rss_self's forklittle: rss_end +68/+72/+24/+80
+ * KiB over the bare child's, glibc/mimalloc/jemalloc/tcmalloc). */
+static int walk(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	int rc = mc_walk_objects_noted(fn, arg);
+	return rc != -2 ? rc : mc_walk_objects(fn, arg);
+}
+
 static void *lookup(const void *anchor, bool only, const char *name, const void **where,
 		    size_t *size)
 {
 	struct lookup l = lookup_of(name);
 	l.anchor = anchor;
 	l.only = only;
-	mc_walk_objects(visit, &l);
+	walk(visit, &l);
 	if (where)
 		*where = l.found ? l.where : NULL;
 	if (size)
@@ -301,7 +297,7 @@ static int visit_each(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	struct lookup_each *e = arg;
 	struct tables t;
-	if (map_start(info) != e->base)
+	if (mc_object_map_start(info) != e->base)
 		return 0;
 	if (read_tables(info, &t))
 		found_each(&t, e->names, e->found, e->n);
@@ -319,7 +315,7 @@ void mc_sym_in_each(const void *base, const char *const *names, void **found, si
 	if (!base || !n)
 		return;
 	struct lookup_each e = { base, names, found, n };
-	mc_walk_objects(visit_each, &e);
+	walk(visit_each, &e);
 }
 
 void *mc_sym_first(const char *name, const void **where)
@@ -361,7 +357,7 @@ static void next_visit(struct next_each *e, struct dl_phdr_info *info, const str
 	if (!e->left)
 		return;
 	if (!e->past) {
-		e->past = map_start(info) == (const void *)__ehdr_start;
+		e->past = mc_object_map_start(info) == (const void *)__ehdr_start;
 		return;
 	}
 	if (!have)
@@ -410,7 +406,7 @@ static int visit_first_but(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 		if (a) {
 			f->found = a;
-			f->where = map_start(info);
+			f->where = mc_object_map_start(info);
 			found_each(&t, f->names, f->each, f->n);
 		}
 	}
@@ -434,7 +430,7 @@ void *mc_sym_first_but(const char *name, const void *skip, void **first, const v
 	next_start(&f.next, next);
 	for (size_t i = 0; i < n; i++)
 		found[i] = NULL;
-	mc_walk_objects(visit_first_but, &f);
+	walk(visit_first_but, &f);
 	*first = f.first;
 	*where = f.found ? f.where : NULL;
 	return f.found;

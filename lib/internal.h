@@ -779,6 +779,16 @@ struct dl_find_object;
 int mc_find_object(const void *pc, struct dl_find_object *fo);
 /* rtld_global: the dynamic linker's _rtld_global, or NULL. */
 void mc_fork_objects_note(const void *rtld_global);
+/* In a forked child, the objects as that note's walk saw them, while its
+ * table holds, with no code of the C library's run (elfsym.c's look-ups
+ * after the fork's window); -2 where it does not hold. */
+int mc_walk_objects_noted(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* The start of an object's lowest mapping, as _dl_find_object and dladdr
+ * give it (mc_object_base): a non-PIE program's is not its load bias;
+ * the noted one for an object of mc_walk_objects_noted (its program
+ * headers not read: the vDSO's page, which the bare child never maps). */
+const void *mc_object_map_start(const struct dl_phdr_info *info);
+const void *mc_object_noted_start(const struct dl_phdr_info *info);
 /* A dlclose begins (dlclose.c): the forked child's table no longer
  * answers. */
 void mc_objects_closing(void);

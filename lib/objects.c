@@ -148,6 +148,25 @@ bool mc_needed_besides(const char *lib, const char *besides)
 	return mc_walk_objects(needs_lib, &n) != 0;
 }
 
+const void *mc_object_map_start(const struct dl_phdr_info *info)
+{
+	const void *noted = mc_object_noted_start(info);
+	if (noted)
+		return noted;
+	uintptr_t lo = UINTPTR_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lo)
+			lo = info->dlpi_phdr[i].p_vaddr;
+	if (lo == UINTPTR_MAX)
+		return NULL;
+	/* getauxval, not mc_page_size, whose code lies in another block
+	 * of libmemcheck's than a left-out process's (test_codeblocks) */
+	uintptr_t pg = (uintptr_t)getauxval(AT_PAGESZ);
+	if (!pg)
+		pg = 4096;
+	return (const void *)(info->dlpi_addr + (lo & ~(pg - 1)));
+}
+
 int mc_first_object_gen(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct mc_objects_gen *g = arg;
@@ -342,17 +361,33 @@ static _Atomic int nfork_objects;
 static unsigned long fork_closes;
 static const volatile unsigned *fork_nloaded;
 static unsigned fork_nloaded_then;
+/* The note's walk itself, every object as dl_iterate_phdr gave it and
+ * its map start, for elfsym.c's look-ups (mc_walk_objects_noted); none
+ * (nfork_walk 0) where the walk was not the main namespace's chain. */
+static struct dl_phdr_info fork_walk[FORK_OBJECTS];
+static const void *fork_walk_start[FORK_OBJECTS];
+static size_t fork_walk_size;
+static int nfork_walk;
+
+/* Whether the objects are still those noted; if not, the table is
+ * dropped. */
+static bool fork_objects_hold(void)
+{
+	if (atomic_load_explicit(&objects_closes, memory_order_seq_cst) != fork_closes ||
+	    (fork_nloaded && *fork_nloaded != fork_nloaded_then)) {
+		atomic_store_explicit(&nfork_objects, 0, memory_order_relaxed);
+		return false;
+	}
+	return true;
+}
 
 /* pc's object in the table: true and *fo, or false (not there, or the
  * table no longer holds: dropped). */
 static __attribute__((noinline)) bool fork_objects_find(uintptr_t pc, struct dl_find_object *fo)
 {
 	int n = atomic_load_explicit(&nfork_objects, memory_order_acquire);
-	if (atomic_load_explicit(&objects_closes, memory_order_seq_cst) != fork_closes ||
-	    (fork_nloaded && *fork_nloaded != fork_nloaded_then)) {
-		atomic_store_explicit(&nfork_objects, 0, memory_order_relaxed);
+	if (!fork_objects_hold())
 		return false;
-	}
 	for (int i = 0; i < n; i++)
 		if (pc - (uintptr_t)fork_objects[i].dlfo_map_start <
 		    (uintptr_t)fork_objects[i].dlfo_map_end - (uintptr_t)fork_objects[i].dlfo_map_start) {
@@ -375,8 +410,13 @@ int mc_find_object(const void *pc, struct dl_find_object *fo)
  * main program's answer may cover its code alone: cfi.c). */
 static int fork_objects_note_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	(void)size;
 	int *n = arg;
+	if (nfork_walk < FORK_OBJECTS) {
+		fork_walk_size = size < sizeof *info ? size : sizeof *info;
+		memcpy(&fork_walk[nfork_walk], info, fork_walk_size);
+		fork_walk_start[nfork_walk] = mc_object_map_start(info);
+	}
+	nfork_walk++;
 	for (int i = 0; i < info->dlpi_phnum && *n < FORK_OBJECTS; i++) {
 		struct dl_find_object fo;
 		if (info->dlpi_phdr[i].p_type != PT_LOAD ||
@@ -396,7 +436,7 @@ static int fork_objects_note_one(struct dl_phdr_info *info, size_t size, void *a
 void mc_fork_objects_note(const void *rtld_global)
 {
 	atomic_store_explicit(&nfork_objects, 0, memory_order_relaxed);
-	nfork_chain = 0;
+	nfork_chain = nfork_walk = 0;
 	fork_closes = atomic_load_explicit(&objects_closes, memory_order_seq_cst);
 	struct dl_find_object fo;
 	if (_dl_find_object((void *)mc_fork_objects_note, &fo) != 0 || !fo.dlfo_link_map)
@@ -421,12 +461,69 @@ void mc_fork_objects_note(const void *rtld_global)
 	fork_nloaded_then = (unsigned)nfork_chain;
 	int n = 0;
 	mc_walk_objects(fork_objects_note_one, &n);
+	/* another namespace's objects too, or too many; or no count of
+	 * the namespace's objects to see a dlopen since by (a walk must
+	 * find what it loads: the table's look-ups by address need not) */
+	if (nfork_walk != nfork_chain || !fork_nloaded)
+		nfork_walk = 0;
 	atomic_store_explicit(&nfork_objects, n, memory_order_release);
+}
+
+/* The walk as the note's walk saw it (the objects, in their order, with
+ * the note's dl_phdr_info), while the table holds: no code of the C
+ * library's or the dynamic linker's runs, so none of their blocks is
+ * faulted in the child (dl_iterate_phdr's, with _dl_find_object, 64 KiB
+ * of the C library's that the bare child never maps).  The check is the
+ * table's, made before the walk: a dlclose that another thread of the
+ * child begins during the walk is not seen (objects before the C library
+ * in the walk's order are never unloaded, and a next definition is
+ * found there; see fork_objects_find for the rest).  -2 where the table
+ * does not hold (the caller walks with mc_walk_objects). */
+static __attribute__((noinline)) int fork_walk_noted(int (*fn)(struct dl_phdr_info *, size_t, void *),
+							void *arg)
+{
+	int n = nfork_walk;
+	if (!n || !fork_objects_hold())
+		return -2;
+	for (int i = 0; i < n; i++) {
+		int rc = fn(&fork_walk[i], fork_walk_size, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* every process's start-up comes here: the walk itself lies apart */
+int mc_walk_objects_noted(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	if (!atomic_load_explicit(&nfork_objects, memory_order_acquire))
+		return -2;
+	return fork_walk_noted(fn, arg);
+}
+
+const void *mc_object_noted_start(const struct dl_phdr_info *info)
+{
+	if (info < fork_walk || info >= fork_walk + FORK_OBJECTS)
+		return NULL;
+	return fork_walk_start[info - fork_walk];
 }
 #else
 void mc_fork_objects_note(const void *rtld_global)
 {
 	(void)rtld_global;
+}
+
+int mc_walk_objects_noted(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	(void)fn;
+	(void)arg;
+	return -2;
+}
+
+const void *mc_object_noted_start(const struct dl_phdr_info *info)
+{
+	(void)info;
+	return NULL;
 }
 #endif
 

@@ -160,7 +160,15 @@ static void text_frame(struct mc_buf *b, const char *prefix, const char *by, uin
 	/* pieces, not mc_buf_printf: two formats a frame were ~3 K
 	 * instructions of vsnprintf */
 	mc_buf_strs(b, prefix, by, NULL);
-	mc_buf_hex(b, pc);
+	/* valgrind's address of a caller's frame is the call's last byte,
+	 * one before the return address the stack holds (as vgxml.c's
+	 * ip), for every frame it shows after its own malloc's, the signal
+	 * return's and the interrupted pc's too (3.19: 0x109180 where the
+	 * return address is 0x109181); memcheck's own text keeps the
+	 * return address.  A fault's pc is stored as the return address it
+	 * would be (fatal.c fatal_fault_stack); a walk ends before a pc
+	 * below 4096. */
+	mc_buf_hex(b, pc - vg);
 	mc_buf_puts(b, ": ");
 	if (mc_frame_demangles(fi, inlined))
 		put_demangled(b, fi);

@@ -631,7 +631,7 @@ H_CHECK(peak_before_heap_error)
  * main 816e4d8 -112/-92), within a fault-around block low, which main
  * fails under jemalloc and tcmalloc. */
 #define TOLERANCE_FORK_LOW_KIB 64
-H_CHECK(child_as_its_own)
+static void child_figures_as_its_own(struct h_res *x, const struct h_case *c, bool with_peak)
 {
 	const struct h_json *child = NULL;
 	for (size_t i = 0; i < x->rep.n && !child; i++) {
@@ -640,7 +640,6 @@ H_CHECK(child_as_its_own)
 			child = x->rep.rec[i];
 	}
 	ck_assert_msg(child, "%s: no record of the forked child among %zu", x->label, x->rep.n);
-	(void)rec;
 	struct own o = bare_figures(x, c);
 	struct figs f = figures_of(child);
 	long long begin = f.begin, end = f.end, peak = f.peak;
@@ -653,8 +652,15 @@ H_CHECK(child_as_its_own)
 		      x->label, begin, o.start, begin - o.start, TOLERANCE_BEGIN_KIB);
 	expect_within(x, "the child's rss_end", end, o.exit_rss, TOLERANCE_END_LOW_KIB,
 		      TOLERANCE_END_KIB);
-	expect_within(x, "the child's peak_rss", peak, o.exit_hwm, TOLERANCE_FORK_LOW_KIB,
-		      TOLERANCE_END_KIB);
+	if (with_peak)
+		expect_within(x, "the child's peak_rss", peak, o.exit_hwm, TOLERANCE_FORK_LOW_KIB,
+			      TOLERANCE_END_KIB);
+}
+
+H_CHECK(child_as_its_own)
+{
+	(void)rec;
+	child_figures_as_its_own(x, c, true);
 }
 
 /* latelittle in a forked child whose parent's heap passed 4 MiB before
@@ -680,10 +686,19 @@ H_CHECK(child_as_its_own)
  * mc_walk_objects, the C library's dl_iterate_phdr, outside any window
  * (gdb, follow-fork-mode child).  A bare child never runs that block;
  * a process not forked has it from its start (__libc_early_init), bare
- * too, so only forked children read high.  Not fixed yet: the figures
- * stay out of this row. */
+ * too, so only forked children read high.  Session 57 (fix57): a forked
+ * child's look-ups walk the objects as its fork handlers' note saw them
+ * (objects.c mc_walk_objects_noted: no code of the C library's, and the
+ * objects' starts noted, no program header of the vDSO read): rss_end
+ * +0/+8/-44/+12 KiB (pre57 a5ab802: +68/+72/+24/+80), and peak_rss
+ * the same, in 9 of 9 runs, within the forked child row's tolerances,
+ * which pre57 fails under glibc, mimalloc and tcmalloc.  (A first cut
+ * that took the objects' page size from mc_page_size, whose code lies
+ * in another 64 KiB block of libmemcheck's, read mimalloc's peak +76 in
+ * 3 of 3 runs, glibc's +40 in 1 of 5.) */
 H_CHECK(child_no_code_after_the_peak)
 {
+	child_figures_as_its_own(x, c, true);
 	long long at_peak = code_pages(x, "rss_self_code: peak="),
 		  at_end = code_pages(x, "rss_self_code: end=");
 	printf("test_rss_self: %s: libmemcheck's code pages at the child's peak %lld, at its end "

@@ -2327,13 +2327,21 @@ START_TEST(altstack_handler_as_valgrinds)
 }
 END_TEST
 
-/* The functions of the record headed by a line containing heading in a
+/* A frame line of a valgrind-style text: its function, its address's
+ * offset in its page (the objects load elsewhere under valgrind) and
+ * what follows the function, "(file:line)" or "(in object)". */
+struct frame_seen {
+	char fn[96], where[160];
+	unsigned off;
+};
+
+/* The frames of the record headed by a line containing heading in a
  * valgrind-style text, from its first frame line (valgrind's "at" is
  * the allocation function, memcheck's the caller: skip says how many to
  * leave out; lines before the first frame, a fault's address, passed
  * over), into out[0..max): how many, -1 without that record. */
-static int record_functions(const char *text, const char *heading, int skip,
-			    char out[][96], int max)
+static int record_frames(const char *text, const char *heading, int skip,
+			 struct frame_seen *out, int max)
 {
 	const char *l = strstr(text, heading);
 	if (!l)
@@ -2347,6 +2355,7 @@ static int record_functions(const char *text, const char *heading, int skip,
 			continue; /* one line before the frames */
 		if (!f)
 			break;
+		unsigned long addr = strtoul(f + 9, NULL, 16);
 		f = strstr(f, ": ");
 		if (!f || (nl && f > nl))
 			break;
@@ -2356,9 +2365,24 @@ static int record_functions(const char *text, const char *heading, int skip,
 			skip--;
 			continue;
 		}
-		if (n < max)
-			snprintf(out[n++], 96, "%.*s", (int)len, f);
+		if (n < max) {
+			const char *w = f + len + (f[len] == ' ');
+			snprintf(out[n].fn, sizeof out[n].fn, "%.*s", (int)len, f);
+			snprintf(out[n].where, sizeof out[n].where, "%.*s", (int)strcspn(w, "\n"), w);
+			out[n++].off = (unsigned)(addr & 0xfff);
+		}
 	}
+	return n;
+}
+
+/* The functions of such a record, into out[0..max) */
+static int record_functions(const char *text, const char *heading, int skip,
+			    char out[][96], int max)
+{
+	struct frame_seen fs[16];
+	int n = record_frames(text, heading, skip, fs, max < 16 ? max : 16);
+	for (int k = 0; k < n; k++)
+		memcpy(out[k], fs[k].fn, sizeof fs[k].fn);
 	return n;
 }
 
@@ -2372,6 +2396,31 @@ static bool same_functions(char want[][96], int nw, const char *text, const char
 	for (int k = 0; same && k < nw; k++)
 		same = !strcmp(want[k], got[k]);
 	return same;
+}
+
+/* The frames of the record headed by heading in memcheck's text at
+ * valgrind's addresses, frame by frame (skip: valgrind's own first
+ * frames, its malloc), and at its file:line wherever valgrind names one
+ * of the program's (valgrind reads the C library's debug files, which
+ * memcheck does not): "" where they are, else the first that is not. */
+static const char *frames_at_valgrinds(const char *vtext, const char *mtext, const char *heading,
+				       int skip, char *why, size_t cap)
+{
+	struct frame_seen want[16], got[16];
+	int nw = record_frames(vtext, heading, skip, want, 16);
+	int ng = record_frames(mtext, heading, 0, got, 16);
+	if (nw <= 0 || nw != ng) {
+		snprintf(why, cap, "%d frames, valgrind's %d", ng, nw);
+		return why;
+	}
+	for (int k = 0; k < nw; k++)
+		if (got[k].off != want[k].off ||
+		    (!strncmp(want[k].where, "(plain_", 7) && strcmp(got[k].where, want[k].where))) {
+			snprintf(why, cap, "frame %d %s: +0x%03x %s, valgrind's +0x%03x %s", k,
+				 want[k].fn, got[k].off, got[k].where, want[k].off, want[k].where);
+			return why;
+		}
+	return "";
 }
 
 /* A signal handler's lost block, as valgrind shows its stack: the
@@ -2388,7 +2437,11 @@ static bool same_functions(char want[][96], int nw, const char *text, const char
  * library's frames and handle_on lost), or the handler alone on an
  * alternate stack, memcheck's too ("onstack": the kernel puts it there,
  * fatal.c moves it to the thread's stack); valgrind's entry missed (48
- * bytes definitely lost, four allocators). */
+ * bytes definitely lost, four allocators).  Each frame's address too,
+ * its offset in its page (frames_at_valgrinds): valgrind writes a
+ * caller's as the call's last byte, one before the return address, the
+ * signal return's and the interrupted pc's alike; pre57 (a5ab802) wrote
+ * the return addresses, every frame +1 (four allocators). */
 START_TEST(handler_stack_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
@@ -2424,6 +2477,10 @@ START_TEST(handler_stack_as_valgrinds)
 		ck_assert_msg(same_functions(want, nw, x.r.err, heading), "%s, %s: frame by frame "
 			      "not valgrind's %d (%s %s %s ...); memcheck's text:\n%s",
 			      h_allocator_name(i), modes[_i], nw, want[0], want[1], want[2], x.r.err);
+		char why[512];
+		const char *at = frames_at_valgrinds(v.r.err, x.r.err, heading, 1, why, sizeof why);
+		ck_assert_msg(!at[0], "%s, %s: not at valgrind's addresses: %s\nmemcheck's text:\n%s",
+			      h_allocator_name(i), modes[_i], at, x.r.err);
 		h_res_free(&x);
 		memcheck_under(i, H_LIST("--leak-check=full", h_env("--suppressions=%s", supp), prog,
 					 modes[_i]), &x, 0);
@@ -2480,7 +2537,11 @@ END_TEST
  * valgrind's "Process terminating", the faulting handler, the signal
  * return and the interrupted frames under it, is valgrind's under the
  * four allocators (fatal.c's walk steps through the signal frame: on
- * main it ended at the signal return, two frames of valgrind's five). */
+ * main it ended at the signal return, two frames of valgrind's five).
+ * At valgrind's addresses and lines: the faulting pc as it is, the
+ * callers' one before their return addresses; pre57 (a5ab802) named
+ * the faulting pc's line by the byte before it (line 64, valgrind's 65)
+ * and wrote the callers' return addresses (+1), four allocators. */
 START_TEST(handler_fault_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
@@ -2505,6 +2566,10 @@ START_TEST(handler_fault_as_valgrinds)
 			      x.r.err);
 		ck_assert_msg(same_functions(want, nw, x.r.err, heading), "%s: at the fault, not "
 			      "valgrind's %d frames:\n%s", h_allocator_name(i), nw, x.r.err);
+		char why[512];
+		const char *at = frames_at_valgrinds(v.r.err, x.r.err, heading, 0, why, sizeof why);
+		ck_assert_msg(!at[0], "%s: at the fault, not at valgrind's addresses: %s\n%s",
+			      h_allocator_name(i), at, x.r.err);
 		h_res_free(&x);
 	}
 	h_res_free(&v);
