@@ -243,21 +243,35 @@ static bool valgrind_agrees_supp(const struct h_res *x, const struct h_case *c,
 		ck_assert_msg(n < max, "%s: too many arguments", c->name);
 		args[n++] = c->run.args[i];
 	}
-	struct h_res v;
-	H_EXEC(&v, .prog = vg, .no_report = true, .text = "", .args = args, .env = env,
-	       .timeout = 120);
-	h_expect_exit(&v, 0);
-	struct h_vg_leaks l;
-	ck_assert_msg(h_valgrind_leaks(v.r.err, &l, 1) == 1,
-		      "no LEAK SUMMARY in valgrind's output:\n%s", v.r.err);
-	struct counts vc;
-	for (int k = 0; k < NKINDS; k++) {
-		vc.blocks[k] = l.blocks[HVG_DEF + k];
-		vc.bytes[k] = l.bytes[HVG_DEF + k];
+	/* valgrind's own figures are not always the same from run to run
+	 * (CI, 7 December, session 57: plain_leak_many's 18,000 indirectly
+	 * lost blocks once 17,997, and 18,000 in six runs after it): a
+	 * difference is checked against a second run, which must agree */
+	for (int run = 0;; run++) {
+		struct h_res v;
+		H_EXEC(&v, .prog = vg, .no_report = true, .text = "", .args = args, .env = env,
+		       .timeout = 120);
+		h_expect_exit(&v, 0);
+		struct h_vg_leaks l;
+		ck_assert_msg(h_valgrind_leaks(v.r.err, &l, 1) == 1,
+			      "no LEAK SUMMARY in valgrind's output:\n%s", v.r.err);
+		struct counts vc;
+		bool same = true;
+		for (int k = 0; k < NKINDS; k++) {
+			vc.blocks[k] = l.blocks[HVG_DEF + k];
+			vc.bytes[k] = l.bytes[HVG_DEF + k];
+			same &= vc.blocks[k] == want->blocks[k] && vc.bytes[k] == want->bytes[k];
+		}
+		if (!same && run == 0) {
+			printf("note: %s: valgrind's figures differ from the row's; run again\n",
+			       v.label);
+			h_res_free(&v);
+			continue;
+		}
+		expect_counts("valgrind", v.label, &vc, want);
+		h_res_free(&v);
+		return true;
 	}
-	expect_counts("valgrind", v.label, &vc, want);
-	h_res_free(&v);
-	return true;
 }
 
 static bool valgrind_agrees_with(const struct h_res *x, const struct h_case *c,
