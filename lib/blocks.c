@@ -164,6 +164,8 @@ static inline uint32_t live_in(const struct shard *s)
  * .data at load in every process the library is loaded into (four page
  * faults, about 0.1 ms on these VMs), measured or not. */
 struct shard mc_shards[NSHARDS] __attribute__((aligned(64)));
+_Static_assert(GROUP_BYTES == 2048, "lib/bss-layout.sh lays the last group's 2 KiB out on the "
+	       "fork's page");
 static atomic_size_t table_bytes;
 
 /* The owners' protocol, per group of shards.  A group's mode is ALONE
@@ -201,8 +203,15 @@ struct group {
 	 * the holder of all_lock only. */
 	_Atomic int walk;
 	int held;
+	/* Its shards' lines set up (group_set_up): 0 not yet, SETTING
+	 * while a thread writes them, READY.  Until READY no one reads or
+	 * writes them: nothing names the group (a unit's groups are set up
+	 * before the unit names them, home_shard), and the walks pass it. */
+	_Atomic int ready;
 } __attribute__((aligned(64)));
 #define HELD_LENT (-1)
+#define SETTING 1
+#define READY 2
 static struct group groups[NGROUPS] = {
 	[0 ... NGROUPS - 1] = { .mode = MULTI, .claim = ATOMIC_FLAG_INIT }
 };
@@ -290,8 +299,73 @@ static inline unsigned next_group(unsigned *m)
 	return g;
 }
 
+/* Shard s's line set up as group g's, entered in mode m: pointed at
+ * `unused` the first time (a shard with no array yet has never been
+ * written, .bss: its other fields are 0 already), its group's bit, its
+ * mode. */
+static void shard_set_up(struct shard *s, unsigned g, int m)
+{
+	if (!s->e) {
+		s->e = UNUSED;
+		s->end = sizeof(struct entry);
+	}
+	s->bit = 1u << g;
+	atomic_store_explicit(&s->mode, m, memory_order_relaxed);
+}
+
+/* Group g's 32 shard lines (2 KiB), set up when a thread first makes
+ * the group its home (home_group), not all 256 (16 KiB, 4 pages) at
+ * start-up: a one-thread process writes one group's, on the page of
+ * the small variables a fork writes (lib/bss-layout.sh: the first home
+ * is the last group, NGROUPS - 1, which lies there).  Before READY no
+ * thread reads or writes them: no unit names the group until it is
+ * set up (home_shard sets the unit's bit after), so no lookup reaches
+ * it, nor a claim (lock_wait: only through a unit's shard or a walk),
+ * and the walks pass it (group_ready, never_used; mc_blocks_lock_all
+ * lends it, unclaimed, without touching its lines).  One thread writes
+ * them (SETTING); another that takes the group meanwhile (a home given
+ * round robin) waits: a few dozen stores, made inside memcheck's guard,
+ * where no stop nor signal handler of memcheck's waits for anything.
+ * go_crowd may pass the group while it is not READY: its mode is then
+ * turned here, after READY (seq_cst both: either go_crowd sees READY
+ * and turns the lines, or this sees the group's CROWD). */
+static void shards_crowd(struct shard *first)
+{
+	for (int k = 0; k < GROUP_SHARDS; k++) {
+		int m = ALONE;
+		atomic_compare_exchange_strong(&first[k].mode, &m, CROWD);
+	}
+}
+
+static __attribute__((noinline)) void group_set_up(unsigned g)
+{
+	struct group *gr = &groups[g];
+	int r = 0;
+	if (atomic_load_explicit(&gr->ready, memory_order_acquire) == READY)
+		return;
+	if (!atomic_compare_exchange_strong(&gr->ready, &r, SETTING)) {
+		while (atomic_load_explicit(&gr->ready, memory_order_acquire) != READY)
+			__builtin_ia32_pause();
+		return;
+	}
+	struct shard *first = &mc_shards[g * GROUP_SHARDS];
+	int m = atomic_load(&gr->mode);
+	for (int k = 0; k < GROUP_SHARDS; k++)
+		shard_set_up(&first[k], g, m);
+	atomic_store(&gr->ready, READY);
+	if (m == ALONE && atomic_load(&gr->mode) != ALONE)
+		shards_crowd(first);
+}
+
+static inline bool group_ready(unsigned g)
+{
+	return atomic_load_explicit(&groups[g].ready, memory_order_acquire) == READY;
+}
+
 /* This thread's group for units it brings: a group no thread has yet,
- * else (more threads than groups) the next in turn. */
+ * the highest first (the first thread's lines lie where start-up
+ * populates, lib/bss-layout.sh), else (more threads than groups) the
+ * next in turn; set up before it is named anywhere. */
 static void tiny_ready(unsigned g);
 
 static unsigned home_group(void)
@@ -305,12 +379,13 @@ static unsigned home_group(void)
 				home_shared = true;
 				break;
 			}
-			g = (unsigned)__builtin_ctz(~taken);
+			g = 31u - (unsigned)__builtin_clz(~taken & ((1u << NGROUPS) - 1));
 			if (atomic_compare_exchange_weak(&homes, &taken, taken | 1u << g)) {
 				fresh = true;
 				break;
 			}
 		}
+		group_set_up(g);
 		my_home = g + 1;
 		if (fresh)
 			tiny_ready(g);
@@ -463,17 +538,20 @@ static void go_crowd(void)
 			int m = ALONE;
 			atomic_compare_exchange_strong(&groups[k].mode, &m, CROWD);
 		}
-		/* Each shard's copy too; one that go_multi has changed since
-		 * is GOING or MULTI, and stays so. */
-		for (int k = 0; k < NSHARDS; k++) {
-			int m = ALONE;
-			atomic_compare_exchange_strong(&mc_shards[k].mode, &m, CROWD);
-		}
+		/* Each shard's copy too, of the groups set up (one set up
+		 * after this read turns its own, group_set_up); one that
+		 * go_multi has changed since is GOING or MULTI, and stays so. */
+		unsigned ready = 0;
+		for (unsigned g = 0; g < NGROUPS; g++)
+			if (group_ready(g)) {
+				ready |= 1u << g;
+				shards_crowd(&mc_shards[g * GROUP_SHARDS]);
+			}
 		int saved = errno;
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 		errno = saved;
 		for (int k = 0; k < NSHARDS; k++)
-			while (mc_shards[k].busy)
+			while (ready >> (k / GROUP_SHARDS) & 1 && mc_shards[k].busy)
 				__builtin_ia32_pause();
 		atomic_store(&crowd_done, 1);
 	}
@@ -721,6 +799,27 @@ static inline bool make_room(struct shard *s)
 	return likely(s->room) || grow(s);
 }
 
+/* The groups' modes at start (mc_blocks_init) and in a forked child:
+ * ALONE, or with no membarrier(2) MULTI for good, every group set up
+ * at once then (every thread locks, and mc_blocks_lock_all locks
+ * every shard: no group to lend).  The lines of a group set up before
+ * (a second mc_blocks_init, a child's copy of its parent's) take the
+ * mode anew. */
+static void groups_start(bool ok)
+{
+	for (unsigned g = 0; g < NGROUPS; g++) {
+		struct group *gr = &groups[g];
+		atomic_store(&gr->mode, ok ? ALONE : MULTI);
+		if (!ok)
+			group_set_up(g);
+		if (!group_ready(g))
+			continue;
+		struct shard *first = &mc_shards[g * GROUP_SHARDS];
+		for (int k = 0; k < GROUP_SHARDS; k++)
+			shard_set_up(&first[k], g, ok ? ALONE : MULTI);
+	}
+}
+
 /* A count-only process (MEMCHECK_TRACK=0) has no table: its figures are
  * the counters' (account.c), and nothing enters or leaves the table.
  * mc_blocks_init then writes no shard, maps nothing and asks nothing of
@@ -735,20 +834,16 @@ static bool made;
  * footprint.c populates at start-up, the directory among them: no
  * second call for it.  0 in a static link. */
 extern char mc_bss_small_lo[] __attribute__((weak, visibility("hidden")));
-/* Where it put the shards, just below them (0 likewise). */
-extern char mc_bss_run_lo[] __attribute__((weak, visibility("hidden")));
 
 void mc_blocks_init(void)
 {
 	if (!mc_opt.track)
 		return;
 	made = true;
-	/* One call, not four faults; none where lib/bss-layout.sh laid
-	 * them out just below the small variables, whose populate at
-	 * start-up covers them (footprint.c).  (Were it bounded out, they
-	 * would fault in, inside start-up's window: counted all the same.) */
-	if (!mc_bss_run_lo || (char *)mc_shards < mc_bss_run_lo || (char *)mc_shards >= mc_bss_small_lo)
-		mc_populate(mc_shards, sizeof mc_shards);
+	/* The shards are written group by group as threads take them
+	 * (group_set_up); the first thread's lie where lib/bss-layout.sh
+	 * puts the start of start-up's populate (footprint.c), elsewhere
+	 * (a static link) its page faults in at its set-up. */
 	if (!zero_leaf) {
 		/* No leaf at all (no memory): every insert finds the table full. */
 		zero_leaf = mc_map_reserve(LEAF_UNITS);
@@ -778,23 +873,7 @@ void mc_blocks_init(void)
 	tiny = mc_map_lazy((size_t)NSHARDS * TINY_CAP * sizeof *tiny);
 	/* small: mc_blocks_init_small, once the stacks' memo pool is
 	 * carved after tiny. */
-	bool ok = mc_membarrier_register();
-	for (int k = 0; k < NGROUPS; k++)
-		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
-	/* One pass over the shards (each pointed at `unused` the first
-	 * time, its group's bit, its mode), where two cost ~2,000
-	 * instructions of every measured process's start.  A shard with no
-	 * array yet has never been written (.bss): its other fields are 0
-	 * already, and only these two are stored (the whole struct's
-	 * stores were ~2,500 more). */
-	for (int k = 0; k < NSHARDS; k++) {
-		if (!mc_shards[k].e) {
-			mc_shards[k].e = UNUSED;
-			mc_shards[k].end = sizeof(struct entry);
-		}
-		mc_shards[k].bit = 1u << group_index(&mc_shards[k]);
-		atomic_store(&mc_shards[k].mode, ok ? ALONE : MULTI);
-	}
+	groups_start(mc_membarrier_register());
 }
 
 /* The MIN_CAP arrays' reservation (4 MiB: ownmap.c carves it from a
@@ -1199,7 +1278,7 @@ bool mc_blocks_any_live(uint32_t min_epoch)
 	bool found = false;
 	for (int k = 0; made && k < NSHARDS && !found; k++) {
 		struct shard *s = &mc_shards[k];
-		if (!live_in(s))
+		if (never_used(s) || !live_in(s))
 			continue;
 		struct in in = lock(s);
 		for (uint32_t i = 0, cap = cap_of(s); i < cap && !found; i++)
@@ -1231,6 +1310,8 @@ void mc_blocks_renumber(const uint32_t *open, int n)
 	mc_blocks_lock_all();
 	for (int k = 0; made && k < NSHARDS; k++) {
 		struct shard *s = &mc_shards[k];
+		if (never_used(s))
+			continue;
 		for (uint32_t i = 0, cap = cap_of(s); i < cap; i++) {
 			struct entry *e = &s->e[i];
 			if (e->w0)
@@ -1301,8 +1382,9 @@ static unsigned lent;
  * copy-on-write fault in the parent after it and a page copied in the
  * child (tests/prog/plain_fork_faults: a one-thread process's fork
  * wrote 4 pages of shards and the per-shard record of how each was
- * entered, a fifth, on each side; now the one page of its own group's
- * shards). */
+ * entered, a fifth, on each side; then the one page of its own group's
+ * shards; now none of its own: the first thread's group lies on the
+ * page of the small variables a fork writes, lib/bss-layout.sh). */
 void mc_blocks_lock_all(void)
 {
 	while (atomic_flag_test_and_set_explicit(&all_lock, memory_order_acquire))
@@ -1314,8 +1396,10 @@ void mc_blocks_lock_all(void)
 		join();
 	for (int first = 0; first < NSHARDS; first += GROUP_SHARDS) {
 		struct group *g = group_of(&mc_shards[first]);
-		unsigned bit = mc_shards[first].bit;
-		if (bit && !(mc_blocks_mine & bit)) {
+		/* (not the line's bit: a group not set up has none, and is
+		 * lent, unclaimed, its lines untouched) */
+		unsigned bit = 1u << (g - groups);
+		if (!(mc_blocks_mine & bit)) {
 			/* walk set before the mode is read: a thread that
 			 * turns the group (go_multi) either reads walk after
 			 * it, and waits, or has turned it before the read
@@ -1386,19 +1470,26 @@ void mc_blocks_after_fork_child(void)
 	atomic_flag_clear(&all_lock);
 	if (!made)
 		return;
-	bool ok = membarrier_ok();
-	for (int k = 0; k < NGROUPS; k++) {
-		atomic_flag_clear(&groups[k].claim);
-		atomic_store(&groups[k].walk, 0);
-		atomic_store(&groups[k].mode, ok ? ALONE : MULTI);
+	int mode = membarrier_ok() ? ALONE : MULTI;
+	for (unsigned g = 0; g < NGROUPS; g++) {
+		struct group *gr = &groups[g];
+		atomic_flag_clear(&gr->claim);
+		atomic_store(&gr->walk, 0);
+		atomic_store(&gr->mode, mode);
+		/* a thread of the parent's was setting it up: no more */
+		if (atomic_load(&gr->ready) != READY) {
+			atomic_store(&gr->ready, 0);
+			continue;
+		}
+		for (struct shard *s = &mc_shards[g * GROUP_SHARDS], *e = s + GROUP_SHARDS; s < e; s++) {
+			child_set(&s->lock, 0);
+			if (s->busy)
+				s->busy = 0;
+			child_set(&s->mode, mode);
+		}
 	}
-	for (int k = 0; k < NSHARDS; k++) {
-		struct shard *s = &mc_shards[k];
-		child_set(&s->lock, 0);
-		if (s->busy)
-			s->busy = 0;
-		child_set(&s->mode, ok ? ALONE : MULTI);
-	}
+	if (mode == MULTI)
+		groups_start(false); /* every group set up, as at start */
 	mine_set(0);
 	lent = 0;
 	joined = false;

@@ -22,9 +22,10 @@
 #
 # Around the small variables, three large arrays that start-up writes
 # too, so that one populate covers them all (footprint.c): the block
-# table's shards (16 KiB, all written by mc_blocks_init) just before
-# them, from mc_bss_run_lo, and after them, from mc_bss_small_hi, the
-# arrays whose first slot every measured process writes (vg_regions,
+# table's shards (16 KiB, of which a one-thread process writes the
+# last group's 2 KiB) just before them, the run from that group's page
+# (mc_bss_run_lo), and after them, from mc_bss_small_hi, the arrays
+# whose first slot every measured process writes (vg_regions,
 # 4.5 KiB, then regions, whose first slot lies on vg_regions' second
 # page): where start-up made five calls (the small variables, the
 # shards, and the three runs of MC_START_TOUCHED's pages) it makes three.
@@ -188,12 +189,18 @@ for s in $COLD; do
 done
 # the run from a page's start: where the large arrays before it end
 # moves it (1024 contexts of valgrind's text, session 50: a measured
-# process touched 17 pages of .bss for the same run, test_shortexit)
-echo "    . = ALIGN(4096);"
-echo "    HIDDEN(mc_bss_run_lo = .);"
+# process touched 17 pages of .bss for the same run, test_shortexit).
+# The run starts at the shards' last group (2 KiB, blocks.c's
+# GROUP_BYTES), which the first thread takes (the other seven groups'
+# lines are written only where more threads come: blocks.c's
+# group_set_up), on one page with the small variables a fork writes
+# (FORK, next): a fork writes that group's lines too (each shard marked
+# entered by mc_blocks_lock_all), one page where it wrote two.
+echo "    . = ALIGN(. + 2048, 4096) - 2048;"
 for s in $RUN_BEFORE; do
 	echo "    *${s%%:*}(${s#*:})"
 done
+echo "    HIDDEN(mc_bss_run_lo = . - 2048);"
 echo "  }"
 echo "  HIDDEN(mc_bss_small_lo = .);"
 # (an output section of its own, as .mc_early_bss: the first the
@@ -221,6 +228,8 @@ echo "  }"
 # link fails instead where they grew past it.
 echo '  ASSERT(mc_bss_small_hi - mc_bss_run_lo <= 0x20000,'
 echo '         "small .bss variables and shards past 128 KiB: footprint.c would not populate them")'
+echo '  ASSERT(mc_bss_small_lo - mc_bss_run_lo == 2048 && (mc_bss_run_lo & 4095) == 0,'
+echo '         "the block tables last group not alone on the page the fork variables start")'
 echo "}"
 echo "INSERT AFTER .bss;"
 # libmemcheck's thread-local block (PT_TLS) ends at a multiple of 64 bytes

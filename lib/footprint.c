@@ -624,8 +624,8 @@ static void populate_small_bss(bool tracking)
 	extern char _end[] __attribute__((visibility("hidden")));
 	uintptr_t lo = (uintptr_t)mc_bss_small_lo;
 	uintptr_t hi = mc_bss_small_hi ? (uintptr_t)mc_bss_small_hi : (uintptr_t)_end;
-	/* The shards, written whole by mc_blocks_init, where it will and
-	 * they lie just below (mc_blocks_init then leaves them). */
+	/* The first thread's group of the block table's shards, where it
+	 * will track and they lie just below (lib/bss-layout.sh). */
 	if (tracking && mc_bss_run_lo && (uintptr_t)mc_bss_run_lo < lo)
 		lo = (uintptr_t)mc_bss_run_lo;
 	/* Bounded: objects built without -fdata-sections leave the large

@@ -14,6 +14,8 @@
  * variables and the regions' first slots above them in one call
  * (start_populates_small_bss, lib/footprint.c), the variables no
  * default process touches outside that run (measured_bss_pages_few);
+ * of the block table's shards, a one-thread process writes its group's
+ * lines only, on that run's first page (shard_lines_one_page);
  * a tracking one cuts its unpopulated pieces, the exit's with them,
  * from one reservation (start_one_reservation, lib/ownmap.c).
  * A measured exit's tail is faulted in as stored, not populated ahead
@@ -723,6 +725,46 @@ START_TEST(measured_bss_pages_few)
 }
 END_TEST
 
+/* A tracking process writes the block table's shard lines of the groups
+ * its threads take (lib/blocks.c's group_set_up), not all 256 at
+ * start-up, and the first thread's group (2 KiB) lies on the page where
+ * the fork's small variables begin (lib/bss-layout.sh), which start-up
+ * populates.  A measured tests/prog/plain_own_bss that allocates and
+ * frees 300 blocks first ("blocks"), each allocator: of the shards' 16
+ * KiB (mc_shards), one page present at the end of main.  On main
+ * cdc8e4b6 all four (mc_blocks_init wrote every line, and start-up
+ * populated them: 3 pages more in every tracking process). */
+START_TEST(shard_lines_one_page)
+{
+	const char *so;
+	if (!h_allocator(_i, &so))
+		return;
+	static const char *const names[] = { "mc_shards" };
+	uint64_t at[1];
+	lib_symbols(names, at, 1);
+	struct h_run r;
+	const char *argv[] = { h_prog("plain_own_bss"), "blocks", "input.json", NULL };
+	ck_assert_int_eq(h_run(&r, argv, H_LIST("MEMCHECK_PROGRAMS=*"), H_PRELOAD, so), 0);
+	ck_assert_msg(r.exit_code == 0, "under %s: plain_own_bss blocks: %s\n%s",
+		      h_allocator_name(_i), h_status(&r), r.err);
+	char *end;
+	long count = strtol(r.out, &end, 10);
+	ck_assert_msg(end != r.out && count > 0, "under %s: no .bss of libmemcheck found: %s",
+		      h_allocator_name(_i), r.out);
+	int n = 0;
+	for (const char *p = end; *p; p = end) {
+		uint64_t page = strtoull(p, &end, 16);
+		if (end == p)
+			break;
+		n += page + 4096 > at[0] && page < at[0] + 16384;
+	}
+	ck_assert_msg(n <= 1, "under %s: %d pages of the block table's shards (%#" PRIx64
+		      ", 16 KiB) present at the end of a one-thread main: %s", h_allocator_name(_i),
+		      n, at[0], r.out);
+	h_run_free(&r);
+}
+END_TEST
+
 /* Where the RSS figures are measured (a JSON report), the call-frame
  * tables are read in memcheck's own view of each object's file
  * (lib/ownread.c): the view's file is opened, its ELF and program
@@ -1108,6 +1150,7 @@ int main(void)
 	tcase_add_loop_test(tc, view_one_pread, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, left_out_bss_untouched, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, measured_bss_pages_few, 0, H_NALLOCATORS);
+	tcase_add_loop_test(tc, shard_lines_one_page, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, exit_window_from_take, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, exit_tail_unpopulated, 0, H_NALLOCATORS);
 	tcase_add_loop_test(tc, measured_arrays_populated, 0, H_NALLOCATORS);

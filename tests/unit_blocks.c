@@ -519,6 +519,88 @@ START_TEST(second_thread)
 }
 END_TEST
 
+/* The pages of the shards' lines (mc_shards, 16 KiB) wholly below
+ * byte offset upto that are present (mincore: written or read). */
+static int shard_pages_below(size_t upto)
+{
+	uintptr_t lo = ((uintptr_t)mc_shards + 4095) & ~(uintptr_t)4095;
+	uintptr_t hi = ((uintptr_t)mc_shards + upto) & ~(uintptr_t)4095;
+	unsigned char vec[8];
+	if (hi <= lo)
+		return 0;
+	ck_assert_int_eq(mincore((void *)lo, hi - lo, vec), 0);
+	int n = 0;
+	for (size_t i = 0; i < (hi - lo) / 4096; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+static void *one_thread(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	struct mc_block old;
+	for (int i = 0; i < FEW; i++)
+		if (mc_blocks_insert(addr(t, i), 8, (uint32_t)t, 1, &old) != MC_NEW)
+			return (void *)1;
+	return NULL;
+}
+
+/* A group's 32 shard lines (2 KiB) are set up when a thread first takes
+ * it (blocks.c's group_set_up), the first thread's the last group's:
+ * a one-thread process writes those lines only, and no walk, fork or
+ * lookup reads the others (a read maps the zero page: present too).
+ * On main cdc8e4b6 mc_blocks_init wrote all 256 lines (4 pages, which
+ * start-up populated in every tracking process).  One thread's blocks,
+ * every walk of the table and a fork: no page of the shards below the
+ * last group's lines present; a second thread's: none below the
+ * seventh group's (the second thread's home); every block found. */
+START_TEST(groups_set_up_when_taken)
+{
+	mc_blocks_init();
+	mc_blocks_init_small(); /* as life.c, after the stacks' start */
+	ck_assert_ptr_null(one_thread((void *)(intptr_t)0));
+	struct mc_block b;
+	for (int i = 0; i < FEW; i++)
+		ck_assert(mc_blocks_find(addr(0, i), &b));
+	ck_assert(!mc_blocks_find(addr(5, 0), &b));
+	ck_assert(!mc_blocks_containing(addr(5, 0) + 4, &b));
+	ck_assert(mc_blocks_any_live(0));
+	ck_assert_uint_eq(mc_blocks_count(), FEW);
+	seen = 0;
+	mc_blocks_each_live(0, count, NULL);
+	mc_blocks_lock_all();
+	mc_blocks_each_live_locked(count, NULL);
+	mc_blocks_unlock_all();
+	ck_assert_uint_eq(seen, 2 * FEW);
+	const uint32_t open[] = { 1 };
+	mc_blocks_renumber(open, 1);
+	mc_blocks_lock_all();
+	pid_t pid = fork();
+	if (pid == 0) {
+		mc_blocks_after_fork_child();
+		_exit(mc_blocks_count() != FEW || shard_pages_below(7 * GROUP_BYTES) != 0);
+	}
+	mc_blocks_unlock_all();
+	ck_assert_int_gt(pid, 0);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the forked child's table");
+	int n = shard_pages_below(7 * GROUP_BYTES);
+	ck_assert_msg(n == 0, "one thread: %d pages of other groups' shard lines present", n);
+	pthread_t th;
+	void *res;
+	ck_assert_int_eq(pthread_create(&th, NULL, one_thread, (void *)(intptr_t)1), 0);
+	ck_assert_int_eq(pthread_join(th, &res), 0);
+	ck_assert_ptr_null(res);
+	ck_assert_uint_eq(mc_blocks_count(), 2 * FEW);
+	for (int t = 0; t < 2; t++)
+		for (int i = 0; i < FEW; i++)
+			ck_assert(mc_blocks_remove(addr(t, i), &b) == MC_REMOVED && b.stack == (uint32_t)t);
+	n = shard_pages_below(6 * GROUP_BYTES);
+	ck_assert_msg(n == 0, "two threads: %d pages of other groups' shard lines present", n);
+}
+END_TEST
+
 /* Two threads at once, each allocating in its own 64 MiB heap (as glibc
  * gives each thread an arena, so the blocks land in different shards),
  * and each freeing the other's blocks while that one frees its own:
@@ -1022,5 +1104,6 @@ int main(void)
 	tcase_add_test(tc, units_own_groups);
 	tcase_add_test(tc, shared_units_own_groups);
 	tcase_add_test(tc, sites_only_where_shown);
+	tcase_add_test(tc, groups_set_up_when_taken);
 	return h_run_suite(NULL);
 }

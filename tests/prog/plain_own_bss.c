@@ -8,8 +8,10 @@
  * start-up and forwarding touched of its .bss is what this prints
  * (tests/test_shortexit.c's left_out_bss_untouched).  Only system calls
  * before the count (an mmap and munmap of its own among them: the
- * wrappers'), no stdio, no malloc.  Prints -1 where no such
- * mapping is found (not preloaded).  Not linked to memcheck.
+ * wrappers'), no stdio, no malloc; with argv[1] "blocks", 300 blocks
+ * allocated and freed first (test_shortexit's shard_lines_one_page: the
+ * block table's lines a one-thread process writes).  Prints -1 where no
+ * such mapping is found (not preloaded).  Not linked to memcheck.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -22,8 +24,16 @@
 static char maps[1 << 16];
 static unsigned char vec[4096];
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "blocks") == 0) {
+		static void *v[300];
+		for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+			if (!(v[i] = malloc(24)))
+				return 2;
+		for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+			free(v[i]);
+	}
 	/* a mapping of the program's own, made and removed: memcheck's
 	 * mmap and munmap wrappers see both (a measured process would
 	 * note it as a root of the scan) */
