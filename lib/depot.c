@@ -4,16 +4,20 @@
  * and leak reports group blocks by site (compiler-rt's stackdepot).
  *
  * An id is the stack's ordinal: 1 for the first stored, 2 for the next,
- * up to 2^27 - 1 (a block table entry's share).  Two arrays hold the
+ * up to 2^27 - 1 (a block table entry's share).  Three arrays hold the
  * stacks.  The arena of 16-byte units holds each stack's entry (hash,
  * depth, frames: a 16-frame stack takes nine units), read when a
  * stack is stored or looked up by its frames and by reports.  The array
- * by id (struct mc_depot_id, internal.h) holds a cache line a stack of
- * what the hot paths read: the live figures of its blocks (struct
- * mc_site, snapshot.c), which the block table changes on every malloc
- * and free (mc_site_change, inline in internal.h, hence the segments
- * are mc_depot_ids), where its entry lies, and the stacks looked up
- * after it (its then, below).  Those were in the entry's head, its
+ * by id (struct mc_depot_id, internal.h) holds 32 bytes a stack of what
+ * a lookup reads: the low half of its walked key, where its entry lies,
+ * and the stacks looked up after it (its then, below).  The sites' array
+ * by id, of the same geometry, holds the live figures of its blocks
+ * (struct mc_site, snapshot.c), which the block table changes on every
+ * malloc and free where they are counted (mc_site_change, inline in
+ * internal.h, hence the segments are extern), and is mapped only there
+ * (not with the defaults' text report).  Until session 58 the two were
+ * one line of 64 bytes a stack (below: "what came next" says why they
+ * were split, doc/costs.md depot58).  Those were in the entry's head, its
  * lines 224 bytes apart: where stacks are many (tree_bench.c's parser:
  * 90,000 paths, 17 MiB of entries) the site's line, read at every free,
  * was the largest single cache miss (41% of mc_blocks_remove's
@@ -24,14 +28,15 @@
  * the same with the site alone in a dense array of 32-byte sites, and
  * the then left in the entry, 1.154 M (the then's line then was a load
  * of the site's unit first, not a prefetch).  Memory is as before: 224
- * bytes a 16-frame stack (208 since entries take 16-byte units, below).
+ * bytes a 16-frame stack (208 since entries take 16-byte units, below;
+ * 176 since session 58 where no site is counted).
  *
- * Neither array is one reservation of its largest size: every process
- * that loads memcheck would pay 4 GiB (the arena) and 8 GiB (the ids)
+ * No array is one reservation of its largest size: every process
+ * that loads memcheck would pay 4 GiB (the arena) and 4 GiB (the ids; as much the sites)
  * of address space, and a
  * program that lowers RLIMIT_AS (how tests provoke out-of-memory) would
  * have none left.  Each is a list of segments mapped when the one before
- * fills, 64 KiB (the ids' 128 KiB), then each as large as all before it,
+ * fills, 64 KiB (the ids and the sites alike), then each as large as all before it,
  * so what is mapped
  * follows what is used (at most twice) and an id or a unit finds its
  * segment from its top bit.  Nothing is mapped before the first stack is
@@ -80,18 +85,15 @@ struct entry {
 	uintptr_t frames[];
 };
 
-/* Stack id's array line's own words (see "what came next" below): the
- * key it was marked walked under, then the walked stacks looked up after
- * it, its then. */
+/* Stack id's words in the array by id (see "what came next" below): the
+ * low half of the key it was marked walked under (the then entries that
+ * name it hold the top half), then the walked stacks looked up after it,
+ * its then. */
 #define THEN 3
-_Static_assert((1 + THEN) * sizeof(uint64_t) == sizeof(((struct mc_depot_id *)0)->own),
-	       "an id's key and then fill its own words");
-static inline _Atomic uint64_t *own_of(uint32_t id)
-{
-	return (_Atomic uint64_t *)mc_depot_id_of(id)->own;
-}
-#define key_of(id) (own_of(id)[0])
-#define then_of(id) (own_of(id) + 1)
+_Static_assert(THEN * sizeof(uint64_t) == sizeof(((struct mc_depot_id *)0)->then),
+	       "an id's then");
+#define key_of(id) (*(_Atomic uint32_t *)&mc_depot_id_of(id)->key_lo)
+#define then_of(id) ((_Atomic uint64_t *)mc_depot_id_of(id)->then)
 
 /* An entry takes 16-byte units: its 16-byte head and its frames, 8 bytes
  * each, waste 8 bytes where the frames are odd.  In 32-byte units, a
@@ -117,14 +119,17 @@ _Static_assert(sizeof(struct entry) + MC_MAX_DEPTH * sizeof(uintptr_t) <= GRAIN 
 
 char *_Atomic mc_depot_segs[NSEGS];
 struct mc_depot_id *_Atomic mc_depot_ids[NSEGS];
-_Atomic uintptr_t mc_depot_id_bias[32];
+struct mc_site *_Atomic mc_depot_sites[NSEGS];
+_Atomic uintptr_t mc_depot_id_bias[32], mc_depot_site_bias[32];
 #define segs mc_depot_segs
 #define ids mc_depot_ids
+#define sites mc_depot_sites
 struct mc_site mc_site_none;
+bool mc_depot_with_sites;
 static uint32_t used = 1;           /* units stored (unit 0 unused) */
 static _Atomic uint32_t nids = 1;   /* ids handed out; id 0 means "no stack" */
 /* Bytes of each array's last segment counted as resident. */
-static size_t seg_counted, ids_counted;
+static size_t seg_counted, ids_counted, sites_counted;
 static atomic_flag depot_lock = ATOMIC_FLAG_INIT;
 static bool said_full;
 
@@ -161,7 +166,7 @@ static struct entry *entry_at(uint32_t unit)
 
 static struct entry *entry_of(uint32_t id)
 {
-	return entry_at(__atomic_load_n(&mc_site_of(id)->unit, __ATOMIC_ACQUIRE));
+	return entry_at(__atomic_load_n(&mc_depot_id_of(id)->unit, __ATOMIC_ACQUIRE));
 }
 
 /* The units of an entry of n frames. */
@@ -208,12 +213,14 @@ static __attribute__((noinline)) char *depot_huge_reserve(size_t size)
 	return a;
 }
 
-/* Segment k of an array of elements of elem bytes (the arena's grains or
- * the ids) mapped, and its first end elements counted as resident, a
- * chunk at a time (*counted: bytes of the last segment counted); false
- * when it cannot be mapped.  Under the lock. */
+/* Segment k of an array of elements of elem bytes (the arena's grains,
+ * the ids' or the sites' 32 bytes) mapped, and its first end elements
+ * counted as resident, a chunk at a time (*counted: bytes of the last
+ * segment counted); false when it cannot be mapped.  bias: the array's
+ * bias table (mc_depot_elem), NULL for the arena's.  Under the lock. */
 static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, uint32_t end,
-					       size_t elem, size_t *counted)
+					       size_t elem, size_t *counted,
+					       _Atomic uintptr_t *bias)
 {
 	size_t size = (size_t)(seg_end(k) - seg_base(k)) * elem;
 	if (!atomic_load_explicit(seg, memory_order_relaxed)) {
@@ -221,14 +228,22 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
 		if (!s)
 			return false;
 		/* (before its ids are handed out) */
-		for (unsigned bit = k ? SEG0_BITS - 1 + k : 0;
-		     seg == (void *_Atomic *)&ids[k] && bit < SEG0_BITS + k; bit++)
-			atomic_store_explicit(&mc_depot_id_bias[bit],
+		for (unsigned bit = k ? SEG0_BITS - 1 + k : 0; bias && bit < SEG0_BITS + k; bit++)
+			atomic_store_explicit(&bias[bit],
 					      (uintptr_t)s - (uintptr_t)seg_base(k) * elem,
 					      memory_order_release);
 		atomic_store_explicit(seg, s, memory_order_release);
 		*counted = 0;
 	}
+	/* The sites (an array of the ids' geometry, 32 bytes an id) grow
+	 * with the ids' words, where they are counted: here, not in the
+	 * inline test of every id taken (group 1t's room: ~110 bytes in
+	 * each of intern's two callers).  A process that counts no sites
+	 * (the defaults' text report) maps no page of them. */
+	if (bias == mc_depot_id_bias && mc_depot_with_sites &&
+	    !seg_grow((void *_Atomic *)&sites[k], k, end, sizeof **sites, &sites_counted,
+		      mc_depot_site_bias))
+		return false;
 	for (size_t need = (size_t)(end - seg_base(k)) * elem; *counted < need;) {
 		/* As far again as the segment has been counted, a page at
 		 * least, CHUNK at most: a short process's few dozen stacks
@@ -240,8 +255,13 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
 		 * 7 pages of lines and 4 of ids, counted in 3 and 2 calls
 		 * (4 and 3 before), as many pages; a process of a few dozen
 		 * stacks still takes one page of each. */
+		/* (The arrays by id, 32 bytes an id, fill at half the
+		 * rate the 64-byte lines did: a page, one more, then as
+		 * far again, mc_ahead's: suite_test 1's 203 stacks take 2
+		 * pages of each, counted in 2 calls.) */
 		size_t chunk = size >= HUGE ? HUGE :
-			       *counted == 4096 ? 3 * 4096 : mc_ahead(*counted, CHUNK);
+			       *counted == 4096 && !bias ? 3 * 4096 :
+			       mc_ahead(*counted, CHUNK);
 		if (chunk > size - *counted)
 			chunk = size - *counted;
 		mc_own_grow((int64_t)chunk);
@@ -261,12 +281,12 @@ static __attribute__((noinline)) bool seg_grow(void *_Atomic *seg, unsigned k, u
  * counted already (a call and its frame were ~40 instructions of each
  * stack a short process stores, twice: the arena's and the ids'). */
 static inline bool seg_ready(void *_Atomic *seg, unsigned k, uint32_t end, size_t elem,
-			     size_t *counted)
+			     size_t *counted, _Atomic uintptr_t *bias)
 {
 	if (likely(atomic_load_explicit(seg, memory_order_relaxed) != NULL &&
 		   *counted >= (size_t)(end - seg_base(k)) * elem))
 		return true;
-	return seg_grow(seg, k, end, elem, counted);
+	return seg_grow(seg, k, end, elem, counted, bias);
 }
 
 /* Room for units more units in the arena: their first unit, or 0.  Under
@@ -281,22 +301,42 @@ static inline __attribute__((always_inline)) uint32_t take(uint32_t units)
 		from = unit_base(k);
 	}
 	/* (the grains its units reach, a unit base being a grain's) */
-	if (!seg_ready((void *_Atomic *)&segs[k], k, (from + units + 1) / 2, GRAIN, &seg_counted))
+	if (!seg_ready((void *_Atomic *)&segs[k], k, (from + units + 1) / 2, GRAIN, &seg_counted,
+		       NULL))
 		return 0;
 	used = from + units;
 	return from;
 }
 
-/* The next id, its site mapped: the id, or 0.  Under the lock. */
+/* The next id, its words mapped, and its site where sites are counted
+ * (seg_grow maps the sites with the ids' words, of the same geometry):
+ * the id, or 0.  Under the lock. */
 static inline __attribute__((always_inline)) uint32_t take_id(void)
 {
 	uint32_t id = atomic_load_explicit(&nids, memory_order_relaxed);
 	if (id > MC_STACK_ID_MAX)
 		return 0;
 	unsigned k = seg_of(id);
-	if (!seg_ready((void *_Atomic *)&ids[k], k, id + 1, sizeof **ids, &ids_counted))
+	if (!seg_ready((void *_Atomic *)&ids[k], k, id + 1, sizeof **ids, &ids_counted,
+		       mc_depot_id_bias))
 		return 0;
 	return id;
+}
+
+/* Sites counted from now on (snapshot.c, at start-up): the sites of the
+ * ids handed out so far mapped too (none, mostly), so that every stored
+ * stack has its site.  False where they cannot be mapped. */
+bool mc_depot_sites_on(void)
+{
+	bool ok = true;
+	mc_depot_lock();
+	uint32_t n = atomic_load_explicit(&nids, memory_order_relaxed);
+	for (unsigned k = 0; ok && k < NSEGS && seg_base(k) < n; k++)
+		ok = seg_ready((void *_Atomic *)&sites[k], k, n < seg_end(k) ? n : seg_end(k),
+			       sizeof **sites, &sites_counted, mc_depot_site_bias);
+	mc_depot_with_sites = ok;
+	mc_depot_unlock();
+	return ok;
 }
 
 /* ---- the index ------------------------------------------------------------
@@ -804,9 +844,9 @@ static uint32_t idx_find(uint64_t h, int *walked)
  * the last THEN stacks looked up after it (stacks.c's me.prev: the
  * thread's previous lookup, not every capture, so the thread's cache
  * hits between them do not count), newest first, and a lookup after A
- * reads A's first, in A's line of the array by id: the line of A's site,
- * which the block table has just changed, or the prefetch below
- * brought, where the index is a cache miss.  With one stack kept, 58% of
+ * reads A's first, in A's words of the array by id, which the prefetch
+ * below brought, or the lookup of A itself read (A's then entry in the
+ * stack before it), where the index is a cache miss.  With one stack kept, 58% of
  * tree_bench's lookups were found there; with two, 83% (one stack A is
  * followed by several, a list's members by its next member or its end).
  * (They were kept in the entry's head, with the site, before sites
@@ -815,17 +855,28 @@ static uint32_t idx_find(uint64_t h, int *walked)
  * not, and 6% of tree_bench's samples.)
  *
  * A then entry is one word: the stack's id, its walked mark and the top
- * half of its key, which picks the candidate; the candidate's own line,
- * the one its block's site is counted in next, holds the whole key it
- * was marked under (key_of), and only a full match names it: the 64-bit
- * key taken as the stack, as the index takes it.  So three fit in A's
- * line beside its key, where two entries of key and value did: on
- * tree_bench (5 M blocks) 416,000 -> 178,000 lookups in the index.
- * (Four entries of two words, the line doubled to 128 bytes: 94,000, but
- * twice the lines, and no faster.)  A word is written whole, so a reader never pairs one
- * writer's key with another's id; an entry that names a stack whose key
- * is another (written over, or a stack marked under two keys, whose
- * line keeps the last) fails the compare, and the index answers. */
+ * half of its key, which picks the candidate; the candidate's own words
+ * hold the low half of the key it was marked under (key_of), and only
+ * both halves matching name it: the 64-bit key taken as the stack, as
+ * the index takes it.  So three fit in A's 32 bytes beside its key's
+ * half and its entry's unit, where two entries of key and value filled a
+ * line: on tree_bench (5 M blocks) 416,000 -> 178,000 lookups in the
+ * index.  (Four entries of two words, the line doubled to 128 bytes:
+ * 94,000, but twice the lines, and no faster.)  A word is written
+ * whole, so a reader never pairs one writer's key with another's id; an
+ * entry that names a stack whose key is another (written over, or a
+ * stack marked under two keys, whose words keep the last) fails the
+ * compare, and the index answers, unless the two keys of one stack
+ * share their low half and the entry's top half is the lookup's (2^-32
+ * of a stack marked under two keys): then the entry's id is still the
+ * stack's, only its walked mark may be the other key's, which
+ * capture_known checks against the one it wants.
+ *
+ * These words were a line of 64 bytes with the stack's site (struct
+ * mc_site) until session 58: the defaults' text report counts no site,
+ * so half of every line a lookup brought in was never read, and the
+ * stacks a parser takes one after another, stored one after another,
+ * now share lines (doc/costs.md, depot58). */
 static inline uint64_t then_entry(uint32_t id, int walked, uint64_t key)
 {
 	_Static_assert(MC_STACK_ID_MAX < 1u << 27, "an id, its mark, then the key's top half");
@@ -928,8 +979,8 @@ void mc_depot_set_walked(uint32_t id, uint64_t h, int walked, uint32_t after)
 {
 	if (!id || !h)
 		return;
-	if (atomic_load_explicit(&key_of(id), memory_order_relaxed) != h)
-		atomic_store_explicit(&key_of(id), h, memory_order_release);
+	if (atomic_load_explicit(&key_of(id), memory_order_relaxed) != (uint32_t)h)
+		atomic_store_explicit(&key_of(id), (uint32_t)h, memory_order_release);
 	if (after)
 		then_put(then_of(after), then_entry(id, walked, h), THEN - 1);
 	mc_depot_lock();
@@ -981,10 +1032,11 @@ static inline __attribute__((always_inline)) uint32_t intern(uint64_t h, const u
 				memcpy(e->frames, f, (size_t)n * sizeof *f);
 			/* the site's unit, then the id, then the slot: a reader
 			 * that finds the slot finds the entry */
-			__atomic_store_n(&mc_site_of(id)->unit, unit, __ATOMIC_RELEASE);
+			__atomic_store_n(&mc_depot_id_of(id)->unit, unit, __ATOMIC_RELEASE);
 			atomic_store_explicit(&nids, id + 1, memory_order_release);
 			if (wkey)
-				atomic_store_explicit(&key_of(id), wkey, memory_order_release);
+				atomic_store_explicit(&key_of(id), (uint32_t)wkey,
+						      memory_order_release);
 			idx_put(t, key, idx_val(id, wkey == key ? walked : 0));
 			if (wkey && wkey != key && (t = put_room()) != NULL)
 				idx_put(t, wkey, idx_val(id, walked));
@@ -1020,12 +1072,13 @@ uint32_t mc_depot_intern_walked(uint64_t h, const uintptr_t *f, int n, bool abse
 
 /* Every stored stack, in the order stored, under
  * the lock: an entry being written is not met half done.  fn must not
- * store stacks. */
+ * store stacks.  Its site, where sites are counted; else mc_site_none's
+ * zeros (no site array is mapped). */
 void mc_depot_each(void (*fn)(uint32_t id, struct mc_site *site, void *arg), void *arg)
 {
 	mc_depot_lock();
 	for (uint32_t id = 1, n = atomic_load_explicit(&nids, memory_order_relaxed); id < n; id++)
-		fn(id, mc_site_of(id), arg);
+		fn(id, mc_depot_with_sites ? mc_site_of(id) : &mc_site_none, arg);
 	mc_depot_unlock();
 }
 

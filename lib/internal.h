@@ -1752,30 +1752,37 @@ void mc_stack_place(void *fp, uintptr_t a, struct mc_stack_place *on);
 /* ---- depot.c --------------------------------------------------------- */
 
 /* The live figures of one stack's blocks, kept by the depot in its array
- * by stack id and changed by the block table (blocks.c) as blocks come
- * and go; gen and the saved_ pair keep the figures as they were at the
- * newest snapshot (snapshot.c). */
+ * of sites by stack id (only where sites are counted: mc_sites_on) and
+ * changed by the block table (blocks.c) as blocks come and go; gen and
+ * the saved_ pair keep the figures as they were at the newest snapshot
+ * (snapshot.c). */
 struct mc_site {
 	int64_t bytes, saved_bytes;
 	uint32_t blocks, saved_blocks;  /* mod 2^32: the table holds fewer */
 	uint32_t gen;                   /* mc_snap_gen when saved_ was taken */
-	uint32_t unit;                  /* depot.c: where the stack's entry
-					 * starts in its arena (0 in a thread's
-					 * shard, snapshot.c) */
+	uint32_t spare;
 };
 #define MC_DEPOT_UNIT 32
 #define MC_DEPOT_SEG0_BITS 11
 #define MC_DEPOT_NSEGS (28 - MC_DEPOT_SEG0_BITS)
-/* What the depot keeps of each stack in its array by stack id, a line
- * each: the live figures of the stack's blocks, and depot.c's own words
- * (the stacks looked up after it). */
+/* What a lookup reads of each stack, in the depot's array by stack id,
+ * two stacks a line: the low half of the key it was marked walked under
+ * (its then entries hold the top half), where its entry starts in the
+ * arena (depot.c's unit), and the stacks looked up after it (its then).
+ * The sites (struct mc_site) are an array of their own by id beside it,
+ * mapped only where they are counted (doc/costs.md, depot58). */
 struct mc_depot_id {
-	struct mc_site site;
-	uint64_t own[4];
-} __attribute__((aligned(64)));
+	uint32_t key_lo, unit;
+	uint64_t then[3];
+} __attribute__((aligned(32)));
 extern char *_Atomic mc_depot_segs[MC_DEPOT_NSEGS];                /* the arena, by unit */
 extern struct mc_depot_id *_Atomic mc_depot_ids[MC_DEPOT_NSEGS];   /* by id */
+extern struct mc_site *_Atomic mc_depot_sites[MC_DEPOT_NSEGS];     /* by id, where counted */
 extern struct mc_site mc_site_none;     /* blocks without a stack (id 0) */
+/* Sites are counted (snapshot.c's mc_sites_on, through
+ * mc_depot_sites_on): only then does the depot map its array of sites. */
+extern bool mc_depot_with_sites;
+bool mc_depot_sites_on(void);
 static inline unsigned mc_depot_seg_of(uint32_t id)
 {
 	return id < 1u << MC_DEPOT_SEG0_BITS ? 0 :
@@ -1785,31 +1792,37 @@ static inline uint32_t mc_depot_seg_base(unsigned k)
 {
 	return k ? 1u << (MC_DEPOT_SEG0_BITS - 1 + k) : 0;
 }
-/* By the top bit of an id: its segment's mc_depot_ids[k] less the
- * segment's first id's offset (seg_base(k) lines), so that id's line is
- * at mc_depot_id_bias[31 - clz(id)] + id * 64 (bits 0 to SEG0_BITS - 1
- * all segment 0's, bit SEG0_BITS - 1 + k segment k's).  Set with the
- * segment, before any id in it is handed out. */
-extern _Atomic uintptr_t mc_depot_id_bias[32];
-/* What the depot keeps of stack id (not 0): a bsr, a load, a shift and
- * an add (was ~13 instructions from ids above 2,047, a branch and two
- * shifts by the segment: on every malloc and free's site, and twice in
- * a lookup of a stack the thread's cache lost). */
-static inline struct mc_depot_id *mc_depot_id_of(uint32_t id)
+/* By the top bit of an id: its segment's mc_depot_ids[k] (or
+ * mc_depot_sites[k]) less the segment's first id's offset (seg_base(k)
+ * elements of 32 bytes), so that id's element is at bias[31 - clz(id)]
+ * + id * 32 (bits 0 to SEG0_BITS - 1 all segment 0's, bit SEG0_BITS - 1
+ * + k segment k's).  Set with the segment, before any id in it is
+ * handed out. */
+extern _Atomic uintptr_t mc_depot_id_bias[32], mc_depot_site_bias[32];
+/* The element of id (not 0) in the array of 32-byte elements whose bias
+ * table is bias: a bsr, a load, a shift and an add (was ~13 instructions
+ * from ids above 2,047, a branch and two shifts by the segment: on every
+ * malloc and free's site, and twice in a lookup of a stack the thread's
+ * cache lost). */
+static inline uintptr_t mc_depot_elem(const _Atomic uintptr_t *bias, uint32_t id)
 {
-	_Static_assert(sizeof(struct mc_depot_id) == 64, "a line an id");
 	uint64_t top; /* 31 - clz(id), which gcc sign-extends after its bsr */
 	__asm__("bsr %1, %0" : "=r"(top) : "r"((uint64_t)id) : "cc");
-	return (struct mc_depot_id *)(atomic_load_explicit(&mc_depot_id_bias[top],
-							   memory_order_relaxed) +
-				      (uintptr_t)id * 64);
+	return atomic_load_explicit(&bias[top], memory_order_relaxed) + (uintptr_t)id * 32;
 }
-/* The site of stack id: inline, for the block table's hot paths. */
+static inline struct mc_depot_id *mc_depot_id_of(uint32_t id)
+{
+	_Static_assert(sizeof(struct mc_depot_id) == 32, "two ids a line");
+	return (struct mc_depot_id *)mc_depot_elem(mc_depot_id_bias, id);
+}
+/* The site of stack id: inline, for the block table's hot paths (only
+ * where sites are counted). */
 static inline struct mc_site *mc_site_of(uint32_t id)
 {
+	_Static_assert(sizeof(struct mc_site) == 32, "a site is 32 bytes");
 	if (unlikely(!id))
 		return &mc_site_none;
-	return &mc_depot_id_of(id)->site;
+	return (struct mc_site *)mc_depot_elem(mc_depot_site_bias, id);
 }
 /* fn for every stored stack and its site (the depot locked: fn must not
  * store stacks). */
@@ -1835,19 +1848,18 @@ uint32_t mc_depot_known_index(uint64_t h, uint32_t after, int *walked);
  * compares of the then's three entries (~30 instructions). */
 extern _Atomic bool mc_depot_then_first;
 /* mc_depot_known's first look, inline for stacks.c's capture of a stack
- * its cache lost: the entry of stack after's then (depot.c: own[1..3],
- * each key's top half | walked << 27 | id) whose stack was marked under
- * key h (own[0]), moved first; 0 where none is (the index may still
- * know h).  h and after not 0. */
+ * its cache lost: the entry of stack after's then (depot.c: each key's
+ * top half | walked << 27 | id) whose stack was marked under key h (the
+ * entry's top half and the stack's key_lo), moved first; 0 where none
+ * is (the index may still know h).  h and after not 0. */
 static inline uint64_t mc_depot_then_find(uint64_t h, uint32_t after)
 {
-	_Atomic uint64_t *a = (_Atomic uint64_t *)mc_depot_id_of(after)->own + 1;
+	_Atomic uint64_t *a = (_Atomic uint64_t *)mc_depot_id_of(after)->then;
 	for (int i = 0; i < 3; i++) {
 		uint64_t e = atomic_load_explicit(&a[i], memory_order_acquire);
 		uint32_t id = (uint32_t)e & 0x7ffffff; /* MC_STACK_ID_MAX (depot.c asserts it) */
 		if ((e ^ h) >> 32 || !id ||
-		    atomic_load_explicit((_Atomic uint64_t *)mc_depot_id_of(id)->own,
-					 memory_order_acquire) != h)
+		    __atomic_load_n(&mc_depot_id_of(id)->key_lo, __ATOMIC_ACQUIRE) != (uint32_t)h)
 			continue;
 		for (int j = i; j > 0; j--) /* (i: 0 mostly; no store then) */
 			atomic_store_explicit(&a[j],

@@ -95,7 +95,8 @@ enum { PEAK_NONE, PEAK_NEWEST, PEAK_TAKEN };
  * for a walk of the depot. */
 void mc_snapshot_init(void)
 {
-	mc_sites_on = mc_opt.track && mc_opt.peak_sites > 0 && mc_opts_full_report();
+	mc_sites_on = mc_opt.track && mc_opt.peak_sites > 0 && mc_opts_full_report() &&
+		      mc_depot_sites_on();
 }
 
 static uint32_t gen_now(void)

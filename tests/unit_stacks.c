@@ -125,9 +125,11 @@ static void own_after(bool folding, int64_t bytes)
  * (16 KiB); 191 slots stay in the first page, where 129 and more took
  * that 16 KiB table too.  What the depot counts for 300 two-frame stacks
  * and for 190: the first page of the index and the arena's first page
- * (8 KiB), the arena's units (32 bytes a stack) and the ids' lines (64)
- * as their segments count them, a page and then three more, then as much
- * again (depot.c's seg_grow), and the tables past the first. */
+ * (8 KiB), the arena's units (32 bytes a stack) as its segment counts
+ * them, a page and then three more, then as much again (depot.c's
+ * seg_grow), the ids' words (32 bytes a stack, 64 until depot58) a page
+ * and then as much again, no site (none counted), and the tables past
+ * the first. */
 START_TEST(depot_small_index_fills_three_quarters)
 {
 	static const struct mc_map_hooks hooks = { .before = own_before, .after = own_after };
@@ -139,16 +141,16 @@ START_TEST(depot_small_index_fills_three_quarters)
 		uintptr_t two[2] = { 0x7000000 + i * 64, i * 11 };
 		ck_assert_uint_ne(mc_stack_intern(two, 2), 0);
 		/* 190 stacks: units 6,080 bytes (the first page, then 16 KiB),
-		 * lines 12,224 (16 KiB), no table past the first */
+		 * ids 6,112 (8 KiB), no table past the first */
 		if (i == 190)
-			ck_assert_msg(depot_own == 8 * K + 12 * K + 16 * K,
-				      "190 stacks counted %lld KiB (36: no index table past the "
+			ck_assert_msg(depot_own == 8 * K + 12 * K + 8 * K,
+				      "190 stacks counted %lld KiB (28: no index table past the "
 				      "first page)", (long long)(depot_own / K));
 	}
-	/* 300: units 9,600 bytes (16 KiB), lines 19,264 (32 KiB), the
+	/* 300: units 9,600 bytes (16 KiB), ids 9,632 (16 KiB), the
 	 * 512-slot table 8 KiB */
-	ck_assert_msg(depot_own == 8 * K + 12 * K + 32 * K + 8 * K,
-		      "300 stacks counted %lld KiB (60: the index's second table 8 KiB)",
+	ck_assert_msg(depot_own == 8 * K + 12 * K + 16 * K + 8 * K,
+		      "300 stacks counted %lld KiB (44: the index's second table 8 KiB)",
 		      (long long)(depot_own / K));
 	mc_map_hooks_set(NULL);
 }
@@ -1838,31 +1840,31 @@ START_TEST(depot_then_keeps_three)
 	mc_depot_set_walked(id[0], kp, 1, 0);
 	for (int i = 0; i < 3; i++)
 		mc_depot_set_walked(id[1 + i], k[i], 1, id[0]);
-	const uint64_t *own = mc_depot_id_of(id[0])->own;
-	ck_assert_uint_eq(own[0], kp);
+	ck_assert_uint_eq(mc_depot_id_of(id[0])->key_lo, (uint32_t)kp);
+	const uint64_t *then = mc_depot_id_of(id[0])->then;
 	for (int i = 0; i < 3; i++)
-		ck_assert_uint_eq((uint32_t)own[1 + i] & MC_STACK_ID_MAX, id[3 - i]);
+		ck_assert_uint_eq((uint32_t)then[i] & MC_STACK_ID_MAX, id[3 - i]);
 	static const int order[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 1, 2 }, { 1, 0, 1 },
 					{ 2, 0, 2 }, { 0, 2, 1 } };
 	for (size_t r = 0; r < 2 * sizeof order / sizeof order[0]; r++) {
 		bool then_first = r % 2 == 0;
 		atomic_store(&mc_depot_then_first, then_first);
-		uint64_t was[3] = { own[1], own[2], own[3] };
+		uint64_t was[3] = { then[0], then[1], then[2] };
 		for (int j = 0; j < 3; j++) {
 			int i = order[r / 2][j], walked = 0;
 			ck_assert_uint_eq(mc_depot_known(k[i], id[0], &walked), id[1 + i]);
 			ck_assert_int_eq(walked, 1);
 			if (then_first)
-				ck_assert_uint_eq((uint32_t)own[1] & MC_STACK_ID_MAX, id[1 + i]);
+				ck_assert_uint_eq((uint32_t)then[0] & MC_STACK_ID_MAX, id[1 + i]);
 			else
 				for (int s = 0; s < 3; s++)
-					ck_assert_uint_eq(own[1 + s], was[s]);
+					ck_assert_uint_eq(then[s], was[s]);
 			ck_assert_uint_eq(mc_depot_known(k[3], id[0], &walked), 0);
 		}
 		unsigned seen = 0;
 		for (int s = 1; s <= 3; s++)
 			for (int i = 0; i < 3; i++)
-				if (((uint32_t)own[s] & MC_STACK_ID_MAX) == id[1 + i])
+				if (((uint32_t)then[s - 1] & MC_STACK_ID_MAX) == id[1 + i])
 					seen |= 1u << i;
 		ck_assert_uint_eq(seen, 7);
 	}
@@ -1944,8 +1946,8 @@ START_TEST(depot_intern_walked_marks)
 	ck_assert_uint_ne(ia, 0);
 	ck_assert_uint_eq(mc_depot_known(ha, 0, &walked), ia);
 	ck_assert_int_eq(walked, 1);
-	ck_assert_uint_eq(mc_depot_id_of(ia)->own[0], ha);
-	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->own[1] & MC_STACK_ID_MAX, ia);
+	ck_assert_uint_eq(mc_depot_id_of(ia)->key_lo, (uint32_t)ha);
+	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->then[0] & MC_STACK_ID_MAX, ia);
 	ck_assert_uint_eq(mc_depot_intern(ha, a, 3), ia);
 	/* stored already: marked, not stored again, absent or not */
 	ck_assert_uint_eq(mc_depot_intern_walked(ha, a, 3, true, ha, 1, 0), ia);
@@ -1957,7 +1959,7 @@ START_TEST(depot_intern_walked_marks)
 	ck_assert_uint_eq(mc_depot_known(hb, 0, &walked), ib);
 	ck_assert_int_eq(walked, 0);
 	ck_assert_uint_eq(mc_depot_known(kb, ip, &walked), ib);
-	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->own[1] & MC_STACK_ID_MAX, ib);
+	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->then[0] & MC_STACK_ID_MAX, ib);
 	/* a stack stored unmarked, then marked by the call */
 	uint64_t hc = 0x5772156649015328ull;
 	uint32_t ic = mc_depot_intern(hc, c, 2);
@@ -1972,14 +1974,15 @@ START_TEST(depot_intern_walked_marks)
 	ck_assert_uint_ne(id, 0);
 	ck_assert_uint_eq(mc_depot_known(0x4669201609102990ull, 0, &walked), id);
 	ck_assert_int_eq(walked, 0);
-	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->own[1] & MC_STACK_ID_MAX, ib);
+	ck_assert_uint_eq((uint32_t)mc_depot_id_of(ip)->then[0] & MC_STACK_ID_MAX, ib);
 }
 END_TEST
 
 /* Pages of the depot's first segments resident: one page each for the
- * first stacks; then, as the first page fills, the three after it in
- * the same call (pages 1-3 resident with page 1, page 4 not), where
- * they grew a page, a page and two pages, a call each.  mincore says
+ * first stacks; then, as the arena's first page fills, the three after
+ * it in the same call (pages 1-3 resident with page 1, page 4 not),
+ * where they grew a page, a page and two pages, a call each; the ids'
+ * 32 bytes (depot58) a page, then a page more.  mincore says
  * which pages are resident: the segments are reserved, untouched but
  * for what the depot populates (each test runs in a child of its own:
  * the depot is new). */
@@ -2012,19 +2015,25 @@ START_TEST(depot_segments_grow_by_three_pages)
 			ck_assert(page_in(arena, 2) && page_in(arena, 3) && !page_in(arena, 4));
 		}
 		if (!ids_grew && page_in(idv, 1)) {
+			/* the ids' 32 bytes: a page, then one more (mc_ahead) */
 			ids_grew = true;
-			ck_assert(page_in(idv, 2) && page_in(idv, 3) && !page_in(idv, 4));
+			ck_assert(!page_in(idv, 2));
 		}
 	}
 	ck_assert(arena_grew && ids_grew);
+	/* no site counted (the defaults' text report): none mapped */
+	ck_assert_ptr_null(atomic_load(&mc_depot_sites[0]));
 }
 END_TEST
 
-/* mc_depot_id_of finds an id's line from its segment's biased base and
+/* mc_depot_id_of finds an id's words from its segment's biased base and
  * the id's top bit (depot.c's mc_depot_id_bias), where the segments are
  * 2^11 ids, then 2^11, 2^12 ...: ids on both sides of each of the first
- * boundaries are the lines of their own segments, each holding its own
- * stack's site (the unit its entry starts in), as the arrays say. */
+ * boundaries are the words of their own segments, each holding its own
+ * stack's entry (the unit its entry starts in), as the arrays say; and
+ * mc_site_of the site in the sites' array (mc_depot_site_bias), of 32
+ * bytes an id as well, mapped only where sites are counted
+ * (mc_depot_sites_on: the ids stored before it too). */
 START_TEST(depot_id_lines_across_segments)
 {
 	mc_opt.stack_depth = 16;
@@ -2036,15 +2045,22 @@ START_TEST(depot_id_lines_across_segments)
 		uint32_t id = mc_depot_intern(0x1000 + k * 0x9e3779b97f4a7c15ull, f, 2);
 		ck_assert_uint_eq(id, (uint32_t)k); /* ordinals: 1, 2, ... */
 		last = id;
+		if (k == 3000) { /* sites counted from here on, in segment 1 */
+			ck_assert_ptr_null(atomic_load(&mc_depot_sites[0]));
+			ck_assert(mc_depot_sites_on());
+		}
 	}
 	const uint32_t probe[] = { 1, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, last };
 	for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
 		uint32_t id = probe[i];
 		unsigned k = mc_depot_seg_of(id);
 		struct mc_depot_id *seg = atomic_load(&mc_depot_ids[k]);
+		struct mc_site *sk = atomic_load(&mc_depot_sites[k]);
 		ck_assert_ptr_nonnull(seg);
+		ck_assert_ptr_nonnull(sk);
 		ck_assert_ptr_eq(mc_depot_id_of(id), seg + (id - mc_depot_seg_base(k)));
-		ck_assert_ptr_eq(mc_site_of(id), &seg[id - mc_depot_seg_base(k)].site);
+		ck_assert_ptr_eq(mc_site_of(id), sk + (id - mc_depot_seg_base(k)));
+		mc_site_of(id)->bytes += id; /* mapped and written */
 		const uintptr_t *got;
 		ck_assert_int_eq(mc_stack_get(id, &got), 2);
 		ck_assert_uint_eq(got[1], id);
