@@ -351,7 +351,8 @@ static void stack_lists_found(void)
  * one (elfsym.c's mc_sym_first_but: the C library's descriptions and its
  * _IO_list_all in the object that defines the first, the dynamic
  * linker's function and exit after libmemcheck, as RTLD_NEXT finds
- * them), exit's size in the other.  Six walks, dl_iterate_phdr and each
+ * them), exit's size in the other, in its object as _dl_find_object
+ * names it.  Six walks, dl_iterate_phdr and each
  * object's dynamic section read again for each name, were 15.7 K
  * instructions of every measured process's exit (callgrind,
  * bench/suite_test 3; doc/costs.md, exit58).  The names in an array of
@@ -375,6 +376,10 @@ static __attribute__((noinline)) void libc_facts(void)
 	const uint32_t *psize = mc_sym_first_but("_thread_db_sizeof_pthread", NULL, &first,
 						 &in_libc, in_names, in, MC_ARRAY_SIZE(in_names),
 						 &req);
+	/* the dynamic linker's, after libmemcheck where that is preloaded;
+	 * loaded by dlopen, libmemcheck comes after it: the first */
+	if (!next[0])
+		next[0] = mc_sym_first(libc_names + 37, NULL);
 	void (*static_info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))next[0];
 	const uint32_t *dtvp = in[0];
 	if (static_info && psize && dtvp) {
@@ -395,14 +400,8 @@ static __attribute__((noinline)) void libc_facts(void)
 	 * instructions of every measured process's exit) */
 	void *e = next[1];
 	size_t size = 0;
-	if (e && mc_sym_in_sized(in_libc, libc_names + 61, &size) != e) {
-		/* not the C library's: in the object that defines it */
-		const void *where = NULL;
-		e = mc_sym_next(libc_names + 61, &where);
-		if (mc_sym_in_sized(where, libc_names + 61, &size) != e)
-			size = 0;
-	}
-	if (e && size) {
+	/* in the object that defines it (_dl_find_object, no walk) */
+	if (e && mc_sym_in_sized(mc_object_base(e, NULL), libc_names + 61, &size) == e && size) {
 		libc.exit_lo = (uintptr_t)e;
 		libc.exit_hi = libc.exit_lo + size;
 		libc.exit_frame = prologue_frame(e);
