@@ -347,17 +347,41 @@ static void stack_lists_found(void)
  * lost where valgrind (--run-libc-freeres=no) says still reachable
  * (libuv's test dlerror failed; tests/prog/plain_dlerror_kept).  Out of
  * line, beside mc_roots_begin: an exit inside exit() asks first, before
- * its scan (mc_roots_io_list). */
+ * its scan (mc_roots_io_list).  Two walks of the objects: every name in
+ * one (elfsym.c's mc_sym_first_but: the C library's descriptions and its
+ * _IO_list_all in the object that defines the first, the dynamic
+ * linker's function and exit after libmemcheck, as RTLD_NEXT finds
+ * them), exit's size in the other, in its object as _dl_find_object
+ * names it.  Six walks, dl_iterate_phdr and each
+ * object's dynamic section read again for each name, were 15.7 K
+ * instructions of every measured process's exit (callgrind,
+ * bench/suite_test 3; doc/costs.md, exit58).  The names in an array of
+ * their own, which text-order.ld places with the function's strings: a
+ * string literal that only a static array of pointers names lies in the
+ * file's common strings, a 64 KiB block away (test_codeblocks: a
+ * passing process's code and read-only data from 4 blocks). */
+static const char libc_names[] = "_thread_db_pthread_dtvp\0_IO_list_all\0"
+				 "_dl_get_tls_static_info\0exit";
+
 static __attribute__((noinline)) void libc_facts(void)
 {
 	if (libc.done)
 		return;
 	libc.done = true;
-	void (*static_info)(size_t *, size_t *) =
-		(void (*)(size_t *, size_t *))mc_sym_first("_dl_get_tls_static_info", NULL);
+	static const char *const in_names[] = { libc_names, libc_names + 24 };
+	static const char *const next_names[] = { libc_names + 37, libc_names + 61 };
+	void *in[MC_ARRAY_SIZE(in_names)], *next[MC_ARRAY_SIZE(next_names)], *first;
+	const struct mc_sym_next_req req = { next_names, next, MC_ARRAY_SIZE(next_names) };
 	const void *in_libc = NULL;
-	const uint32_t *psize = mc_sym_first("_thread_db_sizeof_pthread", &in_libc);
-	const uint32_t *dtvp = mc_sym_first("_thread_db_pthread_dtvp", NULL);
+	const uint32_t *psize = mc_sym_first_but("_thread_db_sizeof_pthread", NULL, &first,
+						 &in_libc, in_names, in, MC_ARRAY_SIZE(in_names),
+						 &req);
+	/* the dynamic linker's, after libmemcheck where that is preloaded;
+	 * loaded by dlopen, libmemcheck comes after it: the first */
+	if (!next[0])
+		next[0] = mc_sym_first(libc_names + 37, NULL);
+	void (*static_info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))next[0];
+	const uint32_t *dtvp = in[0];
 	if (static_info && psize && dtvp) {
 		size_t align = 0;
 		static_info(&libc.static_size, &align);
@@ -367,17 +391,17 @@ static __attribute__((noinline)) void libc_facts(void)
 			libc.static_size = libc.pthread_size = 0;
 		libc.in_libc = in_libc;
 	}
-	/* in the C library's own table, one hash look-up */
+	/* in the C library's own table */
 	if (in_libc)
-		mc_io_list_all = mc_sym_in(in_libc, "_IO_list_all");
+		mc_io_list_all = in[1];
 #if defined(__x86_64__)
 	/* exit's size from its own entry, found by its hash: dladdr1
 	 * walked the C library's dynamic symbols for it (~40 K
 	 * instructions of every measured process's exit) */
-	const void *where = NULL;
-	void *e = mc_sym_next("exit", &where);
+	void *e = next[1];
 	size_t size = 0;
-	if (e && mc_sym_in_sized(where, "exit", &size) == e && size) {
+	/* in the object that defines it (_dl_find_object, no walk) */
+	if (e && mc_sym_in_sized(mc_object_base(e, NULL), libc_names + 61, &size) == e && size) {
 		libc.exit_lo = (uintptr_t)e;
 		libc.exit_hi = libc.exit_lo + size;
 		libc.exit_frame = prologue_frame(e);

@@ -27,6 +27,8 @@ UNIT_ownheap   := ownheap $(UTIL)
 UNIT_symcache  := symcache $(UTIL)
 # extra flags for a unit test's own file and link
 UNIT_FLAGS_elfsym := -no-pie -fno-pie
+# unit_scan counts the walks of the loaded objects (libc_facts_two_walks)
+UNIT_FLAGS_scan := -Wl,--wrap=dl_iterate_phdr
 
 # h_tcase and h_run_suite, every test program's main (tests/suite.h)
 SUITE_SRC := tests/suite.c tests/suite.h
