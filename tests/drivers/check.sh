@@ -306,7 +306,7 @@ trs_expect() {
 	t=$1
 	shift
 	for res; do
-		expect "$A/${t%.tap}.trs" "^:test-result: $res" "automake $how: $t $res"
+		expect "$A/${t%.t*}.trs" "^:test-result: $res" "automake $how: $t $res"
 	done
 }
 # check-valgrind: configure asked `valgrind --tool=memcheck --help`,
@@ -316,7 +316,7 @@ expect "$WORK/configure.log" '^checking for Valgrind tool memcheck\.\.\. yes' \
 	"automake: AX_VALGRIND_CHECK finds valgrind's memcheck tool"
 for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	# a run that runs nothing must not pass on the last one's results
-	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/ignore.log "$A"/envi.log "$A"/expect.log "$A"/xleak.log "$A"/tap-*.log \
+	rm -f "$A"/*.trs "$A"/t_*.log "$A"/skip.log "$A"/ignore.log "$A"/envi.log "$A"/expect.log "$A"/xleak.log "$A"/tap-*.log "$A"/leak.log \
 		"$A"/test-suite*.log
 	if [ $how = LOG_COMPILER ]; then
 		# the parallel harness, four tests at a time
@@ -324,7 +324,7 @@ for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	elif [ $how = check-valgrind ]; then
 		(cd "$A" && make check-valgrind) >"$WORK/automake-$how.log" 2>&1
 	else
-		(cd "$A" && make check LOG_COMPILER= TAP_LOG_COMPILER= \
+		(cd "$A" && make check LOG_COMPILER= TEST_LOG_COMPILER= TAP_LOG_COMPILER= \
 			AM_TESTS_ENVIRONMENT='LD_PRELOAD=$(MEMCHECK_PRELOAD) MEMCHECK_EXITCODE=99; export LD_PRELOAD MEMCHECK_EXITCODE;') \
 			>"$WORK/automake-$how.log" 2>&1
 	fi
@@ -342,17 +342,22 @@ for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	trs_expect skip.sh SKIP
 	trs_expect tap-clean.tap PASS
 	trs_expect tap-leak.tap PASS ERROR
+	# a script with automake's default extension, .test, is run by
+	# TEST_LOG_COMPILER alone: LOG_COMPILER there wrapped nothing, and
+	# it passed with its leak (libucl's suite, session 58)
+	if [ $how != check-valgrind ]; then trs_expect leak.test ERROR; fi
 	# a cleared environment (env -i) followed, but not by valgrind's
 	# command line (--trace-children=no)
 	if [ $how = check-valgrind ]; then trs_expect envi.sh PASS; else trs_expect envi.sh ERROR; fi
 	if [ $how = LOG_COMPILER ]; then
 		# memcheck run fails a shell script's test that ignores its
 		# leaking program's status; the harness runs every test and
-		# sums them up: the five errors (the leak, env -i's, ignore.sh,
-		# xleak.sh and the TAP test's), no failure, the expected one
+		# sums them up: the six errors (the leak, env -i's, ignore.sh,
+		# xleak.sh, leak.test and the TAP test's), no failure, the
+		# expected one
 		trs_expect ignore.sh ERROR
 		expect "$WORK/automake-$how.log" '^# FAIL: +0$' "automake -j4: no test failed"
-		expect "$WORK/automake-$how.log" '^# ERROR: +5$' "automake -j4: five errors"
+		expect "$WORK/automake-$how.log" '^# ERROR: +6$' "automake -j4: six errors"
 		expect "$WORK/automake-$how.log" '^# XFAIL: +1$' "automake -j4: the expected failure"
 		expect "$WORK/automake-$how.log" '^ERROR: ignore\.sh$' "automake -j4: ignore.sh named"
 	fi
