@@ -152,6 +152,10 @@ struct mc_options {
  * MC_VALGRIND_SEP or NUL; NULL where there is none.  Writable in place
  * (life.c marks MEMCHECK_VALGRIND_CHILDREN consumed). */
 char *mc_valgrind_entry(const char *settings, const char *name);
+/* The value of MEMCHECK_VALGRIND's entry NAME=VALUE that is no option's
+ * (the command line's words for vgtext.c: SUPP_NAMES), NUL-ended; NULL
+ * where there is none. */
+const char *mc_valgrind_word(const char *name);
 /* The program valgrind's command line checks, after its options are
  * read: MEMCHECK_VALGRIND out of its environment, the library out of
  * its LD_PRELOAD (options.c). */

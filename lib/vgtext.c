@@ -1391,6 +1391,33 @@ static void error_summary(struct mc_buf *b, const char *p, uint64_t errors, uint
 		    plain_num(ctx, c2), " contexts (suppressed: ", plain_num(supp, c3), " from ",
 		    plain_num(supp, c4), ")\n", NULL);
 }
+/* The name a used_suppression line gives file, one of MEMCHECK_SUPPRESSIONS's:
+ * its name in MEMCHECK_VALGRIND's SUPP_NAMES, one for each file, colon-
+ * separated, as valgrind's command line spelled it ("my.supp:2", where
+ * memcheck reads /dir/my.supp: tools/vgcompat.c), into out; else file.
+ * No option of its own: an option's name and table entry lie in the
+ * start-up's blocks (0x40 bytes of group 1t's room). */
+static const char *supp_shown(const char *file, char *out, size_t cap)
+{
+	const char *names = mc_valgrind_word("SUPP_NAMES");
+	size_t flen = strlen(file);
+	for (const char *p = mc_opt.suppressions; names && *names && p && *p;) {
+		const char *colon = strchr(p, ':'), *ncolon = strchr(names, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		size_t nlen = ncolon ? (size_t)(ncolon - names) : strlen(names);
+		if (len == flen && !memcmp(p, file, len) && nlen && nlen < cap) {
+			memcpy(out, names, nlen);
+			out[nlen] = 0;
+			return out;
+		}
+		if (!colon || !ncolon)
+			break;
+		p = colon + 1;
+		names = ncolon + 1;
+	}
+	return file;
+}
+
 
 /* valgrind's -s after its ERROR SUMMARY: the heap errors' contexts
  * fewest errors first (of as many, the newest first, as valgrind's
@@ -1452,7 +1479,7 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 		const struct mc_supp_used *u = &su->used[i];
 		if (!u->records || !u->name)
 			continue;
-		char cnt[16], name[1024], file[1024];
+		char cnt[16], name[1024], file[1024], sname[1024];
 		if (!any)
 			mc_buf_strs(b, dsp, "\n", NULL);
 		any = true;
@@ -1463,7 +1490,8 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 		for (; w < 6; w++)
 			mc_buf_puts(b, " ");
 		mc_buf_strs(b, cnt, " ", mc_text_escape(u->name, name, sizeof name), " ",
-			    mc_text_escape(u->file, file, sizeof file), ":", NULL);
+			    mc_text_escape(supp_shown(u->file, sname, sizeof sname), file,
+					   sizeof file), ":", NULL);
 		mc_buf_int(b, u->name_line);
 		mc_buf_strs(b, " suppressed: ", mc_commas(u->bytes, c1), " bytes in ",
 			    mc_commas(u->blocks, c2), " blocks\n", NULL);
