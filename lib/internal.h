@@ -3701,7 +3701,10 @@ struct mc_leak {
 	uint64_t blocks, bytes;
 	uint64_t indirect;              /* the cliques' bytes its blocks lead */
 	uintptr_t first;                /* its lowest block's address (valgrind's
-					 * --leak-resolution: vgtext.c) */
+					 * --leak-resolution: vgtext.c); once
+					 * mc_vgtext_regroup merged the groups, the
+					 * first stored of the stacks its record
+					 * merged (valgrind's order) */
 };
 struct mc_region_report {
 	const struct memcheck_result *r;
