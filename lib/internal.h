@@ -152,6 +152,10 @@ struct mc_options {
  * MC_VALGRIND_SEP or NUL; NULL where there is none.  Writable in place
  * (life.c marks MEMCHECK_VALGRIND_CHILDREN consumed). */
 char *mc_valgrind_entry(const char *settings, const char *name);
+/* The value of MEMCHECK_VALGRIND's entry NAME=VALUE that is no option's
+ * (the command line's words for vgtext.c: SUPP_NAMES), NUL-ended; NULL
+ * where there is none. */
+const char *mc_valgrind_word(const char *name);
 /* The program valgrind's command line checks, after its options are
  * read: MEMCHECK_VALGRIND out of its environment, the library out of
  * its LD_PRELOAD (options.c). */
@@ -3709,7 +3713,10 @@ struct mc_leak {
 	uint64_t blocks, bytes;
 	uint64_t indirect;              /* the cliques' bytes its blocks lead */
 	uintptr_t first;                /* its lowest block's address (valgrind's
-					 * --leak-resolution: vgtext.c) */
+					 * --leak-resolution: vgtext.c); once
+					 * mc_vgtext_regroup merged the groups, the
+					 * first stored of the stacks its record
+					 * merged (valgrind's order) */
 };
 struct mc_region_report {
 	const struct memcheck_result *r;

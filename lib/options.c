@@ -382,6 +382,16 @@ static const char *value_read(size_t i)
 	return secure_getenv(str_at(options[i].name));
 }
 
+const char *mc_valgrind_word(const char *name)
+{
+	for (const char *entry = combined_buf; *entry; entry += strlen(entry) + 1) {
+		const char *val = mc_str_after(entry, name);
+		if (val && *val == '=')
+			return val + 1;
+	}
+	return NULL;
+}
+
 char *mc_valgrind_entry(const char *settings, const char *name)
 {
 	const char *v = settings;

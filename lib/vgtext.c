@@ -691,12 +691,26 @@ static const char *num_or_unknown(uint64_t v, char buf[32])
 	return v == MEMCHECK_UNKNOWN ? "unknown" : mc_commas(v, buf);
 }
 
+/* Does mc_vgtext_regroup merge the groups (stacks captured deeper than
+ * valgrind's, or records told by their first frames)? */
+static bool regrouping(void)
+{
+	return mc_opt.valgrind_deeper || mc_opt.valgrind_resolution != MC_VGRES_HIGH;
+}
+
 /* valgrind's order of loss records, as valgrind 3.19 lists them
  * (tests/prog's plain_leak_cycle, _interior, _adjacent under
  * --show-leak-kinds=all): total bytes ascending (a record's own and
  * the indirect bytes its blocks lead, scan.c's credit), then kind,
  * still reachable first, then possibly, indirectly, definitely lost
- * (enum mc_kind's order reversed), then blocks ascending. */
+ * (enum mc_kind's order reversed), then blocks ascending, then the
+ * order in which the stacks were first stored: valgrind's last key is
+ * its ExeContext's address, the older the lower, made at the first
+ * allocation with that stack (as cut to --num-callers).  A depot id is
+ * that ordinal; a stack cut for the text (mc_vgtext_regroup) is
+ * interned at the report, so a regrouped record is told by the oldest of
+ * the stacks it merged (its first, then) (tests/prog/corpus/tree_kept, --show-leak-kinds=all:
+ * 24-byte records 8 to 3,070 in another order before session 58). */
 static int vg_cmp(const void *x, const void *y)
 {
 	const struct mc_leak *a = x, *b = y;
@@ -707,7 +721,8 @@ static int vg_cmp(const void *x, const void *y)
 		return a->kind > b->kind ? -1 : 1;
 	if (a->blocks != b->blocks)
 		return a->blocks < b->blocks ? -1 : 1;
-	return a->stack < b->stack ? -1 : a->stack > b->stack;
+	uintptr_t sa = regrouping() ? a->first : a->stack, sb = regrouping() ? b->first : b->stack;
+	return sa < sb ? -1 : sa > sb;
 }
 
 /* valgrind's --leak-check=no is MEMCHECK_SCAN=0 (vgcompat.c): the
@@ -906,6 +921,7 @@ struct vg_key {
 	uint32_t key, kind;
 	uintptr_t first;
 	size_t i;
+	uint32_t oldest; /* its group's stack, as stored */
 };
 
 static int key_cmp(const void *x, const void *y)
@@ -952,8 +968,7 @@ static uint32_t vg_first_frames(uint32_t cut, int frames)
 
 size_t mc_vgtext_regroup(struct mc_leak *g, size_t n)
 {
-	if (mc_opt.valgrind_text == MC_VGTEXT_NONE || n < 1 ||
-	    (!mc_opt.valgrind_deeper && mc_opt.valgrind_resolution == MC_VGRES_HIGH))
+	if (mc_opt.valgrind_text == MC_VGTEXT_NONE || n < 1 || !regrouping())
 		return n;
 	size_t bytes = n * (sizeof(struct vg_key) + sizeof *g);
 	struct vg_key *k = mc_map(bytes);
@@ -961,13 +976,25 @@ size_t mc_vgtext_regroup(struct mc_leak *g, size_t n)
 		return n;
 	struct mc_leak *out = (struct mc_leak *)(k + n);
 	for (size_t i = 0; i < n; i++) {
+		k[i].oldest = g[i].stack;
 		g[i].stack = vg_cut(&g[i], &k[i].key);
 		k[i].kind = g[i].kind;
 		k[i].first = g[i].first;
 		k[i].i = i;
 	}
 	mc_sort(k, n, sizeof *k, key_cmp);
-	/* one record of each key and kind, its stack its lowest block's */
+	/* valgrind's ExeContext is the stack's, whatever the kind: each key's
+	 * oldest stack over its kinds */
+	for (size_t i = 0, j; i < n; i = j) {
+		uint32_t oldest = k[i].oldest;
+		for (j = i + 1; j < n && k[j].key == k[i].key; j++)
+			if (k[j].oldest < oldest)
+				oldest = k[j].oldest;
+		while (i < j)
+			k[i++].oldest = oldest;
+	}
+	/* one record of each key and kind, its stack its lowest block's;
+	 * its first, from here on, the oldest of the stacks it merged */
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct mc_leak *x = &g[k[i].i];
@@ -975,8 +1002,11 @@ size_t mc_vgtext_regroup(struct mc_leak *g, size_t n)
 			out[m - 1].blocks += x->blocks;
 			out[m - 1].bytes += x->bytes;
 			out[m - 1].indirect += x->indirect;
+			if (k[i].oldest < out[m - 1].first)
+				out[m - 1].first = k[i].oldest;
 		} else {
-			out[m++] = *x;
+			out[m] = *x;
+			out[m++].first = k[i].oldest;
 		}
 	}
 	memcpy(g, out, m * sizeof *g);
@@ -1391,6 +1421,33 @@ static void error_summary(struct mc_buf *b, const char *p, uint64_t errors, uint
 		    plain_num(ctx, c2), " contexts (suppressed: ", plain_num(supp, c3), " from ",
 		    plain_num(supp, c4), ")\n", NULL);
 }
+/* The name a used_suppression line gives file, one of MEMCHECK_SUPPRESSIONS's:
+ * its name in MEMCHECK_VALGRIND's SUPP_NAMES, one for each file, colon-
+ * separated, as valgrind's command line spelled it ("my.supp:2", where
+ * memcheck reads /dir/my.supp: tools/vgcompat.c), into out; else file.
+ * No option of its own: an option's name and table entry lie in the
+ * start-up's blocks (0x40 bytes of group 1t's room). */
+static const char *supp_shown(const char *file, char *out, size_t cap)
+{
+	const char *names = mc_valgrind_word("SUPP_NAMES");
+	size_t flen = strlen(file);
+	for (const char *p = mc_opt.suppressions; names && *names && p && *p;) {
+		const char *colon = strchr(p, ':'), *ncolon = strchr(names, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		size_t nlen = ncolon ? (size_t)(ncolon - names) : strlen(names);
+		if (len == flen && !memcmp(p, file, len) && nlen && nlen < cap) {
+			memcpy(out, names, nlen);
+			out[nlen] = 0;
+			return out;
+		}
+		if (!colon || !ncolon)
+			break;
+		p = colon + 1;
+		names = ncolon + 1;
+	}
+	return file;
+}
+
 
 /* valgrind's -s after its ERROR SUMMARY: the heap errors' contexts
  * fewest errors first (of as many, the newest first, as valgrind's
@@ -1452,7 +1509,7 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 		const struct mc_supp_used *u = &su->used[i];
 		if (!u->records || !u->name)
 			continue;
-		char cnt[16], name[1024], file[1024];
+		char cnt[16], name[1024], file[1024], sname[1024];
 		if (!any)
 			mc_buf_strs(b, dsp, "\n", NULL);
 		any = true;
@@ -1463,7 +1520,8 @@ static void vg_error_list(struct mc_buf *b, const char *p, const char *sp,
 		for (; w < 6; w++)
 			mc_buf_puts(b, " ");
 		mc_buf_strs(b, cnt, " ", mc_text_escape(u->name, name, sizeof name), " ",
-			    mc_text_escape(u->file, file, sizeof file), ":", NULL);
+			    mc_text_escape(supp_shown(u->file, sname, sizeof sname), file,
+					   sizeof file), ":", NULL);
 		mc_buf_int(b, u->name_line);
 		mc_buf_strs(b, " suppressed: ", mc_commas(u->bytes, c1), " bytes in ",
 			    mc_commas(u->blocks, c2), " blocks\n", NULL);

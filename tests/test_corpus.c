@@ -31,8 +31,9 @@
  * Suppressed blocks are not compared: the DTV of each thread, which
  * both tools suppress, is 16 bytes larger under memcheck (its own TLS),
  * and the other allocators bring suppressed blocks of their own.
- * Nothing is cached between runs: valgrind runs each time (twice where
- * memcheck differs from its first run: valgrind's figures vary too).
+ * Nothing is cached between runs: valgrind runs each time (up to three
+ * times where memcheck differs from its first run: valgrind's figures
+ * vary too).
  *
  * The corpus is a table of its own, not h_case rows: a program's one
  * valgrind run is compared with its runs under all four allocators (a
@@ -227,23 +228,32 @@ static const char *mismatch(const struct prog *p, const struct procs *v, const s
 
 /* valgrind's own figures are not always the same from run to run (one
  * of the dozen runs of tree_exit_handler made the day this was written
- * found 11 of its lost blocks still reachable): a difference is checked
- * against a second run of valgrind, and memcheck must agree with one of
- * the two. */
+ * found 11 of its lost blocks still reachable; session 57's make check
+ * failed once where two runs in a row differed from memcheck's; 104
+ * runs in session 58, 1 to 4 at once, all gave 1 definite, 99,999
+ * indirect, doc/costs.md r-session58-mend58): a difference is checked
+ * against up to VG_RUNS runs of valgrind in all, and memcheck must agree
+ * with one of them.  A memcheck that differs from every run still
+ * fails (the memcheck run is not repeated). */
+#define VG_RUNS 3
+
 static void compare(const struct prog *p, const char *prog, struct procs *v, bool *rerun,
 		    const struct procs *m, const char *who, unsigned artefacts)
 {
-	const char *first = mismatch(p, v, m, who, artefacts);
-	if (!first)
-		return;
-	struct procs again;
-	valgrind_figures(prog, &again);
-	const char *second = mismatch(p, &again, m, who, artefacts);
-	ck_assert_msg(!second, "%s\n(and against a second run of valgrind: %s)", first, second);
-	if (!*rerun)
-		printf("note: %s: valgrind's figures differ between two runs\n", p->name);
-	*v = again;
-	*rerun = true;
+	const char *first = mismatch(p, v, m, who, artefacts), *last = first;
+	for (int run = 1; last && run < VG_RUNS; run++) {
+		struct procs again;
+		valgrind_figures(prog, &again);
+		last = mismatch(p, &again, m, who, artefacts);
+		if (!last) {
+			if (!*rerun)
+				printf("note: %s: valgrind's figures differ between runs\n", p->name);
+			*rerun = true;
+			*v = again;
+		}
+	}
+	ck_assert_msg(!last, "%s\n(and against %d more runs of valgrind, the last: %s)", first,
+		      VG_RUNS - 1, last);
 }
 
 START_TEST(test_corpus_as_valgrind)

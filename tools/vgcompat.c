@@ -427,7 +427,7 @@ int cmd_vgcompat(int argc, char **argv)
 	const char *resolution = "high"; /* valgrind's default */
 	int show = 5, errors = 5; /* valgrind's default: definite,possible */
 	unsigned freeres = 3; /* valgrind runs both by default */
-	char *log = NULL, *supp = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
+	char *log = NULL, *supp = NULL, *supp_names = NULL, *fullpath = NULL, depth[16] = "", code[16] = "";
 	bool gen = false, child_silent = false, trace_children = false, xml = false;
 	bool error_limit = true; /* valgrind's default */
 	char *xml_file = NULL, *xml_fd = NULL;
@@ -577,6 +577,10 @@ int cmd_vgcompat(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			join_colon(&supp, abs);
+			/* valgrind's used_suppression lines name the file as
+			 * given ("my.supp:2"); the library reads it by its
+			 * absolute path, which a chdir does not lose */
+			join_colon(&supp_names, v);
 			free(abs);
 		} else if ((v = value_of(a, "--fullpath-after"))) {
 			/* each prefix ended by ':', an empty one too (a path shown
@@ -660,8 +664,10 @@ int cmd_vgcompat(int argc, char **argv)
 		put_setting("EXITCODE", code);
 	else
 		keep("EXITCODE", "0");
-	if (supp)
+	if (supp) {
 		put_setting("SUPPRESSIONS", supp);
+		put_setting("SUPP_NAMES", supp_names); /* vgtext.c's, no option */
+	}
 	if (fullpath)
 		put_setting("VALGRIND_FULLPATH", fullpath);
 	else
