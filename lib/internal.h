@@ -1074,6 +1074,12 @@ void mc_footprint_thread_observe(void);
  * account.c tests it at each new peak of the live bytes. */
 extern uint64_t mc_fp_heap_at1;
 void mc_footprint_heap_grown(void);
+/* The program unmaps len bytes (mappings.c's munmap, before the system
+ * call), where mc_fp_releases is set (a measured process, from its
+ * first region's take to its end): the RSS before the release, summed
+ * exactly, joins the peak (footprint.c). */
+extern bool mc_fp_releases;
+void mc_footprint_release(size_t len);
 #define MC_FP_HEAP_DUE(peak) \
 	(__builtin_expect((uint64_t)(peak) > mc_fp_heap_at1 - 1, 0))
 /* No RSS figure read from here on: memcheck bypassed under valgrind,
