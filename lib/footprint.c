@@ -823,6 +823,50 @@ void mc_footprint_heap_grown(void)
 	pthread_mutex_unlock(&fp_lock);
 }
 
+/* ---- the program's own releases -------------------------------------- */
+
+/* Set from the first region's take of a measured process to its end
+ * (final): mappings.c's munmap then tells of the program's releases
+ * (mc_footprint_release). */
+bool mc_fp_releases;
+
+/* The program is about to unmap a mapping of its own (mappings.c's
+ * munmap, before the system call): the RSS now less M joins the
+ * interval's peak.  The kernel raises its mark (VmHWM) only at a
+ * release, from RSS counters that are per CPU and read without folding
+ * (get_mm_rss), so the mark it takes there may stand up to a batch a
+ * counter a CPU below the RSS just before: statm sums them exactly.
+ * plain_rss_self latelittle (16 MiB written and kept, 256 KiB of its own
+ * mapping unmapped after the peak), address randomization off, under
+ * jemalloc: VmRSS at the peak 21,520 KiB, the kernel's mark after the
+ * unmap 21,408 (the bare run's alike: 20,476 against 20,380), so the
+ * take's fold read the peak 112 KiB low (20,364 against the program's
+ * 20,476; doc/costs.md, r-session58-foot58).  Once a release, where
+ * the program releases at least RELEASE_MIN (a smaller one moves the
+ * RSS by less than a fault-around block): a statm read and a measure
+ * of M.  The allocators' own releases through this wrapper (a
+ * mimalloc segment unmapped) are read the same; glibc's free unmaps
+ * through the C library's internal call and madvise is not wrapped:
+ * those marks stay the kernel's.  Nothing with the guard up (mc_in_hook):
+ * memcheck's own work, which may hold fp_lock, raises it, and a
+ * handler that interrupts it runs with it up. */
+#define RELEASE_MIN (64u << 10)
+void mc_footprint_release(size_t len)
+{
+	if (len < RELEASE_MIN || mc_in_hook)
+		return;
+	mc_guard_enter(); /* a signal handler's calls meanwhile are forwarded */
+	fp_enter();
+	if (measuring && !final && !work_depth && peak_used) {
+		fresh = false;
+		uint64_t rss = mc_rss_current(), m = measure();
+		if (rss > m && rss - m > acc)
+			acc = rss - m;
+	}
+	pthread_mutex_unlock(&fp_lock);
+	mc_guard_leave();
+}
+
 bool mc_footprint_measuring(void)
 {
 	return measuring;
@@ -1179,6 +1223,7 @@ static void take_restart_at(bool *whole_process, uint64_t *rss_now, const uint64
 	restart_at(m, read_mark, rss > m ? rss - m : 0, mark);
 	if (!peak_used) { /* the first region: threads from here on */
 		atomic_store_explicit(&mc_fp_thread_observe, true, memory_order_relaxed);
+		mc_fp_releases = true;
 		if (nobject)
 			mc_fp_heap_at1 = HEAP_AT;
 	}
@@ -1294,6 +1339,7 @@ void mc_footprint_final(void)
 	if (final && exit_armed)
 		exit_read();
 	final = true;
+	mc_fp_releases = false;
 	pthread_mutex_unlock(&fp_lock);
 }
 

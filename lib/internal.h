@@ -1078,6 +1078,12 @@ void mc_footprint_thread_observe(void);
  * account.c tests it at each new peak of the live bytes. */
 extern uint64_t mc_fp_heap_at1;
 void mc_footprint_heap_grown(void);
+/* The program unmaps len bytes (mappings.c's munmap, before the system
+ * call), where mc_fp_releases is set (a measured process, from its
+ * first region's take to its end): the RSS before the release, summed
+ * exactly, joins the peak (footprint.c). */
+extern bool mc_fp_releases;
+void mc_footprint_release(size_t len);
 #define MC_FP_HEAP_DUE(peak) \
 	(__builtin_expect((uint64_t)(peak) > mc_fp_heap_at1 - 1, 0))
 /* No RSS figure read from here on: memcheck bypassed under valgrind,
@@ -1160,6 +1166,11 @@ void mc_start_pages_note(int fd, bool headers);
 void mc_start_pages_give_back(int fd);
 void mc_start_pages_none(void);
 void mc_start_pages_forget(void);
+/* start-up's give-back's runs (mc_start_given of them, 0 where none
+ * was given back) given back again (start.c, after the program's start
+ * withdrew memcheck's constructor exit entry) */
+extern int mc_start_given;
+void mc_start_pages_again(void);
 /* After the process's last report: the kernel's mark raised back to the
  * lost one, for the parent (footprint.c). */
 void mc_footprint_mark_restore(void);

@@ -321,6 +321,10 @@ MC_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 
 MC_API int munmap(void *addr, size_t len)
 {
+	/* the RSS before the program's release (footprint.c): the kernel's
+	 * mark taken at it may read the peak low */
+	if (!left_out() && __builtin_expect(mc_fp_releases, 0))
+		mc_footprint_release(len);
 	int rc = real_munmap ? real_munmap(addr, len)
 			     : (int)mc_seccomp_raw(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
 	if (rc == 0 && len && !left_out())
