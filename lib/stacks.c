@@ -1775,6 +1775,13 @@ static inline unsigned memo_pair(const uintptr_t *fp)
 	return (unsigned)(((fp[1] + (uintptr_t)fp) * HASH_K) >> 60);
 }
 
+/* The two slots of the pair placed at (at, 1 + its place: memo_block's
+ * at[]). */
+static inline struct memo *memo_pair_slots(struct memo_block *b, unsigned at)
+{
+	return &b->m[2 * (at - 1)];
+}
+
 int mc_stack_kept_walks(void)
 {
 	const struct memo_block *b = memo_block();
@@ -1899,10 +1906,10 @@ static __attribute__((noinline)) void capture_memo_keep(uintptr_t *fp, int max, 
 	struct memo *p;
 	if (!at) {
 		at = b->at[k] = ++b->next; /* at most 16: one a pair */
-		p = &b->m[2 * (at - 1)];
+		p = memo_pair_slots(b, at);
 		p[1].id = 0;
 	} else {
-		p = &b->m[2 * (at - 1)];
+		p = memo_pair_slots(b, at);
 		j = p[0].first ^ 1u; /* the one not used last */
 	}
 	p[j] = m;
@@ -2009,7 +2016,7 @@ static __attribute__((noinline)) uint32_t capture_exact_again(uintptr_t *fp, int
 	uint32_t id;
 	unsigned at;
 	if (b && (at = b->at[memo_pair(fp)]) != 0) {
-		struct memo *m = &b->m[2 * (at - 1)];
+		struct memo *m = memo_pair_slots(b, at);
 		if ((m[0].ret == fp[1] || m[1].ret == fp[1]) &&
 		    (id = capture_memo_find(m, fp, max)) != 0)
 			return id;

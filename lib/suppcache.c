@@ -183,6 +183,8 @@ static __attribute__((noinline)) bool note_stat(struct note_dir *d, const char *
 		at = d->fd;
 		name = path + dl + 1;
 	}
+	/* syscall, not fstatat: mc_sc_syscall (internal.h) asks a filter the
+	 * program installed, and no C library wrapper is bound for it */
 	return syscall(SYS_newfstatat, at, name, st, flags) == 0;
 }
 
