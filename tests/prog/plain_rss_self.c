@@ -32,6 +32,8 @@
  *           the peak ("rss_self_peak: rss=N") and, under memcheck,
  *           libmemcheck's code pages present at the peak and at the
  *           very end ("rss_self_code: peak=N", "end=N")
+ *   unmaps  1 MiB mapped, a page of it written and the whole unmapped,
+ *           200 times (each unmap past footprint.c's RELEASE_MIN)
  *   forklittle  8 MiB written and freed, then latelittle in a forked
  *           child, which prints its lines (the parent prints nothing)
  *   fork    the same as plain in a forked child, which prints the
@@ -297,6 +299,16 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "latelittle") == 0 || strcmp(mode, "forklittle") == 0) {
 		if (late_little_mode() != 0)
 			return 2;
+	} else if (strcmp(mode, "unmaps") == 0) {
+		for (int i = 0; i < 200; i++) {
+			char *m = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED)
+				return 2;
+			m[i * 4096] = 1;
+			if (munmap(m, 1u << 20) != 0)
+				return 2;
+		}
 	} else if (strcmp(mode, "heaperror") == 0) {
 		if (!written_and_freed(16u << 20))
 			return 2;
