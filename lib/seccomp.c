@@ -214,21 +214,21 @@ void mc_seccomp_add(const void *insn, unsigned short len)
  * seen to be there: /proc/self/status's Seccomp (2: filters bind it) and
  * Seccomp_filters (Linux 5.9: how many), more than the copies held here.
  * Start-up proved only the calls it made; a fatal signal's record makes
- * calls it never did, in groups a filter leaves out (systemd's @timer,
- * @ipc, @process): killed, the process died of SIGSYS where it dies of
- * its own signal bare (load58).  Where such a filter is seen, those
- * calls are refused as a filter of the program's refuses them (EPERM):
- * the record then has no deadline and reads no memory through the
- * kernel, and the signal is sent again with tgkill, the call the C
- * library's raise and abort make. */
+ * calls it never did, in groups a filter leaves out (systemd's @ipc,
+ * @process, @timer): killed, the process died of SIGSYS where it dies
+ * of its own signal bare (load58).  Where such a filter is seen, the
+ * reads of memory through the kernel and the signal sent again with its
+ * siginfo are refused as a filter of the program's refuses them (EPERM):
+ * the record reads the memory itself, and the signal goes again with
+ * tgkill, the call the C library's raise and abort make.  Its timers
+ * are kept: every container runtime's filter is such a filter, and
+ * without the deadline a record that waits (a full pipe, a lock another
+ * thread holds) would hang a process that dies bare. */
 #define LDNR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 /* the call k to the refusal, jt instructions on */
 #define NO(k, jt) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (jt), 0)
 static const struct sock_filter inherited_insn[] = {
 	LDNR,
-	NO(SYS_timer_create, 6),
-	NO(SYS_timer_settime, 5),
-	NO(SYS_timer_delete, 4),
 	NO(SYS_process_vm_readv, 3),
 	NO(SYS_process_vm_writev, 2),
 	NO(SYS_rt_tgsigqueueinfo, 1),
