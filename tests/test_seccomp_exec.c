@@ -63,9 +63,11 @@ H_CHECK(died_as_bare)
 		      h_status(&x->r), sig, x->r.err);
 	H_EXPECT_U64(rec, "signal", (uint64_t)sig);
 }
-#define FATAL(calls, how, what) LAUNCH(calls, how, "plain_fatal", what), .record = "process", \
-	.exit = H_EXIT_ANY, .check = died_as_bare,                                            \
-	.want = { { "definitely_lost.bytes", 100 } }
+/* the row's name too: "a filter that kills CALLS: plain_fatal CASE" */
+#define FATAL(calls, how, what)                                                            \
+	"a filter that " how "s " calls ": plain_fatal " what,                               \
+		LAUNCH(calls, how, "plain_fatal", what), .record = "process", .exit = H_EXIT_ANY, \
+		.check = died_as_bare, .want = { { "definitely_lost.bytes", 100 } }
 
 static const struct h_case cases[] = {
 	{ "a filter that kills openat2: echo, left out", ECHO("openat2", "kill") },
@@ -83,18 +85,12 @@ static const struct h_case cases[] = {
 	 * kernel, the signal sent again with its siginfo (killed: exit 159
 	 * on main at cdc8e4b6, the record made).  Its deadline's timer is
 	 * kept (README "Limits"): failed, the record has none */
-	{ "a filter that kills process_vm_readv: a SIGSEGV",
-	  FATAL("process_vm_readv", "kill", "segv") },
-	{ "a filter that kills process_vm_writev: a SIGSEGV",
-	  FATAL("process_vm_writev", "kill", "segv") },
-	{ "a filter that kills rt_tgsigqueueinfo: an abort",
-	  FATAL("rt_tgsigqueueinfo", "kill", "abort") },
-	{ "a filter that traps rt_tgsigqueueinfo: a SIGSEGV",
-	  FATAL("rt_tgsigqueueinfo", "trap", "segv") },
-	{ "a filter that kills all three: a SIGTERM",
-	  FATAL("process_vm_readv,process_vm_writev,rt_tgsigqueueinfo", "kill", "term") },
-	{ "a filter that fails timer_create with EPERM: an abort",
-	  FATAL("timer_create", "eperm", "abort") },
+	{ FATAL("process_vm_readv", "kill", "segv") },
+	{ FATAL("process_vm_writev", "kill", "segv") },
+	{ FATAL("rt_tgsigqueueinfo", "kill", "abort") },
+	{ FATAL("rt_tgsigqueueinfo", "trap", "segv") },
+	{ FATAL("process_vm_readv,process_vm_writev,rt_tgsigqueueinfo", "kill", "term") },
+	{ FATAL("timer_create", "eperm", "abort") },
 };
 
 int main(void)
