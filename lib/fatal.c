@@ -722,6 +722,8 @@ void mc_fatal_owed(void)
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
 	pid_t tid = (pid_t)syscall(SYS_gettid);
+	/* before any call start-up did not make */
+	mc_seccomp_inherited();
 	/* a vfork child: the parent's memory */
 	if ((pid_t)syscall(SYS_getpid) != mc_pid())
 		fatal_die(sig, si);

@@ -239,6 +239,11 @@ void mc_seccomp_spare(void *lo, size_t size);
 void mc_seccomp_ids(void);
 void mc_seccomp_say_set(void (*fn)(const char *name, long nr, const char *what));
 bool mc_seccomp_allows(long nr, long a0, long a1, long a2);
+/* A filter inherited through the execve (/proc/self/status), seen once:
+ * calls a fatal signal's record makes that start-up never did
+ * (process_vm_readv/writev, rt_tgsigqueueinfo; not its timers) refused
+ * from then on (EPERM).  Async-signal-safe. */
+void mc_seccomp_inherited(void);
 /* Whether the filter lets libdw's own calls through (opens, maps, reads). */
 bool mc_seccomp_foreign_ok(void);
 /* memcheck's own opens (mc_sys_open, the renamed open and openat) that

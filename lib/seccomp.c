@@ -29,6 +29,7 @@
  * its thread: memcheck then avoids calls it could have made.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -201,6 +202,80 @@ void mc_seccomp_add(const void *insn, unsigned short len)
 	int n = atomic_load_explicit(&nfilters, memory_order_relaxed);
 	if (n < NFILTERS) {
 		filters[n] = (struct filter){ insn, len };
+		atomic_store_explicit(&nfilters, n + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- a filter inherited through the execve ---------------------------
+ *
+ * A filter installed before the execve that started the process (a
+ * sandbox launcher's, systemd's SystemCallFilter=) cannot be read, only
+ * seen to be there: /proc/self/status's Seccomp (2: filters bind it) and
+ * Seccomp_filters (Linux 5.9: how many), more than the copies held here.
+ * Start-up proved only the calls it made; a fatal signal's record makes
+ * calls it never did, in groups a filter leaves out (systemd's @ipc,
+ * @process, @timer): killed, the process died of SIGSYS where it dies
+ * of its own signal bare (load58).  Where such a filter is seen, the
+ * reads of memory through the kernel and the signal sent again with its
+ * siginfo are refused as a filter of the program's refuses them (EPERM):
+ * the record reads the memory itself, and the signal goes again with
+ * tgkill, the call the C library's raise and abort make.  Its timers
+ * are kept: every container runtime's filter is such a filter, and
+ * without the deadline a record that waits (a full pipe, a lock another
+ * thread holds) would hang a process that dies bare. */
+#define LDNR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+/* the call k to the refusal, jt instructions on */
+#define NO(k, jt) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (jt), 0)
+static const struct sock_filter inherited_insn[] = {
+	LDNR,
+	NO(SYS_process_vm_readv, 3),
+	NO(SYS_process_vm_writev, 2),
+	NO(SYS_rt_tgsigqueueinfo, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+};
+
+/* n in "\nkey\tn" of text, or -1 */
+static long status_field(const char *text, const char *key)
+{
+	const char *at = strstr(text, key);
+	if (!at)
+		return -1;
+	at += strlen(key);
+	long n = 0;
+	for (; *at >= '0' && *at <= '9'; at++)
+		n = n * 10 + (*at - '0');
+	return n;
+}
+
+void mc_seccomp_inherited(void)
+{
+	static _Atomic bool asked;
+	if (atomic_exchange(&asked, true))
+		return;
+	char text[4096];
+	size_t got = 0;
+	int fd = (int)mc_sc_syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (long r; got < sizeof text - 1 &&
+		     (r = mc_sc_syscall(SYS_read, fd, text + got, sizeof text - 1 - got)) > 0;)
+		got += (size_t)r;
+	mc_sc_syscall(SYS_close, fd);
+	text[got] = 0;
+	long mode = status_field(text, "\nSeccomp:\t"),
+	     count = status_field(text, "\nSeccomp_filters:\t");
+	int held = atomic_load(&nfilters);
+	if (mode != SECCOMP_MODE_FILTER || (count >= 0 ? count <= held : held > 0))
+		return;
+	/* a signal handler's: no wait for the lock an install holds */
+	if (pthread_mutex_trylock(&lock) != 0)
+		return;
+	int n = atomic_load_explicit(&nfilters, memory_order_relaxed);
+	if (n < NFILTERS) {
+		filters[n] = (struct filter){ inherited_insn, sizeof inherited_insn /
+								      sizeof inherited_insn[0] };
 		atomic_store_explicit(&nfilters, n + 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&lock);

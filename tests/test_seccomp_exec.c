@@ -51,6 +51,24 @@ H_SETUP(launch)
 #define LEAK(calls, how) LAUNCH(calls, how, "plain_leak_direct"), .record = "process", \
 	.want = { { "definitely_lost.blocks", 11 }, { "definitely_lost.bytes", 4576 } }
 
+/* A fatal signal's record (lib/fatal.c) under a filter that kills,
+ * traps or fails a call of it: the process dies of the signal it dies
+ * of bare, with the record of that signal.  The case's signal is its
+ * name's, in plain_fatal's words. */
+H_CHECK(died_as_bare)
+{
+	const char *what = c->run.args[3];
+	int sig = !strcmp(what, "segv") ? 11 : !strcmp(what, "abort") ? 6 : 15;
+	ck_assert_msg(x->r.signal == sig, "%s: %s, not signal %d; stderr:\n%s", x->label,
+		      h_status(&x->r), sig, x->r.err);
+	H_EXPECT_U64(rec, "signal", (uint64_t)sig);
+}
+/* the row's name too: "a filter that kills CALLS: plain_fatal CASE" */
+#define FATAL(calls, how, what)                                                            \
+	"a filter that " how "s " calls ": plain_fatal " what,                               \
+		LAUNCH(calls, how, "plain_fatal", what), .record = "process", .exit = H_EXIT_ANY, \
+		.check = died_as_bare, .want = { { "definitely_lost.bytes", 100 } }
+
 static const struct h_case cases[] = {
 	{ "a filter that kills openat2: echo, left out", ECHO("openat2", "kill") },
 	{ "a filter that kills openat2: a measured leak", LEAK("openat2", "kill") },
@@ -63,6 +81,16 @@ static const struct h_case cases[] = {
 	/* membarrier (Linux 4.3, systemd's @default) failed: the block
 	 * table locks from the start (lib/blocks.c), the verdict the same */
 	{ "a filter that fails membarrier with EPERM: a measured leak", LEAK("membarrier", "eperm") },
+	/* a fatal signal's record: its reads of memory through the
+	 * kernel, the signal sent again with its siginfo (killed: exit 159
+	 * on main at cdc8e4b6, the record made).  Its deadline's timer is
+	 * kept (README "Limits"): failed, the record has none */
+	{ FATAL("process_vm_readv", "kill", "segv") },
+	{ FATAL("process_vm_writev", "kill", "segv") },
+	{ FATAL("rt_tgsigqueueinfo", "kill", "abort") },
+	{ FATAL("rt_tgsigqueueinfo", "trap", "segv") },
+	{ FATAL("process_vm_readv,process_vm_writev,rt_tgsigqueueinfo", "kill", "term") },
+	{ FATAL("timer_create", "eperm", "abort") },
 };
 
 int main(void)

@@ -7,7 +7,9 @@
  * program's memcheck, loaded after the exec, never saw it installed.
  *
  * usage: plain_seccomp_exec CALL[,CALL...] kill|trap|eperm|enosys PROG [ARG...]
- * CALL: openat2, membarrier, prctl, readlinkat.  kill is
+ * CALL: openat2, membarrier, prctl, readlinkat, timer_create,
+ * process_vm_readv, process_vm_writev, rt_tgsigqueueinfo, tgkill, kill,
+ * mkdirat, renameat, sysinfo, getdents64, ioctl, fcntl, clone, clone3.  kill is
  * SECCOMP_RET_KILL_PROCESS, trap SECCOMP_RET_TRAP (SIGSYS), eperm and
  * enosys fail the call with that errno.  Exit 3-5 where the filter
  * cannot be installed or the program not run.
@@ -40,6 +42,20 @@ static int call_nr(const char *name, size_t len)
 		{ "membarrier", SYS_membarrier },
 		{ "prctl", SYS_prctl },
 		{ "readlinkat", SYS_readlinkat },
+		{ "timer_create", SYS_timer_create },
+		{ "process_vm_readv", SYS_process_vm_readv },
+		{ "process_vm_writev", SYS_process_vm_writev },
+		{ "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo },
+		{ "tgkill", SYS_tgkill },
+		{ "kill", SYS_kill },
+		{ "mkdirat", SYS_mkdirat },
+		{ "renameat", SYS_renameat },
+		{ "sysinfo", SYS_sysinfo },
+		{ "getdents64", SYS_getdents64 },
+		{ "ioctl", SYS_ioctl },
+		{ "fcntl", SYS_fcntl },
+		{ "clone", SYS_clone },
+		{ "clone3", SYS_clone3 },
 	};
 	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
 		if (strlen(calls[i].name) == len && !memcmp(calls[i].name, name, len))
