@@ -129,13 +129,16 @@ int main(int argc, char **argv)
 	    fread(image, 1, (size_t)size, in) != (size_t)size)
 		return fail("cannot read the linked library");
 	fclose(in);
-	if (fold(image, (size_t)size) != 0)
+	if (fold(image, (size_t)size) != 0) {
+		free(image);
 		return 1;
+	}
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
 	size_t out_size = eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr);
 	FILE *out = fopen(argv[2], "wb");
 	if (out == NULL || fwrite(image, 1, out_size, out) != out_size || fclose(out) != 0) {
 		remove(argv[2]);
+		free(image);
 		return fail("cannot write the library");
 	}
 	free(image);
