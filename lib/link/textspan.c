@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int fail(const char *what)
 {
@@ -121,7 +122,8 @@ int main(int argc, char **argv)
 	if (argc != 3)
 		return fail("usage: textspan LINKED OUT");
 	FILE *in = fopen(argv[1], "rb");
-	if (in == NULL || fseek(in, 0, SEEK_END) != 0)
+	struct stat st;
+	if (in == NULL || fstat(fileno(in), &st) != 0 || fseek(in, 0, SEEK_END) != 0)
 		return fail("cannot read the linked library");
 	long size = ftell(in);
 	unsigned char *image = size > 0 ? malloc((size_t)size) : NULL;
@@ -136,7 +138,9 @@ int main(int argc, char **argv)
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
 	size_t out_size = eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr);
 	FILE *out = fopen(argv[2], "wb");
-	if (out == NULL || fwrite(image, 1, out_size, out) != out_size || fclose(out) != 0) {
+	/* the linker's mode (0755 under the usual umask) */
+	if (out == NULL || fchmod(fileno(out), st.st_mode & 07777) != 0 ||
+	    fwrite(image, 1, out_size, out) != out_size || fclose(out) != 0) {
 		remove(argv[2]);
 		free(image);
 		return fail("cannot write the library");
