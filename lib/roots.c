@@ -360,16 +360,22 @@ static void stack_lists_found(void)
  * string literal that only a static array of pointers names lies in the
  * file's common strings, a 64 KiB block away (test_codeblocks: a
  * passing process's code and read-only data from 4 blocks). */
-static const char libc_names[] = "_thread_db_pthread_dtvp\0_IO_list_all\0"
-				 "_dl_get_tls_static_info\0exit";
+#define LN_DTVP "_thread_db_pthread_dtvp"
+#define LN_IO_LIST "_IO_list_all"
+#define LN_STATIC_INFO "_dl_get_tls_static_info"
+static const char libc_names[] = LN_DTVP "\0" LN_IO_LIST "\0" LN_STATIC_INFO "\0exit";
+/* each name's offset in libc_names, from the lengths of those before it */
+#define LN_AT_IO_LIST (sizeof LN_DTVP)
+#define LN_AT_STATIC_INFO (LN_AT_IO_LIST + sizeof LN_IO_LIST)
+#define LN_AT_EXIT (LN_AT_STATIC_INFO + sizeof LN_STATIC_INFO)
 
 static __attribute__((noinline)) void libc_facts(void)
 {
 	if (libc.done)
 		return;
 	libc.done = true;
-	static const char *const in_names[] = { libc_names, libc_names + 24 };
-	static const char *const next_names[] = { libc_names + 37, libc_names + 61 };
+	static const char *const in_names[] = { libc_names, libc_names + LN_AT_IO_LIST };
+	static const char *const next_names[] = { libc_names + LN_AT_STATIC_INFO, libc_names + LN_AT_EXIT };
 	void *in[MC_ARRAY_SIZE(in_names)], *next[MC_ARRAY_SIZE(next_names)], *first;
 	const struct mc_sym_next_req req = { next_names, next, MC_ARRAY_SIZE(next_names) };
 	const void *in_libc = NULL;
@@ -379,7 +385,7 @@ static __attribute__((noinline)) void libc_facts(void)
 	/* the dynamic linker's, after libmemcheck where that is preloaded;
 	 * loaded by dlopen, libmemcheck comes after it: the first */
 	if (!next[0])
-		next[0] = mc_sym_first(libc_names + 37, NULL);
+		next[0] = mc_sym_first(libc_names + LN_AT_STATIC_INFO, NULL);
 	void (*static_info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))next[0];
 	const uint32_t *dtvp = in[0];
 	if (static_info && psize && dtvp) {
@@ -401,7 +407,7 @@ static __attribute__((noinline)) void libc_facts(void)
 	void *e = next[1];
 	size_t size = 0;
 	/* in the object that defines it (_dl_find_object, no walk) */
-	if (e && mc_sym_in_sized(mc_object_base(e, NULL), libc_names + 61, &size) == e && size) {
+	if (e && mc_sym_in_sized(mc_object_base(e, NULL), libc_names + LN_AT_EXIT, &size) == e && size) {
 		libc.exit_lo = (uintptr_t)e;
 		libc.exit_hi = libc.exit_lo + size;
 		libc.exit_frame = prologue_frame(e);
