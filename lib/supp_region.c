@@ -685,13 +685,18 @@ static __attribute__((noinline, cold)) void own_buffers(void)
 	struct _IO_FILE *const *list = mc_io_list_all ? mc_io_list_all : mc_roots_io_list();
 	if (!list || !mc_opt.default_suppressions)
 		return;
+	/* fopen links a stream at the list's head: the program's come
+	 * before the C library's three, and the walk stops at the first
+	 * stream that is no block of the table's (nothing read that is not
+	 * a block's or the C library's: the crash may have written over
+	 * the heap) */
 	for (const FILE *f = *list; f && own_bufs < OWN_BUFFERS; f = f->_chain) {
-		if (((unsigned)f->_flags & MC_IO_MAGIC_MASK) != MC_IO_MAGIC)
-			return;
 		struct mc_block b;
+		if (!mc_blocks_find((uintptr_t)f, &b) || b.size < sizeof *f ||
+		    ((unsigned)f->_flags & MC_IO_MAGIC_MASK) != MC_IO_MAGIC)
+			return;
 		uintptr_t buf = (uintptr_t)f->_IO_buf_base;
-		if (!buf || (f->_flags & MC_IO_USER_BUF) || !mc_blocks_find((uintptr_t)f, &b) ||
-		    !mc_blocks_find(buf, &b))
+		if (!buf || (f->_flags & MC_IO_USER_BUF) || !mc_blocks_find(buf, &b))
 			continue;
 		own_buf_stack[own_bufs++] = b.stack;
 		freed_by |= OWN_BUFFERS_MARK;
