@@ -663,6 +663,46 @@ static void list_used(struct mc_supp_report *out, size_t ns)
 static unsigned freed_by;
 static size_t *freed_errors;
 
+/* The allocation stacks of the buffers of the streams the program
+ * opened itself (fopen's FILE is a block of its own; stdin, stdout and
+ * stderr lie in the C library's data), at a process's end by a fatal
+ * signal (own_buffers), where no entry for what the C library's freeres
+ * frees takes their records: valgrind runs no freeres there and lists
+ * such a buffer still reachable beside its FILE (libvarlink's aborting
+ * tests: 4,096 bytes), and the FILE itself is the program's in both.
+ * The C library's own streams' buffers stay the entries' (glibc.supp's
+ * stdio entry is meant for them).  A record is by stack: a line that
+ * allocates both kinds of buffer (one function reading stdin and a
+ * file) keeps its record. */
+#define OWN_BUFFERS 8
+#define OWN_BUFFERS_MARK 0x100u /* in freed_by: own_bufs is not 0 */
+static uint32_t own_buf_stack[OWN_BUFFERS];
+static unsigned own_bufs;
+
+static __attribute__((noinline, cold)) void own_buffers(void)
+{
+	own_bufs = 0;
+	struct _IO_FILE *const *list = mc_io_list_all ? mc_io_list_all : mc_roots_io_list();
+	if (!list || !mc_opt.default_suppressions)
+		return;
+	/* fopen links a stream at the list's head: the program's come
+	 * before the C library's three, and the walk stops at the first
+	 * stream that is no block of the table's (nothing read that is not
+	 * a block's or the C library's: the crash may have written over
+	 * the heap) */
+	for (const FILE *f = *list; f && own_bufs < OWN_BUFFERS; f = f->_chain) {
+		struct mc_block b;
+		if (!mc_blocks_find((uintptr_t)f, &b) || b.size < sizeof *f ||
+		    ((unsigned)f->_flags & MC_IO_MAGIC_MASK) != MC_IO_MAGIC)
+			return;
+		uintptr_t buf = (uintptr_t)f->_IO_buf_base;
+		if (!buf || (f->_flags & MC_IO_USER_BUF) || !mc_blocks_find(buf, &b))
+			continue;
+		own_buf_stack[own_bufs++] = b.stack;
+		freed_by |= OWN_BUFFERS_MARK;
+	}
+}
+
 /* The process's end under valgrind's text where memcheck could not run
  * the freeres functions valgrind runs (life.c's freeres: another thread
  * still runs, which valgrind kills first): what they free, which the
@@ -718,14 +758,20 @@ static inline __attribute__((always_inline)) void suppressed_figures(
 /* Record l, taken by entry m, counted freed where m is an entry for what
  * a freeres function frees that valgrind would have run (freed_by):
  * out of its kind, in use no more, its frees counted, no loss record of
- * valgrind's (vgtext.c); else suppressed.  Rare: out of line, group 7. */
-static __attribute__((noinline)) void freed_or_suppressed(struct memcheck_result *res,
+ * valgrind's (vgtext.c); left as it is (false) where m is one for what
+ * the C library's freeres frees and l a buffer of a stream the program
+ * opened (own_buffers); else suppressed.  Rare: out of line, group 7. */
+static __attribute__((noinline)) bool freed_or_suppressed(struct memcheck_result *res,
 							  const struct mc_leak *l, long m,
 							  struct mc_supp_used *count)
 {
-	if (!supps || !(mc_supp_freeres(supps, (size_t)m) & freed_by)) {
+	unsigned marks = supps ? mc_supp_freeres(supps, (size_t)m) : 0;
+	for (unsigned i = 0; (marks & MC_FREERES_LIBC) && i < own_bufs; i++)
+		if (own_buf_stack[i] == l->stack)
+			return false;
+	if (!(marks & freed_by)) {
 		suppressed_figures(res, l, m, count);
-		return;
+		return true;
 	}
 	leave_kind(res, l);
 	res->live_blocks -= l->blocks;
@@ -734,18 +780,18 @@ static __attribute__((noinline)) void freed_or_suppressed(struct memcheck_result
 	res->bytes_freed += l->bytes;
 	*freed_errors += mc_vgtext_error_groups(l, 1);
 	mc_vgtext_record_freed(l);
+	return true;
 }
 
-/* l's figures moved into "suppressed" (or counted freed:
- * freed_or_suppressed) */
-static void suppressed(struct memcheck_result *res, const struct mc_leak *l, long m,
+/* l's figures moved into "suppressed" (or counted freed, or left:
+ * freed_or_suppressed, false) */
+static bool suppressed(struct memcheck_result *res, const struct mc_leak *l, long m,
 		       struct mc_supp_used *count)
 {
-	if (unlikely(freed_by)) {
-		freed_or_suppressed(res, l, m, count);
-		return;
-	}
+	if (unlikely(freed_by))
+		return freed_or_suppressed(res, l, m, count);
 	suppressed_figures(res, l, m, count);
+	return true;
 }
 
 /* The verdicts another process kept (suppcache.c) of the records asked,
@@ -791,10 +837,8 @@ static void take_kept(struct memcheck_result *res, struct mc_leak *groups, size_
 	struct mc_leak left[AHEAD];   /* asked, matched by none */
 	for (size_t i = 0; i < *n; i++) {
 		bool asked = (kinds >> (groups[i].kind & 3)) & 1;
-		if (vd[i] >= 0 && asked) {
-			suppressed(res, &groups[i], vd[i], count);
+		if (vd[i] >= 0 && asked && suppressed(res, &groups[i], vd[i], count))
 			continue;
-		}
 		if (asked && stay < AHEAD)
 			left[stay++] = groups[i];
 		groups[kept++] = groups[i];
@@ -907,6 +951,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 	kinds &= ~out->done;
 	out->done |= kinds;
 	freed_by = out->at_exit && mc_opt.valgrind_text != MC_VGTEXT_NONE ? freeres_unrun() : 0;
+	if (unlikely(mc_fatal_sig))
+		own_buffers();
 	freed_errors = &out->freed_errors;
 	/* Only the records of the kinds asked (region.c: those whose figures
 	 * something reads) need matching, and the shipped files only when
@@ -1013,9 +1059,7 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			continue;
 		}
 		if (vd && vd[i] != -2) {
-			if (vd[i] >= 0)
-				suppressed(res, l, vd[i], count);
-			else
+			if (vd[i] < 0 || !suppressed(res, l, vd[i], count))
 				groups[kept++] = *l;
 			continue;
 		}
@@ -1051,7 +1095,8 @@ void mc_suppress_region(struct memcheck_result *res, struct mc_leak *groups, siz
 			groups[kept++] = *l;
 			continue;
 		}
-		suppressed(res, l, m, count);
+		if (!suppressed(res, l, m, count))
+			groups[kept++] = *l;
 	}
 	mc_own_work_end();
 	if (vdmapped)

@@ -4,6 +4,9 @@
  * and keeps 16 + 32 bytes reachable from a global, then dies:
  *   segv       a write to address 8
  *   abort      a failed assert
+ *   stdio-abort  opens its own file with fopen, reads a byte (the
+ *              stream's buffer allocated), then abort() with the stream
+ *              open and nothing written to stdout
  *   term       kill(getpid(), SIGTERM)
  *   leak-wait  creates the file $PLAIN_FATAL_READY, then waits in pause
  *              for the signal that ends it (a test a driver times out)
@@ -836,6 +839,11 @@ int main(int argc, char **argv)
 		segv();
 	} else if (strcmp(what, "abort") == 0) {
 		assert(what[0] == 'x');
+	} else if (strcmp(what, "stdio-abort") == 0) {
+		FILE *f = fopen(argv[0], "r");
+		if (!f || fgetc(f) == EOF)
+			return 2;
+		abort();
 	} else if (strcmp(what, "term") == 0) {
 		kill(getpid(), SIGTERM);
 		pause();
