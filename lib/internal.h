@@ -801,6 +801,9 @@ const void *mc_object_noted_start(const struct dl_phdr_info *info);
 /* A dlclose begins (dlclose.c): the forked child's table no longer
  * answers. */
 void mc_objects_closing(void);
+/* How many have begun: what cfi.c's rows of recent FDEs hold while it
+ * is the same. */
+unsigned long mc_objects_closes(void);
 /* Walks take the lock fork waits for from now on: before the fork
  * handlers are registered (life.c), never in a process left out. */
 void mc_walks_lock_from_now(void);

@@ -306,6 +306,11 @@ void mc_objects_closing(void)
 	atomic_fetch_add_explicit(&objects_closes, 1, memory_order_seq_cst);
 }
 
+unsigned long mc_objects_closes(void)
+{
+	return atomic_load_explicit(&objects_closes, memory_order_seq_cst);
+}
+
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 /* ---- a forked child's table of the loaded objects ----------------------
  *

@@ -12,7 +12,7 @@ TEST_CFLAGS := $(BASE) -O1 -g -pthread -fno-omit-frame-pointer
 # unit test -> the library objects it needs (without the build dir prefix)
 UNIT_util      := $(UTIL) options
 UNIT_blocks    := blocks snapshot depot $(UTIL)
-UNIT_stacks    := stacks depot cfi ownread elfsym dlstate rss $(UTIL)
+UNIT_stacks    := stacks depot cfi ownread elfsym dlstate rss dlclose $(UTIL)
 UNIT_symbolize := $(SYMBOLIZE) symcache symtab elfmod resident ownread elfsym dlstate $(UTIL)
 UNIT_rss       := rss $(UTIL)
 UNIT_json      := json $(UTIL) programs options

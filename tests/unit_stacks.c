@@ -1397,6 +1397,70 @@ START_TEST(cfi_view_is_the_mapping)
 }
 END_TEST
 
+/* mc_cfi_rule keeps the rows that held the return addresses it read
+ * last and answers another return address in one of them from there
+ * (cfi.c's rows_memo): every answer is the one read from the tables
+ * (mc_cfi_rule_in keeps nothing), each pc of each of the C library's
+ * functions asked going up, then going down, so that each row's first
+ * and last pcs and the pcs of the functions either side are asked after
+ * another pc of the row; and no row outlives a dlclose of its object
+ * (there, no object: no rule). */
+static void kept_is_read(const struct libc_cfi *t, uintptr_t ret, unsigned *known)
+{
+	struct mc_cfi_rule kept, read;
+	mc_cfi_rule(ret, &kept);
+	mc_cfi_rule_in(ret, t->hdr, t->lo, t->hi, &read);
+	ck_assert_msg(kept.kind == read.kind && kept.cfa_off == read.cfa_off &&
+			      kept.rbp_off == read.rbp_off,
+		      "libc+%#lx: kept %d %d %d, read %d %d %d", (unsigned long)(ret - 1 - t->lo),
+		      kept.kind, kept.cfa_off, kept.rbp_off, read.kind, read.cfa_off, read.rbp_off);
+	*known += read.kind != MC_CFI_UNKNOWN;
+}
+
+START_TEST(cfi_rows_kept_are_read)
+{
+	struct libc_cfi t = libc_cfi();
+	uint32_t n;
+	memcpy(&n, t.hdr + 8, 4);
+	const uint8_t *table = t.hdr + 12;
+	unsigned known = 0, asked = 0;
+	for (int down = 0; down < 2; down++)
+		for (uint32_t i = 0; i + 1 < n; i++) {
+			uint32_t j = down ? n - 2 - i : i;
+			int32_t a, b;
+			memcpy(&a, table + 8 * j, 4);
+			memcpy(&b, table + 8 * (j + 1), 4);
+			uintptr_t start = (uintptr_t)t.hdr + (uintptr_t)(intptr_t)a;
+			uintptr_t end = (uintptr_t)t.hdr + (uintptr_t)(intptr_t)b;
+			if (end - start > 4096)
+				end = start + 4096;
+			for (uintptr_t k = 0; k < end - start; k++, asked++)
+				kept_is_read(&t, (down ? end - 1 - k : start + k) + 1, &known);
+		}
+	ck_assert_uint_gt(asked, 500000);
+	ck_assert_uint_gt(known, 400000);
+
+	void *h = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h != NULL, "%s", dlerror());
+	uintptr_t fn = (uintptr_t)dlsym(h, "__b64_ntop");
+	ck_assert_uint_ne(fn, 0);
+	struct mc_cfi_rule r;
+	uintptr_t ret = 0;
+	for (uintptr_t k = 8; k < 64 && !ret; k++) { /* a pc after the prologue's first row */
+		mc_cfi_rule(fn + k + 1, &r);
+		if (r.kind != MC_CFI_UNKNOWN)
+			ret = fn + k + 1;
+	}
+	ck_assert_uint_ne(ret, 0);
+	mc_cfi_rule(ret, &r); /* the row kept */
+	ck_assert_int_ne(r.kind, MC_CFI_UNKNOWN);
+	dlclose(h);
+	ck_assert_ptr_null(dlopen("libresolv.so.2", RTLD_NOW | RTLD_NOLOAD)); /* unloaded */
+	mc_cfi_rule(ret, &r);
+	ck_assert_int_eq(r.kind, MC_CFI_UNKNOWN);
+}
+END_TEST
+
 static void *thread_capture(void *arg)
 {
 	(void)arg;
@@ -2105,6 +2169,7 @@ int main(void)
 	tcase_add_test(tc, cfi_signal_rule_from_a_made_table);
 	tcase_add_test(tc, cfi_fast_run_is_run);
 	tcase_add_test(tc, cfi_view_is_the_mapping);
+	tcase_add_test(tc, cfi_rows_kept_are_read);
 	tcase_add_test(tc, depot_segments_grow_by_three_pages);
 	tcase_add_test(tc, depot_id_lines_across_segments);
 	return h_run_suite(NULL);
