@@ -1892,34 +1892,43 @@ END_TEST
  * the caller's value); memcheck's exec wrappers take the colons its
  * library's entry became out of the value they pass on (main 68cf1f5:
  * 106 colons, then the caller's value).  /usr/bin/printenv executed by
- * sh -c, stdout compared, under each allocator and under glibc with no
- * LD_PRELOAD and an empty one. */
+ * sh -c, and by plain_spawnenv through system, popen, execl, execle and
+ * execlp (main cdc8e4b: 106 colons in front, the C library's own
+ * spawn and execve, where no wrapper saw them), stdout compared, under
+ * each allocator and under glibc with no LD_PRELOAD and an empty one. */
 START_TEST(children_environment_as_valgrinds)
 {
 	const char *vg = valgrind_or_note();
 	if (!vg)
 		return;
-	const char *const args[] = { "-q", "--trace-children=no", "/bin/sh", "-c",
-				     "/usr/bin/printenv LD_PRELOAD; echo \"status $?\"", NULL };
-	for (int i = 0; i < H_NALLOCATORS; i++) {
-		const char *so;
-		if (!h_allocator(i, &so))
-			continue;
-		for (int empty = 0; empty <= !so; empty++) {
-			const char *env[2] = { NULL, NULL };
-			env[0] = so ? h_env("LD_PRELOAD=%s", so) : empty ? "LD_PRELOAD=" : NULL;
-			struct h_res v, x;
-			H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
-			       .flags = H_EXITCODE, .env = env[0] ? env : NULL, .timeout = 120);
-			H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
-			       .alloc = i, .env = env[0] ? env : NULL);
-			ck_assert_msg(strstr(v.r.out, "status 0"), "valgrind's stdout \"%s\"", v.r.out);
-			ck_assert_msg(!strcmp(v.r.out, x.r.out),
-				      "under %s%s: memcheck's child printed \"%s\", valgrind's \"%s\"",
-				      h_allocator_name(i), empty ? " with LD_PRELOAD=" : "", x.r.out,
-				      v.r.out);
-			h_res_free(&v);
-			h_res_free(&x);
+	static const char *const modes[] = { "system", "popen", "execl", "execle", "execlp" };
+	for (size_t m = 0; m <= sizeof modes / sizeof modes[0]; m++) {
+		const char *const sh[] = { "-q", "--trace-children=no", "/bin/sh", "-c",
+					   "/usr/bin/printenv LD_PRELOAD; echo \"status $?\"", NULL };
+		const char *const prog[] = { "-q", "--trace-children=no", h_prog("plain_spawnenv"),
+					     m ? modes[m - 1] : "", NULL };
+		const char *const *args = m ? prog : sh;
+		for (int i = 0; i < H_NALLOCATORS; i++) {
+			const char *so;
+			if (!h_allocator(i, &so))
+				continue;
+			for (int empty = 0; empty <= !so; empty++) {
+				const char *env[2] = { NULL, NULL };
+				env[0] = so ? h_env("LD_PRELOAD=%s", so) : empty ? "LD_PRELOAD=" : NULL;
+				struct h_res v, x;
+				H_EXEC(&v, .prog = vg, .args = args, .no_report = true, .text = "",
+				       .flags = H_EXITCODE, .env = env[0] ? env : NULL, .timeout = 120);
+				H_EXEC(&x, .cli = args, .no_report = true, .text = "", .flags = H_EXITCODE,
+				       .alloc = i, .env = env[0] ? env : NULL);
+				ck_assert_msg(m > 2 || strstr(v.r.out, "status 0"),
+					      "valgrind's stdout \"%s\"", v.r.out);
+				ck_assert_msg(v.r.out[0] && !strcmp(v.r.out, x.r.out),
+					      "%s under %s%s: memcheck's child printed \"%s\", valgrind's \"%s\"",
+					      m ? modes[m - 1] : "sh -c", h_allocator_name(i),
+					      empty ? " with LD_PRELOAD=" : "", x.r.out, v.r.out);
+				h_res_free(&v);
+				h_res_free(&x);
+			}
 		}
 	}
 }

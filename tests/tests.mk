@@ -430,7 +430,7 @@ EXPORTS := aligned_alloc calloc free malloc malloc_usable_size memalign \
 	setuid setgid seteuid setegid setreuid setregid setresuid setresgid prctl syscall sigaction signal bsd_signal __sysv_signal sysv_signal sigset sigaltstack pthread_getattr_np pthread_create thrd_create getrusage getenv dlclose _setjmp __sigsetjmp $(CXX_NEW) \
 	mmap mmap64 munmap mremap shmat shmdt sbrk brk __libc_start_main __cxa_atexit on_exit _exit _Exit quick_exit __cxa_at_quick_exit \
 	close dup2 dup3 close_range closefrom fclose freopen freopen64 daemon \
-	execve execv execvp execvpe posix_spawn posix_spawnp
+	execve execv execvp execvpe execl execle execlp posix_spawn posix_spawnp system popen
 # The pages of libmemcheck.so that the dynamic linker writes at load, in
 # every process it is loaded into (a left-out one too), are a page fault
 # each (~20 us on these VMs): the relocations' targets lie on at most
