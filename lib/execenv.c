@@ -330,7 +330,9 @@ static void *hidden_env_call(spawn_call *fn, const char *a, const char *b)
 	struct carry c;
 	memset(&c, 0, sizeof c);
 	char **saved = environ;
+	int e = errno;
 	environ = (char **)unpadded(saved, pre, &c);
+	errno = e; /* a failed mapping's: the call's own errno is the program's */
 	void *r = fn(a, b);
 	if (environ == c.envp) {
 		environ = saved;
