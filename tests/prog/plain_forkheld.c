@@ -1,0 +1,121 @@
+/*
+ * plain_forkheld.c - fork while another thread is inside one of
+ * memcheck's locks that the fork handlers must take or reset
+ * (tests/test_forkheld.c).  Not linked to memcheck: preloaded.
+ *
+ * usage: plain_forkheld MODE FORKS
+ *   odd   the block table's side table (blocks.c's odd_lock): blocks of
+ *         2^37 bytes or more, which an entry cannot hold.  main keeps 48
+ *         live, so that every block's insert looks there too (the lock is
+ *         then taken by each malloc, not only the oversized ones); two
+ *         threads allocate and free small and oversized blocks.
+ *   Then main forks FORKS times; each child allocates and frees a small
+ *   and an oversized block and exits with exit(0) (memcheck's exit work
+ *   runs there too).  The parent waits at most 5 s for each child: one
+ *   still running then hangs (a lock held by a thread the child does not
+ *   have), and is killed, and no more are forked.  Prints "forks=N
+ *   hung=H oversized=yes|no" on stdout: oversized=no where the
+ *   allocator refuses 2^37 bytes (glibc and tcmalloc here: the kernel's
+ *   overcommit heuristic; mimalloc and jemalloc map it MAP_NORESERVE).
+ *   Exit status 0 when every child exited 0, 1 otherwise, 2 on a setup
+ *   failure.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BIG ((size_t)1 << 37)
+
+static atomic_int stop;
+
+static void *odd_churn(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; !stop; i++) {
+		void *volatile p = malloc(16 + i % 64);
+		free(p);
+		if (i % 64 == 0) {
+			void *volatile big = malloc(BIG);
+			free(big);
+		}
+	}
+	return NULL;
+}
+
+static void child(void)
+{
+	/* A child that hangs must not outlive the test. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(3);
+	void *volatile p = malloc(32);
+	free(p);
+	void *volatile big = malloc(BIG);
+	free(big);
+	exit(0);
+}
+
+/* 0: the child exited 0; 1: it failed; 2: it hung (killed). */
+static int wait_child(pid_t c)
+{
+	int st = 0;
+	for (int ms = 0; ms < 5000; ms++) {
+		pid_t w = waitpid(c, &st, WNOHANG);
+		if (w == c)
+			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+		if (w < 0)
+			return 1;
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	kill(c, SIGKILL);
+	waitpid(c, &st, 0);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 || strcmp(argv[1], "odd") != 0)
+		return 2;
+	int forks = atoi(argv[2]);
+	/* Many kept: each small block's insert then walks them all with
+	 * the lock held, which makes a fork while a thread holds it (one
+	 * the scheduler stopped there) likely. */
+	enum { KEPT = 48, NT = 2 };
+	static void *kept[KEPT];
+	for (int i = 0; i < KEPT; i++)
+		kept[i] = malloc(BIG);
+	pthread_t t[NT];
+	for (int i = 0; i < NT; i++)
+		if (pthread_create(&t[i], NULL, odd_churn, NULL) != 0)
+			return 2;
+	int ok = 0, failed = 0, hung = 0;
+	for (int i = 0; i < forks; i++) {
+		pid_t c = fork();
+		if (c < 0)
+			return 2;
+		if (c == 0)
+			child();
+		int r = wait_child(c);
+		ok += r == 0;
+		failed += r == 1;
+		hung += r == 2;
+		if (hung)
+			break; /* one is the answer: the others would take 5 s each */
+		sched_yield();
+	}
+	stop = 1;
+	for (int i = 0; i < NT; i++)
+		pthread_join(t[i], NULL);
+	printf("forks=%d hung=%d oversized=%s\n", ok, hung, kept[0] ? "yes" : "no");
+	for (int i = 0; i < KEPT; i++)
+		free(kept[i]);
+	return failed || hung ? 1 : 0;
+}
