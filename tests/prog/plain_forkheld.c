@@ -9,9 +9,14 @@
  *         live, so that every block's insert looks there too (the lock is
  *         then taken by each malloc, not only the oversized ones); two
  *         threads allocate and free small and oversized blocks.
+ *   limits  limits.c's update_lock (run with MEMCHECK_TRACK=0): main
+ *         makes 20,000 allocations first (count-only memcheck reads the
+ *         limits at the 8192nd and follows them from then on); a thread
+ *         sets RLIMIT_AS again and again (each call reads the limits
+ *         anew, with the lock held), and each child sets it once.
  *   Then main forks FORKS times; each child allocates and frees a small
- *   and an oversized block and exits with exit(0) (memcheck's exit work
- *   runs there too).  The parent waits at most 5 s for each child: one
+ *   and an oversized block (limits: sets RLIMIT_AS) and exits with
+ *   exit(0) (memcheck's exit work runs there too).  The parent waits at most 5 s for each child: one
  *   still running then hangs (a lock held by a thread the child does not
  *   have), and is killed, and no more are forked.  Prints "forks=N
  *   hung=H oversized=yes|no" on stdout: oversized=no where the
@@ -23,11 +28,13 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +57,24 @@ static void *odd_churn(void *arg)
 	return NULL;
 }
 
+/* RLIMIT_AS set to what it is: the program's limit unchanged. */
+static void limit_again(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || setrlimit(RLIMIT_AS, &rl) != 0)
+		_exit(4);
+}
+
+static void *limits_churn(void *arg)
+{
+	(void)arg;
+	while (!stop)
+		limit_again();
+	return NULL;
+}
+
+static bool odd_mode;
+
 static void child(void)
 {
 	/* A child that hangs must not outlive the test. */
@@ -58,8 +83,12 @@ static void child(void)
 		_exit(3);
 	void *volatile p = malloc(32);
 	free(p);
-	void *volatile big = malloc(BIG);
-	free(big);
+	if (odd_mode) {
+		void *volatile big = malloc(BIG);
+		free(big);
+	} else {
+		limit_again();
+	}
 	exit(0);
 }
 
@@ -82,19 +111,24 @@ static int wait_child(pid_t c)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 || strcmp(argv[1], "odd") != 0)
+	if (argc != 3 || (strcmp(argv[1], "odd") != 0 && strcmp(argv[1], "limits") != 0))
 		return 2;
+	odd_mode = strcmp(argv[1], "odd") == 0;
 	int forks = atoi(argv[2]);
 	/* Many kept: each small block's insert then walks them all with
 	 * the lock held, which makes a fork while a thread holds it (one
 	 * the scheduler stopped there) likely. */
 	enum { KEPT = 48, NT = 2 };
 	static void *kept[KEPT];
-	for (int i = 0; i < KEPT; i++)
+	for (int i = 0; odd_mode && i < KEPT; i++)
 		kept[i] = malloc(BIG);
+	for (int i = 0; !odd_mode && i < 20000; i++) {
+		void *volatile p = malloc(16);
+		free(p);
+	}
 	pthread_t t[NT];
 	for (int i = 0; i < NT; i++)
-		if (pthread_create(&t[i], NULL, odd_churn, NULL) != 0)
+		if (pthread_create(&t[i], NULL, odd_mode ? odd_churn : limits_churn, NULL) != 0)
 			return 2;
 	int ok = 0, failed = 0, hung = 0;
 	for (int i = 0; i < forks; i++) {
