@@ -14,7 +14,13 @@
  *         limits at the 8192nd and follows them from then on); a thread
  *         sets RLIMIT_AS again and again (each call reads the limits
  *         anew, with the lock held), and each child sets it once.
- *   Then main forks FORKS times; each child allocates and frees a small
+ *   sandbox  sandbox.c's lock, held while a process that sets
+ *         no_new_privs has memcheck open what its exit will need (once a
+ *         process): FORKS rounds, each a process that starts a thread
+ *         setting it and, at once, forks 16 children, each setting it
+ *         too, then waits for them (5 s in all).  Prints "rounds=N
+ *         hung=H".
+ *   Otherwise main forks FORKS times; each child allocates and frees a small
  *   and an oversized block (limits: sets RLIMIT_AS) and exits with
  *   exit(0) (memcheck's exit work runs there too).  The parent waits at most 5 s for each child: one
  *   still running then hangs (a lock held by a thread the child does not
@@ -75,6 +81,82 @@ static void *limits_churn(void *arg)
 
 static bool odd_mode;
 
+static atomic_int go;
+
+static void *no_new_privs(void *arg)
+{
+	(void)arg;
+	while (!go)
+		;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		_exit(4);
+	return NULL;
+}
+
+/* One round of sandbox: 0 every child exited 0, 1 one failed, 2 one
+ * hung (all are killed then). */
+static int sandbox_round(void)
+{
+	enum { KIDS = 16 };
+	pthread_t t;
+	if (pthread_create(&t, NULL, no_new_privs, NULL) != 0)
+		return 1;
+	pid_t kid[KIDS];
+	go = 1;
+	for (int i = 0; i < KIDS; i++) {
+		kid[i] = fork();
+		if (kid[i] < 0)
+			_exit(2);
+		if (kid[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+				_exit(4);
+			exit(0);
+		}
+	}
+	pthread_join(t, NULL);
+	int r = 0, left = KIDS;
+	for (int ms = 0; left && ms < 5000; ms++) {
+		for (int i = 0; i < KIDS; i++) {
+			int st;
+			if (kid[i] && waitpid(kid[i], &st, WNOHANG) == kid[i]) {
+				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+					r = r ? r : 1;
+				kid[i] = 0;
+				left--;
+			}
+		}
+		if (left)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	for (int i = 0; i < KIDS; i++)
+		if (kid[i]) {
+			kill(kid[i], SIGKILL);
+			waitpid(kid[i], NULL, 0);
+			r = 2;
+		}
+	return r;
+}
+
+static int sandbox(int rounds)
+{
+	int ok = 0, hung = 0;
+	for (int i = 0; i < rounds && !hung; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			return 2;
+		if (p == 0)
+			_exit(sandbox_round());
+		int st;
+		if (waitpid(p, &st, 0) != p || !WIFEXITED(st))
+			return 2;
+		ok += WEXITSTATUS(st) == 0;
+		hung += WEXITSTATUS(st) == 2;
+	}
+	printf("rounds=%d hung=%d\n", ok, hung);
+	return ok == rounds ? 0 : 1;
+}
+
 static void child(void)
 {
 	/* A child that hangs must not outlive the test. */
@@ -111,6 +193,8 @@ static int wait_child(pid_t c)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "sandbox") == 0)
+		return sandbox(atoi(argv[2]));
 	if (argc != 3 || (strcmp(argv[1], "odd") != 0 && strcmp(argv[1], "limits") != 0))
 		return 2;
 	odd_mode = strcmp(argv[1], "odd") == 0;
