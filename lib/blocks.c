@@ -1467,24 +1467,24 @@ void mc_blocks_unlock_all(void)
 static inline void child_set(_Atomic int *v, int want)
 {
 	if (atomic_load_explicit(v, memory_order_relaxed) != want)
-		atomic_store(v, want);
+		atomic_store_explicit(v, want, memory_order_relaxed);
 }
 
 void mc_blocks_after_fork_child(void)
 {
-	atomic_flag_clear(&all_lock);
-	atomic_flag_clear(&odd_lock);
+	atomic_flag_clear_explicit(&all_lock, memory_order_relaxed);
+	atomic_flag_clear_explicit(&odd_lock, memory_order_relaxed);
 	if (!made)
 		return;
 	int mode = membarrier_ok() ? ALONE : MULTI;
 	for (unsigned g = 0; g < NGROUPS; g++) {
 		struct group *gr = &groups[g];
-		atomic_flag_clear(&gr->claim);
-		atomic_store(&gr->walk, 0);
-		atomic_store(&gr->mode, mode);
+		atomic_flag_clear_explicit(&gr->claim, memory_order_relaxed);
+		atomic_store_explicit(&gr->walk, 0, memory_order_relaxed);
+		atomic_store_explicit(&gr->mode, mode, memory_order_relaxed);
 		/* a thread of the parent's was setting it up: no more */
 		if (atomic_load(&gr->ready) != READY) {
-			atomic_store(&gr->ready, 0);
+			atomic_store_explicit(&gr->ready, 0, memory_order_relaxed);
 			continue;
 		}
 		for (struct shard *s = &mc_shards[g * GROUP_SHARDS], *e = s + GROUP_SHARDS; s < e; s++) {
@@ -1501,10 +1501,10 @@ void mc_blocks_after_fork_child(void)
 	joined = false;
 	/* The other threads' homes are free again (their units keep their
 	 * groups, and blocks, as any group can hold any unit's). */
-	atomic_store(&homes, my_home ? 1u << (my_home - 1) : 0);
-	atomic_store(&next_home, 0);
-	atomic_store(&sole, 0);
-	atomic_store(&crowd_done, 0);
+	atomic_store_explicit(&homes, my_home ? 1u << (my_home - 1) : 0, memory_order_relaxed);
+	atomic_store_explicit(&next_home, 0, memory_order_relaxed);
+	atomic_store_explicit(&sole, 0, memory_order_relaxed);
+	atomic_store_explicit(&crowd_done, 0, memory_order_relaxed);
 }
 
 /* With every shard held by mc_blocks_lock_all (the scan).  A shard

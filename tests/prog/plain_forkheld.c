@@ -20,6 +20,14 @@
  *         setting it and, at once, forks 16 children, each setting it
  *         too, then waits for them (5 s in all).  Prints "rounds=N
  *         hung=H".
+ *   handler  a fork from a signal handler that interrupted memcheck:
+ *         a thread frees what main allocates and main what it does (so
+ *         that each waits for the other's group: memcheck's marks and
+ *         locks held), another sends main SIGUSR1 every millisecond, and
+ *         the handler forks a child that leaves by _exit(0), FORKS
+ *         times.  A watchdog thread prints "hung" and exits 1 after 10 s
+ *         without a fork.  Prints "handler forks=FORKS failed=F" once
+ *         FORKS children or more were forked.
  *   Otherwise main forks FORKS times; each child allocates and frees a small
  *   and an oversized block (limits: sets RLIMIT_AS) and exits with
  *   exit(0) (memcheck's exit work runs there too).  The parent waits at most 5 s for each child: one
@@ -31,6 +39,7 @@
  *   Exit status 0 when every child exited 0, 1 otherwise, 2 on a setup
  *   failure.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -138,6 +147,83 @@ static int sandbox_round(void)
 	return r;
 }
 
+#define RING 4096
+static _Atomic(void *) ring[RING];
+static pthread_t main_thread;
+static atomic_int handler_forks, handler_failed;
+
+static void fork_in_handler(int sig)
+{
+	(void)sig;
+	int saved_errno = errno;
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		handler_failed++;
+	handler_forks++;
+	errno = saved_errno;
+}
+
+static void *kicker(void *arg)
+{
+	(void)arg;
+	while (!stop) {
+		pthread_kill(main_thread, SIGUSR1);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return NULL;
+}
+
+static void *ring_churn(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; !stop; i++)
+		free(atomic_exchange(&ring[i % RING], malloc(24 + i % 100)));
+	return NULL;
+}
+
+static void *watchdog(void *arg)
+{
+	(void)arg;
+	for (int last = -1, still = 0; !stop; still++) {
+		if (handler_forks != last) {
+			last = handler_forks;
+			still = 0;
+		}
+		if (still == 100) {
+			printf("hung after %d forks\n", last);
+			fflush(stdout);
+			_exit(1);
+		}
+		nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+	}
+	return NULL;
+}
+
+static int handler(int forks)
+{
+	main_thread = pthread_self();
+	struct sigaction sa = { .sa_handler = fork_in_handler };
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 2;
+	pthread_t t[3];
+	void *(*const fns[])(void *) = { ring_churn, kicker, watchdog };
+	for (int i = 0; i < 3; i++)
+		if (pthread_create(&t[i], NULL, fns[i], NULL) != 0)
+			return 2;
+	for (unsigned i = 0; handler_forks < forks; i++)
+		free(atomic_exchange(&ring[(i * 7) % RING], malloc(40)));
+	stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	/* (a handler or two more may have run since the loop's test) */
+	printf("handler forks=%d failed=%d\n", forks, (int)handler_failed);
+	return handler_failed ? 1 : 0;
+}
+
 static int sandbox(int rounds)
 {
 	int ok = 0, hung = 0;
@@ -195,6 +281,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "sandbox") == 0)
 		return sandbox(atoi(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "handler") == 0)
+		return handler(atoi(argv[2]));
 	if (argc != 3 || (strcmp(argv[1], "odd") != 0 && strcmp(argv[1], "limits") != 0))
 		return 2;
 	odd_mode = strcmp(argv[1], "odd") == 0;
