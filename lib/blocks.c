@@ -894,6 +894,11 @@ void mc_blocks_init_small(void)
  * Blocks an entry cannot hold, looked at only while it is not empty. */
 
 static struct mc_block odd[ODD_MAX];
+/* A leaf: no one holding it waits for anything.  mc_blocks_lock_all
+ * takes it too (fork's prepare, the scan), and the child clears it: a
+ * thread of the parent's held it at the fork, and the child's next
+ * block looked for in the side table waited for it for ever
+ * (tests/test_forkheld.c). */
 static atomic_flag odd_lock = ATOMIC_FLAG_INIT;
 
 static void odd_enter(void)
@@ -1240,20 +1245,6 @@ static void each_in(const struct shard *s, uint32_t min_epoch,
 		each_at(&e[i], min_w0, fn, arg);
 }
 
-static void each_odd(uint32_t min_epoch, void (*fn)(const struct mc_block *, void *), void *arg)
-{
-	if (!atomic_load(&mc_n_odd))
-		return;
-	struct mc_block copy[ODD_MAX];
-	odd_enter();
-	int n = mc_n_odd;
-	memcpy(copy, odd, (size_t)n * sizeof *odd);
-	odd_leave();
-	for (int i = 0; i < n; i++)
-		if (copy[i].aux >= min_epoch)
-			fn(&copy[i], arg);
-}
-
 void mc_blocks_each_live(uint32_t min_epoch,
 			 void (*fn)(const struct mc_block *, void *), void *arg)
 {
@@ -1265,7 +1256,21 @@ void mc_blocks_each_live(uint32_t min_epoch,
 		each_in(s, min_epoch, fn, arg);
 		unlock(s, in);
 	}
-	each_odd(min_epoch, fn, arg);
+	/* The side table's blocks, from a copy: fn is called with no lock
+	 * held.  (Here, not in a function of its own that
+	 * mc_blocks_each_live_locked shared: that one reads the table in
+	 * place, with odd_lock held, and this one's copy costs no room in
+	 * .text.mc_first.) */
+	if (!atomic_load(&mc_n_odd))
+		return;
+	struct mc_block copy[ODD_MAX];
+	odd_enter();
+	int n = mc_n_odd;
+	memcpy(copy, odd, (size_t)n * sizeof *odd);
+	odd_leave();
+	for (int i = 0; i < n; i++)
+		if (copy[i].aux >= min_epoch)
+			fn(&copy[i], arg);
 }
 
 /* Is any block of epoch >= min_epoch live?  Stops at the first: a
@@ -1320,10 +1325,8 @@ void mc_blocks_renumber(const uint32_t *open, int n)
 						<< PTR_BITS;
 		}
 	}
-	odd_enter();
-	for (int i = 0; i < mc_n_odd; i++)
+	for (int i = 0; i < mc_n_odd; i++) /* odd_lock: held too */
 		odd[i].aux = renumbered(odd[i].aux, open, n);
-	odd_leave();
 	atomic_store(&mc_epoch, renumbered(atomic_load(&mc_epoch), open, n));
 	atomic_fetch_add(&mc_epochs_renumbered, 1);
 	mc_blocks_unlock_all();
@@ -1389,6 +1392,7 @@ void mc_blocks_lock_all(void)
 {
 	while (atomic_flag_test_and_set_explicit(&all_lock, memory_order_acquire))
 		__builtin_ia32_pause();
+	odd_enter();
 	lent = 0;
 	if (!made)
 		return; /* no table: all_lock alone */
@@ -1453,6 +1457,7 @@ void mc_blocks_unlock_all(void)
 			atomic_store(&groups[k].walk, 0);
 		}
 	lent = 0;
+	odd_leave();
 	atomic_flag_clear_explicit(&all_lock, memory_order_release);
 }
 
@@ -1462,23 +1467,24 @@ void mc_blocks_unlock_all(void)
 static inline void child_set(_Atomic int *v, int want)
 {
 	if (atomic_load_explicit(v, memory_order_relaxed) != want)
-		atomic_store(v, want);
+		atomic_store_explicit(v, want, memory_order_relaxed);
 }
 
 void mc_blocks_after_fork_child(void)
 {
-	atomic_flag_clear(&all_lock);
+	atomic_flag_clear_explicit(&all_lock, memory_order_relaxed);
+	atomic_flag_clear_explicit(&odd_lock, memory_order_relaxed);
 	if (!made)
 		return;
 	int mode = membarrier_ok() ? ALONE : MULTI;
 	for (unsigned g = 0; g < NGROUPS; g++) {
 		struct group *gr = &groups[g];
-		atomic_flag_clear(&gr->claim);
-		atomic_store(&gr->walk, 0);
-		atomic_store(&gr->mode, mode);
+		atomic_flag_clear_explicit(&gr->claim, memory_order_relaxed);
+		atomic_store_explicit(&gr->walk, 0, memory_order_relaxed);
+		atomic_store_explicit(&gr->mode, mode, memory_order_relaxed);
 		/* a thread of the parent's was setting it up: no more */
 		if (atomic_load(&gr->ready) != READY) {
-			atomic_store(&gr->ready, 0);
+			atomic_store_explicit(&gr->ready, 0, memory_order_relaxed);
 			continue;
 		}
 		for (struct shard *s = &mc_shards[g * GROUP_SHARDS], *e = s + GROUP_SHARDS; s < e; s++) {
@@ -1495,11 +1501,10 @@ void mc_blocks_after_fork_child(void)
 	joined = false;
 	/* The other threads' homes are free again (their units keep their
 	 * groups, and blocks, as any group can hold any unit's). */
-	atomic_store(&homes, my_home ? 1u << (my_home - 1) : 0);
-	atomic_store(&next_home, 0);
-	atomic_store(&sole, 0);
-	atomic_store(&crowd_done, 0);
-	atomic_flag_clear(&all_lock);
+	atomic_store_explicit(&homes, my_home ? 1u << (my_home - 1) : 0, memory_order_relaxed);
+	atomic_store_explicit(&next_home, 0, memory_order_relaxed);
+	atomic_store_explicit(&sole, 0, memory_order_relaxed);
+	atomic_store_explicit(&crowd_done, 0, memory_order_relaxed);
 }
 
 /* With every shard held by mc_blocks_lock_all (the scan).  A shard
@@ -1515,5 +1520,7 @@ void mc_blocks_each_live_locked(void (*fn)(const struct mc_block *, void *), voi
 			if (live_in(&mc_shards[k]))
 				each_in(&mc_shards[k], 0, fn, arg);
 	}
-	each_odd(0, fn, arg);
+	/* odd_lock held too, or this thread is the process's only one */
+	for (int i = 0; i < mc_n_odd; i++)
+		fn(&odd[i], arg);
 }

@@ -362,6 +362,31 @@ bool mc_cpu_avx2(void);
 double mc_now(void);
 size_t mc_page_size(void); /* the system's, from the auxiliary vector */
 pid_t mc_pid(void); /* getpid(), asked once (again in a forked child) */
+
+/* A lock of the rare paths that no fork handler takes (limits.c): the
+ * word holds the pid of the process one of whose threads holds it.  A
+ * forked child takes over one that a thread of its parent held at the
+ * fork: that thread is not in the child, where a mutex waited for it
+ * for ever (tests/test_forkheld.c).  What the holder was changing is
+ * redone by the child's holder.  A vfork child (mc_pid is its parent's
+ * there) waits for the parent's thread, which runs on. */
+static inline void mc_plock_take(_Atomic pid_t *l)
+{
+	pid_t me = mc_pid();
+	for (;;) {
+		pid_t o = atomic_load_explicit(l, memory_order_relaxed);
+		if (o == me)
+			sched_yield(); /* a thread of this process has it */
+		else if (atomic_compare_exchange_weak_explicit(l, &o, me, memory_order_acquire,
+							       memory_order_relaxed))
+			return; /* free, or its holder is not in this process */
+	}
+}
+
+static inline void mc_plock_give(_Atomic pid_t *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
 pid_t mc_tid(void); /* gettid(), asked once a thread (again in a forked child) */
 bool mc_membarrier_register(void); /* membarrier(2) registered, asked once */
 void mc_pid_after_fork(void);

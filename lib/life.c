@@ -1140,8 +1140,25 @@ static void fatal_record(void)
  * the stack depot; every shard of the block table; ownheap.c's and
  * footprint.c's (taken by mc_map inside all of the above); the fault
  * lock last. */
+/* A fork from a signal handler that interrupted memcheck in this
+ * thread (its guard up below the handler's frame: a group's busy mark
+ * or a lock of its own maybe held there): the prepare handler waited for
+ * this thread's own marks and locks for ever, where bare mimalloc forks
+ * (tests/test_forkheld.c; glibc's, jemalloc's and tcmalloc's own fork
+ * handlers wait for the lock of theirs that such a handler interrupted,
+ * bare too).  Nothing is taken then and nothing given back in the
+ * parent, whose interrupted code goes on with what it holds; the child
+ * makes memcheck's locks free as always, the one thread it has being
+ * this one.  Told apart by the guard's depth alone: 1 in fork_parent
+ * after a fork that took the locks, more after one that did not. */
 static void fork_prepare(void)
 {
+	/* the guard raised over the interrupted code's, as mc_guard_enter
+	 * would (mc_self.fast is NULL under it already) */
+	if (unlikely(mc_in_hook)) {
+		mc_in_hook++;
+		return;
+	}
 	mc_mappings_prefork();
 	mc_guard_enter();
 	if (mc_exec_prefork)
@@ -1161,6 +1178,10 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	if (unlikely(mc_in_hook > 1)) {
+		mc_in_hook--; /* never to 0: the interrupted code's guard */
+		return;
+	}
 	mc_rlimits_unlock();
 	mc_fault_postfork_parent();
 	mc_footprint_unlock();

@@ -33,7 +33,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -51,8 +50,10 @@ static bool strict;   /* the kernel does not overcommit, or unknown */
 static _Atomic int asked; /* mc_limits_read has begun: the limits are followed */
 /* The reads and mc_sure_below's store in one piece: of a setrlimit in one
  * thread and the first read in another, the later store is the later
- * read's. */
-static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER;
+ * read's.  No fork handler takes it: a forked child takes it over
+ * (mc_plock_take), where a mutex held by another thread at the fork
+ * hung the child's first setrlimit of RLIMIT_AS or RLIMIT_DATA. */
+static _Atomic pid_t update_lock;
 
 static bool unlimited(int resource)
 {
@@ -63,13 +64,13 @@ static bool unlimited(int resource)
 /* The limits may have changed. */
 static void update(void)
 {
-	pthread_mutex_lock(&update_lock);
+	mc_plock_take(&update_lock);
 	/* 0 too while fault injection is on: count-only malloc's and
 	 * calloc's test then stands for fault.c's (interpose.c) */
 	bool sure = !strict && unlimited(RLIMIT_AS) && unlimited(RLIMIT_DATA) &&
 		    !__atomic_load_n(&mc_fault_on, __ATOMIC_RELAXED);
 	__atomic_store_n(&mc_sure_below, sure ? SURE_SIZE : 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&update_lock);
+	mc_plock_give(&update_lock);
 }
 
 /* Fault injection came on (fault.c, which set mc_fault_on first): no
@@ -77,9 +78,9 @@ static void update(void)
  * with this stores 0 too. */
 void mc_limits_fault_on(void)
 {
-	pthread_mutex_lock(&update_lock);
+	mc_plock_take(&update_lock);
 	__atomic_store_n(&mc_sure_below, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&update_lock);
+	mc_plock_give(&update_lock);
 }
 
 void mc_limits_read(void)
@@ -88,12 +89,12 @@ void mc_limits_read(void)
 		return; /* read, or being read by another thread */
 	int saved = errno;
 	char c = 0;
-	pthread_mutex_lock(&update_lock);
+	mc_plock_take(&update_lock);
 	int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
 	strict = fd < 0 || read(fd, &c, 1) != 1 || (c != '0' && c != '1');
 	if (fd >= 0)
 		close(fd);
-	pthread_mutex_unlock(&update_lock);
+	mc_plock_give(&update_lock);
 	update();
 	errno = saved;
 }

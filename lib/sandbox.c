@@ -39,7 +39,6 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -67,7 +66,11 @@ static char *names;         /* the objects' paths, mapped at the first */
 static size_t names_used;
 static atomic_bool prepared;
 static pid_t prepared_by;     /* the process whose files are kept */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* No fork handler takes it: a forked child takes it over (mc_plock_take)
+ * from a thread of its parent's that was keeping the files at the fork,
+ * where a mutex hung the child's own prctl (tests/test_forkheld.c), and
+ * puts back what that thread had kept (prepare). */
+static _Atomic pid_t lock;
 
 static void keep(const char *path, int flags)
 {
@@ -152,10 +155,11 @@ static void prepare(void)
 	    in_force(me))
 		return;
 	int saved = errno;
-	pthread_mutex_lock(&lock);
-	if (atomic_load_explicit(&prepared, memory_order_relaxed) && prepared_by != me) {
+	mc_plock_take(&lock);
+	if ((atomic_load_explicit(&prepared, memory_order_relaxed) || nkept) && prepared_by != me) {
 		/* a forked child restricting itself: its parent's files
-		 * out, its own kept */
+		 * out, its own kept (some only, where the parent's thread
+		 * was keeping them at the fork) */
 		atomic_store_explicit(&prepared, false, memory_order_release);
 		for (int i = 0; i < nkept; i++) {
 			mc_fd_kept_forget(&kept[i].file);
@@ -186,7 +190,7 @@ static void prepare(void)
 		atomic_store_explicit(&prepared, true, memory_order_release);
 		mc_open_hook_set(kept_open);
 	}
-	pthread_mutex_unlock(&lock);
+	mc_plock_give(&lock);
 	errno = saved;
 }
 
@@ -228,7 +232,7 @@ void mc_sandbox_keep_report(void)
 	    (atomic_load_explicit(&report_kept, memory_order_acquire) && report_kept_by == me))
 		return;
 	int saved = errno;
-	pthread_mutex_lock(&lock);
+	mc_plock_take(&lock);
 	if (!atomic_load_explicit(&report_kept, memory_order_relaxed) || report_kept_by != me) {
 		int before = nkept;
 		keep(mc_opt.report, REPORT_FLAGS);
@@ -238,7 +242,7 @@ void mc_sandbox_keep_report(void)
 			mc_open_hook_set(kept_open);
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	mc_plock_give(&lock);
 	errno = saved;
 }
 
