@@ -248,6 +248,10 @@ static __attribute__((noinline)) void (*exit_at_fini(void (*rtld_fini)(void)))(v
 		withdrawing = true;
 		__cxa_finalize(exit_arg);
 		withdrawing = false;
+		/* __cxa_finalize's __unregister_atfork faulted a block of the
+		 * C library's that start-up gave back (startpages.c) */
+		if (__builtin_expect(mc_start_given, 0))
+			mc_start_pages_again();
 	} else if (mc_start_ctor_ran) {
 		return rtld_fini; /* a process left out, or not watching */
 	}

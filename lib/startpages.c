@@ -44,6 +44,14 @@ static struct {
 	uintptr_t lo, len;
 	unsigned at; /* its first bit in bits, a multiple of 64 */
 } seg[SEGS];
+/* The runs the last give-back made, for mc_start_pages_again (the first
+ * RUNS of them). */
+#define RUNS 8
+static struct {
+	uintptr_t lo;
+	size_t len;
+} given[RUNS];
+int mc_start_given; /* how many of them */
 static int nseg;
 static unsigned used;
 static uint64_t bits[BITS / 64];
@@ -183,8 +191,11 @@ void mc_start_pages_none(void)
  * faulted it in again at once. */
 static void start_pages_run(uintptr_t run, size_t *len)
 {
-	if (*len)
+	if (*len) {
 		mc_seccomp_raw(SYS_madvise, (long)run, (long)*len, MADV_DONTNEED, 0, 0, 0);
+		if (mc_start_given < RUNS)
+			given[mc_start_given++] = (typeof(given[0])){ run, *len };
+	}
 	*len = 0;
 }
 
@@ -192,6 +203,7 @@ static void start_pages_run(uintptr_t run, size_t *len)
  * given back; the note forgotten. */
 void mc_start_pages_give_back(int fd)
 {
+	mc_start_given = 0;
 	for (int s = 0; s < nseg && fd >= 0; s++) {
 		unsigned pages = (unsigned)(seg[s].len / PAGE);
 		uintptr_t run = 0;
@@ -220,6 +232,25 @@ void mc_start_pages_give_back(int fd)
 		start_pages_run(run, &run_len);
 	}
 	mc_start_pages_forget();
+}
+
+/* The runs start-up's give-back made, given back again: start.c's
+ * withdrawal of the constructor's exit entry at the program's start
+ * (__cxa_finalize, which ends in the C library's __unregister_atfork)
+ * faulted a 64 KiB block of the C library's code under glibc that
+ * start-up had given back (getpid, getuid, fork, exec: a bare program
+ * maps it at its first call there or at its exit), and the program's
+ * peak before such a call read 64 KiB high (test_rss_self's latelittle
+ * row, doc/costs.md r-session58-foot58).  Between the give-back and
+ * this call only memcheck's code runs (its constructor is the last
+ * library initializer; the program's own start code follows), so the
+ * same runs again, without a pagemap read: one madvise a run.  Once. */
+void mc_start_pages_again(void)
+{
+	for (int i = 0; i < mc_start_given; i++)
+		mc_seccomp_raw(SYS_madvise, (long)given[i].lo, (long)given[i].len, MADV_DONTNEED, 0,
+			       0, 0);
+	mc_start_given = 0;
 }
 
 /* A child forked in the window (another thread's) gives nothing back:
