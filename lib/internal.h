@@ -1172,8 +1172,9 @@ void mc_start_pages_give_back(int fd);
 void mc_start_pages_none(void);
 void mc_start_pages_forget(void);
 /* start-up's give-back's runs (mc_start_given of them, 0 where none
- * was given back) given back again (start.c, after the program's start
- * withdrew memcheck's constructor exit entry) */
+ * was given back) given back again, those pages of them still the
+ * file's own (start.c, after the program's start withdrew memcheck's
+ * constructor exit entry) */
 extern int mc_start_given;
 void mc_start_pages_again(void);
 /* After the process's last report: the kernel's mark raised back to the

@@ -24,6 +24,7 @@
  * segments are M and stay.  Where the figures are not measured nothing
  * is read (footprint.c's measuring) and nothing given back.
  */
+#include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -241,16 +242,37 @@ void mc_start_pages_give_back(int fd)
  * start-up had given back (getpid, getuid, fork, exec: a bare program
  * maps it at its first call there or at its exit), and the program's
  * peak before such a call read 64 KiB high (test_rss_self's latelittle
- * row, doc/costs.md r-session58-foot58).  Between the give-back and
- * this call only memcheck's code runs (its constructor is the last
- * library initializer; the program's own start code follows), so the
- * same runs again, without a pagemap read: one madvise a run.  Once. */
+ * row, doc/costs.md r-session58-foot58).  Once, where start-up gave
+ * something back.
+ *
+ * Each run's pages read from pagemap again first, and only those
+ * present and still the file's own given back (mc_start_pages_give_back
+ * on the runs as segments noted with nothing present): between
+ * start-up's window and this call run the initializers of the libraries
+ * initialized after libmemcheck, and a debugger may stop the process
+ * there; a page of code one of them patched, or a breakpoint written,
+ * is anonymous now, and MADV_DONTNEED would have put the file's page
+ * back in its place (the write lost).  pagemap opened anew: held open
+ * from the window's end to here, its descriptor would have moved those
+ * initializers' own.  Three system calls more than the madvise alone
+ * (open, a pread a run, close). */
 void mc_start_pages_again(void)
 {
-	for (int i = 0; i < mc_start_given; i++)
-		mc_seccomp_raw(SYS_madvise, (long)given[i].lo, (long)given[i].len, MADV_DONTNEED, 0,
-			       0, 0);
+	int n = mc_start_given, fd = mc_proc_open("pagemap", O_RDONLY);
+	mc_start_pages_forget();
+	for (int i = 0; i < n && fd >= 0; i++) {
+		unsigned pages = (unsigned)(given[i].len / PAGE);
+		seg[nseg].lo = given[i].lo;
+		seg[nseg].len = given[i].len;
+		seg[nseg++].at = used;
+		for (unsigned b = 0; b < pages; b += 64)
+			bits[(used + b) / 64] = 0;
+		used += (pages + 63) & ~63u;
+	}
+	mc_start_pages_give_back(fd);
 	mc_start_given = 0;
+	if (fd >= 0)
+		mc_sys_close(fd);
 }
 
 /* A child forked in the window (another thread's) gives nothing back:
