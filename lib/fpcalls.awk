@@ -18,9 +18,11 @@
 BEGIN {
 	# MC_FRAMELESS (internal.h): interpose.c's wrappers (the malloc
 	# family, reallocarray, the aligned family), start.c's
-	# __libc_start_main, cxxnew.c's operators (their mangled names)
+	# __libc_start_main (and its cold part: the missing C library's
+	# call), cxxnew.c's operators (their mangled names)
 	split("malloc calloc realloc free reallocarray posix_memalign " \
-	    "aligned_alloc memalign valloc pvalloc __libc_start_main", f, " ")
+	    "aligned_alloc memalign valloc pvalloc __libc_start_main " \
+	    "__libc_start_main.cold", f, " ")
 	for (i in f)
 		frameless[f[i]] = 1
 	part = ""

@@ -1199,6 +1199,12 @@ void mc_start_pages_note(int fd, bool headers);
 void mc_start_pages_give_back(int fd);
 void mc_start_pages_none(void);
 void mc_start_pages_forget(void);
+/* start-up's give-back's runs (mc_start_given of them, 0 where none
+ * was given back) given back again, those pages of them still the
+ * file's own (start.c, after the program's start withdrew memcheck's
+ * constructor exit entry) */
+extern int mc_start_given;
+void mc_start_pages_again(void);
 /* After the process's last report: the kernel's mark raised back to the
  * lost one, for the parent (footprint.c). */
 void mc_footprint_mark_restore(void);

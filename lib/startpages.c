@@ -24,6 +24,7 @@
  * segments are M and stay.  Where the figures are not measured nothing
  * is read (footprint.c's measuring) and nothing given back.
  */
+#include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -44,6 +45,14 @@ static struct {
 	uintptr_t lo, len;
 	unsigned at; /* its first bit in bits, a multiple of 64 */
 } seg[SEGS];
+/* The runs the last give-back made, for mc_start_pages_again (the first
+ * RUNS of them). */
+#define RUNS 8
+static struct {
+	uintptr_t lo;
+	size_t len;
+} given[RUNS];
+int mc_start_given; /* how many of them */
 static int nseg;
 static unsigned used;
 static uint64_t bits[BITS / 64];
@@ -183,8 +192,11 @@ void mc_start_pages_none(void)
  * faulted it in again at once. */
 static void start_pages_run(uintptr_t run, size_t *len)
 {
-	if (*len)
+	if (*len) {
 		mc_seccomp_raw(SYS_madvise, (long)run, (long)*len, MADV_DONTNEED, 0, 0, 0);
+		if (mc_start_given < RUNS)
+			given[mc_start_given++] = (typeof(given[0])){ run, *len };
+	}
 	*len = 0;
 }
 
@@ -192,6 +204,7 @@ static void start_pages_run(uintptr_t run, size_t *len)
  * given back; the note forgotten. */
 void mc_start_pages_give_back(int fd)
 {
+	mc_start_given = 0;
 	for (int s = 0; s < nseg && fd >= 0; s++) {
 		unsigned pages = (unsigned)(seg[s].len / PAGE);
 		uintptr_t run = 0;
@@ -220,6 +233,46 @@ void mc_start_pages_give_back(int fd)
 		start_pages_run(run, &run_len);
 	}
 	mc_start_pages_forget();
+}
+
+/* The runs start-up's give-back made, given back again: start.c's
+ * withdrawal of the constructor's exit entry at the program's start
+ * (__cxa_finalize, which ends in the C library's __unregister_atfork)
+ * faulted a 64 KiB block of the C library's code under glibc that
+ * start-up had given back (getpid, getuid, fork, exec: a bare program
+ * maps it at its first call there or at its exit), and the program's
+ * peak before such a call read 64 KiB high (test_rss_self's latelittle
+ * row, doc/costs.md r-session58-foot58).  Once, where start-up gave
+ * something back.
+ *
+ * Each run's pages read from pagemap again first, and only those
+ * present and still the file's own given back (mc_start_pages_give_back
+ * on the runs as segments noted with nothing present): between
+ * start-up's window and this call run the initializers of the libraries
+ * initialized after libmemcheck, and a debugger may stop the process
+ * there; a page of code one of them patched, or a breakpoint written,
+ * is anonymous now, and MADV_DONTNEED would have put the file's page
+ * back in its place (the write lost).  pagemap opened anew: held open
+ * from the window's end to here, its descriptor would have moved those
+ * initializers' own.  Three system calls more than the madvise alone
+ * (open, a pread a run, close). */
+void mc_start_pages_again(void)
+{
+	int n = mc_start_given, fd = mc_proc_open("pagemap", O_RDONLY);
+	mc_start_pages_forget();
+	for (int i = 0; i < n && fd >= 0; i++) {
+		unsigned pages = (unsigned)(given[i].len / PAGE);
+		seg[nseg].lo = given[i].lo;
+		seg[nseg].len = given[i].len;
+		seg[nseg++].at = used;
+		for (unsigned b = 0; b < pages; b += 64)
+			bits[(used + b) / 64] = 0;
+		used += (pages + 63) & ~63u;
+	}
+	mc_start_pages_give_back(fd);
+	mc_start_given = 0;
+	if (fd >= 0)
+		mc_sys_close(fd);
 }
 
 /* A child forked in the window (another thread's) gives nothing back:

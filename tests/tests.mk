@@ -271,6 +271,13 @@ $(B)/tests/prog/libopens_between.so: tests/prog/shim/opens_between.c | $(B)/test
 	@mkdir -p $(B)/tests/prog
 	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
+# A shim preloaded before memcheck whose constructor writes a page of the
+# C library's code in place (tests/test_rss_self.c, plain_patched).
+PROG_BINS += $(B)/tests/prog/libpatch_libc.so
+$(B)/tests/prog/libpatch_libc.so: tests/prog/shim/patch_libc.c | $(B)/tests
+	@mkdir -p $(B)/tests/prog
+	$(CC) $(BASE) -O2 -g -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
 # The library plain_leak_dlclosed opens, leaks from and closes
 # (tests/test_leakkinds.c), beside it.
 PROG_BINS += $(B)/tests/prog/libleak_dlclosed.so
