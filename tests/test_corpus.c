@@ -59,6 +59,7 @@ struct prog {
 static const struct prog corpus[] = {
 	{ "aligned", 0 },
 	{ "altstack", 0 },
+	{ "altstack_live", 0 },
 	{ "chain_main", 0 },
 	{ "cold_split", 0 },
 	{ "cycle_main", 0 },
