@@ -30,14 +30,6 @@ static void handler(int sig)
 	lose_here();
 }
 
-static void *map(void)
-{
-	void *m = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		_exit(2);
-	return m;
-}
-
 /* The calling thread's alternate stack set to base, a handler run. */
 static void run_on(void *base)
 {
@@ -56,12 +48,12 @@ static void *thread(void *arg)
 int main(void)
 {
 	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = handler, .sa_flags = SA_ONSTACK }, NULL);
-	run_on(pool[0] = map());
-	pool[1] = map();
+	run_on(pool[0] = map_or_die(SIZE));
+	pool[1] = map_or_die(SIZE);
 	pthread_t t;
 	if (pthread_create(&t, NULL, thread, pool[1]) || pthread_join(t, NULL))
 		return 2;
-	void *gone = map();
+	void *gone = map_or_die(SIZE);
 	run_on(gone);
 	run_on(alt_block = malloc(SIZE));
 	munmap(gone, SIZE);

@@ -34,14 +34,6 @@ static void handler(int sig)
 	lose_here();
 }
 
-static void *map(void)
-{
-	void *m = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		_exit(2);
-	return m;
-}
-
 static void *thread(void *arg)
 {
 	if (sigaltstack(&(stack_t){ .ss_sp = arg, .ss_size = SIZE }, NULL))
@@ -54,12 +46,12 @@ static void *thread(void *arg)
 int main(void)
 {
 	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = handler, .sa_flags = SA_ONSTACK }, NULL);
-	if (sigaltstack(&(stack_t){ .ss_sp = stacks[0] = map(), .ss_size = SIZE }, NULL))
+	if (sigaltstack(&(stack_t){ .ss_sp = stacks[0] = map_or_die(SIZE), .ss_size = SIZE }, NULL))
 		return 2;
 	raise(SIGUSR1);
 	sigaltstack(&(stack_t){ .ss_flags = SS_DISABLE }, NULL);
 	pthread_t t;
-	pthread_create(&t, NULL, thread, stacks[1] = map());
+	pthread_create(&t, NULL, thread, stacks[1] = map_or_die(SIZE));
 	while (state != 2)
 		usleep(1000);
 	usleep(10000);
