@@ -2495,6 +2495,13 @@ struct mc_prog_maps {
 	struct mc_prog_map *v;     /* mmap'd, by address */
 	size_t n, cap;
 };
+/* A handler ran on the alternate stack [lo, hi): noted where it lies
+ * in a mapping of the program's, until the mapping changes
+ * (mappings.c; from signals.c's trampoline, async-signal-safe). */
+void mc_mappings_stack_ran(uintptr_t lo, uintptr_t hi);
+/* Those noted, up to max into out (the lock only tried: a thread the
+ * scan stopped may hold it; busy, none). */
+size_t mc_mappings_stacks_ran(struct mc_prog_map *out, size_t max);
 /* The program's mappings (the allocator's object's left out, now that
  * it is known), copied. */
 bool mc_mappings_copy(struct mc_prog_maps *out);

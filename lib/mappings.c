@@ -95,10 +95,68 @@ static bool room(void)
 	return mc_grow((void **)&ranges, &cap, nranges + 1, sizeof *ranges, 256);
 }
 
+/* ---- alternate stacks in the program's mappings ----------------------
+ * A handler that ran on an alternate stack the program mapped left its
+ * frames there; valgrind marks each frame's memory inaccessible as the
+ * handler returns and never reads it again, so a block only a dead
+ * handler frame pointed to is lost.  threads.c names the stack a
+ * thread has now (mc_threads_dead_altstack); a stack the thread replaced
+ * (a library's, then the program's), disabled or left behind when it
+ * exited (a pool of stacks reused by the next thread) was read whole
+ * as the program's mapping: the block was still reachable.  So each
+ * range a handler ran on is noted here (signals.c's trampoline, only
+ * where it lies inside one mapping of the program's table) until any
+ * change to the table overlaps it (munmap, mremap, mmap over it: the
+ * memory may then be anything), and roots.c cuts every noted range no
+ * thread's stack pointer lies in (tests/prog/corpus/altstack.c).  A few
+ * ranges: past them, a stack is read whole, as before. */
+#define RAN_MAX 8
+static struct mc_prog_map ran[RAN_MAX];
+static size_t nran;
+
+/* Lock held: the notes [lo, hi) overlaps go. */
+static __attribute__((noinline, cold)) void ran_cut(uintptr_t lo, uintptr_t hi)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < nran; i++)
+		if (ran[i].hi <= lo || ran[i].lo >= hi)
+			ran[out++] = ran[i];
+	nran = out;
+}
+
+/* From a signal handler (signals.c): the lock only tried (the code the
+ * handler interrupted may hold it; a fork's window too): busy, no note. */
+void mc_mappings_stack_ran(uintptr_t lo, uintptr_t hi)
+{
+	if (!try_take())
+		return;
+	bool inside = false, known = false;
+	for (size_t i = 0; i < nranges && !inside; i++)
+		inside = ranges[i].lo <= lo && hi <= ranges[i].hi;
+	for (size_t i = 0; i < nran && !known; i++)
+		known = ran[i].lo == lo && ran[i].hi == hi;
+	if (inside && !known && nran < RAN_MAX)
+		ran[nran++] = (struct mc_prog_map){ lo, hi, 0 };
+	give();
+}
+
+size_t mc_mappings_stacks_ran(struct mc_prog_map *out, size_t max)
+{
+	size_t n = 0;
+	if (!try_take())
+		return 0;
+	for (; n < nran && n < max; n++)
+		out[n] = ran[n];
+	give();
+	return n;
+}
+
 /* Remove [lo, hi) from the table: whole ranges, or the parts of those
  * it overlaps.  Lock held. */
 static void cut(uintptr_t lo, uintptr_t hi)
 {
+	if (unlikely(nran))
+		ran_cut(lo, hi);
 	size_t out = 0, nranges_before = nranges;
 	struct mc_prog_map tail = { 0, 0, 0 };
 	for (size_t i = 0; i < nranges; i++) {

@@ -797,6 +797,24 @@ static void add_segment_run(size_t i, uintptr_t lo, uintptr_t hi, void *arg)
  * held it when it was set (mc_roots_heap_stacks, below).  Rare: out of
  * line (group 7). */
 #define DEAD_BYTES 4096 /* 170 threads' stacks; more are read */
+
+/* Does a thread's stack pointer lie in [lo, hi) (a handler running on
+ * it), or may it (a thread stopped where its pointer is not known)? */
+static bool stack_in_use(const struct mc_roots *r, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (here - lo < hi - lo)
+		return true;
+	for (size_t k = 0; k < r->threads.n; k++) {
+		const struct mc_other_thread *o = &r->threads.v[k];
+		if (o->exiting)
+			continue;
+		if (o->sp ? o->sp - lo < hi - lo
+			  : !o->whole_hi || (o->whole_lo < hi && o->whole_hi > lo))
+			return true;
+	}
+	return false;
+}
 static __attribute__((noinline, cold)) void dead_altstacks(struct mc_roots *r)
 {
 	size_t cap = DEAD_BYTES / sizeof *r->dead;
@@ -811,6 +829,13 @@ static __attribute__((noinline, cold)) void dead_altstacks(struct mc_roots *r)
 		if (o->answered && o->alt_hi > o->alt_lo)
 			r->dead[r->ndead++] = (struct mc_root){ o->alt_lo, o->alt_hi, MC_ROOT_PLAIN };
 	}
+	/* and those a handler ran on, replaced, disabled or left by a
+	 * thread that exited since (mappings.c), but where a thread runs */
+	struct mc_prog_map ran[8];
+	size_t n = mc_mappings_stacks_ran(ran, sizeof ran / sizeof *ran);
+	for (size_t i = 0; i < n && r->ndead < cap; i++)
+		if (!stack_in_use(r, ran[i].lo, ran[i].hi))
+			r->dead[r->ndead++] = (struct mc_root){ ran[i].lo, ran[i].hi, MC_ROOT_PLAIN };
 }
 
 /* ---- alternate stacks in the program's heap ----------------------------

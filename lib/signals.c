@@ -138,9 +138,12 @@ static __attribute__((noinline, cold)) bool on_stack(uintptr_t fn, bool info, in
 {
 	const ucontext_t *u = uc;
 	uintptr_t lo = (uintptr_t)u->uc_stack.ss_sp, here = (uintptr_t)__builtin_frame_address(0);
-	if (noted && !(u->uc_stack.ss_flags & SS_DISABLE) && here - lo < u->uc_stack.ss_size) {
+	if (noted && !(u->uc_stack.ss_flags & SS_DISABLE) && here - lo < u->uc_stack.ss_size &&
+	    (mc_altstack_ran_lo != lo || mc_altstack_ran_hi != lo + u->uc_stack.ss_size)) {
 		mc_altstack_ran_lo = lo;
 		mc_altstack_ran_hi = lo + u->uc_stack.ss_size;
+		/* kept past this thread's next stack, and past its exit */
+		mc_mappings_stack_ran(lo, lo + u->uc_stack.ss_size);
 	}
 	return mc_fatal_beside(fn, info, sig, si, uc);
 }

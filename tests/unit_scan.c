@@ -93,6 +93,14 @@ void mc_prog_maps_free(struct mc_prog_maps *r)
 	(void)r;
 }
 
+/* nor has a handler run on an alternate stack in one */
+size_t mc_mappings_stacks_ran(struct mc_prog_map *out, size_t max)
+{
+	(void)out;
+	(void)max;
+	return 0;
+}
+
 const void *mc_allocator_glibc_base(void)
 {
 	return NULL;

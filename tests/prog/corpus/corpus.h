@@ -12,6 +12,8 @@
 #define CORPUS_H
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Make the compiler believe p escapes, without storing it anywhere. */
 #define USE(p) __asm__ volatile("" : : "r"(p) : "memory")
@@ -50,5 +52,15 @@ __attribute__((noinline, unused)) static struct tree *tree(long lo, long n)
 	t->l = tree(lo, mid - lo);
 	t->r = tree(mid + 1, lo + n - mid - 1);
 	return t;
+}
+
+/* n bytes of anonymous memory (an alternate stack), or the process
+ * ends with status 2. */
+__attribute__((noinline, unused)) static void *map_or_die(size_t n)
+{
+	void *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		_exit(2);
+	return m;
 }
 #endif
