@@ -5,8 +5,8 @@
 # project (pkg-config, add_test_setup, meson test --wrapper; a test it
 # times out, its record kept) and an
 # automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT,
-# autoconf-archive's make check-valgrind, a GNU Autotest suite run by
-# check-local).
+# autoconf-archive's make check-valgrind, a GNU Autotest suite run by a
+# rule of its own).
 # Each has a clean test, a leaking one (also run with a cleared
 # environment, env -i) and one that skips itself, and this
 # script asserts what the driver itself reports: the leak a failed test,
@@ -365,8 +365,9 @@ for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	expect "$A/t_leak.log" 'definitely lost in loss record 1 of 1' "automake $how: the leak in its log"
 done
 
-# GNU Autotest (testsuite.at), run by check-local as gdbm's suite is:
-# neither LOG_COMPILER nor AM_TESTS_ENVIRONMENT reaches its groups (the
+# GNU Autotest (testsuite.at), run by a rule of the project's own
+# (check-autotest here, gdbm's check-local): neither LOG_COMPILER nor
+# AM_TESTS_ENVIRONMENT reaches its groups (the
 # leak passed under them, gdbm 1.23, session 59); preloaded in make
 # check's environment, or given to the script as Autotest's VAR=VALUE
 # argument, the leaking group fails and the skip skips.  AT_CHECK
@@ -381,11 +382,11 @@ for how in wrappers preload preload-log argument; do
 	rm -rf "$A"/testsuite.log "$A"/testsuite.dir "$WORK"/autotest-log
 	L=$WORK/autotest-$how.log
 	case $how in
-	wrappers) (cd "$A" && make check-local LOG_COMPILER="memcheck run -q --" \
+	wrappers) (cd "$A" && make check-autotest LOG_COMPILER="memcheck run -q --" \
 		AM_TESTS_ENVIRONMENT="LD_PRELOAD=$PRELOAD MEMCHECK_EXITCODE=99; export LD_PRELOAD MEMCHECK_EXITCODE;") >"$L" 2>&1;;
-	preload) (cd "$A" && LD_PRELOAD=$PRELOAD make check-local) >"$L" 2>&1;;
+	preload) (cd "$A" && LD_PRELOAD=$PRELOAD make check-autotest) >"$L" 2>&1;;
 	preload-log) mkdir -p "$WORK"/autotest-log
-		(cd "$A" && LD_PRELOAD=$PRELOAD MEMCHECK_LOG="$WORK"/autotest-log/%p make check-local) >"$L" 2>&1;;
+		(cd "$A" && LD_PRELOAD=$PRELOAD MEMCHECK_LOG="$WORK"/autotest-log/%p make check-autotest) >"$L" 2>&1;;
 	argument) (cd "$A" && make testsuite >/dev/null && ./testsuite LD_PRELOAD="$PRELOAD") >"$L" 2>&1;;
 	esac
 	at_expect "$L" clean ok
