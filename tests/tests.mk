@@ -489,7 +489,8 @@ stress: all $(PROG_BINS) $(B)/tests/test_stress
 		STRESS_ROUNDS=$(STRESS_ROUNDS) $(B)/tests/test_stress
 
 # Test drivers and frameworks against an installed copy: CMake and CTest,
-# meson, automake with libtool, cmocka and Criterion (tests/drivers/).
+# meson, automake with libtool and a GNU Autotest suite, cmocka and
+# Criterion (tests/drivers/).
 # The prefix is not a system directory, as a user's own would be.  Its
 # copy is built in a directory of its own: the prefix is compiled into
 # the library (SUPPDIR), and installing from $(B) would relink

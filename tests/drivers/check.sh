@@ -5,7 +5,8 @@
 # project (pkg-config, add_test_setup, meson test --wrapper; a test it
 # times out, its record kept) and an
 # automake+libtool project (pkg-config, LOG_COMPILER, AM_TESTS_ENVIRONMENT,
-# autoconf-archive's make check-valgrind).
+# autoconf-archive's make check-valgrind, a GNU Autotest suite run by a
+# rule of its own).
 # Each has a clean test, a leaking one (also run with a cleared
 # environment, env -i) and one that skips itself, and this
 # script asserts what the driver itself reports: the leak a failed test,
@@ -364,9 +365,47 @@ for how in LOG_COMPILER AM_TESTS_ENVIRONMENT check-valgrind; do
 	expect "$A/t_leak.log" 'definitely lost in loss record 1 of 1' "automake $how: the leak in its log"
 done
 
+# GNU Autotest (testsuite.at), run by a rule of the project's own
+# (check-autotest here, gdbm's check-local): neither LOG_COMPILER nor
+# AM_TESTS_ENVIRONMENT reaches its groups (the
+# leak passed under them, gdbm 1.23, session 59); preloaded in make
+# check's environment, or given to the script as Autotest's VAR=VALUE
+# argument, the leaking group fails and the skip skips.  AT_CHECK
+# compares standard error too: memcheck's text there fails the group of
+# the tool that fails on purpose and leaks, MEMCHECK_LOG does not.
+# at_expect LOG GROUP RESULT: the testsuite's line for the group.
+at_expect() {
+	expect "$1" "^ *[0-9]+: $2 +$3" "autotest $how: $2 $3"
+}
+PRELOAD=$(pkg-config --variable=preload memcheck)
+for how in wrappers preload preload-log argument; do
+	rm -rf "$A"/testsuite.log "$A"/testsuite.dir "$WORK"/autotest-log
+	L=$WORK/autotest-$how.log
+	case $how in
+	wrappers) (cd "$A" && make check-autotest LOG_COMPILER="memcheck run -q --" \
+		AM_TESTS_ENVIRONMENT="LD_PRELOAD=$PRELOAD MEMCHECK_EXITCODE=99; export LD_PRELOAD MEMCHECK_EXITCODE;") >"$L" 2>&1;;
+	preload) (cd "$A" && LD_PRELOAD=$PRELOAD make check-autotest) >"$L" 2>&1;;
+	preload-log) mkdir -p "$WORK"/autotest-log
+		(cd "$A" && LD_PRELOAD=$PRELOAD MEMCHECK_LOG="$WORK"/autotest-log/%p make check-autotest) >"$L" 2>&1;;
+	argument) (cd "$A" && make testsuite >/dev/null && ./testsuite LD_PRELOAD="$PRELOAD") >"$L" 2>&1;;
+	esac
+	at_expect "$L" clean ok
+	at_expect "$L" skip skipped
+	case $how in
+	wrappers) at_expect "$L" leak ok
+		at_expect "$L" reject ok;;
+	preload-log) at_expect "$L" leak FAILED
+		at_expect "$L" reject ok;;
+	*) at_expect "$L" leak FAILED
+		at_expect "$L" reject FAILED
+		expect "$A/testsuite.log" 'exit code was 23, expected 0' "autotest $how: the leak's status in testsuite.log"
+		expect "$A/testsuite.log" 'definitely lost in loss record 1 of 1' "autotest $how: the leak's record in testsuite.log";;
+	esac
+done
+
 if [ -n "$failed" ]; then
 	echo "drivers-check: failed:$failed"
 	exit 1
 fi
-echo "drivers-check: ctest -T memcheck, ctest, cmocka, Criterion, CUnit, meson and automake+libtool" \
+echo "drivers-check: ctest -T memcheck, ctest, cmocka, Criterion, CUnit, meson, automake+libtool and GNU Autotest" \
 	"report the leak as a failed test, the clean test as passed, the skip as skipped"

@@ -1,0 +1,6 @@
+# package.m4 - the package's name for testsuite.at (Autotest's AT_PACKAGE_*)
+m4_define([AT_PACKAGE_NAME], [drivers_automake])
+m4_define([AT_PACKAGE_TARNAME], [drivers_automake])
+m4_define([AT_PACKAGE_VERSION], [1])
+m4_define([AT_PACKAGE_STRING], [drivers_automake 1])
+m4_define([AT_PACKAGE_BUGREPORT], [nobody])
