@@ -89,6 +89,20 @@ static bool start_pages_read(int fd, uintptr_t lo, unsigned pages, unsigned at)
 	return true;
 }
 
+/* [lo, lo + len) noted as a segment, its present bits read from
+ * pagemap (fd; -1: none present); nothing where the table is full or a
+ * read came short. */
+static void start_pages_seg(int fd, uintptr_t lo, size_t len)
+{
+	unsigned pages = (unsigned)(len / PAGE);
+	if (nseg < SEGS && pages + 63 <= BITS - used && start_pages_read(fd, lo, pages, used)) {
+		seg[nseg].lo = lo;
+		seg[nseg].len = len;
+		seg[nseg++].at = used;
+		used += (pages + 63) & ~63u;
+	}
+}
+
 /* The pages of [blk, blk + BLOCK) that were not present before the
  * walk read the program headers there (hdr: their present bits then)
  * noted as not present, in the segments noted from first on. */
@@ -147,14 +161,8 @@ static int start_pages_object(struct dl_phdr_info *info, size_t size, void *arg)
 				continue;
 			}
 		}
-		unsigned pages = (unsigned)((hi - lo) / PAGE);
-		if (hi && nseg < SEGS && pages + 63 <= BITS - used &&
-		    start_pages_read(fd, lo, pages, used)) {
-			seg[nseg].lo = lo;
-			seg[nseg].len = hi - lo;
-			seg[nseg++].at = used;
-			used += (pages + 63) & ~63u;
-		}
+		if (hi)
+			start_pages_seg(fd, lo, hi - lo);
 		lo = l, hi = h;
 	}
 	if (hdr != ~0ull)
@@ -260,15 +268,8 @@ void mc_start_pages_again(void)
 {
 	int n = mc_start_given, fd = mc_proc_open("pagemap", O_RDONLY);
 	mc_start_pages_forget();
-	for (int i = 0; i < n && fd >= 0; i++) {
-		unsigned pages = (unsigned)(given[i].len / PAGE);
-		seg[nseg].lo = given[i].lo;
-		seg[nseg].len = given[i].len;
-		seg[nseg++].at = used;
-		for (unsigned b = 0; b < pages; b += 64)
-			bits[(used + b) / 64] = 0;
-		used += (pages + 63) & ~63u;
-	}
+	for (int i = 0; i < n && fd >= 0; i++)
+		start_pages_seg(-1, given[i].lo, given[i].len); /* as noted with none present */
 	mc_start_pages_give_back(fd);
 	mc_start_given = 0;
 	if (fd >= 0)
